@@ -1,0 +1,5 @@
+"""``python -m kvlint`` runs the CLI."""
+
+from kvlint.cli import main
+
+main()

@@ -1,0 +1,440 @@
+"""Typed data passed between the pipeline stages.
+
+load -> workloads -> engine config -> model + accelerator -> memory plan -> rules -> report
+
+Each stage is a module that takes and returns these (mostly frozen) dataclasses; the arithmetic lives in
+pure functions. Units are in the field names or docstrings: ``*_bytes`` are bytes, ``*_tokens`` are
+tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kvlint.source import LDict, Loc
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+# --------------------------------------------------------------------------------------------------
+# load
+
+
+@dataclass(frozen=True)
+class Document:
+    """One YAML/JSON document (or one item of a ``kind: List``) read from a file.
+
+    ``data`` is usually an :class:`~kvlint.source.LDict`; ``index`` counts documents in the file from 0
+    (items of a List share their List's index). ``loc`` is where the document starts.
+    """
+
+    path: str
+    index: int
+    data: Any
+    loc: Loc
+
+    @property
+    def kind(self) -> str:
+        return str(self.data.get("kind", "")) if isinstance(self.data, dict) else ""
+
+    @property
+    def name(self) -> str:
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+    @property
+    def namespace(self) -> str | None:
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        ns = meta.get("namespace") if isinstance(meta, dict) else None
+        return str(ns) if ns is not None else None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A diagnostic raised before any workload exists (KV001, KV002) or by a later stage.
+
+    ``rule`` is a catalogue id (``KV103``); ``loc`` the exact position; ``fix`` an actionable remedy
+    (may be empty). ``severity`` None means "the catalogue default for this rule".
+    """
+
+    rule: str
+    message: str
+    loc: Loc | None
+    fix: str = ""
+    severity: Severity | None = None
+
+
+@dataclass
+class LoadResult:
+    """All documents read from the inputs, plus problems (KV001 parse errors, KV002 templates)."""
+
+    documents: list[Document] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+
+
+# --------------------------------------------------------------------------------------------------
+# workloads
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A PodSpec found in a document, with what the enclosing object says about it.
+
+    Attributes:
+        doc: the document holding it.
+        kind, name, namespace: of the top-level object (e.g. ``Deployment``/``llama``/``serving``).
+        pod_spec: the PodSpec mapping (``containers``, ``volumes``, ``nodeSelector``, ...).
+        path: dotted path of the PodSpec inside the document (``spec.template.spec``).
+        annotations, labels: of the pod template merged over the object's (template wins).
+        replicas: ``spec.replicas`` when declared (None otherwise).
+        role: ``leader``/``worker`` for LeaderWorkerSet templates, else None.
+        group_size: LeaderWorkerSet ``leaderWorkerTemplate.size`` (pods per group), else None.
+    """
+
+    doc: Document
+    kind: str
+    name: str
+    namespace: str | None
+    pod_spec: LDict
+    path: str
+    annotations: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    replicas: int | None = None
+    role: str | None = None
+    group_size: int | None = None
+
+    @property
+    def loc(self) -> Loc | None:
+        return self.pod_spec.loc or self.doc.loc
+
+
+# --------------------------------------------------------------------------------------------------
+# engine config
+
+EngineName = Literal["vllm", "tgi", "sglang"]
+
+
+@dataclass(frozen=True)
+class Value:
+    """A setting's value and where it came from.
+
+    ``source`` is ``arg`` (command/args), ``env`` (container env, incl. ``$(VAR)`` expansion),
+    ``config`` (a ``--config`` file, e.g. from a ConfigMap), or ``default``. ``raw`` is the text as
+    written (``32k``), ``value`` the parsed Python value (``32000``).
+    """
+
+    value: Any
+    loc: Loc | None = None
+    raw: str | None = None
+    source: str = "arg"
+
+
+@dataclass
+class ServingConfig:
+    """One serving engine as a container declares it.
+
+    Attributes:
+        engine: ``vllm`` | ``tgi`` | ``sglang``.
+        container: the container mapping; ``container_name`` its name.
+        image: the image reference; ``version`` the engine version read from its tag (``0.11.0``), or
+            None when the tag does not say (``latest``, digests, custom images).
+        model: the model id or path (hub id, local dir, ``/models/x``) with its location.
+        flags: canonical setting name (argparse dest: ``max_model_len``, ``tensor_parallel_size``...)
+            -> :class:`Value`. Only what the user set; defaults are applied by the plan.
+        env: the container's literal env (name -> value), for engine env switches
+            (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``...).
+        findings: problems found while parsing (KV205 unknown flag, KV206 bad value, KV207 duplicate).
+        command_loc: where the command/args start.
+    """
+
+    engine: EngineName
+    container: LDict
+    container_name: str
+    image: str
+    version: str | None
+    model: Value | None
+    flags: dict[str, Value] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    command_loc: Loc | None = None
+    version_loc: Loc | None = None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        v = self.flags.get(name)
+        return default if v is None else v.value
+
+    def loc(self, name: str) -> Loc | None:
+        v = self.flags.get(name)
+        return (v.loc if v else None) or self.command_loc
+
+
+# --------------------------------------------------------------------------------------------------
+# model
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """KV-relevant description of one decoder layer.
+
+    ``kind``: ``full`` (full attention), ``sliding`` (window ``window`` tokens), ``chunked``
+    (chunked local attention, chunk ``window``), ``mla`` (latent attention), ``mamba`` (constant
+    per-request state, ``state_bytes`` per request at the state dtype), ``cross`` (cross-attention),
+    ``none`` (no KV cache, e.g. NAS no-op attention, MLP-only layers).
+    ``kv_heads`` total KV heads of this layer (before TP split); ``head_size`` K head size and
+    ``head_size_v`` V head size (0 for MLA, which stores one latent of ``head_size`` values).
+    """
+
+    kind: str
+    kv_heads: int = 0
+    head_size: int = 0
+    head_size_v: int = 0
+    window: int | None = None
+    state_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Architecture facts kvlint needs, read from a model's ``config.json`` (text config for VLMs).
+
+    Sizes are element counts, not bytes. ``weight_bytes`` is the exact checkpoint size (sum of
+    safetensors) when known (``weight_bytes_source`` says from where), else None and the plan
+    estimates from ``param_count``/architecture. ``config`` is the raw top-level config.json dict.
+    """
+
+    id: str
+    source: str
+    config: dict[str, Any]
+    model_type: str
+    architectures: tuple[str, ...]
+    num_layers: int
+    num_attention_heads: int
+    num_kv_heads: int
+    head_size: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    layers: tuple[LayerSpec, ...]
+    max_position_embeddings: int | None
+    max_len_key: str | None
+    rope_scaling: dict[str, Any] | None
+    torch_dtype: str | None
+    quant_method: str | None
+    quant_config: dict[str, Any] | None
+    tie_word_embeddings: bool
+    is_mla: bool = False
+    num_experts: int = 0
+    moe_intermediate_size: int = 0
+    param_count: int | None = None
+    weight_bytes: int | None = None
+    weight_bytes_source: str | None = None
+    sliding_window: int | None = None
+    notes: tuple[str, ...] = ()
+    text_config: dict[str, Any] = field(default_factory=dict)
+
+
+class ModelUnavailable(Exception):
+    """Raised by model resolution when no ``config.json`` can be found; the message says how to
+    provide one (``--model-dir``, ``.kvlint.yaml model_paths``, ``kvlint.io/model``, network/HF_TOKEN)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# accelerator
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    """A GPU (or other accelerator) model from the catalogue.
+
+    ``memory_bytes`` is the device total as CUDA reports it (``cudaMemGetInfo`` total, what vLLM
+    multiplies by ``gpu_memory_utilization``); ``memory_source`` says whether it was measured or
+    derived (e.g. NVML MiB minus the typical driver reserve). ``compute_capability`` like ``"8.9"``.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    memory_bytes: int
+    memory_source: str
+    compute_capability: str | None
+    bf16: bool
+    fp8: bool
+    source: str = ""
+
+    @property
+    def cc(self) -> tuple[int, int] | None:
+        if not self.compute_capability:
+            return None
+        major, _, minor = self.compute_capability.partition(".")
+        try:
+            return int(major), int(minor or 0)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Which accelerator a pod lands on and how many the container gets.
+
+    Attributes:
+        accelerator: the resolved GPU, or None when nothing says (KV501).
+        how: what decided it (``nodeSelector cloud.google.com/gke-accelerator=nvidia-l4``,
+            ``--accelerator``, ``annotation kvlint.io/accelerator`` ...); ``loc`` where.
+        gpus: GPUs requested by the container (``nvidia.com/gpu`` limit, ``.shared``, MIG resource),
+            None if no GPU resource; ``gpus_loc`` its position; ``resource`` the resource name.
+        shared: the GPU is time-sliced/MPS-shared (``-SHARED`` product, ``nvidia.com/gpu.shared``,
+            GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known.
+        memory_bytes_override: MIG slice or ``--gpu-memory`` total replacing the catalogue figure.
+    """
+
+    accelerator: Accelerator | None
+    how: str = ""
+    loc: Loc | None = None
+    gpus: int | None = None
+    gpus_loc: Loc | None = None
+    resource: str | None = None
+    shared: bool = False
+    max_sharers: int | None = None
+    memory_bytes_override: int | None = None
+
+    @property
+    def memory_bytes(self) -> int | None:
+        if self.memory_bytes_override:
+            return self.memory_bytes_override
+        return self.accelerator.memory_bytes if self.accelerator else None
+
+
+# --------------------------------------------------------------------------------------------------
+# plan
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """vLLM's memory arithmetic for one rank (the rank that limits capacity), in bytes per GPU.
+
+    ``budget_bytes`` = gpu_memory_utilization x total (or ``--kv-cache-memory-bytes`` bypass);
+    ``kv_cache_bytes`` = budget - weights - activation - non_torch - cudagraph (what vLLM prints as
+    "Available KV cache memory"), with ``_low``/``_high`` the uncertainty band of the heuristic terms.
+    ``capacity_tokens`` is what vLLM prints as "GPU KV cache size: N tokens"; ``max_concurrency``
+    its "Maximum concurrency for L tokens per request". ``assumptions`` lists every assumption made.
+    """
+
+    engine: str
+    engine_version: str
+    era: str
+    total_bytes: int
+    gpu_memory_utilization: float
+    budget_bytes: int
+    weights_bytes: int
+    activation_bytes: int
+    non_torch_bytes: int
+    cudagraph_bytes: int
+    kv_cache_bytes: int
+    kv_cache_bytes_low: int
+    kv_cache_bytes_high: int
+    kv_bytes_per_token: int
+    block_size: int
+    bytes_per_block: int
+    num_blocks: int
+    num_blocks_low: int
+    num_blocks_high: int
+    capacity_tokens: int
+    max_model_len: int
+    max_model_len_source: str
+    derived_max_model_len: int | None
+    per_request_bytes: int
+    max_concurrency: float
+    max_concurrency_low: float
+    max_concurrency_high: float
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    tensor_parallel_size: int
+    pipeline_parallel_size: int
+    data_parallel_size: int
+    dtype: str
+    kv_cache_dtype: str
+    weights_source: str
+    assumptions: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON shape of DESIGN.md (``memory.*``, ``kv.*``)."""
+        return {
+            "engine": self.engine,
+            "engine_version": self.engine_version,
+            "era": self.era,
+            "memory": {
+                "total_bytes": self.total_bytes,
+                "gpu_memory_utilization": self.gpu_memory_utilization,
+                "budget_bytes": self.budget_bytes,
+                "weights_bytes": self.weights_bytes,
+                "activation_bytes": self.activation_bytes,
+                "non_torch_bytes": self.non_torch_bytes,
+                "cudagraph_bytes": self.cudagraph_bytes,
+                "kv_cache_bytes": self.kv_cache_bytes,
+                "kv_cache_bytes_low": self.kv_cache_bytes_low,
+                "kv_cache_bytes_high": self.kv_cache_bytes_high,
+            },
+            "kv": {
+                "bytes_per_token": self.kv_bytes_per_token,
+                "block_size": self.block_size,
+                "bytes_per_block": self.bytes_per_block,
+                "num_blocks": self.num_blocks,
+                "capacity_tokens": self.capacity_tokens,
+                "max_model_len": self.max_model_len,
+                "max_model_len_source": self.max_model_len_source,
+                "derived_max_model_len": self.derived_max_model_len,
+                "per_request_bytes": self.per_request_bytes,
+                "max_concurrency": round(self.max_concurrency, 2),
+                "max_concurrency_low": round(self.max_concurrency_low, 2),
+                "max_concurrency_high": round(self.max_concurrency_high, 2),
+                "kv_cache_dtype": self.kv_cache_dtype,
+            },
+            "scheduler": {
+                "max_num_seqs": self.max_num_seqs,
+                "max_num_batched_tokens": self.max_num_batched_tokens,
+            },
+            "parallel": {
+                "tensor_parallel_size": self.tensor_parallel_size,
+                "pipeline_parallel_size": self.pipeline_parallel_size,
+                "data_parallel_size": self.data_parallel_size,
+            },
+            "dtype": self.dtype,
+            "weights_source": self.weights_source,
+            "assumptions": list(self.assumptions),
+        }
+
+
+# --------------------------------------------------------------------------------------------------
+# rules / report
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """A rule's finding, located and explained.
+
+    ``message`` carries the arithmetic; ``fix`` a computed remedy. ``object`` is
+    ``Kind/namespace/name`` of the workload (empty for file-level findings), ``container`` the
+    container name.
+    """
+
+    rule: str
+    severity: Severity
+    message: str
+    loc: Loc | None
+    fix: str = ""
+    object: str = ""
+    container: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "fix": self.fix,
+            "file": self.loc.file if self.loc else None,
+            "line": self.loc.line if self.loc else None,
+            "column": self.loc.column if self.loc else None,
+            "object": self.object,
+            "container": self.container,
+        }
