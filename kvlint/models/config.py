@@ -1,0 +1,697 @@
+"""Read a Hugging Face ``config.json`` into a :class:`~kvlint.types.ModelSpec`.
+
+Everything here is pure (no I/O). The field-name aliases, the choice of the text sub-config for
+multimodal models, head-size precedence, MLA detection, per-layer attention kinds and the
+max-model-len candidate keys follow vLLM as summarised in ``/work/shared/engine-memory-model.md``
+§1.3 (KV bytes per layer type), §1.5 (hybrid models), §1.7 (dtype) and §1.8 (max_model_len); the
+vLLM sources behind those sections are ``vllm@0.33.0:vllm/transformers_utils/config.py``
+(``CONFIG_FIELD_ALIASES``), ``vllm/transformers_utils/model_arch_config_convertor.py``
+(``get_head_size``, ``get_total_num_kv_heads``, ``is_deepseek_mla``, ``derive_max_model_len_and_key``)
+and ``vllm/config/model.py`` (``get_sliding_window``, ``_get_and_verify_dtype``).
+Per-family layer patterns (which layers slide) come from the model code cited at each branch of
+:func:`_layer_kinds`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+from kvlint.types import LayerSpec, ModelSpec
+
+__all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
+
+#: model_type values vLLM treats as DeepSeek-style MLA when ``kv_lora_rank`` is present
+#: (engine-memory-model.md §1.3, ``model_arch_config_convertor.py::is_deepseek_mla``).
+MLA_MODEL_TYPES = frozenset(
+    {
+        "deepseek_v2",
+        "deepseek_v3",
+        "deepseek_v32",
+        "deepseek_v4",
+        "deepseek_mtp",
+        "kimi_k2",
+        "kimi_linear",
+        "glm4_moe_lite",
+        "glm_moe_dsa",
+        "longcat_flash",
+        "pangu_ultra_moe",
+        "bailing_hybrid",
+    }
+)
+
+#: bytes per element of the dtype names found in ``torch_dtype``/``dtype``.
+DTYPE_BYTES: dict[str, int] = {
+    "float32": 4,
+    "float": 4,
+    "fp32": 4,
+    "float16": 2,
+    "half": 2,
+    "fp16": 2,
+    "bfloat16": 2,
+    "bf16": 2,
+    "float8_e4m3fn": 1,
+    "float8": 1,
+    "fp8": 1,
+}
+
+# Field aliases, first present wins (vLLM CONFIG_FIELD_ALIASES + transformers attribute_map names).
+_LAYERS_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
+_HEADS_KEYS = ("num_attention_heads", "n_head", "n_heads", "num_heads")
+_KV_HEADS_KEYS = (
+    "n_head_kv",
+    "num_kv_heads",
+    "num_key_value_heads",
+    "multi_query_group_num",
+    "num_attention_groups",
+)
+_HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model", "model_dim")
+_INTERMEDIATE_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
+_VOCAB_KEYS = ("vocab_size", "padded_vocab_size", "n_vocab")
+_EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
+#: vLLM's max-length candidate keys (engine-memory-model.md §1.8 step 1).
+MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+# Nested sub-configs holding the language model of a multimodal checkpoint.
+_TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+# Encoder-only / encoder-decoder / non-text families kvlint does not model.
+_NOT_DECODER_TYPES = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "deberta",
+        "deberta-v2",
+        "distilbert",
+        "electra",
+        "albert",
+        "t5",
+        "mt5",
+        "umt5",
+        "bart",
+        "mbart",
+        "pegasus",
+        "marian",
+        "whisper",
+        "clip",
+        "siglip",
+        "vit",
+        "wav2vec2",
+        "modernbert",
+    }
+)
+# Families whose MLP is not gated (up + down only), used by the parameter-count formula.
+NON_GATED_MLP_TYPES = frozenset(
+    {
+        "nemotron_h",
+        "nemotron",
+        "falcon",
+        "gpt2",
+        "gpt_bigcode",
+        "starcoder2",
+        "phi",
+        "gpt_neox",
+        "opt",
+        "bloom",
+        "mpt",
+    }
+)
+
+
+def _first(d: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, str | None]:
+    for k in keys:
+        v = d.get(k)
+        if v is not None:
+            return v, k
+    return None, None
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        return int(v)
+    return None
+
+
+def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """The sub-dict holding the language model's dimensions, and its key.
+
+    Returns ``(config, None)`` when the decoder fields are top-level (Llama, Qwen2.5-VL), or e.g.
+    ``(config["text_config"], "text_config")`` for Llava, Gemma-3, Mllama, Llama-4 (vLLM reads all KV
+    fields from ``hf_text_config``; engine-memory-model.md §1.3).
+    """
+    for key in _TEXT_KEYS:
+        sub = config.get(key)
+        if isinstance(sub, dict) and (
+            _first(sub, _LAYERS_KEYS)[0] is not None or _first(sub, _HIDDEN_KEYS)[0]
+        ):
+            if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
+                return sub, key
+    return config, None
+
+
+def dtype_bytes_of(name: str | None, default: int = 2) -> int:
+    """Bytes per element of a config dtype name (``bfloat16`` -> 2); ``default`` when unknown/None."""
+    if not name:
+        return default
+    return DTYPE_BYTES.get(str(name).lower().replace("torch.", ""), default)
+
+
+def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
+    v = text.get(key)
+    return top.get(key) if v is None else v
+
+
+def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request state of one Mamba/SSM layer in bytes (conv state + SSM state).
+
+    Mamba-2 (Nemotron-H, Granite-4, Zamba2, Falcon-H1): ``intermediate = mamba_n_heads x mamba_head_dim``,
+    ``conv_dim = intermediate + 2 x n_groups x d_state``; conv state ``conv_dim x (conv_kernel - 1)``;
+    SSM state ``n_heads x head_dim x d_state``. Mamba-1 (Jamba, Falcon-Mamba): conv
+    ``intermediate x (d_conv - 1)``, SSM ``intermediate x d_state`` with ``intermediate = expand x hidden``.
+    Shapes as vLLM's ``MambaStateShapeCalculator`` builds them (vllm@0.33.0:
+    vllm/model_executor/layers/mamba/mamba_utils.py); conv state at the model dtype, SSM state at
+    ``mamba_ssm_cache_dtype`` when the config sets it (else the model dtype, vLLM ``--mamba-ssm-cache-dtype auto``).
+    Returns ``(bytes, note)``; the figure is approximate (page padding ignored).
+    """
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    d_state = _int(_first(text, ("ssm_state_size", "mamba_d_state", "state_size", "d_state"))[0]) or 128
+    kernel = _int(_first(text, ("conv_kernel", "mamba_d_conv", "d_conv", "mamba_conv_kernel"))[0]) or 4
+    n_heads = _int(_first(text, ("mamba_num_heads", "mamba_n_heads"))[0])
+    head_dim = _int(_first(text, ("mamba_head_dim", "mamba_d_head"))[0])
+    ssm_dtype = text.get("mamba_ssm_cache_dtype")
+    ssm_bytes = dtype_bytes_of(ssm_dtype, model_dtype_bytes)
+    if n_heads and head_dim:
+        n_groups = _int(_first(text, ("n_groups", "mamba_n_groups"))[0]) or 1
+        inter = n_heads * head_dim
+        conv = (inter + 2 * n_groups * d_state) * (kernel - 1)
+        ssm = n_heads * head_dim * d_state
+        kind = "Mamba-2"
+    else:
+        expand = _int(_first(text, ("mamba_expand", "expand"))[0]) or 2
+        inter = _int(text.get("mamba_intermediate_size") or 0) or expand * hidden
+        conv = inter * (kernel - 1)
+        ssm = inter * d_state
+        kind = "Mamba-1"
+    total = conv * model_dtype_bytes + ssm * ssm_bytes
+    note = (
+        f"{kind} state per request per layer ~{total} B (conv {conv} x {model_dtype_bytes} B + ssm {ssm} x "
+        f"{ssm_bytes} B{' (mamba_ssm_cache_dtype ' + str(ssm_dtype) + ')' if ssm_dtype else ''}); approximate"
+    )
+    return total, note
+
+
+def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request state of one Gated-DeltaNet (linear attention) layer, Qwen3-Next style.
+
+    conv state ``(2 x key_heads x key_dim + value_heads x value_dim) x (kernel - 1)`` plus recurrent state
+    ``value_heads x key_dim x value_dim``, both at the model dtype (vllm@0.33.0:
+    vllm/model_executor/models/qwen3_next.py ``Qwen3NextGatedDeltaNet`` state shapes; approximate).
+    """
+    kh = _int(text.get("linear_num_key_heads")) or 16
+    vh = _int(text.get("linear_num_value_heads")) or 32
+    kd = _int(text.get("linear_key_head_dim")) or 128
+    vd = _int(text.get("linear_value_head_dim")) or 128
+    kernel = _int(text.get("linear_conv_kernel_dim")) or 4
+    conv = (2 * kh * kd + vh * vd) * (kernel - 1)
+    rec = vh * kd * vd
+    total = (conv + rec) * model_dtype_bytes
+    return total, (
+        f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
+        f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
+    )
+
+
+def _ffn_mult_to_intermediate(ffn_mult: float, hidden: int) -> int:
+    """DeciLM/Nemotron-NAS FFN width: ``int(2 x ffn_mult x hidden / 3)`` rounded up to a multiple of 256
+    (``_ffn_mult_to_intermediate_size`` in the checkpoint's ``modeling_decilm.py``)."""
+    inter = int(2 * ffn_mult * hidden / 3)
+    return -(-inter // 256) * 256
+
+
+def parse_config(
+    config: dict,
+    *,
+    model_id: str,
+    source: str,
+    weight_bytes: int | None = None,
+    weight_bytes_source: str | None = None,
+    param_count: int | None = None,
+    quant_config_extra: dict | None = None,
+) -> ModelSpec:
+    """Build a :class:`ModelSpec` from a ``config.json`` dict (text sub-config used for VLMs).
+
+    Args:
+        config: the parsed top-level ``config.json``.
+        model_id: hub id or path, for messages (``meta-llama/Llama-3.1-8B``).
+        source: where the config came from (``catalogue: ...``, ``hub cache``, a local path).
+        weight_bytes / weight_bytes_source: exact checkpoint size in bytes and its provenance, if known.
+        param_count: a cited parameter count; when None the architecture formula
+            (:func:`kvlint.models.weights.param_count`) fills it in.
+        quant_config_extra: the contents of ``hf_quant_config.json`` (ModelOpt), if present; it sets
+            ``quant_method`` to ``modelopt`` (FP8) or ``modelopt_fp4`` (NVFP4) as vLLM's ModelOpt loader does
+            when config.json has no ``quantization_config``.
+
+    Returns:
+        The ModelSpec: ``layers`` has one :class:`LayerSpec` per decoder layer with its KV kind
+        (``full``/``sliding``/``chunked``/``mla``/``mamba``/``cross``/``none``); sizes are element counts.
+
+    Raises:
+        ValueError: the dict is not a decoder-LLM config kvlint can read (encoder-only, encoder-decoder,
+            missing layer count / hidden size / head count), with the model id in the message.
+    """
+    if not isinstance(config, dict):
+        raise ValueError(f"{model_id}: config.json is not a JSON object")
+    text, nested_key = text_config_of(config)
+    model_type = str(text.get("model_type") or config.get("model_type") or "")
+    top_type = str(config.get("model_type") or model_type)
+    archs_raw = config.get("architectures") or text.get("architectures") or []
+    architectures = tuple(str(a) for a in archs_raw) if isinstance(archs_raw, list) else (str(archs_raw),)
+    if top_type in _NOT_DECODER_TYPES or model_type in _NOT_DECODER_TYPES or config.get("is_encoder_decoder"):
+        raise ValueError(
+            f"{model_id}: model_type '{top_type}' is not a decoder-only LLM; kvlint models decoder LLM serving only"
+        )
+    if any(
+        a.endswith(("ForMaskedLM", "ForSequenceClassification", "ForTokenClassification"))
+        for a in architectures
+    ):
+        raise ValueError(
+            f"{model_id}: architectures {list(architectures)} are not a decoder LLM kvlint can read"
+        )
+
+    notes: list[str] = []
+    if nested_key:
+        notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
+
+    num_layers = _int(_first(text, _LAYERS_KEYS)[0])
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0])
+    heads = _int(_first(text, _HEADS_KEYS)[0])
+    if not num_layers or not hidden or not heads:
+        missing = [
+            n
+            for n, v in (
+                ("num_hidden_layers", num_layers),
+                ("hidden_size", hidden),
+                ("num_attention_heads", heads),
+            )
+            if not v
+        ]
+        raise ValueError(
+            f"{model_id}: config.json has no usable {', '.join(missing)} (model_type '{top_type or '?'}'); "
+            "not a decoder LLM config kvlint can read"
+        )
+
+    # --- KV heads (engine-memory-model.md §1.3) -------------------------------------------------------
+    kv_raw, _kv_key = _first(text, _KV_HEADS_KEYS)
+    kv_heads = _int(kv_raw) or heads
+    if model_type == "falcon" and text.get("multi_query") and not text.get("new_decoder_architecture"):
+        kv_heads = 1
+    if model_type == "dbrx":
+        kv_heads = _int((text.get("attn_config") or {}).get("kv_n_heads")) or kv_heads
+
+    # --- head size (model_arch_config_convertor.py::get_head_size) -----------------------------------
+    is_mla = model_type in MLA_MODEL_TYPES and text.get("kv_lora_rank") is not None
+    head_raw, head_key = _first(
+        text, ("head_dim", "hidden_size_per_head", "attention_head_dim", "kv_channels")
+    )
+    explicit_head = _int(head_raw) or 0
+    head_size: int = explicit_head if explicit_head > 0 else hidden // heads
+    if head_key and explicit_head > 0 and hidden // heads != head_size:
+        notes.append(
+            f"{head_key} {head_size} differs from hidden_size/num_attention_heads = {hidden // heads}; {head_key} wins"
+        )
+    mla_head = 0
+    if is_mla:
+        mla_head = int(text["kv_lora_rank"]) + int(text.get("qk_rope_head_dim") or 0)
+        notes.append(
+            f"MLA: one latent of kv_lora_rank {text['kv_lora_rank']} + qk_rope_head_dim "
+            f"{text.get('qk_rope_head_dim')} = {mla_head} values per token per layer, not split by TP"
+        )
+
+    # --- dtype (engine-memory-model.md §1.7) ---------------------------------------------------------
+    torch_dtype = None
+    for d in (config, text, config.get("vision_config") or {}):
+        if isinstance(d, dict):
+            v = d.get("dtype") or d.get("torch_dtype")
+            if isinstance(v, str) and v:
+                torch_dtype = v.replace("torch.", "")
+                break
+    if torch_dtype is None:
+        notes.append(
+            "config.json has no torch_dtype/dtype; vLLM falls back to the safetensors dtype or float32"
+        )
+    model_dtype_bytes = dtype_bytes_of(torch_dtype, 2)
+
+    # --- quantization ---------------------------------------------------------------------------------
+    qc = (
+        config.get("quantization_config")
+        or text.get("quantization_config")
+        or config.get("compression_config")
+    )
+    quant_method: str | None = None
+    quant_config: dict[str, Any] | None = None
+    if isinstance(qc, dict):
+        quant_config = qc
+        quant_method = (
+            str(qc.get("quant_method") or ("compressed-tensors" if "config_groups" in qc else "") or "")
+            or None
+        )
+        if quant_method:
+            quant_method = quant_method.lower()
+    if quant_method is None and isinstance(quant_config_extra, dict):
+        q = quant_config_extra.get("quantization") or {}
+        algo = str(q.get("quant_algo") or "").upper()
+        if algo:
+            quant_method = "modelopt_fp4" if "FP4" in algo else "modelopt"
+            quant_config = dict(quant_config_extra)
+            notes.append(f"quantization from hf_quant_config.json: ModelOpt quant_algo {algo}")
+    if quant_method and torch_dtype:
+        notes.append(
+            f"torch_dtype {torch_dtype} is the activation dtype; stored weights are {quant_method}-quantized"
+        )
+
+    # --- max length (engine-memory-model.md §1.8) ----------------------------------------------------
+    present = [(k, _int(text.get(k))) for k in MAX_LEN_KEYS if _int(text.get(k))]
+    max_len: int | None = None
+    max_len_key: str | None = None
+    if present:
+        max_len_key, max_len = min(present, key=lambda kv: kv[1])  # type: ignore[arg-type,return-value]
+        mml = _int(text.get("model_max_length"))
+        if mml:
+            max_len_key, max_len = "model_max_length", mml
+    rope = text.get("rope_scaling")
+    if rope is None:
+        rope = text.get("rope_parameters")
+    rope_scaling: dict[str, Any] | None = None
+    if isinstance(rope, dict) and rope:
+        rope_scaling = dict(rope)
+        if "rope_type" not in rope_scaling and "type" in rope_scaling:
+            rope_scaling["rope_type"] = rope_scaling["type"]
+            notes.append("rope_scaling uses the legacy key 'type' (read as rope_type)")
+        if rope_scaling.get("rope_type") == "default" and rope_scaling.get("factor") is None:
+            rope_scaling = None
+
+    # --- MoE -------------------------------------------------------------------------------------------
+    num_experts = _int(_first(text, _EXPERT_KEYS)[0]) or 0
+    if model_type == "dbrx":
+        num_experts = _int((text.get("ffn_config") or {}).get("moe_num_experts")) or num_experts
+    moe_inter = _int(text.get("moe_intermediate_size")) or 0
+    intermediate = _int(_first(text, _INTERMEDIATE_KEYS)[0]) or 0
+    if (
+        num_experts
+        and not moe_inter
+        and model_type in ("mixtral", "gpt_oss", "llama4_text", "llama4", "phimoe", "dbrx")
+    ):
+        moe_inter = intermediate  # Mixtral-style configs give the per-expert FFN width as intermediate_size
+
+    vocab = _int(_first(text, _VOCAB_KEYS)[0]) or _int(_first(config, _VOCAB_KEYS)[0]) or 0
+    tie = text.get("tie_word_embeddings")
+    if tie is None:
+        tie = config.get("tie_word_embeddings")
+    if tie is None:
+        # transformers class defaults: Gemma families tie, Llama/Mistral/Qwen2 classes default to False.
+        tie = model_type.startswith(("gemma", "paligemma")) or top_type.startswith(("gemma", "paligemma"))
+
+    # --- per-layer kinds -------------------------------------------------------------------------------
+    layers, sliding_window = _layer_kinds(
+        text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
+    )
+    if is_mla:
+        layers = [
+            LayerSpec(kind="mla", kv_heads=1, head_size=mla_head, head_size_v=0)
+            if ly.kind in ("full", "sliding")
+            else ly
+            for ly in layers
+        ]
+        kv_heads, head_size = 1, mla_head
+    attn = [ly for ly in layers if ly.kind not in ("none", "mamba")]
+    if attn and not is_mla:
+        kv_heads = Counter(ly.kv_heads for ly in attn).most_common(1)[0][0]
+
+    nextn = _int(text.get("num_nextn_predict_layers"))
+    if nextn:
+        notes.append(
+            f"num_nextn_predict_layers={nextn}: multi-token-prediction layer(s) are not in the main decoder stack "
+            "(loaded only for MTP speculative decoding)"
+        )
+
+    spec = ModelSpec(
+        id=model_id,
+        source=source,
+        config=config,
+        model_type=model_type or top_type,
+        architectures=architectures,
+        num_layers=num_layers,
+        num_attention_heads=heads,
+        num_kv_heads=kv_heads,
+        head_size=head_size,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        vocab_size=vocab,
+        layers=tuple(layers),
+        max_position_embeddings=max_len,
+        max_len_key=max_len_key,
+        rope_scaling=rope_scaling,
+        torch_dtype=torch_dtype,
+        quant_method=quant_method,
+        quant_config=quant_config,
+        tie_word_embeddings=bool(tie),
+        is_mla=is_mla,
+        num_experts=num_experts,
+        moe_intermediate_size=moe_inter,
+        param_count=param_count,
+        weight_bytes=weight_bytes,
+        weight_bytes_source=weight_bytes_source if weight_bytes is not None else None,
+        sliding_window=sliding_window,
+        notes=tuple(notes),
+        text_config=text,
+    )
+    if param_count is None:
+        from kvlint.models.weights import param_count as _pc
+
+        try:
+            spec = _replace(spec, param_count=_pc(spec))
+        except (ValueError, TypeError, ZeroDivisionError):  # pragma: no cover - odd configs keep None
+            pass
+    return spec
+
+
+def _replace(spec: ModelSpec, **kw: Any) -> ModelSpec:
+    import dataclasses
+
+    return dataclasses.replace(spec, **kw)
+
+
+def _layer_kinds(
+    text: dict[str, Any],
+    model_type: str,
+    n: int,
+    heads: int,
+    kv_heads: int,
+    head_size: int,
+    max_len: int | None,
+    dtype_bytes: int,
+    notes: list[str],
+) -> tuple[list[LayerSpec], int | None]:
+    """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides."""
+    window = _int(text.get("sliding_window")) or _int(text.get("sliding_window_size"))
+
+    def full(kvh: int = kv_heads) -> LayerSpec:
+        return LayerSpec(kind="full", kv_heads=kvh, head_size=head_size, head_size_v=head_size)
+
+    def sliding() -> LayerSpec:
+        return LayerSpec(
+            kind="sliding", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, window=window
+        )
+
+    none = LayerSpec(kind="none")
+
+    # Nemotron-H: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (vllm nemotron_h.py, ALL_DECODER_LAYER_TYPES).
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        if len(pattern) != n:
+            notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
+        state, snote = _mamba_state_bytes(text, dtype_bytes)
+        out = []
+        for ch in pattern[:n]:
+            if ch == "M":
+                out.append(LayerSpec(kind="mamba", state_bytes=state))
+            elif ch == "*":
+                out.append(full())
+            else:
+                out.append(none)
+        notes.append(
+            f"hybrid_override_pattern: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
+            f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
+        )
+        return out, None
+
+    # Explicit per-layer types (Gemma-3, GPT-OSS, Qwen3-Next, newer transformers configs).
+    layer_types = text.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != n:
+            notes.append(f"layer_types has {len(layer_types)} entries for {n} layers")
+        out = []
+        state_note = ""
+        for t in layer_types[:n]:
+            t = str(t)
+            if t in ("full_attention", "attention", "global_attention"):
+                out.append(full())
+            elif t in ("sliding_attention", "local_attention", "sliding_window_attention"):
+                out.append(sliding() if window else full())
+            elif t in ("chunked_attention",):
+                chunk_len = _int(text.get("attention_chunk_size"))
+                out.append(
+                    LayerSpec(
+                        kind="chunked",
+                        kv_heads=kv_heads,
+                        head_size=head_size,
+                        head_size_v=head_size,
+                        window=chunk_len,
+                    )
+                )
+            elif t in ("linear_attention", "mamba", "mamba2", "conv", "recurrent"):
+                if model_type.startswith("qwen3_next") or "linear_num_value_heads" in text:
+                    sb, state_note = _gdn_state_bytes(text, dtype_bytes)
+                else:
+                    sb, state_note = _mamba_state_bytes(text, dtype_bytes)
+                out.append(LayerSpec(kind="mamba", state_bytes=sb))
+            else:
+                out.append(none)
+        while len(out) < n:
+            out.append(full())
+        counts = Counter(str(t) for t in layer_types[:n])
+        notes.append(
+            "layer_types: "
+            + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + (f"; {state_note}" if state_note else "")
+        )
+        return out, window if any(ly.kind == "sliding" for ly in out) else None
+
+    # Qwen3-Next: every full_attention_interval-th layer is full attention, the rest Gated DeltaNet
+    # (transformers Qwen3NextConfig layer_types default: (i+1) % interval == 0 -> full).
+    interval = _int(text.get("full_attention_interval"))
+    if interval:
+        sb, snote = _gdn_state_bytes(text, dtype_bytes)
+        out = [
+            full() if (i + 1) % interval == 0 else LayerSpec(kind="mamba", state_bytes=sb) for i in range(n)
+        ]
+        notes.append(
+            f"full_attention_interval {interval}: {n // interval} full-attention layers, the rest linear attention; {snote}"
+        )
+        return out, None
+
+    # Jamba: attention every attn_layer_period layers at attn_layer_offset, the rest Mamba.
+    period = _int(text.get("attn_layer_period"))
+    if period and "attn_layer_offset" in text:
+        off = _int(text.get("attn_layer_offset")) or 0
+        sb, snote = _mamba_state_bytes(text, dtype_bytes)
+        notes.append(f"attn_layer_period {period}/offset {off}: attention layers, the rest Mamba; {snote}")
+        return [
+            full() if i % period == off else LayerSpec(kind="mamba", state_bytes=sb) for i in range(n)
+        ], None
+
+    # Nemotron-NAS (DeciLM): per-block attention; no_op / replace_with_linear blocks hold no KV.
+    blocks = text.get("block_configs")
+    if isinstance(blocks, list) and blocks:
+        out = []
+        for b in blocks[:n]:
+            a = (b or {}).get("attention") or {}
+            if a.get("no_op") or a.get("replace_with_linear"):
+                out.append(none)
+            else:
+                g = _int(a.get("n_heads_in_group")) or 1
+                out.append(full(max(1, heads // g)))
+        while len(out) < n:
+            out.append(full())
+        k = sum(1 for ly in out if ly.kind == "full")
+        notes.append(
+            f"block_configs: {k} of {n} layers have attention (others no_op); KV heads per layer = heads / n_heads_in_group"
+        )
+        return out, None
+
+    # Mllama: cross-attention layers attend to the image tokens (vllm mllama.py).
+    cross = text.get("cross_attention_layers")
+    if isinstance(cross, list) and cross:
+        cs = {int(i) for i in cross if _int(i) is not None}
+        notes.append(
+            f"{len(cs)} cross-attention layers {sorted(cs)} (kind 'cross'), {n - len(cs)} self-attention"
+        )
+        return [
+            LayerSpec(kind="cross", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size)
+            if i in cs
+            else full()
+            for i in range(n)
+        ], None
+
+    # Llama-4: chunked local attention on RoPE layers; every no_rope_layer_interval-th layer (NoPE) global
+    # (transformers Llama4TextConfig no_rope_layers default; vllm llama4.py uses chunked attention when use_rope).
+    chunk = _int(text.get("attention_chunk_size"))
+    if chunk and model_type.startswith("llama4"):
+        nrl = text.get("no_rope_layers")
+        if not isinstance(nrl, list) or len(nrl) != n:
+            iv = _int(text.get("no_rope_layer_interval")) or 4
+            nrl = [int((i + 1) % iv != 0) for i in range(n)]
+        out = [
+            LayerSpec(
+                kind="chunked", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, window=chunk
+            )
+            if nrl[i]
+            else full()
+            for i in range(n)
+        ]
+        c = sum(1 for ly in out if ly.kind == "chunked")
+        notes.append(f"chunked local attention (chunk {chunk}) on {c} layers, full attention on {n - c}")
+        return out, None
+
+    if not window:
+        return [full() for _ in range(n)], None
+
+    # Qwen2-family: sliding_window present but only applied when use_sliding_window is true, on layers
+    # index >= max_window_layers (transformers/vLLM qwen2.py).
+    if "use_sliding_window" in text:
+        if not text.get("use_sliding_window"):
+            notes.append(
+                f"use_sliding_window=false: sliding_window {window} is not applied (all layers full attention)"
+            )
+            return [full() for _ in range(n)], None
+        mwl = _int(text.get("max_window_layers")) or 0
+        return [sliding() if i >= mwl else full() for i in range(n)], window
+
+    if window and max_len and window >= max_len and model_type not in ("gemma2", "gemma3", "gemma3_text"):
+        notes.append(f"sliding_window {window} >= max length {max_len}: equivalent to full attention")
+        return [full() for _ in range(n)], None
+
+    # Gemma-2: alternate, sliding on even layer indices (transformers gemma2 "every second layer").
+    if model_type == "gemma2":
+        notes.append(f"Gemma-2: sliding window {window} on even layers, global attention on odd layers")
+        return [sliding() if i % 2 == 0 else full() for i in range(n)], window
+    # Gemma-3 / Cohere2: sliding_window_pattern p -> every p-th layer global.
+    p = _int(text.get("sliding_window_pattern"))
+    if p is None and model_type.startswith("gemma3"):
+        p = 6
+    if p is None and model_type == "cohere2":
+        p = 4
+    if p:
+        notes.append(f"sliding_window_pattern {p}: every {p}th layer global, others sliding window {window}")
+        return [full() if (i + 1) % p == 0 else sliding() for i in range(n)], window
+    # GPT-OSS without layer_types: sliding on even layers (vllm gpt_oss.py).
+    if model_type == "gpt_oss":
+        return [sliding() if i % 2 == 0 else full() for i in range(n)], window
+    # Mistral-7B-v0.1 style: one window for all layers.
+    notes.append(f"sliding_window {window} on all layers")
+    return [sliding() for _ in range(n)], window

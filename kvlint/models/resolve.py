@@ -1,0 +1,418 @@
+"""Resolve a model reference (hub id, local directory, container path) to a :class:`ModelSpec`.
+
+Order (first hit wins): ``model_paths`` mapping -> an existing local path holding ``config.json`` ->
+``model_dirs`` -> the bundled catalogue -> the Hugging Face Hub through ``huggingface_hub``
+(``hf_hub_download``; honours ``HF_HUB_OFFLINE``, ``HF_TOKEN``, ``HF_HUB_CACHE``/``HF_HOME`` and
+``HF_ENDPOINT``; short timeouts unless the user set ``HF_HUB_ETAG_TIMEOUT``/``HF_HUB_DOWNLOAD_TIMEOUT``;
+after the first network failure in the process only the local cache is consulted). Results (and
+failures) are memoised per process. ``huggingface_hub`` is imported lazily so ``kvlint --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kvlint.models.config import parse_config
+from kvlint.types import ModelSpec, ModelUnavailable
+
+__all__ = ["resolve_model", "clear_cache", "HUB_TIMEOUT_S"]
+
+#: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
+HUB_TIMEOUT_S = 5
+
+_memo: dict[tuple[Any, ...], ModelSpec | ModelUnavailable] = {}
+_network_down: list[str] = []  # first network failure reason, once seen
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+
+
+def clear_cache() -> None:
+    """Forget memoised specs/failures and the "network is down" flag (tests, long-running webhook reloads)."""
+    _memo.clear()
+    _network_down.clear()
+
+
+def _how_to(ref: str) -> str:
+    org_name = ref.strip("/") if _HUB_ID.match(ref.strip("/")) and "/" in ref else None
+    if org_name:
+        org, name = org_name.split("/", 1)
+        layout = f"{org}--{name}/config.json or {org}/{name}/config.json"
+    else:
+        layout = "<org>--<name>/config.json or <org>/<name>/config.json"
+    return (
+        f"provide it with --model-dir DIR holding {layout}, map the path to a hub id or local directory in "
+        "`.kvlint.yaml` model_paths, or annotate the workload with kvlint.io/model: <hub id>"
+    )
+
+
+def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailable:
+    hint = _how_to(ref)
+    if hub_hint:
+        hint += "; for hub models allow network access (and set HF_TOKEN for gated models)"
+    return ModelUnavailable(f"model '{ref}': config.json not found ({reason}); {hint}")
+
+
+def _read_json(path: Path, ref: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise _unavailable(
+            ref, f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}", hub_hint=False
+        ) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise _unavailable(ref, f"{path}: cannot read: {e}", hub_hint=False) from None
+    if not isinstance(data, dict):
+        raise _unavailable(ref, f"{path}: not a JSON object", hub_hint=False)
+    return data
+
+
+def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
+    """Exact weight bytes of a local checkpoint: ``model.safetensors.index.json`` ``metadata.total_size``,
+    else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None."""
+    idx = d / "model.safetensors.index.json"
+    if idx.is_file():
+        try:
+            total = (json.loads(idx.read_text(encoding="utf-8")).get("metadata") or {}).get("total_size")
+            if isinstance(total, int) and total > 0:
+                return total, f"checkpoint size ({idx} metadata.total_size)"
+        except (OSError, ValueError, AttributeError):
+            pass
+    files = [p for p in d.glob("*.safetensors") if p.is_file()]
+    if files:
+        try:
+            return sum(
+                p.stat().st_size for p in files
+            ), f"checkpoint size (sum of {len(files)} *.safetensors in {d})"
+        except OSError:
+            return None, None
+    return None, None
+
+
+def _from_dir(d: Path, ref: str, model_id: str | None = None) -> ModelSpec:
+    cfg_path = d / "config.json"
+    config = _read_json(cfg_path, ref)
+    quant = _read_json(d / "hf_quant_config.json", ref) if (d / "hf_quant_config.json").is_file() else None
+    wb, wb_src = _checkpoint_size(d)
+    return _parse(config, model_id or ref, str(cfg_path), quant, wb, wb_src)
+
+
+def _parse(
+    config: dict[str, Any],
+    model_id: str,
+    source: str,
+    quant: dict[str, Any] | None,
+    wb: int | None = None,
+    wb_src: str | None = None,
+    param_count: int | None = None,
+    extra_notes: tuple[str, ...] = (),
+) -> ModelSpec:
+    try:
+        spec = parse_config(
+            config,
+            model_id=model_id,
+            source=source,
+            weight_bytes=wb,
+            weight_bytes_source=wb_src,
+            param_count=param_count,
+            quant_config_extra=quant,
+        )
+    except ValueError as e:
+        raise ModelUnavailable(f"model '{model_id}': {source}: {e}") from None
+    if extra_notes:
+        import dataclasses
+
+        spec = dataclasses.replace(spec, notes=tuple(extra_notes) + spec.notes)
+    return spec
+
+
+def _candidates_in(model_dir: Path, ref: str) -> list[Path]:
+    r = ref.strip("/")
+    out: list[Path] = []
+    if "/" in r and _HUB_ID.match(r):
+        org, name = r.split("/", 1)
+        out += [model_dir / f"{org}--{name}", model_dir / org / name, model_dir / name]
+        snaps = model_dir / f"models--{org}--{name}" / "snapshots"
+        if snaps.is_dir():
+            out += sorted(
+                (p for p in snaps.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True
+            )
+    base = Path(r).name
+    if base:
+        out.append(model_dir / base)
+    return out
+
+
+def _from_catalogue(ref: str, revision: str | None) -> ModelSpec | None:
+    from kvlint.models import catalogue
+
+    entry = catalogue.lookup(ref)
+    if entry is None:
+        return None
+    config, quant = catalogue.load_config(entry)
+    wb_src = (
+        f"checkpoint size (model.safetensors.index.json metadata.total_size, cited in facts.yaml: "
+        f"{entry.weight_bytes_citation})"
+        if entry.weight_bytes
+        else None
+    )
+    notes = list(entry.notes[:1] if entry.id != entry.base_id else [])
+    if revision:
+        notes.append(
+            f"revision {revision} requested; the bundled catalogue config ({entry.source_citation}) was used"
+        )
+    return _parse(
+        config,
+        entry.id,
+        f"kvlint catalogue: {entry.source_citation}",
+        quant,
+        entry.weight_bytes,
+        wb_src,
+        entry.param_count if entry.param_count_exact else None,
+        tuple(notes),
+    )
+
+
+def _hub_env() -> None:
+    for var in ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"):
+        os.environ.setdefault(var, str(HUB_TIMEOUT_S))
+
+
+def _probe_endpoint(endpoint: str, timeout: float) -> None:
+    """One TCP connect to the hub endpoint per process; on failure mark the network down so that
+    ``hf_hub_download`` only consults the local cache (its own retry/back-off on connection errors
+    takes ~20 s). Skipped when an HTTP(S) proxy is configured (a direct connect says nothing then)."""
+    if any(
+        os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY")
+    ):
+        return
+    import socket
+    from urllib.parse import urlsplit
+
+    u = urlsplit(endpoint)
+    host = u.hostname or "huggingface.co"
+    port = u.port or (443 if u.scheme == "https" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as e:
+        _network_down.append(f"cannot connect to {host}:{port}: {type(e).__name__}")
+
+
+def _from_hub(ref: str, revision: str | None) -> ModelSpec:
+    _hub_env()
+    try:
+        from huggingface_hub import errors as hf_errors
+        from huggingface_hub import hf_hub_download
+    except ImportError:  # pragma: no cover - dependency is declared
+        raise _unavailable(ref, "huggingface_hub is not installed") from None
+
+    offline_env = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+    kwargs: dict[str, Any] = {"revision": revision}
+    if os.environ.get("HF_HUB_CACHE"):
+        kwargs["cache_dir"] = os.environ["HF_HUB_CACHE"]
+    endpoint = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    if os.environ.get("HF_ENDPOINT"):
+        kwargs["endpoint"] = endpoint
+    try:
+        kwargs["etag_timeout"] = float(os.environ.get("HF_HUB_ETAG_TIMEOUT") or HUB_TIMEOUT_S)
+    except ValueError:
+        kwargs["etag_timeout"] = HUB_TIMEOUT_S
+    if not offline_env and not _network_down:
+        _probe_endpoint(endpoint, min(float(kwargs["etag_timeout"]), 3.0))
+    kwargs["local_files_only"] = offline_env or bool(_network_down)
+
+    def download(filename: str) -> str:
+        return hf_hub_download(ref, filename, **kwargs)
+
+    try:
+        path = download("config.json")
+    except (hf_errors.LocalEntryNotFoundError, hf_errors.OfflineModeIsEnabled) as e:
+        if offline_env:
+            why = "HF_HUB_OFFLINE is set and the model is not in the local Hugging Face cache"
+        elif _network_down:
+            why = f"the Hugging Face Hub was unreachable earlier in this run ({_network_down[0]}) and the model is not cached"
+        else:
+            why = f"the Hugging Face Hub is unreachable and the model is not in the local cache ({type(e).__name__})"
+            _network_down.append(type(e).__name__)
+        raise _unavailable(ref, why) from None
+    except hf_errors.GatedRepoError:
+        raise _unavailable(
+            ref,
+            "the repository is gated on the Hugging Face Hub (401/403): accept its license on the model page and "
+            "set HF_TOKEN",
+        ) from None
+    except hf_errors.RepositoryNotFoundError:
+        raise _unavailable(
+            ref,
+            "the Hugging Face Hub has no such repository, or it is private (404; set HF_TOKEN if private)",
+        ) from None
+    except hf_errors.RevisionNotFoundError:
+        raise _unavailable(ref, f"revision '{revision}' not found on the Hugging Face Hub (404)") from None
+    except hf_errors.EntryNotFoundError:
+        raise _unavailable(ref, "the Hugging Face Hub repository has no config.json (404)") from None
+    except hf_errors.HfHubHTTPError as e:
+        status = getattr(getattr(e, "response", None), "status_code", None)
+        raise _unavailable(
+            ref, f"Hugging Face Hub error {status or ''}: {str(e).splitlines()[0][:200]}"
+        ) from None
+    except hf_errors.HFValidationError as e:
+        raise _unavailable(ref, f"not a valid hub id: {e}", hub_hint=False) from None
+    except Exception as e:  # connection errors / timeouts (httpx, requests, socket): stop using the network
+        name = type(e).__name__
+        _network_down.append(name)
+        raise _unavailable(
+            ref, f"the Hugging Face Hub is unreachable ({name}) and the model is not cached"
+        ) from None
+
+    d = Path(path).parent
+    config = _read_json(Path(path), ref)
+    quant = None
+    wb: int | None = None
+    wb_src: str | None = None
+    for fname in ("hf_quant_config.json", "model.safetensors.index.json"):
+        local = d / fname
+        if not local.is_file() and not _network_down:
+            try:
+                local = Path(download(fname))
+            except Exception:  # optional files: absence or failure is not an error
+                continue
+        if not local.is_file():
+            continue
+        try:
+            data = json.loads(local.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if fname == "hf_quant_config.json" and isinstance(data, dict):
+            quant = data
+        elif isinstance(data, dict):
+            total = (data.get("metadata") or {}).get("total_size")
+            if isinstance(total, int) and total > 0:
+                wb, wb_src = (
+                    total,
+                    f"checkpoint size (hub {ref} model.safetensors.index.json metadata.total_size)",
+                )
+    return _parse(
+        config, ref, f"huggingface hub: {ref}" + (f"@{revision}" if revision else ""), quant, wb, wb_src
+    )
+
+
+def _looks_like_path(ref: str) -> bool:
+    return (
+        ref.startswith(("/", "./", "../", "~", "\\"))
+        or bool(re.match(r"^[A-Za-z]:[\\/]", ref))
+        or ref.count("/") > 1
+    )
+
+
+def _resolve(
+    ref: str,
+    model_dirs: Sequence[str],
+    model_paths: Mapping[str, str],
+    revision: str | None,
+    allow_hub: bool,
+    depth: int = 0,
+) -> ModelSpec:
+    ref = ref.strip()
+    if not ref:
+        raise ModelUnavailable("empty model reference; " + _how_to(""))
+    # 1. model_paths mapping (exact, then longest directory prefix)
+    if depth == 0 and model_paths:
+        target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
+        if target is None:
+            for src in sorted(model_paths, key=len, reverse=True):
+                s = src.rstrip("/")
+                if s and ref.startswith(s + "/"):
+                    t = model_paths[src].rstrip("/")
+                    target = t + ref[len(s) :]
+                    break
+        if target:
+            try:
+                return _resolve(target, model_dirs, model_paths, revision, allow_hub, depth + 1)
+            except ModelUnavailable as e:
+                raise ModelUnavailable(
+                    f"model '{ref}' is mapped to '{target}' by model_paths, but: {e}"
+                ) from None
+    # 2. an existing local path
+    p = Path(os.path.expanduser(ref))
+    if p.exists():
+        if p.is_file() and p.name.endswith(".json"):
+            return _parse(_read_json(p, ref), ref, str(p), None)
+        if p.is_dir():
+            if (p / "config.json").is_file():
+                return _from_dir(p, ref)
+            if p.suffix == ".gguf" or any(p.glob("*.gguf")):
+                raise _unavailable(
+                    ref, f"{p} holds a GGUF file, kvlint reads config.json only", hub_hint=False
+                )
+            raise _unavailable(ref, f"directory {p} has no config.json", hub_hint=False)
+        raise _unavailable(ref, f"{p} is a file, not a model directory holding config.json", hub_hint=False)
+    # 3. --model-dir directories
+    for md in model_dirs:
+        for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
+            if (cand / "config.json").is_file():
+                return _from_dir(cand, ref)
+    if _looks_like_path(ref):
+        tried = f" (also looked in --model-dir {', '.join(model_dirs)})" if model_dirs else ""
+        raise ModelUnavailable(
+            f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
+            f"path inside the container or on a volume{tried}); map it to a hub id or local directory in "
+            f"`.kvlint.yaml` model_paths (e.g. {ref}: meta-llama/Llama-3.1-8B-Instruct), annotate the workload "
+            "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
+            f"{Path(ref).name or '<name>'}/config.json"
+        )
+    # 4. bundled catalogue
+    spec = _from_catalogue(ref, revision)
+    if spec is not None:
+        return spec
+    # 5. the hub
+    if not _HUB_ID.match(ref):
+        raise _unavailable(ref, "not a hub id (org/name) nor an existing path", hub_hint=False)
+    if not allow_hub:
+        raise _unavailable(ref, "not in the bundled catalogue and hub access is disabled")
+    return _from_hub(ref, revision)
+
+
+def resolve_model(
+    ref: str,
+    *,
+    model_dirs: Sequence[str] = (),
+    model_paths: Mapping[str, str] | None = None,
+    revision: str | None = None,
+    allow_hub: bool = True,
+) -> ModelSpec:
+    """The :class:`ModelSpec` for a model reference as written in a manifest or command line.
+
+    Args:
+        ref: hub id (``meta-llama/Llama-3.1-8B-Instruct``), local directory or ``config.json`` path, or a
+            container path (``/models/llama``).
+        model_dirs: ``--model-dir`` directories holding ``<org>--<name>/config.json``,
+            ``<org>/<name>/config.json``, ``<name>/config.json`` or an HF cache layout.
+        model_paths: ``.kvlint.yaml`` ``model_paths`` (container path or prefix -> hub id or local dir).
+        revision: hub revision (branch, tag or commit) for ``hf_hub_download``.
+        allow_hub: False forbids network/cache access through ``huggingface_hub``.
+
+    Returns:
+        The parsed spec; ``weight_bytes`` set when the checkpoint size is known (catalogue citation,
+        local ``model.safetensors.index.json``/``*.safetensors``, or the hub index file).
+
+    Raises:
+        ModelUnavailable: nothing provides a readable decoder ``config.json``; the message names the model,
+            the specific reason (missing path, gated 401/403, 404, offline cache miss, malformed JSON at
+            file:line:col, not a decoder LLM) and how to provide it. Memoised per process.
+    """
+    key = (ref, tuple(model_dirs), tuple(sorted((model_paths or {}).items())), revision, allow_hub)
+    hit = _memo.get(key)
+    if isinstance(hit, ModelSpec):
+        return hit
+    if isinstance(hit, ModelUnavailable):
+        raise ModelUnavailable(str(hit))
+    try:
+        spec = _resolve(ref, model_dirs, model_paths or {}, revision, allow_hub)
+    except ModelUnavailable as e:
+        _memo[key] = e
+        raise
+    _memo[key] = spec
+    return spec

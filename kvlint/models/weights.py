@@ -1,0 +1,337 @@
+"""Parameter counts and weight bytes from the architecture (engine-memory-model.md §1.13).
+
+vLLM measures weight memory at load time (``model_memory_usage``); statically the most faithful figure
+is the checkpoint size (sum of ``*.safetensors`` / ``model.safetensors.index.json`` ``metadata.total_size``).
+When that is unknown, or an online conversion changes it (``--quantization fp8`` on a bf16 checkpoint,
+``--dtype`` differing from the checkpoint dtype), the bytes are estimated from a parameter count built
+from the config, split into parts that quantization methods treat differently:
+
+* ``embed``: input embedding + untied ``lm_head`` (kept in the activation dtype by every method),
+* ``linear``: attention/MLP/shared-expert/Mamba projection matrices (quantized),
+* ``experts``: routed-expert matrices (quantized; the only quantized part for ``mxfp4``),
+* ``other``: norms, routers, biases, Mamba conv/A/D/dt (activation dtype),
+* ``vision``: a rough ViT estimate for multimodal checkpoints (activation dtype).
+
+Formula (§1.13): ``P = V*h + [untied] V*h + L*(h*H*d + 2*h*K*d + H*d*h + 3*h*I + 2h)`` with MoE MLP
+``E*3*h*I_moe + shared + router h*E``; MLA, Mamba-2, Gated-DeltaNet and NAS blocks per the layer shapes
+cited in :func:`param_breakdown`. Byte rates per method: table of §1.13 (read there from
+``vllm@0.33.0:vllm/model_executor/layers/quantization/*.py`` parameter shapes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.models.config import NON_GATED_MLP_TYPES, dtype_bytes_of
+from kvlint.types import ModelSpec
+
+__all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param"]
+
+
+def _i(v: Any, default: int = 0) -> int:
+    if isinstance(v, bool) or v is None:
+        return default
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
+    """Rough parameter count of a ViT vision tower + projector (approximate; kvlint only needs its bytes).
+
+    ``L_v x (4 h_v^2 + 2 h_v I_v) + 3 p^2 h_v + projector(in x h_text)``; layers from ``num_hidden_layers``
+    or ``depth`` (+ ``num_global_layers``, Mllama), width ``hidden_size`` or ``embed_dim``.
+    """
+    vc = config.get("vision_config")
+    if not isinstance(vc, dict):
+        return 0
+    layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
+    h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
+    if not layers or not h:
+        return 0
+    inter = _i(vc.get("intermediate_size")) or int(float(vc.get("mlp_ratio") or 4) * h)
+    patch = _i(vc.get("patch_size"), 14)
+    proj_in = (
+        _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
+    )
+    return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
+
+
+def param_breakdown(spec: ModelSpec) -> dict[str, int]:
+    """Parameter count of the whole model (all ranks) split into ``embed``, ``linear``, ``experts``,
+    ``other`` and ``vision`` (element counts; see the module docstring for what each holds).
+
+    Layer shapes: attention q/k/v/o ``h x H d``, ``h x K d`` (x2), ``H d x h`` (Qwen3-Next doubles q for its
+    output gate); MLA (DeepSeek-V2/V3 ``DeepseekV2MLAAttention``) q_a ``h x q_lora``, q_b
+    ``q_lora x H (nope + rope)``, kv_a ``h x (kv_lora + rope)``, kv_b ``kv_lora x H (nope + v)``, o ``H v x h``;
+    Mamba-2 in_proj ``h x (2 I + 2 G N + nh)``, out_proj ``I x h``; Gated DeltaNet in_proj
+    ``h x (2 Kdim + 2 Vdim + 2 nv)``, out ``Vdim x h``; NAS FFN width from ``ffn_mult``. MoE layer placement:
+    DeepSeek/GLM ``first_k_dense_replace``/``moe_layer_freq``, Qwen-MoE ``decoder_sparse_step``/``mlp_only_layers``,
+    Llama-4 ``interleave_moe_layer_step`` (dense layers use ``intermediate_size_mlp``), else every layer.
+    MTP layers (``num_nextn_predict_layers``) are not counted.
+    """
+    t = spec.text_config or spec.config
+    mt = spec.model_type
+    h, H, d, V = spec.hidden_size, spec.num_attention_heads, spec.head_size, spec.vocab_size
+    if spec.is_mla:
+        d = _i(t.get("qk_nope_head_dim")) + _i(t.get("qk_rope_head_dim"))
+    gated = mt not in NON_GATED_MLP_TYPES
+    mlp_mult = 3 if gated else 2
+    out = {
+        "embed": V * h * (1 if spec.tie_word_embeddings else 2),
+        "linear": 0,
+        "experts": 0,
+        "other": h,
+        "vision": 0,
+    }
+    attn_bias = bool(t.get("attention_bias")) or mt in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
+
+    E = spec.num_experts
+    I_moe = spec.moe_intermediate_size or spec.intermediate_size
+    I_dense = spec.intermediate_size
+    first_dense = _i(t.get("first_k_dense_replace"))
+    freq = _i(t.get("moe_layer_freq"), 1) or 1
+    sparse_step = _i(t.get("decoder_sparse_step"), 1) or 1
+    mlp_only = {_i(x) for x in (t.get("mlp_only_layers") or [])}
+    l4_step = _i(t.get("interleave_moe_layer_step"), 1) or 1
+    pattern = t.get("hybrid_override_pattern") if isinstance(t.get("hybrid_override_pattern"), str) else None
+    blocks = t.get("block_configs") if isinstance(t.get("block_configs"), list) else None
+
+    def is_moe_layer(i: int) -> bool:
+        if not E:
+            return False
+        if "first_k_dense_replace" in t or "moe_layer_freq" in t:
+            return i >= first_dense and i % freq == 0
+        if mt.startswith("llama4"):
+            return (i + 1) % l4_step == 0
+        if "decoder_sparse_step" in t or mlp_only:
+            return i not in mlp_only and (i + 1) % sparse_step == 0
+        return True
+
+    def moe_params() -> tuple[int, int, int]:
+        """(expert linear, shared linear, router+gates) of one MoE layer."""
+        experts = E * mlp_mult * h * I_moe
+        shared = 0
+        n_shared = _i(t.get("n_shared_experts"))
+        if _i(t.get("moe_shared_expert_intermediate_size")):
+            shared = mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
+        elif _i(t.get("shared_expert_intermediate_size")):
+            shared = mlp_mult * h * _i(t.get("shared_expert_intermediate_size"))
+        elif n_shared:
+            shared = n_shared * mlp_mult * h * I_moe
+        elif mt.startswith("llama4"):
+            shared = mlp_mult * h * I_dense
+        router = h * E + (h if _i(t.get("shared_expert_intermediate_size")) else 0)
+        return experts, shared, router
+
+    for i, layer in enumerate(spec.layers):
+        k = layer.kind
+        out["other"] += 2 * h
+        # attention / mixer
+        if k in ("full", "sliding", "chunked", "cross"):
+            K = layer.kv_heads
+            q_mult = 2 if mt.startswith("qwen3_next") else 1
+            out["linear"] += h * H * d * q_mult + 2 * h * K * d + H * d * h
+            if attn_bias:
+                out["other"] += H * d + 2 * K * d
+        elif k == "mla":
+            q_lora = _i(t.get("q_lora_rank"))
+            kv_lora = _i(t.get("kv_lora_rank"))
+            rope = _i(t.get("qk_rope_head_dim"))
+            nope = _i(t.get("qk_nope_head_dim"))
+            v = _i(t.get("v_head_dim"), nope)
+            q = (h * q_lora + q_lora * H * (nope + rope)) if q_lora else h * H * (nope + rope)
+            out["linear"] += q + h * (kv_lora + rope) + kv_lora * H * (nope + v) + H * v * h
+            out["other"] += q_lora + kv_lora
+        elif k == "mamba":
+            if "linear_num_value_heads" in t:
+                kh, vh = _i(t.get("linear_num_key_heads"), 16), _i(t.get("linear_num_value_heads"), 32)
+                kd, vd = _i(t.get("linear_key_head_dim"), 128), _i(t.get("linear_value_head_dim"), 128)
+                kdim, vdim = kh * kd, vh * vd
+                out["linear"] += h * (2 * kdim + 2 * vdim + 2 * vh) + vdim * h
+                out["other"] += (2 * kdim + vdim) * _i(t.get("linear_conv_kernel_dim"), 4) + 2 * vh + vd
+            else:
+                nh = _i(t.get("mamba_num_heads") or t.get("mamba_n_heads"))
+                hd = _i(t.get("mamba_head_dim") or t.get("mamba_d_head"))
+                N = _i(t.get("ssm_state_size") or t.get("mamba_d_state") or t.get("state_size"), 128)
+                kern = _i(t.get("conv_kernel") or t.get("mamba_d_conv"), 4)
+                if nh and hd:
+                    G = _i(t.get("n_groups") or t.get("mamba_n_groups"), 1)
+                    inner = nh * hd
+                    conv_dim = inner + 2 * G * N
+                    out["linear"] += h * (2 * inner + 2 * G * N + nh) + inner * h
+                    out["other"] += conv_dim * (kern + 1) + 3 * nh + inner
+                else:
+                    inner = _i(t.get("mamba_expand") or t.get("expand"), 2) * h
+                    dt_rank = _i(t.get("mamba_dt_rank") or t.get("time_step_rank")) or -(-h // 16)
+                    out["linear"] += h * 2 * inner + inner * (dt_rank + 2 * N) + dt_rank * inner + inner * h
+                    out["other"] += inner * (kern + 1) + inner * N + 2 * inner
+        # MLP
+        if pattern is not None:
+            ch = pattern[i] if i < len(pattern) else "-"
+            if ch == "-":
+                out["linear"] += mlp_mult * h * I_dense
+            elif ch == "E":
+                ex, sh, rt = moe_params()
+                out["experts"] += ex
+                out["linear"] += sh
+                out["other"] += rt
+            continue
+        if blocks is not None:
+            ffn = (blocks[i] or {}).get("ffn") or {} if i < len(blocks) else {}
+            if not ffn.get("no_op") and ffn.get("ffn_mult") is not None:
+                from kvlint.models.config import _ffn_mult_to_intermediate
+
+                out["linear"] += mlp_mult * h * _ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h)
+            continue
+        if is_moe_layer(i):
+            ex, sh, rt = moe_params()
+            out["experts"] += ex
+            out["linear"] += sh
+            out["other"] += rt
+        else:
+            dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
+            out["linear"] += mlp_mult * h * (dense_i or I_dense)
+    out["vision"] = _vision_params(spec.config, h)
+    return out
+
+
+def param_count(spec: ModelSpec) -> int:
+    """Total parameters of the checkpoint's model (elements, all ranks), from the architecture formula.
+
+    Includes embeddings (once when ``tie_word_embeddings``), every decoder layer (attention/MLA/Mamba
+    mixer, dense or MoE MLP with shared experts and router, norms) and a rough vision-tower estimate for
+    multimodal checkpoints; excludes MTP layers. Accuracy on the corpus: within 2% of cited counts
+    (tests/test_models.py). Raises nothing for configs :func:`parse_config` accepted.
+    """
+    return sum(param_breakdown(spec).values())
+
+
+_QUANT_ALIASES = {
+    "awq_marlin": "awq",
+    "auto_awq": "awq",
+    "gptq_marlin": "gptq",
+    "auto_gptq": "gptq",
+    "gptq_marlin_24": "gptq",
+    "fbgemm_fp8": "fp8",
+    "fp8_per_tensor": "fp8",
+    "fp8_per_block": "fp8",
+    "fp8_per_channel": "fp8",
+    "modelopt_mxfp8": "fp8",
+    "gpt_oss_mxfp4": "mxfp4",
+    "ptpc_fp8": "fp8",
+}
+
+
+def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: int) -> tuple[float, str]:
+    """Bytes per quantized linear-weight element for ``method`` (engine-memory-model.md §1.13 table).
+
+    awq: ``0.5 + 2/g + 0.5/g`` (4-bit qweight, fp16 scales and 4-bit zeros per group g); gptq b-bit:
+    ``b/8 + 2/g + b/8/g``; fp8: 1 (+ ``4/(bs0*bs1)`` for block scales ``weight_block_size``);
+    compressed-tensors: ``num_bits/8`` + scales (fp8 per 16 for NVFP4, 2/g for int groups); mxfp4 /
+    modelopt_fp4: ``0.5 + 1/32`` resp. ``0.5 + 1/16``; bitsandbytes: 8-bit 1, 4-bit ``0.5 + 4/64``
+    (``+1/64`` with double quant); experts_int8: 1. Unknown methods: ``dtype_bytes`` (unquantized).
+    Returns ``(bytes_per_param, label)``.
+    """
+    qc = qc or {}
+    m = _QUANT_ALIASES.get(method, method)
+    if m == "awq":
+        g = _i(qc.get("group_size") or qc.get("q_group_size"), 128)
+        g = g if g > 0 else 4096
+        return 0.5 + 2 / g + 0.5 / g, f"awq 4-bit g{g}"
+    if m == "gptq":
+        b = _i(qc.get("bits"), 4)
+        g = _i(qc.get("group_size"), 128)
+        g = g if g > 0 else 4096
+        return b / 8 + 2 / g + b / 8 / g, f"gptq {b}-bit g{g}"
+    if m in ("fp8", "modelopt"):
+        bs = qc.get("weight_block_size")
+        if isinstance(bs, list) and len(bs) == 2 and _i(bs[0]) and _i(bs[1]):
+            return 1 + 4 / (_i(bs[0]) * _i(bs[1])), f"fp8 block {bs[0]}x{bs[1]}"
+        algo = str((qc.get("quantization") or {}).get("quant_algo") or "") if m == "modelopt" else ""
+        return 1.0, f"fp8{' (ModelOpt ' + algo + ')' if algo else ''}"
+    if m in ("modelopt_fp4", "nvfp4"):
+        return 0.5 + 1 / 16, "nvfp4 (fp8 scale per 16)"
+    if m == "mxfp4":
+        return 0.5 + 1 / 32, "mxfp4 (e8m0 scale per 32)"
+    if m == "experts_int8":
+        return 1.0, "int8"
+    if m == "bitsandbytes":
+        if qc.get("load_in_8bit") or qc.get("_load_in_8bit"):
+            return 1.0, "bitsandbytes 8-bit"
+        dq = bool(qc.get("bnb_4bit_use_double_quant"))
+        return (0.5 + 1 / 64 + 4 / (64 * 256)) if dq else 0.5 + 4 / 64, "bitsandbytes 4-bit"
+    if m == "compressed-tensors":
+        groups = qc.get("config_groups") or {}
+        for grp in groups.values() if isinstance(groups, dict) else []:
+            w = (grp or {}).get("weights") or {}
+            bits = _i(w.get("num_bits"), 8)
+            gs = _i(w.get("group_size"))
+            kind = str(w.get("type") or "int")
+            scale = 0.0
+            if gs:
+                scale = (1 / gs) if (kind == "float" and bits == 4) else 2 / gs
+            return bits / 8 + scale, f"compressed-tensors {kind}{bits}" + (f" g{gs}" if gs else "")
+        return 1.0, "compressed-tensors (no config_groups; 8-bit assumed)"
+    return float(dtype_bytes), f"unknown quantization '{method}' (counted unquantized)"
+
+
+def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None) -> tuple[int, str]:
+    """Bytes of all model weights (whole model, before dividing by TP/PP), and where the figure comes from.
+
+    Args:
+        spec: the model.
+        dtype_bytes: activation/parameter dtype in effect (2 for bf16/fp16, 4 for fp32) — the dtype
+            vLLM resolved from ``--dtype`` (§1.7); unquantized parts are stored at this width.
+        quantization: vLLM ``--quantization`` value, or None (the checkpoint's ``quant_method`` applies).
+
+    Returns:
+        ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
+        conversion applies; an unquantized checkpoint loaded at another dtype is scaled by the dtype ratio;
+        otherwise the bytes are estimated from :func:`param_breakdown` with the §1.13 byte rates, keeping
+        embeddings, lm_head, norms, routers and vision tower at ``dtype_bytes``
+        (e.g. ``"estimated: 8.03e9 params x 2 B (bfloat16)"``).
+    """
+    ck_method = spec.quant_method
+    q = (quantization or "").lower() or None
+    q_norm = _QUANT_ALIASES.get(q, q) if q else None
+    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
+    online: str | None = None
+    if q_norm and q_norm != ck_norm and not ck_method:
+        online = q_norm  # e.g. --quantization fp8 on a bf16 checkpoint (online dynamic fp8)
+    ck_dtype_bytes = dtype_bytes_of(spec.torch_dtype, 2)
+    dname = {1: "fp8", 2: "bf16/fp16", 4: "float32"}.get(dtype_bytes, f"{dtype_bytes}-byte")
+    if spec.torch_dtype and dtype_bytes_of(spec.torch_dtype, 0) == dtype_bytes:
+        dname = spec.torch_dtype
+
+    if spec.weight_bytes and not online:
+        src = spec.weight_bytes_source or "checkpoint size"
+        if not ck_method and dtype_bytes != ck_dtype_bytes:
+            scaled = spec.weight_bytes * dtype_bytes // ck_dtype_bytes
+            return scaled, f"{src}, scaled {ck_dtype_bytes} B -> {dtype_bytes} B per parameter for --dtype"
+        return spec.weight_bytes, src
+
+    parts = param_breakdown(spec)
+    total_params = sum(parts.values())
+    method = online or ck_method
+    if not method:
+        return total_params * dtype_bytes, f"estimated: {total_params:.3g} params x {dtype_bytes} B ({dname})"
+    qc = spec.quant_config if not online else {}
+    if online == "bitsandbytes":
+        qc = {"load_in_4bit": True}  # vLLM in-flight bitsandbytes quantizes to 4-bit
+    rate, label = linear_bytes_per_param(method, qc, dtype_bytes)
+    if _QUANT_ALIASES.get(method, method) == "mxfp4":
+        quantized = parts["experts"]
+        kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
+        what = "expert"
+    else:
+        quantized = parts["linear"] + parts["experts"]
+        kept = parts["embed"] + parts["other"] + parts["vision"]
+        what = "linear"
+    total = int(quantized * rate + kept * dtype_bytes)
+    how = "online " if online else ""
+    return total, (
+        f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}) + {kept:.3g} embedding/other "
+        f"params x {dtype_bytes} B ({dname})"
+    )
