@@ -1,0 +1,281 @@
+"""Version-keyed vLLM defaults: batch sizes, dtype, block size, max_model_len derivation.
+
+Every function returns the value *and* a human sentence (for ``MemoryPlan.assumptions``) naming the vLLM
+source it restates (engine-memory-model.md §1.7, §1.8, §1.9, §1.4). Pure functions; never raise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.plan.versions import Version, fmt_version, yarn_multiplies_max_len
+from kvlint.types import ModelSpec
+
+GiB = 1 << 30
+
+# ------------------------------------------------------------------------------------------------
+# scheduler defaults (§1.9)
+
+
+def batch_defaults(
+    v: Version,
+    era: str,
+    total_bytes: int,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+    performance_mode: str | None = None,
+    max_model_len: int = 2048,
+    chunked_prefill: bool = True,
+) -> tuple[int, int, str]:
+    """Default ``(max_num_batched_tokens, max_num_seqs, why)`` for ``vllm serve`` (usage context OpenAI server).
+
+    V1 (``vllm@0.33.0:vllm/engine/arg_utils.py::EngineArgs.get_batch_defaults``; table in §1.9):
+    0.8.0–0.8.4 by GPU name (h100/h200 -> 8192 else 2048; seqs 1024); 0.8.5 by memory (>= 70 GiB -> 8192/1024,
+    else 2048/256); 0.9.0–0.27 also excludes names containing "a100"; >= 0.28 adds a >= 160 GiB tier
+    (16384/1024) and excludes GB10 (CC 12.1). ``performance_mode=throughput`` (>= 0.17) doubles both.
+    V0 (``vllm@0.6.6.post1:vllm/engine/arg_utils.py``): chunked prefill off -> ``max(max_model_len, 2048)``/256,
+    on -> 2048 (512 up to 0.6.3)/256. ``total_bytes`` is the CUDA total of GPU 0.
+    """
+    name = (gpu_name or "").lower()
+    mem = total_bytes
+    vs = fmt_version(v)
+    if era == "v0":
+        if chunked_prefill:
+            mbt = 512 if v <= (0, 6, 3) else 2048
+            return (
+                mbt,
+                256,
+                f"max_num_batched_tokens={mbt}, max_num_seqs=256: vLLM {vs} V0 defaults with chunked prefill",
+            )
+        mbt = max(max_model_len, 2048)
+        return (
+            mbt,
+            256,
+            f"max_num_batched_tokens={mbt} (= max(max_model_len, 2048)), max_num_seqs=256: vLLM {vs} V0 defaults "
+            "without chunked prefill (EngineArgs.create_engine_config)",
+        )
+    if v < (0, 8, 5):
+        big = "h100" in name or "h200" in name
+        mbt, seqs = (8192 if big else 2048), 1024
+        why = f"vLLM {vs} default by GPU name ({'H100/H200' if big else 'not H100/H200'})"
+    elif v < (0, 9, 0):
+        big = mem >= 70 * GiB
+        mbt, seqs = (8192, 1024) if big else (2048, 256)
+        why = f"vLLM {vs} default for GPUs {'with >= 70' if big else 'under 70'} GiB"
+    elif v < (0, 28, 0):
+        big = mem >= 70 * GiB and "a100" not in name
+        mbt, seqs = (8192, 1024) if big else (2048, 256)
+        why = f"vLLM {vs} default for GPUs {'with >= 70 GiB (not A100)' if big else 'under 70 GiB or A100'}"
+    else:
+        gb10 = compute_capability == "12.1"
+        if mem >= 160 * GiB:
+            mbt, seqs, why = 16384, 1024, f"vLLM {vs} default for GPUs with >= 160 GiB"
+        elif mem >= 70 * GiB and "a100" not in name and not gb10:
+            mbt, seqs, why = 8192, 1024, f"vLLM {vs} default for GPUs with 70-160 GiB (not A100/GB10)"
+        else:
+            mbt, seqs, why = 2048, 256, f"vLLM {vs} default for GPUs under 70 GiB, A100 or GB10"
+    if v >= (0, 17, 0) and (performance_mode or "balanced") == "throughput":
+        mbt, seqs = mbt * 2, seqs * 2
+        why += ", doubled by --performance-mode throughput"
+    return (
+        mbt,
+        seqs,
+        f"max_num_batched_tokens={mbt}, max_num_seqs={seqs}: {why} (EngineArgs.get_batch_defaults)",
+    )
+
+
+def v0_chunked_prefill_default(v: Version, max_model_len: int, has_sliding_window: bool) -> bool:
+    """V0 turns chunked prefill on by default only when ``max_model_len > 32768`` on CUDA without sliding window
+    (``vllm@0.6.6.post1:vllm/engine/arg_utils.py::EngineArgs.create_engine_config``); applied from 0.6.0."""
+    return v >= (0, 6, 0) and max_model_len > 32768 and not has_sliding_window
+
+
+# ------------------------------------------------------------------------------------------------
+# dtype (§1.7)
+
+_DTYPE_ALIASES = {
+    "half": "float16",
+    "float16": "float16",
+    "fp16": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float": "float32",
+    "float32": "float32",
+    "fp32": "float32",
+}
+
+
+def _cc_tuple(cc: str | None) -> tuple[int, int] | None:
+    if not cc:
+        return None
+    a, _, b = cc.partition(".")
+    try:
+        return int(a), int(b or 0)
+    except ValueError:
+        return None
+
+
+def resolve_dtype(
+    v: Version, config_dtype: str | None, dtype_flag: str | None, cc: str | None
+) -> tuple[str, str]:
+    """The activation/weight dtype vLLM runs with, and why.
+
+    ``--dtype`` explicit wins (aliases half/float). ``auto``: >= 0.9.2 the config dtype if the platform
+    supports it, float32 configs downcast to the preferred dtype (bf16 on CC >= 8.0, fp16 below) and bf16
+    falls back to fp16 on CC < 8.0; <= 0.9.1 float32 -> float16 and bf16 kept even on CC < 8.0 (which then fails,
+    E5). Missing config dtype -> float32 (then downcast). Source: ``vllm@0.33.0:vllm/config/model.py::
+    _get_and_verify_dtype``/``_resolve_auto_dtype``, ``vllm/platforms/cuda.py::supported_dtypes``.
+    """
+    flag = (dtype_flag or "auto").lower()
+    if flag != "auto":
+        d = _DTYPE_ALIASES.get(flag, flag)
+        return d, f"dtype={d}: set by --dtype"
+    cfg = _DTYPE_ALIASES.get((config_dtype or "float32").lower().replace("torch.", ""), "float32")
+    c = _cc_tuple(cc)
+    bf16_ok = c is None or c >= (8, 0)
+    if v >= (0, 9, 2):
+        preferred = "bfloat16" if bf16_ok else "float16"
+        if cfg == "float32":
+            return (
+                preferred,
+                f"dtype={preferred}: float32 config downcast to the platform's preferred dtype (vLLM >= 0.9.2)",
+            )
+        if cfg == "bfloat16" and not bf16_ok:
+            return (
+                "float16",
+                "dtype=float16: bf16 config falls back to fp16 on compute capability < 8.0 (vLLM >= 0.9.2)",
+            )
+        return cfg, f"dtype={cfg}: from config.json (--dtype auto)"
+    if cfg == "float32":
+        return "float16", "dtype=float16: float32 config downcast to float16 (vLLM <= 0.9.1 auto)"
+    return cfg, f"dtype={cfg}: from config.json (--dtype auto)"
+
+
+# ------------------------------------------------------------------------------------------------
+# block size (§1.4)
+
+
+def default_block_size(v: Version, is_mla: bool, cc: str | None, user: int | None) -> tuple[int, str]:
+    """KV block size in tokens: ``--block-size`` if given, else 16 (``CacheConfig.DEFAULT_BLOCK_SIZE``), except MLA
+    on CUDA where the backend forces it (``vllm@0.11.0:vllm/platforms/cuda.py::CudaPlatformBase.check_and_update_config``):
+    FlashMLA 64 on Hopper (CC 9.x), CUTLASS-MLA 128 on Blackwell (CC 10.x) [backend-dependent; assumed from 0.8.0].
+    """
+    if user:
+        return int(user), f"block_size={user}: set by --block-size"
+    c = _cc_tuple(cc)
+    if is_mla and v >= (0, 8, 0) and c is not None:
+        if c[0] == 9:
+            return 64, "block_size=64: FlashMLA backend forces 64 on Hopper [backend-dependent]"
+        if c[0] == 10:
+            return 128, "block_size=128: CUTLASS MLA backend forces 128 on Blackwell [backend-dependent]"
+    return 16, "block_size=16: vLLM default (CacheConfig.DEFAULT_BLOCK_SIZE)"
+
+
+# ------------------------------------------------------------------------------------------------
+# max_model_len derivation (§1.8)
+
+MAX_LEN_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_target_positions",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+_NO_MULT_OLD = {"su", "longrope", "llama3"}
+_NO_MULT_NEW = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}
+
+
+def text_config(model: ModelSpec, hf_overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``hf_text_config`` as vLLM sees it: ``text_config`` for multimodal models else the top-level config,
+    with ``--hf-overrides`` applied on top (flat keys; a ``text_config`` sub-dict is merged into it)."""
+    base = dict(model.text_config or model.config or {})
+    if hf_overrides:
+        sub = hf_overrides.get("text_config")
+        for k, val in hf_overrides.items():
+            if k != "text_config":
+                base[k] = val
+        if isinstance(sub, dict):
+            base.update(sub)
+    return base
+
+
+def rope_scaling_of(cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """The RoPE scaling dict (``rope_scaling``, or transformers 5 ``rope_parameters``) with ``rope_type`` filled
+    from the legacy ``type`` key (vLLM ``patch_rope_scaling``)."""
+    rs = cfg.get("rope_scaling") or cfg.get("rope_parameters")
+    if not isinstance(rs, dict):
+        return None
+    rs = dict(rs)
+    if "rope_type" not in rs and "type" in rs:
+        rs["rope_type"] = rs["type"]
+    if rs.get("rope_type") == "mrope":
+        rs["rope_type"] = "default"
+    return rs
+
+
+def derive_max_model_len(
+    v: Version, model: ModelSpec, hf_overrides: dict[str, Any] | None = None
+) -> tuple[float, str, int | None, str]:
+    """vLLM's derived maximum model length from config.json.
+
+    Returns ``(derived, key, model_max_length, why)``: the smallest present candidate key (a truthy
+    ``model_max_length`` overrides), times the RoPE ``factor`` unless the rope type is exempt (<= 0.29: su,
+    longrope, llama3; >= 0.30 also yarn, deepseek_yarn, deepseek_llama_scaling); for YaRN on <= 0.29 the base is
+    ``original_max_position_embeddings``; ``gemma3*`` never multiplied; no key -> 2048. ``derived`` may be a float
+    (>= 0.30 multiplies by 1.0). Source: ``vllm@0.33.0:vllm/transformers_utils/model_arch_config_convertor.py::
+    derive_max_model_len_and_key``, ``vllm@0.11.0:vllm/config/model.py::_get_and_verify_max_len``.
+    """
+    cfg = text_config(model, hf_overrides)
+    derived: float = float("inf")
+    key = ""
+    for k in MAX_LEN_KEYS:
+        val = cfg.get(k)
+        if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0 and val < derived:
+            derived, key = val, k
+    mml = cfg.get("model_max_length")
+    mml_i = int(mml) if isinstance(mml, (int, float)) and not isinstance(mml, bool) and mml else None
+    if mml_i:
+        derived, key = mml_i, "model_max_length"
+    if derived == float("inf"):
+        return (
+            2048,
+            "default",
+            None,
+            "derived max_model_len=2048: no length key in config.json (vLLM default)",
+        )
+    why = f"derived max_model_len from {key}={int(derived)}"
+    rs = rope_scaling_of(cfg)
+    model_type = str(cfg.get("model_type") or model.model_type or "")
+    if rs is not None and "gemma3" not in model_type:
+        rtype = str(rs.get("rope_type") or "default")
+        exempt = _NO_MULT_OLD if yarn_multiplies_max_len(v) else _NO_MULT_NEW
+        if rtype not in exempt:
+            factor = rs.get("factor")
+            factor = 1.0 if factor is None else float(factor)
+            if rtype == "yarn" and yarn_multiplies_max_len(v) and rs.get("original_max_position_embeddings"):
+                derived = int(rs["original_max_position_embeddings"])
+            derived = derived * factor
+            if factor != 1.0:
+                why += f", x rope factor {factor:g} ({rtype}, vLLM {fmt_version(v)})"
+        elif rtype == "yarn":
+            why += f" (YaRN factor not applied from vLLM 0.30.0; vLLM {fmt_version(v)})"
+    return derived, key, mml_i, why
+
+
+def default_max_model_len(
+    v: Version, model: ModelSpec, derived: float, hf_overrides: dict[str, Any] | None = None
+) -> int:
+    """max_model_len when the user gives none: ``int(derived)``, but for ``longrope`` the top-level
+    ``original_max_position_embeddings`` (``vllm@0.33.0:vllm/config/model.py::_get_and_verify_max_len``)."""
+    cfg = text_config(model, hf_overrides)
+    rs = rope_scaling_of(cfg)
+    if rs is not None and rs.get("rope_type") in ("longrope", "su"):
+        orig = cfg.get("original_max_position_embeddings") or rs.get("original_max_position_embeddings")
+        if isinstance(orig, int) and orig > 0:
+            return orig
+    return int(derived)

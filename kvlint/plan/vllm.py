@@ -1,0 +1,903 @@
+"""vLLM memory model: what vLLM computes and prints at start-up, per GPU, version by version.
+
+Predicts "Model loading took X GiB", "Available KV cache memory: X GiB", "GPU KV cache size: N tokens",
+"Maximum concurrency for L tokens per request: X.XXx" and the E1 fit-check error with its "estimated maximum
+model length", following /work/shared/engine-memory-model.md §1 (sources cited per function as
+``vllm@VERSION:path::function``). The exact parts (budget, KV bytes per token, blocks, groups, capacity,
+concurrency, fit check) restate vLLM; the measured parts (activation, non-torch, CUDA graphs) come from
+:mod:`kvlint.plan.calibration` and carry an uncertainty band.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.plan import calibration as cal
+from kvlint.plan import defaults as dfl
+from kvlint.plan.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
+from kvlint.plan.versions import (
+    Version,
+    capacity_is_concurrency_times_len,
+    cudagraph_env_exists,
+    cudagraph_subtracted_by_default,
+    default_gpu_memory_utilization,
+    fmt_version,
+    has_kv_cache_memory_bytes,
+    has_null_block_in_fit_check,
+    hybrid_allocator_available,
+    resolve_version,
+    supports_auto_max_model_len,
+)
+from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
+
+GiB = 1 << 30
+
+
+class PlanError(ValueError):
+    """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total)."""
+
+
+@dataclass(frozen=True)
+class VllmSettings:
+    """Resolved vLLM engine settings (argparse dest names). ``None`` = the version default applies.
+
+    ``max_model_len``: int, None (derive) or -1 (``auto``, >= 0.14). ``gpu_memory_utilization`` fraction of the
+    CUDA total per GPU. ``cpu_offload_gb`` GiB of weights per GPU held in host memory. ``kv_cache_memory_bytes``
+    per GPU (>= 0.10.2). ``estimate_cudagraphs``: the ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` env override.
+    ``speculative_model``/``num_speculative_tokens``: a draft model sharing the GPU (weights + KV layers).
+    ``pp_layer_partition``: ``VLLM_PP_LAYER_PARTITION``.
+    """
+
+    version: str = "0.33.0"
+    version_assumed: bool = False
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    data_parallel_size: int = 1
+    enable_expert_parallel: bool = False
+    max_model_len: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str = "auto"
+    dtype: str = "auto"
+    quantization: str | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enable_chunked_prefill: bool | None = None
+    enforce_eager: bool = False
+    block_size: int | None = None
+    cpu_offload_gb: float = 0.0
+    kv_cache_memory_bytes: int | None = None
+    num_gpu_blocks_override: int | None = None
+    disable_hybrid_kv_cache_manager: bool | None = None
+    disable_sliding_window: bool = False
+    performance_mode: str | None = None
+    allow_long_max_model_len: bool = False
+    estimate_cudagraphs: bool | None = None
+    use_v1: bool | None = None
+    speculative_model: ModelSpec | None = None
+    num_speculative_tokens: int = 0
+    pp_layer_partition: tuple[int, ...] | None = None
+    hf_overrides: dict[str, Any] = field(default_factory=dict)
+
+
+def _truthy(s: str | None) -> bool | None:
+    if s is None:
+        return None
+    return s.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def settings_from_config(cfg: ServingConfig) -> VllmSettings:
+    """:class:`VllmSettings` from a parsed container (``cfg.flags`` canonical dest names, ``cfg.env``, ``cfg.version``).
+
+    Unreadable values fall back to defaults (the engine-config stage reports them as KV206). Never raises.
+    """
+    ver, assumed = resolve_version(cfg.version)
+
+    def get(name: str, default: Any = None) -> Any:
+        return cfg.get(name, default)
+
+    def as_int(x: Any) -> int | None:
+        if x is None or isinstance(x, bool):
+            return None
+        try:
+            return int(x)
+        except (TypeError, ValueError):
+            return None
+
+    def as_float(x: Any) -> float | None:
+        try:
+            return None if x is None or isinstance(x, bool) else float(x)
+        except (TypeError, ValueError):
+            return None
+
+    mml_raw = get("max_model_len")
+    mml = -1 if isinstance(mml_raw, str) and mml_raw.strip().lower() == "auto" else as_int(mml_raw)
+    hfo = get("hf_overrides") or {}
+    if isinstance(hfo, str):
+        try:
+            hfo = json.loads(hfo)
+        except ValueError:
+            hfo = {}
+    spec_cfg = get("speculative_config")
+    if isinstance(spec_cfg, str):
+        try:
+            spec_cfg = json.loads(spec_cfg)
+        except ValueError:
+            spec_cfg = None
+    nst = as_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
+    part = cfg.env.get("VLLM_PP_LAYER_PARTITION")
+    pp_part: tuple[int, ...] | None = None
+    if part:
+        try:
+            pp_part = tuple(int(x) for x in part.split(","))
+        except ValueError:
+            pp_part = None
+    return VllmSettings(
+        version=fmt_version(ver),
+        version_assumed=assumed,
+        tensor_parallel_size=as_int(get("tensor_parallel_size")) or 1,
+        pipeline_parallel_size=as_int(get("pipeline_parallel_size")) or 1,
+        data_parallel_size=as_int(get("data_parallel_size")) or 1,
+        enable_expert_parallel=bool(get("enable_expert_parallel", False)),
+        max_model_len=mml,
+        gpu_memory_utilization=as_float(get("gpu_memory_utilization")),
+        kv_cache_dtype=str(get("kv_cache_dtype") or "auto"),
+        dtype=str(get("dtype") or "auto"),
+        quantization=get("quantization"),
+        max_num_seqs=as_int(get("max_num_seqs")),
+        max_num_batched_tokens=as_int(get("max_num_batched_tokens")),
+        enable_chunked_prefill=get("enable_chunked_prefill"),
+        enforce_eager=bool(get("enforce_eager", False)),
+        block_size=as_int(get("block_size")),
+        cpu_offload_gb=as_float(get("cpu_offload_gb")) or 0.0,
+        kv_cache_memory_bytes=as_int(get("kv_cache_memory_bytes")),
+        num_gpu_blocks_override=as_int(get("num_gpu_blocks_override")),
+        disable_hybrid_kv_cache_manager=get("disable_hybrid_kv_cache_manager"),
+        disable_sliding_window=bool(get("disable_sliding_window", False)),
+        performance_mode=get("performance_mode"),
+        allow_long_max_model_len=bool(_truthy(cfg.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
+        estimate_cudagraphs=_truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
+        use_v1=_truthy(cfg.env.get("VLLM_USE_V1")),
+        num_speculative_tokens=nst or 0,
+        pp_layer_partition=pp_part,
+        hf_overrides=hfo if isinstance(hfo, dict) else {},
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# KV-cache groups
+
+
+@dataclass(frozen=True)
+class KVGroup:
+    """One KV-cache group of vLLM's allocator on one rank.
+
+    ``kind``: full | sliding | chunked | mamba; ``layers`` layers in the group; ``block_size`` tokens per block
+    for these layers; ``page_bytes`` bytes of one block of one layer; ``window`` for sliding/chunked.
+    """
+
+    kind: str
+    layers: int
+    block_size: int
+    page_bytes: int
+    window: int | None = None
+
+    def blocks_per_request(self, max_model_len: int, in_flight: int, spec_blocks: int = 0) -> int:
+        """Blocks one request of ``max_model_len`` tokens holds in this group (``max_memory_usage_bytes`` / page,
+        ``vllm@0.33.0:vllm/v1/kv_cache_interface.py``): full cdiv(L, bs); sliding cdiv(min(W-1+in_flight, L), bs)+1;
+        chunked cdiv(min(chunk+in_flight, L), bs); mamba 1 (+ speculative blocks)."""
+        if self.kind == "mamba":
+            return 1 + spec_blocks
+        if self.kind == "sliding" and self.window:
+            return cdiv(min(self.window - 1 + in_flight, max_model_len), self.block_size) + 1
+        if self.kind == "chunked" and self.window:
+            return cdiv(min(self.window + in_flight, max_model_len), self.block_size)
+        return cdiv(max_model_len, self.block_size)
+
+
+def build_groups(
+    layers: list[LayerSpec], tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
+) -> tuple[list[KVGroup], int, int, list[str]]:
+    """vLLM V1 KV-cache groups of one rank's layers.
+
+    Returns ``(groups, bytes_per_block, block_size, notes)`` where ``bytes_per_block`` = bytes one block id costs
+    across all groups' tensors (num_blocks = floor(available / bytes_per_block)). Uniform spec -> one group; all
+    full-type with different pages -> one UniformType group (Σ pages); otherwise bucket by spec, group size =
+    smallest bucket (largest if max < 1.5 x min), pages unified to the largest; Mamba hybrids enlarge the attention
+    block to cover the Mamba page (align 16). With ``hybrid`` False sliding/chunked layers count as full.
+    Sources: ``vllm@0.33.0:vllm/v1/core/kv_cache_planning.py::get_kv_cache_groups``,
+    ``::_get_kv_cache_groups_uniform_page_size``, ``::unify_kv_cache_spec_page_size``;
+    ``vllm/platforms/interface.py::_align_hybrid_block_size`` (§1.5).
+    """
+    notes: list[str] = []
+    specs: list[tuple[str, int | None, int, int]] = []  # kind, window, bytes/token, state bytes
+    for lay in layers:
+        if lay.kind == "none":
+            continue
+        if lay.kind == "mamba":
+            specs.append(("mamba", None, 0, lay.state_bytes))
+            continue
+        kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
+        if not hybrid and kind != "full":
+            kind = "full"
+        specs.append(
+            (
+                kind,
+                lay.window if kind != "full" else None,
+                layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype),
+                0,
+            )
+        )
+    if not specs:
+        return [], 0, block_size, notes
+    attn = [s for s in specs if s[0] != "mamba"]
+    mamba = [s for s in specs if s[0] == "mamba"]
+    if mamba and attn:
+        tok = max(s[2] for s in attn)
+        mpage = max(s[3] for s in mamba)
+        align = 16
+        new_bs = max(block_size, align * cdiv(mpage, align * tok))
+        if new_bs != block_size:
+            notes.append(
+                f"attention block size raised to {new_bs} tokens so its page covers the Mamba state page"
+            )
+        block_size = new_bs
+    keys = sorted({(s[0], s[1], s[2], s[3]) for s in specs}, key=str)
+    if len(keys) == 1:
+        k = keys[0]
+        page = k[3] if k[0] == "mamba" else k[2] * block_size
+        n = len(specs)
+        return [KVGroup(k[0], n, block_size, page, k[1])], n * page, block_size, notes
+    if not mamba and all(k[0] == "full" for k in keys):
+        total_tok = sum(s[2] for s in specs)
+        avg = max(1, total_tok // len(specs))
+        notes.append("layers differ in KV size: one UniformTypeKVCacheSpecs group")
+        return (
+            [KVGroup("full", len(specs), block_size, avg * block_size)],
+            total_tok * block_size,
+            block_size,
+            notes,
+        )
+    buckets: dict[tuple[str, int | None], int] = {}
+    for s in specs:
+        buckets[(s[0], s[1])] = buckets.get((s[0], s[1]), 0) + 1
+    page = max(max((s[2] * block_size for s in attn), default=0), max((s[3] for s in mamba), default=0))
+    cmin, cmax = min(buckets.values()), max(buckets.values())
+    gsize = cmax if cmax < 1.5 * cmin else cmin
+    groups: list[KVGroup] = []
+    for (kind, window), count in sorted(buckets.items(), key=str):
+        tok = max((s[2] for s in attn if (s[0], s[1]) == (kind, window)), default=0)
+        bs = block_size if kind == "mamba" or tok == 0 else max(block_size, page // tok)
+        for g in range(cdiv(count, gsize)):
+            groups.append(KVGroup(kind, min(gsize, count - g * gsize), bs, page, window))
+    padded = sum(cdiv(c, gsize) * gsize - c for c in buckets.values())
+    if padded:
+        notes.append(f"{padded} padding layer(s) added to equalise KV-cache groups")
+    return groups, gsize * page, block_size, notes
+
+
+# ------------------------------------------------------------------------------------------------
+# plan
+
+
+@dataclass(frozen=True)
+class VllmPlanDetail:
+    """The plan plus the fit check vLLM performs after profiling.
+
+    ``fits``: one max-model-len request fits (no E1/E2). ``needed_bytes``/``fit_available_bytes``: the two numbers of
+    the E1 message (per GPU). ``estimated_max_model_len``: vLLM's own estimate (0 = nothing fits). ``error``: the
+    start-up error text vLLM would print, in the wording of that version, or None. ``groups``: KV-cache groups of
+    the limiting rank.
+    """
+
+    plan: MemoryPlan
+    fits: bool
+    needed_bytes: int
+    fit_available_bytes: int
+    estimated_max_model_len: int
+    error: str | None
+    groups: tuple[KVGroup, ...]
+    stage_layers: tuple[int, ...]
+
+
+def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[int]:
+    """Layers per pipeline stage: ``layers // pp`` each, the remainder added one each to stages from the
+    second-to-last backwards; or ``VLLM_PP_LAYER_PARTITION`` when it has pp entries summing to the layer count.
+    Source: ``vllm/distributed/utils.py::get_pp_indices`` (§1.10)."""
+    if partition and len(partition) == pp and sum(partition) == num_layers:
+        return list(partition)
+    parts = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        parts[-i] += 1
+    return parts
+
+
+def _era(v: Version, s: VllmSettings, cc: str | None, dtype: str) -> tuple[str, str]:
+    """``("v0"|"v1", why)`` per §1.1 (``vllm@0.8.5:vllm/engine/arg_utils.py::EngineArgs._is_v1_supported_oracle``)."""
+    c = dfl._cc_tuple(cc)
+    if v < (0, 8, 0):
+        if s.use_v1 and v >= (0, 6, 6):
+            return "v1", "V1 engine opted in with VLLM_USE_V1=1"
+        return "v0", f"V0 engine (default up to 0.7.x; vLLM {fmt_version(v)})"
+    if v >= (0, 11, 0):
+        return "v1", "V1 engine (only engine from 0.11.0)"
+    if s.use_v1 is False:
+        return "v0", "V0 engine forced by VLLM_USE_V1=0"
+    if c is not None and c < (8, 0):
+        return "v0", f"V0 fallback: compute capability {cc} < 8.0 (EngineArgs._is_v1_supported_oracle)"
+    if dtype == "float32":
+        return "v0", "V0 fallback: dtype float32 not supported by V1 (EngineArgs._is_v1_supported_oracle)"
+    if (s.kv_cache_dtype or "auto") != "auto":
+        hopper = c is not None and c[0] == 9
+        ok = hopper if v < (0, 10, 2) else (c is None or c >= (8, 9))
+        if not ok:
+            return "v0", f"V0 fallback: --kv-cache-dtype {s.kv_cache_dtype} unsupported by V1 on this GPU"
+    return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})"
+
+
+def _weights_total(model: ModelSpec, dbytes: int, quant: str | None) -> tuple[int, str]:
+    try:
+        from kvlint.models.weights import weight_bytes  # type: ignore[attr-defined]
+
+        b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
+        return int(b), str(src)
+    except (ImportError, AttributeError, TypeError):
+        from kvlint.plan._specs import estimate_weight_bytes
+
+        return estimate_weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
+
+
+def _inter_eff(model: ModelSpec) -> int:
+    c = model.text_config or model.config or {}
+    if model.num_experts and model.moe_intermediate_size:
+        topk = int(c.get("num_experts_per_tok") or c.get("moe_topk") or c.get("experts_per_token") or 2)
+        return topk * model.moe_intermediate_size
+    if model.num_experts:
+        topk = int(c.get("num_experts_per_tok") or 2)
+        return topk * model.intermediate_size
+    return model.intermediate_size
+
+
+def _expert_fraction(model: ModelSpec) -> float:
+    """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP)."""
+    try:
+        from kvlint.models.weights import param_breakdown as pb
+
+        parts = pb(model)
+        lin, exp = int(parts.get("linear", 0)), int(parts.get("experts", 0))
+        return exp / (lin + exp) if lin + exp else 0.0
+    except (ImportError, AttributeError, TypeError, KeyError):
+        from kvlint.plan._specs import param_breakdown
+
+        _, _, per_layer, experts = param_breakdown(model)
+        return experts / (per_layer + experts) if per_layer + experts else 0.0
+
+
+def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
+    """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
+    (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
+    instance). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056)."""
+    c = model.text_config or model.config or {}
+    mp = model.max_position_embeddings or 0
+    rs = dfl.rope_scaling_of(c)
+    if rs and rs.get("rope_type") == "yarn" and rs.get("original_max_position_embeddings"):
+        mp = int(rs["original_max_position_embeddings"] * float(rs.get("factor") or 1))
+    rot = int(model.head_size * float(c.get("partial_rotary_factor") or 1.0))
+    if model.is_mla:
+        rot = int(c.get("qk_rope_head_dim") or 64)
+    return int(mp * rot * dbytes)
+
+
+def plan_vllm(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> MemoryPlan:
+    """vLLM's memory arithmetic for the limiting rank (bytes per GPU). See :func:`plan_vllm_detailed`.
+
+    Raises :class:`PlanError` when no plan is possible (no KV-holding layers, non-positive memory total).
+    """
+    return plan_vllm_detailed(
+        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+    ).plan
+
+
+def plan_vllm_detailed(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> VllmPlanDetail:
+    """Full vLLM start-up prediction per GPU.
+
+    Steps (engine-memory-model.md §1): era (§1.1) -> dtype (§1.7) -> max_model_len (§1.8) -> batch defaults (§1.9)
+    -> weights per rank under TP/PP/EP with ``--cpu-offload-gb`` (§1.13) -> budget ``ceil(total x util)`` (default
+    util 0.90, 0.92 from 0.20.0) or ``--kv-cache-memory-bytes`` (§1.2) -> minus calibrated activation, non-torch and
+    (0.20+, or env on 0.18-0.19, unless ``--enforce-eager``) CUDA-graph terms -> KV groups, bytes per block,
+    num_blocks = floor(kv / bytes_per_block), min over PP stages (§1.4/§1.5) -> capacity and concurrency in the
+    version's formula -> fit check (null block from 0.29) and vLLM's estimated maximum model length.
+
+    Args:
+        settings: resolved flags. model: the ModelSpec. total_bytes: CUDA-reported total per GPU.
+        gpu_name: device name (batch defaults look for ``h100``/``a100``). compute_capability: ``"9.0"``.
+
+    Raises:
+        PlanError: total_bytes <= 0, or the model has no attention or state layers.
+    """
+    if total_bytes <= 0:
+        raise PlanError("GPU memory total must be positive")
+    if not any(lay.kind != "none" for lay in model.layers):
+        raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
+    v, assumed = resolve_version(settings.version)
+    assumed = assumed or settings.version_assumed
+    notes: list[str] = []
+    if assumed:
+        notes.append(f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}")
+    tp = max(1, settings.tensor_parallel_size)
+    pp = max(1, settings.pipeline_parallel_size)
+    dp = max(1, settings.data_parallel_size)
+    cc = compute_capability
+
+    dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
+    notes.append(why)
+    era, why = _era(v, settings, cc, dtype)
+    notes.append(why)
+    dbytes = dtype_bytes(dtype)
+    kvd = settings.kv_cache_dtype or "auto"
+    kvb = kv_dtype_bytes(kvd, dtype)
+    notes.append(f"KV cache dtype {kvd} -> {kvb} byte(s)/element")
+
+    # max_model_len (§1.8)
+    derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
+    notes.append(why)
+    default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
+    auto_fit = False
+    user = settings.max_model_len
+    if user is not None and user < 0:
+        if supports_auto_max_model_len(v):
+            auto_fit = True
+            max_len, src = default_len, "auto"
+        else:
+            max_len, src = default_len, "derived"
+            notes.append(
+                f"--max-model-len auto/-1 is not accepted before vLLM 0.14.0; planned with the derived {default_len}"
+            )
+    elif user:
+        max_len, src = int(user), "user"
+        if user > derived and not (mml_key and user <= mml_key):
+            notes.append(
+                f"--max-model-len {user} exceeds the derived {key}={derived:g}: vLLM refuses to start"
+                + (
+                    " (allowed by VLLM_ALLOW_LONG_MAX_MODEL_LEN)"
+                    if settings.allow_long_max_model_len
+                    else " (E6)"
+                )
+            )
+    else:
+        max_len, src = default_len, "derived"
+    if (
+        settings.disable_sliding_window
+        and model.sliding_window
+        and model.sliding_window < max_len
+        and src != "user"
+    ):
+        max_len = model.sliding_window
+        notes.append(f"--disable-sliding-window caps max_model_len at the window {max_len}")
+
+    # scheduler defaults (§1.9)
+    has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
+    if settings.enable_chunked_prefill is not None:
+        chunked = bool(settings.enable_chunked_prefill)
+    elif era == "v0":
+        chunked = dfl.v0_chunked_prefill_default(v, max_len, has_sw)
+        if chunked:
+            notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
+    else:
+        chunked = True
+    d_mbt, d_seqs, why = dfl.batch_defaults(
+        v, era, total_bytes, gpu_name, cc, settings.performance_mode, max_len, chunked
+    )
+    mbt = settings.max_num_batched_tokens
+    seqs = settings.max_num_seqs or d_seqs
+    if mbt is None:
+        mbt = d_mbt
+        if era == "v1" and not chunked:
+            mbt = min(seqs * max_len, max(max_len, d_mbt))
+            why += f"; chunked prefill off -> max_num_batched_tokens={mbt} (EngineArgs post-processing)"
+        notes.append(why)
+    elif settings.max_num_seqs is None:
+        notes.append(f"max_num_seqs={d_seqs}: {why.split(': ', 1)[-1]}")
+    seqs = min(seqs, mbt)
+
+    # block size, layers per stage (§1.4, §1.10)
+    layers = list(model.layers)
+    draft = settings.speculative_model
+    if draft is not None:
+        layers += list(draft.layers)
+        notes.append(
+            f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
+        )
+    bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
+    notes.append(why)
+    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
+    if pp > 1:
+        notes.append(
+            f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity"
+        )
+    hybrid = (
+        era == "v1"
+        and hybrid_allocator_available(v)
+        and not settings.disable_hybrid_kv_cache_manager
+        and not any(lay.kind == "chunked" for lay in layers)
+    )
+    if has_sw:
+        notes.append(
+            "sliding-window layers bounded by window + in-flight tokens (hybrid KV-cache manager)"
+            if hybrid
+            else "sliding-window/chunked layers allocated as full attention (no hybrid KV-cache manager)"
+        )
+    in_flight = mbt * (2 if v >= (0, 33, 0) and pp == 1 else 1)
+
+    # weights (§1.13)
+    w_total, w_src = _weights_total(model, dbytes, settings.quantization)
+    if draft is not None:
+        dw, _ = _weights_total(draft, dbytes, None)
+        w_total += dw
+    embed = model.vocab_size * model.hidden_size * dbytes
+    lm = 0 if model.tie_word_embeddings else embed
+    layer_w = max(0, w_total - embed - lm)
+    efrac = _expert_fraction(model)
+    ep = tp * dp if settings.enable_expert_parallel else tp
+    rot = _rotary_cache_bytes(model, dbytes)
+
+    util = settings.gpu_memory_utilization
+    if util is None:
+        util = default_gpu_memory_utilization(v)
+        notes.append(f"gpu_memory_utilization={util}: vLLM {fmt_version(v)} default (CacheConfig)")
+    budget = math.ceil(total_bytes * util) if v >= (0, 27, 0) else int(total_bytes * util)
+
+    # CUDA graphs (§1.2.2)
+    cg_sub = False
+    if era == "v1" and not settings.enforce_eager:
+        if settings.estimate_cudagraphs is not None and cudagraph_env_exists(v):
+            cg_sub = settings.estimate_cudagraphs
+        else:
+            cg_sub = cudagraph_subtracted_by_default(v)
+    if settings.enforce_eager:
+        notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif era == "v1" and not cg_sub:
+        notes.append("CUDA-graph memory not deducted from the KV budget in this version (measured at most)")
+    elif cg_sub:
+        notes.append(
+            "CUDA-graph estimate deducted from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, >= 0.20)"
+        )
+
+    regime = cal.sampler_regime(era, v, chunked)
+    ie = _inter_eff(model)
+    world = tp * pp
+    best: dict[str, Any] | None = None
+    start = 0
+    for si, n in enumerate(split):
+        stage_layers = layers[start : start + n] if draft is None or pp > 1 else layers
+        start += n
+        last = si == pp - 1
+        w = layer_w * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
+        w += (embed / tp if si == 0 else 0) + (lm / tp if last and lm else 0)
+        if last and not lm and pp > 1:
+            w += embed / tp
+        w = int(w) + rot
+        if settings.cpu_offload_gb:
+            off = int(settings.cpu_offload_gb * GiB)
+            w = max(int(embed / tp) if si == 0 else 0, w - off)
+        act = cal.activation_bytes(
+            regime, seqs, mbt, model.vocab_size, model.hidden_size, ie, tp, dbytes, last
+        )
+        nt = cal.non_torch_bytes(era, world)
+        cg = (
+            cal.cudagraph_bytes(n, seqs, model.hidden_size, ie, tp, dbytes)
+            if era == "v1" and not settings.enforce_eager
+            else 0
+        )
+        over = act + nt + (cg if cg_sub else 0)
+        bypass = settings.kv_cache_memory_bytes is not None and has_kv_cache_memory_bytes(v)
+        if bypass:
+            kv = int(settings.kv_cache_memory_bytes or 0)
+            band = 0
+        else:
+            kv = budget - w - over
+            band = cal.band_bytes(over)
+        kv_lo, kv_hi = kv - band, kv + band
+        if era == "v1":
+            groups, bpb, bsz, gnotes = build_groups(stage_layers, tp, kvb, kvd, bs, hybrid)
+        else:
+            tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
+            groups = [
+                KVGroup(
+                    "full", sum(1 for lay in stage_layers if lay.kind not in ("none", "mamba")), bs, tok * bs
+                )
+            ]
+            bpb, bsz, gnotes = tok * bs, bs, []
+        if not groups or bpb <= 0:
+            continue
+        nb = max(0, kv // bpb)
+        cand = dict(
+            stage=si,
+            w=w,
+            act=act,
+            nt=nt,
+            cg=cg if cg_sub else 0,
+            kv=kv,
+            kv_lo=kv_lo,
+            kv_hi=kv_hi,
+            groups=groups,
+            bpb=bpb,
+            bs=bsz,
+            nb=nb,
+            nb_lo=max(0, kv_lo // bpb),
+            nb_hi=max(0, kv_hi // bpb),
+            gnotes=gnotes,
+            tok=sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers),
+            bypass=bypass,
+        )
+        if best is None or nb < best["nb"]:
+            best = cand
+    if best is None:
+        raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
+    notes.extend(best["gnotes"])
+    if best["bypass"]:
+        notes.append(
+            f"--kv-cache-memory-bytes={settings.kv_cache_memory_bytes}: KV size fixed, utilization ignored"
+        )
+    elif settings.kv_cache_memory_bytes is not None:
+        notes.append("--kv-cache-memory-bytes does not exist before vLLM 0.10.2; ignored")
+    notes.append(
+        f"activation {best['act'] / GiB:.2f} GiB, non-torch {best['nt'] / GiB:.2f} GiB"
+        + (f", CUDA graphs {best['cg'] / GiB:.2f} GiB" if best["cg"] else "")
+        + " [heuristic, calibrated on ground truth; see kvlint.plan.calibration]"
+    )
+    groups = best["groups"]
+    bpb, bsz = best["bpb"], best["bs"]
+    nb = best["nb"]
+    if settings.num_gpu_blocks_override:
+        notes.append(
+            f"num_gpu_blocks overridden to {settings.num_gpu_blocks_override} (--num-gpu-blocks-override)"
+        )
+        nb = settings.num_gpu_blocks_override
+    spec_blocks = cdiv(settings.num_speculative_tokens, bsz) if settings.num_speculative_tokens else 0
+    null_block = era == "v1" and has_null_block_in_fit_check(v)
+
+    def per_req_blocks(length: int) -> int:
+        return sum(g.blocks_per_request(length, in_flight, spec_blocks) for g in groups)
+
+    def needed(length: int) -> int:
+        if era == "v0":
+            return cdiv(length, bsz) * bpb
+        if null_block:
+            return bpb * per_req_blocks(length)
+        return sum(
+            g.blocks_per_request(length, in_flight, spec_blocks) * g.page_bytes * g.layers for g in groups
+        )
+
+    avail_fit = best["kv"] - (bpb if null_block else 0)
+    if settings.num_gpu_blocks_override:
+        avail_fit = nb * bpb - (bpb if null_block else 0)
+
+    def largest_fit() -> int:
+        if needed(1) > avail_fit:
+            return 0
+        lo, hi = 1, max_len
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if needed(mid) <= avail_fit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    est = largest_fit()
+    if auto_fit:
+        if est < max_len:
+            notes.append(f"Auto-fit max_model_len: reduced from {max_len} to {est} to fit the KV cache")
+            max_len = max(est, 0)
+        src = "auto"
+    if era == "v0":
+        tokens = nb * bsz
+        conc = tokens / max_len if max_len else 0.0
+        conc_lo = best["nb_lo"] * bsz / max_len if max_len else 0.0
+        conc_hi = best["nb_hi"] * bsz / max_len if max_len else 0.0
+    else:
+        prb = max(1, per_req_blocks(max_len)) if max_len else 1
+        conc = nb / prb
+        conc_lo, conc_hi = best["nb_lo"] / prb, best["nb_hi"] / prb
+        if capacity_is_concurrency_times_len(v):
+            tokens = int(conc * max_len)
+        elif v >= (0, 9, 0):
+            tokens = (nb // len(groups)) * min(g.block_size for g in groups)
+        else:
+            tokens = nb * bsz
+    need = needed(max_len) if max_len else 0
+    fits = max_len > 0 and need <= avail_fit and nb > 0
+    error = None
+    if best["kv"] <= 0 or nb <= 0:
+        error = _e2_text(v, era)
+    elif not fits:
+        error = _e1_text(v, era, max_len, need, avail_fit, est, tokens)
+
+    plan = MemoryPlan(
+        engine="vllm",
+        engine_version=fmt_version(v),
+        era=era,
+        total_bytes=int(total_bytes),
+        gpu_memory_utilization=float(util),
+        budget_bytes=int(settings.kv_cache_memory_bytes or 0) if best["bypass"] else int(budget),
+        weights_bytes=int(best["w"]),
+        activation_bytes=int(best["act"]),
+        non_torch_bytes=int(best["nt"]),
+        cudagraph_bytes=int(best["cg"]),
+        kv_cache_bytes=int(best["kv"]),
+        kv_cache_bytes_low=int(best["kv_lo"]),
+        kv_cache_bytes_high=int(best["kv_hi"]),
+        kv_bytes_per_token=int(best["tok"]),
+        block_size=int(bsz),
+        bytes_per_block=int(bpb),
+        num_blocks=int(nb),
+        num_blocks_low=int(best["nb_lo"]),
+        num_blocks_high=int(best["nb_hi"]),
+        capacity_tokens=int(tokens),
+        max_model_len=int(max_len),
+        max_model_len_source=src,
+        derived_max_model_len=int(derived),
+        per_request_bytes=int(need),
+        max_concurrency=float(conc),
+        max_concurrency_low=float(conc_lo),
+        max_concurrency_high=float(conc_hi),
+        max_num_seqs=int(seqs),
+        max_num_batched_tokens=int(mbt),
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        data_parallel_size=dp,
+        dtype=dtype,
+        kv_cache_dtype=kvd,
+        weights_source=w_src,
+        assumptions=tuple(notes),
+    )
+    return VllmPlanDetail(plan, fits, int(need), int(avail_fit), int(est), error, tuple(groups), tuple(split))
+
+
+def _fmt_gib(v: Version, x: int) -> str:
+    val = x / GiB
+    if v >= (0, 14, 0):
+        return f"{round(val, 2)}"
+    return f"{val:.2f}"
+
+
+def _e1_text(v: Version, era: str, max_len: int, need: int, avail: int, est: int, tokens: int) -> str:
+    """E1 (V1) / V0 length-check error text of that version (§1.11)."""
+    if era == "v0":
+        return (
+            f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be stored in "
+            f"KV cache ({tokens}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+            "initializing the engine."
+        )
+    apos = "model's" if v >= (0, 22, 0) else "models's"
+    unit = "GiB"
+    msg = (
+        f"To serve at least one request with the {apos} max seq len ({max_len}), ({_fmt_gib(v, need)} {unit} KV cache "
+        f"is needed, which is larger than the available KV cache memory ({_fmt_gib(v, avail)} {unit})."
+    )
+    if v >= (0, 9, 0):
+        msg += f" Based on the available memory, the estimated maximum model length is {est}."
+    elif v >= (0, 8, 5) and est > 0:
+        msg += " Based on the available memory, "
+    if v >= (0, 22, 0):
+        msg += (
+            " Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or "
+            "decreasing `max_model_len` when initializing the engine."
+        )
+    else:
+        msg += " Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."
+    if v >= (0, 13, 0):
+        msg += " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    return msg
+
+
+def _e2_text(v: Version, era: str) -> str:
+    """E2 "No available memory for the cache blocks" of that version (§1.11)."""
+    msg = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
+    if era == "v1" and v >= (0, 22, 0):
+        msg = (
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` (this flag also "
+            "controls CPU memory reservation on the CPU backend, despite its name) when initializing the engine."
+        )
+    if era == "v1" and v >= (0, 13, 0):
+        msg += " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+    return msg
+
+
+# ------------------------------------------------------------------------------------------------
+# fixes
+
+
+def replan(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+    **changes: Any,
+) -> MemoryPlan:
+    """:func:`plan_vllm` with some settings changed (``dataclasses.replace(settings, **changes)``).
+    Raises TypeError for unknown setting names, PlanError as plan_vllm."""
+    return plan_vllm(
+        dataclasses.replace(settings, **changes),
+        model,
+        total_bytes,
+        gpu_name=gpu_name,
+        compute_capability=compute_capability,
+    )
+
+
+def largest_fitting_max_model_len(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> int:
+    """vLLM's own "estimated maximum model length" for these settings (tokens; 0 if not even one token fits).
+
+    Computed with the derived/auto max length as the search ceiling, so it is never above what vLLM accepts.
+    """
+    d = plan_vllm_detailed(
+        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+    )
+    if d.fits:
+        return d.plan.max_model_len
+    return d.estimated_max_model_len
+
+
+def smallest_fitting_utilization(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> float | None:
+    """Smallest ``--gpu-memory-utilization`` (<= 1.0, rounded up to 2 decimals) at which one max-model-len request
+    fits, verified by re-planning; None if even 1.0 does not fit."""
+    kw: dict[str, Any] = {"gpu_name": gpu_name, "compute_capability": compute_capability}
+    d = plan_vllm_detailed(settings, model, total_bytes, **kw)  # type: ignore[arg-type]
+    p = d.plan
+    short = d.needed_bytes - d.fit_available_bytes
+    guess = p.gpu_memory_utilization + max(0, short) / total_bytes
+    u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
+    for _ in range(200):
+        dd = plan_vllm_detailed(
+            dataclasses.replace(settings, gpu_memory_utilization=u), model, total_bytes, **kw
+        )  # type: ignore[arg-type]
+        if dd.fits:
+            # walk down while it still fits (guess may overshoot)
+            while u > 0.01:
+                lower = round(u - 0.01, 2)
+                d2 = plan_vllm_detailed(
+                    dataclasses.replace(settings, gpu_memory_utilization=lower), model, total_bytes, **kw
+                )  # type: ignore[arg-type]
+                if not d2.fits:
+                    break
+                u = lower
+            return u
+        if u >= 1.0:
+            return None
+        u = min(1.0, round(u + 0.01, 2))
+    return None
