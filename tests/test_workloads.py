@@ -1,0 +1,261 @@
+"""Tests for kvlint.workloads: PodSpec discovery across kinds, metadata merge, ConfigMap-mounted files."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from kvlint.load import load_paths, load_text
+from kvlint.source import LDict, Loc, loc_of
+from kvlint.workloads import configmaps, find_workloads, mounted_file, object_ref
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "load"
+CORPUS = Path("/work/shared/corpus/manifests")
+
+
+def _load(name: str):
+    return load_paths([str(FIX / name)])
+
+
+def _line_of(path: Path, needle: str) -> int:
+    for i, line in enumerate(path.read_text().splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(needle)
+
+
+# ------------------------------------------------------------------------------------------------ corpus
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus not available")
+def test_every_corpus_manifest():
+    rows = list(csv.DictReader(open(CORPUS / "INDEX.csv")))
+    checked = 0
+    for row in rows:
+        path = CORPUS / row["file"]
+        if not path.exists():
+            continue
+        r = load_paths([str(path)])
+        ws = find_workloads(r.documents)  # must not raise
+        for w in ws:
+            assert isinstance(w.pod_spec, LDict) and isinstance(w.pod_spec.get("containers"), list)
+            assert w.loc is not None and w.loc.file == str(path)
+        kinds = row["kind(s)"]
+        parsed = not r.findings  # malformed files and Helm templates are KV001/KV002, not workloads
+        if parsed and any(k in kinds for k in ("Deployment", "StatefulSet", "LeaderWorkerSet", "RayService")):
+            assert ws, f"no workload found in {row['file']} ({kinds})"
+            checked += 1
+    assert checked >= 40
+
+
+# ------------------------------------------------------------------------------------------------ kinds
+
+
+def test_leaderworkerset_roles_and_group_size():
+    r = _load("kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml")
+    ws = find_workloads(r.documents)
+    assert [(w.kind, w.role, w.group_size, w.replicas) for w in ws] == [
+        ("LeaderWorkerSet", "leader", 2, 2),
+        ("LeaderWorkerSet", "worker", 2, 2),
+    ]
+    leader, worker = ws
+    assert leader.path == "spec.leaderWorkerTemplate.leaderTemplate.spec"
+    assert worker.path == "spec.leaderWorkerTemplate.workerTemplate.spec"
+    assert leader.pod_spec["containers"][0]["name"] == "vllm-leader"
+    assert leader.labels == {"role": "leader"}
+    assert object_ref(leader) == "LeaderWorkerSet/vllm"
+
+
+def test_leaderworkerset_without_leader_template_reports_worker_once():
+    text = (
+        "kind: LeaderWorkerSet\nmetadata: {name: x, namespace: ns}\nspec:\n  replicas: 3\n"
+        "  leaderWorkerTemplate:\n    size: 4\n    workerTemplate:\n      spec:\n"
+        "        containers: [{name: w, image: vllm/vllm-openai}]\n"
+    )
+    ws = find_workloads(load_text(text, "l.yaml").documents)
+    assert [(w.role, w.group_size, w.replicas) for w in ws] == [("worker", 4, 3)]
+    assert object_ref(ws[0]) == "LeaderWorkerSet/ns/x"
+
+
+POD = "containers: [{name: c, image: img}]"
+
+
+@pytest.mark.parametrize(
+    "kind,body,path",
+    [
+        ("Pod", f"spec: {{{POD}}}", "spec"),
+        ("Deployment", f"spec: {{replicas: 2, template: {{spec: {{{POD}}}}}}}", "spec.template.spec"),
+        ("StatefulSet", f"spec: {{template: {{spec: {{{POD}}}}}}}", "spec.template.spec"),
+        ("DaemonSet", f"spec: {{template: {{spec: {{{POD}}}}}}}", "spec.template.spec"),
+        ("Job", f"spec: {{template: {{spec: {{{POD}}}}}}}", "spec.template.spec"),
+        (
+            "CronJob",
+            f"spec: {{jobTemplate: {{spec: {{template: {{spec: {{{POD}}}}}}}}}}}",
+            "spec.jobTemplate.spec.template.spec",
+        ),
+        (
+            "JobSet",
+            f"spec: {{replicatedJobs: [{{replicas: 2, template: {{spec: {{template: {{spec: {{{POD}}}}}}}}}}}]}}",
+            "spec.replicatedJobs[0].template.spec.template.spec",
+        ),
+    ],
+)
+def test_kinds(kind, body, path):
+    ws = find_workloads(load_text(f"kind: {kind}\nmetadata: {{name: n}}\n{body}\n", "k.yaml").documents)
+    assert [w.path for w in ws] == [path]
+    assert ws[0].pod_spec["containers"][0]["image"] == "img"
+    if kind in ("Deployment", "JobSet"):
+        assert ws[0].replicas == 2
+
+
+def test_labels_and_annotations_template_wins():
+    text = (
+        "kind: Deployment\nmetadata:\n  name: d\n  labels: {app: a, tier: obj}\n  annotations: {kvlint.io/accelerator: L4}\n"
+        "spec:\n  template:\n    metadata:\n      labels: {tier: pod}\n      annotations: {x: 1}\n"
+        f"    spec: {{{POD}}}\n"
+    )
+    (w,) = find_workloads(load_text(text, "d.yaml").documents)
+    assert w.labels == {"app": "a", "tier": "pod"}
+    assert w.annotations == {"kvlint.io/accelerator": "L4", "x": "1"}
+
+
+def test_kserve_inferenceservice_model_is_a_synthetic_container():
+    p = FIX / "kserve__kserve__docs__samples__storage__hf__hf_isvc.yaml"
+    r = load_paths([str(p)])
+    (w,) = find_workloads(r.documents)
+    assert w.kind == "InferenceService" and w.path == "spec.predictor.model"
+    model = r.documents[0].data["spec"]["predictor"]["model"]
+    c = w.pod_spec["containers"][0]
+    assert c is model  # the loaded mapping itself: all positions inside it are real
+    args = c["args"]
+    assert loc_of(args, 1) == Loc(str(p), _line_of(p, "--model_dir"), 9)
+    assert w.pod_spec["serviceAccountName"] == "hfserviceacc"
+    assert loc_of(w.pod_spec, "serviceAccountName").line == _line_of(p, "serviceAccountName")
+    assert "model" not in w.pod_spec
+
+
+def test_rayservice_head_and_worker_groups():
+    r = _load("awslabs__ai-on-eks__blueprints__inference__vllm-rayserve-gpu__ray-service-vllm.yaml")
+    ws = find_workloads(r.documents)
+    assert [(w.path, w.role) for w in ws] == [
+        ("spec.rayClusterConfig.headGroupSpec.template.spec", "head"),
+        ("spec.rayClusterConfig.workerGroupSpecs[0].template.spec", "worker"),
+    ]
+    assert (
+        ws[1].replicas == r.documents[-1].data["spec"]["rayClusterConfig"]["workerGroupSpecs"][0]["replicas"]
+    )
+
+
+def test_servingruntime_worker_spec_is_separate_and_not_double_counted():
+    r = _load("kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml")
+    ws = find_workloads(r.documents)
+    assert [(w.path, w.role) for w in ws] == [("spec", None), ("spec.workerSpec", "worker")]
+    assert len({id(w.pod_spec) for w in ws}) == 2
+
+
+def test_openshift_template_wrapping_servingruntime():
+    r = _load("opendatahub-io__odh-model-controller__config__runtimes__vllm__vllm-cuda-template.yaml")
+    (w,) = find_workloads(r.documents)
+    assert w.kind == "Template" and w.path == "objects[0].spec"
+    assert w.pod_spec["containers"][0]["name"] == "kserve-container"
+
+
+def test_ome_runner_leader_worker():
+    r = _load("sgl-project__ome__config__runtimes__srt__deepseek-rdma-rt.yaml")
+    ws = {w.path: w for w in find_workloads(r.documents)}
+    assert ws["spec.engineConfig.leader.runner"].role == "leader"
+    assert ws["spec.engineConfig.worker.runner"].role == "worker"
+    runner = r.documents[0].data["spec"]["engineConfig"]["leader"]["runner"]
+    assert ws["spec.engineConfig.leader.runner"].pod_spec["containers"][0] is runner
+
+
+def test_odd_shapes_never_raise():
+    text = (
+        "kind: Deployment\nmetadata: just-a-string\nspec: {template: {spec: {containers: oops}}}\n---\n"
+        "kind: Pod\nspec: [1, 2]\n---\nkind: StatefulSet\nspec: {template: {spec: {containers: [1, x, null]}}}\n---\n"
+        "- a\n---\nkind: LeaderWorkerSet\nspec: {leaderWorkerTemplate: [x]}\n---\n"
+        "kind: InferenceService\nspec: {predictor: {model: 3}}\n---\n"
+        f"kind: Deployment\nmetadata: {{name: ok, labels: [x]}}\nspec: {{template: {{metadata: 5, spec: {{{POD}}}}}}}\n"
+    )
+    r = load_text(text, "odd.yaml")
+    ws = find_workloads(r.documents)
+    assert [w.name for w in ws] == ["ok"]
+    assert ws[0].labels == {} and ws[0].annotations == {}
+
+
+# ------------------------------------------------------------------------------------------------ ConfigMaps
+
+
+def test_mounted_chat_template_from_configmap():
+    p = FIX / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__adk-vllm__deploy-llm__deploy-llm.yaml"
+    r = load_paths([str(p)])
+    cms = configmaps(r.documents)
+    assert (None, "llama-chat-templates") in cms
+    (w,) = find_workloads(r.documents)
+    c = w.pod_spec["containers"][0]
+    path = "/templates/tool_chat_template_llama3.1_json.jinja"
+    assert any(a == f"--chat-template={path}" for a in c["args"])
+    got = mounted_file(w.pod_spec, c, path, cms)
+    assert got is not None
+    text, loc = got
+    assert text.startswith("{{- bos_token }}")
+    assert loc is not None and loc.line == _line_of(p, "tool_chat_template_llama3.1_json.jinja: |")
+    assert mounted_file(w.pod_spec, c, "/templates/other.jinja", cms) is None
+    assert mounted_file(w.pod_spec, c, "/dev/shm/x", cms) is None
+
+
+def test_mounted_file_subpath_items_and_namespaces():
+    text = """\
+kind: ConfigMap
+metadata: {name: vllm-cfg, namespace: prod}
+data:
+  config.yaml: |
+    max-model-len: 8192
+  other: "x"
+---
+kind: ConfigMap
+metadata: {name: vllm-cfg, namespace: dev}
+data:
+  config.yaml: "max-model-len: 1024"
+---
+kind: Deployment
+metadata: {name: d, namespace: prod}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        volumeMounts:
+        - {name: cfg, mountPath: /etc/vllm/config.yaml, subPath: config.yaml}
+        - {name: renamed, mountPath: /etc/renamed}
+        - {name: proj, mountPath: /etc/proj}
+      volumes:
+      - {name: cfg, configMap: {name: vllm-cfg}}
+      - name: renamed
+        configMap: {name: vllm-cfg, items: [{key: config.yaml, path: engine/args.yaml}]}
+      - name: proj
+        projected: {sources: [{configMap: {name: vllm-cfg}}]}
+"""
+    r = load_text(text, "m.yaml")
+    cms = configmaps(r.documents)
+    assert set(cms) == {("prod", "vllm-cfg"), ("dev", "vllm-cfg")}
+    (w,) = find_workloads(r.documents)
+    c = w.pod_spec["containers"][0]
+    got = mounted_file(w.pod_spec, c, "/etc/vllm/config.yaml", cms, namespace=w.namespace)
+    assert got == ("max-model-len: 8192\n", Loc("m.yaml", 4, 16))
+    got = mounted_file(w.pod_spec, c, "/etc/vllm/config.yaml", cms, namespace="dev")
+    assert got is not None and got[0] == "max-model-len: 1024"
+    # name alone is ambiguous between two namespaces
+    assert mounted_file(w.pod_spec, c, "/etc/vllm/config.yaml", cms, namespace="other") is None
+    got = mounted_file(w.pod_spec, c, "/etc/renamed/engine/args.yaml", cms, namespace="prod")
+    assert got is not None and got[0].startswith("max-model-len: 8192")
+    assert mounted_file(w.pod_spec, c, "/etc/renamed/config.yaml", cms, namespace="prod") is None
+    got = mounted_file(w.pod_spec, c, "/etc/proj/other", cms, namespace="prod")
+    assert got is not None and got[0] == "x"
+    # odd input does not raise
+    assert mounted_file(LDict(), LDict(), "/etc/vllm/config.yaml", cms) is None
+    assert mounted_file(w.pod_spec, c, "", cms) is None
