@@ -1,0 +1,310 @@
+"""The one pipeline behind ``kvlint check``, the GitHub Action and the admission webhook.
+
+load -> workloads -> engine config -> model + accelerator -> memory plan -> rules -> report
+
+:func:`run_check` takes paths; :func:`run_documents` takes already-loaded documents (the webhook's entry).
+Both return a :class:`CheckResult` holding every diagnostic and, per serving container, what kvlint
+resolved and planned, so reporters and tests see the same facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, TextIO
+
+from kvlint.source import LDict, Loc
+from kvlint.types import (
+    Diagnostic,
+    Finding,
+    LoadResult,
+    MemoryPlan,
+    ModelSpec,
+    ModelUnavailable,
+    Placement,
+    ServingConfig,
+    Workload,
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user (CLI flags, later ``.kvlint.yaml``) tells the pipeline.
+
+    Attributes:
+        accelerator: catalogue id or alias forcing the GPU type (``--accelerator``).
+        default_accelerator: used only when a manifest says nothing about its GPU.
+        gpu_memory_bytes: device total as CUDA reports it, overriding the catalogue (``--gpu-memory``).
+        engine_version: engine version used when the image tag does not say (``--engine-version``).
+        model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
+        model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
+        allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
+        min_concurrency: KV104 threshold (requests at max-model-len that must fit at once).
+        max_file_bytes: files larger than this are skipped with KV001.
+        exclude: path globs not to read.
+    """
+
+    accelerator: str | None = None
+    default_accelerator: str | None = None
+    gpu_memory_bytes: int | None = None
+    engine_version: str | None = None
+    model_dirs: tuple[str, ...] = ()
+    model_paths: dict[str, str] = field(default_factory=dict)
+    allow_hub: bool = True
+    min_concurrency: float = 2.0
+    max_file_bytes: int = 16 * 2**20
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass
+class ContainerResult:
+    """Everything kvlint learnt about one serving container.
+
+    ``settings`` is the engine-specific resolved settings object (``VllmSettings`` for vLLM), ``plan``
+    the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start).
+    """
+
+    workload: Workload
+    container: LDict
+    container_name: str
+    serving: ServingConfig
+    model: ModelSpec | None = None
+    model_error: str | None = None
+    placement: Placement | None = None
+    settings: Any = None
+    plan: MemoryPlan | None = None
+    plan_error: str | None = None
+
+    @property
+    def object_ref(self) -> str:
+        w = self.workload
+        return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape of one workload entry of ``kvlint check --format json``."""
+        loc = self.serving.command_loc or self.workload.loc
+        acc = self.placement.accelerator if self.placement else None
+        return {
+            "file": loc.file if loc else self.workload.doc.path,
+            "line": loc.line if loc else None,
+            "column": loc.column if loc else None,
+            "kind": self.workload.kind,
+            "name": self.workload.name,
+            "namespace": self.workload.namespace,
+            "role": self.workload.role,
+            "container": self.container_name,
+            "engine": self.serving.engine,
+            "engine_version": self.serving.version,
+            "image": self.serving.image,
+            "model": self.serving.model.value if self.serving.model else None,
+            "model_source": self.model.source if self.model else None,
+            "model_error": self.model_error,
+            "accelerator": acc.id if acc else None,
+            "accelerator_how": self.placement.how if self.placement else None,
+            "gpus": self.placement.gpus if self.placement else None,
+            "plan": self.plan.as_dict() if self.plan else None,
+            "plan_error": self.plan_error,
+        }
+
+
+@dataclass
+class CheckResult:
+    """Output of the pipeline: sorted diagnostics plus per-container results and input counts."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    containers: list[ContainerResult] = field(default_factory=list)
+    files: int = 0
+    documents: int = 0
+    workloads: int = 0
+
+    def counts(self) -> dict[str, int]:
+        out = {"error": 0, "warning": 0, "info": 0}
+        for d in self.diagnostics:
+            out[d.severity] = out.get(d.severity, 0) + 1
+        return out
+
+
+def run_check(
+    paths: Sequence[str], options: Options | None = None, *, stdin: TextIO | BinaryIO | None = None
+) -> CheckResult:
+    """Lint files/directories (``-`` = stdin).
+
+    Raises:
+        FileNotFoundError: a named path does not exist (the CLI maps it to exit code 2).
+    """
+    from kvlint.load import load_paths
+
+    options = options or Options()
+    loaded = load_paths(paths, stdin=stdin, max_file_bytes=options.max_file_bytes, exclude=options.exclude)
+    return run_documents(loaded, options)
+
+
+def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckResult:
+    """Run every stage after ``load`` on documents already read. Never raises on user input."""
+    from kvlint.rules import check_container, check_workload_group, finding_to_diagnostic
+    from kvlint.workloads import configmaps, find_workloads
+
+    options = options or Options()
+    result = CheckResult(files=loaded.files, documents=len(loaded.documents))
+    result.diagnostics.extend(finding_to_diagnostic(f) for f in loaded.findings)
+
+    cms = configmaps(loaded.documents)
+    workloads = find_workloads(loaded.documents)
+    result.workloads = len(workloads)
+    for w in workloads:
+        group: list[ContainerResult] = []
+        for container in _containers(w.pod_spec):
+            cr = analyse_container(w, container, cms, options)
+            if cr is None:
+                continue
+            group.append(cr)
+            result.containers.append(cr)
+            result.diagnostics.extend(check_container(cr, options))
+        result.diagnostics.extend(check_workload_group(w, group, options))
+
+    result.diagnostics = _dedupe_sorted(result.diagnostics)
+    return result
+
+
+def _containers(pod_spec: LDict) -> list[LDict]:
+    items = pod_spec.get("containers")
+    if not isinstance(items, list):
+        return []
+    return [c for c in items if isinstance(c, LDict)]
+
+
+def analyse_container(
+    w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
+) -> ContainerResult | None:
+    """Parse, resolve and plan one container; None when it is not a serving engine."""
+    from kvlint.engines import parse_container
+
+    try:
+        serving = parse_container(
+            container, pod_spec=w.pod_spec, namespace=w.namespace, configmaps=cms, path=w.path
+        )
+    except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
+        name = str(container.get("name", "?"))
+        serving = ServingConfig(
+            engine="vllm",
+            container=container,
+            container_name=name,
+            image=str(container.get("image", "")),
+            version=None,
+            model=None,
+            findings=[
+                Finding(
+                    "KV503",
+                    f"kvlint could not read this container's command ({type(exc).__name__}: {exc})",
+                    container.loc,
+                )
+            ],
+            command_loc=container.loc,
+        )
+    if serving is None:
+        return None
+    if serving.version is None and options.engine_version:
+        serving.version = options.engine_version
+    cr = ContainerResult(
+        workload=w, container=container, container_name=serving.container_name, serving=serving
+    )
+    cr.placement = _placement(w, container, options)
+    if serving.model is None:
+        return cr
+    cr.model, cr.model_error = _model(serving, w, options)
+    if serving.engine == "vllm" and cr.model is not None:
+        _plan_vllm(cr)
+    return cr
+
+
+def _placement(w: Workload, container: LDict, options: Options) -> Placement:
+    from kvlint.accelerators import resolve_placement
+
+    try:
+        return resolve_placement(
+            w.pod_spec,
+            container,
+            w.annotations,
+            override=options.accelerator,
+            gpu_memory_bytes=options.gpu_memory_bytes,
+            default=options.default_accelerator,
+        )
+    except Exception as exc:  # defensive: resolution must never take the run down
+        return Placement(accelerator=None, how=f"resolution failed: {exc}")
+
+
+def _model(serving: ServingConfig, w: Workload, options: Options) -> tuple[ModelSpec | None, str | None]:
+    from kvlint.models import resolve_model
+
+    assert serving.model is not None
+    ref = str(serving.model.value)
+    annotated = w.annotations.get("kvlint.io/model")
+    if annotated:
+        ref = annotated
+    revision = serving.get("revision")
+    try:
+        return (
+            resolve_model(
+                ref,
+                model_dirs=options.model_dirs,
+                model_paths=options.model_paths,
+                revision=str(revision) if revision else None,
+                allow_hub=options.allow_hub,
+            ),
+            None,
+        )
+    except ModelUnavailable as exc:
+        return None, str(exc)
+    except Exception as exc:  # malformed configs etc.
+        return None, f"{ref}: {type(exc).__name__}: {exc}"
+
+
+def _plan_vllm(cr: ContainerResult) -> None:
+    from kvlint.plan.vllm import PlanError, plan_vllm, settings_from_config
+
+    assert cr.model is not None
+    try:
+        cr.settings = settings_from_config(cr.serving)
+    except Exception as exc:
+        cr.plan_error = f"settings: {exc}"
+        return
+    placement = cr.placement
+    if placement is None or placement.accelerator is None or not placement.memory_bytes:
+        return
+    acc = placement.accelerator
+    if acc.vendor not in ("nvidia", "amd"):
+        cr.plan_error = f"{acc.name} is not a CUDA/ROCm GPU; the vLLM GPU memory model does not apply"
+        return
+    try:
+        cr.plan = plan_vllm(
+            cr.settings,
+            cr.model,
+            placement.memory_bytes,
+            gpu_name=acc.name,
+            compute_capability=acc.compute_capability,
+        )
+    except PlanError as exc:
+        cr.plan_error = str(exc)
+    except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
+        cr.plan_error = f"{type(exc).__name__}: {exc}"
+
+
+def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Diagnostic] = []
+    for d in diags:
+        key = (d.rule, d.loc, d.message, d.object, d.container)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(d)
+
+    def sort_key(d: Diagnostic) -> tuple[Any, ...]:
+        loc = d.loc or Loc("", 0, 0)
+        return (loc.file, loc.line, loc.column, d.rule)
+
+    out.sort(key=sort_key)
+    return out
+
+
+__all__ = ["CheckResult", "ContainerResult", "Options", "analyse_container", "run_check", "run_documents"]

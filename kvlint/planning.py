@@ -1,0 +1,159 @@
+"""``kvlint plan``: evaluate one engine command line as a user would type it.
+
+The command goes through the same stages as a manifest: the engine parser, model and accelerator
+resolution, the memory plan and the rules — only the Kubernetes-specific checks (GPU resources,
+/dev/shm, probes, shared GPUs) are left out, since there is no PodSpec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvlint.source import LDict, Loc
+from kvlint.types import Diagnostic, Document, Placement, Workload
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import ContainerResult, Options
+
+#: Rules that make sense for a bare command line (no PodSpec).
+PLAN_RULES = frozenset(
+    {
+        "KV101",
+        "KV102",
+        "KV103",
+        "KV104",
+        "KV105",
+        "KV107",
+        "KV201",
+        "KV202",
+        "KV203",
+        "KV204",
+        "KV205",
+        "KV206",
+        "KV207",
+        "KV301",
+        "KV401",
+        "KV402",
+        "KV403",
+        "KV501",
+        "KV502",
+        "KV503",
+        "KV601",
+    }
+)
+
+
+class PlanRequestError(ValueError):
+    """The command line or options cannot be planned (unknown engine, unknown accelerator...)."""
+
+
+@dataclass
+class PlanOutput:
+    """Result of ``kvlint plan``: the container analysis, its diagnostics and a verdict.
+
+    ``verdict`` is ``fail`` when an error is reported, ``risky`` for KV105 (the verdict flips inside
+    the prediction band), else ``ok``.
+    """
+
+    result: ContainerResult
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if any(d.severity == "error" for d in self.diagnostics):
+            return "fail"
+        if any(d.rule == "KV105" for d in self.diagnostics):
+            return "risky"
+        return "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON for ``kvlint plan --format json`` (field names of DESIGN.md)."""
+        cr = self.result
+        plan = cr.plan.as_dict() if cr.plan else {}
+        acc = cr.placement.accelerator if cr.placement else None
+        return {
+            "engine": cr.serving.engine,
+            "engine_version": cr.serving.version,
+            "model": cr.serving.model.value if cr.serving.model else None,
+            "model_source": cr.model.source if cr.model else None,
+            "accelerator": acc.id if acc else None,
+            "gpus": cr.placement.gpus if cr.placement else None,
+            **plan,
+            "plan_error": cr.plan_error,
+            "verdict": self.verdict,
+            "diagnostics": [
+                {"rule": d.rule, "severity": d.severity, "message": d.message, "fix": d.fix}
+                for d in self.diagnostics
+            ],
+        }
+
+    def render_text(self) -> str:
+        """Per-GPU breakdown table (kvlint.report.plan_text) followed by the diagnostics."""
+        lines: list[str] = []
+        cr = self.result
+        acc = cr.placement.accelerator if cr.placement else None
+        head = f"{cr.serving.engine} {cr.serving.version or '(version assumed)'}"
+        head += f" | model {cr.serving.model.value if cr.serving.model else '?'}"
+        head += f" | {acc.name if acc else 'unknown GPU'}"
+        lines.append(head)
+        if cr.plan is not None:
+            from kvlint.report.plan_text import render_plan_text
+
+            lines.append(render_plan_text(cr.plan))
+        elif cr.plan_error:
+            lines.append(f"no plan: {cr.plan_error}")
+        for d in self.diagnostics:
+            lines.append(f"{d.severity} {d.rule} {d.message}")
+            if d.fix:
+                lines.append(f"  fix: {d.fix}")
+        lines.append(f"verdict: {self.verdict}")
+        return "\n".join(lines) + "\n"
+
+
+def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) -> PlanOutput:
+    """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``).
+
+    Raises:
+        PlanRequestError: the command is not a known engine invocation, or names no model.
+    """
+    from kvlint.accelerators import lookup
+    from kvlint.engines import parse_command_line
+    from kvlint.pipeline import ContainerResult, _model, _plan_vllm
+    from kvlint.rules import check_container
+
+    try:
+        serving = parse_command_line(argv, options.engine_version)
+    except ValueError as exc:
+        raise PlanRequestError(str(exc)) from exc
+    if serving.version is None and options.engine_version:
+        serving.version = options.engine_version
+    if serving.model is None:
+        raise PlanRequestError(
+            "the command names no model (vllm serve MODEL, --model, --model-id or --model-path)"
+        )
+    loc = Loc("<command line>", 1, 1)
+    doc = Document(path="<command line>", index=0, data=LDict(), loc=loc)
+    workload = Workload(doc=doc, kind="", name="", namespace=None, pod_spec=LDict(loc=loc), path="")
+    acc = lookup(options.accelerator) if options.accelerator else None
+    if options.accelerator and acc is None:
+        raise PlanRequestError(
+            f"unknown accelerator '{options.accelerator}'; `kvlint accelerators` lists them"
+        )
+    placement = Placement(
+        accelerator=acc,
+        how=f"--accelerator {options.accelerator}" if acc else "",
+        gpus=gpus,
+        resource="--gpus" if gpus else None,
+        memory_bytes_override=options.gpu_memory_bytes,
+    )
+    cr = ContainerResult(
+        workload=workload, container=LDict(), container_name="", serving=serving, placement=placement
+    )
+    cr.model, cr.model_error = _model(serving, workload, options)
+    if cr.model is not None and serving.engine == "vllm":
+        _plan_vllm(cr)
+    diags = [d for d in check_container(cr, options) if d.rule in PLAN_RULES]
+    if gpus is None:
+        diags = [d for d in diags if d.rule != "KV403"]
+    return PlanOutput(result=cr, diagnostics=diags)

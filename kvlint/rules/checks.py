@@ -1,0 +1,994 @@
+"""Check functions, one per rule id, over a :class:`~kvlint.pipeline.ContainerResult`.
+
+Capacity checks (KV101-KV105) read the :class:`~kvlint.types.MemoryPlan` built by
+:mod:`kvlint.plan.vllm`; every remedy they print is verified by planning again with the remedy applied
+(a remedy that does not make the workload fit is never printed). Static checks (parallelism, dtype,
+shared memory, probes) read the parsed engine flags, the model config and the PodSpec.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvlint.source import LDict, Loc, loc_of
+from kvlint.types import Diagnostic, Finding, MemoryPlan, Severity, Workload
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import ContainerResult, Options
+
+GiB = 2**30
+
+# Default severities, used when the catalogue in rules/ cannot be read (it is the source of truth).
+_FALLBACK_SEVERITY: dict[str, Severity] = {
+    "KV001": "error",
+    "KV002": "warning",
+    "KV104": "warning",
+    "KV105": "warning",
+    "KV202": "warning",
+    "KV207": "warning",
+    "KV208": "warning",
+    "KV405": "warning",
+    "KV406": "warning",
+    "KV407": "warning",
+    "KV501": "warning",
+    "KV502": "warning",
+    "KV503": "warning",
+    "KV702": "warning",
+}
+
+#: Rule ids that have a check in this module (or are emitted by the loader / engine parsers).
+IMPLEMENTED: frozenset[str] = frozenset(
+    {
+        "KV001",
+        "KV002",
+        "KV101",
+        "KV102",
+        "KV103",
+        "KV104",
+        "KV105",
+        "KV106",
+        "KV107",
+        "KV201",
+        "KV202",
+        "KV203",
+        "KV204",
+        "KV205",
+        "KV206",
+        "KV207",
+        "KV208",
+        "KV301",
+        "KV304",
+        "KV401",
+        "KV402",
+        "KV403",
+        "KV404",
+        "KV405",
+        "KV407",
+        "KV501",
+        "KV502",
+        "KV503",
+        "KV601",
+    }
+)
+
+
+def severity_of(rule: str) -> Severity:
+    """Default severity of ``rule`` from the catalogue (``rules/KVxxx.yaml``), with a built-in fallback."""
+    try:
+        from kvlint.rules.catalog import load_catalog
+
+        info = load_catalog().get(rule)
+        if info is not None:
+            sev = info.severity
+            if sev in ("error", "warning", "info"):
+                return sev  # type: ignore[return-value]
+    except Exception:
+        pass
+    return _FALLBACK_SEVERITY.get(rule, "error")
+
+
+def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Diagnostic:
+    """Turn a loader/parser :class:`Finding` into a :class:`Diagnostic` with the rule's severity."""
+    return Diagnostic(
+        rule=f.rule,
+        severity=f.severity or severity_of(f.rule),
+        message=f.message,
+        loc=f.loc,
+        fix=f.fix,
+        object=obj,
+        container=container,
+    )
+
+
+def gib(n: float) -> str:
+    """``n`` bytes as GiB with two decimals (GiB = 2**30 bytes, as vLLM prints)."""
+    return f"{n / GiB:.2f} GiB"
+
+
+def _int(v: Any, default: int) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+@dataclass
+class _Ctx:
+    cr: ContainerResult
+    options: Options
+    out: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def obj(self) -> str:
+        return self.cr.object_ref
+
+    def add(
+        self, rule: str, message: str, loc: Loc | None, fix: str = "", severity: Severity | None = None
+    ) -> None:
+        self.out.append(
+            Diagnostic(
+                rule=rule,
+                severity=severity or severity_of(rule),
+                message=message,
+                loc=loc or self.cr.serving.command_loc or self.cr.container.loc or self.cr.workload.loc,
+                fix=fix,
+                object=self.obj,
+                container=self.cr.container_name,
+            )
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# entry points
+
+
+def check_container(cr: ContainerResult, options: Options) -> list[Diagnostic]:
+    """All per-container checks for one serving container; returns its diagnostics (unsorted)."""
+    ctx = _Ctx(cr, options)
+    for f in cr.serving.findings:
+        ctx.out.append(finding_to_diagnostic(f, ctx.obj, cr.container_name))
+    if cr.serving.model is None:
+        # KV503 was emitted by the parser; nothing else can be said reliably.
+        if not any(f.rule == "KV503" for f in cr.serving.findings):
+            ctx.add(
+                "KV503", "kvlint found a serving engine in this container but no model in its command", None
+            )
+        return ctx.out
+    _check_version_pinned(ctx)
+    _check_gpu_resources(ctx)
+    if cr.serving.engine == "vllm":
+        _check_vllm(ctx)
+    elif cr.serving.engine == "tgi":
+        _check_tgi(ctx)
+    elif cr.serving.engine == "sglang":
+        _check_sglang(ctx)
+    return ctx.out
+
+
+def check_workload_group(w: Workload, group: Sequence[ContainerResult], options: Options) -> list[Diagnostic]:
+    """Checks that look at all serving containers of one PodSpec together (KV106 shared GPUs)."""
+    out: list[Diagnostic] = []
+    for cr in group:
+        ctx = _Ctx(cr, options)
+        _check_shared_gpu(ctx, w)
+        out.extend(ctx.out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# engine-independent checks
+
+
+def _image_tag(image: str) -> str | None:
+    ref = image.split("@", 1)[0]
+    last = ref.rsplit("/", 1)[-1]
+    if ":" in last:
+        return last.split(":", 1)[1]
+    return None
+
+
+def _check_version_pinned(ctx: _Ctx) -> None:
+    s = ctx.cr.serving
+    if s.version is not None or "@sha256:" in s.image:
+        return
+    tag = _image_tag(s.image)
+    if tag is None or tag in ("latest", "nightly", "main"):
+        from kvlint.plan.versions import NEWEST_VLLM
+
+        assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+        shown = f"'{s.image}'" if s.image else "(no image)"
+        ctx.add(
+            "KV208",
+            f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); kvlint assumed {assumed} "
+            "and its memory rules, which change between releases",
+            loc_of(s.container, "image"),
+            fix="pin the image to a release tag (e.g. vllm/vllm-openai:v0.11.0) or pass --engine-version",
+        )
+
+
+_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino")
+
+
+def _image_platform(image: str) -> str:
+    low = image.lower()
+    if "rocm" in low or "amd" in low:
+        return "rocm"
+    for w in _NON_CUDA_IMAGE_WORDS:
+        if w in low:
+            return w
+    return "cuda"
+
+
+def _check_gpu_resources(ctx: _Ctx) -> None:
+    cr = ctx.cr
+    p = cr.placement
+    platform = _image_platform(cr.serving.image)
+    if p is not None and p.accelerator is not None:
+        vendor = p.accelerator.vendor
+        expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
+        mismatch = (platform == "cuda" and vendor not in ("nvidia",)) or (
+            platform == "rocm" and vendor == "nvidia"
+        )
+        if mismatch:
+            ctx.add(
+                "KV304",
+                f"image '{cr.serving.image}' is a {platform.upper()} build but the pod is placed on "
+                f"{p.accelerator.name} ({vendor}; {p.how})",
+                p.loc or loc_of(cr.serving.container, "image"),
+                fix=f"use the engine's {expected} image for {p.accelerator.name}, or place the pod on a matching GPU",
+            )
+    if p is None or p.gpus is None:
+        if platform in ("cuda", "rocm"):
+            ctx.add(
+                "KV405",
+                f"{cr.serving.engine} container '{cr.container_name}' requests no GPU resource; the scheduler may "
+                "place it on a node without a GPU, or it may share one it was not given",
+                loc_of(cr.serving.container, "resources") or cr.serving.container.loc,
+                fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses",
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM
+
+
+def _vllm_parallel(ctx: _Ctx) -> tuple[int, int, int]:
+    s = ctx.cr.serving
+    tp = max(1, _int(s.get("tensor_parallel_size", 1), 1))
+    pp = max(1, _int(s.get("pipeline_parallel_size", 1), 1))
+    dp = max(1, _int(s.get("data_parallel_size", 1), 1))
+    return tp, pp, dp
+
+
+def _check_vllm(ctx: _Ctx) -> None:
+    cr = ctx.cr
+    s = cr.serving
+    tp, pp, dp = _vllm_parallel(ctx)
+    parallel_ok = True
+    if cr.model is None:
+        ctx.add(
+            "KV502",
+            f"config.json for model '{s.model.value if s.model else '?'}' is unavailable: {cr.model_error}",
+            s.model.loc if s.model else None,
+            fix="give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml "
+            "model_paths entry, the kvlint.io/model annotation, or hub access (HF_TOKEN for gated models)",
+        )
+    else:
+        parallel_ok = _check_heads(ctx, tp)
+        _check_dtype(ctx)
+    _check_gpu_count(ctx, tp, pp, dp)
+    _check_shm(ctx, tp, pp, dp)
+    _check_flags_static(ctx)
+    _check_max_len_static(ctx)
+    if cr.model is None:
+        return
+    p = cr.placement
+    if p is None or p.accelerator is None:
+        ctx.add(
+            "KV501",
+            "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+            s.command_loc,
+            fix="add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
+            "kvlint.io/accelerator annotation, or run with --accelerator ID (kvlint accelerators lists ids)",
+        )
+    if parallel_ok:
+        _check_capacity(ctx)
+    _check_probes(ctx, tp, pp)
+
+
+def _valid_tp_values(heads: int, limit: int) -> list[int]:
+    return [t for t in range(1, limit + 1) if heads % t == 0]
+
+
+def _kv_tp_ok(kv_heads: int, tp: int) -> bool:
+    if kv_heads <= 0:
+        return True
+    return kv_heads % tp == 0 if tp < kv_heads else tp % kv_heads == 0
+
+
+def _check_heads(ctx: _Ctx, tp: int) -> bool:
+    """KV401/KV402. Source: vllm ModelConfig.verify_with_parallel_config (heads % TP) and
+    QKVParallelLinear via vllm/distributed/utils.py::divide (KV heads vs TP), vllm@0.11.0-0.33.0."""
+    m = ctx.cr.model
+    assert m is not None
+    s = ctx.cr.serving
+    ok = True
+    loc = s.loc("tensor_parallel_size")
+    heads = m.num_attention_heads
+    limit = max(8, tp)
+    if heads and heads % tp:
+        valid = _valid_tp_values(heads, limit)
+        both = [t for t in valid if m.is_mla or _kv_tp_ok(m.num_kv_heads, t)]
+        extra = ""
+        if not m.is_mla and both != valid:
+            extra = f" (of these, {', '.join(map(str, both))} also suit its {m.num_kv_heads} KV heads)"
+        ctx.add(
+            "KV401",
+            f"vLLM requires the {heads} attention heads of {m.id} to be divisible by tensor-parallel-size {tp}; "
+            f"start-up fails with 'Total number of attention heads ({heads}) must be divisible by tensor "
+            f"parallel size ({tp}).'",
+            loc,
+            fix=f"valid tensor-parallel-size values up to {limit}: {', '.join(map(str, valid))}{extra}",
+        )
+        ok = False
+    if not m.is_mla and m.num_kv_heads and not _kv_tp_ok(m.num_kv_heads, tp):
+        valid_kv = [t for t in range(1, limit + 1) if _kv_tp_ok(m.num_kv_heads, t) and heads % t == 0]
+        ctx.add(
+            "KV402",
+            f"{m.id} has {m.num_kv_heads} KV heads and tensor-parallel-size is {tp}: neither divides the other, "
+            f"so vLLM's QKVParallelLinear fails with '{max(m.num_kv_heads, tp)} is not divisible by "
+            f"{min(m.num_kv_heads, tp)}'",
+            loc,
+            fix=f"use a tensor-parallel-size that divides or is a multiple of {m.num_kv_heads}: "
+            f"{', '.join(map(str, valid_kv))}",
+        )
+        ok = False
+    return ok
+
+
+def _cc_tuple(cc: str | None) -> tuple[int, int] | None:
+    if not cc:
+        return None
+    a, _, b = cc.partition(".")
+    try:
+        return int(a), int(b or 0)
+    except ValueError:
+        return None
+
+
+def _check_dtype(ctx: _Ctx) -> None:
+    """KV301: bf16 on compute capability < 8.0.
+
+    Source: vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype (0.33.0) and
+    vllm/worker/worker.py::_check_if_gpu_supports_dtype (V0); auto-dtype fallback to fp16 with a
+    warning from 0.9.2 (vllm/config/model.py::_resolve_auto_dtype), error before (engine-memory-model §1.7).
+    """
+    cr = ctx.cr
+    m = cr.model
+    p = cr.placement
+    if m is None or p is None or p.accelerator is None or p.accelerator.vendor != "nvidia":
+        return
+    cc = _cc_tuple(p.accelerator.compute_capability)
+    if cc is None or cc >= (8, 0):
+        return
+    from kvlint.plan.versions import parse_version
+
+    s = cr.serving
+    dtype = str(s.get("dtype", "auto")).lower()
+    config_dtype = (m.torch_dtype or "").lower()
+    name = p.accelerator.name
+    cc_s = p.accelerator.compute_capability
+    text = (
+        f"'Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {name} GPU has "
+        f"compute capability {cc_s}.'"
+    )
+    if dtype in ("bfloat16", "bf16"):
+        ctx.add(
+            "KV301",
+            f"--dtype {dtype} on {name} (compute capability {cc_s}, {p.how}): vLLM refuses to start with {text}",
+            s.loc("dtype"),
+            fix="use --dtype=half (float16), or schedule onto an Ampere or newer GPU (compute capability >= 8.0)",
+        )
+        return
+    if dtype == "auto" and config_dtype == "bfloat16":
+        version = parse_version(s.version)
+        if version < (0, 9, 2):
+            ctx.add(
+                "KV301",
+                f"{m.id} is bfloat16 (config.json torch_dtype) and --dtype is auto; vLLM {s.version or '?'} keeps "
+                f"bf16 on {name} (compute capability {cc_s}) and fails with {text}",
+                s.loc("dtype") if "dtype" in s.flags else (s.model.loc if s.model else None),
+                fix="pass --dtype=half, or use vLLM >= 0.9.2, which falls back to float16 with a warning",
+            )
+
+
+def _check_gpu_count(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
+    """KV403: TP x PP (x local DP) against the GPUs the pod requests.
+
+    Source: vllm/config/parallel.py::ParallelConfig.__post_init__ ("World size (W) is larger than the
+    number of available GPUs (G) in this node") and vllm/v1/worker/gpu_worker.py::Worker.init_device
+    (local rank bound), engine-memory-model §1.10.
+    """
+    cr = ctx.cr
+    p = cr.placement
+    if p is None or p.gpus is None:
+        return
+    s = cr.serving
+    world = tp * pp
+    dp_local = max(1, _int(s.get("data_parallel_size_local", dp), dp))
+    need = world * dp_local
+    w = cr.workload
+    nodes = max(1, _int(s.get("nnodes", 1), 1))
+    pods = 1
+    if w.group_size and w.group_size > 1:
+        pods = w.group_size
+    elif nodes > 1:
+        pods = nodes
+    have = p.gpus * pods
+    ray = str(s.get("distributed_executor_backend", "")).lower() == "ray" or w.kind.lower().startswith("ray")
+    where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
+    desc = f"tensor-parallel-size {tp}" + (f" x pipeline-parallel-size {pp}" if pp > 1 else "")
+    if dp_local > 1:
+        desc += f" x data-parallel-size {dp_local}"
+    if need > have:
+        if ray:
+            return  # a Ray cluster may contribute GPUs from other pods
+        ctx.add(
+            "KV403",
+            f"{desc} needs {need} GPUs but the pod requests {have} ({where}); vLLM fails at start-up "
+            f"('World size ({need}) is larger than the number of available GPUs ({have}) in this node')",
+            s.loc("tensor_parallel_size") if "tensor_parallel_size" in s.flags else p.gpus_loc,
+            fix=f"request {need // pods if need % pods == 0 else need} GPUs per pod ({p.resource}) or lower "
+            f"the parallel sizes so their product is {have}",
+        )
+    elif need < have and not ray:
+        ctx.add(
+            "KV403",
+            f"the pod requests {have} GPUs ({where}) but {desc} uses only {need}; {have - need} GPU(s) sit idle",
+            p.gpus_loc,
+            fix=f"request {need} GPU(s), or raise tensor-parallel-size/data-parallel-size to use all {have}",
+            severity="warning",
+        )
+
+
+def _check_shm(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
+    """KV404: multi-GPU engines need a memory-backed /dev/shm (NCCL and vLLM's shared-memory
+    broadcast); container runtimes give 64 MiB by default. KubeRay adds one to Ray pods itself."""
+    cr = ctx.cr
+    if tp * pp * dp <= 1:
+        return
+    w = cr.workload
+    if w.kind.lower().startswith("ray") or _has_memory_shm(w.pod_spec, cr.container):
+        return
+    s = cr.serving
+    loc = s.loc("tensor_parallel_size") if tp > 1 else s.loc("pipeline_parallel_size")
+    ctx.add(
+        "KV404",
+        f"{tp * pp * dp} GPU workers (TP {tp}, PP {pp}, DP {dp}) communicate through /dev/shm, but no "
+        "memory-backed volume is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
+        loc,
+        fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
+    )
+
+
+def _has_memory_shm(pod_spec: LDict, container: LDict) -> bool:
+    if pod_spec.get("hostIPC") is True:
+        return True
+    volumes = {}
+    for v in pod_spec.get("volumes") or []:
+        if isinstance(v, dict) and "name" in v:
+            volumes[v["name"]] = v
+    for m in container.get("volumeMounts") or []:
+        if not isinstance(m, dict):
+            continue
+        if str(m.get("mountPath", "")).rstrip("/") != "/dev/shm":
+            continue
+        vol = volumes.get(m.get("name"))
+        if not isinstance(vol, dict):
+            continue
+        ed = vol.get("emptyDir")
+        if isinstance(ed, dict) and str(ed.get("medium", "")).lower() == "memory":
+            return True
+        hp = vol.get("hostPath")
+        if isinstance(hp, dict) and str(hp.get("path", "")).rstrip("/") == "/dev/shm":
+            return True
+    return False
+
+
+def _check_flags_static(ctx: _Ctx) -> None:
+    """KV107, KV203, KV204: values vLLM's config validation rejects before loading anything.
+
+    Sources: vllm/config/cache.py::CacheConfig.gpu_memory_utilization (0, 1] (pydantic, >=0.11.1; a
+    ValueError in _verify_args before); vllm/config/scheduler.py::SchedulerConfig.verify_max_model_len
+    (engine-memory-model §1.9, E7).
+    """
+    s = ctx.cr.serving
+    util = s.get("gpu_memory_utilization")
+    if util is not None:
+        try:
+            u = float(util)
+        except (TypeError, ValueError):
+            u = None
+        if u is not None and not (0.0 < u <= 1.0):
+            ctx.add(
+                "KV107",
+                f"--gpu-memory-utilization {util} is outside (0, 1]: it is the fraction of the GPU's memory vLLM "
+                "may use, not a percentage or GiB",
+                s.loc("gpu_memory_utilization"),
+                fix="use a fraction such as 0.90",
+            )
+    mbt = s.get("max_num_batched_tokens")
+    mml = s.get("max_model_len")
+    mns = s.get("max_num_seqs")
+    chunked = s.get("enable_chunked_prefill")
+    if isinstance(mbt, int) and isinstance(mml, int) and mml > 0 and chunked is False and mbt < mml:
+        ctx.add(
+            "KV203",
+            f"chunked prefill is disabled and max_num_batched_tokens ({mbt}) is smaller than max_model_len "
+            f"({mml}); vLLM refuses: 'max_num_batched_tokens ({mbt}) is smaller than max_model_len ({mml})'",
+            s.loc("max_num_batched_tokens"),
+            fix=f"raise --max-num-batched-tokens to at least {mml}, or enable chunked prefill",
+        )
+    if isinstance(mbt, int) and isinstance(mns, int) and mbt < mns:
+        ctx.add(
+            "KV204",
+            f"max_num_batched_tokens ({mbt}) must be greater than or equal to max_num_seqs ({mns}) "
+            "(vLLM SchedulerConfig validation)",
+            s.loc("max_num_batched_tokens"),
+            fix=f"raise --max-num-batched-tokens to at least {mns} or lower --max-num-seqs to {mbt}",
+        )
+
+
+def _derived_len(ctx: _Ctx) -> tuple[int | None, int | None, str]:
+    """(derived max_model_len, model_max_length key or None, why) as vLLM derives them for this version."""
+    cr = ctx.cr
+    if cr.model is None:
+        return None, None, ""
+    from kvlint.plan import defaults
+    from kvlint.plan.versions import parse_version
+
+    overrides = getattr(cr.settings, "hf_overrides", None) or None
+    try:
+        derived, _key, mml_key, why = defaults.derive_max_model_len(
+            parse_version(cr.serving.version), cr.model, overrides
+        )
+    except Exception:
+        return None, None, ""
+    return int(derived), mml_key, why
+
+
+def _check_max_len_static(ctx: _Ctx) -> None:
+    """KV201/KV202: max-model-len against the length vLLM derives from config.json.
+
+    Source: vllm/config/model.py::_get_and_verify_max_len (0.11.0; 0.33.0 via
+    model_arch_config_convertor.derive_max_model_len_and_key), engine-memory-model §1.8, E6.
+    """
+    cr = ctx.cr
+    s = cr.serving
+    if cr.model is None:
+        return
+    mml = s.get("max_model_len")
+    derived, mml_key, why = _derived_len(ctx)
+    if mml is None:
+        need = ""
+        if cr.plan is not None and derived:
+            need = f"; one such request needs {gib(cr.plan.per_request_bytes)} of KV cache per GPU"
+        where = f" ({derived} tokens{need})" if derived else ""
+        ctx.add(
+            "KV202",
+            f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
+            "admission and the start-up fit check",
+            s.command_loc,
+            fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len 32768",
+        )
+        return
+    if not isinstance(mml, int) or mml <= 0 or not derived:
+        return
+    allow = str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).lower() in ("1", "true")
+    if mml > derived and not allow and not (mml_key and mml <= mml_key):
+        ctx.add(
+            "KV201",
+            f"--max-model-len {mml} is greater than the {derived} tokens vLLM {cr.serving.version or ''} derives "
+            f"from {cr.model.id}'s config.json ({why}); start-up fails ('User-specified max_model_len ({mml}) is "
+            "greater than the derived max_model_len')",
+            s.loc("max_model_len"),
+            fix=f"use --max-model-len {derived} or less (or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if the "
+            "model really supports the longer context, e.g. through rope scaling)",
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# capacity (vLLM)
+
+
+def _replan(ctx: _Ctx, **changes: Any) -> MemoryPlan | None:
+    cr = ctx.cr
+    if cr.settings is None or cr.model is None or cr.placement is None or cr.placement.accelerator is None:
+        return None
+    from dataclasses import replace
+
+    from kvlint.plan.vllm import plan_vllm
+
+    try:
+        settings = replace(cr.settings, **changes)
+        return plan_vllm(
+            settings,
+            cr.model,
+            cr.placement.memory_bytes or 0,
+            gpu_name=cr.placement.accelerator.name,
+            compute_capability=cr.placement.accelerator.compute_capability,
+        )
+    except Exception:
+        return None
+
+
+def _fits(plan: MemoryPlan | None, min_concurrency: float = 1.0) -> bool:
+    return plan is not None and plan.kv_cache_bytes > 0 and plan.max_concurrency >= min_concurrency
+
+
+def _tp_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
+    """The smallest valid TP (up to 8) that makes the plan fit, verified by re-planning."""
+    m = ctx.cr.model
+    plan = ctx.cr.plan
+    if m is None or plan is None:
+        return ""
+    cur = plan.tensor_parallel_size
+    for t in (2, 4, 8):
+        if t <= cur or (m.num_attention_heads % t) or (not m.is_mla and not _kv_tp_ok(m.num_kv_heads, t)):
+            continue
+        p2 = _replan(ctx, tensor_parallel_size=t)
+        if _fits(p2, min_concurrency):
+            assert p2 is not None
+            return (
+                f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod) fits: "
+                f"{gib(p2.kv_cache_bytes)} KV per GPU, {p2.capacity_tokens:,} tokens, {p2.max_concurrency:.2f}x"
+            )
+    return ""
+
+
+def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
+    plan = ctx.cr.plan
+    if plan is None:
+        return ""
+    cur = plan.gpu_memory_utilization
+    u = math.floor(cur * 100 + 1e-9) / 100
+    while u < 0.98:
+        u = round(u + 0.01, 2)
+        p2 = _replan(ctx, gpu_memory_utilization=u)
+        if _fits(p2, min_concurrency):
+            assert p2 is not None
+            return (
+                f"--gpu-memory-utilization {u:.2f} fits ({gib(p2.kv_cache_bytes)} KV per GPU, "
+                f"{p2.max_concurrency:.2f}x) if nothing else uses the GPU"
+            )
+    return ""
+
+
+def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
+    cr = ctx.cr
+    plan = cr.plan
+    acc = cr.placement.accelerator if cr.placement else None
+    if plan is None or acc is None or plan.kv_cache_dtype.startswith("fp8"):
+        return ""
+    cc = _cc_tuple(acc.compute_capability)
+    if acc.vendor != "nvidia" or cc is None or cc < (8, 0):
+        return ""
+    p2 = _replan(ctx, kv_cache_dtype="fp8")
+    if _fits(p2, min_concurrency):
+        assert p2 is not None
+        return (
+            f"--kv-cache-dtype fp8 halves KV per token ({p2.kv_bytes_per_token:,} B): {p2.capacity_tokens:,} tokens, "
+            f"{p2.max_concurrency:.2f}x at max-model-len {p2.max_model_len:,}"
+        )
+    return ""
+
+
+def _len_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
+    """The largest max-model-len with ``min_concurrency`` requests fitting, verified by re-planning."""
+    plan = ctx.cr.plan
+    if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
+        return ""
+    best = 0
+    if min_concurrency <= 1.0:
+        try:
+            from kvlint.plan.vllm import largest_fitting_max_model_len
+
+            cr = ctx.cr
+            assert cr.settings is not None and cr.model is not None and cr.placement is not None
+            acc = cr.placement.accelerator
+            best = int(
+                largest_fitting_max_model_len(
+                    cr.settings,
+                    cr.model,
+                    cr.placement.memory_bytes or 0,
+                    gpu_name=acc.name if acc else "",
+                    compute_capability=acc.compute_capability if acc else None,
+                )
+            )
+        except Exception:
+            best = 0
+    if best <= 0:
+        best = int(plan.capacity_tokens / max(min_concurrency, 1e-9))
+    # search downwards from the estimate for a value that re-plans as fitting
+    candidates: list[int] = []
+    if best >= 2048:
+        candidates.append(best // 1024 * 1024)
+    candidates.append(best // plan.block_size * plan.block_size if plan.block_size else best)
+    for cand in candidates:
+        lo = cand
+        for _ in range(8):
+            if lo <= 0:
+                break
+            p2 = _replan(ctx, max_model_len=lo)
+            if _fits(p2, min_concurrency):
+                assert p2 is not None
+                return (
+                    f"--max-model-len {lo} fits ({p2.max_concurrency:.2f}x concurrent requests of that length; "
+                    f"vLLM's own estimate of the maximum is {best:,})"
+                )
+            lo = lo - max(plan.block_size, lo // 16)
+    return ""
+
+
+def _join_fixes(*fixes: str) -> str:
+    parts = [f for f in fixes if f]
+    return "; or ".join(parts)
+
+
+def _plan_summary(plan: MemoryPlan) -> str:
+    return (
+        f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
+        f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
+        f" - {gib(plan.non_torch_bytes)} non-torch"
+        + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
+        + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)}-{gib(plan.kv_cache_bytes_high)})"
+    )
+
+
+def _check_capacity(ctx: _Ctx) -> None:
+    """KV101-KV105 from the memory plan (vLLM start-up checks E1/E2, engine-memory-model §1.11)."""
+    cr = ctx.cr
+    plan = cr.plan
+    s = cr.serving
+    if plan is None:
+        acc0 = cr.placement.accelerator if cr.placement else None
+        if cr.plan_error and acc0 is not None:
+            if acc0.vendor not in ("nvidia", "amd"):
+                ctx.add(
+                    "KV501",
+                    f"capacity rules skipped: {cr.plan_error} ({cr.placement.how if cr.placement else ''})",
+                    cr.placement.loc if cr.placement else None,
+                    fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
+                )
+            else:
+                ctx.add(
+                    "KV502",
+                    f"kvlint could not size {cr.model.id if cr.model else 'the model'}: {cr.plan_error}",
+                    s.model.loc if s.model else s.command_loc,
+                    fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
+                )
+        return
+    acc = cr.placement.accelerator if cr.placement else None
+    where = f"{acc.name} ({cr.placement.how})" if acc and cr.placement else "the GPU"
+    version = f"vLLM {plan.engine_version}"
+    summary = _plan_summary(plan)
+    len_loc = s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
+    util_loc = s.loc("gpu_memory_utilization") if "gpu_memory_utilization" in s.flags else s.command_loc
+    if plan.weights_bytes > plan.budget_bytes:
+        ctx.add(
+            "KV101",
+            f"weights need {gib(plan.weights_bytes)} per GPU but {version} may use only {gib(plan.budget_bytes)} of "
+            f"{where} ({gib(plan.total_bytes)} x gpu-memory-utilization {plan.gpu_memory_utilization:.2f}); "
+            "loading fails with CUDA out of memory",
+            s.loc("tensor_parallel_size")
+            if "tensor_parallel_size" in s.flags
+            else (s.model.loc if s.model else None),
+            fix=_join_fixes(_tp_remedy(ctx), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+        )
+        return
+    if plan.kv_cache_bytes <= 0:
+        ctx.add(
+            "KV102",
+            f"no memory is left for the KV cache on {where}: {summary}; {version} fails with 'No available memory "
+            "for the cache blocks'",
+            util_loc,
+            fix=_join_fixes(_util_remedy(ctx), _tp_remedy(ctx)) or "use a larger GPU or a quantized model",
+        )
+        return
+    if plan.max_model_len_source == "auto":
+        return
+    if plan.max_concurrency < 1.0:
+        ctx.add(
+            "KV103",
+            f"one request of max-model-len {plan.max_model_len:,} tokens needs {gib(plan.per_request_bytes)} of KV "
+            f"cache per GPU ({plan.kv_bytes_per_token:,} B/token), but {version} on {where} has about "
+            f"{gib(plan.kv_cache_bytes)} ({summary}); start-up fails with 'To serve at least one request with the "
+            "model's max seq len ... KV cache is needed, which is larger than the available KV cache memory'",
+            len_loc,
+            fix=_join_fixes(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx), _tp_remedy(ctx))
+            or "use a larger GPU or more GPUs",
+        )
+        return
+    if plan.max_concurrency_low < 1.0:
+        ctx.add(
+            "KV105",
+            f"one max-model-len request ({gib(plan.per_request_bytes)}) fits the predicted KV cache "
+            f"({gib(plan.kv_cache_bytes)}) but not the low end of kvlint's prediction band "
+            f"({gib(plan.kv_cache_bytes_low)}): start-up may fail on some nodes or versions; {summary}",
+            len_loc,
+            fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
+        )
+        return
+    min_c = ctx.options.min_concurrency
+    if plan.max_concurrency < min_c:
+        ctx.add(
+            "KV104",
+            f"the KV cache holds {plan.capacity_tokens:,} tokens per replica on {where}: only "
+            f"{plan.max_concurrency:.2f} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
+            f"{min_c:g}); further long requests queue or are preempted; {summary}",
+            len_loc,
+            fix=_join_fixes(_len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _tp_remedy(ctx, min_c)),
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# probes
+
+
+def _probe_window(probe: Any) -> int | None:
+    if not isinstance(probe, dict):
+        return None
+    delay = _int(probe.get("initialDelaySeconds", 0), 0)
+    period = _int(probe.get("periodSeconds", 10), 10)
+    failures = _int(probe.get("failureThreshold", 3), 3)
+    return delay + period * failures
+
+
+def _check_probes(ctx: _Ctx, tp: int, pp: int) -> None:
+    """KV407: a startup (or, without one, liveness) probe that kills the pod before the weights load.
+
+    Heuristic, stated in the message: start-up = 30 s (imports, CUDA and NCCL init, profiling) + the
+    pod's weight bytes read at 1 GiB/s (a fast local NVMe or warm page cache does better; a network
+    volume or a hub download much worse).
+    """
+    cr = ctx.cr
+    c = cr.container
+    probe_name = "startupProbe" if isinstance(c.get("startupProbe"), dict) else "livenessProbe"
+    probe = c.get(probe_name)
+    window = _probe_window(probe)
+    if window is None:
+        return
+    weights = None
+    if cr.plan is not None:
+        weights = cr.plan.weights_bytes * cr.plan.tensor_parallel_size * cr.plan.pipeline_parallel_size
+    elif cr.model is not None:
+        try:
+            from kvlint.models.weights import weight_bytes
+
+            weights = weight_bytes(cr.model, dtype_bytes=2)[0]
+        except Exception:
+            weights = None
+    if not weights:
+        return
+    bandwidth = 1.0 * GiB
+    fixed = 30
+    need = fixed + weights / bandwidth
+    if window >= need:
+        return
+    ctx.add(
+        "KV407",
+        f"the {probe_name} gives the container {window} s (initialDelaySeconds + periodSeconds x failureThreshold) "
+        f"but loading {gib(weights)} of weights takes about {need:.0f} s ({fixed} s start-up + weights at 1 GiB/s); "
+        "the kubelet will restart the pod before the engine is ready",
+        loc_of(c, probe_name),
+        fix=f"use a startupProbe with failureThreshold x periodSeconds >= {int(math.ceil(need * 2 / 60) * 60)} s "
+        "(about twice the estimate), and keep livenessProbe for after start-up",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# shared GPUs
+
+
+def _check_shared_gpu(ctx: _Ctx, w: Workload) -> None:
+    """KV106: engines sharing one GPU (time-slicing/MPS) that together claim more than all of it.
+
+    vLLM (>=0.9.2) checks at start-up that free memory >= gpu_memory_utilization x total
+    (vllm/v1/worker/utils.py::request_memory, engine-memory-model §1.11 E3); two engines at 0.9 on one
+    GPU cannot both pass.
+    """
+    cr = ctx.cr
+    p = cr.placement
+    if p is None or not p.shared:
+        return
+    util: float | None = None
+    if cr.plan is not None:
+        util = cr.plan.gpu_memory_utilization
+    else:
+        raw = cr.serving.get("gpu_memory_utilization")
+        try:
+            util = float(raw) if raw is not None else None
+        except (TypeError, ValueError):
+            util = None
+        if util is None and cr.serving.engine == "vllm":
+            from kvlint.plan.versions import parse_version
+
+            util = 0.92 if parse_version(cr.serving.version) >= (0, 20, 0) else 0.90
+    if util is None:
+        return
+    replicas = w.replicas or 1
+    sharers = p.max_sharers or replicas
+    n = max(2, min(replicas, sharers) if p.max_sharers else replicas)
+    if util * n <= 1.0:
+        return
+    acc = p.accelerator.name if p.accelerator else "the GPU"
+    s = cr.serving
+    loc = s.loc("gpu_memory_utilization") if "gpu_memory_utilization" in s.flags else (p.gpus_loc or p.loc)
+    ctx.add(
+        "KV106",
+        f"{acc} is shared ({p.how or p.resource}): up to {n} engines may land on one GPU and each claims "
+        f"gpu-memory-utilization {util:.2f} ({n} x {util:.2f} = {n * util:.2f} of the device); the second fails "
+        "with 'Free memory on device ... is less than desired GPU memory utilization'",
+        loc,
+        fix=f"set --gpu-memory-utilization {math.floor(100 / n) / 100:.2f} or less, or request a dedicated GPU "
+        "(nvidia.com/gpu) instead of a shared one",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# TGI / SGLang (first checks; full models come with their own issue)
+
+
+def _check_tgi(ctx: _Ctx) -> None:
+    """KV601 and head divisibility for text-generation-inference.
+
+    Source: TGI launcher/src/main.rs::main argument validation ("`max_input_tokens`(A) must be <
+    `max_total_tokens`(B)"), engine-memory-model §2.4.
+    """
+    s = ctx.cr.serving
+    mi = s.get("max_input_tokens", s.get("max_input_length"))
+    mt = s.get("max_total_tokens")
+    if isinstance(mi, int) and isinstance(mt, int) and mi >= mt:
+        key = "max_input_tokens" if "max_input_tokens" in s.flags else "max_input_length"
+        ctx.add(
+            "KV601",
+            f"TGI requires max-input-tokens < max-total-tokens; both limits leave no room for output ({mi} >= {mt}); "
+            f"the launcher exits with '`max_input_tokens`({mi}) must be < `max_total_tokens`({mt})'",
+            s.loc(key),
+            fix=f"set MAX_INPUT_TOKENS to at most {mt - 1} (prompt) and keep MAX_TOTAL_TOKENS {mt} (prompt + output)",
+        )
+    m = ctx.cr.model
+    shards = s.get("num_shard")
+    if m is not None and isinstance(shards, int) and shards > 1 and m.num_attention_heads % shards:
+        ctx.add(
+            "KV401",
+            f"TGI shards attention heads across {shards} GPUs but {m.id} has {m.num_attention_heads} heads "
+            "('`num_heads` must be divisible by `num_shards`')",
+            s.loc("num_shard"),
+            fix=f"valid num-shard values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, shards))))}",
+        )
+
+
+def _check_sglang(ctx: _Ctx) -> None:
+    """SGLang: head divisibility (sglang ModelConfig / parallel linear layers)."""
+    s = ctx.cr.serving
+    m = ctx.cr.model
+    tp = s.get("tp_size", s.get("tensor_parallel_size"))
+    if m is not None and isinstance(tp, int) and tp > 1 and m.num_attention_heads % tp:
+        ctx.add(
+            "KV401",
+            f"SGLang --tp-size {tp} does not divide the {m.num_attention_heads} attention heads of {m.id}",
+            s.loc("tp_size") if "tp_size" in s.flags else s.loc("tensor_parallel_size"),
+            fix=f"valid --tp-size values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, tp))))}",
+        )
+
+
+CheckFn = Callable[[_Ctx], None]
+
+
+def iter_rule_ids(diags: Iterable[Diagnostic]) -> list[str]:
+    """Sorted unique rule ids of ``diags`` (used by tests and the summary line)."""
+    return sorted({d.rule for d in diags})

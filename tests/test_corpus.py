@@ -1,0 +1,53 @@
+"""kvlint on the shared corpus of 114 real public manifests: no crash, and every vLLM workload gets a
+memory plan or a KV5xx diagnostic saying why not (or a start-up error that makes a plan moot).
+
+Skipped when ../shared/corpus/manifests is not beside the checkout.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.pipeline import Options, run_check
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "manifests"
+pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/manifests not present")
+
+# Errors that stop vLLM before it sizes anything: a plan would describe an engine that never starts.
+BLOCKING = {"KV401", "KV402", "KV304"}
+
+
+@pytest.fixture(scope="module")
+def corpus_result():
+    return run_check([str(CORPUS)], Options(allow_hub=False))
+
+
+def test_whole_corpus_is_read(corpus_result) -> None:
+    files = [p for p in CORPUS.iterdir() if p.suffix in (".yaml", ".yml", ".json")]
+    assert corpus_result.files == len(files) >= 100
+    assert corpus_result.workloads >= 80
+
+
+def test_every_vllm_workload_gets_a_plan_or_a_reason(corpus_result) -> None:
+    by_container: dict[tuple, set[str]] = {}
+    for d in corpus_result.diagnostics:
+        by_container.setdefault((d.object, d.container), set()).add(d.rule)
+    unexplained = []
+    for cr in corpus_result.containers:
+        if cr.serving.engine != "vllm":
+            continue
+        rules = by_container.get((cr.object_ref, cr.container_name), set())
+        if cr.plan is None and not (rules & {"KV501", "KV502", "KV503"}) and not (rules & BLOCKING):
+            unexplained.append((cr.workload.doc.path, cr.object_ref, cr.container_name))
+    assert not unexplained
+
+
+def test_some_corpus_workloads_are_planned(corpus_result) -> None:
+    planned = [cr for cr in corpus_result.containers if cr.plan is not None]
+    assert len(planned) >= 10
+    for cr in planned:
+        p = cr.plan
+        assert p.kv_bytes_per_token > 0 and p.block_size > 0
+        assert p.budget_bytes <= p.total_bytes
