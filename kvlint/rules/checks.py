@@ -90,6 +90,16 @@ def severity_of(rule: str) -> Severity:
     return _FALLBACK_SEVERITY.get(rule, "error")
 
 
+def rule_parameters(rule: str) -> dict[str, Any]:
+    """Parameter defaults of ``rule`` from its catalogue file (empty when unavailable)."""
+    try:
+        from kvlint.rules.catalog import get_rule
+
+        return dict(get_rule(rule).defaults())
+    except Exception:
+        return {}
+
+
 def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Diagnostic:
     """Turn a loader/parser :class:`Finding` into a :class:`Diagnostic` with the rule's severity."""
     return Diagnostic(
@@ -850,8 +860,9 @@ def _probe_window(probe: Any) -> int | None:
 def _check_probes(ctx: _Ctx, tp: int, pp: int) -> None:
     """KV407: a startup (or, without one, liveness) probe that kills the pod before the weights load.
 
-    Heuristic, stated in the message: start-up = 30 s (imports, CUDA and NCCL init, profiling) + the
-    pod's weight bytes read at 1 GiB/s (a fast local NVMe or warm page cache does better; a network
+    Heuristic, stated in the message: start-up = ``startup_overhead_seconds`` (imports, CUDA and NCCL
+    init, profiling, CUDA-graph capture) + the pod's weight bytes read at ``min_load_bandwidth_gib_s``
+    (both parameters of rules/KV407.yaml; a fast local NVMe or warm page cache does better, a network
     volume or a hub download much worse).
     """
     cr = ctx.cr
@@ -873,15 +884,17 @@ def _check_probes(ctx: _Ctx, tp: int, pp: int) -> None:
             weights = None
     if not weights:
         return
-    bandwidth = 1.0 * GiB
-    fixed = 30
-    need = fixed + weights / bandwidth
+    params = rule_parameters("KV407")
+    bw_gib = float(params.get("min_load_bandwidth_gib_s", 1.0))
+    fixed = int(params.get("startup_overhead_seconds", 60))
+    need = fixed + weights / (bw_gib * GiB)
     if window >= need:
         return
     ctx.add(
         "KV407",
         f"the {probe_name} gives the container {window} s (initialDelaySeconds + periodSeconds x failureThreshold) "
-        f"but loading {gib(weights)} of weights takes about {need:.0f} s ({fixed} s start-up + weights at 1 GiB/s); "
+        f"but loading {gib(weights)} of weights takes about {need:.0f} s ({fixed} s start-up + weights at "
+        f"{bw_gib:g} GiB/s); "
         "the kubelet will restart the pod before the engine is ready",
         loc_of(c, probe_name),
         fix=f"use a startupProbe with failureThreshold x periodSeconds >= {int(math.ceil(need * 2 / 60) * 60)} s "
