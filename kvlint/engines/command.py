@@ -1,0 +1,574 @@
+"""Kubernetes container -> which engine it runs and with which argv (the ``engine config`` stage).
+
+A container's process is ``command`` (the image ENTRYPOINT when absent) followed by ``args`` (the image
+CMD when absent), after Kubernetes ``$(VAR)`` expansion from ``env``. kvlint finds the engine invocation:
+
+* directly: ``vllm serve ...``, ``python3 -m vllm.entrypoints.openai.api_server ...``,
+  ``python -m vllm.entrypoints.api_server``, ``text-generation-launcher ...``, ``python -m sglang.launch_server``,
+  ``sglang serve``;
+* args only, relying on the image entrypoint: vLLM images (``ENTRYPOINT python3 -m
+  vllm.entrypoints.openai.api_server`` in older images, ``vllm serve`` in newer ones — both accepted,
+  a leading ``serve`` is skipped; engine-memory-model.md §1.1), TGI images (``/tgi-entrypoint.sh`` execs
+  ``text-generation-launcher "$@"``, §2.1);
+* inside ``sh -c``/``bash -c`` scripts (any command of the script, after ``exec``/``env``/assignments,
+  ``eval``), with ``$VAR`` expanded from the container env and ``"$@"`` from the arguments after the script.
+
+A container that clearly is an engine but whose command cannot be read gets a ServingConfig with
+``model=None`` and a KV503 finding saying why.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine
+from kvlint.engines.sglang import parse_sglang_argv
+from kvlint.engines.shell import ShellArg, commands, k8s_expand
+from kvlint.engines.tgi import parse_tgi_argv
+from kvlint.engines.vllm import parse_vllm_argv
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Finding, ServingConfig
+
+__all__ = ["parse_container", "parse_command_line", "container_env"]
+
+_SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
+_VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
+
+
+@dataclass
+class _Item:
+    text: str
+    loc: Loc | None
+    source: str = "arg"
+
+
+def container_env(container: Mapping) -> tuple[dict[str, str], dict[str, Loc | None]]:
+    """The container's env as Kubernetes resolves it statically: ``name -> value`` for literal ``value``
+    entries (with ``$(VAR)`` references to earlier entries expanded), and ``name -> Loc`` of each value.
+
+    ``valueFrom``/``envFrom`` entries are unknown statically and are left out. Never raises.
+    """
+    env: dict[str, str] = {}
+    locs: dict[str, Loc | None] = {}
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    if not isinstance(entries, list):
+        return env, locs
+    for e in entries:
+        if not isinstance(e, Mapping) or not isinstance(e.get("name"), str):
+            continue
+        if "value" in e and e.get("value") is not None and not isinstance(e.get("value"), (dict, list)):
+            raw = e["value"]
+            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            env[e["name"]] = k8s_expand(text, env)[0]
+            locs[e["name"]] = loc_of(e, "value")
+        else:
+            env.pop(e["name"], None)
+    return env, locs
+
+
+# ------------------------------------------------------------------------------------------------
+# positions inside a script held by one YAML scalar
+
+
+@functools.lru_cache(maxsize=64)
+def _file_lines(path: str) -> tuple[str, ...] | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(fh.read().splitlines())
+    except OSError:
+        return None
+
+
+def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -> Loc | None:
+    """Position in the file of character (``line``, ``column``) (0-based) of the YAML scalar ``text``
+    starting at ``scalar_loc``.
+
+    Block scalars (``|``/``>``): line k is the file line after the indicator + k, at the block's
+    indentation. Single-line plain/quoted scalars: same line, shifted by the column (and the quote).
+    Anything else (multi-line flow scalars, unreadable file) falls back to ``scalar_loc``.
+    """
+    if scalar_loc is None:
+        return None
+    lines = _file_lines(scalar_loc.file) if scalar_loc.file not in ("", "-") else None
+    if not lines or scalar_loc.line - 1 >= len(lines):
+        return scalar_loc if line == 0 else scalar_loc
+    src = lines[scalar_loc.line - 1]
+    ch = src[scalar_loc.column - 1 : scalar_loc.column] if scalar_loc.column - 1 < len(src) else ""
+    if ch in ("|", ">"):
+        first = scalar_loc.line  # 0-based index of the next line
+        while first < len(lines) and not lines[first].strip():
+            first += 1
+        if first >= len(lines):
+            return scalar_loc
+        indent = len(lines[first]) - len(lines[first].lstrip(" "))
+        return Loc(scalar_loc.file, first + 1 + line, indent + column + 1)
+    if "\n" in text.rstrip("\n"):
+        return scalar_loc
+    if line == 0:
+        shift = 1 if ch in ("'", '"') else 0
+        return Loc(scalar_loc.file, scalar_loc.line, scalar_loc.column + shift + column)
+    return scalar_loc
+
+
+def _offset_loc(scalar_loc: Loc | None, script: str, offset: int) -> Loc | None:
+    line = script.count("\n", 0, offset)
+    col = offset - (script.rfind("\n", 0, offset) + 1)
+    return scalar_position(scalar_loc, script, line, col)
+
+
+# ------------------------------------------------------------------------------------------------
+# finding the engine invocation
+
+
+def _base(word: str) -> str:
+    return posixpath.basename(word)
+
+
+def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
+    """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
+    an engine invocation, else None."""
+    if not words:
+        return None
+    w0 = _base(words[0])
+    if w0 == "vllm" and len(words) > 1 and words[1] == "serve":
+        return "vllm", 2, True
+    if w0 in ("text-generation-launcher", "tgi-entrypoint.sh"):
+        return "tgi", 1, False
+    if w0 == "sglang" and len(words) > 1 and words[1] == "serve":
+        return "sglang", 2, False
+    if re.fullmatch(r"python[0-9.]*", w0):
+        k = 1
+        while k < len(words) and words[k].startswith("-") and words[k] != "-m":
+            k += 1
+        if k + 1 < len(words) and words[k] == "-m":
+            mod = words[k + 1]
+            if mod in _VLLM_MODULES:
+                return "vllm", k + 2, False
+            if (
+                mod in ("vllm.entrypoints.cli.main", "vllm")
+                and k + 2 < len(words)
+                and words[k + 2] == "serve"
+            ):
+                return "vllm", k + 3, True
+            if mod == "sglang.launch_server":
+                return "sglang", k + 2, False
+            if mod == "sglang.cli.main" and k + 2 < len(words) and words[k + 2] == "serve":
+                return "sglang", k + 3, False
+            if mod == "text_generation_server.cli":
+                return None
+    return None
+
+
+def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
+    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None."""
+    if not items:
+        return None
+    k = 0
+    if _base(items[0].text) == "env":
+        k = 1
+        while k < len(items) and (items[k].text.startswith("-") or "=" in items[k].text):
+            k += 1
+    if k >= len(items) or _base(items[k].text) not in _SHELLS:
+        return None
+    j = k + 1
+    has_c = False
+    while j < len(items) and items[j].text.startswith("-"):
+        t = items[j].text
+        j += 1
+        if t == "--":
+            break
+        if not t.startswith("--") and "c" in t[1:]:
+            has_c = True
+            if j < len(items) and items[j].text == "--":
+                j += 1
+            break
+    if not has_c or j >= len(items):
+        return None
+    return k, j
+
+
+def _describe(words: Sequence[str]) -> str:
+    return " ".join(words[:4]) + (" ..." if len(words) > 4 else "")
+
+
+def _reason_for(words: Sequence[str]) -> str:
+    """Why an (engine-looking) command cannot be read."""
+    if not words:
+        return "the container has no command or args; kvlint cannot tell how the engine is started"
+    w0 = _base(words[0])
+    if re.fullmatch(r"python[0-9.]*", w0) and len(words) > 1 and not words[1].startswith("-"):
+        return (
+            f"the container runs the Python program {words[1]} (a wrapper around the engine, e.g. KAITO "
+            f"inference_api.py); its command line is not the engine's own CLI, so kvlint cannot read the flags"
+        )
+    if w0 in ("ray", "serve") or "ray" in w0:
+        return "the container runs Ray; the engine is configured by Ray Serve application code, which kvlint does not read"
+    if w0.endswith(".sh") or (w0 in _SHELLS and len(words) > 1 and words[1].endswith(".sh")):
+        script = words[1] if w0 in _SHELLS else words[0]
+        return (
+            f"the container runs the script {script} ({_describe(words)}); the engine flags inside it are not "
+            f"visible to kvlint"
+        )
+    return f"the container runs `{_describe(words)}`, not a recognised engine command"
+
+
+@dataclass
+class _Found:
+    engine: str
+    argv: list[_Item]
+    positional_model: bool
+
+
+def _scan_shell(items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]) -> tuple[_Found | None, str]:
+    script_item = items[j]
+    script = script_item.text
+    positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
+    if not positional:
+        positional = [ShellArg(_base(items[k].text))]
+    seen: list[list[str]] = []
+    for words in commands(script, env, positional):
+        texts = [w.text for w in words]
+        m = _match_program(texts)
+        if m is None:
+            seen.append(texts)
+            continue
+        engine, start, pos_model = m
+        argv = []
+        for w in words[start:]:
+            loc = w.loc if w.offset is None else _offset_loc(script_item.loc, script, w.offset)
+            argv.append(
+                _Item(
+                    w.text,
+                    loc or script_item.loc,
+                    "env" if w.from_env or script_item.source == "env" else "arg",
+                )
+            )
+        return _Found(engine, argv, pos_model), ""
+    significant = [
+        t
+        for t in seen
+        if t
+        and t[0]
+        not in ("echo", "set", "ulimit", "mkdir", "sleep", "cd", "printf", "[", "test", "true", "cat")
+    ]
+    if not significant:
+        return None, "the shell script starts no engine process that kvlint can see"
+    first = next(
+        (t for t in significant if "vllm" in " ".join(t) or "sglang" in " ".join(t) or ".sh" in " ".join(t)),
+        significant[0],
+    )
+    reason = _reason_for(first)
+    if "multi-node-serving.sh" in " ".join(first) and "worker" in first:
+        reason = (
+            "the container runs vLLM's multi-node-serving.sh worker: a Ray worker node; the engine and its "
+            "flags are on the leader container"
+        )
+    return None, "the shell script starts no engine directly; " + reason
+
+
+def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Item] | None:
+    seq = container.get(key)
+    if seq is None:
+        return None
+    if isinstance(seq, str):
+        seq = [seq]
+    if not isinstance(seq, list):
+        return []
+    out: list[_Item] = []
+    for idx, raw in enumerate(seq):
+        if raw is None or isinstance(raw, (dict, list)):
+            continue
+        text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        expanded, changed = k8s_expand(text, env)
+        out.append(
+            _Item(
+                expanded,
+                loc_of(seq, idx) if isinstance(seq, LList) else loc_of(container, key),
+                "env" if changed else "arg",
+            )
+        )
+    return out
+
+
+def _config_loader(
+    container: Mapping,
+    pod_spec: Mapping | None,
+    namespace: str | None,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None,
+):
+    """``path -> (text, loc)`` for files mounted from ConfigMaps of the same input set, or None."""
+    if not configmaps or not isinstance(pod_spec, Mapping):
+        return None
+    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or [] if isinstance(v, Mapping)}
+    mounts = [m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping)]
+
+    def load(path: str) -> tuple[str, Loc | None] | None:
+        for m in mounts:
+            mp = str(m.get("mountPath", "")).rstrip("/")
+            if not mp or not (path == mp or path.startswith(mp + "/")):
+                continue
+            vol = volumes.get(m.get("name"))
+            cm_ref = vol.get("configMap") if isinstance(vol, Mapping) else None
+            if not isinstance(cm_ref, Mapping):
+                continue
+            cm = configmaps.get((namespace, str(cm_ref.get("name")))) or configmaps.get(
+                (None, str(cm_ref.get("name")))
+            )
+            if cm is None:
+                for (_ns, name), obj in configmaps.items():
+                    if name == cm_ref.get("name"):
+                        cm = obj
+                        break
+            if not isinstance(cm, Mapping):
+                continue
+            rel = path[len(mp) :].lstrip("/")
+            key = m.get("subPath") if m.get("subPath") and path == mp else rel
+            for it in cm_ref.get("items") or []:
+                if isinstance(it, Mapping) and it.get("path") == rel:
+                    key = it.get("key")
+            data = cm.get("data")
+            if isinstance(data, Mapping) and key in data:
+                return str(data[key]), loc_of(data, key)
+        return None
+
+    return load
+
+
+def _kv503(
+    engine: str,
+    container: LDict,
+    image: str,
+    version: str | None,
+    env: dict[str, str],
+    reason: str,
+    loc: Loc | None,
+) -> ServingConfig:
+    return ServingConfig(
+        engine=engine,  # type: ignore[arg-type]
+        container=container,
+        container_name=str(container.get("name", "")),
+        image=image,
+        version=version,
+        model=None,
+        env=env,
+        findings=[
+            Finding(
+                rule="KV503",
+                message=reason,
+                loc=loc,
+                fix=(
+                    "run the engine directly (command: [vllm, serve, MODEL, ...]) or declare the model and settings "
+                    "with kvlint.io/* annotations"
+                ),
+                severity="warning",
+            )
+        ],
+        command_loc=loc,
+        version_loc=container.locs.get("image") if isinstance(container, LDict) else None,
+    )
+
+
+def _dispatch(
+    found: _Found,
+    *,
+    container: LDict,
+    image: str,
+    env: dict[str, str],
+    env_locs: Mapping[str, Loc | None],
+    config_loader=None,
+) -> ServingConfig:
+    img_engine = engine_of_image(image) or image_mentions_engine(image)
+    version = engine_version(image) if img_engine in (None, found.engine) else None
+    argv = [it.text for it in found.argv]
+    locs = [it.loc for it in found.argv]
+    sources = [it.source for it in found.argv]
+    if found.engine == "vllm":
+        cfg = parse_vllm_argv(
+            argv,
+            locs=locs,
+            version=version,
+            env=env,
+            config_loader=config_loader,
+            container=container,
+            image=image,
+            sources=sources,
+            positional_model=found.positional_model,
+            map_config_pos=scalar_position,
+        )
+        if cfg.model is None:
+            cfg.findings.append(
+                Finding(
+                    rule="KV503",
+                    message=(
+                        "the vLLM command names no model (no positional MODEL, --model or --config model:); "
+                        "vLLM would serve its built-in default, so the model is probably injected at deploy "
+                        "time (e.g. by a KServe/llm-d controller) and kvlint cannot see it"
+                    ),
+                    loc=cfg.command_loc or container.loc,
+                    fix="pass the model explicitly or declare it with the kvlint.io/model annotation",
+                    severity="warning",
+                )
+            )
+        return cfg
+    if found.engine == "tgi":
+        return parse_tgi_argv(
+            argv,
+            locs=locs,
+            version=version,
+            env=env,
+            env_locs=env_locs,
+            container=container,
+            image=image,
+            sources=sources,
+        )
+    return parse_sglang_argv(
+        argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
+    )
+
+
+def parse_container(
+    container: LDict,
+    *,
+    pod_spec: LDict | None = None,
+    namespace: str | None = None,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    path: str = "",
+) -> ServingConfig | None:
+    """Read the serving engine a Kubernetes container runs.
+
+    Args:
+        container: the container mapping (``name``, ``image``, ``command``, ``args``, ``env`` ...).
+        pod_spec: its PodSpec, used to follow ``volumeMounts`` of ConfigMaps for ``--config FILE``.
+        namespace: the workload's namespace (to pick ConfigMaps); ``configmaps`` maps
+            ``(namespace, name)`` -> the ConfigMap object (``namespace`` None = unspecified).
+        path: dotted path of the container in its document (unused in results; for callers' messages).
+
+    Returns:
+        None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
+        Otherwise a :class:`ServingConfig`; when the container clearly is an engine (by image or
+        command) but its command cannot be read (custom scripts, Ray Serve, wrappers such as KAITO
+        ``inference_api.py``) the config has ``model=None`` and a KV503 finding explaining why.
+    Never raises on malformed input.
+    """
+    if not isinstance(container, Mapping):
+        return None
+    if not isinstance(container, LDict):
+        container = LDict(container)
+    image = str(container.get("image") or "")
+    env, env_locs = container_env(container)
+    cmd = _items_of(container, "command", env)
+    args = _items_of(container, "args", env)
+    items = (cmd or []) + (args or [])
+    first_loc = next((it.loc for it in items if it.loc), None) or container.loc
+    img_engine = engine_of_image(image)
+    hint = image_mentions_engine(image)
+    loader = _config_loader(container, pod_spec, namespace, configmaps)
+    texts = [it.text for it in items]
+
+    if not cmd:
+        # args only: the image ENTRYPOINT runs
+        m = _match_program(texts)
+        if m:
+            return _dispatch(
+                _Found(m[0], items[m[1] :], m[2]),
+                container=container,
+                image=image,
+                env=env,
+                env_locs=env_locs,
+                config_loader=loader,
+            )
+        if img_engine == "vllm":
+            rest = items[1:] if texts[:1] == ["serve"] else items
+            return _dispatch(
+                _Found("vllm", rest, True),
+                container=container,
+                image=image,
+                env=env,
+                env_locs=env_locs,
+                config_loader=loader,
+            )
+        if img_engine == "tgi":
+            return _dispatch(
+                _Found("tgi", items, False),
+                container=container,
+                image=image,
+                env=env,
+                env_locs=env_locs,
+                config_loader=loader,
+            )
+    m = _match_program(texts)
+    if m:
+        return _dispatch(
+            _Found(m[0], items[m[1] :], m[2]),
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            config_loader=loader,
+        )
+    reason = ""
+    sh = _shell_split(items)
+    if sh:
+        found, reason = _scan_shell(items, sh[0], sh[1], env)
+        if found:
+            return _dispatch(
+                found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
+            )
+    joined = " ".join(texts).lower()
+    cmd_hint = None
+    if "vllm" in joined:
+        cmd_hint = "vllm"
+    elif "sglang" in joined and "sglang_router" not in joined and "sglang-router" not in joined:
+        cmd_hint = "sglang"
+    elif "text-generation" in joined:
+        cmd_hint = "tgi"
+    engine = img_engine or cmd_hint or hint
+    if engine is None:
+        return None
+    if not reason:
+        if not items:
+            reason = (
+                f"the container has no command or args and the image {image or '(none)'} has no known engine "
+                f"entrypoint"
+            )
+            if "ray" in image.lower():
+                reason = (
+                    f"the container runs Ray ({image}); the engine is configured by Ray Serve application code "
+                    f"(serveConfigV2 / Python), which kvlint does not read"
+                )
+        else:
+            reason = _reason_for(texts)
+    version = engine_version(image) if (img_engine or hint) in (None, engine) else None
+    return _kv503(
+        engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
+    )
+
+
+def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:
+    """Parse a whole engine command as typed (``kvlint plan -- ...``).
+
+    Accepts ``vllm serve MODEL ...``, ``python[3] -m vllm.entrypoints.openai.api_server --model X ...``,
+    ``text-generation-launcher --model-id X ...``, ``python -m sglang.launch_server --model-path X ...``,
+    ``sglang serve ...``. ``version`` is the engine release to check options against (None = any).
+    Raises ValueError naming what was expected when ``argv`` is none of those.
+    """
+    words = [str(a) for a in argv]
+    m = _match_program(words)
+    if m is None:
+        raise ValueError(
+            f"not an engine command: {' '.join(words[:3]) or '(empty)'} — expected `vllm serve MODEL ...`, "
+            f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
+            f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
+        )
+    engine, start, pos_model = m
+    rest = words[start:]
+    env: dict[str, str] = {}
+    if engine == "vllm":
+        return parse_vllm_argv(rest, version=version, env=env, container=LDict(), positional_model=pos_model)
+    if engine == "tgi":
+        return parse_tgi_argv(rest, version=version, env=env, container=LDict())
+    return parse_sglang_argv(rest, version=version, env=env, container=LDict())

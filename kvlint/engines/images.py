@@ -1,0 +1,168 @@
+"""Which serving engine an image runs, and which engine version its tag pins.
+
+Image conventions (engine-memory-model.md §1.1, §2.1, §3):
+
+* vLLM: ``vllm/vllm-openai:vX.Y.Z`` (CUDA), ``vllm/vllm-tpu``, ``rocm/vllm`` (tags like
+  ``rocm6.3.1_vllm_0.8.5_20250521``), ``lmcache/vllm-openai``, ``substratusai/vllm``, ``aibrix/vllm-openai``,
+  ``nvcr.io/nvidia/vllm`` (NGC tags ``26.02-py3`` are container releases, not vLLM versions),
+  ``ghcr.io/llm-d/llm-d-cuda`` (llm-d release tags). Tags may carry a suffix (``v0.20.1-cu129``).
+* TGI: ``ghcr.io/huggingface/text-generation-inference:3.0.1`` (``2.4.1-rocm``, ``sha-...``), Gaudi
+  ``tgi-gaudi``, and Google Cloud DLC images ``.../huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311``
+  whose name encodes the TGI release (``2-3`` = 2.3).
+* SGLang: ``lmsysorg/sglang:v0.5.5.post3-cu126`` (``sglang-router`` images are the router, not the engine).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["engine_of_image", "engine_version", "split_image", "image_mentions_engine"]
+
+_VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
+_INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
+_DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?\.")
+
+# Repository name (without registry/tag) -> engine. Matched on the last path components.
+_VLLM_REPOS = (
+    "vllm/vllm-openai",
+    "vllm/vllm-tpu",
+    "vllm/vllm-openai-rocm",
+    "rocm/vllm",
+    "rocm/vllm-dev",
+    "lmcache/vllm-openai",
+    "substratusai/vllm",
+    "aibrix/vllm-openai",
+    "nvidia/vllm",
+    "llm-d/llm-d",
+    "llm-d/llm-d-cuda",
+    "llm-d/llm-d-rocm",
+    "llm-d/llm-d-xpu",
+    "llm-d/llm-d-cpu",
+    "red-hat-ai-inference-server/vllm-cuda-rhel9",
+    "rhaiis/vllm-cuda-rhel9",
+    "vllm-cuda-rhel9",
+    "vllm-openai",
+)
+# Images whose tags are not vLLM versions (container or distribution releases).
+_VLLM_TAG_NOT_VERSION = ("nvidia/vllm", "llm-d/", "lmcache/", "rhel9")
+_TGI_REPOS = (
+    "huggingface/text-generation-inference",
+    "huggingface/tgi-gaudi",
+    "tgi-gaudi",
+    "text-generation-inference",
+)
+_SGLANG_REPOS = ("lmsysorg/sglang", "aibrix/sglang", "sglang")
+
+
+def split_image(image: str) -> tuple[str, str | None, str | None]:
+    """Split an image reference into ``(repository, tag, digest)``.
+
+    ``registry:5000/ns/name:tag@sha256:...`` -> ``("registry:5000/ns/name", "tag", "sha256:...")``.
+    The repository keeps its registry host; tag/digest are None when absent. Never raises.
+    """
+    ref = (image or "").strip()
+    digest = None
+    if "@" in ref:
+        ref, digest = ref.split("@", 1)
+    tag = None
+    slash = ref.rfind("/")
+    colon = ref.rfind(":")
+    if colon > slash:
+        ref, tag = ref[:colon], ref[colon + 1 :]
+    return ref, tag or None, digest
+
+
+def _repo_path(repo: str) -> str:
+    """Repository without its registry host (``docker.io/vllm/vllm-openai`` -> ``vllm/vllm-openai``)."""
+    parts = repo.lower().split("/")
+    if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        parts = parts[1:]
+    return "/".join(parts)
+
+
+def _matches(path: str, names: tuple[str, ...]) -> bool:
+    return any(path == n or path.endswith("/" + n) for n in names)
+
+
+def engine_of_image(image: str) -> str | None:
+    """``vllm`` | ``tgi`` | ``sglang`` when the image is a known engine image, else None.
+
+    Decided from the repository name only (tags are ignored), so ``vllm/vllm-openai:latest``,
+    ``nvcr.io/nvidia/vllm:26.02-py3``, ``ghcr.io/llm-d/llm-d-cuda:v0.9.0`` are ``vllm``;
+    ``ghcr.io/huggingface/text-generation-inference:3.0.1`` and the GCP DLC
+    ``...-huggingface-text-generation-inference-cu124.2-3...`` images are ``tgi``; ``lmsysorg/sglang`` is
+    ``sglang`` but ``*/sglang-router`` is not. Unknown or custom images return None (the command then
+    decides).
+    """
+    repo, _, _ = split_image(image)
+    path = _repo_path(repo)
+    if not path:
+        return None
+    last = path.rsplit("/", 1)[-1]
+    if "router" in last:
+        return None
+    if _matches(path, _VLLM_REPOS):
+        return "vllm"
+    if _matches(path, _TGI_REPOS) or "huggingface-text-generation-inference" in last or "tgi-gaudi" in last:
+        return "tgi"
+    if _matches(path, _SGLANG_REPOS):
+        return "sglang"
+    return None
+
+
+def image_mentions_engine(image: str) -> str | None:
+    """Weaker than :func:`engine_of_image`: the engine named anywhere in the repository name.
+
+    ``public.ecr.aws/data-on-eks/ray2.24.0-py310-vllm-gpu`` -> ``vllm``. Used only to decide whether a
+    container whose command cannot be read deserves a KV503 note.
+    """
+    known = engine_of_image(image)
+    if known:
+        return known
+    repo, _, _ = split_image(image)
+    path = _repo_path(repo)
+    if "router" in path.rsplit("/", 1)[-1]:
+        return None
+    if "vllm" in path:
+        return "vllm"
+    if "sglang" in path:
+        return "sglang"
+    if "text-generation-inference" in path or "tgi" in path.rsplit("/", 1)[-1].split("-"):
+        return "tgi"
+    return None
+
+
+def engine_version(image: str) -> str | None:
+    """The engine version an image reference pins, or None when it does not say.
+
+    Examples: ``vllm/vllm-openai:v0.11.0`` -> ``0.11.0``; ``v0.8.5.post1`` -> ``0.8.5.post1``;
+    ``v0.20.1-cu129`` -> ``0.20.1``; ``rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`` -> ``0.8.5``;
+    ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1`` -> ``0.5.0``; ``ghcr.io/huggingface/text-generation-inference:2.4.1-rocm``
+    -> ``2.4.1``; ``...text-generation-inference-cu124.2-3.ubuntu2204.py311`` -> ``2.3``;
+    ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``. ``latest``, no tag, digests only, ``sha-xxx``
+    and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
+    """
+    if not image or "{{" in image or image.startswith("$("):
+        return None
+    repo, tag, _digest = split_image(image)
+    path = _repo_path(repo)
+    m = _DLC_TGI_RE.search(path)
+    if m:
+        return ".".join(g for g in m.groups() if g is not None)
+    m = _INLINE_VLLM_RE.search(path) or (_INLINE_VLLM_RE.search(tag) if tag else None)
+    if m:
+        return m.group(1)
+    if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
+        return None
+    engine = engine_of_image(image) or image_mentions_engine(image)
+    if engine is None:
+        return None
+    if engine == "vllm" and any(x in path for x in _VLLM_TAG_NOT_VERSION):
+        return None
+    m = _VERSION_RE.match(tag)
+    if not m:
+        return None
+    version = m.group(1)
+    # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
+    version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")
+    return version

@@ -1,0 +1,142 @@
+"""Shared pieces of engine argv parsing: value conversion, duplicate tracking, findings.
+
+The engines parse their command lines with Python ``argparse`` (vLLM, SGLang) or Rust ``clap`` (TGI);
+both accept ``--flag value`` and ``--flag=value`` and let the last occurrence win. This module keeps
+the bookkeeping common to the three parsers (one :class:`Collector` per container).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.source import Loc
+from kvlint.types import Finding, Value
+
+__all__ = ["Collector", "human_readable_int", "suggest", "version_tuple", "parse_json_or_str"]
+
+_HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BIN = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def human_readable_int(text: str) -> int:
+    """Parse an integer the way vLLM's ``human_readable_int`` does.
+
+    ``k/m/g/t`` are powers of 10 and may have decimals (``25.6k`` = 25600), ``K/M/G/T`` powers of 2 and
+    must be whole (``32K`` = 32768; ``1.5K`` is rejected); a plain integer is returned as is.
+    SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::human_readable_int (same rules since 0.8.5 in
+    vllm/engine/arg_utils.py, ``t``/``T`` added later). Raises ValueError with vLLM's reason.
+    """
+    value = text.strip()
+    m = _HR_RE.fullmatch(value)
+    if m:
+        number, suffix = m.groups()
+        if suffix in _DEC:
+            return int(float(number) * _DEC[suffix])
+        if "." in number:
+            raise ValueError(
+                f"decimals are not allowed with binary suffixes like {suffix}; did you mean {number}{suffix.lower()}?"
+            )
+        return int(number) * _BIN[suffix]
+    return int(value)
+
+
+def version_tuple(version: str | None) -> tuple[int, ...] | None:
+    """``0.8.5.post1`` -> ``(0, 8, 5, 1)``-like sortable tuple (post releases sort after), None if unparsable."""
+    if not version:
+        return None
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?post(\d+))?", version)
+    if not m:
+        return None
+    return tuple(int(g) if g else 0 for g in m.groups())
+
+
+def suggest(name: str, candidates: Iterable[str]) -> str | None:
+    """Closest known option to ``name`` (difflib, cutoff 0.6), or None."""
+    got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return got[0] if got else None
+
+
+def parse_json_or_str(text: str) -> Any:
+    """JSON-decode ``text`` when it looks like a JSON object/array, else return it unchanged."""
+    t = text.strip()
+    if t[:1] in "{[":
+        try:
+            return json.loads(t)
+        except ValueError:
+            return text
+    return text
+
+
+@dataclass
+class Collector:
+    """Accumulates parsed settings for one engine command line.
+
+    ``flags`` maps canonical dest -> :class:`Value` (last occurrence wins, like argparse/clap);
+    ``findings`` gathers KV205/KV206/KV207/KV503. ``engine`` is used in messages (``vLLM 0.11.0``).
+    """
+
+    engine: str
+    flags: dict[str, Value] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    seen_option: dict[str, str] = field(default_factory=dict)
+
+    def set(self, dest: str, value: Value, option: str) -> None:
+        """Record ``dest = value``; warn KV207 when the same setting was already given differently
+        from the same source kind (a ``--config`` value overridden by the CLI is not a conflict)."""
+        old = self.flags.get(dest)
+        if old is not None and old.source == value.source and old.value != value.value:
+            prev = self.seen_option.get(dest, option)
+            self.findings.append(
+                Finding(
+                    rule="KV207",
+                    message=(
+                        f"{option} is given twice with different values "
+                        f"({prev} {old.raw if old.raw is not None else old.value!r} then "
+                        f"{value.raw if value.raw is not None else value.value!r}); "
+                        f"{self.engine} uses the last one ({value.raw if value.raw is not None else value.value})"
+                    ),
+                    loc=value.loc,
+                    fix=f"remove one of the {option} settings",
+                    severity="warning",
+                )
+            )
+        self.flags[dest] = value
+        self.seen_option[dest] = option
+
+    def unknown(
+        self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str = ""
+    ) -> None:
+        """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest."""
+        best = suggest(option, known)
+        hint = f"; did you mean {best}?" if best else ""
+        self.findings.append(
+            Finding(
+                rule="KV205",
+                message=f"unknown {where} option {option}{extra}{hint}",
+                loc=loc,
+                fix=f"use {best}" if best else f"remove {option}",
+                severity="error",
+            )
+        )
+
+    def invalid(self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "") -> None:
+        """KV206: ``raw`` is a value the engine rejects for ``option``."""
+        self.findings.append(
+            Finding(
+                rule="KV206",
+                message=f"invalid value {raw!r} for {option}: {why}",
+                loc=loc,
+                fix=fix,
+                severity="error",
+            )
+        )
+
+    def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
+        """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""
+        self.findings.append(Finding(rule="KV503", message=message, loc=loc, severity=severity))  # type: ignore[arg-type]

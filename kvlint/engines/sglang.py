@@ -1,0 +1,168 @@
+"""SGLang ``python -m sglang.launch_server`` / ``sglang serve`` command lines -> ServingConfig.
+
+SGLang's ``ServerArgs.add_cli_args`` is a plain argparse parser (prefix abbreviations allowed, last value
+wins). Main memory settings and their aliases (engine-memory-model.md §3; sglang@0.5.5:
+sglang/srt/server_args.py::ServerArgs.add_cli_args): ``--model-path`` [``--model``], ``--tp-size``
+[``--tensor-parallel-size``, ``--tp``], ``--pp-size`` [``--pipeline-parallel-size``], ``--dp-size``
+[``--data-parallel-size``, ``--dp``], ``--ep-size`` [``--expert-parallel-size``, ``--ep``],
+``--mem-fraction-static``, ``--context-length``, ``--max-running-requests``, ``--max-total-tokens``,
+``--chunked-prefill-size``, ``--kv-cache-dtype``, ``--page-size``, ``--dtype``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvlint.engines.options import Collector, version_tuple
+from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
+from kvlint.engines.shell import UNRESOLVED_RE
+from kvlint.source import LDict, Loc
+from kvlint.types import ServingConfig, Value
+
+__all__ = ["parse_sglang_argv"]
+
+_ALIASES = {
+    "--model": "--model-path",
+    "--tensor-parallel-size": "--tp-size",
+    "--tp": "--tp-size",
+    "--pipeline-parallel-size": "--pp-size",
+    "--pp": "--pp-size",
+    "--data-parallel-size": "--dp-size",
+    "--dp": "--dp-size",
+    "--expert-parallel-size": "--ep-size",
+    "--ep": "--ep-size",
+}
+_INT = {
+    "tp_size",
+    "pp_size",
+    "dp_size",
+    "ep_size",
+    "context_length",
+    "max_running_requests",
+    "max_total_tokens",
+    "chunked_prefill_size",
+    "page_size",
+    "max_prefill_tokens",
+    "port",
+    "nnodes",
+    "node_rank",
+    "cuda_graph_max_bs",
+}
+_FLOAT = {"mem_fraction_static"}
+# Options known to take no value (store_true) among the common ones.
+_SWITCHES = {
+    "--trust-remote-code",
+    "--enable-metrics",
+    "--skip-server-warmup",
+    "--enable-dp-attention",
+    "--disable-radix-cache",
+    "--disable-cuda-graph",
+    "--enable-torch-compile",
+    "--disable-flashinfer-autotune",
+    "--enable-mixed-chunk",
+    "--enable-cache-report",
+    "--enable-hierarchical-cache",
+    "--enable-ep-moe",
+    "--enable-deepep-moe",
+    "--disable-overlap-schedule",
+    "--enable-linear-replayssm-spec",
+    "--log-requests",
+    "--enable-p2p-check",
+    "--disable-custom-all-reduce",
+    "--enable-lora",
+    "--enable-eplb",
+}
+
+
+def parse_sglang_argv(
+    argv: Sequence[str],
+    *,
+    locs: Sequence[Loc | None] | None = None,
+    version: str | None = None,
+    env: Mapping[str, str] | None = None,
+    container: LDict | None = None,
+    image: str = "",
+    sources: Sequence[str] | None = None,
+) -> ServingConfig:
+    """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
+
+    ``flags`` are keyed by SGLang's ``ServerArgs`` field names (``tp_size``, ``mem_fraction_static``,
+    ``context_length``, ``max_running_requests``, ``max_total_tokens``, ``chunked_prefill_size``,
+    ``kv_cache_dtype``, ``page_size`` ...); the model comes from ``--model-path``/``--model``. Options not
+    in sglang 0.4.6/0.5.5 (nor a unique prefix of one) -> KV205; bad numbers -> KV206; repeats -> KV207.
+    Unknown options are skipped, never fatal. Never raises.
+    """
+    argv = list(argv)
+    locs = list(locs) if locs is not None else [None] * len(argv)
+    locs += [None] * (len(argv) - len(locs))
+    sources = list(sources) if sources is not None else ["arg"] * len(argv)
+    col = Collector("SGLang")
+    where = f"SGLang {version}" if version else "SGLang"
+    known = sorted(set(SGLANG_OPTIONS) | set(_ALIASES))
+    model: Value | None = None
+    i, n = 0, len(argv)
+    while i < n:
+        tok, loc, src = argv[i], locs[i], sources[i]
+        i += 1
+        if not tok.startswith("--"):
+            continue
+        opt, eq, explicit = tok.partition("=")
+        opt = "--" + opt[2:].replace("_", "-")
+        canon = _ALIASES.get(opt, opt)
+        if canon not in SGLANG_OPTIONS:
+            cands = [o for o in known if o.startswith(opt)]
+            if len(cands) == 1:
+                canon = _ALIASES.get(cands[0], cands[0])
+            else:
+                # the table covers sglang 0.4.6/0.5.5 only: report only for releases it covers
+                vt = version_tuple(version)
+                if vt is not None and vt <= (0, 5, 5, 0, 99):
+                    col.unknown(opt, loc, where, known)
+                if not eq and i < n and not argv[i].startswith("-"):
+                    i += 1
+                continue
+        dest = canon[2:].replace("-", "_")
+        if canon in _SWITCHES and not eq:
+            col.set(dest, Value(True, loc, tok, src), canon)
+            continue
+        if eq:
+            raw = explicit
+        elif i < n and (not argv[i].startswith("--")):
+            raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            i += 1
+        else:
+            col.set(dest, Value(True, loc, tok, src), canon)
+            continue
+        if dest == "model_path":
+            model = Value(raw, loc, raw, src)
+            continue
+        if UNRESOLVED_RE.search(raw):
+            if dest in _INT or dest in _FLOAT:
+                col.note(f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc)
+                continue
+            col.set(dest, Value(raw, loc, raw, src), canon)
+            continue
+        value: object = raw
+        try:
+            if dest in _INT:
+                value = int(raw)
+            elif dest in _FLOAT:
+                value = float(raw)
+        except ValueError:
+            col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
+            continue
+        col.set(dest, Value(value, loc, raw, src), canon)
+    cont = container if container is not None else LDict()
+    return ServingConfig(
+        engine="sglang",
+        container=cont,
+        container_name=str(cont.get("name", "")),
+        image=image,
+        version=version,
+        model=model,
+        flags=col.flags,
+        env=dict(env or {}),
+        findings=col.findings,
+        command_loc=next((x for x in locs if x is not None), None),
+        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
+    )

@@ -1,0 +1,208 @@
+"""TGI ``text-generation-launcher`` command lines -> :class:`~kvlint.types.ServingConfig`.
+
+The launcher is a Rust ``clap`` parser (TGI ``launcher/src/main.rs::Args``): every option also reads an
+environment variable named after it (``--max-total-tokens`` <- ``MAX_TOTAL_TOKENS``), and a command-line
+value wins over the env var (engine-memory-model.md §2.1). The image entrypoint ``/tgi-entrypoint.sh``
+execs ``text-generation-launcher "$@"``, so ``args`` alone are launcher arguments.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kvlint.engines.options import Collector, suggest
+from kvlint.engines.shell import UNRESOLVED_RE
+from kvlint.source import LDict, Loc
+from kvlint.types import ServingConfig, Value
+
+__all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
+
+# dest -> kind (int | float | str | bool-switch | bool-value). SOURCE: TGI launcher/src/main.rs::Args
+# (HEAD db931fcf and v2.x/v3.x tags, as summarised in engine-memory-model.md §2.1).
+TGI_OPTIONS: dict[str, str] = {
+    "model_id": "str",
+    "revision": "str",
+    "validation_workers": "int",
+    "sharded": "boolvalue",
+    "num_shard": "int",
+    "quantize": "str",
+    "speculate": "int",
+    "dtype": "str",
+    "kv_cache_dtype": "str",
+    "trust_remote_code": "switch",
+    "max_concurrent_requests": "int",
+    "max_best_of": "int",
+    "max_stop_sequences": "int",
+    "max_top_n_tokens": "int",
+    "max_input_tokens": "int",
+    "max_input_length": "int",
+    "max_total_tokens": "int",
+    "waiting_served_ratio": "float",
+    "max_batch_prefill_tokens": "int",
+    "max_batch_total_tokens": "int",
+    "max_waiting_tokens": "int",
+    "max_batch_size": "int",
+    "cuda_graphs": "str",
+    "hostname": "str",
+    "port": "int",
+    "prometheus_port": "int",
+    "shard_uds_path": "str",
+    "master_addr": "str",
+    "master_port": "int",
+    "huggingface_hub_cache": "str",
+    "weights_cache_override": "str",
+    "disable_custom_kernels": "switch",
+    "cuda_memory_fraction": "float",
+    "rope_scaling": "str",
+    "rope_factor": "float",
+    "json_output": "switch",
+    "otlp_endpoint": "str",
+    "otlp_service_name": "str",
+    "cors_allow_origin": "str",
+    "api_key": "str",
+    "watermark_gamma": "float",
+    "watermark_delta": "float",
+    "ngrok": "switch",
+    "ngrok_authtoken": "str",
+    "ngrok_edge": "str",
+    "tokenizer_config_path": "str",
+    "disable_grammar_support": "switch",
+    "env": "switch",
+    "max_client_batch_size": "int",
+    "lora_adapters": "str",
+    "usage_stats": "str",
+    "payload_limit": "int",
+    "enable_prefill_logprobs": "switch",
+    "graceful_termination_timeout": "int",
+    "max_input_tokens_per_request": "int",
+    "router_log_level": "str",
+    "log_level": "str",
+}
+_TGI_CHOICES = {
+    "dtype": {"float16", "bfloat16"},
+    "kv_cache_dtype": {"fp8_e4m3fn", "fp8_e5m2"},
+    "quantize": {
+        "awq",
+        "compressed-tensors",
+        "eetq",
+        "exl2",
+        "gptq",
+        "marlin",
+        "bitsandbytes",
+        "bitsandbytes-nf4",
+        "bitsandbytes-fp4",
+        "fp8",
+    },
+}
+
+
+def _convert(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> tuple[bool, object]:
+    kind = TGI_OPTIONS[dest]
+    try:
+        if kind == "int":
+            return True, int(raw)
+        if kind == "float":
+            return True, float(raw)
+    except ValueError:
+        col.invalid(opt, raw, loc, "an integer is required" if kind == "int" else "a number is required")
+        return False, None
+    if kind in ("boolvalue", "switch"):
+        return True, raw.strip().lower() in ("true", "1", "yes")
+    choices = _TGI_CHOICES.get(dest)
+    if choices and raw not in choices:
+        col.invalid(opt, raw, loc, f"TGI accepts {', '.join(sorted(choices))}")
+        return False, None
+    return True, raw
+
+
+def parse_tgi_argv(
+    argv: Sequence[str],
+    *,
+    locs: Sequence[Loc | None] | None = None,
+    version: str | None = None,
+    env: Mapping[str, str] | None = None,
+    env_locs: Mapping[str, Loc | None] | None = None,
+    container: LDict | None = None,
+    image: str = "",
+    sources: Sequence[str] | None = None,
+) -> ServingConfig:
+    """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
+
+    ``flags`` are keyed by the launcher's field names (``num_shard``, ``max_total_tokens``,
+    ``max_input_tokens`` — ``max_input_length`` is stored under ``max_input_tokens`` too, as the launcher
+    treats it as the legacy alias — ``cuda_memory_fraction`` ...). Env vars (``MAX_TOTAL_TOKENS``) fill
+    what the args do not set (``Value.source == "env"``, location = the env entry). The model comes from
+    ``--model-id``/``MODEL_ID``. Unknown options -> KV205; bad ints/floats/choices -> KV206; repeated
+    options with different values -> KV207. Never raises.
+    """
+    argv = list(argv)
+    locs = list(locs) if locs is not None else [None] * len(argv)
+    locs += [None] * (len(argv) - len(locs))
+    sources = list(sources) if sources is not None else ["arg"] * len(argv)
+    env = dict(env or {})
+    col = Collector("TGI")
+    where = f"TGI {version}" if version else "TGI"
+    known = ["--" + d.replace("_", "-") for d in TGI_OPTIONS]
+    i, n = 0, len(argv)
+    while i < n:
+        tok, loc, src = argv[i], locs[i], sources[i]
+        i += 1
+        if not tok.startswith("--"):
+            if tok and not UNRESOLVED_RE.search(tok):
+                col.unknown(tok, loc, where, [], extra=" (unexpected positional argument)")
+            continue
+        opt, eq, explicit = tok.partition("=")
+        dest = opt[2:].replace("-", "_")
+        if dest not in TGI_OPTIONS:
+            best = suggest(opt, known)
+            col.unknown(opt, loc, where, known if best else [])
+            if not eq and i < n and not argv[i].startswith("-"):
+                i += 1
+            continue
+        kind = TGI_OPTIONS[dest]
+        if kind == "switch" and not eq:
+            col.set(dest, Value(True, loc, tok, src), opt)
+            continue
+        if eq:
+            raw = explicit
+        elif i < n:
+            raw, loc, src = argv[i], locs[i] or loc, sources[i]
+            i += 1
+        else:
+            col.invalid(opt, "", loc, "expected a value")
+            continue
+        if UNRESOLVED_RE.search(raw) and dest != "model_id":
+            col.note(f"{opt} {raw}: the value comes from a variable kvlint cannot resolve", loc)
+            continue
+        ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
+        if ok:
+            key = "max_input_tokens" if dest == "max_input_length" else dest
+            col.set(key, Value(value, loc, raw, src), opt)
+    # env-var equivalents (CLI wins)
+    env_locs = env_locs or {}
+    for dest in TGI_OPTIONS:
+        name = dest.upper()
+        if name not in env:
+            continue
+        key = "max_input_tokens" if dest == "max_input_length" else dest
+        if key in col.flags:
+            continue
+        raw = env[name]
+        ok, value = (True, raw) if dest == "model_id" else _convert(col, name, dest, raw, env_locs.get(name))
+        if ok:
+            col.flags[key] = Value(value, env_locs.get(name), raw, "env")
+    model = col.flags.pop("model_id", None)
+    cont = container if container is not None else LDict()
+    return ServingConfig(
+        engine="tgi",
+        container=cont,
+        container_name=str(cont.get("name", "")),
+        image=image,
+        version=version,
+        model=model,
+        flags=col.flags,
+        env=env,
+        findings=col.findings,
+        command_loc=next((x for x in locs if x is not None), None),
+        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
+    )

@@ -1,0 +1,589 @@
+"""vLLM command lines -> :class:`~kvlint.types.ServingConfig`.
+
+Restates how vLLM's ``FlexibleArgumentParser`` (argparse) reads ``vllm serve``/``api_server`` arguments
+(engine-memory-model.md §1.1, §1.12; vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args,
+vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
+
+* ``--flag value`` and ``--flag=value``; underscores in long options are dashes (``--max_model_len``);
+  unique prefixes of long options are accepted (argparse ``allow_abbrev``); the last occurrence wins.
+* boolean options use ``BooleanOptionalAction`` (``--enable-prefix-caching`` / ``--no-enable-prefix-caching``);
+* short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11,
+  ``--optimization-level`` ≥0.12, ``-O3`` without a space), ``-cc``, ``-ep``, ``-dcp`` ...;
+* human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
+  (``32k`` = 32000, ``32K`` = 32768), ``-1``/``auto`` for ``--max-model-len`` from 0.14;
+* ``--config FILE.yaml`` whose keys are option names (CLI > config file > defaults);
+* dotted JSON options ``--compilation-config.level=3`` (≥0.10).
+
+The option table comes from :mod:`kvlint.engines.vllm_flags_data` (generated from 18 vLLM wheels).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from kvlint.engines import vllm_flags_data as data
+from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, version_tuple
+from kvlint.engines.shell import UNRESOLVED_RE
+from kvlint.source import LDict, Loc
+from kvlint.types import ServingConfig, Value
+
+__all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
+
+#: dests whose value is an ``int`` (argparse ``type=int``) in every release.
+INT_DESTS = frozenset(
+    {
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "data_parallel_size_local",
+        "data_parallel_start_rank",
+        "data_parallel_rank",
+        "decode_context_parallel_size",
+        "prefill_context_parallel_size",
+        "max_num_seqs",
+        "block_size",
+        "num_gpu_blocks_override",
+        "max_seq_len_to_capture",
+        "max_loras",
+        "max_lora_rank",
+        "max_cpu_loras",
+        "port",
+        "seed",
+        "max_logprobs",
+        "api_server_count",
+        "nnodes",
+        "node_rank",
+        "max_parallel_loading_workers",
+        "num_scheduler_steps",
+        "max_num_partial_prefills",
+        "max_long_partial_prefills",
+        "long_prefill_token_threshold",
+        "num_lookahead_slots",
+        "mamba_block_size",
+        "max_num_batched_tokens",
+        "max_model_len",
+        "kv_cache_memory_bytes",
+        "max_num_scheduled_tokens",
+    }
+)
+#: dests whose value is a ``float``.
+FLOAT_DESTS = frozenset({"gpu_memory_utilization", "swap_space", "cpu_offload_gb", "kv_offloading_size"})
+#: dests holding JSON (or a bare string for some, e.g. ``-O 3``).
+JSON_DESTS = frozenset(
+    {
+        "speculative_config",
+        "hf_overrides",
+        "compilation_config",
+        "limit_mm_per_prompt",
+        "rope_scaling",
+        "kv_transfer_config",
+        "kv_events_config",
+        "override_generation_config",
+        "model_loader_extra_config",
+        "mm_processor_kwargs",
+        "override_pooler_config",
+        "pooler_config",
+        "attention_config",
+        "additional_config",
+    }
+)
+#: dests declared ``nargs="+"`` (lists) in vLLM.
+MULTI_DESTS = frozenset(
+    {
+        "served_model_name",
+        "lora_modules",
+        "prompt_adapters",
+        "middleware",
+        "ignore_patterns",
+        "cuda_graph_sizes",
+        "allowed_origins",
+        "allowed_methods",
+        "allowed_headers",
+        "api_key",
+        "tool_server",
+    }
+)
+_HR_ALWAYS_CANDIDATES = ("max_model_len", "max_num_batched_tokens", "kv_cache_memory_bytes")
+_SAMPLED = [version_tuple(v) or (0,) for v in data.VERSIONS]
+
+
+def _version_mask(version: str | None) -> tuple[int, list[int]]:
+    """Bitmask of sampled releases whose options count as valid for ``version``, and their indices.
+
+    Unknown version: all releases (the union). Otherwise the nearest sampled release at or below and
+    the nearest at or above (generous: a flag added between two samples is not reported).
+    """
+    vt = version_tuple(version)
+    n = len(data.VERSIONS)
+    if vt is None:
+        return (1 << n) - 1, list(range(n))
+    pos = bisect.bisect_left(_SAMPLED, vt)
+    idx: set[int] = set()
+    if pos < n and _SAMPLED[pos] == vt:
+        idx.add(pos)
+    else:
+        if pos > 0:
+            idx.add(pos - 1)
+        if pos < n:
+            idx.add(pos)
+    mask = 0
+    for i in idx:
+        mask |= 1 << i
+    return mask, sorted(idx)
+
+
+def known_options(version: str | None = None) -> dict[str, tuple[str, str]]:
+    """Option strings valid for ``version`` (None = any release) -> ``(dest, kind)``.
+
+    kind is ``value`` | ``bool`` (also accepts ``--no-X``) | ``flag`` (store_true) | ``multi`` | ``optvalue``.
+    SOURCE: :mod:`kvlint.engines.vllm_flags_data` (vLLM wheels 0.4.3 … 0.33.0).
+    """
+    mask, _ = _version_mask(version)
+    out = {
+        opt: (dest, "multi" if dest in MULTI_DESTS and kind == "value" else kind)
+        for opt, (dest, kind, m) in data.OPTIONS.items()
+        if m & mask
+    }
+    if "--optimization-level" in out:
+        out["-O"] = ("optimization_level", "value")
+    # ``--config`` is handled by FlexibleArgumentParser before argparse in every ``vllm serve`` release.
+    out.setdefault("--config", ("config", "value"))
+    if "-O" not in out and "--optimization-level" not in out:
+        out["-O"] = ("compilation_config", "value")
+    return out
+
+
+def option_versions(option: str) -> tuple[str, str] | None:
+    """First and last sampled vLLM release that accepts ``option``, or None if none does."""
+    entry = data.OPTIONS.get(option)
+    if not entry:
+        return None
+    present = [v for i, v in enumerate(data.VERSIONS) if entry[2] >> i & 1]
+    return (present[0], present[-1]) if present else None
+
+
+def _choices(dest: str, indices: list[int]) -> set[str] | None:
+    per = data.CHOICES.get(dest)
+    if not per:
+        return None
+    out: set[str] = set()
+    for i in indices:
+        if not per[i]:
+            return None  # open set in one of the candidate releases
+        out.update(per[i])
+    return out or None
+
+
+def _human_readable(dest: str, indices: list[int], version: str | None) -> bool:
+    if version is None:
+        return dest in _HR_ALWAYS_CANDIDATES
+    return any(dest in data.HUMAN_READABLE[i] for i in indices)
+
+
+def _auto_max_len(indices: list[int], version: str | None) -> bool:
+    return version is None or any(data.MAX_MODEL_LEN_AUTO[i] for i in indices)
+
+
+class _Parser:
+    def __init__(self, version: str | None, env: Mapping[str, str]) -> None:
+        self.version = version
+        self.where = f"vLLM {version}" if version else "vLLM (any release)"
+        self.known = known_options(version)
+        _, self.indices = _version_mask(version)
+        self.bools = {o for o, (_, k) in self.known.items() if k == "bool" and o.startswith("--")}
+        self.long_names = sorted(
+            [o for o in self.known if o.startswith("--")] + ["--no-" + o[2:] for o in self.bools]
+        )
+        self.col = Collector("vLLM")
+        self.model: Value | None = None
+        self.env = env
+
+    # -- option resolution -----------------------------------------------------------------------
+    def resolve(self, opt: str) -> tuple[str, str, str, bool] | None:
+        """``(canonical option, dest, kind, negated)`` for an option string, or None when unknown."""
+        if opt.startswith("--"):
+            opt = "--" + opt[2:].replace("_", "-")
+        if opt in self.known:
+            dest, kind = self.known[opt]
+            return opt, dest, kind, False
+        if opt.startswith("--no-") and "--" + opt[5:] in self.bools:
+            base = "--" + opt[5:]
+            return base, self.known[base][0], "bool", True
+        if opt.startswith("--") and len(opt) > 3:
+            cands = [o for o in self.long_names if o.startswith(opt)]
+            if len(cands) == 1:
+                return self.resolve(cands[0])
+            if len(cands) > 1:
+                return None
+        return None
+
+    # -- values ----------------------------------------------------------------------------------
+    def convert(self, option: str, dest: str, raw: str, loc: Loc | None) -> tuple[bool, Any]:
+        """Convert ``raw`` for ``dest``; on failure emit KV206 and return ``(False, None)``."""
+        if dest == "max_model_len" and raw.strip().lower() in ("-1", "auto"):
+            if _auto_max_len(self.indices, self.version):
+                return True, -1
+            self.col.invalid(option, raw, loc, f"'-1'/'auto' is accepted from vLLM 0.14, not by {self.where}")
+            return False, None
+        if dest in INT_DESTS:
+            hr = _human_readable(dest, self.indices, self.version)
+            try:
+                val = human_readable_int(raw) if hr else int(raw.strip())
+            except ValueError as exc:
+                why = str(exc) if "decimal" in str(exc) else "an integer is required"
+                if not hr and raw.strip()[-1:].lower() in "kmgt":
+                    why += f" ({self.where} does not accept k/K suffixes for {option})"
+                self.col.invalid(option, raw, loc, why, fix=f"write {option} as a plain integer")
+                return False, None
+            choices = _choices(dest, self.indices)
+            if choices and str(val) not in choices:
+                self.col.invalid(
+                    option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices, key=int))}"
+                )
+                return False, None
+            return True, val
+        if dest in FLOAT_DESTS:
+            try:
+                return True, float(raw)
+            except ValueError:
+                self.col.invalid(option, raw, loc, "a number is required (e.g. 0.9)")
+                return False, None
+        if dest in ("dtype", "kv_cache_dtype"):
+            choices = _choices(dest, self.indices)
+            if choices and raw not in choices:
+                self.col.invalid(option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices))}")
+                return False, None
+            return True, raw
+        if dest in JSON_DESTS:
+            parsed: Any = parse_json_or_str(raw)
+            if dest == "compilation_config" and isinstance(parsed, str) and parsed.strip().isdigit():
+                parsed = {"level": int(parsed)}
+            return True, parsed
+        return True, raw
+
+    def set(self, option: str, dest: str, value: Any, raw: str | None, loc: Loc | None, source: str) -> None:
+        if dest in ("model", "model_tag"):
+            self.model = Value(value, loc, raw, source)
+            return
+        self.col.set(dest, Value(value, loc, raw, source), option)
+
+    # -- main loop -------------------------------------------------------------------------------
+    def run(
+        self,
+        argv: Sequence[str],
+        locs: Sequence[Loc | None],
+        sources: Sequence[str],
+        *,
+        positional_model: bool = True,
+    ) -> str | None:
+        """Parse ``argv``; return the ``--config`` path when one was given (handled by the caller)."""
+        config_path: str | None = None
+        i, n = 0, len(argv)
+        while i < n:
+            tok, loc, src = argv[i], locs[i], sources[i]
+            i += 1
+            if tok == "--" or tok == "" or "{{" in tok or "}}" in tok:
+                continue  # empty, end of options, or a Go/Helm template action (reported by the loader)
+            if not tok.startswith("-") or _is_number(tok):
+                if (
+                    UNRESOLVED_RE.search(tok)
+                    and tok.startswith("$")
+                    and tok.count(" ") == 0
+                    and (tok.startswith("${") or tok[1:2].isalpha() or tok[1:2] == "@")
+                ):
+                    # a bare unresolved ``$ARGS``: may expand to any options; cannot be read
+                    self.col.note(
+                        f"{tok} expands to arguments kvlint cannot see (variable not set in the container env)",
+                        loc,
+                    )
+                    continue
+                if positional_model and self.model is None:
+                    self.set("model_tag", "model_tag", tok, tok, loc, src)
+                else:
+                    self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
+                continue
+            explicit: str | None = None
+            opt = tok
+            if tok.startswith("--") and "=" in tok:
+                opt, explicit = tok.split("=", 1)
+            elif tok.startswith("-O") and tok != "-O" and not tok.startswith("--"):
+                explicit = tok[3:] if tok[2:3] == "=" else tok[2:]
+                opt = "-O"
+            elif not tok.startswith("--") and "=" in tok:
+                opt, explicit = tok.split("=", 1)
+            # dotted JSON options: --compilation-config.level=3, -O.mode=...
+            sub_key: str | None = None
+            if "." in opt and opt.startswith("-"):
+                base, sub_key = opt.split(".", 1)
+                opt = base
+            res = self.resolve(opt)
+            if res is None:
+                if "{{" in opt or "}}" in opt:
+                    continue
+                if UNRESOLVED_RE.search(opt):
+                    self.col.note(f"{opt} contains a variable kvlint cannot resolve", loc)
+                    continue
+                other = option_versions("--" + opt[2:].replace("_", "-") if opt.startswith("--") else opt)
+                extra = ""
+                if other and self.version:
+                    extra = (
+                        f" (vLLM accepts it from {other[0]} to {other[1]} among the releases kvlint knows)"
+                    )
+                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra)
+                if explicit is None and i < n and not argv[i].startswith("-"):
+                    # the unknown option probably takes this value; do not mistake it for the model
+                    if not (positional_model and self.model is None and i == 1):
+                        i += 1
+                continue
+            canon, dest, kind, negated = res
+            if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
+                pass
+            if kind in ("bool", "flag") and sub_key is None:
+                value: Any = not negated
+                raw = tok
+                if explicit is not None:
+                    raw = explicit
+                    value = _parse_bool(explicit)
+                    if value is None:
+                        self.col.invalid(canon, explicit, loc, "a boolean option takes no value")
+                        continue
+                elif i < n and argv[i].lower() in ("true", "false") and not negated:
+                    raw = argv[i]
+                    value = argv[i].lower() == "true"
+                    i += 1
+                self.set(canon, dest, value, raw, loc, src)
+                continue
+            if kind == "multi" and explicit is None:
+                vals: list[str] = []
+                first_loc = loc
+                while i < n and (not argv[i].startswith("-") or _is_number(argv[i])):
+                    if not vals:
+                        first_loc = locs[i] or loc
+                    vals.append(argv[i])
+                    i += 1
+                if not vals:
+                    self.col.invalid(canon, "", loc, "expected at least one value")
+                    continue
+                self.set(canon, dest, vals if len(vals) > 1 else vals[0], " ".join(vals), first_loc, src)
+                continue
+            if explicit is None:
+                if i >= n or (argv[i].startswith("-") and not _is_number(argv[i]) and argv[i] != "-"):
+                    if kind == "optvalue":
+                        self.set(canon, dest, True, tok, loc, src)
+                        continue
+                    self.col.invalid(canon, "", loc, "expected a value")
+                    continue
+                raw, loc, src = argv[i], locs[i] or loc, sources[i]
+                i += 1
+            else:
+                raw = explicit
+            if dest == "config":
+                config_path = raw
+                continue
+            if sub_key is not None:
+                cur = self.col.flags.get(dest)
+                base_val = cur.value if cur is not None and isinstance(cur.value, dict) else {}
+                merged = dict(base_val)
+                node = merged
+                keys = sub_key.split(".")
+                for k in keys[:-1]:
+                    node = node.setdefault(k, {}) if isinstance(node.get(k, {}), dict) else node
+                node[keys[-1]] = parse_json_or_str(raw) if raw[:1] in "{[" else _scalar(raw)
+                self.col.flags[dest] = Value(merged, loc, f"{opt}.{sub_key}={raw}", src)
+                continue
+            if UNRESOLVED_RE.search(raw):
+                if dest in INT_DESTS or dest in FLOAT_DESTS:
+                    self.col.note(
+                        f"{canon} {raw}: the value comes from a variable kvlint cannot resolve; "
+                        f"the engine default is assumed",
+                        loc,
+                    )
+                    continue
+                self.set(canon, dest, raw, raw, loc, src)
+                continue
+            ok, value = self.convert(canon, dest, raw, loc)
+            if ok:
+                if dest == "served_model_name" and isinstance(value, str):
+                    value = [value]
+                self.set(canon, dest, value, raw, loc, src)
+        return config_path
+
+
+def _is_number(tok: str) -> bool:
+    try:
+        float(tok)
+        return True
+    except ValueError:
+        return False
+
+
+def _parse_bool(text: str) -> bool | None:
+    t = text.strip().lower()
+    if t in ("true", "1", "yes"):
+        return True
+    if t in ("false", "0", "no"):
+        return False
+    return None
+
+
+def _scalar(raw: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(raw)
+        except ValueError:
+            pass
+    b = _parse_bool(raw)
+    return raw if b is None else b
+
+
+def _config_argv(
+    text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None]
+) -> tuple[list[str], list[Loc | None], list[str]]:
+    """Turn a vLLM ``--config`` YAML document into argv (keys -> ``--key``; ``true`` -> bare flag,
+    ``false`` -> ``--no-key``, lists -> repeated values, mappings -> JSON), with positions of each value.
+
+    SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file.
+    Raises ValueError when the YAML is not a mapping.
+    """
+    root = yaml.compose(text)
+    if root is None:
+        return [], [], []
+    if not isinstance(root, yaml.MappingNode):
+        raise ValueError("the --config file must hold a mapping of option names to values")
+    argv: list[str] = []
+    locs: list[Loc | None] = []
+    for knode, vnode in root.value:
+        key = str(knode.value)
+        kloc = loc_of_line(knode.start_mark.line, knode.start_mark.column)
+        vloc = loc_of_line(vnode.start_mark.line, vnode.start_mark.column)
+        value = yaml.safe_load(yaml.serialize(vnode)) if not isinstance(vnode, yaml.ScalarNode) else None
+        if isinstance(vnode, yaml.ScalarNode):
+            value = yaml.safe_load(yaml.serialize(vnode))
+        opt = "--" + key
+        if value is True:
+            argv.append(opt)
+            locs.append(kloc)
+        elif value is False:
+            argv.append("--no-" + key)
+            locs.append(kloc)
+        elif isinstance(value, list):
+            argv.append(opt)
+            locs.append(kloc)
+            for item in value:
+                argv.append(str(item))
+                locs.append(vloc)
+        elif isinstance(value, dict):
+            argv += [opt, json.dumps(value)]
+            locs += [kloc, vloc]
+        elif value is None:
+            continue
+        else:
+            argv += [opt, str(value)]
+            locs += [kloc, vloc]
+    return argv, locs, ["config"] * len(argv)
+
+
+def parse_vllm_argv(
+    argv: Sequence[str],
+    *,
+    locs: Sequence[Loc | None] | None = None,
+    version: str | None = None,
+    env: Mapping[str, str] | None = None,
+    config_loader: Callable[[str], tuple[str, Loc | None] | None] | None = None,
+    container: LDict | None = None,
+    image: str = "",
+    sources: Sequence[str] | None = None,
+    positional_model: bool = True,
+    map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
+) -> ServingConfig:
+    """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
+
+    Args:
+        argv: the argument strings, already expanded (Kubernetes ``$(VAR)``, shell variables).
+        locs: position of each argv item (same length; None entries allowed).
+        version: the vLLM release (``0.11.0``) the option table and value rules are checked against;
+            None = the union of all releases kvlint knows (0.4.3 … 0.33.0).
+        env: the container's literal env (copied to ``ServingConfig.env``).
+        config_loader: ``path -> (yaml_text, loc_of_text)`` for ``--config FILE`` (e.g. read from a
+            ConfigMap mounted at that path); None or a None result -> a KV503 note that the file's
+            settings are unknown.
+        container, image: stored on the result (``container_name`` from ``container["name"]``).
+        sources: per-item ``Value.source`` (``arg`` by default; ``env`` for items produced by expansion).
+        positional_model: accept a positional MODEL (``vllm serve`` form); with the ``api_server`` module
+            vLLM itself would reject it, kvlint still reads it.
+        map_config_pos: ``(text_loc, text, line, column) -> Loc`` to place config-file values precisely.
+
+    Returns:
+        a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
+        ``tensor_parallel_size`` ...), values converted (ints, floats, bools, JSON dicts; ``max_model_len``
+        ``-1`` means ``auto``); ``findings`` with KV205 (unknown option for that release, closest known
+        option suggested), KV206 (rejected value), KV207 (same setting twice, last wins) and KV503 notes
+        (values hidden behind unresolved variables). Never raises on bad input.
+    """
+    argv = list(argv)
+    locs = list(locs) if locs is not None else [None] * len(argv)
+    if len(locs) < len(argv):
+        locs += [None] * (len(argv) - len(locs))
+    sources = list(sources) if sources is not None else ["arg"] * len(argv)
+    env = dict(env or {})
+    p = _Parser(version, env)
+    config_path = p.run(argv, locs, sources, positional_model=positional_model)
+    if config_path is not None:
+        cli_flags, cli_model = dict(p.col.flags), p.model
+        loaded = config_loader(config_path) if config_loader else None
+        cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None) or next(
+            (locs[k] for k, a in enumerate(argv) if a.startswith("--config=")), None
+        )
+        if loaded is None:
+            p.col.note(
+                f"--config {config_path}: the file is not among the inputs (no ConfigMap provides it); "
+                f"its settings are unknown to kvlint",
+                cfg_loc,
+                severity="warning",
+            )
+        else:
+            text, text_loc = loaded
+
+            def at(line: int, col: int) -> Loc | None:
+                if map_config_pos is not None:
+                    return map_config_pos(text_loc, text, line, col)
+                if text_loc is None:
+                    return None
+                return Loc(text_loc.file, text_loc.line + line + 1, col + 1)
+
+            try:
+                c_argv, c_locs, c_src = _config_argv(text, text_loc, at)
+            except (yaml.YAMLError, ValueError) as exc:
+                p.col.note(f"--config {config_path} cannot be read: {exc}", text_loc or cfg_loc, "warning")
+            else:
+                # config first, then the CLI again so that CLI values win (vLLM: CLI > config file)
+                p.col.flags = {}
+                p.model = None
+                cp = _Parser(version, env)
+                cp.run(c_argv, c_locs, c_src, positional_model=False)
+                p.col.findings += cp.col.findings
+                merged = dict(cp.col.flags)
+                merged.update(cli_flags)
+                p.col.flags = merged
+                p.model = cli_model or cp.model
+    flags = p.col.flags
+    flags.pop("model", None)
+    cont = container if container is not None else LDict()
+    return ServingConfig(
+        engine="vllm",
+        container=cont,
+        container_name=str(cont.get("name", "")) if isinstance(cont, dict) else "",
+        image=image,
+        version=version,
+        model=p.model,
+        flags=flags,
+        env=env,
+        findings=p.col.findings,
+        command_loc=next((x for x in locs if x is not None), None),
+        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
+    )
