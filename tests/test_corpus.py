@@ -46,7 +46,7 @@ def test_every_vllm_workload_gets_a_plan_or_a_reason(corpus_result) -> None:
 
 def test_some_corpus_workloads_are_planned(corpus_result) -> None:
     planned = [cr for cr in corpus_result.containers if cr.plan is not None]
-    assert len(planned) >= 10
+    assert len(planned) >= 5
     for cr in planned:
         p = cr.plan
         assert p.kv_bytes_per_token > 0 and p.block_size > 0

@@ -759,7 +759,12 @@ def _plan_summary(plan: MemoryPlan) -> str:
 
 
 def _check_capacity(ctx: _Ctx) -> None:
-    """KV101-KV105 from the memory plan (vLLM start-up checks E1/E2, engine-memory-model §1.11)."""
+    """KV101-KV105 from the memory plan (vLLM start-up checks E1/E2, engine-memory-model §1.11).
+
+    Verdicts use the plan's band: KV103 (fail) when even the optimistic bound cannot hold one
+    max-model-len request, KV105 (risky) when the band straddles the limit, KV104 below the minimum
+    concurrency at the central estimate.
+    """
     cr = ctx.cr
     plan = cr.plan
     s = cr.serving
@@ -810,7 +815,7 @@ def _check_capacity(ctx: _Ctx) -> None:
         return
     if plan.max_model_len_source == "auto":
         return
-    if plan.max_concurrency < 1.0:
+    if plan.max_concurrency_high < 1.0:
         ctx.add(
             "KV103",
             f"one request of max-model-len {plan.max_model_len:,} tokens needs {gib(plan.per_request_bytes)} of KV "
@@ -823,11 +828,13 @@ def _check_capacity(ctx: _Ctx) -> None:
         )
         return
     if plan.max_concurrency_low < 1.0:
+        central = "fits" if plan.max_concurrency >= 1.0 else "does not fit"
         ctx.add(
             "KV105",
-            f"one max-model-len request ({gib(plan.per_request_bytes)}) fits the predicted KV cache "
-            f"({gib(plan.kv_cache_bytes)}) but not the low end of kvlint's prediction band "
-            f"({gib(plan.kv_cache_bytes_low)}): start-up may fail on some nodes or versions; {summary}",
+            f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
+            f"{central} the predicted KV cache ({gib(plan.kv_cache_bytes)}), and the verdict flips inside "
+            f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)}-{gib(plan.kv_cache_bytes_high)}): "
+            f"start-up may fail on some nodes; {summary}",
             len_loc,
             fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
         )

@@ -1,5 +1,12 @@
 """Extract vLLM CLI options per version from unpacked wheel sources (AST, no import)."""
-import ast, glob, json, os, re, sys
+
+import ast
+import glob
+import json
+import os
+import re
+import sys
+
 
 def load(path):
     try:
@@ -7,7 +14,10 @@ def load(path):
     except Exception:
         return None
 
+
 BASES = {}
+
+
 def dataclass_fields(trees):
     out = {}
     for t in trees:
@@ -22,48 +32,72 @@ def dataclass_fields(trees):
                     out.setdefault(node.name, {}).update(fields)
     return out
 
+
 def kind_of_annotation(ann):
     a = ann.replace(" ", "")
     import re as _re
+
     toks = set(_re.findall(r"[A-Za-z_]+", a)) - {"Optional", "Union", "None", "SkipValidation", "Annotated"}
     if toks == {"bool"}:
         return "bool"
     return "value"
 
+
 def extract(root):
-    files = [f"{root}/vllm/entrypoints/api_server.py", f"{root}/vllm/entrypoints/openai/api_server.py",
-             f"{root}/vllm/entrypoints/cli/serve.py", f"{root}/vllm/scripts.py",
-             f"{root}/vllm/entrypoints/common/cli_args.py", f"{root}/vllm/entrypoints/openai/cli_args.py",
-             f"{root}/vllm/engine/arg_utils.py"]
+    files = [
+        f"{root}/vllm/entrypoints/api_server.py",
+        f"{root}/vllm/entrypoints/openai/api_server.py",
+        f"{root}/vllm/entrypoints/cli/serve.py",
+        f"{root}/vllm/scripts.py",
+        f"{root}/vllm/entrypoints/common/cli_args.py",
+        f"{root}/vllm/entrypoints/openai/cli_args.py",
+        f"{root}/vllm/engine/arg_utils.py",
+    ]
     files = [f for f in files if os.path.exists(f)]
-    cfg_files = glob.glob(f"{root}/vllm/config*.py") + glob.glob(f"{root}/vllm/config/**/*.py", recursive=True) + files
+    cfg_files = (
+        glob.glob(f"{root}/vllm/config*.py")
+        + glob.glob(f"{root}/vllm/config/**/*.py", recursive=True)
+        + files
+    )
     trees = {f: load(f) for f in files}
     classes = dataclass_fields([t for t in (load(f) for f in cfg_files) if t])
     # map of NAME = get_kwargs(Cls)
     kwvars = {}
     for t in trees.values():
-        if not t: continue
+        if not t:
+            continue
         for node in ast.walk(t):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.targets) == 1:
                 fn = ast.unparse(node.value.func)
                 if fn.endswith("get_kwargs") and node.value.args and isinstance(node.targets[0], ast.Name):
                     kwvars[node.targets[0].id] = ast.unparse(node.value.args[0]).split(".")[-1]
     opts = {}
+
     def add(names, dest, kind, choices=None):
-        if not names: return
+        if not names:
+            return
         longs = [n for n in names if n.startswith("--")]
         if dest is None:
             dest = (longs[0] if longs else names[0]).lstrip("-").replace("-", "_")
         for n in names:
             opts[n] = {"dest": dest, "kind": kind, **({"choices": choices} if choices else {})}
-    for f, t in trees.items():
-        if not t: continue
+
+    for _f, t in trees.items():
+        if not t:
+            continue
         # loops: for key, value in X.items(): group.add_argument(f"--{key...}", **value)
         for node in ast.walk(t):
-            if isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and ast.unparse(node.iter).endswith(".items()"):
+            if (
+                isinstance(node, ast.For)
+                and isinstance(node.iter, ast.Call)
+                and ast.unparse(node.iter).endswith(".items()")
+            ):
                 var = ast.unparse(node.iter.func.value)
                 cls = kwvars.get(var)
-                has_add = any(isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "add_argument" for n in ast.walk(node))
+                has_add = any(
+                    isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "add_argument"
+                    for n in ast.walk(node)
+                )
                 if cls == "cls":
                     cands = [c for c in classes if "FrontendArgs" in c]
                     flds = {}
@@ -75,7 +109,8 @@ def extract(root):
                         flds = {**classes.get(b, {}), **flds}
                 if cls and has_add and flds:
                     for fld, ann in flds.items():
-                        if fld.startswith("_"): continue
+                        if fld.startswith("_"):
+                            continue
                         add(["--" + fld.replace("_", "-")], fld, kind_of_annotation(ann))
         for node in ast.walk(t):
             if not (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument"):
@@ -84,7 +119,8 @@ def extract(root):
             if not names:
                 continue
             if not names[0].startswith("-"):
-                add(names, names[0], "positional"); continue
+                add(names, names[0], "positional")
+                continue
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             dest = kw["dest"].value if "dest" in kw and isinstance(kw["dest"], ast.Constant) else None
             if dest is None:
@@ -112,7 +148,11 @@ def extract(root):
                 if k.arg is None and isinstance(k.value, ast.Subscript):
                     subs.append(k.value)
                 elif k.arg is None and isinstance(k.value, ast.Dict):
-                    subs += [vv for kk, vv in zip(k.value.keys, k.value.values) if kk is None and isinstance(vv, ast.Subscript)]
+                    subs += [
+                        vv
+                        for kk, vv in zip(k.value.keys, k.value.values, strict=False)
+                        if kk is None and isinstance(vv, ast.Subscript)
+                    ]
             for sub in subs:
                 if True:
                     var = ast.unparse(sub.value)
@@ -127,35 +167,50 @@ def extract(root):
     for f in glob.glob(f"{root}/vllm/config*.py") + glob.glob(f"{root}/vllm/config/*.py"):
         t = load(f)
         for node in ast.walk(t):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                    and node.targets[0].id in ("BlockSize", "CacheDType", "ModelDType") and isinstance(node.value, ast.Subscript):
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id in ("BlockSize", "CacheDType", "ModelDType")
+                and isinstance(node.value, ast.Subscript)
+            ):
                 try:
                     v = ast.literal_eval(node.value.slice)
                     lits[node.targets[0].id] = [str(x) for x in (v if isinstance(v, tuple) else (v,))]
                 except Exception:
                     pass
     src = open(f"{root}/vllm/engine/arg_utils.py").read()
-    for m in re.finditer(r'human_readable_int(?:s|_args)\s*=\s*\{([^}]*)\}', src):
+    for m in re.finditer(r"human_readable_int(?:s|_args)\s*=\s*\{([^}]*)\}", src):
         hr.update(re.findall(r'"(\w+)"', m.group(1)))
-    for m in re.finditer(r'name in [{(]([^})]*)[})]:\s*\n\s*kwargs\[name\]\["type"\] = human_readable_int\b', src):
+    for m in re.finditer(
+        r'name in [{(]([^})]*)[})]:\s*\n\s*kwargs\[name\]\["type"\] = human_readable_int\b', src
+    ):
         hr.update(re.findall(r'"(\w+)"', m.group(1)))
     if 'if name == "max_model_len"' in src and "human_readable_int_or_auto" in src:
-        hr.add("max_model_len"); opts["__auto_max_model_len__"] = {"dest": "", "kind": "meta"}
+        hr.add("max_model_len")
+        opts["__auto_max_model_len__"] = {"dest": "", "kind": "meta"}
     for m in re.finditer(r"'--([\w-]+)',\s*\n?\s*type=human_readable_int", src):
         hr.add(m.group(1).replace("-", "_"))
     for m in re.finditer(r'"--([\w-]+)",\s*\n?\s*type=human_readable_int', src):
         hr.add(m.group(1).replace("-", "_"))
-    for name, dest in (("BlockSize", "block_size"), ("CacheDType", "kv_cache_dtype"), ("ModelDType", "dtype")):
+    for name, dest in (
+        ("BlockSize", "block_size"),
+        ("CacheDType", "kv_cache_dtype"),
+        ("ModelDType", "dtype"),
+    ):
         for o in opts.values():
             if o["dest"] == dest and name in lits and "choices" not in o:
                 o["choices"] = lits[name]
     opts["__hr__"] = {"dest": ",".join(sorted(hr)), "kind": "meta"}
     return opts
 
+
 if __name__ == "__main__":
+    # usage: extract.py SRC_DIR OUT_JSON  (SRC_DIR holds one unpacked wheel per version: SRC_DIR/0.11.0/vllm/...)
+    src_dir, out_json = sys.argv[1], sys.argv[2]
     res = {}
-    for d in sorted(glob.glob("/tmp/vsrc/*")):
+    for d in sorted(glob.glob(os.path.join(src_dir, "*"))):
         v = os.path.basename(d)
         res[v] = extract(d)
         print(v, len(res[v]), file=sys.stderr)
-    json.dump(res, open("/tmp/gen/vllm_opts.json", "w"), indent=0, sort_keys=True)
+    json.dump(res, open(out_json, "w"), indent=0, sort_keys=True)

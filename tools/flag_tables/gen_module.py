@@ -1,7 +1,15 @@
+"""Write kvlint/engines/vllm_flags_data.py from extract.py's JSON. Usage: gen_module.py OPTS_JSON OUT_PY"""
+
 import json
-d = json.load(open("/tmp/gen/vllm_opts.json"))
+import sys
+
+d = json.load(open(sys.argv[1]))
+
+
 def vkey(v):
     return tuple(int(x) for x in v.replace(".post", ".").split("."))
+
+
 vs = sorted(d, key=vkey)
 opts = {}
 for i, v in enumerate(vs):
@@ -22,21 +30,41 @@ for dest in ("dtype", "kv_cache_dtype", "block_size"):
 hr = [tuple(x for x in d[v]["__hr__"]["dest"].split(",") if x) for v in vs]
 auto = [("__auto_max_model_len__" in d[v]) for v in vs]
 out = []
-out.append('"""vLLM command-line options per release, generated from the vLLM wheels (do not edit by hand).\n')
-out.append("SOURCE: the ``add_argument`` calls (and the config dataclasses they read through ``get_kwargs``) in")
-out.append("``vllm/engine/arg_utils.py``, ``vllm/entrypoints/openai/cli_args.py``, ``vllm/entrypoints/common/cli_args.py``,")
-out.append("``vllm/entrypoints/cli/serve.py``, ``vllm/scripts.py`` and ``vllm/entrypoints/{,openai/}api_server.py`` of the")
-out.append("PyPI wheels ``vllm==V`` for each V in :data:`VERSIONS`, read with Python's ``ast`` (no vLLM import).")
-out.append("Choices of ``--dtype``/``--kv-cache-dtype``/``--block-size`` come from the ``choices=`` literals or the")
-out.append("``ModelDType``/``CacheDType``/``BlockSize`` ``Literal`` aliases in ``vllm/config``. Human-readable integer")
-out.append("options come from ``_compute_kwargs``/``get_kwargs`` (``human_readable_int``) in ``arg_utils.py``.")
-out.append("Generator: kvlint maintainers' ``extract.py`` (AST walk), run 2026-11 against the wheels listed below.")
+out.append(
+    '"""vLLM command-line options per release, generated from the vLLM wheels (do not edit by hand).\n'
+)
+out.append(
+    "SOURCE: the ``add_argument`` calls (and the config dataclasses they read through ``get_kwargs``) in"
+)
+out.append(
+    "``vllm/engine/arg_utils.py``, ``vllm/entrypoints/openai/cli_args.py``, ``vllm/entrypoints/common/cli_args.py``,"
+)
+out.append(
+    "``vllm/entrypoints/cli/serve.py``, ``vllm/scripts.py`` and ``vllm/entrypoints/{,openai/}api_server.py`` of the"
+)
+out.append(
+    "PyPI wheels ``vllm==V`` for each V in :data:`VERSIONS`, read with Python's ``ast`` (no vLLM import)."
+)
+out.append(
+    "Choices of ``--dtype``/``--kv-cache-dtype``/``--block-size`` come from the ``choices=`` literals or the"
+)
+out.append(
+    "``ModelDType``/``CacheDType``/``BlockSize`` ``Literal`` aliases in ``vllm/config``. Human-readable integer"
+)
+out.append(
+    "options come from ``_compute_kwargs``/``get_kwargs`` (``human_readable_int``) in ``arg_utils.py``."
+)
+out.append(
+    "Generator: kvlint maintainers' ``extract.py`` (AST walk), run 2026-11 against the wheels listed below."
+)
 out.append('"""\n')
 out.append("from __future__ import annotations\n")
 out.append("#: Sampled vLLM releases, oldest first; bit i of an option's mask means present in VERSIONS[i].")
 out.append("VERSIONS: tuple[str, ...] = " + repr(tuple(vs)))
 out.append("")
-out.append("#: option string -> (argparse dest, kind, version mask). kind: ``value`` (takes a value), ``bool``")
+out.append(
+    "#: option string -> (argparse dest, kind, version mask). kind: ``value`` (takes a value), ``bool``"
+)
 out.append("#: (BooleanOptionalAction: bare flag or ``--no-X``), ``flag`` (store_true), ``multi`` (nargs=+),")
 out.append("#: ``optvalue`` (nargs=?).")
 out.append("OPTIONS: dict[str, tuple[str, str, int]] = {")
@@ -60,7 +88,9 @@ for h in hr:
     out.append(f"    {h!r},")
 out.append(")")
 out.append("")
-out.append("#: whether ``--max-model-len`` accepts ``-1``/``auto`` (``human_readable_int_or_auto``) per VERSIONS entry.")
+out.append(
+    "#: whether ``--max-model-len`` accepts ``-1``/``auto`` (``human_readable_int_or_auto``) per VERSIONS entry."
+)
 out.append("MAX_MODEL_LEN_AUTO: tuple[bool, ...] = " + repr(tuple(auto)))
-open("/work/main/kvlint/engines/vllm_flags_data.py", "w").write("\n".join(out) + "\n")
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
 print(len(opts))
