@@ -1,0 +1,125 @@
+"""TGI/SGLang part of the accuracy benchmark: replay the TGI and SGLang cases of groundtruth/cases.yaml.
+
+Run: ``.venv/bin/python bench/accuracy_engines.py [cases.yaml]``. Prints every TGI/SGLang case with what kvlint
+predicts and says which can be replayed: a case is replayed only when its model config is available offline
+(/work/shared/corpus/models or fixtures), its GPU is in the catalogue, and the engine printed an inferred figure.
+Source of the figures: /work/shared/groundtruth/cases.yaml (cite the gt-NNN id).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CASES = Path("/work/shared/groundtruth/cases.yaml")
+MODEL_DIRS = (
+    "/work/shared/corpus/models",
+    str(Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"),
+)
+
+#: How each case is replayed: (command, model id, accelerator id, version, gpus) or the reason it cannot be.
+REPLAY: dict[str, Any] = {
+    "gt-077": (
+        ["--max-batch-prefill-tokens", "4096", "--max-total-tokens", "4096", "--max-input-length", "4095"],
+        "meta-llama/Llama-2-7b-hf",
+        "a10g",
+        "0.9.4",
+        1,
+    ),
+    "gt-082": ([], "meta-llama/Llama-3.1-8B", "mi300x", "2.0.4", 1),
+    "gt-005": (
+        ["--tp-size", "4", "--mem-fraction-static", "0.93"],
+        "Qwen/Qwen3-235B-A22B",
+        "h100-80gb",
+        None,
+        4,
+    ),
+}
+NOT_REPLAYABLE = {
+    "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
+    "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
+    "gt-005": "the FP8 checkpoint's config is not in the corpus; bf16 Qwen3-235B-A22B config with fp8 weights "
+    "assumed — printed for information, not scored",
+    "gt-083": "max_batch_total_tokens 17664 was set explicitly (benchmark settings), not inferred",
+}
+
+
+def predict(case_id: str) -> tuple[int | None, str]:
+    """kvlint's predicted figure for one replayable case (tokens), and a note; (None, reason) otherwise."""
+    from kvlint.accelerators import lookup
+    from kvlint.engines import parse_command_line
+    from kvlint.models import resolve_model
+    from kvlint.plan.sglang import plan_sglang_detailed
+    from kvlint.plan.tgi import plan_tgi_detailed
+
+    spec = REPLAY.get(case_id)
+    if spec is None:
+        return None, NOT_REPLAYABLE.get(case_id, "failure case or no inferred figure (not replayed)")
+    args, model_id, acc_id, version, gpus = spec
+    m = resolve_model(model_id, model_dirs=MODEL_DIRS, allow_hub=False)
+    acc = lookup(acc_id)
+    assert acc is not None
+    if case_id == "gt-005":
+        import dataclasses
+
+        m = dataclasses.replace(
+            m, quant_method="fp8", quant_config={"quant_method": "fp8"}, weight_bytes=None
+        )
+        s = parse_command_line(
+            ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
+        )
+        sd = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name)
+        return sd.max_total_num_tokens, f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B"
+    s = parse_command_line(["text-generation-launcher", "--model-id", model_id, *args], version)
+    s.version = version
+    d = plan_tgi_detailed(
+        s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
+    )
+    return (
+        d.max_batch_total_tokens,
+        f"{d.plan.era}, block {d.plan.block_size}, prefill {d.max_batch_prefill_tokens}",
+    )
+
+
+def _reported(c: dict[str, Any]) -> int | None:
+    f = c.get("figures") or {}
+    for k in ("max_batch_total_tokens_inferred", "kv_tokens"):
+        if f.get(k):
+            return int(f[k])
+    if c["id"] == "gt-082":
+        return int(f["max_batch_total_tokens"])
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print one line per TGI/SGLang case; return 1 when a scored case is off by more than 10%."""
+    path = Path((argv or sys.argv[1:] or [str(CASES)])[0])
+    cases = yaml.safe_load(path.read_text())
+    bad = 0
+    print(f"{'case':8} {'engine':6} {'outcome':7} {'reported':>9} {'kvlint':>9} {'err':>7}  note")
+    for c in cases:
+        if c.get("engine") not in ("tgi", "sglang"):
+            continue
+        cid = c["id"]
+        rep = _reported(c)
+        try:
+            pred, note = predict(cid)
+        except Exception as exc:  # a case that cannot be replayed must not stop the benchmark
+            pred, note = None, f"not replayed: {type(exc).__name__}: {exc}"
+        scored = cid in REPLAY and cid not in NOT_REPLAYABLE and rep and pred is not None
+        err = f"{(pred - rep) / rep * 100:+.1f}%" if rep and pred is not None else "-"
+        if scored and rep and pred is not None and abs(pred - rep) / rep > 0.10:
+            bad += 1
+        tag = "SCORED" if scored else "info"
+        print(
+            f"{cid:8} {c['engine']:6} {c['outcome']:7} {rep or '-':>9} {pred if pred is not None else '-':>9} {err:>7}  "
+            f"[{tag}] {note}; {NOT_REPLAYABLE.get(cid, '') if pred is not None else ''}".rstrip("; ")
+        )
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

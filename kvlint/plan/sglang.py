@@ -1,0 +1,458 @@
+"""SGLang memory model: mem_fraction_static default, context_length and the KV pool, per TP rank.
+
+Predicts SGLang's start-up line ``max_total_num_tokens=N, chunked_prefill_size=…, max_running_requests=…,
+context_len=…`` and its memory errors, following /work/shared/engine-memory-model.md §3 and §4. Sources:
+``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings``,
+``sglang/srt/mem_cache/kv_cache_configurator.py::KVCacheConfigurator._profile_available_bytes`` /
+``::resolve_max_num_reqs``, ``sglang/srt/model_executor/pool_configurator.py::_compute_cell_size``,
+``sglang/srt/utils/hf_transformers/common.py::get_context_length``; ``sglang@0.4.6:sglang/srt/server_args.py::
+ServerArgs.__post_init__``, ``sglang/srt/model_executor/model_runner.py::ModelRunner.profile_max_num_token``;
+``sglang@0.4.10`` and ``sglang@0.5.5`` ``server_args.py``.
+
+Exact: the mem_fraction_static heuristics, context length, cell size, page rounding, max_running_requests.
+**[heuristic]**: the memory other than weights inside the static fraction (``_OTHER``) and the CUDA context
+outside the pre-load free memory (``_CONTEXT``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kvlint.models.weights import weight_bytes
+from kvlint.plan.kv import dtype_bytes
+from kvlint.plan.vllm import PlanError
+from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+NEWEST_SGLANG = "0.5.23"
+"""Newest SGLang release read for engine-memory-model.md §0."""
+
+SgVersion = tuple[int, int, int]
+
+_CONTEXT = int(0.6 * GiB)  # [heuristic] CUDA context + NCCL before the pre-load measurement
+_OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§7 W8 "≈0.3 GiB other")
+_BAND = 0.5
+
+
+def sglang_version(text: str | None) -> tuple[SgVersion, bool]:
+    """``(major, minor, patch)`` of an SGLang version/tag (``v0.5.5.post3-cu129`` -> (0, 5, 5)).
+
+    Unreadable/None/``latest`` -> :data:`NEWEST_SGLANG` with ``assumed`` True. Never raises.
+    """
+    if text:
+        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+        if m:
+            return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)), False
+    return (0, 5, 23), True
+
+
+def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
+    """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.5.
+
+    Source: ``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings`` (table in §3.2;
+    0.5.5 used 2048 and 24/80 on the < 35 GiB tier).
+    """
+    g = gpu_mib / 1024
+    if g < 20:
+        return 2048, 8
+    if g < 35:
+        if v < (0, 5, 6):
+            return 2048, 24 if tp < 4 else 80
+        return 4096, 48 if tp < 4 else 160
+    if g < 60:
+        return 4096, 32 if tp < 4 else 160
+    if g < 160:
+        return 8192, 256 if tp < 4 else 512
+    return 16384, 512
+
+
+def default_mem_fraction_static(
+    v: SgVersion,
+    gpu_mib: float,
+    *,
+    tp: int,
+    pp: int = 1,
+    is_mla: bool = False,
+    deepep: bool = False,
+    chunked_prefill_size: int | None = None,
+    cuda_graph_max_bs: int | None = None,
+    dp_attention: bool = False,
+) -> tuple[float, str]:
+    """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
+
+    * 0.4.6: GPU <= 81920 MiB: tp >= 16 -> 0.79, >= 8 -> 0.81, >= 4 -> 0.85, >= 2 -> 0.87, else 0.88;
+      bigger GPUs ``(gpu − 13 GiB) / gpu`` (``sglang@0.4.6:server_args.py::ServerArgs.__post_init__``).
+    * 0.4.10: reserved GiB by GPU size (< 35 GiB: 2.8 + p/10; < 90: 9.5 + p/2; < 160: 12 + p/2; else 32;
+      p = tp × pp; + 2 for DP attention, + 4 for DeepEP); ``round((gpu − reserved)/gpu, 3)``.
+    * >= 0.5.5: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
+      MiB (+1536 for MLA prefill graphs is not applied: prefill graphs off by default), at least 10 GiB when
+      GPU > 60 GiB, + 2 GiB for DeepEP; ``round((gpu − reserved)/gpu, 3)``
+      (``sglang@0.5.23:memory_hook.py::handle_gpu_memory_settings``, ``::reserve_for_graph_mb``).
+    Returns ``(fraction, why)``.
+    """
+    p = tp * pp
+    if v < (0, 4, 10):
+        if gpu_mib <= 81920:
+            f = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
+            return f, f"mem_fraction_static {f} (SGLang 0.4.6 default for tp_size {tp})"
+        f = round((gpu_mib - 13 * 1024) / gpu_mib, 3)
+        return f, f"mem_fraction_static {f} = (gpu − 13 GiB)/gpu (SGLang 0.4.6, GPU > 80 GiB)"
+    if v < (0, 5, 5):
+        g = gpu_mib / 1024
+        if g < 35:
+            r = 2.8 + p / 10
+        elif g < 90:
+            r = 9.5 + p / 2
+        elif g < 160:
+            r = 12 + p / 2
+        else:
+            r = 32.0
+        r += (2 if dp_attention else 0) + (4 if deepep else 0)
+        f = round((gpu_mib - r * 1024) / gpu_mib, 3)
+        return f, f"mem_fraction_static {f} = (gpu − {r:.1f} GiB reserved)/gpu (SGLang 0.4.10 heuristic)"
+    cps, bs = gpu_tier(gpu_mib, tp, v)
+    cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
+    bs = cuda_graph_max_bs or bs
+    reserved = 512 + 1.5 * max(cps, 2048) + (p / 8) * 1024 + 2 * bs
+    if gpu_mib > 60 * 1024:
+        reserved = max(reserved, 10 * 1024)
+    if deepep:
+        reserved += 2048
+    f = round((gpu_mib - reserved) / gpu_mib, 3)
+    return (
+        f,
+        f"mem_fraction_static {f} = (gpu {gpu_mib:.0f} MiB − reserved {reserved:.0f} MiB)/gpu (SGLang >= 0.5.5 heuristic)",
+    )
+
+
+def derive_context_length(model: ModelSpec) -> tuple[int, str]:
+    """SGLang's derived context length (``get_context_length``): the **first present** of
+    ``max_sequence_length``, ``seq_length``, ``max_seq_len``, ``model_max_length``, ``max_position_embeddings``
+    in the text config, times ``rope_scaling.factor`` unless the rope dict has
+    ``original_max_position_embeddings`` or ``rope_type == "llama3"``; default 2048. Returns ``(len, key)``.
+    """
+    c = model.text_config or model.config or {}
+    for key in (
+        "max_sequence_length",
+        "seq_length",
+        "max_seq_len",
+        "model_max_length",
+        "max_position_embeddings",
+    ):
+        val = c.get(key)
+        if isinstance(val, (int, float)) and not isinstance(val, bool) and val > 0:
+            n = int(val)
+            rs = c.get("rope_scaling") or c.get("rope_parameters")
+            if isinstance(rs, dict):
+                rt = rs.get("rope_type") or rs.get("type")
+                factor = rs.get("factor")
+                if factor and "original_max_position_embeddings" not in rs and rt != "llama3":
+                    n = int(n * float(factor))
+            return n, key
+    return 2048, "default 2048"
+
+
+def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 0.8) -> tuple[int, str]:
+    """Bytes per token of the KV pool on one TP rank (``pool_configurator.py::_compute_cell_size``).
+
+    non-MLA: ``kv_heads_per_rank × (head_dim + v_head_dim) × layers × bytes`` with ``kv_heads_per_rank =
+    max(1, kv_heads // tp)``; MLA: ``(kv_lora_rank + qk_rope_head_dim) × layers × bytes`` (not split by TP).
+    Hybrid SWA models keep separate pools; here the SWA layers count at ``swa_full_tokens_ratio`` (0.8
+    default) of the full-pool tokens **[assumed]**; Mamba layers hold per-request state, not per-token KV.
+    """
+    c = model.text_config or model.config or {}
+    if model.is_mla:
+        lat = int(c.get("kv_lora_rank") or 512) + int(c.get("qk_rope_head_dim") or 64)
+        return lat * model.num_layers * kv_elem_bytes, "MLA latent"
+    full = swa = 0
+    for ly in model.layers:
+        if ly.kind in ("mamba", "none"):
+            continue
+        kvh = max(1, (ly.kv_heads or model.num_kv_heads) // max(1, tp))
+        hs = ly.head_size or model.head_size
+        b = kvh * (hs + (ly.head_size_v or hs)) * kv_elem_bytes
+        if ly.kind in ("sliding", "chunked"):
+            swa += b
+        else:
+            full += b
+    if swa and full:
+        return int(full + swa * swa_ratio), f"hybrid SWA pool (swa layers × {swa_ratio}) [assumed]"
+    return full + swa, "MHA/GQA"
+
+
+@dataclass(frozen=True)
+class SglangPlanDetail:
+    """What :func:`plan_sglang_detailed` resolved beyond the :class:`MemoryPlan` (bytes per rank).
+
+    ``rest_bytes`` is SGLang's ``rest`` after loading (``mfs × pre_free − weights − other``); ``minimum_mfs``
+    the smallest fraction leaving a positive pool (``1 − available/pre``); ``context_error`` the ValueError
+    text when ``--context-length`` exceeds the derived length without the env override.
+    """
+
+    plan: MemoryPlan
+    version: SgVersion
+    version_assumed: bool
+    tp: int
+    pp: int
+    dp: int
+    mem_fraction_static: float
+    mfs_user: bool
+    pre_free_bytes: int
+    rest_bytes: int
+    minimum_mfs: float
+    max_total_num_tokens: int
+    context_length: int
+    derived_context_length: int
+    context_error: str | None
+    max_running_requests: int
+    page_size: int
+    chunked_prefill_size: int
+
+
+def _i(x: Any) -> int | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _f(x: Any) -> float | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def plan_sglang_detailed(
+    serving: ServingConfig,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpus: int | None,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> SglangPlanDetail:
+    """SGLang start-up prediction for one TP rank (bytes per GPU; tokens per DP replica).
+
+    ``pre_free = total − context``; ``rest = mfs × pre_free − weights_per_rank − other`` (0.5.23:
+    ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``); ``max_total_num_tokens
+    = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``; ``max_running_requests``
+    by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
+
+    Raises:
+        PlanError: non-positive memory total or no KV-holding layers.
+    """
+    if total_bytes <= 0:
+        raise PlanError("the GPU memory total is unknown or not positive")
+    ov = dict(overrides or {})
+
+    def get(name: str) -> Any:
+        return ov[name] if name in ov else serving.get(name)
+
+    v, assumed = sglang_version(serving.version)
+    notes: list[str] = []
+    if assumed:
+        notes.append(f"SGLang version unknown from the image; assumed {NEWEST_SGLANG} (newest read)")
+    tp = max(1, _i(get("tp_size")) or 1)
+    pp = max(1, _i(get("pp_size")) or 1)
+    dp = max(1, _i(get("dp_size")) or 1)
+    if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly in model.layers):
+        raise PlanError(f"{model.id} has no attention layer holding a KV cache")
+    gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
+    deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))
+    cps_user = _i(get("chunked_prefill_size"))
+    mfs = _f(get("mem_fraction_static"))
+    mfs_user = mfs is not None
+    if mfs is None:
+        mfs, why = default_mem_fraction_static(
+            v,
+            gpu_mib,
+            tp=tp,
+            pp=pp,
+            is_mla=model.is_mla,
+            deepep=deepep,
+            chunked_prefill_size=cps_user,
+            cuda_graph_max_bs=_i(get("cuda_graph_max_bs")),
+            dp_attention=bool(get("enable_dp_attention")),
+        )
+        notes.append(why)
+    if v >= (0, 5, 5):
+        cps_default = gpu_tier(gpu_mib, tp, v)[0]
+    else:
+        cps_default = 2048 if gpu_mib < 25000 else 8192
+    cps = cps_user if cps_user is not None else cps_default
+    if cps_user is None:
+        notes.append(f"chunked_prefill_size {cps} (default for this GPU)")
+
+    dtype = str(get("dtype") or "auto")
+    if dtype == "auto":
+        dtype = model.torch_dtype or "bfloat16"
+        if dtype in ("float32",):
+            dtype = "bfloat16"
+        notes.append(f"dtype auto -> {dtype} (config.json torch_dtype)")
+    dbytes = dtype_bytes(dtype)
+    kvd = str(get("kv_cache_dtype") or "auto")
+    kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
+    per_tok, how = cell_size(model, tp, kv_elem)
+    if per_tok <= 0:
+        raise PlanError(f"{model.id}: no KV bytes per token could be derived")
+    notes.append(f"cell_size {per_tok} B/token per rank ({how})")
+
+    quant = get("quantization")
+    w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    weights = w_all // (tp * pp)
+    pre = total_bytes - _CONTEXT
+    budget = int(mfs * pre)
+    rest = budget - weights - _OTHER
+    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int(_CONTEXT * _BAND * mfs)
+    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int(_CONTEXT * _BAND * mfs)
+    min_mfs = (weights + _OTHER) / pre if pre > 0 else 1.0
+    notes.append(
+        f"[heuristic] pre-load free = total − {_CONTEXT / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
+        "memory inside the static fraction"
+    )
+    page = max(1, _i(get("page_size")) or 1)
+
+    def tokens(r: int) -> int:
+        t = max(0, r) // per_tok
+        return t // page * page
+
+    mtt, lo, hi = tokens(rest), tokens(rest_lo), tokens(rest_hi)
+    u_mtt = _i(get("max_total_tokens"))
+    if u_mtt is not None and u_mtt < mtt:
+        mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
+        notes.append(f"--max-total-tokens {u_mtt} caps the pool")
+
+    derived, key = derive_context_length(model)
+    u_ctx = _i(get("context_length"))
+    ctx_err = None
+    ctx = derived
+    if u_ctx is not None:
+        ctx = u_ctx
+        allow = serving.env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").strip().lower() in (
+            "1",
+            "true",
+        )
+        if u_ctx > derived and not allow:
+            ctx_err = (
+                f"User-specified context_length ({u_ctx}) is greater than the derived context_length ({derived}). "
+                "This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may "
+                "differ from max_position_embeddings in the model's config. To allow overriding this maximum, set "
+                "the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
+            )
+    else:
+        notes.append(f"context_length {derived} derived from {key}")
+
+    u_mrr = _i(get("max_running_requests"))
+    est = min(4096, max(2048, int(mtt / ctx * 512))) if ctx else 2048
+    if v < (0, 5, 0):
+        mrr = min(u_mrr or mtt // 2, mtt // 2 if u_mrr is None else u_mrr)
+    elif u_mrr is None:
+        mrr = min(est, mtt // 2)
+        notes.append(f"max_running_requests = min(clamp(tokens/context×512, 2048, 4096), tokens//2) = {mrr}")
+    else:
+        mrr = min(u_mrr // dp, mtt // 2)
+    era = f"sglang-{v[0]}.{v[1]}" + (".x" if v >= (0, 5, 5) else "")
+    plan = MemoryPlan(
+        engine="sglang",
+        engine_version=f"{v[0]}.{v[1]}.{v[2]}",
+        era=era,
+        total_bytes=total_bytes,
+        gpu_memory_utilization=mfs,
+        budget_bytes=budget,
+        weights_bytes=weights,
+        activation_bytes=0,
+        non_torch_bytes=_OTHER,
+        cudagraph_bytes=0,
+        kv_cache_bytes=rest,
+        kv_cache_bytes_low=rest_lo,
+        kv_cache_bytes_high=rest_hi,
+        kv_bytes_per_token=per_tok,
+        block_size=page,
+        bytes_per_block=per_tok * page,
+        num_blocks=mtt // page,
+        num_blocks_low=lo // page,
+        num_blocks_high=hi // page,
+        capacity_tokens=mtt,
+        max_model_len=ctx,
+        max_model_len_source="context_length" if u_ctx is not None else key,
+        derived_max_model_len=derived,
+        per_request_bytes=ctx * per_tok,
+        max_concurrency=mtt / ctx if ctx else 0.0,
+        max_concurrency_low=lo / ctx if ctx else 0.0,
+        max_concurrency_high=hi / ctx if ctx else 0.0,
+        max_num_seqs=max(0, mrr),
+        max_num_batched_tokens=cps if cps > 0 else (_i(get("max_prefill_tokens")) or 16384),
+        tensor_parallel_size=tp,
+        pipeline_parallel_size=pp,
+        data_parallel_size=dp,
+        dtype=dtype,
+        kv_cache_dtype=kvd if kvd != "auto" else dtype,
+        weights_source=wsrc,
+        assumptions=tuple(notes),
+    )
+    return SglangPlanDetail(
+        plan=plan,
+        version=v,
+        version_assumed=assumed,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        mem_fraction_static=mfs,
+        mfs_user=mfs_user,
+        pre_free_bytes=pre,
+        rest_bytes=rest,
+        minimum_mfs=min_mfs,
+        max_total_num_tokens=mtt,
+        context_length=ctx,
+        derived_context_length=derived,
+        context_error=ctx_err,
+        max_running_requests=max(0, mrr),
+        page_size=page,
+        chunked_prefill_size=cps,
+    )
+
+
+def plan_sglang(
+    serving: ServingConfig,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpus: int | None,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> MemoryPlan:
+    """SGLang's memory plan for one rank: ``engine="sglang"``, ``gpu_memory_utilization`` = mem_fraction_static,
+    ``budget_bytes`` = mfs × pre-load free memory, ``kv_cache_bytes`` = SGLang's ``rest``, ``capacity_tokens`` =
+    ``max_total_num_tokens``, ``max_model_len`` = context_length, ``max_num_seqs`` = max_running_requests,
+    ``block_size`` = page_size, ``max_num_batched_tokens`` = chunked_prefill_size. See
+    :func:`plan_sglang_detailed`.
+
+    Raises:
+        PlanError: see :func:`plan_sglang_detailed`.
+    """
+    return plan_sglang_detailed(
+        serving, model, total_bytes, gpus=gpus, gpu_name=gpu_name, compute_capability=compute_capability
+    ).plan
+
+
+__all__ = [
+    "NEWEST_SGLANG",
+    "SglangPlanDetail",
+    "cell_size",
+    "default_mem_fraction_static",
+    "derive_context_length",
+    "gpu_tier",
+    "plan_sglang",
+    "plan_sglang_detailed",
+    "sglang_version",
+]

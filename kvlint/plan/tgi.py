@@ -1,0 +1,673 @@
+"""TGI (text-generation-inference) memory model: what the launcher, the shard's warmup and the router compute.
+
+Predicts the log lines "Default `max_batch_prefill_tokens` to N", "KV-cache blocks: N, size: B" and
+"Setting max batch total tokens to N", the inferred ``max_total_tokens``/``max_input_tokens`` and the
+start-up errors, per shard (GPU), following /work/shared/engine-memory-model.md §2 and §4. Sources (TGI git,
+HEAD db931fcf unless a tag is named): ``launcher/src/main.rs::{main, find_num_shards, compute_optimal,
+vram_maximum}``, ``server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup``,
+``server/text_generation_server/models/globals.py`` (BLOCK_SIZE, TGI_WIGGLE_ROOM),
+``server/text_generation_server/utils/import_utils.py::get_cuda_free_memory``,
+``server/text_generation_server/models/__init__.py::get_model`` (dtype defaults),
+``backends/v3/src/main.rs`` and ``backends/v3/src/lib.rs::connect_backend`` (router validation).
+
+The exact parts (shards, dtype, block size, per-token KV bytes, the warmup formula by version, the token
+defaults) restate TGI; the measured parts (CUDA context, prefill activation peak) are **[heuristic]**
+and carry an uncertainty band.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.models.weights import weight_bytes
+from kvlint.plan.kv import dtype_bytes
+from kvlint.plan.vllm import PlanError
+from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
+
+GiB = 1 << 30
+MiB = 1 << 20
+
+NEWEST_TGI = "3.3.7"
+"""Newest TGI release read for engine-memory-model.md §0 (HEAD after tag v3.3.7)."""
+
+TgiVersion = tuple[int, int, int]
+
+#: Launcher default ``--max-concurrent-requests`` (TGI launcher/src/main.rs::Args, all 1.x-3.x tags).
+DEFAULT_MAX_CONCURRENT_REQUESTS = 128
+
+#: GPU fp16 dense FLOP/s the launcher's ``ComputeType::f16_flop`` knows (HEAD launcher/src/main.rs), matched on
+#: the lower-cased GPU name; order matters (``l40s`` before ``l40``). engine-memory-model.md §2.3.
+GPU_F16_FLOPS: tuple[tuple[str, float], ...] = (
+    ("4090", 82e12),
+    ("t4", 65e12),
+    ("l40s", 363e12),
+    ("l40", 181e12),
+    ("l4", 121e12),
+    ("a10g", 125e12),
+    ("a40", 149e12),
+    ("a100", 312e12),
+    ("h100", 900e12),
+    ("h200", 989e12),
+)
+
+#: Model types whose default dtype is bfloat16 in ``models/__init__.py::get_model`` (HEAD); others float16.
+_BF16_DEFAULT_TYPES = frozenset(
+    {
+        "gemma",
+        "gemma2",
+        "gemma3",
+        "gemma3_text",
+        "dbrx",
+        "deepseek_v2",
+        "deepseek_v3",
+        "qwen2_vl",
+        "qwen2_5_vl",
+    }
+)
+#: Quantizers that force float16 when ``--dtype`` is unset (``get_model``).
+_FP16_QUANT = frozenset({"awq", "exl2", "gptq", "marlin"})
+#: Model types whose launcher default ``max_batch_prefill_tokens`` is not 4096 (HEAD launcher ``Config``).
+_MODEL_PREFILL_DEFAULT = {"qwen2_vl": 10000, "qwen2_5_vl": 10000, "gemma3": 8000}
+#: BLOCK_SIZE per attention backend (``models/globals.py``).
+BLOCK_SIZES = {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64, "paged": 16}
+
+# [heuristic] CUDA context + cuBLAS workspace + allocator slack per shard, and extra NCCL buffers when sharded.
+_NON_TORCH = int(0.5 * GiB)
+_NON_TORCH_SHARDED = int(0.25 * GiB)
+# [heuristic] relative uncertainty of (non-torch + activation).
+_BAND = 0.5
+
+
+def tgi_version(text: str | None) -> tuple[TgiVersion, bool]:
+    """``(major, minor, patch)`` of a TGI image tag / version (``3.0.1``, ``2.3``, ``sha-293b8125-rocm``).
+
+    Returns ``(version, assumed)``; unreadable, ``latest`` or None -> :data:`NEWEST_TGI` with ``assumed``
+    True. Never raises.
+    """
+    if text:
+        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+        if m:
+            return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)), False
+    m2 = re.match(r"(\d+)\.(\d+)\.(\d+)", NEWEST_TGI)
+    assert m2
+    return (int(m2.group(1)), int(m2.group(2)), int(m2.group(3))), True
+
+
+def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
+    """TGI_WIGGLE_ROOM default and how it is applied, by version.
+
+    Returns ``(wiggle, subtractive, era)``: ``subtractive`` True for v3.x (``free − (1 − fraction × wiggle) ×
+    total``), False for v2.4 (free × wiggle). Before v2.4 no wiggle room is applied (1.0, free − (1 − fraction)
+    × total) **[assumed: engine-memory-model.md §2.3 documents v2.4 and later only]**.
+    Source: ``server/text_generation_server/models/globals.py`` and ``flash_causal_lm.py::warmup`` at tags
+    v2.4.1 (0.90, multiplies free), v3.0.0 (0.95), v3.1.0/v3.2.0 (0.93), v3.3.0+ (0.90).
+    """
+    if v >= (3, 3, 0):
+        return 0.90, True, "tgi-3.3"
+    if v >= (3, 1, 0):
+        return 0.93, True, "tgi-3.1"
+    if v >= (3, 0, 0):
+        return 0.95, True, "tgi-3.0"
+    if v >= (2, 4, 0):
+        return 0.90, False, "tgi-2.4"
+    if v >= (2, 0, 0):
+        return 1.0, False, "tgi-2.0"
+    return 1.0, False, "tgi-1.x"
+
+
+def default_dtype(model: ModelSpec, quantize: str | None, user: str | None) -> tuple[str, str]:
+    """TGI's model dtype: ``--dtype`` if given; awq/exl2/gptq/marlin -> float16; else the per-model default
+    (bfloat16 for Gemma/Gemma2/Gemma3, DBRX, DeepSeek-V2/V3, Qwen2-VL/2.5-VL; float16 for the base
+    ``FlashCausalLM`` models such as Llama, Mistral, Qwen2). Returns ``(dtype, why)``.
+    Source: TGI ``server/text_generation_server/models/__init__.py::get_model`` (HEAD), §2.2.
+    """
+    if user:
+        return user, f"--dtype {user}"
+    q = (quantize or "").lower()
+    if q in _FP16_QUANT:
+        return "float16", f"dtype float16 forced by --quantize {q} (models/__init__.py::get_model)"
+    mt = (model.model_type or "").lower()
+    if mt in _BF16_DEFAULT_TYPES:
+        return (
+            "bfloat16",
+            f"dtype bfloat16: TGI's default for model_type {mt} (models/__init__.py::get_model)",
+        )
+    return "float16", (
+        f"dtype float16: TGI's FlashCausalLM default for model_type {mt or '?'} even though config.json says "
+        f"{model.torch_dtype or 'nothing'} (models/__init__.py::get_model)"
+    )
+
+
+def resolve_attention(
+    v: TgiVersion, model: ModelSpec, compute_capability: str | None, env: dict[str, str]
+) -> tuple[str, str]:
+    """Attention backend the launcher picks (``launcher/src/main.rs::resolve_attention``, HEAD).
+
+    ``ATTENTION`` env wins; default ``flashinfer``; forced to ``flashdecoding`` (CC >= 8) or ``paged``
+    (CC < 8 or unknown) when head_dim is not 64/128/256 or the model is falcon/deepseek_v2. Before v3.0 the
+    default is ``paged`` **[assumed: flashinfer became the default with v3.0's prefix caching]**.
+    Returns ``(backend, why)``.
+    """
+    forced = env.get("ATTENTION", "").strip().lower()
+    if forced in BLOCK_SIZES:
+        return forced, f"ATTENTION={forced}"
+    if v < (3, 0, 0):
+        return "paged", "attention paged (BLOCK_SIZE 16) assumed before TGI 3.0"
+    cc_major = None
+    if compute_capability:
+        try:
+            cc_major = int(compute_capability.split(".")[0])
+        except ValueError:
+            cc_major = None
+    odd_head = model.head_size not in (64, 128, 256)
+    if odd_head or (model.model_type or "") in ("falcon", "deepseek_v2"):
+        backend = "flashdecoding" if cc_major is not None and cc_major >= 8 else "paged"
+        reason = f"head_dim {model.head_size}" if odd_head else f"model_type {model.model_type}"
+        return backend, f"attention {backend}: flashinfer unsupported for {reason} (resolve_attention)"
+    return "flashinfer", "attention flashinfer (TGI 3.x default, resolve_attention)"
+
+
+def kv_bytes_per_token_shard(model: ModelSpec, shards: int, kv_elem_bytes: int) -> int:
+    """KV bytes per token on one shard: ``num_layers × kv_heads_per_shard × head_size × 2 × bytes``.
+
+    ``kv_heads_per_shard`` = ``kv_heads // shards`` if kv_heads > 1 else 1 (MQA replicated). TGI allocates
+    every layer uniformly (no sliding-window saving). MLA models (DeepSeek-V2/V3) are stored by TGI as full
+    K/V heads of ``qk_nope_head_dim + qk_rope_head_dim`` **[assumed]**. Mamba/no-KV layers are not counted.
+    Source: ``flash_causal_lm.py::FlashCausalLM.__init__`` (num_kv_heads per rank) and ``warmup``
+    (cache size), §2.2.
+    """
+    c = model.text_config or model.config or {}
+    if model.is_mla:
+        head = int(c.get("qk_nope_head_dim") or 128) + int(c.get("qk_rope_head_dim") or 64)
+        heads = max(1, model.num_attention_heads // max(1, shards))
+        layers = model.num_layers
+        return layers * heads * head * 2 * kv_elem_bytes
+    kv_layers = [ly for ly in model.layers if ly.kind not in ("mamba", "none")] or []
+    total = 0
+    for ly in kv_layers:
+        kvh = ly.kv_heads or model.num_kv_heads
+        per = kvh // shards if kvh > 1 else 1
+        hs = ly.head_size or model.head_size
+        hv = ly.head_size_v or hs
+        total += max(1, per) * (hs + hv) * kv_elem_bytes
+    return total
+
+
+def prefill_activation_bytes(
+    model: ModelSpec, tokens: int, shards: int, dbytes: int, all_logits: bool
+) -> int:
+    """**[heuristic]** Peak activation memory of the warmup prefill forward of ``tokens`` tokens on one shard.
+
+    Per token: residual + normed hidden states (``2 × hidden``), the fused gate/up projection and its
+    activation (``3 × intermediate / shards``) at the model dtype; plus, when logits are produced for every
+    prompt token (``all_logits``: TGI < 3.0 warmup, or ``--enable-prefill-logprobs``), ``vocab / shards``
+    logits in fp16 and their fp32 copy. The form was chosen from gt-077 (Llama-2-7B, A10G, 4096 prefill
+    tokens), so that case is not an independent check.
+    """
+    inter = model.intermediate_size
+    if model.num_experts and model.moe_intermediate_size:
+        inter = model.moe_intermediate_size * 8
+    per = (2 * model.hidden_size + 3 * max(1, inter // max(1, shards))) * dbytes
+    if all_logits:
+        per += (model.vocab_size // max(1, shards)) * (2 + 4)
+    return int(tokens * per)
+
+
+def _flops_per_token(model: ModelSpec) -> float:
+    from kvlint.models.weights import param_breakdown
+
+    try:
+        parts = param_breakdown(model)
+        params = sum(parts.values()) - int(parts.get("embed", 0) / (1 if model.tie_word_embeddings else 2))
+    except Exception:
+        params = model.param_count or 0
+    return 2.0 * float(params)
+
+
+def default_max_batch_prefill_tokens(
+    v: TgiVersion,
+    model: ModelSpec,
+    *,
+    shards: int,
+    total_bytes: int,
+    fraction: float,
+    gpu_name: str,
+    max_input_tokens: int | None,
+    max_batch_size: int | None,
+    weights_all_shards: int,
+    kv_per_token_all_shards: int,
+    quantized: bool,
+) -> tuple[int, str]:
+    """The launcher's default ``--max-batch-prefill-tokens`` by version (§2.3 and §4).
+
+    * v1.x: 4096. * v2.0-2.3: ``max_input_tokens + 50`` (or ``max_batch_size × max_input_tokens``).
+    * v2.4: ``min(4096, max_position_embeddings)``.
+    * v3.0+: ``min(compute_optimal or model default, max_position_embeddings, vram_maximum)`` where
+      ``compute_optimal = GPU fp16 FLOP/s × shards / (2 × non-embedding params)`` (only when > 100 and the GPU
+      is in :data:`GPU_F16_FLOPS`), model default 4096 (qwen2-vl 10000, gemma3 8000), ``vram_maximum =
+      (total × shards × fraction × 0.95 − model_vram) / token_vram`` with token_vram **[assumed]** = 2 × KV
+      bytes per token (reproduces §7 W7); estimates skipped for quantized models.
+    Source: TGI ``launcher/src/main.rs::main`` / ``compute_optimal`` / ``vram_maximum`` (HEAD and tags).
+    Returns ``(tokens, why)``.
+    """
+    maxpos = model.max_position_embeddings or 4096
+    if v < (2, 0, 0):
+        return 4096, "max_batch_prefill_tokens 4096 (TGI 1.x default)"
+    if v < (2, 4, 0):
+        mi = max_input_tokens if max_input_tokens is not None else min(maxpos, 4096) - 1
+        if max_batch_size:
+            return (
+                max_batch_size * mi,
+                f"max_batch_prefill_tokens = max_batch_size × max_input_tokens (TGI {v[0]}.{v[1]})",
+            )
+        return mi + 50, f"max_batch_prefill_tokens = max_input_tokens + 50 = {mi + 50} (TGI 2.0-2.3 launcher)"
+    if v < (3, 0, 0):
+        return min(4096, maxpos), "max_batch_prefill_tokens = min(4096, max_position_embeddings) (TGI 2.4)"
+    mdefault = _MODEL_PREFILL_DEFAULT.get(model.model_type, 4096)
+    candidates = [maxpos]
+    why = [f"max_position_embeddings {maxpos}"]
+    base = mdefault
+    if not quantized:
+        name = gpu_name.lower()
+        flops = next((f for key, f in GPU_F16_FLOPS if key in name), None)
+        fpt = _flops_per_token(model)
+        if flops and fpt > 0:
+            opt = int(flops * shards / fpt)
+            if opt > 100:
+                base = opt
+                why.append(
+                    f"compute_optimal {opt} ({flops / 1e12:.0f} TFLOP/s × {shards} / {fpt:.3g} FLOP/token)"
+                )
+        if kv_per_token_all_shards > 0:
+            vram = int(
+                (total_bytes * shards * fraction * 0.95 - weights_all_shards) / (2 * kv_per_token_all_shards)
+            )
+            if vram > 0:
+                candidates.append(vram)
+                why.append(f"vram_maximum {vram}")
+    if base == mdefault:
+        why.append(f"model default {mdefault}")
+    candidates.append(base)
+    return min(candidates), "Default `max_batch_prefill_tokens` = min(" + ", ".join(
+        why
+    ) + ") (TGI 3.x launcher)"
+
+
+@dataclass(frozen=True)
+class TgiPlanDetail:
+    """Everything :func:`plan_tgi_detailed` resolved, beyond the :class:`MemoryPlan`.
+
+    Token figures are per deployment (TGI's router view, identical on each shard); bytes per shard (GPU).
+    ``user_*`` are what the command set (None = default). ``warmup_oom``: the warmup prefill batch does not
+    fit (``Not enough memory to handle N prefill tokens``). ``max_batch_total_tokens`` is the warmup's
+    ``num_blocks × BLOCK_SIZE``; ``has_chunking`` whether the model supports chunked prefill (flash models
+    from v3.0).
+    """
+
+    plan: MemoryPlan
+    version: TgiVersion
+    version_assumed: bool
+    num_shard: int
+    attention: str
+    cuda_memory_fraction: float
+    wiggle: float
+    max_input_tokens: int
+    max_total_tokens: int
+    max_batch_prefill_tokens: int
+    max_batch_total_tokens: int
+    max_batch_size: int | None
+    max_concurrent_requests: int
+    user_max_input_tokens: int | None
+    user_max_total_tokens: int | None
+    user_max_batch_prefill_tokens: int | None
+    user_max_batch_total_tokens: int | None
+    warmup_need_bytes: int
+    warmup_oom: bool
+    has_chunking: bool
+    assumptions: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _as_int(x: Any) -> int | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _as_float(x: Any) -> float | None:
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def find_num_shards(serving: ServingConfig, gpus: int | None) -> tuple[int, str]:
+    """Shard count as the launcher's ``find_num_shards`` decides (§2.2).
+
+    ``--num-shard``/``NUM_SHARD`` if set; else ``--sharded false`` -> 1; else the visible GPU count
+    (``CUDA_VISIBLE_DEVICES`` list, else the container's GPU request ``gpus``), else 1.
+    Raises :class:`PlanError` with the launcher's text for ``num_shard < 1`` and ``sharded`` with <= 1 GPU.
+    """
+    n = _as_int(serving.get("num_shard"))
+    sharded = serving.get("sharded")
+    visible: int | None = None
+    cvd = serving.env.get("CUDA_VISIBLE_DEVICES")
+    if cvd and cvd.strip() and cvd.strip().lower() not in ("all", "void"):
+        visible = len([x for x in cvd.split(",") if x.strip()])
+    elif gpus:
+        visible = gpus
+    if n is not None:
+        if n < 1:
+            raise PlanError("`num_shard` cannot be < 1 (TGI launcher find_num_shards)")
+        if sharded is True and n <= 1:
+            raise PlanError("`sharded` is true but `num_shard` <= 1 (TGI launcher find_num_shards)")
+        return n, f"num_shard {n} (--num-shard/NUM_SHARD)"
+    if sharded is False:
+        return 1, "num_shard 1 (--sharded false)"
+    if sharded is True:
+        if not visible or visible <= 1:
+            raise PlanError(
+                f"`sharded` is true but only found {visible or 0} CUDA devices (TGI launcher find_num_shards)"
+            )
+        return visible, f"num_shard {visible} = visible GPUs (--sharded true)"
+    if visible:
+        return visible, f"num_shard {visible} = visible GPUs (launcher default)"
+    return 1, "num_shard 1 (no GPU count known; launcher default when one GPU is visible)"
+
+
+def plan_tgi_detailed(
+    serving: ServingConfig,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpus: int | None,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> TgiPlanDetail:
+    """Full TGI start-up prediction for one shard (bytes per GPU; token limits per deployment).
+
+    Args:
+        serving: parsed ``text-generation-launcher`` settings (``flags`` keyed by launcher field names,
+            env already merged, ``version`` from the image tag).
+        model: the model (``config.json`` facts, checkpoint size).
+        total_bytes: device total as CUDA reports it (bytes per GPU).
+        gpus: GPUs the container is given (``nvidia.com/gpu``), used for the default shard count.
+        gpu_name, compute_capability: for the compute-optimal prefill default and the attention backend.
+        overrides: settings replacing ``serving.flags`` (launcher field names), used to verify remedies.
+
+    Warmup arithmetic (§2.3): ``kv = fraction × wiggle × total − weights − non_torch − activation`` (v3.x,
+    subtractive wiggle), ``(fraction × total − used) × 0.90`` (v2.4), ``fraction × total − used`` (< 2.4); the
+    warmup batch's own blocks are part of that figure (``+ blocks_of_warmup_batch``). ``num_blocks = kv //
+    (BLOCK_SIZE × bytes/token)``, ``max_batch_total_tokens = num_blocks × BLOCK_SIZE``.
+
+    Raises:
+        PlanError: non-positive memory total, no KV-holding layer, or a shard configuration the launcher rejects.
+    """
+    if total_bytes <= 0:
+        raise PlanError("the GPU memory total is unknown or not positive")
+    ov = dict(overrides or {})
+
+    def get(name: str) -> Any:
+        return ov[name] if name in ov else serving.get(name)
+
+    v, assumed = tgi_version(serving.version)
+    vs = f"{v[0]}.{v[1]}.{v[2]}"
+    notes: list[str] = []
+    if assumed:
+        notes.append(f"TGI version unknown from the image; assumed {NEWEST_TGI} (newest read)")
+    if "num_shard" in ov:
+        shards, why = int(ov["num_shard"]), f"num_shard {ov['num_shard']} (remedy)"
+    else:
+        shards, why = find_num_shards(serving, gpus)
+    notes.append(why)
+    if not any(ly.kind not in ("mamba", "none") for ly in model.layers) and not model.is_mla:
+        raise PlanError(
+            f"{model.id} has no attention layer holding a KV cache; TGI's paged KV model does not apply"
+        )
+
+    quantize = get("quantize")
+    quant = str(quantize).lower() if quantize else (model.quant_method or None)
+    dtype, why = default_dtype(model, quant, get("dtype"))
+    notes.append(why)
+    dbytes = dtype_bytes(dtype)
+    kvd = get("kv_cache_dtype")
+    kv_elem = 1 if kvd and str(kvd).startswith("fp8") else dbytes
+    kv_dtype_name = str(kvd) if kvd else dtype
+    if not kvd:
+        notes.append(f"KV cache dtype = model dtype {dtype} (--kv-cache-dtype unset)")
+
+    fraction = _as_float(get("cuda_memory_fraction"))
+    if fraction is None:
+        fraction = 1.0
+        notes.append("cuda_memory_fraction 1.0 (launcher default)")
+    wiggle, subtractive, era = wiggle_room(v)
+    env_wiggle = _as_float(serving.env.get("TGI_WIGGLE_ROOM"))
+    if env_wiggle is not None:
+        wiggle = env_wiggle
+        notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
+    else:
+        notes.append(
+            f"TGI_WIGGLE_ROOM {wiggle} ({era} default, {'subtracted from total' if subtractive else 'multiplies free memory' if wiggle != 1.0 else 'none before 2.4 [assumed]'})"
+        )
+
+    attention, why = resolve_attention(v, model, compute_capability, serving.env)
+    notes.append(why)
+    block = BLOCK_SIZES[attention]
+    per_tok = kv_bytes_per_token_shard(model, shards, kv_elem)
+    if per_tok <= 0:
+        raise PlanError(f"{model.id}: no KV bytes per token could be derived")
+    bytes_per_block = per_tok * block
+
+    wq = None if quant in (None, "bitsandbytes", "bitsandbytes-nf4", "bitsandbytes-fp4", "eetq") else quant
+    w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=wq)
+    if quant in ("bitsandbytes-nf4", "bitsandbytes-fp4"):
+        w_all = int(w_all * 0.3)  # 4-bit linear layers + fp16 embeddings [heuristic]
+        wsrc += "; x0.3 for bitsandbytes 4-bit (in-flight quantization) [heuristic]"
+    elif quant in ("bitsandbytes", "eetq"):
+        w_all = int(w_all * 0.55)
+        wsrc += f"; x0.55 for {quant} 8-bit (in-flight quantization) [heuristic]"
+    weights = w_all // shards
+    notes.append(f"weights {weights / GiB:.2f} GiB per shard ({wsrc}, / {shards} shards)")
+
+    u_in = _as_int(get("max_input_tokens"))
+    u_tot = _as_int(get("max_total_tokens"))
+    u_pre = _as_int(get("max_batch_prefill_tokens"))
+    u_bt = _as_int(get("max_batch_total_tokens"))
+    u_bs = _as_int(get("max_batch_size"))
+    mcr = _as_int(get("max_concurrent_requests"))
+    if mcr is None:
+        mcr = DEFAULT_MAX_CONCURRENT_REQUESTS
+        notes.append(f"max_concurrent_requests {mcr} (launcher default)")
+    maxpos = model.max_position_embeddings
+
+    # Pre-warmup token defaults (launcher).
+    if u_pre is not None:
+        prefill = u_pre
+    else:
+        prefill, why = default_max_batch_prefill_tokens(
+            v,
+            model,
+            shards=shards,
+            total_bytes=total_bytes,
+            fraction=fraction,
+            gpu_name=gpu_name,
+            max_input_tokens=u_in,
+            max_batch_size=u_bs,
+            weights_all_shards=w_all,
+            kv_per_token_all_shards=per_tok * shards,
+            quantized=bool(quant),
+        )
+        notes.append(why)
+
+    # Warmup (shard): weights + non-torch + prefill activation + warmup batch KV must fit under the fraction.
+    non_torch = _NON_TORCH + (_NON_TORCH_SHARDED if shards > 1 else 0)
+    all_logits = v < (3, 0, 0) or bool(get("enable_prefill_logprobs"))
+    act = prefill_activation_bytes(model, prefill, shards, dbytes, all_logits)
+    notes.append(
+        f"[heuristic] non-torch {non_torch / GiB:.2f} GiB + warmup activation {act / GiB:.2f} GiB for {prefill} "
+        f"prefill tokens{' (logits for every prompt token)' if all_logits else ''}; band ±{int(_BAND * 100)}%"
+    )
+    warmup_kv = -(-prefill // block) * bytes_per_block
+    warmup_need = weights + non_torch + act + warmup_kv
+    warmup_oom = warmup_need > fraction * total_bytes
+
+    def kv_for(nt: int, ac: int) -> int:
+        used = weights + nt + ac
+        if subtractive:
+            return int(fraction * wiggle * total_bytes - used)
+        return int((fraction * total_bytes - used) * wiggle)
+
+    kv = kv_for(non_torch, act)
+    kv_lo = kv_for(int(non_torch * (1 + _BAND)), int(act * (1 + _BAND)))
+    kv_hi = kv_for(int(non_torch * (1 - _BAND)), int(act * (1 - _BAND)))
+    budget = int(fraction * wiggle * total_bytes) if subtractive else int(fraction * total_bytes)
+    nb = max(0, kv) // bytes_per_block
+    nb_lo = max(0, kv_lo) // bytes_per_block
+    nb_hi = max(0, kv_hi) // bytes_per_block
+    if warmup_oom:
+        nb = nb_lo = nb_hi = 0
+    batch_total = nb * block
+    has_chunking = v >= (3, 0, 0)
+
+    # Token limits after warmup (§2.3 steps 4-5) or the older launcher defaults (§2.3 "Older defaults").
+    if v < (2, 0, 0):
+        max_total = u_tot if u_tot is not None else 2048
+        max_in = u_in if u_in is not None else 1024
+        notes.append(
+            "max_input_length 1024 / max_total_tokens 2048 defaults (TGI 1.x)" if u_tot is None else ""
+        )
+    elif v < (2, 4, 0):
+        cap = min(maxpos or 4096, 4096)
+        max_total = u_tot if u_tot is not None else cap
+        max_in = u_in if u_in is not None else cap - 1
+        if u_tot is None or u_in is None:
+            notes.append(f"token defaults min(max_position_embeddings, 4096) = {cap} (TGI 2.0-2.3 launcher)")
+    else:
+        if u_tot is not None:
+            max_total = u_tot
+        else:
+            lim = [batch_total] if batch_total > 0 else []
+            if maxpos:
+                lim.append(maxpos)
+            max_total = min(lim) if lim else 0
+            notes.append(
+                "max_total_tokens = min(num_blocks × BLOCK_SIZE, tokenizer model_max_length, max_position_embeddings); "
+                "tokenizer model_max_length assumed >= max_position_embeddings [assumed]"
+            )
+        if u_in is not None:
+            max_in = u_in
+        else:
+            max_in = max(0, max_total - 1)
+            if v < (3, 0, 0) and u_tot is None:
+                max_in = max(0, min(batch_total - 1, maxpos or batch_total) if batch_total else 0)
+            notes.append("max_input_tokens = max_total_tokens − 1 (inferred at warmup)")
+
+    plan = MemoryPlan(
+        engine="tgi",
+        engine_version=vs,
+        era=era,
+        total_bytes=total_bytes,
+        gpu_memory_utilization=fraction,
+        budget_bytes=budget,
+        weights_bytes=weights,
+        activation_bytes=act,
+        non_torch_bytes=non_torch,
+        cudagraph_bytes=0,
+        kv_cache_bytes=kv,
+        kv_cache_bytes_low=kv_lo,
+        kv_cache_bytes_high=kv_hi,
+        kv_bytes_per_token=per_tok,
+        block_size=block,
+        bytes_per_block=bytes_per_block,
+        num_blocks=nb,
+        num_blocks_low=nb_lo,
+        num_blocks_high=nb_hi,
+        capacity_tokens=batch_total,
+        max_model_len=max_total,
+        max_model_len_source="max_total_tokens" if u_tot is not None else "inferred",
+        derived_max_model_len=maxpos,
+        per_request_bytes=max_total * per_tok,
+        max_concurrency=batch_total / max_total if max_total else 0.0,
+        max_concurrency_low=nb_lo * block / max_total if max_total else 0.0,
+        max_concurrency_high=nb_hi * block / max_total if max_total else 0.0,
+        max_num_seqs=u_bs if u_bs is not None else mcr,
+        max_num_batched_tokens=prefill,
+        tensor_parallel_size=shards,
+        pipeline_parallel_size=1,
+        data_parallel_size=1,
+        dtype=dtype,
+        kv_cache_dtype=kv_dtype_name,
+        weights_source=wsrc,
+        assumptions=tuple(x for x in notes if x),
+    )
+    return TgiPlanDetail(
+        plan=plan,
+        version=v,
+        version_assumed=assumed,
+        num_shard=shards,
+        attention=attention,
+        cuda_memory_fraction=fraction,
+        wiggle=wiggle,
+        max_input_tokens=max_in,
+        max_total_tokens=max_total,
+        max_batch_prefill_tokens=prefill,
+        max_batch_total_tokens=batch_total,
+        max_batch_size=u_bs,
+        max_concurrent_requests=mcr,
+        user_max_input_tokens=u_in,
+        user_max_total_tokens=u_tot,
+        user_max_batch_prefill_tokens=u_pre,
+        user_max_batch_total_tokens=u_bt,
+        warmup_need_bytes=warmup_need,
+        warmup_oom=warmup_oom,
+        has_chunking=has_chunking,
+        assumptions=plan.assumptions,
+    )
+
+
+def plan_tgi(
+    serving: ServingConfig,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpus: int | None,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> MemoryPlan:
+    """TGI's memory plan for one shard (see :func:`plan_tgi_detailed`).
+
+    Fields: ``engine="tgi"``, ``era`` ``tgi-1.x``/``tgi-2.0``/``tgi-2.4``/``tgi-3.0``/``tgi-3.1``/``tgi-3.3``;
+    ``gpu_memory_utilization`` = cuda_memory_fraction; ``budget_bytes`` = total × fraction (× wiggle for 3.x);
+    ``weights_bytes`` per shard; ``activation_bytes`` the warmup prefill peak; ``kv_cache_bytes`` free after
+    warmup; ``block_size`` TGI's BLOCK_SIZE; ``capacity_tokens`` the predicted ``max_batch_total_tokens``;
+    ``max_model_len`` = max_total_tokens; ``max_num_seqs`` = max_batch_size or max_concurrent_requests;
+    ``max_num_batched_tokens`` = max_batch_prefill_tokens.
+
+    Raises:
+        PlanError: see :func:`plan_tgi_detailed`.
+    """
+    return plan_tgi_detailed(
+        serving, model, total_bytes, gpus=gpus, gpu_name=gpu_name, compute_capability=compute_capability
+    ).plan
+
+
+__all__ = [
+    "NEWEST_TGI",
+    "TgiPlanDetail",
+    "default_dtype",
+    "default_max_batch_prefill_tokens",
+    "find_num_shards",
+    "kv_bytes_per_token_shard",
+    "plan_tgi",
+    "plan_tgi_detailed",
+    "resolve_attention",
+    "tgi_version",
+    "wiggle_room",
+]

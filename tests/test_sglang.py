@@ -1,0 +1,121 @@
+"""SGLang: defaults by version and GPU, context length, KV pool, KV701/KV702 (engine-memory-model.md §3, §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.accelerators import lookup
+from kvlint.engines import parse_command_line
+from kvlint.models import resolve_model
+from kvlint.plan.sglang import (
+    default_mem_fraction_static,
+    derive_context_length,
+    plan_sglang,
+    plan_sglang_detailed,
+)
+from kvlint.rules.engine_checks import check_sglang
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+MODEL_DIRS = (str(FIX / "sglang" / "models"), str(FIX / "plan" / "models"))
+
+
+def _model(ref: str):
+    return resolve_model(ref, model_dirs=MODEL_DIRS, allow_hub=False)
+
+
+def _cmd(*args: str, version: str = "0.5.23"):
+    s = parse_command_line(["python", "-m", "sglang.launch_server", *args], version)
+    s.version = version
+    return s
+
+
+def test_parse_aliases() -> None:
+    s = _cmd("--model-path", "m/x", "--tp", "2", "--mem-fraction-static", "0.8", "--context-length", "4096")
+    assert s.engine == "sglang" and s.get("tp_size") == 2 and s.get("mem_fraction_static") == 0.8
+
+
+def test_mfs_default_0_4_6_by_tp() -> None:
+    # sglang@0.4.6 ServerArgs.__post_init__: 0.88 / 0.87 / 0.85 / 0.81 / 0.79 on <= 80 GiB GPUs
+    got = [default_mem_fraction_static((0, 4, 6), 81559, tp=t)[0] for t in (1, 2, 4, 8, 16)]
+    assert got == [0.88, 0.87, 0.85, 0.81, 0.79]
+
+
+def test_mfs_default_0_5_x_w8() -> None:
+    # §7 W8: H100 80 GB (81 559 MiB), TP1, non-MLA -> reserved 13 440 MiB -> 0.835
+    assert default_mem_fraction_static((0, 5, 23), 81559, tp=1)[0] == 0.835
+
+
+def test_mfs_default_0_4_10() -> None:
+    f = default_mem_fraction_static((0, 4, 10), 81559, tp=1)[0]
+    assert f == round((81559 - 10.0 * 1024) / 81559, 3)
+
+
+def test_context_length_first_key_and_rope() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")  # llama3 rope type is not multiplied
+    assert derive_context_length(m) == (131072, "max_position_embeddings")
+
+
+def test_w8_pool_and_running_requests() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    d = plan_sglang_detailed(_cmd("--model-path", "x"), m, acc.memory_bytes, gpus=1)
+    # §7 W8: ≈ 416 700 tokens (±5%), max_running_requests 2048
+    assert abs(d.max_total_num_tokens - 416700) / 416700 < 0.05
+    assert d.max_running_requests == 2048 and d.plan.kv_bytes_per_token == 131072
+
+
+def test_page_rounding_and_cap() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    p = plan_sglang(_cmd("--model-path", "x", "--page-size", "64"), m, total, gpus=1)
+    assert p.capacity_tokens % 64 == 0
+    p2 = plan_sglang(_cmd("--model-path", "x", "--max-total-tokens", "10000"), m, total, gpus=1)
+    assert p2.capacity_tokens == 10000
+
+
+def _cr():
+    from kvlint.pipeline import Options, run_check
+
+    opts = Options(model_dirs=MODEL_DIRS, allow_hub=False, accelerator="l4")
+    path = next((FIX / "sglang").glob("*.yaml"))
+    crs = [c for c in run_check([str(path)], opts).containers if c.serving.engine == "sglang"]
+    return crs[0], opts
+
+
+def test_kv701_qwen3_32b_on_one_l4() -> None:
+    cr, opts = _cr()
+    diags = check_sglang(cr, opts)
+    d = next(x for x in diags if x.rule == "KV701")
+    assert "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.9" in d.message
+    assert "--tp-size" in d.fix
+
+
+def test_kv702_and_kv201() -> None:
+    cr, opts = _cr()
+    from kvlint.types import Value
+
+    cr.serving.flags["tp_size"] = Value(4, None)
+    cr.serving.flags["context_length"] = Value(1_000_000, None)
+    rules = [d.rule for d in check_sglang(cr, opts)]
+    assert "KV201" in rules and "KV702" in rules
+
+
+def test_every_corpus_tgi_sglang_container_gets_plan_or_kv5xx() -> None:
+    """Issue 5 "done when": each TGI/SGLang container of the shared corpus gets a plan or a KV5xx."""
+    import glob
+
+    import pytest
+
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.engine_checks import check_tgi
+
+    files = sorted(glob.glob("/work/shared/corpus/manifests/*.yaml"))
+    files = [f for f in files if "sglang" in f or "text-generation" in f or "tgi" in f]
+    if not files:
+        pytest.skip("shared corpus not present")
+    opts = Options(model_dirs=("/work/shared/corpus/models",), allow_hub=False)
+    crs = [c for c in run_check(files, opts).containers if c.serving.engine in ("tgi", "sglang")]
+    assert len(crs) >= 10
+    for cr in crs:
+        diags = (check_tgi if cr.serving.engine == "tgi" else check_sglang)(cr, opts)
+        assert cr.plan is not None or any(d.rule.startswith("KV5") for d in diags), cr.object_ref

@@ -1,0 +1,202 @@
+"""TGI: parsing, defaults and texts by version, warmup arithmetic, KV601-KV604 (engine-memory-model.md §2, §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import lookup
+from kvlint.engines import parse_command_line
+from kvlint.models import resolve_model
+from kvlint.pipeline import Options, run_check
+from kvlint.plan.tgi import (
+    default_dtype,
+    find_num_shards,
+    plan_tgi,
+    plan_tgi_detailed,
+    resolve_attention,
+    tgi_version,
+    wiggle_room,
+)
+from kvlint.plan.vllm import PlanError
+from kvlint.rules.engine_checks import check_tgi
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+MODEL_DIRS = (str(FIX / "tgi" / "models"), str(FIX / "plan" / "models"))
+
+
+def _model(ref: str):
+    return resolve_model(ref, model_dirs=MODEL_DIRS, allow_hub=False)
+
+
+def _cmd(*args: str, version: str = "3.3.0"):
+    s = parse_command_line(["text-generation-launcher", *args], version)
+    s.version = version
+    return s
+
+
+def test_parse_command_line_complete() -> None:
+    s = _cmd(
+        "--model-id", "m/x", "--num-shard", "2", "--max-input-length", "100", "--cuda-memory-fraction", "0.8"
+    )
+    assert s.engine == "tgi" and s.model is not None and s.model.value == "m/x"
+    assert (
+        s.get("num_shard") == 2 and s.get("max_input_tokens") == 100 and s.get("cuda_memory_fraction") == 0.8
+    )
+
+
+@pytest.mark.parametrize(
+    "version,wiggle,subtractive,era",
+    [
+        ("3.3.7", 0.90, True, "tgi-3.3"),
+        ("3.2.0", 0.93, True, "tgi-3.1"),
+        ("3.0.1", 0.95, True, "tgi-3.0"),
+        ("2.4.1", 0.90, False, "tgi-2.4"),
+        ("2.3", 1.0, False, "tgi-2.0"),
+    ],
+)
+def test_wiggle_room_by_version(version: str, wiggle: float, subtractive: bool, era: str) -> None:
+    # §2.3: 0.90 (v2.4, multiplies free), 0.95 (v3.0), 0.93 (v3.1-3.2), 0.90 (>= v3.3)
+    assert wiggle_room(tgi_version(version)[0]) == (wiggle, subtractive, era)
+
+
+def test_version_assumed_for_latest() -> None:
+    assert tgi_version("latest")[1] is True and tgi_version("sha-293b8125-rocm")[1] is True
+
+
+def test_default_dtype_per_model() -> None:
+    llama = _model("meta-llama/Llama-3.1-8B")  # config says bfloat16, TGI default float16 (get_model)
+    assert llama.torch_dtype == "bfloat16" and default_dtype(llama, None, None)[0] == "float16"
+    assert default_dtype(llama, "gptq", None)[0] == "float16"
+    assert default_dtype(llama, None, "bfloat16")[0] == "bfloat16"
+
+
+def test_attention_and_block_size() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    assert resolve_attention((3, 3, 0), m, "9.0", {})[0] == "flashinfer"
+    assert resolve_attention((3, 3, 0), m, "9.0", {"ATTENTION": "paged"})[0] == "paged"
+    d = plan_tgi_detailed(
+        _cmd("--model-id", "x"), m, lookup("h100-80gb").memory_bytes, gpus=1, gpu_name="H100"
+    )
+    assert d.plan.block_size == 1 and d.plan.kv_bytes_per_token == 131072  # §7 W7
+
+
+def test_num_shard_from_gpus_and_errors() -> None:
+    assert find_num_shards(_cmd("--model-id", "x"), 4)[0] == 4
+    assert find_num_shards(_cmd("--model-id", "x", "--num-shard", "2"), 4)[0] == 2
+    with pytest.raises(PlanError, match="cannot be < 1"):
+        find_num_shards(_cmd("--model-id", "x", "--num-shard", "0"), 1)
+
+
+def test_w7_compute_optimal_prefill_default() -> None:
+    # §7 W7: H100 × 1, Llama-3.1-8B -> "Default `max_batch_prefill_tokens` to 59870" (±1% for the param count)
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    d = plan_tgi_detailed(_cmd("--model-id", "x"), m, acc.memory_bytes, gpus=1, gpu_name=acc.name)
+    assert abs(d.max_batch_prefill_tokens - 59870) / 59870 < 0.01
+    assert (
+        d.max_total_tokens == 131072 and d.max_input_tokens == 131071
+    )  # min(blocks, max_position_embeddings)
+
+
+def test_token_defaults_v2_0_and_v1() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    d2 = plan_tgi_detailed(_cmd("--model-id", "x", version="2.3.0"), m, total, gpus=1)
+    assert (d2.max_input_tokens, d2.max_total_tokens, d2.max_batch_prefill_tokens) == (4095, 4096, 4145)
+    d1 = plan_tgi_detailed(_cmd("--model-id", "x", version="1.4.5"), m, total, gpus=1)
+    assert (d1.max_input_tokens, d1.max_total_tokens, d1.max_batch_prefill_tokens) == (1024, 2048, 4096)
+
+
+def test_gt077_max_batch_total_tokens_within_10pct() -> None:
+    # gt-077: Llama-2-7b-hf on 1×A10G, prefill 4096 -> "Setting max batch total tokens to 16224"
+    m = _model("meta-llama/Llama-2-7b-hf")
+    acc = lookup("a10g")
+    s = _cmd(
+        "--model-id", "x", "--max-batch-prefill-tokens", "4096", "--max-total-tokens", "4096", version="0.9.4"
+    )
+    p = plan_tgi(s, m, acc.memory_bytes, gpus=1, gpu_name=acc.name, compute_capability=acc.compute_capability)
+    assert p.engine == "tgi" and abs(p.capacity_tokens - 16224) / 16224 < 0.10
+
+
+def test_fraction_lowers_capacity() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    a = plan_tgi(_cmd("--model-id", "x"), m, total, gpus=1)
+    b = plan_tgi(_cmd("--model-id", "x", "--cuda-memory-fraction", "0.5"), m, total, gpus=1)
+    assert b.capacity_tokens < a.capacity_tokens and b.budget_bytes == int(0.5 * 0.9 * total)
+
+
+def _container_results(path: Path):
+    opts = Options(model_dirs=MODEL_DIRS + ("/nonexistent",), allow_hub=False)
+    return [c for c in run_check([str(path)], opts).containers if c.serving.engine == "tgi"], opts
+
+
+def test_b06_reports_exactly_kv601() -> None:
+    crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
+    diags = check_tgi(crs[0], opts)
+    assert [d.rule for d in diags] == ["KV601"]
+    assert "`max_input_tokens`(8192) must be < `max_total_tokens`(8192)" in diags[0].message  # v2.4.1+ text
+    assert diags[0].loc is not None and diags[0].loc.line == 21  # the MAX_INPUT_TOKENS env entry
+
+
+def test_kv601_text_v2_0() -> None:
+    crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
+    crs[0].serving.version = "2.0.4"
+    msg = check_tgi(crs[0], opts)[0].message
+    assert "`max_input_tokens must be < `max_total_tokens`" in msg
+
+
+def test_kv602_on_v2_without_chunking() -> None:
+    crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
+    s = crs[0].serving
+    s.version = "2.3.0"
+    from kvlint.types import Value
+
+    s.flags["max_total_tokens"] = Value(8193, s.flags["max_total_tokens"].loc)
+    s.flags["max_batch_prefill_tokens"] = Value(4096, None)
+    rules = [d.rule for d in check_tgi(crs[0], opts)]
+    assert "KV602" in rules and "KV601" not in rules
+
+
+def test_kv603_with_verified_remedy() -> None:
+    crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
+    from kvlint.types import Value
+
+    s = crs[0].serving
+    s.flags["max_input_tokens"] = Value(199999, None)
+    s.flags["max_total_tokens"] = Value(200000, None)
+    diags = check_tgi(crs[0], opts)
+    d = next(x for x in diags if x.rule == "KV603")
+    assert "Not enough memory to handle `max_total_tokens=200000`" in d.message
+    assert "re-planned: fits" in d.fix
+
+
+def test_kv604_prefill_warmup_oom_and_remedy() -> None:
+    crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
+    from kvlint.types import Value
+
+    s = crs[0].serving
+    s.flags["max_input_tokens"] = Value(4000, None)
+    s.flags["max_batch_prefill_tokens"] = Value(60000, None)
+    diags = check_tgi(crs[0], opts)
+    d = next(x for x in diags if x.rule == "KV604")
+    assert "Not enough memory to handle 60000 prefill tokens" in d.message
+    assert "MAX_BATCH_PREFILL_TOKENS" in d.fix
+
+
+def test_gemma2_27b_corpus_plan() -> None:
+    crs, opts = _container_results(next((FIX / "tgi").glob("GoogleCloudPlatform*27b-it.yaml")))
+    crs[0].model = (
+        resolve_model(str(Path("/work/shared/corpus/models/google--gemma-2-27b")), allow_hub=False)
+        if Path("/work/shared/corpus/models/google--gemma-2-27b").exists()
+        else crs[0].model
+    )
+    if crs[0].model is None:
+        pytest.skip("gemma-2-27b config not available offline")
+    diags = check_tgi(crs[0], opts)
+    assert not [d for d in diags if d.severity == "error"]
+    assert (
+        crs[0].plan is not None and crs[0].plan.dtype == "bfloat16" and crs[0].plan.tensor_parallel_size == 4
+    )
