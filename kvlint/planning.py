@@ -40,6 +40,11 @@ PLAN_RULES = frozenset(
         "KV502",
         "KV503",
         "KV601",
+        "KV602",
+        "KV603",
+        "KV604",
+        "KV701",
+        "KV702",
     }
 )
 
@@ -52,8 +57,8 @@ class PlanRequestError(ValueError):
 class PlanOutput:
     """Result of ``kvlint plan``: the container analysis, its diagnostics and a verdict.
 
-    ``verdict`` is ``fail`` when an error is reported, ``risky`` for KV105 (the verdict flips inside
-    the prediction band), else ``ok``.
+    ``verdict`` is ``fail`` when an error is reported, ``unknown`` when nothing could be sized,
+    ``risky`` for KV105 (the verdict flips inside the prediction band), else ``ok``.
     """
 
     result: ContainerResult
@@ -61,9 +66,13 @@ class PlanOutput:
 
     @property
     def verdict(self) -> str:
+        """``fail`` | ``risky`` | ``ok``, or ``unknown`` when no memory plan could be built (model config or
+        GPU unknown, or the engine cannot be sized) and no error was found."""
         if any(d.severity == "error" for d in self.diagnostics):
             return "fail"
-        if any(d.rule == "KV105" for d in self.diagnostics):
+        if self.result.plan is None:
+            return "unknown"
+        if any(d.rule in ("KV105",) for d in self.diagnostics):
             return "risky"
         return "ok"
 
@@ -153,7 +162,41 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     cr.model, cr.model_error = _model(serving, workload, options)
     if cr.model is not None and serving.engine == "vllm":
         _plan_vllm(cr)
+    elif cr.model is not None and acc is not None and placement.memory_bytes:
+        _plan_other(cr, acc, placement.memory_bytes, gpus)
     diags = [d for d in check_container(cr, options) if d.rule in PLAN_RULES]
     if gpus is None:
         diags = [d for d in diags if d.rule != "KV403"]
     return PlanOutput(result=cr, diagnostics=diags)
+
+
+def _plan_other(cr: ContainerResult, acc: Any, total_bytes: int, gpus: int | None) -> None:
+    """TGI / SGLang plans (kvlint.plan.tgi / kvlint.plan.sglang); failures become ``plan_error``."""
+    from kvlint.plan.vllm import PlanError
+
+    assert cr.model is not None
+    try:
+        if cr.serving.engine == "tgi":
+            from kvlint.plan.tgi import plan_tgi
+
+            cr.plan = plan_tgi(
+                cr.serving,
+                cr.model,
+                total_bytes,
+                gpus=gpus,
+                gpu_name=acc.name,
+                compute_capability=acc.compute_capability,
+            )
+        elif cr.serving.engine == "sglang":
+            from kvlint.plan.sglang import plan_sglang
+
+            cr.plan = plan_sglang(
+                cr.serving,
+                cr.model,
+                total_bytes,
+                gpus=gpus,
+                gpu_name=acc.name,
+                compute_capability=acc.compute_capability,
+            )
+    except PlanError as exc:
+        cr.plan_error = str(exc)

@@ -18,6 +18,7 @@ from kvlint.engines.shell import k8s_expand
 from kvlint.engines.vllm import known_options, option_versions, parse_vllm_argv
 from kvlint.load import load_paths, load_text
 from kvlint.source import LDict, LList, Loc
+from kvlint.workloads import configmaps
 
 HERE = os.path.dirname(__file__)
 FORMS = os.path.join(HERE, "..", "fixtures", "engines", "forms.yaml")
@@ -27,7 +28,7 @@ CORPUS = "/work/shared/corpus/manifests"
 def _forms():
     with open(FORMS, encoding="utf-8") as fh:
         res = load_text(fh.read(), FORMS)
-    cms = {(d.namespace, d.name): d.data for d in res.documents if d.kind == "ConfigMap"}
+    cms = configmaps(res.documents)  # exactly what the pipeline passes
     pod = next(d for d in res.documents if d.kind == "Deployment").data["spec"]["template"]["spec"]
     out = {}
     for c in pod["containers"]:

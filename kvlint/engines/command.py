@@ -300,40 +300,19 @@ def _config_loader(
     namespace: str | None,
     configmaps: Mapping[tuple[str | None, str], LDict] | None,
 ):
-    """``path -> (text, loc)`` for files mounted from ConfigMaps of the same input set, or None."""
-    if not configmaps or not isinstance(pod_spec, Mapping):
+    """``path -> (text, loc)`` for files mounted from ConfigMaps of the same input set, or None.
+
+    Delegates to :func:`kvlint.workloads.mounted_file`, which follows volumeMounts (subPath, items,
+    projected volumes) to the ConfigMap's ``data`` key.
+    """
+    if not configmaps or not isinstance(pod_spec, LDict) or not isinstance(container, LDict):
         return None
-    volumes = {v.get("name"): v for v in pod_spec.get("volumes") or [] if isinstance(v, Mapping)}
-    mounts = [m for m in container.get("volumeMounts") or [] if isinstance(m, Mapping)]
+    from kvlint.workloads import mounted_file
+
+    cms = dict(configmaps)
 
     def load(path: str) -> tuple[str, Loc | None] | None:
-        for m in mounts:
-            mp = str(m.get("mountPath", "")).rstrip("/")
-            if not mp or not (path == mp or path.startswith(mp + "/")):
-                continue
-            vol = volumes.get(m.get("name"))
-            cm_ref = vol.get("configMap") if isinstance(vol, Mapping) else None
-            if not isinstance(cm_ref, Mapping):
-                continue
-            cm = configmaps.get((namespace, str(cm_ref.get("name")))) or configmaps.get(
-                (None, str(cm_ref.get("name")))
-            )
-            if cm is None:
-                for (_ns, name), obj in configmaps.items():
-                    if name == cm_ref.get("name"):
-                        cm = obj
-                        break
-            if not isinstance(cm, Mapping):
-                continue
-            rel = path[len(mp) :].lstrip("/")
-            key = m.get("subPath") if m.get("subPath") and path == mp else rel
-            for it in cm_ref.get("items") or []:
-                if isinstance(it, Mapping) and it.get("path") == rel:
-                    key = it.get("key")
-            data = cm.get("data")
-            if isinstance(data, Mapping) and key in data:
-                return str(data[key]), loc_of(data, key)
-        return None
+        return mounted_file(pod_spec, container, path, cms, namespace=namespace)
 
     return load
 
@@ -483,7 +462,7 @@ def parse_container(
             )
         if img_engine == "vllm":
             rest = items[1:] if texts[:1] == ["serve"] else items
-            return _dispatch(
+            cfg = _dispatch(
                 _Found("vllm", rest, True),
                 container=container,
                 image=image,
@@ -491,6 +470,21 @@ def parse_container(
                 env_locs=env_locs,
                 config_loader=loader,
             )
+            if texts[:1] == ["serve"] and isinstance(cfg, ServingConfig):
+                cfg.findings.append(
+                    Finding(
+                        "KV205",
+                        "args start with `serve`, but the image's ENTRYPOINT already runs the server "
+                        "(`vllm serve` in newer vllm/vllm-openai images, `python3 -m "
+                        "vllm.entrypoints.openai.api_server` in older ones): the extra word is taken as an "
+                        "argument and argparse stops with 'unrecognized arguments: serve' or serves a model "
+                        "named 'serve' (engine-memory-model §1.1)",
+                        items[0].loc,
+                        fix="drop `serve` from args, or set command: [vllm, serve] explicitly",
+                        severity="warning",
+                    )
+                )
+            return cfg
         if img_engine == "tgi":
             return _dispatch(
                 _Found("tgi", items, False),

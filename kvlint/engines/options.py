@@ -57,8 +57,9 @@ def version_tuple(version: str | None) -> tuple[int, ...] | None:
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
-    """Closest known option to ``name`` (difflib, cutoff 0.6), or None."""
-    got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    """Closest known option to ``name`` (difflib ratio >= 0.75, so short unrelated flags such as
+    ``--gpus`` get no suggestion while typos like ``--quantize``/``--max-model-lenn`` do), or None."""
+    got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.75)
     return got[0] if got else None
 
 
