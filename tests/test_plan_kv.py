@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.plan._specs import load_spec
+from kvlint.models import resolve_model
 from kvlint.plan.kv import kv_bytes_per_token, kv_cache_bytes, kv_dtype_bytes, sequences_memory_bytes
 from kvlint.plan.versions import NEWEST_VLLM, parse_version, resolve_version
 
@@ -32,20 +32,20 @@ def test_kv_dtype_bytes():
 
 
 def test_llama_8b_bytes_per_token_and_fp8_half():
-    m = load_spec(MODELS / "meta-llama--Llama-3.1-8B")
+    m = resolve_model(str(MODELS / "meta-llama--Llama-3.1-8B"), allow_hub=False)
     assert kv_bytes_per_token(m, 1, "auto") == 131072  # 2 x 8 x 128 x 2 x 32 (W1)
     assert kv_bytes_per_token(m, 1, "fp8") == 65536
 
 
 def test_kv_heads_replicated_when_tp_exceeds_kv_heads():
-    m = load_spec(MODELS / "meta-llama--Llama-3.1-70B")
+    m = resolve_model(str(MODELS / "meta-llama--Llama-3.1-70B"), allow_hub=False)
     assert kv_bytes_per_token(m, 4) == 81920  # W3: 2 heads/rank
     assert kv_bytes_per_token(m, 8) == 40960  # 1 head/rank
     assert kv_bytes_per_token(m, 16) == 40960  # replicated: still 1 head/rank, not 0.5
 
 
 def test_mla_not_split_by_tp():
-    m = load_spec(MODELS / "deepseek-ai--DeepSeek-V3")
+    m = resolve_model(str(MODELS / "deepseek-ai--DeepSeek-V3"), allow_hub=False)
     assert kv_bytes_per_token(m, 1) == 70272  # W4: 576 x 2 x 61
     assert kv_bytes_per_token(m, 8) == 70272
     assert kv_bytes_per_token(m, 8, "fp8") == 35136
@@ -53,7 +53,9 @@ def test_mla_not_split_by_tp():
 
 
 def test_qwen25_7b_bytes_per_token():
-    assert kv_bytes_per_token(load_spec(MODELS / "Qwen--Qwen2.5-7B"), 1) == 57344  # W5
+    assert (
+        kv_bytes_per_token(resolve_model(str(MODELS / "Qwen--Qwen2.5-7B"), allow_hub=False), 1) == 57344
+    )  # W5
 
 
 @pytest.mark.parametrize(

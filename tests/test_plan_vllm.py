@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.plan._specs import load_spec
+from kvlint.models import resolve_model
 from kvlint.plan.kv import cdiv
 from kvlint.plan.vllm import (
     PlanError,
@@ -36,7 +36,7 @@ L4_TOTAL = int(22.03 * GiB)
 
 
 def spec(name: str):
-    return load_spec(MODELS / name)
+    return resolve_model(str(MODELS / name), allow_hub=False)
 
 
 LLAMA8 = spec("meta-llama--Llama-3.1-8B")

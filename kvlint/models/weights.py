@@ -277,6 +277,25 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     return float(dtype_bytes), f"unknown quantization '{method}' (counted unquantized)"
 
 
+def _round_up(x: int, m: int) -> int:
+    return -(-x // m) * m
+
+
+def _mxfp4_expert_padding(spec: ModelSpec) -> float:
+    """Growth factor of MXFP4 routed-expert storage from vLLM's kernel padding: the fused-MoE weights are
+    allocated with ``hidden_size`` rounded up to a multiple of 256 and the intermediate size to a multiple of 64
+    (``vllm/model_executor/layers/quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``: ``round_up(hidden_size,
+    256)`` for the Marlin/FlashInfer backends, ``round_up(intermediate_size_per_partition, 64)`` otherwise;
+    TP=1 assumed). gpt-oss (hidden 2880 -> 3072) then loads 64.5 GiB (120b) and 13.4 GiB (20b), matching the
+    64.38 GiB and 13.47 GiB vLLM printed (groundtruth gt-008, gt-052) where the unpadded count gave 60.7/12.8.
+    Returns 1.0 for non-MoE configs."""
+    h = int(spec.hidden_size or 0)
+    inter = int(spec.moe_intermediate_size or spec.intermediate_size or 0)
+    if not spec.num_experts or h <= 0 or inter <= 0:
+        return 1.0
+    return (_round_up(h, 256) * _round_up(inter, 64)) / (h * inter)
+
+
 def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None) -> tuple[int, str]:
     """Bytes of all model weights (whole model, before dividing by TP/PP), and where the figure comes from.
 
@@ -322,7 +341,7 @@ def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None 
         qc = {"load_in_4bit": True}  # vLLM in-flight bitsandbytes quantizes to 4-bit
     rate, label = linear_bytes_per_param(method, qc, dtype_bytes)
     if _QUANT_ALIASES.get(method, method) == "mxfp4":
-        quantized = parts["experts"]
+        quantized = int(parts["experts"] * _mxfp4_expert_padding(spec))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
         what = "expert"
     else:

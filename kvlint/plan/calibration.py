@@ -23,6 +23,8 @@ constants equal ``refit()``.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 GiB = 1 << 30
@@ -78,9 +80,24 @@ def _cg_unit(o: Observation) -> float:
     return o.layers * capture * (o.hidden + o.inter_eff) * 2 / GiB
 
 
+_REGIME_FALLBACK = {
+    "v1_020plus": ("v1_pre020",),
+    "v1_pre020": ("v1_020plus",),
+    "v0_chunked_off": ("v0_chunked_on", "v1_pre020"),
+    "v0_chunked_on": ("v0_chunked_off",),
+}
+"""When a regime has no observation (e.g. leave-one-out removed its only case) its sampler coefficient is
+borrowed from the nearest regime in this order."""
+
+
 def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, dict[str, float] | float]:
     """Re-derive the coefficients from the observations: per regime the median of activation / sampler unit,
-    the median non-torch GiB by (era, single/multi GPU), and the median CUDA-graph ratio after the base."""
+    the median non-torch GiB by (era, single/multi GPU), and the median CUDA-graph ratio after the base.
+
+    Regimes or non-torch classes without any observation borrow the value of the nearest regime
+    (:data:`_REGIME_FALLBACK`) or keep the shipped constant, so a leave-one-out refit is always complete.
+    Returns ``{"k_sampler": {...}, "non_torch_gib": {...}, "k_cudagraph": float}``.
+    """
     k: dict[str, float] = {}
     for regime in sorted({o.regime for o in observations}):
         ratios = [
@@ -90,6 +107,9 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, dic
         ]
         if ratios:
             k[regime] = round(statistics.median(ratios), 2)
+    for regime, chain in _REGIME_FALLBACK.items():
+        if regime not in k:
+            k[regime] = next((k[r] for r in chain if r in k), K_SAMPLER[regime])
     nt: dict[str, float] = {}
     for key, sel in (
         ("v0", lambda o: o.regime.startswith("v0")),
@@ -97,9 +117,39 @@ def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, dic
         ("v1_multi", lambda o: o.regime.startswith("v1") and o.world > 1),
     ):
         vals = [o.non_torch_gib for o in observations if sel(o) and o.non_torch_gib is not None]
-        nt[key] = round(statistics.median(vals), 2)
+        nt[key] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[key]
     cg = [(o.cudagraph_gib - CG_BASE_GIB) / _cg_unit(o) for o in observations if o.cudagraph_gib and o.layers]
-    return {"k_sampler": k, "non_torch_gib": nt, "k_cudagraph": round(statistics.median(cg), 2)}
+    return {
+        "k_sampler": k,
+        "non_torch_gib": nt,
+        "k_cudagraph": round(statistics.median(cg), 2) if cg else K_CUDAGRAPH,
+    }
+
+
+@contextmanager
+def using(coefficients: dict[str, dict[str, float] | float]) -> Iterator[None]:
+    """Temporarily plan with other coefficients (a :func:`refit` result), e.g. for leave-one-out accuracy in
+    ``bench/accuracy.py``; the shipped constants are restored on exit. Not thread-safe."""
+    global K_CUDAGRAPH
+    saved = (dict(K_SAMPLER), dict(NON_TORCH_GIB), K_CUDAGRAPH)
+    ks, nt, kc = coefficients["k_sampler"], coefficients["non_torch_gib"], coefficients["k_cudagraph"]
+    assert isinstance(ks, dict) and isinstance(nt, dict) and isinstance(kc, float)
+    try:
+        K_SAMPLER.update(ks)
+        NON_TORCH_GIB.update(nt)
+        K_CUDAGRAPH = kc
+        yield
+    finally:
+        K_SAMPLER.clear()
+        K_SAMPLER.update(saved[0])
+        NON_TORCH_GIB.clear()
+        NON_TORCH_GIB.update(saved[1])
+        K_CUDAGRAPH = saved[2]
+
+
+def without(gt: str) -> tuple[Observation, ...]:
+    """The observations minus those transcribed from case ``gt`` (leave-one-out)."""
+    return tuple(o for o in OBSERVATIONS if o.gt != gt)
 
 
 CG_BASE_GIB = 0.05

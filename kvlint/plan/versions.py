@@ -98,9 +98,21 @@ def capacity_is_concurrency_times_len(v: Version) -> bool:
 
 
 def cudagraph_subtracted_by_default(v: Version) -> bool:
-    """CUDA-graph estimate subtracted from the KV budget by default from 0.20.0
-    (``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default "1", ``vllm@0.20.0:vllm/envs.py``); measured only
-    from 0.18.0; not at all before (§1.2.2)."""
+    """CUDA-graph estimate subtracted from the KV budget by default from 0.20.0 (§1.2.2).
+
+    Evidence (re-checked for the gt-062 question, whose 0.26.0 figures close without the 0.48 GiB graph term):
+    ``vllm@0.20.0:vllm/envs.py`` has ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default "1" ("Enabled by
+    default as of v0.21.0"); ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory`` subtracts
+    ``cudagraph_memory_estimate_applied`` (= the estimate when the env is on) from the requested memory in both
+    the peak-based (<= 0.26) and free-memory (>= 0.27) forms; that worker logs "CUDA graph memory profiling is
+    enabled (default since v0.21.0) ... To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a line seen
+    in public 0.21.1, 0.25.2 and 0.27.1 start-up logs (e.g. gpustack/runner#251 on 0.27.1); the PR that would
+    have made it opt-in again (vllm-project/vllm#45197, 2026-06) was closed, not merged. So 0.26.0 subtracts it
+    by default; gt-062 is kept as an out-of-rule observation (the reporter's environment or the printed
+    activation term may already include it), not a version switch. A stored ``vllm/envs_impl.py`` snapshot
+    (commit bc4a642c) shows default "0": a main-branch state of unknown release, not used here.
+    Measured only from 0.18.0; not at all before.
+    """
     return v >= (0, 20, 0)
 
 

@@ -49,7 +49,10 @@ class VllmSettings:
     CUDA total per GPU. ``cpu_offload_gb`` GiB of weights per GPU held in host memory. ``kv_cache_memory_bytes``
     per GPU (>= 0.10.2). ``estimate_cudagraphs``: the ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` env override.
     ``speculative_model``/``num_speculative_tokens``: a draft model sharing the GPU (weights + KV layers).
-    ``pp_layer_partition``: ``VLLM_PP_LAYER_PARTITION``.
+    ``speculative_model_id``/``speculative_method``: ``--speculative-config`` ``model``/``method`` (the caller
+    resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
+    config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
+    ``VLLM_PP_LAYER_PARTITION``.
     """
 
     version: str = "0.33.0"
@@ -79,6 +82,8 @@ class VllmSettings:
     use_v1: bool | None = None
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
+    speculative_model_id: str | None = None
+    speculative_method: str | None = None
     pp_layer_partition: tuple[int, ...] | None = None
     hf_overrides: dict[str, Any] = field(default_factory=dict)
 
@@ -128,6 +133,11 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         except ValueError:
             spec_cfg = None
     nst = as_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
+    spec_model = spec_cfg.get("model") if isinstance(spec_cfg, dict) else None
+    spec_method = spec_cfg.get("method") if isinstance(spec_cfg, dict) else None
+    if spec_model is None and get("speculative_model"):
+        spec_model = get("speculative_model")
+        nst = nst or as_int(get("num_speculative_tokens"))
     part = cfg.env.get("VLLM_PP_LAYER_PARTITION")
     pp_part: tuple[int, ...] | None = None
     if part:
@@ -162,6 +172,8 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         estimate_cudagraphs=_truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
         use_v1=_truthy(cfg.env.get("VLLM_USE_V1")),
         num_speculative_tokens=nst or 0,
+        speculative_model_id=str(spec_model) if spec_model else None,
+        speculative_method=str(spec_method) if spec_method else None,
         pp_layer_partition=pp_part,
         hf_overrides=hfo if isinstance(hfo, dict) else {},
     )
@@ -290,7 +302,7 @@ class VllmPlanDetail:
     ``fits``: one max-model-len request fits (no E1/E2). ``needed_bytes``/``fit_available_bytes``: the two numbers of
     the E1 message (per GPU). ``estimated_max_model_len``: vLLM's own estimate (0 = nothing fits). ``error``: the
     start-up error text vLLM would print, in the wording of that version, or None. ``groups``: KV-cache groups of
-    the limiting rank.
+    the limiting rank. ``per_request_blocks``: blocks one max-model-len request holds across all groups.
     """
 
     plan: MemoryPlan
@@ -301,6 +313,40 @@ class VllmPlanDetail:
     error: str | None
     groups: tuple[KVGroup, ...]
     stage_layers: tuple[int, ...]
+    per_request_blocks: int = 0
+
+    @property
+    def verdict(self) -> str:
+        """``"fail"`` when even the optimistic KV bound (``plan.kv_cache_bytes_high``) cannot hold one
+        max-model-len request (E1) or leaves no block (E2); ``"risky"`` when the band straddles the limit (the
+        pessimistic bound fails, the optimistic one fits); ``"ok"`` when the pessimistic bound fits. The limit is
+        the same fit check vLLM runs (needed bytes vs available minus the null block from 0.29)."""
+        p = self.plan
+        if p.kv_cache_bytes == p.kv_cache_bytes_low == p.kv_cache_bytes_high:
+            return "ok" if self.fits else "fail"
+        null = p.kv_cache_bytes - self.fit_available_bytes  # bytes_per_block from 0.29, else 0
+
+        def fits_at(kv: int) -> bool:
+            return kv > 0 and kv // max(1, p.bytes_per_block) > 0 and self.needed_bytes <= kv - null
+
+        if not fits_at(p.kv_cache_bytes_high):
+            return "fail"
+        return "ok" if fits_at(p.kv_cache_bytes_low) else "risky"
+
+    def capacity_tokens_for(self, kv_bytes: int) -> int:
+        """The "GPU KV cache size: N tokens" vLLM would print for a KV pool of ``kv_bytes`` per GPU with this
+        plan's groups, block size and max_model_len (same version formula as ``plan.capacity_tokens``). Used to
+        check the token arithmetic against a report's own "Available KV cache memory"."""
+        p = self.plan
+        nb = max(0, int(kv_bytes) // max(1, p.bytes_per_block))
+        v, _ = resolve_version(p.engine_version)
+        if p.era == "v0" or not self.groups:
+            return nb * p.block_size
+        if capacity_is_concurrency_times_len(v) and p.max_model_len:
+            return int(nb / max(1, self.per_request_blocks) * p.max_model_len)
+        if v >= (0, 9, 0):
+            return (nb // len(self.groups)) * min(g.block_size for g in self.groups)
+        return nb * p.block_size
 
 
 def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None = None) -> list[int]:
@@ -339,15 +385,11 @@ def _era(v: Version, s: VllmSettings, cc: str | None, dtype: str) -> tuple[str, 
 
 
 def _weights_total(model: ModelSpec, dbytes: int, quant: str | None) -> tuple[int, str]:
-    try:
-        from kvlint.models.weights import weight_bytes  # type: ignore[attr-defined]
+    """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes`."""
+    from kvlint.models.weights import weight_bytes
 
-        b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
-        return int(b), str(src)
-    except (ImportError, AttributeError, TypeError):
-        from kvlint.plan._specs import estimate_weight_bytes
-
-        return estimate_weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
+    b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
+    return int(b), str(src)
 
 
 def _inter_eff(model: ModelSpec) -> int:
@@ -362,18 +404,35 @@ def _inter_eff(model: ModelSpec) -> int:
 
 
 def _expert_fraction(model: ModelSpec) -> float:
-    """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP)."""
-    try:
-        from kvlint.models.weights import param_breakdown as pb
+    """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
+    :func:`kvlint.models.weights.param_breakdown`."""
+    from kvlint.models.weights import param_breakdown
 
-        parts = pb(model)
-        lin, exp = int(parts.get("linear", 0)), int(parts.get("experts", 0))
-        return exp / (lin + exp) if lin + exp else 0.0
-    except (ImportError, AttributeError, TypeError, KeyError):
-        from kvlint.plan._specs import param_breakdown
+    parts = param_breakdown(model)
+    lin, exp = int(parts.get("linear", 0)), int(parts.get("experts", 0))
+    return exp / (lin + exp) if lin + exp else 0.0
 
-        _, _, per_layer, experts = param_breakdown(model)
-        return experts / (per_layer + experts) if per_layer + experts else 0.0
+
+_MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
+
+
+def _mtp_layers(model: ModelSpec, settings: VllmSettings) -> int:
+    """MTP draft layers vLLM adds to the KV pool when speculative decoding runs without a separate draft model:
+    ``num_nextn_predict_layers`` (DeepSeek-V3/GLM), ``mtp_num_hidden_layers`` (Qwen3-Next/Qwen3.5) from the
+    config, else 1 for an explicit ``method`` containing ``mtp``; 0 without ``num_speculative_tokens`` or for
+    n-gram/EAGLE-without-model methods. Each MTP layer is an attention layer of the target's shape
+    (``vllm/model_executor/models/deepseek_mtp.py``, ``vllm/v1/spec_decode/eagle.py`` draft KV specs). [§6 item 10]"""
+    if not settings.num_speculative_tokens or settings.speculative_model is not None:
+        return 0
+    method = (settings.speculative_method or "").lower()
+    if method in ("ngram", "suffix", "medusa"):
+        return 0
+    c = model.text_config or model.config or {}
+    for k in _MTP_KEYS:
+        n = c.get(k)
+        if isinstance(n, int) and n > 0:
+            return n
+    return 1 if "mtp" in method else 0
 
 
 def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
@@ -525,6 +584,15 @@ def plan_vllm_detailed(
         notes.append(
             f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
         )
+    else:
+        n_mtp = _mtp_layers(model, settings)
+        if n_mtp:
+            last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
+            layers += [last_layer] * n_mtp
+            notes.append(
+                f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
+                f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
+            )
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
     notes.append(why)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
@@ -586,7 +654,9 @@ def plan_vllm_detailed(
     best: dict[str, Any] | None = None
     start = 0
     for si, n in enumerate(split):
-        stage_layers = layers[start : start + n] if draft is None or pp > 1 else layers
+        stage_layers = layers[start : start + n]
+        if si == pp - 1:  # draft/MTP layers run with the last stage
+            stage_layers = stage_layers + layers[model.num_layers :]
         start += n
         last = si == pp - 1
         w = layer_w * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
@@ -769,7 +839,10 @@ def plan_vllm_detailed(
         weights_source=w_src,
         assumptions=tuple(notes),
     )
-    return VllmPlanDetail(plan, fits, int(need), int(avail_fit), int(est), error, tuple(groups), tuple(split))
+    prb_final = max(1, per_req_blocks(max_len)) if max_len else 1
+    return VllmPlanDetail(
+        plan, fits, int(need), int(avail_fit), int(est), error, tuple(groups), tuple(split), int(prb_final)
+    )
 
 
 def _fmt_gib(v: Version, x: int) -> str:

@@ -1,0 +1,97 @@
+"""Arithmetic of a dozen ground-truth start-ups pinned case by case (fixtures/plan/groundtruth_cases.yaml = copy of
+/work/shared/groundtruth/cases.yaml; cite ``gt-NNN``). Each case is planned from its config, flags and GPU only,
+through bench/accuracy.py's replay table (fixtures/plan/models configs)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+import accuracy  # noqa: E402
+
+GiB = 1 << 30
+MODELS = ROOT / "fixtures" / "plan" / "models"
+CASES = {
+    c["id"]: c for c in yaml.safe_load((ROOT / "fixtures" / "plan" / "groundtruth_cases.yaml").read_text())
+}
+
+
+def plan(gid: str):
+    return accuracy.plan_case(CASES[gid], accuracy.REPLAY[gid], MODELS)
+
+
+# (case, printed budget GiB or None, verdict expected from the outcome: started -> ok, capacity failure -> fail/risky)
+PINNED = [
+    ("gt-003", None, {"ok"}),  # V0 0.6.x, RTX 3090, max_model_len 35000 (chunked prefill on by default)
+    ("gt-007", None, {"fail", "risky"}),  # gpt-oss-120b, util 0.95, E1 at 131072
+    ("gt-008", None, {"fail", "risky"}),  # gpt-oss-120b on 0.14.1: 64.38 GiB of weights leave no KV
+    ("gt-009", 37.41, {"fail", "risky"}),  # Qwen2.5-VL-72B TP4 on A100-40GB: 39.38 x 0.95
+    ("gt-010", 5.60, {"fail"}),  # V0, RTX 4060 8.0 GiB x 0.7: negative KV
+    ("gt-015", None, {"fail", "risky"}),  # 405B FP8 TP8, V0 max-seq-len error
+    ("gt-052", None, {"ok"}),
+    ("gt-054", None, {"ok"}),
+    ("gt-056", 71.26, {"ok"}),  # 79.18 x 0.90 = 71.26 (the case's own arithmetic)
+    ("gt-058", None, {"ok"}),
+    ("gt-062", 14.39, {"ok"}),  # 15.99 x 0.90
+    ("gt-071", None, {"fail"}),  # V0 L4, 131072 > 37,696-token pool
+]
+
+
+@pytest.mark.parametrize("gid,budget,verdicts", PINNED)
+def test_case_arithmetic(gid, budget, verdicts):
+    c = CASES[gid]
+    d = plan(gid)
+    p = d.plan
+    util = c.get("gpu_memory_utilization") or p.gpu_memory_utilization
+    assert p.budget_bytes in (int(p.total_bytes * util), int(p.total_bytes * util) + 1)
+    if budget is not None:
+        assert p.budget_bytes / GiB == pytest.approx(budget, abs=0.01), gid
+    assert p.kv_cache_bytes == (
+        p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes - p.cudagraph_bytes
+    )
+    assert d.verdict in verdicts, (gid, d.verdict)
+    rep = accuracy.reported(c)
+    if rep["weights"] and gid != "gt-015":  # 405B FP8 keeps attention in bf16: not in the bf16 config
+        assert p.weights_bytes / GiB == pytest.approx(rep["weights"], rel=0.02), gid
+    if rep["kv"] is not None and c["outcome"] == "ok":
+        assert p.kv_cache_bytes_low / GiB <= rep["kv"] <= p.kv_cache_bytes_high / GiB, gid
+
+
+def test_gt056_terms_close_without_cudagraph():
+    """gt-056 (0.18-0.19 family): 71.26 - 14.99 - 4.76 - 0.13 = 51.38 exactly; no graph term before 0.20."""
+    p = plan("gt-056").plan
+    assert p.cudagraph_bytes == 0
+    assert p.weights_bytes / GiB == pytest.approx(14.99, abs=0.01)
+    assert p.activation_bytes / GiB == pytest.approx(4.76, abs=0.05)
+    assert p.non_torch_bytes / GiB == pytest.approx(0.13, abs=0.005)
+    assert p.kv_cache_bytes / GiB == pytest.approx(51.38, abs=0.06)
+
+
+def test_gt062_tokens_from_reported_kv():
+    """gt-062 (0.26.0): 8.00 GiB at 57,344 B/token -> 149,792 tokens in whole blocks; vLLM printed 149,712
+    (its 8.00 is rounded) -> within 0.06%; max concurrency 4.57 for 32,768."""
+    d = plan("gt-062")
+    tok = d.capacity_tokens_for(int(8.0 * GiB))
+    assert tok == int(8.0 * GiB) // (57344 * 16) * 16 * 32768 // 32768
+    assert abs(tok - 149712) / 149712 < 0.005
+    assert d.plan.kv_bytes_per_token == 57344
+
+
+def test_gt071_v0_blocks_and_error():
+    """gt-071 (V0 ~0.7, L4 22.07 GiB): 4.60 GiB / 2 MiB per block = 2355 blocks x 16 = 37,680 (printed 37,696);
+    the V0 max-seq-len error names the pool size."""
+    d = plan("gt-071")
+    assert d.capacity_tokens_for(int(4.6 * GiB)) == int(4.6 * GiB) // (2 << 20) * 16
+    assert abs(d.capacity_tokens_for(int(4.6 * GiB)) - 37696) / 37696 < 0.005
+    assert d.error and "larger than the maximum number of tokens that can be stored in KV cache" in d.error
+
+
+def test_gt008_mxfp4_weights():
+    """gt-008: vLLM 0.14.1 printed 64.38 GiB for gpt-oss-120b (MXFP4 experts padded to hidden 3072)."""
+    p = plan("gt-008").plan
+    assert p.weights_bytes / GiB == pytest.approx(64.38, rel=0.01)

@@ -1,0 +1,112 @@
+"""Version switches (engine-memory-model.md §1.1, §1.2, §1.4, §1.8, §4): the same command planned on the
+0.8.5, 0.11.0, 0.20.0, 0.27.0 and 0.30.0 images gives the documented differences. Configs: fixtures/plan/models.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from kvlint.models import resolve_model
+from kvlint.plan.kv import cdiv
+from kvlint.plan.vllm import VllmSettings, plan_vllm, plan_vllm_detailed
+
+GiB = 1 << 30
+MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"
+H100 = int(79.19 * GiB)
+VERSIONS = ("0.8.5", "0.11.0", "0.20.0", "0.27.0", "0.30.0")
+
+
+def load(name: str):
+    return resolve_model(str(MODELS / name), allow_hub=False)
+
+
+def _plan(
+    ver: str,
+    model: str = "meta-llama--Llama-3.1-8B",
+    total: int = H100,
+    cc: str = "9.0",
+    gpu: str = "NVIDIA H100 80GB HBM3",
+    **kw,
+):
+    return plan_vllm_detailed(
+        VllmSettings(version=ver, **kw), load(model), total, gpu_name=gpu, compute_capability=cc
+    )
+
+
+def test_default_utilization_and_cudagraph_deduction():
+    """`vllm serve meta-llama/Llama-3.1-8B` on H100: util 0.90 -> 0.92 and the CUDA-graph estimate deducted
+    from 0.20.0 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default "1", vllm@0.20.0:vllm/envs.py; still on in
+    0.21.1-0.27.1 logs "CUDA graph memory profiling is enabled (default since v0.21.0)")."""
+    plans = {v: _plan(v).plan for v in VERSIONS}
+    assert [plans[v].gpu_memory_utilization for v in VERSIONS] == [0.90, 0.90, 0.92, 0.92, 0.92]
+    assert [plans[v].cudagraph_bytes > 0 for v in VERSIONS] == [False, False, True, True, True]
+    for v in VERSIONS:
+        p = plans[v]
+        assert p.kv_cache_bytes == (
+            p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes - p.cudagraph_bytes
+        )
+    # the env override turns the deduction off on >= 0.20 and on for 0.18-0.19 only
+    assert _plan("0.20.0", estimate_cudagraphs=False).plan.cudagraph_bytes == 0
+    assert _plan("0.19.0", estimate_cudagraphs=True).plan.cudagraph_bytes > 0
+    assert _plan("0.17.0", estimate_cudagraphs=True).plan.cudagraph_bytes == 0  # env does not exist yet
+    assert _plan("0.30.0", enforce_eager=True).plan.cudagraph_bytes == 0
+
+
+def test_v1_fallback_rules():
+    """0.8.5 falls back to V0 on CC < 8.0, float32, or a non-auto KV dtype off Hopper; 0.11.0 is V1 only."""
+    t4 = dict(total=int(14.56 * GiB), cc="7.5", gpu="Tesla T4", model="Qwen--Qwen3-0.6B")
+    assert _plan("0.8.5", **t4).plan.era == "v0"
+    assert _plan("0.11.0", **t4).plan.era == "v1"
+    a100 = dict(cc="8.0", gpu="NVIDIA A100-SXM4-80GB")
+    assert _plan("0.8.5", kv_cache_dtype="fp8", **a100).plan.era == "v0"
+    assert _plan("0.8.5", kv_cache_dtype="fp8").plan.era == "v1"  # Hopper: FA3 fp8
+    assert _plan("0.8.5", dtype="float32").plan.era == "v0"
+    assert _plan("0.8.5").plan.era == "v1"
+    assert all(_plan(v, kv_cache_dtype="fp8", **a100).plan.era == "v1" for v in VERSIONS[1:])
+
+
+def test_budget_formula_era():
+    """<= 0.26: int(total x util); >= 0.27: ceil(total x util) (request_memory)."""
+    total = H100 + 1  # total x 0.92 not an integer
+    p20, p27 = _plan("0.20.0", total=total).plan, _plan("0.27.0", total=total).plan
+    assert p20.budget_bytes == int(total * 0.92)
+    assert p27.budget_bytes == math.ceil(total * 0.92)
+    assert p27.budget_bytes == p20.budget_bytes + 1
+
+
+def test_yarn_multiplier_dropped_at_030():
+    yarn = {
+        "max_position_embeddings": 32768,
+        "rope_scaling": {"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 32768},
+    }
+    derived = {
+        v: _plan(v, model="Qwen--Qwen2.5-7B", hf_overrides=yarn).plan.derived_max_model_len for v in VERSIONS
+    }
+    assert derived == {"0.8.5": 131072, "0.11.0": 131072, "0.20.0": 131072, "0.27.0": 131072, "0.30.0": 32768}
+
+
+def test_null_block_from_029():
+    for v in VERSIONS:
+        d = _plan(v)
+        null = d.plan.bytes_per_block if v == "0.30.0" else 0
+        assert d.fit_available_bytes == d.plan.kv_cache_bytes - null, v
+        assert d.needed_bytes == cdiv(d.plan.max_model_len, 16) * d.plan.bytes_per_block
+
+
+def test_gpu_kv_cache_size_formula_from_021():
+    """< 0.21: blocks x block_size; >= 0.21: int(max_concurrency x max_model_len) (get_kv_cache_capacity)."""
+    for v in VERSIONS:
+        p = _plan(v, max_model_len=1000).plan
+        if v in ("0.27.0", "0.30.0"):
+            assert p.capacity_tokens == int(p.num_blocks / cdiv(1000, 16) * 1000), v
+        else:
+            assert p.capacity_tokens == p.num_blocks * 16, v
+        assert p.max_concurrency == pytest.approx(p.num_blocks / cdiv(1000, 16))
+
+
+def test_unknown_version_assumes_newest():
+    p = plan_vllm(VllmSettings(version="latest"), load("Qwen--Qwen3-0.6B"), H100, compute_capability="9.0")
+    assert p.engine_version == "0.33.0" and any("assumed" in a for a in p.assumptions)
