@@ -2,7 +2,11 @@
 
 Heavy modules (huggingface_hub, kubernetes, jsonschema) are imported inside the commands so that
 ``kvlint --help`` starts quickly. Exit codes: 0 clean (or findings below ``--fail-on``), 1 findings at or
-above ``--fail-on``, 2 usage or configuration error.
+above ``--fail-on``, 2 usage or configuration error (bad flag, unreadable or invalid ``.kvlint.yaml``,
+missing path, unwritable ``--format NAME=PATH`` file).
+
+Precedence for ``kvlint check``: command-line flags > ``.kvlint.yaml`` (``--config`` or found upward
+from the first linted path) > rule catalogue defaults.
 """
 
 from __future__ import annotations
@@ -15,7 +19,35 @@ import click
 from kvlint import __version__
 
 FORMATS = ("text", "json")
-FAIL_ON = ("error", "warning", "info", "none")
+CHECK_FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FAIL_ON = ("error", "warning", "info", "never", "none")
+
+
+def _config_fail(message: str) -> None:
+    """Print a configuration error to stderr and exit with status 2."""
+    click.echo(f"kvlint: configuration error: {message}", err=True)
+    sys.exit(2)
+
+
+def _parse_formats(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """``--format`` values ``NAME`` or ``NAME=PATH`` -> [(name, path or None for stdout)]."""
+    out: list[tuple[str, str | None]] = []
+    for v in values or ("text",):
+        name, sep, path = v.partition("=")
+        name = name.strip().lower()
+        if name not in CHECK_FORMATS:
+            raise click.BadParameter(
+                f"unknown format {name!r}; choose from {', '.join(CHECK_FORMATS)} (optionally NAME=PATH)",
+                param_hint="--format",
+            )
+        if sep and not path:
+            raise click.BadParameter(f"{v!r}: missing file name after '='", param_hint="--format")
+        out.append((name, path or None))
+    return out
+
+
+def _split_ids(values: tuple[str, ...]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
 def _parse_memory(value: str | None) -> int | None:
@@ -50,7 +82,7 @@ def _options(**kw: Any) -> Any:
         engine_version=kw.get("engine_version"),
         model_dirs=tuple(kw.get("model_dir") or ()),
         allow_hub=not kw.get("offline", False),
-        min_concurrency=kw.get("min_concurrency") or 2.0,
+        min_concurrency=kw.get("min_concurrency"),
     )
 
 
@@ -94,41 +126,123 @@ def _add_common(f: Any) -> Any:
 
 @main.command()
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--format",
+    "formats",
+    multiple=True,
+    metavar="NAME[=PATH]",
+    help=f"Report format, repeatable: {', '.join(CHECK_FORMATS)}; NAME=PATH writes that report to a file "
+    "(e.g. --format sarif=kvlint.sarif --format text). Default: text to stdout.",
+)
 @click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
-    default="error",
-    show_default=True,
-    help="Exit 1 when a finding of this severity or higher is reported.",
+    default=None,
+    help="Exit 1 when a finding of this severity or higher is reported (default: .kvlint.yaml fail_on, "
+    "else error; never/none: always exit 0 unless the run itself fails).",
 )
-@click.option("--min-concurrency", type=float, default=2.0, show_default=True, help="KV104 threshold.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Configuration file (default: .kvlint.yaml found upward from the first path).",
+)
+@click.option("--no-config", is_flag=True, help="Do not read any .kvlint.yaml.")
+@click.option(
+    "--select", multiple=True, metavar="IDS", help="Only these rule ids/prefixes (comma-separated)."
+)
+@click.option("--ignore", multiple=True, metavar="IDS", help="Never report these rule ids/prefixes.")
+@click.option(
+    "--no-exemptions",
+    is_flag=True,
+    help="Disallow kvlint.io/ignore annotations: report every finding.",
+)
+@click.option(
+    "--default-accelerator",
+    metavar="ID",
+    help="GPU type for manifests that do not say which GPU they land on.",
+)
+@click.option(
+    "--min-concurrency", type=float, default=None, help="KV104 threshold (default: config, else 2)."
+)
 @click.option(
     "--color/--no-color",
     default=None,
     help="Colour the text report (default: on a terminal, unless NO_COLOR).",
 )
 @_add_common
-def check(paths: tuple[str, ...], fmt: str, fail_on: str, color: bool | None, **kw: Any) -> None:
-    """Lint Kubernetes manifests that deploy LLM serving engines."""
+def check(
+    paths: tuple[str, ...],
+    formats: tuple[str, ...],
+    fail_on: str | None,
+    config_path: str | None,
+    no_config: bool,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    no_exemptions: bool,
+    default_accelerator: str | None,
+    color: bool | None,
+    **kw: Any,
+) -> None:
+    """Lint Kubernetes manifests that deploy LLM serving engines.
+
+    \b
+    kvlint check deploy/
+    kvlint check --format sarif=kvlint.sarif --format text deploy/
+    helm template serving ./chart | kvlint check -
+    """
+    from dataclasses import replace
+
+    from kvlint.config import ConfigError, apply_config, find_config, load_config, validate_selectors
     from kvlint.pipeline import run_check
+    from kvlint.report import render
     from kvlint.types import SEVERITY_ORDER
 
+    outputs = _parse_formats(formats)
     options = _options(**kw)
+    try:
+        options = replace(
+            options,
+            default_accelerator=_check_accelerator(default_accelerator),
+            select=validate_selectors(_split_ids(select), "--select"),
+            ignore=validate_selectors(_split_ids(ignore), "--ignore"),
+            exemptions_allowed=not no_exemptions,
+        )
+        config = None
+        if not no_config:
+            path = config_path or find_config(paths)
+            if config_path and not __import__("os").path.isfile(config_path):
+                raise ConfigError(f"{config_path}: no such configuration file")
+            if path:
+                config = load_config(path)
+        if config is not None:
+            options = apply_config(options, config)
+    except ConfigError as exc:
+        _config_fail(str(exc))
+        return
+    threshold_name = fail_on or (config.fail_on if config and config.fail_on else "error")
     try:
         result = run_check(paths, options, stdin=sys.stdin.buffer if "-" in paths else None)
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
-    if fmt == "json":
-        from kvlint.report.jsonout import render_json
+    for name, out_path in outputs:
+        if out_path is None:
+            use = False
+            if name == "text":
+                from kvlint.report.text import use_color
 
-        click.echo(render_json(result), nl=False)
-    else:
-        from kvlint.report.text import render_text, use_color
-
-        click.echo(render_text(result, color=use_color(sys.stdout, color)), nl=False)
-    if fail_on != "none":
-        threshold = SEVERITY_ORDER[fail_on]
+                use = use_color(sys.stdout, color)
+            click.echo(render(name, result, color=use), nl=False, color=use or None)
+            continue
+        text = render(name, result, color=bool(color) and name == "text")
+        try:
+            with open(out_path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
+            sys.exit(2)
+    if threshold_name not in ("none", "never"):
+        threshold = SEVERITY_ORDER[threshold_name]
         if any(SEVERITY_ORDER.get(d.severity, 0) >= threshold for d in result.diagnostics):
             sys.exit(1)
 

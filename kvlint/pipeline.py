@@ -9,8 +9,9 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
 
 from kvlint.source import LDict, Loc
@@ -39,9 +40,16 @@ class Options:
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
         allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
-        min_concurrency: KV104 threshold (requests at max-model-len that must fit at once).
+        min_concurrency: KV104 threshold (requests at max-model-len that must fit at once); None = the
+            ``rules.KV104.min_concurrency`` parameter, else the catalogue default (2).
         max_file_bytes: files larger than this are skipped with KV001.
         exclude: path globs not to read.
+        select, ignore: rule ids or prefixes (``KV1``) to report / never report (``--select``,
+            ``--ignore``, ``.kvlint.yaml``); empty ``select`` = every rule. Applied in the pipeline.
+        severity: rule id -> ``error`` | ``warning`` | ``info`` | ``off`` (``off`` drops the rule).
+        rule_params: rule id -> parameter name -> value, overriding ``rules/KVnnn.yaml`` defaults.
+        exemptions_allowed: whether ``kvlint.io/ignore`` annotations may suppress findings
+            (``--no-exemptions`` and the webhook's admin switch turn it off).
     """
 
     accelerator: str | None = None
@@ -51,9 +59,38 @@ class Options:
     model_dirs: tuple[str, ...] = ()
     model_paths: dict[str, str] = field(default_factory=dict)
     allow_hub: bool = True
-    min_concurrency: float = 2.0
+    min_concurrency: float | None = None
     max_file_bytes: int = 16 * 2**20
     exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+    rule_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    exemptions_allowed: bool = True
+
+    def param(self, rule: str, name: str) -> Any:
+        """Value of parameter ``name`` of ``rule``: these options, else the catalogue default.
+
+        ``min_concurrency`` of KV104 also honours the :attr:`min_concurrency` field (``--min-concurrency``).
+        Raises KeyError when the rule has no such parameter (message names the rule's parameters).
+        """
+        if rule == "KV104" and name == "min_concurrency" and self.min_concurrency is not None:
+            return self.min_concurrency
+        if name in self.rule_params.get(rule, {}):
+            return self.rule_params[rule][name]
+        from kvlint.rules.catalog import get_rule
+
+        return get_rule(rule).parameter(name).default
+
+    def rule_enabled(self, rule: str) -> bool:
+        """Whether diagnostics of ``rule`` are reported (select/ignore/``severity: off``)."""
+        from kvlint.config import match_rule
+
+        if self.severity.get(rule) == "off":
+            return False
+        if self.select and not match_rule(rule, self.select):
+            return False
+        return not match_rule(rule, self.ignore)
 
 
 @dataclass
@@ -107,15 +144,37 @@ class ContainerResult:
         }
 
 
+@dataclass(frozen=True)
+class SuppressedDiagnostic:
+    """A diagnostic that a ``kvlint.io/ignore`` annotation suppressed, with the reason given and where
+    the annotation stands (``annotation``)."""
+
+    diagnostic: Diagnostic
+    reason: str
+    annotation: Loc | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: the diagnostic's fields plus ``reason``."""
+        return {**self.diagnostic.as_dict(), "reason": self.reason}
+
+
 @dataclass
 class CheckResult:
-    """Output of the pipeline: sorted diagnostics plus per-container results and input counts."""
+    """Output of the pipeline: sorted diagnostics plus per-container results and input counts.
+
+    ``diagnostics`` are what is reported, after ``select``/``ignore``, severity overrides and
+    suppressions; ``suppressed`` counts the findings that ``kvlint.io/ignore`` annotations removed
+    (kept, with their reasons, in ``suppressed_diagnostics``).
+    """
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     containers: list[ContainerResult] = field(default_factory=list)
     files: int = 0
     documents: int = 0
     workloads: int = 0
+    suppressed: int = 0
+    suppressed_diagnostics: list[SuppressedDiagnostic] = field(default_factory=list)
+    exemptions_allowed: bool = True
 
     def counts(self) -> dict[str, int]:
         out = {"error": 0, "warning": 0, "info": 0}
@@ -140,30 +199,177 @@ def run_check(
 
 
 def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckResult:
-    """Run every stage after ``load`` on documents already read. Never raises on user input."""
+    """Run every stage after ``load`` on documents already read. Never raises on user input.
+
+    Rule selection (``select``/``ignore``/``severity: off``) and severity overrides from ``options``
+    are applied here, then each workload's ``kvlint.io/ignore`` annotation (unless
+    ``options.exemptions_allowed`` is False), so every report format and the admission webhook see the
+    same diagnostics. The result's ``suppressed`` counts what annotations removed.
+    """
     from kvlint.rules import check_container, check_workload_group, finding_to_diagnostic
     from kvlint.workloads import configmaps, find_workloads
 
     options = options or Options()
-    result = CheckResult(files=loaded.files, documents=len(loaded.documents))
-    result.diagnostics.extend(finding_to_diagnostic(f) for f in loaded.findings)
+    result = CheckResult(
+        files=loaded.files, documents=len(loaded.documents), exemptions_allowed=options.exemptions_allowed
+    )
+    result.diagnostics.extend(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
 
     cms = configmaps(loaded.documents)
     workloads = find_workloads(loaded.documents)
     result.workloads = len(workloads)
     for w in workloads:
         group: list[ContainerResult] = []
+        diags: list[Diagnostic] = []
         for container in _containers(w.pod_spec):
             cr = analyse_container(w, container, cms, options)
             if cr is None:
                 continue
             group.append(cr)
             result.containers.append(cr)
-            result.diagnostics.extend(check_container(cr, options))
-        result.diagnostics.extend(check_workload_group(w, group, options))
+            diags.extend(check_container(cr, options))
+        diags.extend(check_workload_group(w, group, options))
+        kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
+        result.diagnostics.extend(kept)
+        result.diagnostics.extend(configure(notes, options))
+        result.suppressed_diagnostics.extend(suppressed)
 
     result.diagnostics = _dedupe_sorted(result.diagnostics)
+    result.suppressed = len(result.suppressed_diagnostics)
     return result
+
+
+def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]:
+    """Drop diagnostics of rules not selected (``select``/``ignore``/``severity: off``) and apply
+    severity overrides from ``options.severity``. Pure; keeps order."""
+    out: list[Diagnostic] = []
+    for d in diags:
+        if not options.rule_enabled(d.rule):
+            continue
+        sev = options.severity.get(d.rule)
+        if sev in ("error", "warning", "info") and sev != d.severity:
+            d = replace(d, severity=sev)  # type: ignore[arg-type]
+        out.append(d)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# suppressions: kvlint.io/ignore annotations
+
+IGNORE_ANNOTATION = "kvlint.io/ignore"
+_SPLIT = re.compile(r",\s*(?=KV[0-9]{0,3}\s*(?:[=,:]|$))", re.I)
+_ENTRY = re.compile(r"^\s*(KV[0-9]{0,3})\s*(?:=(.*))?$", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """One entry of a ``kvlint.io/ignore`` annotation: ``rule`` (id or prefix, upper-case) and ``reason``
+    (empty when none was given)."""
+
+    rule: str
+    reason: str
+
+
+def parse_ignore_annotation(value: str) -> tuple[list[Exemption], list[str]]:
+    """Parse ``"KV104=short reason, KV202=other reason"``.
+
+    Entries are separated by commas that are followed by a rule id (so a reason may itself contain
+    commas). An entry is ``ID`` or ``ID=reason``; ``ID`` may be a prefix (``KV1``). Returns the
+    exemptions and the entries that are not of that form (as written). Never raises.
+    """
+    exemptions: list[Exemption] = []
+    bad: list[str] = []
+    for part in _SPLIT.split(value or ""):
+        if not part.strip():
+            continue
+        m = _ENTRY.match(part)
+        if not m:
+            bad.append(part.strip())
+            continue
+        exemptions.append(Exemption(m.group(1).upper(), (m.group(2) or "").strip()))
+    return exemptions, bad
+
+
+def _annotation_loc(w: Workload) -> Loc | None:
+    """Where the ``kvlint.io/ignore`` value stands: the pod template's metadata, else the object's."""
+    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", w.path)]
+    candidates: list[Any] = []
+    if len(parts) >= 2:
+        node: Any = w.doc.data
+        for p in parts[:-1]:
+            node = node[p] if isinstance(node, (dict, list)) and _has(node, p) else None
+            if node is None:
+                break
+        if isinstance(node, dict):
+            candidates.append(node.get("metadata"))
+    if isinstance(w.doc.data, dict):
+        candidates.append(w.doc.data.get("metadata"))
+    for meta in candidates:
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        if isinstance(ann, LDict) and IGNORE_ANNOTATION in ann:
+            return ann.locs.get(IGNORE_ANNOTATION) or ann.loc
+    return w.loc
+
+
+def _has(node: Any, key: Any) -> bool:
+    if isinstance(node, dict):
+        return key in node
+    return isinstance(key, int) and 0 <= key < len(node)
+
+
+def apply_suppressions(
+    w: Workload, diags: list[Diagnostic], options: Options
+) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+    """Apply the workload's ``kvlint.io/ignore`` annotation to its diagnostics.
+
+    Returns ``(kept, suppressed, notes)``: ``notes`` are KV003 warnings, located at the annotation, for
+    entries without a reason (such an entry suppresses nothing), for unknown rule ids and for malformed
+    entries. KV003 itself cannot be suppressed by the annotation. With ``options.exemptions_allowed``
+    False the annotation is not read at all and every diagnostic is kept.
+    """
+    value = w.annotations.get(IGNORE_ANNOTATION)
+    if value is None or not options.exemptions_allowed:
+        return diags, [], []
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.checks import severity_of
+
+    loc = _annotation_loc(w)
+    obj = "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+    ids = set(load_catalog())
+    notes: list[Diagnostic] = []
+
+    def note(message: str, fix: str) -> None:
+        notes.append(Diagnostic("KV003", severity_of("KV003"), message, loc, fix=fix, object=obj))
+
+    exemptions, bad = parse_ignore_annotation(value)
+    for entry in bad:
+        note(
+            f"{IGNORE_ANNOTATION} entry {entry!r} is not of the form RULE=reason; it suppresses nothing",
+            'write entries as "KV104=why this is acceptable, KV202=..." (comma-separated)',
+        )
+    active: list[Exemption] = []
+    for e in exemptions:
+        if not any(i.startswith(e.rule) for i in ids):
+            note(
+                f"{IGNORE_ANNOTATION} names unknown rule {e.rule}; it suppresses nothing",
+                "use an id listed by `kvlint rules` (e.g. KV104)",
+            )
+        elif not e.reason:
+            note(
+                f"{IGNORE_ANNOTATION} suppresses {e.rule} without a reason; the suppression is not applied",
+                f'give the reason after "=": {e.rule}=why this finding is acceptable here',
+            )
+        else:
+            active.append(e)
+    kept: list[Diagnostic] = []
+    suppressed: list[SuppressedDiagnostic] = []
+    for d in diags:
+        hit = None if d.rule == "KV003" else next((e for e in active if d.rule.startswith(e.rule)), None)
+        if hit is None:
+            kept.append(d)
+        else:
+            suppressed.append(SuppressedDiagnostic(d, hit.reason, loc))
+    return kept, suppressed, notes
 
 
 def _containers(pod_spec: LDict) -> list[LDict]:
@@ -307,4 +513,17 @@ def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-__all__ = ["CheckResult", "ContainerResult", "Options", "analyse_container", "run_check", "run_documents"]
+__all__ = [
+    "IGNORE_ANNOTATION",
+    "CheckResult",
+    "ContainerResult",
+    "Exemption",
+    "Options",
+    "SuppressedDiagnostic",
+    "analyse_container",
+    "apply_suppressions",
+    "configure",
+    "parse_ignore_annotation",
+    "run_check",
+    "run_documents",
+]

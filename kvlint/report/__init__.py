@@ -1,0 +1,52 @@
+"""Report formats of ``kvlint check``: text, json, sarif, github, junit, markdown.
+
+:func:`render` dispatches by format name; each module documents its shape. All reporters read the same
+:class:`~kvlint.pipeline.CheckResult` (rule selection, severity overrides and suppressions are already
+applied by the pipeline).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import CheckResult
+
+#: Format names accepted by ``kvlint check --format``.
+FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+
+
+def render(fmt: str, result: CheckResult, *, color: bool = False) -> str:
+    """The report in format ``fmt`` as text. ``color`` applies to ``text`` only.
+
+    Raises:
+        ValueError: unknown format name (the message lists :data:`FORMATS`).
+    """
+    if fmt == "text":
+        from kvlint.report.text import render_text
+
+        return render_text(result, color=color)
+    if fmt == "json":
+        from kvlint.report.jsonout import render_json
+
+        return render_json(result)
+    if fmt == "sarif":
+        from kvlint.report.sarif import render_sarif
+
+        return render_sarif(result)
+    if fmt == "github":
+        from kvlint.report.github import render_github
+
+        return render_github(result)
+    if fmt == "junit":
+        from kvlint.report.junit import render_junit
+
+        return render_junit(result)
+    if fmt == "markdown":
+        from kvlint.report.markdown import render_markdown
+
+        return render_markdown(result)
+    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+__all__ = ["FORMATS", "render"]

@@ -1,13 +1,19 @@
 """Machine-readable report (``kvlint check --format json``).
 
-Shape (``schema_version`` 1)::
+Shape (``schema_version`` 2)::
 
-    {"schema_version": 1, "kvlint_version": "0.1.0",
-     "summary": {"error": 1, "warning": 2, "info": 0, "files": 3, "documents": 5, "workloads": 4},
+    {"schema_version": 2, "kvlint_version": "0.1.0",
+     "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
+                 "files": 3, "documents": 5, "workloads": 4},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container"}],
+     "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_source", "model_error", "accelerator",
                     "accelerator_how", "gpus", "plan": {... MemoryPlan.as_dict() ...} | null, "plan_error"}]}
+
+Versions: 1 (kvlint 0.1.0 first cut) had no ``suppressed`` entries; 2 adds ``summary.suppressed``,
+``summary.exemptions_allowed`` and the ``suppressed`` list. Fields are only ever added within a version;
+a removal or change of meaning bumps ``schema_version``. docs/formats.md documents every field.
 """
 
 from __future__ import annotations
@@ -20,18 +26,25 @@ from kvlint import __version__
 if TYPE_CHECKING:
     from kvlint.pipeline import CheckResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def to_json_dict(result: CheckResult) -> dict[str, Any]:
     """The JSON report as a dict (see the module docstring for the shape)."""
     summary: dict[str, Any] = dict(result.counts())
-    summary.update(files=result.files, documents=result.documents, workloads=result.workloads)
+    summary.update(
+        suppressed=result.suppressed,
+        exemptions_allowed=result.exemptions_allowed,
+        files=result.files,
+        documents=result.documents,
+        workloads=result.workloads,
+    )
     return {
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
         "summary": summary,
         "diagnostics": [d.as_dict() for d in result.diagnostics],
+        "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
         "workloads": [c.as_dict() for c in result.containers],
     }
 

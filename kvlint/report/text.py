@@ -49,8 +49,12 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     return "\n".join(lines)
 
 
-def render_text(result: CheckResult, *, color: bool = False, suppressed: int = 0) -> str:
-    """The whole report: diagnostics grouped by file (a blank line between files) and a summary line."""
+def render_text(result: CheckResult, *, color: bool = False, suppressed: int | None = None) -> str:
+    """The whole report: diagnostics grouped by file (a blank line between files) and a summary line.
+
+    ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``)."""
+    if suppressed is None:
+        suppressed = result.suppressed
     out: list[str] = []
     current: str | None = None
     for d in result.diagnostics:
@@ -65,8 +69,13 @@ def render_text(result: CheckResult, *, color: bool = False, suppressed: int = 0
     return "\n".join(out) + "\n"
 
 
-def summary_line(result: CheckResult, suppressed: int = 0) -> str:
-    """``N errors, M warnings in F files (D documents, W workloads, S serving containers)``."""
+def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
+    """``N errors, M warnings in F files (D documents, W workloads, S serving containers); K suppressed``.
+
+    The suppressed count (default ``result.suppressed``) is always shown; ``exemptions disabled`` is
+    added when the run did not allow ``kvlint.io/ignore`` annotations."""
+    if suppressed is None:
+        suppressed = getattr(result, "suppressed", 0)
     c = result.counts()
 
     def plural(n: int, word: str) -> str:
@@ -79,8 +88,9 @@ def summary_line(result: CheckResult, suppressed: int = 0) -> str:
         f"{', '.join(parts)} in {plural(result.files, 'file')} ({plural(result.documents, 'document')}, "
         f"{plural(result.workloads, 'workload')}, {plural(len(result.containers), 'serving container')})"
     )
-    if suppressed:
-        text += f"; {suppressed} suppressed"
+    text += f"; {suppressed} suppressed"
+    if not getattr(result, "exemptions_allowed", True):
+        text += " (exemptions disabled)"
     return text
 
 

@@ -25,6 +25,7 @@ GiB = 2**30
 _FALLBACK_SEVERITY: dict[str, Severity] = {
     "KV001": "error",
     "KV002": "warning",
+    "KV003": "warning",
     "KV104": "warning",
     "KV105": "warning",
     "KV202": "warning",
@@ -44,6 +45,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
     {
         "KV001",
         "KV002",
+        "KV003",
         "KV101",
         "KV102",
         "KV103",
@@ -98,6 +100,18 @@ def rule_parameters(rule: str) -> dict[str, Any]:
         return dict(get_rule(rule).defaults())
     except Exception:
         return {}
+
+
+def _param(ctx: _Ctx, rule: str, name: str, fallback: Any) -> Any:
+    """Parameter ``name`` of ``rule``: the run's options (``.kvlint.yaml`` ``rules.<id>.<name>``,
+    ``--min-concurrency``), else the catalogue default, else ``fallback``."""
+    getter = getattr(ctx.options, "param", None)
+    try:
+        if getter is not None:
+            return getter(rule, name)
+        return rule_parameters(rule).get(name, fallback)
+    except Exception:
+        return fallback
 
 
 def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Diagnostic:
@@ -839,7 +853,20 @@ def _check_capacity(ctx: _Ctx) -> None:
             fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
         )
         return
-    min_c = ctx.options.min_concurrency
+    band = float(_param(ctx, "KV105", "band", 0.05))
+    headroom = plan.kv_cache_bytes - plan.per_request_bytes
+    if plan.max_concurrency < 1.25 and 0 <= headroom < band * plan.kv_cache_bytes:
+        ctx.add(
+            "KV105",
+            f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
+            f"fits the predicted KV cache ({gib(plan.kv_cache_bytes)}) with only {gib(headroom)} to spare, less "
+            f"than the configured band ({band:g} x the KV cache = {gib(band * plan.kv_cache_bytes)}): start-up may "
+            f"fail on some nodes; {summary}",
+            len_loc,
+            fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
+        )
+        return
+    min_c = float(_param(ctx, "KV104", "min_concurrency", 2.0))
     if plan.max_concurrency < min_c:
         ctx.add(
             "KV104",
@@ -891,9 +918,8 @@ def _check_probes(ctx: _Ctx, tp: int, pp: int) -> None:
             weights = None
     if not weights:
         return
-    params = rule_parameters("KV407")
-    bw_gib = float(params.get("min_load_bandwidth_gib_s", 1.0))
-    fixed = int(params.get("startup_overhead_seconds", 60))
+    bw_gib = float(_param(ctx, "KV407", "min_load_bandwidth_gib_s", 1.0)) or 1.0
+    fixed = int(_param(ctx, "KV407", "startup_overhead_seconds", 60))
     need = fixed + weights / (bw_gib * GiB)
     if window >= need:
         return

@@ -1,0 +1,374 @@
+"""Project configuration: ``.kvlint.yaml``.
+
+The file is found upward from the first linted path (:func:`find_config`) or named with ``--config``;
+it is read with kvlint's own position-keeping loader (:func:`kvlint.load.load_text`) and validated
+against the JSON Schema shipped as ``kvlint/data/kvlint-config.schema.json`` (draft 2020-12), then
+against the rule catalogue (rule ids, parameter names and types). Every error names the file, the line
+and column, and the key: ``.kvlint.yaml:4:5: rules.KV104.min_concurency: unknown parameter ...``.
+
+Example::
+
+    select: [KV1, KV2, KV4]          # ids or prefixes; absent = every rule
+    ignore: [KV208]
+    rules:
+      KV104: {severity: error, min_concurrency: 4}
+      KV105: {band: 0.10}
+    default_accelerator: nvidia-l4
+    engine_version: "0.11.0"
+    model_paths: {/models/llama: meta-llama/Llama-3.1-8B-Instruct}
+    model_dirs: [models/]
+    exclude: ["charts/*", "*.tmpl.yaml"]
+    fail_on: warning
+    exemptions: true
+
+:func:`apply_config` merges a :class:`Config` into :class:`kvlint.pipeline.Options`; the CLI then lets
+its flags override the result.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kvlint.source import LDict, LList, Loc
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import Options
+
+__all__ = [
+    "CONFIG_NAMES",
+    "Config",
+    "ConfigError",
+    "apply_config",
+    "config_schema",
+    "find_config",
+    "load_config",
+    "match_rule",
+    "parse_config",
+    "validate_selectors",
+]
+
+#: File names searched for, in this order, in each directory from the linted path upward.
+CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")
+
+_SEVERITIES = ("error", "warning", "info", "off")
+
+
+class ConfigError(ValueError):
+    """The configuration file (or a selector given on the command line) is invalid.
+
+    The message starts with ``file:line:column:`` when the position is known and names the key
+    (``rules.KV104.severity``). The CLI prints it and exits with status 2.
+    """
+
+
+@dataclass(frozen=True)
+class Config:
+    """A validated ``.kvlint.yaml``.
+
+    Attributes:
+        path: the file it was read from (None for an empty default configuration).
+        select, ignore: rule ids or id prefixes (``KV1`` selects KV101..KV199), upper-case.
+        severity: rule id -> ``error`` | ``warning`` | ``info`` | ``off``.
+        parameters: rule id -> parameter name -> value (validated against ``rules/KVnnn.yaml``).
+        default_accelerator: accelerator id/alias used when a manifest does not say.
+        engine_version: engine version when the image tag does not pin one.
+        model_paths: model path/name in the manifest -> hub id or local directory (relative entries
+            that exist next to the config file are made absolute).
+        model_dirs: directories of model configs (absolute, resolved against the config's directory).
+        exclude: fnmatch path globs not to lint.
+        fail_on: exit-code threshold, or None to leave the CLI default.
+        offline: never ask the Hugging Face Hub (None = not set).
+        exemptions: whether ``kvlint.io/ignore`` annotations may suppress findings (None = not set).
+    """
+
+    path: str | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    default_accelerator: str | None = None
+    engine_version: str | None = None
+    model_paths: dict[str, str] = field(default_factory=dict)
+    model_dirs: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    fail_on: str | None = None
+    offline: bool | None = None
+    exemptions: bool | None = None
+
+
+# --------------------------------------------------------------------------------------------------
+# discovery
+
+
+def find_config(paths: list[str] | tuple[str, ...], cwd: str | None = None) -> str | None:
+    """The ``.kvlint.yaml`` that applies to ``paths``, or None.
+
+    Starts at the first path that is not ``-`` (its directory when it is a file; the current directory
+    when all paths are ``-``) and walks up to the filesystem root, returning the first
+    :data:`CONFIG_NAMES` file found. Never raises.
+    """
+    start = next((p for p in paths if p != "-"), None)
+    base = Path(cwd or os.getcwd())
+    here = (base / start) if start else base
+    try:
+        here = here.resolve()
+    except OSError:
+        return None
+    if not here.is_dir():
+        here = here.parent
+    for d in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = d / name
+            if candidate.is_file():
+                return str(candidate)
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# loading and validation
+
+
+@functools.lru_cache(maxsize=1)
+def config_schema() -> dict[str, Any]:
+    """The shipped JSON Schema of ``.kvlint.yaml`` (``kvlint/data/kvlint-config.schema.json``)."""
+    text = resources.files("kvlint.data").joinpath("kvlint-config.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+def load_config(path: str) -> Config:
+    """Read and validate the configuration file at ``path``.
+
+    Raises:
+        ConfigError: unreadable file, YAML error, schema violation, unknown rule id or parameter; the
+            message names the file, line, column and key.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read configuration file: {exc.strerror or exc}") from exc
+    return parse_config(data, path)
+
+
+def parse_config(text: str | bytes, path: str = ".kvlint.yaml") -> Config:
+    """Validate configuration text (``path`` names it in messages and anchors relative directories).
+
+    An empty file is the default configuration. Raises :class:`ConfigError` as :func:`load_config`.
+    """
+    from kvlint.load import load_text
+
+    loaded = load_text(text, path)
+    if loaded.findings:
+        f = loaded.findings[0]
+        where = f"{f.loc}" if f.loc else path
+        raise ConfigError(f"{where}: invalid YAML: {f.message}")
+    docs = loaded.documents
+    if len(docs) > 1:
+        raise ConfigError(f"{docs[1].loc}: the configuration file must hold a single YAML document")
+    if not docs or docs[0].data is None:
+        return Config(path=path)
+    data = docs[0].data
+    if not isinstance(data, LDict):
+        raise ConfigError(
+            f"{docs[0].loc}: the configuration must be a mapping of keys, got {type(data).__name__}"
+        )
+    errors = _schema_errors(data, path)
+    if errors:
+        raise ConfigError("\n".join(errors))
+    return _build(data, path)
+
+
+def _loc_at(root: Any, parts: list[Any], *, key: bool = False) -> Loc | None:
+    """Position of the value (or, with ``key``, of the key) reached by ``parts`` from ``root``."""
+    node = root
+    loc: Loc | None = getattr(root, "loc", None)
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, LDict) and part in node:
+            loc = (node.key_locs.get(part) if (last and key) else None) or node.locs.get(part) or loc
+            node = node[part]
+        elif isinstance(node, LList) and isinstance(part, int) and 0 <= part < len(node):
+            loc = node.locs[part] if part < len(node.locs) else loc
+            node = node[part]
+        else:
+            break
+    return loc
+
+
+def _dotted(parts: list[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "<root>"
+
+
+def _schema_errors(data: LDict, path: str) -> list[str]:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(config_schema())
+    out: list[str] = []
+    for err in sorted(validator.iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]):
+        parts = list(err.absolute_path)
+        if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+            known = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
+            for extra in [k for k in err.instance if k not in known]:
+                loc = _loc_at(data, [*parts, extra], key=True)
+                allowed = ", ".join(sorted(known))
+                out.append(f"{loc or path}: {_dotted([*parts, extra])}: unknown key (allowed: {allowed})")
+            continue
+        if err.validator == "propertyNames":
+            loc = _loc_at(data, [*parts, err.instance], key=True)
+            out.append(f"{loc or path}: {_dotted([*parts, err.instance])}: not a rule id (expected KVnnn)")
+            continue
+        loc = _loc_at(data, parts)
+        msg = err.message
+        if err.validator == "pattern" and parts and parts[0] in ("select", "ignore"):
+            msg = f"{err.instance!r} is not a rule id or prefix (KV103, KV1, KV)"
+        out.append(f"{loc or path}: {_dotted(parts)}: {msg}")
+    return out
+
+
+def _catalog_ids() -> set[str]:
+    from kvlint.rules.catalog import load_catalog
+
+    return set(load_catalog())
+
+
+def validate_selectors(selectors: list[str] | tuple[str, ...], where: str = "") -> tuple[str, ...]:
+    """Upper-case rule ids/prefixes, each checked to match at least one catalogue rule.
+
+    ``where`` prefixes error messages (``--select`` or ``file:line:col: select[1]``). Raises
+    :class:`ConfigError` for a selector that is not ``KV`` + up to three digits or matches no rule.
+    """
+    ids = _catalog_ids()
+    out = []
+    for s in selectors:
+        sel = str(s).strip().upper()
+        if not re.fullmatch(r"KV[0-9]{0,3}", sel):
+            raise ConfigError(f"{where}: {s!r} is not a rule id or prefix (KV103, KV1, KV)")
+        if not any(i.startswith(sel) for i in ids):
+            raise ConfigError(f"{where}: {s!r} matches no rule; `kvlint rules` lists them")
+        out.append(sel)
+    return tuple(out)
+
+
+def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
+    from kvlint.rules.catalog import get_rule
+
+    info = get_rule(rule)
+    try:
+        p = info.parameter(name)
+    except KeyError:
+        known = ", ".join(["severity", *(q.name for q in info.parameters)])
+        raise ConfigError(f"{where}: unknown parameter of {rule} (allowed: {known})") from None
+    ok = {
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "string": isinstance(value, str),
+        "boolean": isinstance(value, bool),
+    }.get(p.type, True)
+    if not ok:
+        raise ConfigError(f"{where}: {value!r} is not of type {p.type} ({p.description})")
+    if p.type in ("integer", "number") and value < 0:
+        raise ConfigError(f"{where}: {value!r} must not be negative")
+    return value
+
+
+def _local(base: Path, value: str) -> str:
+    """``value`` resolved against ``base`` when it names an existing directory there, else unchanged."""
+    if os.path.isabs(value):
+        return value
+    candidate = base / value
+    return str(candidate.resolve()) if candidate.is_dir() else value
+
+
+def _build(data: LDict, path: str) -> Config:
+    base = Path(path).resolve().parent
+    kw: dict[str, Any] = {"path": path}
+    for key in ("select", "ignore"):
+        if key in data:
+            items = data[key]
+            sels: list[str] = []
+            for i, s in enumerate(items):
+                sels.extend(validate_selectors([s], f"{_loc_at(data, [key, i])}: {key}[{i}]"))
+            kw[key] = tuple(sels)
+    severity: dict[str, str] = {}
+    params: dict[str, dict[str, Any]] = {}
+    ids = _catalog_ids()
+    for rule, settings in (data.get("rules") or {}).items():
+        if rule not in ids:
+            raise ConfigError(
+                f"{_loc_at(data, ['rules', rule], key=True)}: rules.{rule}: unknown rule id; `kvlint rules` lists them"
+            )
+        for name, value in settings.items():
+            where = f"{_loc_at(data, ['rules', rule, name])}: rules.{rule}.{name}"
+            if name == "severity":
+                severity[rule] = str(value)
+            else:
+                params.setdefault(rule, {})[name] = _check_param(rule, name, value, where)
+    kw["severity"] = severity
+    kw["parameters"] = params
+    if "default_accelerator" in data:
+        from kvlint.accelerators import lookup
+
+        if lookup(data["default_accelerator"]) is None:
+            raise ConfigError(
+                f"{_loc_at(data, ['default_accelerator'])}: default_accelerator: unknown accelerator "
+                f"{data['default_accelerator']!r}; `kvlint accelerators` lists the ids and aliases"
+            )
+        kw["default_accelerator"] = data["default_accelerator"]
+    if "engine_version" in data:
+        kw["engine_version"] = str(data["engine_version"]).lstrip("v")
+    if "model_paths" in data:
+        kw["model_paths"] = {str(k): _local(base, str(v)) for k, v in data["model_paths"].items()}
+    if "model_dirs" in data:
+        kw["model_dirs"] = tuple(str((base / d).resolve()) for d in data["model_dirs"])
+    if "exclude" in data:
+        kw["exclude"] = tuple(data["exclude"])
+    for key in ("fail_on", "offline", "exemptions"):
+        if key in data:
+            kw[key] = data[key]
+    return Config(**kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# merging into Options
+
+
+def apply_config(options: Options, config: Config) -> Options:
+    """``options`` with the configuration's settings filled in where ``options`` leaves them unset.
+
+    The configuration only supplies defaults: fields already set on ``options`` (e.g. from command-line
+    flags) win. ``model_dirs`` and ``exclude`` are concatenated (flags first); ``model_paths`` merged
+    (flags win per key); per-rule ``severity``/``parameters`` merged per rule and name (options win).
+    """
+    params = {r: dict(p) for r, p in config.parameters.items()}
+    for r, p in options.rule_params.items():
+        params.setdefault(r, {}).update(p)
+    return replace(
+        options,
+        default_accelerator=options.default_accelerator or config.default_accelerator,
+        engine_version=options.engine_version or config.engine_version,
+        model_dirs=tuple(options.model_dirs)
+        + tuple(d for d in config.model_dirs if d not in options.model_dirs),
+        model_paths={**config.model_paths, **options.model_paths},
+        exclude=tuple(options.exclude) + tuple(g for g in config.exclude if g not in options.exclude),
+        select=options.select or config.select,
+        ignore=options.ignore or config.ignore,
+        severity={**config.severity, **options.severity},
+        rule_params=params,
+        allow_hub=options.allow_hub and not config.offline,
+        exemptions_allowed=options.exemptions_allowed and config.exemptions is not False,
+    )
+
+
+def match_rule(rule: str, selectors: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``rule`` (``KV104``) is named by any selector (an id or a prefix such as ``KV1``)."""
+    return any(rule.startswith(s) for s in selectors)

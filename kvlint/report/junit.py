@@ -1,0 +1,80 @@
+"""JUnit XML report (``kvlint check --format junit``) for CI systems that display test results.
+
+Layout: ``<testsuites name="kvlint" tests= failures= skipped=>`` with one ``<testsuite>`` per linted
+file that has a workload or a diagnostic. In it, one ``<testcase>`` per reported diagnostic
+(``classname`` = file, ``name`` = ``RULE object [container] line:col``) holding a ``<failure>`` whose
+``type`` is the severity (info findings are passing testcases with ``<system-out>``), one passing
+testcase per serving container with no diagnostic, and one ``<skipped>`` testcase per suppressed
+diagnostic with its reason.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+from kvlint.types import Diagnostic
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import CheckResult
+
+
+def _name(d: Diagnostic) -> str:
+    where = f" {d.loc.line}:{d.loc.column}" if d.loc else ""
+    obj = f" {d.object}" + (f" [{d.container}]" if d.container else "") if d.object else ""
+    return f"{d.rule}{obj}{where}"
+
+
+def _file(d: Diagnostic) -> str:
+    return d.loc.file if d.loc else "<input>"
+
+
+def render_junit(result: CheckResult) -> str:
+    """The JUnit XML document as text (UTF-8 declaration, trailing newline)."""
+    suites: dict[str, ET.Element] = {}
+
+    def suite(f: str) -> ET.Element:
+        if f not in suites:
+            suites[f] = ET.Element("testsuite", name=f)
+        return suites[f]
+
+    flagged: set[tuple[str, str]] = set()
+    for d in result.diagnostics:
+        s = suite(_file(d))
+        tc = ET.SubElement(s, "testcase", classname=_file(d), name=_name(d))
+        flagged.add((d.object, d.container))
+        text = d.message + (f"\nfix: {d.fix}" if d.fix else "")
+        if d.severity == "info":
+            ET.SubElement(tc, "system-out").text = text
+        else:
+            fail = ET.SubElement(tc, "failure", type=d.severity, message=f"{d.rule}: {d.message}")
+            fail.text = text
+    for sd in result.suppressed_diagnostics:
+        d = sd.diagnostic
+        tc = ET.SubElement(suite(_file(d)), "testcase", classname=_file(d), name=_name(d))
+        ET.SubElement(tc, "skipped", message=f"suppressed by kvlint.io/ignore: {sd.reason}")
+    for c in result.containers:
+        if (c.object_ref, c.container_name) in flagged:
+            continue
+        loc = c.serving.command_loc or c.workload.loc
+        f = loc.file if loc else c.workload.doc.path
+        ET.SubElement(suite(f), "testcase", classname=f, name=f"{c.object_ref} [{c.container_name}] ok")
+    root = ET.Element("testsuites", name="kvlint")
+    totals = {"tests": 0, "failures": 0, "skipped": 0}
+    for s in suites.values():
+        cases = list(s)
+        n_fail = sum(1 for tc in cases if tc.find("failure") is not None)
+        n_skip = sum(1 for tc in cases if tc.find("skipped") is not None)
+        s.set("tests", str(len(cases)))
+        s.set("failures", str(n_fail))
+        s.set("errors", "0")
+        s.set("skipped", str(n_skip))
+        totals["tests"] += len(cases)
+        totals["failures"] += n_fail
+        totals["skipped"] += n_skip
+        root.append(s)
+    for k, v in totals.items():
+        root.set(k, str(v))
+    root.set("errors", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,94 @@
+"""Markdown report (``kvlint check --format markdown``), written for ``$GITHUB_STEP_SUMMARY``.
+
+Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed); a table of the
+diagnostics (severity, rule, location, message, fix); then one section per serving container with its
+GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at
+gpu-memory-utilization, weights, activation peak, non-torch, CUDA graphs, KV cache with its band) and
+the KV capacity (tokens, max-model-len, concurrency). ``|`` in cell text is escaped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import CheckResult, ContainerResult
+
+GiB = 2**30
+_ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
+
+
+def _cell(s: str) -> str:
+    return " ".join(str(s).split()).replace("|", "\\|")
+
+
+def _g(b: int) -> str:
+    return f"{b / GiB:.2f}"
+
+
+def _workload_section(c: ContainerResult, result: CheckResult) -> list[str]:
+    acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
+    gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
+    model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
+    n = sum(1 for d in result.diagnostics if d.object == c.object_ref and d.container == c.container_name)
+    lines = [
+        "",
+        f"### {_cell(c.object_ref)} · container `{c.container_name}`",
+        "",
+        f"{c.serving.engine} {c.serving.version or '(version unpinned)'} · model `{_cell(str(model))}` · "
+        f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
+    ]
+    p = c.plan
+    if p is None:
+        why = c.plan_error or c.model_error or "model or GPU unknown"
+        lines += ["", f"No memory plan: {_cell(why)}"]
+        return lines
+    total = max(1, p.total_bytes)
+    rows = [
+        ("GPU total", p.total_bytes),
+        (f"budget (gpu-memory-utilization {p.gpu_memory_utilization:.2f})", p.budget_bytes),
+        ("weights", p.weights_bytes),
+        ("activation peak", p.activation_bytes),
+        ("non-torch", p.non_torch_bytes),
+        ("CUDA graphs", p.cudagraph_bytes),
+        ("KV cache", p.kv_cache_bytes),
+    ]
+    lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
+    for name, b in rows:
+        lines.append(f"| {name} | {_g(b)} | {b / total * 100:.1f}% |")
+    lines.append(f"| KV cache band | {_g(p.kv_cache_bytes_low)}–{_g(p.kv_cache_bytes_high)} | |")
+    lines += [
+        "",
+        f"KV cache: {p.capacity_tokens:,} tokens ({p.kv_bytes_per_token:,} B/token, {p.num_blocks:,} blocks of "
+        f"{p.block_size}); max-model-len {p.max_model_len:,} ({p.max_model_len_source}); maximum concurrency "
+        f"{p.max_concurrency:.2f}× ({p.max_concurrency_low:.2f}–{p.max_concurrency_high:.2f}×); "
+        f"TP {p.tensor_parallel_size}, PP {p.pipeline_parallel_size}.",
+    ]
+    return lines
+
+
+def render_markdown(result: CheckResult) -> str:
+    """The job-summary Markdown (see the module docstring)."""
+    from kvlint.report.text import summary_line
+
+    lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
+    if result.diagnostics:
+        lines += ["", "| severity | rule | location | message | fix |", "|---|---|---|---|---|"]
+        for d in result.diagnostics:
+            loc = f"`{d.loc.file}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
+            lines.append(
+                f"| {_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {_cell(d.message)} | {_cell(d.fix)} |"
+            )
+    if result.suppressed_diagnostics:
+        lines += ["", "<details><summary>Suppressed findings</summary>", ""]
+        lines += ["| rule | location | reason |", "|---|---|---|"]
+        for s in result.suppressed_diagnostics:
+            d = s.diagnostic
+            loc = f"`{d.loc.file}:{d.loc.line}`" if d.loc else ""
+            lines.append(f"| {d.rule} | {loc} | {_cell(s.reason)} |")
+        lines += ["", "</details>"]
+    if result.containers:
+        lines += ["", "## Workloads"]
+        for c in result.containers:
+            lines += _workload_section(c, result)
+    return "\n".join(lines) + "\n"

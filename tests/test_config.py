@@ -1,0 +1,170 @@
+"""`.kvlint.yaml`: discovery, schema validation with file:line:key errors, and each key's effect on a
+real lint run (fixtures/config/)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kvlint.config import (
+    Config,
+    ConfigError,
+    apply_config,
+    config_schema,
+    find_config,
+    load_config,
+    parse_config,
+)
+from kvlint.pipeline import Options, run_check
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+PROJECT = FIX / "config" / "project"
+BAD = FIX / "config" / "bad"
+
+
+def test_schema_is_valid_draft_2020_12() -> None:
+    jsonschema.Draft202012Validator.check_schema(config_schema())
+
+
+def test_project_config_reads_every_key() -> None:
+    cfg = load_config(str(PROJECT / ".kvlint.yaml"))
+    assert cfg.select == ("KV1", "KV2", "KV4", "KV5")
+    assert cfg.ignore == ("KV405",)
+    assert cfg.severity == {"KV104": "error", "KV202": "info"}
+    assert cfg.parameters == {"KV104": {"min_concurrency": 4}, "KV105": {"band": 0.10}}
+    assert cfg.default_accelerator == "nvidia-l4"
+    assert cfg.engine_version == "0.11.0"
+    assert cfg.model_paths == {"/models/llama": "meta-llama/Llama-3.1-8B-Instruct"}
+    assert cfg.exclude == ("generated",)
+    assert cfg.fail_on == "warning"
+
+
+def test_find_config_walks_upward(tmp_path: Path) -> None:
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    (deep / "x.yaml").write_text("kind: List\n")
+    assert find_config([str(deep / "x.yaml")]) is None
+    (tmp_path / "a" / ".kvlint.yaml").write_text("ignore: [KV208]\n")
+    assert find_config([str(deep / "x.yaml")]) == str(tmp_path / "a" / ".kvlint.yaml")
+    assert find_config([str(deep)]) == str(tmp_path / "a" / ".kvlint.yaml")
+    assert find_config(["-"], cwd=str(deep)) == str(tmp_path / "a" / ".kvlint.yaml")
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "key", "words"),
+    [
+        ("unknown-key.yaml", 5, "exlude", "unknown key"),
+        ("severity.yaml", 3, "rules.KV104.severity", "'fatal' is not one of"),
+        ("unknown-rule.yaml", 3, "rules.KV999", "unknown rule id"),
+        ("unknown-param.yaml", 3, "rules.KV104.min_concurency", "unknown parameter of KV104"),
+        ("param-type.yaml", 3, "rules.KV407.startup_overhead_seconds", "not of type integer"),
+        ("selector.yaml", 3, "select[1]", "'KV98' matches no rule"),
+        ("yaml-error.yaml", 2, "", "invalid YAML"),
+    ],
+)
+def test_errors_name_file_line_and_key(name: str, line: int, key: str, words: str) -> None:
+    path = str(BAD / name)
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:{line}:"), msg
+    assert key in msg and words in msg, msg
+
+
+def test_bad_selector_and_unknown_accelerator_in_text() -> None:
+    with pytest.raises(ConfigError, match=r"^cfg.yaml:1:10: select\[0\]: 'KV1x' is not a rule id or prefix"):
+        parse_config("select: [KV1x]\n", "cfg.yaml")
+    with pytest.raises(
+        ConfigError, match=r"cfg.yaml:2:22: default_accelerator: unknown accelerator 'tpu-v9'"
+    ):
+        parse_config("# x\ndefault_accelerator: tpu-v9\n", "cfg.yaml")
+    assert parse_config("", "empty.yaml") == Config(path="empty.yaml")
+
+
+def test_flags_override_file() -> None:
+    cfg = load_config(str(PROJECT / ".kvlint.yaml"))
+    flags = Options(
+        engine_version="0.10.1",
+        select=("KV4",),
+        severity={"KV104": "warning"},
+        rule_params={"KV104": {"min_concurrency": 1.5}},
+        model_paths={"/models/llama": "other/model"},
+    )
+    merged = apply_config(flags, cfg)
+    assert merged.engine_version == "0.10.1"
+    assert merged.select == ("KV4",)
+    assert merged.ignore == ("KV405",)
+    assert merged.severity == {"KV104": "warning", "KV202": "info"}
+    assert merged.param("KV104", "min_concurrency") == 1.5
+    assert merged.param("KV105", "band") == 0.10
+    assert merged.model_paths["/models/llama"] == "other/model"
+    assert merged.default_accelerator == "nvidia-l4"
+    # --min-concurrency (Options.min_concurrency) beats everything
+    assert replace(merged, min_concurrency=3.0).param("KV104", "min_concurrency") == 3.0
+
+
+def _project_run(**changes: object) -> tuple[list[str], object]:
+    cfg = load_config(str(PROJECT / ".kvlint.yaml"))
+    opts = apply_config(replace(Options(allow_hub=False), **changes), cfg)  # type: ignore[arg-type]
+    res = run_check([str(PROJECT / "deploy")], opts)
+    return [d.rule for d in res.diagnostics], res
+
+
+def test_project_keys_take_effect() -> None:
+    rules, res = _project_run()
+    assert res.files == 1  # generated/ excluded (its broken file would be a KV001)
+    (c,) = res.containers
+    assert c.placement.accelerator.id == "nvidia-l4"  # default_accelerator
+    assert c.serving.version == "0.11.0"  # engine_version: no KV208
+    assert c.model is not None and c.model.id == "meta-llama/Llama-3.1-8B-Instruct"  # model_paths
+    assert c.plan is not None
+    # rules.KV104.min_concurrency: 4 > the plan's concurrency, and severity: error
+    assert c.plan.max_concurrency < 4
+    (d,) = [d for d in res.diagnostics if d.rule == "KV104"]
+    assert d.severity == "error" and "(minimum 4)" in d.message
+    assert "KV208" not in rules and "KV001" not in rules
+
+
+def test_min_concurrency_below_plan_silences_kv104() -> None:
+    rules, res = _project_run(rule_params={"KV104": {"min_concurrency": 1}})
+    assert "KV104" not in rules
+
+
+def test_select_ignore_and_severity_apply_in_pipeline() -> None:
+    path = [str(FIX / "examples" / "chat-8b-l4.yaml")]
+    base = {d.rule: d.severity for d in run_check(path, Options(allow_hub=False)).diagnostics}
+    assert base == {"KV103": "error", "KV202": "warning"}
+    only = run_check(path, Options(allow_hub=False, select=("KV1",))).diagnostics
+    assert [d.rule for d in only] == ["KV103"]
+    ign = run_check(path, Options(allow_hub=False, ignore=("KV103",))).diagnostics
+    assert [d.rule for d in ign] == ["KV202"]
+    sev = run_check(path, Options(allow_hub=False, severity={"KV202": "error", "KV103": "off"})).diagnostics
+    assert [(d.rule, d.severity) for d in sev] == [("KV202", "error")]
+
+
+def test_schema_shipped_as_package_data() -> None:
+    text = (Path(__file__).resolve().parents[1] / "kvlint" / "data" / "kvlint-config.schema.json").read_text()
+    assert set(json.loads(text)["properties"]) >= {
+        "select",
+        "ignore",
+        "rules",
+        "default_accelerator",
+        "engine_version",
+        "model_paths",
+        "exclude",
+    }
+
+
+def test_relative_model_dirs_resolve_against_config(tmp_path: Path) -> None:
+    shutil.copytree(FIX / "models" / "acme--tiny-qwen3", tmp_path / "models" / "acme--tiny-qwen3")
+    (tmp_path / ".kvlint.yaml").write_text(
+        "model_dirs: [models]\nmodel_paths: {/mnt/m: models/acme--tiny-qwen3}\n"
+    )
+    cfg = load_config(str(tmp_path / ".kvlint.yaml"))
+    assert cfg.model_dirs == (str((tmp_path / "models").resolve()),)
+    assert cfg.model_paths == {"/mnt/m": str((tmp_path / "models" / "acme--tiny-qwen3").resolve())}

@@ -1,0 +1,264 @@
+"""Report formats: content of text, json, sarif (validated against the official SARIF 2.1.0 schema),
+github workflow commands, junit and markdown; plus verified remedies of the capacity rules."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from kvlint.load import load_text
+from kvlint.pipeline import CheckResult, Options, run_check, run_documents
+from kvlint.report import render
+from kvlint.report.github import escape_property, format_command
+from kvlint.report.text import render_text, use_color
+from kvlint.rules.catalog import load_catalog
+from kvlint.types import Diagnostic
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "fixtures" / "examples"
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+SCHEMA_PATHS = (
+    ROOT / "fixtures" / "sarif" / "sarif-schema-2.1.0.json",
+    ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json",
+)
+OFF = Options(allow_hub=False)
+
+
+@pytest.fixture(scope="module")
+def examples() -> CheckResult:
+    return run_check([str(EXAMPLES)], OFF)
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> jsonschema.Draft4Validator:
+    path = next((p for p in SCHEMA_PATHS if p.is_file()), None)
+    if path is None:
+        pytest.skip(f"official SARIF 2.1.0 schema not found at {' or '.join(map(str, SCHEMA_PATHS))}")
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    return jsonschema.Draft4Validator(schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER)
+
+
+def _errors(v: jsonschema.Draft4Validator, doc: dict) -> list[str]:
+    return [f"{list(e.absolute_path)}: {e.message}" for e in v.iter_errors(doc)]
+
+
+# ---------------------------------------------------------------------------------------------- sarif
+
+
+def test_sarif_examples_valid_with_real_positions(examples: CheckResult, sarif_validator) -> None:  # type: ignore[no-untyped-def]
+    doc = json.loads(render("sarif", examples))
+    assert _errors(sarif_validator, doc) == []
+    assert doc["version"] == "2.1.0"
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == sorted(load_catalog())
+    assert all(r["helpUri"].endswith("#" + r["id"].lower()) for r in rules)
+    assert len(run["results"]) == len(examples.diagnostics) > 0
+    for res, d in zip(run["results"], examples.diagnostics, strict=True):
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"] == d.rule
+        region = res["locations"][0]["physicalLocation"]["region"]
+        assert (region["startLine"], region["startColumn"]) == (d.loc.line, d.loc.column)
+        assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[d.severity]
+        assert res["message"]["text"].startswith(d.message)
+    # the KV103 of chat-8b-l4.yaml sits on the args line of the container (line 23)
+    kv103 = next(r for r in run["results"] if r["ruleId"] == "KV103")
+    assert kv103["locations"][0]["physicalLocation"]["region"]["startLine"] == 23
+    assert kv103["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("chat-8b-l4.yaml")
+
+
+def test_sarif_clean_run_has_empty_results(sarif_validator) -> None:  # type: ignore[no-untyped-def]
+    res = run_check([str(EXAMPLES / "llama-8b-h100-ok.yaml")], OFF)
+    assert res.diagnostics == []
+    doc = json.loads(render("sarif", res))
+    assert doc["runs"][0]["results"] == []
+    assert _errors(sarif_validator, doc) == []
+
+
+def test_sarif_relative_paths_use_srcroot(sarif_validator) -> None:  # type: ignore[no-untyped-def]
+    text = (EXAMPLES / "chat-8b-l4.yaml").read_text()
+    res = run_documents(load_text(text, "deploy/my app.yaml"), OFF)
+    doc = json.loads(render("sarif", res))
+    art = doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert art == {"uri": "deploy/my%20app.yaml", "uriBaseId": "%SRCROOT%"}
+    assert _errors(sarif_validator, doc) == []
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"public manifest corpus not found at {CORPUS}")
+def test_sarif_corpus_valid(sarif_validator) -> None:  # type: ignore[no-untyped-def]
+    res = run_check([str(CORPUS)], OFF)
+    doc = json.loads(render("sarif", res))
+    assert _errors(sarif_validator, doc) == []
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(res.diagnostics) > 50
+    lines = [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results]
+    assert sum(1 for n in lines if n > 1) >= 0.9 * len(lines)
+
+
+# ---------------------------------------------------------------------------------------------- text/json
+
+
+def test_text_colour_rules(examples: CheckResult, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_color(Tty()) is True  # type: ignore[arg-type]
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_color(Tty()) is False  # type: ignore[arg-type]
+    assert use_color(Tty(), force=True) is True  # type: ignore[arg-type]
+    plain = render_text(examples)
+    assert "\x1b[" not in plain
+    assert "\x1b[31merror\x1b[0m" in render_text(examples, color=True)
+    c = examples.counts()
+    last = plain.rstrip("\n").splitlines()[-1]
+    assert last.startswith(f"{c['error']} errors, {c['warning']} warning")
+    assert last.endswith("; 0 suppressed")
+    assert f"{EXAMPLES / 'chat-8b-l4.yaml'}:23:15: error KV103 " in plain
+
+
+def test_json_is_versioned_and_consistent(examples: CheckResult) -> None:
+    doc = json.loads(render("json", examples))
+    assert doc["schema_version"] == 2
+    s = doc["summary"]
+    assert (s["error"], s["warning"]) == (
+        sum(d["severity"] == "error" for d in doc["diagnostics"]),
+        sum(d["severity"] == "warning" for d in doc["diagnostics"]),
+    )
+    assert s["suppressed"] == 0 and doc["suppressed"] == [] and s["exemptions_allowed"] is True
+    assert {w["name"] for w in doc["workloads"]} >= {"chat-8b", "llama-8b-h100"}
+
+
+# ---------------------------------------------------------------------------------------------- github
+
+
+def test_github_commands(examples: CheckResult) -> None:
+    out = render("github", examples).splitlines()
+    assert len(out) == len(examples.diagnostics) + 1
+    pat = re.compile(
+        r"^::(error|warning|notice) file=([^,]+),line=(\d+),col=(\d+),title=(KV\d{3}) ([a-z0-9-]+)::(.+)$"
+    )
+    for line, d in zip(out[:-1], examples.diagnostics, strict=True):
+        m = pat.match(line)
+        assert m, line
+        assert m.group(1) == {"error": "error", "warning": "warning", "info": "notice"}[d.severity]
+        assert (int(m.group(3)), int(m.group(4))) == (d.loc.line, d.loc.column)
+        assert m.group(5) == d.rule and m.group(6) == load_catalog()[d.rule].name
+        assert "\n" not in m.group(7)
+    assert out[-1].endswith("0 suppressed")
+
+
+def test_github_escaping() -> None:
+    from kvlint.source import Loc
+
+    d = Diagnostic("KV104", "info", "50% used\nsecond, line: x", Loc("a,b:c.yaml", 3, 4), fix="f")
+    line = format_command(d, "low-concurrency-at-max-len")
+    assert line.startswith(
+        "::notice file=a%2Cb%3Ac.yaml,line=3,col=4,title=KV104 low-concurrency-at-max-len::"
+    )
+    assert line.endswith("50%25 used%0Asecond, line: x%0Afix: f")
+    assert escape_property("x\r") == "x%0D"
+
+
+# ---------------------------------------------------------------------------------------------- junit / markdown
+
+
+def test_junit(examples: CheckResult) -> None:
+    root = ET.fromstring(render("junit", examples))
+    assert root.tag == "testsuites"
+    failures = root.findall(".//failure")
+    assert len(failures) == sum(d.severity in ("error", "warning") for d in examples.diagnostics)
+    assert int(root.get("failures", "-1")) == len(failures)
+    assert {f.get("type") for f in failures} <= {"error", "warning"}
+    ok = [tc for tc in root.iter("testcase") if tc.get("name", "").endswith(" ok")]
+    assert any("llama-8b-h100" in tc.get("name", "") for tc in ok)
+    assert int(root.get("tests", "0")) == len(list(root.iter("testcase")))
+
+
+def test_markdown_breakdown(examples: CheckResult) -> None:
+    md = render("markdown", examples)
+    assert md.startswith("## kvlint\n")
+    for c in examples.containers:
+        assert f"### {c.object_ref} · container `{c.container_name}`" in md
+    chat = next(c for c in examples.containers if c.workload.name == "chat-8b")
+    p = chat.plan
+    assert p is not None
+    section = md.split("### Deployment/serving/chat-8b")[1].split("###")[0]
+    assert f"| weights | {p.weights_bytes / 2**30:.2f} |" in section
+    assert f"| KV cache | {p.kv_cache_bytes / 2**30:.2f} |" in section
+    assert f"{p.capacity_tokens:,} tokens" in section
+    assert "| ❌ error | KV103 |" in md
+
+
+# ---------------------------------------------------------------------------------------------- remedies
+
+_CHAT = (EXAMPLES / "chat-8b-l4.yaml").read_text()
+
+
+def _variant(args: list[str], gpus: int = 1) -> str:
+    text = _CHAT.replace(
+        "            - --gpu-memory-utilization=0.90\n", "".join(f"            - {a}\n" for a in args)
+    )
+    return text.replace("nvidia.com/gpu: 1", f"nvidia.com/gpu: {gpus}")
+
+
+_REMEDY = {
+    "max_model_len": re.compile(r"--max-model-len (\d+) fits"),
+    "gpu_memory_utilization": re.compile(r"--gpu-memory-utilization (0\.\d+) fits"),
+    "tensor_parallel_size": re.compile(r"--tensor-parallel-size (\d+) \(and"),
+    "kv_cache_dtype": re.compile(r"--kv-cache-dtype (fp8) halves"),
+}
+
+
+@pytest.mark.parametrize(
+    ("rule", "args", "options", "need"),
+    [
+        ("KV101", ["--gpu-memory-utilization=0.60", "--max-model-len=8192"], OFF, 1.0),
+        ("KV102", ["--gpu-memory-utilization=0.72", "--max-model-len=8192"], OFF, 1.0),
+        ("KV103", ["--gpu-memory-utilization=0.90"], OFF, 1.0),
+        ("KV104", ["--max-model-len=16384"], OFF, 2.0),
+        (
+            "KV104",
+            ["--max-model-len=4096"],
+            Options(allow_hub=False, rule_params={"KV104": {"min_concurrency": 8}}),
+            8.0,
+        ),
+        ("KV105", ["--max-model-len=25000"], OFF, 1.25),
+    ],
+)
+def test_capacity_remedies_replan_as_fitting(
+    rule: str, args: list[str], options: Options, need: float
+) -> None:
+    """Each capacity finding states the per-GPU arithmetic and >= 1 numeric remedy; applying each remedy
+    to the container's settings and planning again gives a plan that fits at the required concurrency."""
+    from kvlint.plan.vllm import plan_vllm
+
+    res = run_documents(load_text(_variant(args), "chat.yaml"), options)
+    (d,) = [d for d in res.diagnostics if d.rule == rule]
+    assert "per GPU" in d.message
+    (cr,) = res.containers
+    found = 0
+    for field, pat in _REMEDY.items():
+        m = pat.search(d.fix)
+        if not m:
+            continue
+        found += 1
+        value: object = (
+            m.group(1) if field == "kv_cache_dtype" else (float if "." in m.group(1) else int)(m.group(1))
+        )
+        acc = cr.placement.accelerator
+        p2 = plan_vllm(
+            replace(cr.settings, **{field: value}),
+            cr.model,
+            cr.placement.memory_bytes,
+            gpu_name=acc.name,
+            compute_capability=acc.compute_capability,
+        )
+        assert p2.kv_cache_bytes > 0 and p2.max_concurrency >= need, (field, value, p2.max_concurrency)
+    assert found >= 1, d.fix

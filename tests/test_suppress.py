@@ -1,0 +1,144 @@
+"""`kvlint.io/ignore` suppressions: parsing, placement (pod template / object), reasons required (KV003),
+unknown ids, --no-exemptions, and the suppressed count in every report (fixtures/config/suppress/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.load import load_text
+from kvlint.pipeline import Exemption, Options, parse_ignore_annotation, run_check, run_documents
+from kvlint.report import FORMATS, render
+
+SUP = Path(__file__).resolve().parents[1] / "fixtures" / "config" / "suppress"
+OFF = Options(allow_hub=False)
+
+
+def _run(name: str, options: Options = OFF):  # type: ignore[no-untyped-def]
+    return run_check([str(SUP / name)], options)
+
+
+def test_parse_annotation_reasons_may_hold_commas() -> None:
+    ex, bad = parse_ignore_annotation("KV202=clients send max_tokens, and prompts are short, kv208 = pinned")
+    assert ex == [
+        Exemption("KV202", "clients send max_tokens, and prompts are short"),
+        Exemption("KV208", "pinned"),
+    ]
+    assert bad == []
+    ex, bad = parse_ignore_annotation("KV104, KV1=capacity reviewed, KV105:oops")
+    assert ex == [Exemption("KV104", ""), Exemption("KV1", "capacity reviewed")]
+    assert bad == ["KV105:oops"]
+
+
+def test_unsuppressed_baseline_has_the_findings() -> None:
+    rules = sorted(
+        d.rule for d in _run("template.yaml", Options(allow_hub=False, exemptions_allowed=False)).diagnostics
+    )
+    assert rules == ["KV202", "KV208"]
+
+
+def test_template_annotation_suppresses_with_reasons() -> None:
+    res = _run("template.yaml")
+    assert res.diagnostics == []
+    assert res.suppressed == 2
+    reasons = {s.diagnostic.rule: s.reason for s in res.suppressed_diagnostics}
+    assert reasons == {
+        "KV202": "clients always send max_tokens, and prompts are short",
+        "KV208": "pinned by digest in prod",
+    }
+    # the annotation's own position (line 11 of the fixture, the value's column)
+    assert {(s.annotation.line, s.annotation.column) for s in res.suppressed_diagnostics} == {(11, 27)}
+
+
+def test_object_annotation_and_prefix() -> None:
+    res = _run("object.yaml")
+    assert res.diagnostics == []
+    assert sorted(s.diagnostic.rule for s in res.suppressed_diagnostics) == ["KV202", "KV208"]
+    assert res.suppressed_diagnostics[0].annotation.line == 7
+
+
+def test_entry_without_reason_is_kv003_and_not_applied() -> None:
+    res = _run("noreason.yaml")
+    by_rule = {d.rule: d for d in res.diagnostics}
+    assert sorted(by_rule) == ["KV003", "KV202"]
+    kv003 = by_rule["KV003"]
+    assert kv003.severity == "warning"
+    assert "KV202 without a reason" in kv003.message
+    assert (kv003.loc.line, kv003.loc.column) == (10, 27)
+    assert kv003.object == "Deployment/chat"
+    assert [s.diagnostic.rule for s in res.suppressed_diagnostics] == ["KV208"]
+
+
+def test_unknown_rule_is_kv003() -> None:
+    res = _run("unknown.yaml")
+    rules = sorted(d.rule for d in res.diagnostics)
+    assert rules == ["KV003", "KV202"]
+    assert "unknown rule KV992" in next(d.message for d in res.diagnostics if d.rule == "KV003")
+    assert res.suppressed == 0
+
+
+def test_no_exemptions_reports_everything_and_no_kv003() -> None:
+    opts = Options(allow_hub=False, exemptions_allowed=False)
+    for name in ("template.yaml", "noreason.yaml"):
+        res = _run(name, opts)
+        assert res.suppressed == 0
+        assert sorted(d.rule for d in res.diagnostics) == ["KV202", "KV208"]
+
+
+def test_kv003_can_be_ignored_by_config_but_not_by_annotation() -> None:
+    res = _run("noreason.yaml", Options(allow_hub=False, ignore=("KV003",)))
+    assert [d.rule for d in res.diagnostics] == ["KV202"]
+    text = (SUP / "noreason.yaml").read_text().replace('"KV202, KV208', '"KV003=quiet, KV202, KV208')
+    res2 = run_documents(load_text(text, "x.yaml"), OFF)
+    assert "KV003" in {d.rule for d in res2.diagnostics}
+
+
+def test_config_ignored_rules_are_not_counted_as_suppressed() -> None:
+    res = _run("template.yaml", Options(allow_hub=False, ignore=("KV208",)))
+    assert [s.diagnostic.rule for s in res.suppressed_diagnostics] == ["KV202"]
+
+
+def test_every_format_reports_the_count() -> None:
+    res = _run("template.yaml")
+    for fmt in FORMATS:
+        out = render(fmt, res)
+        if fmt == "json":
+            doc = json.loads(out)
+            assert doc["summary"]["suppressed"] == 2
+            assert {s["rule"] for s in doc["suppressed"]} == {"KV202", "KV208"}
+        elif fmt == "sarif":
+            results = json.loads(out)["runs"][0]["results"]
+            sup = [r for r in results if r.get("suppressions")]
+            assert len(sup) == 2 and sup[0]["suppressions"][0]["kind"] == "inSource"
+            assert {r["suppressions"][0]["justification"] for r in sup} == {
+                "clients always send max_tokens, and prompts are short",
+                "pinned by digest in prod",
+            }
+        elif fmt == "junit":
+            assert out.count("<skipped ") == 2 and 'skipped="2"' in out
+        else:
+            assert "2 suppressed" in out, fmt
+
+
+def test_cli_no_exemptions_flag() -> None:
+    runner = CliRunner()
+    r = runner.invoke(main, ["check", "--offline", "--no-config", str(SUP / "template.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "0 errors, 0 warnings" in r.output and "2 suppressed" in r.output
+    r = runner.invoke(
+        main,
+        [
+            "check",
+            "--offline",
+            "--no-config",
+            "--no-exemptions",
+            "--fail-on",
+            "warning",
+            str(SUP / "template.yaml"),
+        ],
+    )
+    assert r.exit_code == 1
+    assert "KV202" in r.output and "0 suppressed (exemptions disabled)" in r.output
