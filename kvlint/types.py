@@ -286,6 +286,9 @@ class Placement:
         shared: the GPU is time-sliced/MPS-shared (``-SHARED`` product, ``nvidia.com/gpu.shared``,
             GKE sharing labels); ``max_sharers`` how many pods may share one GPU when known.
         memory_bytes_override: MIG slice or ``--gpu-memory`` total replacing the catalogue figure.
+        candidates: every accelerator the scheduling constraints still allow, smallest memory first,
+            when more than one remains (``accelerator`` is then the worst case, the smallest); empty
+            when the choice is unique.
     """
 
     accelerator: Accelerator | None
@@ -297,6 +300,7 @@ class Placement:
     shared: bool = False
     max_sharers: int | None = None
     memory_bytes_override: int | None = None
+    candidates: tuple[Accelerator, ...] = ()
 
     @property
     def memory_bytes(self) -> int | None:

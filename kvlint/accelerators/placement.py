@@ -92,11 +92,17 @@ class _Cand:
     notes: list[str] = field(default_factory=list)
     mig_bytes: int | None = None
     shared: bool = False
+    #: other accelerators the same value may stand for (an ambiguous Karpenter/Azure GPU name)
+    alts: list[Accelerator] = field(default_factory=list)
+    #: memory the node labels give instead of the catalogue figure (GFD memory label disagreeing by > 2%)
+    label_bytes: int | None = None
 
     @property
     def memory(self) -> int:
         if self.mig_bytes:
             return self.mig_bytes
+        if self.label_bytes:
+            return self.label_bytes
         return self.acc.memory_bytes if self.acc else 0
 
 
@@ -108,6 +114,7 @@ class _Decision:
     notes: list[str] = field(default_factory=list)
     mig_bytes: int | None = None
     shared: bool = False
+    candidates: list[Accelerator] = field(default_factory=list)
 
 
 def _as_int(value: Any) -> int | None:
@@ -180,6 +187,14 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if profile:
             c.mig_bytes, note = _mig_memory(acc, profile, labels)
             c.notes.append(note)
+        elif acc is not None and acc.vendor == "nvidia":
+            mib = _as_int(_first(labels, GFD_MEMORY))
+            if mib and not cat.memory_matches(acc, mib):
+                c.label_bytes = max(mib - cat.driver_reserve_mib(), 0) * cat.MIB
+                c.notes.append(
+                    f"{GFD_MEMORY}={mib} MiB differs from {acc.id}'s {cat.nvml_total_mib(acc)} MiB by more than "
+                    f"{cat.MEMORY_LABEL_TOLERANCE:.0%}: memory taken from the label"
+                )
         if shared:
             c.notes.append("-SHARED: time-sliced/MPS GPU")
         return c
@@ -204,6 +219,8 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         if len(cands) > 1:
             c.acc, note = _pick_by_memory(cands, labels, key, v)
             c.notes.append(note)
+            if "ambiguous" not in note:
+                c.alts = [a for a in cands if a is not c.acc]
         elif cands:
             c.acc = cands[0]
         else:
@@ -229,8 +246,17 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         mib = _as_int(v)
         if not mib:
             return None
-        c.acc = cat.generic_nvidia(None, mib, _cc(labels))
-        c.notes.append("GPU model unknown: memory from the GFD label")
+        matches = cat.match_memory_mib(mib)
+        if matches:
+            c.acc, c.alts = matches[0], matches[1:]
+            names = ", ".join(a.id for a in matches)
+            c.notes.append(
+                f"GPU model not labelled: {mib} MiB is within {cat.MEMORY_LABEL_TOLERANCE:.0%} of {names}"
+                + (f"; took the smallest, {matches[0].id}" if len(matches) > 1 else "")
+            )
+        else:
+            c.acc = cat.generic_nvidia(None, mib, _cc(labels))
+            c.notes.append("GPU model unknown: memory from the GFD label")
         return c
     return None
 
@@ -268,7 +294,14 @@ def _combine(cands: list[_Cand], how: str) -> _Decision:
         notes = list(best.notes)
     if len(known) < len(cands):
         notes.append("unknown values ignored: " + ", ".join(c.value for c in cands if c.acc is None))
-    return _Decision(best.acc, how, best.loc, notes, best.mig_bytes, any(c.shared for c in cands))
+    seen: dict[str, Accelerator] = {}
+    for c in sorted(known, key=lambda c: c.memory):
+        for a in [c.acc, *c.alts]:
+            if a is not None:
+                seen.setdefault(a.id, a)
+    cands_out = list(seen.values()) if len(seen) > 1 else []
+    mig_or_label = best.mig_bytes or best.label_bytes
+    return _Decision(best.acc, how, best.loc, notes, mig_or_label, any(c.shared for c in cands), cands_out)
 
 
 def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
@@ -281,52 +314,244 @@ def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
     return labels, ns
 
 
-def _affinity_terms(pod_spec: Mapping[str, Any]) -> list[tuple[Labels, str]]:
-    """Required node-affinity terms -> [(labels from ``In`` expressions, rendered text)]."""
+@dataclass
+class _Expr:
+    """One ``matchExpressions`` item of a required node-affinity term."""
+
+    key: str
+    op: str
+    values: list[tuple[str, Loc | None]]
+
+    @property
+    def text(self) -> str:
+        if self.op in ("Exists", "DoesNotExist"):
+            return f"{self.key} {self.op}"
+        return f"{self.key} {self.op} [{', '.join(v for v, _ in self.values)}]"
+
+
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _affinity_terms(pod_spec: Mapping[str, Any]) -> list[list[_Expr]]:
+    """Required node-affinity terms (``requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``)
+    -> one list of expressions per term (expressions AND'ed, terms OR'ed, as the scheduler's
+    ``nodeaffinity`` plugin evaluates them). Malformed expressions (unknown operator, In/NotIn without a
+    values list, Gt/Lt without one integer) are dropped: the API server would reject them. A term with no
+    usable expression (e.g. ``matchFields`` only) does not constrain the GPU and is kept as ``[]``."""
     aff = pod_spec.get("affinity")
     node = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
     req = node.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node, Mapping) else None
     terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
-    out: list[tuple[Labels, str]] = []
+    out: list[list[_Expr]] = []
     if not isinstance(terms, list):
         return out
     for term in terms:
-        exprs = term.get("matchExpressions") if isinstance(term, Mapping) else None
-        if not isinstance(exprs, list):
+        if not isinstance(term, Mapping):
             continue
-        labels: Labels = {}
-        texts = []
-        for e in exprs:
-            if not isinstance(e, Mapping) or str(e.get("operator", "")) != "In":
+        exprs = term.get("matchExpressions")
+        parsed: list[_Expr] = []
+        for e in exprs if isinstance(exprs, list) else []:
+            if not isinstance(e, Mapping):
                 continue
-            key, values = e.get("key"), e.get("values")
-            if not isinstance(key, str) or not isinstance(values, list):
+            key, op, values = e.get("key"), str(e.get("operator", "")), e.get("values")
+            if not isinstance(key, str) or op not in _OPERATORS:
                 continue
-            vals = [
-                (str(v), loc_of(values, i) or loc_of(e, "values"))
-                for i, v in enumerate(values)
-                if v is not None
-            ]
-            if vals:
-                labels.setdefault(key, []).extend(vals)
-                texts.append(f"{key} In [{', '.join(v for v, _ in vals)}]")
-        if labels:
-            out.append((labels, "; ".join(texts)))
+            vals: list[tuple[str, Loc | None]] = []
+            if isinstance(values, list):
+                vals = [
+                    (str(v), loc_of(values, i) or loc_of(e, "values"))
+                    for i, v in enumerate(values)
+                    if v is not None and not isinstance(v, (Mapping, list))
+                ]
+            if op in ("In", "NotIn") and not vals:
+                continue
+            if op in ("Gt", "Lt") and (len(vals) != 1 or _as_int(vals[0][0]) is None):
+                continue
+            parsed.append(_Expr(key, op, vals))
+        if parsed or term.get("matchFields"):
+            out.append(parsed)
     return out
 
 
-def _from_affinity(terms: list[tuple[Labels, str]]) -> _Decision | None:
-    cands: list[_Cand] = []
-    texts = []
-    for labels, _text in terms:
-        got = _decide(labels)
-        if got:
-            cands.extend(got)
-            key = got[0].key
-            texts.append(f"{key} In [{', '.join(v for v, _ in labels[key])}]")
-    if not cands:
+def _named_ids(key: str, values: list[tuple[str, Loc | None]]) -> set[str]:
+    """Catalogue ids a label key's values name (all possibilities of ambiguous names)."""
+    ids: set[str] = set()
+    for v, _ in values:
+        if key in (KARPENTER_GPU, AZURE_GPU):
+            accs, _known = cat.karpenter_gpu_name(v) if key == KARPENTER_GPU else cat.azure_gpu_name(v)
+            ids.update(a.id for a in accs)
+            continue
+        c = _candidate(key, v, None, {})
+        if c is not None and c.acc is not None:
+            ids.add(c.acc.id)
+    return ids
+
+
+def _cand_mib(c: _Cand, key: str) -> int | None:
+    """The figure a ``Gt``/``Lt`` on a memory label compares for a candidate (MiB), or None if unknown."""
+    if c.acc is None:
         return None
-    return _combine(cands, "nodeAffinity " + " | ".join(texts))
+    if key == GFD_MEMORY:
+        return c.mig_bytes // cat.MIB if c.mig_bytes else cat.nvml_total_mib(c.acc)
+    return cat.instance_gpu_memory_mib(c.acc)
+
+
+def _compare(op: str, have: int, bound: int) -> bool:
+    return have > bound if op == "Gt" else have < bound
+
+
+def _memory_range_cands(exprs: list[_Expr]) -> list[_Cand] | None:
+    """Candidates from ``Gt``/``Lt`` on ``nvidia.com/gpu.memory`` or Karpenter ``instance-gpu-memory``
+    alone: every catalogue NVIDIA GPU in range (filtered later); None when the term has no such bound."""
+    keys = [e for e in exprs if e.op in ("Gt", "Lt") and e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY)]
+    if not keys:
+        return None
+    e0 = keys[0]
+    accs = [a for a in cat.catalogue().values() if a.vendor == "nvidia"]
+    return [_Cand(a, e0.key, e0.text, e0.values[0][1]) for a in accs]
+
+
+def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
+    """Apply a term's ``NotIn``, ``DoesNotExist`` and ``Gt``/``Lt`` expressions to candidates (a candidate
+    whose figure is unknown is kept: kvlint cannot prove the node fails the expression)."""
+    for e in exprs:
+        if e.op == "NotIn":
+            banned = _named_ids(e.key, e.values) if e.key in LABEL_ORDER else set()
+            raw = {v.lower() for v, _ in e.values}
+            cands = [
+                c
+                for c in cands
+                if not (c.acc is not None and c.acc.id in banned)
+                and not (c.key == e.key and c.value.lower() in raw)
+            ]
+        elif e.op == "DoesNotExist":
+            cands = [c for c in cands if c.key != e.key]
+        elif e.op in ("Gt", "Lt") and e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY):
+            bound = _as_int(e.values[0][0]) or 0
+            kept = []
+            for c in cands:
+                mib = _cand_mib(c, e.key)
+                if mib is None or _compare(e.op, mib, bound):
+                    kept.append(c)
+            cands = kept
+    return cands
+
+
+def _eval_term(
+    exprs: list[_Expr], base: list[_Cand] | None, notes: list[str]
+) -> tuple[list[_Cand] | None, str]:
+    """Candidates a node matching one term (AND'ed with the nodeSelector's candidates ``base``) may carry.
+
+    Returns (candidates or None when the term does not constrain the GPU, rendered text of the
+    expressions that mattered). An empty list means no catalogue GPU satisfies the term.
+    """
+    in_labels: Labels = {}
+    for e in exprs:
+        if e.op == "In":
+            in_labels.setdefault(e.key, []).extend(e.values)
+    in_cands = _decide(in_labels) if in_labels else None
+    deciding = {c.key for c in in_cands} if in_cands else set()
+    text = "; ".join(
+        e.text
+        for e in exprs
+        if e.key in deciding
+        or e.key in (GFD_MEMORY, KARPENTER_GPU_MEMORY)
+        or (e.op != "In" and e.key in LABEL_ORDER)
+    )
+    cands: list[_Cand] | None
+    if base is not None:
+        cands = list(base)
+        if in_cands is not None:
+            ids = {c.acc.id for c in in_cands if c.acc}
+            if ids and any(c.acc for c in base):
+                kept = []
+                for c in base:
+                    if c.acc is None or c.acc.id in ids:
+                        kept.append(c)
+                    else:  # an ambiguous name: keep the alternatives the term allows
+                        kept += [
+                            _Cand(a, c.key, c.value, c.loc, [f"{c.key}={c.value} narrowed to {a.id}"])
+                            for a in c.alts
+                            if a.id in ids
+                        ]
+                if not kept:
+                    notes.append(
+                        f"nodeAffinity {text} names {', '.join(sorted(ids))}, which the nodeSelector excludes: "
+                        "no node can satisfy both (the pod stays Pending)"
+                    )
+                cands = kept
+    elif in_cands is not None:
+        cands = in_cands
+    else:
+        cands = _memory_range_cands(exprs)
+    if cands is not None:
+        cands = _filter(cands, exprs)
+    return cands, text
+
+
+def _apply_affinity(
+    base: list[_Cand] | None, terms: list[list[_Expr]], notes: list[str]
+) -> tuple[list[_Cand] | None, str]:
+    """OR the terms: the union of each term's candidates (None when some term leaves the GPU open)."""
+    union: list[_Cand] = []
+    texts: list[str] = []
+    for exprs in terms:
+        got, text = _eval_term(exprs, base, notes)
+        if got is None:
+            return base, ""
+        union.extend(got)
+        if text:
+            texts.append(text)
+    return union, " | ".join(texts)
+
+
+def _from_scheduling(ns_labels: Labels, ns: Any, terms: list[list[_Expr]]) -> _Decision | None:
+    """nodeSelector AND (term1 OR term2 ...) -> the decision, or None when neither names a GPU.
+
+    The nodeSelector's candidates are narrowed by each term (In on another GPU key intersects, NotIn /
+    DoesNotExist / Gt / Lt filter); without a deciding nodeSelector the terms' candidates are unioned.
+    When the constraints leave no GPU, the nodeSelector's own choice is kept and ``how`` says the pod
+    cannot schedule; when affinity alone leaves none, the accelerator is None and ``how`` says why.
+    """
+    notes: list[str] = []
+    base = _decide(ns_labels) if ns_labels else None
+    if base is not None and terms:
+        narrowed, text = _apply_affinity(base, terms, notes)
+        how = f"nodeSelector {base[0].key}={base[0].value}"
+        if narrowed:
+            if text and {id(c) for c in narrowed} != {id(c) for c in base}:
+                how += f" and nodeAffinity {text}"
+            d = _combine(list({id(c): c for c in narrowed}.values()), how)
+        else:
+            d = _combine(base, how)
+            d.notes.append(
+                f"nodeAffinity {text or 'terms'} exclude every GPU the nodeSelector allows: the pod cannot "
+                "schedule; checked against the nodeSelector's GPU"
+            )
+        d.notes.extend(notes)
+        if d.loc is None:
+            d.loc = loc_of(ns)
+        return d
+    if base is not None:
+        d = _combine(base, f"nodeSelector {base[0].key}={base[0].value}")
+        if d.loc is None:
+            d.loc = loc_of(ns)
+        return d
+    if not terms:
+        return None
+    union, text = _apply_affinity(None, terms, notes)
+    if union is None:
+        return None
+    if not union:
+        return _Decision(
+            None,
+            f"nodeAffinity {text}: no catalogue accelerator satisfies the required terms",
+            None,
+            notes,
+        )
+    d = _combine(union, f"nodeAffinity {text}")
+    d.notes.extend(notes)
+    return d
 
 
 def _resource_rank(key: str) -> int | None:
@@ -373,6 +598,22 @@ def _sharing(label_sets: list[Labels]) -> tuple[bool, int | None, str]:
     return shared, sharers, "; ".join(dict.fromkeys(notes))
 
 
+def _why_undecided(label_sets: list[Labels]) -> list[str]:
+    """Why the scheduling labels did not decide: instance types not in the catalogue, label keys that are
+    not GPU labels kvlint reads (e.g. a provider-specific ``.../gpu-name``)."""
+    notes: list[str] = []
+    for labels in label_sets:
+        for key, values in labels.items():
+            vals = ", ".join(v for v, _ in values)
+            if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
+                notes.append(f"{key}={vals} is not a GPU instance type in the catalogue")
+            elif key not in LABEL_ORDER and ("gpu" in key.lower() or "accelerator" in key.lower()):
+                notes.append(
+                    f"label {key}={vals} is not one kvlint reads (use {ANNOTATION} or --accelerator)"
+                )
+    return notes
+
+
 def resolve_placement(
     pod_spec: Mapping[str, Any],
     container: Mapping[str, Any],
@@ -413,7 +654,13 @@ def resolve_placement(
     resource, gpus, gpus_loc = _gpu_resource(container)
     ns_labels, ns = _node_selector_labels(pod_spec)
     terms = _affinity_terms(pod_spec)
-    label_sets = [ns_labels] + [t[0] for t in terms]
+    label_sets: list[Labels] = [ns_labels]
+    for exprs in terms:
+        term_labels: Labels = {}
+        for e in exprs:
+            if e.op == "In":
+                term_labels.setdefault(e.key, []).extend(e.values)
+        label_sets.append(term_labels)
     notes: list[str] = []
 
     decision: _Decision | None = None
@@ -427,15 +674,8 @@ def resolve_placement(
                 decision = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
             else:
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
-    if decision is None and ns_labels:
-        cands = _decide(ns_labels)
-        if cands:
-            c0 = cands[0]
-            decision = _combine(cands, f"nodeSelector {c0.key}={c0.value}")
-            if decision.loc is None:
-                decision.loc = loc_of(ns)
-    if decision is None and terms:
-        decision = _from_affinity(terms)
+    if decision is None and (ns_labels or terms):
+        decision = _from_scheduling(ns_labels, ns, terms)
     if decision is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
         profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:
@@ -454,7 +694,14 @@ def resolve_placement(
             cat.require(default, "default accelerator"), f"config default accelerator {default}", None
         )
     if decision is None:
-        decision = _Decision(None, "nothing in the manifest names the accelerator", None)
+        why = _why_undecided(label_sets)
+        if (
+            resource
+            and resource not in ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+            and not resource.startswith(MIG_RESOURCE_PREFIX)
+        ):
+            why.append(f"resource {resource} names the vendor, not the accelerator model")
+        decision = _Decision(None, "nothing in the manifest names the accelerator", None, why)
 
     acc = decision.acc
     mig_bytes = decision.mig_bytes
@@ -500,4 +747,5 @@ def resolve_placement(
         shared=shared,
         max_sharers=sharers,
         memory_bytes_override=override_bytes,
+        candidates=tuple(decision.candidates) if acc is not None else (),
     )

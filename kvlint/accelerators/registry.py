@@ -383,3 +383,38 @@ def generic_nvidia(product: str | None, nvml_mib: int, cc: str | None) -> Accele
         fp8=bool(major_minor and major_minor >= (8, 9)),
         source="node labels (GPU not in the catalogue)",
     )
+
+
+#: relative tolerance when matching a ``nvidia.com/gpu.memory`` (NVML MiB) figure to a catalogue GPU:
+#: NVML totals of one product vary by board/driver by well under 2% (e.g. H100 80GB: 81559 MiB vs 81920
+#: nominal, 0.4%), while neighbouring products differ by more (L40S 46068 vs A100 40960 MiB, 12%).
+MEMORY_LABEL_TOLERANCE = 0.02
+
+
+def nvml_total_mib(acc: Accelerator) -> int:
+    """The NVML total (``nvidia-smi`` / GFD ``nvidia.com/gpu.memory``, MiB) expected for ``acc``: the
+    observed same-host figure from the catalogue's driver-reserve observations when there is one, else the
+    CUDA total plus :func:`driver_reserve_mib` (the inverse of how :func:`generic_nvidia` derives a CUDA
+    total from a label)."""
+    for obs in _cat().raw["meta"]["driver_reserve"].get("observations") or []:
+        if obs.get("id") == acc.id and obs.get("nvidia_smi_total_mib"):
+            return int(obs["nvidia_smi_total_mib"])
+    return acc.memory_bytes // MIB + _cat().reserve_mib
+
+
+def memory_matches(acc: Accelerator, label_mib: int, tolerance: float = MEMORY_LABEL_TOLERANCE) -> bool:
+    """True when a ``nvidia.com/gpu.memory`` value (NVML MiB) is within ``tolerance`` (relative, default
+    ±2%) of :func:`nvml_total_mib` of ``acc``."""
+    expected = nvml_total_mib(acc)
+    return expected > 0 and abs(label_mib - expected) <= tolerance * expected
+
+
+def match_memory_mib(label_mib: int, tolerance: float = MEMORY_LABEL_TOLERANCE) -> list[Accelerator]:
+    """Catalogue NVIDIA GPUs whose NVML total is within ``tolerance`` of ``label_mib`` (a
+    ``nvidia.com/gpu.memory`` value), smallest memory first; empty when none is close."""
+    hits = [
+        a
+        for a in _cat().accelerators.values()
+        if a.vendor == "nvidia" and memory_matches(a, label_mib, tolerance)
+    ]
+    return sorted(hits, key=lambda a: (a.memory_bytes, a.id))

@@ -176,6 +176,43 @@ def _from_catalogue(ref: str, revision: str | None) -> ModelSpec | None:
     )
 
 
+class _HubDeadline(Exception):
+    """A hub call did not finish within its deadline (``huggingface_hub`` retries timeouts with back-off
+    for up to ~40 s; kvlint stops waiting earlier)."""
+
+
+def _deadline(etag_timeout: float) -> float:
+    """Wall-clock budget (s) of one hub call: two timeouts plus 1 s of retries (11 s at the default
+    :data:`HUB_TIMEOUT_S` of 5 s)."""
+    return 2 * etag_timeout + 1.0
+
+
+def _bounded(fn: Any, deadline: float) -> Any:
+    """Run ``fn()`` in a daemon thread and wait at most ``deadline`` seconds; re-raise its exception.
+
+    Raises:
+        _HubDeadline: still running at the deadline (the thread is abandoned; it only touches the cache).
+    """
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="kvlint-hub", daemon=True)
+    t.start()
+    t.join(deadline)
+    if t.is_alive():
+        raise _HubDeadline(f"no answer within {deadline:.0f} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
 def _hub_env() -> None:
     for var in ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"):
         os.environ.setdefault(var, str(HUB_TIMEOUT_S))
@@ -224,8 +261,10 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         _probe_endpoint(endpoint, min(float(kwargs["etag_timeout"]), 3.0))
     kwargs["local_files_only"] = offline_env or bool(_network_down)
 
+    limit = _deadline(float(kwargs["etag_timeout"]))
+
     def download(filename: str) -> str:
-        return hf_hub_download(ref, filename, **kwargs)
+        return str(_bounded(lambda: hf_hub_download(ref, filename, **kwargs), limit))
 
     try:
         path = download("config.json")
@@ -260,6 +299,13 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
         ) from None
     except hf_errors.HFValidationError as e:
         raise _unavailable(ref, f"not a valid hub id: {e}", hub_hint=False) from None
+    except _HubDeadline as e:
+        _network_down.append(f"timed out: {e}")
+        raise _unavailable(
+            ref,
+            f"the Hugging Face Hub at {endpoint} did not answer ({e}; HF_HUB_ETAG_TIMEOUT="
+            f"{kwargs['etag_timeout']:g}) and the model is not cached",
+        ) from None
     except Exception as e:  # connection errors / timeouts (httpx, requests, socket): stop using the network
         name = type(e).__name__
         _network_down.append(name)
@@ -294,8 +340,63 @@ def _from_hub(ref: str, revision: str | None) -> ModelSpec:
                     total,
                     f"checkpoint size (hub {ref} model.safetensors.index.json metadata.total_size)",
                 )
+    param_total: int | None = None
+    if wb is None and not kwargs["local_files_only"]:
+        try:
+            wb, wb_src, param_total = _bounded(
+                lambda: _safetensors_header_bytes(ref, revision, endpoint, float(kwargs["etag_timeout"])),
+                limit,
+            )
+        except _HubDeadline:
+            wb, wb_src, param_total = None, None, None
     return _parse(
-        config, ref, f"huggingface hub: {ref}" + (f"@{revision}" if revision else ""), quant, wb, wb_src
+        config,
+        ref,
+        f"huggingface hub: {ref}" + (f"@{revision}" if revision else ""),
+        quant,
+        wb,
+        wb_src,
+        param_total,
+    )
+
+
+def _safetensors_header_bytes(
+    ref: str, revision: str | None, endpoint: str, timeout: float
+) -> tuple[int | None, str | None, int | None]:
+    """Exact tensor bytes of a hub checkpoint from its safetensors headers only (HTTP range requests of
+    the first ~100 kB per file through ``HfApi.get_safetensors_metadata``; the weights are never
+    downloaded): sum of every tensor's ``data_offsets`` span, plus the parameter count summed over dtypes.
+
+    Used when the repository has no ``model.safetensors.index.json`` (single-file checkpoints). Returns
+    ``(None, None, None)`` on any failure (not a safetensors repo, gated, timeout): weight bytes are then
+    estimated from the architecture, which the plan says.
+    """
+    try:
+        from huggingface_hub import HfApi
+
+        api = HfApi(endpoint=endpoint if os.environ.get("HF_ENDPOINT") else None)
+        meta = api.get_safetensors_metadata(ref, revision=revision, timeout=timeout)
+    except Exception:  # optional: absence or failure only means "estimate instead"
+        return None, None, None
+    total = 0
+    params = 0
+    for fmeta in meta.files_metadata.values():
+        for t in fmeta.tensors.values():
+            begin, end = t.data_offsets
+            total += int(end) - int(begin)
+        params += sum(int(v) for v in fmeta.parameter_count.values())
+    if total <= 0:
+        return None, None, None
+    files = ", ".join(sorted(meta.files_metadata))
+    by_dtype: dict[str, int] = {}
+    for fmeta in meta.files_metadata.values():
+        for dt, n in fmeta.parameter_count.items():
+            by_dtype[dt] = by_dtype.get(dt, 0) + int(n)
+    dtypes = ", ".join(f"{dt} {n:,}" for dt, n in sorted(by_dtype.items()))
+    return (
+        total,
+        f"checkpoint size (hub {ref} safetensors headers of {files}: parameters {dtypes})",
+        params or None,
     )
 
 

@@ -1,0 +1,424 @@
+"""``--cluster``: read the live nodes and place a pod on the ones it could schedule on.
+
+:func:`load_inventory` lists the nodes (``GET /api/v1/nodes``) through the official ``kubernetes`` Python
+client (kubeconfig + context, or the in-cluster service account), once per run; :func:`placement_from_cluster`
+then filters the nodes the way kube-scheduler's filter plugins do for the constraints kvlint can see in a
+PodSpec, and takes the accelerator from the surviving nodes' labels with the same label tables as
+:func:`kvlint.accelerators.resolve_placement`.
+
+Filters (Kubernetes ``pkg/scheduler/framework/plugins``, as documented in "Assigning Pods to Nodes" and
+"Taints and Tolerations", kubernetes.io, v1.30):
+
+* ``nodeSelector``: every key must be a node label with exactly that value (plugin ``NodeAffinity``);
+* required node affinity: ``nodeSelectorTerms`` are OR'ed, the ``matchExpressions`` of a term AND'ed;
+  ``In``/``NotIn`` (``NotIn`` also matches a node without the label), ``Exists``/``DoesNotExist``,
+  ``Gt``/``Lt`` (integer comparison of the label value; a missing or non-integer label does not match);
+  ``matchFields`` on ``metadata.name`` (``In``/``NotIn``);
+* taints (plugin ``TaintToleration``): every ``NoSchedule``/``NoExecute`` taint must be tolerated
+  (``operator: Exists`` with an empty key tolerates everything; ``Equal`` compares values; an empty
+  ``effect`` matches all effects); ``PreferNoSchedule`` does not filter;
+* ``spec.unschedulable`` (cordoned; plugin ``NodeUnschedulable``) unless the pod tolerates
+  ``node.kubernetes.io/unschedulable:NoSchedule``;
+* extended resources (plugin ``NodeResourcesFit``): the node's ``status.allocatable`` must hold the
+  container's accelerator resource count (capacity only: pods already running are not subtracted).
+
+The ``kubernetes`` package is imported only when a cluster is actually read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.accelerators import placement as pl
+from kvlint.types import Accelerator, Placement
+
+__all__ = [
+    "ClusterUnavailable",
+    "Node",
+    "NodeInventory",
+    "clear_cache",
+    "inventory_from_node_list",
+    "load_inventory",
+    "placement_from_cluster",
+    "TIMEOUT_S",
+]
+
+#: (connect, read) timeouts in seconds for the node list request.
+TIMEOUT_S = (5.0, 30.0)
+
+_cache: dict[tuple[str | None, str | None], NodeInventory] = {}
+
+
+class ClusterUnavailable(Exception):
+    """The cluster could not be read (no kubeconfig / unknown context, unreachable API server, 401/403,
+    malformed answer); the message names the kubeconfig/context and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """One node as the scheduler sees it.
+
+    ``labels`` are ``metadata.labels``; ``taints`` the ``spec.taints`` items (``key``, ``value``,
+    ``effect``); ``allocatable`` ``status.allocatable`` (resource name -> quantity string, e.g.
+    ``nvidia.com/gpu: "8"``); ``unschedulable`` ``spec.unschedulable`` (cordoned).
+    """
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[dict[str, str], ...] = ()
+    allocatable: dict[str, str] = field(default_factory=dict)
+    unschedulable: bool = False
+
+
+@dataclass(frozen=True)
+class NodeInventory:
+    """The nodes of one cluster, read once per run. ``source`` says from where (kubeconfig path and
+    context, or ``in-cluster``), for messages."""
+
+    nodes: tuple[Node, ...]
+    source: str
+
+
+def clear_cache() -> None:
+    """Forget inventories read in this process (tests; a long-running process re-reading the cluster)."""
+    _cache.clear()
+
+
+def _map(v: Any) -> Mapping[str, Any]:
+    return v if isinstance(v, Mapping) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _s(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def inventory_from_node_list(data: Mapping[str, Any], source: str = "NodeList") -> NodeInventory:
+    """A :class:`NodeInventory` from a ``NodeList`` JSON object (``items`` of ``Node``), as returned by
+    ``GET /api/v1/nodes``. Items that are not mappings or lack ``metadata.name`` are skipped.
+
+    Raises:
+        ClusterUnavailable: ``data`` is not a mapping with an ``items`` list.
+    """
+    items = data.get("items") if isinstance(data, Mapping) else None
+    if not isinstance(items, list):
+        raise ClusterUnavailable(f"{source}: the API server's answer is not a NodeList (no items list)")
+    nodes: list[Node] = []
+    for it in items:
+        if not isinstance(it, Mapping):
+            continue
+        meta = _map(it.get("metadata"))
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        if not name:
+            continue
+        spec = _map(it.get("spec"))
+        status = _map(it.get("status"))
+        labels = _map(meta.get("labels"))
+        taints = _list(spec.get("taints"))
+        alloc = _map(status.get("allocatable"))
+        nodes.append(
+            Node(
+                name=str(name),
+                labels={str(k): _s(v) for k, v in labels.items()},
+                taints=tuple(
+                    {"key": _s(t.get("key")), "value": _s(t.get("value")), "effect": _s(t.get("effect"))}
+                    for t in taints
+                    if isinstance(t, Mapping)
+                ),
+                allocatable={str(k): _s(v) for k, v in alloc.items()},
+                unschedulable=bool(spec.get("unschedulable")),
+            )
+        )
+    return NodeInventory(tuple(nodes), source)
+
+
+def load_inventory(kubeconfig: str | None = None, context: str | None = None) -> NodeInventory:
+    """List the cluster's nodes through the ``kubernetes`` client; cached per (kubeconfig, context).
+
+    Args:
+        kubeconfig: path of a kubeconfig file (``--kubeconfig``); None -> ``$KUBECONFIG`` /
+            ``~/.kube/config``, or the in-cluster service account when running in a pod
+            (``KUBERNETES_SERVICE_HOST`` set) and no kubeconfig file exists.
+        context: kubeconfig context (``--context``); None -> the current context.
+
+    Returns:
+        :class:`NodeInventory` of every node (paginated ``list_node``, 500 per page, timeouts
+        :data:`TIMEOUT_S`, one retry).
+
+    Raises:
+        ClusterUnavailable: the ``kubernetes`` package is missing, the kubeconfig/context is missing or
+            invalid, the API server is unreachable or times out, or answers 401/403 (RBAC: the identity
+            needs ``list`` on ``nodes``) or something that is not a NodeList.
+    """
+    key = (kubeconfig, context)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    inv = _load(kubeconfig, context)
+    _cache[key] = inv
+    return inv
+
+
+def _load(kubeconfig: str | None, context: str | None) -> NodeInventory:
+    try:
+        from kubernetes import client
+        from kubernetes import config as kconfig
+        from kubernetes.client.rest import ApiException
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError:  # pragma: no cover - declared dependency
+        raise ClusterUnavailable(
+            "--cluster needs the 'kubernetes' Python package (pip install kubernetes)"
+        ) from None
+
+    cfg = client.Configuration()
+    default_path = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
+    in_cluster = (
+        kubeconfig is None
+        and context is None
+        and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        and not os.path.exists(default_path)
+    )
+    where = "in-cluster service account" if in_cluster else f"kubeconfig {kubeconfig or default_path}"
+    if context:
+        where += f" context {context}"
+    try:
+        if in_cluster:
+            kconfig.load_incluster_config(client_configuration=cfg)
+        else:
+            kconfig.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
+    except (ConfigException, OSError, ValueError, TypeError, KeyError) as e:
+        raise ClusterUnavailable(
+            f"cannot read {where}: {str(e).splitlines()[0] if str(e) else type(e).__name__}; pass --kubeconfig "
+            "FILE and --context NAME (see `kubectl config get-contexts`)"
+        ) from None
+    cfg.retries = 1
+    api = client.CoreV1Api(client.ApiClient(cfg))
+    items: list[Any] = []
+    cont: str | None = None
+    try:
+        while True:
+            kw: dict[str, Any] = {"limit": 500, "_preload_content": False, "_request_timeout": TIMEOUT_S}
+            if cont:
+                kw["_continue"] = cont
+            resp: Any = api.list_node(**kw)
+            try:
+                page = json.loads(resp.data)
+            except (ValueError, TypeError) as e:
+                raise ClusterUnavailable(f"{where}: GET /api/v1/nodes did not return JSON ({e})") from None
+            if not isinstance(page, Mapping) or not isinstance(page.get("items"), list):
+                raise ClusterUnavailable(f"{where}: GET /api/v1/nodes did not return a NodeList")
+            items.extend(page["items"])
+            meta = page.get("metadata")
+            cont = meta.get("continue") if isinstance(meta, Mapping) else None
+            if not cont:
+                break
+    except ApiException as e:
+        if e.status in (401, 403):
+            raise ClusterUnavailable(
+                f"{where}: the API server refused to list nodes ({e.status} {e.reason}); the identity needs "
+                "RBAC 'list' on 'nodes' (a ClusterRole), or drop --cluster"
+            ) from None
+        raise ClusterUnavailable(f"{where}: GET /api/v1/nodes failed ({e.status} {e.reason})") from None
+    except ClusterUnavailable:
+        raise
+    except Exception as e:  # urllib3 connection errors, timeouts, TLS errors
+        raise ClusterUnavailable(
+            f"{where}: the API server at {cfg.host} is unreachable ({type(e).__name__}); check the context, "
+            "network/VPN, or drop --cluster"
+        ) from None
+    return inventory_from_node_list({"items": items}, where)
+
+
+# --------------------------------------------------------------------------------------------------
+# scheduling filters
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(str(v).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def _expr_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One node-selector requirement against a node's labels (scheduler semantics, see module doc)."""
+    key, op = str(expr.get("key", "")), str(expr.get("operator", ""))
+    values = (
+        [str(v) for v in expr.get("values") or [] if v is not None]
+        if isinstance(expr.get("values"), list)
+        else []
+    )
+    has = key in labels
+    if op == "In":
+        return has and labels[key] in values
+    if op == "NotIn":
+        return not has or labels[key] not in values
+    if op == "Exists":
+        return has
+    if op == "DoesNotExist":
+        return not has
+    if op in ("Gt", "Lt"):
+        have, bound = _int(labels.get(key)), _int(values[0]) if len(values) == 1 else None
+        if have is None or bound is None:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False  # unknown operator: the API server would reject the object
+
+
+def _term_matches(term: Any, node: Node) -> bool:
+    if not isinstance(term, Mapping):
+        return False
+    exprs = _list(term.get("matchExpressions"))
+    fields = _list(term.get("matchFields"))
+    if not exprs and not fields:
+        return False  # an empty term matches no node
+    ok = all(isinstance(e, Mapping) and _expr_matches(e, node.labels) for e in exprs)
+    return ok and all(
+        isinstance(f, Mapping)
+        and str(f.get("key")) == "metadata.name"
+        and _expr_matches(f, {"metadata.name": node.name})
+        for f in fields
+    )
+
+
+def _affinity_ok(pod_spec: Mapping[str, Any], node: Node) -> bool:
+    aff = pod_spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
+    if not isinstance(terms, list):
+        return True
+    return any(_term_matches(t, node) for t in terms)
+
+
+def _tolerated(taint: Mapping[str, str], tolerations: list[Any]) -> bool:
+    for t in tolerations:
+        if not isinstance(t, Mapping):
+            continue
+        effect = _s(t.get("effect"))
+        if effect and effect != taint["effect"]:
+            continue
+        key, op = _s(t.get("key")), _s(t.get("operator")) or "Equal"
+        if op == "Exists":
+            if not key or key == taint["key"]:
+                return True
+        elif key == taint["key"] and _s(t.get("value")) == taint["value"]:
+            return True
+    return False
+
+
+def _why_not(pod_spec: Mapping[str, Any], resource: str | None, count: int | None, node: Node) -> str | None:
+    """None when the pod fits ``node``; otherwise the first failing filter, named."""
+    ns = pod_spec.get("nodeSelector")
+    if isinstance(ns, Mapping):
+        for k, v in ns.items():
+            if node.labels.get(str(k)) != _s(v):
+                return f"nodeSelector {k}={v}"
+    if not _affinity_ok(pod_spec, node):
+        return "required nodeAffinity"
+    tols = _list(pod_spec.get("tolerations"))
+    if node.unschedulable and not _tolerated(
+        {"key": "node.kubernetes.io/unschedulable", "value": "", "effect": "NoSchedule"}, tols
+    ):
+        return "cordoned (spec.unschedulable)"
+    for t in node.taints:
+        if t["effect"] in ("NoSchedule", "NoExecute") and not _tolerated(t, tols):
+            return f"taint {t['key']}{'=' + t['value'] if t['value'] else ''}:{t['effect']} not tolerated"
+    if resource:
+        have = _int(node.allocatable.get(resource))
+        if not have:
+            return f"no allocatable {resource}"
+        if count is not None and have < count:
+            return f"allocatable {resource}={have} < {count}"
+    return None
+
+
+def placement_from_cluster(
+    pod_spec: Mapping[str, Any], container: Mapping[str, Any], inventory: NodeInventory
+) -> Placement:
+    """The :class:`~kvlint.types.Placement` of a container's pod on a live cluster.
+
+    Filters ``inventory`` by the PodSpec's nodeSelector, required node affinity, tolerations vs taints,
+    cordons and the container's accelerator resource (see the module docstring), then reads each fitting
+    node's labels with :func:`kvlint.accelerators.resolve_placement` (GFD ``nvidia.com/gpu.product`` /
+    ``gpu.memory`` incl. MIG and ``-SHARED``, GKE, Karpenter, AKS, AMD, instance types).
+
+    Returns:
+        ``accelerator`` the GPU with the smallest memory among the fitting nodes (worst case) and
+        ``candidates`` every distinct GPU among them (smallest memory first) when there are several;
+        ``gpus``/``gpus_loc``/``resource`` from the container; ``memory_bytes_override`` the MIG slice /
+        label memory of the worst-case node; ``how`` names the inventory, how many nodes fit and, when none
+        does, the reason per node (``accelerator`` None). Never raises for malformed manifests.
+    """
+    pod_spec = pod_spec if isinstance(pod_spec, Mapping) else {}
+    container = container if isinstance(container, Mapping) else {}
+    resource, count, gpus_loc = pl._gpu_resource(container)
+    fits: list[tuple[Node, Placement]] = []
+    rejected: dict[str, list[str]] = {}
+    for node in inventory.nodes:
+        why = _why_not(pod_spec, resource, count, node)
+        if why is not None:
+            rejected.setdefault(why, []).append(node.name)
+            continue
+        per_node = pl.resolve_placement({"nodeSelector": dict(node.labels)}, container, {})
+        fits.append((node, per_node))
+    base = f"--cluster ({inventory.source})"
+    if not fits:
+        reasons = "; ".join(
+            f"{why}: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''}"
+            for why, names in rejected.items()
+        )
+        return Placement(
+            accelerator=None,
+            how=f"{base}: none of {len(inventory.nodes)} nodes can run the pod ({reasons or 'no nodes'})",
+            gpus=count,
+            gpus_loc=gpus_loc,
+            resource=resource,
+        )
+    known = [(n, p) for n, p in fits if p.accelerator is not None]
+    if not known:
+        return Placement(
+            accelerator=None,
+            how=f"{base}: {len(fits)} nodes fit ({', '.join(n.name for n, _ in fits[:3])}) but their labels "
+            "name no accelerator kvlint knows",
+            gpus=count,
+            gpus_loc=gpus_loc,
+            resource=resource,
+        )
+    known.sort(key=lambda np: (np[1].memory_bytes or 0, np[0].name))
+    worst_node, worst = known[0]
+    accs: dict[str, Accelerator] = {}
+    for _n, p in known:
+        for a in (p.accelerator, *p.candidates):
+            if a is not None:
+                accs.setdefault(a.id, a)
+    detail = worst.how.split(" (", 1)[1].rstrip(")") if " (" in worst.how else worst.how
+    how = (
+        f"{base}: {len(fits)} of {len(inventory.nodes)} nodes fit; "
+        f"{'GPUs ' + ', '.join(accs) + ': worst case ' if len(accs) > 1 else ''}node {worst_node.name} "
+        f"{worst.how.split(' (', 1)[0].replace('nodeSelector ', 'label ')}"
+        + (f" ({detail})" if detail and detail != worst.how else "")
+    )
+    if len(known) < len(fits):
+        how += f"; {len(fits) - len(known)} fitting nodes have no known accelerator label"
+    return Placement(
+        accelerator=worst.accelerator,
+        how=how,
+        loc=None,
+        gpus=count,
+        gpus_loc=gpus_loc,
+        resource=resource,
+        shared=any(p.shared for _n, p in known),
+        max_sharers=worst.max_sharers,
+        memory_bytes_override=worst.memory_bytes_override,
+        candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))
+        if len(accs) > 1
+        else (),
+    )
