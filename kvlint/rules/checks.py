@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc, loc_of
@@ -172,23 +172,36 @@ class _Ctx:
 def check_container(cr: ContainerResult, options: Options) -> list[Diagnostic]:
     """All per-container checks for one serving container; returns its diagnostics (unsorted)."""
     ctx = _Ctx(cr, options)
+    worker = cr.workload.role in ("worker", "head") or cr.workload.kind.lower().startswith("ray")
     for f in cr.serving.findings:
-        ctx.out.append(finding_to_diagnostic(f, ctx.obj, cr.container_name))
+        d = finding_to_diagnostic(f, ctx.obj, cr.container_name)
+        if f.rule == "KV503" and worker and cr.serving.model is None and d.severity == "warning":
+            # Ray / LeaderWorkerSet workers run `ray start`; the engine command lives in the leader/head.
+            d = replace(d, severity="info")
+        ctx.out.append(d)
     if cr.serving.model is None:
-        # KV503 was emitted by the parser; nothing else can be said reliably.
+        # The parser explained why (KV503). Checks that need no model still apply to what was read.
         if not any(f.rule == "KV503" for f in cr.serving.findings):
             ctx.add(
                 "KV503", "kvlint found a serving engine in this container but no model in its command", None
             )
+        _check_version_pinned(ctx)
+        if cr.serving.engine == "vllm" and cr.serving.flags:
+            tp, pp, dp = _vllm_parallel(ctx)
+            _check_gpu_resources(ctx)
+            _check_gpu_count(ctx, tp, pp, dp)
+            _check_shm(ctx, tp, pp, dp)
+            _check_flags_static(ctx)
         return ctx.out
     _check_version_pinned(ctx)
-    _check_gpu_resources(ctx)
     if cr.serving.engine == "vllm":
+        _check_gpu_resources(ctx)
         _check_vllm(ctx)
-    elif cr.serving.engine == "tgi":
-        _check_tgi(ctx)
-    elif cr.serving.engine == "sglang":
-        _check_sglang(ctx)
+    elif cr.serving.engine in ("tgi", "sglang"):
+        from kvlint.rules.engine_checks import check_sglang, check_tgi
+
+        check = check_tgi if cr.serving.engine == "tgi" else check_sglang
+        ctx.out.extend(check(cr, ctx.options))
     return ctx.out
 
 
@@ -229,9 +242,16 @@ def _check_version_pinned(ctx: _Ctx) -> None:
             f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); kvlint assumed {assumed} "
             "and its memory rules, which change between releases",
             loc_of(s.container, "image"),
-            fix="pin the image to a release tag (e.g. vllm/vllm-openai:v0.11.0) or pass --engine-version",
+            fix=f"pin the image to a release tag (e.g. {_PIN_EXAMPLE.get(s.engine, 'vllm/vllm-openai:v0.11.0')}) "
+            "or pass --engine-version",
         )
 
+
+_PIN_EXAMPLE = {
+    "vllm": "vllm/vllm-openai:v0.11.0",
+    "tgi": "ghcr.io/huggingface/text-generation-inference:3.3.6",
+    "sglang": "lmsysorg/sglang:v0.5.5",
+}
 
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino")
 
@@ -293,11 +313,15 @@ def _check_vllm(ctx: _Ctx) -> None:
     tp, pp, dp = _vllm_parallel(ctx)
     parallel_ok = True
     if cr.model is None:
+        reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
         ctx.add(
             "KV502",
-            f"config.json for model '{s.model.value if s.model else '?'}' is unavailable: {cr.model_error}",
+            f"no config.json for model '{s.model.value if s.model else '?'}', so capacity rules were skipped: "
+            f"{reason or 'unknown reason'}",
             s.model.loc if s.model else None,
-            fix="give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml "
+            fix=("provide it with " + remedy)
+            if remedy
+            else "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml "
             "model_paths entry, the kvlint.io/model annotation, or hub access (HF_TOKEN for gated models)",
         )
     else:
@@ -348,14 +372,19 @@ def _check_heads(ctx: _Ctx, tp: int) -> bool:
         both = [t for t in valid if m.is_mla or _kv_tp_ok(m.num_kv_heads, t)]
         extra = ""
         if not m.is_mla and both != valid:
-            extra = f" (of these, {', '.join(map(str, both))} also suit its {m.num_kv_heads} KV heads)"
+            others = [t for t in valid if t not in both]
+            extra = (
+                f"; only {', '.join(map(str, both))} also suit its {m.num_kv_heads} KV heads "
+                f"({', '.join(map(str, others))} would fail KV402)"
+            )
         ctx.add(
             "KV401",
             f"vLLM requires the {heads} attention heads of {m.id} to be divisible by tensor-parallel-size {tp}; "
             f"start-up fails with 'Total number of attention heads ({heads}) must be divisible by tensor "
             f"parallel size ({tp}).'",
             loc,
-            fix=f"valid tensor-parallel-size values up to {limit}: {', '.join(map(str, valid))}{extra}",
+            fix=f"tensor-parallel-size values up to {limit} that divide the {heads} heads: "
+            f"{', '.join(map(str, valid))}{extra}",
         )
         ok = False
     if not m.is_mla and m.num_kv_heads and not _kv_tp_ok(m.num_kv_heads, tp):
@@ -465,8 +494,16 @@ def _check_gpu_count(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
             f"{desc} needs {need} GPUs but the pod requests {have} ({where}); vLLM fails at start-up "
             f"('World size ({need}) is larger than the number of available GPUs ({have}) in this node')",
             s.loc("tensor_parallel_size") if "tensor_parallel_size" in s.flags else p.gpus_loc,
-            fix=f"request {need // pods if need % pods == 0 else need} GPUs per pod ({p.resource}) or lower "
-            f"the parallel sizes so their product is {have}",
+            fix=(
+                f"request {need // pods if need % pods == 0 else need} GPUs per pod ({p.resource}) or lower "
+                f"the parallel sizes so their product is {have}"
+            )
+            if need // pods <= 8
+            else (
+                f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
+                "tensor-parallel-size within a node (<= 8) and span nodes with --pipeline-parallel-size on a "
+                "LeaderWorkerSet (group size = number of nodes) or a Ray cluster"
+            ),
         )
     elif need < have and not ray:
         ctx.add(
@@ -649,8 +686,20 @@ def _replan(ctx: _Ctx, **changes: Any) -> MemoryPlan | None:
         return None
 
 
-def _fits(plan: MemoryPlan | None, min_concurrency: float = 1.0) -> bool:
-    return plan is not None and plan.kv_cache_bytes > 0 and plan.max_concurrency >= min_concurrency
+def _fits(plan: MemoryPlan | None, min_concurrency: float = 1.0, band: float = 0.05) -> bool:
+    """A remedy counts only if the re-planned workload is robustly fine: ``min_concurrency`` requests of
+    max-model-len fit at the central estimate, one fits at the low end of the band, and the spare room is
+    not within ``band`` (KV105's parameter) of the limit — so applying it never produces KV103 or KV105."""
+    if plan is None or plan.kv_cache_bytes <= 0:
+        return False
+    if plan.max_concurrency < min_concurrency or plan.max_concurrency_low < 1.0:
+        return False
+    headroom = plan.kv_cache_bytes - plan.per_request_bytes
+    return plan.max_concurrency >= 1.25 or headroom >= band * plan.kv_cache_bytes
+
+
+def _band(ctx: _Ctx) -> float:
+    return float(_param(ctx, "KV105", "band", 0.05))
 
 
 def _tp_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
@@ -659,12 +708,15 @@ def _tp_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     plan = ctx.cr.plan
     if m is None or plan is None:
         return ""
+    p = ctx.cr.placement
+    if p is not None and (p.memory_bytes_override and "mig" in (p.resource or p.how or "").lower()):
+        return ""  # MIG slices have no peer-to-peer path between them: vLLM cannot shard across them
     cur = plan.tensor_parallel_size
     for t in (2, 4, 8):
         if t <= cur or (m.num_attention_heads % t) or (not m.is_mla and not _kv_tp_ok(m.num_kv_heads, t)):
             continue
         p2 = _replan(ctx, tensor_parallel_size=t)
-        if _fits(p2, min_concurrency):
+        if _fits(p2, min_concurrency, _band(ctx)):
             assert p2 is not None
             return (
                 f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod) fits: "
@@ -682,7 +734,7 @@ def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     while u < 0.98:
         u = round(u + 0.01, 2)
         p2 = _replan(ctx, gpu_memory_utilization=u)
-        if _fits(p2, min_concurrency):
+        if _fits(p2, min_concurrency, _band(ctx)):
             assert p2 is not None
             return (
                 f"--gpu-memory-utilization {u:.2f} fits ({gib(p2.kv_cache_bytes)} KV per GPU, "
@@ -701,7 +753,7 @@ def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     if acc.vendor != "nvidia" or cc is None or cc < (8, 0):
         return ""
     p2 = _replan(ctx, kv_cache_dtype="fp8")
-    if _fits(p2, min_concurrency):
+    if _fits(p2, min_concurrency, _band(ctx)):
         assert p2 is not None
         return (
             f"--kv-cache-dtype fp8 halves KV per token ({p2.kv_bytes_per_token:,} B): {p2.capacity_tokens:,} tokens, "
@@ -711,49 +763,58 @@ def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
 
 
 def _len_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
-    """The largest max-model-len with ``min_concurrency`` requests fitting, verified by re-planning."""
-    plan = ctx.cr.plan
+    """The largest max-model-len (below the current one) at which ``min_concurrency`` requests fit robustly
+    (see :func:`_fits`), verified by re-planning. vLLM's own estimate
+    (:func:`kvlint.plan.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) is quoted
+    beside it when the two differ."""
+    cr = ctx.cr
+    plan = cr.plan
     if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
         return ""
-    best = 0
-    if min_concurrency <= 1.0:
-        try:
-            from kvlint.plan.vllm import largest_fitting_max_model_len
+    engine_estimate = 0
+    try:
+        from kvlint.plan.vllm import largest_fitting_max_model_len
 
-            cr = ctx.cr
-            assert cr.settings is not None and cr.model is not None and cr.placement is not None
-            acc = cr.placement.accelerator
-            best = int(
-                largest_fitting_max_model_len(
-                    cr.settings,
-                    cr.model,
-                    cr.placement.memory_bytes or 0,
-                    gpu_name=acc.name if acc else "",
-                    compute_capability=acc.compute_capability if acc else None,
-                )
+        assert cr.settings is not None and cr.model is not None and cr.placement is not None
+        acc = cr.placement.accelerator
+        engine_estimate = int(
+            largest_fitting_max_model_len(
+                cr.settings,
+                cr.model,
+                cr.placement.memory_bytes or 0,
+                gpu_name=acc.name if acc else "",
+                compute_capability=acc.compute_capability if acc else None,
             )
-        except Exception:
-            best = 0
-    if best <= 0:
-        best = int(plan.capacity_tokens / max(min_concurrency, 1e-9))
-    # search downwards from the estimate for a value that re-plans as fitting
-    candidates: list[int] = []
-    if best >= 2048:
-        candidates.append(best // 1024 * 1024)
-    candidates.append(best // plan.block_size * plan.block_size if plan.block_size else best)
-    for cand in candidates:
-        lo = cand
-        for _ in range(8):
-            if lo <= 0:
-                break
-            p2 = _replan(ctx, max_model_len=lo)
-            if _fits(p2, min_concurrency):
-                assert p2 is not None
-                return (
-                    f"--max-model-len {lo} fits ({p2.max_concurrency:.2f}x concurrent requests of that length; "
-                    f"vLLM's own estimate of the maximum is {best:,})"
-                )
-            lo = lo - max(plan.block_size, lo // 16)
+        )
+    except Exception:
+        engine_estimate = 0
+    low_tokens = plan.num_blocks_low * plan.block_size if plan.block_size else plan.capacity_tokens
+    start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
+    if engine_estimate > 0:
+        start = min(start, engine_estimate)
+    start = min(start, plan.max_model_len - 1)
+    if start >= 2048:
+        start = start // 1024 * 1024
+    elif plan.block_size:
+        start = start // plan.block_size * plan.block_size
+    cand = start
+    for _ in range(24):
+        if cand <= 0:
+            break
+        p2 = _replan(ctx, max_model_len=cand)
+        if _fits(p2, min_concurrency, _band(ctx)):
+            assert p2 is not None
+            note = ""
+            if engine_estimate and engine_estimate != cand:
+                note = f"; vLLM's own estimate of the maximum is {engine_estimate:,}"
+            return (
+                f"--max-model-len {cand} fits ({p2.max_concurrency:.2f}x concurrent requests of that length, "
+                f"also at the low end of the band{note})"
+            )
+        step = max(plan.block_size or 16, cand // 16)
+        cand = cand - step
+        if cand >= 2048:
+            cand = cand // 1024 * 1024
     return ""
 
 
@@ -800,6 +861,8 @@ def _check_capacity(ctx: _Ctx) -> None:
                     fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
                 )
         return
+    if not (0.0 < plan.gpu_memory_utilization <= 1.0):
+        return  # KV107 reports the value; a plan built on it would mislead
     acc = cr.placement.accelerator if cr.placement else None
     where = f"{acc.name} ({cr.placement.how})" if acc and cr.placement else "the GPU"
     version = f"vLLM {plan.engine_version}"
@@ -850,7 +913,7 @@ def _check_capacity(ctx: _Ctx) -> None:
             f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)}-{gib(plan.kv_cache_bytes_high)}): "
             f"start-up may fail on some nodes; {summary}",
             len_loc,
-            fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
+            fix=_join_fixes(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx)),
         )
         return
     band = float(_param(ctx, "KV105", "band", 0.05))
@@ -863,7 +926,7 @@ def _check_capacity(ctx: _Ctx) -> None:
             f"than the configured band ({band:g} x the KV cache = {gib(band * plan.kv_cache_bytes)}): start-up may "
             f"fail on some nodes; {summary}",
             len_loc,
-            fix=_join_fixes(_len_remedy(ctx, 1.25), _fp8_remedy(ctx, 1.25), _util_remedy(ctx, 1.25)),
+            fix=_join_fixes(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx)),
         )
         return
     min_c = float(_param(ctx, "KV104", "min_concurrency", 2.0))
@@ -982,54 +1045,6 @@ def _check_shared_gpu(ctx: _Ctx, w: Workload) -> None:
         fix=f"set --gpu-memory-utilization {math.floor(100 / n) / 100:.2f} or less, or request a dedicated GPU "
         "(nvidia.com/gpu) instead of a shared one",
     )
-
-
-# ---------------------------------------------------------------------------------------------------------
-# TGI / SGLang (first checks; full models come with their own issue)
-
-
-def _check_tgi(ctx: _Ctx) -> None:
-    """KV601 and head divisibility for text-generation-inference.
-
-    Source: TGI launcher/src/main.rs::main argument validation ("`max_input_tokens`(A) must be <
-    `max_total_tokens`(B)"), engine-memory-model §2.4.
-    """
-    s = ctx.cr.serving
-    mi = s.get("max_input_tokens", s.get("max_input_length"))
-    mt = s.get("max_total_tokens")
-    if isinstance(mi, int) and isinstance(mt, int) and mi >= mt:
-        key = "max_input_tokens" if "max_input_tokens" in s.flags else "max_input_length"
-        ctx.add(
-            "KV601",
-            f"TGI requires max-input-tokens < max-total-tokens; both limits leave no room for output ({mi} >= {mt}); "
-            f"the launcher exits with '`max_input_tokens`({mi}) must be < `max_total_tokens`({mt})'",
-            s.loc(key),
-            fix=f"set MAX_INPUT_TOKENS to at most {mt - 1} (prompt) and keep MAX_TOTAL_TOKENS {mt} (prompt + output)",
-        )
-    m = ctx.cr.model
-    shards = s.get("num_shard")
-    if m is not None and isinstance(shards, int) and shards > 1 and m.num_attention_heads % shards:
-        ctx.add(
-            "KV401",
-            f"TGI shards attention heads across {shards} GPUs but {m.id} has {m.num_attention_heads} heads "
-            "('`num_heads` must be divisible by `num_shards`')",
-            s.loc("num_shard"),
-            fix=f"valid num-shard values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, shards))))}",
-        )
-
-
-def _check_sglang(ctx: _Ctx) -> None:
-    """SGLang: head divisibility (sglang ModelConfig / parallel linear layers)."""
-    s = ctx.cr.serving
-    m = ctx.cr.model
-    tp = s.get("tp_size", s.get("tensor_parallel_size"))
-    if m is not None and isinstance(tp, int) and tp > 1 and m.num_attention_heads % tp:
-        ctx.add(
-            "KV401",
-            f"SGLang --tp-size {tp} does not divide the {m.num_attention_heads} attention heads of {m.id}",
-            s.loc("tp_size") if "tp_size" in s.flags else s.loc("tensor_parallel_size"),
-            fix=f"valid --tp-size values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, tp))))}",
-        )
 
 
 CheckFn = Callable[[_Ctx], None]
