@@ -1,0 +1,256 @@
+"""Benchmark the admission webhook over TLS on loopback: reviews per second and p50/p99 latency.
+
+Starts ``kvlint webhook serve`` as a child process on 127.0.0.1 with a throw-away certificate
+authority and serving certificate (``trustme``), pinned to one CPU core when the platform allows
+(``os.sched_setaffinity``), then sends AdmissionReview requests built from ``fixtures/webhook`` (a
+mix of denied, warned and clean objects) at a fixed rate from client threads with keep-alive
+connections, for a fixed number of requests (bounded and self-stopping: the child is terminated with
+SIGTERM at the end, and killed if it does not exit). Latency is measured at the client (request sent
+to response read, TLS and HTTP included).
+
+Usage::
+
+    python bench/webhook.py [--rate 200] [--seconds 10] [--clients 4] [--mode enforce]
+
+Prints one line per phase and a JSON summary; exit status 1 when the server did not start or a review
+failed (non-200 or a malformed answer), 0 otherwise (the 10 ms p99 aim is reported, not enforced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+FIXTURES = ROOT / "fixtures" / "webhook"
+
+
+def reviews() -> list[bytes]:
+    """AdmissionReview request bodies, one per workload document of the webhook fixtures."""
+    from kvlint.load import load_text
+    from kvlint.workloads import find_workloads
+
+    out: list[bytes] = []
+    for i, path in enumerate(sorted(FIXTURES.glob("*.yaml"))):
+        loaded = load_text(path.read_bytes(), str(path))
+        docs = {id(w.doc): w.doc for w in find_workloads(loaded.documents)}
+        for doc in docs.values():
+            obj = json.loads(json.dumps(doc.data))
+            out.append(json.dumps(admission_review(obj, uid=f"bench-{i}")).encode())
+    return out
+
+
+def admission_review(
+    obj: dict[str, Any], uid: str, operation: str = "CREATE", dry_run: bool = False
+) -> dict[str, Any]:
+    """An AdmissionReview request for ``obj`` shaped as the API server sends it (admission.k8s.io/v1)."""
+    kind = str(obj.get("kind", ""))
+    api = str(obj.get("apiVersion", "v1"))
+    group, _, version = api.rpartition("/")
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace") or "default"
+    resource = {"group": group, "version": version, "resource": kind.lower() + "s"}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": resource,
+            "requestKind": {"group": group, "version": version, "kind": kind},
+            "requestResource": resource,
+            "name": meta.get("name", ""),
+            "namespace": ns,
+            "operation": operation,
+            "userInfo": {
+                "username": "kubernetes-admin",
+                "groups": ["system:masters", "system:authenticated"],
+            },
+            "object": obj,
+            "oldObject": None,
+            "dryRun": dry_run,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "kubectl"},
+        },
+    }
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    if not s:
+        return float("nan")
+    k = min(len(s) - 1, max(0, round(q * (len(s) - 1))))
+    return s[k]
+
+
+def _server_histogram(text: str) -> dict[str, Any]:
+    """Bucket bounds (ms) holding the server-side p50/p99 and the share under 10 ms, from /metrics text."""
+    buckets: list[tuple[float, float]] = []
+    for line in text.splitlines():
+        if line.startswith("kvlint_webhook_review_duration_seconds_bucket{"):
+            le = line.split('le="', 1)[1].split('"', 1)[0]
+            buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
+    total = buckets[-1][1] if buckets else 0.0
+
+    def bound(q: float) -> float | None:
+        return next((round(le * 1000, 2) for le, n in buckets if total and n >= q * total), None)
+
+    under = next((n for le, n in buckets if le == 0.01), 0.0)
+    return {"p50_le_ms": bound(0.5), "p99_le_ms": bound(0.99), "under_10ms": under / total if total else 0.0}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; see the module docstring."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rate", type=float, default=200.0, help="target reviews per second (all clients)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="duration of the measured phase")
+    ap.add_argument("--clients", type=int, default=4, help="client threads (each one keep-alive connection)")
+    ap.add_argument("--mode", default="enforce", choices=["enforce", "warn", "audit"])
+    ap.add_argument("--no-pin", action="store_true", help="do not pin the server to one CPU core")
+    args = ap.parse_args(argv)
+
+    import httpx
+    import trustme
+
+    bodies = reviews()
+    tmp = tempfile.mkdtemp(prefix="kvlint-bench-")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1", "localhost")
+    cert, key, ca_file = (os.path.join(tmp, n) for n in ("tls.crt", "tls.key", "ca.crt"))
+    leaf.cert_chain_pems[0].write_to_path(cert)
+    leaf.private_key_pem.write_to_path(key)
+    ca.cert_pem.write_to_path(ca_file)
+    port = _free_port()
+    cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--tls-cert", cert, "--tls-key", key, "--mode", args.mode, "--log-level", "warning",
+           "--drain-seconds", "0"]  # fmt: skip
+    pin = None
+    if not args.no_pin and hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        if len(cpus) > 1:
+            pin = cpus[-1]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=(lambda: os.sched_setaffinity(0, {pin})) if pin is not None else None,  # noqa: PLW1509
+    )  # fmt: skip
+    if pin is not None:
+        client_cpus = set(os.sched_getaffinity(0)) - {pin}
+        os.sched_setaffinity(0, client_cpus)
+    url = f"https://127.0.0.1:{port}"
+    import ssl
+
+    ctx = ssl.create_default_context(cafile=ca_file)
+    try:
+        deadline = time.monotonic() + 30
+        with httpx.Client(verify=ctx, timeout=5) as c:
+            while True:
+                try:
+                    if c.get(url + "/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode() if proc.stderr else ""
+                    print(f"server did not start:\n{err[-2000:]}", file=sys.stderr)
+                    return 1
+                time.sleep(0.05)
+        print(f"server ready on {url} (pid {proc.pid}, pinned to CPU {pin if pin is not None else 'none'})")
+
+        total = int(args.rate * args.seconds)
+        interval = args.clients / args.rate
+        latencies: list[float] = []
+        failures: list[str] = []
+        verdicts = {"allowed": 0, "denied": 0}
+        lock = threading.Lock()
+
+        def client(idx: int) -> None:
+            n = total // args.clients + (1 if idx < total % args.clients else 0)
+            local: list[float] = []
+            with httpx.Client(verify=ctx, timeout=5, headers={"Content-Type": "application/json"}) as c:
+                for _ in range(3):  # warm the connection and the server
+                    c.post(url + "/validate", content=bodies[0])
+                start = time.perf_counter() + idx * interval / args.clients
+                for i in range(n):
+                    due = start + i * interval
+                    now = time.perf_counter()
+                    if due > now:
+                        time.sleep(due - now)
+                    body = bodies[(i * args.clients + idx) % len(bodies)]
+                    t0 = time.perf_counter()
+                    r = c.post(url + "/validate", content=body)
+                    dt = time.perf_counter() - t0
+                    local.append(dt)
+                    if r.status_code != 200 or "response" not in r.json():
+                        with lock:
+                            failures.append(f"HTTP {r.status_code}: {r.text[:200]}")
+                        continue
+                    with lock:
+                        verdicts["allowed" if r.json()["response"]["allowed"] else "denied"] += 1
+            with lock:
+                latencies.extend(local)
+
+        t_start = time.perf_counter()
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - t_start
+        with httpx.Client(verify=ctx, timeout=5) as c:
+            server_side = _server_histogram(c.get(url + "/metrics").text)
+        summary = {
+            "reviews": len(latencies),
+            "seconds": round(elapsed, 2),
+            "reviews_per_second": round(len(latencies) / elapsed, 1),
+            "target_rate": args.rate,
+            "p50_ms": round(_percentile(latencies, 0.50) * 1000, 2),
+            "p90_ms": round(_percentile(latencies, 0.90) * 1000, 2),
+            "p99_ms": round(_percentile(latencies, 0.99) * 1000, 2),
+            "max_ms": round(max(latencies) * 1000, 2) if latencies else None,
+            "verdicts": verdicts,
+            "failures": len(failures),
+            "distinct_objects": len(bodies),
+            "server_cpu": pin,
+            "server_side": server_side,
+        }
+        print(
+            f"{summary['reviews']} reviews in {summary['seconds']} s: {summary['reviews_per_second']} reviews/s; "
+            f"latency p50 {summary['p50_ms']} ms, p99 {summary['p99_ms']} ms (aim: p99 < 10 ms at 200/s)"
+        )
+        print(
+            f"server side (kvlint_webhook_review_duration_seconds): p50 <= {server_side['p50_le_ms']} ms, "
+            f"p99 <= {server_side['p99_le_ms']} ms, {server_side['under_10ms']:.1%} under 10 ms"
+        )
+        print(json.dumps(summary))
+        for f in failures[:5]:
+            print("failure:", f, file=sys.stderr)
+        return 1 if failures else 0
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""kvlint as a validating admission webhook (``kvlint webhook serve``).
+
+The same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`) answers
+``admission.k8s.io/v1`` AdmissionReviews over HTTPS. Modules:
+
+* :mod:`kvlint.webhook.review`: AdmissionReview parsing, verdicts, responses (no web framework);
+* :mod:`kvlint.webhook.app`: the Starlette app (``/validate``, ``/healthz``, ``/readyz``, ``/metrics``);
+* :mod:`kvlint.webhook.server`: uvicorn with TLS reload and draining shutdown;
+* :mod:`kvlint.webhook.tls`, :mod:`kvlint.webhook.metrics`, :mod:`kvlint.webhook.logs`;
+* :mod:`kvlint.webhook.cli`: the ``webhook`` click group.
+
+Importing this package (and :mod:`kvlint.webhook.cli`) needs none of the server libraries, so
+``kvlint --help`` stays fast and lists the command even without them; serving needs the ``webhook``
+extra: ``pip install 'kvlint[webhook]'`` (starlette, uvicorn, prometheus_client).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+#: Distribution names the server needs, by import name.
+SERVER_DEPS = {"starlette": "starlette", "uvicorn": "uvicorn", "prometheus_client": "prometheus_client"}
+
+INSTALL_HINT = "pip install 'kvlint[webhook]'"
+
+
+def missing_server_deps() -> list[str]:
+    """Import names of the server libraries that are not installed (empty when all are)."""
+    return [name for name in SERVER_DEPS if importlib.util.find_spec(name) is None]
+
+
+class MissingDependencies(ImportError):
+    """The webhook server libraries are not installed; the message names them and the install command."""
+
+
+def require_server_deps() -> None:
+    """Raise :class:`MissingDependencies` naming what is missing and ``pip install 'kvlint[webhook]'``."""
+    missing = missing_server_deps()
+    if missing:
+        raise MissingDependencies(
+            f"the admission webhook needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+            f"not installed: {INSTALL_HINT}"
+        )
+
+
+__all__ = ["INSTALL_HINT", "MissingDependencies", "SERVER_DEPS", "missing_server_deps", "require_server_deps"]

@@ -1,0 +1,87 @@
+"""Prometheus metrics of the admission webhook (``/metrics``), through ``prometheus_client``.
+
+Each :class:`WebhookMetrics` owns a ``CollectorRegistry`` (not the process-global one), so several
+servers in one process (tests, the benchmark) do not collide. Series:
+
+* ``kvlint_webhook_reviews_total{verdict, outcome, dry_run}``: reviews answered; ``verdict`` is
+  ``allowed``/``denied``, ``outcome`` ``clean|findings|would_deny|skipped|timeout|internal_error``.
+* ``kvlint_webhook_findings_total{rule, severity}``: diagnostics reported in reviews, by rule id.
+* ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
+  built (seconds), buckets from 1 ms to 10 s.
+* ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
+  (``malformed``, ``too_large``, ``unsupported_media_type``).
+* ``kvlint_webhook_overrunning_reviews``: pipeline runs still going after their review timed out.
+* ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
+* ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Histogram buckets in seconds: fine below 25 ms where a review should land, coarse up to the budget.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class WebhookMetrics:
+    """The webhook's metric families in a private registry.
+
+    Raises ImportError (with the install hint) when ``prometheus_client`` is missing.
+    """
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.reviews = Counter(
+            "kvlint_webhook_reviews",
+            "Admission reviews answered.",
+            ["verdict", "outcome", "dry_run"],
+            registry=r,
+        )
+        self.findings = Counter(
+            "kvlint_webhook_findings",
+            "Diagnostics reported in admission reviews.",
+            ["rule", "severity"],
+            registry=r,
+        )
+        self.latency = Histogram(
+            "kvlint_webhook_review_duration_seconds",
+            "Time to answer one admission review, in seconds.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.bad_requests = Counter(
+            "kvlint_webhook_bad_requests", "Requests refused with an HTTP error.", ["reason"], registry=r
+        )
+        self.overrunning = Gauge(
+            "kvlint_webhook_overrunning_reviews",
+            "Pipeline runs still going after their review's time budget ran out.",
+            registry=r,
+        )
+        self.tls_reloads = Counter(
+            "kvlint_webhook_tls_reloads", "TLS certificate reloads.", ["result"], registry=r
+        )
+        self.inventory_refreshes = Counter(
+            "kvlint_webhook_inventory_refreshes", "Node-label inventory refreshes.", ["result"], registry=r
+        )
+
+    def observe(self, verdict: Any, dry_run: bool, seconds: float) -> None:
+        """Record one answered review: its :class:`~kvlint.webhook.review.Verdict`, whether it was a
+        dry run, and its latency in seconds."""
+        self.reviews.labels(
+            "allowed" if verdict.allowed else "denied", verdict.outcome, "true" if dry_run else "false"
+        ).inc()
+        for d in verdict.errors + verdict.warnings:
+            self.findings.labels(d.rule, d.severity).inc()
+        self.latency.observe(seconds)
+
+    def render(self) -> tuple[bytes, str]:
+        """The exposition text and its content type."""
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+
+
+__all__ = ["LATENCY_BUCKETS", "WebhookMetrics"]

@@ -1,0 +1,475 @@
+"""AdmissionReview in, AdmissionReview out: the webhook's logic, free of any web framework.
+
+The API server POSTs an ``admission.k8s.io/v1`` ``AdmissionReview`` whose ``request`` carries the object
+under review; the webhook answers with the same ``apiVersion``/``kind`` and a ``response`` whose ``uid``
+echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "Response"). This module:
+
+* :func:`parse_review` validates the envelope (clear :class:`ReviewError` -> HTTP 400, never a crash);
+* :func:`skip_reason` says when a review needs no linting (DELETE/CONNECT, subresources such as
+  ``status``/``scale``, exempt namespaces, UPDATEs that leave everything but metadata/status unchanged
+  so controllers can keep writing annotations and finalizers on objects admitted before kvlint was);
+* :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
+  on the object, offline (``allow_hub=False``: no network call on the request path);
+* :func:`build_response` turns diagnostics into a verdict for the configured mode, and
+  :func:`failure_response` answers when the time budget ran out or kvlint failed (fail open or closed).
+
+Limits of what an admission response may carry, from ``k8s.io/api/admission/v1/types.go``
+(``AdmissionResponse.Warnings``: "Limit warnings to 120 characters if possible. Warnings over 256
+characters and large numbers of warnings may be truncated.") and the Kubernetes docs page "Dynamic
+Admission Control" (individual warnings over 256 characters may be truncated by the API server; once
+more than 4096 characters of warnings are added from all sources, further ones are ignored). kvlint
+keeps each warning at most :data:`MAX_WARNING_CHARS` and its warnings together at most
+:data:`MAX_WARNINGS_TOTAL_CHARS`, half the shared 4096 so other webhooks keep room.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+from kvlint.types import Diagnostic
+
+Mode = Literal["enforce", "warn", "audit"]
+FailureMode = Literal["open", "closed"]
+
+MODES: tuple[str, ...] = ("enforce", "warn", "audit")
+FAILURE_MODES: tuple[str, ...] = ("open", "closed")
+
+#: API versions of AdmissionReview answered (the response always repeats the request's).
+API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+
+#: One warning's maximum length in characters (the API server may truncate above 256).
+MAX_WARNING_CHARS = 256
+#: All of kvlint's warnings of one response together, in characters (API server ignores beyond 4096).
+MAX_WARNINGS_TOTAL_CHARS = 2048
+#: Deny message cap in characters; the full report is one ``kvlint check`` away.
+MAX_MESSAGE_CHARS = 4096
+#: Default request body cap: etcd stores objects up to 1.5 MiB (its ``--max-request-bytes`` default), and
+#: an UPDATE review carries ``object`` and ``oldObject`` plus the envelope.
+DEFAULT_MAX_REQUEST_BYTES = 3 * 2**20
+
+Pipeline = Callable[[Any, Any], Any]
+"""``(LoadResult, Options) -> CheckResult``; :func:`kvlint.pipeline.run_documents` by default."""
+
+
+class ReviewError(Exception):
+    """A request the webhook cannot answer as an admission review.
+
+    ``status`` is the HTTP status to answer with (400 malformed, 413 too large, 415 not JSON);
+    ``str(exc)`` the human-readable reason, returned in the body as ``{"error": ...}``.
+    """
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """What the admin configured (``kvlint webhook serve`` flags, ``--config`` .kvlint.yaml).
+
+    Attributes:
+        mode: ``enforce`` (deny on error findings), ``warn`` (never deny; errors become warnings),
+            ``audit`` (never deny, no warnings; verdicts only in logs, metrics and audit annotations).
+        failure_mode: what to answer when a review cannot be completed in ``timeout_seconds`` or kvlint
+            fails internally: ``open`` allows with a warning, ``closed`` denies.
+        timeout_seconds: per-review time budget in seconds (queueing in the worker pool included);
+            keep it below the ValidatingWebhookConfiguration's ``timeoutSeconds``.
+        max_request_bytes: request bodies above this many bytes get HTTP 413.
+        workers: threads running the pipeline (a review that overruns its budget keeps its thread
+            until it ends; ``/readyz`` fails when every thread is held by such a review).
+        exempt_namespaces: namespaces never linted (defence in depth behind ``namespaceSelector``).
+        options: pipeline options; :func:`webhook_options` forces ``allow_hub=False``.
+    """
+
+    mode: Mode = "enforce"
+    failure_mode: FailureMode = "open"
+    timeout_seconds: float = 2.0
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    workers: int = 4
+    exempt_namespaces: tuple[str, ...] = ("kube-system",)
+    options: Any = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.failure_mode not in FAILURE_MODES:
+            raise ValueError(f"failure mode must be open or closed, not {self.failure_mode!r}")
+        if not self.timeout_seconds > 0:
+            raise ValueError(f"timeout must be > 0 seconds, not {self.timeout_seconds}")
+        if self.max_request_bytes < 1024:
+            raise ValueError(f"max request size must be at least 1024 bytes, not {self.max_request_bytes}")
+        if self.workers < 1:
+            raise ValueError(f"workers must be >= 1, not {self.workers}")
+        if self.options is None:
+            object.__setattr__(self, "options", webhook_options())
+
+
+def webhook_options(base: Any = None, **overrides: Any) -> Any:
+    """:class:`kvlint.pipeline.Options` for the request path: ``base`` (or defaults) with ``overrides``
+    applied where Options has such a field, and always ``allow_hub=False`` (no network call while the
+    API server waits). Unknown override names are ignored, so callers can pass ``exemptions_allowed``
+    to pipelines that do not know it yet; :func:`exemptions_enforceable` tells whether it took effect."""
+    from kvlint.pipeline import Options
+
+    opts = base if base is not None else Options(allow_hub=False)
+    names = {f.name for f in fields(opts)}
+    kw = {k: v for k, v in overrides.items() if k in names}
+    kw["allow_hub"] = False
+    return replace(opts, **kw)
+
+
+def exemptions_enforceable(options: Any) -> bool:
+    """Whether these pipeline options can switch ``kvlint.io/ignore`` annotations off (the pipeline
+    knows ``exemptions_allowed``)."""
+    return hasattr(options, "exemptions_allowed")
+
+
+@dataclass
+class Review:
+    """The parts of an AdmissionReview request kvlint uses.
+
+    ``raw_request`` is the request mapping as sent; ``object``/``old_object`` the objects (None for
+    DELETE/CONNECT or when absent); ``kind`` the object's kind (``request.kind.kind``).
+    """
+
+    api_version: str
+    uid: str
+    operation: str
+    kind: str
+    namespace: str | None
+    name: str
+    sub_resource: str | None
+    dry_run: bool
+    object: dict[str, Any] | None
+    old_object: dict[str, Any] | None
+    raw_request: dict[str, Any] = field(repr=False, default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        """``Kind/namespace/name`` of the object under review (parts omitted when empty)."""
+        return "/".join(x for x in (self.kind, self.namespace, self.name) if x)
+
+
+def parse_review(body: bytes | str) -> Review:
+    """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
+
+    Raises:
+        ReviewError: (HTTP 400) not JSON, not an object, wrong ``apiVersion``/``kind``, no
+            ``request``, missing or non-string ``uid``/``operation``, ``object`` not a mapping.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ReviewError(f"request body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ReviewError("request body nests too deeply") from None
+    if not isinstance(data, dict):
+        raise ReviewError(f"expected an AdmissionReview object, got JSON {type(data).__name__}")
+    api_version = data.get("apiVersion")
+    if api_version not in API_VERSIONS:
+        raise ReviewError(
+            f"apiVersion must be one of {', '.join(API_VERSIONS)}, got {api_version!r} "
+            "(set admissionReviewVersions: [v1] in the ValidatingWebhookConfiguration)"
+        )
+    if data.get("kind") != "AdmissionReview":
+        raise ReviewError(f"kind must be AdmissionReview, got {data.get('kind')!r}")
+    req = data.get("request")
+    if not isinstance(req, dict):
+        raise ReviewError("AdmissionReview has no request object")
+    uid = req.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise ReviewError("request.uid must be a non-empty string")
+    operation = req.get("operation")
+    if not isinstance(operation, str) or not operation:
+        raise ReviewError("request.operation must be a non-empty string")
+    obj = req.get("object")
+    old = req.get("oldObject")
+    for key, value in (("object", obj), ("oldObject", old)):
+        if value is not None and not isinstance(value, dict):
+            raise ReviewError(f"request.{key} must be an object or null, got {type(value).__name__}")
+    kind_info = req.get("kind")
+    kind = kind_info.get("kind") if isinstance(kind_info, dict) else None
+    if not isinstance(kind, str):
+        kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+    ns = req.get("namespace")
+    name = req.get("name")
+    if not name and isinstance(obj, dict) and isinstance(obj.get("metadata"), dict):
+        name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or ""
+    sub = req.get("subResource")
+    return Review(
+        api_version=str(api_version),
+        uid=uid,
+        operation=operation.upper(),
+        kind=kind,
+        namespace=str(ns) if ns else None,
+        name=str(name or ""),
+        sub_resource=str(sub) if sub else None,
+        dry_run=req.get("dryRun") is True,
+        object=obj,
+        old_object=old,
+        raw_request=req,
+    )
+
+
+def _without_volatile(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object minus ``status`` and ``metadata`` except the kvlint.io/ annotations and labels."""
+    out = {k: v for k, v in obj.items() if k not in ("status", "metadata")}
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    ann = meta.get("annotations")
+    ann = ann if isinstance(ann, dict) else {}
+    out["metadata.annotations"] = {k: v for k, v in ann.items() if str(k).startswith("kvlint.io/")}
+    out["metadata.labels"] = meta.get("labels") or {}
+    return out
+
+
+def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
+    """Why this review is allowed without linting, or None when it must be linted.
+
+    Skipped: operations other than CREATE/UPDATE; subresources (``status``, ``scale``...: a controller
+    writing status must never be blocked); namespaces in ``settings.exempt_namespaces``; no object;
+    UPDATEs whose object differs from ``oldObject`` only in ``status`` or non-kvlint metadata.
+    """
+    if review.operation not in ("CREATE", "UPDATE"):
+        return f"operation {review.operation} is not linted"
+    if review.sub_resource:
+        return f"subresource {review.sub_resource} is not linted"
+    if review.namespace and review.namespace in settings.exempt_namespaces:
+        return f"namespace {review.namespace} is exempt"
+    if review.object is None:
+        return "request has no object"
+    if (
+        review.operation == "UPDATE"
+        and review.old_object is not None
+        and _without_volatile(review.object) == _without_volatile(review.old_object)
+    ):
+        return "update changes only metadata or status"
+    return None
+
+
+def _prepared_object(review: Review) -> dict[str, Any]:
+    """The object as kvlint lints it: ``metadata.managedFields`` dropped (size only), and
+    ``metadata.namespace`` filled from ``request.namespace`` when the object leaves it out."""
+    assert review.object is not None
+    obj = dict(review.object)
+    meta = obj.get("metadata")
+    meta = dict(meta) if isinstance(meta, dict) else {}
+    meta.pop("managedFields", None)
+    if review.namespace and not meta.get("namespace"):
+        meta["namespace"] = review.namespace
+    obj["metadata"] = meta
+    return obj
+
+
+def lint_review(review: Review, options: Any, pipeline: Pipeline | None = None) -> Any:
+    """Run the ``kvlint check`` pipeline on the object under review and return its ``CheckResult``.
+
+    The object is serialised as indented JSON and read by :func:`kvlint.load.load_text` (so every value
+    carries a position, as from a file) under the name ``<admission Kind/ns/name>.json``. ``options``
+    must have ``allow_hub=False``. Runs in a worker thread; raises whatever the pipeline raises (the
+    caller maps it to the failure mode).
+    """
+    from kvlint.load import load_text
+
+    if pipeline is None:
+        from kvlint.pipeline import run_documents
+
+        pipeline = run_documents
+    text = json.dumps(_prepared_object(review), indent=1, ensure_ascii=False)
+    loaded = load_text(text, f"<admission {review.ref}>.json")
+    return pipeline(loaded, options)
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with ``...`` when longer."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
+def _where(d: Diagnostic) -> str:
+    return f" [container {d.container}]" if d.container else ""
+
+
+def format_warning(d: Diagnostic, note: str = "") -> str:
+    """One admission warning for a diagnostic: ``KV202 [container vllm]: message Fix: fix``, at most
+    :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
+    ``Warning:`` prefix (kubectl adds it)."""
+    head = f"{d.rule}{note}{_where(d)}: "
+    msg = " ".join(d.message.split())
+    fix = " ".join(d.fix.split())
+    full = f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
+    if len(full) <= MAX_WARNING_CHARS:
+        return full
+    return _clip(f"{head}{msg}", MAX_WARNING_CHARS)
+
+
+def _limit_warnings(items: list[str]) -> list[str]:
+    """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of those left out."""
+    out: list[str] = []
+    used = 0
+    for i, w in enumerate(items):
+        rest = len(items) - i - 1
+        tail = 80 if rest else 0  # room for the "N more" line
+        if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:
+            left = len(items) - i
+            out.append(f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest")
+            return out
+        out.append(w)
+        used += len(w)
+    return out
+
+
+def deny_message(review: Review, errors: list[Diagnostic]) -> str:
+    """The deny ``status.message``: a header naming the object, then per error its rule id, what is
+    wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
+    n = len(errors)
+    lines = [f"kvlint: {review.ref or 'object'} has {n} error{'s' if n != 1 else ''}:"]
+    for i, d in enumerate(errors):
+        entry = f"- {d.rule}{_where(d)}: {' '.join(d.message.split())}"
+        if d.fix:
+            entry += f"\n  fix: {' '.join(d.fix.split())}"
+        if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
+            lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
+            break
+        lines.append(entry)
+    return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
+
+
+def _clip_block(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@dataclass
+class Verdict:
+    """The decision taken on one review, for the response, the log line and the metrics.
+
+    ``outcome`` is one of ``clean``, ``findings`` (allowed with warnings or denied), ``would_deny``
+    (errors found in warn/audit mode), ``skipped``, ``timeout``, ``internal_error``.
+    """
+
+    allowed: bool
+    outcome: str
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    suppressed: int = 0
+    reason: str = ""
+
+    @property
+    def rules(self) -> list[str]:
+        """Sorted distinct rule ids found (errors and warnings)."""
+        return sorted({d.rule for d in self.errors + self.warnings})
+
+
+def response(
+    review: Review,
+    allowed: bool,
+    *,
+    message: str = "",
+    warnings: list[str] | None = None,
+    audit: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The AdmissionReview response body: same ``apiVersion``, ``kind: AdmissionReview``, and a
+    ``response`` with the request's ``uid``; a denial carries ``status`` with code 403 and ``message``."""
+    resp: dict[str, Any] = {"uid": review.uid, "allowed": allowed}
+    if not allowed:
+        resp["status"] = {"code": 403, "reason": "Forbidden", "message": message}
+    elif message:
+        resp["status"] = {"code": 200, "message": message}
+    if warnings:
+        resp["warnings"] = warnings
+    if audit:
+        resp["auditAnnotations"] = audit
+    return {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": resp}
+
+
+def build_response(review: Review, settings: WebhookSettings, result: Any) -> tuple[dict[str, Any], Verdict]:
+    """Verdict and AdmissionReview response for a finished pipeline ``result`` (a ``CheckResult``).
+
+    ``enforce``: denied when any error-severity diagnostic remains (after ``select``/``ignore``,
+    severity overrides and allowed ``kvlint.io/ignore`` exemptions, all applied by the pipeline); the
+    message lists the errors; warning-severity diagnostics become admission warnings either way.
+    ``warn``: always allowed; errors become warnings marked ``(error, not enforced)``. ``audit``:
+    always allowed, no warnings. Info diagnostics are never sent. ``auditAnnotations`` record
+    ``verdict`` and ``rules`` in the API server's audit log.
+    """
+    diags: list[Diagnostic] = list(result.diagnostics)
+    errors = [d for d in diags if d.severity == "error"]
+    warns = [d for d in diags if d.severity == "warning"]
+    suppressed = int(getattr(result, "suppressed", 0) or 0)
+    if errors:
+        outcome = "findings" if settings.mode == "enforce" else "would_deny"
+    else:
+        outcome = "findings" if warns else "clean"
+    allowed = not (errors and settings.mode == "enforce")
+    verdict = Verdict(allowed, outcome, errors, warns, suppressed)
+    warn_text: list[str] = []
+    if settings.mode == "warn":
+        warn_text.extend(format_warning(d, " (error, not enforced)") for d in errors)
+    if settings.mode != "audit":
+        warn_text.extend(format_warning(d) for d in warns)
+    audit = {"verdict": "deny" if not allowed else ("would-deny" if errors else "allow")}
+    if verdict.rules:
+        audit["rules"] = ",".join(verdict.rules)
+    message = deny_message(review, errors) if not allowed else ""
+    return response(
+        review, allowed, message=message, warnings=_limit_warnings(warn_text), audit=audit
+    ), verdict
+
+
+def failure_response(
+    review: Review, settings: WebhookSettings, why: str, outcome: str
+) -> tuple[dict[str, Any], Verdict]:
+    """Answer when the review could not be completed (``outcome`` ``timeout`` or ``internal_error``):
+    fail ``open`` allows with a warning saying the object was not checked; fail ``closed`` denies."""
+    text = f"kvlint: {why}; the object was not checked"
+    if settings.failure_mode == "open":
+        verdict = Verdict(True, outcome, reason=why)
+        return response(
+            review,
+            True,
+            warnings=[_clip(text + " (failure mode open)", MAX_WARNING_CHARS)],
+            audit={"verdict": "unchecked"},
+        ), verdict
+    verdict = Verdict(False, outcome, reason=why)
+    return response(
+        review,
+        False,
+        message=text + " (failure mode closed); retry, or ask the cluster admin",
+        audit={"verdict": "unchecked-deny"},
+    ), verdict
+
+
+def skipped_response(review: Review, why: str) -> tuple[dict[str, Any], Verdict]:
+    """Allow a review that needs no linting (see :func:`skip_reason`)."""
+    return response(review, True), Verdict(True, "skipped", reason=why)
+
+
+__all__ = [
+    "API_VERSIONS",
+    "DEFAULT_MAX_REQUEST_BYTES",
+    "FailureMode",
+    "Mode",
+    "FAILURE_MODES",
+    "MAX_MESSAGE_CHARS",
+    "MAX_WARNINGS_TOTAL_CHARS",
+    "MAX_WARNING_CHARS",
+    "MODES",
+    "Review",
+    "ReviewError",
+    "Verdict",
+    "WebhookSettings",
+    "build_response",
+    "deny_message",
+    "exemptions_enforceable",
+    "failure_response",
+    "format_warning",
+    "lint_review",
+    "parse_review",
+    "response",
+    "skip_reason",
+    "skipped_response",
+    "webhook_options",
+]

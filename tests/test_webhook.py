@@ -1,0 +1,458 @@
+"""The admission webhook end to end: a real uvicorn server on 127.0.0.1 with real TLS (trustme), sent
+AdmissionReview requests shaped as the API server sends them, built from fixtures/webhook manifests.
+Expected verdicts are computed by running ``kvlint check``'s pipeline on the same files."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import socket
+import ssl
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+trustme = pytest.importorskip("trustme")
+httpx = pytest.importorskip("httpx")
+
+from click.testing import CliRunner  # noqa: E402
+
+from kvlint.load import load_text  # noqa: E402
+from kvlint.pipeline import run_check, run_documents  # noqa: E402
+from kvlint.webhook import cli as webhook_cli  # noqa: E402
+from kvlint.webhook.app import create_app  # noqa: E402
+from kvlint.webhook.logs import JsonFormatter  # noqa: E402
+from kvlint.webhook.review import (  # noqa: E402
+    MAX_WARNING_CHARS,
+    MAX_WARNINGS_TOTAL_CHARS,
+    Mode,
+    WebhookSettings,
+    build_response,
+    format_warning,
+    lint_review,
+    parse_review,
+    webhook_options,
+)
+from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "webhook"
+B01 = FIX / "b01-llama8b-l4-default-context.yaml"  # KV103 error + KV202 warning (shared/cases/expected.yaml)
+B02 = FIX / "b02-tp2-no-shm.yaml"  # KV404
+B09 = FIX / "b09-clean.yaml"
+LWS = FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml"
+BUDGET_S = 0.5
+MAX_BYTES = 256 * 1024
+
+
+def workload_object(path: Path) -> dict[str, Any]:
+    """The first document of ``path`` holding a pod template, as plain JSON data."""
+    from kvlint.workloads import find_workloads
+
+    loaded = load_text(path.read_bytes(), str(path))
+    w = find_workloads(loaded.documents)[0]
+    return json.loads(json.dumps(w.doc.data))
+
+
+def review(
+    obj: dict[str, Any] | None, uid: str = "7c9d1f2e-0000-4000-8000-000000000001", **req: Any
+) -> dict[str, Any]:
+    """An admission.k8s.io/v1 AdmissionReview request for ``obj``, with the API server's fields."""
+    kind = str((obj or {}).get("kind", "Deployment"))
+    api = str((obj or {}).get("apiVersion", "apps/v1"))
+    group, _, version = api.rpartition("/")
+    gvr = {"group": group, "version": version, "resource": kind.lower() + "s"}
+    request = {
+        "uid": uid,
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": gvr,
+        "requestKind": {"group": group, "version": version, "kind": kind},
+        "requestResource": gvr,
+        "name": ((obj or {}).get("metadata") or {}).get("name", ""),
+        "namespace": "serving",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice", "groups": ["system:authenticated"]},
+        "object": obj,
+        "oldObject": None,
+        "dryRun": False,
+        "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+    }
+    request.update(req)
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def expected(path: Path) -> tuple[set[str], set[str]]:
+    """(error rule ids, warning rule ids) that ``kvlint check --offline`` reports for ``path``."""
+    res = run_check([str(path)], webhook_options())
+    return (
+        {d.rule for d in res.diagnostics if d.severity == "error"},
+        {d.rule for d in res.diagnostics if d.severity == "warning"},
+    )
+
+
+def slow_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, but 3x the review budget late for objects named ``slow-*``."""
+    if any(d.name.startswith("slow-") for d in loaded.documents):
+        time.sleep(BUDGET_S * 3)
+    return run_documents(loaded, options)
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
+    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
+    leaf.private_key_pem.write_to_path(paths["tls.key"])
+    ca.cert_pem.write_to_path(paths["ca.crt"])
+    return {"ca": ca, **paths}
+
+
+def _start(tls: dict[str, Any], **settings: Any) -> tuple[ServerThread, Any]:
+    s = WebhookSettings(timeout_seconds=BUDGET_S, max_request_bytes=MAX_BYTES, workers=2, **settings)
+    app = create_app(s, pipeline=slow_pipeline)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    return ServerThread(app, reloader).start(), app
+
+
+@pytest.fixture(scope="module")
+def server(tls: dict[str, Any]) -> Any:
+    srv, app = _start(tls)
+    client = httpx.Client(
+        base_url=srv.url, verify=ssl.create_default_context(cafile=tls["ca.crt"]), timeout=10
+    )
+    yield srv, client, app
+    client.close()
+    srv.stop()
+
+
+def post(client: Any, body: Any) -> Any:
+    r = client.post("/validate", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def test_denied_with_rules_and_fix_uid_echoed(server: Any) -> None:
+    _, client, _ = server
+    errors, warnings = expected(B01)
+    assert "KV103" in errors and "KV202" in warnings  # shared/cases/expected.yaml: must [KV103, KV202]
+    out = post(client, review(workload_object(B01), uid="uid-b01"))
+    assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
+    resp = out["response"]
+    assert resp["uid"] == "uid-b01"
+    assert resp["allowed"] is False
+    assert resp["status"]["code"] == 403
+    msg = resp["status"]["message"]
+    for rule in errors:
+        assert f"- {rule} [container vllm]:" in msg
+    assert "fix: --max-model-len" in msg  # the computed remedy travels with the denial
+    assert {w.split(" ", 1)[0] for w in resp["warnings"]} == warnings
+    assert resp["auditAnnotations"]["verdict"] == "deny"
+
+
+def test_clean_allowed_without_warnings(server: Any) -> None:
+    _, client, _ = server
+    assert expected(B09) == (set(), set())
+    resp = post(client, review(workload_object(B09), uid="uid-b09"))["response"]
+    assert resp == {"uid": "uid-b09", "allowed": True, "auditAnnotations": {"verdict": "allow"}}
+
+
+def test_warnings_present_and_bounded(server: Any) -> None:
+    _, client, _ = server
+    errors, warnings = expected(LWS)
+    assert not errors and warnings
+    resp = post(client, review(workload_object(LWS), uid="uid-lws"))["response"]
+    assert resp["allowed"] is True
+    assert {w.split(" ", 1)[0] for w in resp["warnings"]} == warnings
+    assert all(len(w) <= MAX_WARNING_CHARS for w in resp["warnings"])
+    assert not any(w.lower().startswith("warning") for w in resp["warnings"])
+
+
+def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -> None:
+    _, client, _ = server
+    obj = workload_object(B02)
+    real = post(client, review(obj, uid="real"))["response"]
+    dry = post(client, review(obj, uid="dry", dryRun=True))["response"]
+    assert dry["allowed"] is False and dry["uid"] == "dry"
+    assert {k: v for k, v in dry.items() if k != "uid"} == {k: v for k, v in real.items() if k != "uid"}
+    assert "KV404" in dry["status"]["message"]
+    metrics = client.get("/metrics").text
+    assert 'kvlint_webhook_reviews_total{dry_run="true",outcome="findings",verdict="denied"}' in metrics
+
+
+@pytest.mark.parametrize(
+    "body, needle",
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[]", "got JSON list"),
+        (json.dumps({"apiVersion": "admission.k8s.io/v2", "kind": "AdmissionReview"}).encode(), "apiVersion"),
+        (json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}).encode(), "no request"),
+        (json.dumps(review({"kind": "Pod"}, uid="")).encode(), "request.uid"),
+        (json.dumps(review(None, object=[1, 2])).encode(), "request.object"),
+        (b"\xff\xfe\x00garbage", "not valid JSON"),
+    ],
+)
+def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> None:
+    _, client, _ = server
+    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert needle in r.json()["error"]
+    assert client.get("/healthz").status_code == 200
+
+
+def test_wrong_content_type_415(server: Any) -> None:
+    _, client, _ = server
+    r = client.post("/validate", content=b"apiVersion: x", headers={"Content-Type": "application/yaml"})
+    assert r.status_code == 415
+
+
+def test_oversized_rejected_declared_and_streamed(server: Any) -> None:
+    _, client, _ = server
+    obj = workload_object(B09)
+    obj["metadata"]["annotations"] = {"padding": "x" * (MAX_BYTES + 10)}
+    body = json.dumps(review(obj)).encode()
+    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and str(MAX_BYTES) in r.json()["error"]
+
+    def chunks() -> Any:  # no Content-Length: chunked transfer encoding
+        for i in range(0, len(body), 65536):
+            yield body[i : i + 65536]
+
+    r = client.post("/validate", content=chunks(), headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    assert 'kvlint_webhook_bad_requests_total{reason="too_large"} 2.0' in client.get("/metrics").text
+
+
+def test_slow_review_bounded_fail_open(server: Any) -> None:
+    _, client, app = server
+    obj = workload_object(B01)
+    obj["metadata"]["name"] = "slow-llama"
+    t0 = time.perf_counter()
+    resp = post(client, review(obj, uid="slow"))["response"]
+    elapsed = time.perf_counter() - t0
+    assert elapsed < BUDGET_S * 2.5, elapsed  # answered within the budget, not after the 1.5 s pipeline
+    assert resp["allowed"] is True and resp["uid"] == "slow"
+    assert "not checked" in resp["warnings"][0] and "failure mode open" in resp["warnings"][0]
+    assert 'outcome="timeout"' in client.get("/metrics").text
+    state = app.state.webhook
+    assert state.overrunning == 1  # the pipeline still runs in its thread
+    deadline = time.monotonic() + 5
+    while state.overrunning and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert state.overrunning == 0
+
+
+def test_fail_closed_and_warn_mode(tls: dict[str, Any]) -> None:
+    srv, _ = _start(tls, failure_mode="closed", mode="warn")
+    try:
+        with httpx.Client(
+            base_url=srv.url, verify=ssl.create_default_context(cafile=tls["ca.crt"]), timeout=10
+        ) as client:
+            slow = workload_object(B02)
+            slow["metadata"]["name"] = "slow-qwen"
+            resp = post(client, review(slow))["response"]
+            assert resp["allowed"] is False and "failure mode closed" in resp["status"]["message"]
+            # warn mode: the same object, in time, is allowed and its error becomes a warning
+            resp = post(client, review(workload_object(B02)))["response"]
+            assert resp["allowed"] is True
+            assert any(w.startswith("KV404 (error, not enforced)") for w in resp["warnings"])
+    finally:
+        srv.stop()
+
+
+def test_skipped_reviews(server: Any) -> None:
+    _, client, _ = server
+    bad = workload_object(B01)
+    old = json.loads(json.dumps(bad))
+    new = json.loads(json.dumps(bad))
+    new["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "2"}
+    new["status"] = {"replicas": 1}
+    for req in (
+        review(
+            new, operation="UPDATE", oldObject=old
+        ),  # metadata/status only: controllers must not be blocked
+        review(bad, subResource="status"),
+        review(bad, namespace="kube-system"),
+        review(None, operation="DELETE", oldObject=bad),
+    ):
+        resp = post(client, req)["response"]
+        assert resp == {"uid": req["request"]["uid"], "allowed": True}
+    changed = json.loads(json.dumps(new))
+    changed["spec"]["replicas"] = 3
+    assert post(client, review(changed, operation="UPDATE", oldObject=old))["response"]["allowed"] is False
+
+
+def test_probes_and_metrics(server: Any) -> None:
+    _, client, _ = server
+    post(client, review(workload_object(B01)))
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/readyz").text == "ready\n"
+    m = client.get("/metrics").text
+    assert 'kvlint_webhook_findings_total{rule="KV103",severity="error"}' in m
+    assert 'kvlint_webhook_reviews_total{dry_run="false",outcome="findings",verdict="denied"}' in m
+    assert "kvlint_webhook_review_duration_seconds_bucket" in m
+
+
+def _peer_serial(port: int, cafile: str) -> int:
+    ctx = ssl.create_default_context(cafile=cafile)
+    with (
+        socket.create_connection(("127.0.0.1", port)) as raw,
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+    ):
+        der = s.getpeercert(binary_form=True)
+    from cryptography import x509
+
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def test_tls_reload_on_file_change(tls: dict[str, Any], tmp_path: Path) -> None:
+    ca = tls["ca"]
+    first = ca.issue_cert("127.0.0.1")
+    cert, key = str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")
+    first.cert_chain_pems[0].write_to_path(cert)
+    first.private_key_pem.write_to_path(key)
+    app = create_app(WebhookSettings(), warm_up=False)
+    reloader = make_reloader(cert, key, app.state.webhook.metrics, interval=3600)
+    with ServerThread(app, reloader) as srv:
+        before = _peer_serial(srv.port, tls["ca.crt"])
+        assert reloader.check() is False  # unchanged files: nothing to do
+        second = ca.issue_cert("127.0.0.1")
+        second.cert_chain_pems[0].write_to_path(cert)
+        second.private_key_pem.write_to_path(key)
+        os.utime(cert, ns=(time.time_ns(), time.time_ns() + 10**9))  # coarse-mtime filesystems
+        assert reloader.check() is True
+        after = _peer_serial(srv.port, tls["ca.crt"])
+        assert before != after
+        Path(cert).write_text("not a certificate")  # a broken rotation keeps the current certificate
+        assert reloader.check() is False
+        assert _peer_serial(srv.port, tls["ca.crt"]) == after
+
+
+def test_modes_from_pipeline_result() -> None:
+    rev = parse_review(json.dumps(review(workload_object(B01))))
+    result = lint_review(rev, webhook_options())
+    errors = [d.rule for d in result.diagnostics if d.severity == "error"]
+    cases: list[tuple[Mode, bool]] = [("enforce", False), ("warn", True), ("audit", True)]
+    for mode, allowed in cases:
+        out, verdict = build_response(rev, WebhookSettings(mode=mode), result)
+        assert out["response"]["allowed"] is allowed
+        assert verdict.outcome == ("findings" if mode == "enforce" else "would_deny")
+        warns = out["response"].get("warnings", [])
+        if mode == "audit":
+            assert warns == [] and out["response"]["auditAnnotations"]["verdict"] == "would-deny"
+        if mode == "warn":
+            assert {w.split(" ", 1)[0] for w in warns} >= set(errors)
+
+
+def test_exemption_switch() -> None:
+    obj = workload_object(B02)
+    obj["metadata"]["annotations"] = {"kvlint.io/ignore": "KV404=shm mounted by a mutating webhook"}
+    rev = parse_review(json.dumps(review(obj)))
+    allowed = lint_review(rev, webhook_options(exemptions_allowed=True))
+    if not hasattr(allowed, "suppressed"):
+        pytest.skip("pipeline does not apply kvlint.io/ignore yet")
+    assert "KV404" not in {d.rule for d in allowed.diagnostics}
+    denied = lint_review(rev, webhook_options(exemptions_allowed=False))
+    assert "KV404" in {d.rule for d in denied.diagnostics}
+    assert build_response(rev, WebhookSettings(), denied)[0]["response"]["allowed"] is False
+
+
+def test_warning_limits() -> None:
+    from kvlint.types import Diagnostic
+
+    long = Diagnostic("KV104", "warning", "word " * 200, None, fix="fix " * 100, container="vllm")
+    w = format_warning(long)
+    assert len(w) <= MAX_WARNING_CHARS and w.startswith("KV104 [container vllm]: word") and w.endswith("...")
+    rev = parse_review(json.dumps(review(workload_object(B09))))
+
+    class Result:
+        diagnostics = [long] * 30
+
+    out, _ = build_response(rev, WebhookSettings(), Result())
+    warns = out["response"]["warnings"]
+    assert sum(map(len, warns)) <= MAX_WARNINGS_TOTAL_CHARS
+    assert "more finding(s) not shown" in warns[-1] and len(warns) < 30
+
+
+def test_json_logs() -> None:
+    rec = logging.LogRecord("kvlint.webhook", logging.INFO, __file__, 1, "review", None, None)
+    rec.fields = {"uid": "u1", "rules": ["KV103"]}
+    line = json.loads(JsonFormatter().format(rec))
+    assert line["message"] == "review" and line["uid"] == "u1" and line["level"] == "info"
+    assert line["time"].endswith("Z")
+
+
+def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    r = runner.invoke(webhook_cli.webhook, ["--help"])
+    assert r.exit_code == 0 and "serve" in r.output
+    r = runner.invoke(webhook_cli.webhook, ["serve"])
+    assert r.exit_code == 2 and "--tls-cert" in r.output
+    r = runner.invoke(
+        webhook_cli.webhook, ["serve", "--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"]
+    )
+    assert r.exit_code == 1 and "cannot load TLS certificate /nonexistent.crt" in r.output
+    r = runner.invoke(
+        webhook_cli.webhook,
+        ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"], "--timeout", "0"],
+    )
+    assert r.exit_code == 2 and "timeout must be > 0" in r.output
+    monkeypatch.setattr(webhook_cli, "missing_server_deps", lambda: ["uvicorn"])
+    r = runner.invoke(
+        webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"]]
+    )
+    assert r.exit_code == 1 and "pip install 'kvlint[webhook]'" in r.output
+
+
+def test_settings_from_flags(tmp_path: Path) -> None:
+    s = webhook_cli.build_settings(mode="warn", max_request_bytes="1Mi", exemptions=False, timeout=1.5)
+    assert s.mode == "warn" and s.max_request_bytes == 2**20 and s.timeout_seconds == 1.5
+    assert s.options.allow_hub is False
+    if hasattr(s.options, "exemptions_allowed"):
+        assert s.options.exemptions_allowed is False
+
+
+def test_deploy_manifests_lint_clean() -> None:
+    res = run_check([str(ROOT / "deploy" / "webhook")], webhook_options())
+    assert res.documents >= 6
+    assert [d.as_dict() for d in res.diagnostics] == []
+
+
+def test_logs_are_json_lines(server: Any) -> None:
+    _, client, app = server
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = app.state.webhook.logger
+    logger.addHandler(handler)
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        post(client, review(workload_object(B02), uid="logged"))
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
+    lines = [json.loads(x) for x in stream.getvalue().splitlines()]
+    entry = next(x for x in lines if x.get("uid") == "logged")
+    assert entry["allowed"] is False and "KV404" in entry["rules"] and entry["duration_ms"] > 0
+
+
+def test_cli_module_imports_no_server_libraries() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, kvlint.webhook.cli; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'starlette', 'uvicorn', 'prometheus_client'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
