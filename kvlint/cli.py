@@ -56,9 +56,24 @@ def _parse_memory(value: str | None) -> int | None:
     from kvlint.accelerators import parse_quantity
 
     try:
-        return parse_quantity(value)
+        n = parse_quantity(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+    if n <= 0:
+        raise click.BadParameter(f"'{value}': the GPU memory total must be positive")
+    return n
+
+
+def _check_version(value: str | None) -> str | None:
+    """``--engine-version``: a release number such as ``0.11.0`` or ``v0.8.5.post1``."""
+    if not value:
+        return None
+    import re
+
+    v = value.strip().lstrip("vV")
+    if not re.match(r"^\d+\.\d+(\.\d+)?([.-]?(post|rc|dev)\d*)?$", v):
+        raise click.BadParameter(f"'{value}' is not a release number such as 0.11.0")
+    return v
 
 
 def _check_accelerator(value: str | None) -> str | None:
@@ -103,11 +118,16 @@ _common = [
         "--accelerator", metavar="ID", help="Force the GPU type (catalogue id or alias, e.g. h100, l4)."
     ),
     click.option("--gpu-memory", metavar="QTY", help="Device total as CUDA reports it, e.g. 79.19GiB."),
-    click.option("--engine-version", metavar="V", help="Engine version when the image tag does not say."),
+    click.option(
+        "--engine-version",
+        metavar="V",
+        callback=lambda ctx, param, value: _check_version(value),
+        help="Engine version when the image tag does not say (e.g. 0.11.0).",
+    ),
     click.option(
         "--model-dir",
         multiple=True,
-        type=click.Path(file_okay=False),
+        type=click.Path(file_okay=False, exists=True),
         help="Directory of <org>--<name>/config.json model configs (repeatable).",
     ),
     click.option(
@@ -166,6 +186,13 @@ def _add_common(f: Any) -> Any:
     "--min-concurrency", type=float, default=None, help="KV104 threshold (default: config, else 2)."
 )
 @click.option(
+    "--cluster",
+    is_flag=True,
+    help="Read the live nodes (kubeconfig or in-cluster) and take the GPU from the nodes each pod can land on.",
+)
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="kubeconfig for --cluster.")
+@click.option("--context", "kube_context", metavar="NAME", help="kubeconfig context for --cluster.")
+@click.option(
     "--color/--no-color",
     default=None,
     help="Colour the text report (default: on a terminal, unless NO_COLOR).",
@@ -182,6 +209,9 @@ def check(
     no_exemptions: bool,
     default_accelerator: str | None,
     color: bool | None,
+    cluster: bool,
+    kubeconfig: str | None,
+    kube_context: str | None,
     **kw: Any,
 ) -> None:
     """Lint Kubernetes manifests that deploy LLM serving engines.
@@ -220,6 +250,14 @@ def check(
     except ConfigError as exc:
         _config_fail(str(exc))
         return
+    if cluster or kubeconfig or kube_context:
+        from kvlint.cluster import ClusterUnavailable, load_inventory
+
+        try:
+            options = replace(options, cluster_inventory=load_inventory(kubeconfig, kube_context))
+        except ClusterUnavailable as exc:
+            _config_fail(f"--cluster: {exc}")
+            return
     threshold_name = fail_on or (config.fail_on if config and config.fail_on else "error")
     try:
         result = run_check(paths, options, stdin=sys.stdin.buffer if "-" in paths else None)
@@ -248,7 +286,7 @@ def check(
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--gpus", type=int, help="GPUs per replica (checked against TP x PP).")
+@click.option("--gpus", type=click.IntRange(min=1), help="GPUs per replica (checked against TP x PP).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @_add_common
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
@@ -393,40 +431,37 @@ def _entry_dict(e: Any) -> dict[str, Any]:
 
 @models.command("show")
 @click.argument("model_id")
-@click.option("--offline", is_flag=True)
-def models_show(model_id: str, offline: bool) -> None:
-    """Architecture facts kvlint uses for one model."""
-    from kvlint.models import resolve_model
-    from kvlint.plan.kv import kv_bytes_per_token
+@click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+def models_show(model_id: str, offline: bool, fmt: str) -> None:
+    """Architecture facts kvlint uses for one model (layers, heads, KV heads, head size, layer types,
+    KV bytes per token, weights and their source)."""
+    from kvlint.models import describe, resolve_model
     from kvlint.types import ModelUnavailable
 
     try:
         m = resolve_model(model_id, allow_hub=not offline)
     except ModelUnavailable as exc:
         raise click.UsageError(str(exc)) from exc
-    kinds: dict[str, int] = {}
-    for layer in m.layers:
-        kinds[layer.kind] = kinds.get(layer.kind, 0) + 1
-    rows = [
-        ("id", m.id),
-        ("source", m.source),
-        ("model_type", m.model_type),
-        ("layers", m.num_layers),
-        ("layer kinds", ", ".join(f"{k} x{v}" for k, v in kinds.items())),
-        ("attention heads", m.num_attention_heads),
-        ("KV heads", m.num_kv_heads),
-        ("head size", m.head_size),
-        ("hidden size", m.hidden_size),
-        ("vocab size", m.vocab_size),
-        ("max_position_embeddings", m.max_position_embeddings),
-        ("dtype", m.torch_dtype),
-        ("quantization", m.quant_method or "-"),
-        ("MLA", m.is_mla),
-        ("KV bytes/token (16-bit, TP 1)", f"{kv_bytes_per_token(m, 1, 'auto'):,}"),
-        ("weight bytes", f"{m.weight_bytes:,} ({m.weight_bytes_source})" if m.weight_bytes else "-"),
-    ]
+    rows = describe(m)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(dict(rows), indent=2))
+        return
+    width = max(len(k) for k, _ in rows) + 2
     for k, v in rows:
-        click.echo(f"{k:<30} {v}")
+        click.echo(f"{k:<{width}} {v}")
+
+
+def _add_optional_commands() -> None:
+    """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn)."""
+    from kvlint.webhook.cli import webhook
+
+    main.add_command(webhook)
+
+
+_add_optional_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -50,6 +50,8 @@ class Options:
         rule_params: rule id -> parameter name -> value, overriding ``rules/KVnnn.yaml`` defaults.
         exemptions_allowed: whether ``kvlint.io/ignore`` annotations may suppress findings
             (``--no-exemptions`` and the webhook's admin switch turn it off).
+        cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
+            comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
     """
 
     accelerator: str | None = None
@@ -67,6 +69,7 @@ class Options:
     severity: dict[str, str] = field(default_factory=dict)
     rule_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     exemptions_allowed: bool = True
+    cluster_inventory: Any = None
 
     def param(self, rule: str, name: str) -> Any:
         """Value of parameter ``name`` of ``rule``: these options, else the catalogue default.
@@ -419,13 +422,27 @@ def analyse_container(
         return cr
     cr.model, cr.model_error = _model(serving, w, options)
     if serving.engine == "vllm" and cr.model is not None:
-        _plan_vllm(cr)
+        _plan_vllm(cr, options)
+    elif cr.model is not None:
+        _plan_other(cr)
     return cr
 
 
 def _placement(w: Workload, container: LDict, options: Options) -> Placement:
     from kvlint.accelerators import resolve_placement
 
+    if options.cluster_inventory is not None and not options.accelerator:
+        from dataclasses import replace
+
+        from kvlint.cluster import placement_from_cluster
+
+        try:
+            placement = placement_from_cluster(w.pod_spec, container, options.cluster_inventory)
+        except Exception as exc:
+            return Placement(accelerator=None, how=f"cluster resolution failed: {exc}")
+        if options.gpu_memory_bytes:
+            placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
+        return placement
     try:
         return resolve_placement(
             w.pod_spec,
@@ -465,7 +482,10 @@ def _model(serving: ServingConfig, w: Workload, options: Options) -> tuple[Model
         return None, f"{ref}: {type(exc).__name__}: {exc}"
 
 
-def _plan_vllm(cr: ContainerResult) -> None:
+def _plan_vllm(cr: ContainerResult, options: Options | None = None) -> None:
+    """Resolve vLLM settings (incl. a ``--speculative-config`` draft model) and plan the limiting rank."""
+    from dataclasses import replace
+
     from kvlint.plan.vllm import PlanError, plan_vllm, settings_from_config
 
     assert cr.model is not None
@@ -474,6 +494,22 @@ def _plan_vllm(cr: ContainerResult) -> None:
     except Exception as exc:
         cr.plan_error = f"settings: {exc}"
         return
+    draft_id = getattr(cr.settings, "speculative_model_id", None)
+    if draft_id and getattr(cr.settings, "speculative_model", None) is None:
+        from kvlint.models import resolve_model
+
+        opts = options or Options()
+        try:
+            draft = resolve_model(
+                str(draft_id),
+                model_dirs=opts.model_dirs,
+                model_paths=opts.model_paths,
+                allow_hub=opts.allow_hub,
+            )
+            cr.settings = replace(cr.settings, speculative_model=draft)
+        except Exception as exc:  # the draft is second-order: plan without it and say so
+            cr.plan_error = None
+            cr.model_error = f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"
     placement = cr.placement
     if placement is None or placement.accelerator is None or not placement.memory_bytes:
         return
@@ -527,3 +563,43 @@ __all__ = [
     "run_check",
     "run_documents",
 ]
+
+
+def _plan_other(cr: ContainerResult) -> None:
+    """TGI / SGLang plans (:func:`kvlint.plan.tgi.plan_tgi`, :func:`kvlint.plan.sglang.plan_sglang`)."""
+    from kvlint.plan.vllm import PlanError
+
+    p = cr.placement
+    if cr.model is None or p is None or p.accelerator is None or not p.memory_bytes:
+        return
+    acc = p.accelerator
+    if acc.vendor not in ("nvidia", "amd"):
+        cr.plan_error = f"{acc.name} is not a CUDA/ROCm GPU; the GPU memory model does not apply"
+        return
+    try:
+        if cr.serving.engine == "tgi":
+            from kvlint.plan.tgi import plan_tgi
+
+            cr.plan = plan_tgi(
+                cr.serving,
+                cr.model,
+                p.memory_bytes,
+                gpus=p.gpus,
+                gpu_name=acc.name,
+                compute_capability=acc.compute_capability,
+            )
+        elif cr.serving.engine == "sglang":
+            from kvlint.plan.sglang import plan_sglang
+
+            cr.plan = plan_sglang(
+                cr.serving,
+                cr.model,
+                p.memory_bytes,
+                gpus=p.gpus,
+                gpu_name=acc.name,
+                compute_capability=acc.compute_capability,
+            )
+    except PlanError as exc:
+        cr.plan_error = str(exc)
+    except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
+        cr.plan_error = f"{type(exc).__name__}: {exc}"

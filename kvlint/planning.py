@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc
-from kvlint.types import Diagnostic, Document, Placement, Workload
+from kvlint.types import Accelerator, Diagnostic, Document, Placement, Workload
 
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
@@ -128,7 +128,7 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     """
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
-    from kvlint.pipeline import ContainerResult, _model, _plan_vllm
+    from kvlint.pipeline import ContainerResult, _model, _plan_other, _plan_vllm
     from kvlint.rules import check_container
 
     try:
@@ -149,9 +149,23 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         raise PlanRequestError(
             f"unknown accelerator '{options.accelerator}'; `kvlint accelerators` lists them"
         )
+    if acc is None and options.gpu_memory_bytes:
+        # --gpu-memory alone: a generic CUDA GPU of that size (compute capability unknown, bf16 assumed)
+        acc = Accelerator(
+            id="custom",
+            name=f"GPU with {options.gpu_memory_bytes / 2**30:.2f} GiB (--gpu-memory)",
+            vendor="nvidia",
+            memory_bytes=options.gpu_memory_bytes,
+            memory_source="--gpu-memory",
+            compute_capability=None,
+            bf16=True,
+            fp8=False,
+        )
     placement = Placement(
         accelerator=acc,
-        how=f"--accelerator {options.accelerator}" if acc else "",
+        how=f"--accelerator {options.accelerator}"
+        if options.accelerator
+        else ("--gpu-memory" if acc else ""),
         gpus=gpus,
         resource="--gpus" if gpus else None,
         memory_bytes_override=options.gpu_memory_bytes,
@@ -161,42 +175,10 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     )
     cr.model, cr.model_error = _model(serving, workload, options)
     if cr.model is not None and serving.engine == "vllm":
-        _plan_vllm(cr)
-    elif cr.model is not None and acc is not None and placement.memory_bytes:
-        _plan_other(cr, acc, placement.memory_bytes, gpus)
+        _plan_vllm(cr, options)
+    elif cr.model is not None:
+        _plan_other(cr)
     diags = [d for d in check_container(cr, options) if d.rule in PLAN_RULES]
     if gpus is None:
         diags = [d for d in diags if d.rule != "KV403"]
     return PlanOutput(result=cr, diagnostics=diags)
-
-
-def _plan_other(cr: ContainerResult, acc: Any, total_bytes: int, gpus: int | None) -> None:
-    """TGI / SGLang plans (kvlint.plan.tgi / kvlint.plan.sglang); failures become ``plan_error``."""
-    from kvlint.plan.vllm import PlanError
-
-    assert cr.model is not None
-    try:
-        if cr.serving.engine == "tgi":
-            from kvlint.plan.tgi import plan_tgi
-
-            cr.plan = plan_tgi(
-                cr.serving,
-                cr.model,
-                total_bytes,
-                gpus=gpus,
-                gpu_name=acc.name,
-                compute_capability=acc.compute_capability,
-            )
-        elif cr.serving.engine == "sglang":
-            from kvlint.plan.sglang import plan_sglang
-
-            cr.plan = plan_sglang(
-                cr.serving,
-                cr.model,
-                total_bytes,
-                gpus=gpus,
-                gpu_name=acc.name,
-                compute_capability=acc.compute_capability,
-            )
-    except PlanError as exc:
-        cr.plan_error = str(exc)
