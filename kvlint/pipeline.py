@@ -230,7 +230,7 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
                 continue
             group.append(cr)
             result.containers.append(cr)
-            diags.extend(check_container(cr, options))
+            diags.extend(_with_candidates(cr, check_container(cr, options), options))
         diags.extend(check_workload_group(w, group, options))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         result.diagnostics.extend(kept)
@@ -603,3 +603,36 @@ def _plan_other(cr: ContainerResult) -> None:
         cr.plan_error = str(exc)
     except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
         cr.plan_error = f"{type(exc).__name__}: {exc}"
+
+
+_CAPACITY_RULES = frozenset({"KV101", "KV102", "KV103", "KV104", "KV105"})
+
+
+def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Options) -> list[Diagnostic]:
+    """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
+    (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
+    the workload fits there (re-planned on that GPU)."""
+    from dataclasses import replace
+
+    from kvlint.rules import check_container
+
+    p = cr.placement
+    if p is None or len(p.candidates) < 2 or cr.model is None or cr.serving.engine != "vllm":
+        return diags
+    if not any(d.rule in _CAPACITY_RULES for d in diags):
+        return diags
+    verdicts: list[str] = []
+    for acc in p.candidates:
+        sub = ContainerResult(
+            workload=cr.workload,
+            container=cr.container,
+            container_name=cr.container_name,
+            serving=cr.serving,
+            model=cr.model,
+            placement=replace(p, accelerator=acc, candidates=()),
+        )
+        _plan_vllm(sub, options)
+        found = sorted({d.rule for d in check_container(sub, options) if d.rule in _CAPACITY_RULES})
+        verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
+    note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
+    return [replace(d, message=d.message + note) if d.rule in _CAPACITY_RULES else d for d in diags]

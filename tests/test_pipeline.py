@@ -19,3 +19,13 @@ def test_config_file_from_configmap_is_applied_and_located() -> None:
     # the value's line inside the ConfigMap's block scalar
     assert kv201[0].loc is not None and kv201[0].loc.line == 12
     assert "131072" in kv201[0].message
+
+
+def test_several_candidate_gpus_worst_case_decides_and_each_is_named() -> None:
+    result = run_check([str(FIX / "affinity-two-gpus.yaml")], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.placement is not None and len(cr.placement.candidates) == 2
+    assert cr.placement.accelerator is not None and cr.placement.accelerator.id == "nvidia-l4"
+    (kv103,) = [d for d in result.diagnostics if d.rule == "KV103"]
+    assert "NVIDIA L4 fails (KV103)" in kv103.message
+    assert "H100" in kv103.message and "fits" in kv103.message
