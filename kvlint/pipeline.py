@@ -180,6 +180,7 @@ class CheckResult:
     exemptions_allowed: bool = True
 
     def counts(self) -> dict[str, int]:
+        """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""
         out = {"error": 0, "warning": 0, "info": 0}
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1

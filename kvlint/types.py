@@ -162,10 +162,12 @@ class ServingConfig:
     version_loc: Loc | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""
         v = self.flags.get(name)
         return default if v is None else v.value
 
     def loc(self, name: str) -> Loc | None:
+        """Where setting ``name`` was written; the command's position when it was not set."""
         v = self.flags.get(name)
         return (v.loc if v else None) or self.command_loc
 
@@ -431,6 +433,7 @@ class Diagnostic:
     container: str = ""
 
     def as_dict(self) -> dict[str, Any]:
+        """JSON shape of one diagnostic (``kvlint check --format json``)."""
         return {
             "rule": self.rule,
             "severity": self.severity,
