@@ -1,0 +1,561 @@
+"""Helm and Kustomize inputs: render charts and kustomizations, map rendered positions back to sources.
+
+:func:`load_inputs` is a drop-in replacement for :func:`kvlint.load.load_paths` (same arguments plus the
+Helm options) that understands three more kinds of input:
+
+* **Helm chart directories** (a directory holding ``Chart.yaml``, named as an argument): rendered with
+  ``helm template RELEASE CHART [-f VALUES]... [--set K=V]...`` when the ``helm`` binary is on ``PATH``.
+  Without it, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
+  chart it cannot render, and reporting the raw templates would only produce KV002 noise.
+* **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
+  as an argument): rendered with ``kustomize build DIR``, else ``kubectl kustomize DIR``; neither on
+  ``PATH`` raises :class:`RenderError`. Rendered objects are mapped back to the file of the kustomization
+  tree that defines the same ``kind`` and ``metadata.name`` (ignoring ``namePrefix``/``nameSuffix``), value
+  by value along the same key path; a value a patch added points at its nearest ancestor that exists in
+  the base file.
+* **``# Source: PATH`` comments** (what ``helm template`` writes before each document), in any input:
+  a file, standard input (``helm template ... | kvlint check -``) or the output kvlint rendered itself.
+  Every location of a document that follows such a comment is rewritten to name that template file; the
+  line becomes the line *within the rendered document*, counted from the comment (the first line after
+  the comment is line 1), and the column is the rendered column. That is the template's own line
+  whenever the template's text above that point renders line for line (no multi-line ``include`` or
+  ``toYaml`` above it); otherwise it is close to it. For a chart kvlint rendered itself, the path is
+  joined to the chart's parent directory so it names the real file (``charts/chat/templates/x.yaml``);
+  for piped output it is left as helm wrote it (``chat/templates/x.yaml``, relative to the chart's parent).
+
+Raw **Helm values files** are recognised and reported instead of being silently ignored: a document
+with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLLM production-stack
+``servingEngineSpec``/``routerSpec``/``modelSpec``, ``replicaCount`` next to ``image`` as in ``helm
+create`` charts), or any such document in a file named ``values*.yaml`` beside a ``Chart.yaml``, gets one
+KV002 finding per file: "... is a Helm values file: render the chart first".
+
+Everything else is delegated to :func:`kvlint.load.load_paths`, so directories are still walked, files
+still deduplicated and bad YAML still reported as KV001.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import shutil
+import subprocess
+import sys
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from typing import Any, BinaryIO, TextIO
+
+from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
+from kvlint.source import LDict, LList, Loc
+from kvlint.types import Document, Finding, LoadResult
+
+__all__ = [
+    "KUSTOMIZATION_FILES",
+    "RENDER_TIMEOUT_S",
+    "RenderError",
+    "find_sources",
+    "helm_values_reason",
+    "is_chart_dir",
+    "is_kustomize_dir",
+    "kustomize_command",
+    "load_inputs",
+    "map_sources",
+    "render_helm",
+    "render_kustomize",
+]
+
+#: File names that make a directory a kustomization (as kustomize itself accepts them).
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+#: Seconds a ``helm template`` / ``kustomize build`` may take before the run gives up.
+RENDER_TIMEOUT_S = 120
+_SOURCE_PREFIX = "# Source: "
+# Top-level keys of vLLM production-stack chart values (helm/values.yaml of vllm-project/production-stack).
+_STACK_KEYS = ("servingEngineSpec", "routerSpec", "cacheserverSpec", "loraControllerSpec")
+_RENDER_FIX = "helm template RELEASE CHART -f values.yaml | kvlint check -"
+
+
+class RenderError(Exception):
+    """A chart or kustomization named on the command line cannot be rendered at all.
+
+    Raised when the needed binary (``helm``; ``kustomize`` or ``kubectl``) is not on ``PATH``, when
+    ``--helm-values``/``--helm-set`` are given without any chart directory, or when a ``--helm-values``
+    file does not exist. The message says what to install or run instead. The CLI should exit 2 with
+    ``kvlint: <message>``. (A chart that helm itself rejects is not an error of this kind: that becomes a
+    KV001 finding at ``Chart.yaml`` and the other inputs are still linted.)
+    """
+
+
+# --------------------------------------------------------------------------------------------------
+# public API
+
+
+def load_inputs(
+    paths: Sequence[str],
+    *,
+    stdin: TextIO | BinaryIO | None = None,
+    helm_values: Sequence[str] = (),
+    helm_set: Sequence[str] = (),
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    exclude: Sequence[str] = (),
+) -> LoadResult:
+    """Read every input named by ``paths``, rendering charts and kustomizations first.
+
+    Args:
+        paths: as for :func:`kvlint.load.load_paths` (files, directories, ``-``); a directory with a
+            ``Chart.yaml`` is rendered with helm, one with a kustomization file with kustomize.
+        stdin: stream read for ``-``; defaults to ``sys.stdin``.
+        helm_values: values files passed to every ``helm template`` as ``-f FILE`` (in order).
+        helm_set: ``KEY=VALUE`` overrides passed as ``--set KEY=VALUE``.
+        max_file_bytes: per-file (and per-rendered-output) limit in bytes; larger inputs are KV001.
+        exclude: ``fnmatch`` globs of paths not to read (as ``load_paths``).
+
+    Returns:
+        LoadResult: documents in input order (plain inputs first, then rendered ones), with locations
+        rewritten from ``# Source:`` comments; findings (KV001, KV002 including Helm values files);
+        ``files`` counts plain files read plus one per rendered chart/kustomization.
+
+    Raises:
+        FileNotFoundError: a path or ``--helm-values`` file does not exist (before anything is read).
+        RenderError: a chart/kustomization cannot be rendered because its tool is missing, or Helm
+            options were given without a chart.
+    """
+    for p in paths:
+        if p != "-" and not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file or directory")
+    for v in helm_values:
+        if not os.path.isfile(v):
+            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
+    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
+    if (helm_values or helm_set) and not charts:
+        raise RenderError(
+            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
+            "kvlint check -"
+        )
+    plain = [p for p in paths if p not in charts and p not in kustomizations]
+    stdin_bytes: bytes | None = None
+    if "-" in plain:
+        stdin_bytes = _read_stdin(stdin if stdin is not None else sys.stdin, max_file_bytes)
+    result = load_paths(
+        plain,
+        stdin=io.BytesIO(stdin_bytes) if stdin_bytes is not None else None,
+        max_file_bytes=max_file_bytes,
+        exclude=exclude,
+    )
+    _map_loaded_sources(result, stdin_bytes, max_file_bytes)
+    for chart in charts:
+        _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
+    for kdir in kustomizations:
+        _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
+    result.findings.extend(_values_findings(result.documents, result.findings))
+    return result
+
+
+def is_chart_dir(path: str) -> bool:
+    """True when ``path`` is a directory holding a ``Chart.yaml`` (a Helm chart)."""
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
+
+
+def is_kustomize_dir(path: str) -> bool:
+    """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
+    return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
+
+
+def find_sources(text: str) -> list[tuple[int, str]]:
+    """``(line, path)`` of every ``# Source: path`` comment line in ``text`` (1-based line, in order).
+
+    Only comments at the start of a line count (helm writes them at column 1, right after ``---``).
+    """
+    out: list[tuple[int, str]] = []
+    if _SOURCE_PREFIX not in text:
+        return out
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(_SOURCE_PREFIX):
+            src = line[len(_SOURCE_PREFIX) :].strip()
+            if src:
+                out.append((i, src))
+    return out
+
+
+def map_sources(result: LoadResult, path: str, sources: Sequence[tuple[int, str]], root: str = "") -> None:
+    """Rewrite, in place, every location in ``result`` that lies in file ``path`` after a Source comment.
+
+    Args:
+        result: documents and findings loaded from ``path`` (others are left alone).
+        path: the file name the locations carry now (``-`` for stdin).
+        sources: from :func:`find_sources` on that file's text.
+        root: directory joined in front of each Source path (the chart's parent directory when kvlint
+            rendered the chart, so the path names the real template file); empty to keep it as written.
+
+    A location at line ``L`` after the comment at line ``S`` becomes ``Loc(root/source, L - S, column)``.
+    Locations before the first comment are kept. Shared (aliased) containers are rewritten once.
+    """
+    if not sources:
+        return
+    lines = [s[0] for s in sources]
+    names = [os.path.normpath(os.path.join(root, s[1])) if root else s[1] for s in sources]
+
+    def remap(loc: Loc | None) -> Loc | None:
+        if loc is None or loc.file != path:
+            return loc
+        i = bisect_left(lines, loc.line) - 1
+        if i < 0:
+            return loc
+        return Loc(names[i], loc.line - lines[i], loc.column)
+
+    seen: set[int] = set()
+    for k, doc in enumerate(result.documents):
+        if doc.path != path:
+            continue
+        _walk_locs(doc.data, remap, seen)
+        new_loc = remap(doc.loc) or doc.loc
+        result.documents[k] = dataclasses.replace(doc, path=new_loc.file, loc=new_loc)
+    for k, f in enumerate(result.findings):
+        if f.loc is not None and f.loc.file == path:
+            result.findings[k] = dataclasses.replace(f, loc=remap(f.loc))
+
+
+def helm_values_reason(doc: Document) -> str | None:
+    """Why ``doc`` looks like raw Helm chart values rather than a Kubernetes object, or None.
+
+    A document qualifies only if it is a mapping without ``apiVersion`` and ``kind``, and then when it
+    has vLLM production-stack keys (``servingEngineSpec``, ``routerSpec``, ... or ``modelSpec`` under
+    ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or
+    its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
+    """
+    data = doc.data
+    if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
+        return None
+    stack = [k for k in _STACK_KEYS if k in data]
+    if stack:
+        spec = data.get("servingEngineSpec")
+        if isinstance(spec, dict) and "modelSpec" in spec:
+            return "it has servingEngineSpec.modelSpec (vLLM production-stack chart values)"
+        return f"it has {stack[0]} (vLLM production-stack chart values)"
+    if "modelSpec" in data:
+        return "it has modelSpec (chart values)"
+    if "replicaCount" in data and "image" in data:
+        return "it has replicaCount and image but no apiVersion/kind (chart values)"
+    base = os.path.basename(doc.path).lower()
+    if base.startswith("values") and base.endswith((".yaml", ".yml")):
+        if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
+            return "it is a values file beside a Chart.yaml"
+    return None
+
+
+def kustomize_command(directory: str) -> list[str] | None:
+    """The command that renders ``directory``: ``kustomize build DIR``, else ``kubectl kustomize DIR``,
+    or None when neither binary is on ``PATH``."""
+    if shutil.which("kustomize"):
+        return ["kustomize", "build", directory]
+    if shutil.which("kubectl"):
+        return ["kubectl", "kustomize", directory]
+    return None
+
+
+def render_helm(
+    chart: str,
+    *,
+    values: Sequence[str] = (),
+    set_values: Sequence[str] = (),
+    release: str | None = None,
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+) -> LoadResult:
+    """Render a chart with ``helm template`` and load the output with Source mapping.
+
+    Args:
+        chart: chart directory (holding ``Chart.yaml``).
+        values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings.
+        release: release name (default: the chart directory's base name).
+        max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
+
+    Returns:
+        LoadResult (``files == 1``) whose locations name the chart's template files (paths joined to the
+        chart's parent directory). A chart that helm rejects gives a KV001 finding at ``CHART/Chart.yaml``
+        with helm's message.
+
+    Raises:
+        RenderError: ``helm`` is not on ``PATH``.
+    """
+    helm = shutil.which("helm")
+    if helm is None:
+        raise RenderError(
+            f"{chart} is a Helm chart (it has a Chart.yaml) but the helm binary is not on PATH; install helm "
+            f"(https://helm.sh/docs/intro/install/) or render it elsewhere and pipe the output: "
+            f"helm template RELEASE {chart} | kvlint check -"
+        )
+    name = release or _release_name(chart)
+    cmd = [helm, "template", name, chart]
+    for v in values:
+        cmd += ["-f", v]
+    for s in set_values:
+        cmd += ["--set", s]
+    label = os.path.join(chart, "Chart.yaml")
+    out = _run(cmd, label, "helm template", max_bytes)
+    if isinstance(out, LoadResult):
+        return out
+    result = load_text(out, label)
+    root = os.path.dirname(os.path.normpath(chart))
+    map_sources(result, label, find_sources(out), root=root)
+    return result
+
+
+def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LoadResult:
+    """Render a kustomization with ``kustomize build`` (or ``kubectl kustomize``) and load the output.
+
+    Each rendered object is mapped back to the file in ``directory`` (or the local files and directories
+    its kustomization tree names) holding an object of the same ``kind`` whose ``metadata.name`` is
+    contained in the rendered name (``namePrefix``/``nameSuffix``); values are located along the same key
+    path there, else at their nearest located ancestor. Objects with no such source keep positions in a
+    virtual file named ``DIR/kustomization.yaml (kustomize build)``.
+
+    Returns:
+        LoadResult with ``files == 1``; a failed build is a KV001 finding at the kustomization file.
+
+    Raises:
+        RenderError: neither ``kustomize`` nor ``kubectl`` is on ``PATH``.
+    """
+    cmd = kustomize_command(directory)
+    kfile = next(
+        (
+            os.path.join(directory, f)
+            for f in KUSTOMIZATION_FILES
+            if os.path.isfile(os.path.join(directory, f))
+        ),
+        os.path.join(directory, "kustomization.yaml"),
+    )
+    if cmd is None:
+        raise RenderError(
+            f"{directory} is a kustomization but neither kustomize nor kubectl is on PATH; install one, or "
+            f"render it elsewhere and pipe the output: kustomize build {directory} | kvlint check -"
+        )
+    out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes)
+    if isinstance(out, LoadResult):
+        return out
+    label = f"{kfile} (kustomize build)"
+    result = load_text(out, label)
+    sources = _kustomize_sources(directory, max_bytes)
+    for k, doc in enumerate(result.documents):
+        src = _match_source(doc, sources)
+        if src is None:
+            continue
+        _graft_locs(doc.data, src.data, src.loc)
+        result.documents[k] = dataclasses.replace(doc, path=src.path, loc=src.loc)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# internals
+
+
+def _merge(into: LoadResult, part: LoadResult) -> None:
+    into.documents.extend(part.documents)
+    into.findings.extend(part.findings)
+    into.files += part.files
+
+
+def _release_name(chart: str) -> str:
+    base = os.path.basename(os.path.normpath(os.path.abspath(chart))).lower()
+    cleaned = "".join(c if c.isalnum() or c == "-" else "-" for c in base).strip("-")
+    return (cleaned or "release")[:53]
+
+
+def _read_stdin(stream: TextIO | BinaryIO, limit: int) -> bytes:
+    src: Any = getattr(stream, "buffer", stream)
+    try:
+        data = src.read(limit + 1)
+    except (OSError, ValueError):
+        return b""
+    if data is None:
+        return b""
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
+def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
+    """Run a renderer; its stdout text, or a LoadResult holding one KV001 finding at ``label``."""
+
+    def fail(message: str) -> LoadResult:
+        return LoadResult(
+            findings=[
+                Finding(
+                    "KV001",
+                    message,
+                    Loc(label, 1, 1),
+                    fix=f"run `{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(cmd))}` "
+                    "and fix what it reports",
+                )
+            ],
+            files=1,
+        )
+
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=RENDER_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
+    except OSError as e:
+        return fail(f"cannot run {what}: {e.strerror or e}")
+    if proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = (
+            "; ".join(line.strip() for line in err[-3:] if line.strip()) or f"exit status {proc.returncode}"
+        )
+        return fail(f"{what} failed: {detail}")
+    if len(proc.stdout) > max_bytes:
+        return fail(f"{what} output of {len(proc.stdout)} bytes is more than the {max_bytes}-byte limit")
+    return proc.stdout.decode("utf-8", "replace")
+
+
+def _walk_locs(node: Any, remap: Any, seen: set[int]) -> None:
+    """Apply ``remap`` to every Loc stored in LDict/LList containers below ``node`` (iteratively)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if not isinstance(n, (LDict, LList)) or id(n) in seen:
+            continue
+        seen.add(id(n))
+        n.loc = remap(n.loc)
+        if isinstance(n, LDict):
+            for k, v in n.locs.items():
+                n.locs[k] = remap(v)
+            for k, v in n.key_locs.items():
+                n.key_locs[k] = remap(v)
+            stack.extend(n.values())
+        else:
+            n.locs = [remap(v) for v in n.locs]
+            stack.extend(n)
+
+
+def _map_loaded_sources(result: LoadResult, stdin_bytes: bytes | None, max_bytes: int) -> None:
+    """Find ``# Source:`` comments in each loaded file (and stdin) and rewrite its locations."""
+    paths: list[str] = []
+    for doc in result.documents:
+        if doc.path not in paths:
+            paths.append(doc.path)
+    for path in paths:
+        if path == "-":
+            data = stdin_bytes or b""
+        else:
+            try:
+                if os.path.getsize(path) > max_bytes:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                continue
+        if _SOURCE_PREFIX.encode() not in data:
+            continue
+        map_sources(result, path, find_sources(data.decode("utf-8", "replace")))
+
+
+def _values_findings(documents: Iterable[Document], existing: Sequence[Finding]) -> list[Finding]:
+    """One KV002 per file whose documents look like Helm chart values (and that has no KV002 yet)."""
+    flagged = {f.loc.file for f in existing if f.rule == "KV002" and f.loc is not None}
+    out: list[Finding] = []
+    for doc in documents:
+        if doc.path in flagged:
+            continue
+        reason = helm_values_reason(doc)
+        if reason is None:
+            continue
+        flagged.add(doc.path)
+        out.append(
+            Finding(
+                "KV002",
+                f"{doc.path} is a Helm values file ({reason}), not a Kubernetes manifest: render the chart "
+                f"first (helm template RELEASE CHART -f {doc.path} | kvlint check -); kvlint does not lint "
+                f"raw values",
+                doc.loc,
+                fix=_RENDER_FIX.replace("values.yaml", doc.path),
+            )
+        )
+    return out
+
+
+def _kustomize_sources(directory: str, max_bytes: int) -> list[Document]:
+    """Documents of the YAML files in ``directory`` and the local resources its kustomization tree names."""
+    import yaml
+
+    dirs: list[str] = []
+    files: list[str] = []
+    todo = [directory]
+    while todo:
+        d = todo.pop()
+        if d in dirs:
+            continue
+        dirs.append(d)
+        for name in KUSTOMIZATION_FILES:
+            kf = os.path.join(d, name)
+            if not os.path.isfile(kf):
+                continue
+            try:
+                with open(kf, encoding="utf-8") as fh:
+                    spec = yaml.safe_load(fh) or {}
+            except (OSError, yaml.YAMLError, UnicodeDecodeError):
+                spec = {}
+            entries: list[Any] = []
+            for key in ("resources", "bases", "components"):
+                val = spec.get(key) if isinstance(spec, dict) else None
+                if isinstance(val, list):
+                    entries.extend(val)
+            for e in entries:
+                if not isinstance(e, str) or "://" in e:
+                    continue
+                full = os.path.normpath(os.path.join(d, e))
+                if os.path.isdir(full):
+                    todo.append(full)
+                elif os.path.isfile(full):
+                    files.append(full)
+            break
+    loaded = load_paths(dirs, max_file_bytes=max_bytes)
+    extra = [
+        f
+        for f in files
+        if not any(os.path.realpath(f).startswith(os.path.realpath(d) + os.sep) for d in dirs)
+    ]
+    if extra:
+        _merge(loaded, load_paths(extra, max_file_bytes=max_bytes))
+    return [d for d in loaded.documents if isinstance(d.data, LDict) and d.kind]
+
+
+def _match_source(doc: Document, sources: Sequence[Document]) -> Document | None:
+    """The source document of a rendered one: same kind, name contained in the rendered name (longest)."""
+    if not isinstance(doc.data, LDict) or not doc.kind:
+        return None
+    best: Document | None = None
+    for src in sources:
+        if src.kind != doc.kind or not src.name or src.name not in doc.name:
+            continue
+        if best is None or len(src.name) > len(best.name):
+            best = src
+    return best
+
+
+def _graft_locs(rendered: Any, source: Any, fallback: Loc) -> None:
+    """Give each container/value in ``rendered`` the location of the same key path in ``source``, or of
+    its nearest ancestor that exists there (``fallback`` for the root)."""
+    stack: list[tuple[Any, Any, Loc]] = [(rendered, source, fallback)]
+    while stack:
+        r, s, here = stack.pop()
+        if isinstance(r, LDict):
+            sd = s if isinstance(s, LDict) else None
+            base: Loc = (sd.loc if sd is not None else None) or here
+            r.loc = base
+            for k in list(r.keys()):
+                sv = sd.get(k) if sd is not None and k in sd else None
+                vloc = sd.locs.get(k) if sd is not None and k in sd else None
+                kloc = sd.key_locs.get(k) if sd is not None and k in sd else None
+                r.locs[k] = vloc or base
+                r.key_locs[k] = kloc or base
+                stack.append((r[k], sv, r.locs[k]))
+        elif isinstance(r, LList):
+            sl = s if isinstance(s, LList) else None
+            lbase: Loc = (sl.loc if sl is not None else None) or here
+            r.loc = lbase
+            new_locs: list[Loc] = []
+            for i, item in enumerate(r):
+                si = sl[i] if sl is not None and i < len(sl) else None
+                iloc = sl.locs[i] if sl is not None and i < len(sl.locs) else None
+                new_locs.append(iloc or lbase)
+                stack.append((item, si, new_locs[-1]))
+            r.locs = new_locs

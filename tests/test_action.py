@@ -1,0 +1,188 @@
+"""The GitHub Action (action.yml + kvlint/action.py) run locally with the runner's environment variables."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from kvlint.action import ENV_INPUTS, parse_unified_diff, run_action
+from kvlint.pipeline import Options, run_check
+from kvlint.report import render
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "fixtures", "examples")
+
+
+def _env(tmp: str, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for k in ENV_INPUTS + ("GITHUB_BASE_REF",):
+        env.pop(k, None)
+    env.update(
+        GITHUB_STEP_SUMMARY=os.path.join(tmp, "summary.md"),
+        GITHUB_OUTPUT=os.path.join(tmp, "output.txt"),
+        RUNNER_TEMP=tmp,
+        KVLINT_OFFLINE="true",
+        KVLINT_SARIF=os.path.join(tmp, "kvlint.sarif"),
+    )
+    env.update(extra)
+    return env
+
+
+def _outputs(path: str) -> dict[str, str]:
+    with open(path, encoding="utf-8") as fh:
+        return dict(line.rstrip("\n").split("=", 1) for line in fh if "=" in line)
+
+
+def _annotations(text: str) -> list[tuple[str, str, int]]:
+    """(command, file, line) of each annotation with a file."""
+    return [
+        (m.group(1), m.group(2), int(m.group(3)))
+        for m in re.finditer(r"^::(error|warning|notice) file=([^,]+),line=(\d+),", text, re.M)
+    ]
+
+
+def test_action_writes_summary_outputs_sarif_and_annotations(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tmp = str(tmp_path)
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="fixtures/examples", KVLINT_ANNOTATE="all"), cwd=ROOT, out=out)
+    monkeypatch.chdir(ROOT)
+    expected = run_check(["fixtures/examples"], Options(allow_hub=False))
+    counts = expected.counts()
+    assert code == (1 if counts["error"] else 0)
+    outputs = _outputs(os.path.join(tmp, "output.txt"))
+    assert outputs["errors"] == str(counts["error"]) and int(outputs["errors"]) > 0
+    assert outputs["warnings"] == str(counts["warning"])
+    assert outputs["findings"] == str(len(expected.diagnostics))
+    assert outputs["annotated"] == outputs["findings"]
+    assert outputs["sarif"] == os.path.join(tmp, "kvlint.sarif") and outputs["exit-code"] == str(code)
+    # one annotation per diagnostic, at its file and line, with the right command
+    cmd = {"error": "error", "warning": "warning", "info": "notice"}
+    assert sorted(_annotations(out.getvalue())) == sorted(
+        (cmd[d.severity], d.loc.file, d.loc.line) for d in expected.diagnostics if d.loc
+    )
+    # the step summary is kvlint's Markdown report
+    with open(os.path.join(tmp, "summary.md"), encoding="utf-8") as fh:
+        assert fh.read() == render("markdown", expected)
+    with open(outputs["sarif"], encoding="utf-8") as fh:
+        sarif = json.load(fh)
+    assert len(sarif["runs"][0]["results"]) == len(expected.diagnostics)
+
+
+def _git(cwd: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_annotations_limited_to_changed_lines(tmp_path: pytest.TempPathFactory) -> None:
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "deploy"))
+    for name in ("chat-8b-l4.yaml", "qwen-7b-tp2.yaml"):
+        shutil.copy(os.path.join(EXAMPLES, name), os.path.join(repo, "deploy", name))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    base = _git(repo, "rev-parse", "HEAD")
+    # the change: a comment on the --model line of chat-8b-l4.yaml (the line its findings point at)
+    path = os.path.join(repo, "deploy", "chat-8b-l4.yaml")
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().split("\n")
+    i = next(k for k, line in enumerate(lines) if line.strip() == "- --model")
+    lines[i] += "  # reviewed"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines))
+    _git(repo, "commit", "-q", "-am", "change")
+
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="deploy", KVLINT_BASE_REF=base), cwd=repo, out=out)
+    annotated = _annotations(out.getvalue())
+    assert annotated and {(f, ln) for _, f, ln in annotated} == {("deploy/chat-8b-l4.yaml", i + 1)}
+    outputs = _outputs(os.path.join(tmp, "output.txt"))
+    assert int(outputs["findings"]) > len(annotated)  # qwen-7b-tp2.yaml's findings: summary only
+    assert outputs["annotated"] == str(len(annotated)) and code == 1
+
+    # an unknown base ref: a notice, then every finding is annotated
+    out2 = io.StringIO()
+    run_action(_env(tmp, KVLINT_PATHS="deploy", KVLINT_BASE_REF="no-such-ref"), cwd=repo, out=out2)
+    assert "::notice title=kvlint::cannot diff against no-such-ref" in out2.getvalue()
+    assert len(_annotations(out2.getvalue())) == int(outputs["findings"])
+
+
+def test_usage_error_is_an_error_annotation_and_exit_2(tmp_path: pytest.TempPathFactory) -> None:
+    tmp = str(tmp_path)
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="no/such/dir"), cwd=ROOT, out=out)
+    assert code == 2
+    assert re.search(r"^::error title=kvlint::.*no/such/dir", out.getvalue(), re.M)
+    assert _outputs(os.path.join(tmp, "output.txt"))["exit-code"] == "2"
+
+
+def test_fail_on_never_exits_zero_with_findings(tmp_path: pytest.TempPathFactory) -> None:
+    tmp = str(tmp_path)
+    code = run_action(
+        _env(
+            tmp,
+            KVLINT_PATHS="fixtures/examples",
+            KVLINT_FAIL_ON="never",
+            KVLINT_ANNOTATE="none",
+            KVLINT_SARIF="",
+        ),
+        cwd=ROOT,
+        out=io.StringIO(),
+    )
+    outputs = _outputs(os.path.join(tmp, "output.txt"))
+    assert code == 0 and int(outputs["errors"]) > 0
+    assert outputs["annotated"] == "0" and outputs["sarif"] == ""
+
+
+def test_parse_unified_diff() -> None:
+    diff = (
+        "diff --git a/x.yaml b/x.yaml\n--- a/x.yaml\n+++ b/x.yaml\n@@ -3 +3 @@\n-a\n+b\n"
+        "@@ -10,0 +11,2 @@\n+c\n+d\n@@ -20,2 +22,0 @@\n-e\n-f\n"
+        "diff --git a/gone.yaml b/gone.yaml\n--- a/gone.yaml\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+    )
+    assert parse_unified_diff(diff) == {"x.yaml": {3, 11, 12}}
+
+
+def test_action_yml_wires_every_input_to_the_script() -> None:
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        action = yaml.safe_load(fh)
+    assert action["runs"]["using"] == "composite"
+    text = json.dumps(action)
+    used = set(re.findall(r"inputs\.([a-z-]+)", text))
+    assert used == set(action["inputs"]), "every input is used and every used input is declared"
+    run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "kvlint")
+    assert run_step["run"].strip() == "python -m kvlint.action"
+    assert set(run_step["env"]) <= set(ENV_INPUTS)
+    outputs = {k: v["value"] for k, v in action["outputs"].items()}
+    for name, value in outputs.items():
+        assert value == "${{ steps.kvlint.outputs." + name + " }}"
+    for name in ("paths", "config", "formats", "fail-on", "version", "python-version", "offline", "sarif"):
+        assert name in action["inputs"]
+
+
+def test_pre_commit_hook_and_workflow() -> None:
+    with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
+        (hook,) = yaml.safe_load(fh)
+    assert hook["id"] == "kvlint" and hook["entry"] == "kvlint check" and hook["types"] == ["yaml"]
+    with open(os.path.join(ROOT, ".github", "workflows", "ci.yml"), encoding="utf-8") as fh:
+        ci = yaml.safe_load(fh)
+    jobs = ci["jobs"]
+    assert {"3.10", "3.13"} <= set(jobs["test"]["strategy"]["matrix"]["python"])
+    assert jobs["bench"]["continue-on-error"] is True
+    assert any(s.get("uses") == "./" for s in jobs["dogfood"]["steps"])

@@ -1,0 +1,251 @@
+"""Helm / Kustomize inputs (kvlint.render): Source-comment mapping, values-file recognition, rendering."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import stat
+import sys
+
+import pytest
+
+from kvlint import render
+from kvlint.load import load_paths
+from kvlint.pipeline import Options, run_documents
+from kvlint.render import RenderError, find_sources, helm_values_reason, load_inputs, render_helm
+from kvlint.source import LDict, LList, Loc
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HELM = os.path.join(ROOT, "fixtures", "helm")
+RENDERED = os.path.join("fixtures", "helm", "rendered", "chat-chart.yaml")
+CHART = os.path.join("fixtures", "helm", "chat-chart")
+VALUES_DIR = os.path.join(HELM, "values")
+OFFLINE = Options(allow_hub=False)
+
+
+@pytest.fixture(autouse=True)
+def _cwd(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def _scalar_locs(node: object) -> list[tuple[object, Loc]]:
+    """(scalar value, its Loc) for every scalar under ``node``."""
+    out: list[tuple[object, Loc]] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, LDict):
+            for k, v in n.items():
+                if isinstance(v, (LDict, LList)):
+                    stack.append(v)
+                else:
+                    out.append((v, n.locs[k]))
+        elif isinstance(n, LList):
+            for i, v in enumerate(n):
+                if isinstance(v, (LDict, LList)):
+                    stack.append(v)
+                else:
+                    out.append((v, n.locs[i]))
+    return out
+
+
+def _rendered_lines() -> tuple[list[str], dict[str, int]]:
+    with open(RENDERED, encoding="utf-8") as fh:
+        text = fh.read()
+    return text.splitlines(), {src: line for line, src in find_sources(text)}
+
+
+def test_find_sources_reads_helm_comments() -> None:
+    lines, sources = _rendered_lines()
+    assert set(sources) == {"chat-chart/templates/service.yaml", "chat-chart/templates/deployment.yaml"}
+    for src, line in sources.items():
+        assert lines[line - 1] == f"# Source: {src}"
+        assert lines[line - 2] == "---"
+
+
+def test_every_location_names_the_template_and_the_rendered_line() -> None:
+    """Each scalar's rewritten (file, line, column) points, via its Source comment, at its own text."""
+    lines, sources = _rendered_lines()
+    loaded = load_inputs([RENDERED])
+    assert [d.kind for d in loaded.documents] == ["Service", "Deployment"]
+    checked = 0
+    for doc in loaded.documents:
+        assert doc.path == doc.loc.file
+        assert doc.path in sources
+        assert lines[sources[doc.path] + doc.loc.line - 1].startswith("apiVersion")
+        for value, loc in _scalar_locs(doc.data):
+            assert loc.file == doc.path
+            text = lines[sources[loc.file] + loc.line - 1][loc.column - 1 :]
+            assert text.lstrip('"').startswith(str(value)), (value, loc, text)
+            checked += 1
+    assert checked > 20
+
+
+def test_stdin_maps_like_a_file() -> None:
+    with open(RENDERED, "rb") as fh:
+        data = fh.read()
+    from_file = run_documents(load_inputs([RENDERED]), OFFLINE)
+    from_stdin = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
+    assert from_file.diagnostics and from_file.diagnostics == from_stdin.diagnostics
+
+
+def test_diagnostics_point_at_the_template_file() -> None:
+    lines, sources = _rendered_lines()
+    result = run_documents(load_inputs([RENDERED]), OFFLINE)
+    kv103 = [d for d in result.diagnostics if d.rule == "KV103"]
+    assert kv103, [d.rule for d in result.diagnostics]
+    loc = kv103[0].loc
+    assert loc is not None and loc.file == "chat-chart/templates/deployment.yaml"
+    # the rendered line, counted from the Source comment, holds the flag the finding is about
+    assert lines[sources[loc.file] + loc.line - 1].strip() == "- --model"
+    # the same manifest loaded plainly (no Source comments) reports the same rules
+    raw = run_documents(load_paths([os.path.join("fixtures", "examples", "chat-8b-l4.yaml")]), OFFLINE)
+    assert sorted(d.rule for d in raw.diagnostics) == sorted(d.rule for d in result.diagnostics)
+
+
+def test_locations_before_any_source_comment_are_kept(tmp_path: pytest.TempPathFactory) -> None:
+    p = os.path.join(str(tmp_path), "mixed.yaml")
+    with open(p, "w", encoding="utf-8") as fh:
+        fh.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: c/templates/b.yaml\n")
+        fh.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n")
+    docs = load_inputs([p]).documents
+    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), ("c/templates/b.yaml", 1)]
+    assert docs[1].data["metadata"].locs["name"] == Loc("c/templates/b.yaml", 4, 9)
+
+
+@pytest.mark.parametrize("name", sorted(f for f in os.listdir(VALUES_DIR) if f.endswith(".yaml")))
+def test_helm_values_files_are_reported(name: str) -> None:
+    path = os.path.join(VALUES_DIR, name)
+    loaded = load_inputs([path])
+    kv002 = [f for f in loaded.findings if f.rule == "KV002"]
+    assert len(kv002) == 1
+    assert "is a Helm values file" in kv002[0].message and "render the chart first" in kv002[0].message
+    assert kv002[0].loc is not None and kv002[0].loc.file == path
+    assert "helm template" in kv002[0].fix
+
+
+def test_production_stack_values_reason_names_model_spec() -> None:
+    path = os.path.join(
+        VALUES_DIR, "vllm-project__production-stack__tutorials__assets__values-02-basic-config.yaml"
+    )
+    doc = load_paths([path]).documents[0]
+    assert "servingEngineSpec.modelSpec" in (helm_values_reason(doc) or "")
+
+
+def test_manifests_are_not_values_files() -> None:
+    loaded = load_inputs([os.path.join("fixtures", "examples"), RENDERED])
+    assert not [f for f in loaded.findings if f.rule == "KV002"]
+
+
+def test_values_file_beside_chart_yaml(tmp_path: pytest.TempPathFactory) -> None:
+    chart = os.path.join(str(tmp_path), "c")
+    os.makedirs(chart)
+    with open(os.path.join(chart, "Chart.yaml"), "w") as fh:
+        fh.write("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    with open(os.path.join(chart, "values-prod.yaml"), "w") as fh:
+        fh.write("model: meta-llama/Llama-3.1-8B-Instruct\n")
+    lone = os.path.join(str(tmp_path), "values-prod.yaml")
+    shutil.copy(os.path.join(chart, "values-prod.yaml"), lone)
+    flagged = load_inputs([os.path.join(chart, "values-prod.yaml")]).findings
+    assert [f.rule for f in flagged] == ["KV002"] and "beside a Chart.yaml" in flagged[0].message
+    assert load_inputs([lone]).findings == []
+
+
+def test_chart_without_helm_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    with pytest.raises(RenderError, match="helm binary is not on PATH"):
+        load_inputs([CHART])
+    with pytest.raises(RenderError, match="neither kustomize nor kubectl"):
+        load_inputs([os.path.join("fixtures", "kustomize", "overlay")])
+
+
+def test_helm_options_need_a_chart() -> None:
+    with pytest.raises(RenderError, match="--helm-values/--helm-set"):
+        load_inputs([RENDERED], helm_set=["x=1"])
+    with pytest.raises(FileNotFoundError, match="nope.yaml"):
+        load_inputs([CHART], helm_values=["nope.yaml"])
+
+
+def _fake_helm(tmp: str, body: str) -> str:
+    """A ``helm`` stand-in script in ``tmp/bin``; returns that directory (put it first on PATH)."""
+    bindir = os.path.join(tmp, "bin")
+    os.makedirs(bindir, exist_ok=True)
+    exe = os.path.join(bindir, "helm")
+    with open(exe, "w") as fh:
+        fh.write(f"#!{sys.executable}\nimport sys\n{body}\n")
+    os.chmod(exe, os.stat(exe).st_mode | stat.S_IEXEC)
+    return bindir
+
+
+def test_chart_rendering_maps_to_real_template_files(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a helm on PATH that prints the recorded output, locations name files inside the chart."""
+    tmp = str(tmp_path)
+    args_file = os.path.join(tmp, "args")
+    bindir = _fake_helm(
+        tmp,
+        f"open({args_file!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        f"sys.stdout.write(open({os.path.join(ROOT, RENDERED)!r}).read())",
+    )
+    monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
+    values = os.path.join(CHART, "values.yaml")
+    loaded = load_inputs([CHART], helm_values=[values], helm_set=["maxModelLen=8192"])
+    with open(args_file) as fh:
+        assert fh.read().split() == [
+            "template",
+            "chat-chart",
+            CHART,
+            "-f",
+            values,
+            "--set",
+            "maxModelLen=8192",
+        ]
+    assert {d.path for d in loaded.documents} == {
+        os.path.join(CHART, "templates", "service.yaml"),
+        os.path.join(CHART, "templates", "deployment.yaml"),
+    }
+    for d in loaded.documents:
+        assert os.path.isfile(d.path)
+    assert loaded.files == 1
+
+
+def test_chart_that_helm_rejects_is_kv001(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bindir = _fake_helm(
+        str(tmp_path), "sys.stderr.write('Error: parse error at (x/templates/a.yaml:3)\\n')\nsys.exit(1)"
+    )
+    monkeypatch.setenv("PATH", bindir + os.pathsep + os.environ.get("PATH", ""))
+    loaded = load_inputs([CHART, os.path.join("fixtures", "examples", "chat-8b-l4.yaml")])
+    assert [f.rule for f in loaded.findings] == ["KV001"]
+    assert loaded.findings[0].loc == Loc(os.path.join(CHART, "Chart.yaml"), 1, 1)
+    assert "parse error at (x/templates/a.yaml:3)" in loaded.findings[0].message
+    assert len(loaded.documents) == 1  # the other input is still linted
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_real_helm_renders_the_recorded_output() -> None:
+    rendered = render_helm(CHART, release="chat")
+    recorded = load_inputs([RENDERED])
+    assert [d.data for d in rendered.documents] == [d.data for d in recorded.documents]
+    assert [os.path.relpath(d.path, os.path.dirname(CHART)) for d in rendered.documents] == [
+        d.path for d in recorded.documents
+    ]
+
+
+@pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+def test_kustomize_overlay_maps_to_the_base_file() -> None:
+    base = os.path.join("fixtures", "kustomize", "base", "deployment.yaml")
+    loaded = load_inputs([os.path.join("fixtures", "kustomize", "overlay")])
+    (doc,) = loaded.documents
+    assert doc.name == "prod-chat-8b" and doc.namespace == "prod"
+    assert doc.path == base
+    result = run_documents(loaded, OFFLINE)
+    raw = run_documents(load_paths([base]), OFFLINE)
+    assert result.diagnostics and [(d.rule, d.loc) for d in result.diagnostics] == [
+        (d.rule, d.loc) for d in raw.diagnostics
+    ]
