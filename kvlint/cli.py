@@ -186,6 +186,19 @@ def _add_common(f: Any) -> Any:
     "--min-concurrency", type=float, default=None, help="KV104 threshold (default: config, else 2)."
 )
 @click.option(
+    "--helm-values",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Values file for chart directories in PATHS (helm template -f), repeatable.",
+)
+@click.option(
+    "--helm-set",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="helm template --set for chart directories, repeatable.",
+)
+@click.option(
     "--cluster",
     is_flag=True,
     help="Read the live nodes (kubeconfig or in-cluster) and take the GPU from the nodes each pod can land on.",
@@ -209,6 +222,8 @@ def check(
     no_exemptions: bool,
     default_accelerator: str | None,
     color: bool | None,
+    helm_values: tuple[str, ...],
+    helm_set: tuple[str, ...],
     cluster: bool,
     kubeconfig: str | None,
     kube_context: str | None,
@@ -225,6 +240,7 @@ def check(
 
     from kvlint.config import ConfigError, apply_config, find_config, load_config, validate_selectors
     from kvlint.pipeline import run_check
+    from kvlint.render import RenderError
     from kvlint.report import render
     from kvlint.types import SEVERITY_ORDER
 
@@ -237,6 +253,8 @@ def check(
             select=validate_selectors(_split_ids(select), "--select"),
             ignore=validate_selectors(_split_ids(ignore), "--ignore"),
             exemptions_allowed=not no_exemptions,
+            helm_values=tuple(helm_values),
+            helm_set=tuple(helm_set),
         )
         config = None
         if not no_config:
@@ -262,6 +280,8 @@ def check(
     try:
         result = run_check(paths, options, stdin=sys.stdin.buffer if "-" in paths else None)
     except FileNotFoundError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except RenderError as exc:
         raise click.UsageError(str(exc)) from exc
     for name, out_path in outputs:
         if out_path is None:

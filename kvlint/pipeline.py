@@ -50,6 +50,7 @@ class Options:
         rule_params: rule id -> parameter name -> value, overriding ``rules/KVnnn.yaml`` defaults.
         exemptions_allowed: whether ``kvlint.io/ignore`` annotations may suppress findings
             (``--no-exemptions`` and the webhook's admin switch turn it off).
+        helm_values, helm_set: ``helm template -f`` / ``--set`` for chart directories among the paths.
         cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
             comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
     """
@@ -70,6 +71,8 @@ class Options:
     rule_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     exemptions_allowed: bool = True
     cluster_inventory: Any = None
+    helm_values: tuple[str, ...] = ()
+    helm_set: tuple[str, ...] = ()
 
     def param(self, rule: str, name: str) -> Any:
         """Value of parameter ``name`` of ``rule``: these options, else the catalogue default.
@@ -192,13 +195,25 @@ def run_check(
 ) -> CheckResult:
     """Lint files/directories (``-`` = stdin).
 
+    Chart directories (``Chart.yaml``) are rendered with ``helm template`` and kustomizations with
+    ``kustomize build``/``kubectl kustomize`` (:mod:`kvlint.render`); ``# Source:`` comments map findings
+    back to template files.
+
     Raises:
         FileNotFoundError: a named path does not exist (the CLI maps it to exit code 2).
+        kvlint.render.RenderError: a chart/kustomization cannot be rendered (no helm/kustomize binary).
     """
-    from kvlint.load import load_paths
+    from kvlint.render import load_inputs
 
     options = options or Options()
-    loaded = load_paths(paths, stdin=stdin, max_file_bytes=options.max_file_bytes, exclude=options.exclude)
+    loaded = load_inputs(
+        paths,
+        stdin=stdin,
+        helm_values=options.helm_values,
+        helm_set=options.helm_set,
+        max_file_bytes=options.max_file_bytes,
+        exclude=options.exclude,
+    )
     return run_documents(loaded, options)
 
 
