@@ -225,7 +225,9 @@ def _path_str(keys: Sequence[Any]) -> str:
 def _doc_workloads(doc: Document) -> list[Workload]:
     data = doc.data
     kind = doc.kind
-    found: list[Workload] = []
+    found: list[Workload] = _crd_workloads(doc)
+    if found:
+        return found
     if kind == "LeaderWorkerSet":
         found = _lws(doc)
     elif kind in POD_TEMPLATE_PATHS:
@@ -505,3 +507,491 @@ def _mounted_file(
             text = value if isinstance(value, str) else ("" if value is None else str(value))
             return text, loc_of(data, key)
     return None
+
+
+# --------------------------------------------------------------------------------------------------
+# operator CRDs without a PodSpec: KubeAI Model, KAITO Workspace/InferenceSet, production-stack
+# VLLMRuntime, NVIDIA NIMService -> the pod their operator would create
+
+#: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by
+#: :func:`kvlint.accelerators.resolve_placement` when ``kvlint.io/accelerator`` decides).
+ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
+#: Annotation a synthetic workload carries to say why its accelerator cannot be known (appended to the
+#: placement's "nothing names the accelerator" reason).
+ACCELERATOR_WHY_ANNOTATION = "kvlint.io/accelerator-why"
+#: Model reference given to a KAITO preset (``kaito-preset:<name>``); model resolution explains why it
+#: cannot be resolved (:mod:`kvlint.models.resolve`).
+KAITO_PRESET_PREFIX = "kaito-preset:"
+
+#: KubeAI resource profiles of the Helm chart's default values -> (GPU resource name, catalogue id or
+#: None when the GPU is not in the catalogue). Source: substratusai/kubeai
+#: charts/kubeai/values.yaml@00218190ccce0c96ccc7324c947e1bad57f91e3a ``resourceProfiles`` (each
+#: ``nvidia-gpu-*`` profile sets ``limits: nvidia.com/gpu: "1"``; the H100/A100 names are taken as the
+#: parts charts/kubeai/values-gke.yaml selects: ``nvidia-h100-80gb`` = H100 SXM 80GB,
+#: ``nvidia-a100-80gb``, ``nvidia-tesla-a100`` = A100 40GB) and values-amd-gpu-device-plugin.yaml@bfd91eb9
+#: (``amd-gpu-mi300x``: ``amd.com/gpu.device-id: 74a1``, 192G VRAM = MI300X).
+KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
+    "nvidia-gpu-t4": ("nvidia.com/gpu", "nvidia-t4"),
+    "nvidia-gpu-l4": ("nvidia.com/gpu", "nvidia-l4"),
+    "nvidia-gpu-l40s": ("nvidia.com/gpu", "nvidia-l40s"),
+    "nvidia-gpu-h100": ("nvidia.com/gpu", "nvidia-h100-sxm5-80gb"),
+    "nvidia-gpu-gh200": ("nvidia.com/gpu", "nvidia-gh200-96gb"),
+    "nvidia-gpu-a100-80gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-80gb"),
+    "nvidia-gpu-a100-40gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-40gb"),
+    "nvidia-gpu-a16": ("nvidia.com/gpu", None),
+    "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", None),
+    "amd-gpu-mi300x": ("amd.com/gpu", "amd-instinct-mi300x"),
+}
+# KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
+# tag (and so the vLLM version) is unknown from the manifest.
+_KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
+# AMD profiles run a ROCm build of vLLM (vLLM docs, "Installation > GPU > AMD ROCm": rocm/vllm images).
+_KUBEAI_ROCM_IMAGE = "rocm/vllm"
+# KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
+# its tag is chosen by the KAITO release.
+_KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-base"
+
+
+def _crd_workloads(doc: Document) -> list[Workload]:
+    """Synthetic workloads for the operator CRDs kvlint understands (empty for other kinds)."""
+    api = str(doc.data.get("apiVersion", ""))
+    kind = doc.kind
+    if kind == "Model" and api.startswith("kubeai.org/"):
+        return _kubeai_model(doc)
+    if kind in ("Workspace", "InferenceSet") and api.startswith("kaito.sh/"):
+        return _kaito(doc)
+    if kind == "VLLMRuntime" and api.startswith("production-stack.vllm.ai/"):
+        return _vllm_runtime(doc)
+    if kind == "NIMService" and api.startswith("apps.nvidia.com/"):
+        return _nim_service(doc)
+    return []
+
+
+def _ld(loc: Loc | None, items: Sequence[tuple[str, Any, Loc | None]]) -> LDict:
+    """An LDict located at ``loc`` whose values (and keys) are located at their given positions."""
+    d = LDict(loc=loc)
+    for k, v, vloc in items:
+        d[k] = v
+        if vloc is not None or loc is not None:
+            d.locs[k] = vloc or loc  # type: ignore[assignment]
+            d.key_locs[k] = vloc or loc  # type: ignore[assignment]
+    return d
+
+
+def _ll(loc: Loc | None, items: Sequence[tuple[Any, Loc | None]]) -> LList:
+    """An LList located at ``loc`` whose items are located at their given positions."""
+    out = LList([v for v, _ in items], loc=loc)
+    out.locs = [il or loc or Loc("-") for _, il in items]
+    return out
+
+
+def _synthetic_workload(
+    doc: Document,
+    pod_spec: LDict,
+    path: str,
+    *,
+    replicas: int | None,
+    extra: Sequence[tuple[str, str, Loc | None]] = (),
+) -> Workload:
+    """A Workload for a synthetic PodSpec; ``extra`` annotations (key, value, loc) are added under the
+    object's own (which win: a user's ``kvlint.io/accelerator`` beats a derived one)."""
+    ann_src, labels = _meta(_get(doc.data, "metadata"))
+    ann = LDict(loc=doc.loc)
+    own = _get(doc.data, "metadata", "annotations")
+    user_acc = "kvlint.io/accelerator" in ann_src
+    for k, v, vloc in extra:
+        if k in ann_src or (user_acc and k.startswith("kvlint.io/accelerator")):
+            continue
+        ann[k] = v
+        if vloc is not None:
+            ann.locs[k] = vloc
+    for k, v in ann_src.items():
+        ann[k] = v
+        loc = loc_of(own, k)
+        if loc is not None:
+            ann.locs[k] = loc
+    return Workload(
+        doc=doc,
+        kind=doc.kind,
+        name=doc.name,
+        namespace=doc.namespace,
+        pod_spec=pod_spec,
+        path=path,
+        annotations=ann,
+        labels=labels,
+        replicas=replicas,
+    )
+
+
+def _env_list(env: Any) -> LList | None:
+    """A container ``env`` list from a ``{NAME: value}`` mapping (KubeAI ``spec.env``), sorted by name as
+    KubeAI's vLLMPodForModel does; positions are the mapping's values."""
+    if not isinstance(env, dict):
+        return None
+    items = []
+    for k in sorted(env, key=str):
+        eloc = loc_of(env, k)
+        items.append(
+            (
+                _ld(eloc, [("name", str(k), eloc), ("value", "" if env[k] is None else str(env[k]), eloc)]),
+                eloc,
+            )
+        )
+    return _ll(loc_of(env), items)
+
+
+def _kubeai_model(doc: Document) -> list[Workload]:
+    """KubeAI ``Model`` (kubeai.org/v1) with ``spec.engine: VLLM`` -> the pod KubeAI's model controller
+    creates.
+
+    Source: substratusai/kubeai internal/modelcontroller/engine_vllm.go ``vLLMPodForModel``
+    (@07722ae0342f16897af606cb7a7c2fc99fa36efd): container ``server`` running
+    ``python3 -m vllm.entrypoints.openai.api_server`` with args ``--model=<hf repo of spec.url>``,
+    ``--served-model-name=<metadata.name>`` then ``spec.args``; ``spec.env`` as env sorted by name; the
+    resource profile's nodeSelector/limits. ``spec.resourceProfile: <profile>:<count>`` requests
+    ``count`` x the profile's resources (docs/concepts/resource-profiles.md: ``nvidia-gpu-l4:2`` = 2x L4).
+    The profile's nodeSelector depends on the install, so the GPU is taken from the profile name
+    (:data:`KUBEAI_PROFILES`) and recorded as ``kvlint.io/accelerator`` located at
+    ``spec.resourceProfile``. Other engines (OLlama, FasterWhisper, Infinity) give no workload.
+    """
+    spec = _get(doc.data, "spec")
+    if not isinstance(spec, dict) or str(spec.get("engine", "")).upper() != "VLLM":
+        return []
+    sloc = loc_of(spec) or doc.loc
+    url = spec.get("url")
+    url_s = str(url) if url is not None else ""
+    model = url_s[len("hf://") :] if url_s.startswith("hf://") else url_s
+    name_loc = loc_of(_get(doc.data, "metadata"), "name")
+    args_items: list[tuple[Any, Loc | None]] = [
+        (f"--model={model}", loc_of(spec, "url")),
+        (f"--served-model-name={doc.name}", name_loc),
+    ]
+    user_args = spec.get("args")
+    if isinstance(user_args, list):
+        for i, a in enumerate(user_args):
+            args_items.append((str(a), loc_of(user_args, i)))
+    engine_loc = loc_of(spec, "engine")
+    image = spec.get("image")
+    profile_name = str(spec.get("resourceProfile") or "").partition(":")[0]
+    default_image = _KUBEAI_ROCM_IMAGE if profile_name.startswith("amd-") else _KUBEAI_VLLM_IMAGE
+    container_items: list[tuple[str, Any, Loc | None]] = [
+        ("name", "server", engine_loc),
+        (
+            "image",
+            str(image) if image else default_image,
+            loc_of(spec, "image") if image else engine_loc,
+        ),
+        (
+            "command",
+            _ll(
+                engine_loc, [(w, engine_loc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")]
+            ),
+            engine_loc,
+        ),
+        ("args", _ll(loc_of(spec, "args") if isinstance(user_args, list) else engine_loc, args_items), None),
+    ]
+    env = _env_list(spec.get("env"))
+    if env is not None:
+        container_items.append(("env", env, env.loc))
+    extra: list[tuple[str, str, Loc | None]] = []
+    profile = spec.get("resourceProfile")
+    ploc = loc_of(spec, "resourceProfile")
+    if isinstance(profile, str) and profile:
+        pname, _, count_s = profile.partition(":")
+        count = int(count_s) if count_s.strip().isdigit() else 1
+        resource, acc = KUBEAI_PROFILES.get(pname, (None, None))
+        if resource is not None:
+            limits = _ld(ploc, [(resource, count, ploc)])
+            container_items.append(("resources", _ld(ploc, [("limits", limits, ploc)]), ploc))
+        if acc is not None:
+            extra.append(("kvlint.io/accelerator", acc, ploc))
+            extra.append(
+                (
+                    ACCELERATOR_SOURCE_ANNOTATION,
+                    f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
+                    ploc,
+                )
+            )
+        elif resource is not None:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} names a GPU that is not in kvlint's catalogue",
+                    ploc,
+                )
+            )
+        else:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} is not one of the chart's default profiles; its "
+                    "nodeSelector lives in the KubeAI install's config",
+                    ploc,
+                )
+            )
+    # vLLMPodForModel always mounts a memory-backed emptyDir "dshm" at /dev/shm.
+    shm = _ld(engine_loc, [("name", "dshm", engine_loc), ("mountPath", "/dev/shm", engine_loc)])
+    container_items.append(("volumeMounts", _ll(engine_loc, [(shm, engine_loc)]), engine_loc))
+    container = _ld(loc_of(spec, "engine") or sloc, container_items)
+    empty = _ld(engine_loc, [("medium", "Memory", engine_loc)])
+    vol = _ld(engine_loc, [("name", "dshm", engine_loc), ("emptyDir", empty, engine_loc)])
+    ps = _ld(
+        sloc,
+        [
+            ("containers", _ll(container.loc, [(container, container.loc)]), container.loc),
+            ("volumes", _ll(engine_loc, [(vol, engine_loc)]), engine_loc),
+        ],
+    )
+    replicas = _int(spec.get("replicas"))
+    if replicas is None:
+        replicas = _int(spec.get("minReplicas"))
+    return [_synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra)]
+
+
+def _kaito(doc: Document) -> list[Workload]:
+    """KAITO ``Workspace`` (``resource``/``inference`` at the top level) or ``InferenceSet``
+    (``spec.template.resource``/``.inference``) with an ``inference.preset`` -> the vLLM pod KAITO runs.
+
+    KAITO runs its presets through ``python3 /workspace/vllm/inference_api.py`` in the kaito-base image
+    (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py, which parses vLLM's own
+    arguments); which hub model a preset name means is fixed inside KAITO's preset registry, not in the
+    manifest, so the model is the reference ``kaito-preset:<name>`` that model resolution explains (KV502)
+    and that a ``kvlint.io/model`` annotation replaces. Placement: ``resource.instanceType`` (an AKS VM size;
+    KAITO provisions nodes of it, which carry ``node.kubernetes.io/instance-type``) becomes that nodeSelector
+    with the VM's GPU count as ``nvidia.com/gpu``; ``resource.partition`` ``mode: mig`` with ``profile``
+    becomes ``nvidia.com/mig-<profile>: 1``; ``mode: accelerator`` with ``count`` becomes
+    ``nvidia.com/gpu: count`` on bring-your-own nodes (GPU unknown, said so).
+    """
+    data = doc.data
+    if doc.kind == "InferenceSet":
+        holder = _get(data, "spec", "template")
+        path = "spec.template"
+    else:
+        holder = data
+        path = ""
+    if not isinstance(holder, dict):
+        return []
+    inference = holder.get("inference")
+    resource = holder.get("resource")
+    preset = _get(inference, "preset")
+    if not isinstance(preset, dict) or not preset.get("name"):
+        return []
+    ploc = loc_of(preset, "name")
+    pname = str(preset.get("name"))
+    extra: list[tuple[str, str, Loc | None]] = []
+    pod_items: list[tuple[str, Any, Loc | None]] = []
+    res_items: list[tuple[str, Any, Loc | None]] = []
+    rloc = loc_of(holder, "resource") if isinstance(resource, dict) else None
+    if isinstance(resource, dict):
+        it_name = resource.get("instanceType")
+        part = resource.get("partition")
+        if isinstance(it_name, str) and it_name:
+            iloc = loc_of(resource, "instanceType")
+            pod_items.append(
+                ("nodeSelector", _ld(iloc, [("node.kubernetes.io/instance-type", it_name, iloc)]), iloc)
+            )
+            from kvlint.accelerators import instance_type
+
+            it = instance_type(it_name)
+            gpus = it.gpus if it is not None and it.gpus else 1
+            res_items.append(("nvidia.com/gpu", gpus, iloc))
+        elif isinstance(part, dict):
+            mode = str(part.get("mode", ""))
+            if mode == "mig" and part.get("profile"):
+                res_items.append((f"nvidia.com/mig-{part.get('profile')}", 1, loc_of(part, "profile")))
+                extra.append(
+                    (
+                        ACCELERATOR_WHY_ANNOTATION,
+                        f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
+                        f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU",
+                        loc_of(part, "profile"),
+                    )
+                )
+            else:
+                cnt = _int(part.get("count")) or 1
+                res_items.append(("nvidia.com/gpu", cnt, loc_of(part, "count") or loc_of(part)))
+                extra.append(
+                    (
+                        ACCELERATOR_WHY_ANNOTATION,
+                        f"KAITO resource.partition mode {mode or '?'} runs on existing nodes chosen by "
+                        "resource.labelSelector, whose GPU the manifest does not name",
+                        loc_of(resource, "partition"),
+                    )
+                )
+        else:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    "KAITO resource has no instanceType; the nodes are chosen by resource.labelSelector",
+                    rloc,
+                )
+            )
+    name_loc = loc_of(_get(data, "metadata"), "name")
+    args = _ll(
+        ploc,
+        [(f"--model={KAITO_PRESET_PREFIX}{pname}", ploc), (f"--served-model-name={pname}", name_loc or ploc)],
+    )
+    container_items: list[tuple[str, Any, Loc | None]] = [
+        ("name", doc.name or "kaito", name_loc),
+        ("image", _KAITO_IMAGE, ploc),
+        (
+            "command",
+            _ll(ploc, [(w, ploc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")]),
+            ploc,
+        ),
+        ("args", args, ploc),
+    ]
+    if res_items:
+        first = res_items[0][2]
+        container_items.append(("resources", _ld(first, [("limits", _ld(first, res_items), first)]), first))
+    container = _ld(loc_of(inference) or ploc, container_items)
+    pod_items.append(("containers", _ll(container.loc, [(container, container.loc)]), container.loc))
+    ps = _ld(loc_of(holder) or doc.loc, pod_items)
+    replicas = _int(_get(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
+    return [_synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]
+
+
+def _vllm_runtime(doc: Document) -> list[Workload]:
+    """production-stack ``VLLMRuntime`` (production-stack.vllm.ai/v1alpha1) -> the Deployment's pod.
+
+    Source: vllm-project/production-stack operator/internal/controller/vllmruntime_controller.go
+    ``deploymentForVLLMRuntime`` (@0f1e82954972d01e57f4c7293bec6c39b517eb79): container ``vllm``, image
+    ``deploymentConfig.image.registry + "/" + .name``, command ``/opt/venv/bin/vllm serve``, args
+    ``<model.modelURL> --host 0.0.0.0 --port <vllmConfig.port>``, then ``--enable-lora`` (model.enableLoRA),
+    ``--enable-chunked-prefill``/``--no-enable-chunked-prefill`` and the prefix-caching pair (always one of
+    each), ``--max-model-len`` (model.maxModelLen > 0), ``--dtype``, ``--tensor-parallel-size`` (> 0),
+    ``--max-num-seqs``, ``--gpu_memory_utilization`` (string), ``--max_loras``, ``vllmConfig.extraArgs``;
+    ``deploymentConfig.resources.gpu`` as requests and limits of ``gpuType`` (default ``nvidia.com/gpu``);
+    ``deploymentConfig.nodeSelectorTerms`` as required node affinity. Each generated arg is located at the
+    CRD field it comes from.
+    """
+    spec = _get(doc.data, "spec")
+    model = _get(spec, "model")
+    vcfg = _get(spec, "vllmConfig")
+    dcfg = _get(spec, "deploymentConfig")
+    if not isinstance(model, dict) or not model.get("modelURL"):
+        return []
+    vcfg = vcfg if isinstance(vcfg, dict) else {}
+    dcfg = dcfg if isinstance(dcfg, dict) else {}
+    args: list[tuple[Any, Loc | None]] = [(str(model["modelURL"]), loc_of(model, "modelURL"))]
+    port = vcfg.get("port", 8000)
+    args += [("--host", loc_of(model, "modelURL")), ("0.0.0.0", loc_of(model, "modelURL"))]
+    args += [("--port", loc_of(vcfg, "port")), (str(port), loc_of(vcfg, "port"))]
+    if model.get("enableLoRA") is True:
+        args.append(("--enable-lora", loc_of(model, "enableLoRA")))
+    if model.get("enableTool") is True:
+        args.append(("--enable-auto-tool-choice", loc_of(model, "enableTool")))
+    if model.get("toolCallParser"):
+        tl = loc_of(model, "toolCallParser")
+        args += [("--tool-call-parser", tl), (str(model["toolCallParser"]), tl)]
+    for key, flag in (("enableChunkedPrefill", "chunked-prefill"), ("enablePrefixCaching", "prefix-caching")):
+        on = vcfg.get(key) is True
+        args.append((f"--enable-{flag}" if on else f"--no-enable-{flag}", loc_of(vcfg, key) or loc_of(vcfg)))
+    numeric = (
+        (model, "maxModelLen", "--max-model-len"),
+        (vcfg, "tensorParallelSize", "--tensor-parallel-size"),
+        (model, "maxNumSeqs", "--max-num-seqs"),
+    )
+    if _int(model.get("maxModelLen")):
+        ml = loc_of(model, "maxModelLen")
+        args += [("--max-model-len", ml), (str(model["maxModelLen"]), ml)]
+    if model.get("dtype"):
+        dl = loc_of(model, "dtype")
+        args += [("--dtype", dl), (str(model["dtype"]), dl)]
+    for holder, key, flag in numeric[1:]:
+        v = _int(holder.get(key))
+        if v and v > 0:
+            fl = loc_of(holder, key)
+            args += [(flag, fl), (str(v), fl)]
+    if vcfg.get("gpuMemoryUtilization") not in (None, ""):
+        gl = loc_of(vcfg, "gpuMemoryUtilization")
+        args += [("--gpu_memory_utilization", gl), (str(vcfg["gpuMemoryUtilization"]), gl)]
+    if _int(vcfg.get("maxLoras")):
+        ll = loc_of(vcfg, "maxLoras")
+        args += [("--max_loras", ll), (str(vcfg["maxLoras"]), ll)]
+    extra_args = vcfg.get("extraArgs")
+    if isinstance(extra_args, list):
+        args += [(str(a), loc_of(extra_args, i)) for i, a in enumerate(extra_args)]
+    img = _get(dcfg, "image")
+    iloc = loc_of(img, "name") if isinstance(img, dict) else loc_of(dcfg)
+    image = f"{_get(img, 'registry') or ''}/{_get(img, 'name') or ''}" if isinstance(img, dict) else ""
+    mloc = loc_of(model, "modelURL")
+    container_items: list[tuple[str, Any, Loc | None]] = [
+        ("name", "vllm", mloc),
+        ("image", image.lstrip("/"), iloc),
+        ("command", _ll(mloc, [("/opt/venv/bin/vllm", mloc), ("serve", mloc)]), mloc),
+        ("args", _ll(mloc, args), mloc),
+    ]
+    env = vcfg.get("env")
+    if isinstance(env, list):
+        container_items.append(("env", env, loc_of(vcfg, "env")))
+    res = _get(dcfg, "resources")
+    if isinstance(res, dict) and res.get("gpu") not in (None, ""):
+        gtype = str(res.get("gpuType") or "nvidia.com/gpu")
+        gl = loc_of(res, "gpu")
+        gpu = res.get("gpu")
+        gval = int(gpu) if isinstance(gpu, str) and gpu.strip().isdigit() else gpu
+        container_items.append(
+            (
+                "resources",
+                _ld(
+                    gl,
+                    [
+                        ("limits", _ld(gl, [(gtype, gval, gl)]), gl),
+                        ("requests", _ld(gl, [(gtype, gval, gl)]), gl),
+                    ],
+                ),
+                gl,
+            )
+        )
+    container = _ld(mloc, container_items)
+    pod_items: list[tuple[str, Any, Loc | None]] = [
+        ("containers", _ll(mloc, [(container, mloc)]), mloc),
+    ]
+    terms = dcfg.get("nodeSelectorTerms")
+    if isinstance(terms, list):
+        tl = loc_of(dcfg, "nodeSelectorTerms")
+        req = _ld(tl, [("nodeSelectorTerms", terms, tl)])
+        na = _ld(tl, [("requiredDuringSchedulingIgnoredDuringExecution", req, tl)])
+        pod_items.append(("affinity", _ld(tl, [("nodeAffinity", na, tl)]), tl))
+    if isinstance(dcfg.get("toleration"), list):
+        pod_items.append(("tolerations", dcfg["toleration"], loc_of(dcfg, "toleration")))
+    ps = _ld(loc_of(spec) or doc.loc, pod_items)
+    why = (
+        "VLLMRuntime has no deploymentConfig.nodeSelectorTerms, and deploymentConfig.resources.gpuType names "
+        "the device-plugin resource, not the GPU model"
+    )
+    extra = (
+        [] if isinstance(terms, list) else [(ACCELERATOR_WHY_ANNOTATION, why, loc_of(res) or loc_of(dcfg))]
+    )
+    return [_synthetic_workload(doc, ps, "spec", replicas=_int(dcfg.get("replicas")), extra=extra)]
+
+
+def _nim_service(doc: Document) -> list[Workload]:
+    """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
+    ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
+    ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
+    ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
+    settings stay unread; placement works as for any PodSpec."""
+    spec = _get(doc.data, "spec")
+    img = _get(spec, "image")
+    if not isinstance(spec, dict) or not isinstance(img, dict) or not img.get("repository"):
+        return []
+    rloc = loc_of(img, "repository")
+    image = str(img["repository"]) + (f":{img['tag']}" if img.get("tag") else "")
+    items: list[tuple[str, Any, Loc | None]] = [("name", "nim", rloc), ("image", image, rloc)]
+    if isinstance(spec.get("resources"), dict):
+        items.append(("resources", spec["resources"], loc_of(spec, "resources")))
+    container = _ld(loc_of(spec, "image") or rloc, items)
+    pod_items: list[tuple[str, Any, Loc | None]] = [
+        ("containers", _ll(container.loc, [(container, container.loc)]), container.loc)
+    ]
+    for key in ("nodeSelector", "tolerations", "affinity"):
+        if spec.get(key) is not None:
+            pod_items.append((key, spec[key], loc_of(spec, key)))
+    ps = _ld(loc_of(spec) or doc.loc, pod_items)
+    extra: list[tuple[str, str, Loc | None]] = []
+    if spec.get("nodeSelector") is None and spec.get("affinity") is None:
+        why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
+        extra.append((ACCELERATOR_WHY_ANNOTATION, why, loc_of(spec, "resources") or rloc))
+    return [_synthetic_workload(doc, ps, "spec", replicas=_int(spec.get("replicas")), extra=extra)]

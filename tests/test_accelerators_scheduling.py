@@ -115,6 +115,8 @@ def test_time_sliced_and_mig_real_labels() -> None:
 # corpus table: file -> expected accelerator id (None: cannot resolve; the reason must be given)
 
 F = "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__"
+K = "substratusai__kubeai__manifests__models__"
+KA = "kaito-project__kaito__examples__inference__"
 CORPUS_TABLE: dict[str, str | None] = {
     F + "adk-vllm__deploy-llm__deploy-llm.yaml": "nvidia-l4",
     F + "gke-ray__rayserve__llm__llama-3-8b__ray-service.yaml": "nvidia-l4",
@@ -135,6 +137,29 @@ CORPUS_TABLE: dict[str, str | None] = {
     "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-v100-deployment.yaml": None,
     "sgl-project__ome__config__runtimes__vllm__deepseek-ai__deepseek-v4-flash-rt.yaml": None,
     "awslabs__ai-on-eks__blueprints__inference__vllm-llama3.1-405b-trn1__llama3-405b-vllm-lws-deployment.yaml": None,
+    # operator CRDs without a PodSpec (kvlint.workloads builds the pod the operator would create):
+    # KubeAI Model spec.resourceProfile -> chart profile -> GPU
+    K + "deepseek-r1-70b-gh200.yaml": "nvidia-gh200-96gb",
+    K + "deepseek-r1-mi300x.yaml": "amd-instinct-mi300x",
+    K + "gemma-2-9b-it-fp8-l4.yaml": "nvidia-l4",
+    K + "llama-3.1-405b-instruct-fp8-a100-80b.yaml": "nvidia-a100-sxm4-80gb",
+    K + "llama-3.1-70b-instruct-fp8-1-h100.yaml": "nvidia-h100-sxm5-80gb",
+    K + "llama-3.1-70b-instruct-fp8-l4.yaml": "nvidia-l4",
+    K + "llama-4-maverick-430k-h100.yaml": "nvidia-h100-sxm5-80gb",
+    K + "mistral-small-3.1-24b-instruct-h100.yaml": "nvidia-h100-sxm5-80gb",
+    K + "phi-4-bnb-4bit-l4.yaml": "nvidia-l4",
+    K + "qwen2.5-coder-1.5b-rtx4070-8gb.yaml": None,
+    "substratusai__kubeai__benchmarks__multi-turn-chat-go__hack__llama-3.1-8b-instruct-fp8-l4.yaml": "nvidia-l4",
+    # KAITO Workspace resource.instanceType (AKS VM size) / partition
+    KA + "kaito_workspace_custom_config.yaml": "nvidia-a100-pcie-80gb",
+    KA + "kaito_workspace_gpt_oss_120b.yaml": "nvidia-a100-pcie-80gb",
+    KA + "kaito_workspace_llama-3.3_70b_instruct.yaml": "nvidia-a100-pcie-80gb",
+    KA + "kaito_workspace_mistral_large_3_675b_instruct.yaml": "nvidia-h100-nvl-94gb",
+    KA + "kaito_workspace_accelerator.yaml": None,
+    KA + "kaito_inferenceset_mig_mixed_strategy.yaml": None,
+    # production-stack VLLMRuntime and NIM NIMService: a GPU count but no GPU type
+    "vllm-project__production-stack__operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml": None,
+    "NVIDIA__k8s-nim-operator__config__samples__nim__serving__standalone__basic__llm.yaml": None,
 }
 
 

@@ -33,6 +33,11 @@ from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, Placement
 
 ANNOTATION = "kvlint.io/accelerator"
+#: Set on synthetic workloads of operator CRDs (:mod:`kvlint.workloads`): what, in the CRD, decided the
+#: ``kvlint.io/accelerator`` value (replaces the "annotation ..." wording of ``how``) ...
+ANNOTATION_SOURCE = "kvlint.io/accelerator-source"
+#: ... or why the CRD cannot say which GPU it lands on (added to the reasons when nothing decides).
+ANNOTATION_WHY = "kvlint.io/accelerator-why"
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_MEMORY = "nvidia.com/gpu.memory"
@@ -671,7 +676,9 @@ def resolve_placement(
         if ann is not None and str(ann).strip():
             acc = cat.lookup(str(ann))
             if acc is not None:
-                decision = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
+                src = annotations.get(ANNOTATION_SOURCE)
+                how = str(src) if src else f"annotation {ANNOTATION}={ann}"
+                decision = _Decision(acc, how, loc_of(annotations, ANNOTATION))
             else:
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
     if decision is None and (ns_labels or terms):
@@ -695,6 +702,8 @@ def resolve_placement(
         )
     if decision is None:
         why = _why_undecided(label_sets)
+        if annotations.get(ANNOTATION_WHY):
+            why.insert(0, str(annotations.get(ANNOTATION_WHY)))
         if (
             resource
             and resource not in ("nvidia.com/gpu", "nvidia.com/gpu.shared")

@@ -419,6 +419,14 @@ def _resolve(
     ref = ref.strip()
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
+    # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
+    if ref.startswith("kaito-preset:"):
+        preset = ref[len("kaito-preset:") :]
+        raise ModelUnavailable(
+            f"KAITO preset '{preset}': the hub model (and revision) a preset runs is fixed in KAITO's preset "
+            "registry inside the KAITO release, not in the manifest; provide it with the kvlint.io/model "
+            "annotation on the Workspace/InferenceSet (e.g. kvlint.io/model: <org>/<name>)"
+        )
     # 1. model_paths mapping (exact, then longest directory prefix)
     if depth == 0 and model_paths:
         target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))

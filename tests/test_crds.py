@@ -1,0 +1,227 @@
+"""Operator CRDs without a PodSpec (KubeAI Model, KAITO Workspace/InferenceSet, production-stack
+VLLMRuntime, NIM NIMService) become workloads with the pod their operator would create: the command line,
+positions pointing at the CRD's own fields, and the GPU from the resource profile / instance type; plus
+``.kvlint.yaml model_paths`` prefix mapping through the whole pipeline. Corpus files are real manifests
+(/work/shared/corpus/manifests); fixtures/crds/SOURCE.md describes the small fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import resolve_placement
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_check
+from kvlint.workloads import find_workloads
+
+CORPUS = Path("/work/shared/corpus/manifests")
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus manifests not available")
+
+
+def _workloads(path: Path):
+    return find_workloads(load_text(path.read_text(encoding="utf-8"), str(path)).documents)
+
+
+def _line_of(path: Path, text: str) -> int:
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith(text) or text.strip() in line and not text.startswith(" "):
+            return i
+    raise AssertionError(text)
+
+
+@corpus
+def test_kubeai_model_becomes_the_vllm_pod_kubeai_builds() -> None:
+    path = CORPUS / "substratusai__kubeai__manifests__models__llama-3.1-70b-instruct-fp8-l4.yaml"
+    (w,) = _workloads(path)
+    (c,) = w.pod_spec["containers"]
+    assert c["command"] == ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+    args = list(c["args"])
+    assert args[:2] == [
+        "--model=neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8",
+        "--served-model-name=llama-3.1-70b-instruct-fp8-l4",
+    ]
+    assert args[2:] == [a for a in args[2:] if a.startswith("--")] and "--tensor-parallel-size=2" in args
+    # positions are the CRD's own fields
+    assert c["args"].locs[0].line == _line_of(path, "url: hf://")
+    assert c["args"].locs[args.index("--kv-cache-dtype=fp8")].line == _line_of(path, "--kv-cache-dtype=fp8")
+    assert c["env"][0] == {"name": "VLLM_ATTENTION_BACKEND", "value": "FLASHINFER"}
+    p = resolve_placement(w.pod_spec, c, w.annotations)
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-l4"
+    assert (p.gpus, p.resource) == (8, "nvidia.com/gpu")  # nvidia-gpu-l4:8
+    assert p.loc is not None and p.loc.line == _line_of(path, "resourceProfile:")
+    assert p.how.startswith("KubeAI spec.resourceProfile=nvidia-gpu-l4:8")
+
+
+@corpus
+def test_kubeai_unknown_profile_gpu_says_why() -> None:
+    path = CORPUS / "substratusai__kubeai__manifests__models__qwen2.5-coder-1.5b-rtx4070-8gb.yaml"
+    (w,) = _workloads(path)
+    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    assert p.accelerator is None and p.gpus == 1
+    assert (
+        "KubeAI resource profile nvidia-gpu-rtx4070-8gb names a GPU that is not in kvlint's catalogue"
+        in p.how
+    )
+
+
+def test_user_annotation_beats_the_profile() -> None:
+    text = (FIX / "crds" / "kubeai-model-annotated.yaml").read_text(encoding="utf-8")
+    text = text.replace(
+        "metadata:\n", "metadata:\n  annotations:\n    kvlint.io/accelerator: nvidia-a10g\n", 1
+    )
+    (w,) = find_workloads(load_text(text, "m.yaml").documents)
+    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    assert p.accelerator is not None and p.accelerator.id == "nvidia-a10g"
+    assert p.how == "annotation kvlint.io/accelerator=nvidia-a10g"
+
+
+def test_kubeai_model_gets_a_plan_through_the_pipeline() -> None:
+    res = run_check([str(FIX / "crds" / "kubeai-model-annotated.yaml")], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.model is not None
+    assert cr.serving.model.value == "Qwen/Qwen3-8B"
+    assert cr.serving.get("max_model_len") == 8192
+    assert cr.model is not None and cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.plan is not None and cr.plan.max_model_len == 8192 and cr.plan.kv_cache_bytes > 0
+    assert not [d for d in res.diagnostics if d.rule in ("KV501", "KV502", "KV503")]
+
+
+@corpus
+@pytest.mark.parametrize(
+    "name,vm,gpus,acc",
+    [
+        ("kaito_workspace_custom_config.yaml", "Standard_NC24ads_A100_v4", 1, "nvidia-a100-pcie-80gb"),
+        (
+            "kaito_workspace_llama-3.3_70b_instruct.yaml",
+            "Standard_NC48ads_A100_v4",
+            2,
+            "nvidia-a100-pcie-80gb",
+        ),
+    ],
+)
+def test_kaito_workspace_instance_type(name: str, vm: str, gpus: int, acc: str) -> None:
+    path = CORPUS / ("kaito-project__kaito__examples__inference__" + name)
+    (w,) = [w for w in _workloads(path) if w.kind == "Workspace"]
+    assert w.pod_spec["nodeSelector"] == {"node.kubernetes.io/instance-type": vm}
+    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    assert p.accelerator is not None and p.accelerator.id == acc and p.gpus == gpus
+    assert p.loc is not None and p.loc.line == _line_of(path, "instanceType:")
+
+
+@corpus
+def test_kaito_preset_model_is_unknown_with_a_kv502_reason() -> None:
+    path = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_120b.yaml"
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.workload.kind == "Workspace"]
+    assert cr.model is None and cr.serving.model is not None
+    assert cr.serving.model.loc is not None and cr.serving.model.loc.line == _line_of(
+        path, "    name: gpt-oss-120b"
+    )
+    (d,) = [d for d in res.diagnostics if d.rule == "KV502" and d.loc == cr.serving.model.loc]
+    assert "KAITO preset 'gpt-oss-120b'" in d.message and "kvlint.io/model" in d.fix
+
+
+def test_kaito_with_model_annotation_plans() -> None:
+    res = run_check([str(FIX / "crds" / "kaito-annotated.yaml")], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen3-8B"
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-a100-pcie-80gb" and cr.plan is not None
+
+
+@corpus
+@pytest.mark.parametrize(
+    "name,reason",
+    [
+        (
+            "kaito-project__kaito__examples__inference__kaito_workspace_accelerator.yaml",
+            "KAITO resource.partition mode accelerator runs on existing nodes chosen by resource.labelSelector",
+        ),
+        (
+            "kaito-project__kaito__examples__inference__kaito_inferenceset_mig_mixed_strategy.yaml",
+            "KAITO resource.partition mode mig runs on existing MIG nodes chosen by resource.labelSelector",
+        ),
+        (
+            "vllm-project__production-stack__operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
+            "VLLMRuntime has no deploymentConfig.nodeSelectorTerms",
+        ),
+        (
+            "NVIDIA__k8s-nim-operator__config__samples__nim__serving__standalone__basic__llm.yaml",
+            "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU",
+        ),
+    ],
+)
+def test_unresolvable_crds_say_why(name: str, reason: str) -> None:
+    ws = [
+        w
+        for w in _workloads(CORPUS / name)
+        if w.kind in ("Workspace", "InferenceSet", "VLLMRuntime", "NIMService")
+    ]
+    assert ws
+    for w in ws:
+        p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+        assert p.accelerator is None and reason in p.how
+
+
+@corpus
+def test_kaito_mig_partition_requests_the_slice() -> None:
+    path = CORPUS / "kaito-project__kaito__examples__inference__kaito_inferenceset_mig_mixed_strategy.yaml"
+    (w,) = _workloads(path)
+    assert w.replicas == 2 and w.path == "spec.template"
+    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    assert p.resource == "nvidia.com/mig-2g.24gb" and p.gpus == 1
+
+
+@corpus
+def test_vllm_runtime_command_line() -> None:
+    path = (
+        CORPUS
+        / "vllm-project__production-stack__operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml"
+    )
+    (w,) = _workloads(path)
+    (c,) = w.pod_spec["containers"]
+    assert c["image"] == "docker.io/lmcache/vllm-openai:2025-05-27-v1"
+    assert c["command"] == ["/opt/venv/bin/vllm", "serve"]
+    args = list(c["args"])
+    assert args[0] == "meta-llama/Llama-3.1-8B-Instruct"
+    for pair in (
+        ["--max-model-len", "4096"],
+        ["--tensor-parallel-size", "1"],
+        ["--gpu_memory_utilization", "0.8"],
+    ):
+        i = args.index(pair[0])
+        assert args[i : i + 2] == pair
+    assert (
+        "--no-enable-chunked-prefill" in args
+        and "--no-enable-prefix-caching" in args
+        and "--enable-lora" in args
+    )
+    assert c["args"].locs[args.index("--gpu_memory_utilization")].line == _line_of(
+        path, "gpuMemoryUtilization"
+    )
+    assert w.replicas == 2
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.serving.get("gpu_memory_utilization") == 0.8
+    assert cr.serving.get("max_model_len") == 4096
+
+
+def test_model_paths_prefix_mapping_through_run_check() -> None:
+    opts = Options(
+        allow_hub=False,
+        model_paths={"/models/llama": "Qwen/Qwen3-8B", "/mnt/ckpt": str(FIX / "models")},
+    )
+    res = run_check([str(FIX / "crds" / "model-paths.yaml")], opts)
+    by_name = {cr.container_name: cr for cr in res.containers}
+    for name in ("exact", "trailing-slash"):
+        m = by_name[name].model
+        assert m is not None and m.id == "Qwen/Qwen3-8B", name
+    sub = by_name["sub-path"].model
+    assert sub is not None and "acme--tiny-qwen3" in sub.source, sub and sub.source
+    assert by_name["sub-path"].model_error is None
+    assert by_name["unmapped"].model is None and "/other/llama" in (by_name["unmapped"].model_error or "")
+    # without the mapping none of the container paths resolves
+    res2 = run_check([str(FIX / "crds" / "model-paths.yaml")], Options(allow_hub=False))
+    assert all(cr.model is None for cr in res2.containers)
