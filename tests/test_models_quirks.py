@@ -1,0 +1,121 @@
+"""One test per config.json quirk listed in issue 4 / shared/corpus/models/README.md.
+
+Real configs come from the bundled catalogue (kvlint/data/models/, copied from shared/corpus/models with
+their sources). Quirks that no corpus config exhibits (``n_layer``/``num_layers`` key spellings) are tested
+on a real config with only that key renamed, and say so.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kvlint.models import parse_config, resolve_model
+from kvlint.plan.kv import kv_bytes_per_token
+
+DATA = Path(__file__).resolve().parents[1] / "kvlint" / "data" / "models"
+
+
+def _cfg(d: str) -> dict:
+    return json.loads((DATA / d / "config.json").read_text())
+
+
+def _kinds(spec) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for ly in spec.layers:
+        out[ly.kind] = out.get(ly.kind, 0) + 1
+    return out
+
+
+def test_nested_text_config_is_read_for_decoder_fields() -> None:
+    # Qwen2.5-VL keeps decoder fields at the top level in some exports and in text_config in others;
+    # medgemma-27b (Gemma 3) keeps them only under text_config.
+    top = _cfg("google--medgemma-27b-it")
+    assert "num_hidden_layers" not in top and "text_config" in top
+    spec = resolve_model("google/medgemma-27b-it", allow_hub=False)
+    assert spec.num_layers == top["text_config"]["num_hidden_layers"]
+    assert spec.num_kv_heads == top["text_config"]["num_key_value_heads"]
+
+
+def test_n_layer_and_num_layers_spellings() -> None:
+    # No corpus config spells the layer count this way: rename the key of a real config (Qwen2.5-7B).
+    base = _cfg("Qwen--Qwen2.5-7B")
+    n = base["num_hidden_layers"]
+    for key in ("n_layer", "num_layers"):
+        cfg = {k: v for k, v in base.items() if k != "num_hidden_layers"}
+        cfg[key] = n
+        spec = parse_config(cfg, model_id="renamed", source="test")
+        assert spec.num_layers == n and len(spec.layers) == n
+
+
+def test_attention_head_dim_wins_for_nemotron_h() -> None:
+    cfg = _cfg("nvidia--Nemotron-H-56B-Base-8K")
+    assert cfg["attention_head_dim"] == 128
+    spec = parse_config({**cfg, "attention_head_dim": 96}, model_id="nh", source="test")
+    attn = [ly for ly in spec.layers if ly.kind == "full"]
+    assert attn and all(ly.head_size == 96 for ly in attn)  # not hidden/heads = 8192/64 = 128
+
+
+def test_layer_types_and_sliding_window_pattern() -> None:
+    g3 = resolve_model("google/gemma-3-1b-it", allow_hub=False)
+    assert _cfg("google--gemma-3-1b-it")["sliding_window_pattern"] == 6
+    kinds = [ly.kind for ly in g3.layers]
+    assert kinds[:6] == ["sliding"] * 5 + ["full"] and kinds.count("full") == len(kinds) // 6
+
+
+def test_hybrid_override_pattern_counts_only_attention_layers_for_kv() -> None:
+    spec = resolve_model("nvidia/Nemotron-H-56B-Base-8K", allow_hub=False)
+    pattern = _cfg("nvidia--Nemotron-H-56B-Base-8K")["hybrid_override_pattern"]
+    assert _kinds(spec)["full"] == pattern.count("*")
+    per_full = 2 * spec.num_kv_heads * 128 * 2
+    assert kv_bytes_per_token(spec, 1, "auto") == per_full * pattern.count("*")
+
+
+def test_full_attention_interval() -> None:
+    cfg = _cfg("Qwen--Qwen3-Next-80B-A3B-Thinking")
+    spec = resolve_model("Qwen/Qwen3-Next-80B-A3B-Thinking", allow_hub=False)
+    every = cfg["full_attention_interval"]
+    full = [i for i, ly in enumerate(spec.layers) if ly.kind == "full"]
+    assert full == list(range(every - 1, cfg["num_hidden_layers"], every))
+
+
+def test_block_configs_per_layer_kv_heads_and_no_op_attention() -> None:
+    cfg = _cfg("nvidia--Llama-3_3-Nemotron-Super-49B-v1")
+    spec = resolve_model("nvidia/Llama-3_3-Nemotron-Super-49B-v1", allow_hub=False)
+    for block, ly in zip(cfg["block_configs"], spec.layers, strict=True):
+        att = block["attention"]
+        if att.get("no_op") or att.get("replace_with_linear"):
+            assert ly.kind == "none"
+        else:
+            assert ly.kind == "full"
+            assert ly.kv_heads == cfg["num_attention_heads"] // att["n_heads_in_group"]
+
+
+def test_cross_attention_layers() -> None:
+    cfg = _cfg("meta-llama--Llama-3.2-11B-Vision-Instruct")
+    spec = resolve_model("meta-llama/Llama-3.2-11B-Vision-Instruct", allow_hub=False)
+    cross = [i for i, ly in enumerate(spec.layers) if ly.kind == "cross"]
+    assert cross == sorted(cfg["text_config"]["cross_attention_layers"])
+
+
+def test_num_nextn_predict_layers_is_noted_not_stacked() -> None:
+    cfg = _cfg("deepseek-ai--DeepSeek-V3")
+    spec = resolve_model("deepseek-ai/DeepSeek-V3", allow_hub=False)
+    assert cfg["num_nextn_predict_layers"] == 1
+    assert len(spec.layers) == cfg["num_hidden_layers"]  # MTP layer not in the main stack
+    assert any("num_nextn_predict_layers" in n for n in spec.notes)
+
+
+def test_missing_torch_dtype() -> None:
+    cfg = _cfg("openai--gpt-oss-120b")
+    assert "torch_dtype" not in cfg and "dtype" not in cfg
+    spec = resolve_model("openai/gpt-oss-120b", allow_hub=False)
+    assert spec.torch_dtype is None
+
+
+def test_quantization_from_hf_quant_config_json() -> None:
+    assert (DATA / "nvidia--Llama-3.1-70B-Instruct-FP8" / "hf_quant_config.json").is_file()
+    assert "quantization_config" not in _cfg("nvidia--Llama-3.1-70B-Instruct-FP8")
+    spec = resolve_model("nvidia/Llama-3.1-70B-Instruct-FP8", allow_hub=False)
+    assert spec.quant_method == "modelopt"
+    assert spec.quant_config is not None and spec.quant_config["quantization"]["quant_algo"] == "FP8"
