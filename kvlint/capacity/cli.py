@@ -1,0 +1,208 @@
+"""Command-line entry points of the capacity tools.
+
+* :data:`simulate` -- the click command ``kvlint simulate [options] -- <engine command line>`` (register it with
+  ``main.add_command(simulate)``).
+* :func:`run_plan_extras` -- what ``kvlint plan --compare/--sweep/--accelerators/--plot/--format markdown`` prints.
+
+Bad input (unknown accelerator, unreadable trace, bad distribution, unknown model) exits with click's usage error
+(exit 2) and a one-line message, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from kvlint.pipeline import Options
+
+
+def _make_options(
+    accelerator: str | None,
+    gpu_memory: str | None,
+    engine_version: str | None,
+    model_dir: tuple[str, ...],
+    offline: bool,
+) -> Options:
+    from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.pipeline import Options
+
+    if accelerator and lookup(accelerator) is None:
+        raise click.BadParameter(
+            f"unknown accelerator '{accelerator}'; `kvlint accelerators` lists the ids and aliases",
+            param_hint="--accelerator",
+        )
+    mem = None
+    if gpu_memory:
+        try:
+            mem = parse_quantity(gpu_memory)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from exc
+    return Options(
+        accelerator=accelerator,
+        gpu_memory_bytes=mem,
+        engine_version=engine_version,
+        model_dirs=tuple(model_dir),
+        allow_hub=not offline,
+    )
+
+
+def run_plan_extras(
+    argv: list[str],
+    options: Options,
+    *,
+    compare: bool,
+    accelerators: list[str] | None,
+    sweep: list[str],
+    fmt: str,
+    plot: str | None,
+) -> str:
+    """Text (or Markdown with ``fmt="markdown"``) for ``kvlint plan``'s capacity options.
+
+    ``compare``: the accelerator x TP x KV-dtype table (``accelerators`` filters it; ids or aliases). ``sweep``:
+    ``NAME=SPEC`` strings, each re-planned on ``options.accelerator`` (required for sweeps). ``plot``: write a
+    PNG/SVG (memory breakdown, sweep curve) when matplotlib is installed; otherwise a note is appended and the text
+    charts stand. Raises ValueError (``CapacityError``, ``SweepError``) with a user-facing message.
+    """
+    from kvlint.capacity import render as R
+    from kvlint.capacity.compare import compare as do_compare
+    from kvlint.capacity.compare import render_compare
+    from kvlint.capacity.context import CapacityError, resolve
+    from kvlint.capacity.sweep import render_sweep
+    from kvlint.capacity.sweep import sweep as do_sweep
+
+    ctx = resolve(argv, options)
+    out: list[str] = []
+    if compare or accelerators:
+        rows = do_compare(ctx, accelerators or None)
+        out.append(R.heading(f"Accelerators x TP x KV dtype for {ctx.model.id}", fmt))
+        out.append(render_compare(rows, fmt))
+    sweep_plot = None
+    for spec in sweep:
+        if ctx.accelerator is None:
+            raise CapacityError("--sweep needs --accelerator ID")
+        dest, pts = do_sweep(ctx, ctx.accelerator, spec)
+        out.append(R.heading(f"Sweep of {dest.replace('_', '-')} on {ctx.accelerator.name}", fmt))
+        out.append(render_sweep(dest, pts, fmt))
+        sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
+    if plot:
+        from kvlint.capacity.plot import PlotError, plot_figure
+
+        try:
+            plot_figure(plot, plan=ctx.plan, sweep=sweep_plot)
+            out.append(f"plot written to {plot}")
+        except PlotError as exc:
+            out.append(f"note: {exc}")
+    return "\n\n".join(out) + "\n"
+
+
+@click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option(
+    "--accelerator", metavar="ID", required=True, help="GPU type (catalogue id or alias, e.g. h100)."
+)
+@click.option("--gpu-memory", metavar="QTY", help="Device total as CUDA reports it, e.g. 79.19GiB.")
+@click.option("--engine-version", metavar="V", help="Engine version when the command does not say.")
+@click.option("--model-dir", multiple=True, type=click.Path(file_okay=False), help="Model config directory.")
+@click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same result).")
+@click.option(
+    "--requests", type=int, default=None, help="Requests to simulate [default: 2000, or the trace rows]."
+)
+@click.option("--rate", type=float, default=10.0, show_default=True, help="Poisson arrival rate, requests/s.")
+@click.option("--burst-size", type=int, default=None, help="Arrive in bursts of this many requests instead.")
+@click.option("--burst-every", type=int, default=200, show_default=True, help="Steps between bursts.")
+@click.option(
+    "--trace", type=click.Path(dir_okay=False), help="CSV/JSONL of prompt_tokens,output_tokens[,arrival_s]."
+)
+@click.option(
+    "--prompt", "prompt_dist", default="lognormal:512,2048", show_default=True, help="Prompt lengths."
+)
+@click.option(
+    "--output", "output_dist", default="lognormal:128,512", show_default=True, help="Output lengths."
+)
+@click.option(
+    "--cancel-prob", type=float, default=0.0, show_default=True, help="Share of requests cancelled."
+)
+@click.option(
+    "--cancel-lag", type=int, default=0, show_default=True, help="Steps before a cancel frees blocks."
+)
+@click.option(
+    "--prefix-groups", type=int, default=0, show_default=True, help="Number of shared prompt prefixes."
+)
+@click.option("--prefix-tokens", type=int, default=0, show_default=True, help="Tokens per shared prefix.")
+@click.option(
+    "--prefix-share", type=float, default=0.0, show_default=True, help="Share of requests with a prefix."
+)
+@click.option("--step-ms", type=float, default=30.0, show_default=True, help="Assumed wall time of one step.")
+@click.option("--no-sensitivity", is_flag=True, help="Skip the p95-output sensitivity runs.")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
+@click.option("--plot", metavar="FILE", help="Also write a PNG/SVG (needs matplotlib).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def simulate(command: tuple[str, ...], **kw: Any) -> None:
+    """Simulate a paged KV cache (vLLM V1 scheduler) under request shapes, exactly as typed after `--`.
+
+    \b
+    kvlint simulate --accelerator h100 --rate 20 --seed 1 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+    """
+    from kvlint.capacity.context import CapacityError, resolve
+    from kvlint.capacity.report import build_report
+    from kvlint.capacity.workload import (
+        WorkloadError,
+        WorkloadSpec,
+        empirical_from_trace,
+        load_trace,
+        parse_length_dist,
+    )
+
+    options = _make_options(
+        kw["accelerator"], kw["gpu_memory"], kw["engine_version"], kw["model_dir"], kw["offline"]
+    )
+    try:
+        rows = load_trace(kw["trace"]) if kw["trace"] else []
+        if rows:
+            prompt, output = empirical_from_trace(rows)
+            arrivals = "trace" if all(r.arrival_s is not None for r in rows) else "poisson"
+        else:
+            prompt, output = parse_length_dist(kw["prompt_dist"]), parse_length_dist(kw["output_dist"])
+            arrivals = "poisson"
+        if kw["burst_size"]:
+            arrivals = "burst"
+        spec = WorkloadSpec(
+            requests=kw["requests"] or (len(rows) if rows else 2000),
+            prompt=prompt,
+            output=output,
+            arrivals=arrivals,
+            rate=kw["rate"],
+            burst_size=kw["burst_size"] or 64,
+            burst_every=kw["burst_every"],
+            step_ms=kw["step_ms"],
+            cancel_prob=kw["cancel_prob"],
+            cancel_lag_steps=kw["cancel_lag"],
+            prefix_groups=kw["prefix_groups"],
+            prefix_tokens=kw["prefix_tokens"],
+            prefix_share=kw["prefix_share"],
+            trace=tuple(rows),
+            trace_name=str(kw["trace"] or ""),
+            seed=kw["seed"],
+        )
+        ctx = resolve(list(command), options)
+        rep = build_report(ctx, spec, sensitivity=not kw["no_sensitivity"])
+    except (WorkloadError, CapacityError, ValueError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    text = rep.render(kw["fmt"])
+    if kw["plot"]:
+        from kvlint.capacity.plot import PlotError, plot_figure
+
+        try:
+            plot_figure(
+                kw["plot"],
+                plan=rep.plan,
+                occupancy=(rep.paged.occ_steps, rep.paged.occupancy, rep.config.num_blocks),
+            )
+            text += f"\nplot written to {kw['plot']}\n"
+        except PlotError as exc:
+            text += f"\nnote: {exc}\n"
+    click.echo(text, nl=False)
+    sys.stdout.flush()

@@ -1,0 +1,280 @@
+"""``kvlint simulate``: a capacity plan from request shapes, stating every assumption.
+
+Sections: reserved memory per GPU (the linter's vLLM memory model, with its assumptions), request-shape
+assumptions, an analytic estimate (blocks per request at p50/p95 shapes vs. the cache), the paged scheduler
+simulation next to a contiguous max-length reservation, occupancy over time, sensitivity to the p95 output length,
+and the simulator's simplifications.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvlint.capacity import render as R
+from kvlint.capacity.context import EngineContext, usable_blocks
+from kvlint.capacity.simulate import SimConfig, SimResult, simulate
+from kvlint.capacity.workload import WorkloadSpec, generate
+from kvlint.types import MemoryPlan
+
+#: multipliers of the output-length p95 tried by the sensitivity table.
+P95_FACTORS = (0.5, 1.0, 2.0, 4.0)
+
+SIMPLIFICATIONS = (
+    "one scheduler step = one forward pass of fixed wall time (step_ms); compute speed is not modelled",
+    "decode tokens are taken from max_num_batched_tokens before prefill chunks, whatever the running order",
+    "prefix-cache hits modelled only for shared-prefix groups; recompute after preemption re-prefills in full",
+    "no speculative decoding, LoRA, encoder cache, async scheduling or sliding-window/hybrid KV groups",
+    "one replica; data-parallel replicas each get their own copy of this traffic share",
+)
+
+
+@dataclass
+class SensitivityRow:
+    """One row of the p95-output sensitivity: the p95 tried (tokens) and the paged simulation's result."""
+
+    p95_output: int
+    factor: float
+    result: SimResult
+
+
+@dataclass
+class CapacityReport:
+    """Everything ``kvlint simulate`` prints. ``paged``/``contiguous`` are the two simulations of the same
+    requests; ``sensitivity`` the p95-output runs (same seed); ``plan`` the memory plan per GPU."""
+
+    ctx: EngineContext
+    plan: MemoryPlan
+    workload: WorkloadSpec
+    config: SimConfig
+    paged: SimResult
+    contiguous: SimResult
+    sensitivity: list[SensitivityRow] = field(default_factory=list)
+
+    def render(self, fmt: str = "text") -> str:
+        """The report as ``text`` or ``markdown``."""
+        return render_report(self, fmt)
+
+
+def sim_config(plan: MemoryPlan, *, cancel_lag_steps: int = 0, mode: str = "paged") -> SimConfig:
+    """The simulator settings implied by a memory plan: usable blocks (null block excluded), block size,
+    max_num_seqs, max_num_batched_tokens and max_model_len exactly as planned."""
+    return SimConfig(
+        num_blocks=usable_blocks(plan),
+        block_size=plan.block_size,
+        max_num_seqs=plan.max_num_seqs,
+        max_num_batched_tokens=plan.max_num_batched_tokens,
+        max_model_len=max(1, plan.max_model_len),
+        mode=mode,
+        cancel_lag_steps=cancel_lag_steps,
+    )
+
+
+def build_report(
+    ctx: EngineContext, workload: WorkloadSpec, *, sensitivity: bool = True, prefix_caching: bool = True
+) -> CapacityReport:
+    """Plan + simulate ``workload`` on ``ctx`` (which must have an accelerator and a plan).
+
+    Raises ValueError when ``ctx.plan`` is None (no accelerator given) or the plan has no KV blocks, and
+    :class:`~kvlint.capacity.workload.WorkloadError` for bad workload settings.
+    """
+    plan = ctx.plan
+    if plan is None:
+        raise ValueError(
+            "simulation needs an accelerator: pass --accelerator ID (kvlint accelerators lists them)"
+        )
+    if usable_blocks(plan) <= 0:
+        raise ValueError(
+            f"the plan leaves no KV-cache blocks on {ctx.accelerator.name if ctx.accelerator else 'this GPU'}"
+        )
+    cfg = sim_config(plan, cancel_lag_steps=workload.cancel_lag_steps)
+    if not prefix_caching:
+        cfg = SimConfig(**{**cfg.__dict__, "enable_prefix_caching": False})
+    reqs = generate(workload)
+    paged = simulate(reqs, cfg)
+    contiguous = simulate(reqs, SimConfig(**{**cfg.__dict__, "mode": "contiguous"}))
+    rep = CapacityReport(ctx, plan, workload, cfg, paged, contiguous)
+    if sensitivity:
+        base = workload.output.quantile(0.95)
+        for f in P95_FACTORS:
+            p95 = max(1, int(round(base * f)))
+            if f == 1.0:
+                rep.sensitivity.append(SensitivityRow(p95, f, paged))
+                continue
+            w = workload.with_output_p95(p95)
+            rep.sensitivity.append(SensitivityRow(p95, f, simulate(generate(w), cfg)))
+    return rep
+
+
+def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
+    """(item, GiB, % of total) rows of the per-GPU reservation."""
+    t = plan.total_bytes or 1
+
+    def row(name: str, b: int) -> tuple[str, str, str]:
+        return (name, R.gib(b), f"{100 * b / t:.1f}%")
+
+    return [
+        row("total (CUDA)", plan.total_bytes),
+        row(f"budget (gpu_memory_utilization {plan.gpu_memory_utilization:g})", plan.budget_bytes),
+        row("weights", plan.weights_bytes),
+        row("activation peak", plan.activation_bytes),
+        row("non-torch (CUDA context, NCCL)", plan.non_torch_bytes),
+        row("CUDA graphs", plan.cudagraph_bytes),
+        row("KV cache", plan.kv_cache_bytes),
+        row("left outside the budget", plan.total_bytes - plan.budget_bytes),
+    ]
+
+
+def _blocks(tokens: int, bs: int) -> int:
+    return -(-tokens // bs)
+
+
+def render_report(rep: CapacityReport, fmt: str = "text") -> str:
+    """Render a :class:`CapacityReport` (see the module docstring for the sections)."""
+    p, w, cfg = rep.plan, rep.workload, rep.config
+    acc = rep.ctx.accelerator
+    out: list[str] = []
+    title = f"Capacity plan: {rep.ctx.model.id} on {acc.name if acc else '?'}"
+    out.append(R.heading(title, fmt, 1))
+    out.append(
+        f"vLLM {p.engine_version} ({p.era.upper()}), TP={p.tensor_parallel_size} PP={p.pipeline_parallel_size}, "
+        f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; one replica = "
+        f"{p.tensor_parallel_size * p.pipeline_parallel_size} GPU(s)."
+    )
+    out.append(R.heading("Reserved memory per GPU", fmt))
+    out.append(R.table(("item", "GiB", "% total"), memory_rows(p), fmt))
+    out.append(
+        f"KV: {p.kv_bytes_per_token:,} bytes/token, block_size {p.block_size}, {p.bytes_per_block:,} bytes/block, "
+        f"{p.num_blocks:,} blocks ({cfg.num_blocks:,} usable after the null block) = {p.capacity_tokens:,} tokens; "
+        f"max_model_len {p.max_model_len:,} ({p.max_model_len_source}), max_num_seqs {p.max_num_seqs}, "
+        f"max_num_batched_tokens {p.max_num_batched_tokens:,}; uncertainty band {p.num_blocks_low:,}-"
+        f"{p.num_blocks_high:,} blocks."
+    )
+    out.append("Memory-model assumptions:")
+    out.append(R.bullets([*p.assumptions, f"weights: {p.weights_source}"], fmt))
+    out.append(R.heading("Request-shape assumptions", fmt))
+    out.append(R.bullets(w.assumptions(), fmt))
+
+    out.append(R.heading("Analytic estimate (no queueing)", fmt))
+    rows = []
+    for q, name in ((0.5, "p50"), (0.95, "p95")):
+        pt, ot = w.prompt.quantile(q), w.output.quantile(q)
+        blocks = _blocks(pt + ot - 1, p.block_size)
+        rows.append(
+            (
+                f"{name} request",
+                f"{pt:,}",
+                f"{ot:,}",
+                f"{blocks:,}",
+                f"{cfg.num_blocks // max(1, blocks):,}",
+            )
+        )
+    mml_blocks = _blocks(p.max_model_len, p.block_size)
+    rows.append(
+        (
+            "max_model_len request",
+            f"{p.max_model_len:,}",
+            "-",
+            f"{mml_blocks:,}",
+            f"{cfg.num_blocks // mml_blocks:,}",
+        )
+    )
+    out.append(R.table(("shape", "prompt tok", "output tok", "blocks at end", "fit at once"), rows, fmt))
+
+    out.append(R.heading("Scheduler simulation: paged blocks vs. contiguous max-length reservation", fmt))
+    a, b = rep.paged, rep.contiguous
+    step_s = w.step_ms / 1000
+
+    def m(r: SimResult) -> list[str]:
+        return [
+            f"{r.peak_blocks:,} ({100 * r.utilisation:.0f}%)",
+            f"{r.p95_blocks:,}",
+            f"{r.mean_blocks:,.0f}",
+            f"{r.peak_running:,}",
+            f"{r.preemptions:,} ({r.preempted_requests:,} requests)",
+            f"{r.delay_percentile(0.5):,} / {r.delay_percentile(0.95):,} / {max(r.queue_delay, default=0):,}",
+            f"{r.delay_percentile(0.95) * step_s:.2f}",
+            f"{r.completed:,}",
+            f"{r.cancelled:,}",
+            f"{r.rejected_too_long:,}",
+            f"{r.rejected_no_fit:,}",
+            f"{r.steps:,}",
+            f"{(r.completed + r.cancelled) / max(1e-9, r.steps * step_s):.2f}",
+            f"{100 * r.tokens_at_peak / max(1, r.peak_blocks * cfg.block_size):.1f}%",
+        ]
+
+    names = [
+        "peak blocks in use",
+        "p95 blocks in use",
+        "mean blocks in use",
+        "peak running requests",
+        "preemptions (recompute)",
+        "queue delay p50/p95/max (steps)",
+        "queue delay p95 (s)",
+        "completed",
+        "cancelled",
+        "rejected: prompt+output > max_model_len",
+        "rejected: never fits the cache",
+        "steps simulated",
+        "finished requests/s",
+        "KV tokens held / block slots at peak",
+    ]
+    ma, mb = m(a), m(b)
+    out.append(
+        R.table(
+            ("metric", "paged (vLLM)", "contiguous"),
+            [(n, x, y) for n, x, y in zip(names, ma, mb, strict=True)],
+            fmt,
+        )
+    )
+    seats = cfg.num_blocks // max(1, _blocks(cfg.max_model_len, cfg.block_size))
+    out.append(
+        f"Contiguous reservation holds {_blocks(cfg.max_model_len, cfg.block_size):,} blocks per request "
+        f"({seats:,} seats); paging ran up to {a.peak_running:,} requests at once. Prefix-cache hits: "
+        f"{a.prefix_hit_tokens:,} prompt tokens not recomputed; tokens recomputed after preemption: "
+        f"{a.recomputed_tokens:,}; tokens generated after a client disconnect (release lag): {a.cancel_lag_tokens:,}."
+    )
+    out.append(
+        "(KV tokens held per allocated slot: below 100% is fragmentation -- the unused tail of the last block, or a "
+        "whole max-length reservation; above 100% means shared prefix blocks serve several requests.)"
+    )
+    out.append(R.heading("Occupancy over time (paged, blocks in use)", fmt))
+    out.append(R.pre(R.timeline(a.occ_steps, a.occupancy, capacity=cfg.num_blocks), fmt))
+
+    if rep.sensitivity:
+        out.append(R.heading("Sensitivity to p95 output length", fmt))
+        srows = []
+        for s in rep.sensitivity:
+            r = s.result
+            srows.append(
+                (
+                    f"{s.p95_output:,} (x{s.factor:g})",
+                    f"{r.peak_blocks:,}",
+                    f"{r.p95_blocks:,}",
+                    f"{r.preemptions:,}",
+                    f"{r.delay_percentile(0.95):,}",
+                    f"{r.rejected_too_long:,}",
+                    f"{r.peak_running:,}",
+                )
+            )
+        out.append(
+            R.table(
+                (
+                    "p95 output tok",
+                    "peak blocks",
+                    "p95 blocks",
+                    "preemptions",
+                    "queue p95 (steps)",
+                    "rejected too long",
+                    "peak running",
+                ),
+                srows,
+                fmt,
+            )
+        )
+        out.append(
+            f"(output p50 kept at {w.output.quantile(0.5):,} tokens, lognormal; same seed and arrivals; "
+            f"cache {cfg.num_blocks:,} blocks)"
+        )
+    out.append(R.heading("Simulator simplifications", fmt))
+    out.append(R.bullets(SIMPLIFICATIONS, fmt))
+    return "\n\n".join(out) + "\n"

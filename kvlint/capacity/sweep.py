@@ -1,0 +1,153 @@
+"""``kvlint plan --sweep NAME=SPEC``: how capacity and concurrency move with one engine setting.
+
+NAME is a vLLM flag (``max-model-len``, ``gpu-memory-utilization``, ``max-num-seqs``, ``max-num-batched-tokens``,
+``kv-cache-dtype``). SPEC is a comma list (``auto,fp8``; ``0.8,0.9``) or a range ``LO..HI``: token counts double from
+LO to HI (``8k..128k``: 8000, 16000, ... and HI), fractions step by 0.05. Each point is a full re-plan with the
+linter's memory model (:func:`kvlint.plan.vllm.plan_vllm_detailed`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.capacity import render as R
+from kvlint.capacity.context import EngineContext, largest_len, plan_detail
+from kvlint.types import Accelerator
+
+SWEEPABLE = {
+    "max-model-len": "max_model_len",
+    "gpu-memory-utilization": "gpu_memory_utilization",
+    "max-num-seqs": "max_num_seqs",
+    "max-num-batched-tokens": "max_num_batched_tokens",
+    "kv-cache-dtype": "kv_cache_dtype",
+}
+
+
+class SweepError(ValueError):
+    """A ``--sweep`` spec that cannot be read; the message quotes it."""
+
+
+def parse_sweep(spec: str) -> tuple[str, list[object]]:
+    """``"max-model-len=8k..128k"`` -> ``("max_model_len", [8000, 16000, 32000, 64000, 128000])``.
+
+    Raises :class:`SweepError` for unknown names, unreadable values or empty ranges.
+    """
+    from kvlint.engines.options import human_readable_int
+
+    name, sep, vals = spec.partition("=")
+    key = name.strip().lstrip("-").replace("_", "-")
+    if not sep or key not in SWEEPABLE:
+        raise SweepError(f"--sweep '{spec}': expected NAME=VALUES with NAME one of {', '.join(SWEEPABLE)}")
+    dest = SWEEPABLE[key]
+    try:
+        if dest == "kv_cache_dtype":
+            out: list[object] = [v.strip() for v in vals.split(",") if v.strip()]
+        elif dest == "gpu_memory_utilization":
+            if ".." in vals:
+                lo_s, hi_s = vals.split("..", 1)
+                lo, hi = float(lo_s), float(hi_s)
+                n = int(round((hi - lo) / 0.05))
+                out = [round(lo + 0.05 * i, 4) for i in range(n + 1)] if hi >= lo else []
+            else:
+                out = [float(v) for v in vals.split(",") if v.strip()]
+            if any(not 0 < float(v) <= 1 for v in out):  # type: ignore[arg-type]
+                raise ValueError("gpu-memory-utilization must be in (0, 1]")
+        elif ".." in vals:
+            lo_s, hi_s = vals.split("..", 1)
+            lo, hi = human_readable_int(lo_s), human_readable_int(hi_s)
+            if lo < 1 or hi < lo:
+                raise ValueError("range needs 1 <= LO <= HI")
+            pts = []
+            x = lo
+            while x < hi:
+                pts.append(x)
+                x *= 2
+            out = [*pts, hi]
+        else:
+            out = [human_readable_int(v) for v in vals.split(",") if v.strip()]
+    except ValueError as exc:
+        raise SweepError(f"--sweep '{spec}': {exc}") from exc
+    if not out:
+        raise SweepError(f"--sweep '{spec}': no values")
+    return dest, out
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One value of the swept setting and the plan's answer (per GPU): KV bytes, blocks, KV tokens, concurrency at
+    the (possibly swept) max_model_len, whether one max_model_len request fits, largest fitting max_model_len."""
+
+    value: object
+    kv_cache_bytes: int
+    num_blocks: int
+    kv_tokens: int
+    max_model_len: int
+    concurrency: float
+    fits: bool
+    largest_max_model_len: int
+    max_num_seqs: int
+
+
+def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[SweepPoint]]:
+    """Re-plan ``ctx`` on ``acc`` for each value of ``spec``. Returns (setting dest name, points).
+    Raises :class:`SweepError` for a bad spec."""
+    from kvlint.plan.vllm import PlanError
+
+    dest, values = parse_sweep(spec)
+    pts = []
+    for v in values:
+        try:
+            d = plan_detail(ctx, acc, ctx.total_bytes, **{dest: v})
+        except (PlanError, ValueError) as exc:
+            raise SweepError(f"--sweep {dest}={v}: {exc}") from exc
+        p = d.plan
+        pts.append(
+            SweepPoint(
+                v,
+                p.kv_cache_bytes,
+                p.num_blocks,
+                p.capacity_tokens,
+                p.max_model_len,
+                p.max_concurrency,
+                d.fits,
+                largest_len(ctx, acc, ctx.total_bytes, **{dest: v}),
+                p.max_num_seqs,
+            )
+        )
+    return dest, pts
+
+
+def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
+    """Table plus a text bar chart of the concurrency at max_model_len for each point."""
+    name = dest.replace("_", "-")
+    rows = [
+        (
+            f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+            R.gib(max(0, p.kv_cache_bytes)),
+            f"{p.num_blocks:,}",
+            f"{p.kv_tokens:,}",
+            f"{p.max_model_len:,}",
+            f"{p.concurrency:.2f}x",
+            "yes" if p.fits else "no",
+            f"{p.largest_max_model_len:,}",
+        )
+        for p in pts
+    ]
+    tab = R.table(
+        (
+            name,
+            "KV GiB/GPU",
+            "blocks",
+            "KV tokens",
+            "max_model_len",
+            "concurrency",
+            "fits",
+            "largest max_model_len",
+        ),
+        rows,
+        fmt,
+    )
+    chart = R.bars(
+        [str(r[0]) for r in rows], [p.concurrency for p in pts], unit="x concurrent @max_model_len"
+    )
+    return tab + "\n\n" + R.pre(chart, fmt)

@@ -1,0 +1,365 @@
+"""Request shapes for the capacity simulation: arrivals, prompt/output length distributions, cancellation,
+shared-prefix groups and trace files.
+
+Time is counted in scheduler steps (one engine step = one forward pass). ``--rate`` is given in requests per
+second and converted with an assumed step duration (``step_ms``), which is stated in every report.
+Everything random draws from one ``random.Random(seed)`` owned by :func:`generate`; no global state.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+#: z-score of the 95th percentile of a standard normal distribution (used to fit a lognormal to p50/p95).
+Z95 = 1.6448536269514722
+
+
+class WorkloadError(ValueError):
+    """A distribution spec, trace file or workload option cannot be used; the message names the file and line
+    (for traces) or the offending text."""
+
+
+@dataclass(frozen=True)
+class LengthDist:
+    """A token-length distribution (tokens per request, always >= 1 when sampled).
+
+    ``kind``: ``fixed`` (``a``), ``uniform`` (integers ``a``..``b`` inclusive), ``lognormal`` (median ``a`` =
+    p50, 95th percentile ``b`` = p95; sigma = ln(p95/p50) / 1.645), ``empirical`` (draws from ``values``).
+    """
+
+    kind: str
+    a: float = 0.0
+    b: float = 0.0
+    values: tuple[int, ...] = ()
+
+    def sample(self, rng: random.Random) -> int:
+        """One length in tokens drawn with ``rng``."""
+        if self.kind == "fixed":
+            return max(1, int(self.a))
+        if self.kind == "uniform":
+            return max(1, rng.randint(int(self.a), int(self.b)))
+        if self.kind == "lognormal":
+            mu = math.log(self.a)
+            sigma = math.log(self.b / self.a) / Z95 if self.b > self.a else 0.0
+            return max(1, int(round(rng.lognormvariate(mu, sigma))))
+        return max(1, self.values[rng.randrange(len(self.values))])
+
+    def quantile(self, q: float) -> int:
+        """The q-quantile (0 < q < 1) of the distribution in tokens (analytic; empirical: order statistic)."""
+        if self.kind == "fixed":
+            return max(1, int(self.a))
+        if self.kind == "uniform":
+            return int(round(self.a + q * (self.b - self.a)))
+        if self.kind == "lognormal":
+            sigma = math.log(self.b / self.a) / Z95 if self.b > self.a else 0.0
+            z = _norm_ppf(q)
+            return max(1, int(round(self.a * math.exp(sigma * z))))
+        vals = sorted(self.values)
+        return vals[min(len(vals) - 1, int(q * len(vals)))]
+
+    def mean(self) -> float:
+        """Expected value in tokens."""
+        if self.kind == "fixed":
+            return float(self.a)
+        if self.kind == "uniform":
+            return (self.a + self.b) / 2
+        if self.kind == "lognormal":
+            sigma = math.log(self.b / self.a) / Z95 if self.b > self.a else 0.0
+            return self.a * math.exp(sigma * sigma / 2)
+        return sum(self.values) / len(self.values)
+
+    def with_p95(self, p95: int) -> LengthDist:
+        """The same distribution with its 95th percentile moved to ``p95`` tokens (median kept for lognormal and
+        empirical-as-lognormal; ``fixed`` becomes lognormal with p50 = the fixed value; ``uniform`` stretches b)."""
+        p50 = self.quantile(0.5)
+        if self.kind == "uniform":
+            return LengthDist("uniform", self.a, max(self.a, self.a + (p95 - self.a) / 0.95))
+        return LengthDist("lognormal", float(p50), float(max(p95, p50)))
+
+    def describe(self) -> str:
+        """Human text (``lognormal p50=512 p95=2048 tokens``)."""
+        if self.kind == "fixed":
+            return f"fixed {int(self.a)} tokens"
+        if self.kind == "uniform":
+            return f"uniform {int(self.a)}..{int(self.b)} tokens"
+        if self.kind == "lognormal":
+            return f"lognormal p50={int(self.a)} p95={int(self.b)} tokens (mean {self.mean():.0f})"
+        return (
+            f"empirical from {len(self.values)} trace rows (p50={self.quantile(0.5)}, p95={self.quantile(0.95)}, "
+            f"max={max(self.values)} tokens)"
+        )
+
+
+def _norm_ppf(q: float) -> float:
+    """Inverse standard normal CDF by bisection on ``erfc`` (80 halvings of [-10, 10]: exact to float precision).
+
+    Raises ValueError unless 0 < q < 1."""
+    if not 0.0 < q < 1.0:
+        raise ValueError("quantile must be in (0, 1)")
+    x = 0.0
+    lo, hi = -10.0, 10.0
+    for _ in range(80):
+        x = (lo + hi) / 2
+        if 0.5 * math.erfc(-x / math.sqrt(2)) < q:
+            lo = x
+        else:
+            hi = x
+    return x
+
+
+def parse_length_dist(text: str) -> LengthDist:
+    """Parse ``fixed:N``, ``uniform:A,B`` (or ``A..B``), ``lognormal:P50,P95`` (``p50=..,p95=..`` accepted).
+
+    Token counts accept vLLM's human-readable suffixes (``2k`` = 2000, ``2K`` = 2048). ``empirical`` needs a trace
+    and is built by :func:`empirical_from_trace`. Raises :class:`WorkloadError` on anything else.
+    """
+    from kvlint.engines.options import human_readable_int
+
+    kind, _, rest = text.strip().partition(":")
+    kind = kind.strip().lower()
+    parts = [p.split("=")[-1].strip() for p in rest.replace("..", ",").split(",") if p.strip()]
+    try:
+        nums = [human_readable_int(p) for p in parts]
+    except ValueError as exc:
+        raise WorkloadError(f"length distribution '{text}': {exc}") from exc
+    if kind == "fixed" and len(nums) == 1 and nums[0] >= 1:
+        return LengthDist("fixed", nums[0])
+    if kind == "uniform" and len(nums) == 2 and 1 <= nums[0] <= nums[1]:
+        return LengthDist("uniform", nums[0], nums[1])
+    if kind == "lognormal" and len(nums) == 2 and 1 <= nums[0] <= nums[1]:
+        return LengthDist("lognormal", nums[0], nums[1])
+    raise WorkloadError(
+        f"length distribution '{text}': expected fixed:N, uniform:MIN,MAX or lognormal:P50,P95 (tokens, 1 <= MIN <= MAX)"
+    )
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    """One request of a trace: ``prompt_tokens``, ``output_tokens``; optional ``arrival_s`` (seconds from the
+    start), ``prefix_group`` (requests sharing a prompt prefix) and ``prefix_tokens`` (its length)."""
+
+    prompt_tokens: int
+    output_tokens: int
+    arrival_s: float | None = None
+    prefix_group: str | None = None
+    prefix_tokens: int = 0
+
+
+_PROMPT_KEYS = ("prompt_tokens", "input_tokens", "prompt_len", "input_len", "prompt")
+_OUTPUT_KEYS = ("output_tokens", "completion_tokens", "output_len", "max_tokens", "output")
+_ARRIVAL_KEYS = ("arrival_s", "arrival", "timestamp", "time")
+
+
+def _pick(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for k in keys:
+        if k in row and row[k] not in (None, ""):
+            return row[k]
+    return None
+
+
+def _row(raw: dict[str, Any], where: str) -> TraceRow:
+    p, o = _pick(raw, _PROMPT_KEYS), _pick(raw, _OUTPUT_KEYS)
+    if p is None or o is None:
+        raise WorkloadError(f"{where}: needs prompt_tokens and output_tokens (got keys {sorted(raw)})")
+    try:
+        pt, ot = int(float(p)), int(float(o))
+        arr = _pick(raw, _ARRIVAL_KEYS)
+        arrival = float(arr) if arr is not None else None
+        ptok = int(float(raw.get("prefix_tokens") or 0))
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(f"{where}: not a number ({exc})") from exc
+    if pt < 1 or ot < 1 or ptok < 0 or (arrival is not None and arrival < 0):
+        raise WorkloadError(f"{where}: token counts must be >= 1 and arrival >= 0")
+    grp = raw.get("prefix_group")
+    return TraceRow(pt, ot, arrival, str(grp) if grp not in (None, "") else None, min(ptok, pt))
+
+
+def load_trace(path: str | Path) -> list[TraceRow]:
+    """Read a request trace: CSV with a header row, or JSONL (one object per line; ``.jsonl``/``.json`` or a
+    first character ``{``). Columns/keys: ``prompt_tokens`` (aliases input_tokens, prompt_len), ``output_tokens``
+    (completion_tokens, output_len, max_tokens), optional ``arrival_s``, ``prefix_group``, ``prefix_tokens``.
+
+    Raises :class:`WorkloadError` naming ``file:line`` for unreadable files, missing columns, bad numbers.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkloadError(f"{p}: cannot read trace ({exc})") from exc
+    rows: list[TraceRow] = []
+    if p.suffix in (".jsonl", ".json", ".ndjson") or text.lstrip().startswith("{"):
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise WorkloadError(f"{p}:{n}: invalid JSON ({exc.args[0]})") from exc
+            if not isinstance(obj, dict):
+                raise WorkloadError(f"{p}:{n}: expected a JSON object per line")
+            rows.append(_row(obj, f"{p}:{n}"))
+    else:
+        reader = csv.DictReader(text.splitlines())
+        for n, rec in enumerate(reader, 2):
+            rows.append(_row({k.strip().lower(): v for k, v in rec.items() if k}, f"{p}:{n}"))
+    if not rows:
+        raise WorkloadError(f"{p}: the trace holds no requests")
+    return rows
+
+
+def empirical_from_trace(rows: list[TraceRow]) -> tuple[LengthDist, LengthDist]:
+    """Empirical prompt and output length distributions of a trace."""
+    return (
+        LengthDist("empirical", values=tuple(r.prompt_tokens for r in rows)),
+        LengthDist("empirical", values=tuple(r.output_tokens for r in rows)),
+    )
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """What the simulated clients send.
+
+    Attributes:
+        requests: number of requests.
+        prompt, output: length distributions (tokens). ``output`` is the length the request would generate if
+            not cancelled (what ``max_tokens``/EOS yields).
+        arrivals: ``poisson`` (rate ``rate`` requests/s), ``burst`` (``burst_size`` requests every
+            ``burst_every`` steps) or ``trace`` (arrival times of the trace rows).
+        step_ms: assumed wall time of one scheduler step (ms), converting ``rate`` and reporting delays.
+        cancel_prob: probability a request's client disconnects; the disconnect happens after a uniformly drawn
+            number of its output tokens, and the engine notices ``cancel_lag_steps`` steps later (it keeps
+            generating, and holding blocks, meanwhile).
+        prefix_groups, prefix_tokens, prefix_share: ``prefix_share`` of the requests start with one of
+            ``prefix_groups`` shared prompt prefixes of ``prefix_tokens`` tokens (e.g. a system prompt).
+        trace: rows replayed in order (``requests`` None/equal: each row once; otherwise drawn uniformly).
+        seed: seed of the single ``random.Random`` used.
+    """
+
+    requests: int = 1000
+    prompt: LengthDist = LengthDist("lognormal", 512, 2048)
+    output: LengthDist = LengthDist("lognormal", 128, 512)
+    arrivals: str = "poisson"
+    rate: float = 10.0
+    burst_size: int = 64
+    burst_every: int = 200
+    step_ms: float = 30.0
+    cancel_prob: float = 0.0
+    cancel_lag_steps: int = 0
+    prefix_groups: int = 0
+    prefix_tokens: int = 0
+    prefix_share: float = 0.0
+    trace: tuple[TraceRow, ...] = field(default=(), repr=False)
+    trace_name: str = ""
+    seed: int = 0
+
+    def with_output_p95(self, p95: int) -> WorkloadSpec:
+        """This workload with the output-length p95 moved to ``p95`` tokens (for sensitivity runs)."""
+        return replace(self, output=self.output.with_p95(p95), trace=() if self.trace else self.trace)
+
+    def assumptions(self) -> list[str]:
+        """Every request-shape assumption as one sentence each (for reports)."""
+        out = [f"{self.requests:,} requests, random seed {self.seed} (deterministic)"]
+        if self.trace:
+            out.append(f"trace {self.trace_name}: {len(self.trace):,} rows of prompt/output token counts")
+        out.append(f"prompt length: {self.prompt.describe()}")
+        out.append(
+            f"output length: {self.output.describe()} (generated unless cancelled; not known at admission)"
+        )
+        if self.arrivals == "poisson":
+            out.append(
+                f"arrivals: Poisson, {self.rate:g} requests/s = {self.rate * self.step_ms / 1000:.3g} per step"
+            )
+        elif self.arrivals == "burst":
+            out.append(f"arrivals: bursts of {self.burst_size} requests every {self.burst_every} steps")
+        else:
+            out.append("arrivals: the trace's arrival times")
+        out.append(
+            f"one scheduler step assumed to take {self.step_ms:g} ms (delays are reported in steps; seconds use this)"
+        )
+        if self.cancel_prob:
+            out.append(
+                f"cancellation: {self.cancel_prob:.0%} of requests disconnect mid-generation; the engine keeps "
+                f"generating and holding blocks for {self.cancel_lag_steps} more steps (release lag)"
+            )
+        else:
+            out.append("no cancellations")
+        if self.prefix_groups and self.prefix_tokens and self.prefix_share:
+            out.append(
+                f"shared prefixes: {self.prefix_share:.0%} of requests start with one of {self.prefix_groups} "
+                f"prefixes of {self.prefix_tokens} tokens (prompt length includes it)"
+            )
+        else:
+            out.append("no shared prompt prefixes")
+        return out
+
+
+@dataclass(slots=True)
+class Request:
+    """One simulated request: ``arrival`` step, ``prompt``/``output`` tokens, ``cancel_at`` output tokens
+    after which the client disconnected (-1: never), ``group`` shared-prefix group (-1: none) and its
+    ``prefix`` tokens."""
+
+    rid: int
+    arrival: int
+    prompt: int
+    output: int
+    cancel_at: int = -1
+    group: int = -1
+    prefix: int = 0
+
+
+def generate(spec: WorkloadSpec) -> list[Request]:
+    """The requests of ``spec`` sorted by arrival step (ties by id). Deterministic for ``spec.seed``.
+
+    Raises :class:`WorkloadError` for impossible settings (non-positive rate, step time or request count).
+    """
+    if spec.requests < 1:
+        raise WorkloadError("--requests must be >= 1")
+    if spec.step_ms <= 0:
+        raise WorkloadError("--step-ms must be > 0")
+    if spec.arrivals == "poisson" and spec.rate <= 0:
+        raise WorkloadError("--rate must be > 0 requests/s")
+    if spec.arrivals == "burst" and (spec.burst_size < 1 or spec.burst_every < 1):
+        raise WorkloadError("--burst-size and --burst-every must be >= 1")
+    if not 0.0 <= spec.cancel_prob <= 1.0 or not 0.0 <= spec.prefix_share <= 1.0:
+        raise WorkloadError("--cancel-prob and --prefix-share are fractions in [0, 1]")
+    rng = random.Random(spec.seed)
+    step_s = spec.step_ms / 1000.0
+    rows = spec.trace
+    replay = bool(rows) and spec.requests == len(rows)
+    out: list[Request] = []
+    t = 0.0
+    groups: dict[str, int] = {}
+    for i in range(spec.requests):
+        row = (rows[i] if replay else rows[rng.randrange(len(rows))]) if rows else None
+        if row is not None and spec.prompt.kind == "empirical" and spec.output.kind == "empirical":
+            prompt, output = row.prompt_tokens, row.output_tokens
+        else:
+            prompt, output = spec.prompt.sample(rng), spec.output.sample(rng)
+        if spec.arrivals == "trace" and row is not None and row.arrival_s is not None:
+            arrival = int(row.arrival_s / step_s)
+        elif spec.arrivals == "burst":
+            arrival = (i // spec.burst_size) * spec.burst_every
+        else:
+            t += rng.expovariate(spec.rate)
+            arrival = int(t / step_s)
+        group, prefix = -1, 0
+        if row is not None and row.prefix_group is not None and row.prefix_tokens:
+            group = groups.setdefault(row.prefix_group, len(groups))
+            prefix = min(row.prefix_tokens, prompt)
+        elif spec.prefix_groups and spec.prefix_tokens and rng.random() < spec.prefix_share:
+            group = rng.randrange(spec.prefix_groups)
+            prompt = max(prompt, spec.prefix_tokens + 1)
+            prefix = spec.prefix_tokens
+        cancel_at = -1
+        if spec.cancel_prob and rng.random() < spec.cancel_prob:
+            cancel_at = rng.randrange(output)
+        out.append(Request(i, arrival, prompt, output, cancel_at, group, prefix))
+    out.sort(key=lambda r: (r.arrival, r.rid))
+    return out

@@ -1,0 +1,222 @@
+"""End-to-end capacity planning: the seeds' exercise, --compare and --sweep tables from the memory model, the
+simulate command. Offline (bundled model catalogue)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.capacity.cli import run_plan_extras, simulate
+from kvlint.capacity.compare import compare
+from kvlint.capacity.context import CapacityError, resolve, usable_blocks
+from kvlint.capacity.report import build_report
+from kvlint.capacity.sweep import SweepError, parse_sweep, sweep
+from kvlint.capacity.workload import WorkloadSpec
+from kvlint.pipeline import Options
+from kvlint.plan.vllm import plan_vllm_detailed
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "capacity"
+LLAMA = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]
+PHI = ["vllm", "serve", "microsoft/Phi-3.5-mini-instruct", "--max-model-len", "16k"]
+
+
+def _opts(acc: str | None = "h100") -> Options:
+    return Options(accelerator=acc, allow_hub=False)
+
+
+@pytest.mark.parametrize("argv", [LLAMA, PHI], ids=["llama-8b-gqa", "phi-3.5-mha"])
+def test_seed_exercise_two_model_shapes_on_80gib(argv: list[str]) -> None:
+    ctx = resolve(argv, _opts("h100"))
+    assert ctx.accelerator is not None and 79 * 2**30 < ctx.accelerator.memory_bytes < 80 * 2**30
+    spec = WorkloadSpec(requests=600, rate=60, seed=2, cancel_prob=0.1, cancel_lag_steps=20)
+    rep = build_report(ctx, spec)
+    text = rep.render("text")
+    p = rep.plan
+    # every reserved-memory term and request-shape assumption is stated
+    for s in ("weights", "activation peak", "non-torch", "CUDA graphs", "KV cache", "gpu_memory_utilization"):
+        assert s in text
+    for a in [*p.assumptions, *spec.assumptions()]:
+        assert a in text
+    assert f"{p.num_blocks:,} blocks ({p.num_blocks - 1:,} usable" in text
+    # the simulator runs on the planned cache
+    assert rep.config.num_blocks == usable_blocks(p) and rep.config.block_size == p.block_size
+    assert rep.paged.peak_blocks <= rep.config.num_blocks
+    # sensitivity to p95 output length: four runs, occupancy grows with the p95
+    sens = rep.sensitivity
+    assert [round(s.factor, 1) for s in sens] == [0.5, 1.0, 2.0, 4.0]
+    assert "Sensitivity to p95 output length" in text
+    peaks = [s.result.peak_blocks for s in sens]
+    pressure = [(s.result.peak_blocks, s.result.preemptions, s.result.delay_percentile(0.95)) for s in sens]
+    assert peaks[0] <= peaks[1] <= peaks[3] <= rep.config.num_blocks
+    assert pressure[3] > pressure[0]  # more blocks, or (cache full) more preemptions / queueing
+    # paging beats the contiguous reservation
+    assert rep.paged.peak_running > rep.contiguous.peak_running
+    assert rep.contiguous.delay_percentile(0.95) >= rep.paged.delay_percentile(0.95)
+
+
+def test_two_shapes_differ_in_kv_per_token() -> None:
+    a, b = resolve(LLAMA, _opts()), resolve(PHI, _opts())
+    assert a.plan and b.plan
+    # Llama-3.1-8B: 32 layers x 8 KV heads x 128 x 2 x 2 B; Phi-3.5-mini: 32 layers x 32 KV heads x 96 x 2 x 2 B
+    assert a.plan.kv_bytes_per_token == 32 * 8 * 128 * 2 * 2
+    assert b.plan.kv_bytes_per_token == 32 * 32 * 96 * 2 * 2
+
+
+def test_compare_rows_come_from_the_memory_model() -> None:
+    ctx = resolve(LLAMA, _opts(None))
+    rows = compare(ctx, ["h100", "l4", "a100"])
+    assert {(r.accelerator, r.tp, r.kv_cache_dtype) for r in rows} >= {
+        ("nvidia-h100-sxm5-80gb", 1, "auto"),
+        ("nvidia-h100-sxm5-80gb", 8, "fp8"),
+        ("nvidia-l4", 2, "auto"),
+    }
+    assert not any(r.kv_cache_dtype == "fp8" and r.accelerator.startswith("nvidia-a100") for r in rows)
+    from kvlint.accelerators import lookup
+
+    for r in rows:
+        acc = lookup(r.accelerator)
+        assert acc is not None
+        d = plan_vllm_detailed(
+            dataclasses.replace(ctx.settings, tensor_parallel_size=r.tp, kv_cache_dtype=r.kv_cache_dtype),
+            ctx.model,
+            acc.memory_bytes,
+            gpu_name=acc.name,
+            compute_capability=acc.compute_capability,
+        )
+        assert (r.fits, r.weights_bytes, r.kv_cache_bytes, r.kv_tokens) == (
+            d.fits,
+            d.plan.weights_bytes,
+            d.plan.kv_cache_bytes,
+            d.plan.capacity_tokens,
+        )
+    by = {(r.accelerator, r.tp, r.kv_cache_dtype): r for r in rows}
+    # fp8 halves KV bytes per token: twice the tokens in the same bytes; TP=2 halves weights per GPU
+    h1, h1f = by[("nvidia-h100-sxm5-80gb", 1, "auto")], by[("nvidia-h100-sxm5-80gb", 1, "fp8")]
+    assert abs(h1f.kv_tokens - 2 * h1.kv_tokens) <= 32  # vLLM prints int(concurrency x max_model_len)
+    assert abs(by[("nvidia-h100-sxm5-80gb", 2, "auto")].weights_bytes * 2 - h1.weights_bytes) < 2**28
+    # L4 (22 GiB) does not fit 8B at max_model_len 32000 on one GPU; vLLM's own estimate is smaller
+    l4 = by[("nvidia-l4", 1, "auto")]
+    assert not l4.fits and 0 < l4.largest_max_model_len < 32000
+
+
+def test_sweep_max_model_len_and_kv_dtype() -> None:
+    assert parse_sweep("max-model-len=8k..128k") == ("max_model_len", [8000, 16000, 32000, 64000, 128000])
+    assert parse_sweep("gpu-memory-utilization=0.8..0.9")[1] == [0.8, 0.85, 0.9]
+    with pytest.raises(SweepError):
+        parse_sweep("block-size=16")
+    ctx = resolve(LLAMA, _opts())
+    assert ctx.accelerator is not None and ctx.plan is not None
+    dest, pts = sweep(ctx, ctx.accelerator, "max-model-len=8k..128k")
+    assert dest == "max_model_len" and [p.max_model_len for p in pts] == [8000, 16000, 32000, 64000, 128000]
+    # same cache, concurrency inversely proportional to max_model_len
+    assert len({p.num_blocks for p in pts}) == 1
+    assert pts[0].concurrency == pytest.approx(ctx.plan.num_blocks / 500)
+    assert pts[2].concurrency == pytest.approx(ctx.plan.max_concurrency)
+    _, util = sweep(ctx, ctx.accelerator, "gpu-memory-utilization=0.8,0.9")
+    assert util[0].kv_cache_bytes < util[1].kv_cache_bytes
+    diff = util[1].kv_cache_bytes - util[0].kv_cache_bytes
+    assert abs(diff - 0.1 * ctx.accelerator.memory_bytes) < 2**26
+
+
+def test_run_plan_extras_markdown_and_errors(tmp_path: Path) -> None:
+    text = run_plan_extras(
+        LLAMA,
+        _opts(),
+        compare=True,
+        accelerators=["h100"],
+        sweep=["kv-cache-dtype=auto,fp8"],
+        fmt="markdown",
+        plot=None,
+    )
+    assert "| accelerator | TP |" in text and "## Sweep of kv-cache-dtype" in text
+    with pytest.raises(CapacityError):
+        run_plan_extras(
+            LLAMA,
+            _opts(None),
+            compare=False,
+            accelerators=None,
+            sweep=["max-num-seqs=64,128"],
+            fmt="text",
+            plot=None,
+        )
+    with pytest.raises(ValueError):
+        run_plan_extras(
+            LLAMA, _opts(), compare=True, accelerators=["no-such-gpu"], sweep=[], fmt="text", plot=None
+        )
+
+
+def test_simulate_cli_end_to_end() -> None:
+    runner = CliRunner()
+    args = [
+        "--accelerator",
+        "h100",
+        "--offline",
+        "--requests",
+        "300",
+        "--rate",
+        "50",
+        "--seed",
+        "4",
+        "--prefix-groups",
+        "2",
+        "--prefix-tokens",
+        "512",
+        "--prefix-share",
+        "0.5",
+        "--",
+        *LLAMA,
+    ]
+    a = runner.invoke(simulate, args)
+    assert a.exit_code == 0, a.output
+    assert "Scheduler simulation" in a.output and "Occupancy over time" in a.output
+    b = runner.invoke(simulate, args)
+    assert a.output == b.output  # deterministic for a seed
+    md = runner.invoke(simulate, ["--format", "markdown", "--no-sensitivity", *args])
+    assert md.exit_code == 0 and "| metric | paged (vLLM) | contiguous |" in md.output
+
+
+def test_simulate_cli_trace_and_bad_input() -> None:
+    runner = CliRunner()
+    r = runner.invoke(
+        simulate, ["--accelerator", "h100", "--offline", "--trace", str(FIX / "trace.csv"), "--", *LLAMA]
+    )
+    assert r.exit_code == 0, r.output
+    assert "8 requests" in r.output and "empirical from 8 trace rows" in r.output
+    # the 40000-token prompt row exceeds max_model_len 32000
+    assert re.search(r"rejected: prompt\+output > max_model_len\s+1\s+1\n", r.output)
+    bad = runner.invoke(
+        simulate, ["--accelerator", "h100", "--offline", "--trace", str(FIX / "bad_trace.csv"), "--", *LLAMA]
+    )
+    assert bad.exit_code == 2 and "bad_trace.csv:3" in bad.output and "Traceback" not in bad.output
+    bad2 = runner.invoke(simulate, ["--accelerator", "nope", "--", *LLAMA])
+    assert bad2.exit_code == 2 and "unknown accelerator" in bad2.output
+    bad3 = runner.invoke(
+        simulate, ["--accelerator", "h100", "--offline", "--output", "gauss:3", "--", *LLAMA]
+    )
+    assert bad3.exit_code == 2 and "gauss:3" in bad3.output
+
+
+def test_plot_written(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "cap.svg"
+    r = CliRunner().invoke(
+        simulate,
+        [
+            "--accelerator",
+            "h100",
+            "--offline",
+            "--requests",
+            "100",
+            "--no-sensitivity",
+            "--plot",
+            str(out),
+            "--",
+            *LLAMA,
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert out.exists() and out.read_text().lstrip().startswith("<?xml")
