@@ -307,18 +307,65 @@ def check(
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--gpus", type=click.IntRange(min=1), help="GPUs per replica (checked against TP x PP).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text", show_default=True)
+@click.option(
+    "--compare",
+    is_flag=True,
+    help="Table over accelerators x TP sizes x KV dtypes: fits, weights and KV per GPU, KV tokens, "
+    "concurrency, largest max-model-len, GPUs per replica.",
+)
+@click.option("--accelerators", metavar="IDS", help="Comma-separated accelerator ids/aliases for --compare.")
+@click.option(
+    "--sweep",
+    multiple=True,
+    metavar="NAME=SPEC",
+    help="Sensitivity, e.g. max-model-len=8k..128k, gpu-memory-utilization=0.8..0.95, max-num-seqs=64..512, "
+    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator).",
+)
+@click.option("--plot", metavar="FILE", help="Write a chart (.png/.svg; needs the 'plot' extra: matplotlib).")
 @_add_common
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def plan(command: tuple[str, ...], gpus: int | None, fmt: str, **kw: Any) -> None:
+def plan(
+    command: tuple[str, ...],
+    gpus: int | None,
+    fmt: str,
+    compare: bool,
+    accelerators: str | None,
+    sweep: tuple[str, ...],
+    plot: str | None,
+    **kw: Any,
+) -> None:
     """Per-GPU memory plan for an engine command line, exactly as typed after `--`.
 
     \b
     kvlint plan --accelerator h100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 32k
+    kvlint plan --compare --accelerators l4,a100-80gb,h100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+    kvlint plan --accelerator h100 --sweep max-model-len=8k..128k -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+
+    Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown).
     """
     from kvlint.planning import PlanRequestError, plan_command
 
     options = _options(**kw)
+    if compare or sweep or plot or fmt == "markdown" or accelerators:
+        from kvlint.capacity.cli import run_plan_extras
+
+        try:
+            text = run_plan_extras(
+                list(command),
+                options,
+                compare=compare or bool(accelerators),
+                accelerators=[a.strip() for a in accelerators.split(",") if a.strip()]
+                if accelerators
+                else None,
+                sweep=list(sweep),
+                fmt=fmt,
+                plot=plot,
+            )
+        except (ValueError, PlanRequestError) as exc:
+            raise click.UsageError(str(exc)) from exc
+        click.echo(text, nl=not text.endswith("\n"))
+        return
     try:
         out = plan_command(list(command), options, gpus=gpus)
     except PlanRequestError as exc:
@@ -331,6 +378,8 @@ def plan(command: tuple[str, ...], gpus: int | None, fmt: str, **kw: Any) -> Non
         click.echo(out.render_text(), nl=False)
     if out.verdict == "fail":
         sys.exit(1)
+    if out.verdict == "unknown":
+        sys.exit(2)
 
 
 @main.command()
@@ -475,9 +524,11 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
 
 
 def _add_optional_commands() -> None:
-    """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn)."""
+    """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn; simulate)."""
+    from kvlint.capacity.cli import simulate
     from kvlint.webhook.cli import webhook
 
+    main.add_command(simulate)
     main.add_command(webhook)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvlint.plan import calibration as cal
@@ -927,16 +927,31 @@ def largest_fitting_max_model_len(
     gpu_name: str = "",
     compute_capability: str | None = None,
 ) -> int:
-    """vLLM's own "estimated maximum model length" for these settings (tokens; 0 if not even one token fits).
+    """The largest max_model_len that fits (tokens; 0 if not even one token fits).
 
-    Computed with the derived/auto max length as the search ceiling, so it is never above what vLLM accepts.
+    When these settings do not fit, this is vLLM's own "estimated maximum model length" (the figure its
+    E1 error prints, ``kv_cache_planning.py::_check_enough_kv_cache_memory``). When they fit, the plan is
+    redone with max_model_len unset, so the answer can reach the length vLLM derives from config.json
+    (never above what vLLM accepts): the derived length itself if it fits, else vLLM's estimate there.
+    Under V0 without chunked prefill the batch size follows max_model_len, so this is then slightly
+    conservative for lengths below the derived one.
     """
     d = plan_vllm_detailed(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
     )
-    if d.fits:
+    if not d.fits:
+        return d.estimated_max_model_len
+    if settings.max_model_len is None:
         return d.plan.max_model_len
-    return d.estimated_max_model_len
+    full = plan_vllm_detailed(
+        replace(settings, max_model_len=None),
+        model,
+        total_bytes,
+        gpu_name=gpu_name,
+        compute_capability=compute_capability,
+    )
+    best = full.plan.max_model_len if full.fits else full.estimated_max_model_len
+    return max(best, d.plan.max_model_len)
 
 
 def smallest_fitting_utilization(
