@@ -42,11 +42,13 @@ def k8s_expand(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
     changed = False
     i, n = 0, len(text)
     while i < n:
-        c = text[i]
-        if c != "$" or i + 1 >= n:
-            out.append(c)
-            i += 1
-            continue
+        dollar = text.find("$", i)
+        if dollar < 0 or dollar + 1 >= n:  # no (expandable) ``$`` left: the rest is literal
+            out.append(text[i:])
+            break
+        if dollar > i:
+            out.append(text[i:dollar])
+            i = dollar
         nxt = text[i + 1]
         if nxt == "$":
             out.append("$")
@@ -113,6 +115,11 @@ class _Cmd:
 
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")
+_OP_CHARS = frozenset("&|;\n()")
+# Characters :func:`lex` treats one by one; any other character extends the current word as literal text.
+_PLAIN_RUN = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+")
+# Inside double quotes only ``"``, ``\``, ``$`` and backticks are special.
+_DQ_RUN = re.compile(r'[^"\\$`]+')
 
 
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
@@ -229,8 +236,9 @@ def lex(script: str) -> list[Word | str]:
             lit(script[i:j], False)
             i = j
             continue
-        op = next((o for o in _OPS if script.startswith(o, i)), None)
-        if op is not None:
+        if c in _OP_CHARS:
+            # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
+            op = c + c if c in "&|;" and i + 1 < n and script[i + 1] == c else c
             flush(i)
             out.append(op)
             i += len(op)
@@ -267,8 +275,10 @@ def lex(script: str) -> list[Word | str]:
                     parts.append(Part("sub", script[i:end], True))
                     i = end
                 else:
-                    lit(d, True)
-                    i += 1
+                    run = _DQ_RUN.match(script, i)  # None only for a backslash ending the script
+                    end = run.end() if run else i + 1
+                    lit(script[i:end], True)
+                    i = end
             parts.append(Part("lit", "", True))
             i += 1
         elif c == "$":
@@ -280,8 +290,10 @@ def lex(script: str) -> list[Word | str]:
             parts.append(Part("sub", script[i:end], False))
             i = end
         else:
-            lit(c, False)
-            i += 1
+            # a run of ordinary characters (a ``#`` inside a word is ordinary) in one step
+            end = _PLAIN_RUN.match(script, i).end()  # type: ignore[union-attr]
+            lit(script[i:end], False)
+            i = end
     flush(n)
     return out
 

@@ -141,9 +141,14 @@ def known_options(version: str | None = None) -> dict[str, tuple[str, str]]:
     """Option strings valid for ``version`` (None = any release) -> ``(dest, kind)``.
 
     kind is ``value`` | ``bool`` (also accepts ``--no-X``) | ``flag`` (store_true) | ``multi`` | ``optvalue``.
+    Returns a fresh dict each call (the table itself is built once per release, see :func:`_tables`).
     SOURCE: :mod:`kvlint.engines.vllm_flags_data` (vLLM wheels 0.4.3 … 0.33.0).
     """
-    mask, _ = _version_mask(version)
+    return dict(_tables(version)[0])
+
+
+def _build_known(mask: int) -> dict[str, tuple[str, str]]:
+    """The option table for the releases in ``mask`` (see :func:`known_options`)."""
     out = {
         opt: (dest, "multi" if dest in MULTI_DESTS and kind == "value" else kind)
         for opt, (dest, kind, m) in data.OPTIONS.items()
@@ -156,6 +161,28 @@ def known_options(version: str | None = None) -> dict[str, tuple[str, str]]:
     if "-O" not in out and "--optimization-level" not in out:
         out["-O"] = ("compilation_config", "value")
     return out
+
+
+_Tables = tuple[dict[str, tuple[str, str]], list[int], frozenset[str], list[str]]
+_TABLES: dict[int, _Tables] = {}
+
+
+def _tables(version: str | None) -> _Tables:
+    """Per-release option tables, memoised by release mask (pure performance: the tables depend only on
+    the mask, which :func:`_version_mask` derives from ``version``).
+
+    Returns ``(known, indices, bools, long_names)``: the :func:`known_options` table, the sampled-release
+    indices, the ``bool`` long options (accepting ``--no-X``) and the sorted long option names including
+    the ``--no-X`` forms. Callers must not mutate them.
+    """
+    mask, indices = _version_mask(version)
+    hit = _TABLES.get(mask)
+    if hit is None:
+        known = _build_known(mask)
+        bools = frozenset(o for o, (_, k) in known.items() if k == "bool" and o.startswith("--"))
+        long_names = sorted([o for o in known if o.startswith("--")] + ["--no-" + o[2:] for o in bools])
+        hit = _TABLES[mask] = (known, indices, bools, long_names)
+    return hit[0], list(indices), hit[2], hit[3]
 
 
 def option_versions(option: str) -> tuple[str, str] | None:
@@ -193,12 +220,7 @@ class _Parser:
     def __init__(self, version: str | None, env: Mapping[str, str]) -> None:
         self.version = version
         self.where = f"vLLM {version}" if version else "vLLM (any release)"
-        self.known = known_options(version)
-        _, self.indices = _version_mask(version)
-        self.bools = {o for o, (_, k) in self.known.items() if k == "bool" and o.startswith("--")}
-        self.long_names = sorted(
-            [o for o in self.known if o.startswith("--")] + ["--no-" + o[2:] for o in self.bools]
-        )
+        self.known, self.indices, self.bools, self.long_names = _tables(version)
         self.col = Collector("vLLM")
         self.model: Value | None = None
         self.env = env
