@@ -58,7 +58,26 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
 
 
+_BREAKDOWN_CACHE: dict[int, tuple[ModelSpec, dict[str, int]]] = {}
+
+
 def param_breakdown(spec: ModelSpec) -> dict[str, int]:
+    """Memoised :func:`_param_breakdown` (the planner asks for it on every re-plan of a remedy).
+
+    Keyed by object identity; the cache holds the spec itself, so an id cannot be reused while its entry
+    lives. Returns a fresh dict each call.
+    """
+    hit = _BREAKDOWN_CACHE.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return dict(hit[1])
+    parts = _param_breakdown(spec)
+    if len(_BREAKDOWN_CACHE) >= 512:
+        _BREAKDOWN_CACHE.clear()
+    _BREAKDOWN_CACHE[id(spec)] = (spec, parts)
+    return dict(parts)
+
+
+def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
     """Parameter count of the whole model (all ranks) split into ``embed``, ``linear``, ``experts``,
     ``other`` and ``vision`` (element counts; see the module docstring for what each holds).
 

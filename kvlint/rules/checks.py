@@ -726,21 +726,31 @@ def _tp_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
 
 
 def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
+    """The smallest --gpu-memory-utilization (2 decimals, at most 0.98) that makes the plan fit robustly,
+    found by bisection over re-plans (the KV budget grows monotonically with utilization)."""
     plan = ctx.cr.plan
     if plan is None:
         return ""
-    cur = plan.gpu_memory_utilization
-    u = math.floor(cur * 100 + 1e-9) / 100
-    while u < 0.98:
-        u = round(u + 0.01, 2)
-        p2 = _replan(ctx, gpu_memory_utilization=u)
-        if _fits(p2, min_concurrency, _band(ctx)):
-            assert p2 is not None
-            return (
-                f"--gpu-memory-utilization {u:.2f} fits ({gib(p2.kv_cache_bytes)} KV per GPU, "
-                f"{p2.max_concurrency:.2f}x) if nothing else uses the GPU"
-            )
-    return ""
+    band = _band(ctx)
+    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))  # hundredths; known not to fit
+    hi = 98
+    if lo >= hi:
+        return ""
+    best = _replan(ctx, gpu_memory_utilization=hi / 100)
+    if not _fits(best, min_concurrency, band):
+        return ""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        p2 = _replan(ctx, gpu_memory_utilization=mid / 100)
+        if _fits(p2, min_concurrency, band):
+            hi, best = mid, p2
+        else:
+            lo = mid
+    assert best is not None
+    return (
+        f"--gpu-memory-utilization {hi / 100:.2f} fits ({gib(best.kv_cache_bytes)} KV per GPU, "
+        f"{best.max_concurrency:.2f}x) if nothing else uses the GPU"
+    )
 
 
 def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
