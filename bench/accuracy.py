@@ -354,6 +354,12 @@ def main(argv: list[str] | None = None) -> int:
             f"engine {c.get('engine')}: not vLLM" if c.get("engine") != "vllm" else "UNCLASSIFIED"
         )
         print(f"  {gid}: {why}")
+    # TGI and SGLang cases of the same file (bench/accuracy_engines.py, runnable on its own too)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import accuracy_engines
+
+    print("\nTGI / SGLang (max_batch_total_tokens / max_total_num_tokens):")
+    accuracy_engines.main([str(a.cases)])
     return 0
 
 
