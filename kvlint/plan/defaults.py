@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.models.config import MAX_LEN_KEYS
 from kvlint.plan.versions import Version, fmt_version, yarn_multiplies_max_len
 from kvlint.types import ModelSpec
+from kvlint.values import parse_cc
 
 GiB = 1 << 30
 
@@ -105,16 +107,6 @@ _DTYPE_ALIASES = {
 }
 
 
-def _cc_tuple(cc: str | None) -> tuple[int, int] | None:
-    if not cc:
-        return None
-    a, _, b = cc.partition(".")
-    try:
-        return int(a), int(b or 0)
-    except ValueError:
-        return None
-
-
 def resolve_dtype(
     v: Version, config_dtype: str | None, dtype_flag: str | None, cc: str | None
 ) -> tuple[str, str]:
@@ -131,7 +123,7 @@ def resolve_dtype(
         d = _DTYPE_ALIASES.get(flag, flag)
         return d, f"dtype={d}: set by --dtype"
     cfg = _DTYPE_ALIASES.get((config_dtype or "float32").lower().replace("torch.", ""), "float32")
-    c = _cc_tuple(cc)
+    c = parse_cc(cc)
     bf16_ok = c is None or c >= (8, 0)
     if v >= (0, 9, 2):
         preferred = "bfloat16" if bf16_ok else "float16"
@@ -162,7 +154,7 @@ def default_block_size(v: Version, is_mla: bool, cc: str | None, user: int | Non
     """
     if user:
         return int(user), f"block_size={user}: set by --block-size"
-    c = _cc_tuple(cc)
+    c = parse_cc(cc)
     if is_mla and v >= (0, 8, 0) and c is not None:
         if c[0] == 9:
             return 64, "block_size=64: FlashMLA backend forces 64 on Hopper [backend-dependent]"
@@ -174,17 +166,6 @@ def default_block_size(v: Version, is_mla: bool, cc: str | None, user: int | Non
 # ------------------------------------------------------------------------------------------------
 # max_model_len derivation (§1.8)
 
-MAX_LEN_KEYS = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "model_max_length",
-    "max_target_positions",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
 
 _NO_MULT_OLD = {"su", "longrope", "llama3"}
 _NO_MULT_NEW = {"su", "longrope", "llama3", "yarn", "deepseek_yarn", "deepseek_llama_scaling"}

@@ -24,6 +24,7 @@ from kvlint.models.weights import weight_bytes
 from kvlint.plan.kv import dtype_bytes
 from kvlint.plan.vllm import PlanError
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
+from kvlint.values import as_float, as_int
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -213,24 +214,6 @@ class SglangPlanDetail:
     chunked_prefill_size: int
 
 
-def _i(x: Any) -> int | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _f(x: Any) -> float | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def plan_sglang_detailed(
     serving: ServingConfig,
     model: ModelSpec,
@@ -262,15 +245,15 @@ def plan_sglang_detailed(
     notes: list[str] = []
     if assumed:
         notes.append(f"SGLang version unknown from the image; assumed {NEWEST_SGLANG} (newest read)")
-    tp = max(1, _i(get("tp_size")) or 1)
-    pp = max(1, _i(get("pp_size")) or 1)
-    dp = max(1, _i(get("dp_size")) or 1)
+    tp = max(1, as_int(get("tp_size")) or 1)
+    pp = max(1, as_int(get("pp_size")) or 1)
+    dp = max(1, as_int(get("dp_size")) or 1)
     if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly in model.layers):
         raise PlanError(f"{model.id} has no attention layer holding a KV cache")
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))
-    cps_user = _i(get("chunked_prefill_size"))
-    mfs = _f(get("mem_fraction_static"))
+    cps_user = as_int(get("chunked_prefill_size"))
+    mfs = as_float(get("mem_fraction_static"))
     mfs_user = mfs is not None
     if mfs is None:
         mfs, why = default_mem_fraction_static(
@@ -281,7 +264,7 @@ def plan_sglang_detailed(
             is_mla=model.is_mla,
             deepep=deepep,
             chunked_prefill_size=cps_user,
-            cuda_graph_max_bs=_i(get("cuda_graph_max_bs")),
+            cuda_graph_max_bs=as_int(get("cuda_graph_max_bs")),
             dp_attention=bool(get("enable_dp_attention")),
         )
         notes.append(why)
@@ -320,20 +303,20 @@ def plan_sglang_detailed(
         f"[heuristic] pre-load free = total − {_CONTEXT / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
         "memory inside the static fraction"
     )
-    page = max(1, _i(get("page_size")) or 1)
+    page = max(1, as_int(get("page_size")) or 1)
 
     def tokens(r: int) -> int:
         t = max(0, r) // per_tok
         return t // page * page
 
     mtt, lo, hi = tokens(rest), tokens(rest_lo), tokens(rest_hi)
-    u_mtt = _i(get("max_total_tokens"))
+    u_mtt = as_int(get("max_total_tokens"))
     if u_mtt is not None and u_mtt < mtt:
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
         notes.append(f"--max-total-tokens {u_mtt} caps the pool")
 
     derived, key = derive_context_length(model)
-    u_ctx = _i(get("context_length"))
+    u_ctx = as_int(get("context_length"))
     ctx_err = None
     ctx = derived
     if u_ctx is not None:
@@ -352,7 +335,7 @@ def plan_sglang_detailed(
     else:
         notes.append(f"context_length {derived} derived from {key}")
 
-    u_mrr = _i(get("max_running_requests"))
+    u_mrr = as_int(get("max_running_requests"))
     est = min(4096, max(2048, int(mtt / ctx * 512))) if ctx else 2048
     if v < (0, 5, 0):
         mrr = min(u_mrr or mtt // 2, mtt // 2 if u_mrr is None else u_mrr)
@@ -391,7 +374,7 @@ def plan_sglang_detailed(
         max_concurrency_low=lo / ctx if ctx else 0.0,
         max_concurrency_high=hi / ctx if ctx else 0.0,
         max_num_seqs=max(0, mrr),
-        max_num_batched_tokens=cps if cps > 0 else (_i(get("max_prefill_tokens")) or 16384),
+        max_num_batched_tokens=cps if cps > 0 else (as_int(get("max_prefill_tokens")) or 16384),
         tensor_parallel_size=tp,
         pipeline_parallel_size=pp,
         data_parallel_size=dp,

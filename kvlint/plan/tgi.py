@@ -25,6 +25,7 @@ from kvlint.models.weights import weight_bytes
 from kvlint.plan.kv import dtype_bytes
 from kvlint.plan.vllm import PlanError
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
+from kvlint.values import as_float, as_int
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -329,24 +330,6 @@ class TgiPlanDetail:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _as_int(x: Any) -> int | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        return int(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _as_float(x: Any) -> float | None:
-    if x is None or isinstance(x, bool):
-        return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def find_num_shards(serving: ServingConfig, gpus: int | None) -> tuple[int, str]:
     """Shard count as the launcher's ``find_num_shards`` decides (§2.2).
 
@@ -354,7 +337,7 @@ def find_num_shards(serving: ServingConfig, gpus: int | None) -> tuple[int, str]
     (``CUDA_VISIBLE_DEVICES`` list, else the container's GPU request ``gpus``), else 1.
     Raises :class:`PlanError` with the launcher's text for ``num_shard < 1`` and ``sharded`` with <= 1 GPU.
     """
-    n = _as_int(serving.get("num_shard"))
+    n = as_int(serving.get("num_shard"))
     sharded = serving.get("sharded")
     visible: int | None = None
     cvd = serving.env.get("CUDA_VISIBLE_DEVICES")
@@ -443,12 +426,12 @@ def plan_tgi_detailed(
     if not kvd:
         notes.append(f"KV cache dtype = model dtype {dtype} (--kv-cache-dtype unset)")
 
-    fraction = _as_float(get("cuda_memory_fraction"))
+    fraction = as_float(get("cuda_memory_fraction"))
     if fraction is None:
         fraction = 1.0
         notes.append("cuda_memory_fraction 1.0 (launcher default)")
     wiggle, subtractive, era = wiggle_room(v)
-    env_wiggle = _as_float(serving.env.get("TGI_WIGGLE_ROOM"))
+    env_wiggle = as_float(serving.env.get("TGI_WIGGLE_ROOM"))
     if env_wiggle is not None:
         wiggle = env_wiggle
         notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
@@ -476,12 +459,12 @@ def plan_tgi_detailed(
     weights = w_all // shards
     notes.append(f"weights {weights / GiB:.2f} GiB per shard ({wsrc}, / {shards} shards)")
 
-    u_in = _as_int(get("max_input_tokens"))
-    u_tot = _as_int(get("max_total_tokens"))
-    u_pre = _as_int(get("max_batch_prefill_tokens"))
-    u_bt = _as_int(get("max_batch_total_tokens"))
-    u_bs = _as_int(get("max_batch_size"))
-    mcr = _as_int(get("max_concurrent_requests"))
+    u_in = as_int(get("max_input_tokens"))
+    u_tot = as_int(get("max_total_tokens"))
+    u_pre = as_int(get("max_batch_prefill_tokens"))
+    u_bt = as_int(get("max_batch_total_tokens"))
+    u_bs = as_int(get("max_batch_size"))
+    mcr = as_int(get("max_concurrent_requests"))
     if mcr is None:
         mcr = DEFAULT_MAX_CONCURRENT_REQUESTS
         notes.append(f"max_concurrent_requests {mcr} (launcher default)")

@@ -33,6 +33,7 @@ from kvlint.plan.versions import (
     supports_auto_max_model_len,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
+from kvlint.values import as_float, as_int, parse_cc
 
 GiB = 1 << 30
 
@@ -103,20 +104,6 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
 
     def get(name: str, default: Any = None) -> Any:
         return cfg.get(name, default)
-
-    def as_int(x: Any) -> int | None:
-        if x is None or isinstance(x, bool):
-            return None
-        try:
-            return int(x)
-        except (TypeError, ValueError):
-            return None
-
-    def as_float(x: Any) -> float | None:
-        try:
-            return None if x is None or isinstance(x, bool) else float(x)
-        except (TypeError, ValueError):
-            return None
 
     mml_raw = get("max_model_len")
     mml = -1 if isinstance(mml_raw, str) and mml_raw.strip().lower() == "auto" else as_int(mml_raw)
@@ -363,7 +350,7 @@ def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None =
 
 def _era(v: Version, s: VllmSettings, cc: str | None, dtype: str) -> tuple[str, str]:
     """``("v0"|"v1", why)`` per §1.1 (``vllm@0.8.5:vllm/engine/arg_utils.py::EngineArgs._is_v1_supported_oracle``)."""
-    c = dfl._cc_tuple(cc)
+    c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
             return "v1", "V1 engine opted in with VLLM_USE_V1=1"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Diagnostic, Finding, MemoryPlan, Severity, Workload
+from kvlint.values import parse_cc
 
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
@@ -402,16 +403,6 @@ def _check_heads(ctx: _Ctx, tp: int) -> bool:
     return ok
 
 
-def _cc_tuple(cc: str | None) -> tuple[int, int] | None:
-    if not cc:
-        return None
-    a, _, b = cc.partition(".")
-    try:
-        return int(a), int(b or 0)
-    except ValueError:
-        return None
-
-
 def _check_dtype(ctx: _Ctx) -> None:
     """KV301: bf16 on compute capability < 8.0.
 
@@ -424,7 +415,7 @@ def _check_dtype(ctx: _Ctx) -> None:
     p = cr.placement
     if m is None or p is None or p.accelerator is None or p.accelerator.vendor != "nvidia":
         return
-    cc = _cc_tuple(p.accelerator.compute_capability)
+    cc = parse_cc(p.accelerator.compute_capability)
     if cc is None or cc >= (8, 0):
         return
     from kvlint.plan.versions import parse_version
@@ -759,7 +750,7 @@ def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     acc = cr.placement.accelerator if cr.placement else None
     if plan is None or acc is None or plan.kv_cache_dtype.startswith("fp8"):
         return ""
-    cc = _cc_tuple(acc.compute_capability)
+    cc = parse_cc(acc.compute_capability)
     if acc.vendor != "nvidia" or cc is None or cc < (8, 0):
         return ""
     p2 = _replan(ctx, kv_cache_dtype="fp8")

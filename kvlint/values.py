@@ -1,0 +1,41 @@
+"""Lenient coercion of values read from manifests, flags and config.json.
+
+Engine settings arrive as ints, floats, strings or booleans depending on how a manifest spells them;
+these helpers turn them into numbers without raising, so a bad value is reported by a rule (KV206)
+instead of crashing a stage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def as_int(x: Any) -> int | None:
+    """``int(x)``, or None for None, booleans and anything ``int()`` rejects."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return int(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def as_float(x: Any) -> float | None:
+    """``float(x)``, or None for None, booleans and anything ``float()`` rejects."""
+    if x is None or isinstance(x, bool):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_cc(cc: str | None) -> tuple[int, int] | None:
+    """CUDA compute capability ``"8.9"`` -> ``(8, 9)``; None when absent or unreadable."""
+    if not cc:
+        return None
+    major, _, minor = str(cc).partition(".")
+    try:
+        return int(major), int(minor or 0)
+    except ValueError:
+        return None
