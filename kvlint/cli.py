@@ -59,8 +59,14 @@ def _parse_memory(value: str | None) -> int | None:
         n = parse_quantity(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+    if not any(ch.isalpha() for ch in value):
+        raise click.BadParameter(
+            f"'{value}' has no unit; give the device total with one, e.g. {value}GiB (as CUDA reports it) or {value}GB"
+        )
     if n <= 0:
         raise click.BadParameter(f"'{value}': the GPU memory total must be positive")
+    if n < 2**30 or n > 16 * 2**40:
+        raise click.BadParameter(f"'{value}' is not a plausible GPU memory total (1 GiB to 16 TiB)")
     return n
 
 
@@ -183,7 +189,16 @@ def _add_common(f: Any) -> Any:
     help="GPU type for manifests that do not say which GPU they land on.",
 )
 @click.option(
-    "--min-concurrency", type=float, default=None, help="KV104 threshold (default: config, else 2)."
+    "--min-concurrency",
+    type=click.FloatRange(min=0, min_open=True, max=1e6),
+    default=None,
+    help="KV104 threshold (default: config, else 2).",
+)
+@click.option(
+    "--max-file-bytes",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Skip (with KV001) files larger than this many bytes (default 16 MiB).",
 )
 @click.option(
     "--helm-values",
@@ -224,6 +239,7 @@ def check(
     color: bool | None,
     helm_values: tuple[str, ...],
     helm_set: tuple[str, ...],
+    max_file_bytes: int | None,
     cluster: bool,
     kubeconfig: str | None,
     kube_context: str | None,
@@ -256,6 +272,8 @@ def check(
             helm_values=tuple(helm_values),
             helm_set=tuple(helm_set),
         )
+        if max_file_bytes:
+            options = replace(options, max_file_bytes=max_file_bytes)
         config = None
         if not no_config:
             path = config_path or find_config(paths)

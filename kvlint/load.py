@@ -43,6 +43,7 @@ import gc
 import io
 import os
 import re
+import stat
 import sys
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
@@ -305,7 +306,20 @@ def _too_big(path: str, size: int, limit: int) -> Finding:
 
 def _load_file(path: str, limit: int) -> LoadResult:
     try:
-        size = os.path.getsize(path)
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            # a FIFO or device would block or never end: never open one
+            return LoadResult(
+                findings=[
+                    Finding(
+                        "KV001",
+                        "not a regular file (a named pipe, socket or device); skipped",
+                        Loc(path, 1, 1),
+                        fix="pass regular manifest files, or pipe the content through stdin: cat FILE | kvlint check -",
+                    )
+                ]
+            )
+        size = st.st_size
         if size > limit:
             return LoadResult(findings=[_too_big(path, size, limit)])
         with open(path, "rb") as fh:

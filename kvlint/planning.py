@@ -153,7 +153,7 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         # --gpu-memory alone: a generic CUDA GPU of that size (compute capability unknown, bf16 assumed)
         acc = Accelerator(
             id="custom",
-            name=f"GPU with {options.gpu_memory_bytes / 2**30:.2f} GiB (--gpu-memory)",
+            name=f"GPU with {options.gpu_memory_bytes / 2**30:.2f} GiB",
             vendor="nvidia",
             memory_bytes=options.gpu_memory_bytes,
             memory_source="--gpu-memory",

@@ -373,3 +373,16 @@ def test_pure_python_loader_gives_the_same_result(monkeypatch):
     assert [(f.rule, f.loc) for f in slow.findings] == [(f.rule, f.loc) for f in fast.findings] != []
     deep = load_text("a: " + "[" * 400 + "]" * 400, "x.yaml")
     assert _rules(deep) == ["KV001"]
+
+
+def test_named_pipe_is_skipped_not_opened(tmp_path):
+    """A FIFO (or device) would block forever or never end: KV001, and the run finishes."""
+    import os
+
+    fifo = tmp_path / "p.yaml"
+    os.mkfifo(fifo)
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    res = load_paths([str(tmp_path)])
+    assert [f.rule for f in res.findings] == ["KV001"]
+    assert "not a regular file" in res.findings[0].message
+    assert len(res.documents) == 1

@@ -29,3 +29,50 @@ def test_several_candidate_gpus_worst_case_decides_and_each_is_named() -> None:
     (kv103,) = [d for d in result.diagnostics if d.rule == "KV103"]
     assert "NVIDIA L4 fails (KV103)" in kv103.message
     assert "H100" in kv103.message and "fits" in kv103.message
+
+
+def test_kv_cache_memory_bytes_fixes_kv_size_and_ignores_utilization() -> None:
+    """vLLM >= 0.10.2 uses exactly --kv-cache-memory-bytes per GPU (engine-memory-model §1.2.1 step 8)."""
+    from kvlint.planning import plan_command
+
+    opts = Options(allow_hub=False, accelerator="h100", engine_version="0.11.0")
+    base = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+    ok = plan_command([*base, "--kv-cache-memory-bytes", "10G"], opts)
+    assert ok.verdict == "ok" and ok.result.plan is not None
+    assert ok.result.plan.kv_cache_bytes == 10 * 2**30
+    assert ok.result.plan.capacity_tokens == 10 * 2**30 // (128 * 1024) // 16 * 16
+    too_big = plan_command([*base, "--kv-cache-memory-bytes", "70G"], opts)
+    (kv101,) = [d for d in too_big.diagnostics if d.rule == "KV101"]
+    assert "more than the 79.20 GiB" in kv101.message and too_big.verdict == "fail"
+    import re
+
+    m = re.search(r"--kv-cache-memory-bytes (\d+) or less", kv101.fix)
+    assert m
+    fixed = plan_command([*base, "--kv-cache-memory-bytes", m.group(1)], opts)
+    assert fixed.verdict == "ok"
+
+
+def _variant(tmp_path: Path, old: str, new: str) -> str:
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "cases" / "b09-clean.yaml").read_text()
+    assert old in src
+    out = tmp_path / "variant.yaml"
+    out.write_text(src.replace(old, new))
+    return str(out)
+
+
+def test_invalid_gpu_limit_is_reported_not_mistaken_for_missing(tmp_path: Path) -> None:
+    for raw in ('"1.5"', "abc", "-1"):
+        result = run_check(
+            [_variant(tmp_path, "nvidia.com/gpu: 1", f"nvidia.com/gpu: {raw}")], Options(allow_hub=False)
+        )
+        (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
+        assert d.severity == "error" and "not a positive whole number" in d.message
+        assert "KV403" not in {x.rule for x in result.diagnostics}
+
+
+def test_engine_version_outside_the_modelled_range_is_kv208(tmp_path: Path) -> None:
+    result = run_check([_variant(tmp_path, "v0.11.0", "v0.99.0")], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV208"]
+    assert "newer than the releases kvlint models" in d.message
+    clean = run_check([_variant(tmp_path, "v0.11.0", "v0.11.0")], Options(allow_hub=False))
+    assert clean.diagnostics == []

@@ -206,6 +206,20 @@ def _choices(dest: str, indices: list[int]) -> set[str] | None:
     return out or None
 
 
+#: Sizes vLLM rejects when zero or negative (argparse accepts them; EngineArgs/config validation fails).
+_POSITIVE_INT_DESTS = frozenset(
+    {
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "max_model_len",
+        "max_num_seqs",
+        "max_num_batched_tokens",
+        "block_size",
+    }
+)
+
+
 def _human_readable(dest: str, indices: list[int], version: str | None) -> bool:
     if version is None:
         return dest in _HR_ALWAYS_CANDIDATES
@@ -268,13 +282,20 @@ class _Parser:
                     option, raw, loc, f"{self.where} accepts {', '.join(sorted(choices, key=int))}"
                 )
                 return False, None
+            if dest in _POSITIVE_INT_DESTS and val < 1:
+                self.col.invalid(option, raw, loc, "a positive integer is required")
+                return False, None
             return True, val
         if dest in FLOAT_DESTS:
             try:
-                return True, float(raw)
+                fval = float(raw)
             except ValueError:
                 self.col.invalid(option, raw, loc, "a number is required (e.g. 0.9)")
                 return False, None
+            if fval != fval or fval in (float("inf"), float("-inf")):
+                self.col.invalid(option, raw, loc, "a finite number is required (e.g. 0.9)")
+                return False, None
+            return True, fval
         if dest in ("dtype", "kv_cache_dtype"):
             choices = _choices(dest, self.indices)
             if choices and raw not in choices:

@@ -794,7 +794,10 @@ def plan_vllm_detailed(
         era=era,
         total_bytes=int(total_bytes),
         gpu_memory_utilization=float(util),
-        budget_bytes=int(settings.kv_cache_memory_bytes or 0) if best["bypass"] else int(budget),
+        # with --kv-cache-memory-bytes the process holds weights + reserve + exactly that KV: report that sum
+        budget_bytes=int(best["w"] + best["act"] + best["nt"] + best["cg"] + best["kv"])
+        if best["bypass"]
+        else int(budget),
         weights_bytes=int(best["w"]),
         activation_bytes=int(best["act"]),
         non_torch_bytes=int(best["nt"]),

@@ -228,8 +228,29 @@ def _image_tag(image: str) -> str | None:
     return None
 
 
+#: Oldest vLLM release whose sources engine-memory-model.md read (the newest is NEWEST_VLLM).
+OLDEST_VLLM = (0, 4, 3)
+
+
 def _check_version_pinned(ctx: _Ctx) -> None:
+    """KV208: the engine version is unpinned (``latest``, no tag) or outside the releases kvlint models."""
     s = ctx.cr.serving
+    if s.version is not None and s.engine == "vllm":
+        from kvlint.plan.versions import NEWEST_VLLM, parse_version
+
+        v = parse_version(s.version)
+        newest = parse_version(NEWEST_VLLM)
+        if v > (newest[0], newest[1], 10**6) or v < OLDEST_VLLM:
+            side = "newer than" if v > newest else "older than"
+            ctx.add(
+                "KV208",
+                f"vLLM {s.version} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was planned "
+                f"with the rules of {'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, "
+                "which may not match",
+                ctx.cr.serving.version_loc or loc_of(s.container, "image"),
+                fix="check the image tag, or pass --engine-version with the release the image really runs",
+            )
+        return
     if s.version is not None or "@sha256:" in s.image:
         return
     tag = _image_tag(s.image)
@@ -285,6 +306,18 @@ def _check_gpu_resources(ctx: _Ctx) -> None:
                 p.loc or loc_of(cr.serving.container, "image"),
                 fix=f"use the engine's {expected} image for {p.accelerator.name}, or place the pod on a matching GPU",
             )
+    if p is not None and p.resource and p.resource.count("/") == 1 and (p.gpus is None or p.gpus < 1):
+        raw = _resource_value(cr.serving.container, p.resource)
+        if raw is not None:
+            ctx.add(
+                "KV405",
+                f"GPU limit {p.resource}: {raw!r} is not a positive whole number; the API server rejects "
+                "fractional or negative extended-resource quantities, so this pod is never created",
+                p.gpus_loc or loc_of(cr.serving.container, "resources"),
+                fix=f"set {p.resource} to the number of GPUs the engine uses, e.g. 1",
+                severity="error",
+            )
+            return
     if p is None or p.gpus is None:
         if platform in ("cuda", "rocm"):
             ctx.add(
@@ -298,6 +331,18 @@ def _check_gpu_resources(ctx: _Ctx) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # vLLM
+
+
+def _resource_value(container: LDict, resource: str) -> Any:
+    """The raw ``resources.limits`` (else ``requests``) value of ``resource``, or None."""
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, dict) and resource in block:
+            return block[resource]
+    return None
 
 
 def _vllm_parallel(ctx: _Ctx) -> tuple[int, int, int]:
@@ -458,7 +503,7 @@ def _check_gpu_count(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
     """
     cr = ctx.cr
     p = cr.placement
-    if p is None or p.gpus is None:
+    if p is None or p.gpus is None or p.gpus < 1:
         return
     s = cr.serving
     world = tp * pp
@@ -624,6 +669,11 @@ def _check_max_len_static(ctx: _Ctx) -> None:
         return
     mml = s.get("max_model_len")
     derived, mml_key, why = _derived_len(ctx)
+    given_but_unreadable = any(
+        f.rule in ("KV206", "KV503") and "max-model-len" in f.message.replace("_", "-") for f in s.findings
+    )
+    if mml is None and given_but_unreadable:
+        return  # the parser reported the unreadable value; "unset" would contradict it
     if mml is None:
         need = ""
         if cr.plan is not None and derived:
@@ -634,7 +684,8 @@ def _check_max_len_static(ctx: _Ctx) -> None:
             f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
             "admission and the start-up fit check",
             s.command_loc,
-            fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len 32768",
+            fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len "
+            f"{min(derived or 32768, 32768)}",
         )
         return
     if not isinstance(mml, int) or mml <= 0 or not derived:
@@ -824,7 +875,26 @@ def _join_fixes(*fixes: str) -> str:
     return "; or ".join(parts)
 
 
+def _kv_bytes_bypass(cr: ContainerResult) -> bool:
+    """True when ``--kv-cache-memory-bytes`` fixes the KV size (vLLM >= 0.10.2; utilization is then ignored,
+    ``vllm/v1/worker/gpu_worker.py::determine_available_memory``)."""
+    from kvlint.plan.versions import has_kv_cache_memory_bytes, parse_version
+
+    if cr.settings is None or getattr(cr.settings, "kv_cache_memory_bytes", None) is None:
+        return False
+    return bool(has_kv_cache_memory_bytes(parse_version(cr.serving.version)))
+
+
 def _plan_summary(plan: MemoryPlan) -> str:
+    if plan.budget_bytes != math.ceil(
+        plan.total_bytes * plan.gpu_memory_utilization
+    ) and plan.kv_cache_bytes == (plan.kv_cache_bytes_low):
+        return (
+            f"per GPU: {gib(plan.weights_bytes)} weights + {gib(plan.activation_bytes)} activation + "
+            f"{gib(plan.non_torch_bytes)} non-torch + {gib(plan.cudagraph_bytes)} CUDA graphs + "
+            f"{gib(plan.kv_cache_bytes)} KV cache (--kv-cache-memory-bytes) = {gib(plan.budget_bytes)} of "
+            f"{gib(plan.total_bytes)}"
+        )
     return (
         f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
@@ -870,7 +940,20 @@ def _check_capacity(ctx: _Ctx) -> None:
     summary = _plan_summary(plan)
     len_loc = s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
     util_loc = s.loc("gpu_memory_utilization") if "gpu_memory_utilization" in s.flags else s.command_loc
-    if plan.weights_bytes > plan.budget_bytes:
+    bypass = _kv_bytes_bypass(cr)
+    if bypass and plan.budget_bytes > plan.total_bytes:
+        ctx.add(
+            "KV101",
+            f"with --kv-cache-memory-bytes the engine holds {gib(plan.weights_bytes)} weights + "
+            f"{gib(plan.activation_bytes + plan.non_torch_bytes + plan.cudagraph_bytes)} activation and runtime + "
+            f"{gib(plan.kv_cache_bytes)} KV cache = {gib(plan.budget_bytes)} per GPU, more than the "
+            f"{gib(plan.total_bytes)} of {where}: start-up fails with CUDA out of memory",
+            s.loc("kv_cache_memory_bytes"),
+            fix=f"--kv-cache-memory-bytes {max(0, plan.total_bytes - (plan.budget_bytes - plan.kv_cache_bytes)) * 9 // 10}"
+            " or less (90% of what is left), or more GPUs",
+        )
+        return
+    if not bypass and plan.weights_bytes > plan.budget_bytes:
         ctx.add(
             "KV101",
             f"weights need {gib(plan.weights_bytes)} per GPU but {version} may use only {gib(plan.budget_bytes)} of "
