@@ -301,6 +301,8 @@ def check(
         raise click.UsageError(str(exc)) from exc
     except RenderError as exc:
         raise click.UsageError(str(exc)) from exc
+    if result.files == 0:
+        click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)
     for name, out_path in outputs:
         if out_path is None:
             use = False
@@ -501,10 +503,11 @@ def models(ctx: click.Context, fmt: str) -> None:
 
         click.echo(json.dumps([_entry_dict(e) for e in entries], indent=2))
         return
+    click.echo(f"{'model id':<52} {'checkpoint':>12}")
     for e in entries:
         d = _entry_dict(e)
         wb = d.get("weight_bytes")
-        size = f"{wb / 2**30:8.2f} GiB" if wb else "        -   "
+        size = f"{wb / 2**30:8.2f} GiB" if wb else "  (estimated)"
         click.echo(f"{d['id']:<52} {size}")
 
 
