@@ -21,6 +21,12 @@ Example::
     fail_on: warning
     exemptions: true
 
+YAML 1.1 reads unquoted ``off``, ``no`` and ``false`` as boolean false, so ``severity: off`` arrives as
+``False``: it is accepted and means ``off``; likewise ``fail_on: no`` (or ``false``) means ``never``. A
+version written as a bare number (``engine_version: 0.11``) is a float to YAML and is rejected with a
+hint to quote it. A key given twice in one mapping is an error naming both lines (found by re-composing
+the text with ``yaml.compose``; see :func:`_duplicate_keys`).
+
 :func:`apply_config` merges a :class:`Config` into :class:`kvlint.pipeline.Options`; the CLI then lets
 its flags override the result.
 """
@@ -177,12 +183,84 @@ def parse_config(text: str | bytes, path: str = ".kvlint.yaml") -> Config:
     data = docs[0].data
     if not isinstance(data, LDict):
         raise ConfigError(
-            f"{docs[0].loc}: the configuration must be a mapping of keys, got {type(data).__name__}"
+            f"{docs[0].loc}: the configuration must be a mapping (key: value), got {_kind(data)}"
         )
-    errors = _schema_errors(data, path)
+    dups = _duplicate_keys(text, path)
+    if dups:
+        raise ConfigError("\n".join(dups))
+    errors = _schema_errors(data, path, text)
     if errors:
         raise ConfigError("\n".join(errors))
     return _build(data, path)
+
+
+def _kind(value: Any) -> str:
+    """A user-facing name for the YAML type of ``value``: ``a list``, ``a string``, ``a number``, ..."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def _duplicate_keys(text: str | bytes, path: str) -> list[str]:
+    """``file:line:col: key: duplicate key (first at line N)`` for every mapping key given twice.
+
+    kvlint's loader (like PyYAML) silently keeps the last of two equal keys, so the configuration is
+    re-composed with PyYAML's node composer (``yaml.compose``, no construction) and every mapping node's
+    scalar keys are compared; both lines are named. Merge keys (``<<``) and non-scalar keys are skipped.
+    Returns [] when the text does not compose (the loader has already reported that)."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(text, Loader=loader)
+    except yaml.YAMLError:
+        return []
+    out: list[str] = []
+    stack: list[tuple[Any, str]] = [(root, "")]
+    seen_nodes: set[int] = set()
+    while stack:
+        node, prefix = stack.pop()
+        if node is None or id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, Any] = {}
+            for k, v in node.value:
+                name = f"{prefix}.{k.value}" if prefix else str(k.value)
+                if isinstance(k, yaml.ScalarNode) and k.value != "<<":
+                    if k.value in first:
+                        m0 = first[k.value].start_mark
+                        m1 = k.start_mark
+                        out.append(
+                            f"{path}:{m1.line + 1}:{m1.column + 1}: {name}: duplicate key "
+                            f"(first at line {m0.line + 1}, column {m0.column + 1}); YAML keeps only the last"
+                        )
+                    else:
+                        first[k.value] = k
+                stack.append((v, name))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, f"{prefix}[{i}]") for i, v in enumerate(node.value))
+    return sorted(out, key=lambda m: int(m[len(path) + 1 :].split(":", 1)[0]))
+
+
+def _raw_scalar(text: str | bytes, loc: Loc | None) -> str | None:
+    """The scalar as written in the file at ``loc`` (``0.10``, not the float ``0.1``), or None."""
+    if loc is None:
+        return None
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    lines = raw.splitlines()
+    if not 1 <= loc.line <= len(lines):
+        return None
+    m = re.match(r"[^\s,}\]#]+", lines[loc.line - 1][loc.column - 1 :])
+    return m.group(0) if m else None
 
 
 def _loc_at(root: Any, parts: list[Any], *, key: bool = False) -> Loc | None:
@@ -209,7 +287,7 @@ def _dotted(parts: list[Any]) -> str:
     return out or "<root>"
 
 
-def _schema_errors(data: LDict, path: str) -> list[str]:
+def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(config_schema())
@@ -231,6 +309,16 @@ def _schema_errors(data: LDict, path: str) -> list[str]:
         msg = err.message
         if err.validator == "pattern" and parts and parts[0] in ("select", "ignore"):
             msg = f"{err.instance!r} is not a rule id or prefix (KV103, KV1, KV)"
+        if (
+            parts == ["engine_version"]
+            and isinstance(err.instance, (int, float))
+            and not isinstance(err.instance, bool)
+        ):
+            written = _raw_scalar(text, loc) or str(err.instance)
+            msg = (
+                f"{written} is read by YAML as a number, not a version string; "
+                f'quote it: write engine_version: "{written}"'
+            )
         out.append(f"{loc or path}: {_dotted(parts)}: {msg}")
     return out
 
@@ -310,7 +398,8 @@ def _build(data: LDict, path: str) -> Config:
         for name, value in settings.items():
             where = f"{_loc_at(data, ['rules', rule, name])}: rules.{rule}.{name}"
             if name == "severity":
-                severity[rule] = str(value)
+                # YAML 1.1 reads an unquoted ``off``/``no``/``false`` as boolean false: it means "off"
+                severity[rule] = "off" if value is False else str(value)
             else:
                 params.setdefault(rule, {})[name] = _check_param(rule, name, value, where)
     kw["severity"] = severity
@@ -332,7 +421,10 @@ def _build(data: LDict, path: str) -> Config:
         kw["model_dirs"] = tuple(str((base / d).resolve()) for d in data["model_dirs"])
     if "exclude" in data:
         kw["exclude"] = tuple(data["exclude"])
-    for key in ("fail_on", "offline", "exemptions"):
+    if "fail_on" in data:
+        # YAML 1.1 reads an unquoted ``no``/``off``/``false`` as boolean false: it means "never"
+        kw["fail_on"] = "never" if data["fail_on"] is False else data["fail_on"]
+    for key in ("offline", "exemptions"):
         if key in data:
             kw[key] = data[key]
     return Config(**kw)

@@ -276,8 +276,6 @@ def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]
 # suppressions: kvlint.io/ignore annotations
 
 IGNORE_ANNOTATION = "kvlint.io/ignore"
-_SPLIT = re.compile(r",\s*(?=KV[0-9]{0,3}\s*(?:[=,:]|$))", re.I)
-_ENTRY = re.compile(r"^\s*(KV[0-9]{0,3})\s*(?:=(.*))?$", re.S | re.I)
 
 
 @dataclass(frozen=True)
@@ -290,18 +288,23 @@ class Exemption:
 
 
 def parse_ignore_annotation(value: str) -> tuple[list[Exemption], list[str]]:
-    """Parse ``"KV104=short reason, KV202=other reason"``.
+    """Parse ``"KV104=short reason, KV202=other reason"`` (or ``"KV104=a; KV202=b"``).
 
-    Entries are separated by commas that are followed by a rule id (so a reason may itself contain
-    commas). An entry is ``ID`` or ``ID=reason``; ``ID`` may be a prefix (``KV1``). Returns the
-    exemptions and the entries that are not of that form (as written). Never raises.
+    Entries are separated by a comma or a semicolon that is followed by a rule selector (``KV``, optional
+    digits, then ``=``, ``,``, ``;``, ``:`` or the end), so a reason may itself contain commas and
+    semicolons. An entry is ``SEL`` or ``SEL=reason`` where ``SEL`` is a full rule id (``KV103``) or a
+    prefix with at least one digit (``KV1``, ``KV10``); a bare ``KV`` would silence every rule and is
+    rejected. Returns the exemptions (rule upper-cased, reason stripped) and the entries that are not of
+    that form, as written. Never raises.
     """
+    split = re.compile(r"[,;]\s*(?=KV[0-9]{0,3}\s*(?:[=,;:]|$))", re.I)
+    entry = re.compile(r"^\s*(KV[0-9]{1,3})\s*(?:=(.*))?$", re.S | re.I)
     exemptions: list[Exemption] = []
     bad: list[str] = []
-    for part in _SPLIT.split(value or ""):
+    for part in split.split(value or ""):
         if not part.strip():
             continue
-        m = _ENTRY.match(part)
+        m = entry.match(part)
         if not m:
             bad.append(part.strip())
             continue
@@ -342,13 +345,16 @@ def apply_suppressions(
     """Apply the workload's ``kvlint.io/ignore`` annotation to its diagnostics.
 
     Returns ``(kept, suppressed, notes)``: ``notes`` are KV003 warnings, located at the annotation, for
-    entries without a reason (such an entry suppresses nothing), for unknown rule ids and for malformed
-    entries. KV003 itself cannot be suppressed by the annotation. With ``options.exemptions_allowed``
-    False the annotation is not read at all and every diagnostic is kept.
+    entries without a reason (such an entry suppresses nothing), for unknown rule ids, for malformed
+    entries (including a bare ``KV`` selector, which would match every rule), and for an empty annotation
+    value. Entries are parsed by :func:`parse_ignore_annotation` (comma- or semicolon-separated). KV003
+    itself cannot be suppressed by the annotation. With ``options.exemptions_allowed`` False the
+    annotation is not read at all and every diagnostic is kept.
     """
     value = w.annotations.get(IGNORE_ANNOTATION)
     if value is None or not options.exemptions_allowed:
         return diags, [], []
+    value = str(value)
     from kvlint.rules.catalog import load_catalog
     from kvlint.rules.checks import severity_of
 
@@ -361,10 +367,22 @@ def apply_suppressions(
         notes.append(Diagnostic("KV003", severity_of("KV003"), message, loc, fix=fix, object=obj))
 
     exemptions, bad = parse_ignore_annotation(value)
+    if not value.strip():
+        note(
+            f"{IGNORE_ANNOTATION} is empty; it suppresses nothing",
+            'remove the annotation or write "KV104=why this is acceptable, KV202=..."',
+        )
     for entry in bad:
+        if re.match(r"^\s*KV\s*(?:[=:]|$)", entry, re.I):
+            note(
+                f"{IGNORE_ANNOTATION} entry {entry!r} has no rule number; a selector must be a rule id or a"
+                " prefix with at least one digit (KV1, KV10, KV103); it suppresses nothing",
+                "name the rule(s) being accepted, e.g. KV202=why this is acceptable",
+            )
+            continue
         note(
             f"{IGNORE_ANNOTATION} entry {entry!r} is not of the form RULE=reason; it suppresses nothing",
-            'write entries as "KV104=why this is acceptable, KV202=..." (comma-separated)',
+            'write entries as "KV104=why this is acceptable, KV202=..." (separated by "," or ";")',
         )
     active: list[Exemption] = []
     for e in exemptions:

@@ -186,3 +186,92 @@ def test_pre_commit_hook_and_workflow() -> None:
     assert {"3.10", "3.13"} <= set(jobs["test"]["strategy"]["matrix"]["python"])
     assert jobs["bench"]["continue-on-error"] is True
     assert any(s.get("uses") == "./" for s in jobs["dogfood"]["steps"])
+
+
+# ---- every input validated up front: one-line ::error::, exit 2, never a traceback ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ({"KVLINT_ARGS": '--select "KV1'}, "KVLINT_ARGS: cannot split"),
+        ({"KVLINT_COMMAND": "python -m 'kvlint"}, "KVLINT_COMMAND: cannot split"),
+        ({"GITHUB_OUTPUT": "/nonexistent-dir/out"}, "GITHUB_OUTPUT: directory /nonexistent-dir"),
+        ({"GITHUB_STEP_SUMMARY": "/nonexistent-dir/s.md"}, "GITHUB_STEP_SUMMARY: directory /nonexistent-dir"),
+        ({"KVLINT_SARIF": "/nonexistent-dir/k.sarif"}, "KVLINT_SARIF: directory /nonexistent-dir"),
+        (
+            {"KVLINT_FAIL_ON": "bogus"},
+            "KVLINT_FAIL_ON: 'bogus' is not one of error, warning, info, never, none",
+        ),
+        ({"KVLINT_ANNOTATE": "sometimes"}, "KVLINT_ANNOTATE: 'sometimes' is not one of changed, all, none"),
+        ({"KVLINT_OFFLINE": "maybe"}, "KVLINT_OFFLINE: 'maybe' is not a boolean"),
+        (
+            {"KVLINT_PATHS": "/tmp/does-not-exist-kvlint"},
+            "KVLINT_PATHS: /tmp/does-not-exist-kvlint: no such file",
+        ),
+        ({"KVLINT_CONFIG": "nope.yaml"}, "KVLINT_CONFIG: nope.yaml: no such file"),
+        ({"KVLINT_FORMATS": "xml=out.xml"}, "KVLINT_FORMATS: 'xml=out.xml': unknown format 'xml'"),
+        ({"RUNNER_TEMP": "/nonexistent-dir"}, "RUNNER_TEMP: /nonexistent-dir is not a directory"),
+    ],
+)
+def test_bad_input_is_one_error_line_and_exit_2(
+    tmp_path: pytest.TempPathFactory, extra: dict[str, str], words: str
+) -> None:
+    tmp = str(tmp_path)
+    out = io.StringIO()
+    env = _env(tmp, **{"KVLINT_PATHS": "fixtures/examples/chat-8b-l4.yaml", **extra})
+    code = run_action(env, cwd=ROOT, out=out)
+    assert code == 2
+    errors = [ln for ln in out.getvalue().splitlines() if ln.startswith("::error")]
+    assert len(errors) == 1 and words in errors[0], out.getvalue()
+    assert not out.getvalue().startswith("kvlint: ")  # kvlint was never started
+    if "GITHUB_OUTPUT" not in extra:
+        assert _outputs(os.path.join(tmp, "output.txt"))["exit-code"] == "2"
+
+
+def test_module_entry_point_bad_quoting_and_output_dir_no_traceback(tmp_path: pytest.TempPathFactory) -> None:
+    import sys
+
+    env = _env(str(tmp_path), KVLINT_ARGS='--select "KV1', GITHUB_OUTPUT="/nonexistent-dir/out")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvlint.action"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stdout + proc.stderr
+    errors = [ln for ln in proc.stdout.splitlines() if ln.startswith("::error title=kvlint::")]
+    assert len(errors) == 2 and "KVLINT_ARGS" in errors[0] and "GITHUB_OUTPUT" in errors[1]
+
+
+def test_kvlint_usage_error_shows_its_stderr(tmp_path: pytest.TempPathFactory) -> None:
+    tmp = str(tmp_path)
+    out = io.StringIO()
+    env = _env(tmp, KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml", KVLINT_ARGS="--no-such-flag")
+    code = run_action(env, cwd=ROOT, out=out)
+    text = out.getvalue()
+    assert code == 2
+    assert re.search(r"^Usage: .*check", text, re.M)  # kvlint's own stderr, unescaped
+    errors = [ln for ln in text.splitlines() if ln.startswith("::error")]
+    assert len(errors) == 1 and "No such option" in errors[0] and "%0A" not in errors[0]
+
+
+@pytest.mark.parametrize("base", [None, "no-such-branch"])
+def test_pull_request_without_usable_base_ref_says_so(
+    tmp_path: pytest.TempPathFactory, base: str | None
+) -> None:
+    tmp = str(tmp_path)
+    out = io.StringIO()
+    extra = {"GITHUB_EVENT_NAME": "pull_request", "KVLINT_SARIF": ""}
+    if base:
+        extra["GITHUB_BASE_REF"] = base
+    env = _env(tmp, KVLINT_PATHS="fixtures/examples/chat-8b-l4.yaml", **extra)
+    run_action(env, cwd=ROOT, out=out)
+    notices = [ln for ln in out.getvalue().splitlines() if ln.startswith("::notice title=kvlint::")]
+    assert len(notices) == 1 and "annotating every finding" in notices[0]
+    assert ("without a base ref" in notices[0]) if base is None else (f"origin/{base}" in notices[0])
+    findings = int(_outputs(os.path.join(tmp, "output.txt"))["findings"])
+    assert findings > 0 and len(_annotations(out.getvalue())) == findings

@@ -39,8 +39,12 @@ def test_seed_exercise_two_model_shapes_on_80gib(argv: list[str]) -> None:
     # every reserved-memory term and request-shape assumption is stated
     for s in ("weights", "activation peak", "non-torch", "CUDA graphs", "KV cache", "gpu_memory_utilization"):
         assert s in text
-    for a in [*p.assumptions, *spec.assumptions()]:
+    from kvlint.capacity.report import applied_assumptions
+
+    for a in [*applied_assumptions(p), *spec.assumptions()]:
         assert a in text
+    # --max-model-len 32k was given: the derived-length default did not apply and is not listed
+    assert p.max_model_len_source == "user" and "derived max_model_len" not in text
     assert f"{p.num_blocks:,} blocks ({p.num_blocks - 1:,} usable" in text
     # the simulator runs on the planned cache
     assert rep.config.num_blocks == usable_blocks(p) and rep.config.block_size == p.block_size
@@ -220,3 +224,109 @@ def test_plot_written(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert out.exists() and out.read_text().lstrip().startswith("<?xml")
+
+
+# ---- kvlint/report/plan_text.py: bar width and per-engine/per-version log lines -------------------------------
+
+_PT_FIX = Path(__file__).resolve().parent.parent / "fixtures"
+_PT_MODELS = (str(_PT_FIX / "tgi" / "models"), str(_PT_FIX / "plan" / "models"))
+
+
+def _pt_vllm(version: str, total_gib: float = 79.19, **kw: object):
+    from kvlint.models import resolve_model
+    from kvlint.plan.vllm import VllmSettings, plan_vllm
+
+    m = resolve_model("meta-llama/Llama-3.1-8B", model_dirs=_PT_MODELS, allow_hub=False)
+    s = VllmSettings(version=version, **kw)  # type: ignore[arg-type]
+    return plan_vllm(s, m, int(total_gib * 2**30), gpu_name="H100", compute_capability="9.0")
+
+
+def _bar_line(text: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith("["))
+
+
+@pytest.mark.parametrize("width", [10, 40, 60])
+def test_plan_text_bar_is_exactly_width_when_parts_exceed_total(width: int) -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    p = _pt_vllm("0.11.0")
+    # weights 1000x the device: the old code drew ~width*1000 'W' characters
+    big = dataclasses.replace(p, weights_bytes=p.total_bytes * 1000, kv_cache_bytes=-p.total_bytes)
+    t = render_plan_text(big, width=width)
+    bar = _bar_line(t)
+    assert len(bar) == width + 2 and set(bar[1:-1]) == {"W"}
+    assert "over the device total" in t
+    colored = render_plan_text(big, width=width, color=True)
+    assert re.sub(r"\x1b\[[0-9;]*m", "", _bar_line(colored)) == bar
+    # a normal plan fills exactly width too and does not claim to be over the total
+    ok = render_plan_text(p, width=width)
+    assert len(_bar_line(ok)) == width + 2 and "over the device total" not in ok
+
+
+@pytest.mark.parametrize(
+    ("version", "two_lines"),
+    [
+        ("0.8.5", True),
+        ("0.11.0", True),
+        ("0.27.0", True),
+        ("0.28.0", False),
+        ("0.29.0", False),
+        ("0.33.0", False),
+    ],
+)
+def test_plan_text_v1_capacity_lines_follow_version(version: str, two_lines: bool) -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    p = _pt_vllm(version)
+    assert p.era == "v1"
+    lines = render_plan_text(p).splitlines()
+    size = f"GPU KV cache size: {p.capacity_tokens:,} tokens"
+    conc = f"Maximum concurrency for {p.max_model_len:,} tokens per request: {p.max_concurrency:.2f}x"
+    if two_lines:
+        assert size in lines and conc in lines
+    else:
+        assert f"{size}, {conc}" in lines and size not in lines and conc not in lines
+    assert lines[0].startswith(f"vLLM {version} (V1)")
+
+
+def test_plan_text_v0_prints_gpu_blocks() -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    p = _pt_vllm("0.6.3")
+    assert p.era == "v0"
+    lines = render_plan_text(p).splitlines()
+    assert f"# GPU blocks: {p.num_blocks}" in lines
+    assert (
+        f"Maximum concurrency for {p.max_model_len:,} tokens per request: {p.max_concurrency:.2f}x" in lines
+    )
+    assert not any("KV cache size" in line for line in lines)
+
+
+def test_plan_text_tgi_and_sglang_use_their_own_terms() -> None:
+    from kvlint.accelerators import lookup
+    from kvlint.engines import parse_command_line
+    from kvlint.models import resolve_model
+    from kvlint.plan.sglang import plan_sglang
+    from kvlint.plan.tgi import plan_tgi
+    from kvlint.report.plan_text import render_plan_text
+
+    acc = lookup("h100-80gb")
+    m = resolve_model("meta-llama/Llama-3.1-8B", model_dirs=_PT_MODELS, allow_hub=False)
+    ts = parse_command_line(["text-generation-launcher", "--model-id", "x"], "3.3.0")
+    ts.version = "3.3.0"
+    tp = plan_tgi(
+        ts, m, acc.memory_bytes, gpus=1, gpu_name=acc.name, compute_capability=acc.compute_capability
+    )
+    t = render_plan_text(tp)
+    assert "vLLM" not in t and "gpu_memory_utilization" not in t and t.startswith("TGI 3.3.0")
+    assert "cuda_memory_fraction 1.00 x wiggle room 0.90" in t
+    assert f"Setting max batch total tokens to {tp.capacity_tokens}" in t.splitlines()
+    assert "GPU KV cache size" not in t
+
+    ss = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x"], "0.5.23")
+    ss.version = "0.5.23"
+    sp = plan_sglang(ss, m, acc.memory_bytes, gpus=1)
+    s = render_plan_text(sp)
+    assert "vLLM" not in s and "gpu_memory_utilization" not in s and s.startswith("SGLang 0.5.23")
+    assert f"mem_fraction_static {sp.gpu_memory_utilization:.3f}" in s
+    assert f"KV Cache is allocated. #tokens: {sp.capacity_tokens}" in s.splitlines()

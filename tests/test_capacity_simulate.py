@@ -146,3 +146,57 @@ def test_trace_files() -> None:
     assert csv_rows[1].prefix_group == "sys" and csv_rows[1].prefix_tokens == 256
     with pytest.raises(WorkloadError, match=r"bad_trace\.csv:3"):
         load_trace(FIX / "bad_trace.csv")
+
+
+# ---- `kvlint simulate` numeric options validated by click; only applied assumptions listed -----------------
+
+_CMD = ["--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--rate", "nan"], "'nan' is not a finite number"),
+        (["--rate", "inf"], "'inf' is not a finite number"),
+        (["--rate", "-inf"], "is not a finite number"),
+        (["--rate", "0"], "must be > 0"),
+        (["--rate", "abc"], "'abc' is not a number"),
+        (["--step-ms", "0"], "must be > 0"),
+        (["--requests", "0"], "0 is not in the range x>=1"),
+        (["--requests", "-5"], "-5 is not in the range x>=1"),
+        (["--burst-size", "0"], "0 is not in the range x>=1"),
+        (["--burst-every", "0"], "0 is not in the range x>=1"),
+        (["--cancel-prob", "1.5"], "must be <= 1"),
+        (["--cancel-prob", "nan"], "is not a finite number"),
+        (["--prefix-share", "-0.1"], "must be >= 0"),
+        (["--cancel-lag", "-1"], "-1 is not in the range x>=0"),
+        (["--prefix-tokens", "-1"], "-1 is not in the range x>=0"),
+    ],
+)
+def test_simulate_rejects_bad_numbers(args: list[str], words: str) -> None:
+    from click.testing import CliRunner
+
+    from kvlint.capacity.cli import simulate as simulate_cmd
+
+    res = CliRunner().invoke(simulate_cmd, ["--accelerator", "h100", "--offline", *args, *_CMD])
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert words in res.output and f"'{args[0]}'" in res.output
+
+
+def test_simulate_lists_only_applied_max_model_len_assumption() -> None:
+    from kvlint.capacity.context import resolve
+    from kvlint.capacity.report import build_report
+    from kvlint.capacity.workload import WorkloadSpec
+    from kvlint.pipeline import Options
+
+    spec = WorkloadSpec(requests=30, rate=10, seed=1)
+    opts = Options(accelerator="h100", allow_hub=False)
+    model = "meta-llama/Llama-3.1-8B-Instruct"
+    user = build_report(
+        resolve(["vllm", "serve", model, "--max-model-len", "8192"], opts), spec, sensitivity=False
+    )
+    text = user.render("text")
+    assert user.plan.max_model_len_source == "user" and "derived max_model_len" not in text
+    derived = build_report(resolve(["vllm", "serve", model], opts), spec, sensitivity=False)
+    assert "derived max_model_len from max_position_embeddings=131072" in derived.render("text")

@@ -168,3 +168,56 @@ def test_relative_model_dirs_resolve_against_config(tmp_path: Path) -> None:
     cfg = load_config(str(tmp_path / ".kvlint.yaml"))
     assert cfg.model_dirs == (str((tmp_path / "models").resolve()),)
     assert cfg.model_paths == {"/mnt/m": str((tmp_path / "models" / "acme--tiny-qwen3").resolve())}
+
+
+# ---- YAML 1.1 booleans, float versions, non-mapping roots, duplicate keys --------------------------------------
+
+
+@pytest.mark.parametrize("word", ["off", "no", "false", "Off", "NO"])
+def test_yaml11_boolean_off_is_severity_off_and_fail_on_never(word: str) -> None:
+    cfg = parse_config(f"rules:\n  KV202: {{severity: {word}}}\nfail_on: {word}\n")
+    assert cfg.severity == {"KV202": "off"}
+    assert cfg.fail_on == "never"
+    # the shipped schema accepts the same file, so editors using it do not flag it either
+    import yaml
+
+    jsonschema.validate(
+        yaml.safe_load(f"rules: {{KV202: {{severity: {word}}}}}\nfail_on: {word}\n"), config_schema()
+    )
+
+
+def test_boolean_true_severity_is_still_rejected() -> None:
+    with pytest.raises(ConfigError, match=r":2:21: rules\.KV202\.severity"):
+        parse_config("rules:\n  KV202: {severity: yes}\n")
+
+
+@pytest.mark.parametrize("written", ["0.11", "0.10", "1"])
+def test_numeric_engine_version_gets_quote_hint(written: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        parse_config(f"engine_version: {written}\n")
+    msg = str(ei.value)
+    assert msg.startswith(".kvlint.yaml:1:17: engine_version:")
+    assert f'write engine_version: "{written}"' in msg
+    assert parse_config(f'engine_version: "{written}"\n').engine_version == written
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"), [("- a\n- b\n", "a list"), ("just text\n", "a string"), ("42\n", "a number")]
+)
+def test_non_mapping_config_names_the_yaml_type(text: str, kind: str) -> None:
+    with pytest.raises(ConfigError) as ei:
+        parse_config(text)
+    assert str(ei.value) == f".kvlint.yaml:1:1: the configuration must be a mapping (key: value), got {kind}"
+
+
+def test_duplicate_keys_name_both_lines() -> None:
+    text = "ignore: [KV208]\nrules:\n  KV104: {severity: error}\n  KV104: {severity: info}\nignore: [KV1]\n"
+    with pytest.raises(ConfigError) as ei:
+        parse_config(text, "p/.kvlint.yaml")
+    lines = str(ei.value).splitlines()
+    assert lines == [
+        "p/.kvlint.yaml:4:3: rules.KV104: duplicate key (first at line 3, column 3); YAML keeps only the last",
+        "p/.kvlint.yaml:5:1: ignore: duplicate key (first at line 1, column 1); YAML keeps only the last",
+    ]
+    # same key names in different mappings are not duplicates
+    parse_config("rules:\n  KV104: {severity: error}\n  KV105: {severity: error}\n")

@@ -142,3 +142,53 @@ def test_cli_no_exemptions_flag() -> None:
     )
     assert r.exit_code == 1
     assert "KV202" in r.output and "0 suppressed (exemptions disabled)" in r.output
+
+
+# ---- separators, bare "KV" selector, empty value ------------------------------------------------------------
+
+_TEMPLATE_VALUE = (
+    '"KV202=clients always send max_tokens, and prompts are short, KV208=pinned by digest in prod"'
+)
+
+
+def _with_value(value: str):  # type: ignore[no-untyped-def]
+    text = (SUP / "template.yaml").read_text()
+    assert _TEMPLATE_VALUE in text
+    return run_documents(load_text(text.replace(_TEMPLATE_VALUE, value), "t.yaml"), OFF)
+
+
+def test_parse_annotation_semicolon_separator() -> None:
+    ex, bad = parse_ignore_annotation("KV103=a; KV202=b;kv208 = c; d")
+    assert ex == [Exemption("KV103", "a"), Exemption("KV202", "b"), Exemption("KV208", "c; d")]
+    assert bad == []
+
+
+def test_semicolon_separated_annotation_suppresses_both() -> None:
+    res = _with_value('"KV202=clients send max_tokens; KV208=pinned by digest"')
+    assert res.diagnostics == []
+    assert {s.diagnostic.rule: s.reason for s in res.suppressed_diagnostics} == {
+        "KV202": "clients send max_tokens",
+        "KV208": "pinned by digest",
+    }
+
+
+def test_parse_annotation_selector_needs_a_digit() -> None:
+    ex, bad = parse_ignore_annotation("KV=everything, KV1=capacity, KV10=x, KV103=y")
+    assert ex == [Exemption("KV1", "capacity"), Exemption("KV10", "x"), Exemption("KV103", "y")]
+    assert bad == ["KV=everything"]
+
+
+def test_bare_kv_selector_is_kv003_and_suppresses_nothing() -> None:
+    res = _with_value('"KV=we accept everything"')
+    assert res.suppressed == 0
+    assert sorted(d.rule for d in res.diagnostics) == ["KV003", "KV202", "KV208"]
+    kv003 = next(d for d in res.diagnostics if d.rule == "KV003")
+    assert "at least one digit" in kv003.message and kv003.loc.line == 11
+
+
+def test_empty_annotation_is_kv003() -> None:
+    for value in ('""', '"  "'):
+        res = _with_value(value)
+        assert res.suppressed == 0
+        assert sorted(d.rule for d in res.diagnostics) == ["KV003", "KV202", "KV208"]
+        assert "is empty" in next(d.message for d in res.diagnostics if d.rule == "KV003")

@@ -10,6 +10,7 @@ Bad input (unknown accelerator, unreadable trace, bad distribution, unknown mode
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +99,41 @@ def run_plan_extras(
     return "\n\n".join(out) + "\n"
 
 
+class FiniteFloat(click.ParamType):
+    """A finite float (``nan``/``inf`` rejected) within ``[low, high]``; ``low_open`` makes the lower bound
+    exclusive (``> 0``). Errors are click usage errors naming the option (exit 2), never tracebacks."""
+
+    name = "number"
+
+    def __init__(
+        self, low: float | None = None, high: float | None = None, *, low_open: bool = False
+    ) -> None:
+        self.low, self.high, self.low_open = low, high, low_open
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        """``value`` as a float, or :meth:`fail` with the allowed range."""
+        if isinstance(value, float) and math.isfinite(value):
+            v = value
+        else:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(v):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        if self.low is not None and (v <= self.low if self.low_open else v < self.low):
+            self.fail(f"{value!r} must be {'>' if self.low_open else '>='} {self.low:g}", param, ctx)
+        if self.high is not None and v > self.high:
+            self.fail(f"{value!r} must be <= {self.high:g}", param, ctx)
+        return v
+
+
+_POSITIVE_INT = click.IntRange(min=1)
+_COUNT = click.IntRange(min=0)
+_SHARE = FiniteFloat(0.0, 1.0)
+_POSITIVE = FiniteFloat(0.0, low_open=True)
+
+
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "--accelerator", metavar="ID", required=True, help="GPU type (catalogue id or alias, e.g. h100)."
@@ -106,13 +142,24 @@ def run_plan_extras(
 @click.option("--engine-version", metavar="V", help="Engine version when the command does not say.")
 @click.option("--model-dir", multiple=True, type=click.Path(file_okay=False), help="Model config directory.")
 @click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (same seed, same result).")
 @click.option(
-    "--requests", type=int, default=None, help="Requests to simulate [default: 2000, or the trace rows]."
+    "--seed", type=_COUNT, default=0, show_default=True, help="Random seed (same seed, same result)."
 )
-@click.option("--rate", type=float, default=10.0, show_default=True, help="Poisson arrival rate, requests/s.")
-@click.option("--burst-size", type=int, default=None, help="Arrive in bursts of this many requests instead.")
-@click.option("--burst-every", type=int, default=200, show_default=True, help="Steps between bursts.")
+@click.option(
+    "--requests",
+    type=_POSITIVE_INT,
+    default=None,
+    help="Requests to simulate [default: 2000, or the trace rows].",
+)
+@click.option(
+    "--rate", type=_POSITIVE, default=10.0, show_default=True, help="Poisson arrival rate, requests/s."
+)
+@click.option(
+    "--burst-size", type=_POSITIVE_INT, default=None, help="Arrive in bursts of this many requests instead."
+)
+@click.option(
+    "--burst-every", type=_POSITIVE_INT, default=200, show_default=True, help="Steps between bursts."
+)
 @click.option(
     "--trace", type=click.Path(dir_okay=False), help="CSV/JSONL of prompt_tokens,output_tokens[,arrival_s]."
 )
@@ -123,19 +170,21 @@ def run_plan_extras(
     "--output", "output_dist", default="lognormal:128,512", show_default=True, help="Output lengths."
 )
 @click.option(
-    "--cancel-prob", type=float, default=0.0, show_default=True, help="Share of requests cancelled."
+    "--cancel-prob", type=_SHARE, default=0.0, show_default=True, help="Share of requests cancelled."
 )
 @click.option(
-    "--cancel-lag", type=int, default=0, show_default=True, help="Steps before a cancel frees blocks."
+    "--cancel-lag", type=_COUNT, default=0, show_default=True, help="Steps before a cancel frees blocks."
 )
 @click.option(
-    "--prefix-groups", type=int, default=0, show_default=True, help="Number of shared prompt prefixes."
+    "--prefix-groups", type=_COUNT, default=0, show_default=True, help="Number of shared prompt prefixes."
 )
-@click.option("--prefix-tokens", type=int, default=0, show_default=True, help="Tokens per shared prefix.")
+@click.option("--prefix-tokens", type=_COUNT, default=0, show_default=True, help="Tokens per shared prefix.")
 @click.option(
-    "--prefix-share", type=float, default=0.0, show_default=True, help="Share of requests with a prefix."
+    "--prefix-share", type=_SHARE, default=0.0, show_default=True, help="Share of requests with a prefix."
 )
-@click.option("--step-ms", type=float, default=30.0, show_default=True, help="Assumed wall time of one step.")
+@click.option(
+    "--step-ms", type=_POSITIVE, default=30.0, show_default=True, help="Assumed wall time of one step."
+)
 @click.option("--no-sensitivity", is_flag=True, help="Skip the p95-output sensitivity runs.")
 @click.option("--format", "fmt", type=click.Choice(("text", "markdown")), default="text", show_default=True)
 @click.option("--plot", metavar="FILE", help="Also write a PNG/SVG (needs matplotlib).")
@@ -167,15 +216,15 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
         else:
             prompt, output = parse_length_dist(kw["prompt_dist"]), parse_length_dist(kw["output_dist"])
             arrivals = "poisson"
-        if kw["burst_size"]:
+        if kw["burst_size"] is not None:
             arrivals = "burst"
         spec = WorkloadSpec(
-            requests=kw["requests"] or (len(rows) if rows else 2000),
+            requests=kw["requests"] if kw["requests"] is not None else (len(rows) if rows else 2000),
             prompt=prompt,
             output=output,
             arrivals=arrivals,
             rate=kw["rate"],
-            burst_size=kw["burst_size"] or 64,
+            burst_size=kw["burst_size"] if kw["burst_size"] is not None else 64,
             burst_every=kw["burst_every"],
             step_ms=kw["step_ms"],
             cancel_prob=kw["cancel_prob"],

@@ -128,6 +128,16 @@ def _blocks(tokens: int, bs: int) -> int:
     return -(-tokens // bs)
 
 
+def applied_assumptions(plan: MemoryPlan) -> list[str]:
+    """``plan.assumptions`` without those that did not apply: when the user set ``--max-model-len``
+    (``max_model_len_source == "user"``) the "derived max_model_len ..." note describes a default that was
+    not used, so it is left out."""
+    out = list(plan.assumptions)
+    if plan.max_model_len_source == "user":
+        out = [a for a in out if not a.startswith("derived max_model_len")]
+    return out
+
+
 def render_report(rep: CapacityReport, fmt: str = "text") -> str:
     """Render a :class:`CapacityReport` (see the module docstring for the sections)."""
     p, w, cfg = rep.plan, rep.workload, rep.config
@@ -150,7 +160,7 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
         f"{p.num_blocks_high:,} blocks."
     )
     out.append("Memory-model assumptions:")
-    out.append(R.bullets([*p.assumptions, f"weights: {p.weights_source}"], fmt))
+    out.append(R.bullets([*applied_assumptions(p), f"weights: {p.weights_source}"], fmt))
     out.append(R.heading("Request-shape assumptions", fmt))
     out.append(R.bullets(w.assumptions(), fmt))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from kvlint.types import MemoryPlan
 
 GiB = 1 << 30
@@ -28,10 +30,95 @@ def _gib(b: int) -> str:
     return f"{b / GiB:.2f}"
 
 
+def _version_tuple(version: str) -> tuple[int, int] | None:
+    """``(major, minor)`` parsed from an engine version string such as ``"0.11.0"`` or ``"v0.28.1"``; None when
+    the string does not start with ``MAJOR.MINOR`` (e.g. ``"latest"``)."""
+    m = re.match(r"v?(\d+)\.(\d+)", version.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def capacity_log_lines(plan: MemoryPlan) -> list[str]:
+    """The start-up log line(s) the engine prints for this plan's capacity, formatted as that engine version does.
+
+    vLLM (engine-memory-model.md §1.1 "Start-up log lines" table):
+
+    * V0 (``plan.era == "v0"``): ``# GPU blocks: N`` then ``Maximum concurrency for L tokens per request: X.XXx``
+      (``vllm@0.6.6.post1:vllm/executor/gpu_executor.py::GPUExecutor.initialize_cache``; the engine appends
+      ``, # CPU blocks: M``, which depends on ``--swap-space`` and is not planned, so it is left off);
+    * V1 0.8.0 - 0.27.x: two lines ``GPU KV cache size: N tokens`` and ``Maximum concurrency for L tokens per
+      request: X.XXx`` (``vllm/v1/core/kv_cache_utils.py``);
+    * 0.28.0 - 0.29.x: one line ``GPU KV cache size: N tokens, Maximum concurrency for L tokens per request: X.XXx``
+      (``vllm@0.28.0:vllm/v1/core/kv_cache_utils.py::update_kv_cache_capacity``);
+    * >= 0.30.0: the same single line with a device prefix (``GPU`` for CUDA, which kvlint plans for)
+      (``vllm@0.33.0:vllm/v1/core/kv_cache_utils.py::update_kv_cache_capacity``).
+
+    TGI (§2.3 step 7): the router's ``Setting max batch total tokens to N`` (N = ``capacity_tokens``, deployment
+    total). SGLang (§3.3, groundtruth/README.md): ``KV Cache is allocated. #tokens: N`` (N = max_total_num_tokens).
+    An unparsable vLLM version (``latest``) gets the newest format. Numbers use thousands separators as vLLM does.
+    Returns a list of 1-2 strings; never raises."""
+    if plan.engine == "tgi":
+        return [f"Setting max batch total tokens to {plan.capacity_tokens}"]
+    if plan.engine == "sglang":
+        return [f"KV Cache is allocated. #tokens: {plan.capacity_tokens}"]
+    conc = f"Maximum concurrency for {plan.max_model_len:,} tokens per request: {plan.max_concurrency:.2f}x"
+    if plan.era == "v0":
+        return [f"# GPU blocks: {plan.num_blocks}", conc]
+    size = f"KV cache size: {plan.capacity_tokens:,} tokens"
+    v = _version_tuple(plan.engine_version)
+    if v is not None and v < (0, 28):
+        return [f"GPU {size}", conc]
+    # 0.28-0.29 print "GPU KV cache size: ..., Maximum ..."; >= 0.30 print the device name in front, which is
+    # "GPU" on CUDA (the only device kvlint plans for), so the text is the same.
+    return [f"GPU {size}, {conc}"]
+
+
+def _engine_label(plan: MemoryPlan) -> str:
+    """Header label: ``vLLM 0.11.0 (V1)``, ``TGI 3.3.0 (tgi-3.3)`` or ``SGLang 0.5.2 (sglang-0.5.x)``."""
+    name = {"tgi": "TGI", "sglang": "SGLang"}.get(plan.engine, "vLLM")
+    era = plan.era.upper() if name == "vLLM" else plan.era
+    return f"{name} {plan.engine_version} ({era})"
+
+
+def _budget_note(plan: MemoryPlan) -> str:
+    """What the budget row is made of, in the engine's own knob names (§1.2 vLLM, §2.3 TGI, §3.2 SGLang)."""
+    if plan.engine == "tgi":
+        wiggle = (
+            plan.budget_bytes / (plan.total_bytes * plan.gpu_memory_utilization)
+            if (plan.total_bytes and plan.gpu_memory_utilization)
+            else 0.0
+        )
+        return f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f} x wiggle room {wiggle:.2f}"
+    if plan.engine == "sglang":
+        return f"mem_fraction_static {plan.gpu_memory_utilization:.3f}"
+    return f"gpu_memory_utilization {plan.gpu_memory_utilization:.2f}"
+
+
+def _bar(parts: list[tuple[str, int]], total: int, width: int, color: bool) -> str:
+    """Proportional bar of exactly ``max(0, width)`` visible characters for ``parts`` (name, bytes) against
+    ``total`` bytes. Segments are drawn in order and each is capped at the characters left, so parts that exceed
+    the total (weights bigger than the GPU) fill the bar and are cut off rather than growing it; a bar that comes
+    out short (all parts zero) is padded with ``.`` (unused)."""
+    width = max(0, width)
+    out = []
+    acc = 0.0
+    drawn = 0
+    for name, b in parts:
+        acc += max(0, b) / max(1, total) * width
+        n = min(int(round(min(acc, float(width)))), width) - drawn
+        if n > 0:
+            seg = _CHARS[name] * n
+            out.append(f"{_COLORS[name]}{seg}{_RESET}" if color else seg)
+            drawn += n
+    if drawn < width:
+        seg = _CHARS["unused"] * (width - drawn)
+        out.append(f"{_COLORS['unused']}{seg}{_RESET}" if color else seg)
+    return "".join(out)
+
+
 def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) -> str:
     """Text breakdown of one GPU's memory: table (GiB with 2 decimals and % of total), a proportional bar of
     ``width`` characters (W weights, A activation, N non-torch, G CUDA graphs, K KV cache, . unused), then the KV
-    block arithmetic, vLLM's two capacity lines, the uncertainty band and the assumptions. ``color`` adds ANSI colours.
+    block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the uncertainty band and the assumptions. ``color`` adds ANSI colours.
     Never raises for a well-formed plan."""
     total = max(1, plan.total_bytes)
     kv = max(0, plan.kv_cache_bytes)
@@ -45,38 +132,30 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     used = sum(max(0, b) for _, b in parts)
     parts_bar = parts + [("unused", max(0, total - used))]
     lines = [
-        f"vLLM {plan.engine_version} ({plan.era.upper()}), TP={plan.tensor_parallel_size} PP={plan.pipeline_parallel_size}"
+        f"{_engine_label(plan)}, TP={plan.tensor_parallel_size} PP={plan.pipeline_parallel_size}"
         f" DP={plan.data_parallel_size}, dtype {plan.dtype}, KV dtype {plan.kv_cache_dtype} -- per GPU",
         f"{'':14}{'GiB':>9}{'% total':>9}",
         f"{'total':14}{_gib(plan.total_bytes):>9}{100.0:>8.1f}%",
         f"{'budget':14}{_gib(plan.budget_bytes):>9}{plan.budget_bytes / total * 100:>8.1f}%"
-        f"  (gpu_memory_utilization {plan.gpu_memory_utilization:.2f})",
+        f"  ({_budget_note(plan)})",
     ]
     for name, b in parts:
         lines.append(f"{name:14}{_gib(b):>9}{b / total * 100:>8.1f}%")
     if plan.kv_cache_bytes < 0:
         lines.append(f"{'(KV shortfall)':14}{_gib(plan.kv_cache_bytes):>9}")
-    bar = ""
-    acc = 0.0
-    drawn = 0
-    for name, b in parts_bar:
-        acc += max(0, b) / total * width
-        n = int(round(acc)) - drawn
-        if n > 0:
-            seg = _CHARS[name] * n
-            bar += f"{_COLORS[name]}{seg}{_RESET}" if color else seg
-            drawn += n
-    lines.append(f"[{bar}]")
+    lines.append(f"[{_bar(parts_bar, total, width, color)}]")
+    if used > plan.total_bytes:
+        lines.append(
+            f"(parts add up to {_gib(used)} GiB, over the device total of {_gib(plan.total_bytes)} GiB;"
+            " bar truncated at the total)"
+        )
     lines.append("W weights  A activation  N non-torch  G CUDA graphs  K KV cache  . unused")
     lines.append("")
     lines.append(
         f"KV bytes/token {plan.kv_bytes_per_token:,}, block size {plan.block_size}, bytes/block {plan.bytes_per_block:,},"
         f" blocks {plan.num_blocks:,}"
     )
-    lines.append(f"GPU KV cache size: {plan.capacity_tokens:,} tokens")
-    lines.append(
-        f"Maximum concurrency for {plan.max_model_len:,} tokens per request: {plan.max_concurrency:.2f}x"
-    )
+    lines.extend(capacity_log_lines(plan))
     lines.append(
         f"band: KV {_gib(plan.kv_cache_bytes_low)}-{_gib(plan.kv_cache_bytes_high)} GiB, blocks "
         f"{plan.num_blocks_low:,}-{plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f}-"
