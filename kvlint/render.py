@@ -445,7 +445,36 @@ def _map_loaded_sources(result: LoadResult, stdin_bytes: bytes | None, max_bytes
                 continue
         if _SOURCE_PREFIX.encode() not in data:
             continue
-        map_sources(result, path, find_sources(data.decode("utf-8", "replace")))
+        sources = find_sources(data.decode("utf-8", "replace"))
+        if path == "-":
+            map_sources(result, path, sources)
+            continue
+        # A rendered manifest committed to a repository is itself the file to annotate; map its findings
+        # to the templates only when those templates are there to open (next to it or under the cwd).
+        root = _template_root(path, sources)
+        if root is not None:
+            map_sources(result, path, sources, root=root)
+
+
+def _template_root(path: str, sources: Sequence[tuple[int, str]]) -> str | None:
+    """The directory (the cwd, or the rendered file's directory or one of its parents) in which the
+    ``# Source:`` template paths of ``path`` exist, as a path usable in diagnostics; None if none does."""
+    names = [s[1] for s in sources]
+    candidates = [""]
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        candidates.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for base in candidates:
+        if any(os.path.isfile(os.path.join(base, n)) for n in names):
+            if not base:
+                return ""
+            rel = os.path.relpath(base)
+            return "" if rel == "." else rel
+    return None
 
 
 def _values_findings(documents: Iterable[Document], existing: Sequence[Finding]) -> list[Finding]:

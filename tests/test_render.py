@@ -69,14 +69,16 @@ def test_every_location_names_the_template_and_the_rendered_line() -> None:
     lines, sources = _rendered_lines()
     loaded = load_inputs([RENDERED])
     assert [d.kind for d in loaded.documents] == ["Service", "Deployment"]
+    parent = os.path.relpath(os.path.dirname(os.path.dirname(RENDERED)))
     checked = 0
     for doc in loaded.documents:
         assert doc.path == doc.loc.file
-        assert doc.path in sources
-        assert lines[sources[doc.path] + doc.loc.line - 1].startswith("apiVersion")
+        name = os.path.relpath(doc.path, parent)  # the Source path, as helm printed it
+        assert name in sources and os.path.isfile(doc.path)
+        assert lines[sources[name] + doc.loc.line - 1].startswith("apiVersion")
         for value, loc in _scalar_locs(doc.data):
             assert loc.file == doc.path
-            text = lines[sources[loc.file] + loc.line - 1][loc.column - 1 :]
+            text = lines[sources[name] + loc.line - 1][loc.column - 1 :]
             assert text.lstrip('"').startswith(str(value)), (value, loc, text)
             checked += 1
     assert checked > 20
@@ -87,7 +89,13 @@ def test_stdin_maps_like_a_file() -> None:
         data = fh.read()
     from_file = run_documents(load_inputs([RENDERED]), OFFLINE)
     from_stdin = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
-    assert from_file.diagnostics and from_file.diagnostics == from_stdin.diagnostics
+    assert from_file.diagnostics and len(from_file.diagnostics) == len(from_stdin.diagnostics)
+    # stdin keeps the template paths as helm printed them; a file on disk names the templates beside it
+    chart_parent = os.path.relpath(os.path.dirname(os.path.dirname(RENDERED)))
+    for f, s in zip(from_file.diagnostics, from_stdin.diagnostics, strict=True):
+        assert f.rule == s.rule and f.message == s.message and f.loc is not None and s.loc is not None
+        assert f.loc.file == os.path.join(chart_parent, s.loc.file)
+        assert (f.loc.line, f.loc.column) == (s.loc.line, s.loc.column)
 
 
 def test_diagnostics_point_at_the_template_file() -> None:
@@ -96,9 +104,12 @@ def test_diagnostics_point_at_the_template_file() -> None:
     kv103 = [d for d in result.diagnostics if d.rule == "KV103"]
     assert kv103, [d.rule for d in result.diagnostics]
     loc = kv103[0].loc
-    assert loc is not None and loc.file == "chat-chart/templates/deployment.yaml"
+    chart_parent = os.path.relpath(os.path.dirname(os.path.dirname(RENDERED)))
+    name = "chat-chart/templates/deployment.yaml"
+    # a rendered file on disk: findings name the real template file next to it (it exists)
+    assert loc is not None and loc.file == os.path.join(chart_parent, name) and os.path.isfile(loc.file)
     # the rendered line, counted from the Source comment, holds the flag the finding is about
-    assert lines[sources[loc.file] + loc.line - 1].strip() == "- --model"
+    assert lines[sources[name] + loc.line - 1].strip() == "- --model"
     # the same manifest loaded plainly (no Source comments) reports the same rules
     raw = run_documents(load_paths([os.path.join("fixtures", "examples", "chat-8b-l4.yaml")]), OFFLINE)
     assert sorted(d.rule for d in raw.diagnostics) == sorted(d.rule for d in result.diagnostics)
@@ -109,9 +120,17 @@ def test_locations_before_any_source_comment_are_kept(tmp_path: pytest.TempPathF
     with open(p, "w", encoding="utf-8") as fh:
         fh.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: c/templates/b.yaml\n")
         fh.write("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n")
+    # the template does not exist: a rendered manifest committed as is keeps its own locations
     docs = load_inputs([p]).documents
-    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), ("c/templates/b.yaml", 1)]
-    assert docs[1].data["metadata"].locs["name"] == Loc("c/templates/b.yaml", 4, 9)
+    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), (p, 7)]
+    # with the template beside it, locations after the Source comment name it (before the comment: kept)
+    os.makedirs(os.path.join(str(tmp_path), "c", "templates"))
+    with open(os.path.join(str(tmp_path), "c", "templates", "b.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("# template\n")
+    tpl = os.path.join(os.path.relpath(str(tmp_path)), "c", "templates", "b.yaml")
+    docs = load_inputs([p]).documents
+    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), (tpl, 1)]
+    assert docs[1].data["metadata"].locs["name"] == Loc(tpl, 4, 9)
 
 
 @pytest.mark.parametrize("name", sorted(f for f in os.listdir(VALUES_DIR) if f.endswith(".yaml")))
