@@ -128,7 +128,7 @@ def webhook() -> None:
 @click.option(
     "--cluster",
     is_flag=True,
-    help="Resolve GPUs from a node-label cache kept through the Kubernetes API (needs RBAC to list nodes).",
+    help="Resolve GPUs from a node-label cache kept by a LIST + WATCH of nodes (RBAC: list, watch nodes).",
 )
 @click.option("--kubeconfig", type=click.Path(dir_okay=False), help="With --cluster; default: in-cluster.")
 @click.option("--context", "kube_context", help="With --cluster: kubeconfig context.")
@@ -182,21 +182,12 @@ def serve(**kw: Any) -> None:
     readiness: list[Any] = []
     options_hook = None
     if kw.get("cluster"):
-        from kvlint.webhook.inventory import InventoryRefresher, inventory_field
+        from kvlint.webhook.inventory import NodeWatchCache
 
-        if inventory_field(settings.options) is None:
-            # TODO(cluster): kvlint.cluster exists, but the pipeline's Options take no node inventory yet;
-            # once they do (a field named in INVENTORY_FIELDS), --cluster works with no change here.
-            raise click.UsageError(
-                "--cluster is not available yet: this kvlint's pipeline cannot take a node inventory; declare "
-                "the GPU in the manifest (nodeSelector / kvlint.io/accelerator) or use --default-accelerator"
-            )
-        refresher = InventoryRefresher(
-            kw.get("kubeconfig"), kw.get("kube_context"), metrics=metrics, logger=logger
-        )
-        background.append(refresher)
-        readiness.append(refresher.not_ready_reason)
-        options_hook = refresher.options_for
+        nodes = NodeWatchCache(kw.get("kubeconfig"), kw.get("kube_context"), metrics=metrics, logger=logger)
+        background.append(nodes)
+        readiness.append(nodes.not_ready_reason)
+        options_hook = nodes.options_for
     app = create_app(
         settings,
         metrics=metrics,
