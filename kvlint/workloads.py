@@ -516,6 +516,10 @@ def _mounted_file(
 #: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by
 #: :func:`kvlint.accelerators.resolve_placement` when ``kvlint.io/accelerator`` decides).
 ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
+#: Annotation a synthetic workload carries when its operator, not the object, chooses the engine image
+#: (read by the KV208 check, which then asks for --engine-version instead of an image tag).
+IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"
+
 #: Annotation a synthetic workload carries to say why its accelerator cannot be known (appended to the
 #: placement's "nothing names the accelerator" reason).
 ACCELERATOR_WHY_ANNOTATION = "kvlint.io/accelerator-why"
@@ -729,6 +733,14 @@ def _kubeai_model(doc: Document) -> list[Workload]:
                     ploc,
                 )
             )
+    if not image:
+        extra.append(
+            (
+                IMAGE_SOURCE_ANNOTATION,
+                "the KubeAI installation (its Helm values modelServers.VLLM.images), not this Model",
+                engine_loc,
+            )
+        )
     # vLLMPodForModel always mounts a memory-backed emptyDir "dshm" at /dev/shm.
     shm = _ld(engine_loc, [("name", "dshm", engine_loc), ("mountPath", "/dev/shm", engine_loc)])
     container_items.append(("volumeMounts", _ll(engine_loc, [(shm, engine_loc)]), engine_loc))

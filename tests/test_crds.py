@@ -225,3 +225,17 @@ def test_model_paths_prefix_mapping_through_run_check() -> None:
     # without the mapping none of the container paths resolves
     res2 = run_check([str(FIX / "crds" / "model-paths.yaml")], Options(allow_hub=False))
     assert all(cr.model is None for cr in res2.containers)
+
+
+def test_kubeai_model_kv208_asks_for_engine_version_not_an_image_tag() -> None:
+    """KubeAI picks the vLLM image from its own Helm values: KV208 must not ask to pin a tag in the Model."""
+    from pathlib import Path
+
+    from kvlint.pipeline import Options, run_check
+
+    target = Path(__file__).resolve().parents[1] / "fixtures" / "crds" / "kubeai-model-annotated.yaml"
+    result = run_check([str(target)], Options(allow_hub=False))
+    kv208 = [d for d in result.diagnostics if d.rule == "KV208"]
+    assert kv208 and all("KubeAI installation" in d.message and "--engine-version" in d.fix for d in kv208)
+    pinned = run_check([str(target)], Options(allow_hub=False, engine_version="0.11.0"))
+    assert not [d for d in pinned.diagnostics if d.rule == "KV208"]

@@ -253,6 +253,19 @@ def _check_version_pinned(ctx: _Ctx) -> None:
         return
     if s.version is not None or "@sha256:" in s.image:
         return
+    chooser = ctx.cr.workload.annotations.get("kvlint.io/image-source")
+    if chooser:
+        from kvlint.plan.versions import NEWEST_VLLM
+
+        ctx.add(
+            "KV208",
+            f"the {s.engine} image and its version are chosen by {chooser}; kvlint assumed "
+            f"{NEWEST_VLLM if s.engine == 'vllm' else 'the newest known version'} and its memory rules, which "
+            "change between releases",
+            s.command_loc,
+            fix="pass --engine-version (or engine_version in .kvlint.yaml) with the release your installation runs",
+        )
+        return
     tag = _image_tag(s.image)
     if tag is None or tag in ("latest", "nightly", "main"):
         from kvlint.plan.versions import NEWEST_VLLM
