@@ -379,7 +379,8 @@ def test_corpus_every_vllm_container_parses_or_explains():
 
 def test_zero_sizes_and_non_finite_fractions_are_kv206():
     cfg = parse_command_line(
-        ["vllm", "serve", "m/x", "-tp", "0", "--max-model-len", "0", "--gpu-memory-utilization", "nan"], "0.11.0"
+        ["vllm", "serve", "m/x", "-tp", "0", "--max-model-len", "0", "--gpu-memory-utilization", "nan"],
+        "0.11.0",
     )
     bad = {f.message.split(" for ")[1].split(":")[0] for f in cfg.findings if f.rule == "KV206"}
     assert bad == {"-tp", "--max-model-len", "--gpu-memory-utilization"}
