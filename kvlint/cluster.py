@@ -166,11 +166,20 @@ def load_inventory(kubeconfig: str | None = None, context: str | None = None) ->
     return inv
 
 
-def _load(kubeconfig: str | None, context: str | None) -> NodeInventory:
+def core_v1_api(kubeconfig: str | None, context: str | None, *, retries: int = 1) -> tuple[Any, str, str]:
+    """A ``kubernetes.client.CoreV1Api`` for a kubeconfig/context, or the in-cluster service account when
+    neither is given, ``KUBERNETES_SERVICE_HOST`` is set and no kubeconfig file exists.
+
+    Returns ``(api, description of the source, API server host)``; ``retries`` is urllib3's retry count
+    (the webhook's watch cache passes 0 and retries itself with back-off).
+
+    Raises:
+        ClusterUnavailable: the ``kubernetes`` package is missing or the kubeconfig/context is missing or
+            invalid (the message names the file and context).
+    """
     try:
         from kubernetes import client
         from kubernetes import config as kconfig
-        from kubernetes.client.rest import ApiException
         from kubernetes.config.config_exception import ConfigException
     except ImportError:  # pragma: no cover - declared dependency
         raise ClusterUnavailable(
@@ -198,8 +207,14 @@ def _load(kubeconfig: str | None, context: str | None) -> NodeInventory:
             f"cannot read {where}: {str(e).splitlines()[0] if str(e) else type(e).__name__}; pass --kubeconfig "
             "FILE and --context NAME (see `kubectl config get-contexts`)"
         ) from None
-    cfg.retries = 1
-    api = client.CoreV1Api(client.ApiClient(cfg))
+    cfg.retries = retries
+    return client.CoreV1Api(client.ApiClient(cfg)), where, str(cfg.host)
+
+
+def _load(kubeconfig: str | None, context: str | None) -> NodeInventory:
+    from kubernetes.client.rest import ApiException
+
+    api, where, host = core_v1_api(kubeconfig, context)
     items: list[Any] = []
     cont: str | None = None
     try:
@@ -230,7 +245,7 @@ def _load(kubeconfig: str | None, context: str | None) -> NodeInventory:
         raise
     except Exception as e:  # urllib3 connection errors, timeouts, TLS errors
         raise ClusterUnavailable(
-            f"{where}: the API server at {cfg.host} is unreachable ({type(e).__name__}); check the context, "
+            f"{where}: the API server at {host} is unreachable ({type(e).__name__}); check the context, "
             "network/VPN, or drop --cluster"
         ) from None
     return inventory_from_node_list({"items": items}, where)

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import threading
 from collections.abc import Mapping
@@ -59,45 +58,12 @@ def backoff_delay(failures: int, base: float, cap: float, rng: random.Random | N
 
 
 def core_v1_api(kubeconfig: str | None, context: str | None) -> tuple[Any, str]:
-    """A ``kubernetes.client.CoreV1Api`` for a kubeconfig/context, or the in-cluster service account
-    when neither is given, ``KUBERNETES_SERVICE_HOST`` is set and no kubeconfig file exists (the same
-    choice as :func:`kvlint.cluster.load_inventory`). Returns ``(api, description of the source)``.
+    """:func:`kvlint.cluster.core_v1_api` without urllib3 retries (the cache retries itself, with back-off).
+    Returns ``(api, description of the source)``; raises ClusterUnavailable as that function does."""
+    from kvlint.cluster import core_v1_api as _api
 
-    Raises:
-        ClusterUnavailable: the ``kubernetes`` package is missing or the kubeconfig/context is missing
-            or invalid (message names the file and context).
-    """
-    try:
-        from kubernetes import client
-        from kubernetes import config as kconfig
-        from kubernetes.config.config_exception import ConfigException
-    except ImportError:  # pragma: no cover - declared dependency
-        raise ClusterUnavailable(
-            "--cluster needs the 'kubernetes' Python package (pip install kubernetes)"
-        ) from None
-    cfg = client.Configuration()
-    default_path = os.path.expanduser(os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0])
-    in_cluster = (
-        kubeconfig is None
-        and context is None
-        and bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        and not os.path.exists(default_path)
-    )
-    where = "in-cluster service account" if in_cluster else f"kubeconfig {kubeconfig or default_path}"
-    if context:
-        where += f" context {context}"
-    try:
-        if in_cluster:
-            kconfig.load_incluster_config(client_configuration=cfg)
-        else:
-            kconfig.load_kube_config(config_file=kubeconfig, context=context, client_configuration=cfg)
-    except (ConfigException, OSError, ValueError, TypeError, KeyError) as e:
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise ClusterUnavailable(
-            f"cannot read {where}: {first}; pass --kubeconfig FILE and --context NAME"
-        ) from None
-    cfg.retries = 0  # the cache retries itself, with back-off
-    return client.CoreV1Api(client.ApiClient(cfg)), where
+    api, where, _host = _api(kubeconfig, context, retries=0)
+    return api, where
 
 
 def node_from_object(obj: Any) -> Node | None:
