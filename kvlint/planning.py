@@ -33,6 +33,7 @@ PLAN_RULES = frozenset(
         "KV206",
         "KV207",
         "KV301",
+        "KV303",
         "KV401",
         "KV402",
         "KV403",

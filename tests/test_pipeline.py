@@ -76,3 +76,19 @@ def test_engine_version_outside_the_modelled_range_is_kv208(tmp_path: Path) -> N
     assert "newer than the releases kvlint models" in d.message
     clean = run_check([_variant(tmp_path, "v0.11.0", "v0.11.0")], Options(allow_hub=False))
     assert clean.diagnostics == []
+
+
+def test_float16_refused_for_gemma2_from_vllm_0_9() -> None:
+    """KV303: vLLM's _check_valid_dtype refuses float16 for gemma2/gemma3/glm4 (engine-memory-model §1.7)."""
+    from kvlint.planning import plan_command
+
+    cmd = ["vllm", "serve", "google/gemma-2-9b", "--dtype", "half", "--max-model-len", "4096"]
+    new = plan_command(cmd, Options(allow_hub=False, accelerator="l4", engine_version="0.11.0"))
+    assert [d.rule for d in new.diagnostics if d.rule == "KV303"] == ["KV303"]
+    old = plan_command(cmd, Options(allow_hub=False, accelerator="l4", engine_version="0.6.6"))
+    assert not [d for d in old.diagnostics if d.rule == "KV303"]
+    bf16 = plan_command(
+        ["vllm", "serve", "google/gemma-2-9b", "--dtype", "bfloat16", "--max-model-len", "4096"],
+        Options(allow_hub=False, accelerator="l4", engine_version="0.11.0"),
+    )
+    assert not [d for d in bf16.diagnostics if d.rule == "KV303"]

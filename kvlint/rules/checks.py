@@ -74,6 +74,12 @@ IMPLEMENTED: frozenset[str] = frozenset(
         "KV502",
         "KV503",
         "KV601",
+        "KV602",
+        "KV603",
+        "KV604",
+        "KV701",
+        "KV702",
+        "KV303",
     }
 )
 
@@ -471,6 +477,8 @@ def _check_dtype(ctx: _Ctx) -> None:
     cr = ctx.cr
     m = cr.model
     p = cr.placement
+    if m is not None:
+        _check_dtype_for_model(ctx)
     if m is None or p is None or p.accelerator is None or p.accelerator.vendor != "nvidia":
         return
     cc = parse_cc(p.accelerator.compute_capability)
@@ -505,6 +513,36 @@ def _check_dtype(ctx: _Ctx) -> None:
                 s.loc("dtype") if "dtype" in s.flags else (s.model.loc if s.model else None),
                 fix="pass --dtype=half, or use vLLM >= 0.9.2, which falls back to float16 with a warning",
             )
+
+
+#: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
+#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` / ``_check_valid_dtype`` (list as of 0.33.0; the check is in the
+#: 0.9-era ``vllm/config.py`` too, engine-memory-model §1.7 item 6).
+FLOAT16_NOT_SUPPORTED = ("gemma2", "gemma3", "gemma3_text", "glm4")
+
+
+def _check_dtype_for_model(ctx: _Ctx) -> None:
+    """KV303: an explicit ``--dtype half/float16`` for a model type vLLM refuses in float16 (from 0.9)."""
+    from kvlint.plan.versions import parse_version
+
+    cr = ctx.cr
+    m = cr.model
+    s = cr.serving
+    assert m is not None
+    dtype = str(s.get("dtype", "auto")).lower()
+    mtype = (m.model_type or "").lower()
+    if dtype not in ("half", "float16", "fp16") or mtype not in FLOAT16_NOT_SUPPORTED:
+        return
+    if parse_version(s.version) < (0, 9, 0):
+        return
+    ctx.add(
+        "KV303",
+        f"--dtype {dtype} for {m.id} (model_type {mtype}): vLLM refuses with 'The model type '{mtype}' does not "
+        "support float16. Reason: Numerical instability. Please use bfloat16 or float32 instead.'",
+        s.loc("dtype"),
+        fix="use --dtype bfloat16 (compute capability >= 8.0) or --dtype float32; on a T4/V100 --dtype auto "
+        "picks float32 for this model, which needs twice the weight memory",
+    )
 
 
 def _check_gpu_count(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
