@@ -108,6 +108,17 @@ REPLAY: dict[str, Replay] = {
         "meta-llama--Llama-3.1-8B", "l4", "0.7.0", why="V0 MQLLMEngine log (~0.7); 14.99 GB = 8B bf16"
     ),
     "gt-074": Replay("openai--gpt-oss-20b", "l4", why="version not stated: newest rules assumed"),
+    # Configs below are catalogue extras (kvlint/models/extra_sources.yaml), not in the shared corpus: the
+    # fixtures copy is addressed by absolute path (``mdir / abs`` is ``abs``).
+    "gt-066": Replay(
+        str(FIXTURE_MODELS / "Qwen--Qwen2.5-1.5B"),
+        "t4",
+        "0.7.2",
+        settings={"dtype": "float16"},
+        why="0.7.2 V0 as stated; T4 (CC 7.5, no bf16) so the bf16 checkpoint is cast to float16 as the case "
+        "says; Qwen2.5-1.5B base config = the Instruct architecture (only max_position_embeddings/eos "
+        "differ; max_model_len 32768 is set explicitly)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -119,6 +130,9 @@ EXTRA_GPUS = {
 _NOCFG = "model config not in /work/shared/corpus/models and the report does not state the architecture"
 _NOGPU = "GPU (or its memory) not stated"
 SKIP: dict[str, str] = {
+    "gt-064": "GPU not named and shared with ~11.9 GiB of other tenants (shared/groundtruth/README.md: do not "
+    "score cases without a GPU); its token arithmetic (48 layers x 4 KV heads x 128, catalogue config "
+    "Qwen/Qwen3-VL-30B-A3B-Instruct) is checked in tests instead",
     "gt-012": "mixed GPUs (16 GB + 32 GB) per pipeline stage; " + _NOCFG + " (Qwen3-Coder-30B-A3B-FP8)",
     "gt-013": "no model and no GPU in the report (figures only)",
     "gt-014": "no model and no GPU in the report",
@@ -150,9 +164,6 @@ SKIP: dict[str, str] = {
     "gt-048": "custom image and EXL3 quantization; " + _NOCFG + " (GLM-5.3-Flash)",
     "gt-049": "custom image and EXL3 quantization; " + _NOCFG + " (GLM-5.3-Flash)",
     "gt-050": "composed engine without config.json; GPU not stated",
-    "gt-064": "GPU not named and shared with ~11.9 GiB of other tenants; config of Qwen3-VL-30B-A3B-FP8 not in "
-    "the corpus (its token arithmetic is checked in tests via the stated 48 layers x 4 KV heads x 128)",
-    "gt-066": _NOCFG + " (Qwen2.5-1.5B-Instruct)",
     "gt-067": _NOCFG + " (qwen2.5-0.5b bnb-4bit); GPU not named",
     "gt-068": _NOCFG + " (qwen2.5-0.5b bnb-4bit)",
     "gt-070": _NOCFG + " (Qwen2.5-Math-1.5B); GPU not named",

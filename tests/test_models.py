@@ -49,7 +49,10 @@ def _kv_bytes_full(spec: ModelSpec, dtype_bytes: int = 2) -> int:
     return total
 
 
-ENTRIES = catalogue.list_entries()
+ALL_ENTRIES = catalogue.list_entries()
+#: Entries built from the shared corpus (facts.yaml); the others come from kvlint/models/extra_sources.yaml.
+ENTRIES = [e for e in ALL_ENTRIES if "facts.yaml" in str(e.source.get("copied_from"))]
+EXTRA_ENTRIES = [e for e in ALL_ENTRIES if e not in ENTRIES]
 ENTRY_IDS = [e.id for e in ENTRIES]
 
 
@@ -77,7 +80,7 @@ def test_catalogue_covers_the_whole_corpus():
             assert (DATA / e.dir / "config.json").read_bytes() == (
                 CORPUS / e.dir / "config.json"
             ).read_bytes()
-    for e in ENTRIES:
+    for e in ALL_ENTRIES:
         assert e.source.get("repo") and e.source.get("commit") and e.source.get("fidelity")
 
 
@@ -468,3 +471,86 @@ def test_help_import_is_light():
     code = "import sys, kvlint.models; print('huggingface_hub' in sys.modules, 'yaml' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split()[0] == "False"
+
+
+# -------------------------------------------------------------------------------------------------
+# extra catalogue entries (kvlint/models/extra_sources.yaml; config bytes in fixtures/plan/models)
+
+
+def _extra_sources() -> list[dict]:
+    import yaml
+
+    return yaml.safe_load((ROOT / "kvlint" / "models" / "extra_sources.yaml").read_text())["entries"]
+
+
+def test_extra_entries_are_byte_identical_and_cited():
+    import hashlib
+
+    extras = _extra_sources()
+    assert sorted(e.id for e in EXTRA_ENTRIES) == sorted(x["id"] for x in extras)
+    assert len(ALL_ENTRIES) == len(ENTRIES) + len(extras)
+    for x in extras:
+        data = (DATA / x["dir"] / "config.json").read_bytes()
+        assert data == (FIX / "plan" / "models" / x["dir"] / "config.json").read_bytes()
+        assert hashlib.sha256(data).hexdigest() == x["config_sha256"]
+        e = catalogue.lookup(x["id"])
+        assert e is not None and e.source["commit"] == x["source"]["commit"] and len(e.source["commit"]) == 40
+        assert e.source["fidelity"] == x["fidelity"]["level"]
+
+
+def _kv_from_fields(cfg: dict) -> int:
+    """bf16 KV bytes/token straight from config.json fields: 2 x layers x kv_heads x head_dim x 2."""
+    t = cfg.get("text_config") or cfg
+    head_dim = t.get("head_dim") or t["hidden_size"] // t["num_attention_heads"]
+    return 2 * t["num_hidden_layers"] * t["num_key_value_heads"] * head_dim * 2
+
+
+@pytest.mark.parametrize("model_id", [e.id for e in EXTRA_ENTRIES] + ["Qwen/Qwen2.5-1.5B-Instruct"])
+def test_extra_entries_parse_and_kv_matches_fields(model_id):
+    entry = catalogue.lookup(model_id)
+    assert entry is not None
+    cfg = json.loads((DATA / entry.dir / "config.json").read_text())
+    spec = _spec(model_id)
+    assert spec.num_layers == len(spec.layers) == (cfg.get("text_config") or cfg)["num_hidden_layers"]
+    assert _kv_bytes_full(spec) == _kv_from_fields(cfg)
+
+
+def test_extra_entries_known_shapes():
+    # gt-064's sizing memo states Qwen3-VL-30B-A3B: 48 layers x 4 KV heads x 128 = 96 KiB/token in bf16.
+    vl = _spec("Qwen/Qwen3-VL-30B-A3B-Instruct")
+    assert (vl.num_layers, vl.num_kv_heads, vl.head_size) == (48, 4, 128)
+    assert _kv_bytes_full(vl) == 96 * 1024
+    # The Instruct variant keeps the base dims but carries the Instruct max_position_embeddings.
+    base, inst = _spec("Qwen/Qwen2.5-1.5B"), _spec("Qwen/Qwen2.5-1.5B-Instruct")
+    assert base.max_position_embeddings == 131072 and inst.max_position_embeddings == 32768
+    assert _kv_bytes_full(base) == _kv_bytes_full(inst)
+
+
+def test_extra_sources_checksum_mismatch_is_a_clear_error(tmp_path):
+    from kvlint.models.build_catalogue import CatalogueBuildError, load_extra_sources
+
+    x = _extra_sources()[0]
+    (tmp_path / x["dir"]).mkdir()
+    (tmp_path / x["dir"] / "config.json").write_text("{}")
+    bad = tmp_path / "extra.yaml"
+    import yaml
+
+    bad.write_text(yaml.safe_dump({"entries": [x]}))
+    with pytest.raises(CatalogueBuildError, match="sha256"):
+        load_extra_sources(bad, tmp_path)
+    bad.write_text(yaml.safe_dump({"entries": [{"id": "a/b", "dir": "a--b"}]}))
+    with pytest.raises(CatalogueBuildError, match="config_sha256"):
+        load_extra_sources(bad, tmp_path)
+
+
+def test_build_reproduces_bundled_catalogue(tmp_path):
+    from kvlint.models.build_catalogue import build
+
+    if not CORPUS.exists():  # pragma: no cover - repository copy without the shared corpus
+        pytest.skip("corpus not available")
+    n = build(CORPUS, tmp_path)
+    assert n == len(ALL_ENTRIES)
+    assert (tmp_path / "index.yaml").read_text() == (DATA / "index.yaml").read_text()
+    for e in EXTRA_ENTRIES:
+        for name in ("config.json", "entry.json"):
+            assert (tmp_path / e.dir / name).read_bytes() == (DATA / e.dir / name).read_bytes()

@@ -1,16 +1,20 @@
 """Developer tool: (re)build the bundled model catalogue from the reference corpus.
 
-Usage: ``python -m kvlint.models.build_catalogue /work/shared/corpus/models kvlint/data/models``
+Usage: ``python -m kvlint.models.build_catalogue /work/shared/corpus/models kvlint/data/models
+[--extra kvlint/models/extra_sources.yaml]`` (the extra list is read by default when it exists).
 
 For each ``<org>--<name>/`` corpus directory it copies ``config.json`` (and ``hf_quant_config.json``
 when present) byte-for-byte and writes ``entry.json`` with the provenance from ``facts.yaml``
 (source repo/path/commit, fidelity), the cited parameter count and checkpoint size with their
-citations, and the curated variants below. It then writes ``index.yaml`` (id -> directory, variants).
+citations, and the curated variants below. Then it adds the entries of :data:`EXTRA_SOURCES` (configs
+found in public repositories but not in the corpus; bytes kept in ``fixtures/plan/models/<dir>/`` and
+checked against the sha256 the list records), and writes ``index.yaml`` (id -> directory, variants).
 Not used at runtime.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -23,7 +27,7 @@ _INSTRUCT_LLAMA = (
     "differs only in generation tokens (eos_token_id)"
 )
 _BASE_SAME = "base/pre-trained checkpoint of the same release: identical architecture and config dimensions"
-_QWEN25_INSTRUCT = {
+_QWEN25_INSTRUCT: dict[str, Any] = {
     "why": (
         "Instruct checkpoint of the same architecture (Qwen2ForCausalLM, identical dims); its config.json "
         "sets max_position_embeddings 32768 (YaRN needed beyond), per the Qwen2.5 Instruct model cards: "
@@ -95,6 +99,16 @@ VARIANTS: dict[str, list[dict[str, Any]]] = {
     "moonshotai/Kimi-K2-Instruct": _v(["moonshotai/Kimi-K2-Base"], _BASE_SAME),
 }
 
+ROOT = Path(__file__).resolve().parent.parent.parent
+#: Extra entries (YAML, see its header) and where their config bytes are kept.
+EXTRA_SOURCES = Path(__file__).resolve().parent / "extra_sources.yaml"
+EXTRA_CONFIG_DIR = ROOT / "fixtures" / "plan" / "models"
+
+
+class CatalogueBuildError(ValueError):
+    """An extra-sources entry is malformed or its config bytes do not match the recorded sha256."""
+
+
 _NUM = re.compile(r"(\d+(?:\.\d+)?)\s*([BTM])\b")
 _UNIT = {"B": 1e9, "T": 1e12, "M": 1e6}
 
@@ -121,8 +135,58 @@ def parse_cited_params(value: Any) -> tuple[int | None, bool]:
     return None, False
 
 
-def build(corpus: Path, out: Path) -> int:
-    """Write the catalogue under ``out`` from ``corpus``; returns the number of entries."""
+def _extra_variants(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Variants of an extra entry: ``qwen25_instruct: true`` takes the Qwen2.5 Instruct overrides and why."""
+    out = []
+    for v in raw:
+        if v.get("qwen25_instruct"):
+            why = _QWEN25_INSTRUCT["why"] + ("; " + v["why_extra"] if v.get("why_extra") else "")
+            out.append({"id": v["id"], "why": why, "overrides": dict(_QWEN25_INSTRUCT["overrides"])})
+        else:
+            out.append({k: v[k] for k in ("id", "why", "overrides") if k in v})
+    return out
+
+
+def load_extra_sources(path: Path, config_dir: Path) -> list[dict[str, Any]]:
+    """Entries of the extra-sources YAML, each checked.
+
+    Returns dicts with the YAML fields plus ``config_path`` (the verified ``config.json`` under
+    ``config_dir/<dir>/``). Raises :class:`CatalogueBuildError` (naming the file and entry) when a
+    required key (id, dir, config_sha256, source.repo/path/commit, fidelity.level) is missing, the
+    config file is absent, or its sha256 differs from the recorded one.
+    """
+    import yaml
+
+    doc = yaml.safe_load(path.read_text()) or {}
+    entries = []
+    for i, e in enumerate(doc.get("entries") or []):
+        where = f"{path}: entries[{i}] ({e.get('id', '?')})"
+        src, fid = e.get("source") or {}, e.get("fidelity") or {}
+        missing = [k for k in ("id", "dir", "config_sha256") if not e.get(k)]
+        missing += [f"source.{k}" for k in ("repo", "path", "commit") if not src.get(k)]
+        missing += ["fidelity.level"] if not fid.get("level") else []
+        if missing:
+            raise CatalogueBuildError(f"{where}: missing {', '.join(missing)}")
+        cfg = config_dir / e["dir"] / "config.json"
+        if not cfg.is_file():
+            raise CatalogueBuildError(f"{where}: {cfg} not found")
+        digest = hashlib.sha256(cfg.read_bytes()).hexdigest()
+        if digest != e["config_sha256"]:
+            raise CatalogueBuildError(f"{where}: {cfg} sha256 {digest} != recorded {e['config_sha256']}")
+        entries.append({**e, "config_path": cfg})
+    return entries
+
+
+def build(
+    corpus: Path, out: Path, extra: Path | None = EXTRA_SOURCES, extra_config_dir: Path | None = None
+) -> int:
+    """Write the catalogue under ``out`` from ``corpus`` plus the ``extra`` list; returns the entry count.
+
+    ``extra`` (default :data:`EXTRA_SOURCES`; ``None`` or a missing file = corpus only) is read by
+    :func:`load_extra_sources` with configs under ``extra_config_dir`` (default :data:`EXTRA_CONFIG_DIR`).
+    Raises :class:`CatalogueBuildError` for a bad extra entry or a directory that is both in the corpus and
+    in the extra list.
+    """
     import yaml
 
     out.mkdir(parents=True, exist_ok=True)
@@ -170,9 +234,48 @@ def build(corpus: Path, out: Path) -> int:
             )
         (dest / "entry.json").write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
         index.append({"id": model_id, "dir": d.name, "variants": [v["id"] for v in entry["variants"]]})
+    if extra is not None and extra.exists():
+        corpus_dirs = {row["dir"] for row in index}
+        for e in load_extra_sources(extra, extra_config_dir or EXTRA_CONFIG_DIR):
+            if e["dir"] in corpus_dirs:
+                raise CatalogueBuildError(f"{extra}: {e['id']} is already in the corpus ({e['dir']})")
+            dest = out / e["dir"]
+            dest.mkdir(exist_ok=True)
+            shutil.copyfile(e["config_path"], dest / "config.json")
+            src, fid = e["source"], e["fidelity"]
+            params, wb = e.get("params") or {}, e.get("weight_bytes") or {}
+            count, exact = parse_cited_params(params.get("value"))
+            entry = {
+                "id": e["id"],
+                "described_as": e["id"],
+                "source": {
+                    "repo": src["repo"],
+                    "path": src["path"],
+                    "commit": src["commit"],
+                    "url": src.get("url"),
+                    "fidelity": fid["level"],
+                    "fidelity_note": fid.get("note"),
+                    "copied_from": f"{extra.name} (config bytes: fixtures/plan/models/{e['dir']}/config.json, "
+                    f"sha256 {e['config_sha256']})",
+                    "also_at_commits": list(src.get("also_at_commits") or []),
+                },
+                "param_count": {
+                    "value": count,
+                    "exact": exact,
+                    "cited": params.get("value"),
+                    "kind": params.get("kind"),
+                    "citation": params.get("citation"),
+                },
+                "weight_bytes": {"value": wb.get("value"), "citation": wb.get("citation")},
+                "variants": _extra_variants(list(e.get("variants") or [])),
+                "notes": list(e.get("notes") or []),
+            }
+            (dest / "entry.json").write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
+            index.append({"id": e["id"], "dir": e["dir"], "variants": [v["id"] for v in entry["variants"]]})
     header = (
         "# kvlint bundled model catalogue: id -> directory (config.json, entry.json) and variant ids.\n"
-        "# Built by `python -m kvlint.models.build_catalogue` from /work/shared/corpus/models;\n"
+        "# Built by `python -m kvlint.models.build_catalogue` from /work/shared/corpus/models and\n"
+        "# kvlint/models/extra_sources.yaml;\n"
         "# provenance of each config is in its entry.json (source repo, commit, fidelity).\n"
     )
     (out / "index.yaml").write_text(header + yaml.safe_dump({"models": index}, sort_keys=False, width=120))
@@ -180,5 +283,11 @@ def build(corpus: Path, out: Path) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    n = build(Path(sys.argv[1]), Path(sys.argv[2]))
+    args = sys.argv[1:]
+    extra_arg = EXTRA_SOURCES
+    if "--extra" in args:
+        i = args.index("--extra")
+        extra_arg = Path(args[i + 1])
+        del args[i : i + 2]
+    n = build(Path(args[0]), Path(args[1]), extra_arg)
     print(f"{n} catalogue entries written")
