@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kvlint.source import Loc
 
@@ -107,11 +107,6 @@ class ShellArg:
     from_env: bool = False
     unresolved: bool = False
     quoted: bool = False
-
-
-@dataclass
-class _Cmd:
-    words: list[Word] = field(default_factory=list)
 
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")

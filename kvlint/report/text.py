@@ -6,7 +6,6 @@ Colour only when writing to a terminal and ``NO_COLOR`` is unset (https://no-col
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint.types import Diagnostic
@@ -92,8 +91,3 @@ def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
     if not getattr(result, "exemptions_allowed", True):
         text += " (exemptions disabled)"
     return text
-
-
-def rule_ids(diags: Sequence[Diagnostic]) -> list[str]:
-    """Sorted unique rule ids."""
-    return sorted({d.rule for d in diags})

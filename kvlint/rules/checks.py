@@ -9,7 +9,7 @@ shared memory, probes) read the parsed engine flags, the model config and the Po
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -1180,11 +1180,3 @@ def _check_shared_gpu(ctx: _Ctx, w: Workload) -> None:
         fix=f"set --gpu-memory-utilization {math.floor(100 / n) / 100:.2f} or less, or request a dedicated GPU "
         "(nvidia.com/gpu) instead of a shared one",
     )
-
-
-CheckFn = Callable[[_Ctx], None]
-
-
-def iter_rule_ids(diags: Iterable[Diagnostic]) -> list[str]:
-    """Sorted unique rule ids of ``diags`` (used by tests and the summary line)."""
-    return sorted({d.rule for d in diags})
