@@ -240,14 +240,17 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     for w in workloads:
         group: list[ContainerResult] = []
         diags: list[Diagnostic] = []
-        for container in _containers(w.pod_spec):
-            cr = analyse_container(w, container, cms, options)
-            if cr is None:
-                continue
-            group.append(cr)
-            result.containers.append(cr)
-            diags.extend(_with_candidates(cr, check_container(cr, options), options))
-        diags.extend(check_workload_group(w, group, options))
+        try:
+            for container in _containers(w.pod_spec):
+                cr = analyse_container(w, container, cms, options)
+                if cr is None:
+                    continue
+                group.append(cr)
+                result.containers.append(cr)
+                diags.extend(_with_candidates(cr, check_container(cr, options), options))
+            diags.extend(check_workload_group(w, group, options))
+        except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
+            diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         result.diagnostics.extend(kept)
         result.diagnostics.extend(configure(notes, options))
@@ -670,3 +673,22 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
         verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
     return [replace(d, message=d.message + note) if d.rule in _CAPACITY_RULES else d for d in diags]
+
+
+#: Prefix of the message kvlint gives when a check fails on an unexpected shape (tests search for it).
+INTERNAL_ERROR = "kvlint could not finish checking this workload"
+
+
+def _internal_error(w: Workload, exc: Exception) -> Diagnostic:
+    """A KV503 located at the workload when a stage raised on input it did not expect (never a traceback)."""
+    from kvlint.rules import severity_of
+
+    return Diagnostic(
+        rule="KV503",
+        severity=severity_of("KV503"),
+        message=f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); other workloads are unaffected",
+        loc=w.loc,
+        fix="check that the PodSpec fields have the types Kubernetes expects (lists, mappings, numbers); "
+        "if they do, please report this manifest",
+        object="/".join(x for x in (w.kind, w.namespace, w.name) if x),
+    )

@@ -92,3 +92,32 @@ def test_float16_refused_for_gemma2_from_vllm_0_9() -> None:
         Options(allow_hub=False, accelerator="l4", engine_version="0.11.0"),
     )
     assert not [d for d in bf16.diagnostics if d.rule == "KV303"]
+
+
+def test_odd_volume_shapes_do_not_crash(tmp_path: Path) -> None:
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "cases" / "b02-tp2-no-shm.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(src.replace("      containers:", "      volumes: 5\n      containers:", 1))
+    result = run_check([str(bad)], Options(allow_hub=False))
+    assert "KV404" in {d.rule for d in result.diagnostics}
+
+
+def test_a_failing_check_is_reported_and_other_workloads_still_linted(monkeypatch, tmp_path: Path) -> None:
+    import kvlint.rules.checks as checks
+
+    real = checks._check_shm
+
+    def boom(ctx, tp, pp, dp):
+        if ctx.cr.workload.name == "qwen-7b":
+            raise TypeError("unexpected shape")
+        return real(ctx, tp, pp, dp)
+
+    monkeypatch.setattr(checks, "_check_shm", boom)
+    cases = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
+    result = run_check(
+        [str(cases / "b02-tp2-no-shm.yaml"), str(cases / "b03-tp4-one-gpu.yaml")], Options(allow_hub=False)
+    )
+    by_rule = {d.rule: d for d in result.diagnostics}
+    assert "kvlint could not finish checking this workload" in by_rule["KV503"].message
+    assert by_rule["KV503"].object == "Deployment/qwen-7b"
+    assert "KV403" in by_rule  # the other file's workload is still checked

@@ -626,15 +626,18 @@ def _has_memory_shm(pod_spec: LDict, container: LDict) -> bool:
     if pod_spec.get("hostIPC") is True:
         return True
     volumes = {}
-    for v in pod_spec.get("volumes") or []:
-        if isinstance(v, dict) and "name" in v:
+    raw_volumes = pod_spec.get("volumes")
+    for v in raw_volumes if isinstance(raw_volumes, list) else []:
+        if isinstance(v, dict) and isinstance(v.get("name"), str):
             volumes[v["name"]] = v
-    for m in container.get("volumeMounts") or []:
+    raw_mounts = container.get("volumeMounts")
+    for m in raw_mounts if isinstance(raw_mounts, list) else []:
         if not isinstance(m, dict):
             continue
         if str(m.get("mountPath", "")).rstrip("/") != "/dev/shm":
             continue
-        vol = volumes.get(m.get("name"))
+        name = m.get("name")
+        vol = volumes.get(name) if isinstance(name, str) else None
         if not isinstance(vol, dict):
             continue
         ed = vol.get("emptyDir")
