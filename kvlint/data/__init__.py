@@ -1,0 +1,1 @@
+"""Package data: the accelerator catalogue, the model catalogue (models/) and the .kvlint.yaml schema."""

@@ -21,6 +21,7 @@ class JsonFormatter(logging.Formatter):
     """``logging.Formatter`` writing one JSON object per record (see the module docstring)."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one JSON line: time (UTC, ms), level, logger, message, and any ``extra`` fields."""
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         out: dict[str, Any] = {
             "time": f"{ts}.{int(record.msecs):03d}Z",
