@@ -17,47 +17,15 @@ from typing import TYPE_CHECKING, Any
 from kvlint.plan.sglang import SglangPlanDetail, plan_sglang_detailed
 from kvlint.plan.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.plan.vllm import PlanError
-from kvlint.rules.checks import severity_of
+from kvlint.rules.checks import _Ctx, _valid_tp_values, gib
 from kvlint.source import Loc
-from kvlint.types import Diagnostic, Severity
+from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
 
-GiB = 2**30
 
-
-def _gib(n: float) -> str:
-    return f"{n / GiB:.2f} GiB"
-
-
-class _Out:
-    def __init__(self, cr: ContainerResult) -> None:
-        self.cr = cr
-        self.items: list[Diagnostic] = []
-
-    def add(
-        self, rule: str, message: str, loc: Loc | None, fix: str = "", severity: Severity | None = None
-    ) -> None:
-        cr = self.cr
-        self.items.append(
-            Diagnostic(
-                rule=rule,
-                severity=severity or severity_of(rule),
-                message=message,
-                loc=loc or cr.serving.command_loc or cr.container.loc or cr.workload.loc,
-                fix=fix,
-                object=cr.object_ref,
-                container=cr.container_name,
-            )
-        )
-
-
-def _divisors(n: int, limit: int) -> list[int]:
-    return [t for t in range(1, limit + 1) if n % t == 0]
-
-
-def _model_missing(out: _Out) -> None:
+def _model_missing(out: _Ctx) -> None:
     s = out.cr.serving
     out.add(
         "KV502",
@@ -69,7 +37,7 @@ def _model_missing(out: _Out) -> None:
     )
 
 
-def _no_gpu(out: _Out) -> None:
+def _no_gpu(out: _Ctx) -> None:
     out.add(
         "KV501",
         "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
@@ -86,7 +54,7 @@ def _gpu(cr: ContainerResult) -> tuple[Any, int] | None:
     return p.accelerator, int(p.memory_bytes)
 
 
-def _fraction_check(out: _Out, flag: str, option: str) -> bool:
+def _fraction_check(out: _Ctx, flag: str, option: str) -> bool:
     s = out.cr.serving
     val = s.get(flag)
     if val is None:
@@ -163,7 +131,7 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
     * KV501/KV502/KV503 when no GPU, no config or no plan.
     Never raises on user input.
     """
-    out = _Out(cr)
+    out = _Ctx(cr, options)
     s = cr.serving
     m = cr.model
     _fraction_check(out, "cuda_memory_fraction", "--cuda-memory-fraction/CUDA_MEMORY_FRACTION")
@@ -186,7 +154,7 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
         )
     if m is None:
         _model_missing(out)
-        return out.items
+        return out.out
     shards_flag = s.get("num_shard")
     d = _tgi_plan(cr)
     shards = d.num_shard if d else (shards_flag if isinstance(shards_flag, int) else 1)
@@ -199,7 +167,7 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             f"shards exit with '`num_heads` must be divisible by `num_shards` (got `num_heads`: "
             f"{m.num_attention_heads} and `num_shards`: {shards}'",
             s.loc("num_shard"),
-            fix=f"valid NUM_SHARD values: {', '.join(map(str, _divisors(m.num_attention_heads, max(8, shards))))}",
+            fix=f"valid NUM_SHARD values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, shards))))}",
         )
     kvh = m.num_kv_heads
     if shards > 1 and kvh > 1 and kvh % shards and not m.is_mla:
@@ -210,11 +178,11 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             f"'`num_key_value_heads` must be divisible by `num_shards` (got `num_key_value_heads`: {kvh} and "
             f"`num_shards`: {shards}'",
             s.loc("num_shard"),
-            fix=f"valid NUM_SHARD values: {', '.join(str(t) for t in _divisors(kvh, max(8, shards)) if m.num_attention_heads % t == 0)}",
+            fix=f"valid NUM_SHARD values: {', '.join(str(t) for t in _valid_tp_values(kvh, max(8, shards)) if m.num_attention_heads % t == 0)}",
         )
     if _gpu(cr) is None:
         _no_gpu(out)
-        return out.items
+        return out.out
     if d is None:
         try:
             g = _gpu(cr)
@@ -226,26 +194,26 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
         except Exception as exc:  # defensive
             why = f"{type(exc).__name__}: {exc}"
         out.add("KV503", f"kvlint could not plan this TGI container: {why}", s.command_loc)
-        return out.items
+        return out.out
     if cr.plan is None:
         cr.plan = d.plan
     if not heads_ok:
-        return out.items
+        return out.out
     p = d.plan
     if d.warmup_oom:
         fix = _tgi_prefill_remedy(cr, d)
         out.add(
             "KV604",
-            f"TGI's warmup prefill of {d.max_batch_prefill_tokens} tokens needs ≈{_gib(d.warmup_need_bytes)} per GPU "
-            f"(weights {_gib(p.weights_bytes)} + activation {_gib(p.activation_bytes)} [heuristic] + non-torch "
-            f"{_gib(p.non_torch_bytes)} + the warmup batch's KV blocks) but cuda_memory_fraction {d.cuda_memory_fraction} "
-            f"× {_gib(p.total_bytes)} = {_gib(d.cuda_memory_fraction * p.total_bytes)}; the shard exits with 'Not "
+            f"TGI's warmup prefill of {d.max_batch_prefill_tokens} tokens needs ≈{gib(d.warmup_need_bytes)} per GPU "
+            f"(weights {gib(p.weights_bytes)} + activation {gib(p.activation_bytes)} [heuristic] + non-torch "
+            f"{gib(p.non_torch_bytes)} + the warmup batch's KV blocks) but cuda_memory_fraction {d.cuda_memory_fraction} "
+            f"× {gib(p.total_bytes)} = {gib(d.cuda_memory_fraction * p.total_bytes)}; the shard exits with 'Not "
             f"enough memory to handle {d.max_batch_prefill_tokens} prefill tokens. You need to decrease "
             "`--max-batch-prefill-tokens`' (flash_causal_lm.py::FlashCausalLM.warmup)",
             s.loc("max_batch_prefill_tokens"),
             fix=fix,
         )
-        return out.items
+        return out.out
     if not static601 and d.max_input_tokens >= d.max_total_tokens:
         out.add(
             "KV601",
@@ -278,16 +246,16 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             cite = "router validation, TGI 2.x"
         out.add(
             "KV603",
-            f"TGI's warmup leaves {_gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache ({d.cuda_memory_fraction} "
-            f"× {d.wiggle} wiggle room × {_gib(p.total_bytes)} − weights {_gib(p.weights_bytes)} − activation "
-            f"{_gib(p.activation_bytes)} − non-torch {_gib(p.non_torch_bytes)}) = {p.num_blocks} blocks of "
+            f"TGI's warmup leaves {gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache ({d.cuda_memory_fraction} "
+            f"× {d.wiggle} wiggle room × {gib(p.total_bytes)} − weights {gib(p.weights_bytes)} − activation "
+            f"{gib(p.activation_bytes)} − non-torch {gib(p.non_torch_bytes)}) = {p.num_blocks} blocks of "
             f"{p.block_size} tokens × {p.kv_bytes_per_token} B/token = max_batch_total_tokens {bt} (band "
             f"{p.num_blocks_low * p.block_size}-{p.num_blocks_high * p.block_size}), below max_total_tokens "
             f"{d.max_total_tokens}; TGI exits with '{text}' ({cite})",
             s.loc("max_total_tokens"),
             fix=_tgi_total_remedy(cr, d),
         )
-    return out.items
+    return out.out
 
 
 def _tgi_total_remedy(cr: ContainerResult, d: TgiPlanDetail) -> str:
@@ -401,13 +369,13 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
       --context-length L. One full-length request cannot fit, …"; SGLang starts).
     Never raises on user input.
     """
-    out = _Out(cr)
+    out = _Ctx(cr, options)
     s = cr.serving
     m = cr.model
     _fraction_check(out, "mem_fraction_static", "--mem-fraction-static")
     if m is None:
         _model_missing(out)
-        return out.items
+        return out.out
     tp = s.get("tp_size")
     tp = tp if isinstance(tp, int) and tp > 0 else 1
     ok = True
@@ -418,7 +386,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             f"SGLang --tp-size {tp} does not divide the {m.num_attention_heads} attention heads of {m.id}; the "
             "attention layers cannot be split evenly and start-up fails",
             _tp_loc(cr),
-            fix=f"valid --tp-size values: {', '.join(map(str, _divisors(m.num_attention_heads, max(8, tp))))}",
+            fix=f"valid --tp-size values: {', '.join(map(str, _valid_tp_values(m.num_attention_heads, max(8, tp))))}",
         )
     kvh = m.num_kv_heads
     if tp > 1 and not m.is_mla and kvh > 0 and ((kvh >= tp and kvh % tp) or (kvh < tp and tp % kvh)):
@@ -432,7 +400,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
         )
     if _gpu(cr) is None:
         _no_gpu(out)
-        return out.items
+        return out.out
     d = _sg_plan(cr)
     if d is None:
         out.add(
@@ -440,7 +408,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             "kvlint could not plan this SGLang container (the model could not be sized)",
             s.command_loc,
         )
-        return out.items
+        return out.out
     if cr.plan is None:
         cr.plan = d.plan
     if d.context_error:
@@ -452,7 +420,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 if the model really supports more",
         )
     if not ok:
-        return out.items
+        return out.out
     p = d.plan
     if d.rest_bytes <= 0 or d.max_total_num_tokens <= 0:
         need = math.ceil((d.minimum_mfs + 0.01) * 100) / 100
@@ -482,14 +450,14 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
                 break
         out.add(
             "KV701",
-            f"mem_fraction_static {d.mem_fraction_static} × {_gib(d.pre_free_bytes)} free before loading = "
-            f"{_gib(p.budget_bytes)} for weights + KV pool, but the weights take {_gib(p.weights_bytes)} per GPU "
-            f"(+ {_gib(p.non_torch_bytes)} other [heuristic]); SGLang {p.engine_version} exits with '{text}'",
+            f"mem_fraction_static {d.mem_fraction_static} × {gib(d.pre_free_bytes)} free before loading = "
+            f"{gib(p.budget_bytes)} for weights + KV pool, but the weights take {gib(p.weights_bytes)} per GPU "
+            f"(+ {gib(p.non_torch_bytes)} other [heuristic]); SGLang {p.engine_version} exits with '{text}'",
             s.loc("mem_fraction_static"),
             fix="; or ".join(fixes)
             or "the weights do not fit: use more GPUs (--tp-size) or a quantized model",
         )
-        return out.items
+        return out.out
     if d.max_total_num_tokens < d.context_length:
         fixes = []
         nd = _sg_plan(cr, context_length=d.max_total_num_tokens)
@@ -503,7 +471,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
                 )
         out.add(
             "KV702",
-            f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens} (rest {_gib(d.rest_bytes)} ÷ "
+            f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens} (rest {gib(d.rest_bytes)} ÷ "
             f"{p.kv_bytes_per_token} B/token, page {d.page_size}) but context_length is {d.context_length}: one "
             f"full-length request cannot fit. SGLang {p.engine_version} starts and warns 'KV pool holds "
             f"{d.max_total_num_tokens} tokens, fewer than --context-length {d.context_length}. One full-length "
@@ -511,7 +479,7 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             s.loc("context_length") if "context_length" in s.flags else s.command_loc,
             fix="; or ".join(fixes) or "use more GPUs (--tp-size) or --kv-cache-dtype fp8_e4m3",
         )
-    return out.items
+    return out.out
 
 
 __all__ = ["check_sglang", "check_tgi"]
