@@ -448,28 +448,19 @@ def parse_container(
     loader = _config_loader(container, pod_spec, namespace, configmaps)
     texts = [it.text for it in items]
 
+    def dispatch(found: _Found) -> ServingConfig | None:
+        return _dispatch(
+            found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
+        )
+
     if not cmd:
         # args only: the image ENTRYPOINT runs
         m = _match_program(texts)
         if m:
-            return _dispatch(
-                _Found(m[0], items[m[1] :], m[2]),
-                container=container,
-                image=image,
-                env=env,
-                env_locs=env_locs,
-                config_loader=loader,
-            )
+            return dispatch(_Found(m[0], items[m[1] :], m[2]))
         if img_engine == "vllm":
             rest = items[1:] if texts[:1] == ["serve"] else items
-            cfg = _dispatch(
-                _Found("vllm", rest, True),
-                container=container,
-                image=image,
-                env=env,
-                env_locs=env_locs,
-                config_loader=loader,
-            )
+            cfg = dispatch(_Found("vllm", rest, True))
             if texts[:1] == ["serve"] and isinstance(cfg, ServingConfig):
                 cfg.findings.append(
                     Finding(
@@ -486,32 +477,16 @@ def parse_container(
                 )
             return cfg
         if img_engine == "tgi":
-            return _dispatch(
-                _Found("tgi", items, False),
-                container=container,
-                image=image,
-                env=env,
-                env_locs=env_locs,
-                config_loader=loader,
-            )
+            return dispatch(_Found("tgi", items, False))
     m = _match_program(texts)
     if m:
-        return _dispatch(
-            _Found(m[0], items[m[1] :], m[2]),
-            container=container,
-            image=image,
-            env=env,
-            env_locs=env_locs,
-            config_loader=loader,
-        )
+        return dispatch(_Found(m[0], items[m[1] :], m[2]))
     reason = ""
     sh = _shell_split(items)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if found:
-            return _dispatch(
-                found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
-            )
+            return dispatch(found)
     joined = " ".join(texts).lower()
     cmd_hint = None
     if "vllm" in joined:
