@@ -16,38 +16,18 @@ from kvlint.types import Accelerator, Diagnostic, Document, Placement, Workload
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
 
-#: Rules that make sense for a bare command line (no PodSpec).
-PLAN_RULES = frozenset(
-    {
-        "KV101",
-        "KV102",
-        "KV103",
-        "KV104",
-        "KV105",
-        "KV107",
-        "KV201",
-        "KV202",
-        "KV203",
-        "KV204",
-        "KV205",
-        "KV206",
-        "KV207",
-        "KV301",
-        "KV303",
-        "KV401",
-        "KV402",
-        "KV403",
-        "KV501",
-        "KV502",
-        "KV503",
-        "KV601",
-        "KV602",
-        "KV603",
-        "KV604",
-        "KV701",
-        "KV702",
-    }
+#: Rules about the Kubernetes object rather than the engine command (files, annotations, PodSpec fields,
+#: image tags): a bare command line has none of these.
+KUBERNETES_ONLY_RULES = frozenset(
+    {"KV001", "KV002", "KV003", "KV106", "KV208", "KV304", "KV404", "KV405", "KV407"}
 )
+
+
+def _plan_rules() -> frozenset[str]:
+    """Rules that make sense for a bare command line: every implemented check but the Kubernetes ones."""
+    from kvlint.rules import IMPLEMENTED
+
+    return IMPLEMENTED - KUBERNETES_ONLY_RULES
 
 
 class PlanRequestError(ValueError):
@@ -179,7 +159,8 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         _plan_vllm(cr, options)
     elif cr.model is not None:
         _plan_other(cr)
-    diags = [d for d in check_container(cr, options) if d.rule in PLAN_RULES]
+    plan_rules = _plan_rules()
+    diags = [d for d in check_container(cr, options) if d.rule in plan_rules]
     if gpus is None:
         diags = [d for d in diags if d.rule != "KV403"]
     return PlanOutput(result=cr, diagnostics=diags)
