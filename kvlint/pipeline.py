@@ -16,6 +16,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint.source import LDict, Loc
 from kvlint.types import (
+    Accelerator,
     Diagnostic,
     Finding,
     LoadResult,
@@ -547,25 +548,30 @@ def _plan_vllm(cr: ContainerResult, options: Options | None = None) -> None:
         except Exception as exc:  # the draft is second-order: plan without it and say so
             cr.plan_error = None
             cr.model_error = f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"
-    placement = cr.placement
-    if placement is None or placement.accelerator is None or not placement.memory_bytes:
+    gpu = _plannable_gpu(cr)
+    if gpu is None:
         return
-    acc = placement.accelerator
-    if acc.vendor not in ("nvidia", "amd"):
-        cr.plan_error = f"{acc.name} is not a CUDA/ROCm GPU; the vLLM GPU memory model does not apply"
-        return
+    acc, total = gpu
     try:
         cr.plan = plan_vllm(
-            cr.settings,
-            cr.model,
-            placement.memory_bytes,
-            gpu_name=acc.name,
-            compute_capability=acc.compute_capability,
+            cr.settings, cr.model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
         )
     except PlanError as exc:
         cr.plan_error = str(exc)
     except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
         cr.plan_error = f"{type(exc).__name__}: {exc}"
+
+
+def _plannable_gpu(cr: ContainerResult) -> tuple[Accelerator, int] | None:
+    """(accelerator, device total in bytes) when the container's GPU can be sized by the GPU memory models;
+    None when it is unknown, or a non-CUDA/ROCm accelerator (then ``plan_error`` says so)."""
+    p = cr.placement
+    if p is None or p.accelerator is None or not p.memory_bytes:
+        return None
+    if p.accelerator.vendor not in ("nvidia", "amd"):
+        cr.plan_error = f"{p.accelerator.name} is not a CUDA/ROCm GPU; the {cr.serving.engine} GPU memory model does not apply"
+        return None
+    return p.accelerator, p.memory_bytes
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -606,36 +612,25 @@ def _plan_other(cr: ContainerResult) -> None:
     """TGI / SGLang plans (:func:`kvlint.plan.tgi.plan_tgi`, :func:`kvlint.plan.sglang.plan_sglang`)."""
     from kvlint.plan.vllm import PlanError
 
-    p = cr.placement
-    if cr.model is None or p is None or p.accelerator is None or not p.memory_bytes:
+    gpu = _plannable_gpu(cr) if cr.model is not None else None
+    if gpu is None or cr.model is None or cr.placement is None:
         return
-    acc = p.accelerator
-    if acc.vendor not in ("nvidia", "amd"):
-        cr.plan_error = f"{acc.name} is not a CUDA/ROCm GPU; the GPU memory model does not apply"
-        return
+    acc, total = gpu
     try:
         if cr.serving.engine == "tgi":
-            from kvlint.plan.tgi import plan_tgi
-
-            cr.plan = plan_tgi(
-                cr.serving,
-                cr.model,
-                p.memory_bytes,
-                gpus=p.gpus,
-                gpu_name=acc.name,
-                compute_capability=acc.compute_capability,
-            )
+            from kvlint.plan.tgi import plan_tgi as plan_engine
         elif cr.serving.engine == "sglang":
-            from kvlint.plan.sglang import plan_sglang
-
-            cr.plan = plan_sglang(
-                cr.serving,
-                cr.model,
-                p.memory_bytes,
-                gpus=p.gpus,
-                gpu_name=acc.name,
-                compute_capability=acc.compute_capability,
-            )
+            from kvlint.plan.sglang import plan_sglang as plan_engine
+        else:
+            return
+        cr.plan = plan_engine(
+            cr.serving,
+            cr.model,
+            total,
+            gpus=cr.placement.gpus,
+            gpu_name=acc.name,
+            compute_capability=acc.compute_capability,
+        )
     except PlanError as exc:
         cr.plan_error = str(exc)
     except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
