@@ -204,6 +204,8 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
+    if "# Source: " in text:  # rendered Helm output: kept for kvlint.render's template mapping
+        result.source_texts[path] = text
     with _gc_paused():
         _load_decoded(text, path, result)
     return result
@@ -349,6 +351,7 @@ def _load_stream(stream: TextIO | BinaryIO | io.IOBase, limit: int) -> LoadResul
 def _merge(into: LoadResult, part: LoadResult) -> None:
     into.documents.extend(part.documents)
     into.findings.extend(part.findings)
+    into.source_texts.update(part.source_texts)
 
 
 # --------------------------------------------------------------------------------------------------

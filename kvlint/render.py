@@ -143,7 +143,7 @@ def load_inputs(
         max_file_bytes=max_file_bytes,
         exclude=exclude,
     )
-    _map_loaded_sources(result, stdin_bytes, max_file_bytes)
+    _map_loaded_sources(result)
     for chart in charts:
         _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
     for kdir in kustomizations:
@@ -426,26 +426,14 @@ def _walk_locs(node: Any, remap: Any, seen: set[int]) -> None:
             stack.extend(n)
 
 
-def _map_loaded_sources(result: LoadResult, stdin_bytes: bytes | None, max_bytes: int) -> None:
-    """Find ``# Source:`` comments in each loaded file (and stdin) and rewrite its locations."""
-    paths: list[str] = []
-    for doc in result.documents:
-        if doc.path not in paths:
-            paths.append(doc.path)
-    for path in paths:
-        if path == "-":
-            data = stdin_bytes or b""
-        else:
-            try:
-                if os.path.getsize(path) > max_bytes:
-                    continue
-                with open(path, "rb") as fh:
-                    data = fh.read()
-            except OSError:
-                continue
-        if _SOURCE_PREFIX.encode() not in data:
+def _map_loaded_sources(result: LoadResult) -> None:
+    """Rewrite the locations of every loaded file (and stdin) that has ``# Source:`` comments; the loader
+    kept those texts (``LoadResult.source_texts``), so nothing is read twice."""
+    loaded = {doc.path for doc in result.documents}
+    for path, text in list(result.source_texts.items()):
+        if path not in loaded:
             continue
-        sources = find_sources(data.decode("utf-8", "replace"))
+        sources = find_sources(text)
         if path == "-":
             map_sources(result, path, sources)
             continue

@@ -67,11 +67,16 @@ class Finding:
 
 @dataclass
 class LoadResult:
-    """All documents read from the inputs, plus problems (KV001 parse errors, KV002 templates)."""
+    """All documents read from the inputs, plus problems (KV001 parse errors, KV002 templates).
+
+    ``source_texts`` keeps, by path, the text of the files that contain ``# Source:`` comments (rendered
+    Helm output), so the Helm stage can map locations to templates without reading those files again.
+    """
 
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
+    source_texts: dict[str, str] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
