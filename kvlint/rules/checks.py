@@ -1161,9 +1161,9 @@ def _check_shared_gpu(ctx: _Ctx, w: Workload) -> None:
         except (TypeError, ValueError):
             util = None
         if util is None and cr.serving.engine == "vllm":
-            from kvlint.plan.versions import parse_version
+            from kvlint.plan.versions import default_gpu_memory_utilization, parse_version
 
-            util = 0.92 if parse_version(cr.serving.version) >= (0, 20, 0) else 0.90
+            util = default_gpu_memory_utilization(parse_version(cr.serving.version))
     if util is None:
         return
     replicas = w.replicas or 1
