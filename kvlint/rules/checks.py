@@ -226,14 +226,6 @@ def check_workload_group(w: Workload, group: Sequence[ContainerResult], options:
 # engine-independent checks
 
 
-def _image_tag(image: str) -> str | None:
-    ref = image.split("@", 1)[0]
-    last = ref.rsplit("/", 1)[-1]
-    if ":" in last:
-        return last.split(":", 1)[1]
-    return None
-
-
 #: Oldest vLLM release whose sources engine-memory-model.md read (the newest is NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
 
@@ -272,7 +264,9 @@ def _check_version_pinned(ctx: _Ctx) -> None:
             fix="pass --engine-version (or engine_version in .kvlint.yaml) with the release your installation runs",
         )
         return
-    tag = _image_tag(s.image)
+    from kvlint.engines.images import split_image
+
+    tag = split_image(s.image)[1]
     if tag is None or tag in ("latest", "nightly", "main"):
         from kvlint.plan.versions import NEWEST_VLLM
 
