@@ -15,13 +15,16 @@ Helm options) that understands three more kinds of input:
   the base file.
 * **``# Source: PATH`` comments** (what ``helm template`` writes before each document), in any input:
   a file, standard input (``helm template ... | kvlint check -``) or the output kvlint rendered itself.
-  Every location of a document that follows such a comment is rewritten to name that template file; the
-  line becomes the line *within the rendered document*, counted from the comment (the first line after
-  the comment is line 1), and the column is the rendered column. That is the template's own line
-  whenever the template's text above that point renders line for line (no multi-line ``include`` or
-  ``toYaml`` above it); otherwise it is close to it. For a chart kvlint rendered itself, the path is
-  joined to the chart's parent directory so it names the real file (``charts/chat/templates/x.yaml``);
-  for piped output it is left as helm wrote it (``chat/templates/x.yaml``, relative to the chart's parent).
+  Every location of a document that follows such a comment is rewritten to name that template file
+  whenever the file can be found: for a chart kvlint rendered itself, below the chart's parent
+  directory; for a rendered file on disk, below its directory or a parent of it, or the ``charts/``
+  directory of one of those (the usual repository layout); for stdin, below the cwd or ``./charts``
+  (otherwise stdin keeps the paths as helm printed them, relative to the chart's parent). The line is
+  the **template's own line**, found by aligning the rendered document with the template text
+  (:mod:`kvlint.template_lines`): a literal line maps to itself, a value written by an action
+  (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line. When the template
+  cannot be read, the line is the line *within the rendered document* (the first line after the
+  comment is line 1) and the column the rendered column.
 
 Raw **Helm values files** are recognised and reported instead of being silently ignored: a document
 with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLLM production-stack
@@ -47,6 +50,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
+from kvlint.template_lines import TemplateLine, align, parse_template
 from kvlint.types import Document, Finding, LoadResult
 
 __all__ = [
@@ -178,7 +182,13 @@ def find_sources(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def map_sources(result: LoadResult, path: str, sources: Sequence[tuple[int, str]], root: str = "") -> None:
+def map_sources(
+    result: LoadResult,
+    path: str,
+    sources: Sequence[tuple[int, str]],
+    root: str = "",
+    text: str | None = None,
+) -> None:
     """Rewrite, in place, every location in ``result`` that lies in file ``path`` after a Source comment.
 
     Args:
@@ -187,14 +197,33 @@ def map_sources(result: LoadResult, path: str, sources: Sequence[tuple[int, str]
         sources: from :func:`find_sources` on that file's text.
         root: directory joined in front of each Source path (the chart's parent directory when kvlint
             rendered the chart, so the path names the real template file); empty to keep it as written.
+        text: the rendered text itself; with it, and when the template file can be read, lines are
+            mapped to the template's own lines (:func:`kvlint.template_lines.align`).
 
-    A location at line ``L`` after the comment at line ``S`` becomes ``Loc(root/source, L - S, column)``.
-    Locations before the first comment are kept. Shared (aliased) containers are rewritten once.
+    A location at line ``L`` after the comment at line ``S`` becomes ``Loc(root/source, T, column)``: ``T``
+    is the template line that wrote rendered line ``L`` when the template could be read and aligned,
+    else ``L - S`` (the line within the rendered document). Locations before the first comment are kept.
+    Shared (aliased) containers are rewritten once.
     """
     if not sources:
         return
     lines = [s[0] for s in sources]
     names = [os.path.normpath(os.path.join(root, s[1])) if root else s[1] for s in sources]
+    rendered = text.split("\n") if text is not None else None
+    templates: dict[str, list[TemplateLine] | None] = {}
+    sections: dict[int, list[tuple[int, int | None] | None]] = {}
+
+    def section_map(i: int) -> list[tuple[int, int | None] | None] | None:
+        if rendered is None:
+            return None
+        if i not in sections:
+            name = names[i]
+            if name not in templates:
+                templates[name] = _read_template(name)
+            tpl = templates[name]
+            end = lines[i + 1] - 1 if i + 1 < len(lines) else len(rendered)
+            sections[i] = align(rendered[lines[i] : end], tpl) if tpl else []
+        return sections[i]
 
     def remap(loc: Loc | None) -> Loc | None:
         if loc is None or loc.file != path:
@@ -202,7 +231,13 @@ def map_sources(result: LoadResult, path: str, sources: Sequence[tuple[int, str]
         i = bisect_left(lines, loc.line) - 1
         if i < 0:
             return loc
-        return Loc(names[i], loc.line - lines[i], loc.column)
+        offset = loc.line - lines[i]
+        table = section_map(i)
+        entry = table[offset - 1] if table and 0 < offset <= len(table) else None
+        if entry is not None:
+            line, column = entry
+            return Loc(names[i], line, loc.column if column is None else column)
+        return Loc(names[i], offset, loc.column)
 
     seen: set[int] = set()
     for k, doc in enumerate(result.documents):
@@ -297,7 +332,7 @@ def render_helm(
         return out
     result = load_text(out, label)
     root = os.path.dirname(os.path.normpath(chart))
-    map_sources(result, label, find_sources(out), root=root)
+    map_sources(result, label, find_sources(out), root=root, text=out)
     return result
 
 
@@ -434,35 +469,66 @@ def _map_loaded_sources(result: LoadResult) -> None:
         if path not in loaded:
             continue
         sources = find_sources(text)
-        if path == "-":
-            map_sources(result, path, sources)
+        if not sources:
             continue
-        # A rendered manifest committed to a repository is itself the file to annotate; map its findings
-        # to the templates only when those templates are there to open (next to it or under the cwd).
         root = _template_root(path, sources)
-        if root is not None:
-            map_sources(result, path, sources, root=root)
+        if path == "-":
+            # piped `helm template` output: name the templates when they are under the cwd (or its
+            # charts/ directory), else keep the paths as helm printed them (relative to the chart's parent)
+            map_sources(result, path, sources, root=root or "", text=text)
+        elif root is not None:
+            # A rendered manifest committed to a repository is itself the file to annotate; map its
+            # findings to the templates only when those templates are there to open.
+            map_sources(result, path, sources, root=root, text=text)
+
+
+#: Where a chart is looked for, below each candidate directory: the directory itself, and ``charts/``
+#: (the usual home of a repository's charts, e.g. KubeAI's ``charts/models`` beside ``manifests/``).
+_CHART_HOMES = ("", "charts")
 
 
 def _template_root(path: str, sources: Sequence[tuple[int, str]]) -> str | None:
-    """The directory (the cwd, or the rendered file's directory or one of its parents) in which the
-    ``# Source:`` template paths of ``path`` exist, as a path usable in diagnostics; None if none does."""
+    """The directory in which the ``# Source:`` template paths of ``path`` exist, as a path usable in
+    diagnostics; None if there is none.
+
+    Looked for, in order: the cwd; then, for a file, its directory and each parent (for stdin, only the
+    cwd); at each place the directory itself and its ``charts/`` subdirectory (:data:`_CHART_HOMES`).
+    """
     names = [s[1] for s in sources]
     candidates = [""]
-    d = os.path.dirname(os.path.abspath(path))
-    while True:
-        candidates.append(d)
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
-    for base in candidates:
-        if any(os.path.isfile(os.path.join(base, n)) for n in names):
-            if not base:
-                return ""
-            rel = os.path.relpath(base)
-            return "" if rel == "." else rel
+    if path != "-":
+        d = os.path.dirname(os.path.abspath(path))
+        while True:
+            candidates.append(d)
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    for place in candidates:
+        for home in _CHART_HOMES:
+            base = os.path.join(place, home) if (place or home) else ""
+            if any(os.path.isfile(os.path.join(base, n)) for n in names):
+                if not base:
+                    return ""
+                rel = os.path.relpath(base)
+                return "" if rel == "." else rel
     return None
+
+
+#: Largest template file (bytes) kvlint reads to map rendered lines to template lines.
+_MAX_TEMPLATE_BYTES = 1 << 20
+
+
+def _read_template(path: str) -> list[TemplateLine] | None:
+    """The parsed template at ``path``, or None when it is not a readable text file of at most
+    :data:`_MAX_TEMPLATE_BYTES` (mapping then falls back to rendered-document lines)."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > _MAX_TEMPLATE_BYTES:
+            return None
+        with open(path, encoding="utf-8") as fh:
+            return parse_template(fh.read())
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _values_findings(documents: Iterable[Document], existing: Sequence[Finding]) -> list[Finding]:

@@ -1,0 +1,168 @@
+"""Map lines of ``helm template`` output back to lines of the Go template that wrote them.
+
+``helm template`` prints each rendered document after a ``# Source: CHART/templates/FILE`` comment, but
+the rendered lines are not the template's lines: ``{{- range }}``/``{{- if }}`` lines vanish, and one
+``{{- toYaml .Values.x | nindent 4 }}`` line becomes many. :func:`align` recovers the correspondence the
+way a reader would, from the two texts alone:
+
+1. Every template line with literal text (text outside ``{{ ... }}`` actions) becomes a pattern: its
+   literal pieces in order, each action a wildcard (``  name: {{ $name }}`` matches ``  name: llama``).
+   Lines that are only actions are not matched; those that write text (``toYaml``, ``include``,
+   ``.Values.x``, ``template``) are remembered as *output* lines, control lines (``if``, ``range``,
+   ``with``, ``end``, ``define``, comments, ``$x :=`` assignments) are not.
+2. The rendered lines and the template's pattern lines are aligned by a longest common subsequence, so
+   the order of the template is respected (a rendered ``name:`` matches the template's ``name:`` of the
+   same block, not the first one in the file).
+3. A rendered line that matched gets its template line. One that did not (text an action wrote) gets the
+   first output line between the neighbouring matched lines (the ``toYaml`` line under ``args:``), or
+   else the nearest matched line above it.
+
+This is kvlint's own method (helm records no line map); it is exact for templates whose literal lines
+render unchanged, and points at the action that wrote a value otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["MAX_CELLS", "TemplateLine", "align", "parse_template"]
+
+#: Largest (rendered lines x template pattern lines) table :func:`align` builds; beyond it, no mapping.
+MAX_CELLS = 4_000_000
+
+_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
+# Actions that write nothing: control structure, comments, variable assignment.
+_SILENT = re.compile(
+    r"^\{\{-?\s*(?:if|else|end|range|with|define|block|break|continue|/\*|\$[\w.]*\s*:?=)(?:\W|$)"
+)
+
+
+@dataclass(frozen=True)
+class TemplateLine:
+    """One line of a Go template, as :func:`align` uses it.
+
+    Attributes:
+        number: 1-based line number in the template file.
+        pattern: full-line regex for the rendered text when the line has literal text; None for a line
+            that is only actions (or blank).
+        output: True for an action-only line whose action writes text (``{{- toYaml . | nindent 4 }}``).
+        column: 1-based column of the line's first non-blank character.
+    """
+
+    number: int
+    pattern: re.Pattern[str] | None
+    output: bool
+    column: int
+
+
+def parse_template(text: str) -> list[TemplateLine]:
+    """Split a Go template (a Helm chart's ``templates/*.yaml``) into :class:`TemplateLine` records.
+
+    Actions spanning several lines (a multi-line ``{{/* comment */}}`` or ``include`` call) are handled:
+    every line they cover counts as action text. Never raises; any text is a valid input.
+    """
+    lines = text.split("\n")
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    spans = [(m.start(), m.end()) for m in _ACTION.finditer(text)]
+    out: list[TemplateLine] = []
+    k = 0
+    for i, line in enumerate(lines):
+        lo, hi = starts[i], starts[i] + len(line)
+        while k < len(spans) and spans[k][1] <= lo:
+            k += 1
+        pieces: list[str] = []
+        output = False
+        pos = lo
+        j = k
+        while j < len(spans) and spans[j][0] < hi:
+            a, b = spans[j]
+            if a >= lo:
+                pieces.append(text[pos:a])
+                if not _SILENT.match(text[a:b]):
+                    output = True
+            pos = max(pos, min(b, hi))
+            j += 1
+        pieces.append(text[pos:hi] if pos < hi else "")
+        literal = "".join(pieces).strip()
+        stripped = line.lstrip()
+        column = len(line) - len(stripped) + 1
+        if not literal:
+            out.append(TemplateLine(i + 1, None, output and bool(stripped), column))
+            continue
+        pieces[-1] = pieces[-1].rstrip()
+        regex = ".*?".join(re.escape(p) for p in pieces)
+        if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
+            regex = ".*?" + regex
+        out.append(TemplateLine(i + 1, re.compile(regex), False, column))
+    return out
+
+
+def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tuple[int, int | None] | None]:
+    """Template position of each rendered line.
+
+    Args:
+        rendered: the lines of one rendered document (the text after its ``# Source:`` comment).
+        template: :func:`parse_template` of the template file that comment names.
+
+    Returns:
+        One entry per rendered line: ``(template line, column)`` where the column is None when the
+        rendered line matched a literal template line (the rendered column is then the template's), or
+        the column of the action that wrote the line; None when no template line can be named (blank
+        rendered lines, or a table larger than :data:`MAX_CELLS`).
+    """
+    pats = [t for t in template if t.pattern is not None]
+    rows = [i for i, r in enumerate(rendered) if r.strip()]
+    n, m = len(rows), len(pats)
+    result: list[tuple[int, int | None] | None] = [None] * len(rendered)
+    if n == 0 or m == 0 or n * m > MAX_CELLS:
+        return result
+    texts = [rendered[i].rstrip() for i in rows]
+    # LCS lengths, suffix form: best[a][b] = matches in texts[a:] x pats[b:]
+    best = [[0] * (m + 1) for _ in range(n + 1)]
+    hit = [[False] * m for _ in range(n)]
+    for a in range(n - 1, -1, -1):
+        row, nxt, t = best[a], best[a + 1], texts[a]
+        h = hit[a]
+        for b in range(m - 1, -1, -1):
+            pat = pats[b].pattern
+            if pat is not None and pat.fullmatch(t):
+                h[b] = True
+                row[b] = nxt[b + 1] + 1
+            else:
+                row[b] = nxt[b] if nxt[b] >= row[b + 1] else row[b + 1]
+    matched: dict[int, int] = {}  # index into rows -> template line number
+    a = b = 0
+    while a < n and b < m:
+        if hit[a][b] and best[a][b] == best[a + 1][b + 1] + 1:
+            matched[a] = pats[b].number
+            a += 1
+            b += 1
+        elif best[a + 1][b] >= best[a][b + 1]:
+            a += 1
+        else:
+            b += 1
+    by_number = {t.number: t for t in template}
+    following = [len(template) + 1] * (n + 1)  # template line of the next matched rendered line below
+    for a in range(n - 1, -1, -1):
+        following[a] = matched.get(a, following[a + 1])
+    prev = 0  # template line of the last matched rendered line above (0: none yet)
+    for a in range(n):
+        if a in matched:
+            prev = matched[a]
+            result[rows[a]] = (prev, None)
+            continue
+        nxt_line = following[a + 1]
+        action = next(
+            (by_number[x] for x in range(prev + 1, nxt_line) if x in by_number and by_number[x].output), None
+        )
+        if action is not None:
+            result[rows[a]] = (action.number, action.column)
+        elif prev:
+            result[rows[a]] = (prev, by_number[prev].column)
+        elif nxt_line <= len(template):
+            result[rows[a]] = (nxt_line, by_number[nxt_line].column)
+    return result

@@ -1,0 +1,90 @@
+"""kvlint.template_lines: aligning rendered Helm output with the Go template that wrote it."""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint import template_lines
+from kvlint.template_lines import align, parse_template
+
+TEMPLATE = """\
+{{- range $name, $m := .Values.models }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $name }}
+  {{- with $m.labels }}
+  labels:
+  {{- toYaml . | nindent 4 }}
+  {{- end }}
+data:
+  {{- /* a comment
+  over two lines */}}
+  name: {{ $name }}-data
+  {{- include "extra" $ | nindent 2 }}
+{{- end }}
+"""
+
+
+def test_parse_template_classifies_lines() -> None:
+    lines = parse_template(TEMPLATE)
+    kinds = {t.number: ("pattern" if t.pattern else "output" if t.output else "silent") for t in lines}
+    assert kinds[1] == kinds[7] == kinds[10] == kinds[16] == "silent"  # range / with / end
+    assert kinds[12] == kinds[13] == "silent"  # a comment, even over two lines
+    assert kinds[9] == kinds[15] == "output"  # toYaml, include
+    assert kinds[3] == kinds[6] == kinds[14] == "pattern"
+    by = {t.number: t for t in lines}
+    assert by[6].pattern is not None and by[6].pattern.fullmatch("  name: llama")
+    assert by[14].pattern is not None and by[14].pattern.fullmatch("  name: llama-data")
+    assert not by[14].pattern.fullmatch("  name: llama")  # literal after the action must be there
+    assert by[9].column == 3
+
+
+def test_align_follows_the_template_order_and_expansions() -> None:
+    rendered = [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: a",
+        "  labels:",
+        "    team: x",
+        "    tier: y",
+        "data:",
+        "  name: a-data",
+        "  extra: 1",
+        "",
+    ]
+    got = align(rendered, parse_template(TEMPLATE))
+    assert got == [
+        (3, None),
+        (4, None),
+        (5, None),
+        (6, None),  # the metadata name, not the later `name:` under data
+        (8, None),
+        (9, 3),  # toYaml wrote the labels
+        (9, 3),
+        (11, None),
+        (14, None),
+        (15, 3),  # include wrote it
+        None,  # blank
+    ]
+
+
+def test_literal_template_maps_line_for_line() -> None:
+    text = "apiVersion: v1\nkind: Service\nmetadata:\n  name: x\nspec:\n  ports:\n    - port: 80\n"
+    rendered = text.splitlines()
+    assert align(rendered, parse_template(text)) == [(i + 1, None) for i in range(len(rendered))]
+
+
+def test_unmatched_lines_fall_back_to_the_nearest_line_above() -> None:
+    tpl = parse_template("kind: A\n{{- if .x }}\nspec:\n{{- end }}\n")
+    assert align(["kind: A", "other: 1", "spec:"], tpl) == [(1, None), (1, 1), (3, None)]
+    # nothing matches at all: no template line is named
+    assert align(["x: 1"], parse_template("y: 2\n")) == [None]
+
+
+def test_tables_over_the_limit_are_not_aligned(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert align(["a: 1", "b: 2"], parse_template("a: 1\nb: 2\n")) == [(1, None), (2, None)]
+    monkeypatch.setattr(template_lines, "MAX_CELLS", 3)
+    assert align(["a: 1", "b: 2"], parse_template("a: 1\nb: 2\n")) == [None, None]
