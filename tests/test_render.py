@@ -6,6 +6,7 @@ import io
 import os
 import shutil
 import stat
+import subprocess
 import sys
 
 import pytest
@@ -64,42 +65,70 @@ def test_find_sources_reads_helm_comments() -> None:
         assert lines[line - 2] == "---"
 
 
-def test_every_location_names_the_template_and_the_rendered_line() -> None:
-    """Each scalar's rewritten (file, line, column) points, via its Source comment, at its own text."""
-    lines, sources = _rendered_lines()
+def _template_text(path: str) -> list[str]:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read().splitlines()
+
+
+def test_every_location_names_the_template_line_that_wrote_it() -> None:
+    """Each scalar's rewritten (file, line, column) is a line of the template file beside the rendered
+    output: the line holding the value literally, or the action (``{{ ... }}``) that wrote it."""
     loaded = load_inputs([RENDERED])
     assert [d.kind for d in loaded.documents] == ["Service", "Deployment"]
-    parent = os.path.relpath(os.path.dirname(os.path.dirname(RENDERED)))
     checked = 0
     for doc in loaded.documents:
-        assert doc.path == doc.loc.file
-        name = os.path.relpath(doc.path, parent)  # the Source path, as helm printed it
-        assert name in sources and os.path.isfile(doc.path)
-        assert lines[sources[name] + doc.loc.line - 1].startswith("apiVersion")
+        assert doc.path == doc.loc.file and os.path.isfile(doc.path)
+        tpl = _template_text(doc.path)
+        assert tpl[doc.loc.line - 1].startswith("apiVersion")
         for value, loc in _scalar_locs(doc.data):
             assert loc.file == doc.path
-            text = lines[sources[name] + loc.line - 1][loc.column - 1 :]
-            assert text.lstrip('"').startswith(str(value)), (value, loc, text)
+            text = tpl[loc.line - 1][loc.column - 1 :].lstrip('"')
+            literal = text.split("{{")[0]
+            assert text.startswith(str(value)) or ("{{" in text and str(value).startswith(literal)), (
+                value,
+                loc,
+                text,
+            )
             checked += 1
     assert checked > 20
+    deployment = loaded.documents[1].data
+    # values written by `include ... | nindent N` point at that include line, not at rendered offsets
+    assert deployment["metadata"]["labels"].locs["app.kubernetes.io/name"].line == 6
+    assert deployment["spec"]["template"]["metadata"]["labels"].locs["app.kubernetes.io/instance"].line == 15
+    # literal lines below those expansions keep their own template line
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [loc.line for loc in args.locs] == [23, 24, 25]
+    assert deployment["spec"]["template"]["spec"]["containers"][0].locs["image"] == Loc(
+        deployment.loc.file, 21, 18
+    )
 
 
-def test_stdin_maps_like_a_file() -> None:
+def test_stdin_maps_like_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     with open(RENDERED, "rb") as fh:
         data = fh.read()
-    from_file = run_documents(load_inputs([RENDERED]), OFFLINE)
+    # from the chart's parent directory, piped output names the same template files as the file does
+    monkeypatch.chdir(HELM)
+    rendered = os.path.join("rendered", "chat-chart.yaml")
+    from_file = run_documents(load_inputs([rendered]), OFFLINE)
     from_stdin = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
-    assert from_file.diagnostics and len(from_file.diagnostics) == len(from_stdin.diagnostics)
-    # stdin keeps the template paths as helm printed them; a file on disk names the templates beside it
-    chart_parent = os.path.relpath(os.path.dirname(os.path.dirname(RENDERED)))
-    for f, s in zip(from_file.diagnostics, from_stdin.diagnostics, strict=True):
-        assert f.rule == s.rule and f.message == s.message and f.loc is not None and s.loc is not None
-        assert f.loc.file == os.path.join(chart_parent, s.loc.file)
-        assert (f.loc.line, f.loc.column) == (s.loc.line, s.loc.column)
+    assert from_file.diagnostics
+    assert [(d.rule, d.message, d.loc) for d in from_file.diagnostics] == [
+        (d.rule, d.message, d.loc) for d in from_stdin.diagnostics
+    ]
+    assert {d.loc.file for d in from_stdin.diagnostics if d.loc} == {
+        os.path.join("chat-chart", "templates", "deployment.yaml")
+    }
+    # elsewhere, where the templates cannot be opened, stdin keeps helm's paths and rendered lines
+    monkeypatch.chdir(ROOT)
+    lines, sources = _rendered_lines()
+    elsewhere = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
+    assert [d.rule for d in elsewhere.diagnostics] == [d.rule for d in from_file.diagnostics]
+    for d in elsewhere.diagnostics:
+        assert d.loc is not None and d.loc.file == "chat-chart/templates/deployment.yaml"
+        assert lines[sources[d.loc.file] + d.loc.line - 1].strip() == "- --model"
 
 
 def test_diagnostics_point_at_the_template_file() -> None:
-    lines, sources = _rendered_lines()
     result = run_documents(load_inputs([RENDERED]), OFFLINE)
     kv103 = [d for d in result.diagnostics if d.rule == "KV103"]
     assert kv103, [d.rule for d in result.diagnostics]
@@ -108,11 +137,39 @@ def test_diagnostics_point_at_the_template_file() -> None:
     name = "chat-chart/templates/deployment.yaml"
     # a rendered file on disk: findings name the real template file next to it (it exists)
     assert loc is not None and loc.file == os.path.join(chart_parent, name) and os.path.isfile(loc.file)
-    # the rendered line, counted from the Source comment, holds the flag the finding is about
-    assert lines[sources[name] + loc.line - 1].strip() == "- --model"
+    # ... at the template's own line holding the flag the finding is about
+    assert _template_text(loc.file)[loc.line - 1].strip() == "- --model"
     # the same manifest loaded plainly (no Source comments) reports the same rules
     raw = run_documents(load_paths([os.path.join("fixtures", "examples", "chat-8b-l4.yaml")]), OFFLINE)
     assert sorted(d.rule for d in raw.diagnostics) == sorted(d.rule for d in result.diagnostics)
+
+
+KUBEAI = os.path.join("fixtures", "helm", "kubeai")
+KUBEAI_RENDERED = os.path.join(KUBEAI, "rendered", "models.yaml")
+KUBEAI_TEMPLATE = os.path.join(KUBEAI, "charts", "models", "templates", "models.yaml")
+
+
+def test_real_helm_output_in_a_repository_layout_maps_to_its_chart() -> None:
+    """KubeAI's model catalogue: real `helm template` output kept outside the chart (rendered/ beside
+    charts/). Every document maps to charts/models/templates/models.yaml, each value to its line."""
+    loaded = load_inputs([KUBEAI_RENDERED])
+    assert len(loaded.documents) == 47 and not loaded.findings
+    tpl = _template_text(KUBEAI_TEMPLATE)
+    for doc in loaded.documents:
+        assert doc.kind == "Model" and doc.path == KUBEAI_TEMPLATE
+        assert tpl[doc.loc.line - 1] == "apiVersion: kubeai.org/v1"
+        spec = doc.data["spec"]
+        assert tpl[doc.data["metadata"].locs["name"].line - 1] == "  name: {{ $name }}"
+        assert tpl[spec.locs["url"].line - 1] == "  url: {{ $model.url }}"
+        assert tpl[spec.locs["minReplicas"].line - 1].startswith("  minReplicas: {{ default 0")
+        if "args" in spec:  # every flag toYaml wrote points at the toYaml line under `args:`
+            assert {(loc.line, loc.column) for loc in spec["args"].locs} == {(27, 3)}
+            assert tpl[26] == "  {{- toYaml . | nindent 4 }}" and tpl[25] == "  args:"
+    result = run_documents(loaded, OFFLINE)
+    assert result.diagnostics
+    for d in result.diagnostics:
+        assert d.loc is not None and d.loc.file == KUBEAI_TEMPLATE
+        assert "{{" in tpl[d.loc.line - 1] or d.loc.line in (4, 5, 6, 12), (d.rule, d.loc)
 
 
 def test_locations_before_any_source_comment_are_kept(tmp_path: pytest.TempPathFactory) -> None:
@@ -244,14 +301,32 @@ def test_chart_that_helm_rejects_is_kv001(
     assert len(loaded.documents) == 1  # the other input is still linted
 
 
+def _helm_template(cwd: str, *args: str) -> str:
+    helm = shutil.which("helm")
+    assert helm is not None
+    proc = subprocess.run([helm, "template", *args], cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 @pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
 def test_real_helm_renders_the_recorded_output() -> None:
-    rendered = render_helm(CHART, release="chat")
-    recorded = load_inputs([RENDERED])
-    assert [d.data for d in rendered.documents] == [d.data for d in recorded.documents]
-    assert [os.path.relpath(d.path, os.path.dirname(CHART)) for d in rendered.documents] == [
-        d.path for d in recorded.documents
-    ]
+    """The recorded fixtures are helm's own output, byte for byte, and kvlint's rendering of the charts
+    gives the same documents at the same template locations as loading the recorded output."""
+    with open(RENDERED, encoding="utf-8") as fh:
+        assert _helm_template(ROOT, "chat", CHART) == fh.read()
+    with open(KUBEAI_RENDERED, encoding="utf-8") as fh:
+        assert _helm_template(KUBEAI, "./charts/models", "--set", "all.enabled=true") == fh.read()
+    for chart, recorded, kwargs in (
+        (CHART, RENDERED, {"release": "chat"}),
+        (os.path.join(KUBEAI, "charts", "models"), KUBEAI_RENDERED, {"set_values": ["all.enabled=true"]}),
+    ):
+        rendered = render_helm(chart, **kwargs)  # type: ignore[arg-type]
+        loaded = load_inputs([recorded])
+        assert [(d.path, d.loc, d.data) for d in rendered.documents] == [
+            (d.path, d.loc, d.data) for d in loaded.documents
+        ]
+        assert [d.data.locs for d in rendered.documents] == [d.data.locs for d in loaded.documents]
 
 
 @pytest.mark.skipif(
