@@ -546,6 +546,20 @@ KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
     "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", None),
     "amd-gpu-mi300x": ("amd.com/gpu", "amd-instinct-mi300x"),
 }
+#: KubeAI profiles that are not GPUs -> (resource name or None, catalogue id or None, the chart's default
+#: vLLM image for the profile's ``imageName``). Source: substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e
+#: charts/kubeai/values.yaml (``resourceProfiles.cpu.imageName: cpu``; ``modelServers.VLLM.images.cpu:
+#: substratusai/vllm:v0.6.3.post1-cpu``, ``google-tpu: substratusai/vllm:v0.6.4.post1-tpu``) and
+#: charts/kubeai/values-gke.yaml (``google-tpu-v5e-{1x1,2x2,2x4}``: ``imageName: google-tpu``,
+#: ``limits: google.com/tpu: 1``, nodeSelector ``cloud.google.com/gke-tpu-accelerator:
+#: tpu-v5-lite-podslice`` = TPU v5e). The image is the chart default, tag included, because the tag is where
+#: the platform is named (``-cpu``/``-tpu``); a Model's ``spec.image`` overrides it.
+KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
+    "cpu": (None, None, "substratusai/vllm:v0.6.3.post1-cpu"),
+    "google-tpu-v5e-1x1": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x2": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x4": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+}
 # KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
 # tag (and so the vLLM version) is unknown from the manifest.
 _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
@@ -677,7 +691,10 @@ def _kubeai_model(doc: Document) -> list[Workload]:
     engine_loc = loc_of(spec, "engine")
     image = spec.get("image")
     profile_name = str(spec.get("resourceProfile") or "").partition(":")[0]
+    non_gpu = KUBEAI_NON_GPU_PROFILES.get(profile_name)
     default_image = _KUBEAI_ROCM_IMAGE if profile_name.startswith("amd-") else _KUBEAI_VLLM_IMAGE
+    if non_gpu is not None:
+        default_image = non_gpu[2]
     container_items: list[tuple[str, Any, Loc | None]] = [
         ("name", "server", engine_loc),
         (
@@ -704,6 +721,8 @@ def _kubeai_model(doc: Document) -> list[Workload]:
         pname, _, count_s = profile.partition(":")
         count = int(count_s) if count_s.strip().isdigit() else 1
         resource, acc = KUBEAI_PROFILES.get(pname, (None, None))
+        if non_gpu is not None:
+            resource, acc = non_gpu[0], non_gpu[1]
         if resource is not None:
             limits = _ld(ploc, [(resource, count, ploc)])
             container_items.append(("resources", _ld(ploc, [("limits", limits, ploc)]), ploc))
@@ -713,6 +732,15 @@ def _kubeai_model(doc: Document) -> list[Workload]:
                 (
                     ACCELERATOR_SOURCE_ANNOTATION,
                     f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
+                    ploc,
+                )
+            )
+        elif non_gpu is not None:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} runs vLLM's CPU build on CPU nodes (chart image "
+                    f"{non_gpu[2]}); kvlint's memory model is for GPUs",
                     ploc,
                 )
             )
@@ -733,7 +761,7 @@ def _kubeai_model(doc: Document) -> list[Workload]:
                     ploc,
                 )
             )
-    if not image:
+    if not image and non_gpu is None:
         extra.append(
             (
                 IMAGE_SOURCE_ANNOTATION,

@@ -239,3 +239,35 @@ def test_kubeai_model_kv208_asks_for_engine_version_not_an_image_tag() -> None:
     assert kv208 and all("KubeAI installation" in d.message and "--engine-version" in d.fix for d in kv208)
     pinned = run_check([str(target)], Options(allow_hub=False, engine_version="0.11.0"))
     assert not [d for d in pinned.diagnostics if d.rule == "KV208"]
+
+
+def test_kubeai_cpu_and_tpu_profiles_are_not_gpu_pods() -> None:
+    """KubeAI's `cpu` and `google-tpu-v5e-*` profiles run vLLM's CPU/TPU builds (the chart's imageName):
+    no "requests no GPU" warning, and KV501 says why capacity rules do not apply. Real helm output of
+    KubeAI's catalogue chart (fixtures/helm/SOURCE.md)."""
+    res = run_check([str(FIX / "helm" / "kubeai" / "rendered" / "models.yaml")], Options(allow_hub=False))
+    by_name = {cr.workload.name: cr for cr in res.containers}
+    cpu = by_name["llama-3.1-8b-instruct-cpu"]
+    assert cpu.serving.image == "substratusai/vllm:v0.6.3.post1-cpu"
+    tpu = by_name["llama-3.1-8b-instruct-tpu"]
+    assert tpu.placement is not None and tpu.placement.accelerator is not None
+    assert tpu.placement.accelerator.id == "google-tpu-v5e"
+    assert (tpu.placement.gpus, tpu.placement.resource) == (4, "google.com/tpu")  # google-tpu-v5e-2x2:4
+    gpu = by_name["llama-3.1-8b-instruct-fp8-l4"]
+    assert gpu.serving.image == "vllm/vllm-openai"  # GPU profiles: the install picks the tag (KV208)
+
+    def rules(name: str) -> set[str]:
+        return {d.rule for d in res.diagnostics if d.object.endswith(f"/{name}")}
+
+    assert "KV501" in rules("llama-3.1-8b-instruct-cpu") and "KV208" in rules("llama-3.1-8b-instruct-fp8-l4")
+
+    for name in (
+        "llama-3.1-8b-instruct-cpu",
+        "opt-125m-cpu",
+        "e5-mistral-7b-instruct-cpu",
+        "gemma-2b-it-tpu",
+    ):
+        assert "KV405" not in rules(name), name
+    kv501 = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert any("CPU build of vllm" in d.message for d in kv501)
+    assert any("Google TPU v5e is not a CUDA/ROCm GPU" in d.message for d in kv501)

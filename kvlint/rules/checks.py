@@ -393,7 +393,17 @@ def _check_vllm(ctx: _Ctx) -> None:
     if cr.model is None:
         return
     p = cr.placement
-    if p is None or p.accelerator is None:
+    platform = _image_platform(s.image)
+    if (p is None or p.accelerator is None) and platform not in ("cuda", "rocm"):
+        ctx.add(
+            "KV501",
+            f"capacity rules skipped: image '{s.image}' is a {platform.upper()} build of {s.engine}, and "
+            "kvlint's memory model is for CUDA/ROCm GPUs",
+            s.command_loc,
+            fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
+            "GPU image and request a GPU",
+        )
+    elif p is None or p.accelerator is None:
         ctx.add(
             "KV501",
             "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
