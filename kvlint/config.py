@@ -171,8 +171,10 @@ def parse_config(text: str | bytes, path: str = ".kvlint.yaml") -> Config:
     from kvlint.load import load_text
 
     loaded = load_text(text, path)
-    if loaded.findings:
-        f = loaded.findings[0]
+    # repeated keys (the loader's KV004) are reported below with their dotted names
+    broken = [f for f in loaded.findings if f.rule != "KV004"]
+    if broken:
+        f = broken[0]
         where = f"{f.loc}" if f.loc else path
         raise ConfigError(f"{where}: invalid YAML: {f.message}")
     docs = loaded.documents

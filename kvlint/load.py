@@ -428,13 +428,22 @@ class _Doc:
     """One document built from parser events: ``value`` (or ``problem``), its 0-based start and, when
     asked for, the 0-based ``(start, end)`` of every scalar (for template attribution)."""
 
-    __slots__ = ("value", "problem", "start", "spans")
+    __slots__ = ("value", "problem", "start", "spans", "duplicates")
 
-    def __init__(self, value: Any, problem: _Problem | None, start: tuple[int, int], spans: list[Any] | None):
+    def __init__(
+        self,
+        value: Any,
+        problem: _Problem | None,
+        start: tuple[int, int],
+        spans: list[Any] | None,
+        duplicates: list[tuple[Any, Loc | None, Loc]] | None = None,
+    ):
         self.value = value
         self.problem = problem
         self.start = start
         self.spans = spans
+        #: ``(key, first key's Loc, repeated key's Loc)`` for each key repeated in a mapping (KV004)
+        self.duplicates = duplicates or []
 
 
 # Memo of scalar resolution: the typed value depends only on (tag, implicit, text), and the results are
@@ -539,6 +548,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
             root_set = False
             start: tuple[int, int] | None = None
             problem: _Problem | None = None
+            duplicates: list[tuple[Any, Loc | None, Loc]] = []
             while True:
                 ev = get_event()
                 cls = ev.__class__
@@ -643,7 +653,9 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             top[7] = []
                         top[7].append(value)
                         continue
-                    container[key] = value  # duplicate keys: the later one wins, as kubectl does
+                    if key in container:  # the later one wins, as kubectl apply does; reported as KV004
+                        duplicates.append((key, container.key_locs.get(key), top[3]))
+                    container[key] = value
                     container.locs[key] = vloc
                     container.key_locs[key] = top[3]
             if start is None:
@@ -654,7 +666,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                 continue  # an explicit null / empty document
             if spans is not None:
                 spans.sort()
-            yield _Doc(root, problem, start, spans)
+            yield _Doc(root, problem, start, spans, duplicates)
     finally:
         loader.dispose()
 
@@ -805,6 +817,18 @@ def _add_doc(
     loc = Loc(path, doc.start[0] + line_offset + 1, doc.start[1] + 1)
     result.documents.extend(_flatten(Document(path, counter[0], doc.value, loc)))
     counter[0] += 1
+    for key, first, again in doc.duplicates:
+        where = f" (first at line {first.line})" if first is not None else ""
+        result.findings.append(
+            Finding(
+                "KV004",
+                f"duplicate key '{key}' in this mapping{where}: kubectl apply keeps only this last value and "
+                'silently drops the first, while kustomize, Helm and Argo CD reject the file ("mapping key '
+                'already defined"); kvlint, like kubectl, used the last value',
+                again,
+                fix=f"keep one '{key}' key (merge the two values if both were meant)",
+            )
+        )
 
 
 def _segments(text: str) -> Iterator[tuple[int, str]]:

@@ -111,7 +111,25 @@ def test_merge_keys_and_duplicate_keys():
     d = r.documents[0].data
     assert d["m"] == {"x": 1, "y": 3}
     assert d["dup"] == 2 and d.locs["dup"] == Loc("m.yaml", 6, 6)
-    assert r.findings == []
+    # a key a merge overrides is not a duplicate; a repeated key is KV004 at its second occurrence
+    assert [(f.rule, f.loc) for f in r.findings] == [("KV004", Loc("m.yaml", 6, 1))]
+    assert "duplicate key 'dup'" in r.findings[0].message and "first at line 5" in r.findings[0].message
+
+
+def test_duplicate_keys_in_every_document_and_flow_mappings():
+    text = (
+        "a: 1\nb: {c: 1, c: 2}\n---\nkind: X\nlist:\n  - name: n\n    args: [x]\n    args: [y]\n"
+        "other:\n  name: n\n"
+    )
+    r = load_text(text, "d.yaml")
+    assert [d.data for d in r.documents][1]["list"][0]["args"] == ["y"]  # the last value, as kubectl
+    got = [(f.rule, f.loc, f.message.split(" (")[0]) for f in r.findings]
+    assert got == [
+        ("KV004", Loc("d.yaml", 2, 11), "duplicate key 'c' in this mapping"),
+        ("KV004", Loc("d.yaml", 8, 5), "duplicate key 'args' in this mapping"),
+    ]
+    # the same key in different mappings is fine
+    assert load_text("a: {name: x}\nb: {name: y}\n", "ok.yaml").findings == []
 
 
 # ------------------------------------------------------------------------------------------------ documents
