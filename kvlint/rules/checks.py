@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Diagnostic, Finding, MemoryPlan, Severity, Workload
-from kvlint.values import parse_cc
+from kvlint.values import as_float, parse_cc
 
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
@@ -71,6 +71,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
         "KV403",
         "KV404",
         "KV405",
+        "KV406",
         "KV407",
         "KV501",
         "KV502",
@@ -392,6 +393,7 @@ def _check_vllm(ctx: _Ctx) -> None:
     _check_shm(ctx, tp, pp, dp)
     _check_flags_static(ctx)
     _check_max_len_static(ctx)
+    _check_host_memory(ctx, tp, pp, dp)
     if cr.model is None:
         return
     p = cr.placement
@@ -625,6 +627,116 @@ def _check_shm(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
         "memory-backed volume is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
         loc,
         fix="add volume {name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}} and mount it at /dev/shm",
+    )
+
+
+def _memory_limit(container: LDict) -> tuple[int, Loc | None] | None:
+    """``(bytes, position)`` of the container's ``resources.limits.memory``; None when unset or unreadable."""
+    from kvlint.accelerators.quantity import parse_quantity
+
+    res = container.get("resources")
+    limits = res.get("limits") if isinstance(res, dict) else None
+    if not isinstance(limits, dict) or limits.get("memory") is None:
+        return None
+    try:
+        value = parse_quantity(limits["memory"])
+    except (ValueError, TypeError):
+        return None
+    return (value, loc_of(limits, "memory")) if value > 0 else None
+
+
+def _model_weight_bytes(cr: ContainerResult) -> int | None:
+    """Whole-model weight bytes from :func:`kvlint.models.weights.weight_bytes` at the planned dtype (the
+    checkpoint size when known, else kvlint's estimate from config.json); None without a model."""
+    if cr.model is None:
+        return None
+    from kvlint.models.weights import weight_bytes
+
+    dbytes = 4 if cr.plan is not None and cr.plan.dtype in ("float32", "float") else 2
+    try:
+        quant = cr.serving.get("quantization")
+        return int(weight_bytes(cr.model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)[0])
+    except Exception:  # an estimate only; never let it break the check
+        return None
+
+
+def _check_host_memory(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
+    """KV406: the container memory limit against the host memory vLLM pins (never reclaimable).
+
+    Pinned host memory per pod, each term from vLLM's source:
+
+    * ``--cpu-offload-gb`` GiB **per GPU** of weights copied to pinned CPU memory, stopping when the
+      weights run out (``vllm@0.33.0:vllm/config/offload.py::UVAOffloadConfig.cpu_offload_gb``;
+      ``vllm/model_executor/offloader/uva.py``: offloads until ``cpu_offload_max_bytes``, ``pin_memory``).
+    * V0 only: ``--swap-space`` GiB per GPU (default 4) of CPU KV blocks, allocated pinned
+      (``vllm@0.10.2:vllm/worker/worker.py`` ``num_cpu_blocks = swap_space_bytes // cache_block_size``;
+      ``vllm/worker/cache_engine.py`` ``pin_memory``). V1 allocates none (``vllm/v1/engine/core.py``
+      ``num_cpu_blocks = 0``).
+    * ``--kv-offloading-size`` GiB, the total across TP ranks, with the ``native`` backend
+      (``vllm@0.33.0:vllm/config/vllm.py::VllmConfig._post_init_kv_transfer_config``:
+      ``cpu_bytes_to_use``); ``lmcache`` keeps it in its own server. Counted once per engine (data-parallel
+      rank) in the pod; a split across pipeline stages is not modelled.
+
+    GPUs in the pod: the GPU limit when set, else TP x PP x local DP. Optionally (parameter
+    ``min_weights_fraction``, default 0 = off) the limit must also hold that fraction of the weight bytes
+    the pod loads: page cache is reclaimable, so this is a heuristic and off by default.
+    """
+    cr = ctx.cr
+    s = cr.serving
+    if s.engine != "vllm":
+        return
+    found = _memory_limit(cr.container)
+    if found is None:
+        return
+    limit, limit_loc = found
+    dp_local = max(1, _int(s.get("data_parallel_size_local", dp), dp))
+    p = cr.placement
+    gpus = p.gpus if p is not None and p.gpus else tp * pp * dp_local
+    parts: list[tuple[str, int]] = []
+    plan = cr.plan
+    offload = as_float(s.get("cpu_offload_gb")) or 0.0
+    if offload > 0:
+        per_gpu = int(offload * GiB)
+        total = _model_weight_bytes(cr)
+        if total:  # offloading stops when the GPU's share of the weights runs out
+            per_gpu = min(per_gpu, total // max(1, tp * pp))
+        parts.append((f"--cpu-offload-gb {offload:g} x {gpus} GPU(s)", per_gpu * gpus))
+    if plan is not None and plan.era == "v0":
+        swap = as_float(s.get("swap_space"))
+        swap = 4.0 if swap is None else swap
+        if swap > 0:
+            parts.append((f"--swap-space {swap:g} x {gpus} GPU(s) (V0 engine)", int(swap * GiB) * gpus))
+    kv_off = as_float(s.get("kv_offloading_size")) or 0.0
+    if kv_off > 0 and str(s.get("kv_offloading_backend") or "native").lower() == "native":
+        parts.append(
+            (
+                f"--kv-offloading-size {kv_off:g}" + (f" x {dp_local} DP ranks" if dp_local > 1 else ""),
+                int(kv_off * GiB) * dp_local,
+            )
+        )
+    pinned = sum(b for _, b in parts)
+    fraction = float(_param(ctx, "KV406", "min_weights_fraction", 0.0) or 0.0)
+    weights = 0
+    if fraction > 0 and plan is not None:
+        offloaded = sum(b for n, b in parts if n.startswith("--cpu-offload-gb"))
+        weights = int(fraction * (plan.weights_bytes * gpus + offloaded))
+    need = pinned + weights
+    if need <= limit:
+        return
+    detail = " + ".join(f"{name} = {gib(b)}" for name, b in parts)
+    if weights:
+        detail += (
+            " + " if detail else ""
+        ) + f"min_weights_fraction {fraction:g} x the weights it loads = {gib(weights)}"
+    what = "host memory vLLM pins" if not weights else "host memory this pod needs"
+    lower = "/".join(n.split()[0] for n, _ in parts)
+    ctx.add(
+        "KV406",
+        f"container memory limit {gib(limit)} is below the {gib(need)} of {what} ({detail}); pinned memory "
+        "cannot be reclaimed, so the container is OOMKilled (exit code 137) while the engine starts",
+        limit_loc or s.command_loc,
+        fix=f"raise resources.limits.memory to at least {math.ceil(need / GiB)}Gi plus the engine process itself"
+        + (f", or lower {lower}" if lower else ""),
     )
 
 
