@@ -39,11 +39,9 @@ still deduplicated and bad YAML still reported as KV001.
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import shutil
 import subprocess
-import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
@@ -138,15 +136,7 @@ def load_inputs(
             "kvlint check -"
         )
     plain = [p for p in paths if p not in charts and p not in kustomizations]
-    stdin_bytes: bytes | None = None
-    if "-" in plain:
-        stdin_bytes = _read_stdin(stdin if stdin is not None else sys.stdin, max_file_bytes)
-    result = load_paths(
-        plain,
-        stdin=io.BytesIO(stdin_bytes) if stdin_bytes is not None else None,
-        max_file_bytes=max_file_bytes,
-        exclude=exclude,
-    )
+    result = load_paths(plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
     _map_loaded_sources(result)
     for chart in charts:
         _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
@@ -394,17 +384,6 @@ def _release_name(chart: str) -> str:
     base = os.path.basename(os.path.normpath(os.path.abspath(chart))).lower()
     cleaned = "".join(c if c.isalnum() or c == "-" else "-" for c in base).strip("-")
     return (cleaned or "release")[:53]
-
-
-def _read_stdin(stream: TextIO | BinaryIO, limit: int) -> bytes:
-    src: Any = getattr(stream, "buffer", stream)
-    try:
-        data = src.read(limit + 1)
-    except (OSError, ValueError):
-        return b""
-    if data is None:
-        return b""
-    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
 def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
