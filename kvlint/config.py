@@ -132,8 +132,11 @@ def find_config(paths: list[str] | tuple[str, ...], cwd: str | None = None) -> s
     for d in (here, *here.parents):
         for name in CONFIG_NAMES:
             candidate = d / name
-            if candidate.is_file():
-                return str(candidate)
+            try:
+                if candidate.is_file():
+                    return str(candidate)
+            except OSError:  # an unreadable directory: look further up (the loader reports it)
+                continue
     return None
 
 

@@ -170,13 +170,24 @@ def _load_paths(
             result.files += 1
             _merge(result, _load_stream(stdin if stdin is not None else sys.stdin, max_file_bytes))
             continue
-        for f in _expand(p, exclude):
+        unreadable: list[OSError] = []
+        for f in _expand(p, exclude, unreadable):
             key = os.path.realpath(f)
             if key in seen:
                 continue
             seen.add(key)
             result.files += 1
             _merge(result, _load_file(f, max_file_bytes))
+        for e in unreadable:
+            where = str(e.filename or p)
+            result.findings.append(
+                Finding(
+                    "KV001",
+                    f"cannot read directory: {e.strerror or e}; the manifests in it were not linted",
+                    Loc(where, 1, 1),
+                    fix="give the user running kvlint read and execute permission on the directory, or leave it out",
+                )
+            )
     return result
 
 
@@ -267,15 +278,18 @@ def template_actions(text: str) -> list[tuple[int, int, str]]:
 # files
 
 
-def _expand(path: str, exclude: Sequence[str]) -> Iterator[str]:
-    """Files named by one argument: the file itself, or a sorted recursive walk of a directory."""
+def _expand(path: str, exclude: Sequence[str], errors: list[OSError] | None = None) -> Iterator[str]:
+    """Files named by one argument: the file itself, or a sorted recursive walk of a directory.
+
+    Directories that cannot be listed (permissions) are appended to ``errors`` instead of being skipped
+    silently."""
     if _excluded(path, exclude):
         return
     if not os.path.isdir(path):
         yield path
         return
     found: list[str] = []
-    for root, dirs, files in os.walk(path):
+    for root, dirs, files in os.walk(path, onerror=errors.append if errors is not None else None):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         for name in files:
             if name.startswith(".") or not name.lower().endswith(MANIFEST_EXTENSIONS):
@@ -345,6 +359,18 @@ def _load_stream(stream: TextIO | BinaryIO | io.IOBase, limit: int) -> LoadResul
     size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
     if size > limit:
         return LoadResult(findings=[_too_big("-", size, limit)])
+    if not data.strip():
+        # `helm template ... | kvlint check -` passes an empty stream when the command before the pipe fails
+        return LoadResult(
+            findings=[
+                Finding(
+                    "KV001",
+                    "standard input is empty: there is nothing to lint",
+                    Loc("-", 1, 1),
+                    fix="check the command that feeds kvlint (it may have failed; use `set -o pipefail` in CI)",
+                )
+            ]
+        )
     return load_text(data, "-")
 
 

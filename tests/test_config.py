@@ -221,3 +221,22 @@ def test_duplicate_keys_name_both_lines() -> None:
     ]
     # same key names in different mappings are not duplicates
     parse_config("rules:\n  KV104: {severity: error}\n  KV105: {severity: error}\n")
+
+
+def test_find_config_walks_past_an_unreadable_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking for .kvlint.yaml inside a directory without read permission raised PermissionError (a
+    traceback); the search now goes on upwards. Root can read anything, so is_file raises for that path."""
+    (tmp_path / ".kvlint.yaml").write_text("ignore: [KV208]\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_is_file = Path.is_file
+
+    def is_file(self: Path) -> bool:
+        if self.parent == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_is_file(self)
+
+    monkeypatch.setattr(Path, "is_file", is_file)
+    assert find_config([str(locked)]) == str(tmp_path / ".kvlint.yaml")

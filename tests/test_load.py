@@ -404,3 +404,31 @@ def test_named_pipe_is_skipped_not_opened(tmp_path):
     assert [f.rule for f in res.findings] == ["KV001"]
     assert "not a regular file" in res.findings[0].message
     assert len(res.documents) == 1
+
+
+def test_unreadable_directory_is_kv001_not_skipped(tmp_path, monkeypatch):
+    """A directory the walk cannot list (EACCES) is reported; the readable files beside it are still read.
+    Root reads any directory, so the permission error is raised by os.scandir for that one path."""
+    good = tmp_path / "a.yaml"
+    good.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "b.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", str(locked))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    r = load_paths([str(tmp_path)])
+    assert [d.name for d in r.documents] == ["a"]
+    assert [(f.rule, f.loc) for f in r.findings] == [("KV001", Loc(str(locked), 1, 1))]
+    assert "cannot read directory: Permission denied" in r.findings[0].message
+
+
+def test_empty_stdin_is_reported():
+    r = load_paths(["-"], stdin=io.BytesIO(b"  \n"))
+    assert [(f.rule, f.loc) for f in r.findings] == [("KV001", Loc("-", 1, 1))]
+    assert "standard input is empty" in r.findings[0].message and "pipefail" in r.findings[0].fix
