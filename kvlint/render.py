@@ -16,15 +16,15 @@ Helm options) that understands three more kinds of input:
 * **``# Source: PATH`` comments** (what ``helm template`` writes before each document), in any input:
   a file, standard input (``helm template ... | kvlint check -``) or the output kvlint rendered itself.
   Every location of a document that follows such a comment is rewritten to name that template file
-  whenever the file can be found: for a chart kvlint rendered itself, below the chart's parent
-  directory; for a rendered file on disk, below its directory or a parent of it, or the ``charts/``
-  directory of one of those (the usual repository layout); for stdin, below the cwd or ``./charts``
-  (otherwise stdin keeps the paths as helm printed them, relative to the chart's parent). The line is
-  the **template's own line**, found by aligning the rendered document with the template text
-  (:mod:`kvlint.template_lines`): a literal line maps to itself, a value written by an action
-  (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line. When the template
-  cannot be read, the line is the line *within the rendered document* (the first line after the
-  comment is line 1) and the column the rendered column.
+  whenever the file can be found and matches the rendered document (a file of the same name from another
+  chart is not taken): for a chart kvlint rendered itself, in the chart; for a rendered file on disk,
+  below its directory or a parent of it, or the ``charts/`` directory of one of those (the usual
+  repository layout), or the cwd; for stdin, below the cwd, its ``charts/`` or its parent (piping from
+  inside the chart). The line is the **template's own line**, found by aligning the rendered document
+  with the template text (:mod:`kvlint.template_lines`): a literal line maps to itself, a value written
+  by an action (``{{- toYaml .Values.args | nindent 4 }}``, ``include``) to that action's line. When no
+  matching template is found, locations stay where they are (the rendered file, or ``-`` and the line
+  of the piped stream): true positions rather than a template name with a line that is not its own.
 
 Raw **Helm values files** are recognised and reported instead of being silently ignored: a document
 with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLLM production-stack
@@ -442,7 +442,12 @@ def _walk_locs(node: Any, remap: Any, seen: set[int]) -> None:
 
 def _map_loaded_sources(result: LoadResult) -> None:
     """Rewrite the locations of every loaded file (and stdin) that has ``# Source:`` comments; the loader
-    kept those texts (``LoadResult.source_texts``), so nothing is read twice."""
+    kept those texts (``LoadResult.source_texts``), so nothing is read twice.
+
+    Only when the templates the comments name are found (:func:`_template_root`) and match the rendered
+    documents: otherwise a committed rendered file, or piped output, keeps its own file and line, which
+    are true positions, rather than a template path with a line that is not that file's.
+    """
     loaded = {doc.path for doc in result.documents}
     for path, text in list(result.source_texts.items()):
         if path not in loaded:
@@ -450,48 +455,85 @@ def _map_loaded_sources(result: LoadResult) -> None:
         sources = find_sources(text)
         if not sources:
             continue
-        root = _template_root(path, sources)
-        if path == "-":
-            # piped `helm template` output: name the templates when they are under the cwd (or its
-            # charts/ directory), else keep the paths as helm printed them (relative to the chart's parent)
-            map_sources(result, path, sources, root=root or "", text=text)
-        elif root is not None:
-            # A rendered manifest committed to a repository is itself the file to annotate; map its
-            # findings to the templates only when those templates are there to open.
+        root = _template_root(path, sources, text)
+        if root is not None:
             map_sources(result, path, sources, root=root, text=text)
 
 
 #: Where a chart is looked for, below each candidate directory: the directory itself, and ``charts/``
 #: (the usual home of a repository's charts, e.g. KubeAI's ``charts/models`` beside ``manifests/``).
 _CHART_HOMES = ("", "charts")
+#: How many distinct templates are checked against the rendered text before a directory is accepted.
+_TEMPLATES_CHECKED = 3
 
 
-def _template_root(path: str, sources: Sequence[tuple[int, str]]) -> str | None:
-    """The directory in which the ``# Source:`` template paths of ``path`` exist, as a path usable in
-    diagnostics; None if there is none.
+def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> str | None:
+    """The directory below which the ``# Source:`` template paths of ``path`` are found and match the
+    rendered text, as a path usable in diagnostics (``""`` for the cwd); None if there is none.
 
-    Looked for, in order: the cwd; then, for a file, its directory and each parent (for stdin, only the
-    cwd); at each place the directory itself and its ``charts/`` subdirectory (:data:`_CHART_HOMES`).
+    Places looked at, nearest first: for a file, its directory and each parent, then the cwd; for stdin
+    (``-``), the cwd and its parent (``helm template x . | kvlint check -`` run inside the chart prints
+    paths that start with the chart's own directory name). At each place, the directory itself and its
+    ``charts/`` subdirectory (:data:`_CHART_HOMES`). A place is accepted only when the templates found
+    there match the rendered documents (:func:`_template_matches`): a file of the same name that belongs
+    to another chart is not taken.
     """
-    names = [s[1] for s in sources]
-    candidates = [""]
-    if path != "-":
+    places: list[str] = []
+    if path == "-":
+        places += ["", os.path.dirname(os.getcwd())]
+    else:
         d = os.path.dirname(os.path.abspath(path))
         while True:
-            candidates.append(d)
+            places.append(d)
             parent = os.path.dirname(d)
             if parent == d:
                 break
             d = parent
-    for place in candidates:
+        places.append("")
+    rendered = text.split("\n")
+    ends = [line for line, _ in sources[1:]] + [len(rendered) + 1]
+    seen: set[str] = set()
+    for place in places:
         for home in _CHART_HOMES:
             base = os.path.join(place, home) if (place or home) else ""
-            if any(os.path.isfile(os.path.join(base, n)) for n in names):
+            key = os.path.abspath(base or ".")
+            if key in seen:
+                continue
+            seen.add(key)
+            checked: set[str] = set()
+            ok = True
+            for (line, name), end in zip(sources, ends, strict=True):
+                if name in checked or len(checked) >= _TEMPLATES_CHECKED:
+                    continue
+                full = os.path.join(base, name)
+                if not os.path.isfile(full):
+                    continue
+                checked.add(name)
+                if not _template_matches(full, rendered[line : end - 1]):
+                    ok = False
+                    break
+            if ok and checked:
                 if not base:
                     return ""
                 rel = os.path.relpath(base)
                 return "" if rel == "." else rel
     return None
+
+
+def _template_matches(template_path: str, rendered: Sequence[str]) -> bool:
+    """True when the template at ``template_path`` plausibly wrote ``rendered`` (one document's lines):
+    aligned literally (:func:`kvlint.template_lines.align`), at least three rendered lines (or all, when
+    fewer) match template lines, including the ``kind:`` line when there is one."""
+    tpl = _read_template(template_path)
+    if not tpl:
+        return False
+    table = align(rendered, tpl)
+    texts = [r for r in rendered if r.strip()]
+    matched = [rendered[i] for i, e in enumerate(table) if e is not None and e[1] is None]
+    if len(matched) < min(3, len(texts)):
+        return False
+    kind_lines = [r for r in texts if r.startswith("kind:")]
+    return not kind_lines or any(m.startswith("kind:") for m in matched)
 
 
 #: Largest template file (bytes) kvlint reads to map rendered lines to template lines.

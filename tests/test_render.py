@@ -118,14 +118,23 @@ def test_stdin_maps_like_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert {d.loc.file for d in from_stdin.diagnostics if d.loc} == {
         os.path.join("chat-chart", "templates", "deployment.yaml")
     }
-    # elsewhere, where the templates cannot be opened, stdin keeps helm's paths and rendered lines
+    # inside the chart (`helm template x . | kvlint check -`): the paths start with the chart's own name
+    monkeypatch.chdir(os.path.join(HELM, "chat-chart"))
+    inside = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
+    assert [(d.rule, d.loc.line if d.loc else 0) for d in inside.diagnostics] == [
+        (d.rule, d.loc.line if d.loc else 0) for d in from_file.diagnostics
+    ]
+    assert {d.loc.file for d in inside.diagnostics if d.loc} == {
+        os.path.join("..", "chat-chart", "templates", "deployment.yaml")
+    }
+    # elsewhere, where the templates cannot be found, stdin keeps its own true positions
     monkeypatch.chdir(ROOT)
-    lines, sources = _rendered_lines()
+    lines, _ = _rendered_lines()
     elsewhere = run_documents(load_inputs(["-"], stdin=io.BytesIO(data)), OFFLINE)
     assert [d.rule for d in elsewhere.diagnostics] == [d.rule for d in from_file.diagnostics]
     for d in elsewhere.diagnostics:
-        assert d.loc is not None and d.loc.file == "chat-chart/templates/deployment.yaml"
-        assert lines[sources[d.loc.file] + d.loc.line - 1].strip() == "- --model"
+        assert d.loc is not None and d.loc.file == "-"
+        assert lines[d.loc.line - 1].strip() == "- --model"
 
 
 def test_diagnostics_point_at_the_template_file() -> None:
@@ -180,14 +189,19 @@ def test_locations_before_any_source_comment_are_kept(tmp_path: pytest.TempPathF
     # the template does not exist: a rendered manifest committed as is keeps its own locations
     docs = load_inputs([p]).documents
     assert [(d.path, d.loc.line) for d in docs] == [(p, 1), (p, 7)]
-    # with the template beside it, locations after the Source comment name it (before the comment: kept)
+    # a file of that name that is not the template of this document (another chart's) is not taken
     os.makedirs(os.path.join(str(tmp_path), "c", "templates"))
-    with open(os.path.join(str(tmp_path), "c", "templates", "b.yaml"), "w", encoding="utf-8") as fh:
-        fh.write("# template\n")
+    template = os.path.join(str(tmp_path), "c", "templates", "b.yaml")
+    with open(template, "w", encoding="utf-8") as fh:
+        fh.write("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n")
+    assert [(d.path, d.loc.line) for d in load_inputs([p]).documents] == [(p, 1), (p, 7)]
+    # with the real template beside it, locations after the Source comment name it (before: kept)
+    with open(template, "w", encoding="utf-8") as fh:
+        fh.write("# a template\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n")
     tpl = os.path.join(os.path.relpath(str(tmp_path)), "c", "templates", "b.yaml")
     docs = load_inputs([p]).documents
-    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), (tpl, 1)]
-    assert docs[1].data["metadata"].locs["name"] == Loc(tpl, 4, 9)
+    assert [(d.path, d.loc.line) for d in docs] == [(p, 1), (tpl, 2)]
+    assert docs[1].data["metadata"].locs["name"] == Loc(tpl, 5, 9)
 
 
 @pytest.mark.parametrize("name", sorted(f for f in os.listdir(VALUES_DIR) if f.endswith(".yaml")))
