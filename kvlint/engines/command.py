@@ -87,18 +87,20 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
     """Position in the file of character (``line``, ``column``) (0-based) of the YAML scalar ``text``
     starting at ``scalar_loc``.
 
-    Block scalars (``|``/``>``): line k is the file line after the indicator + k, at the block's
-    indentation. Single-line plain/quoted scalars: same line, shifted by the column (and the quote).
-    Anything else (multi-line flow scalars, unreadable file) falls back to ``scalar_loc``.
+    Literal block scalars (``|``): line k is the file line after the indicator + k, at the block's
+    indentation. Every other style (plain, single- or double-quoted, folded ``>``), on one line or
+    folded over several, goes through :func:`_flow_positions`, which follows the folding and escapes
+    back to the source. Falls back to ``scalar_loc`` when the file cannot be read or the text is not
+    found in it (a value changed by ``$(VAR)`` expansion).
     """
     if scalar_loc is None:
         return None
     lines = _file_lines(scalar_loc.file) if scalar_loc.file not in ("", "-") else None
     if not lines or scalar_loc.line - 1 >= len(lines):
-        return scalar_loc if line == 0 else scalar_loc
+        return scalar_loc
     src = lines[scalar_loc.line - 1]
     ch = src[scalar_loc.column - 1 : scalar_loc.column] if scalar_loc.column - 1 < len(src) else ""
-    if ch in ("|", ">"):
+    if ch == "|":
         first = scalar_loc.line  # 0-based index of the next line
         while first < len(lines) and not lines[first].strip():
             first += 1
@@ -106,12 +108,61 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
             return scalar_loc
         indent = len(lines[first]) - len(lines[first].lstrip(" "))
         return Loc(scalar_loc.file, first + 1 + line, indent + column + 1)
-    if "\n" in text.rstrip("\n"):
+    parts = text.split("\n")
+    offset = sum(len(p) + 1 for p in parts[:line]) + column
+    key = (scalar_loc.file, scalar_loc.line, scalar_loc.column, text)
+    positions = _POSITIONS.get(key)
+    if positions is None and key not in _POSITIONS:
+        if len(_POSITIONS) > 512:
+            _POSITIONS.clear()
+        positions = _POSITIONS[key] = _flow_positions(lines, scalar_loc, ch, text)
+    if positions is None or offset >= len(positions):
         return scalar_loc
-    if line == 0:
-        shift = 1 if ch in ("'", '"') else 0
-        return Loc(scalar_loc.file, scalar_loc.line, scalar_loc.column + shift + column)
-    return scalar_loc
+    pl, pc = positions[offset]
+    return Loc(scalar_loc.file, pl, pc)
+
+
+_POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
+
+
+def _flow_positions(
+    lines: Sequence[str], scalar_loc: Loc, style: str, text: str
+) -> list[tuple[int, int]] | None:
+    """1-based file ``(line, column)`` of every character of the value ``text`` of a plain, quoted or
+    folded scalar that starts at ``scalar_loc`` (``style`` is the character there).
+
+    YAML folding turns a line break and the next line's indentation into one space (or keeps a newline
+    for an empty line) and double quotes add escapes, so the value's characters are matched in order to
+    the source: each non-blank character to its next occurrence in the source (escape backslashes and
+    indentation are skipped over), each blank to the position reached. None when a character is not
+    found within the lines the scalar can span (the value is not the source text).
+    """
+    li, ci = scalar_loc.line - 1, scalar_loc.column - 1
+    if style in ("'", '"'):
+        ci += 1
+    elif style == ">":  # folded block: the content starts on the next non-blank line, at its indentation
+        li += 1
+        while li < len(lines) and not lines[li].strip():
+            li += 1
+        if li >= len(lines):
+            return None
+        ci = len(lines[li]) - len(lines[li].lstrip(" "))
+    last = min(len(lines), li + len(text) + 2)
+    out: list[tuple[int, int]] = []
+    for c in text:
+        if c in " \t\n\r":
+            out.append((li + 1, ci + 1))
+            continue
+        while True:
+            if li >= last:
+                return None
+            j = lines[li].find(c, ci)
+            if j >= 0:
+                break
+            li, ci = li + 1, 0
+        out.append((li + 1, j + 1))
+        ci = j + 1
+    return out
 
 
 def _offset_loc(scalar_loc: Loc | None, script: str, offset: int) -> Loc | None:
