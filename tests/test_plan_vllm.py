@@ -273,3 +273,45 @@ def test_plan_error_without_kv_layers():
         plan_vllm(VllmSettings(), m, H100_TOTAL)
     with pytest.raises(PlanError):
         plan_vllm(VllmSettings(), LLAMA8, 0)
+
+
+def test_explicit_max_num_seqs_is_not_lowered_to_the_default_batch_tokens() -> None:
+    """vLLM lowers only its *default* max_num_seqs to max_num_batched_tokens (EngineArgs: `if
+    orig_max_num_seqs is None`); an explicit larger value stays and SchedulerConfig rejects it (KV204)."""
+    from kvlint.load import load_text
+    from kvlint.pipeline import Options, run_documents
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+        '    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", '
+        '"--max-num-seqs", "4096"]\n'
+    )
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.plan is not None and cr.plan.max_num_seqs == 4096 and cr.plan.max_num_batched_tokens == 2048
+    assert not any("max_num_seqs=256" in a for a in cr.plan.assumptions)
+    rules = [d.rule for d in res.diagnostics]
+    assert "KV204" in rules
+    kv204 = next(d for d in res.diagnostics if d.rule == "KV204")
+    assert "2048, the vLLM default here" in kv204.message and "4096" in kv204.message
+    # vLLM stops at config validation: no capacity findings about a configuration that never runs
+    assert not {"KV101", "KV102", "KV103", "KV104", "KV105"} & set(rules)
+
+
+def test_invalid_capacity_flag_gives_no_capacity_findings_for_a_length_nobody_asked_for() -> None:
+    from kvlint.load import load_text
+    from kvlint.pipeline import Options, run_documents
+
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n    resources: {limits: {nvidia.com/gpu: 1}}\n"
+        '    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "1e9"]\n'
+    )
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    rules = [d.rule for d in res.diagnostics]
+    assert "KV206" in rules
+    assert not {"KV101", "KV102", "KV103", "KV104", "KV105"} & set(rules), rules
+    assert all(d.fix for d in res.diagnostics if d.rule == "KV206")

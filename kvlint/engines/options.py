@@ -133,7 +133,7 @@ class Collector:
                 rule="KV206",
                 message=f"invalid value {raw!r} for {option}: {why}",
                 loc=loc,
-                fix=fix,
+                fix=fix or f"give {option} a value the engine accepts ({why})",
                 severity="error",
             )
         )

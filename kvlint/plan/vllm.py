@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -558,10 +559,16 @@ def plan_vllm_detailed(
         if era == "v1" and not chunked:
             mbt = min(seqs * max_len, max(max_len, d_mbt))
             why += f"; chunked prefill off -> max_num_batched_tokens={mbt} (EngineArgs post-processing)"
+        if settings.max_num_seqs is not None:  # the note is about the default; max_num_seqs is the user's
+            why = re.sub(r", max_num_seqs=\d+", "", why, count=1)
         notes.append(why)
     elif settings.max_num_seqs is None:
         notes.append(f"max_num_seqs={d_seqs}: {why.split(': ', 1)[-1]}")
-    seqs = min(seqs, mbt)
+    if settings.max_num_seqs is None:
+        # Only the default max_num_seqs is lowered to max_num_batched_tokens (EngineArgs: `if
+        # orig_max_num_seqs is None: max_num_seqs = min(max_num_seqs, max_num_batched_tokens)`, 0.10.2-0.33.0);
+        # a larger explicit value is rejected by SchedulerConfig._verify_args (KV204).
+        seqs = min(seqs, mbt)
 
     # block size, layers per stage (§1.4, §1.10)
     layers = list(model.layers)

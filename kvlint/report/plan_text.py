@@ -157,13 +157,16 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     )
     lines.extend(capacity_log_lines(plan))
     lines.append(
-        f"band: KV {_gib(plan.kv_cache_bytes_low)}-{_gib(plan.kv_cache_bytes_high)} GiB, blocks "
-        f"{plan.num_blocks_low:,}-{plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f}-"
+        f"band: KV {_gib(plan.kv_cache_bytes_low)} to {_gib(plan.kv_cache_bytes_high)} GiB, blocks "
+        f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f} to "
         f"{plan.max_concurrency_high:.2f}x"
     )
+    src = plan.max_model_len_source
+    if plan.derived_max_model_len is not None and plan.derived_max_model_len != plan.max_model_len:
+        src += f"; derived {plan.derived_max_model_len:,}"
     lines.append(
-        f"max_model_len {plan.max_model_len:,} ({plan.max_model_len_source}; derived {plan.derived_max_model_len}),"
-        f" max_num_seqs {plan.max_num_seqs}, max_num_batched_tokens {plan.max_num_batched_tokens:,}"
+        f"max_model_len {plan.max_model_len:,} ({src}),"
+        f" max_num_seqs {plan.max_num_seqs:,}, max_num_batched_tokens {plan.max_num_batched_tokens:,}"
     )
     lines.append(f"weights: {plan.weights_source}")
     if plan.assumptions:

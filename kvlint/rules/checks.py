@@ -415,9 +415,18 @@ def _check_vllm(ctx: _Ctx) -> None:
             fix="add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
             "kvlint.io/accelerator annotation, or run with --accelerator ID (kvlint accelerators lists ids)",
         )
-    if parallel_ok:
+    if parallel_ok and not _rejected_before_loading(ctx):
         _check_capacity(ctx)
     _check_probes(ctx, tp, pp)
+
+
+#: Findings after which vLLM stops before it loads anything (argument parsing or config validation):
+#: capacity findings would describe a configuration that never runs, so they are not reported.
+_REJECTED_BEFORE_LOADING = frozenset({"KV107", "KV203", "KV204", "KV206"})
+
+
+def _rejected_before_loading(ctx: _Ctx) -> bool:
+    return any(d.rule in _REJECTED_BEFORE_LOADING and d.severity == "error" for d in ctx.out)
 
 
 def _valid_tp_values(heads: int, limit: int) -> list[int]:
@@ -801,13 +810,17 @@ def _check_flags_static(ctx: _Ctx) -> None:
             s.loc("max_num_batched_tokens"),
             fix=f"raise --max-num-batched-tokens to at least {mml}, or enable chunked prefill",
         )
+    default_mbt = False
+    if not isinstance(mbt, int) and isinstance(mns, int) and ctx.cr.plan is not None:
+        mbt, default_mbt = ctx.cr.plan.max_num_batched_tokens, True  # the version's default for this GPU
     if isinstance(mbt, int) and isinstance(mns, int) and mbt < mns:
         ctx.add(
             "KV204",
-            f"max_num_batched_tokens ({mbt}) must be greater than or equal to max_num_seqs ({mns}) "
-            "(vLLM SchedulerConfig validation)",
-            s.loc("max_num_batched_tokens"),
-            fix=f"raise --max-num-batched-tokens to at least {mns} or lower --max-num-seqs to {mbt}",
+            f"max_num_batched_tokens ({mbt}{', the vLLM default here' if default_mbt else ''}) must be greater "
+            f"than or equal to max_num_seqs ({mns}); vLLM refuses to start (SchedulerConfig validation)",
+            s.loc("max_num_seqs") if default_mbt else s.loc("max_num_batched_tokens"),
+            fix=f"{'set' if default_mbt else 'raise'} --max-num-batched-tokens to at least {mns} or lower "
+            f"--max-num-seqs to {mbt}",
         )
 
 
@@ -1072,7 +1085,7 @@ def _plan_summary(plan: MemoryPlan) -> str:
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
         f" - {gib(plan.non_torch_bytes)} non-torch"
         + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
-        + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)}-{gib(plan.kv_cache_bytes_high)})"
+        + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)})"
     )
 
 
@@ -1166,7 +1179,7 @@ def _check_capacity(ctx: _Ctx) -> None:
             "KV105",
             f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
             f"{central} the predicted KV cache ({gib(plan.kv_cache_bytes)}), and the verdict flips inside "
-            f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)}-{gib(plan.kv_cache_bytes_high)}): "
+            f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)}): "
             f"start-up may fail on some nodes; {summary}",
             len_loc,
             fix=_join_fixes(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx)),
