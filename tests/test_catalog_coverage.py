@@ -6,10 +6,8 @@ from __future__ import annotations
 from kvlint.rules import IMPLEMENTED
 from kvlint.rules.catalog import load_catalog
 
-# Catalogued rules whose checks are not written yet (fp8 KV support by GPU and version).
-PLANNED = {
-    "KV302",
-}
+# Catalogued rules whose checks are not written yet.
+PLANNED: set[str] = set()
 
 
 def test_every_check_has_a_rule_file() -> None:

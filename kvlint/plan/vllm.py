@@ -82,6 +82,9 @@ class VllmSettings:
     allow_long_max_model_len: bool = False
     estimate_cudagraphs: bool | None = None
     use_v1: bool | None = None
+    attention_backend: str | None = None
+    attention_backend_env: str | None = None
+    mla_disabled: bool = False
     speculative_model: ModelSpec | None = None
     num_speculative_tokens: int = 0
     speculative_model_id: str | None = None
@@ -159,6 +162,9 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         allow_long_max_model_len=bool(_truthy(cfg.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
         estimate_cudagraphs=_truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
         use_v1=_truthy(cfg.env.get("VLLM_USE_V1")),
+        attention_backend=get("attention_backend"),
+        attention_backend_env=cfg.env.get("VLLM_ATTENTION_BACKEND"),
+        mla_disabled=bool(_truthy(cfg.env.get("VLLM_MLA_DISABLE"))),
         num_speculative_tokens=nst or 0,
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -349,8 +355,16 @@ def pp_layer_split(num_layers: int, pp: int, partition: tuple[int, ...] | None =
     return parts
 
 
-def _era(v: Version, s: VllmSettings, cc: str | None, dtype: str) -> tuple[str, str]:
-    """``("v0"|"v1", why)`` per §1.1 (``vllm@0.8.5:vllm/engine/arg_utils.py::EngineArgs._is_v1_supported_oracle``)."""
+def _era(
+    v: Version, s: VllmSettings, cc: str | None, dtype: str, model: ModelSpec | None = None
+) -> tuple[str, str]:
+    """``("v0"|"v1", why)`` per §1.1: ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
+    0.10.1.1 and 0.10.2 (read in the wheels). Its compute capability < 8.0 fallback exists up to 0.10.1 and
+    is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
+    the kv-cache-dtype decision is :func:`kvlint.plan.fp8kv.fp8_kv_support`. AMD GPUs (no compute
+    capability) are taken as passing the checks."""
+    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
+
     c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
@@ -360,15 +374,33 @@ def _era(v: Version, s: VllmSettings, cc: str | None, dtype: str) -> tuple[str, 
         return "v1", "V1 engine (only engine from 0.11.0)"
     if s.use_v1 is False:
         return "v0", "V0 engine forced by VLLM_USE_V1=0"
-    if c is not None and c < (8, 0):
+    if c is not None and c < (8, 0) and v < (0, 10, 2):
         return "v0", f"V0 fallback: compute capability {cc} < 8.0 (EngineArgs._is_v1_supported_oracle)"
-    if dtype == "float32":
+    if dtype == "float32" and v < (0, 9, 0):
         return "v0", "V0 fallback: dtype float32 not supported by V1 (EngineArgs._is_v1_supported_oracle)"
-    if (s.kv_cache_dtype or "auto") != "auto":
-        hopper = c is not None and c[0] == 9
-        ok = hopper if v < (0, 10, 2) else (c is None or c >= (8, 9))
-        if not ok:
-            return "v0", f"V0 fallback: --kv-cache-dtype {s.kv_cache_dtype} unsupported by V1 on this GPU"
+    kvd = (s.kv_cache_dtype or "auto").lower()
+    if kvd != "auto" and c is not None:
+        if kvd.startswith("fp8") and kvd in ("fp8", "fp8_e4m3", "fp8_e5m2"):
+            sup = fp8_kv_support(
+                v,
+                kvd,
+                vendor="nvidia",
+                cc=c,
+                is_mla=bool(model is not None and model.is_mla),
+                use_v1_env=s.use_v1,
+                backend=forced_backend(v, s.attention_backend_env, s.attention_backend),
+                mla_disabled=s.mla_disabled,
+            )
+            if sup.engine == "v0":
+                return (
+                    "v0",
+                    f"V0 fallback: --kv-cache-dtype {kvd} unsupported by V1 on this GPU ({sup.source})",
+                )
+        elif v < (0, 10, 2):
+            return (
+                "v0",
+                f"V0 fallback: --kv-cache-dtype {kvd} unsupported by V1 (EngineArgs._is_v1_supported_oracle)",
+            )
     return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})"
 
 
@@ -495,7 +527,7 @@ def plan_vllm_detailed(
 
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     notes.append(why)
-    era, why = _era(v, settings, cc, dtype)
+    era, why = _era(v, settings, cc, dtype, model)
     notes.append(why)
     dbytes = dtype_bytes(dtype)
     kvd = settings.kv_cache_dtype or "auto"

@@ -65,6 +65,7 @@ IMPLEMENTED: frozenset[str] = frozenset(
         "KV207",
         "KV208",
         "KV301",
+        "KV302",
         "KV304",
         "KV401",
         "KV402",
@@ -389,6 +390,7 @@ def _check_vllm(ctx: _Ctx) -> None:
     else:
         parallel_ok = _check_heads(ctx, tp)
         _check_dtype(ctx)
+        _check_fp8_kv(ctx)
     _check_gpu_count(ctx, tp, pp, dp)
     _check_shm(ctx, tp, pp, dp)
     _check_flags_static(ctx)
@@ -420,9 +422,10 @@ def _check_vllm(ctx: _Ctx) -> None:
     _check_probes(ctx, tp, pp)
 
 
-#: Findings after which vLLM stops before it loads anything (argument parsing or config validation):
-#: capacity findings would describe a configuration that never runs, so they are not reported.
-_REJECTED_BEFORE_LOADING = frozenset({"KV107", "KV203", "KV204", "KV206"})
+#: Findings after which vLLM stops before it serves (argument parsing, config validation, or an attention
+#: backend that cannot be built): capacity findings would describe a configuration that never runs, so
+#: they are not reported.
+_REJECTED_BEFORE_LOADING = frozenset({"KV107", "KV203", "KV204", "KV206", "KV302"})
 
 
 def _rejected_before_loading(ctx: _Ctx) -> bool:
@@ -980,21 +983,83 @@ def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _fp8_support(ctx: _Ctx, kv_cache_dtype: str) -> Any:
+    """:func:`kvlint.plan.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype``; None when the
+    GPU is unknown."""
+    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
+    from kvlint.plan.versions import resolve_version
+
+    cr = ctx.cr
+    acc = cr.placement.accelerator if cr.placement else None
+    if acc is None:
+        return None
+    s = cr.serving
+    v, _ = resolve_version(s.version)
+    model = cr.model
+    return fp8_kv_support(
+        v,
+        kv_cache_dtype,
+        vendor=acc.vendor,
+        cc=parse_cc(acc.compute_capability),
+        gpu_has_fp8=acc.fp8,
+        is_mla=bool(model is not None and model.is_mla),
+        head_size=model.head_size if model is not None else None,
+        dtype=cr.plan.dtype if cr.plan is not None else "bfloat16",
+        architectures=tuple(model.architectures) if model is not None else (),
+        use_v1_env=_truthy_env(s.env.get("VLLM_USE_V1")),
+        backend=forced_backend(v, s.env.get("VLLM_ATTENTION_BACKEND"), s.get("attention_backend")),
+        mla_disabled=bool(_truthy_env(s.env.get("VLLM_MLA_DISABLE"))),
+    )
+
+
+def _truthy_env(value: str | None) -> bool | None:
+    return None if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _check_fp8_kv(ctx: _Ctx) -> None:
+    """KV302: an fp8 KV cache this vLLM release cannot run on this GPU (:mod:`kvlint.plan.fp8kv`)."""
+    s = ctx.cr.serving
+    kvd = str(s.get("kv_cache_dtype") or "auto").lower()
+    if not kvd.startswith("fp8"):
+        return
+    sup = _fp8_support(ctx, kvd)
+    if sup is None or sup.outcome not in ("raises", "likely_raises"):
+        return
+    acc = ctx.cr.placement.accelerator if ctx.cr.placement else None
+    gpu = acc.name if acc is not None else "this GPU"
+    likely = sup.outcome == "likely_raises"
+    ctx.add(
+        "KV302",
+        f"--kv-cache-dtype {kvd} on {gpu} with vLLM {s.version or 'assumed newest'}: {sup.why}; the engine "
+        f"{'most likely fails' if likely else 'fails'} at start-up ({sup.source})",
+        s.loc("kv_cache_dtype"),
+        fix="use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity), or a "
+        "GPU with compute capability 8.9 or newer (L4, L40S, H100, H200, B200)",
+        severity="warning" if likely else None,
+    )
+
+
 def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     cr = ctx.cr
     plan = cr.plan
     acc = cr.placement.accelerator if cr.placement else None
     if plan is None or acc is None or plan.kv_cache_dtype.startswith("fp8"):
         return ""
-    cc = parse_cc(acc.compute_capability)
-    if acc.vendor != "nvidia" or cc is None or cc < (8, 0):
+    sup = _fp8_support(ctx, "fp8")
+    if sup is None or sup.outcome != "ok":  # never suggest what the engine cannot run here
         return ""
     p2 = _replan(ctx, kv_cache_dtype="fp8")
     if _fits(p2, min_concurrency, _band(ctx)):
         assert p2 is not None
+        switch = (
+            f" (vLLM {p2.engine_version} runs it with its {p2.era.upper()} engine on this GPU, whose memory use "
+            "differs)"
+            if p2.era != plan.era
+            else ""
+        )
         return (
             f"--kv-cache-dtype fp8 halves KV per token ({p2.kv_bytes_per_token:,} B): {p2.capacity_tokens:,} tokens, "
-            f"{p2.max_concurrency:.2f}x at max-model-len {p2.max_model_len:,}"
+            f"{p2.max_concurrency:.2f}x at max-model-len {p2.max_model_len:,}{switch}"
         )
     return ""
 
