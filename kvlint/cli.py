@@ -43,6 +43,19 @@ def _parse_formats(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
         if sep and not path:
             raise click.BadParameter(f"{v!r}: missing file name after '='", param_hint="--format")
         out.append((name, path or None))
+    to_stdout = [n for n, p in out if p is None]
+    if len(to_stdout) > 1:
+        raise click.BadParameter(
+            f"{' and '.join(to_stdout)} would both be written to standard output, one after the other; give all "
+            "but one a file (NAME=PATH)",
+            param_hint="--format",
+        )
+    files = [p for _, p in out if p is not None]
+    for p in files:
+        if files.count(p) > 1:
+            raise click.BadParameter(
+                f"two reports would be written to {p}; give each its own file", param_hint="--format"
+            )
     return out
 
 
@@ -59,12 +72,12 @@ def _parse_memory(value: str | None) -> int | None:
         n = parse_quantity(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
+    if n <= 0:
+        raise click.BadParameter(f"'{value}': the GPU memory total must be positive, e.g. 79.19GiB")
     if not any(ch.isalpha() for ch in value):
         raise click.BadParameter(
             f"'{value}' has no unit; give the device total with one, e.g. {value}GiB (as CUDA reports it) or {value}GB"
         )
-    if n <= 0:
-        raise click.BadParameter(f"'{value}': the GPU memory total must be positive")
     if n < 2**30 or n > 16 * 2**40:
         raise click.BadParameter(f"'{value}' is not a plausible GPU memory total (1 GiB to 16 TiB)")
     return n
@@ -179,6 +192,13 @@ def _add_common(f: Any) -> Any:
 )
 @click.option("--ignore", multiple=True, metavar="IDS", help="Never report these rule ids/prefixes.")
 @click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Do not read files or directories matching this fnmatch glob (path or base name), repeatable; added "
+    "to .kvlint.yaml exclude.",
+)
+@click.option(
     "--no-exemptions",
     is_flag=True,
     help="Disallow kvlint.io/ignore annotations: report every finding.",
@@ -234,6 +254,7 @@ def check(
     no_config: bool,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
     no_exemptions: bool,
     default_accelerator: str | None,
     color: bool | None,
@@ -271,6 +292,7 @@ def check(
             exemptions_allowed=not no_exemptions,
             helm_values=tuple(helm_values),
             helm_set=tuple(helm_set),
+            exclude=tuple(options.exclude) + tuple(exclude),
         )
         if max_file_bytes:
             options = replace(options, max_file_bytes=max_file_bytes)

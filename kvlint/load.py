@@ -398,7 +398,7 @@ def _nul_finding(path: str, data: str | bytes, offset: int) -> Finding:
         "KV001",
         f"not a text file (NUL byte at offset {offset}); kvlint reads YAML or JSON manifests",
         Loc(path, line, col),
-        fix="point kvlint at manifest files, or exclude this one (--exclude)",
+        fix="point kvlint at manifest files, or leave this one out (--exclude GLOB, or exclude: in .kvlint.yaml)",
     )
 
 

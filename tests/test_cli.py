@@ -112,3 +112,32 @@ def test_rules_and_explain_every_rule() -> None:
         r = runner.invoke(main, ["explain", rid.lower()])
         assert r.exit_code == 0 and r.stdout.startswith(info.title)
     assert runner.invoke(main, ["explain", "KV999"]).exit_code == 2
+
+
+def test_two_reports_on_stdout_or_in_one_file_are_a_usage_error(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "json", "--format", "text", str(EX)])
+    assert r.exit_code == 2 and "json and text would both be written to standard output" in r.output
+    same = str(tmp_path / "out")
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--format", f"json={same}", "--format", f"sarif={same}", str(EX)]
+    )
+    assert r.exit_code == 2 and f"two reports would be written to {same}" in r.output
+    assert not os.path.exists(same)
+
+
+def test_exclude_option_skips_matching_files(tmp_path: Path) -> None:
+    (tmp_path / "keep.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (tmp_path / "skip.yaml").write_text("{ not yaml")
+    r = CliRunner().invoke(main, ["check", "--offline", str(tmp_path)])
+    assert r.exit_code == 1 and "KV001" in r.output
+    r = CliRunner().invoke(main, ["check", "--offline", "--exclude", "skip.yaml", str(tmp_path)])
+    assert r.exit_code == 0 and "in 1 file" in r.output, r.output
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("0", "must be positive"), ("-5GiB", "negative"), ("80", "has no unit")],
+)
+def test_gpu_memory_messages_name_the_real_problem(value: str, message: str) -> None:
+    r = CliRunner().invoke(main, ["plan", "--offline", "--gpu-memory", value, "--", "vllm", "serve", "x/y"])
+    assert r.exit_code == 2 and message in r.output, r.output

@@ -59,6 +59,8 @@ def parse_quantity(text: str | int | float) -> int:
     if not isinstance(text, str):
         raise ValueError(f"invalid quantity {text!r}: expected a string such as 79.19GiB")
     m = _RE.match(text)
+    if not m and text.strip().startswith("-") and _RE.match(text.strip()[1:]):
+        raise ValueError(f"invalid quantity {text!r}: negative")
     if not m:
         raise ValueError(
             f"invalid quantity {text!r}: expected a number with an optional unit, e.g. 79.19GiB, 80GB, 24Gi, 1e9"
