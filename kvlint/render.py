@@ -9,10 +9,11 @@ Helm options) that understands three more kinds of input:
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
   as an argument): rendered with ``kustomize build DIR``, else ``kubectl kustomize DIR``; neither on
-  ``PATH`` raises :class:`RenderError`. Rendered objects are mapped back to the file of the kustomization
-  tree that defines the same ``kind`` and ``metadata.name`` (ignoring ``namePrefix``/``nameSuffix``), value
-  by value along the same key path; a value a patch added points at its nearest ancestor that exists in
-  the base file.
+  ``PATH`` raises :class:`RenderError`. Rendered objects are mapped back to the files of the kustomization
+  tree that define the same ``kind`` and ``metadata.name`` (ignoring ``namePrefix``/``nameSuffix``): the
+  resource and any strategic-merge patches, walked in parallel along the same key path (containers paired
+  by name). A value goes to the file holding that same value (the patch that set it), else to the
+  resource's value it replaced (JSON 6902 patches are not read), else to its nearest ancestor.
 * **``# Source: PATH`` comments** (what ``helm template`` writes before each document), in any input:
   a file, standard input (``helm template ... | kvlint check -``) or the output kvlint rendered itself.
   Every location of a document that follows such a comment is rewritten to name that template file
@@ -362,11 +363,12 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     result = load_text(out, label)
     sources = _kustomize_sources(directory, max_bytes)
     for k, doc in enumerate(result.documents):
-        src = _match_source(doc, sources)
-        if src is None:
+        matched = _match_sources(doc, sources)
+        if not matched:
             continue
-        _graft_locs(doc.data, src.data, src.loc)
-        result.documents[k] = dataclasses.replace(doc, path=src.path, loc=src.loc)
+        primary = matched[0][0]
+        _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc)
+        result.documents[k] = dataclasses.replace(doc, path=primary.path, loc=primary.loc)
     return result
 
 
@@ -576,12 +578,15 @@ def _values_findings(documents: Iterable[Document], existing: Sequence[Finding])
     return out
 
 
-def _kustomize_sources(directory: str, max_bytes: int) -> list[Document]:
-    """Documents of the YAML files in ``directory`` and the local resources its kustomization tree names."""
+def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, bool]]:
+    """``(document, is_patch)`` for the YAML files in ``directory`` and the local resources its kustomization
+    tree names; ``is_patch`` marks files a kustomization names as a strategic-merge patch (``patches``
+    ``path``, ``patchesStrategicMerge``)."""
     import yaml
 
     dirs: list[str] = []
     files: list[str] = []
+    patch_files: set[str] = set()
     todo = [directory]
     while todo:
         d = todo.pop()
@@ -597,6 +602,12 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[Document]:
                     spec = yaml.safe_load(fh) or {}
             except (OSError, yaml.YAMLError, UnicodeDecodeError):
                 spec = {}
+            for key in ("patches", "patchesStrategicMerge"):
+                val = spec.get(key) if isinstance(spec, dict) else None
+                for e in val if isinstance(val, list) else []:
+                    rel = e.get("path") if isinstance(e, dict) else e
+                    if isinstance(rel, str) and "\n" not in rel:
+                        patch_files.add(os.path.realpath(os.path.join(d, rel)))
             entries: list[Any] = []
             for key in ("resources", "bases", "components"):
                 val = spec.get(key) if isinstance(spec, dict) else None
@@ -619,47 +630,84 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[Document]:
     ]
     if extra:
         _merge(loaded, load_paths(extra, max_file_bytes=max_bytes))
-    return [d for d in loaded.documents if isinstance(d.data, LDict) and d.kind]
+    return [
+        (d, os.path.realpath(d.path) in patch_files)
+        for d in loaded.documents
+        if isinstance(d.data, LDict) and d.kind
+    ]
 
 
-def _match_source(doc: Document, sources: Sequence[Document]) -> Document | None:
-    """The source document of a rendered one: same kind, name contained in the rendered name (longest)."""
+def _match_sources(doc: Document, sources: Sequence[tuple[Document, bool]]) -> list[tuple[Document, bool]]:
+    """The source documents of a rendered one: same kind, and the longest name contained in the rendered
+    name (``namePrefix``/``nameSuffix``); resources first, then patches, each in file order."""
     if not isinstance(doc.data, LDict) or not doc.kind:
-        return None
-    best: Document | None = None
-    for src in sources:
-        if src.kind != doc.kind or not src.name or src.name not in doc.name:
-            continue
-        if best is None or len(src.name) > len(best.name):
-            best = src
-    return best
+        return []
+    hits = [(d, p) for d, p in sources if d.kind == doc.kind and d.name and d.name in doc.name]
+    if not hits:
+        return []
+    longest = max(len(d.name) for d, _ in hits)
+    hits = [(d, p) for d, p in hits if len(d.name) == longest]
+    return [h for h in hits if not h[1]] + [h for h in hits if h[1]]
 
 
-def _graft_locs(rendered: Any, source: Any, fallback: Loc) -> None:
-    """Give each container/value in ``rendered`` the location of the same key path in ``source``, or of
-    its nearest ancestor that exists there (``fallback`` for the root)."""
-    stack: list[tuple[Any, Any, Loc]] = [(rendered, source, fallback)]
+def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Loc) -> None:
+    """Give each container/value in ``rendered`` a location in its ``sources`` (``(node, is_patch)``, the
+    resource first), walking them in parallel along the same key path; list items that are mappings with
+    a ``name`` are paired by name, as strategic-merge patches pair containers, others by index.
+
+    A scalar goes to a source holding the same value (a patch before the resource: the patch is what set
+    it), else to the resource that has the key (a value changed by something kvlint does not read, such as
+    a JSON 6902 patch, points at the value it replaced); a key no source has gets its nearest located
+    ancestor (``fallback`` for the root).
+    """
+    stack: list[tuple[Any, list[tuple[Any, bool]], Loc]] = [(rendered, list(sources), fallback)]
     while stack:
-        r, s, here = stack.pop()
+        r, srcs, here = stack.pop()
         if isinstance(r, LDict):
-            sd = s if isinstance(s, LDict) else None
-            base: Loc = (sd.loc if sd is not None else None) or here
+            ds = [(sd, p) for sd, p in srcs if isinstance(sd, LDict)]
+            base: Loc = next((sd.loc for sd, _ in ds if sd.loc is not None), None) or here
             r.loc = base
             for k in list(r.keys()):
-                sv = sd.get(k) if sd is not None and k in sd else None
-                vloc = sd.locs.get(k) if sd is not None and k in sd else None
-                kloc = sd.key_locs.get(k) if sd is not None and k in sd else None
-                r.locs[k] = vloc or base
-                r.key_locs[k] = kloc or base
-                stack.append((r[k], sv, r.locs[k]))
+                have = [(sd, p) for sd, p in ds if k in sd]
+                loc = _pick([(sd.locs.get(k), sd[k], p) for sd, p in have], r[k]) or base
+                r.locs[k] = loc
+                r.key_locs[k] = next((sd.key_locs[k] for sd, _ in have if k in sd.key_locs), None) or loc
+                stack.append((r[k], [(sd[k], p) for sd, p in have], loc))
         elif isinstance(r, LList):
-            sl = s if isinstance(s, LList) else None
-            lbase: Loc = (sl.loc if sl is not None else None) or here
+            ls = [(sl, p) for sl, p in srcs if isinstance(sl, LList)]
+            lbase: Loc = next((sl.loc for sl, _ in ls if sl.loc is not None), None) or here
             r.loc = lbase
             new_locs: list[Loc] = []
             for i, item in enumerate(r):
-                si = sl[i] if sl is not None and i < len(sl) else None
-                iloc = sl.locs[i] if sl is not None and i < len(sl.locs) else None
-                new_locs.append(iloc or lbase)
-                stack.append((item, si, new_locs[-1]))
+                pairs: list[tuple[Any, Loc | None, bool]] = []
+                for sl, p in ls:
+                    j = _pair_item(item, sl, i)
+                    if j is not None:
+                        pairs.append((sl[j], sl.locs[j] if j < len(sl.locs) else None, p))
+                new_locs.append(_pick([(loc, v, p) for v, loc, p in pairs], item) or lbase)
+                stack.append((item, [(v, p) for v, _, p in pairs], new_locs[-1]))
             r.locs = new_locs
+
+
+def _pair_item(item: Any, source: LList, index: int) -> int | None:
+    """Index in ``source`` of the item matching ``item``: the same ``name`` for named mappings, else the
+    same index."""
+    if isinstance(item, dict) and isinstance(item.get("name"), str):
+        for j, cand in enumerate(source):
+            if isinstance(cand, dict) and cand.get("name") == item["name"]:
+                return j
+        return None
+    return index if index < len(source) else None
+
+
+def _pick(candidates: Sequence[tuple[Loc | None, Any, bool]], value: Any) -> Loc | None:
+    """Location for ``value`` among ``(loc, source value, is_patch)``: a source holding the same scalar
+    (patches first), else the first resource, else the first patch."""
+    located = [(loc, v, p) for loc, v, p in candidates if loc is not None]
+    if not located:
+        return None
+    if not isinstance(value, (dict, list)):
+        same = [c for c in located if not isinstance(c[1], (dict, list)) and str(c[1]) == str(value)]
+        if same:
+            return sorted(same, key=lambda c: not c[2])[0][0]
+    return sorted(located, key=lambda c: c[2])[0][0]

@@ -19,6 +19,7 @@ from kvlint.source import LDict, LList, Loc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HELM = os.path.join(ROOT, "fixtures", "helm")
+FIX_KUSTOMIZE = os.path.join(ROOT, "fixtures", "kustomize")
 RENDERED = os.path.join("fixtures", "helm", "rendered", "chat-chart.yaml")
 CHART = os.path.join("fixtures", "helm", "chat-chart")
 VALUES_DIR = os.path.join(HELM, "values")
@@ -357,3 +358,45 @@ def test_kustomize_overlay_maps_to_the_base_file() -> None:
     assert result.diagnostics and [(d.rule, d.loc) for d in result.diagnostics] == [
         (d.rule, d.loc) for d in raw.diagnostics
     ]
+
+
+@pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+def test_kustomize_strategic_merge_patch_values_point_at_the_patch(tmp_path: pytest.TempPathFactory) -> None:
+    """A value a strategic-merge patch sets points at the patch; values only the base has point at the
+    base (the patch names the container but has no args); containers are paired by name."""
+    root = str(tmp_path)
+    base = os.path.join(root, "base")
+    over = os.path.join(root, "prod")
+    os.makedirs(base)
+    os.makedirs(over)
+    with open(os.path.join(FIX_KUSTOMIZE, "base", "deployment.yaml"), encoding="utf-8") as fh:
+        deployment = fh.read()
+    with open(os.path.join(base, "deployment.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(deployment)
+    with open(os.path.join(base, "kustomization.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("resources:\n  - deployment.yaml\n")
+    patch = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: {ns}\nspec:\n"
+        "  template:\n    spec:\n"
+        "      containers:\n        - name: {container}\n          resources:\n            limits:\n"
+        "              nvidia.com/gpu: 2\n"
+    )
+    import yaml
+
+    src = yaml.safe_load(deployment)
+    name = src["metadata"]["name"]
+    container = src["spec"]["template"]["spec"]["containers"][0]["name"]
+    with open(os.path.join(over, "patch-gpus.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(patch.format(name=name, ns=src["metadata"].get("namespace", "default"), container=container))
+    with open(os.path.join(over, "kustomization.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("resources:\n  - ../base\nnamePrefix: prod-\npatches:\n  - path: patch-gpus.yaml\n")
+    (doc,) = load_inputs([over]).documents
+    c = doc.data["spec"]["template"]["spec"]["containers"][0]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == 2
+    gpu_loc = c["resources"]["limits"].locs["nvidia.com/gpu"]
+    assert gpu_loc.file == os.path.join(over, "patch-gpus.yaml") and gpu_loc.line == 13
+    assert {loc.file for loc in c["args"].locs} == {os.path.join(base, "deployment.yaml")}
+    assert c.locs["image"].file == os.path.join(base, "deployment.yaml")
+    assert doc.path == os.path.join(base, "deployment.yaml")
