@@ -314,6 +314,11 @@ def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
         msg = err.message
         if err.validator == "pattern" and parts and parts[0] in ("select", "ignore"):
             msg = f"{err.instance!r} is not a rule id or prefix (KV103, KV1, KV)"
+        if err.validator == "enum" and isinstance(err.validator_value, list):
+            # YAML 1.1 reads `off` as false, so the schema lists False for it: show what the user writes
+            shown = [("off" if v is False else str(v)) for v in err.validator_value]
+            allowed = ", ".join(dict.fromkeys(shown))
+            msg = f"{err.instance!r} is not one of: {allowed}"
         if (
             parts == ["engine_version"]
             and isinstance(err.instance, (int, float))
