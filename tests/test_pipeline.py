@@ -68,6 +68,12 @@ def test_invalid_gpu_limit_is_reported_not_mistaken_for_missing(tmp_path: Path) 
         (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
         assert d.severity == "error" and "not a positive whole number" in d.message
         assert "KV403" not in {x.rule for x in result.diagnostics}
+    # zero is a valid quantity (the pod is created) that gives the container no GPU
+    result = run_check(
+        [_variant(tmp_path, "nvidia.com/gpu: 1", "nvidia.com/gpu: 0")], Options(allow_hub=False)
+    )
+    (d,) = [d for d in result.diagnostics if d.rule == "KV405"]
+    assert d.severity == "error" and "gives the container no GPU" in d.message
 
 
 def test_engine_version_outside_the_modelled_range_is_kv208(tmp_path: Path) -> None:

@@ -325,6 +325,16 @@ def _check_gpu_resources(ctx: _Ctx) -> None:
             )
     if p is not None and p.resource and p.resource.count("/") == 1 and (p.gpus is None or p.gpus < 1):
         raw = _resource_value(cr.serving.container, p.resource)
+        if raw is not None and str(raw).strip() in ("0", "0.0"):
+            ctx.add(
+                "KV405",
+                f"GPU limit {p.resource}: {raw!r} gives the container no GPU: the scheduler places it anywhere and "
+                f"{cr.serving.engine} finds no device at start-up",
+                p.gpus_loc or loc_of(cr.serving.container, "resources"),
+                fix=f"set {p.resource} to the number of GPUs the engine uses, e.g. 1",
+                severity="error",
+            )
+            return
         if raw is not None:
             ctx.add(
                 "KV405",
