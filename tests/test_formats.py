@@ -262,3 +262,17 @@ def test_capacity_remedies_replan_as_fitting(
         )
         assert p2.kv_cache_bytes > 0 and p2.max_concurrency >= need, (field, value, p2.max_concurrency)
     assert found >= 1, d.fix
+
+
+def test_markdown_shows_manifest_text_instead_of_rendering_it_as_html() -> None:
+    """A suppression reason comes from the manifest (a pull request can write anything there): the job
+    summary must show it as text, not inject HTML."""
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml").read_text()
+    text = text.replace(
+        "metadata:\n",
+        'metadata:\n  annotations:\n    kvlint.io/ignore: "KV202=<img src=x onerror=alert(1)> a | b"\n',
+        1,
+    )
+    md = render("markdown", run_documents(load_text(text, "m.yaml"), Options(allow_hub=False)))
+    assert "<img" not in md
+    assert "&lt;img src=x onerror=alert(1)&gt; a \\| b" in md

@@ -4,7 +4,8 @@ Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppress
 diagnostics (severity, rule, location, message, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at
 gpu-memory-utilization, weights, activation peak, non-torch, CUDA graphs, KV cache with its band) and
-the KV capacity (tokens, max-model-len, concurrency). ``|`` in cell text is escaped.
+the KV capacity (tokens, max-model-len, concurrency). ``|`` in cell text is escaped and ``<``, ``>``,
+``&`` become HTML entities.
 """
 
 from __future__ import annotations
@@ -19,7 +20,11 @@ _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 
 
 def _cell(s: str) -> str:
-    return " ".join(str(s).split()).replace("|", "\\|")
+    """One table cell: whitespace collapsed, ``|`` escaped, and ``&``/``<``/``>`` as entities so text from
+    manifests (a suppression reason, a model name) is shown, never rendered as HTML in the job summary."""
+    text = " ".join(str(s).split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|")
 
 
 def _g(b: int) -> str:
