@@ -865,7 +865,7 @@ def plan_vllm_detailed(
         data_parallel_size=dp,
         dtype=dtype,
         kv_cache_dtype=kvd,
-        weights_source=w_src,
+        weights_source=w_src + (f"; + {rot / 2**20:.0f} MiB RoPE cos/sin cache per GPU" if rot else ""),
         assumptions=tuple(notes),
     )
     prb_final = max(1, per_req_blocks(max_len)) if max_len else 1
