@@ -120,8 +120,18 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
     """Table plus a text bar chart of the concurrency at max_model_len for each point."""
     name = dest.replace("_", "-")
+    header = [
+        name,
+        "KV GiB/GPU",
+        "blocks",
+        "KV tokens",
+        "max_model_len",
+        "concurrency",
+        "fits",
+        "largest max_model_len",
+    ]
     rows = [
-        (
+        [
             f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
             R.gib(max(0, p.kv_cache_bytes)),
             f"{p.num_blocks:,}",
@@ -130,23 +140,14 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
             f"{p.concurrency:.2f}x",
             "yes" if p.fits else "no",
             f"{p.largest_max_model_len:,}",
-        )
+        ]
         for p in pts
     ]
-    tab = R.table(
-        (
-            name,
-            "KV GiB/GPU",
-            "blocks",
-            "KV tokens",
-            "max_model_len",
-            "concurrency",
-            "fits",
-            "largest max_model_len",
-        ),
-        rows,
-        fmt,
-    )
+    if dest == "max_model_len":  # the swept column already is max_model_len
+        del header[4]
+        for r in rows:
+            del r[4]
+    tab = R.table(tuple(header), [tuple(r) for r in rows], fmt)
     chart = R.bars(
         [str(r[0]) for r in rows], [p.concurrency for p in pts], unit="x concurrent @max_model_len"
     )
