@@ -349,17 +349,21 @@ def _kserve_predictor(doc: Document) -> list[Workload]:
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
-            ps = _synthetic(pred, model, _KSERVE_MODEL_KEYS)
-            return [
-                _make(
-                    doc,
-                    ps,
-                    chain,
-                    path=f"spec.predictor.{key}",
-                    replicas=_int(pred.get("replicas")),
-                    extra_meta=pred,
-                )
-            ]
+            hf = _kserve_hf_runtime(doc, key, model)
+            ps = _synthetic(pred, hf[0] if hf else model, _KSERVE_MODEL_KEYS)
+            if hf:
+                _add_memory_shm(ps, hf[0])
+            w = _make(
+                doc,
+                ps,
+                chain,
+                path=f"spec.predictor.{key}",
+                replicas=_int(pred.get("replicas")),
+                extra_meta=pred,
+            )
+            for k, v in (hf[1] if hf else {}).items():
+                w.annotations.setdefault(k, v)
+            return [w]
     if _is_pod_spec(pred):
         return [
             _make(
@@ -367,6 +371,87 @@ def _kserve_predictor(doc: Document) -> list[Workload]:
             )
         ]
     return []
+
+
+#: The container KServe's Hugging Face ClusterServingRuntime (``kserve-huggingfaceserver``, selected for
+#: ``modelFormat: huggingface``) contributes when the InferenceService names no image: the
+#: ``kserve/huggingfaceserver`` image, whose ENTRYPOINT is ``python -m huggingfaceserver``, args
+#: ``--model_name={{.Name}}`` and a memory-backed ``/dev/shm``. Source: kserve/kserve
+#: config/runtimes/kserve-huggingfaceserver.yaml@6362f1f08a20d3022758276285aa95544a8aba73 (the image tag is
+#: set by the KServe release) and python/huggingfaceserver/Dockerfile.
+KSERVE_HF_IMAGE = "kserve/huggingfaceserver"
+KSERVE_HF_COMMAND = ("python", "-m", "huggingfaceserver")
+
+
+def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dict[str, str]] | None:
+    """For an InferenceService predictor ``model`` of ``modelFormat: huggingface`` (or the ``huggingface``
+    shorthand) without its own image or command: the container the runtime and the model spec make
+    together (KServe appends the model's ``args`` to the runtime's), plus annotations: the image source
+    (KV208) and, for an ``hf://ORG/NAME`` ``storageUri`` that the server reads from ``/mnt/models``, the
+    model (``kvlint.io/model``). None for other shapes, and for ``--backend=huggingface`` (transformers, not
+    vLLM)."""
+    fmt = model.get("modelFormat")
+    fmt_name = fmt.get("name") if isinstance(fmt, dict) else None
+    if not (key == "huggingface" or str(fmt_name or "").lower() == "huggingface"):
+        return None
+    if model.get("image") or model.get("command") or not isinstance(model, LDict):
+        return None
+    from kvlint.engines.kserve import huggingface_backend
+
+    user_args = model.get("args")
+    words = [str(a) for a in user_args] if isinstance(user_args, list) else []
+    if huggingface_backend(words) not in ("auto", "vllm"):
+        return None  # transformers backend: not an engine kvlint sizes; keep the spec as written
+    anchor = loc_of(model, "modelFormat") or loc_of(model) or doc.loc
+    c = LDict(loc=model.loc)
+    for k, v in model.items():
+        c[k] = v
+        if k in model.locs:
+            c.locs[k] = model.locs[k]
+        if k in model.key_locs:
+            c.key_locs[k] = model.key_locs[k]
+    c.setdefault("name", "kserve-container")
+    c.locs.setdefault("name", anchor)
+    c["image"] = KSERVE_HF_IMAGE
+    c.locs["image"] = anchor
+    c["command"] = _ll(anchor, [(w, anchor) for w in KSERVE_HF_COMMAND])
+    c.locs["command"] = anchor
+    items: list[tuple[Any, Loc | None]] = [
+        (f"--model_name={doc.name}", loc_of(_get(doc.data, "metadata"), "name"))
+    ]
+    if isinstance(user_args, list):
+        items += [(str(a), loc_of(user_args, i)) for i, a in enumerate(user_args)]
+    c["args"] = _ll(loc_of(model, "args") or anchor, items)
+    c.locs["args"] = loc_of(model, "args") or anchor
+    ann = {
+        IMAGE_SOURCE_ANNOTATION: "the KServe ClusterServingRuntime kserve-huggingfaceserver (its image tag is set by "
+        "the KServe release), not this InferenceService"
+    }
+    uri = str(model.get("storageUri") or "")
+    has_id = any(w.replace("-", "_").startswith("--model_id") for w in words)
+    if uri.startswith("hf://") and uri[5:].count("/") >= 1 and not has_id:
+        ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2])
+    return c, ann
+
+
+def _add_memory_shm(pod_spec: LDict, container: LDict) -> None:
+    """Add the runtime's memory-backed ``/dev/shm`` (``devshm`` emptyDir) unless the pod already mounts one."""
+    mounts = container.get("volumeMounts")
+    if isinstance(mounts, list) and any(
+        isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts
+    ):
+        return
+    anchor = loc_of(container, "image") or container.loc
+    mount = _ld(anchor, [("name", "devshm", anchor), ("mountPath", "/dev/shm", anchor)])
+    container["volumeMounts"] = _ll(anchor, [*((m, None) for m in (mounts or [])), (mount, anchor)])
+    vols = pod_spec.get("volumes")
+    vol = _ld(
+        anchor,
+        [("name", "devshm", anchor), ("emptyDir", _ld(anchor, [("medium", "Memory", anchor)]), anchor)],
+    )
+    pod_spec["volumes"] = _ll(
+        anchor, [*((v, None) for v in (vols if isinstance(vols, list) else [])), (vol, anchor)]
+    )
 
 
 def _context(chain: _Chain) -> tuple[int | None, str | None, int | None]:

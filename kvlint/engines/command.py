@@ -25,7 +25,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine
+from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
+from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
@@ -210,6 +211,11 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
             if mod == "sglang.cli.main" and k + 2 < len(words) and words[k + 2] == "serve":
                 return "sglang", k + 3, False
             if mod == "text_generation_server.cli":
+                return None
+            if mod == HF_SERVER_MODULE:
+                # KServe's Hugging Face server: vLLM unless --backend says otherwise
+                if huggingface_backend(words[k + 2 :]) in ("auto", "vllm"):
+                    return "kserve-hf", k + 2, False
                 return None
     return None
 
@@ -416,6 +422,17 @@ def _dispatch(
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
+    if found.engine == "kserve-hf":
+        # KServe's Hugging Face server starting vLLM: its own options dropped, --model_id/--model_dir as
+        # the model (kvlint.engines.kserve); positions stay those of the words they come from
+        anchor = locs[0] if locs else container.loc
+        mapped = to_vllm_argv(argv)
+        argv = [t for t, _ in mapped]
+        locs = [locs[i] if i is not None else anchor for _, i in mapped]
+        sources = [sources[i] if i is not None else "arg" for _, i in mapped]
+        found = _Found("vllm", found.argv, False)
+        img_engine = "vllm"
+        version = None
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -529,6 +546,10 @@ def parse_container(
             return cfg
         if img_engine == "tgi":
             return dispatch(_Found("tgi", items, False))
+        if split_image(image)[0].rsplit("/", 1)[-1].startswith(HF_SERVER_MODULE):
+            # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver
+            if huggingface_backend(texts) in ("auto", "vllm"):
+                return dispatch(_Found("kserve-hf", items, False))
     m = _match_program(texts)
     if m:
         return dispatch(_Found(m[0], items[m[1] :], m[2]))

@@ -1,0 +1,92 @@
+"""KServe's Hugging Face runtime (modelFormat: huggingface) read as the vLLM engine it starts
+(kvlint.engines.kserve, kvlint.workloads._kserve_hf_runtime)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.engines.kserve import huggingface_backend, to_vllm_argv
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_check, run_documents
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kserve" / "huggingface-isvc.yaml"
+CORPUS = Path("/work/shared/corpus/manifests")
+
+
+def test_server_options_are_dropped_and_the_model_comes_first() -> None:
+    words = [
+        "--model_name=llama3",
+        "--model_id",
+        "org/m",
+        "--max_length=4096",
+        "--model_revision",
+        "abc",
+        "--backend=vllm",
+        "--disable_lower_case",
+        "--tensor-parallel-size",
+        "2",
+    ]
+    assert to_vllm_argv(words) == [
+        ("--model", 2),
+        ("org/m", 2),
+        ("--max-model-len", 3),
+        ("4096", 3),
+        ("--revision", 4),
+        ("abc", 5),
+        ("--tensor-parallel-size", 8),
+        ("2", 9),
+    ]
+    # no --model_id: --model_dir, else KServe's default /mnt/models (where storageUri is downloaded)
+    assert to_vllm_argv(["--model_dir=/data/m"])[:2] == [("--model", 0), ("/data/m", 0)]
+    assert to_vllm_argv([])[:2] == [("--model", None), ("/mnt/models", None)]
+    assert huggingface_backend(["--backend", "HuggingFace"]) == "huggingface"
+    assert huggingface_backend([]) == "auto"
+
+
+def test_inference_services_become_vllm_containers() -> None:
+    res = run_check([str(FIX)], Options(allow_hub=False))
+    by = {cr.workload.name: cr for cr in res.containers}
+    llama = by["huggingface-llama3"]
+    assert llama.serving.engine == "vllm" and llama.serving.model is not None
+    assert llama.serving.model.value == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    assert llama.serving.model.loc is not None and llama.serving.model.loc.line == 14  # the --model_id arg
+    assert llama.serving.get("gpu_memory_utilization") == 0.9
+    qwen = by["qwen-storage"]
+    assert qwen.model is not None and qwen.model.id.lower() == "qwen/qwen2.5-7b-instruct"  # from storageUri
+    assert qwen.serving.get("max_model_len") == 8192  # KServe's --max_model_len spelling
+    rules = {(d.object.split("/")[-1], d.rule) for d in res.diagnostics}
+    assert ("huggingface-llama3", "KV103") in rules and ("qwen-storage", "KV403") in rules
+    # the runtime's memory-backed /dev/shm is there (no KV404), the server's own options are not KV205
+    assert not {r for _, r in rules} & {"KV404", "KV205", "KV503"}
+    kv208 = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert kv208 and all("kserve-huggingfaceserver" in d.message for d in kv208)
+
+
+def test_huggingface_backend_is_not_vllm() -> None:
+    text = (
+        FIX.read_text()
+        .split("---\n")[0]
+        .replace("- --model_name=llama3", "- --model_name=llama3\n        - --backend=huggingface")
+    )
+    res = run_documents(load_text(text, "b.yaml"), Options(allow_hub=False))
+    assert res.containers == [] and not res.diagnostics
+
+
+def test_a_deployment_of_the_server_image_is_read_too() -> None:
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hf}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: kserve-container
+          image: kserve/huggingfaceserver:v0.15.0-gpu
+          args: ["--model_name=m", "--model_id=Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len=4096"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    res = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm" and cr.plan is not None and cr.plan.max_model_len == 4096
