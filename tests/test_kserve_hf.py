@@ -90,3 +90,22 @@ spec:
     res = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
     (cr,) = res.containers
     assert cr.serving.engine == "vllm" and cr.plan is not None and cr.plan.max_model_len == 4096
+
+
+def test_serving_runtime_templates_get_gpus_from_the_inference_service() -> None:
+    """KV405 (no GPU limit) is for what is deployed as written; a ServingRuntime's container is a template
+    whose resources the InferenceService supplies."""
+    runtime = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: {kind}
+metadata: {{name: vllm-runtime}}
+spec:
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.11.0
+      args: ["--model", "/mnt/models", "--max-model-len", "4096"]
+"""
+    for kind, expected in (("ClusterServingRuntime", False), ("ServingRuntime", False), ("Pod", True)):
+        text = runtime.format(kind=kind)
+        res = run_documents(load_text(text, "r.yaml"), Options(allow_hub=False))
+        assert ("KV405" in {d.rule for d in res.diagnostics}) is expected, kind

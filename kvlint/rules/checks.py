@@ -346,7 +346,7 @@ def _check_gpu_resources(ctx: _Ctx) -> None:
             )
             return
     if p is None or p.gpus is None:
-        if platform in ("cuda", "rocm"):
+        if platform in ("cuda", "rocm") and not _is_runtime_template(cr.workload):
             ctx.add(
                 "KV405",
                 f"{cr.serving.engine} container '{cr.container_name}' requests no GPU resource; the scheduler may "
@@ -358,6 +358,26 @@ def _check_gpu_resources(ctx: _Ctx) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # vLLM
+
+
+#: KServe kinds whose containers are templates: the InferenceService (or LLMInferenceService) that uses
+#: them supplies the resources, GPUs included.
+_RUNTIME_TEMPLATE_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime", "LLMInferenceServiceConfig"})
+
+
+def _is_runtime_template(w: Workload) -> bool:
+    """A KServe serving-runtime template (also inside an OpenShift ``Template``'s ``objects``)."""
+    if w.kind in _RUNTIME_TEMPLATE_KINDS:
+        return True
+    if w.kind == "Template" and w.path.startswith("objects["):
+        objects = w.doc.data.get("objects") if isinstance(w.doc.data, dict) else None
+        try:
+            index = int(w.path[len("objects[") : w.path.index("]")])
+        except ValueError:
+            return False
+        if isinstance(objects, list) and 0 <= index < len(objects) and isinstance(objects[index], dict):
+            return objects[index].get("kind") in _RUNTIME_TEMPLATE_KINDS
+    return False
 
 
 def _resource_value(container: LDict, resource: str) -> Any:
