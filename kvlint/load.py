@@ -79,6 +79,9 @@ MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 _Loader: Any = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
 
 _TAG = "tag:yaml.org,2002:"
+#: Text that starts an inline suppression comment (``# kvlint: ignore KV202=reason``); files containing it
+#: keep their text in ``LoadResult.source_texts`` for :func:`kvlint.pipeline.apply_comment_suppressions`.
+SUPPRESSION_MARKER = "kvlint:"
 _STR = _TAG + "str"
 _MERGE = _TAG + "merge"
 _NULL = _TAG + "null"
@@ -215,7 +218,9 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
-    if "# Source: " in text:  # rendered Helm output: kept for kvlint.render's template mapping
+    result.read_paths.add(path)
+    if "# Source: " in text or SUPPRESSION_MARKER in text:
+        # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
         result.source_texts[path] = text
     with _gc_paused():
         _load_decoded(text, path, result)
@@ -378,6 +383,7 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.documents.extend(part.documents)
     into.findings.extend(part.findings)
     into.source_texts.update(part.source_texts)
+    into.read_paths.update(part.read_paths)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -257,6 +258,9 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
         result.diagnostics.extend(configure(notes, options))
         result.suppressed_diagnostics.extend(suppressed)
 
+    kept, suppressed, notes = apply_comment_suppressions(result.diagnostics, loaded, options)
+    result.diagnostics = kept + configure(notes, options)
+    result.suppressed_diagnostics.extend(suppressed)
     result.diagnostics = _dedupe_sorted(result.diagnostics)
     result.suppressed = len(result.suppressed_diagnostics)
     return result
@@ -410,6 +414,114 @@ def apply_suppressions(
             kept.append(d)
         else:
             suppressed.append(SuppressedDiagnostic(d, hit.reason, loc))
+    return kept, suppressed, notes
+
+
+# --------------------------------------------------------------------------------------------------
+# suppressions: inline comments
+
+#: ``# kvlint: ignore KV202=reason, KV104=reason`` (a trailing comment on the finding's line, or a comment
+#: line directly above it).
+_COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
+#: Largest file read from disk to look for inline suppressions (a template the Helm mapping named).
+_MAX_COMMENT_FILE_BYTES = 1 << 20
+
+
+def apply_comment_suppressions(
+    diags: list[Diagnostic], loaded: LoadResult, options: Options
+) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+    """Apply inline ``# kvlint: ignore RULE=reason`` comments to ``diags``.
+
+    A comment suppresses the diagnostics located on its own line (a trailing comment) or, when it is the
+    whole line, on the line directly below it; entries are written as in the ``kvlint.io/ignore``
+    annotation (:func:`parse_ignore_annotation`), a reason is required, and a comment without one (or
+    with an unknown rule or a malformed entry) is reported as KV003 at the comment and suppresses nothing.
+    This is where YAML comments are the natural place (a Helm template line, one flag of a long ``args``
+    list); comments are not in the object the API server stores, so the admission webhook sees none.
+
+    Texts come from ``loaded.source_texts`` (the loader keeps every file with a ``kvlint:`` comment);
+    a location in a file the loader did not read (a Helm template a finding was mapped to) is read from
+    disk, up to 1 MiB. Returns ``(kept, suppressed, notes)``. With ``options.exemptions_allowed`` False
+    nothing is read and everything is kept.
+    """
+    if not options.exemptions_allowed:
+        return diags, [], []
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.checks import severity_of
+
+    lines_of: dict[str, list[str] | None] = {}
+
+    def lines(path: str) -> list[str] | None:
+        if path not in lines_of:
+            text = loaded.source_texts.get(path)
+            if text is None and path not in loaded.read_paths and path != "-":
+                try:
+                    if os.path.isfile(path) and os.path.getsize(path) <= _MAX_COMMENT_FILE_BYTES:
+                        with open(path, encoding="utf-8", errors="replace") as fh:
+                            text = fh.read()
+                except OSError:
+                    text = None
+            lines_of[path] = text.splitlines() if text is not None and "kvlint:" in text else None
+        return lines_of[path]
+
+    ids = set(load_catalog())
+    parsed: dict[tuple[str, int], tuple[list[Exemption], Loc]] = {}
+    notes: list[Diagnostic] = []
+
+    def comment(path: str, number: int, whole_line: bool) -> tuple[list[Exemption], Loc] | None:
+        text = lines(path)
+        if text is None or not 1 <= number <= len(text):
+            return None
+        line = text[number - 1]
+        m = _COMMENT_RE.search(line)
+        if m is None or (whole_line and not line.lstrip().startswith("#")):
+            return None
+        key = (path, number)
+        if key not in parsed:
+            loc = Loc(path, number, m.start() + 1)
+            exemptions, bad = parse_ignore_annotation(m.group(1).strip())
+            active: list[Exemption] = []
+            problems = [f"entry {b!r} is not of the form RULE=reason" for b in bad]
+            for e in exemptions:
+                if not any(i.startswith(e.rule) for i in ids):
+                    problems.append(f"{e.rule} is not a rule id")
+                elif not e.reason:
+                    problems.append(f"{e.rule} has no reason")
+                else:
+                    active.append(e)
+            if not exemptions and not bad:
+                problems.append("it names no rule")
+            if problems:
+                notes.append(
+                    Diagnostic(
+                        "KV003",
+                        severity_of("KV003"),
+                        f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing",
+                        loc,
+                        fix='write "# kvlint: ignore KV104=why this is acceptable" (a reason after "=", '
+                        "entries separated by commas)",
+                    )
+                )
+            parsed[key] = (active, loc)
+        return parsed[key]
+
+    kept: list[Diagnostic] = []
+    suppressed: list[SuppressedDiagnostic] = []
+    for d in diags:
+        hit = None
+        if d.loc is not None and d.loc.file and d.rule != "KV003":
+            for number, whole in ((d.loc.line, False), (d.loc.line - 1, True)):
+                found = comment(d.loc.file, number, whole)
+                if found is None:
+                    continue
+                e = next((x for x in found[0] if d.rule.startswith(x.rule)), None)
+                if e is not None:
+                    hit = (e, found[1])
+                    break
+        if hit is None:
+            kept.append(d)
+        else:
+            suppressed.append(SuppressedDiagnostic(d, hit[0].reason, hit[1]))
     return kept, suppressed, notes
 
 

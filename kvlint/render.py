@@ -380,6 +380,8 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.documents.extend(part.documents)
     into.findings.extend(part.findings)
     into.files += part.files
+    into.source_texts.update(part.source_texts)
+    into.read_paths.update(part.read_paths)
 
 
 def _release_name(chart: str) -> str:

@@ -70,13 +70,16 @@ class LoadResult:
     """All documents read from the inputs, plus problems (KV001 parse errors, KV002 templates).
 
     ``source_texts`` keeps, by path, the text of the files that contain ``# Source:`` comments (rendered
-    Helm output), so the Helm stage can map locations to templates without reading those files again.
+    Helm output) or a ``kvlint:`` comment (inline suppressions), so the Helm stage and the suppression
+    pass need not read those files again; ``read_paths`` names every file (``-`` for stdin) whose text
+    was read, so a path that is there but not in ``source_texts`` is known to hold no such comment.
     """
 
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
     source_texts: dict[str, str] = field(default_factory=dict)
+    read_paths: set[str] = field(default_factory=set)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -192,3 +192,82 @@ def test_empty_annotation_is_kv003() -> None:
         assert res.suppressed == 0
         assert sorted(d.rule for d in res.diagnostics) == ["KV003", "KV202", "KV208"]
         assert "is empty" in next(d.message for d in res.diagnostics if d.rule == "KV003")
+
+
+# ---------------------------------------------------------------------------------------- inline comments
+
+CHAT = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+)  # KV103 + KV202 on `- --model`
+
+
+def _inline(tmp_path: Path, comment: str, *, trailing: bool = False) -> Path:
+    text = CHAT.read_text()
+    if trailing:
+        text = text.replace("            - --model\n", f"            - --model  {comment}\n", 1)
+    else:
+        text = text.replace("            - --model\n", f"            {comment}\n            - --model\n", 1)
+    p = tmp_path / "inline.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_inline_comment_above_suppresses_with_reasons(tmp_path: Path) -> None:
+    p = _inline(tmp_path, "# kvlint: ignore KV202=the gateway caps prompts at 8k, KV103=a staging smoke test")
+    res = run_check([str(p)], Options(allow_hub=False))
+    assert res.diagnostics == []
+    assert sorted((s.diagnostic.rule, s.reason) for s in res.suppressed_diagnostics) == [
+        ("KV103", "a staging smoke test"),
+        ("KV202", "the gateway caps prompts at 8k"),
+    ]
+    assert all(s.annotation is not None and s.annotation.line == 23 for s in res.suppressed_diagnostics)
+
+
+def test_inline_trailing_comment_and_prefix(tmp_path: Path) -> None:
+    p = _inline(tmp_path, "# kvlint: ignore KV2=context limits are enforced upstream", trailing=True)
+    res = run_check([str(p)], Options(allow_hub=False))
+    assert [d.rule for d in res.diagnostics] == ["KV103"]
+    assert [s.diagnostic.rule for s in res.suppressed_diagnostics] == ["KV202"]
+
+
+def test_inline_comment_without_reason_is_kv003_and_not_applied(tmp_path: Path) -> None:
+    p = _inline(tmp_path, "# kvlint: ignore KV202, KV999=typo")
+    res = run_check([str(p)], Options(allow_hub=False))
+    rules = sorted(d.rule for d in res.diagnostics)
+    assert rules == ["KV003", "KV103", "KV202"]
+    (note,) = [d for d in res.diagnostics if d.rule == "KV003"]
+    assert note.loc is not None and (note.loc.line, note.loc.column) == (23, 13)
+    assert "KV202 has no reason" in note.message and "KV999 is not a rule id" in note.message
+
+
+def test_inline_comments_are_ignored_without_exemptions(tmp_path: Path) -> None:
+    p = _inline(tmp_path, "# kvlint: ignore KV202=reason")
+    res = run_check([str(p)], Options(allow_hub=False, exemptions_allowed=False))
+    assert sorted(d.rule for d in res.diagnostics) == ["KV103", "KV202"] and res.suppressed == 0
+
+
+def test_inline_comment_in_a_helm_template(tmp_path: Path) -> None:
+    """Findings mapped to a chart's template honour the comments written in the template."""
+    import shutil
+
+    chart = tmp_path / "chat-chart"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "chat-chart", chart)
+    tpl = chart / "templates" / "deployment.yaml"
+    text = tpl.read_text().replace(
+        "            - --model\n",
+        "            # kvlint: ignore KV202=prompts are capped upstream\n            - --model\n",
+    )
+    tpl.write_text(text)
+    rendered_src = Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "rendered" / "chat-chart.yaml"
+    rendered = tmp_path / "rendered.yaml"
+    # the rendered output as helm prints it for the edited template (the comment line renders too)
+    rendered.write_text(
+        rendered_src.read_text().replace(
+            "            - --model\n",
+            "            # kvlint: ignore KV202=prompts are capped upstream\n            - --model\n",
+        )
+    )
+    res = run_check([str(rendered)], Options(allow_hub=False))
+    assert [d.rule for d in res.diagnostics] == ["KV103"]
+    assert res.diagnostics[0].loc is not None and res.diagnostics[0].loc.file.endswith("deployment.yaml")
+    assert [s.diagnostic.rule for s in res.suppressed_diagnostics] == ["KV202"]
