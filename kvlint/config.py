@@ -125,9 +125,9 @@ def find_config(paths: list[str] | tuple[str, ...], cwd: str | None = None) -> s
     here = (base / start) if start else base
     try:
         here = here.resolve()
-    except OSError:
-        return None
-    if not here.is_dir():
+        if not here.is_dir():
+            here = here.parent
+    except OSError:  # a path below a directory the user cannot enter: start from its parent
         here = here.parent
     for d in (here, *here.parents):
         for name in CONFIG_NAMES:

@@ -122,9 +122,17 @@ def load_inputs(
         RenderError: a chart/kustomization cannot be rendered because its tool is missing, or Helm
             options were given without a chart.
     """
+    unreachable: list[str] = []
     for p in paths:
-        if p != "-" and not os.path.exists(p):
-            raise FileNotFoundError(f"{p}: no such file or directory")
+        if p == "-":
+            continue
+        try:
+            os.stat(p)
+        except PermissionError:
+            unreachable.append(p)  # below a directory the user cannot enter: KV001, the rest is linted
+        except OSError:
+            raise FileNotFoundError(f"{p}: no such file or directory") from None
+    paths = [p for p in paths if p not in unreachable]
     for v in helm_values:
         if not os.path.isfile(v):
             raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
@@ -144,6 +152,16 @@ def load_inputs(
     for kdir in kustomizations:
         _merge(result, render_kustomize(kdir, max_bytes=max_file_bytes))
     result.findings.extend(_values_findings(result.documents, result.findings))
+    for p in unreachable:
+        result.files += 1
+        result.findings.append(
+            Finding(
+                "KV001",
+                "cannot read: permission denied (a directory on the way cannot be entered); not linted",
+                Loc(p, 1, 1),
+                fix="give the user running kvlint execute (search) permission on the directories on the path",
+            )
+        )
     return result
 
 

@@ -400,3 +400,20 @@ def test_kustomize_strategic_merge_patch_values_point_at_the_patch(tmp_path: pyt
     assert {loc.file for loc in c["args"].locs} == {os.path.join(base, "deployment.yaml")}
     assert c.locs["image"].file == os.path.join(base, "deployment.yaml")
     assert doc.path == os.path.join(base, "deployment.yaml")
+
+
+def test_path_below_an_unenterable_directory_is_kv001(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root can enter any directory, so os.stat raises EACCES for that one path, as it does for others."""
+    locked = os.path.join("somewhere", "locked", "m.yaml")
+    real_stat = os.stat
+
+    def stat(path, *a, **k):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", locked)
+        return real_stat(path, *a, **k)
+
+    monkeypatch.setattr(os, "stat", stat)
+    loaded = load_inputs([locked, RENDERED])
+    assert [(f.rule, f.loc) for f in loaded.findings] == [("KV001", Loc(locked, 1, 1))]
+    assert "permission denied" in loaded.findings[0].message
+    assert len(loaded.documents) == 2  # the other input is still read
