@@ -37,6 +37,7 @@ Odd shapes (``containers`` not a list, ``metadata`` a string, ...) are skipped; 
 
 from __future__ import annotations
 
+import math
 import posixpath
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -650,6 +651,45 @@ KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
 _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
 # AMD profiles run a ROCm build of vLLM (vLLM docs, "Installation > GPU > AMD ROCm": rocm/vllm images).
 _KUBEAI_ROCM_IMAGE = "rocm/vllm"
+#: KAITO's Azure SKU table: VM size -> (GPUCount, GPUMemGB, the total GPU memory of the VM in GiB as KAITO
+#: reads it). Source: kaito-project/kaito pkg/sku/azure_sku_handler.go@46dea37dec11c6610e25591a5cb8b1744a1e2655
+#: (``NewAzureSKUHandler``; the NVIDIA and AMD Instinct sizes).
+KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
+    "Standard_NC6s_v3": (1, 16),
+    "Standard_NC12s_v3": (2, 32),
+    "Standard_NC24s_v3": (4, 64),
+    "Standard_NC24rs_v3": (4, 64),
+    "Standard_NC4as_T4_v3": (1, 16),
+    "Standard_NC8as_T4_v3": (1, 16),
+    "Standard_NC16as_T4_v3": (1, 16),
+    "Standard_NC64as_T4_v3": (4, 64),
+    "Standard_NC24ads_A100_v4": (1, 80),
+    "Standard_NC48ads_A100_v4": (2, 160),
+    "Standard_NC96ads_A100_v4": (4, 320),
+    "Standard_ND96asr_A100_v4": (8, 320),
+    "Standard_ND96amsr_A100_v4": (8, 640),
+    "Standard_NC40ads_H100_v5": (1, 94),
+    "Standard_NC80adis_H100_v5": (2, 188),
+    "Standard_ND96isr_H100_v5": (8, 640),
+    "Standard_NCC40ads_H100_v5": (1, 94),
+    "Standard_ND96isr_H200_v5": (8, 1128),
+}
+
+
+def kaito_gpu_memory_utilization(gpu_count: int, gpu_mem_gib: int) -> float:
+    """KAITO's ``--gpu-memory-utilization`` for a node with ``gpu_count`` GPUs and ``gpu_mem_gib`` GiB of GPU
+    memory in all: ``floor((1 - 1.5 GiB / per-GPU GiB) x 100) / 100``, at most 0.95 (0.9 when the per-GPU
+    memory is 1.5 GiB or less). Source: kaito-project/kaito pkg/model/interface.go
+    @9e0ac34d4a8a81b57cde5c166a6ec4e0eaf13d19 ``getGPUMemoryUtilForVLLM`` (``ReservedNonKVCacheMemory`` 1.5Gi,
+    ``UpperMemoryUtilVLLM`` 0.95, ``DefaultMemoryUtilVLLM`` 0.9)."""
+    if gpu_count <= 0 or gpu_mem_gib <= 0:
+        return 0.9
+    per_gpu = gpu_mem_gib / gpu_count
+    if per_gpu <= 1.5:
+        return 0.9
+    return min(math.floor((1.0 - 1.5 / per_gpu) * 100) / 100, 0.95)
+
+
 # KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
 # its tag is chosen by the KAITO release.
 _KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-base"
@@ -883,9 +923,12 @@ def _kaito(doc: Document) -> list[Workload]:
     manifest, so the model is the reference ``kaito-preset:<name>`` that model resolution explains (KV502)
     and that a ``kvlint.io/model`` annotation replaces. Placement: ``resource.instanceType`` (an AKS VM size;
     KAITO provisions nodes of it, which carry ``node.kubernetes.io/instance-type``) becomes that nodeSelector
-    with the VM's GPU count as ``nvidia.com/gpu``; ``resource.partition`` ``mode: mig`` with ``profile``
+    with the VM's GPU count as ``nvidia.com/gpu``, and KAITO's own additions to the vLLM command
+    (``buildVLLMInferenceCommand``): ``--tensor-parallel-size`` = that GPU count (presets that disable tensor
+    parallelism are not known to kvlint) and ``--gpu-memory-utilization`` from the SKU's GPU memory
+    (:func:`kaito_gpu_memory_utilization`, :data:`KAITO_AZURE_SKUS`); ``resource.partition`` ``mode: mig`` with ``profile``
     becomes ``nvidia.com/mig-<profile>: 1``; ``mode: accelerator`` with ``count`` becomes
-    ``nvidia.com/gpu: count`` on bring-your-own nodes (GPU unknown, said so).
+    ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so).
     """
     data = doc.data
     if doc.kind == "InferenceSet":
@@ -906,6 +949,7 @@ def _kaito(doc: Document) -> list[Workload]:
     extra: list[tuple[str, str, Loc | None]] = []
     pod_items: list[tuple[str, Any, Loc | None]] = []
     res_items: list[tuple[str, Any, Loc | None]] = []
+    kaito_args: list[tuple[Any, Loc | None]] = []
     rloc = loc_of(holder, "resource") if isinstance(resource, dict) else None
     if isinstance(resource, dict):
         it_name = resource.get("instanceType")
@@ -918,8 +962,15 @@ def _kaito(doc: Document) -> list[Workload]:
             from kvlint.accelerators import instance_type
 
             it = instance_type(it_name)
-            gpus = it.gpus if it is not None and it.gpus else 1
+            sku = next((v for k, v in KAITO_AZURE_SKUS.items() if k.lower() == it_name.lower()), None)
+            gpus = sku[0] if sku else (it.gpus if it is not None and it.gpus else 1)
             res_items.append(("nvidia.com/gpu", gpus, iloc))
+            # KAITO's command: --tensor-parallel-size = the SKU's GPU count, --gpu-memory-utilization from
+            # its GPU memory (pkg/model/interface.go buildVLLMInferenceCommand)
+            kaito_args.append((f"--tensor-parallel-size={gpus}", iloc))
+            if sku:
+                util = kaito_gpu_memory_utilization(sku[0], sku[1])
+                kaito_args.append((f"--gpu-memory-utilization={util:.2f}", iloc))
         elif isinstance(part, dict):
             mode = str(part.get("mode", ""))
             if mode == "mig" and part.get("profile"):
@@ -935,6 +986,7 @@ def _kaito(doc: Document) -> list[Workload]:
             else:
                 cnt = _int(part.get("count")) or 1
                 res_items.append(("nvidia.com/gpu", cnt, loc_of(part, "count") or loc_of(part)))
+                kaito_args.append((f"--tensor-parallel-size={cnt}", loc_of(part, "count") or loc_of(part)))
                 extra.append(
                     (
                         ACCELERATOR_WHY_ANNOTATION,
@@ -954,7 +1006,11 @@ def _kaito(doc: Document) -> list[Workload]:
     name_loc = loc_of(_get(data, "metadata"), "name")
     args = _ll(
         ploc,
-        [(f"--model={KAITO_PRESET_PREFIX}{pname}", ploc), (f"--served-model-name={pname}", name_loc or ploc)],
+        [
+            (f"--model={KAITO_PRESET_PREFIX}{pname}", ploc),
+            (f"--served-model-name={pname}", name_loc or ploc),
+            *kaito_args,
+        ],
     )
     container_items: list[tuple[str, Any, Loc | None]] = [
         ("name", doc.name or "kaito", name_loc),

@@ -271,3 +271,24 @@ def test_kubeai_cpu_and_tpu_profiles_are_not_gpu_pods() -> None:
     kv501 = [d for d in res.diagnostics if d.rule == "KV501"]
     assert any("CPU build of vllm" in d.message for d in kv501)
     assert any("Google TPU v5e is not a CUDA/ROCm GPU" in d.message for d in kv501)
+
+
+def test_kaito_gpu_memory_utilization_follows_kaito() -> None:
+    from kvlint.workloads import kaito_gpu_memory_utilization
+
+    assert kaito_gpu_memory_utilization(1, 16) == 0.90  # T4: 1 - 1.5/16 = 0.906
+    assert kaito_gpu_memory_utilization(4, 64) == 0.90
+    assert kaito_gpu_memory_utilization(1, 80) == 0.95  # A100 80GB: 0.98, capped at 0.95
+    assert kaito_gpu_memory_utilization(2, 32) == 0.90  # V100 16GB x 2
+    assert kaito_gpu_memory_utilization(0, 0) == 0.9
+
+
+@corpus
+def test_kaito_multi_gpu_workspace_uses_every_gpu() -> None:
+    """KAITO sets --tensor-parallel-size to the VM's GPU count itself (no 'GPUs sit idle' KV403)."""
+    path = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_llama-3.3_70b_instruct.yaml"
+    (w,) = _workloads(path)
+    args = list(w.pod_spec["containers"][0]["args"])
+    assert "--tensor-parallel-size=2" in args and "--gpu-memory-utilization=0.95" in args
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert "KV403" not in {d.rule for d in res.diagnostics}
