@@ -49,7 +49,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
-from kvlint.template_lines import TemplateLine, align, parse_template
+from kvlint.template_lines import TemplateLine, align_document, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
 
 __all__ = [
@@ -197,6 +197,7 @@ def map_sources(
     sources: Sequence[tuple[int, str]],
     root: str = "",
     text: str | None = None,
+    strip_chart: bool = False,
 ) -> None:
     """Rewrite, in place, every location in ``result`` that lies in file ``path`` after a Source comment.
 
@@ -207,7 +208,9 @@ def map_sources(
         root: directory joined in front of each Source path (the chart's parent directory when kvlint
             rendered the chart, so the path names the real template file); empty to keep it as written.
         text: the rendered text itself; with it, and when the template file can be read, lines are
-            mapped to the template's own lines (:func:`kvlint.template_lines.align`).
+            mapped to the template's own lines (:func:`kvlint.template_lines.align_document`).
+        strip_chart: ``root`` is the chart directory itself: the first component of each Source path (the
+            chart's name, which helm prints whatever the directory is called) is replaced by it.
 
     A location at line ``L`` after the comment at line ``S`` becomes ``Loc(root/source, T, column)``: ``T``
     is the template line that wrote rendered line ``L`` when the template could be read and aligned,
@@ -217,22 +220,34 @@ def map_sources(
     if not sources:
         return
     lines = [s[0] for s in sources]
-    names = [os.path.normpath(os.path.join(root, s[1])) if root else s[1] for s in sources]
+
+    def name_of(src: str) -> str:
+        if strip_chart:
+            rest = src.split("/", 1)[1] if "/" in src else src
+            return os.path.normpath(os.path.join(root, rest)) if root else os.path.normpath(rest)
+        return os.path.normpath(os.path.join(root, src)) if root else src
+
+    names = [name_of(s[1]) for s in sources]
     rendered = text.split("\n") if text is not None else None
     templates: dict[str, list[TemplateLine] | None] = {}
     sections: dict[int, list[tuple[int, int | None] | None]] = {}
-
-    def section_map(i: int) -> list[tuple[int, int | None] | None] | None:
-        if rendered is None:
-            return None
-        if i not in sections:
-            name = names[i]
+    if rendered is not None:
+        # in order: a template's documents are written in order, which picks among look-alike regions
+        last_region: dict[str, int] = {}
+        for i, name in enumerate(names):
             if name not in templates:
                 templates[name] = _read_template(name)
             tpl = templates[name]
             end = lines[i + 1] - 1 if i + 1 < len(lines) else len(rendered)
-            sections[i] = align(rendered[lines[i] : end], tpl) if tpl else []
-        return sections[i]
+            if tpl:
+                sections[i], last_region[name] = align_document(
+                    rendered[lines[i] : end], tpl, last_region.get(name, -1)
+                )
+            else:
+                sections[i] = []
+
+    def section_map(i: int) -> list[tuple[int, int | None] | None] | None:
+        return sections.get(i)
 
     def remap(loc: Loc | None) -> Loc | None:
         if loc is None or loc.file != path:
@@ -340,8 +355,10 @@ def render_helm(
     if isinstance(out, LoadResult):
         return out
     result = load_text(out, label)
-    root = os.path.dirname(os.path.normpath(chart))
-    map_sources(result, label, find_sources(out), root=root, text=out)
+    root = os.path.normpath(chart)
+    map_sources(
+        result, label, find_sources(out), root="" if root == "." else root, text=out, strip_chart=True
+    )
     return result
 
 
@@ -477,9 +494,9 @@ def _map_loaded_sources(result: LoadResult) -> None:
         sources = find_sources(text)
         if not sources:
             continue
-        root = _template_root(path, sources, text)
-        if root is not None:
-            map_sources(result, path, sources, root=root, text=text)
+        found = _template_root(path, sources, text)
+        if found is not None:
+            map_sources(result, path, sources, root=found[0], text=text, strip_chart=found[1])
 
 
 #: Where a chart is looked for, below each candidate directory: the directory itself, and ``charts/``
@@ -489,20 +506,21 @@ _CHART_HOMES = ("", "charts")
 _TEMPLATES_CHECKED = 3
 
 
-def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> str | None:
-    """The directory below which the ``# Source:`` template paths of ``path`` are found and match the
-    rendered text, as a path usable in diagnostics (``""`` for the cwd); None if there is none.
+def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> tuple[str, bool] | None:
+    """Where the ``# Source:`` template paths of ``path`` are found and match the rendered text:
+    ``(directory, strip_chart)`` for :func:`map_sources` (``""`` is the cwd), or None.
 
     Places looked at, nearest first: for a file, its directory and each parent, then the cwd; for stdin
-    (``-``), the cwd and its parent (``helm template x . | kvlint check -`` run inside the chart prints
-    paths that start with the chart's own directory name). At each place, the directory itself and its
-    ``charts/`` subdirectory (:data:`_CHART_HOMES`). A place is accepted only when the templates found
-    there match the rendered documents (:func:`_template_matches`): a file of the same name that belongs
-    to another chart is not taken.
+    (``-``), the cwd and its parent. At each place: the place itself when it is the chart (its
+    ``Chart.yaml`` ``name`` is the first component of the Source paths, as when ``helm template x . |
+    kvlint check -`` runs inside the chart, whatever the directory is called), the place holding
+    ``<chart>/templates/...``, and its ``charts/`` subdirectory (:data:`_CHART_HOMES`). A place is accepted
+    only when the templates found there match the rendered documents (:func:`_template_matches`): a file
+    of the same name that belongs to another chart is not taken.
     """
     places: list[str] = []
     if path == "-":
-        places += ["", os.path.dirname(os.getcwd())]
+        places += [os.getcwd(), os.path.dirname(os.getcwd())]
     else:
         d = os.path.dirname(os.path.abspath(path))
         while True:
@@ -511,14 +529,18 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
             if parent == d:
                 break
             d = parent
-        places.append("")
+        places.append(os.getcwd())
+    chart_names = {src.split("/", 1)[0] for _, src in sources if "/" in src}
     rendered = text.split("\n")
     ends = [line for line, _ in sources[1:]] + [len(rendered) + 1]
-    seen: set[str] = set()
+    seen: set[tuple[str, bool]] = set()
     for place in places:
-        for home in _CHART_HOMES:
-            base = os.path.join(place, home) if (place or home) else ""
-            key = os.path.abspath(base or ".")
+        candidates: list[tuple[str, bool]] = []
+        if _chart_name(place) in chart_names:
+            candidates.append((place, True))
+        candidates += [(os.path.join(place, home) if home else place, False) for home in _CHART_HOMES]
+        for base, strip in candidates:
+            key = (os.path.abspath(base), strip)
             if key in seen:
                 continue
             seen.add(key)
@@ -527,7 +549,8 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
             for (line, name), end in zip(sources, ends, strict=True):
                 if name in checked or len(checked) >= _TEMPLATES_CHECKED:
                     continue
-                full = os.path.join(base, name)
+                rel = name.split("/", 1)[1] if strip and "/" in name else name
+                full = os.path.join(base, rel)
                 if not os.path.isfile(full):
                     continue
                 checked.add(name)
@@ -535,27 +558,58 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
                     ok = False
                     break
             if ok and checked:
-                if not base:
-                    return ""
-                rel = os.path.relpath(base)
-                return "" if rel == "." else rel
+                rel_base = os.path.relpath(base)
+                return ("" if rel_base == "." else rel_base), strip
     return None
 
 
+def _chart_name(directory: str) -> str | None:
+    """``name`` in ``directory/Chart.yaml``, or None."""
+    chart = os.path.join(directory, "Chart.yaml")
+    if not os.path.isfile(chart):
+        return None
+    try:
+        import yaml
+
+        with open(chart, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except Exception:  # any unreadable or invalid Chart.yaml: not a chart kvlint can name
+        return None
+    name = data.get("name") if isinstance(data, dict) else None
+    return str(name) if name else None
+
+
 def _template_matches(template_path: str, rendered: Sequence[str]) -> bool:
-    """True when the template at ``template_path`` plausibly wrote ``rendered`` (one document's lines):
-    aligned literally (:func:`kvlint.template_lines.align`), at least three rendered lines (or all, when
-    fewer) match template lines, including the ``kind:`` line when there is one."""
+    """True when the template at ``template_path`` plausibly wrote ``rendered`` (one document's lines).
+
+    Aligned literally (:func:`kvlint.template_lines.align_document`): at least three rendered lines (or
+    all, when fewer) match template lines, including the ``kind:`` line when there is one; and the
+    template's unconditional literal lines (outside any ``if``/``with``/``range``) between the first and
+    the last matched line are in the rendered document (at most one in ten missing, none below ten):
+    lines that must render are there. Another chart's look-alike template (a ``helm create`` Deployment beside a
+    vLLM one) fails the second test.
+    """
     tpl = _read_template(template_path)
     if not tpl:
         return False
-    table = align(rendered, tpl)
+    table, region = align_document(rendered, tpl)
     texts = [r for r in rendered if r.strip()]
     matched = [rendered[i] for i, e in enumerate(table) if e is not None and e[1] is None]
     if len(matched) < min(3, len(texts)):
         return False
     kind_lines = [r for r in texts if r.startswith("kind:")]
-    return not kind_lines or any(m.startswith("kind:") for m in matched)
+    if kind_lines and not any(m.startswith("kind:") for m in matched):
+        return False
+    used = {e[0] for e in table if e is not None and e[1] is None}
+    lo, hi = min(used), max(used)
+    a, b = regions(tpl)[region]
+    must = [
+        t
+        for t in tpl[a:b]
+        if t.pattern is not None and t.depth == 0 and not t.separator and lo <= t.number <= hi
+    ]
+    missing = [t for t in must if t.number not in used]
+    return len(missing) <= len(must) // 10
 
 
 #: Largest template file (bytes) kvlint reads to map rendered lines to template lines.

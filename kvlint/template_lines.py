@@ -27,13 +27,22 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["MAX_CELLS", "TemplateLine", "align", "parse_template"]
+__all__ = [
+    "MAX_CELLS",
+    "TemplateLine",
+    "align",
+    "align_document",
+    "matched_count",
+    "parse_template",
+    "regions",
+]
 
 #: Largest (rendered lines x template pattern lines) table :func:`align` builds; beyond it, no mapping.
 MAX_CELLS = 4_000_000
 
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 # Actions that write nothing: control structure, comments, variable assignment.
+_KEYWORD = re.compile(r"^\{\{-?\s*(if|with|range|define|block|end)(?:\W|$)")
 _SILENT = re.compile(
     r"^\{\{-?\s*(?:if|else|end|range|with|define|block|break|continue|/\*|\$[\w.]*\s*:?=)(?:\W|$)"
 )
@@ -49,12 +58,17 @@ class TemplateLine:
             that is only actions (or blank).
         output: True for an action-only line whose action writes text (``{{- toYaml . | nindent 4 }}``).
         column: 1-based column of the line's first non-blank character.
+        depth: how many ``if``/``with``/``range``/``define``/``block`` actions enclose the line's start
+            (0: the line renders whenever the template does).
+        separator: the line is a literal ``---`` document separator.
     """
 
     number: int
     pattern: re.Pattern[str] | None
     output: bool
     column: int
+    depth: int = 0
+    separator: bool = False
 
 
 def parse_template(text: str) -> list[TemplateLine]:
@@ -70,7 +84,9 @@ def parse_template(text: str) -> list[TemplateLine]:
     spans = [(m.start(), m.end()) for m in _ACTION.finditer(text)]
     out: list[TemplateLine] = []
     k = 0
+    depth = 0
     for i, line in enumerate(lines):
+        line_depth = depth
         lo, hi = starts[i], starts[i] + len(line)
         while k < len(spans) and spans[k][1] <= lo:
             k += 1
@@ -82,8 +98,12 @@ def parse_template(text: str) -> list[TemplateLine]:
             a, b = spans[j]
             if a >= lo:
                 pieces.append(text[pos:a])
-                if not _SILENT.match(text[a:b]):
+                action = text[a:b]
+                if not _SILENT.match(action):
                     output = True
+                kw = _KEYWORD.match(action)
+                if kw is not None:
+                    depth = max(0, depth + (1 if kw.group(1) != "end" else -1))
             pos = max(pos, min(b, hi))
             j += 1
         pieces.append(text[pos:hi] if pos < hi else "")
@@ -91,14 +111,58 @@ def parse_template(text: str) -> list[TemplateLine]:
         stripped = line.lstrip()
         column = len(line) - len(stripped) + 1
         if not literal:
-            out.append(TemplateLine(i + 1, None, output and bool(stripped), column))
+            out.append(TemplateLine(i + 1, None, output and bool(stripped), column, line_depth))
             continue
         pieces[-1] = pieces[-1].rstrip()
         regex = ".*?".join(re.escape(p) for p in pieces)
         if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
             regex = ".*?" + regex
-        out.append(TemplateLine(i + 1, re.compile(regex), False, column))
+        sep = literal == "---" and len(pieces) == 1
+        out.append(TemplateLine(i + 1, re.compile(regex), False, column, line_depth, sep))
     return out
+
+
+def regions(template: Sequence[TemplateLine]) -> list[tuple[int, int]]:
+    """``[start, end)`` index ranges of ``template`` between ``---`` separator lines: the documents one
+    template file writes (two Deployments in one file are two regions; a ``range`` loop writes its one
+    region several times)."""
+    out: list[tuple[int, int]] = []
+    start = 0
+    for i, t in enumerate(template):
+        if t.separator:
+            if i > start:
+                out.append((start, i))
+            start = i + 1
+    if start < len(template):
+        out.append((start, len(template)))
+    return out or [(0, len(template))]
+
+
+def matched_count(table: Sequence[tuple[int, int | None] | None]) -> int:
+    """Rendered lines an :func:`align` table matched to a literal template line."""
+    return sum(1 for e in table if e is not None and e[1] is None)
+
+
+def align_document(
+    rendered: Sequence[str], template: Sequence[TemplateLine], after: int = -1
+) -> tuple[list[tuple[int, int | None] | None], int]:
+    """:func:`align` ``rendered`` (one document) with the template region that wrote it.
+
+    Each region (:func:`regions`) is aligned and the one matching most rendered lines wins; among equal
+    ones, the first after region ``after`` (the one the previous document of the same template used:
+    helm writes a template's documents in order), else the first. Returns ``(table, region index)``.
+    """
+    best: tuple[int, int, list[tuple[int, int | None] | None]] | None = None
+    parts = regions(template)
+    for ri, (a, b) in enumerate(parts):
+        table = align(rendered, template[a:b])
+        score = matched_count(table)
+        rank = (score, 1 if ri > after else 0)
+        if best is None or rank > (best[0], best[1]):
+            best = (score, 1 if ri > after else 0, table)
+            chosen = ri
+    assert best is not None
+    return best[2], chosen
 
 
 def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tuple[int, int | None] | None]:
@@ -146,10 +210,11 @@ def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tup
         else:
             b += 1
     by_number = {t.number: t for t in template}
-    following = [len(template) + 1] * (n + 1)  # template line of the next matched rendered line below
+    first_num, last_num = template[0].number, template[-1].number  # a region keeps the file's numbers
+    following = [last_num + 1] * (n + 1)  # template line of the next matched rendered line below
     for a in range(n - 1, -1, -1):
         following[a] = matched.get(a, following[a + 1])
-    prev = 0  # template line of the last matched rendered line above (0: none yet)
+    prev = first_num - 1  # template line of the last matched rendered line above (none yet)
     for a in range(n):
         if a in matched:
             prev = matched[a]
@@ -157,12 +222,17 @@ def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tup
             continue
         nxt_line = following[a + 1]
         action = next(
-            (by_number[x] for x in range(prev + 1, nxt_line) if x in by_number and by_number[x].output), None
+            (
+                by_number[x]
+                for x in range(max(prev, first_num - 1) + 1, nxt_line)
+                if x in by_number and by_number[x].output
+            ),
+            None,
         )
         if action is not None:
             result[rows[a]] = (action.number, action.column)
-        elif prev:
+        elif prev >= first_num:
             result[rows[a]] = (prev, by_number[prev].column)
-        elif nxt_line <= len(template):
+        elif nxt_line <= last_num:
             result[rows[a]] = (nxt_line, by_number[nxt_line].column)
     return result

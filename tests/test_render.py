@@ -125,9 +125,8 @@ def test_stdin_maps_like_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [(d.rule, d.loc.line if d.loc else 0) for d in inside.diagnostics] == [
         (d.rule, d.loc.line if d.loc else 0) for d in from_file.diagnostics
     ]
-    assert {d.loc.file for d in inside.diagnostics if d.loc} == {
-        os.path.join("..", "chat-chart", "templates", "deployment.yaml")
-    }
+    # ... relative to the chart itself, found through its Chart.yaml name, whatever the directory is called
+    assert {d.loc.file for d in inside.diagnostics if d.loc} == {os.path.join("templates", "deployment.yaml")}
     # elsewhere, where the templates cannot be found, stdin keeps its own true positions
     monkeypatch.chdir(ROOT)
     lines, _ = _rendered_lines()
@@ -417,3 +416,114 @@ def test_path_below_an_unenterable_directory_is_kv001(monkeypatch: pytest.Monkey
     assert [(f.rule, f.loc) for f in loaded.findings] == [("KV001", Loc(locked, 1, 1))]
     assert "permission denied" in loaded.findings[0].message
     assert len(loaded.documents) == 2  # the other input is still read
+
+
+_TWO_DEPLOYMENTS = """\
+{{- range $role := list "prefill" "decode" }}
+{{- end }}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-prefill
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model
+            - meta-llama/Llama-3.1-8B-Instruct
+            - --max-model-len=8192
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-decode
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.11.0
+          args:
+            - --model
+            - meta-llama/Llama-3.1-8B-Instruct
+            - --max-model-len=8192
+            - --gpu-memory-utilzation=0.9
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def _chart(root: str, dirname: str, chart_name: str, template: str) -> str:
+    chart = os.path.join(root, dirname)
+    os.makedirs(os.path.join(chart, "templates"))
+    with open(os.path.join(chart, "Chart.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(f"apiVersion: v2\nname: {chart_name}\nversion: 0.1.0\n")
+    with open(os.path.join(chart, "templates", "serve.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(template)
+    return chart
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_second_document_of_a_template_maps_to_its_own_lines(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two look-alike Deployments in one template: the decode one's typo is on the decode lines, and the
+    chart is found from inside its directory although the directory is not named like the chart."""
+    chart = _chart(str(tmp_path), "some-dir", "fleet", _TWO_DEPLOYMENTS)
+    template = os.path.join(chart, "templates", "serve.yaml")
+    line = _TWO_DEPLOYMENTS.splitlines().index("            - --gpu-memory-utilzation=0.9") + 1
+    for cwd, arg in ((str(tmp_path), "some-dir"), (chart, ".")):
+        monkeypatch.chdir(cwd)
+        res = run_documents(load_inputs([arg]), OFFLINE)
+        (d,) = [d for d in res.diagnostics if d.rule == "KV205"]
+        assert d.loc is not None and os.path.samefile(d.loc.file, template) and d.loc.line == line, d.loc
+
+
+def test_a_look_alike_template_of_another_chart_is_not_taken(tmp_path: pytest.TempPathFactory) -> None:
+    """A rendered file whose Source names llm/templates/deployment.yaml, next to a different chart called
+    llm (a helm-create style Deployment): the findings stay in the rendered file."""
+    root = str(tmp_path)
+    other = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ include "llm.fullname" . }}
+spec:
+  selector:
+    matchLabels:
+      app: web
+  template:
+    spec:
+      serviceAccountName: {{ include "llm.serviceAccountName" . }}
+      containers:
+        - name: {{ .Chart.Name }}
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          imagePullPolicy: {{ .Values.image.pullPolicy }}
+          ports:
+            - name: http
+              containerPort: 80
+              protocol: TCP
+          livenessProbe:
+            {{- toYaml .Values.livenessProbe | nindent 12 }}
+"""
+    os.makedirs(os.path.join(root, "llm", "templates"))
+    with open(os.path.join(root, "llm", "templates", "deployment.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(other)
+    rendered = os.path.join(root, "rendered.yaml")
+    with open(os.path.join(ROOT, RENDERED), encoding="utf-8") as fh:
+        text = fh.read().replace("chat-chart/templates/deployment.yaml", "llm/templates/deployment.yaml")
+    with open(rendered, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    docs = [d for d in load_inputs([rendered]).documents if d.kind == "Deployment"]
+    assert docs and all(d.path == rendered for d in docs)
