@@ -49,7 +49,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
-from kvlint.template_lines import TemplateLine, align_document, parse_template, regions
+from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
 
 __all__ = [
@@ -241,7 +241,7 @@ def map_sources(
             end = lines[i + 1] - 1 if i + 1 < len(lines) else len(rendered)
             if tpl:
                 sections[i], last_region[name] = align_document(
-                    rendered[lines[i] : end], tpl, last_region.get(name, -1)
+                    rendered[lines[i] : end], tpl, last_region.get(name, -1), _chart_helpers(name)
                 )
             else:
                 sections[i] = []
@@ -610,6 +610,39 @@ def _template_matches(template_path: str, rendered: Sequence[str]) -> bool:
     ]
     missing = [t for t in must if t.number not in used]
     return len(missing) <= len(must) // 10
+
+
+_HELPERS: dict[str, dict[str, list[Any]]] = {}
+
+
+def _chart_helpers(template_path: str) -> dict[str, list[Any]]:
+    """The named templates (``define`` blocks) of the files beside ``template_path`` (a chart's
+    ``templates/`` directory, where ``_helpers.tpl`` lives), for :func:`kvlint.template_lines.align`;
+    cached per directory, files up to :data:`_MAX_TEMPLATE_BYTES`."""
+    directory = os.path.dirname(template_path) or "."
+    if directory not in _HELPERS:
+        found: dict[str, list[Any]] = {}
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            names = []
+        for n in names:
+            full = os.path.join(directory, n)
+            if not n.endswith((".tpl", ".yaml", ".yml", ".txt")) or not os.path.isfile(full):
+                continue
+            try:
+                if os.path.getsize(full) > _MAX_TEMPLATE_BYTES:
+                    continue
+                with open(full, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (OSError, UnicodeDecodeError):
+                continue
+            if "define" in text:
+                found.update(named_templates(text))
+        if len(_HELPERS) > 64:
+            _HELPERS.clear()
+        _HELPERS[directory] = found
+    return _HELPERS[directory]
 
 
 #: Largest template file (bytes) kvlint reads to map rendered lines to template lines.

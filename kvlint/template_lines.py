@@ -24,7 +24,7 @@ render unchanged, and points at the action that wrote a value otherwise.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "align",
     "align_document",
     "matched_count",
+    "named_templates",
     "parse_template",
     "regions",
 ]
@@ -41,8 +42,10 @@ __all__ = [
 MAX_CELLS = 4_000_000
 
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
-# Actions that write nothing: control structure, comments, variable assignment.
+_INCLUDE = re.compile(r'^\{\{-?\s*(?:include|template)\s+"([^"]+)"')
+_DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
 _KEYWORD = re.compile(r"^\{\{-?\s*(if|with|range|define|block|end)(?:\W|$)")
+# Actions that write nothing: control structure, comments, variable assignment.
 _SILENT = re.compile(
     r"^\{\{-?\s*(?:if|else|end|range|with|define|block|break|continue|/\*|\$[\w.]*\s*:?=)(?:\W|$)"
 )
@@ -61,6 +64,7 @@ class TemplateLine:
         depth: how many ``if``/``with``/``range``/``define``/``block`` actions enclose the line's start
             (0: the line renders whenever the template does).
         separator: the line is a literal ``---`` document separator.
+        include: for an output line that is an ``include``/``template`` call, the named template it writes.
     """
 
     number: int
@@ -69,6 +73,7 @@ class TemplateLine:
     column: int
     depth: int = 0
     separator: bool = False
+    include: str | None = None
 
 
 def parse_template(text: str) -> list[TemplateLine]:
@@ -92,6 +97,7 @@ def parse_template(text: str) -> list[TemplateLine]:
             k += 1
         pieces: list[str] = []
         output = False
+        include: str | None = None
         pos = lo
         j = k
         while j < len(spans) and spans[j][0] < hi:
@@ -101,6 +107,9 @@ def parse_template(text: str) -> list[TemplateLine]:
                 action = text[a:b]
                 if not _SILENT.match(action):
                     output = True
+                    inc = _INCLUDE.match(action)
+                    if inc is not None:
+                        include = inc.group(1)
                 kw = _KEYWORD.match(action)
                 if kw is not None:
                     depth = max(0, depth + (1 if kw.group(1) != "end" else -1))
@@ -111,7 +120,9 @@ def parse_template(text: str) -> list[TemplateLine]:
         stripped = line.lstrip()
         column = len(line) - len(stripped) + 1
         if not literal:
-            out.append(TemplateLine(i + 1, None, output and bool(stripped), column, line_depth))
+            out.append(
+                TemplateLine(i + 1, None, output and bool(stripped), column, line_depth, False, include)
+            )
             continue
         pieces[-1] = pieces[-1].rstrip()
         regex = ".*?".join(re.escape(p) for p in pieces)
@@ -119,6 +130,29 @@ def parse_template(text: str) -> list[TemplateLine]:
             regex = ".*?" + regex
         sep = literal == "---" and len(pieces) == 1
         out.append(TemplateLine(i + 1, re.compile(regex), False, column, line_depth, sep))
+    return out
+
+
+def named_templates(text: str) -> dict[str, list[re.Pattern[str]]]:
+    """The ``{{ define "NAME" }}`` blocks of a template file (``_helpers.tpl``): NAME -> patterns of its
+    literal lines, indentation removed (``nindent`` re-indents what an ``include`` writes)."""
+    lines = text.split("\n")
+    out: dict[str, list[re.Pattern[str]]] = {}
+    parsed = parse_template(text)
+    i = 0
+    while i < len(parsed):
+        m = _DEFINE.search(lines[i])
+        if m is None:
+            i += 1
+            continue
+        depth = parsed[i].depth
+        body: list[str] = []
+        j = i + 1
+        while j < len(parsed) and parsed[j].depth > depth:
+            body.append(lines[j].lstrip())
+            j += 1
+        out[m.group(1)] = [t.pattern for t in parse_template("\n".join(body)) if t.pattern is not None]
+        i = j
     return out
 
 
@@ -143,8 +177,54 @@ def matched_count(table: Sequence[tuple[int, int | None] | None]) -> int:
     return sum(1 for e in table if e is not None and e[1] is None)
 
 
+def _assign(
+    run: Sequence[int],
+    texts: Sequence[str],
+    actions: Sequence[TemplateLine],
+    helpers: Mapping[str, Sequence[re.Pattern[str]]] | None,
+) -> list[TemplateLine | None]:
+    """The output line that wrote each of ``texts`` (consecutive unmatched rendered lines, indentation
+    removed), given the ``actions`` between their matched neighbours, in order.
+
+    One action (or none, or no helpers known): all lines to the first. Several: the actions write their
+    lines one after the other, so they are consumed in order. An ``include`` of a known named template takes
+    the lines its literal lines match, in the order of its body; any other action (``toYaml``) takes lines
+    until one matches the first line of the next known ``include``; lines left over go to the last action.
+    """
+    if not actions:
+        return [None] * len(run)
+    known = helpers or {}
+    if len(actions) == 1 or not any(x.include in known for x in actions if x.include):
+        return [actions[0]] * len(run)
+    owners: list[TemplateLine | None] = [None] * len(run)
+    pos = 0
+    for k, act in enumerate(actions):
+        body = known.get(act.include) if act.include else None
+        if body is not None:
+            bi = 0
+            while pos < len(texts) and bi < len(body):
+                j = next((j for j in range(bi, len(body)) if body[j].fullmatch(texts[pos])), None)
+                if j is None:
+                    break
+                owners[pos] = act
+                pos += 1
+                bi = j + 1
+            continue
+        nxt = next((x for x in actions[k + 1 :] if x.include and known.get(x.include)), None)
+        start_next = known[nxt.include][0] if nxt is not None and nxt.include else None
+        while pos < len(texts) and not (start_next is not None and start_next.fullmatch(texts[pos])):
+            owners[pos] = act
+            pos += 1
+    for i in range(pos, len(texts)):
+        owners[i] = actions[-1]
+    return owners
+
+
 def align_document(
-    rendered: Sequence[str], template: Sequence[TemplateLine], after: int = -1
+    rendered: Sequence[str],
+    template: Sequence[TemplateLine],
+    after: int = -1,
+    helpers: Mapping[str, Sequence[re.Pattern[str]]] | None = None,
 ) -> tuple[list[tuple[int, int | None] | None], int]:
     """:func:`align` ``rendered`` (one document) with the template region that wrote it.
 
@@ -155,7 +235,7 @@ def align_document(
     best: tuple[int, int, list[tuple[int, int | None] | None]] | None = None
     parts = regions(template)
     for ri, (a, b) in enumerate(parts):
-        table = align(rendered, template[a:b])
+        table = align(rendered, template[a:b], helpers)
         score = matched_count(table)
         rank = (score, 1 if ri > after else 0)
         if best is None or rank > (best[0], best[1]):
@@ -165,12 +245,20 @@ def align_document(
     return best[2], chosen
 
 
-def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tuple[int, int | None] | None]:
+def align(
+    rendered: Sequence[str],
+    template: Sequence[TemplateLine],
+    helpers: Mapping[str, Sequence[re.Pattern[str]]] | None = None,
+) -> list[tuple[int, int | None] | None]:
     """Template position of each rendered line.
 
     Args:
         rendered: the lines of one rendered document (the text after its ``# Source:`` comment).
         template: :func:`parse_template` of the template file that comment names.
+        helpers: :func:`named_templates` of the chart: when several output lines could have written a
+            rendered line (``{{- include "x.args" . }}`` then ``{{- toYaml .Values.extraArgs }}``), the
+            ``include`` whose named template has a literal line matching it wins, and lines no helper
+            explains go to the first output line that is not such an ``include``.
 
     Returns:
         One entry per rendered line: ``(template line, column)`` where the column is None when the
@@ -215,24 +303,25 @@ def align(rendered: Sequence[str], template: Sequence[TemplateLine]) -> list[tup
     for a in range(n - 1, -1, -1):
         following[a] = matched.get(a, following[a + 1])
     prev = first_num - 1  # template line of the last matched rendered line above (none yet)
-    for a in range(n):
+    a = 0
+    while a < n:
         if a in matched:
             prev = matched[a]
             result[rows[a]] = (prev, None)
+            a += 1
             continue
-        nxt_line = following[a + 1]
-        action = next(
-            (
-                by_number[x]
-                for x in range(max(prev, first_num - 1) + 1, nxt_line)
-                if x in by_number and by_number[x].output
-            ),
-            None,
-        )
-        if action is not None:
-            result[rows[a]] = (action.number, action.column)
-        elif prev >= first_num:
-            result[rows[a]] = (prev, by_number[prev].column)
-        elif nxt_line <= last_num:
-            result[rows[a]] = (nxt_line, by_number[nxt_line].column)
+        run = [a]  # the unmatched rendered lines up to the next matched one
+        while run[-1] + 1 < n and run[-1] + 1 not in matched:
+            run.append(run[-1] + 1)
+        nxt_line = following[a]
+        actions = [by_number[x] for x in range(prev + 1, nxt_line) if x in by_number and by_number[x].output]
+        owners = _assign(run, [texts[r].strip() for r in run], actions, helpers)
+        for r, action in zip(run, owners, strict=True):
+            if action is not None:
+                result[rows[r]] = (action.number, action.column)
+            elif prev >= first_num:
+                result[rows[r]] = (prev, by_number[prev].column)
+            elif nxt_line <= last_num:
+                result[rows[r]] = (nxt_line, by_number[nxt_line].column)
+        a = run[-1] + 1
     return result

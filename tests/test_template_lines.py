@@ -88,3 +88,43 @@ def test_tables_over_the_limit_are_not_aligned(monkeypatch: pytest.MonkeyPatch) 
     assert align(["a: 1", "b: 2"], parse_template("a: 1\nb: 2\n")) == [(1, None), (2, None)]
     monkeypatch.setattr(template_lines, "MAX_CELLS", 3)
     assert align(["a: 1", "b: 2"], parse_template("a: 1\nb: 2\n")) == [None, None]
+
+
+def test_include_then_toyaml_each_take_their_own_lines() -> None:
+    """`include "x.args"` then `toYaml .Values.extraArgs`: the helper's lines go to the include, the rest
+    to the toYaml line (the helper's literal lines, in order, decide where the include's output ends)."""
+    from kvlint.template_lines import named_templates
+
+    helpers = named_templates(
+        '{{- define "x.args" -}}\n- --model\n- {{ .Values.model }}\n- --port={{ .Values.port }}\n{{- end }}\n'
+    )
+    tpl = parse_template(
+        'args:\n  {{- include "x.args" . | nindent 2 }}\n  {{- toYaml .Values.extraArgs | nindent 2 }}\nend: 1\n'
+    )
+    rendered = [
+        "args:",
+        "  - --model",
+        "  - org/m",
+        "  - --port=8000",
+        "  - --max-model-len=4096",
+        "  - --x",
+        "end: 1",
+    ]
+    got = [e[0] if e else None for e in align(rendered, tpl, helpers)]
+    assert got == [1, 2, 2, 2, 3, 3, 4]
+    # without the helpers, everything between goes to the first output line (the older approximation)
+    assert [e[0] if e else None for e in align(rendered, tpl)] == [1, 2, 2, 2, 2, 2, 4]
+
+
+def test_documents_of_one_template_align_with_their_own_region() -> None:
+    from kvlint.template_lines import align_document, regions
+
+    text = "kind: A\nname: one\nx: 1\n---\nkind: A\nname: two\nx: 1\n"
+    tpl = parse_template(text)
+    assert regions(tpl) == [(0, 3), (4, 8)]  # the text ends with a newline: a last empty line
+    table, region = align_document(["kind: A", "name: two", "x: 1"], tpl)
+    assert region == 1 and [e[0] if e else None for e in table] == [5, 6, 7]
+    # equal candidates: the region after the previous document's one
+    same = parse_template("kind: A\nx: 1\n---\nkind: A\nx: 1\n")
+    assert align_document(["kind: A", "x: 1"], same, after=0)[1] == 1
+    assert align_document(["kind: A", "x: 1"], same)[1] == 0
