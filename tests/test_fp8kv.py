@@ -129,3 +129,30 @@ def test_fp8_is_never_suggested_where_it_cannot_run() -> None:
     assert fixes and "--kv-cache-dtype fp8" not in fixes
     new = _run("nvidia-a100-sxm4-40gb", "v0.12.0", length=131072, model=model)
     assert "--kv-cache-dtype fp8" in " ".join(d.fix for d in new.diagnostics if d.rule.startswith("KV10"))
+
+
+def test_kv302_fix_names_only_gpus_where_the_release_runs_it() -> None:
+    text = POD.format(
+        acc="nvidia-l4",
+        tag="v0.12.0",
+        model="deepseek-ai/DeepSeek-V2-Lite",
+        len=4096,
+        kv=', "--kv-cache-dtype", "fp8"',
+    )
+    res = run_documents(load_text(text, "p.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV302"]
+    assert "H100" in d.fix and "B200" in d.fix and "L4" not in d.fix  # MLA fp8 needs cc 9/10 in 0.12
+    old = POD.format(
+        acc="nvidia-a100-sxm4-80gb",
+        tag="v0.8.5",
+        model="deepseek-ai/DeepSeek-V2-Lite",
+        len=4096,
+        kv=', "--kv-cache-dtype", "fp8"',
+    )
+    (d,) = [
+        d
+        for d in run_documents(load_text(old, "p.yaml"), Options(allow_hub=False)).diagnostics
+        if d.rule == "KV302"
+    ]
+    assert "a GPU where" not in d.fix  # no GPU runs MLA with fp8 KV in 0.8.5
+    assert "vllm@0.8.5:" in d.message

@@ -145,7 +145,16 @@ def fp8_kv_support(
 
     # ---- V1 by default, V0 fallback (0.8.0 - 0.10.x)
     if v < (0, 11, 0):
-        oracle = "vllm@0.10.2:vllm/engine/arg_utils.py::EngineArgs._is_v1_supported_oracle"
+        read = (
+            "0.8.5"
+            if v < (0, 9, 0)
+            else "0.9.2"
+            if v < (0, 10, 0)
+            else "0.10.1.1"
+            if v < (0, 10, 2)
+            else "0.10.2"
+        )
+        oracle = f"vllm@{read}:vllm/engine/arg_utils.py::EngineArgs._is_v1_supported_oracle"
         if amd:
             v1_ok = v >= (0, 9, 0)
         elif v < (0, 10, 2):

@@ -1063,10 +1063,44 @@ def _check_fp8_kv(ctx: _Ctx) -> None:
         f"--kv-cache-dtype {kvd} on {gpu} with vLLM {s.version or 'assumed newest'}: {sup.why}; the engine "
         f"{'most likely fails' if likely else 'fails'} at start-up ({sup.source})",
         s.loc("kv_cache_dtype"),
-        fix="use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity), or a "
-        "GPU with compute capability 8.9 or newer (L4, L40S, H100, H200, B200)",
+        fix="use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity)"
+        + _fp8_alternatives(ctx, kvd),
         severity="warning" if likely else None,
     )
+
+
+def _fp8_alternatives(ctx: _Ctx, kvd: str) -> str:
+    """``, or ...`` naming catalogue GPUs (other than the pod's) on which this vLLM release runs ``kvd``
+    for this model, as :mod:`kvlint.plan.fp8kv` decides; empty when none is known."""
+    from kvlint.accelerators.registry import lookup
+    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
+    from kvlint.plan.versions import fmt_version, resolve_version
+
+    cr = ctx.cr
+    here = cr.placement.accelerator if cr.placement else None
+    v, _ = resolve_version(cr.serving.version)
+    model = cr.model
+    names = []
+    for gid in ("nvidia-l4", "nvidia-l40s", "nvidia-h100-sxm5-80gb", "nvidia-b200"):
+        acc = lookup(gid)
+        if acc is None or (here is not None and acc.id == here.id):
+            continue
+        sup = fp8_kv_support(
+            v,
+            kvd,
+            vendor=acc.vendor,
+            cc=parse_cc(acc.compute_capability),
+            gpu_has_fp8=acc.fp8,
+            is_mla=bool(model is not None and model.is_mla),
+            head_size=model.head_size if model is not None else None,
+            architectures=tuple(model.architectures) if model is not None else (),
+            backend=forced_backend(
+                v, cr.serving.env.get("VLLM_ATTENTION_BACKEND"), cr.serving.get("attention_backend")
+            ),
+        )
+        if sup.outcome == "ok":
+            names.append(acc.name)
+    return f", or a GPU where vLLM {fmt_version(v)} runs it ({', '.join(names)})" if names else ""
 
 
 def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
