@@ -686,7 +686,10 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         top[7].append(value)
                         continue
                     if key in container:  # the later one wins, as kubectl apply does; reported as KV004
-                        duplicates.append((key, container.key_locs.get(key), top[3]))
+                        # same YAML type only: `1` and `true` are different keys to Go's YAML
+                        first = next((k for k in container if k == key), key)
+                        if type(first) is type(key):
+                            duplicates.append((key, container.key_locs.get(key), top[3]))
                     container[key] = value
                     container.locs[key] = vloc
                     container.key_locs[key] = top[3]
@@ -851,6 +854,7 @@ def _add_doc(
     counter[0] += 1
     for key, first, again in doc.duplicates:
         where = f" (first at line {first.line})" if first is not None else ""
+        key = {True: "true", False: "false", None: "null"}.get(key, key) if not isinstance(key, str) else key
         result.findings.append(
             Finding(
                 "KV004",

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 from bisect import bisect_left
@@ -272,7 +273,18 @@ def map_sources(
         result.documents[k] = dataclasses.replace(doc, path=new_loc.file, loc=new_loc)
     for k, f in enumerate(result.findings):
         if f.loc is not None and f.loc.file == path:
-            result.findings[k] = dataclasses.replace(f, loc=remap(f.loc))
+            new = remap(f.loc)
+            message = f.message
+            m = _FIRST_AT.search(message) if f.rule == "KV004" else None
+            if m is not None and new is not None:  # the other occurrence's line, in the same terms
+                first = remap(Loc(path, int(m.group(1)), 1))
+                if first is not None:
+                    where = f"line {first.line}" if first.file == new.file else f"{first.file}:{first.line}"
+                    message = message[: m.start()] + f"(first at {where})" + message[m.end() :]
+            result.findings[k] = dataclasses.replace(f, loc=new, message=message)
+
+
+_FIRST_AT = re.compile(r"\(first at line (\d+)\)")
 
 
 def helm_values_reason(doc: Document) -> str | None:

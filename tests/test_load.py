@@ -432,3 +432,8 @@ def test_empty_stdin_is_reported():
     r = load_paths(["-"], stdin=io.BytesIO(b"  \n"))
     assert [(f.rule, f.loc) for f in r.findings] == [("KV001", Loc("-", 1, 1))]
     assert "standard input is empty" in r.findings[0].message and "pipefail" in r.findings[0].fix
+
+
+def test_keys_of_different_yaml_types_are_not_duplicates():
+    r = load_text("a:\n  1: x\n  true: y\n  null: z\n  k: 1\n  k: 2\n", "t.yaml")
+    assert [(f.rule, f.loc) for f in r.findings] == [("KV004", Loc("t.yaml", 6, 3))]

@@ -527,3 +527,24 @@ spec:
         fh.write(text)
     docs = [d for d in load_inputs([rendered]).documents if d.kind == "Deployment"]
     assert docs and all(d.path == rendered for d in docs)
+
+
+def test_duplicate_key_message_names_the_template_lines(tmp_path: pytest.TempPathFactory) -> None:
+    root = str(tmp_path)
+    os.makedirs(os.path.join(root, "c", "templates"))
+    template = "# a comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  a: 1\n  a: 2\n"
+    with open(os.path.join(root, "c", "templates", "cm.yaml"), "w", encoding="utf-8") as fh:
+        fh.write(template)
+    rendered = os.path.join(root, "out.yaml")
+    with open(rendered, "w", encoding="utf-8") as fh:
+        fh.write(
+            "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
+        )
+        fh.write("data:\n  a: 1\n  a: 2\n")
+    (f,) = [f for f in load_inputs([rendered]).findings if f.rule == "KV004"]
+    assert (
+        f.loc is not None
+        and f.loc.file.endswith(os.path.join("c", "templates", "cm.yaml"))
+        and f.loc.line == 8
+    )
+    assert "(first at line 7)" in f.message
