@@ -42,6 +42,8 @@ def _parse_formats(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
             )
         if sep and not path:
             raise click.BadParameter(f"{v!r}: missing file name after '='", param_hint="--format")
+        if path in ("-", "/dev/stdout"):
+            path = ""  # standard output, however it is spelled
         out.append((name, path or None))
     to_stdout = [n for n, p in out if p is None]
     if len(to_stdout) > 1:
@@ -50,9 +52,12 @@ def _parse_formats(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
             "but one a file (NAME=PATH)",
             param_hint="--format",
         )
+    import os
+
     files = [p for _, p in out if p is not None]
-    for p in files:
-        if files.count(p) > 1:
+    real = [os.path.realpath(p) for p in files]
+    for p, r in zip(files, real, strict=True):
+        if real.count(r) > 1:
             raise click.BadParameter(
                 f"two reports would be written to {p}; give each its own file", param_hint="--format"
             )

@@ -307,13 +307,20 @@ def _expand(path: str, exclude: Sequence[str], errors: list[OSError] | None = No
 
 
 def _excluded(path: str, exclude: Sequence[str]) -> bool:
+    """``path`` matches one of the ``exclude`` fnmatch globs: as written, normalised, absolute, or by its
+    base name; a glob's trailing ``/`` is ignored (``charts/`` excludes the directory ``charts``)."""
     if not exclude:
         return False
     norm = os.path.normpath(path)
-    base = os.path.basename(norm)
-    return any(
-        fnmatch.fnmatch(norm, g) or fnmatch.fnmatch(path, g) or fnmatch.fnmatch(base, g) for g in exclude
-    )
+    forms = {path, norm, os.path.abspath(norm), os.path.basename(norm)}
+    for g in exclude:
+        glob = g.rstrip("/") or g
+        globs = {glob, os.path.normpath(glob)}
+        if not any(ch in glob for ch in "*?[") and not os.path.isabs(glob):
+            globs.add(os.path.abspath(glob))
+        if any(fnmatch.fnmatch(f, gl) for f in forms for gl in globs):
+            return True
+    return False
 
 
 def _too_big(path: str, size: int, limit: int) -> Finding:

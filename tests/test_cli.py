@@ -141,3 +141,25 @@ def test_exclude_option_skips_matching_files(tmp_path: Path) -> None:
 def test_gpu_memory_messages_name_the_real_problem(value: str, message: str) -> None:
     r = CliRunner().invoke(main, ["plan", "--offline", "--gpu-memory", value, "--", "vllm", "serve", "x/y"])
     assert r.exit_code == 2 and message in r.output, r.output
+
+
+def test_format_destinations_are_compared_as_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "o.json"
+    other = f"{tmp_path}/../{tmp_path.name}/o.json"
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--format", f"json={out}", "--format", f"sarif={other}", str(EX)]
+    )
+    assert r.exit_code == 2 and "two reports would be written" in r.output
+    r = CliRunner().invoke(main, ["check", "--offline", "--format", "json=-", OK])  # stdout, not a file "-"
+    assert r.exit_code == 0 and json.loads(r.stdout)["schema_version"] == 2 and not os.path.exists("-")
+
+
+def test_exclude_matches_however_the_path_is_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "keep.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "bad.yaml").write_text("{ not yaml")
+    monkeypatch.chdir(tmp_path)
+    for glob in ("charts/", str(tmp_path / "charts"), "charts"):
+        r = CliRunner().invoke(main, ["check", "--offline", "--exclude", glob, str(tmp_path)])
+        assert r.exit_code == 0 and "in 1 file" in r.output, (glob, r.output)
