@@ -36,12 +36,15 @@ class Document:
 
     @property
     def kind(self) -> str:
-        return str(self.data.get("kind", "")) if isinstance(self.data, dict) else ""
+        kind = self.data.get("kind") if isinstance(self.data, dict) else None
+        return "" if kind is None else str(kind)
 
     @property
     def name(self) -> str:
+        """``metadata.name`` as text; empty when missing or null (``name:`` with no value)."""
         meta = self.data.get("metadata") if isinstance(self.data, dict) else None
-        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        name = meta.get("name") if isinstance(meta, dict) else None
+        return "" if name is None else str(name)
 
     @property
     def namespace(self) -> str | None:
