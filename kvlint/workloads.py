@@ -1028,6 +1028,9 @@ def _kaito(doc: Document) -> list[Workload]:
     container = _ld(loc_of(inference) or ploc, container_items)
     pod_items.append(("containers", _ll(container.loc, [(container, container.loc)]), container.loc))
     ps = _ld(loc_of(holder) or doc.loc, pod_items)
+    # KAITO mounts a memory-backed /dev/shm in every inference pod ("share memory for cross process
+    # communication": pkg/workspace/inference/preset_inferences.go GenerateInferencePodSpec, ConfigSHMVolume)
+    _add_memory_shm(ps, container)
     replicas = _int(_get(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
     return [_synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]
 

@@ -291,4 +291,4 @@ def test_kaito_multi_gpu_workspace_uses_every_gpu() -> None:
     args = list(w.pod_spec["containers"][0]["args"])
     assert "--tensor-parallel-size=2" in args and "--gpu-memory-utilization=0.95" in args
     res = run_check([str(path)], Options(allow_hub=False))
-    assert "KV403" not in {d.rule for d in res.diagnostics}
+    assert not {"KV403", "KV404"} & {d.rule for d in res.diagnostics}  # KAITO mounts a memory /dev/shm
