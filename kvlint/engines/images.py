@@ -14,6 +14,7 @@ Image conventions (engine-memory-model.md §1.1, §2.1, §3):
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["engine_of_image", "engine_version", "split_image", "image_mentions_engine"]
@@ -84,6 +85,7 @@ def _matches(path: str, names: tuple[str, ...]) -> bool:
     return any(path == n or path.endswith("/" + n) for n in names)
 
 
+@functools.lru_cache(maxsize=1024)
 def engine_of_image(image: str) -> str | None:
     """``vllm`` | ``tgi`` | ``sglang`` when the image is a known engine image, else None.
 
@@ -110,6 +112,7 @@ def engine_of_image(image: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def image_mentions_engine(image: str) -> str | None:
     """Weaker than :func:`engine_of_image`: the engine named anywhere in the repository name.
 
@@ -132,6 +135,7 @@ def image_mentions_engine(image: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def engine_version(image: str) -> str | None:
     """The engine version an image reference pins, or None when it does not say.
 
