@@ -452,6 +452,8 @@ def apply_comment_suppressions(
     lines_of: dict[str, list[str] | None] = {}
 
     def lines(path: str) -> list[str] | None:
+        if path.endswith(".json"):
+            return None  # JSON has no comments (an AdmissionReview, a .json manifest)
         if path not in lines_of:
             text = loaded.source_texts.get(path)
             if text is None and path not in loaded.read_paths and path != "-":
