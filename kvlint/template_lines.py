@@ -65,6 +65,9 @@ class TemplateLine:
             (0: the line renders whenever the template does).
         separator: the line is a literal ``---`` document separator.
         include: for an output line that is an ``include``/``template`` call, the named template it writes.
+        block: line number of the innermost ``if``/``with``/``range``/``define``/``block`` enclosing the
+            line (0: none); ``block_kind`` that keyword.
+        fixed: a literal line with no action in it (``- --dtype``): rendered exactly as written.
     """
 
     number: int
@@ -74,6 +77,9 @@ class TemplateLine:
     depth: int = 0
     separator: bool = False
     include: str | None = None
+    block: int = 0
+    block_kind: str = ""
+    fixed: bool = False
 
 
 def parse_template(text: str) -> list[TemplateLine]:
@@ -90,8 +96,10 @@ def parse_template(text: str) -> list[TemplateLine]:
     out: list[TemplateLine] = []
     k = 0
     depth = 0
+    stack: list[tuple[str, int]] = []  # enclosing control actions: (keyword, line number)
     for i, line in enumerate(lines):
         line_depth = depth
+        block, block_kind = (stack[-1][1], stack[-1][0]) if stack else (0, "")
         lo, hi = starts[i], starts[i] + len(line)
         while k < len(spans) and spans[k][1] <= lo:
             k += 1
@@ -113,6 +121,11 @@ def parse_template(text: str) -> list[TemplateLine]:
                 kw = _KEYWORD.match(action)
                 if kw is not None:
                     depth = max(0, depth + (1 if kw.group(1) != "end" else -1))
+                    if kw.group(1) == "end":
+                        if stack:
+                            stack.pop()
+                    else:
+                        stack.append((kw.group(1), i + 1))
             pos = max(pos, min(b, hi))
             j += 1
         pieces.append(text[pos:hi] if pos < hi else "")
@@ -121,7 +134,17 @@ def parse_template(text: str) -> list[TemplateLine]:
         column = len(line) - len(stripped) + 1
         if not literal:
             out.append(
-                TemplateLine(i + 1, None, output and bool(stripped), column, line_depth, False, include)
+                TemplateLine(
+                    i + 1,
+                    None,
+                    output and bool(stripped),
+                    column,
+                    line_depth,
+                    False,
+                    include,
+                    block,
+                    block_kind,
+                )
             )
             continue
         pieces[-1] = pieces[-1].rstrip()
@@ -129,7 +152,12 @@ def parse_template(text: str) -> list[TemplateLine]:
         if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
             regex = ".*?" + regex
         sep = literal == "---" and len(pieces) == 1
-        out.append(TemplateLine(i + 1, re.compile(regex), False, column, line_depth, sep))
+        fixed = len(pieces) == 1 and not regex.startswith(".*?")
+        out.append(
+            TemplateLine(
+                i + 1, re.compile(regex), False, column, line_depth, sep, None, block, block_kind, fixed
+            )
+        )
     return out
 
 
@@ -175,6 +203,68 @@ def regions(template: Sequence[TemplateLine]) -> list[tuple[int, int]]:
 def matched_count(table: Sequence[tuple[int, int | None] | None]) -> int:
     """Rendered lines an :func:`align` table matched to a literal template line."""
     return sum(1 for e in table if e is not None and e[1] is None)
+
+
+def _lcs(texts: Sequence[str], pats: Sequence[TemplateLine]) -> dict[int, int]:
+    """Heaviest common subsequence of rendered ``texts`` and template pattern lines (a line matches when
+    its pattern matches the whole text; a fixed line weighs 2, a line with actions 1); a line inside a
+    ``range`` may match consecutive rendered lines (the loop writes its body once per item). Returns
+    rendered index -> template line number."""
+    n, m = len(texts), len(pats)
+    if n == 0 or m == 0:
+        return {}
+    rng = [p.block_kind == "range" for p in pats]
+    # a fixed line (literal text only) is stronger evidence than a line with a wildcard (`- {{ .x }}`
+    # matches any list item): it counts double, so `- --tensor-parallel-size` pairs with its own line
+    weight = [2 if p.fixed else 1 for p in pats]
+    best = [[0] * (m + 1) for _ in range(n + 1)]  # suffix form: matches in texts[a:] x pats[b:]
+    hit = [[False] * m for _ in range(n)]
+    for a in range(n - 1, -1, -1):
+        row, nxt, t = best[a], best[a + 1], texts[a]
+        h = hit[a]
+        for b in range(m - 1, -1, -1):
+            pat = pats[b].pattern
+            skip = nxt[b] if nxt[b] >= row[b + 1] else row[b + 1]
+            if pat is not None and pat.fullmatch(t):
+                h[b] = True
+                w = weight[b]
+                take = nxt[b + 1] + w
+                if rng[b] and nxt[b] + w > take:
+                    take = nxt[b] + w
+                row[b] = take if take >= skip else skip
+            else:
+                row[b] = skip
+    matched: dict[int, int] = {}
+    a = b = 0
+    while a < n and b < m:
+        if hit[a][b] and rng[b] and best[a][b] == best[a + 1][b] + weight[b]:
+            matched[a] = pats[b].number  # another item of the same range
+            a += 1
+        elif hit[a][b] and best[a][b] == best[a + 1][b + 1] + weight[b]:
+            matched[a] = pats[b].number
+            a += 1
+            b += 1
+        elif best[a][b + 1] >= best[a + 1][b]:
+            b += 1  # on a tie, pass a template line rather than leave a rendered line unmatched
+        else:
+            a += 1
+    return matched
+
+
+def _dead_blocks(pats: Sequence[TemplateLine], used: set[int]) -> set[int]:
+    """``if``/``with`` blocks that cannot have rendered although some of their lines were matched: none of
+    their fixed lines (literal text, no action) is in ``used``. A block renders all its fixed lines or
+    none, so those matches belong elsewhere (a later ``range``, another block)."""
+    blocks: dict[int, list[TemplateLine]] = {}
+    for p in pats:
+        if p.block and p.block_kind in ("if", "with"):
+            blocks.setdefault(p.block, []).append(p)
+    dead = set()
+    for number, lines in blocks.items():
+        fixed = [p for p in lines if p.fixed]
+        if fixed and not any(p.number in used for p in fixed) and any(p.number in used for p in lines):
+            dead.add(number)
+    return dead
 
 
 def _assign(
@@ -266,37 +356,21 @@ def align(
         the column of the action that wrote the line; None when no template line can be named (blank
         rendered lines, or a table larger than :data:`MAX_CELLS`).
     """
-    pats = [t for t in template if t.pattern is not None]
     rows = [i for i, r in enumerate(rendered) if r.strip()]
-    n, m = len(rows), len(pats)
+    n = len(rows)
     result: list[tuple[int, int | None] | None] = [None] * len(rendered)
-    if n == 0 or m == 0 or n * m > MAX_CELLS:
+    all_pats = [t for t in template if t.pattern is not None]
+    if n == 0 or not all_pats or n * len(all_pats) > MAX_CELLS:
         return result
     texts = [rendered[i].rstrip() for i in rows]
-    # LCS lengths, suffix form: best[a][b] = matches in texts[a:] x pats[b:]
-    best = [[0] * (m + 1) for _ in range(n + 1)]
-    hit = [[False] * m for _ in range(n)]
-    for a in range(n - 1, -1, -1):
-        row, nxt, t = best[a], best[a + 1], texts[a]
-        h = hit[a]
-        for b in range(m - 1, -1, -1):
-            pat = pats[b].pattern
-            if pat is not None and pat.fullmatch(t):
-                h[b] = True
-                row[b] = nxt[b + 1] + 1
-            else:
-                row[b] = nxt[b] if nxt[b] >= row[b + 1] else row[b + 1]
-    matched: dict[int, int] = {}  # index into rows -> template line number
-    a = b = 0
-    while a < n and b < m:
-        if hit[a][b] and best[a][b] == best[a + 1][b + 1] + 1:
-            matched[a] = pats[b].number
-            a += 1
-            b += 1
-        elif best[a + 1][b] >= best[a][b + 1]:
-            a += 1
-        else:
-            b += 1
+    excluded: set[int] = set()
+    matched: dict[int, int] = {}
+    for _ in range(3):
+        matched = _lcs(texts, [t for t in all_pats if t.block not in excluded])
+        dead = _dead_blocks(all_pats, set(matched.values())) - excluded
+        if not dead:
+            break
+        excluded |= dead
     by_number = {t.number: t for t in template}
     first_num, last_num = template[0].number, template[-1].number  # a region keeps the file's numbers
     following = [last_num + 1] * (n + 1)  # template line of the next matched rendered line below

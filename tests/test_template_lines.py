@@ -128,3 +128,33 @@ def test_documents_of_one_template_align_with_their_own_region() -> None:
     same = parse_template("kind: A\nx: 1\n---\nkind: A\nx: 1\n")
     assert align_document(["kind: A", "x: 1"], same, after=0)[1] == 1
     assert align_document(["kind: A", "x: 1"], same)[1] == 0
+
+
+PSTACK_LIKE = """\
+args:
+  - --model
+  {{- if .dtype }}
+  - --dtype
+  - {{ .dtype | quote }}
+  {{- end }}
+  {{- if .tp }}
+  - --tensor-parallel-size
+  - {{ .tp | quote }}
+  {{- end }}
+  {{- range .extraArgs }}
+  - {{ . | quote }}
+  {{- end }}
+ports: []
+"""
+
+
+def test_range_items_are_not_captured_by_a_disabled_if_block() -> None:
+    """production-stack's shape: `if` blocks of `- {{ ... }}` lines, then a `range` over extraArgs. Items
+    the range wrote stay on the range line, and a block's value pairs with its own flag line."""
+    tpl = parse_template(PSTACK_LIKE)
+    # dtype and tp unset: the two extra args come from the range (line 12), not from line 5 or 9
+    rendered = ["args:", "  - --model", '  - "--x"', '  - "0.8"', "ports: []"]
+    assert [e[0] if e else None for e in align(rendered, tpl)] == [1, 2, 12, 12, 14]
+    # tp set, dtype unset: the value pairs with its flag (8, 9), the extra arg with the range
+    rendered = ["args:", "  - --model", "  - --tensor-parallel-size", '  - "2"', '  - "--y"', "ports: []"]
+    assert [e[0] if e else None for e in align(rendered, tpl)] == [1, 2, 8, 9, 12, 14]
