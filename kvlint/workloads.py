@@ -397,6 +397,9 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         return None
     if model.get("image") or model.get("command") or not isinstance(model, LDict):
         return None
+    runtime = str(model.get("runtime") or "")
+    if runtime and not runtime.startswith("kserve-huggingfaceserver"):
+        return None  # a ServingRuntime of the cluster's own: its container is not known here
     from kvlint.engines.kserve import huggingface_backend
 
     user_args = model.get("args")
@@ -429,9 +432,10 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         "the KServe release), not this InferenceService"
     }
     uri = str(model.get("storageUri") or "")
-    has_id = any(w.replace("-", "_").startswith("--model_id") for w in words)
+    has_id = any(w.startswith("--") and w[2:].replace("-", "_").startswith("model_id") for w in words)
     if uri.startswith("hf://") and uri[5:].count("/") >= 1 and not has_id:
-        ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2])
+        # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI)
+        ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]
     return c, ann
 
 

@@ -109,3 +109,21 @@ spec:
         text = runtime.format(kind=kind)
         res = run_documents(load_text(text, "r.yaml"), Options(allow_hub=False))
         assert ("KV405" in {d.rule for d in res.diagnostics}) is expected, kind
+
+
+def test_model_id_wins_over_storage_uri_and_revisions_and_custom_runtimes() -> None:
+    base = FIX.read_text().split("---\n")[1]  # qwen-storage: hf://Qwen/Qwen2.5-7B-Instruct
+    both = base.replace(
+        "- --max_model_len=8192",
+        "- --max_model_len=8192\n        - --model_id=meta-llama/Llama-3.1-8B-Instruct",
+    )
+    (cr,) = run_documents(load_text(both, "b.yaml"), Options(allow_hub=False)).containers
+    assert cr.model is not None and cr.model.id.lower() == "meta-llama/llama-3.1-8b-instruct"
+    rev = base.replace("hf://Qwen/Qwen2.5-7B-Instruct", "hf://Qwen/Qwen2.5-7B-Instruct:main")
+    (cr,) = run_documents(load_text(rev, "r.yaml"), Options(allow_hub=False)).containers
+    assert cr.model is not None and cr.model.id.lower() == "qwen/qwen2.5-7b-instruct"
+    custom = base.replace("      modelFormat:\n", "      runtime: my-vllm-runtime\n      modelFormat:\n")
+    res = run_documents(load_text(custom, "c.yaml"), Options(allow_hub=False))
+    assert res.containers == [] and not [
+        d for d in res.diagnostics if "kserve-huggingfaceserver" in d.message
+    ]
