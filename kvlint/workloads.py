@@ -680,6 +680,11 @@ KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
 }
 
 
+#: Where KAITO mounts the inference config ConfigMap (``DefaultConfigMapMountPath``); kvlint only needs the
+#: mount and the ``--kaito-config-file`` argument to agree.
+KAITO_CONFIG_DIR = "/mnt/config"
+
+
 def kaito_gpu_memory_utilization(gpu_count: int, gpu_mem_gib: int) -> float:
     """KAITO's ``--gpu-memory-utilization`` for a node with ``gpu_count`` GPUs and ``gpu_mem_gib`` GiB of GPU
     memory in all: ``floor((1 - 1.5 GiB / per-GPU GiB) x 100) / 100``, at most 0.95 (0.9 when the per-GPU
@@ -1035,6 +1040,22 @@ def _kaito(doc: Document) -> list[Workload]:
     # KAITO mounts a memory-backed /dev/shm in every inference pod ("share memory for cross process
     # communication": pkg/workspace/inference/preset_inferences.go GenerateInferencePodSpec, ConfigSHMVolume)
     _add_memory_shm(ps, container)
+    cfg_name = inference.get("config") if isinstance(inference, dict) else None
+    if isinstance(cfg_name, str) and cfg_name:
+        # ... and its inference.config ConfigMap (ConfigCMVolume), passed as --kaito-config-file; KAITO's
+        # inference_api.py appends the file's `vllm:` settings after the command line, so they win
+        cloc = loc_of(inference, "config")
+        vol = _ld(
+            cloc,
+            [("name", "config-volume", cloc), ("configMap", _ld(cloc, [("name", cfg_name, cloc)]), cloc)],
+        )
+        mount = _ld(cloc, [("name", "config-volume", cloc), ("mountPath", KAITO_CONFIG_DIR, cloc)])
+        ps["volumes"] = _ll(cloc, [*((v, None) for v in ps.get("volumes") or []), (vol, cloc)])
+        container["volumeMounts"] = _ll(
+            cloc, [*((m, None) for m in container.get("volumeMounts") or []), (mount, cloc)]
+        )
+        args.append(f"--kaito-config-file={KAITO_CONFIG_DIR}/inference_config.yaml")
+        args.locs.append(cloc or ploc or Loc("-"))
     replicas = _int(_get(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
     return [_synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]
 

@@ -12,7 +12,7 @@ import pytest
 
 from kvlint.accelerators import resolve_placement
 from kvlint.load import load_text
-from kvlint.pipeline import Options, run_check
+from kvlint.pipeline import Options, run_check, run_documents
 from kvlint.workloads import find_workloads
 
 CORPUS = Path("/work/shared/corpus/manifests")
@@ -292,3 +292,26 @@ def test_kaito_multi_gpu_workspace_uses_every_gpu() -> None:
     assert "--tensor-parallel-size=2" in args and "--gpu-memory-utilization=0.95" in args
     res = run_check([str(path)], Options(allow_hub=False))
     assert not {"KV403", "KV404"} & {d.rule for d in res.diagnostics}  # KAITO mounts a memory /dev/shm
+
+
+@corpus
+def test_kaito_inference_config_configmap_is_applied(tmp_path: Path) -> None:
+    """KAITO passes inference.config as --kaito-config-file; its `vllm:` settings come after the command line
+    (they win). With the ConfigMap among the inputs, max-model-len 16384 is read from it, located there."""
+    path = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_llama-3.3_70b_instruct.yaml"
+    text = path.read_text().replace(
+        "metadata:\n  name: workspace-llama",
+        "metadata:\n  annotations: {kvlint.io/model: meta-llama/Llama-3.3-70B-Instruct}\n  name: workspace-llama",
+    )
+    ws = tmp_path / "k.yaml"
+    ws.write_text(text)
+    res = run_check([str(ws)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.get("max_model_len") == 16384 and cr.serving.get("swap_space") == 4
+    loc = cr.serving.loc("max_model_len")
+    assert loc is not None and text.splitlines()[loc.line - 1].strip() == "max-model-len: 16384"
+    assert not {"KV103", "KV202", "KV205"} & {d.rule for d in res.diagnostics}
+    # without the ConfigMap, kvlint says it could not read it
+    alone = text.split("---\napiVersion: kaito.sh")[1]
+    res = run_documents(load_text("apiVersion: kaito.sh" + alone, "w.yaml"), Options(allow_hub=False))
+    assert any("KAITO inference config is not among the inputs" in d.message for d in res.diagnostics)

@@ -485,15 +485,19 @@ def _scalar(raw: str) -> Any:
 
 
 def _config_argv(
-    text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None]
+    text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None], section: str | None = None
 ) -> tuple[list[str], list[Loc | None], list[str]]:
     """Turn a vLLM ``--config`` YAML document into argv (keys -> ``--key``; ``true`` -> bare flag,
     ``false`` -> ``--no-key``, lists -> repeated values, mappings -> JSON), with positions of each value.
 
-    SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file.
-    Raises ValueError when the YAML is not a mapping.
+    SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file. With
+    ``section``, the options are that key's mapping (KAITO's ``vllm:``). Raises ValueError when the YAML
+    is not a mapping.
     """
     root = yaml.compose(text)
+    if root is not None and section is not None and isinstance(root, yaml.MappingNode):
+        # KAITO's inference config: the options are the `vllm:` mapping
+        root = next((v for k, v in root.value if str(k.value) == section), None)
     if root is None:
         return [], [], []
     if not isinstance(root, yaml.MappingNode):
@@ -574,6 +578,27 @@ def parse_vllm_argv(
         locs += [None] * (len(argv) - len(locs))
     sources = list(sources) if sources is not None else ["arg"] * len(argv)
     env = dict(env or {})
+    kaito_path: str | None = None
+    kaito_loc: Loc | None = None
+    if "kaito" in (image or ""):
+        # KAITO's inference_api.py wrapper: --kaito-config-file names a YAML whose `vllm:` mapping is
+        # appended to the command line (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
+        # @997577de KAITOArgumentParser.parse_args)
+        kept: list[int] = []
+        k = 0
+        while k < len(argv):
+            a = argv[k]
+            if a == "--kaito-config-file" and k + 1 < len(argv):
+                kaito_path, kaito_loc = argv[k + 1], locs[k + 1]
+                k += 2
+                continue
+            if a.startswith("--kaito-config-file="):
+                kaito_path, kaito_loc = a.split("=", 1)[1], locs[k]
+                k += 1
+                continue
+            kept.append(k)
+            k += 1
+        argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
     p = _Parser(version, env)
     config_path = p.run(argv, locs, sources, positional_model=positional_model)
     if config_path is not None:
@@ -614,6 +639,36 @@ def parse_vllm_argv(
                 merged.update(cli_flags)
                 p.col.flags = merged
                 p.model = cli_model or cp.model
+    if kaito_path:
+        loaded = config_loader(kaito_path) if config_loader else None
+        if loaded is None:
+            p.col.note(
+                f"--kaito-config-file {kaito_path}: the KAITO inference config is not among the inputs; its vllm "
+                "settings are unknown to kvlint",
+                kaito_loc,
+                severity="info",
+            )
+        else:
+            text, text_loc = loaded
+
+            def kat(line: int, col: int) -> Loc | None:
+                if map_config_pos is not None:
+                    return map_config_pos(text_loc, text, line, col)
+                return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
+
+            try:
+                k_argv, k_locs, k_src = _config_argv(text, text_loc, kat, section="vllm")
+            except (yaml.YAMLError, ValueError) as exc:
+                p.col.note(
+                    f"--kaito-config-file {kaito_path} cannot be read: {exc}",
+                    text_loc or kaito_loc,
+                    "warning",
+                )
+            else:
+                kp = _Parser(version, env)
+                kp.run(k_argv, k_locs, k_src, positional_model=False)
+                p.col.findings += kp.col.findings
+                p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     flags = p.col.flags
     flags.pop("model", None)
     cont = container if container is not None else LDict()
