@@ -435,7 +435,8 @@ def apply_comment_suppressions(
     A comment suppresses the diagnostics located on its own line (a trailing comment) or, when it is the
     whole line, on the line directly below it; entries are written as in the ``kvlint.io/ignore``
     annotation (:func:`parse_ignore_annotation`), a reason is required, and a comment without one (or
-    with an unknown rule or a malformed entry) is reported as KV003 at the comment and suppresses nothing.
+    with an unknown rule or a malformed entry) is reported as KV003 at the comment and suppresses nothing
+    (every comment of the files kvlint read is checked, wherever it stands).
     This is where YAML comments are the natural place (a Helm template line, one flag of a long ``args``
     list); comments are not in the object the API server stores, so the admission webhook sees none.
 
@@ -507,6 +508,15 @@ def apply_comment_suppressions(
             parsed[key] = (active, loc)
         return parsed[key]
 
+    # every comment of the files read is checked, not only those next to a finding (a broken comment
+    # should say so before the finding it is meant for appears)
+    for path, text in loaded.source_texts.items():
+        if path.endswith(".json") or "kvlint:" not in text:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            m = _COMMENT_RE.search(line)
+            if m is not None:
+                comment(path, number, line.lstrip().startswith("#"))
     kept: list[Diagnostic] = []
     suppressed: list[SuppressedDiagnostic] = []
     for d in diags:

@@ -50,7 +50,7 @@ QWEN32 = '"--model", "Qwen/Qwen2.5-32B-Instruct", "--max-model-len", "4096", "--
 
 def test_cpu_offload_is_per_gpu_and_pinned() -> None:
     (d,) = _kv406(QWEN32 + ', "--cpu-offload-gb", "10"', "16Gi", gpus=2)
-    assert "--cpu-offload-gb 10 x 2 GPU(s) = 20.00 GiB" in d.message
+    assert "--cpu-offload-gb 10 GiB x 2 GPU(s) = 20.00 GiB" in d.message
     assert "limit 16.00 GiB is below the 20.00 GiB" in d.message
     assert d.loc is not None and d.loc.line == 13  # the memory limit
     assert "at least 20Gi" in d.fix and "--cpu-offload-gb" in d.fix
@@ -63,7 +63,7 @@ def test_offload_stops_when_the_weights_run_out() -> None:
     small = '"--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "4096", "--cpu-offload-gb", "100"'
     (d,) = _kv406(small, "2Gi")
     pinned = float(d.message.split(" = ")[1].split(" GiB")[0])
-    assert 2.5 < pinned < 3.5
+    assert 2.5 < pinned < 3.5 and "(the weights per GPU)" in d.message
     assert _kv406(small, "4Gi") == []
 
 

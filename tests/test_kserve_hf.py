@@ -127,3 +127,19 @@ def test_model_id_wins_over_storage_uri_and_revisions_and_custom_runtimes() -> N
     assert res.containers == [] and not [
         d for d in res.diagnostics if "kserve-huggingfaceserver" in d.message
     ]
+
+
+def test_runtime_template_model_is_an_info_note() -> None:
+    text = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm-runtime}
+spec:
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.11.0
+      args: ["--model", "/mnt/models", "--max-model-len", "4096"]
+"""
+    res = run_documents(load_text(text, "r.yaml"), Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert d.severity == "info" and "supplied by the InferenceService" in d.message

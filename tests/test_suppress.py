@@ -271,3 +271,12 @@ def test_inline_comment_in_a_helm_template(tmp_path: Path) -> None:
     assert [d.rule for d in res.diagnostics] == ["KV103"]
     assert res.diagnostics[0].loc is not None and res.diagnostics[0].loc.file.endswith("deployment.yaml")
     assert [s.diagnostic.rule for s in res.suppressed_diagnostics] == ["KV202"]
+
+
+def test_malformed_inline_comment_is_reported_wherever_it_stands(tmp_path: Path) -> None:
+    text = CHAT.read_text().replace("spec:\n", "spec:  # kvlint: ignore KV104\n", 1)
+    p = tmp_path / "far.yaml"
+    p.write_text(text)
+    res = run_check([str(p)], Options(allow_hub=False))
+    notes = [d for d in res.diagnostics if d.rule == "KV003"]
+    assert len(notes) == 1 and "KV104 has no reason" in notes[0].message

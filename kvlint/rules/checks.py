@@ -405,7 +405,16 @@ def _check_vllm(ctx: _Ctx) -> None:
     s = cr.serving
     tp, pp, dp = _vllm_parallel(ctx)
     parallel_ok = True
-    if cr.model is None:
+    if cr.model is None and _is_runtime_template(cr.workload):
+        ctx.add(
+            "KV502",
+            f"the model of this serving-runtime template ('{s.model.value if s.model else '?'}') is supplied by "
+            "the InferenceService that uses it, so capacity rules were skipped for the template",
+            s.model.loc if s.model else None,
+            fix="lint the InferenceServices that use this runtime; kvlint.io/model on the runtime would apply to all",
+            severity="info",
+        )
+    elif cr.model is None:
         reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
         ctx.add(
             "KV502",
@@ -742,7 +751,10 @@ def _check_host_memory(ctx: _Ctx, tp: int, pp: int, dp: int) -> None:
         total = _model_weight_bytes(cr)
         if total:  # offloading stops when the GPU's share of the weights runs out
             per_gpu = min(per_gpu, total // max(1, tp * pp))
-        parts.append((f"--cpu-offload-gb {offload:g} x {gpus} GPU(s)", per_gpu * gpus))
+        shown = (
+            f"{offload:g} GiB" if per_gpu == int(offload * GiB) else f"{gib(per_gpu)} (the weights per GPU)"
+        )
+        parts.append((f"--cpu-offload-gb {shown} x {gpus} GPU(s)", per_gpu * gpus))
     if plan is not None and plan.era == "v0":
         swap = as_float(s.get("swap_space"))
         swap = 4.0 if swap is None else swap
@@ -1063,7 +1075,11 @@ def _check_fp8_kv(ctx: _Ctx) -> None:
         f"--kv-cache-dtype {kvd} on {gpu} with vLLM {s.version or 'assumed newest'}: {sup.why}; the engine "
         f"{'most likely fails' if likely else 'fails'} at start-up ({sup.source})",
         s.loc("kv_cache_dtype"),
-        fix="use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity)"
+        fix=(
+            "use --kv-cache-dtype fp8 (e4m3, which this release runs here) or auto"
+            if kvd == "fp8_e5m2" and getattr(_fp8_support(ctx, "fp8"), "outcome", "") == "ok"
+            else "use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity)"
+        )
         + _fp8_alternatives(ctx, kvd),
         severity="warning" if likely else None,
     )
