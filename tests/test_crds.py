@@ -314,4 +314,6 @@ def test_kaito_inference_config_configmap_is_applied(tmp_path: Path) -> None:
     # without the ConfigMap, kvlint says it could not read it
     alone = text.split("---\napiVersion: kaito.sh")[1]
     res = run_documents(load_text("apiVersion: kaito.sh" + alone, "w.yaml"), Options(allow_hub=False))
-    assert any("KAITO inference config is not among the inputs" in d.message for d in res.diagnostics)
+    assert any(
+        "(the KAITO inference config): the file is not among the inputs" in d.message for d in res.diagnostics
+    )

@@ -484,6 +484,46 @@ def _scalar(raw: str) -> Any:
     return raw if b is None else b
 
 
+def _config_file_flags(
+    p: _Parser,
+    what: str,
+    path: str,
+    loc: Loc | None,
+    section: str | None,
+    missing_severity: str,
+    config_loader: Callable[[str], tuple[str, Loc | None] | None] | None,
+    map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None,
+) -> _Parser | None:
+    """Parse the options of a YAML file named on the command line (``--config``, KAITO's
+    ``--kaito-config-file`` with ``section="vllm"``) with a fresh parser of ``p``'s release; its findings
+    join ``p``'s. None, with a KV503 note on ``p``, when the file is not among the inputs or unreadable."""
+    loaded = config_loader(path) if config_loader else None
+    if loaded is None:
+        p.col.note(
+            f"{what}: the file is not among the inputs (no ConfigMap provides it); its settings are unknown "
+            "to kvlint",
+            loc,
+            severity=missing_severity,
+        )
+        return None
+    text, text_loc = loaded
+
+    def at(line: int, col: int) -> Loc | None:
+        if map_config_pos is not None:
+            return map_config_pos(text_loc, text, line, col)
+        return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
+
+    try:
+        c_argv, c_locs, c_src = _config_argv(text, text_loc, at, section=section)
+    except (yaml.YAMLError, ValueError) as exc:
+        p.col.note(f"{what} cannot be read: {exc}", text_loc or loc, "warning")
+        return None
+    cp = _Parser(p.version, p.env)
+    cp.run(c_argv, c_locs, c_src, positional_model=False)
+    p.col.findings += cp.col.findings
+    return cp
+
+
 def _config_argv(
     text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None], section: str | None = None
 ) -> tuple[list[str], list[Loc | None], list[str]]:
@@ -603,72 +643,31 @@ def parse_vllm_argv(
     config_path = p.run(argv, locs, sources, positional_model=positional_model)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
-        loaded = config_loader(config_path) if config_loader else None
         cfg_loc = next((locs[k + 1] for k, a in enumerate(argv[:-1]) if a == "--config"), None) or next(
             (locs[k] for k, a in enumerate(argv) if a.startswith("--config=")), None
         )
-        if loaded is None:
-            p.col.note(
-                f"--config {config_path}: the file is not among the inputs (no ConfigMap provides it); "
-                f"its settings are unknown to kvlint",
-                cfg_loc,
-                severity="warning",
-            )
-        else:
-            text, text_loc = loaded
-
-            def at(line: int, col: int) -> Loc | None:
-                if map_config_pos is not None:
-                    return map_config_pos(text_loc, text, line, col)
-                if text_loc is None:
-                    return None
-                return Loc(text_loc.file, text_loc.line + line + 1, col + 1)
-
-            try:
-                c_argv, c_locs, c_src = _config_argv(text, text_loc, at)
-            except (yaml.YAMLError, ValueError) as exc:
-                p.col.note(f"--config {config_path} cannot be read: {exc}", text_loc or cfg_loc, "warning")
-            else:
-                # config first, then the CLI again so that CLI values win (vLLM: CLI > config file)
-                p.col.flags = {}
-                p.model = None
-                cp = _Parser(version, env)
-                cp.run(c_argv, c_locs, c_src, positional_model=False)
-                p.col.findings += cp.col.findings
-                merged = dict(cp.col.flags)
-                merged.update(cli_flags)
-                p.col.flags = merged
-                p.model = cli_model or cp.model
+        cp = _config_file_flags(
+            p, f"--config {config_path}", config_path, cfg_loc, None, "warning", config_loader, map_config_pos
+        )
+        if cp is not None:
+            # config first, then the CLI again so that CLI values win (vLLM: CLI > config file)
+            merged = dict(cp.col.flags)
+            merged.update(cli_flags)
+            p.col.flags = merged
+            p.model = cli_model or cp.model
     if kaito_path:
-        loaded = config_loader(kaito_path) if config_loader else None
-        if loaded is None:
-            p.col.note(
-                f"--kaito-config-file {kaito_path}: the KAITO inference config is not among the inputs; its vllm "
-                "settings are unknown to kvlint",
-                kaito_loc,
-                severity="info",
-            )
-        else:
-            text, text_loc = loaded
-
-            def kat(line: int, col: int) -> Loc | None:
-                if map_config_pos is not None:
-                    return map_config_pos(text_loc, text, line, col)
-                return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
-
-            try:
-                k_argv, k_locs, k_src = _config_argv(text, text_loc, kat, section="vllm")
-            except (yaml.YAMLError, ValueError) as exc:
-                p.col.note(
-                    f"--kaito-config-file {kaito_path} cannot be read: {exc}",
-                    text_loc or kaito_loc,
-                    "warning",
-                )
-            else:
-                kp = _Parser(version, env)
-                kp.run(k_argv, k_locs, k_src, positional_model=False)
-                p.col.findings += kp.col.findings
-                p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
+        kp = _config_file_flags(
+            p,
+            f"--kaito-config-file {kaito_path} (the KAITO inference config)",
+            kaito_path,
+            kaito_loc,
+            "vllm",
+            "info",
+            config_loader,
+            map_config_pos,
+        )
+        if kp is not None:
+            p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     flags = p.col.flags
     flags.pop("model", None)
     cont = container if container is not None else LDict()
