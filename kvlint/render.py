@@ -206,8 +206,9 @@ def map_sources(
         result: documents and findings loaded from ``path`` (others are left alone).
         path: the file name the locations carry now (``-`` for stdin).
         sources: from :func:`find_sources` on that file's text.
-        root: directory joined in front of each Source path (the chart's parent directory when kvlint
-            rendered the chart, so the path names the real template file); empty to keep it as written.
+        root: directory joined in front of each Source path (the directory holding ``<chart>/templates``,
+            or with ``strip_chart`` the chart itself), so the path names the real template file; empty to
+            keep the paths as written.
         text: the rendered text itself; with it, and when the template file can be read, lines are
             mapped to the template's own lines (:func:`kvlint.template_lines.align_document`).
         strip_chart: ``root`` is the chart directory itself: the first component of each Source path (the
