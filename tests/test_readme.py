@@ -1,0 +1,42 @@
+"""The outputs README.md shows are what kvlint prints (the quick start run and the `kvlint plan` example)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _block_after(marker: str) -> str:
+    start = README.index(marker)
+    m = re.search(r"```\n(.*?)```", README[start:], re.S)
+    assert m is not None, marker
+    return m.group(1)
+
+
+def test_a_real_run_is_what_check_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    expected = _block_after("`kvlint check fixtures/examples/` (the Quick start command) prints:")
+    r = CliRunner().invoke(main, ["check", "--offline", "fixtures/examples/"])
+    assert r.exit_code == 1
+    assert r.stdout == expected
+
+
+def test_planning_example_is_what_plan_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    block = _block_after("`kvlint plan` evaluates one command line exactly as it would be typed:")
+    first, _, expected = block.partition("\n")
+    assert first.startswith("$ kvlint plan ")
+    args = shlex.split(first[len("$ kvlint ") :])
+    r = CliRunner().invoke(main, [args[0], "--offline", *args[1:]])
+    assert r.exit_code == 0 and r.stdout == expected, r.stdout[-400:]
+    assert os.path.isdir(ROOT / "fixtures")
