@@ -40,3 +40,10 @@ def test_planning_example_is_what_plan_prints(monkeypatch: pytest.MonkeyPatch) -
     r = CliRunner().invoke(main, [args[0], "--offline", *args[1:]])
     assert r.exit_code == 0 and r.stdout == expected, r.stdout[-400:]
     assert os.path.isdir(ROOT / "fixtures")
+
+
+def test_suppression_example_is_what_check_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    expected = _block_after("`kvlint check fixtures/config/suppress/noreason.yaml` prints:")
+    r = CliRunner().invoke(main, ["check", "--offline", "fixtures/config/suppress/noreason.yaml"])
+    assert r.stdout == expected
