@@ -310,7 +310,9 @@ def test_kaito_inference_config_configmap_is_applied(tmp_path: Path) -> None:
     assert cr.serving.get("max_model_len") == 16384 and cr.serving.get("swap_space") == 4
     loc = cr.serving.loc("max_model_len")
     assert loc is not None and text.splitlines()[loc.line - 1].strip() == "max-model-len: 16384"
-    assert not {"KV103", "KV202", "KV205"} & {d.rule for d in res.diagnostics}
+    assert not {"KV103", "KV202"} & {d.rule for d in res.diagnostics}
+    # --swap-space is only a warning here (the KAITO image's vLLM release is not known; newer ones refuse it)
+    assert all(d.severity == "warning" for d in res.diagnostics if d.rule == "KV205")
     # without the ConfigMap, kvlint says it could not read it
     alone = text.split("---\napiVersion: kaito.sh")[1]
     res = run_documents(load_text("apiVersion: kaito.sh" + alone, "w.yaml"), Options(allow_hub=False))

@@ -385,3 +385,15 @@ def test_zero_sizes_and_non_finite_fractions_are_kv206():
     bad = {f.message.split(" for ")[1].split(":")[0] for f in cfg.findings if f.rule == "KV206"}
     assert bad == {"-tp", "--max-model-len", "--gpu-memory-utilization"}
     assert "tensor_parallel_size" not in cfg.flags and "max_model_len" not in cfg.flags
+
+
+def test_option_only_older_releases_accept_is_a_warning_when_the_release_is_unknown() -> None:
+    from kvlint.engines.vllm import parse_vllm_argv
+
+    cfg = parse_vllm_argv(["--model", "x", "--num-scheduler-steps", "8"], version=None)
+    (f,) = [f for f in cfg.findings if f.rule == "KV205"]
+    assert f.severity == "warning" and "0.5.5 to 0.9.2" in f.message
+    assert cfg.get("num_scheduler_steps") == 8  # still read: an older release may run it
+    pinned = parse_vllm_argv(["--model", "x", "--num-scheduler-steps", "8"], version="0.9.2")
+    assert not [f for f in pinned.findings if f.rule == "KV205"]
+    assert not [f for f in parse_vllm_argv(["--model", "x", "--max-model-len", "8"], version=None).findings]

@@ -30,7 +30,7 @@ from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, version_tuple
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import Finding, ServingConfig, Value
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
 
@@ -384,6 +384,20 @@ class _Parser:
                         i += 1
                 continue
             canon, dest, kind, negated = res
+            if self.version is None:
+                span = option_versions(canon)
+                if span is not None and span[1] != data.VERSIONS[-1]:
+                    # the release is not pinned (KV208): say which releases accept an option newer ones refuse
+                    self.col.findings.append(
+                        Finding(
+                            rule="KV205",
+                            message=f"{canon} is accepted only by vLLM {span[0]} to {span[1]} among the releases "
+                            "kvlint knows; the image does not say which release runs, and newer ones refuse it",
+                            loc=loc,
+                            fix=f"pin the vLLM release (image tag or --engine-version) or remove {canon}",
+                            severity="warning",
+                        )
+                    )
             if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
                 pass
             if kind in ("bool", "flag") and sub_key is None:
