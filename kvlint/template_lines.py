@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 #: Largest (rendered lines x template pattern lines) table :func:`align` builds; beyond it, no mapping.
-MAX_CELLS = 4_000_000
+MAX_CELLS = 1_000_000
 
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _INCLUDE = re.compile(r'^\{\{-?\s*(?:include|template)\s+"([^"]+)"')
