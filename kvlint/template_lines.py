@@ -44,7 +44,7 @@ MAX_CELLS = 1_000_000
 _ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _INCLUDE = re.compile(r'^\{\{-?\s*(?:include|template)\s+"([^"]+)"')
 _DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
-_KEYWORD = re.compile(r"^\{\{-?\s*(if|with|range|define|block|end)(?:\W|$)")
+_KEYWORD = re.compile(r"^\{\{-?\s*(if|with|range|define|block|else|end)(?:\W|$)")
 # Actions that write nothing: control structure, comments, variable assignment.
 _SILENT = re.compile(
     r"^\{\{-?\s*(?:if|else|end|range|with|define|block|break|continue|/\*|\$[\w.]*\s*:?=)(?:\W|$)"
@@ -68,6 +68,8 @@ class TemplateLine:
         block: line number of the innermost ``if``/``with``/``range``/``define``/``block`` enclosing the
             line (0: none); ``block_kind`` that keyword.
         fixed: a literal line with no action in it (``- --dtype``): rendered exactly as written.
+        enclosing: line numbers of every control block enclosing the line, outermost first (``else``
+            branches count as blocks of their own).
     """
 
     number: int
@@ -80,6 +82,7 @@ class TemplateLine:
     block: int = 0
     block_kind: str = ""
     fixed: bool = False
+    enclosing: tuple[int, ...] = ()
 
 
 def parse_template(text: str) -> list[TemplateLine]:
@@ -100,6 +103,7 @@ def parse_template(text: str) -> list[TemplateLine]:
     for i, line in enumerate(lines):
         line_depth = depth
         block, block_kind = (stack[-1][1], stack[-1][0]) if stack else (0, "")
+        enclosing = tuple(n for _, n in stack)
         lo, hi = starts[i], starts[i] + len(line)
         while k < len(spans) and spans[k][1] <= lo:
             k += 1
@@ -119,7 +123,11 @@ def parse_template(text: str) -> list[TemplateLine]:
                     if inc is not None:
                         include = inc.group(1)
                 kw = _KEYWORD.match(action)
-                if kw is not None:
+                if kw is not None and kw.group(1) == "else":
+                    # `else` / `else if`: a branch of its own (renders when the one before does not)
+                    if stack:
+                        stack[-1] = ("else", i + 1)
+                elif kw is not None:
                     depth = max(0, depth + (1 if kw.group(1) != "end" else -1))
                     if kw.group(1) == "end":
                         if stack:
@@ -144,6 +152,8 @@ def parse_template(text: str) -> list[TemplateLine]:
                     include,
                     block,
                     block_kind,
+                    False,
+                    enclosing,
                 )
             )
             continue
@@ -152,10 +162,20 @@ def parse_template(text: str) -> list[TemplateLine]:
         if k < len(spans) and spans[k][0] < lo < spans[k][1]:  # starts inside an action begun above
             regex = ".*?" + regex
         sep = literal == "---" and len(pieces) == 1
-        fixed = len(pieces) == 1 and not regex.startswith(".*?")
+        fixed = len(pieces) == 1 and not regex.startswith(".*?") and not sep
         out.append(
             TemplateLine(
-                i + 1, re.compile(regex), False, column, line_depth, sep, None, block, block_kind, fixed
+                i + 1,
+                re.compile(regex),
+                False,
+                column,
+                line_depth,
+                sep,
+                None,
+                block,
+                block_kind,
+                fixed,
+                enclosing,
             )
         )
     return out
@@ -251,13 +271,35 @@ def _lcs(texts: Sequence[str], pats: Sequence[TemplateLine]) -> dict[int, int]:
     return matched
 
 
+def _unrendered_blocks(pats: Sequence[TemplateLine], texts: Sequence[str]) -> set[int]:
+    """Blocks that did not render in this document, known before aligning: ``define`` bodies (written
+    where they are included, not here), and ``if``/``else``/``with``/``range`` blocks one of whose fixed
+    lines (literal text, no action, directly in the block) no rendered line matches: a block writes all
+    of those or none."""
+    out: set[int] = set()
+    fixed: dict[int, list[TemplateLine]] = {}
+    for p in pats:
+        if p.block_kind in ("define", "block"):
+            out.add(p.block)
+        elif p.block and p.fixed:
+            fixed.setdefault(p.block, []).append(p)
+    present = set(texts)
+    for number, lines in fixed.items():
+        for p in lines:
+            assert p.pattern is not None
+            if not any(p.pattern.fullmatch(t) for t in present):
+                out.add(number)
+                break
+    return out
+
+
 def _dead_blocks(pats: Sequence[TemplateLine], used: set[int]) -> set[int]:
     """``if``/``with`` blocks that cannot have rendered although some of their lines were matched: none of
     their fixed lines (literal text, no action) is in ``used``. A block renders all its fixed lines or
     none, so those matches belong elsewhere (a later ``range``, another block)."""
     blocks: dict[int, list[TemplateLine]] = {}
     for p in pats:
-        if p.block and p.block_kind in ("if", "with"):
+        if p.block and p.block_kind in ("if", "else", "with"):
             blocks.setdefault(p.block, []).append(p)
     dead = set()
     for number, lines in blocks.items():
@@ -363,10 +405,10 @@ def align(
     if n == 0 or not all_pats or n * len(all_pats) > MAX_CELLS:
         return result
     texts = [rendered[i].rstrip() for i in rows]
-    excluded: set[int] = set()
+    excluded = _unrendered_blocks(all_pats, texts)
     matched: dict[int, int] = {}
     for _ in range(3):
-        matched = _lcs(texts, [t for t in all_pats if t.block not in excluded])
+        matched = _lcs(texts, [t for t in all_pats if not excluded.intersection(t.enclosing)])
         dead = _dead_blocks(all_pats, set(matched.values())) - excluded
         if not dead:
             break

@@ -158,3 +158,25 @@ def test_range_items_are_not_captured_by_a_disabled_if_block() -> None:
     # tp set, dtype unset: the value pairs with its flag (8, 9), the extra arg with the range
     rendered = ["args:", "  - --model", "  - --tensor-parallel-size", '  - "2"', '  - "--y"', "ports: []"]
     assert [e[0] if e else None for e in align(rendered, tpl)] == [1, 2, 8, 9, 12, 14]
+
+
+def test_many_unset_blocks_before_a_range_and_else_branches() -> None:
+    """production-stack's vllmConfig: a dozen `if hasKey` blocks then `range .extraArgs` (an iterative
+    repair needs as many rounds as blocks; blocks whose fixed lines are absent are set aside up front),
+    and an if/else whose else branch rendered."""
+    blocks = "".join(
+        f'  {{{{- if hasKey . "k{i}" }}}}\n  - "--k{i}"\n  - {{{{ .k{i} | quote }}}}\n  {{{{- end }}}}\n'
+        for i in range(8)
+    )
+    text = (
+        "args:\n"
+        '  {{- if .a }}\n  - "--on"\n  {{- else }}\n  - "--off"\n  {{- end }}\n'
+        + blocks
+        + "  {{- range .extraArgs }}\n  - {{ . | quote }}\n  {{- end }}\nend: 1\n"
+    )
+    tpl = parse_template(text)
+    range_line = text.splitlines().index("  - {{ . | quote }}") + 1
+    off_line = text.splitlines().index('  - "--off"') + 1
+    rendered = ["args:", '  - "--off"', '  - "--typo"', '  - "0.8"', "end: 1"]
+    got = [e[0] if e else None for e in align(rendered, tpl)]
+    assert got == [1, off_line, range_line, range_line, len(text.splitlines())]
