@@ -39,3 +39,11 @@ def parse_cc(cc: str | None) -> tuple[int, int] | None:
         return int(major), int(minor or 0)
     except ValueError:
         return None
+
+
+def truthy(s: str | None) -> bool | None:
+    """An environment switch as the engines read it: ``1``/``true``/``yes``/``on`` (any case) -> True,
+    anything else -> False, unset (None) -> None."""
+    if s is None:
+        return None
+    return s.strip().lower() in {"1", "true", "yes", "on"}

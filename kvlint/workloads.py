@@ -400,7 +400,7 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
     runtime = str(model.get("runtime") or "")
     if runtime and not runtime.startswith("kserve-huggingfaceserver"):
         return None  # a ServingRuntime of the cluster's own: its container is not known here
-    from kvlint.engines.kserve import huggingface_backend
+    from kvlint.engines.kserve import huggingface_backend, model_id_given
 
     user_args = model.get("args")
     words = [str(a) for a in user_args] if isinstance(user_args, list) else []
@@ -432,7 +432,7 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         "the KServe release), not this InferenceService"
     }
     uri = str(model.get("storageUri") or "")
-    has_id = any(w.startswith("--") and w[2:].replace("-", "_").startswith("model_id") for w in words)
+    has_id = any(model_id_given(w) for w in words)
     if uri.startswith("hf://") and uri[5:].count("/") >= 1 and not has_id:
         # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI)
         ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]

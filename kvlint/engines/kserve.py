@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["HF_SERVER_MODULE", "huggingface_backend", "to_vllm_argv"]
+__all__ = ["HF_SERVER_MODULE", "huggingface_backend", "model_id_given", "to_vllm_argv"]
 
 #: ``python -m`` module of KServe's Hugging Face model server.
 HF_SERVER_MODULE = "huggingfaceserver"
@@ -80,6 +80,12 @@ def _option(word: str) -> tuple[str, str | None] | None:
         return None
     name, eq, value = word[2:].partition("=")
     return name.replace("-", "_"), (value if eq else None)
+
+
+def model_id_given(word: str) -> bool:
+    """``word`` is a ``--model_id`` option (``--model_id=X``, ``--model-id``, or its value-less form)."""
+    opt = _option(word)
+    return opt is not None and opt[0] == "model_id"
 
 
 def huggingface_backend(words: Sequence[str]) -> str:

@@ -34,7 +34,7 @@ from kvlint.plan.versions import (
     supports_auto_max_model_len,
 )
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
-from kvlint.values import as_float, as_int, parse_cc
+from kvlint.values import as_float, as_int, parse_cc, truthy
 
 GiB = 1 << 30
 
@@ -91,12 +91,6 @@ class VllmSettings:
     speculative_method: str | None = None
     pp_layer_partition: tuple[int, ...] | None = None
     hf_overrides: dict[str, Any] = field(default_factory=dict)
-
-
-def _truthy(s: str | None) -> bool | None:
-    if s is None:
-        return None
-    return s.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def settings_from_config(cfg: ServingConfig) -> VllmSettings:
@@ -159,12 +153,12 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         disable_hybrid_kv_cache_manager=get("disable_hybrid_kv_cache_manager"),
         disable_sliding_window=bool(get("disable_sliding_window", False)),
         performance_mode=get("performance_mode"),
-        allow_long_max_model_len=bool(_truthy(cfg.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
-        estimate_cudagraphs=_truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
-        use_v1=_truthy(cfg.env.get("VLLM_USE_V1")),
+        allow_long_max_model_len=bool(truthy(cfg.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
+        estimate_cudagraphs=truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
+        use_v1=truthy(cfg.env.get("VLLM_USE_V1")),
         attention_backend=get("attention_backend"),
         attention_backend_env=cfg.env.get("VLLM_ATTENTION_BACKEND"),
-        mla_disabled=bool(_truthy(cfg.env.get("VLLM_MLA_DISABLE"))),
+        mla_disabled=bool(truthy(cfg.env.get("VLLM_MLA_DISABLE"))),
         num_speculative_tokens=nst or 0,
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,

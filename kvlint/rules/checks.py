@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Diagnostic, Finding, MemoryPlan, Severity, Workload
-from kvlint.values import as_float, parse_cc
+from kvlint.types import Accelerator, Diagnostic, Finding, MemoryPlan, Severity, Workload
+from kvlint.values import as_float, parse_cc, truthy
 
 if TYPE_CHECKING:
     from kvlint.pipeline import ContainerResult, Options
@@ -1025,14 +1025,15 @@ def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     )
 
 
-def _fp8_support(ctx: _Ctx, kv_cache_dtype: str) -> Any:
-    """:func:`kvlint.plan.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype``; None when the
-    GPU is unknown."""
+def _fp8_support(ctx: _Ctx, kv_cache_dtype: str, acc: Accelerator | None = None) -> Any:
+    """:func:`kvlint.plan.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype`` on ``acc`` (by
+    default the GPU the pod lands on); None when the GPU is unknown."""
     from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
     from kvlint.plan.versions import resolve_version
 
     cr = ctx.cr
-    acc = cr.placement.accelerator if cr.placement else None
+    if acc is None:
+        acc = cr.placement.accelerator if cr.placement else None
     if acc is None:
         return None
     s = cr.serving
@@ -1048,14 +1049,10 @@ def _fp8_support(ctx: _Ctx, kv_cache_dtype: str) -> Any:
         head_size=model.head_size if model is not None else None,
         dtype=cr.plan.dtype if cr.plan is not None else "bfloat16",
         architectures=tuple(model.architectures) if model is not None else (),
-        use_v1_env=_truthy_env(s.env.get("VLLM_USE_V1")),
+        use_v1_env=truthy(s.env.get("VLLM_USE_V1")),
         backend=forced_backend(v, s.env.get("VLLM_ATTENTION_BACKEND"), s.get("attention_backend")),
-        mla_disabled=bool(_truthy_env(s.env.get("VLLM_MLA_DISABLE"))),
+        mla_disabled=bool(truthy(s.env.get("VLLM_MLA_DISABLE"))),
     )
-
-
-def _truthy_env(value: str | None) -> bool | None:
-    return None if value is None else value.strip().lower() in {"1", "true", "yes", "on"}
 
 
 def _check_fp8_kv(ctx: _Ctx) -> None:
@@ -1089,31 +1086,17 @@ def _fp8_alternatives(ctx: _Ctx, kvd: str) -> str:
     """``, or ...`` naming catalogue GPUs (other than the pod's) on which this vLLM release runs ``kvd``
     for this model, as :mod:`kvlint.plan.fp8kv` decides; empty when none is known."""
     from kvlint.accelerators.registry import lookup
-    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
     from kvlint.plan.versions import fmt_version, resolve_version
 
     cr = ctx.cr
     here = cr.placement.accelerator if cr.placement else None
     v, _ = resolve_version(cr.serving.version)
-    model = cr.model
     names = []
     for gid in ("nvidia-l4", "nvidia-l40s", "nvidia-h100-sxm5-80gb", "nvidia-b200"):
         acc = lookup(gid)
         if acc is None or (here is not None and acc.id == here.id):
             continue
-        sup = fp8_kv_support(
-            v,
-            kvd,
-            vendor=acc.vendor,
-            cc=parse_cc(acc.compute_capability),
-            gpu_has_fp8=acc.fp8,
-            is_mla=bool(model is not None and model.is_mla),
-            head_size=model.head_size if model is not None else None,
-            architectures=tuple(model.architectures) if model is not None else (),
-            backend=forced_backend(
-                v, cr.serving.env.get("VLLM_ATTENTION_BACKEND"), cr.serving.get("attention_backend")
-            ),
-        )
+        sup = _fp8_support(ctx, kvd, acc)
         if sup.outcome == "ok":
             names.append(acc.name)
     return f", or a GPU where vLLM {fmt_version(v)} runs it ({', '.join(names)})" if names else ""
