@@ -55,7 +55,8 @@ def main() -> int:
 
     sys.path.insert(0, str(REPO))
     from kvlint.load import load_paths
-    from kvlint.pipeline import Options, run_check
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
 
     with tempfile.TemporaryDirectory() as tmp:
         rounds = replicate(Path(args.corpus), args.target, Path(tmp))

@@ -113,7 +113,7 @@ def _check_accelerator(value: str | None) -> str | None:
 
 
 def _options(**kw: Any) -> Any:
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
 
     return Options(
         accelerator=_check_accelerator(kw.get("accelerator")),

@@ -27,7 +27,7 @@ version written as a bare number (``engine_version: 0.11``) is a float to YAML a
 hint to quote it. A key given twice in one mapping is an error naming both lines (found by re-composing
 the text with ``yaml.compose``; see :func:`_duplicate_keys`).
 
-:func:`apply_config` merges a :class:`Config` into :class:`kvlint.pipeline.Options`; the CLI then lets
+:func:`apply_config` merges a :class:`Config` into :class:`kvlint.options.Options`; the CLI then lets
 its flags override the result.
 """
 
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint.source import LDict, LList, Loc
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
 
 __all__ = [
     "CONFIG_NAMES",
@@ -55,7 +55,6 @@ __all__ = [
     "config_schema",
     "find_config",
     "load_config",
-    "match_rule",
     "parse_config",
     "validate_selectors",
 ]
@@ -469,8 +468,3 @@ def apply_config(options: Options, config: Config) -> Options:
         allow_hub=options.allow_hub and not config.offline,
         exemptions_allowed=options.exemptions_allowed and config.exemptions is not False,
     )
-
-
-def match_rule(rule: str, selectors: tuple[str, ...] | list[str]) -> bool:
-    """Whether ``rule`` (``KV104``) is named by any selector (an id or a prefix such as ``KV1``)."""
-    return any(rule.startswith(s) for s in selectors)

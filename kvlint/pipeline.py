@@ -12,184 +12,25 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, BinaryIO, TextIO
 
+from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.types import (
     Accelerator,
+    CheckResult,
+    ContainerResult,
     Diagnostic,
     Finding,
     LoadResult,
-    MemoryPlan,
     ModelSpec,
     ModelUnavailable,
     Placement,
     ServingConfig,
+    SuppressedDiagnostic,
     Workload,
 )
-
-
-@dataclass(frozen=True)
-class Options:
-    """What the user (CLI flags, later ``.kvlint.yaml``) tells the pipeline.
-
-    Attributes:
-        accelerator: catalogue id or alias forcing the GPU type (``--accelerator``).
-        default_accelerator: used only when a manifest says nothing about its GPU.
-        gpu_memory_bytes: device total as CUDA reports it, overriding the catalogue (``--gpu-memory``).
-        engine_version: engine version used when the image tag does not say (``--engine-version``).
-        model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
-        model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
-        allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
-        min_concurrency: KV104 threshold (requests at max-model-len that must fit at once); None = the
-            ``rules.KV104.min_concurrency`` parameter, else the catalogue default (2).
-        max_file_bytes: files larger than this are skipped with KV001.
-        exclude: path globs not to read.
-        select, ignore: rule ids or prefixes (``KV1``) to report / never report (``--select``,
-            ``--ignore``, ``.kvlint.yaml``); empty ``select`` = every rule. Applied in the pipeline.
-        severity: rule id -> ``error`` | ``warning`` | ``info`` | ``off`` (``off`` drops the rule).
-        rule_params: rule id -> parameter name -> value, overriding ``rules/KVnnn.yaml`` defaults.
-        exemptions_allowed: whether ``kvlint.io/ignore`` annotations may suppress findings
-            (``--no-exemptions`` and the webhook's admin switch turn it off).
-        helm_values, helm_set: ``helm template -f`` / ``--set`` for chart directories among the paths.
-        cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
-            comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
-    """
-
-    accelerator: str | None = None
-    default_accelerator: str | None = None
-    gpu_memory_bytes: int | None = None
-    engine_version: str | None = None
-    model_dirs: tuple[str, ...] = ()
-    model_paths: dict[str, str] = field(default_factory=dict)
-    allow_hub: bool = True
-    min_concurrency: float | None = None
-    max_file_bytes: int = 16 * 2**20
-    exclude: tuple[str, ...] = ()
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    severity: dict[str, str] = field(default_factory=dict)
-    rule_params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    exemptions_allowed: bool = True
-    cluster_inventory: Any = None
-    helm_values: tuple[str, ...] = ()
-    helm_set: tuple[str, ...] = ()
-
-    def param(self, rule: str, name: str) -> Any:
-        """Value of parameter ``name`` of ``rule``: these options, else the catalogue default.
-
-        ``min_concurrency`` of KV104 also honours the :attr:`min_concurrency` field (``--min-concurrency``).
-        Raises KeyError when the rule has no such parameter (message names the rule's parameters).
-        """
-        if rule == "KV104" and name == "min_concurrency" and self.min_concurrency is not None:
-            return self.min_concurrency
-        if name in self.rule_params.get(rule, {}):
-            return self.rule_params[rule][name]
-        from kvlint.rules.catalog import get_rule
-
-        return get_rule(rule).parameter(name).default
-
-    def rule_enabled(self, rule: str) -> bool:
-        """Whether diagnostics of ``rule`` are reported (select/ignore/``severity: off``)."""
-        from kvlint.config import match_rule
-
-        if self.severity.get(rule) == "off":
-            return False
-        if self.select and not match_rule(rule, self.select):
-            return False
-        return not match_rule(rule, self.ignore)
-
-
-@dataclass
-class ContainerResult:
-    """Everything kvlint learnt about one serving container.
-
-    ``settings`` is the engine-specific resolved settings object (``VllmSettings`` for vLLM), ``plan``
-    the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start).
-    """
-
-    workload: Workload
-    container: LDict
-    container_name: str
-    serving: ServingConfig
-    model: ModelSpec | None = None
-    model_error: str | None = None
-    placement: Placement | None = None
-    settings: Any = None
-    plan: MemoryPlan | None = None
-    plan_error: str | None = None
-
-    @property
-    def object_ref(self) -> str:
-        w = self.workload
-        return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape of one workload entry of ``kvlint check --format json``."""
-        loc = self.serving.command_loc or self.workload.loc
-        acc = self.placement.accelerator if self.placement else None
-        return {
-            "file": loc.file if loc else self.workload.doc.path,
-            "line": loc.line if loc else None,
-            "column": loc.column if loc else None,
-            "kind": self.workload.kind,
-            "name": self.workload.name,
-            "namespace": self.workload.namespace,
-            "role": self.workload.role,
-            "container": self.container_name,
-            "engine": self.serving.engine,
-            "engine_version": self.serving.version,
-            "image": self.serving.image,
-            "model": self.serving.model.value if self.serving.model else None,
-            "model_source": self.model.source if self.model else None,
-            "model_error": self.model_error,
-            "accelerator": acc.id if acc else None,
-            "accelerator_how": self.placement.how if self.placement else None,
-            "gpus": self.placement.gpus if self.placement else None,
-            "plan": self.plan.as_dict() if self.plan else None,
-            "plan_error": self.plan_error,
-        }
-
-
-@dataclass(frozen=True)
-class SuppressedDiagnostic:
-    """A diagnostic that a ``kvlint.io/ignore`` annotation suppressed, with the reason given and where
-    the annotation stands (``annotation``)."""
-
-    diagnostic: Diagnostic
-    reason: str
-    annotation: Loc | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON shape: the diagnostic's fields plus ``reason``."""
-        return {**self.diagnostic.as_dict(), "reason": self.reason}
-
-
-@dataclass
-class CheckResult:
-    """Output of the pipeline: sorted diagnostics plus per-container results and input counts.
-
-    ``diagnostics`` are what is reported, after ``select``/``ignore``, severity overrides and
-    suppressions; ``suppressed`` counts the findings that ``kvlint.io/ignore`` annotations removed
-    (kept, with their reasons, in ``suppressed_diagnostics``).
-    """
-
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    containers: list[ContainerResult] = field(default_factory=list)
-    files: int = 0
-    documents: int = 0
-    workloads: int = 0
-    suppressed: int = 0
-    suppressed_diagnostics: list[SuppressedDiagnostic] = field(default_factory=list)
-    exemptions_allowed: bool = True
-
-    def counts(self) -> dict[str, int]:
-        """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""
-        out = {"error": 0, "warning": 0, "info": 0}
-        for d in self.diagnostics:
-            out[d.severity] = out.get(d.severity, 0) + 1
-        return out
 
 
 def run_check(

@@ -14,7 +14,8 @@ from kvlint.source import LDict, Loc
 from kvlint.types import Accelerator, Diagnostic, Document, Placement, Workload
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import ContainerResult, Options
+    from kvlint.options import Options
+    from kvlint.types import ContainerResult
 
 #: Rules about the Kubernetes object rather than the engine command (files, annotations, PodSpec fields,
 #: image tags): a bare command line has none of these.
@@ -109,8 +110,9 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     """
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
-    from kvlint.pipeline import ContainerResult, _model, _plan_other, _plan_vllm
+    from kvlint.pipeline import _model, _plan_other, _plan_vllm
     from kvlint.rules import check_container
+    from kvlint.types import ContainerResult
 
     try:
         serving = parse_command_line(argv, options.engine_version)

@@ -456,3 +456,98 @@ class Diagnostic:
             "object": self.object,
             "container": self.container,
         }
+
+
+# --------------------------------------------------------------------------------------------------
+# pipeline results
+
+
+@dataclass
+class ContainerResult:
+    """Everything kvlint learnt about one serving container.
+
+    ``settings`` is the engine-specific resolved settings object (``VllmSettings`` for vLLM), ``plan``
+    the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start).
+    """
+
+    workload: Workload
+    container: LDict
+    container_name: str
+    serving: ServingConfig
+    model: ModelSpec | None = None
+    model_error: str | None = None
+    placement: Placement | None = None
+    settings: Any = None
+    plan: MemoryPlan | None = None
+    plan_error: str | None = None
+
+    @property
+    def object_ref(self) -> str:
+        w = self.workload
+        return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape of one workload entry of ``kvlint check --format json``."""
+        loc = self.serving.command_loc or self.workload.loc
+        acc = self.placement.accelerator if self.placement else None
+        return {
+            "file": loc.file if loc else self.workload.doc.path,
+            "line": loc.line if loc else None,
+            "column": loc.column if loc else None,
+            "kind": self.workload.kind,
+            "name": self.workload.name,
+            "namespace": self.workload.namespace,
+            "role": self.workload.role,
+            "container": self.container_name,
+            "engine": self.serving.engine,
+            "engine_version": self.serving.version,
+            "image": self.serving.image,
+            "model": self.serving.model.value if self.serving.model else None,
+            "model_source": self.model.source if self.model else None,
+            "model_error": self.model_error,
+            "accelerator": acc.id if acc else None,
+            "accelerator_how": self.placement.how if self.placement else None,
+            "gpus": self.placement.gpus if self.placement else None,
+            "plan": self.plan.as_dict() if self.plan else None,
+            "plan_error": self.plan_error,
+        }
+
+
+@dataclass(frozen=True)
+class SuppressedDiagnostic:
+    """A diagnostic that a ``kvlint.io/ignore`` annotation suppressed, with the reason given and where
+    the annotation stands (``annotation``)."""
+
+    diagnostic: Diagnostic
+    reason: str
+    annotation: Loc | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: the diagnostic's fields plus ``reason``."""
+        return {**self.diagnostic.as_dict(), "reason": self.reason}
+
+
+@dataclass
+class CheckResult:
+    """Output of the pipeline: sorted diagnostics plus per-container results and input counts.
+
+    ``diagnostics`` are what is reported, after ``select``/``ignore``, severity overrides and
+    suppressions; ``suppressed`` counts the findings that ``kvlint.io/ignore`` annotations removed
+    (kept, with their reasons, in ``suppressed_diagnostics``).
+    """
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    containers: list[ContainerResult] = field(default_factory=list)
+    files: int = 0
+    documents: int = 0
+    workloads: int = 0
+    suppressed: int = 0
+    suppressed_diagnostics: list[SuppressedDiagnostic] = field(default_factory=list)
+    exemptions_allowed: bool = True
+
+    def counts(self) -> dict[str, int]:
+        """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""
+        out = {"error": 0, "warning": 0, "info": 0}
+        for d in self.diagnostics:
+            out[d.severity] = out.get(d.severity, 0) + 1
+        return out

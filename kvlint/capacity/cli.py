@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
 
 
 def _make_options(
@@ -28,7 +28,7 @@ def _make_options(
     offline: bool,
 ) -> Options:
     from kvlint.accelerators import lookup, parse_quantity
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
 
     if accelerator and lookup(accelerator) is None:
         raise click.BadParameter(

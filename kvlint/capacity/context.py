@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint.types import Accelerator, MemoryPlan, ModelSpec
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
     from kvlint.plan.vllm import VllmPlanDetail, VllmSettings
 
 

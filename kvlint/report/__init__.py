@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 #: Format names accepted by ``kvlint check --format``.
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 

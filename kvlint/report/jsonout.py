@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint import __version__
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 SCHEMA_VERSION = 2
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 
 def _name(d: Diagnostic) -> str:

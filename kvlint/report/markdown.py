@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult, ContainerResult
+    from kvlint.types import CheckResult, ContainerResult
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}

@@ -24,7 +24,7 @@ from kvlint import __version__
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import CheckResult
+    from kvlint.types import CheckResult
 
 _COLORS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 _BOLD = "\033[1m"

@@ -44,6 +44,7 @@ __all__ = [
     "find_rules_dir",
     "get_rule",
     "load_catalog",
+    "match_rule",
     "render_rule_text",
     "render_rules_markdown",
     "rule_help_uri",
@@ -184,6 +185,11 @@ class RuleInfo:
     def version_spec(self, engine: str) -> str | None:
         """The version specifier for ``engine`` (``">=0.8.0"``), or None when the rule names none."""
         return dict(self.versions).get(engine)
+
+
+def match_rule(rule: str, selectors: tuple[str, ...] | list[str]) -> bool:
+    """Whether ``rule`` (``KV104``) is named by any selector (an id or a prefix such as ``KV1``)."""
+    return any(rule.startswith(s) for s in selectors)
 
 
 def rule_help_uri(rule_id: str) -> str:

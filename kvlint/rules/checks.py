@@ -18,7 +18,8 @@ from kvlint.types import Accelerator, Diagnostic, Finding, MemoryPlan, Severity,
 from kvlint.values import as_float, parse_cc, truthy
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import ContainerResult, Options
+    from kvlint.options import Options
+    from kvlint.types import ContainerResult
 
 GiB = 2**30
 

@@ -22,7 +22,8 @@ from kvlint.source import Loc
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    from kvlint.pipeline import ContainerResult, Options
+    from kvlint.options import Options
+    from kvlint.types import ContainerResult
 
 
 def _model_missing(out: _Ctx) -> None:

@@ -112,7 +112,7 @@ def webhook_options(base: Any = None, **overrides: Any) -> Any:
     applied where Options has such a field, and always ``allow_hub=False`` (no network call while the
     API server waits). Unknown override names are ignored, so callers can pass ``exemptions_allowed``
     to pipelines that do not know it yet; :func:`exemptions_enforceable` tells whether it took effect."""
-    from kvlint.pipeline import Options
+    from kvlint.options import Options
 
     opts = base if base is not None else Options(allow_hub=False)
     names = {f.name for f in fields(opts)}
