@@ -48,6 +48,7 @@ __all__ = [
     "render_rule_text",
     "render_rules_markdown",
     "rule_help_uri",
+    "severity_of",
     "validate_catalog",
 ]
 
@@ -350,6 +351,15 @@ def load_catalog(rules_dir: str | Path | None = None, *, strict: bool = False) -
 def _default_rules_dir() -> str:
     """:func:`find_rules_dir`, resolved once per process (the hot path of every ``load_catalog()``)."""
     return str(find_rules_dir().resolve())
+
+
+def severity_of(rule_id: str) -> Literal["error", "warning", "info"]:
+    """Default severity of ``rule_id`` from its catalogue file (``rules/KVnnn.yaml``).
+
+    The catalogue is the only source: an id it does not hold raises KeyError (see :func:`get_rule`), and an
+    unreadable catalogue raises :class:`CatalogError` (a packaging error, not something to fall back from).
+    """
+    return get_rule(rule_id).severity
 
 
 def get_rule(rule_id: str) -> RuleInfo:

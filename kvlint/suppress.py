@@ -1,0 +1,277 @@
+"""Suppressions: ``kvlint.io/ignore`` annotations on an object and ``# kvlint: ignore`` comments in YAML.
+
+Both take ``RULE=reason`` entries (a reason is required: an entry without one is KV003 and suppresses
+nothing). The pipeline applies annotations per workload, then comments over all diagnostics; a
+suppressed diagnostic is kept with its reason (:class:`~kvlint.types.SuppressedDiagnostic`) so reports
+can count and show it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from kvlint.options import Options
+from kvlint.rules.catalog import load_catalog, severity_of
+from kvlint.source import LDict, Loc
+from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload
+
+__all__ = [
+    "IGNORE_ANNOTATION",
+    "Exemption",
+    "apply_comment_suppressions",
+    "apply_suppressions",
+    "parse_ignore_annotation",
+]
+
+
+IGNORE_ANNOTATION = "kvlint.io/ignore"
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """One entry of a ``kvlint.io/ignore`` annotation: ``rule`` (id or prefix, upper-case) and ``reason``
+    (empty when none was given)."""
+
+    rule: str
+    reason: str
+
+
+def parse_ignore_annotation(value: str) -> tuple[list[Exemption], list[str]]:
+    """Parse ``"KV104=short reason, KV202=other reason"`` (or ``"KV104=a; KV202=b"``).
+
+    Entries are separated by a comma or a semicolon that is followed by a rule selector (``KV``, optional
+    digits, then ``=``, ``,``, ``;``, ``:`` or the end), so a reason may itself contain commas and
+    semicolons. An entry is ``SEL`` or ``SEL=reason`` where ``SEL`` is a full rule id (``KV103``) or a
+    prefix with at least one digit (``KV1``, ``KV10``); a bare ``KV`` would silence every rule and is
+    rejected. Returns the exemptions (rule upper-cased, reason stripped) and the entries that are not of
+    that form, as written. Never raises.
+    """
+    split = re.compile(r"[,;]\s*(?=KV[0-9]{0,3}\s*(?:[=,;:]|$))", re.I)
+    entry = re.compile(r"^\s*(KV[0-9]{1,3})\s*(?:=(.*))?$", re.S | re.I)
+    exemptions: list[Exemption] = []
+    bad: list[str] = []
+    for part in split.split(value or ""):
+        if not part.strip():
+            continue
+        m = entry.match(part)
+        if not m:
+            bad.append(part.strip())
+            continue
+        exemptions.append(Exemption(m.group(1).upper(), (m.group(2) or "").strip()))
+    return exemptions, bad
+
+
+def _annotation_loc(w: Workload) -> Loc | None:
+    """Where the ``kvlint.io/ignore`` value stands: the pod template's metadata, else the object's."""
+    parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", w.path)]
+    candidates: list[Any] = []
+    if len(parts) >= 2:
+        node: Any = w.doc.data
+        for p in parts[:-1]:
+            node = node[p] if isinstance(node, (dict, list)) and _has(node, p) else None
+            if node is None:
+                break
+        if isinstance(node, dict):
+            candidates.append(node.get("metadata"))
+    if isinstance(w.doc.data, dict):
+        candidates.append(w.doc.data.get("metadata"))
+    for meta in candidates:
+        ann = meta.get("annotations") if isinstance(meta, dict) else None
+        if isinstance(ann, LDict) and IGNORE_ANNOTATION in ann:
+            return ann.locs.get(IGNORE_ANNOTATION) or ann.loc
+    return w.loc
+
+
+def _has(node: Any, key: Any) -> bool:
+    if isinstance(node, dict):
+        return key in node
+    return isinstance(key, int) and 0 <= key < len(node)
+
+
+def apply_suppressions(
+    w: Workload, diags: list[Diagnostic], options: Options
+) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+    """Apply the workload's ``kvlint.io/ignore`` annotation to its diagnostics.
+
+    Returns ``(kept, suppressed, notes)``: ``notes`` are KV003 warnings, located at the annotation, for
+    entries without a reason (such an entry suppresses nothing), for unknown rule ids, for malformed
+    entries (including a bare ``KV`` selector, which would match every rule), and for an empty annotation
+    value. Entries are parsed by :func:`parse_ignore_annotation` (comma- or semicolon-separated). KV003
+    itself cannot be suppressed by the annotation. With ``options.exemptions_allowed`` False the
+    annotation is not read at all and every diagnostic is kept.
+    """
+    value = w.annotations.get(IGNORE_ANNOTATION)
+    if value is None or not options.exemptions_allowed:
+        return diags, [], []
+    value = str(value)
+
+    loc = _annotation_loc(w)
+    obj = "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+    ids = set(load_catalog())
+    notes: list[Diagnostic] = []
+
+    def note(message: str, fix: str) -> None:
+        notes.append(Diagnostic("KV003", severity_of("KV003"), message, loc, fix=fix, object=obj))
+
+    exemptions, bad = parse_ignore_annotation(value)
+    if not value.strip():
+        note(
+            f"{IGNORE_ANNOTATION} is empty; it suppresses nothing",
+            'remove the annotation or write "KV104=why this is acceptable, KV202=..."',
+        )
+    for entry in bad:
+        if re.match(r"^\s*KV\s*(?:[=:]|$)", entry, re.I):
+            note(
+                f"{IGNORE_ANNOTATION} entry {entry!r} has no rule number; a selector must be a rule id or a"
+                " prefix with at least one digit (KV1, KV10, KV103); it suppresses nothing",
+                "name the rule(s) being accepted, e.g. KV202=why this is acceptable",
+            )
+            continue
+        note(
+            f"{IGNORE_ANNOTATION} entry {entry!r} is not of the form RULE=reason; it suppresses nothing",
+            'write entries as "KV104=why this is acceptable, KV202=..." (separated by "," or ";")',
+        )
+    active: list[Exemption] = []
+    for e in exemptions:
+        if not any(i.startswith(e.rule) for i in ids):
+            note(
+                f"{IGNORE_ANNOTATION} names unknown rule {e.rule}; it suppresses nothing",
+                "use an id listed by `kvlint rules` (e.g. KV104)",
+            )
+        elif not e.reason:
+            note(
+                f"{IGNORE_ANNOTATION} suppresses {e.rule} without a reason; the suppression is not applied",
+                f'give the reason after "=": {e.rule}=why this finding is acceptable here',
+            )
+        else:
+            active.append(e)
+    kept: list[Diagnostic] = []
+    suppressed: list[SuppressedDiagnostic] = []
+    for d in diags:
+        hit = None if d.rule == "KV003" else next((e for e in active if d.rule.startswith(e.rule)), None)
+        if hit is None:
+            kept.append(d)
+        else:
+            suppressed.append(SuppressedDiagnostic(d, hit.reason, loc))
+    return kept, suppressed, notes
+
+
+# --------------------------------------------------------------------------------------------------
+# suppressions: inline comments
+
+#: ``# kvlint: ignore KV202=reason, KV104=reason`` (a trailing comment on the finding's line, or a comment
+#: line directly above it).
+_COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
+#: Largest file read from disk to look for inline suppressions (a template the Helm mapping named).
+_MAX_COMMENT_FILE_BYTES = 1 << 20
+
+
+def apply_comment_suppressions(
+    diags: list[Diagnostic], loaded: LoadResult, options: Options
+) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+    """Apply inline ``# kvlint: ignore RULE=reason`` comments to ``diags``.
+
+    A comment suppresses the diagnostics located on its own line (a trailing comment) or, when it is the
+    whole line, on the line directly below it; entries are written as in the ``kvlint.io/ignore``
+    annotation (:func:`parse_ignore_annotation`), a reason is required, and a comment without one (or
+    with an unknown rule or a malformed entry) is reported as KV003 at the comment and suppresses nothing
+    (every comment of the files kvlint read is checked, wherever it stands).
+    This is where YAML comments are the natural place (a Helm template line, one flag of a long ``args``
+    list); comments are not in the object the API server stores, so the admission webhook sees none.
+
+    Texts come from ``loaded.source_texts`` (the loader keeps every file with a ``kvlint:`` comment);
+    a location in a file the loader did not read (a Helm template a finding was mapped to) is read from
+    disk, up to 1 MiB. Returns ``(kept, suppressed, notes)``. With ``options.exemptions_allowed`` False
+    nothing is read and everything is kept.
+    """
+    if not options.exemptions_allowed:
+        return diags, [], []
+
+    lines_of: dict[str, list[str] | None] = {}
+
+    def lines(path: str) -> list[str] | None:
+        if path.endswith(".json"):
+            return None  # JSON has no comments (an AdmissionReview, a .json manifest)
+        if path not in lines_of:
+            text = loaded.source_texts.get(path)
+            if text is None and path not in loaded.read_paths and path != "-":
+                try:
+                    if os.path.isfile(path) and os.path.getsize(path) <= _MAX_COMMENT_FILE_BYTES:
+                        with open(path, encoding="utf-8", errors="replace") as fh:
+                            text = fh.read()
+                except OSError:
+                    text = None
+            lines_of[path] = text.splitlines() if text is not None and "kvlint:" in text else None
+        return lines_of[path]
+
+    ids = set(load_catalog())
+    parsed: dict[tuple[str, int], tuple[list[Exemption], Loc]] = {}
+    notes: list[Diagnostic] = []
+
+    def comment(path: str, number: int, whole_line: bool) -> tuple[list[Exemption], Loc] | None:
+        text = lines(path)
+        if text is None or not 1 <= number <= len(text):
+            return None
+        line = text[number - 1]
+        m = _COMMENT_RE.search(line)
+        if m is None or (whole_line and not line.lstrip().startswith("#")):
+            return None
+        key = (path, number)
+        if key not in parsed:
+            loc = Loc(path, number, m.start() + 1)
+            exemptions, bad = parse_ignore_annotation(m.group(1).strip())
+            active: list[Exemption] = []
+            problems = [f"entry {b!r} is not of the form RULE=reason" for b in bad]
+            for e in exemptions:
+                if not any(i.startswith(e.rule) for i in ids):
+                    problems.append(f"{e.rule} is not a rule id")
+                elif not e.reason:
+                    problems.append(f"{e.rule} has no reason")
+                else:
+                    active.append(e)
+            if not exemptions and not bad:
+                problems.append("it names no rule")
+            if problems:
+                notes.append(
+                    Diagnostic(
+                        "KV003",
+                        severity_of("KV003"),
+                        f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing",
+                        loc,
+                        fix='write "# kvlint: ignore KV104=why this is acceptable" (a reason after "=", '
+                        "entries separated by commas)",
+                    )
+                )
+            parsed[key] = (active, loc)
+        return parsed[key]
+
+    # every comment of the files read is checked, not only those next to a finding (a broken comment
+    # should say so before the finding it is meant for appears)
+    for path, text in loaded.source_texts.items():
+        if path.endswith(".json") or "kvlint:" not in text:
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            m = _COMMENT_RE.search(line)
+            if m is not None:
+                comment(path, number, line.lstrip().startswith("#"))
+    kept: list[Diagnostic] = []
+    suppressed: list[SuppressedDiagnostic] = []
+    for d in diags:
+        hit = None
+        if d.loc is not None and d.loc.file and d.rule != "KV003":
+            for number, whole in ((d.loc.line, False), (d.loc.line - 1, True)):
+                found = comment(d.loc.file, number, whole)
+                if found is None:
+                    continue
+                e = next((x for x in found[0] if d.rule.startswith(x.rule)), None)
+                if e is not None:
+                    hit = (e, found[1])
+                    break
+        if hit is None:
+            kept.append(d)
+        else:
+            suppressed.append(SuppressedDiagnostic(d, hit[0].reason, hit[1]))
+    return kept, suppressed, notes
