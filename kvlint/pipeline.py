@@ -23,7 +23,6 @@ from kvlint.suppress import (
     parse_ignore_annotation,
 )
 from kvlint.types import (
-    Accelerator,
     CheckResult,
     ContainerResult,
     Diagnostic,
@@ -163,19 +162,42 @@ def analyse_container(
         )
     if serving is None:
         return None
+    return analyse_serving(w, container, serving, options)
+
+
+def analyse_serving(
+    w: Workload,
+    container: LDict,
+    serving: ServingConfig,
+    options: Options,
+    *,
+    placement: Placement | None = None,
+) -> ContainerResult:
+    """The stages after the engine parser for one serving container: accelerator (``placement``, resolved
+    from the PodSpec unless given), model, then the engine memory model (:func:`kvlint.plan.stage.plan_container`).
+
+    This is also the entry point of ``kvlint plan``, which builds ``serving`` from a command line and
+    ``placement`` from its flags. Never raises on user input: what could not be resolved is recorded on the
+    result (``model_error``, ``plan_error``) for the resolution rules to report.
+    """
+    from kvlint.plan.stage import plan_container
+
     if serving.version is None and options.engine_version:
         serving.version = options.engine_version
     cr = ContainerResult(
         workload=w, container=container, container_name=serving.container_name, serving=serving
     )
-    cr.placement = _placement(w, container, options)
+    cr.placement = placement if placement is not None else _placement(w, container, options)
     if serving.model is None:
         return cr
-    cr.model, cr.model_error = _model(serving, w, options)
-    if serving.engine == "vllm" and cr.model is not None:
-        _plan_vllm(cr, options)
-    elif cr.model is not None:
-        _plan_other(cr)
+    cr.model, cr.model_error = resolve_container_model(serving, w, options)
+    outcome = plan_container(serving, cr.model, cr.placement, options)
+    cr.settings = outcome.settings
+    cr.plan_detail = outcome.detail
+    cr.plan = outcome.plan
+    cr.plan_error = outcome.error
+    if outcome.model_note:
+        cr.model_error = outcome.model_note
     return cr
 
 
@@ -183,8 +205,6 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
     from kvlint.accelerators import resolve_placement
 
     if options.cluster_inventory is not None and not options.accelerator:
-        from dataclasses import replace
-
         from kvlint.cluster import placement_from_cluster
 
         try:
@@ -207,7 +227,14 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
         return Placement(accelerator=None, how=f"resolution failed: {exc}")
 
 
-def _model(serving: ServingConfig, w: Workload, options: Options) -> tuple[ModelSpec | None, str | None]:
+def resolve_container_model(
+    serving: ServingConfig, w: Workload, options: Options
+) -> tuple[ModelSpec | None, str | None]:
+    """The models stage for one container: ``(ModelSpec, None)`` or ``(None, why not)``.
+
+    The reference is the engine's model argument unless the workload's ``kvlint.io/model`` annotation names
+    another; the engine's ``revision`` setting is passed on. Never raises.
+    """
     from kvlint.models import resolve_model
 
     assert serving.model is not None
@@ -231,60 +258,6 @@ def _model(serving: ServingConfig, w: Workload, options: Options) -> tuple[Model
         return None, str(exc)
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
-
-
-def _plan_vllm(cr: ContainerResult, options: Options | None = None) -> None:
-    """Resolve vLLM settings (incl. a ``--speculative-config`` draft model) and plan the limiting rank."""
-    from dataclasses import replace
-
-    from kvlint.plan.vllm import PlanError, plan_vllm, settings_from_config
-
-    assert cr.model is not None
-    try:
-        cr.settings = settings_from_config(cr.serving)
-    except Exception as exc:
-        cr.plan_error = f"settings: {exc}"
-        return
-    draft_id = getattr(cr.settings, "speculative_model_id", None)
-    if draft_id and getattr(cr.settings, "speculative_model", None) is None:
-        from kvlint.models import resolve_model
-
-        opts = options or Options()
-        try:
-            draft = resolve_model(
-                str(draft_id),
-                model_dirs=opts.model_dirs,
-                model_paths=opts.model_paths,
-                allow_hub=opts.allow_hub,
-            )
-            cr.settings = replace(cr.settings, speculative_model=draft)
-        except Exception as exc:  # the draft is second-order: plan without it and say so
-            cr.plan_error = None
-            cr.model_error = f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"
-    gpu = _plannable_gpu(cr)
-    if gpu is None:
-        return
-    acc, total = gpu
-    try:
-        cr.plan = plan_vllm(
-            cr.settings, cr.model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
-        )
-    except PlanError as exc:
-        cr.plan_error = str(exc)
-    except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
-        cr.plan_error = f"{type(exc).__name__}: {exc}"
-
-
-def _plannable_gpu(cr: ContainerResult) -> tuple[Accelerator, int] | None:
-    """(accelerator, device total in bytes) when the container's GPU can be sized by the GPU memory models;
-    None when it is unknown, or a non-CUDA/ROCm accelerator (then ``plan_error`` says so)."""
-    p = cr.placement
-    if p is None or p.accelerator is None or not p.memory_bytes:
-        return None
-    if p.accelerator.vendor not in ("nvidia", "amd"):
-        cr.plan_error = f"{p.accelerator.name} is not a CUDA/ROCm GPU; the {cr.serving.engine} GPU memory model does not apply"
-        return None
-    return p.accelerator, p.memory_bytes
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -313,41 +286,14 @@ __all__ = [
     "Options",
     "SuppressedDiagnostic",
     "analyse_container",
+    "analyse_serving",
     "apply_suppressions",
     "configure",
     "parse_ignore_annotation",
+    "resolve_container_model",
     "run_check",
     "run_documents",
 ]
-
-
-def _plan_other(cr: ContainerResult) -> None:
-    """TGI / SGLang plans (:func:`kvlint.plan.tgi.plan_tgi`, :func:`kvlint.plan.sglang.plan_sglang`)."""
-    from kvlint.plan.vllm import PlanError
-
-    gpu = _plannable_gpu(cr) if cr.model is not None else None
-    if gpu is None or cr.model is None or cr.placement is None:
-        return
-    acc, total = gpu
-    try:
-        if cr.serving.engine == "tgi":
-            from kvlint.plan.tgi import plan_tgi as plan_engine
-        elif cr.serving.engine == "sglang":
-            from kvlint.plan.sglang import plan_sglang as plan_engine
-        else:
-            return
-        cr.plan = plan_engine(
-            cr.serving,
-            cr.model,
-            total,
-            gpus=cr.placement.gpus,
-            gpu_name=acc.name,
-            compute_capability=acc.compute_capability,
-        )
-    except PlanError as exc:
-        cr.plan_error = str(exc)
-    except (ValueError, ZeroDivisionError, KeyError, TypeError) as exc:
-        cr.plan_error = f"{type(exc).__name__}: {exc}"
 
 
 _CAPACITY_RULES = frozenset({"KV101", "KV102", "KV103", "KV104", "KV105"})
@@ -357,8 +303,7 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU)."""
-    from dataclasses import replace
-
+    from kvlint.plan.stage import replan
     from kvlint.rules import check_container
 
     p = cr.placement
@@ -368,15 +313,9 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
         return diags
     verdicts: list[str] = []
     for acc in p.candidates:
-        sub = ContainerResult(
-            workload=cr.workload,
-            container=cr.container,
-            container_name=cr.container_name,
-            serving=cr.serving,
-            model=cr.model,
-            placement=replace(p, accelerator=acc, candidates=()),
-        )
-        _plan_vllm(sub, options)
+        placement = replace(p, accelerator=acc, candidates=())
+        detail = replan(cr, placement)
+        sub = replace(cr, placement=placement, plan_detail=detail, plan=detail.plan if detail else None)
         found = sorted({d.rule for d in check_container(sub, options) if d.rule in _CAPACITY_RULES})
         verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)

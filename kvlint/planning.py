@@ -110,9 +110,8 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     """
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
-    from kvlint.pipeline import _model, _plan_other, _plan_vllm
+    from kvlint.pipeline import analyse_serving
     from kvlint.rules import check_container
-    from kvlint.types import ContainerResult
 
     try:
         serving = parse_command_line(argv, options.engine_version)
@@ -153,14 +152,7 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         resource="--gpus" if gpus else None,
         memory_bytes_override=options.gpu_memory_bytes,
     )
-    cr = ContainerResult(
-        workload=workload, container=LDict(), container_name="", serving=serving, placement=placement
-    )
-    cr.model, cr.model_error = _model(serving, workload, options)
-    if cr.model is not None and serving.engine == "vllm":
-        _plan_vllm(cr, options)
-    elif cr.model is not None:
-        _plan_other(cr)
+    cr = analyse_serving(workload, LDict(), serving, options, placement=placement)
     plan_rules = _plan_rules()
     diags = [d for d in check_container(cr, options) if d.rule in plan_rules]
     if gpus is None:

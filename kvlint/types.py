@@ -467,7 +467,10 @@ class ContainerResult:
     """Everything kvlint learnt about one serving container.
 
     ``settings`` is the engine-specific resolved settings object (``VllmSettings`` for vLLM), ``plan``
-    the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start).
+    the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start) and
+    ``plan_detail`` the engine's full result it comes from (``VllmPlanDetail``, ``TgiPlanDetail``,
+    ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
+    (:mod:`kvlint.plan.stage`).
     """
 
     workload: Workload
@@ -479,6 +482,7 @@ class ContainerResult:
     placement: Placement | None = None
     settings: Any = None
     plan: MemoryPlan | None = None
+    plan_detail: Any = None
     plan_error: str | None = None
 
     @property

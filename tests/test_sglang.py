@@ -92,10 +92,12 @@ def test_kv701_qwen3_32b_on_one_l4() -> None:
 
 def test_kv702_and_kv201() -> None:
     cr, opts = _cr()
+    from kvlint.pipeline import analyse_serving
     from kvlint.types import Value
 
     cr.serving.flags["tp_size"] = Value(4, None)
     cr.serving.flags["context_length"] = Value(1_000_000, None)
+    cr = analyse_serving(cr.workload, cr.container, cr.serving, opts, placement=cr.placement)  # plan again
     rules = [d.rule for d in check_sglang(cr, opts)]
     assert "KV201" in rules and "KV702" in rules
 

@@ -133,6 +133,13 @@ def _container_results(path: Path):
     return [c for c in run_check([str(path)], opts).containers if c.serving.engine == "tgi"], opts
 
 
+def _replanned(cr, opts):
+    """The container analysed again after a test changed its settings (the plan stage runs once per analysis)."""
+    from kvlint.pipeline import analyse_serving
+
+    return analyse_serving(cr.workload, cr.container, cr.serving, opts, placement=cr.placement)
+
+
 def test_b06_reports_exactly_kv601() -> None:
     crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
     diags = check_tgi(crs[0], opts)
@@ -144,7 +151,7 @@ def test_b06_reports_exactly_kv601() -> None:
 def test_kv601_text_v2_0() -> None:
     crs, opts = _container_results(FIX / "tgi" / "b06-tgi-input-total.yaml")
     crs[0].serving.version = "2.0.4"
-    msg = check_tgi(crs[0], opts)[0].message
+    msg = check_tgi(_replanned(crs[0], opts), opts)[0].message
     assert "`max_input_tokens must be < `max_total_tokens`" in msg
 
 
@@ -156,7 +163,7 @@ def test_kv602_on_v2_without_chunking() -> None:
 
     s.flags["max_total_tokens"] = Value(8193, s.flags["max_total_tokens"].loc)
     s.flags["max_batch_prefill_tokens"] = Value(4096, None)
-    rules = [d.rule for d in check_tgi(crs[0], opts)]
+    rules = [d.rule for d in check_tgi(_replanned(crs[0], opts), opts)]
     assert "KV602" in rules and "KV601" not in rules
 
 
@@ -167,7 +174,7 @@ def test_kv603_with_verified_remedy() -> None:
     s = crs[0].serving
     s.flags["max_input_tokens"] = Value(199999, None)
     s.flags["max_total_tokens"] = Value(200000, None)
-    diags = check_tgi(crs[0], opts)
+    diags = check_tgi(_replanned(crs[0], opts), opts)
     d = next(x for x in diags if x.rule == "KV603")
     assert "Not enough memory to handle `max_total_tokens=200000`" in d.message
     assert "re-planned: fits" in d.fix
@@ -180,7 +187,7 @@ def test_kv604_prefill_warmup_oom_and_remedy() -> None:
     s = crs[0].serving
     s.flags["max_input_tokens"] = Value(4000, None)
     s.flags["max_batch_prefill_tokens"] = Value(60000, None)
-    diags = check_tgi(crs[0], opts)
+    diags = check_tgi(_replanned(crs[0], opts), opts)
     d = next(x for x in diags if x.rule == "KV604")
     assert "Not enough memory to handle 60000 prefill tokens" in d.message
     assert "MAX_BATCH_PREFILL_TOKENS" in d.fix

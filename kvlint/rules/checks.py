@@ -939,24 +939,10 @@ def _check_max_len_static(ctx: _Ctx) -> None:
 
 
 def _replan(ctx: _Ctx, **changes: Any) -> MemoryPlan | None:
-    cr = ctx.cr
-    if cr.settings is None or cr.model is None or cr.placement is None or cr.placement.accelerator is None:
-        return None
-    from dataclasses import replace
+    from kvlint.plan.stage import replan
 
-    from kvlint.plan.vllm import plan_vllm
-
-    try:
-        settings = replace(cr.settings, **changes)
-        return plan_vllm(
-            settings,
-            cr.model,
-            cr.placement.memory_bytes or 0,
-            gpu_name=cr.placement.accelerator.name,
-            compute_capability=cr.placement.accelerator.compute_capability,
-        )
-    except Exception:
-        return None
+    d = replan(ctx.cr, **changes)
+    return d.plan if d is not None else None
 
 
 def _fits(plan: MemoryPlan | None, min_concurrency: float = 1.0, band: float = 0.05) -> bool:

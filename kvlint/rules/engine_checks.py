@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from kvlint.plan.sglang import SglangPlanDetail, plan_sglang_detailed
-from kvlint.plan.tgi import TgiPlanDetail, plan_tgi_detailed
-from kvlint.plan.vllm import PlanError
+from kvlint.plan.sglang import SglangPlanDetail
+from kvlint.plan.stage import replan
+from kvlint.plan.tgi import TgiPlanDetail
 from kvlint.rules.checks import _Ctx, _valid_tp_values, gib
 from kvlint.source import Loc
 from kvlint.types import Diagnostic
@@ -80,22 +80,11 @@ def _fraction_check(out: _Ctx, flag: str, option: str) -> bool:
 
 
 def _tgi_plan(cr: ContainerResult, **ov: Any) -> TgiPlanDetail | None:
-    g = _gpu(cr)
-    if g is None or cr.model is None:
-        return None
-    acc, total = g
-    try:
-        return plan_tgi_detailed(
-            cr.serving,
-            cr.model,
-            total,
-            gpus=cr.placement.gpus if cr.placement else None,
-            gpu_name=acc.name,
-            compute_capability=acc.compute_capability,
-            overrides=ov or None,
-        )
-    except (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError):
-        return None
+    if not ov:
+        d = cr.plan_detail
+        return d if isinstance(d, TgiPlanDetail) else None
+    d = replan(cr, **ov)
+    return d if isinstance(d, TgiPlanDetail) else None
 
 
 def _tgi_starts(d: TgiPlanDetail | None) -> bool:
@@ -185,19 +174,9 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
         _no_gpu(out)
         return out.out
     if d is None:
-        try:
-            g = _gpu(cr)
-            assert g is not None
-            plan_tgi_detailed(cr.serving, m, g[1], gpus=cr.placement.gpus if cr.placement else None)
-            why = "the model or settings could not be sized"
-        except PlanError as exc:
-            why = str(exc)
-        except Exception as exc:  # defensive
-            why = f"{type(exc).__name__}: {exc}"
+        why = cr.plan_error or "the model or settings could not be sized"
         out.add("KV503", f"kvlint could not plan this TGI container: {why}", s.command_loc)
         return out.out
-    if cr.plan is None:
-        cr.plan = d.plan
     if not heads_ok:
         return out.out
     p = d.plan
@@ -334,22 +313,11 @@ def _tgi_prefill_remedy(cr: ContainerResult, d: TgiPlanDetail) -> str:
 
 
 def _sg_plan(cr: ContainerResult, **ov: Any) -> SglangPlanDetail | None:
-    g = _gpu(cr)
-    if g is None or cr.model is None:
-        return None
-    acc, total = g
-    try:
-        return plan_sglang_detailed(
-            cr.serving,
-            cr.model,
-            total,
-            gpus=cr.placement.gpus if cr.placement else None,
-            gpu_name=acc.name,
-            compute_capability=acc.compute_capability,
-            overrides=ov or None,
-        )
-    except (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError):
-        return None
+    if not ov:
+        d = cr.plan_detail
+        return d if isinstance(d, SglangPlanDetail) else None
+    d = replan(cr, **ov)
+    return d if isinstance(d, SglangPlanDetail) else None
 
 
 def _tp_loc(cr: ContainerResult) -> Loc | None:
@@ -410,8 +378,6 @@ def check_sglang(cr: ContainerResult, options: Options) -> list[Diagnostic]:
             s.command_loc,
         )
         return out.out
-    if cr.plan is None:
-        cr.plan = d.plan
     if d.context_error:
         out.add(
             "KV201",
