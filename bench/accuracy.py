@@ -8,9 +8,9 @@ classified: replayed (:data:`REPLAY`: model config from ``/work/shared/corpus/mo
 :func:`kvlint.accelerators.lookup`; version from the case or its log family) or skipped with the reason
 (:data:`SKIP`; non-vLLM engines are skipped as such). For each replayed case it prints predicted vs reported
 weights, KV GiB and KV tokens, the tokens kvlint derives from the engine's *own* reported KV GiB, and the
-verdict (ok/risky/fail: :attr:`kvlint.plan.vllm.VllmPlanDetail.verdict`) against the outcome. Then the median
+verdict (ok/risky/fail: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`) against the outcome. Then the median
 and p90 absolute KV error over the started cases (outcome ``ok``) and the verdict confusion matrix, both
-in-sample and leave-one-out (calibration refitted without the case, :func:`kvlint.plan.calibration.refit`).
+in-sample and leave-one-out (calibration refitted without the case, :func:`kvlint.memory.calibration.refit`).
 These are benchmark figures, not tests.
 """
 
@@ -29,9 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from kvlint.accelerators import lookup  # noqa: E402
+from kvlint.memory import calibration as cal  # noqa: E402
+from kvlint.memory.vllm import VllmPlanDetail, VllmSettings, plan_vllm_detailed  # noqa: E402
 from kvlint.models import resolve_model  # noqa: E402
-from kvlint.plan import calibration as cal  # noqa: E402
-from kvlint.plan.vllm import VllmPlanDetail, VllmSettings, plan_vllm_detailed  # noqa: E402
 
 GiB = 1 << 30
 CORPUS_MODELS = Path("/work/shared/corpus/models")

@@ -51,9 +51,9 @@ def predict(case_id: str) -> tuple[int | None, str]:
     """kvlint's predicted figure for one replayable case (tokens), and a note; (None, reason) otherwise."""
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import plan_sglang_detailed
+    from kvlint.memory.tgi import plan_tgi_detailed
     from kvlint.models import resolve_model
-    from kvlint.plan.sglang import plan_sglang_detailed
-    from kvlint.plan.tgi import plan_tgi_detailed
 
     spec = REPLAY.get(case_id)
     if spec is None:

@@ -391,7 +391,7 @@ def plan(
 
     Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown).
     """
-    from kvlint.planning import PlanRequestError, plan_command
+    from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     options = _options(**kw)
     if compare or sweep or plot or fmt == "markdown" or accelerators:

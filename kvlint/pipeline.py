@@ -174,13 +174,13 @@ def analyse_serving(
     placement: Placement | None = None,
 ) -> ContainerResult:
     """The stages after the engine parser for one serving container: accelerator (``placement``, resolved
-    from the PodSpec unless given), model, then the engine memory model (:func:`kvlint.plan.stage.plan_container`).
+    from the PodSpec unless given), model, then the engine memory model (:func:`kvlint.memory.stage.plan_container`).
 
     This is also the entry point of ``kvlint plan``, which builds ``serving`` from a command line and
     ``placement`` from its flags. Never raises on user input: what could not be resolved is recorded on the
     result (``model_error``, ``plan_error``) for the resolution rules to report.
     """
-    from kvlint.plan.stage import plan_container
+    from kvlint.memory.stage import plan_container
 
     if serving.version is None and options.engine_version:
         serving.version = options.engine_version
@@ -303,7 +303,7 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU)."""
-    from kvlint.plan.stage import replan
+    from kvlint.memory.stage import replan
     from kvlint.rules import check_container
 
     p = cr.placement

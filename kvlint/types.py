@@ -470,7 +470,7 @@ class ContainerResult:
     the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start) and
     ``plan_detail`` the engine's full result it comes from (``VllmPlanDetail``, ``TgiPlanDetail``,
     ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
-    (:mod:`kvlint.plan.stage`).
+    (:mod:`kvlint.memory.stage`).
     """
 
     workload: Workload

@@ -16,8 +16,8 @@ from kvlint.capacity.context import CapacityError, resolve, usable_blocks
 from kvlint.capacity.report import build_report
 from kvlint.capacity.sweep import SweepError, parse_sweep, sweep
 from kvlint.capacity.workload import WorkloadSpec
+from kvlint.memory.vllm import plan_vllm_detailed
 from kvlint.pipeline import Options
-from kvlint.plan.vllm import plan_vllm_detailed
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "capacity"
 LLAMA = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]
@@ -233,8 +233,8 @@ _PT_MODELS = (str(_PT_FIX / "tgi" / "models"), str(_PT_FIX / "plan" / "models"))
 
 
 def _pt_vllm(version: str, total_gib: float = 79.19, **kw: object):
+    from kvlint.memory.vllm import VllmSettings, plan_vllm
     from kvlint.models import resolve_model
-    from kvlint.plan.vllm import VllmSettings, plan_vllm
 
     m = resolve_model("meta-llama/Llama-3.1-8B", model_dirs=_PT_MODELS, allow_hub=False)
     s = VllmSettings(version=version, **kw)  # type: ignore[arg-type]
@@ -305,9 +305,9 @@ def test_plan_text_v0_prints_gpu_blocks() -> None:
 def test_plan_text_tgi_and_sglang_use_their_own_terms() -> None:
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import plan_sglang
+    from kvlint.memory.tgi import plan_tgi
     from kvlint.models import resolve_model
-    from kvlint.plan.sglang import plan_sglang
-    from kvlint.plan.tgi import plan_tgi
     from kvlint.report.plan_text import render_plan_text
 
     acc = lookup("h100-80gb")

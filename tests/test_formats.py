@@ -237,7 +237,7 @@ def test_capacity_remedies_replan_as_fitting(
 ) -> None:
     """Each capacity finding states the per-GPU arithmetic and >= 1 numeric remedy; applying each remedy
     to the container's settings and planning again gives a plan that fits at the required concurrency."""
-    from kvlint.plan.vllm import plan_vllm
+    from kvlint.memory.vllm import plan_vllm
 
     res = run_documents(load_text(_variant(args), "chat.yaml"), options)
     (d,) = [d for d in res.diagnostics if d.rule == rule]

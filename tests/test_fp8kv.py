@@ -1,4 +1,4 @@
-"""KV302 and the V0/V1 choice for fp8 KV caches: kvlint.plan.fp8kv against what vLLM's source decides
+"""KV302 and the V0/V1 choice for fp8 KV caches: kvlint.memory.fp8kv against what vLLM's source decides
 (each row names the release and the function read in the wheel; see the module docstring)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kvlint.load import load_text
+from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.pipeline import Options, run_documents
-from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
 
 T4, V100, A100, L4, H100, B200 = (7, 5), (7, 0), (8, 0), (8, 9), (9, 0), (10, 0)
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kvlint.memory.kv import kv_bytes_per_token
 from kvlint.models import parse_config, resolve_model
-from kvlint.plan.kv import kv_bytes_per_token
 
 DATA = Path(__file__).resolve().parents[1] / "kvlint" / "data" / "models"
 

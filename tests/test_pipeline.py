@@ -33,7 +33,7 @@ def test_several_candidate_gpus_worst_case_decides_and_each_is_named() -> None:
 
 def test_kv_cache_memory_bytes_fixes_kv_size_and_ignores_utilization() -> None:
     """vLLM >= 0.10.2 uses exactly --kv-cache-memory-bytes per GPU (engine-memory-model §1.2.1 step 8)."""
-    from kvlint.planning import plan_command
+    from kvlint.capacity.plan_command import plan_command
 
     opts = Options(allow_hub=False, accelerator="h100", engine_version="0.11.0")
     base = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
@@ -86,7 +86,7 @@ def test_engine_version_outside_the_modelled_range_is_kv208(tmp_path: Path) -> N
 
 def test_float16_refused_for_gemma2_from_vllm_0_9() -> None:
     """KV303: vLLM's _check_valid_dtype refuses float16 for gemma2/gemma3/glm4 (engine-memory-model §1.7)."""
-    from kvlint.planning import plan_command
+    from kvlint.capacity.plan_command import plan_command
 
     cmd = ["vllm", "serve", "google/gemma-2-9b", "--dtype", "half", "--max-model-len", "4096"]
     new = plan_command(cmd, Options(allow_hub=False, accelerator="l4", engine_version="0.11.0"))

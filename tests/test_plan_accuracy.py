@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.memory import calibration as cal
+from kvlint.memory.vllm import VllmSettings, build_groups, plan_vllm
 from kvlint.models import resolve_model
-from kvlint.plan import calibration as cal
-from kvlint.plan.vllm import VllmSettings, build_groups, plan_vllm
 from kvlint.report.plan_text import render_plan_text
 
 ROOT = Path(__file__).resolve().parent.parent

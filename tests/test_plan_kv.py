@@ -1,4 +1,4 @@
-"""Pure KV arithmetic (kvlint.plan.kv) and version parsing. Seeds from the capacity-planning literature."""
+"""Pure KV arithmetic (kvlint.memory.kv) and version parsing. Seeds from the capacity-planning literature."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.memory.kv import kv_bytes_per_token, kv_cache_bytes, kv_dtype_bytes, sequences_memory_bytes
+from kvlint.memory.versions import NEWEST_VLLM, parse_version, resolve_version
 from kvlint.models import resolve_model
-from kvlint.plan.kv import kv_bytes_per_token, kv_cache_bytes, kv_dtype_bytes, sequences_memory_bytes
-from kvlint.plan.versions import NEWEST_VLLM, parse_version, resolve_version
 
 GiB = 1 << 30
 MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"

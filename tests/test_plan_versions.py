@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.memory.kv import cdiv
+from kvlint.memory.vllm import VllmSettings, plan_vllm, plan_vllm_detailed
 from kvlint.models import resolve_model
-from kvlint.plan.kv import cdiv
-from kvlint.plan.vllm import VllmSettings, plan_vllm, plan_vllm_detailed
 
 GiB = 1 << 30
 MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"

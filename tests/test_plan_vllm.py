@@ -1,8 +1,8 @@
-"""vLLM memory model (kvlint.plan.vllm): worked examples W1-W5 of engine-memory-model.md §7 recomputed from
+"""vLLM memory model (kvlint.memory.vllm): worked examples W1-W5 of engine-memory-model.md §7 recomputed from
 the real configs in fixtures/plan/models, plus the version switches of §1.2/§1.4/§1.8.
 
 Assumptions stated per §7: GiB = 2^30; H100-80GB CUDA total 79.19 GiB and L4 22.03 GiB [assumed]; activation,
-non-torch and CUDA-graph terms come from kvlint.plan.calibration (heuristic) -- so exact assertions are made only
+non-torch and CUDA-graph terms come from kvlint.memory.calibration (heuristic) -- so exact assertions are made only
 on the source-derived parts (per-token bytes, blocks from a given KV size, formulas), bands elsewhere.
 """
 
@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.models import resolve_model
-from kvlint.plan.kv import cdiv
-from kvlint.plan.vllm import (
+from kvlint.memory.kv import cdiv
+from kvlint.memory.vllm import (
     PlanError,
     VllmSettings,
     largest_fitting_max_model_len,
@@ -25,6 +24,7 @@ from kvlint.plan.vllm import (
     replan,
     smallest_fitting_utilization,
 )
+from kvlint.models import resolve_model
 from kvlint.types import LayerSpec
 
 GiB = 1 << 30

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from kvlint.memory.defaults import derive_max_model_len
+from kvlint.memory.kv import cdiv, kv_bytes_per_token
+from kvlint.memory.vllm import VllmSettings, plan_vllm, plan_vllm_detailed
 from kvlint.models import parse_config, resolve_model
-from kvlint.plan.defaults import derive_max_model_len
-from kvlint.plan.kv import cdiv, kv_bytes_per_token
-from kvlint.plan.vllm import VllmSettings, plan_vllm, plan_vllm_detailed
 
 GiB = 1 << 30
 MODELS = Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"

@@ -6,13 +6,13 @@ from pathlib import Path
 
 from kvlint.accelerators import lookup
 from kvlint.engines import parse_command_line
-from kvlint.models import resolve_model
-from kvlint.plan.sglang import (
+from kvlint.memory.sglang import (
     default_mem_fraction_static,
     derive_context_length,
     plan_sglang,
     plan_sglang_detailed,
 )
+from kvlint.models import resolve_model
 from kvlint.rules.engine_checks import check_sglang
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"

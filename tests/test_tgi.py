@@ -8,9 +8,7 @@ import pytest
 
 from kvlint.accelerators import lookup
 from kvlint.engines import parse_command_line
-from kvlint.models import resolve_model
-from kvlint.pipeline import Options, run_check
-from kvlint.plan.tgi import (
+from kvlint.memory.tgi import (
     default_dtype,
     find_num_shards,
     plan_tgi,
@@ -19,7 +17,9 @@ from kvlint.plan.tgi import (
     tgi_version,
     wiggle_room,
 )
-from kvlint.plan.vllm import PlanError
+from kvlint.memory.vllm import PlanError
+from kvlint.models import resolve_model
+from kvlint.pipeline import Options, run_check
 from kvlint.rules.engine_checks import check_tgi
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"

@@ -1,6 +1,6 @@
 """``kvlint plan --compare``: one model and engine settings over accelerators x TP sizes x KV-cache dtypes.
 
-Every cell is :func:`kvlint.plan.vllm.plan_vllm_detailed` (the linter's memory model) with
+Every cell is :func:`kvlint.memory.vllm.plan_vllm_detailed` (the linter's memory model) with
 ``tensor_parallel_size``/``kv_cache_dtype`` replaced; nothing is estimated separately.
 """
 
@@ -63,7 +63,7 @@ def compare(
     """The comparison rows. TP sizes that do not divide the model's attention heads are skipped (vLLM refuses
     them: ``vllm/config/parallel.py``, heads % TP); ``fp8`` KV rows are skipped on GPUs without FP8 support.
     Raises ValueError for unknown accelerator ids."""
-    from kvlint.plan.vllm import PlanError
+    from kvlint.memory.vllm import PlanError
 
     rows: list[CompareRow] = []
     heads = ctx.model.num_attention_heads or 1

@@ -1,6 +1,6 @@
 """Resolve an engine command line into what the capacity tools need: vLLM settings, model, accelerator, plan.
 
-Goes through :func:`kvlint.planning.plan_command`, so the numbers are exactly the linter's and ``kvlint plan``'s.
+Goes through :func:`kvlint.capacity.plan_command.plan_command`, so the numbers are exactly the linter's and ``kvlint plan``'s.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from kvlint.types import Accelerator, MemoryPlan, ModelSpec
 
 if TYPE_CHECKING:
+    from kvlint.memory.vllm import VllmPlanDetail, VllmSettings
     from kvlint.options import Options
-    from kvlint.plan.vllm import VllmPlanDetail, VllmSettings
 
 
 class CapacityError(ValueError):
@@ -22,7 +22,7 @@ class CapacityError(ValueError):
 
 @dataclass(frozen=True)
 class EngineContext:
-    """One vLLM command line resolved: ``settings`` (:class:`~kvlint.plan.vllm.VllmSettings`), ``model``,
+    """One vLLM command line resolved: ``settings`` (:class:`~kvlint.memory.vllm.VllmSettings`), ``model``,
     ``accelerator`` (None when no ``--accelerator``), ``plan`` on that accelerator (None without one),
     ``total_bytes`` per GPU (``--gpu-memory`` override or the catalogue's CUDA total), ``argv``."""
 
@@ -41,7 +41,7 @@ def resolve(argv: list[str], options: Options) -> EngineContext:
     Raises :class:`CapacityError` for non-vLLM commands, unknown accelerators or models without a config.json
     (message from model resolution, saying how to provide one), or a plan error on the given accelerator.
     """
-    from kvlint.planning import PlanRequestError, plan_command
+    from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     try:
         out = plan_command(list(argv), options)
@@ -64,9 +64,9 @@ def resolve(argv: list[str], options: Options) -> EngineContext:
 def plan_detail(
     ctx: EngineContext, acc: Accelerator, total_bytes: int | None = None, **changes: Any
 ) -> VllmPlanDetail:
-    """:func:`kvlint.plan.vllm.plan_vllm_detailed` for ``ctx`` on ``acc`` with settings ``changes``
+    """:func:`kvlint.memory.vllm.plan_vllm_detailed` for ``ctx`` on ``acc`` with settings ``changes``
     (``tensor_parallel_size=2``, ``kv_cache_dtype="fp8"``...). Raises PlanError/TypeError as plan_vllm_detailed."""
-    from kvlint.plan.vllm import plan_vllm_detailed
+    from kvlint.memory.vllm import plan_vllm_detailed
 
     settings = dataclasses.replace(ctx.settings, **changes) if changes else ctx.settings
     return plan_vllm_detailed(
@@ -80,8 +80,8 @@ def plan_detail(
 
 def largest_len(ctx: EngineContext, acc: Accelerator, total_bytes: int | None = None, **changes: Any) -> int:
     """Largest max_model_len that fits for ``ctx`` on ``acc`` with ``changes`` (up to the length vLLM
-    derives from config.json): :func:`kvlint.plan.vllm.largest_fitting_max_model_len`."""
-    from kvlint.plan.vllm import largest_fitting_max_model_len
+    derives from config.json): :func:`kvlint.memory.vllm.largest_fitting_max_model_len`."""
+    from kvlint.memory.vllm import largest_fitting_max_model_len
 
     settings = dataclasses.replace(ctx.settings, **changes) if changes else ctx.settings
     return largest_fitting_max_model_len(

@@ -3,7 +3,7 @@
 NAME is a vLLM flag (``max-model-len``, ``gpu-memory-utilization``, ``max-num-seqs``, ``max-num-batched-tokens``,
 ``kv-cache-dtype``). SPEC is a comma list (``auto,fp8``; ``0.8,0.9``) or a range ``LO..HI``: token counts double from
 LO to HI (``8k..128k``: 8000, 16000, ... and HI), fractions step by 0.05. Each point is a full re-plan with the
-linter's memory model (:func:`kvlint.plan.vllm.plan_vllm_detailed`).
+linter's memory model (:func:`kvlint.memory.vllm.plan_vllm_detailed`).
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class SweepPoint:
 def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[SweepPoint]]:
     """Re-plan ``ctx`` on ``acc`` for each value of ``spec``. Returns (setting dest name, points).
     Raises :class:`SweepError` for a bad spec."""
-    from kvlint.plan.vllm import PlanError
+    from kvlint.memory.vllm import PlanError
 
     dest, values = parse_sweep(spec)
     pts = []

@@ -37,11 +37,11 @@ def describe(spec: ModelSpec) -> list[tuple[str, str]]:
     mamba / cross / none, with KV heads and head sizes), attention and KV heads, head size, hidden and
     vocab sizes, context length (and the config key it came from), dtype, quantization, MoE experts,
     KV-cache bytes per token at TP 1 for ``--kv-cache-dtype auto`` (the model dtype) and ``fp8`` (vLLM's per-layer page sizes:
-    :func:`kvlint.plan.kv.kv_bytes_per_token`, which restates vLLM ``AttentionSpec.page_size_bytes``),
+    :func:`kvlint.memory.kv.kv_bytes_per_token`, which restates vLLM ``AttentionSpec.page_size_bytes``),
     the parameter count and the checkpoint weight bytes with their source, and notes. Values are
     strings; bytes are exact integers with thousands separators. Never raises for a parsed spec.
     """
-    from kvlint.plan.kv import kv_bytes_per_token
+    from kvlint.memory.kv import kv_bytes_per_token
 
     def kv(dtype: str) -> str:
         try:

@@ -1,7 +1,7 @@
 """Check functions, one per rule id, over a :class:`~kvlint.pipeline.ContainerResult`.
 
 Capacity checks (KV101-KV105) read the :class:`~kvlint.types.MemoryPlan` built by
-:mod:`kvlint.plan.vllm`; every remedy they print is verified by planning again with the remedy applied
+:mod:`kvlint.memory.vllm`; every remedy they print is verified by planning again with the remedy applied
 (a remedy that does not make the workload fit is never printed). Static checks (parallelism, dtype,
 shared memory, probes) read the parsed engine flags, the model config and the PodSpec.
 """
@@ -239,7 +239,7 @@ def _check_version_pinned(ctx: _Ctx) -> None:
     """KV208: the engine version is unpinned (``latest``, no tag) or outside the releases kvlint models."""
     s = ctx.cr.serving
     if s.version is not None and s.engine == "vllm":
-        from kvlint.plan.versions import NEWEST_VLLM, parse_version
+        from kvlint.memory.versions import NEWEST_VLLM, parse_version
 
         v = parse_version(s.version)
         newest = parse_version(NEWEST_VLLM)
@@ -258,7 +258,7 @@ def _check_version_pinned(ctx: _Ctx) -> None:
         return
     chooser = ctx.cr.workload.annotations.get("kvlint.io/image-source")
     if chooser:
-        from kvlint.plan.versions import NEWEST_VLLM
+        from kvlint.memory.versions import NEWEST_VLLM
 
         ctx.add(
             "KV208",
@@ -273,7 +273,7 @@ def _check_version_pinned(ctx: _Ctx) -> None:
 
     tag = split_image(s.image)[1]
     if tag is None or tag in ("latest", "nightly", "main"):
-        from kvlint.plan.versions import NEWEST_VLLM
+        from kvlint.memory.versions import NEWEST_VLLM
 
         assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
         shown = f"'{s.image}'" if s.image else "(no image)"
@@ -544,7 +544,7 @@ def _check_dtype(ctx: _Ctx) -> None:
     cc = parse_cc(p.accelerator.compute_capability)
     if cc is None or cc >= (8, 0):
         return
-    from kvlint.plan.versions import parse_version
+    from kvlint.memory.versions import parse_version
 
     s = cr.serving
     dtype = str(s.get("dtype", "auto")).lower()
@@ -583,7 +583,7 @@ FLOAT16_NOT_SUPPORTED = ("gemma2", "gemma3", "gemma3_text", "glm4")
 
 def _check_dtype_for_model(ctx: _Ctx) -> None:
     """KV303: an explicit ``--dtype half/float16`` for a model type vLLM refuses in float16 (from 0.9)."""
-    from kvlint.plan.versions import parse_version
+    from kvlint.memory.versions import parse_version
 
     cr = ctx.cr
     m = cr.model
@@ -875,8 +875,8 @@ def _derived_len(ctx: _Ctx) -> tuple[int | None, int | None, str]:
     cr = ctx.cr
     if cr.model is None:
         return None, None, ""
-    from kvlint.plan import defaults
-    from kvlint.plan.versions import parse_version
+    from kvlint.memory import defaults
+    from kvlint.memory.versions import parse_version
 
     overrides = getattr(cr.settings, "hf_overrides", None) or None
     try:
@@ -939,7 +939,7 @@ def _check_max_len_static(ctx: _Ctx) -> None:
 
 
 def _replan(ctx: _Ctx, **changes: Any) -> MemoryPlan | None:
-    from kvlint.plan.stage import replan
+    from kvlint.memory.stage import replan
 
     d = replan(ctx.cr, **changes)
     return d.plan if d is not None else None
@@ -1013,10 +1013,10 @@ def _util_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
 
 
 def _fp8_support(ctx: _Ctx, kv_cache_dtype: str, acc: Accelerator | None = None) -> Any:
-    """:func:`kvlint.plan.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype`` on ``acc`` (by
+    """:func:`kvlint.memory.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype`` on ``acc`` (by
     default the GPU the pod lands on); None when the GPU is unknown."""
-    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
-    from kvlint.plan.versions import resolve_version
+    from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
+    from kvlint.memory.versions import resolve_version
 
     cr = ctx.cr
     if acc is None:
@@ -1043,7 +1043,7 @@ def _fp8_support(ctx: _Ctx, kv_cache_dtype: str, acc: Accelerator | None = None)
 
 
 def _check_fp8_kv(ctx: _Ctx) -> None:
-    """KV302: an fp8 KV cache this vLLM release cannot run on this GPU (:mod:`kvlint.plan.fp8kv`)."""
+    """KV302: an fp8 KV cache this vLLM release cannot run on this GPU (:mod:`kvlint.memory.fp8kv`)."""
     s = ctx.cr.serving
     kvd = str(s.get("kv_cache_dtype") or "auto").lower()
     if not kvd.startswith("fp8"):
@@ -1071,9 +1071,9 @@ def _check_fp8_kv(ctx: _Ctx) -> None:
 
 def _fp8_alternatives(ctx: _Ctx, kvd: str) -> str:
     """``, or ...`` naming catalogue GPUs (other than the pod's) on which this vLLM release runs ``kvd``
-    for this model, as :mod:`kvlint.plan.fp8kv` decides; empty when none is known."""
+    for this model, as :mod:`kvlint.memory.fp8kv` decides; empty when none is known."""
     from kvlint.accelerators.registry import lookup
-    from kvlint.plan.versions import fmt_version, resolve_version
+    from kvlint.memory.versions import fmt_version, resolve_version
 
     cr = ctx.cr
     here = cr.placement.accelerator if cr.placement else None
@@ -1117,7 +1117,7 @@ def _fp8_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
 def _len_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
     """The largest max-model-len (below the current one) at which ``min_concurrency`` requests fit robustly
     (see :func:`_fits`), verified by re-planning. vLLM's own estimate
-    (:func:`kvlint.plan.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) is quoted
+    (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) is quoted
     beside it when the two differ."""
     cr = ctx.cr
     plan = cr.plan
@@ -1125,7 +1125,7 @@ def _len_remedy(ctx: _Ctx, min_concurrency: float = 1.0) -> str:
         return ""
     engine_estimate = 0
     try:
-        from kvlint.plan.vllm import largest_fitting_max_model_len
+        from kvlint.memory.vllm import largest_fitting_max_model_len
 
         assert cr.settings is not None and cr.model is not None and cr.placement is not None
         acc = cr.placement.accelerator
@@ -1178,7 +1178,7 @@ def _join_fixes(*fixes: str) -> str:
 def _kv_bytes_bypass(cr: ContainerResult) -> bool:
     """True when ``--kv-cache-memory-bytes`` fixes the KV size (vLLM >= 0.10.2; utilization is then ignored,
     ``vllm/v1/worker/gpu_worker.py::determine_available_memory``)."""
-    from kvlint.plan.versions import has_kv_cache_memory_bytes, parse_version
+    from kvlint.memory.versions import has_kv_cache_memory_bytes, parse_version
 
     if cr.settings is None or getattr(cr.settings, "kv_cache_memory_bytes", None) is None:
         return False
@@ -1407,7 +1407,7 @@ def _check_shared_gpu(ctx: _Ctx, w: Workload) -> None:
         except (TypeError, ValueError):
             util = None
         if util is None and cr.serving.engine == "vllm":
-            from kvlint.plan.versions import default_gpu_memory_utilization, parse_version
+            from kvlint.memory.versions import default_gpu_memory_utilization, parse_version
 
             util = default_gpu_memory_utilization(parse_version(cr.serving.version))
     if util is None:

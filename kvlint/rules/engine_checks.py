@@ -1,7 +1,7 @@
 """Rules for TGI and SGLang containers: KV107, KV201, KV401/KV402, KV501-KV503, KV601-KV604, KV701, KV702.
 
 Each capacity finding carries its arithmetic and a remedy verified by planning again with the remedy
-applied (:func:`kvlint.plan.tgi.plan_tgi_detailed` / :func:`kvlint.plan.sglang.plan_sglang_detailed` with
+applied (:func:`kvlint.memory.tgi.plan_tgi_detailed` / :func:`kvlint.memory.sglang.plan_sglang_detailed` with
 ``overrides``); a remedy that does not make the container start is never printed. Messages quote the
 engine's own error texts, by version (engine-memory-model.md §2.4, §3.1, §3.3).
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from kvlint.plan.sglang import SglangPlanDetail
-from kvlint.plan.stage import replan
-from kvlint.plan.tgi import TgiPlanDetail
+from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.stage import replan
+from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.rules.checks import _Ctx, _valid_tp_values, gib
 from kvlint.source import Loc
 from kvlint.types import Diagnostic
@@ -127,7 +127,7 @@ def check_tgi(cr: ContainerResult, options: Options) -> list[Diagnostic]:
     _fraction_check(out, "cuda_memory_fraction", "--cuda-memory-fraction/CUDA_MEMORY_FRACTION")
     # Static KV601 (launcher) on the user's values, even without a model.
     mi, mt = s.get("max_input_tokens"), s.get("max_total_tokens")
-    from kvlint.plan.tgi import tgi_version
+    from kvlint.memory.tgi import tgi_version
 
     v, _ = tgi_version(s.version)
     static601 = False

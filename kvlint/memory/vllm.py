@@ -5,7 +5,7 @@ Predicts "Model loading took X GiB", "Available KV cache memory: X GiB", "GPU KV
 model length", following /work/shared/engine-memory-model.md §1 (sources cited per function as
 ``vllm@VERSION:path::function``). The exact parts (budget, KV bytes per token, blocks, groups, capacity,
 concurrency, fit check) restate vLLM; the measured parts (activation, non-torch, CUDA graphs) come from
-:mod:`kvlint.plan.calibration` and carry an uncertainty band.
+:mod:`kvlint.memory.calibration` and carry an uncertainty band.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kvlint.plan import calibration as cal
-from kvlint.plan import defaults as dfl
-from kvlint.plan.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
-from kvlint.plan.versions import (
+from kvlint.memory import calibration as cal
+from kvlint.memory import defaults as dfl
+from kvlint.memory.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
+from kvlint.memory.versions import (
     Version,
     capacity_is_concurrency_times_len,
     cudagraph_env_exists,
@@ -355,9 +355,9 @@ def _era(
     """``("v0"|"v1", why)`` per §1.1: ``EngineArgs._is_v1_supported_oracle`` of 0.8.5, 0.9.2, 0.10.0,
     0.10.1.1 and 0.10.2 (read in the wheels). Its compute capability < 8.0 fallback exists up to 0.10.1 and
     is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
-    the kv-cache-dtype decision is :func:`kvlint.plan.fp8kv.fp8_kv_support`. AMD GPUs (no compute
+    the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
     capability) are taken as passing the checks."""
-    from kvlint.plan.fp8kv import forced_backend, fp8_kv_support
+    from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 
     c = parse_cc(cc)
     if v < (0, 8, 0):
@@ -751,7 +751,7 @@ def plan_vllm_detailed(
     notes.append(
         f"activation {best['act'] / GiB:.2f} GiB, non-torch {best['nt'] / GiB:.2f} GiB"
         + (f", CUDA graphs {best['cg'] / GiB:.2f} GiB" if best["cg"] else "")
-        + " [heuristic, calibrated on ground truth; see kvlint.plan.calibration]"
+        + " [heuristic, calibrated on ground truth; see kvlint.memory.calibration]"
     )
     groups = best["groups"]
     bpb, bsz = best["bpb"], best["bs"]

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.plan.versions import Version
+from kvlint.memory.versions import Version
 
 __all__ = ["Fp8KvSupport", "fp8_kv_support", "forced_backend"]
 

@@ -20,9 +20,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.memory.kv import dtype_bytes
+from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
-from kvlint.plan.kv import dtype_bytes
-from kvlint.plan.vllm import PlanError
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.memory.versions import Version, fmt_version, yarn_multiplies_max_len
 from kvlint.models.config import MAX_LEN_KEYS
-from kvlint.plan.versions import Version, fmt_version, yarn_multiplies_max_len
 from kvlint.types import ModelSpec
 from kvlint.values import parse_cc
 

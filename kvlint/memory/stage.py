@@ -2,8 +2,8 @@
 
 :func:`plan_container` runs after the models and accelerators stages: given the parsed engine settings, the
 model's config and the GPU the pod lands on, it builds the engine's per-GPU memory plan
-(:func:`kvlint.plan.vllm.plan_vllm_detailed`, :func:`kvlint.plan.tgi.plan_tgi_detailed`,
-:func:`kvlint.plan.sglang.plan_sglang_detailed`) and returns it as a :class:`PlanOutcome`. The rules only
+(:func:`kvlint.memory.vllm.plan_vllm_detailed`, :func:`kvlint.memory.tgi.plan_tgi_detailed`,
+:func:`kvlint.memory.sglang.plan_sglang_detailed`) and returns it as a :class:`PlanOutcome`. The rules only
 read that outcome; when a rule's remedy needs "the same container with one setting changed", it calls
 :func:`replan`, the one way to re-plan (used by :mod:`kvlint.rules.remedies`).
 """
@@ -13,10 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.memory.sglang import SglangPlanDetail, plan_sglang_detailed
+from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
+from kvlint.memory.vllm import (
+    PlanError,
+    VllmPlanDetail,
+    VllmSettings,
+    plan_vllm_detailed,
+    settings_from_config,
+)
 from kvlint.options import Options
-from kvlint.plan.sglang import SglangPlanDetail, plan_sglang_detailed
-from kvlint.plan.tgi import TgiPlanDetail, plan_tgi_detailed
-from kvlint.plan.vllm import PlanError, VllmPlanDetail, VllmSettings, plan_vllm_detailed, settings_from_config
 from kvlint.types import Accelerator, ContainerResult, MemoryPlan, ModelSpec, Placement, ServingConfig
 
 __all__ = ["PlanDetail", "PlanOutcome", "plan_container", "plannable_gpu", "replan"]
@@ -33,7 +39,7 @@ class PlanOutcome:
     """What the plan stage found for one container.
 
     Attributes:
-        settings: the engine's resolved settings (:class:`~kvlint.plan.vllm.VllmSettings` for vLLM; None for
+        settings: the engine's resolved settings (:class:`~kvlint.memory.vllm.VllmSettings` for vLLM; None for
             TGI and SGLang, whose models read the parsed :class:`~kvlint.types.ServingConfig` directly).
         detail: the engine's full plan (``plan`` plus the engine's own figures: fit check, warmup, pool), or
             None when the model or GPU is unknown or the memory model cannot size this configuration.
@@ -139,7 +145,7 @@ def plan_container(
 def replan(cr: ContainerResult, placement: Placement | None = None, **changes: Any) -> PlanDetail | None:
     """The container's plan again with ``changes`` applied, or on another ``placement`` (a candidate GPU).
 
-    ``changes`` name engine settings: :class:`~kvlint.plan.vllm.VllmSettings` fields for vLLM
+    ``changes`` name engine settings: :class:`~kvlint.memory.vllm.VllmSettings` fields for vLLM
     (``max_model_len=16384``, ``tensor_parallel_size=2``), launcher field names for TGI (``num_shard``,
     ``max_total_tokens``...) and SGLang (``tp_size``, ``mem_fraction_static``...). Returns None when the
     container has no model or GPU, or the changed configuration cannot be sized (so a remedy that does not

@@ -50,7 +50,7 @@ class Observation:
 
 # Transcribed from /work/shared/groundtruth/cases.yaml (facts printed by vLLM; model sizes from the configs in
 # /work/shared/corpus/models or the model's public config.json). Batch settings are the version defaults of
-# kvlint.plan.defaults.batch_defaults for the reported GPU and flags.
+# kvlint.memory.defaults.batch_defaults for the reported GPU and flags.
 OBSERVATIONS: tuple[Observation, ...] = (
     Observation("gt-056", "v1_pre020", 1024, 8192, 128256, 4.76, 0.13, 1),  # Llama-3.1-8B, H100
     Observation("gt-058", "v1_pre020", 1024, 8192, 151936, 5.56, 0.13, 1, 28, 1024, 3072, 0.10),  # Qwen3-0.6B
