@@ -433,10 +433,11 @@ def plan(
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def rules(fmt: str) -> None:
     """List the rule catalogue."""
-    from kvlint.rules import IMPLEMENTED
     from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.registry import implemented
 
     cat = load_catalog()
+    done = implemented()
     if fmt == "json":
         import json
 
@@ -448,7 +449,11 @@ def rules(fmt: str) -> None:
                         "name": r.name,
                         "severity": r.severity,
                         "summary": r.summary,
-                        "implemented": r.id in IMPLEMENTED,
+                        "engines": list(r.engines),
+                        "category": r.category,
+                        "phase": r.phase,
+                        "consumes": list(r.consumes),
+                        "implemented": r.id in done,
                     }
                     for r in cat.values()
                 ],
@@ -457,7 +462,7 @@ def rules(fmt: str) -> None:
         )
         return
     for r in cat.values():
-        mark = "" if r.id in IMPLEMENTED else "  (not yet checked)"
+        mark = "" if r.id in done else "  (not yet checked)"
         click.echo(f"{r.id}  {r.severity:<7}  {r.name:<36}  {r.summary}{mark}")
 
 

@@ -72,7 +72,7 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     ``options.exemptions_allowed`` is False), so every report format and the admission webhook see the
     same diagnostics. The result's ``suppressed`` counts what annotations removed.
     """
-    from kvlint.rules import check_container, check_workload_group, finding_to_diagnostic
+    from kvlint.rules.runner import check_container, finding_to_diagnostic
     from kvlint.workloads import configmaps, find_workloads
 
     options = options or Options()
@@ -85,17 +85,14 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     workloads = find_workloads(loaded.documents)
     result.workloads = len(workloads)
     for w in workloads:
-        group: list[ContainerResult] = []
         diags: list[Diagnostic] = []
         try:
             for container in _containers(w.pod_spec):
                 cr = analyse_container(w, container, cms, options)
                 if cr is None:
                     continue
-                group.append(cr)
                 result.containers.append(cr)
                 diags.extend(_with_candidates(cr, check_container(cr, options), options))
-            diags.extend(check_workload_group(w, group, options))
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
@@ -304,7 +301,7 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU)."""
     from kvlint.memory.stage import replan
-    from kvlint.rules import check_container
+    from kvlint.rules.runner import check_container
 
     p = cr.placement
     if p is None or len(p.candidates) < 2 or cr.model is None or cr.serving.engine != "vllm":
@@ -328,7 +325,7 @@ INTERNAL_ERROR = "kvlint could not finish checking this workload"
 
 def _internal_error(w: Workload, exc: Exception) -> Diagnostic:
     """A KV503 located at the workload when a stage raised on input it did not expect (never a traceback)."""
-    from kvlint.rules import severity_of
+    from kvlint.rules.catalog import severity_of
 
     return Diagnostic(
         rule="KV503",

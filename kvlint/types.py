@@ -157,6 +157,8 @@ class ServingConfig:
         env: the container's literal env (name -> value), for engine env switches
             (``VLLM_ALLOW_LONG_MAX_MODEL_LEN``...).
         findings: problems found while parsing (KV205 unknown flag, KV206 bad value, KV207 duplicate).
+        unresolved: settings given with a value kvlint cannot resolve (``--tp-size $(TP)``) -> where: set,
+            but neither the written value nor the engine default is known.
         command_loc: where the command/args start.
     """
 
@@ -169,6 +171,7 @@ class ServingConfig:
     flags: dict[str, Value] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    unresolved: dict[str, Loc | None] = field(default_factory=dict)
     command_loc: Loc | None = None
     version_loc: Loc | None = None
 

@@ -109,16 +109,16 @@ def test_odd_volume_shapes_do_not_crash(tmp_path: Path) -> None:
 
 
 def test_a_failing_check_is_reported_and_other_workloads_still_linted(monkeypatch, tmp_path: Path) -> None:
-    import kvlint.rules.checks as checks
+    from kvlint.rules.registry import Check, registry
 
-    real = checks._check_shm
+    real = registry()["KV404"]["vllm"]
 
-    def boom(ctx, tp, pp, dp):
+    def boom(ctx):
         if ctx.cr.workload.name == "qwen-7b":
             raise TypeError("unexpected shape")
-        return real(ctx, tp, pp, dp)
+        return real.function(ctx)
 
-    monkeypatch.setattr(checks, "_check_shm", boom)
+    monkeypatch.setitem(registry()["KV404"], "vllm", Check("KV404", None, boom))
     cases = Path(__file__).resolve().parents[1] / "fixtures" / "cases"
     result = run_check(
         [str(cases / "b02-tp2-no-shm.yaml"), str(cases / "b03-tp4-one-gpu.yaml")], Options(allow_hub=False)

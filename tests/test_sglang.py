@@ -13,7 +13,16 @@ from kvlint.memory.sglang import (
     plan_sglang_detailed,
 )
 from kvlint.models import resolve_model
-from kvlint.rules.engine_checks import check_sglang
+from kvlint.rules.runner import check_container
+
+#: The rules the SGLang checks used to report together (engine-specific and resolution rules).
+SGLANG_RULES = {"KV101", "KV107", "KV201", "KV401", "KV402", "KV501", "KV502", "KV503", "KV701", "KV702"}
+
+
+def check_sglang(cr, opts):
+    """The SGLang container's diagnostics of :data:`SGLANG_RULES`, from the rule runner."""
+    return [d for d in check_container(cr, opts) if d.rule in SGLANG_RULES]
+
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 MODEL_DIRS = (str(FIX / "sglang" / "models"), str(FIX / "plan" / "models"))
@@ -73,21 +82,37 @@ def test_page_rounding_and_cap() -> None:
     assert p2.capacity_tokens == 10000
 
 
-def _cr():
+def _cr(accelerator: str = "l4"):
     from kvlint.pipeline import Options, run_check
 
-    opts = Options(model_dirs=MODEL_DIRS, allow_hub=False, accelerator="l4")
+    opts = Options(model_dirs=MODEL_DIRS, allow_hub=False, accelerator=accelerator)
     path = next((FIX / "sglang").glob("*.yaml"))
     crs = [c for c in run_check([str(path)], opts).containers if c.serving.engine == "sglang"]
     return crs[0], opts
 
 
-def test_kv701_qwen3_32b_on_one_l4() -> None:
+def test_kv101_qwen3_32b_on_one_l4() -> None:
+    """Qwen3-32B's bf16 weights (about 61 GiB) are larger than a whole L4: loading fails with CUDA out of
+    memory before SGLang sizes its pool, so this is KV101, not KV701."""
     cr, opts = _cr()
     diags = check_sglang(cr, opts)
-    d = next(x for x in diags if x.rule == "KV701")
-    assert "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.9" in d.message
+    d = next(x for x in diags if x.rule == "KV101")
+    assert "loading fails with CUDA out of memory" in d.message
     assert "--tp-size" in d.fix
+    assert not any(x.rule == "KV701" for x in diags)
+
+
+def test_kv701_qwen3_32b_mem_fraction_on_h100() -> None:
+    """The weights load on an H100, but --mem-fraction-static 0.7 of the free memory leaves them no pool."""
+    from kvlint.pipeline import analyse_serving
+    from kvlint.types import Value
+
+    cr, opts = _cr("h100")
+    cr.serving.flags["mem_fraction_static"] = Value(0.7, cr.serving.flags["mem_fraction_static"].loc)
+    cr = analyse_serving(cr.workload, cr.container, cr.serving, opts, placement=cr.placement)
+    d = next(x for x in check_sglang(cr, opts) if x.rule == "KV701")
+    assert "Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.7" in d.message
+    assert "--tp-size" in d.fix or "--mem-fraction-static" in d.fix
 
 
 def test_kv702_and_kv201() -> None:
@@ -109,7 +134,7 @@ def test_every_corpus_tgi_sglang_container_gets_plan_or_kv5xx() -> None:
     import pytest
 
     from kvlint.pipeline import Options, run_check
-    from kvlint.rules.engine_checks import check_tgi
+    from tests.test_tgi import check_tgi
 
     files = sorted(glob.glob("/work/shared/corpus/manifests/*.yaml"))
     files = [f for f in files if "sglang" in f or "text-generation" in f or "tgi" in f]

@@ -20,7 +20,28 @@ from kvlint.memory.tgi import (
 from kvlint.memory.vllm import PlanError
 from kvlint.models import resolve_model
 from kvlint.pipeline import Options, run_check
-from kvlint.rules.engine_checks import check_tgi
+from kvlint.rules.runner import check_container
+
+#: The rules the TGI checks used to report together (engine-specific and resolution rules).
+TGI_RULES = {
+    "KV101",
+    "KV107",
+    "KV401",
+    "KV402",
+    "KV501",
+    "KV502",
+    "KV503",
+    "KV601",
+    "KV602",
+    "KV603",
+    "KV604",
+}
+
+
+def check_tgi(cr, opts):
+    """The TGI container's diagnostics of :data:`TGI_RULES`, from the rule runner."""
+    return [d for d in check_container(cr, opts) if d.rule in TGI_RULES]
+
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 MODEL_DIRS = (str(FIX / "tgi" / "models"), str(FIX / "plan" / "models"))

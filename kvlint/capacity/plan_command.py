@@ -1,8 +1,9 @@
 """``kvlint plan``: evaluate one engine command line as a user would type it.
 
 The command goes through the same stages as a manifest: the engine parser, model and accelerator
-resolution, the memory plan and the rules — only the Kubernetes-specific checks (GPU resources,
-/dev/shm, probes, shared GPUs) are left out, since there is no PodSpec.
+resolution, the memory plan and the rules -- only the rules that consume a Kubernetes object (GPU resources,
+/dev/shm, probes, shared GPUs, image tags; ``consumes: [pod]`` in their catalogue entries) are left out, since
+there is no PodSpec (:func:`kvlint.rules.plan_rules`).
 """
 
 from __future__ import annotations
@@ -16,19 +17,6 @@ from kvlint.types import Accelerator, Diagnostic, Document, Placement, Workload
 if TYPE_CHECKING:
     from kvlint.options import Options
     from kvlint.types import ContainerResult
-
-#: Rules about the Kubernetes object rather than the engine command (files, annotations, PodSpec fields,
-#: image tags): a bare command line has none of these.
-KUBERNETES_ONLY_RULES = frozenset(
-    {"KV001", "KV002", "KV003", "KV106", "KV208", "KV304", "KV404", "KV405", "KV407"}
-)
-
-
-def _plan_rules() -> frozenset[str]:
-    """Rules that make sense for a bare command line: every implemented check but the Kubernetes ones."""
-    from kvlint.rules import IMPLEMENTED
-
-    return IMPLEMENTED - KUBERNETES_ONLY_RULES
 
 
 class PlanRequestError(ValueError):
@@ -111,7 +99,7 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
     from kvlint.accelerators import lookup
     from kvlint.engines import parse_command_line
     from kvlint.pipeline import analyse_serving
-    from kvlint.rules import check_container
+    from kvlint.rules.runner import check_container, plan_rules
 
     try:
         serving = parse_command_line(argv, options.engine_version)
@@ -153,8 +141,5 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         memory_bytes_override=options.gpu_memory_bytes,
     )
     cr = analyse_serving(workload, LDict(), serving, options, placement=placement)
-    plan_rules = _plan_rules()
-    diags = [d for d in check_container(cr, options) if d.rule in plan_rules]
-    if gpus is None:
-        diags = [d for d in diags if d.rule != "KV403"]
+    diags = check_container(cr, options, rules=plan_rules())
     return PlanOutput(result=cr, diagnostics=diags)

@@ -86,6 +86,7 @@ class Collector:
     flags: dict[str, Value] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     seen_option: dict[str, str] = field(default_factory=dict)
+    unresolved: dict[str, Loc | None] = field(default_factory=dict)
 
     def set(self, dest: str, value: Value, option: str) -> None:
         """Record ``dest = value``; warn KV207 when the same setting was already given differently
@@ -137,6 +138,12 @@ class Collector:
                 severity="error",
             )
         )
+
+    def unresolved_value(self, dest: str, message: str, loc: Loc | None) -> None:
+        """A setting whose value comes from a variable kvlint cannot resolve: remember ``dest`` (so the rules
+        know the setting is set but unknown, not at its default) and note it (KV503 info)."""
+        self.unresolved[dest] = loc
+        self.note(message, loc)
 
     def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
         """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""

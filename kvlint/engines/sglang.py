@@ -138,7 +138,9 @@ def parse_sglang_argv(
             continue
         if UNRESOLVED_RE.search(raw):
             if dest in _INT or dest in _FLOAT:
-                col.note(f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc)
+                col.unresolved_value(
+                    dest, f"{canon} {raw}: the value comes from a variable kvlint cannot resolve", loc
+                )
                 continue
             col.set(dest, Value(raw, loc, raw, src), canon)
             continue
@@ -163,6 +165,7 @@ def parse_sglang_argv(
         flags=col.flags,
         env=dict(env or {}),
         findings=col.findings,
+        unresolved=dict(col.unresolved),
         command_loc=next((x for x in locs if x is not None), None),
         version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
     )

@@ -172,7 +172,9 @@ def parse_tgi_argv(
             col.invalid(opt, "", loc, "expected a value")
             continue
         if UNRESOLVED_RE.search(raw) and dest != "model_id":
-            col.note(f"{opt} {raw}: the value comes from a variable kvlint cannot resolve", loc)
+            col.unresolved_value(
+                dest, f"{opt} {raw}: the value comes from a variable kvlint cannot resolve", loc
+            )
             continue
         ok, value = (True, raw) if dest == "model_id" else _convert(col, opt, dest, raw, loc)
         if ok:
@@ -203,6 +205,7 @@ def parse_tgi_argv(
         flags=col.flags,
         env=env,
         findings=col.findings,
+        unresolved=dict(col.unresolved),
         command_loc=next((x for x in locs if x is not None), None),
         version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
     )

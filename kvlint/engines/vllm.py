@@ -455,7 +455,8 @@ class _Parser:
                 continue
             if UNRESOLVED_RE.search(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
-                    self.col.note(
+                    self.col.unresolved_value(
+                        dest,
                         f"{canon} {raw}: the value comes from a variable kvlint cannot resolve; "
                         f"the engine default is assumed",
                         loc,
@@ -695,6 +696,7 @@ def parse_vllm_argv(
         flags=flags,
         env=env,
         findings=p.col.findings,
+        unresolved=dict(p.col.unresolved),
         command_loc=next((x for x in locs if x is not None), None),
         version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
     )

@@ -17,6 +17,7 @@ outside the pre-load free memory (``_CONTEXT``).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,6 +186,29 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
     return full + swa, "MHA/GQA"
 
 
+def check_context_length(
+    model: ModelSpec, user: int | None, env: Mapping[str, str]
+) -> tuple[int, str, str | None]:
+    """``(derived context length, config key, error)``: the ValueError text SGLang raises when the user's
+    ``--context-length`` exceeds the derived length and ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN`` is not
+    set, else None (sglang@0.4.6-0.5.23: ``srt/configs/model_config.py::ModelConfig.__init__`` with
+    ``_derive_context_length``)."""
+    derived, key = derive_context_length(model)
+    if user is None or user <= derived:
+        return derived, key, None
+    allow = env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").strip().lower() in ("1", "true")
+    if allow:
+        return derived, key, None
+    return (
+        derived,
+        key,
+        f"User-specified context_length ({user}) is greater than the derived context_length ({derived}). "
+        "This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may "
+        "differ from max_position_embeddings in the model's config. To allow overriding this maximum, set "
+        "the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
+    )
+
+
 @dataclass(frozen=True)
 class SglangPlanDetail:
     """What :func:`plan_sglang_detailed` resolved beyond the :class:`MemoryPlan` (bytes per rank).
@@ -315,23 +339,11 @@ def plan_sglang_detailed(
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
         notes.append(f"--max-total-tokens {u_mtt} caps the pool")
 
-    derived, key = derive_context_length(model)
     u_ctx = as_int(get("context_length"))
-    ctx_err = None
+    derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
     ctx = derived
     if u_ctx is not None:
         ctx = u_ctx
-        allow = serving.env.get("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN", "").strip().lower() in (
-            "1",
-            "true",
-        )
-        if u_ctx > derived and not allow:
-            ctx_err = (
-                f"User-specified context_length ({u_ctx}) is greater than the derived context_length ({derived}). "
-                "This may lead to incorrect model outputs or CUDA errors. Note that the derived context_length may "
-                "differ from max_position_embeddings in the model's config. To allow overriding this maximum, set "
-                "the env var SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
-            )
     else:
         notes.append(f"context_length {derived} derived from {key}")
 
@@ -432,6 +444,7 @@ __all__ = [
     "NEWEST_SGLANG",
     "SglangPlanDetail",
     "cell_size",
+    "check_context_length",
     "default_mem_fraction_static",
     "derive_context_length",
     "gpu_tier",

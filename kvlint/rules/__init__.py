@@ -1,17 +1,15 @@
-"""Rule checks: turn what the pipeline resolved about a container into located diagnostics.
+"""Rules: the checks that turn what the pipeline resolved about a container into located diagnostics.
 
-The texts (summary, rationale, fix, references, default severity) live in the top-level ``rules/``
-directory as data (see :mod:`kvlint.rules.catalog`); this package holds the check functions. Every
-check is registered under its rule id in :data:`IMPLEMENTED` so tests can verify that each check has
-a catalogue entry and each entry a check.
+The rule catalogue is data in the top-level ``rules/`` directory, one ``KVnnn.yaml`` per rule (texts,
+severity, engines, category, phase, what the check consumes, parameters), read by
+:mod:`kvlint.rules.catalog`. This package is its code:
+
+* :mod:`kvlint.rules.registry` -- rule id (and engine) -> check function, filled by the family modules;
+* :mod:`kvlint.rules.families` -- one module per catalogue category holding that family's checks;
+* :mod:`kvlint.rules.runner` -- which checks run for a container, decided by the catalogue entry;
+* :mod:`kvlint.rules.context` -- what a check sees; :mod:`kvlint.rules.facts` -- PodSpec facts several
+  families read; :mod:`kvlint.rules.remedies` -- the re-planned search behind every capacity remedy.
+
+Adding a rule is one catalogue file, one registered check and its fixtures (CONTRIBUTING.md). The package
+itself imports nothing, so reading the catalogue never loads the checks.
 """
-
-from kvlint.rules.checks import (
-    IMPLEMENTED,
-    check_container,
-    check_workload_group,
-    finding_to_diagnostic,
-    severity_of,
-)
-
-__all__ = ["IMPLEMENTED", "check_container", "check_workload_group", "finding_to_diagnostic", "severity_of"]

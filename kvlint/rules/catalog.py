@@ -59,6 +59,8 @@ RULES_DOC_URL = "https://github.com/kvlint/kvlint/blob/main/docs/rules.md"
 
 SEVERITIES = ("error", "warning", "info")
 ENGINES = ("vllm", "tgi", "sglang", "any")
+PHASES = ("load", "parse", "container")
+CONSUMABLES = ("pod", "command", "gpus", "model", "gpu", "plan")
 CATEGORIES = (
     "parse",
     "capacity",
@@ -85,6 +87,7 @@ _REQUIRED = (
     "example_fixed",
     "references",
     "since",
+    "phase",
 )
 _CATEGORY_TITLES = {
     "parse": "Parsing",
@@ -144,6 +147,14 @@ class RuleInfo:
         versions: engine -> version specifier (``(("vllm", ">=0.8.0"),)``); empty = all versions.
         parameters: configurable thresholds with their defaults.
         since: kvlint version that introduced the rule.
+        phase: where the rule is found: ``load`` (reading files and suppression comments), ``parse`` (reading
+            the engine command) or ``container`` (a registered check per serving container, after planning).
+        consumes: what a ``container`` check needs beyond the engine command; the runner skips it when one is
+            missing: ``pod`` (a Kubernetes object, absent for ``kvlint plan``), ``command`` (the engine's command
+            was read: a model or at least one setting), ``gpus`` (a GPU count),
+            ``model`` (a resolved config.json), ``gpu`` (a known accelerator), ``plan`` (a memory plan).
+        before_loading: an error of this rule means the engine stops before loading any weights, so rules that
+            consume the plan are not run for the container.
         help_uri: URL of the rule's section in docs/rules.md.
         source: path of the YAML file it was read from (not part of equality).
     """
@@ -161,6 +172,9 @@ class RuleInfo:
     references: tuple[Reference, ...]
     since: str
     help_uri: str
+    phase: str = "container"
+    consumes: tuple[str, ...] = ()
+    before_loading: bool = False
     versions: tuple[tuple[str, str], ...] = ()
     parameters: tuple[Parameter, ...] = ()
     example_format: str = "yaml"
@@ -283,6 +297,15 @@ def _build(path: Path, data: Any) -> RuleInfo:
     ):
         raise CatalogError(f"{path}: key 'parameters' must be a list of {{name, type, default, description}}")
     help_uri = data.get("help_uri") or rule_help_uri(rule_id)
+    phase = _str_field(path, data, "phase")
+    if phase not in PHASES:
+        raise CatalogError(f"{path}: key 'phase' is {phase!r}; expected one of {', '.join(PHASES)}")
+    consumes = data.get("consumes") or []
+    if not isinstance(consumes, list) or any(x not in CONSUMABLES for x in consumes):
+        raise CatalogError(f"{path}: key 'consumes' must be a list of {', '.join(CONSUMABLES)}")
+    before_loading = data.get("before_loading", False)
+    if not isinstance(before_loading, bool):
+        raise CatalogError(f"{path}: key 'before_loading' must be true or false")
     return RuleInfo(
         id=rule_id,
         name=_str_field(path, data, "name"),
@@ -298,6 +321,9 @@ def _build(path: Path, data: Any) -> RuleInfo:
         references=tuple(Reference(title=r["title"], url=r["url"]) for r in refs_raw),
         since=str(data["since"]),
         help_uri=str(help_uri),
+        phase=phase,
+        consumes=tuple(consumes),
+        before_loading=before_loading,
         versions=tuple((str(k), str(v)) for k, v in versions_raw.items()),
         parameters=tuple(
             Parameter(

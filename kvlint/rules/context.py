@@ -1,0 +1,127 @@
+"""What a check sees: one serving container's results, read-only, bound to the rule being checked.
+
+A :class:`RuleContext` is built by the runner (:mod:`kvlint.rules.runner`) for each (rule, container). It
+exposes what the pipeline resolved (the parsed command, model, placement, memory plan), the engine's GPU
+layout (:class:`~kvlint.engines.layout.Parallelism`), the rule's parameters from the catalogue and the
+run's options, and builds the rule's diagnostics (:meth:`RuleContext.finding`). Checks never modify it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvlint.engines.layout import Parallelism
+from kvlint.options import Options
+from kvlint.rules.catalog import RuleInfo
+from kvlint.source import LDict, Loc
+from kvlint.types import (
+    ContainerResult,
+    Diagnostic,
+    MemoryPlan,
+    ModelSpec,
+    Placement,
+    ServingConfig,
+    Severity,
+    Workload,
+)
+
+__all__ = ["GiB", "RuleContext", "gib"]
+
+GiB = 2**30
+
+
+def gib(n: float) -> str:
+    """``n`` bytes as GiB with two decimals (GiB = 2**30 bytes, as vLLM prints)."""
+    return f"{n / GiB:.2f} GiB"
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """One rule checking one serving container.
+
+    Attributes:
+        rule: the rule's catalogue entry (id, severity, parameters...).
+        cr: everything the pipeline resolved about the container.
+        options: the run's options (rule parameters set in ``.kvlint.yaml``, ``--min-concurrency``...).
+        layout: the engine's GPU workers as its flags declare them.
+        plan_withdrawn: an earlier check found that the engine refuses this configuration before loading any
+            weights (a rule with ``before_loading: true`` reported an error), so the memory plan describes a
+            start-up that never happens: :attr:`plan` and :attr:`detail` are then None.
+    """
+
+    rule: RuleInfo
+    cr: ContainerResult
+    options: Options
+    layout: Parallelism
+    plan_withdrawn: bool = False
+
+    # ---- what the pipeline resolved -------------------------------------------------------------
+
+    @property
+    def serving(self) -> ServingConfig:
+        """The parsed engine command (flags keyed by the engine's setting names)."""
+        return self.cr.serving
+
+    @property
+    def engine(self) -> str:
+        return self.cr.serving.engine
+
+    @property
+    def model(self) -> ModelSpec | None:
+        return self.cr.model
+
+    @property
+    def placement(self) -> Placement | None:
+        return self.cr.placement
+
+    @property
+    def workload(self) -> Workload:
+        return self.cr.workload
+
+    @property
+    def container(self) -> LDict:
+        return self.cr.container
+
+    @property
+    def plan(self) -> MemoryPlan | None:
+        """The engine-neutral per-GPU memory plan (None when unknown or withdrawn)."""
+        return None if self.plan_withdrawn else self.cr.plan
+
+    @property
+    def detail(self) -> Any:
+        """The engine's own plan result (``VllmPlanDetail``, ``TgiPlanDetail``, ``SglangPlanDetail``), or None."""
+        return None if self.plan_withdrawn else self.cr.plan_detail
+
+    @property
+    def where(self) -> str:
+        """The GPU the pod lands on and what decided it, for messages (``NVIDIA L4 (nodeSelector ...)``)."""
+        p = self.placement
+        if p is None or p.accelerator is None:
+            return "the GPU"
+        return f"{p.accelerator.name} ({p.how})"
+
+    # ---- parameters ------------------------------------------------------------------------------
+
+    def param(self, name: str, rule: str | None = None) -> Any:
+        """Parameter ``name`` of this rule (or of ``rule``): ``.kvlint.yaml``/command line, else the catalogue
+        default. Raises KeyError when the rule has no such parameter (a programming error)."""
+        return self.options.param(rule or self.rule.id, name)
+
+    # ---- diagnostics -----------------------------------------------------------------------------
+
+    def finding(
+        self, message: str, loc: Loc | None = None, fix: str = "", severity: Severity | None = None
+    ) -> Diagnostic:
+        """A diagnostic of this rule on this container; ``loc`` defaults to the engine command's position
+        (else the container's, else the workload's); ``severity`` to the rule's catalogue severity."""
+        cr = self.cr
+        return Diagnostic(
+            rule=self.rule.id,
+            severity=severity or self.rule.severity,
+            message=message,
+            loc=loc or cr.serving.command_loc or cr.container.loc or cr.workload.loc,
+            fix=fix,
+            object=cr.object_ref,
+            container=cr.container_name,
+        )

@@ -1,0 +1,140 @@
+"""Facts about a container and its PodSpec that several rule families read.
+
+Pure functions over the manifest's mappings (:class:`~kvlint.source.LDict`): the image's platform, the GPU
+resource as written, the memory limit, whether ``/dev/shm`` is memory-backed, whether the object is a
+serving-runtime template, and the model's whole weight bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.source import LDict, Loc, loc_of
+from kvlint.types import ContainerResult, Workload
+
+__all__ = [
+    "has_memory_shm",
+    "image_platform",
+    "is_runtime_template",
+    "memory_limit",
+    "model_weight_bytes",
+    "resource_value",
+    "to_int",
+]
+
+#: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,
+#: Gaudi, CPU, Intel GPUs, Ascend NPUs).
+_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
+
+#: KServe kinds whose containers are templates: the InferenceService (or LLMInferenceService) that uses
+#: them supplies the resources, GPUs included.
+_RUNTIME_TEMPLATE_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime", "LLMInferenceServiceConfig"})
+
+
+def to_int(v: Any, default: int) -> int:
+    """``int(v)``, or ``default`` when ``v`` is not a number."""
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return default
+
+
+def image_platform(image: str) -> str:
+    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...)."""
+    low = image.lower()
+    if "rocm" in low or "amd" in low:
+        return "rocm"
+    for w in _NON_CUDA_IMAGE_WORDS:
+        if w in low:
+            return w
+    return "cuda"
+
+
+def is_runtime_template(w: Workload) -> bool:
+    """A KServe serving-runtime template (also inside an OpenShift ``Template``'s ``objects``)."""
+    if w.kind in _RUNTIME_TEMPLATE_KINDS:
+        return True
+    if w.kind == "Template" and w.path.startswith("objects["):
+        objects = w.doc.data.get("objects") if isinstance(w.doc.data, dict) else None
+        try:
+            index = int(w.path[len("objects[") : w.path.index("]")])
+        except ValueError:
+            return False
+        if isinstance(objects, list) and 0 <= index < len(objects) and isinstance(objects[index], dict):
+            return objects[index].get("kind") in _RUNTIME_TEMPLATE_KINDS
+    return False
+
+
+def resource_value(container: LDict, resource: str) -> Any:
+    """The raw ``resources.limits`` (else ``requests``) value of ``resource``, or None."""
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return None
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, dict) and resource in block:
+            return block[resource]
+    return None
+
+
+def memory_limit(container: LDict) -> tuple[int, Loc | None] | None:
+    """``(bytes, position)`` of the container's ``resources.limits.memory``; None when unset or unreadable."""
+    from kvlint.accelerators.quantity import parse_quantity
+
+    res = container.get("resources")
+    limits = res.get("limits") if isinstance(res, dict) else None
+    if not isinstance(limits, dict) or limits.get("memory") is None:
+        return None
+    try:
+        value = parse_quantity(limits["memory"])
+    except (ValueError, TypeError):
+        return None
+    return (value, loc_of(limits, "memory")) if value > 0 else None
+
+
+def has_memory_shm(pod_spec: LDict, container: LDict) -> bool:
+    """Whether ``/dev/shm`` in the container is memory-backed: ``hostIPC``, an ``emptyDir`` with
+    ``medium: Memory`` or the host's ``/dev/shm`` mounted there."""
+    if pod_spec.get("hostIPC") is True:
+        return True
+    volumes = {}
+    raw_volumes = pod_spec.get("volumes")
+    for v in raw_volumes if isinstance(raw_volumes, list) else []:
+        if isinstance(v, dict) and isinstance(v.get("name"), str):
+            volumes[v["name"]] = v
+    raw_mounts = container.get("volumeMounts")
+    for m in raw_mounts if isinstance(raw_mounts, list) else []:
+        if not isinstance(m, dict):
+            continue
+        if str(m.get("mountPath", "")).rstrip("/") != "/dev/shm":
+            continue
+        name = m.get("name")
+        vol = volumes.get(name) if isinstance(name, str) else None
+        if not isinstance(vol, dict):
+            continue
+        ed = vol.get("emptyDir")
+        if isinstance(ed, dict) and str(ed.get("medium", "")).lower() == "memory":
+            return True
+        hp = vol.get("hostPath")
+        if isinstance(hp, dict) and str(hp.get("path", "")).rstrip("/") == "/dev/shm":
+            return True
+    return False
+
+
+def model_weight_bytes(cr: ContainerResult, dtype_bytes: int | None = None) -> int | None:
+    """Whole-model weight bytes from :func:`kvlint.models.weights.weight_bytes` (the checkpoint size when
+    known, else kvlint's estimate from config.json) at ``dtype_bytes`` (default: the planned dtype, 4 for
+    float32 else 2) with the engine's ``quantization``; None without a model."""
+    if cr.model is None:
+        return None
+    from kvlint.models.weights import weight_bytes
+
+    if dtype_bytes is None:
+        dtype_bytes = 4 if cr.plan is not None and cr.plan.dtype in ("float32", "float") else 2
+    try:
+        quant = cr.serving.get("quantization")
+        return int(
+            weight_bytes(cr.model, dtype_bytes=dtype_bytes, quantization=str(quant) if quant else None)[0]
+        )
+    except Exception:  # an estimate only; never let it break the check
+        return None

@@ -1,0 +1,637 @@
+"""Capacity family (KV101-KV107): does the model, its KV cache and the requested context fit the GPU.
+
+KV101-KV105 read the engine's memory plan (:mod:`kvlint.memory`) and state the per-GPU arithmetic; every
+remedy they print was planned again with the remedy applied (:mod:`kvlint.rules.remedies`) and passed the
+same test, at the low end of kvlint's prediction band too, so applying it does not trade an error for a
+KV105. For vLLM the verdict follows the start-up checks of ``vllm/v1/core/kv_cache_utils.py``
+(engine-memory-model §1.11 E1/E2); for TGI the warmup of ``flash_causal_lm.py::FlashCausalLM.warmup`` and
+the router's token limits (§2.3); for SGLang ``ModelRunner.init_memory_pool`` (§3.3).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.tgi import TgiPlanDetail
+from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
+from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.families.parallelism import kv_heads_tp_ok
+from kvlint.rules.registry import check
+from kvlint.rules.remedies import (
+    descending_fitting,
+    first_fitting,
+    replanned,
+    smallest_fitting,
+)
+from kvlint.types import Diagnostic, MemoryPlan
+from kvlint.values import as_float
+
+# ---------------------------------------------------------------------------------------------------------
+# vLLM: one verdict, five rules
+
+
+def _kv_bytes_bypass(ctx: RuleContext) -> bool:
+    """True when ``--kv-cache-memory-bytes`` fixes the KV size (vLLM >= 0.10.2; utilization is then ignored,
+    ``vllm/v1/worker/gpu_worker.py::determine_available_memory``)."""
+    s = ctx.cr.settings
+    if s is None or getattr(s, "kv_cache_memory_bytes", None) is None:
+        return False
+    return bool(has_kv_cache_memory_bytes(parse_version(ctx.serving.version)))
+
+
+def _band(ctx: RuleContext) -> float:
+    """KV105's ``band`` parameter: the share of the KV cache a fit must keep spare to be called robust."""
+    return float(ctx.param("band", "KV105"))
+
+
+def _vllm_verdict(ctx: RuleContext) -> str | None:
+    """Which capacity rule the vLLM plan breaks, at most one, in the order the engine meets them:
+    ``KV101`` (weights over the budget, or with ``--kv-cache-memory-bytes`` over the device), ``KV102`` (no
+    KV memory), ``KV103`` (one max-model-len request cannot fit even at the optimistic bound), ``KV105`` (the
+    verdict flips inside the band, or the spare room is within ``band``), ``KV104`` (fewer than
+    ``min_concurrency`` requests at max-model-len); None when it fits."""
+    plan = ctx.plan
+    if plan is None or not (0.0 < plan.gpu_memory_utilization <= 1.0):
+        return None  # KV107 reports the value; a plan built on it would mislead
+    bypass = _kv_bytes_bypass(ctx)
+    if bypass and plan.budget_bytes > plan.total_bytes:
+        return "KV101"
+    if not bypass and plan.weights_bytes > plan.budget_bytes:
+        return "KV101"
+    if plan.kv_cache_bytes <= 0:
+        return "KV102"
+    if plan.max_model_len_source == "auto":
+        return None
+    if plan.max_concurrency_high < 1.0:
+        return "KV103"
+    if plan.max_concurrency_low < 1.0:
+        return "KV105"
+    headroom = plan.kv_cache_bytes - plan.per_request_bytes
+    if plan.max_concurrency < 1.25 and 0 <= headroom < _band(ctx) * plan.kv_cache_bytes:
+        return "KV105"
+    if plan.max_concurrency < float(ctx.param("min_concurrency", "KV104")):
+        return "KV104"
+    return None
+
+
+def _plan_summary(plan: MemoryPlan) -> str:
+    """The per-GPU budget equation, as every vLLM capacity message states it."""
+    if plan.budget_bytes != math.ceil(
+        plan.total_bytes * plan.gpu_memory_utilization
+    ) and plan.kv_cache_bytes == (plan.kv_cache_bytes_low):
+        return (
+            f"per GPU: {gib(plan.weights_bytes)} weights + {gib(plan.activation_bytes)} activation + "
+            f"{gib(plan.non_torch_bytes)} non-torch + {gib(plan.cudagraph_bytes)} CUDA graphs + "
+            f"{gib(plan.kv_cache_bytes)} KV cache (--kv-cache-memory-bytes) = {gib(plan.budget_bytes)} of "
+            f"{gib(plan.total_bytes)}"
+        )
+    return (
+        f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
+        f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
+        f" - {gib(plan.non_torch_bytes)} non-torch"
+        + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
+        + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)})"
+    )
+
+
+def _fits(plan: MemoryPlan, min_concurrency: float, band: float) -> bool:
+    """A vLLM remedy counts only if the re-planned workload is robustly fine: ``min_concurrency`` requests
+    of max-model-len fit at the central estimate, one fits at the low end of the band, and the spare room is
+    not within ``band`` (KV105's parameter) of the limit -- so applying it never produces KV103 or KV105."""
+    if plan.kv_cache_bytes <= 0:
+        return False
+    if plan.max_concurrency < min_concurrency or plan.max_concurrency_low < 1.0:
+        return False
+    headroom = plan.kv_cache_bytes - plan.per_request_bytes
+    return plan.max_concurrency >= 1.25 or headroom >= band * plan.kv_cache_bytes
+
+
+def _join(*fixes: str) -> str:
+    return "; or ".join(f for f in fixes if f)
+
+
+def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit."""
+    m, plan, p = ctx.model, ctx.plan, ctx.placement
+    if m is None or plan is None:
+        return ""
+    if p is not None and (p.memory_bytes_override and "mig" in (p.resource or p.how or "").lower()):
+        return ""  # MIG slices have no peer-to-peer path between them: vLLM cannot shard across them
+    cur, band = plan.tensor_parallel_size, _band(ctx)
+    sizes = [
+        t
+        for t in (2, 4, 8)
+        if t > cur and not m.num_attention_heads % t and (m.is_mla or kv_heads_tp_ok(m.num_kv_heads, t))
+    ]
+    found = first_fitting(
+        sizes,
+        lambda t: replanned(ctx.cr, tensor_parallel_size=t),
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    t, d = found
+    return (
+        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod) fits: "
+        f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
+    )
+
+
+def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
+    (the KV budget grows monotonically with utilization)."""
+    plan = ctx.plan
+    if plan is None:
+        return ""
+    band = _band(ctx)
+    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))  # hundredths; known not to fit
+    found = smallest_fitting(
+        lo,
+        98,
+        lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100),
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    h, d = found
+    return (
+        f"--gpu-memory-utilization {h / 100:.2f} fits ({gib(d.plan.kv_cache_bytes)} KV per GPU, "
+        f"{d.plan.max_concurrency:.2f}x) if nothing else uses the GPU"
+    )
+
+
+def _fp8_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """``--kv-cache-dtype fp8`` when this release runs an fp8 KV cache on this GPU and it then fits."""
+    from kvlint.rules.families.hardware import fp8_support
+
+    plan = ctx.plan
+    if plan is None or ctx.placement is None or ctx.placement.accelerator is None:
+        return ""
+    if plan.kv_cache_dtype.startswith("fp8"):
+        return ""
+    sup = fp8_support(ctx.cr, "fp8")
+    if sup is None or sup.outcome != "ok":  # never suggest what the engine cannot run here
+        return ""
+    d = replanned(ctx.cr, kv_cache_dtype="fp8")
+    if d is None or not _fits(d.plan, min_concurrency, _band(ctx)):
+        return ""
+    p2 = d.plan
+    switch = (
+        f" (vLLM {p2.engine_version} runs it with its {p2.era.upper()} engine on this GPU, whose memory use differs)"
+        if p2.era != plan.era
+        else ""
+    )
+    return (
+        f"--kv-cache-dtype fp8 halves KV per token ({p2.kv_bytes_per_token:,} B): {p2.capacity_tokens:,} tokens, "
+        f"{p2.max_concurrency:.2f}x at max-model-len {p2.max_model_len:,}{switch}"
+    )
+
+
+def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """The largest max-model-len (below the current one) at which ``min_concurrency`` requests fit robustly,
+    starting from vLLM's own estimate (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure
+    its E1 error prints), which is quoted beside it when the two differ."""
+    from kvlint.memory.vllm import largest_fitting_max_model_len
+
+    cr, plan = ctx.cr, ctx.plan
+    if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
+        return ""
+    engine_estimate = 0
+    acc = cr.placement.accelerator if cr.placement else None
+    if cr.settings is not None and cr.model is not None and acc is not None and cr.placement is not None:
+        try:
+            engine_estimate = int(
+                largest_fitting_max_model_len(
+                    cr.settings,
+                    cr.model,
+                    cr.placement.memory_bytes or 0,
+                    gpu_name=acc.name,
+                    compute_capability=acc.compute_capability,
+                )
+            )
+        except Exception:
+            engine_estimate = 0
+    low_tokens = plan.num_blocks_low * plan.block_size if plan.block_size else plan.capacity_tokens
+    start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
+    if engine_estimate > 0:
+        start = min(start, engine_estimate)
+    start = min(start, plan.max_model_len - 1)
+    if start >= 2048:
+        start = start // 1024 * 1024
+    elif plan.block_size:
+        start = start // plan.block_size * plan.block_size
+
+    def step_down(cand: int) -> int:
+        cand -= max(plan.block_size or 16, cand // 16)
+        return cand // 1024 * 1024 if cand >= 2048 else cand
+
+    band = _band(ctx)
+    found = descending_fitting(
+        start,
+        step_down,
+        lambda n: replanned(cr, max_model_len=n),
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    cand, d = found
+    note = ""
+    if engine_estimate and engine_estimate != cand:
+        note = f"; vLLM's own estimate of the maximum is {engine_estimate:,}"
+    return (
+        f"--max-model-len {cand} fits ({d.plan.max_concurrency:.2f}x concurrent requests of that length, "
+        f"also at the low end of the band{note})"
+    )
+
+
+def _len_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
+    s = ctx.serving
+    return s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
+
+
+@check("KV101", engine="vllm")
+def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV101 (vLLM): the weights per GPU exceed ``gpu_memory_utilization`` x total (or, with
+    ``--kv-cache-memory-bytes``, weights + reserve + that KV exceed the device)."""
+    if _vllm_verdict(ctx) != "KV101":
+        return
+    plan, s = ctx.plan, ctx.serving
+    assert plan is not None
+    if _kv_bytes_bypass(ctx):
+        yield ctx.finding(
+            f"with --kv-cache-memory-bytes the engine holds {gib(plan.weights_bytes)} weights + "
+            f"{gib(plan.activation_bytes + plan.non_torch_bytes + plan.cudagraph_bytes)} activation and runtime + "
+            f"{gib(plan.kv_cache_bytes)} KV cache = {gib(plan.budget_bytes)} per GPU, more than the "
+            f"{gib(plan.total_bytes)} of {ctx.where}: start-up fails with CUDA out of memory",
+            s.loc("kv_cache_memory_bytes"),
+            fix=f"--kv-cache-memory-bytes {max(0, plan.total_bytes - (plan.budget_bytes - plan.kv_cache_bytes)) * 9 // 10}"
+            " or less (90% of what is left), or more GPUs",
+        )
+        return
+    yield ctx.finding(
+        f"weights need {gib(plan.weights_bytes)} per GPU but vLLM {plan.engine_version} may use only "
+        f"{gib(plan.budget_bytes)} of {ctx.where} ({gib(plan.total_bytes)} x gpu-memory-utilization "
+        f"{plan.gpu_memory_utilization:.2f}); loading fails with CUDA out of memory",
+        s.loc("tensor_parallel_size")
+        if "tensor_parallel_size" in s.flags
+        else (s.model.loc if s.model else None),
+        fix=_join(_tp_remedy(ctx), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+    )
+
+
+@check("KV102")
+def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV102 (vLLM): nothing is left for the KV cache after weights, activation, non-torch and CUDA graphs."""
+    if _vllm_verdict(ctx) != "KV102":
+        return
+    plan, s = ctx.plan, ctx.serving
+    assert plan is not None
+    util_loc = s.loc("gpu_memory_utilization") if "gpu_memory_utilization" in s.flags else s.command_loc
+    yield ctx.finding(
+        f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
+        "fails with 'No available memory for the cache blocks'",
+        util_loc,
+        fix=_join(_util_remedy(ctx), _tp_remedy(ctx)) or "use a larger GPU or a quantized model",
+    )
+
+
+@check("KV103")
+def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV103 (vLLM): one max-model-len request does not fit even the optimistic KV bound (E1)."""
+    if _vllm_verdict(ctx) != "KV103":
+        return
+    plan = ctx.plan
+    assert plan is not None
+    yield ctx.finding(
+        f"one request of max-model-len {plan.max_model_len:,} tokens needs {gib(plan.per_request_bytes)} of KV "
+        f"cache per GPU ({plan.kv_bytes_per_token:,} B/token), but vLLM {plan.engine_version} on {ctx.where} has "
+        f"about {gib(plan.kv_cache_bytes)} ({_plan_summary(plan)}); start-up fails with 'To serve at least one "
+        "request with the model's max seq len ... KV cache is needed, which is larger than the available KV "
+        "cache memory'",
+        _len_loc(ctx),
+        fix=_join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx), _tp_remedy(ctx))
+        or "use a larger GPU or more GPUs",
+    )
+
+
+@check("KV104", engine="vllm")
+def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV104 (vLLM): fewer than ``min_concurrency`` max-model-len requests fit the KV cache at once."""
+    if _vllm_verdict(ctx) != "KV104":
+        return
+    plan = ctx.plan
+    assert plan is not None
+    min_c = float(ctx.param("min_concurrency"))
+    yield ctx.finding(
+        f"the KV cache holds {plan.capacity_tokens:,} tokens per replica on {ctx.where}: only "
+        f"{plan.max_concurrency:.2f} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
+        f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
+        _len_loc(ctx),
+        fix=_join(_len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _tp_remedy(ctx, min_c)),
+    )
+
+
+@check("KV105", engine="vllm")
+def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV105 (vLLM): one max-model-len request fits or not depending on where in kvlint's band the node's
+    real figures fall, or fits with less spare room than ``band`` x the KV cache."""
+    if _vllm_verdict(ctx) != "KV105":
+        return
+    plan = ctx.plan
+    assert plan is not None
+    fix = _join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx))
+    if plan.max_concurrency_low < 1.0:
+        central = "fits" if plan.max_concurrency >= 1.0 else "does not fit"
+        yield ctx.finding(
+            f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
+            f"{central} the predicted KV cache ({gib(plan.kv_cache_bytes)}), and the verdict flips inside "
+            f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)}): "
+            f"start-up may fail on some nodes; {_plan_summary(plan)}",
+            _len_loc(ctx),
+            fix=fix,
+        )
+        return
+    band = _band(ctx)
+    headroom = plan.kv_cache_bytes - plan.per_request_bytes
+    yield ctx.finding(
+        f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
+        f"fits the predicted KV cache ({gib(plan.kv_cache_bytes)}) with only {gib(headroom)} to spare, less "
+        f"than the configured band ({band:g} x the KV cache = {gib(band * plan.kv_cache_bytes)}): start-up may "
+        f"fail on some nodes; {_plan_summary(plan)}",
+        _len_loc(ctx),
+        fix=fix,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# TGI: weights against the shard's memory fraction; concurrency at max_total_tokens
+
+
+@check("KV101", engine="tgi")
+def weights_exceed_budget_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV101 (TGI): the weights of one shard exceed ``cuda_memory_fraction`` x total. TGI caps each shard's
+    process at that fraction before loading (``torch.cuda.set_per_process_memory_fraction(MEMORY_FRACTION)``,
+    ``server/text_generation_server/utils/dist.py::initialize_torch_distributed``, v1.4-v3.3), so loading
+    fails with CUDA out of memory before the warmup (KV604) is reached."""
+    d = ctx.detail
+    if not isinstance(d, TgiPlanDetail):
+        return
+    p = d.plan
+    cap = int(d.cuda_memory_fraction * p.total_bytes)
+    if p.weights_bytes + p.non_torch_bytes <= cap:
+        return
+    s = ctx.serving
+    yield ctx.finding(
+        f"each of TGI's {d.num_shard} shard(s) holds {gib(p.weights_bytes)} of weights (+ {gib(p.non_torch_bytes)} "
+        f"non-torch [heuristic]) but may use only cuda_memory_fraction {d.cuda_memory_fraction:g} x "
+        f"{gib(p.total_bytes)} = {gib(cap)} of {ctx.where}; loading fails with CUDA out of memory",
+        s.loc("num_shard") if "num_shard" in s.flags else (s.model.loc if s.model else None),
+        fix=_join(_tgi_shard_remedy(ctx, d), "a quantized checkpoint (--quantize awq/gptq/fp8) of the model"),
+    )
+
+
+def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
+    from kvlint.rules.families.tgi import more_shards, tgi_starts
+
+    found = more_shards(ctx, d, tgi_starts)
+    if found is None:
+        return ""
+    n, nd = found
+    return f"NUM_SHARD={n} with {n} GPUs (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
+
+
+def _concurrency_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
+    s = ctx.serving
+    name = {"tgi": "max_total_tokens", "sglang": "context_length"}.get(ctx.engine, "max_model_len")
+    return s.loc(name) if name in s.flags else s.command_loc
+
+
+@check("KV104", engine="tgi")
+def low_concurrency_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV104 (TGI): ``max_batch_total_tokens`` (the warmup's KV capacity, tokens per deployment) holds fewer
+    than ``min_concurrency`` requests of the user's ``max_total_tokens``. When ``max_total_tokens`` is not set,
+    TGI >= 2.4 sizes it to the capacity itself, so this is not reported then."""
+    d = ctx.detail
+    if not isinstance(d, TgiPlanDetail) or d.user_max_total_tokens is None or d.max_total_tokens <= 0:
+        return
+    bt, mt = d.max_batch_total_tokens, d.max_total_tokens
+    if bt < mt or d.warmup_oom:
+        return  # KV603 / KV604
+    if d.plan.max_concurrency_low < 1.0:
+        return  # KV105
+    min_c = float(ctx.param("min_concurrency"))
+    if bt / mt >= min_c:
+        return
+    fixes = []
+    target = bt // math.ceil(min_c)
+    if target > 1:
+        nd = replanned(ctx.cr, max_total_tokens=target, max_input_tokens=min(d.max_input_tokens, target - 1))
+        if isinstance(nd, TgiPlanDetail) and nd.max_batch_total_tokens >= min_c * target:
+            fixes.append(f"MAX_TOTAL_TOKENS={target} (re-planned: {nd.max_batch_total_tokens / target:.2f}x)")
+    yield ctx.finding(
+        f"TGI's KV cache holds max_batch_total_tokens {bt:,} on {ctx.where}: only {bt / mt:.2f} requests of "
+        f"max_total_tokens {mt:,} fit at once (minimum {min_c:g}); further long requests wait in the queue",
+        _concurrency_loc(ctx),
+        fix=_join(*fixes, _tgi_shard_remedy(ctx, d)) or "use a larger GPU or more shards",
+    )
+
+
+@check("KV105", engine="tgi")
+def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV105 (TGI): the user's ``max_total_tokens`` fits the predicted ``max_batch_total_tokens`` but not its
+    low end, so TGI's check after warmup ("Not enough memory to handle `max_total_tokens`", KV603) may fail
+    on some nodes."""
+    d = ctx.detail
+    if not isinstance(d, TgiPlanDetail) or d.user_max_total_tokens is None or d.warmup_oom:
+        return
+    p = d.plan
+    low = p.num_blocks_low * p.block_size
+    if not (low < d.max_total_tokens <= d.max_batch_total_tokens):
+        return
+    yield ctx.finding(
+        f"max_total_tokens {d.max_total_tokens:,} fits TGI's predicted max_batch_total_tokens "
+        f"{d.max_batch_total_tokens:,} on {ctx.where}, but not the low end of kvlint's band ({low:,} to "
+        f"{p.num_blocks_high * p.block_size:,}): the warmup may leave too little KV cache on some nodes and TGI "
+        "then exits ('Not enough memory to handle `max_total_tokens`')",
+        _concurrency_loc(ctx),
+        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SGLang: the KV pool against --context-length
+
+
+@check("KV101", engine="sglang")
+def weights_exceed_budget_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV101 (SGLang): the weights of one rank are larger than the whole GPU, so loading fails with CUDA out
+    of memory before SGLang sizes its pool. Weights that load but leave no pool under
+    ``--mem-fraction-static`` are KV701."""
+    d = ctx.detail
+    if not isinstance(d, SglangPlanDetail):
+        return
+    p = d.plan
+    if p.weights_bytes <= d.pre_free_bytes:
+        return
+    s = ctx.serving
+    yield ctx.finding(
+        f"each of SGLang's {d.tp} tensor-parallel rank(s) loads {gib(p.weights_bytes)} of weights but "
+        f"{ctx.where} has {gib(d.pre_free_bytes)} free before loading; loading fails with CUDA out of memory",
+        s.loc("tp_size") if "tp_size" in s.flags else (s.model.loc if s.model else None),
+        fix=_join(_sglang_tp_remedy(ctx, d), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+    )
+
+
+def _sglang_tp_remedy(ctx: RuleContext, d: SglangPlanDetail) -> str:
+    m = ctx.model
+    if m is None:
+        return ""
+    sizes = [n for n in (2, 4, 8) if n > d.tp and not m.num_attention_heads % n]
+
+    def ok(x: object) -> bool:
+        return isinstance(x, SglangPlanDetail) and x.max_total_num_tokens >= x.context_length
+
+    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), ok)
+    if found is None:
+        return ""
+    n, nd = found
+    assert isinstance(nd, SglangPlanDetail)
+    return f"--tp-size {n} with {n} GPUs (re-planned: {nd.max_total_num_tokens:,} tokens)"
+
+
+@check("KV104", engine="sglang")
+def low_concurrency_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV104 (SGLang): the KV pool (``max_total_num_tokens``) holds fewer than ``min_concurrency`` requests of
+    ``context_length``; fewer than one is KV702."""
+    d = ctx.detail
+    if not isinstance(d, SglangPlanDetail) or d.context_length <= 0 or d.max_total_num_tokens <= 0:
+        return
+    if d.max_total_num_tokens < d.context_length or d.plan.max_concurrency_low < 1.0:
+        return  # KV702 / KV105
+    min_c = float(ctx.param("min_concurrency"))
+    conc = d.max_total_num_tokens / d.context_length
+    if conc >= min_c:
+        return
+    target = d.max_total_num_tokens // math.ceil(min_c)
+    fixes = []
+    if target > 0:
+        nd = replanned(ctx.cr, context_length=target)
+        if isinstance(nd, SglangPlanDetail) and nd.max_total_num_tokens >= min_c * nd.context_length:
+            fixes.append(f"--context-length {target} (re-planned: {nd.max_total_num_tokens / target:.2f}x)")
+    yield ctx.finding(
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} on {ctx.where}: only {conc:.2f} "
+        f"requests of context_length {d.context_length:,} fit at once (minimum {min_c:g}); further long requests "
+        "wait in the queue or are retracted",
+        _concurrency_loc(ctx),
+        fix=_join(*fixes, _sglang_tp_remedy(ctx, d))
+        or "use a larger GPU, more GPUs or --kv-cache-dtype fp8_e4m3",
+    )
+
+
+@check("KV105", engine="sglang")
+def within_band_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV105 (SGLang): one context_length request fits the predicted pool but not its low end."""
+    d = ctx.detail
+    if not isinstance(d, SglangPlanDetail) or d.context_length <= 0:
+        return
+    p = d.plan
+    if not (p.max_concurrency_low < 1.0 <= p.max_concurrency):
+        return
+    low = int(p.max_concurrency_low * d.context_length)
+    yield ctx.finding(
+        f"one request of context_length {d.context_length:,} fits SGLang's predicted KV pool "
+        f"({d.max_total_num_tokens:,} tokens) on {ctx.where}, but not the low end of kvlint's band (about "
+        f"{low:,} tokens): on some nodes the pool may hold less than one full-length request",
+        _concurrency_loc(ctx),
+        fix=f"--context-length {low // 1024 * 1024 if low >= 2048 else low} or less, or more GPUs (--tp-size)",
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# all engines
+
+
+def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
+    """The fraction of each GPU the engine claims and its flag: the plan's figure when planned, else the
+    flag, else the engine's default (vLLM's by release; TGI 1.0; SGLang's depends on the GPU: unknown)."""
+    name, flag, default = MEMORY_FRACTION[ctx.engine]
+    if ctx.plan is not None:
+        return ctx.plan.gpu_memory_utilization, flag
+    value = as_float(ctx.serving.get(name))
+    if value is not None:
+        return value, flag
+    if ctx.engine == "vllm":
+        return default_gpu_memory_utilization(parse_version(ctx.serving.version)), flag
+    return default, flag
+
+
+@check("KV106")
+def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV106: engines sharing one GPU (time-slicing/MPS) that together claim more than all of it.
+
+    vLLM (>=0.9.2) checks at start-up that free memory >= gpu_memory_utilization x total
+    (``vllm/v1/worker/utils.py::request_memory``, engine-memory-model §1.11 E3), so two engines at 0.9 on one
+    GPU cannot both start; TGI caps each process at ``cuda_memory_fraction`` (default 1.0, the whole GPU) and
+    SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts.
+    """
+    p = ctx.placement
+    if p is None or not p.shared:
+        return
+    util, flag = _memory_fraction(ctx)
+    if util is None:
+        return
+    w = ctx.workload
+    replicas = w.replicas or 1
+    sharers = p.max_sharers or replicas
+    n = max(2, min(replicas, sharers) if p.max_sharers else replicas)
+    if util * n <= 1.0:
+        return
+    acc = p.accelerator.name if p.accelerator else "the GPU"
+    name = MEMORY_FRACTION[ctx.engine][0]
+    s = ctx.serving
+    loc = s.loc(name) if name in s.flags else (p.gpus_loc or p.loc)
+    outcome = {
+        "vllm": "the second fails with 'Free memory on device ... is less than desired GPU memory utilization'",
+        "tgi": "the second runs out of CUDA memory while loading or at warmup",
+        "sglang": "the second finds too little free memory and sizes no usable KV pool",
+    }[ctx.engine]
+    yield ctx.finding(
+        f"{acc} is shared ({p.how or p.resource}): up to {n} engines may land on one GPU and each claims "
+        f"{flag.lstrip('-')} {util:.2f} ({n} x {util:.2f} = {n * util:.2f} of the device); {outcome}",
+        loc,
+        fix=f"set {flag} {math.floor(100 / n) / 100:.2f} or less, or request a dedicated GPU "
+        "(nvidia.com/gpu) instead of a shared one",
+    )
+
+
+@check("KV107")
+def invalid_memory_fraction(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV107: the engine's memory fraction outside (0, 1].
+
+    Sources: vLLM ``vllm/config/cache.py::CacheConfig.gpu_memory_utilization`` (pydantic ``gt=0, le=1`` from
+    0.11.1; ``_verify_args`` ValueError before); TGI ``torch.cuda.set_per_process_memory_fraction`` rejects a
+    fraction outside [0, 1]; SGLang's ``mem_fraction_static`` multiplies the free memory (a value above 1
+    claims memory that does not exist).
+    """
+    name, flag, _ = MEMORY_FRACTION[ctx.engine]
+    s = ctx.serving
+    raw = s.get(name)
+    value = as_float(raw)
+    if raw is None or value is None or 0.0 < value <= 1.0:
+        return
+    if ctx.engine == "vllm":
+        message = (
+            f"--gpu-memory-utilization {raw} is outside (0, 1]: it is the fraction of the GPU's memory vLLM "
+            "may use, not a percentage or GiB"
+        )
+        fix = "use a fraction such as 0.90"
+    else:
+        option = "--cuda-memory-fraction/CUDA_MEMORY_FRACTION" if ctx.engine == "tgi" else flag
+        message = (
+            f"{option} {value} is outside (0, 1]: it is the fraction of each GPU's memory the engine may use"
+        )
+        fix = f"set {option} between 0 and 1 (e.g. 0.9)"
+    yield ctx.finding(message, s.loc(name), fix=fix)

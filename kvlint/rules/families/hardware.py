@@ -1,0 +1,172 @@
+"""Hardware family (KV301-KV304): dtypes and builds the GPU cannot run.
+
+Sources: vLLM ``vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype`` (0.33.0) and
+``vllm/worker/worker.py::_check_if_gpu_supports_dtype`` (V0), the auto-dtype fallback to float16 from 0.9.2
+(``vllm/config/model.py::_resolve_auto_dtype``, engine-memory-model §1.7); fp8 KV-cache support by attention
+backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
+from kvlint.memory.versions import fmt_version, parse_version, resolve_version
+from kvlint.rules.context import RuleContext
+from kvlint.rules.facts import image_platform
+from kvlint.rules.registry import check
+from kvlint.source import loc_of
+from kvlint.types import Accelerator, ContainerResult, Diagnostic
+from kvlint.values import parse_cc, truthy
+
+#: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
+#: ``_FLOAT16_NOT_SUPPORTED_MODELS`` / ``_check_valid_dtype`` (list as of 0.33.0; the check is in the
+#: 0.9-era ``vllm/config.py`` too, engine-memory-model §1.7 item 6).
+FLOAT16_NOT_SUPPORTED = ("gemma2", "gemma3", "gemma3_text", "glm4")
+
+#: Catalogue GPUs named as places where an fp8 KV cache runs (Ada, Ada data-centre, Hopper, Blackwell).
+_FP8_SHOWCASE = ("nvidia-l4", "nvidia-l40s", "nvidia-h100-sxm5-80gb", "nvidia-b200")
+
+
+@check("KV301")
+def bf16_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV301 (vLLM): bfloat16 on an NVIDIA GPU of compute capability < 8.0, explicitly, or through
+    ``--dtype auto`` before 0.9.2 (which kept a bf16 config's dtype)."""
+    m, p, s = ctx.model, ctx.placement, ctx.serving
+    if m is None or p is None or p.accelerator is None or p.accelerator.vendor != "nvidia":
+        return
+    cc = parse_cc(p.accelerator.compute_capability)
+    if cc is None or cc >= (8, 0):
+        return
+    dtype = str(s.get("dtype", "auto")).lower()
+    config_dtype = (m.torch_dtype or "").lower()
+    name, cc_s = p.accelerator.name, p.accelerator.compute_capability
+    text = (
+        f"'Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {name} GPU has "
+        f"compute capability {cc_s}.'"
+    )
+    if dtype in ("bfloat16", "bf16"):
+        yield ctx.finding(
+            f"--dtype {dtype} on {name} (compute capability {cc_s}, {p.how}): vLLM refuses to start with {text}",
+            s.loc("dtype"),
+            fix="use --dtype=half (float16), or schedule onto an Ampere or newer GPU (compute capability >= 8.0)",
+        )
+    elif dtype == "auto" and config_dtype == "bfloat16" and parse_version(s.version) < (0, 9, 2):
+        yield ctx.finding(
+            f"{m.id} is bfloat16 (config.json torch_dtype) and --dtype is auto; vLLM {s.version or '?'} keeps "
+            f"bf16 on {name} (compute capability {cc_s}) and fails with {text}",
+            s.loc("dtype") if "dtype" in s.flags else (s.model.loc if s.model else None),
+            fix="pass --dtype=half, or use vLLM >= 0.9.2, which falls back to float16 with a warning",
+        )
+
+
+def fp8_support(cr: ContainerResult, kv_cache_dtype: str, acc: Accelerator | None = None) -> Any:
+    """:func:`kvlint.memory.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype`` on ``acc`` (by
+    default the GPU the pod lands on); None when the GPU is unknown."""
+    if acc is None:
+        acc = cr.placement.accelerator if cr.placement else None
+    if acc is None:
+        return None
+    s = cr.serving
+    v, _ = resolve_version(s.version)
+    model = cr.model
+    return fp8_kv_support(
+        v,
+        kv_cache_dtype,
+        vendor=acc.vendor,
+        cc=parse_cc(acc.compute_capability),
+        gpu_has_fp8=acc.fp8,
+        is_mla=bool(model is not None and model.is_mla),
+        head_size=model.head_size if model is not None else None,
+        dtype=cr.plan.dtype if cr.plan is not None else "bfloat16",
+        architectures=tuple(model.architectures) if model is not None else (),
+        use_v1_env=truthy(s.env.get("VLLM_USE_V1")),
+        backend=forced_backend(v, s.env.get("VLLM_ATTENTION_BACKEND"), s.get("attention_backend")),
+        mla_disabled=bool(truthy(s.env.get("VLLM_MLA_DISABLE"))),
+    )
+
+
+def _fp8_alternatives(ctx: RuleContext, kvd: str) -> str:
+    """``, or ...`` naming catalogue GPUs (other than the pod's) on which this vLLM release runs ``kvd``
+    for this model, as :mod:`kvlint.memory.fp8kv` decides; empty when none is known."""
+    from kvlint.accelerators.registry import lookup
+
+    here = ctx.placement.accelerator if ctx.placement else None
+    v, _ = resolve_version(ctx.serving.version)
+    names = []
+    for gid in _FP8_SHOWCASE:
+        acc = lookup(gid)
+        if acc is None or (here is not None and acc.id == here.id):
+            continue
+        sup = fp8_support(ctx.cr, kvd, acc)
+        if sup is not None and sup.outcome == "ok":
+            names.append(acc.name)
+    return f", or a GPU where vLLM {fmt_version(v)} runs it ({', '.join(names)})" if names else ""
+
+
+@check("KV302")
+def fp8_kv_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV302 (vLLM): an fp8 KV cache this vLLM release cannot run on this GPU (:mod:`kvlint.memory.fp8kv`)."""
+    s = ctx.serving
+    kvd = str(s.get("kv_cache_dtype") or "auto").lower()
+    if not kvd.startswith("fp8"):
+        return
+    sup = fp8_support(ctx.cr, kvd)
+    if sup is None or sup.outcome not in ("raises", "likely_raises"):
+        return
+    gpu = ctx.placement.accelerator.name if ctx.placement and ctx.placement.accelerator else "this GPU"
+    likely = sup.outcome == "likely_raises"
+    e4m3 = fp8_support(ctx.cr, "fp8") if kvd == "fp8_e5m2" else None
+    yield ctx.finding(
+        f"--kv-cache-dtype {kvd} on {gpu} with vLLM {s.version or 'assumed newest'}: {sup.why}; the engine "
+        f"{'most likely fails' if likely else 'fails'} at start-up ({sup.source})",
+        s.loc("kv_cache_dtype"),
+        fix=(
+            "use --kv-cache-dtype fp8 (e4m3, which this release runs here) or auto"
+            if getattr(e4m3, "outcome", "") == "ok"
+            else "use --kv-cache-dtype auto (the KV cache then takes 2 bytes per element: re-check capacity)"
+        )
+        + _fp8_alternatives(ctx, kvd),
+        severity="warning" if likely else None,
+    )
+
+
+@check("KV303")
+def dtype_refused_by_model(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV303 (vLLM >= 0.9): an explicit ``--dtype half/float16`` for a model type vLLM refuses in float16."""
+    m, s = ctx.model, ctx.serving
+    assert m is not None
+    dtype = str(s.get("dtype", "auto")).lower()
+    mtype = (m.model_type or "").lower()
+    if dtype not in ("half", "float16", "fp16") or mtype not in FLOAT16_NOT_SUPPORTED:
+        return
+    if parse_version(s.version) < (0, 9, 0):
+        return
+    yield ctx.finding(
+        f"--dtype {dtype} for {m.id} (model_type {mtype}): vLLM refuses with 'The model type '{mtype}' does not "
+        "support float16. Reason: Numerical instability. Please use bfloat16 or float32 instead.'",
+        s.loc("dtype"),
+        fix="use --dtype bfloat16 (compute capability >= 8.0) or --dtype float32; on a T4/V100 --dtype auto "
+        "picks float32 for this model, which needs twice the weight memory",
+    )
+
+
+@check("KV304")
+def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV304: the image is a build for another platform than the GPU the pod is placed on (a CUDA build on
+    AMD/TPU/Gaudi nodes, a ROCm build on NVIDIA nodes)."""
+    p, s = ctx.placement, ctx.serving
+    if p is None or p.accelerator is None:
+        return
+    platform = image_platform(s.image)
+    vendor = p.accelerator.vendor
+    expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
+    if not ((platform == "cuda" and vendor != "nvidia") or (platform == "rocm" and vendor == "nvidia")):
+        return
+    yield ctx.finding(
+        f"image '{s.image}' is a {platform.upper()} build but the pod is placed on {p.accelerator.name} "
+        f"({vendor}; {p.how})",
+        p.loc or loc_of(s.container, "image"),
+        fix=f"use the engine's {expected} image for {p.accelerator.name}, or place the pod on a matching GPU",
+    )

@@ -1,0 +1,161 @@
+"""Limits family (KV201-KV204): the context and batch limits against the model and against each other.
+
+Sources: vLLM ``vllm/config/model.py::_get_and_verify_max_len`` (0.11.0; 0.33.0 via
+``model_arch_config_convertor.derive_max_model_len_and_key``, engine-memory-model §1.8, E6) and
+``vllm/config/scheduler.py::SchedulerConfig.verify_max_model_len`` (§1.9, E7); SGLang
+``sglang/srt/configs/model_config.py::ModelConfig._derive_context_length`` (0.4.6-0.5.23).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.memory.sglang import check_context_length, derive_context_length
+from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.registry import check
+from kvlint.types import Diagnostic
+
+
+def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
+    """(derived max_model_len, model_max_length key or None, why) as vLLM derives them for this release."""
+    if ctx.model is None:
+        return None, None, ""
+    from kvlint.memory import defaults
+    from kvlint.memory.versions import parse_version
+
+    overrides = getattr(ctx.cr.settings, "hf_overrides", None) or None
+    try:
+        derived, _key, mml_key, why = defaults.derive_max_model_len(
+            parse_version(ctx.serving.version), ctx.model, overrides
+        )
+    except Exception:
+        return None, None, ""
+    return int(derived), mml_key, why
+
+
+def _unreadable(ctx: RuleContext, flag: str) -> bool:
+    """The parser already reported ``flag`` as given but unreadable (KV206/KV503): "unset" would contradict it."""
+    return any(
+        f.rule in ("KV206", "KV503") and flag in f.message.replace("_", "-") for f in ctx.serving.findings
+    )
+
+
+@check("KV201", engine="vllm")
+def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV201 (vLLM): ``--max-model-len`` above the length vLLM derives from config.json, without
+    ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``."""
+    s = ctx.serving
+    mml = s.get("max_model_len")
+    derived, mml_key, why = _derived_len(ctx)
+    if not isinstance(mml, int) or mml <= 0 or not derived or ctx.model is None:
+        return
+    allow = str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).lower() in ("1", "true")
+    if mml <= derived or allow or (mml_key and mml <= mml_key):
+        return
+    yield ctx.finding(
+        f"--max-model-len {mml} is greater than the {derived} tokens vLLM {s.version or ''} derives "
+        f"from {ctx.model.id}'s config.json ({why}); start-up fails ('User-specified max_model_len ({mml}) is "
+        "greater than the derived max_model_len')",
+        s.loc("max_model_len"),
+        fix=f"use --max-model-len {derived} or less (or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 only if the "
+        "model really supports the longer context, e.g. through rope scaling)",
+    )
+
+
+@check("KV201", engine="sglang")
+def context_above_model_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV201 (SGLang): ``--context-length`` above the derived context length without
+    ``SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN``; SGLang raises ValueError (text of 0.4.6-0.5.23)."""
+    s = ctx.serving
+    user = s.get("context_length")
+    if not isinstance(user, int) or user <= 0 or ctx.model is None:
+        return
+    derived, _key, text = check_context_length(ctx.model, user, s.env)
+    if text is None:
+        return
+    yield ctx.finding(
+        f"SGLang raises ValueError: '{text}' (sglang ModelConfig._derive_context_length, 0.4.6-0.5.23)",
+        s.loc("context_length"),
+        fix=f"set --context-length to at most {derived}, or set "
+        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1 if the model really supports more",
+    )
+
+
+@check("KV202", engine="vllm")
+def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV202 (vLLM): no ``--max-model-len``; vLLM uses the model's full context."""
+    s = ctx.serving
+    if s.get("max_model_len") is not None or _unreadable(ctx, "max-model-len"):
+        return
+    derived, _, _ = _derived_len(ctx)
+    need = ""
+    if ctx.plan is not None and derived:
+        need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
+    where = f" ({derived} tokens{need})" if derived else ""
+    yield ctx.finding(
+        f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
+        "admission and the start-up fit check",
+        s.command_loc,
+        fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len "
+        f"{min(derived or 32768, 32768)}",
+    )
+
+
+@check("KV202", engine="sglang")
+def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV202 (SGLang): no ``--context-length``; SGLang uses the length derived from config.json, which caps
+    every request and, beside the pool size, decides how many full-length requests run at once."""
+    s = ctx.serving
+    if s.get("context_length") is not None or _unreadable(ctx, "context-length") or ctx.model is None:
+        return
+    derived, key = derive_context_length(ctx.model)
+    need = ""
+    if ctx.plan is not None:
+        need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
+    yield ctx.finding(
+        f"no --context-length: SGLang uses the model's full context from config.json ({derived} tokens, "
+        f"{key}{need}), which caps requests and sizes how many fit in the KV pool",
+        s.command_loc,
+        fix=f"set --context-length to the longest prompt + output you serve, e.g. --context-length "
+        f"{min(derived, 32768)}",
+    )
+
+
+@check("KV203")
+def batched_tokens_below_len(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV203 (vLLM): chunked prefill disabled and ``max_num_batched_tokens`` < ``max_model_len`` (E7)."""
+    s = ctx.serving
+    mbt, mml, chunked = (
+        s.get("max_num_batched_tokens"),
+        s.get("max_model_len"),
+        s.get("enable_chunked_prefill"),
+    )
+    if not (isinstance(mbt, int) and isinstance(mml, int) and mml > 0 and chunked is False and mbt < mml):
+        return
+    yield ctx.finding(
+        f"chunked prefill is disabled and max_num_batched_tokens ({mbt}) is smaller than max_model_len "
+        f"({mml}); vLLM refuses: 'max_num_batched_tokens ({mbt}) is smaller than max_model_len ({mml})'",
+        s.loc("max_num_batched_tokens"),
+        fix=f"raise --max-num-batched-tokens to at least {mml}, or enable chunked prefill",
+    )
+
+
+@check("KV204")
+def batched_tokens_below_seqs(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV204 (vLLM): ``max_num_batched_tokens`` (set, or the release's default for this GPU) below an explicit
+    ``max_num_seqs``; ``SchedulerConfig`` validation refuses it (only the *default* max_num_seqs is lowered,
+    ``EngineArgs``, 0.10.2-0.33.0)."""
+    s = ctx.serving
+    mbt, mns = s.get("max_num_batched_tokens"), s.get("max_num_seqs")
+    default_mbt = False
+    if not isinstance(mbt, int) and isinstance(mns, int) and ctx.plan is not None:
+        mbt, default_mbt = ctx.plan.max_num_batched_tokens, True  # the version's default for this GPU
+    if not (isinstance(mbt, int) and isinstance(mns, int) and mbt < mns):
+        return
+    yield ctx.finding(
+        f"max_num_batched_tokens ({mbt}{', the vLLM default here' if default_mbt else ''}) must be greater "
+        f"than or equal to max_num_seqs ({mns}); vLLM refuses to start (SchedulerConfig validation)",
+        s.loc("max_num_seqs") if default_mbt else s.loc("max_num_batched_tokens"),
+        fix=f"{'set' if default_mbt else 'raise'} --max-num-batched-tokens to at least {mns} or lower "
+        f"--max-num-seqs to {mbt}",
+    )

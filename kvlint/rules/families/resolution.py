@@ -1,0 +1,97 @@
+"""Resolution family (KV501-KV503): what kvlint could not determine, and so did not check.
+
+These findings keep "not sized" visible: a serving container whose GPU (KV501), model config (KV502) or
+engine command (KV503) is unknown gets one of them, naming what is missing and how to supply it. The engine
+parsers also report KV503 for commands they cannot read; the runner passes those on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.rules.context import RuleContext
+from kvlint.rules.facts import image_platform, is_runtime_template
+from kvlint.rules.registry import check
+from kvlint.types import Diagnostic
+
+_GIVE_CONFIG = (
+    "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
+    "the kvlint.io/model annotation, or hub access (HF_TOKEN for gated models)"
+)
+
+
+@check("KV501")
+def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV501: the model is known but the GPU is not (or is not a CUDA/ROCm GPU), so the capacity rules were
+    skipped."""
+    cr, s, p = ctx.cr, ctx.serving, ctx.placement
+    acc = p.accelerator if p is not None else None
+    if acc is not None:
+        if cr.plan_error and acc.vendor not in ("nvidia", "amd"):
+            yield ctx.finding(
+                f"capacity rules skipped: {cr.plan_error} ({p.how if p else ''})",
+                p.loc if p else None,
+                fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
+            )
+        return
+    platform = image_platform(s.image)
+    if platform not in ("cuda", "rocm"):
+        yield ctx.finding(
+            f"capacity rules skipped: image '{s.image}' is a {platform.upper()} build of {s.engine}, and "
+            "kvlint's memory model is for CUDA/ROCm GPUs",
+            s.command_loc,
+            fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
+            "GPU image and request a GPU",
+        )
+        return
+    yield ctx.finding(
+        "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+        s.command_loc,
+        fix="add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
+        "kvlint.io/accelerator annotation, or run with --accelerator ID (kvlint accelerators lists ids)",
+    )
+
+
+@check("KV502")
+def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV502: the command names a model whose config.json kvlint could not resolve (or, for a KServe
+    serving-runtime template, the InferenceService supplies it: info), or the engine's memory model could
+    not size it on a known CUDA/ROCm GPU."""
+    cr, s = ctx.cr, ctx.serving
+    if s.model is None:
+        return
+    name = s.model.value
+    if cr.model is None and is_runtime_template(ctx.workload):
+        yield ctx.finding(
+            f"the model of this serving-runtime template ('{name}') is supplied by the InferenceService that uses "
+            "it, so capacity rules were skipped for the template",
+            s.model.loc,
+            fix="lint the InferenceServices that use this runtime; kvlint.io/model on the runtime would apply to all",
+            severity="info",
+        )
+        return
+    if cr.model is None:
+        reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
+        yield ctx.finding(
+            f"no config.json for model '{name}', so capacity rules were skipped: {reason or 'unknown reason'}",
+            s.model.loc,
+            fix=("provide it with " + remedy) if remedy else _GIVE_CONFIG,
+        )
+        return
+    acc = ctx.placement.accelerator if ctx.placement else None
+    if cr.plan is None and cr.plan_error and acc is not None and acc.vendor in ("nvidia", "amd"):
+        yield ctx.finding(
+            f"kvlint could not size {cr.model.id} for {s.engine}: {cr.plan_error}",
+            s.model.loc or s.command_loc,
+            fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
+        )
+
+
+@check("KV503")
+def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV503: a serving engine was found but its command names no model (when the parser did not already
+    say why it could not read the command)."""
+    s = ctx.serving
+    if s.model is not None or any(f.rule == "KV503" for f in s.findings):
+        return
+    yield ctx.finding("kvlint found a serving engine in this container but no model in its command")

@@ -1,0 +1,99 @@
+"""SGLang family (KV701-KV702): the static memory fraction and the KV pool (engine-memory-model §3.3).
+
+Messages quote SGLang's texts by version: 0.5.23's ``kv_cache_configurator.py`` ("Loaded weights leave no GPU
+memory for the KV cache under --mem-fraction-static=F. ..."; "KV pool holds N tokens, fewer than
+--context-length L. ...") and the older ``model_runner.py::init_memory_pool`` ("Not enough memory. Please try to
+increase --mem-fraction-static."). Remedies are re-planned with :func:`kvlint.rules.remedies.replanned`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.registry import check
+from kvlint.rules.remedies import first_fitting, replanned
+from kvlint.types import Diagnostic
+
+
+def _pool_tokens(d: object) -> int:
+    return d.max_total_num_tokens if isinstance(d, SglangPlanDetail) else 0
+
+
+@check("KV701")
+def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV701: ``mem_fraction_static`` x the free memory before loading leaves no KV pool after the weights
+    (``rest = mfs x pre_free - weights - other``, sglang ``_profile_available_bytes`` 0.5.23,
+    ``ModelRunner.init_memory_pool`` before). Weights larger than the whole GPU are KV101."""
+    d, s, m = ctx.detail, ctx.serving, ctx.model
+    if not isinstance(d, SglangPlanDetail) or m is None:
+        return
+    p = d.plan
+    if d.rest_bytes > 0 and d.max_total_num_tokens > 0:
+        return
+    if p.weights_bytes > d.pre_free_bytes:
+        return  # KV101: loading fails before the pool is sized
+    need = math.ceil((d.minimum_mfs + 0.01) * 100) / 100
+    if d.version >= (0, 5, 23):
+        text = (
+            f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={d.mem_fraction_static}. "
+            f"Raise --mem-fraction-static above {d.minimum_mfs:.3f} (minimum viable = 1 - available/pre = "
+            f"{d.minimum_mfs:.3f}). If using speculative decoding, draft weights are now counted."
+        )
+    else:
+        text = "Not enough memory. Please try to increase --mem-fraction-static."
+    fixes = []
+    if need < 0.96:
+        nd = replanned(ctx.cr, mem_fraction_static=need)
+        if _pool_tokens(nd) > 0:
+            fixes.append(f"set --mem-fraction-static {need} (re-planned: {_pool_tokens(nd)} tokens)")
+    sizes = [n for n in (2, 4, 8) if n > d.tp and not m.num_attention_heads % n]
+    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), lambda x: _pool_tokens(x) > 0)
+    if found is not None:
+        fixes.append(
+            f"use --tp-size {found[0]} with {found[0]} GPUs (re-planned: {_pool_tokens(found[1])} tokens)"
+        )
+    yield ctx.finding(
+        f"mem_fraction_static {d.mem_fraction_static} × {gib(d.pre_free_bytes)} free before loading = "
+        f"{gib(p.budget_bytes)} for weights + KV pool, but the weights take {gib(p.weights_bytes)} per GPU "
+        f"(+ {gib(p.non_torch_bytes)} other [heuristic]); SGLang {p.engine_version} exits with '{text}'",
+        s.loc("mem_fraction_static"),
+        fix="; or ".join(fixes) or "the weights do not fit: use more GPUs (--tp-size) or a quantized model",
+    )
+
+
+@check("KV702")
+def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV702: the KV pool holds fewer tokens than ``context_length``: one full-length request cannot fit
+    (0.5.23 warns and starts; older releases silently cap ``max_req_len``)."""
+    d, s = ctx.detail, ctx.serving
+    if not isinstance(d, SglangPlanDetail) or d.rest_bytes <= 0 or d.max_total_num_tokens <= 0:
+        return
+    if d.max_total_num_tokens >= d.context_length:
+        return
+    p = d.plan
+    fixes = []
+    nd = replanned(ctx.cr, context_length=d.max_total_num_tokens)
+    if (
+        isinstance(nd, SglangPlanDetail)
+        and nd.max_total_num_tokens >= nd.context_length
+        and not nd.context_error
+    ):
+        fixes.append(f"set --context-length {d.max_total_num_tokens} (re-planned: fits once)")
+    if d.mem_fraction_static < 0.95:
+        nd = replanned(ctx.cr, mem_fraction_static=0.95)
+        if isinstance(nd, SglangPlanDetail) and nd.max_total_num_tokens >= nd.context_length:
+            fixes.append(
+                "raise --mem-fraction-static to 0.95 (re-planned: fits once; less room for activations)"
+            )
+    yield ctx.finding(
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens} (rest {gib(d.rest_bytes)} ÷ "
+        f"{p.kv_bytes_per_token} B/token, page {d.page_size}) but context_length is {d.context_length}: one "
+        f"full-length request cannot fit. SGLang {p.engine_version} starts and warns 'KV pool holds "
+        f"{d.max_total_num_tokens} tokens, fewer than --context-length {d.context_length}. One full-length "
+        "request cannot fit, …' (0.5.23 kv_cache_configurator; older releases silently cap max_req_len)",
+        s.loc("context_length") if "context_length" in s.flags else s.command_loc,
+        fix="; or ".join(fixes) or "use more GPUs (--tp-size) or --kv-cache-dtype fp8_e4m3",
+    )

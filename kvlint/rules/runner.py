@@ -1,0 +1,131 @@
+"""The rule runner: which checks run for a serving container, decided by the catalogue.
+
+For a container of engine E, :func:`check_container` reports the engine parser's findings (KV205-KV207 and
+any KV503), then runs every registered check whose rule declares E (``engines:``, ``any`` = all three) and
+whose ``consumes:`` are all available for the container:
+
+* ``pod`` -- the container comes from a Kubernetes object (not ``kvlint plan``'s bare command line);
+* ``command`` -- the engine's command was read (it names a model or sets at least one option);
+* ``gpus`` -- its GPU count is known (a GPU limit, or ``kvlint plan --gpus``);
+* ``model`` -- the model's config.json was resolved;
+* ``gpu`` -- the accelerator it lands on is known;
+* ``plan`` -- the engine's memory plan exists.
+
+Checks that consume the plan run last. Once a rule marked ``before_loading: true`` has reported an error (the
+engine refuses the configuration before loading any weights), the plan is withdrawn for the container: the
+capacity rules would describe a start-up that never happens. Rule selection and severity overrides are
+applied later, by the pipeline, to every rule alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kvlint.engines.layout import parallelism
+from kvlint.options import Options
+from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
+from kvlint.rules.context import RuleContext
+from kvlint.rules.registry import Check, checks_for
+from kvlint.types import ContainerResult, Diagnostic, Finding
+
+__all__ = ["available_inputs", "check_container", "finding_to_diagnostic", "plan_rules"]
+
+
+def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Diagnostic:
+    """A stage's :class:`~kvlint.types.Finding` as a :class:`~kvlint.types.Diagnostic` with the rule's
+    catalogue severity (unless the finding sets its own)."""
+    return Diagnostic(
+        rule=f.rule,
+        severity=f.severity or severity_of(f.rule),
+        message=f.message,
+        loc=f.loc,
+        fix=f.fix,
+        object=obj,
+        container=container,
+    )
+
+
+def available_inputs(cr: ContainerResult) -> frozenset[str]:
+    """What the pipeline resolved for ``cr``, in the catalogue's ``consumes`` vocabulary."""
+    have = set()
+    if cr.workload.kind:
+        have.add("pod")
+    if cr.serving.model is not None or cr.serving.flags:
+        have.add("command")
+    p = cr.placement
+    if p is not None and p.gpus is not None:
+        have.add("gpus")
+    if cr.model is not None:
+        have.add("model")
+    if p is not None and p.accelerator is not None:
+        have.add("gpu")
+    if cr.plan is not None:
+        have.add("plan")
+    return frozenset(have)
+
+
+def _parser_findings(cr: ContainerResult) -> list[Diagnostic]:
+    worker = cr.workload.role in ("worker", "head") or cr.workload.kind.lower().startswith("ray")
+    out = []
+    for f in cr.serving.findings:
+        d = finding_to_diagnostic(f, cr.object_ref, cr.container_name)
+        if f.rule == "KV503" and worker and cr.serving.model is None and d.severity == "warning":
+            # Ray / LeaderWorkerSet workers run `ray start`; the engine command lives in the leader/head.
+            d = replace(d, severity="info")
+        out.append(d)
+    return out
+
+
+def _gates(rule: RuleInfo, diags: list[Diagnostic]) -> bool:
+    return rule.before_loading and any(d.rule == rule.id and d.severity == "error" for d in diags)
+
+
+def check_container(
+    cr: ContainerResult, options: Options, *, rules: frozenset[str] | None = None
+) -> list[Diagnostic]:
+    """Every rule for one serving container: its diagnostics, unsorted, before rule selection.
+
+    Args:
+        cr: what the pipeline resolved for the container (parsed command, model, placement, plan).
+        options: the run's options (rule parameters).
+        rules: when given, only these rule ids are checked (``kvlint plan`` passes :func:`plan_rules`).
+
+    Raises :class:`~kvlint.rules.registry.RegistryError` or :class:`~kvlint.rules.catalog.CatalogError` only
+    for a broken installation; a check that raises on an unexpected input shape propagates to the pipeline,
+    which reports it as KV503 for this workload.
+    """
+    catalog = load_catalog()
+    diags = [d for d in _parser_findings(cr) if rules is None or d.rule in rules]
+    withdrawn = any(_gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
+    have = available_inputs(cr)
+    layout = parallelism(
+        cr.serving,
+        gpus=cr.placement.gpus if cr.placement else None,
+        ray_kind=cr.workload.kind.lower().startswith("ray"),
+    )
+    checks: list[Check] = [c for c in checks_for(cr.serving.engine) if rules is None or c.rule in rules]
+    ordered = [c for c in checks if "plan" not in catalog[c.rule].consumes]
+    ordered += [c for c in checks if "plan" in catalog[c.rule].consumes]
+    for c in ordered:
+        info = catalog[c.rule]
+        needs = set(info.consumes)
+        if "plan" in needs and withdrawn:
+            continue
+        if not needs <= have:
+            continue
+        ctx = RuleContext(info, cr, options, layout, plan_withdrawn=withdrawn)
+        found = list(c.function(ctx))
+        diags.extend(found)
+        if _gates(info, found):
+            withdrawn = True
+    return diags
+
+
+def plan_rules() -> frozenset[str]:
+    """The rules that apply to a bare engine command line (``kvlint plan``): every rule with a check that does
+    not consume a Kubernetes object, plus the parser's."""
+    return frozenset(
+        r.id
+        for r in load_catalog().values()
+        if r.phase == "parse" or (r.phase == "container" and "pod" not in r.consumes)
+    )
