@@ -1,0 +1,138 @@
+"""kvlint on the second set of real public manifests (fixtures/collected, issues 15 and 16).
+
+Every collected file, and every chart/kustomization directory under ``charts/`` rendered as a user would
+render it, must go through the whole pipeline without a traceback and without the KV503 "could not finish
+checking" internal error. Files that PyYAML itself cannot parse must come back as a KV001 finding, never
+as an exception. The provenance index must list exactly the files that are there.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint import render
+from kvlint.pipeline import INTERNAL_ERROR, Options, run_check
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+CHARTS = COLLECTED / "charts"
+INDEX = COLLECTED / "INDEX.csv"
+COLUMNS = [
+    "file",
+    "repo",
+    "path",
+    "commit_or_ref",
+    "kind(s)",
+    "engine",
+    "model",
+    "gpu_hint",
+    "gpu_count",
+    "flags_seen",
+    "notes",
+    "licence",
+]
+
+
+def _manifest_files() -> list[Path]:
+    """Every file kvlint reads when given the directory (``.yaml``/``.yml``/``.json``, recursively)."""
+    return sorted(p for p in COLLECTED.rglob("*") if p.is_file() and p.suffix in (".yaml", ".yml", ".json"))
+
+
+def _internal_errors(result) -> list[tuple[str, str]]:
+    return [
+        (d.loc.file if d.loc else "", d.message)
+        for d in result.diagnostics
+        if d.rule == "KV503" and INTERNAL_ERROR in d.message
+    ]
+
+
+@pytest.fixture(scope="module")
+def index_rows() -> list[dict[str, str]]:
+    with open(INDEX, newline="") as fh:
+        reader = csv.DictReader(fh)
+        assert reader.fieldnames == COLUMNS
+        return list(reader)
+
+
+def test_index_lists_exactly_the_collected_files(index_rows) -> None:
+    on_disk = {
+        p.relative_to(COLLECTED).as_posix()
+        for p in COLLECTED.rglob("*")
+        if p.is_file() and p.name not in ("INDEX.csv", "README.md")
+    }
+    listed = [r["file"] for r in index_rows]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == on_disk
+
+
+def test_index_rows_name_their_source(index_rows) -> None:
+    for r in index_rows:
+        assert len(r["commit_or_ref"]) == 40 and int(r["commit_or_ref"], 16) >= 0, r["file"]
+        assert r["repo"].count("/") == 1 and r["path"] and r["licence"], r["file"]
+        if "/" not in r["file"]:  # flat files: <owner>__<repo>__<path with / as __>
+            owner, name = r["repo"].split("/")
+            assert r["file"] == f"{owner}__{name}__{r['path'].replace('/', '__')}"
+        else:  # chart/kustomization directories keep the upstream file names under charts/<name>/
+            assert r["file"].startswith("charts/") and r["path"].endswith(r["file"].split("/", 2)[2])
+
+
+def test_at_least_forty_flat_manifests(index_rows) -> None:
+    assert len([r for r in index_rows if "/" not in r["file"]]) >= 40
+
+
+@pytest.fixture(scope="module")
+def whole_set():
+    return run_check([str(COLLECTED)], Options(allow_hub=False))
+
+
+def test_every_collected_file_goes_through_the_pipeline(whole_set) -> None:
+    assert whole_set.files == len(_manifest_files())
+    assert not _internal_errors(whole_set)
+
+
+def test_unparseable_files_are_a_kv001_not_a_crash(whole_set) -> None:
+    broken = []
+    for p in _manifest_files():
+        try:
+            list(yaml.safe_load_all(p.read_text()))
+        except yaml.YAMLError:
+            broken.append(p)
+    assert broken  # the set holds real files that are not valid YAML (Helm templates, a merge conflict)
+    kv001 = {
+        os.path.abspath(d.loc.file) for d in whole_set.diagnostics if d.rule in ("KV001", "KV002") and d.loc
+    }
+    assert {os.path.abspath(p) for p in broken} <= kv001
+
+
+def test_each_flat_file_alone() -> None:
+    # Linting one file at a time must not crash where linting the directory did not (cross-file joins
+    # such as ServingRuntime lookups see a different set of objects).
+    for p in sorted(COLLECTED.glob("*.y*ml")):
+        result = run_check([str(p)], Options(allow_hub=False))
+        assert result.files == 1
+        assert not _internal_errors(result), p.name
+
+
+def _chart_dirs() -> list[Path]:
+    return sorted(d for d in CHARTS.iterdir() if d.is_dir())
+
+
+@pytest.mark.parametrize("chart", _chart_dirs(), ids=lambda d: d.name)
+def test_chart_and_kustomization_directories_render_and_check(chart: Path) -> None:
+    if render.is_chart_dir(str(chart)):
+        if shutil.which("helm") is None:
+            pytest.skip("helm is not installed")
+    elif render.is_kustomize_dir(str(chart)):
+        if render.kustomize_command(str(chart)) is None:
+            pytest.skip("neither kustomize nor kubectl is installed")
+    else:
+        pytest.fail(f"{chart} is neither a Helm chart nor a kustomization")
+    result = run_check([str(chart)], Options(allow_hub=False))
+    assert result.documents > 0 and result.workloads > 0
+    assert not any(d.rule == "KV001" for d in result.diagnostics)
+    assert not _internal_errors(result)
