@@ -8,6 +8,7 @@ from public issues (fixtures/accelerators/node-labels.yaml, SOURCE per set).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -316,3 +317,14 @@ def test_aws_g7_now_names_the_rtx_pro_4500() -> None:
     assert rows and {v["id"] for v in rows.values()} == {"nvidia-rtx-pro-4500-blackwell"}
     p = place({"karpenter.k8s.aws/instance-gpu-name": "rtx-pro-4500"})
     assert p.accelerator is not None and p.accelerator.id == "nvidia-rtx-pro-4500-blackwell"
+
+
+def test_docs_state_the_catalogue_reserve_and_list_every_alias_family() -> None:
+    doc = (ROOT / "docs" / "accelerators.md").read_text(encoding="utf-8")
+    reserve = RAW["meta"]["driver_reserve"]
+    assert f"{reserve['median_mib']} MiB over {len(reserve['observations'])} GPUs" in doc
+    assert f"from {reserve['min_mib']} MiB" in doc and f"to {reserve['max_mib']} MiB" in doc
+    coverage = doc[doc.index("## Coverage") : doc.index("## Labels")].lower()
+    for gid in NEW_IDS:  # each new entry's model number is in the coverage list
+        token = re.findall(r"mi\d{3}[a-z]?|w\d{4}|gb\d+|a\d{4}|\d{4}", gid)[0]
+        assert token in coverage, gid
