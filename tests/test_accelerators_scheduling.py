@@ -135,7 +135,8 @@ CORPUS_TABLE: dict[str, str | None] = {
     "ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-llm.yaml": "nvidia-l4",
     "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-l20-deployment.yaml": None,
     "vllm-project__aibrix__samples__heterogeneous__deepseek-coder-7b-v100-deployment.yaml": None,
-    "sgl-project__ome__config__runtimes__vllm__deepseek-ai__deepseek-v4-flash-rt.yaml": None,
+    # OCI shapes (BM.GPU.H100.8 / BM.GPU.H200.8 / BM.GPU.H200-NC.8) in required affinity: the smallest known
+    "sgl-project__ome__config__runtimes__vllm__deepseek-ai__deepseek-v4-flash-rt.yaml": "nvidia-h100-sxm5-80gb",
     "awslabs__ai-on-eks__blueprints__inference__vllm-llama3.1-405b-trn1__llama3-405b-vllm-lws-deployment.yaml": None,
     # operator CRDs without a PodSpec (kvlint.workloads builds the pod the operator would create):
     # KubeAI Model spec.resourceProfile -> chart profile -> GPU

@@ -1,11 +1,14 @@
 """Generate ``kvlint/data/accelerators.yaml`` from the research catalogue.
 
-Run once (and again whenever the research catalogue changes)::
+Run once (and again whenever the research catalogue or the supplement changes)::
 
     .venv/bin/python -m kvlint.accelerators._build_catalogue [/work/shared/corpus/accelerators.yaml]
 
 Input: the kvlint research catalogue (``corpus/accelerators.yaml``: ``gpus``, ``label_conventions``,
-``mig_profiles``, ``instance_types``), where every fact carries a ``source``. Output: a compact, indexed
+``mig_profiles``, ``instance_types``), where every fact carries a ``source``, merged with this package's
+research supplement (``kvlint/accelerators/supplement.yaml``, same format: consumer/workstation GPUs, unified-memory
+parts, the AMD Instinct line, measured totals for corpus entries, AMD device ids, OCI shapes; see
+:func:`load_research`). Output: a compact, indexed
 catalogue that :mod:`kvlint.accelerators.registry` loads at run time. Every output entry keeps the
 sources of the facts it was built from; values the research catalogue marks ``unverified``/``mock`` keep
 that status in their ``memory_source`` / ``status`` text.
@@ -21,7 +24,14 @@ What this script *decides* (everything else is copied):
 * the typical driver reserve = median of ``smi_minus_cuda_mib_derived`` over the GPUs that have both an
   NVML and a CUDA total (computed below, written to ``meta.driver_reserve``).
 * ``bf16`` = compute capability >= 8.0 for NVIDIA (vLLM's rule, checked against the catalogue's own
-  ``bf16`` values); ``fp8`` = ``fp8_e4m3_hw``.
+  ``bf16`` values); ``fp8`` = ``fp8_e4m3_hw``, or for NVIDIA entries without it (the supplement's) compute
+  capability >= 8.9, the rule the corpus's own values follow (``meta.fp8_rule``).
+* GFD ``nvidia.com/gpu.product`` values for entries that only give an NVML name: GFD's sanitise rule (characters
+  outside ``[A-Za-z0-9-_. ]`` dropped, whitespace runs joined with ``-``; NVIDIA k8s-device-plugin
+  ``internal/lm/resource.go``), status ``derived``; one value naming two boards (GeForce RTX 3080 10GB/12GB) keeps
+  both ids, smallest memory first.
+* AMD ``amd.com/gpu.device-id`` / ``amd.com/gpu.product-name`` values from the supplement's device-id table
+  (``amdgpu.ids`` names with the labeller's ``' ' -> '_'``, parentheses removed).
 * the mapping of the cloud tables' free-text GPU names (``nvidia-a100-40gb (SXM/PCIe not stated by
   source)``) to catalogue ids, and the short aliases (:data:`ALIASES`).
 """
@@ -37,8 +47,17 @@ from typing import Any
 import yaml
 
 DEFAULT_INPUT = "/work/shared/corpus/accelerators.yaml"
+SUPPLEMENT = Path(__file__).resolve().parent / "supplement.yaml"
 OUTPUT = Path(__file__).resolve().parent.parent / "data" / "accelerators.yaml"
 CORPUS_REF = "corpus/accelerators.yaml (kvlint research catalogue)"
+SUPPLEMENT_REF = "kvlint/accelerators/supplement.yaml (kvlint research supplement)"
+#: Where the corpus's bf16 rule comes from (its meta.bf16_rule): vLLM rejects bf16 below CC 8.0.
+BF16_RULE_SRC = "https://github.com/vllm-project/vllm/issues/946"
+#: Where the corpus's NVIDIA fp8 values come from (its meta.fp8_rule): FP8 compute needs CC >= 8.9.
+FP8_RULE_SRC = "https://docs.vllm.ai/en/v0.32.0/features/quantization/llm_compressor/fp8/"
+GFD_SANITISE_SRC = (
+    "github:NVIDIA/k8s-device-plugin/internal/lm/resource.go@1b826acc6af3079d8923bac395c3124b8861a9a6"
+)
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -82,7 +101,6 @@ GPU_TEXT_IDS: dict[str, tuple[str | None, str]] = {
         "T4G (Graviton g5g) mapped to the T4 entry (same GPU per the source label t4g)",
     ),
     "nvidia-b300": (None, "B300 is not in the catalogue"),
-    "nvidia-rtx-pro-4500-blackwell": (None, "RTX PRO 4500 Blackwell is not in the catalogue"),
     "amd-radeon-pro-v520": (None, "Radeon Pro V520 is not in the catalogue"),
 }
 
@@ -166,16 +184,45 @@ ALIASES: dict[str, tuple[str, str]] = {
     "b200": ("nvidia-b200", "B200 (HGX)"),
     "gb200": ("nvidia-gb200", "GB200"),
     "rtx-pro-6000": ("nvidia-rtx-pro-6000-blackwell", "RTX PRO 6000 Blackwell 96GB"),
+    "rtx-pro-4500": ("nvidia-rtx-pro-4500-blackwell", "RTX PRO 4500 Blackwell 32GB (AWS g7)"),
+    "rtx-3060": ("nvidia-geforce-rtx-3060-12gb", "GeForce RTX 3060 12GB (the catalogue has no 8GB entry)"),
+    "rtx-3080": ("nvidia-geforce-rtx-3080-10gb", "ambiguous (10GB or 12GB): the smaller; say rtx-3080-12gb"),
+    "rtx-3080-12gb": ("nvidia-geforce-rtx-3080-12gb", "GeForce RTX 3080 12GB"),
     "rtx-3090": ("nvidia-geforce-rtx-3090", "GeForce RTX 3090"),
+    "rtx-3090-ti": ("nvidia-geforce-rtx-3090-ti", "GeForce RTX 3090 Ti"),
+    "rtx-4070": ("nvidia-geforce-rtx-4070", "GeForce RTX 4070 12GB"),
+    "rtx-4070-ti": ("nvidia-geforce-rtx-4070-ti", "GeForce RTX 4070 Ti 12GB"),
+    "rtx-4070-ti-super": ("nvidia-geforce-rtx-4070-ti-super", "GeForce RTX 4070 Ti SUPER 16GB"),
+    "rtx-4080": ("nvidia-geforce-rtx-4080", "GeForce RTX 4080 16GB"),
+    "rtx-4080-super": ("nvidia-geforce-rtx-4080-super", "GeForce RTX 4080 SUPER 16GB"),
     "rtx-4090": ("nvidia-geforce-rtx-4090", "GeForce RTX 4090"),
+    "rtx-5080": ("nvidia-geforce-rtx-5080", "GeForce RTX 5080 16GB"),
     "rtx-5090": ("nvidia-geforce-rtx-5090", "GeForce RTX 5090"),
+    "rtx-a4000": ("nvidia-rtx-a4000", "RTX A4000 16GB"),
+    "rtx-a4500": ("nvidia-rtx-a4500", "RTX A4500 20GB"),
+    "rtx-a5000": ("nvidia-rtx-a5000", "RTX A5000 24GB"),
     "rtx-a6000": ("nvidia-rtx-a6000", "RTX A6000 48GB"),
+    "rtx-4000-ada": ("nvidia-rtx-4000-ada", "RTX 4000 Ada Generation 20GB"),
+    "rtx-4500-ada": ("nvidia-rtx-4500-ada", "RTX 4500 Ada Generation 24GB"),
+    "rtx-5000-ada": ("nvidia-rtx-5000-ada", "RTX 5000 Ada Generation 32GB"),
     "rtx-6000-ada": ("nvidia-rtx-6000-ada", "RTX 6000 Ada Generation 48GB"),
+    "rtx-8000": ("nvidia-quadro-rtx-8000", "Quadro RTX 8000 48GB (Turing)"),
+    "rtx-6000": (
+        "nvidia-quadro-rtx-6000",
+        "ambiguous (Quadro RTX 6000 24GB or RTX 6000 Ada 48GB): the smaller; say rtx-6000-ada",
+    ),
+    "gb10": ("nvidia-gb10", "NVIDIA GB10 (DGX Spark), unified memory"),
+    "dgx-spark": ("nvidia-gb10", "DGX Spark = NVIDIA GB10, unified memory"),
+    "mi100": ("amd-instinct-mi100", "AMD Instinct MI100"),
     "mi210": ("amd-instinct-mi210", "AMD Instinct MI210"),
+    "mi250": ("amd-instinct-mi250", "AMD Instinct MI250 (per GCD)"),
     "mi250x": ("amd-instinct-mi250x", "AMD Instinct MI250X"),
+    "mi300a": ("amd-instinct-mi300a", "AMD Instinct MI300A (APU, unified memory)"),
     "mi300x": ("amd-instinct-mi300x", "AMD Instinct MI300X"),
     "mi325x": ("amd-instinct-mi325x", "AMD Instinct MI325X"),
+    "mi350x": ("amd-instinct-mi350x", "AMD Instinct MI350X"),
     "mi355x": ("amd-instinct-mi355x", "AMD Instinct MI355X"),
+    "w7900": ("amd-radeon-pro-w7900", "AMD Radeon PRO W7900 48GB"),
     "gaudi2": ("intel-gaudi2", "Intel Gaudi 2"),
     "gaudi3": ("intel-gaudi3", "Intel Gaudi 3"),
     "tpu-v4": ("google-tpu-v4", "Google TPU v4 (per chip)"),
@@ -183,6 +230,74 @@ ALIASES: dict[str, tuple[str, str]] = {
     "tpu-v5p": ("google-tpu-v5p", "Google TPU v5p (per chip)"),
     "tpu-v6e": ("google-tpu-v6e", "Google TPU v6e (per chip)"),
 }
+
+
+def _merge_gpus(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Supplement ``gpus`` over the corpus ``gpus``: a known id gets the supplement's facts (each replaces the
+    corpus fact of the same name; the names are kept in ``_supplement_facts``); a new id is appended whole."""
+    out = [dict(g) for g in base]
+    index = {g["id"]: g for g in out}
+    for g in extra:
+        gid = g["id"]
+        if gid in index:
+            target = index[gid]
+            keys = [k for k in g if k != "id"]
+            target.update({k: g[k] for k in keys})
+            target["_supplement_facts"] = sorted(set(target.get("_supplement_facts", [])) | set(keys))
+        else:
+            new = dict(g)
+            new["_supplement_facts"] = ["(new entry)"]
+            out.append(new)
+            index[gid] = new
+    return out
+
+
+def load_research(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict[str, Any]:
+    """The research catalogue at ``path`` with the supplement merged in (``None``: the corpus alone).
+
+    ``gpus`` are merged by id (:func:`_merge_gpus`); the supplement's ``label_conventions`` add observed GFD
+    product values and the AMD ``amd_gpu_device_ids`` / ``amd_gpu_vram`` tables; its ``instance_types`` add
+    providers (``oci``) or rows.
+    """
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    with open(path, encoding="utf-8") as fh:
+        research = yaml.load(fh, Loader=loader)
+    if supplement is None:
+        return research
+    with open(supplement, encoding="utf-8") as fh:
+        extra = yaml.load(fh, Loader=loader)
+    research["gpus"] = _merge_gpus(research["gpus"], extra.get("gpus") or [])
+    lc, xlc = research["label_conventions"], extra.get("label_conventions") or {}
+    gfd_extra = (xlc.get("nvidia_gpu_feature_discovery") or {}).get("product_values_observed") or []
+    lc["nvidia_gpu_feature_discovery"].setdefault("product_values_observed", []).extend(gfd_extra)
+    for key in ("amd_gpu_device_ids", "amd_gpu_vram"):
+        if key in xlc:
+            lc[key] = xlc[key]
+    for provider, rows in (extra.get("instance_types") or {}).items():
+        research["instance_types"].setdefault(provider, []).extend(rows)
+    research.setdefault("meta", {})["supplement"] = {
+        "file": SUPPLEMENT_REF,
+        "compiled": (extra.get("meta") or {}).get("compiled"),
+        "reading_notes": (extra.get("meta") or {}).get("reading_notes"),
+    }
+    return research
+
+
+def gfd_sanitise(name: str) -> str:
+    """GFD's product-label rule for an NVML device name: characters outside ``[A-Za-z0-9-_. ]`` dropped,
+    whitespace runs joined with ``-`` (``sanitise`` in NVIDIA k8s-device-plugin ``internal/lm/resource.go``)."""
+    return "-".join(re.sub(r"[^A-Za-z0-9\-_. ]", "", name).split())
+
+
+#: Kubernetes label-value syntax (at most 63 characters): values outside it cannot be node labels.
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def amd_label_sanitise(name: str) -> str | None:
+    """The AMD node labeller's product-name rule (spaces -> ``_``, ``(``/``)`` removed; ROCm k8s-device-plugin
+    ``cmd/k8s-node-labeller/main.go``); None when the result is not a valid label value (``MI250X / MI250``)."""
+    value = name.strip().replace(" ", "_").replace("(", "").replace(")", "")
+    return value if len(value) <= 63 and _LABEL_VALUE.match(value) else None
 
 
 def _val(entry: dict[str, Any], key: str) -> Any:
@@ -210,7 +325,7 @@ def _fact(entry: dict[str, Any], key: str) -> dict[str, Any] | None:
     fact = entry.get(key)
     if not isinstance(fact, dict) or fact.get("value") is None:
         return None
-    return {k: fact[k] for k in ("value", "source", "note", "status") if k in fact}
+    return {k: fact[k] for k in ("value", "source", "note", "status", "method", "basis") if k in fact}
 
 
 def _cc_tuple(cc: str | None) -> tuple[int, int] | None:
@@ -224,11 +339,15 @@ def driver_reserve(gpus: list[dict[str, Any]]) -> dict[str, Any]:
     """Typical NVML-minus-CUDA reserve (MiB): median over entries with both totals, re-checked here."""
     obs = []
     for g in gpus:
-        diff = g.get("smi_minus_cuda_mib_derived")
         smi, cuda = _val(g, "nvidia_smi_total_mib"), _val(g, "cuda_total_bytes")
-        if diff is None or smi is None or cuda is None:
+        if smi is None or cuda is None or (g.get("vendor") or "nvidia") != "nvidia":
+            continue
+        if (g.get("nvidia_smi_total_mib") or {}).get("status") == "unverified":
             continue
         recomputed = smi - cuda / MIB
+        diff = g.get("smi_minus_cuda_mib_derived")
+        if diff is None:  # supplement entries: computed here (same host for both figures, see their sources)
+            diff = int(round(recomputed))
         if abs(recomputed - diff) > 1.0:
             raise SystemExit(f"{g['id']}: smi_minus_cuda_mib_derived {diff} != recomputed {recomputed:.1f}")
         obs.append(
@@ -256,9 +375,10 @@ def memory_of(g: dict[str, Any], reserve_mib: int) -> tuple[int, str, str | None
         )
     cuda_gib = _val(g, "cuda_total_gib")
     if cuda_gib:
+        method = (g.get("cuda_total_gib") or {}).get("method") or "cudaGetDeviceProperties"
         return (
             int(round(cuda_gib * GIB)),
-            f"measured: CUDA total {cuda_gib} GiB (cudaGetDeviceProperties, 2 decimals)",
+            f"measured: CUDA total {cuda_gib} GiB ({method}, 2 decimals)",
             _src(g, "cuda_total_gib"),
         )
     torch_gib = _val(g, "torch_total_capacity_gib")
@@ -281,6 +401,11 @@ def memory_of(g: dict[str, Any], reserve_mib: int) -> tuple[int, str, str | None
     if hip:
         return int(hip) * MIB, f"measured: HIP total global memory {hip} MiB", _src(g, "reported_total_mib")
     gb = _val(g, "marketing_memory_gb")
+    per_device = g.get("per_device_memory_gib")
+    if isinstance(per_device, dict) and per_device.get("value"):
+        gib = per_device["value"]
+        why = per_device.get("note") or per_device.get("basis") or ""
+        return gib * GIB, f"approximate: {gib} GiB per device ({why})", per_device.get("source")
     if g["id"] in PER_DEVICE_GIB:
         gib, why = PER_DEVICE_GIB[g["id"]]
         return gib * GIB, f"approximate: {gib} GiB per device ({why})", _src(g, "marketing_memory_gb")
@@ -316,7 +441,7 @@ def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str
             if _val(g, "bf16") is not None and _val(g, "bf16") != bf16:
                 raise SystemExit(f"{gid}: bf16 {_val(g, 'bf16')} disagrees with CC {cc}")
             sources["compute_capability"] = _src(g, "compute_capability")
-            sources["bf16"] = "compute capability >= 8.0 (vLLM rule: " + str(_src(g, "bf16")) + ")"
+            sources["bf16"] = f"compute capability >= 8.0 (vLLM rule: {_src(g, 'bf16') or BF16_RULE_SRC})"
         else:
             bf16 = _val(g, "bf16")
             sources["bf16"] = _src(g, "bf16")
@@ -337,6 +462,9 @@ def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str
             bf16 = bool(bf16)
         fp8 = _val(g, "fp8_e4m3_hw")
         sources["fp8"] = _src(g, "fp8_e4m3_hw") or "not sourced (null in the research catalogue): False"
+        if vendor == "nvidia" and "fp8_e4m3_hw" not in g:  # supplement entries: the corpus's own CC rule
+            fp8 = _cc_tuple(cc) >= (8, 9)  # type: ignore[operator]
+            sources["fp8"] = f"compute capability >= 8.9 (vLLM rule: {FP8_RULE_SRC})"
         name = _val(g, "nvml_name") or _val(g, "rocm_marketing_name") or FALLBACK_NAMES.get(gid) or gid
         sources["name"] = _src(g, "nvml_name") or _src(g, "rocm_marketing_name") or "kvlint display name"
         entry: dict[str, Any] = {
@@ -354,10 +482,13 @@ def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str
         for key in (
             "nvidia_smi_total_mib",
             "cuda_total_bytes",
+            "cuda_total_gib",
             "torch_total_capacity_gib",
             "cloud_api_gpu_memory_mib",
             "marketing_memory_gb",
             "reported_total_mib",
+            "per_device_memory_gib",
+            "unified_memory",
             "mig_capable",
             "gfd_product_label",
             "amd_product_name_label",
@@ -370,6 +501,12 @@ def build_accelerators(gpus: list[dict[str, Any]], reserve_mib: int) -> dict[str
                 fact = {"value": g[key]}
             if fact is not None:
                 entry[key] = fact
+        if g.get("nvml_name_variants"):
+            entry["nvml_name_variants"] = [
+                {k: v[k] for k in ("value", "source", "note") if k in v} for v in g["nvml_name_variants"]
+            ]
+        if g.get("_supplement_facts"):
+            entry["supplement_facts"] = list(g["_supplement_facts"])
         out[gid] = entry
     return out
 
@@ -441,6 +578,30 @@ def build_labels(
         fact = a.get("gfd_product_label")
         if fact:
             gfd[fact["value"]] = {"id": gid, "source": fact.get("source"), "status": fact.get("status", "")}
+    # Entries with an NVML name but no GFD value (the supplement's): GFD's sanitise rule, status derived. A name
+    # two boards share (GeForce RTX 3080 10GB/12GB) keeps every id, smallest memory first; nvidia.com/gpu.memory
+    # tells them apart on a node (kvlint.accelerators.placement).
+    for gid, a in sorted(accs.items(), key=lambda kv: (kv[1]["memory_bytes"], kv[0])):
+        if a["vendor"] != "nvidia":
+            continue
+        names = []
+        if not a.get("gfd_product_label") and a["sources"].get("name") != "kvlint display name":
+            names.append((a["name"], a["sources"].get("name")))
+        names += [(v["value"], v.get("source")) for v in a.get("nvml_name_variants") or []]
+        for name, name_src in names:
+            value = gfd_sanitise(name)
+            row = gfd.get(value)
+            if row is None:
+                gfd[value] = {
+                    "id": gid,
+                    "source": f"{GFD_SANITISE_SRC} applied to the NVML name ({name_src})",
+                    "status": "derived",
+                }
+            elif row["id"] != gid:
+                row.setdefault("ids", [row["id"]])
+                if gid not in row["ids"]:
+                    row["ids"].append(gid)
+                row["note"] = "one NVML name for several boards; nvidia.com/gpu.memory tells them apart"
     gfd_label_src = lc["nvidia_gpu_feature_discovery"]["source"]
     for obs in lc["nvidia_gpu_feature_discovery"].get("product_values_observed", []):
         value = obs["value"]
@@ -451,6 +612,9 @@ def build_labels(
         )
         if hit and value not in gfd and "-MIG-" not in value:
             gfd[value] = {"id": gfd[hit]["id"], "source": obs.get("source"), "status": "observed_on_a_node"}
+        elif value in gfd and gfd[value].get("status") == "derived":  # a derived value seen on a real node
+            gfd[value]["status"] = "observed_on_a_node"
+            gfd[value]["observed"] = obs.get("source")
     gke: dict[str, dict[str, Any]] = {}
     for row in lc["gke"]["gke_accelerator_values"]:
         value = row["value"]
@@ -512,6 +676,24 @@ def build_labels(
         fact = a.get("amd_product_name_label")
         if fact:
             amd[fact["value"]] = {"id": gid, "source": fact.get("source")}
+    dev_table = lc.get("amd_gpu_device_ids") or {}
+    amd_dev: dict[str, dict[str, Any]] = {}
+    for row in dev_table.get("values") or []:
+        dev_id = str(row["device_id"]).lower()
+        gid = row.get("id")
+        if gid is not None and gid not in ids:
+            raise SystemExit(f"AMD device id {dev_id} -> unknown id {gid}")
+        item = {"id": gid, "product": row["product"], "revision": str(row.get("revision", ""))}
+        if row.get("note"):
+            item["note"] = row["note"]
+        amd_dev[dev_id] = item
+        label = amd_label_sanitise(row["product"])
+        if gid and label and label not in amd:
+            amd[label] = {
+                "id": gid,
+                "source": f"{dev_table.get('source')} (libdrm name {row['product']!r}, labeller rule)",
+                "status": "derived",
+            }
     return {
         "nvidia_gpu_product": {
             "source": gfd_label_src,
@@ -533,6 +715,15 @@ def build_labels(
             "source": lc["amd_gpu_operator"]["source"],
             "rule": "sysfs product_name with spaces -> '_' and parentheses removed; matched on its MI### token",
             "values": amd,
+        },
+        "amd_gpu_device_id": {
+            "source": dev_table.get("source"),
+            "rule": dev_table.get("rule"),
+            "values": amd_dev,
+        },
+        "amd_gpu_vram": {
+            "source": (lc.get("amd_gpu_vram") or {}).get("source"),
+            "rule": (lc.get("amd_gpu_vram") or {}).get("rule"),
         },
     }
 
@@ -574,10 +765,10 @@ def build_mig(research: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
-def build(path: str) -> dict[str, Any]:
-    """Read the research catalogue at ``path`` and return the curated catalogue (a plain dict)."""
-    with open(path, encoding="utf-8") as fh:
-        research = yaml.load(fh, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+def build(path: str, supplement: str | Path | None = SUPPLEMENT) -> dict[str, Any]:
+    """Read the research catalogue at ``path`` (with the supplement merged in, :func:`load_research`) and return
+    the curated catalogue (a plain dict)."""
+    research = load_research(path, supplement)
     gpus = research["gpus"]
     reserve = driver_reserve(gpus)
     accs = build_accelerators(gpus, reserve["median_mib"])
@@ -595,7 +786,7 @@ def build(path: str) -> dict[str, Any]:
     meta = research["meta"]
     return {
         "meta": {
-            "generated_from": CORPUS_REF,
+            "generated_from": CORPUS_REF + (f" + {SUPPLEMENT_REF}" if supplement is not None else ""),
             "generator": "kvlint/accelerators/_build_catalogue.py",
             "research_compiled": meta.get("compiled"),
             "source_format": meta.get("source_format"),
@@ -604,6 +795,7 @@ def build(path: str) -> dict[str, Any]:
             "bf16_rule": meta.get("bf16_rule"),
             "fp8_rule": meta.get("fp8_rule"),
             "driver_reserve": reserve,
+            "supplement_reading_notes": (meta.get("supplement") or {}).get("reading_notes"),
         },
         "accelerators": accs,
         "aliases": aliases,
@@ -620,7 +812,7 @@ def main(argv: list[str] | None = None) -> int:
     data = build(src)
     header = (
         "# GENERATED by kvlint/accelerators/_build_catalogue.py -- do not hand-edit; re-run the script.\n"
-        f"# SOURCE: {CORPUS_REF}; every entry keeps the sources of its facts.\n"
+        f"# SOURCE: {CORPUS_REF} + {SUPPLEMENT_REF}; every entry keeps the sources of its facts.\n"
     )
     dst.write_text(
         header + yaml.safe_dump(data, sort_keys=False, width=120, allow_unicode=True), encoding="utf-8"

@@ -14,9 +14,13 @@ Precedence (first that decides wins):
 
 Inside a set of node labels the most specific key decides, in this order: ``nvidia.com/gpu.product``
 (GFD), ``cloud.google.com/gke-accelerator``, ``cloud.google.com/gke-tpu-accelerator``,
-``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, ``amd.com/gpu.product-name``,
-``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, and last
-``nvidia.com/gpu.memory`` alone (a GPU not in the catalogue, described by its labels). Label meanings
+``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, ``amd.com/gpu.product-name``
+(and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` / ``beta.amd.com/gpu.device-id`` (AMD node
+labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is read too),
+``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, then ``nvidia.com/gpu.memory``
+alone (a GPU not in the catalogue, described by its labels) and last ``amd.com/gpu.vram`` alone. A GFD product
+that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settled by ``nvidia.com/gpu.memory``
+when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
 ``internal/lm/resource.go``; GKE: cloud.google.com/kubernetes-engine docs; Karpenter AWS/Azure
 provider docs), as recorded with sources in ``kvlint/data/accelerators.yaml``.
@@ -50,6 +54,11 @@ KARPENTER_GPU = "karpenter.k8s.aws/instance-gpu-name"
 KARPENTER_GPU_MEMORY = "karpenter.k8s.aws/instance-gpu-memory"
 AZURE_GPU = "karpenter.azure.com/sku-gpu-name"
 AMD_PRODUCT = "amd.com/gpu.product-name"
+AMD_PRODUCT_BETA = "beta.amd.com/gpu.product-name"
+AMD_DEVICE_ID = "amd.com/gpu.device-id"
+AMD_DEVICE_ID_BETA = "beta.amd.com/gpu.device-id"
+AMD_VRAM = "amd.com/gpu.vram"
+AMD_VRAM_BETA = "beta.amd.com/gpu.vram"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 INSTANCE_TYPE_BETA = "beta.kubernetes.io/instance-type"
 
@@ -61,10 +70,18 @@ LABEL_ORDER = (
     KARPENTER_GPU,
     AZURE_GPU,
     AMD_PRODUCT,
+    AMD_PRODUCT_BETA,
+    AMD_DEVICE_ID,
+    AMD_DEVICE_ID_BETA,
     INSTANCE_TYPE,
     INSTANCE_TYPE_BETA,
     GFD_MEMORY,
+    AMD_VRAM,
+    AMD_VRAM_BETA,
 )
+#: AMD labeller keys that also come in a counted form, ``<key>.<value>: "<count>"`` (``beta.amd.com/`` always,
+#: ``amd.com/`` when a node has several kinds): ROCm k8s-device-plugin ``cmd/k8s-node-labeller/main.go``.
+_COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BETA, AMD_VRAM, AMD_VRAM_BETA)
 # Keys that only say "some GPU of this vendor" or may be set on CPU nodes: an unknown value does not
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
 _SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA}
@@ -181,6 +198,18 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
     if key == GFD_PRODUCT:
         acc, profile, shared = cat.gfd_product(v)
         c.shared = shared
+        boards = cat.gfd_product_candidates(v) if acc is not None and not profile else []
+        if len(boards) > 1:  # one NVML name, several boards: the memory label settles it
+            mib = _as_int(_first(labels, GFD_MEMORY))
+            fits = [a for a in boards if mib and cat.memory_matches(a, mib)]
+            if len(fits) == 1:
+                acc = fits[0]
+                c.notes.append(f"{v} names {len(boards)} boards; {GFD_MEMORY}={mib} selects {acc.id}")
+            else:
+                acc = boards[0]
+                c.alts = boards[1:]
+                names = ", ".join(a.id for a in boards)
+                c.notes.append(f"{key}={v} may be {names}: chose the smallest, {acc.id} (conservative)")
         if acc is None:
             mib = _as_int(_first(labels, GFD_MEMORY))
             if mib and not profile:
@@ -231,10 +260,30 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
         else:
             c.notes.append(f"{v} is {'not a GPU in the catalogue' if known else 'not a known GPU name'}")
         return c
-    if key == AMD_PRODUCT:
+    if key in (AMD_PRODUCT, AMD_PRODUCT_BETA):
         c.acc = cat.amd_product_name(v)
         if c.acc is None:
             c.notes.append(f"AMD product {v} is not in the catalogue")
+        return c
+    if key in (AMD_DEVICE_ID, AMD_DEVICE_ID_BETA):
+        c.acc, product, known = cat.amd_device_id(v)
+        if c.acc is not None:
+            c.notes.append(f"AMD device id {v} = {product}")
+        elif known:
+            c.notes.append(f"AMD device id {v} ({product}) is not in the catalogue")
+        else:
+            c.notes.append(f"AMD device id {v} is not a known AMD device id")
+        return c
+    if key in (AMD_VRAM, AMD_VRAM_BETA):
+        accs = cat.amd_vram(v)
+        if not accs:
+            return None
+        c.acc, c.alts = accs[0], accs[1:]
+        names = ", ".join(a.id for a in accs)
+        c.notes.append(
+            f"AMD model not labelled: {key}={v} is within 2% of {names}"
+            + (f"; took the smallest, {accs[0].id}" if len(accs) > 1 else "")
+        )
         return c
     if key in (INSTANCE_TYPE, INSTANCE_TYPE_BETA):
         it = cat.instance_type(v)
@@ -266,8 +315,20 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
     return None
 
 
+def _uncount(labels: Labels) -> Labels:
+    """``beta.amd.com/gpu.device-id.74a1: "8"`` -> ``beta.amd.com/gpu.device-id: 74a1`` (the AMD labeller's
+    counted form, :data:`_COUNTED_KEYS`); other keys unchanged."""
+    out: Labels = {k: list(v) for k, v in labels.items()}
+    for key, values in labels.items():
+        for base in _COUNTED_KEYS:
+            if key.startswith(base + ".") and len(key) > len(base) + 1:
+                out.setdefault(base, []).extend((key[len(base) + 1 :], loc) for _v, loc in values)
+    return out
+
+
 def _decide(labels: Labels) -> list[_Cand] | None:
     """Candidates from the most specific deciding key present in ``labels``; None if no key decides."""
+    labels = _uncount(labels)
     for key in LABEL_ORDER:
         values = labels.get(key)
         if not values:
@@ -388,7 +449,7 @@ def _named_ids(key: str, values: list[tuple[str, Loc | None]]) -> set[str]:
             continue
         c = _candidate(key, v, None, {})
         if c is not None and c.acc is not None:
-            ids.add(c.acc.id)
+            ids.update(a.id for a in [c.acc, *c.alts])
     return ids
 
 

@@ -15,14 +15,25 @@ alias takes the entry with the *smaller* memory (conservative for a capacity lin
   ``a100-80gb`` -> the SXM4 entries; ``a100-sxm`` -> SXM4 40GB, ``a100-pcie`` -> PCIe 40GB (size ambiguous)
 * ``a10``, ``a10g``, ``a30``, ``a40``, ``l4``, ``l40``, ``l40s``, ``t4``, ``b200``, ``gb200`` -> ``nvidia-<alias>``
 * ``v100`` -> ``nvidia-v100-sxm2-16gb`` (ambiguous: smaller); ``v100-16gb``, ``v100-32gb`` -> the SXM2 entries
-* ``rtx-pro-6000`` -> ``nvidia-rtx-pro-6000-blackwell``; ``rtx-3090``, ``rtx-4090``, ``rtx-5090`` ->
-  ``nvidia-geforce-<alias>``; ``rtx-a6000`` -> ``nvidia-rtx-a6000``; ``rtx-6000-ada`` -> ``nvidia-rtx-6000-ada``
-* ``mi210``, ``mi250x``, ``mi300x``, ``mi325x``, ``mi355x`` -> ``amd-instinct-<alias>`` (AMD, not CUDA)
+* ``rtx-pro-6000`` -> ``nvidia-rtx-pro-6000-blackwell``; ``rtx-pro-4500`` -> ``nvidia-rtx-pro-4500-blackwell``
+* GeForce: ``rtx-3090``, ``rtx-3090-ti``, ``rtx-4070``, ``rtx-4070-ti``, ``rtx-4070-ti-super``, ``rtx-4080``,
+  ``rtx-4080-super``, ``rtx-4090``, ``rtx-5080``, ``rtx-5090`` -> ``nvidia-geforce-<alias>``; ``rtx-3060`` ->
+  ``nvidia-geforce-rtx-3060-12gb``; ``rtx-3080`` -> ``nvidia-geforce-rtx-3080-10gb`` (ambiguous: smaller),
+  ``rtx-3080-12gb`` -> ``nvidia-geforce-rtx-3080-12gb``
+* workstation: ``rtx-a4000``, ``rtx-a4500``, ``rtx-a5000``, ``rtx-a6000`` -> ``nvidia-<alias>``;
+  ``rtx-4000-ada``, ``rtx-4500-ada``, ``rtx-5000-ada``, ``rtx-6000-ada`` -> ``nvidia-<alias>``; ``rtx-8000`` ->
+  ``nvidia-quadro-rtx-8000``; ``rtx-6000`` -> ``nvidia-quadro-rtx-6000`` (ambiguous with the RTX 6000 Ada:
+  the smaller)
+* ``gb10``, ``dgx-spark`` -> ``nvidia-gb10`` (unified memory)
+* ``mi100``, ``mi210``, ``mi250``, ``mi250x``, ``mi300a``, ``mi300x``, ``mi325x``, ``mi350x``, ``mi355x`` ->
+  ``amd-instinct-<alias>`` (AMD, not CUDA); ``w7900`` -> ``amd-radeon-pro-w7900``
 * ``gaudi2``, ``gaudi3`` -> ``intel-<alias>`` (Intel Gaudi, not CUDA)
 * ``tpu-v4``, ``tpu-v5e``, ``tpu-v5p``, ``tpu-v6e`` -> ``google-<alias>`` (Google TPU, per chip, not CUDA)
 
-:func:`lookup` also accepts catalogue ids without their vendor prefix (``a100-pcie-80gb``), GFD product
-labels (``NVIDIA-H100-80GB-HBM3``) and GKE accelerator values (``nvidia-tesla-a100``).
+:func:`lookup` also accepts catalogue ids without their vendor prefix (``a100-pcie-80gb``,
+``quadro-rtx-8000``, ``radeon-pro-w7900``), GFD product labels (``NVIDIA-H100-80GB-HBM3``,
+``NVIDIA-GeForce-RTX-4090``) and GKE accelerator values (``nvidia-tesla-a100``). Sources and fields:
+``docs/accelerators.md``.
 """
 
 from __future__ import annotations
@@ -102,6 +113,12 @@ class _Catalogue:
         self.gfd: dict[str, str] = {
             _gfd_key(k): v["id"] for k, v in labels["nvidia_gpu_product"]["values"].items() if v.get("id")
         }
+        #: GFD values one NVML name gives several boards (GeForce RTX 3080 10GB/12GB), smallest memory first
+        self.gfd_ids: dict[str, list[str]] = {
+            _gfd_key(k): list(v["ids"])
+            for k, v in labels["nvidia_gpu_product"]["values"].items()
+            if v.get("ids")
+        }
         self.gke: dict[str, dict[str, Any]] = labels["gke_accelerator"]["values"]
         self.tpu: dict[str, dict[str, Any]] = labels["gke_tpu_accelerator"]["values"]
         self.karpenter: dict[str, dict[str, Any]] = labels["karpenter_instance_gpu_name"]["values"]
@@ -110,6 +127,9 @@ class _Catalogue:
         }
         self.amd: dict[str, str] = {
             k.lower(): v["id"] for k, v in labels["amd_gpu_product_name"]["values"].items()
+        }
+        self.amd_dev: dict[str, dict[str, Any]] = {
+            k.lower(): v for k, v in (labels.get("amd_gpu_device_id") or {}).get("values", {}).items()
         }
         self.instance_types: dict[str, dict[str, Any]] = raw["instance_types"]
         self.instance_types_lower = {k.lower(): k for k in self.instance_types}
@@ -279,6 +299,20 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
     return (_cat().accelerators[gid] if gid else None), profile, shared
 
 
+def gfd_product_candidates(value: str) -> list[Accelerator]:
+    """Every catalogue GPU a GFD ``nvidia.com/gpu.product`` value may stand for, smallest memory first.
+
+    One entry for most values; several where boards of different memory share an NVML name (``NVIDIA-GeForce-
+    RTX-3080``: the 10GB and 12GB boards), which ``nvidia.com/gpu.memory`` then tells apart. ``-SHARED`` and
+    ``-MIG-<profile>`` suffixes are ignored here; empty when the value is not in the catalogue."""
+    acc, _profile, _shared = gfd_product(value)
+    if acc is None:
+        return []
+    v = re.sub(r"-MIG-.+$", "", re.sub(r"-SHARED$", "", str(value).strip(), flags=re.IGNORECASE), flags=re.I)
+    ids = _cat().gfd_ids.get(_gfd_key(v))
+    return [_cat().accelerators[i] for i in ids] if ids else [acc]
+
+
 def gke_accelerator(value: str) -> tuple[Accelerator | None, str, bool]:
     """``cloud.google.com/gke-accelerator`` value -> (accelerator, short hint for ``how``, known value)."""
     row = _cat().gke.get(str(value).strip().lower())
@@ -326,7 +360,41 @@ def amd_product_name(value: str) -> Accelerator | None:
     m = re.search(r"mi\d{3}[a-z]*", v)
     if m:
         return cat.accelerators.get("amd-instinct-" + m.group(0))
+    m = re.search(r"w\d{4}", v)  # Radeon PRO workstation boards (AMD_Radeon_Pro_W7900)
+    if m and "radeon" in v:
+        return cat.accelerators.get("amd-radeon-pro-" + m.group(0))
     return None
+
+
+def amd_device_id(value: str) -> tuple[Accelerator | None, str, bool]:
+    """``amd.com/gpu.device-id`` / ``beta.amd.com/gpu.device-id`` (PCI device id, hex without ``0x``:
+    ``74a1``) -> (AMD accelerator or None, product name from ``amdgpu.ids``, known id).
+
+    Virtual functions (``74b5`` = MI300X VF on Azure ND MI300X v5, where the product-name label is absent) map to
+    their physical part. Source table: ROCm k8s-device-plugin ``cmd/k8s-node-labeller/amdgpu.ids`` (as recorded
+    in the catalogue's ``labels.amd_gpu_device_id``)."""
+    v = str(value).strip().lower().removeprefix("0x")
+    row = _cat().amd_dev.get(v)
+    if row is None:
+        return None, "", False
+    gid = row.get("id")
+    return (_cat().accelerators[gid] if gid else None), str(row.get("product") or ""), True
+
+
+def amd_vram(value: str, tolerance: float = 0.02) -> list[Accelerator]:
+    """``amd.com/gpu.vram`` (``"191G"``: the labeller's KFD memory size in GiB, rounded) -> AMD catalogue
+    accelerators whose memory is within ``tolerance`` (relative) of it, smallest first; empty when the value
+    is not ``<N>G`` or nothing is close. Used only when no label names the model."""
+    m = re.fullmatch(r"\s*(\d+)\s*G\s*", str(value), flags=re.IGNORECASE)
+    if not m:
+        return []
+    gib = int(m.group(1))
+    hits = [
+        a
+        for a in _cat().accelerators.values()
+        if a.vendor == "amd" and gib > 0 and abs(a.memory_bytes / GIB - gib) <= tolerance * gib
+    ]
+    return sorted(hits, key=lambda a: (a.memory_bytes, a.id))
 
 
 def instance_type(name: str) -> InstanceType | None:
