@@ -1,5 +1,5 @@
 """KServe's Hugging Face runtime (modelFormat: huggingface) read as the vLLM engine it starts
-(kvlint.engines.kserve, kvlint.workloads._kserve_hf_runtime)."""
+(kvlint.engines.kserve, kvlint.workloads.kserve)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,262 @@
+"""Building blocks the workload finders share: metadata merge, the Workload record of a PodSpec, synthetic
+PodSpecs for operator objects that have none (located :class:`~kvlint.source.LDict`/``LList`` values), and
+the ``kvlint.io/*`` annotations a synthetic workload carries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Workload
+
+ROLE_KEYS = {
+    "leaderTemplate": "leader",
+    "leader": "leader",
+    "workerTemplate": "worker",
+    "workerSpec": "worker",
+    "workerGroupSpecs": "worker",
+    "worker": "worker",
+    "headGroupSpec": "head",
+}
+
+
+# a chain entry: (mapping or list, key or index inside it)
+Chain = list[tuple[Any, Any]]
+
+
+def object_ref(w: Workload) -> str:
+    """``Kind/namespace/name`` of a workload's object (``Kind/name`` when it has no namespace)."""
+    kind = w.kind or "Object"
+    if w.namespace:
+        return f"{kind}/{w.namespace}/{w.name}"
+    return f"{kind}/{w.name}"
+
+
+def get_in(m: Any, *keys: Any) -> Any:
+    for k in keys:
+        if not isinstance(m, dict):
+            return None
+        m = m.get(k)
+    return m
+
+
+def int_or_none(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def str_map(m: Any) -> dict[str, str]:
+    if not isinstance(m, dict):
+        return {}
+    return {str(k): ("" if v is None else str(v)) for k, v in m.items()}
+
+
+def meta(m: Any) -> tuple[dict[str, str], dict[str, str]]:
+    """(annotations, labels) of a ``metadata`` mapping."""
+    if not isinstance(m, dict):
+        return {}, {}
+    return str_map(m.get("annotations")), str_map(m.get("labels"))
+
+
+def is_pod_spec(m: Any) -> bool:
+    if not isinstance(m, dict):
+        return False
+    c = m.get("containers")
+    return isinstance(c, list) and any(isinstance(x, dict) and ("image" in x or "name" in x) for x in c)
+
+
+def path_str(keys: Sequence[Any]) -> str:
+    out = ""
+    for k in keys:
+        if isinstance(k, int):
+            out += f"[{k}]"
+        else:
+            out += ("." if out else "") + str(k)
+    return out
+
+
+def make_workload(
+    doc: Document,
+    pod_spec: dict,
+    chain: Chain,
+    *,
+    path: str | None = None,
+    replicas: int | None = None,
+    role: str | None = None,
+    group_size: int | None = None,
+    extra_meta: Any = None,
+) -> Workload:
+    """A Workload for ``pod_spec`` reached through ``chain`` (parents from the document root)."""
+    ann, lab = meta(get_in(doc.data, "metadata"))
+    if chain and chain[-1][1] == "spec" and isinstance(chain[-1][0], dict) and chain[-1][0] is not doc.data:
+        t_ann, t_lab = meta(chain[-1][0].get("metadata"))
+        ann.update(t_ann)
+        lab.update(t_lab)
+    if isinstance(extra_meta, dict):
+        ann.update(str_map(extra_meta.get("annotations")))
+        lab.update(str_map(extra_meta.get("labels")))
+    if not isinstance(pod_spec, LDict):
+        pod_spec = LDict(pod_spec, loc=doc.loc)
+    assert isinstance(pod_spec, LDict)
+    return Workload(
+        doc=doc,
+        kind=doc.kind,
+        name=doc.name,
+        namespace=doc.namespace,
+        pod_spec=pod_spec,
+        path=path if path is not None else path_str([k for _, k in chain]),
+        annotations=ann,
+        labels=lab,
+        replicas=replicas,
+        role=role,
+        group_size=group_size,
+    )
+
+
+def synthetic_pod_spec(holder: dict, container: dict, drop: Sequence[str]) -> LDict:
+    """A PodSpec-shaped LDict: ``holder``'s other keys plus ``containers: [container, *holder's]``."""
+    ps = LDict(loc=loc_of(holder))
+    for k, v in holder.items():
+        if k in drop or k == "containers":
+            continue
+        ps[k] = v
+        if isinstance(holder, LDict):
+            if k in holder.locs:
+                ps.locs[k] = holder.locs[k]
+            if k in holder.key_locs:
+                ps.key_locs[k] = holder.key_locs[k]
+    cloc = loc_of(container) or loc_of(holder)
+    containers = LList([container], loc=cloc)
+    containers.locs.append(cloc or Loc("-"))
+    extra = holder.get("containers")
+    if isinstance(extra, list):
+        for i, c in enumerate(extra):
+            containers.append(c)
+            containers.locs.append(loc_of(extra, i) or cloc or Loc("-"))
+    ps["containers"] = containers
+    if cloc is not None:
+        ps.locs["containers"] = cloc
+    return ps
+
+
+def add_memory_shm(pod_spec: LDict, container: LDict) -> None:
+    """Add the runtime's memory-backed ``/dev/shm`` (``devshm`` emptyDir) unless the pod already mounts one."""
+    mounts = container.get("volumeMounts")
+    if isinstance(mounts, list) and any(
+        isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts
+    ):
+        return
+    anchor = loc_of(container, "image") or container.loc
+    mount = ldict(anchor, [("name", "devshm", anchor), ("mountPath", "/dev/shm", anchor)])
+    container["volumeMounts"] = llist(anchor, [*((m, None) for m in (mounts or [])), (mount, anchor)])
+    vols = pod_spec.get("volumes")
+    vol = ldict(
+        anchor,
+        [("name", "devshm", anchor), ("emptyDir", ldict(anchor, [("medium", "Memory", anchor)]), anchor)],
+    )
+    pod_spec["volumes"] = llist(
+        anchor, [*((v, None) for v in (vols if isinstance(vols, list) else [])), (vol, anchor)]
+    )
+
+
+def enclosing_context(chain: Chain) -> tuple[int | None, str | None, int | None]:
+    """(replicas, role, group_size) from the nearest enclosing declarations."""
+    replicas = role = group_size = None
+    for parent, key in reversed(chain):
+        if isinstance(parent, dict):
+            if replicas is None:
+                replicas = int_or_none(parent.get("replicas"))
+            if role is None and isinstance(key, str):
+                role = ROLE_KEYS.get(key)
+            if group_size is None and key == "leaderWorkerTemplate":
+                group_size = int_or_none(get_in(parent, "leaderWorkerTemplate", "size"))
+    return replicas, role, group_size
+
+
+#: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by
+#: :func:`kvlint.accelerators.resolve_placement` when ``kvlint.io/accelerator`` decides).
+ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
+
+
+#: Annotation a synthetic workload carries when its operator, not the object, chooses the engine image
+#: (read by the KV208 check, which then asks for --engine-version instead of an image tag).
+IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"
+
+
+#: Annotation a synthetic workload carries to say why its accelerator cannot be known (appended to the
+#: placement's "nothing names the accelerator" reason).
+ACCELERATOR_WHY_ANNOTATION = "kvlint.io/accelerator-why"
+
+
+def ldict(loc: Loc | None, items: Sequence[tuple[str, Any, Loc | None]]) -> LDict:
+    """An LDict located at ``loc`` whose values (and keys) are located at their given positions."""
+    d = LDict(loc=loc)
+    for k, v, vloc in items:
+        d[k] = v
+        if vloc is not None or loc is not None:
+            d.locs[k] = vloc or loc  # type: ignore[assignment]
+            d.key_locs[k] = vloc or loc  # type: ignore[assignment]
+    return d
+
+
+def llist(loc: Loc | None, items: Sequence[tuple[Any, Loc | None]]) -> LList:
+    """An LList located at ``loc`` whose items are located at their given positions."""
+    out = LList([v for v, _ in items], loc=loc)
+    out.locs = [il or loc or Loc("-") for _, il in items]
+    return out
+
+
+def synthetic_workload(
+    doc: Document,
+    pod_spec: LDict,
+    path: str,
+    *,
+    replicas: int | None,
+    extra: Sequence[tuple[str, str, Loc | None]] = (),
+) -> Workload:
+    """A Workload for a synthetic PodSpec; ``extra`` annotations (key, value, loc) are added under the
+    object's own (which win: a user's ``kvlint.io/accelerator`` beats a derived one)."""
+    ann_src, labels = meta(get_in(doc.data, "metadata"))
+    ann = LDict(loc=doc.loc)
+    own = get_in(doc.data, "metadata", "annotations")
+    user_acc = "kvlint.io/accelerator" in ann_src
+    for k, v, vloc in extra:
+        if k in ann_src or (user_acc and k.startswith("kvlint.io/accelerator")):
+            continue
+        ann[k] = v
+        if vloc is not None:
+            ann.locs[k] = vloc
+    for k, v in ann_src.items():
+        ann[k] = v
+        loc = loc_of(own, k)
+        if loc is not None:
+            ann.locs[k] = loc
+    return Workload(
+        doc=doc,
+        kind=doc.kind,
+        name=doc.name,
+        namespace=doc.namespace,
+        pod_spec=pod_spec,
+        path=path,
+        annotations=ann,
+        labels=labels,
+        replicas=replicas,
+    )
+
+
+def env_list(env: Any) -> LList | None:
+    """A container ``env`` list from a ``{NAME: value}`` mapping (KubeAI ``spec.env``), sorted by name as
+    KubeAI's vLLMPodForModel does; positions are the mapping's values."""
+    if not isinstance(env, dict):
+        return None
+    items = []
+    for k in sorted(env, key=str):
+        eloc = loc_of(env, k)
+        items.append(
+            (
+                ldict(eloc, [("name", str(k), eloc), ("value", "" if env[k] is None else str(env[k]), eloc)]),
+                eloc,
+            )
+        )
+    return llist(loc_of(env), items)

@@ -1,0 +1,148 @@
+"""ConfigMaps among the inputs, and files a container mounts from them (``--config`` files, KAITO's
+inference config).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from typing import Any
+
+from kvlint.source import LDict, Loc, loc_of
+from kvlint.types import Document
+from kvlint.workloads.base import get_in
+
+
+def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
+    """ConfigMap ``data`` of every ConfigMap document, keyed by ``(namespace, name)``.
+
+    ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without a
+    ``data`` mapping are left out; a later ConfigMap with the same key replaces an earlier one (as
+    ``kubectl apply`` of the files in order would).
+    """
+    out: dict[tuple[str | None, str], LDict] = {}
+    for doc in docs:
+        if doc.kind != "ConfigMap":
+            continue
+        data = doc.data.get("data")
+        name = doc.name
+        if not name or not isinstance(data, dict):
+            continue
+        if not isinstance(data, LDict):
+            data = LDict(data, loc=doc.loc)
+        out[(doc.namespace, name)] = data
+    return out
+
+
+def mounted_file(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    *,
+    namespace: str | None = None,
+) -> tuple[str, Loc | None] | None:
+    """Text of the file at ``path`` inside ``container`` when it comes from a ConfigMap in ``cms``.
+
+    Follows the container's ``volumeMounts`` (``mountPath``, with ``subPath`` either naming the file
+    mounted at exactly ``mountPath`` or a directory under the volume) to a ``configMap`` volume (or a
+    ``projected`` volume's ``configMap`` sources) of ``pod_spec``, maps the file name through the
+    volume's ``items`` (``key`` -> ``path``) when present, and looks the key up in the ConfigMap's
+    ``data``. The ConfigMap is looked up as ``(namespace, name)``, then ``(None, name)``, then by name
+    alone when exactly one ConfigMap has it.
+
+    Returns:
+        ``(text, loc)`` where ``loc`` is the position of the ``data`` value (for a block scalar, the
+        ``|`` indicator line; the text starts on the next line), or None when the path is not mounted
+        from a known ConfigMap. Never raises.
+    """
+    try:
+        return _mounted_file(pod_spec, container, path, cms, namespace)
+    except (TypeError, AttributeError, ValueError):
+        return None
+
+
+def _find_cm(cms: dict[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:
+    hit = cms.get((namespace, name))
+    if hit is None:
+        hit = cms.get((None, name))
+    if hit is None:
+        same = [v for (_, n), v in cms.items() if n == name]
+        hit = same[0] if len(same) == 1 else None
+    return hit
+
+
+def _cm_sources(volume: dict) -> list[dict]:
+    """``configMap`` sources of a volume (plain or projected)."""
+    out = []
+    cm = volume.get("configMap")
+    if isinstance(cm, dict):
+        out.append(cm)
+    sources = get_in(volume, "projected", "sources")
+    if isinstance(sources, list):
+        for s in sources:
+            cm = get_in(s, "configMap")
+            if isinstance(cm, dict):
+                out.append(cm)
+    return out
+
+
+def _mounted_file(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    namespace: str | None,
+) -> tuple[str, Loc | None] | None:
+    if not isinstance(path, str) or not path:
+        return None
+    target = posixpath.normpath(path)
+    mounts = container.get("volumeMounts") if isinstance(container, dict) else None
+    volumes = pod_spec.get("volumes") if isinstance(pod_spec, dict) else None
+    if not isinstance(mounts, list) or not isinstance(volumes, list):
+        return None
+    by_name = {v.get("name"): v for v in volumes if isinstance(v, dict)}
+    for mount in mounts:
+        if not isinstance(mount, dict):
+            continue
+        mpath = mount.get("mountPath")
+        if not isinstance(mpath, str) or not mpath:
+            continue
+        mpath = posixpath.normpath(mpath)
+        sub = mount.get("subPath")
+        sub = posixpath.normpath(sub) if isinstance(sub, str) and sub else None
+        if target == mpath:
+            if sub is None:
+                continue  # a directory mount, not a file
+            rel = sub
+        elif target.startswith(mpath.rstrip("/") + "/"):
+            rel = target[len(mpath.rstrip("/")) + 1 :]
+            if sub is not None:
+                rel = posixpath.join(sub, rel)
+        else:
+            continue
+        volume = by_name.get(mount.get("name"))
+        if not isinstance(volume, dict):
+            continue
+        for src in _cm_sources(volume):
+            name = src.get("name")
+            if not isinstance(name, str):
+                continue
+            items = src.get("items")
+            key: Any = None
+            if isinstance(items, list) and items:
+                for it in items:
+                    if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
+                        key = it.get("key")
+                        break
+            elif "/" not in rel:
+                key = rel
+            if key is None:
+                continue
+            data = _find_cm(cms, name, namespace)
+            if data is None or key not in data:
+                continue
+            value = data[key]
+            text = value if isinstance(value, str) else ("" if value is None else str(value))
+            return text, loc_of(data, key)
+    return None

@@ -1,0 +1,213 @@
+"""KAITO ``Workspace`` / ``InferenceSet`` (kaito.sh): the vLLM pod KAITO's preset builds, its SKU table and
+memory utilization, and the ``inference.config`` ConfigMap it mounts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from kvlint.source import Loc, loc_of
+from kvlint.types import Document, Workload
+from kvlint.workloads.base import (
+    ACCELERATOR_WHY_ANNOTATION,
+    add_memory_shm,
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    synthetic_workload,
+)
+
+#: Model reference given to a KAITO preset (``kaito-preset:<name>``); model resolution explains why it
+#: cannot be resolved (:mod:`kvlint.models.resolve`).
+KAITO_PRESET_PREFIX = "kaito-preset:"
+
+
+#: KAITO's Azure SKU table: VM size -> (GPUCount, GPUMemGB, the total GPU memory of the VM in GiB as KAITO
+#: reads it). Source: kaito-project/kaito pkg/sku/azure_sku_handler.go@46dea37dec11c6610e25591a5cb8b1744a1e2655
+#: (``NewAzureSKUHandler``; the NVIDIA and AMD Instinct sizes).
+KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
+    "Standard_NC6s_v3": (1, 16),
+    "Standard_NC12s_v3": (2, 32),
+    "Standard_NC24s_v3": (4, 64),
+    "Standard_NC24rs_v3": (4, 64),
+    "Standard_NC4as_T4_v3": (1, 16),
+    "Standard_NC8as_T4_v3": (1, 16),
+    "Standard_NC16as_T4_v3": (1, 16),
+    "Standard_NC64as_T4_v3": (4, 64),
+    "Standard_NC24ads_A100_v4": (1, 80),
+    "Standard_NC48ads_A100_v4": (2, 160),
+    "Standard_NC96ads_A100_v4": (4, 320),
+    "Standard_ND96asr_A100_v4": (8, 320),
+    "Standard_ND96amsr_A100_v4": (8, 640),
+    "Standard_NC40ads_H100_v5": (1, 94),
+    "Standard_NC80adis_H100_v5": (2, 188),
+    "Standard_ND96isr_H100_v5": (8, 640),
+    "Standard_NCC40ads_H100_v5": (1, 94),
+    "Standard_ND96isr_H200_v5": (8, 1128),
+}
+
+
+#: Where KAITO mounts the inference config ConfigMap (``DefaultConfigMapMountPath``); kvlint only needs the
+#: mount and the ``--kaito-config-file`` argument to agree.
+KAITO_CONFIG_DIR = "/mnt/config"
+
+
+def kaito_gpu_memory_utilization(gpu_count: int, gpu_mem_gib: int) -> float:
+    """KAITO's ``--gpu-memory-utilization`` for a node with ``gpu_count`` GPUs and ``gpu_mem_gib`` GiB of GPU
+    memory in all: ``floor((1 - 1.5 GiB / per-GPU GiB) x 100) / 100``, at most 0.95 (0.9 when the per-GPU
+    memory is 1.5 GiB or less). Source: kaito-project/kaito pkg/model/interface.go
+    @9e0ac34d4a8a81b57cde5c166a6ec4e0eaf13d19 ``getGPUMemoryUtilForVLLM`` (``ReservedNonKVCacheMemory`` 1.5Gi,
+    ``UpperMemoryUtilVLLM`` 0.95, ``DefaultMemoryUtilVLLM`` 0.9)."""
+    if gpu_count <= 0 or gpu_mem_gib <= 0:
+        return 0.9
+    per_gpu = gpu_mem_gib / gpu_count
+    if per_gpu <= 1.5:
+        return 0.9
+    return min(math.floor((1.0 - 1.5 / per_gpu) * 100) / 100, 0.95)
+
+
+# KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
+# its tag is chosen by the KAITO release.
+_KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-base"
+
+
+def workspace_workloads(doc: Document) -> list[Workload]:
+    """KAITO ``Workspace`` (``resource``/``inference`` at the top level) or ``InferenceSet``
+    (``spec.template.resource``/``.inference``) with an ``inference.preset`` -> the vLLM pod KAITO runs.
+
+    KAITO runs its presets through ``python3 /workspace/vllm/inference_api.py`` in the kaito-base image
+    (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py, which parses vLLM's own
+    arguments); which hub model a preset name means is fixed inside KAITO's preset registry, not in the
+    manifest, so the model is the reference ``kaito-preset:<name>`` that model resolution explains (KV502)
+    and that a ``kvlint.io/model`` annotation replaces. Placement: ``resource.instanceType`` (an AKS VM size;
+    KAITO provisions nodes of it, which carry ``node.kubernetes.io/instance-type``) becomes that nodeSelector
+    with the VM's GPU count as ``nvidia.com/gpu``, and KAITO's own additions to the vLLM command
+    (``buildVLLMInferenceCommand``): ``--tensor-parallel-size`` = that GPU count (presets that disable tensor
+    parallelism are not known to kvlint) and ``--gpu-memory-utilization`` from the SKU's GPU memory
+    (:func:`kaito_gpu_memory_utilization`, :data:`KAITO_AZURE_SKUS`); ``resource.partition`` ``mode: mig`` with ``profile``
+    becomes ``nvidia.com/mig-<profile>: 1``; ``mode: accelerator`` with ``count`` becomes
+    ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so).
+    """
+    data = doc.data
+    if doc.kind == "InferenceSet":
+        holder = get_in(data, "spec", "template")
+        path = "spec.template"
+    else:
+        holder = data
+        path = ""
+    if not isinstance(holder, dict):
+        return []
+    inference = holder.get("inference")
+    resource = holder.get("resource")
+    preset = get_in(inference, "preset")
+    if not isinstance(preset, dict) or not preset.get("name"):
+        return []
+    ploc = loc_of(preset, "name")
+    pname = str(preset.get("name"))
+    extra: list[tuple[str, str, Loc | None]] = []
+    pod_items: list[tuple[str, Any, Loc | None]] = []
+    res_items: list[tuple[str, Any, Loc | None]] = []
+    kaito_args: list[tuple[Any, Loc | None]] = []
+    rloc = loc_of(holder, "resource") if isinstance(resource, dict) else None
+    if isinstance(resource, dict):
+        it_name = resource.get("instanceType")
+        part = resource.get("partition")
+        if isinstance(it_name, str) and it_name:
+            iloc = loc_of(resource, "instanceType")
+            pod_items.append(
+                ("nodeSelector", ldict(iloc, [("node.kubernetes.io/instance-type", it_name, iloc)]), iloc)
+            )
+            from kvlint.accelerators import instance_type
+
+            it = instance_type(it_name)
+            sku = next((v for k, v in KAITO_AZURE_SKUS.items() if k.lower() == it_name.lower()), None)
+            gpus = sku[0] if sku else (it.gpus if it is not None and it.gpus else 1)
+            res_items.append(("nvidia.com/gpu", gpus, iloc))
+            # KAITO's command: --tensor-parallel-size = the SKU's GPU count, --gpu-memory-utilization from
+            # its GPU memory (pkg/model/interface.go buildVLLMInferenceCommand)
+            kaito_args.append((f"--tensor-parallel-size={gpus}", iloc))
+            if sku:
+                util = kaito_gpu_memory_utilization(sku[0], sku[1])
+                kaito_args.append((f"--gpu-memory-utilization={util:.2f}", iloc))
+        elif isinstance(part, dict):
+            mode = str(part.get("mode", ""))
+            if mode == "mig" and part.get("profile"):
+                res_items.append((f"nvidia.com/mig-{part.get('profile')}", 1, loc_of(part, "profile")))
+                extra.append(
+                    (
+                        ACCELERATOR_WHY_ANNOTATION,
+                        f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
+                        f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU",
+                        loc_of(part, "profile"),
+                    )
+                )
+            else:
+                cnt = int_or_none(part.get("count")) or 1
+                res_items.append(("nvidia.com/gpu", cnt, loc_of(part, "count") or loc_of(part)))
+                kaito_args.append((f"--tensor-parallel-size={cnt}", loc_of(part, "count") or loc_of(part)))
+                extra.append(
+                    (
+                        ACCELERATOR_WHY_ANNOTATION,
+                        f"KAITO resource.partition mode {mode or '?'} runs on existing nodes chosen by "
+                        "resource.labelSelector, whose GPU the manifest does not name",
+                        loc_of(resource, "partition"),
+                    )
+                )
+        else:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    "KAITO resource has no instanceType; the nodes are chosen by resource.labelSelector",
+                    rloc,
+                )
+            )
+    name_loc = loc_of(get_in(data, "metadata"), "name")
+    args = llist(
+        ploc,
+        [
+            (f"--model={KAITO_PRESET_PREFIX}{pname}", ploc),
+            (f"--served-model-name={pname}", name_loc or ploc),
+            *kaito_args,
+        ],
+    )
+    container_items: list[tuple[str, Any, Loc | None]] = [
+        ("name", doc.name or "kaito", name_loc),
+        ("image", _KAITO_IMAGE, ploc),
+        (
+            "command",
+            llist(ploc, [(w, ploc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")]),
+            ploc,
+        ),
+        ("args", args, ploc),
+    ]
+    if res_items:
+        first = res_items[0][2]
+        container_items.append(
+            ("resources", ldict(first, [("limits", ldict(first, res_items), first)]), first)
+        )
+    container = ldict(loc_of(inference) or ploc, container_items)
+    pod_items.append(("containers", llist(container.loc, [(container, container.loc)]), container.loc))
+    ps = ldict(loc_of(holder) or doc.loc, pod_items)
+    # KAITO mounts a memory-backed /dev/shm in every inference pod ("share memory for cross process
+    # communication": pkg/workspace/inference/preset_inferences.go GenerateInferencePodSpec, ConfigSHMVolume)
+    add_memory_shm(ps, container)
+    cfg_name = inference.get("config") if isinstance(inference, dict) else None
+    if isinstance(cfg_name, str) and cfg_name:
+        # ... and its inference.config ConfigMap (ConfigCMVolume), passed as --kaito-config-file; KAITO's
+        # inference_api.py appends the file's `vllm:` settings after the command line, so they win
+        cloc = loc_of(inference, "config")
+        vol = ldict(
+            cloc,
+            [("name", "config-volume", cloc), ("configMap", ldict(cloc, [("name", cfg_name, cloc)]), cloc)],
+        )
+        mount = ldict(cloc, [("name", "config-volume", cloc), ("mountPath", KAITO_CONFIG_DIR, cloc)])
+        ps["volumes"] = llist(cloc, [*((v, None) for v in ps.get("volumes") or []), (vol, cloc)])
+        container["volumeMounts"] = llist(
+            cloc, [*((m, None) for m in container.get("volumeMounts") or []), (mount, cloc)]
+        )
+        args.append(f"--kaito-config-file={KAITO_CONFIG_DIR}/inference_config.yaml")
+        args.locs.append(cloc or ploc or Loc("-"))
+    replicas = int_or_none(get_in(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
+    return [synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]

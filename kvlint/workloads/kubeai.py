@@ -1,0 +1,198 @@
+"""KubeAI ``Model`` (kubeai.org/v1): the vLLM pod KubeAI's model controller creates for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.source import Loc, loc_of
+from kvlint.types import Document, Workload
+from kvlint.workloads.base import (
+    ACCELERATOR_SOURCE_ANNOTATION,
+    ACCELERATOR_WHY_ANNOTATION,
+    IMAGE_SOURCE_ANNOTATION,
+    env_list,
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    synthetic_workload,
+)
+
+#: KubeAI resource profiles of the Helm chart's default values -> (GPU resource name, catalogue id or
+#: None when the GPU is not in the catalogue). Source: substratusai/kubeai
+#: charts/kubeai/values.yaml@00218190ccce0c96ccc7324c947e1bad57f91e3a ``resourceProfiles`` (each
+#: ``nvidia-gpu-*`` profile sets ``limits: nvidia.com/gpu: "1"``; the H100/A100 names are taken as the
+#: parts charts/kubeai/values-gke.yaml selects: ``nvidia-h100-80gb`` = H100 SXM 80GB,
+#: ``nvidia-a100-80gb``, ``nvidia-tesla-a100`` = A100 40GB) and values-amd-gpu-device-plugin.yaml@bfd91eb9
+#: (``amd-gpu-mi300x``: ``amd.com/gpu.device-id: 74a1``, 192G VRAM = MI300X).
+KUBEAI_PROFILES: dict[str, tuple[str, str | None]] = {
+    "nvidia-gpu-t4": ("nvidia.com/gpu", "nvidia-t4"),
+    "nvidia-gpu-l4": ("nvidia.com/gpu", "nvidia-l4"),
+    "nvidia-gpu-l40s": ("nvidia.com/gpu", "nvidia-l40s"),
+    "nvidia-gpu-h100": ("nvidia.com/gpu", "nvidia-h100-sxm5-80gb"),
+    "nvidia-gpu-gh200": ("nvidia.com/gpu", "nvidia-gh200-96gb"),
+    "nvidia-gpu-a100-80gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-80gb"),
+    "nvidia-gpu-a100-40gb": ("nvidia.com/gpu", "nvidia-a100-sxm4-40gb"),
+    "nvidia-gpu-a16": ("nvidia.com/gpu", None),
+    "nvidia-gpu-rtx4070-8gb": ("nvidia.com/gpu", None),
+    "amd-gpu-mi300x": ("amd.com/gpu", "amd-instinct-mi300x"),
+}
+
+
+#: KubeAI profiles that are not GPUs -> (resource name or None, catalogue id or None, the chart's default
+#: vLLM image for the profile's ``imageName``). Source: substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e
+#: charts/kubeai/values.yaml (``resourceProfiles.cpu.imageName: cpu``; ``modelServers.VLLM.images.cpu:
+#: substratusai/vllm:v0.6.3.post1-cpu``, ``google-tpu: substratusai/vllm:v0.6.4.post1-tpu``) and
+#: charts/kubeai/values-gke.yaml (``google-tpu-v5e-{1x1,2x2,2x4}``: ``imageName: google-tpu``,
+#: ``limits: google.com/tpu: 1``, nodeSelector ``cloud.google.com/gke-tpu-accelerator:
+#: tpu-v5-lite-podslice`` = TPU v5e). The image is the chart default, tag included, because the tag is where
+#: the platform is named (``-cpu``/``-tpu``); a Model's ``spec.image`` overrides it.
+KUBEAI_NON_GPU_PROFILES: dict[str, tuple[str | None, str | None, str]] = {
+    "cpu": (None, None, "substratusai/vllm:v0.6.3.post1-cpu"),
+    "google-tpu-v5e-1x1": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x2": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+    "google-tpu-v5e-2x4": ("google.com/tpu", "google-tpu-v5e", "substratusai/vllm:v0.6.4.post1-tpu"),
+}
+
+
+# KubeAI's vLLM image is chosen by the install (Helm ``modelServers.VLLM.images``), not the Model: the
+# tag (and so the vLLM version) is unknown from the manifest.
+_KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
+
+
+# AMD profiles run a ROCm build of vLLM (vLLM docs, "Installation > GPU > AMD ROCm": rocm/vllm images).
+_KUBEAI_ROCM_IMAGE = "rocm/vllm"
+
+
+def model_workloads(doc: Document) -> list[Workload]:
+    """KubeAI ``Model`` (kubeai.org/v1) with ``spec.engine: VLLM`` -> the pod KubeAI's model controller
+    creates.
+
+    Source: substratusai/kubeai internal/modelcontroller/engine_vllm.go ``vLLMPodForModel``
+    (@07722ae0342f16897af606cb7a7c2fc99fa36efd): container ``server`` running
+    ``python3 -m vllm.entrypoints.openai.api_server`` with args ``--model=<hf repo of spec.url>``,
+    ``--served-model-name=<metadata.name>`` then ``spec.args``; ``spec.env`` as env sorted by name; the
+    resource profile's nodeSelector/limits. ``spec.resourceProfile: <profile>:<count>`` requests
+    ``count`` x the profile's resources (docs/concepts/resource-profiles.md: ``nvidia-gpu-l4:2`` = 2x L4).
+    The profile's nodeSelector depends on the install, so the GPU is taken from the profile name
+    (:data:`KUBEAI_PROFILES`) and recorded as ``kvlint.io/accelerator`` located at
+    ``spec.resourceProfile``. Other engines (OLlama, FasterWhisper, Infinity) give no workload.
+    """
+    spec = get_in(doc.data, "spec")
+    if not isinstance(spec, dict) or str(spec.get("engine", "")).upper() != "VLLM":
+        return []
+    sloc = loc_of(spec) or doc.loc
+    url = spec.get("url")
+    url_s = str(url) if url is not None else ""
+    model = url_s[len("hf://") :] if url_s.startswith("hf://") else url_s
+    name_loc = loc_of(get_in(doc.data, "metadata"), "name")
+    args_items: list[tuple[Any, Loc | None]] = [
+        (f"--model={model}", loc_of(spec, "url")),
+        (f"--served-model-name={doc.name}", name_loc),
+    ]
+    user_args = spec.get("args")
+    if isinstance(user_args, list):
+        for i, a in enumerate(user_args):
+            args_items.append((str(a), loc_of(user_args, i)))
+    engine_loc = loc_of(spec, "engine")
+    image = spec.get("image")
+    profile_name = str(spec.get("resourceProfile") or "").partition(":")[0]
+    non_gpu = KUBEAI_NON_GPU_PROFILES.get(profile_name)
+    default_image = _KUBEAI_ROCM_IMAGE if profile_name.startswith("amd-") else _KUBEAI_VLLM_IMAGE
+    if non_gpu is not None:
+        default_image = non_gpu[2]
+    container_items: list[tuple[str, Any, Loc | None]] = [
+        ("name", "server", engine_loc),
+        (
+            "image",
+            str(image) if image else default_image,
+            loc_of(spec, "image") if image else engine_loc,
+        ),
+        (
+            "command",
+            llist(
+                engine_loc, [(w, engine_loc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")]
+            ),
+            engine_loc,
+        ),
+        (
+            "args",
+            llist(loc_of(spec, "args") if isinstance(user_args, list) else engine_loc, args_items),
+            None,
+        ),
+    ]
+    env = env_list(spec.get("env"))
+    if env is not None:
+        container_items.append(("env", env, env.loc))
+    extra: list[tuple[str, str, Loc | None]] = []
+    profile = spec.get("resourceProfile")
+    ploc = loc_of(spec, "resourceProfile")
+    if isinstance(profile, str) and profile:
+        pname, _, count_s = profile.partition(":")
+        count = int(count_s) if count_s.strip().isdigit() else 1
+        resource, acc = KUBEAI_PROFILES.get(pname, (None, None))
+        if non_gpu is not None:
+            resource, acc = non_gpu[0], non_gpu[1]
+        if resource is not None:
+            limits = ldict(ploc, [(resource, count, ploc)])
+            container_items.append(("resources", ldict(ploc, [("limits", limits, ploc)]), ploc))
+        if acc is not None:
+            extra.append(("kvlint.io/accelerator", acc, ploc))
+            extra.append(
+                (
+                    ACCELERATOR_SOURCE_ANNOTATION,
+                    f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
+                    ploc,
+                )
+            )
+        elif non_gpu is not None:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} runs vLLM's CPU build on CPU nodes (chart image "
+                    f"{non_gpu[2]}); kvlint's memory model is for GPUs",
+                    ploc,
+                )
+            )
+        elif resource is not None:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} names a GPU that is not in kvlint's catalogue",
+                    ploc,
+                )
+            )
+        else:
+            extra.append(
+                (
+                    ACCELERATOR_WHY_ANNOTATION,
+                    f"KubeAI resource profile {pname} is not one of the chart's default profiles; its "
+                    "nodeSelector lives in the KubeAI install's config",
+                    ploc,
+                )
+            )
+    if not image and non_gpu is None:
+        extra.append(
+            (
+                IMAGE_SOURCE_ANNOTATION,
+                "the KubeAI installation (its Helm values modelServers.VLLM.images), not this Model",
+                engine_loc,
+            )
+        )
+    # vLLMPodForModel always mounts a memory-backed emptyDir "dshm" at /dev/shm.
+    shm = ldict(engine_loc, [("name", "dshm", engine_loc), ("mountPath", "/dev/shm", engine_loc)])
+    container_items.append(("volumeMounts", llist(engine_loc, [(shm, engine_loc)]), engine_loc))
+    container = ldict(loc_of(spec, "engine") or sloc, container_items)
+    empty = ldict(engine_loc, [("medium", "Memory", engine_loc)])
+    vol = ldict(engine_loc, [("name", "dshm", engine_loc), ("emptyDir", empty, engine_loc)])
+    ps = ldict(
+        sloc,
+        [
+            ("containers", llist(container.loc, [(container, container.loc)]), container.loc),
+            ("volumes", llist(engine_loc, [(vol, engine_loc)]), engine_loc),
+        ],
+    )
+    replicas = int_or_none(spec.get("replicas"))
+    if replicas is None:
+        replicas = int_or_none(spec.get("minReplicas"))
+    return [synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra)]

@@ -1,0 +1,46 @@
+"""NVIDIA NIM Operator ``NIMService`` (apps.nvidia.com): the pod the operator creates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.source import Loc, loc_of
+from kvlint.types import Document, Workload
+from kvlint.workloads.base import (
+    ACCELERATOR_WHY_ANNOTATION,
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    synthetic_workload,
+)
+
+
+def nim_service_workloads(doc: Document) -> list[Workload]:
+    """NVIDIA NIM operator ``NIMService`` (apps.nvidia.com) -> its pod: one container of
+    ``spec.image.repository:tag`` with ``spec.resources``, and the object's ``nodeSelector``,
+    ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
+    ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
+    settings stay unread; placement works as for any PodSpec."""
+    spec = get_in(doc.data, "spec")
+    img = get_in(spec, "image")
+    if not isinstance(spec, dict) or not isinstance(img, dict) or not img.get("repository"):
+        return []
+    rloc = loc_of(img, "repository")
+    image = str(img["repository"]) + (f":{img['tag']}" if img.get("tag") else "")
+    items: list[tuple[str, Any, Loc | None]] = [("name", "nim", rloc), ("image", image, rloc)]
+    if isinstance(spec.get("resources"), dict):
+        items.append(("resources", spec["resources"], loc_of(spec, "resources")))
+    container = ldict(loc_of(spec, "image") or rloc, items)
+    pod_items: list[tuple[str, Any, Loc | None]] = [
+        ("containers", llist(container.loc, [(container, container.loc)]), container.loc)
+    ]
+    for key in ("nodeSelector", "tolerations", "affinity"):
+        if spec.get(key) is not None:
+            pod_items.append((key, spec[key], loc_of(spec, key)))
+    ps = ldict(loc_of(spec) or doc.loc, pod_items)
+    extra: list[tuple[str, str, Loc | None]] = []
+    if spec.get("nodeSelector") is None and spec.get("affinity") is None:
+        why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
+        extra.append((ACCELERATOR_WHY_ANNOTATION, why, loc_of(spec, "resources") or rloc))
+    return [synthetic_workload(doc, ps, "spec", replicas=int_or_none(spec.get("replicas")), extra=extra)]
