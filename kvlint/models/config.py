@@ -18,6 +18,7 @@ import math
 from collections import Counter
 from typing import Any
 
+from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
@@ -41,20 +42,6 @@ MLA_MODEL_TYPES = frozenset(
     }
 )
 
-#: bytes per element of the dtype names found in ``torch_dtype``/``dtype``.
-DTYPE_BYTES: dict[str, int] = {
-    "float32": 4,
-    "float": 4,
-    "fp32": 4,
-    "float16": 2,
-    "half": 2,
-    "fp16": 2,
-    "bfloat16": 2,
-    "bf16": 2,
-    "float8_e4m3fn": 1,
-    "float8": 1,
-    "fp8": 1,
-}
 
 # Field aliases, first present wins (vLLM CONFIG_FIELD_ALIASES + transformers attribute_map names).
 _LAYERS_KEYS = ("num_hidden_layers", "n_layer", "num_layers", "n_layers")
@@ -111,22 +98,6 @@ _NOT_DECODER_TYPES = frozenset(
         "modernbert",
     }
 )
-# Families whose MLP is not gated (up + down only), used by the parameter-count formula.
-NON_GATED_MLP_TYPES = frozenset(
-    {
-        "nemotron_h",
-        "nemotron",
-        "falcon",
-        "gpt2",
-        "gpt_bigcode",
-        "starcoder2",
-        "phi",
-        "gpt_neox",
-        "opt",
-        "bloom",
-        "mpt",
-    }
-)
 
 
 def _first(d: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, str | None]:
@@ -162,13 +133,6 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
             if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
                 return sub, key
     return config, None
-
-
-def dtype_bytes_of(name: str | None, default: int = 2) -> int:
-    """Bytes per element of a config dtype name (``bfloat16`` -> 2); ``default`` when unknown/None."""
-    if not name:
-        return default
-    return DTYPE_BYTES.get(str(name).lower().replace("torch.", ""), default)
 
 
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
@@ -234,13 +198,6 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
         f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
         f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
     )
-
-
-def _ffn_mult_to_intermediate(ffn_mult: float, hidden: int) -> int:
-    """DeciLM/Nemotron-NAS FFN width: ``int(2 x ffn_mult x hidden / 3)`` rounded up to a multiple of 256
-    (``_ffn_mult_to_intermediate_size`` in the checkpoint's ``modeling_decilm.py``)."""
-    inter = int(2 * ffn_mult * hidden / 3)
-    return -(-inter // 256) * 256
 
 
 def parse_config(

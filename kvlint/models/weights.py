@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.models.config import NON_GATED_MLP_TYPES, dtype_bytes_of
+from kvlint.models.shapes import NON_GATED_MLP_TYPES, dtype_bytes_of, ffn_mult_to_intermediate
 from kvlint.types import ModelSpec
 
 __all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param"]
@@ -200,9 +200,7 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
         if blocks is not None:
             ffn = (blocks[i] or {}).get("ffn") or {} if i < len(blocks) else {}
             if not ffn.get("no_op") and ffn.get("ffn_mult") is not None:
-                from kvlint.models.config import _ffn_mult_to_intermediate
-
-                out["linear"] += mlp_mult * h * _ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h)
+                out["linear"] += mlp_mult * h * ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h)
             continue
         if is_moe_layer(i):
             ex, sh, rt = moe_params()
