@@ -489,14 +489,17 @@ def plan_vllm_detailed(
     gpu_name: str = "",
     compute_capability: str | None = None,
 ) -> VllmPlanDetail:
-    """Full vLLM start-up prediction per GPU.
+    """Full vLLM start-up prediction per GPU, in vLLM's own order of steps (docs/engine-memory-model.md §1):
 
-    Steps (engine-memory-model.md §1): era (§1.1) -> dtype (§1.7) -> max_model_len (§1.8) -> batch defaults (§1.9)
-    -> weights per rank under TP/PP/EP with ``--cpu-offload-gb`` (§1.13) -> budget ``ceil(total x util)`` (default
-    util 0.90, 0.92 from 0.20.0) or ``--kv-cache-memory-bytes`` (§1.2) -> minus calibrated activation, non-torch and
-    (0.20+, or env on 0.18-0.19, unless ``--enforce-eager``) CUDA-graph terms -> KV groups, bytes per block,
-    num_blocks = floor(kv / bytes_per_block), min over PP stages (§1.4/§1.5) -> capacity and concurrency in the
-    version's formula -> fit check (null block from 0.29) and vLLM's estimated maximum model length.
+    1. :func:`resolve_startup` -- what vLLM settles before loading anything: era (§1.1), dtype (§1.7),
+       max_model_len (§1.8), batch defaults (§1.9), block size, pipeline stages (§1.4, §1.10), the budget
+       ``ceil(total x util)`` (default util 0.90, 0.92 from 0.20.0) and whether CUDA graphs are deducted (§1.2.2);
+    2. :func:`split_weights` -- the checkpoint's bytes per rank under TP/PP/EP with ``--cpu-offload-gb`` (§1.13);
+    3. :func:`stage_memory` per pipeline stage -- weights, the calibrated activation, non-torch and CUDA-graph
+       terms, the KV pool, its groups and ``num_blocks = floor(kv / bytes_per_block)`` (§1.2, §1.5); the stage
+       with the fewest blocks limits capacity (min over ranks);
+    4. :func:`fit_check` -- capacity and concurrency in the version's formula, the fit check (null block from
+       0.29) and vLLM's estimated maximum model length (§1.11).
 
     Args:
         settings: resolved flags. model: the ModelSpec. total_bytes: CUDA-reported total per GPU.
@@ -509,26 +512,215 @@ def plan_vllm_detailed(
         raise PlanError("GPU memory total must be positive")
     if not any(lay.kind != "none" for lay in model.layers):
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
+    cfg = resolve_startup(
+        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+    )
+    weights = split_weights(settings, model, cfg)
+    stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
+    usable = [st for st in stages if st is not None]
+    if not usable:
+        raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
+    limit = min(usable, key=lambda st: st.num_blocks)  # the first stage with the fewest blocks
+    fit = fit_check(settings, cfg, limit)
+    notes = [*cfg.notes, *limit.notes, *fit.notes]
+    plan = MemoryPlan(
+        engine="vllm",
+        engine_version=fmt_version(cfg.version),
+        era=cfg.era,
+        total_bytes=int(total_bytes),
+        gpu_memory_utilization=float(cfg.gpu_memory_utilization),
+        # with --kv-cache-memory-bytes the process holds weights + reserve + exactly that KV: report that sum
+        budget_bytes=limit.held_bytes if limit.bypass else int(cfg.budget_bytes),
+        weights_bytes=int(limit.weights),
+        activation_bytes=int(limit.activation),
+        non_torch_bytes=int(limit.non_torch),
+        cudagraph_bytes=int(limit.cudagraph),
+        kv_cache_bytes=int(limit.kv),
+        kv_cache_bytes_low=int(limit.kv_low),
+        kv_cache_bytes_high=int(limit.kv_high),
+        kv_bytes_per_token=int(limit.kv_bytes_per_token),
+        block_size=int(limit.block_size),
+        bytes_per_block=int(limit.bytes_per_block),
+        num_blocks=int(fit.num_blocks),
+        num_blocks_low=int(limit.num_blocks_low),
+        num_blocks_high=int(limit.num_blocks_high),
+        capacity_tokens=int(fit.capacity_tokens),
+        max_model_len=int(fit.max_model_len),
+        max_model_len_source=fit.max_model_len_source,
+        derived_max_model_len=int(cfg.derived_max_model_len),
+        per_request_bytes=int(fit.needed_bytes),
+        max_concurrency=float(fit.max_concurrency),
+        max_concurrency_low=float(fit.max_concurrency_low),
+        max_concurrency_high=float(fit.max_concurrency_high),
+        max_num_seqs=int(cfg.max_num_seqs),
+        max_num_batched_tokens=int(cfg.max_num_batched_tokens),
+        tensor_parallel_size=cfg.tp,
+        pipeline_parallel_size=cfg.pp,
+        data_parallel_size=cfg.dp,
+        dtype=cfg.dtype,
+        kv_cache_dtype=cfg.kv_cache_dtype,
+        weights_source=weights.source
+        + (
+            f"; + {weights.rotary_bytes / 2**20:.0f} MiB RoPE cos/sin cache per GPU"
+            if weights.rotary_bytes
+            else ""
+        ),
+        assumptions=tuple(notes),
+    )
+    return VllmPlanDetail(
+        plan,
+        fit.fits,
+        int(fit.needed_bytes),
+        int(fit.available_bytes),
+        int(fit.estimated_max_model_len),
+        fit.error,
+        limit.groups,
+        cfg.stage_layers,
+        int(fit.per_request_blocks),
+    )
+
+
+@dataclass(frozen=True)
+class StartupConfig:
+    """Step 1: what vLLM settles from its arguments, the model and the GPU before it loads anything.
+
+    Attributes:
+        version, era (``v0``/``v1``); tp, pp, dp; dtype and its bytes; kv_cache_dtype and its bytes per element;
+        max_model_len (tokens) with its source (``user``/``derived``/``auto``), the derived length, and whether
+        ``--max-model-len auto`` lets vLLM fit it (``auto_fit``); chunked_prefill, max_num_batched_tokens,
+        max_num_seqs (the version's defaults for this GPU unless set); layers: the target's layers plus draft
+        or MTP layers sharing the pool; block_size (tokens); stage_layers: layers per pipeline stage; hybrid:
+        the hybrid KV-cache manager is on; in_flight_tokens: tokens a sliding/chunked layer keeps beyond its
+        window; gpu_memory_utilization and budget_bytes (per GPU); cudagraphs_deducted: the CUDA-graph estimate
+        comes off the KV budget; notes: the assumptions, in the order vLLM meets them.
+    """
+
+    version: Version
+    era: str
+    tp: int
+    pp: int
+    dp: int
+    dtype: str
+    dtype_bytes: int
+    kv_cache_dtype: str
+    kv_bytes_per_element: int
+    max_model_len: int
+    max_model_len_source: str
+    derived_max_model_len: int
+    auto_fit: bool
+    chunked_prefill: bool
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    layers: tuple[LayerSpec, ...]
+    block_size: int
+    stage_layers: tuple[int, ...]
+    hybrid: bool
+    in_flight_tokens: int
+    gpu_memory_utilization: float
+    budget_bytes: int
+    cudagraphs_deducted: bool
+    notes: tuple[str, ...]
+
+
+def resolve_startup(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> StartupConfig:
+    """Step 1 of :func:`plan_vllm_detailed` (§1.1, §1.2, §1.4, §1.7-§1.10); see :class:`StartupConfig`."""
     v, assumed = resolve_version(settings.version)
     assumed = assumed or settings.version_assumed
     notes: list[str] = []
     if assumed:
         notes.append(f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}")
-    tp = max(1, settings.tensor_parallel_size)
-    pp = max(1, settings.pipeline_parallel_size)
-    dp = max(1, settings.data_parallel_size)
     cc = compute_capability
 
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
     notes.append(why)
     era, why = _era(v, settings, cc, dtype, model)
     notes.append(why)
-    dbytes = dtype_bytes(dtype)
     kvd = settings.kv_cache_dtype or "auto"
     kvb = kv_dtype_bytes(kvd, dtype)
     notes.append(f"KV cache dtype {kvd} -> {kvb} byte(s)/element")
 
-    # max_model_len (§1.8)
+    max_len, src, derived, auto_fit = _max_model_len(v, settings, model, notes)
+
+    # scheduler defaults (§1.9)
+    has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
+    if settings.enable_chunked_prefill is not None:
+        chunked = bool(settings.enable_chunked_prefill)
+    elif era == "v0":
+        chunked = dfl.v0_chunked_prefill_default(v, max_len, has_sw)
+        if chunked:
+            notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
+    else:
+        chunked = True
+    mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
+
+    # block size, layers per stage (§1.4, §1.10)
+    layers = _pool_layers(model, settings, notes)
+    bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
+    notes.append(why)
+    pp = max(1, settings.pipeline_parallel_size)
+    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
+    if pp > 1:
+        notes.append(
+            f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity"
+        )
+    hybrid = (
+        era == "v1"
+        and hybrid_allocator_available(v)
+        and not settings.disable_hybrid_kv_cache_manager
+        and not any(lay.kind == "chunked" for lay in layers)
+    )
+    if has_sw:
+        notes.append(
+            "sliding-window layers bounded by window + in-flight tokens (hybrid KV-cache manager)"
+            if hybrid
+            else "sliding-window/chunked layers allocated as full attention (no hybrid KV-cache manager)"
+        )
+
+    util = settings.gpu_memory_utilization
+    if util is None:
+        util = default_gpu_memory_utilization(v)
+        notes.append(f"gpu_memory_utilization={util}: vLLM {fmt_version(v)} default (CacheConfig)")
+    budget = math.ceil(total_bytes * util) if v >= (0, 27, 0) else int(total_bytes * util)
+    return StartupConfig(
+        version=v,
+        era=era,
+        tp=max(1, settings.tensor_parallel_size),
+        pp=pp,
+        dp=max(1, settings.data_parallel_size),
+        dtype=dtype,
+        dtype_bytes=dtype_bytes(dtype),
+        kv_cache_dtype=kvd,
+        kv_bytes_per_element=kvb,
+        max_model_len=max_len,
+        max_model_len_source=src,
+        derived_max_model_len=derived,
+        auto_fit=auto_fit,
+        chunked_prefill=chunked,
+        max_num_batched_tokens=mbt,
+        max_num_seqs=seqs,
+        layers=tuple(layers),
+        block_size=bs,
+        stage_layers=tuple(split),
+        hybrid=hybrid,
+        in_flight_tokens=mbt * (2 if v >= (0, 33, 0) and pp == 1 else 1),
+        gpu_memory_utilization=float(util),
+        budget_bytes=int(budget),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes),
+        notes=tuple(notes),
+    )
+
+
+def _max_model_len(
+    v: Version, settings: VllmSettings, model: ModelSpec, notes: list[str]
+) -> tuple[int, str, int, bool]:
+    """``(max_model_len, source, derived length, auto_fit)`` as vLLM settles them (§1.8); appends its notes."""
     derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
     notes.append(why)
     default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
@@ -564,17 +756,22 @@ def plan_vllm_detailed(
     ):
         max_len = model.sliding_window
         notes.append(f"--disable-sliding-window caps max_model_len at the window {max_len}")
+    return max_len, src, int(derived), auto_fit
 
-    # scheduler defaults (§1.9)
-    has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
-    if settings.enable_chunked_prefill is not None:
-        chunked = bool(settings.enable_chunked_prefill)
-    elif era == "v0":
-        chunked = dfl.v0_chunked_prefill_default(v, max_len, has_sw)
-        if chunked:
-            notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
-    else:
-        chunked = True
+
+def _scheduler_limits(
+    v: Version,
+    era: str,
+    settings: VllmSettings,
+    total_bytes: int,
+    gpu_name: str,
+    cc: str | None,
+    max_len: int,
+    chunked: bool,
+    notes: list[str],
+) -> tuple[int, int]:
+    """``(max_num_batched_tokens, max_num_seqs)``: the user's, else the release's defaults for this GPU
+    (``EngineArgs.get_batch_defaults``, §1.9); appends its notes."""
     d_mbt, d_seqs, why = dfl.batch_defaults(
         v, era, total_bytes, gpu_name, cc, settings.performance_mode, max_len, chunked
     )
@@ -595,8 +792,11 @@ def plan_vllm_detailed(
         # orig_max_num_seqs is None: max_num_seqs = min(max_num_seqs, max_num_batched_tokens)`, 0.10.2-0.33.0);
         # a larger explicit value is rejected by SchedulerConfig._verify_args (KV204).
         seqs = min(seqs, mbt)
+    return int(mbt), int(seqs)
 
-    # block size, layers per stage (§1.4, §1.10)
+
+def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> list[LayerSpec]:
+    """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers."""
     layers = list(model.layers)
     draft = settings.speculative_model
     if draft is not None:
@@ -604,55 +804,21 @@ def plan_vllm_detailed(
         notes.append(
             f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
         )
-    else:
-        n_mtp = _mtp_layers(model, settings)
-        if n_mtp:
-            last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
-            layers += [last_layer] * n_mtp
-            notes.append(
-                f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
-                f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
-            )
-    bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
-    notes.append(why)
-    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
-    if pp > 1:
+        return layers
+    n_mtp = _mtp_layers(model, settings)
+    if n_mtp:
+        last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
+        layers += [last_layer] * n_mtp
         notes.append(
-            f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity"
+            f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
+            f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
         )
-    hybrid = (
-        era == "v1"
-        and hybrid_allocator_available(v)
-        and not settings.disable_hybrid_kv_cache_manager
-        and not any(lay.kind == "chunked" for lay in layers)
-    )
-    if has_sw:
-        notes.append(
-            "sliding-window layers bounded by window + in-flight tokens (hybrid KV-cache manager)"
-            if hybrid
-            else "sliding-window/chunked layers allocated as full attention (no hybrid KV-cache manager)"
-        )
-    in_flight = mbt * (2 if v >= (0, 33, 0) and pp == 1 else 1)
+    return layers
 
-    # weights (§1.13)
-    w_total, w_src = _weights_total(model, dbytes, settings.quantization)
-    if draft is not None:
-        dw, _ = _weights_total(draft, dbytes, None)
-        w_total += dw
-    embed = model.vocab_size * model.hidden_size * dbytes
-    lm = 0 if model.tie_word_embeddings else embed
-    layer_w = max(0, w_total - embed - lm)
-    efrac = _expert_fraction(model)
-    ep = tp * dp if settings.enable_expert_parallel else tp
-    rot = _rotary_cache_bytes(model, dbytes)
 
-    util = settings.gpu_memory_utilization
-    if util is None:
-        util = default_gpu_memory_utilization(v)
-        notes.append(f"gpu_memory_utilization={util}: vLLM {fmt_version(v)} default (CacheConfig)")
-    budget = math.ceil(total_bytes * util) if v >= (0, 27, 0) else int(total_bytes * util)
-
-    # CUDA graphs (§1.2.2)
+def _cudagraphs_deducted(v: Version, era: str, settings: VllmSettings, notes: list[str]) -> bool:
+    """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         if settings.estimate_cudagraphs is not None and cudagraph_env_exists(v):
@@ -667,95 +833,218 @@ def plan_vllm_detailed(
         notes.append(
             "CUDA-graph estimate deducted from the KV budget (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, >= 0.20)"
         )
+    return bool(cg_sub)
 
-    regime = cal.sampler_regime(era, v, chunked)
-    ie = _inter_eff(model)
-    world = tp * pp
-    best: dict[str, Any] | None = None
-    start = 0
-    for si, n in enumerate(split):
-        stage_layers = layers[start : start + n]
-        if si == pp - 1:  # draft/MTP layers run with the last stage
-            stage_layers = stage_layers + layers[model.num_layers :]
-        start += n
-        last = si == pp - 1
-        w = layer_w * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
-        w += (embed / tp if si == 0 else 0) + (lm / tp if last and lm else 0)
-        if last and not lm and pp > 1:
-            w += embed / tp
-        w = int(w) + rot
-        if settings.cpu_offload_gb:
-            off = int(settings.cpu_offload_gb * GiB)
-            w = max(int(embed / tp) if si == 0 else 0, w - off)
-        act = cal.activation_bytes(
-            regime, seqs, mbt, model.vocab_size, model.hidden_size, ie, tp, dbytes, last
-        )
-        nt = cal.non_torch_bytes(era, world)
-        cg = (
-            cal.cudagraph_bytes(n, seqs, model.hidden_size, ie, tp, dbytes)
-            if era == "v1" and not settings.enforce_eager
-            else 0
-        )
-        over = act + nt + (cg if cg_sub else 0)
-        bypass = settings.kv_cache_memory_bytes is not None and has_kv_cache_memory_bytes(v)
-        if bypass:
-            kv = int(settings.kv_cache_memory_bytes or 0)
-            band = 0
-        else:
-            kv = budget - w - over
-            band = cal.band_bytes(over)
-        kv_lo, kv_hi = kv - band, kv + band
-        if era == "v1":
-            groups, bpb, bsz, gnotes = build_groups(stage_layers, tp, kvb, kvd, bs, hybrid)
-        else:
-            tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
-            groups = [
-                KVGroup(
-                    "full", sum(1 for lay in stage_layers if lay.kind not in ("none", "mamba")), bs, tok * bs
-                )
-            ]
-            bpb, bsz, gnotes = tok * bs, bs, []
-        if not groups or bpb <= 0:
-            continue
-        nb = max(0, kv // bpb)
-        cand = dict(
-            stage=si,
-            w=w,
-            act=act,
-            nt=nt,
-            cg=cg if cg_sub else 0,
-            kv=kv,
-            kv_lo=kv_lo,
-            kv_hi=kv_hi,
-            groups=groups,
-            bpb=bpb,
-            bs=bsz,
-            nb=nb,
-            nb_lo=max(0, kv_lo // bpb),
-            nb_hi=max(0, kv_hi // bpb),
-            gnotes=gnotes,
-            tok=sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers),
-            bypass=bypass,
-        )
-        if best is None or nb < best["nb"]:
-            best = cand
-    if best is None:
-        raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
-    notes.extend(best["gnotes"])
-    if best["bypass"]:
+
+@dataclass(frozen=True)
+class WeightSplit:
+    """Step 2: how the checkpoint's bytes fall on the ranks (bytes).
+
+    ``total`` the whole model (plus a draft model) and its ``source``; ``embed``/``lm_head`` the embedding and
+    output matrices (``lm_head`` 0 when tied); ``per_layers`` the rest; ``expert_fraction`` the share of it in
+    routed experts (split over ``ep`` ranks, the rest over TP); ``rotary`` the RoPE cos/sin cache every rank
+    holds.
+    """
+
+    total: int
+    source: str
+    embed: int
+    lm_head: int
+    per_layers: int
+    expert_fraction: float
+    ep: int
+    rotary: int
+
+    @property
+    def rotary_bytes(self) -> int:
+        return self.rotary
+
+
+def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
+    """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
+    dbytes = cfg.dtype_bytes
+    w_total, w_src = _weights_total(model, dbytes, settings.quantization)
+    if settings.speculative_model is not None:
+        dw, _ = _weights_total(settings.speculative_model, dbytes, None)
+        w_total += dw
+    embed = model.vocab_size * model.hidden_size * dbytes
+    lm = 0 if model.tie_word_embeddings else embed
+    return WeightSplit(
+        total=w_total,
+        source=w_src,
+        embed=embed,
+        lm_head=lm,
+        per_layers=max(0, w_total - embed - lm),
+        expert_fraction=_expert_fraction(model),
+        ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
+        rotary=_rotary_cache_bytes(model, dbytes),
+    )
+
+
+@dataclass(frozen=True)
+class StageMemory:
+    """Step 3: one pipeline stage's rank, in bytes per GPU.
+
+    ``weights`` (with the RoPE cache, minus ``--cpu-offload-gb``), ``activation``, ``non_torch``, ``cudagraph``
+    (0 unless deducted), the KV pool ``kv`` with its band ``kv_low``/``kv_high``, the pool's ``groups``,
+    ``bytes_per_block``, ``block_size`` (tokens, after Mamba alignment), ``num_blocks`` and its band,
+    ``kv_bytes_per_token`` of the stage's layers, ``bypass`` (``--kv-cache-memory-bytes`` fixed the pool) and
+    the stage's ``notes``.
+    """
+
+    stage: int
+    weights: int
+    activation: int
+    non_torch: int
+    cudagraph: int
+    kv: int
+    kv_low: int
+    kv_high: int
+    groups: tuple[KVGroup, ...]
+    bytes_per_block: int
+    block_size: int
+    num_blocks: int
+    num_blocks_low: int
+    num_blocks_high: int
+    kv_bytes_per_token: int
+    bypass: bool
+    notes: tuple[str, ...]
+
+    @property
+    def held_bytes(self) -> int:
+        """What the process holds with a fixed pool: weights + reserve terms + the pool."""
+        return int(self.weights + self.activation + self.non_torch + self.cudagraph + self.kv)
+
+
+def stage_memory(
+    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, weights: WeightSplit, stage: int
+) -> StageMemory | None:
+    """Step 3 of :func:`plan_vllm_detailed` for pipeline stage ``stage`` (§1.2, §1.4, §1.5, §1.13): None when
+    the stage holds no KV-holding layer."""
+    split = cfg.stage_layers
+    n = split[stage]
+    start = sum(split[:stage])
+    last = stage == cfg.pp - 1
+    stage_layers = list(cfg.layers[start : start + n])
+    if last:  # draft/MTP layers run with the last stage
+        stage_layers += list(cfg.layers[model.num_layers :])
+    tp, ep = cfg.tp, weights.ep
+    efrac = weights.expert_fraction
+    w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
+    w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
+    if last and not weights.lm_head and cfg.pp > 1:
+        w += weights.embed / tp
+    w = int(w) + weights.rotary
+    if settings.cpu_offload_gb:
+        off = int(settings.cpu_offload_gb * GiB)
+        w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
+    regime = cal.sampler_regime(cfg.era, cfg.version, cfg.chunked_prefill)
+    act = cal.activation_bytes(
+        regime,
+        cfg.max_num_seqs,
+        cfg.max_num_batched_tokens,
+        model.vocab_size,
+        model.hidden_size,
+        _inter_eff(model),
+        tp,
+        cfg.dtype_bytes,
+        last,
+    )
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp)
+    cg = (
+        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, _inter_eff(model), tp, cfg.dtype_bytes)
+        if cfg.era == "v1" and not settings.enforce_eager
+        else 0
+    )
+    cg_deducted = cg if cfg.cudagraphs_deducted else 0
+    over = act + nt + cg_deducted
+    bypass = settings.kv_cache_memory_bytes is not None and has_kv_cache_memory_bytes(cfg.version)
+    if bypass:
+        kv, band = int(settings.kv_cache_memory_bytes or 0), 0
+    else:
+        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
+    kv_lo, kv_hi = kv - band, kv + band
+    kvb, kvd, bs = cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size
+    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
+    if cfg.era == "v1":
+        groups, bpb, bsz, gnotes = build_groups(stage_layers, tp, kvb, kvd, bs, cfg.hybrid)
+    else:
+        held = sum(1 for lay in stage_layers if lay.kind not in ("none", "mamba"))
+        groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
+    if not groups or bpb <= 0:
+        return None
+    return StageMemory(
+        stage=stage,
+        weights=w,
+        activation=act,
+        non_torch=nt,
+        cudagraph=cg_deducted,
+        kv=kv,
+        kv_low=kv_lo,
+        kv_high=kv_hi,
+        groups=tuple(groups),
+        bytes_per_block=bpb,
+        block_size=bsz,
+        num_blocks=max(0, kv // bpb),
+        num_blocks_low=max(0, kv_lo // bpb),
+        num_blocks_high=max(0, kv_hi // bpb),
+        kv_bytes_per_token=tok,
+        bypass=bypass,
+        notes=tuple(gnotes) + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass)),
+    )
+
+
+def _stage_notes(
+    settings: VllmSettings, cfg: StartupConfig, act: int, nt: int, cg: int, bypass: bool
+) -> list[str]:
+    notes = []
+    if bypass:
         notes.append(
             f"--kv-cache-memory-bytes={settings.kv_cache_memory_bytes}: KV size fixed, utilization ignored"
         )
     elif settings.kv_cache_memory_bytes is not None:
         notes.append("--kv-cache-memory-bytes does not exist before vLLM 0.10.2; ignored")
     notes.append(
-        f"activation {best['act'] / GiB:.2f} GiB, non-torch {best['nt'] / GiB:.2f} GiB"
-        + (f", CUDA graphs {best['cg'] / GiB:.2f} GiB" if best["cg"] else "")
+        f"activation {act / GiB:.2f} GiB, non-torch {nt / GiB:.2f} GiB"
+        + (f", CUDA graphs {cg / GiB:.2f} GiB" if cg else "")
         + " [heuristic, calibrated on ground truth; see kvlint.memory.calibration]"
     )
-    groups = best["groups"]
-    bpb, bsz = best["bpb"], best["bs"]
-    nb = best["nb"]
+    return notes
+
+
+@dataclass(frozen=True)
+class FitCheck:
+    """Step 4: vLLM's check that one max-model-len request fits, and the capacity figures it prints.
+
+    ``max_model_len`` (after ``--max-model-len auto`` fitting) and its source; ``num_blocks`` (or the
+    ``--num-gpu-blocks-override``); ``capacity_tokens`` ("GPU KV cache size"); ``max_concurrency`` and its band;
+    ``needed_bytes``/``available_bytes`` (the two numbers of the E1 message); ``estimated_max_model_len``;
+    ``fits``; ``error`` (the start-up error vLLM prints, or None); ``per_request_blocks``; ``notes``.
+    """
+
+    max_model_len: int
+    max_model_len_source: str
+    num_blocks: int
+    capacity_tokens: int
+    max_concurrency: float
+    max_concurrency_low: float
+    max_concurrency_high: float
+    needed_bytes: int
+    available_bytes: int
+    estimated_max_model_len: int
+    fits: bool
+    error: str | None
+    per_request_blocks: int
+    notes: tuple[str, ...]
+
+
+def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> FitCheck:
+    """Step 4 of :func:`plan_vllm_detailed` on the limiting stage (§1.6, §1.11; ``kv_cache_utils.py`` /
+    ``kv_cache_planning.py::_check_enough_kv_cache_memory``, ``get_max_concurrency_for_kv_cache_config``)."""
+    v, era, groups = cfg.version, cfg.era, st.groups
+    bpb, bsz = st.bytes_per_block, st.block_size
+    notes: list[str] = []
+    nb = st.num_blocks
     if settings.num_gpu_blocks_override:
         notes.append(
             f"num_gpu_blocks overridden to {settings.num_gpu_blocks_override} (--num-gpu-blocks-override)"
@@ -763,6 +1052,7 @@ def plan_vllm_detailed(
         nb = settings.num_gpu_blocks_override
     spec_blocks = cdiv(settings.num_speculative_tokens, bsz) if settings.num_speculative_tokens else 0
     null_block = era == "v1" and has_null_block_in_fit_check(v)
+    in_flight = cfg.in_flight_tokens
 
     def per_req_blocks(length: int) -> int:
         return sum(g.blocks_per_request(length, in_flight, spec_blocks) for g in groups)
@@ -776,9 +1066,10 @@ def plan_vllm_detailed(
             g.blocks_per_request(length, in_flight, spec_blocks) * g.page_bytes * g.layers for g in groups
         )
 
-    avail_fit = best["kv"] - (bpb if null_block else 0)
+    avail_fit = st.kv - (bpb if null_block else 0)
     if settings.num_gpu_blocks_override:
         avail_fit = nb * bpb - (bpb if null_block else 0)
+    max_len, src = cfg.max_model_len, cfg.max_model_len_source
 
     def largest_fit() -> int:
         if needed(1) > avail_fit:
@@ -793,7 +1084,7 @@ def plan_vllm_detailed(
         return lo
 
     est = largest_fit()
-    if auto_fit:
+    if cfg.auto_fit:
         if est < max_len:
             notes.append(f"Auto-fit max_model_len: reduced from {max_len} to {est} to fit the KV cache")
             max_len = max(est, 0)
@@ -801,12 +1092,12 @@ def plan_vllm_detailed(
     if era == "v0":
         tokens = nb * bsz
         conc = tokens / max_len if max_len else 0.0
-        conc_lo = best["nb_lo"] * bsz / max_len if max_len else 0.0
-        conc_hi = best["nb_hi"] * bsz / max_len if max_len else 0.0
+        conc_lo = st.num_blocks_low * bsz / max_len if max_len else 0.0
+        conc_hi = st.num_blocks_high * bsz / max_len if max_len else 0.0
     else:
         prb = max(1, per_req_blocks(max_len)) if max_len else 1
         conc = nb / prb
-        conc_lo, conc_hi = best["nb_lo"] / prb, best["nb_hi"] / prb
+        conc_lo, conc_hi = st.num_blocks_low / prb, st.num_blocks_high / prb
         if capacity_is_concurrency_times_len(v):
             tokens = int(conc * max_len)
         elif v >= (0, 9, 0):
@@ -816,55 +1107,25 @@ def plan_vllm_detailed(
     need = needed(max_len) if max_len else 0
     fits = max_len > 0 and need <= avail_fit and nb > 0
     error = None
-    if best["kv"] <= 0 or nb <= 0:
+    if st.kv <= 0 or nb <= 0:
         error = _e2_text(v, era)
     elif not fits:
         error = _e1_text(v, era, max_len, need, avail_fit, est, tokens)
-
-    plan = MemoryPlan(
-        engine="vllm",
-        engine_version=fmt_version(v),
-        era=era,
-        total_bytes=int(total_bytes),
-        gpu_memory_utilization=float(util),
-        # with --kv-cache-memory-bytes the process holds weights + reserve + exactly that KV: report that sum
-        budget_bytes=int(best["w"] + best["act"] + best["nt"] + best["cg"] + best["kv"])
-        if best["bypass"]
-        else int(budget),
-        weights_bytes=int(best["w"]),
-        activation_bytes=int(best["act"]),
-        non_torch_bytes=int(best["nt"]),
-        cudagraph_bytes=int(best["cg"]),
-        kv_cache_bytes=int(best["kv"]),
-        kv_cache_bytes_low=int(best["kv_lo"]),
-        kv_cache_bytes_high=int(best["kv_hi"]),
-        kv_bytes_per_token=int(best["tok"]),
-        block_size=int(bsz),
-        bytes_per_block=int(bpb),
-        num_blocks=int(nb),
-        num_blocks_low=int(best["nb_lo"]),
-        num_blocks_high=int(best["nb_hi"]),
-        capacity_tokens=int(tokens),
+    return FitCheck(
         max_model_len=int(max_len),
         max_model_len_source=src,
-        derived_max_model_len=int(derived),
-        per_request_bytes=int(need),
+        num_blocks=int(nb),
+        capacity_tokens=int(tokens),
         max_concurrency=float(conc),
         max_concurrency_low=float(conc_lo),
         max_concurrency_high=float(conc_hi),
-        max_num_seqs=int(seqs),
-        max_num_batched_tokens=int(mbt),
-        tensor_parallel_size=tp,
-        pipeline_parallel_size=pp,
-        data_parallel_size=dp,
-        dtype=dtype,
-        kv_cache_dtype=kvd,
-        weights_source=w_src + (f"; + {rot / 2**20:.0f} MiB RoPE cos/sin cache per GPU" if rot else ""),
-        assumptions=tuple(notes),
-    )
-    prb_final = max(1, per_req_blocks(max_len)) if max_len else 1
-    return VllmPlanDetail(
-        plan, fits, int(need), int(avail_fit), int(est), error, tuple(groups), tuple(split), int(prb_final)
+        needed_bytes=int(need),
+        available_bytes=int(avail_fit),
+        estimated_max_model_len=int(est),
+        fits=fits,
+        error=error,
+        per_request_blocks=int(max(1, per_req_blocks(max_len)) if max_len else 1),
+        notes=tuple(notes),
     )
 
 
