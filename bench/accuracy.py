@@ -2,8 +2,8 @@
 
 Usage: ``python bench/accuracy.py [--cases PATH] [--models DIR]``
 
-Every case of ``/work/shared/groundtruth/cases.yaml`` (copy: ``fixtures/plan/groundtruth_cases.yaml``) is
-classified: replayed (:data:`REPLAY`: model config from ``/work/shared/corpus/models`` or
+Every case of ``../shared/groundtruth/cases.yaml`` (copy: ``fixtures/plan/groundtruth_cases.yaml``) is
+classified: replayed (:data:`REPLAY`: model config from ``../shared/corpus/models`` or
 ``fixtures/plan/models``, parsed by :func:`kvlint.models.resolve_model`; GPU from the case or
 :func:`kvlint.accelerators.lookup`; version from the case or its log family) or skipped with the reason
 (:data:`SKIP`; non-vLLM engines are skipped as such). For each replayed case it prints predicted vs reported
@@ -33,10 +33,13 @@ from kvlint.memory import calibration as cal  # noqa: E402
 from kvlint.memory.vllm import VllmPlanDetail, VllmSettings, plan_vllm_detailed  # noqa: E402
 from kvlint.models import resolve_model  # noqa: E402
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 GiB = 1 << 30
-CORPUS_MODELS = Path("/work/shared/corpus/models")
+CORPUS_MODELS = SHARED / "corpus/models"
 FIXTURE_MODELS = ROOT / "fixtures" / "plan" / "models"
-SHARED_CASES = Path("/work/shared/groundtruth/cases.yaml")
+SHARED_CASES = SHARED / "groundtruth/cases.yaml"
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ EXTRA_GPUS = {
     "rtx-4060": ("NVIDIA GeForce RTX 4060", 8.0, "8.9"),
 }
 
-_NOCFG = "model config not in /work/shared/corpus/models and the report does not state the architecture"
+_NOCFG = "model config not in ../shared/corpus/models and the report does not state the architecture"
 _NOGPU = "GPU (or its memory) not stated"
 SKIP: dict[str, str] = {
     "gt-064": "GPU not named and shared with ~11.9 GiB of other tenants (shared/groundtruth/README.md: do not "

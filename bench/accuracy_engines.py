@@ -2,8 +2,8 @@
 
 Run: ``.venv/bin/python bench/accuracy_engines.py [cases.yaml]``. Prints every TGI/SGLang case with what kvlint
 predicts and says which can be replayed: a case is replayed only when its model config is available offline
-(/work/shared/corpus/models or fixtures), its GPU is in the catalogue, and the engine printed an inferred figure.
-Source of the figures: /work/shared/groundtruth/cases.yaml (cite the gt-NNN id).
+(../shared/corpus/models or fixtures), its GPU is in the catalogue, and the engine printed an inferred figure.
+Source of the figures: ../shared/groundtruth/cases.yaml (cite the gt-NNN id).
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from typing import Any
 
 import yaml
 
-CASES = Path("/work/shared/groundtruth/cases.yaml")
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+CASES = SHARED / "groundtruth/cases.yaml"
 MODEL_DIRS = (
-    "/work/shared/corpus/models",
+    "../shared/corpus/models",
     str(Path(__file__).resolve().parent.parent / "fixtures" / "plan" / "models"),
 )
 

@@ -1,6 +1,6 @@
 """Tests for kvlint.accelerators: catalogue, aliases, parse_quantity, resolve_placement.
 
-Data: the packaged catalogue (generated from /work/shared/corpus/accelerators.yaml), fixtures copied from
+Data: the packaged catalogue (generated from ../shared/corpus/accelerators.yaml), fixtures copied from
 real manifests (fixtures/accelerators, SOURCE notes inside), and, when present, the corpus manifests.
 """
 
@@ -26,10 +26,13 @@ from kvlint.accelerators import registry as cat_mod
 from kvlint.accelerators._build_catalogue import load_research
 from kvlint.source import LDict, LList, Loc
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "accelerators"
 DATA = ROOT / "kvlint" / "data" / "accelerators.yaml"
-CORPUS = Path("/work/shared/corpus/manifests")
+CORPUS = SHARED / "corpus/manifests"
 GIB = 1 << 30
 MIB = 1 << 20
 
@@ -134,7 +137,7 @@ def test_catalogue_entries_carry_sources_and_consistent_flags() -> None:
 
 def test_memory_prefers_cuda_total_then_torch_then_derived() -> None:
     # the research input as the build reads it: the corpus with kvlint's supplement merged in
-    corpus = Path("/work/shared/corpus/accelerators.yaml")
+    corpus = SHARED / "corpus/accelerators.yaml"
     research = load_research(str(corpus)) if corpus.exists() else {"gpus": []}
     cat = catalogue()
     reserve = driver_reserve_mib()
@@ -285,7 +288,7 @@ def test_every_gfd_product_label_resolves() -> None:
 
 
 def test_every_gfd_product_of_the_research_catalogue_resolves() -> None:
-    research = Path("/work/shared/corpus/accelerators.yaml")
+    research = SHARED / "corpus/accelerators.yaml"
     if not research.exists():
         pytest.skip("research catalogue not available")
     data = yaml.load(research.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))

@@ -1,6 +1,6 @@
 """Scheduling-constraint evaluation (nodeSelector AND required nodeAffinity terms with every operator),
 multi-candidate placements, the ±2% ``nvidia.com/gpu.memory`` match, and a corpus table: real manifests
-in /work/shared/corpus/manifests -> the accelerator kvlint resolves (expected values read off each file's
+in ../shared/corpus/manifests -> the accelerator kvlint resolves (expected values read off each file's
 labels and the GPU catalogue; INDEX.csv ``gpu_hint`` describes the same)."""
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ import pytest
 from kvlint.accelerators import instance_type, resolve_placement
 from kvlint.accelerators import registry as cat
 
-CORPUS = Path("/work/shared/corpus/manifests")
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+CORPUS = SHARED / "corpus/manifests"
 
 
 def place(selector: dict[str, Any] | None = None, *terms: list[tuple[str, str, list[str]]], **kw: Any):

@@ -1,7 +1,7 @@
 """Tests of the rule catalogue (rules/*.yaml, rules/schema.json, kvlint/rules/catalog.py, docs/rules.md).
 
 Data: the real rule files of this repository; DESIGN.md's rule table as copied to
-fixtures/catalog/design-rule-table.md (SOURCE note inside; compared with /work/shared/DESIGN.md when
+fixtures/catalog/design-rule-table.md (SOURCE note inside; compared with ../shared/DESIGN.md when
 that file is present).
 """
 
@@ -29,10 +29,13 @@ from kvlint.rules.catalog import (
     validate_catalog,
 )
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 REPO = Path(__file__).resolve().parents[1]
 RULES = REPO / "rules"
 DESIGN_TABLE = REPO / "fixtures" / "catalog" / "design-rule-table.md"
-SHARED_DESIGN = Path("/work/shared/DESIGN.md")
+SHARED_DESIGN = SHARED / "DESIGN.md"
 ROW = re.compile(r"^\|\s*(KV\d{3})\s*\|\s*([a-z0-9-]+)\s*\|\s*(error|warning|info)\s*\|")
 
 

@@ -2,7 +2,7 @@
 VLLMRuntime, NIM NIMService) become workloads with the pod their operator would create: the command line,
 positions pointing at the CRD's own fields, and the GPU from the resource profile / instance type; plus
 ``.kvlint.yaml model_paths`` prefix mapping through the whole pipeline. Corpus files are real manifests
-(/work/shared/corpus/manifests); fixtures/crds/SOURCE.md describes the small fixtures."""
+(../shared/corpus/manifests); fixtures/crds/SOURCE.md describes the small fixtures."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
 from kvlint.workloads import find_workloads
 
-CORPUS = Path("/work/shared/corpus/manifests")
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+CORPUS = SHARED / "corpus/manifests"
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus manifests not available")
 

@@ -1,13 +1,14 @@
 """Engine config stage, vLLM: forms of the command line, values, positions, findings, corpus.
 
 Fixtures: fixtures/engines/forms.yaml (written for these tests, see fixtures/engines/README.md) and the
-real manifests in /work/shared/corpus/manifests (the corpus test is skipped when that is absent).
+real manifests in ../shared/corpus/manifests (the corpus test is skipped when that is absent).
 """
 
 from __future__ import annotations
 
 import glob
 import os
+from pathlib import Path
 
 import pytest
 
@@ -20,9 +21,12 @@ from kvlint.load import load_paths, load_text
 from kvlint.source import LDict, LList, Loc
 from kvlint.workloads import configmaps
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 HERE = os.path.dirname(__file__)
 FORMS = os.path.join(HERE, "..", "fixtures", "engines", "forms.yaml")
-CORPUS = "/work/shared/corpus/manifests"
+CORPUS = str(SHARED / "corpus/manifests")
 
 
 def _forms():

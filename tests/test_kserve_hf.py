@@ -9,8 +9,11 @@ from kvlint.engines.kserve import huggingface_backend, to_vllm_argv
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kserve" / "huggingface-isvc.yaml"
-CORPUS = Path("/work/shared/corpus/manifests")
+CORPUS = SHARED / "corpus/manifests"
 
 
 def test_server_options_are_dropped_and_the_model_comes_first() -> None:

@@ -1,6 +1,6 @@
 """Tests for kvlint.models: config parsing, catalogue, parameter counts, weight bytes, resolution.
 
-Reference data: /work/shared/corpus/models (INDEX.csv, facts.yaml) via the bundled catalogue and
+Reference data: ../shared/corpus/models (INDEX.csv, facts.yaml) via the bundled catalogue and
 fixtures/models, fixtures/hub (see their SOURCE.md). Hub tests drive the real ``huggingface_hub``
 against a temporary cache (offline) and a tiny local HTTP server (gated / 404), never the network.
 """
@@ -21,14 +21,17 @@ from kvlint.models.build_catalogue import parse_cited_params
 from kvlint.models.weights import param_breakdown, param_count, weight_bytes
 from kvlint.types import ModelSpec, ModelUnavailable
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
-CORPUS = Path("/work/shared/corpus/models")
+CORPUS = SHARED / "corpus/models"
 DATA = ROOT / "kvlint" / "data" / "models"
 
 
 def _index_rows() -> dict[str, dict[str, str]]:
-    """INDEX.csv rows keyed by catalogue directory (bundled copy of the corpus when /work/shared is absent)."""
+    """INDEX.csv rows keyed by catalogue directory (bundled copy of the corpus when ../shared is absent)."""
     path = CORPUS / "INDEX.csv"
     if not path.exists():  # pragma: no cover - repository copy without the shared corpus
         pytest.skip("corpus INDEX.csv not available")

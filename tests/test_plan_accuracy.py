@@ -1,5 +1,5 @@
 """Accuracy of the vLLM memory model against ground truth (fixtures/plan/groundtruth_cases.yaml, a copy of
-/work/shared/groundtruth/cases.yaml), the calibration constants, and the text report.
+../shared/groundtruth/cases.yaml), the calibration constants, and the text report.
 
 Honest bounds: the heuristic terms were calibrated on these same cases (in-sample), so the end-to-end bound below
 is what is achieved, not a generalisation claim. The exact part (KV bytes -> blocks -> tokens) is isolated by

@@ -1,5 +1,5 @@
 """Arithmetic of a dozen ground-truth start-ups pinned case by case (fixtures/plan/groundtruth_cases.yaml = copy of
-/work/shared/groundtruth/cases.yaml; cite ``gt-NNN``). Each case is planned from its config, flags and GPU only,
+../shared/groundtruth/cases.yaml; cite ``gt-NNN``). Each case is planned from its config, flags and GPU only,
 through bench/accuracy.py's replay table (fixtures/plan/models configs)."""
 
 from __future__ import annotations

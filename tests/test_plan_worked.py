@@ -1,5 +1,5 @@
-"""Worked examples W1-W6 of /work/shared/engine-memory-model.md §7, derived from the real config files
-(fixtures/plan/models = byte copies of /work/shared/corpus/models, see fixtures/plan/SOURCE.md).
+"""Worked examples W1-W6 of ../shared/engine-memory-model.md §7, derived from the real config files
+(fixtures/plan/models = byte copies of ../shared/corpus/models, see fixtures/plan/SOURCE.md).
 
 Assumptions as stated in §7: GiB = 2^30; an 80 GB H100 reports 79.19 GiB; an L4 22.03 GiB. The exact parts
 (KV bytes/token, per-request bytes, derived lengths, blocks) are asserted exactly; the budget-dependent figures

@@ -15,6 +15,9 @@ from kvlint.memory.sglang import (
 from kvlint.models import resolve_model
 from kvlint.rules.runner import check_container
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 #: The rules the SGLang checks used to report together (engine-specific and resolution rules).
 SGLANG_RULES = {"KV101", "KV107", "KV201", "KV401", "KV402", "KV501", "KV502", "KV503", "KV701", "KV702"}
 
@@ -136,11 +139,11 @@ def test_every_corpus_tgi_sglang_container_gets_plan_or_kv5xx() -> None:
     from kvlint.pipeline import Options, run_check
     from tests.test_tgi import check_tgi
 
-    files = sorted(glob.glob("/work/shared/corpus/manifests/*.yaml"))
+    files = sorted(glob.glob(str(SHARED / "corpus/manifests") + "/*.yaml"))
     files = [f for f in files if "sglang" in f or "text-generation" in f or "tgi" in f]
     if not files:
         pytest.skip("shared corpus not present")
-    opts = Options(model_dirs=("/work/shared/corpus/models",), allow_hub=False)
+    opts = Options(model_dirs=(str(SHARED / "corpus/models"),), allow_hub=False)
     crs = [c for c in run_check(files, opts).containers if c.serving.engine in ("tgi", "sglang")]
     assert len(crs) >= 10
     for cr in crs:

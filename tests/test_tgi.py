@@ -22,6 +22,9 @@ from kvlint.models import resolve_model
 from kvlint.pipeline import Options, run_check
 from kvlint.rules.runner import check_container
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 #: The rules the TGI checks used to report together (engine-specific and resolution rules).
 TGI_RULES = {
     "KV101",
@@ -217,8 +220,8 @@ def test_kv604_prefill_warmup_oom_and_remedy() -> None:
 def test_gemma2_27b_corpus_plan() -> None:
     crs, opts = _container_results(next((FIX / "tgi").glob("GoogleCloudPlatform*27b-it.yaml")))
     crs[0].model = (
-        resolve_model(str(Path("/work/shared/corpus/models/google--gemma-2-27b")), allow_hub=False)
-        if Path("/work/shared/corpus/models/google--gemma-2-27b").exists()
+        resolve_model(str(SHARED / "corpus/models/google--gemma-2-27b"), allow_hub=False)
+        if (SHARED / "corpus/models/google--gemma-2-27b").exists()
         else crs[0].model
     )
     if crs[0].model is None:

@@ -11,9 +11,12 @@ from kvlint.load import load_paths, load_text
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.workloads import configmaps, find_workloads, mounted_file, object_ref
 
+#: The shared data folder beside the checkout (tests that read it skip when it is absent).
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures" / "load"
-CORPUS = Path("/work/shared/corpus/manifests")
+CORPUS = SHARED / "corpus/manifests"
 
 
 def _load(name: str):

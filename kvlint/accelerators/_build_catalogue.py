@@ -2,7 +2,7 @@
 
 Run once (and again whenever the research catalogue or the supplement changes)::
 
-    .venv/bin/python -m kvlint.accelerators._build_catalogue [/work/shared/corpus/accelerators.yaml]
+    .venv/bin/python -m kvlint.accelerators._build_catalogue [../shared/corpus/accelerators.yaml]
 
 Input: the kvlint research catalogue (``corpus/accelerators.yaml``: ``gpus``, ``label_conventions``,
 ``mig_profiles``, ``instance_types``), where every fact carries a ``source``, merged with this package's
@@ -46,7 +46,8 @@ from typing import Any
 
 import yaml
 
-DEFAULT_INPUT = "/work/shared/corpus/accelerators.yaml"
+#: The shared research file beside the checkout (``../shared`` relative to the repository root).
+DEFAULT_INPUT = str(Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "accelerators.yaml")
 SUPPLEMENT = Path(__file__).resolve().parent / "supplement.yaml"
 OUTPUT = Path(__file__).resolve().parent.parent / "data" / "accelerators.yaml"
 CORPUS_REF = "corpus/accelerators.yaml (kvlint research catalogue)"

@@ -15,7 +15,7 @@ Model (per GPU):
   min(2 x max_num_seqs, 512) (largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``).
 
 The coefficients are fitted by :func:`refit` on the observations in :data:`OBSERVATIONS`, which are figures
-printed by vLLM and transcribed in /work/shared/groundtruth/cases.yaml (ids cited per row). They are constants
+printed by vLLM and transcribed from the shared ground truth (``../shared/groundtruth/cases.yaml``, ids cited per row). They are constants
 at run time: the ground-truth file is never read by the planner. ``tests/test_plan_calibration.py`` checks the
 constants equal ``refit()``.
 """
@@ -48,8 +48,8 @@ class Observation:
     cudagraph_gib: float | None = None
 
 
-# Transcribed from /work/shared/groundtruth/cases.yaml (facts printed by vLLM; model sizes from the configs in
-# /work/shared/corpus/models or the model's public config.json). Batch settings are the version defaults of
+# Transcribed from ../shared/groundtruth/cases.yaml (facts printed by vLLM; model sizes from the configs in
+# ../shared/corpus/models or the model's public config.json). Batch settings are the version defaults of
 # kvlint.memory.defaults.batch_defaults for the reported GPU and flags.
 OBSERVATIONS: tuple[Observation, ...] = (
     Observation("gt-056", "v1_pre020", 1024, 8192, 128256, 4.76, 0.13, 1),  # Llama-3.1-8B, H100
