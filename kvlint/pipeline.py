@@ -293,7 +293,11 @@ __all__ = [
 ]
 
 
-_CAPACITY_RULES = frozenset({"KV101", "KV102", "KV103", "KV104", "KV105"})
+def _capacity_rules() -> frozenset[str]:
+    """Rules whose verdict depends on the GPU's memory: those whose catalogue entry consumes the plan."""
+    from kvlint.rules.catalog import load_catalog
+
+    return frozenset(r.id for r in load_catalog().values() if "plan" in r.consumes)
 
 
 def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Options) -> list[Diagnostic]:
@@ -304,19 +308,20 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     from kvlint.rules.runner import check_container
 
     p = cr.placement
-    if p is None or len(p.candidates) < 2 or cr.model is None or cr.serving.engine != "vllm":
+    if p is None or len(p.candidates) < 2 or cr.model is None:
         return diags
-    if not any(d.rule in _CAPACITY_RULES for d in diags):
+    capacity = _capacity_rules()
+    if not any(d.rule in capacity for d in diags):
         return diags
     verdicts: list[str] = []
     for acc in p.candidates:
         placement = replace(p, accelerator=acc, candidates=())
         detail = replan(cr, placement)
         sub = replace(cr, placement=placement, plan_detail=detail, plan=detail.plan if detail else None)
-        found = sorted({d.rule for d in check_container(sub, options) if d.rule in _CAPACITY_RULES})
+        found = sorted({d.rule for d in check_container(sub, options) if d.rule in capacity})
         verdicts.append(f"{acc.name} {'fails (' + ', '.join(found) + ')' if found else 'fits'}")
     note = "; the scheduling constraints allow several GPU types, checked on each: " + ", ".join(verdicts)
-    return [replace(d, message=d.message + note) if d.rule in _CAPACITY_RULES else d for d in diags]
+    return [replace(d, message=d.message + note) if d.rule in capacity else d for d in diags]
 
 
 #: Prefix of the message kvlint gives when a check fails on an unexpected shape (tests search for it).
