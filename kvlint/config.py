@@ -42,6 +42,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kvlint.accelerators.site import Site
 from kvlint.source import LDict, LList, Loc
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ class Config:
         fail_on: exit-code threshold, or None to leave the CLI default.
         offline: never ask the Hugging Face Hub (None = not set).
         exemptions: whether ``kvlint.io/ignore`` annotations may suppress findings (None = not set).
+        site: ``accelerators`` (custom accelerators, node-label and node-name tables) and ``fleet`` as a
+            :class:`~kvlint.accelerators.site.Site`, or None when the file declares neither.
     """
 
     path: str | None = None
@@ -106,6 +109,7 @@ class Config:
     fail_on: str | None = None
     offline: bool | None = None
     exemptions: bool | None = None
+    site: Site | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -386,6 +390,71 @@ def _local(base: Path, value: str) -> str:
     return str(candidate.resolve()) if candidate.is_dir() else value
 
 
+def _site(data: LDict, path: str) -> Site:
+    """The ``accelerators`` and ``fleet`` sections as a :class:`~kvlint.accelerators.site.Site`.
+
+    Custom accelerators get ``memory`` as the device total CUDA reports (any byte quantity kvlint reads:
+    ``95GiB``, ``102GB``, bytes), bf16 from compute capability >= 8.0 (vLLM's rule) and fp8 from >= 8.9 unless
+    set; every accelerator a table or the fleet names must be a catalogue id/alias or a custom id. Raises
+    :class:`ConfigError` naming the key and position otherwise.
+    """
+    from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.types import Accelerator
+
+    section = data.get("accelerators") or {}
+    custom: dict[str, Accelerator] = {}
+    for i, item in enumerate(section.get("custom") or []):
+        where = f"{_loc_at(data, ['accelerators', 'custom', i])}: accelerators.custom[{i}]"
+        acc_id = str(item["id"])
+        if lookup(acc_id) is not None or acc_id in custom:
+            raise ConfigError(
+                f"{where}.id: {acc_id!r} is already an accelerator id or alias; choose another id"
+            )
+        try:
+            memory = parse_quantity(item["memory"])
+        except ValueError as exc:
+            raise ConfigError(f"{where}.memory: {exc}") from None
+        if memory <= 0:
+            raise ConfigError(f"{where}.memory: must be positive")
+        vendor = str(item.get("vendor", "nvidia"))
+        cc = item.get("compute_capability")
+        major_minor = tuple(int(x) for x in str(cc).split(".")) if cc else None
+        custom[acc_id] = Accelerator(
+            id=acc_id,
+            name=str(item.get("name") or acc_id),
+            vendor=vendor,
+            memory_bytes=memory,
+            memory_source=f"{path} accelerators.custom",
+            compute_capability=str(cc) if cc else None,
+            bf16=bool(item.get("bf16", vendor == "amd" or bool(major_minor and major_minor >= (8, 0)))),
+            fp8=bool(item.get("fp8", vendor == "nvidia" and bool(major_minor and major_minor >= (8, 9)))),
+            source=f"{path} (accelerators.custom)",
+        )
+
+    def known(ref: object, keys: list[Any], label: str) -> str:
+        text = str(ref)
+        if text not in custom and lookup(text) is None:
+            raise ConfigError(
+                f"{_loc_at(data, keys)}: {label}: unknown accelerator {text!r}; `kvlint accelerators` lists the ids "
+                "and aliases, or declare it under accelerators.custom"
+            )
+        return text
+
+    labels = {
+        str(k): {
+            str(v): known(ref, ["accelerators", "node_labels", k, v], f"accelerators.node_labels.{k}.{v}")
+            for v, ref in table.items()
+        }
+        for k, table in (section.get("node_labels") or {}).items()
+    }
+    names = {
+        str(n): known(ref, ["accelerators", "node_names", n], f"accelerators.node_names.{n}")
+        for n, ref in (section.get("node_names") or {}).items()
+    }
+    fleet = tuple(known(ref, ["fleet", i], f"fleet[{i}]") for i, ref in enumerate(data.get("fleet") or []))
+    return Site(accelerators=custom, node_labels=labels, node_names=names, fleet=fleet, source=path)
+
+
 def _build(data: LDict, path: str) -> Config:
     base = Path(path).resolve().parent
     kw: dict[str, Any] = {"path": path}
@@ -413,10 +482,17 @@ def _build(data: LDict, path: str) -> Config:
                 params.setdefault(rule, {})[name] = _check_param(rule, name, value, where)
     kw["severity"] = severity
     kw["parameters"] = params
+    site = _site(data, path) if ("accelerators" in data or "fleet" in data) else None
+    kw["site"] = site
     if "default_accelerator" in data:
         from kvlint.accelerators import lookup
 
-        if lookup(data["default_accelerator"]) is None:
+        found = (
+            site.lookup(data["default_accelerator"])
+            if site is not None
+            else lookup(data["default_accelerator"])
+        )
+        if found is None:
             raise ConfigError(
                 f"{_loc_at(data, ['default_accelerator'])}: default_accelerator: unknown accelerator "
                 f"{data['default_accelerator']!r}; `kvlint accelerators` lists the ids and aliases"
@@ -467,4 +543,5 @@ def apply_config(options: Options, config: Config) -> Options:
         rule_params=params,
         allow_hub=options.allow_hub and not config.offline,
         exemptions_allowed=options.exemptions_allowed and config.exemptions is not False,
+        site=options.site or config.site,
     )

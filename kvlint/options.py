@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.accelerators.site import Site
 from kvlint.rules.catalog import get_rule, match_rule
 
 __all__ = ["Options"]
@@ -39,6 +40,8 @@ class Options:
         helm_values, helm_set: ``helm template -f`` / ``--set`` for chart directories among the paths.
         cluster_inventory: a :class:`kvlint.cluster.NodeInventory` of live nodes (``--cluster``); when set, the GPU
             comes from the labels of the nodes the pod can schedule on instead of the manifest alone.
+        site: the team's own accelerators, node-label and node-name tables and fleet (``.kvlint.yaml``
+            ``accelerators`` and ``fleet``); None = none declared (the default fleet applies).
     """
 
     accelerator: str | None = None
@@ -59,6 +62,7 @@ class Options:
     cluster_inventory: Any = None
     helm_values: tuple[str, ...] = ()
     helm_set: tuple[str, ...] = ()
+    site: Site | None = None
 
     def param(self, rule: str, name: str) -> Any:
         """Value of parameter ``name`` of ``rule``: these options, else the catalogue default.

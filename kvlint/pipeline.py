@@ -195,7 +195,27 @@ def analyse_serving(
     cr.plan_error = outcome.error
     if outcome.model_note:
         cr.model_error = outcome.model_note
+    if cr.placement is not None and cr.placement.accelerator is None and cr.model is not None:
+        cr.fleet = _fleet(cr, options)
     return cr
+
+
+def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
+    """The container planned on each GPU of the fleet (``.kvlint.yaml`` ``fleet``, else the default one) when
+    its own GPU is unknown: a CUDA/ROCm image only, ``gpus`` per pod from its GPU limit, else the engine's
+    workers (TP x PP x local DP)."""
+    from kvlint.accelerators.site import Site
+    from kvlint.engines.images import image_platform
+    from kvlint.engines.layout import parallelism
+    from kvlint.memory.stage import plan_fleet
+
+    if cr.model is None or cr.placement is None or image_platform(cr.serving.image) not in ("cuda", "rocm"):
+        return ()
+    if cr.serving.engine == "vllm" and cr.settings is None:
+        return ()
+    fleet, _configured = (options.site or Site()).fleet_accelerators()
+    gpus = cr.placement.gpus or parallelism(cr.serving, gpus=None).workers
+    return plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))
 
 
 def _placement(w: Workload, container: LDict, options: Options) -> Placement:
@@ -219,6 +239,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
             override=options.accelerator,
             gpu_memory_bytes=options.gpu_memory_bytes,
             default=options.default_accelerator,
+            site=options.site,
         )
     except Exception as exc:  # defensive: resolution must never take the run down
         return Placement(accelerator=None, how=f"resolution failed: {exc}")

@@ -473,7 +473,8 @@ class ContainerResult:
     the per-GPU memory plan (None when model or GPU is unknown, or the configuration cannot start) and
     ``plan_detail`` the engine's full result it comes from (``VllmPlanDetail``, ``TgiPlanDetail``,
     ``SglangPlanDetail``: fit check, warmup, pool figures), both set once by the plan stage
-    (:mod:`kvlint.memory.stage`).
+    (:mod:`kvlint.memory.stage`). ``fleet`` holds the container planned on each accelerator of the fleet
+    (:class:`kvlint.memory.stage.FleetEntry`) when nothing says which GPU it lands on.
     """
 
     workload: Workload
@@ -487,6 +488,7 @@ class ContainerResult:
     plan: MemoryPlan | None = None
     plan_detail: Any = None
     plan_error: str | None = None
+    fleet: tuple[Any, ...] = ()
 
     @property
     def object_ref(self) -> str:
@@ -517,6 +519,7 @@ class ContainerResult:
             "gpus": self.placement.gpus if self.placement else None,
             "plan": self.plan.as_dict() if self.plan else None,
             "plan_error": self.plan_error,
+            "fleet": [e.as_dict() for e in self.fleet] or None,
         }
 
 

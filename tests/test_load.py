@@ -361,17 +361,13 @@ def test_controller_placeholders_and_jinja_are_not_templates():
     ]
 
 
-# ------------------------------------------------------------------------------------------------ speed
-
-
-def test_thousands_of_documents_per_second():
+def test_a_thousand_documents_load_in_order():
+    """Throughput is measured by bench/check_corpus.py (ratios in one run), not by a timed test."""
     text = (FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml").read_text()
     big = "\n---\n".join([text] * 500)  # 1000 documents
-    t = time.monotonic()
     r = load_text(big, "big.yaml")
-    dt = time.monotonic() - t
     assert len(r.documents) == 1000 and r.findings == []
-    assert dt < 1.5, f"{dt:.2f}s for 1000 documents"
+    assert [d.index for d in r.documents][:4] == [0, 1, 2, 3]
 
 
 def test_pure_python_loader_gives_the_same_result(monkeypatch):

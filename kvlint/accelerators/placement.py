@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.accelerators import registry as cat
+from kvlint.accelerators.site import Site
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, Placement
 
@@ -326,9 +327,41 @@ def _uncount(labels: Labels) -> Labels:
     return out
 
 
-def _decide(labels: Labels) -> list[_Cand] | None:
-    """Candidates from the most specific deciding key present in ``labels``; None if no key decides."""
+def _site_cands(labels: Labels, site: Site | None) -> list[_Cand] | None:
+    """Candidates from the first ``.kvlint.yaml`` ``accelerators.node_labels`` key present in ``labels``."""
+    if site is None:
+        return None
+    for key, table in site.node_labels.items():
+        values = labels.get(key)
+        if not values:
+            continue
+        cands = []
+        for v, loc in values:
+            ref = table.get(str(v).strip())
+            if ref is None:
+                continue
+            acc = site.lookup(ref)
+            cands.append(
+                _Cand(
+                    acc,
+                    key,
+                    str(v).strip(),
+                    loc,
+                    [f"{key}={v} is {ref} ({site.source} accelerators.node_labels)"],
+                )
+            )
+        if cands:
+            return cands
+    return None
+
+
+def _decide(labels: Labels, site: Site | None = None) -> list[_Cand] | None:
+    """Candidates from the most specific deciding key present in ``labels`` (a site's own label table
+    first); None if no key decides."""
     labels = _uncount(labels)
+    mapped = _site_cands(labels, site)
+    if mapped is not None:
+        return mapped
     for key in LABEL_ORDER:
         values = labels.get(key)
         if not values:
@@ -504,7 +537,7 @@ def _filter(cands: list[_Cand], exprs: list[_Expr]) -> list[_Cand]:
 
 
 def _eval_term(
-    exprs: list[_Expr], base: list[_Cand] | None, notes: list[str]
+    exprs: list[_Expr], base: list[_Cand] | None, notes: list[str], site: Site | None = None
 ) -> tuple[list[_Cand] | None, str]:
     """Candidates a node matching one term (AND'ed with the nodeSelector's candidates ``base``) may carry.
 
@@ -515,7 +548,7 @@ def _eval_term(
     for e in exprs:
         if e.op == "In":
             in_labels.setdefault(e.key, []).extend(e.values)
-    in_cands = _decide(in_labels) if in_labels else None
+    in_cands = _decide(in_labels, site) if in_labels else None
     deciding = {c.key for c in in_cands} if in_cands else set()
     text = "; ".join(
         e.text
@@ -556,13 +589,13 @@ def _eval_term(
 
 
 def _apply_affinity(
-    base: list[_Cand] | None, terms: list[list[_Expr]], notes: list[str]
+    base: list[_Cand] | None, terms: list[list[_Expr]], notes: list[str], site: Site | None = None
 ) -> tuple[list[_Cand] | None, str]:
     """OR the terms: the union of each term's candidates (None when some term leaves the GPU open)."""
     union: list[_Cand] = []
     texts: list[str] = []
     for exprs in terms:
-        got, text = _eval_term(exprs, base, notes)
+        got, text = _eval_term(exprs, base, notes, site)
         if got is None:
             return base, ""
         union.extend(got)
@@ -571,7 +604,9 @@ def _apply_affinity(
     return union, " | ".join(texts)
 
 
-def _from_scheduling(ns_labels: Labels, ns: Any, terms: list[list[_Expr]]) -> _Decision | None:
+def _from_scheduling(
+    ns_labels: Labels, ns: Any, terms: list[list[_Expr]], site: Site | None = None
+) -> _Decision | None:
     """nodeSelector AND (term1 OR term2 ...) -> the decision, or None when neither names a GPU.
 
     The nodeSelector's candidates are narrowed by each term (In on another GPU key intersects, NotIn /
@@ -580,9 +615,9 @@ def _from_scheduling(ns_labels: Labels, ns: Any, terms: list[list[_Expr]]) -> _D
     cannot schedule; when affinity alone leaves none, the accelerator is None and ``how`` says why.
     """
     notes: list[str] = []
-    base = _decide(ns_labels) if ns_labels else None
+    base = _decide(ns_labels, site) if ns_labels else None
     if base is not None and terms:
-        narrowed, text = _apply_affinity(base, terms, notes)
+        narrowed, text = _apply_affinity(base, terms, notes, site)
         how = f"nodeSelector {base[0].key}={base[0].value}"
         if narrowed:
             if text and {id(c) for c in narrowed} != {id(c) for c in base}:
@@ -605,7 +640,7 @@ def _from_scheduling(ns_labels: Labels, ns: Any, terms: list[list[_Expr]]) -> _D
         return d
     if not terms:
         return None
-    union, text = _apply_affinity(None, terms, notes)
+    union, text = _apply_affinity(None, terms, notes, site)
     if union is None:
         return None
     if not union:
@@ -688,6 +723,7 @@ def resolve_placement(
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
+    site: Site | None = None,
 ) -> Placement:
     """Work out the accelerator a container's pod lands on and the accelerators it requests.
 
@@ -701,6 +737,10 @@ def resolve_placement(
             the catalogue / MIG figure in ``memory_bytes_override``.
         default: the configuration's default accelerator (id or alias); used when nothing in the
             manifest says.
+        site: the team's own accelerators, node-label and node-name tables (``.kvlint.yaml``
+            ``accelerators``): a pinned ``nodeName`` it knows decides right after the annotation, and its
+            label table is read before the built-in label keys. Without an accelerator, ``gpu_memory_bytes``
+            stands for a generic CUDA GPU of that size (:func:`kvlint.accelerators.site.generic_gpu`).
 
     Returns:
         :class:`~kvlint.types.Placement`: ``accelerator`` (None when undetermined), ``how`` (human
@@ -729,21 +769,36 @@ def resolve_placement(
         label_sets.append(term_labels)
     notes: list[str] = []
 
+    def lookup(ref: str) -> Accelerator | None:
+        return site.lookup(ref) if site is not None else cat.lookup(ref)
+
+    def require(ref: str, what: str) -> Accelerator:
+        found = lookup(ref)
+        return found if found is not None else cat.require(ref, what)
+
     decision: _Decision | None = None
     if override:
-        decision = _Decision(cat.require(override, "--accelerator"), f"--accelerator {override}", None)
+        decision = _Decision(require(override, "--accelerator"), f"--accelerator {override}", None)
     if decision is None:
         ann = annotations.get(ANNOTATION)
         if ann is not None and str(ann).strip():
-            acc = cat.lookup(str(ann))
+            acc = lookup(str(ann))
             if acc is not None:
                 src = annotations.get(ANNOTATION_SOURCE)
                 how = str(src) if src else f"annotation {ANNOTATION}={ann}"
                 decision = _Decision(acc, how, loc_of(annotations, ANNOTATION))
             else:
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
+    node_name = pod_spec.get("nodeName")
+    if decision is None and site is not None and isinstance(node_name, str) and node_name in site.node_names:
+        ref = site.node_names[node_name]
+        decision = _Decision(
+            lookup(ref),
+            f"nodeName {node_name} ({site.source} accelerators.node_names: {ref})",
+            loc_of(pod_spec, "nodeName"),
+        )
     if decision is None and (ns_labels or terms):
-        decision = _from_scheduling(ns_labels, ns, terms)
+        decision = _from_scheduling(ns_labels, ns, terms, site)
     if decision is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
         profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:
@@ -759,7 +814,16 @@ def resolve_placement(
                 )
     if decision is None and default:
         decision = _Decision(
-            cat.require(default, "default accelerator"), f"config default accelerator {default}", None
+            require(default, "default accelerator"), f"config default accelerator {default}", None
+        )
+    if (decision is None or decision.acc is None) and gpu_memory_bytes:
+        from kvlint.accelerators.site import generic_gpu
+
+        decision = _Decision(
+            generic_gpu(int(gpu_memory_bytes)),
+            "--gpu-memory without --accelerator: a generic CUDA GPU of that size (compute capability unknown, "
+            "bf16 assumed, no fp8 assumed)",
+            None,
         )
     if decision is None:
         why = _why_undecided(label_sets)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["engine_of_image", "engine_version", "split_image", "image_mentions_engine"]
+__all__ = ["engine_of_image", "engine_version", "image_mentions_engine", "image_platform", "split_image"]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
@@ -170,3 +170,19 @@ def engine_version(image: str) -> str | None:
     # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
     version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")
     return version
+
+
+#: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,
+#: Gaudi, CPU, Intel GPUs, Ascend NPUs).
+_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
+
+
+def image_platform(image: str) -> str:
+    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...)."""
+    low = image.lower()
+    if "rocm" in low or "amd" in low:
+        return "rocm"
+    for w in _NON_CUDA_IMAGE_WORDS:
+        if w in low:
+            return w
+    return "cuda"

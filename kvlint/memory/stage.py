@@ -25,7 +25,16 @@ from kvlint.memory.vllm import (
 from kvlint.options import Options
 from kvlint.types import Accelerator, ContainerResult, MemoryPlan, ModelSpec, Placement, ServingConfig
 
-__all__ = ["PlanDetail", "PlanOutcome", "plan_container", "plannable_gpu", "replan"]
+__all__ = [
+    "FleetEntry",
+    "PlanDetail",
+    "PlanOutcome",
+    "fit_verdict",
+    "plan_container",
+    "plan_fleet",
+    "plannable_gpu",
+    "replan",
+]
 
 #: The engine-specific result of a memory model; each carries the engine-neutral ``plan`` (a MemoryPlan).
 PlanDetail = VllmPlanDetail | TgiPlanDetail | SglangPlanDetail
@@ -163,3 +172,104 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
         return _detail(cr.serving, cr.settings, cr.model, placement, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
+
+
+# --------------------------------------------------------------------------------------------------
+# the fleet verdict: where a workload that names no GPU fits
+
+
+def fit_verdict(detail: PlanDetail) -> str:
+    """``fits`` | ``risky`` | ``fails``: whether the engine starts and serves one request of its full context
+    limit on this GPU, across kvlint's prediction band.
+
+    vLLM: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict` (the start-up fit check E1/E2 at both ends of the
+    band). TGI: the shard loads (weights under ``cuda_memory_fraction``), the warmup prefill fits, and the
+    user's ``max_total_tokens`` fits ``max_batch_total_tokens`` (risky when only the band's upper part holds
+    it). SGLang: the weights load, the pool is positive and holds one ``context_length`` request (risky when
+    only the band's upper part does).
+    """
+    if isinstance(detail, VllmPlanDetail):
+        return {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
+    p = detail.plan
+    if isinstance(detail, TgiPlanDetail):
+        if p.weights_bytes + p.non_torch_bytes > int(detail.cuda_memory_fraction * p.total_bytes):
+            return "fails"
+        if (
+            detail.warmup_oom
+            or detail.max_batch_total_tokens <= 0
+            or detail.max_input_tokens >= detail.max_total_tokens
+        ):
+            return "fails"
+        if detail.max_total_tokens > detail.max_batch_total_tokens:
+            return "fails"
+        if (
+            detail.user_max_total_tokens is not None
+            and p.num_blocks_low * p.block_size < detail.max_total_tokens
+        ):
+            return "risky"
+        return "fits"
+    if p.weights_bytes > detail.pre_free_bytes or detail.rest_bytes <= 0 or detail.max_total_num_tokens <= 0:
+        return "fails"
+    if detail.max_total_num_tokens < detail.context_length:
+        return "fails"
+    return "risky" if p.max_concurrency_low < 1.0 else "fits"
+
+
+@dataclass(frozen=True)
+class FleetEntry:
+    """The container planned on one accelerator of a fleet.
+
+    ``gpus`` is the count per pod it was planned with (the container's GPU limit, else the engine's workers);
+    ``detail`` the engine's plan there (None with ``error`` when it cannot be sized); ``verdict`` from
+    :func:`fit_verdict`, or ``unknown``.
+    """
+
+    accelerator: Accelerator
+    gpus: int
+    detail: PlanDetail | None
+    verdict: str
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape of one entry of a workload's ``fleet`` list (``kvlint check --format json``)."""
+        p = self.detail.plan if self.detail is not None else None
+        return {
+            "accelerator": self.accelerator.id,
+            "name": self.accelerator.name,
+            "gpus": self.gpus,
+            "verdict": self.verdict,
+            "kv_cache_bytes": p.kv_cache_bytes if p else None,
+            "kv_tokens": p.capacity_tokens if p else None,
+            "max_model_len": p.max_model_len if p else None,
+            "max_concurrency": round(p.max_concurrency, 2) if p else None,
+            "error": self.error,
+        }
+
+
+def plan_fleet(
+    serving: ServingConfig,
+    settings: Any,
+    model: ModelSpec,
+    placement: Placement,
+    fleet: tuple[Accelerator, ...],
+    gpus: int,
+) -> tuple[FleetEntry, ...]:
+    """Plan the container on every accelerator of ``fleet`` (used when nothing says which GPU it lands on),
+    ``gpus`` per pod. Never raises on user input: an accelerator the model cannot be sized on gets verdict
+    ``unknown`` and the error."""
+    out = []
+    for acc in fleet:
+        there = replace(
+            placement, accelerator=acc, how=f"fleet: {acc.name}", gpus=gpus, memory_bytes_override=None
+        )
+        gpu = plannable_gpu(there, serving.engine)
+        if gpu is None or isinstance(gpu, str):
+            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total"))
+            continue
+        try:
+            detail = _detail(serving, settings, model, there, gpu)
+        except _PLAN_ERRORS as exc:
+            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc)))
+            continue
+        out.append(FleetEntry(acc, gpus, detail, fit_verdict(detail)))
+    return tuple(out)

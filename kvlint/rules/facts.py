@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.engines.images import image_platform
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ContainerResult, Workload
 
@@ -22,10 +23,6 @@ __all__ = [
     "to_int",
 ]
 
-#: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,
-#: Gaudi, CPU, Intel GPUs, Ascend NPUs).
-_NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
-
 #: KServe kinds whose containers are templates: the InferenceService (or LLMInferenceService) that uses
 #: them supplies the resources, GPUs included.
 _RUNTIME_TEMPLATE_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime", "LLMInferenceServiceConfig"})
@@ -37,17 +34,6 @@ def to_int(v: Any, default: int) -> int:
         return int(v)
     except (TypeError, ValueError):
         return default
-
-
-def image_platform(image: str) -> str:
-    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...)."""
-    low = image.lower()
-    if "rocm" in low or "amd" in low:
-        return "rocm"
-    for w in _NON_CUDA_IMAGE_WORDS:
-        if w in low:
-            return w
-    return "cuda"
 
 
 def is_runtime_template(w: Workload) -> bool:

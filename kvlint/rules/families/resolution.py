@@ -44,11 +44,59 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             "GPU image and request a GPU",
         )
         return
-    yield ctx.finding(
-        "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+    fix = (
+        "add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
+        "kvlint.io/accelerator annotation, map your node labels in .kvlint.yaml (accelerators.node_labels), "
+        "or run with --accelerator ID (kvlint accelerators lists ids)"
+    )
+    if not cr.fleet:
+        yield ctx.finding(
+            "kvlint cannot tell which GPU this pod lands on, so capacity rules were skipped",
+            s.command_loc,
+            fix=fix,
+        )
+        return
+    yield _fleet_verdict(ctx, fix)
+
+
+def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
+    """KV501 with the container planned on each GPU of the fleet (:func:`kvlint.memory.stage.plan_fleet`):
+    where it fits, is risky or fails, with KV tokens and concurrency at its context limit for each. Fits none of
+    a configured fleet: error; fits none of the default fleet: warning; fits all of a configured fleet: info."""
+    from kvlint.accelerators.site import Site
+
+    cr, s = ctx.cr, ctx.serving
+    _, configured = (ctx.options.site or Site()).fleet_accelerators()
+    which = "the configured fleet (.kvlint.yaml fleet)" if configured else "kvlint's default fleet"
+    gpus = cr.fleet[0].gpus
+    parts = []
+    for verdict in ("fits", "risky", "fails", "unknown"):
+        entries = [e for e in cr.fleet if e.verdict == verdict]
+        if not entries:
+            continue
+        shown = []
+        for e in entries:
+            p = e.detail.plan if e.detail is not None else None
+            figures = (
+                f" ({p.capacity_tokens:,} KV tokens, {p.max_concurrency:.2f}x at {p.max_model_len:,})"
+                if p is not None and p.kv_cache_bytes > 0
+                else ""
+            )
+            shown.append(e.accelerator.name + figures)
+        parts.append(f"{verdict} on {', '.join(shown)}")
+    fitting = [e for e in cr.fleet if e.verdict == "fits"]
+    severity = ctx.rule.severity
+    if not fitting and configured:
+        severity = "error"
+    elif configured and len(fitting) == len(cr.fleet):
+        severity = "info"
+    return ctx.finding(
+        f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {gpus} GPU(s) per pod: "
+        + "; ".join(parts)
+        + ("" if fitting else " — it fits none of them"),
         s.command_loc,
-        fix="add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
-        "kvlint.io/accelerator annotation, or run with --accelerator ID (kvlint accelerators lists ids)",
+        fix=fix,
+        severity=severity,
     )
 
 
