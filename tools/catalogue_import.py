@@ -15,6 +15,19 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
   preset MIRROR --repo OWNER/NAME --module PATH --licence L --list NAME KEY=ID ...
          dict literals of a Python module's ``MODEL_PRESETS`` (mlc-llm), written out as JSON
          (fidelity python_preset_converted)
+  litgpt CONFIG_PY --wheel WHEEL --version V
+         cited variants (sources/variants.yaml): a hub id that litgpt's ``config.py`` describes with the same
+         architecture fields as a catalogued model whose stored config has those values becomes a variant of
+         it (context length / rope differences as overrides, from litgpt's own values). CONFIG_PY is
+         ``litgpt/config.py`` extracted from the downloaded wheel (imported: it is a data module).
+  page   FILE --id ID --repo ORG/NAME --url URL --revision REV --licence L --list NAME --fidelity-note TEXT
+         a config transcribed from a huggingface.co file page (fidelity hf_page_transcription)
+  convert CONFIG_PY --wheel WHEEL --version V --list NAME TARGET=TEMPLATE ...
+         configs written from litgpt's values for TARGET on the key layout of the catalogued TEMPLATE
+         (fidelity litgpt_dims_on_template). TEMPLATE's stored config must have litgpt's values for a
+         litgpt model of the same structure (all litgpt fields but the sizes equal), e.g.
+         google/gemma-7b=google/gemma-2b-it; TEMPLATE may also be FILE.json|REPO|PATH|COMMIT|LITGPT_ID for
+         a public file outside the catalogue whose layout litgpt's LITGPT_ID describes (sizes not checked).
 
 Fidelity of verbatim files: ``verbatim_copy`` when the file has the keys transformers writes
 (``architectures``, ``model_type``, ``transformers_version``), else ``curated_subset`` naming what is absent.
@@ -258,6 +271,310 @@ def cmd_preset(a: argparse.Namespace) -> None:
     _save_list(path, doc)
 
 
+#: litgpt Config fields that may differ between a variant and its base (carried as overrides) or that only
+#: name the checkpoint.
+_LITGPT_FREE = {"name", "hf_config", "block_size", "rope_base", "rope_adjustments"}
+
+
+def _litgpt_signature(cfg: Any) -> tuple[tuple[str, str], ...]:
+    import dataclasses
+
+    return tuple(sorted((k, repr(v)) for k, v in dataclasses.asdict(cfg).items() if k not in _LITGPT_FREE))
+
+
+def _anchor_matches(model_id: str, lc: Any) -> str | None:
+    """None when the catalogued config of ``model_id`` has litgpt's values for it, else what differs."""
+    from kvlint.models import catalogue
+
+    e = catalogue.lookup(model_id)
+    assert e is not None
+    cfg, quant = catalogue.load_config(e)
+    spec = parse_config(cfg, model_id=model_id, source="anchor", quant_config_extra=quant)
+    want = {
+        "num_layers": lc.n_layer,
+        "hidden_size": lc.n_embd,
+        "num_attention_heads": lc.n_head,
+        "num_kv_heads": lc.n_query_groups,
+        "head_size": lc.head_size,
+        "vocab_size": lc.padded_vocab_size,
+        "intermediate_size": lc.moe_intermediate_size if lc.n_expert else lc.intermediate_size,
+        "num_experts": lc.n_expert,
+    }
+    if lc.n_expert:
+        want["moe_intermediate_size"] = want.pop("intermediate_size")
+    got = {k: getattr(spec, k) for k in want}
+    bad = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+    if spec.quant_method:
+        bad["quant_method"] = (spec.quant_method, None)
+    return None if not bad else ", ".join(f"{k} {g} != litgpt {w}" for k, (g, w) in bad.items())
+
+
+def cmd_litgpt(a: argparse.Namespace) -> None:
+    import importlib.util
+
+    from kvlint.models import catalogue
+
+    spec = importlib.util.spec_from_file_location("litgpt_config_data", a.config_py)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    wheel = Path(a.wheel)
+    wheel_sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    lit: dict[str, Any] = {}
+    for c in mod.configs:
+        hf = c.get("hf_config") or {}
+        if hf.get("org") and hf.get("name"):
+            lit[f"{hf['org']}/{hf['name']}"] = mod.Config(**c)
+    known = _known_ids()
+    anchors: dict[tuple[tuple[str, str], ...], list[tuple[str, str, Any]]] = {}
+    for hid, lc in lit.items():
+        e = catalogue.lookup(hid)
+        if e is None or e.overrides:  # a variant without overrides uses its base's stored config as is
+            continue
+        why_not = _anchor_matches(e.id, lc)
+        if why_not:
+            print(f"anchor {hid}: catalogued config differs from litgpt ({why_not}); not used")
+            continue
+        anchors.setdefault(_litgpt_signature(lc), []).append((e.id, e.base_id, lc))
+    vpath = SOURCES / "variants.yaml"
+    vdoc = yaml.safe_load(vpath.read_text()) if vpath.exists() else {}
+    vdoc = vdoc or {}
+    rows: dict[str, list[dict[str, Any]]] = vdoc.setdefault("variants", {}) or {}
+    vdoc["variants"] = rows
+    src = f"litgpt {a.version} (PyPI {wheel.name}, sha256 {wheel_sha[:16]}..., Apache-2.0) litgpt/config.py"
+    for hid, lc in sorted(lit.items(), key=lambda kv: kv[0].lower()):
+        if hid.lower() in known:
+            continue
+        cands = anchors.get(_litgpt_signature(lc)) or []
+        if not cands:
+            continue
+        org = hid.split("/")[0].lower()
+        anchor_id, base_id, blc = sorted(
+            cands, key=lambda t: (t[0].split("/")[0].lower() != org, t[0] != t[1], t[0].lower())
+        )[0]
+        overrides: dict[str, Any] = {}
+        notes = []
+        if lc.block_size != blc.block_size:
+            overrides["max_position_embeddings"] = lc.block_size
+            notes.append(f"max_position_embeddings {lc.block_size} (litgpt block_size of {hid})")
+        if lc.rope_base != blc.rope_base:
+            overrides["rope_theta"] = lc.rope_base
+            notes.append(f"rope_theta {lc.rope_base} (litgpt rope_base)")
+        if lc.rope_adjustments != blc.rope_adjustments:
+            if lc.rope_adjustments is None:
+                overrides["rope_scaling"] = None
+                notes.append("no rope scaling (litgpt lists no rope_adjustments for it)")
+            else:
+                print(f"{hid}: rope_adjustments differ from {base_id}; not listed")
+                continue
+        dims = (
+            f"{lc.n_layer} layers, hidden {lc.n_embd}, {lc.n_head} heads, {lc.n_query_groups} KV groups, head size "
+            f"{lc.head_size}, intermediate {lc.intermediate_size}, vocab {lc.padded_vocab_size}"
+            + (f", {lc.n_expert} experts" if lc.n_expert else "")
+        )
+        why = (
+            f"{src} describes {hid} (config name '{lc.name}') and {anchor_id} (config name '{blc.name}') with the "
+            f"same architecture fields ({dims}), and the stored config of {base_id}"
+            + (f" (which {anchor_id} uses)" if anchor_id != base_id else "")
+            + " has those values"
+            + (f"; differs only in {'; '.join(notes)}" if notes else "")
+        )
+        row: dict[str, Any] = {"id": hid, "why": why}
+        if overrides:
+            row["overrides"] = overrides
+        rows.setdefault(base_id, []).append(row)
+        known.add(hid.lower())
+        print(f"{hid} -> variant of {base_id}" + (f" (overrides {overrides})" if overrides else ""))
+    header = (
+        "# Cited variants of catalogued models (read by kvlint.models.build_catalogue): base id -> hub ids whose\n"
+        "# architecture equals the base's, each with the cited reason (why) and the config values that differ\n"
+        "# (overrides). Written by tools/catalogue_import.py (litgpt) or by hand with a citation.\n"
+    )
+    vpath.write_text(header + yaml.safe_dump(vdoc, sort_keys=False, width=110, allow_unicode=True))
+
+
+#: litgpt size fields -> the config.json keys they set (first key present in the template wins).
+_SIZE_KEYS: dict[str, tuple[str, ...]] = {
+    "n_layer": ("num_hidden_layers", "n_layer"),
+    "n_embd": ("hidden_size",),
+    "n_head": ("num_attention_heads", "n_head"),
+    "n_query_groups": ("num_key_value_heads", "num_kv_heads"),
+    "head_size": ("head_dim",),
+    "intermediate_size": ("intermediate_size",),
+    "moe_intermediate_size": ("moe_intermediate_size",),
+    "n_expert": ("num_local_experts", "num_experts"),
+    "n_expert_per_token": ("num_experts_per_tok",),
+    "padded_vocab_size": ("vocab_size",),
+    "block_size": ("max_position_embeddings",),
+    "rope_base": ("rope_theta",),
+    "attention_scores_scalar": ("query_pre_attn_scalar",),
+    "sliding_window_size": ("sliding_window",),
+}
+#: size fields that need no key when the template has none and the value follows from others.
+_IMPLIED = {
+    "head_size": lambda c: c.n_embd // c.n_head,
+    "intermediate_size": lambda c: 4 * c.n_embd,
+    "block_size": None,  # no max_position_embeddings key in the template (falcon): the model's default applies
+    "rope_base": None,  # likewise rope_theta
+}
+
+
+def _structure(cfg: Any) -> dict[str, Any]:
+    import dataclasses
+
+    skip = set(_SIZE_KEYS) | {"name", "hf_config", "vocab_size", "padding_multiple"}
+    skip |= {"sliding_window_indices", "rope_indices"}  # per-layer lists: compared as layer patterns
+    out = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in skip}
+    pairs = zip(cfg.sliding_window_indices or [], cfg.rope_indices or [], strict=False)
+    out["_window_rope_pairs"] = sorted(set(pairs))
+    return out
+
+
+def _windows_follow(indices: list[int] | None, n_layer: int, pattern: Any) -> bool:
+    if not indices:
+        return True
+    if not isinstance(pattern, int) or pattern <= 0 or len(indices) != n_layer:
+        return False
+    return all(bool(v) == ((i + 1) % pattern != 0) for i, v in enumerate(indices))
+
+
+def convert_one(target: Any, tmpl_lc: Any, template_cfg: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """config.json for litgpt Config ``target`` on ``template_cfg``'s layout, or (None, why not)."""
+    if _structure(target) != _structure(tmpl_lc):
+        diff = sorted(k for k, v in _structure(target).items() if _structure(tmpl_lc).get(k) != v)
+        return None, f"litgpt structure differs from the template's ({', '.join(diff)})"
+    cfg = json.loads(json.dumps(template_cfg))
+    t = cfg["text_config"] if isinstance(cfg.get("text_config"), dict) else cfg
+    for drop in ("_name_or_path", "quantization_config"):
+        cfg.pop(drop, None)
+        t.pop(drop, None)
+    for field_name, keys in _SIZE_KEYS.items():
+        val = getattr(target, field_name)
+        key = next((k for k in keys if k in t), None)
+        if key is None and field_name in ("n_expert", "n_expert_per_token") and not val:
+            continue
+        if key is None:
+            implied = _IMPLIED.get(field_name, "no")
+            if val is None or (callable(implied) and implied(target) == val) or implied is None:
+                continue
+            return None, f"the template has no key for litgpt {field_name}={val}"
+        if val is None or (field_name in ("n_expert", "n_expert_per_token") and not val):
+            continue
+        for k in keys:
+            if k in t:
+                t[k] = val
+    if target.rope_adjustments != tmpl_lc.rope_adjustments:
+        return None, "rope_adjustments differ from the template's"
+    if target.sliding_window_indices is not None:
+        if "layer_types" in t:
+            t["layer_types"] = [
+                "sliding_attention" if v else "full_attention" for v in target.sliding_window_indices
+            ]
+        elif not _windows_follow(
+            target.sliding_window_indices, target.n_layer, t.get("sliding_window_pattern")
+        ):
+            return None, "sliding-window layer pattern not expressible with the template's keys"
+    return cfg, "ok"
+
+
+def cmd_convert(a: argparse.Namespace) -> None:
+    import importlib.util
+
+    from kvlint.models import catalogue
+
+    spec = importlib.util.spec_from_file_location("litgpt_config_data", a.config_py)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    wheel = Path(a.wheel)
+    wheel_sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    lit = {}
+    for c in mod.configs:
+        hf = c.get("hf_config") or {}
+        if hf.get("org") and hf.get("name"):
+            lit[f"{hf['org']}/{hf['name']}".lower()] = mod.Config(**c)
+    path, doc = _load_list(a.list)
+    known = _known_ids()
+    for spec_s in a.pairs:
+        target_id, tmpl = spec_s.split("=", 1)
+        lc = lit.get(target_id.lower())
+        if lc is None:
+            print(target_id, "skipped: not in litgpt")
+            continue
+        if "|" in tmpl:
+            fpath, repo, tpath, commit, lit_id = tmpl.split("|")
+            template_cfg = json.loads(Path(fpath).read_text())
+            tmpl_lc = lit[lit_id.lower()]
+            tmpl_cite = (
+                f"{repo}@{commit}:{tpath} (a config of litgpt's {lit_id} layout; only its keys are used, its sizes "
+                "are replaced)"
+            )
+        else:
+            e = catalogue.lookup(tmpl)
+            tmpl_lc = lit.get(tmpl.lower())
+            if e is None or tmpl_lc is None:
+                print(target_id, f"skipped: template {tmpl} not catalogued or not in litgpt")
+                continue
+            bad = _anchor_matches(tmpl, tmpl_lc)
+            if bad:
+                print(target_id, f"skipped: template {tmpl} differs from litgpt ({bad})")
+                continue
+            template_cfg, _ = catalogue.load_config(e)
+            tmpl_cite = f"the catalogued {tmpl} ({e.source_citation})"
+        cfg, why = convert_one(lc, tmpl_lc, template_cfg)
+        if cfg is None:
+            print(target_id, "skipped:", why)
+            continue
+        data = (json.dumps(cfg, indent=2) + "\n").encode()
+        src = {
+            "kind": "pypi",
+            "package": "litgpt",
+            "version": a.version,
+            "path": f"litgpt/config.py (Config '{lc.name}', hf_config {target_id})",
+            "wheel": wheel.name,
+            "wheel_sha256": wheel_sha,
+            "url": f"https://pypi.org/project/litgpt/{a.version}/",
+            "licence": "Apache-2.0 (wheel METADATA, LICENSE.md)",
+            "template": tmpl_cite,
+        }
+        sizes = {f: getattr(lc, f) for f in _SIZE_KEYS if getattr(lc, f) is not None}
+        fid = (
+            "litgpt_dims_on_template",
+            "Written by tools/catalogue_import.py: the sizes litgpt's config.py gives for this checkpoint "
+            f"({json.dumps(sizes)}) set on the key layout of {tmpl_cite}, whose litgpt description has the same "
+            "structure (every litgpt field but the sizes equal). Not an HF file: keys litgpt does not model "
+            "(token ids, dtype, vision encoder) are the template's.",
+        )
+        notes = [
+            "litgpt describes the language model only: an image/audio encoder the checkpoint may have is "
+            "whatever the template carries (none for a text-only template), so its weights may be missing",
+        ]
+        res = add(doc, known, target_id, data, None, src, fid, notes)
+        if res == "added":
+            doc["entries"][-1]["litgpt_sizes"] = sizes
+        print(target_id, res)
+    _save_list(path, doc)
+
+
+def cmd_page(a: argparse.Namespace) -> None:
+    """One config transcribed from a huggingface.co file page (as the search tool's docs corpus stores it)."""
+    path, doc = _load_list(a.list)
+    known = _known_ids()
+    data = Path(a.file).read_bytes()
+    src = {
+        "kind": "hf_page",
+        "repo": a.repo,
+        "url": a.url,
+        "revision": a.revision,
+        "licence": a.licence,
+        "retrieved_via": "text of the huggingface.co file page in the search tool's stored copy (docs corpus), "
+        "transcribed key by key into JSON",
+    }
+    level = a.level or "hf_page_transcription"
+    print(a.id, add(doc, known, a.id, data, None, src, (level, a.fidelity_note), notes=list(a.note or [])))
+    _save_list(path, doc)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(required=True)
@@ -281,6 +598,24 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--note", action="append")
     m.add_argument("keys", nargs="+")
     m.set_defaults(fn=cmd_preset)
+    lg = sub.add_parser("litgpt")
+    lg.add_argument("config_py")
+    for k in ("--wheel", "--version"):
+        lg.add_argument(k, required=True)
+    lg.set_defaults(fn=cmd_litgpt)
+    cv = sub.add_parser("convert")
+    cv.add_argument("config_py")
+    for k in ("--wheel", "--version", "--list"):
+        cv.add_argument(k, required=True)
+    cv.add_argument("pairs", nargs="+")
+    cv.set_defaults(fn=cmd_convert)
+    pg = sub.add_parser("page")
+    pg.add_argument("file")
+    for k in ("--id", "--repo", "--url", "--revision", "--licence", "--list", "--fidelity-note"):
+        pg.add_argument(k, required=True)
+    pg.add_argument("--level")
+    pg.add_argument("--note", action="append")
+    pg.set_defaults(fn=cmd_page)
     a = p.parse_args(argv)
     a.fn(a)
 

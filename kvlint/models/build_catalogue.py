@@ -175,6 +175,7 @@ def _extra_variants(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
 _SOURCE_KEYS = {
     "github": ("repo", "path", "commit", "licence"),
     "pypi": ("package", "version", "path", "licence"),
+    "hf_page": ("url", "revision", "licence", "retrieved_via"),
 }
 
 
@@ -190,7 +191,8 @@ def load_extra_sources(path: Path, config_dir: Path | None = None) -> list[dict[
     ``config.json`` under ``config_dir/<dir>/``) and ``quant_path`` (the verified ``hf_quant_config.json``
     when the entry records ``hf_quant_config_sha256``). Raises :class:`CatalogueBuildError` (naming the
     file and entry) when a required key is missing (id, dir, config_sha256, fidelity.level, and per
-    ``source.kind`` — ``github`` (default): repo/path/commit/licence; ``pypi``: package/version/path/licence),
+    ``source.kind`` — ``github`` (default): repo/path/commit/licence; ``pypi``: package/version/path/licence;
+    ``hf_page``: url/revision/licence/retrieved_via, a config transcribed from a huggingface.co file page),
     a file is absent, or its sha256 differs from the recorded one.
     """
     import yaml
@@ -204,7 +206,7 @@ def load_extra_sources(path: Path, config_dir: Path | None = None) -> list[dict[
         src, fid = e.get("source") or {}, e.get("fidelity") or {}
         kind = src.get("kind", "github")
         if kind not in _SOURCE_KEYS:
-            raise CatalogueBuildError(f"{where}: unknown source.kind {kind!r} (github or pypi)")
+            raise CatalogueBuildError(f"{where}: unknown source.kind {kind!r} (github, pypi or hf_page)")
         missing = [k for k in ("id", "dir", "config_sha256") if not e.get(k)]
         missing += [f"source.{k}" for k in _SOURCE_KEYS[kind] if not src.get(k)]
         missing += ["fidelity.level"] if not fid.get("level") else []
@@ -274,6 +276,15 @@ def _source_block(e: dict[str, Any], yaml_name: str, config_rel: str) -> dict[st
                 "wheel_sha256": src.get("wheel_sha256"),
                 "repo": None,
                 "commit": None,
+            }
+        )
+    elif kind == "hf_page":
+        block.update(
+            {
+                "repo": src.get("repo"),
+                "path": "config.json",
+                "commit": src["revision"],
+                "retrieved_via": src["retrieved_via"],
             }
         )
     else:
