@@ -16,7 +16,7 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
          dict literals of a Python module's ``MODEL_PRESETS`` (mlc-llm), written out as JSON
          (fidelity python_preset_converted)
   litgpt CONFIG_PY --wheel WHEEL --version V
-         cited variants (sources/variants.yaml): a hub id that litgpt's ``config.py`` describes with the same
+         cited variants (sources/variants-litgpt.yaml, rewritten each run): a hub id that litgpt's ``config.py`` describes with the same
          architecture fields as a catalogued model whose stored config has those values becomes a variant of
          it (context length / rope differences as overrides, from litgpt's own values). CONFIG_PY is
          ``litgpt/config.py`` extracted from the downloaded wheel (imported: it is a data module).
@@ -28,6 +28,8 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
          litgpt model of the same structure (all litgpt fields but the sizes equal), e.g.
          google/gemma-7b=google/gemma-2b-it; TEMPLATE may also be FILE.json|REPO|PATH|COMMIT|LITGPT_ID for
          a public file outside the catalogue whose layout litgpt's LITGPT_ID describes (sizes not checked).
+         TARGET=TEMPLATE@PRESET (with --keras KERAS_HUB_MIRROR) keeps a conversion only when its parameter count
+         is within 0.05 % of that keras-hub preset's metadata.params (a *_text preset: without the vision tower).
 
 Fidelity of verbatim files: ``verbatim_copy`` when the file has the keys transformers writes
 (``architectures``, ``model_type``, ``transformers_version``), else ``curated_subset`` naming what is absent.
@@ -52,7 +54,7 @@ FIXTURES = ROOT / "fixtures" / "models" / "catalogue"
 SOURCES = ROOT / "kvlint" / "models" / "sources"
 sys.path.insert(0, str(ROOT))
 
-from kvlint.models.build_catalogue import VARIANTS, load_extra_sources, load_variants, source_files  # noqa: E402
+from kvlint.models.build_catalogue import VARIANTS, load_extra_sources, source_files  # noqa: E402
 from kvlint.models.config import parse_config  # noqa: E402
 
 HEADER = (
@@ -62,7 +64,7 @@ HEADER = (
 )
 
 
-def _known_ids() -> set[str]:
+def _known_ids(without_litgpt: bool = False) -> set[str]:
     """Ids (lower-case) the catalogue sources already name: the shared corpus and its VARIANTS, every source
     list (entries and their variants) and variants.yaml."""
     ids: set[str] = set()
@@ -76,8 +78,11 @@ def _known_ids() -> set[str]:
         for e in load_extra_sources(f):
             ids.add(e["id"].lower())
             ids.update(v["id"].lower() for v in e.get("variants") or [])
-    for rows in load_variants().values():
-        ids.update(v["id"].lower() for v in rows)
+    for vfile in sorted(SOURCES.glob("variants*.yaml")):
+        if without_litgpt and vfile.name == "variants-litgpt.yaml":
+            continue
+        for rows in ((yaml.safe_load(vfile.read_text()) or {}).get("variants") or {}).values():
+            ids.update(v["id"].lower() for v in rows or [])
     return ids
 
 
@@ -242,7 +247,7 @@ def cmd_git(a: argparse.Namespace) -> None:
 def cmd_preset(a: argparse.Namespace) -> None:
     path, doc = _load_list(a.list)
     known = _known_ids()
-    commit = _git(a.mirror, "rev-parse", "HEAD").decode().strip()
+    commit = _git(a.mirror, "rev-parse", a.commit or "HEAD").decode().strip()
     tree = ast.parse(_git(a.mirror, "show", f"{commit}:{a.module}").decode())
     presets: dict[str, Any] = {}
     for node in ast.walk(tree):
@@ -325,7 +330,7 @@ def cmd_litgpt(a: argparse.Namespace) -> None:
         hf = c.get("hf_config") or {}
         if hf.get("org") and hf.get("name"):
             lit[f"{hf['org']}/{hf['name']}"] = mod.Config(**c)
-    known = _known_ids()
+    known = _known_ids(without_litgpt=True)
     anchors: dict[tuple[tuple[str, str], ...], list[tuple[str, str, Any]]] = {}
     for hid, lc in lit.items():
         e = catalogue.lookup(hid)
@@ -336,11 +341,9 @@ def cmd_litgpt(a: argparse.Namespace) -> None:
             print(f"anchor {hid}: catalogued config differs from litgpt ({why_not}); not used")
             continue
         anchors.setdefault(_litgpt_signature(lc), []).append((e.id, e.base_id, lc))
-    vpath = SOURCES / "variants.yaml"
-    vdoc = yaml.safe_load(vpath.read_text()) if vpath.exists() else {}
-    vdoc = vdoc or {}
-    rows: dict[str, list[dict[str, Any]]] = vdoc.setdefault("variants", {}) or {}
-    vdoc["variants"] = rows
+    vpath = SOURCES / "variants-litgpt.yaml"  # written afresh each run
+    rows: dict[str, list[dict[str, Any]]] = {}
+    vdoc = {"variants": rows}
     src = f"litgpt {a.version} (PyPI {wheel.name}, sha256 {wheel_sha[:16]}..., Apache-2.0) litgpt/config.py"
     for hid, lc in sorted(lit.items(), key=lambda kv: kv[0].lower()):
         if hid.lower() in known:
@@ -349,8 +352,14 @@ def cmd_litgpt(a: argparse.Namespace) -> None:
         if not cands:
             continue
         org = hid.split("/")[0].lower()
+
+        def n_diff(t: tuple[str, str, Any], lc: Any = lc) -> int:
+            return sum(
+                getattr(lc, f) != getattr(t[2], f) for f in ("rope_adjustments", "block_size", "rope_base")
+            )
+
         anchor_id, base_id, blc = sorted(
-            cands, key=lambda t: (t[0].split("/")[0].lower() != org, t[0] != t[1], t[0].lower())
+            cands, key=lambda t: (n_diff(t), t[0].split("/")[0].lower() != org, t[0] != t[1], t[0].lower())
         )[0]
         overrides: dict[str, Any] = {}
         notes = []
@@ -477,6 +486,22 @@ def convert_one(target: Any, tmpl_lc: Any, template_cfg: dict[str, Any]) -> tupl
     return cfg, "ok"
 
 
+def _keras_counts(mirror: str) -> dict[str, tuple[int, str]]:
+    """keras-hub preset name -> (metadata.params, 'keras-team/keras-hub@commit:path') from a fetched snapshot."""
+    import re
+
+    commit = _git(mirror, "rev-parse", "HEAD").decode().strip()
+    files = _git(mirror, "ls-tree", "-r", "--name-only", commit, "keras_hub/src/models").decode().split()
+    out: dict[str, tuple[int, str]] = {}
+    for f in files:
+        if not f.endswith("_presets.py"):
+            continue
+        text = _git(mirror, "show", f"{commit}:{f}").decode()
+        for m in re.finditer(r'"([a-z0-9_.]+)": \{\s*"metadata": \{(.*?)"params": (\d+)', text, re.S):
+            out[m.group(1)] = (int(m.group(3)), f"keras-team/keras-hub@{commit[:12]}:{f}")
+    return out
+
+
 def cmd_convert(a: argparse.Namespace) -> None:
     import importlib.util
 
@@ -495,8 +520,10 @@ def cmd_convert(a: argparse.Namespace) -> None:
             lit[f"{hf['org']}/{hf['name']}".lower()] = mod.Config(**c)
     path, doc = _load_list(a.list)
     known = _known_ids()
+    keras_counts = _keras_counts(a.keras) if a.keras else {}
     for spec_s in a.pairs:
         target_id, tmpl = spec_s.split("=", 1)
+        tmpl, _, preset = tmpl.partition("@")
         lc = lit.get(target_id.lower())
         if lc is None:
             print(target_id, "skipped: not in litgpt")
@@ -526,6 +553,25 @@ def cmd_convert(a: argparse.Namespace) -> None:
             print(target_id, "skipped:", why)
             continue
         data = (json.dumps(cfg, indent=2) + "\n").encode()
+        check = None
+        if preset:
+            from kvlint.models.weights import param_breakdown
+
+            parts = param_breakdown(parse_config(cfg, model_id=target_id, source="convert"))
+            ours = sum(parts.values()) - (parts["vision"] if preset.endswith("_text") else 0)
+            cited, where = keras_counts[preset]
+            if abs(ours - cited) > 0.0005 * cited:
+                print(
+                    target_id, f"skipped: parameter count {ours} vs keras-hub {preset} {cited} (over 0.05 %)"
+                )
+                continue
+            check = (
+                f"parameter count from this config{' without the vision tower' if preset.endswith('_text') else ''} "
+                f"{ours:,} vs keras-hub preset '{preset}' {cited:,} ({where}): within 0.05 %"
+            )
+        elif not a.unchecked_ok:
+            print(target_id, "skipped: no keras-hub preset to check the parameter count against (@PRESET)")
+            continue
         src = {
             "kind": "pypi",
             "package": "litgpt",
@@ -549,6 +595,8 @@ def cmd_convert(a: argparse.Namespace) -> None:
             "litgpt describes the language model only: an image/audio encoder the checkpoint may have is "
             "whatever the template carries (none for a text-only template), so its weights may be missing",
         ]
+        if check:
+            notes.append("checked: " + check)
         res = add(doc, known, target_id, data, None, src, fid, notes)
         if res == "added":
             doc["entries"][-1]["litgpt_sizes"] = sizes
@@ -596,6 +644,7 @@ def main(argv: list[str] | None = None) -> None:
     for k in ("--repo", "--module", "--licence", "--list"):
         m.add_argument(k, required=True)
     m.add_argument("--note", action="append")
+    m.add_argument("--commit")
     m.add_argument("keys", nargs="+")
     m.set_defaults(fn=cmd_preset)
     lg = sub.add_parser("litgpt")
@@ -607,6 +656,8 @@ def main(argv: list[str] | None = None) -> None:
     cv.add_argument("config_py")
     for k in ("--wheel", "--version", "--list"):
         cv.add_argument(k, required=True)
+    cv.add_argument("--keras", help="fetched keras-team/keras-hub snapshot (TARGET=TEMPLATE@PRESET checks)")
+    cv.add_argument("--unchecked-ok", action="store_true", help="accept conversions without @PRESET")
     cv.add_argument("pairs", nargs="+")
     cv.set_defaults(fn=cmd_convert)
     pg = sub.add_parser("page")

@@ -10,7 +10,7 @@ citations, and the curated variants below. Then it adds the entries of :data:`EX
 found in public repositories but not in the corpus; bytes kept in ``fixtures/plan/models/<dir>/`` and
 checked against the sha256 the list records), then the entries of every ``sources/*.yaml`` file beside
 this module (same schema; ``source.kind`` ``github`` or ``pypi``, config bytes under the file's
-``config_dir``), merges the cited variants of ``sources/variants.yaml``, and writes ``index.yaml``
+``config_dir``), merges the cited variants of ``sources/variants*.yaml``, and writes ``index.yaml``
 (id -> directory, variants, checkpoint size). Every entry carries its source's licence. Not used at runtime.
 """
 
@@ -237,28 +237,27 @@ def source_files(extra: Path | None = EXTRA_SOURCES, sources_dir: Path | None = 
     ``variants.yaml``."""
     files = [extra] if extra is not None and extra.exists() else []
     if sources_dir is not None and sources_dir.is_dir():
-        files += sorted(p for p in sources_dir.glob("*.yaml") if p.name != "variants.yaml")
+        files += sorted(p for p in sources_dir.glob("*.yaml") if not p.name.startswith("variants"))
     return files
 
 
 def load_variants(sources_dir: Path | None = SOURCES_DIR) -> dict[str, list[dict[str, Any]]]:
-    """Curated variants of ``sources_dir/variants.yaml``: base id -> ``[{id, why, overrides?}]``.
+    """Curated variants of ``sources_dir/variants*.yaml`` (``variants.yaml`` by hand, ``variants-litgpt.yaml``
+    written by ``tools/catalogue_import.py litgpt``): base id -> ``[{id, why, overrides?}]``.
 
     Each variant must state ``why`` (the cited reason its architecture equals the base's). Raises
     :class:`CatalogueBuildError` for a variant without ``id`` or ``why``.
     """
     import yaml
 
-    path = (sources_dir or SOURCES_DIR) / "variants.yaml"
-    if not path.exists():
-        return {}
-    doc = yaml.safe_load(path.read_text()) or {}
     out: dict[str, list[dict[str, Any]]] = {}
-    for base, rows in (doc.get("variants") or {}).items():
-        for j, v in enumerate(rows or []):
-            if not v.get("id") or not v.get("why"):
-                raise CatalogueBuildError(f"{path}: variants[{base}][{j}]: id and why are required")
-            out.setdefault(base, []).append({k: v[k] for k in ("id", "why", "overrides") if k in v})
+    for path in sorted((sources_dir or SOURCES_DIR).glob("variants*.yaml")):
+        doc = yaml.safe_load(path.read_text()) or {}
+        for base, rows in (doc.get("variants") or {}).items():
+            for j, v in enumerate(rows or []):
+                if not v.get("id") or not v.get("why"):
+                    raise CatalogueBuildError(f"{path}: variants[{base}][{j}]: id and why are required")
+                out.setdefault(base, []).append({k: v[k] for k in ("id", "why", "overrides") if k in v})
     return out
 
 
@@ -317,7 +316,7 @@ def build(
     ``extra`` (default :data:`EXTRA_SOURCES`; ``None`` or a missing file = none) is read by
     :func:`load_extra_sources` with configs under ``extra_config_dir`` (default :data:`EXTRA_CONFIG_DIR`);
     then every ``sources_dir/*.yaml`` (default :data:`SOURCES_DIR`; ``None`` = none) with its own
-    ``config_dir``; ``sources_dir/variants.yaml`` adds cited variants to any entry. Raises
+    ``config_dir``; ``sources_dir/variants*.yaml`` add cited variants to any entry. Raises
     :class:`CatalogueBuildError` for a bad entry, an id or directory catalogued twice, a variant id that is
     also an entry, or a variant of an id that is not catalogued.
     """
