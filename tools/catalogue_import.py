@@ -20,6 +20,11 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
          architecture fields as a catalogued model whose stored config has those values becomes a variant of
          it (context length / rope differences as overrides, from litgpt's own values). CONFIG_PY is
          ``litgpt/config.py`` extracted from the downloaded wheel (imported: it is a data module).
+  kaito  MIRROR
+         cited variants (sources/variants-kaito.yaml) from a fetched kaito-project/kaito snapshot's
+         presets/workspace/models/model_catalog.yaml (baseModel catalogued, listed values equal)
+  file   FILE --id ID --repo OWNER/NAME --path PATH --commit SHA --licence L --list NAME
+         one file of a repository too large to fetch, saved from the search tool's read_file text
   page   FILE --id ID --repo ORG/NAME --url URL --revision REV --licence L --list NAME --fidelity-note TEXT
          a config transcribed from a huggingface.co file page (fidelity hf_page_transcription)
   convert CONFIG_PY --wheel WHEEL --version V --list NAME TARGET=TEMPLATE ...
@@ -604,6 +609,131 @@ def cmd_convert(a: argparse.Namespace) -> None:
     _save_list(path, doc)
 
 
+def cmd_kaito(a: argparse.Namespace) -> None:
+    """Cited variants from KAITO's model catalogue (sources/variants-kaito.yaml, rewritten each run)."""
+    from kvlint.models import catalogue
+
+    commit = _git(a.mirror, "rev-parse", "HEAD").decode().strip()
+    rel = "presets/workspace/models/model_catalog.yaml"
+    cat = yaml.safe_load(_git(a.mirror, "show", f"{commit}:{rel}"))
+    known = {i for i in _known_ids() if i}
+    kpath = SOURCES / "variants-kaito.yaml"
+    if kpath.exists():  # rewritten: its own ids do not count as known
+        for rows in (yaml.safe_load(kpath.read_text()).get("variants") or {}).values():
+            known -= {v["id"].lower() for v in rows}
+    rows: dict[str, list[dict[str, Any]]] = {}
+    where = f"kaito-project/kaito@{commit[:12]}:{rel}"
+    for m in cat["models"]:
+        mid = m["name"]
+        this = catalogue.lookup(mid)
+        if this is not None and not this.overrides:
+            tcfg, tq = catalogue.load_config(this)
+            ts = parse_config(tcfg, model_id=mid, source="kaito", quant_config_extra=tq)
+            same = (m["hiddenSize"], m["numHiddenLayers"], m["numAttentionHeads"], m["numKeyValueHeads"]) == (
+                ts.hidden_size,
+                ts.num_layers,
+                ts.num_attention_heads,
+                ts.num_kv_heads,
+            )
+            if not same:
+                print(mid, "reverse link skipped: KAITO's values differ from the stored config")
+                this = None
+        if this is not None and not this.overrides:
+            # the reverse link: a catalogued model's named base (it was fine-tuned from that checkpoint)
+            for b in m.get("baseModel") or []:
+                if b.lower() in known or catalogue.lookup(b) is not None:
+                    continue
+                why = (
+                    f"{where} (Apache-2.0, generated there from Hugging Face metadata) names {b} as the baseModel "
+                    f"of {mid}, i.e. {mid} was fine-tuned from {b}: the same architecture, whose values KAITO lists "
+                    f"for {mid} (architecture {m['architectures'][0]}, hiddenSize {m['hiddenSize']}, numHiddenLayers "
+                    f"{m['numHiddenLayers']}, numAttentionHeads {m['numAttentionHeads']}, numKeyValueHeads "
+                    f"{m['numKeyValueHeads']}) and this stored config has"
+                )
+                rows.setdefault(this.base_id, []).append({"id": b, "why": why})
+                known.add(b.lower())
+                print(b, "-> variant of", this.base_id, "(baseModel of", mid + ")")
+        if mid.lower() in known:
+            continue
+        base = next((catalogue.lookup(b) for b in m.get("baseModel") or [] if catalogue.lookup(b)), None)
+        if base is None:
+            continue
+        cfg, quant = catalogue.load_config(base)
+        spec = parse_config(cfg, model_id=base.id, source="kaito", quant_config_extra=quant)
+        listed = {
+            "architecture": (m["architectures"][0], (cfg.get("architectures") or [None])[0]),
+            "hiddenSize": (m["hiddenSize"], spec.hidden_size),
+            "numHiddenLayers": (m["numHiddenLayers"], spec.num_layers),
+            "numAttentionHeads": (m["numAttentionHeads"], spec.num_attention_heads),
+            "numKeyValueHeads": (m["numKeyValueHeads"], spec.num_kv_heads),
+        }
+        if m.get("headDim"):
+            listed["headDim"] = (m["headDim"], spec.head_size)
+        bad = [k for k, (want, got) in listed.items() if want != got]
+        if bad:
+            print(mid, f"skipped: KAITO's {', '.join(bad)} differ from {base.id}")
+            continue
+        overrides: dict[str, Any] = {}
+        diffs = []
+        if m.get("modelTokenLimit") and m["modelTokenLimit"] != spec.max_position_embeddings:
+            overrides["max_position_embeddings"] = m["modelTokenLimit"]
+            diffs.append(f"modelTokenLimit {m['modelTokenLimit']}")
+        qm = str(m.get("quantMethod") or "").lower()
+        if qm and qm != (spec.quant_method or ""):
+            if spec.quant_method or qm not in ("awq", "gptq", "fp8"):
+                print(mid, f"skipped: quantization {qm} not expressible over {base.id}")
+                continue
+            qc: dict[str, Any] = {"quant_method": qm}
+            if m.get("quantBits"):
+                qc["bits"] = m["quantBits"]
+            overrides["quantization_config"] = qc
+            diffs.append(
+                f"quantMethod {qm}" + (f", quantBits {m['quantBits']}" if m.get("quantBits") else "")
+            )
+        vals = ", ".join(f"{k} {w}" for k, (w, _) in listed.items())
+        why = (
+            f"{where} (Apache-2.0, generated there from the Hugging Face config.json) gives {mid} baseModel "
+            f"{', '.join(m.get('baseModel') or [])} and {vals}, equal to the stored config of {base.base_id}"
+            + (f"; differs in {'; '.join(diffs)} (set as overrides)" if diffs else "")
+            + (
+                "; KAITO records no group size: the weight estimate takes group 128"
+                if qm in ("awq", "gptq") and "quantization_config" in overrides
+                else ""
+            )
+        )
+        row: dict[str, Any] = {"id": mid, "why": why}
+        if overrides:
+            row["overrides"] = overrides
+        rows.setdefault(base.base_id, []).append(row)
+        print(mid, "-> variant of", base.base_id, overrides or "")
+    header = (
+        "# Cited variants from KAITO's model catalogue (read by kvlint.models.build_catalogue; rewritten by\n"
+        "# tools/catalogue_import.py kaito): a model whose KAITO entry names a catalogued baseModel and lists that\n"
+        "# model's architecture values; token limit and quantization differences as overrides.\n"
+    )
+    kpath.write_text(
+        header + yaml.safe_dump({"variants": rows}, sort_keys=False, width=110, allow_unicode=True)
+    )
+
+
+def cmd_file(a: argparse.Namespace) -> None:
+    """A config.json of a GitHub repository read as one file (the search tool's read_file text, whose length
+    equals the stored total_chars), for repositories too large to fetch whole."""
+    path, doc = _load_list(a.list)
+    known = _known_ids()
+    data = Path(a.file).read_bytes()
+    src = {
+        "kind": "github",
+        "repo": a.repo,
+        "path": a.path,
+        "commit": a.commit,
+        "url": f"https://github.com/{a.repo}/blob/{a.commit}/{a.path}",
+        "licence": a.licence,
+    }
+    print(a.id, add(doc, known, a.id, data, None, src, notes=list(a.note or [])))
+    _save_list(path, doc)
+
+
 def cmd_page(a: argparse.Namespace) -> None:
     """One config transcribed from a huggingface.co file page (as the search tool's docs corpus stores it)."""
     path, doc = _load_list(a.list)
@@ -660,6 +790,15 @@ def main(argv: list[str] | None = None) -> None:
     cv.add_argument("--unchecked-ok", action="store_true", help="accept conversions without @PRESET")
     cv.add_argument("pairs", nargs="+")
     cv.set_defaults(fn=cmd_convert)
+    kt = sub.add_parser("kaito")
+    kt.add_argument("mirror")
+    kt.set_defaults(fn=cmd_kaito)
+    fl = sub.add_parser("file")
+    fl.add_argument("file")
+    for k in ("--id", "--repo", "--path", "--commit", "--licence", "--list"):
+        fl.add_argument(k, required=True)
+    fl.add_argument("--note", action="append")
+    fl.set_defaults(fn=cmd_file)
     pg = sub.add_parser("page")
     pg.add_argument("file")
     for k in ("--id", "--repo", "--url", "--revision", "--licence", "--list", "--fidelity-note"):
