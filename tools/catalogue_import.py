@@ -20,6 +20,8 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
          architecture fields as a catalogued model whose stored config has those values becomes a variant of
          it (context length / rope differences as overrides, from litgpt's own values). CONFIG_PY is
          ``litgpt/config.py`` extracted from the downloaded wheel (imported: it is a data module).
+  pystr  MIRROR --repo R --module PATH --var NAME --id ID --licence L --list NAME
+         a config.json kept as a string literal in a Python module (fidelity serialized_to_dict)
   kaito  MIRROR
          cited variants (sources/variants-kaito.yaml) from a fetched kaito-project/kaito snapshot's
          presets/workspace/models/model_catalog.yaml (baseModel catalogued, listed values equal)
@@ -609,6 +611,36 @@ def cmd_convert(a: argparse.Namespace) -> None:
     _save_list(path, doc)
 
 
+def cmd_pystr(a: argparse.Namespace) -> None:
+    """A config.json kept as a string literal in a Python module (``NAME = r\'\'\'{...}\'\'\'``)."""
+    path, doc = _load_list(a.list)
+    known = _known_ids()
+    commit = _git(a.mirror, "rev-parse", "HEAD").decode().strip()
+    tree = ast.parse(_git(a.mirror, "show", f"{commit}:{a.module}").decode())
+    text = next(
+        n.value.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == a.var for t in n.targets)
+        and isinstance(n.value, ast.Constant)
+    )
+    src = {
+        "kind": "github",
+        "repo": a.repo,
+        "path": f"{a.module} ({a.var})",
+        "commit": commit,
+        "url": f"https://github.com/{a.repo}/blob/{commit}/{a.module}",
+        "licence": a.licence,
+    }
+    fid = (
+        "serialized_to_dict",
+        f"The JSON text of the string {a.var} in {a.module} (a transformers config serialised with its "
+        "_name_or_path), written out unchanged.",
+    )
+    print(a.id, add(doc, known, a.id, text.encode(), None, src, fid, notes=list(a.note or [])))
+    _save_list(path, doc)
+
+
 def cmd_kaito(a: argparse.Namespace) -> None:
     """Cited variants from KAITO's model catalogue (sources/variants-kaito.yaml, rewritten each run)."""
     from kvlint.models import catalogue
@@ -629,19 +661,18 @@ def cmd_kaito(a: argparse.Namespace) -> None:
         if this is not None and not this.overrides:
             tcfg, tq = catalogue.load_config(this)
             ts = parse_config(tcfg, model_id=mid, source="kaito", quant_config_extra=tq)
-            same = (m["hiddenSize"], m["numHiddenLayers"], m["numAttentionHeads"], m["numKeyValueHeads"]) == (
+            same = (m["hiddenSize"], m["numHiddenLayers"], m["numAttentionHeads"]) == (
                 ts.hidden_size,
                 ts.num_layers,
                 ts.num_attention_heads,
-                ts.num_kv_heads,
-            )
+            ) and (ts.is_mla or m["numKeyValueHeads"] == ts.num_kv_heads)
             if not same:
                 print(mid, "reverse link skipped: KAITO's values differ from the stored config")
                 this = None
         if this is not None and not this.overrides:
             # the reverse link: a catalogued model's named base (it was fine-tuned from that checkpoint)
             for b in m.get("baseModel") or []:
-                if b.lower() in known or catalogue.lookup(b) is not None:
+                if b.lower() in known:
                     continue
                 why = (
                     f"{where} (Apache-2.0, generated there from Hugging Face metadata) names {b} as the baseModel "
@@ -790,6 +821,12 @@ def main(argv: list[str] | None = None) -> None:
     cv.add_argument("--unchecked-ok", action="store_true", help="accept conversions without @PRESET")
     cv.add_argument("pairs", nargs="+")
     cv.set_defaults(fn=cmd_convert)
+    ps = sub.add_parser("pystr")
+    ps.add_argument("mirror")
+    for k in ("--repo", "--module", "--var", "--id", "--licence", "--list"):
+        ps.add_argument(k, required=True)
+    ps.add_argument("--note", action="append")
+    ps.set_defaults(fn=cmd_pystr)
     kt = sub.add_parser("kaito")
     kt.add_argument("mirror")
     kt.set_defaults(fn=cmd_kaito)
