@@ -75,7 +75,9 @@ def test_catalogue_has_at_least_300_models_each_with_source_and_licence():
         assert s.get("licence") and s["licence"] != "unknown", e.id
         kind = s.get("kind")
         if kind == "github":
-            assert s.get("repo") and s.get("path") and re.fullmatch(r"[0-9a-f]{40}", str(s.get("commit"))), e.id
+            assert s.get("repo") and s.get("path") and re.fullmatch(r"[0-9a-f]{40}", str(s.get("commit"))), (
+                e.id
+            )
         elif kind == "pypi":
             assert s.get("package") and s.get("version") and s.get("path"), e.id
             assert re.fullmatch(r"[0-9a-f]{64}", str(s.get("wheel_sha256"))), e.id
@@ -157,12 +159,24 @@ def _plain_gqa(cfg: dict) -> bool:
     t = _text(cfg)
     plain = (
         "num_key_value_heads" in t
-        and not any(k in t for k in ("kv_lora_rank", "layer_types", "hybrid_override_pattern", "block_configs"))
-        and not any(k in t for k in ("sliding_window_pattern", "full_attention_interval", "linear_num_value_heads"))
+        and not any(
+            k in t for k in ("kv_lora_rank", "layer_types", "hybrid_override_pattern", "block_configs")
+        )
+        and not any(
+            k in t for k in ("sliding_window_pattern", "full_attention_interval", "linear_num_value_heads")
+        )
         and not t.get("use_sliding_window")
         and not t.get("sliding_window")
     )
-    return plain and t.get("model_type") in ("llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "phi3", "olmo2")
+    return plain and t.get("model_type") in (
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "phi3",
+        "olmo2",
+    )
 
 
 PLAIN = [x for x in SOURCE_ENTRIES if _plain_gqa(json.loads(x["config_path"].read_text()))]
@@ -255,7 +269,9 @@ def test_litgpt_cited_variants_state_the_base_config_values():
             assert (spec.num_kv_heads, spec.head_size, spec.vocab_size) == (kv, head, vocab)
             assert inter in (spec.intermediate_size, spec.moe_intermediate_size)
             vs = resolve_model(v["id"], allow_hub=False)
-            assert vs.num_layers == spec.num_layers and vs.notes[0].startswith(f"{v['id']} uses the config of")
+            assert vs.num_layers == spec.num_layers and vs.notes[0].startswith(
+                f"{v['id']} uses the config of"
+            )
             for key, val in (v.get("overrides") or {}).items():
                 assert _text(vs.config).get(key) == val
             n += 1
@@ -367,14 +383,18 @@ def test_name_derivation_is_case_insensitive_and_prefers_the_same_publisher():
 def test_sibling_quantization_config_is_reused_without_layer_lists():
     """An unknown Qwen/...-FP8 reuses the quantization_config of a catalogued Qwen/...-FP8 of the same type."""
     sibs = [i for i in _ids() if i.startswith("Qwen/Qwen3-") and i.endswith("-FP8")]
-    bases = [i for i in _ids() if i.startswith("Qwen/Qwen3-") and i + "-FP8" not in _ids() and i.endswith("B")]
+    bases = [
+        i for i in _ids() if i.startswith("Qwen/Qwen3-") and i + "-FP8" not in _ids() and i.endswith("B")
+    ]
     bases = [b for b in bases if not resolve_model(b, allow_hub=False).quant_method]
     assert sibs and bases
     spec = resolve_model(bases[0] + "-FP8", allow_hub=False)
     assert "copied from the catalogued Qwen/" in spec.notes[0]
     sib_cfgs = [json.loads((DATA / catalogue.lookup(s).dir / "config.json").read_text()) for s in sibs]
     sib_qcs = [_text(c).get("quantization_config") or c.get("quantization_config") for c in sib_cfgs]
-    stripped = [{k: v for k, v in q.items() if k not in ("modules_to_not_convert", "ignore")} for q in sib_qcs]
+    stripped = [
+        {k: v for k, v in q.items() if k not in ("modules_to_not_convert", "ignore")} for q in sib_qcs
+    ]
     assert spec.quant_config in stripped
 
 
@@ -448,9 +468,9 @@ def test_model_coverage_counts_hub_ids_of_given_directories(tmp_path):
     docs = []
     for i, model in enumerate([base, base + "-AWQ", "nobody/no-such-model", "/models/local-path"]):
         docs.append(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w%d\nspec:\n  template:\n    spec:\n"
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{i}\nspec:\n  template:\n    spec:\n"
             "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
-            '        args: ["--model", "%s"]\n' % (i, model)
+            f'        args: ["--model", "{model}"]\n'
         )
     (tmp_path / "m.yaml").write_text("---\n".join(docs))
     res = model_coverage.coverage([str(tmp_path)])
@@ -459,3 +479,16 @@ def test_model_coverage_counts_hub_ids_of_given_directories(tmp_path):
     assert res["hub_ids"] == 3 and res["resolved"] == 2
     assert not model_coverage.is_hub_id("/models/x") and not model_coverage.is_hub_id("$(MODEL)")
     assert not model_coverage.is_hub_id("kaito-preset:phi-4") and model_coverage.is_hub_id("org/name-1.5B")
+
+
+def test_source_listing_names_every_fixture_config_with_its_source():
+    listing = (ROOT / "fixtures" / "models" / "catalogue" / "SOURCE.md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in listing.splitlines() if line.startswith("| ")}
+    kept = [x for x in SOURCE_ENTRIES if x["config_path"].parent.parent.name == "catalogue"]
+    assert kept and len(kept) == len(rows) - 1  # minus the header row
+    for x in kept:
+        row, src = rows[x["id"]], x["source"]
+        where = {"pypi": src.get("package"), "hf_page": src.get("url")}.get(
+            src.get("kind"), src.get("commit")
+        )
+        assert str(where) in row and src["licence"] in row and x["fidelity"]["level"] in row

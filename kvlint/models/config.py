@@ -414,7 +414,7 @@ def parse_config(
     if not intermediate and model_type == "falcon":
         # Falcon configs omit ffn_hidden_size: the MLP is 4 x hidden (litgpt 0.5.13 litgpt/config.py loads
         # tiiuae/falcon-7b/-40b/-180B with intermediate_size unset, which its Config sets to 4 * n_embd).
-        intermediate = 4 * _int(_first(text, ("hidden_size",))[0])
+        intermediate = 4 * (_int(_first(text, ("hidden_size",))[0]) or 0)
     if (
         num_experts
         and not moe_inter
