@@ -527,20 +527,23 @@ def models(ctx: click.Context, fmt: str) -> None:
     """List the bundled model catalogue (`kvlint models show ID` for one model's facts)."""
     if ctx.invoked_subcommand is not None:
         return
-    from kvlint.models.catalogue import list_entries
+    from kvlint.models.catalogue import list_entries, list_index
 
-    entries = list_entries()
     if fmt == "json":
         import json
 
-        click.echo(json.dumps([_entry_dict(e) for e in entries], indent=2))
+        click.echo(json.dumps([_entry_dict(e) for e in list_entries()], indent=2))
         return
-    click.echo(f"{'model id':<52} {'checkpoint':>12}")
-    for e in entries:
-        d = _entry_dict(e)
-        wb = d.get("weight_bytes")
-        size = f"{wb / 2**30:8.2f} GiB" if wb else "  (estimated)"
-        click.echo(f"{d['id']:<52} {size}")
+    rows = list_index()  # index.yaml only: no entry.json is read for the listing
+    click.echo(f"{'model id':<52} {'checkpoint':>12}  variants")
+    for r in rows:
+        size = f"{r.weight_bytes / 2**30:8.2f} GiB" if r.weight_bytes else "  (estimated)"
+        click.echo(f"{r.id:<52} {size}  {len(r.variants) or ''}")
+    n_var = sum(len(r.variants) for r in rows)
+    click.echo(
+        f"{len(rows)} configs and {n_var} cited variants (`kvlint models show ID`); quantized builds named "
+        "<catalogued name>-AWQ/-GPTQ-Int4/-FP8/-bnb-4bit/... are derived from the name as a stated assumption"
+    )
 
 
 def _entry_dict(e: Any) -> dict[str, Any]:

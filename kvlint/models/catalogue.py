@@ -1,15 +1,24 @@
 """The bundled model catalogue: real ``config.json`` files shipped with kvlint for offline use.
 
-Layout (package data ``kvlint/data/models/``): ``index.yaml`` lists each entry's id, directory and
-variant ids; ``<org>--<name>/config.json`` is the config as found in the cited public source (bytes
-unchanged), ``hf_quant_config.json`` when the checkpoint has one (ModelOpt), and ``entry.json`` the
-provenance copied from ``/work/shared/corpus/models/<dir>/facts.yaml`` (source repo, path, commit,
-fidelity level), the cited parameter count and checkpoint size with their citations, the curated
-variants and notes. Built by :mod:`kvlint.models.build_catalogue`.
+Layout (package data ``kvlint/data/models/``): ``index.yaml`` lists each entry's id, directory, variant ids
+and cited checkpoint size; ``<org>--<name>/config.json`` is the config as found in the cited public source
+(bytes unchanged), ``hf_quant_config.json`` when the source has one (ModelOpt), and ``entry.json`` the
+provenance (source repository/path/commit or PyPI package/version/path, the source's licence, fidelity
+level), the cited parameter count and checkpoint size with their citations, the curated variants and
+notes. Built by :mod:`kvlint.models.build_catalogue`; described in ``docs/models.md``.
+
+Only ``index.yaml`` is read when the catalogue is first used; an ``entry.json`` is read when its model is
+looked up (``kvlint models`` lists from the index alone).
 
 Variants are other hub ids whose architecture is identical to an entry (e.g. ``-Instruct`` of a base
 model); each states why, and may carry ``overrides`` for config values that differ (the Qwen2.5
 Instruct configs' ``max_position_embeddings`` 32768).
+
+Name-derived quantized variants (:func:`derive_quantized`): an id that is not catalogued but is a
+catalogued model's name plus a quantization suffix (``-AWQ``, ``-GPTQ-Int4``, ``-FP8-dynamic``,
+``-bnb-4bit``, ``-quantized.w4a16``, ``-NVFP4``, ...; any publisher) resolves to that model's architecture
+with a ``quantization_config`` inferred from the suffix. That is an assumption, and it is said so: the
+entry's ``derived`` field, its first note and its source citation all say "derived from name".
 """
 
 from __future__ import annotations
@@ -21,27 +30,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CatalogueEntry", "list_entries", "lookup", "load_config", "DATA_DIR"]
+__all__ = [
+    "CatalogueEntry",
+    "IndexRow",
+    "QUANT_SUFFIXES",
+    "list_entries",
+    "list_index",
+    "lookup",
+    "derive_quantized",
+    "load_config",
+    "DATA_DIR",
+]
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "models"
 
 
 @dataclass(frozen=True)
 class CatalogueEntry:
-    """One catalogue model (or a variant of one).
+    """One catalogue model (or a variant of one, or a name-derived quantized build of one).
 
     Attributes:
         id: the hub id this entry answers to (a variant's own id when found through a variant).
-        base_id: the id of the stored config (== ``id`` unless this is a variant).
+        base_id: the id of the stored config (== ``id`` unless this is a variant or a derived build).
         dir: directory under ``kvlint/data/models``.
         aliases: ids of the variants of the base entry.
-        source: provenance dict (repo, path, commit, url, fidelity, fidelity_note).
+        source: provenance dict (kind, repo, path, commit or package/version, url, licence, fidelity,
+            fidelity_note).
         param_count: cited parameter count (elements; rounded unless ``param_count_exact``), or None.
         param_count_citation: where that count is stated.
         weight_bytes: checkpoint ``model.safetensors.index.json`` ``metadata.total_size`` in bytes, or None.
         weight_bytes_citation: where that size comes from.
-        notes: caveats (incl. why a variant maps here).
+        notes: caveats (incl. why a variant maps here, and a derived build's assumption first).
         overrides: config.json values that differ for this variant (applied by :func:`load_config`).
+        derived: for a name-derived quantized build: ``{"suffix", "label", "quantization_config" or
+            "hf_quant_config", "template"}`` (applied by :func:`load_config`); None otherwise.
     """
 
     id: str
@@ -57,13 +79,35 @@ class CatalogueEntry:
     notes: tuple[str, ...] = ()
     overrides: dict[str, Any] = field(default_factory=dict)
     has_hf_quant_config: bool = False
+    derived: dict[str, Any] | None = None
 
     @property
     def source_citation(self) -> str:
-        """``repo@commit:path (fidelity)`` of the stored config."""
+        """``repo@commit:path (fidelity)`` or ``pypi:package==version:path (fidelity)`` of the stored config;
+        a derived build prefixes ``derived from name (...) of``."""
         s = self.source
-        commit = str(s.get("commit") or "")[:12]
-        return f"{s.get('repo')}@{commit}:{s.get('path')} ({s.get('fidelity')})"
+        if s.get("kind") == "pypi":
+            where = f"pypi:{s.get('package')}=={s.get('version')}:{s.get('path')}"
+        else:
+            commit = str(s.get("commit") or "")[:12]
+            where = f"{s.get('repo')}@{commit}:{s.get('path')}"
+        cite = f"{where} ({s.get('fidelity')})"
+        if self.derived:
+            cite = (
+                f"derived from name: {self.id} = {self.base_id} + '{self.derived['suffix']}' "
+                f"({self.derived['label']}, assumed); config of {self.base_id} from {cite}"
+            )
+        return cite
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """One ``index.yaml`` row: what ``kvlint models`` lists without reading any ``entry.json``."""
+
+    id: str
+    dir: str
+    variants: tuple[str, ...]
+    weight_bytes: int | None
 
 
 def _norm(ref: str) -> str:
@@ -74,19 +118,32 @@ def _norm(ref: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _raw_entries() -> dict[str, dict[str, Any]]:
+def _index() -> dict[str, IndexRow]:
+    """``index.yaml`` rows keyed by id (the only file read at first use)."""
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     index = yaml.load((DATA_DIR / "index.yaml").read_text(encoding="utf-8"), Loader=loader) or {}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, IndexRow] = {}
     for item in index.get("models") or []:
-        d = DATA_DIR / item["dir"]
-        entry = json.loads((d / "entry.json").read_text(encoding="utf-8"))
-        entry["_dir"] = item["dir"]
-        entry["_hf_quant"] = (d / "hf_quant_config.json").exists()
-        out[item["id"]] = entry
+        out[item["id"]] = IndexRow(
+            id=item["id"],
+            dir=item["dir"],
+            variants=tuple(item.get("variants") or ()),
+            weight_bytes=item.get("weight_bytes"),
+        )
     return out
+
+
+@functools.cache
+def _raw(model_id: str) -> dict[str, Any]:
+    """``entry.json`` of one catalogued id (read on first use of that model)."""
+    row = _index()[model_id]
+    d = DATA_DIR / row.dir
+    entry: dict[str, Any] = json.loads((d / "entry.json").read_text(encoding="utf-8"))
+    entry["_dir"] = row.dir
+    entry["_hf_quant"] = (d / "hf_quant_config.json").exists()
+    return entry
 
 
 def _make(raw: dict[str, Any], variant: dict[str, Any] | None = None) -> CatalogueEntry:
@@ -112,41 +169,291 @@ def _make(raw: dict[str, Any], variant: dict[str, Any] | None = None) -> Catalog
     )
 
 
+def list_index() -> list[IndexRow]:
+    """All catalogue entries as index rows (id, directory, variant ids, cited checkpoint bytes), sorted by
+    id case-insensitively. Reads ``index.yaml`` only."""
+    return sorted(_index().values(), key=lambda r: r.id.lower())
+
+
 def list_entries() -> list[CatalogueEntry]:
-    """All base entries of the bundled catalogue (52 corpus models), sorted by id."""
-    return [_make(raw) for _, raw in sorted(_raw_entries().items(), key=lambda kv: kv[0].lower())]
+    """All base entries of the bundled catalogue with their provenance, sorted by id (reads every
+    ``entry.json``; use :func:`list_index` for a listing)."""
+    return [_make(_raw(row.id)) for row in list_index()]
 
 
 @functools.lru_cache(maxsize=1)
-def _by_name() -> dict[str, tuple[str, dict[str, Any] | None]]:
-    table: dict[str, tuple[str, dict[str, Any] | None]] = {}
-    for mid, raw in _raw_entries().items():
+def _by_name() -> dict[str, tuple[str, str | None]]:
+    """Normalised id -> (catalogued id, variant id or None), from the index alone."""
+    table: dict[str, tuple[str, str | None]] = {}
+    for mid, row in _index().items():
         table[_norm(mid)] = (mid, None)
-        for v in raw.get("variants") or []:
-            table.setdefault(_norm(v["id"]), (mid, v))
+        for vid in row.variants:
+            table.setdefault(_norm(vid), (mid, vid))
     return table
 
 
 def lookup(ref: str) -> CatalogueEntry | None:
     """The catalogue entry for a hub id, or None.
 
-    Case-insensitive on ``org/name``; ``org--name`` (the cache/dir spelling) is accepted; variants (e.g.
+    Case-insensitive on ``org/name`` (the Hugging Face Hub resolves repository ids case-insensitively);
+    ``org--name`` (the cache/dir spelling) is accepted; variants (e.g.
     ``meta-llama/Meta-Llama-3.1-8B-Instruct``) return an entry with their own ``id``, ``base_id`` pointing
-    at the stored config and a note saying why. Never raises for string input.
+    at the stored config and a note saying why. Does not derive quantized builds (see
+    :func:`derive_quantized`). Never raises for string input.
     """
     if not isinstance(ref, str) or not ref.strip():
         return None
     hit = _by_name().get(_norm(ref))
     if hit is None:
         return None
-    mid, variant = hit
-    return _make(_raw_entries()[mid], variant)
+    mid, vid = hit
+    raw = _raw(mid)
+    variant = next((v for v in raw.get("variants") or [] if v["id"] == vid), None) if vid else None
+    return _make(raw, variant)
+
+
+# --------------------------------------------------------------------------------------------------
+# name-derived quantized builds
+
+
+def _ct_group(weights: dict[str, Any], acts: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A compressed-tensors ``quantization_config`` with one config group on every Linear but lm_head."""
+    return {
+        "quant_method": "compressed-tensors",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights, "input_activations": acts}},
+        "ignore": ["lm_head"],
+    }
+
+
+_FP8_CHANNEL = {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": True, "dynamic": False}
+_FP8_TOKEN = {"num_bits": 8, "type": "float", "strategy": "token", "symmetric": True, "dynamic": True}
+_INT8_CHANNEL = {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": True, "dynamic": False}
+_INT8_TOKEN = {"num_bits": 8, "type": "int", "strategy": "token", "symmetric": True, "dynamic": True}
+_INT4_G128 = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": True}
+_FP4_G16 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True}
+
+#: Name suffixes a quantized build is recognised by (matched case-insensitively at the end of the repository
+#: name, longest first), with the label and the ``quantization_config`` assumed when no catalogued sibling of
+#: the same publisher and suffix provides a real one. Group size 128 is also the value
+#: :func:`kvlint.models.weights.linear_bytes_per_param` takes when a config omits it.
+QUANT_SUFFIXES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    (
+        "-unsloth-bnb-4bit",
+        "bitsandbytes 4-bit nf4",
+        {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+    ),
+    (
+        "-bnb-4bit",
+        "bitsandbytes 4-bit nf4",
+        {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"},
+    ),
+    ("-bnb-8bit", "bitsandbytes 8-bit", {"quant_method": "bitsandbytes", "load_in_8bit": True}),
+    (
+        "-AWQ-INT4",
+        "AWQ 4-bit g128",
+        {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    ),
+    (
+        "-AWQ",
+        "AWQ 4-bit g128",
+        {"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": True, "version": "gemm"},
+    ),
+    ("-GPTQ-Int4", "GPTQ 4-bit g128", {"quant_method": "gptq", "bits": 4, "group_size": 128}),
+    ("-GPTQ-Int8", "GPTQ 8-bit g128", {"quant_method": "gptq", "bits": 8, "group_size": 128}),
+    ("-GPTQ-4bit", "GPTQ 4-bit g128", {"quant_method": "gptq", "bits": 4, "group_size": 128}),
+    ("-GPTQ-8bit", "GPTQ 8-bit g128", {"quant_method": "gptq", "bits": 8, "group_size": 128}),
+    ("-GPTQ", "GPTQ 4-bit g128", {"quant_method": "gptq", "bits": 4, "group_size": 128}),
+    (
+        "-quantized.w4a16",
+        "compressed-tensors W4A16 int4 g128",
+        _ct_group(_INT4_G128),
+    ),
+    ("-W4A16", "compressed-tensors W4A16 int4 g128", _ct_group(_INT4_G128)),
+    (
+        "-quantized.w8a8",
+        "compressed-tensors W8A8 int8",
+        _ct_group(_INT8_CHANNEL, _INT8_TOKEN),
+    ),
+    ("-W8A8", "compressed-tensors W8A8 int8", _ct_group(_INT8_CHANNEL, _INT8_TOKEN)),
+    ("-quantized.w8a16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
+    ("-W8A16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
+    ("-FP8-dynamic", "compressed-tensors FP8 dynamic", _ct_group(_FP8_CHANNEL, _FP8_TOKEN)),
+    ("-FP8-Static", "FP8 static", {"quant_method": "fp8", "activation_scheme": "static"}),
+    ("-FP8", "FP8", {"quant_method": "fp8", "activation_scheme": "dynamic"}),
+    ("-NVFP4", "NVFP4 (fp8 scale per 16)", _ct_group(_FP4_G16, dict(_FP4_G16, dynamic="local"))),
+    ("-FP4", "NVFP4 (fp8 scale per 16)", _ct_group(_FP4_G16, dict(_FP4_G16, dynamic="local"))),
+)
+
+#: NVIDIA's own -NVFP4/-FP4/-FP8 builds are ModelOpt checkpoints: the settings live in hf_quant_config.json.
+_MODELOPT = {
+    "-NVFP4": {"quantization": {"quant_algo": "NVFP4", "group_size": 16}},
+    "-FP4": {"quantization": {"quant_algo": "NVFP4", "group_size": 16}},
+    "-FP8": {"quantization": {"quant_algo": "FP8"}},
+}
+
+
+def _split(ref: str) -> tuple[str, str] | None:
+    r = ref.strip().strip("/")
+    if "/" not in r and "--" in r:
+        r = r.replace("--", "/", 1)
+    if r.count("/") != 1:
+        return None
+    org, name = r.split("/")
+    return (org, name) if org and name else None
+
+
+def _is_quantized(raw: dict[str, Any]) -> bool:
+    if raw.get("_hf_quant"):
+        return True
+    cfg = json.loads((DATA_DIR / raw["_dir"] / "config.json").read_text(encoding="utf-8"))
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+    return bool(
+        cfg.get("quantization_config") or text.get("quantization_config") or cfg.get("compression_config")
+    )
+
+
+def _find_base(org: str, base_name: str) -> CatalogueEntry | None:
+    """The catalogued model named ``base_name``: ``org/base_name`` itself, else the only catalogued
+    configuration (entry or variant of any publisher) whose repository name is ``base_name``."""
+    same = lookup(f"{org}/{base_name}")
+    if same is not None:
+        return same
+    want = base_name.lower()
+    hits = {
+        key: hit for key, hit in _by_name().items() if key.split("/", 1)[-1] == want
+    }  # several publishers may re-upload one checkpoint
+    dirs = {_index()[mid].dir for mid, _ in hits.values()}
+    if len(dirs) != 1:
+        return None
+    key = sorted(hits)[0]
+    return lookup(key)
+
+
+#: Keys of a quantization config that name layers of one particular model (dropped when a sibling's config
+#: is reused for another model).
+_LAYER_LISTS = ("modules_to_not_convert", "ignore", "ignored_layers", "exclude_modules", "ignored_modules")
+
+
+def _strip_layers(q: dict[str, Any]) -> dict[str, Any]:
+    out = {k: copy.deepcopy(v) for k, v in q.items() if k not in _LAYER_LISTS}
+    if isinstance(out.get("quantization"), dict):
+        out["quantization"] = {k: v for k, v in out["quantization"].items() if k not in _LAYER_LISTS}
+    return out
+
+
+def _sibling_template(
+    org: str, suffix: str, model_type: str | None
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None] | None:
+    """A catalogued build of the same publisher with the same suffix: ``(id, quantization_config,
+    hf_quant_config)`` read from its stored files (layer lists dropped), or None. Among several, one of the
+    same ``model_type`` is preferred, then the shortest config."""
+    want_org, want_sfx = org.lower(), suffix.lower()
+    found: list[tuple[int, int, str, dict[str, Any] | None, dict[str, Any] | None]] = []
+    for mid in _index():
+        o, _, name = mid.partition("/")
+        if o.lower() != want_org or not name.lower().endswith(want_sfx):
+            continue
+        d = DATA_DIR / _index()[mid].dir
+        cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+        text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else {}
+        qc = cfg.get("quantization_config") or text.get("quantization_config")
+        hq_path = d / "hf_quant_config.json"
+        hq = json.loads(hq_path.read_text(encoding="utf-8")) if hq_path.exists() else None
+        if isinstance(qc, dict) or isinstance(hq, dict):
+            same_type = 0 if (cfg.get("model_type") or text.get("model_type")) == model_type else 1
+            size = len(json.dumps(qc if isinstance(qc, dict) else hq))
+            found.append((same_type, size, mid, qc if isinstance(qc, dict) else None, hq))
+    if not found:
+        return None
+    _, _, mid, qc, hq = min(found, key=lambda t: (t[0], t[1], t[2].lower()))
+    return (
+        mid,
+        (_strip_layers(qc) if qc is not None else None),
+        (_strip_layers(hq) if hq is not None else None),
+    )
+
+
+def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntry | None:
+    """A quantized build known only by name, derived from its catalogued base model, or None.
+
+    ``ref`` must be ``org/<name><suffix>`` with a suffix of :data:`QUANT_SUFFIXES` (case-insensitive) and
+    ``<name>`` catalogued — under ``org`` itself, or under exactly one configuration of any publisher
+    (``neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8`` -> ``meta-llama/Meta-Llama-3.1-8B-Instruct``). The base
+    must itself be unquantized. The quantization is taken from a catalogued build of the same publisher
+    with the same suffix when there is one (its real ``quantization_config`` or ``hf_quant_config.json``),
+    else from the suffix table (NVIDIA's -FP8/-NVFP4 builds as ModelOpt ``hf_quant_config.json``). The
+    entry carries no checkpoint size (the base's is unquantized); weights are estimated from the
+    architecture with that method's byte rates. ``why_not_real`` (e.g. "hub access is disabled") is
+    quoted in the assumption note.
+    """
+    parts = _split(ref) if isinstance(ref, str) else None
+    if parts is None or lookup(ref) is not None:
+        return None
+    org, name = parts
+    for suffix, label, template in QUANT_SUFFIXES:
+        if not name.lower().endswith(suffix.lower()) or len(name) <= len(suffix):
+            continue
+        base = _find_base(org, name[: -len(suffix)])
+        if base is None:
+            return None
+        raw = _raw(base.base_id)
+        if _is_quantized(raw):
+            return None
+        base_cfg = json.loads((DATA_DIR / base.dir / "config.json").read_text(encoding="utf-8"))
+        sib = _sibling_template(org, suffix, base_cfg.get("model_type"))
+        derived: dict[str, Any] = {"suffix": suffix, "label": label}
+        if sib is not None:
+            sib_id, qc, hq = sib
+            if qc is not None:
+                derived["quantization_config"] = copy.deepcopy(qc)
+            else:
+                derived["hf_quant_config"] = copy.deepcopy(hq)
+            derived["template"] = (
+                f"copied from the catalogued {sib_id} (same publisher and suffix; its per-layer exclusion "
+                "lists dropped)"
+            )
+        elif org.lower() == "nvidia" and suffix in _MODELOPT:
+            derived["hf_quant_config"] = copy.deepcopy(_MODELOPT[suffix])
+            derived["template"] = "ModelOpt hf_quant_config.json assumed (NVIDIA's own builds use ModelOpt)"
+        else:
+            derived["quantization_config"] = copy.deepcopy(template)
+            derived["template"] = "kvlint's default for this suffix (docs/models.md)"
+        what = json.dumps(
+            derived.get("quantization_config") or derived.get("hf_quant_config"), sort_keys=True
+        )
+        note = (
+            f"ASSUMPTION (derived from name): {ref} is not in the catalogue"
+            + (f" and its config.json was not read ({why_not_real})" if why_not_real else "")
+            + f"; it is taken to be {base.id} (architecture from the catalogue) quantized as {label}, "
+            f"inferred from the name suffix '{suffix}'; quantization_config {derived['template']}: {what}. "
+            "The real checkpoint may differ (group size, layers left unquantized, dtype); weights are "
+            "estimated from the architecture, not read from the checkpoint."
+        )
+        return CatalogueEntry(
+            id=ref.strip().strip("/"),
+            base_id=base.base_id,
+            dir=base.dir,
+            aliases=(),
+            source=dict(base.source),
+            param_count=None,
+            param_count_exact=False,
+            param_count_citation=None,
+            weight_bytes=None,
+            weight_bytes_citation=None,
+            notes=(note, *base.notes),
+            overrides=dict(base.overrides),
+            has_hf_quant_config=False,
+            derived=derived,
+        )
+    return None
 
 
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``(config.json dict with the variant's overrides applied, hf_quant_config.json dict or None)``.
 
-    Raises OSError/ValueError only if the installed package data is damaged.
+    For a name-derived build the assumed ``quantization_config`` is set on the config (top level) or the
+    assumed ``hf_quant_config.json`` is returned. Raises OSError/ValueError only if the installed package
+    data is damaged.
     """
     d = DATA_DIR / entry.dir
     config = json.loads((d / "config.json").read_text(encoding="utf-8"))
@@ -157,4 +464,9 @@ def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] |
     quant = None
     if entry.has_hf_quant_config:
         quant = json.loads((d / "hf_quant_config.json").read_text(encoding="utf-8"))
+    if entry.derived:
+        if entry.derived.get("quantization_config") is not None:
+            config["quantization_config"] = copy.deepcopy(entry.derived["quantization_config"])
+        else:
+            quant = copy.deepcopy(entry.derived.get("hf_quant_config"))
     return config, quant

@@ -368,6 +368,10 @@ def parse_config(
         num_experts = _int((text.get("ffn_config") or {}).get("moe_num_experts")) or num_experts
     moe_inter = _int(text.get("moe_intermediate_size")) or 0
     intermediate = _int(_first(text, _INTERMEDIATE_KEYS)[0]) or 0
+    if not intermediate and model_type == "falcon":
+        # Falcon configs omit ffn_hidden_size: the MLP is 4 x hidden (litgpt 0.5.13 litgpt/config.py loads
+        # tiiuae/falcon-7b/-40b/-180B with intermediate_size unset, which its Config sets to 4 * n_embd).
+        intermediate = 4 * (_int(_first(text, ("hidden_size",))[0]) or 0)
     if (
         num_experts
         and not moe_inter

@@ -1,11 +1,14 @@
 """Resolve a model reference (hub id, local directory, container path) to a :class:`ModelSpec`.
 
 Order (first hit wins): ``model_paths`` mapping -> an existing local path holding ``config.json`` ->
-``model_dirs`` -> the bundled catalogue -> the Hugging Face Hub through ``huggingface_hub``
-(``hf_hub_download``; honours ``HF_HUB_OFFLINE``, ``HF_TOKEN``, ``HF_HUB_CACHE``/``HF_HOME`` and
-``HF_ENDPOINT``; short timeouts unless the user set ``HF_HUB_ETAG_TIMEOUT``/``HF_HUB_DOWNLOAD_TIMEOUT``;
-after the first network failure in the process only the local cache is consulted). Results (and
-failures) are memoised per process. ``huggingface_hub`` is imported lazily so ``kvlint --help`` stays fast.
+``model_dirs`` -> the bundled catalogue (case-insensitive, with its cited variants) -> the Hugging Face Hub
+-> a quantized build derived from its name (``org/<catalogued name>-AWQ`` and the like,
+:func:`kvlint.models.catalogue.derive_quantized`), only when the real config.json cannot be read and always
+with an "ASSUMPTION (derived from name)" note first in the spec's notes and "derived from name" in its
+source. The hub is asked through ``huggingface_hub`` (``hf_hub_download``; honours ``HF_HUB_OFFLINE``,
+``HF_TOKEN``, ``HF_HUB_CACHE``/``HF_HOME`` and ``HF_ENDPOINT``; short timeouts unless the user set
+``HF_HUB_ETAG_TIMEOUT``/``HF_HUB_DOWNLOAD_TIMEOUT``; after the first network failure in the process only
+the local cache is consulted). Results (and failures) are memoised per process. ``huggingface_hub`` is imported lazily so ``kvlint --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -146,10 +149,15 @@ def _candidates_in(model_dir: Path, ref: str) -> list[Path]:
     return out
 
 
-def _from_catalogue(ref: str, revision: str | None) -> ModelSpec | None:
+def _from_catalogue(ref: str, revision: str | None, derive_because: str | None = None) -> ModelSpec | None:
+    """The spec of a catalogued id (or variant); with ``derive_because`` set, of a quantized build derived
+    from its name instead (the reason the real config was not read is quoted in its assumption note)."""
     from kvlint.models import catalogue
 
-    entry = catalogue.lookup(ref)
+    if derive_because is None:
+        entry = catalogue.lookup(ref)
+    else:
+        entry = catalogue.derive_quantized(ref, derive_because)
     if entry is None:
         return None
     config, quant = catalogue.load_config(entry)
@@ -160,6 +168,13 @@ def _from_catalogue(ref: str, revision: str | None) -> ModelSpec | None:
         else None
     )
     notes = list(entry.notes[:1] if entry.id != entry.base_id else [])
+    if (
+        entry.derived
+        and entry.id != entry.base_id
+        and len(entry.notes) > 1
+        and "uses the config of" in entry.notes[1]
+    ):
+        notes.append(entry.notes[1])  # the base is itself a variant: say why its config applies too
     if revision:
         notes.append(
             f"revision {revision} requested; the bundled catalogue config ({entry.source_citation}) was used"
@@ -476,12 +491,23 @@ def _resolve(
     spec = _from_catalogue(ref, revision)
     if spec is not None:
         return spec
-    # 5. the hub
+    # 5. the hub, then 6. a quantized build derived from its name (stated as an assumption)
     if not _HUB_ID.match(ref):
         raise _unavailable(ref, "not a hub id (org/name) nor an existing path", hub_hint=False)
     if not allow_hub:
+        spec = _from_catalogue(ref, revision, derive_because="hub access is disabled")
+        if spec is not None:
+            return spec
         raise _unavailable(ref, "not in the bundled catalogue and hub access is disabled")
-    return _from_hub(ref, revision)
+    try:
+        return _from_hub(ref, revision)
+    except ModelUnavailable as e:
+        m = re.search(r"config\.json not found \((.*)\); provide it", str(e))
+        why = m.group(1) if m else str(e)
+        spec = _from_catalogue(ref, revision, derive_because=f"hub: {why}")
+        if spec is not None:
+            return spec
+        raise
 
 
 def resolve_model(

@@ -1,0 +1,494 @@
+"""Tests for the bundled model catalogue's breadth and provenance (kvlint/models/catalogue.py, build_catalogue.py,
+kvlint/models/sources/*.yaml) and for name-derived quantized builds.
+
+Expected values are read from the fixture configs and source lists (fixtures/models/catalogue, the YAML lists),
+never typed here, except where a test states the rule it checks (suffix -> quantization method).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint.models import catalogue, clear_cache, resolve_model
+from kvlint.models.build_catalogue import (
+    SOURCES_DIR,
+    CatalogueBuildError,
+    load_extra_sources,
+    load_variants,
+    source_files,
+)
+from kvlint.models.weights import linear_bytes_per_param, param_breakdown, weight_bytes
+from kvlint.types import ModelUnavailable
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "kvlint" / "data" / "models"
+SOURCE_ENTRIES = [x for f in source_files() for x in load_extra_sources(f)]
+BY_KIND: dict[str, list[dict]] = {}
+for _x in SOURCE_ENTRIES:
+    BY_KIND.setdefault(_x["source"].get("kind", "github"), []).append(_x)
+FIDELITY_LEVELS = {
+    "verbatim_copy",
+    "resaved_copy",
+    "serialized_to_dict",
+    "test_fixture_full_size",
+    "curated_subset",
+    "abridged",
+    "python_preset_converted",
+    "hf_page_transcription",
+    "litgpt_dims_on_template",
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_memo():
+    clear_cache()
+    yield
+    clear_cache()
+
+
+def _text(cfg: dict) -> dict:
+    return cfg["text_config"] if isinstance(cfg.get("text_config"), dict) else cfg
+
+
+def _first(d: dict, *keys: str):
+    return next((d[k] for k in keys if d.get(k) is not None), None)
+
+
+# -------------------------------------------------------------------------------------------------
+# size and provenance
+
+
+def test_catalogue_has_at_least_300_models_each_with_source_and_licence():
+    rows = catalogue.list_index()
+    n_variants = sum(len(r.variants) for r in rows)
+    assert len(rows) + n_variants >= 300
+    assert len(rows) >= 150  # stored configs, not only variants
+    for e in catalogue.list_entries():
+        s = e.source
+        assert s.get("fidelity") in FIDELITY_LEVELS, (e.id, s.get("fidelity"))
+        assert s.get("licence") and s["licence"] != "unknown", e.id
+        kind = s.get("kind")
+        if kind == "github":
+            assert s.get("repo") and s.get("path") and re.fullmatch(r"[0-9a-f]{40}", str(s.get("commit"))), (
+                e.id
+            )
+        elif kind == "pypi":
+            assert s.get("package") and s.get("version") and s.get("path"), e.id
+            assert re.fullmatch(r"[0-9a-f]{64}", str(s.get("wheel_sha256"))), e.id
+        else:
+            assert kind == "hf_page" and str(s.get("url")).startswith("https://huggingface.co/"), e.id
+            assert s.get("commit") and s.get("retrieved_via"), e.id
+        assert e.source_citation and "None" not in e.source_citation, e.id
+
+
+def test_every_family_of_the_brief_is_catalogued():
+    ids = [r.id.lower() for r in catalogue.list_index()]
+    ids += [v.lower() for r in catalogue.list_index() for v in r.variants]
+    families = {
+        "llama 2": "llama-2-",
+        "llama 3": "meta-llama-3-",
+        "llama 3.1": "llama-3.1-",
+        "llama 3.2": "llama-3.2-",
+        "llama 3.3": "llama-3.3-",
+        "llama 4": "llama-4-",
+        "mistral": "mistral-7b",
+        "mixtral": "mixtral-",
+        "ministral": "ministral-",
+        "mistral small": "mistral-small",
+        "qwen 2": "qwen2-",
+        "qwen 2.5": "qwen2.5-",
+        "qwen 2.5 coder": "qwen2.5-coder",
+        "qwen 3": "qwen3-",
+        "qwen 3.5": "qwen3.5-",
+        "qwen vl": "-vl-",
+        "gemma 1": "gemma-7b",
+        "gemma 2": "gemma-2-",
+        "gemma 3": "gemma-3-",
+        "phi 3": "phi-3",
+        "phi 4": "phi-4",
+        "deepseek v2": "deepseek-v2",
+        "deepseek v3": "deepseek-v3",
+        "deepseek r1": "deepseek-r1",
+        "r1 distill": "r1-distill",
+        "gpt-oss": "gpt-oss",
+        "glm": "glm-",
+        "falcon": "falcon-",
+        "nemotron": "nemotron",
+        "kimi": "kimi-",
+        "minimax": "minimax-",
+        "olmo": "olmo-",
+        "smollm": "smollm",
+    }
+    missing = [f for f, needle in families.items() if not any(needle in i for i in ids)]
+    assert not missing
+
+
+@pytest.mark.parametrize("x", SOURCE_ENTRIES, ids=[x["id"] for x in SOURCE_ENTRIES])
+def test_source_list_entries_are_the_bytes_recorded(x):
+    data = x["config_path"].read_bytes()
+    assert hashlib.sha256(data).hexdigest() == x["config_sha256"]
+    assert (DATA / x["dir"] / "config.json").read_bytes() == data
+    if x.get("quant_path"):
+        assert (DATA / x["dir"] / "hf_quant_config.json").read_bytes() == x["quant_path"].read_bytes()
+    e = catalogue.lookup(x["id"])
+    assert e is not None and e.base_id == x["id"] and e.source["licence"] == x["source"]["licence"]
+
+
+@pytest.mark.parametrize("x", SOURCE_ENTRIES, ids=[x["id"] for x in SOURCE_ENTRIES])
+def test_source_list_entries_resolve_offline_with_the_fixture_numbers(x):
+    cfg = json.loads(x["config_path"].read_text())
+    t = _text(cfg)
+    spec = resolve_model(x["id"], allow_hub=False)
+    assert spec.source.startswith("kvlint catalogue: ") and "derived from name" not in spec.source
+    assert spec.num_layers == len(spec.layers) == _first(t, "num_hidden_layers", "n_layer", "num_layers")
+    assert spec.hidden_size == _first(t, "hidden_size", "n_embd", "d_model")
+    assert spec.num_attention_heads == _first(t, "num_attention_heads", "n_head")
+    assert spec.vocab_size == _first(t, "vocab_size", "padded_vocab_size") or _first(cfg, "vocab_size")
+    q = t.get("quantization_config") or cfg.get("quantization_config")
+    if isinstance(q, dict) and q.get("quant_method"):
+        assert spec.quant_method == str(q["quant_method"]).lower()
+
+
+def _plain_gqa(cfg: dict) -> bool:
+    t = _text(cfg)
+    plain = (
+        "num_key_value_heads" in t
+        and not any(
+            k in t for k in ("kv_lora_rank", "layer_types", "hybrid_override_pattern", "block_configs")
+        )
+        and not any(
+            k in t for k in ("sliding_window_pattern", "full_attention_interval", "linear_num_value_heads")
+        )
+        and not t.get("use_sliding_window")
+        and not t.get("sliding_window")
+    )
+    return plain and t.get("model_type") in (
+        "llama",
+        "mistral",
+        "qwen2",
+        "qwen3",
+        "qwen3_moe",
+        "phi3",
+        "olmo2",
+    )
+
+
+PLAIN = [x for x in SOURCE_ENTRIES if _plain_gqa(json.loads(x["config_path"].read_text()))]
+
+
+@pytest.mark.parametrize("x", PLAIN, ids=[x["id"] for x in PLAIN])
+def test_kv_bytes_of_plain_attention_models_follow_the_fixture_fields(x):
+    """bf16 KV bytes/token = 2 x layers x kv_heads x head_dim x 2, all from the fixture config."""
+    from kvlint.plan.kv import kv_bytes_per_token
+
+    t = _text(json.loads(x["config_path"].read_text()))
+    head = t.get("head_dim") or t["hidden_size"] // t["num_attention_heads"]
+    expected = 2 * t["num_hidden_layers"] * t["num_key_value_heads"] * head * 2
+    spec = resolve_model(x["id"], allow_hub=False)
+    assert kv_bytes_per_token(spec, 1, "auto") == expected * (1 if spec.torch_dtype != "float32" else 2)
+
+
+def test_pypi_entries_name_the_wheel_they_came_from():
+    pypi = BY_KIND["pypi"]
+    assert len(pypi) >= 60
+    for x in pypi:
+        src = x["source"]
+        assert src["wheel"].startswith(src["package"].replace("-", "_") + "-" + src["version"] + "-")
+        assert src["url"] == f"https://pypi.org/project/{src['package']}/{src['version']}/"
+        if src["package"] == "aiconfigurator-core":
+            assert src["path"].startswith("aiconfigurator_core/model_configs/")
+            also = src.get("also_at")
+            if also:  # recorded only when the repository holds the same bytes
+                assert also["repo"] == "ai-dynamo/aiconfigurator" and len(also["commit"]) == 40
+
+
+def test_real_quantized_builds_keep_their_quantization_config():
+    quantized = []
+    for x in SOURCE_ENTRIES:
+        cfg = json.loads(x["config_path"].read_text())
+        q = _text(cfg).get("quantization_config") or cfg.get("quantization_config")
+        if isinstance(q, dict) or x.get("quant_path"):
+            quantized.append(x)
+            spec = resolve_model(x["id"], allow_hub=False)
+            assert spec.quant_method, x["id"]
+            if isinstance(q, dict):
+                assert spec.quant_config == q
+    methods = {resolve_model(x["id"], allow_hub=False).quant_method for x in quantized}
+    assert len(quantized) >= 30 and {"fp8", "modelopt_fp4", "compressed-tensors"} <= methods
+
+
+# -------------------------------------------------------------------------------------------------
+# converted and cited entries: the recorded figures are the config's
+
+
+def test_litgpt_conversions_carry_the_recorded_sizes():
+    conv = [x for x in SOURCE_ENTRIES if x["fidelity"]["level"] == "litgpt_dims_on_template"]
+    assert conv
+    keys = {
+        "n_layer": ("num_hidden_layers",),
+        "n_embd": ("hidden_size",),
+        "n_head": ("num_attention_heads",),
+        "n_query_groups": ("num_key_value_heads",),
+        "padded_vocab_size": ("vocab_size",),
+        "intermediate_size": ("intermediate_size",),
+    }
+    for x in conv:
+        t = _text(json.loads(x["config_path"].read_text()))
+        for field, ks in keys.items():
+            assert _first(t, *ks) == x["litgpt_sizes"][field], (x["id"], field)
+        check = next(n for n in x["notes"] if n.startswith("checked: "))
+        ours, cited = (int(v.replace(",", "")) for v in re.findall(r"([\d,]{7,})", check)[:2])
+        spec = resolve_model(x["id"], allow_hub=False)
+        parts = param_breakdown(spec)
+        total = sum(parts.values()) - (parts["vision"] if "without the vision tower" in check else 0)
+        assert total == ours and abs(ours - cited) <= 0.0005 * cited
+
+
+_DIMS = re.compile(
+    r"\((\d+) layers, hidden (\d+), (\d+) heads, (\d+) KV groups, head size (\d+), intermediate (\d+), vocab (\d+)"
+)
+
+
+def test_litgpt_cited_variants_state_the_base_config_values():
+    """Each litgpt-cited variant names the sizes litgpt gives; the stored base config must have them."""
+    rows = yaml.safe_load((SOURCES_DIR / "variants-litgpt.yaml").read_text())["variants"]
+    n = 0
+    for base, variants in rows.items():
+        spec = resolve_model(base, allow_hub=False)
+        for v in variants:
+            m = _DIMS.search(v["why"])
+            assert m, v["id"]
+            layers, hidden, heads, kv, head, inter, vocab = (int(g) for g in m.groups())
+            assert (spec.num_layers, spec.hidden_size, spec.num_attention_heads) == (layers, hidden, heads)
+            assert (spec.num_kv_heads, spec.head_size, spec.vocab_size) == (kv, head, vocab)
+            assert inter in (spec.intermediate_size, spec.moe_intermediate_size)
+            vs = resolve_model(v["id"], allow_hub=False)
+            assert vs.num_layers == spec.num_layers and vs.notes[0].startswith(
+                f"{v['id']} uses the config of"
+            )
+            for key, val in (v.get("overrides") or {}).items():
+                assert _text(vs.config).get(key) == val
+            n += 1
+    assert n >= 50
+
+
+def test_every_variant_states_why():
+    variants = load_variants()
+    assert sum(len(v) for v in variants.values()) >= 50
+    for base, rows in variants.items():
+        assert catalogue.lookup(base) is not None
+        for v in rows:
+            assert len(v["why"]) > 40 and catalogue.lookup(v["id"]).base_id == catalogue.lookup(base).base_id
+
+
+# -------------------------------------------------------------------------------------------------
+# lookups: case, laziness
+
+
+def test_lookup_is_case_insensitive_like_the_hub():
+    x = BY_KIND["pypi"][0]
+    for ref in (x["id"].upper(), x["id"].lower(), x["dir"]):
+        e = catalogue.lookup(ref)
+        assert e is not None and e.base_id == x["id"]
+    spec = resolve_model(x["id"].swapcase(), allow_hub=False)
+    assert spec.num_layers == resolve_model(x["id"], allow_hub=False).num_layers
+
+
+def test_listing_reads_the_index_only():
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    catalogue._index.cache_clear()
+    catalogue._raw.cache_clear()
+    catalogue._by_name.cache_clear()
+    out = CliRunner().invoke(main, ["models"])
+    assert out.exit_code == 0, out.output
+    assert catalogue._raw.cache_info().currsize == 0  # no entry.json was read
+    rows = catalogue.list_index()
+    assert all(r.id in out.output for r in rows)
+    catalogue.lookup(rows[0].id)
+    assert catalogue._raw.cache_info().currsize == 1
+
+
+# -------------------------------------------------------------------------------------------------
+# name-derived quantized builds
+
+#: suffix -> quant_method the rule assigns (the table in docs/models.md), on a catalogued unquantized base.
+SUFFIX_METHOD = {
+    "-AWQ": "awq",
+    "-GPTQ-Int4": "gptq",
+    "-GPTQ-Int8": "gptq",
+    "-FP8-dynamic": "compressed-tensors",
+    "-bnb-4bit": "bitsandbytes",
+    "-quantized.w4a16": "compressed-tensors",
+    "-quantized.w8a8": "compressed-tensors",
+    "-NVFP4": "compressed-tensors",
+}
+
+
+def _unquantized_base() -> str:
+    """A catalogued unquantized dense llama/qwen2/mistral model whose repository name is catalogued once."""
+    names: dict[str, int] = {}
+    for r in catalogue.list_index():
+        for i in (r.id, *r.variants):
+            names[i.split("/")[1].lower()] = names.get(i.split("/")[1].lower(), 0) + 1
+    for r in catalogue.list_index():
+        spec = resolve_model(r.id, allow_hub=False)
+        if spec.quant_method or spec.num_experts or spec.model_type not in ("llama", "qwen2", "mistral"):
+            continue
+        if names[r.id.split("/")[1].lower()] == 1:
+            return r.id
+    raise AssertionError("no plain base found")
+
+
+def _ids() -> list[str]:
+    return [r.id for r in catalogue.list_index()]
+
+
+@pytest.mark.parametrize("suffix", sorted(SUFFIX_METHOD))
+def test_name_derived_build_states_its_assumption(suffix):
+    base = _unquantized_base()
+    org, name = base.split("/")
+    ref = f"someone-{org}/{name}{suffix}"  # another publisher: found by the unique repository name
+    assert catalogue.lookup(ref) is None
+    spec = resolve_model(ref, allow_hub=False)
+    assert "derived from name" in spec.source and base in spec.source
+    assert spec.notes[0].startswith("ASSUMPTION (derived from name)") and suffix in spec.notes[0]
+    assert spec.quant_method == SUFFIX_METHOD[suffix]
+    assert spec.weight_bytes is None  # the base's checkpoint size is of the unquantized weights
+    b = resolve_model(base, allow_hub=False)
+    assert (spec.num_layers, spec.num_kv_heads, spec.head_size) == (b.num_layers, b.num_kv_heads, b.head_size)
+    # the weight estimate uses the inferred method's byte rate on the base's linear layers
+    wq, src = weight_bytes(spec, dtype_bytes=2)
+    parts = param_breakdown(b)
+    rate, label = linear_bytes_per_param(spec.quant_method or "", spec.quant_config, 2)
+    kept = parts["embed"] + parts["other"] + parts["vision"]
+    assert wq == int((parts["linear"] + parts["experts"]) * rate + kept * 2) and label in src
+    assert wq < weight_bytes(b.__class__(**{**b.__dict__, "weight_bytes": None}), dtype_bytes=2)[0]
+
+
+def test_name_derivation_is_case_insensitive_and_prefers_the_same_publisher():
+    base = _unquantized_base()
+    spec = resolve_model(f"{base}-awq".upper(), allow_hub=False)
+    assert spec.quant_method == "awq" and base in spec.source
+
+
+def test_sibling_quantization_config_is_reused_without_layer_lists():
+    """An unknown Qwen/...-FP8 reuses the quantization_config of a catalogued Qwen/...-FP8 of the same type."""
+    sibs = [i for i in _ids() if i.startswith("Qwen/Qwen3-") and i.endswith("-FP8")]
+    bases = [
+        i for i in _ids() if i.startswith("Qwen/Qwen3-") and i + "-FP8" not in _ids() and i.endswith("B")
+    ]
+    bases = [b for b in bases if not resolve_model(b, allow_hub=False).quant_method]
+    assert sibs and bases
+    spec = resolve_model(bases[0] + "-FP8", allow_hub=False)
+    assert "copied from the catalogued Qwen/" in spec.notes[0]
+    sib_cfgs = [json.loads((DATA / catalogue.lookup(s).dir / "config.json").read_text()) for s in sibs]
+    sib_qcs = [_text(c).get("quantization_config") or c.get("quantization_config") for c in sib_cfgs]
+    stripped = [
+        {k: v for k, v in q.items() if k not in ("modules_to_not_convert", "ignore")} for q in sib_qcs
+    ]
+    assert spec.quant_config in stripped
+
+
+def test_no_derivation_without_a_known_suffix_or_base():
+    base = _unquantized_base()
+    assert catalogue.derive_quantized(base + "-Turbo") is None
+    assert catalogue.derive_quantized("nobody/not-a-model-AWQ") is None
+    q = next(i for i in _ids() if i.endswith("-FP8") and resolve_model(i, allow_hub=False).quant_method)
+    assert catalogue.derive_quantized(q + "-AWQ") is None  # the base is itself quantized
+    with pytest.raises(ModelUnavailable, match="not in the bundled catalogue"):
+        resolve_model("nobody/not-a-model-AWQ", allow_hub=False)
+
+
+def test_a_real_catalogued_build_wins_over_derivation():
+    q = next(x["id"] for x in BY_KIND["pypi"] if x["id"].endswith("-FP8"))
+    spec = resolve_model(q, allow_hub=False)
+    assert "derived from name" not in spec.source and not spec.notes[:1] == ["ASSUMPTION"]
+
+
+def test_derivation_after_a_failed_hub_lookup_quotes_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    base = _unquantized_base()
+    spec = resolve_model(base + "-GPTQ-Int4", allow_hub=True)
+    assert "derived from name" in spec.source and "HF_HUB_OFFLINE" in spec.notes[0]
+
+
+# -------------------------------------------------------------------------------------------------
+# build errors
+
+
+def test_build_rejects_bad_source_entries(tmp_path):
+    x = dict(BY_KIND["pypi"][0])
+    entry = {k: v for k, v in x.items() if k not in ("config_path", "quant_path")}
+    bad = tmp_path / "list.yaml"
+    (tmp_path / x["dir"]).mkdir()
+    (tmp_path / x["dir"] / "config.json").write_bytes(x["config_path"].read_bytes())
+    bad.write_text(yaml.safe_dump({"entries": [entry]}))
+    assert load_extra_sources(bad, tmp_path)[0]["id"] == x["id"]
+    no_pkg = {**entry, "source": {k: v for k, v in entry["source"].items() if k != "package"}}
+    bad.write_text(yaml.safe_dump({"entries": [no_pkg]}))
+    with pytest.raises(CatalogueBuildError, match="source.package"):
+        load_extra_sources(bad, tmp_path)
+    no_lic = {**entry, "source": {k: v for k, v in entry["source"].items() if k != "licence"}}
+    bad.write_text(yaml.safe_dump({"entries": [no_lic]}))
+    with pytest.raises(CatalogueBuildError, match="source.licence"):
+        load_extra_sources(bad, tmp_path)
+    odd = {**entry, "source": {**entry["source"], "kind": "ftp"}}
+    bad.write_text(yaml.safe_dump({"entries": [odd]}))
+    with pytest.raises(CatalogueBuildError, match="unknown source.kind"):
+        load_extra_sources(bad, tmp_path)
+
+
+def test_variants_need_a_reason(tmp_path):
+    (tmp_path / "variants.yaml").write_text(yaml.safe_dump({"variants": {"a/b": [{"id": "a/c"}]}}))
+    with pytest.raises(CatalogueBuildError, match="why are required"):
+        load_variants(tmp_path)
+
+
+# -------------------------------------------------------------------------------------------------
+# bench/model_coverage.py
+
+
+def test_model_coverage_counts_hub_ids_of_given_directories(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import model_coverage
+
+    base = _unquantized_base()
+    docs = []
+    for i, model in enumerate([base, base + "-AWQ", "nobody/no-such-model", "/models/local-path"]):
+        docs.append(
+            f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: w{i}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+            f'        args: ["--model", "{model}"]\n'
+        )
+    (tmp_path / "m.yaml").write_text("---\n".join(docs))
+    res = model_coverage.coverage([str(tmp_path)])
+    status = {r["id"]: r["status"] for r in res["rows"]}
+    assert status == {base: "catalogue", base + "-AWQ": "derived", "nobody/no-such-model": "unresolved"}
+    assert res["hub_ids"] == 3 and res["resolved"] == 2
+    assert not model_coverage.is_hub_id("/models/x") and not model_coverage.is_hub_id("$(MODEL)")
+    assert not model_coverage.is_hub_id("kaito-preset:phi-4") and model_coverage.is_hub_id("org/name-1.5B")
+
+
+def test_source_listing_names_every_fixture_config_with_its_source():
+    listing = (ROOT / "fixtures" / "models" / "catalogue" / "SOURCE.md").read_text()
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in listing.splitlines() if line.startswith("| ")}
+    kept = [x for x in SOURCE_ENTRIES if x["config_path"].parent.parent.name == "catalogue"]
+    assert kept and len(kept) == len(rows) - 1  # minus the header row
+    for x in kept:
+        row, src = rows[x["id"]], x["source"]
+        where = {"pypi": src.get("package"), "hf_page": src.get("url")}.get(
+            src.get("kind"), src.get("commit")
+        )
+        assert str(where) in row and src["licence"] in row and x["fidelity"]["level"] in row
