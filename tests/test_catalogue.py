@@ -185,7 +185,7 @@ PLAIN = [x for x in SOURCE_ENTRIES if _plain_gqa(json.loads(x["config_path"].rea
 @pytest.mark.parametrize("x", PLAIN, ids=[x["id"] for x in PLAIN])
 def test_kv_bytes_of_plain_attention_models_follow_the_fixture_fields(x):
     """bf16 KV bytes/token = 2 x layers x kv_heads x head_dim x 2, all from the fixture config."""
-    from kvlint.plan.kv import kv_bytes_per_token
+    from kvlint.memory.kv import kv_bytes_per_token
 
     t = _text(json.loads(x["config_path"].read_text()))
     head = t.get("head_dim") or t["hidden_size"] // t["num_attention_heads"]
