@@ -114,16 +114,31 @@ def test_kaito_workspace_instance_type(name: str, vm: str, gpus: int, acc: str) 
 
 
 @corpus
-def test_kaito_preset_model_is_unknown_with_a_kv502_reason() -> None:
+def test_kaito_preset_resolves_through_kaitos_model_registry() -> None:
+    """A preset name is the model KAITO's registry pins for it (kvlint/data/kaito_presets.yaml, read from
+    kaito-project/kaito supported_models.yaml), stated in the model's notes."""
     path = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_120b.yaml"
+    if not path.exists():
+        pytest.skip("shared corpus not present")
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.workload.kind == "Workspace"]
+    assert cr.serving.model is not None and cr.serving.model.loc is not None
+    assert cr.serving.model.loc.line == _line_of(path, "    name: gpt-oss-120b")
+    assert cr.model is not None and cr.model.id == "openai/gpt-oss-120b"
+    assert cr.model.notes[0].startswith("KAITO preset gpt-oss-120b runs openai/gpt-oss-120b at revision")
+
+
+def test_unknown_kaito_preset_is_a_kv502_with_its_reason(tmp_path: Path) -> None:
+    src = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_120b.yaml"
+    if not src.exists():
+        pytest.skip("shared corpus not present")
+    path = tmp_path / "ws.yaml"
+    path.write_text(src.read_text().replace("name: gpt-oss-120b", "name: no-such-preset"))
     res = run_check([str(path)], Options(allow_hub=False))
     (cr,) = [c for c in res.containers if c.workload.kind == "Workspace"]
     assert cr.model is None and cr.serving.model is not None
-    assert cr.serving.model.loc is not None and cr.serving.model.loc.line == _line_of(
-        path, "    name: gpt-oss-120b"
-    )
     (d,) = [d for d in res.diagnostics if d.rule == "KV502" and d.loc == cr.serving.model.loc]
-    assert "KAITO preset 'gpt-oss-120b'" in d.message and "kvlint.io/model" in d.fix
+    assert "KAITO preset 'no-such-preset'" in d.message and "kvlint.io/model" in d.fix
 
 
 def test_kaito_with_model_annotation_plans() -> None:

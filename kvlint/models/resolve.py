@@ -13,10 +13,13 @@ the local cache is consulted). Results (and failures) are memoised per process. 
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import os
 import re
 from collections.abc import Mapping, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -423,6 +426,24 @@ def _looks_like_path(ref: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=1)
+def _kaito_presets() -> tuple[str, dict[str, tuple[str, str]]]:
+    """``(KAITO commit read, preset name -> (hub id, revision))`` from ``kvlint/data/kaito_presets.yaml``
+    (facts from kaito-project/kaito ``presets/workspace/models/supported_models.yaml``)."""
+    import yaml
+
+    text = resources.files("kvlint.data").joinpath("kaito_presets.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text) or {}
+    table = {str(k): (str(v["model"]), str(v["revision"])) for k, v in (data.get("presets") or {}).items()}
+    return str(data.get("source_commit", "")), table
+
+
+def kaito_preset(name: str) -> tuple[str, str] | None:
+    """``(hub model id, revision)`` a KAITO preset runs, or None when KAITO's registry (as read) has no such
+    preset."""
+    return _kaito_presets()[1].get(name.strip().lower())
+
+
 def _resolve(
     ref: str,
     model_dirs: Sequence[str],
@@ -437,11 +458,23 @@ def _resolve(
     # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
     if ref.startswith("kaito-preset:"):
         preset = ref[len("kaito-preset:") :]
-        raise ModelUnavailable(
-            f"KAITO preset '{preset}': the hub model (and revision) a preset runs is fixed in KAITO's preset "
-            "registry inside the KAITO release, not in the manifest; provide it with the kvlint.io/model "
-            "annotation on the Workspace/InferenceSet (e.g. kvlint.io/model: <org>/<name>)"
+        known = kaito_preset(preset)
+        if known is None:
+            raise ModelUnavailable(
+                f"KAITO preset '{preset}': not among the presets of KAITO's model registry kvlint read "
+                f"(kaito-project/kaito supported_models.yaml @{_kaito_presets()[0][:12]}); provide the model with "
+                "the kvlint.io/model annotation on the Workspace/InferenceSet (e.g. kvlint.io/model: <org>/<name>)"
+            )
+        hub_id, commit = known
+        try:
+            preset_spec = _resolve(hub_id, model_dirs, model_paths, revision or commit, allow_hub, depth + 1)
+        except ModelUnavailable as e:
+            raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
+        note = (
+            f"KAITO preset {preset} runs {hub_id} at revision {commit[:12]} (KAITO's supported_models.yaml "
+            f"@{_kaito_presets()[0][:12]}; a KAITO release may pin another revision)"
         )
+        return dataclasses.replace(preset_spec, notes=(note, *preset_spec.notes))
     # 1. model_paths mapping (exact, then longest directory prefix)
     if depth == 0 and model_paths:
         target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
