@@ -2,7 +2,7 @@
 
 Predicts "Model loading took X GiB", "Available KV cache memory: X GiB", "GPU KV cache size: N tokens",
 "Maximum concurrency for L tokens per request: X.XXx" and the E1 fit-check error with its "estimated maximum
-model length", following /work/shared/engine-memory-model.md §1 (sources cited per function as
+model length", following docs/engine-memory-model.md §1 (sources cited per function as
 ``vllm@VERSION:path::function``). The exact parts (budget, KV bytes per token, blocks, groups, capacity,
 concurrency, fit check) restate vLLM; the measured parts (activation, non-torch, CUDA graphs) come from
 :mod:`kvlint.memory.calibration` and carry an uncertainty band.
@@ -491,7 +491,7 @@ def plan_vllm_detailed(
 ) -> VllmPlanDetail:
     """Full vLLM start-up prediction per GPU.
 
-    Steps (engine-memory-model.md §1): era (§1.1) -> dtype (§1.7) -> max_model_len (§1.8) -> batch defaults (§1.9)
+    Steps (docs/engine-memory-model.md §1): era (§1.1) -> dtype (§1.7) -> max_model_len (§1.8) -> batch defaults (§1.9)
     -> weights per rank under TP/PP/EP with ``--cpu-offload-gb`` (§1.13) -> budget ``ceil(total x util)`` (default
     util 0.90, 0.92 from 0.20.0) or ``--kv-cache-memory-bytes`` (§1.2) -> minus calibrated activation, non-torch and
     (0.20+, or env on 0.18-0.19, unless ``--enforce-eager``) CUDA-graph terms -> KV groups, bytes per block,
