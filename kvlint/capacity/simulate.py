@@ -1,7 +1,7 @@
 """Deterministic step-by-step simulation of a paged KV cache under vLLM's V1 scheduler.
 
 What is modelled (restating ``vllm@0.33.0:vllm/v1/core/sched/scheduler.py::Scheduler.schedule`` and
-``vllm/v1/core/kv_cache_manager.py::KVCacheManager.allocate_slots``, engine-memory-model.md §1.4/§1.9):
+``vllm/v1/core/kv_cache_manager.py::KVCacheManager.allocate_slots``, docs/engine-memory-model.md §1.4/§1.9):
 
 * The cache is ``num_blocks`` blocks of ``block_size`` tokens. A request holds ``cdiv(computed_tokens, block_size)``
   blocks; blocks are allocated as its tokens are scheduled (prefill chunk by chunk, then one token per decode step),

@@ -8,7 +8,7 @@ CMD when absent), after Kubernetes ``$(VAR)`` expansion from ``env``. kvlint fin
   ``sglang serve``;
 * args only, relying on the image entrypoint: vLLM images (``ENTRYPOINT python3 -m
   vllm.entrypoints.openai.api_server`` in older images, ``vllm serve`` in newer ones — both accepted,
-  a leading ``serve`` is skipped; engine-memory-model.md §1.1), TGI images (``/tgi-entrypoint.sh`` execs
+  a leading ``serve`` is skipped; docs/engine-memory-model.md §1.1), TGI images (``/tgi-entrypoint.sh`` execs
   ``text-generation-launcher "$@"``, §2.1);
 * inside ``sh -c``/``bash -c`` scripts (any command of the script, after ``exec``/``env``/assignments,
   ``eval``), with ``$VAR`` expanded from the container env and ``"$@"`` from the arguments after the script.
@@ -537,7 +537,7 @@ def parse_container(
                         "(`vllm serve` in newer vllm/vllm-openai images, `python3 -m "
                         "vllm.entrypoints.openai.api_server` in older ones): the extra word is taken as an "
                         "argument and argparse stops with 'unrecognized arguments: serve' or serves a model "
-                        "named 'serve' (engine-memory-model §1.1)",
+                        "named 'serve' (docs/engine-memory-model.md §1.1)",
                         items[0].loc,
                         fix="drop `serve` from args, or set command: [vllm, serve] explicitly",
                         severity="warning",

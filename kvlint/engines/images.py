@@ -1,6 +1,6 @@
 """Which serving engine an image runs, and which engine version its tag pins.
 
-Image conventions (engine-memory-model.md §1.1, §2.1, §3):
+Image conventions (docs/engine-memory-model.md §1.1, §2.1, §3):
 
 * vLLM: ``vllm/vllm-openai:vX.Y.Z`` (CUDA), ``vllm/vllm-tpu``, ``rocm/vllm`` (tags like
   ``rocm6.3.1_vllm_0.8.5_20250521``), ``lmcache/vllm-openai``, ``substratusai/vllm``, ``aibrix/vllm-openai``,

@@ -1,7 +1,7 @@
 """SGLang ``python -m sglang.launch_server`` / ``sglang serve`` command lines -> ServingConfig.
 
 SGLang's ``ServerArgs.add_cli_args`` is a plain argparse parser (prefix abbreviations allowed, last value
-wins). Main memory settings and their aliases (engine-memory-model.md §3; sglang@0.5.5:
+wins). Main memory settings and their aliases (docs/engine-memory-model.md §3; sglang@0.5.5:
 sglang/srt/server_args.py::ServerArgs.add_cli_args): ``--model-path`` [``--model``], ``--tp-size``
 [``--tensor-parallel-size``, ``--tp``], ``--pp-size`` [``--pipeline-parallel-size``], ``--dp-size``
 [``--data-parallel-size``, ``--dp``], ``--ep-size`` [``--expert-parallel-size``, ``--ep``],

@@ -2,7 +2,7 @@
 
 The launcher is a Rust ``clap`` parser (TGI ``launcher/src/main.rs::Args``): every option also reads an
 environment variable named after it (``--max-total-tokens`` <- ``MAX_TOTAL_TOKENS``), and a command-line
-value wins over the env var (engine-memory-model.md §2.1). The image entrypoint ``/tgi-entrypoint.sh``
+value wins over the env var (docs/engine-memory-model.md §2.1). The image entrypoint ``/tgi-entrypoint.sh``
 execs ``text-generation-launcher "$@"``, so ``args`` alone are launcher arguments.
 """
 
@@ -18,7 +18,7 @@ from kvlint.types import ServingConfig, Value
 __all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
 
 # dest -> kind (int | float | str | bool-switch | bool-value). SOURCE: TGI launcher/src/main.rs::Args
-# (HEAD db931fcf and v2.x/v3.x tags, as summarised in engine-memory-model.md §2.1).
+# (HEAD db931fcf and v2.x/v3.x tags, as summarised in docs/engine-memory-model.md §2.1).
 TGI_OPTIONS: dict[str, str] = {
     "model_id": "str",
     "revision": "str",

@@ -1,7 +1,7 @@
 """vLLM command lines -> :class:`~kvlint.types.ServingConfig`.
 
 Restates how vLLM's ``FlexibleArgumentParser`` (argparse) reads ``vllm serve``/``api_server`` arguments
-(engine-memory-model.md §1.1, §1.12; vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args,
+(docs/engine-memory-model.md §1.1, §1.12; vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.parse_args,
 vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
 
 * ``--flag value`` and ``--flag=value``; underscores in long options are dashes (``--max_model_len``);

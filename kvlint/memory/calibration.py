@@ -1,6 +1,6 @@
 """Calibrated heuristics for the terms vLLM *measures* at start-up and no source formula gives:
-activation peak, non-torch memory and the CUDA-graph pool (engine-memory-model.md §5: "no source-level formula
-exists ... kvlint needs a calibrated table"). All values are bytes per GPU. [heuristic]
+activation peak, non-torch memory and the CUDA-graph pool (docs/engine-memory-model.md §5). All values are
+bytes per GPU. [heuristic]
 
 Model (per GPU):
 
@@ -15,9 +15,9 @@ Model (per GPU):
   min(2 x max_num_seqs, 512) (largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``).
 
 The coefficients are fitted by :func:`refit` on the observations in :data:`OBSERVATIONS`, which are figures
-printed by vLLM and transcribed from the shared ground truth (``../shared/groundtruth/cases.yaml``, ids cited per row). They are constants
-at run time: the ground-truth file is never read by the planner. ``tests/test_plan_calibration.py`` checks the
-constants equal ``refit()``.
+printed by vLLM and transcribed in the project's ground-truth cases (``fixtures/plan/groundtruth_cases.yaml``; ids
+cited per row). They are constants at run time: the ground-truth file is never read by the planner.
+``tests/test_plan_accuracy.py`` checks the constants equal ``refit()``.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ class Observation:
     cudagraph_gib: float | None = None
 
 
-# Transcribed from ../shared/groundtruth/cases.yaml (facts printed by vLLM; model sizes from the configs in
-# ../shared/corpus/models or the model's public config.json). Batch settings are the version defaults of
+# Transcribed from the ground-truth cases (fixtures/plan/groundtruth_cases.yaml: facts printed by vLLM; model sizes
+# from the corpus configs in fixtures/plan/models or the model's public config.json). Batch settings are the version defaults of
 # kvlint.memory.defaults.batch_defaults for the reported GPU and flags.
 OBSERVATIONS: tuple[Observation, ...] = (
     Observation("gt-056", "v1_pre020", 1024, 8192, 128256, 4.76, 0.13, 1),  # Llama-3.1-8B, H100

@@ -1,7 +1,7 @@
 """Version-keyed vLLM defaults: batch sizes, dtype, block size, max_model_len derivation.
 
 Every function returns the value *and* a human sentence (for ``MemoryPlan.assumptions``) naming the vLLM
-source it restates (engine-memory-model.md §1.7, §1.8, §1.9, §1.4). Pure functions; never raise.
+source it restates (docs/engine-memory-model.md §1.7, §1.8, §1.9, §1.4). Pure functions; never raise.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Units: bytes, tokens, elements; "per GPU" = per tensor-parallel rank. Sources: v
 ``vllm@0.33.0:vllm/v1/kv_cache_interface.py::AttentionSpec.page_size_bytes`` (page = block_size x
 kv_heads_per_rank x (head_size + head_size_v) x dtype bytes), ``MLAAttentionSpec.page_size_bytes``
 (one latent "head", 656 B/token for ``fp8_ds_mla``), ``vllm/config/model.py::ModelConfig.get_num_kv_heads``
-(``max(1, kv_heads // tp)``; MLA = 1), as restated in /work/shared/engine-memory-model.md §1.3 and §1.6.
+(``max(1, kv_heads // tp)``; MLA = 1), as restated in docs/engine-memory-model.md §1.3 and §1.6.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str | None) -> int:
         model_dtype: resolved model dtype (``bfloat16``, ``float16``, ``float32``).
 
     Source: ``vllm@0.33.0:vllm/config/cache.py::CacheDType``, ``vllm/utils/torch_utils.py::STR_DTYPE_TO_TORCH_DTYPE``
-    (engine-memory-model.md §1.6). Never raises.
+    (docs/engine-memory-model.md §1.6). Never raises.
     """
     k = (kv_cache_dtype or "auto").lower()
     if k == "auto":

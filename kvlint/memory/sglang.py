@@ -1,7 +1,7 @@
 """SGLang memory model: mem_fraction_static default, context_length and the KV pool, per TP rank.
 
 Predicts SGLang's start-up line ``max_total_num_tokens=N, chunked_prefill_size=…, max_running_requests=…,
-context_len=…`` and its memory errors, following /work/shared/engine-memory-model.md §3 and §4. Sources:
+context_len=…`` and its memory errors, following docs/engine-memory-model.md §3 and §4. Sources:
 ``sglang@0.5.23:sglang/srt/arg_groups/memory_hook.py::handle_gpu_memory_settings``,
 ``sglang/srt/mem_cache/kv_cache_configurator.py::KVCacheConfigurator._profile_available_bytes`` /
 ``::resolve_max_num_reqs``, ``sglang/srt/model_executor/pool_configurator.py::_compute_cell_size``,
@@ -31,12 +31,12 @@ GiB = 1 << 30
 MiB = 1 << 20
 
 NEWEST_SGLANG = "0.5.23"
-"""Newest SGLang release read for engine-memory-model.md §0."""
+"""Newest SGLang release read for docs/engine-memory-model.md §0."""
 
 SgVersion = tuple[int, int, int]
 
 _CONTEXT = int(0.6 * GiB)  # [heuristic] CUDA context + NCCL before the pre-load measurement
-_OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§7 W8 "≈0.3 GiB other")
+_OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§3.3)
 _BAND = 0.5
 
 

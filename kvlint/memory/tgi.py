@@ -2,7 +2,7 @@
 
 Predicts the log lines "Default `max_batch_prefill_tokens` to N", "KV-cache blocks: N, size: B" and
 "Setting max batch total tokens to N", the inferred ``max_total_tokens``/``max_input_tokens`` and the
-start-up errors, per shard (GPU), following /work/shared/engine-memory-model.md §2 and §4. Sources (TGI git,
+start-up errors, per shard (GPU), following docs/engine-memory-model.md §2 and §4. Sources (TGI git,
 HEAD db931fcf unless a tag is named): ``launcher/src/main.rs::{main, find_num_shards, compute_optimal,
 vram_maximum}``, ``server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup``,
 ``server/text_generation_server/models/globals.py`` (BLOCK_SIZE, TGI_WIGGLE_ROOM),
@@ -31,7 +31,7 @@ GiB = 1 << 30
 MiB = 1 << 20
 
 NEWEST_TGI = "3.3.7"
-"""Newest TGI release read for engine-memory-model.md §0 (HEAD after tag v3.3.7)."""
+"""Newest TGI release read for docs/engine-memory-model.md §0 (HEAD after tag v3.3.7)."""
 
 TgiVersion = tuple[int, int, int]
 
@@ -39,7 +39,7 @@ TgiVersion = tuple[int, int, int]
 DEFAULT_MAX_CONCURRENT_REQUESTS = 128
 
 #: GPU fp16 dense FLOP/s the launcher's ``ComputeType::f16_flop`` knows (HEAD launcher/src/main.rs), matched on
-#: the lower-cased GPU name; order matters (``l40s`` before ``l40``). engine-memory-model.md §2.3.
+#: the lower-cased GPU name; order matters (``l40s`` before ``l40``). docs/engine-memory-model.md §2.3.
 GPU_F16_FLOPS: tuple[tuple[str, float], ...] = (
     ("4090", 82e12),
     ("t4", 65e12),
@@ -101,7 +101,7 @@ def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
 
     Returns ``(wiggle, subtractive, era)``: ``subtractive`` True for v3.x (``free − (1 − fraction × wiggle) ×
     total``), False for v2.4 (free × wiggle). Before v2.4 no wiggle room is applied (1.0, free − (1 − fraction)
-    × total) **[assumed: engine-memory-model.md §2.3 documents v2.4 and later only]**.
+    × total) **[assumed: the wiggle room was read from v2.4 on only; docs/engine-memory-model.md §2.3]**.
     Source: ``server/text_generation_server/models/globals.py`` and ``flash_causal_lm.py::warmup`` at tags
     v2.4.1 (0.90, multiplies free), v3.0.0 (0.95), v3.1.0/v3.2.0 (0.93), v3.3.0+ (0.90).
     """

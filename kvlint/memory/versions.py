@@ -5,8 +5,8 @@ Versions are compared as ``(major, minor, patch)`` tuples. Image tags such as ``
 ``latest``, ``nightly``, digests and anything unreadable resolve to :data:`NEWEST_VLLM` *and* are
 flagged as assumed (see :func:`resolve_version`).
 
-Source for every switch below: /work/shared/engine-memory-model.md §4 "Version-keyed defaults", which
-cites the vLLM wheels (e.g. ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization``).
+Every switch below is listed in docs/engine-memory-model.md §4 with the vLLM wheel it was read in
+(e.g. ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 NEWEST_VLLM = "0.33.0"
-"""Newest vLLM release the memory model was read from (engine-memory-model.md §0)."""
+"""Newest vLLM release the memory model was read from (docs/engine-memory-model.md §0)."""
 
 Version = tuple[int, int, int]
 
@@ -66,7 +66,7 @@ def fmt_version(v: Version) -> str:
 def default_gpu_memory_utilization(v: Version) -> float:
     """Default ``--gpu-memory-utilization``: 0.90 up to 0.19.x, 0.92 from 0.20.0.
 
-    Source: ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization`` (engine-memory-model.md §1.2.2).
+    Source: ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization`` (docs/engine-memory-model.md §1.2.2).
     """
     return 0.92 if v >= (0, 20, 0) else 0.90
 
@@ -77,12 +77,12 @@ def has_kv_cache_memory_bytes(v: Version) -> bool:
 
 
 def supports_auto_max_model_len(v: Version) -> bool:
-    """``--max-model-len -1``/``auto`` accepted from 0.14.0 (``vllm@0.33.0:vllm/config/model.py``, §1.8.9)."""
+    """``--max-model-len -1``/``auto`` accepted from 0.14.0 (``vllm@0.33.0:vllm/config/model.py``, §1.8 item 9)."""
     return v >= (0, 14, 0)
 
 
 def yarn_multiplies_max_len(v: Version) -> bool:
-    """YaRN ``factor`` multiplies the derived max length up to 0.29.x, not from 0.30.0 (§1.8.5)."""
+    """YaRN ``factor`` multiplies the derived max length up to 0.29.x, not from 0.30.0 (§1.8 item 5)."""
     return v < (0, 30, 0)
 
 

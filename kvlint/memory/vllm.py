@@ -2,7 +2,7 @@
 
 Predicts "Model loading took X GiB", "Available KV cache memory: X GiB", "GPU KV cache size: N tokens",
 "Maximum concurrency for L tokens per request: X.XXx" and the E1 fit-check error with its "estimated maximum
-model length", following /work/shared/engine-memory-model.md §1 (sources cited per function as
+model length", following docs/engine-memory-model.md §1 (sources cited per function as
 ``vllm@VERSION:path::function``). The exact parts (budget, KV bytes per token, blocks, groups, capacity,
 concurrency, fit check) restate vLLM; the measured parts (activation, non-torch, CUDA graphs) come from
 :mod:`kvlint.memory.calibration` and carry an uncertainty band.

@@ -2,7 +2,7 @@
 
 Everything here is pure (no I/O). The field-name aliases, the choice of the text sub-config for
 multimodal models, head-size precedence, MLA detection, per-layer attention kinds and the
-max-model-len candidate keys follow vLLM as summarised in ``/work/shared/engine-memory-model.md``
+max-model-len candidate keys follow vLLM as summarised in ``docs/engine-memory-model.md``
 §1.3 (KV bytes per layer type), §1.5 (hybrid models), §1.7 (dtype) and §1.8 (max_model_len); the
 vLLM sources behind those sections are ``vllm@0.33.0:vllm/transformers_utils/config.py``
 (``CONFIG_FIELD_ALIASES``), ``vllm/transformers_utils/model_arch_config_convertor.py``
@@ -24,7 +24,7 @@ from kvlint.types import LayerSpec, ModelSpec
 __all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
 
 #: model_type values vLLM treats as DeepSeek-style MLA when ``kv_lora_rank`` is present
-#: (engine-memory-model.md §1.3, ``model_arch_config_convertor.py::is_deepseek_mla``).
+#: (docs/engine-memory-model.md §1.3, ``model_arch_config_convertor.py::is_deepseek_mla``).
 MLA_MODEL_TYPES = frozenset(
     {
         "deepseek_v2",
@@ -57,7 +57,7 @@ _HIDDEN_KEYS = ("hidden_size", "n_embd", "d_model", "model_dim")
 _INTERMEDIATE_KEYS = ("intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
 _VOCAB_KEYS = ("vocab_size", "padded_vocab_size", "n_vocab")
 _EXPERT_KEYS = ("num_local_experts", "n_routed_experts", "num_experts", "moe_num_experts")
-#: vLLM's max-length candidate keys (engine-memory-model.md §1.8 step 1).
+#: vLLM's max-length candidate keys (docs/engine-memory-model.md §1.8 item 1).
 MAX_LEN_KEYS = (
     "max_position_embeddings",
     "n_positions",
@@ -123,7 +123,7 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
 
     Returns ``(config, None)`` when the decoder fields are top-level (Llama, Qwen2.5-VL), or e.g.
     ``(config["text_config"], "text_config")`` for Llava, Gemma-3, Mllama, Llama-4 (vLLM reads all KV
-    fields from ``hf_text_config``; engine-memory-model.md §1.3).
+    fields from ``hf_text_config``; docs/engine-memory-model.md §1.3).
     """
     for key in _TEXT_KEYS:
         sub = config.get(key)
@@ -272,7 +272,7 @@ def parse_config(
             "not a decoder LLM config kvlint can read"
         )
 
-    # --- KV heads (engine-memory-model.md §1.3) -------------------------------------------------------
+    # --- KV heads (docs/engine-memory-model.md §1.3) --------------------------------------------------
     kv_raw, _kv_key = _first(text, _KV_HEADS_KEYS)
     kv_heads = _int(kv_raw) or heads
     if model_type == "falcon" and text.get("multi_query") and not text.get("new_decoder_architecture"):
@@ -299,7 +299,7 @@ def parse_config(
             f"{text.get('qk_rope_head_dim')} = {mla_head} values per token per layer, not split by TP"
         )
 
-    # --- dtype (engine-memory-model.md §1.7) ---------------------------------------------------------
+    # --- dtype (docs/engine-memory-model.md §1.7) ----------------------------------------------------
     torch_dtype = None
     for d in (config, text, config.get("vision_config") or {}):
         if isinstance(d, dict):
@@ -341,7 +341,7 @@ def parse_config(
             f"torch_dtype {torch_dtype} is the activation dtype; stored weights are {quant_method}-quantized"
         )
 
-    # --- max length (engine-memory-model.md §1.8) ----------------------------------------------------
+    # --- max length (docs/engine-memory-model.md §1.8) -----------------------------------------------
     present = [(k, _int(text.get(k))) for k in MAX_LEN_KEYS if _int(text.get(k))]
     max_len: int | None = None
     max_len_key: str | None = None

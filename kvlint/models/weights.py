@@ -1,4 +1,4 @@
-"""Parameter counts and weight bytes from the architecture (engine-memory-model.md §1.13).
+"""Parameter counts and weight bytes from the architecture (docs/engine-memory-model.md §1.13).
 
 vLLM measures weight memory at load time (``model_memory_usage``); statically the most faithful figure
 is the checkpoint size (sum of ``*.safetensors`` / ``model.safetensors.index.json`` ``metadata.total_size``).
@@ -242,7 +242,7 @@ _QUANT_ALIASES = {
 
 
 def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: int) -> tuple[float, str]:
-    """Bytes per quantized linear-weight element for ``method`` (engine-memory-model.md §1.13 table).
+    """Bytes per quantized linear-weight element for ``method`` (docs/engine-memory-model.md §1.13 table).
 
     awq: ``0.5 + 2/g + 0.5/g`` (4-bit qweight, fp16 scales and 4-bit zeros per group g); gptq b-bit:
     ``b/8 + 2/g + b/8/g``; fp8: 1 (+ ``4/(bs0*bs1)`` for block scales ``weight_block_size``);

@@ -40,7 +40,7 @@ def _version_tuple(version: str) -> tuple[int, int] | None:
 def capacity_log_lines(plan: MemoryPlan) -> list[str]:
     """The start-up log line(s) the engine prints for this plan's capacity, formatted as that engine version does.
 
-    vLLM (engine-memory-model.md §1.1 "Start-up log lines" table):
+    vLLM (docs/engine-memory-model.md §1.1 "Start-up log lines" table):
 
     * V0 (``plan.era == "v0"``): ``# GPU blocks: N`` then ``Maximum concurrency for L tokens per request: X.XXx``
       (``vllm@0.6.6.post1:vllm/executor/gpu_executor.py::GPUExecutor.initialize_cache``; the engine appends

@@ -4,7 +4,7 @@ KV101-KV105 read the engine's memory plan (:mod:`kvlint.memory`) and state the p
 remedy they print was planned again with the remedy applied (:mod:`kvlint.rules.remedies`) and passed the
 same test, at the low end of kvlint's prediction band too, so applying it does not trade an error for a
 KV105. For vLLM the verdict follows the start-up checks of ``vllm/v1/core/kv_cache_utils.py``
-(engine-memory-model §1.11 E1/E2); for TGI the warmup of ``flash_causal_lm.py::FlashCausalLM.warmup`` and
+(docs/engine-memory-model.md §1.11 E1/E2); for TGI the warmup of ``flash_causal_lm.py::FlashCausalLM.warmup`` and
 the router's token limits (§2.3); for SGLang ``ModelRunner.init_memory_pool`` (§3.3).
 """
 
@@ -573,7 +573,7 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV106: engines sharing one GPU (time-slicing/MPS) that together claim more than all of it.
 
     vLLM (>=0.9.2) checks at start-up that free memory >= gpu_memory_utilization x total
-    (``vllm/v1/worker/utils.py::request_memory``, engine-memory-model §1.11 E3), so two engines at 0.9 on one
+    (``vllm/v1/worker/utils.py::request_memory``, docs/engine-memory-model.md §1.11 E3), so two engines at 0.9 on one
     GPU cannot both start; TGI caps each process at ``cuda_memory_fraction`` (default 1.0, the whole GPU) and
     SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts.
     """

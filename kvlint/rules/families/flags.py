@@ -17,7 +17,7 @@ from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic
 
-#: Oldest vLLM release whose sources engine-memory-model.md read (the newest is NEWEST_VLLM).
+#: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
 
 #: An example of a pinned image per engine.

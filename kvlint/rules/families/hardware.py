@@ -2,7 +2,7 @@
 
 Sources: vLLM ``vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype`` (0.33.0) and
 ``vllm/worker/worker.py::_check_if_gpu_supports_dtype`` (V0), the auto-dtype fallback to float16 from 0.9.2
-(``vllm/config/model.py::_resolve_auto_dtype``, engine-memory-model §1.7); fp8 KV-cache support by attention
+(``vllm/config/model.py::_resolve_auto_dtype``, docs/engine-memory-model.md §1.7); fp8 KV-cache support by attention
 backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``.
 """
 
@@ -22,7 +22,7 @@ from kvlint.values import parse_cc, truthy
 
 #: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
 #: ``_FLOAT16_NOT_SUPPORTED_MODELS`` / ``_check_valid_dtype`` (list as of 0.33.0; the check is in the
-#: 0.9-era ``vllm/config.py`` too, engine-memory-model §1.7 item 6).
+#: 0.9-era ``vllm/config.py`` too, docs/engine-memory-model.md §1.7 item 6).
 FLOAT16_NOT_SUPPORTED = ("gemma2", "gemma3", "gemma3_text", "glm4")
 
 #: Catalogue GPUs named as places where an fp8 KV cache runs (Ada, Ada data-centre, Hopper, Blackwell).

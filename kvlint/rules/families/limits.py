@@ -1,8 +1,8 @@
 """Limits family (KV201-KV204): the context and batch limits against the model and against each other.
 
 Sources: vLLM ``vllm/config/model.py::_get_and_verify_max_len`` (0.11.0; 0.33.0 via
-``model_arch_config_convertor.derive_max_model_len_and_key``, engine-memory-model §1.8, E6) and
-``vllm/config/scheduler.py::SchedulerConfig.verify_max_model_len`` (§1.9, E7); SGLang
+``model_arch_config_convertor.derive_max_model_len_and_key``, docs/engine-memory-model.md §1.8, §1.11 E6) and
+``vllm/config/scheduler.py::SchedulerConfig.verify_max_model_len`` (§1.9, §1.11 E7); SGLang
 ``sglang/srt/configs/model_config.py::ModelConfig._derive_context_length`` (0.4.6-0.5.23).
 """
 

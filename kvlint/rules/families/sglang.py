@@ -1,4 +1,4 @@
-"""SGLang family (KV701-KV702): the static memory fraction and the KV pool (engine-memory-model §3.3).
+"""SGLang family (KV701-KV702): the static memory fraction and the KV pool (docs/engine-memory-model.md §3.3).
 
 Messages quote SGLang's texts by version: 0.5.23's ``kv_cache_configurator.py`` ("Loaded weights leave no GPU
 memory for the KV cache under --mem-fraction-static=F. ..."; "KV pool holds N tokens, fewer than

@@ -1,4 +1,4 @@
-"""TGI family (KV601-KV604): the launcher's token limits and the warmup (engine-memory-model §2.3-§2.4).
+"""TGI family (KV601-KV604): the launcher's token limits and the warmup (docs/engine-memory-model.md §2.3-§2.4).
 
 Messages quote TGI's own texts by version: the launcher (``launcher/src/main.rs::main``), the v3 backend
 (``backends/v3/src/lib.rs::connect_backend``), the 2.x router, and the warmup
