@@ -374,6 +374,14 @@ def _config_loader(
     return load
 
 
+#: How each engine is started without a wrapper, for KV503's fix.
+_DIRECT_COMMAND = {
+    "vllm": "command: [vllm, serve, MODEL, ...]",
+    "tgi": "command: [text-generation-launcher, --model-id, MODEL, ...]",
+    "sglang": "command: [python3, -m, sglang.launch_server, --model-path, MODEL, ...]",
+}
+
+
 def _kv503(
     engine: str,
     container: LDict,
@@ -397,8 +405,8 @@ def _kv503(
                 message=reason,
                 loc=loc,
                 fix=(
-                    "run the engine directly (command: [vllm, serve, MODEL, ...]) or declare the model and settings "
-                    "with kvlint.io/* annotations"
+                    f"run the engine directly ({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])}) so kvlint can "
+                    "read its flags, or check the command the wrapper runs with `kvlint plan -- <command>`"
                 ),
                 severity="warning",
             )
