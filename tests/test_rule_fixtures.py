@@ -210,3 +210,25 @@ def test_every_rule_and_engine_has_a_failing_fixture() -> None:
 def test_no_fixture_directory_without_a_rule() -> None:
     catalog = load_catalog()
     assert sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name not in catalog) == []
+
+
+@pytest.mark.parametrize(("fraction", "fires"), [("suggested", False), ("0.50", True)])
+def test_kv106_shared_gpu_fraction_boundary(tmp_path: Path, fraction: str, fires: bool) -> None:
+    """Two vLLM replicas on one time-shared L4: the fraction KV106 suggests lets both start, while 0.50 each
+    does not (vLLM compares the free memory after its own CUDA context with utilization x total)."""
+    source = FIXTURES / "KV106" / "vllm.yaml"
+    fail = [d for d in _own("KV106", source) if d.object.endswith("-fail")]
+    assert len(fail) == 1
+    if fraction == "suggested":
+        m = re.search(r"set --gpu-memory-utilization (\d\.\d\d) or less", fail[0].fix)
+        assert m, fail[0].fix
+        fraction = m.group(1)
+    text = source.read_text(encoding="utf-8").split("\n---\n")[0]
+    old = '"--max-model-len", "8192"]'
+    assert text.count(old) == 1
+    path = tmp_path / "shared.yaml"
+    path.write_text(
+        text.replace(old, f'"--max-model-len", "8192", "--gpu-memory-utilization", "{fraction}"]')
+    )
+    found = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV106"]
+    assert bool(found) == fires, [format_diagnostic(d) for d in found]
