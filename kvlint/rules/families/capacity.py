@@ -457,7 +457,9 @@ def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{p.num_blocks_high * p.block_size:,}): the warmup may leave too little KV cache on some nodes and TGI "
         "then exits ('Not enough memory to handle `max_total_tokens`')",
         _concurrency_loc(ctx),
-        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards",
+        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards"
+        if low > 1
+        else "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks), or more shards",
     )
 
 
