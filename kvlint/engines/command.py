@@ -464,7 +464,7 @@ def _dispatch(
                         "time (e.g. by a KServe/llm-d controller) and kvlint cannot see it"
                     ),
                     loc=cfg.command_loc or container.loc,
-                    fix="pass the model explicitly or declare it with the kvlint.io/model annotation",
+                    fix="pass the model explicitly (vllm serve MODEL, or --model MODEL)",
                     severity="warning",
                 )
             )
