@@ -374,6 +374,14 @@ def _config_loader(
     return load
 
 
+#: How each engine is started without a wrapper, for KV503's fix.
+_DIRECT_COMMAND = {
+    "vllm": "command: [vllm, serve, MODEL, ...]",
+    "tgi": "command: [text-generation-launcher, --model-id, MODEL, ...]",
+    "sglang": "command: [python3, -m, sglang.launch_server, --model-path, MODEL, ...]",
+}
+
+
 def _kv503(
     engine: str,
     container: LDict,
@@ -397,8 +405,8 @@ def _kv503(
                 message=reason,
                 loc=loc,
                 fix=(
-                    "run the engine directly (command: [vllm, serve, MODEL, ...]) or declare the model and settings "
-                    "with kvlint.io/* annotations"
+                    f"run the engine directly ({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])}) so kvlint can "
+                    "read its flags, or check the command the wrapper runs with `kvlint plan -- <command>`"
                 ),
                 severity="warning",
             )
@@ -456,7 +464,7 @@ def _dispatch(
                         "time (e.g. by a KServe/llm-d controller) and kvlint cannot see it"
                     ),
                     loc=cfg.command_loc or container.loc,
-                    fix="pass the model explicitly or declare it with the kvlint.io/model annotation",
+                    fix="pass the model explicitly (vllm serve MODEL, or --model MODEL)",
                     severity="warning",
                 )
             )

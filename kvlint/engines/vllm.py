@@ -341,7 +341,7 @@ class _Parser:
                 ):
                     # a bare unresolved ``$ARGS``: may expand to any options; cannot be read
                     self.col.note(
-                        f"{tok} expands to arguments kvlint cannot see (variable not set in the container env)",
+                        f"{tok} expands to arguments kvlint cannot see (no literal value in the container env)",
                         loc,
                     )
                     continue

@@ -17,7 +17,7 @@ from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
-from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.parallelism import kv_heads_tp_ok
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
@@ -457,7 +457,9 @@ def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{p.num_blocks_high * p.block_size:,}): the warmup may leave too little KV cache on some nodes and TGI "
         "then exits ('Not enough memory to handle `max_total_tokens`')",
         _concurrency_loc(ctx),
-        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards",
+        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards"
+        if low > 1
+        else "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks), or more shards",
     )
 
 
@@ -568,6 +570,14 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
     return default, flag
 
 
+#: [heuristic] Memory each engine process holds outside its memory fraction: the CUDA context and the
+#: NCCL/cuBLAS handles. vLLM creates them before its start-up snapshot and then requires the free memory to be at
+#: least utilization x total (engine-memory-model §1.2.1 step 1 and §1.11 E3, ``request_memory``), so n engines
+#: at 1/n each cannot all start. The figure is the one kvlint's SGLang model assumes for the same memory
+#: (:mod:`kvlint.memory.sglang`, CUDA context + NCCL before the pre-load measurement).
+_PROCESS_RESERVE = int(0.6 * GiB)
+
+
 @check("KV106")
 def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV106: engines sharing one GPU (time-slicing/MPS) that together claim more than all of it.
@@ -575,7 +585,8 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     vLLM (>=0.9.2) checks at start-up that free memory >= gpu_memory_utilization x total
     (``vllm/v1/worker/utils.py::request_memory``, docs/engine-memory-model.md §1.11 E3), so two engines at 0.9 on one
     GPU cannot both start; TGI caps each process at ``cuda_memory_fraction`` (default 1.0, the whole GPU) and
-    SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts.
+    SGLang sizes its pool from ``mem_fraction_static`` of the memory free when it starts. Each process also holds
+    :data:`_PROCESS_RESERVE` outside its fraction, so the fractions must add up to less than the whole device.
     """
     p = ctx.placement
     if p is None or not p.shared:
@@ -587,8 +598,21 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     replicas = w.replicas or 1
     sharers = p.max_sharers or replicas
     n = max(2, min(replicas, sharers) if p.max_sharers else replicas)
-    if util * n <= 1.0:
-        return
+    total = p.memory_bytes
+    if total:
+        claimed = n * (util * total + _PROCESS_RESERVE)
+        if claimed <= total:
+            return
+        arithmetic = (
+            f"{n} x ({util:.2f} x {gib(total)} + {gib(_PROCESS_RESERVE)} CUDA context and NCCL [heuristic]) = "
+            f"{gib(claimed)}, more than the {gib(total)} of the device"
+        )
+        most = math.floor(100 * (total / n - _PROCESS_RESERVE) / total) / 100
+    else:
+        if util * n <= 1.0:
+            return
+        arithmetic = f"{n} x {util:.2f} = {n * util:.2f} of the device"
+        most = math.floor(100 / n) / 100
     acc = p.accelerator.name if p.accelerator else "the GPU"
     name = MEMORY_FRACTION[ctx.engine][0]
     s = ctx.serving
@@ -598,12 +622,14 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
         "tgi": "the second runs out of CUDA memory while loading or at warmup",
         "sglang": "the second finds too little free memory and sizes no usable KV pool",
     }[ctx.engine]
+    fix = "request a dedicated GPU (nvidia.com/gpu) instead of a shared one"
+    if most > 0:
+        fix = f"set {flag} {most:.2f} or less, or " + fix
     yield ctx.finding(
         f"{acc} is shared ({p.how or p.resource}): up to {n} engines may land on one GPU and each claims "
-        f"{flag.lstrip('-')} {util:.2f} ({n} x {util:.2f} = {n * util:.2f} of the device); {outcome}",
+        f"{flag.lstrip('-')} {util:.2f} ({arithmetic}); {outcome}",
         loc,
-        fix=f"set {flag} {math.floor(100 / n) / 100:.2f} or less, or request a dedicated GPU "
-        "(nvidia.com/gpu) instead of a shared one",
+        fix=fix,
     )
 
 

@@ -21,7 +21,7 @@ from kvlint.rules.facts import (
 )
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, ModelSpec
 from kvlint.values import as_float
 
 # ---------------------------------------------------------------------------------------------------------
@@ -99,14 +99,22 @@ def heads_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert m is not None
     if shards <= 1 or m.num_attention_heads % shards == 0:
         return
-    valid = valid_tp_values(m.num_attention_heads, max(8, shards))
+    valid = [t for t in valid_tp_values(m.num_attention_heads, max(8, shards)) if _tgi_kv_ok(m, t)]
     yield ctx.finding(
         f"TGI shards attention heads across {shards} GPUs but {m.id} has {m.num_attention_heads} heads; the "
         f"shards exit with '`num_heads` must be divisible by `num_shards` (got `num_heads`: "
         f"{m.num_attention_heads} and `num_shards`: {shards}'",
         ctx.serving.loc("num_shard"),
-        fix=f"valid NUM_SHARD values: {', '.join(map(str, valid))}",
+        fix=f"valid NUM_SHARD values (they divide the {m.num_attention_heads} heads"
+        + ("" if m.is_mla or m.num_kv_heads <= 1 else f" and the {m.num_kv_heads} KV heads")
+        + f"): {', '.join(map(str, valid))}",
     )
+
+
+def _tgi_kv_ok(m: ModelSpec, shards: int) -> bool:
+    """TGI's KV-head split (KV402, TGI variant): the shard count divides the KV heads; a single KV head is
+    replicated."""
+    return m.is_mla or m.num_kv_heads <= 1 or m.num_kv_heads % shards == 0
 
 
 @check("KV402", engine="tgi")
@@ -135,11 +143,18 @@ def heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert m is not None
     if tp <= 1 or m.num_attention_heads % tp == 0:
         return
+    valid = [
+        t
+        for t in valid_tp_values(m.num_attention_heads, max(8, tp))
+        if m.is_mla or kv_heads_tp_ok(m.num_kv_heads, t)
+    ]
     yield ctx.finding(
         f"SGLang --tp-size {tp} does not divide the {m.num_attention_heads} attention heads of {m.id}; the "
         "attention layers cannot be split evenly and start-up fails",
         ctx.serving.loc("tp_size"),
-        fix=f"valid --tp-size values: {', '.join(map(str, valid_tp_values(m.num_attention_heads, max(8, tp))))}",
+        fix=f"valid --tp-size values (they divide the {m.num_attention_heads} heads"
+        + ("" if m.is_mla or m.num_kv_heads <= 0 else f" and suit the {m.num_kv_heads} KV heads")
+        + f"): {', '.join(map(str, valid))}",
     )
 
 
@@ -151,11 +166,13 @@ def kv_heads_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     kvh = m.num_kv_heads
     if tp <= 1 or m.is_mla or kvh <= 0 or kv_heads_tp_ok(kvh, tp):
         return
+    valid = [t for t in valid_tp_values(m.num_attention_heads, max(8, tp)) if kv_heads_tp_ok(kvh, t)]
     yield ctx.finding(
         f"SGLang --tp-size {tp} and the {kvh} KV heads of {m.id} do not divide one another (each rank must hold "
         "a whole number of KV heads, or replicas of one)",
         ctx.serving.loc("tp_size"),
-        fix=f"use a --tp-size that divides or is a multiple of {kvh}",
+        fix=f"use a --tp-size that divides or is a multiple of {kvh} and divides the {m.num_attention_heads} "
+        f"attention heads: {', '.join(map(str, valid))}",
     )
 
 

@@ -142,4 +142,17 @@ def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
     s = ctx.serving
     if s.model is not None or any(f.rule == "KV503" for f in s.findings):
         return
-    yield ctx.finding("kvlint found a serving engine in this container but no model in its command")
+    where, name_it = _MODEL_SETTING.get(s.engine, _MODEL_SETTING["vllm"])
+    yield ctx.finding(
+        f"kvlint found a serving engine in this container but no model in its {where} (env values taken from "
+        "ConfigMaps or Secrets through envFrom or valueFrom are not read)",
+        fix=f"name the model in the manifest ({name_it})",
+    )
+
+
+#: Where each engine takes its model from: (what kvlint read, how to name the model there).
+_MODEL_SETTING = {
+    "vllm": ("command", "vllm serve MODEL, or --model MODEL"),
+    "tgi": ("arguments or env", "--model-id MODEL, or env MODEL_ID"),
+    "sglang": ("command", "--model-path MODEL"),
+}

@@ -14,12 +14,28 @@ from collections.abc import Iterator
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
-from kvlint.rules.remedies import first_fitting, replanned
+from kvlint.rules.remedies import first_fitting, replanned, smallest_fitting
 from kvlint.types import Diagnostic
 
 
 def _pool_tokens(d: object) -> int:
     return d.max_total_num_tokens if isinstance(d, SglangPlanDetail) else 0
+
+
+def _low_tokens(d: SglangPlanDetail) -> int:
+    """The KV pool in tokens at the low end of kvlint's band."""
+    return d.plan.num_blocks_low * d.plan.block_size
+
+
+def _holds_one_request(d: object) -> bool:
+    """The pool holds one ``context_length`` request also at the low end of kvlint's band (no KV702, no KV105):
+    what a remedy must reach."""
+    return (
+        isinstance(d, SglangPlanDetail)
+        and d.rest_bytes > 0
+        and not d.context_error
+        and _low_tokens(d) >= d.context_length > 0
+    )
 
 
 @check("KV701")
@@ -46,11 +62,24 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
         text = "Not enough memory. Please try to increase --mem-fraction-static."
     fixes = []
     if need < 0.96:
-        nd = replanned(ctx.cr, mem_fraction_static=need)
-        if _pool_tokens(nd) > 0:
-            fixes.append(f"set --mem-fraction-static {need} (re-planned: {_pool_tokens(nd)} tokens)")
+        lowest = round(need * 100)
+        holds = smallest_fitting(
+            lowest - 1, 95, lambda h: replanned(ctx.cr, mem_fraction_static=h / 100), _holds_one_request
+        )
+        if holds is not None:
+            fixes.append(
+                f"set --mem-fraction-static {holds[0] / 100:.2f} (re-planned: {_pool_tokens(holds[1])} tokens, one "
+                f"context_length {d.context_length} request fits, also at the low end of kvlint's band)"
+            )
+        else:
+            nd = replanned(ctx.cr, mem_fraction_static=need)
+            if _pool_tokens(nd) > 0:
+                fixes.append(
+                    f"set --mem-fraction-static {need} to start (re-planned: {_pool_tokens(nd)} tokens, fewer than "
+                    f"context_length {d.context_length}: lower --context-length too)"
+                )
     sizes = [n for n in (2, 4, 8) if n > d.tp and not m.num_attention_heads % n]
-    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), lambda x: _pool_tokens(x) > 0)
+    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), _holds_one_request)
     if found is not None:
         fixes.append(
             f"use --tp-size {found[0]} with {found[0]} GPUs (re-planned: {_pool_tokens(found[1])} tokens)"
@@ -75,16 +104,16 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     p = d.plan
     fixes = []
-    nd = replanned(ctx.cr, context_length=d.max_total_num_tokens)
-    if (
-        isinstance(nd, SglangPlanDetail)
-        and nd.max_total_num_tokens >= nd.context_length
-        and not nd.context_error
-    ):
-        fixes.append(f"set --context-length {d.max_total_num_tokens} (re-planned: fits once)")
+    low = _low_tokens(d)
+    target = low // 1024 * 1024 if low >= 2048 else low
+    nd = replanned(ctx.cr, context_length=target) if target > 0 else None
+    if _holds_one_request(nd):
+        fixes.append(
+            f"set --context-length {target} (re-planned: one request fits, also at the low end of kvlint's band)"
+        )
     if d.mem_fraction_static < 0.95:
         nd = replanned(ctx.cr, mem_fraction_static=0.95)
-        if isinstance(nd, SglangPlanDetail) and nd.max_total_num_tokens >= nd.context_length:
+        if _holds_one_request(nd):
             fixes.append(
                 "raise --mem-fraction-static to 0.95 (re-planned: fits once; less room for activations)"
             )

@@ -28,6 +28,15 @@ def tgi_starts(d: object) -> bool:
     return d.max_batch_prefill_tokens <= d.max_batch_total_tokens or d.has_chunking
 
 
+def tgi_starts_in_band(d: object) -> bool:
+    """:func:`tgi_starts`, and ``max_total_tokens`` also fits the low end of kvlint's band of
+    ``max_batch_total_tokens`` (so the result does not trade an error for KV105). Remedies are held to this."""
+    if not tgi_starts(d):
+        return False
+    assert isinstance(d, TgiPlanDetail)
+    return d.plan.num_blocks_low * d.plan.block_size >= d.max_total_tokens
+
+
 def _input_text(v: tuple[int, int, int], mi: int, mt: int) -> str:
     """Launcher text for max_input >= max_total: ``launcher/src/main.rs::main`` at v2.0.4-v2.3 (no values)
     and v2.4.1+/HEAD (values in parentheses)."""
@@ -107,20 +116,23 @@ def prefill_below_max_input(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _total_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     fixes: list[str] = []
-    bt = d.max_batch_total_tokens
-    if bt > 1:
-        new_total = bt
+    low = d.plan.num_blocks_low * d.plan.block_size  # the pool at the low end of kvlint's band
+    if low > 1:
+        new_total = low
         nd = replanned(ctx.cr, max_total_tokens=new_total, max_input_tokens=new_total - 1)
-        if isinstance(nd, TgiPlanDetail) and nd.max_batch_total_tokens > 1:
-            new_total = min(new_total, nd.max_batch_total_tokens)
-            nd = replanned(ctx.cr, max_total_tokens=new_total, max_input_tokens=new_total - 1)
-        if tgi_starts(nd):
+        if isinstance(nd, TgiPlanDetail):  # the default prefill budget follows max_input_tokens
+            nd_low = nd.plan.num_blocks_low * nd.plan.block_size
+            if 1 < nd_low < new_total:
+                new_total = nd_low
+                nd = replanned(ctx.cr, max_total_tokens=new_total, max_input_tokens=new_total - 1)
+        if tgi_starts_in_band(nd):
             fixes.append(
-                f"set MAX_TOTAL_TOKENS to {new_total} and MAX_INPUT_TOKENS to {new_total - 1} (re-planned: fits)"
+                f"set MAX_TOTAL_TOKENS to {new_total} and MAX_INPUT_TOKENS to {new_total - 1} (re-planned: fits, also "
+                "at the low end of kvlint's band)"
             )
-    if d.cuda_memory_fraction < 1.0 and tgi_starts(replanned(ctx.cr, cuda_memory_fraction=1.0)):
+    if d.cuda_memory_fraction < 1.0 and tgi_starts_in_band(replanned(ctx.cr, cuda_memory_fraction=1.0)):
         fixes.append("raise CUDA_MEMORY_FRACTION to 1.0 (re-planned: fits)")
-    more = more_shards(ctx, d, tgi_starts)
+    more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
         n, nd2 = more
         fixes.append(
@@ -167,18 +179,22 @@ def _prefill_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
         1,
         d.max_batch_prefill_tokens - 1,
         lambda n: replanned(ctx.cr, max_batch_prefill_tokens=n),
-        lambda x: isinstance(x, TgiPlanDetail) and not x.warmup_oom,
+        tgi_starts_in_band,  # a smaller prefill batch leaves more memory to the KV cache: monotone
     )
     best = found[0] if found else 0
     if best >= 256:
         best = best // 256 * 256
-        if tgi_starts(replanned(ctx.cr, max_batch_prefill_tokens=best)):
-            fixes.append(f"set MAX_BATCH_PREFILL_TOKENS to {best} (re-planned: warmup fits)")
-    more = more_shards(ctx, d, tgi_starts)
+        if tgi_starts_in_band(replanned(ctx.cr, max_batch_prefill_tokens=best)):
+            fixes.append(
+                f"set MAX_BATCH_PREFILL_TOKENS to {best} (re-planned: the warmup fits and the KV cache holds "
+                f"max_total_tokens {d.max_total_tokens}, also at the low end of kvlint's band)"
+            )
+    more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
         fixes.append(f"use NUM_SHARD={more[0]} with {more[0]} GPUs (re-planned: warmup fits)")
-    return (
-        "; or ".join(fixes) or "the weights alone do not fit this GPU: use a larger GPU or a quantized model"
+    return "; or ".join(fixes) or (
+        "no smaller MAX_BATCH_PREFILL_TOKENS leaves room for max_total_tokens (re-planned): use more shards, a "
+        "larger GPU or a quantized model"
     )
 
 
