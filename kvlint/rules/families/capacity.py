@@ -572,7 +572,7 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
 
 #: [heuristic] Memory each engine process holds outside its memory fraction: the CUDA context and the
 #: NCCL/cuBLAS handles. vLLM creates them before its start-up snapshot and then requires the free memory to be at
-#: least utilization x total (engine-memory-model §1.2.1 step 1 and §1.11 E3, ``request_memory``), so n engines
+#: least utilization x total (docs/engine-memory-model.md §1.2.1 step 1 and §1.11 E3, ``request_memory``), so n engines
 #: at 1/n each cannot all start. The figure is the one kvlint's SGLang model assumes for the same memory
 #: (:mod:`kvlint.memory.sglang`, CUDA context + NCCL before the pre-load measurement).
 _PROCESS_RESERVE = int(0.6 * GiB)
