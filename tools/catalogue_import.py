@@ -77,7 +77,7 @@ def _known_ids(without_litgpt: bool = False) -> set[str]:
     """Ids (lower-case) the catalogue sources already name: the shared corpus and its VARIANTS, every source
     list (entries and their variants) and variants.yaml."""
     ids: set[str] = set()
-    corpus = Path("/work/shared/corpus/models")
+    corpus = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "models"
     if corpus.is_dir():
         ids.update(p.name.replace("--", "/", 1).lower() for p in corpus.iterdir() if p.is_dir())
     for base, rows in VARIANTS.items():

@@ -1,6 +1,6 @@
 """Developer tool: (re)build the bundled model catalogue from the reference corpus.
 
-Usage: ``python -m kvlint.models.build_catalogue /work/shared/corpus/models kvlint/data/models
+Usage: ``python -m kvlint.models.build_catalogue ../shared/corpus/models kvlint/data/models
 [--extra kvlint/models/extra_sources.yaml]`` (the extra list is read by default when it exists).
 
 For each ``<org>--<name>/`` corpus directory it copies ``config.json`` (and ``hf_quant_config.json``
@@ -351,7 +351,7 @@ def build(
                 "licence": REPO_LICENCES.get(str(src.get("repo")), "unknown"),
                 "fidelity": fid.get("level"),
                 "fidelity_note": fid.get("note"),
-                "copied_from": f"/work/shared/corpus/models/{d.name} (facts.yaml)",
+                "copied_from": f"shared corpus corpus/models/{d.name}/facts.yaml (upstream source above)",
             },
             "param_count": {
                 "value": count,
@@ -434,7 +434,7 @@ def build(
     header = (
         "# kvlint bundled model catalogue: id -> directory (config.json, entry.json), variant ids and the\n"
         "# checkpoint size when cited. Built by `python -m kvlint.models.build_catalogue` from\n"
-        "# /work/shared/corpus/models, kvlint/models/extra_sources.yaml and kvlint/models/sources/*.yaml;\n"
+        "# ../shared/corpus/models, kvlint/models/extra_sources.yaml and kvlint/models/sources/*.yaml;\n"
         "# provenance of each config is in its entry.json (source, commit or package version, licence, fidelity).\n"
     )
     (out / "index.yaml").write_text(header + yaml.safe_dump({"models": index}, sort_keys=False, width=120))
