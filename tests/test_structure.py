@@ -131,3 +131,26 @@ def test_every_package_is_shipped() -> None:
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     found = {".".join(p.parent.relative_to(ROOT).parts) for p in PKG.rglob("__init__.py")}
     assert found - listed == set()
+
+
+def test_no_path_of_the_build_machine_in_the_repository() -> None:
+    """Sources are cited upstream (repository, path, commit) or as ``../shared/...`` relative to the checkout,
+    never by an absolute path of the machine they were read on."""
+    import re
+
+    files = subprocess.run(
+        ["git", "ls-files"], capture_output=True, text=True, cwd=ROOT, check=False
+    ).stdout.split()
+    if not files:
+        pytest.skip("not a git checkout")
+    pattern = re.compile(r"/work/(shared|main|wt|\.mirror)\b")
+    hits = []
+    for name in files:
+        path = ROOT / name
+        if not path.is_file() or path.stat().st_size > 4_000_000:
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), 1):
+            if pattern.search(line) and name != "tests/test_structure.py":
+                hits.append(f"{name}:{number}")
+    assert hits == []
