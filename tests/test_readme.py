@@ -23,12 +23,31 @@ def _block_after(marker: str) -> str:
     return m.group(1)
 
 
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README shows what a pipe or a file gets: the default width, no colour."""
+    for name in ("COLUMNS", "FORCE_COLOR", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_a_real_run_is_what_check_prints(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     expected = _block_after("`kvlint check fixtures/examples/` (the Quick start command) prints:")
     r = CliRunner().invoke(main, ["check", "--offline", "fixtures/examples/"])
     assert r.exit_code == 1
     assert r.stdout == expected
+
+
+def test_the_opening_example_is_the_first_finding_of_that_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    opening = re.search(r"```\n(.*?)```", README, re.S)
+    assert opening is not None
+    full = _block_after("`kvlint check fixtures/examples/` (the Quick start command) prints:")
+    assert full.startswith(opening.group(1))
+    # the finding leads with one short statement; the arithmetic and the remedy are indented below it
+    first, *rest = opening.group(1).rstrip("\n").split("\n")
+    assert "per GPU:" not in first and rest and all(line.startswith("  ") for line in rest)
+    assert any(line.lstrip().startswith("per GPU:") for line in rest)
 
 
 def test_planning_example_is_what_plan_prints(monkeypatch: pytest.MonkeyPatch) -> None:
