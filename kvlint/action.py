@@ -583,7 +583,6 @@ def _base_report(
     os.makedirs(base_cwd, exist_ok=True)
     command = shlex.split(env.get("KVLINT_COMMAND", "")) or default_command()
     args = _shared_args(env, base_cwd)
-    args = [a for a in args if a != "--fail-on"]  # the base never fails the step
     if not any(
         p for p in env.get("KVLINT_PATHS", ".").split() or ["."] if os.path.exists(os.path.join(base_cwd, p))
     ):

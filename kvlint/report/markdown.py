@@ -48,11 +48,11 @@ def _g(b: int) -> str:
     return f"{b / GiB:.2f}"
 
 
-def _workload_section(c: ContainerResult, result: CheckResult) -> list[str]:
+def _workload_section(c: ContainerResult, n: int) -> list[str]:
+    """The section of one serving container; ``n`` is its number of findings."""
     acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
     model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
-    n = sum(1 for d in result.diagnostics if d.object == c.object_ref and d.container == c.container_name)
     lines = [
         "",
         f"### {_cell(c.object_ref)} · container `{c.container_name}`",
@@ -107,6 +107,9 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["", "</details>"]
     if result.containers:
         lines += ["", "## Workloads"]
+        per: dict[tuple[str, str], int] = {}
+        for d in result.diagnostics:
+            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + 1
         for c in result.containers:
-            lines += _workload_section(c, result)
+            lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
     return "\n".join(lines) + "\n"
