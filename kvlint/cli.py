@@ -463,6 +463,106 @@ def statistics_text(result: Any) -> str:
     return "\n".join([*lines, summary_line(result)]) + "\n"
 
 
+@main.command("diff")
+@click.argument("base")
+@click.argument("head", required=False)
+@click.option(
+    "-p", "--path", "paths", multiple=True, metavar="PATH", help="Path to lint (repeatable; default .)."
+)
+@click.option(
+    "--config", "config_path", metavar="FILE", help="Configuration file (else the nearest .kvlint.yaml)."
+)
+@click.option(
+    "--helm-values", multiple=True, metavar="FILE", help="Values file for chart directories, repeatable."
+)
+@click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
+@click.option(
+    "--args", "extra", default="", metavar="WORDS", help="More kvlint check arguments (shell words)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a NEW finding is at or above this severity.",
+)
+def diff(
+    base: str,
+    head: str | None,
+    paths: tuple[str, ...],
+    config_path: str | None,
+    helm_values: tuple[str, ...],
+    offline: bool,
+    extra: str,
+    fmt: str,
+    fail_on: str,
+) -> None:
+    """What a change does: new findings and the capacity of every workload it touches.
+
+    Lints git revision BASE and HEAD (default: the working tree) with the same paths and options, and
+    compares them: findings by fingerprint (rule, workload, container, setting; not the line), and per
+    touched workload the GPU, weights, KV tokens, max-model-len, concurrency, KV headroom and verdict,
+    before and after. BASE and HEAD are read with `git archive`; the work tree is left alone.
+
+    \b
+    kvlint diff main                      the working tree against main
+    kvlint diff origin/main HEAD -p deploy/ --offline
+    """
+    import json
+    import shlex
+    import tempfile
+
+    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text
+    from kvlint.types import SEVERITY_ORDER
+
+    args: list[str] = []
+    if config_path:
+        args += ["--config", config_path]
+    for v in helm_values:
+        args += ["--helm-values", v]
+    if offline:
+        args.append("--offline")
+    try:
+        args += shlex.split(extra)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--args") from exc
+    args += list(paths) or ["."]
+    with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
+        try:
+            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+    label = f"{base}..{head or '(working tree)'}"
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "base": base,
+                    "head": head,
+                    "new": comparison.new,
+                    "pre_existing": comparison.existing,
+                    "fixed": comparison.fixed,
+                    "capacity": [
+                        {"workload": r.workload, "file": r.file, "before": r.before, "after": r.after}
+                        for r in rows
+                    ],
+                },
+                indent=2,
+            )
+        )
+    elif fmt == "markdown":
+        click.echo(render_diff_markdown(label, comparison, rows), nl=False)
+    else:
+        click.echo(render_diff_text(label, comparison, rows), nl=False)
+    if fail_on not in ("never", "none"):
+        threshold = SEVERITY_ORDER[fail_on]
+        if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):
+            sys.exit(1)
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("--gpus", type=click.IntRange(min=1), help="GPUs per replica (checked against TP x PP).")
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text", show_default=True)

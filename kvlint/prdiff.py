@@ -248,3 +248,86 @@ def run_check_json(
         with open(json_path, encoding="utf-8") as fh:
             report = json.load(fh)
     return proc.returncode, report, proc.stdout, proc.stderr
+
+
+def _changed_files(base: str, head: str | None, cwd: str) -> list[str]:
+    """Files that differ between ``base`` and ``head`` (the working tree when None), relative to ``cwd``."""
+    args = ["-c", "core.quotePath=false", "diff", "--name-only", "--relative", base]
+    if head:
+        args.append(head)
+    proc = _git([*args, "--"], cwd)
+    return proc.stdout.decode("utf-8", errors="replace").split("\n") if proc.returncode == 0 else []
+
+
+def diff_revisions(
+    base: str,
+    head: str | None,
+    check_args: Sequence[str],
+    *,
+    cwd: str = ".",
+    command: Sequence[str] | None = None,
+    tmp: str,
+) -> tuple[dict[str, Any], dict[str, Any], Comparison, list[CapacityRow]]:
+    """``kvlint diff``: lint revision ``base`` and ``head`` (the working tree when None) with the same
+    ``check_args`` (paths and options of ``kvlint check``) and compare them.
+
+    Returns ``(base report, head report, comparison, capacity rows)``.
+    Raises:
+        ValueError: not a git repository, an unknown revision, or kvlint failed on one side (its message).
+    """
+    from kvlint.action import default_command
+
+    cmd = list(command or default_command())
+    reports: list[dict[str, Any]] = []
+    for label, rev in (("base", base), ("head", head)):
+        where = cwd if rev is None else export_tree(rev, cwd, os.path.join(tmp, label))
+        os.makedirs(where, exist_ok=True)
+        code, report, _, stderr = run_check_json(
+            cmd, ["--fail-on", "never", *check_args], where, os.path.join(tmp, f"{label}.json")
+        )
+        if report is None:
+            last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
+            raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
+        reports.append(report)
+    comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
+    rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
+    return reports[0], reports[1], comparison, rows
+
+
+def _finding_line(d: Mapping[str, Any]) -> str:
+    from kvlint.statement import split_message
+
+    where = f"{d.get('file')}:{d.get('line')}:{d.get('column')}" if d.get("file") else "<input>"
+    obj = (
+        f" [{d['object']}" + (f" container {d['container']}" if d.get("container") else "") + "]"
+        if d.get("object")
+        else ""
+    )
+    return f"{where}: {d.get('severity')} {d.get('rule')} {split_message(str(d.get('message', '')))[0]}{obj}"
+
+
+def render_diff_text(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
+    """``kvlint diff``'s text: new, pre-existing and gone findings (one line each), then the capacity diff."""
+    out = [f"kvlint diff {label}", "", f"New findings: {len(comparison.new)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.new]
+    out += [f"Pre-existing findings: {len(comparison.existing)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.existing]
+    out += [f"Findings gone: {len(comparison.fixed)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.fixed]
+    out += ["", "Capacity of the touched workloads:", render_capacity_text(rows).rstrip("\n")]
+    return "\n".join(out) + "\n"
+
+
+def render_diff_markdown(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
+    """``kvlint diff --format markdown``: the capacity table, then the new and gone findings."""
+    out = [
+        f"## kvlint diff {_cell(label)}",
+        "",
+        "### Capacity of the touched workloads",
+        "",
+        render_capacity_markdown(rows),
+    ]
+    out += [f"### New findings ({len(comparison.new)})", ""]
+    out += [f"- `{_cell(_finding_line(d))}`" for d in comparison.new] or ["None."]
+    out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
+    return "\n".join(out) + "\n"
