@@ -34,7 +34,9 @@ none), ``KVLINT_ANNOTATE`` (``changed`` default, ``all``, ``none``), ``KVLINT_BA
 ``origin/$GITHUB_BASE_REF`` on pull requests), ``KVLINT_NEW_ONLY`` (default ``true``), ``KVLINT_ARGS``
 (more ``kvlint check`` arguments, shell words, e.g. ``--helm-values prod.yaml``), ``KVLINT_REPORT_DIR``
 (default ``$RUNNER_TEMP/kvlint-report``), ``KVLINT_SUMMARY_LIMIT`` (bytes, default 1 MiB) and
-``KVLINT_COMMAND`` (how to run kvlint; default this Python with the installed ``kvlint``). GitHub's own
+``KVLINT_COMMAND`` (how to run kvlint; default this Python with the installed ``kvlint``),
+``KVLINT_ARTIFACT`` (the full report's artifact name, for the note of a truncated summary) and
+``KVLINT_RULES_DOC_URL`` (passed to kvlint: rule links in SARIF, see :func:`kvlint.report.sarif.rule_doc_uri`). GitHub's own
 ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``GITHUB_BASE_REF``, ``GITHUB_EVENT_NAME``, ``RUNNER_TEMP``
 and, for the link to the full report, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY`` and ``GITHUB_RUN_ID``
 are read as the runner sets them. Every input is validated before kvlint runs (:func:`validate_inputs`):
@@ -92,6 +94,7 @@ ENV_INPUTS = (
     "KVLINT_SUMMARY_LIMIT",
     "KVLINT_COMMAND",
     "KVLINT_RULES_DOC_URL",
+    "KVLINT_ARTIFACT",
 )
 
 _FAIL_ON = ("error", "warning", "info", "never", "none")
@@ -483,14 +486,16 @@ def _annotation(
 # the step summary
 
 
-def truncate_summary(markdown: str, limit: int = SUMMARY_LIMIT, link: str = "") -> tuple[str, bool]:
+def truncate_summary(
+    markdown: str, limit: int = SUMMARY_LIMIT, link: str = "", artifact: str = "kvlint-report"
+) -> tuple[str, bool]:
     """``(summary, truncated)``: ``markdown`` unchanged when it fits ``limit`` bytes (UTF-8), else cut at a
     line boundary, open ``<details>`` closed, and a note appended saying how much is shown and where the
-    full report is (``link``: the run's artifacts), all within ``limit``."""
+    full report is (the ``artifact`` of the run at ``link``), all within ``limit``."""
     data = markdown.encode("utf-8")
     if len(data) <= limit:
         return markdown, False
-    where = f"the `kvlint-report` artifact of [this run]({link})" if link else "the `kvlint-report` artifact"
+    where = f"the `{artifact}` artifact of [this run]({link})" if link else f"the `{artifact}` artifact"
     note_room = 1024
     cut = data[: limit - note_room].decode("utf-8", errors="ignore")
     cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
@@ -841,7 +846,9 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
         link = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}#artifacts"
     limit = int(env.get("KVLINT_SUMMARY_LIMIT", "").strip() or SUMMARY_LIMIT)
-    markdown, truncated = truncate_summary(markdown, limit, link)
+    markdown, truncated = truncate_summary(
+        markdown, limit, link, env.get("KVLINT_ARTIFACT", "").strip() or "kvlint-report"
+    )
     if truncated:
         print(
             f"kvlint: the job summary is above {limit} bytes; truncated (full report: {report_dir})", file=out

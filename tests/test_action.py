@@ -194,8 +194,16 @@ def test_action_yml_wires_every_input_to_the_script() -> None:
 
 def test_pre_commit_hook_and_workflow() -> None:
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
-        (hook,) = yaml.safe_load(fh)
-    assert hook["id"] == "kvlint" and hook["entry"] == "kvlint check" and hook["types"] == ["yaml"]
+        files_hook, dirs_hook = yaml.safe_load(fh)
+    assert files_hook["id"] == "kvlint" and files_hook["entry"] == "kvlint check --offline"
+    assert files_hook["types_or"] == ["yaml", "json"] and re.search(
+        files_hook["exclude"], "chart/templates/d.yaml"
+    )
+    assert dirs_hook["id"] == "kvlint-dirs" and dirs_hook["pass_filenames"] is False
+    assert dirs_hook["entry"].startswith("kvlint check --offline") and dirs_hook["types_or"] == [
+        "yaml",
+        "json",
+    ]
     with open(os.path.join(ROOT, ".github", "workflows", "ci.yml"), encoding="utf-8") as fh:
         ci = yaml.safe_load(fh)
     jobs = ci["jobs"]
