@@ -66,3 +66,28 @@ def test_suppression_example_is_what_check_prints(monkeypatch: pytest.MonkeyPatc
     expected = _block_after("`kvlint check fixtures/config/suppress/noreason.yaml` prints:")
     r = CliRunner().invoke(main, ["check", "--offline", "fixtures/config/suppress/noreason.yaml"])
     assert r.stdout == expected
+
+
+def test_capacity_diff_example_is_what_kvlint_computes(tmp_path: Path) -> None:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.prdiff import capacity_diff, render_capacity_markdown
+    from kvlint.report.jsonout import to_json_dict
+
+    marker = "`--max-model-len` raised from 8192 to 131072:"
+    table = README[README.index(marker) :].split("\n\n", 2)[1]
+    text = (ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    i = next(k for k, line in enumerate(lines) if line.strip() == "- --model")
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    reports = []
+    for value in (8192, 131072):
+        d = tmp_path / str(value)
+        d.mkdir()
+        (d / "chat.yaml").write_text(
+            "\n".join(
+                [*lines[: i + 2], f"{indent}- --max-model-len", f"{indent}- '{value}'", *lines[i + 2 :]]
+            ),
+            encoding="utf-8",
+        )
+        reports.append(to_json_dict(run_check([str(d)], Options(allow_hub=False))))
+    assert render_capacity_markdown(capacity_diff(*reports)).strip() == table.strip()
