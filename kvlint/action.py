@@ -58,6 +58,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.prdiff import default_command
+
 __all__ = [
     "ANNOTATION_CAP",
     "ENV_INPUTS",
@@ -103,18 +105,6 @@ _BOOL_WORDS = ("", "1", "0", "true", "false", "yes", "no", "on", "off")
 _PR_EVENTS = ("pull_request", "pull_request_target")
 
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def default_command() -> list[str]:
-    """How the Action runs kvlint by default: this Python importing the *installed* ``kvlint`` (the current
-    directory is taken off ``sys.path`` first, so a base revision that holds a ``kvlint/`` directory,
-    such as kvlint's own repository, does not run its own code)."""
-    return [
-        sys.executable,
-        "-c",
-        "import sys; sys.path[:1] = [] if sys.path[:1] in ([''], ['.']) else sys.path[:1]; "
-        "from kvlint.cli import main; main(prog_name='kvlint')",
-    ]
 
 
 def _truthy(value: str, default: bool) -> bool:

@@ -38,6 +38,7 @@ __all__ = [
     "capacity_diff",
     "capacity_figures",
     "compare_findings",
+    "default_command",
     "export_tree",
     "render_capacity_markdown",
     "render_capacity_text",
@@ -203,6 +204,18 @@ def render_capacity_text(rows: Sequence[CapacityRow]) -> str:
 # running kvlint on a revision
 
 
+def default_command() -> list[str]:
+    """How the Action runs kvlint by default: this Python importing the *installed* ``kvlint`` (the current
+    directory is taken off ``sys.path`` first, so a base revision that holds a ``kvlint/`` directory,
+    such as kvlint's own repository, does not run its own code)."""
+    return [
+        sys.executable,
+        "-c",
+        "import sys; sys.path[:1] = [] if sys.path[:1] in ([''], ['.']) else sys.path[:1]; "
+        "from kvlint.cli import main; main(prog_name='kvlint')",
+    ]
+
+
 def _git(args: Sequence[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
 
@@ -275,8 +288,6 @@ def diff_revisions(
     Raises:
         ValueError: not a git repository, an unknown revision, or kvlint failed on one side (its message).
     """
-    from kvlint.action import default_command
-
     cmd = list(command or default_command())
     reports: list[dict[str, Any]] = []
     for label, rev in (("base", base), ("head", head)):

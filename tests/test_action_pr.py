@@ -263,3 +263,20 @@ def test_non_ascii_path_keeps_its_annotation(tmp_path: Path) -> None:
     run_action(_runner_env(tmp_path, KVLINT_PATHS="déploiement"), cwd=str(repo), out=out)
     errors = [a for a in _annotations(out.getvalue()) if a[0] == "error"]
     assert [(f, n) for _, f, n, _ in errors] == [(name, line)]
+
+
+def test_a_node_selector_change_is_annotated_where_it_was_made(tmp_path: Path) -> None:
+    """The finding stands on the unchanged engine command; the change that caused it is the GPU."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    base_text = text.replace("gke-accelerator: nvidia-l4", "gke-accelerator: nvidia-h100-80gb")
+    assert base_text != text
+    repo = _pull_request(tmp_path, {"deploy/chat.yaml": base_text}, {"deploy/chat.yaml": text})
+    out = io.StringIO()
+    code = run_action(_runner_env(tmp_path, KVLINT_PATHS="deploy"), cwd=str(repo), out=out)
+    selector_line = 1 + text.split("\n").index(
+        next(ln for ln in text.split("\n") if "gke-accelerator: nvidia-l4" in ln)
+    )
+    errors = [a for a in _annotations(out.getvalue()) if a[0] == "error"]
+    assert code == 1 and errors
+    assert {(f, n) for _, f, n, _ in errors} == {("deploy/chat.yaml", selector_line)}
+    assert all("(reported at deploy/chat.yaml:" in body for *_, body in errors)
