@@ -5,8 +5,8 @@ Heavy modules (huggingface_hub, kubernetes, jsonschema) are imported inside the 
 above ``--fail-on``, 2 usage or configuration error (bad flag, unreadable or invalid ``.kvlint.yaml``,
 missing path, unwritable ``--format NAME=PATH`` file).
 
-Precedence for ``kvlint check``: command-line flags > ``.kvlint.yaml`` (``--config`` or found upward
-from the first linted path) > rule catalogue defaults.
+Precedence for ``kvlint check``: command-line flags > ``.kvlint.yaml`` (``--config``, else the nearest one
+of each file, :mod:`kvlint.checkrun`) > rule catalogue defaults.
 """
 
 from __future__ import annotations
@@ -224,7 +224,8 @@ def _add_common(f: Any) -> Any:
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="Configuration file (default: .kvlint.yaml found upward from the first path).",
+    help="Configuration file for every path (default: each file's nearest .kvlint.yaml, in its directory or a "
+    "parent).",
 )
 @click.option("--no-config", is_flag=True, help="Do not read any .kvlint.yaml.")
 @click.option(
