@@ -1,28 +1,48 @@
 """The logic of kvlint's GitHub Action (``action.yml``), runnable and testable on its own.
 
-``python -m kvlint.action`` runs ``kvlint check`` once with JSON, Markdown and (optionally) SARIF reports,
-then does what a workflow needs:
+``python -m kvlint.action`` runs ``kvlint check`` on the checked-out revision (JSON, text, Markdown and,
+optionally, SARIF reports) and, when a base is known (a pull request's base branch, or ``KVLINT_BASE_REF``),
+once more on the base revision (materialised with ``git archive``: the work tree is left alone), then:
 
-1. prints GitHub workflow commands (``::error file=F,line=L,col=C,title=...::message``) for the findings,
-   limited to the lines the change touches when a base ref is known (``git diff --unified=0`` against
-   the merge base of that ref and ``HEAD``; every finding when it is not, or when the diff fails);
-2. appends the Markdown report to ``$GITHUB_STEP_SUMMARY``;
-3. writes outputs to ``$GITHUB_OUTPUT``: ``errors``, ``warnings``, ``infos``, ``findings`` (reported
-   findings), ``suppressed``, ``annotated`` (annotations printed), ``sarif`` (path, empty when off) and
-   ``exit-code``;
-4. exits with kvlint's status: 0 clean, 1 findings at or above ``fail-on``, 2 usage/configuration error.
+1. prints the **text report** in the log, folded in a group, then the findings the change **introduces**
+   and those **pre-existing** on the base (compared by :mod:`kvlint.fingerprint`: rule, workload,
+   container, setting, never the line), the **capacity diff** of the workloads the change touches
+   (:mod:`kvlint.prdiff`) and one line giving the **reason for the exit status**;
+2. prints GitHub workflow commands (annotations) for the findings, at their **cause**: the first of the
+   finding's line and its sources (:mod:`kvlint.origins`: the Helm values line, the kustomize patch) that
+   the change touched, else a changed line of the same YAML document or of the chart's values files.
+   In ``changed`` mode (default) new findings are annotated (at their own line when no changed line is
+   connected to them) and pre-existing ones only when the change touched their line; without a base,
+   findings on changed lines (every finding when git cannot diff). GitHub shows at most
+   :data:`ANNOTATION_CAP` annotations of each kind per step: errors are printed first, and the summary
+   says when the cap is passed;
+3. appends the Markdown summary to ``$GITHUB_STEP_SUMMARY`` (result, capacity diff, findings marked new
+   or pre-existing with the arithmetic folded, per-workload memory); above :data:`SUMMARY_LIMIT` bytes
+   (GitHub drops a larger step summary whole) it is truncated with a note pointing at the full report,
+   which is always written to ``KVLINT_REPORT_DIR`` for ``actions/upload-artifact``;
+4. writes outputs to ``$GITHUB_OUTPUT``: ``errors``, ``warnings``, ``infos``, ``findings`` (reported
+   findings), ``new``, ``pre-existing``, ``suppressed``, ``annotated``, ``sarif``, ``report-dir``,
+   ``summary-truncated`` and ``exit-code``;
+5. exits 0 or 1, or 2 on a usage/configuration error. With a base and ``KVLINT_NEW_ONLY`` (default
+   true), the step fails only when a *new* finding is at or above ``fail-on``; otherwise on any.
 
 Inputs come from environment variables (``action.yml`` maps the Action's inputs to them):
 ``KVLINT_PATHS`` (whitespace-separated, default ``.``), ``KVLINT_CONFIG``, ``KVLINT_FORMATS`` (extra
 ``NAME=FILE`` reports, whitespace-separated), ``KVLINT_FAIL_ON`` (default ``error``), ``KVLINT_OFFLINE``
 (``true``: never ask the Hugging Face Hub), ``KVLINT_SARIF`` (SARIF file, default ``kvlint.sarif``; empty:
 none), ``KVLINT_ANNOTATE`` (``changed`` default, ``all``, ``none``), ``KVLINT_BASE_REF`` (else
-``origin/$GITHUB_BASE_REF`` on pull requests), ``KVLINT_ARGS`` (more ``kvlint check`` arguments, shell
-words, e.g. ``--helm-values prod.yaml``) and ``KVLINT_COMMAND`` (how to run kvlint; default
-``python -m kvlint``). GitHub's own ``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``GITHUB_BASE_REF`` and
-``RUNNER_TEMP`` and ``GITHUB_EVENT_NAME`` are read as the runner sets them. Every input is validated before
-kvlint runs (:func:`validate_inputs`): a bad one is a one-line ``::error::`` and exit 2. Reference: GitHub Docs, "Workflow commands for GitHub
-Actions" (annotations, step summary, output parameters).
+``origin/$GITHUB_BASE_REF`` on pull requests), ``KVLINT_NEW_ONLY`` (default ``true``), ``KVLINT_ARGS``
+(more ``kvlint check`` arguments, shell words, e.g. ``--helm-values prod.yaml``), ``KVLINT_REPORT_DIR``
+(default ``$RUNNER_TEMP/kvlint-report``), ``KVLINT_SUMMARY_LIMIT`` (bytes, default 1 MiB) and
+``KVLINT_COMMAND`` (how to run kvlint; default this Python with the installed ``kvlint``),
+``KVLINT_ARTIFACT`` (the full report's artifact name, for the note of a truncated summary) and
+``KVLINT_RULES_DOC_URL`` (passed to kvlint: rule links in SARIF, see :func:`kvlint.report.sarif.rule_doc_uri`). GitHub's own
+``GITHUB_STEP_SUMMARY``, ``GITHUB_OUTPUT``, ``GITHUB_BASE_REF``, ``GITHUB_EVENT_NAME``, ``RUNNER_TEMP``
+and, for the link to the full report, ``GITHUB_SERVER_URL``, ``GITHUB_REPOSITORY`` and ``GITHUB_RUN_ID``
+are read as the runner sets them. Every input is validated before kvlint runs (:func:`validate_inputs`):
+a bad one is a one-line ``::error::`` and exit 2. References: GitHub Docs, "Workflow commands for GitHub
+Actions" (annotations, step summary, output parameters); actions/toolkit docs/problem-matchers.md
+("Limitations": 10 warning, 10 error and 10 notice annotations per step, 50 per job).
 """
 
 from __future__ import annotations
@@ -35,17 +55,30 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.prdiff import default_command
+
 __all__ = [
+    "ANNOTATION_CAP",
     "ENV_INPUTS",
+    "SUMMARY_LIMIT",
     "build_command",
     "changed_lines",
+    "default_command",
     "main",
     "parse_unified_diff",
     "run_action",
+    "truncate_summary",
+    "unquote_git_path",
     "validate_inputs",
 ]
+
+#: GitHub shows at most this many annotations of each kind (error, warning, notice) per step.
+ANNOTATION_CAP = 10
+#: GitHub drops a step summary larger than this many bytes (1 MiB) whole.
+SUMMARY_LIMIT = 1024 * 1024
 
 #: Environment variables the Action's steps set from its inputs (``action.yml`` ``env:``).
 ENV_INPUTS = (
@@ -57,8 +90,13 @@ ENV_INPUTS = (
     "KVLINT_SARIF",
     "KVLINT_ANNOTATE",
     "KVLINT_BASE_REF",
+    "KVLINT_NEW_ONLY",
     "KVLINT_ARGS",
+    "KVLINT_REPORT_DIR",
+    "KVLINT_SUMMARY_LIMIT",
     "KVLINT_COMMAND",
+    "KVLINT_RULES_DOC_URL",
+    "KVLINT_ARTIFACT",
 )
 
 _FAIL_ON = ("error", "warning", "info", "never", "none")
@@ -69,31 +107,52 @@ _PR_EVENTS = ("pull_request", "pull_request_target")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
-def build_command(env: Mapping[str, str], json_path: str, markdown_path: str) -> list[str]:
+def _truthy(value: str, default: bool) -> bool:
+    v = value.strip().lower()
+    return default if not v else v in ("1", "true", "yes", "on")
+
+
+def build_command(
+    env: Mapping[str, str], json_path: str, markdown_path: str, text_path: str = ""
+) -> list[str]:
     """The ``kvlint check`` command line for the Action's inputs in ``env``.
 
     Always writes JSON to ``json_path`` and Markdown to ``markdown_path`` (read back by
-    :func:`run_action`), plus SARIF to ``KVLINT_SARIF`` unless it is empty, then the extra reports.
+    :func:`run_action`), text to ``text_path`` when given, SARIF to ``KVLINT_SARIF`` unless it is empty,
+    then the extra reports.
     Raises:
         ValueError: ``KVLINT_COMMAND`` or ``KVLINT_ARGS`` cannot be split into shell words (call
             :func:`validate_inputs` first for a one-line message).
     """
-    cmd = shlex.split(env.get("KVLINT_COMMAND", "")) or [sys.executable, "-m", "kvlint"]
+    cmd = shlex.split(env.get("KVLINT_COMMAND", "")) or default_command()
     cmd += ["check", "--format", f"json={json_path}", "--format", f"markdown={markdown_path}"]
+    if text_path:
+        cmd += ["--format", f"text={text_path}"]
     sarif = env.get("KVLINT_SARIF", "kvlint.sarif").strip()
     if sarif:
         cmd += ["--format", f"sarif={sarif}"]
     for extra in env.get("KVLINT_FORMATS", "").split():
         cmd += ["--format", extra]
-    if env.get("KVLINT_CONFIG", "").strip():
-        cmd += ["--config", env["KVLINT_CONFIG"].strip()]
-    if env.get("KVLINT_FAIL_ON", "").strip():
-        cmd += ["--fail-on", env["KVLINT_FAIL_ON"].strip().lower()]
-    if env.get("KVLINT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        cmd.append("--offline")
-    cmd += shlex.split(env.get("KVLINT_ARGS", ""))
-    cmd += env.get("KVLINT_PATHS", "").split() or ["."]
+    cmd += _shared_args(env)
     return cmd
+
+
+def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
+    """Arguments the head and the base runs share (config, fail-on, offline, extra args, paths); with
+    ``cwd`` (the base tree), paths and the config file that do not exist there are left out."""
+    args: list[str] = []
+    config = env.get("KVLINT_CONFIG", "").strip()
+    if config and (cwd is None or os.path.isfile(os.path.join(cwd, config))):
+        args += ["--config", config]
+    if env.get("KVLINT_FAIL_ON", "").strip():
+        args += ["--fail-on", env["KVLINT_FAIL_ON"].strip().lower()]
+    if env.get("KVLINT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        args.append("--offline")
+    args += shlex.split(env.get("KVLINT_ARGS", ""))
+    paths = env.get("KVLINT_PATHS", "").split() or ["."]
+    if cwd is not None:
+        paths = [p for p in paths if p == "-" or os.path.exists(os.path.join(cwd, p))]
+    return args + paths
 
 
 def _words(env: Mapping[str, str], name: str) -> tuple[list[str], str | None]:
@@ -140,9 +199,13 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     annotate = env.get("KVLINT_ANNOTATE", "").strip()
     if annotate and annotate.lower() not in _ANNOTATE:
         errors.append(f"KVLINT_ANNOTATE: {annotate!r} is not one of {', '.join(_ANNOTATE)}")
-    offline = env.get("KVLINT_OFFLINE", "").strip()
-    if offline.lower() not in _BOOL_WORDS:
-        errors.append(f"KVLINT_OFFLINE: {offline!r} is not a boolean (true or false)")
+    for name in ("KVLINT_OFFLINE", "KVLINT_NEW_ONLY"):
+        flag = env.get(name, "").strip()
+        if flag.lower() not in _BOOL_WORDS:
+            errors.append(f"{name}: {flag!r} is not a boolean (true or false)")
+    limit = env.get("KVLINT_SUMMARY_LIMIT", "").strip()
+    if limit and not (limit.isdigit() and int(limit) >= 4096):
+        errors.append(f"KVLINT_SUMMARY_LIMIT: {limit!r} is not a number of bytes (4096 or more)")
     for path in env.get("KVLINT_PATHS", "").split():
         if path != "-" and not os.path.exists(os.path.join(cwd, path)):
             errors.append(f"KVLINT_PATHS: {path}: no such file or directory")
@@ -177,19 +240,47 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     return errors
 
 
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_git_path(name: str) -> str:
+    """A path as git prints it in a diff header, unquoted: ``"b/d\\303\\251ploy.yaml"`` (git's C-style
+    quoting of paths with non-ASCII bytes or special characters, ``core.quotePath``) -> ``b/déploy.yaml``.
+    Unquoted names are returned as they are."""
+    if not (len(name) >= 2 and name.startswith('"') and name.endswith('"')):
+        return name
+    body = name[1:-1]
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "01234567" and re.match(r"[0-7]{3}", body[i + 1 : i + 4]):
+                out.append(int(body[i + 1 : i + 4], 8))
+                i += 4
+                continue
+            if nxt in _ESCAPES:
+                out.append(_ESCAPES[nxt])
+                i += 2
+                continue
+        out += ch.encode("utf-8")
+        i += 1
+    return out.decode("utf-8", errors="replace")
+
+
 def parse_unified_diff(text: str) -> dict[str, set[int]]:
     """Added/changed line numbers (1-based, new side) per file from ``git diff --unified=0`` output.
 
-    File names are as git prints them after ``+++ b/`` (relative to the repository root); deleted files
+    File names are as git prints them after ``+++ b/`` (relative to the repository root), unquoted when
+    git quoted them (:func:`unquote_git_path`: non-ASCII paths keep their annotations); deleted files
     (``+++ /dev/null``) and pure deletions (``+c,0``) contribute nothing.
     """
     out: dict[str, set[int]] = {}
     current: str | None = None
     for line in text.splitlines():
         if line.startswith("+++ "):
-            name = line[4:].strip()
-            if name.startswith('"') and name.endswith('"'):
-                name = name[1:-1]
+            name = unquote_git_path(line[4:].rstrip("\t").strip())
             current = None if name == "/dev/null" else (name[2:] if name.startswith("b/") else name)
             continue
         m = _HUNK.match(line)
@@ -200,26 +291,39 @@ def parse_unified_diff(text: str) -> dict[str, set[int]]:
     return out
 
 
+def _git(cwd: str, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-c", "core.quotePath=false", *args], cwd=cwd, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
 def changed_lines(base_ref: str, cwd: str = ".") -> tuple[str, dict[str, set[int]]] | None:
     """``(repository root, {path relative to root: changed lines})`` of the working tree against the
     merge base of ``base_ref`` and ``HEAD`` (``base_ref`` itself when there is no merge base, e.g. in a
     shallow clone), or None when git cannot tell (not a repository, unknown ref)."""
-
-    def git(*args: str) -> str | None:
-        try:
-            proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
-        except OSError:
-            return None
-        return proc.stdout if proc.returncode == 0 else None
-
-    root = git("rev-parse", "--show-toplevel")
-    if root is None or git("rev-parse", "--verify", "--quiet", base_ref + "^{commit}") is None:
+    found = _diff_base(base_ref, cwd)
+    if found is None:
         return None
-    base = (git("merge-base", base_ref, "HEAD") or base_ref).strip()
-    diff = git("diff", "--unified=0", "--no-color", "--no-ext-diff", base, "--")
+    root, base = found
+    diff = _git(cwd, "diff", "--unified=0", "--no-color", "--no-ext-diff", base, "--")
     if diff is None:
         return None
-    return root.strip(), parse_unified_diff(diff)
+    return root, parse_unified_diff(diff)
+
+
+def _diff_base(base_ref: str, cwd: str) -> tuple[str, str] | None:
+    """``(repository root, commit to compare with)``: the merge base of ``base_ref`` and ``HEAD``, else
+    ``base_ref``'s commit; None when git cannot tell."""
+    root = _git(cwd, "rev-parse", "--show-toplevel")
+    commit = _git(cwd, "rev-parse", "--verify", "--quiet", base_ref + "^{commit}")
+    if root is None or commit is None:
+        return None
+    base = (_git(cwd, "merge-base", base_ref, "HEAD") or commit).strip()
+    return root.strip(), base
 
 
 def _write_outputs(path: str | None, values: Mapping[str, Any]) -> str | None:
@@ -236,10 +340,16 @@ def _write_outputs(path: str | None, values: Mapping[str, Any]) -> str | None:
 
 
 def _diagnostic(d: Mapping[str, Any]) -> Any:
+    """A JSON diagnostic dict back as a :class:`~kvlint.types.Diagnostic` (with its sources)."""
     from kvlint.source import Loc
     from kvlint.types import Diagnostic
 
     loc = Loc(str(d["file"]), int(d.get("line") or 1), int(d.get("column") or 1)) if d.get("file") else None
+    sources = tuple(
+        Loc(str(s["file"]), int(s.get("line") or 1), int(s.get("column") or 1))
+        for s in d.get("sources") or []
+        if s.get("file")
+    )
     return Diagnostic(
         rule=str(d.get("rule", "")),
         severity=d.get("severity", "warning"),
@@ -248,7 +358,256 @@ def _diagnostic(d: Mapping[str, Any]) -> Any:
         fix=str(d.get("fix") or ""),
         object=str(d.get("object") or ""),
         container=str(d.get("container") or ""),
+        setting=str(d.get("setting") or ""),
+        sources=sources,
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# where to annotate
+
+
+@dataclass
+class _Changes:
+    """The change under review: repository root, changed lines per root-relative path, the cwd."""
+
+    root: str
+    lines: dict[str, set[int]]
+    cwd: str
+
+    def rel(self, path: str) -> str:
+        """``path`` (relative to the cwd, as kvlint prints it) relative to the repository root."""
+        full = os.path.abspath(os.path.join(self.cwd, path))
+        return os.path.relpath(full, self.root).replace(os.sep, "/")
+
+    def touched(self, path: str, line: int) -> bool:
+        return line in self.lines.get(self.rel(path), ())
+
+    def in_file(self, path: str, first: int, last: int) -> list[int]:
+        return sorted(n for n in self.lines.get(self.rel(path), ()) if first <= n <= last)
+
+
+def _document_span(path: str, line: int) -> tuple[int, int]:
+    """First and last line of the YAML document (between ``---`` separators) holding ``line``."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read().split("\n")
+    except OSError:
+        return line, line
+    first, last = 1, len(text)
+    for i, t in enumerate(text, 1):
+        if t.rstrip() == "---" or t.startswith("--- "):
+            if i < line:
+                first = i + 1
+            elif i > line:
+                last = i - 1
+                break
+    return first, last
+
+
+def _chart_values(path: str, values_files: Sequence[str]) -> list[str]:
+    """The values files of the chart whose ``templates/`` hold ``path`` (``values.yaml``, then
+    ``--helm-values`` files), relative to the cwd; [] outside a chart."""
+    parts = os.path.normpath(path).split(os.sep)
+    if "templates" not in parts:
+        return []
+    i = len(parts) - 1 - parts[::-1].index("templates")
+    chart = os.sep.join(parts[:i]) or "."
+    if not os.path.isfile(os.path.join(chart, "Chart.yaml")):
+        return []
+    return [os.path.join(chart, "values.yaml"), *values_files]
+
+
+def annotation_site(
+    d: Any, changes: _Changes | None, cwd: str, values_files: Sequence[str] = ()
+) -> tuple[str, int, int] | None:
+    """Where the change under review caused finding ``d``: ``(path, line, column)`` of the first of its
+    line and its sources the change touched, else of a changed line in its YAML document, else of a
+    changed line of its chart's values files; None when no changed line is connected to it."""
+    if changes is None or d.loc is None:
+        return None
+    for loc in (d.loc, *d.sources):
+        if changes.touched(loc.file, loc.line):
+            return loc.file, loc.line, loc.column
+    first, last = _document_span(os.path.join(cwd, d.loc.file), d.loc.line)
+    near = changes.in_file(d.loc.file, first, last)
+    if near:
+        return d.loc.file, near[0], 1
+    for values in _chart_values(d.loc.file, values_files):
+        lines = changes.in_file(values, 1, 10**9)
+        if lines:
+            return values, lines[0], 1
+    return None
+
+
+def _helm_values_args(env: Mapping[str, str]) -> list[str]:
+    words = shlex.split(env.get("KVLINT_ARGS", ""))
+    out = []
+    for i, w in enumerate(words):
+        if w == "--helm-values" and i + 1 < len(words):
+            out.append(words[i + 1])
+        elif w.startswith("--helm-values="):
+            out.append(w.split("=", 1)[1])
+    return out
+
+
+def _annotation(
+    d: Any, site: tuple[str, int, int] | None, title: str, status: str, changes: _Changes | None
+) -> tuple[str, str]:
+    """``(command, line)``: one workflow command for ``d`` at ``site`` (else its own location)."""
+    from kvlint.report.github import _COMMAND, escape_data, escape_property
+
+    file, line, col = site or ((d.loc.file, d.loc.line, d.loc.column) if d.loc else ("", 0, 0))
+    if changes is not None and file:
+        file = changes.rel(file)
+    props = [f"file={escape_property(file)}", f"line={line}", f"col={col}"] if file else []
+    props.append(f"title={escape_property(title)}")
+    where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]" if d.object else ""
+    moved = ""
+    if site is not None and d.loc is not None and (site[0], site[1]) != (d.loc.file, d.loc.line):
+        moved = f" (reported at {d.loc.file}:{d.loc.line}; this line of the change is its cause)"
+    body = f"{status}{d.statement}{where}{moved}"
+    body += "".join(f"\n  {x}" for x in d.details) + (f"\nfix: {d.fix}" if d.fix else "")
+    kind = _COMMAND.get(d.severity, "warning")
+    return kind, f"::{kind} {','.join(props)}::{escape_data(body)}"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the step summary
+
+
+def truncate_summary(
+    markdown: str, limit: int = SUMMARY_LIMIT, link: str = "", artifact: str = "kvlint-report"
+) -> tuple[str, bool]:
+    """``(summary, truncated)``: ``markdown`` unchanged when it fits ``limit`` bytes (UTF-8), else cut at a
+    line boundary, open ``<details>`` closed, and a note appended saying how much is shown and where the
+    full report is (the ``artifact`` of the run at ``link``), all within ``limit``."""
+    data = markdown.encode("utf-8")
+    if len(data) <= limit:
+        return markdown, False
+    where = f"the `{artifact}` artifact of [this run]({link})" if link else f"the `{artifact}` artifact"
+    note_room = 1024
+    cut = data[: limit - note_room].decode("utf-8", errors="ignore")
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    opened = cut.count("<details>") - cut.count("</details>")
+    shown = len(cut.encode("utf-8"))
+    note = (
+        "\n" + "</details>\n" * max(0, opened) + "\n> [!WARNING]\n"
+        f"> **Summary truncated**: {shown / 1024:,.0f} KiB of {len(data) / 1024:,.0f} KiB shown; GitHub drops a "
+        f"step summary above {limit / 1024 / 1024:g} MiB. The full report (Markdown, JSON, text) is in {where}.\n"
+    )
+    return cut + note, True
+
+
+@dataclass
+class _Summary:
+    result_line: str = ""
+    capacity: str = ""
+    base_label: str = ""
+    findings: list[tuple[Any, str]] = field(default_factory=list)  # (diagnostic, "new" | "pre-existing" | "")
+    fixed: int = 0
+    workloads: str = ""
+    notes: list[str] = field(default_factory=list)
+    counts_line: str = ""
+
+
+def _render_summary(s: _Summary) -> str:
+    from kvlint.report.markdown import finding_row
+
+    lines = ["## kvlint", "", s.result_line, "", s.counts_line]
+    for note in s.notes:
+        lines += ["", f"> {note}"]
+    if s.capacity:
+        lines += ["", f"### Capacity of the workloads this change touches ({s.base_label})", "", s.capacity]
+    marked = [(d, m) for d, m in s.findings if m != "pre-existing"]
+    existing = [d for d, m in s.findings if m == "pre-existing"]
+    if marked:
+        new_col = any(m for _, m in marked)
+        lines += ["", "### New findings" if new_col else "### Findings", ""]
+        lines += ["| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
+        lines += [finding_row(d, "🆕 " if m == "new" else "") for d, m in marked]
+    if existing:
+        lines += [
+            "",
+            f"<details><summary>Pre-existing findings ({len(existing)}, also on the base)</summary>",
+            "",
+        ]
+        lines += ["| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
+        lines += [finding_row(d) for d in existing]
+        lines += ["", "</details>"]
+    if s.fixed:
+        lines += ["", f"{s.fixed} finding(s) of the base are gone in this change."]
+    if s.workloads:
+        lines += ["", s.workloads.rstrip("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _severity_at_least(d: Any, threshold: str) -> bool:
+    from kvlint.types import SEVERITY_ORDER
+
+    if threshold in ("never", "none"):
+        return False
+    return SEVERITY_ORDER.get(d.severity, 0) >= SEVERITY_ORDER[threshold]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the run
+
+
+def _base_report(
+    env: Mapping[str, str], base_ref: str, cwd: str, tmp: str, out: Any
+) -> tuple[dict[str, Any], str] | None:
+    """kvlint's JSON report on the base revision and a label for it, or None (with a notice) when the
+    base cannot be linted."""
+    from kvlint.prdiff import export_tree, run_check_json
+    from kvlint.report.github import escape_data
+
+    found = _diff_base(base_ref, cwd)
+    if found is None:
+        return None
+    _, commit = found
+    try:
+        base_cwd = export_tree(commit, cwd, os.path.join(tmp, "base"))
+    except ValueError as exc:
+        print(f"::notice title=kvlint::cannot read the base revision: {escape_data(str(exc))}", file=out)
+        return None
+    os.makedirs(base_cwd, exist_ok=True)
+    command = shlex.split(env.get("KVLINT_COMMAND", "")) or default_command()
+    args = _shared_args(env, base_cwd)
+    if not any(
+        p for p in env.get("KVLINT_PATHS", ".").split() or ["."] if os.path.exists(os.path.join(base_cwd, p))
+    ):
+        return {"diagnostics": [], "workloads": []}, f"base {commit[:12]}: the paths did not exist"
+    code, report, _, stderr = run_check_json(
+        command, ["--fail-on", "never", *_drop_fail_on(args)], base_cwd, os.path.join(tmp, "base.json"), env
+    )
+    if report is None:
+        last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
+        print(
+            f"::notice title=kvlint::cannot lint the base revision {commit[:12]} ({escape_data(last)}); "
+            "every finding counts as new",
+            file=out,
+        )
+        return None
+    return report, f"base {commit[:12]}"
+
+
+def _drop_fail_on(args: list[str]) -> list[str]:
+    out: list[str] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "--fail-on":
+            skip = True
+            continue
+        out.append(a)
+    return out
 
 
 def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any = None) -> int:
@@ -262,7 +621,9 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     """
     env = dict(os.environ if env is None else env)
     out = out or sys.stdout
-    from kvlint.report.github import escape_data, format_command
+    from kvlint.prdiff import capacity_diff, compare_findings, render_capacity_markdown, render_capacity_text
+    from kvlint.report.github import escape_data
+    from kvlint.report.text import format_diagnostic
     from kvlint.rules.catalog import load_catalog
 
     def fail(messages: list[str], code: int = 2) -> int:
@@ -284,7 +645,8 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         return fail([f"cannot create a temporary directory: {exc.strerror or exc}"])
     json_path = os.path.join(tmp, "kvlint.json")
     md_path = os.path.join(tmp, "kvlint.md")
-    cmd = build_command(env, json_path, md_path)
+    text_path = os.path.join(tmp, "kvlint.txt")
+    cmd = build_command(env, json_path, md_path, text_path)
     sarif = env.get("KVLINT_SARIF", "kvlint.sarif").strip()
     print(f"kvlint: {shlex.join(cmd)}", file=out)
     try:
@@ -309,51 +671,185 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         print(proc.stderr.rstrip("\n"), file=sys.stderr)
     with open(json_path, encoding="utf-8") as fh:
         report = json.load(fh)
-    diags = [_diagnostic(d) for d in report.get("diagnostics", [])]
+    head_dicts = report.get("diagnostics", [])
+    diags = [_diagnostic(d) for d in head_dicts]
+    summary = report.get("summary", {})
+    fail_on = env.get("KVLINT_FAIL_ON", "").strip().lower() or "error"
 
+    # ---- the base: what the change introduced ----
     mode = env.get("KVLINT_ANNOTATE", "changed").strip().lower() or "changed"
     base_ref = env.get("KVLINT_BASE_REF", "").strip()
     if not base_ref and env.get("GITHUB_BASE_REF", "").strip():
         base_ref = "origin/" + env["GITHUB_BASE_REF"].strip()
-    changed: tuple[str, dict[str, set[int]]] | None = None
-    if mode == "changed" and not base_ref and env.get("GITHUB_EVENT_NAME", "") in _PR_EVENTS:
+    if not base_ref and env.get("GITHUB_EVENT_NAME", "") in _PR_EVENTS:
         print(
             "::notice title=kvlint::pull request without a base ref (neither KVLINT_BASE_REF nor "
             "GITHUB_BASE_REF is set); annotating every finding",
             file=out,
         )
-    if mode == "changed" and base_ref:
-        changed = changed_lines(base_ref, cwd)
-        if changed is None:
+    changes: _Changes | None = None
+    base: tuple[dict[str, Any], str] | None = None
+    if base_ref:
+        found = changed_lines(base_ref, cwd)
+        if found is None:
             print(
                 f"::notice title=kvlint::cannot diff against {escape_data(base_ref)} (fetch it, e.g. "
                 f"actions/checkout with fetch-depth: 0); annotating every finding",
                 file=out,
             )
-    names = {k: v.name for k, v in load_catalog().items()}
-    annotated = 0
-    if mode != "none":
-        for d in diags:
-            if changed is not None and d.loc is not None:
-                root, lines = changed
-                rel = os.path.relpath(os.path.abspath(os.path.join(cwd, d.loc.file)), root).replace(
-                    os.sep, "/"
-                )
-                if d.loc.line not in lines.get(rel, ()):
-                    continue
-            print(format_command(d, names.get(d.rule, "")), file=out)
-            annotated += 1
+        else:
+            changes = _Changes(found[0], found[1], cwd)
+            base = _base_report(env, base_ref, cwd, tmp, out)
+    status: list[str] = [""] * len(diags)
+    comparison = None
+    if base is not None:
+        comparison = compare_findings(base[0].get("diagnostics", []), head_dicts)
+        status = comparison.status
 
+    # ---- the log: the text report, new and pre-existing findings, capacity, the reason ----
+    with open(text_path, encoding="utf-8") as fh:
+        text_report = fh.read()
+    counts_line = text_report.rstrip("\n").rsplit("\n", 1)[-1]
+    print(f"::group::kvlint report: {counts_line}", file=out)
+    print(text_report.rstrip("\n"), file=out)
+    print("::endgroup::", file=out)
+    capacity_rows = []
+    if comparison is not None and base is not None:
+        changed_files = (
+            {os.path.relpath(os.path.join(changes.root, f), cwd) for f in changes.lines} if changes else set()
+        )
+        capacity_rows = capacity_diff(base[0], report, changed_files)
+        new = [d for d, s in zip(diags, status, strict=True) if s == "new"]
+        old = [d for d, s in zip(diags, status, strict=True) if s == "pre-existing"]
+        print(f"New findings (introduced by this change, against {base[1]}): {len(new)}", file=out)
+        for d in new:
+            print(format_diagnostic(d).split("\n", 1)[0] + "  [new]", file=out)
+        print(f"Pre-existing findings (also on {base[1]}): {len(old)}", file=out)
+        for d in old:
+            print(format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]", file=out)
+        print("Capacity of the workloads this change touches:", file=out)
+        print(render_capacity_text(capacity_rows).rstrip("\n"), file=out)
+
+    new_only = _truthy(env.get("KVLINT_NEW_ONLY", ""), True)
+    counted = [
+        d
+        for d, s in zip(diags, status, strict=True)
+        if not (comparison is not None and new_only and s != "new")
+    ]
+    failing = [d for d in counted if _severity_at_least(d, fail_on)]
+    if comparison is not None and new_only:
+        exit_code = 1 if failing else 0
+        scope = "new "
+    else:
+        exit_code = code
+        scope = ""
+    if exit_code:
+        first = failing[0] if failing else None
+        at = f"; first: {first.rule} at {first.loc.file}:{first.loc.line}" if first and first.loc else ""
+        reason = (
+            f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above fail-on={fail_on}"
+            + (" introduced by this change" if scope else "")
+            + at
+        )
+    else:
+        pre = sum(1 for s in status if s == "pre-existing")
+        reason = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}" + (
+            f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed above)"
+            if scope and pre
+            else ""
+        )
+    print(reason, file=out)
+    if exit_code:
+        print(f"::error title=kvlint::{escape_data(reason)}", file=out)
+
+    # ---- annotations ----
+    names = {k: v.name for k, v in load_catalog().items()}
+    values_files = _helm_values_args(env)
+    planned: list[tuple[str, str]] = []
+    if mode != "none":
+        order = sorted(range(len(diags)), key=lambda i: {"error": 0, "warning": 1}.get(diags[i].severity, 2))
+        for i in order:
+            d, s = diags[i], status[i]
+            site = annotation_site(d, changes, cwd, values_files)
+            on_own_line = (
+                changes is not None and d.loc is not None and changes.touched(d.loc.file, d.loc.line)
+            )
+            if mode == "changed" and changes is not None:
+                if s == "new":
+                    pass  # at its cause when one is found, else at its own line
+                elif s == "pre-existing":
+                    if not on_own_line:
+                        continue
+                    site = None
+                elif site is None:
+                    continue  # no base run: findings on changed lines only
+            label = {"new": "new: ", "pre-existing": "pre-existing (also on the base): "}.get(s, "")
+            planned.append(_annotation(d, site, f"{d.rule} {names.get(d.rule, '')}".strip(), label, changes))
+    for _, line in planned:
+        print(line, file=out)
+    annotated = len(planned)
+    over = {
+        k: n
+        for k in ("error", "warning", "notice")
+        if (n := sum(1 for c, _ in planned if c == k)) > ANNOTATION_CAP
+    }
+    notes = []
+    if over:
+        notes.append(
+            "GitHub shows at most "
+            f"{ANNOTATION_CAP} annotations of each kind per step: "
+            + ", ".join(f"{n} {k}s were emitted" for k, n in over.items())
+            + ", so some are not on the diff; every finding is in this summary, the log and the SARIF report."
+        )
+
+    # ---- the step summary and the full report ----
+    with open(md_path, encoding="utf-8") as fh:
+        kvlint_md = fh.read()
+    workloads_md = kvlint_md[kvlint_md.index("## Workloads") :] if "## Workloads" in kvlint_md else ""
+    icon = "❌" if exit_code else "✅"
+    summ = _Summary(
+        result_line=f"{icon} {reason}",
+        counts_line=counts_line,
+        capacity=render_capacity_markdown(capacity_rows) if comparison is not None else "",
+        base_label=base[1] if base else "",
+        findings=list(zip(diags, status, strict=True)),
+        fixed=len(comparison.fixed) if comparison else 0,
+        workloads=workloads_md,
+        notes=notes,
+    )
+    markdown = _render_summary(summ)
+    report_dir = env.get("KVLINT_REPORT_DIR", "").strip() or os.path.join(
+        env.get("RUNNER_TEMP") or tmp, "kvlint-report"
+    )
+    try:
+        os.makedirs(report_dir, exist_ok=True)
+        for name, content in (("summary.md", markdown), ("kvlint.txt", text_report)):
+            with open(os.path.join(report_dir, name), "w", encoding="utf-8") as fh:
+                fh.write(content)
+        with open(os.path.join(report_dir, "kvlint.json"), "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+    except OSError as exc:
+        print(f"::warning title=kvlint::cannot write the full report: {escape_data(str(exc))}", file=out)
+        report_dir = ""
+    link = ""
+    if env.get("GITHUB_REPOSITORY") and env.get("GITHUB_RUN_ID"):
+        server = env.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        link = f"{server}/{env['GITHUB_REPOSITORY']}/actions/runs/{env['GITHUB_RUN_ID']}#artifacts"
+    limit = int(env.get("KVLINT_SUMMARY_LIMIT", "").strip() or SUMMARY_LIMIT)
+    markdown, truncated = truncate_summary(
+        markdown, limit, link, env.get("KVLINT_ARTIFACT", "").strip() or "kvlint-report"
+    )
+    if truncated:
+        print(
+            f"kvlint: the job summary is above {limit} bytes; truncated (full report: {report_dir})", file=out
+        )
     summary_path = env.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:
-            with open(md_path, encoding="utf-8") as fh:
-                markdown = fh.read()
             with open(summary_path, "a", encoding="utf-8") as fh:
-                fh.write(markdown if markdown.endswith("\n") else markdown + "\n")
+                fh.write(markdown)
         except OSError as exc:
             print(f"::warning title=kvlint::cannot write the step summary: {escape_data(str(exc))}", file=out)
-    summary = report.get("summary", {})
     counts = {
         "errors": int(summary.get("error", 0)),
         "warnings": int(summary.get("warning", 0)),
@@ -364,16 +860,20 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         {
             **counts,
             "findings": len(diags),
+            "new": sum(1 for x in status if x == "new") if comparison is not None else len(diags),
+            "pre-existing": sum(1 for x in status if x == "pre-existing"),
             "suppressed": int(summary.get("suppressed", 0)),
             "annotated": annotated,
             "sarif": sarif,
-            "exit-code": code,
+            "report-dir": report_dir,
+            "summary-truncated": str(truncated).lower(),
+            "exit-code": exit_code,
         },
     )
     if err:
         print(f"::error title=kvlint::{escape_data(err)}", file=out)
         return 2
-    return code
+    return exit_code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -5,8 +5,8 @@ Heavy modules (huggingface_hub, kubernetes, jsonschema) are imported inside the 
 above ``--fail-on``, 2 usage or configuration error (bad flag, unreadable or invalid ``.kvlint.yaml``,
 missing path, unwritable ``--format NAME=PATH`` file).
 
-Precedence for ``kvlint check``: command-line flags > ``.kvlint.yaml`` (``--config`` or found upward
-from the first linted path) > rule catalogue defaults.
+Precedence for ``kvlint check``: command-line flags > ``.kvlint.yaml`` (``--config``, else the nearest one
+of each file, :mod:`kvlint.checkrun`) > rule catalogue defaults.
 """
 
 from __future__ import annotations
@@ -125,8 +125,43 @@ def _options(**kw: Any) -> Any:
     )
 
 
+def version_text() -> str:
+    """``kvlint --version``: the release, the distribution, the rule catalogue and the newest engine
+    releases whose memory behaviour kvlint models (older ones are modelled too; newer ones are assumed to
+    behave like these)."""
+    from kvlint import DISTRIBUTION
+    from kvlint.memory.sglang import NEWEST_SGLANG
+    from kvlint.memory.tgi import NEWEST_TGI
+    from kvlint.memory.versions import NEWEST_VLLM
+    from kvlint.rules.catalog import load_catalog
+    from kvlint.rules.registry import implemented
+
+    cat = load_catalog()
+    done = sum(1 for r in cat if r in implemented())
+    return (
+        f"kvlint {__version__} ({DISTRIBUTION} on PyPI)\n"
+        f"rule catalogue: {len(cat)} rules ({done} checked), {min(cat)}-{max(cat)}\n"
+        f"engines modelled up to: vLLM {NEWEST_VLLM}, TGI {NEWEST_TGI}, SGLang {NEWEST_SGLANG}\n"
+        f"Python {sys.version.split()[0]}"
+    )
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(version_text())
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="kvlint")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version, the rule catalogue and the newest engine releases modelled, then exit.",
+)
 def main() -> None:
     """kvlint: prove before deploy that an LLM serving workload fits its GPUs.
 
@@ -189,7 +224,8 @@ def _add_common(f: Any) -> Any:
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="Configuration file (default: .kvlint.yaml found upward from the first path).",
+    help="Configuration file for every path (default: each file's nearest .kvlint.yaml, in its directory or a "
+    "parent).",
 )
 @click.option("--no-config", is_flag=True, help="Do not read any .kvlint.yaml.")
 @click.option(
@@ -248,7 +284,29 @@ def _add_common(f: Any) -> Any:
 @click.option(
     "--color/--no-color",
     default=None,
-    help="Colour the text report (default: on a terminal, unless NO_COLOR).",
+    help="Colour the text report (default: on a terminal; FORCE_COLOR forces it, NO_COLOR or TERM=dumb turn "
+    "it off).",
+)
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False),
+    help="Write the report that would go to standard output to this file instead.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings only: no summary line, no warnings.")
+@click.option(
+    "--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings."
+)
+@click.option(
+    "--exit-zero",
+    is_flag=True,
+    help="Exit 0 even when findings are at or above --fail-on (2 still means a usage or configuration error).",
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="Name of the file read from standard input (-): used in every report instead of '-', and its "
+    "directory for finding .kvlint.yaml.",
 )
 @_add_common
 def check(
@@ -269,24 +327,35 @@ def check(
     cluster: bool,
     kubeconfig: str | None,
     kube_context: str | None,
+    output_file: str | None,
+    quiet: bool,
+    statistics: bool,
+    exit_zero: bool,
+    stdin_filename: str | None,
     **kw: Any,
 ) -> None:
     """Lint Kubernetes manifests that deploy LLM serving engines.
 
+    Each file uses the nearest .kvlint.yaml in its directory or a parent (unless --config or --no-config).
+    Without --format, the report is text, or GitHub workflow commands when GITHUB_ACTIONS=true.
+
     \b
     kvlint check deploy/
     kvlint check --format sarif=kvlint.sarif --format text deploy/
-    helm template serving ./chart | kvlint check -
+    helm template serving ./chart | kvlint check --stdin-filename chart.yaml -
     """
+    import os
     from dataclasses import replace
 
-    from kvlint.config import ConfigError, apply_config, find_config, load_config, validate_selectors
-    from kvlint.pipeline import run_check
+    from kvlint.checkrun import run_paths
+    from kvlint.config import ConfigError, validate_selectors
     from kvlint.render import RenderError
-    from kvlint.report import render
-    from kvlint.types import SEVERITY_ORDER
 
+    if not formats and os.environ.get("GITHUB_ACTIONS") == "true":
+        formats = ("github",)
     outputs = _parse_formats(formats)
+    if output_file:
+        outputs = [(n, output_file if p is None else p) for n, p in outputs]
     options = _options(**kw)
     try:
         options = replace(
@@ -301,15 +370,6 @@ def check(
         )
         if max_file_bytes:
             options = replace(options, max_file_bytes=max_file_bytes)
-        config = None
-        if not no_config:
-            path = config_path or find_config(paths)
-            if config_path and not __import__("os").path.isfile(config_path):
-                raise ConfigError(f"{config_path}: no such configuration file")
-            if path:
-                config = load_config(path)
-        if config is not None:
-            options = apply_config(options, config)
     except ConfigError as exc:
         _config_fail(str(exc))
         return
@@ -321,34 +381,186 @@ def check(
         except ClusterUnavailable as exc:
             _config_fail(f"--cluster: {exc}")
             return
-    threshold_name = fail_on or (config.fail_on if config and config.fail_on else "error")
     try:
-        result = run_check(paths, options, stdin=sys.stdin.buffer if "-" in paths else None)
+        run = run_paths(
+            paths,
+            options,
+            config_path=config_path,
+            no_config=no_config,
+            stdin=sys.stdin.buffer if "-" in paths else None,
+            stdin_filename=stdin_filename,
+        )
+    except ConfigError as exc:
+        _config_fail(str(exc))
+        return
     except FileNotFoundError as exc:
         raise click.UsageError(str(exc)) from exc
     except RenderError as exc:
         raise click.UsageError(str(exc)) from exc
-    if result.files == 0:
+    result = run.result
+    if result.files == 0 and not quiet:
         click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)
     for name, out_path in outputs:
+        text = _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
         if out_path is None:
-            use = False
-            if name == "text":
-                from kvlint.report.text import use_color
-
-                use = use_color(sys.stdout, color)
-            click.echo(render(name, result, color=use), nl=False, color=use or None)
+            use = name == "text" and not statistics and _color_for(color)
+            click.echo(text, nl=False, color=use or None)
             continue
-        text = render(name, result, color=bool(color) and name == "text")
         try:
             with open(out_path, "w", encoding="utf-8") as fh:
                 fh.write(text)
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)
-    if threshold_name not in ("none", "never"):
-        threshold = SEVERITY_ORDER[threshold_name]
-        if any(SEVERITY_ORDER.get(d.severity, 0) >= threshold for d in result.diagnostics):
+    if run.failing(fail_on) and not exit_zero:
+        sys.exit(1)
+
+
+def _color_for(color: bool | None) -> bool:
+    from kvlint.report.text import use_color
+
+    return use_color(sys.stdout, color)
+
+
+def _report(
+    name: str, result: Any, out_path: str | None, color: bool | None, *, quiet: bool, statistics: bool
+) -> str:
+    """The text of one ``check`` report (``--statistics`` and ``--quiet`` apply to the text format)."""
+    from kvlint.report import render
+    from kvlint.report.text import DEFAULT_WIDTH, report_width
+
+    if name == "text" and statistics:
+        return statistics_text(result)
+    if name != "text":
+        return render(name, result)
+    to_stdout = out_path is None
+    text = render(
+        "text",
+        result,
+        color=_color_for(color) if to_stdout else bool(color),
+        width=report_width(sys.stdout) if to_stdout else DEFAULT_WIDTH,
+    )
+    if quiet:
+        # the findings only: drop the summary line (and the blank line before it)
+        text = text.rsplit("\n\n", 1)[0] + "\n" if result.diagnostics else ""
+    return text
+
+
+def statistics_text(result: Any) -> str:
+    """``--statistics``: one line per rule with findings, most frequent first:
+    ``COUNT  RULE  severity  name``, then the summary line."""
+    from collections import Counter
+
+    from kvlint.report.text import summary_line
+    from kvlint.rules.catalog import load_catalog
+
+    names = {k: v.name for k, v in load_catalog().items()}
+    counts = Counter((d.rule, d.severity) for d in result.diagnostics)
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    lines = [
+        f"{n:>{width}}  {rule}  {sev:<7}  {names.get(rule, '')}"
+        for (rule, sev), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
+    return "\n".join([*lines, summary_line(result)]) + "\n"
+
+
+@main.command("diff")
+@click.argument("base")
+@click.argument("head", required=False)
+@click.option(
+    "-p", "--path", "paths", multiple=True, metavar="PATH", help="Path to lint (repeatable; default .)."
+)
+@click.option(
+    "--config", "config_path", metavar="FILE", help="Configuration file (else the nearest .kvlint.yaml)."
+)
+@click.option(
+    "--helm-values", multiple=True, metavar="FILE", help="Values file for chart directories, repeatable."
+)
+@click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
+@click.option(
+    "--args", "extra", default="", metavar="WORDS", help="More kvlint check arguments (shell words)."
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a NEW finding is at or above this severity.",
+)
+def diff(
+    base: str,
+    head: str | None,
+    paths: tuple[str, ...],
+    config_path: str | None,
+    helm_values: tuple[str, ...],
+    offline: bool,
+    extra: str,
+    fmt: str,
+    fail_on: str,
+) -> None:
+    """What a change does: new findings and the capacity of every workload it touches.
+
+    Lints git revision BASE and HEAD (default: the working tree) with the same paths and options, and
+    compares them: findings by fingerprint (rule, workload, container, setting; not the line), and per
+    touched workload the GPU, weights, KV tokens, max-model-len, concurrency, KV headroom and verdict,
+    before and after. BASE and HEAD are read with `git archive`; the work tree is left alone.
+
+    \b
+    kvlint diff main                      the working tree against main
+    kvlint diff origin/main HEAD -p deploy/ --offline
+    """
+    import json
+    import shlex
+    import tempfile
+
+    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text
+    from kvlint.types import SEVERITY_ORDER
+
+    args: list[str] = []
+    if config_path:
+        args += ["--config", config_path]
+    for v in helm_values:
+        args += ["--helm-values", v]
+    if offline:
+        args.append("--offline")
+    try:
+        args += shlex.split(extra)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--args") from exc
+    args += list(paths) or ["."]
+    with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
+        try:
+            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+    label = f"{base}..{head or '(working tree)'}"
+    if fmt == "json":
+        click.echo(
+            json.dumps(
+                {
+                    "base": base,
+                    "head": head,
+                    "new": comparison.new,
+                    "pre_existing": comparison.existing,
+                    "fixed": comparison.fixed,
+                    "capacity": [
+                        {"workload": r.workload, "file": r.file, "before": r.before, "after": r.after}
+                        for r in rows
+                    ],
+                },
+                indent=2,
+            )
+        )
+    elif fmt == "markdown":
+        click.echo(render_diff_markdown(label, comparison, rows), nl=False)
+    else:
+        click.echo(render_diff_text(label, comparison, rows), nl=False)
+    if fail_on not in ("never", "none"):
+        threshold = SEVERITY_ORDER[fail_on]
+        if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):
             sys.exit(1)
 
 

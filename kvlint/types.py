@@ -435,7 +435,12 @@ class Diagnostic:
 
     ``message`` carries the arithmetic; ``fix`` a computed remedy. ``object`` is
     ``Kind/namespace/name`` of the workload (empty for file-level findings), ``container`` the
-    container name.
+    container name. ``summary`` is an explicit short statement (empty: the first clause of ``message``,
+    see :mod:`kvlint.statement`); :attr:`statement` and :attr:`details` give the two parts reports show.
+    ``setting`` names the engine setting the finding is about (the canonical flag name such as
+    ``max_model_len``; empty when none), part of its :func:`~kvlint.fingerprint.fingerprint`.
+    ``sources`` are where the value at ``loc`` was set before rendering (the Helm values file line, the
+    kustomize patch), filled by :mod:`kvlint.origins`.
     """
 
     rule: str
@@ -445,6 +450,23 @@ class Diagnostic:
     fix: str = ""
     object: str = ""
     container: str = ""
+    summary: str = ""
+    setting: str = ""
+    sources: tuple[Loc, ...] = ()
+
+    @property
+    def statement(self) -> str:
+        """The short statement: what fails and by how much (about one line)."""
+        from kvlint.statement import split_message
+
+        return split_message(self.message, self.summary)[0]
+
+    @property
+    def details(self) -> list[str]:
+        """The rest of the message (per-GPU arithmetic, the engine's error text), one part per line."""
+        from kvlint.statement import split_message
+
+        return split_message(self.message, self.summary)[1]
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape of one diagnostic (``kvlint check --format json``)."""
@@ -458,6 +480,9 @@ class Diagnostic:
             "column": self.loc.column if self.loc else None,
             "object": self.object,
             "container": self.container,
+            "summary": self.statement,
+            "setting": self.setting,
+            "sources": [{"file": s.file, "line": s.line, "column": s.column} for s in self.sources],
         }
 
 

@@ -14,3 +14,9 @@ import sysconfig
 _scripts = sysconfig.get_path("scripts")
 if _scripts and _scripts not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _scripts + os.pathsep + os.environ.get("PATH", "")
+
+# The tests describe kvlint on a plain terminal-less run. Variables a CI runner or a terminal sets change
+# what `kvlint check` prints by default (GITHUB_ACTIONS=true: workflow commands; FORCE_COLOR: colour;
+# COLUMNS: the wrap width), so they are cleared here; the tests of those switches set them explicitly.
+for _name in ("GITHUB_ACTIONS", "FORCE_COLOR", "COLUMNS"):
+    os.environ.pop(_name, None)

@@ -15,6 +15,7 @@ import yaml
 from kvlint.action import ENV_INPUTS, parse_unified_diff, run_action
 from kvlint.pipeline import Options, run_check
 from kvlint.report import render
+from kvlint.report.markdown import finding_row
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "fixtures", "examples")
@@ -69,9 +70,20 @@ def test_action_writes_summary_outputs_sarif_and_annotations(
     assert sorted(_annotations(out.getvalue())) == sorted(
         (cmd[d.severity], d.loc.file, d.loc.line) for d in expected.diagnostics if d.loc
     )
-    # the step summary is kvlint's Markdown report
+    # the step summary: the reason for the exit status, every finding as kvlint's Markdown table row
+    # (short statement, arithmetic folded), then kvlint's per-workload memory sections
     with open(os.path.join(tmp, "summary.md"), encoding="utf-8") as fh:
-        assert fh.read() == render("markdown", expected)
+        summary = fh.read()
+    assert summary.startswith("## kvlint\n\n❌ kvlint fails this step: 3 findings at or above fail-on=error")
+    for d in expected.diagnostics:
+        assert finding_row(d) in summary
+    full = render("markdown", expected)
+    assert summary.endswith(full[full.index("## Workloads") :])
+    # the log holds the text report, folded in a group, and the reason
+    log = out.getvalue()
+    group = log[log.index("::group::kvlint report") : log.index("::endgroup::")]
+    assert render("text", expected).rstrip("\n") in group
+    assert "kvlint fails this step: 3 findings at or above fail-on=error" in log[log.index("::endgroup::") :]
     with open(outputs["sarif"], encoding="utf-8") as fh:
         sarif = json.load(fh)
     assert len(sarif["runs"][0]["results"]) == len(expected.diagnostics)
@@ -114,7 +126,11 @@ def test_annotations_limited_to_changed_lines(tmp_path: pytest.TempPathFactory) 
     assert annotated and {(f, ln) for _, f, ln in annotated} == {("deploy/chat-8b-l4.yaml", i + 1)}
     outputs = _outputs(os.path.join(tmp, "output.txt"))
     assert int(outputs["findings"]) > len(annotated)  # qwen-7b-tp2.yaml's findings: summary only
-    assert outputs["annotated"] == str(len(annotated)) and code == 1
+    # the base had every finding: all pre-existing, marked so on the changed line, and the step passes
+    assert outputs["new"] == "0" and outputs["pre-existing"] == outputs["findings"]
+    marked = [ln for ln in out.getvalue().splitlines() if _annotations(ln)]
+    assert marked and all("::pre-existing (also on the base)" in ln for ln in marked)
+    assert outputs["annotated"] == str(len(annotated)) and code == 0
 
     # an unknown base ref: a notice, then every finding is annotated
     out2 = io.StringIO()
@@ -178,8 +194,16 @@ def test_action_yml_wires_every_input_to_the_script() -> None:
 
 def test_pre_commit_hook_and_workflow() -> None:
     with open(os.path.join(ROOT, ".pre-commit-hooks.yaml"), encoding="utf-8") as fh:
-        (hook,) = yaml.safe_load(fh)
-    assert hook["id"] == "kvlint" and hook["entry"] == "kvlint check" and hook["types"] == ["yaml"]
+        files_hook, dirs_hook = yaml.safe_load(fh)
+    assert files_hook["id"] == "kvlint" and files_hook["entry"] == "kvlint check --offline"
+    assert files_hook["types_or"] == ["yaml", "json"] and re.search(
+        files_hook["exclude"], "chart/templates/d.yaml"
+    )
+    assert dirs_hook["id"] == "kvlint-dirs" and dirs_hook["pass_filenames"] is False
+    assert dirs_hook["entry"].startswith("kvlint check --offline") and dirs_hook["types_or"] == [
+        "yaml",
+        "json",
+    ]
     with open(os.path.join(ROOT, ".github", "workflows", "ci.yml"), encoding="utf-8") as fh:
         ci = yaml.safe_load(fh)
     jobs = ci["jobs"]

@@ -410,7 +410,7 @@ def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None
     r = runner.invoke(
         webhook_cli.webhook, ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"]]
     )
-    assert r.exit_code == 1 and "pip install 'kvlint[webhook]'" in r.output
+    assert r.exit_code == 1 and "pip install 'kvlint-k8s[webhook]'" in r.output
 
 
 def test_settings_from_flags(tmp_path: Path) -> None:

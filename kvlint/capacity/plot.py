@@ -1,6 +1,6 @@
 """Optional pictures (``--plot FILE.png|.svg``) with matplotlib, imported lazily.
 
-Install the ``plot`` extra (``pip install kvlint[plot]``) to enable; without matplotlib :func:`available` is False
+Install the ``plot`` extra (``pip install 'kvlint-k8s[plot]'``) to enable; without matplotlib :func:`available` is False
 and callers print the text charts of :mod:`kvlint.capacity.render` instead.
 """
 
@@ -35,7 +35,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise PlotError(
-            "--plot needs matplotlib (pip install 'kvlint[plot]'); text charts printed instead"
+            "--plot needs matplotlib (pip install 'kvlint-k8s[plot]'); text charts printed instead"
         ) from exc
     return plt
 

@@ -16,16 +16,17 @@ if TYPE_CHECKING:
 FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 
 
-def render(fmt: str, result: CheckResult, *, color: bool = False) -> str:
-    """The report in format ``fmt`` as text. ``color`` applies to ``text`` only.
+def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | None = None) -> str:
+    """The report in format ``fmt`` as text. ``color`` and ``width`` (columns the detail lines wrap at,
+    default :data:`kvlint.report.text.DEFAULT_WIDTH`) apply to ``text`` only.
 
     Raises:
         ValueError: unknown format name (the message lists :data:`FORMATS`).
     """
     if fmt == "text":
-        from kvlint.report.text import render_text
+        from kvlint.report.text import DEFAULT_WIDTH, render_text
 
-        return render_text(result, color=color)
+        return render_text(result, color=color, width=width or DEFAULT_WIDTH)
     if fmt == "json":
         from kvlint.report.jsonout import render_json
 

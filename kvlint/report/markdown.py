@@ -1,7 +1,8 @@
 """Markdown report (``kvlint check --format markdown``), written for ``$GITHUB_STEP_SUMMARY``.
 
 Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed); a table of the
-diagnostics (severity, rule, location, message, fix); then one section per serving container with its
+diagnostics (severity, rule, location, the finding's short statement with its arithmetic folded below it
+in a ``<details>`` element, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at
 gpu-memory-utilization, weights, activation peak, non-torch, CUDA graphs, KV cache with its band) and
 the KV capacity (tokens, max-model-len, concurrency). ``|`` in cell text is escaped and ``<``, ``>``,
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvlint.types import CheckResult, ContainerResult
+    from kvlint.types import CheckResult, ContainerResult, Diagnostic
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -27,15 +28,31 @@ def _cell(s: str) -> str:
     return text.replace("|", "\\|")
 
 
+def finding_cell(d: Diagnostic) -> str:
+    """A finding's table cell: its short statement, then the detail (per-GPU arithmetic, the engine's error
+    text) folded in a ``<details>`` element below it."""
+    cell = _cell(d.statement)
+    if d.details:
+        folded = "<br>".join(_cell(x) for x in d.details)
+        cell += f"<details><summary>arithmetic and detail</summary>{folded}</details>"
+    return cell
+
+
+def finding_row(d: Diagnostic, prefix: str = "") -> str:
+    """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
+    loc = f"`{_cell(d.loc.file)}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
+    return f"| {prefix}{_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {finding_cell(d)} | {_cell(d.fix)} |"
+
+
 def _g(b: int) -> str:
     return f"{b / GiB:.2f}"
 
 
-def _workload_section(c: ContainerResult, result: CheckResult) -> list[str]:
+def _workload_section(c: ContainerResult, n: int) -> list[str]:
+    """The section of one serving container; ``n`` is its number of findings."""
     acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"
     model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
-    n = sum(1 for d in result.diagnostics if d.object == c.object_ref and d.container == c.container_name)
     lines = [
         "",
         f"### {_cell(c.object_ref)} · container `{c.container_name}`",
@@ -78,12 +95,8 @@ def render_markdown(result: CheckResult) -> str:
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
     if result.diagnostics:
-        lines += ["", "| severity | rule | location | message | fix |", "|---|---|---|---|---|"]
-        for d in result.diagnostics:
-            loc = f"`{d.loc.file}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
-            lines.append(
-                f"| {_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {_cell(d.message)} | {_cell(d.fix)} |"
-            )
+        lines += ["", "| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
+        lines += [finding_row(d) for d in result.diagnostics]
     if result.suppressed_diagnostics:
         lines += ["", "<details><summary>Suppressed findings</summary>", ""]
         lines += ["| rule | location | reason |", "|---|---|---|"]
@@ -94,6 +107,9 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["", "</details>"]
     if result.containers:
         lines += ["", "## Workloads"]
+        per: dict[tuple[str, str], int] = {}
+        for d in result.diagnostics:
+            per[(d.object, d.container)] = per.get((d.object, d.container), 0) + 1
         for c in result.containers:
-            lines += _workload_section(c, result)
+            lines += _workload_section(c, per.get((c.object_ref, c.container_name), 0))
     return "\n".join(lines) + "\n"

@@ -5,8 +5,12 @@ one ``run`` whose ``tool.driver`` lists every catalogue rule (``id``, ``name``, 
 ``fullDescription``, ``help`` text and markdown, ``helpUri``, ``defaultConfiguration.level``,
 ``properties.tags``/``precision``); ``results`` hold one entry per reported diagnostic with ``ruleId``,
 ``ruleIndex``, ``level`` (error/warning/note), ``message.text`` (the message, then ``Fix:`` and the
-remedy), and a ``physicalLocation`` whose ``region`` has the 1-based ``startLine``/``startColumn``
-kvlint read from the YAML. Diagnostics suppressed by ``kvlint.io/ignore`` appear with
+remedy), ``partialFingerprints["kvlint/v1"]`` (:mod:`kvlint.fingerprint`: rule, workload, container,
+setting; never the line), and a ``physicalLocation`` whose ``region`` has the 1-based
+``startLine``/``startColumn`` kvlint read from the YAML and an ``endLine``/``endColumn`` after the value
+written there. What GitHub code scanning requires is met: ``fullDescription`` at most 1,024 characters
+(the whole rationale is in ``help``), ``helpUri`` at the rule's section of docs/rules.md (see
+:func:`rule_doc_uri`), and a real artifact name for piped input (``--stdin-filename``). Diagnostics suppressed by ``kvlint.io/ignore`` appear with
 ``suppressions: [{"kind": "inSource", "justification": reason}]`` so viewers show them as dismissed.
 A clean run has ``"results": []``. File paths are relative URIs (``uriBaseId`` ``%SRCROOT%``) when the
 path is relative, ``file://`` URIs when absolute; standard input is ``stdin``.
@@ -16,11 +20,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kvlint import __version__
+from kvlint.fingerprint import FINGERPRINT_KEY, fingerprints
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -30,6 +37,8 @@ SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/kvlint/kvlint"
 _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+#: GitHub code scanning rejects rule descriptions longer than this many characters.
+FULL_DESCRIPTION_LIMIT = 1024
 
 
 def artifact_uri(path: str) -> tuple[str, str | None]:
@@ -42,18 +51,47 @@ def artifact_uri(path: str) -> tuple[str, str | None]:
     return quote(rel, safe="/"), "%SRCROOT%"
 
 
+def rule_doc_uri(info: Any, env: Mapping[str, str] | None = None) -> str:
+    """Where rule ``info`` is documented: its section of docs/rules.md in kvlint's repository.
+
+    ``KVLINT_RULES_DOC_URL`` (the GitHub Action sets it to ``<server>/<action repository>/blob/<action
+    ref>/docs/rules.md``, the copy of the documentation that matches the running code) + ``#kv103``;
+    else the catalogue's ``help_uri`` (:func:`kvlint.rules.catalog.rule_help_uri`). The anchor is the
+    rule id in lower case, the heading ``## KV103`` of docs/rules.md."""
+    env = os.environ if env is None else env
+    base = env.get("KVLINT_RULES_DOC_URL", "").strip()
+    return f"{base}#{info.id.lower()}" if base else str(info.help_uri)
+
+
+def short_text(text: str, limit: int = FULL_DESCRIPTION_LIMIT) -> str:
+    """``text`` cut to at most ``limit`` characters at the end of a sentence (else a word), with `` ...``
+    when cut; GitHub code scanning rejects a ``fullDescription`` over 1,024 characters."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    room = text[: limit - 4]
+    cut = max(room.rfind(". "), room.rfind("; "))
+    if cut < limit // 2:
+        cut = room.rfind(" ")
+    return room[: cut + 1].rstrip() + " ..."
+
+
 def _rule_descriptor(info: Any) -> dict[str, Any]:
+    uri = rule_doc_uri(info)
     help_md = (
         f"**{info.id} {info.name}**\n\n{info.summary}\n\n## Why it matters\n\n{info.rationale}\n\n"
-        f"## How to fix\n\n{info.fix}\n\n[Full documentation]({info.help_uri})"
+        f"## How to fix\n\n{info.fix}\n\n[Full documentation]({uri})"
     )
     return {
         "id": info.id,
         "name": info.name,
-        "shortDescription": {"text": info.summary},
-        "fullDescription": {"text": info.rationale},
-        "help": {"text": f"{info.summary}\n\nHow to fix: {info.fix}", "markdown": help_md},
-        "helpUri": info.help_uri,
+        "shortDescription": {"text": short_text(info.summary)},
+        "fullDescription": {"text": short_text(info.rationale)},
+        "help": {
+            "text": f"{info.summary}\n\nWhy it matters: {info.rationale}\n\nHow to fix: {info.fix}",
+            "markdown": help_md,
+        },
+        "helpUri": uri,
         "defaultConfiguration": {"level": _LEVEL.get(info.severity, "warning")},
         "properties": {
             "tags": list(dict.fromkeys([info.category, *info.engines])),
@@ -62,12 +100,46 @@ def _rule_descriptor(info: Any) -> dict[str, Any]:
     }
 
 
-def _result(d: Diagnostic, index: dict[str, int], reason: str | None = None) -> dict[str, Any]:
+def _line_text(path: str, line: int) -> str | None:
+    """Line ``line`` (1-based) of file ``path``, or None when it cannot be read."""
+    lines = _file_lines(path)
+    return lines[line - 1] if lines is not None and 1 <= line <= len(lines) else None
+
+
+@lru_cache(maxsize=512)
+def _file_lines(path: str) -> tuple[str, ...] | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(fh.read().splitlines())
+    except OSError:
+        return None
+
+
+def region(d: Diagnostic) -> dict[str, int]:
+    """SARIF region of a diagnostic: its start, and an end on the same line after the value that starts
+    there (to the end of the line, without a trailing ``# comment``); one character when the file
+    cannot be read (standard input)."""
+    assert d.loc is not None
+    line, col = max(1, d.loc.line), max(1, d.loc.column)
+    end = col + 1
+    text = _line_text(d.loc.file, line)
+    if text is not None and col <= len(text):
+        rest = text[col - 1 :]
+        hash_at = rest.find(" #")
+        value = (rest[:hash_at] if hash_at >= 0 else rest).rstrip()
+        end = col + max(1, len(value))
+    return {"startLine": line, "startColumn": col, "endLine": line, "endColumn": end}
+
+
+def _result(
+    d: Diagnostic, index: dict[str, int], reason: str | None = None, fingerprint: str = ""
+) -> dict[str, Any]:
     text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
     res: dict[str, Any] = {
         "ruleId": d.rule,
         "level": _LEVEL.get(d.severity, "warning"),
         "message": {"text": text},
+        "partialFingerprints": {FINGERPRINT_KEY: fingerprint or fingerprints([d])[0]},
     }
     if d.rule in index:
         res["ruleIndex"] = index[d.rule]
@@ -80,7 +152,7 @@ def _result(d: Diagnostic, index: dict[str, int], reason: str | None = None) -> 
             {
                 "physicalLocation": {
                     "artifactLocation": art,
-                    "region": {"startLine": max(1, d.loc.line), "startColumn": max(1, d.loc.column)},
+                    "region": region(d),
                 },
                 **(
                     {"logicalLocations": [{"fullyQualifiedName": d.object, "kind": "object"}]}
@@ -108,8 +180,13 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     catalog = load_catalog()
     rules = [_rule_descriptor(info) for info in catalog.values()]
     index = {r["id"]: i for i, r in enumerate(rules)}
-    results = [_result(d, index) for d in result.diagnostics]
-    results += [_result(s.diagnostic, index, s.reason) for s in result.suppressed_diagnostics]
+    sup = [s.diagnostic for s in result.suppressed_diagnostics]
+    prints = fingerprints([*result.diagnostics, *sup])
+    results = [_result(d, index, fingerprint=fp) for d, fp in zip(result.diagnostics, prints, strict=False)]
+    results += [
+        _result(s.diagnostic, index, s.reason, fp)
+        for s, fp in zip(result.suppressed_diagnostics, prints[len(result.diagnostics) :], strict=True)
+    ]
     run: dict[str, Any] = {
         "tool": {
             "driver": {

@@ -1,11 +1,19 @@
-"""Human-readable report: ``path:line:col: severity RULE message`` grouped by file, then a summary.
+"""Human-readable report: ``path:line:col: severity RULE statement`` grouped by file, then a summary.
 
-Colour only when writing to a terminal and ``NO_COLOR`` is unset (https://no-color.org).
+Each finding leads with its short statement (what fails and by how much, :mod:`kvlint.statement`) and
+the workload, then the detail (per-GPU arithmetic, the engine's error text) and the remedy on indented
+lines, wrapped to the terminal width (``COLUMNS``, else the terminal's, else :data:`DEFAULT_WIDTH` when
+not writing to a terminal). JSON and SARIF keep the full message.
+
+Colour: ``--color/--no-color`` win; else ``FORCE_COLOR`` (set and not ``0``) turns it on, ``NO_COLOR``
+(https://no-color.org) or ``TERM=dumb`` off, and otherwise only a terminal gets colour.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import textwrap
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint.types import Diagnostic
@@ -19,18 +27,45 @@ _DIM = "\033[2m"
 _RESET = "\033[0m"
 
 
+#: Line width of the text report when it is not written to a terminal and ``COLUMNS`` is unset.
+DEFAULT_WIDTH = 100
+
+
 def use_color(stream: TextIO, force: bool | None = None) -> bool:
-    """Whether to colour output: ``force`` wins; else a TTY without ``NO_COLOR`` set."""
+    """Whether to colour output: ``force`` wins; else ``FORCE_COLOR`` (non-empty, not ``0``) on, ``NO_COLOR``
+    or ``TERM=dumb`` off, else only when ``stream`` is a TTY."""
     if force is not None:
         return force
-    if os.environ.get("NO_COLOR"):
+    forced = os.environ.get("FORCE_COLOR")
+    if forced is not None and forced not in ("", "0"):
+        return True
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
 
-def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
-    """One diagnostic as ``file:line:col: severity RULE message`` plus an indented ``fix:`` line."""
+def report_width(stream: TextIO | None = None) -> int:
+    """Columns to wrap the report to: ``COLUMNS`` when set, the terminal's width when ``stream`` is a TTY,
+    else :data:`DEFAULT_WIDTH` (so files and pipes get the same text on every machine). At least 40."""
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return max(40, int(env))
+    isatty = getattr(stream, "isatty", None)
+    if stream is not None and isatty and isatty():
+        return max(40, shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns)
+    return DEFAULT_WIDTH
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(
+        text, width=width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+    ) or [first.rstrip()]
+
+
+def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
+    """One diagnostic: ``file:line:col: severity RULE statement [object container c]``, then the detail
+    lines (indented 4) and ``fix:`` (indented 2), wrapped to ``width`` columns."""
     loc = f"{d.loc.file}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
     sev: str = d.severity
     if color:
@@ -41,17 +76,22 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
     where = ""
     if d.object:
         where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]"
-    lines = [f"{loc}: {sev} {rule} {d.message}{where}"]
+    lines = [f"{loc}: {sev} {rule} {d.statement}{where}"]
+    for detail in d.details:
+        lines += _wrap(detail, width, "    ", "      ")
     if d.fix:
-        fix = f"  fix: {d.fix}"
-        lines.append(f"{_DIM}{fix}{_RESET}" if color else fix)
+        fix = _wrap(d.fix, width, "  fix: ", "       ")
+        lines += [f"{_DIM}{x}{_RESET}" for x in fix] if color else fix
     return "\n".join(lines)
 
 
-def render_text(result: CheckResult, *, color: bool = False, suppressed: int | None = None) -> str:
+def render_text(
+    result: CheckResult, *, color: bool = False, suppressed: int | None = None, width: int = DEFAULT_WIDTH
+) -> str:
     """The whole report: diagnostics grouped by file (a blank line between files) and a summary line.
 
-    ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``)."""
+    ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``); ``width``
+    is the column the detail lines wrap at."""
     if suppressed is None:
         suppressed = result.suppressed
     out: list[str] = []
@@ -61,7 +101,7 @@ def render_text(result: CheckResult, *, color: bool = False, suppressed: int | N
         if current is not None and f != current:
             out.append("")
         current = f
-        out.append(format_diagnostic(d, color))
+        out.append(format_diagnostic(d, color, width))
     if out:
         out.append("")
     out.append(summary_line(result, suppressed=suppressed))

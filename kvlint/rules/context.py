@@ -8,6 +8,7 @@ run's options, and builds the rule's diagnostics (:meth:`RuleContext.finding`). 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,9 @@ from kvlint.types import (
     Workload,
 )
 
-__all__ = ["GiB", "RuleContext", "gib"]
+__all__ = ["GiB", "RuleContext", "gib", "setting_at"]
+
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z0-9_-]*)")
 
 GiB = 2**30
 
@@ -111,10 +114,22 @@ class RuleContext:
     # ---- diagnostics -----------------------------------------------------------------------------
 
     def finding(
-        self, message: str, loc: Loc | None = None, fix: str = "", severity: Severity | None = None
+        self,
+        message: str,
+        loc: Loc | None = None,
+        fix: str = "",
+        severity: Severity | None = None,
+        *,
+        summary: str = "",
+        setting: str = "",
     ) -> Diagnostic:
         """A diagnostic of this rule on this container; ``loc`` defaults to the engine command's position
-        (else the container's, else the workload's); ``severity`` to the rule's catalogue severity."""
+        (else the container's, else the workload's); ``severity`` to the rule's catalogue severity.
+
+        ``summary`` is the short statement reports lead with (default: the message's first clause, see
+        :mod:`kvlint.statement`); ``setting`` the engine setting the finding is about (default: the flag
+        written at ``loc``, else the first ``--flag`` the message names), part of the finding's fingerprint.
+        """
         cr = self.cr
         return Diagnostic(
             rule=self.rule.id,
@@ -124,4 +139,20 @@ class RuleContext:
             fix=fix,
             object=cr.object_ref,
             container=cr.container_name,
+            summary=summary,
+            setting=setting or setting_at(cr.serving, loc, message),
         )
+
+
+def setting_at(serving: ServingConfig, loc: Loc | None, message: str) -> str:
+    """The engine setting a finding at ``loc`` is about: the canonical name of the flag written at ``loc``
+    (``max_model_len``), else the first ``--flag`` named in ``message`` (as written, dashes turned to
+    underscores), else ``""``."""
+    if loc is not None:
+        for name, value in serving.flags.items():
+            if value.loc == loc:
+                return name
+        if serving.model is not None and serving.model.loc == loc:
+            return "model"
+    m = _FLAG.search(message)
+    return m.group(1).replace("-", "_") if m else ""

@@ -11,7 +11,7 @@ The same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`) an
 
 Importing this package (and :mod:`kvlint.webhook.cli`) needs none of the server libraries, so
 ``kvlint --help`` stays fast and lists the command even without them; serving needs the ``webhook``
-extra: ``pip install 'kvlint[webhook]'`` (starlette, uvicorn, prometheus_client).
+extra: ``pip install 'kvlint-k8s[webhook]'`` (starlette, uvicorn, prometheus_client).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import importlib.util
 #: Distribution names the server needs, by import name.
 SERVER_DEPS = {"starlette": "starlette", "uvicorn": "uvicorn", "prometheus_client": "prometheus_client"}
 
-INSTALL_HINT = "pip install 'kvlint[webhook]'"
+INSTALL_HINT = "pip install 'kvlint-k8s[webhook]'"
 
 
 def missing_server_deps() -> list[str]:
@@ -34,7 +34,7 @@ class MissingDependencies(ImportError):
 
 
 def require_server_deps() -> None:
-    """Raise :class:`MissingDependencies` naming what is missing and ``pip install 'kvlint[webhook]'``."""
+    """Raise :class:`MissingDependencies` naming what is missing and ``pip install 'kvlint-k8s[webhook]'``."""
     missing = missing_server_deps()
     if missing:
         raise MissingDependencies(

@@ -219,7 +219,7 @@ def create_app(
         warm_up: lint :data:`WARM_UP_OBJECT` before reporting ready.
 
     The returned app has ``app.state.webhook`` (the :class:`WebhookState`).
-    Raises ImportError with the ``pip install 'kvlint[webhook]'`` hint when Starlette is missing.
+    Raises ImportError with the ``pip install 'kvlint-k8s[webhook]'`` hint when Starlette is missing.
     """
     from kvlint.webhook import require_server_deps
 

@@ -352,6 +352,9 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"start-up may fail on some nodes; {_plan_summary(plan)}",
             _len_loc(ctx),
             fix=fix,
+            summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
+            f"{gib(plan.kv_cache_bytes)} (band {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)}): "
+            "start-up may fail on some nodes",
         )
         return
     band = _band(ctx)
@@ -363,6 +366,8 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"fail on some nodes; {_plan_summary(plan)}",
         _len_loc(ctx),
         fix=fix,
+        summary=f"one max-model-len request fits the predicted KV cache with only {gib(headroom)} to spare "
+        f"(band {band:g} x KV cache = {gib(band * plan.kv_cache_bytes)}): start-up may fail on some nodes",
     )
 
 

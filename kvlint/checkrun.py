@@ -1,0 +1,185 @@
+"""One ``kvlint check`` run over paths that may each have their own ``.kvlint.yaml``.
+
+The configuration that applies to a file is the **nearest** ``.kvlint.yaml`` (or ``.yml``) in its
+directory or a parent of it, as ruff and yamllint resolve theirs, so ``kvlint check a b`` and
+``kvlint check b a`` give the same findings when only ``b/.kvlint.yaml`` exists. :func:`config_groups`
+partitions the paths by that file: a file, a chart or kustomization directory, or a directory without a
+configuration further down is one unit; a directory holding another configuration below it is split into
+its files (walked as the loader walks directories: sorted, hidden entries and ``exclude`` globs skipped).
+Standard input (``-``) takes the configuration found from ``--stdin-filename``'s directory, else the
+current directory. ``--config FILE`` and ``--no-config`` apply one choice to every path, as before.
+
+:func:`run_paths` runs the pipeline once per group with that group's options and merges the results
+(diagnostics re-sorted by file, line, column); :attr:`CheckRun.failing` applies each group's
+``fail_on``. ``--stdin-filename NAME`` renames ``-`` in every location (so SARIF names a real artifact).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import BinaryIO, TextIO
+
+from kvlint.options import Options
+from kvlint.source import Loc
+from kvlint.types import SEVERITY_ORDER, CheckResult, Diagnostic
+
+__all__ = ["CheckRun", "config_groups", "merge_results", "run_paths"]
+
+
+@dataclass
+class CheckRun:
+    """A check over one or more configuration groups.
+
+    Attributes:
+        result: the merged :class:`~kvlint.types.CheckResult`.
+        parts: ``(config path or None, fail_on of that configuration or None, that group's result)``.
+    """
+
+    result: CheckResult
+    parts: list[tuple[str | None, str | None, CheckResult]] = field(default_factory=list)
+
+    def failing(self, fail_on: str | None) -> list[Diagnostic]:
+        """Findings at or above the threshold: ``fail_on`` (the command line's) when given, else each
+        group's configured ``fail_on``, else ``error``; ``never``/``none`` fail nothing."""
+        out: list[Diagnostic] = []
+        for _, cfg_fail_on, part in self.parts:
+            name = fail_on or cfg_fail_on or "error"
+            if name in ("never", "none"):
+                continue
+            threshold = SEVERITY_ORDER[name]
+            out += [d for d in part.diagnostics if SEVERITY_ORDER.get(d.severity, 0) >= threshold]
+        return out
+
+
+def _nearest(directory: str, cache: dict[str, str | None]) -> str | None:
+    from kvlint.config import find_config
+
+    key = os.path.abspath(directory)
+    if key not in cache:
+        cache[key] = find_config([directory])
+    return cache[key]
+
+
+def _nested_configs(directory: str, exclude: Sequence[str]) -> bool:
+    """Whether a configuration file exists strictly below ``directory`` (hidden directories skipped)."""
+    from kvlint.config import CONFIG_NAMES
+    from kvlint.load import _excluded
+
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
+        if os.path.samefile(root, directory):
+            continue
+        if any(n in files for n in CONFIG_NAMES):
+            return True
+    return False
+
+
+def config_groups(
+    paths: Sequence[str], *, exclude: Sequence[str] = (), stdin_filename: str | None = None
+) -> list[tuple[str | None, list[str]]]:
+    """``[(nearest configuration path or None, paths it applies to)]`` in the order first met.
+
+    See the module docstring. Paths that do not exist are kept (the loader reports them). Never raises.
+    """
+    from kvlint.load import _expand
+    from kvlint.render import is_chart_dir, is_kustomize_dir
+
+    cache: dict[str, str | None] = {}
+    groups: dict[str | None, list[str]] = {}
+
+    def add(cfg: str | None, p: str) -> None:
+        groups.setdefault(cfg, []).append(p)
+
+    for p in paths:
+        if p == "-":
+            add(_nearest(os.path.dirname(stdin_filename) or "." if stdin_filename else ".", cache), p)
+        elif not os.path.isdir(p):
+            add(_nearest(os.path.dirname(p) or ".", cache), p)
+        elif is_chart_dir(p) or is_kustomize_dir(p) or not _nested_configs(p, exclude):
+            add(_nearest(p, cache), p)
+        else:
+            for f in _expand(p, exclude):
+                add(_nearest(os.path.dirname(f) or ".", cache), f)
+    return list(groups.items())
+
+
+def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
+    """One result from several: lists concatenated, counts added, diagnostics sorted by location."""
+    if len(parts) == 1:
+        return parts[0]
+    out = CheckResult(exemptions_allowed=all(p.exemptions_allowed for p in parts))
+    for p in parts:
+        out.diagnostics += p.diagnostics
+        out.containers += p.containers
+        out.suppressed_diagnostics += p.suppressed_diagnostics
+        out.files += p.files
+        out.documents += p.documents
+        out.workloads += p.workloads
+        out.suppressed += p.suppressed
+    out.diagnostics.sort(key=lambda d: (*(d.loc or Loc("", 0, 0)), d.rule))
+    return out
+
+
+def _rename(loc: Loc | None, name: str) -> Loc | None:
+    return loc._replace(file=name) if loc is not None and loc.file == "-" else loc
+
+
+def rename_stdin(result: CheckResult, name: str) -> None:
+    """Rewrite locations in ``-`` (standard input) to ``name`` in place (``--stdin-filename``)."""
+
+    def fix(d: Diagnostic) -> Diagnostic:
+        return replace(d, loc=_rename(d.loc, name), sources=tuple(_rename(s, name) or s for s in d.sources))
+
+    result.diagnostics = [fix(d) for d in result.diagnostics]
+    result.suppressed_diagnostics = [
+        replace(s, diagnostic=fix(s.diagnostic), annotation=_rename(s.annotation, name))
+        for s in result.suppressed_diagnostics
+    ]
+
+
+def run_paths(
+    paths: Sequence[str],
+    options: Options,
+    *,
+    config_path: str | None = None,
+    no_config: bool = False,
+    stdin: TextIO | BinaryIO | None = None,
+    stdin_filename: str | None = None,
+) -> CheckRun:
+    """Run the pipeline on ``paths``, each with the nearest configuration (see the module docstring).
+
+    ``options`` carries the command line's settings, which win over every configuration file.
+
+    Raises:
+        kvlint.config.ConfigError: a configuration file is invalid, or ``config_path`` does not exist.
+        FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
+    """
+    from kvlint.config import ConfigError, apply_config, load_config
+    from kvlint.origins import attach_sources
+    from kvlint.pipeline import run_check
+
+    if config_path and not os.path.isfile(config_path):
+        raise ConfigError(f"{config_path}: no such configuration file")
+    if no_config:
+        groups: list[tuple[str | None, list[str]]] = [(None, list(paths))]
+    elif config_path:
+        groups = [(config_path, list(paths))]
+    else:
+        groups = config_groups(paths, exclude=options.exclude, stdin_filename=stdin_filename)
+    parts: list[tuple[str | None, str | None, CheckResult]] = []
+    for cfg_path, group in groups:
+        opts = options
+        cfg_fail_on = None
+        if cfg_path:
+            cfg = load_config(cfg_path)
+            opts = apply_config(options, cfg)
+            cfg_fail_on = cfg.fail_on or None
+        result = run_check(group, opts, stdin=stdin if "-" in group else None)
+        attach_sources(result, group, opts)
+        parts.append((cfg_path, cfg_fail_on, result))
+    if stdin_filename:
+        for _, _, part in parts:
+            rename_stdin(part, stdin_filename)
+    return CheckRun(merge_results([p[2] for p in parts]), parts)

@@ -1,0 +1,244 @@
+"""Where a finding's value was set before rendering: the Helm values line, the kustomize patch.
+
+Rendering moves the cause of a finding away from the line kvlint reports: in a chart, the template line
+``- --max-model-len={{ .Values.maxModelLen }}`` stays the same while a pull request edits ``values.yaml``;
+in a kustomization, a JSON 6902 patch in the overlay replaces a value kvlint locates on the base
+resource. :func:`attach_sources` fills :attr:`Diagnostic.sources <kvlint.types.Diagnostic.sources>` with
+those places, so the GitHub Action can annotate the line a pull request changed:
+
+* **Helm** (a finding on a template file ``CHART/templates/...`` of a chart with ``Chart.yaml``): the
+  ``.Values.a.b`` references of that template line and of the ``with``/``range`` blocks around it are
+  looked up in the chart's ``values.yaml`` and in every ``--helm-values`` file; each reference gives the
+  line of its key and of every scalar below it (``args:`` and each of its items).
+* **Kustomize** (a kustomization directory among the paths): every JSON 6902 patch of the tree
+  (``patchesJson6902`` entries and ``patches`` entries whose file or inline text is a list of
+  operations) whose ``target`` names the finding's object (same kind; name equal to the object's name
+  or to it without the overlay's ``namePrefix``/``nameSuffix``) gives the line of each operation.
+  Strategic-merge patches need nothing here: kvlint already locates their values in the patch
+  (:mod:`kvlint.render`).
+
+The sources are candidates, not a proof of causation: the Action annotates the first one the pull
+request changed (:mod:`kvlint.action`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from kvlint.options import Options
+from kvlint.source import LDict, LList, Loc
+from kvlint.types import CheckResult, Diagnostic
+
+__all__ = ["attach_sources", "helm_sources", "json6902_patches", "values_refs"]
+
+_VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
+_BLOCK_OPEN = re.compile(r"{{-?\s*(with|range|if)\b(.*?)-?}}")
+_BLOCK_END = re.compile(r"{{-?\s*end\b")
+
+
+def values_refs(template_lines: Sequence[str], line: int) -> list[tuple[str, ...]]:
+    """Key paths (``("image", "tag")``) of the ``.Values`` references on 1-based ``line`` of a template and
+    of the ``with``/``range``/``if`` blocks enclosing it, innermost first. Never raises."""
+    if not 1 <= line <= len(template_lines):
+        return []
+    refs = [tuple(m.group(1)[1:].split(".")) for m in _VALUES_REF.finditer(template_lines[line - 1])]
+    depth = 0
+    for text in reversed(template_lines[: line - 1]):
+        ends = len(_BLOCK_END.findall(text))
+        opens = _BLOCK_OPEN.findall(text)
+        depth += ends
+        for kind, expr in reversed(opens):
+            if depth:
+                depth -= 1
+                continue
+            if kind in ("with", "range"):
+                refs += [tuple(m.group(1)[1:].split(".")) for m in _VALUES_REF.finditer(expr)]
+    return list(dict.fromkeys(refs))
+
+
+@lru_cache(maxsize=64)
+def _load_yaml(path: str, mtime: float) -> Any:
+    from kvlint.load import load_text
+
+    try:
+        with open(path, "rb") as fh:
+            loaded = load_text(fh.read(), path)
+    except OSError:
+        return None
+    return loaded.documents[0].data if loaded.documents else None
+
+
+def _read(path: str) -> Any:
+    try:
+        return _load_yaml(path, os.path.getmtime(path))
+    except OSError:
+        return None
+
+
+def _leaf_locs(node: Any) -> list[Loc]:
+    out: list[Loc] = []
+    if isinstance(node, LDict):
+        for k, v in node.items():
+            if k in node.key_locs:
+                out.append(node.key_locs[k])
+            if isinstance(v, (LDict, LList)):
+                out += _leaf_locs(v)
+            elif k in node.locs:
+                out.append(node.locs[k])
+    elif isinstance(node, LList):
+        for i, v in enumerate(node):
+            if isinstance(v, (LDict, LList)):
+                out += _leaf_locs(v)
+            elif i < len(node.locs):
+                out.append(node.locs[i])
+    return out
+
+
+def _lookup(data: Any, keys: tuple[str, ...]) -> list[Loc]:
+    """Locations of ``keys`` in a values tree: the key's line and every scalar below it."""
+    node = data
+    for i, k in enumerate(keys):
+        if not isinstance(node, LDict) or k not in node:
+            return []
+        if i == len(keys) - 1:
+            locs = [node.key_locs[k]] if k in node.key_locs else []
+            v = node[k]
+            if isinstance(v, (LDict, LList)):
+                return locs + _leaf_locs(v)
+            return locs + ([node.locs[k]] if k in node.locs else [])
+        node = node[k]
+    return []
+
+
+def _chart_of(template: str) -> str | None:
+    parts = os.path.normpath(template).split(os.sep)
+    if "templates" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("templates")
+    chart = os.sep.join(parts[:i]) or "."
+    return chart if os.path.isfile(os.path.join(chart, "Chart.yaml")) else None
+
+
+@lru_cache(maxsize=256)
+def _template_lines(path: str) -> tuple[str, ...]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return tuple(fh.read().split("\n"))
+    except OSError:
+        return ()
+
+
+def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:
+    """Values-file locations feeding the template line at ``loc`` (see the module docstring); [] when
+    ``loc`` is not in a chart's ``templates/`` or references no value."""
+    chart = _chart_of(loc.file)
+    if chart is None:
+        return []
+    refs = values_refs(_template_lines(loc.file), loc.line)
+    if not refs:
+        return []
+    files = [os.path.join(chart, "values.yaml"), *values_files]
+    out: list[Loc] = []
+    for f in files:
+        data = _read(f) if os.path.isfile(f) else None
+        if data is None:
+            continue
+        for ref in refs:
+            out += _lookup(data, ref)
+    return list(dict.fromkeys(out))
+
+
+def _kustomization(directory: str) -> str | None:
+    from kvlint.render import KUSTOMIZATION_FILES
+
+    for name in KUSTOMIZATION_FILES:
+        p = os.path.join(directory, name)
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str]]:
+    """``(kind, name, operation locations, namePrefix, nameSuffix)`` of every JSON 6902 patch in the
+    kustomization tree rooted at ``directory`` (resources that are directories are followed). Never raises."""
+    out: list[tuple[str, str, list[Loc], str, str]] = []
+    seen: set[str] = set()
+
+    def visit(d: str, prefix: str, suffix: str) -> None:
+        kfile = _kustomization(d)
+        if kfile is None or os.path.realpath(d) in seen:
+            return
+        seen.add(os.path.realpath(d))
+        data = _read(kfile)
+        if not isinstance(data, dict):
+            return
+        prefix = str(data.get("namePrefix") or "") + prefix
+        suffix = suffix + str(data.get("nameSuffix") or "")
+        entries = [e for e in (data.get("patchesJson6902") or []) if isinstance(e, dict)]
+        entries += [e for e in (data.get("patches") or []) if isinstance(e, dict)]
+        for e in entries:
+            target = e.get("target")
+            if not isinstance(target, dict) or not target.get("name"):
+                continue
+            ops: Any = None
+            if e.get("path"):
+                ops = _read(os.path.join(d, str(e["path"])))
+            elif isinstance(e.get("patch"), str):
+                ops = _inline_ops(e, kfile)
+            if isinstance(ops, LList) and ops and all(isinstance(o, dict) and "op" in o for o in ops):
+                locs = [ops.locs[i] for i in range(len(ops)) if i < len(ops.locs)]
+                out.append((str(target.get("kind") or ""), str(target["name"]), locs, prefix, suffix))
+        for r in data.get("resources") or []:
+            sub = os.path.join(d, str(r))
+            if os.path.isdir(sub):
+                visit(sub, prefix, suffix)
+
+    visit(directory, "", "")
+    return out
+
+
+def _inline_ops(entry: Any, kfile: str) -> Any:
+    """An inline ``patch: |`` JSON 6902 list, with locations shifted to the kustomization file's lines."""
+    from kvlint.load import load_text
+
+    text = entry["patch"]
+    loaded = load_text(text, kfile)
+    if not loaded.documents:
+        return None
+    ops = loaded.documents[0].data
+    base = entry.locs.get("patch") if isinstance(entry, LDict) else None
+    if isinstance(ops, LList) and base is not None:
+        shift = base.line  # a block scalar's text starts on the line after its key
+        ops.locs = [Loc(kfile, loc.line + shift, loc.column) for loc in ops.locs]
+    return ops
+
+
+def _object_matches(obj: str, kind: str, name: str, prefix: str, suffix: str) -> bool:
+    parts = obj.split("/")
+    if len(parts) < 2 or (kind and parts[0] != kind):
+        return False
+    real = parts[-1]
+    return real in (name, f"{prefix}{name}{suffix}")
+
+
+def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) -> None:
+    """Fill ``sources`` of the diagnostics in ``result`` (in place) for the inputs ``paths`` were."""
+    from kvlint.render import is_kustomize_dir
+
+    patches = [p for path in paths if path != "-" and is_kustomize_dir(path) for p in json6902_patches(path)]
+
+    def with_sources(d: Diagnostic) -> Diagnostic:
+        if d.loc is None:
+            return d
+        found = helm_sources(d.loc, options.helm_values)
+        for kind, name, locs, prefix, suffix in patches:
+            if d.object and _object_matches(d.object, kind, name, prefix, suffix):
+                found += locs
+        return replace(d, sources=tuple(dict.fromkeys(found))) if found else d
+
+    result.diagnostics = [with_sources(d) for d in result.diagnostics]

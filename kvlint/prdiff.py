@@ -1,0 +1,344 @@
+"""What a change does: new findings against its base, and the capacity of every workload it touches.
+
+Used by ``kvlint diff BASE [HEAD]`` and by the GitHub Action on pull requests. Both run ``kvlint check``
+twice (on the base revision and on the head) with the same paths and options, read the two JSON reports
+(:mod:`kvlint.report.jsonout`) and compare them here:
+
+* **findings** (:func:`compare_findings`): by :mod:`kvlint.fingerprint` (rule, workload, container,
+  setting; not the line), so a finding the base already had is *pre-existing* even when lines moved, and
+  a finding only the head has is *new*;
+* **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container),
+  the figures a reviewer needs before and after: GPU, weights per GPU, KV-cache tokens, max-model-len,
+  concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len request; negative
+  means one request does not fit) and the verdict (``fails`` with an error finding, ``risky`` with a
+  warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when a figure
+  changed, it was added or removed, or its file is among the changed files.
+
+A revision is materialised with ``git archive`` (:func:`export_tree`), which leaves the repository's work
+tree, index and branches alone.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.fingerprint import fingerprints
+
+__all__ = [
+    "CapacityRow",
+    "Comparison",
+    "capacity_diff",
+    "capacity_figures",
+    "compare_findings",
+    "default_command",
+    "export_tree",
+    "render_capacity_markdown",
+    "render_capacity_text",
+    "run_check_json",
+    "workload_key",
+]
+
+GiB = 2**30
+
+#: Columns of the capacity table: (key in :func:`capacity_figures`, heading).
+CAPACITY_COLUMNS = (
+    ("gpu", "GPU"),
+    ("weights", "weights/GPU"),
+    ("kv_tokens", "KV tokens"),
+    ("max_model_len", "max-model-len"),
+    ("concurrency", "concurrency at max-model-len"),
+    ("headroom", "KV headroom/GPU"),
+    ("verdict", "verdict"),
+)
+
+
+@dataclass
+class Comparison:
+    """Findings of the head split against the base (JSON diagnostic dicts).
+
+    ``new``: on the head only; ``existing``: on both (pre-existing); ``fixed``: on the base only;
+    ``status``: ``"new"`` or ``"pre-existing"`` for each head diagnostic, in the head's order."""
+
+    new: list[dict[str, Any]] = field(default_factory=list)
+    existing: list[dict[str, Any]] = field(default_factory=list)
+    fixed: list[dict[str, Any]] = field(default_factory=list)
+    status: list[str] = field(default_factory=list)
+
+
+def compare_findings(base: Sequence[Mapping[str, Any]], head: Sequence[Mapping[str, Any]]) -> Comparison:
+    """Split ``head`` diagnostics into new and pre-existing, and find the ``base`` ones that are gone."""
+    base_fps = set(fingerprints(base))
+    head_fps = fingerprints(head)
+    out = Comparison()
+    for d, fp in zip(head, head_fps, strict=True):
+        (out.existing if fp in base_fps else out.new).append(dict(d))
+        out.status.append("pre-existing" if fp in base_fps else "new")
+    head_set = set(head_fps)
+    out.fixed = [dict(d) for d, fp in zip(base, fingerprints(base), strict=True) if fp not in head_set]
+    return out
+
+
+def workload_key(w: Mapping[str, Any]) -> str:
+    """``Kind/namespace/name [container]`` of a JSON workload entry (the finding's ``object`` + container)."""
+    obj = "/".join(str(x) for x in (w.get("kind"), w.get("namespace"), w.get("name")) if x)
+    return f"{obj} [{w.get('container') or ''}]"
+
+
+def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
+    obj = workload_key(w).rsplit(" [", 1)[0]
+    mine = [d for d in diags if d.get("object") == obj and d.get("container") == w.get("container")]
+    errors = sorted({str(d["rule"]) for d in mine if d.get("severity") == "error"})
+    warnings = sorted({str(d["rule"]) for d in mine if d.get("severity") == "warning"})
+    if errors:
+        return "fails (" + ", ".join(errors) + ")"
+    if not w.get("plan"):
+        return "unknown"
+    if warnings:
+        return "risky (" + ", ".join(warnings) + ")"
+    return "fits"
+
+
+def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The capacity table's cells for one JSON workload entry (see the module docstring); ``-`` where
+    kvlint has no plan (model or GPU unknown)."""
+    plan = w.get("plan") or {}
+    mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
+    gpus = w.get("gpus")
+    acc = w.get("accelerator") or "unknown GPU"
+    figures = {"gpu": f"{gpus} × {acc}" if gpus else str(acc), "verdict": _verdict(w, diags)}
+    if not plan:
+        figures.update(weights="-", kv_tokens="-", max_model_len="-", concurrency="-", headroom="-")
+        return figures
+    headroom = int(mem.get("kv_cache_bytes", 0)) - int(kv.get("per_request_bytes", 0))
+    figures.update(
+        weights=f"{int(mem.get('weights_bytes', 0)) / GiB:.2f} GiB",
+        kv_tokens=f"{int(kv.get('capacity_tokens', 0)):,}",
+        max_model_len=f"{int(kv.get('max_model_len', 0)):,}",
+        concurrency=f"{float(kv.get('max_concurrency', 0.0)):.2f}×",
+        headroom=f"{headroom / GiB:+.2f} GiB",
+    )
+    return figures
+
+
+@dataclass
+class CapacityRow:
+    """One touched workload: its key, file and figures before (None: added) and after (None: removed)."""
+
+    workload: str
+    file: str
+    before: dict[str, str] | None
+    after: dict[str, str] | None
+
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def capacity_diff(
+    base: Mapping[str, Any], head: Mapping[str, Any], changed_files: Iterable[str] = ()
+) -> list[CapacityRow]:
+    """Touched workloads of two JSON reports, in the head's order (removed ones last)."""
+    files = {os.path.normpath(f) for f in changed_files}
+    b = {workload_key(w): w for w in base.get("workloads", [])}
+    h = {workload_key(w): w for w in head.get("workloads", [])}
+    rows: list[CapacityRow] = []
+    for key, w in h.items():
+        after = capacity_figures(w, head.get("diagnostics", []))
+        before = capacity_figures(b[key], base.get("diagnostics", [])) if key in b else None
+        f = str(w.get("file") or "")
+        if before != after or os.path.normpath(f) in files:
+            rows.append(CapacityRow(key, f, before, after))
+    for key, w in b.items():
+        if key not in h:
+            rows.append(
+                CapacityRow(key, str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None)
+            )
+    return rows
+
+
+def _cell(text: str) -> str:
+    text = " ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("|", "\\|")
+
+
+def _change(before: dict[str, str] | None, after: dict[str, str] | None, key: str) -> str:
+    if before is None:
+        return f"(new) {after[key]}" if after else ""
+    if after is None:
+        return f"{before[key]} (removed)"
+    return before[key] if before[key] == after[key] else f"{before[key]} → {after[key]}"
+
+
+def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
+    """The capacity diff as a Markdown table (``before → after`` in each changed cell)."""
+    if not rows:
+        return "No serving workload's capacity changed.\n"
+    head = "| workload | " + " | ".join(h for _, h in CAPACITY_COLUMNS) + " |"
+    lines = [head, "|---|" + "---|" * len(CAPACITY_COLUMNS)]
+    for r in rows:
+        cells = [_change(r.before, r.after, k) for k, _ in CAPACITY_COLUMNS]
+        lines.append(f"| `{_cell(r.workload)}` | " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_capacity_text(rows: Sequence[CapacityRow]) -> str:
+    """The capacity diff for a terminal: one block per touched workload, one line per figure."""
+    if not rows:
+        return "No serving workload's capacity changed.\n"
+    out: list[str] = []
+    for r in rows:
+        out.append(f"{r.workload}  ({r.file})")
+        for k, h in CAPACITY_COLUMNS:
+            out.append(f"  {h + ':':<30} {_change(r.before, r.after, k)}")
+    return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# running kvlint on a revision
+
+
+def default_command() -> list[str]:
+    """How the Action runs kvlint by default: this Python importing the *installed* ``kvlint`` (the current
+    directory is taken off ``sys.path`` first, so a base revision that holds a ``kvlint/`` directory,
+    such as kvlint's own repository, does not run its own code)."""
+    return [
+        sys.executable,
+        "-c",
+        "import sys; sys.path[:1] = [] if sys.path[:1] in ([''], ['.']) else sys.path[:1]; "
+        "from kvlint.cli import main; main(prog_name='kvlint')",
+    ]
+
+
+def _git(args: Sequence[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+
+
+def export_tree(rev: str, cwd: str, dest: str) -> str:
+    """Write the files of revision ``rev`` of the repository holding ``cwd`` under ``dest`` (``git archive``);
+    returns the directory in ``dest`` that corresponds to ``cwd`` (``cwd`` may be below the root).
+
+    Raises:
+        ValueError: not a git repository, or ``rev`` unknown (the message has git's own words).
+    """
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if top.returncode != 0:
+        raise ValueError(f"not a git repository: {cwd}")
+    root = top.stdout.decode().strip()
+    proc = _git(["archive", "--format=tar", rev], root)
+    if proc.returncode != 0:
+        raise ValueError(f"cannot read revision {rev!r}: {proc.stderr.decode(errors='replace').strip()}")
+    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+        if sys.version_info >= (3, 12):
+            tar.extractall(dest, filter="data")
+        else:  # pragma: no cover - the archive is git's own output of the user's repository
+            tar.extractall(dest)  # noqa: S202
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(root))
+    return os.path.normpath(os.path.join(dest, rel))
+
+
+def run_check_json(
+    command: Sequence[str],
+    args: Sequence[str],
+    cwd: str,
+    json_path: str,
+    env: Mapping[str, str] | None = None,
+) -> tuple[int, dict[str, Any] | None, str, str]:
+    """Run ``command check --format json=JSON_PATH ARGS`` in ``cwd``; ``(exit status, report or None,
+    stdout, stderr)``. The report is None when kvlint failed before writing it (exit 2)."""
+    cmd = [*command, "check", "--format", f"json={json_path}", *args]
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, env=dict(env or os.environ), check=False
+    )
+    report = None
+    if os.path.isfile(json_path):
+        with open(json_path, encoding="utf-8") as fh:
+            report = json.load(fh)
+    return proc.returncode, report, proc.stdout, proc.stderr
+
+
+def _changed_files(base: str, head: str | None, cwd: str) -> list[str]:
+    """Files that differ between ``base`` and ``head`` (the working tree when None), relative to ``cwd``."""
+    args = ["-c", "core.quotePath=false", "diff", "--name-only", "--relative", base]
+    if head:
+        args.append(head)
+    proc = _git([*args, "--"], cwd)
+    return proc.stdout.decode("utf-8", errors="replace").split("\n") if proc.returncode == 0 else []
+
+
+def diff_revisions(
+    base: str,
+    head: str | None,
+    check_args: Sequence[str],
+    *,
+    cwd: str = ".",
+    command: Sequence[str] | None = None,
+    tmp: str,
+) -> tuple[dict[str, Any], dict[str, Any], Comparison, list[CapacityRow]]:
+    """``kvlint diff``: lint revision ``base`` and ``head`` (the working tree when None) with the same
+    ``check_args`` (paths and options of ``kvlint check``) and compare them.
+
+    Returns ``(base report, head report, comparison, capacity rows)``.
+    Raises:
+        ValueError: not a git repository, an unknown revision, or kvlint failed on one side (its message).
+    """
+    cmd = list(command or default_command())
+    reports: list[dict[str, Any]] = []
+    for label, rev in (("base", base), ("head", head)):
+        where = cwd if rev is None else export_tree(rev, cwd, os.path.join(tmp, label))
+        os.makedirs(where, exist_ok=True)
+        code, report, _, stderr = run_check_json(
+            cmd, ["--fail-on", "never", *check_args], where, os.path.join(tmp, f"{label}.json")
+        )
+        if report is None:
+            last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
+            raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
+        reports.append(report)
+    comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
+    rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
+    return reports[0], reports[1], comparison, rows
+
+
+def _finding_line(d: Mapping[str, Any]) -> str:
+    from kvlint.statement import split_message
+
+    where = f"{d.get('file')}:{d.get('line')}:{d.get('column')}" if d.get("file") else "<input>"
+    obj = (
+        f" [{d['object']}" + (f" container {d['container']}" if d.get("container") else "") + "]"
+        if d.get("object")
+        else ""
+    )
+    return f"{where}: {d.get('severity')} {d.get('rule')} {split_message(str(d.get('message', '')))[0]}{obj}"
+
+
+def render_diff_text(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
+    """``kvlint diff``'s text: new, pre-existing and gone findings (one line each), then the capacity diff."""
+    out = [f"kvlint diff {label}", "", f"New findings: {len(comparison.new)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.new]
+    out += [f"Pre-existing findings: {len(comparison.existing)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.existing]
+    out += [f"Findings gone: {len(comparison.fixed)}"]
+    out += [f"  {_finding_line(d)}" for d in comparison.fixed]
+    out += ["", "Capacity of the touched workloads:", render_capacity_text(rows).rstrip("\n")]
+    return "\n".join(out) + "\n"
+
+
+def render_diff_markdown(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
+    """``kvlint diff --format markdown``: the capacity table, then the new and gone findings."""
+    out = [
+        f"## kvlint diff {_cell(label)}",
+        "",
+        "### Capacity of the touched workloads",
+        "",
+        render_capacity_markdown(rows),
+    ]
+    out += [f"### New findings ({len(comparison.new)})", ""]
+    out += [f"- `{_cell(_finding_line(d))}`" for d in comparison.new] or ["None."]
+    out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
+    return "\n".join(out) + "\n"

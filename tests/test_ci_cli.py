@@ -1,0 +1,427 @@
+"""Issue 17's command-line side: nearest configuration per file, CLI habits, findings in one glance,
+fingerprints, code-scanning SARIF, `kvlint diff`, the sources of values behind a finding, the name."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvlint import DISTRIBUTION
+from kvlint.cli import main
+from kvlint.fingerprint import fingerprints, identity
+from kvlint.origins import helm_sources, json6902_patches, values_refs
+from kvlint.pipeline import Options, run_check
+from kvlint.report import render
+from kvlint.report.sarif import FULL_DESCRIPTION_LIMIT, rule_doc_uri, to_sarif_dict
+from kvlint.rules.catalog import load_catalog
+from kvlint.statement import split_message
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml"
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+SCHEMA = ROOT.parent / "shared" / "schemas" / "sarif-schema-2.1.0.json"
+OFF = Options(allow_hub=False)
+
+
+@pytest.fixture(autouse=True)
+def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("COLUMNS", "FORCE_COLOR", "NO_COLOR", "GITHUB_ACTIONS", "TERM"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _check(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    r = CliRunner().invoke(main, ["check", "--offline", *args], env=env)
+    return r.exit_code, r.stdout
+
+
+# ------------------------------------------------------------------------- one configuration per directory
+
+
+def test_nearest_config_per_file_whatever_the_argument_order(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    text = EXAMPLE.read_text(encoding="utf-8")
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "chat.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "b" / ".kvlint.yaml").write_text("ignore: [KV202]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    one = _check("--format", "json", "a", "b")
+    two = _check("--format", "json", "b", "a")
+    rules = {(d["file"], d["rule"]) for d in json.loads(one[1])["diagnostics"]}  # a keeps KV202, b does not
+    assert ("a/chat.yaml", "KV202") in rules and ("b/chat.yaml", "KV202") not in rules
+    assert rules == {(d["file"], d["rule"]) for d in json.loads(two[1])["diagnostics"]}
+    # a directory holding a configuration further down is split by it
+    nested = _check("--format", "json", ".")
+    assert {(os.path.normpath(d["file"]), d["rule"]) for d in json.loads(nested[1])["diagnostics"]} == rules
+    # fail_on of each configuration applies to its own files
+    (tmp_path / "b" / ".kvlint.yaml").write_text("fail_on: never\n", encoding="utf-8")
+    assert _check("b")[0] == 0 and _check("a")[0] == 1 and _check("b", "a")[0] == 1
+
+
+# ---------------------------------------------------------------------------------------------- CLI habits
+
+
+def test_output_file_quiet_statistics_exit_zero(tmp_path: Path) -> None:
+    target = tmp_path / "report.txt"
+    code, out = _check("-o", str(target), str(EXAMPLE))
+    assert code == 1 and out == ""
+    full = target.read_text(encoding="utf-8")
+    assert full == render("text", run_check([str(EXAMPLE)], OFF)).replace(str(EXAMPLE), str(EXAMPLE))
+    code, quiet = _check("-q", str(EXAMPLE))
+    assert quiet == full[: full.rindex("\n\n") + 1] and "suppressed" not in quiet
+    code, stats = _check("--statistics", str(EXAMPLE))
+    names = {k: v.name for k, v in load_catalog().items()}
+    res = run_check([str(EXAMPLE)], OFF)
+    for d in res.diagnostics:
+        assert re.search(rf"^1  {d.rule}  {d.severity}\s+{names[d.rule]}$", stats, re.M)
+    assert _check("--exit-zero", str(EXAMPLE))[0] == 0
+    assert CliRunner().invoke(main, ["check", "--exit-zero", "--no-such"]).exit_code == 2
+
+
+def test_github_format_under_github_actions_and_colour_switches() -> None:
+    code, out = _check(str(EXAMPLE), env={"GITHUB_ACTIONS": "true"})
+    assert out.startswith("::error file=") and code == 1
+    assert _check("--format", "text", str(EXAMPLE), env={"GITHUB_ACTIONS": "true"})[1].startswith(
+        str(EXAMPLE)
+    )
+    assert "\x1b[" in _check(str(EXAMPLE), env={"FORCE_COLOR": "1"})[1]
+    assert "\x1b[" not in _check(str(EXAMPLE), env={"FORCE_COLOR": "0"})[1]
+    from kvlint.report.text import use_color
+
+    class Tty:
+        def isatty(self) -> bool:
+            return True
+
+    os.environ["TERM"] = "dumb"
+    try:
+        assert use_color(Tty()) is False  # type: ignore[arg-type]
+    finally:
+        del os.environ["TERM"]
+    assert use_color(Tty()) is True  # type: ignore[arg-type]
+
+
+def test_version_names_catalogue_and_engine_releases() -> None:
+    from kvlint.memory.sglang import NEWEST_SGLANG
+    from kvlint.memory.tgi import NEWEST_TGI
+    from kvlint.memory.versions import NEWEST_VLLM
+
+    out = CliRunner().invoke(main, ["--version"]).stdout
+    assert f"{DISTRIBUTION} on PyPI" in out and f"{len(load_catalog())} rules" in out
+    assert f"vLLM {NEWEST_VLLM}" in out and f"TGI {NEWEST_TGI}" in out and f"SGLang {NEWEST_SGLANG}" in out
+
+
+def test_shell_completion_is_clicks_and_documented() -> None:
+    r = subprocess.run(
+        [shutil.which("kvlint") or "kvlint"],
+        env={**os.environ, "_KVLINT_COMPLETE": "bash_source"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "_kvlint_completion" in r.stdout
+    assert "_KVLINT_COMPLETE=bash_source kvlint" in (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
+
+
+def test_stdin_filename_names_the_artifact(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    data = EXAMPLE.read_text(encoding="utf-8")
+    r = CliRunner().invoke(
+        main,
+        ["check", "--offline", "--stdin-filename", "deploy/chat.yaml", "--format", "sarif", "-"],
+        input=data,
+    )
+    doc = json.loads(r.stdout)
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for x in doc["runs"][0]["results"]
+        for loc in x["locations"]
+    }
+    assert uris == {"deploy/chat.yaml"}
+
+
+# ------------------------------------------------------------------------------- findings in one glance
+
+
+def test_statement_and_details_keep_every_part_of_the_message() -> None:
+    res = run_check([str(ROOT / "fixtures" / "examples")], OFF)
+    for d in res.diagnostics:
+        statement, details = split_message(d.message)
+        assert statement and len(statement) < len(d.message) or not details
+        words = set(re.findall(r"\w+", d.message))
+        assert words == set(re.findall(r"\w+", " ".join([statement, *details])))
+    kv103 = next(d for d in res.diagnostics if d.rule == "KV103")
+    assert "per GPU:" not in kv103.statement and any(x.startswith("per GPU:") for x in kv103.details)
+    assert "needs 16.00 GiB" in kv103.statement and "has about 3.45 GiB" in kv103.statement
+    # JSON and SARIF keep the full message
+    doc = json.loads(render("json", res))
+    assert [x["message"] for x in doc["diagnostics"]] == [d.message for d in res.diagnostics]
+    assert [x["summary"] for x in doc["diagnostics"]] == [d.statement for d in res.diagnostics]
+
+
+def test_text_wraps_details_to_the_width() -> None:
+    res = run_check([str(EXAMPLE)], OFF)
+    for width in (60, 100):
+        text = render("text", res, width=width)
+        body = [ln for ln in text.splitlines() if ln.startswith("  ")]
+        assert body and all(len(ln) <= width for ln in body)
+        head = [ln for ln in text.splitlines() if ln.startswith(str(EXAMPLE))]
+        assert len(head) == len(res.diagnostics)
+
+
+# ------------------------------------------------------------------------------------------ fingerprints
+
+
+def test_fingerprint_ignores_lines_and_figures_but_not_identity(tmp_path: Path) -> None:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    (tmp_path / "a.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(
+        "# a comment that moves every line\n\n" + text.replace("nvidia-l4", "nvidia-l4"), encoding="utf-8"
+    )
+    a = run_check([str(tmp_path / "a.yaml")], OFF).diagnostics
+    b = run_check([str(tmp_path / "b.yaml")], OFF).diagnostics
+    assert [d.loc.line + 2 for d in a if d.loc] == [d.loc.line for d in b if d.loc]
+    # file-level identity aside (none here: every finding belongs to the workload), the same fingerprints
+    assert fingerprints(a) == fingerprints(b)
+    renamed = run_check([str(tmp_path / "a.yaml")], OFF).diagnostics
+    assert identity(renamed[0]).startswith(f"{renamed[0].rule}|Deployment/serving/chat-8b|vllm|")
+    assert len(set(fingerprints(a))) == len(a)
+
+
+# ---------------------------------------------------------------------------------- SARIF for code scanning
+
+
+@pytest.mark.skipif(
+    not (CORPUS.is_dir() and SCHEMA.is_file()), reason="../shared corpus or SARIF schema absent"
+)
+def test_corpus_sarif_meets_code_scanning(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(CORPUS.parent)
+    res = run_check(["manifests"], OFF)
+    doc = to_sarif_dict(res)
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema, format_checker=jsonschema.Draft7Validator.FORMAT_CHECKER)
+    assert [e.message for e in validator.iter_errors(doc)] == []
+    run = doc["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert rules and all(len(r["fullDescription"]["text"]) <= FULL_DESCRIPTION_LIMIT for r in rules)
+    catalog = load_catalog()
+    assert any(len(c.rationale) > FULL_DESCRIPTION_LIMIT for c in catalog.values())  # the cut is exercised
+    for r in rules:
+        assert catalog[r["id"]].rationale in r["help"]["text"]  # the long text is kept in help
+    anchors = set(re.findall(r"^## (KV\d+)$", (ROOT / "docs" / "rules.md").read_text(encoding="utf-8"), re.M))
+    for r in rules:
+        uri = r["helpUri"]
+        assert uri.split("#")[0].endswith("/docs/rules.md") and uri.split("#")[1].upper() in anchors
+    results = run["results"]
+    assert len(results) > 50
+    prints = [x["partialFingerprints"]["kvlint/v1"] for x in results]
+    assert all(prints) and len(set(prints)) == len(prints)
+    for x in results:
+        region = x["locations"][0]["physicalLocation"]["region"]
+        assert region["endLine"] >= region["startLine"] and region["endColumn"] > region["startColumn"]
+        uri = x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        assert uri.startswith("manifests/") and (CORPUS.parent / uri).is_file()
+
+
+def test_help_uri_follows_the_actions_own_repository() -> None:
+    info = load_catalog()["KV103"]
+    base = "https://github.com/acme/kvlint-fork/blob/v1/docs/rules.md"
+    assert rule_doc_uri(info, {"KVLINT_RULES_DOC_URL": base}) == base + "#kv103"
+    assert rule_doc_uri(info, {}) == info.help_uri
+
+
+# ------------------------------------------------------------------------------------------- kvlint diff
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_shows_capacity_before_and_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "commit.gpgsign=false",
+                *args,
+            ],
+            cwd=tmp_path,
+            check=True,
+            capture_output=True,
+        )
+
+    text = EXAMPLE.read_text(encoding="utf-8")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(
+        text.replace("- --model\n", "- --max-model-len=8192\n            - --model\n"), encoding="utf-8"
+    )
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "deploy" / "chat.yaml").write_text(
+        text.replace("- --model\n", "- --max-model-len=65536\n            - --model\n"), encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert [d["rule"] for d in doc["new"] if d["severity"] == "error"] == ["KV103"]
+    (row,) = doc["capacity"]
+    assert row["before"]["max_model_len"] == "8,192" and row["after"]["max_model_len"] == "65,536"
+    assert row["before"]["verdict"] == "fits" and row["after"]["verdict"] == "fails (KV103)"
+    text_out = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"]).stdout
+    assert "max-model-len:                 8,192 → 65,536" in text_out
+    assert CliRunner().invoke(main, ["diff", "no-such-rev", "--offline"]).exit_code == 2
+
+
+# ------------------------------------------------------------------------------ sources behind a finding
+
+
+def test_values_refs_follow_with_and_range_blocks() -> None:
+    lines = (
+        (ROOT / "fixtures" / "helm" / "chat-chart" / "templates" / "deployment.yaml").read_text().split("\n")
+    )
+    line = 1 + next(i for i, t in enumerate(lines) if "--max-model-len={{ . }}" in t)
+    assert values_refs(lines, line) == [("maxModelLen",)]
+    acc = 1 + next(i for i, t in enumerate(lines) if ".Values.accelerator" in t)
+    assert values_refs(lines, acc) == [("accelerator",)]
+
+
+def test_helm_sources_point_at_the_values_line(tmp_path: Path) -> None:
+    from kvlint.source import Loc
+
+    chart = tmp_path / "chart"
+    shutil.copytree(ROOT / "fixtures" / "helm" / "chat-chart", chart)
+    tpl = (chart / "templates" / "deployment.yaml").read_text().split("\n")
+    line = 1 + next(i for i, t in enumerate(tpl) if ".Values.accelerator" in t)
+    values = (chart / "values.yaml").read_text().split("\n")
+    want = 1 + next(i for i, t in enumerate(values) if t.startswith("accelerator:"))
+    found = helm_sources(Loc(str(chart / "templates" / "deployment.yaml"), line, 1))
+    assert {(loc.file, loc.line) for loc in found} == {(str(chart / "values.yaml"), want)}
+    prod = tmp_path / "prod.yaml"
+    prod.write_text("# prod\naccelerator: nvidia-h100-80gb\n", encoding="utf-8")
+    found = helm_sources(Loc(str(chart / "templates" / "deployment.yaml"), line, 1), [str(prod)])
+    assert (str(prod), 2) in {(loc.file, loc.line) for loc in found}
+
+
+@pytest.mark.skipif(
+    shutil.which("kubectl") is None and shutil.which("kustomize") is None, reason="no kustomize"
+)
+def test_json6902_overlay_patch_is_a_source(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    shutil.copytree(ROOT / "fixtures" / "kustomize" / "base", base)
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "resources:\n  - ../base\npatches:\n  - target: {kind: Deployment, name: chat-8b}\n    path: mml.yaml\n",
+        encoding="utf-8",
+    )
+    (overlay / "mml.yaml").write_text(
+        "- op: add\n  path: /spec/template/spec/containers/0/args/-\n  value: --max-model-len=65536\n",
+        encoding="utf-8",
+    )
+    (patch,) = json6902_patches(str(overlay))
+    assert patch[:2] == ("Deployment", "chat-8b") and [loc.line for loc in patch[2]] == [1]
+    res = run_check([str(overlay)], OFF)
+    from kvlint.origins import attach_sources
+
+    attach_sources(res, [str(overlay)], OFF)
+    sources = {(s.file, s.line) for d in res.diagnostics for s in d.sources}
+    assert (str(overlay / "mml.yaml"), 1) in sources
+
+
+# ------------------------------------------------------------------------------------------- the name
+
+
+def test_every_install_line_uses_the_distribution_name() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^name = "(.*)"$', pyproject, re.M).group(1) == DISTRIBUTION == "kvlint-k8s"  # type: ignore[union-attr]
+    assert 'kvlint = "kvlint.cli:main"' in pyproject  # the command keeps its name
+    files = ["README.md", "docs/ci.md", "docs/webhook.md", "Dockerfile", "action.yml", "CHANGELOG.md"]
+    installs = []
+    for f in files:
+        for line in (ROOT / f).read_text(encoding="utf-8").splitlines():
+            for m in re.finditer(r"pip install ([^\s;&|)`]+(?: [^\s;&|)`]+)*)", line):
+                installs.append((f, m.group(1)))
+    assert installs
+    for f, words in installs:
+        targets = [w.strip("'\"") for w in words.split() if not w.startswith("-")]
+        for t in targets:
+            assert not re.match(r"^kvlint(\[|==|$)", t), (f, words)  # never the unrelated PyPI project
+    assert any("kvlint-k8s" in w for _, w in installs)
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    install = next(s for s in action["runs"]["steps"] if s.get("name") == "Install kvlint")["run"]
+    assert '"kvlint-k8s==$KVLINT_VERSION"' in install and '"$GITHUB_ACTION_PATH"' in install
+
+
+# ------------------------------------------------------------------------------------------- pre-commit
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_pre_commit_hooks_as_pre_commit_runs_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each hook's entry + args (+ the staged files pre-commit selects by types_or and exclude)."""
+    hooks = {
+        h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    }
+    shutil.copytree(ROOT / "fixtures" / "helm" / "chat-chart", tmp_path / "charts" / "chat")
+    (tmp_path / "deploy").mkdir()
+    manifest = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
+    (tmp_path / "deploy" / "chat.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    staged = ["charts/chat/templates/deployment.yaml", "charts/chat/values.yaml", "deploy/chat.json"]
+
+    files_hook = hooks["kvlint"]
+    selected = [f for f in staged if not re.search(files_hook["exclude"], f)]
+    assert selected == ["charts/chat/values.yaml", "deploy/chat.json"]
+    argv = files_hook["entry"].split()[1:] + files_hook.get("args", []) + selected
+    r = CliRunner().invoke(main, argv)
+    found = {
+        (d["file"], d["rule"])
+        for d in json.loads(CliRunner().invoke(main, [*argv, "--format", "json"]).stdout)["diagnostics"]
+    }
+    assert r.exit_code == 1 and ("deploy/chat.json", "KV103") in found  # the JSON manifest is linted
+    assert not any(f.endswith("templates/deployment.yaml") for f, _ in found)
+
+    dirs_hook = hooks["kvlint-dirs"]
+    assert dirs_hook["pass_filenames"] is False
+    argv = dirs_hook["entry"].split()[1:] + ["charts/chat", "deploy"]  # the args a chart repository gives
+    doc = json.loads(CliRunner().invoke(main, [*argv, "--format", "json"]).stdout)
+    files = {d["file"] for d in doc["diagnostics"]}
+    assert "charts/chat/templates/deployment.yaml" in files and "deploy/chat.json" in files
+    assert not any(d["rule"] == "KV002" for d in doc["diagnostics"])
+    # the default args walk the repository without the raw templates
+    default = dirs_hook["entry"].split()[1:] + dirs_hook["args"]
+    doc = json.loads(CliRunner().invoke(main, [*default, "--format", "json"]).stdout)
+    assert not any("templates/" in (d["file"] or "") for d in doc["diagnostics"])
+
+
+# ---------------------------------------------------------------------------------------------- release
+
+
+def test_release_workflow_builds_publishes_and_tags_the_action() -> None:
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text(encoding="utf-8"))
+    on = wf[True] if True in wf else wf["on"]  # YAML 1.1 reads the key `on` as True
+    assert on["push"]["tags"]
+    steps = [s for job in wf["jobs"].values() for s in job["steps"]]
+    runs = "\n".join(s.get("run", "") for s in steps)
+    assert "python -m build --sdist --wheel" in runs
+    assert any(s.get("uses", "").startswith("pypa/gh-action-pypi-publish") for s in steps)
+    assert wf["jobs"]["publish"]["permissions"]["id-token"] == "write"
+    assert wf["env"]["ACTION_MAJOR"] == "v1" and 'git push --force origin "refs/tags/$ACTION_MAJOR"' in runs
+    # the version check passes for this version and refuses another
+    from kvlint import __version__
+
+    script = ROOT / ".github" / "scripts" / "check-release-version.sh"
+    ok = subprocess.run(["bash", str(script), f"v{__version__}"], capture_output=True, text=True, check=False)
+    bad = subprocess.run(["bash", str(script), "v99.0.0"], capture_output=True, text=True, check=False)
+    assert ok.returncode == 0 and bad.returncode == 1 and "99.0.0" in bad.stderr
+    assert "## [Unreleased]" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
