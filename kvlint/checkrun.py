@@ -23,7 +23,7 @@ from typing import BinaryIO, TextIO
 
 from kvlint.options import Options
 from kvlint.source import Loc
-from kvlint.types import SEVERITY_ORDER, CheckResult, Diagnostic
+from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerResult, Diagnostic
 
 __all__ = ["CheckRun", "config_groups", "merge_results", "run_paths"]
 
@@ -35,10 +35,25 @@ class CheckRun:
     Attributes:
         result: the merged :class:`~kvlint.types.CheckResult`.
         parts: ``(config path or None, fail_on of that configuration or None, that group's result)``.
+        require_sizing: per part, whether its configuration sets ``require_sizing: true``.
     """
 
     result: CheckResult
     parts: list[tuple[str | None, str | None, CheckResult]] = field(default_factory=list)
+    require_sizing: list[bool] = field(default_factory=list)
+
+    def unsized(self, required: bool = False) -> list[tuple[ContainerResult, str]]:
+        """Serving containers that were not sized, with the reason (:func:`kvlint.sizing.sizing_of`), in the
+        parts that require sizing: all of them when ``required`` (``--require-sizing``), else those whose
+        configuration sets ``require_sizing: true``."""
+        from kvlint.sizing import SIZED, sizing_of
+
+        out = []
+        for i, (_, _, part) in enumerate(self.parts):
+            if not (required or (i < len(self.require_sizing) and self.require_sizing[i])):
+                continue
+            out += [(cr, why) for cr in part.containers if (why := sizing_of(cr)) not in SIZED]
+        return out
 
     def failing(self, fail_on: str | None) -> list[Diagnostic]:
         """Findings at or above the threshold: ``fail_on`` (the command line's) when given, else each
@@ -169,17 +184,20 @@ def run_paths(
     else:
         groups = config_groups(paths, exclude=options.exclude, stdin_filename=stdin_filename)
     parts: list[tuple[str | None, str | None, CheckResult]] = []
+    required: list[bool] = []
     for cfg_path, group in groups:
         opts = options
         cfg_fail_on = None
+        required.append(False)
         if cfg_path:
             cfg = load_config(cfg_path)
             opts = apply_config(options, cfg)
             cfg_fail_on = cfg.fail_on or None
+            required[-1] = bool(cfg.require_sizing)
         result = run_check(group, opts, stdin=stdin if "-" in group else None)
         attach_sources(result, group, opts)
         parts.append((cfg_path, cfg_fail_on, result))
     if stdin_filename:
         for _, _, part in parts:
             rename_stdin(part, stdin_filename)
-    return CheckRun(merge_results([p[2] for p in parts]), parts)
+    return CheckRun(merge_results([p[2] for p in parts]), parts, required)

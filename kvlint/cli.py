@@ -303,6 +303,12 @@ def _add_common(f: Any) -> Any:
     help="Exit 0 even when findings are at or above --fail-on (2 still means a usage or configuration error).",
 )
 @click.option(
+    "--require-sizing",
+    is_flag=True,
+    help="Exit 1 when a serving workload could not be sized (no memory plan on its GPU and no fleet verdict); "
+    "the reasons are printed (also: require_sizing: true in .kvlint.yaml).",
+)
+@click.option(
     "--stdin-filename",
     metavar="PATH",
     help="Name of the file read from standard input (-): used in every report instead of '-', and its "
@@ -331,6 +337,7 @@ def check(
     quiet: bool,
     statistics: bool,
     exit_zero: bool,
+    require_sizing: bool,
     stdin_filename: str | None,
     **kw: Any,
 ) -> None:
@@ -412,7 +419,15 @@ def check(
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)
-    if run.failing(fail_on) and not exit_zero:
+    unsized = run.unsized(require_sizing)
+    for cr, why in unsized:
+        loc = cr.serving.model.loc if cr.serving.model and cr.serving.model.loc else cr.serving.command_loc
+        where = f"{loc.file}:{loc.line}: " if loc else ""
+        click.echo(
+            f"kvlint: not sized: {where}{cr.object_ref} container {cr.container_name}: {why} (--require-sizing)",
+            err=True,
+        )
+    if (run.failing(fail_on) or unsized) and not exit_zero:
         sys.exit(1)
 
 

@@ -94,6 +94,7 @@ class Config:
         exemptions: whether ``kvlint.io/ignore`` annotations may suppress findings (None = not set).
         site: ``accelerators`` (custom accelerators, node-label and node-name tables) and ``fleet`` as a
             :class:`~kvlint.accelerators.site.Site`, or None when the file declares neither.
+        require_sizing: fail the run when a serving workload could not be sized (``--require-sizing``).
     """
 
     path: str | None = None
@@ -110,6 +111,7 @@ class Config:
     offline: bool | None = None
     exemptions: bool | None = None
     site: Site | None = None
+    require_sizing: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
@@ -509,7 +511,7 @@ def _build(data: LDict, path: str) -> Config:
     if "fail_on" in data:
         # YAML 1.1 reads an unquoted ``no``/``off``/``false`` as boolean false: it means "never"
         kw["fail_on"] = "never" if data["fail_on"] is False else data["fail_on"]
-    for key in ("offline", "exemptions"):
+    for key in ("offline", "exemptions", "require_sizing"):
         if key in data:
             kw[key] = data[key]
     return Config(**kw)

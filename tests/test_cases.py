@@ -78,4 +78,5 @@ def test_cli_json_output_and_exit_code() -> None:
     assert data["workloads"][0]["plan"]["kv"]["block_size"] == 16
     clean = runner.invoke(main, ["check", "--offline", str(CASES / "b09-clean.yaml")])
     assert clean.exit_code == 0, clean.output
-    assert clean.output.strip().startswith("0 errors, 0 warnings")
+    assert clean.output.strip().splitlines()[-1].startswith("0 errors, 0 warnings")
+    assert clean.output.strip().splitlines()[-2] == "sized 1 of 1 serving container (plan 1, fleet verdict 0)"

@@ -140,11 +140,12 @@ def test_json_is_versioned_and_consistent(examples: CheckResult) -> None:
 
 def test_github_commands(examples: CheckResult) -> None:
     out = render("github", examples).splitlines()
-    assert len(out) == len(examples.diagnostics) + 1
+    assert len(out) == len(examples.diagnostics) + 2
+    assert out[-2].startswith("::notice title=kvlint sizing::sized 4 of 4 serving containers")
     pat = re.compile(
         r"^::(error|warning|notice) file=([^,]+),line=(\d+),col=(\d+),title=(KV\d{3}) ([a-z0-9-]+)::(.+)$"
     )
-    for line, d in zip(out[:-1], examples.diagnostics, strict=True):
+    for line, d in zip(out[:-2], examples.diagnostics, strict=True):
         m = pat.match(line)
         assert m, line
         assert m.group(1) == {"error": "error", "warning": "warning", "info": "notice"}[d.severity]

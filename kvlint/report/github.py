@@ -50,4 +50,11 @@ def render_github(result: CheckResult) -> str:
     names = {k: v.name for k, v in load_catalog().items()}
     lines = [format_command(d, names.get(d.rule, "")) for d in result.diagnostics]
     lines.append(summary_line(result, suppressed=result.suppressed))
+    if result.containers:
+        from kvlint.sizing import summarise
+
+        sizing = summarise(result)
+        lines.append(
+            f"::{'warning' if sizing.unsized else 'notice'} title=kvlint sizing::{escape_data(sizing.line())}"
+        )
     return "\n".join(lines) + "\n"

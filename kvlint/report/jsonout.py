@@ -31,6 +31,8 @@ SCHEMA_VERSION = 2
 
 def to_json_dict(result: CheckResult) -> dict[str, Any]:
     """The JSON report as a dict (see the module docstring for the shape)."""
+    from kvlint.sizing import sizing_of, summarise
+
     summary: dict[str, Any] = dict(result.counts())
     summary.update(
         suppressed=result.suppressed,
@@ -38,6 +40,7 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         files=result.files,
         documents=result.documents,
         workloads=result.workloads,
+        sizing=summarise(result).as_dict(),
     )
     return {
         "schema_version": SCHEMA_VERSION,
@@ -45,7 +48,7 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         "summary": summary,
         "diagnostics": [d.as_dict() for d in result.diagnostics],
         "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
-        "workloads": [c.as_dict() for c in result.containers],
+        "workloads": [{**c.as_dict(), "sizing": sizing_of(c)} for c in result.containers],
     }
 
 

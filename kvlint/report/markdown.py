@@ -92,8 +92,11 @@ def _workload_section(c: ContainerResult, n: int) -> list[str]:
 def render_markdown(result: CheckResult) -> str:
     """The job-summary Markdown (see the module docstring)."""
     from kvlint.report.text import summary_line
+    from kvlint.sizing import summarise
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
+    if result.containers:
+        lines += ["", summarise(result).line()]
     if result.diagnostics:
         lines += ["", "| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
         lines += [finding_row(d) for d in result.diagnostics]

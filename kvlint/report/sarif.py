@@ -176,7 +176,9 @@ def _result(
 def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     """The SARIF log as a dict (see the module docstring)."""
     from kvlint.rules.catalog import load_catalog
+    from kvlint.sizing import summarise
 
+    sizing = summarise(result)
     catalog = load_catalog()
     rules = [_rule_descriptor(info) for info in catalog.values()]
     index = {r["id"]: i for i, r in enumerate(rules)}
@@ -202,8 +204,19 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
         "results": results,
         "properties": {
             "summary": {**result.counts(), "suppressed": result.suppressed, "files": result.files},
+            "sizing": sizing.as_dict(),
         },
     }
+    if sizing.serving:
+        # "not sized" is said where code scanning shows tool notices (SARIF 2.1.0 invocation.toolExecutionNotifications)
+        run["invocations"] = [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {"level": "warning" if sizing.unsized else "note", "message": {"text": sizing.line()}}
+                ],
+            }
+        ]
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION, "runs": [run]}
 
 

@@ -104,6 +104,10 @@ def render_text(
         out.append(format_diagnostic(d, color, width))
     if out:
         out.append("")
+    if result.containers:
+        from kvlint.sizing import summarise
+
+        out.append(summarise(result).line())
     out.append(summary_line(result, suppressed=suppressed))
     return "\n".join(out) + "\n"
 

@@ -1,0 +1,103 @@
+"""Whether each serving workload was sized, and why not: "not sized" is never a silent pass.
+
+A serving container is **sized** when kvlint built its memory plan on the GPU it lands on (``plan``) or,
+with its GPU unknown, on each GPU of a fleet (``fleet``, KV501's verdict). Otherwise it has exactly one
+reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub notice) and counted by
+``--require-sizing`` / ``require_sizing: true``:
+
+* ``command unreadable`` -- the engine command could not be read (KV503 from the parser);
+* ``no model in the command`` -- an engine was found but its command names no model (KV503);
+* ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
+  model (KV502, info);
+* ``model unknown`` -- the model's config.json could not be resolved (KV502);
+* ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
+* ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
+* ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvlint.engines.images import image_platform
+from kvlint.types import CheckResult, ContainerResult
+
+__all__ = ["SizingSummary", "sizing_of", "summarise"]
+
+SIZED = ("plan", "fleet")
+
+
+def _is_runtime_template(cr: ContainerResult) -> bool:
+    from kvlint.rules.facts import is_runtime_template
+
+    return is_runtime_template(cr.workload)
+
+
+def sizing_of(cr: ContainerResult) -> str:
+    """``plan`` | ``fleet`` | the reason the container was not sized (see the module docstring)."""
+    if cr.plan is not None:
+        return "plan"
+    if cr.fleet:
+        return "fleet"
+    s = cr.serving
+    if s.model is None:
+        if any(f.rule == "KV503" and f.severity != "info" for f in s.findings) and not s.flags:
+            return "command unreadable"
+        return "no model in the command"
+    if cr.model is None:
+        return "runtime template" if _is_runtime_template(cr) else "model unknown"
+    acc = cr.placement.accelerator if cr.placement else None
+    if (acc is not None and acc.vendor not in ("nvidia", "amd")) or image_platform(s.image) not in (
+        "cuda",
+        "rocm",
+    ):
+        return "not a CUDA/ROCm GPU"
+    if acc is None:
+        return "GPU unknown"
+    return "memory model could not size it"
+
+
+@dataclass(frozen=True)
+class SizingSummary:
+    """Counts over a run's serving containers: ``serving`` in all, ``plan`` and ``fleet`` sized, and
+    ``not_sized`` reason -> count (ordered by count)."""
+
+    serving: int
+    plan: int
+    fleet: int
+    not_sized: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sized(self) -> int:
+        return self.plan + self.fleet
+
+    @property
+    def unsized(self) -> int:
+        return self.serving - self.sized
+
+    def line(self) -> str:
+        """``sized 20 of 85 serving containers (plan 9, fleet verdict 11); not sized: model unknown 40, ...``"""
+        text = f"sized {self.sized} of {self.serving} serving container{'' if self.serving == 1 else 's'}"
+        text += f" (plan {self.plan}, fleet verdict {self.fleet})"
+        if self.not_sized:
+            text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON shape: ``{"serving", "sized", "plan", "fleet", "not_sized": {reason: n}}``."""
+        return {
+            "serving": self.serving,
+            "sized": self.sized,
+            "plan": self.plan,
+            "fleet": self.fleet,
+            "not_sized": dict(self.not_sized),
+        }
+
+
+def summarise(result: CheckResult) -> SizingSummary:
+    """The :class:`SizingSummary` of ``result``'s serving containers."""
+    counts = Counter(sizing_of(cr) for cr in result.containers)
+    reasons = {k: n for k, n in counts.most_common() if k not in SIZED}
+    return SizingSummary(len(result.containers), counts.get("plan", 0), counts.get("fleet", 0), reasons)

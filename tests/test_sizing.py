@@ -1,0 +1,104 @@
+"""No silent pass: every report says how many serving workloads were sized and why the others were not, and
+``--require-sizing`` / ``require_sizing: true`` fail the run on an unsized one. Real manifests from
+fixtures/examples and fixtures/collected (sources in its INDEX.csv)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.sizing import SIZED, sizing_of, summarise
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "fixtures" / "examples"
+COLLECTED = ROOT / "fixtures" / "collected"
+#: names a model the offline catalogue lacks (RedHatAI/Llama-3.1-8B-Instruct)
+UNKNOWN_MODEL = COLLECTED / "bhajian__redhat__llm-d-vllm-aks__manifest__vllm-redhat-llama8b.yaml"
+#: names no GPU (SGLang's own k8s example): sized by the fleet verdict
+NO_GPU = COLLECTED / "sgl-project__sglang__docker__k8s-sglang-service.yaml"
+
+
+def _check(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", *args])
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_each_container_has_one_outcome_and_the_summary_counts_them() -> None:
+    result = run_check([str(COLLECTED)], Options(allow_hub=False))
+    outcomes = [sizing_of(cr) for cr in result.containers]
+    s = summarise(result)
+    assert (
+        s.serving == len(outcomes) and s.plan == outcomes.count("plan") and s.fleet == outcomes.count("fleet")
+    )
+    assert sum(s.not_sized.values()) == s.unsized == len([o for o in outcomes if o not in SIZED])
+    assert {"model unknown", "runtime template"} <= set(s.not_sized)
+
+
+def test_the_reason_matches_what_the_findings_say() -> None:
+    result = run_check([str(UNKNOWN_MODEL)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert sizing_of(cr) == "model unknown"
+    assert any(d.rule == "KV502" for d in result.diagnostics)
+    fleet = run_check([str(NO_GPU)], Options(allow_hub=False))
+    assert [sizing_of(c) for c in fleet.containers] == ["fleet"]
+
+
+def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
+    sarif, md, js = tmp_path / "r.sarif", tmp_path / "r.md", tmp_path / "r.json"
+    code, out, _ = _check(
+        "--fail-on",
+        "never",
+        "--format",
+        "text",
+        "--format",
+        f"sarif={sarif}",
+        "--format",
+        f"markdown={md}",
+        "--format",
+        f"json={js}",
+        str(UNKNOWN_MODEL),
+        str(NO_GPU),
+    )
+    assert code == 0
+    line = "sized 1 of 2 serving containers (plan 0, fleet verdict 1); not sized: model unknown 1"
+    assert out.splitlines()[-2] == line
+    data = json.loads(js.read_text())
+    assert data["summary"]["sizing"] == {
+        "serving": 2,
+        "sized": 1,
+        "plan": 0,
+        "fleet": 1,
+        "not_sized": {"model unknown": 1},
+    }
+    assert sorted(w["sizing"] for w in data["workloads"]) == ["fleet", "model unknown"]
+    note = json.loads(sarif.read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]
+    assert note == {"level": "warning", "message": {"text": line}}
+    assert line in md.read_text()
+    r = CliRunner().invoke(
+        main,
+        ["check", "--offline", "--no-config", "--fail-on", "never", "--format", "github", str(UNKNOWN_MODEL)],
+    )
+    assert "::warning title=kvlint sizing::sized 0 of 1 serving container" in r.stdout
+
+
+def test_require_sizing_fails_the_run_and_names_each_workload(tmp_path: Path) -> None:
+    code, _, err = _check("--fail-on", "never", "--require-sizing", str(UNKNOWN_MODEL), str(NO_GPU))
+    assert code == 1
+    assert "not sized:" in err and "Deployment/vllm/vllm-llama8b container vllm: model unknown" in err
+    assert "sgl" not in err  # the fleet verdict counts as sized
+    assert _check("--fail-on", "never", "--require-sizing", str(NO_GPU))[0] == 0
+    assert _check("--fail-on", "never", "--require-sizing", "--exit-zero", str(UNKNOWN_MODEL))[0] == 0
+    assert _check("--fail-on", "never", str(UNKNOWN_MODEL))[0] == 0  # not required: reported, not failed
+
+
+def test_require_sizing_in_the_configuration(tmp_path: Path) -> None:
+    (tmp_path / ".kvlint.yaml").write_text("require_sizing: true\nfail_on: never\n")
+    target = tmp_path / UNKNOWN_MODEL.name
+    target.write_bytes(UNKNOWN_MODEL.read_bytes())
+    r = CliRunner().invoke(main, ["check", "--offline", str(target)])
+    assert r.exit_code == 1 and "model unknown (--require-sizing)" in r.stderr
