@@ -49,7 +49,6 @@ def render_github(result: CheckResult) -> str:
 
     names = {k: v.name for k, v in load_catalog().items()}
     lines = [format_command(d, names.get(d.rule, "")) for d in result.diagnostics]
-    lines.append(summary_line(result, suppressed=result.suppressed))
     if result.containers:
         from kvlint.sizing import summarise
 
@@ -57,4 +56,5 @@ def render_github(result: CheckResult) -> str:
         lines.append(
             f"::{'warning' if sizing.unsized else 'notice'} title=kvlint sizing::{escape_data(sizing.line())}"
         )
+    lines.append(summary_line(result, suppressed=result.suppressed))
     return "\n".join(lines) + "\n"
