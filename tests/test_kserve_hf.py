@@ -130,6 +130,10 @@ def test_model_id_wins_over_storage_uri_and_revisions_and_custom_runtimes() -> N
     assert res.containers == [] and not [
         d for d in res.diagnostics if "kserve-huggingfaceserver" in d.message
     ]
+    # ... and says that the runtime it names is not among the inputs (issue 16)
+    assert [
+        d.rule for d in res.diagnostics if "my-vllm-runtime" in d.message and "not among" in d.message
+    ] == ["KV503"]
 
 
 def test_runtime_template_model_is_an_info_note() -> None:

@@ -6,6 +6,7 @@ docstring).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kvlint.types import Document, Workload
@@ -20,8 +21,9 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
 )
 from kvlint.workloads.kaito import workspace_workloads
-from kvlint.workloads.kserve import predictor_workloads
+from kvlint.workloads.kserve import Runtimes, predictor_workloads
 from kvlint.workloads.kubeai import model_workloads
+from kvlint.workloads.llmisvc import llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
 from kvlint.workloads.production_stack import vllm_runtime_workloads
@@ -62,21 +64,109 @@ def find_workloads(docs: Sequence[Document]) -> list[Workload]:
         Never raises on odd shapes.
     """
     out: list[Workload] = []
+    joined = _joined(docs)
     for doc in docs:
         if isinstance(doc.data, dict):
+            if id(doc) in joined.consumed:
+                continue  # a runtime or preset merged into the service that uses it
             try:
-                out.extend(_doc_workloads(doc))
+                found = joined.workloads.get(id(doc))
+                out.extend(link_leaders(found if found is not None else _doc_workloads(doc, joined)))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
     return out
 
 
-def _doc_workloads(doc: Document) -> list[Workload]:
+class _Joined:
+    """Objects built from several documents of the run: LLMInferenceServices with their presets,
+    InferenceServices with their runtimes; ``consumed`` holds the ids of the documents merged into them."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.runtimes = Runtimes(list(docs))
+        self.workloads: dict[int, list[Workload]] = {}
+        self.consumed: set[int] = set()
+
+
+def _joined(docs: Sequence[Document]) -> _Joined:
+    j = _Joined(docs)
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            continue
+        try:
+            if doc.kind == "LLMInferenceService":
+                ws, used = llmisvc_workloads(doc, docs)
+                j.workloads[id(doc)] = ws
+                j.consumed |= used
+            elif doc.kind == "InferenceService":
+                pred = predictor_workloads(doc, j.runtimes)
+                model = get_in(doc.data, "spec", "predictor", "model")
+                if isinstance(model, dict) and not model.get("image"):
+                    rt = j.runtimes.select(model, doc.namespace)
+                    if rt is not None:
+                        j.consumed.add(id(rt))
+                j.workloads[id(doc)] = _with_rest(doc, pred)
+        except RecursionError:  # pragma: no cover
+            continue
+    for doc in docs:  # presets no service among the inputs uses: read as merged over KServe's presets
+        if (
+            doc.kind == "LLMInferenceServiceConfig"
+            and isinstance(doc.data, dict)
+            and id(doc) not in j.consumed
+        ):
+            try:
+                ws, _ = llmisvc_workloads(doc, docs, standalone=True)
+            except RecursionError:  # pragma: no cover
+                continue
+            j.workloads[id(doc)] = ws
+    return j
+
+
+def link_leaders(ws: list[Workload]) -> list[Workload]:
+    """Give each worker template of an object the leader/head template of the same engine instance: the one
+    whose PodSpec path shares the longest prefix with the worker's (LeaderWorkerSet leader and worker, a Ray
+    head and its worker groups, KServe's head and ``workerSpec``)."""
+    heads = [w for w in ws if w.role in ("leader", "head")]
+    if not heads:
+        return ws
+    out = []
+    for w in ws:
+        if w.role == "worker" and w.leader is None:
+
+            def shared(h: Workload, w: Workload = w) -> int:
+                n = 0
+                for a, b in zip(h.path, w.path, strict=False):
+                    if a != b:
+                        break
+                    n += 1
+                return n
+
+            w = replace(w, leader=max(heads, key=shared))
+        out.append(w)
+    return out
+
+
+def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
+    """The predictor workloads, then every other PodSpec of the InferenceService (transformer, explainer,
+    a plain ``workerSpec``)."""
+    taken = {id(w.pod_spec) for w in found}
+    paths = {w.path for w in found}
+    out = list(found)
+    for w in _structural(doc):
+        if id(w.pod_spec) in taken or (found and w.path == "spec.predictor"):
+            continue
+        if w.path == "spec.predictor.workerSpec" and w.path in paths:
+            continue
+        out.append(w)
+    return out
+
+
+def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workload]:
     data = doc.data
     kind = doc.kind
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found
+
     if kind == "LeaderWorkerSet":
         found = lws_workloads(doc)
     elif kind in POD_TEMPLATE_PATHS:
@@ -93,13 +183,7 @@ def _doc_workloads(doc: Document) -> list[Workload]:
             found = [make_workload(doc, node, chain, replicas=int_or_none(get_in(data, "spec", "replicas")))]
     elif kind == "InferenceService":
         # the predictor's model first, then anything else (transformer, explainer, workerSpec)
-        found = predictor_workloads(doc)
-        taken = {id(w.pod_spec) for w in found}
-        for w in _structural(doc):
-            if id(w.pod_spec) in taken or (found and w.path == "spec.predictor"):
-                continue
-            found.append(w)
-        return found
+        return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
     return list(_structural(doc))
