@@ -194,10 +194,17 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     """
     p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
     assert p is not None and p.gpus is not None
+    if s.joins is not None:
+        yield from _joined_worker_gpus(ctx)
+        return
     if p.gpus < 1 or not lay.known or (ctx.engine == "tgi" and not lay.explicit):
         return
     need = lay.workers
     pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
+    if lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags:
+        # data parallelism across pods: each pod runs its own --data-parallel-size-local ranks on its own GPUs
+        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod
+        pods = 1
     have = p.gpus * pods
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
@@ -225,6 +232,49 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             "idle",
             p.gpus_loc,
             fix=f"request {need} GPU(s), or " + _RAISE[ctx.engine].format(have=have),
+            severity="warning",
+        )
+
+
+def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for a worker that joins its leader's engine: the group's GPUs (the leader pod's plus this
+    template's times the other pods of the group) against the leader's TP x PP (x local DP): Ray places the
+    engine's workers on any GPU of the cluster, so only the total matters."""
+    p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
+    joins = s.joins
+    assert p is not None and p.gpus is not None and joins is not None and joins.leader is not None
+    if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None:
+        return
+    from kvlint.accelerators import resolve_placement
+
+    leader_c = next(
+        (
+            c
+            for c in w.leader.pod_spec.get("containers") or []
+            if isinstance(c, dict) and c.get("name") == joins.leader_container
+        ),
+        None,
+    )
+    leader_gpus = resolve_placement(w.leader.pod_spec, leader_c or {}, w.leader.annotations).gpus or 0
+    workers = w.group_size - 1
+    have = leader_gpus + p.gpus * workers
+    need = lay.tp * lay.pp * lay.dp
+    where = f"{leader_gpus} on the leader + {p.gpus} x {workers} worker pod(s) of the group of {w.group_size}"
+    if need > have:
+        yield ctx.finding(
+            f"the leader's engine ({joins.leader_container}: {lay.described}) needs {need} GPUs across the group, "
+            f"but the group has {have} ({where}); the Ray placement group for its workers is never satisfied "
+            "and vLLM does not start",
+            p.gpus_loc or s.command_loc,
+            fix=f"give each worker pod {max(1, -(-(need - leader_gpus) // workers))} GPU(s), or lower the leader's "
+            "parallel sizes",
+        )
+    elif need < have:
+        yield ctx.finding(
+            f"the group has {have} GPUs ({where}) but the leader's engine ({joins.leader_container}: "
+            f"{lay.described}) uses {need}; {have - need} GPU(s) sit idle",
+            p.gpus_loc or s.command_loc,
+            fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
             severity="warning",
         )
 
