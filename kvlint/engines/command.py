@@ -603,7 +603,8 @@ def parse_container(
             # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver
             if huggingface_backend(texts) in ("auto", "vllm"):
                 return dispatch(_Found("kserve-hf", items, False))
-        if items and image and img_engine is None and unmistakably_vllm(texts):
+        evidence = hint == "vllm" or any(k.startswith("VLLM_") for k in _env_names(container))
+        if items and image and img_engine is None and unmistakably_vllm(texts, evidence=evidence):
             # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
             cfg = dispatch(_Found("vllm", items, True))
             if isinstance(cfg, ServingConfig):
@@ -654,9 +655,11 @@ def parse_container(
     )
 
 
-def unmistakably_vllm(texts: Sequence[str]) -> bool:
+def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:
     """Arguments only vLLM takes: every ``--option`` is one of vLLM's (any release kvlint knows, with
-    ``_`` for ``-``), at least two are given, and one of them is an option neither SGLang nor TGI has."""
+    ``_`` for ``-``), at least two are given, and one of them is an option neither SGLang nor TGI has, or
+    ``evidence`` says vLLM otherwise (``VLLM_*`` variables in the container's env, an image placeholder
+    naming vLLM) when the options are ones SGLang also accepts (``--model``, ``--tensor-parallel-size``)."""
     from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
     from kvlint.engines.tgi import TGI_OPTIONS
     from kvlint.engines.vllm import known_options
@@ -669,7 +672,12 @@ def unmistakably_vllm(texts: Sequence[str]) -> bool:
     if any(o not in known and not (o.startswith("--no-") and "--" + o[5:] in known) for o in opts):
         return False
     others = set(SGLANG_OPTIONS) | set(TGI_OPTIONS)
-    return any(o not in others for o in opts)
+    return evidence or any(o not in others for o in opts)
+
+
+def _env_names(container: Mapping) -> list[str]:
+    env = container.get("env")
+    return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
 
 
 def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None) -> Finding:

@@ -28,7 +28,13 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["engine_of_image", "engine_version", "split_image", "image_mentions_engine"]
+__all__ = [
+    "engine_of_image",
+    "engine_version",
+    "image_mentions_engine",
+    "image_placeholder",
+    "split_image",
+]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
@@ -184,3 +190,29 @@ def engine_version(image: str) -> str | None:
     # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
     version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")
     return version
+
+
+_ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
+_KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
+_CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def image_placeholder(image: str) -> str | None:
+    """How an image field is a placeholder rather than an image reference, or None.
+
+    ``${VLLM_IMAGE_NAME}`` (envsubst, OpenShift template parameters), ``$(vllm-cuda-image)`` (kustomize
+    ``vars``; Kubernetes does not expand ``$(...)`` in ``image``), ``V_IMAGE_NAME`` /
+    ``REPLACE_MODEL_SERVER_IMAGE`` (an upper-case token to be replaced by a script), ``<image-built-from-dockerfile>``.
+    """
+    img = (image or "").strip()
+    if not img:
+        return None
+    if _ENVSUBST_RE.search(img):
+        return "an envsubst-style ${VAR} placeholder"
+    if _KUSTOMIZE_VAR_RE.search(img):
+        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    if _CAPS_RE.match(img):
+        return "an upper-case placeholder token that a script replaces before the manifest is applied"
+    if img.startswith("<") and img.endswith(">"):
+        return "a <...> placeholder to fill in by hand"
+    return None

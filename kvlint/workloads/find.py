@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.types import Document, Workload
+from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
     Chain,
     enclosing_context,
@@ -26,6 +26,7 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
+from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
@@ -71,10 +72,54 @@ def find_workloads(docs: Sequence[Document]) -> list[Workload]:
                 continue  # a runtime or preset merged into the service that uses it
             try:
                 found = joined.workloads.get(id(doc))
-                out.extend(link_leaders(found if found is not None else _doc_workloads(doc, joined)))
+                ws = link_leaders(found if found is not None else _doc_workloads(doc, joined))
+                out.extend(_template_notes(doc, ws))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
     return out
+
+
+#: Kinds whose pods are templates another object fills (KServe, OME serving runtimes).
+_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
+    """A serving runtime linted without the InferenceService that uses it: one note saying that the model
+    and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
+    OME runtimes, and the same inside an OpenShift ``Template``)."""
+    out = []
+    for w in ws:
+        kind = doc.kind
+        if doc.kind == "Template" and w.path.startswith("objects["):
+            objects = get_in(doc.data, "objects")
+            try:
+                obj = objects[int(w.path[8 : w.path.index("]")])] if isinstance(objects, list) else None
+            except (ValueError, IndexError):
+                obj = None
+            kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+        if kind in _RUNTIME_KINDS and not w.findings:
+            w = replace(w, findings=(_runtime_note(doc, kind, w),))
+        placeholders = template_findings(w)
+        if placeholders:
+            w = replace(w, findings=(*w.findings, *placeholders))
+        out.append(w)
+    return out
+
+
+def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
+    user = (
+        "OME InferenceService"
+        if "engineConfig" in w.path or "decoderConfig" in w.path
+        else "InferenceService"
+    )
+    return Finding(
+        "KV502",
+        f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
+        "uses it, and none among the inputs does, so the model and the GPU count are not known here",
+        w.loc or doc.loc,
+        fix=f"lint the {user}s that use this runtime together with it",
+        severity="info",
+    )
 
 
 class _Joined:

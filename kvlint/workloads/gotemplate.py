@@ -121,8 +121,14 @@ def _field(data: Any, path: str) -> Any:
             return None
         if not isinstance(node, Mapping):
             return UNKNOWN
+        if _MISSING_UNKNOWN[0] and _go_name(part) not in node and part not in node:
+            return UNKNOWN
         node = node.get(_go_name(part), node.get(part))
     return node
+
+
+# set for the duration of one render() call with missing_unknown=True
+_MISSING_UNKNOWN = [False]
 
 
 def _truthy(v: Any) -> bool:
@@ -252,7 +258,12 @@ def _source_of(n: _Node) -> str:
 
 
 def render(
-    tmpl: str, data: Any, *, json_string: bool = True, funcs: Funcs | None = None
+    tmpl: str,
+    data: Any,
+    *,
+    json_string: bool = True,
+    funcs: Funcs | None = None,
+    missing_unknown: bool = False,
 ) -> tuple[str, list[str]]:
     """Render ``tmpl`` against ``data`` (a loaded object: the LLMInferenceService, the InferenceService's
     metadata). Returns ``(text, unknown)``: the text with every evaluable action replaced, and the actions
@@ -263,6 +274,8 @@ def render(
     whitespace, so ``{{-``/``-}}`` trim only spaces and tabs and line breaks survive (a shell line
     continuation before ``{{- if ...}}`` stays one). With False, the Go rule for plain text (all whitespace).
     ``funcs``: the caller's template functions (name -> Python function of the evaluated arguments).
+    ``missing_unknown``: a field the data does not have is unknown (kept verbatim) rather than Go's nil, for
+    templates linted without the object that will fill them.
     """
     if "{{" not in tmpl:
         return tmpl, []
@@ -270,7 +283,11 @@ def render(
         nodes = _parse(_lex(tmpl, " \t" if json_string else " \t\r\n"))
         out: list[str] = []
         unknown: list[str] = []
-        _run(nodes, data, funcs or {}, out, unknown)
+        _MISSING_UNKNOWN[0] = missing_unknown
+        try:
+            _run(nodes, data, funcs or {}, out, unknown)
+        finally:
+            _MISSING_UNKNOWN[0] = False
         return "".join(out), unknown
     except (RecursionError, ValueError, IndexError):
         return tmpl, [tmpl]

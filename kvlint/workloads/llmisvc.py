@@ -231,7 +231,7 @@ def llmisvc_workloads(
 
     # Go-template values, with the service as data (spec.model.name defaults to the service's name)
     data = _template_data(svc, doc, default_name=not standalone)
-    merged = _render_all(merged, data)
+    merged = _render_all(merged, data, missing_unknown=standalone)
 
     model_id, model_note = _model(spec, doc)
     if model_note is not None:
@@ -336,7 +336,8 @@ def _template_data(svc: Any, doc: Document, *, default_name: bool = True) -> dic
     spec["model"] = model
     data["spec"] = spec
     meta = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"), dict) else {}
-    meta.setdefault("namespace", doc.namespace or "default")
+    if default_name:
+        meta.setdefault("namespace", doc.namespace or "default")
     data["metadata"] = meta
     return data
 
@@ -371,18 +372,18 @@ _FUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _render_all(node: Any, data: Any) -> Any:
+def _render_all(node: Any, data: Any, *, missing_unknown: bool = False) -> Any:
     """Every string of ``node`` rendered as a Go template (positions kept)."""
     if isinstance(node, LDict):
         for k in list(node):
-            node[k] = _render_all(node[k], data)
+            node[k] = _render_all(node[k], data, missing_unknown=missing_unknown)
         return node
     if isinstance(node, LList):
         for i in range(len(node)):
-            node[i] = _render_all(node[i], data)
+            node[i] = _render_all(node[i], data, missing_unknown=missing_unknown)
         return node
     if isinstance(node, str) and "{{" in node:
-        return render(node, data, funcs=_FUNCS)[0]
+        return render(node, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0]
     return node
 
 
