@@ -206,6 +206,9 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
                 and words[k + 2] == "serve"
             ):
                 return "vllm", k + 3, True
+            if mod in ("dynamo.vllm", "dynamo.sglang"):
+                # NVIDIA Dynamo's workers: their own options, then the engine's (see _dynamo)
+                return "dynamo-" + mod.split(".")[1], k + 2, False
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
             if mod == "sglang.cli.main" and k + 2 < len(words) and words[k + 2] == "serve":
@@ -294,6 +297,18 @@ _IDLE = frozenset(
 )
 
 
+#: ``python -m`` modules of serving stacks that run beside an engine but serve no model themselves (NVIDIA
+#: Dynamo's frontend, router and planner; the SGLang router).
+_NO_MODEL_MODULES = ("dynamo.frontend", "dynamo.router", "dynamo.planner", "sglang_router.launch_router")
+
+
+def _serves_no_model(texts: Sequence[str]) -> bool:
+    """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
+    if len(texts) > 2 and re.fullmatch(r"python[0-9.]*", _base(texts[0])) and texts[1] == "-m":
+        return texts[2].startswith(_NO_MODEL_MODULES)
+    return False
+
+
 def _join_of(texts: Sequence[str]) -> str | None:
     """How ``texts`` joins a multi-node leader, or None: ``ray start --address ...`` (no ``--head``), vLLM's
     ``multi-node-serving.sh worker``, a Ray start script run as ``worker`` (the LeaderWorkerSet example's
@@ -355,8 +370,8 @@ def _scan_shell(
         return _Found(engine, argv, pos_model), ""
     if join is not None:
         return join, ""
-    if seen and all(t and _base(t[0]) in _IDLE for t in seen):
-        return None, ""  # only waits: no server
+    if seen and all(t and (_base(t[0]) in _IDLE or _serves_no_model(t)) for t in seen):
+        return None, ""  # only waits, or runs a component that serves no model: no engine here
     significant = [
         t
         for t in seen
@@ -470,6 +485,8 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
 ) -> ServingConfig:
+    if found.engine.startswith("dynamo-"):
+        return _dynamo(found, container=container, image=image, env=env, env_locs=env_locs)
     img_engine = engine_of_image(image) or image_mentions_engine(image)
     version = engine_version(image) if img_engine in (None, found.engine) else None
     argv = [it.text for it in found.argv]
@@ -613,6 +630,8 @@ def parse_container(
     m = _match_program(texts)
     if m:
         return dispatch(_Found(m[0], items[m[1] :], m[2]))
+    if _serves_no_model(texts):
+        return None
     reason = ""
     sh = _shell_split(items)
     if sh:
@@ -653,6 +672,52 @@ def parse_container(
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
     )
+
+
+#: NVIDIA Dynamo's worker modules and the engine each one starts.
+_DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
+
+
+def _dynamo(
+    found: _Found, *, container: LDict, image: str, env: dict[str, str], env_locs: Mapping[str, Loc | None]
+) -> ServingConfig:
+    """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
+    options and hands every other argument to the engine's parser (ai-dynamo/dynamo
+    components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
+    vLLM's ``AsyncEngineArgs`` parser; the SGLang worker likewise with SGLang's ``ServerArgs``). kvlint reads
+    the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
+    saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does)."""
+    engine = _DYNAMO[found.engine]
+    sub = _Found(engine, found.argv, False)
+    cfg = _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs)
+    dynamo_opts = [
+        f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
+        for f in cfg.findings
+        if f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message
+    ]
+    cfg.findings = [
+        f
+        for f in cfg.findings
+        if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
+    ]
+    cfg.version = None  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
+    what = (
+        f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
+        if dynamo_opts
+        else ""
+    )
+    cfg.findings.append(
+        Finding(
+            "KV504",
+            f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
+            f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
+            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known",
+            cfg.command_loc,
+            fix="nothing to change if these are Dynamo options; otherwise check their spelling",
+            severity="info",
+        )
+    )
+    return cfg
 
 
 def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:

@@ -387,10 +387,87 @@ def _expand(
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
         else:  # sub
+            value = arithmetic(p.text, env)
+            if value is not None:
+                cur.append(value)
+                from_env = have_cur = True
+                continue
             cur.append(p.text)
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+_ARITH_RE = re.compile(r"^\$\(\((.*)\)\)$", re.S)
+_ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?|([-+*/%()]))")
+
+
+def arithmetic(text: str, env: Mapping[str, str]) -> str | None:
+    """The value of a shell arithmetic expansion ``$(( ... ))`` of integers and variables with ``+ - * / %``
+    and parentheses (``$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))``), when every variable is a known integer; else
+    None. Division truncates toward zero, as in the shell."""
+    m = _ARITH_RE.match(text.strip())
+    if not m:
+        return None
+    expr, pos = m.group(1), 0
+    tokens: list[int | str] = []
+    while pos < len(expr):
+        if not expr[pos:].strip():
+            break
+        t = _ARITH_TOKEN.match(expr, pos)
+        if t is None:
+            return None
+        number, name, op = t.groups()
+        if number is not None:
+            tokens.append(int(number))
+        elif name is not None:
+            value = env.get(name, "").strip()
+            if not re.fullmatch(r"-?\d+", value):
+                return None
+            tokens.append(int(value))
+        else:
+            tokens.append(op)
+        pos = t.end()
+    try:
+        result, rest = _arith_sum(tokens)
+    except (IndexError, ZeroDivisionError, TypeError):
+        return None
+    return None if rest else str(result)
+
+
+def _arith_sum(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    value, ts = _arith_product(ts)
+    while ts and ts[0] in ("+", "-"):
+        op, (rhs, ts) = ts[0], _arith_product(ts[1:])
+        value = value + rhs if op == "+" else value - rhs
+    return value, ts
+
+
+def _arith_product(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    value, ts = _arith_atom(ts)
+    while ts and ts[0] in ("*", "/", "%"):
+        op, (rhs, ts) = ts[0], _arith_atom(ts[1:])
+        if op == "*":
+            value *= rhs
+        else:
+            q = abs(value) // abs(rhs) * (1 if (value >= 0) == (rhs >= 0) else -1)
+            value = q if op == "/" else value - q * rhs
+    return value, ts
+
+
+def _arith_atom(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    head = ts[0]
+    if head == "(":
+        value, rest = _arith_sum(ts[1:])
+        if not rest or rest[0] != ")":
+            raise IndexError("unbalanced")
+        return value, rest[1:]
+    if head == "-":
+        value, rest = _arith_atom(ts[1:])
+        return -value, rest
+    if isinstance(head, int):
+        return head, ts[1:]
+    raise TypeError(head)
 
 
 _TEMPLATE_RE = re.compile(r"\{\{.*?\}\}", re.S)

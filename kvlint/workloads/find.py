@@ -5,10 +5,14 @@ docstring).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kvlint.engines.images import image_mentions_engine
+from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
     Chain,
@@ -26,8 +30,10 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
+from kvlint.workloads.operators import dynamo_workloads, hyperpod_workloads, unread_kind_note
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
+from kvlint.workloads.rbg import rbg_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -103,7 +109,40 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         if placeholders:
             w = replace(w, findings=(*w.findings, *placeholders))
         out.append(w)
-    return out
+    return _unread_notes(doc, out)
+
+
+def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
+    """Objects of kinds whose engine settings kvlint does not read get a finding saying where they are
+    (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
+    PodSpec, else on its first workload when none of its containers names an engine in its image."""
+    note = unread_kind_note(doc)
+    if note is None or not _names_engine(doc.data):
+        return ws
+    if not ws:
+        ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
+        ps["containers"] = LList([], loc=ps.loc)
+        return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
+    images = [
+        str(c.get("image") or "")
+        for w in ws
+        for c in (w.pod_spec.get("containers") or [])
+        if isinstance(c, dict)
+    ]
+    if any(image_mentions_engine(i) for i in images):
+        return ws
+    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+_ENGINE_WORDS = re.compile(r"vllm|sglang|text-generation|ray\.serve\.llm|backendName|preset", re.I)
+
+
+def _names_engine(data: Any) -> bool:
+    """The object mentions an engine somewhere (an LLM serving object, not any Ray job)."""
+    try:
+        return bool(_ENGINE_WORDS.search(json.dumps(data, default=str)))
+    except (TypeError, ValueError):
+        return False
 
 
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
@@ -282,4 +321,10 @@ def _crd_workloads(doc: Document) -> list[Workload]:
         return vllm_runtime_workloads(doc)
     if kind == "NIMService" and api.startswith("apps.nvidia.com/"):
         return nim_service_workloads(doc)
+    if kind == "RoleBasedGroup" and api.startswith("workloads.x-k8s.io/"):
+        return rbg_workloads(doc)
+    if kind == "DynamoGraphDeployment" and api.startswith("nvidia.com/"):
+        return dynamo_workloads(doc)
+    if kind == "InferenceEndpointConfig" and api.startswith("inference.sagemaker.aws.amazon.com/"):
+        return hyperpod_workloads(doc)
     return []

@@ -280,6 +280,10 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
+#: Kinds whose pod an operator writes from a few fields (the manifest does not show its volumes).
+OPERATOR_BUILT_PODS = frozenset({"InferenceEndpointConfig"})
+
+
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
@@ -290,6 +294,8 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if w.kind.lower().startswith("ray") or has_memory_shm(w.pod_spec, ctx.container):
         return
+    if w.kind in OPERATOR_BUILT_PODS:
+        return  # the operator writes the pod; its volumes are not in the manifest
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
         what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"
@@ -508,6 +514,8 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
     words = [
         str(x) for key in ("command", "args") for x in (c.get(key) or []) if isinstance(c.get(key), list)
     ]
+    if "dynamo." in " ".join(words):
+        return None, "a Dynamo worker serves no HTTP itself (Dynamo's frontend does)"
     if "huggingfaceserver" in " ".join(words) or "huggingfaceserver" in s.image:
         for i, w in enumerate(words):
             if w.startswith(("--http_port", "--http-port")):
