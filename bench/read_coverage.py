@@ -8,12 +8,15 @@ manifests and, for every serving workload found, asks three questions:
   multi-node worker that joins its leader's engine, the leader was found)?
 * **model** -- is the model known (the engine's model argument without an unresolved placeholder, or a
   ``kvlint.io/model`` annotation such as the one kvlint derives from a KServe ``storageUri``)?
-* **GPU count** -- does the container request a whole number of GPUs kvlint read?
+* **GPU count** -- does the container request a whole number of GPUs kvlint read (not asked of a CPU, TPU or
+  Neuron build of the engine, which needs none)?
 
 A *serving workload* is an object (its ``Kind/namespace/name`` and PodSpec path) with at least one container
 kvlint recognised as a vLLM, TGI or SGLang engine, or a document that names an engine (its text mentions
 vllm, sglang, text-generation-inference, dynamo, NIM...) of a kind that runs pods but yielded no serving
-container. Every workload that is not fully read must carry a finding on that object naming the reason; the
+container (runtimes and presets merged into the service that uses them count with that service; documents
+whose pods kvlint decided run no engine, such as a vLLM image that only sleeps, are counted apart). Every
+workload that is not fully read must carry a finding on that object naming the reason; the
 benchmark lists each one with its findings and flags those whose only explanation is one of the generic
 phrases kvlint used to give (``not a recognised engine command``, ``probably injected``, ``cannot tell which
 GPU``).
@@ -153,16 +156,64 @@ def _model_known(cr) -> bool:
     return m is not None and not UNRESOLVED_RE.search(str(m.value))
 
 
-def _doc_names_engine(data) -> bool:
+def _doc_names_engine(data, names: list[str]) -> bool:
+    """The document mentions an engine outside its metadata and outside the names of the run's objects (a test
+    pod calling the Service ``vllm-kserve`` does not run vLLM)."""
     try:
-        text = json.dumps(data, default=str)
+        text = json.dumps({k: v for k, v in data.items() if k != "metadata"}, default=str)
     except (TypeError, ValueError):
         return False
+    for n in names:
+        if len(n) > 6 and not ENGINE_WORDS.fullmatch(n):
+            text = re.sub(r"(?<![\w.-])" + re.escape(n) + r"(?![\w.-])", "", text)
     return bool(ENGINE_WORDS.search(text))
+
+
+def _used_ranges(docs, containers) -> set[int]:
+    """Ids of the documents a serving container takes values from (a ServingRuntime or
+    LLMInferenceServiceConfig merged into the service that uses it)."""
+    starts: dict[str, list[tuple[int, object]]] = defaultdict(list)
+    for d in docs:
+        starts[d.path].append((d.loc.line if d.loc else 1, d))
+    for v in starts.values():
+        v.sort(key=lambda t: t[0])
+    out: set[int] = set()
+    for cr in containers:
+        for loc in (cr.serving.command_loc, cr.container.loc):
+            if loc is None or loc.file not in starts:
+                continue
+            owner = None
+            for line, d in starts[loc.file]:
+                if line <= loc.line:
+                    owner = d
+            if owner is not None:
+                out.add(id(owner))
+    return out
+
+
+def _decided_not_serving(doc) -> bool:
+    """kvlint found the document's pods and decided that none of their containers runs an engine (a vLLM
+    image that only sleeps, a router)."""
+    from kvlint.engines import parse_container
+    from kvlint.workloads import find_workloads
+
+    ws = find_workloads([doc])
+    conts = [c for w in ws for c in (w.pod_spec.get("containers") or []) if isinstance(c, dict)]
+    if not conts or any(w.findings for w in ws):
+        return False
+    return all(
+        parse_container(c, pod_spec=w.pod_spec) is None
+        for w in ws
+        for c in (w.pod_spec.get("containers") or [])
+    )
 
 
 def _object_ref(doc) -> str:
     return "/".join(x for x in (doc.kind, doc.namespace, doc.name) if x)
+
+
+#: Documents that name an engine but whose pods kvlint decided run none (listed with --list).
+not_serving: list[str] = []
 
 
 def measure(unit: str, paths: list[str], extra: dict) -> tuple[list[Entry], list[str]]:
@@ -170,6 +221,7 @@ def measure(unit: str, paths: list[str], extra: dict) -> tuple[list[Entry], list
     from kvlint.options import Options
     from kvlint.pipeline import run_documents
     from kvlint.render import RenderError, load_inputs
+    from kvlint.rules.facts import image_platform
 
     opts = Options(allow_hub=False, **extra)
     try:
@@ -198,14 +250,23 @@ def measure(unit: str, paths: list[str], extra: dict) -> tuple[list[Entry], list
         else:
             e.command = e.command and (cr.serving.model is not None or bool(cr.serving.flags))
             e.model = e.model and _model_known(cr)
-        e.gpus = e.gpus and cr.placement is not None and cr.placement.gpus is not None
+        e.gpus = e.gpus and (
+            (cr.placement is not None and cr.placement.gpus is not None)
+            or image_platform(cr.serving.image)
+            not in ("cuda", "rocm")  # a CPU/TPU/Neuron build: no GPU count
+        )
     seen_objs = {e.obj for e in entries.values()}
+    names = sorted({d.name for d in loaded.documents if d.name}, key=len, reverse=True)
+    used = _used_ranges(loaded.documents, result.containers)
     # documents that name an engine, of a kind that runs pods, with no serving container
     for doc in loaded.documents:
         if not isinstance(doc.data, dict) or doc.kind in NOT_WORKLOADS:
             continue
         ref = _object_ref(doc)
-        if ref in seen_objs or not _doc_names_engine(doc.data):
+        if ref in seen_objs or id(doc) in used or not _doc_names_engine(doc.data, names):
+            continue
+        if _decided_not_serving(doc):
+            not_serving.append(f"[{unit}] {os.path.basename(doc.path)} {ref}")
             continue
         e = Entry(unit, doc.path, ref, "(no serving container)", command=False, model=False, gpus=False)
         entries[(ref, e.path)] = e
@@ -213,7 +274,8 @@ def measure(unit: str, paths: list[str], extra: dict) -> tuple[list[Entry], list
         if e.read:
             continue
         for d in by_obj.get(e.obj, []):
-            if d.rule in REASON_RULES or (d.rule == "KV501" and not e.gpus):
+            template_note = d.rule == "KV502" and ("is a template" in d.message or "is a preset" in d.message)
+            if d.rule in REASON_RULES or template_note or (d.rule == "KV501" and not e.gpus):
                 text = f"{d.rule} {d.message}"
                 if text not in e.reasons:
                     e.reasons.append(text)
@@ -270,6 +332,10 @@ def main() -> int:
         f"\n{len(all_entries)} serving workloads; {sum(e.read for e in all_entries)} read in full "
         f"(command, model and GPU count); {len(unread)} not, of which {len(unread) - len(silent)} carry a "
         f"finding naming the reason and {len(silent)} do not."
+    )
+    print(
+        f"{len(not_serving)} more document(s) name an engine but run none by kvlint's reading (a vLLM image that "
+        "only sleeps, a router)" + (": " + "; ".join(not_serving) if args.list and not_serving else "")
     )
     for err in errors:
         print("render error:", err)
