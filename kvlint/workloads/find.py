@@ -146,11 +146,8 @@ def _names_engine(data: Any) -> bool:
 
 
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
-    user = (
-        "OME InferenceService"
-        if "engineConfig" in w.path or "decoderConfig" in w.path
-        else "InferenceService"
-    )
+    api = str(get_in(doc.data, "apiVersion") or "")
+    user = "OME InferenceService" if api.startswith("ome.io/") else "InferenceService"
     return Finding(
         "KV502",
         f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
