@@ -67,7 +67,9 @@ def test_vllm_serve_positional_values_and_positions(forms):
     assert cfg.get("enable_prefix_caching") is False
     assert cfg.get("max_num_seqs") == 64  # --max-num-seq: unique argparse prefix
     assert cfg.get("gpu_memory_utilization") == pytest.approx(0.95)
-    assert cfg.findings == []
+    # ... which is said out loud (issue 16): the only finding
+    (f,) = cfg.findings
+    assert (f.rule, f.severity) == ("KV205", "warning") and "abbreviation of --max-num-seqs" in f.message
     assert cfg.version_loc == Loc(FORMS, 23, 16)
 
 
