@@ -199,7 +199,7 @@ def _decided_not_serving(doc) -> bool:
 
     ws = find_workloads([doc])
     conts = [c for w in ws for c in (w.pod_spec.get("containers") or []) if isinstance(c, dict)]
-    if not conts or any(w.findings for w in ws):
+    if not conts or any(getattr(w, "findings", ()) for w in ws):
         return False
     return all(
         parse_container(c, pod_spec=w.pod_spec) is None
