@@ -424,3 +424,11 @@ def test_hyperpod_inference_endpoint_config_is_read() -> None:
 def test_kinds_whose_engine_settings_are_elsewhere_say_where(name: str, words: str) -> None:
     r = run(name)
     assert [d for d in by_rule(r, "KV503") if words in d.message]
+
+
+def test_llmaz_service_embedding_a_leader_worker_template_knows_its_group_size() -> None:
+    r = run("InftyAI__llmaz__docs__examples__multi-nodes__service.yaml")
+    for cr in r.containers:
+        # --tp 2 over --nnodes $(LWS_GROUP_SIZE) = workloadTemplate.size 2, one GPU per pod
+        assert cr.workload.group_size == 2 and cr.serving.get("nnodes") == 2 and cr.placement.gpus == 1
+    assert not by_rule(r, "KV403")

@@ -169,9 +169,16 @@ def enclosing_context(chain: Chain) -> tuple[int | None, str | None, int | None]
                 replicas = int_or_none(parent.get("replicas"))
             if role is None and isinstance(key, str):
                 role = ROLE_KEYS.get(key)
+                if key in ("leaderTemplate", "workerTemplate") and group_size is None:
+                    # an embedded LeaderWorkerTemplate (llmaz Service ``spec.workloadTemplate``): its ``size``
+                    group_size = int_or_none(parent.get("size"))
             if group_size is None and key == "leaderWorkerTemplate":
                 group_size = int_or_none(get_in(parent, "leaderWorkerTemplate", "size"))
     return replicas, role, group_size
+
+
+#: Keys under which operators embed a LeaderWorkerSet ``leaderWorkerTemplate`` (its pods get ``LWS_GROUP_SIZE``).
+LWS_TEMPLATE_KEYS = ("leaderWorkerTemplate", "workloadTemplate")
 
 
 #: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by

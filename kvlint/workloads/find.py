@@ -15,6 +15,7 @@ from kvlint.engines.images import image_mentions_engine
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
+    LWS_TEMPLATE_KEYS,
     Chain,
     enclosing_context,
     get_in,
@@ -23,6 +24,7 @@ from kvlint.workloads.base import (
     make_workload,
     path_str,
     synthetic_pod_spec,
+    with_injected_env,
 )
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
@@ -280,7 +282,15 @@ def _structural(doc: Document) -> Iterator[Workload]:
         if isinstance(node, dict):
             if is_pod_spec(node):
                 replicas, role, group_size = enclosing_context(chain)
-                yield make_workload(doc, node, chain, replicas=replicas, role=role, group_size=group_size)
+                ps = node
+                if (
+                    group_size is not None
+                    and isinstance(node, LDict)
+                    and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
+                ):
+                    # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
+                    ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
+                yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
             else:
                 runner = node.get("runner")
                 if isinstance(runner, dict) and "image" in runner:
