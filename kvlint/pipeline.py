@@ -85,7 +85,7 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     workloads = find_workloads(loaded.documents)
     result.workloads = len(workloads)
     for w in workloads:
-        diags: list[Diagnostic] = []
+        diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
         try:
             for container in _containers(w.pod_spec):
                 cr = analyse_container(w, container, cms, options)
@@ -159,6 +159,10 @@ def analyse_container(
         )
     if serving is None:
         return None
+    if serving.joins is not None:
+        from kvlint.engines.multinode import find_leader
+
+        find_leader(serving, w, cms)
     return analyse_serving(w, container, serving, options)
 
 
@@ -349,6 +353,10 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
 INTERNAL_ERROR = "kvlint could not finish checking this workload"
 
 
+def _object(w: Workload) -> str:
+    return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+
+
 def _internal_error(w: Workload, exc: Exception) -> Diagnostic:
     """A KV503 located at the workload when a stage raised on input it did not expect (never a traceback)."""
     from kvlint.rules.catalog import severity_of
@@ -360,5 +368,5 @@ def _internal_error(w: Workload, exc: Exception) -> Diagnostic:
         loc=w.loc,
         fix="check that the PodSpec fields have the types Kubernetes expects (lists, mappings, numbers); "
         "if they do, please report this manifest",
-        object="/".join(x for x in (w.kind, w.namespace, w.name) if x),
+        object=_object(w),
     )

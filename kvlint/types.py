@@ -102,6 +102,11 @@ class Workload:
         replicas: ``spec.replicas`` when declared (None otherwise).
         role: ``leader``/``worker`` for LeaderWorkerSet templates, else None.
         group_size: LeaderWorkerSet ``leaderWorkerTemplate.size`` (pods per group), else None.
+        findings: what the workload stage found about the object itself (a template to render, a runtime or
+            preset that is not among the inputs, an operator kind whose engine kvlint does not read); reported
+            once per workload, whatever its containers are.
+        leader: for a worker template (``role="worker"``), the leader/head workload of the same engine
+            instance (LeaderWorkerSet leader, Ray head, KServe leader), when the object has one.
     """
 
     doc: Document
@@ -115,6 +120,8 @@ class Workload:
     replicas: int | None = None
     role: str | None = None
     group_size: int | None = None
+    findings: tuple[Finding, ...] = ()
+    leader: Workload | None = None
 
     @property
     def loc(self) -> Loc | None:
@@ -143,6 +150,25 @@ class Value:
 
 
 @dataclass
+class JoinedEngine:
+    """A multi-node worker container that runs no engine of its own but joins its leader's: ``ray start
+    --address ... --block``, vLLM's ``multi-node-serving.sh worker``, a Ray worker group's generated start
+    command.
+
+    Attributes:
+        how: the command that joins, as written (for messages).
+        loc: where it is written.
+        leader: the leader's engine command, parsed (None when the object has no readable leader).
+        leader_container: the leader container's name.
+    """
+
+    how: str
+    loc: Loc | None = None
+    leader: ServingConfig | None = None
+    leader_container: str = ""
+
+
+@dataclass
 class ServingConfig:
     """One serving engine as a container declares it.
 
@@ -160,6 +186,8 @@ class ServingConfig:
         unresolved: settings given with a value kvlint cannot resolve (``--tp-size $(TP)``) -> where: set,
             but neither the written value nor the engine default is known.
         command_loc: where the command/args start.
+        joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
+            read; its GPUs are checked against the leader's layout).
     """
 
     engine: EngineName
@@ -174,6 +202,7 @@ class ServingConfig:
     unresolved: dict[str, Loc | None] = field(default_factory=dict)
     command_loc: Loc | None = None
     version_loc: Loc | None = None
+    joins: JoinedEngine | None = None
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

@@ -130,6 +130,10 @@ def test_model_id_wins_over_storage_uri_and_revisions_and_custom_runtimes() -> N
     assert res.containers == [] and not [
         d for d in res.diagnostics if "kserve-huggingfaceserver" in d.message
     ]
+    # ... and says that the runtime it names is not among the inputs (issue 16)
+    assert [
+        d.rule for d in res.diagnostics if "my-vllm-runtime" in d.message and "not among" in d.message
+    ] == ["KV503"]
 
 
 def test_runtime_template_model_is_an_info_note() -> None:
@@ -145,4 +149,5 @@ spec:
 """
     res = run_documents(load_text(text, "r.yaml"), Options(allow_hub=False))
     (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
-    assert d.severity == "info" and "supplied by the InferenceService" in d.message
+    # one note on the runtime (issue 16): its model and GPUs come from the InferenceService that uses it
+    assert d.severity == "info" and "come from the InferenceService" in d.message and "GPU" in d.message

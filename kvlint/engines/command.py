@@ -32,7 +32,7 @@ from kvlint.engines.shell import ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, ServingConfig
+from kvlint.types import Finding, JoinedEngine, ServingConfig
 
 __all__ = ["parse_container", "parse_command_line", "container_env"]
 
@@ -206,6 +206,9 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
                 and words[k + 2] == "serve"
             ):
                 return "vllm", k + 3, True
+            if mod in ("dynamo.vllm", "dynamo.sglang"):
+                # NVIDIA Dynamo's workers: their own options, then the engine's (see _dynamo)
+                return "dynamo-" + mod.split(".")[1], k + 2, False
             if mod == "sglang.launch_server":
                 return "sglang", k + 2, False
             if mod == "sglang.cli.main" and k + 2 < len(words) and words[k + 2] == "serve":
@@ -280,18 +283,78 @@ class _Found:
     positional_model: bool
 
 
-def _scan_shell(items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]) -> tuple[_Found | None, str]:
+@dataclass
+class _Join:
+    """A worker command that joins a leader's engine instead of running one."""
+
+    how: str
+    loc: Loc | None
+
+
+#: Commands that only wait, log or set things up: a script made of nothing else runs no server.
+_IDLE = frozenset(
+    {"sleep", "trap", "wait", "true", "exit", "echo", "printf", ":", "set", "ulimit", "tail", "cat", "read"}
+)
+
+
+#: ``python -m`` modules of serving stacks that run beside an engine but serve no model themselves (NVIDIA
+#: Dynamo's frontend, router and planner; the SGLang router).
+_NO_MODEL_MODULES = ("dynamo.frontend", "dynamo.router", "dynamo.planner", "sglang_router.launch_router")
+
+
+def _serves_no_model(texts: Sequence[str]) -> bool:
+    """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
+    if len(texts) > 2 and re.fullmatch(r"python[0-9.]*", _base(texts[0])) and texts[1] == "-m":
+        return texts[2].startswith(_NO_MODEL_MODULES)
+    return False
+
+
+def _join_of(texts: Sequence[str]) -> str | None:
+    """How ``texts`` joins a multi-node leader, or None: ``ray start --address ...`` (no ``--head``), vLLM's
+    ``multi-node-serving.sh worker``, a Ray start script run as ``worker`` (the LeaderWorkerSet example's
+    ``ray_init.sh worker``), or KubeRay's generated worker start command ``$KUBERAY_GEN_RAY_START_CMD``."""
+    if not texts:
+        return None
+    w0 = _base(texts[0])
+    joined = " ".join(texts)
+    if w0 == "ray" and len(texts) > 1 and texts[1] == "start":
+        if "--head" not in texts and any(t.startswith("--address") for t in texts):
+            return _describe(texts)
+        return None
+    if "KUBERAY_GEN_RAY_START_CMD" in texts[0] and "--head" not in texts:
+        return _describe(texts)
+    scripts = [t for t in texts[:2] if t.endswith(".sh")]
+    if (
+        scripts
+        and "worker" in texts
+        and ("multi-node-serving" in joined or "ray" in _base(scripts[0]).lower())
+    ):
+        return _describe(texts)
+    return None
+
+
+def _scan_shell(
+    items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]
+) -> tuple[_Found | _Join | None, str]:
+    """The engine command a ``sh -c`` script runs (or the leader it joins), else None and why not; the
+    reason is empty when the script only waits (sleep, trap, wait: no server at all)."""
     script_item = items[j]
     script = script_item.text
     positional = [ShellArg(it.text, None, it.loc, it.source == "env") for it in items[j + 1 :]]
     if not positional:
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
+    join: _Join | None = None
     for words in commands(script, env, positional):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
             seen.append(texts)
+            how = _join_of(texts)
+            if how is not None and join is None:
+                w0 = words[0]
+                loc = w0.loc if w0.offset is None else _offset_loc(script_item.loc, script, w0.offset)
+                join = _Join(how, loc or script_item.loc)
             continue
         engine, start, pos_model = m
         argv = []
@@ -305,12 +368,17 @@ def _scan_shell(items: Sequence[_Item], k: int, j: int, env: Mapping[str, str]) 
                 )
             )
         return _Found(engine, argv, pos_model), ""
+    if join is not None:
+        return join, ""
+    if seen and all(t and (_base(t[0]) in _IDLE or _serves_no_model(t)) for t in seen):
+        return None, ""  # only waits, or runs a component that serves no model: no engine here
     significant = [
         t
         for t in seen
         if t
         and t[0]
-        not in ("echo", "set", "ulimit", "mkdir", "sleep", "cd", "printf", "[", "test", "true", "cat")
+        not in ("echo", "set", "ulimit", "mkdir", "sleep", "cd", "printf", "[", "[[", "test", "true", "cat")
+        and not t[0].startswith("((")
     ]
     if not significant:
         return None, "the shell script starts no engine process that kvlint can see"
@@ -425,6 +493,8 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
 ) -> ServingConfig:
+    if found.engine.startswith("dynamo-"):
+        return _dynamo(found, container=container, image=image, env=env, env_locs=env_locs)
     img_engine = engine_of_image(image) or image_mentions_engine(image)
     version = engine_version(image) if img_engine in (None, found.engine) else None
     argv = [it.text for it in found.argv]
@@ -459,12 +529,12 @@ def _dispatch(
                 Finding(
                     rule="KV503",
                     message=(
-                        "the vLLM command names no model (no positional MODEL, --model or --config model:); "
-                        "vLLM would serve its built-in default, so the model is probably injected at deploy "
-                        "time (e.g. by a KServe/llm-d controller) and kvlint cannot see it"
+                        "the vLLM command names no model (no positional MODEL, no --model, no model: in a "
+                        "--config file): vLLM would start its built-in default model, not the one meant"
                     ),
                     loc=cfg.command_loc or container.loc,
-                    fix="pass the model explicitly (vllm serve MODEL, or --model MODEL)",
+                    fix="pass the model (vllm serve MODEL, or --model MODEL); if a wrapper adds it at run time, "
+                    "declare it with the kvlint.io/model annotation",
                     severity="warning",
                 )
             )
@@ -558,15 +628,30 @@ def parse_container(
             # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver
             if huggingface_backend(texts) in ("auto", "vllm"):
                 return dispatch(_Found("kserve-hf", items, False))
+        evidence = hint == "vllm" or any(k.startswith("VLLM_") for k in _env_names(container))
+        if items and image and img_engine is None and unmistakably_vllm(texts, evidence=evidence):
+            # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
+            cfg = dispatch(_Found("vllm", items, True))
+            if isinstance(cfg, ServingConfig):
+                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc))
+            return cfg
     m = _match_program(texts)
     if m:
         return dispatch(_Found(m[0], items[m[1] :], m[2]))
+    if _serves_no_model(texts):
+        return None
     reason = ""
     sh = _shell_split(items)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
-        if found:
+        if isinstance(found, _Found):
             return dispatch(found)
+        if isinstance(found, _Join):
+            return _joiner(found, container, image, env)
+        if not reason:
+            return None  # the script only waits (sleep, trap, wait): this container serves nothing
+    elif _shell_without_script(items):
+        reason = _no_script_reason(items, container)
     joined = " ".join(texts).lower()
     cmd_hint = None
     if "vllm" in joined:
@@ -595,6 +680,150 @@ def parse_container(
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
     )
+
+
+#: NVIDIA Dynamo's worker modules and the engine each one starts.
+_DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
+
+
+def _dynamo(
+    found: _Found, *, container: LDict, image: str, env: dict[str, str], env_locs: Mapping[str, Loc | None]
+) -> ServingConfig:
+    """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
+    options and hands every other argument to the engine's parser (ai-dynamo/dynamo
+    components/src/dynamo/vllm/args.py ``parse_args``: ``parse_known_args`` for Dynamo's groups, the rest to
+    vLLM's ``AsyncEngineArgs`` parser; the SGLang worker likewise with SGLang's ``ServerArgs``). kvlint reads
+    the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
+    saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does)."""
+    engine = _DYNAMO[found.engine]
+    sub = _Found(engine, found.argv, False)
+    cfg = _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs)
+    dynamo_opts = [
+        f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
+        for f in cfg.findings
+        if f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message
+    ]
+    cfg.findings = [
+        f
+        for f in cfg.findings
+        if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
+    ]
+    cfg.version = None  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
+    what = (
+        f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
+        if dynamo_opts
+        else ""
+    )
+    cfg.findings.append(
+        Finding(
+            "KV504",
+            f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
+            f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
+            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known",
+            cfg.command_loc,
+            fix="nothing to change if these are Dynamo options; otherwise check their spelling",
+            severity="info",
+        )
+    )
+    return cfg
+
+
+def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:
+    """Arguments only vLLM takes: every ``--option`` is one of vLLM's (any release kvlint knows, with
+    ``_`` for ``-``), at least two are given, and one of them is an option neither SGLang nor TGI has, or
+    ``evidence`` says vLLM otherwise (``VLLM_*`` variables in the container's env, an image placeholder
+    naming vLLM) when the options are ones SGLang also accepts (``--model``, ``--tensor-parallel-size``)."""
+    from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
+    from kvlint.engines.tgi import TGI_OPTIONS
+    from kvlint.engines.vllm import known_options
+
+    opts = [t.split("=", 1)[0] for t in texts if t.startswith("--")]
+    opts = ["--" + o[2:].replace("_", "-") for o in opts]
+    if len(opts) < 2:
+        return False
+    known = known_options(None)
+    if any(o not in known and not (o.startswith("--no-") and "--" + o[5:] in known) for o in opts):
+        return False
+    others = set(SGLANG_OPTIONS) | set(TGI_OPTIONS)
+    return evidence or any(o not in others for o in opts)
+
+
+def _env_names(container: Mapping) -> list[str]:
+    env = container.get("env")
+    return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
+
+
+def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None) -> Finding:
+    what = f"image '{image}'" if image else "the container (no image)"
+    shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    return Finding(
+        "KV504",
+        f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options and "
+        "nothing else: kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed "
+        "to start",
+        loc,
+        fix="if the image runs something else, set its command explicitly; otherwise nothing to change (the "
+        "known vLLM images are listed in kvlint/engines/images.py)",
+        severity="info",
+    )
+
+
+def _joiner(found: _Join, container: LDict, image: str, env: dict[str, str]) -> ServingConfig:
+    engine = engine_of_image(image) or image_mentions_engine(image) or "vllm"
+    return ServingConfig(
+        engine=engine,  # type: ignore[arg-type]
+        container=container,
+        container_name=str(container.get("name", "")),
+        image=image,
+        version=engine_version(image),
+        model=None,
+        env=env,
+        command_loc=found.loc,
+        version_loc=container.locs.get("image") if isinstance(container, LDict) else None,
+        joins=JoinedEngine(found.how, found.loc),
+    )
+
+
+def _shell_without_script(items: Sequence[_Item]) -> bool:
+    """``sh -c`` (or ``bash -c``) with nothing after ``-c``."""
+    if not items:
+        return False
+    k = 0
+    if _base(items[0].text) == "env":
+        k = 1
+        while k < len(items) and (items[k].text.startswith("-") or "=" in items[k].text):
+            k += 1
+    if k >= len(items) or _base(items[k].text) not in _SHELLS:
+        return False
+    rest = [it.text for it in items[k + 1 :]]
+    return (
+        bool(rest)
+        and all(t.startswith("-") for t in rest)
+        and any("c" in t[1:] for t in rest if not t.startswith("--"))
+    )
+
+
+def _no_script_reason(items: Sequence[_Item], container: Mapping) -> str:
+    shell = " ".join(it.text for it in items)
+    reason = f"`{shell}` is given no script: the shell's -c option has nothing to run, so the container exits"
+    unknown = unknown_container_fields(container)
+    if unknown:
+        near = [f"'{k}' (did you mean '{g}'?)" if g else f"'{k}'" for k, g in unknown]
+        reason += (
+            f"; the container has field(s) {', '.join(near)} that Kubernetes does not know, probably the script "
+            "under a misspelt key"
+        )
+    elif container.get("args") is None:
+        reason += "; the script belongs in args (command: [sh, -c], args: [SCRIPT])"
+    return reason
+
+
+def unknown_container_fields(container: Mapping) -> list[tuple[str, str | None]]:
+    """``(field, closest known field or None)`` for each key of ``container`` that is not a field of the
+    Kubernetes ``core/v1`` Container (:mod:`kvlint.workloads.fields`)."""
+    from kvlint.workloads.fields import unknown_fields
+
+    return unknown_fields(container, "Container")
 
 
 def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:

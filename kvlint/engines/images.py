@@ -6,6 +6,17 @@ Image conventions (docs/engine-memory-model.md §1.1, §2.1, §3):
   ``rocm6.3.1_vllm_0.8.5_20250521``), ``lmcache/vllm-openai``, ``substratusai/vllm``, ``aibrix/vllm-openai``,
   ``nvcr.io/nvidia/vllm`` (NGC tags ``26.02-py3`` are container releases, not vLLM versions),
   ``ghcr.io/llm-d/llm-d-cuda`` (llm-d release tags). Tags may carry a suffix (``v0.20.1-cu129``).
+
+  The vLLM-derived images kvlint recognises (their entrypoint is the vLLM OpenAI server, so args-only
+  containers are read as vLLM arguments) are the repositories in ``_VLLM_REPOS`` below, matched on the last
+  path components whatever the registry: the upstream ``vllm/vllm-openai`` (and any ``*/vllm-openai``
+  rebuild such as ``aibrix/vllm-openai``, ``lmcache/vllm-openai``), ``vllm/vllm-tpu``,
+  ``vllm/vllm-openai-rocm``, ROCm's ``rocm/vllm``/``rocm/vllm-dev``, NGC's ``nvidia/vllm``, llm-d's
+  ``llm-d/llm-d(-cuda|-rocm|-xpu|-cpu)``, Red Hat AI Inference Server's ``rhaiis/vllm-cuda-rhel9`` and
+  ``vllm-rocm-rhel9`` (``red-hat-ai-inference-server/...``), the Red Hat AI Services UBI build
+  ``vllm-openai-ubi9``, Open Data Hub's ``modh/vllm``, KubeAI's ``substratusai/vllm``. Any other image whose
+  args-only arguments are unmistakably vLLM's is read as vLLM with that assumption stated (KV504,
+  :func:`kvlint.engines.command.unmistakably_vllm`).
 * TGI: ``ghcr.io/huggingface/text-generation-inference:3.0.1`` (``2.4.1-rocm``, ``sha-...``), Gaudi
   ``tgi-gaudi``, and Google Cloud DLC images ``.../huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311``
   whose name encodes the TGI release (``2-3`` = 2.3).
@@ -17,7 +28,14 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["engine_of_image", "engine_version", "image_mentions_engine", "image_platform", "split_image"]
+__all__ = [
+    "engine_of_image",
+    "engine_version",
+    "image_mentions_engine",
+    "image_placeholder",
+    "image_platform",
+    "split_image",
+]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
@@ -42,10 +60,13 @@ _VLLM_REPOS = (
     "red-hat-ai-inference-server/vllm-cuda-rhel9",
     "rhaiis/vllm-cuda-rhel9",
     "vllm-cuda-rhel9",
+    "vllm-rocm-rhel9",
     "vllm-openai",
+    "vllm-openai-ubi9",
+    "modh/vllm",
 )
 # Images whose tags are not vLLM versions (container or distribution releases).
-_VLLM_TAG_NOT_VERSION = ("nvidia/vllm", "llm-d/", "lmcache/", "rhel9")
+_VLLM_TAG_NOT_VERSION = ("nvidia/vllm", "llm-d/", "lmcache/", "rhel9", "modh/vllm")
 _TGI_REPOS = (
     "huggingface/text-generation-inference",
     "huggingface/tgi-gaudi",
@@ -186,3 +207,29 @@ def image_platform(image: str) -> str:
         if w in low:
             return w
     return "cuda"
+
+
+_ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
+_KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
+_CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def image_placeholder(image: str) -> str | None:
+    """How an image field is a placeholder rather than an image reference, or None.
+
+    ``${VLLM_IMAGE_NAME}`` (envsubst, OpenShift template parameters), ``$(vllm-cuda-image)`` (kustomize
+    ``vars``; Kubernetes does not expand ``$(...)`` in ``image``), ``V_IMAGE_NAME`` /
+    ``REPLACE_MODEL_SERVER_IMAGE`` (an upper-case token to be replaced by a script), ``<image-built-from-dockerfile>``.
+    """
+    img = (image or "").strip()
+    if not img:
+        return None
+    if _ENVSUBST_RE.search(img):
+        return "an envsubst-style ${VAR} placeholder"
+    if _KUSTOMIZE_VAR_RE.search(img):
+        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    if _CAPS_RE.match(img):
+        return "an upper-case placeholder token that a script replaces before the manifest is applied"
+    if img.startswith("<") and img.endswith(">"):
+        return "a <...> placeholder to fill in by hand"
+    return None

@@ -17,7 +17,14 @@ from typing import Any
 from kvlint.source import Loc
 from kvlint.types import Finding, Value
 
-__all__ = ["Collector", "human_readable_int", "suggest", "version_tuple", "parse_json_or_str"]
+__all__ = [
+    "USUALLY_MEANT",
+    "Collector",
+    "human_readable_int",
+    "suggest",
+    "version_tuple",
+    "parse_json_or_str",
+]
 
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -54,6 +61,17 @@ def version_tuple(version: str | None) -> tuple[int, ...] | None:
     if not m:
         return None
     return tuple(int(g) if g else 0 for g in m.groups())
+
+
+#: Option names users write for another option than the one argparse's prefix matching picks: the
+#: context-length names of other engines and libraries (Hugging Face ``max_seq_len``/``max_sequence_length``,
+#: TGI's ``max_total_tokens``), which vLLM reads as ``--max-seq-len-to-capture`` (a CUDA-graph setting) while
+#: the setting meant is ``--max-model-len``.
+USUALLY_MEANT: dict[str, str] = {
+    "--max-seq-len": "--max-model-len",
+    "--max-seq": "--max-model-len",
+    "--max-seq-length": "--max-model-len",
+}
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
@@ -136,6 +154,27 @@ class Collector:
                 loc=loc,
                 fix=fix or f"give {option} a value the engine accepts ({why})",
                 severity="error",
+            )
+        )
+
+    def abbreviation(self, written: str, option: str, loc: Loc | None) -> None:
+        """KV205 (warning): ``written`` is not an option but argparse took it as the unique prefix of
+        ``option`` (``allow_abbrev``); say so, and name the option usually meant when it is another."""
+        meant = USUALLY_MEANT.get(written)
+        hint = f"; {written} is usually meant as {meant}" if meant and meant != option else ""
+        self.findings.append(
+            Finding(
+                rule="KV205",
+                message=(
+                    f"{written} is not a {self.engine} option: argparse takes it as an abbreviation of {option} "
+                    f"(unique-prefix matching), so it sets {option}{hint}; a release that adds another option "
+                    f"beginning with {written} makes the command fail with 'ambiguous option'"
+                ),
+                loc=loc,
+                fix=f"write {meant} if that is what was meant"
+                if hint
+                else f"write the full option name {option}",
+                severity="warning",
             )
         )
 

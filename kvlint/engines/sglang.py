@@ -113,6 +113,7 @@ def parse_sglang_argv(
             cands = [o for o in known if o.startswith(opt)]
             if len(cands) == 1:
                 canon = _ALIASES.get(cands[0], cands[0])
+                col.abbreviation(opt, cands[0], loc)
             else:
                 # the table covers sglang 0.4.6/0.5.5 only: report only for releases it covers
                 vt = version_tuple(version)

@@ -98,7 +98,9 @@ class ShellArg:
 
     ``offset`` is the position in the script (None for words taken from the positional parameters, which
     carry their own ``loc``); ``from_env`` says a variable was substituted; ``unresolved`` that some
-    expansion could not be resolved statically (the text then keeps the ``$...`` reference).
+    expansion could not be resolved statically (the text then keeps the ``$...`` reference);
+    ``substituted`` that it holds a command or arithmetic substitution (``$(...)``, backticks), whose output
+    is unknown.
     """
 
     text: str
@@ -107,6 +109,7 @@ class ShellArg:
     from_env: bool = False
     unresolved: bool = False
     quoted: bool = False
+    substituted: bool = False
 
 
 _OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")
@@ -231,6 +234,13 @@ def lex(script: str) -> list[Word | str]:
             lit(script[i:j], False)
             i = j
             continue
+        if c == "(" and start < 0 and script.startswith("((", i):
+            # an arithmetic command ``(( expr ))``: one opaque word (its ``<``/``>`` are not redirections)
+            end = script.find("))", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(Word([Part("sub", script[i:end])], i, script[i:end]))
+            i = end
+            continue
         if c in _OP_CHARS:
             # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
             op = c + c if c in "&|;" and i + 1 < n and script[i + 1] == c else c
@@ -296,20 +306,41 @@ def lex(script: str) -> list[Word | str]:
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
 
 
-def _expand(word: Word, env: Mapping[str, str], positional: Sequence[ShellArg]) -> list[ShellArg]:
+def _expand(
+    word: Word, env: Mapping[str, str], positional: Sequence[ShellArg], *, assign: bool = False
+) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
-    unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``."""
+    unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``.
+
+    ``assign``: the word is a ``NAME=value`` assignment, which the shell expands without field splitting
+    (``"$@"`` joins the parameters with spaces): the result is one field."""
+    if assign:
+        parts = _expand(word, env, positional)
+        if len(parts) <= 1:
+            return parts
+        joined = ShellArg(
+            " ".join(p.text for p in parts),
+            word.start,
+            None,
+            any(p.from_env for p in parts),
+            any(p.unresolved for p in parts),
+            True,
+            any(p.substituted for p in parts),
+        )
+        return [joined]
     fields: list[ShellArg] = []
     cur: list[str] = []
-    from_env = unresolved = False
+    from_env = unresolved = substituted = False
     quoted_any = any(p.quoted for p in word.parts)
     have_cur = False
 
     def push() -> None:
-        nonlocal cur, from_env, unresolved, have_cur
+        nonlocal cur, from_env, unresolved, have_cur, substituted
         if have_cur:
-            fields.append(ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any))
-        cur, from_env, unresolved, have_cur = [], False, False, False
+            fields.append(
+                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
+            )
+        cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
 
     has_at = any(p.kind == "at" for p in word.parts)
     for p in word.parts:
@@ -356,10 +387,87 @@ def _expand(word: Word, env: Mapping[str, str], positional: Sequence[ShellArg]) 
                 cur.append("$" + p.text)
                 unresolved = have_cur = True
         else:  # sub
+            value = arithmetic(p.text, env)
+            if value is not None:
+                cur.append(value)
+                from_env = have_cur = True
+                continue
             cur.append(p.text)
-            unresolved = have_cur = True
+            unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+_ARITH_RE = re.compile(r"^\$\(\((.*)\)\)$", re.S)
+_ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?|([-+*/%()]))")
+
+
+def arithmetic(text: str, env: Mapping[str, str]) -> str | None:
+    """The value of a shell arithmetic expansion ``$(( ... ))`` of integers and variables with ``+ - * / %``
+    and parentheses (``$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))``), when every variable is a known integer; else
+    None. Division truncates toward zero, as in the shell."""
+    m = _ARITH_RE.match(text.strip())
+    if not m:
+        return None
+    expr, pos = m.group(1), 0
+    tokens: list[int | str] = []
+    while pos < len(expr):
+        if not expr[pos:].strip():
+            break
+        t = _ARITH_TOKEN.match(expr, pos)
+        if t is None:
+            return None
+        number, name, op = t.groups()
+        if number is not None:
+            tokens.append(int(number))
+        elif name is not None:
+            value = env.get(name, "").strip()
+            if not re.fullmatch(r"-?\d+", value):
+                return None
+            tokens.append(int(value))
+        else:
+            tokens.append(op)
+        pos = t.end()
+    try:
+        result, rest = _arith_sum(tokens)
+    except (IndexError, ZeroDivisionError, TypeError):
+        return None
+    return None if rest else str(result)
+
+
+def _arith_sum(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    value, ts = _arith_product(ts)
+    while ts and ts[0] in ("+", "-"):
+        op, (rhs, ts) = ts[0], _arith_product(ts[1:])
+        value = value + rhs if op == "+" else value - rhs
+    return value, ts
+
+
+def _arith_product(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    value, ts = _arith_atom(ts)
+    while ts and ts[0] in ("*", "/", "%"):
+        op, (rhs, ts) = ts[0], _arith_atom(ts[1:])
+        if op == "*":
+            value *= rhs
+        else:
+            q = abs(value) // abs(rhs) * (1 if (value >= 0) == (rhs >= 0) else -1)
+            value = q if op == "/" else value - q * rhs
+    return value, ts
+
+
+def _arith_atom(ts: list[int | str]) -> tuple[int, list[int | str]]:
+    head = ts[0]
+    if head == "(":
+        value, rest = _arith_sum(ts[1:])
+        if not rest or rest[0] != ")":
+            raise IndexError("unbalanced")
+        return value, rest[1:]
+    if head == "-":
+        value, rest = _arith_atom(ts[1:])
+        return -value, rest
+    if isinstance(head, int):
+        return head, ts[1:]
+    raise TypeError(head)
 
 
 _TEMPLATE_RE = re.compile(r"\{\{.*?\}\}", re.S)
@@ -387,6 +495,7 @@ def commands(
     local_env = dict(env)
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
+    templates = [(m.start(), m.group()) for m in _TEMPLATE_RE.finditer(script)]
     script = _TEMPLATE_RE.sub(lambda m: "{{" + re.sub(r"[^\n]", "_", m.group()[2:-2]) + "}}", script)
     tokens = lex(script)
     tokens.append(";")
@@ -397,9 +506,16 @@ def commands(
         if not cmd:
             continue
         words: list[ShellArg] = []
+        leading, declaring = True, False
         for word in cmd:
-            words.extend(_expand(word, local_env, positional))
+            is_assign = bool(_ASSIGN_RE.match(word.raw))
+            words.extend(_expand(word, local_env, positional, assign=is_assign and (leading or declaring)))
+            if leading and not is_assign:
+                leading = False
+                declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
         cmd = []
+        if templates:
+            _restore_templates(words, templates)
         if _eval_offset is not None:
             for arg in words:
                 if arg.offset is not None:
@@ -424,16 +540,19 @@ def commands(
                 words = words[1:]
             elif _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
-                if words[0].unresolved:
-                    local_env.pop(name, None)
+                if words[0].substituted:
+                    local_env.pop(name, None)  # the output of a command: unknown
                 else:
-                    local_env[name] = val
+                    local_env[name] = val  # unresolved variables inside stay as written
                 words = words[1:]
             elif head in ("export", "declare", "local", "readonly", "typeset"):
                 for arg in words[1:]:
                     if _ASSIGN_RE.match(arg.text):
                         name, _, val = arg.text.partition("=")
-                        local_env[name] = val
+                        if arg.substituted:
+                            local_env.pop(name, None)
+                        else:
+                            local_env[name] = val
                 words = []
             elif head == "env":
                 words = words[1:]
@@ -452,3 +571,21 @@ def commands(
             yield from commands(inner, local_env, positional, _depth=_depth + 1, _eval_offset=off)
             continue
         yield words
+
+
+def _restore_templates(words: list[ShellArg], templates: Sequence[tuple[int, str]]) -> None:
+    """Put the Go/Helm template actions back into words that hold their placeholders (``{{___}}``, which
+    keep offsets while the script is lexed), so messages quote what the manifest says."""
+    for arg in words:
+        if "{{" not in arg.text or arg.offset is None:
+            continue
+        text = arg.text
+        for start, original in templates:
+            if start < arg.offset:
+                continue
+            placeholder = "{{" + re.sub(r"[^\n]", "_", original[2:-2]) + "}}"
+            if placeholder in text:
+                text = text.replace(placeholder, original, 1)
+            if "{{_" not in text:
+                break
+        arg.text = text

@@ -384,6 +384,9 @@ class _Parser:
                         i += 1
                 continue
             canon, dest, kind, negated = res
+            written = "--" + opt[2:].replace("_", "-") if opt.startswith("--") else opt
+            if written.startswith("--") and written not in self.known and canon.startswith(written):
+                self.col.abbreviation(written, canon, loc)
             if self.version is None:
                 span = option_versions(canon)
                 if span is not None and span[1] != data.VERSIONS[-1]:

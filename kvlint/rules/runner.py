@@ -50,7 +50,8 @@ def available_inputs(cr: ContainerResult) -> frozenset[str]:
     have = set()
     if cr.workload.kind:
         have.add("pod")
-    if cr.serving.model is not None or cr.serving.flags:
+    joins = cr.serving.joins
+    if cr.serving.model is not None or cr.serving.flags or (joins is not None and joins.leader is not None):
         have.add("command")
     p = cr.placement
     if p is not None and p.gpus is not None:
@@ -98,12 +99,17 @@ def check_container(
     diags = [d for d in _parser_findings(cr) if rules is None or d.rule in rules]
     withdrawn = any(_gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
     have = available_inputs(cr)
+    joins = cr.serving.joins
     layout = parallelism(
-        cr.serving,
+        joins.leader if joins is not None and joins.leader is not None else cr.serving,
         gpus=cr.placement.gpus if cr.placement else None,
         ray_kind=cr.workload.kind.lower().startswith("ray"),
     )
     checks: list[Check] = [c for c in checks_for(cr.serving.engine) if rules is None or c.rule in rules]
+    if joins is not None:
+        # a multi-node worker that joins its leader's engine: only its GPUs (against the leader's layout) and
+        # what is wrong with the pod itself are checked (kvlint.engines.multinode)
+        checks = [c for c in checks if c.rule in JOINED_WORKER_RULES]
     ordered = [c for c in checks if "plan" not in catalog[c.rule].consumes]
     ordered += [c for c in checks if "plan" in catalog[c.rule].consumes]
     for c in ordered:
@@ -119,6 +125,10 @@ def check_container(
         if _gates(info, found):
             withdrawn = True
     return diags
+
+
+#: The rules checked for a worker container that joins its leader's engine (``ServingConfig.joins``).
+JOINED_WORKER_RULES = frozenset({"KV005", "KV403", "KV409"})
 
 
 def plan_rules() -> frozenset[str]:

@@ -30,6 +30,14 @@ group's, a DisaggregatedSet role's, the object's ``spec.replicas``); ``group_siz
 ``workerTemplate``/``workerSpec``/``workerGroupSpecs``/``worker`` (worker) or ``headGroupSpec`` (head)
 — kvlint's extension of the LeaderWorkerSet roles to the other multi-pod shapes.
 
+Objects built from several documents are joined first (:mod:`.find`): a KServe ``LLMInferenceService`` with its
+``LLMInferenceServiceConfig`` presets (:mod:`.llmisvc`), an ``InferenceService`` with its ``ServingRuntime``
+(:mod:`.kserve`); the presets and runtimes they use are not linted again on their own. Operator kinds with their
+own pod shapes have their modules (:mod:`.kaito`, :mod:`.kubeai`, :mod:`.nim`, :mod:`.production_stack`,
+:mod:`.rbg`, :mod:`.operators`). A workload carries ``findings`` about the object itself (a template to render,
+:mod:`.placeholders`; a runtime or preset not among the inputs; settings kvlint does not read) and, for a worker
+template, its ``leader``.
+
 Labels and annotations are the object's ``metadata`` merged with the pod template's (the ``metadata``
 next to the PodSpec's ``spec`` key; KServe predictor ``labels``/``annotations``), template winning.
 Odd shapes (``containers`` not a list, ``metadata`` a string, ...) are skipped; nothing here raises.

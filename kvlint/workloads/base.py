@@ -169,9 +169,16 @@ def enclosing_context(chain: Chain) -> tuple[int | None, str | None, int | None]
                 replicas = int_or_none(parent.get("replicas"))
             if role is None and isinstance(key, str):
                 role = ROLE_KEYS.get(key)
+                if key in ("leaderTemplate", "workerTemplate") and group_size is None:
+                    # an embedded LeaderWorkerTemplate (llmaz Service ``spec.workloadTemplate``): its ``size``
+                    group_size = int_or_none(parent.get("size"))
             if group_size is None and key == "leaderWorkerTemplate":
                 group_size = int_or_none(get_in(parent, "leaderWorkerTemplate", "size"))
     return replicas, role, group_size
+
+
+#: Keys under which operators embed a LeaderWorkerSet ``leaderWorkerTemplate`` (its pods get ``LWS_GROUP_SIZE``).
+LWS_TEMPLATE_KEYS = ("leaderWorkerTemplate", "workloadTemplate")
 
 
 #: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by
@@ -260,3 +267,32 @@ def env_list(env: Any) -> LList | None:
             )
         )
     return llist(loc_of(env), items)
+
+
+def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | None]]) -> LDict:
+    """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
+    (``(name, value, position of what sets it)``), unless a container defines that name itself. The loaded
+    objects are not changed."""
+    containers = pod_spec.get("containers")
+    if not items or not isinstance(containers, list):
+        return pod_spec
+    ps = LDict(pod_spec, loc=pod_spec.loc)
+    ps.locs, ps.key_locs = dict(pod_spec.locs), dict(pod_spec.key_locs)
+    new_list = LList(loc=loc_of(containers))
+    for i, c in enumerate(containers):
+        if isinstance(c, LDict):
+            env = c.get("env")
+            names = {e.get("name") for e in env if isinstance(e, dict)} if isinstance(env, list) else set()
+            add = [(n, v, vl) for n, v, vl in items if n not in names]
+            if add:
+                c2 = LDict(c, loc=c.loc)
+                c2.locs, c2.key_locs = dict(c.locs), dict(c.key_locs)
+                old = list(env) if isinstance(env, list) else []
+                old_locs = [loc_of(env, j) for j in range(len(old))]
+                extra = [(ldict(vl, [("name", n, vl), ("value", v, vl)]), vl) for n, v, vl in add]
+                c2["env"] = llist(loc_of(c, "env") or c.loc, [*zip(old, old_locs, strict=True), *extra])
+                c = c2
+        new_list.append(c)
+        new_list.locs.append(loc_of(containers, i) or pod_spec.loc or Loc("-"))
+    ps["containers"] = new_list
+    return ps

@@ -5,11 +5,17 @@ docstring).
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
-from kvlint.types import Document, Workload
+from kvlint.engines.images import image_mentions_engine
+from kvlint.source import LDict, LList, loc_of
+from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
+    LWS_TEMPLATE_KEYS,
     Chain,
     enclosing_context,
     get_in,
@@ -18,13 +24,18 @@ from kvlint.workloads.base import (
     make_workload,
     path_str,
     synthetic_pod_spec,
+    with_injected_env,
 )
 from kvlint.workloads.kaito import workspace_workloads
-from kvlint.workloads.kserve import predictor_workloads
+from kvlint.workloads.kserve import Runtimes, predictor_workloads
 from kvlint.workloads.kubeai import model_workloads
+from kvlint.workloads.llmisvc import llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
+from kvlint.workloads.operators import dynamo_workloads, hyperpod_workloads, unread_kind_note
+from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
+from kvlint.workloads.rbg import rbg_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -62,21 +73,183 @@ def find_workloads(docs: Sequence[Document]) -> list[Workload]:
         Never raises on odd shapes.
     """
     out: list[Workload] = []
+    joined = _joined(docs)
     for doc in docs:
         if isinstance(doc.data, dict):
+            if id(doc) in joined.consumed:
+                continue  # a runtime or preset merged into the service that uses it
             try:
-                out.extend(_doc_workloads(doc))
+                found = joined.workloads.get(id(doc))
+                ws = link_leaders(found if found is not None else _doc_workloads(doc, joined))
+                out.extend(_template_notes(doc, ws))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
     return out
 
 
-def _doc_workloads(doc: Document) -> list[Workload]:
+#: Kinds whose pods are templates another object fills (KServe, OME serving runtimes).
+_RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
+    """A serving runtime linted without the InferenceService that uses it: one note saying that the model
+    and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
+    OME runtimes, and the same inside an OpenShift ``Template``)."""
+    out = []
+    for w in ws:
+        kind = doc.kind
+        if doc.kind == "Template" and w.path.startswith("objects["):
+            objects = get_in(doc.data, "objects")
+            try:
+                obj = objects[int(w.path[8 : w.path.index("]")])] if isinstance(objects, list) else None
+            except (ValueError, IndexError):
+                obj = None
+            kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+        if kind in _RUNTIME_KINDS and not w.findings:
+            w = replace(w, findings=(_runtime_note(doc, kind, w),))
+        placeholders = template_findings(w)
+        if placeholders:
+            w = replace(w, findings=(*w.findings, *placeholders))
+        out.append(w)
+    return _unread_notes(doc, out)
+
+
+def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
+    """Objects of kinds whose engine settings kvlint does not read get a finding saying where they are
+    (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
+    PodSpec, else on its first workload when none of its containers names an engine in its image."""
+    note = unread_kind_note(doc)
+    if note is None or (doc.kind.startswith("Ray") and not _names_engine(doc.data)):
+        return ws  # a Ray application that serves no LLM is none of kvlint's business
+    if not ws:
+        ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
+        ps["containers"] = LList([], loc=ps.loc)
+        return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
+    images = [
+        str(c.get("image") or "")
+        for w in ws
+        for c in (w.pod_spec.get("containers") or [])
+        if isinstance(c, dict)
+    ]
+    if any(image_mentions_engine(i) for i in images):
+        return ws
+    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+_ENGINE_WORDS = re.compile(r"vllm|sglang|text-generation|ray\.serve\.llm|backendName|preset", re.I)
+
+
+def _names_engine(data: Any) -> bool:
+    """The object mentions an engine somewhere (an LLM serving object, not any Ray job)."""
+    try:
+        return bool(_ENGINE_WORDS.search(json.dumps(data, default=str)))
+    except (TypeError, ValueError):
+        return False
+
+
+def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
+    api = str(get_in(doc.data, "apiVersion") or "")
+    user = "OME InferenceService" if api.startswith("ome.io/") else "InferenceService"
+    return Finding(
+        "KV502",
+        f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
+        "uses it, and none among the inputs does, so the model and the GPU count are not known here",
+        w.loc or doc.loc,
+        fix=f"lint the {user}s that use this runtime together with it",
+        severity="info",
+    )
+
+
+class _Joined:
+    """Objects built from several documents of the run: LLMInferenceServices with their presets,
+    InferenceServices with their runtimes; ``consumed`` holds the ids of the documents merged into them."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.runtimes = Runtimes(list(docs))
+        self.workloads: dict[int, list[Workload]] = {}
+        self.consumed: set[int] = set()
+
+
+def _joined(docs: Sequence[Document]) -> _Joined:
+    j = _Joined(docs)
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            continue
+        try:
+            if doc.kind == "LLMInferenceService":
+                ws, used = llmisvc_workloads(doc, docs)
+                j.workloads[id(doc)] = ws
+                j.consumed |= used
+            elif doc.kind == "InferenceService":
+                pred = predictor_workloads(doc, j.runtimes)
+                model = get_in(doc.data, "spec", "predictor", "model")
+                if isinstance(model, dict) and not model.get("image"):
+                    rt = j.runtimes.select(model, doc.namespace)
+                    if rt is not None:
+                        j.consumed.add(id(rt))
+                j.workloads[id(doc)] = _with_rest(doc, pred)
+        except RecursionError:  # pragma: no cover
+            continue
+    for doc in docs:  # presets no service among the inputs uses: read as merged over KServe's presets
+        if (
+            doc.kind == "LLMInferenceServiceConfig"
+            and isinstance(doc.data, dict)
+            and id(doc) not in j.consumed
+        ):
+            try:
+                ws, _ = llmisvc_workloads(doc, docs, standalone=True)
+            except RecursionError:  # pragma: no cover
+                continue
+            j.workloads[id(doc)] = ws
+    return j
+
+
+def link_leaders(ws: list[Workload]) -> list[Workload]:
+    """Give each worker template of an object the leader/head template of the same engine instance: the one
+    whose PodSpec path shares the longest prefix with the worker's (LeaderWorkerSet leader and worker, a Ray
+    head and its worker groups, KServe's head and ``workerSpec``)."""
+    heads = [w for w in ws if w.role in ("leader", "head")]
+    if not heads:
+        return ws
+    out = []
+    for w in ws:
+        if w.role == "worker" and w.leader is None:
+
+            def shared(h: Workload, w: Workload = w) -> int:
+                n = 0
+                for a, b in zip(h.path, w.path, strict=False):
+                    if a != b:
+                        break
+                    n += 1
+                return n
+
+            w = replace(w, leader=max(heads, key=shared))
+        out.append(w)
+    return out
+
+
+def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
+    """The predictor workloads, then every other PodSpec of the InferenceService (transformer, explainer,
+    a plain ``workerSpec``)."""
+    taken = {id(w.pod_spec) for w in found}
+    paths = {w.path for w in found}
+    out = list(found)
+    for w in _structural(doc):
+        if id(w.pod_spec) in taken or (found and w.path == "spec.predictor"):
+            continue
+        if w.path == "spec.predictor.workerSpec" and w.path in paths:
+            continue
+        out.append(w)
+    return out
+
+
+def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workload]:
     data = doc.data
     kind = doc.kind
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found
+
     if kind == "LeaderWorkerSet":
         found = lws_workloads(doc)
     elif kind in POD_TEMPLATE_PATHS:
@@ -93,13 +266,7 @@ def _doc_workloads(doc: Document) -> list[Workload]:
             found = [make_workload(doc, node, chain, replicas=int_or_none(get_in(data, "spec", "replicas")))]
     elif kind == "InferenceService":
         # the predictor's model first, then anything else (transformer, explainer, workerSpec)
-        found = predictor_workloads(doc)
-        taken = {id(w.pod_spec) for w in found}
-        for w in _structural(doc):
-            if id(w.pod_spec) in taken or (found and w.path == "spec.predictor"):
-                continue
-            found.append(w)
-        return found
+        return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
     return list(_structural(doc))
@@ -115,7 +282,15 @@ def _structural(doc: Document) -> Iterator[Workload]:
         if isinstance(node, dict):
             if is_pod_spec(node):
                 replicas, role, group_size = enclosing_context(chain)
-                yield make_workload(doc, node, chain, replicas=replicas, role=role, group_size=group_size)
+                ps = node
+                if (
+                    group_size is not None
+                    and isinstance(node, LDict)
+                    and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
+                ):
+                    # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
+                    ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
+                yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
             else:
                 runner = node.get("runner")
                 if isinstance(runner, dict) and "image" in runner:
@@ -153,4 +328,10 @@ def _crd_workloads(doc: Document) -> list[Workload]:
         return vllm_runtime_workloads(doc)
     if kind == "NIMService" and api.startswith("apps.nvidia.com/"):
         return nim_service_workloads(doc)
+    if kind == "RoleBasedGroup" and api.startswith("workloads.x-k8s.io/"):
+        return rbg_workloads(doc)
+    if kind == "DynamoGraphDeployment" and api.startswith("nvidia.com/"):
+        return dynamo_workloads(doc)
+    if kind == "InferenceEndpointConfig" and api.startswith("inference.sagemaker.aws.amazon.com/"):
+        return hyperpod_workloads(doc)
     return []

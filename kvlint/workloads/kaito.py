@@ -11,6 +11,7 @@ from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.workloads.base import (
     ACCELERATOR_WHY_ANNOTATION,
+    IMAGE_SOURCE_ANNOTATION,
     add_memory_shm,
     get_in,
     int_or_none,
@@ -209,5 +210,15 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         )
         args.append(f"--kaito-config-file={KAITO_CONFIG_DIR}/inference_config.yaml")
         args.locs.append(cloc or ploc or Loc("-"))
+    # a Workspace has no image field: the KAITO operator runs its preset on the kaito-base image of its own
+    # release (KV208 asks for --engine-version rather than an image tag)
+    extra.append(
+        (
+            IMAGE_SOURCE_ANNOTATION,
+            "the KAITO release installed in the cluster (a Workspace has no image field; the operator runs its "
+            f"preset '{pname}' on its own {_KAITO_IMAGE} image)",
+            ploc,
+        )
+    )
     replicas = int_or_none(get_in(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
     return [synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]

@@ -4,10 +4,11 @@ including the container of the Hugging Face serving runtime for ``modelFormat: h
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
     IMAGE_SOURCE_ANNOTATION,
     Chain,
@@ -15,10 +16,13 @@ from kvlint.workloads.base import (
     get_in,
     int_or_none,
     is_pod_spec,
+    ldict,
     llist,
     make_workload,
     synthetic_pod_spec,
 )
+from kvlint.workloads.gotemplate import render
+from kvlint.workloads.merge import strategic_merge
 
 # KServe v1beta1 predictor keys that hold a container-like model spec (``model`` and the older
 # per-framework shorthands).
@@ -37,9 +41,13 @@ _KSERVE_MODEL_KEYS = (
 )
 
 
-def predictor_workloads(doc: Document) -> list[Workload]:
+def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list[Workload]:
     """InferenceService ``spec.predictor``: its ``model`` (or framework shorthand) as a synthetic PodSpec,
-    or the predictor itself when it is a plain PodSpec."""
+    or the predictor itself when it is a plain PodSpec.
+
+    When the model names a ``runtime`` (or its ``modelFormat`` auto-selects one) that is among the inputs
+    (``runtimes``), the pod is the runtime's container merged with the model's, as KServe builds it
+    (:func:`merged_runtime_workloads`); a named runtime that is not among the inputs is said so."""
     spec = get_in(doc.data, "spec")
     pred = get_in(spec, "predictor")
     if not isinstance(pred, dict):
@@ -48,7 +56,19 @@ def predictor_workloads(doc: Document) -> list[Workload]:
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
+            if runtimes is not None and key == "model" and not model.get("image"):
+                found = runtimes.select(model, doc.namespace)
+                if found is not None:
+                    return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
+            named = str(model.get("runtime") or "")
+            if (
+                hf is None
+                and named
+                and not model.get("image")
+                and not named.startswith("kserve-huggingfaceserver")
+            ):
+                return [_runtime_missing(doc, pred, key, model, named)]
             ps = synthetic_pod_spec(pred, hf[0] if hf else model, _KSERVE_MODEL_KEYS)
             if hf:
                 add_memory_shm(ps, hf[0])
@@ -142,3 +162,263 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI)
         ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]
     return c, ann
+
+
+# --------------------------------------------------------------------------------------------------------
+# InferenceService + ServingRuntime / ClusterServingRuntime among the inputs
+
+#: The container of a runtime that serves the model (``constants.InferenceServiceContainerName``) and the
+#: worker container of a multi-node runtime (``constants.WorkerContainerName``).
+KSERVE_CONTAINER = "kserve-container"
+KSERVE_WORKER_CONTAINER = "worker-container"
+#: Model-spec keys that are not container fields (``v1beta1.ModelSpec`` beyond the embedded container).
+_MODEL_ONLY = ("modelFormat", "runtime", "storageUri", "storage", "protocolVersion")
+#: PodSpec fields a runtime contributes (``MergePodSpec``: the ``ServingRuntimePodSpec`` fields).
+_RUNTIME_POD_FIELDS = (
+    "nodeSelector",
+    "affinity",
+    "tolerations",
+    "volumes",
+    "imagePullSecrets",
+    "schedulerName",
+)
+#: Keys of the predictor that are not PodSpec fields (``v1beta1.ComponentExtensionSpec`` and the model keys).
+_PREDICTOR_NOT_POD = frozenset(
+    {
+        *_KSERVE_MODEL_KEYS,
+        "minReplicas",
+        "maxReplicas",
+        "scaleTarget",
+        "scaleMetric",
+        "scaleMetricType",
+        "containerConcurrency",
+        "timeout",
+        "canaryTrafficPercent",
+        "logger",
+        "batcher",
+        "labels",
+        "annotations",
+        "deploymentStrategy",
+        "autoScaling",
+        "workerSpec",
+        "replicas",
+        "storageUri",
+    }
+)
+
+
+class Runtimes:
+    """``ServingRuntime`` and ``ClusterServingRuntime`` documents among the inputs, by name."""
+
+    def __init__(self, docs: list[Document]) -> None:
+        self.docs = [
+            d
+            for d in docs
+            if d.kind in ("ServingRuntime", "ClusterServingRuntime")
+            and isinstance(get_in(d.data, "spec"), dict)
+        ]
+
+    def select(self, model: dict, namespace: str | None) -> Document | None:
+        """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
+        first, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
+        auto-selects the model's format (highest ``priority``). None when none is among the inputs."""
+        name = model.get("runtime")
+        if name:
+            for kind in ("ServingRuntime", "ClusterServingRuntime"):
+                cands = [d for d in self.docs if d.kind == kind and d.name == str(name)]
+                same = [
+                    d for d in cands if kind == "ClusterServingRuntime" or d.namespace in (namespace, None)
+                ]
+                if same or cands:
+                    return (same or cands)[0]
+            return None
+        fmt = get_in(model, "modelFormat", "name")
+        if not fmt:
+            return None
+        best: tuple[int, Document] | None = None
+        for d in self.docs:
+            formats = get_in(d.data, "spec", "supportedModelFormats")
+            for f in formats if isinstance(formats, list) else []:
+                if (
+                    isinstance(f, dict)
+                    and str(f.get("name", "")).lower() == str(fmt).lower()
+                    and f.get("autoSelect") is True
+                ):
+                    prio = int_or_none(f.get("priority")) or 0
+                    if best is None or prio > best[0]:
+                        best = (prio, d)
+        return best[1] if best else None
+
+
+def _runtime_container(containers: Any, name: str) -> LDict | None:
+    if not isinstance(containers, list):
+        return None
+    for c in containers:
+        if isinstance(c, LDict) and c.get("name") == name:
+            return c
+    return None
+
+
+def _merge_container(runtime_c: LDict, isvc_c: dict, meta: Any) -> LDict:
+    """KServe's ``MergeRuntimeContainers`` (strategic merge, args = runtime args + InferenceService args)
+    then ``ReplacePlaceholders`` (``{{.Name}}`` ... from the InferenceService's metadata)."""
+    patch = LDict(loc=loc_of(isvc_c))
+    for k, v in isvc_c.items():
+        if k in _MODEL_ONLY or k == "args" or (k == "name" and not v):
+            continue
+        patch[k] = v
+        if isinstance(isvc_c, LDict) and k in isvc_c.locs:
+            patch.locs[k] = isvc_c.locs[k]
+    merged = strategic_merge(runtime_c, patch)
+    r_args, i_args = runtime_c.get("args"), isvc_c.get("args")
+    if isinstance(i_args, list) and i_args:
+        items = [(a, loc_of(r_args, i)) for i, a in enumerate(r_args if isinstance(r_args, list) else [])]
+        items += [(a, loc_of(i_args, i)) for i, a in enumerate(i_args)]
+        merged["args"] = llist(loc_of(isvc_c, "args"), items)
+        merged.locs["args"] = loc_of(isvc_c, "args") or loc_of(runtime_c, "args") or runtime_c.loc  # type: ignore[assignment]
+    merged["name"] = runtime_c.get("name") or KSERVE_CONTAINER
+    for key in ("command", "args"):
+        seq = merged.get(key)
+        if isinstance(seq, LList):
+            for i, a in enumerate(seq):
+                if isinstance(a, str) and "{{" in a:
+                    seq[i] = render(a, meta)[0]
+    return merged
+
+
+def _merge_pod(runtime_spec: Any, pred: dict, container: LDict, anchor: Loc | None) -> LDict:
+    base = LDict(loc=loc_of(runtime_spec))
+    for k in _RUNTIME_POD_FIELDS:
+        if isinstance(runtime_spec, dict) and runtime_spec.get(k) is not None:
+            base[k] = runtime_spec[k]
+            loc = loc_of(runtime_spec, k)
+            if loc is not None:
+                base.locs[k] = loc
+    patch = LDict(loc=loc_of(pred))
+    for k, v in pred.items():
+        if k in _PREDICTOR_NOT_POD or k == "containers":
+            continue
+        patch[k] = v
+        if isinstance(pred, LDict) and k in pred.locs:
+            patch.locs[k] = pred.locs[k]
+    ps = strategic_merge(base, patch)
+    ps["containers"] = llist(container.loc or anchor, [(container, container.loc or anchor)])
+    ps.locs["containers"] = container.loc or anchor  # type: ignore[assignment]
+    if ps.loc is None:
+        ps.loc = anchor
+    return ps
+
+
+def _add_env(container: LDict, items: list[tuple[str, str]], loc: Loc | None) -> None:
+    env = container.get("env")
+    entries = list(env) if isinstance(env, list) else []
+    locs = [loc_of(env, i) for i in range(len(entries))]
+    names = {e.get("name") for e in entries if isinstance(e, dict)}
+    for name, value in items:
+        if name in names:
+            continue
+        entries.append(ldict(loc, [("name", name, loc), ("value", value, loc)]))
+        locs.append(loc)
+    container["env"] = llist(loc_of(container, "env") or loc, list(zip(entries, locs, strict=True)))
+
+
+def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Document) -> list[Workload]:
+    """The predictor pod of an InferenceService whose runtime is among the inputs, as KServe builds it
+    (kserve/kserve ``pkg/controller/v1beta1/inferenceservice/utils/utils.go``
+    ``MergeServingRuntimeAndInferenceServiceSpecs``, ``MergeRuntimeContainers``, ``MergePodSpec``,
+    ``ReplacePlaceholders``; ``components/predictor.go`` for multi-node): the runtime's ``kserve-container``
+    merged with the model spec (the model's ``args`` appended to the runtime's), the runtime's pod fields
+    under the predictor's; the model of an ``hf://`` ``storageUri`` as ``kvlint.io/model``. A runtime with a
+    ``workerSpec`` adds the worker pod (``worker-container`` merged with the predictor's ``workerSpec``), and
+    KServe's ``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` (the InferenceService's ``workerSpec`` sizes,
+    else the runtime's, else 1) and ``MODEL_NAME``/``MODEL_DIR`` environment on both."""
+    rspec = get_in(runtime.data, "spec")
+    meta = get_in(doc.data, "metadata") or {}
+    anchor = loc_of(pred, "model") or loc_of(pred) or doc.loc
+    runtime_c = _runtime_container(rspec.get("containers"), KSERVE_CONTAINER) or next(
+        (c for c in rspec.get("containers") or [] if isinstance(c, LDict)), None
+    )
+    if runtime_c is None:
+        return [_runtime_missing(doc, pred, "model", model, runtime.name, present=True)]
+    container = _merge_container(runtime_c, model, meta)
+    ps = _merge_pod(rspec, pred, container, anchor)
+    uri = str(model.get("storageUri") or get_in(pred, "storageUri") or "")
+    extra: dict[str, str] = {}
+    if uri.startswith("hf://") and uri[5:].count("/") >= 1:
+        extra["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]
+    worker_spec = rspec.get("workerSpec")
+    multi = isinstance(worker_spec, dict)
+    env_items: list[tuple[str, str]] = []
+    if multi:
+        isvc_ws: dict = pred["workerSpec"] if isinstance(pred.get("workerSpec"), dict) else {}
+        pp = (
+            int_or_none(isvc_ws.get("pipelineParallelSize"))
+            or int_or_none(worker_spec.get("pipelineParallelSize"))
+            or 1
+        )
+        tp = (
+            int_or_none(isvc_ws.get("tensorParallelSize"))
+            or int_or_none(worker_spec.get("tensorParallelSize"))
+            or 1
+        )
+        env_items = [("PIPELINE_PARALLEL_SIZE", str(pp)), ("TENSOR_PARALLEL_SIZE", str(tp))]
+        _add_env(container, env_items + [("MODEL_NAME", doc.name)], anchor)
+        if uri.split("://", 1)[0] in ("pvc", "oci"):
+            _add_env(container, [("MODEL_DIR", "/mnt/models")], anchor)
+    w = make_workload(
+        doc,
+        ps,
+        [],
+        path="spec.predictor.model",
+        replicas=int_or_none(pred.get("replicas")) or int_or_none(pred.get("minReplicas")),
+        role="head" if multi else None,
+        extra_meta=pred,
+    )
+    for k, v in extra.items():
+        w.annotations.setdefault(k, v)
+    out = [w]
+    if multi:
+        wc = _runtime_container(worker_spec.get("containers"), KSERVE_WORKER_CONTAINER) or next(
+            (c for c in worker_spec.get("containers") or [] if isinstance(c, LDict)), None
+        )
+        if wc is not None:
+            isvc_ws = pred["workerSpec"] if isinstance(pred.get("workerSpec"), dict) else {}
+            isvc_wc = next((c for c in isvc_ws.get("containers") or [] if isinstance(c, dict)), {})
+            worker_c = _merge_container(wc, isvc_wc, meta)
+            _add_env(worker_c, env_items + [("ISVC_NAME", doc.name)], anchor)
+            wps = _merge_pod(worker_spec, isvc_ws, worker_c, loc_of(pred, "workerSpec") or anchor)
+            ww = make_workload(doc, wps, [], path="spec.predictor.workerSpec", role="worker", extra_meta=pred)
+            out.append(replace(ww, leader=w))
+    return out
+
+
+def _runtime_missing(
+    doc: Document, pred: dict, key: str, model: dict, name: str, *, present: bool = False
+) -> Workload:
+    """The predictor of an InferenceService whose runtime is not among the inputs: its container as written
+    (no image, no command) and a finding saying where the engine comes from."""
+    ps = synthetic_pod_spec(pred, model, _KSERVE_MODEL_KEYS)
+    ps["containers"] = LList([], loc=ps.loc)  # the engine container comes from the runtime
+    where = loc_of(model, "runtime") or loc_of(pred, key) or doc.loc
+    msg = (
+        f"the model runs on the ServingRuntime/ClusterServingRuntime '{name}', which is not among the inputs: "
+        "the engine image and command come from it, so kvlint cannot read this predictor's engine"
+        if not present
+        else f"the ServingRuntime '{name}' has no container to run the model"
+    )
+    f = Finding(
+        "KV503",
+        msg,
+        where,
+        fix=f"lint the runtime '{name}' together with this InferenceService (name both files or their directory)",
+        severity="warning",
+    )
+    w = make_workload(
+        doc,
+        ps,
+        [],
+        path=f"spec.predictor.{key}",
+        replicas=int_or_none(pred.get("replicas")),
+        extra_meta=pred,
+    )
+    return replace(w, findings=(f,))

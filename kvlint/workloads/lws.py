@@ -1,9 +1,15 @@
-"""LeaderWorkerSet (leaderworkerset.x-k8s.io): the leader and worker templates, with the group size."""
+"""LeaderWorkerSet (leaderworkerset.x-k8s.io): the leader and worker templates, with the group size.
+
+LWS adds ``LWS_LEADER_ADDRESS``, ``LWS_GROUP_SIZE`` and ``LWS_WORKER_INDEX`` to the environment of every pod of a
+group (kubernetes-sigs/lws ``pkg/utils/pod``); kvlint adds ``LWS_GROUP_SIZE`` (= ``leaderWorkerTemplate.size``), the
+one of them that is the same in every pod, so ``--nnodes $(LWS_GROUP_SIZE)`` and ``$((LWS_GROUP_SIZE * N))`` read.
+"""
 
 from __future__ import annotations
 
+from kvlint.source import loc_of
 from kvlint.types import Document, Workload
-from kvlint.workloads.base import Chain, get_in, int_or_none, is_pod_spec, make_workload
+from kvlint.workloads.base import Chain, get_in, int_or_none, is_pod_spec, make_workload, with_injected_env
 
 
 def lws_workloads(doc: Document) -> list[Workload]:
@@ -20,5 +26,8 @@ def lws_workloads(doc: Document) -> list[Workload]:
         ps = get_in(tmpl, "spec")
         if is_pod_spec(ps):
             chain: Chain = [(doc.data, "spec"), (spec, "leaderWorkerTemplate"), (lwt, key), (tmpl, "spec")]
+            if size is not None:
+                # LWS puts LWS_GROUP_SIZE (the group's pod count) in every pod's environment
+                ps = with_injected_env(ps, [("LWS_GROUP_SIZE", str(size), loc_of(lwt, "size"))])
             out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=size))
     return out

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kvlint.source import Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
     ACCELERATOR_WHY_ANNOTATION,
     get_in,
@@ -43,4 +44,14 @@ def nim_service_workloads(doc: Document) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
         extra.append((ACCELERATOR_WHY_ANNOTATION, why, loc_of(spec, "resources") or rloc))
-    return [synthetic_workload(doc, ps, "spec", replicas=int_or_none(spec.get("replicas")), extra=extra)]
+    w = synthetic_workload(doc, ps, "spec", replicas=int_or_none(spec.get("replicas")), extra=extra)
+    note = Finding(
+        "KV503",
+        f"the NIM image {image} starts NVIDIA's NIM launcher, which chooses the engine (TensorRT-LLM, vLLM or "
+        "SGLang) and its settings from the model profile it selects for the GPU; kvlint does not read NIM "
+        "profiles, so the engine's memory settings are not checked",
+        rloc,
+        fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
+        severity="info",
+    )
+    return [replace(w, findings=(note,))]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import split_image
+from kvlint.engines.images import image_placeholder, split_image
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -46,6 +46,17 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     if s.version is not None or "@sha256:" in s.image:
+        return
+    placeholder = image_placeholder(s.image)
+    if placeholder is not None and not ctx.workload.annotations.get("kvlint.io/image-source"):
+        assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
+        yield ctx.finding(
+            f"image '{s.image}' is a placeholder ({placeholder}), so the {s.engine} version is not known until "
+            f"the manifest is rendered; kvlint assumed {assumed} and its memory rules",
+            loc_of(s.container, "image"),
+            fix="lint the rendered manifest, or pass --engine-version with the release the image will run",
+            severity="info",
+        )
         return
     assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
     chooser = ctx.workload.annotations.get("kvlint.io/image-source")

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from kvlint.memory.sglang import check_context_length, derive_context_length
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
-from kvlint.types import Diagnostic
+from kvlint.types import Diagnostic, Severity
 
 
 def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
@@ -92,13 +92,36 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if ctx.plan is not None and derived:
         need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
     where = f" ({derived} tokens{need})" if derived else ""
+    verdict, severity = _full_context_verdict(ctx)
     yield ctx.finding(
         f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
-        "admission and the start-up fit check",
+        f"admission and the start-up fit check{verdict}",
         s.command_loc,
         fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len "
         f"{min(derived or 32768, 32768)}",
+        severity=severity,
     )
+
+
+def _full_context_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
+    """What the full default context does on this GPU, and KV202's severity for it: info when the KV cache
+    holds at least KV104's ``min_concurrency`` full-length requests even at the low end of the plan's range
+    (nothing to act on), the catalogue's warning when it decides start-up (not even one fits) or concurrency
+    (fewer than that), and the plain warning when kvlint has no plan to tell."""
+    plan = ctx.plan
+    if plan is None:
+        return "", None
+    low = plan.max_concurrency_low
+    want = float(ctx.param("min_concurrency", "KV104"))
+    if plan.max_concurrency < 1:
+        return "; on this GPU not even one such request fits in the KV cache, so this decides start-up", None
+    if low < want:
+        return (
+            f"; on this GPU about {plan.max_concurrency:.1f} such requests fit at once (as few as {low:.1f}), so it "
+            "decides concurrency",
+            None,
+        )
+    return f"; on this GPU at least {low:.1f} such requests fit at once, so the default leaves room", "info"
 
 
 @check("KV202", engine="sglang")
@@ -112,12 +135,14 @@ def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     need = ""
     if ctx.plan is not None:
         need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
+    verdict, severity = _full_context_verdict(ctx)
     yield ctx.finding(
         f"no --context-length: SGLang uses the model's full context from config.json ({derived} tokens, "
-        f"{key}{need}), which caps requests and sizes how many fit in the KV pool",
+        f"{key}{need}), which caps requests and sizes how many fit in the KV pool{verdict}",
         s.command_loc,
         fix=f"set --context-length to the longest prompt + output you serve, e.g. --context-length "
         f"{min(derived, 32768)}",
+        severity=severity,
     )
 
 

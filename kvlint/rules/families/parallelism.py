@@ -1,7 +1,8 @@
-"""Parallelism and pod family (KV401-KV407): the engine's GPU workers against the model and the PodSpec.
+"""Parallelism and pod family (KV401-KV409): the engine's GPU workers against the model and the PodSpec.
 
 The engine's workers come from :func:`kvlint.engines.layout.parallelism` (vLLM TP x PP x DP, TGI shards,
-SGLang TP x PP x DP); the PodSpec gives the GPU limit, ``/dev/shm``, the memory limit and the probes.
+SGLang TP x PP x DP); the PodSpec gives the GPU limit (and its resource name), ``/dev/shm``, the memory limit and
+the probes (their timing and their port).
 """
 
 from __future__ import annotations
@@ -211,10 +212,17 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     """
     p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
     assert p is not None and p.gpus is not None
+    if s.joins is not None:
+        yield from _joined_worker_gpus(ctx)
+        return
     if p.gpus < 1 or not lay.known or (ctx.engine == "tgi" and not lay.explicit):
         return
     need = lay.workers
     pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
+    if lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags:
+        # data parallelism across pods: each pod runs its own --data-parallel-size-local ranks on its own GPUs
+        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod
+        pods = 1
     have = p.gpus * pods
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
@@ -246,6 +254,53 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
+def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 for a worker that joins its leader's engine: the group's GPUs (the leader pod's plus this
+    template's times the other pods of the group) against the leader's TP x PP (x local DP): Ray places the
+    engine's workers on any GPU of the cluster, so only the total matters."""
+    p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
+    joins = s.joins
+    assert p is not None and p.gpus is not None and joins is not None and joins.leader is not None
+    if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None:
+        return
+    from kvlint.accelerators import resolve_placement
+
+    leader_c = next(
+        (
+            c
+            for c in w.leader.pod_spec.get("containers") or []
+            if isinstance(c, dict) and c.get("name") == joins.leader_container
+        ),
+        None,
+    )
+    leader_gpus = resolve_placement(w.leader.pod_spec, leader_c or {}, w.leader.annotations).gpus or 0
+    workers = w.group_size - 1
+    have = leader_gpus + p.gpus * workers
+    need = lay.tp * lay.pp * lay.dp
+    where = f"{leader_gpus} on the leader + {p.gpus} x {workers} worker pod(s) of the group of {w.group_size}"
+    if need > have:
+        yield ctx.finding(
+            f"the leader's engine ({joins.leader_container}: {lay.described}) needs {need} GPUs across the group, "
+            f"but the group has {have} ({where}); the Ray placement group for its workers is never satisfied "
+            "and vLLM does not start",
+            p.gpus_loc or s.command_loc,
+            fix=f"give each worker pod {max(1, -(-(need - leader_gpus) // workers))} GPU(s), or lower the leader's "
+            "parallel sizes",
+        )
+    elif need < have:
+        yield ctx.finding(
+            f"the group has {have} GPUs ({where}) but the leader's engine ({joins.leader_container}: "
+            f"{lay.described}) uses {need}; {have - need} GPU(s) sit idle",
+            p.gpus_loc or s.command_loc,
+            fix="request fewer GPUs per worker pod, or raise the leader's tensor- or pipeline-parallel size",
+            severity="warning",
+        )
+
+
+#: Kinds whose pod an operator writes from a few fields (the manifest does not show its volumes).
+OPERATOR_BUILT_PODS = frozenset({"InferenceEndpointConfig"})
+
+
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
@@ -256,6 +311,8 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if w.kind.lower().startswith("ray") or has_memory_shm(w.pod_spec, ctx.container):
         return
+    if w.kind in OPERATOR_BUILT_PODS:
+        return  # the operator writes the pod; its volumes are not in the manifest
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
         what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"
@@ -302,6 +359,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         (p is None or p.gpus is None)
         and platform in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
+        and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
@@ -453,3 +511,184 @@ def probe_too_short(ctx: RuleContext) -> Iterator[Diagnostic]:
         fix=f"use a startupProbe with failureThreshold x periodSeconds >= {int(math.ceil(need * 2 / 60) * 60)} s "
         "(about twice the estimate), and keep livenessProbe for after start-up",
     )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# KV408: probes on a port the engine does not listen on
+
+#: The port each engine listens on when its command does not say (docs/engine-memory-model.md §2.1 for TGI; vLLM
+#: ``FrontendArgs.port``; SGLang ``ServerArgs.port``).
+DEFAULT_PORTS = {"vllm": 8000, "sglang": 30000, "tgi": 3000}
+#: The TGI images whose Dockerfile sets ``PORT=80`` (docs/engine-memory-model.md §2.1).
+_TGI_PORT_80_IMAGES = ("huggingface/text-generation-inference",)
+#: KServe's Hugging Face server: ``--http_port`` (model_server.py), default 8080.
+_KSERVE_HTTP_PORT = 8080
+
+
+def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
+    """The port the engine listens on and what says so, or ``(None, why unknown)``."""
+    s, c = ctx.serving, ctx.container
+    words = [
+        str(x) for key in ("command", "args") for x in (c.get(key) or []) if isinstance(c.get(key), list)
+    ]
+    if "dynamo." in " ".join(words):
+        return None, "a Dynamo worker serves no HTTP itself (Dynamo's frontend does)"
+    if "huggingfaceserver" in " ".join(words) or "huggingfaceserver" in s.image:
+        for i, w in enumerate(words):
+            if w.startswith(("--http_port", "--http-port")):
+                raw = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
+                return (int(raw), f"--http_port {raw}") if raw.isdigit() else (None, "unresolved --http_port")
+        return _KSERVE_HTTP_PORT, "KServe's Hugging Face server default --http_port 8080"
+    if "port" in s.unresolved:
+        return None, "--port comes from a variable"
+    v = s.flags.get("port")
+    if v is not None:
+        if not isinstance(v.value, int):
+            return None, "--port is not a number"
+        how = f"PORT={v.raw or v.value} in its env" if v.source == "env" else f"--port {v.raw or v.value}"
+        return v.value, how
+    if any(f.rule == "KV504" for f in s.findings):
+        return None, "the image's entrypoint is assumed"
+    if s.engine == "tgi":
+        from kvlint.engines.images import split_image
+
+        repo = split_image(s.image)[0].lower()
+        if any(repo.endswith(r) for r in _TGI_PORT_80_IMAGES):
+            return 80, "the TGI image's PORT=80"
+        if "text-generation-launcher" in " ".join(words):
+            return DEFAULT_PORTS["tgi"], "TGI's default --port 3000"
+        return None, "this image's default port is not known"
+    name = {"vllm": "vLLM", "sglang": "SGLang"}[s.engine]
+    return DEFAULT_PORTS[s.engine], f"{name}'s default --port {DEFAULT_PORTS[s.engine]}"
+
+
+def _declared_ports(container: object) -> dict[str, int]:
+    ports = container.get("ports") if isinstance(container, dict) else None
+    out: dict[str, int] = {}
+    for p in ports if isinstance(ports, list) else []:
+        if isinstance(p, dict) and isinstance(p.get("name"), str) and isinstance(p.get("containerPort"), int):
+            out[p["name"]] = p["containerPort"]
+    return out
+
+
+def _other_containers_serve(ctx: RuleContext, port: int) -> bool:
+    """Another container of the pod (or a sidecar init container) declares ``port``: the probe may be meant
+    for it (probes run against the pod's IP)."""
+    ps = ctx.workload.pod_spec
+    for key in ("containers", "initContainers"):
+        for c in ps.get(key) or []:
+            if not isinstance(c, dict) or c is ctx.container:
+                continue
+            for p in c.get("ports") or []:
+                if isinstance(p, dict) and p.get("containerPort") == port:
+                    return True
+    return False
+
+
+@check("KV408")
+def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV408: an ``httpGet``/``tcpSocket``/``grpc`` probe on a port the engine does not listen on (or on a named
+    port the container does not declare)."""
+    c = ctx.container
+    if ctx.serving.joins is not None:
+        return
+    port, how = engine_port(ctx)
+    named = _declared_ports(c)
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        p = c.get(probe)
+        if not isinstance(p, dict):
+            continue
+        for action in ("httpGet", "tcpSocket", "grpc"):
+            a = p.get(action)
+            if not isinstance(a, dict) or a.get("port") is None:
+                continue
+            raw = a.get("port")
+            loc = loc_of(a, "port")
+            effect = (
+                "the pod never becomes Ready, so its Service sends it no traffic"
+                if probe == "readinessProbe"
+                else "the kubelet restarts the container again and again once the probe's failure threshold is "
+                "reached"
+            )
+            if isinstance(raw, str) and not raw.isdigit():
+                if "$" in raw or "{{" in raw:
+                    continue
+                if raw not in named:
+                    yield ctx.finding(
+                        f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
+                        f"declare in its ports: the probe cannot be run and fails; {effect}",
+                        loc,
+                        fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
+                        "the port number",
+                    )
+                    continue
+                target, shown = named[raw], f"'{raw}' ({named[raw]})"
+            elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+                target, shown = int(raw), str(int(raw))
+            else:
+                continue
+            if port is None or target == port or _other_containers_serve(ctx, target):
+                continue
+            yield ctx.finding(
+                f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
+                f"never succeeds and {effect}",
+                loc,
+                fix=f"probe port {port}, or start the engine with --port {target}",
+            )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# KV409: GPU resource names
+
+#: Resource names every node has (not extended resources).
+_STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
+
+
+def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
+    """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
+    is not a valid extended-resource name or not one a device plugin advertises."""
+    import difflib
+
+    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+
+    res = container.get("resources") if isinstance(container, dict) else None
+    out: list[tuple[str, str, str | None]] = []
+    for section in ("limits", "requests"):
+        block = res.get(section) if isinstance(res, dict) else None
+        for key in block if isinstance(block, dict) else []:
+            if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
+                continue
+            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX):
+                continue
+            low = key.lower()
+            close = difflib.get_close_matches(low, list(GPU_RESOURCES), n=1, cutoff=0.8)
+            gpuish = any(w in low for w in ("gpu", "tpu", "gaudi", "neuron", "accelerator"))
+            if "/" not in key:
+                if gpuish or close:
+                    out.append((key, section, close[0] if close else "nvidia.com/gpu"))
+                continue
+            if close or (gpuish and low.split("/", 1)[0] in ("nvidia.com", "amd.com", "nvidia", "amd")):
+                out.append((key, section, close[0] if close else None))
+    return out
+
+
+@check("KV409")
+def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV409: a GPU requested under a resource name the API server rejects (no domain) or that no device plugin
+    advertises (a misspelt vendor resource)."""
+    res = ctx.container.get("resources")
+    for key, section, guess in invalid_gpu_resources(ctx.container):
+        loc = loc_of(res.get(section), key) if isinstance(res, dict) else None
+        hint = f"; did you mean {guess}?" if guess else ""
+        if "/" not in key:
+            msg = (
+                f"resources.{section} '{key}' is not a valid resource name (an extended resource needs a domain, "
+                f"like nvidia.com/gpu): the API server rejects the pod ('must be a standard resource type or fully "
+                f"qualified'){hint}"
+            )
+        else:
+            msg = (
+                f"resources.{section} '{key}' is not a resource any GPU device plugin advertises: the pod is "
+                f"accepted but stays Pending ('Insufficient {key}') and the engine never gets a GPU{hint}"
+            )
+        yield ctx.finding(msg, loc, fix=f"request the GPU as {guess or 'nvidia.com/gpu'}")

@@ -1,8 +1,86 @@
-"""Parse family (KV001-KV004): found while reading the inputs, before any workload exists.
+"""Parse family (KV001-KV005): what is wrong with the manifest as written.
 
-These rules have ``phase: load`` in the catalogue and no registered check: the loader reports KV001
+KV001-KV004 have ``phase: load`` in the catalogue and no registered check: the loader reports KV001
 (unreadable files, YAML/JSON syntax), KV002 (unrendered templates) and KV004 (duplicate keys) as findings
 (:mod:`kvlint.load`, :mod:`kvlint.render`), and the suppression pass reports KV003 (a ``kvlint.io/ignore``
 annotation or ``# kvlint: ignore`` comment without a reason, :mod:`kvlint.suppress`). The pipeline turns
-those findings into diagnostics with the catalogue's severity.
+those findings into diagnostics with the catalogue's severity. KV005 (a key that is not a Kubernetes field in
+a serving pod) is a container check, below.
 """
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvlint.rules.context import RuleContext
+from kvlint.rules.registry import check
+from kvlint.types import Diagnostic, Workload
+
+#: Kinds whose PodSpec templates kvlint reads as written (KServe and operator objects whose pods kvlint
+#: assembles from their own fields are not checked: their keys are the operator's, not a PodSpec's).
+_POD_KINDS = frozenset(
+    {
+        "Pod",
+        "PodTemplate",
+        "Deployment",
+        "StatefulSet",
+        "DaemonSet",
+        "ReplicaSet",
+        "ReplicationController",
+        "Job",
+        "CronJob",
+        "LeaderWorkerSet",
+        "LLMInferenceService",
+        "LLMInferenceServiceConfig",
+        "RayService",
+        "RayCluster",
+        "RayJob",
+        "RoleBasedGroup",
+        "JobSet",
+    }
+)
+
+
+def _literal_pod_spec(w: Workload) -> bool:
+    """The workload's PodSpec is written as one in the manifest (not assembled by kvlint from an operator's
+    own fields)."""
+    if w.kind in ("LLMInferenceService", "LLMInferenceServiceConfig"):
+        return True
+    return w.kind in _POD_KINDS and (w.path.endswith("spec") or w.path == "")
+
+
+@check("KV005")
+def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV005: keys of the serving container (and of its pod's PodSpec) that are not fields of the Kubernetes
+    ``core/v1`` types (:mod:`kvlint.workloads.fields`)."""
+    from kvlint.workloads.fields import unknown_field_paths
+
+    w = ctx.workload
+    if not _literal_pod_spec(w):
+        return
+    found = [
+        ("container " + repr(ctx.cr.container_name), p, k, g, loc)
+        for p, k, g, loc in unknown_field_paths(ctx.container, "V1Container")
+    ]
+    pod_keys = {
+        k: v
+        for k, v in w.pod_spec.items()
+        if k not in ("containers", "initContainers", "ephemeralContainers")
+    }
+    if pod_keys:
+        from kvlint.workloads.fields import unknown_fields
+
+        found += [
+            ("the pod spec", "", k, g, w.pod_spec.key_locs.get(k) or w.pod_spec.locs.get(k))
+            for k, g in unknown_fields(pod_keys, "V1PodSpec")
+        ]
+    for owner, path, key, guess, loc in found:
+        where = f"{owner}{'.' + path if path else ''}"
+        hint = f"; did you mean '{guess}'?" if guess else ""
+        yield ctx.finding(
+            f"'{key}' in {where} is not a Kubernetes field{hint} kubectl apply (strict validation, its default) "
+            "rejects the object with 'unknown field'; tools that do not validate drop the key, so its value "
+            "is never used",
+            loc,
+            fix=f"rename '{key}' to '{guess}'" if guess else f"remove '{key}' or move it where it belongs",
+        )

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import image_platform, is_runtime_template
 from kvlint.rules.registry import check
+from kvlint.source import loc_of
 from kvlint.types import Diagnostic
 
 _GIVE_CONFIG = (
@@ -35,6 +36,16 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform = image_platform(s.image)
+    if p is not None and p.gpus is None and p.resource is None and platform in ("cuda", "rocm"):
+        yield ctx.finding(
+            "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
+            "resource), so there is no GPU to size the engine on",
+            loc_of(s.container, "resources") or s.command_loc,
+            fix="request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
+            "nodeSelector or the kvlint.io/accelerator annotation",
+            severity="info",
+        )
+        return
     if platform not in ("cuda", "rocm"):
         yield ctx.finding(
             f"capacity rules skipped: image '{s.image}' is a {platform.upper()} build of {s.engine}, and "
@@ -110,8 +121,15 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     name = s.model.value
     if cr.model is None and is_runtime_template(ctx.workload):
+        if any(f.rule == "KV502" for f in ctx.workload.findings):
+            return  # the workload stage already said what this template is (an LLMInferenceServiceConfig preset)
+        user = (
+            "LLMInferenceService"
+            if ctx.workload.kind.startswith("LLMInferenceService")
+            else "InferenceService"
+        )
         yield ctx.finding(
-            f"the model of this serving-runtime template ('{name}') is supplied by the InferenceService that uses "
+            f"the model of this serving-runtime template ('{name}') is supplied by the {user} that uses "
             "it, so capacity rules were skipped for the template",
             s.model.loc,
             fix="lint the InferenceServices that use this runtime; kvlint.io/model on the runtime would apply to all",

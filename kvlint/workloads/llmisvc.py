@@ -1,0 +1,415 @@
+"""KServe ``LLMInferenceService`` (serving.kserve.io/v1alpha1, v1alpha2): the pods the controller builds from
+the service and the ``LLMInferenceServiceConfig`` presets under it.
+
+What the controller does (kserve/kserve ``pkg/controller/v1alpha2/llmisvc/config_merge.go``
+``combineBaseRefsConfig`` and ``ReplaceVariables``, ``workload_single_node.go``, ``workload_multi_node.go``,
+``pkg/apis/serving/v1alpha2/llm_inference_service_types_func.go``), restated:
+
+1. It picks the well-known workload presets from the shape of the service (with its ``baseRefs`` merged
+   in): with ``prefill``, ``kserve-config-llm-prefill-template`` (or ``...-prefill-worker-data-parallel``
+   when ``prefill.worker`` is set with data parallelism) and ``kserve-config-llm-decode-template`` (or
+   ``...-decode-worker-data-parallel``); without, ``kserve-config-llm-template`` (or
+   ``...-worker-data-parallel``). Pipeline-parallel presets are not shipped.
+2. It merges, in order, those presets, then the service's ``baseRefs``, then the service itself (strategic
+   merge patch: containers by name, env by name; :mod:`kvlint.workloads.merge`).
+3. It renders every string of the result as a Go template with the service as data (``{{ .Spec.Model.Name
+   }}``, ``{{ or .Spec.Parallelism.Data 1 }}``; :mod:`kvlint.workloads.gotemplate`); ``spec.model.name``
+   defaults to the service's name.
+4. It mounts the model of ``spec.model.uri`` at ``/mnt/models`` (the presets run ``vllm serve /mnt/models``).
+5. ``template`` (and ``prefill.template``) is a Deployment's pod, or, with ``worker``, the leader of a
+   LeaderWorkerSet whose workers run ``worker``; the group size is ``parallelism.data / dataLocal`` (data
+   parallel) or ``parallelism.pipeline``.
+
+kvlint takes the presets from its inputs when a ``LLMInferenceServiceConfig`` of that name is among them
+(by exact name, else by the ``config-llm-...`` suffix an installation prefixes), else from its copies of
+KServe's presets (``kvlint/data/kserve``, SOURCE.md there), and says so for a ``baseRefs`` entry that is
+not among the inputs. The model is ``hf://ORG/NAME`` of ``spec.model.uri``; for other URIs (``pvc://``,
+``oci://``, ``s3://``) ``spec.model.name`` is taken as the hub id when it has that shape, and the
+assumption is stated (KV504).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import IMAGE_SOURCE_ANNOTATION, get_in, int_or_none, make_workload, str_map
+from kvlint.workloads.gotemplate import UNKNOWN, render
+from kvlint.workloads.merge import relocate, strategic_merge
+
+__all__ = ["PRESETS", "llmisvc_workloads", "model_from_uri", "preset_names"]
+
+_KINDS = ("LLMInferenceService", "LLMInferenceServiceConfig")
+
+#: The well-known workload presets kvlint ships (kvlint/data/kserve/<suffix>.yaml).
+PRESETS = (
+    "config-llm-template",
+    "config-llm-worker-data-parallel",
+    "config-llm-decode-template",
+    "config-llm-decode-worker-data-parallel",
+    "config-llm-prefill-template",
+    "config-llm-prefill-worker-data-parallel",
+)
+_PREFIX = "kserve-"
+#: Where KServe mounts the model of ``spec.model.uri`` (``constants.DefaultModelLocalMountPath``).
+MODEL_MOUNT = "/mnt/models"
+
+
+@functools.cache
+def _builtin(suffix: str) -> LDict | None:
+    """The shipped copy of KServe's preset ``suffix`` (positions in the copy; relocated when used)."""
+    from kvlint.load import load_text
+
+    try:
+        text = importlib.resources.files("kvlint.data").joinpath(f"kserve/{suffix}.yaml").read_text("utf-8")
+    except (OSError, FileNotFoundError):
+        return None
+    docs = load_text(text, f"kvlint/data/kserve/{suffix}.yaml").documents
+    return docs[0].data if docs and isinstance(docs[0].data, LDict) else None
+
+
+def model_from_uri(uri: str) -> str | None:
+    """The hub id of a KServe ``hf://ORG/NAME[:REVISION]`` storage URI, else None."""
+    if uri.startswith("hf://"):
+        parts = uri[5:].split("/")
+        if len(parts) >= 2 and parts[0] and parts[1]:
+            return f"{parts[0]}/{parts[1]}".split(":", 1)[0]
+    return None
+
+
+def _parallelism(spec: Any) -> tuple[bool, bool, int | None]:
+    """(data parallel, pipeline parallel, LeaderWorkerSet size) of a ``parallelism`` block (``GetSize``)."""
+    p = spec.get("parallelism") if isinstance(spec, Mapping) else None
+    if not isinstance(p, Mapping):
+        return False, False, None
+    data, local, pipe = (int_or_none(p.get(k)) or 0 for k in ("data", "dataLocal", "pipeline"))
+    dp = data > 0 or local > 0
+    pp = pipe > 0
+    if dp:
+        return True, pp, max(max(data, 1) // max(local, 1), 1)
+    return False, pp, pipe if pp else None
+
+
+def preset_names(spec: Mapping[str, Any]) -> list[str]:
+    """The well-known workload presets (suffixes) the controller applies to a service of this shape."""
+    out: list[str] = []
+    prefill = spec.get("prefill")
+    if isinstance(prefill, Mapping):
+        if prefill.get("worker") is None:
+            out.append("config-llm-prefill-template")
+        else:
+            dp, pp, _ = _parallelism(prefill)
+            if dp:
+                out.append("config-llm-prefill-worker-data-parallel")
+            elif pp:
+                out.append("config-llm-prefill-worker-pipeline-parallel")
+        base = "config-llm-decode"
+    else:
+        base = "config-llm"
+    if spec.get("worker") is None:
+        out.append(f"{base}-template")
+    else:
+        dp, pp, _ = _parallelism(spec)
+        if dp:
+            out.append(f"{base}-worker-data-parallel")
+        elif pp:
+            out.append(f"{base}-worker-pipeline-parallel")
+    return out
+
+
+class _Configs:
+    """The ``LLMInferenceServiceConfig`` documents among the inputs, by name."""
+
+    def __init__(self, docs: Sequence[Document]) -> None:
+        self.by_name: dict[str, list[Document]] = {}
+        for d in docs:
+            if d.kind == "LLMInferenceServiceConfig" and isinstance(d.data, dict) and d.name:
+                self.by_name.setdefault(d.name, []).append(d)
+
+    def find(self, name: str, namespace: str | None, *, suffix: bool = False) -> Document | None:
+        cands = self.by_name.get(name, [])
+        if not cands and suffix:
+            tail = name[len(_PREFIX) :] if name.startswith(_PREFIX) else name
+            cands = [d for n, ds in self.by_name.items() if n.endswith(tail) for d in ds]
+        same = [d for d in cands if d.namespace == namespace] or [d for d in cands if d.namespace is None]
+        pick = same or cands
+        return pick[0] if pick else None
+
+
+def llmisvc_workloads(
+    doc: Document, docs: Sequence[Document], *, standalone: bool = False
+) -> tuple[list[Workload], set[int]]:
+    """The pods of one ``LLMInferenceService``, and the ids of the config documents it consumed.
+
+    Returns one workload per pod template the controller creates: ``spec.template`` (decode / main; the
+    leader when ``spec.worker`` is set), ``spec.worker``, ``spec.prefill.template``, ``spec.prefill.worker``,
+    each with ``kvlint.io/model`` from the model URI when it names a hub model, the LeaderWorkerSet group
+    size from ``parallelism``, and findings for what could not be followed. Never raises.
+
+    ``standalone``: ``doc`` is an ``LLMInferenceServiceConfig`` that no service among the inputs uses; it is
+    read as KServe would merge it under a service of the same shape (the well-known presets below it), its
+    ``{{ ... }}`` values rendered from itself where it sets them, and a finding says it is a preset.
+    """
+    svc = doc.data
+    spec = svc.get("spec") if isinstance(svc, dict) else None
+    if not isinstance(spec, LDict):
+        return [], set()
+    configs = _Configs(docs)
+    findings: list[Finding] = []
+    consumed: set[int] = set()
+    anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
+    refs: list[tuple[str, bool]] = []  # (name, from baseRefs)
+    base_refs = spec.get("baseRefs")
+    user_refs = (
+        [str(r.get("name")) for r in base_refs if isinstance(r, dict) and r.get("name")]
+        if isinstance(base_refs, list)
+        else []
+    )
+
+    # what is "enabled": the service with its baseRefs (config_merge.go resolvedSpec)
+    resolved: Any = spec
+    for name in user_refs:
+        cdoc = configs.find(name, doc.namespace)
+        cspec = get_in(cdoc.data, "spec") if cdoc else None
+        if isinstance(cspec, dict):
+            resolved = strategic_merge(resolved, cspec)
+    for suffix in preset_names(resolved):
+        if standalone and doc.name.endswith(suffix):
+            continue  # a well-known preset linted on its own: not merged under itself
+        refs.append((_PREFIX + suffix, False))
+    refs += [(n, True) for n in user_refs]
+    if standalone:
+        findings.append(_preset_note(doc))
+
+    merged: Any = LDict(loc=anchor)
+    builtin_used: list[str] = []
+    imaged: set[tuple[str, str]] = set()  # (role, template key) whose image a user-written layer sets
+    for name, is_user in refs:
+        cdoc = configs.find(name, doc.namespace, suffix=not is_user)
+        if cdoc is not None:
+            consumed.add(id(cdoc))
+            cspec = get_in(cdoc.data, "spec")
+            imaged |= _images_set(cspec)
+        elif not is_user and name[len(_PREFIX) :] in PRESETS:
+            raw = _builtin(name[len(_PREFIX) :])
+            cspec = relocate(raw.get("spec"), anchor) if raw is not None else None
+            builtin_used.append(name)
+        else:
+            cspec = None
+            where = loc_of(spec, "baseRefs") or anchor
+            if is_user:
+                findings.append(
+                    Finding(
+                        "KV503",
+                        f"baseRefs names the LLMInferenceServiceConfig '{name}', which is not among the inputs: "
+                        "what it sets (image, command, engine arguments, resources) is not known to kvlint",
+                        where,
+                        fix=f"lint the LLMInferenceServiceConfig '{name}' together with this service "
+                        "(name both files, or the directory holding them)",
+                        severity="warning",
+                    )
+                )
+            else:
+                findings.append(
+                    Finding(
+                        "KV503",
+                        f"KServe would apply its preset '{name}', which kvlint does not ship and which is not "
+                        "among the inputs: the engine command of these pods is not known",
+                        where,
+                        fix=f"lint the installation's LLMInferenceServiceConfig '{name}' together with this service",
+                        severity="warning",
+                    )
+                )
+        if isinstance(cspec, dict):
+            merged = strategic_merge(merged, cspec)
+    merged = strategic_merge(merged, spec)
+    imaged |= _images_set(spec)
+
+    # Go-template values, with the service as data (spec.model.name defaults to the service's name)
+    data = _template_data(svc, doc, default_name=not standalone)
+    merged = _render_all(merged, data, missing_unknown=standalone)
+
+    model_id, model_note = _model(spec, doc)
+    if model_note is not None:
+        findings.append(model_note)
+    extra: dict[str, str] = {}
+    if model_id:
+        extra["kvlint.io/model"] = model_id
+    if builtin_used:
+        extra[IMAGE_SOURCE_ANNOTATION] = (
+            "KServe's LLMInferenceServiceConfig preset(s) "
+            + ", ".join(builtin_used)
+            + " (kvlint ships the copy "
+            "of kserve@282da78; the image an installation runs is set by its KServe release)"
+        )
+
+    out: list[Workload] = []
+    for prefix, role_spec in (("spec", merged), ("spec.prefill", merged.get("prefill"))):
+        if not isinstance(role_spec, LDict):
+            continue
+        replicas = int_or_none(role_spec.get("replicas"))
+        _, _, size = _parallelism(role_spec)
+        tmpl, worker = role_spec.get("template"), role_spec.get("worker")
+        leader_w: Workload | None = None
+        for key, ps in (("template", tmpl), ("worker", worker)):
+            if not isinstance(ps, LDict):
+                continue
+            role = None
+            if isinstance(worker, LDict):
+                role = "leader" if key == "template" else "worker"
+            w = make_workload(
+                doc,
+                ps,
+                [],
+                path=f"{prefix}.{key}",
+                replicas=replicas,
+                role=role,
+                group_size=size if isinstance(worker, LDict) else None,
+            )
+            for k, v in extra.items():
+                if k != IMAGE_SOURCE_ANNOTATION or (prefix, key) not in imaged:
+                    w.annotations.setdefault(k, v)
+            w = _with(w, findings=tuple(findings), leader=leader_w if key == "worker" else None)
+            if key == "template":
+                leader_w = w
+            out.append(w)
+    if not out:
+        why = "it declares no pod template and no preset supplies one"
+        out.append(_empty(doc, anchor, tuple(findings), why))
+    return out, consumed
+
+
+def _images_set(spec: Any) -> set[tuple[str, str]]:
+    """The (role prefix, template key) pairs whose containers an object written by the user gives an image."""
+    out: set[tuple[str, str]] = set()
+    for prefix, part in (("spec", spec), ("spec.prefill", get_in(spec, "prefill"))):
+        for key in ("template", "worker"):
+            cs = get_in(part, key, "containers")
+            if isinstance(cs, list) and any(isinstance(c, dict) and c.get("image") for c in cs):
+                out.add((prefix, key))
+    return out
+
+
+def _with(w: Workload, **changes: Any) -> Workload:
+    from dataclasses import replace
+
+    return replace(w, **changes)
+
+
+def _empty(doc: Document, loc: Loc | None, findings: tuple[Finding, ...], why: str) -> Workload:
+    ps = LDict(loc=loc)
+    ps["containers"] = LList([], loc=loc)
+    f = Finding(
+        "KV503",
+        f"kvlint found no engine container for this {doc.kind}: {why}",
+        loc,
+        fix="lint the LLMInferenceServiceConfig presets it uses together with it",
+        severity="warning",
+    )
+    return Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(*findings, f))
+
+
+def _preset_note(doc: Document) -> Finding:
+    """The finding of an ``LLMInferenceServiceConfig`` linted without a service that uses it."""
+    return Finding(
+        "KV502",
+        f"LLMInferenceServiceConfig '{doc.name}' is a preset: KServe merges it under the LLMInferenceServices "
+        "that name it and fills its {{ ... }} values (model, parallelism) from them; none among the inputs "
+        "does, so it was read as merged over KServe's presets for its shape, and what the service sets "
+        "(model, GPUs) is not known here",
+        loc_of(doc.data, "spec") or doc.loc,
+        fix="lint the LLMInferenceServices that use this preset together with it",
+        severity="info",
+    )
+
+
+def _template_data(svc: Any, doc: Document, *, default_name: bool = True) -> dict[str, Any]:
+    data = {k: v for k, v in svc.items()} if isinstance(svc, dict) else {}
+    spec = dict(data.get("spec") or {}) if isinstance(data.get("spec"), dict) else {}
+    model = dict(spec.get("model") or {}) if isinstance(spec.get("model"), dict) else {}
+    if not model.get("name") and default_name:
+        model["name"] = doc.name  # the defaulting webhook sets spec.model.name to the service's name
+    spec["model"] = model
+    data["spec"] = spec
+    meta = dict(data.get("metadata") or {}) if isinstance(data.get("metadata"), dict) else {}
+    if default_name:
+        meta.setdefault("namespace", doc.namespace or "default")
+    data["metadata"] = meta
+    return data
+
+
+def _kv_transfer_config(spec: Any) -> Any:
+    """KServe's ``kvTransferConfig``: "" when the service sets no ``kvCacheOffloading`` (otherwise a JSON
+    argument kvlint does not rebuild)."""
+    return "" if spec is None else UNKNOWN
+
+
+def _shutdown_timeout(spec: Any, pre_stop: Any) -> Any:
+    """KServe's ``shutdownTimeout``: max(0, grace - preStop - min(5, grace)), grace =
+    ``terminationGracePeriodSeconds`` of the pod template, 60 when unset."""
+    grace = int_or_none(spec.get("terminationGracePeriodSeconds")) if isinstance(spec, Mapping) else None
+    grace = 60 if grace is None else grace
+    if not isinstance(pre_stop, int):
+        return UNKNOWN
+    return max(0, grace - pre_stop - min(5, grace))
+
+
+def _child_name(name: Any, suffix: Any) -> Any:
+    """knative ``kmeta.ChildName`` for names that fit 63 characters (longer ones are hashed: not rebuilt)."""
+    out = f"{name}{suffix}"
+    return out if len(out) <= 63 else UNKNOWN
+
+
+#: KServe's template functions (config_merge.go ``ReplaceVariables``).
+_FUNCS: dict[str, Callable[..., Any]] = {
+    "kvTransferConfig": _kv_transfer_config,
+    "shutdownTimeout": _shutdown_timeout,
+    "ChildName": _child_name,
+}
+
+
+def _render_all(node: Any, data: Any, *, missing_unknown: bool = False) -> Any:
+    """Every string of ``node`` rendered as a Go template (positions kept)."""
+    if isinstance(node, LDict):
+        for k in list(node):
+            node[k] = _render_all(node[k], data, missing_unknown=missing_unknown)
+        return node
+    if isinstance(node, LList):
+        for i in range(len(node)):
+            node[i] = _render_all(node[i], data, missing_unknown=missing_unknown)
+        return node
+    if isinstance(node, str) and "{{" in node:
+        return render(node, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0]
+    return node
+
+
+def _model(spec: LDict, doc: Document) -> tuple[str | None, Finding | None]:
+    model = spec.get("model")
+    if not isinstance(model, dict):
+        return None, None
+    uri = str(model.get("uri") or "")
+    name = str(model.get("name") or "")
+    found = model_from_uri(uri)
+    if found:
+        return found, None
+    if name.count("/") == 1 and " " not in name and not name.startswith(("/", ".")):
+        where = loc_of(model, "name") or loc_of(spec, "model")
+        scheme = uri.split("://", 1)[0] + "://" if "://" in uri else (uri or "no uri")
+        return name, Finding(
+            "KV504",
+            f"the model is loaded from {uri or 'spec.model.uri'} ({scheme} storage kvlint cannot open); kvlint "
+            f"assumed spec.model.name '{name}' is the Hugging Face id of the model stored there",
+            where,
+            fix="if the stored model is another one, set the kvlint.io/model annotation to its hub id",
+            severity="info",
+        )
+    return None, None
+
+
+def labels_of(doc: Document) -> dict[str, str]:
+    """The object's labels (for callers building related objects)."""
+    return str_map(get_in(doc.data, "metadata", "labels"))

@@ -1,0 +1,163 @@
+"""More operator kinds: NVIDIA Dynamo ``DynamoGraphDeployment``, Amazon SageMaker HyperPod
+``InferenceEndpointConfig``, and the kinds whose engine settings live where kvlint does not read (llmaz
+``Playground``, KAITO ``MultiRoleInference``, Ray Serve applications), which get a finding saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import get_in, int_or_none, ldict, llist, synthetic_workload
+from kvlint.workloads.merge import strategic_merge
+
+__all__ = ["dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
+
+#: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
+_DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
+
+
+def _dynamo_resources(res: Any) -> LDict | None:
+    """A Dynamo service's ``resources`` (``requests``/``limits`` of ``cpu``, ``memory``, ``gpu``) as a
+    container's ``resources`` (kvlint reads ``gpu`` as ``nvidia.com/gpu``)."""
+    if not isinstance(res, dict):
+        return None
+    out = LDict(loc=loc_of(res))
+    for section in ("requests", "limits"):
+        block = res.get(section)
+        if not isinstance(block, dict):
+            continue
+        items = [
+            (_DYNAMO_RESOURCES[k], v, loc_of(block, k))
+            for k, v in block.items()
+            if k in _DYNAMO_RESOURCES and v is not None
+        ]
+        custom = block.get("custom")
+        if isinstance(custom, dict):
+            items += [(str(k), v, loc_of(custom, k)) for k, v in custom.items()]
+        out[section] = ldict(loc_of(res, section), items)
+        out.locs[section] = loc_of(res, section)  # type: ignore[assignment]
+    return out
+
+
+def dynamo_workloads(doc: Document) -> list[Workload]:
+    """NVIDIA Dynamo ``DynamoGraphDeployment`` (nvidia.com): one pod per service of ``spec.services``.
+
+    A service's pod is its ``extraPodSpec`` (PodSpec fields) with ``extraPodSpec.mainContainer`` as the
+    container, to which the service's own ``resources`` (Dynamo's ``cpu``/``memory``/``gpu``), probes and
+    ``envs`` apply when the container does not set them (the DynamoGraphDeployment API: ``services.<name>``
+    ``resources``, ``livenessProbe``, ``readinessProbe``, ``envs``, ``extraPodSpec``, ``replicas``). The
+    frontend and planner services run no engine; the workers run ``python3 -m dynamo.vllm|sglang``
+    (:func:`kvlint.engines.command.parse_container`)."""
+    services = get_in(doc.data, "spec", "services")
+    if not isinstance(services, dict):
+        return []
+    out: list[Workload] = []
+    for name, svc in services.items():
+        if not isinstance(svc, LDict):
+            continue
+        extra = svc.get("extraPodSpec")
+        extra = extra if isinstance(extra, LDict) else LDict(loc=loc_of(svc))
+        main = extra.get("mainContainer")
+        container = LDict(main) if isinstance(main, LDict) else LDict(loc=loc_of(svc))
+        if isinstance(main, LDict):
+            container.loc, container.locs, container.key_locs = main.loc, dict(main.locs), dict(main.key_locs)
+        container.setdefault("name", str(name))
+        res = _dynamo_resources(svc.get("resources"))
+        if res is not None and "resources" not in container:
+            container["resources"] = res
+            container.locs["resources"] = loc_of(svc, "resources")  # type: ignore[assignment]
+        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+            if probe not in container and isinstance(svc.get(probe), dict):
+                container[probe] = svc[probe]
+                container.locs[probe] = loc_of(svc, probe)  # type: ignore[assignment]
+        envs = svc.get("envs")
+        if isinstance(envs, list) and envs:
+            container["env"] = strategic_merge(
+                LList(envs, loc=loc_of(envs)), container.get("env") or [], "env"
+            )
+        ps = LDict(loc=extra.loc or loc_of(svc))
+        for k, v in extra.items():
+            if k == "mainContainer":
+                continue
+            ps[k] = v
+            if k in extra.locs:
+                ps.locs[k] = extra.locs[k]
+        others = extra.get("containers")
+        ps["containers"] = llist(
+            container.loc,
+            [(container, container.loc), *((c, None) for c in (others if isinstance(others, list) else []))],
+        )
+        out.append(
+            synthetic_workload(doc, ps, f"spec.services.{name}", replicas=int_or_none(svc.get("replicas")))
+        )
+    return out
+
+
+def hyperpod_workloads(doc: Document) -> list[Workload]:
+    """Amazon SageMaker HyperPod ``InferenceEndpointConfig`` (inference.sagemaker.aws.amazon.com): the model
+    server pod, from ``spec.worker`` (``image``, ``args``, ``resources``, ``environmentVariables``,
+    ``modelInvocationPort``) and ``spec.instanceType`` (an ``ml.*`` instance type, as the
+    ``node.kubernetes.io/instance-type`` label of HyperPod nodes); the model of a Hugging Face
+    ``modelSourceConfig`` is ``kvlint.io/model``."""
+    spec = get_in(doc.data, "spec")
+    worker = get_in(spec, "worker")
+    if not isinstance(spec, LDict) or not isinstance(worker, LDict) or not worker.get("image"):
+        return []
+    wloc = loc_of(spec, "worker")
+    items: list[tuple[str, Any, Loc | None]] = [("name", "worker", wloc)]
+    for key in ("image", "args", "command", "resources"):
+        if worker.get(key) is not None:
+            items.append((key, worker[key], loc_of(worker, key)))
+    env = worker.get("environmentVariables")
+    if isinstance(env, list):
+        items.append(("env", env, loc_of(worker, "environmentVariables")))
+    port = get_in(worker, "modelInvocationPort", "containerPort")
+    if isinstance(port, int):
+        ploc = loc_of(get_in(worker, "modelInvocationPort"), "containerPort")
+        items.append(("ports", llist(ploc, [(ldict(ploc, [("containerPort", port, ploc)]), ploc)]), ploc))
+    container = ldict(wloc, items)
+    pod: list[tuple[str, Any, Loc | None]] = [("containers", llist(wloc, [(container, wloc)]), wloc)]
+    it = spec.get("instanceType")
+    if isinstance(it, str) and it:
+        iloc = loc_of(spec, "instanceType")
+        pod.append(("nodeSelector", ldict(iloc, [("node.kubernetes.io/instance-type", it, iloc)]), iloc))
+    ps = ldict(loc_of(spec) or doc.loc, pod)
+    extra: list[tuple[str, str, Loc | None]] = []
+    hf = get_in(spec, "modelSourceConfig", "huggingFaceModel", "modelId")
+    if isinstance(hf, str) and hf:
+        extra.append(
+            ("kvlint.io/model", hf, loc_of(get_in(spec, "modelSourceConfig", "huggingFaceModel"), "modelId"))
+        )
+    return [
+        synthetic_workload(doc, ps, "spec.worker", replicas=int_or_none(spec.get("replicas")), extra=extra)
+    ]
+
+
+#: Kinds that serve an LLM through settings kvlint does not read, and where those settings are.
+_UNREAD = {
+    "Playground": "the engine command comes from the llmaz BackendRuntime named in "
+    "spec.backendRuntimeConfig (installed with llmaz, not among the inputs), filled with the OpenModel's model",
+    "Service": "the engine command comes from the llmaz BackendRuntime installed with llmaz",
+    "MultiRoleInference": "KAITO builds its prefill and decode pods from its presets inside the KAITO release",
+    "RayService": "the engine is configured by the Ray Serve application in serveConfigV2 (Ray Serve LLM's "
+    "LLMConfig or the application's own Python code), which kvlint does not read",
+    "RayJob": "the engine is configured by the Ray job's Python entrypoint, which kvlint does not read",
+}
+
+
+def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
+    """A finding for an object of a kind that serves an LLM through settings kvlint does not read, or None."""
+    why = _UNREAD.get(doc.kind)
+    api = str(get_in(doc.data, "apiVersion") or "")
+    if why is None or (doc.kind == "Service" and "llmaz" not in api):
+        return None
+    return Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: {why}",
+        loc or loc_of(doc.data, "spec") or doc.loc,
+        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
+        "command separately with kvlint plan -- <command>",
+        severity="info",
+    )

@@ -1,0 +1,96 @@
+"""Manifests that are templates to render first: placeholders that Kubernetes does not replace.
+
+Kubernetes expands ``$(VAR)`` in a container's ``command``, ``args`` and ``env`` values from the container's
+``env`` and nothing else: ``${VAR}`` stays as written everywhere, and no field of a PodSpec is ever
+substituted in ``image``. A PodSpec holding ``${MODEL_NAME}`` in its args (outside a shell script, where the
+shell expands it), an ``image`` such as ``${VLLM_IMAGE_NAME}``, ``$(vllm-cuda-image)``, ``V_IMAGE_NAME`` or
+``<image-built-from-dockerfile>`` is a template meant for ``envsubst``, ``oc process``, kustomize ``vars`` or a
+``sed`` script. kvlint reports it once per workload (KV002, as for Helm templates), naming the placeholders,
+and reads the rest as written.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kvlint.engines.images import image_placeholder
+from kvlint.source import Loc, loc_of
+from kvlint.types import Finding, Workload
+
+__all__ = ["template_findings"]
+
+_ENVSUBST_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}")
+_SHELLS = ("sh", "bash", "ash", "dash", "zsh", "ksh")
+
+
+def _is_shell(command: Any) -> bool:
+    if not isinstance(command, list) or not command:
+        return False
+    return str(command[0]).rsplit("/", 1)[-1] in _SHELLS
+
+
+def template_findings(w: Workload) -> list[Finding]:
+    """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, env values).
+    Empty for an OpenShift ``Template`` (its ``${PARAM}`` values are the template's own, processed by ``oc
+    process``, and kvlint reads those objects as written) and for workloads without placeholders."""
+    if w.kind == "Template":
+        return []
+    ps = w.pod_spec
+    names: list[str] = []
+    first: Loc | None = None
+    images: list[tuple[str, str, Loc | None]] = []
+    for key in ("containers", "initContainers"):
+        for c in ps.get(key) or []:
+            if not isinstance(c, dict):
+                continue
+            image = str(c.get("image") or "")
+            how = image_placeholder(image)
+            if how is not None and _ENVSUBST_RE.search(image):
+                for m in _ENVSUBST_RE.finditer(image):
+                    if m.group(0) not in names:
+                        names.append(m.group(0))
+                        first = first or loc_of(c, "image")
+            elif how is not None:
+                images.append((image, how, loc_of(c, "image")))
+            values: list[tuple[Any, Loc | None]] = []
+            if not _is_shell(c.get("command")):
+                for part in ("command", "args"):
+                    seq = c.get(part)
+                    if isinstance(seq, list):
+                        values += [(v, loc_of(seq, i)) for i, v in enumerate(seq)]
+            env = c.get("env")
+            for e in env if isinstance(env, list) else []:
+                if isinstance(e, dict) and isinstance(e.get("value"), str):
+                    values.append((e["value"], loc_of(e, "value")))
+            for v, loc in values:
+                for m in _ENVSUBST_RE.finditer(str(v)):
+                    if m.group(0) not in names:
+                        names.append(m.group(0))
+                        first = first or loc
+    out: list[Finding] = []
+    if names:
+        shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
+        out.append(
+            Finding(
+                "KV002",
+                f"this manifest is a template: {shown} are ${{VAR}} placeholders, which Kubernetes does not replace "
+                "(it expands only $(VAR) from the container's env), so the engine would receive them literally; "
+                "kvlint reads the rest as written",
+                first or w.loc,
+                fix="render it with the values you deploy with, e.g. envsubst < FILE | kvlint check -",
+                severity="warning",
+            )
+        )
+    for image, how, loc in images:
+        out.append(
+            Finding(
+                "KV002",
+                f"image '{image}' is {how}, not an image reference: the manifest is a template to render before "
+                "it is applied, and the engine version cannot be read from it",
+                loc or w.loc,
+                fix="render the manifest (or fill in the image) and lint the result",
+                severity="warning",
+            )
+        )
+    return out

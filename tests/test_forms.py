@@ -1,0 +1,434 @@
+"""Issue 16: every way the real manifests of fixtures/collected (and the shared corpus) declare a server is read,
+and what cannot be read gets a finding naming the true cause.
+
+Data: the real public manifests of fixtures/collected (sources, commits and licences in its INDEX.csv) and of
+../shared/corpus/manifests (its INDEX.csv). Where a test needs a broken variant (a misspelt key, a probe on the
+wrong port, a misspelt GPU resource), it takes a real manifest and changes the one thing named in the test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvlint.load import load_text
+from kvlint.pipeline import Options, run_check, run_documents
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECTED = ROOT / "fixtures" / "collected"
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+OPTS = Options(allow_hub=False)
+
+
+def run(*names: str, **kw):
+    return run_check([str(COLLECTED / n) for n in names], Options(allow_hub=False, **kw))
+
+
+def run_text(text: str, name: str = "derived.yaml"):
+    return run_documents(load_text(text, name), OPTS)
+
+
+def real(name: str) -> str:
+    return (COLLECTED / name).read_text()
+
+
+def by_rule(result, rule: str) -> list:
+    return [d for d in result.diagnostics if d.rule == rule]
+
+
+def one(result, path: str):
+    (cr,) = [c for c in result.containers if c.workload.path == path]
+    return cr
+
+
+# ------------------------------------------------------------------------------------------------------------
+# KServe LLMInferenceService
+
+NEMOTRON = "kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__nemotron-3-ultra-pd.yaml"
+QWEN_PD = (
+    "kserve__kserve__docs__samples__llmisvc__single-node-gpu__llm-inference-service-pd-qwen2-7b-gpu.yaml"
+)
+DP_EP = (
+    "kserve__kserve__docs__samples__llmisvc__dp-ep__deepseek-r1-gpu-rdma-roce__"
+    "llm-inference-service-dp-ep-deepseek-r1-pd-gpu-p-deepep-ht-d-deepep-ht.yaml"
+)
+
+
+def test_llmisvc_model_uri_and_vllm_additional_args_are_read() -> None:
+    r = run(NEMOTRON)
+    decode, prefill = one(r, "spec.template"), one(r, "spec.prefill.template")
+    for cr in (decode, prefill):
+        # the preset's `vllm serve /mnt/models ... ${VLLM_ADDITIONAL_ARGS}` with the service's env value
+        assert cr.serving.model.value == "/mnt/models"
+        assert (
+            cr.workload.annotations["kvlint.io/model"]
+            == "RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block"
+        )
+        assert cr.serving.get("tensor_parallel_size") == 8 and cr.serving.get("kv_cache_dtype") == "fp8"
+        assert cr.placement.gpus == 8
+    # the decode preset puts vLLM behind the routing sidecar on 8001; prefill listens on 8000
+    assert (decode.serving.get("port"), prefill.serving.get("port")) == (8001, 8000)
+    assert not any("injected" in d.message or "controller" in d.message for d in r.diagnostics)
+    assert not by_rule(r, "KV208")  # the service names its image (an llm-d release tag)
+
+
+def test_llmisvc_without_image_uses_kserve_presets_and_says_so() -> None:
+    r = run(QWEN_PD)
+    crs = {c.workload.path: c for c in r.containers}
+    assert set(crs) == {"spec.template", "spec.prefill.template"}
+    for cr in crs.values():
+        assert cr.serving.engine == "vllm" and cr.serving.image.startswith("ghcr.io/llm-d/llm-d-cuda")
+        assert cr.workload.annotations["kvlint.io/model"] == "Qwen/Qwen2.5-7B-Instruct"
+        assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
+    (kv208,) = {d.message for d in by_rule(r, "KV208")}
+    assert "kserve-config-llm-prefill-template" in kv208 and "KServe release" in kv208
+
+
+def test_llmisvc_pd_with_two_worker_templates_reads_parallelism_from_the_go_template() -> None:
+    r = run(DP_EP)
+    crs = {c.workload.path: c for c in r.containers}
+    assert set(crs) == {"spec.template", "spec.worker", "spec.prefill.template", "spec.prefill.worker"}
+    for path, cr in crs.items():
+        s, w = cr.serving, cr.workload
+        assert (
+            s.get("data_parallel_size"),
+            s.get("data_parallel_size_local"),
+            s.get("tensor_parallel_size"),
+        ) == (
+            16,
+            8,
+            1,
+        )
+        assert w.group_size == 2 and w.role == ("worker" if path.endswith("worker") else "leader")
+    # 16 DP ranks, 8 per pod on 8 GPUs: nothing idle, nothing missing (each pod runs its own local ranks)
+    assert not by_rule(r, "KV403")
+    (note,) = by_rule(r, "KV504")
+    assert "pvc://llm-test-pvc-deepseek" in note.message and "deepseek-ai/DeepSeek-R1-0528" in note.message
+
+
+def test_llmisvc_baseref_in_the_same_run_is_merged_and_a_missing_one_is_named() -> None:
+    base = COLLECTED / "charts" / "kserve-llmisvc-e2e-gpt-oss"
+    r = run_check([str(base / "inference_default.yaml"), str(base / "llmisvc_config_default.yaml")], OPTS)
+    (cr,) = r.containers
+    assert cr.object_ref == "LLMInferenceService/gpt-oss-20b" and cr.serving.command_loc.file.endswith(
+        "llmisvc_config_default.yaml"
+    )
+    assert not [d for d in r.diagnostics if d.object.startswith("LLMInferenceServiceConfig")]
+    alone = run_check([str(base / "inference_default.yaml")], OPTS)
+    (missing,) = [d for d in alone.diagnostics if "not among the inputs" in d.message]
+    assert missing.rule == "KV503" and "llmisvc-intelligent-inference-scheduling" in missing.message
+
+
+def test_llmisvc_config_alone_quotes_its_go_template_values() -> None:
+    r = run("kserve__kserve__config__llmisvcconfig__config-llm-decode-worker-data-parallel.yaml")
+    texts = [d.message for d in r.diagnostics]
+    assert not any("{{_" in t for t in texts)
+    assert any("{{ or .Spec.Parallelism.Data 1 }}" in t for t in texts)
+    (note,) = [d for d in by_rule(r, "KV502") if "is a preset" in d.message]
+    assert note.severity == "info"
+
+
+# ------------------------------------------------------------------------------------------------------------
+# InferenceService + ServingRuntime
+
+PARASOL = COLLECTED / "charts" / "parasol-insurance-ic-shared-llm"
+
+
+def test_inference_service_is_merged_with_its_runtime_from_the_same_run() -> None:
+    r = run_check(
+        [
+            str(PARASOL / "inference-service-granite-modelcar.yaml"),
+            str(PARASOL / "serving-runtime-vllm-granite-modelcar.yaml"),
+        ],
+        OPTS,
+    )
+    (cr,) = r.containers
+    s = cr.serving
+    assert cr.object_ref == "InferenceService/ic-shared-llm/granite-3-1-8b-instruct"
+    assert s.image == "quay.io/modh/vllm:rhoai-2.19-cuda" and s.model.value == "/mnt/models"
+    assert s.get("max_model_len") == 15000 and s.get("dtype") == "half" and cr.placement.gpus == 1
+    assert not [d for d in r.diagnostics if d.object.startswith("ServingRuntime")]
+
+
+def test_inference_service_whose_runtime_is_missing_says_so() -> None:
+    r = run_check([str(PARASOL / "inference-service-granite-modelcar.yaml")], OPTS)
+    assert r.containers == []
+    (d,) = by_rule(r, "KV503")
+    assert "'vllm'" in d.message and "not among the inputs" in d.message
+
+
+@pytest.fixture
+def helm_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    if shutil.which("helm") is None:
+        pytest.skip("helm is not installed")
+
+
+def test_multinode_runtime_head_and_ray_worker(helm_on_path: None) -> None:
+    r = run_check(
+        [str(COLLECTED / "charts" / "vllm-kserve")],
+        Options(allow_hub=False, helm_set=("servingTopology=multiNode",)),
+    )
+    head, worker = one(r, "spec.predictor.model"), one(r, "spec.predictor.workerSpec")
+    # CMD="python3 -m vllm... --tensor-parallel-size=${TENSOR_PARALLEL_SIZE} ..."; exec $CMD, with KServe's env
+    assert head.serving.get("distributed_executor_backend") == "ray"
+    assert (head.serving.get("tensor_parallel_size"), head.serving.get("pipeline_parallel_size")) == (1, 2)
+    assert worker.serving.joins is not None and worker.serving.joins.leader is not None
+    assert worker.serving.joins.how.startswith("ray start --address=")
+    texts = " ".join(d.message for d in r.diagnostics)
+    assert "Ray Serve" not in texts and "SECONDS" not in texts
+
+
+# ------------------------------------------------------------------------------------------------------------
+# images
+
+
+def test_vllm_derived_image_args_only_is_read_as_vllm() -> None:
+    r = run("rh-aiservices-bu__llm-on-openshift__llm-servers__vllm__gpu__gitops__deployment.yaml")
+    (cr,) = r.containers
+    assert cr.serving.model.value == "mistralai/Mistral-7B-Instruct-v0.2" and cr.serving.version == "0.4.2"
+    assert not by_rule(r, "KV504")  # quay.io/rh-aiservices-bu/vllm-openai-ubi9 is a known vLLM build
+
+
+def test_unknown_image_with_vllm_arguments_is_read_with_the_assumption_stated() -> None:
+    r = run(
+        "GoogleCloudPlatform__accelerated-platforms__use-cases__inferencing__serving__vllm__gcsfuse__manifests__model-deployment-l4.yaml"
+    )
+    (cr,) = r.containers
+    assert (
+        cr.serving.engine == "vllm" and cr.serving.get("tensor_parallel_size") == 2 and cr.placement.gpus == 2
+    )
+    (assumed,) = by_rule(r, "KV504")
+    assert "V_IMAGE_NAME" in assumed.message and assumed.severity == "info"
+    (placeholder,) = by_rule(r, "KV002")
+    assert "'V_IMAGE_NAME' is an upper-case placeholder" in placeholder.message
+
+
+def test_envsubst_template_is_reported_as_a_template_naming_the_placeholders() -> None:
+    r = run(
+        "GoogleCloudPlatform__accelerated-platforms__use-cases__inferencing__cost-optimization__gcsfuse__manifests__model-deployment-a100-dws.yaml"
+    )
+    (kv002,) = by_rule(r, "KV002")
+    for name in ("${VLLM_IMAGE_NAME}", "${MODEL_NAME}", "${MODEL_VERSION}"):
+        assert name in kv002.message
+    texts = " ".join(d.message for d in r.diagnostics)
+    assert "tag missing" not in texts and "not a recognised engine command" not in texts
+    (cr,) = r.containers
+    assert cr.serving.get("tensor_parallel_size") == 8
+
+
+# ------------------------------------------------------------------------------------------------------------
+# multi-node workers
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kubernetes-sigs__lws__docs__examples__vllm__lws.yaml",  # ray_init.sh worker
+        "sgl-project__rbg__examples__deprecated__v1alpha1__multi-nodes__vllm.yaml",  # multi-node-serving.sh worker
+        "vllm-project__aibrix__samples__distributed__fleet-two-node.yaml",  # $KUBERAY_GEN_RAY_START_CMD
+    ],
+)
+def test_multinode_worker_joins_the_leader_and_nothing_more_is_asked(name: str) -> None:
+    r = run(name)
+    (worker,) = [c for c in r.containers if c.workload.role == "worker"]
+    assert worker.serving.joins is not None and worker.serving.joins.leader is not None
+    assert not [d for d in r.diagnostics if d.container == worker.container_name and d.rule != "KV002"]
+
+
+def test_worker_gpus_are_checked_against_the_leaders_tp_x_pp() -> None:
+    text = real("kubernetes-sigs__lws__docs__examples__vllm__lws.yaml")
+    worker_part = text.index("workerTemplate:")
+    derived = text[:worker_part] + text[worker_part:].replace('nvidia.com/gpu: "8"', 'nvidia.com/gpu: "4"', 1)
+    r = run_text(derived)
+    (d,) = by_rule(r, "KV403")
+    assert d.container == "vllm-worker" and d.severity == "error"
+    assert "needs 16 GPUs" in d.message and "has 12" in d.message
+
+
+def test_llm_d_data_parallel_decode_across_two_pods_is_not_a_gpu_mismatch() -> None:
+    r = run("llm-d__llm-d__guides__wide-ep-lws__modelserver__amd__vllm-deepseek-v3__base__decode.yaml")
+    (cr,) = r.containers
+    # --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) with LWS_GROUP_SIZE from leaderWorkerTemplate.size
+    assert (cr.serving.get("data_parallel_size"), cr.serving.get("data_parallel_size_local")) == (16, 8)
+    assert not by_rule(r, "KV403")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# true causes
+
+ROCM = "ROCm__k8s-device-plugin__example__vllm-serve__deployment.yaml"
+HOMELAB = "tjetzinger__home-lab__applications__vllm__deployment.yaml"
+
+
+def test_misspelt_args_key_is_named_not_blamed_on_sh_c() -> None:
+    r = run_text(real(ROCM).replace("        args: [", '        "args:": [', 1))
+    (kv503,) = [d for d in by_rule(r, "KV503") if d.severity == "warning"]
+    assert "is given no script" in kv503.message and "'args:'" in kv503.message and "'args'" in kv503.message
+    (kv005,) = by_rule(r, "KV005")
+    assert "'args:'" in kv005.message and "did you mean 'args'" in kv005.message
+
+
+def test_bare_deployment_without_arguments_is_not_blamed_on_a_controller() -> None:
+    text = real(HOMELAB)
+    start = text.index("          args:\n")
+    end = text.index("          ports:\n")
+    r = run_text(text[:start] + text[end:])
+    (d,) = by_rule(r, "KV503")
+    assert "names no model" in d.message and "built-in default" in d.message
+    assert "KServe" not in d.message and "controller" not in d.message
+
+
+def test_container_without_gpu_request_is_told_that() -> None:
+    text = "".join(line for line in real(ROCM).splitlines(True) if "amd.com/gpu" not in line)
+    r = run_text(text)
+    assert [d.rule for d in by_rule(r, "KV405")] == ["KV405"]
+    (kv501,) = by_rule(r, "KV501")
+    assert "requests no GPU" in kv501.message and "cannot tell which GPU" not in kv501.message
+
+
+def test_sleeping_vllm_image_is_not_a_serving_container() -> None:
+    r = run("aws-samples__karpenter-blueprints__blueprints__dynamic-disk-ebs-volume__workload.yaml")
+    assert r.containers == [] and not by_rule(r, "KV503")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# probes and GPU resource names
+
+
+def test_probe_on_the_wrong_port_all_three_engines() -> None:
+    sglang = real("sgl-project__sglang__docker__k8s-sglang-service.yaml")
+    assert not by_rule(run_text(sglang), "KV408")  # --port 30000, probe on 30000
+    r = run_text(sglang.replace("              port: 30000", "              port: 8000", 1))
+    (d,) = by_rule(r, "KV408")
+    assert "checks port 8000" in d.message and "listens on 30000 (--port 30000)" in d.message
+    homelab = real(HOMELAB)
+    assert not by_rule(run_text(homelab), "KV408")  # named port http = 8000 = --port 8000
+    r = run_text(homelab.replace('            - "8000"\n', '            - "8080"\n', 1))
+    assert {d.message.split(":")[0] for d in by_rule(r, "KV408")} == {
+        "the livenessProbe checks port 'http' (8000) but vllm listens on 8080 (--port 8080)",
+        "the readinessProbe checks port 'http' (8000) but vllm listens on 8080 (--port 8080)",
+    }
+    tgi = real("bhajian__redhat__vllm-vs-others__tgi-deployement.yaml")
+    assert not by_rule(run_text(tgi), "KV408")
+
+
+def test_gpu_resource_names_that_are_not_extended_resources() -> None:
+    text = real(HOMELAB)
+    typo = run_text(text.replace("nvidia.com/gpu: 1", "nvidia.com/gpus: 1"))
+    assert {d.message.split("'")[1] for d in by_rule(typo, "KV409")} == {"nvidia.com/gpus"}
+    assert all("did you mean nvidia.com/gpu" in d.message for d in by_rule(typo, "KV409"))
+    assert not by_rule(typo, "KV405")
+    bare = run_text(text.replace("nvidia.com/gpu: 1", "gpu: 1"))
+    assert all("API server rejects" in d.message for d in by_rule(bare, "KV409")) and by_rule(bare, "KV409")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# flags, versions, context
+
+
+def test_option_abbreviation_is_said_out_loud() -> None:
+    r = run("substratusai__kubeai__manifests__models__deepseek-r1-distill-qwen-1.5b-rtx4070.yaml")
+    (d,) = [d for d in by_rule(r, "KV205") if "abbreviation" in d.message]
+    assert (
+        d.severity == "warning"
+        and "--max-num-batched-token" in d.message
+        and "--max-num-batched-tokens" in d.message
+    )
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/manifests not present")
+def test_config_key_max_seq_len_suggests_max_model_len() -> None:
+    text = (
+        CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_custom_config.yaml"
+    ).read_text()
+    r = run_text(text.replace("max-seq-len-to-capture: 8192", "max_seq_len: 8192"))
+    (d,) = [d for d in by_rule(r, "KV205") if "abbreviation" in d.message]
+    assert "--max-seq-len-to-capture" in d.message and "usually meant as --max-model-len" in d.message
+
+
+def test_kaito_version_comes_from_the_kaito_release() -> None:
+    r = run("kaito-project__kaito__examples__inference__kaito_workspace_phi_4_mini_throughput.yaml")
+    (d,) = by_rule(r, "KV208")
+    assert "KAITO release" in d.message and "tag missing" not in d.message
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus/manifests not present")
+def test_kv202_is_info_when_the_full_context_fits_with_room_and_a_warning_when_it_decides() -> None:
+    name = "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-2b-it-a100-40gb.yaml"
+    text = (CORPUS / name).read_text()
+    r = run_text(text)
+    (cr,) = r.containers
+    assert cr.plan is not None and cr.serving.get("max_model_len") is None
+    (d,) = by_rule(r, "KV202")
+    low = cr.plan.max_concurrency_low
+    assert (d.severity == "info") == (low >= 2), (d.severity, low)
+    assert ("leaves room" in d.message) == (d.severity == "info")
+    # the shared case b01 (Llama-3.1-8B on one L4, from public vLLM issue reports): the default decides start-up
+    b01 = run_check([str(CORPUS.parents[1] / "cases" / "b01-llama8b-l4-default-context.yaml")], OPTS)
+    (w,) = by_rule(b01, "KV202")
+    assert w.severity == "warning" and "decides start-up" in w.message
+
+
+# ------------------------------------------------------------------------------------------------------------
+# operator kinds
+
+
+def test_dynamo_graph_deployment_workers_are_read() -> None:
+    r = run("sjm446__ai-on-eks__blueprints__inference__nvidia-dynamo__vllm__vllm-disaggregated-default.yaml")
+    crs = {c.workload.path: c for c in r.containers}
+    assert set(crs) == {
+        "spec.services.VllmDecodeWorker",
+        "spec.services.VllmPrefillWorker",
+    }  # not the frontend
+    for cr in crs.values():
+        assert cr.serving.model.value == "Qwen/Qwen3-0.6B" and cr.placement.gpus == 1
+    notes = [d.message for d in by_rule(r, "KV504")]
+    assert any("--is-prefill-worker is taken as Dynamo's own" in m for m in notes)
+    assert not by_rule(r, "KV205")
+
+
+def test_rbg_role_templates_and_patches_are_merged() -> None:
+    r = run("sgl-project__rbg__examples__inference__ecosystem__dynamo__agg.yaml")
+    (cr,) = r.containers
+    assert cr.serving.image == "nvcr.io/nvidia/ai-dynamo/sglang-runtime:1.0.1"  # from roleTemplates
+    assert cr.serving.model.value == "Qwen/Qwen3-0.6B" and cr.placement.gpus == 1  # from the patch
+    assert not [d for d in by_rule(r, "KV503") if d.severity == "warning"]
+
+
+def test_hyperpod_inference_endpoint_config_is_read() -> None:
+    r = run("aws-samples__sagemaker-genai-hosting-examples__SageMakerHyperpod__kimi-k3__kimi-k3.yaml")
+    (cr,) = r.containers
+    assert cr.serving.model.value == "moonshotai/Kimi-K3" and cr.serving.get("tensor_parallel_size") == 8
+    assert cr.placement.gpus == 8
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("InftyAI__llmaz__docs__examples__sglang__playground.yaml", "BackendRuntime"),
+        (
+            "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__model-composition__ray-service.yaml",
+            "serveConfigV2",
+        ),
+        (
+            "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-service-llama3-8b-instruct.yaml",
+            "NIM launcher",
+        ),
+    ],
+)
+def test_kinds_whose_engine_settings_are_elsewhere_say_where(name: str, words: str) -> None:
+    r = run(name)
+    assert [d for d in by_rule(r, "KV503") if words in d.message]
+
+
+def test_llmaz_service_embedding_a_leader_worker_template_knows_its_group_size() -> None:
+    r = run("InftyAI__llmaz__docs__examples__multi-nodes__service.yaml")
+    for cr in r.containers:
+        # --tp 2 over --nnodes $(LWS_GROUP_SIZE) = workloadTemplate.size 2, one GPU per pod
+        assert cr.workload.group_size == 2 and cr.serving.get("nnodes") == 2 and cr.placement.gpus == 1
+    assert not by_rule(r, "KV403")

@@ -1,0 +1,141 @@
+"""The building blocks of issue 16's readers: Go-template values, strategic merge, shell arithmetic, the
+Kubernetes field names, placeholders and the vLLM-argument test.
+
+Inputs are taken from the real files they serve: KServe's LLMInferenceServiceConfig presets shipped in
+kvlint/data/kserve (copies of kserve/kserve config/llmisvcconfig, SOURCE.md there) and the collected
+manifests of fixtures/collected.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.command import unmistakably_vllm
+from kvlint.engines.images import engine_of_image, image_placeholder
+from kvlint.engines.shell import arithmetic
+from kvlint.load import load_text
+from kvlint.source import LDict
+from kvlint.workloads.fields import known_fields, unknown_fields
+from kvlint.workloads.gotemplate import render
+from kvlint.workloads.merge import strategic_merge
+
+ROOT = Path(__file__).resolve().parents[1]
+PRESETS = ROOT / "kvlint" / "data" / "kserve"
+
+
+def _exec_line(preset: str) -> str:
+    text = (PRESETS / preset).read_text()
+    start = text.index('eval "exec vllm serve')
+    return text[start : text.index('$@"', start) + 3]
+
+
+def test_go_template_trimming_inside_json_strings_keeps_shell_line_continuations() -> None:
+    # KServe renders the preset as a JSON document: {{- trims spaces before the action, not the line break
+    # (which is the two characters \\n in JSON), so `\\<newline>` stays a line continuation
+    line = _exec_line("config-llm-decode-worker-data-parallel.yaml")
+    data = {"spec": {"model": {"name": "m"}, "parallelism": {"data": 16, "dataLocal": 8, "tensor": 1}}}
+    out, unknown = render(line, data)
+    assert "--data-parallel-size 16 \\\n" in out and "--data-parallel-size-local 8 \\\n" in out
+    assert "--data-parallel-rpc-port 5555" in out and "--tensor-parallel-size 1" in out
+    assert unknown and all("GlobalConfig" in u for u in unknown)  # the installation's own settings stay
+
+
+def test_go_template_plain_text_mode_trims_line_breaks_too() -> None:
+    assert render("a\n  {{- .X }}", {"X": 1}, json_string=False)[0] == "a1"
+    assert render("a\n  {{- .X }}", {"X": 1})[0] == "a\n1"
+
+
+def test_go_template_missing_fields_can_stay_unknown() -> None:
+    tmpl = '--served-model-name "{{ .Spec.Model.Name }}"'
+    assert render(tmpl, {"spec": {}})[0] == '--served-model-name "<no value>"'
+    assert render(tmpl, {"spec": {}}, missing_unknown=True)[0] == tmpl
+
+
+def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
+    base = (
+        load_text(
+            "containers: [{name: main, image: a, env: [{name: X, value: '1'}], args: [--a]}]\n"
+            "volumes: [{name: v, emptyDir: {}}]\n",
+            "b.yaml",
+        )
+        .documents[0]
+        .data
+    )
+    patch = (
+        load_text(
+            "containers: [{name: main, env: [{name: Y, value: '2'}], args: [--b]}, {name: side, image: s}]\n",
+            "p.yaml",
+        )
+        .documents[0]
+        .data
+    )
+    out = strategic_merge(base, patch)
+    main, side = out["containers"]
+    assert main["image"] == "a" and [e["name"] for e in main["env"]] == ["X", "Y"]
+    assert main["args"] == ["--b"] and side["name"] == "side" and out["volumes"][0]["name"] == "v"
+    assert main.locs["args"].file == "p.yaml" and main.locs["image"].file == "b.yaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))", {"LWS_GROUP_SIZE": "2", "DP_SIZE_LOCAL": "8"}, "16"),
+        ("$(( ${LWS_WORKER_INDEX} * DP_SIZE_LOCAL ))", {"DP_SIZE_LOCAL": "8"}, None),  # per pod: unknown
+        ("$((-7 / 2))", {}, "-3"),  # the shell truncates toward zero
+        ("$(((1 + 2) * 3 % 4))", {}, "1"),
+        ("$(date)", {}, None),
+    ],
+)
+def test_shell_arithmetic(text: str, env: dict, expected: str | None) -> None:
+    assert arithmetic(text, env) == expected
+    if expected is not None and "/" in text:
+        assert (
+            subprocess.run(["sh", "-c", f"echo {text}"], capture_output=True, text=True).stdout.strip()
+            == expected
+        )
+
+
+def test_kubernetes_field_names_come_from_the_client_models() -> None:
+    assert {"args", "command", "resources", "livenessProbe"} <= set(known_fields("V1Container"))
+    assert known_fields("V1PodSpec")["containers"] == "V1Container"
+    c = LDict({"name": "x", "args:": [], "resource": {}})
+    assert dict(unknown_fields(c, "V1Container")) == {"args:": "args", "resource": "resources"}
+
+
+@pytest.mark.parametrize(
+    ("image", "placeholder"),
+    [
+        ("${VLLM_IMAGE_NAME}", True),
+        ("$(vllm-cuda-image)", True),
+        ("V_IMAGE_NAME", True),
+        ("REPLACE_MODEL_SERVER_IMAGE", True),
+        ("<image-built-from-dockerfile>", True),
+        ("vllm/vllm-openai:v0.11.0", False),
+        ("quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2", False),
+    ],
+)
+def test_image_placeholders(image: str, placeholder: bool) -> None:
+    assert (image_placeholder(image) is not None) is placeholder
+
+
+def test_documented_vllm_derived_images() -> None:
+    for image in (
+        "quay.io/rh-aiservices-bu/vllm-openai-ubi9:0.4.2",
+        "quay.io/modh/vllm:rhoai-2.19-cuda",
+        "registry.redhat.io/rhaiis/vllm-cuda-rhel9:3.2.1",
+        "rocm/vllm:rocm6.2_mi300_ubuntu20.04_py3.9_vllm_0.6.4",
+        "ghcr.io/llm-d/llm-d-cuda:v0.9.0",
+    ):
+        assert engine_of_image(image) == "vllm", image
+
+
+def test_unmistakably_vllm_arguments() -> None:
+    assert unmistakably_vllm(["--model", "m", "--gpu-memory-utilization", "0.9"])
+    # --model and --tensor-parallel-size are SGLang options too: vLLM only with other evidence
+    assert not unmistakably_vllm(["--model=m", "--tensor-parallel-size=2"])
+    assert unmistakably_vllm(["--model=m", "--tensor-parallel-size=2"], evidence=True)
+    assert not unmistakably_vllm(["--model-id", "m", "--max-total-tokens", "4096"])  # TGI's
+    assert not unmistakably_vllm(["--model", "m"])
