@@ -17,7 +17,6 @@ and carry an uncertainty band.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,18 +81,20 @@ _BAND = 0.5
 
 
 def tgi_version(text: str | None) -> tuple[TgiVersion, bool]:
-    """``(major, minor, patch)`` of a TGI image tag / version (``3.0.1``, ``2.3``, ``sha-293b8125-rocm``).
+    """``(major, minor, patch)`` of a TGI image tag / version (``3.0.1``, ``2.3``, ``2.4.1-rocm``,
+    ``sha-293b8125-rocm``), ordered by PEP 440 (:func:`kvlint.memory.versions.parse_pep440`).
 
     Returns ``(version, assumed)``; unreadable, ``latest`` or None -> :data:`NEWEST_TGI` with ``assumed``
     True. Never raises.
     """
-    if text:
-        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-        if m:
-            return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)), False
-    m2 = re.match(r"(\d+)\.(\d+)\.(\d+)", NEWEST_TGI)
-    assert m2
-    return (int(m2.group(1)), int(m2.group(2)), int(m2.group(3))), True
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(text) if text and text.strip().lower() != "latest" else None
+    if v is not None:
+        return v, False
+    newest = parse_pep440(NEWEST_TGI)
+    assert newest is not None
+    return newest, True
 
 
 def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
