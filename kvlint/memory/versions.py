@@ -212,20 +212,29 @@ def capacity_is_concurrency_times_len(v: Version) -> bool:
 def cudagraph_subtracted_by_default(v: Version) -> bool:
     """CUDA-graph estimate subtracted from the KV budget by default from 0.20.0 (§1.2.2).
 
-    Evidence (re-checked for the gt-062 question, whose 0.26.0 figures close without the 0.48 GiB graph term):
-    ``vllm@0.20.0:vllm/envs.py`` has ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default "1" ("Enabled by
-    default as of v0.21.0"); ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory`` subtracts
-    ``cudagraph_memory_estimate_applied`` (= the estimate when the env is on) from the requested memory in both
-    the peak-based (<= 0.26) and free-memory (>= 0.27) forms; that worker logs "CUDA graph memory profiling is
-    enabled (default since v0.21.0) ... To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a line seen
-    in public 0.21.1, 0.25.2 and 0.27.1 start-up logs (e.g. gpustack/runner#251 on 0.27.1); the PR that would
-    have made it opt-in again (vllm-project/vllm#45197, 2026-06) was closed, not merged. So 0.26.0 subtracts it
-    by default; gt-062 is kept as an out-of-rule observation (the reporter's environment or the printed
-    activation term may already include it), not a version switch. A stored ``vllm/envs_impl.py`` snapshot
-    (commit bc4a642c) shows default "0": a main-branch state of unknown release, not used here.
-    Measured only from 0.18.0; not at all before.
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default, read release by release in ``vllm/envs.py`` of the PyPI
+    wheels: absent up to 0.17 (no estimate); "0" in 0.18.0 and 0.19.0; "1" in 0.20.0, 0.21.0, 0.22.0, 0.23.0,
+    0.24.0, 0.25.0, 0.26.0, 0.27.0, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0.
+    ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory`` subtracts ``cudagraph_memory_estimate_applied``
+    (the estimate when the env is on) in every one of them. Why reports of 0.27 and later "add up without the
+    deduction": from 0.27.0 the printed "peak activation" already contains the applied estimate
+    (:func:`printed_activation_includes_cudagraph`). gt-062 (0.26.0, whose 0.26 figures close without its 0.48 GiB
+    of graph memory) stays an out-of-rule observation. Measured only from 0.18.0; not at all before.
     """
     return v >= (0, 20, 0)
+
+
+def printed_activation_includes_cudagraph(v: Version) -> bool:
+    """Whether the "for peak activation" figure of the start-up log already contains the CUDA-graph estimate that
+    was taken off the KV budget.
+
+    ``Worker.determine_available_memory`` sets ``peak_activation_memory`` to the torch peak plus the *applied*
+    estimate in 0.18.0 (``torch_peak_increase + cudagraph_memory_estimate_applied``) and from 0.27.0
+    (``transient_peak_headroom + cudagraph_memory_estimate_applied``; 0.34.0 adds the estimate whether applied or
+    not); 0.19.0 - 0.26.x print the torch peak alone. Read in ``vllm/v1/worker/gpu_worker.py`` of the wheels
+    0.18.0 - 0.34.0.
+    """
+    return v >= (0, 27, 0) or (0, 18, 0) <= v < (0, 19, 0)
 
 
 def cudagraph_env_exists(v: Version) -> bool:
