@@ -179,3 +179,32 @@ def test_multimodal_v0_keeps_chunked_prefill_off_and_profiles_the_encoder():
 )
 def test_limit_mm_per_prompt_forms(text, expected):
     assert parse_mm_limits(text) == expected
+
+
+def test_tgi_24_token_defaults_come_from_the_warmup_batch():
+    """TGI 2.4 without PREFILL_CHUNKING: max_total_tokens is the warmup batch (max_batch_prefill_tokens = min(4096,
+    max_position_embeddings)) and max_input_tokens one less -- no '`max_input_tokens`(131072) must be <
+    `max_total_tokens`(131072)' false alarm for Llama-3.1-8B; with PREFILL_CHUNKING=1 the chunking formula applies."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.tgi import plan_tgi_detailed
+
+    m = _m("meta-llama/Llama-3.1-8B")
+    argv = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B"]
+    s = parse_command_line(argv, "2.4.1")
+    s.version = "2.4.1"
+    d = plan_tgi_detailed(
+        s, m, int(79.26 * GiB), gpus=1, gpu_name="NVIDIA A100-SXM4-80GB", compute_capability="8.0"
+    )
+    assert (d.max_batch_prefill_tokens, d.max_total_tokens, d.max_input_tokens) == (4096, 4096, 4095)
+    s.env["PREFILL_CHUNKING"] = "1"
+    dc = plan_tgi_detailed(
+        s, m, int(79.26 * GiB), gpus=1, gpu_name="NVIDIA A100-SXM4-80GB", compute_capability="8.0"
+    )
+    assert dc.max_total_tokens > 4096
+    r = CliRunner().invoke(
+        main, ["plan", "--offline", "--accelerator", "a100-80gb", "--engine-version", "2.4.1", "--", *argv]
+    )
+    assert "KV601" not in r.output and "KV602" not in r.output, r.output
