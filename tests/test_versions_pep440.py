@@ -51,3 +51,29 @@ def test_tgi_and_sglang_versions_use_the_same_rules():
     assert tgi_version("latest")[1] is True
     v, assumed = sglang_version("v0.5.5.post3-cu129")
     assert not assumed and (0, 5, 5) < v < (0, 5, 6)
+
+
+def test_sglang_flags_are_checked_per_release():
+    """The SGLang option table is per release (wheels 0.3.6 … 0.5.23): an option of a later release is an unknown
+    flag for an older image, a retired one for a newer image; a release newer than the table is not judged."""
+    from kvlint.engines import parse_command_line
+    from kvlint.engines.sglang import sglang_options
+
+    def unknown(opt: str, version: str | None) -> bool:
+        s = parse_command_line(
+            ["python", "-m", "sglang.launch_server", "--model-path", "m", opt, "1"], version
+        )
+        return any(f.rule == "KV205" for f in s.findings)
+
+    old, _ = sglang_options("0.4.6")
+    new, _ = sglang_options("0.5.23")
+    assert (
+        "--cuda-graph-max-bs" in old and "--cuda-graph-max-bs" not in new
+    )  # replaced by --cuda-graph-max-bs-decode
+    assert "--cuda-graph-max-bs-decode" in new and "--cuda-graph-max-bs-decode" not in old
+    assert unknown("--cuda-graph-max-bs-decode", "0.4.6") and not unknown(
+        "--cuda-graph-max-bs-decode", "0.5.23"
+    )
+    assert not unknown("--cuda-graph-max-bs", "0.4.6.post1")
+    assert not unknown("--mem-fraction-static", "0.5.5") and not unknown("--mem-fraction-static", "0.3.6")
+    assert sglang_options("0.6.0")[1] is False  # newer than the newest sampled wheel
