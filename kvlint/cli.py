@@ -138,6 +138,7 @@ def main() -> None:
     \b
     kvlint check deploy/                 lint manifests (files, directories, - for stdin)
     kvlint plan -- vllm serve MODEL ...  per-GPU memory plan for one engine command line
+    kvlint verify startup.log            compare an engine start-up log with kvlint's plan
     kvlint rules / kvlint explain KV103  the rule catalogue
     """
 
@@ -584,9 +585,11 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
 def _add_optional_commands() -> None:
     """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn; simulate)."""
     from kvlint.capacity.cli import simulate
+    from kvlint.verify.cli import verify
     from kvlint.webhook.cli import webhook
 
     main.add_command(simulate)
+    main.add_command(verify)
     main.add_command(webhook)
 
 
