@@ -38,7 +38,9 @@ def options_of(root):
                 and (
                     getattr(node.annotation.value, "id", "") == "A"
                     or getattr(node.annotation.value, "id", "") == "Annotated"
-                    and any(isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Arg" for c in ast.walk(node))
+                    and any(
+                        isinstance(c, ast.Call) and getattr(c.func, "id", "") == "Arg" for c in ast.walk(node)
+                    )
                 )
             ):
                 name = "--" + node.target.id.replace("_", "-")

@@ -25,7 +25,9 @@ def main(src, dst):
     versions = d["versions"]
     opts = d["options"]
     lines = [HEADER]
-    lines.append("#: Sampled SGLang releases, oldest first; bit i of an option's mask means present in VERSIONS[i].\n")
+    lines.append(
+        "#: Sampled SGLang releases, oldest first; bit i of an option's mask means present in VERSIONS[i].\n"
+    )
     lines.append("VERSIONS: tuple[str, ...] = (\n" + "".join(f'    "{v}",\n' for v in versions) + ")\n\n")
     lines.append("#: option string -> release mask (bit i = VERSIONS[i]).\n")
     lines.append("OPTION_MASKS: dict[str, int] = {\n")
