@@ -564,10 +564,10 @@ def main(argv: list[str] | None = None) -> int:
     tk = [
         (r["id"], (r["tok_from_rep_kv"] - r["rep_tok"]) / r["rep_tok"] * 100)
         for r in rows
-        if r["tok_from_rep_kv"] and r["rep_tok"] and r["dense"]
+        if r["tok_from_rep_kv"] and r["rep_tok"] and r["dense"] and r["outcome"] == "ok"
     ]
     print(
-        "tokens from the engine's own KV GiB (dense cases): "
+        "tokens from the engine's own KV GiB (dense started cases): "
         + ", ".join(f"{i} {e:+.2f}%" for i, e in tk)
         + (f"; max |err| {max(abs(e) for _, e in tk):.2f}%" if tk else "")
     )
