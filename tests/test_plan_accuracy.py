@@ -73,9 +73,14 @@ def test_readme_states_what_the_benchmark_prints():
     s_in, s_loo = accuracy.summary(rows), accuracy.summary(rows, "loo_kv", "loo_verdict")
     assert f"median {s_in['median']:.1f}%, p90 {s_in['p90']:.1f}%" in readme
     assert f"median {s_loo['median']:.1f}%, p90 {s_loo['p90']:.1f}%" in readme
-    assert f"On the {s_in['kv_cases']} that started" in readme and f"{len(rows)} cases can be replayed" in readme
+    assert (
+        f"On the {s_in['kv_cases']} that started" in readme and f"{len(rows)} cases can be replayed" in readme
+    )
     fails = s_in["confusion"][("risky", "fail")] + s_in["confusion"][("fail", "fail")]
-    assert f"All {fails} reported capacity failures" in readme and f"none of the {s_in['started']} started" in readme
+    assert (
+        f"All {fails} reported capacity failures" in readme
+        and f"none of the {s_in['started']} started" in readme
+    )
 
 
 def test_observations_carry_the_shapes_of_their_cases():
