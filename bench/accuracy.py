@@ -1,17 +1,22 @@
-"""Replay the ground-truth vLLM start-ups through kvlint's memory model and report the error.
+"""Replay the ground-truth engine start-ups through kvlint's memory models and report the error.
 
-Usage: ``python bench/accuracy.py [--cases PATH] [--models DIR]``
+Usage: ``python bench/accuracy.py [--cases PATH] [--models DIR] [--why]``
 
-Every case of ``../shared/groundtruth/cases.yaml`` (copy: ``fixtures/plan/groundtruth_cases.yaml``) is
-classified: replayed (:data:`REPLAY`: model config from ``../shared/corpus/models`` or
-``fixtures/plan/models``, parsed by :func:`kvlint.models.resolve_model`; GPU from the case or
-:func:`kvlint.accelerators.lookup`; version from the case or its log family) or skipped with the reason
-(:data:`SKIP`; non-vLLM engines are skipped as such). For each replayed case it prints predicted vs reported
-weights, KV GiB and KV tokens, the tokens kvlint derives from the engine's *own* reported KV GiB, and the
-verdict (ok/risky/fail: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`) against the outcome. Then the median
-and p90 absolute KV error over the started cases (outcome ``ok``) and the verdict confusion matrix, both
-in-sample and leave-one-out (calibration refitted without the case, :func:`kvlint.memory.calibration.refit`).
-These are benchmark figures, not tests.
+Cases: the shared ``../shared/groundtruth/cases.yaml`` (copy: ``fixtures/plan/groundtruth_cases.yaml``) plus
+this project's second set ``bench/groundtruth/cases.yaml`` (gt-2NN, same format). Every vLLM case is
+classified: replayed (:data:`REPLAY`: model config from ``../shared/corpus/models``, ``fixtures/plan/models``,
+``bench/groundtruth/models`` or the bundled catalogue, parsed by :func:`kvlint.models.resolve_model`; GPU from
+the case or :func:`kvlint.accelerators.lookup`; version from the case or its log family) or skipped with the
+reason (:data:`SKIP`). TGI and SGLang cases are replayed by ``bench/accuracy_engines.py``.
+
+For each replayed case it prints predicted vs reported weights, KV GiB (printed, or implied by the printed block
+count or token count for full-attention models: ``src`` column), KV tokens, the tokens kvlint derives from the
+engine's *own* reported KV GiB, and the verdict (ok/risky/fail:
+:attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`) against the outcome. Then the median and p90 absolute KV
+error over the started cases (outcome ``ok``) by version era and by model family, and the verdict confusion
+matrix, both in-sample and leave-one-out (calibration refitted without the case,
+:func:`kvlint.memory.calibration.refit`); and for every calibrated term alone, the leave-one-out figure with
+only that term refitted. These are benchmark figures, not tests.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from kvlint.accelerators import lookup  # noqa: E402
 from kvlint.memory import calibration as cal  # noqa: E402
+from kvlint.memory.versions import resolve_version  # noqa: E402
 from kvlint.memory.vllm import VllmPlanDetail, VllmSettings, plan_vllm_detailed  # noqa: E402
 from kvlint.models import resolve_model  # noqa: E402
 
@@ -40,6 +46,8 @@ GiB = 1 << 30
 CORPUS_MODELS = SHARED / "corpus/models"
 FIXTURE_MODELS = ROOT / "fixtures" / "plan" / "models"
 SHARED_CASES = SHARED / "groundtruth/cases.yaml"
+LOCAL_CASES = ROOT / "bench" / "groundtruth" / "cases.yaml"
+LOCAL_MODELS = ROOT / "bench" / "groundtruth" / "models"
 
 
 @dataclass(frozen=True)
@@ -122,6 +130,81 @@ REPLAY: dict[str, Replay] = {
         "says; Qwen2.5-1.5B base config = the Instruct architecture (only max_position_embeddings/eos "
         "differ; max_model_len 32768 is set explicitly)",
     ),
+    # ---- second set (bench/groundtruth/cases.yaml). Model dirs not under ../shared/corpus/models come from
+    # fixtures/plan/models, bench/groundtruth/models (SOURCE.md there) or the bundled catalogue (kvlint/data/models).
+    "gt-201": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "mi300x",
+        "0.5.5",
+        settings={"kv_cache_dtype": "fp8"},
+        why="ROCm build from source of Aug 2024 (V0 gpu_executor.py line) -> 0.5.x; MI300X; only --kv-cache-dtype fp8",
+    ),
+    "gt-202": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "mi300x",
+        "0.5.5",
+        why="as gt-201 without fp8 KV; KV from the printed GPU blocks (78,897 x 16 tokens x 128 KiB)",
+    ),
+    "gt-203": Replay(
+        "google--medgemma-27b-it",
+        "b200",
+        why="gemma-3-27b-it architecture: MedGemma 27B multimodal shares Gemma 3 27B's config (62 layers, hidden 5376, "
+        "16 KV heads x 128, 5:1 sliding/full, SigLIP 896px, 256 tokens per image); 0.11.2 as stated; B200",
+    ),
+    "gt-209": Replay(
+        "Qwen--Qwen3-0.6B",
+        "h100",
+        "0.9.2",
+        settings={"use_v1": False},
+        why="VLLM_USE_V1=0 (V0 forced); the project pins vllm>=0.9.1 and the log is the V0 format -> 0.9.2; "
+        "79.19 GiB printed (H100-80GB class)",
+    ),
+    "gt-210": Replay("Qwen--Qwen2-7B-Instruct", "a100-80gb", why="0.10.1.1 as stated, A100 80GB"),
+    "gt-211": Replay("Qwen--Qwen2-7B-Instruct", "a100-80gb", why="0.10.1.1 as stated, A100 80GB"),
+    "gt-212": Replay(
+        "Qwen--Qwen2-7B-Instruct", "a100-40gb", why="0.10.1.1, A100 40GB (file name), TP2 across two nodes"
+    ),
+    "gt-213": Replay("Qwen--Qwen2-7B-Instruct", "a100-80gb", why="0.10.1.1, TP2 on one node"),
+    "gt-214": Replay("Qwen--Qwen2-7B-Instruct", "a100-80gb", why="0.10.1.1, TP2 on one node"),
+    "gt-215": Replay(
+        "openai--gpt-oss-120b", "a100-80gb", why="0.10.1.1, MXFP4 checkpoint, TP4 Ray across nodes"
+    ),
+    "gt-217": Replay(
+        "meta-llama--Meta-Llama-3-8B",
+        "h100",
+        "0.6.5",
+        why="Dec 2024 main (V0 'Memory profiling results' table) -> 0.6.5; 79.22 GiB printed (H100-80GB class)",
+    ),
+    "gt-218": Replay(
+        "meta-llama--Meta-Llama-3-8B", "h100", "0.6.5", why="as gt-217 with -tp 2 (no KV printed)"
+    ),
+    "gt-219": Replay(
+        "meta-llama--Llama-3.2-11B-Vision-Instruct",
+        "h100",
+        "0.6.6",
+        why="Jan 2025 main, V0 -> 0.6.6; the Instruct config has the base model's architecture (mllama, 40 layers, "
+        "8 cross-attention); 79.22 GiB printed",
+    ),
+    "gt-220": Replay(
+        "meta-llama--Llama-2-7b-hf",
+        "h100",
+        "0.8.0",
+        settings={"use_v1": False},
+        why="V0 worker.py lines of an ~0.8 image -> V0 0.8.x; --enable-lora (LoRA buffers are not modelled); 79.19 GiB",
+    ),
+    "gt-221": Replay(
+        "Qwen--Qwen2.5-14B",
+        "rtx-4090",
+        "0.7.0",
+        why="DeepSeek-R1-Distill-Qwen-14B is a fine-tune of Qwen2.5-14B (same config shapes, 131072 positions); "
+        "V0 ~0.7 log lines",
+    ),
+    "gt-222": Replay(
+        "meta-llama--Llama-3.1-8B",
+        "l40s",
+        "0.8.4",
+        why="V1 main of April 2025 (~0.8.4); L40S; KV implied by the printed tokens (128 KiB/token)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -172,6 +255,27 @@ SKIP: dict[str, str] = {
     "gt-070": _NOCFG + " (Qwen2.5-Math-1.5B); GPU not named",
     "gt-073": _NOCFG + " (gemma-4-26B-A4B); A100 size not stated",
     "gt-075": _NOGPU + "; non-torch memory of other processes (8.29 GiB) dominates",
+    # second set
+    "gt-204": _NOGPU + " (8x H200 or H20; the run's GPU is not named); Kimi-K2-Thinking INT4",
+    "gt-205": _NOGPU + " (decode context parallel 8)",
+    "gt-206": _NOCFG + " (Qwen3.8-27B)",
+    "gt-207": _NOCFG + " (Qwen3.8-27B)",
+    "gt-208": _NOCFG + " (Qwen3.8-27B)",
+    "gt-216": "local AutoRound INT4 checkpoint: weight bytes unknown; DFlash speculative draft",
+    "gt-223": "vLLM 0.2.x: older than the releases the memory model covers (0.4.3 onward)",
+    "gt-224": "vLLM 0.2.x: older than the releases the memory model covers (0.4.3 onward)",
+    "gt-225": "L20 not in the accelerator catalogue (CUDA total not known)",
+    "gt-226": "local NVFP4 checkpoint of unknown producer: weight bytes unknown (token arithmetic checked in tests)",
+    "gt-227": "local AutoRound INT4 checkpoint: weight bytes unknown",
+    "gt-228": "local AutoRound checkpoint: weight bytes unknown (token arithmetic checked in tests)",
+    "gt-229": _NOCFG + " (qwen3.8-27b-autoround-int4)",
+    "gt-230": _NOGPU,
+    "gt-231": "model not named (AWQ, ~Qwen3-4B shape)",
+    "gt-241": "ROCm main build; DeepSeek-V4 compressed attention is not modelled",
+    "gt-242": "low reliability; H20 not in the accelerator catalogue; DeepSeek-V4-Flash-0731 variant",
+    "gt-243": _NOGPU + " (a 24 GB card)",
+    "gt-244": _NOGPU,
+    "gt-245": "model and GPU not stated",
 }
 
 
@@ -180,6 +284,24 @@ def models_dir(override: Path | None = None) -> Path:
     if override:
         return override
     return CORPUS_MODELS if CORPUS_MODELS.is_dir() else FIXTURE_MODELS
+
+
+def load_cases(shared: Path) -> list[dict[str, Any]]:
+    """The shared cases (``shared``) followed by this project's second set (:data:`LOCAL_CASES`)."""
+    cases = list(yaml.safe_load(shared.read_text()))
+    if LOCAL_CASES.is_file() and LOCAL_CASES.resolve() != shared.resolve():
+        cases += yaml.safe_load(LOCAL_CASES.read_text())
+    return cases
+
+
+def _model(r: Replay, mdir: Path) -> Any:
+    """The replay's config: ``mdir/<dir>``, else fixtures/plan/models, bench/groundtruth/models, else the bundled
+    catalogue by id (``org--name`` -> ``org/name``)."""
+    for base in (mdir, FIXTURE_MODELS, LOCAL_MODELS):
+        d = base / r.model_dir
+        if (d / "config.json").is_file():
+            return resolve_model(str(d), allow_hub=False)
+    return resolve_model(r.model_dir.replace("--", "/", 1), allow_hub=False)
 
 
 def _gpu(r: Replay, case: dict[str, Any]) -> tuple[str, float, str | None]:
@@ -198,6 +320,7 @@ def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
     """:class:`VllmSettings` for a case: its flags, the replay's version/quantization/extra settings."""
     p = case.get("parallelism") or {}
     version = r.version or case.get("engine_version")
+    kvd = case.get("kv_cache_dtype")
     kw: dict[str, Any] = dict(
         version=str(version or "latest"),
         version_assumed=not version,
@@ -205,7 +328,7 @@ def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
         pipeline_parallel_size=int(p.get("pipeline_parallel") or 1),
         max_model_len=case.get("max_model_len"),
         gpu_memory_utilization=case.get("gpu_memory_utilization"),
-        kv_cache_dtype=str(case.get("kv_cache_dtype") or "auto"),
+        kv_cache_dtype=str(kvd) if kvd and " " not in str(kvd) else "auto",
         max_num_seqs=case.get("max_num_seqs"),
         max_num_batched_tokens=case.get("max_num_batched_tokens"),
         enforce_eager=bool(case.get("enforce_eager")),
@@ -215,8 +338,13 @@ def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
     return VllmSettings(**kw)
 
 
-def reported(case: dict[str, Any]) -> dict[str, Any]:
-    """The figures a case reports: weights GiB, KV GiB (min over ranks), KV tokens (or blocks x 16)."""
+def reported(case: dict[str, Any], detail: VllmPlanDetail | None = None) -> dict[str, Any]:
+    """The figures a case reports: weights GiB, KV GiB (min over ranks), KV tokens (or blocks x block size).
+
+    ``kv_src`` says where the KV GiB comes from: ``printed``; ``blocks`` (V0 ``# GPU blocks`` x the plan's bytes per
+    block, exact for every model V0 serves) or ``tokens`` (the printed token count x the plan's KV bytes per token,
+    only for single-group full-attention plans) when ``detail`` is given and nothing was printed; else None.
+    """
     f = case.get("figures") or {}
     fail = case.get("failure") or {}
     kv = f.get("kv_cache_gib", fail.get("kv_available_gib"))
@@ -225,54 +353,121 @@ def reported(case: dict[str, Any]) -> dict[str, Any]:
     tok = f.get("kv_tokens", fail.get("kv_capacity_tokens"))
     if tok is None and f.get("gpu_blocks"):
         tok = int(f["gpu_blocks"]) * int(case.get("block_size") or 16)
-    return {"weights": f.get("weights_gib"), "kv": kv, "tok": tok, "conc": f.get("max_concurrency")}
+    src = "printed" if kv is not None else None
+    if kv is None and detail is not None:
+        p = detail.plan
+        single_full = len(detail.groups) == 1 and detail.groups[0].kind == "full"
+        if f.get("gpu_blocks") and (p.era == "v0" or single_full):
+            kv, src = int(f["gpu_blocks"]) * p.bytes_per_block / GiB, "blocks"
+        elif f.get("kv_tokens") and single_full:
+            kv, src = int(f["kv_tokens"]) * p.kv_bytes_per_token / GiB, "tokens"
+    return {
+        "weights": f.get("weights_gib"),
+        "kv": kv,
+        "kv_src": src,
+        "tok": tok,
+        "conc": f.get("max_concurrency"),
+    }
 
 
 def plan_case(case: dict[str, Any], r: Replay, mdir: Path) -> VllmPlanDetail:
     """Plan one case from its config, flags and GPU only."""
-    model = resolve_model(str(mdir / r.model_dir), allow_hub=False)
+    model = _model(r, mdir)
     name, total, cc = _gpu(r, case)
     return plan_vllm_detailed(
         case_settings(case, r), model, int(total * GiB), gpu_name=name, compute_capability=cc
     )
 
 
+def era_bucket(era: str, version: str) -> str:
+    """Version era of a replayed plan: V0, or V1 before 0.11 / 0.11-0.19 / from 0.20."""
+    if era == "v0":
+        return "V0"
+    v = resolve_version(version)[0]
+    return "V1 <0.11" if v < (0, 11, 0) else "V1 0.11-0.19" if v < (0, 20, 0) else "V1 >=0.20"
+
+
+def family(detail: VllmPlanDetail, model: Any) -> str:
+    """Model family for the by-family table: multimodal, MLA, hybrid (Mamba/linear attention), MoE,
+    sliding-window or dense."""
+    if (model.config or {}).get("vision_config") or (model.config or {}).get("audio_config"):
+        return "multimodal"
+    if model.is_mla:
+        return "MLA"
+    if any(g.kind == "mamba" for g in detail.groups):
+        return "hybrid"
+    if model.num_experts:
+        return "MoE"
+    if any(g.kind in ("sliding", "chunked") for g in detail.groups):
+        return "sliding-window"
+    return "dense"
+
+
+def _row(gid: str, c: dict[str, Any], r: Replay, mdir: Path) -> dict[str, Any]:
+    d = plan_case(c, r, mdir)
+    model = _model(r, mdir)
+    with cal.using(cal.refit(cal.without(gid))):
+        d_loo = plan_case(c, r, mdir)
+    rep = reported(c, d)
+    p = d.plan
+    return {
+        "id": gid,
+        "model": r.model_dir,
+        "version": p.engine_version + ("?" if "assumed" in " ".join(p.assumptions) else ""),
+        "era": p.era,
+        "bucket": era_bucket(p.era, p.engine_version),
+        "family": family(d, model),
+        "pred_w": p.weights_bytes / GiB,
+        "rep_w": rep["weights"],
+        "pred_kv": p.kv_cache_bytes / GiB,
+        "loo_kv": d_loo.plan.kv_cache_bytes / GiB,
+        "low": p.kv_cache_bytes_low / GiB,
+        "high": p.kv_cache_bytes_high / GiB,
+        "rep_kv": rep["kv"],
+        "kv_src": rep["kv_src"],
+        "pred_tok": p.capacity_tokens,
+        "tok_from_rep_kv": d.capacity_tokens_for(int(rep["kv"] * GiB))
+        if rep["kv"] and rep["kv_src"] == "printed"
+        else None,
+        "rep_tok": rep["tok"],
+        "verdict": d.verdict,
+        "loo_verdict": d_loo.verdict,
+        "outcome": c.get("outcome"),
+        "dense": all(g.kind == "full" for g in d.groups) and not p.kv_cache_dtype.startswith("fp8"),
+    }
+
+
 def replay(cases_path: Path, mdir: Path) -> list[dict[str, Any]]:
-    """One row per replayed case (GiB and tokens), in-sample and leave-one-out."""
-    cases = {c["id"]: c for c in yaml.safe_load(cases_path.read_text())}
-    rows = []
-    for gid, r in REPLAY.items():
-        c = cases.get(gid)
-        if c is None:
-            continue
-        d = plan_case(c, r, mdir)
-        with cal.using(cal.refit(cal.without(gid))):
-            d_loo = plan_case(c, r, mdir)
-        rep = reported(c)
-        p = d.plan
-        rows.append(
-            {
-                "id": gid,
-                "model": r.model_dir,
-                "version": p.engine_version + ("?" if "assumed" in " ".join(p.assumptions) else ""),
-                "era": p.era,
-                "pred_w": p.weights_bytes / GiB,
-                "rep_w": rep["weights"],
-                "pred_kv": p.kv_cache_bytes / GiB,
-                "loo_kv": d_loo.plan.kv_cache_bytes / GiB,
-                "low": p.kv_cache_bytes_low / GiB,
-                "high": p.kv_cache_bytes_high / GiB,
-                "rep_kv": rep["kv"],
-                "pred_tok": p.capacity_tokens,
-                "tok_from_rep_kv": d.capacity_tokens_for(int(rep["kv"] * GiB)) if rep["kv"] else None,
-                "rep_tok": rep["tok"],
-                "verdict": d.verdict,
-                "loo_verdict": d_loo.verdict,
-                "outcome": c.get("outcome"),
-                "dense": all(g.kind == "full" for g in d.groups) and not p.kv_cache_dtype.startswith("fp8"),
-            }
-        )
-    return rows
+    """One row per replayed case (GiB and tokens), in-sample and leave-one-out, over ``cases_path`` and the
+    second set."""
+    cases = {c["id"]: c for c in load_cases(cases_path)}
+    return [_row(gid, cases[gid], r, mdir) for gid, r in REPLAY.items() if gid in cases]
+
+
+def loo_by_term(cases_path: Path, mdir: Path) -> dict[str, dict[str, Any]]:
+    """For every calibrated term (a key of :func:`kvlint.memory.calibration.refit`): KV error summary when only that
+    term is refitted without each case (the others keep their shipped values), and the spread of the term's
+    refitted value over the folds."""
+    cases = {c["id"]: c for c in load_cases(cases_path)}
+    shipped = cal.refit()
+    out: dict[str, dict[str, Any]] = {}
+    for term in shipped:
+        rows, values = [], []
+        for gid, r in REPLAY.items():
+            c = cases.get(gid)
+            if c is None:
+                continue
+            fold = cal.refit(cal.without(gid))
+            values.append(fold[term])
+            coeffs = dict(shipped)
+            coeffs[term] = fold[term]
+            with cal.using(coeffs):
+                d = plan_case(c, r, mdir)
+            rep = reported(c, d)
+            rows.append({"id": gid, "pred_kv": d.plan.kv_cache_bytes / GiB, "rep_kv": rep["kv"],
+                         "outcome": c.get("outcome"), "verdict": d.verdict})  # fmt: skip
+        out[term] = {"summary": summary(rows), "values": values, "shipped": shipped[term]}
+    return out
 
 
 def _pct(pred: float, rep: float | None) -> float | None:
@@ -297,6 +492,7 @@ def summary(rows: list[dict[str, Any]], key: str = "pred_kv", verdict_key: str =
         "kv_cases": len(errs),
         "median": statistics.median(errs) if errs else 0.0,
         "p90": _p90(errs),
+        "max": max(errs) if errs else 0.0,
         "confusion": conf,
         "fail_missed": conf[("ok", "fail")],
         "started": started,
@@ -306,6 +502,32 @@ def summary(rows: list[dict[str, Any]], key: str = "pred_kv", verdict_key: str =
 
 def _fmt(x: Any, spec: str) -> str:
     return "-" if x is None else format(x, spec)
+
+
+def _fmt_coeff(x: Any) -> str:
+    if isinstance(x, dict):
+        return "{" + ", ".join(f"{k}: {v:g}" for k, v in x.items()) + "}"
+    return f"{x:g}"
+
+
+def _spread(values: list[Any]) -> str:
+    if values and isinstance(values[0], dict):
+        keys = values[0].keys()
+        return ", ".join(f"{k} {min(v[k] for v in values):g}..{max(v[k] for v in values):g}" for k in keys)
+    return f"{min(values):g}..{max(values):g}" if values else "-"
+
+
+def print_groups(rows: list[dict[str, Any]], by: str, key: str = "pred_kv") -> None:
+    """Median/p90/max |KV error| of the started cases grouped by ``by`` (``bucket`` or ``family``)."""
+    for g in sorted({r[by] for r in rows}):
+        sub = [r for r in rows if r[by] == g]
+        s = summary(sub, key)
+        loo = summary(sub, "loo_kv", "loo_verdict")
+        print(
+            f"  {g:16} cases {len(sub):2d}, started with KV {s['kv_cases']:2d}: median {s['median']:5.1f}%, "
+            f"p90 {s['p90']:5.1f}%, max {s['max']:5.1f}% (leave-one-out median {loo['median']:5.1f}%, "
+            f"p90 {loo['p90']:5.1f}%)"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -318,22 +540,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--why", action="store_true", help="print why each replay uses its version/GPU/config")
     a = ap.parse_args(argv)
     mdir = models_dir(a.models)
-    cases = yaml.safe_load(a.cases.read_text())
+    cases = load_cases(a.cases)
     rows = replay(a.cases, mdir)
-    print(f"cases: {a.cases}\nconfigs: {mdir}\n")
+    print(f"cases: {a.cases} + {LOCAL_CASES.relative_to(ROOT)}\nconfigs: {mdir}\n")
     print(
-        f"{'case':7} {'model':27} {'ver':8} {'era':3} {'W pred':>6} {'W rep':>6} {'KV pred':>7} {'band':>13} "
-        f"{'KV LOO':>7} {'KV rep':>6} {'err%':>6} {'tok pred':>9} {'tok|repKV':>9} {'tok rep':>9} "
+        f"{'case':7} {'model':27} {'ver':9} {'era':3} {'W pred':>6} {'W rep':>6} {'KV pred':>7} {'band':>15} "
+        f"{'KV LOO':>7} {'KV rep':>6} {'src':4} {'err%':>6} {'tok pred':>9} {'tok|repKV':>9} {'tok rep':>9} "
         f"{'verdict':>7} {'LOO':>5} {'outcome':>7}"
     )
     for r in rows:
         e = _pct(r["pred_kv"], r["rep_kv"])
         print(
-            f"{r['id']:7} {r['model'][:27]:27} {r['version']:8} {r['era']:3} {r['pred_w']:6.2f} "
-            f"{_fmt(r['rep_w'], '6.2f'):>6} {r['pred_kv']:7.2f} [{r['low']:5.2f},{r['high']:6.2f}] "
-            f"{r['loo_kv']:7.2f} {_fmt(r['rep_kv'], '6.2f'):>6} {_fmt(e, '+6.1f'):>6} {r['pred_tok']:9d} "
-            f"{_fmt(r['tok_from_rep_kv'], '9d'):>9} {_fmt(r['rep_tok'], '9d'):>9} {r['verdict']:>7} "
-            f"{r['loo_verdict']:>5} {r['outcome']:>7}"
+            f"{r['id']:7} {Path(r['model']).name[:27]:27} {r['version'][:9]:9} {r['era']:3} {r['pred_w']:6.2f} "
+            f"{_fmt(r['rep_w'], '6.2f'):>6} {r['pred_kv']:7.2f} [{r['low']:6.2f},{r['high']:7.2f}] "
+            f"{r['loo_kv']:7.2f} {_fmt(r['rep_kv'], '6.2f'):>6} {(r['kv_src'] or '-')[:4]:4} {_fmt(e, '+6.1f'):>6} "
+            f"{r['pred_tok']:9d} {_fmt(r['tok_from_rep_kv'], '9d'):>9} {_fmt(r['rep_tok'], '9d'):>9} "
+            f"{r['verdict']:>7} {r['loo_verdict']:>5} {r['outcome']:>7}"
         )
         if a.why:
             print(f"        why: {REPLAY[r['id']].why}")
@@ -342,33 +564,44 @@ def main(argv: list[str] | None = None) -> int:
     tk = [
         (r["id"], (r["tok_from_rep_kv"] - r["rep_tok"]) / r["rep_tok"] * 100)
         for r in rows
-        if r["tok_from_rep_kv"] and r["rep_tok"] and r["dense"]
+        if r["tok_from_rep_kv"] and r["rep_tok"] and r["dense"] and r["outcome"] == "ok"
     ]
     print(
-        "tokens from the engine's own KV GiB (dense cases): "
+        "tokens from the engine's own KV GiB (dense started cases): "
         + ", ".join(f"{i} {e:+.2f}%" for i, e in tk)
         + (f"; max |err| {max(abs(e) for _, e in tk):.2f}%" if tk else "")
     )
     for label, key, vkey in (("in-sample", "pred_kv", "verdict"), ("leave-one-out", "loo_kv", "loo_verdict")):
         s = summary(rows, key, vkey)
+        printed = summary([r for r in rows if r["kv_src"] == "printed"], key, vkey)
         print(
             f"\n{label}: KV GiB |err| over {s['kv_cases']} started cases: median {s['median']:.1f}%, "
-            f"p90 {s['p90']:.1f}%; capacity failures predicted ok: {s['fail_missed']}; "
+            f"p90 {s['p90']:.1f}% (printed KV only, {printed['kv_cases']} cases: median {printed['median']:.1f}%, "
+            f"p90 {printed['p90']:.1f}%); capacity failures predicted ok: {s['fail_missed']}; "
             f"started cases predicted fail: {s['started_pred_fail']}/{s['started']}"
         )
         print(f"  verdict \\ outcome {'ok':>5} {'fail':>5}")
         for v in ("ok", "risky", "fail"):
             print(f"  {v:17} {s['confusion'][(v, 'ok')]:5d} {s['confusion'][(v, 'fail')]:5d}")
+    print("\nby version era:")
+    print_groups(rows, "bucket")
+    print("by model family:")
+    print_groups(rows, "family")
+    print("\nleave-one-out for each calibrated term alone (the other terms at their shipped values):")
+    for term, t in loo_by_term(a.cases, mdir).items():
+        s = t["summary"]
+        print(
+            f"  {term:18} shipped {_fmt_coeff(t['shipped'])}; refitted without each case: {_spread(t['values'])}; "
+            f"KV |err| median {s['median']:.1f}%, p90 {s['p90']:.1f}%, started predicted fail "
+            f"{s['started_pred_fail']}, failures predicted ok {s['fail_missed']}"
+        )
     print("\nnot replayed:")
     for c in cases:
         gid = c["id"]
-        if gid in REPLAY:
+        if gid in REPLAY or not str(c.get("engine", "")).startswith("vllm"):
             continue
-        why = SKIP.get(gid) or (
-            f"engine {c.get('engine')}: not vLLM" if c.get("engine") != "vllm" else "UNCLASSIFIED"
-        )
-        print(f"  {gid}: {why}")
-    # TGI and SGLang cases of the same file (bench/accuracy_engines.py, runnable on its own too)
+        print(f"  {gid}: {SKIP.get(gid, 'UNCLASSIFIED')}")
+    # TGI and SGLang cases of the same files (bench/accuracy_engines.py, runnable on its own too)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import accuracy_engines
 

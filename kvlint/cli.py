@@ -89,15 +89,20 @@ def _parse_memory(value: str | None) -> int | None:
 
 
 def _check_version(value: str | None) -> str | None:
-    """``--engine-version``: a release number such as ``0.11.0`` or ``v0.8.5.post1``."""
+    """``--engine-version``: a release as PEP 440 orders it (``0.11.0``, ``v0.8.5.post1``, ``0.10.1.1``,
+    ``0.11.0+cu130``, ``0.15.2rc1.dev93``; ordered by :class:`kvlint.memory.versions.ReleaseVersion`)."""
     if not value:
         return None
-    import re
+    from packaging.version import InvalidVersion, Version
 
-    v = value.strip().lstrip("vV")
-    if not re.match(r"^\d+\.\d+(\.\d+)?([.-]?(post|rc|dev)\d*)?$", v):
-        raise click.BadParameter(f"'{value}' is not a release number such as 0.11.0")
-    return v
+    v = value.strip()
+    try:
+        Version(v)  # an untagged source build (0.1.devN) is accepted and planned as "version unknown"
+    except InvalidVersion:
+        raise click.BadParameter(
+            f"'{value}' is not a release number such as 0.11.0 (PEP 440: 0.10.1.1, 0.11.0+cu130, 0.15.2rc1.dev93)"
+        ) from None
+    return v.lstrip("vV")
 
 
 def _check_accelerator(value: str | None) -> str | None:
@@ -168,6 +173,7 @@ def main() -> None:
     \b
     kvlint check deploy/                 lint manifests (files, directories, - for stdin)
     kvlint plan -- vllm serve MODEL ...  per-GPU memory plan for one engine command line
+    kvlint verify startup.log            compare an engine start-up log with kvlint's plan
     kvlint rules / kvlint explain KV103  the rule catalogue
     """
 
@@ -809,9 +815,11 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
 def _add_optional_commands() -> None:
     """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn; simulate)."""
     from kvlint.capacity.cli import simulate
+    from kvlint.verify.cli import verify
     from kvlint.webhook.cli import webhook
 
     main.add_command(simulate)
+    main.add_command(verify)
     main.add_command(webhook)
 
 

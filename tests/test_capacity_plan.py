@@ -102,9 +102,10 @@ def test_compare_rows_come_from_the_memory_model() -> None:
     h1, h1f = by[("nvidia-h100-sxm5-80gb", 1, "auto")], by[("nvidia-h100-sxm5-80gb", 1, "fp8")]
     assert abs(h1f.kv_tokens - 2 * h1.kv_tokens) <= 32  # vLLM prints int(concurrency x max_model_len)
     assert abs(by[("nvidia-h100-sxm5-80gb", 2, "auto")].weights_bytes * 2 - h1.weights_bytes) < 2**28
-    # L4 (22 GiB) does not fit 8B at max_model_len 32000 on one GPU; vLLM's own estimate is smaller
+    # L4 (22 GiB) barely holds one 32000-token request of the 8B model on one GPU (0.33: FlashInfer sampler, ~4 GiB
+    # of KV left), and its largest max_model_len is close to that length
     l4 = by[("nvidia-l4", 1, "auto")]
-    assert not l4.fits and 0 < l4.largest_max_model_len < 32000
+    assert l4.concurrency < 1.2 and 28000 < l4.largest_max_model_len < 40000
 
 
 def test_sweep_max_model_len_and_kv_dtype() -> None:

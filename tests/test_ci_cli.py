@@ -159,7 +159,10 @@ def test_statement_and_details_keep_every_part_of_the_message() -> None:
         assert words == set(re.findall(r"\w+", " ".join([statement, *details])))
     kv103 = next(d for d in res.diagnostics if d.rule == "KV103")
     assert "per GPU:" not in kv103.statement and any(x.startswith("per GPU:") for x in kv103.details)
-    assert "needs 16.00 GiB" in kv103.statement and "has about 3.45 GiB" in kv103.statement
+    cr = next(c for c in res.containers if c.plan is not None and c.plan.max_model_len == 131072)
+    assert cr.plan is not None
+    has = f"has about {cr.plan.kv_cache_bytes / 2**30:.2f} GiB"
+    assert "needs 16.00 GiB" in kv103.statement and has in kv103.statement
     # JSON and SARIF keep the full message
     doc = json.loads(render("json", res))
     assert [x["message"] for x in doc["diagnostics"]] == [d.message for d in res.diagnostics]

@@ -221,12 +221,12 @@ _REMEDY = {
     ("rule", "args", "options", "need"),
     [
         ("KV101", ["--gpu-memory-utilization=0.60", "--max-model-len=8192"], OFF, 1.0),
-        ("KV102", ["--gpu-memory-utilization=0.72", "--max-model-len=8192"], OFF, 1.0),
+        ("KV102", ["--gpu-memory-utilization=0.70", "--max-model-len=8192"], OFF, 1.0),
         ("KV103", ["--gpu-memory-utilization=0.90"], OFF, 1.0),
-        ("KV104", ["--max-model-len=16384"], OFF, 2.0),
+        ("KV104", ["--max-model-len=20000"], OFF, 2.0),
         (
             "KV104",
-            ["--max-model-len=4096"],
+            ["--max-model-len=6144"],
             Options(allow_hub=False, rule_params={"KV104": {"min_concurrency": 8}}),
             8.0,
         ),

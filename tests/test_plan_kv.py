@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kvlint.memory.kv import kv_bytes_per_token, kv_cache_bytes, kv_dtype_bytes, sequences_memory_bytes
-from kvlint.memory.versions import NEWEST_VLLM, parse_version, resolve_version
+from kvlint.memory.versions import NEWEST_VLLM, fmt_version, parse_version, resolve_version
 from kvlint.models import resolve_model
 
 GiB = 1 << 30
@@ -65,12 +65,33 @@ def test_qwen25_7b_bytes_per_token():
         ("v0.8.5.post1", (0, 8, 5), False),
         ("0.15.2rc1.dev93", (0, 15, 2), False),
         ("~0.7", (0, 7, 0), False),
+        ("0.10.1.1", (0, 10, 1), False),
+        ("0.11.0+cu130", (0, 11, 0), False),
+        ("0.10.1.1+nv25.11", (0, 10, 1), False),
+        ("0.1.dev8168", (0, 33, 0), True),  # setuptools-scm fallback of an untagged source build
         (None, (0, 33, 0), True),
         ("latest", (0, 33, 0), True),
         ("sha256:abc", (0, 33, 0), True),
     ],
 )
 def test_versions(text, expected, assumed):
-    assert resolve_version(text) == (expected, assumed)
-    assert parse_version(text) == expected
+    v, a = resolve_version(text)
+    assert (tuple(v), a) == (expected, assumed)
+    assert tuple(parse_version(text)) == expected
     assert NEWEST_VLLM == "0.33.0"
+
+
+@pytest.mark.parametrize(
+    "text,lower,higher",
+    [
+        ("0.15.2rc1.dev93", (0, 15, 1), (0, 15, 2)),  # a dev build before 0.15.2, not 0.15.2 itself
+        ("0.10.1.1", (0, 10, 1), (0, 10, 2)),  # fourth component: after 0.10.1, before 0.10.2
+        ("v0.8.5.post1", (0, 8, 5), (0, 8, 6)),
+        ("0.11.0+cu130", (0, 10, 2), (0, 11, 1)),  # local label ignored: equals 0.11.0
+    ],
+)
+def test_versions_order_pep440(text, lower, higher):
+    v = parse_version(text)
+    assert lower <= v < higher
+    assert not (v >= higher) and v != higher
+    assert fmt_version(v) == text.lstrip("v")

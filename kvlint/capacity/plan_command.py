@@ -90,8 +90,11 @@ class PlanOutput:
         return "\n".join(lines) + "\n"
 
 
-def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) -> PlanOutput:
-    """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``).
+def plan_command(
+    argv: list[str], options: Options, *, gpus: int | None = None, env: dict[str, str] | None = None
+) -> PlanOutput:
+    """Plan ``argv`` (e.g. ``["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32k"]``);
+    ``env`` the engine's environment switches (``VLLM_USE_V1``...), as a container's env would give them.
 
     Raises:
         PlanRequestError: the command is not a known engine invocation, or names no model.
@@ -107,6 +110,8 @@ def plan_command(argv: list[str], options: Options, *, gpus: int | None = None) 
         raise PlanRequestError(str(exc)) from exc
     if serving.version is None and options.engine_version:
         serving.version = options.engine_version
+    if env:
+        serving.env.update(env)
     if serving.model is None:
         raise PlanRequestError(
             "the command names no model (vllm serve MODEL, --model, --model-id or --model-path)"

@@ -13,13 +13,42 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kvlint.engines.options import Collector, version_tuple
+from kvlint.engines import sglang_flags_data as data
+from kvlint.engines.options import Collector
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import ServingConfig, Value
 
-__all__ = ["parse_sglang_argv"]
+__all__ = ["parse_sglang_argv", "sglang_options"]
+
+
+def sglang_options(version: str | None) -> tuple[frozenset[str], bool]:
+    """The option strings SGLang ``version`` accepts, and whether unknown options can be reported for it.
+
+    From :mod:`kvlint.engines.sglang_flags_data` (wheels 0.3.6 … 0.5.23): the options of the nearest sampled
+    release at or below ``version`` and of the nearest at or above (generous: an option added between two samples
+    is not reported). Unknown version: every sampled release (the union), reported; a version newer than the newest
+    sampled release: the union, not reported (kvlint has not read that release). Versions ordered by PEP 440.
+    """
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(version) if version else None
+    if v is None:
+        return SGLANG_OPTIONS, True
+    sampled = [parse_pep440(x) for x in data.VERSIONS]
+    if v > sampled[-1]:
+        return SGLANG_OPTIONS, False
+    idx = set()
+    below = [i for i, s in enumerate(sampled) if s is not None and s <= v]
+    above = [i for i, s in enumerate(sampled) if s is not None and s >= v]
+    if below:
+        idx.add(below[-1])
+    if above:
+        idx.add(above[0])
+    mask = sum(1 << i for i in idx)
+    return frozenset(o for o, m in data.OPTION_MASKS.items() if m & mask), True
+
 
 _ALIASES = {
     "--model": "--model-path",
@@ -98,7 +127,8 @@ def parse_sglang_argv(
     sources = list(sources) if sources is not None else ["arg"] * len(argv)
     col = Collector("SGLang")
     where = f"SGLang {version}" if version else "SGLang"
-    known = sorted(set(SGLANG_OPTIONS) | set(_ALIASES))
+    table, report = sglang_options(version)
+    known = sorted(set(table) | set(_ALIASES))
     model: Value | None = None
     i, n = 0, len(argv)
     while i < n:
@@ -109,15 +139,14 @@ def parse_sglang_argv(
         opt, eq, explicit = tok.partition("=")
         opt = "--" + opt[2:].replace("_", "-")
         canon = _ALIASES.get(opt, opt)
-        if canon not in SGLANG_OPTIONS:
+        if canon not in table:
             cands = [o for o in known if o.startswith(opt)]
             if len(cands) == 1:
                 canon = _ALIASES.get(cands[0], cands[0])
                 col.abbreviation(opt, cands[0], loc)
             else:
-                # the table covers sglang 0.4.6/0.5.5 only: report only for releases it covers
-                vt = version_tuple(version)
-                if vt is not None and vt <= (0, 5, 5, 0, 99):
+                # releases newer than the newest sampled wheel are not reported (sglang_options)
+                if report:
                     col.unknown(opt, loc, where, known)
                 if not eq and i < n and not argv[i].startswith("-"):
                     i += 1

@@ -1,23 +1,40 @@
-"""Calibrated heuristics for the terms vLLM *measures* at start-up and no source formula gives:
-activation peak, non-torch memory and the CUDA-graph pool (docs/engine-memory-model.md §5). All values are
-bytes per GPU. [heuristic]
+"""The terms vLLM *measures* at start-up: activation peak, non-torch memory, CUDA-graph pool (bytes per GPU;
+docs/engine-memory-model.md §5). [heuristic]
 
-Model (per GPU):
+No source-level formula gives these numbers (docs/engine-memory-model.md §5), but the source says what the profile run
+builds, release by release; kvlint derives each term from those shapes and keeps one calibrated factor per term
+where the memory of an operation is not in the source (the temporaries of a sort, NCCL's buffers). [shapes from
+source, factors calibrated]
 
-* activation = max(sampler, forward) where
-  ``sampler = K_SAMPLER[regime] x R x vocab x 4`` (R = min(max_num_seqs, max_num_batched_tokens) dummy requests,
-  fp32 logits and the sampler's temporaries: vLLM's profile run ends with a dummy sampler pass over one logit row
-  per request, ``vllm@0.11.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.profile_run/_dummy_sampler_run``)
-  and ``forward = T x (3 x I_eff/tp + 4 x hidden) x dtype_bytes`` (T = max_num_batched_tokens; gate_up + act
-  outputs of the MLP and a few residual-width buffers; I_eff = top_k x moe_intermediate for MoE).
-* non_torch = NON_TORCH[era/world] (NCCL/cuBLAS/allocator slack; larger when TP/PP > 1).
-* cudagraph = CG_BASE + K_CG x layers x capture x (hidden + I_eff/tp) x dtype_bytes, capture =
-  min(2 x max_num_seqs, 512) (largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``).
+Activation (``activation_bytes``) = the largest of the profile run's three phases (they run one after the other,
+``vllm@0.11.2:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.profile_run``; V0 ``vllm@0.6.6:
+vllm/worker/model_runner.py::GPUModelRunnerBase.profile_run`` runs the same forward and sampler in one step):
 
-The coefficients are fitted by :func:`refit` on the observations in :data:`OBSERVATIONS`, which are figures
-printed by vLLM and transcribed in the project's ground-truth cases (``fixtures/plan/groundtruth_cases.yaml``; ids
-cited per row). They are constants at run time: the ground-truth file is never read by the planner.
-``tests/test_plan_accuracy.py`` checks the constants equal ``refit()``.
+* **encoder** (multimodal models): ``K_ENCODER x`` the shape-derived peak of the vision tower over the dummy items
+  (:mod:`kvlint.memory.multimodal`);
+* **forward**: ``T x (3 x I_eff / tp + 4 x hidden) x dtype_bytes``, T = max_num_batched_tokens (the dummy run's
+  tokens): the MLP's gate_up and activation outputs and a few residual-width buffers; I_eff = top_k x
+  moe_intermediate for MoE;
+* **sampler**: ``K_SAMPLER[path] x R x vocab x 4`` with R the sampled rows (V1: ``min(max_num_seqs, T)`` dummy
+  requests, ``_dummy_sampler_run``; V0: the dummy sequences) and fp32 logits. The factor depends on which
+  top-k/top-p implementation the release runs by default (:func:`sampler_path`): FlashInfer's rejection sampler
+  needs the bf16 logits, their fp32 copy and the probabilities (about 10 bytes per element, factor ~2.5); the
+  PyTorch path sorts the fp32 logits (values + int64 indices), builds masks, a softmax, a cumsum and the sampling
+  noise (factor ~10).
+
+Plus the encoder outputs the V1 profile keeps in its encoder cache during the forward and sampler phases.
+
+Non-torch (``non_torch_bytes``) = ``NON_TORCH_GIB[era] + NON_TORCH_GIB["per_peer"] x (tp x pp - 1)`` (NCCL
+communicator buffers and the custom all-reduce IPC buffers grow with the ranks each process talks to) ``+
+NON_TORCH_GIB["rocm"]`` on AMD GPUs (HIP/RCCL runtime). CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
+K_CUDAGRAPH x layers x capture x (hidden + I_eff / tp) x dtype_bytes``, capture = ``min(2 x max_num_seqs, 512)``
+(largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``).
+
+The factors are fitted by :func:`refit` on :data:`OBSERVATIONS`, figures printed by vLLM and transcribed from the
+ground truth (``../shared/groundtruth/cases.yaml`` and ``bench/groundtruth/cases.yaml``, ids cited per row); the
+shapes in each row are those of the case's config and flags. They are constants at run time: the ground-truth files
+are never read by the planner. ``tests/test_plan_accuracy.py`` checks the constants equal ``refit()`` and
+``bench/accuracy.py`` prints a leave-one-out figure for each term.
 """
 
 from __future__ import annotations
@@ -26,125 +43,265 @@ import statistics
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 GiB = 1 << 30
 
 
 @dataclass(frozen=True)
 class Observation:
-    """One measured start-up breakdown (GiB as vLLM printed it). Source: groundtruth/cases.yaml ``gt``."""
+    """One measured start-up (GiB as vLLM printed it). Source: groundtruth cases ``gt``.
+
+    ``path`` the sampler path (:func:`sampler_path`) of that release; ``rows`` sampled rows R; ``tokens`` the
+    dummy run's tokens T; ``vocab``, ``hidden``, ``inter_eff`` (whole model), ``tp``, ``layers`` (per rank),
+    ``capture`` (largest CUDA-graph batch), ``dtype_bytes`` of the case's config and flags; ``world`` = TP x PP;
+    ``vendor`` ``nvidia``/``amd``. Printed figures: ``activation_gib``, ``non_torch_gib``, ``cudagraph_gib`` (graph
+    memory after capture), or ``overhead_gib`` = budget - weights - KV when only those were printed (then the
+    sum of activation, non-torch and any deducted graph estimate). ``encoder_peak_gib``/``encoder_cache_gib``: the
+    shape-derived encoder peak and cache of :func:`kvlint.memory.multimodal.encoder_profile` for that case.
+    """
 
     gt: str
-    regime: str  # v0_chunked_off | v0_chunked_on | v1_pre020 | v1_020plus
-    max_num_seqs: int
-    max_num_batched_tokens: int
+    path: str
+    rows: int
+    tokens: int
     vocab: int
-    activation_gib: float | None
-    non_torch_gib: float | None
+    hidden: int
+    inter_eff: int
+    tp: int
     world: int
+    activation_gib: float | None = None
+    non_torch_gib: float | None = None
+    overhead_gib: float | None = None
     layers: int = 0
-    hidden: int = 0
-    inter_eff: int = 0
+    capture: int = 0
     cudagraph_gib: float | None = None
+    vendor: str = "nvidia"
+    dtype_bytes: int = 2
+    encoder_peak_gib: float = 0.0
+    encoder_cache_gib: float = 0.0
+
+    @property
+    def era(self) -> str:
+        return "v0" if self.path.startswith("v0") else "v1"
 
 
-# Transcribed from the ground-truth cases (fixtures/plan/groundtruth_cases.yaml: facts printed by vLLM; model sizes
-# from the corpus configs in fixtures/plan/models or the model's public config.json). Batch settings are the version defaults of
-# kvlint.memory.defaults.batch_defaults for the reported GPU and flags.
+# Transcribed from the ground truth (printed figures) and the cases' configs (shapes). Sampler path per release:
+# sampler_path(). Rows whose activation is not printed carry overhead_gib = budget - weights - KV (our arithmetic
+# on printed numbers).
 OBSERVATIONS: tuple[Observation, ...] = (
-    Observation("gt-056", "v1_pre020", 1024, 8192, 128256, 4.76, 0.13, 1),  # Llama-3.1-8B, H100
-    Observation("gt-058", "v1_pre020", 1024, 8192, 151936, 5.56, 0.13, 1, 28, 1024, 3072, 0.10),  # Qwen3-0.6B
+    # vLLM 0.18-0.19 family (vllm/vllm-openai:latest, H100 79.18 GiB, per-term 'Actual usage' line): native sampler
+    Observation("gt-056", "v1_native", 1024, 8192, 128256, 4096, 14336, 1, 1, 4.76, 0.13),  # Llama-3.1-8B
+    Observation("gt-058", "v1_native", 1024, 8192, 151936, 1024, 3072, 1, 1, 5.56, 0.13, None, 28, 512, 0.10),
     Observation(
-        "gt-052", "v1_pre020", 1024, 8192, 201088, 7.38, 0.13, 1, 24, 2880, 4 * 2880, 0.39
-    ),  # gpt-oss-20b
-    Observation("gt-054", "v1_pre020", 1024, 8192, 128256, 4.84, 0.55, 2),  # Llama-3.3-70B FP8, TP2
+        "gt-052", "v1_native", 1024, 8192, 201088, 2880, 11520, 1, 1, 7.38, 0.13, None, 24, 512, 0.39
+    ),
     Observation(
-        "gt-062", "v1_020plus", 256, 2048, 152064, 1.04, 0.06, 1, 28, 3584, 18944, 0.48
-    ),  # Qwen2.5-7B AWQ
-    Observation("gt-010", "v0_chunked_off", 256, 4096, 152064, 1.42, 0.03, 1),  # Qwen2.5-7B, RTX 4060
-    Observation("gt-070", "v0_chunked_off", 256, 4096, 151936, 1.40, 0.05, 1),  # Qwen2.5-Math-1.5B
+        "gt-054", "v1_native", 1024, 8192, 128256, 8192, 28672, 2, 2, 4.84, 0.55
+    ),  # Llama-3.3-70B FP8 TP2
+    # 0.26.0 on an RTX 4080 (CC 8.9): FlashInfer sampler by default
     Observation(
-        "gt-071", "v0_chunked_on", 256, 2048, 128256, 0.22, 0.05, 1
-    ),  # Llama-3.1-8B-class, 131072 ctx
-    Observation("gt-009", "v1_pre020", 256, 2048, 152064, None, 0.38, 4),  # Qwen2.5-VL-72B TP4 (median rank)
+        "gt-062", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, 1.04, 0.06, None, 28, 512, 0.48
+    ),
+    # 0.10.1.1 (FlashInfer sampler by default), A100 80GB (79.26 GiB): overhead only
+    Observation(
+        "gt-210", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, None, None, 0.56, 28, 512, 0.5
+    ),
+    Observation(
+        "gt-211", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 1, 1, None, None, 0.55, 28, 512, 0.5
+    ),
+    Observation(
+        "gt-213", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 2, 2, None, None, 0.67, 28, 512, 0.65
+    ),
+    Observation(
+        "gt-214", "v1_flashinfer", 256, 2048, 152064, 3584, 18944, 2, 2, None, None, 0.68, 28, 512, 0.65
+    ),
+    Observation(
+        "gt-215", "v1_flashinfer", 256, 2048, 201088, 2880, 11520, 4, 4, None, None, 0.87, 36, 512, 1.88
+    ),
+    # 0.11.2 (native sampler), gemma-3-27b-it on B200: overhead 160.51 - 51.45 - 88.51
+    Observation(
+        "gt-203",
+        "v1_native",
+        1024,
+        16384,
+        262208,
+        5376,
+        21504,
+        1,
+        1,
+        None,
+        None,
+        20.56,
+        62,
+        512,
+        4.19,
+        encoder_peak_gib=5.53,
+        encoder_cache_gib=10.34,
+    ),  # fmt: skip
+    # V0 (printed 'Memory profiling' terms)
+    Observation(
+        "gt-010", "v0_sort", 256, 4096, 152064, 3584, 18944, 1, 1, 1.42, 0.03
+    ),  # Qwen2.5-7B, RTX 4060
+    Observation("gt-070", "v0_sort", 256, 4096, 151936, 1536, 8960, 1, 1, 1.40, 0.05),  # Qwen2.5-Math-1.5B
+    Observation(
+        "gt-217", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, 1.26, 1.79
+    ),  # Llama-3-8B, Dec 2024 main
+    Observation("gt-218", "v0_sort", 256, 8192, 128256, 4096, 14336, 2, 2, 1.26, 3.58),  # same, TP2
+    Observation("gt-066", "v0_sort", 256, 32768, 151936, 1536, 8960, 1, 1, 2.02, 0.01),  # Qwen2.5-1.5B, T4
+    Observation("gt-209", "v0_sort", 8, 8192, 151936, 1024, 3072, 1, 1, 0.23, 0.16),  # Qwen3-0.6B, V0 forced
+    Observation("gt-220", "v0_sort", 256, 4096, 32000, 4096, 11008, 1, 1, None, 0.16),  # Llama-2-7b + LoRA
+    Observation(
+        "gt-071", "v0_chunked", 256, 2048, 128256, 4096, 14336, 1, 1, 0.22, 0.05
+    ),  # Llama-3.1-8B-class
+    Observation(
+        "gt-221", "v0_chunked", 256, 2048, 152064, 5120, 13824, 2, 2, 0.19, 0.25
+    ),  # R1-Distill-14B TP2
+    Observation(
+        "gt-009", "v0_chunked", 256, 2048, 152064, 8192, 29568, 4, 4, None, 0.38
+    ),  # Qwen2.5-VL-72B TP4
+    Observation(
+        "gt-219",
+        "v0_sort",
+        128,
+        65536,
+        128256,
+        4096,
+        14336,
+        1,
+        1,
+        36.63,
+        0.16,
+        encoder_peak_gib=40.2,
+        encoder_cache_gib=6.28,
+    ),  # fmt: skip  # Llama-3.2-11B-Vision (mllama), 128 dummy images
+    # ROCm (MI300X 191.98 GiB, ROCm 6.2 build, V0): overhead 172.79 - 14.96 (bf16 weights) - 78,897 blocks x 2 MiB
+    Observation("gt-202", "v0_sort", 256, 8192, 128256, 4096, 14336, 1, 1, None, None, 3.72, vendor="amd"),
 )
 
 
 def _sampler_unit(o: Observation) -> float:
-    r = min(o.max_num_seqs, o.max_num_batched_tokens)
-    return r * o.vocab * 4 / GiB
+    return o.rows * o.vocab * 4 / GiB
+
+
+def _forward_unit(o: Observation) -> float:
+    return o.tokens * (3 * o.inter_eff / max(1, o.tp) + 4 * o.hidden) * o.dtype_bytes / GiB
 
 
 def _cg_unit(o: Observation) -> float:
-    capture = min(2 * o.max_num_seqs, 512)
-    return o.layers * capture * (o.hidden + o.inter_eff) * 2 / GiB
+    return o.layers * o.capture * (o.hidden + o.inter_eff / max(1, o.tp)) * o.dtype_bytes / GiB
 
 
-_REGIME_FALLBACK = {
-    "v1_020plus": ("v1_pre020",),
-    "v1_pre020": ("v1_020plus",),
-    "v0_chunked_off": ("v0_chunked_on", "v1_pre020"),
-    "v0_chunked_on": ("v0_chunked_off",),
+_PATH_FALLBACK = {
+    "v0_sort": ("v1_native", "v0_chunked"),
+    "v0_chunked": ("v0_sort",),
+    "v1_native": ("v0_sort", "v1_flashinfer"),
+    "v1_flashinfer": ("v1_native",),
 }
-"""When a regime has no observation (e.g. leave-one-out removed its only case) its sampler coefficient is
-borrowed from the nearest regime in this order."""
+"""When a path has no observation (leave-one-out removed its only case) its factor is borrowed from the nearest
+path in this order."""
 
 
-def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, dict[str, float] | float]:
-    """Re-derive the coefficients from the observations: per regime the median of activation / sampler unit,
-    the median non-torch GiB by (era, single/multi GPU), and the median CUDA-graph ratio after the base.
+def _nt_model(o: Observation, nt: dict[str, float]) -> float:
+    return nt[o.era] + nt["per_peer"] * (o.world - 1) + (nt["rocm"] if o.vendor == "amd" else 0.0)
 
-    Regimes or non-torch classes without any observation borrow the value of the nearest regime
-    (:data:`_REGIME_FALLBACK`) or keep the shipped constant, so a leave-one-out refit is always complete.
-    Returns ``{"k_sampler": {...}, "non_torch_gib": {...}, "k_cudagraph": float}``.
+
+def _activation_seen(o: Observation, nt: dict[str, float]) -> float | None:
+    """The printed activation, else the overhead minus the modelled non-torch term (GiB)."""
+    if o.activation_gib is not None:
+        return o.activation_gib
+    if o.overhead_gib is not None and o.vendor == "nvidia":
+        return o.overhead_gib - _nt_model(o, nt)
+    return None
+
+
+def refit(observations: tuple[Observation, ...] = OBSERVATIONS) -> dict[str, Any]:
+    """Re-derive the factors from the observations, term by term (medians, so one odd report moves little):
+
+    1. ``non_torch_gib``: per era the median printed non-torch of single-GPU NVIDIA runs; ``per_peer`` the median of
+       (printed - era base) / (world - 1) over multi-GPU runs; ``rocm`` the median AMD overhead left after the
+       modelled activation, base and peers.
+    2. ``k_sampler`` per path: activation (printed, or overhead - modelled non-torch) minus the encoder cache, over
+       R x vocab x 4 B, on runs where the sampler phase is the peak (activation above 1.15 x the forward estimate and
+       not dominated by an encoder pass).
+    3. ``k_encoder``: activation / shape-derived encoder peak on runs whose peak is the encoder pass.
+    4. ``k_cudagraph``: (printed graph memory - base) / the graph unit over V1 runs.
+
+    Terms without any observation fall back to a value that owes nothing to the removed case (a sampler path
+    borrows the nearest path, :data:`_PATH_FALLBACK`; no AMD run -> no ROCm share; no encoder-bound run -> factor
+    1.0, the bare shape estimate), so a leave-one-out refit is complete and honest. Returns ``{"k_sampler": {...}, "non_torch_gib": {...},
+    "k_encoder": float, "k_cudagraph": float}``.
     """
-    k: dict[str, float] = {}
-    for regime in sorted({o.regime for o in observations}):
-        ratios = [
-            o.activation_gib / _sampler_unit(o)
-            for o in observations
-            if o.regime == regime and o.activation_gib
-        ]
-        if ratios:
-            k[regime] = round(statistics.median(ratios), 2)
-    for regime, chain in _REGIME_FALLBACK.items():
-        if regime not in k:
-            k[regime] = next((k[r] for r in chain if r in k), K_SAMPLER[regime])
+    obs = observations
     nt: dict[str, float] = {}
-    for key, sel in (
-        ("v0", lambda o: o.regime.startswith("v0")),
-        ("v1_single", lambda o: o.regime.startswith("v1") and o.world == 1),
-        ("v1_multi", lambda o: o.regime.startswith("v1") and o.world > 1),
-    ):
-        vals = [o.non_torch_gib for o in observations if sel(o) and o.non_torch_gib is not None]
-        nt[key] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[key]
-    cg = [(o.cudagraph_gib - CG_BASE_GIB) / _cg_unit(o) for o in observations if o.cudagraph_gib and o.layers]
+    for era in ("v0", "v1"):
+        vals = [o.non_torch_gib for o in obs if o.era == era and o.world == 1 and o.vendor == "nvidia"
+                and o.non_torch_gib is not None]  # fmt: skip
+        nt[era] = round(statistics.median(vals), 2) if vals else NON_TORCH_GIB[era]
+    peers = [(o.non_torch_gib - nt[o.era]) / (o.world - 1) for o in obs
+             if o.world > 1 and o.non_torch_gib is not None and o.vendor == "nvidia"]  # fmt: skip
+    nt["per_peer"] = round(statistics.median(peers), 2) if peers else NON_TORCH_GIB["per_peer"]
+    nt["rocm"] = 0.0  # no AMD observation: no ROCm share (not the shipped constant, which came from one)
+
+    enc: list[float] = []
+    ks: dict[str, list[float]] = {}
+    for o in obs:
+        act = _activation_seen(o, {**nt, "rocm": 0.0})
+        if act is None:
+            continue
+        if o.encoder_peak_gib and o.encoder_peak_gib >= 0.5 * act:
+            enc.append(act / o.encoder_peak_gib)
+            continue
+        rest = act - o.encoder_cache_gib
+        if rest > 1.15 * _forward_unit(o) and _sampler_unit(o) > 0:
+            ks.setdefault(o.path, []).append(rest / _sampler_unit(o))
+    k = {p: round(statistics.median(v), 2) for p, v in sorted(ks.items())}
+    for p, chain in _PATH_FALLBACK.items():
+        if p not in k:
+            k[p] = next((k[q] for q in chain if q in k), K_SAMPLER[p])
+    k_enc = round(statistics.median(enc), 2) if enc else 1.0  # no observation: the bare shape estimate
+
+    rocm = []
+    for o in obs:
+        if o.vendor != "amd" or o.overhead_gib is None:
+            continue
+        act = max(k[o.path] * _sampler_unit(o), _forward_unit(o))
+        rocm.append(o.overhead_gib - act - nt[o.era] - nt["per_peer"] * (o.world - 1))
+    if rocm:
+        nt["rocm"] = round(statistics.median(rocm), 2)
+
+    cg = [(o.cudagraph_gib - CG_BASE_GIB) / _cg_unit(o) for o in obs
+          if o.era == "v1" and o.cudagraph_gib and o.cudagraph_gib > 0 and o.layers and o.capture]  # fmt: skip
     return {
         "k_sampler": k,
         "non_torch_gib": nt,
+        "k_encoder": k_enc,
         "k_cudagraph": round(statistics.median(cg), 2) if cg else K_CUDAGRAPH,
     }
 
 
 @contextmanager
-def using(coefficients: dict[str, dict[str, float] | float]) -> Iterator[None]:
-    """Temporarily plan with other coefficients (a :func:`refit` result), e.g. for leave-one-out accuracy in
-    ``bench/accuracy.py``; the shipped constants are restored on exit. Not thread-safe."""
-    global K_CUDAGRAPH
-    saved = (dict(K_SAMPLER), dict(NON_TORCH_GIB), K_CUDAGRAPH)
-    ks, nt, kc = coefficients["k_sampler"], coefficients["non_torch_gib"], coefficients["k_cudagraph"]
-    assert isinstance(ks, dict) and isinstance(nt, dict) and isinstance(kc, float)
+def using(coefficients: dict[str, Any]) -> Iterator[None]:
+    """Temporarily plan with other coefficients (a :func:`refit` result, or any subset of its keys), e.g. for
+    leave-one-out accuracy in ``bench/accuracy.py``; the shipped constants are restored on exit. Not thread-safe."""
+    global K_CUDAGRAPH, K_ENCODER
+    saved = (dict(K_SAMPLER), dict(NON_TORCH_GIB), K_CUDAGRAPH, K_ENCODER)
     try:
-        K_SAMPLER.update(ks)
-        NON_TORCH_GIB.update(nt)
-        K_CUDAGRAPH = kc
+        if "k_sampler" in coefficients:
+            K_SAMPLER.update(coefficients["k_sampler"])
+        if "non_torch_gib" in coefficients:
+            NON_TORCH_GIB.update(coefficients["non_torch_gib"])
+        if "k_cudagraph" in coefficients:
+            K_CUDAGRAPH = float(coefficients["k_cudagraph"])
+        if "k_encoder" in coefficients:
+            K_ENCODER = float(coefficients["k_encoder"])
         yield
     finally:
         K_SAMPLER.clear()
         K_SAMPLER.update(saved[0])
         NON_TORCH_GIB.clear()
         NON_TORCH_GIB.update(saved[1])
-        K_CUDAGRAPH = saved[2]
+        K_CUDAGRAPH, K_ENCODER = saved[2], saved[3]
 
 
 def without(gt: str) -> tuple[Observation, ...]:
@@ -153,9 +310,10 @@ def without(gt: str) -> tuple[Observation, ...]:
 
 
 CG_BASE_GIB = 0.05
-K_SAMPLER = {"v0_chunked_off": 9.73, "v0_chunked_on": 1.8, "v1_020plus": 7.17, "v1_pre020": 9.67}
-NON_TORCH_GIB = {"v0": 0.05, "v1_single": 0.13, "v1_multi": 0.47}
-K_CUDAGRAPH = 0.71
+K_SAMPLER = {"v0_chunked": 1.31, "v0_sort": 10.05, "v1_flashinfer": 2.9, "v1_native": 9.73}
+NON_TORCH_GIB = {"v0": 0.11, "v1": 0.13, "per_peer": 0.28, "rocm": 2.38}
+K_ENCODER = 0.91
+K_CUDAGRAPH = 1.03
 
 # Uncertainty band of the predicted KV bytes, from the residuals of bench/accuracy.py over the replayable
 # ground-truth cases (predicted - reported KV GiB): the band is [kv - BAND_LOW, kv + BAND_HIGH] with each side
@@ -164,45 +322,95 @@ BAND_ABS_GIB = 0.35
 BAND_REL = 0.35
 
 
-def sampler_regime(era: str, version: tuple[int, int, int], chunked_prefill: bool) -> str:
-    """Which fitted sampler coefficient applies: V0 with/without chunked prefill; V1 before/after 0.20.0."""
+def sampler_path(
+    era: str,
+    version: tuple[int, int, int],
+    chunked_prefill: bool,
+    compute_capability: tuple[int, int] | None = None,
+    vendor: str = "nvidia",
+    flashinfer_env: bool | None = None,
+) -> str:
+    """Which top-k/top-p implementation the profile's dummy sampler runs, by release (read in the wheels):
+
+    * V0: the PyTorch sampler (sort); ``v0_chunked`` when chunked prefill is on (then the profile's sampler peak is
+      far lower, gt-071/gt-221; the source reason was not pinned down, so it is its own calibrated path).
+    * V1 0.8.x: PyTorch, because FlashInfer >= 0.2.3 is refused ("FlashInfer>=v0.2.3 is not backward compatible",
+      ``vllm@0.8.5:vllm/v1/sample/ops/topk_topp_sampler.py::TopKTopPSampler.__init__``; vllm-project/vllm#14815);
+      only an older FlashInfer would be used.
+    * 0.9.0 - 0.11.0: FlashInfer when installed (>= 0.2.3) unless ``VLLM_USE_FLASHINFER_SAMPLER=0``
+      (``vllm@0.9.2``/``vllm@0.11.0``, same function: ``VLLM_USE_FLASHINFER_SAMPLER is not False``).
+    * 0.11.1 - 0.20.x: PyTorch/Triton unless ``VLLM_USE_FLASHINFER_SAMPLER=1`` ("Users must opt in explicitly",
+      ``vllm@0.11.1`` … ``vllm@0.20.0``; vllm-project/vllm#26859, 2025-10).
+    * 0.21.0 on: FlashInfer by default on GPUs its backend supports: compute capability 7.5 - 12.1, from 0.24.0
+      8.0 - 12.1 (``vllm@0.21.0``/``vllm@0.24.0:vllm/v1/attention/backends/flashinfer.py::FlashInferBackend.
+      supports_compute_capability``; ``vllm@0.24.0:…/topk_topp_sampler.py::flashinfer_sampler_supported``).
+    * AMD GPUs: never FlashInfer.
+
+    Before 0.11.1 the choice depends on the FlashInfer package installed in the image, which a manifest does not
+    show: :func:`sampler_path_alternative` gives the other path, and the plan's band covers both.
+    """
     if era == "v0":
-        return "v0_chunked_on" if chunked_prefill else "v0_chunked_off"
-    return "v1_020plus" if version >= (0, 20, 0) else "v1_pre020"
+        return "v0_chunked" if chunked_prefill else "v0_sort"
+    if vendor != "nvidia" or flashinfer_env is False:
+        return "v1_native"
+    if flashinfer_env:
+        return "v1_flashinfer"
+    if version < (0, 9, 0):
+        return "v1_native"
+    if version < (0, 11, 1):
+        return "v1_flashinfer"
+    if version < (0, 21, 0):
+        return "v1_native"
+    low = (8, 0) if version >= (0, 24, 0) else (7, 5)
+    cc = compute_capability
+    return "v1_flashinfer" if cc is None or low <= cc <= (12, 1) else "v1_native"
+
+
+def sampler_path_alternative(
+    era: str, version: tuple[int, int, int], vendor: str = "nvidia", flashinfer_env: bool | None = None
+) -> str | None:
+    """The other sampler path when the release's choice depends on the installed FlashInfer package (V1 before
+    0.11.1 on NVIDIA GPUs without ``VLLM_USE_FLASHINFER_SAMPLER`` set), else None."""
+    if era != "v1" or vendor != "nvidia" or flashinfer_env is not None or version >= (0, 11, 1):
+        return None
+    return "v1_flashinfer" if version < (0, 9, 0) else "v1_native"
 
 
 def activation_bytes(
-    regime: str,
-    max_num_seqs: int,
-    max_num_batched_tokens: int,
+    path: str,
+    rows: int,
+    tokens: int,
     vocab: int,
     hidden: int,
     inter_eff: int,
     tp: int,
     dtype_bytes: int,
     last_stage: bool = True,
+    encoder_peak: int = 0,
+    encoder_cache: int = 0,
 ) -> int:
-    """Activation peak of the profile run per GPU (bytes) = max(sampler, forward); the sampler term only on the
-    last PP stage (the one computing logits). [heuristic, calibrated: gt-010, gt-052, gt-054, gt-056, gt-058,
-    gt-062, gt-070, gt-071]"""
-    r = min(max_num_seqs, max_num_batched_tokens)
-    sampler = K_SAMPLER[regime] * r * vocab * 4 if last_stage else 0.0
-    forward = max_num_batched_tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes
-    return int(max(sampler, forward))
+    """Activation peak of the profile run per GPU (bytes) = max(K_ENCODER x encoder peak, encoder cache + forward,
+    encoder cache + sampler); the sampler only on the last PP stage (the one computing logits). ``rows`` = sampled
+    rows R, ``tokens`` = T. [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
+    sampler = K_SAMPLER[path] * rows * vocab * 4 if last_stage else 0.0
+    forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes
+    return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
 
 
-def non_torch_bytes(era: str, world: int) -> int:
-    """Non-torch memory growth per GPU (bytes): NCCL buffers when TP x PP > 1, cuBLAS/allocator otherwise.
-    [heuristic, calibrated: gt-009, gt-010, gt-052, gt-054, gt-056, gt-058, gt-062, gt-070, gt-071]"""
-    if era == "v0":
-        return int(NON_TORCH_GIB["v0"] * GiB)
-    return int(NON_TORCH_GIB["v1_multi" if world > 1 else "v1_single"] * GiB)
+def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:
+    """Non-torch memory growth per GPU (bytes): the era's base (cuBLAS workspaces, allocator slack), plus
+    ``per_peer`` for every other rank of the TP x PP group (NCCL communicator buffers, custom all-reduce IPC
+    buffers), plus the ROCm runtime's share on AMD GPUs. [calibrated: see :data:`OBSERVATIONS`]"""
+    gib = NON_TORCH_GIB["v0" if era == "v0" else "v1"] + NON_TORCH_GIB["per_peer"] * max(0, world - 1)
+    if vendor == "amd":
+        gib += NON_TORCH_GIB["rocm"]
+    return int(gib * GiB)
 
 
 def cudagraph_bytes(
     layers: int, max_num_seqs: int, hidden: int, inter_eff: int, tp: int, dtype_bytes: int
 ) -> int:
-    """CUDA-graph pool estimate per GPU (bytes). [heuristic, calibrated: gt-052, gt-058, gt-062]"""
+    """CUDA-graph pool estimate per GPU (bytes). [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]"""
     capture = min(2 * max_num_seqs, 512)
     return int(
         CG_BASE_GIB * GiB + K_CUDAGRAPH * layers * capture * (hidden + inter_eff / max(1, tp)) * dtype_bytes

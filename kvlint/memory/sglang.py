@@ -16,7 +16,6 @@ outside the pre-load free memory (``_CONTEXT``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -41,15 +40,19 @@ _BAND = 0.5
 
 
 def sglang_version(text: str | None) -> tuple[SgVersion, bool]:
-    """``(major, minor, patch)`` of an SGLang version/tag (``v0.5.5.post3-cu129`` -> (0, 5, 5)).
+    """``(major, minor, patch)`` of an SGLang version/tag (``v0.5.5.post3-cu129`` -> 0.5.5.post3), ordered by
+    PEP 440 (:func:`kvlint.memory.versions.parse_pep440`).
 
     Unreadable/None/``latest`` -> :data:`NEWEST_SGLANG` with ``assumed`` True. Never raises.
     """
-    if text:
-        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-        if m:
-            return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)), False
-    return (0, 5, 23), True
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(text) if text and text.strip().lower() != "latest" else None
+    if v is not None:
+        return v, False
+    newest = parse_pep440(NEWEST_SGLANG)
+    assert newest is not None
+    return newest, True
 
 
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:

@@ -17,7 +17,6 @@ and carry an uncertainty band.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,18 +81,20 @@ _BAND = 0.5
 
 
 def tgi_version(text: str | None) -> tuple[TgiVersion, bool]:
-    """``(major, minor, patch)`` of a TGI image tag / version (``3.0.1``, ``2.3``, ``sha-293b8125-rocm``).
+    """``(major, minor, patch)`` of a TGI image tag / version (``3.0.1``, ``2.3``, ``2.4.1-rocm``,
+    ``sha-293b8125-rocm``), ordered by PEP 440 (:func:`kvlint.memory.versions.parse_pep440`).
 
     Returns ``(version, assumed)``; unreadable, ``latest`` or None -> :data:`NEWEST_TGI` with ``assumed``
     True. Never raises.
     """
-    if text:
-        m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-        if m:
-            return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)), False
-    m2 = re.match(r"(\d+)\.(\d+)\.(\d+)", NEWEST_TGI)
-    assert m2
-    return (int(m2.group(1)), int(m2.group(2)), int(m2.group(3))), True
+    from kvlint.memory.versions import parse_pep440
+
+    v = parse_pep440(text) if text and text.strip().lower() != "latest" else None
+    if v is not None:
+        return v, False
+    newest = parse_pep440(NEWEST_TGI)
+    assert newest is not None
+    return newest, True
 
 
 def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
@@ -517,7 +518,11 @@ def plan_tgi_detailed(
     if warmup_oom:
         nb = nb_lo = nb_hi = 0
     batch_total = nb * block
-    has_chunking = v >= (3, 0, 0)
+    # v2.4 had prefill chunking only behind PREFILL_CHUNKING=1 (tgi@v2.4.1:server/text_generation_server/models/
+    # globals.py: default "0"; models/model.py: support_chunking = support_chunking and PREFILL_CHUNKING)
+    has_chunking = v >= (3, 0, 0) or (
+        v >= (2, 4, 0) and str(serving.env.get("PREFILL_CHUNKING", "0")).lower() in ("1", "true")
+    )
 
     # Token limits after warmup (§2.3 steps 4-5) or the older launcher defaults (§2.3 "Older defaults").
     if v < (2, 0, 0):
@@ -532,6 +537,18 @@ def plan_tgi_detailed(
         max_in = u_in if u_in is not None else cap - 1
         if u_tot is None or u_in is None:
             notes.append(f"token defaults min(max_position_embeddings, 4096) = {cap} (TGI 2.0-2.3 launcher)")
+    elif v < (3, 0, 0) and not has_chunking:
+        # v2.4 without chunking (tgi@v2.4.1:server/text_generation_server/models/flash_causal_lm.py::
+        # FlashCausalLM.warmup): max_total_tokens = sum(batch.cache_lengths) of the warmup batch, which the router
+        # fills with requests up to max_batch_prefill_tokens tokens (tgi@v2.4.1:backends/v3/src/client/
+        # grpc_client.rs::Client.warmup), and max_input_tokens = max_total_tokens - 1
+        max_total = u_tot if u_tot is not None else prefill
+        max_in = u_in if u_in is not None else max(0, max_total - 1)
+        if u_tot is None or u_in is None:
+            notes.append(
+                f"max_total_tokens = the warmup batch's {prefill} tokens, max_input_tokens = that - 1 (TGI 2.4 "
+                "without PREFILL_CHUNKING)"
+            )
     else:
         if u_tot is not None:
             max_total = u_tot

@@ -1,57 +1,166 @@
 """vLLM version parsing and the era switches keyed on it.
 
-Versions are compared as ``(major, minor, patch)`` tuples. Image tags such as ``v0.11.0``,
-``0.8.5.post1``, ``0.15.2rc1.dev93``, ``~0.7`` or ``0.22`` parse to their numeric prefix; ``None``,
-``latest``, ``nightly``, digests and anything unreadable resolve to :data:`NEWEST_VLLM` *and* are
-flagged as assumed (see :func:`resolve_version`).
+Versions follow the Python packaging rules (PEP 440, ``packaging.version``), which is how vLLM, TGI's server
+and SGLang number their wheels: ``0.10.1.1`` (four components), ``0.11.0+cu130`` and ``0.10.1.1+nv25.11``
+(local build labels, ignored for ordering), ``0.15.2rc1.dev93`` (a development build *before* 0.15.2, so
+it orders between 0.15.1 and 0.15.2), ``0.8.5.post1`` (after 0.8.5). A source checkout built without release
+tags prints setuptools-scm's fallback ``0.1.devN``: that says nothing about the release, so it is treated as
+unknown. Image tags (``v0.20.1-cu129``) and log fragments (``~0.7``, ``0.22``) are read by their leading
+version. ``None``, ``latest``, ``nightly``, digests and anything unreadable resolve to :data:`NEWEST_VLLM`
+*and* are flagged as assumed (see :func:`resolve_version`).
 
-Every switch below is listed in docs/engine-memory-model.md §4 with the vLLM wheel it was read in
-(e.g. ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization``).
+A :class:`ReleaseVersion` is a ``(major, minor, patch)`` tuple (so ``v[1]`` and formatting keep working) whose
+comparisons use the full PEP 440 ordering: ``ReleaseVersion("0.10.1.1") < (0, 10, 2)``,
+``ReleaseVersion("0.15.2rc1.dev93") < (0, 15, 2)``.
+
+Every switch below is listed in docs/engine-memory-model.md §4 with the vLLM wheel it was read in (e.g. ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization``); the CUDA-graph
+default was re-read in the wheels release by release (:func:`cudagraph_subtracted_by_default`).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from packaging.version import InvalidVersion
+from packaging.version import Version as _PV
 
 NEWEST_VLLM = "0.33.0"
 """Newest vLLM release the memory model was read from (docs/engine-memory-model.md §0)."""
 
-Version = tuple[int, int, int]
+# A PEP 440 version at the start of a tag or log fragment (``v0.20.1-cu129`` -> ``0.20.1``).
+_PEP440_PREFIX = re.compile(
+    r"v?(\d+(?:\.\d+)+(?:(?:a|b|rc)\d+)?(?:\.?post\d+)?(?:\.?dev\d+)?(?:\+[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?)",
+    re.I,
+)
 
-_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 
+class ReleaseVersion(tuple[int, int, int]):
+    """``(major, minor, patch)`` of a release, ordered by PEP 440 (``packaging.version.Version``).
 
-def _parse(s: str) -> Version | None:
-    m = _VERSION_RE.search(s)
-    if not m:
+    Compares with plain tuples (``v >= (0, 20, 0)``) and with other ReleaseVersions; pre-releases and
+    development builds order before their release, post releases and a fourth component after it, local
+    labels (``+cu130``) are ignored. ``str()`` gives the normalised version text.
+    """
+
+    _pv: _PV
+
+    def __new__(cls, text: str | _PV) -> ReleaseVersion:
+        pv = text if isinstance(text, _PV) else _PV(text)
+        rel = (tuple(pv.release) + (0, 0, 0))[:3]
+        obj = super().__new__(cls, rel)  # type: ignore[arg-type]
+        obj._pv = pv
+        return obj
+
+    @property
+    def pep440(self) -> _PV:
+        """The ``packaging`` version (local label dropped for ordering)."""
+        return _PV(self._pv.public)
+
+    def __str__(self) -> str:
+        return str(self._pv)
+
+    def __repr__(self) -> str:
+        return f"ReleaseVersion({str(self._pv)!r})"
+
+    def __hash__(self) -> int:
+        return hash(self.pep440)
+
+    def __getnewargs__(self) -> tuple[Any, ...]:  # pickling/copying keeps the full version
+        return (str(self._pv),)
+
+    def _cmp(self, other: object) -> tuple[_PV, _PV] | None:
+        if isinstance(other, ReleaseVersion):
+            return self.pep440, other.pep440
+        if isinstance(other, tuple) and other and all(isinstance(x, int) for x in other):
+            return self.pep440, _PV(".".join(str(x) for x in other))
         return None
-    return int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+
+    def __eq__(self, other: object) -> bool:
+        c = self._cmp(other)
+        return c[0] == c[1] if c else NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        c = self._cmp(other)
+        return c[0] != c[1] if c else NotImplemented
+
+    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+        c = self._cmp(other)
+        return c[0] < c[1] if c else NotImplemented
+
+    def __le__(self, other: object) -> bool:  # type: ignore[override]
+        c = self._cmp(other)
+        return c[0] <= c[1] if c else NotImplemented
+
+    def __gt__(self, other: object) -> bool:  # type: ignore[override]
+        c = self._cmp(other)
+        return c[0] > c[1] if c else NotImplemented
+
+    def __ge__(self, other: object) -> bool:  # type: ignore[override]
+        c = self._cmp(other)
+        return c[0] >= c[1] if c else NotImplemented
 
 
-NEWEST: Version = _parse(NEWEST_VLLM) or (0, 33, 0)
+Version = tuple[int, int, int]
+"""A release as ``(major, minor, patch)``; values made here are :class:`ReleaseVersion` (PEP 440 ordering)."""
+
+
+def is_untagged_source_build(pv: _PV) -> bool:
+    """setuptools-scm's fallback for a checkout without release tags is ``0.1.devN`` (its default ``0.0`` tag
+    bumped to the next release, plus the commit distance): such a version names no release."""
+    return pv.release == (0, 1) and pv.dev is not None
+
+
+def parse_pep440(s: str | None) -> ReleaseVersion | None:
+    """The PEP 440 version of a version string, image tag or log fragment, or None when there is none.
+
+    ``"0.11.0+cu130"``, ``"v0.8.5.post1"``, ``"0.15.2rc1.dev93"``, ``"0.10.1.1+nv25.11"`` parse whole;
+    ``"v0.20.1-cu129"``, ``"~0.7"``, ``"0.22 (issue title)"`` by their leading version. An untagged source
+    build (``0.1.devN``, :func:`is_untagged_source_build`) returns None. Never raises.
+    """
+    if not s:
+        return None
+    text = s.strip()
+    cands = [text]
+    m = _PEP440_PREFIX.search(text)
+    if m:
+        cands.append(m.group(1))
+    for c in cands:
+        try:
+            pv = _PV(c)
+        except InvalidVersion:
+            continue
+        if is_untagged_source_build(pv):
+            return None
+        return ReleaseVersion(pv)
+    return None
+
+
+NEWEST: Version = ReleaseVersion(NEWEST_VLLM)
 
 
 def resolve_version(s: str | None) -> tuple[Version, bool]:
     """Parse an engine version and say whether it had to be assumed.
 
     Args:
-        s: version text as read from an image tag or ``--engine-version`` (``"0.11.0"``, ``"v0.8.5.post1"``,
-            ``"latest"``, ``None``).
+        s: version text as read from an image tag, a log or ``--engine-version`` (``"0.11.0"``,
+            ``"v0.8.5.post1"``, ``"0.11.0+cu130"``, ``"0.15.2rc1.dev93"``, ``"latest"``, ``None``).
 
     Returns:
-        ``((major, minor, patch), assumed)``; ``assumed`` is True when ``s`` is None/empty/``latest`` or has no
-        ``X.Y`` number, in which case the version is :data:`NEWEST_VLLM`. Never raises.
+        ``(version, assumed)`` with ``version`` a :class:`ReleaseVersion`; ``assumed`` is True when ``s`` is
+        None/empty/``latest``, has no version number, or is an untagged source build (``0.1.devN``), in which
+        case the version is :data:`NEWEST_VLLM`. Never raises.
     """
     if not s or s.strip().lower() in {"latest", "nightly", "main", "head"}:
         return NEWEST, True
-    v = _parse(s)
+    v = parse_pep440(s)
     if v is None:
         return NEWEST, True
     return v, False
 
 
 def parse_version(s: str | None) -> Version:
-    """``(major, minor, patch)`` of a vLLM version string; None/``latest``/unreadable -> 0.33.0.
+    """The release of a vLLM version string; None/``latest``/unreadable -> 0.33.0.
 
     Use :func:`resolve_version` to also learn whether the newest version was assumed. Never raises.
     """
@@ -59,7 +168,9 @@ def parse_version(s: str | None) -> Version:
 
 
 def fmt_version(v: Version) -> str:
-    """``(0, 11, 0)`` -> ``"0.11.0"``."""
+    """``ReleaseVersion("0.10.1.1")`` -> ``"0.10.1.1"``; a plain ``(0, 11, 0)`` -> ``"0.11.0"``."""
+    if isinstance(v, ReleaseVersion):
+        return str(v)
     return f"{v[0]}.{v[1]}.{v[2]}"
 
 
@@ -100,20 +211,29 @@ def capacity_is_concurrency_times_len(v: Version) -> bool:
 def cudagraph_subtracted_by_default(v: Version) -> bool:
     """CUDA-graph estimate subtracted from the KV budget by default from 0.20.0 (§1.2.2).
 
-    Evidence (re-checked for the gt-062 question, whose 0.26.0 figures close without the 0.48 GiB graph term):
-    ``vllm@0.20.0:vllm/envs.py`` has ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default "1" ("Enabled by
-    default as of v0.21.0"); ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory`` subtracts
-    ``cudagraph_memory_estimate_applied`` (= the estimate when the env is on) from the requested memory in both
-    the peak-based (<= 0.26) and free-memory (>= 0.27) forms; that worker logs "CUDA graph memory profiling is
-    enabled (default since v0.21.0) ... To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0", a line seen
-    in public 0.21.1, 0.25.2 and 0.27.1 start-up logs (e.g. gpustack/runner#251 on 0.27.1); the PR that would
-    have made it opt-in again (vllm-project/vllm#45197, 2026-06) was closed, not merged. So 0.26.0 subtracts it
-    by default; gt-062 is kept as an out-of-rule observation (the reporter's environment or the printed
-    activation term may already include it), not a version switch. A stored ``vllm/envs_impl.py`` snapshot
-    (commit bc4a642c) shows default "0": a main-branch state of unknown release, not used here.
-    Measured only from 0.18.0; not at all before.
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` default, read release by release in ``vllm/envs.py`` of the PyPI
+    wheels: absent up to 0.17 (no estimate); "0" in 0.18.0 and 0.19.0; "1" in 0.20.0, 0.21.0, 0.22.0, 0.23.0,
+    0.24.0, 0.25.0, 0.26.0, 0.27.0, 0.28.0, 0.29.0, 0.30.0, 0.31.0, 0.32.0, 0.33.0 and 0.34.0.
+    ``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory`` subtracts ``cudagraph_memory_estimate_applied``
+    (the estimate when the env is on) in every one of them. Why reports of 0.27 and later "add up without the
+    deduction": from 0.27.0 the printed "peak activation" already contains the applied estimate
+    (:func:`printed_activation_includes_cudagraph`). gt-062 (0.26.0, whose 0.26 figures close without its 0.48 GiB
+    of graph memory) stays an out-of-rule observation. Measured only from 0.18.0; not at all before.
     """
     return v >= (0, 20, 0)
+
+
+def printed_activation_includes_cudagraph(v: Version) -> bool:
+    """Whether the "for peak activation" figure of the start-up log already contains the CUDA-graph estimate that
+    was taken off the KV budget.
+
+    ``Worker.determine_available_memory`` sets ``peak_activation_memory`` to the torch peak plus the *applied*
+    estimate in 0.18.0 (``torch_peak_increase + cudagraph_memory_estimate_applied``) and from 0.27.0
+    (``transient_peak_headroom + cudagraph_memory_estimate_applied``; 0.34.0 adds the estimate whether applied or
+    not); 0.19.0 - 0.26.x print the torch peak alone. Read in ``vllm/v1/worker/gpu_worker.py`` of the wheels
+    0.18.0 - 0.34.0.
+    """
+    return v >= (0, 27, 0) or (0, 18, 0) <= v < (0, 19, 0)
 
 
 def cudagraph_env_exists(v: Version) -> bool:

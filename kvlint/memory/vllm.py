@@ -20,6 +20,7 @@ from typing import Any
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
 from kvlint.memory.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
+from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
     capacity_is_concurrency_times_len,
@@ -54,7 +55,9 @@ class VllmSettings:
     ``speculative_model_id``/``speculative_method``: ``--speculative-config`` ``model``/``method`` (the caller
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
-    ``VLLM_PP_LAYER_PARTITION``.
+    ``VLLM_PP_LAYER_PARTITION``. ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
+    ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile;
+    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override.
     """
 
     version: str = "0.33.0"
@@ -91,6 +94,9 @@ class VllmSettings:
     speculative_method: str | None = None
     pp_layer_partition: tuple[int, ...] | None = None
     hf_overrides: dict[str, Any] = field(default_factory=dict)
+    limit_mm_per_prompt: dict[str, int] = field(default_factory=dict)
+    mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
+    flashinfer_sampler: bool | None = None
 
 
 def settings_from_config(cfg: ServingConfig) -> VllmSettings:
@@ -164,7 +170,23 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         speculative_method=str(spec_method) if spec_method else None,
         pp_layer_partition=pp_part,
         hf_overrides=hfo if isinstance(hfo, dict) else {},
+        limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
+        mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
+        flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
     )
+
+
+def _json_dict(value: Any) -> dict[str, Any]:
+    """A JSON-object flag value (``--mm-processor-kwargs '{"max_pixels": 1003520}'``) as a dict, else {}."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            obj = json.loads(value)
+        except ValueError:
+            return {}
+        return obj if isinstance(obj, dict) else {}
+    return {}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -198,6 +220,21 @@ class KVGroup:
         return cdiv(max_model_len, self.block_size)
 
 
+def mamba_state_bytes_per_rank(state_bytes: int, tp: int) -> int:
+    """One Mamba/linear-attention layer's per-request state on one tensor-parallel rank (bytes).
+
+    vLLM shards the state tensors with the heads: every shape of
+    ``vllm@0.33.0:vllm/model_executor/layers/mamba/mamba_utils.py::MambaStateShapeCalculator`` divides the conv
+    channels and the SSM/recurrent heads by ``tp_world_size`` (``mamba1_state_shape``, ``mamba2_state_shape``,
+    ``gated_delta_net_state_shape``, ``linear_attention_state_shape``, ``short_conv_state_shape``), so the page of a
+    state layer is 1/TP of the whole state, like the attention bytes per token. (Mamba-2 with fewer groups than
+    ranks replicates groups, ``extra_groups_for_head_shards``: a few KiB more, not modelled.) Example, Qwen3-Next at
+    TP 2: attention 1,024 B/token per rank and ~536 KiB of GDN state per rank -> attention block 544 tokens, as vLLM
+    prints ("Setting attention block size to 544 tokens"), not 1,072.
+    """
+    return state_bytes // max(1, tp)
+
+
 def build_groups(
     layers: list[LayerSpec], tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
 ) -> tuple[list[KVGroup], int, int, list[str]]:
@@ -218,7 +255,7 @@ def build_groups(
         if lay.kind == "none":
             continue
         if lay.kind == "mamba":
-            specs.append(("mamba", None, 0, lay.state_bytes))
+            specs.append(("mamba", None, 0, mamba_state_bytes_per_rank(lay.state_bytes, tp)))
             continue
         kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
         if not hybrid and kind != "full":
@@ -398,11 +435,14 @@ def _era(
     return "v1", f"V1 engine (default from 0.8.0; vLLM {fmt_version(v)})"
 
 
-def _weights_total(model: ModelSpec, dbytes: int, quant: str | None) -> tuple[int, str]:
-    """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes`."""
+def _weights_total(
+    model: ModelSpec, dbytes: int, quant: str | None, tp: int = 1, cc: str | None = None
+) -> tuple[int, str]:
+    """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes` (``tp``/``cc``
+    select the MXFP4 kernel padding)."""
     from kvlint.models.weights import weight_bytes
 
-    b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant)
+    b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant, tp=tp, compute_capability=cc)
     return int(b), str(src)
 
 
@@ -592,7 +632,9 @@ class StartupConfig:
         or MTP layers sharing the pool; block_size (tokens); stage_layers: layers per pipeline stage; hybrid:
         the hybrid KV-cache manager is on; in_flight_tokens: tokens a sliding/chunked layer keeps beyond its
         window; gpu_memory_utilization and budget_bytes (per GPU); cudagraphs_deducted: the CUDA-graph estimate
-        comes off the KV budget; notes: the assumptions, in the order vLLM meets them.
+        comes off the KV budget; notes: the assumptions, in the order vLLM meets them; compute_capability and
+        vendor (``nvidia``/``amd``) of the GPU; sampled_rows: the dummy sampler's rows (V1 ``min(max_num_seqs,
+        max_num_batched_tokens)``, V0 the dummy sequences); encoder: the multimodal encoder profile or None.
     """
 
     version: Version
@@ -620,6 +662,10 @@ class StartupConfig:
     budget_bytes: int
     cudagraphs_deducted: bool
     notes: tuple[str, ...]
+    compute_capability: str | None = None
+    vendor: str = "nvidia"
+    sampled_rows: int = 0
+    encoder: EncoderProfile | None = None
 
 
 def resolve_startup(
@@ -634,6 +680,7 @@ def resolve_startup(
     v, assumed = resolve_version(settings.version)
     assumed = assumed or settings.version_assumed
     notes: list[str] = []
+    vendor = gpu_vendor(gpu_name, compute_capability)
     if assumed:
         notes.append(f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}")
     cc = compute_capability
@@ -653,12 +700,35 @@ def resolve_startup(
     if settings.enable_chunked_prefill is not None:
         chunked = bool(settings.enable_chunked_prefill)
     elif era == "v0":
-        chunked = dfl.v0_chunked_prefill_default(v, max_len, has_sw)
+        # V0 keeps chunked prefill off for multimodal models and on ROCm
+        # (vllm@0.6.6:vllm/engine/arg_utils.py::EngineArgs.create_engine_config)
+        chunked = (
+            dfl.v0_chunked_prefill_default(v, max_len, has_sw)
+            and not is_multimodal(model)
+            and vendor == "nvidia"
+        )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
     else:
         chunked = True
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
+    encoder, enotes = encoder_profile(
+        model,
+        era=era,
+        version=v,
+        max_num_seqs=seqs,
+        max_num_batched_tokens=mbt,
+        max_model_len=max_len,
+        chunked_prefill=chunked,
+        tp=max(1, settings.tensor_parallel_size),
+        dtype_bytes=dtype_bytes(dtype),
+        limit_mm_per_prompt=settings.limit_mm_per_prompt,
+        mm_processor_kwargs=settings.mm_processor_kwargs,
+    )
+    notes.extend(enotes)
+    rows = min(seqs, mbt)
+    if era == "v0" and encoder is not None and encoder.arch != "mllama":
+        rows = max(1, min(seqs, mbt // max(1, encoder.tokens_per_item)))  # V0 profile_run's multimodal seqs
 
     # block size, layers per stage (§1.4, §1.10)
     layers = _pool_layers(model, settings, notes)
@@ -714,7 +784,21 @@ def resolve_startup(
         budget_bytes=int(budget),
         cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes),
         notes=tuple(notes),
+        compute_capability=cc,
+        vendor=vendor,
+        sampled_rows=int(rows),
+        encoder=encoder,
     )
+
+
+def gpu_vendor(gpu_name: str, compute_capability: str | None) -> str:
+    """``amd`` for AMD Instinct/Radeon devices (named so by ROCm, no CUDA compute capability), else ``nvidia``."""
+    n = (gpu_name or "").lower()
+    if compute_capability is None and any(
+        k in n for k in ("amd", "instinct", "radeon", "mi300", "mi250", "mi355")
+    ):
+        return "amd"
+    return "nvidia"
 
 
 def _max_model_len(
@@ -863,7 +947,7 @@ class WeightSplit:
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
     """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
     dbytes = cfg.dtype_bytes
-    w_total, w_src = _weights_total(model, dbytes, settings.quantization)
+    w_total, w_src = _weights_total(model, dbytes, settings.quantization, cfg.tp, cfg.compute_capability)
     if settings.speculative_model is not None:
         dw, _ = _weights_total(settings.speculative_model, dbytes, None)
         w_total += dw
@@ -938,10 +1022,14 @@ def stage_memory(
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
-    regime = cal.sampler_regime(cfg.era, cfg.version, cfg.chunked_prefill)
+    path = cal.sampler_path(
+        cfg.era, cfg.version, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor,
+        settings.flashinfer_sampler,
+    )  # fmt: skip
+    enc = cfg.encoder
     act = cal.activation_bytes(
-        regime,
-        cfg.max_num_seqs,
+        path,
+        cfg.sampled_rows,
         cfg.max_num_batched_tokens,
         model.vocab_size,
         model.hidden_size,
@@ -949,8 +1037,19 @@ def stage_memory(
         tp,
         cfg.dtype_bytes,
         last,
+        encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
+        encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
     )
-    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp)
+    nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
+    alt_path = cal.sampler_path_alternative(cfg.era, cfg.version, cfg.vendor, settings.flashinfer_sampler)
+    act_alt = act
+    if alt_path is not None:
+        act_alt = cal.activation_bytes(
+            alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
+            _inter_eff(model), tp, cfg.dtype_bytes, last,
+            encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
+            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
+        )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, _inter_eff(model), tp, cfg.dtype_bytes)
         if cfg.era == "v1" and not settings.enforce_eager
@@ -963,7 +1062,10 @@ def stage_memory(
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     else:
         kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
-    kv_lo, kv_hi = kv - band, kv + band
+    # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
+    kv_lo, kv_hi = kv - band - max(0, act_alt - act), kv + band + max(0, act - act_alt)
+    if bypass:
+        kv_lo, kv_hi = kv, kv
     kvb, kvd, bs = cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size
     tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
     if cfg.era == "v1":
@@ -990,12 +1092,29 @@ def stage_memory(
         num_blocks_high=max(0, kv_hi // bpb),
         kv_bytes_per_token=tok,
         bypass=bypass,
-        notes=tuple(gnotes) + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass)),
+        notes=tuple(gnotes)
+        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt)),
     )
 
 
+_PATH_TEXT = {
+    "v0_sort": "V0 sampler",
+    "v0_chunked": "V0 sampler with chunked prefill",
+    "v1_flashinfer": "FlashInfer top-k/top-p sampler",
+    "v1_native": "PyTorch top-k/top-p sampler",
+}
+
+
 def _stage_notes(
-    settings: VllmSettings, cfg: StartupConfig, act: int, nt: int, cg: int, bypass: bool
+    settings: VllmSettings,
+    cfg: StartupConfig,
+    act: int,
+    nt: int,
+    cg: int,
+    bypass: bool,
+    path: str = "",
+    alt_path: str | None = None,
+    act_alt: int = 0,
 ) -> list[str]:
     notes = []
     if bypass:
@@ -1004,10 +1123,18 @@ def _stage_notes(
         )
     elif settings.kv_cache_memory_bytes is not None:
         notes.append("--kv-cache-memory-bytes does not exist before vLLM 0.10.2; ignored")
+    how = f"profile with the {_PATH_TEXT.get(path, path)}" if path else ""
+    if alt_path and act_alt != act:
+        how += (
+            f" ({_PATH_TEXT.get(alt_path, alt_path)} if the image's FlashInfer package says so: "
+            f"{act_alt / GiB:.2f} GiB, inside the band)"
+        )
+    if cfg.encoder is not None:
+        how += f"; {cfg.encoder.items} dummy image(s) through the encoder"
     notes.append(
-        f"activation {act / GiB:.2f} GiB, non-torch {nt / GiB:.2f} GiB"
+        f"activation {act / GiB:.2f} GiB{' (' + how + ')' if how else ''}, non-torch {nt / GiB:.2f} GiB"
         + (f", CUDA graphs {cg / GiB:.2f} GiB" if cg else "")
-        + " [heuristic, calibrated on ground truth; see kvlint.memory.calibration]"
+        + " [shapes from the engine source, factors calibrated on ground truth; see kvlint.memory.calibration]"
     )
     return notes
 

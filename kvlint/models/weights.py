@@ -298,22 +298,47 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def _mxfp4_expert_padding(spec: ModelSpec) -> float:
-    """Growth factor of MXFP4 routed-expert storage from vLLM's kernel padding: the fused-MoE weights are
-    allocated with ``hidden_size`` rounded up to a multiple of 256 and the intermediate size to a multiple of 64
-    (``vllm/model_executor/layers/quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``: ``round_up(hidden_size,
-    256)`` for the Marlin/FlashInfer backends, ``round_up(intermediate_size_per_partition, 64)`` otherwise;
-    TP=1 assumed). gpt-oss (hidden 2880 -> 3072) then loads 64.5 GiB (120b) and 13.4 GiB (20b), matching the
-    64.38 GiB and 13.47 GiB vLLM printed (groundtruth gt-008, gt-052) where the unpadded count gave 60.7/12.8.
-    Returns 1.0 for non-MoE configs."""
+def _mxfp4_expert_padding(spec: ModelSpec, tp: int = 1, compute_capability: str | None = None) -> float:
+    """Growth factor of MXFP4 routed-expert storage from vLLM's kernel padding, per tensor-parallel rank.
+
+    ``vllm@0.10.1.1``/``vllm@0.14.1:vllm/model_executor/layers/quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``
+    allocates the fused-MoE weights padded for the backend it picked:
+
+    * GPUs without native MXFP4 (compute capability < 9.0, e.g. A100, L40S: ``_should_use_marlin`` / backend
+      ``MARLIN``): the weight-only Marlin kernel needs ``n % 256 == 0`` and ``k % 128 == 0``, so ``hidden_size`` is
+      rounded up to 256 and the intermediate size *per partition* to 128; ``prepare_moe_fp4_layer_for_marlin``
+      repacks the 4-bit weights and returns the e8m0 scales to one byte (``mxfp4_marlin_process_scales``), so the
+      byte rate stays 0.5 + 1/32 on the padded shape. gpt-oss-120b at TP 4 (hidden 2880 -> 3072, 720 -> 768 per
+      rank): 17.1 GiB per rank, vLLM printed 17.22 GiB (gt-215, 0.10.1.1 on A100 80GB); unpadded 16.1.
+    * Hopper and newer: ``hidden_size`` rounded to 256 and the intermediate size per partition to 64, which
+      loads 64.5 GiB (gpt-oss-120b) and 13.4 GiB (20b) at TP 1, matching the 64.38 and 13.47 GiB vLLM printed
+      (gt-008, gt-052) where the unpadded count gave 60.7/12.8.
+
+    Returns 1.0 for non-MoE configs.
+    """
     h = int(spec.hidden_size or 0)
     inter = int(spec.moe_intermediate_size or spec.intermediate_size or 0)
     if not spec.num_experts or h <= 0 or inter <= 0:
         return 1.0
-    return (_round_up(h, 256) * _round_up(inter, 64)) / (h * inter)
+    part = max(1, inter // max(1, tp))
+    cc = None
+    if compute_capability:
+        try:
+            cc = tuple(int(x) for x in str(compute_capability).split(".")[:2])
+        except ValueError:
+            cc = None
+    align = 128 if cc is not None and cc < (9, 0) else 64
+    return (_round_up(h, 256) * _round_up(part, align)) / (h * part)
 
 
-def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None) -> tuple[int, str]:
+def weight_bytes(
+    spec: ModelSpec,
+    *,
+    dtype_bytes: int,
+    quantization: str | None = None,
+    tp: int = 1,
+    compute_capability: str | None = None,
+) -> tuple[int, str]:
     """Bytes of all model weights (whole model, before dividing by TP/PP), and where the figure comes from.
 
     Args:
@@ -321,6 +346,8 @@ def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None 
         dtype_bytes: activation/parameter dtype in effect (2 for bf16/fp16, 4 for fp32) — the dtype
             vLLM resolved from ``--dtype`` (§1.7); unquantized parts are stored at this width.
         quantization: vLLM ``--quantization`` value, or None (the checkpoint's ``quant_method`` applies).
+        tp, compute_capability: tensor-parallel size and GPU, for the MXFP4 kernel padding
+            (:func:`_mxfp4_expert_padding`); the result is still the whole model's bytes at that padding.
 
     Returns:
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
@@ -358,7 +385,7 @@ def weight_bytes(spec: ModelSpec, *, dtype_bytes: int, quantization: str | None 
         qc = {"load_in_4bit": True}  # vLLM in-flight bitsandbytes quantizes to 4-bit
     rate, label = linear_bytes_per_param(method, qc, dtype_bytes)
     if _QUANT_ALIASES.get(method, method) == "mxfp4":
-        quantized = int(parts["experts"] * _mxfp4_expert_padding(spec))
+        quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
         what = "expert"
     else:

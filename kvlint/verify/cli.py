@@ -1,0 +1,123 @@
+"""The ``kvlint verify`` command (registered on the main group by :mod:`kvlint.cli`)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+__all__ = ["verify"]
+
+
+@click.command(context_settings={"allow_interspersed_args": True})
+@click.argument("log", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--model", "model_ref", metavar="REF", help="Model when the log names none or a local path.")
+@click.option(
+    "--accelerator", metavar="ID", help="GPU type the log ran on (catalogue id or alias, e.g. h100, l4)."
+)
+@click.option(
+    "--gpu-memory",
+    metavar="QTY",
+    help="Device total (e.g. 79.19GiB); default: the log's, else the catalogue's.",
+)
+@click.option("--engine-version", metavar="V", help="Engine version when the log prints none (e.g. 0.9.2).")
+@click.option(
+    "--model-dir",
+    multiple=True,
+    type=click.Path(file_okay=False, exists=True),
+    help="Directory of <org>--<name>/config.json model configs (repeatable).",
+)
+@click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option(
+    "--record",
+    metavar="FILE",
+    help="Write the start-up as a ground-truth case (YAML list, the format of groundtruth/cases.yaml); - = stdout.",
+)
+@click.argument("engine_args", nargs=-1, type=click.UNPROCESSED)
+def verify(
+    log: str | None,
+    model_ref: str | None,
+    fmt: str,
+    record: str | None,
+    engine_args: tuple[str, ...],
+    **kw: Any,
+) -> None:
+    """Compare an engine's start-up log with kvlint's plan for the same settings.
+
+    Reads a vLLM (V0 or V1), TGI or SGLang start-up log from LOG, stdin (- or no LOG) or `kubectl logs`
+    output, extracts the configuration it printed (non-default args, version, TP, GPU total) and the figures
+    (weights, activation, non-torch, CUDA graphs, KV GiB, tokens, blocks, concurrency; TGI/SGLang tokens),
+    replays kvlint's plan and prints predicted vs reported with the error and whether it falls inside the band.
+    Engine flags the log does not show go after `--` (`kvlint verify LOG [OPTIONS] -- --max-num-seqs 8`).
+
+    \b
+    kubectl logs deploy/vllm | kvlint verify --accelerator h100 -
+    kvlint verify vllm.log --model Qwen/Qwen2-7B-Instruct --accelerator a100-80gb --format json
+    kvlint verify v0.log --model Qwen/Qwen3-0.6B --accelerator h100 --engine-version 0.9.2 -- --max-num-seqs 8
+
+    Exit codes: 0 every KV figure inside kvlint's band, 1 a KV figure outside it (or a start-up failure kvlint
+    calls ok), 2 the log cannot be read or replayed.
+    """
+    from kvlint.capacity.cli import _make_options
+    from kvlint.memory.versions import parse_pep440
+    from kvlint.verify import VerifyError, parse_log, record_case, verify_log
+
+    if kw.get("engine_version") and parse_pep440(kw["engine_version"]) is None:
+        raise click.BadParameter(
+            f"'{kw['engine_version']}' is not a release number such as 0.11.0", param_hint="--engine-version"
+        )
+    if log and log.startswith("--"):  # `kvlint verify -- --max-num-seqs 8` reads stdin
+        engine_args, log = (log, *engine_args), None
+    extra = tuple(a for a in engine_args if a != "--")
+    try:
+        if log in (None, "-"):
+            text = sys.stdin.read()
+        else:
+            with open(log, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+    except OSError as exc:
+        raise click.UsageError(f"cannot read {log}: {exc.strerror or exc}") from exc
+    parsed = parse_log(text)
+    if parsed.engine is None:
+        click.echo("kvlint verify: no vLLM, TGI or SGLang start-up lines found", err=True)
+        sys.exit(2)
+    options = _make_options(
+        kw.get("accelerator"),
+        kw.get("gpu_memory"),
+        kw.get("engine_version"),
+        kw.get("model_dir") or (),
+        kw["offline"],
+    )
+    result = None
+    error = None
+    try:
+        result = verify_log(parsed, options, model=model_ref, extra_args=extra)
+    except VerifyError as exc:
+        error = str(exc)
+    if record:
+        import yaml
+
+        case = record_case(result, parsed, source=None if log in (None, "-") else log)
+        text_out = yaml.safe_dump([case], sort_keys=False, allow_unicode=True, width=110)
+        if record == "-":
+            click.echo(text_out, nl=False)
+        else:
+            with open(record, "w", encoding="utf-8") as fh:
+                fh.write(text_out)
+    if result is None:
+        if fmt == "json":
+            click.echo(
+                json.dumps({"engine": parsed.engine, "figures": parsed.figures, "error": error}, indent=2)
+            )
+        else:
+            click.echo(f"printed: {json.dumps(parsed.figures)}")
+        click.echo(f"kvlint verify: {error}", err=True)
+        sys.exit(2)
+    if fmt == "json":
+        click.echo(json.dumps(result.as_dict(), indent=2))
+    elif record != "-":
+        click.echo(result.render_text(), nl=False)
+    sys.exit(result.exit_code)

@@ -1,0 +1,562 @@
+"""``kvlint verify``: replay kvlint's plan for the settings a start-up log shows and compare figure by figure.
+
+The command line is rebuilt from what the log printed (vLLM's ``non-default args`` and engine-config line, TGI's
+``Args { … }``, SGLang's ``ServerArgs``), completed by the user's options (``--model`` when the log names a local
+path, ``--accelerator``/``--gpu-memory`` since logs rarely name the GPU, ``--engine-version``, extra engine flags),
+then planned exactly as ``kvlint plan`` plans it (:func:`kvlint.capacity.plan_command.plan_command`). Each printed
+figure is set against kvlint's prediction and its band:
+
+* KV cache GiB, tokens, blocks, concurrency, TGI's max batch total tokens, SGLang's pool tokens: the plan's band
+  (``kv_cache_bytes_low``/``_high`` and what they give in tokens, blocks and concurrency);
+* activation, non-torch, CUDA graphs: the plan's KV half-band (these terms are what the band stands for);
+* weights: ±2 % (the weight model's accuracy over the replayed ground truth, ``bench/accuracy.py``);
+* budget: ±0.01 GiB plus the engine's rounding.
+
+A start-up failure in the log is set against kvlint's verdict (it should be ``fail`` or ``risky``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kvlint.verify.logparse import StartupLog
+
+if TYPE_CHECKING:
+    from kvlint.options import Options
+
+__all__ = ["Figure", "VerifyResult", "verify_log", "VerifyError"]
+
+GiB = 1 << 30
+
+#: vLLM settings (argparse dests) that shape the memory plan, taken from the log's non-default args.
+VLLM_DESTS = (
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "enable_expert_parallel",
+    "max_model_len",
+    "gpu_memory_utilization",
+    "kv_cache_dtype",
+    "dtype",
+    "quantization",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "enable_chunked_prefill",
+    "enforce_eager",
+    "block_size",
+    "cpu_offload_gb",
+    "kv_cache_memory_bytes",
+    "num_gpu_blocks_override",
+    "disable_hybrid_kv_cache_manager",
+    "disable_sliding_window",
+    "limit_mm_per_prompt",
+    "mm_processor_kwargs",
+    "speculative_config",
+    "hf_overrides",
+    "performance_mode",
+)
+#: Fields of vLLM's "Initializing … engine (vX) with config:" line used when the non-default args do not say.
+_CONFIG_FIELDS = {
+    "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size",
+    "quantization": "quantization",
+    "enforce_eager": "enforce_eager",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "max_seq_len": "max_model_len",
+}
+_TGI_FIELDS = (
+    "num_shard",
+    "quantize",
+    "dtype",
+    "kv_cache_dtype",
+    "max_input_tokens",
+    "max_input_length",
+    "max_total_tokens",
+    "max_batch_prefill_tokens",
+    "max_batch_size",
+    "cuda_memory_fraction",
+)
+_SGLANG_FIELDS = (
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "mem_fraction_static",
+    "context_length",
+    "chunked_prefill_size",
+    "kv_cache_dtype",
+    "max_running_requests",
+    "max_total_tokens",
+    "page_size",
+    "quantization",
+    "dtype",
+)
+#: figures whose being outside the band makes ``kvlint verify`` exit 1
+KV_FIGURES = ("kv_cache_gib", "kv_tokens", "gpu_blocks", "max_concurrency", "max_batch_total_tokens")
+
+
+class VerifyError(ValueError):
+    """The log cannot be replayed (no engine recognised, no model, no GPU) -- exit status 2."""
+
+
+@dataclass
+class Figure:
+    """One printed figure against kvlint's prediction.
+
+    ``key`` the ground-truth figure name; ``label`` what the log calls it; ``unit`` GiB | tokens | blocks | x;
+    ``reported`` as printed; ``predicted`` kvlint's value; ``low``/``high`` its band; ``line`` where the log printed
+    it; ``note`` how the prediction was made when not obvious.
+    """
+
+    key: str
+    label: str
+    unit: str
+    reported: float | None
+    predicted: float | None
+    low: float | None = None
+    high: float | None = None
+    line: int | None = None
+    note: str = ""
+
+    @property
+    def error_pct(self) -> float | None:
+        if self.reported in (None, 0) or self.predicted is None:
+            return None
+        assert self.reported is not None
+        return (self.predicted - self.reported) / abs(self.reported) * 100
+
+    @property
+    def inside(self) -> bool | None:
+        if self.reported is None or self.low is None or self.high is None:
+            return None
+        return self.low <= self.reported <= self.high
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "figure": self.key,
+            "label": self.label,
+            "unit": self.unit,
+            "reported": self.reported,
+            "predicted": self.predicted,
+            "error_pct": None if self.error_pct is None else round(self.error_pct, 2),
+            "band": [self.low, self.high] if self.low is not None else None,
+            "inside_band": self.inside,
+            "log_line": self.line,
+            "note": self.note or None,
+        }
+
+
+@dataclass
+class VerifyResult:
+    """What ``kvlint verify`` found: the parsed log, the command replayed, the settings' sources, the figures, the
+    verdict kvlint gives and the outcome the log shows."""
+
+    log: StartupLog
+    command: list[str]
+    env: dict[str, str]
+    sources: dict[str, str]
+    figures: list[Figure] = field(default_factory=list)
+    verdict: str | None = None
+    plan_error: str | None = None
+    notes: list[str] = field(default_factory=list)
+    accelerator: str | None = None
+    gpu_total_gib: float | None = None
+    plan: Any = None
+
+    @property
+    def failures_missed(self) -> bool:
+        """The log shows a start-up failure kvlint's verdict calls ``ok``."""
+        return self.log.outcome == "fail" and self.verdict == "ok"
+
+    @property
+    def outside(self) -> list[Figure]:
+        """KV figures (:data:`KV_FIGURES`) outside kvlint's band."""
+        return [f for f in self.figures if f.key in KV_FIGURES and f.inside is False]
+
+    @property
+    def exit_code(self) -> int:
+        """0 every KV figure inside the band (and no missed failure); 1 otherwise."""
+        return 1 if self.outside or self.failures_missed else 0
+
+    def as_dict(self) -> dict[str, Any]:
+        lg = self.log
+        return {
+            "engine": lg.engine,
+            "engine_version": lg.version,
+            "log_era": lg.era,
+            "model": lg.model,
+            "accelerator": self.accelerator,
+            "gpu_total_gib": self.gpu_total_gib,
+            "printed_args": {k: _jsonable(v) for k, v in lg.args.items()},
+            "command": self.command,
+            "env": self.env,
+            "setting_sources": self.sources,
+            "figures": [f.as_dict() for f in self.figures],
+            "outcome": lg.outcome,
+            "failure": lg.failure or None,
+            "kvlint_verdict": self.verdict,
+            "plan_error": self.plan_error,
+            "outside_band": [f.key for f in self.outside],
+            "failure_missed": self.failures_missed,
+            "notes": self.notes,
+            "exit_code": self.exit_code,
+        }
+
+    def render_text(self) -> str:
+        lg = self.log
+        out = [
+            f"log: {lg.engine or 'unknown engine'} {lg.version or '(version not printed)'}"
+            + (f" ({lg.era.upper()} log format)" if lg.era else "")
+            + f", model {lg.model or '(not printed)'}"
+            + (f", GPU total {self.gpu_total_gib:.2f} GiB" if self.gpu_total_gib else ""),
+            "replayed: "
+            + " ".join(_quote(a) for a in self.command)
+            + ("".join(f" [{k}={v}]" for k, v in self.env.items())),
+        ]
+        for k, v in self.sources.items():
+            out.append(f"  {k}: {v}")
+        if self.plan_error:
+            out.append(f"no plan: {self.plan_error}")
+        out.append("")
+        out.append(f"{'figure':32} {'reported':>12} {'kvlint':>12} {'error':>8}  {'band':>25}  in band")
+        for f in self.figures:
+            band = "-" if f.low is None else f"[{_fmt(f.low, f.unit)}, {_fmt(f.high, f.unit)}]"
+            err = "-" if f.error_pct is None else f"{f.error_pct:+.1f}%"
+            ins = {True: "yes", False: "NO", None: "-"}[f.inside]
+            out.append(
+                f"{f.label[:32]:32} {_fmt(f.reported, f.unit):>12} {_fmt(f.predicted, f.unit):>12} {err:>8}  "
+                f"{band:>25}  {ins}" + (f"   ({f.note})" if f.note else "")
+            )
+        out.append("")
+        if lg.failure:
+            out.append(
+                f"the log shows a start-up failure ({lg.failure.get('kind')}); kvlint's verdict: {self.verdict}"
+                + (" -- kvlint would not have warned" if self.failures_missed else "")
+            )
+        else:
+            out.append(f"the engine started; kvlint's verdict: {self.verdict}")
+        for n in self.notes:
+            out.append(f"note: {n}")
+        if self.outside:
+            out.append("outside the band: " + ", ".join(f.key for f in self.outside))
+        return "\n".join(out) + "\n"
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return str(v)
+
+
+def _quote(a: str) -> str:
+    return a if re.fullmatch(r"[\w./:=,+@%-]+", a) else "'" + a.replace("'", "'\\''") + "'"
+
+
+def _fmt(x: float | None, unit: str) -> str:
+    if x is None:
+        return "-"
+    if unit == "GiB":
+        return f"{x:.2f} GiB"
+    if unit == "x":
+        return f"{x:.2f}x"
+    return f"{int(round(x)):,}"
+
+
+def _flag_for(dest: str, version: str | None) -> tuple[str, str] | None:
+    """The vLLM option string and kind for an argparse ``dest`` (from the generated flag table)."""
+    from kvlint.engines import vllm_flags_data as data
+
+    exact = "--" + dest.replace("_", "-")
+    if exact in data.OPTIONS:
+        return exact, data.OPTIONS[exact][1]
+    best = None
+    for opt, (d, kind, _mask) in data.OPTIONS.items():
+        if d == dest and opt.startswith("--"):
+            if best is None or len(opt) > len(best[0]):  # prefer the long spelling
+                best = (opt, kind)
+    return best
+
+
+def _vllm_flags(value_of: dict[str, Any], version: str | None) -> list[str]:
+    out: list[str] = []
+    for dest, val in value_of.items():
+        got = _flag_for(dest, version)
+        if got is None or val is None:
+            continue
+        opt, kind = got
+        if isinstance(val, bool):
+            if val:
+                out.append(opt)
+            elif kind == "bool":
+                out.append("--no-" + opt[2:])
+            continue
+        if isinstance(val, (dict, list)):
+            out += [opt, json.dumps(val)]
+        else:
+            out += [opt, str(val)]
+    return out
+
+
+def _hub_like(ref: str | None) -> bool:
+    return bool(ref) and re.fullmatch(r"[A-Za-z0-9][\w.-]*/[\w.-]+", str(ref)) is not None
+
+
+def build_command(
+    log: StartupLog, *, model: str | None, engine_version: str | None, extra_args: tuple[str, ...] = ()
+) -> tuple[list[str], dict[str, str], dict[str, str], list[str]]:
+    """The engine command line, env and setting sources for the log's settings; raises :class:`VerifyError` when
+    no engine was recognised or no model can be named."""
+    notes: list[str] = []
+    sources: dict[str, str] = {}
+    env: dict[str, str] = {}
+    ref = model or (log.model if _hub_like(log.model) else None)
+    if ref is None:
+        raise VerifyError(
+            "the log names no resolvable model"
+            + (f" (it printed '{log.model}', a local path)" if log.model else "")
+            + "; give --model <hub id or config directory>"
+        )
+    sources["model"] = "--model" if model else "the log"
+    if log.engine == "vllm":
+        values: dict[str, Any] = {}
+        for src, dest in _CONFIG_FIELDS.items():
+            raw = log.config.get(src)
+            if raw in (None, "None", ""):
+                continue
+            val: Any = raw
+            if raw in ("True", "False"):
+                val = raw == "True"
+            elif re.fullmatch(r"\d+", raw):
+                val = int(raw)
+            if dest == "tensor_parallel_size" and val == 1 or dest == "pipeline_parallel_size" and val == 1:
+                continue
+            if dest == "enforce_eager" and val is False or dest == "kv_cache_dtype" and val == "auto":
+                continue
+            values[dest] = val
+            sources[dest] = "the log's engine-config line"
+        for dest in VLLM_DESTS:
+            if dest in log.args:
+                values[dest] = log.args[dest]
+                sources[dest] = "the log's non-default args"
+        if "gpu_memory_utilization" not in values and "gpu_memory_utilization" in log.figures:
+            values["gpu_memory_utilization"] = log.figures["gpu_memory_utilization"]
+            sources["gpu_memory_utilization"] = "the log's memory-profiling line"
+        argv = ["vllm", "serve", ref, *_vllm_flags(values, engine_version), *extra_args]
+        version = engine_version or log.version
+        if log.era == "v0":
+            from kvlint.memory.versions import resolve_version
+
+            v, assumed = resolve_version(version)
+            if version is None or assumed:
+                notes.append(
+                    "V0 log format without a printed version: planned as vLLM 0.7.3 (the last release with V0 by "
+                    "default); give --engine-version to be exact"
+                )
+            elif v >= (0, 8, 0):
+                env["VLLM_USE_V1"] = "0"
+                notes.append("V0 log format on a release that defaults to V1: planned with VLLM_USE_V1=0")
+    elif log.engine == "tgi":
+        flags: list[str] = []
+        for key in _TGI_FIELDS:
+            if key in log.args:
+                flags += ["--" + key.replace("_", "-"), str(log.args[key])]
+                sources[key] = "the log's launcher Args"
+        argv = ["text-generation-launcher", "--model-id", ref, *flags, *extra_args]
+    elif log.engine == "sglang":
+        flags = []
+        for key in _SGLANG_FIELDS:
+            val = log.args.get(key)
+            if val not in (None, "None", ""):
+                flags += ["--" + key.replace("_", "-"), str(val)]
+                sources[key] = "the log's ServerArgs"
+        argv = ["python", "-m", "sglang.launch_server", "--model-path", ref, *flags, *extra_args]
+    else:
+        raise VerifyError("no vLLM, TGI or SGLang start-up lines found in the log")
+    if extra_args:
+        sources["extra engine flags"] = "the command line after --"
+    return argv, env, sources, notes
+
+
+def verify_log(
+    log: StartupLog,
+    options: Options,
+    *,
+    model: str | None = None,
+    extra_args: tuple[str, ...] = (),
+) -> VerifyResult:
+    """Replay kvlint's plan for the log's settings (see the module docstring).
+
+    ``options.accelerator`` names the GPU type; ``options.gpu_memory_bytes`` its total (else the total the log
+    printed, else the catalogue's); ``options.engine_version`` the release when the log prints none.
+    Raises :class:`VerifyError` when the log cannot be replayed.
+    """
+    import dataclasses
+
+    from kvlint.capacity.plan_command import PlanRequestError, plan_command
+
+    version = log.version or options.engine_version
+    how = "the log" if log.version else "--engine-version" if options.engine_version else None
+    if log.engine == "vllm" and log.era == "v0" and version is None:
+        version, how = "0.7.3", "assumed (V0 log without a version)"
+    argv, env, sources, notes = build_command(log, model=model, engine_version=version, extra_args=extra_args)
+    if log.gpu_total_gib and not options.gpu_memory_bytes:
+        options = dataclasses.replace(options, gpu_memory_bytes=int(log.gpu_total_gib * GiB))
+        sources["GPU total"] = "the log"
+    elif options.gpu_memory_bytes:
+        sources["GPU total"] = "--gpu-memory"
+    if options.accelerator:
+        sources["GPU type"] = "--accelerator"
+    if not options.accelerator and not options.gpu_memory_bytes:
+        raise VerifyError("the log does not print the GPU total; give --accelerator (or --gpu-memory)")
+    if version:
+        options = dataclasses.replace(options, engine_version=version)
+        sources["engine version"] = f"{version} ({how})"
+    gpus = None
+    if log.engine == "tgi" and isinstance(log.args.get("num_shard"), int):
+        gpus = int(log.args["num_shard"])
+    try:
+        out = plan_command(argv, options, gpus=gpus, env=env)
+    except PlanRequestError as exc:
+        raise VerifyError(str(exc)) from exc
+    cr = out.result
+    acc = cr.placement.accelerator if cr.placement else None
+    res = VerifyResult(
+        log=log,
+        command=argv,
+        env=env,
+        sources=sources,
+        notes=notes,
+        plan_error=cr.plan_error,
+        accelerator=acc.id if acc else None,
+        gpu_total_gib=(cr.placement.memory_bytes / GiB)
+        if cr.placement and cr.placement.memory_bytes
+        else None,
+        plan=cr.plan_detail,
+    )
+    if cr.plan_detail is None:
+        res.verdict = out.verdict
+        return res
+    if log.engine == "vllm":
+        _vllm_figures(res, cr)
+    elif log.engine == "tgi":
+        _tgi_figures(res, cr.plan_detail)
+    else:
+        _sglang_figures(res, cr.plan_detail)
+    return res
+
+
+def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None, low: float | None = None,
+         high: float | None = None, note: str = "") -> None:  # fmt: skip
+    rep = res.log.figures.get(key)
+    if rep is None and key in ("kv_cache_gib",) and res.log.failure.get("kv_available_gib") is not None:
+        rep = res.log.failure["kv_available_gib"]
+    if rep is None:
+        return
+    res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, res.log.lines.get(key), note))
+
+
+def _vllm_figures(res: VerifyResult, cr: Any) -> None:
+    from kvlint.memory import calibration as cal
+    from kvlint.memory.kv import dtype_bytes
+    from kvlint.memory.versions import printed_activation_includes_cudagraph, resolve_version
+    from kvlint.memory.vllm import _inter_eff
+
+    d = cr.plan_detail
+    p = d.plan
+    res.verdict = d.verdict
+    v, _ = resolve_version(p.engine_version)
+    half = max(p.kv_cache_bytes - p.kv_cache_bytes_low, p.kv_cache_bytes_high - p.kv_cache_bytes) / GiB
+    w = p.weights_bytes / GiB
+    _add(res, "weights_gib", "weights (model loading)", "GiB", w, w * 0.98, w * 1.02)
+    b = p.budget_bytes / GiB
+    _add(res, "budget_gib", "budget (total x utilization)", "GiB", b, b - 0.015, b + 0.015)
+    act = p.activation_bytes / GiB
+    note = ""
+    if p.era == "v1" and printed_activation_includes_cudagraph(v) and p.cudagraph_bytes:
+        act += p.cudagraph_bytes / GiB
+        note = "includes the CUDA-graph estimate, as this release prints it"
+    _add(res, "activation_gib", "activation peak", "GiB", act, max(0.0, act - half), act + half, note)
+    nt = p.non_torch_bytes / GiB
+    _add(res, "non_torch_gib", "non-torch memory", "GiB", nt, max(0.0, nt - half), nt + half)
+    _add(res, "weights_plus_non_torch_gib", "weights + non-torch", "GiB", w + nt, w * 0.98 + nt - half,
+         w * 1.02 + nt + half)  # fmt: skip
+    model = cr.model
+    if p.era == "v1" and model is not None:
+        cg = cal.cudagraph_bytes(
+            max(d.stage_layers),
+            p.max_num_seqs,
+            model.hidden_size,
+            _inter_eff(model),
+            p.tensor_parallel_size,
+            dtype_bytes(p.dtype),
+        )
+        cgh = cal.band_bytes(cg) / GiB
+        cgg = cg / GiB
+        _add(res, "cudagraph_gib", "CUDA graphs", "GiB", cgg, max(0.0, cgg - cgh), cgg + cgh,
+             "estimate; deducted from the KV budget" if p.cudagraph_bytes else "estimate; not deducted in this release")  # fmt: skip
+    kv, lo, hi = p.kv_cache_bytes / GiB, p.kv_cache_bytes_low / GiB, p.kv_cache_bytes_high / GiB
+    _add(res, "kv_cache_gib", "KV cache memory", "GiB", kv, lo, hi)
+    if p.era == "v0":
+        _add(res, "gpu_blocks", "GPU blocks", "blocks", p.num_blocks, p.num_blocks_low, p.num_blocks_high)
+    _add(res, "kv_tokens", "KV cache size (tokens)", "tokens", p.capacity_tokens,
+         d.capacity_tokens_for(p.kv_cache_bytes_low), d.capacity_tokens_for(p.kv_cache_bytes_high))  # fmt: skip
+    note = ""
+    clen = res.log.figures.get("concurrency_for_len")
+    if clen and clen != p.max_model_len:
+        note = f"the log's concurrency is for {clen:,} tokens, kvlint's for {p.max_model_len:,}"
+    _add(res, "max_concurrency", "maximum concurrency", "x", p.max_concurrency, p.max_concurrency_low,
+         p.max_concurrency_high, note)  # fmt: skip
+    rep_kv = res.log.figures.get("kv_cache_gib")
+    rep_tok = res.log.figures.get("kv_tokens")
+    if rep_kv and rep_tok:
+        t = d.capacity_tokens_for(int(rep_kv * GiB))
+        res.figures.append(
+            Figure(
+                "kv_tokens_from_printed_kv",
+                "tokens at the printed KV GiB",
+                "tokens",
+                float(rep_tok),
+                t,
+                d.capacity_tokens_for(int((rep_kv - 0.005) * GiB)),
+                d.capacity_tokens_for(int((rep_kv + 0.005) * GiB)),
+                res.log.lines.get("kv_tokens"),
+                "kvlint's block and group arithmetic on the engine's own KV figure",
+            )  # fmt: skip
+        )
+    if res.log.failure.get("max_model_len") and res.log.failure["max_model_len"] != p.max_model_len:
+        res.notes.append(
+            f"the log's failing max_model_len is {res.log.failure['max_model_len']:,}, kvlint planned "
+            f"{p.max_model_len:,}"
+        )
+
+
+def _tgi_figures(res: VerifyResult, d: Any) -> None:
+    p = d.plan
+    res.verdict = "fail" if getattr(d, "warmup_oom", False) or not p.kv_cache_bytes > 0 else "ok"
+    tok = d.max_batch_total_tokens
+    per_tok = max(1, p.kv_bytes_per_token)
+    lo = max(0, p.kv_cache_bytes_low) // per_tok
+    hi = max(0, p.kv_cache_bytes_high) // per_tok
+    _add(res, "max_batch_total_tokens", "max batch total tokens", "tokens", tok, min(lo, tok), max(hi, tok))
+    pf = d.max_batch_prefill_tokens
+    _add(res, "max_batch_prefill_tokens_default", "default max_batch_prefill_tokens", "tokens", pf, pf, pf)
+    _add(res, "max_total_tokens", "max total tokens", "tokens", d.max_total_tokens, d.max_total_tokens,
+         d.max_total_tokens)  # fmt: skip
+
+
+def _sglang_figures(res: VerifyResult, d: Any) -> None:
+    p = d.plan
+    res.verdict = "fail" if d.max_total_num_tokens <= 0 else "ok"
+    tok = d.max_total_num_tokens
+    per_tok = max(1, p.kv_bytes_per_token)
+    lo = max(0, p.kv_cache_bytes_low) // per_tok
+    hi = max(0, p.kv_cache_bytes_high) // per_tok
+    _add(res, "kv_tokens", "KV pool (max_total_num_tokens)", "tokens", tok, min(lo, tok), max(hi, tok))
+    w = p.weights_bytes / GiB
+    _add(res, "weights_gb", "weights (mem usage)", "GiB", w, w * 0.98, w * 1.02)
+    _add(res, "mem_fraction_static", "mem_fraction_static", "x", d.mem_fraction_static, d.mem_fraction_static,
+         d.mem_fraction_static)  # fmt: skip

@@ -1,0 +1,486 @@
+"""Read an engine's start-up log: the configuration it printed and the memory figures it printed.
+
+Accepted input: a log file, stdin or ``kubectl logs`` output (with or without ``--prefix``/``--timestamps``), with
+ANSI colours, Ray worker prefixes (``(RayWorkerWrapper pid=…)``), vLLM process prefixes (``(APIServer pid=…)``,
+``(EngineCore_0 pid=…)``, ``(VllmWorker TP0 pid=…)``), box-drawing borders of terminal log panes, and long lines
+wrapped at a fixed width. Log-line families (the wording each engine prints, per release; sources in the
+ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-model.md §1.1):
+
+* vLLM V0: ``# GPU blocks: N, # CPU blocks: M`` (``# cuda blocks``/``# CUDA blocks`` from 0.6.x), the profile
+  sentence "the current vLLM instance can use total_gpu_memory (T) x gpu_memory_utilization (U) = B … model weights
+  take W; non_torch_memory takes N; PyTorch activation peak memory takes A; the rest of the memory reserved for KV
+  Cache is K" or its Dec-2024 table form, ``Loading model weights took X GB``, the max-seq-len ``ValueError``.
+* vLLM V1: ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
+  ``Maximum concurrency for L tokens per request: X.XXx`` (two lines, or one from 0.28), ``non-default args: {…}``,
+  ``Initializing a V1 LLM engine (vX) with config: …``, ``Graph capturing finished in S secs, took X GiB``,
+  ``CUDA graph pool memory: A GiB (actual), E GiB (estimated)``, the per-term line "Free memory on device (F/T GiB)
+  on startup … Actual usage is …" (0.20-0.26: weight / peak activation / non-torch / CUDAGraph; 0.27+: consumed
+  memory (weights + non-torch) / peak activation / CUDAGraph), the E1 fit-check error.
+* TGI: ``Args { … }``, ``Default `max_batch_prefill_tokens` to N``, ``Setting max batch total tokens to N``,
+  warmup errors.
+* SGLang: ``server_args=ServerArgs(…)``, ``Load weight end … avail mem=X GB, mem usage=Y GB``, ``KV Cache is
+  allocated. … #tokens: N``, ``max_total_num_tokens=N``.
+
+Nothing is computed here: every figure is the number as printed (GiB; vLLM's older "GB" is GiB too), the
+minimum over ranks where several ranks print the same line.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["StartupLog", "parse_log", "clean_lines"]
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_BOX = re.compile(r"^[\s│┃|]+|[\s│┃|]+$")
+_KUBECTL_PREFIX = re.compile(r"^\[pod/[^\]]+\]\s*")
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})\s+(?=\S)")
+_NUM = r"(-?\d+(?:\.\d+)?)"
+_INT = r"(\d[\d,]*)"
+
+
+def clean_lines(text: str) -> list[str]:
+    """Lines with ANSI colour codes, terminal-pane borders, ``kubectl logs --prefix`` and ``--timestamps``
+    prefixes removed (the engine's own text is kept as printed)."""
+    out = []
+    for raw in text.splitlines():
+        line = _ANSI.sub("", raw)
+        line = _BOX.sub("", line)
+        line = _KUBECTL_PREFIX.sub("", line)
+        line = _RFC3339.sub("", line) if "text_generation" not in line else line
+        out.append(line.rstrip())
+    return out
+
+
+@dataclass
+class StartupLog:
+    """What a start-up log printed.
+
+    ``engine`` (``vllm``/``tgi``/``sglang`` or None), ``version`` as printed, ``era`` (``v0``/``v1`` for vLLM, from
+    the line family), ``model`` (the model argument as printed), ``args`` (the non-default arguments / launcher
+    ``Args`` / ``ServerArgs`` the log shows, engine field names), ``config`` (fields of vLLM's "Initializing … with
+    config:" line), ``gpu_total_gib`` (device total when printed), ``ranks`` (TP ranks seen), ``figures`` (numbers
+    keyed like the ground-truth ``figures`` fields), ``failure`` (kind and numbers of a start-up error), ``lines``
+    (line numbers, 1-based, where each figure was read).
+    """
+
+    engine: str | None = None
+    version: str | None = None
+    era: str | None = None
+    model: str | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, str] = field(default_factory=dict)
+    gpu_total_gib: float | None = None
+    figures: dict[str, Any] = field(default_factory=dict)
+    failure: dict[str, Any] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)
+    log_format: list[str] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        """``fail`` when the log shows a start-up error, else ``ok``."""
+        return "fail" if self.failure else "ok"
+
+
+def _num(s: str) -> float:
+    return float(s.replace(",", ""))
+
+
+def _int(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def _join_wrapped(lines: list[str], i: int, opener: str, closer: str) -> tuple[str, int]:
+    """The text from ``lines[i]`` on, continued over following lines (joined without a separator, as a fixed-width
+    wrap cut them) until ``opener``/``closer`` balance; returns the text and the index of its last line."""
+    text = lines[i]
+    j = i
+    while text.count(opener) > text.count(closer) and j + 1 < len(lines) and j - i < 200:
+        j += 1
+        nxt = _ANSI.sub("", lines[j])
+        if re.match(r"^(\(|\[|INFO|WARNING|ERROR|DEBUG)", nxt):
+            break
+        text += nxt
+    return text, j
+
+
+def _literal(text: str) -> dict[str, Any]:
+    """A Python dict literal as vLLM logs it (``{'max_model_len': 16384, …}``); {} when unreadable."""
+    try:
+        obj = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _kv_pairs(text: str) -> dict[str, str]:
+    """``name=value, name=value`` pairs of vLLM's config line (top level only; nested parentheses kept whole)."""
+    out: dict[str, str] = {}
+    depth, cur = 0, ""
+    parts: list[str] = []
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    for p in parts:
+        k, eq, v = p.strip().partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k.strip()):
+            out[k.strip()] = v.strip().strip("'\"")
+    return out
+
+
+def _rust_args(text: str) -> dict[str, Any]:
+    """TGI's ``Args { model_id: "x", num_shard: Some(2), max_total_tokens: None, … }``."""
+    out: dict[str, Any] = {}
+    for m in re.finditer(r"(\w+): (Some\(([^()]*)\)|None|\"[^\"]*\"|[^,}]+)", text):
+        key, raw, some = m.group(1), m.group(2), m.group(3)
+        val: Any = some if some is not None else raw
+        if raw == "None":
+            continue
+        val = str(val).strip().strip('"')
+        if re.fullmatch(r"-?\d+", val):
+            out[key] = int(val)
+        elif re.fullmatch(r"-?\d+\.\d+", val):
+            out[key] = float(val)
+        elif val in ("true", "false"):
+            out[key] = val == "true"
+        else:
+            out[key] = val
+    return out
+
+
+def _put(log: StartupLog, key: str, value: Any, line: int, *, keep_min: bool = False) -> None:
+    """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures."""
+    if key in log.figures and keep_min:
+        if value < log.figures[key]:
+            log.figures[key] = value
+            log.lines[key] = line
+        return
+    if key not in log.figures:
+        log.figures[key] = value
+        log.lines[key] = line
+
+
+def _family(log: StartupLog, name: str) -> None:
+    if name not in log.log_format:
+        log.log_format.append(name)
+
+
+_V0_PROFILE = re.compile(
+    r"total_gpu_memory \("
+    + _NUM
+    + r"\s*GiB\) x gpu_memory_utilization \("
+    + _NUM
+    + r"\) = "
+    + _NUM
+    + r"\s*GiB"
+)
+_V0_TERMS = re.compile(
+    r"model weights take "
+    + _NUM
+    + r"\s*GiB; non_torch_memory takes "
+    + _NUM
+    + r"\s*GiB; PyTorch activation peak "
+    r"memory takes " + _NUM + r"\s*GiB; the rest of the memory reserved for KV Cache is " + _NUM + r"\s*GiB"
+)
+_V0_TABLE = {
+    "total_gpu_memory": "gpu_total",
+    "gpu_memory_utilization": "util",
+    "the current vLLM instance can use": "budget_gib",
+    "model weights take": "weights_gib",
+    "non_torch_memory": "non_torch_gib",
+    "PyTorch activation peak memory": "activation_gib",
+    "available_kv_cache_memory": "kv_cache_gib",
+}
+_ACTUAL_OLD = re.compile(
+    r"Actual usage is " + _NUM + r" GiB for weight, " + _NUM + r" GiB for peak activation, " + _NUM
+    + r" GiB for non-torch memory, and " + _NUM + r" GiB for CUDAGraph memory"
+)  # fmt: skip
+_ACTUAL_NEW = re.compile(
+    r"Actual usage is " + _NUM + r" GiB for consumed memory \(weights \+ non-torch\), " + _NUM
+    + r" GiB for peak activation, and " + _NUM + r" GiB for CUDAGraph memory"
+)  # fmt: skip
+_FREE = re.compile(r"Free memory on device[^(]*\(" + _NUM + r"/" + _NUM + r" GiB\)")
+_DESIRED = re.compile(r"\(" + _NUM + r", " + _NUM + r" GiB\)")
+
+
+def parse_log(text: str) -> StartupLog:
+    """Parse a start-up log (see the module docstring). Never raises; an unrecognised log gives an empty
+    :class:`StartupLog` (``engine`` None, no figures)."""
+    lines = clean_lines(text)
+    log = StartupLog()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        n = i + 1
+        i += 1
+        if not line.strip():
+            continue
+        _parse_vllm(log, lines, line, n)
+        _parse_tgi(log, lines, line, n)
+        _parse_sglang(log, line, n)
+    if log.engine is None and log.figures:
+        log.engine = "vllm"
+    return log
+
+
+def _vllm(log: StartupLog, era: str | None = None) -> None:
+    if log.engine is None:
+        log.engine = "vllm"
+    if era and log.era is None:
+        log.era = era
+
+
+def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
+    m = re.search(r"vLLM API server version (\S+)", line)
+    if m:
+        _vllm(log)
+        log.version = log.version or m.group(1)
+    m = re.search(r"Initializing (?:a V1 LLM engine|an LLM engine) \(v?([^)\s]+)\) with config: (.*)", line)
+    if m:
+        _vllm(log, "v1" if "V1" in line else "v0")
+        log.version = log.version or m.group(1)
+        text, _ = _join_wrapped(lines, n - 1, "(", ")")
+        body = text.split("with config: ", 1)[1]
+        log.config.update(_kv_pairs(body))
+        if log.model is None and log.config.get("model"):
+            log.model = log.config["model"]
+    if "non-default args:" in line:
+        text, _ = _join_wrapped(lines, n - 1, "{", "}")
+        d = _literal(text.split("non-default args:", 1)[1].strip())
+        if d:
+            _vllm(log)
+            log.args.update(d)
+            model = d.get("model_tag") or d.get("model")
+            if model and log.model is None:
+                log.model = str(model)
+            _family(log, "v1 non-default args")
+    m = re.search(r"Using max model len (\d+)", line)
+    if m:
+        _vllm(log)
+        _put(log, "max_model_len", int(m.group(1)), n)
+    m = re.search(r"max_num_batched_tokens=(\d+)", line)
+    if m and "Chunked prefill is enabled" in line:
+        _put(log, "max_num_batched_tokens", int(m.group(1)), n)
+    # weights
+    m = re.search(r"Model loading took " + _NUM + r" ?GiB", line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "weights_gib", _num(m.group(1)), n)
+        _family(log, "v1 'Model loading took'")
+    m = re.search(r"Loading model weights took " + _NUM + r" ?GB", line)
+    if m:
+        _vllm(log, "v0")
+        _put(log, "weights_gib", _num(m.group(1)), n)
+        log.figures.setdefault("weights_unit_printed", "GB")
+        _family(log, "v0 'Loading model weights took'")
+    # V0 profile sentence / table
+    m = _V0_PROFILE.search(line)
+    if m:
+        _vllm(log, "v0")
+        log.gpu_total_gib = log.gpu_total_gib or _num(m.group(1))
+        _put(log, "gpu_memory_utilization", _num(m.group(2)), n)
+        _put(log, "budget_gib", _num(m.group(3)), n)
+        _family(log, "v0 profile sentence")
+    m = _V0_TERMS.search(line)
+    if m:
+        _vllm(log, "v0")
+        for key, val in zip(
+            ("weights_gib", "non_torch_gib", "activation_gib", "kv_cache_gib"), m.groups(), strict=True
+        ):
+            _put(log, key, _num(val), n, keep_min=key == "kv_cache_gib")
+    for label, key in _V0_TABLE.items():
+        m = re.search(r"\]\s*" + re.escape(label) + r"\s+" + _NUM + r"\s*(GiB)?\s*$", line)
+        if m:
+            _vllm(log, "v0")
+            val = _num(m.group(1))
+            if key == "gpu_total":
+                log.gpu_total_gib = log.gpu_total_gib or val
+            elif key == "util":
+                _put(log, "gpu_memory_utilization", val, n)
+            else:
+                _put(log, key, val, n, keep_min=key == "kv_cache_gib")
+            _family(log, "v0 'Memory profiling results' table")
+    m = re.search(r"# (?:GPU|cuda|CUDA) blocks: (\d+), # CPU blocks: (\d+)", line)
+    if m:
+        _vllm(log, "v0")
+        _put(log, "gpu_blocks", int(m.group(1)), n, keep_min=True)
+        _put(log, "cpu_blocks", int(m.group(2)), n)
+        _family(log, "v0 '# GPU blocks'")
+    # V1 KV figures
+    m = re.search(r"Available KV cache memory: " + _NUM + r" GiB", line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "kv_cache_gib", _num(m.group(1)), n, keep_min=True)
+        _family(log, "v1 'Available KV cache memory'")
+    m = re.search(r"(?:GPU|[A-Z]+(?: \+ host)?) KV cache size: " + _INT + r" tokens", line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "kv_tokens", _int(m.group(1)), n, keep_min=True)
+        _family(log, "v1 'GPU KV cache size'")
+    m = re.search(r"Maximum concurrency for " + _INT + r" tokens per request: " + _NUM + r"x", line)
+    if m:
+        _vllm(log)
+        _put(log, "concurrency_for_len", _int(m.group(1)), n)
+        _put(log, "max_concurrency", _num(m.group(2)), n, keep_min=True)
+    m = re.search(r"Graph capturing finished in \S+ secs?, took " + _NUM + r" GiB", line)
+    if m:
+        _vllm(log)
+        _put(log, "cudagraph_gib", _num(m.group(1)), n)
+    m = re.search(
+        r"CUDA graph pool memory: " + _NUM + r" GiB \(actual\), " + _NUM + r" GiB \(estimated\)", line
+    )
+    if m:
+        _put(log, "cudagraph_gib", _num(m.group(1)), n)
+        _put(log, "cudagraph_estimated_gib", _num(m.group(2)), n)
+    m = _FREE.search(line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "free_at_startup_gib", _num(m.group(1)), n)
+        log.gpu_total_gib = log.gpu_total_gib or _num(m.group(2))
+        desired = _DESIRED.search(line[m.end() :])
+        if desired:
+            _put(log, "gpu_memory_utilization", _num(desired.group(1)), n)
+            _put(log, "budget_gib", _num(desired.group(2)), n)
+        old = _ACTUAL_OLD.search(line)
+        if old:
+            keys: tuple[str, ...] = ("weights_gib", "activation_gib", "non_torch_gib", "cudagraph_gib")
+            for key, val in zip(keys, old.groups(), strict=True):
+                _put(log, key, _num(val), n)
+            _family(log, "v1 'Free memory on device … Actual usage' (0.20-0.26)")
+        new = _ACTUAL_NEW.search(line)
+        if new:
+            keys = ("weights_plus_non_torch_gib", "activation_gib", "cudagraph_gib")
+            for key, val in zip(keys, new.groups(), strict=True):
+                _put(log, key, _num(val), n)
+            _family(log, "v1 'Free memory on device … Actual usage' (0.27+)")
+    m = re.search(r"Current kv cache memory in use is " + _NUM + r" GiB", line)
+    if m:
+        _put(log, "kv_cache_gib", _num(m.group(1)), n, keep_min=True)
+    m = re.search(
+        r"`--kv-cache-memory=(\d+)`[^`]*to fit into requested memory, or `--kv-cache-memory=(\d+)`", line
+    )
+    if m:
+        _put(log, "suggested_kv_cache_memory_bytes_requested", int(m.group(1)), n)
+        _put(log, "suggested_kv_cache_memory_bytes_full", int(m.group(2)), n)
+    m = re.search(r"profiled with (\d+) (\w+) items", line)
+    if m:
+        _put(log, "encoder_profile_items", int(m.group(1)), n)
+    # failures
+    m = re.search(
+        r"max seq len \((\d+)\), \("
+        + _NUM
+        + r" ?Gi?B KV cache is needed, which is larger than the available KV "
+        r"cache memory \(" + _NUM + r" ?Gi?B\)",
+        line,
+    )
+    if m:
+        _vllm(log, "v1")
+        log.failure = {
+            "kind": "kv_needed_exceeds_available",
+            "max_model_len": int(m.group(1)),
+            "kv_needed_gib": _num(m.group(2)),
+            "kv_available_gib": _num(m.group(3)),
+        }
+        e = re.search(r"estimated maximum model length is (\d+)", line)
+        if e:
+            log.failure["estimated_max_model_len"] = int(e.group(1))
+    m = re.search(
+        r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)",
+        line,
+    )
+    if m:
+        _vllm(log, "v0")
+        log.failure = {
+            "kind": "max_seq_len_exceeds_kv_capacity",
+            "max_model_len": int(m.group(1)),
+            "kv_capacity_tokens": int(m.group(2)),
+        }
+    if "No available memory for the cache blocks" in line:
+        _vllm(log)
+        log.failure = log.failure or {"kind": "no_memory_for_cache_blocks"}
+
+
+def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
+    if "text_generation_launcher" in line or "text_generation_router" in line:
+        log.engine = log.engine or "tgi"
+    m = re.search(r"\bArgs \{", line)
+    if m and log.engine in (None, "tgi"):
+        text, _ = _join_wrapped(lines, n - 1, "{", "}")
+        args = _rust_args(text[m.end() :])
+        if args:
+            log.engine = "tgi"
+            log.args.update(args)
+            if args.get("model_id") and log.model is None:
+                log.model = str(args["model_id"])
+            _family(log, "tgi launcher 'Args { … }'")
+    m = re.search(r"Default `max_batch_prefill_tokens` to (\d+)", line)
+    if m:
+        log.engine = "tgi"
+        _put(log, "max_batch_prefill_tokens_default", int(m.group(1)), n)
+    m = re.search(r"Setting max batch total tokens to (\d+)", line)
+    if m:
+        log.engine = "tgi"
+        _put(log, "max_batch_total_tokens", int(m.group(1)), n)
+        _family(log, "tgi 'Setting max batch total tokens'")
+    m = re.search(r"Default `max_(input_tokens|total_tokens)` to (\d+)", line)
+    if m:
+        log.engine = "tgi"
+        _put(log, f"max_{m.group(1)}", int(m.group(2)), n)
+    m = re.search(r"warmup\{max_input_length=(\S+) max_prefill_tokens=(\d+) max_total_tokens=(\S+)", line)
+    if m and "ERROR" in line:
+        log.engine = "tgi"
+        log.failure = {"kind": "tgi_warmup_failed", "max_prefill_tokens": int(m.group(2))}
+        tot = re.search(r"Some\((\d+)\)", m.group(3))
+        if tot:
+            log.failure["max_total_tokens"] = int(tot.group(1))
+    m = re.search(r"Not enough memory to handle (\d+) prefill tokens", line)
+    if m:
+        log.engine = "tgi"
+        log.failure = {"kind": "tgi_prefill_oom", "prefill_tokens": int(m.group(1))}
+
+
+def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
+    m = re.search(r"server_args=ServerArgs\((.*)\)", line)
+    if m:
+        log.engine = "sglang"
+        pairs = _kv_pairs(m.group(1))
+        log.args.update(pairs)
+        if pairs.get("model_path") and log.model is None:
+            log.model = pairs["model_path"]
+    m = re.search(r"Load weight end\..*avail mem=" + _NUM + r" GB, mem usage=" + _NUM + r" GB", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "free_after_weights_gb", _num(m.group(1)), n)
+        _put(log, "weights_gb", _num(m.group(2)), n)
+        _family(log, "sglang 'Load weight end'")
+    m = re.search(r"KV Cache is allocated\..*#tokens: (\d+)", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "kv_tokens", int(m.group(1)), n, keep_min=True)
+        kv = re.search(r"K size: " + _NUM + r" GB, V size: " + _NUM + r" GB", line)
+        if kv:
+            _put(log, "k_size_gb", _num(kv.group(1)), n)
+            _put(log, "v_size_gb", _num(kv.group(2)), n)
+        _family(log, "sglang 'KV Cache is allocated'")
+    m = re.search(r"max_total_num_tokens=(\d+)", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "kv_tokens", int(m.group(1)), n, keep_min=True)
+    m = re.search(r"Memory pool end\. avail mem=" + _NUM + r" GB", line)
+    if m:
+        log.engine = "sglang"
+        _put(log, "free_after_kv_pool_gb", _num(m.group(1)), n)
+    m = re.search(r"mem_fraction_static=" + _NUM, line)
+    if m and log.engine == "sglang":
+        _put(log, "mem_fraction_static", _num(m.group(1)), n)

@@ -1,0 +1,169 @@
+"""``kvlint verify --record``: a start-up as a ground-truth case, in the format of ``../shared/groundtruth/cases.yaml``
+(fields described in its README), so users can contribute their start-ups.
+
+Only what the log printed and what the user told kvlint (model, GPU, version) goes in; everything else is ``null``.
+The case has no source URL (the user adds where the log was published); ``reliability`` is ``high`` since the full
+log lines are at hand.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+from typing import Any
+
+from kvlint.verify.compare import VerifyResult
+from kvlint.verify.logparse import StartupLog
+
+__all__ = ["record_case"]
+
+#: ground-truth figure keys copied from the parsed log when present (others are verify-only helpers)
+_FIGURES = (
+    "budget_gib",
+    "weights_gib",
+    "weights_unit_printed",
+    "activation_gib",
+    "non_torch_gib",
+    "weights_plus_non_torch_gib",
+    "cudagraph_gib",
+    "cudagraph_estimated_gib",
+    "kv_cache_gib",
+    "kv_tokens",
+    "gpu_blocks",
+    "cpu_blocks",
+    "max_concurrency",
+    "concurrency_for_len",
+    "free_at_startup_gib",
+    "max_batch_total_tokens",
+    "max_batch_prefill_tokens_default",
+    "weights_gb",
+    "free_after_weights_gb",
+    "free_after_kv_pool_gb",
+    "k_size_gb",
+    "v_size_gb",
+)
+
+
+def _arg(log: StartupLog, *names: str) -> Any:
+    for n in names:
+        if n in log.args:
+            return log.args[n]
+    return None
+
+
+def record_case(result: VerifyResult | None, log: StartupLog, *, source: str | None = None) -> dict[str, Any]:
+    """The case dict (one list item of ``cases.yaml``). ``result`` may be None when nothing could be replayed;
+    ``source`` is the log's file name (``locator``)."""
+    digest = hashlib.sha256(repr(sorted(log.figures.items())).encode()).hexdigest()[:8]
+    tp = _arg(log, "tensor_parallel_size", "num_shard", "tp_size")
+    if tp is None and log.config.get("tensor_parallel_size", "").isdigit():
+        tp = int(log.config["tensor_parallel_size"])
+    pp = _arg(log, "pipeline_parallel_size", "pp_size")
+    figures = {k: log.figures[k] for k in _FIGURES if k in log.figures}
+    failure = dict(log.failure) if log.failure else None
+    acc = result.accelerator if result else None
+    gpu_model = None
+    if acc:
+        from kvlint.accelerators import lookup
+
+        a = lookup(acc)
+        gpu_model = a.name if a else acc
+    kv = _arg(log, "kv_cache_dtype")
+    return {
+        "id": f"gt-user-{digest}",
+        "source": {
+            "repo": None,
+            "kind": "user start-up log (kvlint verify --record)",
+            "number": None,
+            "url": None,
+            "date": datetime.date.today().isoformat(),
+            "locator": source,
+            "reporter_role": "user",
+        },
+        "engine": log.engine,
+        "engine_version": log.version,
+        "model_id": (result.command[2] if result and log.engine == "vllm" else None)
+        or (
+            result.command[result.command.index("--model-id") + 1]
+            if result and "--model-id" in result.command
+            else None
+        )
+        or (
+            result.command[result.command.index("--model-path") + 1]
+            if result and "--model-path" in result.command
+            else None
+        )
+        or log.model,
+        "model_notes": None
+        if not log.model or (result and log.model in result.command)
+        else f"the log names {log.model}",
+        "user_stated_model_config": None,
+        "gpu": {
+            "model": gpu_model,
+            "count": tp,
+            "total_gib_reported": log.gpu_total_gib,
+        },
+        "parallelism": {
+            "tensor_parallel": tp,
+            "pipeline_parallel": pp,
+            "expert_parallel": None,
+            "data_parallel": _arg(log, "data_parallel_size", "dp_size"),
+        },
+        "dtype": _arg(log, "dtype"),
+        "quantization": _arg(log, "quantization", "quantize"),
+        "kv_cache_dtype": kv,
+        "gpu_memory_utilization": _arg(log, "gpu_memory_utilization")
+        or log.figures.get("gpu_memory_utilization"),
+        "max_model_len": _arg(log, "max_model_len", "context_length") or log.figures.get("max_model_len"),
+        "max_num_seqs": _arg(log, "max_num_seqs", "max_running_requests"),
+        "max_num_batched_tokens": _arg(log, "max_num_batched_tokens", "chunked_prefill_size"),
+        "enforce_eager": _arg(log, "enforce_eager"),
+        "block_size": _arg(log, "block_size", "page_size"),
+        "other_flags": [f"{k}={v}" for k, v in sorted(log.args.items()) if k not in _KNOWN_ARGS] or None,
+        "outcome": log.outcome,
+        "failure": failure,
+        "figures": figures or None,
+        "log_format": "; ".join(log.log_format) or None,
+        "notes": "Recorded by kvlint verify from the start-up log; kvlint's prediction at recording: "
+        + (
+            ", ".join(
+                f"{f.key} {f.predicted:.4g}"
+                for f in (result.figures if result else [])
+                if f.predicted is not None
+            )
+            or "none"
+        )
+        + (f" (verdict {result.verdict})" if result else ""),
+        "reliability": "high",
+    }
+
+
+_KNOWN_ARGS = frozenset(
+    {
+        "model",
+        "model_tag",
+        "model_id",
+        "model_path",
+        "tensor_parallel_size",
+        "num_shard",
+        "tp_size",
+        "pipeline_parallel_size",
+        "pp_size",
+        "data_parallel_size",
+        "dp_size",
+        "dtype",
+        "quantization",
+        "quantize",
+        "kv_cache_dtype",
+        "gpu_memory_utilization",
+        "max_model_len",
+        "context_length",
+        "max_num_seqs",
+        "max_running_requests",
+        "max_num_batched_tokens",
+        "chunked_prefill_size",
+        "enforce_eager",
+        "block_size",
+        "page_size",
+    }
+)

@@ -1,0 +1,229 @@
+"""``kvlint verify`` on every real start-up excerpt in fixtures/logs (sources: fixtures/logs/SOURCE.md; each file is
+named after its case in bench/groundtruth/cases.yaml): the parser reproduces the figures each log printed, and the
+replay reproduces kvlint's own prediction for the case (bench/accuracy.py's replay of the same settings)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.options import Options
+from kvlint.verify import VerifyError, parse_log, record_case, verify_log
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import accuracy  # noqa: E402
+
+GiB = 1 << 30
+LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log"))
+CASES = {c["id"]: c for c in accuracy.load_cases(ROOT / "fixtures" / "plan" / "groundtruth_cases.yaml")}
+SHARED_CASE = accuracy.load_cases(ROOT / "fixtures" / "plan" / "groundtruth_cases.yaml")[0]
+
+# Case figures the excerpt does not contain (quoted in the report's prose, or in lines left out of the excerpt).
+NOT_IN_EXCERPT = {
+    "gt-221": {"non_torch_gib", "activation_gib", "kv_cache_gib"},  # the reporter quotes them; not in the log
+    "gt-232": {"mem_fraction_static"},  # stated in the PR text
+}
+
+
+def test_every_log_fixture_is_a_case():
+    assert len(LOGS) >= 18
+    assert all(p.stem in CASES for p in LOGS)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.stem for p in LOGS])
+def test_parser_reproduces_the_printed_figures(path: Path) -> None:
+    case = CASES[path.stem]
+    log = parse_log(path.read_text(encoding="utf-8"))
+    assert log.engine == str(case["engine"]).split()[0]
+    figures = case.get("figures") or {}
+    missing = NOT_IN_EXCERPT.get(path.stem, set())
+    for key, value in figures.items():
+        if key in missing:
+            assert key not in log.figures
+            continue
+        assert log.figures.get(key) == value, (key, log.figures.get(key), value)
+    if case["outcome"] == "fail":
+        assert log.outcome == "fail"
+        for key, value in (case.get("failure") or {}).items():
+            if key == "kind":  # the case's kind may add words: "tgi_warmup_failed (shard transport error)"
+                assert str(value).startswith(log.failure["kind"]), value
+            elif key in log.failure:
+                assert log.failure[key] == value, key
+    else:
+        assert log.outcome == "ok"
+    if case.get("engine_version") and log.version:
+        assert str(case["engine_version"]).startswith(log.version.lstrip("v"))
+    total = (case.get("gpu") or {}).get("total_gib_reported")
+    if log.gpu_total_gib is not None and total is not None:
+        assert log.gpu_total_gib == total
+
+
+def _replay_inputs(gid: str) -> tuple[Options, str, tuple[str, ...]]:
+    """The verify options for a fixture, from bench/accuracy.py's replay table: the model config, GPU, version the
+    bench assumes where the log prints none, and the case's flags the excerpt does not show."""
+    case, r = CASES[gid], accuracy.REPLAY[gid]
+    ref = next(
+        (
+            str(b / r.model_dir)
+            for b in (accuracy.FIXTURE_MODELS, accuracy.LOCAL_MODELS)
+            if (b / r.model_dir).is_dir()
+        ),
+        r.model_dir.replace("--", "/", 1),
+    )
+    s = accuracy.case_settings(case, r)
+    extra: list[str] = []
+    for flag, val in (
+        ("--max-model-len", case.get("max_model_len")),
+        ("--max-num-seqs", case.get("max_num_seqs")),
+        ("--max-num-batched-tokens", case.get("max_num_batched_tokens")),
+        ("--gpu-memory-utilization", case.get("gpu_memory_utilization")),
+        ("--tensor-parallel-size", (case.get("parallelism") or {}).get("tensor_parallel")),
+    ):
+        if val:
+            extra += [flag, str(val)]
+    if s.kv_cache_dtype != "auto":
+        extra += ["--kv-cache-dtype", s.kv_cache_dtype]
+    if s.enforce_eager:
+        extra.append("--enforce-eager")
+    opts = Options(allow_hub=False, accelerator=r.gpu, engine_version=r.version)
+    total = (case.get("gpu") or {}).get("total_gib_reported")
+    if total:
+        opts = dataclasses.replace(opts, gpu_memory_bytes=int(total * GiB))
+    return opts, ref, tuple(extra)
+
+
+REPLAYED = [p for p in LOGS if p.stem in accuracy.REPLAY]
+
+
+@pytest.mark.parametrize("path", REPLAYED, ids=[p.stem for p in REPLAYED])
+def test_replay_reproduces_kvlints_own_prediction(path: Path) -> None:
+    gid = path.stem
+    log = parse_log(path.read_text(encoding="utf-8"))
+    opts, ref, extra = _replay_inputs(gid)
+    if log.version:
+        opts = dataclasses.replace(opts, engine_version=None)
+    res = verify_log(log, opts, model=ref, extra_args=extra)
+    bench = accuracy.plan_case(CASES[gid], accuracy.REPLAY[gid], accuracy.FIXTURE_MODELS)
+    p, b = res.plan.plan, bench.plan
+    assert (p.kv_cache_bytes, p.capacity_tokens, p.num_blocks, p.weights_bytes) == (
+        b.kv_cache_bytes,
+        b.capacity_tokens,
+        b.num_blocks,
+        b.weights_bytes,
+    )
+    assert res.verdict == bench.verdict
+    by = {f.key: f for f in res.figures}
+    if "kv_cache_gib" in by:
+        f = by["kv_cache_gib"]
+        assert f.predicted == pytest.approx(b.kv_cache_bytes / GiB)
+        assert f.inside == (b.kv_cache_bytes_low / GiB <= f.reported <= b.kv_cache_bytes_high / GiB)
+    # the exit status says whether a KV figure fell outside the band (or a failure was missed)
+    assert res.exit_code == (1 if res.outside or res.failures_missed else 0)
+    assert res.exit_code == 0 or gid in ("gt-217", "gt-220")  # 1.79 GiB non-torch; LoRA buffers (see README)
+
+
+def test_exact_part_tokens_from_the_printed_kv():
+    """At the engine's own KV GiB, kvlint's blocks and groups give the printed token count (gt-213, TP2)."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-213.log").read_text())
+    opts, ref, extra = _replay_inputs("gt-213")
+    res = verify_log(log, dataclasses.replace(opts, engine_version=None), model=ref, extra_args=extra)
+    f = next(f for f in res.figures if f.key == "kv_tokens_from_printed_kv")
+    assert f.inside and abs(f.error_pct or 0) < 0.05
+
+
+def _cli(*args: str, stdin: str | None = None):
+    return CliRunner().invoke(main, ["verify", "--offline", *args], input=stdin)
+
+
+def test_cli_text_json_and_exit_codes(tmp_path: Path) -> None:
+    log = str(ROOT / "fixtures" / "logs" / "gt-210.log")
+    r = _cli(log, "--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb")
+    assert r.exit_code == 0, r.output
+    assert "KV cache memory" in r.output and "5.01 GiB" in r.output and "replayed: vllm serve" in r.output
+    r = _cli(log, "--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb", "--format", "json")
+    data = json.loads(r.output)
+    kv = next(f for f in data["figures"] if f["figure"] == "kv_cache_gib")
+    assert kv["reported"] == 5.01 and kv["inside_band"] is True and data["exit_code"] == 0
+    assert data["engine_version"] == "0.10.1.1" and data["printed_args"]["gpu_memory_utilization"] == 0.25
+    # a model path the log names cannot be resolved: usage error, the printed figures still shown
+    r = _cli(log, "--accelerator", "a100-80gb")
+    assert r.exit_code == 2 and "give --model" in r.output
+    # wrong settings: the engine's KV falls outside kvlint's band -> exit 1
+    r = _cli(
+        log,
+        "--model",
+        "Qwen/Qwen2-7B-Instruct",
+        "--accelerator",
+        "h100",
+        "--",
+        "--gpu-memory-utilization",
+        "0.5",
+    )
+    assert r.exit_code == 1 and "outside the band" in r.output
+    assert _cli(str(tmp_path / "nothing.log")).exit_code == 2
+
+
+def test_cli_reads_stdin_and_kubectl_prefixed_logs() -> None:
+    """`kubectl logs --prefix --timestamps` output (pod prefix and RFC 3339 time on every line) parses the same."""
+    text = (ROOT / "fixtures" / "logs" / "gt-209.log").read_text()
+    kubectl = "".join(
+        f"[pod/vllm-0/vllm] 2025-02-11T10:17:54.123456789Z {line}\n" for line in text.splitlines()
+    )
+    assert parse_log(kubectl).figures == parse_log(text).figures
+    r = _cli(
+        "--model", "Qwen/Qwen3-0.6B", "--accelerator", "h100", "--engine-version", "0.9.2", "-",
+        "--", "--max-num-seqs", "8", "--max-model-len", "8192", stdin=kubectl,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "VLLM_USE_V1=0" in r.output and "61.84 GiB" in r.output
+
+
+def test_cli_record_writes_a_ground_truth_case(tmp_path: Path) -> None:
+    out = tmp_path / "case.yaml"
+    r = _cli(
+        str(ROOT / "fixtures" / "logs" / "gt-215.log"),
+        "--model", "openai/gpt-oss-120b", "--accelerator", "a100-80gb", "--record", str(out),
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    (case,) = yaml.safe_load(out.read_text())
+    assert set(case) == set(SHARED_CASE)  # exactly the fields of the shared format
+    assert case["engine"] == "vllm" and case["engine_version"] == "0.10.1.1"
+    assert case["parallelism"]["tensor_parallel"] == 4 and case["gpu_memory_utilization"] == 0.8
+    assert case["figures"]["kv_cache_gib"] == 45.32 and case["figures"]["weights_gib"] == 17.2217
+    assert case["outcome"] == "ok" and case["gpu"]["model"] == "NVIDIA A100-SXM4-80GB"
+
+
+def test_record_without_a_replay_keeps_the_printed_figures() -> None:
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-237.log").read_text())
+    case = record_case(None, log, source="gt-237.log")
+    assert case["engine"] == "tgi" and case["outcome"] == "fail"
+    assert case["failure"] == {
+        "kind": "tgi_warmup_failed",
+        "max_prefill_tokens": 8192,
+        "max_total_tokens": 4096,
+    }
+
+
+def test_tgi_and_sglang_logs_replay() -> None:
+    """TGI: 'Setting max batch total tokens' vs the warmup model; SGLang: the pool's #tokens vs its plan."""
+    tgi = parse_log((ROOT / "fixtures" / "logs" / "gt-234.log").read_text())
+    res = verify_log(
+        tgi, Options(allow_hub=False, accelerator="a100-80gb"), model="meta-llama/Llama-3.1-70B",
+        extra_args=("--num-shard", "2"),
+    )  # fmt: skip
+    f = next(f for f in res.figures if f.key == "max_batch_total_tokens")
+    assert f.reported == 30816 and f.predicted == res.plan.max_batch_total_tokens
+    sg = parse_log((ROOT / "fixtures" / "logs" / "gt-232.log").read_text())
+    res = verify_log(sg, Options(allow_hub=False, accelerator="mi355x"), model="Qwen/Qwen3-30B-A3B")
+    f = next(f for f in res.figures if f.key == "kv_tokens")
+    assert f.reported == 1669816 and f.predicted == res.plan.max_total_num_tokens
+    with pytest.raises(VerifyError):
+        verify_log(sg, Options(allow_hub=False), model="Qwen/Qwen3-30B-A3B")  # no GPU total in an SGLang log
