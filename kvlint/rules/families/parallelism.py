@@ -29,8 +29,11 @@ from kvlint.values import as_float
 
 
 def valid_tp_values(heads: int, limit: int) -> list[int]:
-    """The tensor-parallel sizes from 1 to ``limit`` that divide ``heads``."""
-    return [t for t in range(1, limit + 1) if heads % t == 0]
+    """The tensor-parallel sizes from 1 to ``limit`` that divide ``heads``.
+
+    Only sizes up to ``heads`` can divide it, so the work is bounded by the model's head count whatever
+    ``limit`` (a TP size or GPU count from the manifest, e.g. ``--tensor-parallel-size 1000000000000``)."""
+    return [t for t in range(1, min(limit, heads) + 1) if heads % t == 0]
 
 
 def kv_heads_tp_ok(kv_heads: int, tp: int) -> bool:
@@ -78,9 +81,7 @@ def kv_heads_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if m.is_mla or not m.num_kv_heads or kv_heads_tp_ok(m.num_kv_heads, tp):
         return
     limit = max(8, tp)
-    valid_kv = [
-        t for t in range(1, limit + 1) if kv_heads_tp_ok(m.num_kv_heads, t) and m.num_attention_heads % t == 0
-    ]
+    valid_kv = [t for t in valid_tp_values(m.num_attention_heads, limit) if kv_heads_tp_ok(m.num_kv_heads, t)]
     yield ctx.finding(
         f"{m.id} has {m.num_kv_heads} KV heads and tensor-parallel-size is {tp}: neither divides the other, "
         f"so vLLM's QKVParallelLinear fails with '{max(m.num_kv_heads, tp)} is not divisible by "
