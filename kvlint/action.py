@@ -92,7 +92,8 @@ def build_command(env: Mapping[str, str], json_path: str, markdown_path: str) ->
     if env.get("KVLINT_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         cmd.append("--offline")
     cmd += shlex.split(env.get("KVLINT_ARGS", ""))
-    cmd += env.get("KVLINT_PATHS", "").split() or ["."]
+    # ``--`` ends the options: a path named like an option (``--format=...``) stays a path
+    cmd += ["--", *(env.get("KVLINT_PATHS", "").split() or ["."])]
     return cmd
 
 
@@ -171,6 +172,9 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
             err = _writable_file(name, target, cwd)
             if err:
                 errors.append(err)
+    base_ref = env.get("KVLINT_BASE_REF", "").strip()
+    if base_ref.startswith("-"):
+        errors.append(f"KVLINT_BASE_REF: {base_ref!r} is not a git ref (it starts with '-')")
     temp = env.get("RUNNER_TEMP", "").strip()
     if temp and not os.path.isdir(temp):
         errors.append(f"RUNNER_TEMP: {temp} is not a directory")
@@ -212,6 +216,8 @@ def changed_lines(base_ref: str, cwd: str = ".") -> tuple[str, dict[str, set[int
             return None
         return proc.stdout if proc.returncode == 0 else None
 
+    if base_ref.startswith("-"):
+        return None  # not a ref (git refuses names starting with "-"); never let it reach git as an option
     root = git("rev-parse", "--show-toplevel")
     if root is None or git("rev-parse", "--verify", "--quiet", base_ref + "^{commit}") is None:
         return None
