@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlint.report.escape import printable
+
 if TYPE_CHECKING:
     from kvlint.types import CheckResult, ContainerResult
 
@@ -22,9 +24,15 @@ _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 def _cell(s: str) -> str:
     """One table cell: whitespace collapsed, ``|`` escaped, and ``&``/``<``/``>`` as entities so text from
     manifests (a suppression reason, a model name) is shown, never rendered as HTML in the job summary."""
-    text = " ".join(str(s).split())
+    text = printable(" ".join(str(s).split()))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|")
+
+
+def _code(s: str) -> str:
+    """Text for a code span in a table cell (a file name): one line, inert, no backtick, ``|`` escaped
+    (entities are not decoded inside code spans, so ``<`` and ``&`` stay as they are)."""
+    return printable(" ".join(str(s).split())).replace("`", "'").replace("|", "\\|")
 
 
 def _g(b: int) -> str:
@@ -38,9 +46,9 @@ def _workload_section(c: ContainerResult, result: CheckResult) -> list[str]:
     n = sum(1 for d in result.diagnostics if d.object == c.object_ref and d.container == c.container_name)
     lines = [
         "",
-        f"### {_cell(c.object_ref)} · container `{c.container_name}`",
+        f"### {_cell(c.object_ref)} · container `{_code(c.container_name)}`",
         "",
-        f"{c.serving.engine} {c.serving.version or '(version unpinned)'} · model `{_cell(str(model))}` · "
+        f"{c.serving.engine} {_cell(c.serving.version or '(version unpinned)')} · model `{_code(str(model))}` · "
         f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
     ]
     p = c.plan
@@ -80,7 +88,7 @@ def render_markdown(result: CheckResult) -> str:
     if result.diagnostics:
         lines += ["", "| severity | rule | location | message | fix |", "|---|---|---|---|---|"]
         for d in result.diagnostics:
-            loc = f"`{d.loc.file}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
+            loc = f"`{_code(d.loc.file)}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
             lines.append(
                 f"| {_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {_cell(d.message)} | {_cell(d.fix)} |"
             )
@@ -89,7 +97,7 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["| rule | location | reason |", "|---|---|---|"]
         for s in result.suppressed_diagnostics:
             d = s.diagnostic
-            loc = f"`{d.loc.file}:{d.loc.line}`" if d.loc else ""
+            loc = f"`{_code(d.loc.file)}:{d.loc.line}`" if d.loc else ""
             lines.append(f"| {d.rule} | {loc} | {_cell(s.reason)} |")
         lines += ["", "</details>"]
     if result.containers:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, TextIO
 
+from kvlint.report.escape import printable
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -30,8 +31,12 @@ def use_color(stream: TextIO, force: bool | None = None) -> bool:
 
 
 def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
-    """One diagnostic as ``file:line:col: severity RULE message`` plus an indented ``fix:`` line."""
-    loc = f"{d.loc.file}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
+    """One diagnostic as ``file:line:col: severity RULE message`` plus an indented ``fix:`` line.
+
+    Text from the inputs (file name, message, object, container, fix) goes through
+    :func:`kvlint.report.escape.printable`: each of the two lines stays one line, free of control
+    characters, whatever a file name or manifest holds."""
+    loc = f"{printable(d.loc.file)}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
     sev: str = d.severity
     if color:
         sev = f"{_COLORS.get(d.severity, '')}{d.severity}{_RESET}"
@@ -40,10 +45,12 @@ def format_diagnostic(d: Diagnostic, color: bool = False) -> str:
         rule = d.rule
     where = ""
     if d.object:
-        where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]"
-    lines = [f"{loc}: {sev} {rule} {d.message}{where}"]
+        where = (
+            f" [{printable(d.object)}" + (f" container {printable(d.container)}" if d.container else "") + "]"
+        )
+    lines = [f"{loc}: {sev} {rule} {printable(d.message)}{where}"]
     if d.fix:
-        fix = f"  fix: {d.fix}"
+        fix = f"  fix: {printable(d.fix)}"
         lines.append(f"{_DIM}{fix}{_RESET}" if color else fix)
     return "\n".join(lines)
 
