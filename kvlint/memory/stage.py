@@ -31,7 +31,8 @@ __all__ = ["PlanDetail", "PlanOutcome", "plan_container", "plannable_gpu", "repl
 PlanDetail = VllmPlanDetail | TgiPlanDetail | SglangPlanDetail
 
 #: Exceptions a memory model raises on a configuration it cannot size (never a traceback for the user).
-_PLAN_ERRORS = (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError)
+# OverflowError: absurd but finite inputs (gpu-memory-utilization 1e308) overflow the float arithmetic
+_PLAN_ERRORS = (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError, OverflowError)
 
 
 @dataclass(frozen=True)
