@@ -19,7 +19,8 @@ Bad input never raises: each problem becomes a :class:`~kvlint.types.Finding` an
 input still loads.
 
 * ``KV001`` (yaml-parse-error): syntax error (at the problem mark; documents before it are kept, and the
-  file is re-read document by document so documents after it load too), binary content, invalid UTF-8,
+  file is re-read document by document so documents after it load too), an explicit tag whose value cannot
+  have its type (``!!bool maybe``, ``!!int x``: kubectl rejects such a document), binary content, invalid UTF-8,
   nesting deeper than :data:`MAX_DEPTH`, alias expansion above :data:`MAX_NODES` values, recursive
   aliases, files above ``max_file_bytes`` (skipped unread), unreadable files.
 * ``KV002`` (unrendered-template): Helm/Go template actions (``{{ .Values.x }}``, ``{{- include ... }}``)
@@ -576,9 +577,17 @@ def _resolve_scalar(ev: Any) -> Any:
 _MISSING = object()
 
 
+class _TagError(ValueError):
+    """An explicit YAML tag whose value cannot have that type (``!!bool maybe``)."""
+
+
 def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
     """Typed value of scalar text ``value`` with tag ``tag`` (None when untagged; ``plain`` says the
-    scalar was written unquoted, so the YAML 1.1 implicit resolvers apply)."""
+    scalar was written unquoted, so the YAML 1.1 implicit resolvers apply).
+
+    Raises :class:`_TagError` when an explicit ``!!bool``/``!!int``/``!!float``/``!!null`` tag holds a value
+    of another type."""
+    explicit = tag is not None and tag != "!"
     if tag is None or tag == "!":
         if tag == "!" or not plain:
             return value
@@ -600,7 +609,16 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
             return value
         return ctor(ScalarNode(tag, value))
     except (ValueError, TypeError, KeyError, OverflowError, yaml.YAMLError):
-        # e.g. ``!!bool maybe`` (KeyError in PyYAML), ``!!int x``: the text as written
+        if explicit:
+            # ``!!bool maybe`` (a KeyError in PyYAML), ``!!int x``: the YAML-to-JSON conversion of kubectl
+            # (sigs.k8s.io/yaml, go-yaml) rejects the document ("cannot decode !!str `maybe` as a !!bool")
+            name = tag.rsplit(":", 1)[-1]
+            what = {"bool": "a boolean", "int": "an integer", "float": "a number"}.get(name, name)
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise _TagError(
+                f"!!{name} {shown!r}: the value is not {what}; kubectl rejects the document (cannot decode "
+                f"it as a !!{name}); kvlint did not read this document"
+            ) from None
         return value
 
 
@@ -651,7 +669,11 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                 if start is None:
                     start = (m.line, m.column)
                 if cls is scalar_cls:
-                    value = _resolve_scalar(ev)
+                    try:
+                        value = _resolve_scalar(ev)
+                    except _TagError as te:
+                        problem = _Problem(str(te), m.line + off, m.column + 1)
+                        continue
                     size = 1
                     if spans is not None:
                         em = ev.end_mark

@@ -79,11 +79,18 @@ def test_template_action_scan_is_linear() -> None:
     assert len(_timed(lambda: template_actions(long), 1.0)) == 20_000
 
 
-def test_tag_with_impossible_value_is_text() -> None:
-    r = load_text(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: !!bool maybe\n", "t.yaml"
-    )
-    assert r.documents[0].data["data"]["a"] == "maybe"
+def test_tag_with_impossible_value_is_a_located_kv001(tmp_path: Path) -> None:
+    """``!!bool maybe`` raised KeyError out of the loader; kubectl rejects such a document, and so does
+    kvlint now: KV001 at the value, the next document still linted."""
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: !!bool maybe\n---\nb: !!int 7\n"
+    r = load_text(text, "t.yaml")
+    assert [(f.rule, f.loc.line, f.loc.column) for f in r.findings if f.loc] == [("KV001", 5, 6)]
+    assert "!!bool 'maybe'" in r.findings[0].message
+    assert [d.data for d in r.documents] == [{"b": 7}]
+    p = tmp_path / "t.yaml"
+    p.write_text(text)
+    code, out = _check(tmp_path, str(p))
+    assert code == 1 and "KV001" in out
 
 
 @pytest.mark.parametrize(
