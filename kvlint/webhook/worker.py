@@ -52,8 +52,9 @@ WARM_UP_OBJECT: dict[str, Any] = {
 WARM_UP_LABEL = "<admission Deployment/default/kvlint-warm-up>.json"
 
 #: Scheduling niceness added to each worker process (``nice(2)``): on a pod's few cores, a worker busy with
-#: a heavy review yields the CPU to the review event loop and the probe listener.
-WORKER_NICENESS = 10
+#: a heavy review yields the CPU to the review event loop and the probe listener. The environment variable
+#: ``KVLINT_WEBHOOK_WORKER_NICE`` overrides it (benchmarks; 0 keeps the server's priority).
+WORKER_NICENESS = int(os.environ.get("KVLINT_WEBHOOK_WORKER_NICE", "10"))
 
 
 @dataclass
