@@ -4,7 +4,7 @@ do not share the server's GIL and skew its latency).
 ``python tests/hostile_server.py CERT KEY`` serves ``/validate`` over TLS and the probe listener over plain
 HTTP on free loopback ports with two review workers, a 1 s review budget and 1 s header/body deadlines;
 its pipeline is ``run_documents`` except that objects named ``spin-*`` pin a CPU for ever (only killing
-the worker ends such a review). It prints ``{"port": N, "probe_port": M}`` on one line once ready and
+the worker ends such a review) and ``hog-*`` ones allocate more than a worker may. It prints ``{"port": N, "probe_port": M}`` on one line once ready and
 stops when its standard input closes.
 """
 
@@ -16,12 +16,16 @@ from typing import Any
 
 
 def spin_pipeline(loaded: Any, options: Any) -> Any:
-    """``run_documents``, except for objects named ``spin-*``, which never finish."""
+    """``run_documents``, except for objects named ``spin-*``, which never finish, and ``hog-*``, which
+    try to allocate 4 GiB (more than a worker's address-space cap)."""
     from kvlint.pipeline import run_documents
 
     if any(d.name.startswith("spin-") for d in loaded.documents):
         while True:
             pass
+    if any(d.name.startswith("hog-") for d in loaded.documents):
+        hog = bytearray(4 * 2**30)
+        return hog
     return run_documents(loaded, options)
 
 

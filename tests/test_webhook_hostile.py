@@ -247,6 +247,15 @@ def test_cpu_bound_reviews_are_killed_at_the_budget(server: Any) -> None:
     assert normal["allowed"] is False
 
 
+def test_a_review_that_allocates_too_much_is_an_internal_error_not_an_oom_kill(server: Any) -> None:
+    srv, ctx = server
+    before = srv.metric('kvlint_webhook_worker_restarts_total{reason="memory"}')
+    resp, seconds = _post(srv, ctx, review(_tp_object("1", "hog-1"), uid="hog"))
+    assert resp["allowed"] is True and "internal error (MemoryError)" in resp["warnings"][0]
+    assert srv.metric('kvlint_webhook_worker_restarts_total{reason="memory"}') == before + 1
+    assert seconds < BUDGET_S + 0.5
+
+
 def _slow_connection(port: int, ctx: ssl.SSLContext) -> ssl.SSLSocket:
     raw = socket.create_connection(("127.0.0.1", port), timeout=10)
     s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")

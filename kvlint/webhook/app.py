@@ -26,7 +26,7 @@ Probes: ``/healthz`` (liveness) and ``/readyz`` (readiness) answer on the review
 :func:`create_probe_app`, on a separate plain-HTTP listener served by its own thread and event loop
 (:class:`kvlint.webhook.server.ProbeServer`), which review traffic cannot starve: slow or numerous review
 connections do not count against it. There ``/healthz`` checks that the review event loop is alive (its
-heartbeat is at most ``liveness_stall_seconds`` old). ``/readyz`` is 200 once the worker pool is up
+heartbeat is at most ``liveness_stall_seconds`` old) and that review workers can be started. ``/readyz`` is 200 once the worker pool is up
 (catalogues loaded, the warm-up object linted) and, with ``--cluster``, a node inventory is loaded; 503
 while starting, draining for shutdown, or when no worker is alive. ``/metrics`` is served on both.
 """
@@ -102,10 +102,15 @@ class WebhookState:
         return None
 
     def not_live_reason(self) -> str | None:
-        """Why the probe listener's ``/healthz`` fails (the review loop stopped ticking), or None."""
-        age = time.monotonic() - self.heartbeat
+        """Why the probe listener's ``/healthz`` fails, or None: the review loop stopped ticking, or no
+        review worker could be started for ``liveness_stall_seconds`` (the kubelet then restarts the pod)."""
+        now = time.monotonic()
+        age = now - self.heartbeat
         if age > self.liveness_stall_seconds:
             return f"the review event loop has not run for {age:.1f} s"
+        empty = self.pool.empty_since if self.pool is not None and not self.pool.closed else None
+        if self.ready and empty is not None and now - empty > self.liveness_stall_seconds:
+            return f"no review worker has run for {now - empty:.1f} s"
         return None
 
 

@@ -137,6 +137,8 @@ class ReviewPool:
         self.busy = 0
         self.restarts = 0
         self.closed = False
+        #: ``time.monotonic()`` since when no worker has been alive (None while one is).
+        self.empty_since: float | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -189,6 +191,10 @@ class ReviewPool:
         return [w.pid for w in self._workers if w.pid is not None]
 
     def _set_busy(self) -> None:
+        if self._workers:
+            self.empty_since = None
+        elif self.empty_since is None:
+            self.empty_since = time.monotonic()
         if self.metrics is not None:
             self.metrics.workers_busy.set(self.busy)
             self.metrics.workers.set(len(self._workers))
