@@ -77,7 +77,7 @@ def build_settings(**kw: Any) -> Any:
             workers=_given(kw, "workers", 2),
             exempt_namespaces=tuple(kw.get("exempt_namespace") or ("kube-system",)),
             options=options,
-            worker_memory_bytes=_parse_size(kw.get("worker_memory") or "1Gi") or None,
+            worker_memory_bytes=_parse_size(kw.get("worker_memory") or "512Mi") or None,
             header_timeout_seconds=_given(kw, "header_timeout", 5.0),
             body_timeout_seconds=_given(kw, "body_timeout", 10.0),
         )
@@ -122,7 +122,7 @@ def webhook() -> None:
 )
 @click.option(
     "--worker-memory",
-    default="1Gi",
+    default="512Mi",
     show_default=True,
     help="Address-space cap of each worker process (RLIMIT_AS); 0 for none.",
 )

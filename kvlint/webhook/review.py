@@ -144,7 +144,7 @@ class WebhookSettings:
     workers: int = 2
     exempt_namespaces: tuple[str, ...] = ("kube-system",)
     options: Any = None
-    worker_memory_bytes: int | None = 1 << 30
+    worker_memory_bytes: int | None = 512 * 2**20
     header_timeout_seconds: float = 5.0
     body_timeout_seconds: float = 10.0
 
