@@ -152,7 +152,8 @@ def _shared_args(env: Mapping[str, str], cwd: str | None = None) -> list[str]:
     paths = env.get("KVLINT_PATHS", "").split() or ["."]
     if cwd is not None:
         paths = [p for p in paths if p == "-" or os.path.exists(os.path.join(cwd, p))]
-    return args + paths
+    # ``--`` ends the options: a path named like an option (``--format=...``) stays a path
+    return [*args, "--", *paths]
 
 
 def _words(env: Mapping[str, str], name: str) -> tuple[list[str], str | None]:
@@ -234,6 +235,9 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
             err = _writable_file(name, target, cwd)
             if err:
                 errors.append(err)
+    base_ref = env.get("KVLINT_BASE_REF", "").strip()
+    if base_ref.startswith("-"):
+        errors.append(f"KVLINT_BASE_REF: {base_ref!r} is not a git ref (it starts with '-')")
     temp = env.get("RUNNER_TEMP", "").strip()
     if temp and not os.path.isdir(temp):
         errors.append(f"RUNNER_TEMP: {temp} is not a directory")
@@ -317,7 +321,10 @@ def changed_lines(base_ref: str, cwd: str = ".") -> tuple[str, dict[str, set[int
 
 def _diff_base(base_ref: str, cwd: str) -> tuple[str, str] | None:
     """``(repository root, commit to compare with)``: the merge base of ``base_ref`` and ``HEAD``, else
-    ``base_ref``'s commit; None when git cannot tell."""
+    ``base_ref``'s commit; None when git cannot tell, or ``base_ref`` is not a ref (git refuses names starting
+    with "-": it never reaches git as an option)."""
+    if base_ref.startswith("-"):
+        return None
     root = _git(cwd, "rev-parse", "--show-toplevel")
     commit = _git(cwd, "rev-parse", "--verify", "--quiet", base_ref + "^{commit}")
     if root is None or commit is None:

@@ -64,6 +64,30 @@ def _parse_formats(values: tuple[str, ...]) -> list[tuple[str, str | None]]:
     return out
 
 
+def _report_over_input(
+    outputs: list[tuple[str, str | None]], paths: tuple[str, ...], exclude: tuple[str, ...]
+) -> str | None:
+    """The first ``--format NAME=FILE`` target that is one of the inputs (named, or found in a named
+    directory as kvlint walks it), or None. Writing the report there would destroy the manifest."""
+    import os
+
+    targets = {os.path.realpath(p): p for _, p in outputs if p is not None and os.path.exists(p)}
+    if not targets:
+        return None
+    from kvlint.load import _expand
+
+    for arg in paths:
+        if arg == "-" or not os.path.exists(arg):
+            continue
+        if os.path.realpath(arg) in targets:
+            return targets[os.path.realpath(arg)]
+        if os.path.isdir(arg):
+            for f in _expand(arg, exclude):
+                if os.path.realpath(f) in targets:
+                    return targets[os.path.realpath(f)]
+    return None
+
+
 def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
@@ -394,6 +418,12 @@ def check(
         except ClusterUnavailable as exc:
             _config_fail(f"--cluster: {exc}")
             return
+    clash = _report_over_input(outputs, paths, options.exclude)
+    if clash:
+        raise click.BadParameter(
+            f"{clash} is one of the files being linted; write the report to another file",
+            param_hint="--format",
+        )
     try:
         run = run_paths(
             paths,
@@ -420,7 +450,8 @@ def check(
             click.echo(text, nl=False, color=use or None)
             continue
         try:
-            with open(out_path, "w", encoding="utf-8") as fh:
+            # the writers escape what they quote; backslashreplace is the last guard against a crash
+            with open(out_path, "w", encoding="utf-8", errors="backslashreplace") as fh:
                 fh.write(text)
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)

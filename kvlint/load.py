@@ -19,7 +19,8 @@ Bad input never raises: each problem becomes a :class:`~kvlint.types.Finding` an
 input still loads.
 
 * ``KV001`` (yaml-parse-error): syntax error (at the problem mark; documents before it are kept, and the
-  file is re-read document by document so documents after it load too), binary content, invalid UTF-8,
+  file is re-read document by document so documents after it load too), an explicit tag whose value cannot
+  have its type (``!!bool maybe``, ``!!int x``: kubectl rejects such a document), binary content, invalid UTF-8,
   nesting deeper than :data:`MAX_DEPTH`, alias expansion above :data:`MAX_NODES` values, recursive
   aliases, files above ``max_file_bytes`` (skipped unread), unreadable files.
 * ``KV002`` (unrendered-template): Helm/Go template actions (``{{ .Values.x }}``, ``{{- include ... }}``)
@@ -45,7 +46,7 @@ import os
 import re
 import stat
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
@@ -96,7 +97,13 @@ _SCALAR_CONSTRUCTORS: dict[str, Any] = {
     _NULL: _SAFE.construct_yaml_null,
 }
 
-_DOC_START = re.compile(r"^---(?=[ \t\r]|$)", re.M)
+# A ``---`` document marker at the start of a line. Besides LF (and CR, NEL, rewritten to LF by
+# _normalise_breaks), YAML 1.1 and libyaml break lines at U+2028 / U+2029 (kept as written: inside quoted
+# scalars they are content), so a marker may follow those too.
+_DOC_START = re.compile(r"(?:^|(?<=[\u2028\u2029]))---(?=[ \t\r\u2028\u2029]|$)", re.M)
+_CR_OR_NEL = re.compile(r"\r(?!\n)|\x85")
+# A YAML comment line: optional blanks, then ``#``.
+_COMMENT_LINE = re.compile(r"[^\S\n\u2028\u2029]*#")
 
 # Helm / Go template actions. A Go action starts (after ``{{`` and an optional trim ``-``) with a field or
 # variable (``.Values``, ``.``, ``$x``), a comment ``/*``, or a template keyword / Helm function followed by
@@ -108,7 +115,10 @@ _GO_WORDS = (
     "trim|trimSuffix|trimPrefix|upper|lower|replace|b64enc|b64dec|dict|list|hasKey|empty|coalesce|"
     "ternary|semverCompare|toString|cat|join|contains|hasPrefix|hasSuffix|sha256sum|merge|break|continue"
 )
-_TEMPLATE_ACTION = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:" + _GO_WORDS + r")(?=[\s}]))[^\n]*?\}\}")
+# The opening of an action; its end is the first ``}}`` after it on the same line (found with str.find in
+# :func:`_action_spans`, which keeps the scan linear: a lazy ``[^\n]*?\}\}`` regex re-scans the rest of the
+# line from every ``{{``, quadratic on a long line of ``{{ .`` without ``}}``).
+_ACTION_OPEN = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:" + _GO_WORDS + r")(?=[\s}]))")
 # Actions that only Helm understands (built-in objects or Helm/sprig functions at the start); these are
 # flagged even inside string values, where other engines' own placeholders (KServe's ``{{.Name}}`` in a
 # ServingRuntime) are left alone.
@@ -218,6 +228,7 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
+    text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or SUPPRESSION_MARKER in text:
         # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
@@ -231,14 +242,14 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while documents are built; a no-op when it is already paused.
 
-    The built documents hold no reference cycles, yet every LDict/LList/Loc is a GC-tracked object, and
-    a large input creates millions of them. Left to itself the collector would rescan them again and
-    again (while loading, and after it: the first young, middle and full collections that follow each
-    walk all of them), which cost about as much as the loading itself. On exit the new objects are moved
-    straight into the oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: CPython splices the
-    lists without scanning or changing the full-collection accounting), then the collector is resumed.
-    Nothing stays frozen: garbage cycles, if any, are still found by the next full collection. Memory
-    and results are unchanged; only when the collector spends its time changes.
+    The built documents hold no reference cycles, yet every LDict/LList/Loc is a GC-tracked object, and a
+    large input creates millions of them; pausing the collector while they are created saves rescanning
+    them again and again during loading. On exit the collector is simply re-enabled: nothing is moved
+    between generations. (An earlier version ended with ``gc.freeze(); gc.unfreeze()``, which moves every
+    tracked object, garbage cycles included, into the oldest generation; CPython only runs a full
+    collection when the objects that survived young collections exceed 25% of that generation, so in a
+    long-running process such as the admission webhook, which loads one review after another, the oldest
+    generation kept growing and its cycles were never collected: about 11 KB per review.)
     """
     if not gc.isenabled():
         yield
@@ -247,11 +258,6 @@ def _gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
-        freeze = getattr(gc, "freeze", None)
-        unfreeze = getattr(gc, "unfreeze", None)
-        if freeze is not None and unfreeze is not None:
-            freeze()
-            unfreeze()
         gc.enable()
 
 
@@ -268,15 +274,53 @@ def template_actions(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     line = 0
     pos = 0
-    for m in _TEMPLATE_ACTION.finditer(text):
-        start = m.start()
-        line += text.count("\n", pos, start)
+    line_start = 0
+    comment = _COMMENT_LINE.match(text, 0) is not None
+    unicode_breaks = "\u2028" in text or "\u2029" in text
+    for start, end in _action_spans(text):
+        # line and line start advanced over text[pos:start] only: linear even with thousands of actions on
+        # one long line
+        breaks = _breaks(text, pos, start, unicode_breaks)
+        if breaks:
+            line += breaks
+            nl = text.rfind("\n", pos, start)
+            if unicode_breaks:
+                nl = max(nl, text.rfind("\u2028", pos, start), text.rfind("\u2029", pos, start))
+            line_start = nl + 1
+            comment = _COMMENT_LINE.match(text, line_start) is not None
         pos = start
-        line_start = text.rfind("\n", 0, start) + 1
-        if text[line_start:start].lstrip().startswith("#"):
+        if comment:
             continue
-        out.append((line, start - line_start, m.group(0)))
+        out.append((line, start - line_start, text[start:end]))
     return out
+
+
+def _action_spans(text: str) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of each template action in ``text``: an opening (:data:`_ACTION_OPEN`) and the first
+    ``}}`` after it on the line where the opening ends; non-overlapping, left to right.
+
+    Linear in ``len(text)``: each ``{{`` is tried once, and when the rest of a line holds no ``}}`` the scan
+    moves on to the next line (no later ``{{`` on that line can close either)."""
+    n = len(text)
+    pos = 0
+    eol = -1  # end of the line being scanned (found once per line, not once per action)
+    while True:
+        i = text.find("{{", pos)
+        if i < 0:
+            return
+        m = _ACTION_OPEN.match(text, i)
+        if m is None:
+            pos = i + 1
+            continue
+        if m.end() > eol:
+            eol = text.find("\n", m.end())
+            eol = n if eol < 0 else eol
+        j = text.find("}}", m.end(), eol)
+        if j < 0:
+            pos = eol
+            continue
+        yield i, j + 2
+        pos = j + 2
 
 
 # --------------------------------------------------------------------------------------------------
@@ -493,6 +537,12 @@ _PLAIN_MEMO: dict[str, Any] = {}
 _TAGGED_MEMO: dict[tuple[str, str], Any] = {}
 _MEMO_MAX = 50_000
 _MEMO_TEXT_MAX = 200
+#: Longest text converted to an int or float (longer ones stay strings). A 64-bit integer has at most 20
+#: digits, a float's ``repr`` at most 24 characters; 100 leaves room for ``_`` separators and ``0b`` forms.
+#: Without a bound a YAML 1.1 sexagesimal ``1:1:1:...`` or a 100,000-digit number takes seconds to minutes
+#: to convert (quadratic big-integer arithmetic), and Python refuses decimal ints above 4,300 digits.
+MAX_NUMBER_CHARS = 100
+_NUMERIC_TAGS = frozenset({_TAG + "int", _TAG + "float"})
 
 
 def _resolve_scalar(ev: Any) -> Any:
@@ -527,9 +577,17 @@ def _resolve_scalar(ev: Any) -> Any:
 _MISSING = object()
 
 
+class _TagError(ValueError):
+    """An explicit YAML tag whose value cannot have that type (``!!bool maybe``)."""
+
+
 def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
     """Typed value of scalar text ``value`` with tag ``tag`` (None when untagged; ``plain`` says the
-    scalar was written unquoted, so the YAML 1.1 implicit resolvers apply)."""
+    scalar was written unquoted, so the YAML 1.1 implicit resolvers apply).
+
+    Raises :class:`_TagError` when an explicit ``!!bool``/``!!int``/``!!float``/``!!null`` tag holds a value
+    of another type."""
+    explicit = tag is not None and tag != "!"
     if tag is None or tag == "!":
         if tag == "!" or not plain:
             return value
@@ -541,14 +599,26 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
             return value
     if tag == _MERGE:
         return _MERGE_KEY
-    if tag == _INT and value.isdigit():
-        return int(value)
-    ctor = _SCALAR_CONSTRUCTORS.get(tag)
-    if ctor is None:
-        return value
+    if len(value) > MAX_NUMBER_CHARS and tag in _NUMERIC_TAGS:
+        return value  # no real number is this long; converting it costs time quadratic in its length
     try:
+        if tag == _INT and value.isdigit():
+            return int(value)
+        ctor = _SCALAR_CONSTRUCTORS.get(tag)
+        if ctor is None:
+            return value
         return ctor(ScalarNode(tag, value))
-    except (ValueError, TypeError, yaml.YAMLError):
+    except (ValueError, TypeError, KeyError, OverflowError, yaml.YAMLError):
+        if explicit:
+            # ``!!bool maybe`` (a KeyError in PyYAML), ``!!int x``: the YAML-to-JSON conversion of kubectl
+            # (sigs.k8s.io/yaml, go-yaml) rejects the document ("cannot decode !!str `maybe` as a !!bool")
+            name = tag.rsplit(":", 1)[-1]
+            what = {"bool": "a boolean", "int": "an integer", "float": "a number"}.get(name, name)
+            shown = value if len(value) <= 40 else value[:37] + "..."
+            raise _TagError(
+                f"!!{name} {shown!r}: the value is not {what}; kubectl rejects the document (cannot decode "
+                f"it as a !!{name}); kvlint did not read this document"
+            ) from None
         return value
 
 
@@ -599,7 +669,11 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                 if start is None:
                     start = (m.line, m.column)
                 if cls is scalar_cls:
-                    value = _resolve_scalar(ev)
+                    try:
+                        value = _resolve_scalar(ev)
+                    except _TagError as te:
+                        problem = _Problem(str(te), m.line + off, m.column + 1)
+                        continue
                     size = 1
                     if spans is not None:
                         em = ev.end_mark
@@ -874,6 +948,30 @@ def _add_doc(
         )
 
 
+def _normalise_breaks(text: str) -> str:
+    """``text`` with lone CR and NEL (U+0085) line breaks written as LF.
+
+    YAML (1.1 and 1.2) and libyaml count a lone CR (classic Mac line endings) and NEL as line breaks and read
+    them as LF inside scalars, so values and line numbers are unchanged; kvlint's own line arithmetic and
+    ``---`` splitting count LF. Without this, a CR-only file was one long line to kvlint: one broken document
+    hid every later document's findings. CRLF is left alone (the CR sits at the end of a line)."""
+    if "\r" not in text and "\x85" not in text:
+        return text
+    return _CR_OR_NEL.sub("\n", text)
+
+
+def _breaks(text: str, start: int, end: int, unicode_breaks: bool | None = None) -> int:
+    """Line breaks in ``text[start:end]`` as libyaml counts them (LF, U+2028, U+2029; CR and NEL were
+    normalised to LF). ``unicode_breaks``: whether ``text`` holds U+2028/U+2029 (looked up when None;
+    callers in a loop pass it, so each call costs only ``end - start``)."""
+    n = text.count("\n", start, end)
+    if unicode_breaks is None:
+        unicode_breaks = "\u2028" in text or "\u2029" in text
+    if unicode_breaks:
+        n += text.count("\u2028", start, end) + text.count("\u2029", start, end)
+    return n
+
+
 def _segments(text: str) -> Iterator[tuple[int, str]]:
     """(line offset, text) of each ``---``-separated part of a multi-document file."""
     starts = [m.start() for m in _DOC_START.finditer(text)]
@@ -881,8 +979,9 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         starts.insert(0, 0)
     line = 0
     prev = 0
+    unicode_breaks = "\u2028" in text or "\u2029" in text
     for i, s in enumerate(starts):
-        line += text.count("\n", prev, s)
+        line += _breaks(text, prev, s, unicode_breaks)
         prev = s
         end = starts[i + 1] if i + 1 < len(starts) else len(text)
         yield line, text[s:end]
@@ -901,9 +1000,11 @@ def _load_decoded(text: str, path: str, result: LoadResult) -> None:
             # raw inside JSON strings, so spaces keep every column the same.
             if _load_segment(text.replace("\t", " "), path, 0, result, [], counter, whole_file=True):
                 return
+    action_lines = [a[0] for a in actions]  # sorted: actions are found left to right
     for offset, seg in _segments(text):
         if not seg.strip():
             continue
-        nlines = seg.count("\n") + 1
-        seg_actions = [(ln - offset, col, a) for ln, col, a in actions if offset <= ln < offset + nlines]
+        nlines = _breaks(seg, 0, len(seg)) + 1
+        lo, hi = bisect_left(action_lines, offset), bisect_left(action_lines, offset + nlines)
+        seg_actions = [(ln - offset, col, a) for ln, col, a in actions[lo:hi]]
         _load_segment(seg, path, offset, result, seg_actions, counter, whole_file=False)

@@ -27,6 +27,8 @@ class Options:
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
         allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
+        allow_local_paths: whether a model reference may be looked up as a path on this machine (the CLI:
+            yes; the admission webhook: no, only ``model_dirs`` and ``model_paths``).
         min_concurrency: KV104 threshold (requests at max-model-len that must fit at once); None = the
             ``rules.KV104.min_concurrency`` parameter, else the catalogue default (2).
         max_file_bytes: files larger than this are skipped with KV001.
@@ -51,6 +53,7 @@ class Options:
     model_dirs: tuple[str, ...] = ()
     model_paths: dict[str, str] = field(default_factory=dict)
     allow_hub: bool = True
+    allow_local_paths: bool = True
     min_concurrency: float | None = None
     max_file_bytes: int = 16 * 2**20
     exclude: tuple[str, ...] = ()

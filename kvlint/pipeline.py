@@ -273,6 +273,7 @@ def resolve_container_model(
                 model_paths=options.model_paths,
                 revision=str(revision) if revision else None,
                 allow_hub=options.allow_hub,
+                allow_local_paths=options.allow_local_paths,
             ),
             None,
         )

@@ -4,7 +4,8 @@
 Helm options) that understands three more kinds of input:
 
 * **Helm chart directories** (a directory holding ``Chart.yaml``, named as an argument): rendered with
-  ``helm template RELEASE CHART [-f VALUES]... [--set K=V]...`` when the ``helm`` binary is on ``PATH``.
+  ``helm template [--values=VALUES]... [--set=K=V]... -- RELEASE CHART`` when the ``helm`` binary is on
+  ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
   Without it, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
@@ -320,10 +321,16 @@ def kustomize_command(directory: str) -> list[str] | None:
     """The command that renders ``directory``: ``kustomize build DIR``, else ``kubectl kustomize DIR``,
     or None when neither binary is on ``PATH``."""
     if shutil.which("kustomize"):
-        return ["kustomize", "build", directory]
+        return ["kustomize", "build", _safe_path(directory)]
     if shutil.which("kubectl"):
-        return ["kubectl", "kustomize", directory]
+        return ["kubectl", "kustomize", _safe_path(directory)]
     return None
+
+
+def _safe_path(path: str) -> str:
+    """``path`` as a command argument that cannot be read as an option: a relative path starting with
+    ``-`` gets a leading ``./`` (the same file)."""
+    return os.path.join(".", path) if path.startswith("-") else path
 
 
 def render_helm(
@@ -358,11 +365,12 @@ def render_helm(
             f"helm template RELEASE {chart} | kvlint check -"
         )
     name = release or _release_name(chart)
-    cmd = [helm, "template", name, chart]
-    for v in values:
-        cmd += ["-f", v]
-    for s in set_values:
-        cmd += ["--set", s]
+    # Options first, each as one --name=value word, then ``--`` and the positional arguments: no path or
+    # value from the command line (a directory named ``--post-renderer=sh``, say) can become a helm flag.
+    cmd = [helm, "template"]
+    cmd += [f"--values={_safe_path(v)}" for v in values]
+    cmd += [f"--set={s}" for s in set_values]
+    cmd += ["--", name, _safe_path(chart)]
     label = os.path.join(chart, "Chart.yaml")
     out = _run(cmd, label, "helm template", max_bytes)
     if isinstance(out, LoadResult):

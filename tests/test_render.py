@@ -283,14 +283,15 @@ def test_chart_rendering_maps_to_real_template_files(
     values = os.path.join(CHART, "values.yaml")
     loaded = load_inputs([CHART], helm_values=[values], helm_set=["maxModelLen=8192"])
     with open(args_file) as fh:
+        # options as single --name=value words before "--", then release and chart (issue 14: no argument
+        # can become a helm option)
         assert fh.read().split() == [
             "template",
+            f"--values={values}",
+            "--set=maxModelLen=8192",
+            "--",
             "chat-chart",
             CHART,
-            "-f",
-            values,
-            "--set",
-            "maxModelLen=8192",
         ]
     assert {d.path for d in loaded.documents} == {
         os.path.join(CHART, "templates", "service.yaml"),

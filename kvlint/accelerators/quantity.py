@@ -33,7 +33,16 @@ _BYTES = {
     "gb": 10**9,
     "tb": 10**12,
 }
-_RE = re.compile(r"^\s*([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*([A-Za-z]*)\s*$")
+# Matched against the stripped text, so only one whitespace run (between number and unit) is left to the
+# regex: with ``\s*`` on both sides of an optional unit, a run of n spaces can be split n ways and a
+# failing match costs O(n^2) (a 60 KB value took seconds).
+_RE = re.compile(r"([+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)[ \t]*([A-Za-z]*)")
+#: Longest quantity text read (longer text is rejected unread). Real ones are short: ``81559MiB``,
+#: ``85045477376``, ``79.19GiB``.
+MAX_QUANTITY_CHARS = 64
+#: Largest quantity accepted, in bytes: 2^63 - 1, the largest value a Kubernetes ``resource.Quantity`` holds
+#: as an int64 (k8s.io/apimachinery/pkg/api/resource, ``Quantity.Value``), far above any device or pod.
+MAX_QUANTITY_BYTES = 2**63 - 1
 
 
 def parse_quantity(text: str | int | float) -> int:
@@ -46,20 +55,29 @@ def parse_quantity(text: str | int | float) -> int:
 
     Raises:
         ValueError: empty/unparsable text, an unknown unit (including Kubernetes ``m`` = milli, which
-            makes no sense for bytes), or a negative value. The message quotes the text.
+            makes no sense for bytes), a negative value, text longer than :data:`MAX_QUANTITY_CHARS` or a
+            value above :data:`MAX_QUANTITY_BYTES`. The message quotes the text (cut when long).
     """
     if isinstance(text, bool):
         raise ValueError(f"invalid quantity {text!r}: expected a number of bytes such as 79.19GiB or 80GB")
     if isinstance(text, int):
         if text < 0:
             raise ValueError(f"invalid quantity {text!r}: negative")
+        if text > MAX_QUANTITY_BYTES:
+            raise ValueError(f"invalid quantity: {text.bit_length()}-bit number, more than 2^63 bytes")
         return text
     if isinstance(text, float):
         text = repr(text)
     if not isinstance(text, str):
         raise ValueError(f"invalid quantity {text!r}: expected a string such as 79.19GiB")
-    m = _RE.match(text)
-    if not m and text.strip().startswith("-") and _RE.match(text.strip()[1:]):
+    stripped = text.strip()
+    if len(stripped) > MAX_QUANTITY_CHARS:
+        raise ValueError(
+            f"invalid quantity {stripped[:20]!r}... ({len(stripped)} characters): a byte quantity is at most "
+            f"{MAX_QUANTITY_CHARS} characters, e.g. 79.19GiB"
+        )
+    m = _RE.fullmatch(stripped)
+    if not m and stripped.startswith("-") and _RE.fullmatch(stripped[1:]):
         raise ValueError(f"invalid quantity {text!r}: negative")
     if not m:
         raise ValueError(
@@ -77,7 +95,14 @@ def parse_quantity(text: str | int | float) -> int:
             f"invalid quantity {text!r}: unknown unit {unit!r} (use Ki/Mi/Gi/Ti, k/M/G/T, KiB/MiB/GiB, KB/MB/GB)"
         )
     try:
-        value = Decimal(number) * factor
+        number_value = Decimal(number)
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only valid decimals
         raise ValueError(f"invalid quantity {text!r}") from exc
-    return int(value.to_integral_value(rounding=ROUND_HALF_UP))
+    # 2^63 < 10^19 and the largest factor is 2^60 < 10^19: a number below 10^19 cannot overflow the
+    # arithmetic below; the exponent of one above it (``1e999999``) would overflow Decimal's context.
+    if number_value and number_value.adjusted() > 18:
+        raise ValueError(f"invalid quantity {text!r}: implausibly large (more than 2^63 bytes)")
+    value = int((number_value * factor).to_integral_value(rounding=ROUND_HALF_UP))
+    if value > MAX_QUANTITY_BYTES:
+        raise ValueError(f"invalid quantity {text!r}: implausibly large (more than 2^63 bytes)")
+    return value

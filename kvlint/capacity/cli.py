@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kvlint.capacity.workload import MAX_REQUESTS
+
 if TYPE_CHECKING:
     from kvlint.options import Options
 
@@ -147,9 +149,9 @@ _POSITIVE = FiniteFloat(0.0, low_open=True)
 )
 @click.option(
     "--requests",
-    type=_POSITIVE_INT,
+    type=click.IntRange(1, MAX_REQUESTS),
     default=None,
-    help="Requests to simulate [default: 2000, or the trace rows].",
+    help=f"Requests to simulate, at most {MAX_REQUESTS:,} [default: 2000, or the trace rows].",
 )
 @click.option(
     "--rate", type=_POSITIVE, default=10.0, show_default=True, help="Poisson arrival rate, requests/s."

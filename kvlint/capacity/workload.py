@@ -18,6 +18,18 @@ from typing import Any
 
 #: z-score of the 95th percentile of a standard normal distribution (used to fit a lognormal to p50/p95).
 Z95 = 1.6448536269514722
+#: Most requests one simulation runs (``--requests`` and trace rows): about two minutes of CPU at the
+#: simulator's speed (some 10,000 requests per second), and memory in proportion.
+MAX_REQUESTS = 1_000_000
+#: Largest trace file read, in bytes (a million rows of CSV are some 20 MB).
+MAX_TRACE_BYTES = 64 * 2**20
+#: Largest token count (prompt, output, prefix) accepted in a trace or a length distribution: 10^9 tokens,
+#: far beyond any model's context.
+MAX_TOKENS = 10**9
+#: Latest arrival time accepted in a trace, in seconds (about 31 years).
+MAX_ARRIVAL_S = 1e9
+#: Longest text read as one number (a real count or time is a few characters; thousands of digits are not).
+_MAX_NUMBER_CHARS = 40
 
 
 class WorkloadError(ValueError):
@@ -128,6 +140,10 @@ def parse_length_dist(text: str) -> LengthDist:
         nums = [human_readable_int(p) for p in parts]
     except ValueError as exc:
         raise WorkloadError(f"length distribution '{text}': {exc}") from exc
+    if any(n > MAX_TOKENS for n in nums):
+        raise WorkloadError(
+            f"length distribution '{text}': token counts above {MAX_TOKENS:,} are not plausible"
+        )
     if kind == "fixed" and len(nums) == 1 and nums[0] >= 1:
         return LengthDist("fixed", nums[0])
     if kind == "uniform" and len(nums) == 2 and 1 <= nums[0] <= nums[1]:
@@ -163,17 +179,37 @@ def _pick(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+def _number(value: Any, where: str, limit: float) -> float:
+    """``value`` (a trace cell: text or a JSON number) as a finite float of at most ``limit``.
+
+    Raises :class:`WorkloadError` naming ``where`` for text that is not a number, is longer than
+    :data:`_MAX_NUMBER_CHARS` characters, is not finite, or is above ``limit``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise WorkloadError(f"{where}: not a number ({value!r:.40})")
+    if isinstance(value, int) and value.bit_length() > 64:
+        raise WorkloadError(f"{where}: a {value.bit_length()}-bit number is not plausible here")
+    text = str(value).strip() if isinstance(value, str) else None
+    if text is not None and len(text) > _MAX_NUMBER_CHARS:
+        raise WorkloadError(f"{where}: a number of {len(text)} characters is not plausible here")
+    try:
+        number = float(value)
+    except (TypeError, ValueError) as exc:
+        raise WorkloadError(f"{where}: not a number ({exc})") from exc
+    if not math.isfinite(number):
+        raise WorkloadError(f"{where}: {value!r:.40} is not a finite number")
+    if number > limit:
+        raise WorkloadError(f"{where}: {value!r:.40} is above the plausible maximum {limit:,.0f}")
+    return number
+
+
 def _row(raw: dict[str, Any], where: str) -> TraceRow:
     p, o = _pick(raw, _PROMPT_KEYS), _pick(raw, _OUTPUT_KEYS)
     if p is None or o is None:
-        raise WorkloadError(f"{where}: needs prompt_tokens and output_tokens (got keys {sorted(raw)})")
-    try:
-        pt, ot = int(float(p)), int(float(o))
-        arr = _pick(raw, _ARRIVAL_KEYS)
-        arrival = float(arr) if arr is not None else None
-        ptok = int(float(raw.get("prefix_tokens") or 0))
-    except (TypeError, ValueError) as exc:
-        raise WorkloadError(f"{where}: not a number ({exc})") from exc
+        raise WorkloadError(f"{where}: needs prompt_tokens and output_tokens (got keys {sorted(raw)[:20]})")
+    pt, ot = int(_number(p, where, MAX_TOKENS)), int(_number(o, where, MAX_TOKENS))
+    arr = _pick(raw, _ARRIVAL_KEYS)
+    arrival = _number(arr, where, MAX_ARRIVAL_S) if arr is not None else None
+    ptok = int(_number(raw.get("prefix_tokens") or 0, where, MAX_TOKENS))
     if pt < 1 or ot < 1 or ptok < 0 or (arrival is not None and arrival < 0):
         raise WorkloadError(f"{where}: token counts must be >= 1 and arrival >= 0")
     grp = raw.get("prefix_group")
@@ -185,14 +221,28 @@ def load_trace(path: str | Path) -> list[TraceRow]:
     first character ``{``). Columns/keys: ``prompt_tokens`` (aliases input_tokens, prompt_len), ``output_tokens``
     (completion_tokens, output_len, max_tokens), optional ``arrival_s``, ``prefix_group``, ``prefix_tokens``.
 
-    Raises :class:`WorkloadError` naming ``file:line`` for unreadable files, missing columns, bad numbers.
+    Raises :class:`WorkloadError` naming ``file:line`` for unreadable files, missing columns, bad numbers;
+    for files larger than :data:`MAX_TRACE_BYTES` (read no further: ``--trace /dev/zero`` ends at once) and
+    traces of more than :data:`MAX_REQUESTS` rows.
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_TRACE_BYTES + 1)
+        if len(data) > MAX_TRACE_BYTES:
+            raise WorkloadError(f"{p}: the trace is larger than {MAX_TRACE_BYTES:,} bytes; use a shorter one")
+        if b"\x00" in data:
+            raise WorkloadError(f"{p}: not a text file (NUL byte); a trace is CSV or JSON lines")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError(f"{p}: cannot read trace ({exc})") from exc
     rows: list[TraceRow] = []
+
+    def add(row: TraceRow) -> None:
+        if len(rows) >= MAX_REQUESTS:
+            raise WorkloadError(f"{p}: more than {MAX_REQUESTS:,} rows; use a shorter trace")
+        rows.append(row)
+
     if p.suffix in (".jsonl", ".json", ".ndjson") or text.lstrip().startswith("{"):
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -201,13 +251,18 @@ def load_trace(path: str | Path) -> list[TraceRow]:
                 obj = json.loads(line)
             except ValueError as exc:
                 raise WorkloadError(f"{p}:{n}: invalid JSON ({exc.args[0]})") from exc
+            except RecursionError:
+                raise WorkloadError(f"{p}:{n}: JSON nested too deeply") from None
             if not isinstance(obj, dict):
                 raise WorkloadError(f"{p}:{n}: expected a JSON object per line")
-            rows.append(_row(obj, f"{p}:{n}"))
+            add(_row(obj, f"{p}:{n}"))
     else:
         reader = csv.DictReader(text.splitlines())
-        for n, rec in enumerate(reader, 2):
-            rows.append(_row({k.strip().lower(): v for k, v in rec.items() if k}, f"{p}:{n}"))
+        try:
+            for n, rec in enumerate(reader, 2):
+                add(_row({k.strip().lower(): v for k, v in rec.items() if isinstance(k, str)}, f"{p}:{n}"))
+        except csv.Error as exc:
+            raise WorkloadError(f"{p}: not a CSV trace ({exc})") from exc
     if not rows:
         raise WorkloadError(f"{p}: the trace holds no requests")
     return rows
@@ -319,8 +374,8 @@ def generate(spec: WorkloadSpec) -> list[Request]:
 
     Raises :class:`WorkloadError` for impossible settings (non-positive rate, step time or request count).
     """
-    if spec.requests < 1:
-        raise WorkloadError("--requests must be >= 1")
+    if not 1 <= spec.requests <= MAX_REQUESTS:
+        raise WorkloadError(f"--requests must be between 1 and {MAX_REQUESTS:,}")
     if spec.step_ms <= 0:
         raise WorkloadError("--step-ms must be > 0")
     if spec.arrivals == "poisson" and spec.rate <= 0:

@@ -19,12 +19,36 @@ from kvlint.types import Finding, Value
 
 __all__ = [
     "USUALLY_MEANT",
+    "MAX_INT_SETTING",
+    "MAX_PARALLEL_SIZE",
+    "PARALLEL_DESTS",
     "Collector",
     "human_readable_int",
     "suggest",
     "version_tuple",
     "parse_json_or_str",
 ]
+
+#: Largest parallel size (tensor / pipeline / data parallel, shards, nodes) kvlint sizes a plan with: 65,536
+#: GPUs, well beyond any single serving deployment. Larger values are reported (KV206) and left unread, so
+#: no check sizes a loop or a list with a number such as ``--pipeline-parallel-size 1000000000000``.
+MAX_PARALLEL_SIZE = 65_536
+#: Largest integer setting read at all (2^63 - 1, the int64 range the engines' tensors and C++ code use).
+MAX_INT_SETTING = 2**63 - 1
+#: Settings that size the GPU layout (vLLM, SGLang and TGI names).
+PARALLEL_DESTS = frozenset(
+    {
+        "tensor_parallel_size",
+        "pipeline_parallel_size",
+        "data_parallel_size",
+        "data_parallel_size_local",
+        "nnodes",
+        "tp_size",
+        "pp_size",
+        "dp_size",
+        "num_shard",
+    }
+)
 
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -37,9 +61,12 @@ def human_readable_int(text: str) -> int:
     ``k/m/g/t`` are powers of 10 and may have decimals (``25.6k`` = 25600), ``K/M/G/T`` powers of 2 and
     must be whole (``32K`` = 32768; ``1.5K`` is rejected); a plain integer is returned as is.
     SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::human_readable_int (same rules since 0.8.5 in
-    vllm/engine/arg_utils.py, ``t``/``T`` added later). Raises ValueError with vLLM's reason.
+    vllm/engine/arg_utils.py, ``t``/``T`` added later). Raises ValueError with vLLM's reason, or when the
+    text is longer than 40 characters (no real setting is; converting thousands of digits is slow).
     """
     value = text.strip()
+    if len(value) > 40:
+        raise ValueError(f"{len(value)} characters is not a plausible integer")
     m = _HR_RE.fullmatch(value)
     if m:
         number, suffix = m.groups()
@@ -108,7 +135,29 @@ class Collector:
 
     def set(self, dest: str, value: Value, option: str) -> None:
         """Record ``dest = value``; warn KV207 when the same setting was already given differently
-        from the same source kind (a ``--config`` value overridden by the CLI is not a conflict)."""
+        from the same source kind (a ``--config`` value overridden by the CLI is not a conflict).
+
+        An integer beyond :data:`MAX_PARALLEL_SIZE` (layout sizes, :data:`PARALLEL_DESTS`) or
+        :data:`MAX_INT_SETTING` (any other) is reported as KV206 and not recorded; the setting is marked
+        unresolved, so the checks that need it are skipped rather than run on an absurd number."""
+        v = value.value
+        if isinstance(v, int) and not isinstance(v, bool):
+            limit = MAX_PARALLEL_SIZE if dest in PARALLEL_DESTS else MAX_INT_SETTING
+            if abs(v) > limit:
+                what = f"{limit:,} GPUs" if dest in PARALLEL_DESTS else "2^63 - 1"
+                self.invalid(
+                    option,
+                    value.raw
+                    if value.raw is not None
+                    else str(v)
+                    if v.bit_length() < 200
+                    else "<huge number>",
+                    value.loc,
+                    f"implausibly large (kvlint reads values up to {what})",
+                    fix=f"give {option} a realistic value",
+                )
+                self.unresolved[dest] = value.loc
+                return
         old = self.flags.get(dest)
         if old is not None and old.source == value.source and old.value != value.value:
             prev = self.seen_option.get(dest, option)
@@ -146,11 +195,12 @@ class Collector:
         )
 
     def invalid(self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "") -> None:
-        """KV206: ``raw`` is a value the engine rejects for ``option``."""
+        """KV206: ``raw`` is a value the engine rejects for ``option`` (quoted, cut to 60 characters)."""
+        shown = raw if len(raw) <= 60 else raw[:57] + "..."
         self.findings.append(
             Finding(
                 rule="KV206",
-                message=f"invalid value {raw!r} for {option}: {why}",
+                message=f"invalid value {shown!r} for {option}: {why}",
                 loc=loc,
                 fix=fix or f"give {option} a value the engine accepts ({why})",
                 severity="error",

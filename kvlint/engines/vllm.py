@@ -271,7 +271,9 @@ class _Parser:
             try:
                 val = human_readable_int(raw) if hr else int(raw.strip())
             except ValueError as exc:
-                why = str(exc) if "decimal" in str(exc) else "an integer is required"
+                why = (
+                    str(exc) if "decimal" in str(exc) or "plausible" in str(exc) else "an integer is required"
+                )
                 if not hr and raw.strip()[-1:].lower() in "kmgt":
                     why += f" ({self.where} does not accept k/K suffixes for {option})"
                 self.col.invalid(option, raw, loc, why, fix=f"write {option} as a plain integer")

@@ -40,7 +40,8 @@ __all__ = [
 PlanDetail = VllmPlanDetail | TgiPlanDetail | SglangPlanDetail
 
 #: Exceptions a memory model raises on a configuration it cannot size (never a traceback for the user).
-_PLAN_ERRORS = (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError)
+# OverflowError: absurd but finite inputs (gpu-memory-utilization 1e308) overflow the float arithmetic
+_PLAN_ERRORS = (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError, OverflowError)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
             model_dirs=options.model_dirs,
             model_paths=options.model_paths,
             allow_hub=options.allow_hub,
+            allow_local_paths=options.allow_local_paths,
         )
     except Exception as exc:  # the draft is second-order: plan without it and say so
         return settings, f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"

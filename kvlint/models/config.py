@@ -108,12 +108,21 @@ def _first(d: dict[str, Any], keys: tuple[str, ...]) -> tuple[Any, str | None]:
     return None, None
 
 
+#: Largest integer read from a config.json (2^53: beyond it a JSON number is not exact as a float anyway).
+MAX_CONFIG_INT = 2**53
+#: Plausibility bounds on the dimensions that size per-layer lists and loops: real decoder LLMs have at most
+#: a few hundred layers and heads; a config.json outside these bounds (a hostile one in a pull request, or
+#: a typo) is refused rather than sized.
+MAX_LAYERS = 4096
+MAX_HEADS = 65_536
+
+
 def _int(v: Any) -> int | None:
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
-        return v
-    if isinstance(v, float) and math.isfinite(v) and v == int(v):
+        return v if abs(v) <= MAX_CONFIG_INT else None
+    if isinstance(v, float) and math.isfinite(v) and v == int(v) and abs(v) <= MAX_CONFIG_INT:
         return int(v)
     return None
 
@@ -270,6 +279,12 @@ def parse_config(
         raise ValueError(
             f"{model_id}: config.json has no usable {', '.join(missing)} (model_type '{top_type or '?'}'); "
             "not a decoder LLM config kvlint can read"
+        )
+
+    if not 0 < num_layers <= MAX_LAYERS or not 0 < heads <= MAX_HEADS:
+        raise ValueError(
+            f"{model_id}: config.json has {num_layers} layers and {heads} attention heads; kvlint reads configs "
+            f"with at most {MAX_LAYERS} layers and {MAX_HEADS} heads"
         )
 
     # --- KV heads (docs/engine-memory-model.md §1.3) --------------------------------------------------

@@ -31,7 +31,14 @@ __all__ = ["resolve_model", "clear_cache", "HUB_TIMEOUT_S"]
 #: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
 HUB_TIMEOUT_S = 5
 
-_memo: dict[tuple[Any, ...], ModelSpec | ModelUnavailable] = {}
+#: Memo of resolutions: a ModelSpec, or the message (a ``str``) of a failure. Failures are kept as text, not
+#: as the exception: an exception holds its traceback, and with it every frame of the run that raised it.
+#: Bounded (oldest entries dropped first): in a long-running process (the admission webhook) every
+#: distinct model reference in a review would otherwise stay for ever.
+_memo: dict[tuple[Any, ...], ModelSpec | str] = {}
+MEMO_MAX = 1024
+#: Largest JSON file read as a model config (bytes); real config.json files are a few KiB.
+MAX_CONFIG_BYTES = 4 * 2**20
 _network_down: list[str] = []  # first network failure reason, once seen
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 
@@ -43,7 +50,8 @@ def clear_cache() -> None:
 
 
 def _how_to(ref: str) -> str:
-    org_name = ref.strip("/") if _HUB_ID.match(ref.strip("/")) and "/" in ref else None
+    stripped = ref.strip("/")
+    org_name = stripped if _HUB_ID.match(stripped) and "/" in stripped else None
     if org_name:
         org, name = org_name.split("/", 1)
         layout = f"{org}--{name}/config.json or {org}/{name}/config.json"
@@ -64,11 +72,19 @@ def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailab
 
 def _read_json(path: Path, ref: str) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise _unavailable(
+                ref, f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a model config", hub_hint=False
+            )
+        data = json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as e:
         raise _unavailable(
             ref, f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}", hub_hint=False
         ) from None
+    except RecursionError:
+        raise _unavailable(ref, f"{path}: JSON nested too deeply", hub_hint=False) from None
     except (OSError, UnicodeDecodeError) as e:
         raise _unavailable(ref, f"{path}: cannot read: {e}", hub_hint=False) from None
     if not isinstance(data, dict):
@@ -136,6 +152,21 @@ def _parse(
 
 
 def _candidates_in(model_dir: Path, ref: str) -> list[Path]:
+    """Directories of ``model_dir`` that may hold ``ref``'s config.json; never one outside ``model_dir``
+    (a reference such as ``../../etc`` or a symlink pointing out of it is not followed)."""
+    return [c for c in _candidate_paths(model_dir, ref) if _inside(c, model_dir)]
+
+
+def _inside(path: Path, directory: Path) -> bool:
+    """Whether ``path`` (symlinks resolved) lies in ``directory`` (symlinks resolved)."""
+    try:
+        real, root = os.path.realpath(path), os.path.realpath(directory)
+    except (OSError, ValueError):
+        return False
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _candidate_paths(model_dir: Path, ref: str) -> list[Path]:
     r = ref.strip("/")
     out: list[Path] = []
     if "/" in r and _HUB_ID.match(r):
@@ -451,8 +482,11 @@ def _resolve(
     revision: str | None,
     allow_hub: bool,
     depth: int = 0,
+    allow_local_paths: bool = True,
 ) -> ModelSpec:
     ref = ref.strip()
+    if "\x00" in ref or len(ref) > 4096:
+        raise ModelUnavailable(f"model reference of {len(ref)} characters is not a model id or path")
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
     # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
@@ -487,14 +521,16 @@ def _resolve(
                     break
         if target:
             try:
-                return _resolve(target, model_dirs, model_paths, revision, allow_hub, depth + 1)
+                # a model_paths target is configuration, not manifest input: local paths are allowed there
+                return _resolve(target, model_dirs, model_paths, revision, allow_hub, depth + 1, True)
             except ModelUnavailable as e:
                 raise ModelUnavailable(
                     f"model '{ref}' is mapped to '{target}' by model_paths, but: {e}"
                 ) from None
-    # 2. an existing local path
-    p = Path(os.path.expanduser(ref))
-    if p.exists():
+    # 2. an existing local path (not when the reference comes from a manifest the caller does not trust, such
+    # as an admission review: whether a path exists, and what a file there holds, must not leak)
+    p = Path(os.path.expanduser(ref)) if allow_local_paths else None
+    if p is not None and p.exists():
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)
         if p.is_dir():
@@ -511,6 +547,13 @@ def _resolve(
         for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
             if (cand / "config.json").is_file():
                 return _from_dir(cand, ref)
+    if _looks_like_path(ref) and not allow_local_paths:
+        raise ModelUnavailable(
+            f"model '{ref}': a path is not looked up on this server's filesystem, only in the configured "
+            "model directories (--model-dir) and model_paths; map it to a hub id in model_paths, annotate "
+            "the workload with kvlint.io/model: <hub id>, or ask the admin to mount its config.json in a "
+            "model directory"
+        )
     if _looks_like_path(ref):
         tried = f" (also looked in --model-dir {', '.join(model_dirs)})" if model_dirs else ""
         raise ModelUnavailable(
@@ -550,6 +593,7 @@ def resolve_model(
     model_paths: Mapping[str, str] | None = None,
     revision: str | None = None,
     allow_hub: bool = True,
+    allow_local_paths: bool = True,
 ) -> ModelSpec:
     """The :class:`ModelSpec` for a model reference as written in a manifest or command line.
 
@@ -561,6 +605,9 @@ def resolve_model(
         model_paths: ``.kvlint.yaml`` ``model_paths`` (container path or prefix -> hub id or local dir).
         revision: hub revision (branch, tag or commit) for ``hf_hub_download``.
         allow_hub: False forbids network/cache access through ``huggingface_hub``.
+        allow_local_paths: False never looks ``ref`` up as a path on this machine (only inside
+            ``model_dirs``, confined to them, and through ``model_paths``); the admission webhook sets it so
+            a manifest cannot probe or read the server's filesystem.
 
     Returns:
         The parsed spec; ``weight_bytes`` set when the checkpoint size is known (catalogue citation,
@@ -571,16 +618,30 @@ def resolve_model(
             the specific reason (missing path, gated 401/403, 404, offline cache miss, malformed JSON at
             file:line:col, not a decoder LLM) and how to provide it. Memoised per process.
     """
-    key = (ref, tuple(model_dirs), tuple(sorted((model_paths or {}).items())), revision, allow_hub)
+    key = (
+        ref,
+        tuple(model_dirs),
+        tuple(sorted((model_paths or {}).items())),
+        revision,
+        allow_hub,
+        allow_local_paths,
+    )
     hit = _memo.get(key)
     if isinstance(hit, ModelSpec):
         return hit
-    if isinstance(hit, ModelUnavailable):
-        raise ModelUnavailable(str(hit))
+    if isinstance(hit, str):
+        raise ModelUnavailable(hit)
     try:
-        spec = _resolve(ref, model_dirs, model_paths or {}, revision, allow_hub)
+        spec = _resolve(ref, model_dirs, model_paths or {}, revision, allow_hub, 0, allow_local_paths)
     except ModelUnavailable as e:
-        _memo[key] = e
+        _remember(key, str(e))
         raise
-    _memo[key] = spec
+    _remember(key, spec)
     return spec
+
+
+def _remember(key: tuple[Any, ...], value: ModelSpec | str) -> None:
+    """Memoise ``value`` under ``key``, dropping the oldest entries beyond :data:`MEMO_MAX`."""
+    while len(_memo) >= MEMO_MAX:
+        del _memo[next(iter(_memo))]
+    _memo[key] = value

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlint.report.escape import printable
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -21,8 +22,10 @@ _COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(s: str) -> str:
-    """Escape a workflow-command message."""
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow-command message; other control characters, bidi overrides and the bytes of
+    non-UTF-8 file names become visible escapes (:func:`kvlint.report.escape.printable`)."""
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(s)
 
 
 def escape_property(s: str) -> str:

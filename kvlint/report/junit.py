@@ -5,7 +5,8 @@ file that has a workload or a diagnostic. In it, one ``<testcase>`` per reported
 (``classname`` = file, ``name`` = ``RULE object [container] line:col``) holding a ``<failure>`` whose
 ``type`` is the severity (info findings are passing testcases with ``<system-out>``), one passing
 testcase per serving container with no diagnostic, and one ``<skipped>`` testcase per suppressed
-diagnostic with its reason.
+diagnostic with its reason. Text from the inputs goes through :func:`kvlint.report.escape.xml_text`, so
+the document is well-formed whatever it quotes (NUL bytes, control characters, non-UTF-8 file names).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
+from kvlint.report.escape import xml_text
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -22,11 +24,11 @@ if TYPE_CHECKING:
 def _name(d: Diagnostic) -> str:
     where = f" {d.loc.line}:{d.loc.column}" if d.loc else ""
     obj = f" {d.object}" + (f" [{d.container}]" if d.container else "") if d.object else ""
-    return f"{d.rule}{obj}{where}"
+    return xml_text(f"{d.rule}{obj}{where}")
 
 
 def _file(d: Diagnostic) -> str:
-    return d.loc.file if d.loc else "<input>"
+    return xml_text(d.loc.file) if d.loc else "<input>"
 
 
 def render_junit(result: CheckResult) -> str:
@@ -43,22 +45,24 @@ def render_junit(result: CheckResult) -> str:
         s = suite(_file(d))
         tc = ET.SubElement(s, "testcase", classname=_file(d), name=_name(d))
         flagged.add((d.object, d.container))
-        text = d.message + (f"\nfix: {d.fix}" if d.fix else "")
+        text = xml_text(d.message + (f"\nfix: {d.fix}" if d.fix else ""))
         if d.severity == "info":
             ET.SubElement(tc, "system-out").text = text
         else:
-            fail = ET.SubElement(tc, "failure", type=d.severity, message=f"{d.rule}: {d.message}")
+            fail = ET.SubElement(tc, "failure", type=d.severity, message=xml_text(f"{d.rule}: {d.message}"))
             fail.text = text
     for sd in result.suppressed_diagnostics:
         d = sd.diagnostic
         tc = ET.SubElement(suite(_file(d)), "testcase", classname=_file(d), name=_name(d))
-        ET.SubElement(tc, "skipped", message=f"suppressed by kvlint.io/ignore: {sd.reason}")
+        ET.SubElement(tc, "skipped", message=xml_text(f"suppressed by kvlint.io/ignore: {sd.reason}"))
     for c in result.containers:
         if (c.object_ref, c.container_name) in flagged:
             continue
         loc = c.serving.command_loc or c.workload.loc
-        f = loc.file if loc else c.workload.doc.path
-        ET.SubElement(suite(f), "testcase", classname=f, name=f"{c.object_ref} [{c.container_name}] ok")
+        f = xml_text(loc.file if loc else c.workload.doc.path)
+        ET.SubElement(
+            suite(f), "testcase", classname=f, name=xml_text(f"{c.object_ref} [{c.container_name}] ok")
+        )
     root = ET.Element("testsuites", name="kvlint")
     totals = {"tests": 0, "failures": 0, "skipped": 0}
     for s in suites.values():

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlint.report.escape import printable
+
 if TYPE_CHECKING:
     from kvlint.types import CheckResult, ContainerResult, Diagnostic
 
@@ -23,9 +25,15 @@ _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 def _cell(s: str) -> str:
     """One table cell: whitespace collapsed, ``|`` escaped, and ``&``/``<``/``>`` as entities so text from
     manifests (a suppression reason, a model name) is shown, never rendered as HTML in the job summary."""
-    text = " ".join(str(s).split())
+    text = printable(" ".join(str(s).split()))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return text.replace("|", "\\|")
+
+
+def _code(s: str) -> str:
+    """Text for a code span in a table cell (a file name): one line, inert, no backtick, ``|`` escaped
+    (entities are not decoded inside code spans, so ``<`` and ``&`` stay as they are)."""
+    return printable(" ".join(str(s).split())).replace("`", "'").replace("|", "\\|")
 
 
 def finding_cell(d: Diagnostic) -> str:
@@ -40,7 +48,7 @@ def finding_cell(d: Diagnostic) -> str:
 
 def finding_row(d: Diagnostic, prefix: str = "") -> str:
     """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
-    loc = f"`{_cell(d.loc.file)}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
+    loc = f"`{_code(d.loc.file)}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
     return f"| {prefix}{_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {finding_cell(d)} | {_cell(d.fix)} |"
 
 
@@ -55,9 +63,9 @@ def _workload_section(c: ContainerResult, n: int) -> list[str]:
     model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
     lines = [
         "",
-        f"### {_cell(c.object_ref)} · container `{c.container_name}`",
+        f"### {_cell(c.object_ref)} · container `{_code(c.container_name)}`",
         "",
-        f"{c.serving.engine} {c.serving.version or '(version unpinned)'} · model `{_cell(str(model))}` · "
+        f"{c.serving.engine} {_cell(c.serving.version or '(version unpinned)')} · model `{_code(str(model))}` · "
         f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
     ]
     p = c.plan
@@ -105,7 +113,7 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["| rule | location | reason |", "|---|---|---|"]
         for s in result.suppressed_diagnostics:
             d = s.diagnostic
-            loc = f"`{d.loc.file}:{d.loc.line}`" if d.loc else ""
+            loc = f"`{_code(d.loc.file)}:{d.loc.line}`" if d.loc else ""
             lines.append(f"| {d.rule} | {loc} | {_cell(s.reason)} |")
         lines += ["", "</details>"]
     if result.containers:

@@ -48,7 +48,8 @@ def artifact_uri(path: str) -> tuple[str, str | None]:
     if os.path.isabs(path):
         return Path(path).as_uri(), None
     rel = Path(os.path.normpath(path)).as_posix()
-    return quote(rel, safe="/"), "%SRCROOT%"
+    # the file name's bytes, percent-encoded (a name that is not UTF-8 stays exact and never fails to encode)
+    return quote(os.fsencode(rel), safe="/"), "%SRCROOT%"
 
 
 def rule_doc_uri(info: Any, env: Mapping[str, str] | None = None) -> str:

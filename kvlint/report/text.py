@@ -16,6 +16,7 @@ import shutil
 import textwrap
 from typing import TYPE_CHECKING, TextIO
 
+from kvlint.report.escape import printable
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -65,8 +66,12 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
 
 def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """One diagnostic: ``file:line:col: severity RULE statement [object container c]``, then the detail
-    lines (indented 4) and ``fix:`` (indented 2), wrapped to ``width`` columns."""
-    loc = f"{d.loc.file}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
+    lines (indented 4) and ``fix:`` (indented 2), wrapped to ``width`` columns.
+
+    Text from the inputs (file name, message, object, container, fix) goes through
+    :func:`kvlint.report.escape.printable`: each line stays one line, free of control characters, whatever a
+    file name or manifest holds."""
+    loc = f"{printable(d.loc.file)}:{d.loc.line}:{d.loc.column}" if d.loc else "<input>"
     sev: str = d.severity
     if color:
         sev = f"{_COLORS.get(d.severity, '')}{d.severity}{_RESET}"
@@ -75,12 +80,14 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
         rule = d.rule
     where = ""
     if d.object:
-        where = f" [{d.object}" + (f" container {d.container}" if d.container else "") + "]"
-    lines = [f"{loc}: {sev} {rule} {d.statement}{where}"]
+        where = (
+            f" [{printable(d.object)}" + (f" container {printable(d.container)}" if d.container else "") + "]"
+        )
+    lines = [f"{loc}: {sev} {rule} {printable(d.statement)}{where}"]
     for detail in d.details:
-        lines += _wrap(detail, width, "    ", "      ")
+        lines += _wrap(printable(detail), width, "    ", "      ")
     if d.fix:
-        fix = _wrap(d.fix, width, "  fix: ", "       ")
+        fix = _wrap(printable(d.fix), width, "  fix: ", "       ")
         lines += [f"{_DIM}{x}{_RESET}" for x in fix] if color else fix
     return "\n".join(lines)
 

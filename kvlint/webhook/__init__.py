@@ -3,9 +3,14 @@
 The same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`) answers
 ``admission.k8s.io/v1`` AdmissionReviews over HTTPS. Modules:
 
-* :mod:`kvlint.webhook.review`: AdmissionReview parsing, verdicts, responses (no web framework);
-* :mod:`kvlint.webhook.app`: the Starlette app (``/validate``, ``/healthz``, ``/readyz``, ``/metrics``);
-* :mod:`kvlint.webhook.server`: uvicorn with TLS reload and draining shutdown;
+* :mod:`kvlint.webhook.review`: AdmissionReview parsing, what is exempt, verdicts, responses (no web
+  framework);
+* :mod:`kvlint.webhook.app`: the Starlette apps (``/validate``, ``/healthz``, ``/readyz``, ``/metrics``; the
+  probe listener's);
+* :mod:`kvlint.webhook.pool` and :mod:`kvlint.webhook.worker`: the review worker processes and their
+  enforced time budget;
+* :mod:`kvlint.webhook.server` and :mod:`kvlint.webhook.protocol`: uvicorn with TLS reload, draining
+  shutdown, connection limits and header deadlines, and the probe listener;
 * :mod:`kvlint.webhook.tls`, :mod:`kvlint.webhook.metrics`, :mod:`kvlint.webhook.logs`;
 * :mod:`kvlint.webhook.cli`: the ``webhook`` click group.
 

@@ -1,85 +1,76 @@
-"""The webhook's ASGI application (Starlette): ``/validate``, ``/healthz``, ``/readyz``, ``/metrics``.
+"""The webhook's ASGI applications (Starlette): reviews on ``/validate``, probes and metrics.
 
 Request path of ``POST /validate``:
 
-1. size: a ``Content-Length`` above ``max_request_bytes`` gets HTTP 413 unread; a body streamed past
-   the limit is cut off with 413 too. A declared ``Content-Type`` other than JSON gets 415.
+1. size and time: a ``Content-Length`` above ``max_request_bytes`` gets HTTP 413 unread; a body streamed
+   past the limit is cut off with 413 too; a body not complete within ``body_timeout_seconds`` gets 408
+   (the headers have their own deadline in :mod:`kvlint.webhook.protocol`). A declared ``Content-Type``
+   other than JSON gets 415.
 2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
    with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
-3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once.
-4. the pipeline runs in a worker thread (the event loop stays free for probes and other reviews),
-   bounded by ``timeout_seconds``, queueing included; when it runs out, the answer follows the failure
-   mode and the thread finishes in the background (counted by ``kvlint_webhook_overrunning_reviews``).
-5. any exception in kvlint is logged with its traceback and answered per the failure mode: a review
-   never crashes the server, and the API server always gets an AdmissionReview back.
+3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
+   (subresources, objects controlled by an owner kvlint reviews, updates of replicas/status/metadata).
+4. the pipeline runs in a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`, within a hard
+   budget of ``timeout_seconds`` (waiting for a free worker included). When it runs out the worker is
+   killed and replaced, the answer follows the failure mode, and ``kvlint_webhook_budget_exceeded_total``
+   counts it. The event loop never runs the pipeline, so probes and other reviews keep answering.
+5. any exception in kvlint is logged and answered per the failure mode: a review never crashes the
+   server, and the API server always gets an AdmissionReview back.
 
 Dry-run reviews (``request.dryRun: true``, e.g. ``kubectl apply --dry-run=server``) get exactly the
 answer a real request would, so a dry run previews admission; the webhook has no side effects to
 suppress (``sideEffects: None``), and dry runs are counted apart (``dry_run`` label) and logged with
 ``dry_run: true`` so pre-deploy checks do not read as admissions.
 
-``/readyz`` is 200 once the pipeline has been warmed up (catalogues loaded, one sample review linted)
-and, with ``--cluster``, a node inventory is loaded; 503 while draining for shutdown or when every
-worker thread is held by an overrunning review. ``/healthz`` is 200 while the event loop answers.
+Probes: ``/healthz`` (liveness) and ``/readyz`` (readiness) answer on the review listener and, with
+:func:`create_probe_app`, on a separate plain-HTTP listener served by its own thread and event loop
+(:class:`kvlint.webhook.server.ProbeServer`), which review traffic cannot starve: slow or numerous review
+connections do not count against it. There ``/healthz`` checks that the review event loop is alive (its
+heartbeat is at most ``liveness_stall_seconds`` old) and that review workers can be started. ``/readyz`` is 200 once the worker pool is up
+(catalogues loaded, the warm-up object linted) and, with ``--cluster``, a node inventory is loaded; 503
+while starting, draining for shutdown, or when no worker is alive. ``/metrics`` is served on both.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.webhook.metrics import WebhookMetrics
+from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
 from kvlint.webhook.review import (
     Review,
     ReviewError,
     WebhookSettings,
     build_response,
     failure_response,
-    lint_review,
     parse_review,
+    prepared_object,
+    review_label,
     skip_reason,
     skipped_response,
 )
+from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome
 
-#: A Deployment linted once at start-up so the first real review does not pay for imports and catalogue
-#: loading (vLLM 0.11.0, Llama 3.1 8B from the bundled catalogue, one L4 via the GKE node label).
-WARM_UP_OBJECT: dict[str, Any] = {
-    "apiVersion": "apps/v1",
-    "kind": "Deployment",
-    "metadata": {"name": "kvlint-warm-up", "namespace": "default"},
-    "spec": {
-        "template": {
-            "spec": {
-                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
-                "containers": [
-                    {
-                        "name": "vllm",
-                        "image": "vllm/vllm-openai:v0.11.0",
-                        "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"],
-                        "resources": {"limits": {"nvidia.com/gpu": 1}},
-                    }
-                ],
-            }
-        }
-    },
-}
+#: Seconds without a heartbeat from the review event loop before the probe listener's ``/healthz`` fails.
+LIVENESS_STALL_SECONDS = 10.0
+_HEARTBEAT_SECONDS = 0.5
 
 
 @dataclass
 class WebhookState:
-    """Mutable server state shared by the handlers and the lifespan.
+    """Mutable server state shared by the handlers, the lifespan and the probe listener.
 
-    ``pipeline`` (``(LoadResult, Options) -> CheckResult``) defaults to ``run_documents``; tests and the
-    benchmark may wrap it. ``background`` holds objects with ``start()``/``stop()`` (certificate
-    reloader, node inventory) run for the server's lifetime; ``readiness`` extra checks returning an
-    error string or None.
+    ``pipeline`` (``(LoadResult, Options) -> CheckResult``) replaces ``run_documents`` in the workers; it
+    must be picklable by name (a module-level function). ``background`` holds objects with
+    ``start()``/``stop()`` (certificate reloader, node inventory) run for the server's lifetime;
+    ``readiness`` extra checks returning an error string or None. ``heartbeat`` is the review loop's
+    ``time.monotonic()`` at its last tick.
     """
 
     settings: WebhookSettings
@@ -92,9 +83,9 @@ class WebhookState:
     warm_up: bool = True
     ready: bool = False
     draining: bool = False
-    overrunning: int = 0
-    executor: concurrent.futures.ThreadPoolExecutor | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    pool: ReviewPool | None = None
+    heartbeat: float = field(default_factory=time.monotonic)
+    liveness_stall_seconds: float = LIVENESS_STALL_SECONDS
 
     def not_ready_reason(self) -> str | None:
         """Why ``/readyz`` fails right now, or None when ready."""
@@ -102,12 +93,24 @@ class WebhookState:
             return "shutting down"
         if not self.ready:
             return "starting"
-        if self.overrunning >= self.settings.workers:
-            return f"all {self.settings.workers} workers are held by reviews that overran their budget"
+        if self.pool is not None and self.pool.alive == 0:
+            return "no review worker is running (being replaced)"
         for check in self.readiness:
             why = check()
             if why:
                 return why
+        return None
+
+    def not_live_reason(self) -> str | None:
+        """Why the probe listener's ``/healthz`` fails, or None: the review loop stopped ticking, or no
+        review worker could be started for ``liveness_stall_seconds`` (the kubelet then restarts the pod)."""
+        now = time.monotonic()
+        age = now - self.heartbeat
+        if age > self.liveness_stall_seconds:
+            return f"the review event loop has not run for {age:.1f} s"
+        empty = self.pool.empty_since if self.pool is not None and not self.pool.closed else None
+        if self.ready and empty is not None and now - empty > self.liveness_stall_seconds:
+            return f"no review worker has run for {now - empty:.1f} s"
         return None
 
 
@@ -123,9 +126,9 @@ async def _read_body(request: Any, limit: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
-            size = int(declared)
+            size = int(declared) if len(declared) < 20 else limit + 1
         except ValueError:
-            raise ReviewError(f"invalid Content-Length {declared!r}") from None
+            raise ReviewError(f"invalid Content-Length {declared[:40]!r}") from None
         if size > limit:
             raise ReviewError(f"request body of {size} bytes exceeds the limit of {limit} bytes", 413)
     chunks: list[bytes] = []
@@ -161,37 +164,27 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
     return out
 
 
-async def _run_pipeline(state: WebhookState, review: Review) -> tuple[dict[str, Any], Any]:
-    """Lint in a worker thread within the time budget; answer per the failure mode otherwise."""
+async def _run_pipeline(state: WebhookState, review: Review, started: float) -> tuple[dict[str, Any], Any]:
+    """Lint in a worker process within what is left of the budget; answer per the failure mode otherwise."""
     settings = state.settings
-    assert state.executor is not None
+    assert state.pool is not None
     options = state.options_hook(settings.options) if state.options_hook else settings.options
-    cf = state.executor.submit(lint_review, review, options, state.pipeline)
+    budget = max(0.0, settings.timeout_seconds - (time.perf_counter() - started))
     try:
-        result = await asyncio.wait_for(asyncio.wrap_future(cf), settings.timeout_seconds)
-    except asyncio.TimeoutError:
-        with state.lock:
-            if not cf.done():  # still running (queued ones were cancelled by wait_for)
-                state.overrunning += 1
-                state.metrics.overrunning.set(state.overrunning)
-                cf.add_done_callback(lambda _f: _overrun_done(state))
-        return failure_response(
-            review, settings, f"review not finished within {settings.timeout_seconds:g} s", "timeout"
+        outcome = await state.pool.lint(prepared_object(review), review_label(review), options, budget)
+    except BudgetExceeded as exc:
+        state.metrics.budget_exceeded.labels(exc.stage).inc()
+        why = (
+            f"review not finished within {settings.timeout_seconds:g} s"
+            if exc.stage == "lint"
+            else f"no review worker free within {settings.timeout_seconds:g} s"
         )
-    except Exception as exc:
-        state.logger.error(
-            "pipeline failed",
-            exc_info=True,
-            extra={"fields": {"uid": review.uid, "error": f"{type(exc).__name__}: {exc}"}},
-        )
-        return failure_response(review, settings, f"internal error ({type(exc).__name__})", "internal_error")
-    return build_response(review, settings, result)
-
-
-def _overrun_done(state: WebhookState) -> None:
-    with state.lock:
-        state.overrunning -= 1
-        state.metrics.overrunning.set(state.overrunning)
+        return failure_response(review, settings, why, "timeout")
+    except WorkerFailed as exc:
+        state.logger.error("pipeline failed", extra={"fields": {"uid": review.uid, "error": str(exc)}})
+        name = str(exc).split(":", 1)[0]
+        return failure_response(review, settings, f"internal error ({name})", "internal_error")
+    return build_response(review, settings, outcome)
 
 
 def create_app(
@@ -208,18 +201,21 @@ def create_app(
     """Build the Starlette application serving the webhook.
 
     Args:
-        settings: mode, failure mode, time budget, size limit, workers, pipeline options.
-        pipeline: replaces :func:`kvlint.pipeline.run_documents` (tests, benchmarks).
+        settings: mode, failure mode, time budget, size and time limits, workers, pipeline options.
+        pipeline: replaces :func:`kvlint.pipeline.run_documents` in the workers (tests, benchmarks); a
+            module-level function (it is pickled by name).
         metrics: a :class:`WebhookMetrics` (a new one by default); exposed on ``/metrics``.
         logger: where review log records go (``kvlint.webhook`` by default).
         background: objects with ``start()``/``stop()`` run during the app's lifespan.
         readiness: extra ``/readyz`` checks (return a reason string when not ready).
         options_hook: per review, maps the pipeline options to those used (``--cluster`` adds the
             current node inventory); must not block.
-        warm_up: lint :data:`WARM_UP_OBJECT` before reporting ready.
+        warm_up: lint :data:`WARM_UP_OBJECT` in every worker before reporting ready (it always is in the
+            fork server; this also checks one worker answers).
 
-    The returned app has ``app.state.webhook`` (the :class:`WebhookState`).
-    Raises ImportError with the ``pip install 'kvlint-k8s[webhook]'`` hint when Starlette is missing.
+    The returned app has ``app.state.webhook`` (the :class:`WebhookState`); its lifespan starts and stops
+    the worker pool. Raises ImportError with the ``pip install 'kvlint-k8s[webhook]'`` hint when Starlette is
+    missing.
     """
     from kvlint.webhook import require_server_deps
 
@@ -241,20 +237,33 @@ def create_app(
     )
 
     def bad_request(exc: ReviewError) -> Response:
-        reason = {413: "too_large", 415: "unsupported_media_type"}.get(exc.status, "malformed")
+        reason = {413: "too_large", 415: "unsupported_media_type", 408: "body_timeout"}.get(
+            exc.status, "malformed"
+        )
         state.metrics.bad_requests.labels(reason).inc()
         state.logger.warning("bad request", extra={"fields": {"status": exc.status, "error": str(exc)}})
-        return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        headers = {"Connection": "close"} if exc.status in (408, 413) else None
+        return JSONResponse({"error": str(exc)}, status_code=exc.status, headers=headers)
 
     async def validate(request: Request) -> Response:
         t0 = time.perf_counter()
         try:
             if not _is_json(request.headers.get("content-type")):
                 raise ReviewError(
-                    f"Content-Type must be application/json, got {request.headers.get('content-type')!r}", 415
+                    f"Content-Type must be application/json, got {request.headers.get('content-type')!r:.80}",
+                    415,
                 )
-            body = await _read_body(request, settings.max_request_bytes)
+            try:
+                body = await asyncio.wait_for(
+                    _read_body(request, settings.max_request_bytes), settings.body_timeout_seconds
+                )
+            except asyncio.TimeoutError:
+                state.metrics.connections_closed.labels("body_timeout").inc()
+                raise ReviewError(
+                    f"request body not received within {settings.body_timeout_seconds:g} s", 408
+                ) from None
             review = parse_review(body)
+            del body
         except ReviewError as exc:
             return bad_request(exc)
         try:
@@ -262,7 +271,7 @@ def create_app(
             if why is not None:
                 payload, verdict = skipped_response(review, why)
             else:
-                payload, verdict = await _run_pipeline(state, review)
+                payload, verdict = await _run_pipeline(state, review, t0)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
             state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": review.uid}})
             payload, verdict = failure_response(
@@ -289,11 +298,23 @@ def create_app(
         body, ctype = state.metrics.render()
         return Response(body, media_type=ctype)
 
+    async def heartbeat() -> None:
+        while True:
+            state.heartbeat = time.monotonic()
+            await asyncio.sleep(_HEARTBEAT_SECONDS)
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        state.executor = concurrent.futures.ThreadPoolExecutor(
-            max_workers=settings.workers, thread_name_prefix="kvlint-review"
+        beat = asyncio.get_running_loop().create_task(heartbeat())
+        state.pool = ReviewPool(
+            settings.workers,
+            pipeline=state.pipeline,
+            memory_limit=settings.worker_memory_bytes,
+            metrics=state.metrics,
+            logger=state.logger,
         )
+        t0 = time.perf_counter()
+        await state.pool.start()
         for obj in state.background:
             obj.start()
         if state.warm_up:
@@ -305,10 +326,9 @@ def create_app(
                 "fields": {
                     "mode": settings.mode,
                     "failure_mode": settings.failure_mode,
-                    "timeout_seconds": settings.timeout_seconds,
-                    "max_request_bytes": settings.max_request_bytes,
+                    "timeout_s": settings.timeout_seconds,
                     "workers": settings.workers,
-                    "exemptions_allowed": getattr(settings.options, "exemptions_allowed", None),
+                    "start_ms": round((time.perf_counter() - t0) * 1000, 1),
                 }
             },
         )
@@ -316,12 +336,13 @@ def create_app(
             yield
         finally:
             state.ready = False
-            state.draining = True
             for obj in reversed(state.background):
-                with contextlib.suppress(Exception):
+                try:
                     obj.stop()
-            state.executor.shutdown(wait=False, cancel_futures=True)
-            state.logger.info("webhook stopped")
+                except Exception:  # shutdown must go on
+                    state.logger.warning("background task stop failed", exc_info=True)
+            await state.pool.close()
+            beat.cancel()
 
     app = Starlette(
         routes=[
@@ -336,30 +357,64 @@ def create_app(
     return app
 
 
-async def _warm_up(state: WebhookState) -> None:
-    """Lint :data:`WARM_UP_OBJECT` once in a worker (imports, catalogues); failures are logged only."""
-    review = Review(
-        api_version="admission.k8s.io/v1",
-        uid="warm-up",
-        operation="CREATE",
-        kind="Deployment",
-        namespace="default",
-        name="kvlint-warm-up",
-        sub_resource=None,
-        dry_run=True,
-        object=WARM_UP_OBJECT,
-        old_object=None,
+def create_probe_app(state: WebhookState) -> Any:
+    """The probe listener's app: ``/healthz`` (the review loop's heartbeat is fresh), ``/readyz`` (as on the
+    review listener) and ``/metrics``; no lifespan of its own (the review app's owns the pool)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
+    from starlette.routing import Route
+
+    async def healthz(request: Request) -> Response:
+        why = state.not_live_reason()
+        if why:
+            return PlainTextResponse(f"not live: {why}\n", status_code=503)
+        return PlainTextResponse("ok\n")
+
+    async def readyz(request: Request) -> Response:
+        why = state.not_ready_reason()
+        if why:
+            return PlainTextResponse(f"not ready: {why}\n", status_code=503)
+        return PlainTextResponse("ready\n")
+
+    async def metrics_endpoint(request: Request) -> Response:
+        body, ctype = state.metrics.render()
+        return Response(body, media_type=ctype)
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/readyz", readyz, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+        ]
     )
-    assert state.executor is not None
+
+
+async def _warm_up(state: WebhookState) -> None:
+    """Lint :data:`WARM_UP_OBJECT` once in every worker (imports, catalogues); failures are logged only."""
+    assert state.pool is not None
     t0 = time.perf_counter()
+    obj = WARM_UP_OBJECT
+    label = "<admission Deployment/default/kvlint-warm-up>.json"
     try:
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(state.executor, lint_review, review, state.settings.options, None)
-    except Exception:
+        await asyncio.gather(
+            *(
+                state.pool.lint(obj, label, state.settings.options, max(30.0, state.settings.timeout_seconds))
+                for _ in range(state.settings.workers)
+            )
+        )
+    except (BudgetExceeded, WorkerFailed):
         state.logger.warning("warm-up review failed", exc_info=True)
     state.logger.info(
         "warm-up done", extra={"fields": {"duration_ms": round((time.perf_counter() - t0) * 1000, 1)}}
     )
 
 
-__all__ = ["WARM_UP_OBJECT", "WebhookState", "create_app"]
+__all__ = [
+    "LIVENESS_STALL_SECONDS",
+    "LintOutcome",
+    "WARM_UP_OBJECT",
+    "WebhookState",
+    "create_app",
+    "create_probe_app",
+]

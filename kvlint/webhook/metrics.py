@@ -10,7 +10,14 @@ servers in one process (tests, the benchmark) do not collide. Series:
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
   (``malformed``, ``too_large``, ``unsupported_media_type``).
-* ``kvlint_webhook_overrunning_reviews``: pipeline runs still going after their review timed out.
+* ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their
+  time budget ran out, ``stage`` ``queue`` (no worker became free) or ``lint`` (the worker was too slow
+  and was killed).
+* ``kvlint_webhook_worker_restarts_total{reason}``: review workers killed and replaced (``timeout``,
+  ``died``, ``memory``, ``cancelled``, ``protocol``).
+* ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting.
+* ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
+  (``header_timeout``, ``header_too_large``, ``body_timeout``).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
 """
@@ -55,9 +62,21 @@ class WebhookMetrics:
         self.bad_requests = Counter(
             "kvlint_webhook_bad_requests", "Requests refused with an HTTP error.", ["reason"], registry=r
         )
-        self.overrunning = Gauge(
-            "kvlint_webhook_overrunning_reviews",
-            "Pipeline runs still going after their review's time budget ran out.",
+        self.budget_exceeded = Counter(
+            "kvlint_webhook_budget_exceeded",
+            "Reviews whose time budget ran out (answered per the failure mode).",
+            ["stage"],
+            registry=r,
+        )
+        self.worker_restarts = Counter(
+            "kvlint_webhook_worker_restarts", "Review workers killed and replaced.", ["reason"], registry=r
+        )
+        self.workers = Gauge("kvlint_webhook_workers", "Review worker processes alive.", registry=r)
+        self.workers_busy = Gauge("kvlint_webhook_workers_busy", "Review workers linting now.", registry=r)
+        self.connections_closed = Counter(
+            "kvlint_webhook_connections_closed",
+            "Connections closed by the server's header/body limits.",
+            ["reason"],
             registry=r,
         )
         self.tls_reloads = Counter(

@@ -5,11 +5,15 @@ under review; the webhook answers with the same ``apiVersion``/``kind`` and a ``
 echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "Response"). This module:
 
 * :func:`parse_review` validates the envelope (clear :class:`ReviewError` -> HTTP 400, never a crash);
-* :func:`skip_reason` says when a review needs no linting (DELETE/CONNECT, subresources such as
-  ``status``/``scale``, exempt namespaces, UPDATEs that leave everything but metadata/status unchanged
-  so controllers can keep writing annotations and finalizers on objects admitted before kvlint was);
+* :func:`skip_reason` says when a review needs no linting, so Kubernetes' own controllers are never
+  denied: DELETE/CONNECT; subresources such as ``status``/``scale``; exempt namespaces; objects whose
+  controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
+  rolls out, the Job a CronJob starts, the Pods of any of them); UPDATEs that change nothing kvlint reads
+  (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and labels: a
+  scale-down, a finalizer, ``kubectl rollout restart``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
-  on the object, offline (``allow_hub=False``: no network call on the request path);
+  on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
+  up on the server's own disk);
 * :func:`build_response` turns diagnostics into a verdict for the configured mode, and
   :func:`failure_response` answers when the time budget ran out or kvlint failed (fail open or closed).
 
@@ -26,10 +30,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kvlint.report.escape import printable
 from kvlint.types import Diagnostic
+from kvlint.webhook.request_options import webhook_options
 
 Mode = Literal["enforce", "warn", "audit"]
 FailureMode = Literal["open", "closed"]
@@ -49,6 +55,54 @@ MAX_MESSAGE_CHARS = 4096
 #: Default request body cap: etcd stores objects up to 1.5 MiB (its ``--max-request-bytes`` default), and
 #: an UPDATE review carries ``object`` and ``oldObject`` plus the envelope.
 DEFAULT_MAX_REQUEST_BYTES = 3 * 2**20
+
+#: The kinds kvlint reviews, ``(API group, kind) -> (resource, scope)``: every kind ``kvlint check`` reads a
+#: pod template from (kvlint.workloads: the built-in workload kinds and the serving operators' CRDs found
+#: in the corpus). The webhook configuration (the Helm chart under ``deploy/``) sends these, and an object
+#: whose controlling owner is one of them is not reviewed again (its owner was).
+REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("", "Pod"): ("pods", "Namespaced"),
+    ("", "PodTemplate"): ("podtemplates", "Namespaced"),
+    ("", "ReplicationController"): ("replicationcontrollers", "Namespaced"),
+    ("apps", "Deployment"): ("deployments", "Namespaced"),
+    ("apps", "StatefulSet"): ("statefulsets", "Namespaced"),
+    ("apps", "DaemonSet"): ("daemonsets", "Namespaced"),
+    ("apps", "ReplicaSet"): ("replicasets", "Namespaced"),
+    ("batch", "Job"): ("jobs", "Namespaced"),
+    ("batch", "CronJob"): ("cronjobs", "Namespaced"),
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", "Namespaced"),
+    ("jobset.x-k8s.io", "JobSet"): ("jobsets", "Namespaced"),
+    ("serving.kserve.io", "InferenceService"): ("inferenceservices", "Namespaced"),
+    ("serving.kserve.io", "ServingRuntime"): ("servingruntimes", "Namespaced"),
+    ("serving.kserve.io", "ClusterServingRuntime"): ("clusterservingruntimes", "Cluster"),
+    ("serving.kserve.io", "LLMInferenceService"): ("llminferenceservices", "Namespaced"),
+    ("serving.kserve.io", "LLMInferenceServiceConfig"): ("llminferenceserviceconfigs", "Namespaced"),
+    ("ray.io", "RayService"): ("rayservices", "Namespaced"),
+    ("ray.io", "RayCluster"): ("rayclusters", "Namespaced"),
+    ("ray.io", "RayJob"): ("rayjobs", "Namespaced"),
+    ("kubeai.org", "Model"): ("models", "Namespaced"),
+    ("kaito.sh", "Workspace"): ("workspaces", "Namespaced"),
+    ("kaito.sh", "InferenceSet"): ("inferencesets", "Namespaced"),
+    ("kaito.sh", "MultiRoleInference"): ("multiroleinferences", "Namespaced"),
+    ("production-stack.vllm.ai", "VLLMRuntime"): ("vllmruntimes", "Namespaced"),
+    ("apps.nvidia.com", "NIMService"): ("nimservices", "Namespaced"),
+    ("ome.io", "InferenceService"): ("inferenceservices", "Namespaced"),
+    ("ome.io", "ServingRuntime"): ("servingruntimes", "Namespaced"),
+    ("ome.io", "ClusterServingRuntime"): ("clusterservingruntimes", "Cluster"),
+    ("disaggregatedset.x-k8s.io", "DisaggregatedSet"): ("disaggregatedsets", "Namespaced"),
+    ("workloads.x-k8s.io", "RoleBasedGroup"): ("rolebasedgroups", "Namespaced"),
+    ("orchestration.aibrix.ai", "RayClusterFleet"): ("rayclusterfleets", "Namespaced"),
+    ("orchestration.aibrix.ai", "StormService"): ("stormservices", "Namespaced"),
+    ("nvidia.com", "DynamoGraphDeployment"): ("dynamographdeployments", "Namespaced"),
+    ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): (
+        "inferenceendpointconfigs",
+        "Namespaced",
+    ),
+}
+
+#: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
+#: the deployment controller write them) and the status.
+_SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status"})
 
 Pipeline = Callable[[Any, Any], Any]
 """``(LoadResult, Options) -> CheckResult``; :func:`kvlint.pipeline.run_documents` by default."""
@@ -75,22 +129,31 @@ class WebhookSettings:
             ``audit`` (never deny, no warnings; verdicts only in logs, metrics and audit annotations).
         failure_mode: what to answer when a review cannot be completed in ``timeout_seconds`` or kvlint
             fails internally: ``open`` allows with a warning, ``closed`` denies.
-        timeout_seconds: per-review time budget in seconds (queueing in the worker pool included);
-            keep it below the ValidatingWebhookConfiguration's ``timeoutSeconds``.
+        timeout_seconds: per-review time budget in seconds (waiting for a free worker included),
+            enforced: a worker still linting when it runs out is killed and replaced; keep it below the
+            ValidatingWebhookConfiguration's ``timeoutSeconds``.
         max_request_bytes: request bodies above this many bytes get HTTP 413.
-        workers: threads running the pipeline (a review that overruns its budget keeps its thread
-            until it ends; ``/readyz`` fails when every thread is held by such a review).
+        workers: review worker processes (reviews linted at once).
         exempt_namespaces: namespaces never linted (defence in depth behind ``namespaceSelector``).
-        options: pipeline options; :func:`webhook_options` forces ``allow_hub=False``.
+        options: pipeline options; :func:`webhook_options` forces ``allow_hub=False`` and
+            ``allow_local_paths=False``.
+        worker_memory_bytes: address-space cap of each review worker process (None: no cap).
+        header_timeout_seconds: a request's headers must arrive within this many seconds of the connection
+            (or its previous response); slower connections are closed.
+        body_timeout_seconds: a request's body must arrive within this many seconds of its headers
+            (HTTP 408 otherwise).
     """
 
     mode: Mode = "enforce"
     failure_mode: FailureMode = "open"
     timeout_seconds: float = 2.0
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
-    workers: int = 4
+    workers: int = 2
     exempt_namespaces: tuple[str, ...] = ("kube-system",)
     options: Any = None
+    worker_memory_bytes: int | None = 512 * 2**20
+    header_timeout_seconds: float = 5.0
+    body_timeout_seconds: float = 10.0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -103,22 +166,12 @@ class WebhookSettings:
             raise ValueError(f"max request size must be at least 1024 bytes, not {self.max_request_bytes}")
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, not {self.workers}")
+        if not self.header_timeout_seconds > 0 or not self.body_timeout_seconds > 0:
+            raise ValueError("header and body timeouts must be > 0 seconds")
+        if self.worker_memory_bytes is not None and 0 < self.worker_memory_bytes < 128 * 2**20:
+            raise ValueError(f"worker memory must be at least 128 MiB, not {self.worker_memory_bytes} bytes")
         if self.options is None:
             object.__setattr__(self, "options", webhook_options())
-
-
-def webhook_options(base: Any = None, **overrides: Any) -> Any:
-    """:class:`kvlint.pipeline.Options` for the request path: ``base`` (or defaults) with ``overrides``
-    applied where Options has such a field, and always ``allow_hub=False`` (no network call while the
-    API server waits). Unknown override names are ignored, so callers can pass ``exemptions_allowed``
-    to pipelines that do not know it yet; :func:`exemptions_enforceable` tells whether it took effect."""
-    from kvlint.options import Options
-
-    opts = base if base is not None else Options(allow_hub=False)
-    names = {f.name for f in fields(opts)}
-    kw = {k: v for k, v in overrides.items() if k in names}
-    kw["allow_hub"] = False
-    return replace(opts, **kw)
 
 
 def exemptions_enforceable(options: Any) -> bool:
@@ -214,24 +267,66 @@ def parse_review(body: bytes | str) -> Review:
     )
 
 
-def _without_volatile(obj: dict[str, Any]) -> dict[str, Any]:
-    """The object minus ``status`` and ``metadata`` except the kvlint.io/ annotations and labels."""
-    out = {k: v for k, v in obj.items() if k not in ("status", "metadata")}
-    meta = obj.get("metadata")
+def _kvlint_meta(meta: Any) -> dict[str, Any]:
+    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations and the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
-    out["metadata.annotations"] = {k: v for k, v in ann.items() if str(k).startswith("kvlint.io/")}
-    out["metadata.labels"] = meta.get("labels") or {}
-    return out
+    return {
+        "annotations": {k: v for k, v in ann.items() if str(k).startswith("kvlint.io/")},
+        "labels": meta.get("labels") or {},
+    }
+
+
+def lint_relevant(obj: Any, _top: bool = True) -> Any:
+    """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
+    (``replicas``, ``minReplicas``, ``maxReplicas``) at any depth, and metadata other than ``kvlint.io/``
+    annotations and labels (the object's own and its pod templates'). Two versions of an object with equal
+    projections get the same findings, so an UPDATE between them needs no review."""
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if k in _SCALE_KEYS:
+                continue
+            if k == "metadata" and isinstance(v, dict):
+                out[k] = _kvlint_meta(v)
+                continue
+            out[k] = lint_relevant(v, False)
+        return out
+    if isinstance(obj, list):
+        return [lint_relevant(v, False) for v in obj]
+    return obj
+
+
+def _group(api_version: Any) -> str:
+    text = str(api_version or "")
+    return text.rsplit("/", 1)[0] if "/" in text else ""
+
+
+def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
+    """``Kind/name`` of the object's controlling owner when kvlint reviews that kind
+    (:data:`REVIEWED_KINDS`), else None. Only the ``controller: true`` reference counts: that is the object
+    whose controller creates and updates this one."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
+    for ref in refs if isinstance(refs, list) else []:
+        if not isinstance(ref, dict) or ref.get("controller") is not True:
+            continue
+        key = (_group(ref.get("apiVersion")), str(ref.get("kind", "")))
+        if key in REVIEWED_KINDS:
+            return f"{key[1]}/{ref.get('name', '')}"
+    return None
 
 
 def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     """Why this review is allowed without linting, or None when it must be linted.
 
     Skipped: operations other than CREATE/UPDATE; subresources (``status``, ``scale``...: a controller
-    writing status must never be blocked); namespaces in ``settings.exempt_namespaces``; no object;
-    UPDATEs whose object differs from ``oldObject`` only in ``status`` or non-kvlint metadata.
+    writing status or an autoscaler scaling must never be blocked); namespaces in
+    ``settings.exempt_namespaces``; no object; objects controlled by an owner of a kind kvlint reviews
+    (:func:`reviewed_owner`: the owner was linted, and denying its controller's writes would stop a
+    rollout or a scale-down half way); UPDATEs whose object equals ``oldObject`` in everything kvlint
+    reads (:func:`lint_relevant`).
     """
     if review.operation not in ("CREATE", "UPDATE"):
         return f"operation {review.operation} is not linted"
@@ -241,12 +336,15 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
         return f"namespace {review.namespace} is exempt"
     if review.object is None:
         return "request has no object"
+    owner = reviewed_owner(review.object)
+    if owner is not None:
+        return f"controlled by {owner}, which kvlint reviews"
     if (
         review.operation == "UPDATE"
         and review.old_object is not None
-        and _without_volatile(review.object) == _without_volatile(review.old_object)
+        and lint_relevant(review.object) == lint_relevant(review.old_object)
     ):
-        return "update changes only metadata or status"
+        return "update changes only replicas, status or metadata"
     return None
 
 
@@ -264,28 +362,39 @@ def _prepared_object(review: Review) -> dict[str, Any]:
     return obj
 
 
+def review_label(review: Review) -> str:
+    """The file name the object is linted under: ``<admission Kind/ns/name>.json``, each part stripped of
+    path separators, ``..`` and control characters, so no location can name a file of the server."""
+
+    def part(text: str | None) -> str:
+        cleaned = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in str(text or ""))[:253]
+        return cleaned.replace("..", "__")
+
+    return f"<admission {'/'.join(part(x) for x in (review.kind, review.namespace, review.name) if x)}>.json"
+
+
+def prepared_object(review: Review) -> dict[str, Any]:
+    """The object as the workers lint it (see :func:`_prepared_object`)."""
+    return _prepared_object(review)
+
+
 def lint_review(review: Review, options: Any, pipeline: Pipeline | None = None) -> Any:
-    """Run the ``kvlint check`` pipeline on the object under review and return its ``CheckResult``.
+    """Run the ``kvlint check`` pipeline on the object under review, in this process, and return its
+    ``CheckResult`` (the server runs :func:`kvlint.webhook.worker.lint_object` in a worker process instead).
 
     The object is serialised as indented JSON and read by :func:`kvlint.load.load_text` (so every value
-    carries a position, as from a file) under the name ``<admission Kind/ns/name>.json``. ``options``
-    must have ``allow_hub=False``. Runs in a worker thread; raises whatever the pipeline raises (the
-    caller maps it to the failure mode).
+    carries a position, as from a file) under :func:`review_label`. ``options`` must have
+    ``allow_hub=False``. Raises whatever the pipeline raises.
     """
-    from kvlint.load import load_text
+    from kvlint.webhook.worker import lint_object
 
-    if pipeline is None:
-        from kvlint.pipeline import run_documents
-
-        pipeline = run_documents
-    text = json.dumps(_prepared_object(review), indent=1, ensure_ascii=False)
-    loaded = load_text(text, f"<admission {review.ref}>.json")
-    return pipeline(loaded, options)
+    return lint_object(_prepared_object(review), review_label(review), options, pipeline)
 
 
 def _clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut to ``limit`` characters with ``...`` when longer."""
-    text = " ".join(text.split())
+    """``text`` on one line without control characters, cut to ``limit`` characters with ``...`` when
+    longer (kubectl prints warnings to the user's terminal)."""
+    text = printable(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
@@ -297,9 +406,9 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     """One admission warning for a diagnostic: ``KV202 [container vllm]: message Fix: fix``, at most
     :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
     ``Warning:`` prefix (kubectl adds it)."""
-    head = f"{d.rule}{note}{_where(d)}: "
-    msg = " ".join(d.message.split())
-    fix = " ".join(d.fix.split())
+    head = printable(f"{d.rule}{note}{_where(d)}: ")
+    msg = printable(" ".join(d.message.split()))
+    fix = printable(" ".join(d.fix.split()))
     full = f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
     if len(full) <= MAX_WARNING_CHARS:
         return full
@@ -326,11 +435,11 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     """The deny ``status.message``: a header naming the object, then per error its rule id, what is
     wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
     n = len(errors)
-    lines = [f"kvlint: {review.ref or 'object'} has {n} error{'s' if n != 1 else ''}:"]
+    lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     for i, d in enumerate(errors):
-        entry = f"- {d.rule}{_where(d)}: {' '.join(d.message.split())}"
+        entry = printable(f"- {d.rule}{_where(d)}: {' '.join(d.message.split())}")
         if d.fix:
-            entry += f"\n  fix: {' '.join(d.fix.split())}"
+            entry += "\n  fix: " + printable(" ".join(d.fix.split()))
         if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
@@ -457,6 +566,7 @@ __all__ = [
     "MAX_WARNINGS_TOTAL_CHARS",
     "MAX_WARNING_CHARS",
     "MODES",
+    "REVIEWED_KINDS",
     "Review",
     "ReviewError",
     "Verdict",
@@ -466,8 +576,12 @@ __all__ = [
     "exemptions_enforceable",
     "failure_response",
     "format_warning",
+    "lint_relevant",
     "lint_review",
     "parse_review",
+    "prepared_object",
+    "review_label",
+    "reviewed_owner",
     "response",
     "skip_reason",
     "skipped_response",

@@ -47,6 +47,13 @@ def make_reloader(
     return CertReloader(cert_file, key_file, interval=interval, on_reload=on_reload)
 
 
+#: Default connection limits of the review listener (see :func:`build_server`).
+DEFAULT_LIMIT_CONCURRENCY = 1000
+DEFAULT_KEEP_ALIVE_SECONDS = 5
+DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
+DEFAULT_MAX_HEADER_BYTES = 64 * 1024
+
+
 def build_server(
     app: Any,
     reloader: CertReloader,
@@ -55,15 +62,29 @@ def build_server(
     port: int = 8443,
     drain_seconds: float = 0.0,
     graceful_seconds: float = 10.0,
-    limit_concurrency: int | None = 512,
+    limit_concurrency: int | None = DEFAULT_LIMIT_CONCURRENCY,
+    header_timeout: float | None = None,
+    keep_alive_seconds: int = DEFAULT_KEEP_ALIVE_SECONDS,
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
 ) -> Any:
     """A loaded ``uvicorn.Server`` for ``app`` serving HTTPS with ``reloader.context``.
 
-    ``limit_concurrency``: connections+tasks above this get HTTP 503 from uvicorn instead of queueing
-    without bound. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
+    Connection limits, so that no client can hold the listener: ``limit_concurrency`` (connections+tasks
+    above it get HTTP 503 from uvicorn instead of queueing without bound), ``handshake_timeout`` (a TLS
+    handshake not done in this many seconds is dropped; asyncio's default is 60), ``header_timeout`` and
+    ``max_header_bytes`` (:func:`kvlint.webhook.protocol.deadline_protocol`; default: the app's
+    ``header_timeout_seconds`` setting) and ``keep_alive_seconds`` (idle keep-alive connections are
+    closed). The body deadline is the app's. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
     """
     import uvicorn
 
+    from kvlint.webhook.protocol import deadline_protocol
+
+    state = _find_state(app)
+    if header_timeout is None:
+        header_timeout = state.settings.header_timeout_seconds if state is not None else 5.0
+    on_close = (lambda reason: state.metrics.connections_closed.labels(reason).inc()) if state else None
     config = uvicorn.Config(
         app,
         host=host,
@@ -75,24 +96,109 @@ def build_server(
         lifespan="on",
         timeout_graceful_shutdown=int(max(1, graceful_seconds)),
         limit_concurrency=limit_concurrency,
+        timeout_keep_alive=keep_alive_seconds,
         server_header=False,
         proxy_headers=False,
+        http=deadline_protocol(header_timeout, max_header_bytes, on_close),
+        ws="none",
     )
     config.load()
     config.ssl = reloader.context
     server_cls = _draining_server_class()
     server = server_cls(config)
     server.drain_seconds = drain_seconds
+    server.handshake_timeout = handshake_timeout
     return server
+
+
+class ProbeServer:
+    """The probe listener: plain HTTP ``/healthz``, ``/readyz``, ``/metrics`` on its own port, served by a
+    uvicorn server in its own thread and event loop (:func:`kvlint.webhook.app.create_probe_app`), so that
+    review traffic (slow clients, many connections, a busy review loop) cannot starve the kubelet's probes
+    or Prometheus' scrapes. ``port=0`` picks a free port (read :attr:`port` after :meth:`start`).
+    """
+
+    def __init__(self, state: Any, host: str = "0.0.0.0", port: int = 8080) -> None:
+        import uvicorn
+
+        from kvlint.webhook.app import create_probe_app
+        from kvlint.webhook.protocol import deadline_protocol
+
+        self.host = host
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind((host, port))
+        self.port: int = self.sock.getsockname()[1]
+        config = uvicorn.Config(
+            create_probe_app(state),
+            host=host,
+            port=self.port,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            limit_concurrency=64,
+            timeout_keep_alive=5,
+            server_header=False,
+            http=deadline_protocol(5.0, 16 * 1024),
+            ws="none",
+        )
+        config.load()
+        self.server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    def _run(self) -> None:
+        asyncio.run(self.server.serve(sockets=[self.sock]))
+
+    def start(self, timeout: float = 10.0) -> ProbeServer:
+        """Serve in a daemon thread; returns once listening."""
+        self._thread = threading.Thread(target=self._run, name="kvlint-webhook-probes", daemon=True)
+        self._thread.start()
+        deadline = threading.Event()
+        waited = 0.0
+        while not self.server.started and waited < timeout and self._thread.is_alive():
+            deadline.wait(0.01)
+            waited += 0.01
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and join the thread."""
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self.sock.close()
 
 
 def _draining_server_class() -> Any:
     import uvicorn
 
     class DrainingServer(uvicorn.Server):
-        """uvicorn.Server whose first SIGTERM/SIGINT marks the app not ready and exits after a delay."""
+        """uvicorn.Server whose first SIGTERM/SIGINT marks the app not ready and exits after a delay, and
+        whose TLS listeners drop handshakes not done within ``handshake_timeout`` seconds."""
 
         drain_seconds: float = 0.0
+        handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
+
+        async def startup(self, sockets: Any = None) -> None:
+            # uvicorn calls loop.create_server(..., ssl=...) without ssl_handshake_timeout (asyncio: 60 s);
+            # pass ours for the duration of the start-up only
+            loop = asyncio.get_running_loop()
+            original = loop.create_server
+            timeout = self.handshake_timeout
+
+            async def create_server(*args: Any, **kwargs: Any) -> Any:
+                if kwargs.get("ssl") is not None:
+                    kwargs.setdefault("ssl_handshake_timeout", timeout)
+                return await original(*args, **kwargs)
+
+            try:
+                loop.create_server = create_server  # type: ignore[method-assign]
+            except AttributeError:  # a loop class without instance attributes (uvloop): its default stays
+                await super().startup(sockets=sockets)
+                return
+            try:
+                await super().startup(sockets=sockets)
+            finally:
+                del loop.create_server
 
         def handle_exit(self, sig: int, frame: Any) -> None:
             state = _find_state(self.config.app)
@@ -127,7 +233,15 @@ class ServerThread:
     not come up within ``timeout`` seconds. :meth:`stop` asks for a graceful exit and joins.
     """
 
-    def __init__(self, app: Any, reloader: CertReloader, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        app: Any,
+        reloader: CertReloader,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        probe_port: int | None = None,
+        **server_options: Any,
+    ) -> None:
         self.app = app
         self.reloader = reloader
         self.host = host
@@ -135,7 +249,13 @@ class ServerThread:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, port))
         self.port: int = self.sock.getsockname()[1]
-        self.server = build_server(app, reloader, host=host, port=self.port, graceful_seconds=2)
+        self.server = build_server(
+            app, reloader, host=host, port=self.port, graceful_seconds=2, **server_options
+        )
+        #: The probe listener (plain HTTP) when ``probe_port`` is given (0 picks a free port).
+        self.probes: ProbeServer | None = (
+            ProbeServer(_find_state(app), host, probe_port) if probe_port is not None else None
+        )
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
 
@@ -162,10 +282,19 @@ class ServerThread:
                 raise RuntimeError(f"webhook server did not start within {timeout} s")
             threading.Event().wait(0.01)
             waited += 0.01
+        if self.probes is not None:
+            self.probes.start()
         return self
+
+    @property
+    def probe_url(self) -> str | None:
+        """``http://host:port`` of the probe listener, or None without one."""
+        return f"http://{self.host}:{self.probes.port}" if self.probes is not None else None
 
     def stop(self) -> None:
         """Graceful stop: uvicorn finishes in-flight requests, the lifespan shuts down."""
+        if self.probes is not None:
+            self.probes.stop()
         self.server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout=10)
@@ -178,4 +307,4 @@ class ServerThread:
         self.stop()
 
 
-__all__ = ["ServerThread", "build_server", "make_reloader", "serve_forever"]
+__all__ = ["ProbeServer", "ServerThread", "build_server", "make_reloader", "serve_forever"]

@@ -30,8 +30,11 @@ from kvlint.values import as_float
 
 
 def valid_tp_values(heads: int, limit: int) -> list[int]:
-    """The tensor-parallel sizes from 1 to ``limit`` that divide ``heads``."""
-    return [t for t in range(1, limit + 1) if heads % t == 0]
+    """The tensor-parallel sizes from 1 to ``limit`` that divide ``heads``.
+
+    Only sizes up to ``heads`` can divide it, so the work is bounded by the model's head count whatever
+    ``limit`` (a TP size or GPU count from the manifest, e.g. ``--tensor-parallel-size 1000000000000``)."""
+    return [t for t in range(1, min(limit, heads) + 1) if heads % t == 0]
 
 
 def kv_heads_tp_ok(kv_heads: int, tp: int) -> bool:
@@ -79,9 +82,7 @@ def kv_heads_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if m.is_mla or not m.num_kv_heads or kv_heads_tp_ok(m.num_kv_heads, tp):
         return
     limit = max(8, tp)
-    valid_kv = [
-        t for t in range(1, limit + 1) if kv_heads_tp_ok(m.num_kv_heads, t) and m.num_attention_heads % t == 0
-    ]
+    valid_kv = [t for t in valid_tp_values(m.num_attention_heads, limit) if kv_heads_tp_ok(m.num_kv_heads, t)]
     yield ctx.finding(
         f"{m.id} has {m.num_kv_heads} KV heads and tensor-parallel-size is {tp}: neither divides the other, "
         f"so vLLM's QKVParallelLinear fails with '{max(m.num_kv_heads, tp)} is not divisible by "
@@ -525,12 +526,14 @@ _TGI_PORT_80_IMAGES = ("huggingface/text-generation-inference",)
 _KSERVE_HTTP_PORT = 8080
 
 
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
 def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
     """The port the engine listens on and what says so, or ``(None, why unknown)``."""
     s, c = ctx.serving, ctx.container
-    words = [
-        str(x) for key in ("command", "args") for x in (c.get(key) or []) if isinstance(c.get(key), list)
-    ]
+    words = [str(x) for key in ("command", "args") for x in _list(c.get(key))]
     if "dynamo." in " ".join(words):
         return None, "a Dynamo worker serves no HTTP itself (Dynamo's frontend does)"
     if "huggingfaceserver" in " ".join(words) or "huggingfaceserver" in s.image:

