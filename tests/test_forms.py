@@ -389,6 +389,12 @@ def test_dynamo_graph_deployment_workers_are_read() -> None:
         assert cr.serving.model.value == "Qwen/Qwen3-0.6B" and cr.placement.gpus == 1
     notes = [d.message for d in by_rule(r, "KV504")]
     assert any("--is-prefill-worker is taken as Dynamo's own" in m for m in notes)
+    # the fix names the option to check where one was taken as Dynamo's, and no options where none was
+    fixes = sorted(d.fix for d in by_rule(r, "KV504"))
+    assert fixes == [
+        "nothing to change",
+        "nothing to change if --is-prefill-worker is a Dynamo option; otherwise check the spelling",
+    ]
     assert not by_rule(r, "KV205")
 
 

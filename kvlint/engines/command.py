@@ -714,6 +714,13 @@ def _dynamo(
         if dynamo_opts
         else ""
     )
+    # the fix names the options taken as Dynamo's; with none, there is nothing to check
+    fix = (
+        f"nothing to change if {', '.join(dynamo_opts)} "
+        f"{'is a Dynamo option' if len(dynamo_opts) == 1 else 'are Dynamo options'}; otherwise check the spelling"
+        if dynamo_opts
+        else "nothing to change"
+    )
     cfg.findings.append(
         Finding(
             "KV504",
@@ -721,7 +728,7 @@ def _dynamo(
             f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
             f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known",
             cfg.command_loc,
-            fix="nothing to change if these are Dynamo options; otherwise check their spelling",
+            fix=fix,
             severity="info",
         )
     )
