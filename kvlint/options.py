@@ -26,6 +26,9 @@ class Options:
         engine_version: engine version used when the image tag does not say (``--engine-version``).
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
+        model_catalogues: pulled catalogue directories (``kvlint models pull``; ``.kvlint.yaml``
+            ``model_catalogue``, else ``.kvlint/models`` beside it or found upward), read offline before the
+            bundled catalogue.
         allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
         min_concurrency: KV104 threshold (requests at max-model-len that must fit at once); None = the
             ``rules.KV104.min_concurrency`` parameter, else the catalogue default (2).
@@ -50,6 +53,7 @@ class Options:
     engine_version: str | None = None
     model_dirs: tuple[str, ...] = ()
     model_paths: dict[str, str] = field(default_factory=dict)
+    model_catalogues: tuple[str, ...] = ()
     allow_hub: bool = True
     min_concurrency: float | None = None
     max_file_bytes: int = 16 * 2**20

@@ -94,6 +94,7 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
             model_dirs=options.model_dirs,
             model_paths=options.model_paths,
             allow_hub=options.allow_hub,
+            catalogues=options.model_catalogues,
         )
     except Exception as exc:  # the draft is second-order: plan without it and say so
         return settings, f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"
