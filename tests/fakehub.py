@@ -174,9 +174,21 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    """Quiet about clients that drop a kept-alive connection (``huggingface_hub`` closes its shared client
+    after any connection error); anything else is printed as usual."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def serve(hub: FakeHub) -> Iterator[FakeHub]:
     """Run ``hub`` on 127.0.0.1 (a free port) while the generator is suspended; ``hub.endpoint`` is its URL."""
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+    srv = _Server(("127.0.0.1", 0), _handler(hub))
     srv.daemon_threads = True
     t = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()

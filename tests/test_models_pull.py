@@ -197,13 +197,13 @@ def test_pulled_catalogue_offline_gives_the_hub_plan(
     ]
     online = _run(*argv)
     assert online.exit_code in (0, 1), online.output
-    via_hub = json.loads(online.output)
+    via_hub = json.loads(online.stdout)
     assert via_hub["model_source"].startswith("huggingface hub")
     (tmp_path / ".kvlint.yaml").write_text("fail_on: error\n")
     assert _run("models", "pull", model).exit_code == 0
     _offline(monkeypatch)
     offline = _run(*argv[:1], "--offline", *argv[1:])
-    via_pull = json.loads(offline.output)
+    via_pull = json.loads(offline.stdout)
     assert via_pull["model_source"].startswith("pulled catalogue"), via_pull["model_source"]
     assert offline.exit_code == online.exit_code
     if via_hub["weights_source"].startswith("checkpoint size"):  # the NVFP4 repo has no safetensors
@@ -224,7 +224,7 @@ def test_pull_manifest_directory_then_check_offline(
     )
     r = _run("models", "pull", "--format", "json", "deploy")
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     got = {(m["id"], m["revision"]) for m in out["models"]}
     assert got == {
         ("google/gemma-2b-it", None),
@@ -242,7 +242,7 @@ def test_pull_manifest_directory_then_check_offline(
     _offline(monkeypatch)
     assert _run("models", "pull", "--check", "deploy").exit_code == 0
     check = _run("check", "--offline", "--format", "json", "deploy")
-    rows = [w for w in json.loads(check.output)["workloads"] if w.get("engine")]
+    rows = [w for w in json.loads(check.stdout)["workloads"] if w.get("engine")]
     assert len(rows) == 4
     # every model comes from the pulled catalogue, also those the bundled catalogue has
     assert all(str(w["model_source"]).startswith("pulled catalogue") for w in rows), [

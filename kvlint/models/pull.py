@@ -389,7 +389,9 @@ class _Hub:
 
     def __init__(self, ep: str, cache: str) -> None:
         from huggingface_hub import HfApi
+        from huggingface_hub.utils import disable_progress_bars
 
+        disable_progress_bars()  # kvlint prints one line per model; the files are a few kB each
         self.endpoint = ep
         self.cache = cache
         self.timeout = _timeout()
