@@ -141,6 +141,30 @@ def _check_accelerator(value: str | None) -> str | None:
     return value
 
 
+def _with_found_catalogue(options: Any, paths: tuple[str, ...] | list[str], config: bool = False) -> Any:
+    """``options`` reading the pulled model catalogue (``kvlint models pull``) that applies to ``paths``: with
+    ``config``, the one of the ``.kvlint.yaml`` found from there (an invalid file is skipped with a warning);
+    else a ``.kvlint/models`` found upward."""
+    from dataclasses import replace
+
+    from kvlint.models.pulled import find_catalogue
+
+    found: str | None = None
+    if config:
+        from kvlint.config import ConfigError, catalogue_dir, find_config, load_config
+
+        path = find_config(list(paths))
+        if path:
+            try:
+                found = catalogue_dir(load_config(path))
+            except ConfigError as exc:
+                click.echo(f"kvlint: warning: {exc}; its model catalogue is not read", err=True)
+    found = found or find_catalogue(list(paths))
+    if not found or found in options.model_catalogues:
+        return options
+    return replace(options, model_catalogues=(*options.model_catalogues, found))
+
+
 def _options(**kw: Any) -> Any:
     from kvlint.options import Options
 
@@ -418,6 +442,10 @@ def check(
         except ClusterUnavailable as exc:
             _config_fail(f"--cluster: {exc}")
             return
+    if not no_config:
+        options = _with_found_catalogue(
+            options, paths
+        )  # a pulled catalogue found upward (kvlint models pull)
     clash = _report_over_input(outputs, paths, options.exclude)
     if clash:
         raise click.BadParameter(
@@ -657,7 +685,7 @@ def plan(
     """
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
-    options = _options(**kw)
+    options = _with_found_catalogue(_options(**kw), [], config=True)
     if compare or sweep or plot or fmt == "markdown" or accelerators:
         from kvlint.capacity.cli import run_plan_extras
 
@@ -828,8 +856,9 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
     from kvlint.models import describe, resolve_model
     from kvlint.types import ModelUnavailable
 
+    options = _with_found_catalogue(_options(offline=offline), [], config=True)
     try:
-        m = resolve_model(model_id, allow_hub=not offline)
+        m = resolve_model(model_id, allow_hub=not offline, catalogues=options.model_catalogues)
     except ModelUnavailable as exc:
         raise click.UsageError(str(exc)) from exc
     rows = describe(m)
@@ -846,12 +875,14 @@ def models_show(model_id: str, offline: bool, fmt: str) -> None:
 def _add_optional_commands() -> None:
     """Commands whose modules keep heavy imports inside them (webhook: starlette/uvicorn; simulate)."""
     from kvlint.capacity.cli import simulate
+    from kvlint.models.pull_cli import pull
     from kvlint.verify.cli import verify
     from kvlint.webhook.cli import webhook
 
     main.add_command(simulate)
     main.add_command(verify)
     main.add_command(webhook)
+    models.add_command(pull)
 
 
 _add_optional_commands()

@@ -17,6 +17,7 @@ Example::
     engine_version: "0.11.0"
     model_paths: {/models/llama: meta-llama/Llama-3.1-8B-Instruct}
     model_dirs: [models/]
+    model_catalogue: .kvlint/models  # written by `kvlint models pull` (this is the default)
     exclude: ["charts/*", "*.tmpl.yaml"]
     fail_on: warning
     exemptions: true
@@ -53,6 +54,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "apply_config",
+    "catalogue_dir",
     "config_schema",
     "find_config",
     "load_config",
@@ -88,6 +90,8 @@ class Config:
         model_paths: model path/name in the manifest -> hub id or local directory (relative entries
             that exist next to the config file are made absolute).
         model_dirs: directories of model configs (absolute, resolved against the config's directory).
+        model_catalogue: the pulled model catalogue directory (``kvlint models pull``; absolute, resolved
+            against the config's directory), or None for the default ``.kvlint/models`` beside the file.
         exclude: fnmatch path globs not to lint.
         fail_on: exit-code threshold, or None to leave the CLI default.
         offline: never ask the Hugging Face Hub (None = not set).
@@ -106,6 +110,7 @@ class Config:
     engine_version: str | None = None
     model_paths: dict[str, str] = field(default_factory=dict)
     model_dirs: tuple[str, ...] = ()
+    model_catalogue: str | None = None
     exclude: tuple[str, ...] = ()
     fail_on: str | None = None
     offline: bool | None = None
@@ -506,6 +511,8 @@ def _build(data: LDict, path: str) -> Config:
         kw["model_paths"] = {str(k): _local(base, str(v)) for k, v in data["model_paths"].items()}
     if "model_dirs" in data:
         kw["model_dirs"] = tuple(str((base / d).resolve()) for d in data["model_dirs"])
+    if "model_catalogue" in data:
+        kw["model_catalogue"] = str((base / os.path.expanduser(str(data["model_catalogue"]))).resolve())
     if "exclude" in data:
         kw["exclude"] = tuple(data["exclude"])
     if "fail_on" in data:
@@ -526,7 +533,8 @@ def apply_config(options: Options, config: Config) -> Options:
 
     The configuration only supplies defaults: fields already set on ``options`` (e.g. from command-line
     flags) win. ``model_dirs`` and ``exclude`` are concatenated (flags first); ``model_paths`` merged
-    (flags win per key); per-rule ``severity``/``parameters`` merged per rule and name (options win).
+    (flags win per key); the pulled model catalogue (:func:`catalogue_dir`) is added to
+    ``model_catalogues``; per-rule ``severity``/``parameters`` merged per rule and name (options win).
     """
     params = {r: dict(p) for r, p in config.parameters.items()}
     for r, p in options.rule_params.items():
@@ -538,6 +546,8 @@ def apply_config(options: Options, config: Config) -> Options:
         model_dirs=tuple(options.model_dirs)
         + tuple(d for d in config.model_dirs if d not in options.model_dirs),
         model_paths={**config.model_paths, **options.model_paths},
+        model_catalogues=tuple(options.model_catalogues)
+        + tuple(c for c in (catalogue_dir(config),) if c and c not in options.model_catalogues),
         exclude=tuple(options.exclude) + tuple(g for g in config.exclude if g not in options.exclude),
         select=options.select or config.select,
         ignore=options.ignore or config.ignore,
@@ -547,3 +557,14 @@ def apply_config(options: Options, config: Config) -> Options:
         exemptions_allowed=options.exemptions_allowed and config.exemptions is not False,
         site=options.site or config.site,
     )
+
+
+def catalogue_dir(config: Config) -> str | None:
+    """The pulled model catalogue of a configuration (``kvlint models pull`` writes it, ``kvlint check``,
+    ``kvlint plan`` and the webhook read it): its ``model_catalogue``, else ``.kvlint/models`` beside the
+    file; None for a configuration read from no file."""
+    if config.model_catalogue:
+        return config.model_catalogue
+    if not config.path:
+        return None
+    return str(Path(config.path).resolve().parent / ".kvlint" / "models")

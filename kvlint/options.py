@@ -26,6 +26,9 @@ class Options:
         engine_version: engine version used when the image tag does not say (``--engine-version``).
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
+        model_catalogues: pulled catalogue directories (``kvlint models pull``; ``.kvlint.yaml``
+            ``model_catalogue``, else ``.kvlint/models`` beside it or found upward), read offline before the
+            bundled catalogue.
         allow_hub: whether the Hugging Face Hub may be asked for configs (``--offline`` turns it off).
         allow_local_paths: whether a model reference may be looked up as a path on this machine (the CLI:
             yes; the admission webhook: no, only ``model_dirs`` and ``model_paths``).
@@ -52,6 +55,7 @@ class Options:
     engine_version: str | None = None
     model_dirs: tuple[str, ...] = ()
     model_paths: dict[str, str] = field(default_factory=dict)
+    model_catalogues: tuple[str, ...] = ()
     allow_hub: bool = True
     allow_local_paths: bool = True
     min_concurrency: float | None = None

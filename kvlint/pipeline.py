@@ -259,21 +259,17 @@ def resolve_container_model(
     """
     from kvlint.models import resolve_model
 
-    assert serving.model is not None
-    ref = str(serving.model.value)
-    annotated = w.annotations.get("kvlint.io/model")
-    if annotated:
-        ref = annotated
-    revision = serving.get("revision")
+    ref, revision = model_reference(serving, w)
     try:
         return (
             resolve_model(
                 ref,
                 model_dirs=options.model_dirs,
                 model_paths=options.model_paths,
-                revision=str(revision) if revision else None,
+                revision=revision,
                 allow_hub=options.allow_hub,
                 allow_local_paths=options.allow_local_paths,
+                catalogues=options.model_catalogues,
             ),
             None,
         )
@@ -281,6 +277,15 @@ def resolve_container_model(
         return None, str(exc)
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
+
+
+def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:
+    """``(model reference, revision)`` of a serving container: the workload's ``kvlint.io/model`` annotation,
+    else the engine's model argument; the engine's ``revision`` setting (None when not set)."""
+    assert serving.model is not None
+    ref = w.annotations.get("kvlint.io/model") or str(serving.model.value)
+    revision = serving.get("revision")
+    return ref, (str(revision) if revision else None)
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
@@ -313,6 +318,7 @@ __all__ = [
     "apply_suppressions",
     "configure",
     "parse_ignore_annotation",
+    "model_reference",
     "resolve_container_model",
     "run_check",
     "run_documents",

@@ -96,6 +96,7 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
             model_paths=options.model_paths,
             allow_hub=options.allow_hub,
             allow_local_paths=options.allow_local_paths,
+            catalogues=options.model_catalogues,
         )
     except Exception as exc:  # the draft is second-order: plan without it and say so
         return settings, f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"

@@ -1,7 +1,8 @@
 """Resolve a model reference (hub id, local directory, container path) to a :class:`ModelSpec`.
 
 Order (first hit wins): ``model_paths`` mapping -> an existing local path holding ``config.json`` ->
-``model_dirs`` -> the bundled catalogue (case-insensitive, with its cited variants) -> the Hugging Face Hub
+``model_dirs`` (a pulled catalogue given as one is read as such) -> pulled catalogues (``kvlint models pull``,
+:mod:`kvlint.models.pulled`; the entry of the requested revision) -> the bundled catalogue (case-insensitive, with its cited variants) -> the Hugging Face Hub
 -> a quantized build derived from its name (``org/<catalogued name>-AWQ`` and the like,
 :func:`kvlint.models.catalogue.derive_quantized`), only when the real config.json cannot be read and always
 with an "ASSUMPTION (derived from name)" note first in the spec's notes and "derived from name" in its
@@ -26,7 +27,7 @@ from typing import Any
 from kvlint.models.config import parse_config
 from kvlint.types import ModelSpec, ModelUnavailable
 
-__all__ = ["resolve_model", "clear_cache", "HUB_TIMEOUT_S"]
+__all__ = ["resolve_model", "clear_cache", "map_model_path", "HUB_TIMEOUT_S"]
 
 #: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
 HUB_TIMEOUT_S = 5
@@ -45,8 +46,11 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?
 
 def clear_cache() -> None:
     """Forget memoised specs/failures and the "network is down" flag (tests, long-running webhook reloads)."""
+    from kvlint.models import pulled
+
     _memo.clear()
     _network_down.clear()
+    pulled.clear()
 
 
 def _how_to(ref: str) -> str:
@@ -57,8 +61,13 @@ def _how_to(ref: str) -> str:
         layout = f"{org}--{name}/config.json or {org}/{name}/config.json"
     else:
         layout = "<org>--<name>/config.json or <org>/<name>/config.json"
+    pull = (
+        f"`kvlint models pull {org_name}` (with network, once; kvlint then reads it offline), "
+        if org_name
+        else ""
+    )
     return (
-        f"provide it with --model-dir DIR holding {layout}, map the path to a hub id or local directory in "
+        f"provide it with {pull}--model-dir DIR holding {layout}, map the path to a hub id or local directory in "
         "`.kvlint.yaml` model_paths, or annotate the workload with kvlint.io/model: <hub id>"
     )
 
@@ -475,6 +484,47 @@ def kaito_preset(name: str) -> tuple[str, str] | None:
     return _kaito_presets()[1].get(name.strip().lower())
 
 
+def map_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
+    """What ``.kvlint.yaml`` ``model_paths`` maps ``ref`` to: the exact key (with or without a trailing
+    ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped."""
+    target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
+    if target is None:
+        for src in sorted(model_paths, key=len, reverse=True):
+            s = src.rstrip("/")
+            if s and ref.startswith(s + "/"):
+                target = model_paths[src].rstrip("/") + ref[len(s) :]
+                break
+    return target
+
+
+def _from_pulled(catalogue: str, ref: str, revision: str | None) -> ModelSpec | None:
+    """The spec of the entry of a pulled catalogue (:mod:`kvlint.models.pulled`) for ``ref`` at ``revision``,
+    built as the Hub path builds it: ``config.json``, ``hf_quant_config.json`` when stored, and the exact
+    tensor bytes and parameter count recorded from the safetensors headers. A stored file that no longer
+    matches its recorded sha256 adds a note. None when the catalogue has no such entry."""
+    from kvlint.models import pulled
+
+    entry = pulled.lookup(catalogue, ref, revision)
+    if entry is None:
+        return None
+    cfg_path = entry.path / "config.json"
+    config = _read_json(cfg_path, ref)
+    qpath = entry.path / "hf_quant_config.json"
+    quant = _read_json(qpath, ref) if qpath.is_file() else None
+    wb, wb_src, params = pulled.checkpoint_source(entry)
+    notes = tuple(f"pulled catalogue: {p}; re-run `kvlint models pull`" for p in pulled.verify(entry))
+    return _parse(
+        config,
+        ref,
+        f"pulled catalogue {cfg_path} ({entry.label}, pulled {entry.pulled_at})",
+        quant,
+        wb,
+        wb_src,
+        params,
+        notes,
+    )
+
+
 def _resolve(
     ref: str,
     model_dirs: Sequence[str],
@@ -483,6 +533,7 @@ def _resolve(
     allow_hub: bool,
     depth: int = 0,
     allow_local_paths: bool = True,
+    catalogues: Sequence[str] = (),
 ) -> ModelSpec:
     ref = ref.strip()
     if "\x00" in ref or len(ref) > 4096:
@@ -501,7 +552,16 @@ def _resolve(
             )
         hub_id, commit = known
         try:
-            preset_spec = _resolve(hub_id, model_dirs, model_paths, revision or commit, allow_hub, depth + 1)
+            preset_spec = _resolve(
+                hub_id,
+                model_dirs,
+                model_paths,
+                revision or commit,
+                allow_hub,
+                depth + 1,
+                allow_local_paths,
+                catalogues,
+            )
         except ModelUnavailable as e:
             raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
         note = (
@@ -511,18 +571,13 @@ def _resolve(
         return dataclasses.replace(preset_spec, notes=(note, *preset_spec.notes))
     # 1. model_paths mapping (exact, then longest directory prefix)
     if depth == 0 and model_paths:
-        target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
-        if target is None:
-            for src in sorted(model_paths, key=len, reverse=True):
-                s = src.rstrip("/")
-                if s and ref.startswith(s + "/"):
-                    t = model_paths[src].rstrip("/")
-                    target = t + ref[len(s) :]
-                    break
+        target = map_model_path(ref, model_paths)
         if target:
             try:
                 # a model_paths target is configuration, not manifest input: local paths are allowed there
-                return _resolve(target, model_dirs, model_paths, revision, allow_hub, depth + 1, True)
+                return _resolve(
+                    target, model_dirs, model_paths, revision, allow_hub, depth + 1, True, catalogues
+                )
             except ModelUnavailable as e:
                 raise ModelUnavailable(
                     f"model '{ref}' is mapped to '{target}' by model_paths, but: {e}"
@@ -544,6 +599,9 @@ def _resolve(
         raise _unavailable(ref, f"{p} is a file, not a model directory holding config.json", hub_hint=False)
     # 3. --model-dir directories
     for md in model_dirs:
+        spec = _from_pulled(md, ref, revision) if _HUB_ID.match(ref.strip("/")) else None
+        if spec is not None:
+            return spec
         for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
             if (cand / "config.json").is_file():
                 return _from_dir(cand, ref)
@@ -563,7 +621,12 @@ def _resolve(
             "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
             f"{Path(ref).name or '<name>'}/config.json"
         )
-    # 4. bundled catalogue
+    # 4. pulled catalogues (`kvlint models pull`), then the bundled catalogue
+    if _HUB_ID.match(ref.strip("/")):
+        for cat in catalogues:
+            spec = _from_pulled(cat, ref, revision)
+            if spec is not None:
+                return spec
     spec = _from_catalogue(ref, revision)
     if spec is not None:
         return spec
@@ -594,6 +657,7 @@ def resolve_model(
     revision: str | None = None,
     allow_hub: bool = True,
     allow_local_paths: bool = True,
+    catalogues: Sequence[str] = (),
 ) -> ModelSpec:
     """The :class:`ModelSpec` for a model reference as written in a manifest or command line.
 
@@ -608,6 +672,8 @@ def resolve_model(
         allow_local_paths: False never looks ``ref`` up as a path on this machine (only inside
             ``model_dirs``, confined to them, and through ``model_paths``); the admission webhook sets it so
             a manifest cannot probe or read the server's filesystem.
+        catalogues: pulled catalogue directories (``kvlint models pull``; :mod:`kvlint.models.pulled`), read
+            offline before the bundled catalogue; only an entry pulled at ``revision`` answers.
 
     Returns:
         The parsed spec; ``weight_bytes`` set when the checkpoint size is known (catalogue citation,
@@ -625,6 +691,7 @@ def resolve_model(
         revision,
         allow_hub,
         allow_local_paths,
+        tuple(catalogues),
     )
     hit = _memo.get(key)
     if isinstance(hit, ModelSpec):
@@ -632,7 +699,9 @@ def resolve_model(
     if isinstance(hit, str):
         raise ModelUnavailable(hit)
     try:
-        spec = _resolve(ref, model_dirs, model_paths or {}, revision, allow_hub, 0, allow_local_paths)
+        spec = _resolve(
+            ref, model_dirs, model_paths or {}, revision, allow_hub, 0, allow_local_paths, catalogues
+        )
     except ModelUnavailable as e:
         _remember(key, str(e))
         raise
