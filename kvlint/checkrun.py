@@ -46,13 +46,17 @@ class CheckRun:
         """Serving containers that were not sized, with the reason (:func:`kvlint.sizing.sizing_of`), in the
         parts that require sizing: all of them when ``required`` (``--require-sizing``), else those whose
         configuration sets ``require_sizing: true``."""
-        from kvlint.sizing import SIZED, sizing_of
+        from kvlint.sizing import SIZED, outcomes
 
         out = []
         for i, (_, _, part) in enumerate(self.parts):
             if not (required or (i < len(self.require_sizing) and self.require_sizing[i])):
                 continue
-            out += [(cr, why) for cr in part.containers if (why := sizing_of(cr)) not in SIZED]
+            out += [
+                (cr, why)
+                for cr, why in zip(part.containers, outcomes(part.containers), strict=True)
+                if why not in SIZED
+            ]
         return out
 
     def failing(self, fail_on: str | None) -> list[Diagnostic]:

@@ -1,7 +1,9 @@
 """Whether each serving workload was sized, and why not: "not sized" is never a silent pass.
 
 A serving container is **sized** when kvlint built its memory plan on the GPU it lands on (``plan``) or,
-with its GPU unknown, on each GPU of a fleet (``fleet``, KV501's verdict). Otherwise it has exactly one
+with its GPU unknown, on each GPU of a fleet (``fleet``, KV501's verdict); a multi-node worker that runs no
+engine of its own but joins its leader's (``ray start --address ... --block``) is sized with its leader
+(``leader``) when the leader is. Otherwise it has exactly one
 reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub notice) and counted by
 ``--require-sizing`` / ``require_sizing: true``:
 
@@ -24,9 +26,9 @@ from typing import Any
 from kvlint.engines.images import image_platform
 from kvlint.types import CheckResult, ContainerResult
 
-__all__ = ["SizingSummary", "sizing_of", "summarise"]
+__all__ = ["SIZED", "SizingSummary", "outcomes", "sizing_of", "summarise"]
 
-SIZED = ("plan", "fleet")
+SIZED = ("plan", "fleet", "leader")
 
 
 def _is_runtime_template(cr: ContainerResult) -> bool:
@@ -36,7 +38,8 @@ def _is_runtime_template(cr: ContainerResult) -> bool:
 
 
 def sizing_of(cr: ContainerResult) -> str:
-    """``plan`` | ``fleet`` | the reason the container was not sized (see the module docstring)."""
+    """``plan`` | ``fleet`` | the reason the container was not sized (see the module docstring), on the
+    container alone (:func:`outcomes` also credits workers sized with their leader)."""
     if cr.plan is not None:
         return "plan"
     if cr.fleet:
@@ -59,6 +62,42 @@ def sizing_of(cr: ContainerResult) -> str:
     return "memory model could not size it"
 
 
+def outcomes(containers: list[ContainerResult]) -> list[str]:
+    """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
+    the same run (matched by the leader workload and container name the worker's parse recorded)."""
+    plain = [sizing_of(cr) for cr in containers]
+    by_key = {(id(cr.workload), cr.container_name): out for cr, out in zip(containers, plain, strict=True)}
+    out = []
+    for cr, own in zip(containers, plain, strict=True):
+        joins = cr.serving.joins
+        leader = cr.workload.leader
+        if own not in SIZED and joins is not None and leader is not None:
+            led = next(
+                (
+                    o
+                    for (wid, name), o in by_key.items()
+                    if wid == id(leader) and name == joins.leader_container
+                ),
+                None,
+            )
+            if (
+                led is None
+            ):  # the leader's Workload object is rebuilt per find; match by identity of its PodSpec
+                led = next(
+                    (
+                        o
+                        for c, o in zip(containers, plain, strict=True)
+                        if c.workload.pod_spec is leader.pod_spec
+                        and c.container_name == joins.leader_container
+                    ),
+                    None,
+                )
+            if led in ("plan", "fleet"):
+                own = "leader"
+        out.append(own)
+    return out
+
+
 @dataclass(frozen=True)
 class SizingSummary:
     """Counts over a run's serving containers: ``serving`` in all, ``plan`` and ``fleet`` sized, and
@@ -68,10 +107,11 @@ class SizingSummary:
     plan: int
     fleet: int
     not_sized: dict[str, int] = field(default_factory=dict)
+    leader: int = 0
 
     @property
     def sized(self) -> int:
-        return self.plan + self.fleet
+        return self.plan + self.fleet + self.leader
 
     @property
     def unsized(self) -> int:
@@ -80,7 +120,8 @@ class SizingSummary:
     def line(self) -> str:
         """``sized 20 of 85 serving containers (plan 9, fleet verdict 11); not sized: model unknown 40, ...``"""
         text = f"sized {self.sized} of {self.serving} serving container{'' if self.serving == 1 else 's'}"
-        text += f" (plan {self.plan}, fleet verdict {self.fleet})"
+        text += f" (plan {self.plan}, fleet verdict {self.fleet}"
+        text += f", with their leader {self.leader})" if self.leader else ")"
         if self.not_sized:
             text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())
         return text
@@ -92,12 +133,19 @@ class SizingSummary:
             "sized": self.sized,
             "plan": self.plan,
             "fleet": self.fleet,
+            "leader": self.leader,
             "not_sized": dict(self.not_sized),
         }
 
 
 def summarise(result: CheckResult) -> SizingSummary:
     """The :class:`SizingSummary` of ``result``'s serving containers."""
-    counts = Counter(sizing_of(cr) for cr in result.containers)
+    counts = Counter(outcomes(result.containers))
     reasons = {k: n for k, n in counts.most_common() if k not in SIZED}
-    return SizingSummary(len(result.containers), counts.get("plan", 0), counts.get("fleet", 0), reasons)
+    return SizingSummary(
+        len(result.containers),
+        counts.get("plan", 0),
+        counts.get("fleet", 0),
+        reasons,
+        counts.get("leader", 0),
+    )

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from kvlint.cli import main
 from kvlint.options import Options
 from kvlint.pipeline import run_check
-from kvlint.sizing import SIZED, sizing_of, summarise
+from kvlint.sizing import SIZED, outcomes, sizing_of, summarise
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "fixtures" / "examples"
 COLLECTED = ROOT / "fixtures" / "collected"
-#: names a model the offline catalogue lacks (RedHatAI/Llama-3.1-8B-Instruct)
-UNKNOWN_MODEL = COLLECTED / "bhajian__redhat__llm-d-vllm-aks__manifest__vllm-redhat-llama8b.yaml"
+#: names a model the offline catalogue lacks (google/flan-t5-xl, an encoder-decoder, served by TGI)
+UNKNOWN_MODEL = COLLECTED / "rh-aiservices-bu__llm-on-openshift__llm-servers__hf_tgi__deployment.yaml"
 #: names no GPU (SGLang's own k8s example): sized by the fleet verdict
 NO_GPU = COLLECTED / "sgl-project__sglang__docker__k8s-sglang-service.yaml"
 
@@ -30,13 +30,16 @@ def _check(*args: str) -> tuple[int, str, str]:
 
 def test_each_container_has_one_outcome_and_the_summary_counts_them() -> None:
     result = run_check([str(COLLECTED)], Options(allow_hub=False))
-    outcomes = [sizing_of(cr) for cr in result.containers]
+    got = outcomes(result.containers)
     s = summarise(result)
-    assert (
-        s.serving == len(outcomes) and s.plan == outcomes.count("plan") and s.fleet == outcomes.count("fleet")
-    )
-    assert sum(s.not_sized.values()) == s.unsized == len([o for o in outcomes if o not in SIZED])
+    assert s.serving == len(got) and s.plan == got.count("plan") and s.fleet == got.count("fleet")
+    assert s.leader == got.count("leader") > 0  # multi-node workers sized with their leader
+    assert sum(s.not_sized.values()) == s.unsized == len([o for o in got if o not in SIZED])
     assert {"model unknown", "runtime template"} <= set(s.not_sized)
+    # a worker is credited only when its own outcome is not sized and its leader's is
+    for cr, o in zip(result.containers, got, strict=True):
+        if o == "leader":
+            assert cr.serving.joins is not None and sizing_of(cr) not in SIZED
 
 
 def test_the_reason_matches_what_the_findings_say() -> None:
@@ -73,6 +76,7 @@ def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
         "sized": 1,
         "plan": 0,
         "fleet": 1,
+        "leader": 0,
         "not_sized": {"model unknown": 1},
     }
     assert sorted(w["sizing"] for w in data["workloads"]) == ["fleet", "model unknown"]
@@ -89,7 +93,10 @@ def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
 def test_require_sizing_fails_the_run_and_names_each_workload(tmp_path: Path) -> None:
     code, _, err = _check("--fail-on", "never", "--require-sizing", str(UNKNOWN_MODEL), str(NO_GPU))
     assert code == 1
-    assert "not sized:" in err and "Deployment/vllm/vllm-llama8b container vllm: model unknown" in err
+    assert (
+        "not sized:" in err
+        and "Deployment/hf-text-generation-inference-server container server: model unknown" in err
+    )
     assert "sgl" not in err  # the fleet verdict counts as sized
     assert _check("--fail-on", "never", "--require-sizing", str(NO_GPU))[0] == 0
     assert _check("--fail-on", "never", "--require-sizing", "--exit-zero", str(UNKNOWN_MODEL))[0] == 0

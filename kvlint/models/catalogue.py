@@ -278,6 +278,8 @@ QUANT_SUFFIXES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("-quantized.w8a16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
     ("-W8A16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
     ("-FP8-dynamic", "compressed-tensors FP8 dynamic", _ct_group(_FP8_CHANNEL, _FP8_TOKEN)),
+    # AMD's -FP8-KV builds (Quark): fp8 weights and activations, plus fp8 scales for the KV cache
+    ("-FP8-KV", "FP8 static (AMD Quark FP8-KV)", {"quant_method": "fp8", "activation_scheme": "static"}),
     ("-FP8-Static", "FP8 static", {"quant_method": "fp8", "activation_scheme": "static"}),
     ("-FP8", "FP8", {"quant_method": "fp8", "activation_scheme": "dynamic"}),
     ("-NVFP4", "NVFP4 (fp8 scale per 16)", _ct_group(_FP4_G16, dict(_FP4_G16, dynamic="local"))),
@@ -446,6 +448,63 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
             derived=derived,
         )
     return None
+
+
+def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry | None:
+    """A checkpoint known only by name that another publisher re-uploaded unchanged, or None.
+
+    ``ref`` is ``org/<name>`` where ``<name>`` carries no quantization suffix (those are
+    :func:`derive_quantized`'s), ``org/<name>`` is not catalogued, and exactly one catalogued configuration of
+    another publisher has the repository name ``<name>`` (``RedHatAI/Llama-3.1-8B-Instruct`` ->
+    ``meta-llama/Llama-3.1-8B-Instruct``: mirrors such as RedHatAI/, unsloth/ or NousResearch/ re-upload
+    checkpoints under their original names). Stated as an assumption in the first note; the entry has no
+    checkpoint size of its own."""
+    parts = _split(ref) if isinstance(ref, str) else None
+    if parts is None or lookup(ref) is not None:
+        return None
+    org, name = parts
+    if any(name.lower().endswith(sfx.lower()) for sfx, _, _ in QUANT_SUFFIXES):
+        return None
+    base = _find_base(org, name)
+    if base is None or base.id.split("/", 1)[0].lower() == org.lower():
+        return None
+    note = (
+        f"ASSUMPTION (derived from name): {ref} is not in the catalogue"
+        + (f" and its config.json was not read ({why_not_real})" if why_not_real else "")
+        + f"; it is taken to be an unchanged re-upload of {base.id}, the only catalogued model with the "
+        "repository name "
+        + repr(name)
+        + ". The real checkpoint may differ (a fine-tune keeps the name but not "
+        "always the shapes)."
+    )
+    return CatalogueEntry(
+        id=ref.strip().strip("/"),
+        base_id=base.base_id,
+        dir=base.dir,
+        aliases=(),
+        source=dict(base.source),
+        param_count=base.param_count,
+        param_count_exact=base.param_count_exact,
+        param_count_citation=base.param_count_citation,
+        weight_bytes=None,
+        weight_bytes_citation=None,
+        notes=(note, *base.notes),
+        overrides=dict(base.overrides),
+        has_hf_quant_config=base.has_hf_quant_config,
+        derived={"suffix": "", "label": "unchanged re-upload"},
+    )
+
+
+def repository_name_match(name: str) -> str | None:
+    """The catalogued id (or variant id) whose repository name is ``name`` (case-insensitive), when exactly
+    one catalogued configuration has it; None otherwise. Used for paths named after their model."""
+    want = name.strip().lower()
+    hits = {key: hit for key, hit in _by_name().items() if key.split("/", 1)[-1] == want}
+    dirs = {_index()[mid].dir for mid, _ in hits.values()}
+    if len(dirs) != 1:
+        return None
+    mid, vid = hits[sorted(hits)[0]]
+    return vid or mid
 
 
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:

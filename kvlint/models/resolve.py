@@ -200,7 +200,9 @@ def _from_catalogue(ref: str, revision: str | None, derive_because: str | None =
     if derive_because is None:
         entry = catalogue.lookup(ref)
     else:
-        entry = catalogue.derive_quantized(ref, derive_because)
+        entry = catalogue.derive_quantized(ref, derive_because) or catalogue.derive_reupload(
+            ref, derive_because
+        )
     if entry is None:
         return None
     config, quant = catalogue.load_config(entry)
@@ -466,6 +468,51 @@ def _looks_like_path(ref: str) -> bool:
     )
 
 
+#: huggingface_hub's cache layout: ``models--<org>--<name>`` (``file_download.repo_folder_name``), then
+#: ``snapshots/<commit>``.
+_HF_CACHE_RE = re.compile(
+    r"(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.-]+?)(?:/snapshots/([0-9a-f]{40}))?(?:/|$)"
+)
+
+
+def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
+    """``(hub id, revision or None, note)`` for a container path that names its model (string rules only;
+    nothing is looked up on disk):
+
+    * a Hugging Face cache folder, ``.../models--<org>--<name>[/snapshots/<commit>]``: the layout of
+      ``huggingface_hub`` (``file_download.repo_folder_name``), so the id is exact;
+    * a directory named after a catalogued model (``/models/Qwen3-8B``): the only catalogued configuration
+      with that repository name, stated as an ASSUMPTION.
+    """
+    from kvlint.models import catalogue
+
+    m = _HF_CACHE_RE.search(ref)
+    if m is not None:
+        hub_id = f"{m.group(1)}/{m.group(2)}"
+        return (
+            hub_id,
+            m.group(3),
+            (
+                f"path {ref} is the Hugging Face cache folder of {hub_id} (huggingface_hub's models--<org>--<name> "
+                "layout)"
+            ),
+        )
+    name = Path(ref.rstrip("/")).name
+    if not name or name.startswith("$") or not re.search(r"\d", name):
+        return None  # generic folder names (/mnt/models, /data/model) say nothing about the model
+    named = catalogue.repository_name_match(name)
+    if named is None:
+        return None
+    return (
+        named,
+        None,
+        (
+            f"ASSUMPTION (path named after the model): {ref} was not read; its last component '{name}' is the "
+            f"repository name of the catalogued {named} only, so the path is taken to hold that model"
+        ),
+    )
+
+
 @functools.lru_cache(maxsize=1)
 def _kaito_presets() -> tuple[str, dict[str, tuple[str, str]]]:
     """``(KAITO commit read, preset name -> (hub id, revision))`` from ``kvlint/data/kaito_presets.yaml``
@@ -605,6 +652,18 @@ def _resolve(
         for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
             if (cand / "config.json").is_file():
                 return _from_dir(cand, ref)
+    if _looks_like_path(ref):
+        named = _path_named_model(ref)
+        if named is not None:
+            hub_id, rev, why = named
+            try:
+                spec = _resolve(
+                    hub_id, model_dirs, model_paths, revision or rev, allow_hub, depth + 1, False, catalogues
+                )
+            except ModelUnavailable:
+                spec = None
+            if spec is not None:
+                return dataclasses.replace(spec, notes=(why, *spec.notes))
     if _looks_like_path(ref) and not allow_local_paths:
         raise ModelUnavailable(
             f"model '{ref}': a path is not looked up on this server's filesystem, only in the configured "

@@ -31,7 +31,7 @@ SCHEMA_VERSION = 2
 
 def to_json_dict(result: CheckResult) -> dict[str, Any]:
     """The JSON report as a dict (see the module docstring for the shape)."""
-    from kvlint.sizing import sizing_of, summarise
+    from kvlint.sizing import outcomes, summarise
 
     summary: dict[str, Any] = dict(result.counts())
     summary.update(
@@ -48,7 +48,10 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         "summary": summary,
         "diagnostics": [d.as_dict() for d in result.diagnostics],
         "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
-        "workloads": [{**c.as_dict(), "sizing": sizing_of(c)} for c in result.containers],
+        "workloads": [
+            {**c.as_dict(), "sizing": o}
+            for c, o in zip(result.containers, outcomes(result.containers), strict=True)
+        ],
     }
 
 

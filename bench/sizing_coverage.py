@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""How much of a set of real manifests kvlint sizes offline, with no configuration (issue 15's figures).
+
+For each set (default: ../shared/corpus/manifests and fixtures/collected) it runs ``kvlint check --offline
+--no-config --format json --fail-on never SET`` and prints:
+
+* the serving containers with a memory plan or a fleet verdict (the workload entries of the JSON report with
+  an ``engine`` and a ``plan`` or ``fleet``), and those sized with their multi-node leader;
+* why the others were not sized (the report's ``summary.sizing``);
+* the share of the public Hugging Face model ids named in the set that resolve offline
+  (:mod:`bench.model_coverage`'s classification).
+
+Usage: python bench/sizing_coverage.py [SET ...] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from model_coverage import coverage  # noqa: E402
+
+DEFAULT_SETS = [REPO.parent / "shared" / "corpus" / "manifests", REPO / "fixtures" / "collected"]
+
+
+def sizing(path: Path) -> dict[str, Any]:
+    """The sizing figures of one set (see the module docstring)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kvlint",
+            "check",
+            "--offline",
+            "--no-config",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    report = json.loads(out.stdout)
+    serving = [w for w in report["workloads"] if w.get("engine")]
+    planned = sum(1 for w in serving if w.get("plan") or w.get("fleet"))
+    models = coverage([str(path)])
+    return {
+        "set": str(path),
+        "serving": len(serving),
+        "plan_or_fleet": planned,
+        "plan_or_fleet_pct": round(100 * planned / len(serving), 1) if serving else 0.0,
+        "summary": report["summary"]["sizing"],
+        "hub_ids": models["hub_ids"],
+        "hub_ids_resolved": models["resolved"],
+        "hub_ids_pct": round(100 * models["resolved"] / models["hub_ids"], 1) if models["hub_ids"] else 0.0,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sets", nargs="*", type=Path, default=DEFAULT_SETS)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows = [sizing(p) for p in args.sets if p.exists()]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        s = r["summary"]
+        print(r["set"])
+        print(
+            f"  sized offline (plan or fleet verdict): {r['plan_or_fleet']} of {r['serving']} serving containers "
+            f"({r['plan_or_fleet_pct']} %); with multi-node workers sized with their leader: {s['sized']} "
+            f"({round(100 * s['sized'] / max(1, s['serving']), 1)} %)"
+        )
+        print(f"  not sized: {', '.join(f'{k} {n}' for k, n in s['not_sized'].items()) or 'none'}")
+        print(
+            f"  public hub model ids resolved offline: {r['hub_ids_resolved']} of {r['hub_ids']} ({r['hub_ids_pct']} %)"
+        )
+    if len(rows) > 1:
+        pooled = coverage([r["set"] for r in rows])
+        print(
+            f"all sets: public hub model ids resolved offline: {pooled['resolved']} of {pooled['hub_ids']} "
+            f"({pooled['percent']} %, each id counted once)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
