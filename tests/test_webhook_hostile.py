@@ -442,8 +442,9 @@ def test_model_paths_never_reach_the_servers_filesystem(tmp_path: Path) -> None:
     sys.addaudithook(audit)  # hooks cannot be removed; this one only records into a local list
     messages = {}
     for ref in refs:
+        request = json.dumps(review(_with_model(ref)))  # reads the fixture: before the audited part
         opened.clear()
-        res = lint_review(parse_review(json.dumps(review(_with_model(ref)))), webhook_options())
+        res = lint_review(parse_review(request), webhook_options())
         kv502 = [d.message for d in res.diagnostics if d.rule == "KV502"]
         assert len(kv502) == 1, (ref, [d.rule for d in res.diagnostics])
         messages[ref] = kv502[0].replace(ref, "REF")
