@@ -146,6 +146,40 @@ def test_examples_differ_from_fixed_and_parse() -> None:
         yaml.safe_load(get_rule("KV001").example)
 
 
+def _pod_spec_examples() -> list[str]:
+    """Rules whose example is a PodSpec fragment (a ``containers:`` list at the top), which kvlint can lint
+    as a Pod; KV004's duplicate key is read from the raw text."""
+    out = []
+    for rule in load_catalog().values():
+        try:
+            doc = yaml.safe_load(rule.example)
+        except yaml.YAMLError:
+            continue
+        if rule.id == "KV004" or (isinstance(doc, dict) and "containers" in doc):
+            out.append(rule.id)
+    return out
+
+
+@pytest.mark.parametrize("rule_id", _pod_spec_examples())
+def test_documented_example_fires_and_the_fixed_example_does_not(rule_id: str, tmp_path: Path) -> None:
+    """What ``kvlint explain`` shows is true: the example, linted as a Pod, gets the rule; the fixed one does
+    not (offline, bundled catalogue, the version each example's image names)."""
+    import textwrap
+
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    rule = get_rule(rule_id)
+
+    def rules_on(fragment: str, name: str) -> set[str]:
+        p = tmp_path / name
+        p.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(fragment, "  "))
+        return {d.rule for d in run_check([str(p)], Options(allow_hub=False)).diagnostics}
+
+    assert rule_id in rules_on(rule.example, "example.yaml")
+    assert rule_id not in rules_on(rule.example_fixed, "fixed.yaml")
+
+
 def test_documented_parameters() -> None:
     assert get_rule("KV104").defaults() == {"min_concurrency": 2}
     band = get_rule("KV105").parameter("band")
@@ -321,3 +355,23 @@ def test_generator_check_mode(tmp_path: Path) -> None:
     assert gen_rules_doc.main(["--check", "--output", str(out)]) == 0
     out.write_text(out.read_text() + "edited by hand\n")
     assert gen_rules_doc.main(["--check", "--output", str(out)]) == 1
+
+
+def test_kv103_figures_quoted_in_the_catalogue_are_what_kvlint_computes(tmp_path: Path) -> None:
+    """KV103's fix text and example quote kvlint's own figures for its example (Llama-3.1-8B on an L4, vLLM
+    0.11.0): the available KV GiB, vLLM's estimate of the largest length and kvlint's proposal."""
+    import textwrap
+
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    rule = get_rule("KV103")
+    p = tmp_path / "example.yaml"
+    p.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(rule.example, "  "))
+    (f,) = [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV103"]
+    available = re.search(r"about (\d+\.\d+) GiB available", rule.example)
+    estimate = re.search(r"own estimate is ([\d,]+) tokens and kvlint proposes ([\d,]+)", rule.fix)
+    assert available and estimate
+    assert f"has about {available.group(1)} GiB" in f.message
+    assert f"--max-model-len {estimate.group(2).replace(',', '')} fits" in (f.fix or "")
+    assert f"estimate of the maximum is {estimate.group(1)}" in (f.fix or "")

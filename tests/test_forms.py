@@ -438,3 +438,27 @@ def test_llmaz_service_embedding_a_leader_worker_template_knows_its_group_size()
         # --tp 2 over --nnodes $(LWS_GROUP_SIZE) = workloadTemplate.size 2, one GPU per pod
         assert cr.workload.group_size == 2 and cr.serving.get("nnodes") == 2 and cr.placement.gpus == 1
     assert not by_rule(r, "KV403")
+
+
+def test_env_values_extending_the_process_environment_are_not_template_placeholders(tmp_path) -> None:
+    """``LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}`` is a shell habit, not an envsubst
+    parameter; a ``${MODEL_NAME}`` next to it still is."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    def kv002(env: str) -> list[str]:
+        p = tmp_path / "d.yaml"
+        p.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+            "        args: [--model, Qwen/Qwen2.5-7B-Instruct]\n        env:\n" + env
+        )
+        res = run_check([str(p)], Options(allow_hub=False))
+        return [d.message for d in res.diagnostics if d.rule == "KV002"]
+
+    assert kv002("        - {name: LD_LIBRARY_PATH, value: '/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}'}\n") == []
+    assert kv002("        - {name: HF_HUB_CACHE, value: '${HF_HOME}/hub'}\n") != []
+    (msg,) = kv002(
+        "        - {name: PATH, value: '/opt/bin:${PATH}'}\n        - {name: SERVED, value: '${MODEL_NAME}'}\n"
+    )
+    assert "${MODEL_NAME}" in msg and "${PATH}" not in msg

@@ -22,6 +22,12 @@ __all__ = ["template_findings"]
 
 _ENVSUBST_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}")
 _SHELLS = ("sh", "bash", "ash", "dash", "zsh", "ksh")
+#: process-environment variables an env value extends by shell habit (``LD_LIBRARY_PATH=/x:${LD_LIBRARY_PATH}``):
+#: a copy-paste slip that leaves the text literal, not a template parameter someone renders.
+_PROCESS_VARS = frozenset(
+    ("PATH", "LD_LIBRARY_PATH", "LD_PRELOAD", "PYTHONPATH", "HOME", "USER", "PWD", "HOSTNAME", "SHELL", "TMPDIR",
+     "CUDA_HOME", "CUDA_PATH", "LIBRARY_PATH", "CPATH", "MANPATH", "PKG_CONFIG_PATH", "XDG_CACHE_HOME")
+)  # fmt: skip
 
 
 def _is_shell(command: Any) -> bool:
@@ -32,6 +38,9 @@ def _is_shell(command: Any) -> bool:
 
 def template_findings(w: Workload) -> list[Finding]:
     """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, env values).
+    In env values a ``${VAR}`` naming the variable being defined or a process-environment variable
+    (:data:`_PROCESS_VARS`, e.g. ``LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}``) is not a
+    template parameter and is left alone.
     Empty for an OpenShift ``Template`` (its ``${PARAM}`` values are the template's own, processed by ``oc
     process``, and kvlint reads those objects as written) and for workloads without placeholders."""
     if w.kind == "Template":
@@ -53,18 +62,20 @@ def template_findings(w: Workload) -> list[Finding]:
                         first = first or loc_of(c, "image")
             elif how is not None:
                 images.append((image, how, loc_of(c, "image")))
-            values: list[tuple[Any, Loc | None]] = []
+            values: list[tuple[Any, Loc | None, str | None]] = []
             if not _is_shell(c.get("command")):
                 for part in ("command", "args"):
                     seq = c.get(part)
                     if isinstance(seq, list):
-                        values += [(v, loc_of(seq, i)) for i, v in enumerate(seq)]
+                        values += [(v, loc_of(seq, i), None) for i, v in enumerate(seq)]
             env = c.get("env")
             for e in env if isinstance(env, list) else []:
                 if isinstance(e, dict) and isinstance(e.get("value"), str):
-                    values.append((e["value"], loc_of(e, "value")))
-            for v, loc in values:
+                    values.append((e["value"], loc_of(e, "value"), str(e.get("name") or "")))
+            for v, loc, owner in values:
                 for m in _ENVSUBST_RE.finditer(str(v)):
+                    if owner is not None and (m.group(1) in _PROCESS_VARS or m.group(1) == owner):
+                        continue  # an env value extending itself or the process environment, shell-style
                     if m.group(0) not in names:
                         names.append(m.group(0))
                         first = first or loc
