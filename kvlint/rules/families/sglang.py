@@ -96,7 +96,9 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
 @check("KV702")
 def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV702: the KV pool holds fewer tokens than ``context_length``: one full-length request cannot fit
-    (0.5.23 warns and starts; older releases silently cap ``max_req_len``)."""
+    SGLang starts either way and caps ``max_req_len = min(context_len, max_total_num_tokens) - 1``
+    (``TpModelWorker``), rejecting or truncating longer prompts; 0.5.23 also warns
+    (``kv_cache_configurator``), older releases say nothing."""
     d, s = ctx.detail, ctx.serving
     if not isinstance(d, SglangPlanDetail) or d.rest_bytes <= 0 or d.max_total_num_tokens <= 0:
         return
@@ -117,12 +119,23 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
             fixes.append(
                 "raise --mem-fraction-static to 0.95 (re-planned: fits once; less room for activations)"
             )
+    cap = (
+        f"caps the longest request at {d.max_total_num_tokens - 1:,} tokens (max_req_len = min(context_len, "
+        "max_total_num_tokens) - 1, TpModelWorker): longer prompts are rejected or, depending on the release and "
+        "--allow-auto-truncate, truncated ('Request length is longer than the KV cache pool size or the max "
+        "context length')"
+    )
+    if d.version >= (0, 5, 23):
+        says = (
+            f"starts, warns 'KV pool holds {d.max_total_num_tokens} tokens, fewer than --context-length "
+            f"{d.context_length}. One full-length request cannot fit, …' (kv_cache_configurator) and {cap}"
+        )
+    else:
+        says = f"starts without a warning and silently {cap}"
     yield ctx.finding(
-        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens} (rest {gib(d.rest_bytes)} ÷ "
-        f"{p.kv_bytes_per_token} B/token, page {d.page_size}) but context_length is {d.context_length}: one "
-        f"full-length request cannot fit. SGLang {p.engine_version} starts and warns 'KV pool holds "
-        f"{d.max_total_num_tokens} tokens, fewer than --context-length {d.context_length}. One full-length "
-        "request cannot fit, …' (0.5.23 kv_cache_configurator; older releases silently cap max_req_len)",
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} (rest {gib(d.rest_bytes)} ÷ "
+        f"{p.kv_bytes_per_token:,} B/token, page {d.page_size}) but context_length is {d.context_length:,}: one "
+        f"full-length request cannot fit. SGLang {p.engine_version} {says}",
         s.loc("context_length") if "context_length" in s.flags else s.command_loc,
         fix="; or ".join(fixes) or "use more GPUs (--tp-size) or --kv-cache-dtype fp8_e4m3",
     )
