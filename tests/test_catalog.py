@@ -173,7 +173,9 @@ def test_documented_example_fires_and_the_fixed_example_does_not(rule_id: str, t
 
     def rules_on(fragment: str, name: str) -> set[str]:
         p = tmp_path / name
-        p.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(fragment, "  "))
+        p.write_text(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(fragment, "  ")
+        )
         return {d.rule for d in run_check([str(p)], Options(allow_hub=False)).diagnostics}
 
     assert rule_id in rules_on(rule.example, "example.yaml")
@@ -367,7 +369,9 @@ def test_kv103_figures_quoted_in_the_catalogue_are_what_kvlint_computes(tmp_path
 
     rule = get_rule("KV103")
     p = tmp_path / "example.yaml"
-    p.write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(rule.example, "  "))
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n" + textwrap.indent(rule.example, "  ")
+    )
     (f,) = [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV103"]
     available = re.search(r"about (\d+\.\d+) GiB available", rule.example)
     estimate = re.search(r"own estimate is ([\d,]+) tokens and kvlint proposes ([\d,]+)", rule.fix)

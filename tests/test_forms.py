@@ -456,7 +456,10 @@ def test_env_values_extending_the_process_environment_are_not_template_placehold
         res = run_check([str(p)], Options(allow_hub=False))
         return [d.message for d in res.diagnostics if d.rule == "KV002"]
 
-    assert kv002("        - {name: LD_LIBRARY_PATH, value: '/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}'}\n") == []
+    assert (
+        kv002("        - {name: LD_LIBRARY_PATH, value: '/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}'}\n")
+        == []
+    )
     assert kv002("        - {name: HF_HUB_CACHE, value: '${HF_HOME}/hub'}\n") != []
     (msg,) = kv002(
         "        - {name: PATH, value: '/opt/bin:${PATH}'}\n        - {name: SERVED, value: '${MODEL_NAME}'}\n"

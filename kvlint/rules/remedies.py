@@ -25,10 +25,23 @@ from typing import Any, TypeVar
 from kvlint.memory.stage import PlanDetail, replan
 from kvlint.types import ContainerResult, Placement
 
-__all__ = ["descending_fitting", "first_fitting", "largest_fitting", "replanned", "smallest_fitting"]
+__all__ = [
+    "MIN_USEFUL_MAX_MODEL_LEN",
+    "descending_fitting",
+    "first_fitting",
+    "largest_fitting",
+    "replanned",
+    "smallest_fitting",
+]
 
 T = TypeVar("T")
 Fits = Callable[[PlanDetail], bool]
+
+
+#: the shortest context (max-model-len, context_length, max_total_tokens; tokens) a remedy may propose: a
+#: context below it serves no chat or RAG request worth deploying, so a GPU that fits only that is a GPU too
+#: small for the model, and the remedy is more or larger GPUs instead
+MIN_USEFUL_MAX_MODEL_LEN = 1024
 
 
 def replanned(cr: ContainerResult, placement: Placement | None = None, **changes: Any) -> PlanDetail | None:

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
+from kvlint.memory.vllm import VllmPlanDetail
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.parallelism import kv_heads_tp_ok
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
+    MIN_USEFUL_MAX_MODEL_LEN,
     descending_fitting,
     first_fitting,
     replanned,
@@ -190,15 +193,29 @@ def _fp8_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
-def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
-    """The largest max-model-len (below the current one) at which ``min_concurrency`` requests fit robustly,
-    starting from vLLM's own estimate (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure
-    its E1 error prints), which is quoted beside it when the two differ."""
+@dataclass(frozen=True)
+class LengthFit:
+    """A max-model-len that fits robustly (:func:`_fits`): ``tokens`` the length, ``detail`` the re-planned
+    engine plan at it, ``engine_estimate`` vLLM's own largest-length estimate (0 when unknown)."""
+
+    tokens: int
+    detail: VllmPlanDetail
+    engine_estimate: int
+
+
+def fitting_max_model_len(
+    ctx: RuleContext, min_concurrency: float = 1.0, below: int | None = None
+) -> LengthFit | None:
+    """The largest max-model-len below ``below`` (default: the current one) at which ``min_concurrency``
+    requests fit robustly (also at the low end of the band), searched downwards from vLLM's own estimate
+    (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) and re-planned
+    at each candidate. Lengths are rounded down to 1,024 tokens (to the block size below 2,048). None when no
+    plan, or when nothing from :data:`MIN_USEFUL_MAX_MODEL_LEN` tokens up fits."""
     from kvlint.memory.vllm import largest_fitting_max_model_len
 
     cr, plan = ctx.cr, ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
-        return ""
+        return None
     engine_estimate = 0
     acc = cr.placement.accelerator if cr.placement else None
     if cr.settings is not None and cr.model is not None and acc is not None and cr.placement is not None:
@@ -218,11 +235,13 @@ def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
     if engine_estimate > 0:
         start = min(start, engine_estimate)
-    start = min(start, plan.max_model_len - 1)
+    start = min(start, (below if below is not None else plan.max_model_len) - 1)
     if start >= 2048:
         start = start // 1024 * 1024
     elif plan.block_size:
         start = start // plan.block_size * plan.block_size
+    if start < MIN_USEFUL_MAX_MODEL_LEN:
+        return None
 
     def step_down(cand: int) -> int:
         cand -= max(plan.block_size or 16, cand // 16)
@@ -232,18 +251,25 @@ def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     found = descending_fitting(
         start,
         step_down,
-        lambda n: replanned(cr, max_model_len=n),
+        lambda n: replanned(cr, max_model_len=n) if n >= MIN_USEFUL_MAX_MODEL_LEN else None,
         lambda d: _fits(d.plan, min_concurrency, band),
     )
-    if found is None:
+    if found is None or not isinstance(found[1], VllmPlanDetail):
+        return None
+    return LengthFit(found[0], found[1], engine_estimate)
+
+
+def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """The remedy text for :func:`fitting_max_model_len`, quoting vLLM's own estimate when it differs."""
+    fit = fitting_max_model_len(ctx, min_concurrency)
+    if fit is None:
         return ""
-    cand, d = found
     note = ""
-    if engine_estimate and engine_estimate != cand:
-        note = f"; vLLM's own estimate of the maximum is {engine_estimate:,}"
+    if fit.engine_estimate and fit.engine_estimate != fit.tokens:
+        note = f"; vLLM's own estimate of the maximum is {fit.engine_estimate:,}"
     return (
-        f"--max-model-len {cand} fits ({d.plan.max_concurrency:.2f}x concurrent requests of that length, "
-        f"also at the low end of the band{note})"
+        f"--max-model-len {fit.tokens} fits ({fit.detail.plan.max_concurrency:.2f}x concurrent requests of that "
+        f"length, also at the low end of the band{note})"
     )
 
 
@@ -342,19 +368,38 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     plan = ctx.plan
     assert plan is not None
-    fix = _join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx))
+    fix = (
+        _join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx))
+        or _tp_remedy(ctx)
+        or (
+            "use a larger GPU or more GPUs (--tensor-parallel-size): no shorter context of at least "
+            f"{MIN_USEFUL_MAX_MODEL_LEN:,} tokens fits robustly here"
+        )
+    )
     if plan.max_concurrency_low < 1.0:
-        central = "fits" if plan.max_concurrency >= 1.0 else "does not fit"
+        low, high = gib(max(0, plan.kv_cache_bytes_low)), gib(max(0, plan.kv_cache_bytes_high))
+        if plan.max_concurrency < 1.0:
+            # the central estimate already fails: only nodes at the band's upper end would start it
+            yield ctx.finding(
+                f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per "
+                f"GPU) does not fit the predicted KV cache ({gib(plan.kv_cache_bytes)}); only the upper end of "
+                f"kvlint's prediction band ({low} to {high}) holds it: start-up most likely fails; "
+                f"{_plan_summary(plan)}",
+                _len_loc(ctx),
+                fix=fix,
+                severity="error",
+                summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a "
+                f"predicted {gib(plan.kv_cache_bytes)} (band {low} to {high}): start-up most likely fails",
+            )
+            return
         yield ctx.finding(
             f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
-            f"{central} the predicted KV cache ({gib(plan.kv_cache_bytes)}), and the verdict flips inside "
-            f"kvlint's prediction band ({gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)}): "
-            f"start-up may fail on some nodes; {_plan_summary(plan)}",
+            f"fits the predicted KV cache ({gib(plan.kv_cache_bytes)}), but the verdict flips inside "
+            f"kvlint's prediction band ({low} to {high}): start-up may fail on some nodes; {_plan_summary(plan)}",
             _len_loc(ctx),
             fix=fix,
             summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
-            f"{gib(plan.kv_cache_bytes)} (band {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)}): "
-            "start-up may fail on some nodes",
+            f"{gib(plan.kv_cache_bytes)} (band {low} to {high}): start-up may fail on some nodes",
         )
         return
     band = _band(ctx)
@@ -463,7 +508,7 @@ def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         "then exits ('Not enough memory to handle `max_total_tokens`')",
         _concurrency_loc(ctx),
         fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards"
-        if low > 1
+        if low >= MIN_USEFUL_MAX_MODEL_LEN
         else "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks), or more shards",
     )
 
@@ -553,7 +598,9 @@ def within_band_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"({d.max_total_num_tokens:,} tokens) on {ctx.where}, but not the low end of kvlint's band (about "
         f"{low:,} tokens): on some nodes the pool may hold less than one full-length request",
         _concurrency_loc(ctx),
-        fix=f"--context-length {low // 1024 * 1024 if low >= 2048 else low} or less, or more GPUs (--tp-size)",
+        fix=f"--context-length {low // 1024 * 1024 if low >= 2048 else low} or less, or more GPUs (--tp-size)"
+        if low >= MIN_USEFUL_MAX_MODEL_LEN
+        else "more GPUs (--tp-size), a larger GPU or --kv-cache-dtype fp8_e4m3",
     )
 
 

@@ -97,10 +97,29 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
         f"admission and the start-up fit check{verdict}",
         s.command_loc,
-        fix="set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len "
-        f"{min(derived or 32768, 32768)}",
+        fix=f"set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len {_example_len(ctx, derived)}",
         severity=severity,
     )
+
+
+def _example_len(ctx: RuleContext, derived: int | None) -> str:
+    """KV202's example length: 32,768 (or the model's own limit when smaller), lowered to the largest length
+    that fits robustly on this GPU when the plan says 32,768 does not (the same search as KV103's remedy,
+    :func:`kvlint.rules.families.capacity.fitting_max_model_len`), so the two findings never disagree."""
+    from kvlint.rules.families.capacity import fitting_max_model_len
+
+    example = min(derived or 32768, 32768)
+    plan = ctx.plan
+    if plan is None or plan.kv_bytes_per_token <= 0:
+        return str(example)
+    if plan.num_blocks_low * plan.block_size >= 1.25 * example:  # plainly fits: no search needed
+        return str(example)
+    fit = fitting_max_model_len(ctx, 1.0, below=example + 1)
+    if fit is None:
+        return f"{example} (no length of at least 1,024 tokens fits robustly on this GPU: see the capacity findings)"
+    if fit.tokens == example:
+        return str(example)
+    return f"{fit.tokens} (the largest that fits robustly on this GPU)"
 
 
 def _full_context_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from kvlint.memory.sglang import SglangPlanDetail
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
-from kvlint.rules.remedies import first_fitting, replanned, smallest_fitting
+from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
 from kvlint.types import Diagnostic
 
 
@@ -108,6 +108,8 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
     fixes = []
     low = _low_tokens(d)
     target = low // 1024 * 1024 if low >= 2048 else low
+    if target < MIN_USEFUL_MAX_MODEL_LEN:
+        target = 0  # a context too short to serve is no remedy
     nd = replanned(ctx.cr, context_length=target) if target > 0 else None
     if _holds_one_request(nd):
         fixes.append(

@@ -161,13 +161,20 @@ def max_total_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         text = f"`max_total_tokens` must be <= `max_batch_total_tokens`. Given: {d.max_total_tokens} and {bt}"
         cite = "router validation, TGI 2.x"
+    high = p.num_blocks_high * p.block_size
+    exits = (
+        f"TGI exits with '{text}'"
+        if d.max_total_tokens > high
+        else f"TGI most likely exits with '{text}' (only a node at the upper end of kvlint's band would hold it)"
+    )
     yield ctx.finding(
-        f"TGI's warmup leaves {gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache ({d.cuda_memory_fraction} "
-        f"× {d.wiggle} wiggle room × {gib(p.total_bytes)} − weights {gib(p.weights_bytes)} − activation "
-        f"{gib(p.activation_bytes)} − non-torch {gib(p.non_torch_bytes)}) = {p.num_blocks} blocks of "
-        f"{p.block_size} tokens × {p.kv_bytes_per_token} B/token = max_batch_total_tokens {bt} (band "
-        f"{p.num_blocks_low * p.block_size}-{p.num_blocks_high * p.block_size}), below max_total_tokens "
-        f"{d.max_total_tokens}; TGI exits with '{text}' ({cite})",
+        f"TGI's warmup leaves {gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache (cuda_memory_fraction "
+        f"{d.cuda_memory_fraction:g} × wiggle room {d.wiggle:g} × total {gib(p.total_bytes)} − weights "
+        f"{gib(p.weights_bytes)} − activation {gib(p.activation_bytes)} − non-torch {gib(p.non_torch_bytes)}) = "
+        f"{p.num_blocks:,} blocks of {p.block_size} token{'s' if p.block_size != 1 else ''} × {p.kv_bytes_per_token:,} "
+        f"B/token = "
+        f"max_batch_total_tokens {bt:,} (band {p.num_blocks_low * p.block_size:,} to {high:,}), below "
+        f"max_total_tokens {d.max_total_tokens:,}; {exits} ({cite})",
         s.loc("max_total_tokens"),
         fix=_total_remedy(ctx, d),
     )

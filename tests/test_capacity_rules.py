@@ -1,0 +1,112 @@
+"""The vLLM capacity findings agree with each other and with the plan: KV202's example length is one that
+fits (KV103's remedy when the default does not), KV105 is an error when the central estimate already fails,
+and no remedy proposes a context too short to serve (below MIN_USEFUL_MAX_MODEL_LEN). Real pipeline runs on
+Llama-3.1-8B-Instruct (bundled catalogue) on an L4; lengths are derived from each run's own plan."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
+from kvlint.types import CheckResult
+
+
+def _check(tmp_path: Path, *args: str, name: str = "d.yaml") -> CheckResult:
+    p = tmp_path / name
+    argv = ", ".join(f'"{a}"' for a in ("--model", "meta-llama/Llama-3.1-8B-Instruct", *args))
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  nodeSelector:\n"
+        "    cloud.google.com/gke-accelerator: nvidia-l4\n  containers:\n  - name: vllm\n"
+        f"    image: vllm/vllm-openai:v0.11.0\n    args: [{argv}]\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def _by_rule(r: CheckResult, rule: str) -> list:
+    return [d for d in r.diagnostics if d.rule == rule]
+
+
+def test_kv202_example_is_the_length_kv103_proposes_and_it_fits(tmp_path: Path) -> None:
+    r = _check(tmp_path)
+    (kv103,) = _by_rule(r, "KV103")
+    (kv202,) = _by_rule(r, "KV202")
+    proposed = re.search(r"--max-model-len (\d+) fits", kv103.fix)
+    example = re.search(r"e\.g\. --max-model-len (\d+)", kv202.fix)
+    assert proposed and example and proposed.group(1) == example.group(1)
+    applied = _check(tmp_path, "--max-model-len", example.group(1), name="fixed.yaml")
+    assert not {"KV103", "KV105"} & {d.rule for d in applied.diagnostics}
+
+
+def test_kv202_keeps_32768_where_it_plainly_fits(tmp_path: Path) -> None:
+    r = _check(tmp_path, "--tensor-parallel-size", "1", "--kv-cache-dtype", "fp8_e4m3", name="fp8.yaml")
+    (cr,) = r.containers
+    (kv202,) = _by_rule(r, "KV202")
+    low_tokens = cr.plan.num_blocks_low * cr.plan.block_size
+    if low_tokens >= 1.25 * 32768:
+        assert "e.g. --max-model-len 32768" in kv202.fix
+    else:  # the plan says 32768 does not plainly fit: a smaller example, which fits
+        assert "the largest that fits robustly" in kv202.fix
+
+
+def test_kv105_is_an_error_when_the_central_estimate_already_fails(tmp_path: Path) -> None:
+    (cr,) = _check(tmp_path, "--max-model-len", "8192").containers
+    p = cr.plan
+    central, high = p.capacity_tokens, p.kv_cache_bytes_high // p.kv_bytes_per_token
+    length = (central + high) // 2  # above the central capacity, within the band's upper end
+    assert central < length < high
+    r = _check(tmp_path, "--max-model-len", str(length), name="edge.yaml")
+    (kv105,) = _by_rule(r, "KV105")
+    assert kv105.severity == "error" and "most likely fails" in kv105.message
+    assert not _by_rule(r, "KV103")
+    # inside the band but above the central estimate's fit: the plain warning
+    r = _check(tmp_path, "--max-model-len", str(int(central * 0.95)), name="flip.yaml")
+    (kv105,) = _by_rule(r, "KV105")
+    assert kv105.severity == "warning" and "may fail on some nodes" in kv105.message
+
+
+def test_no_remedy_proposes_a_context_too_short_to_serve(tmp_path: Path) -> None:
+    """Lower gpu-memory-utilization until the KV cache holds fewer than MIN_USEFUL_MAX_MODEL_LEN tokens:
+    whatever the capacity findings say, no fix offers a --max-model-len below it, and every capacity
+    finding still has a fix."""
+    tried = 0
+    for hundredths in range(80, 60, -1):
+        r = _check(
+            tmp_path, "--gpu-memory-utilization", f"{hundredths / 100:.2f}", name=f"u{hundredths}.yaml"
+        )
+        (cr,) = r.containers
+        if not (0 < cr.plan.capacity_tokens < 4 * MIN_USEFUL_MAX_MODEL_LEN):
+            continue
+        tried += 1
+        capacity = [d for d in r.diagnostics if d.rule in ("KV102", "KV103", "KV104", "KV105", "KV202")]
+        assert capacity
+        for d in capacity:
+            assert d.fix
+            for n in re.findall(r"--max-model-len (\d+)", d.fix):
+                assert int(n) >= MIN_USEFUL_MAX_MODEL_LEN, d.fix
+    assert tried
+
+
+def test_kv603_states_certainty_only_beyond_the_band(tmp_path: Path) -> None:
+    """TGI: max_total_tokens above the predicted max_batch_total_tokens but inside the band's upper end is
+    'most likely' a failure; above the upper end it is certain. The thresholds come from the run's plan."""
+    src = Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "KV603" / "tgi.yaml"
+    first = src.read_text().split("\n---\n")[0]
+
+    def kv603(total: int) -> list:
+        p = tmp_path / f"t{total}.yaml"
+        p.write_text(first.replace('"32000"', f'"{total - 768}"').replace('"32768"', f'"{total}"'))
+        r = run_check([str(p)], Options(allow_hub=False))
+        return [d for d in r.diagnostics if d.rule == "KV603"], r.containers[0].plan_detail
+
+    _, d = kv603(32768)
+    p = d.plan
+    central, high = d.max_batch_total_tokens, p.num_blocks_high * p.block_size
+    (inside,), _ = kv603((central + high) // 2)
+    assert inside.severity == "error" and "most likely exits" in inside.message
+    (beyond,), _ = kv603(high + 4096)
+    assert "TGI exits with" in beyond.message and "most likely" not in beyond.message
+    assert "cuda_memory_fraction 1 × wiggle room" in beyond.message
