@@ -59,6 +59,18 @@ class CheckRun:
             ]
         return out
 
+    def unread(self, required: bool = False) -> list[tuple[Diagnostic, str]]:
+        """Serving objects seen but not read (:func:`kvlint.sizing.unread`: unrendered templates naming an
+        engine, operator objects whose engine settings kvlint does not read), in the parts that require
+        sizing, as :meth:`unsized` selects them."""
+        from kvlint.sizing import unread
+
+        out = []
+        for i, (_, _, part) in enumerate(self.parts):
+            if required or (i < len(self.require_sizing) and self.require_sizing[i]):
+                out += unread(part)
+        return out
+
     def failing(self, fail_on: str | None) -> list[Diagnostic]:
         """Findings at or above the threshold: ``fail_on`` (the command line's) when given, else each
         group's configured ``fail_on``, else ``error``; ``never``/``none`` fail nothing."""

@@ -492,7 +492,12 @@ def check(
             f"kvlint: not sized: {where}{cr.object_ref} container {cr.container_name}: {why} (--require-sizing)",
             err=True,
         )
-    if (run.failing(fail_on) or unsized) and not exit_zero:
+    not_read = run.unread(require_sizing)
+    for d, why in not_read:
+        where = f"{d.loc.file}:{d.loc.line}: " if d.loc else ""
+        what = f"{d.object}: " if d.object else ""
+        click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
+    if (run.failing(fail_on) or unsized or not_read) and not exit_zero:
         sys.exit(1)
 
 

@@ -11,22 +11,30 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``no model in the command`` -- an engine was found but its command names no model (KV503);
 * ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
   model (KV502, info);
+* ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
 * ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
+
+Serving objects kvlint saw but could not read at all are counted apart, as **not read** (:func:`unread`): a
+Helm template or values file that was not rendered (KV002) whose text names a serving engine, and an
+operator object whose engine settings live where kvlint does not look (KV503 info: Ray Serve's
+``serveConfigV2``, llmaz's BackendRuntime, KAITO's MultiRoleInference). ``--require-sizing`` fails on them too.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import image_platform
-from kvlint.types import CheckResult, ContainerResult
+from kvlint.types import CheckResult, ContainerResult, Diagnostic
 
-__all__ = ["SIZED", "SizingSummary", "outcomes", "sizing_of", "summarise"]
+__all__ = ["SIZED", "SizingSummary", "outcomes", "sizing_of", "summarise", "unread"]
 
 SIZED = ("plan", "fleet", "leader")
 
@@ -50,7 +58,9 @@ def sizing_of(cr: ContainerResult) -> str:
             return "command unreadable"
         return "no model in the command"
     if cr.model is None:
-        return "runtime template" if _is_runtime_template(cr) else "model unknown"
+        if _is_runtime_template(cr):
+            return "runtime template"
+        return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
     acc = cr.placement.accelerator if cr.placement else None
     if (acc is not None and acc.vendor not in ("nvidia", "amd")) or image_platform(s.image) not in (
         "cuda",
@@ -101,13 +111,15 @@ def outcomes(containers: list[ContainerResult]) -> list[str]:
 @dataclass(frozen=True)
 class SizingSummary:
     """Counts over a run's serving containers: ``serving`` in all, ``plan`` and ``fleet`` sized, and
-    ``not_sized`` reason -> count (ordered by count)."""
+    ``not_sized`` reason -> count (ordered by count); ``not_read`` the serving objects seen but not read
+    (:func:`unread`)."""
 
     serving: int
     plan: int
     fleet: int
     not_sized: dict[str, int] = field(default_factory=dict)
     leader: int = 0
+    not_read: int = 0
 
     @property
     def sized(self) -> int:
@@ -115,7 +127,8 @@ class SizingSummary:
 
     @property
     def unsized(self) -> int:
-        return self.serving - self.sized
+        """Serving containers not sized plus serving objects not read."""
+        return self.serving - self.sized + self.not_read
 
     def line(self) -> str:
         """``sized 20 of 85 serving containers (plan 9, fleet verdict 11); not sized: model unknown 40, ...``"""
@@ -124,10 +137,15 @@ class SizingSummary:
         text += f", with their leader {self.leader})" if self.leader else ")"
         if self.not_sized:
             text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())
+        if self.not_read:
+            text += (
+                f"; not read: {self.not_read} template{'' if self.not_read == 1 else 's'} or operator "
+                f"object{'' if self.not_read == 1 else 's'} naming a serving engine"
+            )
         return text
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON shape: ``{"serving", "sized", "plan", "fleet", "not_sized": {reason: n}}``."""
+        """JSON shape: ``{"serving", "sized", "plan", "fleet", "leader", "not_sized": {reason: n}, "not_read"}``."""
         return {
             "serving": self.serving,
             "sized": self.sized,
@@ -135,6 +153,7 @@ class SizingSummary:
             "fleet": self.fleet,
             "leader": self.leader,
             "not_sized": dict(self.not_sized),
+            "not_read": self.not_read,
         }
 
 
@@ -148,4 +167,49 @@ def summarise(result: CheckResult) -> SizingSummary:
         counts.get("fleet", 0),
         reasons,
         counts.get("leader", 0),
+        len(unread(result)),
     )
+
+
+#: a serving engine named in a template's or values file's text (image, module or launcher)
+_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
+#: the most of a file :func:`unread` reads to look for an engine (bytes)
+_MAX_SCAN_BYTES = 1 << 20
+
+
+def _names_engine(path: str, cache: dict[str, bool]) -> bool:
+    """Whether the file at ``path`` (a regular local file, at most :data:`_MAX_SCAN_BYTES` read) names a
+    serving engine; False for stdin and anything unreadable."""
+    if path not in cache:
+        found = False
+        try:
+            if path != "-" and os.path.isfile(path):
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    found = bool(_ENGINE_TEXT.search(fh.read(_MAX_SCAN_BYTES)))
+        except OSError:
+            found = False
+        cache[path] = found
+    return cache[path]
+
+
+def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
+    """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
+    (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
+    serving containers, if it parsed anyway, were not read) and
+    ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
+    MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
+    Reads (at most 1 MiB of) the local files those KV002 findings name: a command-line helper, never called
+    by the admission webhook."""
+    out: list[tuple[Diagnostic, str]] = []
+    # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
+    seen: set[str] = {cr.workload.doc.path for cr in result.containers}
+    cache: dict[str, bool] = {}
+    for d in result.diagnostics:
+        if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
+            out.append((d, "operator settings not read"))
+        elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
+            if _names_engine(d.loc.file, cache):
+                seen.add(d.loc.file)
+                values = "is a Helm values file" in d.message
+                out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+    return out

@@ -41,16 +41,22 @@ class Document:
 
     @property
     def name(self) -> str:
-        """``metadata.name`` as text; empty when missing or null (``name:`` with no value)."""
+        """``metadata.name`` as text; empty when missing or null (``name:`` with no value); ``<not a
+        string>`` when it is a mapping or list (an unrendered ``{{ .Release.Name }}`` parses as one)."""
         meta = self.data.get("metadata") if isinstance(self.data, dict) else None
         name = meta.get("name") if isinstance(meta, dict) else None
-        return "" if name is None else str(name)
+        return "" if name is None else _scalar_text(name)
 
     @property
     def namespace(self) -> str | None:
         meta = self.data.get("metadata") if isinstance(self.data, dict) else None
         ns = meta.get("namespace") if isinstance(meta, dict) else None
-        return str(ns) if ns is not None else None
+        return _scalar_text(ns) if ns is not None else None
+
+
+def _scalar_text(value: object) -> str:
+    """A metadata scalar as text; a mapping or list (template syntax read as YAML) as ``<not a string>``."""
+    return "<not a string>" if isinstance(value, (dict, list)) else str(value)
 
 
 @dataclass(frozen=True)

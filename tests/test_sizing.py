@@ -34,7 +34,7 @@ def test_each_container_has_one_outcome_and_the_summary_counts_them() -> None:
     s = summarise(result)
     assert s.serving == len(got) and s.plan == got.count("plan") and s.fleet == got.count("fleet")
     assert s.leader == got.count("leader") > 0  # multi-node workers sized with their leader
-    assert sum(s.not_sized.values()) == s.unsized == len([o for o in got if o not in SIZED])
+    assert sum(s.not_sized.values()) == s.unsized - s.not_read == len([o for o in got if o not in SIZED])
     assert {"model unknown", "runtime template"} <= set(s.not_sized)
     # a worker is credited only when its own outcome is not sized and its leader's is
     for cr, o in zip(result.containers, got, strict=True):
@@ -78,6 +78,7 @@ def test_text_json_sarif_markdown_and_github_all_say_it(tmp_path: Path) -> None:
         "fleet": 1,
         "leader": 0,
         "not_sized": {"model unknown": 1},
+        "not_read": 0,
     }
     assert sorted(w["sizing"] for w in data["workloads"]) == ["fleet", "model unknown"]
     note = json.loads(sarif.read_text())["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]
@@ -109,3 +110,31 @@ def test_require_sizing_in_the_configuration(tmp_path: Path) -> None:
     target.write_bytes(UNKNOWN_MODEL.read_bytes())
     r = CliRunner().invoke(main, ["check", "--offline", str(target)])
     assert r.exit_code == 1 and "model unknown (--require-sizing)" in r.stderr
+
+
+def test_serving_objects_seen_but_not_read_are_counted_and_fail_require_sizing(tmp_path: Path) -> None:
+    """An unrendered template naming vLLM that does not parse, and a RayService (engine settings in
+    serveConfigV2), are 'not read': said in the summary, and --require-sizing fails on them; a template of a
+    plain Service is not counted."""
+    templates = tmp_path / "templates"
+    templates.mkdir()
+    (templates / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "{{- with .Values.pod }}\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        '        image: "vllm/vllm-openai:{{ .Values.tag }}"\n{{- end }}\n'
+    )
+    (templates / "svc.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n{{- if .Values.x }}\n"
+        "  ports: [{port: 80}]\n{{- end }}\n"
+    )
+    ray = next(p for p in COLLECTED.glob("*.yaml") if "kind: RayService" in p.read_text())
+    result = run_check([str(templates), str(ray)], Options(allow_hub=False))
+    assert summarise(result).not_read == 2
+    assert "not read: 2 template" in summarise(result).line()
+    code, _, err = _check(str(templates))
+    assert code == 0  # KV002 is a warning
+    code, _, err = _check("--require-sizing", str(templates), str(ray))
+    assert code == 1
+    assert f"{templates / 'deploy.yaml'}:" in err and "template not rendered" in err
+    assert "RayService/" in err and "operator settings not read" in err
+    assert "svc.yaml" not in err

@@ -52,10 +52,10 @@ def render_github(result: CheckResult) -> str:
 
     names = {k: v.name for k, v in load_catalog().items()}
     lines = [format_command(d, names.get(d.rule, "")) for d in result.diagnostics]
-    if result.containers:
-        from kvlint.sizing import summarise
+    from kvlint.sizing import summarise
 
-        sizing = summarise(result)
+    sizing = summarise(result)
+    if sizing.serving or sizing.not_read:
         lines.append(
             f"::{'warning' if sizing.unsized else 'notice'} title=kvlint sizing::{escape_data(sizing.line())}"
         )

@@ -103,8 +103,9 @@ def render_markdown(result: CheckResult) -> str:
     from kvlint.sizing import summarise
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
-    if result.containers:
-        lines += ["", summarise(result).line()]
+    sizing = summarise(result)
+    if sizing.serving or sizing.not_read:
+        lines += ["", sizing.line()]
     if result.diagnostics:
         lines += ["", "| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]
         lines += [finding_row(d) for d in result.diagnostics]

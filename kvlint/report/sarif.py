@@ -208,7 +208,7 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
             "sizing": sizing.as_dict(),
         },
     }
-    if sizing.serving:
+    if sizing.serving or sizing.not_read:
         # "not sized" is said where code scanning shows tool notices (SARIF 2.1.0 invocation.toolExecutionNotifications)
         run["invocations"] = [
             {

@@ -111,10 +111,11 @@ def render_text(
         out.append(format_diagnostic(d, color, width))
     if out:
         out.append("")
-    if result.containers:
-        from kvlint.sizing import summarise
+    from kvlint.sizing import summarise
 
-        out.append(summarise(result).line())
+    sizing = summarise(result)
+    if sizing.serving or sizing.not_read:
+        out.append(sizing.line())
     out.append(summary_line(result, suppressed=suppressed))
     return "\n".join(out) + "\n"
 

@@ -136,6 +136,15 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="info",
         )
         return
+    if cr.model is None and ("{{" in name or "${" in name):
+        yield ctx.finding(
+            f"the model '{name}' is a template placeholder, not a model id: the manifest must be rendered "
+            "before kvlint can size it (KV002), so capacity rules were skipped",
+            s.model.loc,
+            fix="render the manifest with the values you deploy (helm template ... | kvlint check -), or "
+            "annotate the workload with kvlint.io/model: <hub id>",
+        )
+        return
     if cr.model is None:
         reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
         yield ctx.finding(
