@@ -183,3 +183,23 @@ _MODEL_SETTING = {
     "tgi": ("arguments or env", "--model-id MODEL, or env MODEL_ID"),
     "sglang": ("command", "--model-path MODEL"),
 }
+
+
+@check("KV505")
+def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV505: the model spec rests on an assumption kvlint made from the model's name or path (a re-upload, a
+    quantized build, a directory named after a catalogued model: :mod:`kvlint.models.resolve` and
+    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it."""
+    m, s = ctx.model, ctx.serving
+    if m is None or not m.notes or not m.notes[0].startswith("ASSUMPTION"):
+        return
+    note = m.notes[0]
+    kind, _, text = note.partition("): ")
+    source = "path" if "path" in kind else "name"
+    yield ctx.finding(
+        f"kvlint sized this model from its {source}, not from its config.json: {text}",
+        s.model.loc if s.model is not None and s.model.loc is not None else s.command_loc,
+        fix="nothing to change if that is the model; otherwise annotate the workload with kvlint.io/model: <hub "
+        "id>, map the path in .kvlint.yaml model_paths, or run kvlint models pull where the hub is reachable",
+        severity="info",
+    )
