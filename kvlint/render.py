@@ -696,9 +696,8 @@ def _values_findings(documents: Iterable[Document], existing: Sequence[Finding])
         out.append(
             Finding(
                 "KV002",
-                f"{doc.path} is a Helm values file ({reason}), not a Kubernetes manifest: render the chart "
-                f"first (helm template RELEASE CHART -f {doc.path} | kvlint check -); kvlint does not lint "
-                f"raw values",
+                f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests "
+                "a chart renders from it, not raw values",
                 doc.loc,
                 fix=_RENDER_FIX.replace("values.yaml", doc.path),
             )

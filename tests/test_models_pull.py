@@ -261,7 +261,10 @@ def test_check_names_missing_stale_and_edited_models(
     )
     _offline(monkeypatch)
     empty = _run("models", "pull", "--check", "deploy")
-    assert empty.exit_code == 1 and "4 of 4 models missing" in empty.output
+    # three are in kvlint's bundled catalogue (sized offline without a pull); the pinned revision is not
+    assert empty.exit_code == 1 and "1 of 4 models missing" in empty.output
+    assert "bundled  Qwen/Qwen3-32B: in kvlint's bundled catalogue" in empty.output
+    assert "missing  HuggingFaceTB/SmolLM2-135M@v1.0: not pulled" in empty.output
     monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
     monkeypatch.delenv("HF_HUB_OFFLINE")
     assert _run("models", "pull", "deploy").exit_code == 0
@@ -272,16 +275,21 @@ def test_check_names_missing_stale_and_edited_models(
     cfg.write_text(cfg.read_text().replace('"num_hidden_layers": 18', '"num_hidden_layers": 19'))
     r = _run("models", "pull", "--check", "deploy")
     assert r.exit_code == 1
-    assert "missing  HuggingFaceTB/SmolLM2-360M: not pulled" in r.output
-    assert "vllm-annotated.yaml" in r.output  # where the missing model is named
+    # removed from the pulled catalogue, but the bundled one has it: available offline, not a failure
+    assert "bundled  HuggingFaceTB/SmolLM2-360M" in r.output
     assert "corrupt  google/gemma-2b-it: config.json differs from the sha256" in r.output
-    assert "2 of 4 models missing or changed" in r.output and "kvlint models pull deploy" in r.output
+    assert "1 of 4 models missing or changed" in r.output and "kvlint models pull deploy" in r.output
     # the default branch was not pulled, only v1.0
     other = _run("models", "pull", "--check", "HuggingFaceTB/SmolLM2-135M")
     assert other.exit_code == 1 and "pulled only at v1.0, not at the default branch" in other.output
     # no target: every entry is verified
     every = _run("models", "pull", "--check")
     assert every.exit_code == 1 and "corrupt  google/gemma-2b-it" in every.output
+    shutil.rmtree(next(cat.glob("HuggingFaceTB--SmolLM2-135M*")))
+    r = _run("models", "pull", "--check", "deploy")
+    assert "missing  HuggingFaceTB/SmolLM2-135M@v1.0: not pulled" in r.output
+    assert "vllm-smollm-pvc.yaml" in r.output  # where the missing model is named
+    assert "2 of 4 models missing or changed" in r.output
 
 
 def test_pull_is_idempotent(hub: FakeHub, tmp_path: Path) -> None:

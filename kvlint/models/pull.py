@@ -130,8 +130,9 @@ class PullOutcome:
 
 @dataclass
 class CheckOutcome:
-    """One model of ``--check``: ``ok``, ``missing`` (no entry at the revision asked; ``message`` says when
-    another revision is pulled) or ``corrupt`` (a file missing or edited since the pull)."""
+    """One model of ``--check``: ``ok``, ``bundled`` (not pulled, but kvlint's bundled catalogue has it and no
+    revision was asked: sized offline all the same), ``missing`` (no entry at the revision asked; ``message``
+    says when another revision is pulled) or ``corrupt`` (a file missing or edited since the pull)."""
 
     request: ModelRequest
     status: str
@@ -677,8 +678,9 @@ def pull_models(requests: Sequence[ModelRequest], catalogue: str | os.PathLike[s
 def check_catalogue(
     requests: Sequence[ModelRequest], catalogue: str | os.PathLike[str]
 ) -> list[CheckOutcome]:
-    """Offline: whether ``catalogue`` has an intact entry for each request at its revision. With no
-    requests, every entry of the catalogue is verified. Never touches the network."""
+    """Offline: whether ``catalogue`` has an intact entry for each request at its revision (or, for a request
+    without a revision, kvlint's bundled catalogue has the model: ``bundled``). With no requests, every entry
+    of the catalogue is verified. Never touches the network."""
     pulled.clear()
     entries = pulled.load_entries(catalogue)
     out: list[CheckOutcome] = []
@@ -693,6 +695,18 @@ def check_catalogue(
         return out
     for req in _merge(requests):
         hit = pulled.lookup(catalogue, req.id, req.revision)
+        if hit is None and req.revision is None and not any(x.id.lower() == req.id.lower() for x in entries):
+            from kvlint.models import catalogue as bundled
+
+            entry = bundled.lookup(req.id)
+            if entry is not None:
+                how = "" if entry.id == entry.base_id else f" (config of {entry.base_id})"
+                out.append(
+                    CheckOutcome(
+                        req, "bundled", f"in kvlint's bundled catalogue{how}; pulling it is optional"
+                    )
+                )
+                continue
         if hit is None:
             others = [x for x in entries if x.id.lower() == req.id.lower()]
             msg = "not pulled"

@@ -147,7 +147,7 @@ def pull(
 
     if check:
         checked = check_catalogue(requests, catalogue)
-        bad = [c for c in checked if c.status != "ok"]
+        bad = [c for c in checked if c.status not in ("ok", "bundled")]
         if fmt == "json":
             import json
 
@@ -165,7 +165,7 @@ def pull(
             for c in checked:
                 where = (
                     f"  (named at {'; '.join(c.request.where)})"
-                    if c.request.where and c.status != "ok"
+                    if c.request.where and c.status not in ("ok", "bundled")
                     else ""
                 )
                 click.echo(f"{c.status:<8} {c.request.label}: {c.message}{where}")
@@ -181,7 +181,9 @@ def pull(
                     "and commit the directory"
                 )
             else:
-                click.echo(f"{len(checked)} models complete in {_shown(catalogue)}")
+                n_bundled = sum(c.status == "bundled" for c in checked)
+                also = f" ({n_bundled} from kvlint's bundled catalogue)" if n_bundled else ""
+                click.echo(f"{len(checked)} models available offline{also}; {_shown(catalogue)} is complete")
         sys.exit(1 if bad else 0)
 
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):

@@ -59,8 +59,14 @@ def report_width(stream: TextIO | None = None) -> int:
 
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    """Wrap at spaces only: a path, URL or flag longer than the line stays whole, so it can be copied."""
     return textwrap.wrap(
-        text, width=width, initial_indent=first, subsequent_indent=rest, break_on_hyphens=False
+        text,
+        width=width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_on_hyphens=False,
+        break_long_words=False,
     ) or [first.rstrip()]
 
 
