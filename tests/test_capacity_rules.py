@@ -1,5 +1,5 @@
 """The vLLM capacity findings agree with each other and with the plan: KV202's example length is one that
-fits (KV103's remedy when the default does not), KV105 is an error when the central estimate already fails,
+fits (KV103's remedy when the default does not), KV105 says start-up most likely fails when the central estimate already does,
 and no remedy proposes a context too short to serve (below MIN_USEFUL_MAX_MODEL_LEN). Real pipeline runs on
 Llama-3.1-8B-Instruct (bundled catalogue) on an L4; lengths are derived from each run's own plan."""
 
@@ -52,7 +52,7 @@ def test_kv202_keeps_32768_where_it_plainly_fits(tmp_path: Path) -> None:
         assert "the largest that fits robustly" in kv202.fix
 
 
-def test_kv105_is_an_error_when_the_central_estimate_already_fails(tmp_path: Path) -> None:
+def test_kv105_says_most_likely_fails_when_the_central_estimate_already_fails(tmp_path: Path) -> None:
     (cr,) = _check(tmp_path, "--max-model-len", "8192").containers
     p = cr.plan
     central, high = p.capacity_tokens, p.kv_cache_bytes_high // p.kv_bytes_per_token
@@ -60,7 +60,7 @@ def test_kv105_is_an_error_when_the_central_estimate_already_fails(tmp_path: Pat
     assert central < length < high
     r = _check(tmp_path, "--max-model-len", str(length), name="edge.yaml")
     (kv105,) = _by_rule(r, "KV105")
-    assert kv105.severity == "error" and "most likely fails" in kv105.message
+    assert kv105.severity == "warning" and "most likely fails" in kv105.message
     assert not _by_rule(r, "KV103")
     # inside the band but above the central estimate's fit: the plain warning
     r = _check(tmp_path, "--max-model-len", str(int(central * 0.95)), name="flip.yaml")

@@ -379,7 +379,8 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if plan.max_concurrency_low < 1.0:
         low, high = gib(max(0, plan.kv_cache_bytes_low)), gib(max(0, plan.kv_cache_bytes_high))
         if plan.max_concurrency < 1.0:
-            # the central estimate already fails: only nodes at the band's upper end would start it
+            # the central estimate already fails: only nodes at the band's upper end would start it. Still the
+            # catalogue's warning: inside the band kvlint cannot be sure, and an error would deny at admission
             yield ctx.finding(
                 f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per "
                 f"GPU) does not fit the predicted KV cache ({gib(plan.kv_cache_bytes)}); only the upper end of "
@@ -387,7 +388,6 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"{_plan_summary(plan)}",
                 _len_loc(ctx),
                 fix=fix,
-                severity="error",
                 summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a "
                 f"predicted {gib(plan.kv_cache_bytes)} (band {low} to {high}): start-up most likely fails",
             )
