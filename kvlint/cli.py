@@ -655,10 +655,15 @@ def diff(
 @click.option(
     "--compare",
     is_flag=True,
-    help="Table over accelerators x TP sizes x KV dtypes: fits, weights and KV per GPU, KV tokens, "
-    "concurrency, largest max-model-len, GPUs per replica.",
+    help="Table over accelerators x TP sizes x KV dtypes: fits (yes/risky/no/refused), weights and KV per GPU, "
+    "KV tokens, concurrency, largest max-model-len, GPUs per replica.",
 )
-@click.option("--accelerators", metavar="IDS", help="Comma-separated accelerator ids/aliases for --compare.")
+@click.option(
+    "--accelerators",
+    metavar="IDS",
+    help="Comma-separated accelerator ids/aliases for --compare (default: the .kvlint.yaml fleet, else "
+    "kvlint's default fleet).",
+)
 @click.option(
     "--sweep",
     multiple=True,

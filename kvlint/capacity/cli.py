@@ -64,7 +64,9 @@ def run_plan_extras(
 ) -> str:
     """Text (or Markdown with ``fmt="markdown"``) for ``kvlint plan``'s capacity options.
 
-    ``compare``: the accelerator x TP x KV-dtype table (``accelerators`` filters it; ids or aliases). ``sweep``:
+    ``compare``: the accelerator x TP x KV-dtype table over ``accelerators`` (ids or aliases), by default the
+    fleet: ``options.site``'s, else that of the ``.kvlint.yaml`` found from the current directory, else kvlint's
+    default fleet. Each heading names the engine release the numbers are for. ``sweep``:
     ``NAME=SPEC`` strings, each re-planned on ``options.accelerator`` (required for sweeps). ``plot``: write a
     PNG/SVG (memory breakdown, sweep curve) when matplotlib is installed; otherwise a note is appended and the text
     charts stand. Raises ValueError (``CapacityError``, ``SweepError``) with a user-facing message.
@@ -79,15 +81,29 @@ def run_plan_extras(
     ctx = resolve(argv, options)
     out: list[str] = []
     if compare or accelerators:
-        rows = do_compare(ctx, accelerators or None)
-        out.append(R.heading(f"Accelerators x TP x KV dtype for {ctx.model.id}", fmt))
+        from kvlint.capacity.compare import fleet_description
+
+        site = options.site or _found_site()
+        rows = do_compare(ctx, accelerators or None, site=site)
+        out.append(R.heading(f"Accelerators x TP x KV dtype for {ctx.model.id} on {ctx.engine_label}", fmt))
+        preamble = (
+            f"Every row is the {ctx.engine_label} memory plan of this command with --tensor-parallel-size and "
+            f"--kv-cache-dtype replaced, over {fleet_description(accelerators or None, site)}. {ctx.version_note}"
+        )
+        out.append(preamble.rstrip())
         out.append(render_compare(rows, fmt))
     sweep_plot = None
     for spec in sweep:
         if ctx.accelerator is None:
             raise CapacityError("--sweep needs --accelerator ID")
         dest, pts = do_sweep(ctx, ctx.accelerator, spec)
-        out.append(R.heading(f"Sweep of {dest.replace('_', '-')} on {ctx.accelerator.name}", fmt))
+        out.append(
+            R.heading(
+                f"Sweep of {dest.replace('_', '-')} on {ctx.accelerator.name} with {ctx.engine_label}", fmt
+            )
+        )
+        if ctx.version_note:
+            out.append(ctx.version_note)
         out.append(render_sweep(dest, pts, fmt))
         sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
     if plot:
@@ -99,6 +115,21 @@ def run_plan_extras(
         except PlotError as exc:
             out.append(f"note: {exc}")
     return "\n\n".join(out) + "\n"
+
+
+def _found_site() -> Any:
+    """The ``accelerators``/``fleet`` site of the ``.kvlint.yaml`` found from the current directory (as ``kvlint
+    plan`` finds its model catalogue), or None (none found, none declared, or the file is invalid: ``kvlint
+    plan`` already warned)."""
+    from kvlint.config import ConfigError, find_config, load_config
+
+    path = find_config([])
+    if not path:
+        return None
+    try:
+        return load_config(path).site
+    except ConfigError:
+        return None
 
 
 class FiniteFloat(click.ParamType):

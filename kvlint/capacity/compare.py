@@ -1,26 +1,46 @@
 """``kvlint plan --compare``: one model and engine settings over accelerators x TP sizes x KV-cache dtypes.
 
 Every cell is :func:`kvlint.memory.vllm.plan_vllm_detailed` (the linter's memory model) with
-``tensor_parallel_size``/``kv_cache_dtype`` replaced; nothing is estimated separately.
+``tensor_parallel_size``/``kv_cache_dtype`` replaced; nothing is estimated separately. Each cell's verdict is
+the plan's own (:attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`, across kvlint's prediction band) unless vLLM
+refuses the dtype or KV-cache dtype on that GPU, by the same tests as rules KV301/KV302
+(:func:`kvlint.memory.compat.startup_refusal`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvlint.accelerators.site import Site
 from kvlint.capacity import render as R
-from kvlint.capacity.context import EngineContext, largest_len, plan_detail
+from kvlint.capacity.context import EngineContext, largest_len, plan_detail, startup_refusal
 from kvlint.types import Accelerator
 
 TP_SIZES = (1, 2, 4, 8)
 KV_DTYPES = ("auto", "fp8")
+
+#: What the ``fits`` column says for each verdict (see :data:`VERDICT_LEGEND`).
+FITS_TEXT = {"fits": "yes", "risky": "risky", "fails": "no", "refused": "refused", "error": "error"}
+
+#: The legend printed under the table: what each ``fits`` value means.
+VERDICT_LEGEND = (
+    "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
+    "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
+    "start); refused = vLLM refuses this dtype or KV-cache dtype on this GPU (the KV301/KV302 tests; the "
+    "memory figures do not apply)"
+)
 
 
 @dataclass(frozen=True)
 class CompareRow:
     """One accelerator x TP x KV dtype. Bytes per GPU; ``kv_tokens`` vLLM's "GPU KV cache size";
     ``concurrency`` at max_model_len; ``largest_max_model_len`` the largest length that fits, up to the derived one (0: nothing fits);
-    ``gpus`` per replica (TP x PP); ``error`` why no plan (then the numbers are 0)."""
+    ``gpus`` per replica (TP x PP); ``error`` why no plan (then the numbers are 0).
+
+    ``fits``: the plan's point estimate holds one max_model_len request and vLLM does not refuse the cell.
+    ``verdict``: ``fits`` | ``risky`` | ``fails`` (the plan across kvlint's band, :attr:`VllmPlanDetail.verdict`),
+    ``refused`` (vLLM does not start: ``refused_by`` names the rule, KV301 or KV302), or ``error``; ``reason``
+    says why a verdict is not ``fits``."""
 
     accelerator: str
     tp: int
@@ -34,24 +54,37 @@ class CompareRow:
     largest_max_model_len: int
     gpus: int
     error: str = ""
+    verdict: str = ""
+    reason: str = ""
+    refused_by: str = ""
 
 
-def candidate_accelerators(only: list[str] | None = None) -> list[Accelerator]:
-    """CUDA/ROCm GPUs of the catalogue (the vLLM GPU memory model applies), or the ``only`` ids/aliases.
+def candidate_accelerators(only: list[str] | None = None, site: Site | None = None) -> list[Accelerator]:
+    """The ``only`` ids/aliases (a site's own accelerators too), else the fleet: ``site``'s configured fleet
+    (``.kvlint.yaml`` ``fleet``), or kvlint's default fleet (:data:`kvlint.accelerators.site.DEFAULT_FLEET`).
     Raises ValueError naming an unknown id."""
-    from kvlint.accelerators import catalogue, lookup
-
+    site = site or Site()
     if only:
         out = []
         for ref in only:
-            acc = lookup(ref)
+            acc = site.lookup(ref)
             if acc is None:
                 raise ValueError(
                     f"unknown accelerator '{ref}'; `kvlint accelerators` lists the ids and aliases"
                 )
             out.append(acc)
         return out
-    return [a for a in catalogue().values() if a.vendor in ("nvidia", "amd")]
+    return list(site.fleet_accelerators()[0])
+
+
+def fleet_description(only: list[str] | None = None, site: Site | None = None) -> str:
+    """Which accelerators :func:`candidate_accelerators` compares, in words (for the table's preamble)."""
+    if only:
+        return "the accelerators given with --accelerators"
+    site = site or Site()
+    if site.fleet_accelerators()[1]:
+        return f"the configured fleet ({site.source} fleet)"
+    return "kvlint's default fleet (set `fleet` in .kvlint.yaml, or --accelerators, to choose)"
 
 
 def compare(
@@ -59,34 +92,48 @@ def compare(
     accelerators: list[str] | None = None,
     tp_sizes: tuple[int, ...] = TP_SIZES,
     kv_dtypes: tuple[str, ...] = KV_DTYPES,
+    site: Site | None = None,
 ) -> list[CompareRow]:
-    """The comparison rows. TP sizes that do not divide the model's attention heads are skipped (vLLM refuses
-    them: ``vllm/config/parallel.py``, heads % TP); ``fp8`` KV rows are skipped on GPUs without FP8 support.
-    Raises ValueError for unknown accelerator ids."""
+    """The comparison rows over ``accelerators`` (default: the fleet, :func:`candidate_accelerators`). TP sizes
+    that do not divide the model's attention heads are skipped (vLLM refuses them: ``vllm/config/parallel.py``,
+    heads % TP). A KV dtype or model dtype vLLM refuses on a GPU is a ``refused`` row with the reason (KV301,
+    KV302), never skipped. Raises ValueError for unknown accelerator ids."""
+    from kvlint.memory.stage import fit_assessment
     from kvlint.memory.vllm import PlanError
 
     rows: list[CompareRow] = []
     heads = ctx.model.num_attention_heads or 1
     pp = ctx.settings.pipeline_parallel_size
-    for acc in candidate_accelerators(accelerators):
+    for acc in candidate_accelerators(accelerators, site):
         for tp in tp_sizes:
             if heads % tp:
                 continue
             for kvd in kv_dtypes:
-                if kvd != "auto" and not acc.fp8:
-                    continue
                 try:
                     d = plan_detail(ctx, acc, tensor_parallel_size=tp, kv_cache_dtype=kvd)
                 except (PlanError, ValueError, ZeroDivisionError) as exc:
-                    rows.append(CompareRow(acc.id, tp, kvd, False, 0, 0, 0, 0.0, 0, 0, tp * pp, str(exc)))
+                    rows.append(
+                        CompareRow(
+                            acc.id, tp, kvd, False, 0, 0, 0, 0.0, 0, 0, tp * pp, str(exc), "error", str(exc)
+                        )
+                    )
                     continue
                 p = d.plan
+                verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[d.verdict]
+                reason = fit_assessment(d)[1] or ""
+                refusal = startup_refusal(ctx, acc, d, kv_cache_dtype=kvd)
+                refused_by = ""
+                if refusal is not None and refusal.certain:
+                    verdict, reason, refused_by = "refused", refusal.reason, refusal.rule
+                elif refusal is not None and verdict != "fails":
+                    verdict, reason = "risky", f"most likely refused at start-up: {refusal.reason}"
+                    refused_by = refusal.rule
                 rows.append(
                     CompareRow(
                         acc.id,
                         tp,
                         kvd,
-                        d.fits,
+                        d.fits and verdict != "refused",
                         p.weights_bytes,
                         p.kv_cache_bytes,
                         p.capacity_tokens if p.num_blocks > 0 else 0,
@@ -94,13 +141,26 @@ def compare(
                         p.max_model_len,
                         largest_len(ctx, acc, tensor_parallel_size=tp, kv_cache_dtype=kvd),
                         tp * pp,
+                        "",
+                        verdict,
+                        reason,
+                        refused_by,
                     )
                 )
     return rows
 
 
+def fits_text(verdict: str, fits: bool, error: str = "") -> str:
+    """The ``fits`` cell of a row or sweep point: :data:`FITS_TEXT` of its verdict (rows made without one fall
+    back to ``yes``/``no``/``error``)."""
+    if verdict in FITS_TEXT:
+        return FITS_TEXT[verdict]
+    return "yes" if fits else ("error" if error else "no")
+
+
 def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
-    """The comparison as a table (text or Markdown)."""
+    """The comparison as a table (text or Markdown), a ``note`` column with each non-``yes`` cell's reason and
+    the legend of the ``fits`` column. Refused rows show no capacity figures (vLLM does not start)."""
     head = (
         "accelerator",
         "TP",
@@ -112,20 +172,24 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
         "concurrency @max_model_len",
         "largest max_model_len",
         "GPUs/replica",
+        "note",
     )
-    body = [
-        (
-            r.accelerator,
-            r.tp,
-            r.kv_cache_dtype,
-            "yes" if r.fits else ("error" if r.error else "no"),
-            R.gib(r.weights_bytes),
-            R.gib(max(0, r.kv_cache_bytes)),
-            f"{r.kv_tokens:,}",
-            f"{r.concurrency:.2f}x",
-            f"{r.largest_max_model_len:,}",
-            r.gpus,
+    body = []
+    for r in rows:
+        refused = r.verdict == "refused"
+        body.append(
+            (
+                r.accelerator,
+                r.tp,
+                r.kv_cache_dtype,
+                fits_text(r.verdict, r.fits, r.error),
+                R.gib(r.weights_bytes),
+                None if refused else R.gib(max(0, r.kv_cache_bytes)),
+                None if refused else f"{r.kv_tokens:,}",
+                None if refused else f"{r.concurrency:.2f}x",
+                None if refused else f"{r.largest_max_model_len:,}",
+                r.gpus,
+                (f"{r.reason} ({r.refused_by})" if r.refused_by else r.reason) or r.error,
+            )
         )
-        for r in rows
-    ]
-    return R.table(head, body, fmt)
+    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND

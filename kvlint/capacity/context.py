@@ -9,9 +9,10 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvlint.types import Accelerator, MemoryPlan, ModelSpec
+from kvlint.types import Accelerator, MemoryPlan, ModelSpec, ServingConfig
 
 if TYPE_CHECKING:
+    from kvlint.memory.compat import Refusal
     from kvlint.memory.vllm import VllmPlanDetail, VllmSettings
     from kvlint.options import Options
 
@@ -24,7 +25,8 @@ class CapacityError(ValueError):
 class EngineContext:
     """One vLLM command line resolved: ``settings`` (:class:`~kvlint.memory.vllm.VllmSettings`), ``model``,
     ``accelerator`` (None when no ``--accelerator``), ``plan`` on that accelerator (None without one),
-    ``total_bytes`` per GPU (``--gpu-memory`` override or the catalogue's CUDA total), ``argv``."""
+    ``total_bytes`` per GPU (``--gpu-memory`` override or the catalogue's CUDA total), ``argv``; ``serving`` the
+    parsed command (flags, env, version: what the start-up tests of :mod:`kvlint.memory.compat` read)."""
 
     argv: tuple[str, ...]
     settings: VllmSettings
@@ -32,6 +34,23 @@ class EngineContext:
     accelerator: Accelerator | None
     total_bytes: int | None
     plan: MemoryPlan | None
+    serving: ServingConfig | None = None
+
+    @property
+    def engine_label(self) -> str:
+        """``vLLM 0.11.0``, or ``vLLM 0.33.0 (assumed)`` when the command names no version: the engine release
+        the numbers are for."""
+        return f"vLLM {self.settings.version}" + (" (assumed)" if self.settings.version_assumed else "")
+
+    @property
+    def version_note(self) -> str:
+        """A sentence saying the engine version was assumed (empty when the command or --engine-version gave it)."""
+        if not self.settings.version_assumed:
+            return ""
+        return (
+            f"No engine version given: the newest release kvlint models (vLLM {self.settings.version}) is assumed; "
+            "pass --engine-version for the release you run."
+        )
 
 
 def resolve(argv: list[str], options: Options) -> EngineContext:
@@ -58,7 +77,7 @@ def resolve(argv: list[str], options: Options) -> EngineContext:
     total = cr.placement.memory_bytes if cr.placement else None
     if acc is not None and cr.plan is None:
         raise CapacityError(f"no memory plan on {acc.name}: {cr.plan_error or 'unknown reason'}")
-    return EngineContext(tuple(argv), cr.settings, cr.model, acc, total, cr.plan)
+    return EngineContext(tuple(argv), cr.settings, cr.model, acc, total, cr.plan, cr.serving)
 
 
 def plan_detail(
@@ -75,6 +94,28 @@ def plan_detail(
         total_bytes or acc.memory_bytes,
         gpu_name=acc.name,
         compute_capability=acc.compute_capability,
+    )
+
+
+def startup_refusal(
+    ctx: EngineContext, acc: Accelerator, detail: VllmPlanDetail, **changes: Any
+) -> Refusal | None:
+    """Whether vLLM refuses to start ``ctx`` on ``acc`` with settings ``changes`` (a ``kv_cache_dtype`` row or
+    sweep point), by the tests of rules KV301/KV302 (:func:`kvlint.memory.compat.startup_refusal`); ``detail`` is
+    the plan there (its resolved model dtype). KV304 (the image's platform) does not apply: a command line
+    has no image."""
+    from kvlint.memory.compat import startup_refusal as refusal
+
+    if ctx.serving is None:
+        return None
+    kvd = changes.get("kv_cache_dtype")
+    return refusal(
+        ctx.serving,
+        ctx.model,
+        acc,
+        kv_cache_dtype=str(kvd) if kvd is not None else None,
+        dtype=detail.plan.dtype,
+        has_pod=False,
     )
 
 

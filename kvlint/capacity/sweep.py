@@ -3,7 +3,9 @@
 NAME is a vLLM flag (``max-model-len``, ``gpu-memory-utilization``, ``max-num-seqs``, ``max-num-batched-tokens``,
 ``kv-cache-dtype``). SPEC is a comma list (``auto,fp8``; ``0.8,0.9``) or a range ``LO..HI``: token counts double from
 LO to HI (``8k..128k``: 8000, 16000, ... and HI), fractions step by 0.05. Each point is a full re-plan with the
-linter's memory model (:func:`kvlint.memory.vllm.plan_vllm_detailed`).
+linter's memory model (:func:`kvlint.memory.vllm.plan_vllm_detailed`); its ``fits`` verdict is the plan's across
+kvlint's prediction band (yes / risky / no), or ``refused`` where vLLM refuses the model dtype or KV-cache dtype
+on the GPU (the KV301/KV302 tests, :func:`kvlint.memory.compat.startup_refusal`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlint.capacity import render as R
-from kvlint.capacity.context import EngineContext, largest_len, plan_detail
+from kvlint.capacity.context import EngineContext, largest_len, plan_detail, startup_refusal
 from kvlint.types import Accelerator
 
 SWEEPABLE = {
@@ -75,7 +77,10 @@ def parse_sweep(spec: str) -> tuple[str, list[object]]:
 @dataclass(frozen=True)
 class SweepPoint:
     """One value of the swept setting and the plan's answer (per GPU): KV bytes, blocks, KV tokens, concurrency at
-    the (possibly swept) max_model_len, whether one max_model_len request fits, largest fitting max_model_len."""
+    the (possibly swept) max_model_len, whether one max_model_len request fits, largest fitting max_model_len.
+
+    ``fits`` is the point estimate (False where vLLM refuses to start); ``verdict`` ``fits`` | ``risky`` |
+    ``fails`` across kvlint's band, or ``refused`` (``refused_by`` KV301/KV302); ``reason`` why not ``fits``."""
 
     value: object
     kv_cache_bytes: int
@@ -86,11 +91,15 @@ class SweepPoint:
     fits: bool
     largest_max_model_len: int
     max_num_seqs: int
+    verdict: str = ""
+    reason: str = ""
+    refused_by: str = ""
 
 
 def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[SweepPoint]]:
     """Re-plan ``ctx`` on ``acc`` for each value of ``spec``. Returns (setting dest name, points).
     Raises :class:`SweepError` for a bad spec."""
+    from kvlint.memory.stage import fit_assessment
     from kvlint.memory.vllm import PlanError
 
     dest, values = parse_sweep(spec)
@@ -101,6 +110,15 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
         except (PlanError, ValueError) as exc:
             raise SweepError(f"--sweep {dest}={v}: {exc}") from exc
         p = d.plan
+        verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[d.verdict]
+        reason = fit_assessment(d)[1] or ""
+        refusal = startup_refusal(ctx, acc, d, **{dest: v})
+        refused_by = ""
+        if refusal is not None and refusal.certain:
+            verdict, reason, refused_by = "refused", refusal.reason, refusal.rule
+        elif refusal is not None and verdict != "fails":
+            verdict, reason = "risky", f"most likely refused at start-up: {refusal.reason}"
+            refused_by = refusal.rule
         pts.append(
             SweepPoint(
                 v,
@@ -109,16 +127,22 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
                 p.capacity_tokens,
                 p.max_model_len,
                 p.max_concurrency,
-                d.fits,
+                d.fits and verdict != "refused",
                 largest_len(ctx, acc, ctx.total_bytes, **{dest: v}),
                 p.max_num_seqs,
+                verdict,
+                reason,
+                refused_by,
             )
         )
     return dest, pts
 
 
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
-    """Table plus a text bar chart of the concurrency at max_model_len for each point."""
+    """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
+    max_model_len for each point; a refused point shows no capacity figures and no bar."""
+    from kvlint.capacity.compare import VERDICT_LEGEND, fits_text
+
     name = dest.replace("_", "-")
     header = [
         name,
@@ -129,26 +153,32 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
         "concurrency",
         "fits",
         "largest max_model_len",
+        "note",
     ]
-    rows = [
-        [
-            f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
-            R.gib(max(0, p.kv_cache_bytes)),
-            f"{p.num_blocks:,}",
-            f"{p.kv_tokens:,}",
-            f"{p.max_model_len:,}",
-            f"{p.concurrency:.2f}x",
-            "yes" if p.fits else "no",
-            f"{p.largest_max_model_len:,}",
-        ]
-        for p in pts
-    ]
+    rows: list[list[object]] = []
+    for p in pts:
+        shown = p.verdict != "refused"
+        rows.append(
+            [
+                f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+                R.gib(max(0, p.kv_cache_bytes)) if shown else None,
+                f"{p.num_blocks:,}" if shown else None,
+                f"{p.kv_tokens:,}" if shown else None,
+                f"{p.max_model_len:,}",
+                f"{p.concurrency:.2f}x" if shown else None,
+                fits_text(p.verdict, p.fits),
+                f"{p.largest_max_model_len:,}" if shown else None,
+                f"{p.reason} ({p.refused_by})" if p.refused_by else p.reason,
+            ]
+        )
     if dest == "max_model_len":  # the swept column already is max_model_len
         del header[4]
         for r in rows:
             del r[4]
     tab = R.table(tuple(header), [tuple(r) for r in rows], fmt)
     chart = R.bars(
-        [str(r[0]) for r in rows], [p.concurrency for p in pts], unit="x concurrent @max_model_len"
+        [str(r[0]) for r in rows],
+        [p.concurrency if p.verdict != "refused" else 0.0 for p in pts],
+        unit="x concurrent @max_model_len",
     )
-    return tab + "\n\n" + R.pre(chart, fmt)
+    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + R.pre(chart, fmt)

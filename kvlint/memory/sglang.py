@@ -55,6 +55,38 @@ def sglang_version(text: str | None) -> tuple[SgVersion, bool]:
     return newest, True
 
 
+def pool_starts(v: SgVersion, pool_tokens: int, context_length: int) -> bool:
+    """Whether SGLang ``v`` starts with a KV pool of ``pool_tokens`` (``max_total_num_tokens``).
+
+    ``TpModelWorker`` sets ``max_req_len = min(context_len - 1, pool - 1)`` and asserts "Memory pool size is too
+    small" when ``max_req_len <= 0`` or, up to 0.5.13, when ``max_req_input_len = max_req_len - 5 <= 0``; a pool
+    smaller than ``context_length`` is otherwise accepted (requests are capped at ``max_req_len``). Read in
+    ``sglang/srt/managers/tp_worker.py`` of the PyPI wheels 0.4.6, 0.4.10, 0.5.5 and 0.5.13 (both conditions) and
+    0.5.14, 0.5.15, 0.5.18, 0.5.21, 0.5.22 and 0.5.23 (``max_req_len`` only). A pool of 0 tokens stops earlier
+    ("Not enough memory", KV701).
+    """
+    max_req_len = min(context_length - 1, pool_tokens - 1)
+    if max_req_len <= 0:
+        return False
+    return v >= (0, 5, 14) or max_req_len - 5 > 0
+
+
+def warns_pool_below_context(v: SgVersion) -> bool:
+    """Whether SGLang ``v`` logs "KV pool holds N tokens, fewer than --context-length L. One full-length request
+    cannot fit, ..." when the pool is smaller than ``context_length`` (``TpModelWorker.get_worker_info``, 0.5.23).
+    Earlier releases cap ``max_req_len`` at ``pool - 1`` without a word (the warning is absent from
+    ``sglang/srt/managers/tp_worker.py`` in the wheels 0.4.6 ... 0.5.22). Either way SGLang starts."""
+    return v >= (0, 5, 23)
+
+
+def pool_below_context_behaviour(v: SgVersion) -> str:
+    """What SGLang ``v`` does when its KV pool is smaller than ``context_length`` (:func:`warns_pool_below_context`):
+    it starts either way and caps requests at ``pool - 1`` tokens."""
+    if warns_pool_below_context(v):
+        return "starts, warns 'KV pool holds N tokens, fewer than --context-length L' and caps requests at the pool"
+    return "starts and silently caps requests at the pool (max_req_len = pool - 1)"
+
+
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.5.
 
@@ -453,5 +485,8 @@ __all__ = [
     "gpu_tier",
     "plan_sglang",
     "plan_sglang_detailed",
+    "pool_below_context_behaviour",
+    "pool_starts",
     "sglang_version",
+    "warns_pool_below_context",
 ]

@@ -29,7 +29,10 @@ __all__ = [
     "FleetEntry",
     "PlanDetail",
     "PlanOutcome",
+    "fit_assessment",
     "fit_verdict",
+    "mig_fleet",
+    "mig_profile_of",
     "plan_container",
     "plan_fleet",
     "plannable_gpu",
@@ -181,41 +184,116 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
 # the fleet verdict: where a workload that names no GPU fits
 
 
-def fit_verdict(detail: PlanDetail) -> str:
-    """``fits`` | ``risky`` | ``fails``: whether the engine starts and serves one request of its full context
-    limit on this GPU, across kvlint's prediction band.
+def _gib(x: float) -> str:
+    return f"{x / 2**30:.2f} GiB"
 
-    vLLM: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict` (the start-up fit check E1/E2 at both ends of the
-    band). TGI: the shard loads (weights under ``cuda_memory_fraction``), the warmup prefill fits, and the
-    user's ``max_total_tokens`` fits ``max_batch_total_tokens`` (risky when only the band's upper part holds
-    it). SGLang: the weights load, the pool is positive and holds one ``context_length`` request (risky when
-    only the band's upper part does).
+
+def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
+    """``(verdict, reason)``: whether the engine starts and serves one request of its full context limit on this
+    GPU, across kvlint's prediction band, by the engine's memory model alone (the dtype and build tests are
+    :func:`kvlint.memory.compat.startup_refusal`, applied by :func:`plan_fleet`).
+
+    ``verdict`` is ``fits`` | ``risky`` | ``fails``; ``reason`` one short clause for ``risky`` and ``fails``
+    (None for ``fits``), in the plan's own figures.
+
+    * vLLM: :attr:`kvlint.memory.vllm.VllmPlanDetail.verdict`, the start-up fit check (E1/E2) at both ends of
+      the band: ``fails`` when even the band's high end cannot hold one ``max_model_len`` request (vLLM refuses
+      to start), ``risky`` when only its upper part can.
+    * TGI: ``fails`` when the shard does not load (weights over ``cuda_memory_fraction``), the warmup prefill
+      runs out of memory, or ``max_total_tokens`` exceeds the ``max_batch_total_tokens`` the warmup finds (the
+      launcher exits); ``risky`` when the user's ``max_total_tokens`` fits only the band's upper part.
+    * SGLang: ``fails`` only where SGLang refuses to start: the weights do not load, no KV pool is left
+      ("Not enough memory" / "Loaded weights leave no GPU memory for the KV cache"), the pool is below the
+      minimum the release accepts (:func:`kvlint.memory.sglang.pool_starts`), or ``--context-length`` exceeds
+      the derived length without the override. A pool smaller than one ``context_length`` request does not
+      stop SGLang: it caps requests at ``pool - 1`` tokens (with a warning from 0.5.23,
+      :func:`kvlint.memory.sglang.pool_below_context_behaviour`), so that is ``risky``, as is a pool that holds
+      one such request only in the band's upper part.
     """
-    if isinstance(detail, VllmPlanDetail):
-        return {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
     p = detail.plan
+    if isinstance(detail, VllmPlanDetail):
+        verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
+        if verdict == "fits":
+            return verdict, None
+        null = p.kv_cache_bytes - detail.fit_available_bytes
+        need = f"one max_model_len {p.max_model_len:,} request needs {_gib(detail.needed_bytes)} of KV cache"
+        if verdict == "fails":
+            if p.kv_cache_bytes_high - null <= 0:
+                return verdict, (
+                    f"no memory left for the KV cache (weights {_gib(p.weights_bytes)}/GPU); vLLM refuses to start"
+                )
+            return (
+                verdict,
+                f"{need}, at most {_gib(p.kv_cache_bytes_high - null)} is left; vLLM refuses to start",
+            )
+        return verdict, (
+            f"fits only in the upper part of kvlint's band: {need}, the band gives "
+            f"{_gib(max(0, p.kv_cache_bytes_low - null))} to {_gib(p.kv_cache_bytes_high - null)}"
+        )
     if isinstance(detail, TgiPlanDetail):
         if p.weights_bytes + p.non_torch_bytes > int(detail.cuda_memory_fraction * p.total_bytes):
-            return "fails"
-        if (
-            detail.warmup_oom
-            or detail.max_batch_total_tokens <= 0
-            or detail.max_input_tokens >= detail.max_total_tokens
-        ):
-            return "fails"
+            return "fails", (
+                f"the shard's weights ({_gib(p.weights_bytes)}) do not fit cuda_memory_fraction "
+                f"{detail.cuda_memory_fraction} of the GPU"
+            )
+        if detail.warmup_oom:
+            return "fails", "the warmup prefill batch runs out of memory; TGI exits"
+        if detail.max_batch_total_tokens <= 0:
+            return "fails", "no KV cache left after the warmup; TGI exits"
+        if detail.max_input_tokens >= detail.max_total_tokens:
+            return "fails", (
+                f"max_input_tokens {detail.max_input_tokens:,} is not below max_total_tokens "
+                f"{detail.max_total_tokens:,}; the launcher refuses"
+            )
         if detail.max_total_tokens > detail.max_batch_total_tokens:
-            return "fails"
-        if (
-            detail.user_max_total_tokens is not None
-            and p.num_blocks_low * p.block_size < detail.max_total_tokens
-        ):
-            return "risky"
-        return "fits"
-    if p.weights_bytes > detail.pre_free_bytes or detail.rest_bytes <= 0 or detail.max_total_num_tokens <= 0:
-        return "fails"
+            return "fails", (
+                f"max_total_tokens {detail.max_total_tokens:,} exceeds the {detail.max_batch_total_tokens:,} tokens "
+                "of KV cache the warmup finds; the launcher refuses"
+            )
+        low = p.num_blocks_low * p.block_size
+        if detail.user_max_total_tokens is not None and low < detail.max_total_tokens:
+            return "risky", (
+                f"max_total_tokens {detail.max_total_tokens:,} fits only in the upper part of kvlint's band "
+                f"(low end {low:,} tokens)"
+            )
+        return "fits", None
+    from kvlint.memory.sglang import pool_below_context_behaviour, pool_starts
+
+    v = detail.version
+    name = f"SGLang {p.engine_version}"
+    if detail.context_error:
+        return "fails", f"--context-length exceeds the derived context length; {name} refuses to start"
+    if p.weights_bytes > detail.pre_free_bytes:
+        return (
+            "fails",
+            f"the weights ({_gib(p.weights_bytes)}/GPU) exceed the free memory; {name} cannot load them",
+        )
+    if detail.rest_bytes <= 0 or detail.max_total_num_tokens <= 0:
+        return "fails", (
+            f"mem_fraction_static {detail.mem_fraction_static} leaves no KV pool after the weights; {name} exits"
+        )
+    if not pool_starts(v, detail.max_total_num_tokens, detail.context_length):
+        return "fails", (
+            f"a KV pool of {detail.max_total_num_tokens} tokens is too small to start "
+            f"('Memory pool size is too small', {name})"
+        )
     if detail.max_total_num_tokens < detail.context_length:
-        return "fails"
-    return "risky" if p.max_concurrency_low < 1.0 else "fits"
+        return "risky", (
+            f"the KV pool holds {detail.max_total_num_tokens:,} tokens, fewer than context_length "
+            f"{detail.context_length:,}: {name} {pool_below_context_behaviour(v)}"
+        )
+    low = p.num_blocks_low * p.block_size
+    if p.max_concurrency_low < 1.0:
+        return "risky", (
+            f"one context_length {detail.context_length:,} request fits only in the upper part of kvlint's band "
+            f"(pool at the low end: {low:,} tokens)"
+        )
+    return "fits", None
+
+
+def fit_verdict(detail: PlanDetail) -> str:
+    """``fits`` | ``risky`` | ``fails``: the verdict of :func:`fit_assessment` (the memory model alone)."""
+    return fit_assessment(detail)[0]
 
 
 @dataclass(frozen=True)
@@ -223,8 +301,12 @@ class FleetEntry:
     """The container planned on one accelerator of a fleet.
 
     ``gpus`` is the count per pod it was planned with (the container's GPU limit, else the engine's workers);
-    ``detail`` the engine's plan there (None with ``error`` when it cannot be sized); ``verdict`` from
-    :func:`fit_verdict`, or ``unknown``.
+    ``detail`` the engine's plan there (None with ``error`` when it cannot be sized, or when the image cannot
+    run there at all); ``verdict`` ``fits`` | ``risky`` | ``fails`` | ``unknown``: :func:`fit_assessment`, made
+    ``fails`` when :func:`kvlint.memory.compat.startup_refusal` says the engine refuses to start on this
+    accelerator (``refused_by`` names the rule, KV301/KV302/KV304) and ``risky`` when it most likely does.
+    ``reason`` says why a verdict is not ``fits``. ``mig_profile``: the MIG slice it was planned on (the
+    container requests ``nvidia.com/mig-<profile>``), whose memory replaces the whole GPU's.
     """
 
     accelerator: Accelerator
@@ -232,6 +314,9 @@ class FleetEntry:
     detail: PlanDetail | None
     verdict: str
     error: str | None = None
+    reason: str | None = None
+    refused_by: str | None = None
+    mig_profile: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """JSON shape of one entry of a workload's ``fleet`` list (``kvlint check --format json``)."""
@@ -246,7 +331,36 @@ class FleetEntry:
             "max_model_len": p.max_model_len if p else None,
             "max_concurrency": round(p.max_concurrency, 2) if p else None,
             "error": self.error,
+            "reason": self.reason,
+            "refused_by": self.refused_by,
+            "mig_profile": self.mig_profile,
+            "memory_bytes": p.total_bytes if p else None,
         }
+
+
+def mig_profile_of(placement: Placement) -> str | None:
+    """The MIG profile a container requests through a ``nvidia.com/mig-<profile>`` resource (mixed strategy;
+    KAITO's ``resource.partition`` ``mode: mig`` becomes one), canonical (``3g.40gb``); None otherwise."""
+    from kvlint.accelerators import registry as cat
+    from kvlint.accelerators.placement import MIG_RESOURCE_PREFIX
+
+    res = placement.resource or ""
+    if not res.startswith(MIG_RESOURCE_PREFIX):
+        return None
+    return cat.mig_profile_name(res[len(MIG_RESOURCE_PREFIX) :])
+
+
+def mig_fleet(profile: str, fleet: tuple[Accelerator, ...]) -> tuple[tuple[Accelerator, ...], bool]:
+    """Where a pod requesting MIG ``profile`` can land: ``(accelerators, from_fleet)``, the GPUs of ``fleet``
+    that offer the profile (catalogue ``mig_profiles``), else every catalogue GPU that does (``from_fleet``
+    False); empty when the catalogue knows the profile on no GPU."""
+    from kvlint.accelerators import registry as cat
+
+    offering = set(cat.mig_gpus(profile))
+    mine = tuple(a for a in fleet if a.id in offering)
+    if mine:
+        return mine, True
+    return tuple(cat.require(g, "MIG fleet") for g in sorted(offering)), False
 
 
 def plan_fleet(
@@ -259,20 +373,53 @@ def plan_fleet(
 ) -> tuple[FleetEntry, ...]:
     """Plan the container on every accelerator of ``fleet`` (used when nothing says which GPU it lands on),
     ``gpus`` per pod. Never raises on user input: an accelerator the model cannot be sized on gets verdict
-    ``unknown`` and the error."""
+    ``unknown`` and the error.
+
+    Each entry's verdict is the memory model's (:func:`fit_assessment`) unless the engine does not start there
+    at all, by the same tests as rules KV301/KV302/KV304 (:func:`kvlint.memory.compat.startup_refusal`): then
+    ``fails`` (``risky`` for a start-up failure that is only likely) with the reason. When the container
+    requests a MIG slice (:func:`mig_profile_of`), the fleet narrows to the GPUs offering that profile
+    (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
+    """
+    from kvlint.accelerators import registry as cat
+    from kvlint.memory.compat import startup_refusal
+
+    profile = mig_profile_of(placement)
+    if profile is not None:
+        fleet, _ = mig_fleet(profile, fleet)
     out = []
     for acc in fleet:
-        there = replace(
-            placement, accelerator=acc, how=f"fleet: {acc.name}", gpus=gpus, memory_bytes_override=None
-        )
+        mig_bytes = None
+        how = f"fleet: {acc.name}"
+        if profile is not None:
+            prof, _note = cat.mig_profile(acc.id, profile)
+            mig_bytes = prof.memory_bytes if prof is not None else None
+            how = f"fleet: {acc.name}, MIG {profile}"
+        there = replace(placement, accelerator=acc, how=how, gpus=gpus, memory_bytes_override=mig_bytes)
+        base = {"mig_profile": profile}
+        refusal = startup_refusal(serving, model, acc)
+        if refusal is not None and refusal.rule == "KV304":
+            out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
+            continue
         gpu = plannable_gpu(there, serving.engine)
         if gpu is None or isinstance(gpu, str):
-            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total"))
+            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
             continue
         try:
             detail = _detail(serving, settings, model, there, gpu)
         except _PLAN_ERRORS as exc:
-            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc)))
+            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue
-        out.append(FleetEntry(acc, gpus, detail, fit_verdict(detail)))
+        verdict, reason = fit_assessment(detail)
+        refused_by = None
+        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype)
+        if refusal is not None and refusal.certain:
+            verdict, reason, refused_by = "fails", refusal.reason, refusal.rule
+        elif refusal is not None and verdict != "fails":
+            verdict, reason, refused_by = (
+                "risky",
+                f"most likely fails at start-up: {refusal.reason}",
+                refusal.rule,
+            )
+        out.append(FleetEntry(acc, gpus, detail, verdict, None, reason, refused_by, **base))
     return tuple(out)

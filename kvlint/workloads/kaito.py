@@ -50,6 +50,12 @@ KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
 }
 
 
+#: ``--gpu-memory-utilization`` KAITO v0.12.0 passes for a MIG partition (``defaultGPUMemoryUtilization`` in
+#: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 pkg/model/interface.go; the per-GPU-model
+#: overrides name only the NVIDIA A10, which has no MIG).
+KAITO_MIG_GPU_MEMORY_UTILIZATION = "0.84"
+
+
 #: Where KAITO mounts the inference config ConfigMap (``DefaultConfigMapMountPath``); kvlint only needs the
 #: mount and the ``--kaito-config-file`` argument to agree.
 KAITO_CONFIG_DIR = "/mnt/config"
@@ -88,7 +94,9 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     (``buildVLLMInferenceCommand``): ``--tensor-parallel-size`` = that GPU count (presets that disable tensor
     parallelism are not known to kvlint) and ``--gpu-memory-utilization`` from the SKU's GPU memory
     (:func:`kaito_gpu_memory_utilization`, :data:`KAITO_AZURE_SKUS`); ``resource.partition`` ``mode: mig`` with ``profile``
-    becomes ``nvidia.com/mig-<profile>: 1``; ``mode: accelerator`` with ``count`` becomes
+    (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with that release's
+    ``--gpu-memory-utilization 0.84`` and ``--max-model-len=auto``, and is planned on the slice's memory
+    (:func:`kvlint.memory.stage.plan_fleet` when the profile does not name the GPU); ``mode: accelerator`` with ``count`` becomes
     ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so).
     """
     data = doc.data
@@ -135,7 +143,15 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         elif isinstance(part, dict):
             mode = str(part.get("mode", ""))
             if mode == "mig" and part.get("profile"):
-                res_items.append((f"nvidia.com/mig-{part.get('profile')}", 1, loc_of(part, "profile")))
+                mloc = loc_of(part, "profile")
+                res_items.append((f"nvidia.com/mig-{part.get('profile')}", 1, mloc))
+                # resource.partition exists from KAITO v0.12.0, whose command for a MIG slice (GPU config from
+                # the profile alone, no GPU model) passes the default --gpu-memory-utilization 0.84 and
+                # --max-model-len=auto: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0)
+                # pkg/utils/common.go GetMIGGPUConfig, pkg/model/interface.go buildVLLMInferenceCommand
+                # (defaultGPUMemoryUtilization), pkg/workspace/inference/preset_inferences.go (MaxModelLenAuto)
+                kaito_args.append((f"--gpu-memory-utilization={KAITO_MIG_GPU_MEMORY_UTILIZATION}", mloc))
+                kaito_args.append(("--max-model-len=auto", mloc))
                 extra.append(
                     (
                         ACCELERATOR_WHY_ANNOTATION,

@@ -4,6 +4,8 @@ Sources: vLLM ``vllm/platforms/cuda.py::CudaPlatformBase.check_if_supports_dtype
 ``vllm/worker/worker.py::_check_if_gpu_supports_dtype`` (V0), the auto-dtype fallback to float16 from 0.9.2
 (``vllm/config/model.py::_resolve_auto_dtype``, docs/engine-memory-model.md §1.7); fp8 KV-cache support by attention
 backend and release (:mod:`kvlint.memory.fp8kv`); ``_FLOAT16_NOT_SUPPORTED_MODELS`` in ``vllm/config/model.py``.
+The GPU tests of KV301, KV302 and KV304 are :mod:`kvlint.memory.compat`, shared with the fleet verdict and
+``kvlint plan --compare``.
 """
 
 from __future__ import annotations
@@ -11,14 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
+from kvlint.memory.compat import bf16_refusal, fp8_kv_support_on, image_platform_mismatch
 from kvlint.memory.versions import fmt_version, parse_version, resolve_version
 from kvlint.rules.context import RuleContext
-from kvlint.rules.facts import image_platform
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Accelerator, ContainerResult, Diagnostic
-from kvlint.values import parse_cc, truthy
 
 #: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
 #: ``_FLOAT16_NOT_SUPPORTED_MODELS`` / ``_check_valid_dtype`` (list as of 0.33.0; the check is in the
@@ -32,27 +32,26 @@ _FP8_SHOWCASE = ("nvidia-l4", "nvidia-l40s", "nvidia-h100-sxm5-80gb", "nvidia-b2
 @check("KV301")
 def bf16_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV301 (vLLM): bfloat16 on an NVIDIA GPU of compute capability < 8.0, explicitly, or through
-    ``--dtype auto`` before 0.9.2 (which kept a bf16 config's dtype)."""
+    ``--dtype auto`` before 0.9.2 (which kept a bf16 config's dtype): :func:`kvlint.memory.compat.bf16_refusal`."""
     m, p, s = ctx.model, ctx.placement, ctx.serving
-    if m is None or p is None or p.accelerator is None or p.accelerator.vendor != "nvidia":
+    if m is None or p is None or p.accelerator is None:
         return
-    cc = parse_cc(p.accelerator.compute_capability)
-    if cc is None or cc >= (8, 0):
+    how = bf16_refusal(s, m, p.accelerator)
+    if how is None:
         return
     dtype = str(s.get("dtype", "auto")).lower()
-    config_dtype = (m.torch_dtype or "").lower()
     name, cc_s = p.accelerator.name, p.accelerator.compute_capability
     text = (
         f"'Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {name} GPU has "
         f"compute capability {cc_s}.'"
     )
-    if dtype in ("bfloat16", "bf16"):
+    if how == "explicit":
         yield ctx.finding(
             f"--dtype {dtype} on {name} (compute capability {cc_s}, {p.how}): vLLM refuses to start with {text}",
             s.loc("dtype"),
             fix="use --dtype=half (float16), or schedule onto an Ampere or newer GPU (compute capability >= 8.0)",
         )
-    elif dtype == "auto" and config_dtype == "bfloat16" and parse_version(s.version) < (0, 9, 2):
+    else:
         yield ctx.finding(
             f"{m.id} is bfloat16 (config.json torch_dtype) and --dtype is auto; vLLM {s.version or '?'} keeps "
             f"bf16 on {name} (compute capability {cc_s}) and fails with {text}",
@@ -62,29 +61,14 @@ def bf16_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def fp8_support(cr: ContainerResult, kv_cache_dtype: str, acc: Accelerator | None = None) -> Any:
-    """:func:`kvlint.memory.fp8kv.fp8_kv_support` for this container with ``kv_cache_dtype`` on ``acc`` (by
+    """:func:`kvlint.memory.compat.fp8_kv_support_on` for this container with ``kv_cache_dtype`` on ``acc`` (by
     default the GPU the pod lands on); None when the GPU is unknown."""
     if acc is None:
         acc = cr.placement.accelerator if cr.placement else None
     if acc is None:
         return None
-    s = cr.serving
-    v, _ = resolve_version(s.version)
-    model = cr.model
-    return fp8_kv_support(
-        v,
-        kv_cache_dtype,
-        vendor=acc.vendor,
-        cc=parse_cc(acc.compute_capability),
-        gpu_has_fp8=acc.fp8,
-        is_mla=bool(model is not None and model.is_mla),
-        head_size=model.head_size if model is not None else None,
-        dtype=cr.plan.dtype if cr.plan is not None else "bfloat16",
-        architectures=tuple(model.architectures) if model is not None else (),
-        use_v1_env=truthy(s.env.get("VLLM_USE_V1")),
-        backend=forced_backend(v, s.env.get("VLLM_ATTENTION_BACKEND"), s.get("attention_backend")),
-        mla_disabled=bool(truthy(s.env.get("VLLM_MLA_DISABLE"))),
-    )
+    dtype = cr.plan.dtype if cr.plan is not None else "bfloat16"
+    return fp8_kv_support_on(cr.serving, cr.model, acc, kv_cache_dtype, dtype)
 
 
 def _fp8_alternatives(ctx: RuleContext, kvd: str) -> str:
@@ -159,11 +143,11 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     p, s = ctx.placement, ctx.serving
     if p is None or p.accelerator is None:
         return
-    platform = image_platform(s.image)
+    platform = image_platform_mismatch(s.image, p.accelerator)
+    if platform is None:
+        return
     vendor = p.accelerator.vendor
     expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
-    if not ((platform == "cuda" and vendor != "nvidia") or (platform == "rocm" and vendor == "nvidia")):
-        return
     yield ctx.finding(
         f"image '{s.image}' is a {platform.upper()} build but the pod is placed on {p.accelerator.name} "
         f"({vendor}; {p.how})",

@@ -8,6 +8,7 @@ parsers also report KV503 for commands they cannot read; the runner passes those
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import image_platform, is_runtime_template
@@ -72,13 +73,22 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     """KV501 with the container planned on each GPU of the fleet (:func:`kvlint.memory.stage.plan_fleet`):
-    where it fits, is risky or fails, with KV tokens and concurrency at its context limit for each. Fits none of
-    a configured fleet: error; fits none of the default fleet: warning; fits all of a configured fleet: info."""
+    where it fits, is risky or fails, with KV tokens and concurrency at its context limit for each, and the
+    reason where the engine does not start there at all (the KV301/KV302/KV304 tests). A MIG slice request
+    plans on the slices of the GPUs offering that profile. Fits none of a configured fleet: error; fits none of
+    the default fleet: warning; fits all of a configured fleet: info."""
     from kvlint.accelerators.site import Site
 
     cr, s = ctx.cr, ctx.serving
     _, configured = (ctx.options.site or Site()).fleet_accelerators()
     which = "the configured fleet (.kvlint.yaml fleet)" if configured else "kvlint's default fleet"
+    profile = cr.fleet[0].mig_profile
+    if profile is not None:
+        fleet_ids = {a.id for a in (ctx.options.site or Site()).fleet_accelerators()[0]}
+        where = (
+            "of " + which if all(e.accelerator.id in fleet_ids for e in cr.fleet) else "in kvlint's catalogue"
+        )
+        which = f"the MIG {profile} slices of the GPUs {where} that offer it"
     gpus = cr.fleet[0].gpus
     parts = []
     for verdict in ("fits", "risky", "fails", "unknown"):
@@ -88,14 +98,18 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         shown = []
         for e in entries:
             p = e.detail.plan if e.detail is not None else None
-            figures = (
-                f" ({p.capacity_tokens:,} KV tokens, {p.max_concurrency:.2f}x at {p.max_model_len:,})"
-                if p is not None and p.kv_cache_bytes > 0
-                else ""
-            )
+            if e.refused_by is not None:
+                figures = f" ({e.reason}; {e.refused_by})"
+            elif p is not None and p.kv_cache_bytes > 0:
+                figures = (
+                    f" ({p.capacity_tokens:,} KV tokens, {p.max_concurrency:.2f}x at {p.max_model_len:,})"
+                )
+            else:
+                figures = ""
             shown.append(e.accelerator.name + figures)
         parts.append(f"{verdict} on {', '.join(shown)}")
     fitting = [e for e in cr.fleet if e.verdict == "fits"]
+    short = _sglang_short_pool(cr.fleet)
     severity = ctx.rule.severity
     if not fitting and configured:
         severity = "error"
@@ -104,10 +118,32 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     return ctx.finding(
         f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {gpus} GPU(s) per pod: "
         + "; ".join(parts)
-        + ("" if fitting else " — it fits none of them"),
+        + ("" if fitting else " — it fits none of them")
+        + (f"; {short}" if short else ""),
         s.command_loc,
         fix=fix,
         severity=severity,
+    )
+
+
+def _sglang_short_pool(fleet: tuple[Any, ...]) -> str | None:
+    """The one sentence KV501 adds when SGLang's KV pool is below ``context_length`` on some GPU of the fleet:
+    what this release does then (it starts: ``risky``, not ``fails``)."""
+    from kvlint.memory.sglang import SglangPlanDetail, pool_below_context_behaviour
+
+    short = [
+        e.detail
+        for e in fleet
+        if isinstance(e.detail, SglangPlanDetail)
+        and e.verdict == "risky"
+        and 0 < e.detail.max_total_num_tokens < e.detail.context_length
+    ]
+    if not short:
+        return None
+    d = short[0]
+    return (
+        f"where the KV pool is below context_length {d.context_length:,}, SGLang {d.plan.engine_version} "
+        + pool_below_context_behaviour(d.version)
     )
 
 
