@@ -110,3 +110,66 @@ def test_kv603_states_certainty_only_beyond_the_band(tmp_path: Path) -> None:
     (beyond,), _ = kv603(high + 4096)
     assert "TGI exits with" in beyond.message and "most likely" not in beyond.message
     assert "cuda_memory_fraction 1 × wiggle room" in beyond.message
+
+
+def test_kv202_names_the_length_vllm_uses_for_a_longrope_model(tmp_path: Path) -> None:
+    """Phi-4-mini (LongRoPE): with no --max-model-len vLLM uses original_max_position_embeddings, and KV202
+    quotes that length (the plan's), with the per-request KV at it, not the extended 131,072."""
+    p = tmp_path / "phi.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: phi\nspec:\n  nodeSelector:\n"
+        "    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n    args: [--model, microsoft/Phi-4-mini-instruct]\n"
+        "    resources:\n      limits:\n        nvidia.com/gpu: 1\n"
+    )
+    r = run_check([str(p)], Options(allow_hub=False))
+    (cr,) = r.containers
+    (kv202,) = _by_rule(r, "KV202")
+    model_cfg = cr.model.config
+    original = (
+        model_cfg.get("original_max_position_embeddings")
+        or model_cfg["rope_scaling"]["original_max_position_embeddings"]
+    )
+    assert cr.plan.max_model_len == original < model_cfg["max_position_embeddings"]
+    assert f"({original} tokens, of the {model_cfg['max_position_embeddings']:,}" in kv202.message
+
+
+def _sglang(tmp_path: Path, mfs: str, tag: str) -> CheckResult:
+    p = tmp_path / f"s-{tag}-{mfs}.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec:\n  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        f"  containers:\n  - name: sglang\n    image: lmsysorg/sglang:{tag}\n    command: [python3, -m, "
+        "sglang.launch_server, --model-path, meta-llama/Llama-3.1-8B-Instruct, --mem-fraction-static, "
+        f'"{mfs}", --context-length, "8192"]\n    resources: {{limits: {{nvidia.com/gpu: 1}}}}\n'
+    )
+    return run_check([str(p)], Options(allow_hub=False))
+
+
+def _tiny_pool(tmp_path: Path, tag: str) -> CheckResult:
+    """The run whose KV pool holds 2..6 tokens: bisection on mem_fraction_static for the first positive
+    pool, then steps of about one token (131,072 B of 21 GiB) upwards."""
+    lo, hi = 0.5, 0.95
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        pool = _sglang(tmp_path, f"{mid:.10f}", tag).containers[0].plan_detail
+        lo, hi = (lo, mid) if pool.max_total_num_tokens > 0 else (mid, hi)
+    for k in range(12):
+        r = _sglang(tmp_path, f"{hi + k * 6e-6:.10f}", tag)
+        if 2 <= r.containers[0].plan_detail.max_total_num_tokens <= 6:
+            return r
+    raise AssertionError("no fraction gives a pool of 2..6 tokens")
+
+
+def test_sglang_pool_of_a_few_tokens_is_kv701_before_0_5_14_and_kv702_after(tmp_path: Path) -> None:
+    """A mem_fraction_static that leaves a pool of a handful of tokens: SGLang up to 0.5.13 asserts 'Memory
+    pool size is too small' (max_req_input_len = pool - 6 <= 0), later releases start and cap requests. The
+    fraction is found on kvlint's own plan, not hard-coded."""
+    old = _tiny_pool(tmp_path, "v0.4.6.post1-cu124")
+    tokens = old.containers[0].plan_detail.max_total_num_tokens
+    (kv701,) = _by_rule(old, "KV701")
+    assert "Memory pool size is too small" in kv701.message and f"only {tokens} tokens" in kv701.message
+    assert not _by_rule(old, "KV702")
+    new = _tiny_pool(tmp_path, "v0.5.23")
+    assert not _by_rule(new, "KV701")
+    (kv702,) = _by_rule(new, "KV702")
+    assert "warns 'KV pool holds" in kv702.message

@@ -88,16 +88,24 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.get("max_model_len") is not None or _unreadable(ctx, "max-model-len"):
         return
     derived, _, _ = _derived_len(ctx)
+    plan = ctx.plan
+    used = plan.max_model_len if plan is not None and plan.max_model_len_source == "derived" else derived
     need = ""
-    if ctx.plan is not None and derived:
-        need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
-    where = f" ({derived} tokens{need})" if derived else ""
+    if plan is not None and used:
+        need = f"; one such request needs {gib(plan.per_request_bytes)} of KV cache per GPU"
+    what, longer = "the model's full context from config.json", ""
+    if used and derived and used != derived:
+        # LongRoPE (Phi-3/Phi-4): vLLM defaults to original_max_position_embeddings, not the extended length
+        # (vllm@0.33.0:vllm/config/model.py::_get_and_verify_max_len; kvlint.memory.defaults.default_max_model_len)
+        what = "the model's original_max_position_embeddings from config.json"
+        longer = f", of the {derived:,} its LongRoPE scaling allows"
+    where = f" ({used} tokens{longer}{need})" if used else ""
     verdict, severity = _full_context_verdict(ctx)
     yield ctx.finding(
-        f"no --max-model-len: vLLM uses the model's full context from config.json{where}, which sizes "
+        f"no --max-model-len: vLLM uses {what}{where}, which sizes "
         f"admission and the start-up fit check{verdict}",
         s.command_loc,
-        fix=f"set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len {_example_len(ctx, derived)}",
+        fix=f"set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len {_example_len(ctx, used)}",
         severity=severity,
     )
 

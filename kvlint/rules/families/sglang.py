@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
@@ -47,12 +47,15 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     if not isinstance(d, SglangPlanDetail) or m is None:
         return
     p = d.plan
-    if d.rest_bytes > 0 and d.max_total_num_tokens > 0:
+    tiny = d.rest_bytes > 0 and d.max_total_num_tokens > 0
+    if tiny and pool_starts(d.version, d.max_total_num_tokens, d.context_length):
         return
     if p.weights_bytes > d.pre_free_bytes:
         return  # KV101: loading fails before the pool is sized
     need = math.ceil((d.minimum_mfs + 0.01) * 100) / 100
-    if d.version >= (0, 5, 23):
+    if tiny:  # a pool of a few tokens: the TP worker's assertion, not the memory check
+        text = "Memory pool size is too small"
+    elif d.version >= (0, 5, 23):
         text = (
             f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={d.mem_fraction_static}. "
             f"Raise --mem-fraction-static above {d.minimum_mfs:.3f} (minimum viable = 1 - available/pre = "
@@ -87,7 +90,9 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"mem_fraction_static {d.mem_fraction_static} × {gib(d.pre_free_bytes)} free before loading = "
         f"{gib(p.budget_bytes)} for weights + KV pool, but the weights take {gib(p.weights_bytes)} per GPU "
-        f"(+ {gib(p.non_torch_bytes)} other [heuristic]); SGLang {p.engine_version} exits with '{text}'",
+        f"(+ {gib(p.non_torch_bytes)} other [heuristic])"
+        + (f", leaving a KV pool of only {d.max_total_num_tokens} tokens" if tiny else "")
+        + f"; SGLang {p.engine_version} exits with '{text}'",
         s.loc("mem_fraction_static"),
         fix="; or ".join(fixes) or "the weights do not fit: use more GPUs (--tp-size) or a quantized model",
     )
@@ -102,8 +107,10 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
     d, s = ctx.detail, ctx.serving
     if not isinstance(d, SglangPlanDetail) or d.rest_bytes <= 0 or d.max_total_num_tokens <= 0:
         return
-    if d.max_total_num_tokens >= d.context_length:
-        return
+    if d.max_total_num_tokens >= d.context_length or not pool_starts(
+        d.version, d.max_total_num_tokens, d.context_length
+    ):
+        return  # fits, or the pool is too small to start at all (KV701)
     p = d.plan
     fixes = []
     low = _low_tokens(d)
@@ -127,7 +134,7 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
         "--allow-auto-truncate, truncated ('Request length is longer than the KV cache pool size or the max "
         "context length')"
     )
-    if d.version >= (0, 5, 23):
+    if warns_pool_below_context(d.version):
         says = (
             f"starts, warns 'KV pool holds {d.max_total_num_tokens} tokens, fewer than --context-length "
             f"{d.context_length}. One full-length request cannot fit, …' (kv_cache_configurator) and {cap}"
