@@ -292,13 +292,17 @@ def test_kubeai_cpu_and_tpu_profiles_are_not_gpu_pods() -> None:
 
 
 def test_kaito_gpu_memory_utilization_follows_kaito() -> None:
+    """KAITO v0.12.0: 0.84 by default, 0.82 on the A10 (by the GPU model of the VM size, from kvlint's
+    instance-type table), the default on a MIG slice (no GPU model)."""
+    from kvlint.accelerators import instance_type
     from kvlint.workloads import kaito_gpu_memory_utilization
 
-    assert kaito_gpu_memory_utilization(1, 16) == 0.90  # T4: 1 - 1.5/16 = 0.906
-    assert kaito_gpu_memory_utilization(4, 64) == 0.90
-    assert kaito_gpu_memory_utilization(1, 80) == 0.95  # A100 80GB: 0.98, capped at 0.95
-    assert kaito_gpu_memory_utilization(2, 32) == 0.90  # V100 16GB x 2
-    assert kaito_gpu_memory_utilization(0, 0) == 0.9
+    a10 = instance_type("Standard_NV36ads_A10_v5")
+    a100 = instance_type("Standard_NC24ads_A100_v4")
+    assert a10 is not None and a100 is not None and a10.accelerator and a100.accelerator
+    assert kaito_gpu_memory_utilization(a10.accelerator.name) == "0.82"
+    assert kaito_gpu_memory_utilization(a100.accelerator.name) == "0.84"
+    assert kaito_gpu_memory_utilization(None) == "0.84"
 
 
 @corpus
@@ -307,7 +311,8 @@ def test_kaito_multi_gpu_workspace_uses_every_gpu() -> None:
     path = CORPUS / "kaito-project__kaito__examples__inference__kaito_workspace_llama-3.3_70b_instruct.yaml"
     (w,) = _workloads(path)
     args = list(w.pod_spec["containers"][0]["args"])
-    assert "--tensor-parallel-size=2" in args and "--gpu-memory-utilization=0.95" in args
+    assert "--tensor-parallel-size=2" in args and "--gpu-memory-utilization=0.84" in args
+    assert "--max-model-len=auto" in args
     res = run_check([str(path)], Options(allow_hub=False))
     assert not {"KV403", "KV404"} & {d.rule for d in res.diagnostics}  # KAITO mounts a memory /dev/shm
 

@@ -4,7 +4,6 @@ memory utilization, and the ``inference.config`` ConfigMap it mounts.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from kvlint.source import Loc, loc_of
@@ -50,10 +49,11 @@ KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
 }
 
 
-#: ``--gpu-memory-utilization`` KAITO v0.12.0 passes for a MIG partition (``defaultGPUMemoryUtilization`` in
-#: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 pkg/model/interface.go; the per-GPU-model
-#: overrides name only the NVIDIA A10, which has no MIG).
-KAITO_MIG_GPU_MEMORY_UTILIZATION = "0.84"
+#: ``--gpu-memory-utilization`` KAITO v0.12.0 passes to vLLM (``defaultGPUMemoryUtilization``) and its per-GPU
+#: overrides keyed by the SKU's GPU model (``gpuMemoryUtilizationByGPUModel``: the 24 GiB A10 gets 0.82):
+#: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0) pkg/model/interface.go.
+KAITO_GPU_MEMORY_UTILIZATION = "0.84"
+KAITO_GPU_MEMORY_UTILIZATION_BY_GPU = {"NVIDIA A10": "0.82"}
 
 
 #: Where KAITO mounts the inference config ConfigMap (``DefaultConfigMapMountPath``); kvlint only needs the
@@ -61,18 +61,15 @@ KAITO_MIG_GPU_MEMORY_UTILIZATION = "0.84"
 KAITO_CONFIG_DIR = "/mnt/config"
 
 
-def kaito_gpu_memory_utilization(gpu_count: int, gpu_mem_gib: int) -> float:
-    """KAITO's ``--gpu-memory-utilization`` for a node with ``gpu_count`` GPUs and ``gpu_mem_gib`` GiB of GPU
-    memory in all: ``floor((1 - 1.5 GiB / per-GPU GiB) x 100) / 100``, at most 0.95 (0.9 when the per-GPU
-    memory is 1.5 GiB or less). Source: kaito-project/kaito pkg/model/interface.go
-    @9e0ac34d4a8a81b57cde5c166a6ec4e0eaf13d19 ``getGPUMemoryUtilForVLLM`` (``ReservedNonKVCacheMemory`` 1.5Gi,
-    ``UpperMemoryUtilVLLM`` 0.95, ``DefaultMemoryUtilVLLM`` 0.9)."""
-    if gpu_count <= 0 or gpu_mem_gib <= 0:
-        return 0.9
-    per_gpu = gpu_mem_gib / gpu_count
-    if per_gpu <= 1.5:
-        return 0.9
-    return min(math.floor((1.0 - 1.5 / per_gpu) * 100) / 100, 0.95)
+def kaito_gpu_memory_utilization(gpu_model: str | None) -> str:
+    """KAITO v0.12.0's ``--gpu-memory-utilization`` for a node whose GPU is ``gpu_model`` (the NVML name, as
+    KAITO's SKU table spells it; None when unknown, e.g. a MIG slice): ``0.82`` for the NVIDIA A10, else
+    ``0.84``. Source: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 pkg/model/interface.go
+    ``buildVLLMInferenceCommand`` (``defaultGPUMemoryUtilization``, ``gpuMemoryUtilizationByGPUModel``). Earlier
+    releases computed ``floor((1 - 1.5 GiB / per-GPU GiB) x 100) / 100`` capped at 0.95
+    (``getGPUMemoryUtilForVLLM``, @9e0ac34d4a8a81b57cde5c166a6ec4e0eaf13d19); kvlint follows the newest release,
+    as it assumes the newest vLLM for KAITO's image (KV208)."""
+    return KAITO_GPU_MEMORY_UTILIZATION_BY_GPU.get(gpu_model or "", KAITO_GPU_MEMORY_UTILIZATION)
 
 
 # KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
@@ -91,11 +88,14 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     and that a ``kvlint.io/model`` annotation replaces. Placement: ``resource.instanceType`` (an AKS VM size;
     KAITO provisions nodes of it, which carry ``node.kubernetes.io/instance-type``) becomes that nodeSelector
     with the VM's GPU count as ``nvidia.com/gpu``, and KAITO's own additions to the vLLM command
-    (``buildVLLMInferenceCommand``): ``--tensor-parallel-size`` = that GPU count (presets that disable tensor
-    parallelism are not known to kvlint) and ``--gpu-memory-utilization`` from the SKU's GPU memory
-    (:func:`kaito_gpu_memory_utilization`, :data:`KAITO_AZURE_SKUS`); ``resource.partition`` ``mode: mig`` with ``profile``
-    (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with that release's
-    ``--gpu-memory-utilization 0.84`` and ``--max-model-len=auto``, and is planned on the slice's memory
+    (``buildVLLMInferenceCommand``, v0.12.0): ``--tensor-parallel-size`` = that GPU count,
+    ``--gpu-memory-utilization`` by the SKU's GPU (:func:`kaito_gpu_memory_utilization`) and
+    ``--max-model-len=auto`` (vLLM picks the largest context that fits). Not modelled: v0.12.0's first
+    parallelism tier, which runs a model whose files take under half of one GPU as data-parallel replicas
+    (``--data-parallel-size`` = GPU count, TP 1) on a multi-GPU SKU (``configureParallelism``); kvlint plans TP
+    over all the SKU's GPUs there. ``resource.partition`` ``mode: mig`` with ``profile``
+    (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with the same default utilization and
+    ``--max-model-len=auto``, and is planned on the slice's memory
     (:func:`kvlint.memory.stage.plan_fleet` when the profile does not name the GPU); ``mode: accelerator`` with ``count`` becomes
     ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so).
     """
@@ -137,9 +137,9 @@ def workspace_workloads(doc: Document) -> list[Workload]:
             # KAITO's command: --tensor-parallel-size = the SKU's GPU count, --gpu-memory-utilization from
             # its GPU memory (pkg/model/interface.go buildVLLMInferenceCommand)
             kaito_args.append((f"--tensor-parallel-size={gpus}", iloc))
-            if sku:
-                util = kaito_gpu_memory_utilization(sku[0], sku[1])
-                kaito_args.append((f"--gpu-memory-utilization={util:.2f}", iloc))
+            gpu_model = it.accelerator.name if it is not None and it.accelerator is not None else None
+            kaito_args.append((f"--gpu-memory-utilization={kaito_gpu_memory_utilization(gpu_model)}", iloc))
+            kaito_args.append(("--max-model-len=auto", iloc))
         elif isinstance(part, dict):
             mode = str(part.get("mode", ""))
             if mode == "mig" and part.get("profile"):
@@ -150,7 +150,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 # --max-model-len=auto: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0)
                 # pkg/utils/common.go GetMIGGPUConfig, pkg/model/interface.go buildVLLMInferenceCommand
                 # (defaultGPUMemoryUtilization), pkg/workspace/inference/preset_inferences.go (MaxModelLenAuto)
-                kaito_args.append((f"--gpu-memory-utilization={KAITO_MIG_GPU_MEMORY_UTILIZATION}", mloc))
+                kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", mloc))
                 kaito_args.append(("--max-model-len=auto", mloc))
                 extra.append(
                     (
@@ -163,7 +163,10 @@ def workspace_workloads(doc: Document) -> list[Workload]:
             else:
                 cnt = int_or_none(part.get("count")) or 1
                 res_items.append(("nvidia.com/gpu", cnt, loc_of(part, "count") or loc_of(part)))
-                kaito_args.append((f"--tensor-parallel-size={cnt}", loc_of(part, "count") or loc_of(part)))
+                ploc2 = loc_of(part, "count") or loc_of(part)
+                kaito_args.append((f"--tensor-parallel-size={cnt}", ploc2))
+                kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", ploc2))
+                kaito_args.append(("--max-model-len=auto", ploc2))
                 extra.append(
                     (
                         ACCELERATOR_WHY_ANNOTATION,
