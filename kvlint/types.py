@@ -608,6 +608,15 @@ class CheckResult:
     suppressed: int = 0
     suppressed_diagnostics: list[SuppressedDiagnostic] = field(default_factory=list)
     exemptions_allowed: bool = True
+    #: Set by the streaming run (:mod:`kvlint.stream`) when ``containers`` keeps only some containers'
+    #: records: the number of serving containers, and how many had each sizing outcome (in first-met order).
+    serving_count: int | None = None
+    sizing_counts: dict[str, int] | None = None
+
+    @property
+    def serving(self) -> int:
+        """Number of serving containers analysed."""
+        return len(self.containers) if self.serving_count is None else self.serving_count
 
     def counts(self) -> dict[str, int]:
         """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""

@@ -52,7 +52,7 @@ def render_github(result: CheckResult) -> str:
 
     names = {k: v.name for k, v in load_catalog().items()}
     lines = [format_command(d, names.get(d.rule, "")) for d in result.diagnostics]
-    if result.containers:
+    if result.serving:
         from kvlint.sizing import summarise
 
         sizing = summarise(result)

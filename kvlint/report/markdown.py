@@ -103,7 +103,7 @@ def render_markdown(result: CheckResult) -> str:
     from kvlint.sizing import summarise
 
     lines = ["## kvlint", "", summary_line(result, suppressed=result.suppressed)]
-    if result.containers:
+    if result.serving:
         lines += ["", summarise(result).line()]
     if result.diagnostics:
         lines += ["", "| severity | rule | location | finding | fix |", "|---|---|---|---|---|"]

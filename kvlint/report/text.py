@@ -111,7 +111,7 @@ def render_text(
         out.append(format_diagnostic(d, color, width))
     if out:
         out.append("")
-    if result.containers:
+    if result.serving:
         from kvlint.sizing import summarise
 
         out.append(summarise(result).line())
@@ -136,7 +136,7 @@ def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
         parts.append(plural(c["info"], "info"))
     text = (
         f"{', '.join(parts)} in {plural(result.files, 'file')} ({plural(result.documents, 'document')}, "
-        f"{plural(result.workloads, 'workload')}, {plural(len(result.containers), 'serving container')})"
+        f"{plural(result.workloads, 'workload')}, {plural(result.serving, 'serving container')})"
     )
     text += f"; {suppressed} suppressed"
     if not getattr(result, "exemptions_allowed", True):
