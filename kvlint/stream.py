@@ -62,12 +62,17 @@ BATCH_BYTES = 512 * 2**10
 _CONTEXT_WORDS = re.compile(rb"ConfigMap|ServingRuntime|InferenceService")
 _CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
 #: What makes a large file be read whole after all: line breaks other than LF/CRLF's LF (normalised on a
-#: whole text), directives and document-end markers (``%YAML``, ``...``: they belong to the next or last
+#: whole text; and the other breaks ``str.splitlines`` knows, so a line is what ends at LF), directives and
+#: document-end markers (``%YAML``, ``...``: they belong to the next or last
 #: document, which the segment split does not know), inline suppressions (the whole text is kept).
-_WHOLE_ONLY = re.compile(r"[\r\x85\u2028\u2029]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M)
+_WHOLE_ONLY = re.compile(
+    r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
+)
 _CHUNK = 2**20
-#: Characters ``str.splitlines`` breaks lines at besides LF (and CR, NEL, U+2028/9, already excluded).
-_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e]")
+#: Inputs smaller than this (bytes of plain files) are analysed in this process whatever ``jobs`` says.
+PARALLEL_MIN_BYTES = 2 * 2**20
+#: Process ids that analysed units in the last :func:`stream_check` (tests check that workers ran).
+LAST_PIDS: set[int] = set()
 
 
 def default_jobs() -> int:
@@ -166,6 +171,7 @@ class _UnitResult:
     kv002_files: set[str] = field(default_factory=set)
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    pid: int = 0
 
 
 # --------------------------------------------------------------------------------------------------
@@ -482,9 +488,8 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         from kvlint.engines.command import HELD_LINES, SegmentLines
 
         HELD_LINES.clear()
-        if not any(_OTHER_BREAKS.search(seg) for _, seg in unit.segments):
-            # sh -c scripts are mapped to file positions from these lines, not from the file re-read whole
-            HELD_LINES[unit.path] = SegmentLines(unit.path, unit.segments, unit.lines)
+        # sh -c scripts are mapped to file positions from these lines, not from the file re-read whole
+        HELD_LINES[unit.path] = SegmentLines(unit.path, unit.segments, unit.lines)
         loaded = LoadResult()
         loaded.read_paths.add(unit.path)
         cached = unit.cached or {}
@@ -499,7 +504,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         assert unit.path is not None
         loaded = _load_file(unit.path, options.max_file_bytes)
         _map_loaded_sources(loaded)
-    out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents))
+    out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=os.getpid())
     out.read_paths = set(loaded.read_paths)
     out.source_texts = {p: t for p, t in loaded.source_texts.items() if SUPPRESSION_MARKER in t}
     out.load_diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
@@ -599,9 +604,10 @@ def stream_check(
     serving = 0
     units = plan.units
     n_jobs = max(1, min(jobs, len(units)))
-    if plan.total_bytes < 2 * 2**20:
+    if plan.total_bytes < PARALLEL_MIN_BYTES:
         n_jobs = 1  # forking costs more than it saves on a small input
     _RUN["units"] = units
+    LAST_PIDS.clear()
     gc.collect()
     gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
     try:
@@ -669,6 +675,7 @@ def _take(
     kv002: set[str],
     loaded: LoadResult,
 ) -> None:
+    LAST_PIDS.add(part.pid)
     result.files += part.files
     result.documents += part.documents
     result.workloads += part.workloads

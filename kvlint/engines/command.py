@@ -87,6 +87,8 @@ class SegmentLines(Sequence[str]):
         self._texts = [text for _, text in segments]
         self._split: dict[int, list[str]] = {}
         self._len = total_lines
+        self._index: list[int] | None = None
+        self._block: tuple[int, list[str]] | None = None
 
     def __len__(self) -> int:
         return self._len
@@ -100,8 +102,50 @@ class SegmentLines(Sequence[str]):
             j = i - self._offsets[k]
             if j < len(lines) - 1 or (j == len(lines) - 1 and k == len(self._texts) - 1 and lines[j]):
                 return lines[j]
-        disk = _disk_lines(self._path)
-        return disk[i] if disk is not None and 0 <= i < len(disk) else ""
+        return self._far_line(i)
+
+    def _far_line(self, i: int) -> str:
+        """Line ``i`` read from the file through a sparse index (the byte offset of every
+        :data:`_BLOCK`-th line, built on first use): the file is never held whole."""
+        if self._index is None:
+            self._index = _line_index(self._path)
+        block = i // _BLOCK
+        if block >= len(self._index):
+            return ""
+        if self._block is None or self._block[0] != block:
+            try:
+                with open(self._path, "rb") as fh:
+                    fh.seek(self._index[block])
+                    raw = b"".join(fh.readline() for _ in range(_BLOCK))
+            except OSError:
+                return ""
+            text = raw.decode("utf-8", errors="replace")
+            if block == 0:
+                text = text.removeprefix("\ufeff")
+            self._block = (block, text.split("\n"))
+        lines = self._block[1]
+        j = i - block * _BLOCK
+        return lines[j] if j < len(lines) else ""
+
+
+_BLOCK = 1024
+
+
+def _line_index(path: str) -> list[int]:
+    """Byte offsets of lines 0, :data:`_BLOCK`, 2 x :data:`_BLOCK`, ... of ``path``."""
+    out = [0]
+    pos = 0
+    count = 0
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                pos += len(line)
+                count += 1
+                if count % _BLOCK == 0:
+                    out.append(pos)
+    except OSError:
+        return []
+    return out
 
 
 #: Files whose lines a streaming run holds (:class:`SegmentLines`), read instead of the file on disk.
