@@ -139,7 +139,17 @@ def peak_rss(path: Path, jobs: int) -> tuple[float, float]:
     """(peak RSS MiB, CPU s) of ``kvlint check`` on ``path`` in a process of its own. The peak is the
     process's own high-water mark (``VmHWM``, Linux): ``ru_maxrss`` of a child also counts the memory of
     the parent it was forked from."""
-    cmd = [sys.executable, "-c", _RSS_CHILD, "check", "--offline", "--no-config", "--exit-zero", "-j", str(jobs)]
+    cmd = [
+        sys.executable,
+        "-c",
+        _RSS_CHILD,
+        "check",
+        "--offline",
+        "--no-config",
+        "--exit-zero",
+        "-j",
+        str(jobs),
+    ]
     cmd += ["--max-file-bytes", str(max(2**24, 2 * path.stat().st_size)), "-o", os.devnull, str(path)]
     t0 = cpu()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(REPO), text=True)
@@ -187,7 +197,9 @@ def main() -> int:
             f"workloads, {result.serving} serving containers, {len(result.diagnostics)} diagnostics"  # type: ignore[attr-defined]
         )
         docs = result.documents  # type: ignore[attr-defined]
-        print(f"floor (libyaml full load): {floor_cpu:.2f} CPU s, {floor_docs / floor_cpu:,.0f} documents/CPU-s")
+        print(
+            f"floor (libyaml full load): {floor_cpu:.2f} CPU s, {floor_docs / floor_cpu:,.0f} documents/CPU-s"
+        )
         print(f"load stage alone:          {load_cpu:.2f} CPU s, ratio {floor_cpu / load_cpu:.2f}x the floor")
         print(
             f"check, 1 job:              {cpu1:.2f} CPU s ({wall1:.2f} s wall), {docs / cpu1:,.0f} documents/CPU-s, "
@@ -205,7 +217,9 @@ def main() -> int:
                 mib, secs = peak_rss(path, 1)
                 rss[n] = mib
                 size = path.stat().st_size / 2**20
-                print(f"one file of {got:,} documents ({size:.1f} MiB): peak RSS {mib:.0f} MiB ({secs:.1f} CPU s)")
+                print(
+                    f"one file of {got:,} documents ({size:.1f} MiB): peak RSS {mib:.0f} MiB ({secs:.1f} CPU s)"
+                )
                 path.unlink()
             print(
                 f"peak RSS {args.large:,} / {args.small:,} documents: {rss[args.large] / rss[args.small]:.2f} "
