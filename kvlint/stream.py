@@ -271,12 +271,13 @@ def _load_segments(path: str, segments: Sequence[tuple[int, str]], result: LoadR
 
 @dataclass
 class _Unit:
-    """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or ``segments`` of a
-    large file; ``cached`` are its segments loaded by the context pass (by line offset)."""
+    """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or a batch of segments of
+    a large file (``span``: start and end byte, first line); ``cached`` are its segments loaded by the context
+    pass (by line offset)."""
 
     path: str | None = None
     loaded: LoadResult | None = None
-    segments: list[tuple[int, str]] | None = None
+    span: tuple[int, int, int] | None = None
     cached: dict[int, LoadResult] | None = None
     files: int = 0
     lines: int = 0
@@ -439,24 +440,49 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
         keep(loaded.documents)
         return [_Unit(loaded=loaded, files=1)]
     units: list[_Unit] = []
-    batch: list[tuple[int, str]] = []
     cached: dict[int, LoadResult] = {}
-    size_now = 0
+    # a batch is kept as its byte span and first line, not its text: the file is never held whole
+    with open(path, "rb") as fh:
+        pos = len(codecs.BOM_UTF8) if fh.read(3) == codecs.BOM_UTF8 else 0
+    start, first, size_now = pos, 0, 0
     for offset, seg in segs:
+        if size_now == 0:
+            start, first = pos, offset
         if _CONTEXT_WORDS_TEXT.search(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
             keep(part.documents)
             cached[offset] = part
-        batch.append((offset, seg))
-        size_now += len(seg)
+        nbytes = len(seg.encode("utf-8"))
+        pos += nbytes
+        size_now += nbytes
         if size_now >= BATCH_BYTES:
-            units.append(_Unit(path=path, segments=batch, cached=cached, lines=info.get("lines", 0)))
-            batch, cached, size_now = [], {}, 0
-    if batch or not units:
-        units.append(_Unit(path=path, segments=batch, cached=cached, lines=info.get("lines", 0)))
+            units.append(
+                _Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0))
+            )
+            cached, size_now = {}, 0
+    if size_now or not units:
+        units.append(_Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0)))
     units[0].files = 1
     return units
+
+
+def _read_span(path: str, span: tuple[int, int, int]) -> list[tuple[int, str]]:
+    """The segments (line offset, text) of a batch: bytes ``span[0]:span[1]`` of ``path``, whose first line is
+    line ``span[2]`` of the file; split at the markers :func:`_segments_of` split it at."""
+    start, end, line = span
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        text = fh.read(end - start).decode("utf-8")
+    out: list[tuple[int, str]] = []
+    prev = 0
+    for m in _DOC_START.finditer(text, 1):
+        seg = text[prev : m.start()]
+        out.append((line, seg))
+        line += seg.count("\n")
+        prev = m.start()
+    out.append((line, text[prev:]))
+    return out
 
 
 def _read_text(path: str) -> str:
@@ -483,17 +509,18 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     keep_records: bool = _RUN["keep_records"]
     if unit.loaded is not None:
         loaded = unit.loaded
-    elif unit.segments is not None:
+    elif unit.span is not None:
         assert unit.path is not None
+        segments = _read_span(unit.path, unit.span)
         from kvlint.engines.command import HELD_LINES, SegmentLines
 
         HELD_LINES.clear()
         # sh -c scripts are mapped to file positions from these lines, not from the file re-read whole
-        HELD_LINES[unit.path] = SegmentLines(unit.path, unit.segments, unit.lines)
+        HELD_LINES[unit.path] = SegmentLines(unit.path, segments, unit.lines)
         loaded = LoadResult()
         loaded.read_paths.add(unit.path)
         cached = unit.cached or {}
-        for offset, seg in unit.segments:
+        for offset, seg in segments:
             part = cached.get(offset)
             if part is None:
                 part = LoadResult()
@@ -520,7 +547,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     try:
         found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
     finally:
-        if unit.segments is not None:
+        if unit.span is not None:
             from kvlint.engines.command import HELD_LINES
 
             HELD_LINES.clear()
