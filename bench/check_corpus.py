@@ -1,21 +1,35 @@
 #!/usr/bin/env python3
-"""Throughput and start-up benchmark for ``kvlint check``.
+"""Throughput, memory and start-up benchmark for ``kvlint check`` against the libyaml floor (issue 19).
 
-Prints:
-  * documents per second for the shared manifest corpus replicated to about --target documents
-    (written into a temporary directory, linted offline through the real pipeline);
-  * cold-start wall time of ``kvlint --help`` (best of --runs), the target being < 0.3 s.
+One run prints, on the shared manifest corpus replicated to about --target documents (copied into a
+temporary directory, linted offline):
 
-Also prints the load stage alone (``kvlint.load.load_paths`` over the same files), best of --repeat.
+  * the **floor**: CPU seconds for PyYAML's libyaml full load (``yaml.load_all(..., CSafeLoader)``) of the same
+    files, read from disk the same way;
+  * ``kvlint check`` with one job: its CPU seconds and **ratio = floor CPU / kvlint CPU** (1.0 would be
+    linting at the speed of parsing alone);
+  * ``kvlint check`` with --jobs (default: all cores): wall seconds and **ratio = floor CPU / kvlint wall**
+    (what the cores buy), plus the CPU seconds of all its processes; the reports of the two runs are
+    compared byte for byte;
+  * the load stage alone (``kvlint.load.load_paths``) as a ratio to the floor;
+  * **peak RSS** of a ``kvlint check`` process on one file of --small and of --large documents (the corpus
+    documents repeated), and their quotient (the streaming run keeps memory flat);
+  * the cold start of ``kvlint --help`` (best of --runs).
 
-Usage: python bench/check_corpus.py [--corpus ../shared/corpus/manifests] [--target 5000] [--runs 5]
-       [--repeat 1]
+The kvlint runs go through the command's own code (:func:`kvlint.checkrun.run_paths` and the text report),
+after one warm-up run that loads the catalogues. CPU time is measured with ``time.process_time`` and, for
+worker processes, ``RUSAGE_CHILDREN``; on a machine shared with other work, CPU seconds are steadier than wall
+seconds, which is why the one-job figure is a CPU-time ratio.
+
+Usage: python bench/check_corpus.py [--corpus ../shared/corpus/manifests] [--target 5000] [--jobs N]
+       [--small 2000] [--large 20000] [--runs 3] [--skip-rss]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -31,10 +45,15 @@ def count_docs(text: str) -> int:
     return max(1, sum(1 for line in text.splitlines() if line.strip() == "---") + 1)
 
 
-def replicate(corpus: Path, target: int, dest: Path) -> int:
+def corpus_files(corpus: Path) -> list[Path]:
     files = sorted(p for p in corpus.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
     if not files:
         raise SystemExit(f"no manifests under {corpus}")
+    return files
+
+
+def replicate(corpus: Path, target: int, dest: Path) -> int:
+    files = corpus_files(corpus)
     per_round = sum(count_docs(p.read_text(errors="replace")) for p in files)
     rounds = max(1, round(target / per_round))
     for r in range(rounds):
@@ -45,51 +64,180 @@ def replicate(corpus: Path, target: int, dest: Path) -> int:
     return rounds
 
 
+def one_file(corpus: Path, docs: int, dest: Path) -> tuple[Path, int]:
+    """The corpus's YAML documents (``---`` segments) repeated into one file of about ``docs`` documents."""
+    segments: list[str] = []
+    for p in corpus_files(corpus):
+        if p.suffix == ".json":
+            continue
+        text = p.read_text(errors="replace")
+        for seg in text.split("\n---"):
+            if seg.strip():
+                segments.append(seg.strip("\n-") + "\n")
+    out = dest / f"one-{docs}.yaml"
+    n = 0
+    with open(out, "w") as fh:
+        while n < docs:
+            for seg in segments:
+                fh.write("---\n" + seg)
+                n += 1
+                if n >= docs:
+                    break
+    return out, n
+
+
+def cpu() -> float:
+    """CPU seconds of this process and of its terminated, waited-for children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
+
+
+def floor(files: list[Path]) -> tuple[float, int]:
+    import yaml
+
+    n = 0
+    t0 = cpu()
+    for f in files:
+        with open(f, "rb") as fh:
+            data = fh.read()
+        try:
+            for _ in yaml.load_all(data, Loader=yaml.CSafeLoader):
+                n += 1
+        except yaml.YAMLError:
+            pass
+    return cpu() - t0, n
+
+
+def check(path: str, jobs: int) -> tuple[float, float, str, object]:
+    """(CPU s, wall s, text report, result) of the check command's run on ``path``."""
+    from kvlint.checkrun import run_paths
+    from kvlint.options import Options
+    from kvlint.report import render
+
+    c0, w0 = cpu(), time.perf_counter()
+    run = run_paths([path], Options(allow_hub=False), jobs=jobs, keep_records=False, keep_json=False)
+    text = render("text", run.result)
+    return cpu() - c0, time.perf_counter() - w0, text, run.result
+
+
+_RSS_CHILD = """
+import atexit, sys
+def _hwm():
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                sys.stderr.write("VMHWM " + line.split()[1] + "\\n")
+atexit.register(_hwm)
+sys.argv = ["kvlint"] + sys.argv[1:]
+from kvlint.cli import main
+main()
+"""
+
+
+def peak_rss(path: Path, jobs: int) -> tuple[float, float]:
+    """(peak RSS MiB, CPU s) of ``kvlint check`` on ``path`` in a process of its own. The peak is the
+    process's own high-water mark (``VmHWM``, Linux): ``ru_maxrss`` of a child also counts the memory of
+    the parent it was forked from."""
+    cmd = [
+        sys.executable,
+        "-c",
+        _RSS_CHILD,
+        "check",
+        "--offline",
+        "--no-config",
+        "--exit-zero",
+        "-j",
+        str(jobs),
+    ]
+    cmd += ["--max-file-bytes", str(max(2**24, 2 * path.stat().st_size)), "-o", os.devnull, str(path)]
+    t0 = cpu()
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=str(REPO), text=True)
+    secs = cpu() - t0
+    hwm = [line.split()[1] for line in proc.stderr.splitlines() if line.startswith("VMHWM ")]
+    if proc.returncode != 0 or not hwm:
+        raise SystemExit(f"kvlint check failed on {path}: {proc.stderr}")
+    return int(hwm[-1]) / 1024, secs
+
+
 def main() -> int:
+    from kvlint.stream import default_jobs
+
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus" / "manifests"))
     ap.add_argument("--target", type=int, default=5000)
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--repeat", type=int, default=1, help="time the check this many times, report the best")
+    ap.add_argument("--jobs", type=int, default=default_jobs(), help="jobs of the parallel run (all cores)")
+    ap.add_argument("--small", type=int, default=2000, help="documents in the small one-file input")
+    ap.add_argument("--large", type=int, default=20000, help="documents in the large one-file input")
+    ap.add_argument("--runs", type=int, default=3, help="cold starts timed (best is printed)")
+    ap.add_argument("--skip-rss", action="store_true", help="skip the one-file peak-RSS runs")
     args = ap.parse_args()
 
     sys.path.insert(0, str(REPO))
     from kvlint.load import load_paths
-    from kvlint.options import Options
-    from kvlint.pipeline import run_check
 
+    corpus = Path(args.corpus)
     with tempfile.TemporaryDirectory() as tmp:
-        rounds = replicate(Path(args.corpus), args.target, Path(tmp))
-        # warm the catalogues once (they are loaded lazily and cached per process)
-        run_check([str(Path(tmp) / "copy000")], Options(allow_hub=False))
-        dt = load_dt = float("inf")
-        for _ in range(max(1, args.repeat)):
-            t0 = time.perf_counter()
-            loaded = load_paths([tmp])
-            load_dt = min(load_dt, time.perf_counter() - t0)
-            del loaded
-            t0 = time.perf_counter()
-            result = run_check([tmp], Options(allow_hub=False))
-            dt = min(dt, time.perf_counter() - t0)
-    print(
-        f"corpus x{rounds}: {result.files} files, {result.documents} documents, {result.workloads} workloads, "
-        f"{len(result.containers)} serving containers, {len(result.diagnostics)} diagnostics"
-    )
-    print(f"check: {dt:.2f} s, {result.documents / dt:,.0f} documents/s")
-    print(f"  load stage alone: {load_dt:.2f} s, {result.documents / load_dt:,.0f} documents/s")
+        root = Path(tmp) / "corpus"
+        root.mkdir()
+        rounds = replicate(corpus, args.target, root)
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+        check(str(root / "copy000"), 1)  # warm the catalogues (loaded lazily, once per process)
+        floor(files[:50])
+        floor_cpu, floor_docs = floor(files)
+        c0 = cpu()
+        loaded = load_paths([str(root)])
+        load_cpu = cpu() - c0
+        del loaded
+        cpu1, wall1, text1, result = check(str(root), 1)
+        cpuN, wallN, textN, _ = check(str(root), args.jobs)
+        same = text1 == textN
+        print(
+            f"corpus x{rounds}: {result.files} files, {result.documents} documents, {result.workloads} "  # type: ignore[attr-defined]
+            f"workloads, {result.serving} serving containers, {len(result.diagnostics)} diagnostics"  # type: ignore[attr-defined]
+        )
+        docs = result.documents  # type: ignore[attr-defined]
+        print(
+            f"floor (libyaml full load): {floor_cpu:.2f} CPU s, {floor_docs / floor_cpu:,.0f} documents/CPU-s"
+        )
+        print(f"load stage alone:          {load_cpu:.2f} CPU s, ratio {floor_cpu / load_cpu:.2f}x the floor")
+        print(
+            f"check, 1 job:              {cpu1:.2f} CPU s ({wall1:.2f} s wall), {docs / cpu1:,.0f} documents/CPU-s, "
+            f"ratio {floor_cpu / cpu1:.2f}x the floor (CPU time; aim >= 0.7x)"
+        )
+        print(
+            f"check, {args.jobs} jobs:             {wallN:.2f} s wall ({cpuN:.2f} CPU s in all processes), "
+            f"ratio {floor_cpu / wallN:.2f}x the floor (floor CPU / wall; aim >= 1.2x with 2 jobs); "
+            f"report {'identical to' if same else 'DIFFERENT from'} the 1-job run"
+        )
+        if not args.skip_rss:
+            rss = {}
+            for n in (args.small, args.large):
+                path, got = one_file(corpus, n, Path(tmp))
+                mib, secs = peak_rss(path, 1)
+                rss[n] = mib
+                size = path.stat().st_size / 2**20
+                print(
+                    f"one file of {got:,} documents ({size:.1f} MiB): peak RSS {mib:.0f} MiB ({secs:.1f} CPU s)"
+                )
+                path.unlink()
+            print(
+                f"peak RSS {args.large:,} / {args.small:,} documents: {rss[args.large] / rss[args.small]:.2f} "
+                f"(aim <= 1.5)"
+            )
 
     exe = shutil.which("kvlint", path=str(Path(sys.executable).parent)) or shutil.which("kvlint")
     cmd = [exe, "--help"] if exe else [sys.executable, "-m", "kvlint", "--help"]
     best = float("inf")
-    env = dict(os.environ)
     for _ in range(args.runs):
         t0 = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=env)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
         best = min(best, time.perf_counter() - t0)
     print(
-        f"cold start `{' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cmd))}`: best of {args.runs} = {best:.3f} s (target < 0.3 s)"
+        f"cold start `{' '.join(Path(c).name if i == 0 else c for i, c in enumerate(cmd))}`: best of {args.runs} = "
+        f"{best:.3f} s (target < 0.3 s)"
     )
-    return 0
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

@@ -149,8 +149,24 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
         out.documents += p.documents
         out.workloads += p.workloads
         out.suppressed += p.suppressed
+        out.serving_paths |= p.serving_paths
+    if any(p.serving_count is not None for p in parts):
+        out.serving_count = sum(p.serving for p in parts)
+        counts: dict[str, int] = {}
+        for p in parts:
+            for k, n in (p.sizing_counts if p.sizing_counts is not None else _outcome_counts(p)).items():
+                counts[k] = counts.get(k, 0) + n
+        out.sizing_counts = counts
     out.diagnostics.sort(key=lambda d: (*(d.loc or Loc("", 0, 0)), d.rule))
     return out
+
+
+def _outcome_counts(result: CheckResult) -> dict[str, int]:
+    from collections import Counter
+
+    from kvlint.sizing import outcomes
+
+    return dict(Counter(outcomes(result.containers)))
 
 
 def _rename(loc: Loc | None, name: str) -> Loc | None:
@@ -178,10 +194,15 @@ def run_paths(
     no_config: bool = False,
     stdin: TextIO | BinaryIO | None = None,
     stdin_filename: str | None = None,
+    jobs: int = 1,
+    keep_records: bool = True,
+    keep_json: bool = True,
 ) -> CheckRun:
     """Run the pipeline on ``paths``, each with the nearest configuration (see the module docstring).
 
-    ``options`` carries the command line's settings, which win over every configuration file.
+    ``options`` carries the command line's settings, which win over every configuration file. Each group
+    is read as a stream (:func:`kvlint.stream.stream_check`) with ``jobs`` processes; ``keep_records`` and
+    ``keep_json`` say what the reports need of each serving container (see there).
 
     Raises:
         kvlint.config.ConfigError: a configuration file is invalid, or ``config_path`` does not exist.
@@ -189,7 +210,7 @@ def run_paths(
     """
     from kvlint.config import ConfigError, apply_config, load_config
     from kvlint.origins import attach_sources
-    from kvlint.pipeline import run_check
+    from kvlint.stream import stream_check
 
     if config_path and not os.path.isfile(config_path):
         raise ConfigError(f"{config_path}: no such configuration file")
@@ -210,7 +231,14 @@ def run_paths(
             opts = apply_config(options, cfg)
             cfg_fail_on = cfg.fail_on or None
             required[-1] = bool(cfg.require_sizing)
-        result = run_check(group, opts, stdin=stdin if "-" in group else None)
+        result = stream_check(
+            group,
+            opts,
+            stdin=stdin if "-" in group else None,
+            jobs=jobs,
+            keep_records=keep_records,
+            keep_json=keep_json,
+        )
         attach_sources(result, group, opts)
         parts.append((cfg_path, cfg_fail_on, result))
     if stdin_filename:

@@ -368,6 +368,13 @@ def _add_common(f: Any) -> Any:
     help="Name of the file read from standard input (-): used in every report instead of '-', and its "
     "directory for finding .kvlint.yaml.",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: the cores available); the report is the same for every value.",
+)
 @_add_common
 def check(
     paths: tuple[str, ...],
@@ -393,6 +400,7 @@ def check(
     exit_zero: bool,
     require_sizing: bool,
     stdin_filename: str | None,
+    jobs: int | None,
     **kw: Any,
 ) -> None:
     """Lint Kubernetes manifests that deploy LLM serving engines.
@@ -452,6 +460,9 @@ def check(
             f"{clash} is one of the files being linted; write the report to another file",
             param_hint="--format",
         )
+    from kvlint.stream import default_jobs
+
+    names = {n for n, _ in outputs}
     try:
         run = run_paths(
             paths,
@@ -460,6 +471,10 @@ def check(
             no_config=no_config,
             stdin=sys.stdin.buffer if "-" in paths else None,
             stdin_filename=stdin_filename,
+            jobs=jobs or default_jobs(),
+            # the text, GitHub and SARIF reports need no per-container record; JSON, JUnit, Markdown do
+            keep_records=not statistics and bool(names & {"json", "junit", "markdown"}),
+            keep_json="json" in names,
         )
     except ConfigError as exc:
         _config_fail(str(exc))

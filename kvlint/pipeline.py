@@ -10,7 +10,7 @@ resolved and planned, so reporters and tests see the same facts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
 
 from kvlint.options import Options
@@ -26,6 +26,7 @@ from kvlint.types import (
     CheckResult,
     ContainerResult,
     Diagnostic,
+    Document,
     Finding,
     LoadResult,
     ModelSpec,
@@ -72,33 +73,18 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     ``options.exemptions_allowed`` is False), so every report format and the admission webhook see the
     same diagnostics. The result's ``suppressed`` counts what annotations removed.
     """
-    from kvlint.rules.runner import check_container, finding_to_diagnostic
-    from kvlint.workloads import configmaps, find_workloads
+    from kvlint.rules.runner import finding_to_diagnostic
 
     options = options or Options()
     result = CheckResult(
         files=loaded.files, documents=len(loaded.documents), exemptions_allowed=options.exemptions_allowed
     )
     result.diagnostics.extend(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
-
-    cms = configmaps(loaded.documents)
-    workloads = find_workloads(loaded.documents)
-    result.workloads = len(workloads)
-    for w in workloads:
-        diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
-        try:
-            for container in _containers(w.pod_spec):
-                cr = analyse_container(w, container, cms, options)
-                if cr is None:
-                    continue
-                result.containers.append(cr)
-                diags.extend(_with_candidates(cr, check_container(cr, options), options))
-        except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
-            diags.append(_internal_error(w, exc))
-        kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
-        result.diagnostics.extend(kept)
-        result.diagnostics.extend(configure(notes, options))
-        result.suppressed_diagnostics.extend(suppressed)
+    part = analyse_documents(loaded.documents, options)
+    result.workloads = part.workloads
+    result.containers.extend(part.containers)
+    result.diagnostics.extend(part.diagnostics)
+    result.suppressed_diagnostics.extend(part.suppressed)
 
     kept, suppressed, notes = apply_comment_suppressions(result.diagnostics, loaded, options)
     result.diagnostics = kept + configure(notes, options)
@@ -106,6 +92,59 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     result.diagnostics = _dedupe_sorted(result.diagnostics)
     result.suppressed = len(result.suppressed_diagnostics)
     return result
+
+
+@dataclass
+class DocumentsAnalysis:
+    """What :func:`analyse_documents` found in some documents: the workloads' diagnostics (configured and
+    after ``kvlint.io/ignore`` annotations, in workload order), the suppressed ones, the serving containers
+    and the number of workloads."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    suppressed: list[SuppressedDiagnostic] = field(default_factory=list)
+    containers: list[ContainerResult] = field(default_factory=list)
+    workloads: int = 0
+
+
+def analyse_documents(
+    docs: Sequence[Document],
+    options: Options,
+    *,
+    cms: dict[tuple[str | None, str], LDict] | None = None,
+    joined: Any = None,
+) -> DocumentsAnalysis:
+    """The workloads stage onwards for ``docs``: every workload found, its containers parsed, resolved,
+    planned and checked, then its ``kvlint.io/ignore`` annotation applied. Never raises on user input.
+
+    ``cms`` (ConfigMap data by namespace and name) and ``joined`` (services joined with their runtimes and
+    presets, :func:`kvlint.workloads.find.join_documents`) default to those of ``docs``; the streaming run
+    (:mod:`kvlint.stream`) passes those of every input, so a group of documents is analysed as it would be
+    among all the others.
+    """
+    from kvlint.rules.runner import check_container, finding_to_diagnostic
+    from kvlint.workloads import configmaps, find_workloads
+
+    out = DocumentsAnalysis()
+    if cms is None:
+        cms = configmaps(docs)
+    workloads = find_workloads(docs, joined=joined)
+    out.workloads = len(workloads)
+    for w in workloads:
+        diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
+        try:
+            for container in _containers(w.pod_spec):
+                cr = analyse_container(w, container, cms, options)
+                if cr is None:
+                    continue
+                out.containers.append(cr)
+                diags.extend(_with_candidates(cr, check_container(cr, options), options))
+        except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
+            diags.append(_internal_error(w, exc))
+        kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
+        out.diagnostics.extend(kept)
+        out.diagnostics.extend(configure(notes, options))
+        out.suppressed.extend(suppressed)
+    return out
 
 
 def configure(diags: Iterable[Diagnostic], options: Options) -> list[Diagnostic]:

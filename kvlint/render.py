@@ -46,7 +46,7 @@ import re
 import shutil
 import subprocess
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
 
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
@@ -527,7 +527,9 @@ _CHART_HOMES = ("", "charts")
 _TEMPLATES_CHECKED = 3
 
 
-def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> tuple[str, bool] | None:
+def _template_root(
+    path: str, sources: Sequence[tuple[int, str]], text: str | Callable[[], str]
+) -> tuple[str, bool] | None:
     """Where the ``# Source:`` template paths of ``path`` are found and match the rendered text:
     ``(directory, strip_chart)`` for :func:`map_sources` (``""`` is the cwd), or None.
 
@@ -538,6 +540,9 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
     ``<chart>/templates/...``, and its ``charts/`` subdirectory (:data:`_CHART_HOMES`). A place is accepted
     only when the templates found there match the rendered documents (:func:`_template_matches`): a file
     of the same name that belongs to another chart is not taken.
+
+    ``text`` may be a function giving it: it is then read only when a template file is found (the
+    streaming run does not hold a large file's text, :mod:`kvlint.stream`).
     """
     places: list[str] = []
     if path == "-":
@@ -552,8 +557,14 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
             d = parent
         places.append(os.getcwd())
     chart_names = {src.split("/", 1)[0] for _, src in sources if "/" in src}
-    rendered = text.split("\n")
-    ends = [line for line, _ in sources[1:]] + [len(rendered) + 1]
+    got: list[list[str]] = []
+
+    def rendered() -> list[str]:
+        if not got:
+            got.append((text if isinstance(text, str) else text()).split("\n"))
+        return got[0]
+
+    ends: list[int] = [line for line, _ in sources[1:]] + [0]  # the last end: the line count, when needed
     seen: set[tuple[str, bool]] = set()
     for place in places:
         candidates: list[tuple[str, bool]] = []
@@ -575,7 +586,10 @@ def _template_root(path: str, sources: Sequence[tuple[int, str]], text: str) -> 
                 if not os.path.isfile(full):
                     continue
                 checked.add(name)
-                if not _template_matches(full, rendered[line : end - 1]):
+                lines = rendered()
+                if not end:
+                    end = len(lines) + 1
+                if not _template_matches(full, lines[line : end - 1]):
                     ok = False
                     break
             if ok and checked:
@@ -693,16 +707,20 @@ def _values_findings(documents: Iterable[Document], existing: Sequence[Finding])
         if reason is None:
             continue
         flagged.add(doc.path)
-        out.append(
-            Finding(
-                "KV002",
-                f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests "
-                "a chart renders from it, not raw values",
-                doc.loc,
-                fix=_RENDER_FIX.replace("values.yaml", doc.path),
-            )
-        )
+        out.append(values_file_finding(doc.path, reason, doc.loc))
     return out
+
+
+def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
+    """KV002 for the Helm values file at ``path`` (``reason``: what makes it values, e.g. "it has replicaCount
+    and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file."""
+    return Finding(
+        "KV002",
+        f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests a chart "
+        "renders from it, not raw values",
+        loc,
+        fix=_RENDER_FIX.replace("values.yaml", path),
+    )
 
 
 def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, bool]]:

@@ -75,6 +75,8 @@ def sizing_of(cr: ContainerResult) -> str:
 def outcomes(containers: list[ContainerResult]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
     the same run (matched by the leader workload and container name the worker's parse recorded)."""
+    if all(isinstance(getattr(cr, "sizing", None), str) for cr in containers):
+        return [cr.sizing for cr in containers]  # type: ignore[attr-defined]  # records of a streaming run
     plain = [sizing_of(cr) for cr in containers]
     by_key = {(id(cr.workload), cr.container_name): out for cr, out in zip(containers, plain, strict=True)}
     out = []
@@ -159,10 +161,13 @@ class SizingSummary:
 
 def summarise(result: CheckResult) -> SizingSummary:
     """The :class:`SizingSummary` of ``result``'s serving containers."""
-    counts = Counter(outcomes(result.containers))
+    if result.sizing_counts is not None:
+        counts = Counter(result.sizing_counts)
+    else:
+        counts = Counter(outcomes(result.containers))
     reasons = {k: n for k, n in counts.most_common() if k not in SIZED}
     return SizingSummary(
-        len(result.containers),
+        result.serving,
         counts.get("plan", 0),
         counts.get("fleet", 0),
         reasons,
@@ -202,7 +207,7 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
-    seen: set[str] = {cr.workload.doc.path for cr in result.containers}
+    seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
     cache: dict[str, bool] = {}
     for d in result.diagnostics:
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):

@@ -614,6 +614,18 @@ class CheckResult:
     suppressed: int = 0
     suppressed_diagnostics: list[SuppressedDiagnostic] = field(default_factory=list)
     exemptions_allowed: bool = True
+    #: Set by the streaming run (:mod:`kvlint.stream`) when ``containers`` keeps only some containers'
+    #: records: the number of serving containers, and how many had each sizing outcome (in first-met order).
+    serving_count: int | None = None
+    sizing_counts: dict[str, int] | None = None
+    #: paths of the files whose serving containers were read (kept also when ``containers`` is not): a
+    #: template that parsed anyway is then not counted as "not read" (:func:`kvlint.sizing.unread`)
+    serving_paths: set[str] = field(default_factory=set)
+
+    @property
+    def serving(self) -> int:
+        """Number of serving containers analysed."""
+        return len(self.containers) if self.serving_count is None else self.serving_count
 
     def counts(self) -> dict[str, int]:
         """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""

@@ -19,6 +19,7 @@ A container that clearly is an engine but whose command cannot be read gets a Se
 
 from __future__ import annotations
 
+import bisect
 import functools
 import posixpath
 import re
@@ -75,8 +76,91 @@ def container_env(container: Mapping) -> tuple[dict[str, str], dict[str, Loc | N
 # positions inside a script held by one YAML scalar
 
 
+class SegmentLines(Sequence[str]):
+    """The lines of a large file that a streaming run holds in memory (its ``---`` segments being analysed),
+    indexed as the whole file's lines (0-based); a line outside them (a search that runs past the last
+    segment) is read from the file."""
+
+    def __init__(self, path: str, segments: Sequence[tuple[int, str]], total_lines: int) -> None:
+        self._path = path
+        self._offsets = [off for off, _ in segments]
+        self._texts = [text for _, text in segments]
+        self._split: dict[int, list[str]] = {}
+        self._len = total_lines
+        self._index: list[int] | None = None
+        self._block: tuple[int, list[str]] | None = None
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]  # (no slices: none is taken)
+        k = bisect.bisect_right(self._offsets, i) - 1
+        if k >= 0:
+            lines = self._split.get(k)
+            if lines is None:
+                lines = self._split[k] = self._texts[k].split("\n")
+            j = i - self._offsets[k]
+            if j < len(lines) - 1 or (j == len(lines) - 1 and k == len(self._texts) - 1 and lines[j]):
+                return lines[j]
+        return self._far_line(i)
+
+    def _far_line(self, i: int) -> str:
+        """Line ``i`` read from the file through a sparse index (the byte offset of every
+        :data:`_BLOCK`-th line, built on first use): the file is never held whole."""
+        if self._index is None:
+            self._index = _line_index(self._path)
+        block = i // _BLOCK
+        if block >= len(self._index):
+            return ""
+        if self._block is None or self._block[0] != block:
+            try:
+                with open(self._path, "rb") as fh:
+                    fh.seek(self._index[block])
+                    raw = b"".join(fh.readline() for _ in range(_BLOCK))
+            except OSError:
+                return ""
+            text = raw.decode("utf-8", errors="replace")
+            if block == 0:
+                text = text.removeprefix("\ufeff")
+            self._block = (block, text.split("\n"))
+        lines = self._block[1]
+        j = i - block * _BLOCK
+        return lines[j] if j < len(lines) else ""
+
+
+_BLOCK = 1024
+
+
+def _line_index(path: str) -> list[int]:
+    """Byte offsets of lines 0, :data:`_BLOCK`, 2 x :data:`_BLOCK`, ... of ``path``."""
+    out = [0]
+    pos = 0
+    count = 0
+    try:
+        with open(path, "rb") as fh:
+            for line in fh:
+                pos += len(line)
+                count += 1
+                if count % _BLOCK == 0:
+                    out.append(pos)
+    except OSError:
+        return []
+    return out
+
+
+#: Files whose lines a streaming run holds (:class:`SegmentLines`), read instead of the file on disk.
+HELD_LINES: dict[str, SegmentLines] = {}
+
+
+def _file_lines(path: str) -> Sequence[str] | None:
+    held = HELD_LINES.get(path)
+    if held is not None:
+        return held
+    return _disk_lines(path)
+
+
 @functools.lru_cache(maxsize=64)
-def _file_lines(path: str) -> tuple[str, ...] | None:
+def _disk_lines(path: str) -> tuple[str, ...] | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             return tuple(fh.read().splitlines())

@@ -44,18 +44,24 @@ class ReleaseVersion(tuple[int, int, int]):
     """
 
     _pv: _PV
+    _key: Any
 
     def __new__(cls, text: str | _PV) -> ReleaseVersion:
         pv = text if isinstance(text, _PV) else _PV(text)
         rel = (tuple(pv.release) + (0, 0, 0))[:3]
         obj = super().__new__(cls, rel)  # type: ignore[arg-type]
         obj._pv = pv
+        obj._key = None
         return obj
 
     @property
     def pep440(self) -> _PV:
-        """The ``packaging`` version (local label dropped for ordering)."""
-        return _PV(self._pv.public)
+        """The ``packaging`` version (local label dropped for ordering); parsed once per object (the memory
+        models compare one version against dozens of release thresholds per plan)."""
+        key = self._key
+        if key is None:
+            key = self._key = _PV(self._pv.public)
+        return key
 
     def __str__(self) -> str:
         return str(self._pv)
@@ -73,7 +79,7 @@ class ReleaseVersion(tuple[int, int, int]):
         if isinstance(other, ReleaseVersion):
             return self.pep440, other.pep440
         if isinstance(other, tuple) and other and all(isinstance(x, int) for x in other):
-            return self.pep440, _PV(".".join(str(x) for x in other))
+            return self.pep440, _tuple_version(other)
         return None
 
     def __eq__(self, other: object) -> bool:
@@ -100,6 +106,19 @@ class ReleaseVersion(tuple[int, int, int]):
         c = self._cmp(other)
         return c[0] >= c[1] if c else NotImplemented
 
+
+def _tuple_version(release: tuple[int, ...]) -> _PV:
+    """The ``packaging`` version of a plain release tuple such as ``(0, 20, 0)``, memoised: the thresholds
+    compared against are a few dozen constants of the memory models."""
+    pv = _TUPLE_VERSIONS.get(release)
+    if pv is None:
+        if len(_TUPLE_VERSIONS) > 4096:
+            _TUPLE_VERSIONS.clear()
+        pv = _TUPLE_VERSIONS[release] = _PV(".".join(str(x) for x in release))
+    return pv
+
+
+_TUPLE_VERSIONS: dict[tuple[int, ...], _PV] = {}
 
 Version = tuple[int, int, int]
 """A release as ``(major, minor, patch)``; values made here are :class:`ReleaseVersion` (PEP 440 ordering)."""

@@ -143,7 +143,7 @@ def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
         parts.append(plural(c["info"], "info"))
     text = (
         f"{', '.join(parts)} in {plural(result.files, 'file')} ({plural(result.documents, 'document')}, "
-        f"{plural(result.workloads, 'workload')}, {plural(len(result.containers), 'serving container')})"
+        f"{plural(result.workloads, 'workload')}, {plural(result.serving, 'serving container')})"
     )
     text += f"; {suppressed} suppressed"
     if not getattr(result, "exemptions_allowed", True):

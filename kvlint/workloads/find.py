@@ -29,7 +29,7 @@ from kvlint.workloads.base import (
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
 from kvlint.workloads.kubeai import model_workloads
-from kvlint.workloads.llmisvc import llmisvc_workloads
+from kvlint.workloads.llmisvc import config_index, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
 from kvlint.workloads.operators import dynamo_workloads, hyperpod_workloads, unread_kind_note
@@ -60,7 +60,7 @@ _NO_DESCEND = frozenset(
 _MAX_DEPTH = 256
 
 
-def find_workloads(docs: Sequence[Document]) -> list[Workload]:
+def find_workloads(docs: Sequence[Document], *, joined: _Joined | None = None) -> list[Workload]:
     """Every PodSpec in ``docs``, in document order (see the module docstring for where they are found).
 
     Args:
@@ -71,9 +71,13 @@ def find_workloads(docs: Sequence[Document]) -> list[Workload]:
         top-level object, ``path`` the dotted path of the PodSpec (list items as ``[i]``), merged labels
         and annotations, ``replicas``, ``role`` and ``group_size`` when the object declares them.
         Never raises on odd shapes.
+
+    ``joined``: the services joined with their runtimes and presets (:func:`join_documents`) when they were
+    read from more documents than ``docs`` (the streaming run); by default those of ``docs``.
     """
     out: list[Workload] = []
-    joined = _joined(docs)
+    if joined is None:
+        joined = _joined(docs)
     for doc in docs:
         if isinstance(doc.data, dict):
             if id(doc) in joined.consumed:
@@ -172,12 +176,13 @@ class _Joined:
 
 def _joined(docs: Sequence[Document]) -> _Joined:
     j = _Joined(docs)
+    configs = config_index(docs)
     for doc in docs:
         if not isinstance(doc.data, dict):
             continue
         try:
             if doc.kind == "LLMInferenceService":
-                ws, used = llmisvc_workloads(doc, docs)
+                ws, used = llmisvc_workloads(doc, docs, configs=configs)
                 j.workloads[id(doc)] = ws
                 j.consumed |= used
             elif doc.kind == "InferenceService":
@@ -197,11 +202,23 @@ def _joined(docs: Sequence[Document]) -> _Joined:
             and id(doc) not in j.consumed
         ):
             try:
-                ws, _ = llmisvc_workloads(doc, docs, standalone=True)
+                ws, _ = llmisvc_workloads(doc, docs, standalone=True, configs=configs)
             except RecursionError:  # pragma: no cover
                 continue
             j.workloads[id(doc)] = ws
     return j
+
+
+def join_documents(docs: Sequence[Document]) -> _Joined:
+    """LLMInferenceServices with their presets and InferenceServices with their runtimes, read from ``docs``
+    (only documents of :data:`JOINED_KINDS` matter), for :func:`find_workloads` ``joined``."""
+    return _joined(docs)
+
+
+#: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
+JOINED_KINDS = frozenset(
+    {"LLMInferenceService", "LLMInferenceServiceConfig", "InferenceService", *_RUNTIME_KINDS}
+)
 
 
 def link_leaders(ws: list[Workload]) -> list[Workload]:

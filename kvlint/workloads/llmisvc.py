@@ -140,8 +140,13 @@ class _Configs:
         return pick[0] if pick else None
 
 
+def config_index(docs: Sequence[Document]) -> _Configs:
+    """The ``LLMInferenceServiceConfig`` documents of ``docs`` by name, for :func:`llmisvc_workloads`."""
+    return _Configs(docs)
+
+
 def llmisvc_workloads(
-    doc: Document, docs: Sequence[Document], *, standalone: bool = False
+    doc: Document, docs: Sequence[Document], *, standalone: bool = False, configs: _Configs | None = None
 ) -> tuple[list[Workload], set[int]]:
     """The pods of one ``LLMInferenceService``, and the ids of the config documents it consumed.
 
@@ -153,12 +158,16 @@ def llmisvc_workloads(
     ``standalone``: ``doc`` is an ``LLMInferenceServiceConfig`` that no service among the inputs uses; it is
     read as KServe would merge it under a service of the same shape (the well-known presets below it), its
     ``{{ ... }}`` values rendered from itself where it sets them, and a finding says it is a preset.
+
+    ``configs``: the config documents of ``docs`` indexed once (:func:`config_index`), when the caller reads
+    many services of the same inputs (indexing them per service was quadratic in the number of documents).
     """
     svc = doc.data
     spec = svc.get("spec") if isinstance(svc, dict) else None
     if not isinstance(spec, LDict):
         return [], set()
-    configs = _Configs(docs)
+    if configs is None:
+        configs = _Configs(docs)
     findings: list[Finding] = []
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc

@@ -1,0 +1,711 @@
+"""``kvlint check`` as a stream: each input analysed and released before the next, on one or more cores.
+
+:func:`kvlint.pipeline.run_check` loads every document, then analyses them all: memory grows with the
+input (about 55 KB per document, documents and results held to the end). :func:`stream_check` gives the
+same :class:`~kvlint.types.CheckResult` diagnostics, in the same order, in memory that grows only with the
+findings:
+
+1. **Context pass.** Some documents change how others are read: ConfigMaps (a ``--config`` file, an
+   ``envFrom``), serving runtimes and LLMInferenceService presets (the pods of the services that use
+   them, and whether the runtime is linted on its own). Every input is scanned for the words that can
+   start such a document (``ConfigMap``, ``ServingRuntime``, ``InferenceService``: bytes, no parsing);
+   only the files (or, in a large file, the ``---`` segments) holding one are loaded now and kept until
+   their turn. Charts, kustomizations and standard input are loaded here too (they are read once). The
+   context documents stay for the whole run; ConfigMap data and the joined services are built from them
+   once.
+2. **Units.** Each file, rendered chart or kustomization is one unit; a file above
+   :data:`SEGMENT_BYTES` is read in ``---`` segments (see :func:`iter_segments`) and analysed in batches of
+   about :data:`BATCH_BYTES`, so a 20,000-document file is never held whole. A unit's documents are loaded,
+   analysed against the context (:func:`kvlint.pipeline.analyse_documents`) and reduced to diagnostics and
+   compact container records (:class:`ContainerRecord`); then they are dropped.
+3. **Jobs.** With ``jobs > 1`` the units are analysed by worker processes forked after the context pass
+   (they share it; nothing is pickled but the unit's name and its compact result), and the results are
+   taken in input order, so the output is byte for byte that of one process.
+
+Diagnostics are then put in the order :func:`kvlint.pipeline.run_documents` gives them (every load finding
+first, then the workloads' diagnostics), comment suppressions applied, duplicates dropped and the list
+sorted, exactly as there.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gc
+import os
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, TextIO
+
+from kvlint.load import (
+    _DOC_START,
+    SUPPRESSION_MARKER,
+    _expand,
+    _load_file,
+    _load_segment,
+    _load_stream,
+    template_actions,
+)
+from kvlint.options import Options
+from kvlint.source import Loc
+from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult, SuppressedDiagnostic
+
+__all__ = ["BATCH_BYTES", "SEGMENT_BYTES", "ContainerRecord", "default_jobs", "iter_segments", "stream_check"]
+
+#: Files larger than this are read in ``---`` segments rather than whole (bytes).
+SEGMENT_BYTES = 4 * 2**20
+#: Text analysed together when a large file is read in segments (bytes; a segment is never split).
+BATCH_BYTES = 512 * 2**10
+#: Words (bytes) that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
+#: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig).
+_CONTEXT_WORDS = re.compile(rb"ConfigMap|ServingRuntime|InferenceService")
+_CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
+#: What makes a large file be read whole after all: line breaks other than LF/CRLF's LF (normalised on a
+#: whole text; and the other breaks ``str.splitlines`` knows, so a line is what ends at LF), directives and
+#: document-end markers (``%YAML``, ``...``: they belong to the next or last
+#: document, which the segment split does not know), inline suppressions (the whole text is kept).
+_WHOLE_ONLY = re.compile(
+    r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
+)
+_CHUNK = 2**20
+#: Inputs smaller than this (bytes of plain files) are analysed in this process whatever ``jobs`` says.
+PARALLEL_MIN_BYTES = 2 * 2**20
+#: Process ids that analysed units in the last :func:`stream_check` (tests check that workers ran).
+LAST_PIDS: set[int] = set()
+
+
+def default_jobs() -> int:
+    """Processes ``--jobs`` uses by default: the cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _context_kinds() -> frozenset[str]:
+    from kvlint.workloads.find import JOINED_KINDS
+
+    return JOINED_KINDS | {"ConfigMap"}
+
+
+# --------------------------------------------------------------------------------------------------
+# compact results
+
+
+class _Ns:
+    """Attributes of a dropped object that the reports still read (a few strings and numbers)."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+@dataclass
+class ContainerRecord:
+    """What the reports read of one serving container (:class:`~kvlint.types.ContainerResult`), kept when
+    the container's documents are dropped: its name, workload, sizing outcome
+    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written) and the
+    fields of the Markdown and JUnit sections."""
+
+    object_ref: str
+    container_name: str
+    sizing: str
+    json: dict[str, Any] | None
+    serving: Any
+    placement: Any
+    model: Any
+    plan: Any
+    plan_error: str | None
+    model_error: str | None
+    workload: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
+        if self.json is None:  # pragma: no cover - only asked for when kept
+            raise ValueError("this run kept no JSON entry for its containers")
+        return self.json
+
+
+def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
+    s = cr.serving
+    model_arg = s.model
+    acc = cr.placement.accelerator if cr.placement is not None else None
+    return ContainerRecord(
+        object_ref=cr.object_ref,
+        container_name=cr.container_name,
+        sizing=sizing,
+        json=cr.as_dict() if keep_json else None,
+        serving=_Ns(
+            engine=s.engine,
+            version=s.version,
+            model=_Ns(value=model_arg.value, loc=model_arg.loc) if model_arg is not None else None,
+            command_loc=s.command_loc,
+            joins=None,
+        ),
+        placement=_Ns(accelerator=_Ns(name=acc.name) if acc is not None else None, gpus=cr.placement.gpus)
+        if cr.placement is not None
+        else None,
+        model=_Ns(id=cr.model.id) if cr.model is not None else None,
+        plan=cr.plan,
+        plan_error=cr.plan_error,
+        model_error=cr.model_error,
+        workload=_Ns(loc=cr.workload.loc, doc=_Ns(path=cr.workload.doc.path)),
+    )
+
+
+@dataclass
+class _UnitResult:
+    """The compact outcome of one unit (picklable: sent back by worker processes)."""
+
+    files: int = 0
+    documents: int = 0
+    workloads: int = 0
+    load_diags: list[Diagnostic] = field(default_factory=list)
+    diags: list[Diagnostic] = field(default_factory=list)
+    suppressed: list[SuppressedDiagnostic] = field(default_factory=list)
+    records: list[ContainerRecord] = field(default_factory=list)
+    containers: int = 0
+    sizing: Counter[str] = field(default_factory=Counter)
+    #: first document per path that reads as Helm chart values: (path, reason, loc)
+    values_docs: list[tuple[str, str, Loc]] = field(default_factory=list)
+    kv002_files: set[str] = field(default_factory=set)
+    serving_paths: set[str] = field(default_factory=set)
+    source_texts: dict[str, str] = field(default_factory=dict)
+    read_paths: set[str] = field(default_factory=set)
+    pid: int = 0
+
+
+# --------------------------------------------------------------------------------------------------
+# reading large files in segments
+
+
+def iter_segments(
+    path: str, *, sources: list[tuple[int, str]] | None = None, info: dict[str, int] | None = None
+) -> Iterator[tuple[int, str]] | None:
+    """``(line offset, text)`` of each ``---`` segment of the UTF-8 file ``path``, read in 1 MiB chunks, or
+    None when the file must be read whole (see :data:`_WHOLE_ONLY`; also a BOM other than UTF-8's, a NUL
+    byte, invalid UTF-8, a ``.json`` file). The check reads the file once before the first segment is
+    given; ``sources`` (when given) receives the ``# Source:`` comment lines, as :func:`kvlint.render.find_sources`,
+    and ``info["lines"]`` the file's number of lines (as ``str.splitlines`` counts them).
+    """
+    if path.endswith(".json"):
+        return None
+    from kvlint.render import _SOURCE_PREFIX
+
+    dec = codecs.getincrementaldecoder("utf-8-sig")()
+    line = 0
+    carry = ""
+    last = ""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                return None
+            fh.seek(0)
+            while True:
+                raw = fh.read(_CHUNK)
+                if b"\x00" in raw:
+                    return None
+                text = dec.decode(raw, final=not raw)
+                block = carry + text
+                # a marker or a Source comment cut by the chunk edge is found in the next block
+                cut = block.rfind("\n") + 1 if raw else len(block)
+                whole, carry = block[:cut], block[cut:]
+                if _WHOLE_ONLY.search(whole):
+                    return None
+                if sources is not None and _SOURCE_PREFIX in whole:
+                    for i, ln in enumerate(whole.split("\n")):
+                        if ln.startswith(_SOURCE_PREFIX):
+                            sources.append((line + i + 1, ln[len(_SOURCE_PREFIX) :].strip()))
+                line += whole.count("\n")
+                last = whole[-1:] or last
+                if not raw:
+                    break
+    except (OSError, UnicodeDecodeError):
+        return None
+    if info is not None:
+        info["lines"] = line + (1 if last and last != "\n" else 0)
+    return _segments_of(path)
+
+
+def _segments_of(path: str) -> Iterator[tuple[int, str]]:
+    """The segments of a file :func:`iter_segments` accepted."""
+    dec = codecs.getincrementaldecoder("utf-8-sig")()
+    buf = ""
+    line = 0
+    with open(path, "rb") as fh:
+        while True:
+            raw = fh.read(_CHUNK)
+            buf += dec.decode(raw, final=not raw)
+            pos = 1
+            while True:
+                m = _DOC_START.search(buf, pos)
+                # a marker at the very end of the buffer is only one when the next character says so
+                if m is None or (raw and m.end() >= len(buf)):
+                    break
+                seg = buf[: m.start()]
+                yield line, seg
+                line += seg.count("\n")
+                buf = buf[m.start() :]
+                pos = 1
+            if not raw:
+                break
+    if buf:
+        yield line, buf
+
+
+def _load_segments(path: str, segments: Sequence[tuple[int, str]], result: LoadResult) -> None:
+    """Load ``segments`` of ``path`` into ``result`` as the loader's per-segment path does."""
+    from kvlint.load import _gc_paused
+
+    counter = [0]
+    with _gc_paused():
+        for offset, seg in segments:
+            if not seg.strip():
+                continue
+            _load_segment(seg, path, offset, result, template_actions(seg), counter, whole_file=False)
+
+
+# --------------------------------------------------------------------------------------------------
+# units
+
+
+@dataclass
+class _Unit:
+    """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or a batch of segments of
+    a large file (``span``: start and end byte, first line); ``cached`` are its segments loaded by the context
+    pass (by line offset)."""
+
+    path: str | None = None
+    loaded: LoadResult | None = None
+    span: tuple[int, int, int] | None = None
+    cached: dict[int, LoadResult] | None = None
+    files: int = 0
+    lines: int = 0
+
+
+@dataclass
+class _Context:
+    docs: list[Document] = field(default_factory=list)
+    cms: Any = None
+    joined: Any = None
+
+
+class _Plan:
+    """The units of a run, found by the context pass (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.context = _Context()
+        self.units: list[_Unit] = []
+        self.trailing: list[Finding] = []  # unreachable paths (after every unit, as load_inputs)
+        self.total_bytes = 0
+
+
+def _plan(
+    paths: Sequence[str],
+    stdin: TextIO | BinaryIO | None,
+    options: Options,
+) -> _Plan:
+    """The context pass: what :func:`kvlint.render.load_inputs` checks first, then every input named."""
+    from kvlint.render import (
+        RenderError,
+        _map_loaded_sources,
+        is_chart_dir,
+        is_kustomize_dir,
+        render_helm,
+        render_kustomize,
+    )
+
+    kinds = _context_kinds()
+    plan = _Plan()
+    unreachable: list[str] = []
+    for p in paths:
+        if p == "-":
+            continue
+        try:
+            os.stat(p)
+        except PermissionError:
+            unreachable.append(p)
+        except OSError:
+            raise FileNotFoundError(f"{p}: no such file or directory") from None
+    paths = [p for p in paths if p not in unreachable]
+    for v in options.helm_values:
+        if not os.path.isfile(v):
+            raise FileNotFoundError(f"{v}: no such Helm values file (--helm-values)")
+    charts = [p for p in paths if p != "-" and is_chart_dir(p)]
+    kustomizations = [p for p in paths if p != "-" and p not in charts and is_kustomize_dir(p)]
+    if (options.helm_values or options.helm_set) and not charts:
+        raise RenderError(
+            "--helm-values/--helm-set apply to chart directories (with a Chart.yaml), and none was given; "
+            "name the chart directory, or render it yourself: helm template RELEASE CHART -f VALUES | "
+            "kvlint check -"
+        )
+    plain = [p for p in paths if p not in charts and p not in kustomizations]
+    for p in plain:
+        if p != "-" and not os.path.exists(p):
+            raise FileNotFoundError(f"{p}: no such file or directory")
+
+    def keep(docs: Sequence[Document]) -> None:
+        plan.context.docs.extend(d for d in docs if d.kind in kinds)
+
+    limit = options.max_file_bytes
+    seen: set[str] = set()
+    for p in plain:
+        if p == "-":
+            if "-" in seen:
+                continue
+            seen.add("-")
+            loaded = _load_stream(stdin if stdin is not None else _sys_stdin(), limit)
+            loaded.files = 1
+            _map_loaded_sources(loaded)
+            keep(loaded.documents)
+            plan.units.append(_Unit(loaded=loaded))
+            continue
+        unreadable: list[OSError] = []
+        for f in _expand(p, options.exclude, unreadable):
+            key = os.path.realpath(f)
+            if key in seen:
+                continue
+            seen.add(key)
+            plan.units.extend(_plan_file(f, limit, keep, plan))
+        if unreadable:
+            findings = [
+                Finding(
+                    "KV001",
+                    f"cannot read directory: {e.strerror or e}; the manifests in it were not linted",
+                    Loc(str(e.filename or p), 1, 1),
+                    fix="give the user running kvlint read and execute permission on the directory, or leave it out",
+                )
+                for e in unreadable
+            ]
+            plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
+    for chart in charts:
+        loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
+        keep(loaded.documents)
+        plan.units.append(_Unit(loaded=loaded))
+    for kdir in kustomizations:
+        loaded = render_kustomize(kdir, max_bytes=limit)
+        keep(loaded.documents)
+        plan.units.append(_Unit(loaded=loaded))
+    for p in unreachable:
+        plan.trailing.append(
+            Finding(
+                "KV001",
+                "cannot read: permission denied (a directory on the way cannot be entered); not linted",
+                Loc(p, 1, 1),
+                fix="give the user running kvlint execute (search) permission on the directories on the path",
+            )
+        )
+    return plan
+
+
+def _sys_stdin() -> Any:
+    import sys
+
+    return sys.stdin
+
+
+def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
+    """The units of one file: the file itself (loaded now when it may hold a context document), or its
+    segments in batches when it is large."""
+    from kvlint.render import _map_loaded_sources
+
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0
+    plan.total_bytes += size
+    if size <= SEGMENT_BYTES or size > limit:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(min(size, limit) + 1)
+        except OSError:
+            data = b""
+        if not _CONTEXT_WORDS.search(data):
+            return [_Unit(path=path, files=1)]
+        loaded = _load_file(path, limit)
+        _map_loaded_sources(loaded)
+        keep(loaded.documents)
+        return [_Unit(loaded=loaded, files=1)]
+    sources: list[tuple[int, str]] = []
+    info: dict[str, int] = {}
+    segs = iter_segments(path, sources=sources, info=info)
+    if segs is not None and sources:
+        from kvlint.render import _template_root
+
+        if _template_root(path, sources, lambda: _read_text(path)) is not None:
+            segs = None  # a rendered chart whose templates are here: mapped on the whole text
+    if segs is None:
+        loaded = _load_file(path, limit)
+        _map_loaded_sources(loaded)
+        keep(loaded.documents)
+        return [_Unit(loaded=loaded, files=1)]
+    units: list[_Unit] = []
+    cached: dict[int, LoadResult] = {}
+    # a batch is kept as its byte span and first line, not its text: the file is never held whole
+    with open(path, "rb") as fh:
+        pos = len(codecs.BOM_UTF8) if fh.read(3) == codecs.BOM_UTF8 else 0
+    start, first, size_now = pos, 0, 0
+    for offset, seg in segs:
+        if size_now == 0:
+            start, first = pos, offset
+        if _CONTEXT_WORDS_TEXT.search(seg):
+            part = LoadResult()
+            _load_segments(path, [(offset, seg)], part)
+            keep(part.documents)
+            cached[offset] = part
+        nbytes = len(seg.encode("utf-8"))
+        pos += nbytes
+        size_now += nbytes
+        if size_now >= BATCH_BYTES:
+            units.append(
+                _Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0))
+            )
+            cached, size_now = {}, 0
+    if size_now or not units:
+        units.append(_Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0)))
+    units[0].files = 1
+    return units
+
+
+def _read_span(path: str, span: tuple[int, int, int]) -> list[tuple[int, str]]:
+    """The segments (line offset, text) of a batch: bytes ``span[0]:span[1]`` of ``path``, whose first line is
+    line ``span[2]`` of the file; split at the markers :func:`_segments_of` split it at."""
+    start, end, line = span
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        text = fh.read(end - start).decode("utf-8")
+    out: list[tuple[int, str]] = []
+    prev = 0
+    for m in _DOC_START.finditer(text, 1):
+        seg = text[prev : m.start()]
+        out.append((line, seg))
+        line += seg.count("\n")
+        prev = m.start()
+    out.append((line, text[prev:]))
+    return out
+
+
+def _read_text(path: str) -> str:
+    with open(path, "rb") as fh:
+        return fh.read().decode("utf-8-sig")
+
+
+# --------------------------------------------------------------------------------------------------
+# analysis of one unit
+
+
+_RUN: dict[str, Any] = {}  # the run's options, context and what to keep (set before workers fork)
+
+
+def _analyse_unit(unit: _Unit) -> _UnitResult:
+    from kvlint.pipeline import analyse_documents, configure
+    from kvlint.render import _map_loaded_sources, helm_values_reason
+    from kvlint.rules.runner import finding_to_diagnostic
+    from kvlint.sizing import outcomes
+
+    options: Options = _RUN["options"]
+    ctx: _Context = _RUN["context"]
+    keep_json: bool = _RUN["keep_json"]
+    keep_records: bool = _RUN["keep_records"]
+    if unit.loaded is not None:
+        loaded = unit.loaded
+    elif unit.span is not None:
+        assert unit.path is not None
+        segments = _read_span(unit.path, unit.span)
+        from kvlint.engines.command import HELD_LINES, SegmentLines
+
+        HELD_LINES.clear()
+        # sh -c scripts are mapped to file positions from these lines, not from the file re-read whole
+        HELD_LINES[unit.path] = SegmentLines(unit.path, segments, unit.lines)
+        loaded = LoadResult()
+        loaded.read_paths.add(unit.path)
+        cached = unit.cached or {}
+        for offset, seg in segments:
+            part = cached.get(offset)
+            if part is None:
+                part = LoadResult()
+                _load_segments(unit.path, [(offset, seg)], part)
+            loaded.documents.extend(part.documents)
+            loaded.findings.extend(part.findings)
+    else:
+        assert unit.path is not None
+        loaded = _load_file(unit.path, options.max_file_bytes)
+        _map_loaded_sources(loaded)
+    out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=os.getpid())
+    out.read_paths = set(loaded.read_paths)
+    out.source_texts = {p: t for p, t in loaded.source_texts.items() if SUPPRESSION_MARKER in t}
+    out.load_diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
+    out.kv002_files = {f.loc.file for f in loaded.findings if f.rule == "KV002" and f.loc is not None}
+    seen_values: set[str] = set()
+    for doc in loaded.documents:
+        if doc.path in seen_values:
+            continue
+        reason = helm_values_reason(doc)
+        if reason is not None:
+            seen_values.add(doc.path)
+            out.values_docs.append((doc.path, reason, doc.loc))
+    try:
+        found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
+    finally:
+        if unit.span is not None:
+            from kvlint.engines.command import HELD_LINES
+
+            HELD_LINES.clear()
+    out.workloads = found.workloads
+    out.diags = found.diagnostics
+    out.suppressed = found.suppressed
+    out.containers = len(found.containers)
+    out.serving_paths = {cr.workload.doc.path for cr in found.containers}
+    sizing = outcomes(found.containers)
+    out.sizing = Counter(sizing)
+    for cr, why in zip(found.containers, sizing, strict=True):
+        if keep_records or why not in _sized():
+            out.records.append(_record(cr, why, keep_json))
+    return out
+
+
+def _sized() -> frozenset[str]:
+    from kvlint.sizing import SIZED
+
+    return frozenset(SIZED)
+
+
+def _analyse_index(i: int) -> _UnitResult:
+    """Analyse unit ``i`` of the run and release it (its documents are dropped with it)."""
+    units: list[_Unit | None] = _RUN["units"]
+    unit = units[i]
+    units[i] = None
+    assert unit is not None
+    return _analyse_unit(unit)
+
+
+def _worker_init() -> None:
+    """A worker process: nothing to set up (it inherited the run, frozen out of the collector's way)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# the run
+
+
+def stream_check(
+    paths: Sequence[str],
+    options: Options | None = None,
+    *,
+    stdin: TextIO | BinaryIO | None = None,
+    jobs: int = 1,
+    keep_records: bool = True,
+    keep_json: bool = True,
+) -> CheckResult:
+    """Lint ``paths`` as :func:`kvlint.pipeline.run_check` does, streaming (see the module docstring).
+
+    Args:
+        jobs: worker processes (1: this process only). The diagnostics are the same for every value.
+        keep_records: keep a :class:`ContainerRecord` per serving container in ``containers`` (the JSON,
+            SARIF, JUnit and Markdown reports read them); when False only the count and sizing outcomes
+            are kept (``CheckResult.serving_count``/``sizing_counts``), plus a record per container that was
+            not sized (``--require-sizing``).
+        keep_json: records carry the JSON report's entry.
+
+    Raises:
+        FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
+    """
+    from kvlint.pipeline import _dedupe_sorted, configure
+    from kvlint.render import values_file_finding
+    from kvlint.rules.runner import finding_to_diagnostic
+    from kvlint.suppress import apply_comment_suppressions
+    from kvlint.workloads import configmaps
+    from kvlint.workloads.find import join_documents
+
+    options = options or Options()
+    plan = _plan(paths, stdin, options)
+    ctx = plan.context
+    ctx.cms = configmaps(ctx.docs)
+    ctx.joined = join_documents(ctx.docs)
+    _RUN.update(options=options, context=ctx, keep_json=keep_json and keep_records, keep_records=keep_records)
+    result = CheckResult(exemptions_allowed=options.exemptions_allowed)
+    load_diags: list[Diagnostic] = []
+    diags: list[Diagnostic] = []
+    values: list[tuple[str, str, Loc]] = []
+    kv002: set[str] = set()
+    loaded = LoadResult()
+    sizing: Counter[str] = Counter()
+    serving = 0
+    units = plan.units
+    n_jobs = max(1, min(jobs, len(units)))
+    if plan.total_bytes < PARALLEL_MIN_BYTES:
+        n_jobs = 1  # forking costs more than it saves on a small input
+    _RUN["units"] = units
+    LAST_PIDS.clear()
+    gc.collect()
+    gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
+    try:
+        if n_jobs > 1:
+            import multiprocessing
+
+            mp = multiprocessing.get_context("fork")
+            with mp.Pool(n_jobs, initializer=_worker_init) as pool:
+                # workers find the units (and the context they were read against) in the memory they
+                # inherited; only an index goes to them and a compact result comes back, in input order
+                for part in pool.imap(_analyse_index, range(len(units)), chunksize=1):
+                    _take(part, result, load_diags, diags, values, kv002, loaded)
+                    sizing += part.sizing
+                    serving += part.containers
+                    result.serving_paths |= part.serving_paths
+        else:
+            for i in range(len(units)):
+                part = _analyse_index(i)
+                _take(part, result, load_diags, diags, values, kv002, loaded)
+                sizing += part.sizing
+                serving += part.containers
+                result.serving_paths |= part.serving_paths
+    finally:
+        gc.unfreeze()
+        _RUN.clear()
+    # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
+    flagged = set(kv002)
+    for path, reason, loc in values:
+        if path in flagged:
+            continue
+        flagged.add(path)
+        load_diags.extend(
+            configure(
+                [
+                    finding_to_diagnostic(values_file_finding(path, reason, loc))
+                ],
+                options,
+            )
+        )
+    result.files += len(plan.trailing)
+    load_diags.extend(configure([finding_to_diagnostic(f) for f in plan.trailing], options))
+    all_diags = load_diags + diags
+    kept, suppressed, notes = apply_comment_suppressions(all_diags, loaded, options)
+    result.diagnostics = _dedupe_sorted(kept + configure(notes, options))
+    result.suppressed_diagnostics.extend(suppressed)
+    result.suppressed = len(result.suppressed_diagnostics)
+    result.serving_count = serving
+    result.sizing_counts = dict(sizing)
+    return result
+
+
+def _take(
+    part: _UnitResult,
+    result: CheckResult,
+    load_diags: list[Diagnostic],
+    diags: list[Diagnostic],
+    values: list[tuple[str, str, Loc]],
+    kv002: set[str],
+    loaded: LoadResult,
+) -> None:
+    LAST_PIDS.add(part.pid)
+    result.files += part.files
+    result.documents += part.documents
+    result.workloads += part.workloads
+    result.containers.extend(part.records)  # type: ignore[arg-type]
+    result.suppressed_diagnostics.extend(part.suppressed)
+    load_diags.extend(part.load_diags)
+    diags.extend(part.diags)
+    values.extend(part.values_docs)
+    kv002 |= part.kv002_files
+    loaded.source_texts.update(part.source_texts)
+    loaded.read_paths |= part.read_paths
