@@ -359,7 +359,7 @@ def _add_common(f: Any) -> Any:
 @click.option(
     "--require-sizing",
     is_flag=True,
-    help="Exit 1 when a serving workload could not be sized (no memory plan on its GPU and no fleet verdict); "
+    help="Exit 1 when a serving workload could not be sized (no memory plan on the GPU it names, nor against the fleet when it names none); "
     "the reasons are printed (also: require_sizing: true in .kvlint.yaml).",
 )
 @click.option(

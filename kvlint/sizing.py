@@ -133,10 +133,15 @@ class SizingSummary:
         return self.serving - self.sized + self.not_read
 
     def line(self) -> str:
-        """``sized 20 of 85 serving containers (plan 9, fleet verdict 11); not sized: model unknown 40, ...``"""
+        """``sized 20 of 85 serving containers (9 on the GPU they name, 11 against the fleet); not sized:
+        model unknown 40, ...``"""
         text = f"sized {self.sized} of {self.serving} serving container{'' if self.serving == 1 else 's'}"
-        text += f" (plan {self.plan}, fleet verdict {self.fleet}"
-        text += f", with their leader {self.leader})" if self.leader else ")"
+        parts = [f"{self.plan} on the GPU {'it names' if self.plan == 1 else 'they name'}"]
+        if self.fleet:
+            parts.append(f"{self.fleet} against the fleet")
+        if self.leader:
+            parts.append(f"{self.leader} with {'its' if self.leader == 1 else 'their'} leader")
+        text += " (" + ", ".join(parts) + ")"
         if self.not_sized:
             text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())
         if self.not_read:

@@ -670,9 +670,7 @@ def stream_check(
         flagged.add(path)
         load_diags.extend(
             configure(
-                [
-                    finding_to_diagnostic(values_file_finding(path, reason, loc))
-                ],
+                [finding_to_diagnostic(values_file_finding(path, reason, loc))],
                 options,
             )
         )

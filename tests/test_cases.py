@@ -79,4 +79,4 @@ def test_cli_json_output_and_exit_code() -> None:
     clean = runner.invoke(main, ["check", "--offline", str(CASES / "b09-clean.yaml")])
     assert clean.exit_code == 0, clean.output
     assert clean.output.strip().splitlines()[-1].startswith("0 errors, 0 warnings")
-    assert clean.output.strip().splitlines()[-2] == "sized 1 of 1 serving container (plan 1, fleet verdict 0)"
+    assert clean.output.strip().splitlines()[-2] == "sized 1 of 1 serving container (1 on the GPU it names)"
