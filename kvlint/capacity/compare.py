@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from kvlint.accelerators.site import Site
 from kvlint.capacity import render as R
-from kvlint.capacity.context import EngineContext, largest_len, plan_detail, startup_refusal
+from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
 from kvlint.types import Accelerator
 
 TP_SIZES = (1, 2, 4, 8)
@@ -98,7 +98,6 @@ def compare(
     that do not divide the model's attention heads are skipped (vLLM refuses them: ``vllm/config/parallel.py``,
     heads % TP). A KV dtype or model dtype vLLM refuses on a GPU is a ``refused`` row with the reason (KV301,
     KV302), never skipped. Raises ValueError for unknown accelerator ids."""
-    from kvlint.memory.stage import fit_assessment
     from kvlint.memory.vllm import PlanError
 
     rows: list[CompareRow] = []
@@ -119,15 +118,7 @@ def compare(
                     )
                     continue
                 p = d.plan
-                verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[d.verdict]
-                reason = fit_assessment(d)[1] or ""
-                refusal = startup_refusal(ctx, acc, d, kv_cache_dtype=kvd)
-                refused_by = ""
-                if refusal is not None and refusal.certain:
-                    verdict, reason, refused_by = "refused", refusal.reason, refusal.rule
-                elif refusal is not None and verdict != "fails":
-                    verdict, reason = "risky", f"most likely refused at start-up: {refusal.reason}"
-                    refused_by = refusal.rule
+                verdict, reason, refused_by = cell_verdict(ctx, acc, d, kv_cache_dtype=kvd)
                 rows.append(
                     CompareRow(
                         acc.id,

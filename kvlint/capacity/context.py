@@ -119,6 +119,25 @@ def startup_refusal(
     )
 
 
+def cell_verdict(
+    ctx: EngineContext, acc: Accelerator, detail: VllmPlanDetail, **changes: Any
+) -> tuple[str, str, str]:
+    """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
+    ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the KV301/KV302
+    tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
+    likely does; ``refused_by`` the rule id then, else empty."""
+    from kvlint.memory.stage import fit_assessment
+
+    verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
+    reason = fit_assessment(detail)[1] or ""
+    refusal = startup_refusal(ctx, acc, detail, **changes)
+    if refusal is not None and refusal.certain:
+        return "refused", refusal.reason, refusal.rule
+    if refusal is not None and verdict != "fails":
+        return "risky", f"most likely refused at start-up: {refusal.reason}", refusal.rule
+    return verdict, reason, ""
+
+
 def largest_len(ctx: EngineContext, acc: Accelerator, total_bytes: int | None = None, **changes: Any) -> int:
     """Largest max_model_len that fits for ``ctx`` on ``acc`` with ``changes`` (up to the length vLLM
     derives from config.json): :func:`kvlint.memory.vllm.largest_fitting_max_model_len`."""

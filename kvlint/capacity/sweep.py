@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvlint.capacity import render as R
-from kvlint.capacity.context import EngineContext, largest_len, plan_detail, startup_refusal
+from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
 from kvlint.types import Accelerator
 
 SWEEPABLE = {
@@ -99,7 +99,6 @@ class SweepPoint:
 def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[SweepPoint]]:
     """Re-plan ``ctx`` on ``acc`` for each value of ``spec``. Returns (setting dest name, points).
     Raises :class:`SweepError` for a bad spec."""
-    from kvlint.memory.stage import fit_assessment
     from kvlint.memory.vllm import PlanError
 
     dest, values = parse_sweep(spec)
@@ -110,15 +109,7 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
         except (PlanError, ValueError) as exc:
             raise SweepError(f"--sweep {dest}={v}: {exc}") from exc
         p = d.plan
-        verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[d.verdict]
-        reason = fit_assessment(d)[1] or ""
-        refusal = startup_refusal(ctx, acc, d, **{dest: v})
-        refused_by = ""
-        if refusal is not None and refusal.certain:
-            verdict, reason, refused_by = "refused", refusal.reason, refusal.rule
-        elif refusal is not None and verdict != "fails":
-            verdict, reason = "risky", f"most likely refused at start-up: {refusal.reason}"
-            refused_by = refusal.rule
+        verdict, reason, refused_by = cell_verdict(ctx, acc, d, **{dest: v})
         pts.append(
             SweepPoint(
                 v,
