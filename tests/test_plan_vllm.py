@@ -268,12 +268,32 @@ def test_pp_fullest_stage_limits():
 def test_moe_weights_and_chunked_prefill_off_defaults():
     m = spec("Qwen--Qwen3-30B-A3B")
     p = plan_vllm(
-        VllmSettings(version="0.11.0", enable_chunked_prefill=False, max_model_len=32768),
+        VllmSettings(version="0.11.1", enable_chunked_prefill=False, max_model_len=32768),
         m,
         H100_TOTAL,
         **H100,
     )
     assert p.max_num_batched_tokens == 32768  # max(max_model_len, default) when chunked prefill is off
+    # up to 0.11.0 the V1 engine forces chunked prefill on: the flag changes nothing and the default stays
+    forced = plan_vllm(
+        VllmSettings(version="0.11.0", enable_chunked_prefill=False, max_model_len=32768),
+        m,
+        H100_TOTAL,
+        **H100,
+    )
+    default = plan_vllm(VllmSettings(version="0.11.0", max_model_len=32768), m, H100_TOTAL, **H100)
+    assert forced.max_num_batched_tokens == default.max_num_batched_tokens < 32768
+    assert forced.kv_cache_bytes == default.kv_cache_bytes
+    assert any("--no-enable-chunked-prefill is ignored by vLLM 0.11.0" in a for a in forced.assumptions)
+    assert not any("is ignored" in a for a in p.assumptions)
+    # the V0 engine (VLLM_USE_V1=0 on 0.10.x) keeps it off
+    v0 = plan_vllm(
+        VllmSettings(version="0.10.1", enable_chunked_prefill=False, max_model_len=32768, use_v1=False),
+        m,
+        H100_TOTAL,
+        **H100,
+    )
+    assert v0.era == "v0" and v0.max_num_batched_tokens == 32768
     assert p.kv_bytes_per_token == 2 * 4 * 128 * 2 * 48
     assert 55 * GiB < p.weights_bytes < 59 * GiB  # 30.5B params bf16
 

@@ -92,6 +92,23 @@ def v0_chunked_prefill_default(v: Version, max_model_len: int, has_sliding_windo
     return v >= (0, 6, 0) and max_model_len > 32768 and not has_sliding_window
 
 
+V1_HONOURS_NO_CHUNKED_PREFILL: Version = (0, 11, 1)
+"""First release whose V1 engine keeps a user's ``--no-enable-chunked-prefill`` for generative models."""
+
+
+def v1_chunked_prefill_forced(v: Version) -> bool:
+    """Whether V1 turns chunked prefill on for a generative model whatever the flag says.
+
+    Up to 0.11.0, ``EngineArgs._set_default_args_v1`` (0.8.x-0.10.x) and ``EngineArgs._set_default_args``
+    (0.11.0) set ``self.enable_chunked_prefill = True`` for every non-pooling runner, so
+    ``--no-enable-chunked-prefill`` is ignored and ``max_num_batched_tokens`` keeps the chunked default. From
+    0.11.1 (``vllm/engine/arg_utils.py::EngineArgs._set_default_args``) the flag's value is kept and only a
+    missing flag takes the default (``get_chunked_prefill_prefix_caching_defaults``). Read in the 0.10.1,
+    0.10.2, 0.11.0, 0.11.1, 0.11.2, 0.12.0 and 0.13.0 sources.
+    """
+    return v < V1_HONOURS_NO_CHUNKED_PREFILL
+
+
 # ------------------------------------------------------------------------------------------------
 # dtype (§1.7)
 

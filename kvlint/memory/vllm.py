@@ -697,7 +697,13 @@ def resolve_startup(
 
     # scheduler defaults (§1.9)
     has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
-    if settings.enable_chunked_prefill is not None:
+    if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
+        chunked = True
+        notes.append(
+            f"--no-enable-chunked-prefill is ignored by vLLM {fmt_version(v)}'s V1 engine, which forces chunked prefill on"
+            " for generative models before 0.11.1 (EngineArgs._set_default_args)"
+        )
+    elif settings.enable_chunked_prefill is not None:
         chunked = bool(settings.enable_chunked_prefill)
     elif era == "v0":
         # V0 keeps chunked prefill off for multimodal models and on ROCm

@@ -184,12 +184,29 @@ def batched_tokens_below_len(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
     if not (isinstance(mbt, int) and isinstance(mml, int) and mml > 0 and chunked is False and mbt < mml):
         return
+    if _chunked_prefill_forced(ctx):
+        return  # the flag is ignored: chunked prefill stays on and nothing is refused (the plan notes it)
     yield ctx.finding(
         f"chunked prefill is disabled and max_num_batched_tokens ({mbt}) is smaller than max_model_len "
         f"({mml}); vLLM refuses: 'max_num_batched_tokens ({mbt}) is smaller than max_model_len ({mml})'",
         s.loc("max_num_batched_tokens"),
         fix=f"raise --max-num-batched-tokens to at least {mml}, or enable chunked prefill",
     )
+
+
+def _chunked_prefill_forced(ctx: RuleContext) -> bool:
+    """Whether this vLLM runs the V1 engine of a release that ignores ``--no-enable-chunked-prefill`` (0.8.0 to
+    0.11.0, :func:`kvlint.memory.defaults.v1_chunked_prefill_forced`). The engine era is the plan's when there
+    is one, else V1 from 0.8.0 unless ``VLLM_USE_V1=0``."""
+    from kvlint.memory import defaults
+    from kvlint.memory.versions import resolve_version
+
+    v, _ = resolve_version(ctx.serving.version)
+    if ctx.plan is not None:
+        era = ctx.plan.era
+    else:
+        era = "v1" if v >= (0, 8, 0) and str(ctx.serving.env.get("VLLM_USE_V1", "")).strip() != "0" else "v0"
+    return era == "v1" and defaults.v1_chunked_prefill_forced(v)
 
 
 @check("KV204")
