@@ -15,6 +15,8 @@ text and the details gives back every part of the message.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["ASIDE_CHARS", "split_clauses", "split_message"]
 
 #: A parenthetical aside of the first clause longer than this many characters (parentheses included)
@@ -22,6 +24,9 @@ __all__ = ["ASIDE_CHARS", "split_clauses", "split_message"]
 ASIDE_CHARS = 40
 
 _OPEN = {"(": ")", "[": "]"}
+#: The characters the scanners act on (the text between them is skipped in C, not walked in Python).
+_DELIMITER = re.compile(r"[()\[\]']|; ")
+_PAREN_OR_QUOTE = re.compile(r"[()']")
 
 
 def _top_level_spans(text: str) -> list[tuple[int, int]]:
@@ -29,20 +34,19 @@ def _top_level_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     depth = 0
     start = 0
-    quote = ""
-    for i, ch in enumerate(text):
+    quote = False
+    for m in _PAREN_OR_QUOTE.finditer(text):
+        ch, i = m.group(), m.start()
         if quote:
-            if ch == quote:
-                quote = ""
+            quote = ch != "'"
             continue
-        if ch == "'" and (i == 0 or not text[i - 1].isalnum()):
-            quote = ch  # an opening quote, not an apostrophe ("model's")
-            continue
-        if ch == "(":
+        if ch == "'":
+            quote = i == 0 or not text[i - 1].isalnum()  # an opening quote, not an apostrophe ("model's")
+        elif ch == "(":
             if depth == 0:
                 start = i
             depth += 1
-        elif ch == ")" and depth:
+        elif depth:
             depth -= 1
             if depth == 0:
                 spans.append((start, i + 1))
@@ -51,26 +55,26 @@ def _top_level_spans(text: str) -> list[tuple[int, int]]:
 
 def split_clauses(message: str) -> list[str]:
     """``message`` cut at each top-level ``"; "`` (not inside ``()``, ``[]`` or single quotes)."""
+    if "; " not in message:
+        return [message.strip()] if message.strip() else []
     parts: list[str] = []
     depth = 0
-    quote = ""
+    quote = False
     cur = 0
-    i = 0
-    while i < len(message):
-        ch = message[i]
+    for m in _DELIMITER.finditer(message):
+        ch, i = m.group(), m.start()
         if quote:
-            if ch == quote:
-                quote = ""
-        elif ch == "'" and (i == 0 or not message[i - 1].isalnum()):
-            quote = ch
+            quote = ch != "'"
+        elif ch == "'":
+            quote = i == 0 or not message[i - 1].isalnum()
         elif ch in _OPEN:
             depth += 1
-        elif ch in (")", "]") and depth:
-            depth -= 1
-        elif ch == ";" and depth == 0 and message[i + 1 : i + 2] == " ":
+        elif ch in ")]":
+            if depth:
+                depth -= 1
+        elif depth == 0:  # "; " at top level
             parts.append(message[cur:i].strip())
             cur = i + 2
-        i += 1
     parts.append(message[cur:].strip())
     return [p for p in parts if p]
 
