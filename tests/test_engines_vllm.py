@@ -149,9 +149,40 @@ def test_findings_kv205_kv206_kv207(forms):
 
 def test_not_engines_and_wrappers(forms):
     assert forms["proxy"] is None
+    # KAITO's vLLM wrapper takes vLLM's own flags plus its --kaito-* options, and its own defaults: the weights
+    # baked into the image, gpu_memory_utilization from free memory (capped 0.95), port 5000
     kaito = forms["kaito"]
-    assert kaito.model is None and kaito.engine == "vllm"
-    assert kaito.findings[0].rule == "KV503" and "inference_api.py" in kaito.findings[0].message
+    assert kaito.engine == "vllm" and not kaito.findings, [f.message for f in kaito.findings]
+    assert (kaito.model.value, kaito.model.source) == ("/workspace/vllm/weights", "default")
+    assert kaito.get("tensor_parallel_size") == 2 and kaito.get("served_model_name") == "test"
+    assert kaito.get("gpu_memory_utilization") == 0.95 and kaito.get("port") == 5000
+    assert kaito.flags["port"].source == "default"
+    # explicit flags win; LOCAL_RANK moves the default port
+    ranked = parse_container(
+        {
+            "name": "w",
+            "image": "example.com/kaito-phi:1",
+            "env": [{"name": "LOCAL_RANK", "value": "1"}],
+            "command": [
+                "python3",
+                "/workspace/vllm/inference_api.py",
+                "--model",
+                "/m",
+                "--gpu-memory-utilization=0.8",
+            ],
+        }
+    )
+    assert ranked is not None and ranked.model.value == "/m" and ranked.get("gpu_memory_utilization") == 0.8
+    assert ranked.get("port") == 5001
+    # KAITO's transformers wrapper (/workspace/tfs/inference_api.py) is not vLLM: not read as one
+    tfs = parse_container(
+        {
+            "name": "t",
+            "image": "example.com/vllm-ish:1",
+            "command": ["python3", "/workspace/tfs/inference_api.py"],
+        }
+    )
+    assert tfs is None or tfs.model is None
 
 
 # ---------------------------------------------------------------------------------------- argv rules

@@ -33,7 +33,7 @@ from kvlint.engines.shell import ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, JoinedEngine, ServingConfig
+from kvlint.types import Finding, JoinedEngine, ServingConfig, Value
 
 __all__ = ["parse_container", "parse_command_line", "container_env"]
 
@@ -264,6 +264,25 @@ def _base(word: str) -> str:
     return posixpath.basename(word)
 
 
+#: The pseudo-engine of KAITO's vLLM wrapper (read as vLLM, see :func:`_kaito_vllm`).
+KAITO_VLLM = "kaito-vllm"
+#: Where KAITO's preset images keep the weights: the wrapper's default ``--model``.
+KAITO_WEIGHTS_DIR = "/workspace/vllm/weights"
+#: The wrapper's ``--gpu-memory-utilization`` when none is given: free memory less 600 MiB as a fraction of the
+#: total, floored to 0.01 and capped at 0.95; a fresh GPU of 24 GB or more reaches the cap.
+KAITO_WRAPPER_GPU_MEMORY_UTILIZATION = 0.95
+#: The wrapper's ``--port`` default: 5000 plus the ``LOCAL_RANK`` environment variable (0 in a plain pod).
+KAITO_WRAPPER_PORT = 5000
+
+
+def _is_kaito_vllm_wrapper(script: str) -> bool:
+    """Whether ``script`` is KAITO's vLLM wrapper, ``/workspace/vllm/inference_api.py`` in KAITO's images
+    (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py): a script named
+    ``inference_api.py`` in a directory named ``vllm``."""
+    parts = script.replace("\\", "/").split("/")
+    return len(parts) >= 2 and parts[-1] == "inference_api.py" and parts[-2] == "vllm"
+
+
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
     an engine invocation, else None."""
@@ -280,6 +299,8 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
         k = 1
         while k < len(words) and words[k].startswith("-") and words[k] != "-m":
             k += 1
+        if k < len(words) and _is_kaito_vllm_wrapper(words[k]):
+            return KAITO_VLLM, k + 1, False
         if k + 1 < len(words) and words[k] == "-m":
             mod = words[k + 1]
             if mod in _VLLM_MODULES:
@@ -568,6 +589,24 @@ def _kv503(
     )
 
 
+def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
+    """KAITO's vLLM wrapper defaults (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
+    ``KAITOArgumentParser._reset_vllm_defaults`` and ``get_max_gpu_memory_utilization``, @056b828): it parses
+    vLLM's own arguments, with ``--model`` defaulting to the weights baked into the image
+    (:data:`KAITO_WEIGHTS_DIR`) and ``--gpu-memory-utilization`` to the GPU's free memory less 600 MiB, capped
+    at 0.95 (:data:`KAITO_WRAPPER_GPU_MEMORY_UTILIZATION`), and ``--port`` to 5000. Sets the defaults the command leaves out, as
+    ``default`` values at ``anchor`` (the script's position)."""
+    if cfg.model is None:
+        cfg.model = Value(KAITO_WEIGHTS_DIR, anchor, KAITO_WEIGHTS_DIR, source="default")
+    if "gpu_memory_utilization" not in cfg.flags:
+        u = KAITO_WRAPPER_GPU_MEMORY_UTILIZATION
+        cfg.flags["gpu_memory_utilization"] = Value(u, anchor, str(u), source="default")
+    rank = cfg.env.get("LOCAL_RANK", "0").strip()
+    if "port" not in cfg.flags and rank.isdigit():
+        port = KAITO_WRAPPER_PORT + int(rank)
+        cfg.flags["port"] = Value(port, anchor, str(port), source="default")
+
+
 def _dispatch(
     found: _Found,
     *,
@@ -595,6 +634,10 @@ def _dispatch(
         found = _Found("vllm", found.argv, False)
         img_engine = "vllm"
         version = None
+    kaito = found.engine == KAITO_VLLM
+    if kaito:
+        found = _Found("vllm", found.argv, False)
+        img_engine = "vllm"
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -607,7 +650,10 @@ def _dispatch(
             sources=sources,
             positional_model=found.positional_model,
             map_config_pos=scalar_position,
+            kaito_wrapper=kaito,
         )
+        if kaito:
+            _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if cfg.model is None:
             cfg.findings.append(
                 Finding(

@@ -607,6 +607,7 @@ def parse_vllm_argv(
     sources: Sequence[str] | None = None,
     positional_model: bool = True,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
+    kaito_wrapper: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -640,10 +641,11 @@ def parse_vllm_argv(
     env = dict(env or {})
     kaito_path: str | None = None
     kaito_loc: Loc | None = None
-    if "kaito" in (image or ""):
+    if kaito_wrapper or "kaito" in (image or ""):
         # KAITO's inference_api.py wrapper: --kaito-config-file names a YAML whose `vllm:` mapping is
         # appended to the command line (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
-        # @997577de KAITOArgumentParser.parse_args)
+        # @997577de KAITOArgumentParser.parse_args); its other --kaito-* options are its own, not vLLM's
+        # (--kaito-disable-rate-limit takes no value)
         kept: list[int] = []
         k = 0
         while k < len(argv):
@@ -655,6 +657,10 @@ def parse_vllm_argv(
             if a.startswith("--kaito-config-file="):
                 kaito_path, kaito_loc = a.split("=", 1)[1], locs[k]
                 k += 1
+                continue
+            if a.startswith("--kaito-"):
+                takes_value = "=" not in a and a != "--kaito-disable-rate-limit"
+                k += 2 if takes_value and k + 1 < len(argv) and not argv[k + 1].startswith("--") else 1
                 continue
             kept.append(k)
             k += 1
