@@ -153,7 +153,18 @@ def test_not_engines_and_wrappers(forms):
     # baked into the image, gpu_memory_utilization from free memory (capped 0.95), port 5000
     kaito = forms["kaito"]
     assert kaito.engine == "vllm" and not kaito.findings, [f.message for f in kaito.findings]
-    assert (kaito.model.value, kaito.model.source) == ("/workspace/vllm/weights", "default")
+    # the image is KAITO's falcon-40b preset image: its baked-in weights are read as that preset (KV505 says so)
+    assert (kaito.model.value, kaito.model.raw, kaito.model.source) == (
+        "kaito-image:falcon-40b",
+        "/workspace/vllm/weights",
+        "default",
+    )
+    from kvlint.models import resolve_model
+
+    spec = resolve_model(kaito.model.value, allow_hub=False)
+    assert spec.id == "tiiuae/falcon-40b" and spec.notes[0].startswith(
+        "ASSUMPTION (image named after a KAITO"
+    )
     assert kaito.get("tensor_parallel_size") == 2 and kaito.get("served_model_name") == "test"
     assert kaito.get("gpu_memory_utilization") == 0.95 and kaito.get("port") == 5000
     assert kaito.flags["port"].source == "default"
@@ -174,6 +185,15 @@ def test_not_engines_and_wrappers(forms):
     )
     assert ranked is not None and ranked.model.value == "/m" and ranked.get("gpu_memory_utilization") == 0.8
     assert ranked.get("port") == 5001
+    # an image not named after a preset: the weights directory, which kvlint cannot read (KV502 says how to map it)
+    plain = parse_container(
+        {
+            "name": "p",
+            "image": "example.com/my-llm:1",
+            "command": ["python3", "/workspace/vllm/inference_api.py"],
+        }
+    )
+    assert plain is not None and plain.model.value == "/workspace/vllm/weights"
     # KAITO's transformers wrapper (/workspace/tfs/inference_api.py) is not vLLM: not read as one
     tfs = parse_container(
         {

@@ -589,15 +589,31 @@ def _kv503(
     )
 
 
+def _kaito_preset_of_image(image: str) -> str | None:
+    """The KAITO preset an image is named after (``mcr.microsoft.com/aks/kaito/kaito-falcon-40b:0.0.1`` ->
+    ``falcon-40b``: KAITO's preset images are ``kaito-<preset>``), when KAITO's registry as kvlint read it has
+    that preset; else None."""
+    from kvlint.models.resolve import kaito_preset
+
+    repo = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    for name in (repo.removeprefix("kaito-"), repo):
+        if name and kaito_preset(name) is not None:
+            return name
+    return None
+
+
 def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
     """KAITO's vLLM wrapper defaults (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
     ``KAITOArgumentParser._reset_vllm_defaults`` and ``get_max_gpu_memory_utilization``, @056b828): it parses
     vLLM's own arguments, with ``--model`` defaulting to the weights baked into the image
-    (:data:`KAITO_WEIGHTS_DIR`) and ``--gpu-memory-utilization`` to the GPU's free memory less 600 MiB, capped
+    (:data:`KAITO_WEIGHTS_DIR`; ``kaito-image:<preset>`` when the image is named after a KAITO preset, which
+    model resolution reads as that preset with an assumption note) and ``--gpu-memory-utilization`` to the GPU's free memory less 600 MiB, capped
     at 0.95 (:data:`KAITO_WRAPPER_GPU_MEMORY_UTILIZATION`), and ``--port`` to 5000. Sets the defaults the command leaves out, as
     ``default`` values at ``anchor`` (the script's position)."""
     if cfg.model is None:
-        cfg.model = Value(KAITO_WEIGHTS_DIR, anchor, KAITO_WEIGHTS_DIR, source="default")
+        preset = _kaito_preset_of_image(cfg.image)
+        ref = f"kaito-image:{preset}" if preset else KAITO_WEIGHTS_DIR
+        cfg.model = Value(ref, anchor, KAITO_WEIGHTS_DIR, source="default")
     if "gpu_memory_utilization" not in cfg.flags:
         u = KAITO_WRAPPER_GPU_MEMORY_UTILIZATION
         cfg.flags["gpu_memory_utilization"] = Value(u, anchor, str(u), source="default")

@@ -220,7 +220,7 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
         if verdict == "fails":
             if p.kv_cache_bytes_high - null <= 0:
                 return verdict, (
-                    f"no memory left for the KV cache (weights {_gib(p.weights_bytes)}/GPU); vLLM refuses to start"
+                    f"no memory left for the KV cache after {_gib(p.weights_bytes)}/GPU of weights; vLLM refuses to start"
                 )
             return (
                 verdict,
@@ -233,7 +233,7 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
     if isinstance(detail, TgiPlanDetail):
         if p.weights_bytes + p.non_torch_bytes > int(detail.cuda_memory_fraction * p.total_bytes):
             return "fails", (
-                f"the shard's weights ({_gib(p.weights_bytes)}) do not fit cuda_memory_fraction "
+                f"the shard's weights, {_gib(p.weights_bytes)}, do not fit cuda_memory_fraction "
                 f"{detail.cuda_memory_fraction} of the GPU"
             )
         if detail.warmup_oom:
@@ -266,7 +266,7 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
     if p.weights_bytes > detail.pre_free_bytes:
         return (
             "fails",
-            f"the weights ({_gib(p.weights_bytes)}/GPU) exceed the free memory; {name} cannot load them",
+            f"the weights, {_gib(p.weights_bytes)}/GPU, exceed the free memory; {name} cannot load them",
         )
     if detail.rest_bytes <= 0 or detail.max_total_num_tokens <= 0:
         return "fails", (

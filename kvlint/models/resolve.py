@@ -525,6 +525,11 @@ def _kaito_presets() -> tuple[str, dict[str, tuple[str, str]]]:
     return str(data.get("source_commit", "")), table
 
 
+#: The model reference of a KAITO preset image whose wrapper serves its baked-in weights (see
+#: :func:`kvlint.engines.command` ``_kaito_vllm``): resolved as that preset, with an ASSUMPTION note (KV505).
+KAITO_IMAGE_PREFIX = "kaito-image:"
+
+
 def kaito_preset(name: str) -> tuple[str, str] | None:
     """``(hub model id, revision)`` a KAITO preset runs, or None when KAITO's registry (as read) has no such
     preset."""
@@ -587,6 +592,25 @@ def _resolve(
         raise ModelUnavailable(f"model reference of {len(ref)} characters is not a model id or path")
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
+    # 0. a KAITO preset image running KAITO's vLLM wrapper with its default weights (kvlint.engines.command)
+    if ref.startswith(KAITO_IMAGE_PREFIX) and depth == 0:
+        preset = ref[len(KAITO_IMAGE_PREFIX) :]
+        image_spec = _resolve(
+            "kaito-preset:" + preset,
+            model_dirs,
+            model_paths,
+            revision,
+            allow_hub,
+            depth + 1,
+            allow_local_paths,
+            catalogues,
+        )
+        note = (
+            f"ASSUMPTION (image named after a KAITO preset): the command runs KAITO's vLLM wrapper with no --model, "
+            f"so it serves the weights baked into the image (/workspace/vllm/weights); the image is named after "
+            f"KAITO's preset {preset}, so kvlint takes it to hold that preset's model"
+        )
+        return dataclasses.replace(image_spec, notes=(note, *image_spec.notes))
     # 0. a KAITO preset name (kvlint.workloads gives KAITO Workspaces this reference)
     if ref.startswith("kaito-preset:"):
         preset = ref[len("kaito-preset:") :]

@@ -100,6 +100,8 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
             p = e.detail.plan if e.detail is not None else None
             if e.refused_by is not None:
                 figures = f" ({e.reason}; {e.refused_by})"
+            elif verdict == "fails" and e.reason:
+                figures = f" ({e.reason})"
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
                     f" ({p.capacity_tokens:,} KV tokens, {p.max_concurrency:.2f}x at {p.max_model_len:,})"
