@@ -151,3 +151,36 @@ spec:
     (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
     # one note on the runtime (issue 16): its model and GPUs come from the InferenceService that uses it
     assert d.severity == "info" and "come from the InferenceService" in d.message and "GPU" in d.message
+
+
+def test_oci_modelcar_images_are_read_by_the_model_name_they_carry() -> None:
+    """A modelcar (``storageUri: oci://...``) is served from /mnt/models, which kvlint cannot open: the model is
+    the catalogued one the image's repository name or tag names (dots and dashes alike), stated as an
+    assumption (KV505); an image that names no catalogued model says so (KV502), and generic names never match."""
+    from kvlint.models.resolve import oci_named_model
+
+    assert oci_named_model("oci://quay.io/x/modelcar-qwen3-8b:1.0")[0] == "Qwen/Qwen3-8B"
+    assert (
+        oci_named_model("oci://quay.io/x/modelcar-catalog:qwen2-5-7b-instruct")[0]
+        == "Qwen/Qwen2.5-7B-Instruct"
+    )
+    assert oci_named_model("oci://quay.io/x/qwen2.5-0.5b-quantized.w8a8-modelcar:0.0.1")[0] == (
+        "x/qwen2.5-0.5b-quantized.w8a8"
+    )
+    assert oci_named_model("oci://quay.io/x/models:v1") is None
+    assert oci_named_model("oci://quay.io/x/modelcar-no-such-model-7b:1") is None
+
+    base = FIX.read_text().split("---\n")[1]  # qwen-storage: hf://Qwen/Qwen2.5-7B-Instruct
+    oci = base.replace(
+        "hf://Qwen/Qwen2.5-7B-Instruct", "oci://quay.io/example/modelcar-qwen2.5-7b-instruct:1.5"
+    )
+    res = run_documents(load_text(oci, "o.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
+    kv505 = [d for d in res.diagnostics if d.rule == "KV505"]
+    assert len(kv505) == 1 and "modelcar-qwen2.5-7b-instruct" in kv505[0].message
+    unknown = base.replace("hf://Qwen/Qwen2.5-7B-Instruct", "oci://quay.io/example/modelcar-catalog:latest")
+    res = run_documents(load_text(unknown, "u.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is None
+    assert any(d.rule == "KV502" and "cannot open OCI images" in d.message for d in res.diagnostics)

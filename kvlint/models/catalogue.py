@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -495,11 +496,19 @@ def derive_reupload(ref: str, why_not_real: str | None = None) -> CatalogueEntry
     )
 
 
-def repository_name_match(name: str) -> str | None:
-    """The catalogued id (or variant id) whose repository name is ``name`` (case-insensitive), when exactly
-    one catalogued configuration has it; None otherwise. Used for paths named after their model."""
-    want = name.strip().lower()
-    hits = {key: hit for key, hit in _by_name().items() if key.split("/", 1)[-1] == want}
+def _loose(name: str) -> str:
+    """``name`` lower-cased with ``.`` and ``_`` read as ``-`` (image names cannot hold dots in every place:
+    ``granite-3-1-8b-instruct`` for ``granite-3.1-8b-instruct``)."""
+    return re.sub(r"[._]", "-", name.strip().lower())
+
+
+def repository_name_match(name: str, *, loose: bool = False) -> str | None:
+    """The catalogued id (or variant id) whose repository name is ``name`` (case-insensitive; with ``loose``
+    also ``.``/``_``/``-`` alike), when exactly one catalogued configuration has it; None otherwise. Used for
+    paths and OCI images named after their model."""
+    norm = _loose if loose else (lambda n: n.strip().lower())
+    want = norm(name)
+    hits = {key: hit for key, hit in _by_name().items() if norm(key.split("/", 1)[-1]) == want}
     dirs = {_index()[mid].dir for mid, _ in hits.values()}
     if len(dirs) != 1:
         return None

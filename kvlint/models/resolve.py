@@ -460,6 +460,45 @@ def _safetensors_header_bytes(
     )
 
 
+#: Prefixes and suffixes model-image builders add to the model's name (Red Hat's ``modelcar-<name>`` images,
+#: ``<name>-modelcar``).
+_OCI_AFFIXES = re.compile(r"^(?:modelcar|model-car|model)[-_]|[-_](?:modelcar|model-car)$", re.I)
+
+
+def oci_named_model(ref: str) -> tuple[str, str] | None:
+    """``(catalogued id, why)`` for an ``oci://REGISTRY/REPO[:TAG]`` model image whose repository name or tag,
+    without a ``modelcar`` affix, is the repository name of exactly one catalogued model (``.``, ``_`` and
+    ``-`` alike: ``oci://registry.redhat.io/rhelai1/modelcar-granite-3-1-8b-instruct:1.5`` names
+    ``granite-3.1-8b-instruct``; ``oci://quay.io/redhat-ai-services/modelcar-catalog:granite-3.0-8b-instruct``
+    names it by tag); None otherwise. Names without a digit (``catalog``, ``models``) never match. String rules
+    only: the image is never pulled."""
+    from kvlint.models import catalogue
+
+    body = ref[len("oci://") :].split("@", 1)[0]
+    namespace, _, last = body.rpartition("/")
+    namespace = namespace.rsplit("/", 1)[-1] or "oci"
+    repo, _, tag = last.partition(":")
+    for what, name in (("repository name", repo), ("tag", tag)):
+        bare = _OCI_AFFIXES.sub("", name)
+        if not bare or not re.search(r"\d", bare):
+            continue
+        hit = catalogue.repository_name_match(bare, loose=True)
+        if hit is not None:
+            return (
+                hit,
+                f"its {what} '{name}' names the catalogued {hit} only, so the image is taken to hold that model",
+            )
+        # a quantized build of a catalogued model (``qwen2.5-0.5b-quantized.w8a8``): named under the image's
+        # namespace, derived from its base as hub ids are (:func:`kvlint.models.catalogue.derive_quantized`)
+        derived = f"{namespace}/{bare}"
+        if catalogue.derive_quantized(derived) is not None:
+            return (
+                derived,
+                f"its {what} '{name}' names a quantized build of a catalogued model, read as {derived}",
+            )
+    return None
+
+
 def _looks_like_path(ref: str) -> bool:
     return (
         ref.startswith(("/", "./", "../", "~", "\\"))
@@ -592,6 +631,20 @@ def _resolve(
         raise ModelUnavailable(f"model reference of {len(ref)} characters is not a model id or path")
     if not ref:
         raise ModelUnavailable("empty model reference; " + _how_to(""))
+    # 0. an OCI model image (KServe modelcar storageUri) named after its model
+    if ref.startswith("oci://") and depth == 0:
+        named = oci_named_model(ref)
+        if named is None:
+            raise ModelUnavailable(
+                f"model image {ref}: kvlint cannot open OCI images, and neither its repository name nor its tag is "
+                "the name of a catalogued model; annotate the InferenceService with kvlint.io/model: <hub id>"
+            )
+        hub_id, why = named
+        oci_spec = _resolve(
+            hub_id, model_dirs, model_paths, revision, allow_hub, depth + 1, allow_local_paths, catalogues
+        )
+        note = f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
+        return dataclasses.replace(oci_spec, notes=(note, *oci_spec.notes))
     # 0. a KAITO preset image running KAITO's vLLM wrapper with its default weights (kvlint.engines.command)
     if ref.startswith(KAITO_IMAGE_PREFIX) and depth == 0:
         preset = ref[len(KAITO_IMAGE_PREFIX) :]

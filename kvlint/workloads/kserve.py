@@ -22,6 +22,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
 )
 from kvlint.workloads.gotemplate import render
+from kvlint.workloads.llmisvc import model_from_uri
 from kvlint.workloads.merge import strategic_merge
 
 # KServe v1beta1 predictor keys that hold a container-like model spec (``model`` and the older
@@ -158,9 +159,10 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
     }
     uri = str(model.get("storageUri") or "")
     has_id = any(model_id_given(w) for w in words)
-    if uri.startswith("hf://") and uri[5:].count("/") >= 1 and not has_id:
-        # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI)
-        ann["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]
+    stored = model_from_uri(uri, oci=True)
+    if stored and not has_id:
+        # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI), or an oci:// modelcar image
+        ann["kvlint.io/model"] = stored
     return c, ann
 
 
@@ -344,8 +346,9 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     ps = _merge_pod(rspec, pred, container, anchor)
     uri = str(model.get("storageUri") or get_in(pred, "storageUri") or "")
     extra: dict[str, str] = {}
-    if uri.startswith("hf://") and uri[5:].count("/") >= 1:
-        extra["kvlint.io/model"] = "/".join(uri[5:].split("/")[:2]).split(":", 1)[0]
+    stored = model_from_uri(uri, oci=True)
+    if stored:
+        extra["kvlint.io/model"] = stored
     worker_spec = rspec.get("workerSpec")
     multi = isinstance(worker_spec, dict)
     env_items: list[tuple[str, str]] = []

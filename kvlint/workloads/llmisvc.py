@@ -72,12 +72,16 @@ def _builtin(suffix: str) -> LDict | None:
     return docs[0].data if docs and isinstance(docs[0].data, LDict) else None
 
 
-def model_from_uri(uri: str) -> str | None:
-    """The hub id of a KServe ``hf://ORG/NAME[:REVISION]`` storage URI, else None."""
+def model_from_uri(uri: str, *, oci: bool = False) -> str | None:
+    """The hub id of a KServe ``hf://ORG/NAME[:REVISION]`` storage URI; with ``oci``, an ``oci://`` model image
+    (a modelcar) as it is, which model resolution reads by the model name the image carries
+    (:func:`kvlint.models.resolve.oci_named_model`); else None."""
     if uri.startswith("hf://"):
         parts = uri[5:].split("/")
         if len(parts) >= 2 and parts[0] and parts[1]:
             return f"{parts[0]}/{parts[1]}".split(":", 1)[0]
+    if oci and uri.startswith("oci://") and len(uri) > len("oci://"):
+        return uri
     return None
 
 
@@ -416,7 +420,7 @@ def _model(spec: LDict, doc: Document) -> tuple[str | None, Finding | None]:
             fix="if the stored model is another one, set the kvlint.io/model annotation to its hub id",
             severity="info",
         )
-    return None, None
+    return model_from_uri(uri, oci=True), None
 
 
 def labels_of(doc: Document) -> dict[str, str]:
