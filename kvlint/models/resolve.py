@@ -633,13 +633,13 @@ def _resolve(
         raise ModelUnavailable("empty model reference; " + _how_to(""))
     # 0. an OCI model image (KServe modelcar storageUri) named after its model
     if ref.startswith("oci://") and depth == 0:
-        named = oci_named_model(ref)
-        if named is None:
+        oci_named = oci_named_model(ref)
+        if oci_named is None:
             raise ModelUnavailable(
                 f"model image {ref}: kvlint cannot open OCI images, and neither its repository name nor its tag is "
                 "the name of a catalogued model; annotate the InferenceService with kvlint.io/model: <hub id>"
             )
-        hub_id, why = named
+        hub_id, why = oci_named
         oci_spec = _resolve(
             hub_id, model_dirs, model_paths, revision, allow_hub, depth + 1, allow_local_paths, catalogues
         )
