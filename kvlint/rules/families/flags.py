@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import image_placeholder, split_image
+from kvlint.engines.images import image_placeholder, image_platform, split_image
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -28,6 +28,63 @@ _PIN_EXAMPLE = {
 }
 
 
+#: The engines' names as their projects write them, for messages.
+_ENGINE_NAME = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+
+
+def _memory_skipped_on(ctx: RuleContext) -> str | None:
+    """What the workload runs on when kvlint's GPU memory rules do not apply to it (a TPU, Trainium, Gaudi, an
+    Intel GPU or a CPU build: the accelerator's vendor is neither NVIDIA nor AMD, or the image is a non-CUDA/ROCm
+    build, :func:`kvlint.engines.images.image_platform`; KV501 says so), else None."""
+    p = ctx.placement
+    acc = p.accelerator if p is not None else None
+    if acc is not None and acc.vendor not in ("nvidia", "amd"):
+        return acc.name
+    platform = image_platform(ctx.serving.image)
+    if platform not in ("cuda", "rocm"):
+        return f"this {platform.upper()} build"
+    return None
+
+
+def _cuda_image(ctx: RuleContext) -> bool:
+    """The workload runs the engine's CUDA image on an NVIDIA GPU (or on a GPU kvlint cannot name): the case the
+    release-tag examples of :data:`_PIN_EXAMPLE` are for. ROCm images or AMD GPUs and non-GPU accelerators are
+    not (their images are other repositories with their own tags)."""
+    p = ctx.placement
+    acc = p.accelerator if p is not None else None
+    if acc is not None and acc.vendor != "nvidia":
+        return False
+    return image_platform(ctx.serving.image) == "cuda"
+
+
+def _assumed(ctx: RuleContext, assumed: str) -> str:
+    """What kvlint did with the release it assumed: on a GPU it sized the engine with that release's memory rules;
+    where they do not apply (:func:`_memory_skipped_on`) it only read the command with that release's options
+    and context-length rules."""
+    where = _memory_skipped_on(ctx)
+    if where is None:
+        return f"kvlint assumed {assumed} and its memory rules, which change between releases"
+    if assumed[:1].isdigit():
+        assumed = f"{_ENGINE_NAME[ctx.serving.engine]} {assumed}"
+    return (
+        f"kvlint read the command with the options and context-length rules of {assumed}, which change between "
+        f"releases; its GPU memory rules were skipped on {where} (KV501)"
+    )
+
+
+def _pin_fix(ctx: RuleContext) -> str:
+    """KV208's fix for an image without a release tag: the engine's CUDA image example on NVIDIA GPUs, else a tag of
+    the image's own repository (never a CUDA image for a TPU or ROCm workload)."""
+    s = ctx.serving
+    if _cuda_image(ctx) or not s.image:
+        return f"pin the image to a release tag (e.g. {_PIN_EXAMPLE[s.engine]}) or pass --engine-version"
+    repo = split_image(s.image)[0]
+    return (
+        f"pin {repo} to a tag that names the {_ENGINE_NAME[s.engine]} release it carries, or pass --engine-version "
+        "with that release"
+    )
+
+
 @check("KV208")
 def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV208: the engine release is unpinned (``latest``, no tag, chosen by an operator) or, for vLLM, outside
@@ -38,9 +95,9 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         if v > (newest[0], newest[1], 10**6) or v < OLDEST_VLLM:
             side = "newer than" if v > newest else "older than"
             yield ctx.finding(
-                f"vLLM {s.version} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was planned "
-                f"with the rules of {'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, "
-                "which may not match",
+                f"vLLM {s.version} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was "
+                f"{'planned' if _memory_skipped_on(ctx) is None else 'read'} with the rules of "
+                f"{'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, which may not match",
                 s.version_loc or loc_of(s.container, "image"),
                 fix="check the image tag, or pass --engine-version with the release the image really runs",
             )
@@ -52,7 +109,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
         yield ctx.finding(
             f"image '{s.image}' is a placeholder ({placeholder}), so the {s.engine} version is not known until "
-            f"the manifest is rendered; kvlint assumed {assumed} and its memory rules",
+            f"the manifest is rendered; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
             fix="lint the rendered manifest, or pass --engine-version with the release the image will run",
             severity="info",
@@ -62,8 +119,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     chooser = ctx.workload.annotations.get("kvlint.io/image-source")
     if chooser:
         yield ctx.finding(
-            f"the {s.engine} image and its version are chosen by {chooser}; kvlint assumed {assumed} and its "
-            "memory rules, which change between releases",
+            f"the {s.engine} image and its version are chosen by {chooser}; {_assumed(ctx, assumed)}",
             s.command_loc,
             fix="pass --engine-version (or engine_version in .kvlint.yaml) with the release your installation runs",
         )
@@ -72,8 +128,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     if tag is None or tag in ("latest", "nightly", "main"):
         shown = f"'{s.image}'" if s.image else "(no image)"
         yield ctx.finding(
-            f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); kvlint assumed {assumed} "
-            "and its memory rules, which change between releases",
+            f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
-            fix=f"pin the image to a release tag (e.g. {_PIN_EXAMPLE[s.engine]}) or pass --engine-version",
+            fix=_pin_fix(ctx),
         )

@@ -9,10 +9,18 @@ Sources: vLLM ``vllm/config/model.py::_get_and_verify_max_len`` (0.11.0; 0.33.0 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from kvlint.memory.sglang import check_context_length, derive_context_length
+from kvlint.memory.sglang import (
+    SglangPlanDetail,
+    check_context_length,
+    derive_context_length,
+    pool_starts,
+    warns_pool_below_context,
+)
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
+from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
 from kvlint.types import Diagnostic, Severity
 
 
@@ -105,36 +113,83 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no --max-model-len: vLLM uses {what}{where}, which sizes "
         f"admission and the start-up fit check{verdict}",
         s.command_loc,
-        fix=f"set --max-model-len to the longest prompt + output you serve, e.g. --max-model-len {_example_len(ctx, used)}",
+        fix=_example_fix("--max-model-len", "vLLM", used, _example_len(ctx, used)),
         severity=severity,
     )
 
 
-def _example_len(ctx: RuleContext, derived: int | None) -> str:
-    """KV202's example length: 32,768 (or the model's own limit when smaller), lowered to the largest length
+@dataclass(frozen=True)
+class _Example:
+    """KV202's example length: ``tokens``; ``fits`` True when re-planned to fit robustly on this GPU, False when
+    no length of at least :data:`MIN_USEFUL_MAX_MODEL_LEN` does, None when kvlint has no plan to tell;
+    ``lowered`` when it is below the 32,768-token (or model-limit) example because that does not fit."""
+
+    tokens: int
+    fits: bool | None = None
+    lowered: bool = False
+
+
+#: KV202's example length when the model allows more and the GPU holds it (tokens).
+_EXAMPLE_TOKENS = 32768
+
+
+def _example_len(ctx: RuleContext, derived: int | None) -> _Example:
+    """KV202's example length (vLLM): 32,768 (or the model's own limit when smaller), lowered to the largest length
     that fits robustly on this GPU when the plan says 32,768 does not (the same search as KV103's remedy,
     :func:`kvlint.rules.families.capacity.fitting_max_model_len`), so the two findings never disagree."""
     from kvlint.rules.families.capacity import fitting_max_model_len
 
-    example = min(derived or 32768, 32768)
+    example = min(derived or _EXAMPLE_TOKENS, _EXAMPLE_TOKENS)
     plan = ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0:
-        return str(example)
+        return _Example(example)
     if plan.num_blocks_low * plan.block_size >= 1.25 * example:  # plainly fits: no search needed
-        return str(example)
+        return _Example(example, fits=True)
     fit = fitting_max_model_len(ctx, 1.0, below=example + 1)
     if fit is None:
-        return f"{example} (no length of at least 1,024 tokens fits robustly on this GPU: see the capacity findings)"
-    if fit.tokens == example:
-        return str(example)
-    return f"{fit.tokens} (the largest that fits robustly on this GPU)"
+        return _Example(example, fits=False)
+    return _Example(fit.tokens, fits=True, lowered=fit.tokens < example)
+
+
+def _example_len_sglang(ctx: RuleContext, derived: int) -> _Example:
+    """KV202's example length (SGLang): 32,768 (or the model's own limit when smaller) when the predicted KV pool
+    holds one request of it also at the low end of kvlint's band, else the longest length it holds, re-planned
+    (:func:`kvlint.rules.families.sglang.fitting_context_length`, the length KV702 proposes)."""
+    from kvlint.rules.families.sglang import fitting_context_length
+
+    example = min(derived, _EXAMPLE_TOKENS)
+    if not isinstance(ctx.detail, SglangPlanDetail):
+        return _Example(example)
+    found = fitting_context_length(ctx, at_most=example)
+    if found is None:
+        return _Example(example, fits=False)
+    return _Example(found[0], fits=True, lowered=found[0] < example)
+
+
+def _example_fix(flag: str, engine: str, used: int | None, ex: _Example) -> str:
+    """KV202's fix, one wording for every engine: an example length that fits (or the note that none does), and,
+    when the example is the length the engine already uses, a fix worded as pinning it (stating the value keeps
+    it from following config.json; it changes nothing today), never as a change."""
+    if ex.fits is False:
+        return (
+            f"set {flag} to the longest prompt + output you serve; on this GPU no length of at least "
+            f"{MIN_USEFUL_MAX_MODEL_LEN:,} tokens fits robustly (see the capacity findings)"
+        )
+    if used and ex.tokens == used:
+        return (
+            f"state the limit explicitly: {flag} {used} pins the {used:,} tokens {engine} already uses (nothing "
+            "changes today, but the limit no longer follows config.json); set it lower if your prompt + output "
+            "are shorter"
+        )
+    note = " (the largest that fits robustly on this GPU)" if ex.lowered else ""
+    return f"set {flag} to the longest prompt + output you serve, e.g. {flag} {ex.tokens}{note}"
 
 
 def _full_context_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
     """What the full default context does on this GPU, and KV202's severity for it: info when the KV cache
     holds at least KV104's ``min_concurrency`` full-length requests even at the low end of the plan's range
-    (nothing to act on), the catalogue's warning when it decides start-up (not even one fits) or concurrency
-    (fewer than that), and the plain warning when kvlint has no plan to tell."""
+    (nothing to act on), the catalogue's warning when it decides start-up (not even one fits: vLLM refuses,
+    KV103) or concurrency (fewer than that), and the plain warning when kvlint has no plan to tell."""
     plan = ctx.plan
     if plan is None:
         return "", None
@@ -151,10 +206,39 @@ def _full_context_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
     return f"; on this GPU at least {low:.1f} such requests fit at once, so the default leaves room", "info"
 
 
+def _sglang_verdict(ctx: RuleContext) -> tuple[str, Severity | None]:
+    """:func:`_full_context_verdict` for SGLang, which does not refuse a context longer than its KV pool: it starts,
+    caps every request at ``max_req_len = min(context_len, max_total_num_tokens) - 1`` and, from 0.5.23 only,
+    warns (:func:`kvlint.memory.sglang.pool_starts`, :func:`~kvlint.memory.sglang.warns_pool_below_context`;
+    docs/engine-memory-model.md §3.3; KV702). A pool too small to start with is KV701's, whatever the context."""
+    d = ctx.detail
+    if not isinstance(d, SglangPlanDetail):
+        return _full_context_verdict(ctx)
+    pool, version = d.max_total_num_tokens, d.plan.engine_version
+    if d.rest_bytes <= 0 or pool <= 0 or not pool_starts(d.version, pool, d.context_length):
+        return (
+            f"; on this GPU SGLang {version} has no usable KV pool whatever the context length (KV701)",
+            None,
+        )
+    if pool < d.context_length:
+        says = (
+            "starts anyway, warns and caps"
+            if warns_pool_below_context(d.version)
+            else "starts anyway and silently caps"
+        )
+        return (
+            f"; on this GPU the KV pool holds {pool:,} tokens, less than one such request: SGLang {version} {says} "
+            f"every request at {pool - 1:,} tokens (KV702)",
+            None,
+        )
+    return _full_context_verdict(ctx)
+
+
 @check("KV202", engine="sglang")
 def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV202 (SGLang): no ``--context-length``; SGLang uses the length derived from config.json, which caps
-    every request and, beside the pool size, decides how many full-length requests run at once."""
+    every request and, beside the pool size, decides how many full-length requests run at once. A pool smaller
+    than that length does not stop SGLang (:func:`_sglang_verdict`)."""
     s = ctx.serving
     if s.get("context_length") is not None or _unreadable(ctx, "context-length") or ctx.model is None:
         return
@@ -162,13 +246,12 @@ def context_unset_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
     need = ""
     if ctx.plan is not None:
         need = f"; one such request needs {gib(ctx.plan.per_request_bytes)} of KV cache per GPU"
-    verdict, severity = _full_context_verdict(ctx)
+    verdict, severity = _sglang_verdict(ctx)
     yield ctx.finding(
         f"no --context-length: SGLang uses the model's full context from config.json ({derived} tokens, "
         f"{key}{need}), which caps requests and sizes how many fit in the KV pool{verdict}",
         s.command_loc,
-        fix=f"set --context-length to the longest prompt + output you serve, e.g. --context-length "
-        f"{min(derived, 32768)}",
+        fix=_example_fix("--context-length", "SGLang", derived, _example_len_sglang(ctx, derived)),
         severity=severity,
     )
 

@@ -38,6 +38,34 @@ def _holds_one_request(d: object) -> bool:
     )
 
 
+def fitting_context_length(
+    ctx: RuleContext, at_most: int | None = None
+) -> tuple[int, SglangPlanDetail] | None:
+    """The longest ``--context-length`` (tokens), at most ``at_most``, whose request SGLang's KV pool holds also at
+    the low end of kvlint's band, with the re-planned detail at it; the remedy KV702 and KV202 share.
+
+    The pool (``max_total_num_tokens``) does not depend on ``context_length`` (docs/engine-memory-model.md §3.3), so
+    the candidate is ``at_most`` when the low-end pool holds it, else the low-end pool rounded down to 1,024 tokens
+    (kept as is below 2,048); it is re-planned with :func:`kvlint.rules.remedies.replanned` and must pass
+    :func:`_holds_one_request`. None without an SGLang plan with a pool, or when the candidate is shorter than
+    :data:`~kvlint.rules.remedies.MIN_USEFUL_MAX_MODEL_LEN` (a context too short to serve is no remedy)."""
+    d = ctx.detail
+    if not isinstance(d, SglangPlanDetail) or d.rest_bytes <= 0 or d.max_total_num_tokens <= 0:
+        return None
+    low = _low_tokens(d)
+    if at_most is not None and low >= at_most:
+        target = at_most
+    else:
+        target = low // 1024 * 1024 if low >= 2048 else low
+    if target < MIN_USEFUL_MAX_MODEL_LEN:
+        return None
+    nd = replanned(ctx.cr, context_length=target)
+    if not _holds_one_request(nd):
+        return None
+    assert isinstance(nd, SglangPlanDetail)
+    return target, nd
+
+
 @check("KV701")
 def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV701: ``mem_fraction_static`` x the free memory before loading leaves no KV pool after the weights
@@ -113,14 +141,10 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
         return  # fits, or the pool is too small to start at all (KV701)
     p = d.plan
     fixes = []
-    low = _low_tokens(d)
-    target = low // 1024 * 1024 if low >= 2048 else low
-    if target < MIN_USEFUL_MAX_MODEL_LEN:
-        target = 0  # a context too short to serve is no remedy
-    nd = replanned(ctx.cr, context_length=target) if target > 0 else None
-    if _holds_one_request(nd):
+    found = fitting_context_length(ctx)
+    if found is not None:
         fixes.append(
-            f"set --context-length {target} (re-planned: one request fits, also at the low end of kvlint's band)"
+            f"set --context-length {found[0]} (re-planned: one request fits, also at the low end of kvlint's band)"
         )
     if d.mem_fraction_static < 0.95:
         nd = replanned(ctx.cr, mem_fraction_static=0.95)
