@@ -113,16 +113,19 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
 def _example_len(ctx: RuleContext, derived: int | None) -> str:
     """KV202's example length: 32,768 (or the model's own limit when smaller), lowered to the largest length
     that fits robustly on this GPU when the plan says 32,768 does not (the same search as KV103's remedy,
-    :func:`kvlint.rules.families.capacity.fitting_max_model_len`), so the two findings never disagree."""
-    from kvlint.rules.families.capacity import fitting_max_model_len
+    :func:`kvlint.rules.families.capacity.proposed_max_model_len`, aimed at KV104's ``min_concurrency``), so the
+    two findings never disagree."""
+    from kvlint.rules.families.capacity import proposed_max_model_len
 
     example = min(derived or 32768, 32768)
     plan = ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0:
         return str(example)
-    if plan.num_blocks_low * plan.block_size >= 1.25 * example:  # plainly fits: no search needed
+    want = float(ctx.param("min_concurrency", "KV104"))
+    low_tokens = plan.num_blocks_low * plan.block_size
+    if low_tokens >= 1.25 * example and plan.capacity_tokens >= want * example:  # plainly fits: no search
         return str(example)
-    fit = fitting_max_model_len(ctx, 1.0, below=example + 1)
+    fit = proposed_max_model_len(ctx, below=example + 1)
     if fit is None:
         return f"{example} (no length of at least 1,024 tokens fits robustly on this GPU: see the capacity findings)"
     if fit.tokens == example:
