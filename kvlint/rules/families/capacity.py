@@ -20,7 +20,7 @@ from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail
 from kvlint.rules.context import GiB, RuleContext, gib
-from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_missing
+from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
     MIN_USEFUL_MAX_MODEL_LEN,
@@ -68,15 +68,6 @@ def _below_kv104(ctx: RuleContext, concurrency: float) -> str:
     )
 
 
-def shm_note(ctx: RuleContext) -> str:
-    """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
-    finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
-    is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions)."""
-    if not shm_missing(ctx):
-        return ""
-    return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
-
-
 #: each heuristic term of a plan's KV band: (short name, what it is), as the band explanation names it
 _TERM_NAMES = {
     "activation": ("activation", "activation peak of the profiling pass"),
@@ -102,9 +93,9 @@ class BandDriver:
     def text(self) -> str:
         """'the largest share from its [heuristic] estimate of the ... (3.62 GiB: 1.27 GiB of the 2.70 GiB ...)'."""
         return (
-            f"the largest share from its [heuristic] estimate of the {self.what} ({gib(self.term_bytes)}: "
-            f"{gib(self.share_bytes)} of the {gib(self.half_bytes)} between the predicted and the pessimistic KV "
-            "cache)"
+            f"the largest share from its [heuristic] estimate of the {self.what}, {gib(self.term_bytes)}, which "
+            f"accounts for {gib(self.share_bytes)} of the {gib(self.half_bytes)} between the predicted and the "
+            "pessimistic KV cache"
         )
 
 
@@ -738,20 +729,33 @@ def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     low, high = p.num_blocks_low * p.block_size, p.num_blocks_high * p.block_size
     if not (low < need <= d.max_batch_total_tokens):
         return
+    exits = f"the warmup may leave too little KV cache on some nodes and TGI then exits ('{refusal}')"
+    summary = ""
     if low <= 0:
         drv = band_driver(ctx)
-        band = f"kvlint's band runs from no KV cache at all (0 tokens) to {high:,}" + (
-            f", {drv.text()}" if drv else ""
+        band = f"kvlint's band runs from no KV cache at all (0 tokens) to {high:,}"
+        summary = (
+            f"{what.split(' (')[0]} fits TGI's predicted max_batch_total_tokens {d.max_batch_total_tokens:,}, but "
+            f"{band}"
+            + (f", the largest share from its {drv.short} estimate ({gib(drv.term_bytes)})" if drv else "")
+            + f": {exits.split(' (')[0]}"
         )
+        band += (
+            f"; {drv.text()}; so the verdict depends on that estimate more than on this configuration"
+            if drv
+            else ""
+        )
+        band += ";"
     else:
-        band = f"not the low end of kvlint's band ({low:,} to {high:,})"
+        band = f"not the low end of kvlint's band ({low:,} to {high:,}):"
     yield ctx.finding(
         f"{what} fits TGI's predicted max_batch_total_tokens {d.max_batch_total_tokens:,} on {ctx.where}, but "
-        f"{band}: the warmup may leave too little KV cache on some nodes and TGI then exits ('{refusal}')",
+        f"{band} {exits}",
         _concurrency_loc(ctx)
         if d.user_max_total_tokens is not None or d.user_max_input_tokens is None
         else ctx.serving.loc("max_input_tokens"),
         fix=_tgi_band_fix(ctx, d, low),
+        summary=summary,
     )
 
 

@@ -130,6 +130,8 @@ def _example_len(ctx: RuleContext, derived: int | None) -> str:
         return f"{example} (no length of at least 1,024 tokens fits robustly on this GPU: see the capacity findings)"
     if fit.tokens == example:
         return str(example)
+    if fit.detail.plan.max_concurrency >= want:
+        return f"{fit.tokens} (the largest that fits robustly on this GPU, {want:g} such requests at once: KV104)"
     return f"{fit.tokens} (the largest that fits robustly on this GPU)"
 
 

@@ -312,6 +312,15 @@ def shm_missing(ctx: RuleContext) -> bool:
     return not has_memory_shm(w.pod_spec, ctx.container)
 
 
+def shm_note(ctx: RuleContext) -> str:
+    """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
+    finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
+    is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions)."""
+    if not shm_missing(ctx):
+        return ""
+    return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
+
+
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
 from kvlint.rules.context import RuleContext, gib
-from kvlint.rules.families.capacity import shm_note
+from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
 from kvlint.types import Diagnostic

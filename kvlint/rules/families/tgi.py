@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 from kvlint.memory.tgi import TgiPlanDetail, tgi_version
 from kvlint.rules.context import RuleContext, gib
-from kvlint.rules.families.capacity import shm_note
+from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import first_fitting, largest_fitting, replanned
 from kvlint.types import Diagnostic
