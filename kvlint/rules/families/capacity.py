@@ -11,7 +11,7 @@ the router's token limits (§2.3); for SGLang ``ModelRunner.init_memory_pool`` (
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kvlint.engines.layout import MEMORY_FRACTION
@@ -20,7 +20,7 @@ from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail
 from kvlint.rules.context import GiB, RuleContext, gib
-from kvlint.rules.families.parallelism import kv_heads_tp_ok
+from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
     MIN_USEFUL_MAX_MODEL_LEN,
@@ -48,6 +48,94 @@ def _kv_bytes_bypass(ctx: RuleContext) -> bool:
 def _band(ctx: RuleContext) -> float:
     """KV105's ``band`` parameter: the share of the KV cache a fit must keep spare to be called robust."""
     return float(ctx.param("band", "KV105"))
+
+
+def _min_concurrency(ctx: RuleContext) -> float:
+    """KV104's ``min_concurrency`` parameter (full-length requests the KV cache must hold at once), which every
+    capacity remedy aims at so that applying one does not trade its finding for KV104."""
+    return float(ctx.param("min_concurrency", "KV104"))
+
+
+def _below_kv104(ctx: RuleContext, concurrency: float) -> str:
+    """The explicit statement a remedy carries when it leaves fewer than KV104's ``min_concurrency``
+    full-length requests (``concurrency``, requests at once), else ''."""
+    want = _min_concurrency(ctx)
+    if concurrency >= want:
+        return ""
+    return (
+        f"; it leaves {concurrency:.2f} concurrent full-length requests, below KV104's minimum of {want:g}, so "
+        "KV104 then warns"
+    )
+
+
+#: each heuristic term of a plan's KV band: (short name, what it is), as the band explanation names it
+_TERM_NAMES = {
+    "activation": ("activation", "activation peak of the profiling pass"),
+    "non_torch": ("non-torch", "non-torch memory (CUDA context, NCCL buffers)"),
+    "cudagraph": ("CUDA graph", "CUDA graph pool"),
+    "sampler": ("sampler", "activation of the other top-k/top-p sampler the image may pick"),
+    "prefill": ("warmup activation", "activation of the warmup prefill batch"),
+}
+
+
+@dataclass(frozen=True)
+class BandDriver:
+    """The heuristic term that dominates the pessimistic side of a plan's KV band, per GPU: ``short``/``what``
+    name it, ``term_bytes`` is kvlint's estimate of it, ``share_bytes`` its part of the band and ``half_bytes``
+    the whole distance from the predicted to the pessimistic KV cache."""
+
+    short: str
+    what: str
+    term_bytes: int
+    share_bytes: int
+    half_bytes: int
+
+    def text(self) -> str:
+        """'the largest share from its [heuristic] estimate of the ... (3.62 GiB: 1.27 GiB of the 2.70 GiB ...)'."""
+        return (
+            f"the largest share from its [heuristic] estimate of the {self.what}, {gib(self.term_bytes)}, which "
+            f"accounts for {gib(self.share_bytes)} of the {gib(self.half_bytes)} between the predicted and the "
+            "pessimistic KV cache"
+        )
+
+
+def band_driver(ctx: RuleContext) -> BandDriver | None:
+    """The heuristic term that dominates the pessimistic side of the plan's KV band (bytes per GPU).
+
+    vLLM: the distance is :func:`kvlint.memory.calibration.band_bytes` of activation + non-torch + CUDA graphs (a
+    fixed part plus ``BAND_REL`` of each term) plus, before 0.11.1, the other sampler's activation; TGI:
+    ``±50 %`` of non-torch and the warmup prefill activation (:mod:`kvlint.memory.tgi`). None for SGLang or when
+    the band is empty (``--kv-cache-memory-bytes``)."""
+    plan = ctx.plan
+    if plan is None:
+        return None
+    half = plan.kv_cache_bytes - plan.kv_cache_bytes_low
+    if half <= 0:
+        return None
+    if ctx.engine == "vllm":
+        from kvlint.memory.calibration import BAND_REL, band_bytes
+
+        act, nt, cg = plan.activation_bytes, plan.non_torch_bytes, plan.cudagraph_bytes
+        terms = [
+            ("activation", act, int(BAND_REL * act)),
+            ("non_torch", nt, int(BAND_REL * nt)),
+            ("cudagraph", cg, int(BAND_REL * cg)),
+        ]
+        sampler = half - band_bytes(act + nt + cg)
+        if sampler > 0:
+            terms.append(("sampler", sampler, sampler))
+    elif ctx.engine == "tgi":
+        act, nt = plan.activation_bytes, plan.non_torch_bytes
+        if act + nt <= 0:
+            return None
+        terms = [("prefill", act, half * act // (act + nt)), ("non_torch", nt, half * nt // (act + nt))]
+    else:
+        return None
+    key, term, share = max(terms, key=lambda t: t[2])
+    if share <= 0:
+        return None
+    short, what = _TERM_NAMES[key]
+    return BandDriver(short, what, term, share, half)
 
 
 def _vllm_verdict(ctx: RuleContext) -> str | None:
@@ -116,6 +204,13 @@ def _join(*fixes: str) -> str:
     return "; or ".join(f for f in fixes if f)
 
 
+def _aimed(ctx: RuleContext, remedy: Callable[[RuleContext, float], str]) -> str:
+    """``remedy`` aimed at KV104's ``min_concurrency`` when some value reaches it; else aimed at one request,
+    and the text then says that KV104 still warns (:func:`_below_kv104`), so no remedy silently trades one
+    capacity finding for another."""
+    return remedy(ctx, _min_concurrency(ctx)) or remedy(ctx, 1.0)
+
+
 def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit."""
     m, plan, p = ctx.model, ctx.plan, ctx.placement
@@ -138,8 +233,9 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         return ""
     t, d = found
     return (
-        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod) fits: "
+        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
+        + _below_kv104(ctx, d.plan.max_concurrency)
     )
 
 
@@ -163,6 +259,7 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     return (
         f"--gpu-memory-utilization {h / 100:.2f} fits ({gib(d.plan.kv_cache_bytes)} KV per GPU, "
         f"{d.plan.max_concurrency:.2f}x) if nothing else uses the GPU"
+        + _below_kv104(ctx, d.plan.max_concurrency)
     )
 
 
@@ -190,6 +287,7 @@ def _fp8_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     return (
         f"--kv-cache-dtype fp8 halves KV per token ({p2.kv_bytes_per_token:,} B): {p2.capacity_tokens:,} tokens, "
         f"{p2.max_concurrency:.2f}x at max-model-len {p2.max_model_len:,}{switch}"
+        + _below_kv104(ctx, p2.max_concurrency)
     )
 
 
@@ -259,6 +357,13 @@ def fitting_max_model_len(
     return LengthFit(found[0], found[1], engine_estimate)
 
 
+def proposed_max_model_len(ctx: RuleContext, below: int | None = None) -> LengthFit | None:
+    """The max-model-len the capacity remedies propose (:func:`fitting_max_model_len`): the largest that holds
+    KV104's ``min_concurrency`` requests when one does, else the largest that holds one (KV103's and KV202's
+    shared answer, so the two findings never disagree)."""
+    return fitting_max_model_len(ctx, _min_concurrency(ctx), below) or fitting_max_model_len(ctx, 1.0, below)
+
+
 def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The remedy text for :func:`fitting_max_model_len`, quoting vLLM's own estimate when it differs."""
     fit = fitting_max_model_len(ctx, min_concurrency)
@@ -269,7 +374,7 @@ def _len_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         note = f"; vLLM's own estimate of the maximum is {fit.engine_estimate:,}"
     return (
         f"--max-model-len {fit.tokens} fits ({fit.detail.plan.max_concurrency:.2f}x concurrent requests of that "
-        f"length, also at the low end of the band{note})"
+        f"length, also at the low end of the band{note})" + _below_kv104(ctx, fit.detail.plan.max_concurrency)
     )
 
 
@@ -304,7 +409,7 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         s.loc("tensor_parallel_size")
         if "tensor_parallel_size" in s.flags
         else (s.model.loc if s.model else None),
-        fix=_join(_tp_remedy(ctx), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+        fix=_join(_aimed(ctx, _tp_remedy), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
     )
 
 
@@ -320,7 +425,8 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
         "fails with 'No available memory for the cache blocks'",
         util_loc,
-        fix=_join(_util_remedy(ctx), _tp_remedy(ctx)) or "use a larger GPU or a quantized model",
+        fix=_join(_aimed(ctx, _util_remedy), _aimed(ctx, _tp_remedy))
+        or "use a larger GPU or a quantized model",
     )
 
 
@@ -338,7 +444,12 @@ def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
         "request with the model's max seq len ... KV cache is needed, which is larger than the available KV "
         "cache memory'",
         _len_loc(ctx),
-        fix=_join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx), _tp_remedy(ctx))
+        fix=_join(
+            _aimed(ctx, _len_remedy),
+            _aimed(ctx, _fp8_remedy),
+            _aimed(ctx, _util_remedy),
+            _aimed(ctx, _tp_remedy),
+        )
         or "use a larger GPU or more GPUs",
     )
 
@@ -369,38 +480,65 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     plan = ctx.plan
     assert plan is not None
     fix = (
-        _join(_len_remedy(ctx), _fp8_remedy(ctx), _util_remedy(ctx))
-        or _tp_remedy(ctx)
+        _join(_aimed(ctx, _len_remedy), _aimed(ctx, _fp8_remedy), _aimed(ctx, _util_remedy))
+        or _aimed(ctx, _tp_remedy)
         or (
             "use a larger GPU or more GPUs (--tensor-parallel-size): no shorter context of at least "
             f"{MIN_USEFUL_MAX_MODEL_LEN:,} tokens fits robustly here"
         )
     )
     if plan.max_concurrency_low < 1.0:
-        low, high = gib(max(0, plan.kv_cache_bytes_low)), gib(max(0, plan.kv_cache_bytes_high))
-        if plan.max_concurrency < 1.0:
+        # one convention: the band's ends are the plan's signed figures, as the budget equation prints them; an
+        # end at or below zero is said in words (no KV cache at all), never clamped to 0.00 GiB
+        low, high = plan.kv_cache_bytes_low, plan.kv_cache_bytes_high
+        need = f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU)"
+        fails = plan.max_concurrency < 1.0
+        outcome = "start-up most likely fails" if fails else "start-up may fail on some nodes"
+        if low <= 0:
+            # the band reaches from no KV cache at all to at least one request: "risky" says little, so say
+            # which heuristic term makes it that wide
+            drv = band_driver(ctx)
+            lines = [
+                f"{need} {'does not fit' if fails else 'fits'} the predicted KV cache ({gib(plan.kv_cache_bytes)})",
+                f"kvlint's band runs from {gib(low)} (the other terms exceed the budget: no KV cache at all) to "
+                f"{gib(high)} (it fits)" + (f", {drv.text()}" if drv else ""),
+                f"so the verdict depends on {'that estimate' if drv else 'kvlint estimates'} more than on this "
+                f"configuration: {outcome}, and the engine's 'Available KV cache memory' log line settles it",
+                _plan_summary(plan),
+            ]
+            summary = (
+                f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
+                f"{gib(plan.kv_cache_bytes)}, but kvlint's band runs from no KV cache at all to {gib(high)}"
+                + (
+                    f", the largest share from its {drv.short} estimate ({gib(drv.term_bytes)})"
+                    if drv
+                    else ""
+                )
+                + f": {outcome}"
+            )
+        elif fails:
             # the central estimate already fails: only nodes at the band's upper end would start it. Still the
             # catalogue's warning: inside the band kvlint cannot be sure, and an error would deny at admission
-            yield ctx.finding(
-                f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per "
-                f"GPU) does not fit the predicted KV cache ({gib(plan.kv_cache_bytes)}); only the upper end of "
-                f"kvlint's prediction band ({low} to {high}) holds it: start-up most likely fails; "
-                f"{_plan_summary(plan)}",
-                _len_loc(ctx),
-                fix=fix,
-                summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a "
-                f"predicted {gib(plan.kv_cache_bytes)} (band {low} to {high}): start-up most likely fails",
+            lines = [
+                f"{need} does not fit the predicted KV cache ({gib(plan.kv_cache_bytes)})",
+                f"only the upper end of kvlint's prediction band ({gib(low)} to {gib(high)}) holds it: {outcome}",
+                _plan_summary(plan),
+            ]
+            summary = (
+                f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
+                f"{gib(plan.kv_cache_bytes)} (band {gib(low)} to {gib(high)}): {outcome}"
             )
-            return
-        yield ctx.finding(
-            f"one max-model-len request ({plan.max_model_len:,} tokens, {gib(plan.per_request_bytes)} of KV per GPU) "
-            f"fits the predicted KV cache ({gib(plan.kv_cache_bytes)}), but the verdict flips inside "
-            f"kvlint's prediction band ({low} to {high}): start-up may fail on some nodes; {_plan_summary(plan)}",
-            _len_loc(ctx),
-            fix=fix,
-            summary=f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
-            f"{gib(plan.kv_cache_bytes)} (band {low} to {high}): start-up may fail on some nodes",
-        )
+        else:
+            lines = [
+                f"{need} fits the predicted KV cache ({gib(plan.kv_cache_bytes)}), but the verdict flips inside "
+                f"kvlint's prediction band ({gib(low)} to {gib(high)}): {outcome}",
+                _plan_summary(plan),
+            ]
+            summary = (
+                f"one max-model-len request needs {gib(plan.per_request_bytes)} of KV per GPU against a predicted "
+                f"{gib(plan.kv_cache_bytes)} (band {gib(low)} to {gib(high)}): {outcome}"
+            )
+        yield ctx.finding("; ".join(lines), _len_loc(ctx), fix=fix, summary=summary)
         return
     band = _band(ctx)
     headroom = plan.kv_cache_bytes - plan.per_request_bytes
@@ -450,7 +588,7 @@ def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     if found is None:
         return ""
     n, nd = found
-    return f"NUM_SHARD={n} with {n} GPUs (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
+    return f"NUM_SHARD={n} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
 
 
 def _concurrency_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
@@ -489,27 +627,135 @@ def low_concurrency_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def tgi_band_requirement(d: TgiPlanDetail) -> tuple[int, str, str] | None:
+    """What the warmup's ``max_batch_total_tokens`` must hold for TGI to start, when that does not adapt to the
+    memory the warmup finds: ``(tokens, what sets them, TGI's refusal)``; None when TGI sizes its limits to
+    the KV cache itself.
+
+    * ``max_total_tokens`` as the user set it (all versions), or as the launcher defaulted it before 2.4
+      (1.x: 2048; 2.0-2.3: ``min(max_position_embeddings, 4096)``, ``launcher/src/main.rs::main`` at v1.4.5 and
+      v2.0.4-v2.3.1): the router refuses above ``max_batch_total_tokens`` (``router/src/main.rs`` in 1.x-2.x,
+      ``backends/v3/src/lib.rs::connect_backend`` "Not enough memory to handle `max_total_tokens`" from 3.0).
+    * From 2.4 with prompt chunking, an unset ``max_total_tokens`` is taken from the KV blocks at warmup
+      (``FlashCausalLM.warmup``, capped by ``max_position_embeddings``), so a set ``max_input_tokens`` must stay
+      below them: ``max_input_tokens + 1`` tokens, else the router refuses with "`max_input_tokens` must be <
+      `max_total_tokens`" (``backends/v3/src/main.rs``, v2.4.1-v3.3.7).
+    * From 2.4 without chunking the default is the warmup batch itself (its blocks are in the cache), and with
+      neither limit set both follow the cache: None (KV604 covers a warmup batch that does not fit).
+    """
+    v = ".".join(map(str, d.version))
+    if d.user_max_total_tokens is not None or d.version < (2, 4, 0):
+        refusal = (
+            f"Not enough memory to handle `max_total_tokens={d.max_total_tokens}`"
+            if d.version >= (3, 0, 0)
+            else "`max_total_tokens` must be <= `max_batch_total_tokens`"
+        )
+        if d.user_max_total_tokens is not None:
+            return d.max_total_tokens, f"max_total_tokens {d.max_total_tokens:,}", refusal
+        default = "2048" if d.version < (2, 0, 0) else "min(max_position_embeddings, 4096)"
+        return (
+            d.max_total_tokens,
+            f"max_total_tokens {d.max_total_tokens:,} (TGI {v}'s default when unset: {default})",
+            refusal,
+        )
+    if d.has_chunking and d.user_max_input_tokens is not None:
+        return (
+            d.user_max_input_tokens + 1,
+            f"max_input_tokens {d.user_max_input_tokens:,} + 1 (with max_total_tokens unset, TGI {v} takes it from "
+            "the KV blocks at warmup, and it must exceed max_input_tokens)",
+            "`max_input_tokens` must be < `max_total_tokens`",
+        )
+    return None
+
+
+def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
+    """A re-planned KV105 remedy for TGI: lower the limit to what the low end of the band holds, aimed at KV104's
+    ``min_concurrency`` when ``max_total_tokens`` is set (KV104 then applies), else the text says KV104 warns."""
+    from kvlint.rules.families.tgi import tgi_starts
+
+    def robust(nd: object, need: int) -> bool:
+        return (
+            tgi_starts(nd)
+            and isinstance(nd, TgiPlanDetail)
+            and (nd.plan.num_blocks_low * nd.plan.block_size >= need)
+        )
+
+    fixes: list[str] = []
+    if d.user_max_total_tokens is None and d.version >= (2, 4, 0):
+        target = low - 1  # max_input_tokens below what the pessimistic cache holds
+        if target >= MIN_USEFUL_MAX_MODEL_LEN:
+            nd = replanned(ctx.cr, max_input_tokens=target)
+            if robust(nd, target + 1):
+                fixes.append(
+                    f"MAX_INPUT_TOKENS={target} or less (re-planned: fits at the low end of kvlint's band)"
+                )
+    else:
+        bt = d.max_batch_total_tokens
+        for target in dict.fromkeys((min(low, int(bt / _min_concurrency(ctx))), low)):
+            if target < MIN_USEFUL_MAX_MODEL_LEN:
+                continue
+            max_in = min(d.max_input_tokens, target - 1)
+            nd = replanned(ctx.cr, max_total_tokens=target, max_input_tokens=max_in)
+            if isinstance(nd, TgiPlanDetail) and robust(nd, target):
+                conc = nd.max_batch_total_tokens / target
+                fixes.append(
+                    f"MAX_TOTAL_TOKENS={target} and MAX_INPUT_TOKENS={max_in} (re-planned: fits at the low end of "
+                    f"kvlint's band, {conc:.2f}x)" + _below_kv104(ctx, conc)
+                )
+                break
+    more = _tgi_shard_remedy(ctx, d)
+    if not fixes:
+        fixes.append(
+            "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks)"
+            if not more
+            else ""
+        )
+    return _join(*fixes, more) or "use a larger GPU or more shards"
+
+
 @check("KV105", engine="tgi")
 def within_band_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV105 (TGI): the user's ``max_total_tokens`` fits the predicted ``max_batch_total_tokens`` but not its
-    low end, so TGI's check after warmup ("Not enough memory to handle `max_total_tokens`", KV603) may fail
-    on some nodes."""
+    """KV105 (TGI): what the warmup's ``max_batch_total_tokens`` must hold (:func:`tgi_band_requirement`: the
+    user's ``max_total_tokens``, the launcher's default before 2.4, or a set ``max_input_tokens`` + 1 from 2.4)
+    fits the predicted figure but not its low end, so TGI's check after warmup may refuse on some nodes."""
     d = ctx.detail
-    if not isinstance(d, TgiPlanDetail) or d.user_max_total_tokens is None or d.warmup_oom:
+    if not isinstance(d, TgiPlanDetail) or d.warmup_oom:
         return
+    req = tgi_band_requirement(d)
+    if req is None:
+        return
+    need, what, refusal = req
     p = d.plan
-    low = p.num_blocks_low * p.block_size
-    if not (low < d.max_total_tokens <= d.max_batch_total_tokens):
+    low, high = p.num_blocks_low * p.block_size, p.num_blocks_high * p.block_size
+    if not (low < need <= d.max_batch_total_tokens):
         return
+    exits = f"the warmup may leave too little KV cache on some nodes and TGI then exits ('{refusal}')"
+    summary = ""
+    if low <= 0:
+        drv = band_driver(ctx)
+        band = f"kvlint's band runs from no KV cache at all (0 tokens) to {high:,}"
+        summary = (
+            f"{what.split(' (')[0]} fits TGI's predicted max_batch_total_tokens {d.max_batch_total_tokens:,}, but "
+            f"{band}"
+            + (f", the largest share from its {drv.short} estimate ({gib(drv.term_bytes)})" if drv else "")
+            + f": {exits.split(' (')[0]}"
+        )
+        band += (
+            f"; {drv.text()}; so the verdict depends on that estimate more than on this configuration"
+            if drv
+            else ""
+        )
+        band += ";"
+    else:
+        band = f"not the low end of kvlint's band ({low:,} to {high:,}):"
     yield ctx.finding(
-        f"max_total_tokens {d.max_total_tokens:,} fits TGI's predicted max_batch_total_tokens "
-        f"{d.max_batch_total_tokens:,} on {ctx.where}, but not the low end of kvlint's band ({low:,} to "
-        f"{p.num_blocks_high * p.block_size:,}): the warmup may leave too little KV cache on some nodes and TGI "
-        "then exits ('Not enough memory to handle `max_total_tokens`')",
-        _concurrency_loc(ctx),
-        fix=f"MAX_TOTAL_TOKENS={low} or less (and MAX_INPUT_TOKENS below it), or more shards"
-        if low >= MIN_USEFUL_MAX_MODEL_LEN
-        else "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks), or more shards",
+        f"{what} fits TGI's predicted max_batch_total_tokens {d.max_batch_total_tokens:,} on {ctx.where}, but "
+        f"{band} {exits}",
+        _concurrency_loc(ctx)
+        if d.user_max_total_tokens is not None or d.user_max_input_tokens is None
+        else ctx.serving.loc("max_input_tokens"),
+        fix=_tgi_band_fix(ctx, d, low),
+        summary=summary,
     )
 
 
@@ -551,7 +797,7 @@ def _sglang_tp_remedy(ctx: RuleContext, d: SglangPlanDetail) -> str:
         return ""
     n, nd = found
     assert isinstance(nd, SglangPlanDetail)
-    return f"--tp-size {n} with {n} GPUs (re-planned: {nd.max_total_num_tokens:,} tokens)"
+    return f"--tp-size {n} with {n} GPUs{shm_note(ctx)} (re-planned: {nd.max_total_num_tokens:,} tokens)"
 
 
 @check("KV104", engine="sglang")

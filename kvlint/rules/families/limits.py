@@ -122,11 +122,13 @@ def max_len_unset_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
 class _Example:
     """KV202's example length: ``tokens``; ``fits`` True when re-planned to fit robustly on this GPU, False when
     no length of at least :data:`MIN_USEFUL_MAX_MODEL_LEN` does, None when kvlint has no plan to tell;
-    ``lowered`` when it is below the 32,768-token (or model-limit) example because that does not fit."""
+    ``lowered`` when it is below the 32,768-token (or model-limit) example because that does not fit; ``held``
+    the clause saying it holds KV104's ``min_concurrency`` (empty when it does not, or for SGLang)."""
 
     tokens: int
     fits: bool | None = None
     lowered: bool = False
+    held: str = ""
 
 
 #: KV202's example length when the model allows more and the GPU holds it (tokens).
@@ -136,19 +138,23 @@ _EXAMPLE_TOKENS = 32768
 def _example_len(ctx: RuleContext, derived: int | None) -> _Example:
     """KV202's example length (vLLM): 32,768 (or the model's own limit when smaller), lowered to the largest length
     that fits robustly on this GPU when the plan says 32,768 does not (the same search as KV103's remedy,
-    :func:`kvlint.rules.families.capacity.fitting_max_model_len`), so the two findings never disagree."""
-    from kvlint.rules.families.capacity import fitting_max_model_len
+    :func:`kvlint.rules.families.capacity.proposed_max_model_len`, aimed at KV104's ``min_concurrency``), so the
+    two findings never disagree."""
+    from kvlint.rules.families.capacity import proposed_max_model_len
 
     example = min(derived or _EXAMPLE_TOKENS, _EXAMPLE_TOKENS)
     plan = ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0:
         return _Example(example)
-    if plan.num_blocks_low * plan.block_size >= 1.25 * example:  # plainly fits: no search needed
+    want = float(ctx.param("min_concurrency", "KV104"))
+    low_tokens = plan.num_blocks_low * plan.block_size
+    if low_tokens >= 1.25 * example and plan.capacity_tokens >= want * example:  # plainly fits: no search
         return _Example(example, fits=True)
-    fit = fitting_max_model_len(ctx, 1.0, below=example + 1)
+    fit = proposed_max_model_len(ctx, below=example + 1)
     if fit is None:
         return _Example(example, fits=False)
-    return _Example(fit.tokens, fits=True, lowered=fit.tokens < example)
+    held = f", {want:g} such requests at once: KV104" if fit.detail.plan.max_concurrency >= want else ""
+    return _Example(fit.tokens, fits=True, lowered=fit.tokens < example, held=held)
 
 
 def _example_len_sglang(ctx: RuleContext, derived: int) -> _Example:
@@ -181,7 +187,7 @@ def _example_fix(flag: str, engine: str, used: int | None, ex: _Example) -> str:
             "changes today, but the limit no longer follows config.json); set it lower if your prompt + output "
             "are shorter"
         )
-    note = " (the largest that fits robustly on this GPU)" if ex.lowered else ""
+    note = f" (the largest that fits robustly on this GPU{ex.held})" if ex.lowered else ""
     return f"set {flag} to the longest prompt + output you serve, e.g. {flag} {ex.tokens}{note}"
 
 

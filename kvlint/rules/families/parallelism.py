@@ -302,18 +302,35 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
 OPERATOR_BUILT_PODS = frozenset({"InferenceEndpointConfig"})
 
 
+def shm_missing(ctx: RuleContext) -> bool:
+    """Whether KV404 would report this pod once it runs more than one GPU worker: no memory-backed ``/dev/shm``
+    (:func:`kvlint.rules.facts.has_memory_shm`), not a Ray pod (KubeRay adds one itself) and not a pod an
+    operator writes (its volumes are not in the manifest). Capacity remedies that raise the GPU count use it."""
+    w = ctx.workload
+    if w.kind.lower().startswith("ray") or w.kind in OPERATOR_BUILT_PODS:
+        return False
+    return not has_memory_shm(w.pod_spec, ctx.container)
+
+
+def shm_note(ctx: RuleContext) -> str:
+    """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
+    finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
+    is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions)."""
+    if not shm_missing(ctx):
+        return ""
+    return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
+
+
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
     vLLM's shared-memory broadcast use it; container runtimes give 64 MiB by default. KubeRay adds one to Ray
     pods itself."""
-    lay, w, s = ctx.layout, ctx.workload, ctx.serving
+    lay, s = ctx.layout, ctx.serving
     if lay.tp * lay.pp * lay.dp <= 1 or not lay.known:
         return
-    if w.kind.lower().startswith("ray") or has_memory_shm(w.pod_spec, ctx.container):
+    if not shm_missing(ctx):
         return
-    if w.kind in OPERATOR_BUILT_PODS:
-        return  # the operator writes the pod; its volumes are not in the manifest
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
         what = f"TP {lay.tp}, PP {lay.pp}, DP {lay.dp}"

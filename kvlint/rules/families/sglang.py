@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
 from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, first_fitting, replanned, smallest_fitting
 from kvlint.types import Diagnostic
@@ -113,7 +114,8 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), _holds_one_request)
     if found is not None:
         fixes.append(
-            f"use --tp-size {found[0]} with {found[0]} GPUs (re-planned: {_pool_tokens(found[1])} tokens)"
+            f"use --tp-size {found[0]} with {found[0]} GPUs{shm_note(ctx)} (re-planned: {_pool_tokens(found[1])} "
+            "tokens)"
         )
     yield ctx.finding(
         f"mem_fraction_static {d.mem_fraction_static} × {gib(d.pre_free_bytes)} free before loading = "

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from kvlint.memory.tgi import TgiPlanDetail, tgi_version
 from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import first_fitting, largest_fitting, replanned
 from kvlint.types import Diagnostic
@@ -136,7 +137,8 @@ def _total_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     if more is not None:
         n, nd2 = more
         fixes.append(
-            f"use NUM_SHARD={n} with {n} GPUs (re-planned: max_batch_total_tokens {nd2.max_batch_total_tokens})"
+            f"use NUM_SHARD={n} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens "
+            f"{nd2.max_batch_total_tokens})"
         )
     return (
         "; or ".join(fixes)
@@ -198,7 +200,7 @@ def _prefill_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
             )
     more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
-        fixes.append(f"use NUM_SHARD={more[0]} with {more[0]} GPUs (re-planned: warmup fits)")
+        fixes.append(f"use NUM_SHARD={more[0]} with {more[0]} GPUs{shm_note(ctx)} (re-planned: warmup fits)")
     return "; or ".join(fixes) or (
         "no smaller MAX_BATCH_PREFILL_TOKENS leaves room for max_total_tokens (re-planned): use more shards, a "
         "larger GPU or a quantized model"
