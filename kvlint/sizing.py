@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import image_platform
-from kvlint.types import CheckResult, ContainerResult, Diagnostic
+from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
 
-__all__ = ["SIZED", "SizingSummary", "outcomes", "sizing_of", "summarise", "unread"]
+__all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
 SIZED = ("plan", "fleet", "leader")
 
@@ -72,6 +72,27 @@ def sizing_of(cr: ContainerResult) -> str:
     if acc is None:
         return "GPU unknown"
     return "memory model could not size it"
+
+
+#: the rules that say why a serving container was not sized (GPU, model config, command)
+_WHY_RULES = ("KV501", "KV502", "KV503")
+
+
+def explained_at(cr: ContainerResult, diagnostics: list[Diagnostic]) -> Loc | None:
+    """Where the report says why ``cr`` was not sized: the location of its KV501/KV502/KV503 finding (in
+    ``cr``'s file; else such a finding on its whole object, e.g. KV502 on a serving-runtime template), so ``--require-sizing`` names the same line and column as that finding; without one (the
+    rule ignored), the position a rule finding on the container defaults to (the engine command's, else the
+    container's)."""
+    path = cr.workload.doc.path
+    mine = [
+        d
+        for d in diagnostics
+        if d.rule in _WHY_RULES and d.object == cr.object_ref and d.loc is not None and d.loc.file == path
+    ]
+    # the container's own finding, else one on the whole object (KV502 on a serving-runtime template)
+    for d in [d for d in mine if d.container == cr.container_name] + [d for d in mine if not d.container]:
+        return d.loc
+    return cr.serving.command_loc or cr.container.loc or cr.workload.loc
 
 
 def outcomes(containers: list[ContainerResult]) -> list[str]:

@@ -175,3 +175,31 @@ def test_a_chart_helm_cannot_render_is_not_read_and_the_sizing_line_stays(tmp_pa
     (plain / "values.yaml").write_text("replicas: 1\n")
     (plain / "Chart.yaml").write_text((plain / "Chart.yaml").read_text().replace("vLLM", "web"))
     assert summarise(run_check([str(plain)], Options(allow_hub=False))).not_read == 0
+
+
+def test_require_sizing_names_the_place_of_the_finding_that_says_why() -> None:
+    """Each 'not sized' line of --require-sizing names the file:line:column of the KV501/KV502 finding on the
+    same container: the TPU nodeSelector of a real GKE sample (KV501; fixtures/sizing/SOURCE.md), the model
+    argument of a model kvlint does not hold (KV502)."""
+    import re
+
+    tpu = ROOT / "fixtures" / "sizing" / "vllm-tpu-llama3-70b.yaml"
+    code, out, err = _check("--fail-on", "never", "--require-sizing", str(tpu), str(UNKNOWN_MODEL))
+    assert code == 1
+    lines = re.findall(
+        r"kvlint: not sized: (\S+:\d+:\d+): (\S+) container (\S+): (.+) \(--require-sizing\)", err
+    )
+    assert sorted(why for *_, why in lines) == ["model unknown", "not a CUDA/ROCm GPU"]
+    for loc, obj, container, _ in lines:
+        said = [
+            ln
+            for ln in out.splitlines()
+            if ln.startswith(f"{loc}: ")
+            and re.search(r" KV50[12] ", ln)
+            and ln.endswith(f"[{obj} container {container}]")
+        ]
+        assert len(said) == 1, (loc, out)
+    # the TPU's finding is at the nodeSelector, not at the --model argument the message used to name
+    tpu_loc = next(loc for loc, *_, why in lines if why == "not a CUDA/ROCm GPU")
+    row = tpu.read_text().splitlines()[int(tpu_loc.split(":")[-2]) - 1]
+    assert "gke-tpu-accelerator" in row
