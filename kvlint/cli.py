@@ -499,10 +499,12 @@ def check(
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)
+    from kvlint.sizing import explained_at
+
     unsized = run.unsized(require_sizing)
     for cr, why in unsized:
-        loc = cr.serving.model.loc if cr.serving.model and cr.serving.model.loc else cr.serving.command_loc
-        where = f"{loc.file}:{loc.line}: " if loc else ""
+        loc = explained_at(cr, run.result.diagnostics)  # where KV501/KV502/KV503 says why
+        where = f"{loc.file}:{loc.line}:{loc.column}: " if loc else ""
         click.echo(
             f"kvlint: not sized: {where}{cr.object_ref} container {cr.container_name}: {why} (--require-sizing)",
             err=True,

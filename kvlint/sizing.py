@@ -18,7 +18,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
 
 Serving objects kvlint saw but could not read at all are counted apart, as **not read** (:func:`unread`): a
-Helm template or values file that was not rendered (KV002) whose text names a serving engine, and an
+Helm template or values file that was not rendered (KV002) whose text names a serving engine, a Helm chart
+that ``helm template`` failed to render (or a kustomization ``kustomize build`` failed on: KV001 at its
+``Chart.yaml`` / ``kustomization.yaml``) whose files name one, and an
 operator object whose engine settings live where kvlint does not look (KV503 info: Ray Serve's
 ``serveConfigV2``, llmaz's BackendRuntime, KAITO's MultiRoleInference). ``--require-sizing`` fails on them too.
 """
@@ -32,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import image_platform
-from kvlint.types import CheckResult, ContainerResult, Diagnostic
+from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
 
-__all__ = ["SIZED", "SizingSummary", "outcomes", "sizing_of", "summarise", "unread"]
+__all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
 SIZED = ("plan", "fleet", "leader")
 
@@ -70,6 +72,27 @@ def sizing_of(cr: ContainerResult) -> str:
     if acc is None:
         return "GPU unknown"
     return "memory model could not size it"
+
+
+#: the rules that say why a serving container was not sized (GPU, model config, command)
+_WHY_RULES = ("KV501", "KV502", "KV503")
+
+
+def explained_at(cr: ContainerResult, diagnostics: list[Diagnostic]) -> Loc | None:
+    """Where the report says why ``cr`` was not sized: the location of its KV501/KV502/KV503 finding (in
+    ``cr``'s file; else such a finding on its whole object, e.g. KV502 on a serving-runtime template), so ``--require-sizing`` names the same line and column as that finding; without one (the
+    rule ignored), the position a rule finding on the container defaults to (the engine command's, else the
+    container's)."""
+    path = cr.workload.doc.path
+    mine = [
+        d
+        for d in diagnostics
+        if d.rule in _WHY_RULES and d.object == cr.object_ref and d.loc is not None and d.loc.file == path
+    ]
+    # the container's own finding, else one on the whole object (KV502 on a serving-runtime template)
+    for d in [d for d in mine if d.container == cr.container_name] + [d for d in mine if not d.container]:
+        return d.loc
+    return cr.serving.command_loc or cr.container.loc or cr.workload.loc
 
 
 def outcomes(containers: list[ContainerResult]) -> list[str]:
@@ -141,13 +164,15 @@ class SizingSummary:
             parts.append(f"{self.fleet} against the fleet")
         if self.leader:
             parts.append(f"{self.leader} with {'its' if self.leader == 1 else 'their'} leader")
-        text += " (" + ", ".join(parts) + ")"
+        if self.serving:
+            text += " (" + ", ".join(parts) + ")"
         if self.not_sized:
             text += "; not sized: " + ", ".join(f"{reason} {n}" for reason, n in self.not_sized.items())
         if self.not_read:
+            one = self.not_read == 1
             text += (
-                f"; not read: {self.not_read} template{'' if self.not_read == 1 else 's'} or operator "
-                f"object{'' if self.not_read == 1 else 's'} naming a serving engine"
+                f"; not read: {self.not_read} template{'' if one else 's'}, Helm chart{'' if one else 's'} or "
+                f"operator object{'' if one else 's'} naming a serving engine"
             )
         return text
 
@@ -202,14 +227,52 @@ def _names_engine(path: str, cache: dict[str, bool]) -> bool:
     return cache[path]
 
 
+#: the files a failed render (``helm template``, ``kustomize build``) reports its KV001 at, by base name
+_RENDER_ROOTS = {
+    "Chart.yaml": "Helm chart not rendered (helm template failed)",
+    "kustomization.yaml": "kustomization not built",
+    "kustomization.yml": "kustomization not built",
+    "Kustomization": "kustomization not built",
+}
+#: files of a chart or kustomization :func:`_dir_names_engine` reads, by extension
+_RENDER_INPUTS = (".yaml", ".yml", ".tpl", ".json")
+
+
+def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
+    """Whether the YAML, JSON and template files under ``directory`` (a chart or kustomization that failed to
+    render; at most :data:`_MAX_SCAN_BYTES` read in all, ``values*.yaml`` first) name a serving engine."""
+    key = os.path.join(directory, "")
+    if key not in cache:
+        files: list[str] = []
+        for root, dirs, names in os.walk(directory):
+            dirs.sort()
+            files += [os.path.join(root, n) for n in sorted(names) if n.endswith(_RENDER_INPUTS)]
+        files.sort(key=lambda f: not os.path.basename(f).startswith("values"))
+        budget, found = _MAX_SCAN_BYTES, False
+        for f in files:
+            if budget <= 0 or found:
+                break
+            try:
+                with open(f, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(budget)
+            except OSError:
+                continue
+            budget -= len(text)
+            found = bool(_ENGINE_TEXT.search(text))
+        cache[key] = found
+    return cache[key]
+
+
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
-    serving containers, if it parsed anyway, were not read) and
+    serving containers, if it parsed anyway, were not read), ``Helm chart not rendered (helm template failed)``
+    / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
+    renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
     MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
-    Reads (at most 1 MiB of) the local files those KV002 findings name: a command-line helper, never called
-    by the admission webhook."""
+    Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name: a
+    command-line helper, never called by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
@@ -222,4 +285,14 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
                 out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+        elif (
+            d.rule == "KV001"
+            and not d.object
+            and d.loc is not None
+            and os.path.basename(d.loc.file) in _RENDER_ROOTS
+            and d.loc.file not in seen
+            and _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache)
+        ):
+            seen.add(d.loc.file)
+            out.append((d, _RENDER_ROOTS[os.path.basename(d.loc.file)]))
     return out

@@ -91,3 +91,22 @@ def test_capacity_diff_example_is_what_kvlint_computes(tmp_path: Path) -> None:
         )
         reports.append(to_json_dict(run_check([str(d)], Options(allow_hub=False))))
     assert render_capacity_markdown(capacity_diff(*reports)).strip() == table.strip()
+
+
+def test_catalogue_size_stated_in_readme_and_docs_is_the_catalogue_s() -> None:
+    """README.md and docs/models.md state the bundled catalogue's size as 'N hub ids, C stored configs and V
+    variants'; the numbers are counted here from the catalogue itself (config.json files of kvlint/data/models,
+    the index's rows and distinct variant ids), and no other wording of the size ('300 models') is left."""
+    from kvlint.models.catalogue import DATA_DIR, list_index
+
+    rows = list_index()
+    configs = sorted(p.parent.name for p in DATA_DIR.glob("*/config.json"))
+    assert sorted(r.dir for r in rows) == configs  # one stored config per index row
+    variants = {v.lower() for r in rows for v in r.variants}
+    assert not variants & {r.id.lower() for r in rows}  # a variant is another hub id, not a stored one
+    want = (len(rows) + len(variants), len(configs), len(variants))
+    for doc in (ROOT / "README.md", ROOT / "docs" / "models.md"):
+        text = " ".join(doc.read_text(encoding="utf-8").split())
+        stated = re.findall(r"(\d+) hub ids[:,] (\d+) stored configs and (\d+) variants", text)
+        assert stated and {tuple(int(n) for n in s) for s in stated} == {want}, (doc.name, stated, want)
+        assert not re.search(r"catalogue of \d+ models|\b\d{3} models\b", text), doc.name

@@ -5,8 +5,10 @@ fixtures/examples and fixtures/collected (sources in its INDEX.csv)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from kvlint.cli import main
@@ -138,3 +140,66 @@ def test_serving_objects_seen_but_not_read_are_counted_and_fail_require_sizing(t
     assert f"{templates / 'deploy.yaml'}:" in err and "template not rendered" in err
     assert "RayService/" in err and "operator settings not read" in err
     assert "svc.yaml" not in err
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_a_chart_helm_cannot_render_is_not_read_and_the_sizing_line_stays(tmp_path: Path) -> None:
+    """fixtures/helm/chat-chart with a dependency its charts/ directory lacks (the error production-stack's
+    chart gives without `helm dependency build`): real `helm template` fails (KV001), and the run still prints
+    the sizing line, counting the other input's container as read and the chart as not read, which
+    --require-sizing fails on. A failing chart whose files name no serving engine is not counted."""
+    chart = tmp_path / "chat-chart"
+    shutil.copytree(ROOT / "fixtures" / "helm" / "chat-chart", chart)
+    with (chart / "Chart.yaml").open("a", encoding="utf-8") as fh:
+        fh.write(
+            "dependencies:\n  - name: prometheus-adapter\n    version: 4.11.0\n"
+            "    repository: https://prometheus-community.github.io/helm-charts\n"
+        )
+    example = EXAMPLES / "chat-8b-l4.yaml"
+    result = run_check([str(chart), str(example)], Options(allow_hub=False))
+    assert [d.rule for d in result.diagnostics if d.loc and d.loc.file == str(chart / "Chart.yaml")] == [
+        "KV001"
+    ]
+    sizing = summarise(result)
+    assert (sizing.serving, sizing.sized, sizing.not_read) == (1, 1, 1)
+    code, out, _ = _check("--fail-on", "never", str(chart))
+    assert code == 0
+    assert "sized 0 of 0 serving containers; not read: 1 template, Helm chart or operator object" in out
+    code, out, err = _check("--fail-on", "never", "--require-sizing", str(chart), str(example))
+    assert code == 1 and "sized 1 of 1 serving container (1 on the GPU it names); not read: 1 " in out
+    assert f"not read: {chart / 'Chart.yaml'}:1: Helm chart not rendered (helm template failed)" in err
+    # the same failure in a chart that deploys no serving engine: an error (KV001), not an unread workload
+    plain = tmp_path / "plain"
+    shutil.copytree(chart, plain)
+    (plain / "templates" / "deployment.yaml").unlink()
+    (plain / "values.yaml").write_text("replicas: 1\n")
+    (plain / "Chart.yaml").write_text((plain / "Chart.yaml").read_text().replace("vLLM", "web"))
+    assert summarise(run_check([str(plain)], Options(allow_hub=False))).not_read == 0
+
+
+def test_require_sizing_names_the_place_of_the_finding_that_says_why() -> None:
+    """Each 'not sized' line of --require-sizing names the file:line:column of the KV501/KV502 finding on the
+    same container: the TPU nodeSelector of a real GKE sample (KV501; fixtures/sizing/SOURCE.md), the model
+    argument of a model kvlint does not hold (KV502)."""
+    import re
+
+    tpu = ROOT / "fixtures" / "sizing" / "vllm-tpu-llama3-70b.yaml"
+    code, out, err = _check("--fail-on", "never", "--require-sizing", str(tpu), str(UNKNOWN_MODEL))
+    assert code == 1
+    lines = re.findall(
+        r"kvlint: not sized: (\S+:\d+:\d+): (\S+) container (\S+): (.+) \(--require-sizing\)", err
+    )
+    assert sorted(why for *_, why in lines) == ["model unknown", "not a CUDA/ROCm GPU"]
+    for loc, obj, container, _ in lines:
+        said = [
+            ln
+            for ln in out.splitlines()
+            if ln.startswith(f"{loc}: ")
+            and re.search(r" KV50[12] ", ln)
+            and ln.endswith(f"[{obj} container {container}]")
+        ]
+        assert len(said) == 1, (loc, out)
+    # the TPU's finding is at the nodeSelector, not at the --model argument the message used to name
+    tpu_loc = next(loc for loc, *_, why in lines if why == "not a CUDA/ROCm GPU")
+    row = tpu.read_text().splitlines()[int(tpu_loc.split(":")[-2]) - 1]
+    assert "gke-tpu-accelerator" in row

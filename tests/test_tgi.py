@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,22 @@ def test_default_dtype_per_model() -> None:
     assert llama.torch_dtype == "bfloat16" and default_dtype(llama, None, None)[0] == "float16"
     assert default_dtype(llama, "gptq", None)[0] == "float16"
     assert default_dtype(llama, None, "bfloat16")[0] == "bfloat16"
+
+
+def test_default_dtype_reason_says_whether_config_agrees() -> None:
+    """The float16 default is worded as agreeing with config.json when it says float16 (Llama-2), as
+    overriding it when it says another dtype (Llama-3.1: bfloat16), and as a default when it says none."""
+    llama2 = _model("meta-llama/Llama-2-7b-hf")
+    assert llama2.torch_dtype == "float16"
+    dtype, why = default_dtype(llama2, None, None)
+    assert dtype == "float16"
+    assert "even though" not in why and "not config.json" not in why
+    assert "same as config.json's float16" in why
+    llama31 = _model("meta-llama/Llama-3.1-8B")
+    dtype, why = default_dtype(llama31, None, None)
+    assert dtype == "float16" and "not config.json's bfloat16" in why
+    dtype, why = default_dtype(dataclasses.replace(llama31, torch_dtype=None), None, None)
+    assert dtype == "float16" and "config.json names no torch_dtype" in why
 
 
 def test_attention_and_block_size() -> None:

@@ -136,9 +136,16 @@ def default_dtype(model: ModelSpec, quantize: str | None, user: str | None) -> t
             "bfloat16",
             f"dtype bfloat16: TGI's default for model_type {mt} (models/__init__.py::get_model)",
         )
+    said = (model.torch_dtype or "").lower()
+    if not said:
+        config = "config.json names no torch_dtype"
+    elif said in ("float16", "fp16", "half"):
+        config = f"the same as config.json's {model.torch_dtype}"
+    else:
+        config = f"not config.json's {model.torch_dtype}"
     return "float16", (
-        f"dtype float16: TGI's FlashCausalLM default for model_type {mt or '?'} even though config.json says "
-        f"{model.torch_dtype or 'nothing'} (models/__init__.py::get_model)"
+        f"dtype float16: TGI's FlashCausalLM default for model_type {mt or '?'}, {config} "
+        "(models/__init__.py::get_model)"
     )
 
 

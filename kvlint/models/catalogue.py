@@ -516,6 +516,47 @@ def repository_name_match(name: str, *, loose: bool = False) -> str | None:
     return vid or mid
 
 
+@functools.lru_cache(maxsize=64)
+def _architecture(dirname: str) -> tuple[str, tuple[str, ...]]:
+    """``(model_type, architectures)`` of the config.json stored in catalogue directory ``dirname``."""
+    config = json.loads((DATA_DIR / dirname / "config.json").read_text(encoding="utf-8"))
+    arch = config.get("architectures") or ()
+    return str(config.get("model_type") or ""), tuple(str(a) for a in arch)
+
+
+def _family(repo_name: str) -> str | None:
+    """The leading letters of a (lower-case) repository name when at least 3: ``llava-1.5-7b-hf`` -> llava."""
+    m = re.match(r"[a-z]+", repo_name)
+    return m.group(0) if m is not None and len(m.group(0)) >= 3 else None
+
+
+def same_family_suggestion(name: str) -> str | None:
+    """A catalogued id to offer as the example mapping for an unresolved model named ``name`` (a path's last
+    component such as ``llava-1.5-7b-hf``), or None.
+
+    The family is the name's leading letters (``llava``, ``qwen``, ``smollm``; at least 3). Only when the
+    catalogue holds models of that family and their config.json files all have one ``model_type`` and one
+    ``architectures`` list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a
+    model of another architecture (e.g. a Llama for a LLaVA path), nor guesses within a family whose
+    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...).
+    """
+    import difflib
+
+    want = name.strip().strip("/").rsplit("/", 1)[-1].lower()
+    family = _family(want)
+    if family is None:
+        return None
+    hits = {key: hit for key, hit in _by_name().items() if _family(key.split("/", 1)[-1]) == family}
+    if not hits:
+        return None
+    archs = {_architecture(_index()[mid].dir) for mid, _ in hits.values()}
+    if len(archs) != 1:
+        return None
+    key = max(sorted(hits), key=lambda k: difflib.SequenceMatcher(None, want, k.split("/", 1)[-1]).ratio())
+    mid, vid = hits[key]
+    return vid or mid
+
+
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``(config.json dict with the variant's overrides applied, hf_quant_config.json dict or None)``.
 

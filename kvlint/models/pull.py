@@ -87,11 +87,19 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A model reference of the manifests that is not a hub model to pull, and why (``where`` as above)."""
+    """A model reference of the manifests that is not a hub model to pull, and why (``where`` as above).
+
+    ``unsized``: True when it is the serving container's own model and kvlint found no config.json for it
+    (the container is "model unknown" in the sizing line; a serving-runtime template or an unrendered
+    placeholder is not, as its model is named elsewhere): nothing can be pulled or checked for it, so
+    ``kvlint check`` cannot size that workload and ``kvlint models pull`` (with or without ``--check``)
+    exits 1 for it, as ``--require-sizing`` does for ``kvlint check``.
+    """
 
     ref: str
     where: str
     why: str
+    unsized: bool = False
 
 
 @dataclass
@@ -203,6 +211,7 @@ def collect_from_manifests(
     """
     from kvlint.models.resolve import _looks_like_path, map_model_path
     from kvlint.pipeline import model_reference, run_check
+    from kvlint.sizing import sizing_of
 
     result = run_check(paths, replace(options, allow_hub=False), stdin=stdin)
     found: list[ModelRequest] = []
@@ -225,32 +234,51 @@ def collect_from_manifests(
         if sgl_draft:
             rev = cr.serving.get("speculative_draft_model_revision")
             refs.append((str(sgl_draft), str(rev) if rev else None))
-        for r, rev in refs:
+        for i, (r, rev) in enumerate(refs):
             target = map_model_path(r, options.model_paths) or r
             via = f" (mapped from '{r}' by model_paths)" if target != r else ""
+            # the container's own model (not a draft) with no config.json: the workload stays unsized ("model
+            # unknown"); a runtime template or an unrendered placeholder is sized where the model is named
+            reason = sizing_of(cr) if i == 0 and cr.model is None else None
+            unsized = reason == "model unknown"
+            name_it = (
+                f"map it to a hub id in .kvlint.yaml model_paths (e.g. {target}: <org>/<name>) or annotate the "
+                "workload with kvlint.io/model"
+            )
+            local = False
             if target.startswith("kaito-preset:"):
-                skipped.append(
-                    Skipped(
-                        r,
-                        where,
-                        "a KAITO preset: name its hub model with the kvlint.io/model annotation to pull it",
-                    )
-                )
-            elif os.path.exists(os.path.expanduser(target)):
-                skipped.append(Skipped(r, where, f"a local path{via}: kvlint reads it where it is"))
+                what = "a KAITO preset"
+                name_it = "name its hub model with the kvlint.io/model annotation"
+            elif local := os.path.exists(os.path.expanduser(target)):
+                what = f"a local path{via}"
+                name_it = "give the directory a config.json or " + name_it
             elif _looks_like_path(target):
-                skipped.append(
-                    Skipped(
-                        r,
-                        where,
-                        f"a path inside the container{via}: map it to a hub id in .kvlint.yaml model_paths "
-                        f"(e.g. {target}: <org>/<name>) or annotate the workload with kvlint.io/model",
-                    )
-                )
+                what = f"a path inside the container{via}"
             elif not _ORG_NAME.match(target.strip("/")):
-                skipped.append(Skipped(r, where, f"'{target}'{via} is not an org/name hub id"))
+                what = f"'{target}'{via}"
             else:
                 found.append(ModelRequest(target.strip("/"), rev, (where,)))
+                continue
+            what = f"it is {what}, not an org/name Hub id"
+            if unsized:
+                why = (
+                    f"cannot be pulled or checked: {what}, and kvlint has no config.json for it, so kvlint check "
+                    f"cannot size this workload (KV502, model unknown); {name_it}"
+                )
+            elif reason == "runtime template":
+                why = (
+                    f"{what}; a serving-runtime template: pull the model of the InferenceService that uses it"
+                )
+            elif reason == "template not rendered":
+                why = f"{what}; a template placeholder: render the template, then pull the model it names"
+            elif local:
+                why = f"{what}: kvlint reads it where it is"
+            elif i == 0 and cr.model is not None:
+                why = f"{what}; kvlint check sizes it as {cr.model.id} all the same (no pull needed); to pin it, "
+                why += name_it
+            else:
+                why = f"{what}; to pull it, {name_it}"
+            skipped.append(Skipped(r, where, why, unsized))
     return _merge(found), skipped
 
 

@@ -1,8 +1,10 @@
 """``kvlint models pull`` (the command; the work is in :mod:`kvlint.models.pull`).
 
 Exit codes: 0 every model pulled or up to date (``--check``: the catalogue is complete and intact), 1 a model
-could not be pulled (``--check``: a model is missing or an entry was edited), each named with the reason and
-the fix; 2 usage or configuration error (no target, an argument that is neither a path nor a model id,
+could not be pulled (``--check``: a model is missing or an entry was edited), or a serving container's model is
+a reference kvlint can neither pull nor size (an unmapped path inside the container, a bare name, a KAITO
+preset or a local directory without config.json: listed as ``unsized``, the workload is "model unknown" for
+``kvlint check --require-sizing`` too), each named with the reason and the fix; 2 usage or configuration error (no target, an argument that is neither a path nor a model id,
 ``HF_HUB_OFFLINE`` set, invalid ``.kvlint.yaml``).
 """
 
@@ -59,7 +61,9 @@ def _catalogue(explicit: str | None, config: Any, paths: list[str]) -> str:
     "--check",
     is_flag=True,
     help="Offline: verify that the catalogue has every model (at its revision) and that no file changed since "
-    "the pull; exit 1 naming the missing ones. With no target, verify every entry.",
+    "the pull; exit 1 naming the missing ones, and naming each workload whose model can be neither pulled nor "
+    "sized (an unmapped path inside the container kvlint has no config.json for: 'unsized'). With no target, "
+    "verify every entry.",
 )
 @click.option(
     "--config",
@@ -83,12 +87,16 @@ def pull(
 
     TARGETS are model ids (org/name, org/name@revision) or manifest files and directories (- for stdin): then
     every hub model they serve is pulled, found as kvlint check finds it (engine model argument, kvlint.io/model
-    annotation, .kvlint.yaml model_paths, --revision, speculative-decoding draft models).
+    annotation, .kvlint.yaml model_paths, --revision, speculative-decoding draft models). A reference that is
+    not a hub id (a path inside the container, a local directory, a KAITO preset) is listed as 'skipped' when
+    kvlint check sizes it anyway (e.g. from a catalogued name, KV505), and as 'unsized' when it cannot: then
+    nothing can be pulled or checked for it and the command exits 1 (map the path in model_paths or annotate
+    the workload with kvlint.io/model).
 
     \b
     kvlint models pull deploy/                     every model the manifests name
     kvlint models pull Qwen/Qwen2.5-7B-Instruct --revision a09a3545
-    kvlint models pull --check deploy/             CI: offline, exit 1 when a model is missing
+    kvlint models pull --check deploy/             CI: offline, exit 1 when a model is missing or unsized
     HF_TOKEN=hf_... kvlint models pull meta-llama/Llama-3.1-8B-Instruct   gated models
     """
     from dataclasses import replace
@@ -145,6 +153,24 @@ def pull(
             raise click.UsageError(str(exc)) from exc
         requests += found_requests
 
+    unsized = [s for s in skipped if s.unsized]
+
+    def _skipped_lines(width: int) -> None:
+        for s in skipped:
+            click.echo(f"{'unsized' if s.unsized else 'skipped':<{width}} {s.ref} ({s.where}): {s.why}")
+
+    def _unsized_line() -> None:
+        if unsized:
+            refs = ", ".join(dict.fromkeys(s.ref for s in unsized))
+            n = len(unsized)
+            click.echo(
+                f"{n} serving container{'' if n == 1 else 's'} name{'s' if n == 1 else ''} a model that cannot be "
+                f"pulled or checked ({refs}): kvlint has no config.json for {'it' if n == 1 else 'them'}, so "
+                f"kvlint check cannot size {'that workload' if n == 1 else 'those workloads'}; map "
+                f"{'it' if n == 1 else 'each'} to a hub id in .kvlint.yaml model_paths or annotate the workload "
+                "with kvlint.io/model"
+            )
+
     if check:
         checked = check_catalogue(requests, catalogue)
         bad = [c for c in checked if c.status not in ("ok", "bundled")]
@@ -169,8 +195,7 @@ def pull(
                     else ""
                 )
                 click.echo(f"{c.status:<8} {c.request.label}: {c.message}{where}")
-            for s in skipped:
-                click.echo(f"skipped  {s.ref} ({s.where}): {s.why}")
+            _skipped_lines(8)
             if not checked and not requests:
                 click.echo(f"no pulled models in {_shown(catalogue)}")
             if bad:
@@ -184,7 +209,8 @@ def pull(
                 n_bundled = sum(c.status == "bundled" for c in checked)
                 also = f" ({n_bundled} from kvlint's bundled catalogue)" if n_bundled else ""
                 click.echo(f"{len(checked)} models available offline{also}; {_shown(catalogue)} is complete")
-        sys.exit(1 if bad else 0)
+            _unsized_line()
+        sys.exit(1 if bad or unsized else 0)
 
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         click.echo(
@@ -221,8 +247,7 @@ def pull(
             )
             for w in o.warnings:
                 click.echo(f"  warning: {w}")
-        for s in skipped:
-            click.echo(f"skipped   {s.ref} ({s.where}): {s.why}")
+        _skipped_lines(9)
         if not outcomes:
             click.echo("no Hugging Face model ids found to pull")
         else:
@@ -232,4 +257,5 @@ def pull(
             }
             summary = ", ".join(f"{n} {k}" for k, n in counts.items() if n)
             click.echo(f"{summary} in {_shown(catalogue)}")
-    sys.exit(1 if failed else 0)
+        _unsized_line()
+    sys.exit(1 if failed or unsized else 0)

@@ -749,11 +749,15 @@ def _resolve(
             "model directory"
         )
     if _looks_like_path(ref):
+        from kvlint.models.catalogue import same_family_suggestion
+
         tried = f" (also looked in --model-dir {', '.join(model_dirs)})" if model_dirs else ""
+        # an example target only of the name's own family and architecture, never an unrelated model
+        example = same_family_suggestion(Path(ref.rstrip("/")).name) or "<org>/<name>"
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
             f"path inside the container or on a volume{tried}); map it to a hub id or local directory in "
-            f"`.kvlint.yaml` model_paths (e.g. {ref}: meta-llama/Llama-3.1-8B-Instruct), annotate the workload "
+            f"`.kvlint.yaml` model_paths (e.g. {ref}: {example}), annotate the workload "
             "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
             f"{Path(ref).name or '<name>'}/config.json"
         )
