@@ -10,6 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 
+def items(x: Any) -> list[Any]:
+    """``x`` when it is a list, else ``[]``: a manifest field that should hold a list (``containers``, ``env``)
+    but holds a scalar or mapping is read as empty, never iterated."""
+    return x if isinstance(x, list) else []
+
+
 def as_int(x: Any) -> int | None:
     """``int(x)``, or None for None, booleans and anything ``int()`` rejects."""
     if x is None or isinstance(x, bool):

@@ -492,3 +492,51 @@ def test_source_listing_names_every_fixture_config_with_its_source():
             src.get("kind"), src.get("commit")
         )
         assert str(where) in row and src["licence"] in row and x["fidelity"]["level"] in row
+
+
+#: KAITO Workspaces copied from kaito-project/kaito (fixtures/crds/SOURCE.md) naming presets whose models the
+#: catalogue holds through kvlint/models/sources/github-python-config-dicts.yaml.
+KAITO_WORKSPACES = ["kaito-workspace-phi-3-medium-4k.yaml", "kaito-workspace-phi-3-mini-128k.yaml"]
+
+
+@pytest.mark.parametrize("name", KAITO_WORKSPACES)
+def test_kaito_workspace_presets_are_sized_from_the_catalogue_offline(name):
+    """The preset -> hub id step (kvlint/data/kaito_presets.yaml) lands on a stored config: the Workspace is
+    planned offline, with no KV502, and the plan's KV bytes per token follow that config's fields."""
+    from kvlint.pipeline import Options, run_check
+
+    path = ROOT / "fixtures" / "crds" / name
+    preset = yaml.safe_load(path.read_text())["inference"]["preset"]["name"]
+    presets = yaml.safe_load((ROOT / "kvlint" / "data" / "kaito_presets.yaml").read_text())["presets"]
+    model_id = presets[preset]["model"]
+    (x,) = [x for x in SOURCE_ENTRIES if x["id"] == model_id]
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.workload.kind == "Workspace"]
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    assert cr.model is not None and cr.model.id == model_id
+    assert x["source"]["repo"] in cr.model.source
+    assert cr.plan is not None
+    cfg = _text(json.loads(x["config_path"].read_text()))
+    head = cfg["hidden_size"] // cfg["num_attention_heads"]
+    dtype_bytes = {"bfloat16": 2, "float16": 2}[cfg["torch_dtype"]]
+    assert (
+        cr.plan.kv_bytes_per_token
+        == cfg["num_hidden_layers"] * cfg["num_key_value_heads"] * head * 2 * dtype_bytes
+    )
+
+
+def test_cross_checked_parameter_counts_hold():
+    """A source-list note that quotes another source's parameter count as equal to kvlint's count (e.g.
+    keras-hub's preset metadata for microsoft/Phi-3-mini-128k-instruct) stays true."""
+    from kvlint.models.weights import param_count
+
+    quoted = [
+        (x["id"], int(m.group(1)))
+        for x in SOURCE_ENTRIES
+        for note in x.get("notes") or []
+        for m in [re.search(r"params (\d+); kvlint counts the same", note)]
+        if m
+    ]
+    assert quoted
+    for model_id, n in quoted:
+        assert param_count(resolve_model(model_id, allow_hub=False)) == n, model_id

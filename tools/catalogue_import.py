@@ -27,6 +27,10 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
   kaito  MIRROR
          cited variants (sources/variants-kaito.yaml) from a fetched kaito-project/kaito snapshot's
          presets/workspace/models/model_catalog.yaml (baseModel catalogued, listed values equal)
+  pydict MIRROR --repo R --module PATH (--var NAME | --func NAME) --id ID --licence L --list NAME [--commit C]
+         a config kept as a dict literal in a Python module, written in JSON spelling (``false``/``true``/``null``
+         defined as Python names): the literal assigned to module-level NAME (--var), or the one dict literal
+         inside function NAME (--func); written out as JSON (fidelity python_preset_converted)
   file   FILE --id ID --repo OWNER/NAME --path PATH --commit SHA --licence L --list NAME
          one file of a repository too large to fetch, saved from the search tool's read_file text
   page   FILE --id ID --repo ORG/NAME --url URL --revision REV --licence L --list NAME --fidelity-note TEXT
@@ -679,6 +683,73 @@ def cmd_pystr(a: argparse.Namespace) -> None:
     _save_list(path, doc)
 
 
+class _JsonNames(ast.NodeTransformer):
+    """``false``/``true``/``null`` (names a module defines so that pasted JSON is Python) as constants."""
+
+    VALUES = {"false": False, "true": True, "null": None}
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.VALUES:
+            return ast.copy_location(ast.Constant(self.VALUES[node.id]), node)
+        return node
+
+
+def cmd_pydict(a: argparse.Namespace) -> None:
+    """A config kept as a dict literal in a Python module (JSON spelling), written out as JSON."""
+    path, doc = _load_list(a.list)
+    known = _known_ids()
+    commit = _git(a.mirror, "rev-parse", a.commit or "HEAD").decode().strip()
+    tree = ast.parse(_git(a.mirror, "show", f"{commit}:{a.module}").decode())
+    node: ast.Dict | None = None
+    if a.var:
+        for n in tree.body:
+            if (
+                isinstance(n, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == a.var for t in n.targets)
+                and isinstance(n.value, ast.Dict)
+            ):
+                node = n.value
+        where = a.var
+    else:
+        fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == a.func)
+        inner = _nested_dicts(fn)
+        dicts = [n for n in ast.walk(fn) if isinstance(n, ast.Dict) and n not in inner]
+        if len(dicts) != 1:
+            raise SystemExit(f"{a.func}: {len(dicts)} top-level dict literals, expected 1")
+        node = dicts[0]
+        where = f"{a.func}()"
+    if node is None:
+        raise SystemExit(f"{a.module}@{commit}: no dict literal assigned to {a.var}")
+    value = ast.literal_eval(_JsonNames().visit(node))
+    data = (json.dumps(value, indent=2) + "\n").encode()
+    src = {
+        "kind": "github",
+        "repo": a.repo,
+        "path": f"{a.module} ({where})",
+        "commit": commit,
+        "url": f"https://github.com/{a.repo}/blob/{commit}/{a.module}",
+        "licence": a.licence,
+    }
+    fid = (
+        "python_preset_converted",
+        f"The dict literal of {where} in {a.module} (an HF config.json as {a.repo} vendored it, in JSON spelling) "
+        "written out as JSON here; keys and values as found.",
+    )
+    print(a.id, add(doc, known, a.id, data, None, src, fid, notes=list(a.note or [])))
+    _save_list(path, doc)
+
+
+def _nested_dicts(root: ast.AST) -> set[ast.Dict]:
+    """Dict literals that are values inside another dict literal under ``root``."""
+    inner: set[ast.Dict] = set()
+    for n in ast.walk(root):
+        if isinstance(n, ast.Dict):
+            for child in ast.walk(n):
+                if child is not n and isinstance(child, ast.Dict):
+                    inner.add(child)
+    return inner
+
+
 def cmd_kaito(a: argparse.Namespace) -> None:
     """Cited variants from KAITO's model catalogue (sources/variants-kaito.yaml, rewritten each run)."""
     from kvlint.models import catalogue
@@ -867,6 +938,16 @@ def main(argv: list[str] | None = None) -> None:
         ps.add_argument(k, required=True)
     ps.add_argument("--note", action="append")
     ps.set_defaults(fn=cmd_pystr)
+    pd = sub.add_parser("pydict")
+    pd.add_argument("mirror")
+    for k in ("--repo", "--module", "--id", "--licence", "--list"):
+        pd.add_argument(k, required=True)
+    which = pd.add_mutually_exclusive_group(required=True)
+    which.add_argument("--var")
+    which.add_argument("--func")
+    pd.add_argument("--commit")
+    pd.add_argument("--note", action="append")
+    pd.set_defaults(fn=cmd_pydict)
     kt = sub.add_parser("kaito")
     kt.add_argument("mirror")
     kt.set_defaults(fn=cmd_kaito)

@@ -50,7 +50,8 @@ def template_findings(w: Workload) -> list[Finding]:
     first: Loc | None = None
     images: list[tuple[str, str, Loc | None]] = []
     for key in ("containers", "initContainers"):
-        for c in ps.get(key) or []:
+        listed = ps.get(key)
+        for c in listed if isinstance(listed, list) else []:
             if not isinstance(c, dict):
                 continue
             image = str(c.get("image") or "")
