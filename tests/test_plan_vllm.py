@@ -346,3 +346,21 @@ def test_invalid_capacity_flag_gives_no_capacity_findings_for_a_length_nobody_as
     assert "KV206" in rules
     assert not {"KV101", "KV102", "KV103", "KV104", "KV105"} & set(rules), rules
     assert all(d.fix for d in res.diagnostics if d.rule == "KV206")
+
+
+def test_kv_connector_is_stated_as_not_modelled() -> None:
+    """--kv-transfer-config names a KV connector whose own GPU memory kvlint does not model: the plan says so
+    (parsed JSON or text), and says nothing without the flag."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.vllm import settings_from_config
+
+    flag = '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}'
+    with_connector = settings_from_config(
+        parse_command_line(["vllm", "serve", "m", "--kv-transfer-config", flag])
+    )
+    assert with_connector.kv_connector == "LMCacheConnectorV1"
+    p = plan_vllm(with_connector, LLAMA8, H100_TOTAL, **H100)
+    assert any("not modelled: the KV connector" in a and "LMCacheConnectorV1" in a for a in p.assumptions)
+    plain = plan_vllm(VllmSettings(), LLAMA8, H100_TOTAL, **H100)
+    assert not any("KV connector" in a for a in plain.assumptions)
+    assert plain.kv_cache_bytes == p.kv_cache_bytes  # stated, not guessed

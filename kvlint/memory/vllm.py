@@ -97,6 +97,21 @@ class VllmSettings:
     limit_mm_per_prompt: dict[str, int] = field(default_factory=dict)
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
+    kv_connector: str | None = None
+
+
+def _kv_connector(value: Any) -> str | None:
+    """The ``kv_connector`` named by ``--kv-transfer-config`` (a JSON object, parsed or as text), ``"?"`` when
+    the flag is set but names none kvlint can read, None when it is not set."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return "?"
+    name = value.get("kv_connector") if isinstance(value, dict) else None
+    return str(name) if name else "?"
 
 
 def settings_from_config(cfg: ServingConfig) -> VllmSettings:
@@ -173,6 +188,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
+        kv_connector=_kv_connector(get("kv_transfer_config")),
     )
 
 
@@ -694,6 +710,13 @@ def resolve_startup(
     notes.append(f"KV cache dtype {kvd} -> {kvb} byte(s)/element")
 
     max_len, src, derived, auto_fit = _max_model_len(v, settings, model, notes)
+    if settings.kv_connector:
+        connector = "" if settings.kv_connector == "?" else f" ({settings.kv_connector})"
+        notes.append(
+            f"not modelled: the KV connector of --kv-transfer-config{connector}; a connector can hold GPU memory of its "
+            "own before the KV cache is sized (LMCache's GPU staging buffer), so the engine can print a smaller KV "
+            "cache than predicted here"
+        )
 
     # scheduler defaults (§1.9)
     has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
