@@ -40,7 +40,9 @@ def test_jobs_give_identical_reports(path: str, monkeypatch: pytest.MonkeyPatch)
     assert stream.LAST_PIDS == {os.getpid()}
     two = run_paths([path], options, no_config=True, jobs=2).result
     if one.files > 1:
-        assert len(stream.LAST_PIDS) == 2 and os.getpid() not in stream.LAST_PIDS
+        # the files were analysed in worker processes (how many of the two got work depends on the machine's
+        # load: a small input can be taken whole by the first worker to start)
+        assert 1 <= len(stream.LAST_PIDS) <= 2 and os.getpid() not in stream.LAST_PIDS
     whole = run_check([path], options)
     assert one.diagnostics, "an input with findings"
     reports = _reports(one)
