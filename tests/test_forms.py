@@ -9,6 +9,7 @@ wrong port, a misspelt GPU resource), it takes a real manifest and changes the o
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -465,3 +466,22 @@ def test_env_values_extending_the_process_environment_are_not_template_placehold
         "        - {name: PATH, value: '/opt/bin:${PATH}'}\n        - {name: SERVED, value: '${MODEL_NAME}'}\n"
     )
     assert "${MODEL_NAME}" in msg and "${PATH}" not in msg
+
+
+def test_vllm_data_parallel_rank_per_pod_needs_one_rank_of_gpus() -> None:
+    """A pod given --data-parallel-rank runs that one rank (external load balancing: vLLM sets
+    data_parallel_size_local = 1), so data-parallel-size 2 on a one-GPU pod is not a GPU mismatch (KV403)."""
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "parallelism"
+        / "kthena-data-parallel-deployment.yaml"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    assert r.containers and all(cr.serving.get("data_parallel_size") == 2 for cr in r.containers)
+    assert not by_rule(r, "KV403")
+    # the same pods without the rank run both ranks each: two GPUs needed, one requested
+    text, n = re.subn(r"\n *- --data-parallel-rank\n *- \"\d+\"", "", path.read_text())
+    assert n == 2
+    res = run_documents(load_text(text, "k.yaml"), Options(allow_hub=False))
+    assert by_rule(res, "KV403")

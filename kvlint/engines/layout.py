@@ -144,7 +144,19 @@ def _parallelism(serving: ServingConfig, gpus: int | None, ray_kind: bool) -> Pa
     pp = _size(serving, "pipeline_parallel_size")
     dp = _size(serving, "data_parallel_size")
     local = as_int(serving.get("data_parallel_size_local"))
-    dp_local = local if local is not None and local > 0 else dp
+    if local is not None and local > 0:
+        dp_local = local
+    elif (
+        "data_parallel_rank" in serving.flags
+        or "data_parallel_rank" in serving.unresolved
+        or serving.get("data_parallel_external_lb")
+    ):
+        # external load balancing: a pod given its --data-parallel-rank runs that one rank
+        # (vllm/engine/arg_utils.py EngineArgs.create_engine_config: data_parallel_size_local = 1, read in
+        # 0.10.1, 0.11.0, 0.11.1 and 0.13.0)
+        dp_local = 1
+    else:
+        dp_local = dp
     ray = ray_kind or str(serving.get("distributed_executor_backend", "")).lower() == "ray"
     parts = [f"tensor-parallel-size {tp}"] + ([f"pipeline-parallel-size {pp}"] if pp > 1 else [])
     parts += [f"data-parallel-size {dp_local}"] if dp_local > 1 else []
