@@ -248,11 +248,15 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     its own GPU is unknown: a CUDA/ROCm image only, ``gpus`` per pod from its GPU limit, else the engine's
     workers (TP x PP x local DP)."""
     from kvlint.accelerators.site import Site
-    from kvlint.engines.images import image_platform
+    from kvlint.engines.images import platform_of
     from kvlint.engines.layout import parallelism
     from kvlint.memory.stage import plan_fleet
 
-    if cr.model is None or cr.placement is None or image_platform(cr.serving.image) not in ("cuda", "rocm"):
+    if (
+        cr.model is None
+        or cr.placement is None
+        or platform_of(cr.serving, cr.placement.resource if cr.placement else None) not in ("cuda", "rocm")
+    ):
         return ()
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()

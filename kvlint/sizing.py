@@ -33,7 +33,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.engines.images import image_platform
+from kvlint.engines.images import platform_of
 from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -64,7 +64,8 @@ def sizing_of(cr: ContainerResult) -> str:
             return "runtime template"
         return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
     acc = cr.placement.accelerator if cr.placement else None
-    if (acc is not None and acc.vendor not in ("nvidia", "amd")) or image_platform(s.image) not in (
+    resource = cr.placement.resource if cr.placement else None
+    if (acc is not None and acc.vendor not in ("nvidia", "amd")) or platform_of(s, resource) not in (
         "cuda",
         "rocm",
     ):

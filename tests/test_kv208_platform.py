@@ -69,3 +69,40 @@ def test_cuda_workload_keeps_the_release_tag_example(tmp_path: Path) -> None:
     )
     d = _one(r, "KV208")
     assert "vllm/vllm-openai:v" in d.fix and "memory rules" in d.message
+
+
+def test_gaudi_pod_is_not_planned_on_nvidia_and_no_false_kv304() -> None:
+    """A vLLM pod requesting habana.ai/gaudi with --device hpu on a vendor image kvlint does not know: not a
+    CUDA/ROCm GPU (KV501 says why, no NVIDIA fleet verdict, sizing 'not a CUDA/ROCm GPU'); placed on a Gaudi
+    with --accelerator, the unknown image is no evidence of a CUDA build (no KV304); an engine's own CUDA image
+    there still is."""
+    from kvlint.load import load_text
+    from kvlint.options import Options
+    from kvlint.pipeline import run_documents
+    from kvlint.sizing import sizing_of
+
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: g}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: server\n        image: intel/redhat-ai-services:llm-on-openshift_1.20.0\n"
+        '        command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n'
+        '        args: ["--model=mistralai/Mistral-7B-Instruct-v0.3", "--device", "hpu"]\n'
+        "        resources: {limits: {habana.ai/gaudi: 1}}\n"
+    )
+    res = run_documents(load_text(text, "g.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.fleet == () and sizing_of(cr) == "not a CUDA/ROCm GPU"
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert "--device hpu" in kv501.message and "GAUDI accelerator" in kv501.fix
+    # without --device, the resource says it
+    res = run_documents(
+        load_text(text.replace(', "--device", "hpu"', ""), "g.yaml"), Options(allow_hub=False)
+    )
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert "requests habana.ai/gaudi" in kv501.message
+    on_gaudi = run_documents(load_text(text, "g.yaml"), Options(allow_hub=False, accelerator="gaudi2"))
+    assert not [d for d in on_gaudi.diagnostics if d.rule == "KV304"]
+    cuda = text.replace(
+        "intel/redhat-ai-services:llm-on-openshift_1.20.0", "vllm/vllm-openai:v0.9.2"
+    ).replace(', "--device", "hpu"', "")
+    on_gaudi = run_documents(load_text(cuda, "c.yaml"), Options(allow_hub=False, accelerator="gaudi2"))
+    assert [d for d in on_gaudi.diagnostics if d.rule == "KV304"]

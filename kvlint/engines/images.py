@@ -27,6 +27,10 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvlint.types import ServingConfig
 
 __all__ = [
     "engine_of_image",
@@ -207,6 +211,58 @@ def image_platform(image: str) -> str:
         if w in low:
             return w
     return "cuda"
+
+
+#: Container resources of accelerators that are not CUDA/ROCm GPUs, and the platform word they stand for.
+NON_GPU_RESOURCES = {
+    "google.com/tpu": "tpu",
+    "habana.ai/gaudi": "gaudi",
+    "aws.amazon.com/neuron": "neuron",
+    "aws.amazon.com/neuroncore": "neuron",
+    "aws.amazon.com/neurondevice": "neuron",
+    "gpu.intel.com/i915": "xpu",
+}
+
+#: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.
+_DEVICE_PLATFORMS = {
+    "hpu": "gaudi",
+    "cpu": "cpu",
+    "xpu": "xpu",
+    "neuron": "neuron",
+    "tpu": "tpu",
+    "openvino": "openvino",
+}
+
+
+def serving_platform(image: str, device: object = None, resource: str | None = None) -> str:
+    """The platform a serving container is built for: ``cuda``, ``rocm`` or a non-GPU word (``tpu``, ``gaudi``,
+    ``neuron``, ``cpu``, ``xpu`` ...), from the strongest evidence first: vLLM's ``--device`` flag (``hpu``,
+    ``cpu`` ...; ``device``), a platform word in the image reference (:func:`image_platform`), then, for an
+    image kvlint does not recognise as an engine's own (:func:`engine_of_image`), the accelerator resource the
+    container requests (``resource``: ``habana.ai/gaudi`` -> ``gaudi``, see :data:`NON_GPU_RESOURCES`). Else
+    ``cuda`` (the official engine images' default build)."""
+    dev = str(device or "").strip().lower()
+    if dev in _DEVICE_PLATFORMS:
+        return _DEVICE_PLATFORMS[dev]
+    platform = image_platform(image)
+    if platform != "cuda":
+        return platform
+    if resource in NON_GPU_RESOURCES and engine_of_image(image) is None:
+        return NON_GPU_RESOURCES[resource]
+    return "cuda"
+
+
+def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
+    """:func:`serving_platform` of a parsed container: its image, vLLM's ``--device`` and the accelerator
+    ``resource`` its placement found (``Placement.resource``)."""
+    device = serving.get("device") if serving.engine == "vllm" else None
+    return serving_platform(serving.image, device, resource)
+
+
+def is_known_cuda_build(image: str) -> bool:
+    """Whether ``image`` is known to be a CUDA build: an engine's own image (:func:`engine_of_image`) with no
+    other platform word in its reference. A custom image is not evidence either way."""
+    return engine_of_image(image) is not None and image_platform(image) == "cuda"
 
 
 _ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")

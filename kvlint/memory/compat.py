@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvlint.engines.images import image_platform
+from kvlint.engines.images import is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import fmt_version, parse_version, resolve_version
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
@@ -59,13 +59,18 @@ class Refusal:
     reason: str
 
 
-def image_platform_mismatch(image: str, acc: Accelerator) -> str | None:
-    """KV304's test: the image's platform (``cuda`` or ``rocm``, :func:`kvlint.engines.images.image_platform`)
-    when it is a build for another vendor than ``acc`` (a CUDA build on a non-NVIDIA accelerator, a ROCm
-    build on NVIDIA); None when they match."""
-    platform = image_platform(image)
+def image_platform_mismatch(
+    serving: ServingConfig, acc: Accelerator, resource: str | None = None
+) -> str | None:
+    """KV304's test: the container's platform (:func:`kvlint.engines.images.platform_of`) when it is a build for
+    another vendor than ``acc``: a ROCm build on NVIDIA, or a CUDA build on a non-NVIDIA accelerator when the
+    image is known to be one (an engine's own image, :func:`kvlint.engines.images.is_known_cuda_build`; a custom
+    image such as a vendor's Gaudi build is no evidence); None when they match or nothing says."""
+    platform = platform_of(serving, resource)
     vendor = acc.vendor
-    if (platform == "cuda" and vendor != "nvidia") or (platform == "rocm" and vendor == "nvidia"):
+    if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
+        return platform
+    if platform == "rocm" and vendor == "nvidia":
         return platform
     return None
 
@@ -151,7 +156,7 @@ def startup_refusal(
         has_pod: False for an engine command line (``kvlint plan``): there is no container image, and KV304
             (``consumes: [pod, ...]``) does not apply.
     """
-    platform = image_platform_mismatch(serving.image, acc) if has_pod else None
+    platform = image_platform_mismatch(serving, acc) if has_pod else None
     if platform is not None and _applies("KV304", serving.engine):
         return Refusal(
             "KV304",

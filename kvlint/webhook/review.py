@@ -91,6 +91,7 @@ REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = {
     ("ome.io", "ClusterServingRuntime"): ("clusterservingruntimes", "Cluster"),
     ("disaggregatedset.x-k8s.io", "DisaggregatedSet"): ("disaggregatedsets", "Namespaced"),
     ("workloads.x-k8s.io", "RoleBasedGroup"): ("rolebasedgroups", "Namespaced"),
+    ("workload.serving.volcano.sh", "ModelServing"): ("modelservings", "Namespaced"),
     ("orchestration.aibrix.ai", "RayClusterFleet"): ("rayclusterfleets", "Namespaced"),
     ("orchestration.aibrix.ai", "StormService"): ("stormservices", "Namespaced"),
     ("nvidia.com", "DynamoGraphDeployment"): ("dynamographdeployments", "Namespaced"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import image_placeholder, image_platform, split_image
+from kvlint.engines.images import image_placeholder, platform_of, split_image
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -40,7 +40,7 @@ def _memory_skipped_on(ctx: RuleContext) -> str | None:
     acc = p.accelerator if p is not None else None
     if acc is not None and acc.vendor not in ("nvidia", "amd"):
         return acc.name
-    platform = image_platform(ctx.serving.image)
+    platform = platform_of(ctx.serving, p.resource if p is not None else None)
     if platform not in ("cuda", "rocm"):
         return f"this {platform.upper()} build"
     return None
@@ -54,7 +54,7 @@ def _cuda_image(ctx: RuleContext) -> bool:
     acc = p.accelerator if p is not None else None
     if acc is not None and acc.vendor != "nvidia":
         return False
-    return image_platform(ctx.serving.image) == "cuda"
+    return platform_of(ctx.serving, p.resource if p is not None else None) == "cuda"
 
 
 def _assumed(ctx: RuleContext, assumed: str) -> str:

@@ -143,7 +143,7 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     p, s = ctx.placement, ctx.serving
     if p is None or p.accelerator is None:
         return
-    platform = image_platform_mismatch(s.image, p.accelerator)
+    platform = image_platform_mismatch(s, p.accelerator, p.resource)
     if platform is None:
         return
     vendor = p.accelerator.vendor

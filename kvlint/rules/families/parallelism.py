@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from kvlint.engines.images import platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
-    image_platform,
     is_runtime_template,
     memory_limit,
     model_weight_bytes,
@@ -350,7 +350,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV405: a CUDA/ROCm engine container without a usable GPU limit: none at all (warning), zero, or not a
     positive whole number (the API server rejects fractional extended-resource quantities)."""
     p, s = ctx.placement, ctx.serving
-    platform = image_platform(s.image)
+    platform = platform_of(s, p.resource if p is not None else None)
     if p is not None and p.resource and p.resource.count("/") == 1 and (p.gpus is None or p.gpus < 1):
         raw = resource_value(s.container, p.resource)
         if raw is not None:

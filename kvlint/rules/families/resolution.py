@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.engines.images import platform_of
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import image_platform, is_runtime_template
 from kvlint.rules.registry import check
@@ -36,7 +37,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
             )
         return
-    platform = image_platform(s.image)
+    platform = platform_of(s, p.resource if p is not None else None)
     if p is not None and p.gpus is None and p.resource is None and platform in ("cuda", "rocm"):
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
@@ -48,12 +49,22 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if platform not in ("cuda", "rocm"):
+        device = str(s.get("device") or "") if s.engine == "vllm" else ""
+        if device.lower() in ("hpu", "cpu", "xpu", "neuron", "tpu", "openvino"):
+            what = f"{s.engine} is started with --device {device}"
+        elif image_platform(s.image) == platform:
+            what = f"image '{s.image}' is a {platform.upper()} build of {s.engine}"
+        else:
+            what = f"the container requests {p.resource if p else platform}, a {platform.upper()} accelerator"
         yield ctx.finding(
-            f"capacity rules skipped: image '{s.image}' is a {platform.upper()} build of {s.engine}, and "
-            "kvlint's memory model is for CUDA/ROCm GPUs",
+            f"capacity rules skipped: {what}, and kvlint's memory model is for CUDA/ROCm GPUs",
             s.command_loc,
             fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
-            "GPU image and request a GPU",
+            "GPU image and request a GPU"
+            if platform == "cpu"
+            else f"nothing to change if this workload is meant for that {platform.upper()} accelerator (check its "
+            "memory with the vendor's tools); to run it on an NVIDIA or AMD GPU, use the engine's CUDA or ROCm "
+            "image and request that GPU",
         )
         return
     fix = (

@@ -79,6 +79,7 @@ controller's writes must never be denied). The same list as REVIEWED_KINDS in kv
 - {group: ome.io, kind: ClusterServingRuntime}
 - {group: disaggregatedset.x-k8s.io, kind: DisaggregatedSet}
 - {group: workloads.x-k8s.io, kind: RoleBasedGroup}
+- {group: workload.serving.volcano.sh, kind: ModelServing}
 - {group: orchestration.aibrix.ai, kind: RayClusterFleet}
 - {group: orchestration.aibrix.ai, kind: StormService}
 - {group: kaito.sh, kind: MultiRoleInference}
