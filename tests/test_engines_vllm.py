@@ -456,3 +456,57 @@ def test_option_only_older_releases_accept_is_a_warning_when_the_release_is_unkn
     pinned = parse_vllm_argv(["--model", "x", "--num-scheduler-steps", "8"], version="0.9.2")
     assert not [f for f in pinned.findings if f.rule == "KV205"]
     assert not [f for f in parse_vllm_argv(["--model", "x", "--max-model-len", "8"], version=None).findings]
+
+
+def test_env_from_configmaps_of_the_same_input() -> None:
+    """env.valueFrom.configMapKeyRef and envFrom.configMapRef (with prefix) read the ConfigMaps of the same
+    input set, env winning over envFrom; the value's position is the ConfigMap's; a ConfigMap that is not
+    among the inputs leaves the variable unresolved (KV503 note), as before."""
+    from kvlint.pipeline import Options, run_documents
+
+    text = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: runtime, namespace: ai}
+data:
+  MAX_MODEL_LEN: "16384"
+  MODEL_ID: Qwen/Qwen3-8B
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: par, namespace: ai}
+data:
+  TP: "2"
+  MAX_MODEL_LEN: "999"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d, namespace: ai}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        envFrom:
+        - configMapRef: {name: par}
+          prefix: VLLM_
+        env:
+        - name: MAX_MODEL_LEN
+          valueFrom: {configMapKeyRef: {name: runtime, key: MAX_MODEL_LEN}}
+        - name: MODEL_ID
+          valueFrom: {configMapKeyRef: {name: runtime, key: MODEL_ID}}
+        - name: GONE
+          valueFrom: {configMapKeyRef: {name: elsewhere, key: X}}
+        args: ["--model", "$(MODEL_ID)", "--max-model-len", "$(MAX_MODEL_LEN)",
+               "--tensor-parallel-size", "$(VLLM_TP)", "--max-num-seqs", "$(GONE)"]
+        resources: {limits: {nvidia.com/gpu: 2}}
+"""
+    res = run_documents(load_text(text, "cm.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    s = cr.serving
+    assert s.model is not None and s.model.value == "Qwen/Qwen3-8B"
+    assert s.get("max_model_len") == 16384 and s.get("tensor_parallel_size") == 2
+    assert s.env["MAX_MODEL_LEN"] == "16384" and "GONE" not in s.env
+    assert "max_num_seqs" in s.unresolved
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen3-8B"

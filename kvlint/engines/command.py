@@ -48,15 +48,34 @@ class _Item:
     source: str = "arg"
 
 
-def container_env(container: Mapping) -> tuple[dict[str, str], dict[str, Loc | None]]:
-    """The container's env as Kubernetes resolves it statically: ``name -> value`` for literal ``value``
-    entries (with ``$(VAR)`` references to earlier entries expanded), and ``name -> Loc`` of each value.
-
-    ``valueFrom``/``envFrom`` entries are unknown statically and are left out. Never raises.
+def container_env(
+    container: Mapping,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    namespace: str | None = None,
+) -> tuple[dict[str, str], dict[str, Loc | None]]:
+    """The container's env as Kubernetes resolves it statically: ``name -> value`` and ``name -> Loc`` of each
+    value. ``envFrom`` ``configMapRef`` entries first (every key of the ConfigMap, with the entry's ``prefix``),
+    then ``env`` in order, later definitions winning (the kubelet's ``makeEnvironmentVariables``): literal
+    ``value`` entries with ``$(VAR)`` references to variables defined before them expanded, and
+    ``valueFrom.configMapKeyRef`` entries. ConfigMaps come from ``configmaps`` (the ConfigMaps of the same
+    input set, ``(namespace, name) -> object``); their values' positions are in the ConfigMap. Secrets, field
+    and resource references, and ConfigMaps that are not among the inputs are unknown statically and left out.
+    Never raises.
     """
+    from kvlint.workloads.configmaps import configmap_env, configmap_value
+
     env: dict[str, str] = {}
     locs: dict[str, Loc | None] = {}
-    entries = container.get("env") if isinstance(container, Mapping) else None
+    if not isinstance(container, Mapping):
+        return env, locs
+    sources = container.get("envFrom")
+    for src in sources if isinstance(sources, list) and configmaps else []:
+        ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+        if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+            prefix = src.get("prefix") if isinstance(src.get("prefix"), str) else ""
+            for name, value, loc in configmap_env(configmaps or {}, ref["name"], prefix, namespace):
+                env[name], locs[name] = value, loc
+    entries = container.get("env")
     if not isinstance(entries, list):
         return env, locs
     for e in entries:
@@ -67,8 +86,22 @@ def container_env(container: Mapping) -> tuple[dict[str, str], dict[str, Loc | N
             text = str(raw).lower() if isinstance(raw, bool) else str(raw)
             env[e["name"]] = k8s_expand(text, env)[0]
             locs[e["name"]] = loc_of(e, "value")
+            continue
+        ref = e.get("valueFrom")
+        ref = ref.get("configMapKeyRef") if isinstance(ref, Mapping) else None
+        found = (
+            configmap_value(configmaps, ref["name"], ref["key"], namespace)
+            if configmaps
+            and isinstance(ref, Mapping)
+            and isinstance(ref.get("name"), str)
+            and isinstance(ref.get("key"), str)
+            else None
+        )
+        if found is not None:
+            env[e["name"]], locs[e["name"]] = found
         else:
             env.pop(e["name"], None)
+            locs.pop(e["name"], None)
     return env, locs
 
 
@@ -730,7 +763,7 @@ def parse_container(
     if not isinstance(container, LDict):
         container = LDict(container)
     image = str(container.get("image") or "")
-    env, env_locs = container_env(container)
+    env, env_locs = container_env(container, configmaps, namespace)
     cmd = _items_of(container, "command", env)
     args = _items_of(container, "args", env)
     items = (cmd or []) + (args or [])

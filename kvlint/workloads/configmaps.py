@@ -5,7 +5,7 @@ inference config).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
@@ -60,6 +60,36 @@ def mounted_file(
         return _mounted_file(pod_spec, container, path, cms, namespace)
     except (TypeError, AttributeError, ValueError):
         return None
+
+
+def configmap_value(
+    cms: Mapping[tuple[str | None, str], LDict], name: str, key: str, namespace: str | None = None
+) -> tuple[str, Loc | None] | None:
+    """``(value, loc)`` of ``data[key]`` of the ConfigMap ``name`` among ``cms`` (:func:`configmaps`; looked up as :func:`mounted_file`
+    does: same namespace, then unspecified, then the only one of that name), for ``env.valueFrom.configMapKeyRef``;
+    None when the ConfigMap or key is not among the inputs or the value is not a scalar."""
+    data = _find_cm(dict(cms), name, namespace)  # the ConfigMap's data (see configmaps)
+    if not isinstance(data, Mapping) or key not in data:
+        return None
+    value = data[key]
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return (str(value).lower() if isinstance(value, bool) else str(value)), loc_of(data, key)
+
+
+def configmap_env(
+    cms: Mapping[tuple[str | None, str], LDict], name: str, prefix: str = "", namespace: str | None = None
+) -> list[tuple[str, str, Loc | None]]:
+    """``(variable, value, loc)`` for every scalar ``data`` key of the ConfigMap ``name`` (``envFrom.configMapRef``,
+    names prefixed with ``prefix``), in the ConfigMap's key order; empty when it is not among the inputs."""
+    data = _find_cm(dict(cms), name, namespace)  # the ConfigMap's data (see configmaps)
+    if not isinstance(data, Mapping):
+        return []
+    out = []
+    for k, v in data.items():
+        if isinstance(k, str) and v is not None and not isinstance(v, (dict, list)):
+            out.append((prefix + k, str(v).lower() if isinstance(v, bool) else str(v), loc_of(data, k)))
+    return out
 
 
 def _find_cm(cms: dict[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:

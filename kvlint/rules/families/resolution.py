@@ -220,8 +220,8 @@ def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     where, name_it = _MODEL_SETTING.get(s.engine, _MODEL_SETTING["vllm"])
     yield ctx.finding(
-        f"kvlint found a serving engine in this container but no model in its {where} (env values taken from "
-        "ConfigMaps or Secrets through envFrom or valueFrom are not read)",
+        f"kvlint found a serving engine in this container but no model in its {where} (env values from Secrets, "
+        "and from ConfigMaps that are not among the inputs, are not read)",
         fix=f"name the model in the manifest ({name_it})",
     )
 
