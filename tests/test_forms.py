@@ -480,8 +480,28 @@ def test_vllm_data_parallel_rank_per_pod_needs_one_rank_of_gpus() -> None:
     r = run_check([str(path)], Options(allow_hub=False))
     assert r.containers and all(cr.serving.get("data_parallel_size") == 2 for cr in r.containers)
     assert not by_rule(r, "KV403")
-    # the same pods without the rank run both ranks each: two GPUs needed, one requested
+    from kvlint.engines.layout import parallelism
+
+    assert all(parallelism(cr.serving, gpus=1).dp_local == 1 for cr in r.containers)
+    # the same pods without the rank would each start both ranks (data_parallel_size_local = data_parallel_size)
     text, n = re.subn(r"\n *- --data-parallel-rank\n *- \"\d+\"", "", path.read_text())
     assert n == 2
     res = run_documents(load_text(text, "k.yaml"), Options(allow_hub=False))
-    assert by_rule(res, "KV403")
+    assert res.containers and all(parallelism(cr.serving, gpus=1).dp_local == 2 for cr in res.containers)
+
+
+def test_kthena_entry_and_worker_pods_are_one_group() -> None:
+    """A Kthena ModelServing role with an entry pod and workerReplicas workers is one group of workerReplicas + 1
+    pods (GROUP_SIZE injected): TP 8 x PP 2 over two 8-GPU pods is not a GPU mismatch, and the worker, which
+    joins the entry pod's Ray cluster, is sized with its leader."""
+    from kvlint.sizing import outcomes
+
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "parallelism" / "kthena-multi-node.yaml"
+    r = run_check([str(path)], Options(allow_hub=False))
+    roles = {cr.workload.role: cr for cr in r.containers}
+    assert set(roles) == {"leader", "worker"}
+    assert all(cr.workload.group_size == 2 for cr in r.containers)
+    assert roles["worker"].workload.leader is not None
+    assert roles["leader"].serving.env.get("GROUP_SIZE") == "2"
+    assert not by_rule(r, "KV403")
+    assert sorted(outcomes(r.containers)) == ["fleet", "leader"]

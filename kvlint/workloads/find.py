@@ -29,6 +29,7 @@ from kvlint.workloads.base import (
 )
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
+from kvlint.workloads.kthena import model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
@@ -348,6 +349,8 @@ def _crd_workloads(doc: Document) -> list[Workload]:
         return nim_service_workloads(doc)
     if kind == "RoleBasedGroup" and api.startswith("workloads.x-k8s.io/"):
         return rbg_workloads(doc)
+    if kind == "ModelServing" and api.startswith("workload.serving.volcano.sh/"):
+        return model_serving_workloads(doc)
     if kind == "DynamoGraphDeployment" and api.startswith("nvidia.com/"):
         return dynamo_workloads(doc)
     if kind == "InferenceEndpointConfig" and api.startswith("inference.sagemaker.aws.amazon.com/"):
