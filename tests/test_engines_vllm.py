@@ -510,3 +510,18 @@ spec:
     assert s.env["MAX_MODEL_LEN"] == "16384" and "GONE" not in s.env
     assert "max_num_seqs" in s.unresolved
     assert cr.model is not None and cr.model.id == "Qwen/Qwen3-8B"
+
+
+def test_a_sidecar_naming_the_engine_it_talks_to_is_not_that_engine() -> None:
+    """Kthena's runtime sidecar (``--engine sglang --engine-base-url ...``) names the engine it proxies, as the
+    value of its own option: it is not a serving container; a command that runs the engine still is."""
+    sidecar = {
+        "name": "runtime",
+        "image": "ghcr.io/volcano-sh/runtime:latest",
+        "args": ["--port", "8900", "--engine", "sglang", "--engine-base-url", "http://localhost:30000"],
+    }
+    assert parse_container(sidecar) is None
+    assert parse_container({**sidecar, "args": ["--port", "8900", "--engine=vllm"]}) is None
+    wrapper = {"name": "w", "image": "example.com/tool:1", "command": ["/opt/start-sglang.sh", "--port", "1"]}
+    cfg = parse_container(wrapper)
+    assert cfg is not None and cfg.engine == "sglang" and cfg.model is None

@@ -831,7 +831,7 @@ def parse_container(
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
     elif _shell_without_script(items):
         reason = _no_script_reason(items, container)
-    joined = " ".join(texts).lower()
+    joined = " ".join(_mentions(texts)).lower()
     cmd_hint = None
     if "vllm" in joined:
         cmd_hint = "vllm"
@@ -859,6 +859,24 @@ def parse_container(
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
     )
+
+
+_ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})
+
+
+def _mentions(texts: Sequence[str]) -> list[str]:
+    """The words of a command that can hint at the engine it runs: all but a bare engine name given as the value
+    of another program's option (``--engine sglang``, ``--backend=vllm``: a sidecar or router naming the
+    engine it talks to, not running it)."""
+    out = []
+    for i, t in enumerate(texts):
+        low = t.lower()
+        if low in _ENGINE_WORDS and i > 0 and texts[i - 1].startswith("--") and "=" not in texts[i - 1]:
+            continue
+        if low.startswith("--") and "=" in low and low.split("=", 1)[1] in _ENGINE_WORDS:
+            continue
+        out.append(t)
+    return out
 
 
 #: NVIDIA Dynamo's worker modules and the engine each one starts.
