@@ -525,3 +525,24 @@ def test_a_sidecar_naming_the_engine_it_talks_to_is_not_that_engine() -> None:
     wrapper = {"name": "w", "image": "example.com/tool:1", "command": ["/opt/start-sglang.sh", "--port", "1"]}
     cfg = parse_container(wrapper)
     assert cfg is not None and cfg.engine == "sglang" and cfg.model is None
+
+
+def test_a_finding_at_a_position_several_settings_share_names_none_of_them() -> None:
+    """setting_at: a position held by one flag names it; one held by several (the words of a script kvlint could
+    not place one by one) names none of them, and the message's own flag decides."""
+    from kvlint.rules.context import setting_at
+    from kvlint.types import ServingConfig, Value
+
+    here, there = Loc("f.yaml", 3, 5), Loc("f.yaml", 4, 5)
+    s = ServingConfig(
+        engine="vllm",
+        container=LDict(),
+        container_name="c",
+        image="",
+        version=None,
+        model=Value("m", here),
+        flags={"port": Value(8000, here), "max_num_seqs": Value(8, there)},
+    )
+    assert setting_at(s, there, "no --max-model-len") == "max_num_seqs"
+    assert setting_at(s, here, "no --max-model-len: ...") == "max_model_len"
+    assert setting_at(s, here, "nothing named") == ""

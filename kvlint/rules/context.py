@@ -145,14 +145,16 @@ class RuleContext:
 
 
 def setting_at(serving: ServingConfig, loc: Loc | None, message: str) -> str:
-    """The engine setting a finding at ``loc`` is about: the canonical name of the flag written at ``loc``
+    """The engine setting a finding at ``loc`` is about: the canonical name of the one flag written at ``loc``
     (``max_model_len``), else the first ``--flag`` named in ``message`` (as written, dashes turned to
     underscores), else ``""``."""
     if loc is not None:
-        for name, value in serving.flags.items():
-            if value.loc == loc:
-                return name
+        # a position several settings share (the words of a script kvlint could not place one by one) names
+        # none of them
+        here = [name for name, value in serving.flags.items() if value.loc == loc]
         if serving.model is not None and serving.model.loc == loc:
-            return "model"
+            here.append("model")
+        if len(here) == 1:
+            return here[0]
     m = _FLAG.search(message)
     return m.group(1).replace("-", "_") if m else ""
