@@ -26,6 +26,24 @@ def as_int(x: Any) -> int | None:
         return None
 
 
+#: Digit strings longer than this are not read as integers: 19 digits cover every signed 64-bit value, and
+#: Python refuses to convert strings of more than 4,300 digits (``sys.get_int_max_str_digits``).
+MAX_DIGITS = 19
+
+
+def digits(text: Any) -> int | None:
+    """The integer a string of 1 to :data:`MAX_DIGITS` ASCII digits ``0-9`` spells (surrounding blanks
+    ignored), else None. Unlike ``s.isdigit()`` before ``int(s)``, never raises: ``str.isdigit`` is also
+    true of superscripts such as ``"²"``, which ``int()`` rejects, and of 5,000-digit strings, which it
+    refuses to convert."""
+    if not isinstance(text, str):
+        return None
+    t = text.strip()
+    if not t or len(t) > MAX_DIGITS or not t.isascii() or not t.isdigit():
+        return None
+    return int(t)
+
+
 def as_float(x: Any) -> float | None:
     """``float(x)``, or None for None, booleans and anything ``float()`` rejects."""
     if x is None or isinstance(x, bool):

@@ -36,6 +36,7 @@ from kvlint.accelerators import registry as cat
 from kvlint.accelerators.site import Site
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, Placement
+from kvlint.values import digits
 
 ANNOTATION = "kvlint.io/accelerator"
 #: Set on synthetic workloads of operator CRDs (:mod:`kvlint.workloads`): what, in the CRD, decided the
@@ -148,8 +149,8 @@ def _as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and digits(value) is not None:
+        return digits(value)
     return None
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
-from kvlint.engines.shell import ShellArg, commands, k8s_expand
+from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -60,11 +60,15 @@ def container_env(
     ``valueFrom.configMapKeyRef`` entries. ConfigMaps come from ``configmaps`` (the ConfigMaps of the same
     input set, ``(namespace, name) -> object``); their values' positions are in the ConfigMap. Secrets, field
     and resource references, and ConfigMaps that are not among the inputs are unknown statically and left out.
-    Never raises.
+    Never raises. Substitutions are bounded as ``execve(2)`` bounds the environment: one value at most
+    :data:`~kvlint.engines.shell.MAX_ARG_STRLEN` characters, all of them adding at most
+    :data:`~kvlint.engines.shell.ARG_MAX` (beyond that references stay unexpanded), so values that reference
+    each other cannot grow without bound.
     """
     from kvlint.workloads.configmaps import configmap_env, configmap_value
 
     env: dict[str, str] = {}
+    grown = 0  # characters the substitutions added to the values
     locs: dict[str, Loc | None] = {}
     if not isinstance(container, Mapping):
         return env, locs
@@ -84,7 +88,9 @@ def container_env(
         if "value" in e and e.get("value") is not None and not isinstance(e.get("value"), (dict, list)):
             raw = e["value"]
             text = str(raw).lower() if isinstance(raw, bool) else str(raw)
-            env[e["name"]] = k8s_expand(text, env)[0]
+            value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
+            grown += max(0, len(value) - len(text))
+            env[e["name"]] = value
             locs[e["name"]] = loc_of(e, "value")
             continue
         ref = e.get("valueFrom")
@@ -182,7 +188,7 @@ def _line_index(path: str) -> list[int]:
 
 
 #: Files whose lines a streaming run holds (:class:`SegmentLines`), read instead of the file on disk.
-HELD_LINES: dict[str, SegmentLines] = {}
+HELD_LINES: dict[str, Sequence[str]] = {}
 
 
 def _file_lines(path: str) -> Sequence[str] | None:
@@ -284,9 +290,16 @@ def _flow_positions(
 
 
 def _offset_loc(scalar_loc: Loc | None, script: str, offset: int) -> Loc | None:
-    line = script.count("\n", 0, offset)
-    col = offset - (script.rfind("\n", 0, offset) + 1)
-    return scalar_position(scalar_loc, script, line, col)
+    starts = _line_starts(script)
+    line = bisect.bisect_right(starts, offset) - 1
+    return scalar_position(scalar_loc, script, line, offset - starts[line])
+
+
+@functools.lru_cache(maxsize=8)
+def _line_starts(script: str) -> list[int]:
+    """Offsets of the first character of each line of ``script`` (computed once per script: a script of
+    many words is not rescanned from its start for each word's line)."""
+    return [0] + [m.end() for m in re.finditer("\n", script)]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -542,11 +555,13 @@ def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Ite
     if not isinstance(seq, list):
         return []
     out: list[_Item] = []
+    grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
         if raw is None or isinstance(raw, (dict, list)):
             continue
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
-        expanded, changed = k8s_expand(text, env)
+        expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
+        grown += max(0, len(expanded) - len(text))
         out.append(
             _Item(
                 expanded,

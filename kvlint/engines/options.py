@@ -101,9 +101,17 @@ USUALLY_MEANT: dict[str, str] = {
 }
 
 
+#: Names longer than this get no suggestion: no engine option is half as long, and difflib's work grows with
+#: the name's length (a 100 KB "option" cost seconds per lookup).
+_SUGGEST_MAX_CHARS = 120
+
+
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """Closest known option to ``name`` (difflib ratio >= 0.75, so short unrelated flags such as
-    ``--gpus`` get no suggestion while typos like ``--quantize``/``--max-model-lenn`` do), or None."""
+    ``--gpus`` get no suggestion while typos like ``--quantize``/``--max-model-lenn`` do), or None (also
+    for names over :data:`_SUGGEST_MAX_CHARS` characters, which no typo of an option reaches)."""
+    if len(name) > _SUGGEST_MAX_CHARS:
+        return None
     got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.75)
     return got[0] if got else None
 

@@ -16,29 +16,55 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint.source import Loc
+from kvlint.values import digits
 
-__all__ = ["k8s_expand", "ShellArg", "lex", "commands", "Part", "Word", "UNRESOLVED_RE"]
+__all__ = [
+    "ARG_MAX",
+    "MAX_ARG_STRLEN",
+    "k8s_expand",
+    "ShellArg",
+    "lex",
+    "commands",
+    "Part",
+    "Word",
+    "UNRESOLVED_RE",
+]
+
+#: The longest single argument or environment string Linux's ``execve(2)`` accepts, in bytes
+#: (``MAX_ARG_STRLEN``, 32 pages of 4 KiB; include/uapi/linux/binfmts.h): no expansion longer than this can
+#: reach an engine's argv, so kvlint never builds one (the reference is kept, unresolved).
+MAX_ARG_STRLEN = 131_072
+#: What ``execve(2)`` accepts for argv and envp together with the default 8 MiB stack limit, in bytes
+#: (a quarter of the stack limit; fs/exec.c, ``getconf ARG_MAX`` = 2097152): the budget of text all the
+#: substitutions of one container's env, one argv, or one shell script may add.
+ARG_MAX = 2 * 2**20
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A token still holding an expansion kvlint could not resolve (``$(X)``, ``${X}``, ``$X``, backticks).
 UNRESOLVED_RE = re.compile(r"\$\(|\$\{|\$[A-Za-z_@*0-9]|`|\{\{|\}\}")
 
 
-def k8s_expand(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
+def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -> tuple[str, bool]:
     """Expand Kubernetes ``$(VAR)`` references in ``text`` from ``env``.
 
     Returns ``(expanded, changed)`` where ``changed`` says a variable was substituted. ``$$`` becomes ``$``;
     ``$(NAME)`` with NAME not in ``env`` stays ``$(NAME)``; a ``$`` followed by anything else is kept.
     Mirrors Kubernetes ``expansion.Expand`` (third_party/forked/golang/expansion/expand.go). Never raises.
+
+    A substitution that would make the result longer than ``limit`` characters (default
+    :data:`MAX_ARG_STRLEN`, more than ``execve(2)`` passes) is not made: ``$(NAME)`` stays, unresolved, so
+    references that double a value at each step cannot grow it without bound.
     """
     if "$" not in text:
         return text, False
     out: list[str] = []
+    size = 0  # characters in ``out``
     changed = False
     i, n = 0, len(text)
     while i < n:
@@ -48,10 +74,12 @@ def k8s_expand(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
             break
         if dollar > i:
             out.append(text[i:dollar])
+            size += dollar - i
             i = dollar
         nxt = text[i + 1]
         if nxt == "$":
             out.append("$")
+            size += 1
             i += 2
             continue
         if nxt == "(":
@@ -59,15 +87,18 @@ def k8s_expand(text: str, env: Mapping[str, str]) -> tuple[str, bool]:
             if close < 0:
                 out.append(text[i:])
                 break
-            name = text[i + 2 : close]
-            if name in env:
-                out.append(env[name])
+            value = env.get(text[i + 2 : close])
+            if value is not None and size + len(value) <= limit:
+                out.append(value)
+                size += len(value)
                 changed = True
-            else:
+            else:  # not defined (or only through valueFrom/envFrom), or too long to pass to execve
                 out.append(text[i : close + 1])
+                size += close + 1 - i
             i = close + 1
             continue
         out.append("$" + nxt)
+        size += 2
         i += 2
     return "".join(out), changed
 
@@ -169,12 +200,12 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
             return Part("var", m.group(), quoted, default=default.strip("\"'")), end
         if inner in ("@", "*"):
             return Part("at", inner, quoted), end
-        if inner.isdigit():
+        if inner.isascii() and inner.isdigit():
             return Part("pos", inner, quoted), end
         return Part("sub", s[i:end], quoted), end
     if c in "@*":
         return Part("at", c, quoted), i + 2
-    if c.isdigit():
+    if c in "0123456789":
         return Part("pos", c, quoted), i + 2
     m = _NAME_RE.match(s, i + 1)
     if m:
@@ -229,7 +260,7 @@ def lex(script: str) -> list[Word | str]:
             if j < n and script[j] in "<>&":
                 j += 1
             if script[j - 1] == "&":
-                while j < n and (script[j].isdigit() or script[j] == "-"):
+                while j < n and script[j] in "0123456789-":
                     j += 1
             lit(script[i:j], False)
             i = j
@@ -306,16 +337,40 @@ def lex(script: str) -> list[Word | str]:
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
 
 
+class _Budget:
+    """Characters the expansions of one script may still add (:data:`ARG_MAX`): a script that doubles a
+    variable at each assignment, or repeats ``"$@"`` or a long ``$VAR`` many times, keeps the references it
+    cannot afford unexpanded (unresolved) instead of building gigabytes of text."""
+
+    def __init__(self, left: int = ARG_MAX) -> None:
+        self.left = left
+
+    def take(self, n: int) -> bool:
+        """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
+        if n > MAX_ARG_STRLEN or n > self.left:
+            return False
+        self.left -= n
+        return True
+
+
 def _expand(
-    word: Word, env: Mapping[str, str], positional: Sequence[ShellArg], *, assign: bool = False
+    word: Word,
+    env: Mapping[str, str],
+    positional: Sequence[ShellArg],
+    *,
+    assign: bool = False,
+    budget: _Budget | None = None,
 ) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
-    unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``.
+    unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
+    those whose text ``budget`` cannot afford (:class:`_Budget`).
 
     ``assign``: the word is a ``NAME=value`` assignment, which the shell expands without field splitting
     (``"$@"`` joins the parameters with spaces): the result is one field."""
+    if budget is None:
+        budget = _Budget()
     if assign:
-        parts = _expand(word, env, positional)
+        parts = _expand(word, env, positional, budget=budget)
         if len(parts) <= 1:
             return parts
         joined = ShellArg(
@@ -350,8 +405,8 @@ def _expand(
             cur.append(p.text)
             have_cur = have_cur or bool(p.text) or p.quoted
         elif p.kind == "var":
-            if p.text in env or p.default is not None:
-                val = env.get(p.text) or (p.default or "")
+            val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
+            if val is not None and budget.take(len(val)):
                 from_env = True
                 if p.quoted:
                     cur.append(val)
@@ -370,13 +425,17 @@ def _expand(
                     cur[-1] = "${" + p.text + "}"
                 unresolved = have_cur = True
         elif p.kind == "at":
+            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
+                cur.append("$" + p.text)
+                unresolved = have_cur = True
+                continue
             if cur and have_cur:
                 push()
             for arg in positional[1:]:
                 fields.append(arg)
         elif p.kind == "pos":
-            idx = int(p.text)
-            if idx < len(positional):
+            idx = digits(p.text)
+            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
                 arg = positional[idx]
                 if not cur and not have_cur:
                     fields.append(arg)
@@ -402,10 +461,22 @@ _ARITH_RE = re.compile(r"^\$\(\((.*)\)\)$", re.S)
 _ARITH_TOKEN = re.compile(r"\s*(?:(\d+)|\$?\{?([A-Za-z_][A-Za-z0-9_]*)\}?|([-+*/%()]))")
 
 
+#: Shell arithmetic is done in ``intmax_t`` (POSIX, "Arithmetic Expansion"): 64-bit signed integers.
+_ARITH_MIN, _ARITH_MAX = -(2**63), 2**63 - 1
+#: Parentheses and unary minus nested deeper than this are not evaluated (no real script nests so).
+_ARITH_DEPTH = 64
+
+
+class _ArithError(Exception):
+    """An arithmetic expression kvlint does not evaluate (syntax, division by zero, overflow, depth)."""
+
+
 def arithmetic(text: str, env: Mapping[str, str]) -> str | None:
     """The value of a shell arithmetic expansion ``$(( ... ))`` of integers and variables with ``+ - * / %``
     and parentheses (``$((LWS_GROUP_SIZE * DP_SIZE_LOCAL))``), when every variable is a known integer; else
-    None. Division truncates toward zero, as in the shell."""
+    None. Division truncates toward zero, as in the shell. None too when a number or a result leaves the
+    shell's 64-bit signed range (the shell would wrap it) or the expression nests deeper than
+    :data:`_ARITH_DEPTH`; the work is linear in the expression's length."""
     m = _ARITH_RE.match(text.strip())
     if not m:
         return None
@@ -418,56 +489,69 @@ def arithmetic(text: str, env: Mapping[str, str]) -> str | None:
         if t is None:
             return None
         number, name, op = t.groups()
-        if number is not None:
-            tokens.append(int(number))
-        elif name is not None:
-            value = env.get(name, "").strip()
-            if not re.fullmatch(r"-?\d+", value):
+        if name is not None:
+            number = env.get(name, "").strip()
+            if not re.fullmatch(r"-?\d+", number):
                 return None
-            tokens.append(int(value))
+        if number is not None:
+            if len(number.lstrip("-")) > 19:
+                return None
+            tokens.append(_arith_check(int(number)))
         else:
             tokens.append(op)
         pos = t.end()
     try:
-        result, rest = _arith_sum(tokens)
-    except (IndexError, ZeroDivisionError, TypeError):
+        result, at = _arith_sum(tokens, 0, 0)
+    except (_ArithError, IndexError):
         return None
-    return None if rest else str(result)
+    return None if at != len(tokens) else str(result)
 
 
-def _arith_sum(ts: list[int | str]) -> tuple[int, list[int | str]]:
-    value, ts = _arith_product(ts)
-    while ts and ts[0] in ("+", "-"):
-        op, (rhs, ts) = ts[0], _arith_product(ts[1:])
-        value = value + rhs if op == "+" else value - rhs
-    return value, ts
+def _arith_check(value: int) -> int:
+    if not _ARITH_MIN <= value <= _ARITH_MAX:
+        raise _ArithError("outside the shell's 64-bit range")
+    return value
 
 
-def _arith_product(ts: list[int | str]) -> tuple[int, list[int | str]]:
-    value, ts = _arith_atom(ts)
-    while ts and ts[0] in ("*", "/", "%"):
-        op, (rhs, ts) = ts[0], _arith_atom(ts[1:])
+def _arith_sum(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
+    value, i = _arith_product(ts, i, depth)
+    while i < len(ts) and ts[i] in ("+", "-"):
+        op = ts[i]
+        rhs, i = _arith_product(ts, i + 1, depth)
+        value = _arith_check(value + rhs if op == "+" else value - rhs)
+    return value, i
+
+
+def _arith_product(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
+    value, i = _arith_atom(ts, i, depth)
+    while i < len(ts) and ts[i] in ("*", "/", "%"):
+        op = ts[i]
+        rhs, i = _arith_atom(ts, i + 1, depth)
         if op == "*":
-            value *= rhs
+            value = _arith_check(value * rhs)
+        elif rhs == 0:
+            raise _ArithError("division by zero")
         else:
             q = abs(value) // abs(rhs) * (1 if (value >= 0) == (rhs >= 0) else -1)
-            value = q if op == "/" else value - q * rhs
-    return value, ts
+            value = _arith_check(q if op == "/" else value - q * rhs)
+    return value, i
 
 
-def _arith_atom(ts: list[int | str]) -> tuple[int, list[int | str]]:
-    head = ts[0]
+def _arith_atom(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
+    if depth > _ARITH_DEPTH:
+        raise _ArithError("nested too deeply")
+    head = ts[i]
     if head == "(":
-        value, rest = _arith_sum(ts[1:])
-        if not rest or rest[0] != ")":
-            raise IndexError("unbalanced")
-        return value, rest[1:]
+        value, i = _arith_sum(ts, i + 1, depth + 1)
+        if i >= len(ts) or ts[i] != ")":
+            raise _ArithError("unbalanced")
+        return value, i + 1
     if head == "-":
-        value, rest = _arith_atom(ts[1:])
-        return -value, rest
+        value, i = _arith_atom(ts, i + 1, depth + 1)
+        return _arith_check(-value), i
     if isinstance(head, int):
-        return head, ts[1:]
-    raise TypeError(head)
+        return head, i + 1
+    raise _ArithError(f"unexpected {head}")
 
 
 _TEMPLATE_RE = re.compile(r"\{\{.*?\}\}", re.S)
@@ -483,6 +567,7 @@ def commands(
     *,
     _depth: int = 0,
     _eval_offset: int | None = None,
+    _budget: _Budget | None = None,
 ) -> Iterator[list[ShellArg]]:
     """Yield each simple command of ``script`` as expanded words, wrappers stripped.
 
@@ -490,13 +575,15 @@ def commands(
     ``nohup``, ``env [-i] [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
     later ``$NAME`` expansion in the same script. ``eval STRING`` is re-read as a script (its words then
     point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
-    ``$1``... (``sh -c SCRIPT $0 $1 ...``). Never raises.
+    ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
+    characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
     """
     local_env = dict(env)
+    budget = _budget if _budget is not None else _Budget()
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = [(m.start(), m.group()) for m in _TEMPLATE_RE.finditer(script)]
-    script = _TEMPLATE_RE.sub(lambda m: "{{" + re.sub(r"[^\n]", "_", m.group()[2:-2]) + "}}", script)
+    script = _TEMPLATE_RE.sub(lambda m: _placeholder(m.group()), script)
     tokens = lex(script)
     tokens.append(";")
     for tok in tokens:
@@ -509,7 +596,11 @@ def commands(
         leading, declaring = True, False
         for word in cmd:
             is_assign = bool(_ASSIGN_RE.match(word.raw))
-            words.extend(_expand(word, local_env, positional, assign=is_assign and (leading or declaring)))
+            words.extend(
+                _expand(
+                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
+                )
+            )
             if leading and not is_assign:
                 leading = False
                 declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
@@ -568,24 +659,49 @@ def commands(
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset
-            yield from commands(inner, local_env, positional, _depth=_depth + 1, _eval_offset=off)
+            yield from commands(
+                inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+            )
             continue
         yield words
 
 
+_PLACEHOLDER_RE = re.compile(r"\{\{[_\n]*\}\}")
+
+
+def _placeholder(action: str) -> str:
+    """The stand-in :func:`commands` lexes instead of the template action ``action`` (same length and
+    line breaks)."""
+    return "{{" + re.sub(r"[^\n]", "_", action[2:-2]) + "}}"
+
+
 def _restore_templates(words: list[ShellArg], templates: Sequence[tuple[int, str]]) -> None:
     """Put the Go/Helm template actions back into words that hold their placeholders (``{{___}}``, which
-    keep offsets while the script is lexed), so messages quote what the manifest says."""
+    keep offsets while the script is lexed), so messages quote what the manifest says: the k-th placeholder
+    of a shape in a word is the k-th action of that shape at or after the word's offset. Linear in the
+    words' text (a script of many actions and words is not searched word by action)."""
+    by_shape: dict[str, tuple[list[int], list[str]]] = {}
+    for start, original in templates:  # in script order
+        starts, originals = by_shape.setdefault(_placeholder(original), ([], []))
+        starts.append(start)
+        originals.append(original)
     for arg in words:
-        if "{{" not in arg.text or arg.offset is None:
-            continue
-        text = arg.text
-        for start, original in templates:
-            if start < arg.offset:
-                continue
-            placeholder = "{{" + re.sub(r"[^\n]", "_", original[2:-2]) + "}}"
-            if placeholder in text:
-                text = text.replace(placeholder, original, 1)
-            if "{{_" not in text:
-                break
-        arg.text = text
+        if "{{" in arg.text and arg.offset is not None:
+            arg.text = _restore_word(arg.text, arg.offset, by_shape)
+
+
+def _restore_word(text: str, offset: int, by_shape: Mapping[str, tuple[list[int], list[str]]]) -> str:
+    used: dict[str, int] = {}
+
+    def restore(m: re.Match[str]) -> str:
+        shape = m.group()
+        starts, originals = by_shape.get(shape, ([], []))
+        k = used.get(shape)
+        if k is None:
+            k = bisect.bisect_left(starts, offset)
+        if k >= len(starts):
+            return shape
+        used[shape] = k + 1
+        return originals[k]
+
+    return _PLACEHOLDER_RE.sub(restore, text)

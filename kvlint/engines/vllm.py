@@ -31,6 +31,7 @@ from kvlint.engines.options import Collector, human_readable_int, parse_json_or_
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, ServingConfig, Value
+from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
 
@@ -306,8 +307,8 @@ class _Parser:
             return True, raw
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
-            if dest == "compilation_config" and isinstance(parsed, str) and parsed.strip().isdigit():
-                parsed = {"level": int(parsed)}
+            if dest == "compilation_config" and isinstance(parsed, str) and digits(parsed) is not None:
+                parsed = {"level": digits(parsed)}
             return True, parsed
         return True, raw
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.types import ModelSpec
+from kvlint.values import digits
 
 __all__ = ["EncoderProfile", "cache_holds_full_budget", "encoder_profile", "is_multimodal", "parse_mm_limits"]
 
@@ -84,8 +85,9 @@ def parse_mm_limits(value: Any) -> dict[str, int]:
     out: dict[str, int] = {}
     for part in text.split(","):
         k, _, v = part.partition("=")
-        if k.strip() and v.strip().isdigit():
-            out[k.strip()] = int(v)
+        n = digits(v)
+        if k.strip() and n is not None:
+            out[k.strip()] = n
     return out
 
 

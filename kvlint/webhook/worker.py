@@ -70,7 +70,8 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
     """Run the ``kvlint check`` pipeline on one object and return its ``CheckResult``.
 
     The object is serialised as indented JSON and read by :func:`kvlint.load.load_text`, so every value
-    carries a position as from a file, under the name ``label``. ``pipeline`` replaces
+    carries a position as from a file, under the name ``label``; the lines of that text are what positions
+    inside scripts are looked up in (never a file of that name). ``pipeline`` replaces
     :func:`kvlint.pipeline.run_documents` (tests, benchmarks). Raises whatever the pipeline raises.
     """
     from kvlint.load import load_text
@@ -79,8 +80,16 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
         from kvlint.pipeline import run_documents
 
         pipeline = run_documents
+    from kvlint.engines.command import HELD_LINES
+
     text = json.dumps(obj, indent=1, ensure_ascii=False)
-    return pipeline(load_text(text, label), options)
+    # Positions inside scripts are found in the object's own lines, held here for the review: ``label`` is
+    # not a file, and the server's disk is never looked up by a name the request chose.
+    HELD_LINES[label] = text.split("\n")
+    try:
+        return pipeline(load_text(text, label), options)
+    finally:
+        HELD_LINES.pop(label, None)
 
 
 def warm_up(options: Any) -> None:

@@ -269,6 +269,13 @@ def env_list(env: Any) -> LList | None:
     return llist(loc_of(env), items)
 
 
+def _env_names(env: Any) -> set[str]:
+    """The names a container's ``env`` list defines (entries whose ``name`` is not a string define none)."""
+    if not isinstance(env, list):
+        return set()
+    return {e["name"] for e in env if isinstance(e, dict) and isinstance(e.get("name"), str)}
+
+
 def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | None]]) -> LDict:
     """A copy of ``pod_spec`` whose containers also have the env variables an operator injects into every pod
     (``(name, value, position of what sets it)``), unless a container defines that name itself. The loaded
@@ -282,7 +289,7 @@ def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | Non
     for i, c in enumerate(containers):
         if isinstance(c, LDict):
             env = c.get("env")
-            names = {e.get("name") for e in env if isinstance(e, dict)} if isinstance(env, list) else set()
+            names = _env_names(env)
             add = [(n, v, vl) for n, v, vl in items if n not in names]
             if add:
                 c2 = LDict(c, loc=c.loc)

@@ -316,7 +316,7 @@ def _add_env(container: LDict, items: list[tuple[str, str]], loc: Loc | None) ->
     env = container.get("env")
     entries = list(env) if isinstance(env, list) else []
     locs = [loc_of(env, i) for i in range(len(entries))]
-    names = {e.get("name") for e in entries if isinstance(e, dict)}
+    names = {e.get("name") for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)}
     for name, value in items:
         if name in names:
             continue

@@ -6,6 +6,7 @@ from typing import Any
 
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
+from kvlint.values import digits
 from kvlint.workloads.base import (
     ACCELERATOR_SOURCE_ANNOTATION,
     ACCELERATOR_WHY_ANNOTATION,
@@ -129,7 +130,7 @@ def model_workloads(doc: Document) -> list[Workload]:
     ploc = loc_of(spec, "resourceProfile")
     if isinstance(profile, str) and profile:
         pname, _, count_s = profile.partition(":")
-        count = int(count_s) if count_s.strip().isdigit() else 1
+        count = digits(count_s) or 1
         resource, acc = KUBEAI_PROFILES.get(pname, (None, None))
         if non_gpu is not None:
             resource, acc = non_gpu[0], non_gpu[1]

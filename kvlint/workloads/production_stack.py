@@ -6,6 +6,7 @@ from typing import Any
 
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
+from kvlint.values import digits
 from kvlint.workloads.base import (
     ACCELERATOR_WHY_ANNOTATION,
     get_in,
@@ -95,7 +96,7 @@ def vllm_runtime_workloads(doc: Document) -> list[Workload]:
         gtype = str(res.get("gpuType") or "nvidia.com/gpu")
         gl = loc_of(res, "gpu")
         gpu = res.get("gpu")
-        gval = int(gpu) if isinstance(gpu, str) and gpu.strip().isdigit() else gpu
+        gval = digits(gpu) if isinstance(gpu, str) and digits(gpu) is not None else gpu
         container_items.append(
             (
                 "resources",

@@ -23,7 +23,7 @@ from kvlint.rules.facts import (
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic, ModelSpec
-from kvlint.values import as_float, items
+from kvlint.values import as_float, digits, items
 
 # ---------------------------------------------------------------------------------------------------------
 # KV401/KV402: heads against the tensor-parallel size, in each engine's arithmetic
@@ -557,7 +557,8 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
         for i, w in enumerate(words):
             if w.startswith(("--http_port", "--http-port")):
                 raw = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
-                return (int(raw), f"--http_port {raw}") if raw.isdigit() else (None, "unresolved --http_port")
+                port = digits(raw)
+                return (port, f"--http_port {raw}") if port is not None else (None, "unresolved --http_port")
         return _KSERVE_HTTP_PORT, "KServe's Hugging Face server default --http_port 8080"
     if "port" in s.unresolved:
         return None, "--port comes from a variable"

@@ -1,0 +1,273 @@
+"""Targeted hostile shapes found by ``tools/hostile_shapes.py`` (issue 14): each case failed before its fix
+(a traceback out of the pipeline, an exception hidden in KV503, gigabytes of memory, seconds of CPU, or a
+read of the server's disk) and must now lint within its time limit with no such failure."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvlint.engines.command import container_env
+from kvlint.engines.options import suggest
+from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, arithmetic, commands
+from kvlint.load import load_text
+from kvlint.pipeline import INTERNAL_ERROR, run_documents
+from kvlint.values import digits
+from kvlint.webhook.request_options import webhook_options
+from kvlint.workloads.base import with_injected_env
+
+VLLM = "vllm/vllm-openai:v0.11.0"
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+LIMIT_S = 2.0
+
+
+def deployment(args: list[str], env: list[Any] | None = None, **container: Any) -> dict[str, Any]:
+    c: dict[str, Any] = {"name": "engine", "image": VLLM, "args": args}
+    c["resources"] = {"limits": {"nvidia.com/gpu": 1}}
+    if env is not None:
+        c["env"] = env
+    c.update(container)
+    spec = {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}, "containers": [c]}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "hostile", "namespace": "default"},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+def lint(obj: Any, label: str = "hostile.json") -> tuple[Any, float]:
+    """The webhook's pipeline on ``obj`` (a mapping, or text); asserts nothing was hidden in KV503."""
+    text = obj if isinstance(obj, str) else json.dumps(obj, indent=1)
+    t = time.perf_counter()
+    result = run_documents(load_text(text, label), webhook_options())
+    dt = time.perf_counter() - t
+    hidden = [
+        d.message
+        for d in result.diagnostics
+        if d.rule == "KV503"
+        and (d.message.startswith(INTERNAL_ERROR) or "could not read this container's command (" in d.message)
+    ]
+    assert not hidden, hidden
+    return result, dt
+
+
+def test_env_references_that_double_a_value_stay_bounded() -> None:
+    """``V1=$(V0)$(V0)``, ``V2=$(V1)$(V1)``...: 40 steps were 5 TB (MemoryError under the worker's cap,
+    the CLI swapping); a value now stops growing at what execve(2) passes."""
+    env = [{"name": "V0", "value": "x" * 10}]
+    env += [{"name": f"V{i}", "value": f"$(V{i - 1})$(V{i - 1})"} for i in range(1, 40)]
+    t = time.perf_counter()
+    values, _ = container_env({"env": env})
+    assert time.perf_counter() - t < LIMIT_S
+    assert max(len(v) for v in values.values()) <= MAX_ARG_STRLEN
+    assert sum(len(v) for v in values.values()) <= ARG_MAX + MAX_ARG_STRLEN + 40 * 20
+    assert values["V3"] == "x" * 80  # small expansions are still made
+    assert values["V39"].endswith("$(V38)")  # the one that could not be made is left unresolved
+    _, dt = lint(deployment(["--model", MODEL, "--served-model-name", "$(V39)"], env))
+    assert dt < LIMIT_S
+
+
+@pytest.mark.parametrize(
+    "script,env",
+    [
+        ("A=xxxxxxxxxx; " + "A=$A$A; " * 60 + "vllm serve $A", None),
+        ("export A=xxxxxxxxxx; " + 'export A="$A$A"; ' * 60 + 'vllm serve m --served-model-name "$A"', None),
+        ("vllm serve m " + "$A " * 20000, [{"name": "A", "value": "y" * 100_000}]),
+        ("vllm serve m --served-model-name " + "${A}" * 20000, [{"name": "A", "value": "y" * 100_000}]),
+    ],
+    ids=["assign-doubling", "export-doubling", "unquoted-wide", "joined-wide"],
+)
+def test_shell_expansions_are_bounded(script: str, env: list[Any] | None) -> None:
+    """Shell variables doubled by assignment, or a 100 KB variable repeated, built gigabytes of words."""
+    words = [w for cmd in commands(script, {e["name"]: e["value"] for e in env or []}) for w in cmd]
+    assert sum(len(w.text) for w in words) <= len(script) + ARG_MAX + MAX_ARG_STRLEN
+    _, dt = lint(deployment([script], env, command=["sh", "-c"]))
+    assert dt < LIMIT_S
+
+
+def test_repeated_positional_parameters_are_bounded() -> None:
+    """``"$@"`` 5,000 times with a thousand 1 KB arguments was 5 GB of words."""
+    script = "vllm serve m " + '"$@" ' * 5000
+    obj = deployment([script, "sh", *(["a" * 1000] * 1000)], command=["sh", "-c"])
+    _, dt = lint(obj)
+    assert dt < LIMIT_S
+
+
+def test_template_actions_in_a_script_are_restored_in_linear_time() -> None:
+    """20,000 ``{{ a }}`` words took quadratic time (each word scanned every action before it)."""
+    _, dt = lint(deployment(["vllm serve m " + "{{ a }} " * 20000], command=["sh", "-c"]))
+    assert dt < LIMIT_S
+    script = "vllm serve {{ .Values.model }} --max-model-len {{ .Values.len }} --served-model-name x{{ .V }}"
+    words = [w.text for cmd in commands(script, {}) for w in cmd]
+    assert words == ["vllm", "serve", "{{ .Values.model }}", "--max-model-len", "{{ .Values.len }}"] + [
+        "--served-model-name",
+        "x{{ .V }}",
+    ]
+
+
+@pytest.mark.parametrize(
+    "expr,value",
+    [
+        ("$((2 * 3 + 4))", "10"),
+        ("$((-7 / 2))", "-3"),
+        ("$((-7 % 2))", "-1"),
+        ("$(((1 + 2) * A))", "12"),
+        ("$((" + "*".join(["99999999999999999999"] * 300) + "))", None),  # ValueError: 4300-digit limit
+        ("$((" + "(" * 5000 + "1" + ")" * 5000 + "))", None),  # RecursionError
+        ("$((" + "-" * 5000 + "1))", None),  # RecursionError
+        ("$((9223372036854775807 + 1))", None),  # the shell wraps; kvlint does not guess
+        ("$((1 / 0))", None),
+        ("$((" + "+".join(["1"] * 50000) + "))", "50000"),  # was quadratic (list slicing)
+    ],
+    ids=[
+        "sum",
+        "div",
+        "mod",
+        "paren-var",
+        "huge-product",
+        "deep-parens",
+        "deep-minus",
+        "overflow",
+        "zero",
+        "long",
+    ],
+)
+def test_shell_arithmetic_is_bounded(expr: str, value: str | None) -> None:
+    t = time.perf_counter()
+    assert arithmetic(expr, {"A": "4"}) == value
+    assert time.perf_counter() - t < LIMIT_S
+
+
+SUPERSCRIPT_TWO = "\u00b2"  # str.isdigit() is true of it, int() rejects it
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        deployment(["--model", MODEL, "--compilation-config", SUPERSCRIPT_TWO]),
+        deployment(["--model", MODEL, "--compilation-config", "9" * 5000]),
+        deployment([f"vllm serve m --max-num-seqs ${{{SUPERSCRIPT_TWO}}}"], command=["sh", "-c"]),
+        deployment([f"vllm serve m --max-num-seqs ${SUPERSCRIPT_TWO}"], command=["sh", "-c"]),
+        deployment(["vllm serve m --max-num-seqs ${" + "9" * 5000 + "}"], command=["sh", "-c"]),
+        deployment(["--model", MODEL, "--limit-mm-per-prompt", "image=" + SUPERSCRIPT_TWO]),
+        {
+            "apiVersion": "kubeai.org/v1",
+            "kind": "Model",
+            "metadata": {"name": "x"},
+            "spec": {
+                "url": "hf://" + MODEL,
+                "engine": "VLLM",
+                "resourceProfile": "nvidia-gpu-l4:" + SUPERSCRIPT_TWO,
+                "features": ["TextGeneration"],
+            },
+        },
+        {
+            "apiVersion": "kubeai.org/v1",
+            "kind": "Model",
+            "metadata": {"name": "x"},
+            "spec": {
+                "url": "hf://" + MODEL,
+                "engine": "VLLM",
+                "resourceProfile": "nvidia-gpu-l4:" + "9" * 5000,
+            },
+        },
+        {
+            "apiVersion": "production-stack.vllm.ai/v1alpha1",
+            "kind": "VLLMRuntime",
+            "metadata": {"name": "x"},
+            "spec": {
+                "model": {"modelURL": MODEL},
+                "deploymentConfig": {"resources": {"gpu": SUPERSCRIPT_TWO}},
+            },
+        },
+    ],
+    ids=[
+        "compilation-superscript",
+        "compilation-5000-digits",
+        "shell-braced-superscript",
+        "shell-superscript",
+        "shell-5000-digit-positional",
+        "mm-limit-superscript",
+        "kubeai-profile-superscript",
+        "kubeai-profile-5000-digits",
+        "production-stack-gpu-superscript",
+    ],
+)
+def test_digit_strings_int_cannot_read_are_not_converted(obj: dict[str, Any]) -> None:
+    """``s.isdigit()`` then ``int(s)``: a ``²`` or 5,000 digits raised ValueError (out of the pipeline for
+    KubeAI and production-stack: a traceback, and the other documents unreported)."""
+    other = deployment(["--model", MODEL, "--max-model-len", "131072"])
+    other["metadata"]["name"] = "other"
+    result, dt = lint(json.dumps(obj) + "\n---\n" + json.dumps(other), "two.yaml")
+    assert dt < LIMIT_S
+    assert any(d.rule == "KV103" for d in result.diagnostics)  # the other document is still checked
+
+
+def test_digits() -> None:
+    assert [digits(x) for x in ("8", " 42 ", "0007", "9" * 19)] == [8, 42, 7, int("9" * 19)]
+    assert [digits(x) for x in ("", "9" * 20, SUPERSCRIPT_TWO, "\u0661", "-1", "1.0", None, 5)] == [None] * 8
+
+
+def test_env_entry_names_of_any_type_in_operator_injected_env() -> None:
+    """An env entry whose ``name`` is a mapping raised ``unhashable type`` when an operator's variables
+    (LWS_GROUP_SIZE in an embedded LeaderWorkerTemplate) were added."""
+    loaded = load_text(
+        json.dumps({"containers": [{"name": "c", "env": [{"name": {"a": 5}}, {"name": "X"}]}]}), "p"
+    )
+    ps = loaded.documents[0].data
+    out = with_injected_env(ps, [("LWS_GROUP_SIZE", "2", None), ("X", "1", None)])
+    names = [e.get("name") for e in out["containers"][0]["env"]]
+    assert names == [{"a": 5}, "X", "LWS_GROUP_SIZE"]
+
+
+def test_option_suggestions_skip_names_no_option_can_be() -> None:
+    """difflib on a 100 KB "option" cost seconds per unknown word."""
+    t = time.perf_counter()
+    assert suggest("--" + "y" * 100_000, ["--max-model-len"] * 500) is None
+    assert time.perf_counter() - t < 0.5
+    assert suggest("--max-model-lenn", ["--max-model-len", "--model"]) == "--max-model-len"
+
+
+_opened: list[str] = []
+_watching: list[bool] = [False]
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if _watching[0] and event == "open" and args and isinstance(args[0], str):
+        _opened.append(args[0])
+
+
+def test_webhook_review_never_opens_a_file_named_by_the_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Positions inside a ``sh -c`` script were looked up by reading the file the location names: in the
+    webhook, the review's label (``<admission Kind/namespace/name>.json``, from the request) opened in the
+    worker's working directory. Here a file of that name exists with other content: it must not be read,
+    and the positions must be those of the object's own text."""
+    from kvlint.webhook.worker import lint_object
+
+    label = "<admission Deployment/serving/hostile>.json"
+    obj = deployment(["vllm serve " + MODEL + "\n  --max-model-len 131072"], command=["sh", "-c"])
+    monkeypatch.chdir(tmp_path)
+    clean = lint_object(obj, label, webhook_options())
+    want = sorted((d.rule, d.loc.line if d.loc else None) for d in clean.diagnostics)
+    assert any(d.rule == "KV103" for d in clean.diagnostics)
+    decoy = tmp_path / "<admission Deployment" / "serving" / "hostile>.json"
+    decoy.parent.mkdir(parents=True)
+    decoy.write_text("\n".join(["decoy --max-model-len 131072"] * 200), encoding="utf-8")
+    if not _opened and _audit not in getattr(sys, "_kvlint_test_hooks", ()):
+        sys.addaudithook(_audit)
+        sys._kvlint_test_hooks = (_audit,)  # type: ignore[attr-defined]
+    _watching[0] = True
+    try:
+        result = lint_object(obj, label, webhook_options())
+    finally:
+        _watching[0] = False
+    assert not [p for p in _opened if "admission" in p], _opened
+    assert sorted((d.rule, d.loc.line if d.loc else None) for d in result.diagnostics) == want
