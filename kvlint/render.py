@@ -180,7 +180,10 @@ def is_kustomize_dir(path: str) -> bool:
 def find_sources(text: str) -> list[tuple[int, str]]:
     """``(line, path)`` of every ``# Source: path`` comment line in ``text`` (1-based line, in order).
 
-    Only comments at the start of a line count (helm writes them at column 1, right after ``---``).
+    Only comments at the start of a line count (helm writes them at column 1, right after ``---``), and only
+    paths helm can write: relative, inside the chart (``CHART/templates/FILE``). A path that is absolute,
+    climbs with ``..``, or holds a NUL or a backslash is ignored, so a comment in a manifest never makes kvlint
+    read (or quote, in SARIF snippets) a file outside the chart it names.
     """
     out: list[tuple[int, str]] = []
     if _SOURCE_PREFIX not in text:
@@ -188,9 +191,16 @@ def find_sources(text: str) -> list[tuple[int, str]]:
     for i, line in enumerate(text.splitlines(), start=1):
         if line.startswith(_SOURCE_PREFIX):
             src = line[len(_SOURCE_PREFIX) :].strip()
-            if src:
+            if src and _chart_relative(src):
                 out.append((i, src))
     return out
+
+
+def _chart_relative(src: str) -> bool:
+    """Whether a ``# Source:`` path is one helm writes: relative, without ``..``, NUL or backslash."""
+    if src.startswith(("/", "~")) or "\x00" in src or "\\" in src or re.match(r"^[A-Za-z]:", src):
+        return False
+    return ".." not in src.split("/")
 
 
 def map_sources(

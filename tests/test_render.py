@@ -549,3 +549,34 @@ def test_duplicate_key_message_names_the_template_lines(tmp_path: pytest.TempPat
         and f.loc.line == 8
     )
     assert "(first at line 7)" in f.message
+
+
+def test_source_comments_outside_the_chart_are_ignored(tmp_path) -> None:
+    """A ``# Source:`` path helm never writes (absolute, climbing with ``..``, a drive or a backslash) is not a
+    template path: kvlint never reads, maps to, or quotes a file outside the chart because a manifest says so."""
+    from kvlint.render import find_sources, load_inputs
+
+    text = (
+        "---\n# Source: c/templates/a.yaml\nx: 1\n---\n# Source: c/../../secret.yaml\ny: 2\n"
+        "---\n# Source: /etc/passwd\n---\n# Source: C:/x\n---\n# Source: a\\\\b\n"
+    )
+    assert find_sources(text) == [(2, "c/templates/a.yaml")]
+    # a "template" beside the manifest that the rendered document matches, reached only through ../
+    (tmp_path / "secret.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    manifest = sub / "m.yaml"
+    manifest.write_text(
+        "---\n# Source: c/../../../secret.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n"
+    )
+    res = load_inputs([str(manifest)])
+    assert res.documents and all(d.loc is None or d.loc.file == str(manifest) for d in res.documents)
+    # the same comment without the climb maps to the chart's template as before
+    chart = tmp_path / "a" / "b" / "c" / "templates"
+    chart.mkdir(parents=True)
+    (chart / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n")
+    manifest.write_text(
+        "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\n"
+    )
+    res = load_inputs([str(manifest)])
+    assert any(d.loc is not None and d.loc.file.endswith("cm.yaml") for d in res.documents)
