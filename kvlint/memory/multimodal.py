@@ -235,7 +235,10 @@ def encoder_profile(
         items = _v1_items(
             per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill
         )
-        how = f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} per image"
+        how = (
+            f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} language-model "
+            "tokens per image"
+        )
     tok = items * enc_per_item
     peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + items * 3 * size * size * dtype_bytes
     rows = per_item
@@ -244,7 +247,7 @@ def encoder_profile(
         notes.append(f"profile encoder cache padded to the {rows}-token budget per item (vLLM 0.11.0-0.12.x)")
     cache = items * rows * text_hidden * dtype_bytes
     notes.append(
-        f"multimodal encoder profiling ({arch}): {items} image(s) of {enc_per_item} vision tokens ({how}); encoder "
-        f"cache {cache / 2**30:.2f} GiB"
+        f"multimodal encoder profiling ({arch}): {items} image(s), each {enc_per_item} patch tokens through the "
+        f"vision tower ({how}); encoder cache {cache / 2**30:.2f} GiB"
     )
     return EncoderProfile(arch, items, per_item, enc_per_item, int(peak), int(cache), tuple(notes)), notes
