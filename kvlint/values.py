@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 
-def items(x: Any) -> list[Any]:
+def as_list(x: Any) -> list[Any]:
     """``x`` when it is a list, else ``[]``: a manifest field that should hold a list (``containers``, ``env``)
     but holds a scalar or mapping is read as empty, never iterated."""
     return x if isinstance(x, list) else []

@@ -374,8 +374,9 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     return None
 
 
-def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
-    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None."""
+def _shell_index(items: Sequence[_Item]) -> int | None:
+    """Index of the shell (``sh``, ``bash`` ...) a command starts, after an optional ``env [-opts] [K=V ...]``
+    prefix; None when it does not start a shell."""
     if not items:
         return None
     k = 0
@@ -384,6 +385,14 @@ def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
         while k < len(items) and (items[k].text.startswith("-") or "=" in items[k].text):
             k += 1
     if k >= len(items) or _base(items[k].text) not in _SHELLS:
+        return None
+    return k
+
+
+def _shell_split(items: Sequence[_Item]) -> tuple[int, int] | None:
+    """For ``sh [-opts] -c [--] SCRIPT [$0 $1 ...]``: (index of the shell, index of SCRIPT), else None."""
+    k = _shell_index(items)
+    if k is None:
         return None
     j = k + 1
     has_c = False
@@ -643,7 +652,7 @@ def _kaito_preset_of_image(image: str) -> str | None:
     that preset; else None."""
     from kvlint.models.resolve import kaito_preset
 
-    repo = image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0].lower()
+    repo = split_image(image)[0].rsplit("/", 1)[-1].lower()
     for name in (repo.removeprefix("kaito-"), repo):
         if name and kaito_preset(name) is not None:
             return name
@@ -1005,14 +1014,8 @@ def _joiner(found: _Join, container: LDict, image: str, env: dict[str, str]) -> 
 
 def _shell_without_script(items: Sequence[_Item]) -> bool:
     """``sh -c`` (or ``bash -c``) with nothing after ``-c``."""
-    if not items:
-        return False
-    k = 0
-    if _base(items[0].text) == "env":
-        k = 1
-        while k < len(items) and (items[k].text.startswith("-") or "=" in items[k].text):
-            k += 1
-    if k >= len(items) or _base(items[k].text) not in _SHELLS:
+    k = _shell_index(items)
+    if k is None:
         return False
     rest = [it.text for it in items[k + 1 :]]
     return (

@@ -234,29 +234,35 @@ _DEVICE_PLATFORMS = {
 }
 
 
-def serving_platform(image: str, device: object = None, resource: str | None = None) -> str:
-    """The platform a serving container is built for: ``cuda``, ``rocm`` or a non-GPU word (``tpu``, ``gaudi``,
-    ``neuron``, ``cpu``, ``xpu`` ...), from the strongest evidence first: vLLM's ``--device`` flag (``hpu``,
-    ``cpu`` ...; ``device``), a platform word in the image reference (:func:`image_platform`), then, for an
-    image kvlint does not recognise as an engine's own (:func:`engine_of_image`), the accelerator resource the
-    container requests (``resource``: ``habana.ai/gaudi`` -> ``gaudi``, see :data:`NON_GPU_RESOURCES`). Else
-    ``cuda`` (the official engine images' default build)."""
+def serving_platform(image: str, device: object = None, resource: str | None = None) -> tuple[str, str]:
+    """``(platform, evidence)``: the platform a serving container is built for, ``cuda``, ``rocm`` or a non-GPU
+    word (``tpu``, ``gaudi``, ``neuron``, ``cpu``, ``xpu`` ...), and what says so, from the strongest evidence
+    first: vLLM's ``--device`` flag (``device``: ``hpu``, ``cpu`` ...), a platform word in the image reference
+    (``image``, :func:`image_platform`), then, for an image kvlint does not recognise as an engine's own
+    (:func:`engine_of_image`), the accelerator resource the container requests (``resource``:
+    ``habana.ai/gaudi`` -> ``gaudi``, see :data:`NON_GPU_RESOURCES`). Else ``("cuda", "default")``, the
+    official engine images' default build."""
     dev = str(device or "").strip().lower()
     if dev in _DEVICE_PLATFORMS:
-        return _DEVICE_PLATFORMS[dev]
+        return _DEVICE_PLATFORMS[dev], "device"
     platform = image_platform(image)
     if platform != "cuda":
-        return platform
+        return platform, "image"
     if resource in NON_GPU_RESOURCES and engine_of_image(image) is None:
-        return NON_GPU_RESOURCES[resource]
-    return "cuda"
+        return NON_GPU_RESOURCES[resource], "resource"
+    return "cuda", "default"
+
+
+def platform_evidence(serving: ServingConfig, resource: str | None = None) -> tuple[str, str]:
+    """:func:`serving_platform` of a parsed container (``(platform, evidence)``): its image, vLLM's ``--device``
+    and the accelerator ``resource`` its placement found (``Placement.resource``)."""
+    device = serving.get("device") if serving.engine == "vllm" else None
+    return serving_platform(serving.image, device, resource)
 
 
 def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
-    """:func:`serving_platform` of a parsed container: its image, vLLM's ``--device`` and the accelerator
-    ``resource`` its placement found (``Placement.resource``)."""
-    device = serving.get("device") if serving.engine == "vllm" else None
-    return serving_platform(serving.image, device, resource)
+    """The platform of :func:`platform_evidence` alone."""
+    return platform_evidence(serving, resource)[0]
 
 
 def is_known_cuda_build(image: str) -> bool:

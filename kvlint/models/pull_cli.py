@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -175,18 +176,7 @@ def pull(
         checked = check_catalogue(requests, catalogue)
         bad = [c for c in checked if c.status not in ("ok", "bundled")]
         if fmt == "json":
-            import json
-
-            click.echo(
-                json.dumps(
-                    {
-                        "catalogue": catalogue,
-                        "models": [c.as_dict() for c in checked],
-                        "skipped": [s.__dict__ for s in skipped],
-                    },
-                    indent=2,
-                )
-            )
+            _json_report(catalogue, [c.as_dict() for c in checked], skipped)
         else:
             for c in checked:
                 where = (
@@ -222,18 +212,7 @@ def pull(
     outcomes = pull_models(requests, catalogue) if requests else []
     failed = [o for o in outcomes if o.status == "failed"]
     if fmt == "json":
-        import json
-
-        click.echo(
-            json.dumps(
-                {
-                    "catalogue": catalogue,
-                    "models": [o.as_dict() for o in outcomes],
-                    "skipped": [s.__dict__ for s in skipped],
-                },
-                indent=2,
-            )
-        )
+        _json_report(catalogue, [o.as_dict() for o in outcomes], skipped)
     else:
         for o in outcomes:
             if o.status == "failed":
@@ -259,3 +238,11 @@ def pull(
             click.echo(f"{summary} in {_shown(catalogue)}")
         _unsized_line()
     sys.exit(1 if failed or unsized else 0)
+
+
+def _json_report(catalogue: str, models: list[dict[str, Any]], skipped: Sequence[Any]) -> None:
+    """``kvlint models pull [--check] --format json``: the catalogue, one entry per model, the skipped workloads."""
+    import json
+
+    payload = {"catalogue": catalogue, "models": models, "skipped": [s.__dict__ for s in skipped]}
+    click.echo(json.dumps(payload, indent=2))

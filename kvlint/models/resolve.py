@@ -472,13 +472,13 @@ def oci_named_model(ref: str) -> tuple[str, str] | None:
     ``granite-3.1-8b-instruct``; ``oci://quay.io/redhat-ai-services/modelcar-catalog:granite-3.0-8b-instruct``
     names it by tag); None otherwise. Names without a digit (``catalog``, ``models``) never match. String rules
     only: the image is never pulled."""
+    from kvlint.engines.images import split_image
     from kvlint.models import catalogue
 
-    body = ref[len("oci://") :].split("@", 1)[0]
-    namespace, _, last = body.rpartition("/")
-    namespace = namespace.rsplit("/", 1)[-1] or "oci"
-    repo, _, tag = last.partition(":")
-    for what, name in (("repository name", repo), ("tag", tag)):
+    repository, tag, _ = split_image(ref[len("oci://") :])
+    parts = repository.split("/")
+    repo, namespace = parts[-1], (parts[-2] if len(parts) > 1 else "oci")
+    for what, name in (("repository name", repo), ("tag", tag or "")):
         bare = _OCI_AFFIXES.sub("", name)
         if not bare or not re.search(r"\d", bare):
             continue

@@ -68,7 +68,7 @@ def configmap_value(
     """``(value, loc)`` of ``data[key]`` of the ConfigMap ``name`` among ``cms`` (:func:`configmaps`; looked up as :func:`mounted_file`
     does: same namespace, then unspecified, then the only one of that name), for ``env.valueFrom.configMapKeyRef``;
     None when the ConfigMap or key is not among the inputs or the value is not a scalar."""
-    data = _find_cm(dict(cms), name, namespace)  # the ConfigMap's data (see configmaps)
+    data = _find_cm(cms, name, namespace)  # the ConfigMap's data (see configmaps)
     if not isinstance(data, Mapping) or key not in data:
         return None
     value = data[key]
@@ -82,7 +82,7 @@ def configmap_env(
 ) -> list[tuple[str, str, Loc | None]]:
     """``(variable, value, loc)`` for every scalar ``data`` key of the ConfigMap ``name`` (``envFrom.configMapRef``,
     names prefixed with ``prefix``), in the ConfigMap's key order; empty when it is not among the inputs."""
-    data = _find_cm(dict(cms), name, namespace)  # the ConfigMap's data (see configmaps)
+    data = _find_cm(cms, name, namespace)  # the ConfigMap's data (see configmaps)
     if not isinstance(data, Mapping):
         return []
     out = []
@@ -92,7 +92,7 @@ def configmap_env(
     return out
 
 
-def _find_cm(cms: dict[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:
+def _find_cm(cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None) -> LDict | None:
     hit = cms.get((namespace, name))
     if hit is None:
         hit = cms.get((None, name))

@@ -14,7 +14,7 @@ from typing import Any
 from kvlint.engines.images import image_mentions_engine
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
-from kvlint.values import items
+from kvlint.values import as_list
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
     Chain,
@@ -134,7 +134,7 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     images = [
         str(c.get("image") or "")
         for w in ws
-        for c in items(w.pod_spec.get("containers"))
+        for c in as_list(w.pod_spec.get("containers"))
         if isinstance(c, dict)
     ]
     if any(image_mentions_engine(i) for i in images):

@@ -9,7 +9,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
-from kvlint.values import items
+from kvlint.values import as_list
 from kvlint.workloads.base import (
     IMAGE_SOURCE_ANNOTATION,
     Chain,
@@ -339,7 +339,7 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     meta = get_in(doc.data, "metadata") or {}
     anchor = loc_of(pred, "model") or loc_of(pred) or doc.loc
     runtime_c = _runtime_container(rspec.get("containers"), KSERVE_CONTAINER) or next(
-        (c for c in items(rspec.get("containers")) if isinstance(c, LDict)), None
+        (c for c in as_list(rspec.get("containers")) if isinstance(c, LDict)), None
     )
     if runtime_c is None:
         return [_runtime_missing(doc, pred, "model", model, runtime.name, present=True)]
@@ -383,11 +383,11 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     out = [w]
     if multi:
         wc = _runtime_container(worker_spec.get("containers"), KSERVE_WORKER_CONTAINER) or next(
-            (c for c in items(worker_spec.get("containers")) if isinstance(c, LDict)), None
+            (c for c in as_list(worker_spec.get("containers")) if isinstance(c, LDict)), None
         )
         if wc is not None:
             isvc_ws = pred["workerSpec"] if isinstance(pred.get("workerSpec"), dict) else {}
-            isvc_wc = next((c for c in items(isvc_ws.get("containers")) if isinstance(c, dict)), {})
+            isvc_wc = next((c for c in as_list(isvc_ws.get("containers")) if isinstance(c, dict)), {})
             worker_c = _merge_container(wc, isvc_wc, meta)
             _add_env(worker_c, env_items + [("ISVC_NAME", doc.name)], anchor)
             wps = _merge_pod(worker_spec, isvc_ws, worker_c, loc_of(pred, "workerSpec") or anchor)

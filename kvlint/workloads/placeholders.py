@@ -17,6 +17,7 @@ from typing import Any
 from kvlint.engines.images import image_placeholder
 from kvlint.source import Loc, loc_of
 from kvlint.types import Finding, Workload
+from kvlint.values import as_list
 
 __all__ = ["template_findings"]
 
@@ -50,8 +51,7 @@ def template_findings(w: Workload) -> list[Finding]:
     first: Loc | None = None
     images: list[tuple[str, str, Loc | None]] = []
     for key in ("containers", "initContainers"):
-        listed = ps.get(key)
-        for c in listed if isinstance(listed, list) else []:
+        for c in as_list(ps.get(key)):
             if not isinstance(c, dict):
                 continue
             image = str(c.get("image") or "")

@@ -23,7 +23,7 @@ from kvlint.rules.facts import (
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic, ModelSpec
-from kvlint.values import as_float, digits, items
+from kvlint.values import as_float, as_list, digits
 
 # ---------------------------------------------------------------------------------------------------------
 # KV401/KV402: heads against the tensor-parallel size, in each engine's arithmetic
@@ -269,7 +269,7 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     leader_c = next(
         (
             c
-            for c in items(w.leader.pod_spec.get("containers"))
+            for c in as_list(w.leader.pod_spec.get("containers"))
             if isinstance(c, dict) and c.get("name") == joins.leader_container
         ),
         None,
@@ -597,7 +597,7 @@ def _other_containers_serve(ctx: RuleContext, port: int) -> bool:
     for it (probes run against the pod's IP)."""
     ps = ctx.workload.pod_spec
     for key in ("containers", "initContainers"):
-        for c in items(ps.get(key)):
+        for c in as_list(ps.get(key)):
             if not isinstance(c, dict) or c is ctx.container:
                 continue
             for p in c.get("ports") or []:

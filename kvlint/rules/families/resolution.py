@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.engines.images import platform_of
+from kvlint.engines.images import platform_evidence
 from kvlint.rules.context import RuleContext
-from kvlint.rules.facts import image_platform, is_runtime_template
+from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic
@@ -37,7 +37,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
             )
         return
-    platform = platform_of(s, p.resource if p is not None else None)
+    platform, evidence = platform_evidence(s, p.resource if p is not None else None)
     if p is not None and p.gpus is None and p.resource is None and platform in ("cuda", "rocm"):
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
@@ -49,10 +49,9 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if platform not in ("cuda", "rocm"):
-        device = str(s.get("device") or "") if s.engine == "vllm" else ""
-        if device.lower() in ("hpu", "cpu", "xpu", "neuron", "tpu", "openvino"):
-            what = f"{s.engine} is started with --device {device}"
-        elif image_platform(s.image) == platform:
+        if evidence == "device":
+            what = f"{s.engine} is started with --device {s.get('device')}"
+        elif evidence == "image":
             what = f"image '{s.image}' is a {platform.upper()} build of {s.engine}"
         else:
             what = f"the container requests {p.resource if p else platform}, a {platform.upper()} accelerator"
