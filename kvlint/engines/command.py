@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
@@ -126,8 +127,8 @@ class SegmentLines(Sequence[str]):
         self._texts = [text for _, text in segments]
         self._split: dict[int, list[str]] = {}
         self._len = total_lines
-        self._index: list[int] | None = None
-        self._block: tuple[int, list[str]] | None = None
+        self._index: tuple[int, ...] | None = None
+        self._stamp: tuple[int, int] = (0, 0)
 
     def __len__(self) -> int:
         return self._len
@@ -147,22 +148,11 @@ class SegmentLines(Sequence[str]):
         """Line ``i`` read from the file through a sparse index (the byte offset of every
         :data:`_BLOCK`-th line, built on first use): the file is never held whole."""
         if self._index is None:
-            self._index = _line_index(self._path)
+            self._index, self._stamp = _line_index(self._path)
         block = i // _BLOCK
         if block >= len(self._index):
             return ""
-        if self._block is None or self._block[0] != block:
-            try:
-                with open(self._path, "rb") as fh:
-                    fh.seek(self._index[block])
-                    raw = b"".join(fh.readline() for _ in range(_BLOCK))
-            except OSError:
-                return ""
-            text = raw.decode("utf-8", errors="replace")
-            if block == 0:
-                text = text.removeprefix("\ufeff")
-            self._block = (block, text.split("\n"))
-        lines = self._block[1]
+        lines = _far_block(self._path, self._index[block], block == 0, self._stamp)
         j = i - block * _BLOCK
         return lines[j] if j < len(lines) else ""
 
@@ -170,8 +160,44 @@ class SegmentLines(Sequence[str]):
 _BLOCK = 1024
 
 
-def _line_index(path: str) -> list[int]:
-    """Byte offsets of lines 0, :data:`_BLOCK`, 2 x :data:`_BLOCK`, ... of ``path``."""
+def _line_index(path: str) -> tuple[tuple[int, ...], tuple[int, int]]:
+    """Byte offsets of lines 0, :data:`_BLOCK`, 2 x :data:`_BLOCK`, ... of ``path``, built once per file
+    (size and modification time) and kept for the batches that follow (a streaming run builds a
+    :class:`SegmentLines` per batch; the context documents they refer to lie anywhere in the file); with the
+    file's (size, mtime in ns), which keys the blocks read through it."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (), (0, 0)
+    stamp = (st.st_size, st.st_mtime_ns)
+    return _line_index_of(path, *stamp), stamp
+
+
+@functools.lru_cache(maxsize=4)
+def _line_index_of(path: str, size: int, mtime_ns: int) -> tuple[int, ...]:
+    del size, mtime_ns  # the cache key: a file changed on disk is indexed again
+    return tuple(_scan_line_index(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _far_block(path: str, start: int, first: bool, stamp: tuple[int, int]) -> tuple[str, ...]:
+    """The :data:`_BLOCK` lines of ``path`` from byte ``start`` (a few blocks kept: the lines a batch asks
+    for outside itself are those of a few context documents, asked for again and again); ``stamp`` (size,
+    mtime) is part of the cache key only."""
+    del stamp
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(start)
+            raw = b"".join(fh.readline() for _ in range(_BLOCK))
+    except OSError:
+        return ()
+    text = raw.decode("utf-8", errors="replace")
+    if first:
+        text = text.removeprefix("\ufeff")
+    return tuple(text.split("\n"))
+
+
+def _scan_line_index(path: str) -> list[int]:
     out = [0]
     pos = 0
     count = 0
