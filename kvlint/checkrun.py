@@ -197,12 +197,15 @@ def run_paths(
     jobs: int = 1,
     keep_records: bool = True,
     keep_json: bool = True,
+    keep_unsized: bool = True,
 ) -> CheckRun:
     """Run the pipeline on ``paths``, each with the nearest configuration (see the module docstring).
 
     ``options`` carries the command line's settings, which win over every configuration file. Each group
     is read as a stream (:func:`kvlint.stream.stream_check`) with ``jobs`` processes; ``keep_records`` and
-    ``keep_json`` say what the reports need of each serving container (see there).
+    ``keep_json`` say what the reports need of each serving container (see there); without ``keep_records``,
+    the containers that were not sized are still kept when ``keep_unsized`` or the group's configuration sets
+    ``require_sizing`` (:meth:`CheckRun.unsized` lists them).
 
     Raises:
         kvlint.config.ConfigError: a configuration file is invalid, or ``config_path`` does not exist.
@@ -238,6 +241,7 @@ def run_paths(
             jobs=jobs,
             keep_records=keep_records,
             keep_json=keep_json,
+            keep_unsized=keep_unsized or required[-1],
         )
         attach_sources(result, group, opts)
         parts.append((cfg_path, cfg_fail_on, result))

@@ -83,10 +83,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _context_kinds() -> frozenset[str]:
-    from kvlint.workloads.find import JOINED_KINDS
-
-    return JOINED_KINDS | {"ConfigMap"}
+#: Bytes of whole files loaded by the context pass that are kept for their turn; above it a file is read
+#: again in its turn (the memory held between the passes stays bounded).
+HELD_BYTES = 64 * 2**20
 
 
 # --------------------------------------------------------------------------------------------------
@@ -273,22 +272,43 @@ def _load_segments(path: str, segments: Sequence[tuple[int, str]], result: LoadR
 @dataclass
 class _Unit:
     """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or a batch of segments of
-    a large file (``span``: start and end byte, first line); ``cached`` are its segments loaded by the context
-    pass (by line offset)."""
+    a large file (``span``: start and end byte, first line)."""
 
     path: str | None = None
     loaded: LoadResult | None = None
     span: tuple[int, int, int] | None = None
-    cached: dict[int, LoadResult] | None = None
     files: int = 0
     lines: int = 0
 
 
 @dataclass
 class _Context:
-    docs: list[Document] = field(default_factory=list)
-    cms: Any = None
+    """What every unit is read against: the ConfigMaps' data by (namespace, name) (a later one replaces an
+    earlier one, :func:`kvlint.workloads.configmaps`), the runtimes and presets (one copy of identical
+    repeats: the same kind, namespace, name and content), and the services joined with them."""
+
+    providers: list[Document] = field(default_factory=list)
+    services: list[Document] = field(default_factory=list)  # until the end of the context pass
+    cms: dict[Any, Any] = field(default_factory=dict)
     joined: Any = None
+    _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
+
+    def keep(self, docs: Sequence[Document]) -> None:
+        from kvlint.workloads import configmaps
+        from kvlint.workloads.find import PROVIDER_KINDS
+
+        for d in docs:
+            kind = d.kind
+            if kind == "ConfigMap":
+                self.cms.update(configmaps([d]))
+            elif kind in PROVIDER_KINDS:
+                same = self._ids.setdefault((kind, d.namespace, d.name), [])
+                if any(d.data == data for data in same):
+                    continue  # a repeat: the first copy is the one a service selects
+                same.append(d.data)
+                self.providers.append(d)
+            elif kind in ("InferenceService", "LLMInferenceService"):
+                self.services.append(d)
 
 
 class _Plan:
@@ -316,7 +336,6 @@ def _plan(
         render_kustomize,
     )
 
-    kinds = _context_kinds()
     plan = _Plan()
     unreachable: list[str] = []
     for p in paths:
@@ -345,8 +364,13 @@ def _plan(
         if p != "-" and not os.path.exists(p):
             raise FileNotFoundError(f"{p}: no such file or directory")
 
-    def keep(docs: Sequence[Document]) -> None:
-        plan.context.docs.extend(d for d in docs if d.kind in kinds)
+    keep = plan.context.keep
+    held = [0]
+
+    def hold(size: int) -> bool:
+        """Keep a file loaded now for its turn while the held bytes stay under :data:`HELD_BYTES`."""
+        held[0] += size
+        return held[0] <= HELD_BYTES
 
     limit = options.max_file_bytes
     seen: set[str] = set()
@@ -367,7 +391,7 @@ def _plan(
             if key in seen:
                 continue
             seen.add(key)
-            plan.units.extend(_plan_file(f, limit, keep, plan))
+            plan.units.extend(_plan_file(f, limit, keep, plan, hold))
         if unreadable:
             findings = [
                 Finding(
@@ -405,9 +429,10 @@ def _sys_stdin() -> Any:
     return sys.stdin
 
 
-def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
-    """The units of one file: the file itself (loaded now when it may hold a context document), or its
-    segments in batches when it is large."""
+def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any) -> list[_Unit]:
+    """The units of one file: the file itself (loaded now when it may hold a context document, and kept for
+    its turn while ``hold`` allows), or its segments in batches when it is large (a segment holding a context
+    document is loaded now for the context and again in its turn)."""
     from kvlint.render import _map_loaded_sources
 
     try:
@@ -426,6 +451,8 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
         loaded = _load_file(path, limit)
         _map_loaded_sources(loaded)
         keep(loaded.documents)
+        if not hold(len(data)):
+            return [_Unit(path=path, files=1)]
         return [_Unit(loaded=loaded, files=1)]
     sources: list[tuple[int, str]] = []
     info: dict[str, int] = {}
@@ -441,7 +468,6 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
         keep(loaded.documents)
         return [_Unit(loaded=loaded, files=1)]
     units: list[_Unit] = []
-    cached: dict[int, LoadResult] = {}
     # a batch is kept as its byte span and first line, not its text: the file is never held whole
     with open(path, "rb") as fh:
         pos = len(codecs.BOM_UTF8) if fh.read(3) == codecs.BOM_UTF8 else 0
@@ -453,17 +479,14 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan) -> list[_Unit]:
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
             keep(part.documents)
-            cached[offset] = part
         nbytes = len(seg.encode("utf-8"))
         pos += nbytes
         size_now += nbytes
         if size_now >= BATCH_BYTES:
-            units.append(
-                _Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0))
-            )
-            cached, size_now = {}, 0
+            units.append(_Unit(path=path, span=(start, pos, first), lines=info.get("lines", 0)))
+            size_now = 0
     if size_now or not units:
-        units.append(_Unit(path=path, span=(start, pos, first), cached=cached, lines=info.get("lines", 0)))
+        units.append(_Unit(path=path, span=(start, pos, first), lines=info.get("lines", 0)))
     units[0].files = 1
     return units
 
@@ -520,14 +543,8 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         HELD_LINES[unit.path] = SegmentLines(unit.path, segments, unit.lines)
         loaded = LoadResult()
         loaded.read_paths.add(unit.path)
-        cached = unit.cached or {}
-        for offset, seg in segments:
-            part = cached.get(offset)
-            if part is None:
-                part = LoadResult()
-                _load_segments(unit.path, [(offset, seg)], part)
-            loaded.documents.extend(part.documents)
-            loaded.findings.extend(part.findings)
+        for offset, seg in segments:  # one at a time: each counts its documents from 0, as the context pass
+            _load_segments(unit.path, [(offset, seg)], loaded)
     else:
         assert unit.path is not None
         loaded = _load_file(unit.path, options.max_file_bytes)
@@ -560,7 +577,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     sizing = outcomes(found.containers)
     out.sizing = Counter(sizing)
     for cr, why in zip(found.containers, sizing, strict=True):
-        if keep_records or why not in _sized():
+        if keep_records or (_RUN["keep_unsized"] and why not in _sized()):
             out.records.append(_record(cr, why, keep_json))
     return out
 
@@ -596,6 +613,7 @@ def stream_check(
     jobs: int = 1,
     keep_records: bool = True,
     keep_json: bool = True,
+    keep_unsized: bool = True,
 ) -> CheckResult:
     """Lint ``paths`` as :func:`kvlint.pipeline.run_check` does, streaming (see the module docstring).
 
@@ -603,8 +621,8 @@ def stream_check(
         jobs: worker processes (1: this process only). The diagnostics are the same for every value.
         keep_records: keep a :class:`ContainerRecord` per serving container in ``containers`` (the JSON,
             SARIF, JUnit and Markdown reports read them); when False only the count and sizing outcomes
-            are kept (``CheckResult.serving_count``/``sizing_counts``), plus a record per container that was
-            not sized (``--require-sizing``).
+            are kept (``CheckResult.serving_count``/``sizing_counts``), plus, with ``keep_unsized``, a record
+            per container that was not sized (``--require-sizing``).
         keep_json: records carry the JSON report's entry.
 
     Raises:
@@ -614,15 +632,20 @@ def stream_check(
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions
-    from kvlint.workloads import configmaps
-    from kvlint.workloads.find import join_documents
+    from kvlint.workloads.find import join_services
 
     options = options or Options()
     plan = _plan(paths, stdin, options)
     ctx = plan.context
-    ctx.cms = configmaps(ctx.docs)
-    ctx.joined = join_documents(ctx.docs)
-    _RUN.update(options=options, context=ctx, keep_json=keep_json and keep_records, keep_records=keep_records)
+    ctx.joined = join_services(ctx.providers, ctx.services)
+    ctx.services = []  # each service is joined again in its turn
+    _RUN.update(
+        options=options,
+        context=ctx,
+        keep_json=keep_json and keep_records,
+        keep_records=keep_records,
+        keep_unsized=keep_unsized,
+    )
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
     load_diags: list[Diagnostic] = []
     diags: list[Diagnostic] = []

@@ -82,10 +82,10 @@ def find_workloads(docs: Sequence[Document], *, joined: _Joined | None = None) -
         joined = _joined(docs)
     for doc in docs:
         if isinstance(doc.data, dict):
-            if id(doc) in joined.consumed:
+            if doc.kind in PROVIDER_KINDS and doc_key(doc) in joined.consumed:
                 continue  # a runtime or preset merged into the service that uses it
             try:
-                found = joined.workloads.get(id(doc))
+                found = joined.workloads_of(doc)
                 ws = link_leaders(found if found is not None else _doc_workloads(doc, joined))
                 out.extend(_template_notes(doc, ws))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
@@ -166,48 +166,75 @@ def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
     )
 
 
+DocKey = tuple[str, int, int, int]
+
+
+def doc_key(doc: Document) -> DocKey:
+    """A document's place in the inputs (path, index in its file, line, column): the same for the document
+    read again later in a run (a streaming run reads a file once for its context and again in its turn)."""
+    return (doc.path, doc.index, doc.loc.line, doc.loc.column)
+
+
 class _Joined:
     """Objects built from several documents of the run: LLMInferenceServices with their presets,
-    InferenceServices with their runtimes; ``consumed`` holds the ids of the documents merged into them."""
+    InferenceServices with their runtimes.
 
-    def __init__(self, docs: Sequence[Document]) -> None:
-        self.runtimes = Runtimes(list(docs))
+    ``providers`` are the runtimes and presets (:data:`PROVIDER_KINDS`; other kinds are ignored); the
+    services are read with :meth:`add_services`, which records in ``consumed`` the places (:func:`doc_key`)
+    of the providers merged into a service, and with ``keep`` holds the joined workloads by document id (the
+    whole-input run, whose documents outlive this object). A streaming run keeps only the providers: each
+    service is joined again when its file's turn comes (:meth:`workloads_of`)."""
+
+    def __init__(self, providers: Sequence[Document]) -> None:
+        self.providers = [d for d in providers if d.kind in PROVIDER_KINDS]
+        self.runtimes = Runtimes(self.providers)
+        self.configs = config_index(self.providers)
+        self._keys = {id(d): doc_key(d) for d in self.providers}
         self.workloads: dict[int, list[Workload]] = {}
-        self.consumed: set[int] = set()
+        self.consumed: set[DocKey] = set()
+
+    def add_services(self, docs: Sequence[Document], *, keep: bool = False) -> None:
+        """Record what the services among ``docs`` consume (and keep their workloads when ``keep``)."""
+        for doc in docs:
+            if doc.kind not in _SERVICE_KINDS or not isinstance(doc.data, dict):
+                continue
+            try:
+                ws, used = self._join(doc)
+            except RecursionError:  # pragma: no cover
+                continue
+            self.consumed |= used
+            if keep:
+                self.workloads[id(doc)] = ws
+
+    def _join(self, doc: Document) -> tuple[list[Workload], set[DocKey]]:
+        if doc.kind == "LLMInferenceService":
+            ws, used = llmisvc_workloads(doc, (), configs=self.configs)
+            return ws, {self._keys[i] for i in used if i in self._keys}
+        pred = predictor_workloads(doc, self.runtimes)
+        consumed: set[DocKey] = set()
+        model = get_in(doc.data, "spec", "predictor", "model")
+        if isinstance(model, dict) and not model.get("image"):
+            rt = self.runtimes.select(model, doc.namespace)
+            if rt is not None:
+                consumed.add(doc_key(rt))
+        return _with_rest(doc, pred), consumed
+
+    def workloads_of(self, doc: Document) -> list[Workload] | None:
+        """The joined workloads of a service (or of a preset no service uses, read on its own), or None for
+        any other document."""
+        found = self.workloads.get(id(doc))
+        if found is not None:
+            return found
+        if doc.kind in _SERVICE_KINDS:
+            return self._join(doc)[0]
+        if doc.kind == "LLMInferenceServiceConfig" and doc_key(doc) not in self.consumed:
+            return llmisvc_workloads(doc, (), standalone=True, configs=self.configs)[0]
+        return None
 
 
 def _joined(docs: Sequence[Document]) -> _Joined:
     j = _Joined(docs)
-    configs = config_index(docs)
-    for doc in docs:
-        if not isinstance(doc.data, dict):
-            continue
-        try:
-            if doc.kind == "LLMInferenceService":
-                ws, used = llmisvc_workloads(doc, docs, configs=configs)
-                j.workloads[id(doc)] = ws
-                j.consumed |= used
-            elif doc.kind == "InferenceService":
-                pred = predictor_workloads(doc, j.runtimes)
-                model = get_in(doc.data, "spec", "predictor", "model")
-                if isinstance(model, dict) and not model.get("image"):
-                    rt = j.runtimes.select(model, doc.namespace)
-                    if rt is not None:
-                        j.consumed.add(id(rt))
-                j.workloads[id(doc)] = _with_rest(doc, pred)
-        except RecursionError:  # pragma: no cover
-            continue
-    for doc in docs:  # presets no service among the inputs uses: read as merged over KServe's presets
-        if (
-            doc.kind == "LLMInferenceServiceConfig"
-            and isinstance(doc.data, dict)
-            and id(doc) not in j.consumed
-        ):
-            try:
-                ws, _ = llmisvc_workloads(doc, docs, standalone=True, configs=configs)
-            except RecursionError:  # pragma: no cover
-                continue
-            j.workloads[id(doc)] = ws
+    j.add_services(docs, keep=True)
     return j
 
 
@@ -215,6 +242,21 @@ def join_documents(docs: Sequence[Document]) -> _Joined:
     """LLMInferenceServices with their presets and InferenceServices with their runtimes, read from ``docs``
     (only documents of :data:`JOINED_KINDS` matter), for :func:`find_workloads` ``joined``."""
     return _joined(docs)
+
+
+def join_services(providers: Sequence[Document], services: Sequence[Document]) -> _Joined:
+    """The runtimes and presets among ``providers`` and what the ``services`` consume of them, without
+    keeping the services (a streaming run joins each service again when its file is read; see
+    :meth:`_Joined.workloads_of`)."""
+    j = _Joined(providers)
+    j.add_services(services)
+    return j
+
+
+#: The services that take pods from runtimes or presets.
+_SERVICE_KINDS = frozenset({"LLMInferenceService", "InferenceService"})
+#: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets.
+PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
