@@ -12,6 +12,7 @@ of each file, :mod:`kvlint.checkrun`) > rule catalogue defaults.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import click
@@ -475,6 +476,7 @@ def check(
             # the text, GitHub and SARIF reports need no per-container record; JSON, JUnit, Markdown do
             keep_records=not statistics and bool(names & {"json", "junit", "markdown"}),
             keep_json="json" in names,
+            keep_unsized=require_sizing,  # (or the configuration's require_sizing)
         )
     except ConfigError as exc:
         _config_fail(str(exc))
@@ -487,15 +489,17 @@ def check(
     if result.files == 0 and not quiet:
         click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)
     for name, out_path in outputs:
-        text = _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
+        pieces = _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
         if out_path is None:
             use = name == "text" and not statistics and _color_for(color)
-            click.echo(text, nl=False, color=use or None)
+            for piece in pieces:
+                click.echo(piece, nl=False, color=use or None)
             continue
         try:
             # the writers escape what they quote; backslashreplace is the last guard against a crash
             with open(out_path, "w", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(text)
+                for piece in pieces:
+                    fh.write(piece)
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)
@@ -526,26 +530,24 @@ def _color_for(color: bool | None) -> bool:
 
 def _report(
     name: str, result: Any, out_path: str | None, color: bool | None, *, quiet: bool, statistics: bool
-) -> str:
-    """The text of one ``check`` report (``--statistics`` and ``--quiet`` apply to the text format)."""
+) -> Iterable[str]:
+    """The text of one ``check`` report, in pieces written one after the other (the text report one per
+    diagnostic: a large report is never held whole); ``--statistics`` and ``--quiet`` apply to the text
+    format."""
     from kvlint.report import render
-    from kvlint.report.text import DEFAULT_WIDTH, report_width
+    from kvlint.report.text import DEFAULT_WIDTH, iter_text, report_width
 
     if name == "text" and statistics:
-        return statistics_text(result)
+        return [statistics_text(result)]
     if name != "text":
-        return render(name, result)
+        return [render(name, result)]
     to_stdout = out_path is None
-    text = render(
-        "text",
+    return iter_text(
         result,
         color=_color_for(color) if to_stdout else bool(color),
         width=report_width(sys.stdout) if to_stdout else DEFAULT_WIDTH,
+        summary=not quiet,  # --quiet: the findings only
     )
-    if quiet:
-        # the findings only: drop the summary line (and the blank line before it)
-        text = text.rsplit("\n\n", 1)[0] + "\n" if result.diagnostics else ""
-    return text
 
 
 def statistics_text(result: Any) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import textwrap
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint.report.escape import printable
@@ -105,25 +106,42 @@ def render_text(
 
     ``suppressed`` defaults to ``result.suppressed`` (findings removed by ``kvlint.io/ignore``); ``width``
     is the column the detail lines wrap at."""
-    if suppressed is None:
-        suppressed = result.suppressed
-    out: list[str] = []
+    return "".join(iter_text(result, color=color, suppressed=suppressed, width=width))
+
+
+def iter_text(
+    result: CheckResult,
+    *,
+    color: bool = False,
+    suppressed: int | None = None,
+    width: int = DEFAULT_WIDTH,
+    summary: bool = True,
+) -> Iterator[str]:
+    """:func:`render_text` in pieces (one per diagnostic, then the summary lines), for writing a large report
+    without holding it whole; joined, the pieces are :func:`render_text`'s text. Without ``summary``, the
+    diagnostics only, each line ended (``--quiet``)."""
     current: str | None = None
     for d in result.diagnostics:
         f = d.loc.file if d.loc else "<input>"
-        if current is not None and f != current:
-            out.append("")
+        sep = "" if current is None else ("\n" if f == current else "\n\n")
         current = f
-        out.append(format_diagnostic(d, color, width))
-    if out:
-        out.append("")
+        yield sep + format_diagnostic(d, color, width)
+    if not summary:
+        if current is not None:
+            yield "\n"
+        return
+    if current is not None:
+        yield "\n\n"
+    if suppressed is None:
+        suppressed = result.suppressed
     from kvlint.sizing import summarise
 
+    tail = []
     sizing = summarise(result)
     if sizing.serving or sizing.not_read:
-        out.append(sizing.line())
-    out.append(summary_line(result, suppressed=suppressed))
-    return "\n".join(out) + "\n"
+        tail.append(sizing.line())
+    tail.append(summary_line(result, suppressed=suppressed))
+    yield "\n".join(tail) + "\n"
 
 
 def summary_line(result: CheckResult, suppressed: int | None = None) -> str:
