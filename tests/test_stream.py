@@ -66,3 +66,21 @@ def test_segments_read_like_the_whole_file(tmp_path: Path, monkeypatch: pytest.M
     for jobs in (1, 2):
         part = run_paths([str(big)], options, no_config=True, jobs=jobs).result
         assert _reports(part) == _reports(whole)
+
+
+def test_repeated_context_and_files_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The corpus twice over (every runtime, preset and ConfigMap repeated) with no file kept between the
+    context pass and its turn (HELD_BYTES 0): each service is joined again in its turn, the repeated
+    runtimes are held once, and the report is still that of the whole-input run."""
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus/manifests not present")
+    for copy in ("a", "b"):
+        (tmp_path / copy).mkdir()
+        for p in sorted(CORPUS.glob("*.yaml")):
+            (tmp_path / copy / p.name).write_bytes(p.read_bytes())
+    options = Options(allow_hub=False)
+    whole = run_check([str(tmp_path)], options)
+    monkeypatch.setattr(stream, "HELD_BYTES", 0)
+    part = run_paths([str(tmp_path)], options, no_config=True, jobs=1).result
+    assert any(d.rule == "KV502" for d in whole.diagnostics), "runtimes linted on their own among the inputs"
+    assert _reports(part) == _reports(whole)
