@@ -18,9 +18,9 @@ from typing import Any
 import click
 
 from kvlint import __version__
+from kvlint.report import FORMATS as CHECK_FORMATS
 
 FORMATS = ("text", "json")
-CHECK_FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
 FAIL_ON = ("error", "warning", "info", "never", "none")
 
 
@@ -474,6 +474,7 @@ def check(
             stdin_filename=stdin_filename,
             jobs=jobs or default_jobs(),
             # the text, GitHub and SARIF reports need no per-container record; JSON, JUnit, Markdown do
+            # (jsonl, like text, reads the diagnostics and the summary counts only)
             keep_records=not statistics and bool(names & {"json", "junit", "markdown"}),
             keep_json="json" in names,
             keep_unsized=require_sizing,  # (or the configuration's require_sizing)
@@ -488,18 +489,32 @@ def check(
     result = run.result
     if result.files == 0 and not quiet:
         click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)
+    from kvlint.report import STREAMED, write_report
+
     for name, out_path in outputs:
-        pieces = _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
+        if name in STREAMED and out_path is None:  # written a line at a time, never held whole
+            # (the lines are ASCII: any encoding of standard output holds them)
+            write_report(name, result, sys.stdout)
+            sys.stdout.flush()
+            continue
+        pieces = (
+            None
+            if name in STREAMED
+            else _report(name, result, out_path, color, quiet=quiet, statistics=statistics)
+        )
         if out_path is None:
             use = name == "text" and not statistics and _color_for(color)
-            for piece in pieces:
+            for piece in pieces or ():
                 click.echo(piece, nl=False, color=use or None)
             continue
         try:
             # the writers escape what they quote; backslashreplace is the last guard against a crash
             with open(out_path, "w", encoding="utf-8", errors="backslashreplace") as fh:
-                for piece in pieces:
-                    fh.write(piece)
+                if pieces is None:
+                    write_report(name, result, fh)
+                else:
+                    for piece in pieces:
+                        fh.write(piece)
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)

@@ -18,7 +18,7 @@ from kvlint.report import render
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
 FIXTURES = ROOT / "fixtures"
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FORMATS = ("text", "json", "jsonl", "sarif", "github", "junit", "markdown")
 
 
 def _reports(result: object) -> dict[str, str]:

@@ -119,6 +119,10 @@ def test_every_format_reports_the_count() -> None:
             }
         elif fmt == "junit":
             assert out.count("<skipped ") == 2 and 'skipped="2"' in out
+        elif fmt == "jsonl":
+            *diags, last = [json.loads(line) for line in out.splitlines()]
+            assert last["run_summary"]["suppressed"] == 2
+            assert not {"KV202", "KV208"} & {d["rule"] for d in diags}
         else:
             assert "2 suppressed" in out, fmt
 

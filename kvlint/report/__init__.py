@@ -1,19 +1,22 @@
-"""Report formats of ``kvlint check``: text, json, sarif, github, junit, markdown.
+"""Report formats of ``kvlint check``: text, json, jsonl, sarif, github, junit, markdown.
 
-:func:`render` dispatches by format name; each module documents its shape. All reporters read the same
-:class:`~kvlint.pipeline.CheckResult` (rule selection, severity overrides and suppressions are already
-applied by the pipeline).
+:func:`render` dispatches by format name; each module documents its shape. :func:`write_report` writes a
+report to a stream, line by line for the formats in :data:`STREAMED` (the others are rendered, then
+written). All reporters read the same :class:`~kvlint.pipeline.CheckResult` (rule selection, severity
+overrides and suppressions are already applied by the pipeline).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult
 
 #: Format names accepted by ``kvlint check --format``.
-FORMATS = ("text", "json", "sarif", "github", "junit", "markdown")
+FORMATS = ("text", "json", "jsonl", "sarif", "github", "junit", "markdown")
+#: Formats :func:`write_report` writes a line at a time, without building the whole report as one string.
+STREAMED = ("jsonl",)
 
 
 def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | None = None) -> str:
@@ -31,6 +34,10 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
         from kvlint.report.jsonout import render_json
 
         return render_json(result)
+    if fmt == "jsonl":
+        from kvlint.report.jsonl import render_jsonl
+
+        return render_jsonl(result)
     if fmt == "sarif":
         from kvlint.report.sarif import render_sarif
 
@@ -50,4 +57,21 @@ def render(fmt: str, result: CheckResult, *, color: bool = False, width: int | N
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
-__all__ = ["FORMATS", "render"]
+def write_report(
+    fmt: str, result: CheckResult, stream: TextIO, *, color: bool = False, width: int | None = None
+) -> None:
+    """Write the report in format ``fmt`` to ``stream``: a line at a time for :data:`STREAMED` formats,
+    else the text of :func:`render` (same arguments) in one write. The stream is not flushed or closed.
+
+    Raises:
+        ValueError: unknown format name (the message lists :data:`FORMATS`).
+    """
+    if fmt == "jsonl":
+        from kvlint.report.jsonl import write_jsonl
+
+        write_jsonl(result, stream)
+        return
+    stream.write(render(fmt, result, color=color, width=width))
+
+
+__all__ = ["FORMATS", "STREAMED", "render", "write_report"]

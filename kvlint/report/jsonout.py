@@ -4,7 +4,7 @@ Shape (``schema_version`` 2)::
 
     {"schema_version": 2, "kvlint_version": "0.1.0",
      "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
-                 "files": 3, "documents": 5, "workloads": 4},
+                 "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...}},
      "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container"}],
      "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
@@ -29,9 +29,12 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 
 
-def to_json_dict(result: CheckResult) -> dict[str, Any]:
-    """The JSON report as a dict (see the module docstring for the shape)."""
-    from kvlint.sizing import outcomes, summarise
+def summary_dict(result: CheckResult) -> dict[str, Any]:
+    """The JSON report's ``summary`` object: diagnostics per severity (``error``, ``warning``, ``info``),
+    ``suppressed`` (findings removed by ``kvlint.io/ignore``), ``exemptions_allowed``, input counts
+    (``files``, ``documents``, ``workloads``) and ``sizing`` (:meth:`kvlint.sizing.SizingSummary.as_dict`:
+    serving containers and how many were sized, by outcome). Shared by the ``json`` and ``jsonl`` reports."""
+    from kvlint.sizing import summarise
 
     summary: dict[str, Any] = dict(result.counts())
     summary.update(
@@ -42,10 +45,17 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
         workloads=result.workloads,
         sizing=summarise(result).as_dict(),
     )
+    return summary
+
+
+def to_json_dict(result: CheckResult) -> dict[str, Any]:
+    """The JSON report as a dict (see the module docstring for the shape)."""
+    from kvlint.sizing import outcomes
+
     return {
         "schema_version": SCHEMA_VERSION,
         "kvlint_version": __version__,
-        "summary": summary,
+        "summary": summary_dict(result),
         "diagnostics": [d.as_dict() for d in result.diagnostics],
         "suppressed": [s.as_dict() for s in result.suppressed_diagnostics],
         "workloads": [
