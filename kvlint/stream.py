@@ -9,10 +9,14 @@ findings:
    ``envFrom``), serving runtimes and LLMInferenceService presets (the pods of the services that use
    them, and whether the runtime is linted on its own). Every input is scanned for the words that can
    start such a document (``ConfigMap``, ``ServingRuntime``, ``InferenceService``: bytes, no parsing);
-   only the files (or, in a large file, the ``---`` segments) holding one are loaded now and kept until
-   their turn. Charts, kustomizations and standard input are loaded here too (they are read once). The
-   context documents stay for the whole run; ConfigMap data and the joined services are built from them
-   once.
+   only the files (or, in a large file, the ``---`` segments) holding one are loaded now. What stays for
+   the whole run is small: the ConfigMaps' data (a later one of the same name replaces an earlier one), one
+   copy of each runtime or preset (a repeat with the same kind, namespace, name and content is dropped:
+   services select the first), and the places (path, document, line, column) of those the services
+   consume. The services themselves are dropped after the pass and joined again in their turn. A whole
+   file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
+   a large file is read again in its turn. Charts, kustomizations and standard input are loaded here too
+   (they are read once).
 2. **Units.** Each file, rendered chart or kustomization is one unit; a file above
    :data:`SEGMENT_BYTES` is read in ``---`` segments (see :func:`iter_segments`) and analysed in batches of
    about :data:`BATCH_BYTES`, so a 20,000-document file is never held whole. A unit's documents are loaded,
