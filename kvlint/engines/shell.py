@@ -582,8 +582,9 @@ def commands(
     budget = _budget if _budget is not None else _Budget()
     cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
-    templates = [(m.start(), m.group()) for m in _TEMPLATE_RE.finditer(script)]
-    script = _TEMPLATE_RE.sub(lambda m: _placeholder(m.group()), script)
+    templates = _template_shapes(script)
+    if templates:
+        script = _TEMPLATE_RE.sub(lambda m: _placeholder(m.group()), script)
     tokens = lex(script)
     tokens.append(";")
     for tok in tokens:
@@ -669,22 +670,35 @@ def commands(
 _PLACEHOLDER_RE = re.compile(r"\{\{[_\n]*\}\}")
 
 
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
 def _placeholder(action: str) -> str:
     """The stand-in :func:`commands` lexes instead of the template action ``action`` (same length and
     line breaks)."""
-    return "{{" + re.sub(r"[^\n]", "_", action[2:-2]) + "}}"
+    return "{{" + _NOT_NEWLINE.sub("_", action[2:-2]) + "}}"
 
 
-def _restore_templates(words: list[ShellArg], templates: Sequence[tuple[int, str]]) -> None:
+def _template_shapes(script: str) -> dict[str, tuple[list[int], list[str]]]:
+    """The Go/Helm template actions of ``script`` by placeholder shape: their offsets and texts, in script
+    order (built once per script; empty when it holds none)."""
+    by_shape: dict[str, tuple[list[int], list[str]]] = {}
+    if "{{" not in script:
+        return by_shape
+    for m in _TEMPLATE_RE.finditer(script):
+        original = m.group()
+        starts, originals = by_shape.setdefault(_placeholder(original), ([], []))
+        starts.append(m.start())
+        originals.append(original)
+    return by_shape
+
+
+def _restore_templates(words: list[ShellArg], by_shape: Mapping[str, tuple[list[int], list[str]]]) -> None:
     """Put the Go/Helm template actions back into words that hold their placeholders (``{{___}}``, which
     keep offsets while the script is lexed), so messages quote what the manifest says: the k-th placeholder
-    of a shape in a word is the k-th action of that shape at or after the word's offset. Linear in the
-    words' text (a script of many actions and words is not searched word by action)."""
-    by_shape: dict[str, tuple[list[int], list[str]]] = {}
-    for start, original in templates:  # in script order
-        starts, originals = by_shape.setdefault(_placeholder(original), ([], []))
-        starts.append(start)
-        originals.append(original)
+    of a shape in a word is the k-th action of that shape at or after the word's offset (``by_shape``:
+    :func:`_template_shapes`). Linear in the words' text (a script of many actions and words is not searched
+    word by action)."""
     for arg in words:
         if "{{" in arg.text and arg.offset is not None:
             arg.text = _restore_word(arg.text, arg.offset, by_shape)
