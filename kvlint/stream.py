@@ -292,12 +292,14 @@ class _Context:
     repeats: the same kind, namespace, name and content), and the services joined with them."""
 
     providers: list[Document] = field(default_factory=list)
-    services: list[Document] = field(default_factory=list)  # until the end of the context pass
+    services: list[tuple[Document, bool]] = field(default_factory=list)  # (doc, held): until the pass ends
     cms: dict[Any, Any] = field(default_factory=dict)
     joined: Any = None
     _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
 
-    def keep(self, docs: Sequence[Document]) -> None:
+    def keep(self, docs: Sequence[Document], held: bool = True) -> None:
+        """Take the context of ``docs``; ``held``: these very documents are analysed in their turn (their
+        services' joined workloads are kept for it)."""
         from kvlint.workloads import configmaps
         from kvlint.workloads.find import PROVIDER_KINDS
 
@@ -312,7 +314,7 @@ class _Context:
                 same.append(d.data)
                 self.providers.append(d)
             elif kind in ("InferenceService", "LLMInferenceService"):
-                self.services.append(d)
+                self.services.append((d, held))
 
 
 class _Plan:
@@ -454,10 +456,9 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any) -> list
             return [_Unit(path=path, files=1)]
         loaded = _load_file(path, limit)
         _map_loaded_sources(loaded)
-        keep(loaded.documents)
-        if not hold(len(data)):
-            return [_Unit(path=path, files=1)]
-        return [_Unit(loaded=loaded, files=1)]
+        held = hold(len(data))
+        keep(loaded.documents, held)
+        return [_Unit(loaded=loaded, files=1)] if held else [_Unit(path=path, files=1)]
     sources: list[tuple[int, str]] = []
     info: dict[str, int] = {}
     segs = iter_segments(path, sources=sources, info=info)
@@ -482,7 +483,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any) -> list
         if _CONTEXT_WORDS_TEXT.search(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
-            keep(part.documents)
+            keep(part.documents, False)
         nbytes = len(seg.encode("utf-8"))
         pos += nbytes
         size_now += nbytes

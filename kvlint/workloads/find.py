@@ -190,12 +190,14 @@ class _Joined:
         self.runtimes = Runtimes(self.providers)
         self.configs = config_index(self.providers)
         self._keys = {id(d): doc_key(d) for d in self.providers}
-        self.workloads: dict[int, list[Workload]] = {}
+        self.workloads: dict[int, tuple[Document, list[Workload]]] = {}
         self.consumed: set[DocKey] = set()
 
-    def add_services(self, docs: Sequence[Document], *, keep: bool = False) -> None:
-        """Record what the services among ``docs`` consume (and keep their workloads when ``keep``)."""
-        for doc in docs:
+    def add_services(self, docs: Sequence[Document], *, keep: bool | Sequence[bool] = False) -> None:
+        """Record what the services among ``docs`` consume, and keep the joined workloads of those that
+        ``keep`` says (one flag for all, or one per document) with the document itself, which is the one
+        analysed later."""
+        for i, doc in enumerate(docs):
             if doc.kind not in _SERVICE_KINDS or not isinstance(doc.data, dict):
                 continue
             try:
@@ -203,8 +205,8 @@ class _Joined:
             except RecursionError:  # pragma: no cover
                 continue
             self.consumed |= used
-            if keep:
-                self.workloads[id(doc)] = ws
+            if keep if isinstance(keep, bool) else keep[i]:
+                self.workloads[id(doc)] = (doc, ws)
 
     def _join(self, doc: Document) -> tuple[list[Workload], set[DocKey]]:
         if doc.kind == "LLMInferenceService":
@@ -223,8 +225,8 @@ class _Joined:
         """The joined workloads of a service (or of a preset no service uses, read on its own), or None for
         any other document."""
         found = self.workloads.get(id(doc))
-        if found is not None:
-            return found
+        if found is not None and found[0] is doc:
+            return found[1]
         if doc.kind in _SERVICE_KINDS:
             return self._join(doc)[0]
         if doc.kind == "LLMInferenceServiceConfig" and doc_key(doc) not in self.consumed:
@@ -244,12 +246,12 @@ def join_documents(docs: Sequence[Document]) -> _Joined:
     return _joined(docs)
 
 
-def join_services(providers: Sequence[Document], services: Sequence[Document]) -> _Joined:
-    """The runtimes and presets among ``providers`` and what the ``services`` consume of them, without
-    keeping the services (a streaming run joins each service again when its file is read; see
-    :meth:`_Joined.workloads_of`)."""
+def join_services(providers: Sequence[Document], services: Sequence[tuple[Document, bool]]) -> _Joined:
+    """The runtimes and presets among ``providers`` and what the ``services`` (document, held) consume of
+    them. Only the joined workloads of the held services are kept (those documents are analysed later);
+    a streaming run joins any other service again when its file is read (:meth:`_Joined.workloads_of`)."""
     j = _Joined(providers)
-    j.add_services(services)
+    j.add_services([d for d, _ in services], keep=[h for _, h in services])
     return j
 
 
