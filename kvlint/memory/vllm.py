@@ -19,7 +19,14 @@ from typing import Any
 
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
-from kvlint.memory.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
+from kvlint.memory.kv import (
+    LayerCounts,
+    cdiv,
+    dtype_bytes,
+    kv_dtype_bytes,
+    layer_bytes_per_token,
+    layer_counts,
+)
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
@@ -265,27 +272,43 @@ def build_groups(
     ``::_get_kv_cache_groups_uniform_page_size``, ``::unify_kv_cache_spec_page_size``;
     ``vllm/platforms/interface.py::_align_hybrid_block_size`` (§1.5).
     """
+    return build_groups_counted(layer_counts(layers), tp, kv_bytes, kv_cache_dtype, block_size, hybrid)
+
+
+def build_groups_counted(
+    counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
+) -> tuple[list[KVGroup], int, int, list[str]]:
+    """:func:`build_groups` on the distinct layer specs of one rank with their counts
+    (:func:`kvlint.memory.kv.layer_counts`): the same groups, bytes per block, block size and notes, computed
+    once per distinct spec instead of once per layer (every quantity is a count, a sum, a max or a set of the
+    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`."""
     notes: list[str] = []
-    specs: list[tuple[str, int | None, int, int]] = []  # kind, window, bytes/token, state bytes
-    for lay in layers:
+    # (kind, window, bytes/token, state bytes) -> number of layers
+    specs: dict[tuple[str, int | None, int, int], int] = {}
+    for lay, count in counts:
         if lay.kind == "none":
             continue
         if lay.kind == "mamba":
-            specs.append(("mamba", None, 0, mamba_state_bytes_per_rank(lay.state_bytes, tp)))
-            continue
-        kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
-        if not hybrid and kind != "full":
-            kind = "full"
-        specs.append(
-            (
+            key: tuple[str, int | None, int, int] = (
+                "mamba",
+                None,
+                0,
+                mamba_state_bytes_per_rank(lay.state_bytes, tp),
+            )
+        else:
+            kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
+            if not hybrid and kind != "full":
+                kind = "full"
+            key = (
                 kind,
                 lay.window if kind != "full" else None,
                 layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype),
                 0,
             )
-        )
+        specs[key] = specs.get(key, 0) + count
     if not specs:
         return [], 0, block_size, notes
+    n_layers = sum(specs.values())
     attn = [s for s in specs if s[0] != "mamba"]
     mamba = [s for s in specs if s[0] == "mamba"]
     if mamba and attn:
@@ -298,25 +321,24 @@ def build_groups(
                 f"attention block size raised to {new_bs} tokens so its page covers the Mamba state page"
             )
         block_size = new_bs
-    keys = sorted({(s[0], s[1], s[2], s[3]) for s in specs}, key=str)
+    keys = sorted(specs, key=str)
     if len(keys) == 1:
         k = keys[0]
         page = k[3] if k[0] == "mamba" else k[2] * block_size
-        n = len(specs)
-        return [KVGroup(k[0], n, block_size, page, k[1])], n * page, block_size, notes
+        return [KVGroup(k[0], n_layers, block_size, page, k[1])], n_layers * page, block_size, notes
     if not mamba and all(k[0] == "full" for k in keys):
-        total_tok = sum(s[2] for s in specs)
-        avg = max(1, total_tok // len(specs))
+        total_tok = sum(s[2] * c for s, c in specs.items())
+        avg = max(1, total_tok // n_layers)
         notes.append("layers differ in KV size: one UniformTypeKVCacheSpecs group")
         return (
-            [KVGroup("full", len(specs), block_size, avg * block_size)],
+            [KVGroup("full", n_layers, block_size, avg * block_size)],
             total_tok * block_size,
             block_size,
             notes,
         )
     buckets: dict[tuple[str, int | None], int] = {}
-    for s in specs:
-        buckets[(s[0], s[1])] = buckets.get((s[0], s[1]), 0) + 1
+    for s, c in specs.items():
+        buckets[(s[0], s[1])] = buckets.get((s[0], s[1]), 0) + c
     page = max(max((s[2] * block_size for s in attn), default=0), max((s[3] for s in mamba), default=0))
     cmin, cmax = min(buckets.values()), max(buckets.values())
     gsize = cmax if cmax < 1.5 * cmin else cmin
@@ -566,7 +588,7 @@ def plan_vllm_detailed(
     """
     if total_bytes <= 0:
         raise PlanError("GPU memory total must be positive")
-    if not any(lay.kind != "none" for lay in model.layers):
+    if not any(lay.kind != "none" for lay, _ in layer_counts(model.layers)):
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
     cfg = resolve_startup(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
@@ -719,7 +741,7 @@ def resolve_startup(
         )
 
     # scheduler defaults (§1.9)
-    has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
+    has_sw = any(lay.kind in ("sliding", "chunked") for lay, _ in layer_counts(model.layers))
     if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
         chunked = True
         notes.append(
@@ -773,7 +795,7 @@ def resolve_startup(
         era == "v1"
         and hybrid_allocator_available(v)
         and not settings.disable_hybrid_kv_cache_manager
-        and not any(lay.kind == "chunked" for lay in layers)
+        and not any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
     )
     if has_sw:
         notes.append(
@@ -804,7 +826,7 @@ def resolve_startup(
         chunked_prefill=chunked,
         max_num_batched_tokens=mbt,
         max_num_seqs=seqs,
-        layers=tuple(layers),
+        layers=layers,
         block_size=bs,
         stage_layers=tuple(split),
         hybrid=hybrid,
@@ -908,12 +930,13 @@ def _scheduler_limits(
     return int(mbt), int(seqs)
 
 
-def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> list[LayerSpec]:
-    """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers."""
-    layers = list(model.layers)
+def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> tuple[LayerSpec, ...]:
+    """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers (the
+    model's own ``layers`` tuple when nothing is added, so its layer counts are computed once per model)."""
+    layers = tuple(model.layers)
     draft = settings.speculative_model
     if draft is not None:
-        layers += list(draft.layers)
+        layers += tuple(draft.layers)
         notes.append(
             f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
         )
@@ -921,7 +944,7 @@ def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> 
     n_mtp = _mtp_layers(model, settings)
     if n_mtp:
         last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
-        layers += [last_layer] * n_mtp
+        layers += (last_layer,) * n_mtp
         notes.append(
             f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
             f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
@@ -1038,9 +1061,7 @@ def stage_memory(
     n = split[stage]
     start = sum(split[:stage])
     last = stage == cfg.pp - 1
-    stage_layers = list(cfg.layers[start : start + n])
-    if last:  # draft/MTP layers run with the last stage
-        stage_layers += list(cfg.layers[model.num_layers :])
+    counts = _stage_layer_counts(cfg, model.num_layers, start, n, last)
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
     w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
@@ -1096,11 +1117,11 @@ def stage_memory(
     if bypass:
         kv_lo, kv_hi = kv, kv
     kvb, kvd, bs = cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size
-    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
+    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) * c for lay, c in counts)
     if cfg.era == "v1":
-        groups, bpb, bsz, gnotes = build_groups(stage_layers, tp, kvb, kvd, bs, cfg.hybrid)
+        groups, bpb, bsz, gnotes = build_groups_counted(counts, tp, kvb, kvd, bs, cfg.hybrid)
     else:
-        held = sum(1 for lay in stage_layers if lay.kind not in ("none", "mamba"))
+        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
         groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
     if not groups or bpb <= 0:
         return None
@@ -1124,6 +1145,26 @@ def stage_memory(
         notes=tuple(gnotes)
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt)),
     )
+
+
+def _stage_layer_counts(cfg: StartupConfig, num_layers: int, start: int, n: int, last: bool) -> LayerCounts:
+    """The distinct layers of one pipeline stage with their counts (:func:`kvlint.memory.kv.layer_counts`): its
+    slice ``[start, start + n)`` of the pool's layers plus, on the last stage, the draft/MTP layers after the
+    target's ``num_layers``. A single stage holds the whole pool (``cfg.layers``, the model's own tuple when
+    nothing is added: counted once per model)."""
+    if start == 0 and last and n == num_layers:  # one stage: [0, n) + [num_layers, end) is the whole pool
+        return layer_counts(cfg.layers)
+    own = layer_counts(cfg.layers[start : start + n])
+    return _merge_counts(own, layer_counts(cfg.layers[num_layers:])) if last else own
+
+
+def _merge_counts(a: LayerCounts, b: LayerCounts) -> LayerCounts:
+    if not b:
+        return a
+    merged = dict(a)
+    for lay, c in b:
+        merged[lay] = merged.get(lay, 0) + c
+    return tuple(merged.items())
 
 
 _PATH_TEXT = {
