@@ -1154,8 +1154,8 @@ def _stage_layer_counts(cfg: StartupConfig, num_layers: int, start: int, n: int,
     nothing is added: counted once per model)."""
     if start == 0 and last and n == num_layers:  # one stage: [0, n) + [num_layers, end) is the whole pool
         return layer_counts(cfg.layers)
-    own = layer_counts(cfg.layers[start : start + n])
-    return _merge_counts(own, layer_counts(cfg.layers[num_layers:])) if last else own
+    own = layer_counts(cfg.layers, start, start + n)
+    return _merge_counts(own, layer_counts(cfg.layers, num_layers)) if last else own
 
 
 def _merge_counts(a: LayerCounts, b: LayerCounts) -> LayerCounts:
