@@ -118,7 +118,13 @@ def _detail(
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
-        return plan_vllm_detailed(replace(settings, **changes) if changes else settings, model, total, **kw)
+        if changes:
+            settings = (
+                settings.changed(**changes)
+                if isinstance(settings, VllmSettings)
+                else replace(settings, **changes)
+            )
+        return plan_vllm_detailed(settings, model, total, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
     if serving.engine == "sglang":

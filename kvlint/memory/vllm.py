@@ -14,7 +14,7 @@ import dataclasses
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.memory import calibration as cal
@@ -105,6 +105,22 @@ class VllmSettings:
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
     kv_connector: str | None = None
+
+    def changed(self, **changes: Any) -> VllmSettings:
+        """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
+        re-plans with one field changed many times; this copies the fields instead of running the generated
+        ``__init__`` over all of them, and nothing here is computed at construction). Unknown field names raise
+        ``TypeError`` as :func:`dataclasses.replace` does."""
+        if type(self) is not VllmSettings or not changes.keys() <= _SETTINGS_FIELDS:
+            return dataclasses.replace(self, **changes)
+        new = object.__new__(VllmSettings)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(VllmSettings))
 
 
 def _kv_connector(value: Any) -> str | None:
@@ -1251,27 +1267,48 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     null_block = era == "v1" and has_null_block_in_fit_check(v)
     in_flight = cfg.in_flight_tokens
 
+    # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
+    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes).
+    shared: dict[tuple[str, int | None, int], list[int]] = {}
+    for g in groups:
+        acc = shared.setdefault((g.kind, g.window, g.block_size), [0, 0])
+        acc[0] += 1
+        acc[1] += g.page_bytes * g.layers
+    terms = [
+        (KVGroup(kind, 0, gbs, 0, window), n, weight) for (kind, window, gbs), (n, weight) in shared.items()
+    ]
+
     def per_req_blocks(length: int) -> int:
-        return sum(g.blocks_per_request(length, in_flight, spec_blocks) for g in groups)
+        total = 0
+        for g, n, _ in terms:
+            total += g.blocks_per_request(length, in_flight, spec_blocks) * n
+        return total
 
     def needed(length: int) -> int:
         if era == "v0":
             return cdiv(length, bsz) * bpb
         if null_block:
             return bpb * per_req_blocks(length)
-        return sum(
-            g.blocks_per_request(length, in_flight, spec_blocks) * g.page_bytes * g.layers for g in groups
-        )
+        total = 0
+        for g, _, weight in terms:
+            total += g.blocks_per_request(length, in_flight, spec_blocks) * weight
+        return total
 
     avail_fit = st.kv - (bpb if null_block else 0)
     if settings.num_gpu_blocks_override:
         avail_fit = nb * bpb - (bpb if null_block else 0)
     max_len, src = cfg.max_model_len, cfg.max_model_len_source
+    # needed() never decreases with the length when every block size is positive and no page is negative (each
+    # group's blocks are cdiv(min(cap, length), block_size) plus a constant): then a max_model_len that fits is
+    # itself the largest fitting length the search below would find
+    monotone = bsz > 0 and bpb > 0 and all(g.block_size > 0 and w >= 0 for g, _, w in terms)
 
     def largest_fit() -> int:
         if needed(1) > avail_fit:
             return 0
         lo, hi = 1, max_len
+        if monotone and hi > lo and needed(hi) <= avail_fit:
+            return hi
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if needed(mid) <= avail_fit:
@@ -1392,7 +1429,7 @@ def replan(
     """:func:`plan_vllm` with some settings changed (``dataclasses.replace(settings, **changes)``).
     Raises TypeError for unknown setting names, PlanError as plan_vllm."""
     return plan_vllm(
-        dataclasses.replace(settings, **changes),
+        settings.changed(**changes),
         model,
         total_bytes,
         gpu_name=gpu_name,
@@ -1425,7 +1462,7 @@ def largest_fitting_max_model_len(
     if settings.max_model_len is None:
         return d.plan.max_model_len
     full = plan_vllm_detailed(
-        replace(settings, max_model_len=None),
+        settings.changed(max_model_len=None),
         model,
         total_bytes,
         gpu_name=gpu_name,
@@ -1452,15 +1489,13 @@ def smallest_fitting_utilization(
     guess = p.gpu_memory_utilization + max(0, short) / total_bytes
     u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
     for _ in range(200):
-        dd = plan_vllm_detailed(
-            dataclasses.replace(settings, gpu_memory_utilization=u), model, total_bytes, **kw
-        )  # type: ignore[arg-type]
+        dd = plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw)  # type: ignore[arg-type]
         if dd.fits:
             # walk down while it still fits (guess may overshoot)
             while u > 0.01:
                 lower = round(u - 0.01, 2)
                 d2 = plan_vllm_detailed(
-                    dataclasses.replace(settings, gpu_memory_utilization=lower), model, total_bytes, **kw
+                    settings.changed(gpu_memory_utilization=lower), model, total_bytes, **kw
                 )  # type: ignore[arg-type]
                 if not d2.fits:
                     break
