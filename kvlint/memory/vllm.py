@@ -14,6 +14,7 @@ import dataclasses
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1444,6 +1445,7 @@ def largest_fitting_max_model_len(
     *,
     gpu_name: str = "",
     compute_capability: str | None = None,
+    plan: Callable[[VllmSettings], VllmPlanDetail] | None = None,
 ) -> int:
     """The largest max_model_len that fits (tokens; 0 if not even one token fits).
 
@@ -1453,21 +1455,23 @@ def largest_fitting_max_model_len(
     (never above what vLLM accepts): the derived length itself if it fits, else vLLM's estimate there.
     Under V0 without chunked prefill the batch size follows max_model_len, so this is then slightly
     conservative for lengths below the derived one.
+
+    ``plan`` plans a variant of the settings on this model and GPU (default: :func:`plan_vllm_detailed` with these
+    arguments); the plan stage passes its memoised planner (:func:`kvlint.memory.stage.plan_settings`).
     """
-    d = plan_vllm_detailed(
-        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
-    )
+    if plan is None:
+
+        def plan(s: VllmSettings) -> VllmPlanDetail:
+            return plan_vllm_detailed(
+                s, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+            )
+
+    d = plan(settings)
     if not d.fits:
         return d.estimated_max_model_len
     if settings.max_model_len is None:
         return d.plan.max_model_len
-    full = plan_vllm_detailed(
-        settings.changed(max_model_len=None),
-        model,
-        total_bytes,
-        gpu_name=gpu_name,
-        compute_capability=compute_capability,
-    )
+    full = plan(settings.changed(max_model_len=None))
     best = full.plan.max_model_len if full.fits else full.estimated_max_model_len
     return max(best, d.plan.max_model_len)
 
