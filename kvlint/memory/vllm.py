@@ -1304,12 +1304,30 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     # itself the largest fitting length the search below would find
     monotone = bsz > 0 and bpb > 0 and all(g.block_size > 0 and w >= 0 for g, _, w in terms)
 
+    def one_step() -> tuple[int, int] | None:
+        """``(bytes, tokens)`` when needed(L) = bytes x cdiv(L, tokens) exactly: V0, or V1 groups that all hold
+        cdiv(L, block_size) blocks (no Mamba state, no window) with one block size."""
+        if era == "v0":
+            return bpb, bsz
+        sizes = {g.block_size for g, _, _ in terms}
+        if len(sizes) != 1 or any(
+            g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
+        ):
+            return None
+        per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
+        return per, sizes.pop()
+
     def largest_fit() -> int:
         if needed(1) > avail_fit:
             return 0
         lo, hi = 1, max_len
-        if monotone and hi > lo and needed(hi) <= avail_fit:
-            return hi
+        if monotone and hi > lo:
+            if needed(hi) <= avail_fit:
+                return hi
+            step = one_step() if type(avail_fit) is int else None
+            if step is not None and step[0] > 0:
+                # needed(L) <= avail  <=>  cdiv(L, tokens) <= avail // bytes  <=>  L <= tokens x (avail // bytes)
+                return min(hi, avail_fit // step[0] * step[1])
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if needed(mid) <= avail_fit:
