@@ -115,10 +115,12 @@ def _detail(
     placement: Placement,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None = None,
+    *,
+    memo: bool = True,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
-    container's analysis (see :func:`_memo_key`). Raises what the model raises (see ``_PLAN_ERRORS``; failures are
-    not kept)."""
+    container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
+    Raises what the model raises (see ``_PLAN_ERRORS``; failures are not kept)."""
     if serving.engine == "vllm" and changes:
         settings = (
             settings.changed(**changes)
@@ -126,7 +128,7 @@ def _detail(
             else replace(settings, **changes)
         )
         changes = None
-    key = _memo_key(serving, settings, model, placement, gpu, changes)
+    key = _memo_key(serving, settings, model, placement, gpu, changes) if memo else None
     if key is None:
         return _run(serving, settings, model, placement, gpu, changes)
     with _MEMO_LOCK:
@@ -540,7 +542,8 @@ def plan_fleet(
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
             continue
         try:
-            detail = _detail(serving, settings, model, there, gpu)
+            # each GPU once, and no remedy re-plans a fleet entry: not memoised
+            detail = _detail(serving, settings, model, there, gpu, memo=False)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue
