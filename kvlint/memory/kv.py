@@ -9,6 +9,8 @@ kv_heads_per_rank x (head_size + head_size_v) x dtype bytes), ``MLAAttentionSpec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kvlint.types import LayerSpec, ModelSpec
 
 _TWO_BYTE = {"float16", "fp16", "half", "bfloat16", "bf16"}
@@ -88,6 +90,41 @@ def layer_bytes_per_token(layer: LayerSpec, tp: int, kv_bytes: int, kv_cache_dty
     return kv_heads_per_rank(layer, tp) * (layer.head_size + hv) * kv_bytes
 
 
+LayerCounts = tuple[tuple[LayerSpec, int], ...]
+"""Distinct layer specs with how many layers have each, in order of first occurrence (:func:`layer_counts`)."""
+
+_COUNTS: dict[tuple[int, int, int | None], tuple[Sequence[LayerSpec], LayerCounts]] = {}
+_COUNTS_MAX = 512
+
+
+def layer_counts(layers: Sequence[LayerSpec], start: int = 0, stop: int | None = None) -> LayerCounts:
+    """The distinct :class:`~kvlint.types.LayerSpec` values of ``layers[start:stop]`` with their multiplicity, in
+    order of first occurrence: ``((LayerSpec("full", 8, 128, 128), 32),)`` for Llama-3.1-8B.
+
+    Every per-layer figure of the memory models (KV bytes per token, Mamba state page, KV-cache group
+    bucket) is a function of the LayerSpec alone, so a sum over layers equals a sum over distinct specs
+    times their count, in exact integer arithmetic; a homogeneous model has one distinct spec, a
+    sliding/full hybrid two. Memoised on the identity of a ``tuple`` and the range (a model's own ``layers``,
+    a pipeline stage's slice of them; the memo keeps the tuple alive so its id cannot be reused); other
+    sequences are counted each time. Never raises for hashable specs.
+    """
+    is_tuple = type(layers) is tuple
+    key = (id(layers), start, stop)
+    if is_tuple:
+        hit = _COUNTS.get(key)
+        if hit is not None and hit[0] is layers:
+            return hit[1]
+    counts: dict[LayerSpec, int] = {}
+    for lay in layers[start:stop]:
+        counts[lay] = counts.get(lay, 0) + 1
+    out = tuple(counts.items())
+    if is_tuple:
+        if len(_COUNTS) >= _COUNTS_MAX:
+            _COUNTS.clear()
+        _COUNTS[key] = (layers, out)
+    return out
+
+
 def kv_bytes_per_token(model: ModelSpec, tp: int = 1, kv_dtype: str | int | None = "auto") -> int:
     """KV bytes per token per GPU summed over every attention layer of the model (full-attention view).
 
@@ -104,7 +141,7 @@ def kv_bytes_per_token(model: ModelSpec, tp: int = 1, kv_dtype: str | int | None
     else:
         name = kv_dtype or "auto"
         kb = kv_dtype_bytes(name, model.torch_dtype)
-    return sum(layer_bytes_per_token(layer, tp, kb, name) for layer in model.layers)
+    return sum(layer_bytes_per_token(layer, tp, kb, name) * n for layer, n in layer_counts(model.layers))
 
 
 def kv_cache_bytes(tokens: int, layers: int, kv_heads: int, head_dim: int, bytes_per_element: float) -> int:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kvlint.memory.kv import dtype_bytes
+from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -206,12 +206,12 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
         lat = int(c.get("kv_lora_rank") or 512) + int(c.get("qk_rope_head_dim") or 64)
         return lat * model.num_layers * kv_elem_bytes, "MLA latent"
     full = swa = 0
-    for ly in model.layers:
+    for ly, count in layer_counts(model.layers):  # identical layers once, times their count
         if ly.kind in ("mamba", "none"):
             continue
         kvh = max(1, (ly.kv_heads or model.num_kv_heads) // max(1, tp))
         hs = ly.head_size or model.head_size
-        b = kvh * (hs + (ly.head_size_v or hs)) * kv_elem_bytes
+        b = kvh * (hs + (ly.head_size_v or hs)) * kv_elem_bytes * count
         if ly.kind in ("sliding", "chunked"):
             swa += b
         else:
@@ -307,7 +307,7 @@ def plan_sglang_detailed(
     tp = max(1, as_int(get("tp_size")) or 1)
     pp = max(1, as_int(get("pp_size")) or 1)
     dp = max(1, as_int(get("dp_size")) or 1)
-    if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly in model.layers):
+    if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly, _ in layer_counts(model.layers)):
         raise PlanError(f"{model.id} has no attention layer holding a KV cache")
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
     deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))

@@ -10,6 +10,7 @@ read that outcome; when a rule's remedy needs "the same container with one setti
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "mig_profile_of",
     "plan_container",
     "plan_fleet",
+    "plan_settings",
     "plannable_gpu",
     "replan",
 ]
@@ -113,17 +115,128 @@ def _detail(
     placement: Placement,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None = None,
+    *,
+    memo: bool = True,
 ) -> PlanDetail:
-    """One run of the engine's memory model. Raises what the model raises (see ``_PLAN_ERRORS``)."""
+    """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
+    container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
+    Raises what the model raises (see ``_PLAN_ERRORS``; failures are not kept)."""
+    if serving.engine == "vllm" and changes:
+        settings = (
+            settings.changed(**changes)
+            if isinstance(settings, VllmSettings)
+            else replace(settings, **changes)
+        )
+        changes = None
+    key = _memo_key(serving, settings, model, placement, gpu, changes) if memo else None
+    if key is None:
+        return _run(serving, settings, model, placement, gpu, changes)
+    with _MEMO_LOCK:
+        scope = _MEMO.get(id(serving))
+        if scope is None or scope[0] is not serving:
+            if len(_MEMO) >= _MEMO_SCOPES:
+                del _MEMO[next(iter(_MEMO))]
+            scope = _MEMO[id(serving)] = (serving, {})
+        hit = scope[1].get(key)
+    if hit is not None and hit[0] is model:
+        return hit[2]  # type: ignore[no-any-return]
+    detail = _run(serving, settings, model, placement, gpu, changes)
+    with _MEMO_LOCK:
+        scope[1][key] = (model, settings, detail)
+    return detail
+
+
+def _run(
+    serving: ServingConfig,
+    settings: Any,
+    model: ModelSpec,
+    placement: Placement,
+    gpu: tuple[Accelerator, int],
+    changes: dict[str, Any] | None,
+) -> PlanDetail:
+    """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``)."""
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
-        return plan_vllm_detailed(replace(settings, **changes) if changes else settings, model, total, **kw)
+        return plan_vllm_detailed(settings, model, total, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
         return plan_sglang_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
     raise PlanError(f"no memory model for engine {serving.engine!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# one container's vLLM plans, each computed once
+#
+# A container's analysis plans the same configuration several times: the plan stage, then remedies that search
+# (the fitting max-model-len is sought for KV104's concurrency and again for one request, KV202 and KV103 share
+# it, the fp8 and utilization remedies are tried for each aim). The memo below answers a repeated vLLM plan from
+# the first run. It is scoped to the ServingConfig object of the container being analysed (a new object for
+# every container of every run or review, held by the memo so its id is not reused), keeps the few most recent
+# scopes only, and keys each plan on every input of plan_vllm_detailed: the model object (held, so its identity
+# is safe; ModelSpec is frozen and nothing edits its config), the GPU's name, compute capability and memory
+# total, and the settings by value -- every VllmSettings field, dicts and lists included, floats by repr (so -0.0
+# and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings). Plan results are
+# frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which callers
+# may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be keyed.
+
+_MEMO_LOCK = threading.Lock()
+_MEMO: dict[int, tuple[ServingConfig, dict[tuple[Any, ...], tuple[Any, ...]]]] = {}
+_MEMO_SCOPES = 8
+
+
+class _Unkeyable(Exception):
+    """An input the memo cannot key by value."""
+
+
+_EXACT = (str, int, bool, type(None))
+
+
+def _frozen(x: Any) -> Any:
+    """A hashable value that is equal for two inputs only when the memory models cannot tell them apart: each
+    value tagged with its type; floats by ``repr``; lists, tuples and dicts (in order) element by element; a
+    ModelSpec (a draft model) by identity. Raises :class:`_Unkeyable` for anything else."""
+    t = type(x)
+    if t in _EXACT:
+        return (t, x)
+    if t is float:
+        return (t, repr(x))
+    if t is tuple or t is list:
+        return (t, tuple(_frozen(i) for i in x))
+    if t is dict:
+        return (t, tuple((_frozen(k), _frozen(v)) for k, v in x.items()))
+    if t is ModelSpec:
+        return (t, id(x))
+    raise _Unkeyable(t.__name__)
+
+
+_VLLM_FIELDS = tuple(VllmSettings.__dataclass_fields__)
+
+
+def _memo_key(
+    serving: ServingConfig,
+    settings: Any,
+    model: ModelSpec,
+    placement: Placement,
+    gpu: tuple[Accelerator, int],
+    changes: dict[str, Any] | None,
+) -> tuple[Any, ...] | None:
+    """The memo key of one plan (see above), or None when an input cannot be keyed by value."""
+    acc, total = gpu
+    if serving.engine != "vllm" or type(settings) is not VllmSettings or changes:
+        return None
+    try:
+        state = settings.__dict__
+        return (
+            id(model),
+            _frozen(acc.name),
+            _frozen(acc.compute_capability),
+            _frozen(total),
+            tuple(_frozen(state[f]) for f in _VLLM_FIELDS),
+        )
+    except _Unkeyable:
+        return None
 
 
 def plan_container(
@@ -178,6 +291,29 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
         return _detail(cr.serving, cr.settings, cr.model, placement, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
+
+
+def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail:
+    """The vLLM container's plan on its own GPU with ``settings`` in place of its own (memoised with the
+    container's other plans, like :func:`replan`): what
+    ``plan_vllm_detailed(settings, cr.model, cr.placement.memory_bytes or 0, gpu_name=..., compute_capability=...)``
+    answers, raising what it raises (PlanError for no model, GPU or memory total)."""
+    p = cr.placement
+    if cr.model is None or p is None:
+        raise PlanError("no model or GPU to plan on")
+    gpu = plannable_gpu(p, "vllm")
+    if isinstance(gpu, tuple) and cr.serving.engine == "vllm":
+        detail = _detail(cr.serving, settings, cr.model, p, gpu)
+        assert isinstance(detail, VllmPlanDetail)
+        return detail
+    acc = p.accelerator
+    return plan_vllm_detailed(
+        settings,
+        cr.model,
+        p.memory_bytes or 0,
+        gpu_name=acc.name if acc else "",
+        compute_capability=acc.compute_capability if acc else None,
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -406,7 +542,8 @@ def plan_fleet(
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
             continue
         try:
-            detail = _detail(serving, settings, model, there, gpu)
+            # each GPU once, and no remedy re-plans a fleet entry: not memoised
+            detail = _detail(serving, settings, model, there, gpu, memo=False)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.memory.kv import dtype_bytes
+from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -193,14 +193,15 @@ def kv_bytes_per_token_shard(model: ModelSpec, shards: int, kv_elem_bytes: int) 
         heads = max(1, model.num_attention_heads // max(1, shards))
         layers = model.num_layers
         return layers * heads * head * 2 * kv_elem_bytes
-    kv_layers = [ly for ly in model.layers if ly.kind not in ("mamba", "none")] or []
     total = 0
-    for ly in kv_layers:
+    for ly, count in layer_counts(model.layers):  # identical layers once, times their count
+        if ly.kind in ("mamba", "none"):
+            continue
         kvh = ly.kv_heads or model.num_kv_heads
         per = kvh // shards if kvh > 1 else 1
         hs = ly.head_size or model.head_size
         hv = ly.head_size_v or hs
-        total += max(1, per) * (hs + hv) * kv_elem_bytes
+        total += max(1, per) * (hs + hv) * kv_elem_bytes * count
     return total
 
 
@@ -418,7 +419,7 @@ def plan_tgi_detailed(
     else:
         shards, why = find_num_shards(serving, gpus)
     notes.append(why)
-    if not any(ly.kind not in ("mamba", "none") for ly in model.layers) and not model.is_mla:
+    if not any(ly.kind not in ("mamba", "none") for ly, _ in layer_counts(model.layers)) and not model.is_mla:
         raise PlanError(
             f"{model.id} has no attention layer holding a KV cache; TGI's paged KV model does not apply"
         )

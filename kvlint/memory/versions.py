@@ -45,6 +45,8 @@ class ReleaseVersion(tuple[int, int, int]):
 
     _pv: _PV
     _key: Any
+    _text: str | None
+    _orders: dict[tuple[Any, ...], int]
 
     def __new__(cls, text: str | _PV) -> ReleaseVersion:
         pv = text if isinstance(text, _PV) else _PV(text)
@@ -52,6 +54,8 @@ class ReleaseVersion(tuple[int, int, int]):
         obj = super().__new__(cls, rel)  # type: ignore[arg-type]
         obj._pv = pv
         obj._key = None
+        obj._text = None
+        obj._orders = {}
         return obj
 
     @property
@@ -64,7 +68,10 @@ class ReleaseVersion(tuple[int, int, int]):
         return key
 
     def __str__(self) -> str:
-        return str(self._pv)
+        text = self._text
+        if text is None:
+            text = self._text = str(self._pv)
+        return text
 
     def __repr__(self) -> str:
         return f"ReleaseVersion({str(self._pv)!r})"
@@ -75,6 +82,9 @@ class ReleaseVersion(tuple[int, int, int]):
     def __getnewargs__(self) -> tuple[Any, ...]:  # pickling/copying keeps the full version
         return (str(self._pv),)
 
+    def __getstate__(self) -> dict[str, Any]:  # the memos are rebuilt, not pickled
+        return {"_pv": self._pv, "_key": None, "_text": None, "_orders": {}}
+
     def _cmp(self, other: object) -> tuple[_PV, _PV] | None:
         if isinstance(other, ReleaseVersion):
             return self.pep440, other.pep440
@@ -82,29 +92,55 @@ class ReleaseVersion(tuple[int, int, int]):
             return self.pep440, _tuple_version(other)
         return None
 
-    def __eq__(self, other: object) -> bool:
+    def _order(self, other: object) -> int | None:
+        """-1, 0 or 1 as this version orders before, equal to or after ``other`` (PEP 440), None when ``other``
+        is not a version. Memoised per object for plain release tuples: a plan compares its version with the
+        same few dozen ``(0, 20, 0)``-style thresholds every time."""
+        if type(other) is tuple:
+            orders = self._orders
+            try:
+                return orders[other]
+            except KeyError:
+                pass
+            except TypeError:  # an unhashable element: not a release tuple
+                return None
+            c = self._cmp(other)
+            if c is None:
+                return None
+            o = (c[0] > c[1]) - (c[0] < c[1])
+            if len(orders) < _ORDERS_MAX:
+                orders[other] = o
+            return o
         c = self._cmp(other)
-        return c[0] == c[1] if c else NotImplemented
+        return None if c is None else (c[0] > c[1]) - (c[0] < c[1])
+
+    def __eq__(self, other: object) -> bool:
+        o = self._order(other)
+        return NotImplemented if o is None else o == 0
 
     def __ne__(self, other: object) -> bool:
-        c = self._cmp(other)
-        return c[0] != c[1] if c else NotImplemented
+        o = self._order(other)
+        return NotImplemented if o is None else o != 0
 
     def __lt__(self, other: object) -> bool:  # type: ignore[override]
-        c = self._cmp(other)
-        return c[0] < c[1] if c else NotImplemented
+        o = self._order(other)
+        return NotImplemented if o is None else o < 0
 
     def __le__(self, other: object) -> bool:  # type: ignore[override]
-        c = self._cmp(other)
-        return c[0] <= c[1] if c else NotImplemented
+        o = self._order(other)
+        return NotImplemented if o is None else o <= 0
 
     def __gt__(self, other: object) -> bool:  # type: ignore[override]
-        c = self._cmp(other)
-        return c[0] > c[1] if c else NotImplemented
+        o = self._order(other)
+        return NotImplemented if o is None else o > 0
 
     def __ge__(self, other: object) -> bool:  # type: ignore[override]
-        c = self._cmp(other)
-        return c[0] >= c[1] if c else NotImplemented
+        o = self._order(other)
+        return NotImplemented if o is None else o >= 0
+
+
+#: bound of one version's memo of comparisons (the thresholds are constants of the memory models)
+_ORDERS_MAX = 512
 
 
 def _tuple_version(release: tuple[int, ...]) -> _PV:
@@ -170,12 +206,28 @@ def resolve_version(s: str | None) -> tuple[Version, bool]:
         None/empty/``latest``, has no version number, or is an untagged source build (``0.1.devN``), in which
         case the version is :data:`NEWEST_VLLM`. Never raises.
     """
-    if not s or s.strip().lower() in {"latest", "nightly", "main", "head"}:
+    if not s:
         return NEWEST, True
-    v = parse_pep440(s)
-    if v is None:
-        return NEWEST, True
-    return v, False
+    hit = _RESOLVED.get(s) if type(s) is str else None
+    if hit is not None:
+        return hit
+    out: tuple[Version, bool]
+    if s.strip().lower() in {"latest", "nightly", "main", "head"}:
+        out = NEWEST, True
+    else:
+        v = parse_pep440(s)
+        out = (NEWEST, True) if v is None else (v, False)
+    if type(s) is str:
+        if len(_RESOLVED) >= _RESOLVED_MAX:
+            _RESOLVED.clear()
+        _RESOLVED[s] = out
+    return out
+
+
+#: resolve_version's answers by text: every plan of a container resolves the same version string, and the
+#: shared ReleaseVersion keeps its memo of threshold comparisons across them
+_RESOLVED: dict[str, tuple[Version, bool]] = {}
+_RESOLVED_MAX = 1024
 
 
 def parse_version(s: str | None) -> Version:

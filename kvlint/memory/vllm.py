@@ -14,12 +14,20 @@ import dataclasses
 import json
 import math
 import re
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
-from kvlint.memory.kv import cdiv, dtype_bytes, kv_dtype_bytes, layer_bytes_per_token
+from kvlint.memory.kv import (
+    LayerCounts,
+    cdiv,
+    dtype_bytes,
+    kv_dtype_bytes,
+    layer_bytes_per_token,
+    layer_counts,
+)
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
@@ -98,6 +106,22 @@ class VllmSettings:
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
     kv_connector: str | None = None
+
+    def changed(self, **changes: Any) -> VllmSettings:
+        """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
+        re-plans with one field changed many times; this copies the fields instead of running the generated
+        ``__init__`` over all of them, and nothing here is computed at construction). Unknown field names raise
+        ``TypeError`` as :func:`dataclasses.replace` does."""
+        if type(self) is not VllmSettings or not changes.keys() <= _SETTINGS_FIELDS:
+            return dataclasses.replace(self, **changes)
+        new = object.__new__(VllmSettings)
+        state = new.__dict__
+        state.update(self.__dict__)
+        state.update(changes)
+        return new
+
+
+_SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(VllmSettings))
 
 
 def _kv_connector(value: Any) -> str | None:
@@ -265,27 +289,43 @@ def build_groups(
     ``::_get_kv_cache_groups_uniform_page_size``, ``::unify_kv_cache_spec_page_size``;
     ``vllm/platforms/interface.py::_align_hybrid_block_size`` (§1.5).
     """
+    return build_groups_counted(layer_counts(layers), tp, kv_bytes, kv_cache_dtype, block_size, hybrid)
+
+
+def build_groups_counted(
+    counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
+) -> tuple[list[KVGroup], int, int, list[str]]:
+    """:func:`build_groups` on the distinct layer specs of one rank with their counts
+    (:func:`kvlint.memory.kv.layer_counts`): the same groups, bytes per block, block size and notes, computed
+    once per distinct spec instead of once per layer (every quantity is a count, a sum, a max or a set of the
+    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`."""
     notes: list[str] = []
-    specs: list[tuple[str, int | None, int, int]] = []  # kind, window, bytes/token, state bytes
-    for lay in layers:
+    # (kind, window, bytes/token, state bytes) -> number of layers
+    specs: dict[tuple[str, int | None, int, int], int] = {}
+    for lay, count in counts:
         if lay.kind == "none":
             continue
         if lay.kind == "mamba":
-            specs.append(("mamba", None, 0, mamba_state_bytes_per_rank(lay.state_bytes, tp)))
-            continue
-        kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
-        if not hybrid and kind != "full":
-            kind = "full"
-        specs.append(
-            (
+            key: tuple[str, int | None, int, int] = (
+                "mamba",
+                None,
+                0,
+                mamba_state_bytes_per_rank(lay.state_bytes, tp),
+            )
+        else:
+            kind = lay.kind if lay.kind in ("sliding", "chunked") and lay.window else "full"
+            if not hybrid and kind != "full":
+                kind = "full"
+            key = (
                 kind,
                 lay.window if kind != "full" else None,
                 layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype),
                 0,
             )
-        )
+        specs[key] = specs.get(key, 0) + count
     if not specs:
         return [], 0, block_size, notes
+    n_layers = sum(specs.values())
     attn = [s for s in specs if s[0] != "mamba"]
     mamba = [s for s in specs if s[0] == "mamba"]
     if mamba and attn:
@@ -298,25 +338,24 @@ def build_groups(
                 f"attention block size raised to {new_bs} tokens so its page covers the Mamba state page"
             )
         block_size = new_bs
-    keys = sorted({(s[0], s[1], s[2], s[3]) for s in specs}, key=str)
+    keys = sorted(specs, key=str)
     if len(keys) == 1:
         k = keys[0]
         page = k[3] if k[0] == "mamba" else k[2] * block_size
-        n = len(specs)
-        return [KVGroup(k[0], n, block_size, page, k[1])], n * page, block_size, notes
+        return [KVGroup(k[0], n_layers, block_size, page, k[1])], n_layers * page, block_size, notes
     if not mamba and all(k[0] == "full" for k in keys):
-        total_tok = sum(s[2] for s in specs)
-        avg = max(1, total_tok // len(specs))
+        total_tok = sum(s[2] * c for s, c in specs.items())
+        avg = max(1, total_tok // n_layers)
         notes.append("layers differ in KV size: one UniformTypeKVCacheSpecs group")
         return (
-            [KVGroup("full", len(specs), block_size, avg * block_size)],
+            [KVGroup("full", n_layers, block_size, avg * block_size)],
             total_tok * block_size,
             block_size,
             notes,
         )
     buckets: dict[tuple[str, int | None], int] = {}
-    for s in specs:
-        buckets[(s[0], s[1])] = buckets.get((s[0], s[1]), 0) + 1
+    for s, c in specs.items():
+        buckets[(s[0], s[1])] = buckets.get((s[0], s[1]), 0) + c
     page = max(max((s[2] * block_size for s in attn), default=0), max((s[3] for s in mamba), default=0))
     cmin, cmax = min(buckets.values()), max(buckets.values())
     gsize = cmax if cmax < 1.5 * cmin else cmin
@@ -566,7 +605,7 @@ def plan_vllm_detailed(
     """
     if total_bytes <= 0:
         raise PlanError("GPU memory total must be positive")
-    if not any(lay.kind != "none" for lay in model.layers):
+    if not any(lay.kind != "none" for lay, _ in layer_counts(model.layers)):
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
     cfg = resolve_startup(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
@@ -719,7 +758,7 @@ def resolve_startup(
         )
 
     # scheduler defaults (§1.9)
-    has_sw = any(lay.kind in ("sliding", "chunked") for lay in model.layers)
+    has_sw = any(lay.kind in ("sliding", "chunked") for lay, _ in layer_counts(model.layers))
     if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
         chunked = True
         notes.append(
@@ -773,7 +812,7 @@ def resolve_startup(
         era == "v1"
         and hybrid_allocator_available(v)
         and not settings.disable_hybrid_kv_cache_manager
-        and not any(lay.kind == "chunked" for lay in layers)
+        and not any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
     )
     if has_sw:
         notes.append(
@@ -804,7 +843,7 @@ def resolve_startup(
         chunked_prefill=chunked,
         max_num_batched_tokens=mbt,
         max_num_seqs=seqs,
-        layers=tuple(layers),
+        layers=layers,
         block_size=bs,
         stage_layers=tuple(split),
         hybrid=hybrid,
@@ -908,12 +947,13 @@ def _scheduler_limits(
     return int(mbt), int(seqs)
 
 
-def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> list[LayerSpec]:
-    """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers."""
-    layers = list(model.layers)
+def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> tuple[LayerSpec, ...]:
+    """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers (the
+    model's own ``layers`` tuple when nothing is added, so its layer counts are computed once per model)."""
+    layers = tuple(model.layers)
     draft = settings.speculative_model
     if draft is not None:
-        layers += list(draft.layers)
+        layers += tuple(draft.layers)
         notes.append(
             f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
         )
@@ -921,7 +961,7 @@ def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> 
     n_mtp = _mtp_layers(model, settings)
     if n_mtp:
         last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
-        layers += [last_layer] * n_mtp
+        layers += (last_layer,) * n_mtp
         notes.append(
             f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
             f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
@@ -1038,9 +1078,7 @@ def stage_memory(
     n = split[stage]
     start = sum(split[:stage])
     last = stage == cfg.pp - 1
-    stage_layers = list(cfg.layers[start : start + n])
-    if last:  # draft/MTP layers run with the last stage
-        stage_layers += list(cfg.layers[model.num_layers :])
+    counts = _stage_layer_counts(cfg, model.num_layers, start, n, last)
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
     w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
@@ -1096,11 +1134,11 @@ def stage_memory(
     if bypass:
         kv_lo, kv_hi = kv, kv
     kvb, kvd, bs = cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size
-    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) for lay in stage_layers)
+    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) * c for lay, c in counts)
     if cfg.era == "v1":
-        groups, bpb, bsz, gnotes = build_groups(stage_layers, tp, kvb, kvd, bs, cfg.hybrid)
+        groups, bpb, bsz, gnotes = build_groups_counted(counts, tp, kvb, kvd, bs, cfg.hybrid)
     else:
-        held = sum(1 for lay in stage_layers if lay.kind not in ("none", "mamba"))
+        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
         groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
     if not groups or bpb <= 0:
         return None
@@ -1124,6 +1162,26 @@ def stage_memory(
         notes=tuple(gnotes)
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt)),
     )
+
+
+def _stage_layer_counts(cfg: StartupConfig, num_layers: int, start: int, n: int, last: bool) -> LayerCounts:
+    """The distinct layers of one pipeline stage with their counts (:func:`kvlint.memory.kv.layer_counts`): its
+    slice ``[start, start + n)`` of the pool's layers plus, on the last stage, the draft/MTP layers after the
+    target's ``num_layers``. A single stage holds the whole pool (``cfg.layers``, the model's own tuple when
+    nothing is added: counted once per model)."""
+    if start == 0 and last and n == num_layers:  # one stage: [0, n) + [num_layers, end) is the whole pool
+        return layer_counts(cfg.layers)
+    own = layer_counts(cfg.layers, start, start + n)
+    return _merge_counts(own, layer_counts(cfg.layers, num_layers)) if last else own
+
+
+def _merge_counts(a: LayerCounts, b: LayerCounts) -> LayerCounts:
+    if not b:
+        return a
+    merged = dict(a)
+    for lay, c in b:
+        merged[lay] = merged.get(lay, 0) + c
+    return tuple(merged.items())
 
 
 _PATH_TEXT = {
@@ -1210,27 +1268,66 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     null_block = era == "v1" and has_null_block_in_fit_check(v)
     in_flight = cfg.in_flight_tokens
 
+    # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
+    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes).
+    shared: dict[tuple[str, int | None, int], list[int]] = {}
+    for g in groups:
+        acc = shared.setdefault((g.kind, g.window, g.block_size), [0, 0])
+        acc[0] += 1
+        acc[1] += g.page_bytes * g.layers
+    terms = [
+        (KVGroup(kind, 0, gbs, 0, window), n, weight) for (kind, window, gbs), (n, weight) in shared.items()
+    ]
+
     def per_req_blocks(length: int) -> int:
-        return sum(g.blocks_per_request(length, in_flight, spec_blocks) for g in groups)
+        total = 0
+        for g, n, _ in terms:
+            total += g.blocks_per_request(length, in_flight, spec_blocks) * n
+        return total
 
     def needed(length: int) -> int:
         if era == "v0":
             return cdiv(length, bsz) * bpb
         if null_block:
             return bpb * per_req_blocks(length)
-        return sum(
-            g.blocks_per_request(length, in_flight, spec_blocks) * g.page_bytes * g.layers for g in groups
-        )
+        total = 0
+        for g, _, weight in terms:
+            total += g.blocks_per_request(length, in_flight, spec_blocks) * weight
+        return total
 
     avail_fit = st.kv - (bpb if null_block else 0)
     if settings.num_gpu_blocks_override:
         avail_fit = nb * bpb - (bpb if null_block else 0)
     max_len, src = cfg.max_model_len, cfg.max_model_len_source
+    # needed() never decreases with the length when every block size is positive and no page is negative (each
+    # group's blocks are cdiv(min(cap, length), block_size) plus a constant): then a max_model_len that fits is
+    # itself the largest fitting length the search below would find
+    monotone = bsz > 0 and bpb > 0 and all(g.block_size > 0 and w >= 0 for g, _, w in terms)
+
+    def one_step() -> tuple[int, int] | None:
+        """``(bytes, tokens)`` when needed(L) = bytes x cdiv(L, tokens) exactly: V0, or V1 groups that all hold
+        cdiv(L, block_size) blocks (no Mamba state, no window) with one block size."""
+        if era == "v0":
+            return bpb, bsz
+        sizes = {g.block_size for g, _, _ in terms}
+        if len(sizes) != 1 or any(
+            g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
+        ):
+            return None
+        per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
+        return per, sizes.pop()
 
     def largest_fit() -> int:
         if needed(1) > avail_fit:
             return 0
         lo, hi = 1, max_len
+        if monotone and hi > lo:
+            if needed(hi) <= avail_fit:
+                return hi
+            step = one_step() if type(avail_fit) is int else None
+            if step is not None and step[0] > 0:
+                # needed(L) <= avail  <=>  cdiv(L, tokens) <= avail // bytes  <=>  L <= tokens x (avail // bytes)
+                return min(hi, avail_fit // step[0] * step[1])
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if needed(mid) <= avail_fit:
@@ -1351,7 +1448,7 @@ def replan(
     """:func:`plan_vllm` with some settings changed (``dataclasses.replace(settings, **changes)``).
     Raises TypeError for unknown setting names, PlanError as plan_vllm."""
     return plan_vllm(
-        dataclasses.replace(settings, **changes),
+        settings.changed(**changes),
         model,
         total_bytes,
         gpu_name=gpu_name,
@@ -1366,6 +1463,7 @@ def largest_fitting_max_model_len(
     *,
     gpu_name: str = "",
     compute_capability: str | None = None,
+    plan: Callable[[VllmSettings], VllmPlanDetail] | None = None,
 ) -> int:
     """The largest max_model_len that fits (tokens; 0 if not even one token fits).
 
@@ -1375,21 +1473,23 @@ def largest_fitting_max_model_len(
     (never above what vLLM accepts): the derived length itself if it fits, else vLLM's estimate there.
     Under V0 without chunked prefill the batch size follows max_model_len, so this is then slightly
     conservative for lengths below the derived one.
+
+    ``plan`` plans a variant of the settings on this model and GPU (default: :func:`plan_vllm_detailed` with these
+    arguments); the plan stage passes its memoised planner (:func:`kvlint.memory.stage.plan_settings`).
     """
-    d = plan_vllm_detailed(
-        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
-    )
+    if plan is None:
+
+        def plan(s: VllmSettings) -> VllmPlanDetail:
+            return plan_vllm_detailed(
+                s, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+            )
+
+    d = plan(settings)
     if not d.fits:
         return d.estimated_max_model_len
     if settings.max_model_len is None:
         return d.plan.max_model_len
-    full = plan_vllm_detailed(
-        replace(settings, max_model_len=None),
-        model,
-        total_bytes,
-        gpu_name=gpu_name,
-        compute_capability=compute_capability,
-    )
+    full = plan(settings.changed(max_model_len=None))
     best = full.plan.max_model_len if full.fits else full.estimated_max_model_len
     return max(best, d.plan.max_model_len)
 
@@ -1411,15 +1511,13 @@ def smallest_fitting_utilization(
     guess = p.gpu_memory_utilization + max(0, short) / total_bytes
     u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
     for _ in range(200):
-        dd = plan_vllm_detailed(
-            dataclasses.replace(settings, gpu_memory_utilization=u), model, total_bytes, **kw
-        )  # type: ignore[arg-type]
+        dd = plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw)  # type: ignore[arg-type]
         if dd.fits:
             # walk down while it still fits (guess may overshoot)
             while u > 0.01:
                 lower = round(u - 0.01, 2)
                 d2 = plan_vllm_detailed(
-                    dataclasses.replace(settings, gpu_memory_utilization=lower), model, total_bytes, **kw
+                    settings.changed(gpu_memory_utilization=lower), model, total_bytes, **kw
                 )  # type: ignore[arg-type]
                 if not d2.fits:
                     break

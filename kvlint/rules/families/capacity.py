@@ -309,6 +309,7 @@ def fitting_max_model_len(
     (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) and re-planned
     at each candidate. Lengths are rounded down to 1,024 tokens (to the block size below 2,048). None when no
     plan, or when nothing from :data:`MIN_USEFUL_MAX_MODEL_LEN` tokens up fits."""
+    from kvlint.memory.stage import plan_settings
     from kvlint.memory.vllm import largest_fitting_max_model_len
 
     cr, plan = ctx.cr, ctx.plan
@@ -325,6 +326,7 @@ def fitting_max_model_len(
                     cr.placement.memory_bytes or 0,
                     gpu_name=acc.name,
                     compute_capability=acc.compute_capability,
+                    plan=lambda s: plan_settings(cr, s),  # memoised with the container's other plans
                 )
             )
         except Exception:
