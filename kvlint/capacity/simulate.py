@@ -27,17 +27,30 @@ re-hit on recompute); speculative decoding, LoRA, encoder caches, sliding-window
 are not modelled; a prefix is registered when its first request's prefill passes it (vLLM registers blocks as they
 fill, so it can be shared a few steps earlier).
 
-Implementation: decode progress is lazy. A decoding request's token count is ``c_ref + (step - s_ref)``; only the
-steps at which it needs a new block or finishes are events on a heap, so the cost is O(events), about
-``tokens / block_size``, not O(running requests x steps).
+Implementation (the same results as a plain step-by-step loop, which the tests keep as a reference):
+
+* Decode progress is lazy. A decoding request's computed tokens at the start of step ``s`` are ``base + s``, and it
+  holds ``cdiv(base + s, block_size)`` blocks (less its shared prefix blocks); nothing is updated per token.
+* A decoding request needs a new block exactly at the steps ``s`` with ``(base + s) % block_size == 0``, so the
+  decoders sit in ``block_size`` phase buckets and a step takes ``len(bucket[s % block_size])`` blocks at once.
+  Only when the free (plus evictable cached) blocks do not cover them are the bucket's requests served one by one
+  in admission order, preempting as the scheduler would. Finishes are a heap keyed by step.
+* Stretches of steps in which only decoding happens (no prefill in progress, no finish, no arrival that could be
+  admitted, a waiting queue whose head cannot be admitted, and enough free blocks without evicting cached
+  prefixes) are advanced in one go: their block counts repeat with period ``block_size`` and the occupancy record
+  of the stretch is a running sum.
+
+The cost is O(steps with scheduling work + requests x log), not O(running requests x steps).
 """
 
 from __future__ import annotations
 
 import heapq
 from array import array
-from collections import OrderedDict, deque
+from bisect import bisect_left
+from collections import Counter, OrderedDict, deque
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from kvlint.capacity.workload import Request
 
@@ -119,7 +132,8 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def simulate(requests: list[Request], config: SimConfig) -> SimResult:
-    """Run the scheduler over ``requests`` (sorted by arrival step) until all finish or are rejected.
+    """Run the scheduler over ``requests`` (sorted by arrival step, distinct ``rid``) until all finish or are
+    rejected.
 
     Deterministic: no randomness inside (all draws happen in :func:`kvlint.capacity.workload.generate`).
     Raises ValueError for a non-positive ``num_blocks``, ``block_size``, ``max_num_seqs``,
@@ -134,51 +148,69 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     if cfg.mode not in ("paged", "contiguous"):
         raise ValueError(f"unknown mode {cfg.mode!r} (paged | contiguous)")
     contiguous = cfg.mode == "contiguous"
+    paged = not contiguous
     reserve = _cdiv(cfg.max_model_len, bs)
-    prefix_on = cfg.enable_prefix_caching and not contiguous
+    prefix_on = cfg.enable_prefix_caching and paged
+    num_blocks = cfg.num_blocks
+    max_seqs = cfg.max_num_seqs
+    max_batched = cfg.max_num_batched_tokens
+    max_len = cfg.max_model_len
+    max_steps = cfg.max_steps
+    lag = max(0, cfg.cancel_lag_steps)
     res = SimResult(config=cfg)
     n = len(requests)
-    by_id = {r.rid: r for r in requests}
-    # per-request state, keyed by rid
-    state: dict[int, int] = {}
-    c: dict[int, int] = {}  # computed tokens (at s_ref for decoders)
-    g: dict[int, int] = {}  # generated tokens (at s_ref for decoders)
-    s_ref: dict[int, int] = {}
-    target: dict[int, int] = {}  # prefill target tokens
-    own: dict[int, int] = {}  # privately held blocks
-    shared: dict[int, int] = {}  # blocks referenced from the prefix group
-    eff_out: dict[int, int] = {}
-    ver: dict[int, int] = {}
-    first_sched: dict[int, int] = {}
+    # Per-request state in lists indexed by the request's position in ``requests``.
+    arrival = [r.arrival for r in requests]
+    prompt = [r.prompt for r in requests]
+    group = [r.group for r in requests]
+    prefix = [r.prefix for r in requests]
+    state = [_DONE] * n
+    # _PREFILL/_WAITING: computed and generated tokens; _DECODE: their bases (value at step s = base + s)
+    c = [0] * n
+    g = [0] * n
+    target = [0] * n  # prefill target tokens
+    own = [0] * n  # privately held blocks (_PREFILL; contiguous: also _DECODE)
+    shared = [0] * n  # blocks referenced from the prefix group
+    eff_out = [0] * n
+    phase = [0] * n  # a decoder's bucket: it needs a block at steps s with s % bs == phase
+    cur_order = [0] * n  # admission number of the current admission
+    preempted_n = [0] * n
+    first_done = bytearray(n)
+    order_idx: list[int] = []  # admission number -> request index
 
-    free = cfg.num_blocks
+    free = num_blocks
     group_blocks: dict[int, int] = {}
     group_ref: dict[int, int] = {}
     lru: OrderedDict[int, int] = OrderedDict()
     cached_total = 0
 
-    running: dict[int, None] = {}
+    running: dict[int, None] = {}  # admission order
     prefilling: list[int] = []
     waiting: deque[int] = deque()
-    heap: list[tuple[int, int, int, int, int]] = []  # (step, kind 0 finish / 1 block, order, rid, version)
-    order: dict[int, int] = {}
+    buckets: list[set[int]] = [set() for _ in range(bs)] if paged else []
+    fin_heap: list[tuple[int, int]] = []  # (finish step, admission number)
     order_ctr = 0
     n_dec = 0
-    tokens = 0  # logical KV tokens of running requests (decoders counted at step start via lazy sums)
-    dec_sched = -1  # decoders scheduled in the current step (-1 while their events are still being processed)
+    tokens = 0  # logical KV tokens of running requests at the end of the last step
+    dec_sched = -1  # decoders scheduled in the current step (-1 while the decode stage runs)
     arr_i = 0
     step = 0
     occ = res.occupancy
     occ_steps = res.occ_steps
+    occ_append = occ.append
+    steps_append = occ_steps.append
+    queue_delay = res.queue_delay
     idle_steps = 0
-
-    def avail() -> int:
-        return free + cached_total
+    steps_run = 0
+    peak_blocks = peak_step = tokens_at_peak = peak_running = 0
+    heappush, heappop = heapq.heappush, heapq.heappop
 
     def take(k: int) -> bool:
         """Allocate k blocks, evicting cached prefixes LRU first; False if impossible."""
         nonlocal free, cached_total
-        if k <= 0:
+        if k <= free:
+            if k > 0:
+                free -= k
             return True
         if free + cached_total < k:
             return False
@@ -190,247 +222,329 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         free -= k
         return True
 
-    def release(rid: int) -> None:
+    def release(i: int, held: int) -> None:
         nonlocal free, cached_total
-        free += own[rid]
-        own[rid] = 0
-        if shared[rid]:
-            grp = by_id[rid].group
+        free += held
+        if shared[i]:
+            grp = group[i]
             group_ref[grp] -= 1
             if group_ref[grp] == 0:
                 lru[grp] = group_blocks[grp]
                 cached_total += group_blocks[grp]
-            shared[rid] = 0
-
-    def cur(rid: int, s: int) -> tuple[int, int]:
-        if state[rid] == _DECODE:
-            d = s - s_ref[rid]
-            return c[rid] + d, g[rid] + d
-        return c[rid], g[rid]
-
-    def push_decode(rid: int, s: int) -> None:
-        """rid decodes from step s with c[rid], g[rid] at the start of s: push its next event."""
-        fin = s + eff_out[rid] - g[rid]
-        if contiguous:
-            heapq.heappush(heap, (fin, 0, order[rid], rid, ver[rid]))
-            return
-        need = s + ((-c[rid]) % bs)
-        if need < fin:
-            heapq.heappush(heap, (need, 1, order[rid], rid, ver[rid]))
-        else:
-            heapq.heappush(heap, (fin, 0, order[rid], rid, ver[rid]))
+            shared[i] = 0
 
     def preempt_tail(s: int) -> int:
+        """Preempt the newest running request at step s (recompute mode); returns its index."""
         nonlocal n_dec, tokens, dec_sched
         victim, _ = running.popitem()
-        cv, gv = cur(victim, s)
         if state[victim] == _DECODE:
+            cv, gv = c[victim] + s, g[victim] + s
+            after_decode = dec_sched >= 0
             n_dec -= 1
-            if dec_sched >= 0:
+            if after_decode:
                 dec_sched -= 1
+            if paged:
+                buckets[phase[victim]].discard(victim)
+                # after the decode stage it also holds the block taken for this step's token (if it needed one)
+                held = _cdiv(cv + (1 if after_decode and cv % bs == 0 else 0), bs) - shared[victim]
+            else:
+                held = own[victim]
         else:
+            cv, gv = c[victim], g[victim]
             prefilling.remove(victim)
+            held = own[victim]
         tokens -= cv
-        release(victim)
+        own[victim] = 0
+        release(victim, held)
         res.preemptions += 1
         res.recomputed_tokens += cv
         state[victim] = _WAITING
         c[victim] = 0
         g[victim] = gv
-        target[victim] = by_id[victim].prompt + gv
-        ver[victim] += 1
+        target[victim] = prompt[victim] + gv
+        preempted_n[victim] += 1
         waiting.appendleft(victim)
         return victim
 
-    def finish(rid: int, s: int) -> None:
+    def finish(i: int, s: int) -> None:
         nonlocal n_dec, tokens
-        cv, _ = cur(rid, s)
-        if state[rid] == _DECODE:
-            n_dec -= 1
-        del running[rid]
+        cv = c[i] + s
+        n_dec -= 1
+        del running[i]
         tokens -= cv
-        release(rid)
-        state[rid] = _DONE
-        r = by_id[rid]
-        if eff_out[rid] < r.output:
+        if paged:
+            buckets[phase[i]].discard(i)
+            held = _cdiv(cv, bs) - shared[i]
+        else:
+            held = own[i]
+        own[i] = 0
+        release(i, held)
+        state[i] = _DONE
+        if eff_out[i] < requests[i].output:
             res.cancelled += 1
         else:
             res.completed += 1
-        res.generated_tokens += eff_out[rid]
+        res.generated_tokens += eff_out[i]
 
-    def prefill_done(rid: int, s: int) -> None:
-        """rid computed its prefill target in step s: one output token produced."""
+    def start_decode(i: int, s: int) -> None:
+        """i computed its prefill target in step s: one output token produced; it decodes from step s + 1 (or
+        finishes at the start of step s + 1 when that token was its last)."""
         nonlocal n_dec
-        prefilling.remove(rid)
-        g[rid] += 1
-        if g[rid] >= eff_out[rid]:
-            state[rid] = _DECODE  # finishes at the end of this step
-            c[rid] -= 1  # cur() at s+1 adds 1 back
-            s_ref[rid] = s
-            n_dec += 1
-            g[rid] -= 1
-            heapq.heappush(heap, (s + 1, 0, order[rid], rid, ver[rid]))
-            return
-        state[rid] = _DECODE
-        s_ref[rid] = s + 1
+        cv, gv = c[i], g[i] + 1
+        state[i] = _DECODE
+        c[i] = cv - (s + 1)
+        g[i] = gv - (s + 1)
         n_dec += 1
-        push_decode(rid, s + 1)
+        heappush(fin_heap, (s + 1 + eff_out[i] - gv, cur_order[i]))
+        if paged:
+            p = (s + 1 - cv) % bs
+            phase[i] = p
+            buckets[p].add(i)
 
-    def maybe_register(rid: int) -> None:
-        r = by_id[rid]
-        if not prefix_on or r.group < 0 or shared[rid]:
+    def maybe_register(i: int) -> None:
+        grp = group[i]
+        if grp < 0 or shared[i]:
             return
-        nb = r.prefix // bs
-        if nb and r.group not in group_blocks and c[rid] >= nb * bs:
-            own[rid] -= nb
-            shared[rid] = nb
-            group_blocks[r.group] = nb
-            group_ref[r.group] = 1
+        nb = prefix[i] // bs
+        if nb and grp not in group_blocks and c[i] >= nb * bs:
+            own[i] -= nb
+            shared[i] = nb
+            group_blocks[grp] = nb
+            group_ref[grp] = 1
 
-    steps_run = 0
+    def admission_blocked(avail: int) -> bool:
+        """Whether the head of the waiting queue cannot be admitted with ``avail`` free + cached blocks (running
+        requests exist, so it would wait rather than be rejected)."""
+        i = waiting[0]
+        grp = group[i]
+        hit_blocks = 0
+        if prefix_on and grp >= 0 and grp in group_blocks:
+            hit_blocks = min(group_blocks[grp], (target[i] - 1) // bs, prefix[i] // bs)
+        hit = hit_blocks * bs
+        chunk = min(target[i] - hit, max_batched - n_dec)
+        need = reserve if contiguous else _cdiv(hit + chunk, bs) - hit_blocks
+        reactivating = hit_blocks and group_ref.get(grp, 0) == 0
+        return need > avail - (group_blocks[grp] if reactivating else 0)
+
     while True:
         # arrivals up to this step
-        while arr_i < n and requests[arr_i].arrival <= step:
-            r = requests[arr_i]
+        while arr_i < n and arrival[arr_i] <= step:
+            i = arr_i
+            r = requests[i]
             arr_i += 1
-            rid = r.rid
             res.prompt_tokens += r.prompt
-            if r.prompt + r.output > cfg.max_model_len:
+            if r.prompt + r.output > max_len:
                 res.rejected_too_long += 1
-                state[rid] = _DONE
                 continue
             worst = reserve if contiguous else _cdiv(r.prompt + r.output - 1, bs)
-            if worst > cfg.num_blocks:
+            if worst > num_blocks:
                 res.rejected_no_fit += 1
-                state[rid] = _DONE
                 continue
-            state[rid] = _WAITING
-            c[rid] = g[rid] = own[rid] = shared[rid] = ver[rid] = 0
-            s_ref[rid] = 0
-            target[rid] = r.prompt
-            e = r.output if r.cancel_at < 0 else min(r.output, r.cancel_at + 1 + max(0, cfg.cancel_lag_steps))
-            eff_out[rid] = e
+            state[i] = _WAITING
+            target[i] = r.prompt
+            e = r.output if r.cancel_at < 0 else min(r.output, r.cancel_at + 1 + lag)
+            eff_out[i] = e
             if e < r.output:
                 res.cancel_lag_tokens += e - (r.cancel_at + 1)
-            waiting.append(rid)
+            waiting.append(i)
         if not running and not waiting:
             if arr_i >= n:
                 break
-            nxt = requests[arr_i].arrival
+            nxt = arrival[arr_i]
             idle_steps += nxt - step
             step = nxt
             continue
+        # Fast path: a stretch of decode-only steps (see the module docstring), advanced at once.
+        if running and not prefilling:
+            while fin_heap:
+                o = fin_heap[0][1]
+                i = order_idx[o]
+                if cur_order[i] == o and state[i] == _DECODE:
+                    break
+                heappop(fin_heap)
+            end = fin_heap[0][0]  # every decoder has a finish entry
+            if not waiting and arr_i < n and arrival[arr_i] < end:
+                end = arrival[arr_i]
+            if end - step > max_steps - steps_run:
+                end = step + max_steps - steps_run
+            length = end - step
+            if length >= 4:
+                if paged:
+                    pattern = [len(buckets[(step + j) % bs]) for j in range(bs)]
+                    per_cycle = sum(pattern)
+                else:
+                    pattern = []
+                    per_cycle = 0
+                first = pattern[0] if pattern else 0
+                if first <= free and (
+                    not waiting
+                    or max_batched - n_dec <= 0
+                    or len(running) >= max_seqs
+                    or admission_blocked(free - first + cached_total)
+                ):
+                    in_use = num_blocks - free - cached_total
+                    if per_cycle == 0:
+                        occ.extend(array("i", [in_use]) * length)
+                        top = in_use
+                        first_top = 0
+                        taken = 0
+                    else:
+                        full, rest = divmod(length, bs)
+                        if per_cycle * full + sum(pattern[:rest]) > free:
+                            # stop where the free blocks run out (the next step evicts or preempts)
+                            full = free // per_cycle
+                            left = free - full * per_cycle
+                            rest = 0
+                            while rest < bs and pattern[rest] <= left:
+                                left -= pattern[rest]
+                                rest += 1
+                            length = full * bs + rest
+                        vals = list(accumulate(pattern * full + pattern[:rest], initial=in_use))
+                        del vals[0]
+                        occ.fromlist(vals)
+                        top = vals[-1]
+                        first_top = bisect_left(vals, top)
+                        taken = top - in_use
+                    occ_steps.extend(range(step, step + length))
+                    if top > peak_blocks:
+                        peak_blocks, peak_step = top, step + first_top
+                        tokens_at_peak = tokens + n_dec * (first_top + 1)
+                    if len(running) > peak_running:
+                        peak_running = len(running)
+                    free -= taken
+                    tokens += n_dec * length
+                    steps_run += length
+                    step += length
+                    continue
         steps_run += 1
-        if steps_run > cfg.max_steps:
+        if steps_run > max_steps:
             break
         preempted = False
         dec_sched = -1
-        # 1. decode events (finishes first, then block needs) in running order
-        while heap and heap[0][0] <= step:
-            _, kind, _, rid, v = heapq.heappop(heap)
-            if v != ver[rid] or state[rid] != _DECODE:
-                continue
-            if kind == 0:
-                finish(rid, step)
-                continue
-            cv, gv = cur(rid, step)
-            while not take(1):
-                preempted = True
-                if preempt_tail(step) == rid:
-                    break
-            if state[rid] != _DECODE:
-                continue
-            own[rid] += 1
-            # the new block takes this step's token: re-base the lazy counters at the start of the next step
-            c[rid], g[rid], s_ref[rid] = cv + 1, gv + 1, step + 1
-            push_decode(rid, step + 1)
-        budget = cfg.max_num_batched_tokens - n_dec
+        # 1. finishes at this step, in admission order
+        while fin_heap and fin_heap[0][0] <= step:
+            o = heappop(fin_heap)[1]
+            i = order_idx[o]
+            if cur_order[i] == o and state[i] == _DECODE:
+                finish(i, step)
+        # 2. decoders whose last block is full take a new one
+        if paged:
+            bucket = buckets[step % bs]
+            k = len(bucket)
+            if k:
+                if k <= free:
+                    free -= k
+                elif not take(k):
+                    # not enough blocks: serve in admission order, preempting the newest running requests
+                    p = step % bs
+                    for i in sorted(bucket, key=cur_order.__getitem__):
+                        if state[i] != _DECODE or phase[i] != p:
+                            continue  # preempted meanwhile
+                        while not take(1):
+                            preempted = True
+                            if preempt_tail(step) == i:
+                                break
+        budget = max_batched - n_dec
         dec_sched = n_dec
         # 2. prefill chunks of running requests
-        for rid in list(prefilling):
-            if budget <= 0:
-                break
-            if state[rid] != _PREFILL:
-                continue
-            chunk = min(target[rid] - c[rid], budget)
-            need = 0 if contiguous else _cdiv(c[rid] + chunk, bs) - own[rid] - shared[rid]
-            ok = True
-            while not take(need):
-                preempted = True
-                if preempt_tail(step) == rid:
-                    ok = False
+        if prefilling:
+            for i in list(prefilling):
+                if budget <= 0:
                     break
-            if not ok:
-                continue
-            own[rid] += max(need, 0)
-            c[rid] += chunk
-            tokens += chunk
-            budget -= chunk
-            maybe_register(rid)
-            if c[rid] >= target[rid]:
-                prefill_done(rid, step)
+                if state[i] != _PREFILL:
+                    continue
+                chunk = min(target[i] - c[i], budget)
+                need = 0 if contiguous else _cdiv(c[i] + chunk, bs) - own[i] - shared[i]
+                ok = True
+                while not take(need):
+                    preempted = True
+                    if preempt_tail(step) == i:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if need > 0:
+                    own[i] += need
+                c[i] += chunk
+                tokens += chunk
+                budget -= chunk
+                if prefix_on:
+                    maybe_register(i)
+                if c[i] >= target[i]:
+                    prefilling.remove(i)
+                    start_decode(i, step)
         # 3. admit waiting requests (FCFS) unless this step preempted
-        while not preempted and waiting and budget > 0 and len(running) < cfg.max_num_seqs:
-            rid = waiting[0]
-            r = by_id[rid]
+        while not preempted and waiting and budget > 0 and len(running) < max_seqs:
+            i = waiting[0]
+            grp = group[i]
             hit_blocks = 0
-            if prefix_on and r.group >= 0 and r.group in group_blocks:
-                hit_blocks = min(group_blocks[r.group], (target[rid] - 1) // bs, r.prefix // bs)
+            if prefix_on and grp >= 0 and grp in group_blocks:
+                hit_blocks = min(group_blocks[grp], (target[i] - 1) // bs, prefix[i] // bs)
             hit = hit_blocks * bs
-            chunk = min(target[rid] - hit, budget)
-            if contiguous:
-                need = reserve
-            else:
-                need = _cdiv(hit + chunk, bs) - hit_blocks
-            reactivating = hit_blocks and group_ref.get(r.group, 0) == 0
-            spare = avail() - (group_blocks[r.group] if reactivating else 0)
-            if need > spare:
+            chunk = min(target[i] - hit, budget)
+            need = reserve if contiguous else _cdiv(hit + chunk, bs) - hit_blocks
+            reactivating = hit_blocks and group_ref.get(grp, 0) == 0
+            if need > free + cached_total - (group_blocks[grp] if reactivating else 0):
                 if not running:
                     # nothing can ever free enough blocks for this request
                     waiting.popleft()
-                    state[rid] = _DONE
+                    state[i] = _DONE
                     res.rejected_no_fit += 1
                     continue
                 break
             waiting.popleft()
             if hit_blocks:
                 if reactivating:
-                    nb = lru.pop(r.group)
-                    cached_total -= nb
-                group_ref[r.group] = group_ref.get(r.group, 0) + 1
-                shared[rid] = hit_blocks
+                    cached_total -= lru.pop(grp)
+                group_ref[grp] = group_ref.get(grp, 0) + 1
+                shared[i] = hit_blocks
                 res.prefix_hit_tokens += hit
             take(need)
-            own[rid] = need
-            c[rid] = hit + chunk
+            own[i] = need
+            c[i] = hit + chunk
             tokens += hit + chunk
             budget -= chunk
-            state[rid] = _PREFILL
-            order[rid] = order_ctr
+            state[i] = _PREFILL
+            cur_order[i] = order_ctr
+            order_idx.append(i)
             order_ctr += 1
-            running[rid] = None
-            prefilling.append(rid)
-            if rid not in first_sched:
-                first_sched[rid] = step
-                res.queue_delay.append(step - r.arrival)
-            maybe_register(rid)
-            if c[rid] >= target[rid]:
-                prefill_done(rid, step)
+            running[i] = None
+            if not first_done[i]:
+                first_done[i] = 1
+                queue_delay.append(step - arrival[i])
+            if prefix_on:
+                maybe_register(i)
+            if c[i] >= target[i]:
+                start_decode(i, step)
+            else:
+                prefilling.append(i)
         tokens += dec_sched
-        in_use = cfg.num_blocks - free - cached_total
-        occ.append(in_use)
-        occ_steps.append(step)
-        if in_use > res.peak_blocks:
-            res.peak_blocks, res.peak_step, res.tokens_at_peak = in_use, step, tokens
-        if len(running) > res.peak_running:
-            res.peak_running = len(running)
+        in_use = num_blocks - free - cached_total
+        occ_append(in_use)
+        steps_append(step)
+        if in_use > peak_blocks:
+            peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
+        if len(running) > peak_running:
+            peak_running = len(running)
         step += 1
     res.steps = step
-    res.preempted_requests = sum(1 for rid in first_sched if ver.get(rid, 0) > 0)
-    vals = sorted(occ)
-    total_steps = len(vals) + idle_steps
+    res.peak_blocks, res.peak_step, res.tokens_at_peak = peak_blocks, peak_step, tokens_at_peak
+    res.peak_running = peak_running
+    res.preempted_requests = sum(1 for x in preempted_n if x)
+    total_steps = len(occ) + idle_steps
     if total_steps:
         k = int(0.95 * total_steps)
-        res.p95_blocks = 0 if k < idle_steps else vals[min(len(vals) - 1, k - idle_steps)]
-        res.mean_blocks = sum(vals) / total_steps
+        res.p95_blocks = 0 if k < idle_steps else _kth_smallest(occ, min(len(occ) - 1, k - idle_steps))
+        res.mean_blocks = sum(occ) / total_steps
     return res
+
+
+def _kth_smallest(values: array, k: int) -> int:
+    """The k-th smallest (0-based) of ``values`` (0 <= k < len(values)), by counting distinct values."""
+    counts = Counter(values)
+    seen = 0
+    for v in sorted(counts):
+        seen += counts[v]
+        if seen > k:
+            return v
+    raise IndexError(k)
