@@ -48,13 +48,16 @@ from __future__ import annotations
 import heapq
 from array import array
 from bisect import bisect_left
-from collections import Counter, OrderedDict, deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from itertools import accumulate
 
 from kvlint.capacity.workload import Request
 
-_WAITING, _PREFILL, _DECODE, _DONE = 0, 1, 2, 3
+_WAITING, _PREFILL, _DECODE, _DONE, _FINISHED = 0, 1, 2, 3, 4
+#: bits of a finish-heap entry below the finish step (the admission number)
+_SHIFT = 40
+_MASK = (1 << _SHIFT) - 1
 
 
 @dataclass(frozen=True)
@@ -162,21 +165,33 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     # Per-request state in lists indexed by the request's position in ``requests``.
     arrival = [r.arrival for r in requests]
     prompt = [r.prompt for r in requests]
+    output = [r.output for r in requests]
+    cancel_at = [r.cancel_at for r in requests]
     group = [r.group for r in requests]
     prefix = [r.prefix for r in requests]
-    state = [_DONE] * n
+    # tokens generated before the engine drops the request (cancelled: cancel_at + 1 + the release lag)
+    eff_out = [
+        o if ca < 0 or ca + 1 + lag >= o else ca + 1 + lag for o, ca in zip(output, cancel_at, strict=True)
+    ]
+    too_long = [p + o > max_len for p, o in zip(prompt, output, strict=True)]
+    if contiguous:
+        never_fits = [reserve > num_blocks] * n
+    else:
+        never_fits = [-(-(p + o - 1) // bs) > num_blocks for p, o in zip(prompt, output, strict=True)]
+    admissible = [not (t or f) for t, f in zip(too_long, never_fits, strict=True)]
+    state = [_WAITING] * n
     # _PREFILL/_WAITING: computed and generated tokens; _DECODE: their bases (value at step s = base + s)
     c = [0] * n
     g = [0] * n
-    target = [0] * n  # prefill target tokens
+    target = list(prompt)  # prefill target tokens
     own = [0] * n  # privately held blocks (_PREFILL; contiguous: also _DECODE)
     shared = [0] * n  # blocks referenced from the prefix group
-    eff_out = [0] * n
-    phase = [0] * n  # a decoder's bucket: it needs a block at steps s with s % bs == phase
-    cur_order = [0] * n  # admission number of the current admission
+    phase = [0] * n  # a decoder's bucket: it needs a block at the steps s with s % bs == phase
+    cur_order = [0] * n  # admission number of the request's current admission
     preempted_n = [0] * n
     first_done = bytearray(n)
     order_idx: list[int] = []  # admission number -> request index
+    order_append = order_idx.append
 
     free = num_blocks
     group_blocks: dict[int, int] = {}
@@ -184,13 +199,19 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     lru: OrderedDict[int, int] = OrderedDict()
     cached_total = 0
 
-    running: dict[int, None] = {}  # admission order
+    running: dict[int, None] = {}  # in admission order
     prefilling: list[int] = []
     waiting: deque[int] = deque()
-    buckets: list[set[int]] = [set() for _ in range(bs)] if paged else []
-    fin_heap: list[tuple[int, int]] = []  # (finish step, admission number)
+    waiting_append = waiting.append
+    popleft = waiting.popleft
+    nb_buckets = bs if paged else 1
+    buckets: list[set[int]] = [set() for _ in range(nb_buckets)]
+    bucket_n = [0] * nb_buckets  # len() of each bucket
+    # finish heap: one int per decoder, (finish step << _SHIFT) | admission number, so ties go in admission order
+    fin_heap: list[int] = []
     order_ctr = 0
     n_dec = 0
+    rejected_late = 0  # rejected at admission: could never get its blocks
     tokens = 0  # logical KV tokens of running requests at the end of the last step
     dec_sched = -1  # decoders scheduled in the current step (-1 while the decode stage runs)
     arr_i = 0
@@ -204,6 +225,7 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     steps_run = 0
     peak_blocks = peak_step = tokens_at_peak = peak_running = 0
     heappush, heappop = heapq.heappush, heapq.heappop
+    mask = _MASK
 
     def take(k: int) -> bool:
         """Allocate k blocks, evicting cached prefixes LRU first; False if impossible."""
@@ -222,20 +244,19 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         free -= k
         return True
 
-    def release(i: int, held: int) -> None:
-        nonlocal free, cached_total
-        free += held
-        if shared[i]:
-            grp = group[i]
-            group_ref[grp] -= 1
-            if group_ref[grp] == 0:
-                lru[grp] = group_blocks[grp]
-                cached_total += group_blocks[grp]
-            shared[i] = 0
+    def unshare(i: int) -> None:
+        """Drop i's reference to its prefix group's blocks (cached, evictable, once no one uses them)."""
+        nonlocal cached_total
+        grp = group[i]
+        group_ref[grp] -= 1
+        if group_ref[grp] == 0:
+            lru[grp] = group_blocks[grp]
+            cached_total += group_blocks[grp]
+        shared[i] = 0
 
     def preempt_tail(s: int) -> int:
         """Preempt the newest running request at step s (recompute mode); returns its index."""
-        nonlocal n_dec, tokens, dec_sched
+        nonlocal n_dec, tokens, dec_sched, free
         victim, _ = running.popitem()
         if state[victim] == _DECODE:
             cv, gv = c[victim] + s, g[victim] + s
@@ -244,7 +265,9 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             if after_decode:
                 dec_sched -= 1
             if paged:
-                buckets[phase[victim]].discard(victim)
+                p = phase[victim]
+                buckets[p].discard(victim)
+                bucket_n[p] -= 1
                 # after the decode stage it also holds the block taken for this step's token (if it needed one)
                 held = _cdiv(cv + (1 if after_decode and cv % bs == 0 else 0), bs) - shared[victim]
             else:
@@ -254,8 +277,9 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             prefilling.remove(victim)
             held = own[victim]
         tokens -= cv
-        own[victim] = 0
-        release(victim, held)
+        free += held
+        if shared[victim]:
+            unshare(victim)
         res.preemptions += 1
         res.recomputed_tokens += cv
         state[victim] = _WAITING
@@ -266,42 +290,25 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         waiting.appendleft(victim)
         return victim
 
-    def finish(i: int, s: int) -> None:
-        nonlocal n_dec, tokens
-        cv = c[i] + s
-        n_dec -= 1
-        del running[i]
-        tokens -= cv
-        if paged:
-            buckets[phase[i]].discard(i)
-            held = _cdiv(cv, bs) - shared[i]
-        else:
-            held = own[i]
-        own[i] = 0
-        release(i, held)
-        state[i] = _DONE
-        if eff_out[i] < requests[i].output:
-            res.cancelled += 1
-        else:
-            res.completed += 1
-        res.generated_tokens += eff_out[i]
-
     def start_decode(i: int, s: int) -> None:
         """i computed its prefill target in step s: one output token produced; it decodes from step s + 1 (or
         finishes at the start of step s + 1 when that token was its last)."""
         nonlocal n_dec
         cv, gv = c[i], g[i] + 1
         state[i] = _DECODE
-        c[i] = cv - (s + 1)
-        g[i] = gv - (s + 1)
+        s1 = s + 1
+        c[i] = cv - s1
+        g[i] = gv - s1
         n_dec += 1
-        heappush(fin_heap, (s + 1 + eff_out[i] - gv, cur_order[i]))
+        heappush(fin_heap, ((s1 + eff_out[i] - gv) << _SHIFT) | cur_order[i])
         if paged:
-            p = (s + 1 - cv) % bs
+            p = (s1 - cv) % bs
             phase[i] = p
             buckets[p].add(i)
+            bucket_n[p] += 1
 
     def maybe_register(i: int) -> None:
+        """Register i's prefix blocks as its group's shared prefix once its prefill has passed them."""
         grp = group[i]
         if grp < 0 or shared[i]:
             return
@@ -327,26 +334,11 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         return need > avail - (group_blocks[grp] if reactivating else 0)
 
     while True:
-        # arrivals up to this step
+        # arrivals up to this step (those that can never run are counted at the end)
         while arr_i < n and arrival[arr_i] <= step:
-            i = arr_i
-            r = requests[i]
+            if admissible[arr_i]:
+                waiting_append(arr_i)
             arr_i += 1
-            res.prompt_tokens += r.prompt
-            if r.prompt + r.output > max_len:
-                res.rejected_too_long += 1
-                continue
-            worst = reserve if contiguous else _cdiv(r.prompt + r.output - 1, bs)
-            if worst > num_blocks:
-                res.rejected_no_fit += 1
-                continue
-            state[i] = _WAITING
-            target[i] = r.prompt
-            e = r.output if r.cancel_at < 0 else min(r.output, r.cancel_at + 1 + lag)
-            eff_out[i] = e
-            if e < r.output:
-                res.cancel_lag_tokens += e - (r.cancel_at + 1)
-            waiting.append(i)
         if not running and not waiting:
             if arr_i >= n:
                 break
@@ -356,13 +348,9 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             continue
         # Fast path: a stretch of decode-only steps (see the module docstring), advanced at once.
         if running and not prefilling:
-            while fin_heap:
-                o = fin_heap[0][1]
-                i = order_idx[o]
-                if cur_order[i] == o and state[i] == _DECODE:
-                    break
-                heappop(fin_heap)
-            end = fin_heap[0][0]  # every decoder has a finish entry
+            # every running request decodes and has a finish entry; the top may be stale (a preempted
+            # request's), which only makes the stretch shorter
+            end = fin_heap[0] >> _SHIFT
             if not waiting and arr_i < n and arrival[arr_i] < end:
                 end = arrival[arr_i]
             if end - step > max_steps - steps_run:
@@ -370,12 +358,13 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             length = end - step
             if length >= 4:
                 if paged:
-                    pattern = [len(buckets[(step + j) % bs]) for j in range(bs)]
+                    p = step % bs
+                    pattern = bucket_n[p:] + bucket_n[:p]
+                    first = pattern[0]
                     per_cycle = sum(pattern)
                 else:
                     pattern = []
-                    per_cycle = 0
-                first = pattern[0] if pattern else 0
+                    first = per_cycle = 0
                 if first <= free and (
                     not waiting
                     or max_batched - n_dec <= 0
@@ -387,7 +376,6 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                         occ.extend(array("i", [in_use]) * length)
                         top = in_use
                         first_top = 0
-                        taken = 0
                     else:
                         full, rest = divmod(length, bs)
                         if per_cycle * full + sum(pattern[:rest]) > free:
@@ -395,7 +383,7 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                             full = free // per_cycle
                             left = free - full * per_cycle
                             rest = 0
-                            while rest < bs and pattern[rest] <= left:
+                            while pattern[rest] <= left:
                                 left -= pattern[rest]
                                 rest += 1
                             length = full * bs + rest
@@ -404,14 +392,13 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                         occ.fromlist(vals)
                         top = vals[-1]
                         first_top = bisect_left(vals, top)
-                        taken = top - in_use
+                        free -= top - in_use
                     occ_steps.extend(range(step, step + length))
                     if top > peak_blocks:
                         peak_blocks, peak_step = top, step + first_top
                         tokens_at_peak = tokens + n_dec * (first_top + 1)
                     if len(running) > peak_running:
                         peak_running = len(running)
-                    free -= taken
                     tokens += n_dec * length
                     steps_run += length
                     step += length
@@ -422,22 +409,37 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         preempted = False
         dec_sched = -1
         # 1. finishes at this step, in admission order
-        while fin_heap and fin_heap[0][0] <= step:
-            o = heappop(fin_heap)[1]
-            i = order_idx[o]
-            if cur_order[i] == o and state[i] == _DECODE:
-                finish(i, step)
+        if fin_heap and fin_heap[0] >> _SHIFT <= step:
+            limit = (step + 1) << _SHIFT
+            while fin_heap and fin_heap[0] < limit:
+                o = heappop(fin_heap) & mask
+                i = order_idx[o]
+                if cur_order[i] != o or state[i] != _DECODE:
+                    continue  # preempted since
+                cv = c[i] + step
+                n_dec -= 1
+                del running[i]
+                tokens -= cv
+                if paged:
+                    p = phase[i]
+                    buckets[p].discard(i)
+                    bucket_n[p] -= 1
+                    free += -(-cv // bs) - shared[i]
+                else:
+                    free += own[i]
+                if shared[i]:
+                    unshare(i)
+                state[i] = _FINISHED
         # 2. decoders whose last block is full take a new one
         if paged:
-            bucket = buckets[step % bs]
-            k = len(bucket)
+            p = step % bs
+            k = bucket_n[p]
             if k:
                 if k <= free:
                     free -= k
                 elif not take(k):
                     # not enough blocks: serve in admission order, preempting the newest running requests
-                    p = step % bs
-                    for i in sorted(bucket, key=cur_order.__getitem__):
+                    for i in sorted(buckets[p], key=cur_order.__getitem__):
                         if state[i] != _DECODE or phase[i] != p:
                             continue  # preempted meanwhile
                         while not take(1):
@@ -446,7 +448,7 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                                 break
         budget = max_batched - n_dec
         dec_sched = n_dec
-        # 2. prefill chunks of running requests
+        # 3. prefill chunks of running requests
         if prefilling:
             for i in list(prefilling):
                 if budget <= 0:
@@ -473,50 +475,63 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                 if c[i] >= target[i]:
                     prefilling.remove(i)
                     start_decode(i, step)
-        # 3. admit waiting requests (FCFS) unless this step preempted
+        # 4. admit waiting requests (FCFS) unless this step preempted
         while not preempted and waiting and budget > 0 and len(running) < max_seqs:
             i = waiting[0]
+            t = target[i]
             grp = group[i]
-            hit_blocks = 0
             if prefix_on and grp >= 0 and grp in group_blocks:
-                hit_blocks = min(group_blocks[grp], (target[i] - 1) // bs, prefix[i] // bs)
-            hit = hit_blocks * bs
-            chunk = min(target[i] - hit, budget)
-            need = reserve if contiguous else _cdiv(hit + chunk, bs) - hit_blocks
-            reactivating = hit_blocks and group_ref.get(grp, 0) == 0
-            if need > free + cached_total - (group_blocks[grp] if reactivating else 0):
+                hit_blocks = min(group_blocks[grp], (t - 1) // bs, prefix[i] // bs)
+            else:
+                hit_blocks = 0
+            if hit_blocks:
+                hit = hit_blocks * bs
+                chunk = t - hit if t - hit < budget else budget
+                need = -(-(hit + chunk) // bs) - hit_blocks
+                reactivating = group_ref.get(grp, 0) == 0
+                spare = free + cached_total - (group_blocks[grp] if reactivating else 0)
+            else:
+                hit = 0
+                chunk = t if t < budget else budget
+                need = reserve if contiguous else -(-chunk // bs)
+                spare = free + cached_total
+            if need > spare:
                 if not running:
                     # nothing can ever free enough blocks for this request
-                    waiting.popleft()
+                    popleft()
                     state[i] = _DONE
-                    res.rejected_no_fit += 1
+                    rejected_late += 1
                     continue
                 break
-            waiting.popleft()
+            popleft()
             if hit_blocks:
                 if reactivating:
                     cached_total -= lru.pop(grp)
                 group_ref[grp] = group_ref.get(grp, 0) + 1
                 shared[i] = hit_blocks
                 res.prefix_hit_tokens += hit
-            take(need)
+            if need <= free:
+                free -= need
+            else:
+                take(need)
             own[i] = need
-            c[i] = hit + chunk
-            tokens += hit + chunk
+            cv = hit + chunk
+            tokens += cv
             budget -= chunk
-            state[i] = _PREFILL
             cur_order[i] = order_ctr
-            order_idx.append(i)
+            order_append(i)
             order_ctr += 1
             running[i] = None
             if not first_done[i]:
                 first_done[i] = 1
                 queue_delay.append(step - arrival[i])
-            if prefix_on:
+            c[i] = cv
+            if prefix_on and grp >= 0:
                 maybe_register(i)
-            if c[i] >= target[i]:
+            if cv >= t:
                 start_decode(i, step)
             else:
+                state[i] = _PREFILL
                 prefilling.append(i)
         tokens += dec_sched
         in_use = num_blocks - free - cached_total
@@ -531,20 +546,25 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     res.peak_blocks, res.peak_step, res.tokens_at_peak = peak_blocks, peak_step, tokens_at_peak
     res.peak_running = peak_running
     res.preempted_requests = sum(1 for x in preempted_n if x)
+    # per-request outcomes of the requests that arrived (all of them unless max_steps stopped the run)
+    res.prompt_tokens = sum(prompt[:arr_i])
+    res.rejected_too_long = sum(too_long[:arr_i])
+    res.rejected_no_fit = sum(1 for t, f in zip(too_long[:arr_i], never_fits, strict=False) if f and not t)
+    res.rejected_no_fit += rejected_late
+    for i in range(arr_i):
+        e = eff_out[i]
+        if admissible[i] and e < output[i]:
+            res.cancel_lag_tokens += e - (cancel_at[i] + 1)
+        if state[i] == _FINISHED:
+            res.generated_tokens += e
+            if e < output[i]:
+                res.cancelled += 1
+            else:
+                res.completed += 1
     total_steps = len(occ) + idle_steps
     if total_steps:
+        vals = sorted(occ)
         k = int(0.95 * total_steps)
-        res.p95_blocks = 0 if k < idle_steps else _kth_smallest(occ, min(len(occ) - 1, k - idle_steps))
-        res.mean_blocks = sum(occ) / total_steps
+        res.p95_blocks = 0 if k < idle_steps else vals[min(len(vals) - 1, k - idle_steps)]
+        res.mean_blocks = sum(vals) / total_steps
     return res
-
-
-def _kth_smallest(values: array, k: int) -> int:
-    """The k-th smallest (0-based) of ``values`` (0 <= k < len(values)), by counting distinct values."""
-    counts = Counter(values)
-    seen = 0
-    for v in sorted(counts):
-        seen += counts[v]
-        if seen > k:
-            return v
-    raise IndexError(k)
