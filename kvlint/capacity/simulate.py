@@ -46,6 +46,7 @@ The cost is O(steps with scheduling work + requests x log), not O(running reques
 from __future__ import annotations
 
 import heapq
+import operator
 from array import array
 from bisect import bisect_left
 from collections import OrderedDict, deque
@@ -57,6 +58,8 @@ from kvlint.capacity.workload import Request
 _WAITING, _PREFILL, _DECODE, _DONE, _FINISHED = 0, 1, 2, 3, 4
 #: bits of a finish-heap entry below the finish step (the admission number)
 _SHIFT = 40
+#: an arrival step after every other
+_NEVER = 1 << 62
 _MASK = (1 << _SHIFT) - 1
 
 
@@ -169,27 +172,35 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     cancel_at = [r.cancel_at for r in requests]
     group = [r.group for r in requests]
     prefix = [r.prefix for r in requests]
+    arrival.append(_NEVER)  # sentinel: no more arrivals
+    any_cancel = n > 0 and max(cancel_at) >= 0
     # tokens generated before the engine drops the request (cancelled: cancel_at + 1 + the release lag)
-    eff_out = [
-        o if ca < 0 or ca + 1 + lag >= o else ca + 1 + lag for o, ca in zip(output, cancel_at, strict=True)
-    ]
-    too_long = [p + o > max_len for p, o in zip(prompt, output, strict=True)]
+    eff_out = (
+        [o if ca < 0 or ca + 1 + lag >= o else ca + 1 + lag for o, ca in zip(output, cancel_at, strict=True)]
+        if any_cancel
+        else output
+    )
+    # Rejected at arrival: prompt + output > max_model_len, or more blocks at the end than the cache has
+    # (cdiv(prompt + output - 1, block_size) > num_blocks; contiguous: the max_model_len reservation). So a
+    # request is admissible iff prompt + output <= cap.
+    totals = list(map(operator.add, prompt, output))
     if contiguous:
-        never_fits = [reserve > num_blocks] * n
+        cap = max_len if reserve <= num_blocks else -1
     else:
-        never_fits = [-(-(p + o - 1) // bs) > num_blocks for p, o in zip(prompt, output, strict=True)]
-    admissible = [not (t or f) for t, f in zip(too_long, never_fits, strict=True)]
+        cap = min(max_len, num_blocks * bs + 1)
+    admissible = None if n == 0 or max(totals) <= cap else [t <= cap for t in totals]
     state = [_WAITING] * n
     # _PREFILL/_WAITING: computed and generated tokens; _DECODE: their bases (value at step s = base + s)
     c = [0] * n
     g = [0] * n
     target = list(prompt)  # prefill target tokens
-    own = [0] * n  # privately held blocks (_PREFILL; contiguous: also _DECODE)
+    own = [
+        0
+    ] * n  # privately held blocks while _PREFILL (a decoder's follow from its tokens; contiguous: reserve)
     shared = [0] * n  # blocks referenced from the prefix group
     phase = [0] * n  # a decoder's bucket: it needs a block at the steps s with s % bs == phase
     cur_order = [0] * n  # admission number of the request's current admission
     preempted_n = [0] * n
-    first_done = bytearray(n)
     order_idx: list[int] = []  # admission number -> request index
     order_append = order_idx.append
 
@@ -211,7 +222,9 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     fin_heap: list[int] = []
     order_ctr = 0
     n_dec = 0
+    generated = 0  # output tokens of the finished requests
     rejected_late = 0  # rejected at admission: could never get its blocks
+    head_blocked = False  # the last admission attempt found too few blocks for the head of the queue
     tokens = 0  # logical KV tokens of running requests at the end of the last step
     dec_sched = -1  # decoders scheduled in the current step (-1 while the decode stage runs)
     arr_i = 0
@@ -225,7 +238,6 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     steps_run = 0
     peak_blocks = peak_step = tokens_at_peak = peak_running = 0
     heappush, heappop = heapq.heappush, heapq.heappop
-    mask = _MASK
 
     def take(k: int) -> bool:
         """Allocate k blocks, evicting cached prefixes LRU first; False if impossible."""
@@ -271,7 +283,7 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                 # after the decode stage it also holds the block taken for this step's token (if it needed one)
                 held = _cdiv(cv + (1 if after_decode and cv % bs == 0 else 0), bs) - shared[victim]
             else:
-                held = own[victim]
+                held = reserve
         else:
             cv, gv = c[victim], g[victim]
             prefilling.remove(victim)
@@ -287,8 +299,35 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         g[victim] = gv
         target[victim] = prompt[victim] + gv
         preempted_n[victim] += 1
+        cur_order[victim] = -1  # its finish entry, if any, is stale
         waiting.appendleft(victim)
         return victim
+
+    def finish_due(s: int) -> None:
+        """Release the decoders whose last token was computed before step s (finish entries < s + 1), in
+        admission order."""
+        nonlocal n_dec, tokens, free, generated
+        limit = (s + 1) << _SHIFT
+        while fin_heap and fin_heap[0] < limit:
+            o = heappop(fin_heap) & _MASK
+            i = order_idx[o]
+            if cur_order[i] != o:
+                continue  # preempted since
+            cv = c[i] + s
+            n_dec -= 1
+            del running[i]
+            tokens -= cv
+            if paged:
+                p = phase[i]
+                buckets[p].discard(i)
+                bucket_n[p] -= 1
+                free += -(-cv // bs) - shared[i]
+            else:
+                free += reserve
+            if shared[i]:
+                unshare(i)
+            state[i] = _FINISHED
+            generated += eff_out[i]
 
     def start_decode(i: int, s: int) -> None:
         """i computed its prefill target in step s: one output token produced; it decodes from step s + 1 (or
@@ -319,24 +358,10 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             group_blocks[grp] = nb
             group_ref[grp] = 1
 
-    def admission_blocked(avail: int) -> bool:
-        """Whether the head of the waiting queue cannot be admitted with ``avail`` free + cached blocks (running
-        requests exist, so it would wait rather than be rejected)."""
-        i = waiting[0]
-        grp = group[i]
-        hit_blocks = 0
-        if prefix_on and grp >= 0 and grp in group_blocks:
-            hit_blocks = min(group_blocks[grp], (target[i] - 1) // bs, prefix[i] // bs)
-        hit = hit_blocks * bs
-        chunk = min(target[i] - hit, max_batched - n_dec)
-        need = reserve if contiguous else _cdiv(hit + chunk, bs) - hit_blocks
-        reactivating = hit_blocks and group_ref.get(grp, 0) == 0
-        return need > avail - (group_blocks[grp] if reactivating else 0)
-
     while True:
         # arrivals up to this step (those that can never run are counted at the end)
-        while arr_i < n and arrival[arr_i] <= step:
-            if admissible[arr_i]:
+        while arrival[arr_i] <= step:
+            if admissible is None or admissible[arr_i]:
                 waiting_append(arr_i)
             arr_i += 1
         if not running and not waiting:
@@ -346,12 +371,18 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             idle_steps += nxt - step
             step = nxt
             continue
-        # Fast path: a stretch of decode-only steps (see the module docstring), advanced at once.
-        if running and not prefilling:
+        # Fast path: a stretch of decode-only steps (see the module docstring), advanced at once. Nobody may be
+        # admitted meanwhile: nobody waits, or the last admission attempt found too few blocks for the head of
+        # the queue (and it stays so while blocks are only taken), or the budget or the seats are used up.
+        if (
+            running
+            and not prefilling
+            and (not waiting or head_blocked or max_batched - n_dec <= 0 or len(running) >= max_seqs)
+        ):
             # every running request decodes and has a finish entry; the top may be stale (a preempted
             # request's), which only makes the stretch shorter
             end = fin_heap[0] >> _SHIFT
-            if not waiting and arr_i < n and arrival[arr_i] < end:
+            if not waiting and arrival[arr_i] < end:
                 end = arrival[arr_i]
             if end - step > max_steps - steps_run:
                 end = step + max_steps - steps_run
@@ -365,12 +396,7 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                 else:
                     pattern = []
                     first = per_cycle = 0
-                if first <= free and (
-                    not waiting
-                    or max_batched - n_dec <= 0
-                    or len(running) >= max_seqs
-                    or admission_blocked(free - first + cached_total)
-                ):
+                if first <= free:
                     in_use = num_blocks - free - cached_total
                     if per_cycle == 0:
                         occ.extend(array("i", [in_use]) * length)
@@ -403,33 +429,42 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                     steps_run += length
                     step += length
                     continue
+        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until the next arrival, a
+        # step that must evict or preempt (the full step below does it), or a long stretch (the bulk path above).
+        if running and not prefilling and not waiting and steps_run < max_steps:
+            stop = step + max_steps - steps_run
+            if arrival[arr_i] < stop:
+                stop = arrival[arr_i]
+            short_of_blocks = False
+            while step < stop and running:
+                if fin_heap[0] < (step + 1) << _SHIFT:
+                    finish_due(step)
+                if paged:
+                    k = bucket_n[step % bs]
+                    if k > free:
+                        short_of_blocks = True
+                        break
+                    free -= k
+                steps_run += 1
+                tokens += n_dec
+                in_use = num_blocks - free - cached_total
+                occ_append(in_use)
+                steps_append(step)
+                if in_use > peak_blocks:
+                    peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
+                step += 1
+                if stop - step >= 4 and running and fin_heap[0] >= (step + 4) << _SHIFT:
+                    break
+            if not short_of_blocks:
+                continue
         steps_run += 1
         if steps_run > max_steps:
             break
-        preempted = False
+        preempted = head_blocked = False
         dec_sched = -1
         # 1. finishes at this step, in admission order
-        if fin_heap and fin_heap[0] >> _SHIFT <= step:
-            limit = (step + 1) << _SHIFT
-            while fin_heap and fin_heap[0] < limit:
-                o = heappop(fin_heap) & mask
-                i = order_idx[o]
-                if cur_order[i] != o or state[i] != _DECODE:
-                    continue  # preempted since
-                cv = c[i] + step
-                n_dec -= 1
-                del running[i]
-                tokens -= cv
-                if paged:
-                    p = phase[i]
-                    buckets[p].discard(i)
-                    bucket_n[p] -= 1
-                    free += -(-cv // bs) - shared[i]
-                else:
-                    free += own[i]
-                if shared[i]:
-                    unshare(i)
-                state[i] = _FINISHED
+        if fin_heap and fin_heap[0] < (step + 1) << _SHIFT:
+            finish_due(step)
         # 2. decoders whose last block is full take a new one
         if paged:
             p = step % bs
@@ -502,6 +537,8 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                     state[i] = _DONE
                     rejected_late += 1
                     continue
+                # it waits; it stays blocked while blocks are only taken (see the fast path above)
+                head_blocked = True
                 break
             popleft()
             if hit_blocks:
@@ -514,7 +551,6 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
                 free -= need
             else:
                 take(need)
-            own[i] = need
             cv = hit + chunk
             tokens += cv
             budget -= chunk
@@ -522,17 +558,29 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
             order_append(i)
             order_ctr += 1
             running[i] = None
-            if not first_done[i]:
-                first_done[i] = 1
+            if not preempted_n[i]:  # first admission
                 queue_delay.append(step - arrival[i])
-            c[i] = cv
-            if prefix_on and grp >= 0:
-                maybe_register(i)
-            if cv >= t:
-                start_decode(i, step)
-            else:
+            if cv < t or (prefix_on and grp >= 0):
+                own[i] = need
+                c[i] = cv
+                if prefix_on and grp >= 0:
+                    maybe_register(i)
+            if cv < t:
                 state[i] = _PREFILL
                 prefilling.append(i)
+            else:  # prefill done in this step: decodes from the next (see start_decode)
+                gv = g[i] + 1
+                state[i] = _DECODE
+                s1 = step + 1
+                c[i] = cv - s1
+                g[i] = gv - s1
+                n_dec += 1
+                heappush(fin_heap, ((s1 + eff_out[i] - gv) << _SHIFT) | order_ctr - 1)
+                if paged:
+                    p = (s1 - cv) % bs
+                    phase[i] = p
+                    buckets[p].add(i)
+                    bucket_n[p] += 1
         tokens += dec_sched
         in_use = num_blocks - free - cached_total
         occ_append(in_use)
@@ -545,22 +593,26 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     res.steps = step
     res.peak_blocks, res.peak_step, res.tokens_at_peak = peak_blocks, peak_step, tokens_at_peak
     res.peak_running = peak_running
-    res.preempted_requests = sum(1 for x in preempted_n if x)
+    res.preempted_requests = n - preempted_n.count(0)
     # per-request outcomes of the requests that arrived (all of them unless max_steps stopped the run)
     res.prompt_tokens = sum(prompt[:arr_i])
-    res.rejected_too_long = sum(too_long[:arr_i])
-    res.rejected_no_fit = sum(1 for t, f in zip(too_long[:arr_i], never_fits, strict=False) if f and not t)
+    if admissible is not None:
+        arrived = totals[:arr_i]
+        res.rejected_too_long = sum(1 for t in arrived if t > max_len)
+        res.rejected_no_fit = sum(1 for t in arrived if cap < t <= max_len)
     res.rejected_no_fit += rejected_late
-    for i in range(arr_i):
-        e = eff_out[i]
-        if admissible[i] and e < output[i]:
-            res.cancel_lag_tokens += e - (cancel_at[i] + 1)
-        if state[i] == _FINISHED:
-            res.generated_tokens += e
-            if e < output[i]:
-                res.cancelled += 1
-            else:
-                res.completed += 1
+    finished = state.count(_FINISHED)
+    res.generated_tokens = generated
+    if any_cancel:
+        res.cancelled = sum(
+            1 for e, o, st in zip(eff_out, output, state, strict=True) if st == _FINISHED and e < o
+        )
+        res.cancel_lag_tokens = sum(
+            e - ca - 1
+            for e, o, ca, t in zip(eff_out[:arr_i], output, cancel_at, totals, strict=False)
+            if e < o and t <= cap
+        )
+    res.completed = finished - res.cancelled
     total_steps = len(occ) + idle_steps
     if total_steps:
         vals = sorted(occ)
