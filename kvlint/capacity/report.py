@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, usable_blocks
-from kvlint.capacity.simulate import SimConfig, SimResult, simulate
-from kvlint.capacity.workload import WorkloadSpec, generate, generate_output_variants
+from kvlint.capacity.simulate import SimConfig, SimResult, simulate_columns
+from kvlint.capacity.workload import WorkloadSpec, generate_columns, output_variant_columns
 from kvlint.types import MemoryPlan
 
 #: multipliers of the output-length p95 tried by the sensitivity table.
@@ -105,24 +105,24 @@ def _simulate_all(
     if not prefix_caching:
         cfg = SimConfig(**{**cfg.__dict__, "enable_prefix_caching": False})
     # The sensitivity workloads differ from ``workload`` only in the output p95 (and drop a trace's rows):
-    # generate_output_variants draws what they share once when it can (same requests as generating each).
+    # output_variant_columns draws what they share once when it can (same requests as generating each).
     p95s: dict[float, int] = {}
     if sensitivity:
         base = workload.output.quantile(0.95)
         p95s = {f: max(1, int(round(base * f))) for f in P95_FACTORS}
     outputs = [workload.output.with_p95(p95s[f]) for f in P95_FACTORS if f != 1.0 and f in p95s]
     if outputs and not workload.trace:
-        lists = generate_output_variants(workload, [workload.output, *outputs])
+        lists = output_variant_columns(workload, [workload.output, *outputs])
         reqs = next(lists)
     else:
-        reqs = generate(workload)
-        lists = generate_output_variants(replace(workload, trace=()), outputs)
-    paged = simulate(reqs, cfg)
-    contiguous = simulate(reqs, SimConfig(**{**cfg.__dict__, "mode": "contiguous"}))
+        reqs = generate_columns(workload)
+        lists = output_variant_columns(replace(workload, trace=()), outputs)
+    paged = simulate_columns(reqs, cfg)
+    contiguous = simulate_columns(reqs, SimConfig(**{**cfg.__dict__, "mode": "contiguous"}))
     del reqs
     rep = CapacityReport(ctx, plan, workload, cfg, paged, contiguous)
     for f, p95 in p95s.items():
-        result = paged if f == 1.0 else simulate(next(lists), cfg)
+        result = paged if f == 1.0 else simulate_columns(next(lists), cfg)
         rep.sensitivity.append(SensitivityRow(p95, f, result))
     return rep
 

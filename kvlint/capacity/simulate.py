@@ -53,7 +53,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from itertools import accumulate
 
-from kvlint.capacity.workload import Request
+from kvlint.capacity.workload import Request, RequestColumns
 
 _WAITING, _PREFILL, _DECODE, _DONE, _FINISHED = 0, 1, 2, 3, 4
 #: bits of a finish-heap entry below the finish step (the admission number)
@@ -145,6 +145,12 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     Raises ValueError for a non-positive ``num_blocks``, ``block_size``, ``max_num_seqs``,
     ``max_num_batched_tokens`` or ``max_model_len``, or an unknown ``mode``.
     """
+    return simulate_columns(RequestColumns.of(requests), config)
+
+
+def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
+    """:func:`simulate` of requests given as columns (:func:`kvlint.capacity.workload.generate_columns`), which
+    saves building an object per request. Raises ValueError as :func:`simulate` does."""
     cfg = config
     bs = cfg.block_size
     if min(cfg.num_blocks, bs, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.max_model_len) <= 0:
@@ -166,13 +172,12 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     res = SimResult(config=cfg)
     n = len(requests)
     # Per-request state in lists indexed by the request's position in ``requests``.
-    arrival = [r.arrival for r in requests]
-    prompt = [r.prompt for r in requests]
-    output = [r.output for r in requests]
-    cancel_at = [r.cancel_at for r in requests]
-    group = [r.group for r in requests]
-    prefix = [r.prefix for r in requests]
-    arrival.append(_NEVER)  # sentinel: no more arrivals
+    arrival = [*requests.arrival, _NEVER]  # sentinel: no more arrivals
+    prompt = requests.prompt
+    output = requests.output
+    cancel_at = requests.cancel_at
+    group = requests.group
+    prefix = requests.prefix
     any_cancel = n > 0 and max(cancel_at) >= 0
     # tokens generated before the engine drops the request (cancelled: cancel_at + 1 + the release lag)
     eff_out = (

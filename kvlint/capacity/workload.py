@@ -11,10 +11,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import operator
 import random
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from operator import attrgetter
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -388,11 +389,61 @@ class Request:
     prefix: int = 0
 
 
+@dataclass(frozen=True)
+class RequestColumns:
+    """Requests as parallel lists: entry ``k`` of each list belongs to the ``k``-th request (sorted by arrival
+    step, ties by id). The fields of :class:`Request` without an object per request; what the simulator reads."""
+
+    rid: list[int]
+    arrival: list[int]
+    prompt: list[int]
+    output: list[int]
+    cancel_at: list[int]
+    group: list[int]
+    prefix: list[int]
+
+    @classmethod
+    def of(cls, requests: Sequence[Request]) -> RequestColumns:
+        """The columns of ``requests`` (in their order)."""
+        return cls(
+            [r.rid for r in requests],
+            [r.arrival for r in requests],
+            [r.prompt for r in requests],
+            [r.output for r in requests],
+            [r.cancel_at for r in requests],
+            [r.group for r in requests],
+            [r.prefix for r in requests],
+        )
+
+    def requests(self) -> list[Request]:
+        """One :class:`Request` per entry, in order."""
+        return list(
+            map(
+                Request,
+                self.rid,
+                self.arrival,
+                self.prompt,
+                self.output,
+                self.cancel_at,
+                self.group,
+                self.prefix,
+            )
+        )
+
+    def __len__(self) -> int:
+        return len(self.rid)
+
+
 def generate(spec: WorkloadSpec) -> list[Request]:
     """The requests of ``spec`` sorted by arrival step (ties by id). Deterministic for ``spec.seed``.
 
     Raises :class:`WorkloadError` for impossible settings (non-positive rate, step time or request count).
     """
+    return _draw(spec, False)[0].requests()
+
+
+def generate_columns(spec: WorkloadSpec) -> RequestColumns:
+    """:func:`generate` as columns (no object per request). Raises :class:`WorkloadError` as it does."""
     return _draw(spec, False)[0]
 
 
@@ -408,6 +459,12 @@ def generate_output_variants(spec: WorkloadSpec, outputs: Sequence[LengthDist]) 
     (or if this Python's ``lognormvariate`` is not ``exp`` of its ``normalvariate``) each variant is generated
     on its own. Raises :class:`WorkloadError` as :func:`generate` does, when the first list is asked for.
     """
+    for columns in output_variant_columns(spec, outputs):
+        yield columns.requests()
+
+
+def output_variant_columns(spec: WorkloadSpec, outputs: Sequence[LengthDist]) -> Iterator[RequestColumns]:
+    """:func:`generate_output_variants` as columns (no object per request)."""
     if not (
         len(outputs) > 1
         and all(d.kind == "lognormal" for d in outputs)
@@ -415,7 +472,7 @@ def generate_output_variants(spec: WorkloadSpec, outputs: Sequence[LengthDist]) 
         and _lognormal_is_exp_of_normal()
     ):
         for d in outputs:
-            yield generate(replace(spec, output=d))
+            yield generate_columns(replace(spec, output=d))
         return
     drawn, zs = _draw(spec, True)
     exp = math.exp
@@ -423,10 +480,7 @@ def generate_output_variants(spec: WorkloadSpec, outputs: Sequence[LengthDist]) 
         mu = math.log(d.a)
         sigma = math.log(d.b / d.a) / Z95 if d.b > d.a else 0.0
         # round() of a float is an int: the value int(round(lognormvariate(mu, sigma))) has for this draw
-        yield [
-            Request(r.rid, r.arrival, r.prompt, max(1, round(exp(mu + z * sigma))), -1, r.group, r.prefix)
-            for r, z in zip(drawn, zs, strict=True)
-        ]
+        yield replace(drawn, output=[max(1, round(exp(mu + z * sigma))) for z in zs])
 
 
 def _lognormal_is_exp_of_normal() -> bool:
@@ -440,10 +494,10 @@ def _lognormal_is_exp_of_normal() -> bool:
     return True
 
 
-def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[list[Request], list[float]]:
+def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[RequestColumns, list[float]]:
     """The requests of ``spec`` sorted by arrival and, with ``normal_outputs``, the standard normal draw of each
     one's output length in the same order (its ``output`` then left 0 for the caller to set; see
-    :func:`generate_output_variants`, which checks that this is valid)."""
+    :func:`output_variant_columns`, which checks that this is valid)."""
     if not 1 <= spec.requests <= MAX_REQUESTS:
         raise WorkloadError(f"--requests must be between 1 and {MAX_REQUESTS:,}")
     if spec.step_ms <= 0:
@@ -474,11 +528,17 @@ def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[list[Request], list
     rate = spec.rate
     n_groups, prefix_tokens, share = spec.prefix_groups, spec.prefix_tokens, spec.prefix_share
     cancel_prob = spec.cancel_prob
-    out: list[Request] = []
+    n = spec.requests
+    arrivals: list[int] = []
+    prompts: list[int] = []
+    outputs: list[int] = []
+    cancels: list[int] = []
+    group_ids: list[int] = []
+    prefixes: list[int] = []
     zs: list[float] = []
     t = 0.0
     groups: dict[str, int] = {}
-    for i in range(spec.requests):
+    for i in range(n):
         row = (rows[i] if replay else rows[randrange(n_rows)]) if rows else None
         if row is not None and empirical_rows:
             prompt, output = row.prompt_tokens, row.output_tokens
@@ -506,7 +566,17 @@ def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[list[Request], list
         cancel_at = -1
         if cancel_prob and rand() < cancel_prob:
             cancel_at = randrange(output)
-        out.append(Request(i, arrival, prompt, output, cancel_at, group, prefix))
+        arrivals.append(arrival)
+        prompts.append(prompt)
+        outputs.append(output)
+        cancels.append(cancel_at)
+        group_ids.append(group)
+        prefixes.append(prefix)
+    columns = RequestColumns(list(range(n)), arrivals, prompts, outputs, cancels, group_ids, prefixes)
+    if all(map(operator.le, arrivals, islice(arrivals, 1, None))):
+        return columns, zs
     # stable sort by arrival = by (arrival, rid): rids increase in drawing order
-    out.sort(key=attrgetter("arrival"))
-    return out, [zs[r.rid] for r in out] if normal_outputs else zs
+    order = sorted(range(n), key=arrivals.__getitem__)
+    fields = (arrivals, prompts, outputs, cancels, group_ids, prefixes)
+    columns = RequestColumns(order, *([col[k] for k in order] for col in fields))
+    return columns, [zs[k] for k in order] if normal_outputs else zs
