@@ -27,21 +27,40 @@ re-hit on recompute); speculative decoding, LoRA, encoder caches, sliding-window
 are not modelled; a prefix is registered when its first request's prefill passes it (vLLM registers blocks as they
 fill, so it can be shared a few steps earlier).
 
-Implementation: decode progress is lazy. A decoding request's token count is ``c_ref + (step - s_ref)``; only the
-steps at which it needs a new block or finishes are events on a heap, so the cost is O(events), about
-``tokens / block_size``, not O(running requests x steps).
+Implementation (the same results as a plain step-by-step loop, which the tests keep as a reference):
+
+* Decode progress is lazy. A decoding request's computed tokens at the start of step ``s`` are ``base + s``, and it
+  holds ``cdiv(base + s, block_size)`` blocks (less its shared prefix blocks); nothing is updated per token.
+* A decoding request needs a new block exactly at the steps ``s`` with ``(base + s) % block_size == 0``, so the
+  decoders sit in ``block_size`` phase buckets and a step takes ``len(bucket[s % block_size])`` blocks at once.
+  Only when the free (plus evictable cached) blocks do not cover them are the bucket's requests served one by one
+  in admission order, preempting as the scheduler would. Finishes are a heap keyed by step.
+* Stretches of steps in which only decoding happens (no prefill in progress, no finish, no arrival that could be
+  admitted, a waiting queue whose head cannot be admitted, and enough free blocks without evicting cached
+  prefixes) are advanced in one go: their block counts repeat with period ``block_size`` and the occupancy record
+  of the stretch is a running sum.
+
+The cost is O(steps with scheduling work + requests x log), not O(running requests x steps).
 """
 
 from __future__ import annotations
 
 import heapq
+import operator
 from array import array
+from bisect import bisect_left
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from itertools import accumulate
 
-from kvlint.capacity.workload import Request
+from kvlint.capacity.workload import Request, RequestColumns
 
-_WAITING, _PREFILL, _DECODE, _DONE = 0, 1, 2, 3
+_WAITING, _PREFILL, _DECODE, _DONE, _FINISHED = 0, 1, 2, 3, 4
+#: bits of a finish-heap entry below the finish step (the admission number)
+_SHIFT = 40
+#: an arrival step after every other
+_NEVER = 1 << 62
+_MASK = (1 << _SHIFT) - 1
 
 
 @dataclass(frozen=True)
@@ -119,12 +138,19 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def simulate(requests: list[Request], config: SimConfig) -> SimResult:
-    """Run the scheduler over ``requests`` (sorted by arrival step) until all finish or are rejected.
+    """Run the scheduler over ``requests`` (sorted by arrival step, distinct ``rid``) until all finish or are
+    rejected.
 
     Deterministic: no randomness inside (all draws happen in :func:`kvlint.capacity.workload.generate`).
     Raises ValueError for a non-positive ``num_blocks``, ``block_size``, ``max_num_seqs``,
     ``max_num_batched_tokens`` or ``max_model_len``, or an unknown ``mode``.
     """
+    return simulate_columns(RequestColumns.of(requests), config)
+
+
+def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
+    """:func:`simulate` of requests given as columns (:func:`kvlint.capacity.workload.generate_columns`), which
+    saves building an object per request. Raises ValueError as :func:`simulate` does."""
     cfg = config
     bs = cfg.block_size
     if min(cfg.num_blocks, bs, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.max_model_len) <= 0:
@@ -134,51 +160,96 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
     if cfg.mode not in ("paged", "contiguous"):
         raise ValueError(f"unknown mode {cfg.mode!r} (paged | contiguous)")
     contiguous = cfg.mode == "contiguous"
+    paged = not contiguous
     reserve = _cdiv(cfg.max_model_len, bs)
-    prefix_on = cfg.enable_prefix_caching and not contiguous
+    prefix_on = cfg.enable_prefix_caching and paged
+    num_blocks = cfg.num_blocks
+    max_seqs = cfg.max_num_seqs
+    max_batched = cfg.max_num_batched_tokens
+    max_len = cfg.max_model_len
+    max_steps = cfg.max_steps
+    lag = max(0, cfg.cancel_lag_steps)
     res = SimResult(config=cfg)
     n = len(requests)
-    by_id = {r.rid: r for r in requests}
-    # per-request state, keyed by rid
-    state: dict[int, int] = {}
-    c: dict[int, int] = {}  # computed tokens (at s_ref for decoders)
-    g: dict[int, int] = {}  # generated tokens (at s_ref for decoders)
-    s_ref: dict[int, int] = {}
-    target: dict[int, int] = {}  # prefill target tokens
-    own: dict[int, int] = {}  # privately held blocks
-    shared: dict[int, int] = {}  # blocks referenced from the prefix group
-    eff_out: dict[int, int] = {}
-    ver: dict[int, int] = {}
-    first_sched: dict[int, int] = {}
+    # Per-request state in lists indexed by the request's position in ``requests``.
+    arrival = [*requests.arrival, _NEVER]  # sentinel: no more arrivals
+    prompt = requests.prompt
+    output = requests.output
+    cancel_at = requests.cancel_at
+    group = requests.group
+    prefix = requests.prefix
+    any_cancel = n > 0 and max(cancel_at) >= 0
+    # tokens generated before the engine drops the request (cancelled: cancel_at + 1 + the release lag)
+    eff_out = (
+        [o if ca < 0 or ca + 1 + lag >= o else ca + 1 + lag for o, ca in zip(output, cancel_at, strict=True)]
+        if any_cancel
+        else output
+    )
+    # Rejected at arrival: prompt + output > max_model_len, or more blocks at the end than the cache has
+    # (cdiv(prompt + output - 1, block_size) > num_blocks; contiguous: the max_model_len reservation). So a
+    # request is admissible iff prompt + output <= cap.
+    totals = list(map(operator.add, prompt, output))
+    if contiguous:
+        cap = max_len if reserve <= num_blocks else -1
+    else:
+        cap = min(max_len, num_blocks * bs + 1)
+    admissible = None if n == 0 or max(totals) <= cap else [t <= cap for t in totals]
+    state = [_WAITING] * n
+    # _PREFILL/_WAITING: computed and generated tokens; _DECODE: their bases (value at step s = base + s)
+    c = [0] * n
+    g = [0] * n
+    target = list(prompt)  # prefill target tokens
+    own = [
+        0
+    ] * n  # privately held blocks while _PREFILL (a decoder's follow from its tokens; contiguous: reserve)
+    shared = [0] * n  # blocks referenced from the prefix group
+    phase = [0] * n  # a decoder's bucket: it needs a block at the steps s with s % bs == phase
+    cur_order = [0] * n  # admission number of the request's current admission
+    preempted_n = [0] * n
+    order_idx: list[int] = []  # admission number -> request index
+    order_append = order_idx.append
 
-    free = cfg.num_blocks
+    free = num_blocks
     group_blocks: dict[int, int] = {}
     group_ref: dict[int, int] = {}
     lru: OrderedDict[int, int] = OrderedDict()
     cached_total = 0
 
-    running: dict[int, None] = {}
+    running: dict[int, None] = {}  # in admission order
     prefilling: list[int] = []
     waiting: deque[int] = deque()
-    heap: list[tuple[int, int, int, int, int]] = []  # (step, kind 0 finish / 1 block, order, rid, version)
-    order: dict[int, int] = {}
+    waiting_append = waiting.append
+    popleft = waiting.popleft
+    nb_buckets = bs if paged else 1
+    buckets: list[set[int]] = [set() for _ in range(nb_buckets)]
+    bucket_n = [0] * nb_buckets  # len() of each bucket
+    # finish heap: one int per decoder, (finish step << _SHIFT) | admission number, so ties go in admission order
+    fin_heap: list[int] = []
     order_ctr = 0
     n_dec = 0
-    tokens = 0  # logical KV tokens of running requests (decoders counted at step start via lazy sums)
-    dec_sched = -1  # decoders scheduled in the current step (-1 while their events are still being processed)
+    generated = 0  # output tokens of the finished requests
+    rejected_late = 0  # rejected at admission: could never get its blocks
+    head_blocked = False  # the last admission attempt found too few blocks for the head of the queue
+    tokens = 0  # logical KV tokens of running requests at the end of the last step
+    dec_sched = -1  # decoders scheduled in the current step (-1 while the decode stage runs)
     arr_i = 0
     step = 0
     occ = res.occupancy
     occ_steps = res.occ_steps
+    occ_append = occ.append
+    steps_append = occ_steps.append
+    queue_delay = res.queue_delay
     idle_steps = 0
-
-    def avail() -> int:
-        return free + cached_total
+    steps_run = 0
+    peak_blocks = peak_step = tokens_at_peak = peak_running = 0
+    heappush, heappop = heapq.heappush, heapq.heappop
 
     def take(k: int) -> bool:
         """Allocate k blocks, evicting cached prefixes LRU first; False if impossible."""
         nonlocal free, cached_total
-        if k <= 0:
+        if k <= free:
+            if k > 0:
+                free -= k
             return True
         if free + cached_total < k:
             return False
@@ -190,246 +261,366 @@ def simulate(requests: list[Request], config: SimConfig) -> SimResult:
         free -= k
         return True
 
-    def release(rid: int) -> None:
-        nonlocal free, cached_total
-        free += own[rid]
-        own[rid] = 0
-        if shared[rid]:
-            grp = by_id[rid].group
-            group_ref[grp] -= 1
-            if group_ref[grp] == 0:
-                lru[grp] = group_blocks[grp]
-                cached_total += group_blocks[grp]
-            shared[rid] = 0
-
-    def cur(rid: int, s: int) -> tuple[int, int]:
-        if state[rid] == _DECODE:
-            d = s - s_ref[rid]
-            return c[rid] + d, g[rid] + d
-        return c[rid], g[rid]
-
-    def push_decode(rid: int, s: int) -> None:
-        """rid decodes from step s with c[rid], g[rid] at the start of s: push its next event."""
-        fin = s + eff_out[rid] - g[rid]
-        if contiguous:
-            heapq.heappush(heap, (fin, 0, order[rid], rid, ver[rid]))
-            return
-        need = s + ((-c[rid]) % bs)
-        if need < fin:
-            heapq.heappush(heap, (need, 1, order[rid], rid, ver[rid]))
-        else:
-            heapq.heappush(heap, (fin, 0, order[rid], rid, ver[rid]))
+    def unshare(i: int) -> None:
+        """Drop i's reference to its prefix group's blocks (cached, evictable, once no one uses them)."""
+        nonlocal cached_total
+        grp = group[i]
+        group_ref[grp] -= 1
+        if group_ref[grp] == 0:
+            lru[grp] = group_blocks[grp]
+            cached_total += group_blocks[grp]
+        shared[i] = 0
 
     def preempt_tail(s: int) -> int:
-        nonlocal n_dec, tokens, dec_sched
+        """Preempt the newest running request at step s (recompute mode); returns its index."""
+        nonlocal n_dec, tokens, dec_sched, free
         victim, _ = running.popitem()
-        cv, gv = cur(victim, s)
         if state[victim] == _DECODE:
+            cv, gv = c[victim] + s, g[victim] + s
+            after_decode = dec_sched >= 0
             n_dec -= 1
-            if dec_sched >= 0:
+            if after_decode:
                 dec_sched -= 1
+            if paged:
+                p = phase[victim]
+                buckets[p].discard(victim)
+                bucket_n[p] -= 1
+                # after the decode stage it also holds the block taken for this step's token (if it needed one)
+                held = _cdiv(cv + (1 if after_decode and cv % bs == 0 else 0), bs) - shared[victim]
+            else:
+                held = reserve
         else:
+            cv, gv = c[victim], g[victim]
             prefilling.remove(victim)
+            held = own[victim]
         tokens -= cv
-        release(victim)
+        free += held
+        if shared[victim]:
+            unshare(victim)
         res.preemptions += 1
         res.recomputed_tokens += cv
         state[victim] = _WAITING
         c[victim] = 0
         g[victim] = gv
-        target[victim] = by_id[victim].prompt + gv
-        ver[victim] += 1
+        target[victim] = prompt[victim] + gv
+        preempted_n[victim] += 1
+        cur_order[victim] = -1  # its finish entry, if any, is stale
         waiting.appendleft(victim)
         return victim
 
-    def finish(rid: int, s: int) -> None:
-        nonlocal n_dec, tokens
-        cv, _ = cur(rid, s)
-        if state[rid] == _DECODE:
+    def finish_due(s: int) -> None:
+        """Release the decoders whose last token was computed before step s (finish entries < s + 1), in
+        admission order."""
+        nonlocal n_dec, tokens, free, generated
+        limit = (s + 1) << _SHIFT
+        while fin_heap and fin_heap[0] < limit:
+            o = heappop(fin_heap) & _MASK
+            i = order_idx[o]
+            if cur_order[i] != o:
+                continue  # preempted since
+            cv = c[i] + s
             n_dec -= 1
-        del running[rid]
-        tokens -= cv
-        release(rid)
-        state[rid] = _DONE
-        r = by_id[rid]
-        if eff_out[rid] < r.output:
-            res.cancelled += 1
-        else:
-            res.completed += 1
-        res.generated_tokens += eff_out[rid]
+            del running[i]
+            tokens -= cv
+            if paged:
+                p = phase[i]
+                buckets[p].discard(i)
+                bucket_n[p] -= 1
+                free += -(-cv // bs) - shared[i]
+            else:
+                free += reserve
+            if shared[i]:
+                unshare(i)
+            state[i] = _FINISHED
+            generated += eff_out[i]
 
-    def prefill_done(rid: int, s: int) -> None:
-        """rid computed its prefill target in step s: one output token produced."""
+    def start_decode(i: int, s: int) -> None:
+        """i computed its prefill target in step s: one output token produced; it decodes from step s + 1 (or
+        finishes at the start of step s + 1 when that token was its last)."""
         nonlocal n_dec
-        prefilling.remove(rid)
-        g[rid] += 1
-        if g[rid] >= eff_out[rid]:
-            state[rid] = _DECODE  # finishes at the end of this step
-            c[rid] -= 1  # cur() at s+1 adds 1 back
-            s_ref[rid] = s
-            n_dec += 1
-            g[rid] -= 1
-            heapq.heappush(heap, (s + 1, 0, order[rid], rid, ver[rid]))
-            return
-        state[rid] = _DECODE
-        s_ref[rid] = s + 1
+        cv, gv = c[i], g[i] + 1
+        state[i] = _DECODE
+        s1 = s + 1
+        c[i] = cv - s1
+        g[i] = gv - s1
         n_dec += 1
-        push_decode(rid, s + 1)
+        heappush(fin_heap, ((s1 + eff_out[i] - gv) << _SHIFT) | cur_order[i])
+        if paged:
+            p = (s1 - cv) % bs
+            phase[i] = p
+            buckets[p].add(i)
+            bucket_n[p] += 1
 
-    def maybe_register(rid: int) -> None:
-        r = by_id[rid]
-        if not prefix_on or r.group < 0 or shared[rid]:
+    def maybe_register(i: int) -> None:
+        """Register i's prefix blocks as its group's shared prefix once its prefill has passed them."""
+        grp = group[i]
+        if grp < 0 or shared[i]:
             return
-        nb = r.prefix // bs
-        if nb and r.group not in group_blocks and c[rid] >= nb * bs:
-            own[rid] -= nb
-            shared[rid] = nb
-            group_blocks[r.group] = nb
-            group_ref[r.group] = 1
+        nb = prefix[i] // bs
+        if nb and grp not in group_blocks and c[i] >= nb * bs:
+            own[i] -= nb
+            shared[i] = nb
+            group_blocks[grp] = nb
+            group_ref[grp] = 1
 
-    steps_run = 0
     while True:
-        # arrivals up to this step
-        while arr_i < n and requests[arr_i].arrival <= step:
-            r = requests[arr_i]
+        # arrivals up to this step (those that can never run are counted at the end)
+        while arrival[arr_i] <= step:
+            if admissible is None or admissible[arr_i]:
+                waiting_append(arr_i)
             arr_i += 1
-            rid = r.rid
-            res.prompt_tokens += r.prompt
-            if r.prompt + r.output > cfg.max_model_len:
-                res.rejected_too_long += 1
-                state[rid] = _DONE
-                continue
-            worst = reserve if contiguous else _cdiv(r.prompt + r.output - 1, bs)
-            if worst > cfg.num_blocks:
-                res.rejected_no_fit += 1
-                state[rid] = _DONE
-                continue
-            state[rid] = _WAITING
-            c[rid] = g[rid] = own[rid] = shared[rid] = ver[rid] = 0
-            s_ref[rid] = 0
-            target[rid] = r.prompt
-            e = r.output if r.cancel_at < 0 else min(r.output, r.cancel_at + 1 + max(0, cfg.cancel_lag_steps))
-            eff_out[rid] = e
-            if e < r.output:
-                res.cancel_lag_tokens += e - (r.cancel_at + 1)
-            waiting.append(rid)
         if not running and not waiting:
             if arr_i >= n:
                 break
-            nxt = requests[arr_i].arrival
+            nxt = arrival[arr_i]
             idle_steps += nxt - step
             step = nxt
             continue
+        # Fast path: a stretch of decode-only steps (see the module docstring), advanced at once. Nobody may be
+        # admitted meanwhile: nobody waits, or the last admission attempt found too few blocks for the head of
+        # the queue (and it stays so while blocks are only taken), or the budget or the seats are used up.
+        if (
+            running
+            and not prefilling
+            and (not waiting or head_blocked or max_batched - n_dec <= 0 or len(running) >= max_seqs)
+        ):
+            # every running request decodes and has a finish entry; the top may be stale (a preempted
+            # request's), which only makes the stretch shorter
+            end = fin_heap[0] >> _SHIFT
+            if not waiting and arrival[arr_i] < end:
+                end = arrival[arr_i]
+            if end - step > max_steps - steps_run:
+                end = step + max_steps - steps_run
+            length = end - step
+            if length >= 4:
+                if paged:
+                    p = step % bs
+                    pattern = bucket_n[p:] + bucket_n[:p]
+                    first = pattern[0]
+                    per_cycle = sum(pattern)
+                else:
+                    pattern = []
+                    first = per_cycle = 0
+                if first <= free:
+                    in_use = num_blocks - free - cached_total
+                    if per_cycle == 0:
+                        occ.extend(array("i", [in_use]) * length)
+                        top = in_use
+                        first_top = 0
+                    else:
+                        full, rest = divmod(length, bs)
+                        if per_cycle * full + sum(pattern[:rest]) > free:
+                            # stop where the free blocks run out (the next step evicts or preempts)
+                            full = free // per_cycle
+                            left = free - full * per_cycle
+                            rest = 0
+                            while pattern[rest] <= left:
+                                left -= pattern[rest]
+                                rest += 1
+                            length = full * bs + rest
+                        vals = list(accumulate(pattern * full + pattern[:rest], initial=in_use))
+                        del vals[0]
+                        occ.fromlist(vals)
+                        top = vals[-1]
+                        first_top = bisect_left(vals, top)
+                        free -= top - in_use
+                    occ_steps.extend(range(step, step + length))
+                    if top > peak_blocks:
+                        peak_blocks, peak_step = top, step + first_top
+                        tokens_at_peak = tokens + n_dec * (first_top + 1)
+                    if len(running) > peak_running:
+                        peak_running = len(running)
+                    tokens += n_dec * length
+                    steps_run += length
+                    step += length
+                    continue
+        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until the next arrival, a
+        # step that must evict or preempt (the full step below does it), or a long stretch (the bulk path above).
+        if running and not prefilling and not waiting and steps_run < max_steps:
+            stop = step + max_steps - steps_run
+            if arrival[arr_i] < stop:
+                stop = arrival[arr_i]
+            short_of_blocks = False
+            while step < stop and running:
+                if fin_heap[0] < (step + 1) << _SHIFT:
+                    finish_due(step)
+                if paged:
+                    k = bucket_n[step % bs]
+                    if k > free:
+                        short_of_blocks = True
+                        break
+                    free -= k
+                steps_run += 1
+                tokens += n_dec
+                in_use = num_blocks - free - cached_total
+                occ_append(in_use)
+                steps_append(step)
+                if in_use > peak_blocks:
+                    peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
+                step += 1
+                if stop - step >= 4 and running and fin_heap[0] >= (step + 4) << _SHIFT:
+                    break
+            if not short_of_blocks:
+                continue
         steps_run += 1
-        if steps_run > cfg.max_steps:
+        if steps_run > max_steps:
             break
-        preempted = False
+        preempted = head_blocked = False
         dec_sched = -1
-        # 1. decode events (finishes first, then block needs) in running order
-        while heap and heap[0][0] <= step:
-            _, kind, _, rid, v = heapq.heappop(heap)
-            if v != ver[rid] or state[rid] != _DECODE:
-                continue
-            if kind == 0:
-                finish(rid, step)
-                continue
-            cv, gv = cur(rid, step)
-            while not take(1):
-                preempted = True
-                if preempt_tail(step) == rid:
-                    break
-            if state[rid] != _DECODE:
-                continue
-            own[rid] += 1
-            # the new block takes this step's token: re-base the lazy counters at the start of the next step
-            c[rid], g[rid], s_ref[rid] = cv + 1, gv + 1, step + 1
-            push_decode(rid, step + 1)
-        budget = cfg.max_num_batched_tokens - n_dec
+        # 1. finishes at this step, in admission order
+        if fin_heap and fin_heap[0] < (step + 1) << _SHIFT:
+            finish_due(step)
+        # 2. decoders whose last block is full take a new one
+        if paged:
+            p = step % bs
+            k = bucket_n[p]
+            if k:
+                if k <= free:
+                    free -= k
+                elif not take(k):
+                    # not enough blocks: serve in admission order, preempting the newest running requests
+                    for i in sorted(buckets[p], key=cur_order.__getitem__):
+                        if state[i] != _DECODE or phase[i] != p:
+                            continue  # preempted meanwhile
+                        while not take(1):
+                            preempted = True
+                            if preempt_tail(step) == i:
+                                break
+        budget = max_batched - n_dec
         dec_sched = n_dec
-        # 2. prefill chunks of running requests
-        for rid in list(prefilling):
-            if budget <= 0:
-                break
-            if state[rid] != _PREFILL:
-                continue
-            chunk = min(target[rid] - c[rid], budget)
-            need = 0 if contiguous else _cdiv(c[rid] + chunk, bs) - own[rid] - shared[rid]
-            ok = True
-            while not take(need):
-                preempted = True
-                if preempt_tail(step) == rid:
-                    ok = False
+        # 3. prefill chunks of running requests
+        if prefilling:
+            for i in list(prefilling):
+                if budget <= 0:
                     break
-            if not ok:
-                continue
-            own[rid] += max(need, 0)
-            c[rid] += chunk
-            tokens += chunk
-            budget -= chunk
-            maybe_register(rid)
-            if c[rid] >= target[rid]:
-                prefill_done(rid, step)
-        # 3. admit waiting requests (FCFS) unless this step preempted
-        while not preempted and waiting and budget > 0 and len(running) < cfg.max_num_seqs:
-            rid = waiting[0]
-            r = by_id[rid]
-            hit_blocks = 0
-            if prefix_on and r.group >= 0 and r.group in group_blocks:
-                hit_blocks = min(group_blocks[r.group], (target[rid] - 1) // bs, r.prefix // bs)
-            hit = hit_blocks * bs
-            chunk = min(target[rid] - hit, budget)
-            if contiguous:
-                need = reserve
+                if state[i] != _PREFILL:
+                    continue
+                chunk = min(target[i] - c[i], budget)
+                need = 0 if contiguous else _cdiv(c[i] + chunk, bs) - own[i] - shared[i]
+                ok = True
+                while not take(need):
+                    preempted = True
+                    if preempt_tail(step) == i:
+                        ok = False
+                        break
+                if not ok:
+                    continue
+                if need > 0:
+                    own[i] += need
+                c[i] += chunk
+                tokens += chunk
+                budget -= chunk
+                if prefix_on:
+                    maybe_register(i)
+                if c[i] >= target[i]:
+                    prefilling.remove(i)
+                    start_decode(i, step)
+        # 4. admit waiting requests (FCFS) unless this step preempted
+        while not preempted and waiting and budget > 0 and len(running) < max_seqs:
+            i = waiting[0]
+            t = target[i]
+            grp = group[i]
+            if prefix_on and grp >= 0 and grp in group_blocks:
+                hit_blocks = min(group_blocks[grp], (t - 1) // bs, prefix[i] // bs)
             else:
-                need = _cdiv(hit + chunk, bs) - hit_blocks
-            reactivating = hit_blocks and group_ref.get(r.group, 0) == 0
-            spare = avail() - (group_blocks[r.group] if reactivating else 0)
+                hit_blocks = 0
+            if hit_blocks:
+                hit = hit_blocks * bs
+                chunk = t - hit if t - hit < budget else budget
+                need = -(-(hit + chunk) // bs) - hit_blocks
+                reactivating = group_ref.get(grp, 0) == 0
+                spare = free + cached_total - (group_blocks[grp] if reactivating else 0)
+            else:
+                hit = 0
+                chunk = t if t < budget else budget
+                need = reserve if contiguous else -(-chunk // bs)
+                spare = free + cached_total
             if need > spare:
                 if not running:
                     # nothing can ever free enough blocks for this request
-                    waiting.popleft()
-                    state[rid] = _DONE
-                    res.rejected_no_fit += 1
+                    popleft()
+                    state[i] = _DONE
+                    rejected_late += 1
                     continue
+                # it waits; it stays blocked while blocks are only taken (see the fast path above)
+                head_blocked = True
                 break
-            waiting.popleft()
+            popleft()
             if hit_blocks:
                 if reactivating:
-                    nb = lru.pop(r.group)
-                    cached_total -= nb
-                group_ref[r.group] = group_ref.get(r.group, 0) + 1
-                shared[rid] = hit_blocks
+                    cached_total -= lru.pop(grp)
+                group_ref[grp] = group_ref.get(grp, 0) + 1
+                shared[i] = hit_blocks
                 res.prefix_hit_tokens += hit
-            take(need)
-            own[rid] = need
-            c[rid] = hit + chunk
-            tokens += hit + chunk
+            if need <= free:
+                free -= need
+            else:
+                take(need)
+            cv = hit + chunk
+            tokens += cv
             budget -= chunk
-            state[rid] = _PREFILL
-            order[rid] = order_ctr
+            cur_order[i] = order_ctr
+            order_append(i)
             order_ctr += 1
-            running[rid] = None
-            prefilling.append(rid)
-            if rid not in first_sched:
-                first_sched[rid] = step
-                res.queue_delay.append(step - r.arrival)
-            maybe_register(rid)
-            if c[rid] >= target[rid]:
-                prefill_done(rid, step)
+            running[i] = None
+            if not preempted_n[i]:  # first admission
+                queue_delay.append(step - arrival[i])
+            if cv < t or (prefix_on and grp >= 0):
+                own[i] = need
+                c[i] = cv
+                if prefix_on and grp >= 0:
+                    maybe_register(i)
+            if cv < t:
+                state[i] = _PREFILL
+                prefilling.append(i)
+            else:  # prefill done in this step: decodes from the next (see start_decode)
+                gv = g[i] + 1
+                state[i] = _DECODE
+                s1 = step + 1
+                c[i] = cv - s1
+                g[i] = gv - s1
+                n_dec += 1
+                heappush(fin_heap, ((s1 + eff_out[i] - gv) << _SHIFT) | order_ctr - 1)
+                if paged:
+                    p = (s1 - cv) % bs
+                    phase[i] = p
+                    buckets[p].add(i)
+                    bucket_n[p] += 1
         tokens += dec_sched
-        in_use = cfg.num_blocks - free - cached_total
-        occ.append(in_use)
-        occ_steps.append(step)
-        if in_use > res.peak_blocks:
-            res.peak_blocks, res.peak_step, res.tokens_at_peak = in_use, step, tokens
-        if len(running) > res.peak_running:
-            res.peak_running = len(running)
+        in_use = num_blocks - free - cached_total
+        occ_append(in_use)
+        steps_append(step)
+        if in_use > peak_blocks:
+            peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
+        if len(running) > peak_running:
+            peak_running = len(running)
         step += 1
     res.steps = step
-    res.preempted_requests = sum(1 for rid in first_sched if ver.get(rid, 0) > 0)
-    vals = sorted(occ)
-    total_steps = len(vals) + idle_steps
+    res.peak_blocks, res.peak_step, res.tokens_at_peak = peak_blocks, peak_step, tokens_at_peak
+    res.peak_running = peak_running
+    res.preempted_requests = n - preempted_n.count(0)
+    # per-request outcomes of the requests that arrived (all of them unless max_steps stopped the run)
+    res.prompt_tokens = sum(prompt[:arr_i])
+    if admissible is not None:
+        arrived = totals[:arr_i]
+        res.rejected_too_long = sum(1 for t in arrived if t > max_len)
+        res.rejected_no_fit = sum(1 for t in arrived if cap < t <= max_len)
+    res.rejected_no_fit += rejected_late
+    finished = state.count(_FINISHED)
+    res.generated_tokens = generated
+    if any_cancel:
+        res.cancelled = sum(
+            1 for e, o, st in zip(eff_out, output, state, strict=True) if st == _FINISHED and e < o
+        )
+        res.cancel_lag_tokens = sum(
+            e - ca - 1
+            for e, o, ca, t in zip(eff_out[:arr_i], output, cancel_at, totals, strict=False)
+            if e < o and t <= cap
+        )
+    res.completed = finished - res.cancelled
+    total_steps = len(occ) + idle_steps
     if total_steps:
+        vals = sorted(occ)
         k = int(0.95 * total_steps)
         res.p95_blocks = 0 if k < idle_steps else vals[min(len(vals) - 1, k - idle_steps)]
         res.mean_blocks = sum(vals) / total_steps

@@ -11,8 +11,11 @@ from __future__ import annotations
 import csv
 import json
 import math
+import operator
 import random
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,23 @@ class LengthDist:
             sigma = math.log(self.b / self.a) / Z95 if self.b > self.a else 0.0
             return max(1, int(round(rng.lognormvariate(mu, sigma))))
         return max(1, self.values[rng.randrange(len(self.values))])
+
+    def sampler(self, rng: random.Random) -> Callable[[], int]:
+        """A function drawing one length with ``rng`` per call: the same values, from the same draws, as
+        repeated :meth:`sample` calls (the distribution's parameters are worked out once)."""
+        if self.kind == "fixed":
+            fixed = max(1, int(self.a))
+            return lambda: fixed
+        if self.kind == "uniform":
+            lo, hi, randint = int(self.a), int(self.b), rng.randint
+            return lambda: max(1, randint(lo, hi))
+        if self.kind == "lognormal":
+            mu = math.log(self.a)
+            sigma = math.log(self.b / self.a) / Z95 if self.b > self.a else 0.0
+            lognorm = rng.lognormvariate
+            return lambda: max(1, int(round(lognorm(mu, sigma))))
+        values, count, randrange = self.values, len(self.values), rng.randrange
+        return lambda: max(1, values[randrange(count)])
 
     def quantile(self, q: float) -> int:
         """The q-quantile (0 < q < 1) of the distribution in tokens (analytic; empirical: order statistic)."""
@@ -369,11 +389,115 @@ class Request:
     prefix: int = 0
 
 
+@dataclass(frozen=True)
+class RequestColumns:
+    """Requests as parallel lists: entry ``k`` of each list belongs to the ``k``-th request (sorted by arrival
+    step, ties by id). The fields of :class:`Request` without an object per request; what the simulator reads."""
+
+    rid: list[int]
+    arrival: list[int]
+    prompt: list[int]
+    output: list[int]
+    cancel_at: list[int]
+    group: list[int]
+    prefix: list[int]
+
+    @classmethod
+    def of(cls, requests: Sequence[Request]) -> RequestColumns:
+        """The columns of ``requests`` (in their order)."""
+        return cls(
+            [r.rid for r in requests],
+            [r.arrival for r in requests],
+            [r.prompt for r in requests],
+            [r.output for r in requests],
+            [r.cancel_at for r in requests],
+            [r.group for r in requests],
+            [r.prefix for r in requests],
+        )
+
+    def requests(self) -> list[Request]:
+        """One :class:`Request` per entry, in order."""
+        return list(
+            map(
+                Request,
+                self.rid,
+                self.arrival,
+                self.prompt,
+                self.output,
+                self.cancel_at,
+                self.group,
+                self.prefix,
+            )
+        )
+
+    def __len__(self) -> int:
+        return len(self.rid)
+
+
 def generate(spec: WorkloadSpec) -> list[Request]:
     """The requests of ``spec`` sorted by arrival step (ties by id). Deterministic for ``spec.seed``.
 
     Raises :class:`WorkloadError` for impossible settings (non-positive rate, step time or request count).
     """
+    return _draw(spec, False)[0].requests()
+
+
+def generate_columns(spec: WorkloadSpec) -> RequestColumns:
+    """:func:`generate` as columns (no object per request). Raises :class:`WorkloadError` as it does."""
+    return _draw(spec, False)[0]
+
+
+def generate_output_variants(spec: WorkloadSpec, outputs: Sequence[LengthDist]) -> Iterator[list[Request]]:
+    """``generate(replace(spec, output=d))`` for each ``d`` of ``outputs`` in turn (one list at a time, so only
+    one variant is held), the same requests, from one pass of draws when it can.
+
+    The draws of ``spec`` do not depend on the output distribution's parameters when every output is lognormal
+    (one standard normal draw per request whatever p50/p95) and no request is cancelled (the cancellation point
+    is drawn in ``range(output)``): then the arrivals, prompts and prefixes are drawn once and each variant's
+    output is ``exp(mu + z * sigma)`` of the same normal draw ``z``, the value ``random.lognormvariate`` returns
+    for it. This is how the p95-output sensitivity runs of ``kvlint simulate`` share one workload. Otherwise
+    (or if this Python's ``lognormvariate`` is not ``exp`` of its ``normalvariate``) each variant is generated
+    on its own. Raises :class:`WorkloadError` as :func:`generate` does, when the first list is asked for.
+    """
+    for columns in output_variant_columns(spec, outputs):
+        yield columns.requests()
+
+
+def output_variant_columns(spec: WorkloadSpec, outputs: Sequence[LengthDist]) -> Iterator[RequestColumns]:
+    """:func:`generate_output_variants` as columns (no object per request)."""
+    if not (
+        len(outputs) > 1
+        and all(d.kind == "lognormal" for d in outputs)
+        and not spec.cancel_prob
+        and _lognormal_is_exp_of_normal()
+    ):
+        for d in outputs:
+            yield generate_columns(replace(spec, output=d))
+        return
+    drawn, zs = _draw(spec, True)
+    exp = math.exp
+    for d in outputs:
+        mu = math.log(d.a)
+        sigma = math.log(d.b / d.a) / Z95 if d.b > d.a else 0.0
+        # round() of a float is an int: the value int(round(lognormvariate(mu, sigma))) has for this draw
+        yield replace(drawn, output=[max(1, round(exp(mu + z * sigma))) for z in zs])
+
+
+def _lognormal_is_exp_of_normal() -> bool:
+    """Whether ``random.lognormvariate(mu, sigma)`` equals ``exp(mu + normalvariate(0, 1) * sigma)`` for the same
+    draws (CPython's implementation); checked on a few draws."""
+    for seed, mu, sigma in ((0, 4.85, 0.84), (1, 6.2, 1.3), (2, 0.0, 0.0)):
+        a, b = random.Random(seed), random.Random(seed)
+        for _ in range(4):
+            if a.lognormvariate(mu, sigma) != math.exp(mu + b.normalvariate(0.0, 1.0) * sigma):
+                return False
+    return True
+
+
+def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[RequestColumns, list[float]]:
+    """The requests of ``spec`` sorted by arrival and, with ``normal_outputs``, the standard normal draw of each
+    one's output length in the same order (its ``output`` then left 0 for the caller to set; see
+    :func:`output_variant_columns`, which checks that this is valid)."""
     if not 1 <= spec.requests <= MAX_REQUESTS:
         raise WorkloadError(f"--requests must be between 1 and {MAX_REQUESTS:,}")
     if spec.step_ms <= 0:
@@ -385,36 +509,74 @@ def generate(spec: WorkloadSpec) -> list[Request]:
     if not 0.0 <= spec.cancel_prob <= 1.0 or not 0.0 <= spec.prefix_share <= 1.0:
         raise WorkloadError("--cancel-prob and --prefix-share are fractions in [0, 1]")
     rng = random.Random(spec.seed)
+    rand, randrange, expo = rng.random, rng.randrange, rng.expovariate
     step_s = spec.step_ms / 1000.0
     rows = spec.trace
-    replay = bool(rows) and spec.requests == len(rows)
-    out: list[Request] = []
+    n_rows = len(rows)
+    replay = bool(rows) and spec.requests == n_rows
+    # the variants' outputs are lognormal, never the rows' own counts
+    empirical_rows = (
+        not normal_outputs and spec.prompt.kind == "empirical" and spec.output.kind == "empirical"
+    )
+    sample_prompt = spec.prompt.sampler(rng)
+    if not normal_outputs:
+        sample_output = spec.output.sampler(rng)
+    else:
+        normal = rng.normalvariate
+    burst = spec.arrivals == "burst"
+    trace_arrivals = spec.arrivals == "trace"
+    rate = spec.rate
+    n_groups, prefix_tokens, share = spec.prefix_groups, spec.prefix_tokens, spec.prefix_share
+    cancel_prob = spec.cancel_prob
+    n = spec.requests
+    arrivals: list[int] = []
+    prompts: list[int] = []
+    outputs: list[int] = []
+    cancels: list[int] = []
+    group_ids: list[int] = []
+    prefixes: list[int] = []
+    zs: list[float] = []
     t = 0.0
     groups: dict[str, int] = {}
-    for i in range(spec.requests):
-        row = (rows[i] if replay else rows[rng.randrange(len(rows))]) if rows else None
-        if row is not None and spec.prompt.kind == "empirical" and spec.output.kind == "empirical":
+    for i in range(n):
+        row = (rows[i] if replay else rows[randrange(n_rows)]) if rows else None
+        if row is not None and empirical_rows:
             prompt, output = row.prompt_tokens, row.output_tokens
+        elif not normal_outputs:
+            prompt, output = sample_prompt(), sample_output()
         else:
-            prompt, output = spec.prompt.sample(rng), spec.output.sample(rng)
-        if spec.arrivals == "trace" and row is not None and row.arrival_s is not None:
+            prompt = sample_prompt()
+            zs.append(normal(0.0, 1.0))
+            output = 0  # set per variant below
+        if trace_arrivals and row is not None and row.arrival_s is not None:
             arrival = int(row.arrival_s / step_s)
-        elif spec.arrivals == "burst":
+        elif burst:
             arrival = (i // spec.burst_size) * spec.burst_every
         else:
-            t += rng.expovariate(spec.rate)
+            t += expo(rate)
             arrival = int(t / step_s)
         group, prefix = -1, 0
         if row is not None and row.prefix_group is not None and row.prefix_tokens:
             group = groups.setdefault(row.prefix_group, len(groups))
             prefix = min(row.prefix_tokens, prompt)
-        elif spec.prefix_groups and spec.prefix_tokens and rng.random() < spec.prefix_share:
-            group = rng.randrange(spec.prefix_groups)
-            prompt = max(prompt, spec.prefix_tokens + 1)
-            prefix = spec.prefix_tokens
+        elif n_groups and prefix_tokens and rand() < share:
+            group = randrange(n_groups)
+            prompt = max(prompt, prefix_tokens + 1)
+            prefix = prefix_tokens
         cancel_at = -1
-        if spec.cancel_prob and rng.random() < spec.cancel_prob:
-            cancel_at = rng.randrange(output)
-        out.append(Request(i, arrival, prompt, output, cancel_at, group, prefix))
-    out.sort(key=lambda r: (r.arrival, r.rid))
-    return out
+        if cancel_prob and rand() < cancel_prob:
+            cancel_at = randrange(output)
+        arrivals.append(arrival)
+        prompts.append(prompt)
+        outputs.append(output)
+        cancels.append(cancel_at)
+        group_ids.append(group)
+        prefixes.append(prefix)
+    columns = RequestColumns(list(range(n)), arrivals, prompts, outputs, cancels, group_ids, prefixes)
+    if all(map(operator.le, arrivals, islice(arrivals, 1, None))):
+        return columns, zs
+    # stable sort by arrival = by (arrival, rid): rids increase in drawing order
+    order = sorted(range(n), key=arrivals.__getitem__)
+    fields = (arrivals, prompts, outputs, cancels, group_ids, prefixes)
+    columns = RequestColumns(order, *([col[k] for k in order] for col in fields))
+    return columns, [zs[k] for k in order] if normal_outputs else zs
