@@ -5,7 +5,10 @@ Pure string functions; no terminal control codes. ``fmt`` is ``text`` or ``markd
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import islice
 
 GiB = 1 << 30
 
@@ -58,10 +61,17 @@ def timeline(
     first, last = steps[0], steps[-1]
     span = max(1, last - first + 1)
     cols = [0] * width
-    for s, v in zip(steps, values, strict=False):
-        i = min(width - 1, (s - first) * width // span)
-        if v > cols[i]:
-            cols[i] = v
+    if all(map(operator.le, steps, islice(steps, 1, None))):
+        # increasing steps: column i holds the positions from the first step s with (s - first) * width >=
+        # i * span, found by bisection, and its maximum is taken over that slice
+        bounds = [bisect_left(steps, first + -(-i * span // width)) for i in range(width)] + [len(steps)]
+        for i in range(width):
+            cols[i] = max(0, max(values[bounds[i] : bounds[i + 1]], default=0))
+    else:
+        for s, v in zip(steps, values, strict=False):
+            i = min(width - 1, (s - first) * width // span)
+            if v > cols[i]:
+                cols[i] = v
     cap = max(1, capacity)
     lines = []
     for row in range(height, 0, -1):

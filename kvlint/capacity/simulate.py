@@ -27,20 +27,27 @@ re-hit on recompute); speculative decoding, LoRA, encoder caches, sliding-window
 are not modelled; a prefix is registered when its first request's prefill passes it (vLLM registers blocks as they
 fill, so it can be shared a few steps earlier).
 
-Implementation (the same results as a plain step-by-step loop, which the tests keep as a reference):
+Implementation (the same results as a plain step-by-step loop over every running request, which
+``tests/test_capacity_simulate_reference.py`` keeps as the reference and compares field by field):
 
 * Decode progress is lazy. A decoding request's computed tokens at the start of step ``s`` are ``base + s``, and it
   holds ``cdiv(base + s, block_size)`` blocks (less its shared prefix blocks); nothing is updated per token.
 * A decoding request needs a new block exactly at the steps ``s`` with ``(base + s) % block_size == 0``, so the
   decoders sit in ``block_size`` phase buckets and a step takes ``len(bucket[s % block_size])`` blocks at once.
   Only when the free (plus evictable cached) blocks do not cover them are the bucket's requests served one by one
-  in admission order, preempting as the scheduler would. Finishes are a heap keyed by step.
+  in admission order, preempting as the scheduler would. Finishes are a heap of ints keyed by step, then
+  admission number.
 * Stretches of steps in which only decoding happens (no prefill in progress, no finish, no arrival that could be
-  admitted, a waiting queue whose head cannot be admitted, and enough free blocks without evicting cached
-  prefixes) are advanced in one go: their block counts repeat with period ``block_size`` and the occupancy record
-  of the stretch is a running sum.
+  admitted: nobody waits, or the last admission attempt found too few blocks for the head of the queue, and
+  enough free blocks without evicting cached prefixes) are advanced in one go: their block counts repeat with
+  period ``block_size`` and the occupancy record of the stretch is a running sum. Short decode-only stretches
+  with nobody waiting (finishes allowed) go through a lighter per-step loop.
+* Requests are read as columns (:class:`~kvlint.capacity.workload.RequestColumns`); rejections and per-request
+  totals are counted once at the end.
 
-The cost is O(steps with scheduling work + requests x log), not O(running requests x steps).
+The cost is O(steps with scheduling work + requests x log), not O(running requests x steps): about 1.3 s of one
+core for 100,000 requests at 10 requests/s on the 28,518 blocks of Llama-3.1-8B on an H100 at max_model_len
+32000 (``bench/simulate.py``).
 """
 
 from __future__ import annotations

@@ -392,7 +392,9 @@ class Request:
 @dataclass(frozen=True)
 class RequestColumns:
     """Requests as parallel lists: entry ``k`` of each list belongs to the ``k``-th request (sorted by arrival
-    step, ties by id). The fields of :class:`Request` without an object per request; what the simulator reads."""
+    step, ties by id). The fields of :class:`Request` without an object per request; what the simulator reads.
+    The lists are read-only by convention: the variants of :func:`output_variant_columns` share all but
+    ``output``."""
 
     rid: list[int]
     arrival: list[int]
