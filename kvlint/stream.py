@@ -87,6 +87,8 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: Different contents of one runtime or preset (kind, namespace, name) that a new copy is compared with.
+_MAX_VARIANTS = 8
 #: Bytes of whole files loaded by the context pass that are kept for their turn; above it a file is read
 #: again in its turn (the memory held between the passes stays bounded).
 HELD_BYTES = 64 * 2**20
@@ -311,7 +313,8 @@ class _Context:
                 same = self._ids.setdefault((kind, d.namespace, d.name), [])
                 if any(d.data == data for data in same):
                     continue  # a repeat: the first copy is the one a service selects
-                same.append(d.data)
+                if len(same) < _MAX_VARIANTS:  # (compared with a few variants only: never quadratic)
+                    same.append(d.data)
                 self.providers.append(d)
             elif kind in ("InferenceService", "LLMInferenceService"):
                 self.services.append((d, held))
