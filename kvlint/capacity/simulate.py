@@ -533,6 +533,9 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     start_decode(i, step)
         # 4. admit waiting requests (FCFS) unless this step preempted
         while not preempted and waiting and budget > 0 and len(running) < max_seqs:
+            if contiguous and reserve > free:
+                head_blocked = True  # every request needs the same reservation: the head waits (see below)
+                break
             i = waiting[0]
             t = target[i]
             grp = group[i]
