@@ -200,7 +200,7 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
         cap = max_len if reserve <= num_blocks else -1
     else:
         cap = min(max_len, num_blocks * bs + 1)
-    admissible = None if n == 0 or max(totals) <= cap else [t <= cap for t in totals]
+    admissible = None if n == 0 or max(totals) <= cap else list(map(cap.__ge__, totals))
     state = [_WAITING] * n
     # _PREFILL/_WAITING: computed and generated tokens; _DECODE: their bases (value at step s = base + s)
     c = [0] * n
@@ -485,14 +485,23 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 if k <= free:
                     free -= k
                 elif not take(k):
-                    # not enough blocks: serve in admission order, preempting the newest running requests
-                    for i in sorted(buckets[p], key=cur_order.__getitem__):
-                        if state[i] != _DECODE or phase[i] != p:
-                            continue  # preempted meanwhile
-                        while not take(1):
-                            preempted = True
-                            if preempt_tail(step) == i:
-                                break
+                    # Not enough blocks: served in admission order, each preempting the newest running requests
+                    # until a block is free (or it is the newest itself). The victims that need a block this
+                    # step are the newest of these, so the pending ones stay members[lo:hi], and as many of
+                    # them as there are free + cached blocks are served at once.
+                    members = sorted(buckets[p], key=cur_order.__getitem__)
+                    lo, hi = 0, len(members)
+                    while lo < hi:
+                        avail = free + cached_total
+                        if avail:
+                            served = min(avail, hi - lo)
+                            take(served)
+                            lo += served
+                            continue
+                        preempted = True
+                        preempt_tail(step)
+                        while hi > lo and state[members[hi - 1]] != _DECODE:
+                            hi -= 1
         budget = max_batched - n_dec
         dec_sched = n_dec
         # 3. prefill chunks of running requests
@@ -524,6 +533,9 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     start_decode(i, step)
         # 4. admit waiting requests (FCFS) unless this step preempted
         while not preempted and waiting and budget > 0 and len(running) < max_seqs:
+            if contiguous and reserve > free:
+                head_blocked = True  # every request needs the same reservation: the head waits (see below)
+                break
             i = waiting[0]
             t = target[i]
             grp = group[i]
@@ -610,8 +622,8 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
     res.prompt_tokens = sum(prompt[:arr_i])
     if admissible is not None:
         arrived = totals[:arr_i]
-        res.rejected_too_long = sum(1 for t in arrived if t > max_len)
-        res.rejected_no_fit = sum(1 for t in arrived if cap < t <= max_len)
+        res.rejected_too_long = sum(map(max_len.__lt__, arrived))
+        res.rejected_no_fit = sum(map(cap.__lt__, arrived)) - res.rejected_too_long  # cap <= max_len
     res.rejected_no_fit += rejected_late
     finished = state.count(_FINISHED)
     res.generated_tokens = generated

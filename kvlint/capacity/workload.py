@@ -21,8 +21,9 @@ from typing import Any
 
 #: z-score of the 95th percentile of a standard normal distribution (used to fit a lognormal to p50/p95).
 Z95 = 1.6448536269514722
-#: Most requests one simulation runs (``--requests`` and trace rows): about two minutes of CPU at the
-#: simulator's speed (some 10,000 requests per second), and memory in proportion.
+#: Most requests one simulation runs (``--requests`` and trace rows): ``kvlint simulate`` runs five simulations of
+#: them (paged, contiguous, three sensitivity runs), about 9 s of CPU at 100,000 requests (bench/simulate.py), so
+#: some one and a half minutes at this maximum, and memory in proportion.
 MAX_REQUESTS = 1_000_000
 #: Largest trace file read, in bytes (a million rows of CSV are some 20 MB).
 MAX_TRACE_BYTES = 64 * 2**20
