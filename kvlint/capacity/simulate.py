@@ -38,8 +38,8 @@ Implementation (the same results as a plain step-by-step loop over every running
   in admission order, preempting as the scheduler would. Finishes are a heap of ints keyed by step, then
   admission number.
 * Stretches of steps in which only decoding happens (no prefill in progress, no finish, no arrival that could be
-  admitted: nobody waits, or the last admission attempt found too few blocks for the head of the queue, and
-  enough free blocks without evicting cached prefixes) are advanced in one go: their block counts repeat with
+  admitted: nobody waits, the last admission attempt found too few blocks for the head of the queue, or the
+  token budget or max_num_seqs is used up; and enough free blocks without evicting cached prefixes) are advanced in one go: their block counts repeat with
   period ``block_size`` and the occupancy record of the stretch is a running sum. Short decode-only stretches
   with nobody waiting (finishes allowed) go through a lighter per-step loop.
 * Requests are read as columns (:class:`~kvlint.capacity.workload.RequestColumns`); rejections and per-request
@@ -206,9 +206,8 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
     c = [0] * n
     g = [0] * n
     target = list(prompt)  # prefill target tokens
-    own = [
-        0
-    ] * n  # privately held blocks while _PREFILL (a decoder's follow from its tokens; contiguous: reserve)
+    # privately held blocks while _PREFILL (a decoder's follow from its tokens; contiguous: the reservation)
+    own = [0] * n
     shared = [0] * n  # blocks referenced from the prefix group
     phase = [0] * n  # a decoder's bucket: it needs a block at the steps s with s % bs == phase
     cur_order = [0] * n  # admission number of the request's current admission
@@ -292,7 +291,8 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 p = phase[victim]
                 buckets[p].discard(victim)
                 bucket_n[p] -= 1
-                # after the decode stage it also holds the block taken for this step's token (if it needed one)
+                # (victims of the prefill stage are in practice prefilling requests, which are newer than every
+                # decoder; a decoder preempted after the decode stage would also hold this step's new block)
                 held = _cdiv(cv + (1 if after_decode and cv % bs == 0 else 0), bs) - shared[victim]
             else:
                 held = reserve
