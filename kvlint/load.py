@@ -630,6 +630,12 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     counted, and a document above MAX_NODES values, nesting above MAX_DEPTH, or with a recursive or
     undefined alias yields a ``_Doc`` with ``problem`` set (the next documents still load).
     Raises yaml.YAMLError for syntax errors, after yielding the documents before the error.
+
+    The loop is the loader's hot spot (one pass per parser event), so it is written for CPython's speed:
+    the open container's state lives in local variables (saved on a stack of tuples only when a nested
+    container opens), plain untagged scalars are looked up in the resolution memo in line, and
+    ``Loc``/``LDict``/``LList`` objects are made with the built-in ``tuple.__new__``/``dict.__new__``/
+    ``list.__new__`` (the same objects as their constructors make, without a Python-level call each).
     """
     loader = _Loader(text)
     off = line_offset + 1
@@ -638,67 +644,106 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     scalar_cls = yaml.ScalarEvent
     mstart_cls = yaml.MappingStartEvent
     sstart_cls = yaml.SequenceStartEvent
-    end_classes = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    mend_cls = yaml.MappingEndEvent
+    send_cls = yaml.SequenceEndEvent
     alias_cls = yaml.AliasEvent
     dstart_cls = yaml.DocumentStartEvent
     dend_cls = yaml.DocumentEndEvent
+    stream_end_cls = yaml.StreamEndEvent
+    new_tuple = tuple.__new__
+    new_dict = dict.__new__
+    new_list = list.__new__
+    memo_get = _PLAIN_MEMO.get
+    missing = _MISSING
+    merge_key = _MERGE_KEY
+    max_nodes = MAX_NODES
     try:
-        while not check_event(yaml.StreamEndEvent):
+        while not check_event(stream_end_cls):
             ev = get_event()
             if ev.__class__ is not dstart_cls:
                 continue
             # one document
+            ev = get_event()
+            cls = ev.__class__
+            if cls is dend_cls:
+                continue  # empty document
+            m = ev.start_mark
+            start = (m.line, m.column)
             anchors: dict[str, tuple[Any, int]] = {}
             open_anchors: set[str] = set()
-            # frame: [container, is_map, key, key_loc, has_key, size, anchor, merges]
-            stack: list[list[Any]] = []
             spans: list[Any] | None = [] if want_spans else None
             root: Any = None
             root_set = False
-            start: tuple[int, int] | None = None
             problem: _Problem | None = None
             duplicates: list[tuple[Any, Loc | None, Loc]] = []
+            # the open container (None at document level) and its state; `stack` keeps the enclosing ones'
+            cont: Any = None
+            locs: Any = None
+            key_locs: Any = None
+            is_map = False
+            key: Any = None
+            key_loc: Any = None
+            has_key = False
+            size = 0
+            anchor: Any = None
+            merges: Any = None
+            stack: list[tuple[Any, ...]] = []
             while True:
-                ev = get_event()
-                cls = ev.__class__
-                if cls is dend_cls:
-                    break
-                if problem is not None:
-                    continue
-                m = ev.start_mark
-                if start is None:
-                    start = (m.line, m.column)
                 if cls is scalar_cls:
-                    try:
-                        value = _resolve_scalar(ev)
-                    except _TagError as te:
-                        problem = _Problem(str(te), m.line + off, m.column + 1)
-                        continue
-                    size = 1
+                    m = ev.start_mark
+                    if ev.tag is None:
+                        value = ev.value
+                        if ev.implicit[0]:  # plain: typed by the implicit resolvers (memoised)
+                            value = memo_get(value, missing)
+                            if value is missing:
+                                value = _resolve_scalar(ev)
+                    else:
+                        try:
+                            value = _resolve_scalar(ev)
+                        except _TagError as te:
+                            problem = _Problem(str(te), m.line + off, m.column + 1)
+                            break
+                    vsize = 1
                     if spans is not None:
                         em = ev.end_mark
                         spans.append(((m.line, m.column), (em.line, em.column)))
                     if ev.anchor is not None:
                         anchors[ev.anchor] = (value, 1)
+                    vloc = new_tuple(Loc, (path, m.line + off, m.column + 1))
                 elif cls is mstart_cls or cls is sstart_cls:
+                    m = ev.start_mark
                     if len(stack) >= MAX_DEPTH:
                         problem = _Problem(
                             f"nesting deeper than {MAX_DEPTH} levels (kvlint stops reading this document here)",
                             m.line + off,
                             m.column + 1,
                         )
-                        continue
-                    loc = Loc(path, m.line + off, m.column + 1)
+                        break
+                    stack.append((cont, locs, key_locs, is_map, key, key_loc, has_key, size, anchor, merges))
+                    loc = new_tuple(Loc, (path, m.line + off, m.column + 1))
                     if cls is mstart_cls:
-                        stack.append([LDict(loc=loc), True, None, None, False, 1, ev.anchor, None])
+                        cont = new_dict(LDict)
+                        cont.loc = loc
+                        locs = cont.locs = {}
+                        key_locs = cont.key_locs = {}
+                        is_map = True
                     else:
-                        stack.append([LList(loc=loc), False, None, None, False, 1, ev.anchor, None])
-                    if ev.anchor is not None:
-                        open_anchors.add(ev.anchor)
+                        cont = new_list(LList)
+                        cont.loc = loc
+                        locs = cont.locs = []
+                        key_locs = None
+                        is_map = False
+                    key = key_loc = merges = None
+                    has_key = False
+                    size = 1
+                    anchor = ev.anchor
+                    if anchor is not None:
+                        open_anchors.add(anchor)
+                    ev = get_event()
+                    cls = ev.__class__
                     continue
-                elif cls in end_classes:
-                    frame = stack.pop()
-                    value, size, anchor, merges = frame[0], frame[5], frame[6], frame[7]
+                elif cls is mend_cls or cls is send_cls:
+                    value, vsize = cont, size
                     if merges:  # YAML merge keys: explicit keys win, earlier merged maps win
                         for src in merges:
                             for item in src if isinstance(src, list) else (src,):
@@ -707,78 +752,91 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                                         if k not in value:
                                             value[k] = v
                                             if k in item.locs:
-                                                value.locs[k] = item.locs[k]
+                                                locs[k] = item.locs[k]
                                             if k in item.key_locs:
-                                                value.key_locs[k] = item.key_locs[k]
-                    if size > MAX_NODES:
+                                                key_locs[k] = item.key_locs[k]
+                    if vsize > max_nodes:
                         problem = _Problem(
                             f"document expands to more than {MAX_NODES} values (alias bomb?)",
                             value.loc.line,
                             value.loc.column,
                         )
-                        continue
+                        break
                     if anchor is not None:
                         open_anchors.discard(anchor)
-                        anchors[anchor] = (value, size)
-                    m = None  # the container's own location is already recorded by its parent below
+                        anchors[anchor] = (value, vsize)
+                    vloc = value.loc  # the container's own location
+                    cont, locs, key_locs, is_map, key, key_loc, has_key, size, anchor, merges = stack.pop()
                 elif cls is alias_cls:
+                    m = ev.start_mark
                     if ev.anchor in open_anchors:
                         problem = _Problem(
                             f"recursive alias *{ev.anchor}: a value contains itself",
                             m.line + off,
                             m.column + 1,
                         )
-                        continue
+                        break
                     hit = anchors.get(ev.anchor)
                     if hit is None:
                         problem = _Problem(f"undefined alias *{ev.anchor}", m.line + off, m.column + 1)
-                        continue
-                    value, size = hit
-                else:
+                        break
+                    value, vsize = hit
+                    vloc = new_tuple(Loc, (path, m.line + off, m.column + 1))
+                elif cls is dend_cls:
+                    break
+                else:  # pragma: no cover - the parser emits no other event inside a document
+                    ev = get_event()
+                    cls = ev.__class__
                     continue
-                # attach the finished value to its parent
-                vloc = value.loc if m is None else Loc(path, m.line + off, m.column + 1)
-                if not stack:
+                # attach the finished value to the open container
+                if cont is None:
                     root, root_set = value, True
-                    continue
-                top = stack[-1]
-                top[5] += size
-                if top[5] > MAX_NODES:
-                    problem = _Problem(
-                        f"document expands to more than {MAX_NODES} values (alias bomb?)",
-                        top[0].loc.line,
-                        top[0].loc.column,
-                    )
-                    continue
-                container = top[0]
-                if not top[1]:
-                    container.append(value)
-                    container.locs.append(vloc)
-                elif not top[4]:
-                    if isinstance(value, (dict, list)):
-                        value = f"<complex key at line {vloc.line}>"
-                    top[2], top[3], top[4] = value, vloc, True
+                elif is_map:
+                    size += vsize
+                    if size > max_nodes:
+                        problem = _Problem(
+                            f"document expands to more than {MAX_NODES} values (alias bomb?)",
+                            cont.loc.line,
+                            cont.loc.column,
+                        )
+                        break
+                    if not has_key:
+                        if isinstance(value, (dict, list)):
+                            value = f"<complex key at line {vloc.line}>"
+                        key, key_loc, has_key = value, vloc, True
+                    else:
+                        has_key = False
+                        if key is merge_key:
+                            if merges is None:
+                                merges = []
+                            merges.append(value)
+                        else:
+                            if key in cont:  # the later one wins, as kubectl apply does; reported as KV004
+                                # same YAML type only: `1` and `true` are different keys to Go's YAML
+                                first = next((k for k in cont if k == key), key)
+                                if type(first) is type(key):
+                                    duplicates.append((key, key_locs.get(key), key_loc))
+                            cont[key] = value
+                            locs[key] = vloc
+                            key_locs[key] = key_loc
                 else:
-                    key = top[2]
-                    top[4] = False
-                    if key is _MERGE_KEY:
-                        if top[7] is None:
-                            top[7] = []
-                        top[7].append(value)
-                        continue
-                    if key in container:  # the later one wins, as kubectl apply does; reported as KV004
-                        # same YAML type only: `1` and `true` are different keys to Go's YAML
-                        first = next((k for k in container if k == key), key)
-                        if type(first) is type(key):
-                            duplicates.append((key, container.key_locs.get(key), top[3]))
-                    container[key] = value
-                    container.locs[key] = vloc
-                    container.key_locs[key] = top[3]
-            if start is None:
-                continue  # empty document
-            if problem is None and not root_set:
-                continue
-            if problem is None and root is None:
+                    size += vsize
+                    if size > max_nodes:
+                        problem = _Problem(
+                            f"document expands to more than {MAX_NODES} values (alias bomb?)",
+                            cont.loc.line,
+                            cont.loc.column,
+                        )
+                        break
+                    cont.append(value)
+                    locs.append(vloc)
+                ev = get_event()
+                cls = ev.__class__
+            if problem is not None:
+                # the rest of this document is not read into values (the parser still checks its syntax)
+                while ev.__class__ is not dend_cls:
+                    ev = get_event()
+            elif not root_set or root is None:
                 continue  # an explicit null / empty document
             if spans is not None:
                 spans.sort()
