@@ -602,7 +602,7 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
     if len(value) > MAX_NUMBER_CHARS and tag in _NUMERIC_TAGS:
         return value  # no real number is this long; converting it costs time quadratic in its length
     try:
-        if tag == _INT and value.isdigit():
+        if tag == _INT and value.isdigit() and value[0] != "0":  # (0-led digits are YAML 1.1 octal)
             return int(value)
         ctor = _SCALAR_CONSTRUCTORS.get(tag)
         if ctor is None:
