@@ -5,7 +5,7 @@
 :class:`~kvlint.source.LDict` / :class:`~kvlint.source.LList` so every value knows its 1-based
 ``file:line:column``.
 
-How it works: the YAML *parser* (libyaml's ``CSafeLoader`` when PyYAML was built with it, else the
+How it works: the YAML *parser* (libyaml's, the parser of ``CSafeLoader``, when PyYAML was built with it, else the
 pure-Python ``SafeLoader``; both give the same result) emits events carrying start marks, and one tight
 loop builds LDict/LList/scalars straight from them. This skips PyYAML's node graph and its per-node
 Python resolver call, scalar typing is memoised, and the cyclic garbage collector is paused while
@@ -77,7 +77,11 @@ MAX_NODES = 2_000_000
 #: Extensions picked up when walking a directory (explicitly named files are read whatever their name).
 MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 
-_Loader: Any = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
+#: The YAML event parser: libyaml's ``CParser`` (the parser half of ``CSafeLoader``, without its
+#: constructor and resolver, which the loader does not use) when PyYAML was built with libyaml, else the
+#: pure-Python ``SafeLoader``; only their ``get_event``/``check_event``/``dispose`` are used.
+_Loader: Any = getattr(getattr(yaml, "_yaml", None), "CParser", None) if yaml.__with_libyaml__ else None
+_Loader = _Loader or yaml.SafeLoader
 
 _TAG = "tag:yaml.org,2002:"
 #: Text that starts an inline suppression comment (``# kvlint: ignore KV202=reason``); files containing it
@@ -119,6 +123,11 @@ _GO_WORDS = (
 # :func:`_action_spans`, which keeps the scan linear: a lazy ``[^\n]*?\}\}`` regex re-scans the rest of the
 # line from every ``{{``, quadratic on a long line of ``{{ .`` without ``}}``).
 _ACTION_OPEN = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:" + _GO_WORDS + r")(?=[\s}]))")
+# The same openings, matched faster: the word (the characters up to the next blank or ``}``) is looked up in
+# a set instead of being tried against each alternative of _GO_WORDS in turn. A match whose ``word`` group
+# is set counts only when the word is one of _GO_WORDS (see _open_action).
+_ACTION_OPEN_WORD = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?P<word>[^\s}]+)(?=[\s}]))")
+_GO_WORD_SET = frozenset(_GO_WORDS.split("|"))
 # Actions that only Helm understands (built-in objects or Helm/sprig functions at the start); these are
 # flagged even inside string values, where other engines' own placeholders (KServe's ``{{.Name}}`` in a
 # ServingRuntime) are left alone.
@@ -175,6 +184,7 @@ def _load_paths(
     """Body of :func:`load_paths` (paths already checked to exist)."""
     result = LoadResult()
     seen: set[str] = set()
+    real_dirs: dict[str, str] = {}
     for p in paths:
         if p == "-":
             if "-" in seen:
@@ -185,7 +195,7 @@ def _load_paths(
             continue
         unreadable: list[OSError] = []
         for f in _expand(p, exclude, unreadable):
-            key = os.path.realpath(f)
+            key = _realpath(f, real_dirs)
             if key in seen:
                 continue
             seen.add(key)
@@ -202,6 +212,18 @@ def _load_paths(
                 )
             )
     return result
+
+
+def _realpath(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, resolving each directory once (``real_dirs`` keeps them): for a file that
+    is not a symbolic link, the real path is its directory's real path joined with its name."""
+    head, tail = os.path.split(path)
+    if not tail or tail in (".", "..") or os.path.islink(path):
+        return os.path.realpath(path)
+    real = real_dirs.get(head)
+    if real is None:
+        real = real_dirs[head] = os.path.realpath(head)
+    return os.path.join(real, tail)
 
 
 def load_text(data: str | bytes, path: str) -> LoadResult:
@@ -280,7 +302,9 @@ def template_actions(text: str) -> list[tuple[int, int, str]]:
     for start, end in _action_spans(text):
         # line and line start advanced over text[pos:start] only: linear even with thousands of actions on
         # one long line
-        breaks = _breaks(text, pos, start, unicode_breaks)
+        breaks = text.count("\n", pos, start)  # _breaks(text, pos, start, unicode_breaks), in line
+        if unicode_breaks:
+            breaks += text.count("\u2028", pos, start) + text.count("\u2029", pos, start)
         if breaks:
             line += breaks
             nl = text.rfind("\n", pos, start)
@@ -293,6 +317,14 @@ def template_actions(text: str) -> list[tuple[int, int, str]]:
             continue
         out.append((line, start - line_start, text[start:end]))
     return out
+
+
+def _open_action(text: str, pos: int) -> re.Match[str] | None:
+    """``_ACTION_OPEN.match(text, pos)``, with the same result (the same end), found faster."""
+    m = _ACTION_OPEN_WORD.match(text, pos)
+    if m is not None and m.group("word") is not None and m.group("word") not in _GO_WORD_SET:
+        return None
+    return m
 
 
 def _action_spans(text: str) -> Iterator[tuple[int, int]]:
@@ -308,7 +340,7 @@ def _action_spans(text: str) -> Iterator[tuple[int, int]]:
         i = text.find("{{", pos)
         if i < 0:
             return
-        m = _ACTION_OPEN.match(text, i)
+        m = _open_action(text, i)
         if m is None:
             pos = i + 1
             continue
@@ -346,8 +378,14 @@ def _expand(path: str, exclude: Sequence[str], errors: list[OSError] | None = No
             full = os.path.join(root, name)
             if not _excluded(full, exclude):
                 found.append(full)
-    # sorted by path components, so a/b.yaml, a/c/d.yaml, a/e.yaml (a tree listing's order)
-    yield from sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep))
+    # sorted by path components, so a/b.yaml, a/c/d.yaml, a/e.yaml (a tree listing's order). Every path
+    # os.walk gives is ``path`` joined with the rest, so the rest is the relative path (os.path.relpath
+    # gives the same, slower).
+    prefix = os.path.join(path, "")
+    if all(f.startswith(prefix) for f in found):
+        yield from sorted(found, key=lambda f: f[len(prefix) :].split(os.sep))
+    else:  # pragma: no cover - os.walk joins onto the path as given
+        yield from sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep))
 
 
 def _excluded(path: str, exclude: Sequence[str]) -> bool:
@@ -476,7 +514,9 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     if nul >= 0:
         return None, _nul_finding(path, data, nul)
     try:
-        return data.decode("utf-8-sig"), None
+        # what data.decode("utf-8-sig") does (its error offsets too: they count from after the BOM), without
+        # the Python-level codec wrapper
+        return (data[3:] if data[:3] == codecs.BOM_UTF8 else data).decode("utf-8"), None
     except UnicodeDecodeError as e:
         line, col = _line_col(data, e.start)
         return None, Finding(
@@ -1030,9 +1070,28 @@ def _breaks(text: str, start: int, end: int, unicode_breaks: bool | None = None)
     return n
 
 
+def _doc_starts(text: str) -> list[int]:
+    """Offsets of the ``---`` document markers in ``text``: ``[m.start() for m in _DOC_START.finditer(text)]``.
+
+    Found with ``str.find`` on ``\n---`` (about 10x faster than the regex, which has no literal prefix to
+    skip ahead with and is tried at every character); the regex is used when the text holds U+2028/U+2029
+    line breaks, the only other places a marker can start."""
+    if "\u2028" in text or "\u2029" in text:
+        return [m.start() for m in _DOC_START.finditer(text)]
+    n = len(text)
+    out = [0] if text.startswith("---") and (n == 3 or text[3] in " \t\r\n") else []
+    i = text.find("\n---")
+    while i >= 0:
+        after = i + 4
+        if after == n or text[after] in " \t\r\n":
+            out.append(i + 1)
+        i = text.find("\n---", after)
+    return out
+
+
 def _segments(text: str) -> Iterator[tuple[int, str]]:
     """(line offset, text) of each ``---``-separated part of a multi-document file."""
-    starts = [m.start() for m in _DOC_START.finditer(text)]
+    starts = _doc_starts(text)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     line = 0

@@ -1,0 +1,305 @@
+"""The loader's fast paths give what the plain ways give (issue 19, the load stage).
+
+kvlint/load.py builds documents straight from libyaml events with a hand-tuned loop, looks plain scalars up
+in a memo in line, and replaces a few library calls with faster equivalents (``---`` markers found with
+``str.find``, template openings matched by word lookup, real paths resolved once per directory, UTF-8 with a
+BOM decoded without the codec wrapper). Each is checked here against an independent reference: PyYAML's own
+``SafeLoader`` (values and types) and composer (positions), the regular expressions the fast paths replace,
+``os.path.realpath`` and ``bytes.decode("utf-8-sig")``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kvlint import load as L
+from kvlint.load import load_paths, load_text
+from kvlint.source import LDict, LList, Loc
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPUS = SHARED / "corpus" / "manifests"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class _RefLoader(yaml.SafeLoader):
+    """PyYAML's SafeLoader, except that timestamps and ``!!binary`` stay text (as kvlint keeps them)."""
+
+
+_RefLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_RefLoader.add_constructor("tag:yaml.org,2002:binary", lambda loader, node: loader.construct_scalar(node))
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same types, recursively (``1 == True`` and ``1 == 1.0`` do not count)."""
+    if type(a) is not type(b) and not (isinstance(a, dict) and isinstance(b, dict)):
+        if not (isinstance(a, list) and isinstance(b, list)):
+            return False
+    if isinstance(a, dict):
+        return (
+            list(a) == list(b)
+            and all(_same(a[k], b[k]) for k in a)
+            and all(type(x) is type(y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def _scalars() -> list[str]:
+    """Plain scalars in every YAML 1.1 form the implicit resolvers know, and near misses."""
+    out: list[str] = []
+    signs = ("", "-", "+")
+    ints = (
+        "0",
+        "7",
+        "12",
+        "1_000",
+        "0b1010",
+        "0b1_0",
+        "017",
+        "0_17",
+        "08",
+        "09",
+        "0x1F",
+        "0x_1f",
+        "0X1F",
+        "0o17",
+    )
+    ints += ("1:30", "190:20:30", "1:60", "0:30", "1__2", "_1", "1_")
+    floats = (
+        "1.5",
+        "1.",
+        ".5",
+        "1_000.5",
+        "1.0e+3",
+        "1.0e3",
+        "1e3",
+        "1.0E-3",
+        "190:20:30.15",
+        "1:30.5",
+        "._",
+        ".",
+    )
+    for sign, body in itertools.product(signs, ints + floats):
+        out.append(sign + body)
+    for word in ("inf", "nan", "yes", "no", "on", "off", "true", "false", "null", "y", "n"):
+        for variant in {word, word.capitalize(), word.upper(), word[:1] + word[1:].upper()}:
+            out.extend(["." + variant, "-." + variant, "+." + variant, variant])
+    out += ["~", "", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5", "2002-1-1"]
+    out += [
+        "1.2.3",
+        "v1",
+        "nvidia.com/gpu",
+        "0.9",
+        "-",
+        "--",
+        "+-1",
+        "1-2",
+        "0x",
+        "0b",
+        "0b2",
+        "12Gi",
+        "8e-4",
+    ]
+    rng = random.Random(19)
+    alphabet = "0123456789._:-+eExXbBoOaAnNfFtTyYlLsSuUiI~ "
+    for _ in range(3000):
+        out.append("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 7))).strip())
+    return sorted(set(out))
+
+
+def test_plain_scalars_are_typed_as_pyyaml_safeloader_types_them() -> None:
+    checked = 0
+    for rnd in range(2):  # the second round is answered from the resolution memo
+        for s in _scalars():
+            text = f"k: {s}\n"
+            try:
+                want = yaml.load(text, Loader=_RefLoader)
+            except yaml.YAMLError:
+                continue  # not a scalar PyYAML can construct (`<<`, `=`, `a: b`...)
+            res = load_text(text, "s.yaml")
+            got = res.documents[0].data if res.documents else None
+            assert _same(got, want), (rnd, s, got, want)
+            checked += rnd == 0
+    assert checked > 1000
+
+
+def test_quoted_and_tagged_scalars_match_pyyaml() -> None:
+    for s in ("12", "1.5", "yes", "null", "~", ".inf", "0x1F", "1:30"):
+        for form in (f"'{s}'", f'"{s}"', f"!!str {s}", f"|\n  {s}"):
+            text = f"k: {form}\n"
+            want = yaml.load(text, Loader=_RefLoader)
+            assert _same(load_text(text, "q.yaml").documents[0].data, want), form
+    for form in (
+        "!!int 12",
+        "!!float 1",
+        "!!float 1.5",
+        "!!bool yes",
+        "!!null ''",
+        "!!int 0x1F",
+        "!!int 1:30",
+    ):
+        text = f"k: {form}\n"
+        assert _same(load_text(text, "t.yaml").documents[0].data, yaml.load(text, Loader=_RefLoader)), form
+
+
+def _walk_positions(node: yaml.Node, ours: Any, out: list[tuple[Loc, Loc]]) -> None:
+    """(composer position, loader position) of every key and value under ``node``."""
+    if isinstance(node, yaml.MappingNode):
+        assert isinstance(ours, LDict)
+        last = {yaml.load(yaml.serialize(k), Loader=_RefLoader): (k, v) for k, v in node.value}  # later wins
+        for key, (knode, vnode) in last.items():
+            kloc = Loc("f", knode.start_mark.line + 1, knode.start_mark.column + 1)
+            vloc = Loc("f", vnode.start_mark.line + 1, vnode.start_mark.column + 1)
+            out.append((kloc, ours.key_locs[key]._replace(file="f")))
+            out.append((vloc, ours.locs[key]._replace(file="f")))
+            _walk_positions(vnode, ours[key], out)
+    elif isinstance(node, yaml.SequenceNode):
+        assert isinstance(ours, LList) and len(ours.locs) == len(ours) == len(node.value)
+        for i, item in enumerate(node.value):
+            out.append(
+                (
+                    Loc("f", item.start_mark.line + 1, item.start_mark.column + 1),
+                    ours.locs[i]._replace(file="f"),
+                )
+            )
+            _walk_positions(item, ours[i], out)
+
+
+def _manifest_texts() -> list[tuple[str, str]]:
+    files = sorted((ROOT / "fixtures").rglob("*.yaml"))
+    if CORPUS.is_dir():
+        files += sorted(CORPUS.glob("*.y*ml"))
+    return [(str(p), p.read_text(encoding="utf-8", errors="replace")) for p in files]
+
+
+def test_values_and_positions_match_pyyaml_on_real_manifests() -> None:
+    """Every document that PyYAML's SafeLoader reads: same values and types; and (documents without anchors,
+    aliases or merge keys, whose positions the composer reports differently) every key's and value's line and
+    column equal the start mark PyYAML's composer gives the node."""
+    docs = positions = 0
+    for name, text in _manifest_texts():
+        if "{{" in text:
+            continue  # templates: kvlint reads them segment by segment, PyYAML stops at the first error
+        try:
+            want = [d for d in yaml.load_all(text, Loader=_RefLoader) if d is not None]
+            nodes = [n for n in yaml.compose_all(text, Loader=yaml.SafeLoader)]
+        except (yaml.YAMLError, TypeError):
+            continue  # PyYAML cannot read it (kvlint reports it instead)
+        res = load_text(text, name)
+        got = [d.data for d in res.documents]
+        if any(d.get("kind", "").endswith("List") for d in want if isinstance(d, dict)):
+            continue  # kvlint flattens List kinds into their items
+        assert len(got) == len(want), name
+        for g, w in zip(got, want, strict=True):
+            assert _same(g, w), name
+            docs += 1
+        if "&" in text or "*" in text or "<<" in text:
+            continue
+        pairs: list[tuple[Loc, Loc]] = []
+        ours = iter(got)
+        for node in nodes:
+            if isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null"):
+                continue
+            _walk_positions(node, next(ours), pairs)
+        for ref, mine in pairs:
+            assert ref == mine, name
+        positions += len(pairs)
+    assert docs > 20 and positions > 1000
+
+
+def test_loaded_containers_have_every_attribute_their_constructor_sets() -> None:
+    """LDict/LList are made with dict.__new__/list.__new__ in the loader: every slot must still be set."""
+    res = load_text("a:\n  b: [1, {c: d}]\n", "c.yaml")
+    d = res.documents[0].data
+    for obj, cls in ((d, LDict), (d["a"], LDict), (d["a"]["b"], LList), (d["a"]["b"][1], LDict)):
+        fresh = cls()
+        assert type(obj) is cls
+        for slot in cls.__slots__:
+            assert type(getattr(obj, slot)) is type(getattr(fresh, slot)) or slot == "loc", slot
+        assert isinstance(obj.loc, Loc)
+
+
+def test_document_markers_found_like_the_regex() -> None:
+    rng = random.Random(7)
+    pieces = ["-", "---", "\n", "\r", " ", "\t", "a", "#", "\u2028", "\n---\n", "--- x", "---a"]
+    cases = ["", "---", "---\n", "a\n---", "a\n----\n", "\u2028--- x"]
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 10))) for _ in range(20000)]
+    cases += [t for _, t in _manifest_texts()]
+    for text in cases:
+        assert L._doc_starts(text) == [m.start() for m in L._DOC_START.finditer(text)], repr(text[:80])
+
+
+def test_template_openings_matched_like_the_regex() -> None:
+    words = L._GO_WORDS.split("|")
+    pieces = ["{{", "{{-", "-", " ", "\t", "\n", "}", "}}", ".", "$", "/*", "x", "(", "Values", "'"]
+    pieces += words + [w[:-1] for w in words] + [w + "s" for w in words]
+    rng = random.Random(11)
+    for _ in range(30000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        for pos in range(min(len(text), 3)):
+            want = L._ACTION_OPEN.match(text, pos)
+            got = L._open_action(text, pos)
+            assert (got is None) == (want is None), (text, pos)
+            assert want is None or got is None or got.end() == want.end(), (text, pos)
+
+
+def test_real_paths_resolved_per_directory_equal_os_realpath(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.yaml").write_text("a: 1\n")
+    (tmp_path / "d" / "sub").mkdir()
+    (tmp_path / "d" / "sub" / "b.yaml").write_text("b: 1\n")
+    os.symlink(tmp_path / "d", tmp_path / "link")
+    os.symlink(tmp_path / "d" / "a.yaml", tmp_path / "d" / "sub" / "alias.yaml")
+    monkeypatch.chdir(tmp_path)
+    paths = [
+        "d/a.yaml",
+        "link/a.yaml",
+        "d/sub/../a.yaml",
+        "d/sub/alias.yaml",
+        "link/sub/alias.yaml",
+        "./d//a.yaml",
+    ]
+    paths += [str(tmp_path / p) for p in paths] + ["d/sub/b.yaml", "link/sub/b.yaml"]
+    real_dirs: dict[str, str] = {}
+    for p in paths * 2:  # the second round uses the resolved directories
+        assert L._realpath(p, real_dirs) == os.path.realpath(p), p
+    # the same file named several ways (through a linked directory, a linked file) is read once
+    res = load_paths(["d", "link", "d/a.yaml", "link/sub/alias.yaml", "d/sub/../sub/b.yaml"])
+    assert res.files == 2 and [d.data for d in res.documents] == [{"a": 1}, {"b": 1}]
+    monkeypatch.chdir(tmp_path / "d")
+    assert L._realpath("a.yaml", {}) == os.path.realpath("a.yaml")
+
+
+def test_utf8_decoding_like_the_utf8_sig_codec() -> None:
+    bom = b"\xef\xbb\xbf"
+    cases = [
+        b"a: 1\n",
+        bom + b"a: 1\n",
+        bom + bom + b"a: x\n",
+        b"a: \xff\n",
+        bom + b"a: \xc3\n",
+        bom + b"x\xe2\x82",
+    ]
+    for data in cases:
+        text, problem = L._decode(data, "u.yaml")
+        try:
+            want: str | None = data.decode("utf-8-sig")
+            err = None
+        except UnicodeDecodeError as e:
+            want, err = None, e
+        assert text == want
+        if err is not None:
+            assert problem is not None and f"offset {err.start} " in problem.message
