@@ -829,9 +829,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                     cls = ev.__class__
                     continue
                 # attach the finished value to the open container
-                if cont is None:
-                    root, root_set = value, True
-                elif is_map:
+                if is_map:
                     size += vsize
                     if size > max_nodes:
                         problem = _Problem(
@@ -841,7 +839,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         )
                         break
                     if not has_key:
-                        if isinstance(value, (dict, list)):
+                        if cls is not scalar_cls and isinstance(value, (dict, list)):
                             value = f"<complex key at line {vloc.line}>"
                         key, key_loc, has_key = value, vloc, True
                     else:
@@ -851,14 +849,18 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                                 merges = []
                             merges.append(value)
                         else:
-                            if key in cont:  # the later one wins, as kubectl apply does; reported as KV004
-                                # same YAML type only: `1` and `true` are different keys to Go's YAML
+                            n = len(cont)
+                            cont[key] = value
+                            if len(cont) == n:  # the later one wins, as kubectl apply does; reported as KV004
+                                # same YAML type only: `1` and `true` are different keys to Go's YAML (the
+                                # mapping keeps the first key object when a later equal key is assigned)
                                 first = next((k for k in cont if k == key), key)
                                 if type(first) is type(key):
                                     duplicates.append((key, key_locs.get(key), key_loc))
-                            cont[key] = value
                             locs[key] = vloc
                             key_locs[key] = key_loc
+                elif cont is None:
+                    root, root_set = value, True
                 else:
                     size += vsize
                     if size > max_nodes:
