@@ -258,8 +258,11 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
             return scalar_loc
         indent = len(lines[first]) - len(lines[first].lstrip(" "))
         return Loc(scalar_loc.file, first + 1 + line, indent + column + 1)
-    parts = text.split("\n")
-    offset = sum(len(p) + 1 for p in parts[:line]) + column
+    starts = _line_starts(text)  # memoised per script: not re-split for each word of a long script
+    if 0 <= line < len(starts):
+        offset = starts[line] + column
+    else:
+        offset = sum(len(p) + 1 for p in text.split("\n")[:line]) + column
     key = (scalar_loc.file, scalar_loc.line, scalar_loc.column, text)
     positions = _POSITIONS.get(key)
     if positions is None and key not in _POSITIONS:

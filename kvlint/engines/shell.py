@@ -147,6 +147,7 @@ _OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")
 _OP_CHARS = frozenset("&|;\n()")
 # Characters :func:`lex` treats one by one; any other character extends the current word as literal text.
 _PLAIN_RUN = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+")
+_BLANK_RUN = re.compile(r"[ \t\r]+")
 # Inside double quotes only ``"``, ``\``, ``$`` and backticks are special.
 _DQ_RUN = re.compile(r'[^"\\$`]+')
 
@@ -246,11 +247,11 @@ def lex(script: str) -> list[Word | str]:
             continue
         if c in " \t\r":
             flush(i)
-            i += 1
+            i = _BLANK_RUN.match(script, i).end()  # type: ignore[union-attr]  # the run of blanks at once
             continue
         if c == "#" and start < 0:
-            while i < n and script[i] != "\n":
-                i += 1
+            end = script.find("\n", i)
+            i = n if end < 0 else end
             continue
         if c in "<>":
             # redirection operator: keep ``2>&1``, ``>>log``, ``<&0`` in one word (dropped later)
@@ -369,6 +370,10 @@ def _expand(
     (``"$@"`` joins the parameters with spaces): the result is one field."""
     if budget is None:
         budget = _Budget()
+    if len(word.parts) == 1 and word.parts[0].kind == "lit":
+        # one piece of literal text (most words): no expansion, no field splitting, as below
+        only = word.parts[0]
+        return [ShellArg(only.text, word.start, None, quoted=only.quoted)] if only.text or only.quoted else []
     if assign:
         parts = _expand(word, env, positional, budget=budget)
         if len(parts) <= 1:

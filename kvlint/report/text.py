@@ -12,12 +12,14 @@ Colour: ``--color/--no-color`` win; else ``FORCE_COLOR`` (set and not ``0``) tur
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import textwrap
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from kvlint.report.escape import printable
+from kvlint.statement import split_message
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -59,16 +61,65 @@ def report_width(stream: TextIO | None = None) -> int:
     return DEFAULT_WIDTH
 
 
+#: Any whitespace character other than the space: such text takes :mod:`textwrap` itself (tabs expand,
+#: other whitespace becomes spaces, a chunk of Unicode spaces counts as blank there).
+_OTHER_SPACE = re.compile(r"[^\S ]")
+_NOT_SPACE = re.compile(r"[^ ]")
+
+
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
-    """Wrap at spaces only: a path, URL or flag longer than the line stays whole, so it can be copied."""
-    return textwrap.wrap(
-        text,
-        width=width,
-        initial_indent=first,
-        subsequent_indent=rest,
-        break_on_hyphens=False,
-        break_long_words=False,
-    ) or [first.rstrip()]
+    """Wrap at spaces only: a path, URL or flag longer than the line stays whole, so it can be copied.
+
+    The lines are those of ``textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest,
+    break_on_hyphens=False, break_long_words=False)`` (or ``[first.rstrip()]`` when that is empty). Text whose
+    only whitespace is the space is wrapped here with string searches instead of textwrap's walk over each
+    word: the same greedy rule (a line ends at the last word or space-run boundary within the width; a
+    longer word stands alone; a line's trailing space run is dropped, as is the leading run of every line
+    after the first)."""
+    if width - max(len(first), len(rest)) < 1 or _OTHER_SPACE.search(text) is not None:
+        return textwrap.wrap(
+            text,
+            width=width,
+            initial_indent=first,
+            subsequent_indent=rest,
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [first.rstrip()]
+    lines: list[str] = []
+    n = len(text)
+    p = 0
+    while p < n:
+        if lines:
+            indent = rest
+            if text[p] == " ":  # the space run a line starts with is dropped after the first line
+                m = _NOT_SPACE.search(text, p)
+                if m is None:
+                    break
+                p = m.start()
+        else:
+            indent = first
+        e = p + width - len(indent)
+        if e >= n:
+            q = n
+        elif text[e] == " ":
+            q = e if text[e - 1] != " " else p + len(text[p:e].rstrip(" "))
+        elif text[e - 1] == " ":
+            q = e
+        else:
+            q = text.rfind(" ", p, e) + 1 or p
+        if q == p:  # the first chunk is longer than the line: it stands alone, whole
+            if text[p] == " ":
+                m = _NOT_SPACE.search(text, p)
+                q = n if m is None else m.start()
+            else:
+                q = text.find(" ", p)
+                if q < 0:
+                    q = n
+        line = text[p:q].rstrip(" ")
+        if line:
+            lines.append(indent + line)
+        p = q
+    return lines or [first.rstrip()]
 
 
 def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
@@ -90,8 +141,9 @@ def format_diagnostic(d: Diagnostic, color: bool = False, width: int = DEFAULT_W
         where = (
             f" [{printable(d.object)}" + (f" container {printable(d.container)}" if d.container else "") + "]"
         )
-    lines = [f"{loc}: {sev} {rule} {printable(d.statement)}{where}"]
-    for detail in d.details:
+    statement, details = split_message(d.message, d.summary)  # d.statement and d.details, split once
+    lines = [f"{loc}: {sev} {rule} {printable(statement)}{where}"]
+    for detail in details:
         lines += _wrap(printable(detail), width, "    ", "      ")
     if d.fix:
         fix = _wrap(printable(d.fix), width, "  fix: ", "       ")

@@ -25,7 +25,7 @@ from kvlint.engines.layout import parallelism
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
 from kvlint.rules.context import RuleContext
-from kvlint.rules.registry import Check, checks_for
+from kvlint.rules.registry import Check, checks_for, registry
 from kvlint.types import ContainerResult, Diagnostic, Finding
 
 __all__ = ["available_inputs", "check_container", "finding_to_diagnostic", "plan_rules"]
@@ -95,9 +95,11 @@ def check_container(
     for a broken installation; a check that raises on an unexpected input shape propagates to the pipeline,
     which reports it as KV503 for this workload.
     """
-    catalog = load_catalog()
     diags = [d for d in _parser_findings(cr) if rules is None or d.rule in rules]
-    withdrawn = any(_gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
+    withdrawn = False
+    if diags:
+        catalog = load_catalog()
+        withdrawn = any(_gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
     have = available_inputs(cr)
     joins = cr.serving.joins
     layout = parallelism(
@@ -105,26 +107,55 @@ def check_container(
         gpus=cr.placement.gpus if cr.placement else None,
         ray_kind=cr.workload.kind.lower().startswith("ray"),
     )
-    checks: list[Check] = [c for c in checks_for(cr.serving.engine) if rules is None or c.rule in rules]
-    if joins is not None:
+    engine = cr.serving.engine
+    reg = registry()
+    for rule_id, info, needs, uses_plan in _schedule(engine, rules, joins is not None):
+        if uses_plan and withdrawn:
+            continue
+        if not needs <= have:
+            continue
+        ctx = RuleContext(info, cr, options, layout, plan_withdrawn=withdrawn)
+        found = list(reg[rule_id][engine].function(ctx))  # the registered check now (a test may swap it)
+        diags.extend(found)
+        if _gates(info, found):
+            withdrawn = True
+    return diags
+
+
+#: A rule with a check, in run order: its id, catalogue entry, ``consumes`` and whether it consumes the plan.
+_Scheduled = tuple[str, RuleInfo, frozenset[str], bool]
+#: The schedules built so far, by (engine, rule selection, joined worker), with the registry they were
+#: built from (a rebuilt registry rebuilds them).
+_SCHEDULES: dict[tuple[str, frozenset[str] | None, bool], tuple[object, tuple[_Scheduled, ...]]] = {}
+
+
+def _schedule(engine: str, rules: frozenset[str] | None, joined: bool) -> tuple[_Scheduled, ...]:
+    """The rules whose checks :func:`check_container` runs, in order, for a container of ``engine`` (only
+    ``rules`` when given; only :data:`JOINED_WORKER_RULES` for a worker that joins its leader's engine): the
+    checks that do not consume the plan, then those that do. This depends on the catalogue and the registry only, so it is
+    decided once per (engine, selection, joined) and not again for every container; whether each check runs
+    is still decided per container (its ``consumes`` against :func:`available_inputs`, the plan withdrawn)."""
+    reg = registry()
+    key = (engine, rules, joined)
+    built = _SCHEDULES.get(key)
+    if built is not None and built[0] is reg:
+        return built[1]
+    catalog = load_catalog()
+    checks: list[Check] = [c for c in checks_for(engine) if rules is None or c.rule in rules]
+    if joined:
         # a multi-node worker that joins its leader's engine: only its GPUs (against the leader's layout) and
         # what is wrong with the pod itself are checked (kvlint.engines.multinode)
         checks = [c for c in checks if c.rule in JOINED_WORKER_RULES]
     ordered = [c for c in checks if "plan" not in catalog[c.rule].consumes]
     ordered += [c for c in checks if "plan" in catalog[c.rule].consumes]
-    for c in ordered:
-        info = catalog[c.rule]
-        needs = set(info.consumes)
-        if "plan" in needs and withdrawn:
-            continue
-        if not needs <= have:
-            continue
-        ctx = RuleContext(info, cr, options, layout, plan_withdrawn=withdrawn)
-        found = list(c.function(ctx))
-        diags.extend(found)
-        if _gates(info, found):
-            withdrawn = True
-    return diags
+    schedule = tuple(
+        (c.rule, catalog[c.rule], frozenset(catalog[c.rule].consumes), "plan" in catalog[c.rule].consumes)
+        for c in ordered
+    )
+    if len(_SCHEDULES) > 64:
+        _SCHEDULES.clear()
+    _SCHEDULES[key] = (reg, schedule)
+    return schedule
 
 
 #: The rules checked for a worker container that joins its leader's engine (``ServingConfig.joins``).

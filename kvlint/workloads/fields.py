@@ -45,7 +45,7 @@ def unknown_fields(obj: Mapping[str, Any], type_name: str) -> list[tuple[str, st
     """``(key, closest known field or None)`` for each key of ``obj`` that ``type_name`` has no field for.
     Nothing when the type is unknown to kvlint."""
     fields = known_fields(type_name)
-    if not fields or not isinstance(obj, Mapping):
+    if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return []
     out = []
     for key in obj:
@@ -56,21 +56,32 @@ def unknown_fields(obj: Mapping[str, Any], type_name: str) -> list[tuple[str, st
     return out
 
 
+@functools.cache
+def _nested_fields(type_name: str) -> dict[str, tuple[int, str]]:
+    """The fields of ``type_name`` that hold ``core/v1`` objects: name -> (position among the type's fields,
+    the nested type)."""
+    return {
+        key: (i, child) for i, (key, child) in enumerate(known_fields(type_name).items()) if child is not None
+    }
+
+
 def unknown_field_paths(
     obj: Any, type_name: str, path: str = ""
 ) -> Iterator[tuple[str, str, str | None, Loc | None]]:
     """Every unknown key of ``obj`` and of the ``core/v1`` objects inside it: ``(path of the holder, key,
     closest known field, position of the key)``. Maps (``nodeSelector``, ``limits``) and scalars are not
-    descended into."""
+    descended into. The nested objects are visited in the order of the type's fields (the data file's)."""
     fields = known_fields(type_name)
-    if not fields or not isinstance(obj, Mapping):
+    if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return
     for key, close in unknown_fields(obj, type_name):
         where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
         yield path, key, close, where
-    for key, child in fields.items():
+    nested = _nested_fields(type_name)
+    # the keys obj has of those fields, in field order (the few present, not every field of the type)
+    for _, child, key in sorted([(*nested[k], k) for k in obj if k in nested]):
         value = obj.get(key)
-        if child is None or value is None:
+        if value is None:
             continue
         sub = f"{path}.{key}" if path else key
         if isinstance(value, list):
