@@ -91,12 +91,15 @@ EDGE_CASES: list[dict[str, Any]] = [
     {"n": [0, -1, 7, 10**19, 10**30, 10**120, -(10**101)]},
     {"f": [1.5, -0.0, 0.1, 1e100, 1e-07, 5e-324, 1.7976931348623157e308, 2.0, 100.0, 1e16]},
     {"b": [True, False, None], "t": "true", "z": "null", "o": "0o17", "x": "0x1F", "s": "1:30"},
-    {"quote\"key": "back\\slash", "": "", "<<": {"merge": "no"}, "true": 1, "1": 2, "null": 3},
+    {'quote"key': "back\\slash", "": "", "<<": {"merge": "no"}, "true": 1, "1": 2, "null": 3},
     {"ctl": "a\x01b\nc\td\re\x1f", "uni": "é ü 中文 \u00a0\u2027\u202a\ufefe\uff00\ufffd", "k é": "v"},
     {"cmd": ["/bin/sh", "-c", "vllm serve m --max-model-len 8192 # a comment\nexec x"]},
     {"deep": json.loads("[" * 150 + "1" + "]" * 150)},
     {"list": {"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "a"}}, {"kind": "Pod"}]}},
-    {"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "a"}}, {"kind": "ConfigMap", "data": {}}]},
+    {
+        "kind": "List",
+        "items": [{"kind": "Pod", "metadata": {"name": "a"}}, {"kind": "ConfigMap", "data": {}}],
+    },
     {"kind": "PodList", "items": []},
 ]
 

@@ -21,8 +21,8 @@ get the CPU first.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,6 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
 
         pipeline = run_documents
     from kvlint.engines.command import HELD_LINES
-
     from kvlint.webhook.jsonload import LazyJsonLines, dump_text, load_object
 
     # The documents as load_text would read them from the JSON text, built from the object itself
