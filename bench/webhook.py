@@ -116,6 +116,35 @@ def _server_histogram(text: str) -> dict[str, Any]:
     return {"p50_le_ms": bound(0.5), "p99_le_ms": bound(0.99), "under_10ms": under / total if total else 0.0}
 
 
+def _tree_cpu_seconds(root: int) -> tuple[float, float] | None:
+    """CPU seconds (user + system, from ``/proc/PID/stat``) of ``root`` itself and of its live descendants
+    (the fork server and the review workers); None where there is no ``/proc``."""
+    if not os.path.isdir("/proc"):
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    stats: dict[int, tuple[int, float]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[
+            1
+        ].split()  # after "pid (comm)": state, ppid, ...; utime, stime at 11, 12
+        stats[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    children = 0.0
+    for pid, (_ppid, cpu) in stats.items():
+        p, hops = pid, 0
+        while p in stats and p != root and hops < 64:
+            p, hops = stats[p][0], hops + 1
+        if p == root and pid != root:
+            children += cpu
+    return (stats[root][1] if root in stats else 0.0), children
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; see the module docstring."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -206,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
             with lock:
                 latencies.extend(local)
 
+        cpu_start = _tree_cpu_seconds(proc.pid)
         t_start = time.perf_counter()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         for t in threads:
@@ -213,6 +243,17 @@ def main(argv: list[str] | None = None) -> int:
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t_start
+        cpu_end = _tree_cpu_seconds(proc.pid)
+        sent = len(latencies) + 3 * args.clients  # the measured reviews and each client's three warm-ups
+        cpu_ms: dict[str, float] | None = None
+        if cpu_start is not None and cpu_end is not None:
+            server_ms = (cpu_end[0] - cpu_start[0]) / sent * 1000
+            workers_ms = (cpu_end[1] - cpu_start[1]) / sent * 1000
+            cpu_ms = {
+                "total": round(server_ms + workers_ms, 2),
+                "server": round(server_ms, 2),
+                "workers": round(workers_ms, 2),
+            }
         with httpx.Client(verify=ctx, timeout=5) as c:
             server_side = _server_histogram(c.get(url + "/metrics").text)
         summary = {
@@ -229,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             "distinct_objects": len(bodies),
             "server_cpu": pin,
             "server_side": server_side,
+            "server_cpu_ms_per_review": cpu_ms,
         }
         print(
             f"{summary['reviews']} reviews in {summary['seconds']} s: {summary['reviews_per_second']} reviews/s; "
@@ -238,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
             f"server side (kvlint_webhook_review_duration_seconds): p50 <= {server_side['p50_le_ms']} ms, "
             f"p99 <= {server_side['p99_le_ms']} ms, {server_side['under_10ms']:.1%} under 10 ms"
         )
+        if cpu_ms is not None:
+            print(
+                f"CPU per review (from /proc): {cpu_ms['total']} ms = {cpu_ms['server']} ms in the server process "
+                f"+ {cpu_ms['workers']} ms in the fork server and workers"
+            )
         print(json.dumps(summary))
         for f in failures[:5]:
             print("failure:", f, file=sys.stderr)

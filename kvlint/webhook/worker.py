@@ -20,9 +20,9 @@ get the CPU first.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,9 +69,11 @@ class LintOutcome:
 def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = None) -> Any:
     """Run the ``kvlint check`` pipeline on one object and return its ``CheckResult``.
 
-    The object is serialised as indented JSON and read by :func:`kvlint.load.load_text`, so every value
-    carries a position as from a file, under the name ``label``; the lines of that text are what positions
-    inside scripts are looked up in (never a file of that name). ``pipeline`` replaces
+    The object is linted as its indented JSON text read by :func:`kvlint.load.load_text` would be, so every
+    value carries a position as from a file, under the name ``label``
+    (:func:`kvlint.webhook.jsonload.load_object` builds those documents without writing the text where it
+    reproduces them exactly); the lines of that text are what positions inside scripts are looked up in
+    (never a file of that name). ``pipeline`` replaces
     :func:`kvlint.pipeline.run_documents` (tests, benchmarks). Raises whatever the pipeline raises.
     """
     from kvlint.load import load_text
@@ -81,13 +83,24 @@ def lint_object(obj: dict[str, Any], label: str, options: Any, pipeline: Any = N
 
         pipeline = run_documents
     from kvlint.engines.command import HELD_LINES
+    from kvlint.webhook.jsonload import LazyJsonLines, dump_text, load_object
 
-    text = json.dumps(obj, indent=1, ensure_ascii=False)
+    # The documents as load_text would read them from the JSON text, built from the object itself
+    # (kvlint.webhook.jsonload); the text is written only for what that does not reproduce, and its lines
+    # only when a position inside a script is looked up.
+    loaded = load_object(obj, label)
+    lines: Sequence[str]
+    if loaded is None:
+        text = dump_text(obj)
+        loaded = load_text(text, label)
+        lines = text.split("\n")
+    else:
+        lines = LazyJsonLines(obj)
     # Positions inside scripts are found in the object's own lines, held here for the review: ``label`` is
     # not a file, and the server's disk is never looked up by a name the request chose.
-    HELD_LINES[label] = text.split("\n")
+    HELD_LINES[label] = lines
     try:
-        return pipeline(load_text(text, label), options)
+        return pipeline(loaded, options)
     finally:
         HELD_LINES.pop(label, None)
 

@@ -1,0 +1,208 @@
+"""Build the loader's positioned documents straight from an object already decoded from JSON.
+
+A review worker lints the object under review as if it were a file holding that object as indented JSON
+(``json.dumps(obj, indent=1, ensure_ascii=False)``), so every value carries a line and column
+(:func:`kvlint.webhook.worker.lint_object`). Writing that text and parsing it back with the YAML loader
+(:func:`kvlint.load.load_text`) cost about a fifth of a review's CPU in the worker. The layout of that text is
+fixed by the ``json`` module (one entry per line, one space of indentation per level, ``"key": value``,
+``{}``/``[]`` for empty containers), so :func:`load_object` computes each position from the object itself and
+builds the same :class:`~kvlint.source.LDict`/:class:`~kvlint.source.LList` tree the loader would:
+scalars that JSON writes unquoted (numbers, ``true``, ``false``, ``null``) are typed by the loader's own YAML
+1.1 resolution of their JSON text; strings stay strings.
+
+It answers only where that equivalence is plain, and returns None otherwise, so that the caller reads the text
+with :func:`kvlint.load.load_text` as before:
+
+* a string (key or value) with a character the YAML reader treats differently from JSON: line breaks other than
+  LF (``U+0085``, ``U+2028``, ``U+2029``, which YAML folds inside a quoted scalar), characters YAML does not
+  accept raw (``U+007F``-``U+009F``, surrogates, ``U+FEFF``, ``U+FFFE``, ``U+FFFF``), and, to keep the
+  check simple, any character above ``U+FFFF``;
+* a string holding ``{{`` (a possible template action, KV002), ``kvlint:`` or ``# Source: `` (the loader then
+  keeps the text for comment suppressions or Helm source mapping);
+* a key longer than 1,000 characters as JSON (YAML limits implicit keys to 1,024), a key that is not a
+  string, a value of another type than dict, list, str, int, float, bool or None, a float that is not
+  finite;
+* nesting of :data:`kvlint.load.MAX_DEPTH` levels or more, more than :data:`kvlint.load.MAX_NODES` values.
+
+``tests/test_webhook_jsonload.py`` checks the result against :func:`kvlint.load.load_text` of the JSON text,
+positions included, on every document of the corpus and the fixtures and on edge cases.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from kvlint.load import MAX_DEPTH, MAX_NODES, SUPPRESSION_MARKER, _flatten, _resolve_scalar_uncached
+from kvlint.source import LDict, LList, Loc
+from kvlint.types import Document, LoadResult
+
+__all__ = ["LazyJsonLines", "dump_text", "load_object"]
+
+#: What makes the loader keep a file's text for Helm template mapping (``kvlint.load.load_text``).
+_SOURCE_MARKER = "# Source: "
+#: Characters for which the fast path gives way to the loader (see the module docstring). Control characters
+#: below U+0020 are safe: JSON writes them as escapes, which YAML's double-quoted style reads back the same.
+_UNSAFE = re.compile(
+    "[^\x00-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd]|\\{\\{|"
+    + re.escape(SUPPRESSION_MARKER)
+    + "|"
+    + re.escape(_SOURCE_MARKER)
+)
+_MAX_KEY_CHARS = 1000
+_encode = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_PLAIN: dict[str, Any] = {}
+_PLAIN_MAX = 4096
+
+
+class _GiveWay(Exception):
+    """The object holds something the fast path does not reproduce: use the loader."""
+
+
+def dump_text(obj: Any) -> str:
+    """The text the object is linted as: ``json.dumps(obj, indent=1, ensure_ascii=False)``."""
+    return json.dumps(obj, indent=1, ensure_ascii=False)
+
+
+def _plain(text: str) -> Any:
+    """The loader's value for the unquoted JSON scalar ``text`` (YAML 1.1 implicit resolution), memoised."""
+    hit = _PLAIN.get(text, _PLAIN)
+    if hit is _PLAIN:
+        if len(_PLAIN) >= _PLAIN_MAX:
+            _PLAIN.clear()
+        hit = _PLAIN[text] = _resolve_scalar_uncached(text, None, True)
+    return hit
+
+
+class _Builder:
+    """One walk over the object in the order ``json.dumps`` writes it, tracking the current 0-based line."""
+
+    __slots__ = ("path", "line", "nodes")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.line = 0
+        self.nodes = 0
+
+    def scalar(self, value: Any) -> Any:
+        t = type(value)
+        if t is str:
+            if _UNSAFE.search(value):
+                raise _GiveWay
+            return value
+        if t is bool:
+            return _plain("true" if value else "false")
+        if value is None:
+            return _plain("null")
+        if t is int:
+            return _plain(int.__repr__(value))
+        if t is float:
+            if not math.isfinite(value):
+                raise _GiveWay
+            return _plain(float.__repr__(value))
+        raise _GiveWay
+
+    def node(self, value: Any, column: int, depth: int) -> Any:
+        """The loaded value of ``value`` written at ``column`` of the current line, at nesting ``depth``
+        (containers open so far)."""
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise _GiveWay
+        t = type(value)
+        if t is dict:
+            if depth >= MAX_DEPTH - 1:
+                raise _GiveWay
+            out = LDict(loc=Loc(self.path, self.line + 1, column + 1))
+            if not value:
+                return out
+            indent = depth + 1
+            locs = out.locs
+            key_locs = out.key_locs
+            path = self.path
+            for k, v in value.items():
+                if type(k) is not str:
+                    raise _GiveWay
+                enc = _encode(k)
+                if len(enc) > _MAX_KEY_CHARS or _UNSAFE.search(k):
+                    raise _GiveWay
+                self.line += 1
+                line = self.line + 1
+                col = indent + len(enc) + 2
+                key_locs[k] = Loc(path, line, indent + 1)
+                tv = type(v)
+                if tv is dict or tv is list:
+                    item = self.node(v, col, depth + 1)
+                    locs[k] = item.loc
+                else:
+                    self.nodes += 1
+                    item = self.scalar(v)
+                    locs[k] = Loc(path, line, col + 1)
+                out[k] = item
+            self.line += 1  # the closing brace
+            return out
+        if t is list:
+            if depth >= MAX_DEPTH - 1:
+                raise _GiveWay
+            seq = LList(loc=Loc(self.path, self.line + 1, column + 1))
+            if not value:
+                return seq
+            indent = depth + 1
+            seq_locs = seq.locs
+            path = self.path
+            for v in value:
+                self.line += 1
+                tv = type(v)
+                if tv is dict or tv is list:
+                    item = self.node(v, indent, depth + 1)
+                    seq_locs.append(item.loc)
+                else:
+                    self.nodes += 1
+                    item = self.scalar(v)
+                    seq_locs.append(Loc(path, self.line + 1, indent + 1))
+                seq.append(item)
+            self.line += 1  # the closing bracket
+            return seq
+        raise _GiveWay
+
+
+def load_object(obj: dict[str, Any], path: str) -> LoadResult | None:
+    """What ``kvlint.load.load_text(dump_text(obj), path)`` returns, built without writing or parsing the
+    text; None when ``obj`` holds something outside the cases reproduced exactly (see the module
+    docstring), for the caller to load the text instead. ``obj`` is not modified."""
+    if type(obj) is not dict:
+        return None
+    builder = _Builder(path)
+    try:
+        root = builder.node(obj, 0, 0)
+    except (_GiveWay, RecursionError):
+        return None
+    result = LoadResult(files=1)
+    result.read_paths.add(path)
+    result.documents.extend(_flatten(Document(path, 0, root, Loc(path, 1, 1))))
+    return result
+
+
+class LazyJsonLines(Sequence[str]):
+    """The lines of :func:`dump_text` of an object, written only when first read (positions inside a
+    script's text are looked up in them, :data:`kvlint.engines.command.HELD_LINES`; most reviews never do)."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+        self._lines: list[str] | None = None
+
+    def _get(self) -> list[str]:
+        if self._lines is None:
+            self._lines = dump_text(self._obj).split("\n")
+        return self._lines
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._get()[index]
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
