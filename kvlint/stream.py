@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from kvlint.load import (
     _DOC_START,
@@ -54,6 +54,9 @@ from kvlint.load import (
 from kvlint.options import Options
 from kvlint.source import Loc
 from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult, SuppressedDiagnostic
+
+if TYPE_CHECKING:
+    from kvlint.diagstore import DiagnosticStore
 
 __all__ = ["BATCH_BYTES", "SEGMENT_BYTES", "ContainerRecord", "default_jobs", "iter_segments", "stream_check"]
 
@@ -633,10 +636,14 @@ def stream_check(
             per container that was not sized (``--require-sizing``).
         keep_json: records carry the JSON report's entry.
 
+    The diagnostics are held compactly until the end (:mod:`kvlint.diagstore`): ``diagnostics`` of the
+    result is a read-only :class:`~kvlint.diagstore.DiagnosticView` that decodes them as they are read.
+
     Raises:
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
     """
-    from kvlint.pipeline import _dedupe_sorted, configure
+    from kvlint.diagstore import DiagnosticStore, finish
+    from kvlint.pipeline import configure
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions
@@ -655,8 +662,8 @@ def stream_check(
         keep_unsized=keep_unsized,
     )
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
-    load_diags: list[Diagnostic] = []
-    diags: list[Diagnostic] = []
+    load_diags = DiagnosticStore()
+    diags = DiagnosticStore()
     values: list[tuple[str, str, Loc]] = []
     kv002: set[str] = set()
     loaded = LoadResult()
@@ -707,9 +714,21 @@ def stream_check(
         )
     result.files += len(plan.trailing)
     load_diags.extend(configure([finding_to_diagnostic(f) for f in plan.trailing], options))
-    all_diags = load_diags + diags
-    kept, suppressed, notes = apply_comment_suppressions(all_diags, loaded, options)
-    result.diagnostics = _dedupe_sorted(kept + configure(notes, options))
+    texts, read = loaded.source_texts, loaded.read_paths
+
+    def may_be_suppressed(path: str) -> bool:
+        # where apply_comment_suppressions can find a comment: a kept text, or a file it reads from disk
+        if not options.exemptions_allowed or path.endswith(".json"):
+            return False
+        return path in texts or (path not in read and path != "-")
+
+    def suppress(
+        ds: list[Diagnostic],
+    ) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+        kept, suppressed, notes = apply_comment_suppressions(ds, loaded, options)
+        return kept, suppressed, configure(notes, options)
+
+    result.diagnostics, suppressed = finish([load_diags, diags], suppress, may_be_suppressed)
     result.suppressed_diagnostics.extend(suppressed)
     result.suppressed = len(result.suppressed_diagnostics)
     result.serving_count = serving
@@ -720,8 +739,8 @@ def stream_check(
 def _take(
     part: _UnitResult,
     result: CheckResult,
-    load_diags: list[Diagnostic],
-    diags: list[Diagnostic],
+    load_diags: DiagnosticStore,
+    diags: DiagnosticStore,
     values: list[tuple[str, str, Loc]],
     kv002: set[str],
     loaded: LoadResult,
