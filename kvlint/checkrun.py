@@ -71,6 +71,17 @@ class CheckRun:
                 out += unread(part)
         return out
 
+    def fails(self, fail_on: str | None) -> bool:
+        """Whether any finding is at or above the threshold (see :meth:`failing`); stops at the first."""
+        for _, cfg_fail_on, part in self.parts:
+            name = fail_on or cfg_fail_on or "error"
+            if name in ("never", "none"):
+                continue
+            threshold = SEVERITY_ORDER[name]
+            if any(SEVERITY_ORDER.get(d.severity, 0) >= threshold for d in part.diagnostics):
+                return True
+        return False
+
     def failing(self, fail_on: str | None) -> list[Diagnostic]:
         """Findings at or above the threshold: ``fail_on`` (the command line's) when given, else each
         group's configured ``fail_on``, else ``error``; ``never``/``none`` fail nothing."""
@@ -141,8 +152,9 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
     if len(parts) == 1:
         return parts[0]
     out = CheckResult(exemptions_allowed=all(p.exemptions_allowed for p in parts))
+    diags: list[Diagnostic] = []
     for p in parts:
-        out.diagnostics += p.diagnostics
+        diags += p.diagnostics
         out.containers += p.containers
         out.suppressed_diagnostics += p.suppressed_diagnostics
         out.files += p.files
@@ -157,7 +169,8 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
             for k, n in (p.sizing_counts if p.sizing_counts is not None else _outcome_counts(p)).items():
                 counts[k] = counts.get(k, 0) + n
         out.sizing_counts = counts
-    out.diagnostics.sort(key=lambda d: (*(d.loc or Loc("", 0, 0)), d.rule))
+    diags.sort(key=lambda d: (*(d.loc or Loc("", 0, 0)), d.rule))
+    out.diagnostics = diags
     return out
 
 

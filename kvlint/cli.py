@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kvlint import __version__
 from kvlint.report import FORMATS as CHECK_FORMATS
+
+if TYPE_CHECKING:
+    from kvlint.types import Diagnostic
 
 FORMATS = ("text", "json")
 FAIL_ON = ("error", "warning", "info", "never", "none")
@@ -518,11 +521,16 @@ def check(
         except OSError as exc:
             click.echo(f"kvlint: cannot write {name} report to {out_path}: {exc.strerror or exc}", err=True)
             sys.exit(2)
-    from kvlint.sizing import explained_at
+    from kvlint.sizing import WHY_RULES, explained_at
 
     unsized = run.unsized(require_sizing)
+    explaining: dict[str, list[Diagnostic]] = {}  # KV501/KV502/KV503 findings by object, read once
+    if unsized:
+        for d in run.result.diagnostics:
+            if d.rule in WHY_RULES:
+                explaining.setdefault(d.object, []).append(d)
     for cr, why in unsized:
-        loc = explained_at(cr, run.result.diagnostics)  # where KV501/KV502/KV503 says why
+        loc = explained_at(cr, explaining.get(cr.object_ref, []))  # where KV501/KV502/KV503 says why
         where = f"{loc.file}:{loc.line}:{loc.column}: " if loc else ""
         click.echo(
             f"kvlint: not sized: {where}{cr.object_ref} container {cr.container_name}: {why} (--require-sizing)",
@@ -533,7 +541,7 @@ def check(
         where = f"{d.loc.file}:{d.loc.line}: " if d.loc else ""
         what = f"{d.object}: " if d.object else ""
         click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
-    if (run.failing(fail_on) or unsized or not_read) and not exit_zero:
+    if (unsized or not_read or run.fails(fail_on)) and not exit_zero:
         sys.exit(1)
 
 

@@ -241,4 +241,10 @@ def attach_sources(result: CheckResult, paths: Iterable[str], options: Options) 
                 found += locs
         return replace(d, sources=tuple(dict.fromkeys(found))) if found else d
 
+    from kvlint.diagstore import DiagnosticView
+
+    if isinstance(result.diagnostics, DiagnosticView):  # a streamed run's findings: attached as they are read
+        if patches or any(f and _chart_of(f) is not None for f in result.diagnostics.files()):
+            result.diagnostics = result.diagnostics.mapped(with_sources)
+        return
     result.diagnostics = [with_sources(d) for d in result.diagnostics]

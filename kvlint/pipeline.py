@@ -79,17 +79,16 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     result = CheckResult(
         files=loaded.files, documents=len(loaded.documents), exemptions_allowed=options.exemptions_allowed
     )
-    result.diagnostics.extend(configure([finding_to_diagnostic(f) for f in loaded.findings], options))
+    diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     part = analyse_documents(loaded.documents, options)
     result.workloads = part.workloads
     result.containers.extend(part.containers)
-    result.diagnostics.extend(part.diagnostics)
+    diags.extend(part.diagnostics)
     result.suppressed_diagnostics.extend(part.suppressed)
 
-    kept, suppressed, notes = apply_comment_suppressions(result.diagnostics, loaded, options)
-    result.diagnostics = kept + configure(notes, options)
+    kept, suppressed, notes = apply_comment_suppressions(diags, loaded, options)
     result.suppressed_diagnostics.extend(suppressed)
-    result.diagnostics = _dedupe_sorted(result.diagnostics)
+    result.diagnostics = _dedupe_sorted(kept + configure(notes, options))
     result.suppressed = len(result.suppressed_diagnostics)
     return result
 

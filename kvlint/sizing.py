@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,10 +77,10 @@ def sizing_of(cr: ContainerResult) -> str:
 
 
 #: the rules that say why a serving container was not sized (GPU, model config, command)
-_WHY_RULES = ("KV501", "KV502", "KV503")
+WHY_RULES = ("KV501", "KV502", "KV503")
 
 
-def explained_at(cr: ContainerResult, diagnostics: list[Diagnostic]) -> Loc | None:
+def explained_at(cr: ContainerResult, diagnostics: Sequence[Diagnostic]) -> Loc | None:
     """Where the report says why ``cr`` was not sized: the location of its KV501/KV502/KV503 finding (in
     ``cr``'s file; else such a finding on its whole object, e.g. KV502 on a serving-runtime template), so ``--require-sizing`` names the same line and column as that finding; without one (the
     rule ignored), the position a rule finding on the container defaults to (the engine command's, else the
@@ -88,7 +89,7 @@ def explained_at(cr: ContainerResult, diagnostics: list[Diagnostic]) -> Loc | No
     mine = [
         d
         for d in diagnostics
-        if d.rule in _WHY_RULES and d.object == cr.object_ref and d.loc is not None and d.loc.file == path
+        if d.rule in WHY_RULES and d.object == cr.object_ref and d.loc is not None and d.loc.file == path
     ]
     # the container's own finding, else one on the whole object (KV502 on a serving-runtime template)
     for d in [d for d in mine if d.container == cr.container_name] + [d for d in mine if not d.container]:

@@ -40,7 +40,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from kvlint.load import (
     _DOC_START,
@@ -54,6 +54,9 @@ from kvlint.load import (
 from kvlint.options import Options
 from kvlint.source import Loc
 from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult, SuppressedDiagnostic
+
+if TYPE_CHECKING:
+    from kvlint.diagstore import DiagnosticStore
 
 __all__ = ["BATCH_BYTES", "SEGMENT_BYTES", "ContainerRecord", "default_jobs", "iter_segments", "stream_check"]
 
@@ -75,6 +78,8 @@ _WHOLE_ONLY = re.compile(
 _CHUNK = 2**20
 #: Inputs smaller than this (bytes of plain files) are analysed in this process whatever ``jobs`` says.
 PARALLEL_MIN_BYTES = 2 * 2**20
+#: Most units sent to a worker at once (see :func:`stream_check`).
+_MAX_CHUNK = 8
 #: Process ids that analysed units in the last :func:`stream_check` (tests check that workers ran).
 LAST_PIDS: set[int] = set()
 
@@ -633,10 +638,14 @@ def stream_check(
             per container that was not sized (``--require-sizing``).
         keep_json: records carry the JSON report's entry.
 
+    The diagnostics are held compactly until the end (:mod:`kvlint.diagstore`): ``diagnostics`` of the
+    result is a read-only :class:`~kvlint.diagstore.DiagnosticView` that decodes them as they are read.
+
     Raises:
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
     """
-    from kvlint.pipeline import _dedupe_sorted, configure
+    from kvlint.diagstore import DiagnosticStore, finish
+    from kvlint.pipeline import configure
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions
@@ -655,8 +664,8 @@ def stream_check(
         keep_unsized=keep_unsized,
     )
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
-    load_diags: list[Diagnostic] = []
-    diags: list[Diagnostic] = []
+    load_diags = DiagnosticStore()
+    diags = DiagnosticStore()
     values: list[tuple[str, str, Loc]] = []
     kv002: set[str] = set()
     loaded = LoadResult()
@@ -678,7 +687,11 @@ def stream_check(
             with mp.Pool(n_jobs, initializer=_worker_init) as pool:
                 # workers find the units (and the context they were read against) in the memory they
                 # inherited; only an index goes to them and a compact result comes back, in input order
-                for part in pool.imap(_analyse_index, range(len(units)), chunksize=1):
+                # units go out a few at a time: one at a time, the pool's own messages cost the collecting
+                # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
+                # small file; a few chunks per job still balance uneven units
+                chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
+                for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
                     _take(part, result, load_diags, diags, values, kv002, loaded)
                     sizing += part.sizing
                     serving += part.containers
@@ -707,9 +720,21 @@ def stream_check(
         )
     result.files += len(plan.trailing)
     load_diags.extend(configure([finding_to_diagnostic(f) for f in plan.trailing], options))
-    all_diags = load_diags + diags
-    kept, suppressed, notes = apply_comment_suppressions(all_diags, loaded, options)
-    result.diagnostics = _dedupe_sorted(kept + configure(notes, options))
+    texts, read = loaded.source_texts, loaded.read_paths
+
+    def may_be_suppressed(path: str) -> bool:
+        # where apply_comment_suppressions can find a comment: a kept text, or a file it reads from disk
+        if not options.exemptions_allowed or path.endswith(".json"):
+            return False
+        return path in texts or (path not in read and path != "-")
+
+    def suppress(
+        ds: list[Diagnostic],
+    ) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:
+        kept, suppressed, notes = apply_comment_suppressions(ds, loaded, options)
+        return kept, suppressed, configure(notes, options)
+
+    result.diagnostics, suppressed = finish([load_diags, diags], suppress, may_be_suppressed)
     result.suppressed_diagnostics.extend(suppressed)
     result.suppressed = len(result.suppressed_diagnostics)
     result.serving_count = serving
@@ -720,8 +745,8 @@ def stream_check(
 def _take(
     part: _UnitResult,
     result: CheckResult,
-    load_diags: list[Diagnostic],
-    diags: list[Diagnostic],
+    load_diags: DiagnosticStore,
+    diags: DiagnosticStore,
     values: list[tuple[str, str, Loc]],
     kv002: set[str],
     loaded: LoadResult,

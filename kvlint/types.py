@@ -9,6 +9,7 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -606,7 +607,7 @@ class CheckResult:
     (kept, with their reasons, in ``suppressed_diagnostics``).
     """
 
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: Sequence[Diagnostic] = field(default_factory=list)
     containers: list[ContainerResult] = field(default_factory=list)
     files: int = 0
     documents: int = 0

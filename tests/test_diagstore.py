@@ -1,0 +1,189 @@
+"""Findings held compactly until the report (kvlint/diagstore.py): what :func:`kvlint.diagstore.finish` returns
+is what the list path gives (comment suppressions, then :func:`kvlint.pipeline._dedupe_sorted`), also when
+every diagnostic is encoded and when hashes collide; a streamed check with tiny chunks reports byte for byte
+what the whole-input pipeline reports."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kvlint import diagstore
+from kvlint.checkrun import run_paths
+from kvlint.diagstore import DiagnosticStore, DiagnosticView, finish
+from kvlint.options import Options
+from kvlint.pipeline import _dedupe_sorted, configure, run_check
+from kvlint.report import render
+from kvlint.source import Loc
+from kvlint.suppress import apply_comment_suppressions
+from kvlint.types import Diagnostic, LoadResult
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+
+COMMENTED = """\
+a: 1
+b: 2  # kvlint: ignore KV104=the cache is sized by the operator
+# kvlint: ignore KV202=checked by hand
+c: 3
+d: 4  # kvlint: ignore KV104
+e: 5
+"""
+
+
+def _diagnostics(rng: random.Random, files: list[str], n: int) -> list[Diagnostic]:
+    rules = ["KV104", "KV202", "KV003", "KV501", "KV301"]
+    out: list[Diagnostic] = []
+    for _ in range(n):
+        if out and rng.random() < 0.15:  # the same finding again (de-duplicated), with another remedy
+            d = rng.choice(out)
+            out.append(
+                Diagnostic(d.rule, d.severity, d.message, d.loc, fix=d.fix + " again", object=d.object)
+            )
+            continue
+        f = rng.choice(files)
+        loc = None if f is None else Loc(f, rng.randint(1, 6), rng.randint(1, 3))
+        out.append(
+            Diagnostic(
+                rng.choice(rules),
+                rng.choice(["error", "warning", "info"]),
+                f"finding {rng.randint(0, 9)}: {rng.randint(0, 3)} GiB short",
+                loc,
+                fix=rng.choice(["", "set --max-model-len 4096"]),
+                object=rng.choice(["", "Deployment/ns/a", "Deployment/ns/b"]),
+                container=rng.choice(["", "vllm"]),
+            )
+        )
+    return out
+
+
+def _setup(tmp_path: Path) -> tuple[list[str | None], LoadResult]:
+    read_with_comments = tmp_path / "a.yaml"
+    read_without = tmp_path / "b.yaml"
+    not_read = tmp_path / "c.yaml"  # a template a finding was mapped to: read from disk by the suppression
+    for p in (read_with_comments, not_read):
+        p.write_text(COMMENTED)
+    read_without.write_text(COMMENTED.replace("kvlint:", "other:"))
+    loaded = LoadResult()
+    loaded.source_texts[str(read_with_comments)] = COMMENTED
+    loaded.read_paths |= {str(read_with_comments), str(read_without)}
+    files: list[str | None] = [str(read_with_comments), str(read_without), str(not_read), "x.json", "-", None]
+    return files, loaded
+
+
+def _may_be_suppressed(loaded: LoadResult) -> Callable[[str], bool]:
+    def check(path: str) -> bool:
+        return not path.endswith(".json") and (
+            path in loaded.source_texts or (path not in loaded.read_paths and path != "-")
+        )
+
+    return check
+
+
+@pytest.mark.parametrize("plain", [0, 4096])
+@pytest.mark.parametrize("seed", range(6))
+def test_finish_equals_the_list_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, plain: int
+) -> None:
+    monkeypatch.setattr(diagstore, "CHUNK", 7)
+    monkeypatch.setattr(diagstore, "PLAIN", plain)
+    files, loaded = _setup(tmp_path)
+    options = Options(allow_hub=False)
+    rng = random.Random(seed)
+    first, second = _diagnostics(rng, files, 150), _diagnostics(rng, files, 120)
+
+    kept, suppressed, notes = apply_comment_suppressions(first + second, loaded, options)
+    expected = _dedupe_sorted(kept + configure(notes, options))
+
+    stores = [DiagnosticStore(), DiagnosticStore()]
+    stores[0].extend(first)
+    stores[1].extend(second)
+    assert list(stores[0]) == first and list(stores[1]) == second
+    assert [stores[1].get(i) for i in range(len(second))] == second
+
+    def suppress(ds: list[Diagnostic]) -> tuple[list[Diagnostic], list, list[Diagnostic]]:
+        k, s, n = apply_comment_suppressions(ds, loaded, options)
+        return k, s, configure(n, options)
+
+    for predicate in (_may_be_suppressed(loaded), lambda _path: True):
+        view, got_suppressed = finish(stores, suppress, predicate)
+        assert list(view) == expected
+        assert [view[i] for i in range(len(view))] == expected
+        assert view[-1] == expected[-1] and view[2:5] == expected[2:5]
+        assert got_suppressed == suppressed
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for d in expected:
+            counts[d.severity] += 1
+        assert {k: v for k, v in counts.items() if v} == view.severity_counts()
+    assert suppressed, "the comments suppress some findings"
+    assert any(d.rule == "KV003" for d in expected), "the malformed comment is reported"
+    assert len(expected) < len(kept), "some findings were repeated"
+
+
+def test_equal_hashes_are_told_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every de-duplication hash made equal: findings are still compared by their whole key."""
+    monkeypatch.setattr(diagstore, "CHUNK", 5)
+    monkeypatch.setattr(diagstore, "PLAIN", 0)
+    files, loaded = _setup(tmp_path)
+    options = Options(allow_hub=False)
+    diags = _diagnostics(random.Random(7), files, 90)
+    expected = _dedupe_sorted(list(diags))
+    store = DiagnosticStore()
+    store.extend(diags)
+    for i in range(len(store)):
+        store.key_hash[i] = 42
+    view, _ = finish([store], lambda ds: (ds, [], []), lambda _p: False)
+    assert list(view) == expected
+    assert len(expected) < len(diags)
+    del options
+
+
+def test_view_reads_through_mapped_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(diagstore, "CHUNK", 2)
+    monkeypatch.setattr(diagstore, "PLAIN", 0)
+    diags = [Diagnostic("KV104", "error", f"m{i}", Loc("f.yaml", 10 - i, 1)) for i in range(5)]
+    store = DiagnosticStore()
+    store.extend(diags)
+    view, _ = finish([store], lambda ds: (ds, [], []), lambda _p: False)
+    assert [d.message for d in view] == ["m4", "m3", "m2", "m1", "m0"]
+    tagged = view.mapped(lambda d: Diagnostic(d.rule, d.severity, d.message + "!", d.loc))
+    twice = tagged.mapped(lambda d: Diagnostic(d.rule, d.severity, d.message + "?", d.loc))
+    assert [d.message for d in twice] == ["m4!?", "m3!?", "m2!?", "m1!?", "m0!?"]
+    assert [d.message for d in view] == ["m4", "m3", "m2", "m1", "m0"]  # the view itself is unchanged
+    assert isinstance(twice, DiagnosticView) and len(twice) == 5
+    with pytest.raises(IndexError):
+        view[5]
+
+
+def test_streamed_check_with_tiny_chunks_reports_as_the_whole_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every finding encoded, in chunks of three: the reports equal the whole-input pipeline's, on the
+    corpus (or the bundled examples) plus a file with suppression comments."""
+    monkeypatch.setattr(diagstore, "CHUNK", 3)
+    monkeypatch.setattr(diagstore, "PLAIN", 0)
+    target = tmp_path / "in"
+    target.mkdir()
+    # a trailing comment with a reason suppresses KV103 on the line of --model; one without a reason on
+    # the qwen command line suppresses nothing and is reported (KV003)
+    for name, needle, comment in (
+        ("chat-8b-l4.yaml", "- --model", "  # kvlint: ignore KV103=long prompts are refused upstream"),
+        ("qwen-7b-tp2.yaml", 'command: ["vllm", "serve"', "  # kvlint: ignore KV404"),
+        ("llama-8b-h100-ok.yaml", "", ""),
+    ):
+        lines = (ROOT / "fixtures" / "examples" / name).read_text().splitlines()
+        lines = [line + comment if needle and needle in line else line for line in lines]
+        (target / name).write_text("\n".join(lines) + "\n")
+    paths = [str(target)] + ([str(CORPUS)] if CORPUS.is_dir() else [])
+    options = Options(allow_hub=False)
+    streamed = run_paths(paths, options, no_config=True, jobs=1).result
+    assert isinstance(streamed.diagnostics, DiagnosticView)
+    whole = run_check(paths, options)
+    assert streamed.suppressed_diagnostics == whole.suppressed_diagnostics
+    assert [s.diagnostic.rule for s in streamed.suppressed_diagnostics] == ["KV103"]
+    assert any(d.rule == "KV003" for d in streamed.diagnostics)
+    for name in ("text", "json", "sarif"):
+        assert render(name, streamed) == render(name, whole), name
