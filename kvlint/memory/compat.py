@@ -35,6 +35,7 @@ __all__ = [
     "bf16_refusal",
     "fp8_kv_support_on",
     "image_platform_mismatch",
+    "platform_refusal",
     "startup_refusal",
 ]
 
@@ -135,6 +136,18 @@ def _applies(rule: str, engine: str) -> bool:
     return "any" in engines or engine in engines
 
 
+def platform_refusal(serving: ServingConfig, acc: Accelerator) -> Refusal | None:
+    """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``."""
+    platform = image_platform_mismatch(serving, acc)
+    if platform is not None and _applies("KV304", serving.engine):
+        return Refusal(
+            "KV304",
+            True,
+            f"image is a {platform.upper()} build of {serving.engine}; {acc.name} is a {acc.vendor} accelerator",
+        )
+    return None
+
+
 def startup_refusal(
     serving: ServingConfig,
     model: ModelSpec | None,
@@ -156,13 +169,9 @@ def startup_refusal(
         has_pod: False for an engine command line (``kvlint plan``): there is no container image, and KV304
             (``consumes: [pod, ...]``) does not apply.
     """
-    platform = image_platform_mismatch(serving, acc) if has_pod else None
-    if platform is not None and _applies("KV304", serving.engine):
-        return Refusal(
-            "KV304",
-            True,
-            f"image is a {platform.upper()} build of {serving.engine}; {acc.name} is a {acc.vendor} accelerator",
-        )
+    refusal = platform_refusal(serving, acc) if has_pod else None
+    if refusal is not None:
+        return refusal
     if _applies("KV301", serving.engine):
         how = bf16_refusal(serving, model, acc)
         if how is not None:

@@ -518,7 +518,7 @@ def plan_fleet(
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
     """
     from kvlint.accelerators import registry as cat
-    from kvlint.memory.compat import startup_refusal
+    from kvlint.memory.compat import platform_refusal, startup_refusal
 
     profile = mig_profile_of(placement)
     if profile is not None:
@@ -533,8 +533,8 @@ def plan_fleet(
             how = f"fleet: {acc.name}, MIG {profile}"
         there = replace(placement, accelerator=acc, how=how, gpus=gpus, memory_bytes_override=mig_bytes)
         base = {"mig_profile": profile}
-        refusal = startup_refusal(serving, model, acc)
-        if refusal is not None and refusal.rule == "KV304":
+        refusal = platform_refusal(serving, acc)  # the image does not run there: not planned
+        if refusal is not None:
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
             continue
         gpu = plannable_gpu(there, serving.engine)
