@@ -85,15 +85,28 @@ class WebhookMetrics:
         self.inventory_refreshes = Counter(
             "kvlint_webhook_inventory_refreshes", "Node-label inventory refreshes.", ["result"], registry=r
         )
+        # The labelled children of the per-review series, looked up once per label set (``labels()``
+        # validates and locks on every call); bounded by the verdicts, outcomes and rule ids.
+        self._review_children: dict[tuple[bool, str, bool], Any] = {}
+        self._finding_children: dict[tuple[str, str], Any] = {}
 
     def observe(self, verdict: Any, dry_run: bool, seconds: float) -> None:
         """Record one answered review: its :class:`~kvlint.webhook.review.Verdict`, whether it was a
         dry run, and its latency in seconds."""
-        self.reviews.labels(
-            "allowed" if verdict.allowed else "denied", verdict.outcome, "true" if dry_run else "false"
-        ).inc()
-        for d in verdict.errors + verdict.warnings:
-            self.findings.labels(d.rule, d.severity).inc()
+        key = (bool(verdict.allowed), str(verdict.outcome), bool(dry_run))
+        child = self._review_children.get(key)
+        if child is None:
+            child = self._review_children[key] = self.reviews.labels(
+                "allowed" if key[0] else "denied", key[1], "true" if key[2] else "false"
+            )
+        child.inc()
+        for diags in (verdict.errors, verdict.warnings):
+            for d in diags:
+                fkey = (d.rule, d.severity)
+                found = self._finding_children.get(fkey)
+                if found is None:
+                    found = self._finding_children[fkey] = self.findings.labels(d.rule, d.severity)
+                found.inc()
         self.latency.observe(seconds)
 
     def render(self) -> tuple[bytes, str]:
