@@ -368,7 +368,11 @@ def review_label(review: Review) -> str:
     path separators, ``..`` and control characters, so no location can name a file of the server."""
 
     def part(text: str | None) -> str:
-        cleaned = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in str(text or ""))[:253]
+        text = str(text or "")
+        if text.isprintable() and "/" not in text and "\\" not in text:  # the usual name: nothing to replace
+            cleaned = text[:253]
+        else:
+            cleaned = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in text)[:253]
         return cleaned.replace("..", "__")
 
     return f"<admission {'/'.join(part(x) for x in (review.kind, review.namespace, review.name) if x)}>.json"
