@@ -1,0 +1,223 @@
+"""The review listener's plain ASGI path for ``POST /validate`` (issue 19): driven at the ASGI level, its
+answers must be what the Starlette handler sent (the bytes and headers of Starlette's own ``JSONResponse``
+for the same payload), other paths and methods must still get Starlette's answers, and the worker pool
+must keep waiting reviews in their turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("prometheus_client")
+
+from starlette.requests import ClientDisconnect  # noqa: E402
+from starlette.responses import JSONResponse  # noqa: E402
+
+from kvlint.webhook.app import create_app  # noqa: E402
+from kvlint.webhook.review import Review, WebhookSettings, review_label  # noqa: E402
+
+MAX = 4096
+
+
+def _review(uid: str = "uid-1", operation: str = "DELETE", **req: Any) -> dict[str, Any]:
+    request = {"uid": uid, "operation": operation, "kind": {"kind": "Deployment"}, "namespace": "serving"}
+    request.update(req)
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+def _scope(method: str = "POST", path: str = "/validate", headers: Any = None, root_path: str = "") -> Any:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "https",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": root_path,
+        "query_string": b"",
+        "headers": headers if headers is not None else [(b"content-type", b"application/json")],
+        "server": ("127.0.0.1", 8443),
+        "client": ("127.0.0.1", 40000),
+    }
+
+
+def _call(app: Any, scope: Any, messages: list[Any], hang: bool = False) -> list[Any]:
+    """Run one request through ``app``; ``messages`` are what ``receive`` returns in turn (then it blocks
+    when ``hang``, else reports a disconnect)."""
+    sent: list[Any] = []
+    queue = list(messages)
+
+    async def receive() -> Any:
+        if queue:
+            return queue.pop(0)
+        if hang:
+            await asyncio.sleep(60)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent
+
+
+def _body(data: bytes, more: bool = False) -> dict[str, Any]:
+    return {"type": "http.request", "body": data, "more_body": more}
+
+
+@pytest.fixture()
+def app() -> Any:
+    return create_app(WebhookSettings(max_request_bytes=MAX, body_timeout_seconds=0.2), warm_up=False)
+
+
+def _as_starlette(sent: list[Any], status: int, headers: dict[str, str] | None = None) -> None:
+    """``sent`` is exactly what Starlette's JSONResponse of the same payload sends."""
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    payload = json.loads(sent[1]["body"])
+    ref = JSONResponse(payload, status_code=status, headers=headers)
+    assert sent[0]["status"] == status
+    assert sent[0]["headers"] == ref.raw_headers
+    assert sent[1]["body"] == ref.body
+
+
+def test_answer_bytes_and_headers_are_starlettes(app: Any) -> None:
+    body = json.dumps(_review(uid="ü-ñ-1")).encode()  # non-ASCII stays UTF-8 (ensure_ascii=False)
+    sent = _call(app, _scope(), [_body(body[:10], more=True), _body(body[10:])])
+    _as_starlette(sent, 200)
+    assert "ü-ñ-1".encode() in sent[1]["body"]
+    assert json.loads(sent[1]["body"])["response"] == {"uid": "ü-ñ-1", "allowed": True}
+
+
+@pytest.mark.parametrize(
+    "headers, messages, status, needle, close",
+    [
+        ([(b"content-type", b"application/json")], [_body(b"{nope")], 400, "not valid JSON", False),
+        ([(b"content-type", b"text/yaml")], [_body(b"{}")], 415, "Content-Type", False),
+        # the first Content-Type counts, as with Starlette's Headers.get
+        ([(b"content-type", b"text/yaml"), (b"content-type", b"application/json")], [], 415, "yaml", False),
+        ([(b"content-length", b"12x")], [], 400, "invalid Content-Length", False),
+        ([(b"content-length", str(MAX + 1).encode())], [], 413, f"{MAX + 1} bytes", True),
+        ([], [_body(b"x" * 3000, more=True), _body(b"x" * 3000)], 413, f"limit of {MAX}", True),
+    ],
+)
+def test_refusals_are_starlettes(
+    app: Any, headers: Any, messages: list[Any], status: int, needle: str, close: bool
+) -> None:
+    sent = _call(app, _scope(headers=headers), messages)
+    _as_starlette(sent, status, {"Connection": "close"} if close else None)
+    assert needle in json.loads(sent[1]["body"])["error"]
+
+
+def test_body_deadline_408_counted(app: Any) -> None:
+    t = time.perf_counter()
+    sent = _call(app, _scope(), [_body(b"{", more=True)], hang=True)
+    assert time.perf_counter() - t < 2
+    _as_starlette(sent, 408, {"Connection": "close"})
+    metrics = app.state.webhook.metrics.render()[0].decode()
+    assert 'kvlint_webhook_connections_closed_total{reason="body_timeout"} 1.0' in metrics
+    assert 'kvlint_webhook_bad_requests_total{reason="body_timeout"} 1.0' in metrics
+
+
+def test_disconnect_mid_body_is_starlettes_500_and_raises(app: Any) -> None:
+    with pytest.raises(ClientDisconnect):
+        _call(app, _scope(), [_body(b"{", more=True)])  # then the client goes away
+    # what Starlette's ServerErrorMiddleware sent before raising again (uvicorn logs it)
+    from starlette.responses import PlainTextResponse
+
+    ref = PlainTextResponse("Internal Server Error", status_code=500)
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(app(_scope(), receive, send))
+    assert sent[0]["status"] == 500 and sent[0]["headers"] == ref.raw_headers and sent[1]["body"] == ref.body
+
+
+def test_other_paths_and_methods_are_starlettes(app: Any) -> None:
+    sent = _call(app, _scope(method="GET"), [])
+    assert sent[0]["status"] == 405 and (b"allow", b"POST") in sent[0]["headers"]
+    assert _call(app, _scope(method="GET", path="/nope"), [])[0]["status"] == 404
+    ok = _call(app, _scope(method="GET", path="/healthz"), [])
+    assert ok[0]["status"] == 200 and ok[1]["body"] == b"ok\n"
+    # under a root_path the request goes through Starlette's router to the same endpoint
+    sent = _call(
+        app, _scope(path="/x/validate", root_path="/x", headers=[(b"content-type", b"text/yaml")]), []
+    )
+    _as_starlette(sent, 415)
+    assert app.state.webhook.settings.max_request_bytes == MAX
+
+
+@pytest.mark.parametrize(
+    "kind, namespace, name",
+    [
+        ("Deployment", "serving", "llama-8b"),
+        ("Deployment", "a/b", "..//..\\x"),
+        ("Pod", None, "tab\there"),
+        ("Pod", "ns", "é" * 300),
+        ("", "", ""),
+        ("Pod", "ns", "line\nbreak\u200b"),
+    ],
+)
+def test_review_label_matches_the_character_walk(kind: str, namespace: str | None, name: str) -> None:
+    def part(text: str | None) -> str:  # the definition: every character checked
+        cleaned = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in str(text or ""))[:253]
+        return cleaned.replace("..", "__")
+
+    rev = Review("admission.k8s.io/v1", "u", "CREATE", kind, namespace, name, None, False, {}, None)
+    want = f"<admission {'/'.join(part(x) for x in (kind, namespace, name) if x)}>.json"
+    assert review_label(rev) == want
+
+
+def sleepy_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, 0.4 s late for objects named ``slow-*``."""
+    from kvlint.pipeline import run_documents
+
+    if any(d.name.startswith("slow-") for d in loaded.documents):
+        time.sleep(0.4)
+    return run_documents(loaded, options)
+
+
+def test_a_waiting_review_keeps_its_turn() -> None:
+    """One worker: B waits while A lints; C, asked for the moment A's worker is handed back (before B has
+    run), queues behind B instead of taking the worker."""
+    from kvlint.webhook.pool import ReviewPool
+    from kvlint.webhook.request_options import webhook_options
+
+    def obj(name: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
+
+    async def run() -> list[str]:
+        pool = ReviewPool(1, pipeline=sleepy_pipeline)
+        await pool.start()
+        order: list[str] = []
+        options = webhook_options()
+        try:
+
+            async def first() -> None:
+                await pool.lint(obj("slow-a"), "a.json", options, 10)
+                order.append("A")
+                await pool.lint(obj("c"), "c.json", options, 10)
+                order.append("C")
+
+            async def second() -> None:
+                await asyncio.sleep(0.1)
+                await pool.lint(obj("b"), "b.json", options, 10)
+                order.append("B")
+
+            await asyncio.gather(first(), second())
+        finally:
+            await pool.close()
+        return order
+
+    assert asyncio.run(run()) == ["A", "B", "C"]
