@@ -1,7 +1,8 @@
-"""The review listener's plain ASGI path for ``POST /validate`` (issue 19): driven at the ASGI level, its
-answers must be what the Starlette handler sent (the bytes and headers of Starlette's own ``JSONResponse``
-for the same payload), other paths and methods must still get Starlette's answers, and the worker pool
-must keep waiting reviews in their turn."""
+"""The review listener driven at the ASGI level, without a network: ``POST /validate`` answers with the bytes
+and headers of Starlette's own ``JSONResponse`` for the same payload (200, 400, 408, 413, 415, a mid-body
+disconnect), other paths and methods get Starlette's answers, a review's file label skips nothing it must
+replace, and the worker pool keeps waiting reviews in their turn. (Written for a plain ASGI ``/validate``
+path that was measured and not adopted, issue 19; they pin the listener's answers whatever serves them.)"""
 
 from __future__ import annotations
 
