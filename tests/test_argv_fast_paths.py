@@ -1,0 +1,234 @@
+"""The engine-command readers' fast paths give what their general paths give (issue 19, reading the command).
+
+kvlint/engines/vllm.py builds the ``--config`` values of scalar nodes of the core tags straight from the node
+(instead of serialising the node and loading it again), finds abbreviation candidates by bisection of the sorted option names, and answers
+``--`` words as "not a number" without raising. Each is compared here with the general path it short-cuts, on
+generated inputs and on what the shared corpus feeds it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kvlint.engines import vllm as V
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+CORPUS = SHARED / "corpus" / "manifests"
+
+
+def _shape(node: Any) -> Any:
+    """What kvlint reads of a node tree: tags, scalar values and styles, start positions, recursively."""
+    if node is None:
+        return None
+    head = (type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column)
+    if isinstance(node, yaml.ScalarNode):
+        return (
+            *head,
+            node.value,
+            node.style or None,
+        )  # plain: None from PyYAML, "" from libyaml (both falsy)
+    if isinstance(node, yaml.MappingNode):
+        return (*head, [(_shape(k), _shape(v)) for k, v in node.value])
+    return (*head, [_shape(x) for x in node.value])
+
+
+def _outcome(fn, *args) -> Any:
+    try:
+        return ("ok", fn(*args))
+    except (yaml.YAMLError, ValueError) as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+#: Values of a ``--config`` key: every form the YAML 1.1 resolvers know, quoting styles, block scalars,
+#: flow and block collections, anchors, tags, and malformed text.
+_VALUES = [
+    "1",
+    "-0",
+    "+12",
+    "0x1f",
+    "0o17",
+    "017",
+    "0b101",
+    "1_000",
+    "190:20:30",
+    "1e3",
+    "1.0e+3",
+    ".5",
+    "1.",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "True",
+    "~",
+    "null",
+    "NULL",
+    "",
+    '""',
+    "''",
+    "'a''b'",
+    '"a: b"',
+    '"\\x01"',
+    '"é"',
+    "é",
+    '"\\t"',
+    '"\\u2028"',
+    "a  b",
+    "2024-01-01",
+    "=",
+    "!!str 5",
+    '!!int "5"',
+    "!!binary aGk=",
+    "!foo bar",
+    "&a 3",
+    "*a",
+    "|\n  x\n  y",
+    ">\n  x\n  y",
+    "[1, 2]",
+    "{a: 1}",
+    "\n  - 1\n  - x",
+    "\n  a: 1\n  b: [x]",
+    "[1, [2",
+    "{a",
+    "'open",
+    "\t1",
+    "@x",
+    "`x",
+    "% x",
+    "a # c",
+    "0.95",
+    "32k",
+    "auto",
+    '{"level": 3}',
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "bfloat16",
+    "\n  <<: {a: 1}\n  b: 2",
+]
+
+
+def _generated_configs(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    keys = [
+        "model",
+        "tensor-parallel-size",
+        "max_model_len",
+        "gpu-memory-utilization",
+        "enable-prefix-caching",
+        "served-model-name",
+        "vllm",
+        "dtype",
+        "k",
+        "x y",
+        '"q"',
+    ]
+    out = []
+    for _ in range(count):
+        lines = []
+        for _ in range(rng.randint(0, 6)):
+            key = rng.choice(keys)
+            lines.append(f"{'  ' if rng.random() < 0.05 else ''}{key}: {rng.choice(_VALUES)}")
+        if rng.random() < 0.2:
+            lines = ["vllm:"] + ["  " + line.replace("\n", "\n  ") for line in lines]
+        if rng.random() < 0.1:
+            lines.insert(0, rng.choice(["---", "%YAML 1.1\n---", "# comment", "- a", "plain text"]))
+        out.append("\n".join(lines) + rng.choice(["", "\n", "\n...\n", "\n---\nb: 1\n"]))
+    return out
+
+
+def _corpus_configs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ``--config`` texts a check of the shared corpus reads."""
+    from kvlint.checkrun import run_paths
+    from kvlint.options import Options
+
+    seen: list[str] = []
+    real = V._config_argv
+
+    def spy(text: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(V, "_config_argv", spy)
+    run_paths([str(CORPUS)], Options(allow_hub=False), no_config=True, keep_records=False, keep_json=False)
+    return seen
+
+
+def _check_config(text: str) -> None:
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError:
+        return
+    if isinstance(root, yaml.MappingNode):
+        for _, vnode in root.value:
+            a = _outcome(V._node_value, vnode, True)
+            b = _outcome(V._node_value, vnode, False)
+            assert repr(a) == repr(b), (text, _shape(vnode))
+
+
+def test_config_values_match_general_path_generated() -> None:
+    texts = [f"k: {v}\n" for v in _VALUES] + _generated_configs(600, seed=19)
+    for text in texts:
+        _check_config(text)
+
+
+def test_config_values_match_general_path_on_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("shared corpus not present")
+    texts = _corpus_configs(monkeypatch)
+    assert texts, "the corpus holds vLLM --config files (KubeAI models); none was read"
+    for text in texts:
+        _check_config(text)
+
+
+def test_config_argv_fast_equals_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole ``--config`` reading (argv, positions, sources) is the same with the fast path off."""
+    texts = _generated_configs(300, seed=7)
+    got = [_outcome(V._config_argv, t, None, lambda line, col: (line, col)) for t in texts]
+    # the general path: the serialise-and-load round trip for every value
+    general = V._node_value
+    monkeypatch.setattr(V, "_node_value", lambda n, fast=True: general(n, False))
+    want = [_outcome(V._config_argv, t, None, lambda line, col: (line, col)) for t in texts]
+    for text, g, w in zip(texts, got, want, strict=True):
+        assert repr(g) == repr(w), text
+
+
+def test_prefixed_matches_linear_scan() -> None:
+    rng = random.Random(3)
+    for version in (None, "0.4.3", "0.8.5", "0.33.0"):
+        names = V._tables(version)[3]
+        prefixes = {"--", "--m", "--max", "--max-model", "--no-", "--zzz", "-", "", "--a"}
+        prefixes |= {n[: rng.randint(2, len(n))] for n in names}
+        prefixes |= {n + "x" for n in rng.sample(names, 20)}
+        for p in sorted(prefixes):
+            assert V._prefixed(names, p) == [n for n in names if n.startswith(p)], p
+
+
+def test_is_number_matches_float() -> None:
+    def reference(tok: str) -> bool:
+        try:
+            float(tok)
+            return True
+        except ValueError:
+            return False
+
+    rng = random.Random(5)
+    alphabet = "-+.0123456789eEinfatyINFAN_ x"
+    tokens = ["--1", "-1", "--", "-", "-.5", "-inf", "--inf", "-nan", "-1e5", "-1_0", " -1", "- 1", "--port"]
+    tokens += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(20000)]
+    for tok in tokens:
+        assert V._is_number(tok) == reference(tok), tok
+
+
+def test_bisect_is_the_sort_order_of_long_names() -> None:
+    """_prefixed relies on the option names being sorted in str order."""
+    names = V._tables(None)[3]
+    assert names == sorted(names)
+    assert bisect.bisect_left(names, "--") == 0
