@@ -232,3 +232,158 @@ def test_bisect_is_the_sort_order_of_long_names() -> None:
     names = V._tables(None)[3]
     assert names == sorted(names)
     assert bisect.bisect_left(names, "--") == 0
+
+
+# -- the shell reader -------------------------------------------------------------------------------
+
+#: Pieces shell scripts are made of: words, quotes, expansions, operators, comments, redirections,
+#: continuations, template actions, and broken forms (unbalanced quotes and brackets).
+_SHELL_PIECES = [
+    "vllm",
+    "serve",
+    "--port",
+    "8000",
+    "--model=x",
+    "python3",
+    "-m",
+    "sglang.launch_server",
+    "a#b",
+    "#c\n",
+    " ",
+    "  ",
+    "\t",
+    "\r",
+    "\n",
+    ";",
+    ";;",
+    "&&",
+    "||",
+    "|",
+    "&",
+    "(",
+    ")",
+    "((i=1))",
+    "'q w'",
+    "'",
+    '"',
+    '"a $B c"',
+    '"${X:-d}"',
+    '"\\"x\\""',
+    "\\\n",
+    "\\",
+    "\\x",
+    "$X",
+    "${Y}",
+    "${Z:-dflt}",
+    "$@",
+    '"$@"',
+    "$1",
+    "$(cmd a 'b)' \"c(\")",
+    "$((1+2))",
+    "$(",
+    "${",
+    "`date`",
+    "`",
+    "2>&1",
+    ">log",
+    ">>",
+    "<in",
+    "<&0",
+    "X=1",
+    "export A=$B",
+    "env -i K=v",
+    "eval",
+    "exec",
+    "{{ .Values.x }}",
+    "{{",
+    "}}",
+    "$",
+    "$$",
+    "$#",
+    "é",
+    "x=(a b)",
+]
+
+
+def _generated_scripts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(_SHELL_PIECES) for _ in range(rng.randint(0, 30))) for _ in range(count)]
+
+
+def _corpus_scripts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ``sh -c`` scripts a check of the shared corpus reads."""
+    from kvlint.checkrun import run_paths
+    from kvlint.engines import command as C
+    from kvlint.options import Options
+
+    seen: list[str] = []
+    real = C.commands
+
+    def spy(script: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(script)
+        return real(script, *args, **kwargs)
+
+    monkeypatch.setattr(C, "commands", spy)
+    run_paths([str(CORPUS)], Options(allow_hub=False), no_config=True, keep_records=False, keep_json=False)
+    return seen
+
+
+def _check_shell(script: str) -> None:
+    from kvlint.engines import shell as S
+
+    fast = S.lex(script)
+    assert fast == S.lex(script, fast=False), script
+    env = {"B": "b1 b2", "X": "x", "Y": "", "Q": '"q"'}
+    positional = [S.ShellArg("sh"), S.ShellArg("p1"), S.ShellArg("p 2", quoted=True)]
+    for tok in fast:
+        if isinstance(tok, S.Word):
+            for assign in (False, True):
+                a = S._expand(tok, env, positional, assign=assign)
+                b = S._expand(tok, env, positional, assign=assign, fast=False)
+                assert a == b, (script, tok)
+    for opening, closing in ("()", "{}"):
+        for i, c in enumerate(script):
+            if c == opening:
+                got = S._scan_balanced(script, i, opening, closing)
+                assert got == S._scan_balanced_walk(script, i, opening, closing), (script, i)
+
+
+def test_shell_fast_paths_match_general_paths_generated() -> None:
+    for script in _generated_scripts(3000, seed=19):
+        _check_shell(script)
+
+
+def test_shell_fast_paths_match_general_paths_on_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not CORPUS.is_dir():
+        pytest.skip("shared corpus not present")
+    scripts = _corpus_scripts(monkeypatch)
+    assert len(scripts) >= 10, "the corpus holds sh -c scripts; too few were read"
+    for script in scripts:
+        _check_shell(script)
+
+
+def test_shell_prechecks_are_implied_by_the_patterns() -> None:
+    """commands() tries the redirection pattern only on words holding ``<`` or ``>``, and the assignment
+    pattern only on words holding ``=``: every word either pattern matches holds them."""
+    from kvlint.engines import shell as S
+
+    rng = random.Random(11)
+    alphabet = "0129<>&=aZ_- $\n"
+    words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(30000)]
+    for w in words:
+        if S._REDIRECT_RE.match(w):
+            assert "<" in w or ">" in w, w
+        if S._ASSIGN_RE.match(w):
+            assert "=" in w, w
+
+
+def test_base_is_posix_basename() -> None:
+    import posixpath
+
+    from kvlint.engines.command import _base
+
+    rng = random.Random(2)
+    words = ["", "/", "a/", "/usr/bin/python3", "vllm", "./run.sh", "//x//y", "a\\b"]
+    words += ["".join(rng.choice("ab/.\\") for _ in range(rng.randint(0, 8))) for _ in range(5000)]
+    for w in words:
+        assert _base(w) == posixpath.basename(w), w
