@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kvlint.engines import sglang as G
 from kvlint.engines import vllm as V
+from kvlint.engines.options import prefixed
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = SHARED / "corpus" / "manifests"
@@ -202,13 +204,25 @@ def test_config_argv_fast_equals_round_trip(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_prefixed_matches_linear_scan() -> None:
     rng = random.Random(3)
-    for version in (None, "0.4.3", "0.8.5", "0.33.0"):
-        names = V._tables(version)[3]
-        prefixes = {"--", "--m", "--max", "--max-model", "--no-", "--zzz", "-", "", "--a"}
+    tables = [V._tables(v)[3] for v in (None, "0.4.3", "0.8.5", "0.33.0")]
+    tables += [G._tables(v)[2] for v in (None, "0.4.6", "0.5.5", "99.0")]
+    for names in tables:
+        prefixes = {"--", "--m", "--max", "--max-model", "--no-", "--zzz", "-", "", "--a", "--tp", "--mem"}
         prefixes |= {n[: rng.randint(2, len(n))] for n in names}
         prefixes |= {n + "x" for n in rng.sample(names, 20)}
         for p in sorted(prefixes):
-            assert V._prefixed(names, p) == [n for n in names if n.startswith(p)], p
+            assert prefixed(names, p) == [n for n in names if n.startswith(p)], p
+
+
+def test_sglang_tables_memoised_equal_fresh() -> None:
+    """The per-version SGLang tables, built once, are what building them again gives."""
+    from kvlint.engines.sglang_flags_data import VERSIONS
+
+    for v in [None, "", "0.0.1", "99.0", "0.5.5rc1", "not-a-version", *VERSIONS]:
+        table, report, known = G._tables(v)
+        fresh_table, fresh_report = G.sglang_options.__wrapped__(v)
+        assert (table, report) == (fresh_table, fresh_report), v
+        assert known == sorted(set(fresh_table) | set(G._ALIASES)), v
 
 
 def test_is_number_matches_float() -> None:
@@ -228,7 +242,7 @@ def test_is_number_matches_float() -> None:
 
 
 def test_bisect_is_the_sort_order_of_long_names() -> None:
-    """_prefixed relies on the option names being sorted in str order."""
+    """prefixed() relies on the option names being sorted in str order."""
     names = V._tables(None)[3]
     assert names == sorted(names)
     assert bisect.bisect_left(names, "--") == 0

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from kvlint.engines import vllm_flags_data as data
-from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, version_tuple
+from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, prefixed, version_tuple
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, ServingConfig, Value
@@ -186,18 +186,6 @@ def _tables(version: str | None) -> _Tables:
     return hit[0], list(indices), hit[2], hit[3]
 
 
-def _prefixed(names: list[str], prefix: str) -> list[str]:
-    """The names of the sorted list ``names`` that start with ``prefix``, in order (the abbreviation
-    candidates argparse considers): found by bisection instead of testing every name; the names starting
-    with ``prefix`` are one contiguous run of a sorted list, beginning at ``prefix``'s insertion point."""
-    out = []
-    for k in range(bisect.bisect_left(names, prefix), len(names)):
-        if not names[k].startswith(prefix):
-            break
-        out.append(names[k])
-    return out
-
-
 def option_versions(option: str) -> tuple[str, str] | None:
     """First and last sampled vLLM release that accepts ``option``, or None if none does."""
     entry = data.OPTIONS.get(option)
@@ -272,7 +260,7 @@ class _Parser:
             base = "--" + opt[5:]
             return base, self.known[base][0], "bool", True
         if opt.startswith("--") and len(opt) > 3:
-            cands = _prefixed(self.long_names, opt)
+            cands = prefixed(self.long_names, opt)
             if len(cands) == 1:
                 return self.resolve(cands[0])
             if len(cands) > 1:
