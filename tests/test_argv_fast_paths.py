@@ -401,3 +401,49 @@ def test_base_is_posix_basename() -> None:
     words += ["".join(rng.choice("ab/.\\") for _ in range(rng.randint(0, 8))) for _ in range(5000)]
     for w in words:
         assert _base(w) == posixpath.basename(w), w
+
+
+# -- finding workloads ------------------------------------------------------------------------------
+
+
+def _same_tree(a: Any, b: Any) -> None:
+    """``b`` equals ``a`` with the same positions (``loc``, ``locs``, ``key_locs``), in new containers."""
+    from kvlint.source import LDict, LList
+
+    assert (
+        type(a) is type(b)
+        or (isinstance(a, dict) and type(b) is LDict)
+        or (isinstance(a, list) and type(b) is LList)
+    )
+    if isinstance(a, dict):
+        assert a is not b and list(a) == list(b)
+        assert getattr(a, "loc", None) == b.loc
+        if isinstance(a, LDict):
+            assert a.locs == b.locs and a.key_locs == b.key_locs
+        for k in a:
+            _same_tree(a[k], b[k])
+    elif isinstance(a, list):
+        assert a is not b and len(a) == len(b)
+        assert getattr(a, "loc", None) == b.loc
+        if isinstance(a, LList) and len(a.locs) == len(a):
+            assert a.locs == b.locs
+        for x, y in zip(a, b, strict=True):
+            _same_tree(x, y)
+    else:
+        assert a is b
+
+
+def test_merge_copy_keeps_values_and_positions_on_corpus() -> None:
+    """kvlint.workloads.merge._copy (scalars no longer passed through a call; the LDict test hoisted out of
+    the key loop) still copies every loaded document of the corpus with all its positions."""
+    if not CORPUS.is_dir():
+        pytest.skip("shared corpus not present")
+    from kvlint.load import load_paths
+    from kvlint.workloads.merge import _copy
+
+    docs = load_paths([str(CORPUS)]).documents
+    assert len(docs) > 100
+    for doc in docs:
+        _same_tree(doc.data, _copy(doc.data))
+    plain = {"a": [1, {"b": None}], "c": {"d": "x"}}
+    _same_tree(plain, _copy(plain))
