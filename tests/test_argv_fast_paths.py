@@ -447,3 +447,80 @@ def test_merge_copy_keeps_values_and_positions_on_corpus() -> None:
         _same_tree(doc.data, _copy(doc.data))
     plain = {"a": [1, {"b": None}], "c": {"d": "x"}}
     _same_tree(plain, _copy(plain))
+
+
+def _reference_field_paths(obj: Any, type_name: str, path: str = "") -> Any:
+    """KV005's walk as a plain recursive generator (what kvlint.workloads.fields did before it filled a list)."""
+    from kvlint.source import loc_of
+    from kvlint.workloads.fields import _nested_fields, known_fields, unknown_fields
+
+    if not known_fields(type_name) or not isinstance(obj, dict):
+        return
+    for key, close in unknown_fields(obj, type_name):
+        yield path, key, close, getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
+    nested = _nested_fields(type_name)
+    for _, child, key in sorted([(*nested[k], k) for k in obj if k in nested]):
+        value = obj.get(key)
+        if value is None:
+            continue
+        sub = f"{path}.{key}" if path else key
+        for i, item in enumerate(value) if isinstance(value, list) else [(None, value)]:
+            yield from _reference_field_paths(item, child, sub if i is None else f"{sub}[{i}]")
+
+
+def test_unknown_field_paths_match_reference_walk() -> None:
+    from kvlint.load import load_paths
+    from kvlint.workloads.fields import unknown_field_paths
+
+    rng = random.Random(23)
+    keys = [
+        "name",
+        "image",
+        "args",
+        "args:",
+        "resource",
+        "resources",
+        "env",
+        "ports",
+        "livenessProbe",
+        "httpGet",
+        "port",
+        "path",
+        "limits",
+        "volumeMounts",
+        "mountPath",
+        "securityContext",
+        "capabilities",
+        "add",
+        "$patch",
+        "readinessProbe",
+        "exec",
+        "command",
+        "valueFrom",
+        "configMapKeyRef",
+        "key",
+    ]
+
+    def gen(depth: int) -> Any:
+        if depth > 4 or rng.random() < 0.3:
+            return rng.choice(["x", 1, None, True])
+        if rng.random() < 0.3:
+            return [gen(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {rng.choice(keys): gen(depth + 1) for _ in range(rng.randint(0, 5))}
+
+    objs: list[Any] = [gen(0) for _ in range(3000)]
+    if CORPUS.is_dir():
+        for doc in load_paths([str(CORPUS)]).documents:
+            stack = [doc.data]
+            while stack:  # every mapping of the corpus that has a "containers" list: its containers
+                node = stack.pop()
+                if isinstance(node, dict):
+                    objs += [
+                        c for c in node.get("containers") or [] if isinstance(node.get("containers"), list)
+                    ]
+                    stack += list(node.values())
+                elif isinstance(node, list):
+                    stack += node
+    for obj in objs:
+        for type_name in ("V1Container", "V1PodSpec", "Probe"):
+            assert list(unknown_field_paths(obj, type_name)) == list(_reference_field_paths(obj, type_name))
