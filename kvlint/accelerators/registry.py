@@ -186,8 +186,11 @@ def driver_reserve_mib() -> int:
     return _cat().reserve_mib
 
 
+_SEPARATORS = re.compile(r"[\s_]+")
+
+
 def _norm(ref: str) -> str:
-    return re.sub(r"[\s_]+", "-", str(ref).strip().lower())
+    return _SEPARATORS.sub("-", str(ref).strip().lower())
 
 
 def lookup(ref: str) -> Accelerator | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import bisect
 import functools
 import os
-import posixpath
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -336,7 +335,13 @@ def _line_starts(script: str) -> list[int]:
 
 
 def _base(word: str) -> str:
-    return posixpath.basename(word)
+    """The last ``/``-separated component of ``word`` (``posixpath.basename`` of a str, without its
+    generic-path overhead)."""
+    return word[word.rfind("/") + 1 :]
+
+
+#: A Python interpreter's program name (``python``, ``python3``, ``python3.12``).
+_PYTHON_RE = re.compile(r"python[0-9.]*")
 
 
 #: The pseudo-engine of KAITO's vLLM wrapper (read as vLLM, see :func:`_kaito_vllm`).
@@ -370,7 +375,7 @@ def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
         return "tgi", 1, False
     if w0 == "sglang" and len(words) > 1 and words[1] == "serve":
         return "sglang", 2, False
-    if re.fullmatch(r"python[0-9.]*", w0):
+    if _PYTHON_RE.fullmatch(w0):
         k = 1
         while k < len(words) and words[k].startswith("-") and words[k] != "-m":
             k += 1
@@ -449,7 +454,7 @@ def _reason_for(words: Sequence[str]) -> str:
     if not words:
         return "the container has no command or args; kvlint cannot tell how the engine is started"
     w0 = _base(words[0])
-    if re.fullmatch(r"python[0-9.]*", w0) and len(words) > 1 and not words[1].startswith("-"):
+    if _PYTHON_RE.fullmatch(w0) and len(words) > 1 and not words[1].startswith("-"):
         return (
             f"the container runs the Python program {words[1]} (a wrapper around the engine, e.g. KAITO "
             f"inference_api.py); its command line is not the engine's own CLI, so kvlint cannot read the flags"
@@ -493,7 +498,7 @@ _NO_MODEL_MODULES = ("dynamo.frontend", "dynamo.router", "dynamo.planner", "sgla
 
 def _serves_no_model(texts: Sequence[str]) -> bool:
     """``texts`` runs a serving-stack component that loads no model (a router, a frontend)."""
-    if len(texts) > 2 and re.fullmatch(r"python[0-9.]*", _base(texts[0])) and texts[1] == "-m":
+    if len(texts) > 2 and _PYTHON_RE.fullmatch(_base(texts[0])) and texts[1] == "-m":
         return texts[2].startswith(_NO_MODEL_MODULES)
     return False
 
@@ -505,7 +510,6 @@ def _join_of(texts: Sequence[str]) -> str | None:
     if not texts:
         return None
     w0 = _base(texts[0])
-    joined = " ".join(texts)
     if w0 == "ray" and len(texts) > 1 and texts[1] == "start":
         if "--head" not in texts and any(t.startswith("--address") for t in texts):
             return _describe(texts)
@@ -516,7 +520,7 @@ def _join_of(texts: Sequence[str]) -> str | None:
     if (
         scripts
         and "worker" in texts
-        and ("multi-node-serving" in joined or "ray" in _base(scripts[0]).lower())
+        and ("multi-node-serving" in " ".join(texts) or "ray" in _base(scripts[0]).lower())
     ):
         return _describe(texts)
     return None

@@ -7,10 +7,11 @@ the bookkeeping common to the three parsers (one :class:`Collector` per containe
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,6 +115,19 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
         return None
     got = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.75)
     return got[0] if got else None
+
+
+def prefixed(names: Sequence[str], prefix: str) -> list[str]:
+    """The names of the sorted sequence ``names`` that start with ``prefix``, in order (the candidates
+    argparse's ``allow_abbrev`` considers for an abbreviated long option). Found by bisection: in a sorted
+    sequence the names starting with ``prefix`` are one run, from ``prefix``'s insertion point; the tests
+    compare it with testing every name."""
+    out = []
+    for k in range(bisect.bisect_left(names, prefix), len(names)):
+        if not names[k].startswith(prefix):
+            break
+        out.append(names[k])
+    return out
 
 
 def parse_json_or_str(text: str) -> Any:

@@ -11,10 +11,11 @@ sglang/srt/server_args.py::ServerArgs.add_cli_args): ``--model-path`` [``--model
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 from kvlint.engines import sglang_flags_data as data
-from kvlint.engines.options import Collector
+from kvlint.engines.options import Collector, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
@@ -23,6 +24,7 @@ from kvlint.types import ServingConfig, Value
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
 
+@functools.lru_cache(maxsize=64)
 def sglang_options(version: str | None) -> tuple[frozenset[str], bool]:
     """The option strings SGLang ``version`` accepts, and whether unknown options can be reported for it.
 
@@ -30,6 +32,7 @@ def sglang_options(version: str | None) -> tuple[frozenset[str], bool]:
     release at or below ``version`` and of the nearest at or above (generous: an option added between two samples
     is not reported). Unknown version: every sampled release (the union), reported; a version newer than the newest
     sampled release: the union, not reported (kvlint has not read that release). Versions ordered by PEP 440.
+    Memoised by version string (a pure function of it): the table is not rebuilt for every command line.
     """
     from kvlint.memory.versions import parse_pep440
 
@@ -48,6 +51,14 @@ def sglang_options(version: str | None) -> tuple[frozenset[str], bool]:
         idx.add(above[0])
     mask = sum(1 << i for i in idx)
     return frozenset(o for o, m in data.OPTION_MASKS.items() if m & mask), True
+
+
+@functools.lru_cache(maxsize=64)
+def _tables(version: str | None) -> tuple[frozenset[str], bool, list[str]]:
+    """:func:`sglang_options` of ``version`` and the sorted option strings an abbreviation is matched against
+    (the options and :data:`_ALIASES`), built once per version. Callers must not mutate the list."""
+    table, report = sglang_options(version)
+    return table, report, sorted(set(table) | set(_ALIASES))
 
 
 _ALIASES = {
@@ -127,8 +138,7 @@ def parse_sglang_argv(
     sources = list(sources) if sources is not None else ["arg"] * len(argv)
     col = Collector("SGLang")
     where = f"SGLang {version}" if version else "SGLang"
-    table, report = sglang_options(version)
-    known = sorted(set(table) | set(_ALIASES))
+    table, report, known = _tables(version)
     model: Value | None = None
     i, n = 0, len(argv)
     while i < n:
@@ -140,7 +150,7 @@ def parse_sglang_argv(
         opt = "--" + opt[2:].replace("_", "-")
         canon = _ALIASES.get(opt, opt)
         if canon not in table:
-            cands = [o for o in known if o.startswith(opt)]
+            cands = prefixed(known, opt)
             if len(cands) == 1:
                 canon = _ALIASES.get(cands[0], cands[0])
                 col.abbreviation(opt, cands[0], loc)

@@ -148,12 +148,70 @@ _OP_CHARS = frozenset("&|;\n()")
 # Characters :func:`lex` treats one by one; any other character extends the current word as literal text.
 _PLAIN_RUN = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+")
 _BLANK_RUN = re.compile(r"[ \t\r]+")
+# A whole word of ordinary characters: the run, then a blank, a newline, an operator character other than
+# ``(`` (after a word, ``((`` is two operators; at the start of one, an arithmetic command) or the end.
+_PLAIN_WORD = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+(?=[ \t\r\n&|;)]|\Z)")
 # Inside double quotes only ``"``, ``\``, ``$`` and backticks are special.
 _DQ_RUN = re.compile(r'[^"\\$`]+')
 
 
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
-    """Index just past the bracket matching ``s[i]`` (tolerant: end of string if unbalanced)."""
+    """Index just past the bracket matching ``s[i]`` (tolerant: end of string if unbalanced).
+
+    Quotes are skipped whole (a backslash escapes inside double quotes, not inside single ones) and a
+    backslash outside quotes escapes the next character. The text between the characters that matter is
+    skipped by a regular-expression search, not walked one character at a time (see
+    :func:`_scan_balanced_walk`, the character walk it equals, kept for the tests)."""
+    special = _BALANCED.get(open_c + close_c)
+    if special is None:
+        return _scan_balanced_walk(s, i, open_c, close_c)
+    depth = 0
+    n = len(s)
+    while True:
+        m = special.search(s, i)
+        if m is None:
+            return n
+        i = m.start()
+        c = s[i]
+        if c == "'":
+            end = s.find("'", i + 1)
+            if end < 0:
+                return n
+            i = end + 1
+        elif c == '"':
+            j = i + 1
+            while True:
+                q = _DQ_STOP.search(s, j)
+                if q is None:
+                    return n
+                j = q.start()
+                if s[j] == '"':
+                    break
+                j += 2  # a backslash escapes the next character inside double quotes
+            i = j + 1
+        elif c == "\\":
+            i += 2
+        elif c == open_c:
+            depth += 1
+            i += 1
+        else:  # close_c
+            depth -= 1
+            if depth == 0:
+                return i + 1
+            i += 1
+
+
+#: The characters :func:`_scan_balanced` acts on, per bracket pair.
+_BALANCED = {
+    "()": re.compile(r"""['"\\()]"""),
+    "{}": re.compile(r"""['"\\{}]"""),
+}
+_DQ_STOP = re.compile(r'["\\]')
+
+
+def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
+    """:func:`_scan_balanced` one character at a time (the reference the tests compare it with, and the
+    way for a bracket pair without a prepared expression)."""
     depth = 0
     n = len(s)
     quote: str | None = None
@@ -216,12 +274,13 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     return Part("lit", "$", quoted), i + 1
 
 
-def lex(script: str) -> list[Word | str]:
+def lex(script: str, *, fast: bool = True) -> list[Word | str]:
     """Tokenise a shell script into words and operator strings (``&&``, ``;``, ``\\n``, ``|`` ...).
 
     Handles single/double quotes, backslash escapes, ``\\``-newline continuations, ``#`` comments,
     ``$VAR``/``${VAR}``/``$(...)``/``$((...))``/backticks. Tolerant: unbalanced quotes run to the end of
-    the script. Never raises.
+    the script. Never raises. ``fast`` (the default) reads a word of ordinary characters in one step; the
+    tests compare it with the character-class steps (``fast=False``).
     """
     out: list[Word | str] = []
     i, n = 0, len(script)
@@ -246,7 +305,9 @@ def lex(script: str) -> list[Word | str]:
             i += 2
             continue
         if c in " \t\r":
-            flush(i)
+            if start >= 0:  # flush(i), in line: the commonest end of a word
+                out.append(Word(parts, start, script[start:i]))
+                parts, start = [], -1
             i = _BLANK_RUN.match(script, i).end()  # type: ignore[union-attr]  # the run of blanks at once
             continue
         if c == "#" and start < 0:
@@ -281,6 +342,16 @@ def lex(script: str) -> list[Word | str]:
             i += len(op)
             continue
         if start < 0:
+            if fast and c not in "\\'\"$`":
+                # a word of ordinary characters ending at a blank, an operator or the end of the script (most
+                # words): one literal piece, as the steps below would build it
+                whole = _PLAIN_WORD.match(script, i)
+                if whole is not None:
+                    end = whole.end()
+                    text = script[i:end]
+                    out.append(Word([Part("lit", text, False)], i, text))
+                    i = end
+                    continue
             start = i
         if c == "\\":
             if i + 1 < n:
@@ -361,21 +432,34 @@ def _expand(
     *,
     assign: bool = False,
     budget: _Budget | None = None,
+    fast: bool = True,
 ) -> list[ShellArg]:
     """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
     unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
     those whose text ``budget`` cannot afford (:class:`_Budget`).
 
     ``assign``: the word is a ``NAME=value`` assignment, which the shell expands without field splitting
-    (``"$@"`` joins the parameters with spaces): the result is one field."""
+    (``"$@"`` joins the parameters with spaces): the result is one field.
+
+    ``fast`` (the default) reads a word of literal pieces only without the general walk; the tests compare
+    the two (``fast=False``)."""
     if budget is None:
         budget = _Budget()
-    if len(word.parts) == 1 and word.parts[0].kind == "lit":
+    if not fast:
+        pass
+    elif len(word.parts) == 1 and word.parts[0].kind == "lit":
         # one piece of literal text (most words): no expansion, no field splitting, as below
         only = word.parts[0]
         return [ShellArg(only.text, word.start, None, quoted=only.quoted)] if only.text or only.quoted else []
+    elif all(p.kind == "lit" for p in word.parts):
+        # literal pieces only (a quoted word: its text, then the empty piece marking the closing quote): one
+        # field, the pieces joined, as the walk below builds it (an assignment too: no field to join)
+        if not any(p.text or p.quoted for p in word.parts):
+            return []
+        text = "".join([p.text for p in word.parts])
+        return [ShellArg(text, word.start, None, quoted=any(p.quoted for p in word.parts))]
     if assign:
-        parts = _expand(word, env, positional, budget=budget)
+        parts = _expand(word, env, positional, budget=budget, fast=fast)
         if len(parts) <= 1:
             return parts
         joined = ShellArg(
@@ -601,7 +685,7 @@ def commands(
         words: list[ShellArg] = []
         leading, declaring = True, False
         for word in cmd:
-            is_assign = bool(_ASSIGN_RE.match(word.raw))
+            is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
             words.extend(
                 _expand(
                     word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
@@ -624,7 +708,9 @@ def commands(
             if skip:
                 skip = False
                 continue
-            m = _REDIRECT_RE.match(arg.text) if not arg.quoted else None
+            text = arg.text
+            # every redirection operator holds a ``<`` or ``>``: other words are not matched
+            m = _REDIRECT_RE.match(text) if not arg.quoted and ("<" in text or ">" in text) else None
             if m:
                 if not m.group(2):
                     skip = True
@@ -635,7 +721,7 @@ def commands(
             head = words[0].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
                 words = words[1:]
-            elif _ASSIGN_RE.match(head):
+            elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
                 if words[0].substituted:
                     local_env.pop(name, None)  # the output of a command: unknown

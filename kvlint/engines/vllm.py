@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from kvlint.engines import vllm_flags_data as data
-from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, version_tuple
+from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, prefixed, version_tuple
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, ServingConfig, Value
@@ -191,8 +191,16 @@ def option_versions(option: str) -> tuple[str, str] | None:
     entry = data.OPTIONS.get(option)
     if not entry:
         return None
-    present = [v for i, v in enumerate(data.VERSIONS) if entry[2] >> i & 1]
-    return (present[0], present[-1]) if present else None
+    mask = entry[2]
+    span = _SPANS.get(mask)
+    if span is None:
+        present = [v for i, v in enumerate(data.VERSIONS) if mask >> i & 1]
+        span = _SPANS[mask] = (present[0], present[-1]) if present else None
+    return span
+
+
+#: :func:`option_versions` by release mask (a pure function of the mask; few distinct masks exist).
+_SPANS: dict[int, tuple[str, str] | None] = {}
 
 
 def _choices(dest: str, indices: list[int]) -> set[str] | None:
@@ -252,7 +260,7 @@ class _Parser:
             base = "--" + opt[5:]
             return base, self.known[base][0], "bool", True
         if opt.startswith("--") and len(opt) > 3:
-            cands = [o for o in self.long_names if o.startswith(opt)]
+            cands = prefixed(self.long_names, opt)
             if len(cands) == 1:
                 return self.resolve(cands[0])
             if len(cands) > 1:
@@ -479,6 +487,10 @@ class _Parser:
 
 
 def _is_number(tok: str) -> bool:
+    """Whether ``tok`` reads as a Python float (argparse's test for a negative number among options).
+    A ``--`` word never does (float() takes one sign at most), so options are answered without raising."""
+    if tok.startswith("--"):
+        return False
     try:
         float(tok)
         return True
@@ -545,6 +557,20 @@ def _config_file_flags(
     return cp
 
 
+#: The scalar tags a ``--config`` value is built from directly; any other node goes through the
+#: serialise-and-load round trip.
+_PLAIN_TAGS = frozenset("tag:yaml.org,2002:" + t for t in ("bool", "int", "float", "str"))
+
+
+def _node_value(node: yaml.Node, fast: bool = True) -> Any:
+    """The Python value of a ``--config`` node, as ``yaml.safe_load(yaml.serialize(node))`` gives it. A
+    scalar of a core tag (``fast``) is constructed from the node itself by PyYAML's safe constructor, the
+    constructor that round trip ends in, without emitting and re-parsing it."""
+    if fast and isinstance(node, yaml.ScalarNode) and node.tag in _PLAIN_TAGS:
+        return yaml.constructor.SafeConstructor().construct_object(node)
+    return yaml.safe_load(yaml.serialize(node))
+
+
 def _config_argv(
     text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None], section: str | None = None
 ) -> tuple[list[str], list[Loc | None], list[str]]:
@@ -569,9 +595,7 @@ def _config_argv(
         key = str(knode.value)
         kloc = loc_of_line(knode.start_mark.line, knode.start_mark.column)
         vloc = loc_of_line(vnode.start_mark.line, vnode.start_mark.column)
-        value = yaml.safe_load(yaml.serialize(vnode)) if not isinstance(vnode, yaml.ScalarNode) else None
-        if isinstance(vnode, yaml.ScalarNode):
-            value = yaml.safe_load(yaml.serialize(vnode))
+        value = _node_value(vnode)
         opt = "--" + key
         if value is True:
             argv.append(opt)

@@ -47,6 +47,10 @@ def unknown_fields(obj: Mapping[str, Any], type_name: str) -> list[tuple[str, st
     fields = known_fields(type_name)
     if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return []
+    return _unknown(obj, fields)
+
+
+def _unknown(obj: Mapping[str, Any], fields: dict[str, str | None]) -> list[tuple[str, str | None]]:
     out = []
     for key in obj:
         if not isinstance(key, str) or key in fields or key.startswith("$"):
@@ -70,22 +74,34 @@ def unknown_field_paths(
 ) -> Iterator[tuple[str, str, str | None, Loc | None]]:
     """Every unknown key of ``obj`` and of the ``core/v1`` objects inside it: ``(path of the holder, key,
     closest known field, position of the key)``. Maps (``nodeSelector``, ``limits``) and scalars are not
-    descended into. The nested objects are visited in the order of the type's fields (the data file's)."""
+    descended into. The nested objects are visited in the order of the type's fields (the data file's).
+    The tree is walked by one recursive function filling a list (not a generator per object)."""
+    out: list[tuple[str, str, str | None, Loc | None]] = []
+    _field_paths(obj, type_name, path, out)
+    return iter(out)
+
+
+def _field_paths(
+    obj: Any, type_name: str, path: str, out: list[tuple[str, str, str | None, Loc | None]]
+) -> None:
     fields = known_fields(type_name)
     if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return
-    for key, close in unknown_fields(obj, type_name):
+    for key, close in _unknown(obj, fields):
         where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
-        yield path, key, close, where
+        out.append((path, key, close, where))
     nested = _nested_fields(type_name)
     # the keys obj has of those fields, in field order (the few present, not every field of the type)
-    for _, child, key in sorted([(*nested[k], k) for k in obj if k in nested]):
+    present = [(*nested[k], k) for k in obj if k in nested]
+    if not present:
+        return
+    for _, child, key in sorted(present):
         value = obj.get(key)
         if value is None:
             continue
         sub = f"{path}.{key}" if path else key
         if isinstance(value, list):
             for i, item in enumerate(value):
-                yield from unknown_field_paths(item, child, f"{sub}[{i}]")
+                _field_paths(item, child, f"{sub}[{i}]", out)
         else:
-            yield from unknown_field_paths(value, child, sub)
+            _field_paths(value, child, sub, out)

@@ -44,13 +44,18 @@ def _copy(value: Any) -> Any:
     """A deep copy of a loaded value that keeps positions."""
     if isinstance(value, dict):
         out = LDict(loc=loc_of(value))
-        for k, v in value.items():
-            out[k] = _copy(v)
-            if isinstance(value, LDict):
-                if k in value.locs:
-                    out.locs[k] = value.locs[k]
-                if k in value.key_locs:
-                    out.key_locs[k] = value.key_locs[k]
+        if isinstance(value, LDict):
+            locs, key_locs = value.locs, value.key_locs
+            out_locs, out_key_locs = out.locs, out.key_locs
+            for k, v in value.items():
+                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
+                if k in locs:
+                    out_locs[k] = locs[k]
+                if k in key_locs:
+                    out_key_locs[k] = key_locs[k]
+        else:
+            for k, v in value.items():
+                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
         return out
     if isinstance(value, list):
         out_l = LList([_copy(v) for v in value], loc=loc_of(value))

@@ -63,15 +63,16 @@ def template_findings(w: Workload) -> list[Finding]:
                         first = first or loc_of(c, "image")
             elif how is not None:
                 images.append((image, how, loc_of(c, "image")))
+            # the values that hold a ``${`` (no other can match _ENVSUBST_RE), with their positions
             values: list[tuple[Any, Loc | None, str | None]] = []
             if not _is_shell(c.get("command")):
                 for part in ("command", "args"):
                     seq = c.get(part)
                     if isinstance(seq, list):
-                        values += [(v, loc_of(seq, i), None) for i, v in enumerate(seq)]
+                        values += [(v, loc_of(seq, i), None) for i, v in enumerate(seq) if "${" in str(v)]
             env = c.get("env")
             for e in env if isinstance(env, list) else []:
-                if isinstance(e, dict) and isinstance(e.get("value"), str):
+                if isinstance(e, dict) and isinstance(e.get("value"), str) and "${" in e["value"]:
                     values.append((e["value"], loc_of(e, "value"), str(e.get("name") or "")))
             for v, loc, owner in values:
                 for m in _ENVSUBST_RE.finditer(str(v)):
