@@ -226,12 +226,17 @@ def _realpath(path: str, real_dirs: dict[str, str]) -> str:
     return os.path.join(real, tail)
 
 
+#: A lone UTF-16 surrogate (not encodable as UTF-8).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def load_text(data: str | bytes, path: str) -> LoadResult:
     """Load one file's content (``path`` is only used in locations and messages).
 
     Args:
         data: the content; bytes are decoded as UTF-8 (a UTF-8 BOM is dropped; UTF-16/32 with a BOM are
-            accepted too). Text is used as is.
+            accepted too). Text is used as is, except that a lone surrogate (from a JSON ``\\ud800`` escape)
+            is read as U+FFFD, as the API server's JSON decoder stores it.
         path: the name to put in every :class:`~kvlint.source.Loc` (``-`` for standard input).
 
     Returns:
@@ -250,6 +255,10 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         if "\x00" in text:
             result.findings.append(_nul_finding(path, text, text.index("\x00")))
             return result
+        if _SURROGATE.search(text):
+            # only text decoded from JSON escapes holds these (an admission object's "\ud800"): the API
+            # server's Go decoder stores U+FFFD for each, so that is what is read (libyaml takes UTF-8)
+            text = _SURROGATE.sub("\ufffd", text)
     text = _normalise_breaks(text)
     result.read_paths.add(path)
     if "# Source: " in text or SUPPRESSION_MARKER in text:

@@ -132,6 +132,7 @@ class _Builder:
                 line = self.line + 1
                 col = indent + len(enc) + 2
                 key_locs[k] = Loc(path, line, indent + 1)
+                self.nodes += 1  # the key: the loader counts it as a value too
                 tv = type(v)
                 if tv is dict or tv is list:
                     item = self.node(v, col, depth + 1)
@@ -178,6 +179,8 @@ def load_object(obj: dict[str, Any], path: str) -> LoadResult | None:
     try:
         root = builder.node(obj, 0, 0)
     except (_GiveWay, RecursionError):
+        return None
+    if builder.nodes > MAX_NODES:  # keys and scalars are counted without a check each: the loader says why
         return None
     result = LoadResult(files=1)
     result.read_paths.add(path)
