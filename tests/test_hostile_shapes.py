@@ -23,6 +23,9 @@ from kvlint.workloads.base import with_injected_env
 
 VLLM = "vllm/vllm-openai:v0.11.0"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+#: CPU seconds (``time.process_time``: the work is in this process; wall time also counts a busy runner's
+#: other jobs) within which each hostile shape must be read; the blow-ups these tests guard against took
+#: minutes or exhausted memory
 LIMIT_S = 2.0
 
 
@@ -44,9 +47,9 @@ def deployment(args: list[str], env: list[Any] | None = None, **container: Any) 
 def lint(obj: Any, label: str = "hostile.json") -> tuple[Any, float]:
     """The webhook's pipeline on ``obj`` (a mapping, or text); asserts nothing was hidden in KV503."""
     text = obj if isinstance(obj, str) else json.dumps(obj, indent=1)
-    t = time.perf_counter()
+    t = time.process_time()
     result = run_documents(load_text(text, label), webhook_options())
-    dt = time.perf_counter() - t
+    dt = time.process_time() - t
     hidden = [
         d.message
         for d in result.diagnostics
@@ -62,9 +65,9 @@ def test_env_references_that_double_a_value_stay_bounded() -> None:
     the CLI swapping); a value now stops growing at what execve(2) passes."""
     env = [{"name": "V0", "value": "x" * 10}]
     env += [{"name": f"V{i}", "value": f"$(V{i - 1})$(V{i - 1})"} for i in range(1, 40)]
-    t = time.perf_counter()
+    t = time.process_time()
     values, _ = container_env({"env": env})
-    assert time.perf_counter() - t < LIMIT_S
+    assert time.process_time() - t < LIMIT_S
     assert max(len(v) for v in values.values()) <= MAX_ARG_STRLEN
     assert sum(len(v) for v in values.values()) <= ARG_MAX + MAX_ARG_STRLEN + 40 * 20
     assert values["V3"] == "x" * 80  # small expansions are still made
@@ -139,9 +142,9 @@ def test_template_actions_in_a_script_are_restored_in_linear_time() -> None:
     ],
 )
 def test_shell_arithmetic_is_bounded(expr: str, value: str | None) -> None:
-    t = time.perf_counter()
+    t = time.process_time()
     assert arithmetic(expr, {"A": "4"}) == value
-    assert time.perf_counter() - t < LIMIT_S
+    assert time.process_time() - t < LIMIT_S
 
 
 SUPERSCRIPT_TWO = "\u00b2"  # str.isdigit() is true of it, int() rejects it
@@ -228,9 +231,9 @@ def test_env_entry_names_of_any_type_in_operator_injected_env() -> None:
 
 def test_option_suggestions_skip_names_no_option_can_be() -> None:
     """difflib on a 100 KB "option" cost seconds per unknown word."""
-    t = time.perf_counter()
+    t = time.process_time()
     assert suggest("--" + "y" * 100_000, ["--max-model-len"] * 500) is None
-    assert time.perf_counter() - t < 0.5
+    assert time.process_time() - t < 0.5
     assert suggest("--max-model-lenn", ["--max-model-len", "--model"]) == "--max-model-len"
 
 
