@@ -838,37 +838,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                     cls = ev.__class__
                     continue
                 # attach the finished value to the open container
-                if is_map:
-                    size += vsize
-                    if size > max_nodes:
-                        problem = _Problem(
-                            f"document expands to more than {MAX_NODES} values (alias bomb?)",
-                            cont.loc.line,
-                            cont.loc.column,
-                        )
-                        break
-                    if not has_key:
-                        if cls is not scalar_cls and isinstance(value, (dict, list)):
-                            value = f"<complex key at line {vloc.line}>"
-                        key, key_loc, has_key = value, vloc, True
-                    else:
-                        has_key = False
-                        if key is merge_key:
-                            if merges is None:
-                                merges = []
-                            merges.append(value)
-                        else:
-                            n = len(cont)
-                            cont[key] = value
-                            if len(cont) == n:  # the later one wins, as kubectl apply does; reported as KV004
-                                # same YAML type only: `1` and `true` are different keys to Go's YAML (the
-                                # mapping keeps the first key object when a later equal key is assigned)
-                                first = next((k for k in cont if k == key), key)
-                                if type(first) is type(key):
-                                    duplicates.append((key, key_locs.get(key), key_loc))
-                            locs[key] = vloc
-                            key_locs[key] = key_loc
-                elif cont is None:
+                if cont is None:
                     root, root_set = value, True
                 else:
                     size += vsize
@@ -879,8 +849,32 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             cont.loc.column,
                         )
                         break
-                    cont.append(value)
-                    locs.append(vloc)
+                    if is_map:
+                        if not has_key:
+                            if cls is not scalar_cls and isinstance(value, (dict, list)):
+                                value = f"<complex key at line {vloc.line}>"
+                            key, key_loc, has_key = value, vloc, True
+                        else:
+                            has_key = False
+                            if key is merge_key:
+                                if merges is None:
+                                    merges = []
+                                merges.append(value)
+                            else:
+                                n = len(cont)
+                                cont[key] = value
+                                # a repeated key: the later one wins, as kubectl apply does; reported as KV004
+                                # for the same YAML type only: `1` and `true` are different keys to Go's YAML
+                                # (the mapping keeps the first key object when a later equal key is assigned)
+                                if len(cont) == n:
+                                    first = next((k for k in cont if k == key), key)
+                                    if type(first) is type(key):
+                                        duplicates.append((key, key_locs.get(key), key_loc))
+                                locs[key] = vloc
+                                key_locs[key] = key_loc
+                    else:
+                        cont.append(value)
+                        locs.append(vloc)
                 ev = get_event()
                 cls = ev.__class__
             if problem is not None:
