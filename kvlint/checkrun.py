@@ -17,7 +17,7 @@ current directory. ``--config FILE`` and ``--no-config`` apply one choice to eve
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, TextIO
 
@@ -71,28 +71,31 @@ class CheckRun:
                 out += unread(part)
         return out
 
-    def fails(self, fail_on: str | None) -> bool:
-        """Whether any finding is at or above the threshold (see :meth:`failing`); stops at the first."""
+    def _thresholds(self, fail_on: str | None) -> Iterator[tuple[int, CheckResult]]:
+        """``(severity order, part)`` of each part that can fail: ``fail_on`` (the command line's) when
+        given, else the group's configured ``fail_on``, else ``error``; ``never``/``none`` fail nothing."""
         for _, cfg_fail_on, part in self.parts:
             name = fail_on or cfg_fail_on or "error"
-            if name in ("never", "none"):
-                continue
-            threshold = SEVERITY_ORDER[name]
-            if any(SEVERITY_ORDER.get(d.severity, 0) >= threshold for d in part.diagnostics):
-                return True
-        return False
+            if name not in ("never", "none"):
+                yield SEVERITY_ORDER[name], part
+
+    def fails(self, fail_on: str | None) -> bool:
+        """Whether any finding is at or above the threshold (see :meth:`failing`); stops at the first."""
+        return any(
+            SEVERITY_ORDER.get(d.severity, 0) >= threshold
+            for threshold, part in self._thresholds(fail_on)
+            for d in part.diagnostics
+        )
 
     def failing(self, fail_on: str | None) -> list[Diagnostic]:
         """Findings at or above the threshold: ``fail_on`` (the command line's) when given, else each
         group's configured ``fail_on``, else ``error``; ``never``/``none`` fail nothing."""
-        out: list[Diagnostic] = []
-        for _, cfg_fail_on, part in self.parts:
-            name = fail_on or cfg_fail_on or "error"
-            if name in ("never", "none"):
-                continue
-            threshold = SEVERITY_ORDER[name]
-            out += [d for d in part.diagnostics if SEVERITY_ORDER.get(d.severity, 0) >= threshold]
-        return out
+        return [
+            d
+            for threshold, part in self._thresholds(fail_on)
+            for d in part.diagnostics
+            if SEVERITY_ORDER.get(d.severity, 0) >= threshold
+        ]
 
 
 def _nearest(directory: str, cache: dict[str, str | None]) -> str | None:

@@ -51,8 +51,8 @@ def _decode(blob: bytes) -> list[Diagnostic]:
 
 
 def dedupe_key(d: Diagnostic) -> tuple[Any, ...]:
-    """What makes two diagnostics the same finding (the first one is reported): as
-    :func:`kvlint.pipeline._dedupe_sorted`."""
+    """What makes two diagnostics the same finding (the first one is reported); the key of
+    :func:`kvlint.pipeline._dedupe_sorted` too."""
     return (d.rule, d.loc, d.message, d.object, d.container)
 
 
@@ -137,10 +137,6 @@ class DiagnosticStore:
     def rule_at(self, i: int) -> str:
         """The rule id of the ``i``-th diagnostic (without decoding it)."""
         return self.rules[self.rule_of[i]]
-
-    def file_at(self, i: int) -> str:
-        """The file of the ``i``-th diagnostic's location (``""`` without one), without decoding it."""
-        return self.files[self.file_of[i]]
 
 
 _SEVERITY_CODE = {"info": 0, "warning": 1, "error": 2}

@@ -331,10 +331,12 @@ def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | Non
 
 
 def _dedupe_sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
+    from kvlint.diagstore import dedupe_key
+
     seen: set[tuple[Any, ...]] = set()
     out: list[Diagnostic] = []
     for d in diags:
-        key = (d.rule, d.loc, d.message, d.object, d.container)
+        key = dedupe_key(d)
         if key in seen:
             continue
         seen.add(key)

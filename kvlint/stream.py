@@ -648,7 +648,7 @@ def stream_check(
     from kvlint.pipeline import configure
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
-    from kvlint.suppress import apply_comment_suppressions
+    from kvlint.suppress import apply_comment_suppressions, may_have_comments
     from kvlint.workloads.find import join_services
 
     options = options or Options()
@@ -720,13 +720,6 @@ def stream_check(
         )
     result.files += len(plan.trailing)
     load_diags.extend(configure([finding_to_diagnostic(f) for f in plan.trailing], options))
-    texts, read = loaded.source_texts, loaded.read_paths
-
-    def may_be_suppressed(path: str) -> bool:
-        # where apply_comment_suppressions can find a comment: a kept text, or a file it reads from disk
-        if not options.exemptions_allowed or path.endswith(".json"):
-            return False
-        return path in texts or (path not in read and path != "-")
 
     def suppress(
         ds: list[Diagnostic],
@@ -734,7 +727,9 @@ def stream_check(
         kept, suppressed, notes = apply_comment_suppressions(ds, loaded, options)
         return kept, suppressed, configure(notes, options)
 
-    result.diagnostics, suppressed = finish([load_diags, diags], suppress, may_be_suppressed)
+    result.diagnostics, suppressed = finish(
+        [load_diags, diags], suppress, lambda path: may_have_comments(path, loaded, options)
+    )
     result.suppressed_diagnostics.extend(suppressed)
     result.suppressed = len(result.suppressed_diagnostics)
     result.serving_count = serving

@@ -169,6 +169,16 @@ _COMMENT_RE = re.compile(r"#\s*kvlint:\s*ignore\b[ \t=:]*(.*)$")
 _MAX_COMMENT_FILE_BYTES = 1 << 20
 
 
+def may_have_comments(path: str, loaded: LoadResult, options: Options) -> bool:
+    """Whether :func:`apply_comment_suppressions` can find a ``kvlint:`` comment in ``path``: exemptions are
+    allowed and the file is not JSON, and its text was kept by the loader (``loaded.source_texts``) or it is
+    a file the loader did not read (which it then reads from disk). For every other path it keeps each
+    diagnostic as it is, so a caller may leave those out (:func:`kvlint.diagstore.finish`)."""
+    if not options.exemptions_allowed or not path or path.endswith(".json"):
+        return False
+    return path in loaded.source_texts or (path not in loaded.read_paths and path != "-")
+
+
 def apply_comment_suppressions(
     diags: list[Diagnostic], loaded: LoadResult, options: Options
 ) -> tuple[list[Diagnostic], list[SuppressedDiagnostic], list[Diagnostic]]:

@@ -6,7 +6,6 @@ what the whole-input pipeline reports."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from kvlint.options import Options
 from kvlint.pipeline import _dedupe_sorted, configure, run_check
 from kvlint.report import render
 from kvlint.source import Loc
-from kvlint.suppress import apply_comment_suppressions
+from kvlint.suppress import apply_comment_suppressions, may_have_comments
 from kvlint.types import Diagnostic, LoadResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -74,15 +73,6 @@ def _setup(tmp_path: Path) -> tuple[list[str | None], LoadResult]:
     return files, loaded
 
 
-def _may_be_suppressed(loaded: LoadResult) -> Callable[[str], bool]:
-    def check(path: str) -> bool:
-        return not path.endswith(".json") and (
-            path in loaded.source_texts or (path not in loaded.read_paths and path != "-")
-        )
-
-    return check
-
-
 @pytest.mark.parametrize("plain", [0, 4096])
 @pytest.mark.parametrize("seed", range(6))
 def test_finish_equals_the_list_path(
@@ -108,7 +98,7 @@ def test_finish_equals_the_list_path(
         k, s, n = apply_comment_suppressions(ds, loaded, options)
         return k, s, configure(n, options)
 
-    for predicate in (_may_be_suppressed(loaded), lambda _path: True):
+    for predicate in (lambda path: may_have_comments(path, loaded, options), lambda _path: True):
         view, got_suppressed = finish(stores, suppress, predicate)
         assert list(view) == expected
         assert [view[i] for i in range(len(view))] == expected
