@@ -442,7 +442,11 @@ def _load_file(path: str, limit: int) -> LoadResult:
         if size > limit:
             return LoadResult(findings=[_too_big(path, size, limit)])
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            # the size stat gave, then whatever the file grew by since (up to the limit): a read of
+            # ``limit + 1`` bytes would allocate the whole limit for every small manifest
+            data = fh.read(size + 1)
+            if len(data) > size:
+                data += fh.read(limit + 1 - len(data))
     except OSError as e:
         reason = e.strerror or str(e)
         return LoadResult(findings=[Finding("KV001", f"cannot read file: {reason}", Loc(path, 1, 1))])

@@ -303,3 +303,24 @@ def test_utf8_decoding_like_the_utf8_sig_codec() -> None:
         assert text == want
         if err is not None:
             assert problem is not None and f"offset {err.start} " in problem.message
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/mounts"), reason="needs Linux /proc")
+def test_a_file_longer_than_its_stat_size_is_read_whole() -> None:
+    """``_load_file`` reads the size ``stat`` gave and then whatever the file grew by: a file whose content
+    outgrows its ``st_size`` (Linux /proc files report 0) is read whole, as one read up to the limit did."""
+    path = "/proc/self/mounts"
+    assert os.stat(path).st_size == 0
+    with open(path, "rb") as fh:
+        text = fh.read()
+    assert len(text) > 1
+    got = L._load_file(path, 16 * 2**20)
+    want = load_text(text, path)
+
+    def shape(r: Any) -> Any:
+        return [d.data for d in r.documents], [(f.rule, f.message, f.loc) for f in r.findings]
+
+    assert shape(got) == shape(want)
+    assert shape(got) != shape(load_text(text[:1], path))  # the content tells a whole read from a cut one
+    small = L._load_file(path, 1)  # grew past the limit: refused as too big, not cut
+    assert [f.rule for f in small.findings] == ["KV001"] and not small.documents
