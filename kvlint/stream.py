@@ -829,18 +829,40 @@ def stream_check(
     Raises:
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
     """
+    from kvlint.workloads.find import join_services
+
+    options = options or Options()
+    # the collector stays paused from the context pass until what it built is frozen: the documents hold no
+    # reference cycles, and a collection over them (the first one after the pass, or a full one before
+    # freezing) cost ~0.1 CPU s a corpus pass in the serial part; what freeze keeps (garbage too) goes back
+    # to the collector at the end of the run
+    with _gc_paused():
+        plan = _plan(paths, stdin, options, split=jobs > 1)
+        ctx = plan.context
+        ctx.joined = join_services(ctx.providers, ctx.services)
+        ctx.services = []  # each service is joined again in its turn
+        gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
+    try:
+        return _run_units(
+            plan, options, jobs, keep_json=keep_json, keep_records=keep_records, keep_unsized=keep_unsized
+        )
+    finally:
+        gc.unfreeze()
+        _RUN.clear()
+
+
+def _run_units(
+    plan: _Plan, options: Options, jobs: int, *, keep_json: bool, keep_records: bool, keep_unsized: bool
+) -> CheckResult:
+    """The units of ``plan`` analysed (in ``jobs`` processes) and their results put together (see
+    :func:`stream_check`)."""
     from kvlint.diagstore import DiagnosticStore, finish
     from kvlint.pipeline import configure
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions, may_have_comments
-    from kvlint.workloads.find import join_services
 
-    options = options or Options()
-    plan = _plan(paths, stdin, options, split=jobs > 1)
     ctx = plan.context
-    ctx.joined = join_services(ctx.providers, ctx.services)
-    ctx.services = []  # each service is joined again in its turn
     _RUN.update(
         options=options,
         context=ctx,
@@ -862,35 +884,29 @@ def stream_check(
         n_jobs = 1  # forking costs more than it saves on a small input
     _RUN["units"] = units
     LAST_PIDS.clear()
-    gc.collect()
-    gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
-    try:
-        if n_jobs > 1:
-            import multiprocessing
+    if n_jobs > 1:
+        import multiprocessing
 
-            mp = multiprocessing.get_context("fork")
-            with mp.Pool(n_jobs, initializer=_worker_init) as pool:
-                # workers find the units (and the context they were read against) in the memory they
-                # inherited; only an index goes to them and a compact result comes back, in input order
-                # units go out a few at a time: one at a time, the pool's own messages cost the collecting
-                # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
-                # small file; a few chunks per job still balance uneven units
-                chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
-                for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
-                    _take(part, result, load_diags, diags, values, kv002, loaded)
-                    sizing += part.sizing
-                    serving += part.containers
-                    result.serving_paths |= part.serving_paths
-        else:
-            for i in range(len(units)):
-                part = _analyse_index(i)
+        mp = multiprocessing.get_context("fork")
+        with mp.Pool(n_jobs, initializer=_worker_init) as pool:
+            # workers find the units (and the context they were read against) in the memory they
+            # inherited; only an index goes to them and a compact result comes back, in input order
+            # units go out a few at a time: one at a time, the pool's own messages cost the collecting
+            # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
+            # small file; a few chunks per job still balance uneven units
+            chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
+            for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
                 _take(part, result, load_diags, diags, values, kv002, loaded)
                 sizing += part.sizing
                 serving += part.containers
                 result.serving_paths |= part.serving_paths
-    finally:
-        gc.unfreeze()
-        _RUN.clear()
+    else:
+        for i in range(len(units)):
+            part = _analyse_index(i)
+            _take(part, result, load_diags, diags, values, kv002, loaded)
+            sizing += part.sizing
+            serving += part.containers
+            result.serving_paths |= part.serving_paths
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
     flagged = set(kv002)
     for path, reason, loc in values:
