@@ -298,3 +298,24 @@ def test_split_file_changed_between_the_passes(tmp_path: Path) -> None:
     p.write_text(base.replace("\n", "\r\n"))
     got = stream._load_split(str(p), held, 2**20)
     assert [d.data for d in got.documents] == [d.data for d in _load_file(str(p), 2**20).documents]
+
+
+def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
+    """stream_check freezes what the context pass built without a collection first (the collector is paused
+    over the pass): that is only free of cost if the pass makes no reference cycles, broken documents
+    included (a YAML error kept with its traceback tied the loading frames and their texts in one)."""
+    import gc
+
+    _mixed_inputs(tmp_path)
+    (tmp_path / "broken.yaml").write_text(
+        "kind: ConfigMap\nmetadata: {name: x\n---\nkind: Deployment\n: : :\n"
+    )
+    gc.collect()
+    for split in (False, True):
+        gc.disable()
+        try:
+            plan = stream._plan([str(tmp_path)], None, Options(allow_hub=False), split=split)
+            assert plan.context.cms, "the pass read ConfigMaps"
+            assert gc.collect() == 0
+        finally:
+            gc.enable()
