@@ -15,8 +15,14 @@ findings:
    services select the first), and the places (path, document, line, column) of those the services
    consume. The services themselves are dropped after the pass and joined again in their turn. A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
-   a large file is read again in its turn. Charts, kustomizations and standard input are loaded here too
-   (they are read once).
+   a large file is read again in its turn. With more than one job the pass runs before the workers start,
+   so it loads as little as it can: of a small file holding a context word, only the segments that may hold
+   a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
+   "no" only when that is sure), kept for the file's turn, which loads the other segments
+   (:func:`_load_split`); a file that must be read whole (:data:`_WHOLE_ONLY`, ``# Source:`` comments, JSON)
+   is loaded whole as with one job. Charts, kustomizations and standard input are loaded here too (they are
+   read once). The garbage collector is paused from the pass until its result is frozen (the documents hold
+   no reference cycles; a collection over them only rescanned them).
 2. **Units.** Each file, rendered chart or kustomization is one unit; a file above
    :data:`SEGMENT_BYTES` is read in ``---`` segments (see :func:`iter_segments`) and analysed in batches of
    about :data:`BATCH_BYTES`, so a 20,000-document file is never held whole. A unit's documents are loaded,
