@@ -645,6 +645,8 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
         text = _split_text(path, data) if split and whole else None
         if text is not None:
             parts = _context_segments(path, text)
+            if not parts:
+                return [_Unit(path=path, files=1)]  # no context document: read whole in its turn
             held = hold(sum(len(seg) for seg, _ in parts.values()))
             for _, part in parts.values():
                 keep(part.documents, held)
