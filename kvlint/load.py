@@ -994,7 +994,9 @@ def _load_segment(
             else:
                 _add_doc(doc, path, line_offset, result, actions, counter, None)
     except yaml.YAMLError as e:
-        error = e
+        # kept without its traceback: the traceback's frames (this one and its callers', with the texts they
+        # hold) and the error would form a reference cycle that only a garbage collection frees
+        error = e.with_traceback(None)
     except RecursionError:  # pragma: no cover - libyaml limits nesting itself
         error = _Problem("nesting too deep to read", line_offset + 1, 1)
     if whole_file:

@@ -15,8 +15,14 @@ findings:
    services select the first), and the places (path, document, line, column) of those the services
    consume. The services themselves are dropped after the pass and joined again in their turn. A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
-   a large file is read again in its turn. Charts, kustomizations and standard input are loaded here too
-   (they are read once).
+   a large file is read again in its turn. With more than one job the pass runs before the workers start,
+   so it loads as little as it can: of a small file holding a context word, only the segments that may hold
+   a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
+   "no" only when that is sure), kept for the file's turn, which loads the other segments
+   (:func:`_load_split`); a file that must be read whole (:data:`_WHOLE_ONLY`, ``# Source:`` comments, JSON)
+   is loaded whole as with one job. Charts, kustomizations and standard input are loaded here too (they are
+   read once). The garbage collector is paused from the pass until its result is frozen (the documents hold
+   no reference cycles; a collection over them only rescanned them).
 2. **Units.** Each file, rendered chart or kustomization is one unit; a file above
    :data:`SEGMENT_BYTES` is read in ``---`` segments (see :func:`iter_segments`) and analysed in batches of
    about :data:`BATCH_BYTES`, so a 20,000-document file is never held whole. A unit's documents are loaded,
@@ -37,6 +43,7 @@ import codecs
 import gc
 import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -46,9 +53,13 @@ from kvlint.load import (
     _DOC_START,
     SUPPRESSION_MARKER,
     _expand,
+    _gc_paused,
     _load_file,
     _load_segment,
     _load_stream,
+    _realpath,
+    _segments,
+    load_text,
     template_actions,
 )
 from kvlint.options import Options
@@ -75,6 +86,30 @@ _CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
 _WHOLE_ONLY = re.compile(
     r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
 )
+_WHOLE_ONLY_CHARS = "\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e"
+_WORDS_TEXT = ("ConfigMap", "ServingRuntime", "InferenceService")
+_WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
+
+
+def _whole_only(text: str) -> bool:
+    """``_WHOLE_ONLY.search(text) is not None``, found with ``in`` (about 100x faster than the regex, which
+    has no literal to skip ahead with and is tried at every character)."""
+    return (
+        any(c in text for c in _WHOLE_ONLY_CHARS)
+        or text.startswith(("%", "..."))
+        or "\n%" in text
+        or "\n..." in text
+        or SUPPRESSION_MARKER in text
+    )
+
+
+def _has_context_word(data: str | bytes) -> bool:
+    """``_CONTEXT_WORDS(_TEXT).search(data) is not None``, found with ``in`` (about 10x faster)."""
+    if isinstance(data, str):
+        return any(w in data for w in _WORDS_TEXT)
+    return any(w in data for w in _WORDS_BYTES)
+
+
 _CHUNK = 2**20
 #: Inputs smaller than this (bytes of plain files) are analysed in this process whatever ``jobs`` says.
 PARALLEL_MIN_BYTES = 2 * 2**20
@@ -221,7 +256,7 @@ def iter_segments(
                 # a marker or a Source comment cut by the chunk edge is found in the next block
                 cut = block.rfind("\n") + 1 if raw else len(block)
                 whole, carry = block[:cut], block[cut:]
-                if _WHOLE_ONLY.search(whole):
+                if _whole_only(whole):
                     return None
                 if sources is not None and _SOURCE_PREFIX in whole:
                     for i, ln in enumerate(whole.split("\n")):
@@ -266,8 +301,6 @@ def _segments_of(path: str) -> Iterator[tuple[int, str]]:
 
 def _load_segments(path: str, segments: Sequence[tuple[int, str]], result: LoadResult) -> None:
     """Load ``segments`` of ``path`` into ``result`` as the loader's per-segment path does."""
-    from kvlint.load import _gc_paused
-
     counter = [0]
     with _gc_paused():
         for offset, seg in segments:
@@ -277,17 +310,148 @@ def _load_segments(path: str, segments: Sequence[tuple[int, str]], result: LoadR
 
 
 # --------------------------------------------------------------------------------------------------
+# small files read in segments (runs with more than one job)
+
+#: A line that starts in column 0 with neither blank nor comment.
+_COLUMN0_LINE = re.compile(r"^[^ \t\n#].*", re.M)
+#: The first line that holds more than blanks or a comment.
+_CONTENT_LINE = re.compile(r"^[ \t]*[^ \t\n#]", re.M)
+#: A plain mapping key at column 0 followed by its colon (``name: ...``, ``kind:``).
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*:(?:[ \t]|$)")
+#: ``kind: Word`` with a plain one-word value, then only blanks or a comment.
+_PLAIN_KIND = re.compile(r"kind:[ \t]+([A-Za-z][A-Za-z0-9]*)(?:[ \t]+#.*|[ \t]*)$")
+
+
+def may_hold_context(seg: str) -> bool:
+    """Whether the ``---`` segment ``seg`` (of a text without the breaks and markers :data:`_WHOLE_ONLY`
+    finds) may hold a document the context pass takes (a ConfigMap, runtime, preset or service, or a
+    ``*List`` of them); False only when that is sure from the text alone.
+
+    It is sure when the segment holds none of the context words, or when the document is a plain block
+    mapping at column 0 whose top-level ``kind`` is a one-word plain value naming another kind: every
+    line in column 0 (blank and comment lines aside) is a plain ``key:`` (so no quoted, explicit,
+    anchored, tagged or merge key, no flow or sequence root, and no template action stands there), the
+    first such line is the document's first content (the root is not indented), exactly one of them is
+    ``kind: Word`` (a top-level key of a mapping at column 0 starts its line in column 0; a second ``kind``
+    line could be text inside a quoted value and is not judged), and the line after it is not indented (a
+    plain value would go on there). Anything else counts as "may hold": the segment is then loaded.
+    """
+    if not _has_context_word(seg):
+        return False
+    pos = 0
+    if seg.startswith("---"):
+        eol = seg.find("\n")
+        rest = seg[3:] if eol < 0 else seg[3:eol]
+        if rest.strip() and not rest.lstrip().startswith("#"):
+            return True  # content on the marker line (a tag, a flow or block scalar root)
+        if eol < 0:
+            return False
+        pos = eol + 1
+    first = _CONTENT_LINE.search(seg, pos)
+    if first is None:
+        return False  # comments only: no document, or a null one
+    if first.end() - first.start() != 1:
+        return True  # an indented root
+    kind: str | None = None
+    kinds = 0
+    for m in _COLUMN0_LINE.finditer(seg, pos):
+        line = m.group()
+        if not _PLAIN_KEY.match(line):
+            return True
+        if line.startswith("kind:"):
+            kinds += 1
+            k = _PLAIN_KIND.match(line)
+            if k is None:
+                return True
+            after = _CONTENT_LINE.search(seg, m.end())
+            if after is not None and after.end() - after.start() != 1:
+                return True  # the value may go on on an indented line
+            kind = k.group(1)
+    if kinds == 0:
+        return False  # no top-level kind
+    if kinds > 1 or kind is None:
+        return True
+    return _has_context_word(kind) or kind.endswith("List")
+
+
+def _split_text(path: str, data: bytes) -> str | None:
+    """The text of a file's bytes when it can be read in ``---`` segments with the same documents and
+    findings as whole (see :data:`_WHOLE_ONLY`; not a ``.json`` file, UTF-8, no NUL byte, and no ``# Source:``
+    comment: rendered Helm output has its locations mapped on the whole text), else None."""
+    from kvlint.render import _SOURCE_PREFIX
+
+    if path.endswith(".json") or b"\x00" in data:
+        return None
+    try:
+        text = (data[3:] if data[:3] == codecs.BOM_UTF8 else data).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if _whole_only(text) or _SOURCE_PREFIX in text:
+        return None
+    return text
+
+
+#: Segments loaded by the context pass for a file's turn: segment number -> (its text, what it loaded).
+_Held = dict[int, tuple[str, LoadResult]]
+
+
+def _context_segments(path: str, text: str) -> _Held:
+    """Load the segments of ``text`` (the file ``path``, :func:`_split_text`) that may hold a context
+    document (:func:`may_hold_context`); each counts its documents from 0, as in its turn."""
+    out: _Held = {}
+    with _gc_paused():
+        for i, (offset, seg) in enumerate(_segments(text)):
+            if may_hold_context(seg):
+                part = LoadResult()
+                _load_segments(path, [(offset, seg)], part)
+                out[i] = (seg, part)
+    return out
+
+
+def _load_split(path: str, held: _Held, limit: int) -> LoadResult:
+    """The file ``path`` loaded segment by segment, taking the segments the context pass loaded (the same
+    text at the same place) from ``held``: the documents and findings of the file loaded whole, but each
+    segment counts its documents from 0 (as the context pass did: :func:`kvlint.workloads.find.doc_key`
+    then names the same document in both). A file that changed so that it can no longer be read so is
+    loaded whole."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return _load_file(path, limit)
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return _load_file(path, limit)
+    text = _split_text(path, data) if len(data) <= limit else None
+    if text is None:
+        return _load_file(path, limit)
+    loaded = LoadResult(files=1)
+    loaded.read_paths.add(path)
+    with _gc_paused():
+        for i, (offset, seg) in enumerate(_segments(text)):
+            got = held.get(i)
+            if got is not None and got[0] == seg:
+                loaded.documents.extend(got[1].documents)
+                loaded.findings.extend(got[1].findings)
+            else:
+                _load_segments(path, [(offset, seg)], loaded)
+    return loaded
+
+
+# --------------------------------------------------------------------------------------------------
 # units
 
 
 @dataclass
 class _Unit:
     """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or a batch of segments of
-    a large file (``span``: start and end byte, first line)."""
+    a large file (``span``: start and end byte, first line), or a file to read in segments taking those the
+    context pass loaded (``held``, :func:`_load_split`)."""
 
     path: str | None = None
     loaded: LoadResult | None = None
     span: tuple[int, int, int] | None = None
+    held: _Held | None = None
     files: int = 0
     lines: int = 0
 
@@ -339,8 +503,14 @@ def _plan(
     paths: Sequence[str],
     stdin: TextIO | BinaryIO | None,
     options: Options,
+    split: bool = False,
 ) -> _Plan:
-    """The context pass: what :func:`kvlint.render.load_inputs` checks first, then every input named."""
+    """The context pass: what :func:`kvlint.render.load_inputs` checks first, then every input named.
+
+    ``split``: a file holding a context word is loaded only in the segments that may hold a context
+    document (:func:`may_hold_context`) and the rest is left to its turn, which may run in a worker process
+    (runs with more than one job: the pass runs before the workers start); otherwise it is loaded whole and
+    kept for its turn."""
     from kvlint.render import (
         RenderError,
         _map_loaded_sources,
@@ -388,35 +558,39 @@ def _plan(
 
     limit = options.max_file_bytes
     seen: set[str] = set()
-    for p in plain:
-        if p == "-":
-            if "-" in seen:
+    real_dirs: dict[str, str] = {}
+    # the documents built here hold no reference cycles: collecting while they pile up only rescans them
+    # (stream_check collects once when the pass is over)
+    with _gc_paused():
+        for p in plain:
+            if p == "-":
+                if "-" in seen:
+                    continue
+                seen.add("-")
+                loaded = _load_stream(stdin if stdin is not None else _sys_stdin(), limit)
+                loaded.files = 1
+                _map_loaded_sources(loaded)
+                keep(loaded.documents)
+                plan.units.append(_Unit(loaded=loaded))
                 continue
-            seen.add("-")
-            loaded = _load_stream(stdin if stdin is not None else _sys_stdin(), limit)
-            loaded.files = 1
-            _map_loaded_sources(loaded)
-            keep(loaded.documents)
-            plan.units.append(_Unit(loaded=loaded))
-            continue
-        unreadable: list[OSError] = []
-        for f in _expand(p, options.exclude, unreadable):
-            key = os.path.realpath(f)
-            if key in seen:
-                continue
-            seen.add(key)
-            plan.units.extend(_plan_file(f, limit, keep, plan, hold))
-        if unreadable:
-            findings = [
-                Finding(
-                    "KV001",
-                    f"cannot read directory: {e.strerror or e}; the manifests in it were not linted",
-                    Loc(str(e.filename or p), 1, 1),
-                    fix="give the user running kvlint read and execute permission on the directory, or leave it out",
-                )
-                for e in unreadable
-            ]
-            plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
+            unreadable: list[OSError] = []
+            for f in _expand(p, options.exclude, unreadable):
+                key = _realpath(f, real_dirs)
+                if key in seen:
+                    continue
+                seen.add(key)
+                plan.units.extend(_plan_file(f, limit, keep, plan, hold, split))
+            if unreadable:
+                findings = [
+                    Finding(
+                        "KV001",
+                        f"cannot read directory: {e.strerror or e}; the manifests in it were not linted",
+                        Loc(str(e.filename or p), 1, 1),
+                        fix="give the user running kvlint read and execute permission on the directory, or leave it out",
+                    )
+                    for e in unreadable
+                ]
+                plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
     for chart in charts:
         loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
         keep(loaded.documents)
@@ -443,26 +617,41 @@ def _sys_stdin() -> Any:
     return sys.stdin
 
 
-def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any) -> list[_Unit]:
+def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: bool = False) -> list[_Unit]:
     """The units of one file: the file itself (loaded now when it may hold a context document, and kept for
-    its turn while ``hold`` allows), or its segments in batches when it is large (a segment holding a context
-    document is loaded now for the context and again in its turn)."""
+    its turn while ``hold`` allows; with ``split``, only its segments that may hold one, see :func:`_plan`),
+    or its segments in batches when it is large (a segment holding a context document is loaded now for the
+    context and again in its turn)."""
     from kvlint.render import _map_loaded_sources
 
     try:
-        size = os.stat(path).st_size
+        st = os.stat(path)
+        size, regular = st.st_size, stat.S_ISREG(st.st_mode)
     except OSError:
-        size = 0
+        size, regular = 0, True
     plan.total_bytes += size
+    if not regular:
+        return [_Unit(path=path, files=1)]  # a FIFO or device is never opened (its turn says so: KV001)
     if size <= SEGMENT_BYTES or size > limit:
         try:
             with open(path, "rb") as fh:
                 data = fh.read(min(size, limit) + 1)
         except OSError:
             data = b""
-        if not _CONTEXT_WORDS.search(data):
+        if not _has_context_word(data):
             return [_Unit(path=path, files=1)]
-        loaded = _load_file(path, limit)
+        # read to its end and within the limit: these bytes are the file, as _load_file would read it
+        whole = len(data) <= min(size, limit)
+        text = _split_text(path, data) if split and whole else None
+        if text is not None:
+            parts = _context_segments(path, text)
+            if not parts:
+                return [_Unit(path=path, files=1)]  # no context document: read whole in its turn
+            held = hold(sum(len(seg) for seg, _ in parts.values()))
+            for _, part in parts.values():
+                keep(part.documents, held)
+            return [_Unit(path=path, held=parts if held else {}, files=1)]
+        loaded = load_text(data, path) if whole else _load_file(path, limit)
         _map_loaded_sources(loaded)
         held = hold(len(data))
         keep(loaded.documents, held)
@@ -488,7 +677,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any) -> list
     for offset, seg in segs:
         if size_now == 0:
             start, first = pos, offset
-        if _CONTEXT_WORDS_TEXT.search(seg):
+        if _has_context_word(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
             keep(part.documents, False)
@@ -558,6 +747,10 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         loaded.read_paths.add(unit.path)
         for offset, seg in segments:  # one at a time: each counts its documents from 0, as the context pass
             _load_segments(unit.path, [(offset, seg)], loaded)
+    elif unit.held is not None:
+        assert unit.path is not None
+        loaded = _load_split(unit.path, unit.held, options.max_file_bytes)
+        _map_loaded_sources(loaded)
     else:
         assert unit.path is not None
         loaded = _load_file(unit.path, options.max_file_bytes)
@@ -644,18 +837,40 @@ def stream_check(
     Raises:
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
     """
+    from kvlint.workloads.find import join_services
+
+    options = options or Options()
+    # the collector stays paused from the context pass until what it built is frozen: the documents hold no
+    # reference cycles, and a collection over them (the first one after the pass, or a full one before
+    # freezing) cost ~0.1 CPU s a corpus pass in the serial part; what freeze keeps (garbage too) goes back
+    # to the collector at the end of the run
+    with _gc_paused():
+        plan = _plan(paths, stdin, options, split=jobs > 1)
+        ctx = plan.context
+        ctx.joined = join_services(ctx.providers, ctx.services)
+        ctx.services = []  # each service is joined again in its turn
+        gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
+    try:
+        return _run_units(
+            plan, options, jobs, keep_json=keep_json, keep_records=keep_records, keep_unsized=keep_unsized
+        )
+    finally:
+        gc.unfreeze()
+        _RUN.clear()
+
+
+def _run_units(
+    plan: _Plan, options: Options, jobs: int, *, keep_json: bool, keep_records: bool, keep_unsized: bool
+) -> CheckResult:
+    """The units of ``plan`` analysed (in ``jobs`` processes) and their results put together (see
+    :func:`stream_check`)."""
     from kvlint.diagstore import DiagnosticStore, finish
     from kvlint.pipeline import configure
     from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions, may_have_comments
-    from kvlint.workloads.find import join_services
 
-    options = options or Options()
-    plan = _plan(paths, stdin, options)
     ctx = plan.context
-    ctx.joined = join_services(ctx.providers, ctx.services)
-    ctx.services = []  # each service is joined again in its turn
     _RUN.update(
         options=options,
         context=ctx,
@@ -677,35 +892,29 @@ def stream_check(
         n_jobs = 1  # forking costs more than it saves on a small input
     _RUN["units"] = units
     LAST_PIDS.clear()
-    gc.collect()
-    gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
-    try:
-        if n_jobs > 1:
-            import multiprocessing
+    if n_jobs > 1:
+        import multiprocessing
 
-            mp = multiprocessing.get_context("fork")
-            with mp.Pool(n_jobs, initializer=_worker_init) as pool:
-                # workers find the units (and the context they were read against) in the memory they
-                # inherited; only an index goes to them and a compact result comes back, in input order
-                # units go out a few at a time: one at a time, the pool's own messages cost the collecting
-                # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
-                # small file; a few chunks per job still balance uneven units
-                chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
-                for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
-                    _take(part, result, load_diags, diags, values, kv002, loaded)
-                    sizing += part.sizing
-                    serving += part.containers
-                    result.serving_paths |= part.serving_paths
-        else:
-            for i in range(len(units)):
-                part = _analyse_index(i)
+        mp = multiprocessing.get_context("fork")
+        with mp.Pool(n_jobs, initializer=_worker_init) as pool:
+            # workers find the units (and the context they were read against) in the memory they
+            # inherited; only an index goes to them and a compact result comes back, in input order
+            # units go out a few at a time: one at a time, the pool's own messages cost the collecting
+            # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
+            # small file; a few chunks per job still balance uneven units
+            chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
+            for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
                 _take(part, result, load_diags, diags, values, kv002, loaded)
                 sizing += part.sizing
                 serving += part.containers
                 result.serving_paths |= part.serving_paths
-    finally:
-        gc.unfreeze()
-        _RUN.clear()
+    else:
+        for i in range(len(units)):
+            part = _analyse_index(i)
+            _take(part, result, load_diags, diags, values, kv002, loaded)
+            sizing += part.sizing
+            serving += part.containers
+            result.serving_paths |= part.serving_paths
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
     flagged = set(kv002)
     for path, reason, loc in values:

@@ -84,3 +84,238 @@ def test_repeated_context_and_files_read_again(tmp_path: Path, monkeypatch: pyte
     part = run_paths([str(tmp_path)], options, no_config=True, jobs=1).result
     assert any(d.rule == "KV502" for d in whole.diagnostics), "runtimes linted on their own among the inputs"
     assert _reports(part) == _reports(whole)
+
+
+# --------------------------------------------------------------------------------------------------
+# runs with more than one job: a small file holding a context word is loaded in the context pass only in
+# the segments that may hold a context document (stream.may_hold_context); its turn loads the rest
+
+_CONTEXT_KINDS = {"ConfigMap", "ServingRuntime", "ClusterServingRuntime", "InferenceService"}
+_CONTEXT_KINDS |= {"LLMInferenceService", "LLMInferenceServiceConfig"}
+
+#: Segments the probe must not judge wrongly: each is (text, whether the probe may say "no context").
+_TRICKY = [
+    ("kind: Deployment\nmetadata:\n  name: a  # mounts the ConfigMap b\n", True),
+    ("apiVersion: v1\nkind: Secret\nnote: ConfigMap\n", True),
+    ("---\n# only a comment about a ConfigMap\n", True),
+    ("kind: Deployment\n  # a ConfigMap note\nmetadata: {name: a}\n", True),
+    ("---\n  kind: ConfigMap\n  metadata: {name: indented-root}\n", False),
+    ("# a comment\n  kind: ConfigMap\n  metadata: {name: indented-root}\n", False),
+    ('kind: ConfigMap\nmetadata: {name: q}\ndata:\n  x: "a\nkind: Deployment\ny: z"\n', False),
+    ("kind:\n  ConfigMap\nmetadata: {name: next-line}\n", False),
+    ("kind: Deployment\n  ConfigMap\nmetadata: {name: folded}\n", False),
+    ("kind: Deployment\nkind: ConfigMap\nmetadata: {name: twice}\n", False),
+    ("kind: ConfigMap # the context\nmetadata: {name: commented}\n", False),
+    ("kind:\tConfigMap\nmetadata: {name: tab}\n", False),
+    ('"kind": ConfigMap\nmetadata: {name: quoted-key}\n', False),
+    ("kind: 'ConfigMap'\nmetadata: {name: quoted-value}\n", False),
+    ("? kind\n: ConfigMap\nmetadata: {name: explicit}\n", False),
+    ("base: &b {kind: ConfigMap}\n<<: *b\nmetadata: {name: merged}\n", False),
+    ("{kind: ConfigMap, metadata: {name: flow}}\n", False),
+    ("--- !!map\nkind: ConfigMap\nmetadata: {name: tagged}\n", False),
+    ("--- {kind: ConfigMap, metadata: {name: on-marker}}\n", False),
+    ("\ufeffkind: ConfigMap\nmetadata: {name: bom}\n", False),
+    ("kind: List\nitems:\n- kind: ConfigMap\n  metadata: {name: item}\n", False),
+    ("kind: ConfigMapList\nitems:\n- kind: ConfigMap\n  metadata: {name: item}\n", False),
+    ("kind: Foo#List\nitems:\n- kind: ConfigMap\n  metadata: {name: hash}\n", False),
+    ("{{- if .Values.on }}\nkind: ConfigMap\nmetadata: {name: tpl}\n{{- end }}\n", False),
+    ("kind: {{ .Values.kind }}\nmetadata: {name: ConfigMap}\n", False),
+    ("data: |\n  text\nkind: ConfigMap\nmetadata: {name: after-block}\n", False),
+    ("- kind: ConfigMap\n  metadata: {name: seq-root}\n", False),
+    ("kind: ServingRuntime\nmetadata: {name: rt}\n", False),
+    ("kind: LLMInferenceServiceConfig\nmetadata: {name: preset}\n", False),
+]
+
+
+def _context_kinds_loaded(seg: str) -> set[str]:
+    from kvlint.load import load_text
+
+    return {d.kind for d in load_text(seg, "x.yaml").documents} & _CONTEXT_KINDS
+
+
+def _segments_of_texts() -> list[str]:
+    from kvlint.load import _segments
+
+    out = [t for t, _ in _TRICKY]
+    roots = [FIXTURES, CORPUS] if CORPUS.is_dir() else [FIXTURES]
+    for root in roots:
+        for p in sorted(root.rglob("*.y*ml")):
+            try:
+                text = p.read_bytes().decode("utf-8-sig")
+            except UnicodeDecodeError:
+                continue
+            if stream._whole_only(text):
+                continue
+            out += [seg for _, seg in _segments(text)]
+    return out
+
+
+def test_may_hold_context_never_misses_a_context_document() -> None:
+    """The probe says "no context document" only where the loader finds none (every segment of the fixtures
+    and of the shared corpus, and segments made to mislead a line-based reading), and it does say so for
+    segments that hold the words in other kinds' documents (else it would save nothing)."""
+    said_no = 0
+    for seg in _segments_of_texts():
+        if not stream.may_hold_context(seg):
+            said_no += 1
+            assert not _context_kinds_loaded(seg), seg
+    assert said_no > 100
+    for text, may_say_no in _TRICKY:
+        if not may_say_no:
+            assert stream.may_hold_context(text), text
+        else:
+            assert not stream.may_hold_context(text), text
+
+
+def test_fast_text_checks_equal_the_regexes() -> None:
+    """``_whole_only`` and ``_has_context_word`` (``in`` scans) answer as the regexes they stand for."""
+    texts = _segments_of_texts() + [
+        "%YAML 1.1\n---\na: 1\n",
+        "a: 1\n...\n",
+        "a: 1\n%TAG x\n",
+        "a: 1 # kvlint: ignore KV101\n",
+        "a: 1\r\nb: 2\r\n",
+        "a\x85b",
+        "a\u2028b",
+        "a\x0cb",
+        "...a",
+        "a ... b % c",
+        "InferenceServic",
+        "LLMInferenceServiceConfig",
+    ]
+    for t in texts:
+        assert stream._whole_only(t) == bool(stream._WHOLE_ONLY.search(t)), t
+        assert stream._has_context_word(t) == bool(stream._CONTEXT_WORDS_TEXT.search(t)), t
+        b = t.encode("utf-8")
+        assert stream._has_context_word(b) == bool(stream._CONTEXT_WORDS.search(b)), t
+
+
+def _mixed_inputs(root: Path) -> None:
+    """Files mixing context and workload documents, in the shapes the segment split must read as whole."""
+    base = (FIXTURES / "pipeline" / "config-from-configmap.yaml").read_text()
+    cm, deploy = base.split("\n---\n")
+    deploy = "# reads the ConfigMap above\n" + deploy
+    files = {
+        "mixed.yaml": base.replace("\n---\n", "\n---\n# reads the ConfigMap above\n"),
+        "deploy-first.yaml": deploy + "\n---\n" + cm + "\n",
+        "template.yaml": cm + "\n---\n" + deploy.replace("name: llama\n", "name: {{ .Release.Name }}\n", 1),
+        "suppressed.yaml": base.replace(
+            "max-model-len: 200000", "max-model-len: 200000  # kvlint: ignore KV201"
+        ),
+        "broken-workload.yaml": cm
+        + "\n---\nkind: Deployment\nmetadata: [unclosed, ConfigMap\n---\n"
+        + deploy,
+        "broken-context.yaml": "kind: ConfigMap\ndata: {a: [\n---\n" + base,
+        "duplicate-key.yaml": base.replace(
+            "  namespace: serving\n", "  namespace: serving\n  namespace: serving\n", 1
+        ),
+        "list.yaml": "kind: List\nitems:\n- "
+        + cm.split("apiVersion: v1\n", 1)[1].replace("\n", "\n  ").rstrip()
+        + "\n  apiVersion: v1\n---\n"
+        + deploy,
+        "indented.yaml": "---\n"
+        + "".join("  " + ln + "\n" for ln in cm.splitlines() if not ln.startswith("#"))
+        + "---\n"
+        + deploy,
+        "empty-docs.yaml": "---\n---\n# a ConfigMap comment\n---\n" + base + "\n---\n",
+    }
+    files["crlf.yaml"] = base.replace("\n", "\r\n")
+    files["bom.yaml"] = "\ufeff" + base
+    for name, text in files.items():
+        # names of their own: each file's Deployment reads its own ConfigMap
+        stem = name.split(".")[0]
+        text = text.replace("vllm-config", f"cfg-{stem}").replace("name: llama", f"name: llama-{stem}")
+        (root / name).write_bytes(text.encode())
+    kserve = FIXTURES / "kserve" / "huggingface-isvc.yaml"
+    if kserve.is_file():
+        (root / "isvc.yaml").write_text(kserve.read_text())
+    if CORPUS.is_dir():
+        for p in sorted(CORPUS.glob("*.yaml")):
+            t = p.read_text(errors="replace")
+            if any(w in t for w in ("ServingRuntime", "InferenceService")) and "kvlint:" not in t:
+                # a runtime or service file with a workload document before it
+                (root / ("with-deploy-" + p.name)).write_text(deploy + "\n---\n" + t)
+
+
+def test_split_files_read_like_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files mixing ConfigMaps, runtimes and services with workloads (templates, a suppression comment, CRLF, a
+    BOM, a broken document, a duplicate key, a List, an indented root, empty documents): the two-job run (the
+    context pass loading only the segments that may hold context) gives the whole-input run's reports, in
+    worker processes, in this process (a small input), and with nothing held between the passes."""
+    _mixed_inputs(tmp_path)
+    options = Options(allow_hub=False)
+    whole = _reports(run_check([str(tmp_path)], options))
+    calls: list[str] = []
+    real = stream._load_split
+
+    def counted(path: str, held: object, limit: int) -> object:
+        calls.append(path)
+        return real(path, held, limit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "_load_split", counted)
+    followed = {
+        os.path.basename(d.loc.file)
+        for d in run_check([str(tmp_path)], options).diagnostics
+        if d.rule == "KV201"
+    }
+    assert {
+        "mixed.yaml",
+        "deploy-first.yaml",
+        "crlf.yaml",
+        "bom.yaml",
+        "list.yaml",
+        "indented.yaml",
+    } <= followed
+    assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
+    assert calls == []
+    # two jobs asked, a small input: analysed here, the files split by the context pass
+    assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=2).result) == whole
+    split = {os.path.basename(p) for p in calls}
+    assert {"mixed.yaml", "deploy-first.yaml", "template.yaml", "bom.yaml", "list.yaml"} <= split
+    assert not split & {"crlf.yaml", "suppressed.yaml"}  # read whole (see stream._WHOLE_ONLY)
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=2).result) == whole
+    assert os.getpid() not in stream.LAST_PIDS
+    monkeypatch.setattr(stream, "HELD_BYTES", 0)
+    assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=2).result) == whole
+
+
+def test_split_file_changed_between_the_passes(tmp_path: Path) -> None:
+    """A segment the context pass loaded is taken in the file's turn only when the file still holds the same
+    text there; else the segment is loaded again (and a file that can no longer be split is read whole)."""
+    from kvlint.load import _load_file
+
+    base = (FIXTURES / "pipeline" / "config-from-configmap.yaml").read_text()
+    p = tmp_path / "a.yaml"
+    p.write_text(base)
+    held = stream._context_segments(str(p), base)
+    assert list(held) == [0]
+    p.write_text(base.replace("max-model-len: 200000", "max-model-len: 100000"))
+    got = stream._load_split(str(p), held, 2**20)
+    fresh = _load_file(str(p), 2**20)
+    assert [d.data for d in got.documents] == [d.data for d in fresh.documents]
+    assert got.documents[0] is not held[0][1].documents[0]
+    p.write_text(base.replace("\n", "\r\n"))
+    got = stream._load_split(str(p), held, 2**20)
+    assert [d.data for d in got.documents] == [d.data for d in _load_file(str(p), 2**20).documents]
+
+
+def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
+    """stream_check freezes what the context pass built without a collection first (the collector is paused
+    over the pass): that is only free of cost if the pass makes no reference cycles, broken documents
+    included (a YAML error kept with its traceback tied the loading frames and their texts in one)."""
+    import gc
+
+    _mixed_inputs(tmp_path)
+    (tmp_path / "broken.yaml").write_text(
+        "kind: ConfigMap\nmetadata: {name: x\n---\nkind: Deployment\n: : :\n"
+    )
+    gc.collect()
+    for split in (False, True):
+        gc.disable()
+        try:
+            plan = stream._plan([str(tmp_path)], None, Options(allow_hub=False), split=split)
+            assert plan.context.cms, "the pass read ConfigMaps"
+            assert gc.collect() == 0
+        finally:
+            gc.enable()

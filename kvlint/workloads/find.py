@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -332,14 +332,18 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
         return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
-    return list(_structural(doc))
+    return _structural(doc)
 
 
-def _structural(doc: Document) -> Iterator[Workload]:
-    """PodSpecs (and OME ``runner`` containers) anywhere in the document."""
+def _structural(doc: Document) -> list[Workload]:
+    """PodSpecs (and OME ``runner`` containers) anywhere in the document, in document order.
+
+    A plain recursion appending to one list (was a generator per mapping and list, each workload passed up
+    through every ``yield from`` above it: about 5-10 % more CPU on the corpus documents)."""
+    out: list[Workload] = []
     chain: Chain = []
 
-    def walk(node: Any, depth: int) -> Iterator[Workload]:
+    def walk(node: Any, depth: int) -> None:
         if depth > _MAX_DEPTH:
             return
         if isinstance(node, dict):
@@ -353,30 +357,33 @@ def _structural(doc: Document) -> Iterator[Workload]:
                 ):
                     # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
                     ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
-                yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
+                out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
             else:
                 runner = node.get("runner")
                 if isinstance(runner, dict) and "image" in runner:
                     replicas, role, group_size = enclosing_context(chain)
                     ps = synthetic_pod_spec(node, runner, ("runner",))
                     path = path_str([k for _, k in chain] + ["runner"])
-                    yield make_workload(
-                        doc, ps, chain, path=path, replicas=replicas, role=role, group_size=group_size
+                    out.append(
+                        make_workload(
+                            doc, ps, chain, path=path, replicas=replicas, role=role, group_size=group_size
+                        )
                     )
             for k, v in node.items():
                 if k in _NO_DESCEND or k == "runner" or not isinstance(v, (dict, list)):
                     continue
                 chain.append((node, k))
-                yield from walk(v, depth + 1)
+                walk(v, depth + 1)
                 chain.pop()
         elif isinstance(node, list):
             for i, v in enumerate(node):
                 if isinstance(v, (dict, list)):
                     chain.append((node, i))
-                    yield from walk(v, depth + 1)
+                    walk(v, depth + 1)
                     chain.pop()
 
-    yield from walk(doc.data, 0)
+    walk(doc.data, 0)
+    return out
 
 
 def _crd_workloads(doc: Document) -> list[Workload]:

@@ -76,35 +76,66 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
 
     Returns:
         The merged value; positions come from whichever side supplied each value. Never raises.
+
+    Each value of either side is copied once: a key of ``base`` that ``patch`` also sets is merged, not
+    copied and then merged again (which copied a deep base once per level above it). A key ``patch`` removes
+    (``null``) keeps its position in the result's ``locs``, as a copy of ``base`` with the key popped did.
     """
     if isinstance(base, dict) and isinstance(patch, dict):
-        out = _copy(base)
+        out = LDict(loc=loc_of(base))
+        out_locs, out_key_locs = out.locs, out.key_locs
+        if isinstance(base, LDict):
+            locs, key_locs = base.locs, base.key_locs
+        else:
+            locs = key_locs = {}
+        for k, v in base.items():
+            if k in patch:
+                pv = patch[k]
+                if pv is not None:
+                    out[k] = strategic_merge(v, pv, str(k))
+            else:
+                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
+            if k in locs:
+                out_locs[k] = locs[k]
+            if k in key_locs:
+                out_key_locs[k] = key_locs[k]
+        patch_key_locs = patch.key_locs if isinstance(patch, LDict) else {}
         for k, v in patch.items():
             if v is None:
-                out.pop(k, None)
                 continue
-            out[k] = strategic_merge(base.get(k), v, str(k)) if k in base else _copy(v)
+            if k not in base:
+                out[k] = _copy(v)
             loc = loc_of(patch, k)
             if loc is not None:
-                out.locs[k] = loc
-            if isinstance(patch, LDict) and k in patch.key_locs:
-                out.key_locs[k] = patch.key_locs[k]
+                out_locs[k] = loc
+            if k in patch_key_locs:
+                out_key_locs[k] = patch_key_locs[k]
         return out
     if isinstance(base, list) and isinstance(patch, list) and field in MERGE_KEYS:
         key = MERGE_KEYS[field]
         if all(isinstance(x, dict) and key in x for x in patch) and all(
             isinstance(x, dict) and key in x for x in base
         ):
-            merged = _copy(base)
-            index = {str(x[key]): i for i, x in enumerate(merged)}
+            # items are copied (or merged) once, at the end: an item that a patch item merges into is the
+            # base item itself until then (merging never changes its inputs)
+            merged = LList(loc=loc_of(base))
+            items: list[Any] = list(base)
+            merged.locs = list(base.locs) if isinstance(base, LList) else []
+            if len(merged.locs) != len(items):
+                merged.locs = [loc_of(base, i) or merged.loc or Loc("-") for i in range(len(items))]
+            done = [False] * len(items)
+            index = {str(x[key]): i for i, x in enumerate(items)}
             for j, item in enumerate(patch):
                 i = index.get(str(item[key]))
                 if i is None:
-                    merged.append(_copy(item))
+                    items.append(_copy(item))
+                    done.append(True)
                     merged.locs.append(loc_of(patch, j) or merged.loc or Loc("-"))
-                    index[str(item[key])] = len(merged) - 1
+                    index[str(item[key])] = len(items) - 1
                 else:
-                    merged[i] = strategic_merge(merged[i], item, "")
+                    items[i] = strategic_merge(items[i], item, "")
+                    done[i] = True
+            merged.extend(x if d else _copy(x) for x, d in zip(items, done, strict=True))
             return merged
     return _copy(patch)
 

@@ -1,0 +1,227 @@
+"""Workload finding made cheaper (issue 19), compared with the rules it replaced, kept here:
+
+* kvlint/workloads/merge.py ``strategic_merge`` copies each value once; its results must be those of the
+  plain rule: copy the whole base, then merge every key the patch sets into that copy (``_reference``),
+  with the same values, key order and positions (``loc``, ``locs``, ``key_locs``), on the merges the corpus
+  and fixtures make (LLMInferenceService presets, KServe runtimes) and on random trees;
+* kvlint/workloads/find.py ``_structural`` is a plain recursion; it must find the workloads the generator
+  walk found (``_reference_structural``), in the same order, on every document of the corpus and fixtures."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from kvlint.load import load_text
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Workload
+from kvlint.workloads.base import (
+    LWS_TEMPLATE_KEYS,
+    enclosing_context,
+    is_pod_spec,
+    make_workload,
+    path_str,
+    synthetic_pod_spec,
+    with_injected_env,
+)
+from kvlint.workloads.find import _NO_DESCEND, _structural
+from kvlint.workloads.merge import MERGE_KEYS, _copy, strategic_merge
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+
+
+def _reference(base: Any, patch: Any, field: str = "") -> Any:
+    """The rule before issue 19: the whole base copied, then each patched key merged over the copy."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = _copy(base)
+        for k, v in patch.items():
+            if v is None:
+                out.pop(k, None)
+                continue
+            out[k] = _reference(base.get(k), v, str(k)) if k in base else _copy(v)
+            loc = loc_of(patch, k)
+            if loc is not None:
+                out.locs[k] = loc
+            if isinstance(patch, LDict) and k in patch.key_locs:
+                out.key_locs[k] = patch.key_locs[k]
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and field in MERGE_KEYS:
+        key = MERGE_KEYS[field]
+        if all(isinstance(x, dict) and key in x for x in patch) and all(
+            isinstance(x, dict) and key in x for x in base
+        ):
+            merged = _copy(base)
+            index = {str(x[key]): i for i, x in enumerate(merged)}
+            for j, item in enumerate(patch):
+                i = index.get(str(item[key]))
+                if i is None:
+                    merged.append(_copy(item))
+                    merged.locs.append(loc_of(patch, j) or merged.loc or Loc("-"))
+                    index[str(item[key])] = len(merged) - 1
+                else:
+                    merged[i] = _reference(merged[i], item, "")
+            return merged
+    return _copy(patch)
+
+
+def _same(a: Any, b: Any, where: str = "") -> None:
+    assert type(a) is type(b), where
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        if isinstance(a, LDict):
+            assert (a.loc, a.locs, a.key_locs) == (b.loc, b.locs, b.key_locs), where
+            assert list(a.locs) == list(b.locs), where
+        for k in a:
+            _same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        if isinstance(a, LList):
+            assert (a.loc, a.locs) == (b.loc, b.locs), where
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, where
+
+
+def _specs() -> list[Any]:
+    """The ``spec`` of every document of the corpus and fixtures that has one (pods, presets, services)."""
+    out: list[Any] = []
+    roots = [ROOT / "fixtures", CORPUS] if CORPUS.is_dir() else [ROOT / "fixtures"]
+    for root in roots:
+        for p in sorted(root.rglob("*.yaml")):
+            text = p.read_text(errors="replace")
+            if (
+                "LLMInferenceService" not in text
+                and "ServingRuntime" not in text
+                and "containers" not in text
+            ):
+                continue
+            for d in load_text(text, str(p)).documents:
+                spec = d.data.get("spec") if isinstance(d.data, dict) else None
+                if isinstance(spec, dict):
+                    out.append(spec)
+    return out
+
+
+def test_merges_of_the_corpus_equal_the_reference() -> None:
+    specs = _specs()
+    assert len(specs) > 50
+    rng = random.Random(19)
+    pairs = [(a, b) for a, b in zip(specs, specs[1:], strict=False)]
+    pairs += [(rng.choice(specs), rng.choice(specs)) for _ in range(300)]
+    for base, patch in pairs:
+        _same(strategic_merge(base, patch), _reference(base, patch))
+        _same(
+            strategic_merge(LDict(loc=Loc("x.yaml", 1, 1)), base),
+            _reference(LDict(loc=Loc("x.yaml", 1, 1)), base),
+        )
+
+
+def _tree(rng: random.Random, depth: int) -> Any:
+    """A random value: LDict/LList (with positions, some missing) or plain dict/list, containers lists merged on
+    ``name`` (with repeated names), nulls that remove keys, scalars."""
+    r = rng.random()
+    if depth <= 0 or r < 0.3:
+        return rng.choice([None, 0, 1, "a", "b", True, "{{ x }}"])
+    loc = Loc(f"f{rng.randint(0, 2)}.yaml", rng.randint(1, 40), rng.randint(1, 9))
+    if r < 0.55:
+        plain = rng.random() < 0.2
+        out: Any = {} if plain else LDict(loc=loc if rng.random() < 0.8 else None)
+        for _ in range(rng.randint(0, 4)):
+            k = rng.choice(["containers", "env", "volumeMounts", "args", "a", "b", "c", "ports"])
+            out[k] = _tree(rng, depth - 1)
+            if not plain and rng.random() < 0.7:
+                out.locs[k] = Loc(loc.file, loc.line + 1, 3)
+            if not plain and rng.random() < 0.5:
+                out.key_locs[k] = Loc(loc.file, loc.line + 1, 1)
+        return out
+    n = rng.randint(0, 3)
+    if rng.random() < 0.6:  # items with a merge key
+        items: list[Any] = []
+        for _ in range(n):
+            item = LDict(loc=loc)
+            item["name"] = rng.choice(["x", "y", "z"])
+            item["mountPath"] = rng.choice(["/a", "/b"])
+            item["containerPort"] = rng.choice([80, 8000])
+            item["value"] = _tree(rng, depth - 1)
+            items.append(item)
+    else:
+        items = [_tree(rng, depth - 1) for _ in range(n)]
+    if rng.random() < 0.2:
+        return items
+    out_l = LList(items, loc=loc)
+    out_l.locs = [Loc(loc.file, loc.line + i, 5) for i in range(len(items) - rng.randint(0, 1))]
+    return out_l
+
+
+def test_random_trees_equal_the_reference() -> None:
+    rng = random.Random(1919)
+    for _ in range(3000):
+        base, patch = _tree(rng, 4), _tree(rng, 4)
+        field = rng.choice(["", "containers", "env", "volumeMounts", "ports", "args"])
+        _same(strategic_merge(base, patch, field), _reference(base, patch, field))
+
+
+def _reference_structural(doc: Document) -> list[Workload]:
+    """The generator walk before issue 19."""
+    chain: list[Any] = []
+
+    def walk(node: Any, depth: int) -> Any:
+        if depth > 256:
+            return
+        if isinstance(node, dict):
+            if is_pod_spec(node):
+                replicas, role, group_size = enclosing_context(chain)
+                ps = node
+                if (
+                    group_size is not None
+                    and isinstance(node, LDict)
+                    and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
+                ):
+                    ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
+                yield make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size)
+            else:
+                runner = node.get("runner")
+                if isinstance(runner, dict) and "image" in runner:
+                    replicas, role, group_size = enclosing_context(chain)
+                    ps = synthetic_pod_spec(node, runner, ("runner",))
+                    path = path_str([k for _, k in chain] + ["runner"])
+                    yield make_workload(
+                        doc, ps, chain, path=path, replicas=replicas, role=role, group_size=group_size
+                    )
+            for k, v in node.items():
+                if k in _NO_DESCEND or k == "runner" or not isinstance(v, (dict, list)):
+                    continue
+                chain.append((node, k))
+                yield from walk(v, depth + 1)
+                chain.pop()
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                if isinstance(v, (dict, list)):
+                    chain.append((node, i))
+                    yield from walk(v, depth + 1)
+                    chain.pop()
+
+    return list(walk(doc.data, 0))
+
+
+def test_structural_walk_equals_the_generator_walk() -> None:
+    roots = [ROOT / "fixtures", CORPUS] if CORPUS.is_dir() else [ROOT / "fixtures"]
+    found = 0
+    for root in roots:
+        for p in sorted(root.rglob("*.y*ml")):
+            for d in load_text(p.read_bytes(), str(p)).documents:
+                if not isinstance(d.data, dict):
+                    continue
+                got, want = _structural(d), _reference_structural(d)
+                found += len(want)
+                assert len(got) == len(want), p
+                for a, b in zip(got, want, strict=True):
+                    assert (a.path, a.kind, a.name, a.namespace, a.replicas, a.role, a.group_size) == (
+                        b.path, b.kind, b.name, b.namespace, b.replicas, b.role, b.group_size
+                    ), p  # fmt: skip
+                    assert (a.labels, a.annotations, a.loc) == (b.labels, b.annotations, b.loc), p
+                    _same(a.pod_spec, b.pod_spec, str(p))
+    assert found > 100
