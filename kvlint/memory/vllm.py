@@ -28,6 +28,7 @@ from kvlint.memory.kv import (
     layer_bytes_per_token,
     layer_counts,
 )
+from kvlint.memory.memo import by_value, per_model
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
@@ -298,7 +299,19 @@ def build_groups_counted(
     """:func:`build_groups` on the distinct layer specs of one rank with their counts
     (:func:`kvlint.memory.kv.layer_counts`): the same groups, bytes per block, block size and notes, computed
     once per distinct spec instead of once per layer (every quantity is a count, a sum, a max or a set of the
-    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`."""
+    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`. Memoised by value
+    (:func:`kvlint.memory.memo.by_value`; the GPUs of a fleet mostly share the groups); the lists are new."""
+    groups, bytes_per_block, block_size, notes = _build_groups_counted(
+        counts, tp, kv_bytes, kv_cache_dtype, block_size, hybrid
+    )
+    return list(groups), bytes_per_block, block_size, list(notes)
+
+
+@by_value
+def _build_groups_counted(
+    counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
+) -> tuple[list[KVGroup], int, int, list[str]]:
+    """:func:`build_groups_counted` itself (its lists are kept by the memo, never handed out)."""
     notes: list[str] = []
     # (kind, window, bytes/token, state bytes) -> number of layers
     specs: dict[tuple[str, int | None, int, int], int] = {}
@@ -501,6 +514,7 @@ def _weights_total(
     return int(b), str(src)
 
 
+@per_model
 def _inter_eff(model: ModelSpec) -> int:
     c = model.text_config or model.config or {}
     if model.num_experts and model.moe_intermediate_size:
@@ -512,6 +526,7 @@ def _inter_eff(model: ModelSpec) -> int:
     return model.intermediate_size
 
 
+@per_model
 def _expert_fraction(model: ModelSpec) -> float:
     """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
     :func:`kvlint.models.weights.param_breakdown`."""
@@ -544,6 +559,7 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings) -> int:
     return 1 if "mtp" in method else 0
 
 
+@per_model
 def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
