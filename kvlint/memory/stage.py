@@ -77,12 +77,20 @@ class PlanOutcome:
 def plannable_gpu(placement: Placement | None, engine: str) -> tuple[Accelerator, int] | None | str:
     """``(accelerator, device total in bytes)`` when the GPU memory models apply to ``placement``;
     None when the GPU is unknown; a reason (str) when it is known but not a CUDA/ROCm GPU."""
-    if placement is None or placement.accelerator is None or not placement.memory_bytes:
+    if placement is None:
         return None
-    acc = placement.accelerator
+    return _plannable(placement.accelerator, placement.memory_bytes, engine)
+
+
+def _plannable(
+    acc: Accelerator | None, memory_bytes: int | None, engine: str
+) -> tuple[Accelerator, int] | None | str:
+    """:func:`plannable_gpu` of a placement on ``acc`` with ``memory_bytes`` (:attr:`Placement.memory_bytes`)."""
+    if acc is None or not memory_bytes:
+        return None
     if acc.vendor not in ("nvidia", "amd"):
         return f"{acc.name} is not a CUDA/ROCm GPU; the {engine} GPU memory model does not apply"
-    return acc, int(placement.memory_bytes)
+    return acc, int(memory_bytes)
 
 
 def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettings, str | None]:
@@ -112,7 +120,7 @@ def _detail(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
+    gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None = None,
     *,
@@ -120,7 +128,9 @@ def _detail(
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
-    Raises what the model raises (see ``_PLAN_ERRORS``; failures are not kept)."""
+    ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
+    memory total (:func:`plannable_gpu`). Raises what the model raises (see ``_PLAN_ERRORS``; failures are not
+    kept)."""
     if serving.engine == "vllm" and changes:
         settings = (
             settings.changed(**changes)
@@ -128,9 +138,9 @@ def _detail(
             else replace(settings, **changes)
         )
         changes = None
-    key = _memo_key(serving, settings, model, placement, gpu, changes) if memo else None
+    key = _memo_key(serving, settings, model, gpu, changes) if memo else None
     if key is None:
-        return _run(serving, settings, model, placement, gpu, changes)
+        return _run(serving, settings, model, gpus, gpu, changes)
     with _MEMO_LOCK:
         scope = _MEMO.get(id(serving))
         if scope is None or scope[0] is not serving:
@@ -140,7 +150,7 @@ def _detail(
         hit = scope[1].get(key)
     if hit is not None and hit[0] is model:
         return hit[2]  # type: ignore[no-any-return]
-    detail = _run(serving, settings, model, placement, gpu, changes)
+    detail = _run(serving, settings, model, gpus, gpu, changes)
     with _MEMO_LOCK:
         scope[1][key] = (model, settings, detail)
     return detail
@@ -150,7 +160,7 @@ def _run(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
+    gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
 ) -> PlanDetail:
@@ -160,9 +170,9 @@ def _run(
     if serving.engine == "vllm":
         return plan_vllm_detailed(settings, model, total, **kw)
     if serving.engine == "tgi":
-        return plan_tgi_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
+        return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
-        return plan_sglang_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
+        return plan_sglang_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     raise PlanError(f"no memory model for engine {serving.engine!r}")
 
 
@@ -218,7 +228,6 @@ def _memo_key(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
 ) -> tuple[Any, ...] | None:
@@ -262,7 +271,7 @@ def plan_container(
         return PlanOutcome(settings=settings, error=gpu, model_note=note)
     assert placement is not None
     try:
-        detail = _detail(serving, settings, model, placement, gpu)
+        detail = _detail(serving, settings, model, placement.gpus, gpu)
     except PlanError as exc:
         return PlanOutcome(settings=settings, error=str(exc), model_note=note)
     except _PLAN_ERRORS as exc:
@@ -288,7 +297,7 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
     if gpu is None or isinstance(gpu, str):
         return None
     try:
-        return _detail(cr.serving, cr.settings, cr.model, placement, gpu, changes or None)
+        return _detail(cr.serving, cr.settings, cr.model, placement.gpus, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
 
@@ -303,7 +312,7 @@ def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail
         raise PlanError("no model or GPU to plan on")
     gpu = plannable_gpu(p, "vllm")
     if isinstance(gpu, tuple) and cr.serving.engine == "vllm":
-        detail = _detail(cr.serving, settings, cr.model, p, gpu)
+        detail = _detail(cr.serving, settings, cr.model, p.gpus, gpu)
         assert isinstance(detail, VllmPlanDetail)
         return detail
     acc = p.accelerator
@@ -526,24 +535,22 @@ def plan_fleet(
     out = []
     for acc in fleet:
         mig_bytes = None
-        how = f"fleet: {acc.name}"
         if profile is not None:
             prof, _note = cat.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
-            how = f"fleet: {acc.name}, MIG {profile}"
-        there = replace(placement, accelerator=acc, how=how, gpus=gpus, memory_bytes_override=mig_bytes)
         base = {"mig_profile": profile}
         refusal = platform_refusal(serving, acc)  # the image does not run there: not planned
         if refusal is not None:
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
             continue
-        gpu = plannable_gpu(there, serving.engine)
+        # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
+        gpu = _plannable(acc, mig_bytes or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
-            detail = _detail(serving, settings, model, there, gpu, memo=False)
+            detail = _detail(serving, settings, model, gpus, gpu, memo=False)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue
