@@ -118,7 +118,6 @@ def test_per_model_figures_answer_as_the_functions(containers):
     for m in _models(containers):
         for _ in range(2):
             assert vllm._expert_fraction(m) == vllm._expert_fraction.__wrapped__(m)  # type: ignore[attr-defined]
-            assert vllm._inter_eff(m) == vllm._inter_eff.__wrapped__(m)  # type: ignore[attr-defined]
             for dbytes in (1, 2, 4):
                 assert vllm._rotary_cache_bytes(m, dbytes) == vllm._rotary_cache_bytes.__wrapped__(m, dbytes)  # type: ignore[attr-defined]
 

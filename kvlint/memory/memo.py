@@ -30,11 +30,6 @@ R = TypeVar("R")
 MEMO_MAX = 1024
 
 
-def _arg_key(a: Any) -> tuple[type, Any]:
-    t = type(a)
-    return (t, str(a)) if t is ReleaseVersion else (t, a)
-
-
 def per_model(fn: Callable[..., R]) -> Callable[..., R]:
     """``fn(model, *args)`` memoised by ``id(model)`` and ``args`` (hashable; compared with their types, versions
     by their text); see the module docstring. Keyword arguments are not accepted."""
@@ -42,7 +37,7 @@ def per_model(fn: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(fn)
     def memoised(model: ModelSpec, *args: Any) -> R:
-        key = (id(model), *[_arg_key(a) for a in args]) if args else (id(model),)
+        key = (id(model), *[(str(a), t) if (t := type(a)) is ReleaseVersion else (a, t) for a in args])
         hit = memo.get(key)
         if hit is not None and hit[0] is model:
             return hit[1]
@@ -64,7 +59,7 @@ def by_value(fn: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(fn)
     def memoised(*args: Any) -> R:
-        key = tuple([_arg_key(a) for a in args])
+        key = tuple([(str(a), t) if (t := type(a)) is ReleaseVersion else (a, t) for a in args])
         try:
             return memo[key]
         except KeyError:

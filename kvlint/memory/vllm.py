@@ -514,7 +514,6 @@ def _weights_total(
     return int(b), str(src)
 
 
-@per_model
 def _inter_eff(model: ModelSpec) -> int:
     c = model.text_config or model.config or {}
     if model.num_experts and model.moe_intermediate_size:
@@ -691,7 +690,13 @@ def plan_vllm_detailed(
     )
 
 
-@dataclass(frozen=True)
+# The step records StartupConfig, WeightSplit, StageMemory and FitCheck exist within one plan: each is built once
+# by its step and read by the next ones, never kept or changed. They are plain dataclasses, not frozen: a frozen
+# dataclass's __init__ sets each field through object.__setattr__, about five times the cost of a plain one, and
+# a fleet builds the four of them on every GPU. (The plan itself, VllmPlanDetail and its MemoryPlan, is frozen.)
+
+
+@dataclass
 class StartupConfig:
     """Step 1: what vLLM settles from its arguments, the model and the GPU before it loads anything.
 
@@ -1005,7 +1010,7 @@ def _cudagraphs_deducted(v: Version, era: str, settings: VllmSettings, notes: li
     return bool(cg_sub)
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class WeightSplit:
     """Step 2: how the checkpoint's bytes fall on the ranks (bytes).
 
@@ -1050,7 +1055,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     )
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class StageMemory:
     """Step 3: one pipeline stage's rank, in bytes per GPU.
 
@@ -1109,6 +1114,7 @@ def stage_memory(
         cfg.era, cfg.version, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor,
         settings.flashinfer_sampler,
     )  # fmt: skip
+    inter = _inter_eff(model)
     enc = cfg.encoder
     act = cal.activation_bytes(
         path,
@@ -1116,7 +1122,7 @@ def stage_memory(
         cfg.max_num_batched_tokens,
         model.vocab_size,
         model.hidden_size,
-        _inter_eff(model),
+        inter,
         tp,
         cfg.dtype_bytes,
         last,
@@ -1129,12 +1135,12 @@ def stage_memory(
     if alt_path is not None:
         act_alt = cal.activation_bytes(
             alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
-            _inter_eff(model), tp, cfg.dtype_bytes, last,
+            inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         )  # fmt: skip
     cg = (
-        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, _inter_eff(model), tp, cfg.dtype_bytes)
+        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes)
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
     )
@@ -1242,7 +1248,7 @@ def _stage_notes(
     return notes
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class FitCheck:
     """Step 4: vLLM's check that one max-model-len request fits, and the capacity figures it prints.
 
