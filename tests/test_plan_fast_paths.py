@@ -200,3 +200,13 @@ def test_parse_pep440_memo_answers_as_the_function(text):
         assert first is None
     else:
         assert first is not None and (str(first), tuple(first)) == (str(fresh), tuple(fresh))
+
+
+def test_rule_engines_memo_answers_as_the_catalogue():
+    from kvlint.memory.compat import _applies
+    from kvlint.rules.catalog import load_catalog
+
+    for rule in load_catalog():
+        for engine in ("vllm", "tgi", "sglang", "other"):
+            for _ in range(2):
+                assert _applies(rule, engine) == _applies.__wrapped__(rule, engine)
