@@ -171,7 +171,8 @@ def startup_refusal(
         kv_cache_dtype: the KV-cache dtype to test instead of the configured one (``--compare`` rows).
         dtype: the model dtype the memory plan resolved (default: bfloat16, as KV302 assumes without a plan).
         has_pod: False for an engine command line (``kvlint plan``): there is no container image, and KV304
-            (``consumes: [pod, ...]``) does not apply.
+            (``consumes: [pod, ...]``) does not apply. (:func:`kvlint.memory.stage.plan_fleet` passes False too:
+            it tested KV304, :func:`platform_refusal`, before planning.)
     """
     refusal = platform_refusal(serving, acc) if has_pod else None
     if refusal is not None:

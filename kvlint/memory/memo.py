@@ -37,7 +37,10 @@ def per_model(fn: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(fn)
     def memoised(model: ModelSpec, *args: Any) -> R:
-        key = (id(model), *[(str(a), t) if (t := type(a)) is ReleaseVersion else (a, t) for a in args])
+        key: Any = id(model)
+        if args:
+            types = tuple(map(type, args))
+            key = (key, args, types, tuple(map(str, args))) if ReleaseVersion in types else (key, args, types)
         hit = memo.get(key)
         if hit is not None and hit[0] is model:
             return hit[1]
@@ -59,7 +62,8 @@ def by_value(fn: Callable[..., R]) -> Callable[..., R]:
 
     @functools.wraps(fn)
     def memoised(*args: Any) -> R:
-        key = tuple([(str(a), t) if (t := type(a)) is ReleaseVersion else (a, t) for a in args])
+        types = tuple(map(type, args))
+        key = (args, types, tuple(map(str, args))) if ReleaseVersion in types else (args, types)
         try:
             return memo[key]
         except KeyError:

@@ -556,7 +556,8 @@ def plan_fleet(
             continue
         verdict, reason = fit_assessment(detail)
         refused_by = None
-        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype)
+        # KV301/KV302; KV304 (platform_refusal) was tested above
+        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype, has_pod=False)
         if refusal is not None and refusal.certain:
             verdict, reason, refused_by = "fails", refusal.reason, refusal.rule
         elif refusal is not None and verdict != "fails":

@@ -20,6 +20,7 @@ from typing import Any
 
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
+from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.memory.kv import (
     LayerCounts,
     cdiv,
@@ -43,6 +44,7 @@ from kvlint.memory.versions import (
     resolve_version,
     supports_auto_max_model_len,
 )
+from kvlint.models.weights import param_breakdown, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, parse_cc, truthy
 
@@ -462,8 +464,6 @@ def _era(
     is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
     capability) are taken as passing the checks."""
-    from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
-
     c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
@@ -508,8 +508,6 @@ def _weights_total(
 ) -> tuple[int, str]:
     """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes` (``tp``/``cc``
     select the MXFP4 kernel padding)."""
-    from kvlint.models.weights import weight_bytes
-
     b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant, tp=tp, compute_capability=cc)
     return int(b), str(src)
 
@@ -529,8 +527,6 @@ def _inter_eff(model: ModelSpec) -> int:
 def _expert_fraction(model: ModelSpec) -> float:
     """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
     :func:`kvlint.models.weights.param_breakdown`."""
-    from kvlint.models.weights import param_breakdown
-
     parts = param_breakdown(model)
     lin, exp = int(parts.get("linear", 0)), int(parts.get("experts", 0))
     return exp / (lin + exp) if lin + exp else 0.0
