@@ -210,3 +210,26 @@ def test_rule_engines_memo_answers_as_the_catalogue():
         for engine in ("vllm", "tgi", "sglang", "other"):
             for _ in range(2):
                 assert _applies(rule, engine) == _applies.__wrapped__(rule, engine)
+
+
+def test_settings_from_config_builds_what_the_dataclass_builds(containers):
+    import dataclasses
+
+    from kvlint.memory.vllm import VllmSettings, settings_from_config
+
+    defaults = VllmSettings()
+    factories = [
+        f.name for f in dataclasses.fields(VllmSettings) if f.default_factory is not dataclasses.MISSING
+    ]
+    assert factories
+    n = 0
+    for cr in containers:
+        if cr.serving.engine != "vllm":
+            continue
+        s = settings_from_config(cr.serving)
+        assert type(s) is VllmSettings and s.__dict__.keys() == VllmSettings.__dataclass_fields__.keys()
+        assert s == dataclasses.replace(s) == VllmSettings(**s.__dict__)  # the generated __init__ on the same
+        for name in factories:  # no container shares the defaults' dicts
+            assert getattr(s, name) is not getattr(defaults, name)
+        n += 1
+    assert n >= 20

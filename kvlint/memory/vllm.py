@@ -125,6 +125,7 @@ class VllmSettings:
 
 
 _SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(VllmSettings))
+_DEFAULT_SETTINGS = VllmSettings()
 
 
 def _kv_connector(value: Any) -> str | None:
@@ -178,7 +179,8 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
             pp_part = tuple(int(x) for x in part.split(","))
         except ValueError:
             pp_part = None
-    return VllmSettings(
+    # every field given: the defaults' copy with them set (VllmSettings.changed), not the frozen __init__ over 41
+    return _DEFAULT_SETTINGS.changed(
         version=fmt_version(ver),
         version_assumed=assumed,
         tensor_parallel_size=as_int(get("tensor_parallel_size")) or 1,
@@ -1287,15 +1289,14 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     in_flight = cfg.in_flight_tokens
 
     # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
-    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes).
-    shared: dict[tuple[str, int | None, int], list[int]] = {}
+    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes); the
+    # first group of each such set stands for the set in KVGroup.blocks_per_request.
+    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
     for g in groups:
-        acc = shared.setdefault((g.kind, g.window, g.block_size), [0, 0])
-        acc[0] += 1
-        acc[1] += g.page_bytes * g.layers
-    terms = [
-        (KVGroup(kind, 0, gbs, 0, window), n, weight) for (kind, window, gbs), (n, weight) in shared.items()
-    ]
+        key = (g.kind, g.window, g.block_size)
+        first, n, weight = shared.get(key, (g, 0, 0))
+        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
+    terms = list(shared.values())
 
     def per_req_blocks(length: int) -> int:
         total = 0
