@@ -200,7 +200,7 @@ class _Unkeyable(Exception):
     """An input the memo cannot key by value."""
 
 
-_EXACT = (str, int, bool, type(None))
+_EXACT = frozenset((str, int, bool, type(None)))
 
 
 def _frozen(x: Any) -> Any:
@@ -242,7 +242,13 @@ def _memo_key(
             _frozen(acc.name),
             _frozen(acc.compute_capability),
             _frozen(total),
-            tuple(_frozen(state[f]) for f in _VLLM_FIELDS),
+            # _frozen of each field, its first case (str, int, bool, None: most fields) written out
+            tuple(
+                [
+                    (t, v) if (t := type(v)) in _EXACT else _frozen(v)
+                    for v in map(state.__getitem__, _VLLM_FIELDS)
+                ]
+            ),
         )
     except _Unkeyable:
         return None
@@ -333,6 +339,10 @@ def _gib(x: float) -> str:
     return f"{x / 2**30:.2f} GiB"
 
 
+#: VllmPlanDetail.verdict -> the fleet's verdict
+_VLLM_VERDICTS = {"ok": "fits", "risky": "risky", "fail": "fails"}
+
+
 def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
     """``(verdict, reason)``: whether the engine starts and serves one request of its full context limit on this
     GPU, across kvlint's prediction band, by the engine's memory model alone (the dtype and build tests are
@@ -357,7 +367,7 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
     """
     p = detail.plan
     if isinstance(detail, VllmPlanDetail):
-        verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
+        verdict = _VLLM_VERDICTS[detail.verdict]
         if verdict == "fits":
             return verdict, None
         null = p.kv_cache_bytes - detail.fit_available_bytes
