@@ -22,6 +22,7 @@ Pure functions of the parsed engine settings, the model and the accelerator; not
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
@@ -128,8 +129,11 @@ def fp8_kv_support_on(
     )
 
 
+@functools.lru_cache(maxsize=64)
 def _applies(rule: str, engine: str) -> bool:
-    """Whether ``rule``'s catalogue entry declares ``engine`` (``engines:`` in ``rules/KVnnn.yaml``)."""
+    """Whether ``rule``'s catalogue entry declares ``engine`` (``engines:`` in ``rules/KVnnn.yaml``). Memoised: the
+    catalogue is read once per process (:func:`kvlint.rules.catalog.load_catalog`), and a fleet asks for each of
+    its GPUs."""
     from kvlint.rules.catalog import get_rule
 
     engines = get_rule(rule).engines
@@ -167,7 +171,8 @@ def startup_refusal(
         kv_cache_dtype: the KV-cache dtype to test instead of the configured one (``--compare`` rows).
         dtype: the model dtype the memory plan resolved (default: bfloat16, as KV302 assumes without a plan).
         has_pod: False for an engine command line (``kvlint plan``): there is no container image, and KV304
-            (``consumes: [pod, ...]``) does not apply.
+            (``consumes: [pod, ...]``) does not apply. (:func:`kvlint.memory.stage.plan_fleet` passes False too:
+            it tested KV304, :func:`platform_refusal`, before planning.)
     """
     refusal = platform_refusal(serving, acc) if has_pod else None
     if refusal is not None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.memory.memo import per_model
 from kvlint.memory.versions import Version, fmt_version, yarn_multiplies_max_len
 from kvlint.models.config import MAX_LEN_KEYS
 from kvlint.types import ModelSpec
@@ -219,6 +220,16 @@ def rope_scaling_of(cfg: dict[str, Any]) -> dict[str, Any] | None:
 def derive_max_model_len(
     v: Version, model: ModelSpec, hf_overrides: dict[str, Any] | None = None
 ) -> tuple[float, str, int | None, str]:
+    """vLLM's derived maximum model length from config.json (:func:`_derive_max_model_len`; memoised per model
+    and release when there are no ``hf_overrides``, :func:`kvlint.memory.memo.per_model`)."""
+    if hf_overrides:
+        return _derive_max_model_len(model, v, hf_overrides)
+    return _derive_max_model_len_memo(model, v)
+
+
+def _derive_max_model_len(
+    model: ModelSpec, v: Version, hf_overrides: dict[str, Any] | None = None
+) -> tuple[float, str, int | None, str]:
     """vLLM's derived maximum model length from config.json.
 
     Returns ``(derived, key, model_max_length, why)``: the smallest present candidate key (a truthy
@@ -265,11 +276,24 @@ def derive_max_model_len(
     return derived, key, mml_i, why
 
 
+_derive_max_model_len_memo = per_model(_derive_max_model_len)
+
+
 def default_max_model_len(
     v: Version, model: ModelSpec, derived: float, hf_overrides: dict[str, Any] | None = None
 ) -> int:
     """max_model_len when the user gives none: ``int(derived)``, but for ``longrope`` the top-level
-    ``original_max_position_embeddings`` (``vllm@0.33.0:vllm/config/model.py::_get_and_verify_max_len``)."""
+    ``original_max_position_embeddings`` (``vllm@0.33.0:vllm/config/model.py::_get_and_verify_max_len``).
+    Memoised per model and ``derived`` when there are no ``hf_overrides``."""
+    if hf_overrides:
+        return _default_max_model_len(model, derived, hf_overrides)
+    return _default_max_model_len_memo(model, derived)
+
+
+def _default_max_model_len(
+    model: ModelSpec, derived: float, hf_overrides: dict[str, Any] | None = None
+) -> int:
+    """:func:`default_max_model_len` itself (it does not depend on the release)."""
     cfg = text_config(model, hf_overrides)
     rs = rope_scaling_of(cfg)
     if rs is not None and rs.get("rope_type") in ("longrope", "su"):
@@ -277,3 +301,6 @@ def default_max_model_len(
         if isinstance(orig, int) and orig > 0:
             return orig
     return int(derived)
+
+
+_default_max_model_len_memo = per_model(_default_max_model_len)

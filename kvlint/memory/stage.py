@@ -77,12 +77,20 @@ class PlanOutcome:
 def plannable_gpu(placement: Placement | None, engine: str) -> tuple[Accelerator, int] | None | str:
     """``(accelerator, device total in bytes)`` when the GPU memory models apply to ``placement``;
     None when the GPU is unknown; a reason (str) when it is known but not a CUDA/ROCm GPU."""
-    if placement is None or placement.accelerator is None or not placement.memory_bytes:
+    if placement is None:
         return None
-    acc = placement.accelerator
+    return _plannable(placement.accelerator, placement.memory_bytes, engine)
+
+
+def _plannable(
+    acc: Accelerator | None, memory_bytes: int | None, engine: str
+) -> tuple[Accelerator, int] | None | str:
+    """:func:`plannable_gpu` of a placement on ``acc`` with ``memory_bytes`` (:attr:`Placement.memory_bytes`)."""
+    if acc is None or not memory_bytes:
+        return None
     if acc.vendor not in ("nvidia", "amd"):
         return f"{acc.name} is not a CUDA/ROCm GPU; the {engine} GPU memory model does not apply"
-    return acc, int(placement.memory_bytes)
+    return acc, int(memory_bytes)
 
 
 def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettings, str | None]:
@@ -112,7 +120,7 @@ def _detail(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
+    gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None = None,
     *,
@@ -120,7 +128,9 @@ def _detail(
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
-    Raises what the model raises (see ``_PLAN_ERRORS``; failures are not kept)."""
+    ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
+    memory total (:func:`plannable_gpu`). Raises what the model raises (see ``_PLAN_ERRORS``; failures are not
+    kept)."""
     if serving.engine == "vllm" and changes:
         settings = (
             settings.changed(**changes)
@@ -128,9 +138,9 @@ def _detail(
             else replace(settings, **changes)
         )
         changes = None
-    key = _memo_key(serving, settings, model, placement, gpu, changes) if memo else None
+    key = _memo_key(serving, settings, model, gpu, changes) if memo else None
     if key is None:
-        return _run(serving, settings, model, placement, gpu, changes)
+        return _run(serving, settings, model, gpus, gpu, changes)
     with _MEMO_LOCK:
         scope = _MEMO.get(id(serving))
         if scope is None or scope[0] is not serving:
@@ -140,7 +150,7 @@ def _detail(
         hit = scope[1].get(key)
     if hit is not None and hit[0] is model:
         return hit[2]  # type: ignore[no-any-return]
-    detail = _run(serving, settings, model, placement, gpu, changes)
+    detail = _run(serving, settings, model, gpus, gpu, changes)
     with _MEMO_LOCK:
         scope[1][key] = (model, settings, detail)
     return detail
@@ -150,7 +160,7 @@ def _run(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
+    gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
 ) -> PlanDetail:
@@ -160,9 +170,9 @@ def _run(
     if serving.engine == "vllm":
         return plan_vllm_detailed(settings, model, total, **kw)
     if serving.engine == "tgi":
-        return plan_tgi_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
+        return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
-        return plan_sglang_detailed(serving, model, total, gpus=placement.gpus, overrides=changes, **kw)
+        return plan_sglang_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     raise PlanError(f"no memory model for engine {serving.engine!r}")
 
 
@@ -190,7 +200,7 @@ class _Unkeyable(Exception):
     """An input the memo cannot key by value."""
 
 
-_EXACT = (str, int, bool, type(None))
+_EXACT = frozenset((str, int, bool, type(None)))
 
 
 def _frozen(x: Any) -> Any:
@@ -218,7 +228,6 @@ def _memo_key(
     serving: ServingConfig,
     settings: Any,
     model: ModelSpec,
-    placement: Placement,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
 ) -> tuple[Any, ...] | None:
@@ -233,7 +242,13 @@ def _memo_key(
             _frozen(acc.name),
             _frozen(acc.compute_capability),
             _frozen(total),
-            tuple(_frozen(state[f]) for f in _VLLM_FIELDS),
+            # _frozen of each field, its first case (str, int, bool, None: most fields) written out
+            tuple(
+                [
+                    (t, v) if (t := type(v)) in _EXACT else _frozen(v)
+                    for v in map(state.__getitem__, _VLLM_FIELDS)
+                ]
+            ),
         )
     except _Unkeyable:
         return None
@@ -262,7 +277,7 @@ def plan_container(
         return PlanOutcome(settings=settings, error=gpu, model_note=note)
     assert placement is not None
     try:
-        detail = _detail(serving, settings, model, placement, gpu)
+        detail = _detail(serving, settings, model, placement.gpus, gpu)
     except PlanError as exc:
         return PlanOutcome(settings=settings, error=str(exc), model_note=note)
     except _PLAN_ERRORS as exc:
@@ -288,7 +303,7 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
     if gpu is None or isinstance(gpu, str):
         return None
     try:
-        return _detail(cr.serving, cr.settings, cr.model, placement, gpu, changes or None)
+        return _detail(cr.serving, cr.settings, cr.model, placement.gpus, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
 
@@ -303,7 +318,7 @@ def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail
         raise PlanError("no model or GPU to plan on")
     gpu = plannable_gpu(p, "vllm")
     if isinstance(gpu, tuple) and cr.serving.engine == "vllm":
-        detail = _detail(cr.serving, settings, cr.model, p, gpu)
+        detail = _detail(cr.serving, settings, cr.model, p.gpus, gpu)
         assert isinstance(detail, VllmPlanDetail)
         return detail
     acc = p.accelerator
@@ -322,6 +337,10 @@ def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail
 
 def _gib(x: float) -> str:
     return f"{x / 2**30:.2f} GiB"
+
+
+#: VllmPlanDetail.verdict -> the fleet's verdict
+_VLLM_VERDICTS = {"ok": "fits", "risky": "risky", "fail": "fails"}
 
 
 def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
@@ -348,7 +367,7 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
     """
     p = detail.plan
     if isinstance(detail, VllmPlanDetail):
-        verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
+        verdict = _VLLM_VERDICTS[detail.verdict]
         if verdict == "fits":
             return verdict, None
         null = p.kv_cache_bytes - detail.fit_available_bytes
@@ -526,30 +545,29 @@ def plan_fleet(
     out = []
     for acc in fleet:
         mig_bytes = None
-        how = f"fleet: {acc.name}"
         if profile is not None:
             prof, _note = cat.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
-            how = f"fleet: {acc.name}, MIG {profile}"
-        there = replace(placement, accelerator=acc, how=how, gpus=gpus, memory_bytes_override=mig_bytes)
         base = {"mig_profile": profile}
         refusal = platform_refusal(serving, acc)  # the image does not run there: not planned
         if refusal is not None:
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
             continue
-        gpu = plannable_gpu(there, serving.engine)
+        # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
+        gpu = _plannable(acc, mig_bytes or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
-            detail = _detail(serving, settings, model, there, gpu, memo=False)
+            detail = _detail(serving, settings, model, gpus, gpu, memo=False)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue
         verdict, reason = fit_assessment(detail)
         refused_by = None
-        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype)
+        # KV301/KV302; KV304 (platform_refusal) was tested above
+        refusal = startup_refusal(serving, model, acc, dtype=detail.plan.dtype, has_pod=False)
         if refusal is not None and refusal.certain:
             verdict, reason, refused_by = "fails", refusal.reason, refusal.rule
         elif refusal is not None and verdict != "fails":

@@ -114,28 +114,49 @@ class ReleaseVersion(tuple[int, int, int]):
         c = self._cmp(other)
         return None if c is None else (c[0] > c[1]) - (c[0] < c[1])
 
+    # Each comparison with a plain tuple first looks it up in the memo of :meth:`_order` itself (a release tuple
+    # compared before: one dict lookup, no further call); anything else, or a first comparison, asks _order.
+
     def __eq__(self, other: object) -> bool:
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o == 0
 
     def __ne__(self, other: object) -> bool:
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o != 0
 
     def __lt__(self, other: object) -> bool:  # type: ignore[override]
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o < 0
 
     def __le__(self, other: object) -> bool:  # type: ignore[override]
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o <= 0
 
     def __gt__(self, other: object) -> bool:  # type: ignore[override]
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o > 0
 
     def __ge__(self, other: object) -> bool:  # type: ignore[override]
-        o = self._order(other)
+        try:
+            o = self._orders[other] if type(other) is tuple else self._order(other)  # type: ignore[index]
+        except (KeyError, TypeError):  # not compared yet, or an unhashable element
+            o = self._order(other)
         return NotImplemented if o is None else o >= 0
 
 
@@ -171,10 +192,30 @@ def parse_pep440(s: str | None) -> ReleaseVersion | None:
 
     ``"0.11.0+cu130"``, ``"v0.8.5.post1"``, ``"0.15.2rc1.dev93"``, ``"0.10.1.1+nv25.11"`` parse whole;
     ``"v0.20.1-cu129"``, ``"~0.7"``, ``"0.22 (issue title)"`` by their leading version. An untagged source
-    build (``0.1.devN``, :func:`is_untagged_source_build`) returns None. Never raises.
+    build (``0.1.devN``, :func:`is_untagged_source_build`) returns None. Never raises. Memoised by text (every
+    TGI and SGLang plan parses its container's version; the shared object keeps its comparison memo).
     """
     if not s:
         return None
+    if type(s) is not str:
+        return _parse_pep440(s)
+    try:
+        return _PARSED[s]
+    except KeyError:
+        pass
+    out = _parse_pep440(s)
+    if len(_PARSED) >= _RESOLVED_MAX:
+        _PARSED.clear()
+    _PARSED[s] = out
+    return out
+
+
+#: parse_pep440's answers by text (None included)
+_PARSED: dict[str, ReleaseVersion | None] = {}
+
+
+def _parse_pep440(s: str) -> ReleaseVersion | None:
+    """:func:`parse_pep440` itself, not memoised."""
     text = s.strip()
     cands = [text]
     m = _PEP440_PREFIX.search(text)

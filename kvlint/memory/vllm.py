@@ -20,6 +20,7 @@ from typing import Any
 
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
+from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.memory.kv import (
     LayerCounts,
     cdiv,
@@ -28,6 +29,7 @@ from kvlint.memory.kv import (
     layer_bytes_per_token,
     layer_counts,
 )
+from kvlint.memory.memo import by_value, per_model
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
@@ -42,6 +44,7 @@ from kvlint.memory.versions import (
     resolve_version,
     supports_auto_max_model_len,
 )
+from kvlint.models.weights import param_breakdown, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, parse_cc, truthy
 
@@ -122,6 +125,7 @@ class VllmSettings:
 
 
 _SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(VllmSettings))
+_DEFAULT_SETTINGS = VllmSettings()
 
 
 def _kv_connector(value: Any) -> str | None:
@@ -175,7 +179,8 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
             pp_part = tuple(int(x) for x in part.split(","))
         except ValueError:
             pp_part = None
-    return VllmSettings(
+    # every field given: the defaults' copy with them set (VllmSettings.changed), not the frozen __init__ over 41
+    return _DEFAULT_SETTINGS.changed(
         version=fmt_version(ver),
         version_assumed=assumed,
         tensor_parallel_size=as_int(get("tensor_parallel_size")) or 1,
@@ -298,7 +303,19 @@ def build_groups_counted(
     """:func:`build_groups` on the distinct layer specs of one rank with their counts
     (:func:`kvlint.memory.kv.layer_counts`): the same groups, bytes per block, block size and notes, computed
     once per distinct spec instead of once per layer (every quantity is a count, a sum, a max or a set of the
-    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`."""
+    per-layer specs, so the layers' order does not enter). Sources as :func:`build_groups`. Memoised by value
+    (:func:`kvlint.memory.memo.by_value`; the GPUs of a fleet mostly share the groups); the lists are new."""
+    groups, bytes_per_block, block_size, notes = _build_groups_counted(
+        counts, tp, kv_bytes, kv_cache_dtype, block_size, hybrid
+    )
+    return list(groups), bytes_per_block, block_size, list(notes)
+
+
+@by_value
+def _build_groups_counted(
+    counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool
+) -> tuple[list[KVGroup], int, int, list[str]]:
+    """:func:`build_groups_counted` itself (its lists are kept by the memo, never handed out)."""
     notes: list[str] = []
     # (kind, window, bytes/token, state bytes) -> number of layers
     specs: dict[tuple[str, int | None, int, int], int] = {}
@@ -449,8 +466,6 @@ def _era(
     is gone in 0.10.2; its fp16/bf16-only dtype check exists in 0.8.5 and is gone by 0.9.2 (0.9.0 assumed);
     the kv-cache-dtype decision is :func:`kvlint.memory.fp8kv.fp8_kv_support`. AMD GPUs (no compute
     capability) are taken as passing the checks."""
-    from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
-
     c = parse_cc(cc)
     if v < (0, 8, 0):
         if s.use_v1 and v >= (0, 6, 6):
@@ -495,8 +510,6 @@ def _weights_total(
 ) -> tuple[int, str]:
     """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes` (``tp``/``cc``
     select the MXFP4 kernel padding)."""
-    from kvlint.models.weights import weight_bytes
-
     b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant, tp=tp, compute_capability=cc)
     return int(b), str(src)
 
@@ -512,11 +525,10 @@ def _inter_eff(model: ModelSpec) -> int:
     return model.intermediate_size
 
 
+@per_model
 def _expert_fraction(model: ModelSpec) -> float:
     """Share of the per-layer weights that are routed experts (split over EP ranks instead of TP), from
     :func:`kvlint.models.weights.param_breakdown`."""
-    from kvlint.models.weights import param_breakdown
-
     parts = param_breakdown(model)
     lin, exp = int(parts.get("linear", 0)), int(parts.get("experts", 0))
     return exp / (lin + exp) if lin + exp else 0.0
@@ -544,6 +556,7 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings) -> int:
     return 1 if "mtp" in method else 0
 
 
+@per_model
 def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
@@ -675,7 +688,13 @@ def plan_vllm_detailed(
     )
 
 
-@dataclass(frozen=True)
+# The step records StartupConfig, WeightSplit, StageMemory and FitCheck exist within one plan: each is built once
+# by its step and read by the next ones, never kept or changed. They are plain dataclasses, not frozen: a frozen
+# dataclass's __init__ sets each field through object.__setattr__, about five times the cost of a plain one, and
+# a fleet builds the four of them on every GPU. (The plan itself, VllmPlanDetail and its MemoryPlan, is frozen.)
+
+
+@dataclass
 class StartupConfig:
     """Step 1: what vLLM settles from its arguments, the model and the GPU before it loads anything.
 
@@ -989,7 +1008,7 @@ def _cudagraphs_deducted(v: Version, era: str, settings: VllmSettings, notes: li
     return bool(cg_sub)
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class WeightSplit:
     """Step 2: how the checkpoint's bytes fall on the ranks (bytes).
 
@@ -1034,7 +1053,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     )
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class StageMemory:
     """Step 3: one pipeline stage's rank, in bytes per GPU.
 
@@ -1093,6 +1112,7 @@ def stage_memory(
         cfg.era, cfg.version, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor,
         settings.flashinfer_sampler,
     )  # fmt: skip
+    inter = _inter_eff(model)
     enc = cfg.encoder
     act = cal.activation_bytes(
         path,
@@ -1100,7 +1120,7 @@ def stage_memory(
         cfg.max_num_batched_tokens,
         model.vocab_size,
         model.hidden_size,
-        _inter_eff(model),
+        inter,
         tp,
         cfg.dtype_bytes,
         last,
@@ -1113,12 +1133,12 @@ def stage_memory(
     if alt_path is not None:
         act_alt = cal.activation_bytes(
             alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
-            _inter_eff(model), tp, cfg.dtype_bytes, last,
+            inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
         )  # fmt: skip
     cg = (
-        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, _inter_eff(model), tp, cfg.dtype_bytes)
+        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes)
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
     )
@@ -1226,7 +1246,7 @@ def _stage_notes(
     return notes
 
 
-@dataclass(frozen=True)
+@dataclass  # a step record of one plan: see StartupConfig
 class FitCheck:
     """Step 4: vLLM's check that one max-model-len request fits, and the capacity figures it prints.
 
@@ -1269,15 +1289,14 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     in_flight = cfg.in_flight_tokens
 
     # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
-    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes).
-    shared: dict[tuple[str, int | None, int], list[int]] = {}
+    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes); the
+    # first group of each such set stands for the set in KVGroup.blocks_per_request.
+    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
     for g in groups:
-        acc = shared.setdefault((g.kind, g.window, g.block_size), [0, 0])
-        acc[0] += 1
-        acc[1] += g.page_bytes * g.layers
-    terms = [
-        (KVGroup(kind, 0, gbs, 0, window), n, weight) for (kind, window, gbs), (n, weight) in shared.items()
-    ]
+        key = (g.kind, g.window, g.block_size)
+        first, n, weight = shared.get(key, (g, 0, 0))
+        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
+    terms = list(shared.values())
 
     def per_req_blocks(length: int) -> int:
         total = 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.memory.memo import per_model
 from kvlint.models.shapes import NON_GATED_MLP_TYPES, dtype_bytes_of, ffn_mult_to_intermediate
 from kvlint.types import ModelSpec
 
@@ -355,7 +356,17 @@ def weight_bytes(
         otherwise the bytes are estimated from :func:`param_breakdown` with the §1.13 byte rates, keeping
         embeddings, lm_head, norms, routers and vision tower at ``dtype_bytes``
         (e.g. ``"estimated: 8.03e9 params x 2 B (bfloat16)"``).
+
+    Memoised per model (:func:`kvlint.memory.memo.per_model`): a fleet plans the same model on each GPU.
     """
+    return _weight_bytes(spec, dtype_bytes, quantization, tp, compute_capability)
+
+
+@per_model
+def _weight_bytes(
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int, compute_capability: str | None
+) -> tuple[int, str]:
+    """:func:`weight_bytes` itself, with positional arguments."""
     ck_method = spec.quant_method
     q = (quantization or "").lower() or None
     q_norm = _QUANT_ALIASES.get(q, q) if q else None
