@@ -180,7 +180,9 @@ def _runnable(engine: str, rules: frozenset[str] | None, joined: bool, have: fro
     built = _RUNNABLE.get(key)
     if built is not None and built[0] is schedule:
         return built[1]
-    runnable = tuple((rule_id, info, uses_plan) for rule_id, info, needs, uses_plan in schedule if needs <= have)
+    runnable = tuple(
+        (rule_id, info, uses_plan) for rule_id, info, needs, uses_plan in schedule if needs <= have
+    )
     if len(_RUNNABLE) > 512:
         _RUNNABLE.clear()
     _RUNNABLE[key] = (schedule, runnable)
