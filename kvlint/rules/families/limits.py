@@ -54,8 +54,10 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``."""
     s = ctx.serving
     mml = s.get("max_model_len")
+    if not isinstance(mml, int) or mml <= 0 or ctx.model is None:
+        return  # (before vLLM's derivation, which only a set --max-model-len is compared with)
     derived, mml_key, why = _derived_len(ctx)
-    if not isinstance(mml, int) or mml <= 0 or not derived or ctx.model is None:
+    if not derived:
         return
     allow = str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).lower() in ("1", "true")
     if mml <= derived or allow or (mml_key and mml <= mml_key):

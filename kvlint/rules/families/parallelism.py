@@ -7,6 +7,7 @@ the probes (their timing and their port).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 
@@ -414,10 +415,6 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
     the pod loads: page cache is reclaimable, so this is a heuristic and off by default.
     """
     cr, s, lay = ctx.cr, ctx.serving, ctx.layout
-    found = memory_limit(cr.container)
-    if found is None:
-        return
-    limit, limit_loc = found
     tp, pp, dp_local = lay.tp, lay.pp, lay.dp_local
     p = cr.placement
     gpus = p.gpus if p is not None and p.gpus else tp * pp * dp_local
@@ -453,6 +450,12 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
         offloaded = sum(b for n, b in parts if n.startswith("--cpu-offload-gb"))
         weights = int(fraction * (plan.weights_bytes * gpus + offloaded))
     need = pinned + weights
+    if need <= 0:
+        return  # nothing pinned: any memory limit holds it (the limit is read below only when it matters)
+    found = memory_limit(cr.container)
+    if found is None:
+        return
+    limit, limit_loc = found
     if need <= limit:
         return
     detail = " + ".join(f"{name} = {gib(b)}" for name, b in parts)
@@ -665,11 +668,22 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
+@functools.lru_cache(maxsize=512)
+def _close_gpu_resource(name: str) -> str | None:
+    """The GPU resource name closest to ``name`` (lower case) by ``difflib.get_close_matches`` with cutoff
+    0.8, or None. Memoised by the name: a pure function of one short string, and the same few non-GPU
+    extended resources (``rdma/...``, ``vpc.amazonaws.com/efa``) come back in pod after pod."""
+    import difflib
+
+    from kvlint.accelerators.placement import GPU_RESOURCES
+
+    close = difflib.get_close_matches(name, list(GPU_RESOURCES), n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
 def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
     is not a valid extended-resource name or not one a device plugin advertises."""
-    import difflib
-
     from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 
     res = container.get("resources") if isinstance(container, dict) else None
@@ -682,14 +696,14 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX):
                 continue
             low = key.lower()
-            close = difflib.get_close_matches(low, list(GPU_RESOURCES), n=1, cutoff=0.8)
+            close = _close_gpu_resource(low)
             gpuish = any(w in low for w in ("gpu", "tpu", "gaudi", "neuron", "accelerator"))
             if "/" not in key:
                 if gpuish or close:
-                    out.append((key, section, close[0] if close else "nvidia.com/gpu"))
+                    out.append((key, section, close or "nvidia.com/gpu"))
                 continue
             if close or (gpuish and low.split("/", 1)[0] in ("nvidia.com", "amd.com", "nvidia", "amd")):
-                out.append((key, section, close[0] if close else None))
+                out.append((key, section, close))
     return out
 
 
