@@ -175,5 +175,5 @@ def setting_at(serving: ServingConfig, loc: Loc | None, message: str) -> str:
             here.append("model")
         if len(here) == 1:
             return here[0]
-    m = _FLAG.search(message)
+    m = _FLAG.search(message) if "--" in message else None  # (no flag without its two dashes)
     return m.group(1).replace("-", "_") if m else ""

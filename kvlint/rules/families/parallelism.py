@@ -554,9 +554,10 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
     """The port the engine listens on and what says so, or ``(None, why unknown)``."""
     s, c = ctx.serving, ctx.container
     words = [str(x) for key in ("command", "args") for x in _list(c.get(key))]
-    if "dynamo." in " ".join(words):
+    text = " ".join(words)
+    if "dynamo." in text:
         return None, "a Dynamo worker serves no HTTP itself (Dynamo's frontend does)"
-    if "huggingfaceserver" in " ".join(words) or "huggingfaceserver" in s.image:
+    if "huggingfaceserver" in text or "huggingfaceserver" in s.image:
         for i, w in enumerate(words):
             if w.startswith(("--http_port", "--http-port")):
                 raw = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
@@ -579,7 +580,7 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
         repo = split_image(s.image)[0].lower()
         if any(repo.endswith(r) for r in _TGI_PORT_80_IMAGES):
             return 80, "the TGI image's PORT=80"
-        if "text-generation-launcher" in " ".join(words):
+        if "text-generation-launcher" in text:
             return DEFAULT_PORTS["tgi"], "TGI's default --port 3000"
         return None, "this image's default port is not known"
     name = {"vllm": "vLLM", "sglang": "SGLang"}[s.engine]
@@ -616,49 +617,51 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
     c = ctx.container
     if ctx.serving.joins is not None:
         return
+    probed = [
+        (probe, a)
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe")
+        if isinstance(p := c.get(probe), dict)
+        for a in (p.get("httpGet"), p.get("tcpSocket"), p.get("grpc"))
+        if isinstance(a, dict) and a.get("port") is not None
+    ]
+    if not probed:
+        return  # no probe names a port: the engine's port is not needed
     port, how = engine_port(ctx)
     named = _declared_ports(c)
-    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        p = c.get(probe)
-        if not isinstance(p, dict):
+    for probe, a in probed:
+        raw = a.get("port")
+        loc = loc_of(a, "port")
+        effect = (
+            "the pod never becomes Ready, so its Service sends it no traffic"
+            if probe == "readinessProbe"
+            else "the kubelet restarts the container again and again once the probe's failure threshold is "
+            "reached"
+        )
+        if isinstance(raw, str) and not raw.isdigit():
+            if "$" in raw or "{{" in raw:
+                continue
+            if raw not in named:
+                yield ctx.finding(
+                    f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
+                    f"declare in its ports: the probe cannot be run and fails; {effect}",
+                    loc,
+                    fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
+                    "the port number",
+                )
+                continue
+            target, shown = named[raw], f"'{raw}' ({named[raw]})"
+        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+            target, shown = int(raw), str(int(raw))
+        else:
             continue
-        for action in ("httpGet", "tcpSocket", "grpc"):
-            a = p.get(action)
-            if not isinstance(a, dict) or a.get("port") is None:
-                continue
-            raw = a.get("port")
-            loc = loc_of(a, "port")
-            effect = (
-                "the pod never becomes Ready, so its Service sends it no traffic"
-                if probe == "readinessProbe"
-                else "the kubelet restarts the container again and again once the probe's failure threshold is "
-                "reached"
-            )
-            if isinstance(raw, str) and not raw.isdigit():
-                if "$" in raw or "{{" in raw:
-                    continue
-                if raw not in named:
-                    yield ctx.finding(
-                        f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
-                        f"declare in its ports: the probe cannot be run and fails; {effect}",
-                        loc,
-                        fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
-                        "the port number",
-                    )
-                    continue
-                target, shown = named[raw], f"'{raw}' ({named[raw]})"
-            elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
-                target, shown = int(raw), str(int(raw))
-            else:
-                continue
-            if port is None or target == port or _other_containers_serve(ctx, target):
-                continue
-            yield ctx.finding(
-                f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
-                f"never succeeds and {effect}",
-                loc,
-                fix=f"probe port {port}, or start the engine with --port {target}",
-            )
+        if port is None or target == port or _other_containers_serve(ctx, target):
+            continue
+        yield ctx.finding(
+            f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
+            f"never succeeds and {effect}",
+            loc,
+            fix=f"probe port {port}, or start the engine with --port {target}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
