@@ -11,6 +11,7 @@ import functools
 import math
 from collections.abc import Iterator
 
+from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.engines.images import platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -678,8 +679,6 @@ def _close_gpu_resource(name: str) -> str | None:
     extended resources (``rdma/...``, ``vpc.amazonaws.com/efa``) come back in pod after pod."""
     import difflib
 
-    from kvlint.accelerators.placement import GPU_RESOURCES
-
     close = difflib.get_close_matches(name, list(GPU_RESOURCES), n=1, cutoff=0.8)
     return close[0] if close else None
 
@@ -687,8 +686,6 @@ def _close_gpu_resource(name: str) -> str | None:
 def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
     is not a valid extended-resource name or not one a device plugin advertises."""
-    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
-
     res = container.get("resources") if isinstance(container, dict) else None
     out: list[tuple[str, str, str | None]] = []
     for section in ("limits", "requests"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.accelerators.site import Site
 from kvlint.engines.images import platform_evidence
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -87,8 +88,6 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     reason where the engine does not start there at all (the KV301/KV302/KV304 tests). A MIG slice request
     plans on the slices of the GPUs offering that profile. Fits none of a configured fleet: error; fits none of
     the default fleet: warning; fits all of a configured fleet: info."""
-    from kvlint.accelerators.site import Site
-
     cr, s = ctx.cr, ctx.serving
     site = ctx.options.site or Site()
     # whether the fleet is the configured one, as Site.fleet_accelerators() answers it (a configured fleet is
