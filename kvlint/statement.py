@@ -61,7 +61,8 @@ def split_clauses(message: str) -> list[str]:
     depth = 0
     quote = False
     cur = 0
-    for m in _DELIMITER.finditer(message):
+    # nothing after the last "; " can cut the message: the scan stops there
+    for m in _DELIMITER.finditer(message, 0, message.rfind("; ") + 2):
         ch, i = m.group(), m.start()
         if quote:
             quote = ch != "'"

@@ -45,9 +45,16 @@ def _escape(ch: str) -> str:
 
 def printable(text: str) -> str:
     """``text`` as one line of inert plain text (see the module docstring); unchanged when it is clean."""
-    return _UNPRINTABLE.sub(lambda m: _escape(m.group(0)), text)
+    if text.isascii() and text.isprintable():
+        # printable ASCII (no C0 control, no DEL) holds none of the characters escaped here: most messages
+        return text
+    return _UNPRINTABLE.sub(_escape_match, text)
+
+
+def _escape_match(m: re.Match[str]) -> str:
+    return _escape(m.group(0))
 
 
 def xml_text(text: str) -> str:
     """``text`` with every character XML 1.0 cannot hold written as a visible escape (``\\x00``...)."""
-    return _XML_BAD.sub(lambda m: _escape(m.group(0)), text)
+    return _XML_BAD.sub(_escape_match, text)

@@ -76,7 +76,11 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     word: the same greedy rule (a line ends at the last word or space-run boundary within the width; a
     longer word stands alone; a line's trailing space run is dropped, as is the leading run of every line
     after the first)."""
-    if width - max(len(first), len(rest)) < 1 or _OTHER_SPACE.search(text) is not None:
+    # (printable text has no whitespace but the space: Unicode counts every other one as a separator or a
+    # control character, so the pattern is searched only in text that is not printable)
+    if width - max(len(first), len(rest)) < 1 or (
+        not text.isprintable() and _OTHER_SPACE.search(text) is not None
+    ):
         return textwrap.wrap(
             text,
             width=width,

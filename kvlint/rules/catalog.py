@@ -393,7 +393,10 @@ def get_rule(rule_id: str) -> RuleInfo:
 
     Raises KeyError with a message listing the known id range when the id is not in the catalogue.
     """
-    catalog = load_catalog()
+    catalog = _load_cached(_default_rules_dir())  # shared, read here only (load_catalog returns a copy)
+    found = catalog.get(rule_id)
+    if found is not None:
+        return found
     key = rule_id.strip().upper()
     try:
         return catalog[key]

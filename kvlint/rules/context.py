@@ -59,6 +59,25 @@ class RuleContext:
     layout: Parallelism
     plan_withdrawn: bool = False
 
+    def __init__(
+        self,
+        rule: RuleInfo,
+        cr: ContainerResult,
+        options: Options,
+        layout: Parallelism,
+        plan_withdrawn: bool = False,
+    ) -> None:
+        # The runner builds one context per (rule, container), tens of thousands per run: the fields are stored
+        # in the instance's __dict__ at once instead of through the frozen dataclass's generated __init__ (one
+        # object.__setattr__ per field, about twice the cost). Assigning an attribute afterwards still raises
+        # FrozenInstanceError; equality, repr and fields() are the dataclass's.
+        v = self.__dict__
+        v["rule"] = rule
+        v["cr"] = cr
+        v["options"] = options
+        v["layout"] = layout
+        v["plan_withdrawn"] = plan_withdrawn
+
     # ---- what the pipeline resolved -------------------------------------------------------------
 
     @property
@@ -156,5 +175,5 @@ def setting_at(serving: ServingConfig, loc: Loc | None, message: str) -> str:
             here.append("model")
         if len(here) == 1:
             return here[0]
-    m = _FLAG.search(message)
+    m = _FLAG.search(message) if "--" in message else None  # (no flag without its two dashes)
     return m.group(1).replace("-", "_") if m else ""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.accelerators.quantity import parse_quantity
 from kvlint.engines.images import image_platform
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ContainerResult, Workload
@@ -65,8 +66,6 @@ def resource_value(container: LDict, resource: str) -> Any:
 
 def memory_limit(container: LDict) -> tuple[int, Loc | None] | None:
     """``(bytes, position)`` of the container's ``resources.limits.memory``; None when unset or unreadable."""
-    from kvlint.accelerators.quantity import parse_quantity
-
     res = container.get("resources")
     limits = res.get("limits") if isinstance(res, dict) else None
     if not isinstance(limits, dict) or limits.get("memory") is None:

@@ -65,10 +65,16 @@ def available_inputs(cr: ContainerResult) -> frozenset[str]:
     return frozenset(have)
 
 
-def _parser_findings(cr: ContainerResult) -> list[Diagnostic]:
+def _parser_findings(cr: ContainerResult, rules: frozenset[str] | None) -> list[Diagnostic]:
+    """The engine parser's findings as diagnostics (only ``rules`` when given)."""
+    findings = cr.serving.findings
+    if not findings:
+        return []
     worker = cr.workload.role in ("worker", "head") or cr.workload.kind.lower().startswith("ray")
     out = []
-    for f in cr.serving.findings:
+    for f in findings:
+        if rules is not None and f.rule not in rules:
+            continue
         d = finding_to_diagnostic(f, cr.object_ref, cr.container_name)
         if f.rule == "KV503" and worker and cr.serving.model is None and d.severity == "warning":
             # Ray / LeaderWorkerSet workers run `ray start`; the engine command lives in the leader/head.
@@ -95,12 +101,11 @@ def check_container(
     for a broken installation; a check that raises on an unexpected input shape propagates to the pipeline,
     which reports it as KV503 for this workload.
     """
-    diags = [d for d in _parser_findings(cr) if rules is None or d.rule in rules]
+    diags = _parser_findings(cr, rules)
     withdrawn = False
     if diags:
         catalog = load_catalog()
         withdrawn = any(_gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
-    have = available_inputs(cr)
     joins = cr.serving.joins
     layout = parallelism(
         joins.leader if joins is not None and joins.leader is not None else cr.serving,
@@ -109,16 +114,15 @@ def check_container(
     )
     engine = cr.serving.engine
     reg = registry()
-    for rule_id, info, needs, uses_plan in _schedule(engine, rules, joins is not None):
+    for rule_id, info, uses_plan in _runnable(engine, rules, joins is not None, available_inputs(cr)):
         if uses_plan and withdrawn:
             continue
-        if not needs <= have:
-            continue
-        ctx = RuleContext(info, cr, options, layout, plan_withdrawn=withdrawn)
-        found = list(reg[rule_id][engine].function(ctx))  # the registered check now (a test may swap it)
-        diags.extend(found)
-        if _gates(info, found):
-            withdrawn = True
+        # the registered check is looked up now, not kept in the schedule (a test may swap it)
+        found = list(reg[rule_id][engine].function(RuleContext(info, cr, options, layout, withdrawn)))
+        if found:
+            diags.extend(found)
+            if not withdrawn and _gates(info, found):
+                withdrawn = True
     return diags
 
 
@@ -156,6 +160,33 @@ def _schedule(engine: str, rules: frozenset[str] | None, joined: bool) -> tuple[
         _SCHEDULES.clear()
     _SCHEDULES[key] = (reg, schedule)
     return schedule
+
+
+#: The checks of a schedule whose ``consumes`` a container has: ``(rule id, catalogue entry, consumes the
+#: plan)``, in run order.
+_Runnable = tuple[tuple[str, RuleInfo, bool], ...]
+#: The runnable checks by (engine, rule selection, joined worker, available inputs), with the schedule they
+#: were filtered from (a rebuilt schedule refilters them). Keyed on what the ``consumes`` vocabulary says about
+#: a container (at most 2**6 input sets per schedule), never on the container itself.
+_RUNNABLE: dict[tuple[str, frozenset[str] | None, bool, frozenset[str]], tuple[object, _Runnable]] = {}
+
+
+def _runnable(engine: str, rules: frozenset[str] | None, joined: bool, have: frozenset[str]) -> _Runnable:
+    """The checks of :func:`_schedule` whose ``consumes`` are all in ``have`` (:func:`available_inputs`), in
+    run order: what :func:`check_container` runs for a container with those inputs until the plan is
+    withdrawn (the one decision left per container)."""
+    schedule = _schedule(engine, rules, joined)
+    key = (engine, rules, joined, have)
+    built = _RUNNABLE.get(key)
+    if built is not None and built[0] is schedule:
+        return built[1]
+    runnable = tuple(
+        (rule_id, info, uses_plan) for rule_id, info, needs, uses_plan in schedule if needs <= have
+    )
+    if len(_RUNNABLE) > 512:
+        _RUNNABLE.clear()
+    _RUNNABLE[key] = (schedule, runnable)
+    return runnable
 
 
 #: The rules checked for a worker container that joins its leader's engine (``ServingConfig.joins``).

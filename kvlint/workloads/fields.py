@@ -75,33 +75,63 @@ def unknown_field_paths(
     """Every unknown key of ``obj`` and of the ``core/v1`` objects inside it: ``(path of the holder, key,
     closest known field, position of the key)``. Maps (``nodeSelector``, ``limits``) and scalars are not
     descended into. The nested objects are visited in the order of the type's fields (the data file's).
-    The tree is walked by one recursive function filling a list (not a generator per object)."""
+    The tree is walked by one recursive function filling a list (not a generator per object); the path of a
+    holder is spelt out only when it has an unknown key (a pod's env and mounts rarely do)."""
     out: list[tuple[str, str, str | None, Loc | None]] = []
     _field_paths(obj, type_name, path, out)
     return iter(out)
 
 
+#: A holder's path while walking: the path given to :func:`unknown_field_paths`, or ``(parent, key, index)``
+#: (``index`` None outside a list), spelt out by :func:`_spelt`.
+_Path = Any
+
+
+def _spelt(path: _Path) -> str:
+    """``env[3].valueFrom`` for ``((("", "env", 3)), "valueFrom", None)``."""
+    if isinstance(path, str):
+        return path
+    parent, key, index = path
+    base = _spelt(parent)
+    sub = f"{base}.{key}" if base else key
+    return sub if index is None else f"{sub}[{index}]"
+
+
+@functools.cache
+def _schema(type_name: str) -> tuple[dict[str, str | None], dict[str, tuple[int, str]]]:
+    """``(known_fields(type_name), _nested_fields(type_name))``, looked up once per type."""
+    return known_fields(type_name), _nested_fields(type_name)
+
+
 def _field_paths(
-    obj: Any, type_name: str, path: str, out: list[tuple[str, str, str | None, Loc | None]]
+    obj: Any, type_name: str, path: _Path, out: list[tuple[str, str, str | None, Loc | None]]
 ) -> None:
-    fields = known_fields(type_name)
+    fields, nested = _schema(type_name)
     if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return
-    for key, close in _unknown(obj, fields):
+    # one pass over the keys: the unknown ones (in key order, as _unknown lists them) and those holding core/v1
+    # objects
+    present = []
+    for key in obj:
+        if key in fields:
+            if key in nested:
+                present.append((*nested[key], key))
+            continue
+        if not isinstance(key, str) or key.startswith("$"):
+            continue
+        close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
         where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
-        out.append((path, key, close, where))
-    nested = _nested_fields(type_name)
-    # the keys obj has of those fields, in field order (the few present, not every field of the type)
-    present = [(*nested[k], k) for k in obj if k in nested]
+        out.append((_spelt(path), key, close[0] if close else None, where))
     if not present:
         return
-    for _, child, key in sorted(present):
+    if len(present) > 1:
+        present.sort()  # in the type's field order
+    for _, child, key in present:
         value = obj.get(key)
         if value is None:
             continue
-        sub = f"{path}.{key}" if path else key
         if isinstance(value, list):
             for i, item in enumerate(value):
-                _field_paths(item, child, f"{sub}[{i}]", out)
+                _field_paths(item, child, (path, key, i), out)
         else:
-            _field_paths(value, child, sub, out)
+            _field_paths(value, child, (path, key, None), out)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kvlint.memory import defaults
 from kvlint.memory.sglang import (
     SglangPlanDetail,
     check_context_length,
@@ -18,6 +19,7 @@ from kvlint.memory.sglang import (
     pool_starts,
     warns_pool_below_context,
 )
+from kvlint.memory.versions import parse_version, resolve_version
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
@@ -28,9 +30,6 @@ def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
     """(derived max_model_len, model_max_length key or None, why) as vLLM derives them for this release."""
     if ctx.model is None:
         return None, None, ""
-    from kvlint.memory import defaults
-    from kvlint.memory.versions import parse_version
-
     overrides = getattr(ctx.cr.settings, "hf_overrides", None) or None
     try:
         derived, _key, mml_key, why = defaults.derive_max_model_len(
@@ -54,8 +53,10 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``."""
     s = ctx.serving
     mml = s.get("max_model_len")
+    if not isinstance(mml, int) or mml <= 0 or ctx.model is None:
+        return  # (before vLLM's derivation, which only a set --max-model-len is compared with)
     derived, mml_key, why = _derived_len(ctx)
-    if not isinstance(mml, int) or mml <= 0 or not derived or ctx.model is None:
+    if not derived:
         return
     allow = str(s.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "")).lower() in ("1", "true")
     if mml <= derived or allow or (mml_key and mml <= mml_key):
@@ -287,9 +288,6 @@ def _chunked_prefill_forced(ctx: RuleContext) -> bool:
     """Whether this vLLM runs the V1 engine of a release that ignores ``--no-enable-chunked-prefill`` (0.8.0 to
     0.11.0, :func:`kvlint.memory.defaults.v1_chunked_prefill_forced`). The engine era is the plan's when there
     is one, else V1 from 0.8.0 unless ``VLLM_USE_V1=0``."""
-    from kvlint.memory import defaults
-    from kvlint.memory.versions import resolve_version
-
     v, _ = resolve_version(ctx.serving.version)
     if ctx.plan is not None:
         era = ctx.plan.era

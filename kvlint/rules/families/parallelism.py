@@ -7,9 +7,11 @@ the probes (their timing and their port).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 
+from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.engines.images import platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -414,10 +416,6 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
     the pod loads: page cache is reclaimable, so this is a heuristic and off by default.
     """
     cr, s, lay = ctx.cr, ctx.serving, ctx.layout
-    found = memory_limit(cr.container)
-    if found is None:
-        return
-    limit, limit_loc = found
     tp, pp, dp_local = lay.tp, lay.pp, lay.dp_local
     p = cr.placement
     gpus = p.gpus if p is not None and p.gpus else tp * pp * dp_local
@@ -453,6 +451,12 @@ def host_memory_limit(ctx: RuleContext) -> Iterator[Diagnostic]:
         offloaded = sum(b for n, b in parts if n.startswith("--cpu-offload-gb"))
         weights = int(fraction * (plan.weights_bytes * gpus + offloaded))
     need = pinned + weights
+    if need <= 0:
+        return  # nothing pinned: any memory limit holds it (the limit is read below only when it matters)
+    found = memory_limit(cr.container)
+    if found is None:
+        return
+    limit, limit_loc = found
     if need <= limit:
         return
     detail = " + ".join(f"{name} = {gib(b)}" for name, b in parts)
@@ -551,9 +555,10 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
     """The port the engine listens on and what says so, or ``(None, why unknown)``."""
     s, c = ctx.serving, ctx.container
     words = [str(x) for key in ("command", "args") for x in _list(c.get(key))]
-    if "dynamo." in " ".join(words):
+    text = " ".join(words)
+    if "dynamo." in text:
         return None, "a Dynamo worker serves no HTTP itself (Dynamo's frontend does)"
-    if "huggingfaceserver" in " ".join(words) or "huggingfaceserver" in s.image:
+    if "huggingfaceserver" in text or "huggingfaceserver" in s.image:
         for i, w in enumerate(words):
             if w.startswith(("--http_port", "--http-port")):
                 raw = w.split("=", 1)[1] if "=" in w else (words[i + 1] if i + 1 < len(words) else "")
@@ -576,7 +581,7 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
         repo = split_image(s.image)[0].lower()
         if any(repo.endswith(r) for r in _TGI_PORT_80_IMAGES):
             return 80, "the TGI image's PORT=80"
-        if "text-generation-launcher" in " ".join(words):
+        if "text-generation-launcher" in text:
             return DEFAULT_PORTS["tgi"], "TGI's default --port 3000"
         return None, "this image's default port is not known"
     name = {"vllm": "vLLM", "sglang": "SGLang"}[s.engine]
@@ -613,49 +618,51 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
     c = ctx.container
     if ctx.serving.joins is not None:
         return
+    probed = [
+        (probe, a)
+        for probe in ("readinessProbe", "livenessProbe", "startupProbe")
+        if isinstance(p := c.get(probe), dict)
+        for a in (p.get("httpGet"), p.get("tcpSocket"), p.get("grpc"))
+        if isinstance(a, dict) and a.get("port") is not None
+    ]
+    if not probed:
+        return  # no probe names a port: the engine's port is not needed
     port, how = engine_port(ctx)
     named = _declared_ports(c)
-    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
-        p = c.get(probe)
-        if not isinstance(p, dict):
+    for probe, a in probed:
+        raw = a.get("port")
+        loc = loc_of(a, "port")
+        effect = (
+            "the pod never becomes Ready, so its Service sends it no traffic"
+            if probe == "readinessProbe"
+            else "the kubelet restarts the container again and again once the probe's failure threshold is "
+            "reached"
+        )
+        if isinstance(raw, str) and not raw.isdigit():
+            if "$" in raw or "{{" in raw:
+                continue
+            if raw not in named:
+                yield ctx.finding(
+                    f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
+                    f"declare in its ports: the probe cannot be run and fails; {effect}",
+                    loc,
+                    fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
+                    "the port number",
+                )
+                continue
+            target, shown = named[raw], f"'{raw}' ({named[raw]})"
+        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+            target, shown = int(raw), str(int(raw))
+        else:
             continue
-        for action in ("httpGet", "tcpSocket", "grpc"):
-            a = p.get(action)
-            if not isinstance(a, dict) or a.get("port") is None:
-                continue
-            raw = a.get("port")
-            loc = loc_of(a, "port")
-            effect = (
-                "the pod never becomes Ready, so its Service sends it no traffic"
-                if probe == "readinessProbe"
-                else "the kubelet restarts the container again and again once the probe's failure threshold is "
-                "reached"
-            )
-            if isinstance(raw, str) and not raw.isdigit():
-                if "$" in raw or "{{" in raw:
-                    continue
-                if raw not in named:
-                    yield ctx.finding(
-                        f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
-                        f"declare in its ports: the probe cannot be run and fails; {effect}",
-                        loc,
-                        fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
-                        "the port number",
-                    )
-                    continue
-                target, shown = named[raw], f"'{raw}' ({named[raw]})"
-            elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
-                target, shown = int(raw), str(int(raw))
-            else:
-                continue
-            if port is None or target == port or _other_containers_serve(ctx, target):
-                continue
-            yield ctx.finding(
-                f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
-                f"never succeeds and {effect}",
-                loc,
-                fix=f"probe port {port}, or start the engine with --port {target}",
-            )
+        if port is None or target == port or _other_containers_serve(ctx, target):
+            continue
+        yield ctx.finding(
+            f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
+            f"never succeeds and {effect}",
+            loc,
+            fix=f"probe port {port}, or start the engine with --port {target}",
+        )
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -665,13 +672,20 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
+@functools.lru_cache(maxsize=512)
+def _close_gpu_resource(name: str) -> str | None:
+    """The GPU resource name closest to ``name`` (lower case) by ``difflib.get_close_matches`` with cutoff
+    0.8, or None. Memoised by the name: a pure function of one short string, and the same few non-GPU
+    extended resources (``rdma/...``, ``vpc.amazonaws.com/efa``) come back in pod after pod."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(GPU_RESOURCES), n=1, cutoff=0.8)
+    return close[0] if close else None
+
+
 def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
     is not a valid extended-resource name or not one a device plugin advertises."""
-    import difflib
-
-    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
-
     res = container.get("resources") if isinstance(container, dict) else None
     out: list[tuple[str, str, str | None]] = []
     for section in ("limits", "requests"):
@@ -682,14 +696,14 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
             if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX):
                 continue
             low = key.lower()
-            close = difflib.get_close_matches(low, list(GPU_RESOURCES), n=1, cutoff=0.8)
+            close = _close_gpu_resource(low)
             gpuish = any(w in low for w in ("gpu", "tpu", "gaudi", "neuron", "accelerator"))
             if "/" not in key:
                 if gpuish or close:
-                    out.append((key, section, close[0] if close else "nvidia.com/gpu"))
+                    out.append((key, section, close or "nvidia.com/gpu"))
                 continue
             if close or (gpuish and low.split("/", 1)[0] in ("nvidia.com", "amd.com", "nvidia", "amd")):
-                out.append((key, section, close[0] if close else None))
+                out.append((key, section, close))
     return out
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.types import Diagnostic, Workload
+from kvlint.workloads.fields import unknown_field_paths, unknown_fields
 
 #: Kinds whose PodSpec templates kvlint reads as written (KServe and operator objects whose pods kvlint
 #: assembles from their own fields are not checked: their keys are the operator's, not a PodSpec's).
@@ -53,8 +54,6 @@ def _literal_pod_spec(w: Workload) -> bool:
 def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV005: keys of the serving container (and of its pod's PodSpec) that are not fields of the Kubernetes
     ``core/v1`` types (:mod:`kvlint.workloads.fields`)."""
-    from kvlint.workloads.fields import unknown_field_paths
-
     w = ctx.workload
     if not _literal_pod_spec(w):
         return
@@ -68,8 +67,6 @@ def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
         if k not in ("containers", "initContainers", "ephemeralContainers")
     }
     if pod_keys:
-        from kvlint.workloads.fields import unknown_fields
-
         found += [
             ("the pod spec", "", k, g, w.pod_spec.key_locs.get(k) or w.pod_spec.locs.get(k))
             for k, g in unknown_fields(pod_keys, "V1PodSpec")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from kvlint.accelerators.site import Site
 from kvlint.engines.images import platform_evidence
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -87,14 +88,15 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     reason where the engine does not start there at all (the KV301/KV302/KV304 tests). A MIG slice request
     plans on the slices of the GPUs offering that profile. Fits none of a configured fleet: error; fits none of
     the default fleet: warning; fits all of a configured fleet: info."""
-    from kvlint.accelerators.site import Site
-
     cr, s = ctx.cr, ctx.serving
-    _, configured = (ctx.options.site or Site()).fleet_accelerators()
+    site = ctx.options.site or Site()
+    # whether the fleet is the configured one, as Site.fleet_accelerators() answers it (a configured fleet is
+    # one the site names, whatever its ids resolve to), without looking its accelerators up
+    configured = bool(site.fleet)
     which = "the configured fleet (.kvlint.yaml fleet)" if configured else "kvlint's default fleet"
     profile = cr.fleet[0].mig_profile
     if profile is not None:
-        fleet_ids = {a.id for a in (ctx.options.site or Site()).fleet_accelerators()[0]}
+        fleet_ids = {a.id for a in site.fleet_accelerators()[0]}
         where = (
             "of " + which if all(e.accelerator.id in fleet_ids for e in cr.fleet) else "in kvlint's catalogue"
         )

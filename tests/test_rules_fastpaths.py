@@ -1,0 +1,369 @@
+"""The rule runner's and the text report's fast paths (issue 19) against the general code they replace.
+
+Each fast path must answer exactly what the general path answers; these tests run both on the real inputs
+(the shared corpus and the project's fixtures) and on generated ones:
+
+* :func:`kvlint.rules.runner.check_container`: the checks filtered once per (engine, selection, joined
+  worker, available inputs) and the ``before_loading`` gate tested on each rule's own findings, against the
+  per-container loop it replaced (written out below), on every serving container of the corpus and fixtures
+  and on variants of them with inputs taken away (no plan, no model, no GPU...).
+* :class:`kvlint.rules.context.RuleContext`: its own ``__init__`` against the frozen dataclass's.
+* :func:`kvlint.rules.catalog.get_rule` reading the shared catalogue.
+* KV409's memoised closest GPU resource name against :func:`difflib.get_close_matches`.
+* KV501's "configured fleet" against :meth:`Site.fleet_accelerators`.
+* KV406's read of the memory limit after the pinned sum (the limit it would compare is never 0 or less).
+* :func:`kvlint.statement.split_clauses` stopping at the last ``"; "``, and :func:`kvlint.report.escape.printable`
+  returning printable ASCII as it is, against the full scans.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kvlint.engines.layout import parallelism
+from kvlint.options import Options
+from kvlint.rules import runner
+from kvlint.rules.catalog import get_rule, load_catalog
+from kvlint.rules.context import RuleContext
+from kvlint.rules.registry import registry
+from kvlint.types import ContainerResult, Diagnostic
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+FIXTURES = ROOT / "fixtures"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the runner
+
+
+def _reference_check_container(
+    cr: ContainerResult, options: Options, rules: frozenset[str] | None = None
+) -> list[Diagnostic]:
+    """check_container as it was before issue 19: every scheduled check's ``consumes`` tested per container,
+    the gate tested after every check."""
+    diags = [d for d in runner._parser_findings(cr, None) if rules is None or d.rule in rules]
+    withdrawn = False
+    if diags:
+        catalog = load_catalog()
+        withdrawn = any(runner._gates(catalog[d.rule], diags) for d in diags if d.rule in catalog)
+    have = runner.available_inputs(cr)
+    joins = cr.serving.joins
+    layout = parallelism(
+        joins.leader if joins is not None and joins.leader is not None else cr.serving,
+        gpus=cr.placement.gpus if cr.placement else None,
+        ray_kind=cr.workload.kind.lower().startswith("ray"),
+    )
+    engine = cr.serving.engine
+    reg = registry()
+    for rule_id, info, needs, uses_plan in runner._schedule(engine, rules, joins is not None):
+        if uses_plan and withdrawn:
+            continue
+        if not needs <= have:
+            continue
+        ctx = RuleContext(info, cr, options, layout, plan_withdrawn=withdrawn)
+        found = list(reg[rule_id][engine].function(ctx))
+        diags.extend(found)
+        if runner._gates(info, found):
+            withdrawn = True
+    return diags
+
+
+def _containers(paths: list[Path]) -> list[tuple[ContainerResult, Options]]:
+    """Every serving container kvlint analyses in ``paths``, with the options it was checked with."""
+    from kvlint.pipeline import run_check
+
+    options = Options(allow_hub=False)
+    out = []
+    for p in paths:
+        try:
+            result = run_check([str(p)], options)
+        except Exception:  # a chart needing helm, a path the environment lacks: not what this test is about
+            continue
+        out += [(cr, options) for cr in result.containers]
+    return out
+
+
+@pytest.fixture(scope="module")
+def real_containers() -> list[tuple[ContainerResult, Options]]:
+    paths = [CORPUS] if CORPUS.is_dir() else []
+    paths += sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+    found = _containers(paths)
+    assert len(found) > 50
+    return found
+
+
+def _variants(cr: ContainerResult, rng: random.Random) -> list[ContainerResult]:
+    """``cr`` with inputs taken away, so other sets of available inputs (and gates) are met."""
+    out = [
+        dataclasses.replace(cr, plan=None, plan_detail=None),
+        dataclasses.replace(cr, model=None, plan=None, plan_detail=None),
+    ]
+    if cr.placement is not None:
+        out.append(dataclasses.replace(cr, placement=None, plan=None, plan_detail=None))
+        out.append(
+            dataclasses.replace(
+                cr,
+                placement=dataclasses.replace(cr.placement, accelerator=None, candidates=()),
+                plan=None,
+                plan_detail=None,
+            )
+        )
+        out.append(dataclasses.replace(cr, placement=dataclasses.replace(cr.placement, gpus=None)))
+    return rng.sample(out, k=min(2, len(out)))
+
+
+def _same(a: list[Diagnostic], b: list[Diagnostic]) -> bool:
+    return [d.as_dict() for d in a] == [d.as_dict() for d in b]
+
+
+def test_check_container_matches_the_per_container_loop(
+    real_containers: list[tuple[ContainerResult, Options]],
+) -> None:
+    rng = random.Random(19)
+    plan = runner.plan_rules()
+    seen_inputs = set()
+    for cr, options in real_containers:
+        for case in [cr, *_variants(cr, rng)]:
+            seen_inputs.add(runner.available_inputs(case))
+            try:
+                expected = _reference_check_container(case, options)
+            except Exception as exc:  # a variant a check does not expect: both paths must raise alike
+                with pytest.raises(type(exc)):
+                    runner.check_container(case, options)
+                continue
+            assert _same(runner.check_container(case, options), expected), case.object_ref
+            assert _same(
+                runner.check_container(case, options, rules=plan),
+                _reference_check_container(case, options, plan),
+            )
+    assert len(seen_inputs) >= 5  # the variants reached several sets of available inputs
+
+
+def test_runnable_is_the_schedule_filtered_by_the_inputs() -> None:
+    import itertools
+
+    vocabulary = ["pod", "command", "gpus", "model", "gpu", "plan"]
+    for engine in ("vllm", "tgi", "sglang"):
+        for joined in (False, True):
+            for rules in (None, runner.plan_rules(), frozenset({"KV005", "KV403", "KV104"})):
+                schedule = runner._schedule(engine, rules, joined)
+                for n in range(len(vocabulary) + 1):
+                    for have in map(frozenset, itertools.combinations(vocabulary, n)):
+                        expected = tuple((r, i, p) for r, i, needs, p in schedule if needs <= have)
+                        assert runner._runnable(engine, rules, joined, have) == expected
+                        assert runner._runnable(engine, rules, joined, have) is runner._runnable(
+                            engine, rules, joined, have
+                        )
+
+
+def test_rule_context_init_is_the_dataclass_one(
+    real_containers: list[tuple[ContainerResult, Options]],
+) -> None:
+    cr, options = real_containers[0]
+    info = get_rule("KV403")
+    layout = parallelism(cr.serving)
+    ctx = RuleContext(info, cr, options, layout, plan_withdrawn=True)
+    names = [f.name for f in dataclasses.fields(RuleContext)]
+    assert list(vars(ctx)) == names
+    assert [getattr(ctx, n) for n in names] == [info, cr, options, layout, True]
+    assert RuleContext(info, cr, options, layout).plan_withdrawn is False
+    assert ctx == RuleContext(info, cr, options, layout, True)
+    assert ctx != RuleContext(info, cr, options, layout, False)
+    assert repr(ctx).startswith("RuleContext(rule=RuleInfo(")
+    for name in names:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(ctx, name, None)
+    assert dataclasses.replace(ctx, plan_withdrawn=False) == RuleContext(info, cr, options, layout)
+    assert ctx.plan is None and ctx.detail is None  # withdrawn
+
+
+def test_get_rule_reads_the_catalogue() -> None:
+    catalog = load_catalog()
+    for rule_id, info in catalog.items():
+        assert get_rule(rule_id) is info
+        assert get_rule(f" {rule_id.lower()} ") is info
+    with pytest.raises(KeyError, match="unknown rule id"):
+        get_rule("KV999")
+    catalog.clear()  # load_catalog still hands out copies: clearing one leaves get_rule's alone
+    assert get_rule("KV104").id == "KV104"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# rule bodies
+
+
+def test_kv409_closest_gpu_resource_is_difflib() -> None:
+    from kvlint.accelerators.placement import GPU_RESOURCES
+    from kvlint.rules.families.parallelism import _close_gpu_resource
+
+    rng = random.Random(409)
+    names = [
+        "vke.volcengine.com/rdma",
+        "vpc.amazonaws.com/efa",
+        "rdma/roce_gdr",
+        "nvidia.com/gpus",
+        "nvidia/gpu",
+        "amd.com/gpus",
+        "gpu",
+        "",
+        "google.com/tpus",
+        "habana.ai/gaudi2",
+    ]
+    names += [r.upper().lower() for r in GPU_RESOURCES]
+    for _ in range(3000):
+        base = rng.choice(list(GPU_RESOURCES)) if rng.random() < 0.6 else ""
+        chars = list(base)
+        for _ in range(rng.randint(0, 4)):  # typos: drop, add, swap letters
+            k = rng.randint(0, max(0, len(chars) - 1))
+            op = rng.random()
+            if op < 0.4 and chars:
+                del chars[k]
+            elif op < 0.8:
+                chars.insert(k, rng.choice("abcdefgimnortuv./-_0123"))
+            elif len(chars) > 1:
+                chars[k - 1], chars[k] = chars[k], chars[k - 1]
+        names.append("".join(chars))
+    for name in names:
+        close = difflib.get_close_matches(name, list(GPU_RESOURCES), n=1, cutoff=0.8)
+        assert _close_gpu_resource(name) == (close[0] if close else None), name
+        assert _close_gpu_resource(name) == (close[0] if close else None), name  # memoised answer
+
+
+def test_kv501_configured_fleet_is_fleet_accelerators() -> None:
+    from kvlint.accelerators.site import Site
+
+    for fleet in [(), ("nvidia-l4",), ("no-such-gpu",), ("nvidia-l4", "nvidia-h100-sxm5-80gb"), ("",)]:
+        site = Site(fleet=fleet)
+        assert bool(site.fleet) is site.fleet_accelerators()[1], fleet
+
+
+def test_kv406_memory_limit_is_positive_when_read() -> None:
+    # KV406 returns without reading the limit when nothing is pinned: memory_limit() never answers a limit
+    # of 0 bytes or less, which "0 <= limit" would have kept quiet about anyway.
+    from kvlint.rules.facts import memory_limit
+    from kvlint.source import LDict
+
+    values: list[Any] = [
+        "0",
+        "0Gi",
+        "-1Gi",
+        "1",
+        "1Ki",
+        "16Gi",
+        "1.5G",
+        "500m",
+        "abc",
+        0,
+        -5,
+        3.5,
+        None,
+        "",
+        "1e3",
+    ]
+    for v in values:
+        found = memory_limit(LDict({"resources": LDict({"limits": LDict({"memory": v})})}))
+        assert found is None or found[0] > 0, v
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the text report
+
+
+def _reference_split_clauses(message: str) -> list[str]:
+    """split_clauses scanning the whole message (as before issue 19)."""
+    from kvlint.statement import _DELIMITER, _OPEN
+
+    if "; " not in message:
+        return [message.strip()] if message.strip() else []
+    parts: list[str] = []
+    depth = 0
+    quote = False
+    cur = 0
+    for m in _DELIMITER.finditer(message):
+        ch, i = m.group(), m.start()
+        if quote:
+            quote = ch != "'"
+        elif ch == "'":
+            quote = i == 0 or not message[i - 1].isalnum()
+        elif ch in _OPEN:
+            depth += 1
+        elif ch in ")]":
+            if depth:
+                depth -= 1
+        elif depth == 0:
+            parts.append(message[cur:i].strip())
+            cur = i + 2
+    parts.append(message[cur:].strip())
+    return [p for p in parts if p]
+
+
+def _corpus_messages() -> list[str]:
+    from kvlint.pipeline import run_check
+
+    if not CORPUS.is_dir():
+        return []
+    result = run_check([str(CORPUS)], Options(allow_hub=False))
+    return [t for d in result.diagnostics for t in (d.message, d.fix, d.object) if t]
+
+
+def _generated_texts(rng: random.Random, n: int) -> list[str]:
+    pieces = [
+        "; ",
+        ";",
+        " ",
+        "(",
+        ")",
+        "[",
+        "]",
+        "'",
+        "a",
+        "model's",
+        "x'",
+        "--max-model-len",
+        "7.5",
+        "\t",
+        ",",
+        "é",
+    ]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(n)]
+
+
+def test_split_clauses_matches_the_full_scan() -> None:
+    from kvlint.statement import split_clauses
+
+    texts = _corpus_messages() + _generated_texts(random.Random(56), 20000)
+    for text in texts:
+        assert split_clauses(text) == _reference_split_clauses(text), text
+
+
+_UNPRINTABLE_REFERENCE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]"
+)
+
+
+def test_printable_matches_the_full_substitution() -> None:
+    from kvlint.report.escape import _escape, printable
+
+    rng = random.Random(46)
+    alphabet = [chr(c) for c in range(0x00, 0x100)] + [
+        "\u2028",
+        "\u202e",
+        "\u2066",
+        "\udcff",
+        "\ufffe",
+        "é",
+        "€",
+    ]
+    texts = _corpus_messages() + ["", "plain text", "tab\there", "nl\nhere", "\x1b[31m", "del\x7f"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
+    texts += ["".join(chr(rng.randint(0x20, 0x7E)) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
+    for text in texts:
+        assert printable(text) == _UNPRINTABLE_REFERENCE.sub(lambda m: _escape(m.group(0)), text), repr(text)
