@@ -41,7 +41,7 @@ _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 _VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     text: str
     loc: Loc | None

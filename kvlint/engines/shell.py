@@ -103,7 +103,7 @@ def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -
     return "".join(out), changed
 
 
-@dataclass
+@dataclass(slots=True)
 class Part:
     """A piece of a shell word: ``lit`` text, ``var`` (``$NAME``/``${NAME[:-default]}``), ``at``
     (``$@``/``$*``), ``pos`` (``$1``), ``sub`` (command/arithmetic substitution, never resolved)."""
@@ -114,7 +114,7 @@ class Part:
     default: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Word:
     """An unexpanded shell word with the offset of its first character in the script."""
 
@@ -123,7 +123,7 @@ class Word:
     raw: str
 
 
-@dataclass
+@dataclass(slots=True)
 class ShellArg:
     """An expanded word: its text, where it came from, and whether expansion touched it.
 
