@@ -423,6 +423,17 @@ def _too_big(path: str, size: int, limit: int) -> Finding:
     )
 
 
+def read_upto(fh: BinaryIO, size: int, limit: int) -> bytes:
+    """The bytes of the open file ``fh`` up to ``limit + 1`` (one more than the limit, so that a file over it
+    is seen to be): ``size`` bytes (what ``stat`` said) and then whatever the file grew by since. A single read
+    of ``limit + 1`` bytes would allocate the whole limit (16 MiB by default) for every small manifest.
+    Raises OSError as the reads do."""
+    data = fh.read(min(size, limit) + 1)
+    if len(data) > size and len(data) <= limit:
+        data += fh.read(limit + 1 - len(data))
+    return data
+
+
 def _load_file(path: str, limit: int) -> LoadResult:
     try:
         st = os.stat(path)
@@ -442,11 +453,7 @@ def _load_file(path: str, limit: int) -> LoadResult:
         if size > limit:
             return LoadResult(findings=[_too_big(path, size, limit)])
         with open(path, "rb") as fh:
-            # the size stat gave, then whatever the file grew by since (up to the limit): a read of
-            # ``limit + 1`` bytes would allocate the whole limit for every small manifest
-            data = fh.read(size + 1)
-            if len(data) > size:
-                data += fh.read(limit + 1 - len(data))
+            data = read_upto(fh, size, limit)
     except OSError as e:
         reason = e.strerror or str(e)
         return LoadResult(findings=[Finding("KV001", f"cannot read file: {reason}", Loc(path, 1, 1))])

@@ -60,6 +60,7 @@ from kvlint.load import (
     _realpath,
     _segments,
     load_text,
+    read_upto,
     template_actions,
 )
 from kvlint.options import Options
@@ -419,7 +420,7 @@ def _load_split(path: str, held: _Held, limit: int) -> LoadResult:
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return _load_file(path, limit)
         with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+            data = read_upto(fh, st.st_size, limit)
     except OSError:
         return _load_file(path, limit)
     text = _split_text(path, data) if len(data) <= limit else None

@@ -324,3 +324,16 @@ def test_a_file_longer_than_its_stat_size_is_read_whole() -> None:
     assert shape(got) != shape(load_text(text[:1], path))  # the content tells a whole read from a cut one
     small = L._load_file(path, 1)  # grew past the limit: refused as too big, not cut
     assert [f.rule for f in small.findings] == ["KV001"] and not small.documents
+
+
+def test_read_upto_reads_what_one_read_of_limit_plus_one_bytes_reads() -> None:
+    """``read_upto`` (the stat size, then what the file grew by) returns what ``fh.read(limit + 1)`` returns,
+    whatever the stat size said: smaller (the file grew), equal or larger (it shrank), at and over the limit."""
+    import io
+
+    for n in range(0, 40):
+        content = bytes(range(65, 65 + n))
+        for limit in (0, 1, 5, 19, 20, 21, 39, 40, 100):
+            for size in {0, 1, n - 1, n, n + 1, limit, limit + 3} - {-1}:
+                want = io.BytesIO(content).read(limit + 1)
+                assert L.read_upto(io.BytesIO(content), size, limit) == want, (n, limit, size)
