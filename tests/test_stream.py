@@ -124,6 +124,13 @@ _TRICKY = [
     ("- kind: ConfigMap\n  metadata: {name: seq-root}\n", False),
     ("kind: ServingRuntime\nmetadata: {name: rt}\n", False),
     ("kind: LLMInferenceServiceConfig\nmetadata: {name: preset}\n", False),
+    # a double-quoted escape spells the kind without its word (the file holds the word elsewhere)
+    ('kind: "Config\\x4dap"\nmetadata: {name: escaped}\n', False),
+    ('kind: "\\u0043onfigMap"\nmetadata: {name: escaped-u}\n', False),
+    ('kind: "Config\\\n  Map"\nmetadata: {name: escaped-break}\n', False),
+    ('kind: "ServingRun\\x74ime"\nmetadata: {name: escaped-rt}\n', False),
+    ('kind: List\nitems:\n- {kind: "Config\\x4dap", metadata: {name: escaped-item}}\n', False),
+    ('kind: Deployment\nmetadata: {name: a}\ncommand: ["sh", "-c", "echo \\"$A\\""]\n', True),
 ]
 
 
@@ -218,6 +225,12 @@ def _mixed_inputs(root: Path) -> None:
         + "---\n"
         + deploy,
         "empty-docs.yaml": "---\n---\n# a ConfigMap comment\n---\n" + base + "\n---\n",
+        # the ConfigMap's kind spelt with an escape: only the Deployment's comment holds the word
+        "escaped.yaml": deploy
+        + "\n---\n"
+        + "".join(ln + "\n" for ln in cm.splitlines() if not ln.startswith("#")).replace(
+            "kind: ConfigMap", 'kind: "Config\\x4dap"'
+        ),
     }
     files["crlf.yaml"] = base.replace("\n", "\r\n")
     files["bom.yaml"] = "\ufeff" + base
@@ -265,6 +278,7 @@ def test_split_files_read_like_whole(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "bom.yaml",
         "list.yaml",
         "indented.yaml",
+        "escaped.yaml",
     } <= followed
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
     assert calls == []
