@@ -316,9 +316,12 @@ def test_split_file_changed_between_the_passes(tmp_path: Path) -> None:
 
 def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
     """stream_check freezes what the context pass built without a collection first (the collector is paused
-    over the pass): that is only free of cost if the pass makes no reference cycles, broken documents
-    included (a YAML error kept with its traceback tied the loading frames and their texts in one)."""
+    over the pass and the services' join): that is only free of cost if they make no reference cycles, broken
+    documents included (a YAML error kept with its traceback tied the loading frames and their texts in one;
+    the workload finder's recursive closure referred to itself through its cell)."""
     import gc
+
+    from kvlint.workloads.find import join_services
 
     _mixed_inputs(tmp_path)
     (tmp_path / "broken.yaml").write_text(
@@ -330,6 +333,10 @@ def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
         try:
             plan = stream._plan([str(tmp_path)], None, Options(allow_hub=False), split=split)
             assert plan.context.cms, "the pass read ConfigMaps"
+            # the services joined before the freeze too (stream_check), their pods found in the runtimes
+            assert plan.context.services, "the pass read services"
+            joined = join_services(plan.context.providers, plan.context.services)
+            assert joined.consumed, "a service took a runtime's pod"
             assert gc.collect() == 0
         finally:
             gc.enable()
