@@ -328,8 +328,10 @@ def may_hold_context(seg: str) -> bool:
     finds) may hold a document the context pass takes (a ConfigMap, runtime, preset or service, or a
     ``*List`` of them); False only when that is sure from the text alone.
 
-    It is sure when the segment holds none of the context words, or when the document is a plain block
-    mapping at column 0 whose top-level ``kind`` is a one-word plain value naming another kind: every
+    It is sure when the segment holds none of the context words and no backslash (a double-quoted escape
+    spells a kind without its word: ``kind: "Config\\x4dap"`` is a ConfigMap, and the whole file is read in
+    the context pass when any of its segments holds a word), or when the document is a plain block mapping
+    at column 0 whose top-level ``kind`` is a one-word plain value naming another kind: every
     line in column 0 (blank and comment lines aside) is a plain ``key:`` (so no quoted, explicit,
     anchored, tagged or merge key, no flow or sequence root, and no template action stands there), the
     first such line is the document's first content (the root is not indented), exactly one of them is
@@ -337,7 +339,7 @@ def may_hold_context(seg: str) -> bool:
     line could be text inside a quoted value and is not judged), and the line after it is not indented (a
     plain value would go on there). Anything else counts as "may hold": the segment is then loaded.
     """
-    if not _has_context_word(seg):
+    if not _has_context_word(seg) and "\\" not in seg:
         return False
     pos = 0
     if seg.startswith("---"):

@@ -124,6 +124,13 @@ _TRICKY = [
     ("- kind: ConfigMap\n  metadata: {name: seq-root}\n", False),
     ("kind: ServingRuntime\nmetadata: {name: rt}\n", False),
     ("kind: LLMInferenceServiceConfig\nmetadata: {name: preset}\n", False),
+    # a double-quoted escape spells the kind without its word (the file holds the word elsewhere)
+    ('kind: "Config\\x4dap"\nmetadata: {name: escaped}\n', False),
+    ('kind: "\\u0043onfigMap"\nmetadata: {name: escaped-u}\n', False),
+    ('kind: "Config\\\n  Map"\nmetadata: {name: escaped-break}\n', False),
+    ('kind: "ServingRun\\x74ime"\nmetadata: {name: escaped-rt}\n', False),
+    ('kind: List\nitems:\n- {kind: "Config\\x4dap", metadata: {name: escaped-item}}\n', False),
+    ('kind: Deployment\nmetadata: {name: a}\ncommand: ["sh", "-c", "echo \\"$A\\""]\n', True),
 ]
 
 
@@ -218,6 +225,12 @@ def _mixed_inputs(root: Path) -> None:
         + "---\n"
         + deploy,
         "empty-docs.yaml": "---\n---\n# a ConfigMap comment\n---\n" + base + "\n---\n",
+        # the ConfigMap's kind spelt with an escape: only the Deployment's comment holds the word
+        "escaped.yaml": deploy
+        + "\n---\n"
+        + "".join(ln + "\n" for ln in cm.splitlines() if not ln.startswith("#")).replace(
+            "kind: ConfigMap", 'kind: "Config\\x4dap"'
+        ),
     }
     files["crlf.yaml"] = base.replace("\n", "\r\n")
     files["bom.yaml"] = "\ufeff" + base
@@ -265,6 +278,7 @@ def test_split_files_read_like_whole(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "bom.yaml",
         "list.yaml",
         "indented.yaml",
+        "escaped.yaml",
     } <= followed
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
     assert calls == []
@@ -302,9 +316,12 @@ def test_split_file_changed_between_the_passes(tmp_path: Path) -> None:
 
 def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
     """stream_check freezes what the context pass built without a collection first (the collector is paused
-    over the pass): that is only free of cost if the pass makes no reference cycles, broken documents
-    included (a YAML error kept with its traceback tied the loading frames and their texts in one)."""
+    over the pass and the services' join): that is only free of cost if they make no reference cycles, broken
+    documents included (a YAML error kept with its traceback tied the loading frames and their texts in one;
+    the workload finder's recursive closure referred to itself through its cell)."""
     import gc
+
+    from kvlint.workloads.find import join_services
 
     _mixed_inputs(tmp_path)
     (tmp_path / "broken.yaml").write_text(
@@ -316,6 +333,10 @@ def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
         try:
             plan = stream._plan([str(tmp_path)], None, Options(allow_hub=False), split=split)
             assert plan.context.cms, "the pass read ConfigMaps"
+            # the services joined before the freeze too (stream_check), their pods found in the runtimes
+            assert plan.context.services, "the pass read services"
+            joined = join_services(plan.context.providers, plan.context.services)
+            assert joined.consumed, "a service took a runtime's pod"
             assert gc.collect() == 0
         finally:
             gc.enable()

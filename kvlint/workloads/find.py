@@ -341,49 +341,51 @@ def _structural(doc: Document) -> list[Workload]:
     A plain recursion appending to one list (was a generator per mapping and list, each workload passed up
     through every ``yield from`` above it: about 5-10 % more CPU on the corpus documents)."""
     out: list[Workload] = []
-    chain: Chain = []
-
-    def walk(node: Any, depth: int) -> None:
-        if depth > _MAX_DEPTH:
-            return
-        if isinstance(node, dict):
-            if is_pod_spec(node):
-                replicas, role, group_size = enclosing_context(chain)
-                ps = node
-                if (
-                    group_size is not None
-                    and isinstance(node, LDict)
-                    and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
-                ):
-                    # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
-                    ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
-                out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
-            else:
-                runner = node.get("runner")
-                if isinstance(runner, dict) and "image" in runner:
-                    replicas, role, group_size = enclosing_context(chain)
-                    ps = synthetic_pod_spec(node, runner, ("runner",))
-                    path = path_str([k for _, k in chain] + ["runner"])
-                    out.append(
-                        make_workload(
-                            doc, ps, chain, path=path, replicas=replicas, role=role, group_size=group_size
-                        )
-                    )
-            for k, v in node.items():
-                if k in _NO_DESCEND or k == "runner" or not isinstance(v, (dict, list)):
-                    continue
-                chain.append((node, k))
-                walk(v, depth + 1)
-                chain.pop()
-        elif isinstance(node, list):
-            for i, v in enumerate(node):
-                if isinstance(v, (dict, list)):
-                    chain.append((node, i))
-                    walk(v, depth + 1)
-                    chain.pop()
-
-    walk(doc.data, 0)
+    _walk(doc, doc.data, 0, [], out)
     return out
+
+
+def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload]) -> None:
+    """:func:`_structural`'s recursion: the workloads under ``node`` (at ``depth``, reached through ``chain``)
+    appended to ``out`` (a module function: a nested one refers to itself through its closure cell, a reference
+    cycle per document that only a garbage collection frees)."""
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(node, dict):
+        if is_pod_spec(node):
+            replicas, role, group_size = enclosing_context(chain)
+            ps = node
+            if (
+                group_size is not None
+                and isinstance(node, LDict)
+                and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
+            ):
+                # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
+                ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
+            out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
+        else:
+            runner = node.get("runner")
+            if isinstance(runner, dict) and "image" in runner:
+                replicas, role, group_size = enclosing_context(chain)
+                ps = synthetic_pod_spec(node, runner, ("runner",))
+                path = path_str([k for _, k in chain] + ["runner"])
+                out.append(
+                    make_workload(
+                        doc, ps, chain, path=path, replicas=replicas, role=role, group_size=group_size
+                    )
+                )
+        for k, v in node.items():
+            if k in _NO_DESCEND or k == "runner" or not isinstance(v, (dict, list)):
+                continue
+            chain.append((node, k))
+            _walk(doc, v, depth + 1, chain, out)
+            chain.pop()
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            if isinstance(v, (dict, list)):
+                chain.append((node, i))
+                _walk(doc, v, depth + 1, chain, out)
+                chain.pop()
 
 
 def _crd_workloads(doc: Document) -> list[Workload]:
