@@ -19,7 +19,7 @@ findings:
    so it loads as little as it can: of a small file holding a context word, only the segments that may hold
    a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
    "no" only when that is sure), kept for the file's turn, which loads the other segments
-   (:func:`_load_split`); a file that must be read whole (:data:`_WHOLE_ONLY`, ``# Source:`` comments, JSON)
+   (:func:`_load_split`); a file that must be read whole (:func:`_whole_only`, ``# Source:`` comments, JSON)
    is loaded whole as with one job. Charts, kustomizations and standard input are loaded here too (they are
    read once). The garbage collector is paused from the pass until its result is frozen (the documents hold
    no reference cycles; a collection over them only rescanned them).
@@ -76,25 +76,21 @@ __all__ = ["BATCH_BYTES", "SEGMENT_BYTES", "ContainerRecord", "default_jobs", "i
 SEGMENT_BYTES = 4 * 2**20
 #: Text analysed together when a large file is read in segments (bytes; a segment is never split).
 BATCH_BYTES = 512 * 2**10
-#: Words (bytes) that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
+#: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
 #: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig).
-_CONTEXT_WORDS = re.compile(rb"ConfigMap|ServingRuntime|InferenceService")
-_CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
-#: What makes a large file be read whole after all: line breaks other than LF/CRLF's LF (normalised on a
-#: whole text; and the other breaks ``str.splitlines`` knows, so a line is what ends at LF), directives and
-#: document-end markers (``%YAML``, ``...``: they belong to the next or last
-#: document, which the segment split does not know), inline suppressions (the whole text is kept).
-_WHOLE_ONLY = re.compile(
-    r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
-)
-_WHOLE_ONLY_CHARS = "\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e"
 _WORDS_TEXT = ("ConfigMap", "ServingRuntime", "InferenceService")
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
+#: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
+_WHOLE_ONLY_CHARS = "\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e"
 
 
 def _whole_only(text: str) -> bool:
-    """``_WHOLE_ONLY.search(text) is not None``, found with ``in`` (about 100x faster than the regex, which
-    has no literal to skip ahead with and is tried at every character)."""
+    """Whether a file of this text must be read whole, not in ``---`` segments: it holds a line break other
+    than LF/CRLF's LF (normalised on a whole text; and the other breaks ``str.splitlines`` knows, so a line is
+    what ends at LF), a directive or document-end marker at a line start (``%YAML``, ``...``: they belong to the
+    next or last document, which the segment split does not know), or an inline suppression (the whole text is
+    kept). Found with ``in`` scans (a regex has no literal to skip ahead with and is tried at every character:
+    about 100x slower)."""
     return (
         any(c in text for c in _WHOLE_ONLY_CHARS)
         or text.startswith(("%", "..."))
@@ -105,7 +101,7 @@ def _whole_only(text: str) -> bool:
 
 
 def _has_context_word(data: str | bytes) -> bool:
-    """``_CONTEXT_WORDS(_TEXT).search(data) is not None``, found with ``in`` (about 10x faster)."""
+    """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`)."""
     if isinstance(data, str):
         return any(w in data for w in _WORDS_TEXT)
     return any(w in data for w in _WORDS_BYTES)
@@ -229,7 +225,7 @@ def iter_segments(
     path: str, *, sources: list[tuple[int, str]] | None = None, info: dict[str, int] | None = None
 ) -> Iterator[tuple[int, str]] | None:
     """``(line offset, text)`` of each ``---`` segment of the UTF-8 file ``path``, read in 1 MiB chunks, or
-    None when the file must be read whole (see :data:`_WHOLE_ONLY`; also a BOM other than UTF-8's, a NUL
+    None when the file must be read whole (see :func:`_whole_only`; also a BOM other than UTF-8's, a NUL
     byte, invalid UTF-8, a ``.json`` file). The check reads the file once before the first segment is
     given; ``sources`` (when given) receives the ``# Source:`` comment lines, as :func:`kvlint.render.find_sources`,
     and ``info["lines"]`` the file's number of lines (as ``str.splitlines`` counts them).
@@ -324,7 +320,7 @@ _PLAIN_KIND = re.compile(r"kind:[ \t]+([A-Za-z][A-Za-z0-9]*)(?:[ \t]+#.*|[ \t]*)
 
 
 def may_hold_context(seg: str) -> bool:
-    """Whether the ``---`` segment ``seg`` (of a text without the breaks and markers :data:`_WHOLE_ONLY`
+    """Whether the ``---`` segment ``seg`` (of a text without the breaks and markers :func:`_whole_only`
     finds) may hold a document the context pass takes (a ConfigMap, runtime, preset or service, or a
     ``*List`` of them); False only when that is sure from the text alone.
 
@@ -379,7 +375,7 @@ def may_hold_context(seg: str) -> bool:
 
 def _split_text(path: str, data: bytes) -> str | None:
     """The text of a file's bytes when it can be read in ``---`` segments with the same documents and
-    findings as whole (see :data:`_WHOLE_ONLY`; not a ``.json`` file, UTF-8, no NUL byte, and no ``# Source:``
+    findings as whole (see :func:`_whole_only`; not a ``.json`` file, UTF-8, no NUL byte, and no ``# Source:``
     comment: rendered Helm output has its locations mapped on the whole text), else None."""
     from kvlint.render import _SOURCE_PREFIX
 

@@ -5,12 +5,14 @@ file read in ``---`` segments gives the report of the same file read whole."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from kvlint import stream
 from kvlint.checkrun import run_paths
+from kvlint.load import SUPPRESSION_MARKER
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 from kvlint.report import render
@@ -174,6 +176,16 @@ def test_may_hold_context_never_misses_a_context_document() -> None:
             assert not stream.may_hold_context(text), text
 
 
+#: What the fast scans stand for, written as regexes (the definitions they were written from): the context
+#: words, and what makes a file be read whole (line breaks other than LF, ``%``/``...`` at a line start, an
+#: inline suppression).
+_CONTEXT_WORDS = re.compile(rb"ConfigMap|ServingRuntime|InferenceService")
+_CONTEXT_WORDS_TEXT = re.compile(r"ConfigMap|ServingRuntime|InferenceService")
+_WHOLE_ONLY = re.compile(
+    r"[\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e]|^%|^\.\.\.|" + re.escape(SUPPRESSION_MARKER), re.M
+)
+
+
 def test_fast_text_checks_equal_the_regexes() -> None:
     """``_whole_only`` and ``_has_context_word`` (``in`` scans) answer as the regexes they stand for."""
     texts = _segments_of_texts() + [
@@ -191,10 +203,10 @@ def test_fast_text_checks_equal_the_regexes() -> None:
         "LLMInferenceServiceConfig",
     ]
     for t in texts:
-        assert stream._whole_only(t) == bool(stream._WHOLE_ONLY.search(t)), t
-        assert stream._has_context_word(t) == bool(stream._CONTEXT_WORDS_TEXT.search(t)), t
+        assert stream._whole_only(t) == bool(_WHOLE_ONLY.search(t)), t
+        assert stream._has_context_word(t) == bool(_CONTEXT_WORDS_TEXT.search(t)), t
         b = t.encode("utf-8")
-        assert stream._has_context_word(b) == bool(stream._CONTEXT_WORDS.search(b)), t
+        assert stream._has_context_word(b) == bool(_CONTEXT_WORDS.search(b)), t
 
 
 def _mixed_inputs(root: Path) -> None:
@@ -286,7 +298,7 @@ def test_split_files_read_like_whole(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=2).result) == whole
     split = {os.path.basename(p) for p in calls}
     assert {"mixed.yaml", "deploy-first.yaml", "template.yaml", "bom.yaml", "list.yaml"} <= split
-    assert not split & {"crlf.yaml", "suppressed.yaml"}  # read whole (see stream._WHOLE_ONLY)
+    assert not split & {"crlf.yaml", "suppressed.yaml"}  # read whole (see stream._whole_only)
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=2).result) == whole
     assert os.getpid() not in stream.LAST_PIDS
