@@ -8,15 +8,17 @@ findings:
 1. **Context pass.** Some documents change how others are read: ConfigMaps (a ``--config`` file, an
    ``envFrom``), serving runtimes and LLMInferenceService presets (the pods of the services that use
    them, and whether the runtime is linted on its own). Every input is scanned for the words that can
-   start such a document (``ConfigMap``, ``ServingRuntime``, ``InferenceService``: bytes, no parsing);
-   only the files (or, in a large file, the ``---`` segments) holding one are loaded now. What stays for
+   start such a document (``ConfigMap``, ``ServingRuntime``, ``InferenceService``: bytes, no parsing) and
+   for the other ways to spell its kind (an escape in a double-quoted scalar, a file not in UTF-8:
+   :func:`_file_may_hold_context`); only the files (or, in a large file, the ``---`` segments) that may
+   hold one are loaded now. What stays for
    the whole run is small: the ConfigMaps' data (a later one of the same name replaces an earlier one), one
    copy of each runtime or preset (a repeat with the same kind, namespace, name and content is dropped:
    services select the first), and the places (path, document, line, column) of those the services
    consume. The services themselves are dropped after the pass and joined again in their turn. A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
    a large file is read again in its turn. With more than one job the pass runs before the workers start,
-   so it loads as little as it can: of a small file holding a context word, only the segments that may hold
+   so it loads as little as it can: of a small file that may hold one, only the segments that may hold
    a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
    "no" only when that is sure), kept for the file's turn, which loads the other segments
    (:func:`_load_split`); a file that must be read whole (:func:`_whole_only`, ``# Source:`` comments, JSON)
@@ -105,6 +107,29 @@ def _has_context_word(data: str | bytes) -> bool:
     if isinstance(data, str):
         return any(w in data for w in _WORDS_TEXT)
     return any(w in data for w in _WORDS_BYTES)
+
+
+#: An escape inside a double-quoted scalar (from its opening quote to a backslash, lines included).
+_QUOTED_ESCAPE = re.compile(rb'"[^"]*\\')
+
+
+def _file_may_hold_context(data: bytes) -> bool:
+    """Whether a file of these bytes may hold a context document, for the context pass to load it: False only
+    when no kind in it can name one. A kind names one with its word (:func:`_has_context_word`), or without it
+    when spelt with an escape, which only a double-quoted scalar has (``kind: "Config\\x4dap"``), or when the
+    file is not UTF-8 (the loader reads UTF-16 by its byte-order mark: the words are not there as UTF-8 bytes;
+    a NUL byte stands for any such text)."""
+    if _has_context_word(data):
+        return True
+    if data[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) or b"\x00" in data:
+        return True
+    return b"\\" in data and _QUOTED_ESCAPE.search(data) is not None
+
+
+def _segment_may_hold_context(seg: str) -> bool:
+    """:func:`_file_may_hold_context` for a segment of a large UTF-8 file (:func:`iter_segments`): its word,
+    or a backslash and the kind reading of :func:`may_hold_context`."""
+    return _has_context_word(seg) or ("\\" in seg and may_hold_context(seg))
 
 
 _CHUNK = 2**20
@@ -325,8 +350,7 @@ def may_hold_context(seg: str) -> bool:
     ``*List`` of them); False only when that is sure from the text alone.
 
     It is sure when the segment holds none of the context words and no backslash (a double-quoted escape
-    spells a kind without its word: ``kind: "Config\\x4dap"`` is a ConfigMap, and the whole file is read in
-    the context pass when any of its segments holds a word), or when the document is a plain block mapping
+    spells a kind without its word: ``kind: "Config\\x4dap"`` is a ConfigMap), or when the document is a plain block mapping
     at column 0 whose top-level ``kind`` is a one-word plain value naming another kind: every
     line in column 0 (blank and comment lines aside) is a plain ``key:`` (so no quoted, explicit,
     anchored, tagged or merge key, no flow or sequence root, and no template action stands there), the
@@ -637,7 +661,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
                 data = fh.read(min(size, limit) + 1)
         except OSError:
             data = b""
-        if not _has_context_word(data):
+        if not _file_may_hold_context(data):
             return [_Unit(path=path, files=1)]
         # read to its end and within the limit: these bytes are the file, as _load_file would read it
         whole = len(data) <= min(size, limit)
@@ -676,7 +700,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
     for offset, seg in segs:
         if size_now == 0:
             start, first = pos, offset
-        if _has_context_word(seg):
+        if _segment_may_hold_context(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
             keep(part.documents, False)

@@ -58,10 +58,21 @@ def test_segments_read_like_the_whole_file(tmp_path: Path, monkeypatch: pytest.M
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus/manifests not present")
     texts = [p.read_text() for p in sorted(CORPUS.glob("*.yaml"))]
+    # a ConfigMap whose kind is spelt with an escape (its segment holds no context word), read by the
+    # Deployment after it
+    base = "".join(
+        ln + "\n"
+        for ln in (FIXTURES / "pipeline" / "config-from-configmap.yaml").read_text().splitlines()
+        if not ln.lstrip().startswith("#")
+    )
+    escaped = base.replace("kind: ConfigMap", 'kind: "Config\\x4dap"').replace("vllm-config", "cfg-escaped")
+    assert not stream._has_context_word(escaped.split("\n---\n")[0])
+    texts.insert(len(texts) // 2, escaped.replace("name: llama", "name: llama-escaped"))
     big = tmp_path / "all.yaml"
     big.write_text("".join("---\n" + t.strip("\n-") + "\n" for t in texts if "kvlint:" not in t))
     options = Options(allow_hub=False, max_file_bytes=2**26)
     whole = run_check([str(big)], options)
+    assert any(d.rule == "KV201" and "llama-escaped" in d.object for d in whole.diagnostics)
     monkeypatch.setattr(stream, "SEGMENT_BYTES", 2**16)
     monkeypatch.setattr(stream, "BATCH_BYTES", 2**15)
     monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
@@ -176,6 +187,33 @@ def test_may_hold_context_never_misses_a_context_document() -> None:
             assert not stream.may_hold_context(text), text
 
 
+def test_file_filter_never_misses_a_context_document() -> None:
+    """The context pass skips a file only where the loader finds no context document in it: every fixture and
+    corpus file, and the misleading segments above as UTF-8, UTF-8 with a BOM, UTF-16 (LE and BE, with their
+    byte-order marks), and as JSON-style double-quoted escapes of every letter of the kind."""
+    from kvlint.load import load_text
+
+    def kinds(data: bytes) -> set[str]:
+        return {d.kind for d in load_text(data, "x.yaml").documents} & _CONTEXT_KINDS
+
+    files: list[bytes] = []
+    roots = [FIXTURES, CORPUS] if CORPUS.is_dir() else [FIXTURES]
+    for root in roots:
+        files += [p.read_bytes() for p in sorted(root.rglob("*.y*ml"))]
+    for text, _ in _TRICKY:
+        files += [text.encode(), "\ufeff".encode() + text.encode(), text.encode("utf-16")]
+        files.append(("\ufeff" + text).encode("utf-16-be"))
+    for kind in sorted(_CONTEXT_KINDS):
+        spelt = "".join(f"\\u{ord(c):04x}" for c in kind)
+        files.append(f'{{"kind": "{spelt}", "metadata": {{"name": "a"}}}}\n'.encode())
+    skipped = 0
+    for data in files:
+        if not stream._file_may_hold_context(data):
+            skipped += 1
+            assert not kinds(data), data[:200]
+    assert skipped > 50
+
+
 #: What the fast scans stand for, written as regexes (the definitions they were written from): the context
 #: words, and what makes a file be read whole (line breaks other than LF, ``%``/``...`` at a line start, an
 #: inline suppression).
@@ -244,13 +282,22 @@ def _mixed_inputs(root: Path) -> None:
             "kind: ConfigMap", 'kind: "Config\\x4dap"'
         ),
     }
+    # no context word anywhere in the file: the kind spelt with an escape, or the text in UTF-16
+    files["escaped-only.yaml"] = files["escaped.yaml"].replace("# reads the ConfigMap above\n", "")
+    assert not stream._has_context_word(files["escaped-only.yaml"])
     files["crlf.yaml"] = base.replace("\n", "\r\n")
     files["bom.yaml"] = "\ufeff" + base
+    encodings = {"utf16.yaml": "utf-16", "utf16be.yaml": "utf-16-be"}
     for name, text in files.items():
         # names of their own: each file's Deployment reads its own ConfigMap
         stem = name.split(".")[0]
         text = text.replace("vllm-config", f"cfg-{stem}").replace("name: llama", f"name: llama-{stem}")
         (root / name).write_bytes(text.encode())
+    for name, encoding in encodings.items():
+        stem = name.split(".")[0]
+        text = base.replace("vllm-config", f"cfg-{stem}").replace("name: llama", f"name: llama-{stem}")
+        bom = "\ufeff" if encoding.endswith("-be") else ""
+        (root / name).write_bytes((bom + text).encode(encoding))
     kserve = FIXTURES / "kserve" / "huggingface-isvc.yaml"
     if kserve.is_file():
         (root / "isvc.yaml").write_text(kserve.read_text())
@@ -291,6 +338,9 @@ def test_split_files_read_like_whole(tmp_path: Path, monkeypatch: pytest.MonkeyP
         "list.yaml",
         "indented.yaml",
         "escaped.yaml",
+        "escaped-only.yaml",
+        "utf16.yaml",
+        "utf16be.yaml",
     } <= followed
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
     assert calls == []
