@@ -533,15 +533,16 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
     nul = data.find(b"\x00")
     if nul >= 0:
         return None, _nul_finding(path, data, nul)
+    skip = 3 if data[:3] == codecs.BOM_UTF8 else 0
     try:
-        # what data.decode("utf-8-sig") does (its error offsets too: they count from after the BOM), without
-        # the Python-level codec wrapper
-        return (data[3:] if data[:3] == codecs.BOM_UTF8 else data).decode("utf-8"), None
+        # what data.decode("utf-8-sig") does, without the Python-level codec wrapper
+        return (data[skip:] if skip else data).decode("utf-8"), None
     except UnicodeDecodeError as e:
-        line, col = _line_col(data, e.start)
+        offset = e.start + skip  # the error's offset counts from after the BOM: the file's counts it
+        line, col = _line_col(data, offset)
         return None, Finding(
             "KV001",
-            f"not valid UTF-8: byte 0x{data[e.start]:02x} at offset {e.start} (line {line}, byte column "
+            f"not valid UTF-8: byte 0x{data[offset]:02x} at offset {offset} (line {line}, byte column "
             f"{col}): {e.reason}",
             Loc(path, line, col),
             fix="save the file as UTF-8 (iconv -f LATIN1 -t UTF-8 FILE)",

@@ -292,6 +292,8 @@ def test_utf8_decoding_like_the_utf8_sig_codec() -> None:
         b"a: \xff\n",
         bom + b"a: \xc3\n",
         bom + b"x\xe2\x82",
+        bom + b"a: 1\nb: caf\xe9\n",
+        b"a: 1\nb: caf\xe9\n",
     ]
     for data in cases:
         text, problem = L._decode(data, "u.yaml")
@@ -302,7 +304,15 @@ def test_utf8_decoding_like_the_utf8_sig_codec() -> None:
             want, err = None, e
         assert text == want
         if err is not None:
-            assert problem is not None and f"offset {err.start} " in problem.message
+            # the codec counts from after a BOM; the finding names the file's byte, offset, line and column
+            offset = err.start + (3 if data.startswith(bom) else 0)
+            assert problem is not None and problem.loc is not None
+            assert f"byte 0x{data[offset]:02x} at offset {offset} " in problem.message
+            line_start = data.rfind(b"\n", 0, offset) + 1
+            assert (problem.loc.line, problem.loc.column) == (
+                data.count(b"\n", 0, offset) + 1,
+                offset - line_start + 1,
+            )
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/mounts"), reason="needs Linux /proc")
