@@ -505,3 +505,43 @@ def test_kthena_entry_and_worker_pods_are_one_group() -> None:
     assert roles["leader"].serving.env.get("GROUP_SIZE") == "2"
     assert not by_rule(r, "KV403")
     assert sorted(outcomes(r.containers)) == ["fleet", "leader"]
+
+
+def test_dynamo_operator_mounts_shared_memory() -> None:
+    """The Dynamo operator mounts a memory-backed /dev/shm (8Gi, or ``sharedMemory.size``) in every component's
+    main container unless ``sharedMemory.disabled`` (ai-dynamo/dynamo, deploy/operator,
+    buildSharedMemoryVolumeAndMount): no KV404 for TP > 1 in either API form, KV404 when disabled; the
+    documents themselves are not changed."""
+    v1alpha1 = "ai-dynamo__dynamo__examples__backends__vllm__deploy__disagg_kvbm_tp2.yaml"
+    v1beta1 = "ai-dynamo__dynamo__examples__backends__vllm__deploy__v1beta1__agg_snapshot_tp8.yaml"
+    for name, tp in ((v1alpha1, 2), (v1beta1, 8)):
+        r = run(name)
+        workers = [c for c in r.containers if c.placement is not None and c.placement.gpus == tp]
+        assert workers, name
+        for cr in workers:
+            mounts = cr.container.get("volumeMounts") or []
+            (mount,) = [m for m in mounts if m.get("mountPath") == "/dev/shm"]
+            (vol,) = [v for v in cr.workload.pod_spec.get("volumes") or [] if v.get("name") == mount["name"]]
+            assert vol["emptyDir"] == {"medium": "Memory", "sizeLimit": "8Gi"}
+        assert not by_rule(r, "KV404"), name
+    # the documents as written: no volume at /dev/shm
+    text = real(v1beta1)
+    assert "/dev/shm" not in text and "volumes" not in text
+    # sharedMemory.size is the volume's size; disabled: the operator mounts nothing, and KV404 reports it
+    base = real(v1alpha1)
+    sized = run_text(
+        base.replace("    VllmDecodeWorker:\n", "    VllmDecodeWorker:\n      sharedMemory: {size: 16Gi}\n")
+    )
+    dec = [c for c in sized.containers if c.workload.path == "spec.services.VllmDecodeWorker"]
+    (vol,) = [v for v in dec[0].workload.pod_spec["volumes"] if v.get("name") == "shared-memory"]
+    assert vol["emptyDir"]["sizeLimit"] == "16Gi"
+    off = run_text(
+        base.replace(
+            "    VllmDecodeWorker:\n", "    VllmDecodeWorker:\n      sharedMemory: {disabled: true}\n"
+        )
+    )
+    assert [d.container for d in by_rule(off, "KV404")] == ["VllmDecodeWorker"]
+    beta = real(v1beta1).replace(
+        "  - name: VllmDecodeWorker\n", "  - name: VllmDecodeWorker\n    sharedMemory: {disabled: true}\n"
+    )
+    assert [d.rule for d in by_rule(run_text(beta), "KV404")] == ["KV404"]

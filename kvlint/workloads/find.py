@@ -34,7 +34,12 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
-from kvlint.workloads.operators import dynamo_workloads, hyperpod_workloads, unread_kind_note
+from kvlint.workloads.operators import (
+    dynamo_workloads,
+    hyperpod_workloads,
+    unread_kind_note,
+    with_dynamo_component_shm,
+)
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
 from kvlint.workloads.rbg import rbg_workloads
@@ -332,6 +337,8 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
         return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
+    if kind == "DynamoGraphDeployment" and str(data.get("apiVersion", "")).startswith("nvidia.com/"):
+        return with_dynamo_component_shm(doc, _structural(doc))
     return _structural(doc)
 
 

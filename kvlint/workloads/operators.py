@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -12,7 +14,7 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
-__all__ = ["dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
+__all__ = ["dynamo_workloads", "hyperpod_workloads", "unread_kind_note", "with_dynamo_component_shm"]
 
 #: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
 _DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
@@ -41,6 +43,90 @@ def _dynamo_resources(res: Any) -> LDict | None:
     return out
 
 
+#: What the Dynamo operator mounts at ``/dev/shm`` of a service's main container unless the service says
+#: ``sharedMemory: {disabled: true}``: a memory-backed emptyDir named ``shared-memory`` of ``sharedMemory.size``,
+#: default 8Gi (ai-dynamo/dynamo, deploy/operator: ``buildSharedMemoryVolumeAndMount``,
+#: ``consts.DefaultSharedMemorySize``; ``SharedMemorySpec{disabled, size}`` of the DynamoGraphDeployment API).
+DYNAMO_SHM_VOLUME = "shared-memory"
+DYNAMO_SHM_SIZE = "8Gi"
+
+
+def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
+    """Add to ``pod`` and its main ``container`` the ``/dev/shm`` volume the Dynamo operator adds (see
+    :data:`DYNAMO_SHM_VOLUME`), located at the service's ``sharedMemory`` (or the service); nothing when the
+    service disables it, the container already mounts something at ``/dev/shm``, or the pod already has a
+    volume of that name (the operator's would clash: what it does then is not modelled)."""
+    shm = svc.get("sharedMemory")
+    if isinstance(shm, dict) and shm.get("disabled") is True:
+        return
+    mounts = container.get("volumeMounts")
+    mounts = mounts if isinstance(mounts, list) else []
+    if any(isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts):
+        return
+    volumes = pod.get("volumes")
+    volumes = volumes if isinstance(volumes, list) else []
+    if any(isinstance(v, dict) and v.get("name") == DYNAMO_SHM_VOLUME for v in volumes):
+        return
+    loc = loc_of(svc, "sharedMemory") or loc_of(svc)
+    size = shm.get("size") if isinstance(shm, dict) and shm.get("size") else DYNAMO_SHM_SIZE
+    empty_dir = ldict(loc, [("medium", "Memory", loc), ("sizeLimit", size, loc)])
+    volume = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("emptyDir", empty_dir, loc)])
+    mount = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("mountPath", "/dev/shm", loc)])
+
+    def located(items: list[Any], owner: Any) -> list[tuple[Any, Loc | None]]:
+        locs = owner.locs if isinstance(owner, LList) else []
+        return [(v, locs[i] if i < len(locs) else None) for i, v in enumerate(items)]
+
+    pod["volumes"] = llist(
+        loc_of(pod, "volumes") or loc, [*located(volumes, pod.get("volumes")), (volume, loc)]
+    )
+    container["volumeMounts"] = llist(
+        loc_of(container, "volumeMounts") or loc,
+        [*located(mounts, container.get("volumeMounts")), (mount, loc)],
+    )
+
+
+_COMPONENT_PATH = re.compile(r"spec\.components\[(\d+)\]\.podTemplate\.spec")
+
+
+def with_dynamo_component_shm(doc: Document, found: list[Workload]) -> list[Workload]:
+    """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
+    component a ``podTemplate``, found as plain pod templates) with the ``/dev/shm`` the operator adds to
+    each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the first):
+    see :func:`_with_operator_shm` (the component's ``sharedMemory``). The documents are not modified: a
+    workload whose pod gets the volume holds copies of the PodSpec and of that container."""
+    components = get_in(doc.data, "spec", "components")
+    if not isinstance(components, list):
+        return found
+    out: list[Workload] = []
+    for w in found:
+        m = _COMPONENT_PATH.fullmatch(w.path)
+        comp = components[int(m.group(1))] if m and int(m.group(1)) < len(components) else None
+        containers = w.pod_spec.get("containers")
+        if not isinstance(comp, LDict) or not isinstance(containers, LList) or not containers:
+            out.append(w)
+            continue
+        names = [c.get("name") if isinstance(c, dict) else None for c in containers]
+        i = names.index("main") if "main" in names else 0
+        main = containers[i]
+        if not isinstance(main, LDict):
+            out.append(w)
+            continue
+        pod = LDict(w.pod_spec)
+        pod.loc, pod.locs, pod.key_locs = w.pod_spec.loc, dict(w.pod_spec.locs), dict(w.pod_spec.key_locs)
+        container = LDict(main)
+        container.loc, container.locs, container.key_locs = main.loc, dict(main.locs), dict(main.key_locs)
+        _with_operator_shm(comp, pod, container)
+        if pod.get("volumes") is w.pod_spec.get("volumes"):
+            out.append(w)  # nothing added
+            continue
+        items = list(containers)
+        items[i] = container
+        pod["containers"] = llist(containers.loc, list(zip(items, containers.locs, strict=False)))
+        out.append(replace(w, pod_spec=pod))
+    return out
+
+
 def dynamo_workloads(doc: Document) -> list[Workload]:
     """NVIDIA Dynamo ``DynamoGraphDeployment`` (nvidia.com): one pod per service of ``spec.services``.
 
@@ -49,7 +135,8 @@ def dynamo_workloads(doc: Document) -> list[Workload]:
     ``envs`` apply when the container does not set them (the DynamoGraphDeployment API: ``services.<name>``
     ``resources``, ``livenessProbe``, ``readinessProbe``, ``envs``, ``extraPodSpec``, ``replicas``). The
     frontend and planner services run no engine; the workers run ``python3 -m dynamo.vllm|sglang``
-    (:func:`kvlint.engines.command.parse_container`)."""
+    (:func:`kvlint.engines.command.parse_container`). The operator mounts a memory-backed ``/dev/shm`` in
+    the main container (:func:`_with_operator_shm`): the pod holds it as the operator writes it."""
     services = get_in(doc.data, "spec", "services")
     if not isinstance(services, dict):
         return []
@@ -84,6 +171,7 @@ def dynamo_workloads(doc: Document) -> list[Workload]:
             ps[k] = v
             if k in extra.locs:
                 ps.locs[k] = extra.locs[k]
+        _with_operator_shm(svc, ps, container)
         others = extra.get("containers")
         ps["containers"] = llist(
             container.loc,
