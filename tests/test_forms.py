@@ -545,3 +545,24 @@ def test_dynamo_operator_mounts_shared_memory() -> None:
         "  - name: VllmDecodeWorker\n", "  - name: VllmDecodeWorker\n    sharedMemory: {disabled: true}\n"
     )
     assert [d.rule for d in by_rule(run_text(beta), "KV404")] == ["KV404"]
+
+
+def test_dynamo_frontend_runs_the_operators_default_command() -> None:
+    """A ``frontend`` component without command or args runs the operator's default ``python3 -m
+    dynamo.frontend`` (ai-dynamo/dynamo, component_frontend.go): no engine there, so no KV503 "cannot be read"
+    for it and it is not counted among the serving containers; the worker's command is read as before. A
+    frontend that sets its own command keeps it."""
+    v1alpha1 = "ai-dynamo__dynamo__examples__backends__vllm__deploy__disagg_kvbm_tp2.yaml"
+    v1beta1 = "ai-dynamo__dynamo__examples__backends__vllm__deploy__v1beta1__agg_snapshot_tp8.yaml"
+    for name, workers in ((v1alpha1, 2), (v1beta1, 1)):
+        r = run(name)
+        assert not [d for d in by_rule(r, "KV503") if d.severity == "warning"], name
+        assert len(r.containers) == workers and all(c.serving.engine == "vllm" for c in r.containers)
+    own = real(v1beta1).replace(
+        "          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:my-tag\n          name: main\n    replicas: 1\n"
+        "    type: frontend\n",
+        "          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:my-tag\n          name: main\n"
+        "          command: [vllm, serve, Qwen/Qwen3-0.6B]\n    replicas: 1\n    type: frontend\n",
+    )
+    assert own != real(v1beta1)
+    assert len(run_text(own).containers) == 2

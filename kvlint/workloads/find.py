@@ -35,10 +35,10 @@ from kvlint.workloads.llmisvc import config_index, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
 from kvlint.workloads.operators import (
+    dynamo_component_pods,
     dynamo_workloads,
     hyperpod_workloads,
     unread_kind_note,
-    with_dynamo_component_shm,
 )
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
@@ -338,7 +338,7 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
     if found:
         return found
     if kind == "DynamoGraphDeployment" and str(data.get("apiVersion", "")).startswith("nvidia.com/"):
-        return with_dynamo_component_shm(doc, _structural(doc))
+        return dynamo_component_pods(doc, _structural(doc))
     return _structural(doc)
 
 

@@ -14,7 +14,7 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
-__all__ = ["dynamo_workloads", "hyperpod_workloads", "unread_kind_note", "with_dynamo_component_shm"]
+__all__ = ["dynamo_component_pods", "dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
 
 #: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
 _DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
@@ -89,12 +89,32 @@ def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
 _COMPONENT_PATH = re.compile(r"spec\.components\[(\d+)\]\.podTemplate\.spec")
 
 
-def with_dynamo_component_shm(doc: Document, found: list[Workload]) -> list[Workload]:
+#: The command and args the Dynamo operator gives a ``frontend`` component's main container when the manifest
+#: sets neither (ai-dynamo/dynamo, deploy/operator/internal/dynamo/component_frontend.go,
+#: ``FrontendDefaults.GetBaseContainer``): the HTTP frontend, which loads no model.
+DYNAMO_FRONTEND_COMMAND = ("python3",)
+DYNAMO_FRONTEND_ARGS = ("-m", "dynamo.frontend")
+
+
+def _with_frontend_command(component_type: Any, container: LDict, loc: Loc | None) -> None:
+    """Give a ``frontend`` component's main container the operator's default command (see
+    :data:`DYNAMO_FRONTEND_COMMAND`) when it sets neither ``command`` nor ``args``, located at the
+    component's type."""
+    if component_type != "frontend" or container.get("command") or container.get("args"):
+        return
+    container["command"] = llist(loc, [(v, loc) for v in DYNAMO_FRONTEND_COMMAND])
+    container["args"] = llist(loc, [(v, loc) for v in DYNAMO_FRONTEND_ARGS])
+    if loc is not None:
+        container.locs["command"] = container.locs["args"] = loc
+
+
+def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload]:
     """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
-    component a ``podTemplate``, found as plain pod templates) with the ``/dev/shm`` the operator adds to
-    each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the first):
-    see :func:`_with_operator_shm` (the component's ``sharedMemory``). The documents are not modified: a
-    workload whose pod gets the volume holds copies of the PodSpec and of that container."""
+    component a ``podTemplate``, found as plain pod templates) as the operator writes them: the ``/dev/shm`` it
+    adds to each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the
+    first; see :func:`_with_operator_shm`, the component's ``sharedMemory``) and a frontend's default command
+    (:func:`_with_frontend_command`, the component's ``type``). The documents are not modified: a workload
+    whose pod changes holds copies of the PodSpec and of that container."""
     components = get_in(doc.data, "spec", "components")
     if not isinstance(components, list):
         return found
@@ -117,7 +137,8 @@ def with_dynamo_component_shm(doc: Document, found: list[Workload]) -> list[Work
         container = LDict(main)
         container.loc, container.locs, container.key_locs = main.loc, dict(main.locs), dict(main.key_locs)
         _with_operator_shm(comp, pod, container)
-        if pod.get("volumes") is w.pod_spec.get("volumes"):
+        _with_frontend_command(comp.get("type"), container, loc_of(comp, "type"))
+        if pod.get("volumes") is w.pod_spec.get("volumes") and container.get("args") is main.get("args"):
             out.append(w)  # nothing added
             continue
         items = list(containers)
@@ -172,6 +193,7 @@ def dynamo_workloads(doc: Document) -> list[Workload]:
             if k in extra.locs:
                 ps.locs[k] = extra.locs[k]
         _with_operator_shm(svc, ps, container)
+        _with_frontend_command(svc.get("componentType"), container, loc_of(svc, "componentType"))
         others = extra.get("containers")
         ps["containers"] = llist(
             container.loc,
