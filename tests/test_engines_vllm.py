@@ -546,3 +546,19 @@ def test_a_finding_at_a_position_several_settings_share_names_none_of_them() -> 
     assert setting_at(s, there, "no --max-model-len") == "max_num_seqs"
     assert setting_at(s, here, "no --max-model-len: ...") == "max_model_len"
     assert setting_at(s, here, "nothing named") == ""
+
+
+def test_dynamo_worker_command_lines_are_read_by_their_engine() -> None:
+    """``kvlint plan -- python3 -m dynamo.vllm ...`` is vLLM (it was read as SGLang: every vLLM option KV205),
+    ``dynamo.sglang`` is SGLang; Dynamo's own options are set aside with a KV504 note, as in a container."""
+    vllm_argv = ["python3", "-m", "dynamo.vllm", "--model", "Qwen/Qwen3-8B", "--tensor-parallel-size", "2"]
+    cfg = parse_command_line([*vllm_argv, "--gpu-memory-utilization", "0.23", "--is-prefill-worker"])
+    assert cfg.engine == "vllm" and cfg.model is not None and cfg.model.value == "Qwen/Qwen3-8B"
+    assert cfg.flags["tensor_parallel_size"].value == 2 and cfg.flags["gpu_memory_utilization"].value == 0.23
+    assert not [f for f in cfg.findings if f.rule == "KV205"]
+    (note,) = [f for f in cfg.findings if f.rule == "KV504"]
+    assert "--is-prefill-worker is taken as Dynamo's own" in note.message
+    assert parse_command_line(vllm_argv, "0.11.0").version == "0.11.0"
+    sg = parse_command_line(["python3", "-m", "dynamo.sglang", "--model-path", "Qwen/Qwen3-8B", "--tp", "2"])
+    assert sg.engine == "sglang" and sg.model is not None and sg.model.value == "Qwen/Qwen3-8B"
+    assert [f.rule for f in sg.findings if f.rule in ("KV205", "KV504")] == ["KV504"]

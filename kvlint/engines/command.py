@@ -951,7 +951,15 @@ def _dynamo(
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does)."""
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False)
-    cfg = _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs)
+    return _as_dynamo_worker(
+        _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs), engine
+    )
+
+
+def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
+    """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
+    the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them), no engine
+    version (the image tag is Dynamo's). Modifies and returns ``cfg``."""
     dynamo_opts = [
         f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
         for f in cfg.findings
@@ -1086,7 +1094,9 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
 
     Accepts ``vllm serve MODEL ...``, ``python[3] -m vllm.entrypoints.openai.api_server --model X ...``,
     ``text-generation-launcher --model-id X ...``, ``python -m sglang.launch_server --model-path X ...``,
-    ``sglang serve ...``. ``version`` is the engine release to check options against (None = any).
+    ``sglang serve ...``, NVIDIA Dynamo's ``python -m dynamo.vllm|dynamo.sglang ...`` workers (read by that engine's
+    parser, Dynamo's own options set aside, :func:`_as_dynamo_worker`). ``version`` is the engine release to
+    check options against (None = any).
     Raises ValueError naming what was expected when ``argv`` is none of those.
     """
     words = [str(a) for a in argv]
@@ -1100,6 +1110,18 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     engine, start, pos_model = m
     rest = words[start:]
     env: dict[str, str] = {}
+    if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
+        inner = _DYNAMO[engine]
+        if inner == "vllm":
+            cfg = parse_vllm_argv(
+                rest, version=version, env=env, container=LDict(), positional_model=pos_model
+            )
+        else:
+            cfg = parse_sglang_argv(rest, version=version, env=env, container=LDict())
+        cfg = _as_dynamo_worker(cfg, inner)
+        if version is not None:
+            cfg.version = version  # --engine-version names the engine's release inside the Dynamo image
+        return cfg
     if engine == "vllm":
         return parse_vllm_argv(rest, version=version, env=env, container=LDict(), positional_model=pos_model)
     if engine == "tgi":
