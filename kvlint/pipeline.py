@@ -244,22 +244,21 @@ def analyse_serving(
 
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     """The container planned on each GPU of the fleet (``.kvlint.yaml`` ``fleet``, else the default one) when
-    its own GPU is unknown: a CUDA/ROCm image only, ``gpus`` per pod from its GPU limit, else the engine's
-    workers (TP x PP x local DP)."""
+    its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
+    configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP)."""
     from kvlint.accelerators.site import Site
     from kvlint.engines.images import platform_of
     from kvlint.engines.layout import parallelism
     from kvlint.memory.stage import plan_fleet
 
-    if (
-        cr.model is None
-        or cr.placement is None
-        or platform_of(cr.serving, cr.placement.resource if cr.placement else None) not in ("cuda", "rocm")
-    ):
+    if cr.model is None or cr.placement is None:
+        return ()
+    platform = platform_of(cr.serving, cr.placement.resource)
+    if platform not in ("cuda", "rocm"):
         return ()
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()
-    fleet, _configured = (options.site or Site()).fleet_accelerators()
+    fleet, _configured = (options.site or Site()).fleet_accelerators(platform)
     gpus = cr.placement.gpus or parallelism(cr.serving, gpus=None).workers
     return plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))
 

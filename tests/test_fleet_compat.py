@@ -418,3 +418,26 @@ def test_kaito_mig_partition_is_planned_on_the_slice(tmp_path: Path) -> None:
     (mine,) = run_check([str(KAITO_MIG)], options).containers
     assert [e.accelerator.id for e in mine.fleet] == [offering[-1]]
     assert "of the configured fleet" in _kv501(run_check([str(KAITO_MIG)], options))
+
+
+def test_rocm_workload_without_a_named_gpu_is_planned_on_the_rocm_fleet() -> None:
+    """A pod requesting ``amd.com/gpu`` with a ROCm image (the AMD block of vLLM's Kubernetes guide) and no GPU
+    named is planned on the default ROCm fleet (AMD Instinct), not on the CUDA fleet where every entry was a
+    KV304 refusal; a configured fleet is still the one used."""
+    from kvlint.accelerators.site import DEFAULT_ROCM_FLEET
+    from kvlint.pipeline import run_check
+
+    path = str(
+        Path(__file__).resolve().parents[1]
+        / "fixtures/collected/vllm-project__vllm__docs__deployment__k8s.md__amd-gpu-block.yaml"
+    )
+    r = run_check([path], Options(allow_hub=False))
+    (cr,) = r.containers
+    assert [e.accelerator.id for e in cr.fleet] == list(DEFAULT_ROCM_FLEET)
+    assert all(e.refused_by is None and e.detail is not None for e in cr.fleet)
+    (kv501,) = [d for d in r.diagnostics if d.rule == "KV501"]
+    assert "default ROCm fleet (AMD Instinct)" in kv501.message and "amd.com/gpu.product-name" in kv501.fix
+    mine = run_check([path], Options(allow_hub=False, site=Site(fleet=("l4", "mi300x"))))
+    (cr,) = mine.containers
+    assert [e.accelerator.id for e in cr.fleet] == ["nvidia-l4", "amd-instinct-mi300x"]
+    assert cr.fleet[0].refused_by == "KV304" and cr.fleet[1].refused_by is None

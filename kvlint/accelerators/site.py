@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from kvlint.accelerators import registry as cat
 from kvlint.types import Accelerator
 
-__all__ = ["DEFAULT_FLEET", "Site", "default_fleet", "generic_gpu"]
+__all__ = ["DEFAULT_FLEET", "DEFAULT_ROCM_FLEET", "Site", "default_fleet", "generic_gpu"]
 
 #: Common data-centre GPUs, smallest first: the on-demand GPU nodes of the managed Kubernetes services
 #: (GKE ``cloud.google.com/gke-accelerator`` values nvidia-tesla-t4, nvidia-l4, nvidia-tesla-a100,
@@ -34,9 +34,24 @@ DEFAULT_FLEET: tuple[str, ...] = (
 )
 
 
-def default_fleet() -> tuple[Accelerator, ...]:
-    """The :data:`DEFAULT_FLEET` accelerators from the catalogue."""
-    return tuple(cat.require(i, "default fleet") for i in DEFAULT_FLEET)
+#: AMD Instinct data-centre accelerators by generation, smallest first (MI210, MI250X, MI300X, MI325X, MI355X):
+#: where a ROCm workload that names no GPU is planned (it requests ``amd.com/gpu``, the AMD GPU device plugin's
+#: resource, or runs a ROCm image: :func:`kvlint.engines.images.platform_of`), instead of the CUDA fleet above
+#: on which such an image cannot start (KV304).
+DEFAULT_ROCM_FLEET: tuple[str, ...] = (
+    "amd-instinct-mi210",
+    "amd-instinct-mi250x",
+    "amd-instinct-mi300x",
+    "amd-instinct-mi325x",
+    "amd-instinct-mi355x",
+)
+
+
+def default_fleet(platform: str = "cuda") -> tuple[Accelerator, ...]:
+    """The :data:`DEFAULT_FLEET` accelerators from the catalogue; :data:`DEFAULT_ROCM_FLEET`'s for ``platform``
+    ``rocm``."""
+    ids = DEFAULT_ROCM_FLEET if platform == "rocm" else DEFAULT_FLEET
+    return tuple(cat.require(i, "default fleet") for i in ids)
 
 
 def generic_gpu(memory_bytes: int, *, how: str = "--gpu-memory") -> Accelerator:
@@ -81,9 +96,10 @@ class Site:
         key = str(ref).strip()
         return self.accelerators.get(key) or cat.lookup(key)
 
-    def fleet_accelerators(self) -> tuple[tuple[Accelerator, ...], bool]:
-        """``(accelerators, configured)``: the configured fleet, or the default one (``configured`` False)."""
+    def fleet_accelerators(self, platform: str = "cuda") -> tuple[tuple[Accelerator, ...], bool]:
+        """``(accelerators, configured)``: the configured fleet, or the default one for ``platform`` (``cuda``
+        or ``rocm``, :func:`default_fleet`; ``configured`` False)."""
         if self.fleet:
             found = tuple(a for a in (self.lookup(i) for i in self.fleet) if a is not None)
             return found, True
-        return default_fleet(), False
+        return default_fleet(platform), False

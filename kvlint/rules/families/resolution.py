@@ -67,8 +67,13 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             "image and request that GPU",
         )
         return
+    selectors = (
+        "amd.com/gpu.product-name or amd.com/gpu.device-id (the AMD GPU node labeller's)"
+        if platform == "rocm"
+        else "nvidia.com/gpu.product or cloud.google.com/gke-accelerator"
+    )
     fix = (
-        "add a nodeSelector such as nvidia.com/gpu.product or cloud.google.com/gke-accelerator, the "
+        f"add a nodeSelector such as {selectors}, the "
         "kvlint.io/accelerator annotation, map your node labels in .kvlint.yaml (accelerators.node_labels), "
         "or run with --accelerator ID (kvlint accelerators lists ids)"
     )
@@ -93,7 +98,12 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     # whether the fleet is the configured one, as Site.fleet_accelerators() answers it (a configured fleet is
     # one the site names, whatever its ids resolve to), without looking its accelerators up
     configured = bool(site.fleet)
-    which = "the configured fleet (.kvlint.yaml fleet)" if configured else "kvlint's default fleet"
+    if configured:
+        which = "the configured fleet (.kvlint.yaml fleet)"
+    elif all(e.accelerator.vendor == "amd" for e in cr.fleet):
+        which = "kvlint's default ROCm fleet (AMD Instinct)"
+    else:
+        which = "kvlint's default fleet"
     profile = cr.fleet[0].mig_profile
     if profile is not None:
         fleet_ids = {a.id for a in site.fleet_accelerators()[0]}
