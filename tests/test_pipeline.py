@@ -76,6 +76,35 @@ def test_invalid_gpu_limit_is_reported_not_mistaken_for_missing(tmp_path: Path) 
     assert d.severity == "error" and "gives the container no GPU" in d.message
 
 
+def test_gpu_request_without_or_unequal_to_its_limit_is_kv405(tmp_path: Path) -> None:
+    """The API server's extended-resource rules (ValidateResourceRequirements): a GPU request without a limit
+    is refused unless a webhook adds the limit (warning), one that differs from its limit is refused (error);
+    an equal request is fine, and the GPU count is still read for the other rules."""
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "cases" / "b09-clean.yaml").read_text()
+    limits = src[src.index("limits:") :].split("\n", 1)[0]
+    indent = src[: src.index("limits:")].rsplit("\n", 1)[1]
+    cases = {
+        "requests-only": ("limits:", "requests:", "warning", "in resources.requests only"),
+        "unequal": (
+            limits,
+            f"requests: {{nvidia.com/gpu: 2}}\n{indent}{limits}",
+            "error",
+            "differs from its limit 1",
+        ),
+        "equal": (limits, f"requests: {{nvidia.com/gpu: 1}}\n{indent}{limits}", None, ""),
+    }
+    for name, (old, new, severity, text) in cases.items():
+        result = run_check([_variant(tmp_path, old, new)], Options(allow_hub=False))
+        found = [d for d in result.diagnostics if d.rule == "KV405"]
+        if severity is None:
+            assert not found and result.diagnostics == [], name
+            continue
+        (d,) = found
+        assert d.severity == severity and text in d.message, (name, d.message)
+        (cr,) = result.containers
+        assert cr.placement is not None and cr.placement.gpus is not None
+
+
 def test_engine_version_outside_the_modelled_range_is_kv208(tmp_path: Path) -> None:
     result = run_check([_variant(tmp_path, "v0.11.0", "v0.99.0")], Options(allow_hub=False))
     (d,) = [d for d in result.diagnostics if d.rule == "KV208"]

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+from kvlint.accelerators.quantity import parse_quantity
 from kvlint.engines.images import platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -23,8 +24,8 @@ from kvlint.rules.facts import (
     to_int,
 )
 from kvlint.rules.registry import check
-from kvlint.source import loc_of
-from kvlint.types import Diagnostic, ModelSpec
+from kvlint.source import LDict, Loc, loc_of
+from kvlint.types import Diagnostic, ModelSpec, Severity
 from kvlint.values import as_float, as_list, digits
 
 # ---------------------------------------------------------------------------------------------------------
@@ -347,6 +348,42 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     )
 
 
+def _gpu_request_problem(container: LDict, resource: str) -> tuple[str, Loc | None, Severity] | None:
+    """``(message, position, severity)`` when the container's ``resources`` give the GPU resource in a way the API
+    server rejects (kube-apiserver ``pkg/apis/core/validation/validation.go``, ``ValidateResourceRequirements``:
+    an extended resource is not overcommitable, so a request needs a limit, "Limit must be set for non
+    overcommitable resources", and must equal it, "must be equal to <resource> limit of N"); None otherwise.
+    A request without a limit is a warning: a mutating admission webhook in the cluster may set the limit first."""
+    res = container.get("resources")
+    if not isinstance(res, dict):
+        return None
+    requests, limits = res.get("requests"), res.get("limits")
+    req = requests.get(resource) if isinstance(requests, dict) else None
+    lim = limits.get(resource) if isinstance(limits, dict) else None
+    if req is None:
+        return None
+    if lim is None:
+        return (
+            f"{resource}: {req} is in resources.requests only; the API server rejects a request of an extended "
+            'resource without a limit ("Limit must be set for non overcommitable resources"), so the pod is '
+            "never created unless an admission webhook in the cluster adds the limit",
+            loc_of(requests, resource),
+            "warning",
+        )
+    try:
+        same = parse_quantity(req) == parse_quantity(lim)
+    except (TypeError, ValueError):
+        return None  # an unreadable quantity is the other branch's finding
+    if same:
+        return None
+    return (
+        f'{resource} request {req} differs from its limit {lim}; the API server rejects it ("must be equal to '
+        f'{resource} limit of {lim}"): GPUs cannot be overcommitted, so the pod is never created',
+        loc_of(requests, resource),
+        "error",
+    )
+
+
 @check("KV405")
 def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV405: a CUDA/ROCm engine container without a usable GPU limit: none at all (warning), zero, or not a
@@ -374,6 +411,17 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                     fix=fix,
                     severity="error",
                 )
+            return
+    if p is not None and p.resource and p.gpus is not None and not is_runtime_template(ctx.workload):
+        problem = _gpu_request_problem(s.container, p.resource)
+        if problem is not None:
+            yield ctx.finding(
+                problem[0],
+                problem[1] or p.gpus_loc or loc_of(s.container, "resources"),
+                fix=f"set the GPUs in resources.limits ({p.resource}: N); a request is then not needed (it takes "
+                "the limit's value) and, if written, must be equal",
+                severity=problem[2],
+            )
             return
     if (
         (p is None or p.gpus is None)
