@@ -427,10 +427,7 @@ def test_rocm_workload_without_a_named_gpu_is_planned_on_the_rocm_fleet() -> Non
     from kvlint.accelerators.site import DEFAULT_ROCM_FLEET
     from kvlint.pipeline import run_check
 
-    path = str(
-        Path(__file__).resolve().parents[1]
-        / "fixtures/collected/vllm-project__vllm__docs__deployment__k8s.md__amd-gpu-block.yaml"
-    )
+    path = str(Path(__file__).resolve().parents[1] / "fixtures/rocm/vllm-docs-k8s-amd-gpu.yaml")
     r = run_check([path], Options(allow_hub=False))
     (cr,) = r.containers
     assert [e.accelerator.id for e in cr.fleet] == list(DEFAULT_ROCM_FLEET)
