@@ -60,6 +60,8 @@ __all__ = [
     "RenderError",
     "find_sources",
     "helm_values_reason",
+    "kustomization_file_finding",
+    "unrendered_file_finding",
     "is_chart_dir",
     "is_kustomize_dir",
     "kustomize_command",
@@ -707,18 +709,54 @@ def _read_template(path: str) -> list[TemplateLine] | None:
 
 
 def _values_findings(documents: Iterable[Document], existing: Sequence[Finding]) -> list[Finding]:
-    """One KV002 per file whose documents look like Helm chart values (and that has no KV002 yet)."""
+    """One KV002 per file whose documents look like Helm chart values or a kustomization
+    (:func:`unrendered_file_finding`; and that has no KV002 yet)."""
     flagged = {f.loc.file for f in existing if f.rule == "KV002" and f.loc is not None}
     out: list[Finding] = []
     for doc in documents:
         if doc.path in flagged:
             continue
-        reason = helm_values_reason(doc)
-        if reason is None:
+        found = unrendered_file_finding(doc)
+        if found is None:
             continue
         flagged.add(doc.path)
-        out.append(values_file_finding(doc.path, reason, doc.loc))
+        out.append(found)
     return out
+
+
+def unrendered_file_finding(doc: Document) -> Finding | None:
+    """KV002 for a document of a file that is an input of a renderer rather than a Kubernetes manifest, linted as
+    a plain file: Helm chart values (:func:`helm_values_reason`, :func:`values_file_finding`) or a kustomization
+    (:func:`kustomization_file_finding`); None for anything else."""
+    reason = helm_values_reason(doc)
+    if reason is not None:
+        return values_file_finding(doc.path, reason, doc.loc)
+    return kustomization_file_finding(doc)
+
+
+def kustomization_file_finding(doc: Document) -> Finding | None:
+    """KV002 for a kustomization file (:data:`KUSTOMIZATION_FILES`, or a ``kind: Kustomization`` of
+    ``kustomize.config.k8s.io``) linted as a plain file, as in a directory walk: the files of its tree are linted
+    as written, so what it builds (its resources with its patches, images and replicas applied) was not
+    checked; the fix names its directory, which kvlint builds with ``kubectl kustomize``. None otherwise."""
+    data = doc.data
+    named = os.path.basename(doc.path) in KUSTOMIZATION_FILES
+    typed = (
+        isinstance(data, dict)
+        and data.get("kind") == "Kustomization"
+        and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+    )
+    if not (named or typed) or (not typed and isinstance(data, dict) and "kind" in data):
+        return None
+    directory = os.path.dirname(doc.path) or "."
+    return Finding(
+        "KV002",
+        "this is a kustomization linted as a plain file: kvlint read the files of its tree as written, not what "
+        "it builds with its patches, images and replicas applied",
+        doc.loc,
+        fix=f"name its directory to lint what it builds: kvlint check {directory} (built with kubectl kustomize), "
+        f"or kubectl kustomize {directory} | kvlint check -",
+    )
 
 
 def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:

@@ -268,7 +268,8 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
-    serving containers, if it parsed anyway, were not read), ``Helm chart not rendered (helm template failed)``
+    serving containers, if it parsed anyway, were not read), ``kustomization not built`` (KV002 on a
+    kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
     renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
@@ -283,7 +284,11 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
             out.append((d, "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
-            if _names_engine(d.loc.file, cache):
+            if "is a kustomization" in d.message:
+                if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
+                    seen.add(d.loc.file)
+                    out.append((d, "kustomization not built"))
+            elif _names_engine(d.loc.file, cache):
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
                 out.append((d, "Helm values file not rendered" if values else "template not rendered"))

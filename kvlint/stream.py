@@ -234,7 +234,7 @@ class _UnitResult:
     containers: int = 0
     sizing: Counter[str] = field(default_factory=Counter)
     #: first document per path that reads as Helm chart values: (path, reason, loc)
-    values_docs: list[tuple[str, str, Loc]] = field(default_factory=list)
+    values_docs: list[Finding] = field(default_factory=list)
     kv002_files: set[str] = field(default_factory=set)
     serving_paths: set[str] = field(default_factory=set)
     source_texts: dict[str, str] = field(default_factory=dict)
@@ -748,7 +748,7 @@ _RUN: dict[str, Any] = {}  # the run's options, context and what to keep (set be
 
 def _analyse_unit(unit: _Unit) -> _UnitResult:
     from kvlint.pipeline import analyse_documents, configure
-    from kvlint.render import _map_loaded_sources, helm_values_reason
+    from kvlint.render import _map_loaded_sources, unrendered_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.sizing import outcomes
 
@@ -787,10 +787,10 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     for doc in loaded.documents:
         if doc.path in seen_values:
             continue
-        reason = helm_values_reason(doc)
-        if reason is not None:
+        unrendered = unrendered_file_finding(doc)
+        if unrendered is not None:
             seen_values.add(doc.path)
-            out.values_docs.append((doc.path, reason, doc.loc))
+            out.values_docs.append(unrendered)
     try:
         found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
     finally:
@@ -889,7 +889,6 @@ def _run_units(
     :func:`stream_check`)."""
     from kvlint.diagstore import DiagnosticStore, finish
     from kvlint.pipeline import configure
-    from kvlint.render import values_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.suppress import apply_comment_suppressions, may_have_comments
 
@@ -904,7 +903,7 @@ def _run_units(
     result = CheckResult(exemptions_allowed=options.exemptions_allowed)
     load_diags = DiagnosticStore()
     diags = DiagnosticStore()
-    values: list[tuple[str, str, Loc]] = []
+    values: list[Finding] = []
     kv002: set[str] = set()
     loaded = LoadResult()
     sizing: Counter[str] = Counter()
@@ -940,16 +939,12 @@ def _run_units(
             result.serving_paths |= part.serving_paths
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths
     flagged = set(kv002)
-    for path, reason, loc in values:
+    for unrendered in values:
+        path = unrendered.loc.file if unrendered.loc is not None else ""
         if path in flagged:
             continue
         flagged.add(path)
-        load_diags.extend(
-            configure(
-                [finding_to_diagnostic(values_file_finding(path, reason, loc))],
-                options,
-            )
-        )
+        load_diags.extend(configure([finding_to_diagnostic(unrendered)], options))
     result.files += len(plan.trailing)
     load_diags.extend(configure([finding_to_diagnostic(f) for f in plan.trailing], options))
 
@@ -974,7 +969,7 @@ def _take(
     result: CheckResult,
     load_diags: DiagnosticStore,
     diags: DiagnosticStore,
-    values: list[tuple[str, str, Loc]],
+    values: list[Finding],
     kv002: set[str],
     loaded: LoadResult,
 ) -> None:

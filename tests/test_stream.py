@@ -402,3 +402,23 @@ def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
             assert gc.collect() == 0
         finally:
             gc.enable()
+
+
+def test_kustomization_files_met_in_a_walk_say_they_were_not_built(tmp_path: Path) -> None:
+    """A kustomization file linted as a plain file (a directory walk) gets KV002 naming its directory, once per
+    file, alike with run_check, one job and two; naming the directory builds it instead (no KV002 there)."""
+    import shutil
+
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl not installed")
+    tree = FIXTURES / "kustomize"
+    options = Options(allow_hub=False)
+    whole = run_check([str(tree)], options)
+    kv002 = sorted(d.loc.file for d in whole.diagnostics if d.rule == "KV002" and d.loc is not None)
+    assert kv002 == [str(tree / "base" / "kustomization.yaml"), str(tree / "overlay" / "kustomization.yaml")]
+    overlay = [d for d in whole.diagnostics if d.rule == "KV002" and "overlay" in d.loc.file]  # type: ignore[union-attr]
+    assert f"kvlint check {tree / 'overlay'}" in overlay[0].fix
+    for jobs in (1, 2):
+        assert _reports(run_paths([str(tree)], options, no_config=True, jobs=jobs).result) == _reports(whole)
+    built = run_check([str(tree / "overlay")], options)
+    assert not [d for d in built.diagnostics if d.rule == "KV002"] and built.containers
