@@ -529,11 +529,19 @@ def check(
         for d in run.result.diagnostics:
             if d.rule in WHY_RULES:
                 explaining.setdefault(d.object, []).append(d)
+    # containers named alike in one object (an LLMInferenceService's decode and prefill pods, both "main") are
+    # told apart by where their pod is in the object
+    from collections import Counter
+
+    alike = Counter((cr.object_ref, cr.container_name) for cr, _ in unsized)
     for cr, why in unsized:
         loc = explained_at(cr, explaining.get(cr.object_ref, []))  # where KV501/KV502/KV503 says why
         where = f"{loc.file}:{loc.line}:{loc.column}: " if loc else ""
+        pod = getattr(cr.workload, "path", "")
+        which = f" ({pod})" if pod and alike[(cr.object_ref, cr.container_name)] > 1 else ""
         click.echo(
-            f"kvlint: not sized: {where}{cr.object_ref} container {cr.container_name}: {why} (--require-sizing)",
+            f"kvlint: not sized: {where}{cr.object_ref}{which} container {cr.container_name}: {why} "
+            "(--require-sizing)",
             err=True,
         )
     not_read = run.unread(require_sizing)

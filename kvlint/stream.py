@@ -216,7 +216,7 @@ def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
         plan=cr.plan,
         plan_error=cr.plan_error,
         model_error=cr.model_error,
-        workload=_Ns(loc=cr.workload.loc, doc=_Ns(path=cr.workload.doc.path)),
+        workload=_Ns(loc=cr.workload.loc, path=cr.workload.path, doc=_Ns(path=cr.workload.doc.path)),
     )
 
 

@@ -203,3 +203,24 @@ def test_require_sizing_names_the_place_of_the_finding_that_says_why() -> None:
     tpu_loc = next(loc for loc, *_, why in lines if why == "not a CUDA/ROCm GPU")
     row = tpu.read_text().splitlines()[int(tpu_loc.split(":")[-2]) - 1]
     assert "gke-tpu-accelerator" in row
+
+
+def test_require_sizing_tells_alike_containers_of_one_object_apart(tmp_path: Path) -> None:
+    """An LLMInferenceService's decode and prefill pods both run a container named ``main``: each not-sized
+    line names where its pod is in the object (they were the same line twice)."""
+    container = "containers:\n- name: main\n  image: vllm/vllm-openai:v0.11.0\n  resources: {limits: {nvidia.com/gpu: 1}}\n"
+    text = (
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata:\n  name: pd\nspec:\n"
+        "  model:\n    uri: hf://example-org/model-not-in-any-catalogue\n"
+        "  template:\n"
+        + "".join("    " + ln + "\n" for ln in container.splitlines())
+        + "  prefill:\n    template:\n"
+        + "".join("      " + ln + "\n" for ln in container.splitlines())
+    )
+    path = tmp_path / "pd.yaml"
+    path.write_text(text)
+    code, _, err = _check("--fail-on", "never", "--require-sizing", str(path))
+    lines = [ln for ln in err.splitlines() if "not sized:" in ln]
+    assert code == 1 and len(lines) == 2, err
+    assert "LLMInferenceService/pd (spec.template) container main" in lines[0]
+    assert "LLMInferenceService/pd (spec.prefill.template) container main" in lines[1]
