@@ -483,3 +483,28 @@ def test_resolution_failures_are_memoised_as_text_and_bounded() -> None:
     assert all(isinstance(v, str) for v in R._memo.values())
     assert caught and caught[0]() is None  # the exception (and its traceback) is not kept alive
     R.clear_cache()
+
+
+def test_deeply_nested_objects_are_denied_never_admitted_unchecked(server: Any) -> None:
+    """An object nesting lists hundreds or thousands deep (a field the API server passes through as free JSON)
+    is denied with KV001 at every depth: read by the worker's loader (300), too deep for the server's own
+    pickling or UPDATE comparison (600), too deep for the JSON decoder itself (2000, answered with the uid read
+    from the body). It was an internal error (admitted unchecked in fail-open) or HTTP 400 (admitted by a
+    failurePolicy Ignore)."""
+    srv, ctx = server
+    for depth, operation in ((300, "CREATE"), (600, "CREATE"), (600, "UPDATE"), (2000, "CREATE")):
+        obj = workload_object(B01)
+        obj["spec"]["extra"] = "@DEEP@"
+        req: dict[str, Any] = {"operation": operation}
+        if operation == "UPDATE":
+            old = workload_object(B01)
+            old["spec"]["extra"] = "@DEEP@"
+            req["oldObject"] = old
+        uid = f"deep-{depth}-{operation}"
+        text = json.dumps(review(obj, uid=uid, **req)).replace('"@DEEP@"', "[" * depth + "]" * depth)
+        with _client(srv, ctx) as c:
+            r = c.post("/validate", content=text.encode(), headers={"Content-Type": "application/json"})
+        assert r.status_code == 200, (depth, r.text[:300])
+        resp = r.json()["response"]
+        assert resp["uid"] == uid and resp["allowed"] is False, (depth, operation, resp)
+        assert "KV001" in resp["status"]["message"], resp["status"]["message"]

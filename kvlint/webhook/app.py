@@ -46,6 +46,7 @@ from kvlint.webhook.pool import BudgetExceeded, ReviewPool, WorkerFailed
 from kvlint.webhook.review import (
     Review,
     ReviewError,
+    ReviewTooDeep,
     WebhookSettings,
     build_response,
     failure_response,
@@ -54,6 +55,7 @@ from kvlint.webhook.review import (
     review_label,
     skip_reason,
     skipped_response,
+    too_deep_response,
 )
 from kvlint.webhook.worker import WARM_UP_OBJECT, LintOutcome
 
@@ -266,12 +268,22 @@ def create_app(
             del body
         except ReviewError as exc:
             return bad_request(exc)
+        except ReviewTooDeep as exc:  # too deep to decode: answered with the request's uid, as a finding
+            review, deep = exc.review, True
+        else:
+            deep = False
         try:
-            why = skip_reason(review, settings)
-            if why is not None:
+            why = None if deep else skip_reason(review, settings)
+            if deep:
+                payload, verdict = too_deep_response(review, settings)
+            elif why is not None:
                 payload, verdict = skipped_response(review, why)
             else:
                 payload, verdict = await _run_pipeline(state, review, t0)
+        except RecursionError:
+            # decoded, but too deep for the server's own walks (comparing an UPDATE's objects, pickling the
+            # object for a worker): a finding, not an internal error, which fail-open would admit
+            payload, verdict = too_deep_response(review, settings)
         except Exception as exc:  # a kvlint bug outside the pipeline: still answer the API server
             state.logger.error("review failed", exc_info=True, extra={"fields": {"uid": review.uid}})
             payload, verdict = failure_response(

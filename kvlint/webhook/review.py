@@ -29,6 +29,7 @@ keeps each warning at most :data:`MAX_WARNING_CHARS` and its warnings together a
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -207,18 +208,82 @@ class Review:
         return "/".join(x for x in (self.kind, self.namespace, self.name) if x)
 
 
+#: The first ``uid`` and ``apiVersion`` of a body (the API server writes ``apiVersion`` and then ``request`` with
+#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded.
+_RAW_UID = re.compile(r'"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
+_RAW_API_VERSION = re.compile(r'"apiVersion"\s*:\s*"(admission\.k8s\.io/v1(?:beta1)?)"')
+#: How much of a body is searched for them (the request's own fields come first).
+_RAW_HEAD_CHARS = 64 * 1024
+
+
+class ReviewTooDeep(Exception):
+    """The request nests more deeply than the server's JSON decoder or its own code can follow: answered as a
+    KV001 finding (:func:`too_deep_response`), never as an internal error (which fail-open would admit) nor
+    as HTTP 400 (which the API server's ``failurePolicy: Ignore`` would admit). ``review`` has the request's
+    ``uid`` and ``apiVersion`` and nothing else when the body could not be decoded."""
+
+    def __init__(self, review: Review) -> None:
+        super().__init__("request nests too deeply")
+        self.review = review
+
+
+def _too_deep_request(body: bytes | str) -> Review | None:
+    """A bare :class:`Review` (``uid``, ``apiVersion``) read from the head of a body that nests too deeply to
+    decode, or None when no uid is found there."""
+    head = body[:_RAW_HEAD_CHARS]
+    text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
+    uid = _RAW_UID.search(text)
+    if uid is None:
+        return None
+    api = _RAW_API_VERSION.search(text)
+    return Review(
+        api_version=api.group(1) if api else API_VERSIONS[0],
+        uid=uid.group(1),
+        operation="",
+        kind="",
+        namespace=None,
+        name="",
+        sub_resource=None,
+        dry_run=False,
+        object=None,
+        old_object=None,
+    )
+
+
+def too_deep_response(review: Review, settings: WebhookSettings) -> tuple[dict[str, Any], Verdict]:
+    """The answer for an object nesting more deeply than kvlint reads: a KV001 error (denied in ``enforce``,
+    a warning in ``warn``), as the loader reports nesting beyond :data:`kvlint.load.MAX_DEPTH` levels."""
+    from kvlint.load import MAX_DEPTH
+    from kvlint.source import Loc
+    from kvlint.webhook.worker import LintOutcome
+
+    diag = Diagnostic(
+        "KV001",
+        "error",
+        f"the object nests deeper than {MAX_DEPTH} levels of mappings and lists: kvlint does not read it (no "
+        "Kubernetes object nests so deeply)",
+        Loc(review_label(review), 1, 1),
+        object=review.ref,
+    )
+    return build_response(review, settings, LintOutcome([diag], 0))
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
     Raises:
         ReviewError: (HTTP 400) not JSON, not an object, wrong ``apiVersion``/``kind``, no
             ``request``, missing or non-string ``uid``/``operation``, ``object`` not a mapping.
+        ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
     try:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
+        bare = _too_deep_request(body)
+        if bare is not None:
+            raise ReviewTooDeep(bare) from None
         raise ReviewError("request body nests too deeply") from None
     if not isinstance(data, dict):
         raise ReviewError(f"expected an AdmissionReview object, got JSON {type(data).__name__}")
@@ -574,6 +639,7 @@ __all__ = [
     "REVIEWED_KINDS",
     "Review",
     "ReviewError",
+    "ReviewTooDeep",
     "Verdict",
     "WebhookSettings",
     "build_response",
@@ -590,5 +656,6 @@ __all__ = [
     "response",
     "skip_reason",
     "skipped_response",
+    "too_deep_response",
     "webhook_options",
 ]
