@@ -222,3 +222,54 @@ def test_a_waiting_review_keeps_its_turn() -> None:
         return order
 
     assert asyncio.run(run()) == ["A", "B", "C"]
+
+
+def test_reviews_in_flight_are_bounded_and_the_rest_wait_then_get_503() -> None:
+    """With one in-flight slot, a review whose body is still arriving holds it: a second review waits for the
+    slot within its budget, then gets HTTP 503 (counted as ``overloaded``) without its body being read; once
+    the slot is free, reviews are answered again. Bounds the decoded objects in the server (each 3 MiB body
+    of small JSON values takes ~100 MiB decoded)."""
+    settings = WebhookSettings(max_inflight=1, timeout_seconds=0.2, body_timeout_seconds=1.0)
+    app = create_app(settings, warm_up=False)
+    body = json.dumps(_review()).encode()
+
+    async def run() -> tuple[list[Any], list[Any], list[Any], int]:
+        read_b: list[int] = []
+
+        async def slow_receive() -> Any:  # the body never comes: the slot is held until the body deadline
+            await asyncio.sleep(5)
+            return {"type": "http.disconnect"}
+
+        async def receive_b() -> Any:
+            read_b.append(1)
+            return _body(body)
+
+        sent_a: list[Any] = []
+        sent_b: list[Any] = []
+        sent_c: list[Any] = []
+
+        async def send_to(box: list[Any]) -> Any:
+            async def send(message: Any) -> None:
+                box.append(message)
+
+            return send
+
+        a = asyncio.create_task(app(_scope(), slow_receive, await send_to(sent_a)))
+        await asyncio.sleep(0.05)
+        await app(_scope(), receive_b, await send_to(sent_b))
+        await a
+        queue = [_body(body)]
+
+        async def receive_c() -> Any:
+            return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+        await app(_scope(), receive_c, await send_to(sent_c))
+        return sent_a, sent_b, sent_c, len(read_b)
+
+    sent_a, sent_b, sent_c, reads = asyncio.run(run())
+    assert sent_a[0]["status"] == 408
+    assert sent_b[0]["status"] == 503 and reads == 0
+    assert b"reviews in flight" in sent_b[1]["body"]
+    assert sent_c[0]["status"] == 200
+    state = app.state.webhook
+    assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in state.metrics.render()[0].decode()

@@ -88,6 +88,8 @@ class WebhookState:
     pool: ReviewPool | None = None
     heartbeat: float = field(default_factory=time.monotonic)
     liveness_stall_seconds: float = LIVENESS_STALL_SECONDS
+    #: slots for reviews read and decoded at once (:attr:`WebhookSettings.max_inflight`), made on first use
+    inflight: asyncio.Semaphore | None = None
 
     def not_ready_reason(self) -> str | None:
         """Why ``/readyz`` fails right now, or None when ready."""
@@ -249,6 +251,30 @@ def create_app(
 
     async def validate(request: Request) -> Response:
         t0 = time.perf_counter()
+        # a slot before the body is read: the bodies of the reviews waiting stay in their connections'
+        # buffers (uvicorn stops reading a connection whose body is not consumed), so at most
+        # inflight_slots decoded objects are in this process at once
+        if state.inflight is None:
+            state.inflight = asyncio.Semaphore(settings.inflight_slots)
+        try:
+            await asyncio.wait_for(state.inflight.acquire(), settings.timeout_seconds)
+        except asyncio.TimeoutError:
+            state.metrics.bad_requests.labels("overloaded").inc()
+            state.logger.warning(
+                "review refused: too many in flight", extra={"fields": {"slots": settings.inflight_slots}}
+            )
+            return JSONResponse(
+                {
+                    "error": f"more than {settings.inflight_slots} reviews in flight for {settings.timeout_seconds:g} s"
+                },
+                status_code=503,
+            )
+        try:
+            return await _validate(request, t0)
+        finally:
+            state.inflight.release()
+
+    async def _validate(request: Request, t0: float) -> Response:
         try:
             if not _is_json(request.headers.get("content-type")):
                 raise ReviewError(

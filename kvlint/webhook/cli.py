@@ -80,6 +80,7 @@ def build_settings(**kw: Any) -> Any:
             worker_memory_bytes=_parse_size(kw.get("worker_memory") or "512Mi") or None,
             header_timeout_seconds=_given(kw, "header_timeout", 5.0),
             body_timeout_seconds=_given(kw, "body_timeout", 10.0),
+            max_inflight=_given(kw, "max_inflight_reviews", 0),
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -119,6 +120,14 @@ def webhook() -> None:
 @click.option("--max-request-bytes", default="3Mi", show_default=True, help="Larger bodies get HTTP 413.")
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Review worker processes."
+)
+@click.option(
+    "--max-inflight-reviews",
+    type=click.IntRange(0, 1024),
+    default=0,
+    show_default=True,
+    help="Reviews read and decoded at once in the server (0: workers + 2); bounds its memory. Others wait "
+    "for a slot within their budget, then get HTTP 503.",
 )
 @click.option(
     "--worker-memory",

@@ -144,6 +144,10 @@ class WebhookSettings:
             (or its previous response); slower connections are closed.
         body_timeout_seconds: a request's body must arrive within this many seconds of its headers
             (HTTP 408 otherwise).
+        max_inflight: reviews whose bodies are read and decoded at once in the server process (0: the
+            workers plus 2); the others wait, their bodies unread in the connection's buffers, until a slot
+            frees or their budget runs out (HTTP 503, and the API server applies ``failurePolicy``). Decoding
+            a 3 MiB body of small JSON values takes ~100 MiB, so this bounds the server's memory.
     """
 
     mode: Mode = "enforce"
@@ -156,6 +160,12 @@ class WebhookSettings:
     worker_memory_bytes: int | None = 512 * 2**20
     header_timeout_seconds: float = 5.0
     body_timeout_seconds: float = 10.0
+    max_inflight: int = 0
+
+    @property
+    def inflight_slots(self) -> int:
+        """:attr:`max_inflight`, or the workers plus 2 when it is 0."""
+        return self.max_inflight or self.workers + 2
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -168,6 +178,8 @@ class WebhookSettings:
             raise ValueError(f"max request size must be at least 1024 bytes, not {self.max_request_bytes}")
         if self.workers < 1:
             raise ValueError(f"workers must be >= 1, not {self.workers}")
+        if self.max_inflight < 0:
+            raise ValueError(f"max in-flight reviews must be >= 0 (0: workers + 2), not {self.max_inflight}")
         if not self.header_timeout_seconds > 0 or not self.body_timeout_seconds > 0:
             raise ValueError("header and body timeouts must be > 0 seconds")
         if self.worker_memory_bytes is not None and 0 < self.worker_memory_bytes < 128 * 2**20:
