@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kvlint.accelerators import registry as cat
 from kvlint.types import Accelerator
@@ -47,9 +48,11 @@ DEFAULT_ROCM_FLEET: tuple[str, ...] = (
 )
 
 
+@lru_cache(maxsize=4)
 def default_fleet(platform: str = "cuda") -> tuple[Accelerator, ...]:
     """The :data:`DEFAULT_FLEET` accelerators from the catalogue; :data:`DEFAULT_ROCM_FLEET`'s for ``platform``
-    ``rocm``."""
+    ``rocm``. Looked up once per platform (the catalogue is read once per process and its entries are frozen;
+    every container that names no GPU is planned on a default fleet)."""
     ids = DEFAULT_ROCM_FLEET if platform == "rocm" else DEFAULT_FLEET
     return tuple(cat.require(i, "default fleet") for i in ids)
 
