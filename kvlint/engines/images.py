@@ -286,10 +286,11 @@ def image_placeholder(image: str) -> str | None:
     img = (image or "").strip()
     if not img:
         return None
-    if _ENVSUBST_RE.search(img):
-        return "an envsubst-style ${VAR} placeholder"
-    if _KUSTOMIZE_VAR_RE.search(img):
-        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    if "$" in img:  # both reference patterns start with a "$": an image without one is not searched
+        if _ENVSUBST_RE.search(img):
+            return "an envsubst-style ${VAR} placeholder"
+        if _KUSTOMIZE_VAR_RE.search(img):
+            return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
     if _CAPS_RE.match(img):
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
     if img.startswith("<") and img.endswith(">"):
