@@ -1,0 +1,203 @@
+"""Small fast paths of the long tail of a check pass (issue 19) give what the code they replaced gave.
+
+Each replaced function is kept here as its oracle and compared with the current one on every document of the
+shared corpus and of the project's fixtures, and on edge cases: an image reference is searched for ``${VAR}``
+and ``$(var)`` placeholders only when it holds a ``$`` (:func:`kvlint.engines.images.image_placeholder`); an
+object's ``apiVersion`` is read only for the kinds kvlint has an unread-settings note for
+(:func:`kvlint.workloads.operators.unread_kind_note`); the ConfigMap helpers are imported only when a
+container's env refers to a ConfigMap (:func:`kvlint.engines.command.container_env`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from kvlint.engines.command import container_env
+from kvlint.engines.images import image_placeholder
+from kvlint.load import load_paths, load_text
+from kvlint.source import LDict, loc_of
+from kvlint.types import Document, Finding
+from kvlint.workloads import configmaps as configmaps_of
+from kvlint.workloads.base import get_in
+from kvlint.workloads.operators import _UNREAD, unread_kind_note
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+
+
+def _documents() -> list[Document]:
+    paths = [str(p) for p in (CORPUS, ROOT / "fixtures") if p.is_dir()]
+    docs = load_paths(paths).documents
+    assert len(docs) > 300, "the corpus and fixtures hold hundreds of documents"
+    return docs
+
+
+def _walk(node: Any) -> Any:
+    stack = [node]
+    while stack:
+        x = stack.pop()
+        yield x
+        if isinstance(x, dict):
+            stack += list(x.values())
+        elif isinstance(x, list):
+            stack += x
+
+
+# --- image_placeholder ---------------------------------------------------------------------------------------
+
+_OLD_ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
+_OLD_KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
+_OLD_CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def _old_image_placeholder(image: str) -> str | None:
+    """image_placeholder before the ``$`` test (both patterns searched in every image)."""
+    img = (image or "").strip()
+    if not img:
+        return None
+    if _OLD_ENVSUBST_RE.search(img):
+        return "an envsubst-style ${VAR} placeholder"
+    if _OLD_KUSTOMIZE_VAR_RE.search(img):
+        return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"
+    if _OLD_CAPS_RE.match(img):
+        return "an upper-case placeholder token that a script replaces before the manifest is applied"
+    if img.startswith("<") and img.endswith(">"):
+        return "a <...> placeholder to fill in by hand"
+    return None
+
+
+_IMAGE_EDGES = [
+    "",
+    "  ",
+    "$",
+    "$$",
+    "${",
+    "${}",
+    "${A}",
+    "${A:-x}",
+    "${A-x}",
+    "${1}",
+    "$A",
+    "$1",
+    "$(a)",
+    "$()",
+    "$(a b)",
+    "repo/${IMG}:v1",
+    "repo/img:$TAG",
+    "$(vllm-cuda-image)",
+    "V_IMAGE_NAME",
+    "VLLM",
+    "<image>",
+    "<image",
+    " ${A} ",
+    "\t$(x)\n",
+    "vllm/vllm-openai:v0.11.0",
+    "ghcr.io/x/y@sha256:" + "a" * 64,
+    "＄{A}",
+]
+
+
+def test_image_placeholder_equals_searching_every_image() -> None:
+    images = [
+        str(c.get("image"))
+        for d in _documents()
+        for c in _walk(d.data)
+        if isinstance(c, dict) and "image" in c
+    ]
+    assert len(images) > 200
+    assert any("$" in i for i in images), "the inputs hold images with $ placeholders"
+    for image in (
+        images + _IMAGE_EDGES + [str(x) for x in _walk([d.data for d in _documents()]) if isinstance(x, str)]
+    ):
+        assert image_placeholder(image) == _old_image_placeholder(image), image
+
+
+# --- unread_kind_note ----------------------------------------------------------------------------------------
+
+
+def _old_unread_kind_note(doc: Document, loc: Any = None) -> Finding | None:
+    """unread_kind_note before the kind test came first (the apiVersion read for every document)."""
+    why = _UNREAD.get(doc.kind)
+    api = str(get_in(doc.data, "apiVersion") or "")
+    if why is None or (doc.kind == "Service" and "llmaz" not in api):
+        return None
+    return Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: {why}",
+        loc or loc_of(doc.data, "spec") or doc.loc,
+        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
+        "command separately with kvlint plan -- <command>",
+        severity="info",
+    )
+
+
+def test_unread_kind_note_equals_reading_every_api_version() -> None:
+    docs = _documents()
+    notes = 0
+    for doc in docs:
+        got, want = unread_kind_note(doc), _old_unread_kind_note(doc)
+        assert got == want, (doc.path, doc.kind)
+        notes += got is not None
+    assert notes > 0, "the corpus holds objects of kinds whose settings kvlint does not read"
+    # every kind with a note, under an llmaz apiVersion and another, with data that is not a mapping
+    base = docs[0]
+    for kind in [*_UNREAD, "Service", "Deployment", ""]:
+        for api in ("llmaz.io/v1alpha1", "v1", None, 3):
+            for data in (
+                LDict({"kind": kind, "apiVersion": api, "spec": LDict()}),
+                {"kind": kind, "apiVersion": api},
+            ):
+                doc = Document(base.path, base.index, data, base.loc)
+                assert unread_kind_note(doc) == _old_unread_kind_note(doc), (kind, api)
+
+
+# --- container_env ------------------------------------------------------------------------------------------
+
+
+_WITH_CONFIGMAP = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: runtime}
+data: {MAX_MODEL_LEN: "8192", MODEL_ID: m/x}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    envFrom:
+    - configMapRef: {name: runtime}
+      prefix: CM_
+    env:
+    - {name: A, value: "1"}
+    - name: MAX_MODEL_LEN
+      valueFrom: {configMapKeyRef: {name: runtime, key: MAX_MODEL_LEN}}
+    - name: GONE
+      valueFrom: {configMapKeyRef: {name: missing, key: K}}
+"""
+
+
+def test_container_env_still_reads_configmaps() -> None:
+    """The ConfigMap helpers, now imported only when an entry refers to a ConfigMap, are reached for
+    ``envFrom`` and ``configMapKeyRef`` (values placed in the ConfigMap), and not needed without ConfigMaps;
+    every container of the inputs gets its env with and without their ConfigMaps without raising."""
+    loaded = load_text(_WITH_CONFIGMAP, "cm.yaml")
+    cms = configmaps_of(loaded.documents)
+    pod = loaded.documents[1]
+    c = pod.data["spec"]["containers"][0]
+    env, locs = container_env(c, cms, pod.namespace)
+    assert env == {"CM_MAX_MODEL_LEN": "8192", "CM_MODEL_ID": "m/x", "A": "1", "MAX_MODEL_LEN": "8192"}
+    assert locs["MAX_MODEL_LEN"] is not None and locs["MAX_MODEL_LEN"].line == 5
+    assert container_env(c, {}, pod.namespace)[0] == {"A": "1"}
+    docs = _documents()
+    all_cms = configmaps_of(docs)
+    for doc in docs:
+        for x in _walk(doc.data):
+            if isinstance(x, LDict) and "image" in x:
+                for maps in (all_cms, {}):
+                    env, locs = container_env(x, maps, doc.namespace)
+                    assert set(env) == set(locs)
