@@ -201,3 +201,24 @@ def test_container_env_still_reads_configmaps() -> None:
                 for maps in (all_cms, {}):
                     env, locs = container_env(x, maps, doc.namespace)
                     assert set(env) == set(locs)
+
+
+# --- stream._unit_functions ---------------------------------------------------------------------------------
+
+
+def test_unit_functions_are_the_modules_functions() -> None:
+    """The functions a streamed unit calls, imported once a process, are the very objects its imports named."""
+    from kvlint import pipeline, render, sizing, stream
+    from kvlint.rules import runner
+
+    want = (
+        pipeline.analyse_documents,
+        pipeline.configure,
+        render._map_loaded_sources,
+        render.helm_values_reason,
+        runner.finding_to_diagnostic,
+        sizing.outcomes,
+    )
+    got = stream._unit_functions()
+    assert len(got) == len(want)
+    assert all(g is w for g, w in zip(got, want, strict=True))
