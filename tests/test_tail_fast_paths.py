@@ -222,3 +222,12 @@ def test_unit_functions_are_the_modules_functions() -> None:
     got = stream._unit_functions()
     assert len(got) == len(want)
     assert all(g is w for g, w in zip(got, want, strict=True))
+
+
+def test_mounted_file_is_the_packages_function() -> None:
+    """The ConfigMap file reader a container's ``--config`` loader uses, imported once a process, is
+    :func:`kvlint.workloads.mounted_file` itself."""
+    from kvlint import workloads
+    from kvlint.engines import command
+
+    assert command._mounted_file() is workloads.mounted_file

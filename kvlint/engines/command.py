@@ -23,7 +23,7 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
@@ -630,14 +630,23 @@ def _config_loader(
     """
     if not configmaps or not isinstance(pod_spec, LDict) or not isinstance(container, LDict):
         return None
-    from kvlint.workloads import mounted_file
-
+    mounted_file = _mounted_file()
     cms = dict(configmaps)
 
     def load(path: str) -> tuple[str, Loc | None] | None:
         return mounted_file(pod_spec, container, path, cms, namespace=namespace)
 
     return load
+
+
+@functools.cache
+def _mounted_file() -> Callable[..., tuple[str, Loc | None] | None]:
+    """:func:`kvlint.workloads.mounted_file`, imported on first use (the package imports this module's
+    package) and once a process: an import statement from a package costs a few us, and this one ran for every
+    container with ConfigMaps among the inputs (~1,400 a corpus-x12 pass)."""
+    from kvlint.workloads import mounted_file
+
+    return mounted_file
 
 
 #: How each engine is started without a wrapper, for KV503's fix.
