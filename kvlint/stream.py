@@ -761,16 +761,21 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         analyse_documents,
         configure,
         _map_loaded_sources,
-        helm_values_reason,
+        unrendered_file_finding,
         finding_to_diagnostic,
         outcomes,
     )
 
 
 def _analyse_unit(unit: _Unit) -> _UnitResult:
-    analyse_documents, configure, _map_loaded_sources, helm_values_reason, finding_to_diagnostic, outcomes = (
-        _unit_functions()
-    )
+    (
+        analyse_documents,
+        configure,
+        _map_loaded_sources,
+        unrendered_file_finding,
+        finding_to_diagnostic,
+        outcomes,
+    ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
     keep_json: bool = _RUN["keep_json"]

@@ -215,7 +215,7 @@ def test_unit_functions_are_the_modules_functions() -> None:
         pipeline.analyse_documents,
         pipeline.configure,
         render._map_loaded_sources,
-        render.helm_values_reason,
+        render.unrendered_file_finding,
         runner.finding_to_diagnostic,
         sizing.outcomes,
     )
