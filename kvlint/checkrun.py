@@ -246,7 +246,7 @@ def run_paths(
         cfg_fail_on = None
         required.append(False)
         if cfg_path:
-            cfg = load_config(cfg_path)
+            cfg = load_config(cfg_path, discovered=not config_path)
             opts = apply_config(options, cfg)
             cfg_fail_on = cfg.fail_on or None
             required[-1] = bool(cfg.require_sizing)

@@ -12,7 +12,7 @@ of each file, :mod:`kvlint.checkrun`) > rule catalogue defaults.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -25,6 +25,24 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json")
 FAIL_ON = ("error", "warning", "info", "never", "none")
+
+
+def _lost_exception(exc: SystemError) -> bool:
+    """Whether ``exc`` is CPython's "error return without exception set": under memory exhaustion the
+    interpreter can fail to allocate the ``MemoryError`` (or its traceback) it was raising, and the caller
+    then sees this ``SystemError`` instead (seen with ``ulimit -v`` on an alias-amplified manifest)."""
+    return "without exception set" in str(exc)
+
+
+def _out_of_memory(paths: Sequence[str]) -> None:
+    """Print that the run ran out of memory (no traceback) and exit with status 2."""
+    shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    click.echo(
+        f"kvlint: error: ran out of memory while checking {shown}; the input needs more memory than this "
+        "process may use (split the input, lower --max-file-bytes, or raise the memory limit)",
+        err=True,
+    )
+    sys.exit(2)
 
 
 def _config_fail(message: str) -> None:
@@ -160,7 +178,7 @@ def _with_found_catalogue(options: Any, paths: tuple[str, ...] | list[str], conf
         path = find_config(list(paths))
         if path:
             try:
-                found = catalogue_dir(load_config(path))
+                found = catalogue_dir(load_config(path, discovered=True))
             except ConfigError as exc:
                 click.echo(f"kvlint: warning: {exc}; its model catalogue is not read", err=True)
     found = found or find_catalogue(list(paths))
@@ -489,6 +507,11 @@ def check(
         raise click.UsageError(str(exc)) from exc
     except RenderError as exc:
         raise click.UsageError(str(exc)) from exc
+    except (MemoryError, SystemError) as exc:
+        if isinstance(exc, SystemError) and not _lost_exception(exc):
+            raise
+        _out_of_memory(paths)
+        return
     result = run.result
     if result.files == 0 and not quiet:
         click.echo(f"kvlint: warning: no .yaml, .yml or .json files found in {', '.join(paths)}", err=True)

@@ -64,6 +64,11 @@ __all__ = [
 
 #: File names searched for, in this order, in each directory from the linted path upward.
 CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")
+#: Largest configuration file read (bytes): real ones are a few KB; a larger file is refused unread.
+MAX_CONFIG_BYTES = 1 * 2**20
+#: Most characters of a key or value from the file that a message shows (a hostile configuration, e.g. a
+#: symlink to a secret, must not be echoed whole into CI logs).
+SHOWN_CHARS = 40
 
 _SEVERITIES = ("error", "warning", "info", "off")
 
@@ -162,18 +167,50 @@ def config_schema() -> dict[str, Any]:
     return schema
 
 
-def load_config(path: str) -> Config:
+def load_config(path: str, *, discovered: bool = False) -> Config:
     """Read and validate the configuration file at ``path``.
 
+    At most :data:`MAX_CONFIG_BYTES` bytes are read. ``discovered``: the file was found by
+    :func:`find_config` (not named with ``--config``): a symlink that resolves outside the directory it was
+    found in is not followed (a pull request could otherwise make CI print another file's lines as
+    configuration errors).
+
     Raises:
-        ConfigError: unreadable file, YAML error, schema violation, unknown rule id or parameter; the
-            message names the file, line, column and key.
+        ConfigError: unreadable, too large or (discovered) out-of-tree file, YAML error, schema violation,
+            unknown rule id or parameter; the message names the file, line, column and key.
     """
+    from kvlint.load import read_upto
+
+    if discovered and os.path.islink(path):
+        here = Path(path).parent.resolve()
+        target = Path(path).resolve()
+        if here not in target.parents:
+            raise ConfigError(
+                f"{path}: a symlink to a file outside {here}; kvlint does not follow a discovered configuration "
+                "out of its directory tree (name the file with --config to use it)"
+            )
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = read_upto(fh, size, MAX_CONFIG_BYTES)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read configuration file: {exc.strerror or exc}") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: configuration file larger than {MAX_CONFIG_BYTES} bytes (a .kvlint.yaml is a few KB); "
+            "not read"
+        )
     return parse_config(data, path)
+
+
+def _shown(value: Any, limit: int = SHOWN_CHARS) -> str:
+    """``value`` as a message shows it: printable characters only (others escaped) and at most ``limit``
+    characters of it, with ``...`` when cut."""
+    text = value if isinstance(value, str) else repr(value)
+    cut = len(text) > limit
+    text = text[:limit]
+    text = "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+    return text + ("..." if cut else "")
 
 
 def parse_config(text: str | bytes, path: str = ".kvlint.yaml") -> Config:
@@ -189,7 +226,7 @@ def parse_config(text: str | bytes, path: str = ".kvlint.yaml") -> Config:
     if broken:
         f = broken[0]
         where = f"{f.loc}" if f.loc else path
-        raise ConfigError(f"{where}: invalid YAML: {f.message}")
+        raise ConfigError(f"{where}: invalid YAML: {_shown(f.message, 200)}")
     docs = loaded.documents
     if len(docs) > 1:
         raise ConfigError(f"{docs[1].loc}: the configuration file must hold a single YAML document")
@@ -255,7 +292,7 @@ def _duplicate_keys(text: str | bytes, path: str) -> list[str]:
                         m0 = first[k.value].start_mark
                         m1 = k.start_mark
                         out.append(
-                            f"{path}:{m1.line + 1}:{m1.column + 1}: {name}: duplicate key "
+                            f"{path}:{m1.line + 1}:{m1.column + 1}: {_shown(name, 120)}: duplicate key "
                             f"(first at line {m0.line + 1}, column {m0.column + 1}); YAML keeps only the last"
                         )
                     else:
@@ -298,7 +335,7 @@ def _loc_at(root: Any, parts: list[Any], *, key: bool = False) -> Loc | None:
 def _dotted(parts: list[Any]) -> str:
     out = ""
     for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+        out += f"[{p}]" if isinstance(p, int) else (f".{_shown(p)}" if out else _shown(p))
     return out or "<root>"
 
 
@@ -321,14 +358,15 @@ def _schema_errors(data: LDict, path: str, text: str | bytes = "") -> list[str]:
             out.append(f"{loc or path}: {_dotted([*parts, err.instance])}: not a rule id (expected KVnnn)")
             continue
         loc = _loc_at(data, parts)
-        msg = err.message
+        # jsonschema quotes the whole value: show a short prefix of it
+        msg = _shown(err.message.replace(repr(err.instance), _shown(repr(err.instance))), 200)
         if err.validator == "pattern" and parts and parts[0] in ("select", "ignore"):
-            msg = f"{err.instance!r} is not a rule id or prefix (KV103, KV1, KV)"
+            msg = f"{_shown(repr(err.instance))} is not a rule id or prefix (KV103, KV1, KV)"
         if err.validator == "enum" and isinstance(err.validator_value, list):
             # YAML 1.1 reads `off` as false, so the schema lists False for it: show what the user writes
             shown = [("off" if v is False else str(v)) for v in err.validator_value]
             allowed = ", ".join(dict.fromkeys(shown))
-            msg = f"{err.instance!r} is not one of: {allowed}"
+            msg = f"{_shown(repr(err.instance))} is not one of: {allowed}"
         if (
             parts == ["engine_version"]
             and isinstance(err.instance, (int, float))
@@ -360,9 +398,9 @@ def validate_selectors(selectors: list[str] | tuple[str, ...], where: str = "") 
     for s in selectors:
         sel = str(s).strip().upper()
         if not re.fullmatch(r"KV[0-9]{0,3}", sel):
-            raise ConfigError(f"{where}: {s!r} is not a rule id or prefix (KV103, KV1, KV)")
+            raise ConfigError(f"{where}: {_shown(repr(s))} is not a rule id or prefix (KV103, KV1, KV)")
         if not any(i.startswith(sel) for i in ids):
-            raise ConfigError(f"{where}: {s!r} matches no rule; `kvlint rules` lists them")
+            raise ConfigError(f"{where}: {_shown(repr(s))} matches no rule; `kvlint rules` lists them")
         out.append(sel)
     return tuple(out)
 
@@ -383,9 +421,9 @@ def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
         "boolean": isinstance(value, bool),
     }.get(p.type, True)
     if not ok:
-        raise ConfigError(f"{where}: {value!r} is not of type {p.type} ({p.description})")
+        raise ConfigError(f"{where}: {_shown(repr(value))} is not of type {p.type} ({p.description})")
     if p.type in ("integer", "number") and value < 0:
-        raise ConfigError(f"{where}: {value!r} must not be negative")
+        raise ConfigError(f"{where}: {_shown(repr(value))} must not be negative")
     return value
 
 
@@ -415,12 +453,12 @@ def _site(data: LDict, path: str) -> Site:
         acc_id = str(item["id"])
         if lookup(acc_id) is not None or acc_id in custom:
             raise ConfigError(
-                f"{where}.id: {acc_id!r} is already an accelerator id or alias; choose another id"
+                f"{where}.id: {_shown(repr(acc_id))} is already an accelerator id or alias; choose another id"
             )
         try:
             memory = parse_quantity(item["memory"])
         except ValueError as exc:
-            raise ConfigError(f"{where}.memory: {exc}") from None
+            raise ConfigError(f"{where}.memory: {_shown(str(exc), 120)}") from None
         if memory <= 0:
             raise ConfigError(f"{where}.memory: must be positive")
         vendor = str(item.get("vendor", "nvidia"))
@@ -442,20 +480,24 @@ def _site(data: LDict, path: str) -> Site:
         text = str(ref)
         if text not in custom and lookup(text) is None:
             raise ConfigError(
-                f"{_loc_at(data, keys)}: {label}: unknown accelerator {text!r}; `kvlint accelerators` lists the ids "
+                f"{_loc_at(data, keys)}: {label}: unknown accelerator {_shown(repr(text))}; `kvlint accelerators` lists the ids "
                 "and aliases, or declare it under accelerators.custom"
             )
         return text
 
     labels = {
         str(k): {
-            str(v): known(ref, ["accelerators", "node_labels", k, v], f"accelerators.node_labels.{k}.{v}")
+            str(v): known(
+                ref,
+                ["accelerators", "node_labels", k, v],
+                f"accelerators.node_labels.{_shown(k)}.{_shown(v)}",
+            )
             for v, ref in table.items()
         }
         for k, table in (section.get("node_labels") or {}).items()
     }
     names = {
-        str(n): known(ref, ["accelerators", "node_names", n], f"accelerators.node_names.{n}")
+        str(n): known(ref, ["accelerators", "node_names", n], f"accelerators.node_names.{_shown(n)}")
         for n, ref in (section.get("node_names") or {}).items()
     }
     fleet = tuple(known(ref, ["fleet", i], f"fleet[{i}]") for i, ref in enumerate(data.get("fleet") or []))
@@ -478,10 +520,10 @@ def _build(data: LDict, path: str) -> Config:
     for rule, settings in (data.get("rules") or {}).items():
         if rule not in ids:
             raise ConfigError(
-                f"{_loc_at(data, ['rules', rule], key=True)}: rules.{rule}: unknown rule id; `kvlint rules` lists them"
+                f"{_loc_at(data, ['rules', rule], key=True)}: rules.{_shown(rule)}: unknown rule id; `kvlint rules` lists them"
             )
         for name, value in settings.items():
-            where = f"{_loc_at(data, ['rules', rule, name])}: rules.{rule}.{name}"
+            where = f"{_loc_at(data, ['rules', rule, name])}: rules.{_shown(rule)}.{_shown(name)}"
             if name == "severity":
                 # YAML 1.1 reads an unquoted ``off``/``no``/``false`` as boolean false: it means "off"
                 severity[rule] = "off" if value is False else str(value)
@@ -502,7 +544,7 @@ def _build(data: LDict, path: str) -> Config:
         if found is None:
             raise ConfigError(
                 f"{_loc_at(data, ['default_accelerator'])}: default_accelerator: unknown accelerator "
-                f"{data['default_accelerator']!r}; `kvlint accelerators` lists the ids and aliases"
+                f"{_shown(repr(data['default_accelerator']))}; `kvlint accelerators` lists the ids and aliases"
             )
         kw["default_accelerator"] = data["default_accelerator"]
     if "engine_version" in data:

@@ -21,8 +21,9 @@ input still loads.
 * ``KV001`` (yaml-parse-error): syntax error (at the problem mark; documents before it are kept, and the
   file is re-read document by document so documents after it load too), an explicit tag whose value cannot
   have its type (``!!bool maybe``, ``!!int x``: kubectl rejects such a document), binary content, invalid UTF-8,
-  nesting deeper than :data:`MAX_DEPTH`, alias expansion above :data:`MAX_NODES` values, recursive
-  aliases, files above ``max_file_bytes`` (skipped unread), unreadable files.
+  nesting deeper than :data:`MAX_DEPTH`, alias expansion above :data:`MAX_NODES` values or above what
+  the document's own text holds (:data:`ALIAS_FLOOR`), recursive aliases, files above ``max_file_bytes``
+  (skipped unread), unreadable files.
 * ``KV002`` (unrendered-template): Helm/Go template actions (``{{ .Values.x }}``, ``{{- include ... }}``)
   in a document, at the first such action. A document that does not parse and holds template actions
   gets KV002 instead of KV001 (the template is the likely cause). A document that parses is flagged only
@@ -74,6 +75,12 @@ DEFAULT_MAX_FILE_BYTES = 16 * 2**20
 MAX_DEPTH = 200
 #: Most values one document may expand to, counting every alias expansion (billion-laughs guard).
 MAX_NODES = 2_000_000
+#: Alias amplification guard: the values a document's aliases expand to (each alias counts the values of the
+#: value it names) may not exceed the characters of the document read so far, or this floor if that is
+#: larger. A value takes at least two characters of YAML text, so aliases may at most about double what the
+#: document's own text holds; real manifests use few, small aliases (an anchored ``env`` list reused by two
+#: containers). Without it a 30 KB ``kind: List`` of 10,000 ``*pod`` aliases became 10,000 analysed pods.
+ALIAS_FLOOR = 200
 #: Extensions picked up when walking a directory (explicitly named files are read whatever their name).
 MANIFEST_EXTENSIONS = (".yaml", ".yml", ".json")
 
@@ -688,8 +695,8 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
 
     Faster than composing nodes (no resolver round trip per node) and keeps 1-based locations
     (``line_offset`` added to every line). Aliases share the anchored object; every alias expansion is
-    counted, and a document above MAX_NODES values, nesting above MAX_DEPTH, or with a recursive or
-    undefined alias yields a ``_Doc`` with ``problem`` set (the next documents still load).
+    counted, and a document above MAX_NODES values, whose aliases expand to more values than its text
+    (:data:`ALIAS_FLOOR`), nesting above MAX_DEPTH, or with a recursive or undefined alias yields a ``_Doc`` with ``problem`` set (the next documents still load).
     Raises yaml.YAMLError for syntax errors, after yielding the documents before the error.
 
     The loop is the loader's hot spot (one pass per parser event), so it is written for CPython's speed:
@@ -718,12 +725,15 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     missing = _MISSING
     merge_key = _MERGE_KEY
     max_nodes = MAX_NODES
+    alias_floor = ALIAS_FLOOR
     try:
         while not check_event(stream_end_cls):
             ev = get_event()
             if ev.__class__ is not dstart_cls:
                 continue
             # one document
+            doc_index: int = ev.start_mark.index  # type: ignore[union-attr]  # libyaml always marks events
+            expanded = 0  # values the document's aliases expand to
             ev = get_event()
             cls = ev.__class__
             if cls is dend_cls:
@@ -842,6 +852,16 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         problem = _Problem(f"undefined alias *{ev.anchor}", m.line + off, m.column + 1)
                         break
                     value, vsize = hit
+                    expanded += vsize
+                    if expanded > alias_floor and expanded > m.index - doc_index:
+                        where = cont.loc if cont is not None else Loc(path, m.line + off, m.column + 1)
+                        problem = _Problem(
+                            f"aliases expand this document to more than {max(alias_floor, m.index - doc_index)} "
+                            f"values, more than its own text holds (alias bomb?)",
+                            where.line,
+                            where.column,
+                        )
+                        break
                     vloc = new_tuple(Loc, (path, m.line + off, m.column + 1))
                 elif cls is dend_cls:
                     break

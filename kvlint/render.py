@@ -545,7 +545,8 @@ def _template_root(
     """Where the ``# Source:`` template paths of ``path`` are found and match the rendered text:
     ``(directory, strip_chart)`` for :func:`map_sources` (``""`` is the cwd), or None.
 
-    Places looked at, nearest first: for a file, its directory and each parent, then the cwd; for stdin
+    Places looked at, nearest first (:func:`_search_places`): for a file, its directory and each parent up
+    to the first that holds ``.git`` (or the filesystem root), then the cwd; for stdin
     (``-``), the cwd and its parent. At each place: the place itself when it is the chart (its
     ``Chart.yaml`` ``name`` is the first component of the Source paths, as when ``helm template x . |
     kvlint check -`` runs inside the chart, whatever the directory is called), the place holding
@@ -556,18 +557,7 @@ def _template_root(
     ``text`` may be a function giving it: it is then read only when a template file is found (the
     streaming run does not hold a large file's text, :mod:`kvlint.stream`).
     """
-    places: list[str] = []
-    if path == "-":
-        places += [os.getcwd(), os.path.dirname(os.getcwd())]
-    else:
-        d = os.path.dirname(os.path.abspath(path))
-        while True:
-            places.append(d)
-            parent = os.path.dirname(d)
-            if parent == d:
-                break
-            d = parent
-        places.append(os.getcwd())
+    places = _search_places(path)
     chart_names = {src.split("/", 1)[0] for _, src in sources if "/" in src}
     got: list[list[str]] = []
 
@@ -610,19 +600,48 @@ def _template_root(
     return None
 
 
-def _chart_name(directory: str) -> str | None:
-    """``name`` in ``directory/Chart.yaml``, or None."""
-    chart = os.path.join(directory, "Chart.yaml")
-    if not os.path.isfile(chart):
-        return None
-    try:
-        import yaml
+def _search_places(path: str) -> list[str]:
+    """Directories where :func:`_template_root` looks for a rendered file's chart, nearest first: for a file,
+    its directory and each parent, stopping at the first that holds ``.git`` (a repository's root: a chart
+    above it is not the repository's; before, the walk went on to ``/``), then the cwd; for stdin (``-``),
+    the cwd and its parent."""
+    if path == "-":
+        return [os.getcwd(), os.path.dirname(os.getcwd())]
+    places: list[str] = []
+    d = os.path.dirname(os.path.abspath(path))
+    while True:
+        places.append(d)
+        parent = os.path.dirname(d)
+        if parent == d or os.path.exists(os.path.join(d, ".git")):
+            break
+        d = parent
+    places.append(os.getcwd())
+    return places
 
-        with open(chart, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except Exception:  # any unreadable or invalid Chart.yaml: not a chart kvlint can name
+
+#: Largest ``Chart.yaml`` read for its ``name`` (bytes): real ones are a few KB; a larger file is skipped
+#: unread (a 4 MB one above a rendered file took minutes to parse, once per directory searched).
+_MAX_CHART_BYTES = 64 * 1024
+
+
+def _chart_name(directory: str) -> str | None:
+    """``name`` in ``directory/Chart.yaml``, or None (no such regular file, larger than
+    :data:`_MAX_CHART_BYTES`, unreadable or not a YAML mapping). Read with kvlint's bounded loader."""
+    from kvlint.load import read_upto
+
+    chart = os.path.join(directory, "Chart.yaml")
+    try:
+        if not os.path.isfile(chart):
+            return None
+        with open(chart, "rb") as fh:
+            data = read_upto(fh, os.fstat(fh.fileno()).st_size, _MAX_CHART_BYTES)
+    except OSError:
         return None
-    name = data.get("name") if isinstance(data, dict) else None
+    if len(data) > _MAX_CHART_BYTES:
+        return None
+    docs = load_text(data, chart).documents
+    root = docs[0].data if docs else None
+    name = root.get("name") if isinstance(root, dict) else None
     return str(name) if name else None
 
 

@@ -422,3 +422,31 @@ def test_kustomization_files_met_in_a_walk_say_they_were_not_built(tmp_path: Pat
         assert _reports(run_paths([str(tree)], options, no_config=True, jobs=jobs).result) == _reports(whole)
     built = run_check([str(tree / "overlay")], options)
     assert not [d for d in built.diagnostics if d.rule == "KV002"] and built.containers
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 2**20])
+def test_segments_of_a_file_equal_the_loaders_segments(tmp_path, monkeypatch, chunk) -> None:
+    """The chunked reader (which keeps an offset into its buffer instead of re-slicing it per document) gives
+    the segments and line offsets of the loader's whole-text split, whatever the chunk size: markers that
+    straddle a chunk boundary, many tiny documents, the fixtures and corpus files."""
+    from kvlint.load import _segments
+
+    monkeypatch.setattr(stream, "_CHUNK", chunk)
+    texts = [t for t, _ in _TRICKY]
+    texts.append("".join(f"---\na: {i}\n" for i in range(500)))
+    texts.append("a: 1\n" + "---\n" * 50 + "--- x\n----\n ---\n---")
+    roots = [FIXTURES, CORPUS] if CORPUS.is_dir() else [FIXTURES]
+    files = [p for root in roots for p in sorted(root.rglob("*.y*ml"))][:80]
+    paths = []
+    for i, text in enumerate(texts):
+        p = tmp_path / f"t{i}.yaml"
+        p.write_text(text, encoding="utf-8")
+        paths.append(p)
+    compared = 0
+    for p in paths + files:
+        text = p.read_bytes().decode("utf-8-sig", errors="replace")
+        if stream._whole_only(text) or "\x00" in text:
+            continue
+        assert list(stream._segments_of(str(p))) == list(_segments(text)), p
+        compared += 1
+    assert compared > 50

@@ -127,7 +127,7 @@ def _found_site() -> Any:
     if not path:
         return None
     try:
-        return load_config(path).site
+        return load_config(path, discovered=True).site
     except ConfigError:
         return None
 

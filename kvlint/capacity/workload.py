@@ -32,8 +32,18 @@ MAX_TRACE_BYTES = 64 * 2**20
 MAX_TOKENS = 10**9
 #: Latest arrival time accepted in a trace, in seconds (about 31 years).
 MAX_ARRIVAL_S = 1e9
+#: Latest arrival step a workload may have (``--rate``, ``--step-ms``, ``--burst-every`` and trace times all
+#: become steps): the simulator counts steps in 32-bit arrays (``array('i')``, at most 2**31 - 1) and the
+#: requests still need steps to finish after the last arrival. A ``--rate 1e-10`` put the first arrival near
+#: step 10^11 and ended in an OverflowError traceback.
+MAX_ARRIVAL_STEP = 10**9
 #: Longest text read as one number (a real count or time is a few characters; thousands of digits are not).
 _MAX_NUMBER_CHARS = 40
+
+
+def _big(n: int) -> str:
+    """``n`` for a message: with thousands separators, or as ``~1.2e+20`` when longer than 15 digits."""
+    return f"{n:,}" if n < 10**15 else f"~{float(n):.2g}"
 
 
 class WorkloadError(ValueError):
@@ -558,6 +568,12 @@ def _draw(spec: WorkloadSpec, normal_outputs: bool) -> tuple[RequestColumns, lis
         else:
             t += expo(rate)
             arrival = int(t / step_s)
+        if arrival > MAX_ARRIVAL_STEP:
+            raise WorkloadError(
+                f"request {i + 1} would arrive at step {_big(arrival)}, beyond the {MAX_ARRIVAL_STEP:,} steps kvlint "
+                f"simulates (steps of {spec.step_ms:g} ms); use a larger --rate or --step-ms, a smaller --burst-every, "
+                "or earlier trace arrival times"
+            )
         group, prefix = -1, 0
         if row is not None and row.prefix_group is not None and row.prefix_tokens:
             group = groups.setdefault(row.prefix_group, len(groups))

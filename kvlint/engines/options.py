@@ -27,6 +27,7 @@ __all__ = [
     "human_readable_int",
     "suggest",
     "version_tuple",
+    "json_too_deep",
     "parse_json_or_str",
 ]
 
@@ -131,14 +132,31 @@ def prefixed(names: Sequence[str], prefix: str) -> list[str]:
 
 
 def parse_json_or_str(text: str) -> Any:
-    """JSON-decode ``text`` when it looks like a JSON object/array, else return it unchanged."""
+    """JSON-decode ``text`` when it looks like a JSON object/array, else return it unchanged (also when it is
+    not valid JSON or nested too deeply for Python's ``json`` to read: see :func:`json_too_deep`)."""
     t = text.strip()
     if t[:1] in "{[":
         try:
             return json.loads(t)
-        except ValueError:
+        except (ValueError, RecursionError):
             return text
     return text
+
+
+def json_too_deep(text: str) -> bool:
+    """Whether ``text`` is JSON nested too deeply for Python's ``json`` module (the engines' own parser for
+    JSON-valued flags such as vLLM's ``--hf-overrides``): it raises ``RecursionError``, and so would the
+    engine at start-up. Parses ``text``; call it only for a value :func:`parse_json_or_str` left a string."""
+    t = text.strip()
+    if t[:1] not in "{[":
+        return False
+    try:
+        json.loads(t)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return False
 
 
 @dataclass

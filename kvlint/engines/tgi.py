@@ -102,7 +102,12 @@ def _convert(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> 
         if kind == "int":
             return True, int(raw)
         if kind == "float":
-            return True, float(raw)
+            fval = float(raw)
+            if fval != fval or fval in (float("inf"), float("-inf")):
+                # Rust's f32 parser reads nan/inf; the memory arithmetic (TGI's and kvlint's) cannot use them
+                col.invalid(opt, raw, loc, "a finite number is required")
+                return False, None
+            return True, fval
     except ValueError:
         col.invalid(opt, raw, loc, "an integer is required" if kind == "int" else "a number is required")
         return False, None

@@ -27,7 +27,14 @@ from typing import Any
 import yaml
 
 from kvlint.engines import vllm_flags_data as data
-from kvlint.engines.options import Collector, human_readable_int, parse_json_or_str, prefixed, version_tuple
+from kvlint.engines.options import (
+    Collector,
+    human_readable_int,
+    json_too_deep,
+    parse_json_or_str,
+    prefixed,
+    version_tuple,
+)
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, ServingConfig, Value
@@ -315,6 +322,14 @@ class _Parser:
             return True, raw
         if dest in JSON_DESTS:
             parsed: Any = parse_json_or_str(raw)
+            if parsed is raw and json_too_deep(raw):
+                self.col.invalid(
+                    option,
+                    raw,
+                    loc,
+                    "the JSON is nested too deeply for Python's json module, which vLLM uses, to read",
+                )
+                return False, None
             if dest == "compilation_config" and isinstance(parsed, str) and digits(parsed) is not None:
                 parsed = {"level": digits(parsed)}
             return True, parsed

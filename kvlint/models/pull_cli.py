@@ -134,7 +134,7 @@ def pull(
                 raise ConfigError(f"{config_path}: no such configuration file")
             found = config_path or find_config(paths)
             if found:
-                config = load_config(found)
+                config = load_config(found, discovered=not config_path)
                 options = apply_config(options, config)
     except ConfigError as exc:
         click.echo(f"kvlint: configuration error: {exc}", err=True)

@@ -699,8 +699,16 @@ def _resolve(
         if target:
             try:
                 # a model_paths target is configuration, not manifest input: local paths are allowed there
+                # (and `~` in it is the user's home, as in the user's own shell)
                 return _resolve(
-                    target, model_dirs, model_paths, revision, allow_hub, depth + 1, True, catalogues
+                    os.path.expanduser(target),
+                    model_dirs,
+                    model_paths,
+                    revision,
+                    allow_hub,
+                    depth + 1,
+                    True,
+                    catalogues,
                 )
             except ModelUnavailable as e:
                 raise ModelUnavailable(
@@ -708,7 +716,9 @@ def _resolve(
                 ) from None
     # 2. an existing local path (not when the reference comes from a manifest the caller does not trust, such
     # as an admission review: whether a path exists, and what a file there holds, must not leak)
-    p = Path(os.path.expanduser(ref)) if allow_local_paths else None
+    # `~` is not expanded: a manifest's `--model ~root` must not make kvlint probe the runner's home
+    # directories (a model_paths target and --model-dir are the user's own and are expanded above/below)
+    p = Path(ref) if allow_local_paths else None
     if p is not None and p.exists():
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)

@@ -1,0 +1,73 @@
+"""Flag values that made kvlint's own arithmetic or JSON reading fail (found by an adversarial probe): TGI's
+``--cuda-memory-fraction nan`` surfaced as KV502 "ValueError: cannot convert float NaN to integer", and a
+deeply nested ``--hf-overrides`` as KV503 "RecursionError ...". Both are now KV206 findings for the flag."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+_TGI = "ghcr.io/huggingface/text-generation-inference:3.0.0"
+
+
+def _pod(image: str, args: list[str], env: dict[str, str] | None = None) -> str:
+    c: dict = {"name": "c", "image": image, "args": args, "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    if env:
+        c["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    return json.dumps(
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [c]}}
+    )
+
+
+def _check(tmp_path, text: str) -> list[dict]:
+    p = tmp_path / "pod.yaml"
+    p.write_text(text)
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--accelerator", "h100", "--format", "json", str(p)]
+    )
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    return json.loads(r.output)["diagnostics"]
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf"])
+def test_tgi_non_finite_memory_fraction_is_kv206(tmp_path, value):
+    args = ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--cuda-memory-fraction", value]
+    diags = _check(tmp_path, _pod(_TGI, args))
+    kv206 = [d for d in diags if d["rule"] == "KV206"]
+    assert kv206 and "--cuda-memory-fraction" in kv206[0]["message"] and "finite" in kv206[0]["message"]
+    assert not any("Error" in d["message"] for d in diags)
+
+
+def test_tgi_non_finite_memory_fraction_from_env_is_kv206(tmp_path):
+    diags = _check(
+        tmp_path,
+        _pod(_TGI, ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"], {"CUDA_MEMORY_FRACTION": "nan"}),
+    )
+    assert any(d["rule"] == "KV206" and "finite" in d["message"] for d in diags)
+    assert not any("Error" in d["message"] for d in diags)
+
+
+def test_deeply_nested_hf_overrides_is_kv206(tmp_path):
+    deep = '{"a": ' + "[" * 5000 + "]" * 5000 + "}"
+    args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--hf-overrides", deep]
+    diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.11.0", args))
+    kv206 = [d for d in diags if d["rule"] == "KV206"]
+    assert kv206 and "--hf-overrides" in kv206[0]["message"] and "nested too deeply" in kv206[0]["message"]
+    assert not any(d["rule"] == "KV503" for d in diags)
+    assert not any("RecursionError" in d["message"] for d in diags)
+    assert len(kv206[0]["message"]) < 300  # the value is shown cut
+
+
+def test_shallow_hf_overrides_still_read(tmp_path):
+    args = [
+        "--model",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--hf-overrides",
+        '{"max_position_embeddings": 4096}',
+    ]
+    diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.11.0", args))
+    assert not any(d["rule"] in ("KV206", "KV503") for d in diags)
