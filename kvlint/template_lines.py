@@ -27,6 +27,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from kvlint.spans import delimited_spans
+
 __all__ = [
     "MAX_CELLS",
     "TemplateLine",
@@ -41,7 +43,6 @@ __all__ = [
 #: Largest (rendered lines x template pattern lines) table :func:`align` builds; beyond it, no mapping.
 MAX_CELLS = 1_000_000
 
-_ACTION = re.compile(r"\{\{.*?\}\}", re.DOTALL)
 _INCLUDE = re.compile(r'^\{\{-?\s*(?:include|template)\s+"([^"]+)"')
 _DEFINE = re.compile(r'\{\{-?\s*define\s+"([^"]+)"')
 _KEYWORD = re.compile(r"^\{\{-?\s*(if|with|range|define|block|else|end)(?:\W|$)")
@@ -95,7 +96,7 @@ def parse_template(text: str) -> list[TemplateLine]:
     starts = [0]
     for line in lines[:-1]:
         starts.append(starts[-1] + len(line) + 1)
-    spans = [(m.start(), m.end()) for m in _ACTION.finditer(text)]
+    spans = list(delimited_spans(text))  # linear: a lazy ``{{.*?}}`` regex was quadratic on unclosed ``{{``
     out: list[TemplateLine] = []
     k = 0
     depth = 0
