@@ -210,8 +210,32 @@ _ACTUAL_NEW = re.compile(
     r"Actual usage is " + _NUM + r" GiB for consumed memory \(weights \+ non-torch\), " + _NUM
     + r" GiB for peak activation, and " + _NUM + r" GiB for CUDAGraph memory"
 )  # fmt: skip
-_FREE = re.compile(r"Free memory on device[^(]*\(" + _NUM + r"/" + _NUM + r" GiB\)")
+# "Free memory on device ... (FREE/TOTAL GiB)": the phrase, then the first "(" after it must open the figures.
+# Found with str.find and the figures matched at that "(" (:func:`_free_memory`); the regex
+# ``Free memory on device[^(]*\(...`` scanned to the end of the line from every repetition of the phrase
+# when no "(" followed (quadratic).
+_FREE_PHRASE = "Free memory on device"
+_FREE_FIGURES = re.compile(r"\(" + _NUM + r"/" + _NUM + r" GiB\)")
 _DESIRED = re.compile(r"\(" + _NUM + r", " + _NUM + r" GiB\)")
+
+
+def _free_memory(line: str) -> re.Match[str] | None:
+    r"""The ``(FREE/TOTAL GiB)`` figures of vLLM's "Free memory on device" line (groups 1 and 2; the match
+    ends where the regex ``Free memory on device[^(]*\(NUM/NUM GiB\)`` would), or None. Linear: the first
+    "(" after a phrase that does not open the figures is the first "(" after every earlier phrase too, so
+    the search resumes after it."""
+    pos = 0
+    while True:
+        start = line.find(_FREE_PHRASE, pos)
+        if start < 0:
+            return None
+        paren = line.find("(", start + len(_FREE_PHRASE))
+        if paren < 0:
+            return None
+        m = _FREE_FIGURES.match(line, paren)
+        if m is not None:
+            return m
+        pos = paren + 1
 
 
 def parse_log(text: str) -> StartupLog:
@@ -343,7 +367,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _put(log, "cudagraph_gib", _num(m.group(1)), n)
         _put(log, "cudagraph_estimated_gib", _num(m.group(2)), n)
-    m = _FREE.search(line)
+    m = _free_memory(line)
     if m:
         _vllm(log, "v1")
         _put(log, "free_at_startup_gib", _num(m.group(1)), n)
