@@ -1,0 +1,256 @@
+"""Regexes that were quadratic on hostile text, rewritten to scan linearly: each rewrite must find exactly
+what the old regex found. The old regexes are kept here as oracles and compared on every manifest of the
+shared corpus and of fixtures/, the string values in them (shell scripts, KServe templates, images, env
+values), the start-up logs of fixtures/logs, edge strings and random strings. Linearity itself is shown by
+``bench/hostile.py`` (CPU time at N and 4N); here only structural properties are asserted (how many
+``str.find`` calls a scan makes), never a time."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kvlint import load as L
+from kvlint.engines import shell
+from kvlint.engines.images import envsubst_placeholders, image_placeholder
+from kvlint.spans import delimited_spans
+from kvlint.template_lines import parse_template
+from kvlint.verify import logparse
+from kvlint.workloads import gotemplate
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+TEXT_SUFFIXES = (".yaml", ".yml", ".json", ".tpl", ".txt", ".md", ".log", ".jsonl")
+
+# ---------------------------------------------------------------------------------------- the old regexes
+OLD_TEMPLATE = re.compile(r"\{\{.*?\}\}", re.S)  # shell._TEMPLATE_RE, template_lines._ACTION
+OLD_GO_ACTION = re.compile(r"\{\{(-?)(.*?)(-?)\}\}", re.S)  # gotemplate._ACTION_RE
+OLD_ACTION_OPEN_WORD = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?P<word>[^\s}]+)(?=[\s}]))")  # load.py
+OLD_IMAGE_ENVSUBST = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
+OLD_ENVSUBST = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}")  # workloads/placeholders.py
+OLD_FREE = re.compile(r"Free memory on device[^(]*\(" + logparse._NUM + r"/" + logparse._NUM + r" GiB\)")
+
+
+def _files() -> list[Path]:
+    out = []
+    for base in (CORPUS, ROOT / "fixtures"):
+        if base.is_dir():
+            out += sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES)
+    return out
+
+
+FILES = _files()
+
+
+def _strings(obj: Any) -> Iterator[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def _texts() -> list[str]:
+    """Every corpus/fixture file's text and every string value of the documents that parse as YAML/JSON."""
+    texts: list[str] = []
+    for p in FILES:
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        texts.append(text)
+        if p.suffix in (".yaml", ".yml", ".json"):
+            try:
+                docs = list(yaml.safe_load_all(text))
+            except yaml.YAMLError:
+                continue
+            texts += [s for d in docs for s in _strings(d) if len(s) > 1]
+    return texts
+
+
+TEXTS = _texts()
+
+PIECES = ["{{", "}}", "{", "}", "-", " ", "\n", "\t", ".", "$", "${", ":", "-", "A", "a_1", "/*", "*/", "\\"]
+PIECES += ["{{-", "-}}", "}}}", "{{{", "if", "end", "toYaml", "$(", ")", '"', "'", "`", ":-", "x" * 20]
+
+
+def _random(seed: int, count: int, pieces: list[str] = PIECES, most: int = 12) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, most))) for _ in range(count)]
+
+
+EDGES = [
+    "",
+    "{{",
+    "}}",
+    "{{}}",
+    "{{-}}",
+    "{{--}}",
+    "{{ -}}",
+    "{{- x -}}",
+    "{{{ x }}}",
+    "{{ a }}}}{{ b",
+    "{{ a {{ b }} c }}",
+    "{{ a\n b }}\n{{ c",
+    "x {{ .Values.a }} y {{- if .b }}z{{ end -}}",
+    "{{" * 50,
+    "{{ " * 50,
+    "{{\n" * 50,
+    "}}{{" * 10,
+    "${A}",
+    "${A:-b}",
+    "${A-b}",
+    "${A:-${B}}",
+    "${A:" * 20 + "}",
+    "${A:" * 20,
+    "$A ${ B} ${1} ${A_1:x}${B}",
+    "${A}${A}${B:-}",
+]
+RANDOM = _random(1, 30000)
+
+
+def test_the_corpus_and_fixtures_are_compared() -> None:
+    assert len(FILES) > 400 and any(p.is_relative_to(CORPUS) for p in FILES)
+    assert sum("{{" in t for t in TEXTS) > 50 and sum("${" in t for t in TEXTS) > 5
+
+
+# ------------------------------------------------------------------------------------- {{ ... }} spans
+
+
+@pytest.mark.parametrize("which", ["corpus", "edges", "random"])
+def test_delimited_spans_are_the_lazy_regex_spans(which: str) -> None:
+    texts = {"corpus": TEXTS, "edges": EDGES, "random": RANDOM}[which]
+    for text in texts:
+        want = [m.span() for m in OLD_TEMPLATE.finditer(text)]
+        assert list(delimited_spans(text)) == want, repr(text[:200])
+
+
+def test_shell_template_placeholders_as_the_regex_made_them() -> None:
+    """The script lexed with placeholders and the actions by shape, as ``_TEMPLATE_RE.sub``/``finditer``."""
+    for text in TEXTS + EDGES + RANDOM:
+        want = OLD_TEMPLATE.sub(lambda m: shell._placeholder(m.group()), text)
+        assert shell._with_placeholders(text) == want, repr(text[:200])
+        shapes: dict[str, tuple[list[int], list[str]]] = {}
+        if "{{" in text:
+            for m in OLD_TEMPLATE.finditer(text):
+                starts, originals = shapes.setdefault(shell._placeholder(m.group()), ([], []))
+                starts.append(m.start())
+                originals.append(m.group())
+        assert shell._template_shapes(text) == shapes
+
+
+def test_go_template_actions_split_as_the_regex_split_them() -> None:
+    for text in TEXTS + EDGES + RANDOM:
+        want = [
+            (m.start(), m.end(), m.group(1), m.group(2), m.group(3)) for m in OLD_GO_ACTION.finditer(text)
+        ]
+        assert list(gotemplate._actions(text)) == want, repr(text[:200])
+        assert gotemplate.unresolved_actions(text) == [m.group(0) for m in OLD_GO_ACTION.finditer(text)]
+
+
+def test_chart_template_lines_use_the_same_actions() -> None:
+    """parse_template on a chart template with an unclosed action: the closed ones still count."""
+    lines = parse_template("a: {{ .Values.a }}\nb: {{ .Values.b\nc: x\n")
+    assert [t.pattern is not None for t in lines] == [True, True, True, False]
+
+
+class _CountingStr(str):
+    finds = 0
+
+    def find(self, *args: Any) -> int:  # type: ignore[override]
+        _CountingStr.finds += 1
+        return super().find(*args)
+
+
+@pytest.mark.parametrize("text", ["{{ " * 2000, "{{\n" * 2000, "{{" * 2000, "x {{ a }} " * 500 + "{{ " * 500])
+def test_an_unclosed_action_ends_the_scan(text: str) -> None:
+    """Two ``find`` calls per action and one or two at the end, however many unclosed ``{{`` follow."""
+    _CountingStr.finds = 0
+    spans = list(delimited_spans(_CountingStr(text)))
+    assert spans == [m.span() for m in OLD_TEMPLATE.finditer(text)]
+    assert _CountingStr.finds <= 2 * len(spans) + 2
+
+
+# ---------------------------------------------------------------------------------- loader: {{ opening
+
+
+def test_action_openings_match_the_unbounded_word_regex() -> None:
+    """The word of an opening is at most as long as the longest Go word; a longer word never counted."""
+    words = L._GO_WORDS.split("|")
+    pieces = ["{{", "{{-", "-", " ", "\t", "\n", "}", "}}", ".", "$", "/*", "x", "{", "{{{{"]
+    pieces += (
+        words
+        + [w + "s" for w in words]
+        + ["semverCompareX", "x" * L._GO_WORD_MAX, "y" * (L._GO_WORD_MAX + 1)]
+    )
+    texts = (
+        _random(3, 20000, pieces, 6)
+        + TEXTS[:3000]
+        + ["{{" * 40, "{{-" + "x" * 40 + " ", "{{ " + "a" * 30 + "}}"]
+    )
+    for text in texts:
+        for pos in [i for i in range(len(text)) if text.startswith("{{", i)][:50]:
+            old = OLD_ACTION_OPEN_WORD.match(text, pos)
+            if old is not None and old.group("word") is not None and old.group("word") not in L._GO_WORD_SET:
+                old = None
+            new = L._open_action(text, pos)
+            assert (old is None) == (new is None), (text, pos)
+            assert old is None or new is None or old.span() == new.span(), (text, pos)
+
+
+def test_template_actions_on_a_line_of_braces() -> None:
+    assert L.template_actions("a: " + "{{" * 3000 + "\n") == []
+    assert L.template_actions("a: " + "{{" * 300 + " .x }}\n") == [(0, 3 + 2 * 299, "{{ .x }}")]
+
+
+# ---------------------------------------------------------------------------------- ${NAME} placeholders
+
+
+def test_envsubst_placeholders_are_the_regex_matches() -> None:
+    envs = [t for t in TEXTS if "$" in t] + EDGES + _random(5, 30000)
+    for text in envs:
+        want = [(m.group(0), m.group(1)) for m in OLD_ENVSUBST.finditer(text)]
+        assert list(envsubst_placeholders(text)) == want, repr(text[:200])
+
+
+def test_image_placeholder_sees_what_the_regex_saw() -> None:
+    images = [s.strip() for s in TEXTS if len(s) < 300] + EDGES + _random(6, 30000)
+    for image in images:
+        got = image_placeholder(image)
+        if OLD_IMAGE_ENVSUBST.search(image.strip()):
+            assert got == "an envsubst-style ${VAR} placeholder", repr(image)
+        else:
+            assert got != "an envsubst-style ${VAR} placeholder", repr(image)
+
+
+# ---------------------------------------------------------------------------------------- log parser
+
+
+def _log_lines() -> list[str]:
+    lines: list[str] = []
+    for p in sorted((ROOT / "fixtures").rglob("*.log")):
+        lines += logparse.clean_lines(p.read_text(encoding="utf-8", errors="replace"))
+    return lines
+
+
+def test_free_memory_line_found_as_the_regex_found_it() -> None:
+    lines = _log_lines()
+    assert any("Free memory on device" in ln for ln in lines)
+    phrase = "Free memory on device"
+    pieces = [phrase, " ", "(", ")", "1", "2.5", "/", " GiB", " GiB)", "(1/2 GiB)", "(-3.0/80.0 GiB)", "x"]
+    for line in lines + _random(7, 30000, pieces, 8) + [phrase * 200, phrase + " (" * 50 + "(1/2 GiB)"]:
+        want = OLD_FREE.search(line)
+        got = logparse._free_memory(line)
+        assert (want is None) == (got is None), repr(line[:200])
+        if want is not None and got is not None:
+            assert (got.group(1), got.group(2), got.end()) == (want.group(1), want.group(2), want.end())
