@@ -143,11 +143,30 @@ def _fn_parse_template(n: int) -> Callable[[], object]:
     return run
 
 
-def _fn_parse_log(n: int) -> Callable[[], object]:
-    from kvlint.verify.logparse import parse_log
+def _fn_parse_log(make_text: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.verify.logparse import parse_log
 
-    text = "Free memory on device" * n + "\n"
-    return lambda: parse_log(text)
+        text = make_text(n)
+        return lambda: parse_log(text)
+
+    return make
+
+
+#: start-up log lines (``kvlint verify``) that made the parser's regexes quadratic, N units each
+LOGS: dict[str, Callable[[int], str]] = {
+    "log_free ('Free memory on device' x N)": lambda n: "Free memory on device" * n + "\n",
+    "log_box ('x' + N blanks + 'x')": lambda n: "x" + " " * (4 * n) + "x\n",
+    "log_rust ('Args { ' + N word chars)": lambda n: "Args { " + "a" * (4 * n) + "\n",
+    "log_v0_table ('] total_gpu_memory 1' + N blanks)": lambda n: (
+        "] total_gpu_memory 1" + " " * (4 * n) + "x\n"
+    ),
+    "log_kv_size (N capitals)": lambda n: "A" * (4 * n) + "\n",
+    "log_warmup ('warmup{max_input_length=' x N)": lambda n: "warmup{max_input_length=" * n + "\n",
+    "log_server_args ('server_args=ServerArgs(' x N)": lambda n: "server_args=ServerArgs(" * n + "\n",
+    "log_load_weight ('Load weight end.' x N)": lambda n: "Load weight end." * n + "\n",
+    "log_kv_alloc ('KV Cache is allocated.' x N)": lambda n: "KV Cache is allocated." * n + "\n",
+}
 
 
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
@@ -171,11 +190,8 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     ),
     "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
-    "log_free ('Free memory on device' x N)": (
-        _fn_parse_log,
-        lambda n: ("Free memory on device" * n + "\n", ".log"),
-    ),
 }
+CASES.update({name: (_fn_parse_log(text), lambda n, t=text: (t(n), ".log")) for name, text in LOGS.items()})
 
 
 def _measure_fn(case: str, n: int) -> float:

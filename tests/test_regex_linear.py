@@ -254,3 +254,88 @@ def test_free_memory_line_found_as_the_regex_found_it() -> None:
         assert (want is None) == (got is None), repr(line[:200])
         if want is not None and got is not None:
             assert (got.group(1), got.group(2), got.end()) == (want.group(1), want.group(2), want.end())
+
+
+OLD_BOX = re.compile(r"^[\s│┃|]+|[\s│┃|]+$")
+OLD_RUST = re.compile(r"(\w+): (Some\(([^()]*)\)|None|\"[^\"]*\"|[^,}]+)")
+OLD_LABEL = r"\s*(GiB)?\s*$"
+OLD_KV_SIZE = re.compile(r"(?:GPU|[A-Z]+(?: \+ host)?) KV cache size: " + logparse._INT + r" tokens")
+OLD_WARMUP = re.compile(r"warmup\{max_input_length=(\S+) max_prefill_tokens=(\d+) max_total_tokens=(\S+)")
+OLD_SERVER_ARGS = re.compile(r"server_args=ServerArgs\((.*)\)")
+OLD_LOAD_WEIGHT = re.compile(
+    r"Load weight end\..*avail mem=" + logparse._NUM + r" GB, mem usage=" + logparse._NUM + r" GB"
+)
+OLD_KV_TOKENS = re.compile(r"KV Cache is allocated\..*#tokens: (\d+)")
+
+LOG_PIECES = [" ", "  ", "\t", "│", "┃", "|", "x", "a_1", ": ", ",", "}", "{", "(", ")", '"', "Some(", "None"]
+LOG_PIECES += ["Some(3)", '"m"', "GPU", "CPU", "AB", " + host", " KV cache size: ", "1,024", " tokens", "\n"]
+LOG_PIECES += ["warmup{max_input_length=", "4096", " max_prefill_tokens=", " max_total_tokens=", "Some(8192)"]
+LOG_PIECES += ["server_args=ServerArgs(", "model_path=x", "Load weight end.", " type=Llama,", "avail mem="]
+LOG_PIECES += ["70.5", " GB", ", mem usage=", "14.9 GB", "KV Cache is allocated.", "#tokens: ", "12345", "]"]
+LOG_PIECES += ["total_gpu_memory", "gpu_memory_utilization", "GiB", "79.19", "0.9"]
+
+
+def _log_strings() -> list[str]:
+    raw: list[str] = []
+    for p in sorted((ROOT / "fixtures").rglob("*.log")):
+        raw += p.read_text(encoding="utf-8", errors="replace").splitlines()
+    return raw + _log_lines() + _random(11, 40000, LOG_PIECES, 10)
+
+
+def test_box_borders_stripped_as_the_regex_stripped_them() -> None:
+    assert all(bool(re.match(r"[\s│┃|]", chr(c))) == (chr(c) in logparse._BOX_CHARS) for c in range(0x110000))
+    for line in _log_strings() + ["x" + " " * 300 + "x", "│ a │", "| |", " \u3000x\u2003 "]:
+        line = line.replace("\n", " ")  # clean_lines sees lines without line breaks
+        assert line.strip(logparse._BOX_CHARS) == OLD_BOX.sub("", line), repr(line[:200])
+
+
+def test_rust_args_fields_as_the_regex_found_them() -> None:
+    texts = _log_strings() + ["a" * 300, "a: Some(, b: Some(, c: Some(x)", 'a: "x, b: "y"', "a: Nonex: 1"]
+    for text in texts:
+        want = [(m.group(1), m.group(2), m.group(3)) for m in OLD_RUST.finditer(text)]
+        assert list(logparse._rust_fields(text)) == want, repr(text[:200])
+
+
+@pytest.mark.parametrize("label", list(logparse._V0_TABLE))
+def test_v0_table_tail_matches_the_same_lines(label: str) -> None:
+    new = r"\]\s*" + re.escape(label) + r"\s+" + logparse._NUM + r"\s*(?:GiB\s*)?$"
+    old = r"\]\s*" + re.escape(label) + r"\s+" + logparse._NUM + OLD_LABEL
+    tails = ["", " ", "  ", "GiB", " GiB", "GiB ", " GiB x", "x", "\t", ".5", "1", "GiBGiB"]
+    lines = _log_lines() + [f"] {label} {n}{t}" for n in ("79", "0.9", "-1", "12.") for t in tails]
+    for line in lines:
+        a, b = re.search(old, line), re.search(new, line)
+        assert (a is None) == (b is None) and (a is None or b is None or a.group(1) == b.group(1)), line
+
+
+def test_sglang_and_tgi_lines_found_as_the_regexes_found_them() -> None:
+    for line in _log_strings():
+        for old, got in (
+            (
+                OLD_KV_SIZE,
+                re.search(
+                    r"(?:GPU|(?<![A-Z])[A-Z]+(?: \+ host)?) KV cache size: " + logparse._INT + r" tokens",
+                    line,
+                ),
+            ),
+            (OLD_WARMUP, logparse._warmup(line)),
+            (
+                OLD_LOAD_WEIGHT,
+                logparse._head_then_last(line, "Load weight end.", "avail mem=", logparse._LOAD_WEIGHT_TAIL),
+            ),
+            (
+                OLD_KV_TOKENS,
+                logparse._head_then_last(
+                    line, "KV Cache is allocated.", "#tokens: ", logparse._KV_TOKENS_TAIL
+                ),
+            ),
+        ):
+            want = old.search(line)
+            assert (want is None) == (got is None), (old.pattern, line)
+            if want is not None and got is not None:
+                assert want.groups()[-len(got.groups()) :] == got.groups() or old is OLD_KV_SIZE, (
+                    old.pattern,
+                    line,
+                )
+                assert want.group(1) == got.group(1), (old.pattern, line)
+        want_args = OLD_SERVER_ARGS.search(line)
+        assert logparse._server_args(line) == (want_args.group(1) if want_args else None), line
