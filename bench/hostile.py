@@ -169,6 +169,24 @@ LOGS: dict[str, Callable[[int], str]] = {
 }
 
 
+def _fn_values_refs(n: int) -> Callable[[], object]:
+    from kvlint.origins import values_refs
+
+    lines = ["a: " + "{{ if " * n, "b: {{ .Values.x }}"]
+    return lambda: values_refs(lines, 2)
+
+
+def _mig(n: int) -> str:
+    return "NVIDIA-A100-SXM4-40GB" + "-MIG-" * n + "\nx"
+
+
+def _fn_gfd_product(n: int) -> Callable[[], object]:
+    from kvlint.accelerators.registry import gfd_product, gfd_product_candidates
+
+    value = _mig(n)
+    return lambda: (gfd_product(value), gfd_product_candidates(value))
+
+
 # name -> (in-process function maker, CLI input maker (text, file suffix) or None)
 CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
     "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
@@ -190,6 +208,16 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     ),
     "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
+    "origins_blocks ('{{ if ' x N chart line)": (_fn_values_refs, None),
+    "gfd_mig ('-MIG-' x N gpu.product label)": (
+        _fn_gfd_product,
+        lambda n: (
+            _deployment({"args": ["--model", MODEL]}).replace(
+                '"nvidia-l4"}', '"nvidia-l4", "nvidia.com/gpu.product": ' + json.dumps(_mig(n)) + "}"
+            ),
+            ".yaml",
+        ),
+    ),
 }
 CASES.update({name: (_fn_parse_log(text), lambda n, t=text: (t(n), ".log")) for name, text in LOGS.items()})
 

@@ -339,3 +339,43 @@ def test_sglang_and_tgi_lines_found_as_the_regexes_found_them() -> None:
                 assert want.group(1) == got.group(1), (old.pattern, line)
         want_args = OLD_SERVER_ARGS.search(line)
         assert logparse._server_args(line) == (want_args.group(1) if want_args else None), line
+
+
+# ------------------------------------------------------------------- chart blocks, GFD product labels
+
+OLD_BLOCK_OPEN = re.compile(r"{{-?\s*(with|range|if)\b(.*?)-?}}")  # origins.py
+OLD_MIG = re.compile(r"-MIG-(.+)$", re.IGNORECASE)  # accelerators/registry.py
+
+
+def test_chart_block_openings_as_the_regex_found_them() -> None:
+    from kvlint.origins import _block_opens
+
+    pieces = PIECES + ["with", "range", "if", "iff", " .Values.a", "{{- with", "{{ if", "{{\n if", "-}}"]
+    texts = TEXTS + EDGES + _random(13, 40000, pieces, 10) + ["{{ if " * 300, "{{ if x\n" * 100 + "}}"]
+    texts += [line for t in TEXTS if "{{" in t for line in t.split("\n")]
+    for text in texts:
+        assert _block_opens(text) == OLD_BLOCK_OPEN.findall(text), repr(text[:200])
+
+
+def test_gfd_mig_suffix_as_the_regex_found_it() -> None:
+    from kvlint.accelerators.registry import _mig_suffix
+
+    pieces = [
+        "-MIG-",
+        "-mig-",
+        "-Mig-",
+        "-MİG-",
+        "-MıG-",
+        "\n",
+        "1g.5gb",
+        "3g.40gb+me",
+        "x",
+        "-SHARED",
+        "NVIDIA-A100",
+    ]
+    for v in _random(17, 40000, pieces, 8) + ["-MIG-" * 300 + "\nx", "a-MIG-b\n", "a-MIG-\n", "-MIG-\n\n"]:
+        m = OLD_MIG.search(v)
+        got = _mig_suffix(v)
+        assert got == ((m.start(), m.end(1)) if m else None), repr(v)
+        cut = v if got is None else v[: got[0]] + v[got[1] :]
+        assert cut == re.sub(r"-MIG-.+$", "", v, flags=re.I), repr(v)
