@@ -379,3 +379,44 @@ def test_gfd_mig_suffix_as_the_regex_found_it() -> None:
         assert got == ((m.start(), m.end(1)) if m else None), repr(v)
         cut = v if got is None else v[: got[0]] + v[got[1] :]
         assert cut == re.sub(r"-MIG-.+$", "", v, flags=re.I), repr(v)
+
+
+# ------------------------------------------------------------------- chart template line patterns
+
+
+def _old_line_regex(pieces: list[str]) -> re.Pattern[str]:
+    return re.compile(".*?".join(re.escape(p) for p in pieces))  # template_lines.parse_template, before
+
+
+def test_template_line_patterns_accept_what_the_plain_join_accepted() -> None:
+    from kvlint.template_lines import _line_regex
+
+    rng = random.Random(19)
+    alphabet = ["-", "a", "b", "ab", "", " ", "--", "x: ", "."]
+    cases: list[tuple[list[str], str]] = []
+    for _ in range(20000):
+        pieces = [rng.choice(alphabet) for _ in range(rng.randint(1, 6))]
+        fill = "".join(p + "".join(rng.choice("-ab \n") for _ in range(rng.randint(0, 3))) for p in pieces)
+        cases.append((pieces, fill))
+        cases.append((pieces, "".join(rng.choice(["-", "a", "b", " "]) for _ in range(rng.randint(0, 12)))))
+    # real template lines (single-line actions) against the lines of every text
+    lines = [ln for t in TEXTS if "{{" in t for ln in t.split("\n") if "{{" in ln and "}}" in ln][:400]
+    subjects = [ln for t in TEXTS[:200] for ln in t.split("\n")][:300]
+    for ln in lines:
+        pieces = OLD_TEMPLATE.split(ln)
+        cases += [(pieces, s) for s in subjects[:50]]
+        cases.append((pieces, "-".join(pieces)))
+        cases.append((["", *pieces], "x" + "y".join(pieces)))
+    for pieces, subject in cases:
+        want = _old_line_regex(pieces).fullmatch(subject) is not None
+        assert (re.compile(_line_regex(pieces)).fullmatch(subject) is not None) == want, (pieces, subject)
+
+
+def test_template_line_pattern_with_many_actions_is_not_backtracked() -> None:
+    """A line of 150 actions between dashes against 300 dashes: matched, and not matched with 100 (the plain
+    join needed about n^k steps for this)."""
+    lines = parse_template("x: " + "{{ .a }}-" * 150 + "z\n")
+    pattern = lines[0].pattern
+    assert pattern is not None
+    assert pattern.fullmatch("x: " + "-" * 300 + "z") is not None
+    assert pattern.fullmatch("x: " + "-" * 100 + "z") is None
