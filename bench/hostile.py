@@ -1,11 +1,14 @@
-"""Growth of kvlint's CPU time on hostile text that made regexes quadratic (an unclosed ``{{``, ``${A:`` or
-``Free memory on device`` repeated thousands of times), at two sizes N and 4N.
+"""Growth of kvlint's CPU time on hostile text that made its regexes quadratic or worse (an unclosed ``{{``,
+``${A:``, ``-MIG-`` or ``Free memory on device`` repeated thousands of times, a long run of blanks or capitals
+in a log line, a chart line of several actions against a long rendered line), at two sizes N and 4N.
 
 Each case is measured in a child process (so a quadratic run can be stopped by ``--timeout``): in-process
 calls of the affected function (``fn``; repeated until 0.2 s of CPU have passed, for a stable figure) and,
 for the manifest and log cases, the command line (``cli``: ``kvlint check --offline -j 1`` or ``kvlint
 verify``; the child's CPU time, start-up included). It prints CPU seconds at N and 4N and the ratio
-t(4N)/t(N): about 4 is linear, about 16 quadratic. No timing is asserted anywhere; this is a report.
+t(4N)/t(N): about 4 is linear, about 16 quadratic. No timing is asserted anywhere; this is a report. The
+script measures the kvlint of the tree it sits in: a copy in an older checkout (``git archive``) gives the
+figures before a change.
 
 Usage::
 
@@ -169,6 +172,22 @@ LOGS: dict[str, Callable[[int], str]] = {
 }
 
 
+def _fn_template_line_match(n: int) -> Callable[[], object]:
+    """A chart line of 5 actions between dashes matched against a rendered line of N/50 dashes (the
+    pattern's backtracking grew as (N/50)^5)."""
+    from kvlint.template_lines import parse_template
+
+    rendered = "x: " + "-" * (n // 50) + "y"
+
+    def run() -> object:
+        re.purge()
+        pattern = parse_template("x: " + "{{ .a }}-" * 5 + "z\n")[0].pattern
+        assert pattern is not None
+        return pattern.fullmatch(rendered)
+
+    return run
+
+
 def _fn_values_refs(n: int) -> Callable[[], object]:
     from kvlint.origins import values_refs
 
@@ -208,6 +227,7 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     ),
     "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
+    "template_line_match (5 actions, N/50 dashes)": (_fn_template_line_match, None),
     "origins_blocks ('{{ if ' x N chart line)": (_fn_values_refs, None),
     "gfd_mig ('-MIG-' x N gpu.product label)": (
         _fn_gfd_product,
@@ -237,11 +257,10 @@ def _measure_cli(case: str, n: int, timeout: float) -> float | None:
     maker = CASES[case][1]
     assert maker is not None
     text, suffix = maker(n)
-    kvlint = (
-        [sys.executable, "-m", "kvlint.cli"]
-        if not (ROOT / ".venv/bin/kvlint").exists()
-        else [str(ROOT / ".venv/bin/kvlint")]
-    )
+    # this tree's kvlint (``python -m kvlint`` with the tree first on the path), so a copy of this script in
+    # an older checkout measures that checkout
+    kvlint = [sys.executable, "-m", "kvlint"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "hostile" + suffix)
         Path(path).write_text(text)
@@ -252,7 +271,7 @@ def _measure_cli(case: str, n: int, timeout: float) -> float | None:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:
             subprocess.run(
-                kvlint + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout
+                kvlint + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, env=env
             )
         except subprocess.TimeoutExpired:
             return None
