@@ -420,3 +420,33 @@ def test_template_line_pattern_with_many_actions_is_not_backtracked() -> None:
     assert pattern is not None
     assert pattern.fullmatch("x: " + "-" * 300 + "z") is not None
     assert pattern.fullmatch("x: " + "-" * 100 + "z") is None
+
+
+def _old_action_spans(text: str) -> list[tuple[int, int]]:
+    """load._action_spans before a run of braces was skipped in one search: every ``{{`` tried."""
+    out, n, pos, eol = [], len(text), 0, -1
+    while True:
+        i = text.find("{{", pos)
+        if i < 0:
+            return out
+        m = L._open_action(text, i)
+        if m is None:
+            pos = i + 1
+            continue
+        if m.end() > eol:
+            eol = text.find("\n", m.end())
+            eol = n if eol < 0 else eol
+        j = text.find("}}", m.end(), eol)
+        if j < 0:
+            pos = eol
+            continue
+        out.append((i, j + 2))
+        pos = j + 2
+
+
+def test_action_spans_skip_brace_runs_without_losing_an_action() -> None:
+    pieces = ["{", "{{", "{{{", "}}", " ", "\n", ".x", "if", "-", "$", "/*", "end", "a"]
+    for text in (
+        TEXTS + EDGES + _random(23, 40000, pieces, 10) + ["{" * 301 + " .x }}", "{{{{" * 50 + "- if x}}"]
+    ):
+        assert list(L._action_spans(text)) == _old_action_spans(text), repr(text[:200])
