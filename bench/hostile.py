@@ -195,6 +195,17 @@ def _fn_values_refs(n: int) -> Callable[[], object]:
     return lambda: values_refs(lines, 2)
 
 
+def _hf_path(n: int) -> str:
+    return "/models--" + "a--" * n + "!"
+
+
+def _fn_hf_path(n: int) -> Callable[[], object]:
+    from kvlint.models.resolve import _path_named_model
+
+    ref = _hf_path(n)
+    return lambda: _path_named_model(ref)
+
+
 def _mig(n: int) -> str:
     return "NVIDIA-A100-SXM4-40GB" + "-MIG-" * n + "\nx"
 
@@ -229,6 +240,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
     "template_line_match (5 actions, N/50 dashes)": (_fn_template_line_match, None),
     "origins_blocks ('{{ if ' x N chart line)": (_fn_values_refs, None),
+    "hf_cache ('/models--' + 'a--' x N --model)": (
+        _fn_hf_path,
+        lambda n: (_deployment({"args": ["--model", _hf_path(n)]}), ".yaml"),
+    ),
     "gfd_mig ('-MIG-' x N gpu.product label)": (
         _fn_gfd_product,
         lambda n: (

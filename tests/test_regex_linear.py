@@ -450,3 +450,42 @@ def test_action_spans_skip_brace_runs_without_losing_an_action() -> None:
         TEXTS + EDGES + _random(23, 40000, pieces, 10) + ["{" * 301 + " .x }}", "{{{{" * 50 + "- if x}}"]
     ):
         assert list(L._action_spans(text)) == _old_action_spans(text), repr(text[:200])
+
+
+OLD_HF_CACHE = re.compile(
+    r"(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.-]+?)(?:/snapshots/([0-9a-f]{40}))?(?:/|$)"
+)
+
+
+def test_hf_cache_folder_read_as_the_regex_read_it() -> None:
+    from kvlint.models.resolve import _hf_cache_folder
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    pieces = [
+        "models--",
+        "/",
+        "/models--",
+        "a",
+        "Q",
+        "--",
+        "-",
+        "---",
+        ".",
+        "_",
+        "é",
+        "7",
+        "/snapshots/",
+        sha,
+    ]
+    pieces += ["\n", "!", " ", "org", "name-v2"]
+    refs = [s for s in TEXTS if "models--" in s and len(s) < 2000] + _random(29, 60000, pieces, 8)
+    refs += [
+        "/models--" + "a--" * 300 + "!",
+        "models--a--b",
+        "models--a--b\n",
+        "x/models--_a--b/",
+        "/models--a--",
+    ]
+    for ref in refs:
+        m = OLD_HF_CACHE.search(ref)
+        assert _hf_cache_folder(ref) == (m.groups() if m else None), repr(ref[:200])
