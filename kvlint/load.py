@@ -132,9 +132,17 @@ _GO_WORDS = (
 _ACTION_OPEN = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?:" + _GO_WORDS + r")(?=[\s}]))")
 # The same openings, matched faster: the word (the characters up to the next blank or ``}``) is looked up in
 # a set instead of being tried against each alternative of _GO_WORDS in turn. A match whose ``word`` group
-# is set counts only when the word is one of _GO_WORDS (see _open_action).
-_ACTION_OPEN_WORD = re.compile(r"\{\{-?\s*(?:[.$]|/\*|(?P<word>[^\s}]+)(?=[\s}]))")
+# is set counts only when the word is one of _GO_WORDS (see _open_action). The word is at most as long as the
+# longest of _GO_WORDS: an unbounded ``[^\s}]+`` ran to the end of the line from every ``{{`` of a line of
+# ``{{{{...`` (quadratic); a longer word is not one of _GO_WORDS, and now simply does not match.
 _GO_WORD_SET = frozenset(_GO_WORDS.split("|"))
+_GO_WORD_MAX = max(len(w) for w in _GO_WORD_SET)
+_ACTION_OPEN_WORD = re.compile(
+    r"\{\{-?\s*(?:[.$]|/\*|(?P<word>[^\s}]{1," + str(_GO_WORD_MAX) + r"})(?=[\s}]))"
+)
+# Where an opening may start: a ``{{`` not followed by another ``{`` (after ``{{{`` no opening matches), so a
+# run of braces costs one search, not one Python step per brace
+_OPEN_CANDIDATE = re.compile(r"\{\{(?!\{)")
 # Actions that only Helm understands (built-in objects or Helm/sprig functions at the start); these are
 # flagged even inside string values, where other engines' own placeholders (KServe's ``{{.Name}}`` in a
 # ServingRuntime) are left alone.
@@ -353,9 +361,10 @@ def _action_spans(text: str) -> Iterator[tuple[int, int]]:
     pos = 0
     eol = -1  # end of the line being scanned (found once per line, not once per action)
     while True:
-        i = text.find("{{", pos)
-        if i < 0:
+        c = _OPEN_CANDIDATE.search(text, pos)
+        if c is None:
             return
+        i = c.start()
         m = _open_action(text, i)
         if m is None:
             pos = i + 1

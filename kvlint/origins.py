@@ -37,8 +37,42 @@ from kvlint.types import CheckResult, Diagnostic
 __all__ = ["attach_sources", "helm_sources", "json6902_patches", "values_refs"]
 
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
-_BLOCK_OPEN = re.compile(r"{{-?\s*(with|range|if)\b(.*?)-?}}")
+# The opening of a with/range/if action; its end is the first ``}}`` on the line where the keyword ends (found by
+# :func:`_block_opens` with str.find: the lazy regex ``{{-?\s*(with|range|if)\b(.*?)-?}}`` rescanned the rest of
+# the line from every ``{{ if`` when no ``}}`` followed, quadratic on a long line of them).
+_BLOCK_OPEN = re.compile(r"{{-?\s*(with|range|if)\b")
 _BLOCK_END = re.compile(r"{{-?\s*end\b")
+
+
+def _block_opens(text: str) -> list[tuple[str, str]]:
+    """``(keyword, expression)`` of each ``{{ with|range|if EXPRESSION }}`` action of ``text`` (a ``-`` before
+    the ``}}`` is not part of the expression): ``re.findall(r"{{-?\\s*(with|range|if)\\b(.*?)-?}}", text)``, in
+    linear time."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    eol = -1  # end of the line where the last keyword ended
+    dead = -1  # no ``}}`` from here to eol
+    while True:
+        i = text.find("{{", pos)
+        if i < 0:
+            return out
+        m = _BLOCK_OPEN.match(text, i)
+        if m is None:
+            pos = i + 1
+            continue
+        lo = m.end()
+        if lo > eol:
+            eol = text.find("\n", lo)
+            eol = len(text) if eol < 0 else eol
+            dead = -1
+        close = -1 if 0 <= dead <= lo else text.find("}}", lo, eol)
+        if close < 0:
+            dead = lo if dead < 0 else min(dead, lo)
+            pos = i + 1
+            continue
+        hi = close - 1 if close > lo and text[close - 1] == "-" else close
+        out.append((m.group(1), text[lo:hi]))
+        pos = close + 2
 
 
 def values_refs(template_lines: Sequence[str], line: int) -> list[tuple[str, ...]]:
@@ -50,7 +84,7 @@ def values_refs(template_lines: Sequence[str], line: int) -> list[tuple[str, ...
     depth = 0
     for text in reversed(template_lines[: line - 1]):
         ends = len(_BLOCK_END.findall(text))
-        opens = _BLOCK_OPEN.findall(text)
+        opens = _block_opens(text)
         depth += ends
         for kind, expr in reversed(opens):
             if depth:

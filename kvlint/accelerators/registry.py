@@ -282,6 +282,21 @@ def mig_gpus(profile: str) -> list[str]:
     return sorted(gid for gid, t in _cat().mig.items() if profile in t)
 
 
+_MIG_MARK = re.compile(r"-MIG-", re.IGNORECASE)
+
+
+def _mig_suffix(v: str) -> tuple[int, int] | None:
+    """``(start, end)`` of the ``-MIG-<profile>`` suffix of ``v`` and of its profile's end: ``m.start()`` and
+    ``m.end(1)`` of ``re.search(r"-MIG-(.+)$", v, re.I)``, or None. The profile runs to the end of ``v`` (or
+    to a final line break) without a line break, so only the first mark on ``v``'s last line can start it:
+    the regex tried every mark, each scanning to the end of its line (quadratic on ``"-MIG-" * 20000``)."""
+    end = len(v) - 1 if v.endswith("\n") else len(v)
+    m = _MIG_MARK.search(v, v.rfind("\n", 0, end) + 1)
+    if m is None or m.end() >= end:
+        return None
+    return m.start(), end
+
+
 def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
     """Parse a GFD ``nvidia.com/gpu.product`` value -> (accelerator or None, MIG profile, shared).
 
@@ -294,10 +309,11 @@ def gfd_product(value: str) -> tuple[Accelerator | None, str | None, bool]:
     if v.upper().endswith("-SHARED"):
         shared, v = True, v[: -len("-SHARED")]
     profile = None
-    m = re.search(r"-MIG-(.+)$", v, flags=re.IGNORECASE)
-    if m:
-        profile = mig_profile_name(m.group(1)) or m.group(1)
-        v = v[: m.start()]
+    mig = _mig_suffix(v)
+    if mig is not None:
+        start, end = mig
+        profile = mig_profile_name(v[start + 5 : end]) or v[start + 5 : end]
+        v = v[:start]
     gid = _cat().gfd.get(_gfd_key(v))
     return (_cat().accelerators[gid] if gid else None), profile, shared
 
@@ -311,7 +327,10 @@ def gfd_product_candidates(value: str) -> list[Accelerator]:
     acc, _profile, _shared = gfd_product(value)
     if acc is None:
         return []
-    v = re.sub(r"-MIG-.+$", "", re.sub(r"-SHARED$", "", str(value).strip(), flags=re.IGNORECASE), flags=re.I)
+    v = re.sub(r"-SHARED$", "", str(value).strip(), flags=re.IGNORECASE)
+    mig = _mig_suffix(v)
+    if mig is not None:  # re.sub(r"-MIG-.+$", "", v, flags=re.I)
+        v = v[: mig[0]] + v[mig[1] :]
     ids = _cat().gfd_ids.get(_gfd_key(v))
     return [_cat().accelerators[i] for i in ids] if ids else [acc]
 

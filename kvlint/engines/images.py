@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "engine_of_image",
     "engine_version",
+    "envsubst_placeholders",
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
@@ -271,9 +273,34 @@ def is_known_cuda_build(image: str) -> bool:
     return engine_of_image(image) is not None and image_platform(image) == "cuda"
 
 
-_ENVSUBST_RE = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:-][^}]*)?\}|\$[A-Za-z_][A-Za-z0-9_]*")
+# An envsubst placeholder ``${NAME}``, ``${NAME:-default}``, ``${NAME-default}`` (up to the first ``}``), or
+# ``$NAME``. The braced form's opening is matched by a regex and its closing found with str.find: the regex
+# ``\$\{NAME(?:[:-][^}]*)?\}`` scanned to the end of the text from every ``${NAME:`` when no ``}`` followed
+# (quadratic on ``"${A:" * 20000``).
+_ENVSUBST_OPEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)([:-]|\})")
+_DOLLAR_NAME = re.compile(r"\$[A-Za-z_]")
 _KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
 _CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+
+
+def envsubst_placeholders(text: str) -> Iterator[tuple[str, str]]:
+    r"""``(placeholder, NAME)`` for each braced envsubst placeholder of ``text``, left to right: ``${NAME}``,
+    or ``${NAME:...}``/``${NAME-...}`` up to the first ``}`` after it (``${A:-${B}}`` is ``${A:-${B}``, as
+    the regex ``\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}`` finds it). Linear in ``len(text)``: when no
+    ``}`` follows an opening, no later placeholder can close either and the scan stops."""
+    pos = 0
+    while True:
+        m = _ENVSUBST_OPEN.search(text, pos)
+        if m is None:
+            return
+        end = m.end()
+        if m.group(2) != "}":
+            close = text.find("}", end)
+            if close < 0:
+                return
+            end = close + 1
+        yield text[m.start() : end], m.group(1)
+        pos = end
 
 
 def image_placeholder(image: str) -> str | None:
@@ -286,8 +313,8 @@ def image_placeholder(image: str) -> str | None:
     img = (image or "").strip()
     if not img:
         return None
-    if "$" in img:  # both reference patterns start with a "$": an image without one is not searched
-        if _ENVSUBST_RE.search(img):
+    if "$" in img:  # every reference pattern starts with a "$": an image without one is not searched
+        if _DOLLAR_NAME.search(img) or next(envsubst_placeholders(img), None) is not None:
             return "an envsubst-style ${VAR} placeholder"
         if _KUSTOMIZE_VAR_RE.search(img):
             return "a $(var) reference (kustomize vars; Kubernetes does not expand $(...) in image)"

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint.source import Loc
+from kvlint.spans import delimited_spans
 from kvlint.values import digits
 
 __all__ = [
@@ -643,7 +644,6 @@ def _arith_atom(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
     raise _ArithError(f"unexpected {head}")
 
 
-_TEMPLATE_RE = re.compile(r"\{\{.*?\}\}", re.S)
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
 _WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
@@ -673,7 +673,7 @@ def commands(
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = _template_shapes(script)
     if templates:
-        script = _TEMPLATE_RE.sub(lambda m: _placeholder(m.group()), script)
+        script = _with_placeholders(script)
     tokens = lex(script)
     tokens.append(";")
     for tok in tokens:
@@ -776,12 +776,26 @@ def _template_shapes(script: str) -> dict[str, tuple[list[int], list[str]]]:
     by_shape: dict[str, tuple[list[int], list[str]]] = {}
     if "{{" not in script:
         return by_shape
-    for m in _TEMPLATE_RE.finditer(script):
-        original = m.group()
+    for start, end in delimited_spans(script):
+        original = script[start:end]
         starts, originals = by_shape.setdefault(_placeholder(original), ([], []))
-        starts.append(m.start())
+        starts.append(start)
         originals.append(original)
     return by_shape
+
+
+def _with_placeholders(script: str) -> str:
+    """``script`` with each Go/Helm template action ``{{ ... }}`` (the first ``}}`` after its ``{{``, line
+    breaks included: :func:`kvlint.spans.delimited_spans`, linear where a lazy regex was quadratic on
+    unclosed ``{{``) replaced by its :func:`_placeholder`."""
+    parts: list[str] = []
+    pos = 0
+    for start, end in delimited_spans(script):
+        parts.append(script[pos:start])
+        parts.append(_placeholder(script[start:end]))
+        pos = end
+    parts.append(script[pos:])
+    return "".join(parts)
 
 
 def _restore_templates(words: list[ShellArg], by_shape: Mapping[str, tuple[list[int], list[str]]]) -> None:

@@ -509,9 +509,38 @@ def _looks_like_path(ref: str) -> bool:
 
 #: huggingface_hub's cache layout: ``models--<org>--<name>`` (``file_download.repo_folder_name``), then
 #: ``snapshots/<commit>``.
-_HF_CACHE_RE = re.compile(
-    r"(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.-]+?)(?:/snapshots/([0-9a-f]{40}))?(?:/|$)"
-)
+# A Hugging Face cache folder ``models--<org>--<name>[/snapshots/<commit>]`` in a path: read by
+# :func:`_hf_cache_folder` (the run of name characters after ``models--``, split at its first ``--``). The
+# regex ``(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.-]+?)(?:/snapshots/...)?(?:/|$)`` tried the name at every
+# ``--`` of the run, each time to the run's end (quadratic: a 12 KB argument took 2.6 s).
+_HF_NAME_RUN = re.compile(r"[\w.-]*")
+_HF_SNAPSHOT = re.compile(r"/snapshots/([0-9a-f]{40})(?:/|$)")
+_ASCII_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+
+
+def _hf_cache_folder(ref: str) -> tuple[str, str, str | None] | None:
+    r"""``(org, name, commit or None)`` of the first ``models--<org>--<name>[/snapshots/<commit>]`` folder of
+    ``ref`` (at its start or after a ``/``; the folder ends at a ``/`` or the end), as the regex
+    ``(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.-]+?)(?:/snapshots/([0-9a-f]{40}))?(?:/|$)`` finds it: the
+    org is the shortest, so the run is split at its first ``--``. Linear in ``len(ref)``."""
+    n = len(ref)
+    body = 0 if ref.startswith("models--") else -1
+    pos = 0
+    while True:
+        if body < 0:
+            slash = ref.find("/models--", pos)
+            if slash < 0:
+                return None
+            body = slash + 1
+        start = body + len("models--")
+        end = _HF_NAME_RUN.match(ref, start).end()  # type: ignore[union-attr]
+        run = ref[start:end]
+        cut = run.find("--", 1)
+        closed = end == n or (end == n - 1 and ref[end] == "\n") or ref[end] == "/"
+        if run[:1] in _ASCII_ALNUM and 0 < cut < len(run) - 2 and closed:
+            snapshot = _HF_SNAPSHOT.match(ref, end)
+            return run[:cut], run[cut + 2 :], snapshot.group(1) if snapshot else None
+        pos, body = end, -1
 
 
 def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
@@ -525,12 +554,12 @@ def _path_named_model(ref: str) -> tuple[str, str | None, str] | None:
     """
     from kvlint.models import catalogue
 
-    m = _HF_CACHE_RE.search(ref)
-    if m is not None:
-        hub_id = f"{m.group(1)}/{m.group(2)}"
+    folder = _hf_cache_folder(ref)
+    if folder is not None:
+        hub_id = f"{folder[0]}/{folder[1]}"
         return (
             hub_id,
-            m.group(3),
+            folder[2],
             (
                 f"path {ref} is the Hugging Face cache folder of {hub_id} (huggingface_hub's models--<org>--<name> "
                 "layout)"

@@ -29,13 +29,17 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["StartupLog", "parse_log", "clean_lines"]
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-_BOX = re.compile(r"^[\s│┃|]+|[\s│┃|]+$")
+# Terminal-pane borders and blanks around a line: the characters regex ``\s`` matches (str.isspace, all below
+# U+3000) and the box-drawing bars. Stripped with str.strip: the regex ``[\s│┃|]+$`` was tried at every
+# position of a long run of blanks inside a line, each attempt scanning to the end of the run (quadratic).
+_BOX_CHARS = "".join(c for c in map(chr, range(0x3001)) if c.isspace()) + "│┃|"
 _KUBECTL_PREFIX = re.compile(r"^\[pod/[^\]]+\]\s*")
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})\s+(?=\S)")
 _NUM = r"(-?\d+(?:\.\d+)?)"
@@ -48,7 +52,7 @@ def clean_lines(text: str) -> list[str]:
     out = []
     for raw in text.splitlines():
         line = _ANSI.sub("", raw)
-        line = _BOX.sub("", line)
+        line = line.strip(_BOX_CHARS)
         line = _KUBECTL_PREFIX.sub("", line)
         line = _RFC3339.sub("", line) if "text_generation" not in line else line
         out.append(line.rstrip())
@@ -139,11 +143,56 @@ def _kv_pairs(text: str) -> dict[str, str]:
     return out
 
 
+_WORD = re.compile(r"\w+")
+_PAREN = re.compile(r"[()]")
+_FIELD_END = re.compile(r"[,}]")
+
+
+def _rust_fields(text: str) -> Iterator[tuple[str, str, str | None]]:
+    r"""``(name, value, inner)`` of each ``name: value`` of a Rust ``Debug`` struct: what the regex
+    ``(\w+): (Some\(([^()]*)\)|None|"[^"]*"|[^,}]+)`` finds (``inner``: the text of ``Some(...)``, else None),
+    in linear time. That regex tried ``\w+`` at every position of a long word not followed by ``: ``, each
+    time scanning to the end of the word (quadratic); here such a word is skipped whole (a match cannot start
+    inside it either). A value's scan ends at the next parenthesis, quote, ``,`` or ``}``, which the next
+    ``Some(`` / quoted value / field also reaches, so those scans do not overlap."""
+    pos = 0
+    while True:
+        w = _WORD.search(text, pos)
+        if w is None:
+            return
+        v = w.end() + 2
+        if not text.startswith(": ", w.end()):
+            pos = w.end()
+            continue
+        if text.startswith("Some(", v):
+            p = _PAREN.search(text, v + 5)
+            if p is not None and p.group() == ")":
+                yield w.group(), text[v : p.end()], text[v + 5 : p.start()]
+                pos = p.end()
+                continue
+        if text.startswith("None", v):
+            yield w.group(), "None", None
+            pos = v + 4
+            continue
+        if text.startswith('"', v):
+            q = text.find('"', v + 1)
+            if q >= 0:
+                yield w.group(), text[v : q + 1], None
+                pos = q + 1
+                continue
+        e = _FIELD_END.search(text, v)
+        end = e.start() if e is not None else len(text)
+        if end > v:
+            yield w.group(), text[v:end], None
+            pos = end
+        else:
+            pos = w.end()
+
+
 def _rust_args(text: str) -> dict[str, Any]:
     """TGI's ``Args { model_id: "x", num_shard: Some(2), max_total_tokens: None, … }``."""
     out: dict[str, Any] = {}
-    for m in re.finditer(r"(\w+): (Some\(([^()]*)\)|None|\"[^\"]*\"|[^,}]+)", text):
-        key, raw, some = m.group(1), m.group(2), m.group(3)
+    for key, raw, some in _rust_fields(text):
         val: Any = some if some is not None else raw
         if raw == "None":
             continue
@@ -210,8 +259,32 @@ _ACTUAL_NEW = re.compile(
     r"Actual usage is " + _NUM + r" GiB for consumed memory \(weights \+ non-torch\), " + _NUM
     + r" GiB for peak activation, and " + _NUM + r" GiB for CUDAGraph memory"
 )  # fmt: skip
-_FREE = re.compile(r"Free memory on device[^(]*\(" + _NUM + r"/" + _NUM + r" GiB\)")
+# "Free memory on device ... (FREE/TOTAL GiB)": the phrase, then the first "(" after it must open the figures.
+# Found with str.find and the figures matched at that "(" (:func:`_free_memory`); the regex
+# ``Free memory on device[^(]*\(...`` scanned to the end of the line from every repetition of the phrase
+# when no "(" followed (quadratic).
+_FREE_PHRASE = "Free memory on device"
+_FREE_FIGURES = re.compile(r"\(" + _NUM + r"/" + _NUM + r" GiB\)")
 _DESIRED = re.compile(r"\(" + _NUM + r", " + _NUM + r" GiB\)")
+
+
+def _free_memory(line: str) -> re.Match[str] | None:
+    r"""The ``(FREE/TOTAL GiB)`` figures of vLLM's "Free memory on device" line (groups 1 and 2; the match
+    ends where the regex ``Free memory on device[^(]*\(NUM/NUM GiB\)`` would), or None. Linear: the first
+    "(" after a phrase that does not open the figures is the first "(" after every earlier phrase too, so
+    the search resumes after it."""
+    pos = 0
+    while True:
+        start = line.find(_FREE_PHRASE, pos)
+        if start < 0:
+            return None
+        paren = line.find("(", start + len(_FREE_PHRASE))
+        if paren < 0:
+            return None
+        m = _FREE_FIGURES.match(line, paren)
+        if m is not None:
+            return m
+        pos = paren + 1
 
 
 def parse_log(text: str) -> StartupLog:
@@ -300,7 +373,9 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         ):
             _put(log, key, _num(val), n, keep_min=key == "kv_cache_gib")
     for label, key in _V0_TABLE.items():
-        m = re.search(r"\]\s*" + re.escape(label) + r"\s+" + _NUM + r"\s*(GiB)?\s*$", line)
+        # ``\s*(?:GiB\s*)?$``: the same tails as ``\s*(GiB)?\s*$``, whose two adjacent ``\s*`` split a run of N
+        # blanks N ways before ``$`` failed (quadratic)
+        m = re.search(r"\]\s*" + re.escape(label) + r"\s+" + _NUM + r"\s*(?:GiB\s*)?$", line)
         if m:
             _vllm(log, "v0")
             val = _num(m.group(1))
@@ -323,7 +398,9 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         _vllm(log, "v1")
         _put(log, "kv_cache_gib", _num(m.group(1)), n, keep_min=True)
         _family(log, "v1 'Available KV cache memory'")
-    m = re.search(r"(?:GPU|[A-Z]+(?: \+ host)?) KV cache size: " + _INT + r" tokens", line)
+    # ``[A-Z]+`` starts only where a run of capitals starts (a match inside a run would start at its first
+    # capital anyway); tried at every capital, it rescanned the rest of the run each time (quadratic)
+    m = re.search(r"(?:GPU|(?<![A-Z])[A-Z]+(?: \+ host)?) KV cache size: " + _INT + r" tokens", line)
     if m:
         _vllm(log, "v1")
         _put(log, "kv_tokens", _int(m.group(1)), n, keep_min=True)
@@ -343,7 +420,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _put(log, "cudagraph_gib", _num(m.group(1)), n)
         _put(log, "cudagraph_estimated_gib", _num(m.group(2)), n)
-    m = _FREE.search(line)
+    m = _free_memory(line)
     if m:
         _vllm(log, "v1")
         _put(log, "free_at_startup_gib", _num(m.group(1)), n)
@@ -437,7 +514,7 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         log.engine = "tgi"
         _put(log, f"max_{m.group(1)}", int(m.group(2)), n)
-    m = re.search(r"warmup\{max_input_length=(\S+) max_prefill_tokens=(\d+) max_total_tokens=(\S+)", line)
+    m = _warmup(line)
     if m and "ERROR" in line:
         log.engine = "tgi"
         log.failure = {"kind": "tgi_warmup_failed", "max_prefill_tokens": int(m.group(2))}
@@ -450,21 +527,90 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         log.failure = {"kind": "tgi_prefill_oom", "prefill_tokens": int(m.group(1))}
 
 
+_WARMUP_HEAD = "warmup{max_input_length="
+_WARMUP = re.compile(r"warmup\{max_input_length=(\S+) max_prefill_tokens=(\d+) max_total_tokens=(\S+)")
+_BLANK = re.compile(r"\s")
+
+
+def _warmup(line: str) -> re.Match[str] | None:
+    """``re.search`` of :data:`_WARMUP` in ``line``, in linear time: when the phrase at one place does not
+    match, every later phrase before the end of the same non-blank run meets the same blank and fails the
+    same way, so the search resumes at that blank (the regex tried each one, scanning the run each time)."""
+    pos = 0
+    while True:
+        start = line.find(_WARMUP_HEAD, pos)
+        if start < 0:
+            return None
+        m = _WARMUP.match(line, start)
+        if m is not None:
+            return m
+        blank = _BLANK.search(line, start + len(_WARMUP_HEAD))
+        if blank is None:
+            return None
+        pos = blank.start()
+
+
+def _server_args(line: str) -> str | None:
+    r"""The text of ``server_args=ServerArgs(...)`` up to the last ``)`` of its line (group 1 of
+    ``server_args=ServerArgs\((.*)\)``), or None; a phrase with no ``)`` after it on its line is followed by
+    no closing for any later phrase of that line either (the regex rescanned the line from each)."""
+    head = "server_args=ServerArgs("
+    pos = 0
+    while True:
+        start = line.find(head, pos)
+        if start < 0:
+            return None
+        lo = start + len(head)
+        eol = line.find("\n", lo)
+        eol = len(line) if eol < 0 else eol
+        close = line.rfind(")", lo, eol)
+        if close >= 0:
+            return line[lo:close]
+        pos = eol
+
+
+_LOAD_WEIGHT_TAIL = re.compile(r"avail mem=" + _NUM + r" GB, mem usage=" + _NUM + r" GB")
+_KV_TOKENS_TAIL = re.compile(r"#tokens: (\d+)")
+
+
+def _head_then_last(line: str, head: str, anchor: str, tail: re.Pattern[str]) -> re.Match[str] | None:
+    """``re.search(re.escape(head) + ".*" + TAIL, line)`` where ``tail`` (TAIL) starts with the literal
+    ``anchor``, in linear time: the match of ``tail`` (its groups) at the last ``anchor`` after the first
+    ``head`` of a line where it matches, as the greedy ``.*`` finds it. Every later ``head`` of the same line
+    sees only some of the same anchors, so a line is given up after its first ``head`` (the regex rescanned
+    the rest of the line from every ``head``)."""
+    pos = 0
+    while True:
+        start = line.find(head, pos)
+        if start < 0:
+            return None
+        lo = start + len(head)
+        eol = line.find("\n", lo)
+        eol = len(line) if eol < 0 else eol
+        at = line.rfind(anchor, lo, eol)
+        while at >= 0:
+            m = tail.match(line, at)
+            if m is not None and m.end() <= eol:
+                return m
+            at = line.rfind(anchor, lo, at + len(anchor) - 1)
+        pos = eol
+
+
 def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
-    m = re.search(r"server_args=ServerArgs\((.*)\)", line)
-    if m:
+    server_args = _server_args(line)
+    if server_args is not None:
         log.engine = "sglang"
-        pairs = _kv_pairs(m.group(1))
+        pairs = _kv_pairs(server_args)
         log.args.update(pairs)
         if pairs.get("model_path") and log.model is None:
             log.model = pairs["model_path"]
-    m = re.search(r"Load weight end\..*avail mem=" + _NUM + r" GB, mem usage=" + _NUM + r" GB", line)
+    m = _head_then_last(line, "Load weight end.", "avail mem=", _LOAD_WEIGHT_TAIL)
     if m:
         log.engine = "sglang"
         _put(log, "free_after_weights_gb", _num(m.group(1)), n)
         _put(log, "weights_gb", _num(m.group(2)), n)
         _family(log, "sglang 'Load weight end'")
-    m = re.search(r"KV Cache is allocated\..*#tokens: (\d+)", line)
+    m = _head_then_last(line, "KV Cache is allocated.", "#tokens: ", _KV_TOKENS_TAIL)
     if m:
         log.engine = "sglang"
         _put(log, "kv_tokens", int(m.group(1)), n, keep_min=True)

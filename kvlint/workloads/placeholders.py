@@ -11,17 +11,15 @@ and reads the rest as written.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from kvlint.engines.images import image_placeholder
+from kvlint.engines.images import envsubst_placeholders, image_placeholder
 from kvlint.source import Loc, loc_of
 from kvlint.types import Finding, Workload
 from kvlint.values import as_list
 
 __all__ = ["template_findings"]
 
-_ENVSUBST_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:[:-][^}]*)?\}")
 _SHELLS = ("sh", "bash", "ash", "dash", "zsh", "ksh")
 #: process-environment variables an env value extends by shell habit (``LD_LIBRARY_PATH=/x:${LD_LIBRARY_PATH}``):
 #: a copy-paste slip that leaves the text literal, not a template parameter someone renders.
@@ -48,6 +46,7 @@ def template_findings(w: Workload) -> list[Finding]:
         return []
     ps = w.pod_spec
     names: list[str] = []
+    seen: set[str] = set()  # the names, looked up in constant time (thousands of distinct placeholders)
     first: Loc | None = None
     images: list[tuple[str, str, Loc | None]] = []
     for key in ("containers", "initContainers"):
@@ -56,14 +55,16 @@ def template_findings(w: Workload) -> list[Finding]:
                 continue
             image = str(c.get("image") or "")
             how = image_placeholder(image)
-            if how is not None and _ENVSUBST_RE.search(image):
-                for m in _ENVSUBST_RE.finditer(image):
-                    if m.group(0) not in names:
-                        names.append(m.group(0))
+            found = list(envsubst_placeholders(image)) if how is not None else []
+            if found:
+                for placeholder, _ in found:
+                    if placeholder not in seen:
+                        seen.add(placeholder)
+                        names.append(placeholder)
                         first = first or loc_of(c, "image")
             elif how is not None:
                 images.append((image, how, loc_of(c, "image")))
-            # the values that hold a ``${`` (no other can match _ENVSUBST_RE), with their positions
+            # the values that hold a ``${`` (no other holds a placeholder), with their positions
             values: list[tuple[Any, Loc | None, str | None]] = []
             if not _is_shell(c.get("command")):
                 for part in ("command", "args"):
@@ -75,11 +76,12 @@ def template_findings(w: Workload) -> list[Finding]:
                 if isinstance(e, dict) and isinstance(e.get("value"), str) and "${" in e["value"]:
                     values.append((e["value"], loc_of(e, "value"), str(e.get("name") or "")))
             for v, loc, owner in values:
-                for m in _ENVSUBST_RE.finditer(str(v)):
-                    if owner is not None and (m.group(1) in _PROCESS_VARS or m.group(1) == owner):
+                for placeholder, name in envsubst_placeholders(str(v)):
+                    if owner is not None and (name in _PROCESS_VARS or name == owner):
                         continue  # an env value extending itself or the process environment, shell-style
-                    if m.group(0) not in names:
-                        names.append(m.group(0))
+                    if placeholder not in seen:
+                        seen.add(placeholder)
+                        names.append(placeholder)
                         first = first or loc
     out: list[Finding] = []
     if names:

@@ -1,0 +1,341 @@
+"""Growth of kvlint's CPU time on hostile text that made its regexes quadratic or worse (an unclosed ``{{``,
+``${A:``, ``-MIG-`` or ``Free memory on device`` repeated thousands of times, a long run of blanks or capitals
+in a log line, a chart line of several actions against a long rendered line), at two sizes N and 4N.
+
+Each case is measured in a child process (so a quadratic run can be stopped by ``--timeout``): in-process
+calls of the affected function (``fn``; repeated until 0.2 s of CPU have passed, for a stable figure) and,
+for the manifest and log cases, the command line (``cli``: ``kvlint check --offline -j 1`` or ``kvlint
+verify``; the child's CPU time, start-up included). It prints CPU seconds at N and 4N and the ratio
+t(4N)/t(N): about 4 is linear, about 16 quadratic. No timing is asserted anywhere; this is a report. The
+script measures the kvlint of the tree it sits in: a copy in an older checkout (``git archive``) gives the
+figures before a change.
+
+Usage::
+
+    python bench/hostile.py [--n 5000] [--timeout 120] [--only CASE ...] [--no-cli]
+
+``N`` counts repetitions of the hostile unit (``{{``, ``{{ ``, ``${A:``...), so the text is a few times N
+characters. Exit status 0 always (a timed-out measurement is printed as ``>TIMEOUT``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+VLLM = "vllm/vllm-openai:v0.11.0"
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _deployment(container: dict[str, Any]) -> str:
+    c = {"name": "vllm", "image": VLLM, **container, "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    spec = {"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}, "containers": [c]}
+    obj = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}}
+    obj["spec"] = {"template": {"spec": spec}}
+    return json.dumps(obj)
+
+
+def _sh(script: str) -> str:
+    return _deployment({"command": ["sh", "-c", f"vllm serve {MODEL} {script}"]})
+
+
+def _kserve(arg: str) -> str:
+    """A ServingRuntime whose args KServe renders as Go templates, and an InferenceService using it."""
+    rt = {
+        "apiVersion": "serving.kserve.io/v1alpha1",
+        "kind": "ServingRuntime",
+        "metadata": {"name": "rt"},
+        "spec": {
+            "supportedModelFormats": [{"name": "huggingface", "autoSelect": True}],
+            "containers": [
+                {
+                    "name": "kserve-container",
+                    "image": VLLM,
+                    "args": ["--model", MODEL, "--served-model-name", arg],
+                }
+            ],
+        },
+    }
+    isvc = {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {"name": "i"},
+        "spec": {
+            "predictor": {
+                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                "model": {
+                    "modelFormat": {"name": "huggingface"},
+                    "runtime": "rt",
+                    "resources": {"limits": {"nvidia.com/gpu": 1}},
+                },
+            }
+        },
+    }
+    return json.dumps(rt) + "\n---\n" + json.dumps(isvc) + "\n"
+
+
+def _fn_template_actions(n: int) -> Callable[[], object]:
+    from kvlint.load import template_actions
+
+    text = "a: " + "{{" * n + "\n"
+    return lambda: template_actions(text)
+
+
+def _fn_commands(unit: str) -> Callable[[int], Callable[[], object]]:
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.engines.shell import commands
+
+        script = f"vllm serve {MODEL} " + unit * n
+        return lambda: list(commands(script, {}))
+
+    return make
+
+
+def _fn_image_placeholder(n: int) -> Callable[[], object]:
+    from kvlint.engines.images import image_placeholder
+
+    image = "${A:" * n
+    return lambda: image_placeholder(image)
+
+
+def _fn_pipeline(make_text: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.load import load_text
+        from kvlint.pipeline import run_documents
+        from kvlint.webhook.request_options import webhook_options
+
+        text = make_text(n)
+        return lambda: run_documents(load_text(text, "hostile.json"), webhook_options())
+
+    return make
+
+
+def _fn_gotemplate(n: int) -> Callable[[], object]:
+    from kvlint.workloads.gotemplate import render, unresolved_actions
+
+    text = "{{ " * n
+
+    def run() -> object:
+        return render(text, {}), unresolved_actions(text)
+
+    return run
+
+
+def _fn_parse_template(n: int) -> Callable[[], object]:
+    from kvlint.template_lines import parse_template
+
+    text = "a: " + "{{ " * n + "\n"
+
+    def run() -> object:
+        re.purge()  # each call compiles its line patterns, as a first call does (no re-module cache hit)
+        return parse_template(text)
+
+    return run
+
+
+def _fn_parse_log(make_text: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.verify.logparse import parse_log
+
+        text = make_text(n)
+        return lambda: parse_log(text)
+
+    return make
+
+
+#: start-up log lines (``kvlint verify``) that made the parser's regexes quadratic, N units each
+LOGS: dict[str, Callable[[int], str]] = {
+    "log_free ('Free memory on device' x N)": lambda n: "Free memory on device" * n + "\n",
+    "log_box ('x' + N blanks + 'x')": lambda n: "x" + " " * (4 * n) + "x\n",
+    "log_rust ('Args { ' + N word chars)": lambda n: "Args { " + "a" * (4 * n) + "\n",
+    "log_v0_table ('] total_gpu_memory 1' + N blanks)": lambda n: (
+        "] total_gpu_memory 1" + " " * (4 * n) + "x\n"
+    ),
+    "log_kv_size (N capitals)": lambda n: "A" * (4 * n) + "\n",
+    "log_warmup ('warmup{max_input_length=' x N)": lambda n: "warmup{max_input_length=" * n + "\n",
+    "log_server_args ('server_args=ServerArgs(' x N)": lambda n: "server_args=ServerArgs(" * n + "\n",
+    "log_load_weight ('Load weight end.' x N)": lambda n: "Load weight end." * n + "\n",
+    "log_kv_alloc ('KV Cache is allocated.' x N)": lambda n: "KV Cache is allocated." * n + "\n",
+}
+
+
+def _fn_template_line_match(n: int) -> Callable[[], object]:
+    """A chart line of 5 actions between dashes matched against a rendered line of N/50 dashes (the
+    pattern's backtracking grew as (N/50)^5)."""
+    from kvlint.template_lines import parse_template
+
+    rendered = "x: " + "-" * (n // 50) + "y"
+
+    def run() -> object:
+        re.purge()
+        pattern = parse_template("x: " + "{{ .a }}-" * 5 + "z\n")[0].pattern
+        assert pattern is not None
+        return pattern.fullmatch(rendered)
+
+    return run
+
+
+def _fn_values_refs(n: int) -> Callable[[], object]:
+    from kvlint.origins import values_refs
+
+    lines = ["a: " + "{{ if " * n, "b: {{ .Values.x }}"]
+    return lambda: values_refs(lines, 2)
+
+
+def _hf_path(n: int) -> str:
+    return "/models--" + "a--" * n + "!"
+
+
+def _fn_hf_path(n: int) -> Callable[[], object]:
+    from kvlint.models.resolve import _path_named_model
+
+    ref = _hf_path(n)
+    return lambda: _path_named_model(ref)
+
+
+def _mig(n: int) -> str:
+    return "NVIDIA-A100-SXM4-40GB" + "-MIG-" * n + "\nx"
+
+
+def _fn_gfd_product(n: int) -> Callable[[], object]:
+    from kvlint.accelerators.registry import gfd_product, gfd_product_candidates
+
+    value = _mig(n)
+    return lambda: (gfd_product(value), gfd_product_candidates(value))
+
+
+# name -> (in-process function maker, CLI input maker (text, file suffix) or None)
+CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tuple[str, str]] | None]] = {
+    "load_tmpl ({{ x N, one line)": (_fn_template_actions, lambda n: ("a: " + "{{" * n + "\n", ".yaml")),
+    "sh_tmpl_open ({{ x N in sh -c)": (_fn_commands("{{"), lambda n: (_sh("{{" * n), ".yaml")),
+    "sh_tmpl_space ('{{ ' x N in sh -c)": (_fn_commands("{{ "), lambda n: (_sh("{{ " * n), ".yaml")),
+    "sh_tmpl_nl ('{{\\n' x N in sh -c)": (_fn_commands("{{\n"), lambda n: (_sh("{{\n" * n), ".yaml")),
+    "image_envsubst ('${A:' x N image)": (
+        _fn_image_placeholder,
+        lambda n: (_deployment({"image": "${A:" * n, "args": ["--model", MODEL]}), ".yaml"),
+    ),
+    "env_envsubst ('${A:' x N env value)": (
+        _fn_pipeline(
+            lambda n: _deployment({"args": ["--model", MODEL], "env": [{"name": "X", "value": "${A:" * n}]})
+        ),
+        lambda n: (
+            _deployment({"args": ["--model", MODEL], "env": [{"name": "X", "value": "${A:" * n}]}),
+            ".yaml",
+        ),
+    ),
+    "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
+    "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
+    "template_line_match (5 actions, N/50 dashes)": (_fn_template_line_match, None),
+    "origins_blocks ('{{ if ' x N chart line)": (_fn_values_refs, None),
+    "hf_cache ('/models--' + 'a--' x N --model)": (
+        _fn_hf_path,
+        lambda n: (_deployment({"args": ["--model", _hf_path(n)]}), ".yaml"),
+    ),
+    "gfd_mig ('-MIG-' x N gpu.product label)": (
+        _fn_gfd_product,
+        lambda n: (
+            _deployment({"args": ["--model", MODEL]}).replace(
+                '"nvidia-l4"}', '"nvidia-l4", "nvidia.com/gpu.product": ' + json.dumps(_mig(n)) + "}"
+            ),
+            ".yaml",
+        ),
+    ),
+}
+CASES.update({name: (_fn_parse_log(text), lambda n, t=text: (t(n), ".log")) for name, text in LOGS.items()})
+
+
+def _measure_fn(case: str, n: int) -> float:
+    run = CASES[case][0](n)
+    reps, t0 = 0, time.process_time()
+    while True:
+        run()
+        reps += 1
+        dt = time.process_time() - t0
+        if dt >= 0.2:
+            return dt / reps
+
+
+def _measure_cli(case: str, n: int, timeout: float) -> float | None:
+    maker = CASES[case][1]
+    assert maker is not None
+    text, suffix = maker(n)
+    # this tree's kvlint (``python -m kvlint`` with the tree first on the path), so a copy of this script in
+    # an older checkout measures that checkout
+    kvlint = [sys.executable, "-m", "kvlint"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "hostile" + suffix)
+        Path(path).write_text(text)
+        if suffix == ".log":
+            args = ["verify", "--offline", "--model", MODEL, "--accelerator", "l4", path]
+        else:
+            args = ["check", "--offline", "--no-config", "--exit-zero", "-j", "1", path]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        try:
+            subprocess.run(
+                kvlint + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout, env=env
+            )
+        except subprocess.TimeoutExpired:
+            return None
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _child(case: str, n: int, timeout: float) -> float | None:
+    """CPU seconds of one in-process measurement, run in a child process stopped after ``timeout``."""
+    cmd = [sys.executable, __file__, "--child", case, str(n)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True).stdout
+    except subprocess.TimeoutExpired:
+        return None
+    return float(out.strip())
+
+
+def _fmt(t: float | None, timeout: float) -> str:
+    return f">{timeout:.0f}s TIMEOUT" if t is None else f"{t:.4f}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=5000, help="repetitions of the hostile unit at the small size")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds before a measurement is stopped")
+    ap.add_argument("--only", nargs="*", default=None, help="case name prefixes to run")
+    ap.add_argument("--no-cli", action="store_true", help="skip the kvlint check/verify subprocess runs")
+    ap.add_argument("--child", nargs=2, metavar=("CASE", "N"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        print(_measure_fn(a.child[0], int(a.child[1])))
+        return 0
+    n = a.n
+    print(f"{'case':42} {'how':4} {'t(N) s':>16} {'t(4N) s':>16} {'ratio':>7}   (N={n})")
+    for case, (_, cli) in CASES.items():
+        if a.only and not any(case.startswith(p) for p in a.only):
+            continue
+        rows = [("fn", lambda k, c=case: _child(c, k, a.timeout))]
+        if cli is not None and not a.no_cli:
+            rows.append(("cli", lambda k, c=case: _measure_cli(c, k, a.timeout)))
+        for how, measure in rows:
+            t1 = measure(n)
+            t4 = measure(4 * n) if t1 is not None else None
+            ratio = f"{t4 / t1:7.1f}" if t1 and t4 else "      -"
+            print(
+                f"{case:42} {how:4} {_fmt(t1, a.timeout):>16} {_fmt(t4, a.timeout):>16} {ratio}", flush=True
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
