@@ -196,6 +196,14 @@ IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"
 ACCELERATOR_WHY_ANNOTATION = "kvlint.io/accelerator-why"
 
 
+def located_copy(d: LDict) -> LDict:
+    """A shallow copy of ``d`` with its own position and copies of its value and key positions (the values
+    are shared: replace one in the copy, never edit it in place)."""
+    out = LDict(d, loc=d.loc)
+    out.locs, out.key_locs = dict(d.locs), dict(d.key_locs)
+    return out
+
+
 def ldict(loc: Loc | None, items: Sequence[tuple[str, Any, Loc | None]]) -> LDict:
     """An LDict located at ``loc`` whose values (and keys) are located at their given positions."""
     d = LDict(loc=loc)
@@ -283,8 +291,7 @@ def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | Non
     containers = pod_spec.get("containers")
     if not items or not isinstance(containers, list):
         return pod_spec
-    ps = LDict(pod_spec, loc=pod_spec.loc)
-    ps.locs, ps.key_locs = dict(pod_spec.locs), dict(pod_spec.key_locs)
+    ps = located_copy(pod_spec)
     new_list = LList(loc=loc_of(containers))
     for i, c in enumerate(containers):
         if isinstance(c, LDict):
@@ -292,8 +299,7 @@ def with_injected_env(pod_spec: LDict, items: Sequence[tuple[str, str, Loc | Non
             names = _env_names(env)
             add = [(n, v, vl) for n, v, vl in items if n not in names]
             if add:
-                c2 = LDict(c, loc=c.loc)
-                c2.locs, c2.key_locs = dict(c.locs), dict(c.key_locs)
+                c2 = located_copy(c)
                 old = list(env) if isinstance(env, list) else []
                 old_locs = [loc_of(env, j) for j in range(len(old))]
                 extra = [(ldict(vl, [("name", n, vl), ("value", v, vl)]), vl) for n, v, vl in add]

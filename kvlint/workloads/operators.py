@@ -11,7 +11,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
-from kvlint.workloads.base import get_in, int_or_none, ldict, llist, synthetic_workload
+from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
 __all__ = ["dynamo_component_pods", "dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
@@ -132,10 +132,8 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
         if not isinstance(main, LDict):
             out.append(w)
             continue
-        pod = LDict(w.pod_spec)
-        pod.loc, pod.locs, pod.key_locs = w.pod_spec.loc, dict(w.pod_spec.locs), dict(w.pod_spec.key_locs)
-        container = LDict(main)
-        container.loc, container.locs, container.key_locs = main.loc, dict(main.locs), dict(main.key_locs)
+        pod = located_copy(w.pod_spec)
+        container = located_copy(main)
         _with_operator_shm(comp, pod, container)
         _with_frontend_command(comp.get("type"), container, loc_of(comp, "type"))
         if pod.get("volumes") is w.pod_spec.get("volumes") and container.get("args") is main.get("args"):
@@ -168,9 +166,7 @@ def dynamo_workloads(doc: Document) -> list[Workload]:
         extra = svc.get("extraPodSpec")
         extra = extra if isinstance(extra, LDict) else LDict(loc=loc_of(svc))
         main = extra.get("mainContainer")
-        container = LDict(main) if isinstance(main, LDict) else LDict(loc=loc_of(svc))
-        if isinstance(main, LDict):
-            container.loc, container.locs, container.key_locs = main.loc, dict(main.locs), dict(main.key_locs)
+        container = located_copy(main) if isinstance(main, LDict) else LDict(loc=loc_of(svc))
         container.setdefault("name", str(name))
         res = _dynamo_resources(svc.get("resources"))
         if res is not None and "resources" not in container:
