@@ -6,6 +6,7 @@ real manifests (fixtures/accelerators, SOURCE notes inside), and, when present, 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,14 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "accelerators"
-DATA = ROOT / "kvlint" / "data" / "accelerators.yaml"
+DATA = ROOT / "kvlint" / "data" / "accelerators.json"
 CORPUS = SHARED / "corpus/manifests"
 GIB = 1 << 30
 MIB = 1 << 20
 
 
 def _raw() -> dict[str, Any]:
-    return yaml.load(DATA.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return json.loads(DATA.read_text(encoding="utf-8"))
 
 
 def _ld(d: dict[str, Any], line: int = 1) -> LDict:

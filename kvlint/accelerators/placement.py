@@ -23,7 +23,7 @@ that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settle
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
 and value tables come from the catalogue's ``label_conventions`` (GFD: NVIDIA k8s-device-plugin
 ``internal/lm/resource.go``; GKE: cloud.google.com/kubernetes-engine docs; Karpenter AWS/Azure
-provider docs), as recorded with sources in ``kvlint/data/accelerators.yaml``.
+provider docs), as recorded with sources in ``kvlint/data/accelerators.json``.
 """
 
 from __future__ import annotations
