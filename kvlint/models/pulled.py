@@ -30,7 +30,6 @@ null with ``checkpoint_note`` when the repository has no safetensors.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -115,6 +114,8 @@ def entry_dir_name(model_id: str, revision: str | None) -> str:
         return base
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", revision)[:80]
     if safe != revision:
+        import hashlib  # here, not at the top: every kvlint check imports this module (find_catalogue)
+
         safe += "-" + hashlib.sha256(revision.encode()).hexdigest()[:8]
     return f"{base}@{safe}"
 
@@ -181,6 +182,8 @@ def lookup(catalogue: str | os.PathLike[str], ref: str, revision: str | None) ->
 
 
 def _sha256(path: Path) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
