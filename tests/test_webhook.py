@@ -309,6 +309,32 @@ def test_probes_and_metrics(server: Any) -> None:
     assert "kvlint_webhook_review_duration_seconds_bucket" in m
 
 
+def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]) -> None:
+    """Clients that send a review and hang up before the answer: every review still ends, each worker is
+    back idle (none busy, none replaced), and the next review is answered."""
+    srv, client, app = server
+    pool = app.state.webhook.pool
+    restarts = pool.restarts
+    body = json.dumps(review(workload_object(B01), uid="gone")).encode()
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    for _ in range(4):
+        with (
+            socket.create_connection(("127.0.0.1", srv.port)) as raw,
+            ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+        ):
+            s.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+    deadline = time.monotonic() + 10
+    while (pool.busy, pool.idle) != (0, 2) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (pool.busy, pool.idle, pool.waiting, pool.restarts) == (0, 2, 0, restarts)
+    assert "kvlint_webhook_workers_busy 0.0" in client.get("/metrics").text
+    assert post(client, review(workload_object(B01)))["response"]["allowed"] is False
+
+
 def _peer_serial(port: int, cafile: str) -> int:
     ctx = ssl.create_default_context(cafile=cafile)
     with (

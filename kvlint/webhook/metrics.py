@@ -15,7 +15,8 @@ servers in one process (tests, the benchmark) do not collide. Series:
   and was killed).
 * ``kvlint_webhook_worker_restarts_total{reason}``: review workers killed and replaced (``timeout``,
   ``died``, ``memory``, ``cancelled``, ``protocol``).
-* ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting.
+* ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting
+  (read from the pool when scraped, :meth:`WebhookMetrics.track_pool`).
 * ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
   (``header_timeout``, ``header_too_large``, ``body_timeout``).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
@@ -89,6 +90,13 @@ class WebhookMetrics:
         # validates and locks on every call); bounded by the verdicts, outcomes and rule ids.
         self._review_children: dict[tuple[bool, str, bool], Any] = {}
         self._finding_children: dict[tuple[str, str], Any] = {}
+
+    def track_pool(self, pool: Any) -> None:
+        """Read ``kvlint_webhook_workers`` (``pool.alive``) and ``kvlint_webhook_workers_busy``
+        (``pool.busy``) from ``pool`` when the metrics are rendered, instead of setting them on every
+        review (the probe listener's thread only reads two counters of the review loop's)."""
+        self.workers.set_function(lambda: pool.alive)
+        self.workers_busy.set_function(lambda: pool.busy)
 
     def observe(self, verdict: Any, dry_run: bool, seconds: float) -> None:
         """Record one answered review: its :class:`~kvlint.webhook.review.Verdict`, whether it was a

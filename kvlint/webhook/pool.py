@@ -7,7 +7,11 @@ is killed (``SIGKILL``) and replaced; the event loop never runs the pipeline and
 and other reviews.
 
 :meth:`ReviewPool.lint` takes an idle worker (waiting at most the review's remaining budget), sends it the
-object and waits for the answer within what is left of the budget. On time-out the worker is killed and
+object and waits for the answer within what is left of the budget. The idle worker taken is the one used
+last (its memory and the pipeline's memo tables are warm); a worker coming back is handed straight to the
+review that has waited longest, so no later review takes it first. Each wait is one future the review's
+task awaits, resolved by the pipe's reader callback or by a timer at the deadline: no helper task and no
+intermediate future, so a review costs the event loop as few passes as it can. On time-out the worker is killed and
 a new one started from the warmed-up fork server (:mod:`kvlint.webhook._preload`); :class:`BudgetExceeded`
 tells the caller which stage ran out (``queue``: no worker became free; ``lint``: the pipeline was too
 slow). A worker that dies (a crash, its memory limit) raises :class:`WorkerFailed` and is replaced too.
@@ -19,6 +23,7 @@ Workers are started with the ``forkserver`` method where the platform has it (Li
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 import multiprocessing
@@ -76,6 +81,8 @@ class _Worker:
         self.options: Any = None
         self.token: tuple[int, ...] | None = None
         self.reviews = 0
+        #: the reply read for a review whose request was cancelled just after (see ReviewPool._call)
+        self.late_reply: Any = None
 
     @property
     def pid(self) -> int | None:
@@ -130,7 +137,11 @@ class ReviewPool:
         self.metrics = metrics
         self.logger = logger or logging.getLogger("kvlint.webhook")
         self._ctx = _context()
-        self._idle: asyncio.Queue[_Worker] | None = None
+        #: idle workers, the one used last at the end (taken first: LIFO)
+        self._idle: list[_Worker] = []
+        #: reviews waiting for a worker, oldest first; each future gets a worker, or None at its deadline
+        self._waiters: collections.deque[asyncio.Future[_Worker | None]] = collections.deque()
+        self.started = False
         self._workers: set[_Worker] = set()
         self._seq = itertools.count(1)
         self._pending: set[asyncio.Task[Any]] = set()
@@ -149,11 +160,13 @@ class ReviewPool:
         """Start every worker (the first start also starts the fork server, which imports kvlint and lints
         the warm-up object: about a second); returns when all can take reviews."""
         loop = asyncio.get_running_loop()
-        self._idle = asyncio.Queue()
+        self.started = True
+        if self.metrics is not None:
+            self.metrics.track_pool(self)
         for _ in range(self.size):
             w = await loop.run_in_executor(None, self._spawn)
             self._workers.add(w)
-            self._idle.put_nowait(w)
+            self._release(w)
         self._set_busy()
 
     async def close(self) -> None:
@@ -190,14 +203,71 @@ class ReviewPool:
         """Process ids of the current workers."""
         return [w.pid for w in self._workers if w.pid is not None]
 
+    @property
+    def idle(self) -> int:
+        """Workers alive and waiting for a review."""
+        return len(self._idle)
+
+    @property
+    def waiting(self) -> int:
+        """Reviews waiting for a free worker."""
+        return len(self._waiters)
+
     def _set_busy(self) -> None:
+        """Track since when no worker is alive (the gauges are read at scrape time,
+        :meth:`kvlint.webhook.metrics.WebhookMetrics.track_pool`)."""
         if self._workers:
             self.empty_since = None
         elif self.empty_since is None:
             self.empty_since = time.monotonic()
-        if self.metrics is not None:
-            self.metrics.workers_busy.set(self.busy)
-            self.metrics.workers.set(len(self._workers))
+
+    def _release(self, w: _Worker) -> None:
+        """Give the idle worker ``w`` to the review that has waited longest, or keep it idle."""
+        waiters = self._waiters
+        while waiters:
+            fut = waiters.popleft()
+            if not fut.done():
+                fut.set_result(w)
+                return
+        self._idle.append(w)
+
+    async def _acquire(self, budget: float) -> _Worker:
+        """An idle worker (the one used last), or the first to come back within ``budget`` seconds for a
+        review that waits in its turn. Raises BudgetExceeded("queue") at the deadline. When the caller is
+        cancelled after a worker was handed to it, the worker goes back to the pool (none is lost)."""
+        if self._idle:
+            return self._idle.pop()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[_Worker | None] = loop.create_future()
+        self._waiters.append(fut)
+
+        def expire() -> None:
+            if not fut.done():
+                fut.set_result(None)
+
+        timer = loop.call_later(budget, expire)
+        try:
+            w = await fut
+        except BaseException:  # cancelled (the request went away, the server stops)
+            timer.cancel()
+            handed = fut.result() if fut.done() and not fut.cancelled() else None
+            if handed is not None:
+                self._release(handed)  # handed over just before the cancellation: give it back
+            else:
+                fut.cancel()
+                try:
+                    self._waiters.remove(fut)
+                except ValueError:
+                    pass
+            raise
+        timer.cancel()
+        if w is None:
+            try:
+                self._waiters.remove(fut)
+            except ValueError:
+                pass
+            raise BudgetExceeded("queue", budget)
+        return w
 
     def _replace(self, w: _Worker, reason: str) -> None:
         """Kill ``w`` and start a replacement in the background (counted and logged)."""
@@ -226,8 +296,7 @@ class ReviewPool:
                     nw.kill()
                     return
                 self._workers.add(nw)
-                assert self._idle is not None
-                self._idle.put_nowait(nw)
+                self._release(nw)
                 self._set_busy()
                 return
 
@@ -246,15 +315,11 @@ class ReviewPool:
             BudgetExceeded: the budget ran out (the worker, if any, was killed and is being replaced).
             WorkerFailed: the pipeline raised (message ``Type: text``) or the worker died.
         """
-        assert self._idle is not None, "start() the pool first"
+        assert self.started, "start() the pool first"
         loop = asyncio.get_running_loop()
         deadline = loop.time() + budget
-        try:
-            w = await asyncio.wait_for(self._idle.get(), budget)
-        except asyncio.TimeoutError:
-            raise BudgetExceeded("queue", budget) from None
+        w = await self._acquire(budget)
         self.busy += 1
-        self._set_busy()
         keep = True
         try:
             seq = next(self._seq)
@@ -265,7 +330,7 @@ class ReviewPool:
             messages.append(("lint", seq, obj, label))
             try:
                 reply = await self._call(w, messages, max(0.0, deadline - loop.time()))
-            except asyncio.TimeoutError:
+            except _CallTimeout:
                 keep = False
                 self._replace(w, "timeout")
                 raise BudgetExceeded("lint", budget) from None
@@ -273,9 +338,14 @@ class ReviewPool:
                 keep = False
                 self._replace(w, "died")
                 raise WorkerFailed(f"review worker died ({type(exc).__name__})") from None
-            except asyncio.CancelledError:  # the request went away mid-review: the worker is still busy
-                keep = False
-                self._replace(w, "cancelled")
+            except asyncio.CancelledError:  # the request went away mid-review
+                late, w.late_reply = w.late_reply, None
+                if late is not None and late[0] == "ok" and late[1] == seq:  # answered just before: idle
+                    w.options, w.token = options, token
+                    w.reviews += 1
+                else:  # the worker is still busy with it
+                    keep = False
+                    self._replace(w, "cancelled")
                 raise
             w.options, w.token = options, token
             w.reviews += 1
@@ -292,31 +362,51 @@ class ReviewPool:
         finally:
             self.busy -= 1
             if keep and w in self._workers:
-                self._idle.put_nowait(w)
-            self._set_busy()
+                self._release(w)
 
     async def _call(self, w: _Worker, messages: list[tuple[Any, ...]], timeout: float) -> Any:
-        """Send ``messages`` to ``w`` and wait at most ``timeout`` seconds for its one reply."""
+        """Send ``messages`` to ``w`` and wait at most ``timeout`` seconds for its one reply.
+
+        The reply is read by the pipe's reader callback and set on the future this review awaits (one
+        event-loop pass from the reply to the review). Raises _CallTimeout at the deadline, EOFError/OSError
+        when the worker died. When the review is cancelled after the whole reply was read, the reply is
+        kept in ``w.late_reply`` (the worker is idle again) and the cancellation goes on.
+        """
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        fd = w.conn.fileno()
+        conn = w.conn
+        fd = conn.fileno()
 
         def readable() -> None:
             loop.remove_reader(fd)
             if fut.done():
                 return
             try:
-                fut.set_result(w.conn.recv())
+                fut.set_result(conn.recv())
             except BaseException as exc:  # EOFError: the worker died
                 fut.set_exception(exc)
 
+        def expire() -> None:
+            if not fut.done():
+                fut.set_exception(_CallTimeout())
+
         for m in messages:
-            w.conn.send(m)
+            conn.send(m)
         loop.add_reader(fd, readable)
+        timer = loop.call_later(timeout, expire)
         try:
-            return await asyncio.wait_for(fut, timeout)
+            return await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                w.late_reply = fut.result()
+            raise
         finally:
+            timer.cancel()
             try:
                 loop.remove_reader(fd)
             except (ValueError, OSError):
                 pass
+
+
+class _CallTimeout(Exception):
+    """The worker did not answer within the review's budget."""

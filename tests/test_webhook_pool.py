@@ -1,0 +1,219 @@
+"""The review pool's hand-over of workers and replies, and what a timed-out or cancelled review leaves behind:
+no worker lost or leaked busy, no waiter left queued, a worker that answered kept, one still linting replaced.
+Real worker processes (the fork server) and the real pipeline; objects named ``slow-*`` take 0.4 s more."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+pytest.importorskip("prometheus_client")
+
+from kvlint.webhook.metrics import WebhookMetrics  # noqa: E402
+from kvlint.webhook.pool import BudgetExceeded, ReviewPool  # noqa: E402
+from kvlint.webhook.request_options import webhook_options  # noqa: E402
+
+SLOW_S = 0.4
+
+
+def sleepy_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, ``SLOW_S`` seconds late for objects named ``slow-*``."""
+    from kvlint.pipeline import run_documents
+
+    if any(d.name.startswith("slow-") for d in loaded.documents):
+        time.sleep(SLOW_S)
+    return run_documents(loaded, options)
+
+
+def obj(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
+
+
+def with_pool(size: int, body: Callable[[ReviewPool], Awaitable[Any]], metrics: Any = None) -> Any:
+    async def run() -> Any:
+        pool = ReviewPool(size, pipeline=sleepy_pipeline, metrics=metrics)
+        await pool.start()
+        try:
+            return await body(pool)
+        finally:
+            await pool.close()
+
+    return asyncio.run(run())
+
+
+async def settled(pool: ReviewPool, size: int, seconds: float = 10.0) -> None:
+    """Wait until ``size`` workers are alive and idle (a replacement starts in the background)."""
+    deadline = time.monotonic() + seconds
+    while (pool.alive, pool.idle) != (size, size) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
+def test_idle_worker_taken_is_the_one_used_last() -> None:
+    """LIFO: reviews one after another all go to the worker that answered last (warm), not round the pool."""
+
+    async def body(pool: ReviewPool) -> list[int]:
+        options = webhook_options()
+        for i in range(4):
+            await pool.lint(obj(f"o{i}"), f"o{i}.json", options, 30)
+        return sorted(w.reviews for w in pool._workers)
+
+    assert with_pool(3, body) == [0, 0, 4]
+
+
+def test_queue_timeout_leaves_no_waiter_and_the_worker_goes_back() -> None:
+    async def body(pool: ReviewPool) -> tuple[str, int, int, int, int]:
+        options = webhook_options()
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
+        await asyncio.sleep(0.05)
+        with pytest.raises(BudgetExceeded) as exc:
+            await pool.lint(obj("b"), "b.json", options, 0.05)
+        waiting = pool.waiting
+        await a
+        out = await pool.lint(obj("c"), "c.json", options, 30)
+        return exc.value.stage, waiting, pool.idle, pool.restarts, out.suppressed
+
+    stage, waiting, idle, restarts, _ = with_pool(1, body)
+    assert (stage, waiting, idle, restarts) == ("queue", 0, 1, 0)
+
+
+def test_cancelled_while_waiting_for_a_worker() -> None:
+    """The request went away while queued: its waiter is dropped, the busy worker is neither handed to it nor
+    replaced, and comes back idle."""
+
+    async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
+        options = webhook_options()
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
+        await asyncio.sleep(0.05)
+        b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
+        await asyncio.sleep(0.05)
+        queued = pool.waiting
+        b.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await b
+        await a
+        return queued, pool.waiting, pool.idle, pool.restarts
+
+    assert with_pool(1, body) == (1, 0, 1, 0)
+
+
+def test_cancelled_after_the_worker_was_handed_over() -> None:
+    """A's worker is handed to the waiting B, and B is cancelled before its task resumes: the worker goes
+    back to the pool (not lost with B's future), and the next review gets it."""
+
+    async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
+        options = webhook_options()
+        b: asyncio.Future[Any] | None = None
+
+        async def first() -> None:
+            await pool.lint(obj("slow-a"), "a.json", options, 30)
+            assert b is not None
+            b.cancel()  # A's worker was handed to B in A's finally; B has not run since
+
+        a = asyncio.ensure_future(first())
+        await asyncio.sleep(0.05)
+        b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
+        await a
+        with pytest.raises(asyncio.CancelledError):
+            await b
+        idle = pool.idle
+        await pool.lint(obj("c"), "c.json", options, 30)
+        (w,) = pool._workers
+        return idle, pool.waiting, pool.restarts, w.reviews
+
+    assert with_pool(1, body) == (1, 0, 0, 2)  # A and C: B never reached the worker
+
+
+def test_cancelled_while_linting_replaces_the_worker() -> None:
+    metrics = WebhookMetrics()
+
+    async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
+        options = webhook_options()
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
+        await asyncio.sleep(0.1)
+        busy = pool.busy
+        a.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await a
+        await settled(pool, 1)
+        await pool.lint(obj("c"), "c.json", options, 30)
+        return busy, pool.busy, pool.idle, pool.restarts
+
+    assert with_pool(1, body, metrics) == (1, 0, 1, 1)
+    text = metrics.render()[0].decode()
+    assert 'kvlint_webhook_worker_restarts_total{reason="cancelled"} 1.0' in text
+
+
+def test_cancelled_after_the_reply_was_read_keeps_the_worker() -> None:
+    """The worker's reply is read (by the pipe's reader callback) and the review is cancelled before its task
+    resumes: the worker is idle, so it is kept, not killed."""
+
+    async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
+        loop = asyncio.get_running_loop()
+        options = webhook_options()
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
+        (w,) = pool._workers
+
+        def block_until_answered() -> None:
+            # hold the loop until the reply is in the pipe; in the next pass the reader callback (an I/O
+            # event) runs before this timer, which is due by then (asyncio runs I/O callbacks, then timers)
+            deadline = time.monotonic() + 20
+            while not w.conn.poll(0.01) and time.monotonic() < deadline:
+                pass
+            loop.call_later(0, a.cancel)
+
+        loop.call_later(0.05, block_until_answered)
+        with pytest.raises(asyncio.CancelledError):
+            await a
+        idle, restarts = pool.idle, pool.restarts
+        await pool.lint(obj("c"), "c.json", options, 30)
+        return idle, restarts, pool.restarts, w.reviews
+
+    assert with_pool(1, body) == (1, 0, 0, 2)
+
+
+def test_lint_timeout_replaces_the_worker_and_waiters_get_the_replacement() -> None:
+    """A overruns its budget (killed, replaced); B, queued behind it, gets the replacement in its turn."""
+
+    async def body(pool: ReviewPool) -> tuple[str, int, int, int]:
+        options = webhook_options()
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 0.1))
+        await asyncio.sleep(0.02)
+        b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
+        with pytest.raises(BudgetExceeded) as exc:
+            await a
+        await b
+        await settled(pool, 1)
+        return exc.value.stage, pool.restarts, pool.waiting, pool.idle
+
+    assert with_pool(1, body) == ("lint", 1, 0, 1)
+
+
+def test_worker_gauges_are_read_when_scraped() -> None:
+    metrics = WebhookMetrics()
+
+    def gauges() -> tuple[str, str]:
+        text = metrics.render()[0].decode().splitlines()
+        return (
+            next(line for line in text if line.startswith("kvlint_webhook_workers ")),
+            next(line for line in text if line.startswith("kvlint_webhook_workers_busy ")),
+        )
+
+    async def body(pool: ReviewPool) -> list[tuple[str, str]]:
+        options = webhook_options()
+        seen = [gauges()]
+        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
+        await asyncio.sleep(0.1)
+        seen.append(gauges())
+        await a
+        seen.append(gauges())
+        return seen
+
+    assert with_pool(2, body, metrics) == [
+        ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 0.0"),
+        ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 1.0"),
+        ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 0.0"),
+    ]
