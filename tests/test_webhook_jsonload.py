@@ -101,6 +101,8 @@ EDGE_CASES: list[dict[str, Any]] = [
         "items": [{"kind": "Pod", "metadata": {"name": "a"}}, {"kind": "ConfigMap", "data": {}}],
     },
     {"kind": "PodList", "items": []},
+    # keys met again (their width is memoised): escapes, non-ASCII, longer than the memo keeps
+    {'q"k': {'q"k': 1, "t\tk": [{"t\tk": 2, "é\\": 3}]}, "é\\": {'q"k': [4]}, "L" * 80: {"L" * 80: 5}},
 ]
 
 
@@ -125,6 +127,9 @@ GIVE_WAY: list[dict[str, Any]] = [
     {"a": float("inf")},
     {"a": (1, 2)},
     {1: "int key"},
+    {"ok": 1, "del\x7fkey": 2},
+    {"a": {"{{ key }}": 1}},
+    {"a": {"x": 1}, "b": {"x": 2, "line\u2028key": 3}},
     {"deep": json.loads("[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5))},
 ]
 
@@ -132,6 +137,17 @@ GIVE_WAY: list[dict[str, Any]] = [
 @pytest.mark.parametrize("obj", GIVE_WAY, ids=range(len(GIVE_WAY)))
 def test_gives_way_to_the_loader(obj: dict[str, Any]) -> None:
     assert load_object(obj, LABEL) is None
+
+
+def test_safe_is_the_unsafe_pattern() -> None:
+    """The builder's quick test for strings (substring searches for ASCII ones) says what the pattern says."""
+    from kvlint.webhook.jsonload import _UNSAFE, _safe
+
+    texts = [chr(c) for c in range(0x10000)] + ["\U0001f600", "x" * 500 + "\x7f", "x" * 500 + "\x80"]
+    texts += ["{", "{ {", "a{{b", "kvlint", "kvlint:", "x kvlint: y", "# Source:", "# Source: x", "#Source: "]
+    texts += [t + "é" for t in texts[-9:]] + ["é" + chr(c) for c in range(0x7E, 0xA2)]
+    for t in texts:
+        assert _safe(t) == (_UNSAFE.search(t) is None), repr(t)
 
 
 def test_lazy_lines_are_the_json_text() -> None:

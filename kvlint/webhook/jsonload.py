@@ -24,6 +24,10 @@ with :func:`kvlint.load.load_text` as before:
   finite;
 * nesting of :data:`kvlint.load.MAX_DEPTH` levels or more, more than :data:`kvlint.load.MAX_NODES` values.
 
+The walk itself is kept cheap (it runs on every review): positions are built as tuples of the named tuple's
+class, containers without their ``__init__``, a key's JSON width is remembered for the next object (bounded
+table of short keys), and strings are checked with substring searches where they are ASCII.
+
 ``tests/test_webhook_jsonload.py`` checks the result against :func:`kvlint.load.load_text` of the JSON text,
 positions included, on every document of the corpus and the fixtures and on edge cases.
 """
@@ -77,26 +81,53 @@ def _plain(text: str) -> Any:
     return hit
 
 
+def _safe(text: str) -> bool:
+    """Whether ``text`` holds nothing :data:`_UNSAFE` matches. An ASCII string (``str.isascii`` reads a flag)
+    can only hold ``U+007F`` of the unsafe characters, so four substring searches decide for it, several times
+    faster than the pattern, which tries its alternatives at every character."""
+    if text.isascii():
+        return (
+            "{{" not in text
+            and _SUPPRESSION not in text
+            and _SOURCE_MARKER not in text
+            and "\x7f" not in text
+        )
+    return _UNSAFE.search(text) is None
+
+
+_SUPPRESSION = SUPPRESSION_MARKER
+#: key -> columns its JSON form and ``": "`` take (``len(_encode(key)) + 2``), for keys :func:`_safe` passes
+#: and at most :data:`_KEY_MEMO_CHARS` long; cleared when it reaches :data:`_PLAIN_MAX` entries.
+_KEY_WIDTH: dict[str, int] = {}
+_KEY_MEMO_CHARS = 64
+_new_loc = tuple.__new__  # Loc(path, line, column) without the named tuple's Python-level __new__
+_new_dict = dict.__new__
+_new_list = list.__new__
+
+
 class _Builder:
     """One walk over the object in the order ``json.dumps`` writes it, tracking the current 0-based line."""
 
-    __slots__ = ("path", "line", "nodes")
+    __slots__ = ("path", "line", "nodes", "true", "false", "null")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.line = 0
         self.nodes = 0
+        self.true = _plain("true")
+        self.false = _plain("false")
+        self.null = _plain("null")
 
     def scalar(self, value: Any) -> Any:
         t = type(value)
         if t is str:
-            if _UNSAFE.search(value):
+            if not _safe(value):
                 raise _GiveWay
             return value
         if t is bool:
-            return _plain("true" if value else "false")
+            return self.true if value else self.false
         if value is None:
-            return _plain("null")
+            return self.null
         if t is int:
             return _plain(int.__repr__(value))
         if t is float:
@@ -112,59 +143,90 @@ class _Builder:
         if self.nodes > MAX_NODES:
             raise _GiveWay
         t = type(value)
+        path = self.path
         if t is dict:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
-            out = LDict(loc=Loc(self.path, self.line + 1, column + 1))
+            out = _new_dict(LDict)  # LDict(loc=...) without its __init__'s argument passing
+            out.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
+            out.locs = locs = {}
+            out.key_locs = key_locs = {}
             if not value:
                 return out
             indent = depth + 1
-            locs = out.locs
-            key_locs = out.key_locs
-            path = self.path
+            widths = _KEY_WIDTH
+            line = self.line
+            nodes = self.nodes
             for k, v in value.items():
-                if type(k) is not str:
-                    raise _GiveWay
-                enc = _encode(k)
-                if len(enc) > _MAX_KEY_CHARS or _UNSAFE.search(k):
-                    raise _GiveWay
-                self.line += 1
-                line = self.line + 1
-                col = indent + len(enc) + 2
-                key_locs[k] = Loc(path, line, indent + 1)
-                self.nodes += 1  # the key: the loader counts it as a value too
+                width = widths.get(k) if type(k) is str else None
+                if width is None:
+                    if type(k) is not str:
+                        raise _GiveWay
+                    width = len(_encode(k)) + 2
+                    if width > _MAX_KEY_CHARS + 2 or not _safe(k):
+                        raise _GiveWay
+                    if len(k) <= _KEY_MEMO_CHARS:
+                        if len(widths) >= _PLAIN_MAX:
+                            widths.clear()
+                        widths[k] = width
+                line += 1
+                col = indent + width
+                key_locs[k] = _new_loc(Loc, (path, line + 1, indent + 1))
                 tv = type(v)
                 if tv is dict or tv is list:
+                    self.line = line
+                    self.nodes = nodes + 1  # the key: the loader counts it as a value too
                     item = self.node(v, col, depth + 1)
+                    line = self.line
+                    nodes = self.nodes
                     locs[k] = item.loc
                 else:
-                    self.nodes += 1
-                    item = self.scalar(v)
-                    locs[k] = Loc(path, line, col + 1)
+                    nodes += 2  # the key and the value
+                    if tv is str:  # _safe(v), inlined for the common case
+                        if not (
+                            v.isascii()
+                            and "{{" not in v
+                            and _SUPPRESSION not in v
+                            and _SOURCE_MARKER not in v
+                            and "\x7f" not in v
+                        ) and not _safe(v):
+                            raise _GiveWay
+                        item = v
+                    else:
+                        item = self.scalar(v)
+                    locs[k] = _new_loc(Loc, (path, line + 1, col + 1))
                 out[k] = item
-            self.line += 1  # the closing brace
+            self.line = line + 1  # the closing brace
+            self.nodes = nodes
             return out
         if t is list:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
-            seq = LList(loc=Loc(self.path, self.line + 1, column + 1))
+            seq = _new_list(LList)  # LList(loc=...) without its __init__
+            seq.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
+            seq.locs = seq_locs = []
             if not value:
                 return seq
             indent = depth + 1
-            seq_locs = seq.locs
-            path = self.path
+            line = self.line
+            nodes = self.nodes
             for v in value:
-                self.line += 1
+                line += 1
                 tv = type(v)
                 if tv is dict or tv is list:
+                    self.line = line
+                    self.nodes = nodes
                     item = self.node(v, indent, depth + 1)
+                    line = self.line
+                    nodes = self.nodes
                     seq_locs.append(item.loc)
                 else:
-                    self.nodes += 1
+                    nodes += 1
                     item = self.scalar(v)
-                    seq_locs.append(Loc(path, self.line + 1, indent + 1))
+                    seq_locs.append(_new_loc(Loc, (path, line + 1, indent + 1)))
                 seq.append(item)
-            self.line += 1  # the closing bracket
+            self.line = line + 1  # the closing bracket
+            self.nodes = nodes
             return seq
         raise _GiveWay
 
