@@ -15,7 +15,7 @@ import pytest
 
 from kvlint.load import MAX_DEPTH, load_text
 from kvlint.source import LDict, LList
-from kvlint.webhook.jsonload import LazyJsonLines, dump_text, load_object
+from kvlint.webhook.jsonload import LazyJsonLines, dump_lines, dump_text, load_object
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
@@ -49,7 +49,9 @@ def _check(obj: dict[str, Any]) -> bool:
     fast = load_object(obj, LABEL)
     if fast is None:
         return False
-    slow = load_text(dump_text(obj), LABEL)
+    text = dump_text(obj)
+    assert dump_lines(obj) == text.split("\n")  # the lines a review looks script positions up in
+    slow = load_text(text, LABEL)
     assert fast.files == slow.files
     assert fast.read_paths == slow.read_paths
     assert fast.findings == slow.findings
@@ -157,3 +159,6 @@ def test_lazy_lines_are_the_json_text() -> None:
     assert len(lazy) == len(lines)
     assert list(lazy) == lines
     assert lazy[2] == lines[2] and lazy[-1] == "}"
+    # outside what load_object builds, the lines are json.dumps' own
+    for odd in ({"t": (1, [2])}, {"n": float("nan")}, {1: "k"}):
+        assert list(LazyJsonLines(odd)) == dump_text(odd).split("\n")

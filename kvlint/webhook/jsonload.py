@@ -28,6 +28,10 @@ The walk itself is kept cheap (it runs on every review): positions are built as 
 class, containers without their ``__init__``, a key's JSON width is remembered for the next object (bounded
 table of short keys), and strings are checked with substring searches where they are ASCII.
 
+The lines of that text, which a review reads only to place a finding inside a script
+(:class:`LazyJsonLines`), are written by :func:`dump_lines` from the same object with the ``json`` module's
+string encoder, several times faster than its indenting encoder.
+
 ``tests/test_webhook_jsonload.py`` checks the result against :func:`kvlint.load.load_text` of the JSON text,
 positions included, on every document of the corpus and the fixtures and on edge cases.
 """
@@ -44,7 +48,7 @@ from kvlint.load import MAX_DEPTH, MAX_NODES, SUPPRESSION_MARKER, _flatten, _res
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import Document, LoadResult
 
-__all__ = ["LazyJsonLines", "dump_text", "load_object"]
+__all__ = ["LazyJsonLines", "dump_lines", "dump_text", "load_object"]
 
 #: What makes the loader keep a file's text for Helm template mapping (``kvlint.load.load_text``).
 _SOURCE_MARKER = "# Source: "
@@ -250,6 +254,72 @@ def load_object(obj: dict[str, Any], path: str) -> LoadResult | None:
     return result
 
 
+_SCALAR_TEXT: dict[Any, str] = {True: "true", False: "false", None: "null"}
+
+
+def dump_lines(obj: Any) -> list[str]:
+    """``dump_text(obj).split("\\n")`` for an object :func:`load_object` builds (str keys; dict, list, str,
+    int, float, bool and None values; finite floats), written line by line with the ``json`` module's own
+    string encoder and number reprs instead of its pure-Python indenting encoder (several times slower).
+    Raises _GiveWay for anything else."""
+    out: list[str] = []
+    append = out.append
+    enc = _encode
+    scalars = _SCALAR_TEXT
+
+    def scalar(v: Any) -> str:
+        t = type(v)
+        if t is str:
+            return enc(v)  # type: ignore[no-any-return]
+        if t is bool or v is None:
+            return scalars[v]
+        if t is int:
+            return int.__repr__(v)
+        if t is float and math.isfinite(v):
+            return float.__repr__(v)
+        raise _GiveWay
+
+    def walk(v: Any, head: str, depth: int, tail: str) -> None:
+        t = type(v)
+        if t is dict:
+            if not v:
+                append(head + "{}" + tail)
+                return
+            append(head + "{")
+            pad = " " * (depth + 1)
+            last = len(v)
+            for i, (k, x) in enumerate(v.items(), 1):
+                if type(k) is not str:
+                    raise _GiveWay
+                sep = "," if i < last else ""
+                tx = type(x)
+                if tx is dict or tx is list:
+                    walk(x, pad + enc(k) + ": ", depth + 1, sep)
+                else:
+                    append(pad + enc(k) + ": " + scalar(x) + sep)
+            append(" " * depth + "}" + tail)
+        elif t is list:
+            if not v:
+                append(head + "[]" + tail)
+                return
+            append(head + "[")
+            pad = " " * (depth + 1)
+            last = len(v)
+            for i, x in enumerate(v, 1):
+                sep = "," if i < last else ""
+                tx = type(x)
+                if tx is dict or tx is list:
+                    walk(x, pad, depth + 1, sep)
+                else:
+                    append(pad + scalar(x) + sep)
+            append(" " * depth + "]" + tail)
+        else:
+            append(head + scalar(v) + tail)
+
+    walk(obj, "", 0, "")
+    return out
+
+
 class LazyJsonLines(Sequence[str]):
     """The lines of :func:`dump_text` of an object, written only when first read (positions inside a
     script's text are looked up in them, :data:`kvlint.engines.command.HELD_LINES`; most reviews never do)."""
@@ -260,7 +330,10 @@ class LazyJsonLines(Sequence[str]):
 
     def _get(self) -> list[str]:
         if self._lines is None:
-            self._lines = dump_text(self._obj).split("\n")
+            try:
+                self._lines = dump_lines(self._obj)
+            except (_GiveWay, RecursionError):
+                self._lines = dump_text(self._obj).split("\n")
         return self._lines
 
     def __getitem__(self, index: Any) -> Any:
