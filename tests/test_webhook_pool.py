@@ -80,6 +80,15 @@ def test_queue_timeout_leaves_no_waiter_and_the_worker_goes_back() -> None:
     assert (stage, waiting, idle, restarts) == ("queue", 0, 1, 0)
 
 
+def test_no_budget_left_takes_no_worker() -> None:
+    async def body(pool: ReviewPool) -> tuple[str, int, int]:
+        with pytest.raises(BudgetExceeded) as exc:
+            await pool.lint(obj("a"), "a.json", webhook_options(), 0.0)
+        return exc.value.stage, pool.idle, pool.restarts
+
+    assert with_pool(1, body) == ("queue", 1, 0)
+
+
 def test_cancelled_while_waiting_for_a_worker() -> None:
     """The request went away while queued: its waiter is dropped, the busy worker is neither handed to it nor
     replaced, and comes back idle."""

@@ -9,12 +9,13 @@ and other reviews.
 :meth:`ReviewPool.lint` takes an idle worker (waiting at most the review's remaining budget), sends it the
 object and waits for the answer within what is left of the budget. The idle worker taken is the one used
 last (its memory and the pipeline's memo tables are warm); a worker coming back is handed straight to the
-review that has waited longest, so no later review takes it first. Each wait is one future the review's
-task awaits, resolved by the pipe's reader callback or by a timer at the deadline: no helper task and no
-intermediate future, so a review costs the event loop as few passes as it can. On time-out the worker is killed and
-a new one started from the warmed-up fork server (:mod:`kvlint.webhook._preload`); :class:`BudgetExceeded`
-tells the caller which stage ran out (``queue``: no worker became free; ``lint``: the pipeline was too
-slow). A worker that dies (a crash, its memory limit) raises :class:`WorkerFailed` and is replaced too.
+review that has waited longest, so no later review takes it first. Each wait is one future the review's task
+awaits, resolved by the pipe's reader callback or by a timer at the deadline: no helper task and no
+intermediate future, so a review costs the event loop as few passes as it can. On time-out the worker is
+killed and a new one started from the warmed-up fork server (:mod:`kvlint.webhook._preload`);
+:class:`BudgetExceeded` tells the caller which stage ran out (``queue``: no worker became free; ``lint``:
+the pipeline was too slow). A worker that dies (a crash, its memory limit) raises :class:`WorkerFailed` and
+is replaced too.
 
 Workers are started with the ``forkserver`` method where the platform has it (Linux, macOS), else
 ``spawn``: never plain ``fork`` from the multi-threaded server process.
@@ -235,6 +236,8 @@ class ReviewPool:
         """An idle worker (the one used last), or the first to come back within ``budget`` seconds for a
         review that waits in its turn. Raises BudgetExceeded("queue") at the deadline. When the caller is
         cancelled after a worker was handed to it, the worker goes back to the pool (none is lost)."""
+        if budget <= 0:  # nothing left to lint with: no worker is taken (it would be killed at once)
+            raise BudgetExceeded("queue", budget)
         if self._idle:
             return self._idle.pop()
         loop = asyncio.get_running_loop()
