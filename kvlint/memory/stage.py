@@ -187,9 +187,11 @@ def _run(
 # scopes only, and keys each plan on every input of plan_vllm_detailed: the model object (held, so its identity
 # is safe; ModelSpec is frozen and nothing edits its config), the GPU's name, compute capability and memory
 # total, and the settings by value -- every VllmSettings field, dicts and lists included, floats by repr (so -0.0
-# and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings). Plan results are
-# frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which callers
-# may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be keyed.
+# and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings), written as the
+# settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41). Plan
+# results are frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which
+# callers may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be
+# keyed.
 
 _MEMO_LOCK = threading.Lock()
 _MEMO: dict[int, tuple[ServingConfig, dict[tuple[Any, ...], tuple[Any, ...]]]] = {}
@@ -221,7 +223,29 @@ def _frozen(x: Any) -> Any:
     raise _Unkeyable(t.__name__)
 
 
-_VLLM_FIELDS = tuple(VllmSettings.__dataclass_fields__)
+#: the engine defaults (``VllmSettings()``), each field with its _frozen value, in field order
+_VLLM_DEFAULTS = tuple(
+    (i, name, value, _frozen(value)) for i, (name, value) in enumerate(vars(VllmSettings()).items())
+)
+
+
+def settings_delta(settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
+    """The fields of ``settings`` that differ from the engine defaults (``VllmSettings()``), as
+    ``(field index, _frozen(value))`` pairs in field order: two settings with the same delta have every field
+    equal in the :func:`_frozen` sense (each is either the default's or the delta's value), so the memory model
+    cannot tell them apart. A field holding the default's own object is skipped without freezing it. Raises
+    :class:`_Unkeyable` for a value :func:`_frozen` cannot key."""
+    state = settings.__dict__
+    out = []
+    for i, name, default, frozen_default in _VLLM_DEFAULTS:
+        value = state[name]
+        if value is default:
+            continue
+        t = type(value)
+        frozen = (t, value) if t in _EXACT else _frozen(value)
+        if frozen != frozen_default:
+            out.append((i, frozen))
+    return tuple(out)
 
 
 def _memo_key(
@@ -236,19 +260,12 @@ def _memo_key(
     if serving.engine != "vllm" or type(settings) is not VllmSettings or changes:
         return None
     try:
-        state = settings.__dict__
         return (
             id(model),
             _frozen(acc.name),
             _frozen(acc.compute_capability),
             _frozen(total),
-            # _frozen of each field, its first case (str, int, bool, None: most fields) written out
-            tuple(
-                [
-                    (t, v) if (t := type(v)) in _EXACT else _frozen(v)
-                    for v in map(state.__getitem__, _VLLM_FIELDS)
-                ]
-            ),
+            settings_delta(settings),
         )
     except _Unkeyable:
         return None
