@@ -15,6 +15,7 @@ Inputs: ../shared/corpus/manifests when present (sources in its INDEX.csv) and e
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -280,3 +281,90 @@ def test_settings_delta_keeps_apart_what_the_models_keep_apart():
     assert d(replace(base, cpu_offload_gb=0)) != d(base)  # int 0 is not the default float 0.0
     assert d(replace(base, hf_overrides={"a": 1, "b": 2})) != d(replace(base, hf_overrides={"b": 2, "a": 1}))
     assert d(replace(base, max_model_len=4096)) != d(replace(base, max_num_seqs=4096))  # the field counts
+
+
+# --------------------------------------------------------------------------------------------------
+# the utilization remedy: plans at candidate utilizations, bracketed search
+
+
+def _scan_utilization(settings, model, total, **kw):
+    """The 0.01-step scan smallest_fitting_utilization used to be (reference): from the shortfall's guess, up
+    until it fits, then down while it still fits."""
+    d = vllm.plan_vllm_detailed(settings, model, total, **kw)
+    short = d.needed_bytes - d.fit_available_bytes
+    guess = d.plan.gpu_memory_utilization + max(0, short) / total
+    u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
+    for _ in range(200):
+        if vllm.plan_vllm_detailed(replace(settings, gpu_memory_utilization=u), model, total, **kw).fits:
+            while u > 0.01:
+                lower = round(u - 0.01, 2)
+                if not vllm.plan_vllm_detailed(
+                    replace(settings, gpu_memory_utilization=lower), model, total, **kw
+                ).fits:
+                    break
+                u = lower
+            return u
+        if u >= 1.0:
+            return None
+        u = min(1.0, round(u + 0.01, 2))
+    return None
+
+
+def _planned(containers, gpus):
+    for cr in containers:
+        for name, cc, total in gpus:
+            try:
+                vllm.plan_vllm_detailed(cr.settings, cr.model, total, gpu_name=name, compute_capability=cc)
+            except vllm.PlanError:
+                continue
+            yield cr.settings, cr.model, total, {"gpu_name": name, "compute_capability": cc}
+
+
+def test_plan_at_utilization_is_the_plan_with_that_utilization(containers):
+    n = 0
+    for s, m, total, kw in _planned(containers, _gpus()[::4]):
+        at = vllm.plan_at_utilization(s, m, total, **kw)
+        for u in (0.05, 0.5, 0.73, 0.9, 0.92, 0.98, 1.0, 1):
+            want = vllm.plan_vllm_detailed(replace(s, gpu_memory_utilization=u), m, total, **kw)
+            assert at(u) == want
+            n += 1
+    assert n >= 200
+
+
+def test_bracketed_utilization_equals_the_fine_scan(containers):
+    answers = set()
+    for s, m, total, kw in _planned(containers, _gpus()[::5]):
+        for variant in (s, replace(s, max_model_len=32768), replace(s, max_model_len=2048)):
+            got = vllm.smallest_fitting_utilization(variant, m, total, **kw)
+            assert got == _scan_utilization(variant, m, total, **kw)
+            answers.add(got)
+    assert None in answers and len(answers) >= 10  # the cases cover both outcomes and many values
+
+
+@pytest.mark.parametrize("threshold", [1, 2, 3, 37, 50, 97, 98, 99, 100, 101])
+def test_smallest_fitting_with_any_guess_is_the_bisection(threshold):
+    from kvlint.rules.remedies import smallest_fitting
+
+    calls: list[int] = []
+
+    def plan_for(h):
+        calls.append(h)
+        return h  # a stand-in for a plan: fits from the threshold up
+
+    want = None if threshold > 98 else threshold
+    for lo in (lo for lo in (0, 1, 20) if lo < threshold):  # lo does not fit, as the search assumes
+        plain = smallest_fitting(lo, 98, plan_for, lambda h: h >= threshold)
+        assert plain == (None if want is None else (want, want))
+        for guess in (None, *range(lo - 1, 101)):
+            assert smallest_fitting(lo, 98, plan_for, lambda h: h >= threshold, guess=guess) == plain
+    calls.clear()
+    if want is not None and 1 < want < 98:
+        smallest_fitting(0, 98, plan_for, lambda h: h >= threshold, guess=want)
+        assert len(calls) == 3  # a right guess: hi, the guess, its neighbour
+
+
+def test_vllm_hundredth_search_with_any_guess(threshold_values=(1, 2, 50, 99, 100, 101)):
+    for t in threshold_values:
+        for guess in range(-2, 103):
+            got = vllm._smallest_fitting_hundredth(lambda h, t=t: h >= t, guess)
+            assert got == (None if t > 100 else t)

@@ -11,6 +11,7 @@ read that outcome; when a rule's remedy needs "the same container with one setti
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from kvlint.memory.vllm import (
     PlanError,
     VllmPlanDetail,
     VllmSettings,
+    plan_at_utilization,
     plan_vllm_detailed,
     settings_from_config,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "plan_settings",
     "plannable_gpu",
     "replan",
+    "utilization_planner",
 ]
 
 #: The engine-specific result of a memory model; each carries the engine-neutral ``plan`` (a MemoryPlan).
@@ -323,6 +326,35 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
         return _detail(cr.serving, cr.settings, cr.model, placement.gpus, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
+
+
+def utilization_planner(cr: ContainerResult) -> Callable[[float], VllmPlanDetail | None] | None:
+    """For a vLLM container with settings, a model and a plannable GPU: a function of a
+    ``--gpu-memory-utilization`` value answering what ``replan(cr, gpu_memory_utilization=u)`` answers (None
+    where that plan raises), computed by :func:`kvlint.memory.vllm.plan_at_utilization` with the start-up
+    settled once and not kept in the memo: for a remedy's search over candidate values, whose answer is then
+    re-planned with :func:`replan`. None for another engine or when the container cannot be planned."""
+    p = cr.placement
+    if cr.serving.engine != "vllm" or not isinstance(cr.settings, VllmSettings) or cr.model is None:
+        return None
+    gpu = plannable_gpu(p, "vllm")
+    if not isinstance(gpu, tuple):
+        return None
+    acc, total = gpu
+    try:
+        at = plan_at_utilization(
+            cr.settings, cr.model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
+    except _PLAN_ERRORS:
+        return None
+
+    def plan(u: float) -> VllmPlanDetail | None:
+        try:
+            return at(u)
+        except _PLAN_ERRORS:
+            return None
+
+    return plan
 
 
 def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail:

@@ -755,7 +755,15 @@ def plan_vllm_detailed(
     cfg = resolve_startup(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
     )
-    weights = split_weights(settings, model, cfg)
+    return _assemble(settings, model, total_bytes, cfg, split_weights(settings, model, cfg))
+
+
+def _assemble(
+    settings: VllmSettings, model: ModelSpec, total_bytes: int, cfg: StartupConfig, weights: WeightSplit
+) -> VllmPlanDetail:
+    """Steps 3 and 4 of :func:`plan_vllm_detailed` after its start-up ``cfg`` and weight split ``weights``: every
+    stage's memory, the limiting stage's fit check, and the plan. Raises :class:`PlanError` when no stage holds
+    KV."""
     stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
     usable = [st for st in stages if st is not None]
     if not usable:
@@ -987,7 +995,7 @@ def resolve_startup(
     if util is None:
         util = rel.default_utilization
         notes.append(f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)")
-    budget = math.ceil(total_bytes * util) if rel.budget_ceil else int(total_bytes * util)
+    budget = _budget(total_bytes, util, rel)
     return StartupConfig(
         version=v,
         era=era,
@@ -1021,6 +1029,12 @@ def resolve_startup(
         facts=facts,
         release=rel,
     )
+
+
+def _budget(total_bytes: int, util: float, rel: ReleaseSwitches) -> int:
+    """The memory budget per GPU (bytes): ``ceil(total x util)`` from 0.27.0, ``int(total x util)`` before
+    (``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory``'s ``requested_memory``, §1.2)."""
+    return math.ceil(total_bytes * util) if rel.budget_ceil else int(total_bytes * util)
 
 
 def gpu_vendor(gpu_name: str, compute_capability: str | None) -> str:
@@ -1763,6 +1777,44 @@ def largest_fitting_max_model_len(
     return max(best, d.plan.max_model_len)
 
 
+def plan_at_utilization(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> Callable[[float], VllmPlanDetail]:
+    """A planner of ``settings`` at any ``--gpu-memory-utilization``: ``plan(u)`` is
+    ``plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, ...)``, computed without
+    settling the start-up again. Nothing vLLM decides before the budget reads the utilization (era, dtype, lengths,
+    batch defaults, block size, layers: :func:`resolve_startup`), nor does the weight split, so both are resolved
+    once; each call recomputes the budget (:func:`_budget`), the stages and the fit check. For a remedy's search
+    over utilizations (:func:`smallest_fitting_utilization`, KV102/KV103/KV105), whose answer is then re-planned
+    in full.
+
+    Raises :class:`PlanError` as :func:`plan_vllm_detailed` does: here for a non-positive total or a model with
+    nothing to cache, in ``plan(u)`` when no stage holds KV.
+    """
+    if total_bytes <= 0:
+        raise PlanError("GPU memory total must be positive")
+    if not model_facts(model).stateful:
+        raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
+    # any set value: the start-up then carries no note about the default utilization, as with every u below
+    first = settings.changed(gpu_memory_utilization=1.0)
+    cfg = resolve_startup(first, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability)
+    weights = split_weights(first, model, cfg)
+    rel = cfg.release or release_switches(cfg.version)
+
+    def plan(u: float) -> VllmPlanDetail:
+        at = dataclasses.replace(
+            cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel))
+        )
+        return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
+
+    return plan
+
+
 def smallest_fitting_utilization(
     settings: VllmSettings,
     model: ModelSpec,
@@ -1771,28 +1823,51 @@ def smallest_fitting_utilization(
     gpu_name: str = "",
     compute_capability: str | None = None,
 ) -> float | None:
-    """Smallest ``--gpu-memory-utilization`` (<= 1.0, rounded up to 2 decimals) at which one max-model-len request
-    fits, verified by re-planning; None if even 1.0 does not fit."""
+    """Smallest ``--gpu-memory-utilization`` (<= 1.0, in hundredths, at least 0.01) at which one max-model-len
+    request fits, verified by re-planning with :func:`plan_vllm_detailed`; None if even 1.0 does not fit.
+
+    Nothing but the KV budget changes with the utilization, and the budget grows with it, so fitting is monotone in
+    it and the answer is bracketed rather than scanned: the first candidate is where the current plan's shortfall
+    (E1's needed minus available bytes) says the budget suffices, the candidate and its neighbour bracket the
+    answer when the estimate holds, and bisection finishes otherwise; each candidate is planned by
+    :func:`plan_at_utilization` (the start-up settled once). The answer equals the smallest fitting hundredth a
+    scan in 0.01 steps finds.
+    """
     kw: dict[str, Any] = {"gpu_name": gpu_name, "compute_capability": compute_capability}
-    d = plan_vllm_detailed(settings, model, total_bytes, **kw)  # type: ignore[arg-type]
-    p = d.plan
+    d = plan_vllm_detailed(settings, model, total_bytes, **kw)
+    at = plan_at_utilization(settings, model, total_bytes, **kw)
     short = d.needed_bytes - d.fit_available_bytes
-    guess = p.gpu_memory_utilization + max(0, short) / total_bytes
-    u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
-    for _ in range(200):
-        dd = plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw)  # type: ignore[arg-type]
-        if dd.fits:
-            # walk down while it still fits (guess may overshoot)
-            while u > 0.01:
-                lower = round(u - 0.01, 2)
-                d2 = plan_vllm_detailed(
-                    settings.changed(gpu_memory_utilization=lower), model, total_bytes, **kw
-                )  # type: ignore[arg-type]
-                if not d2.fits:
-                    break
-                u = lower
-            return u
-        if u >= 1.0:
-            return None
-        u = min(1.0, round(u + 0.01, 2))
-    return None
+    guess = math.ceil(max(0.01, d.plan.gpu_memory_utilization + max(0, short) / total_bytes) * 100)
+    found = _smallest_fitting_hundredth(lambda h: at(h / 100).fits, min(100, guess))
+    if found is None:
+        return None
+    u = found / 100
+    if not plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw).fits:
+        return None  # the remedy is offered only when the full re-plan fits
+    return u
+
+
+def _smallest_fitting_hundredth(fits: Callable[[int], bool], guess: int) -> int | None:
+    """The smallest ``h`` in 1..100 with ``fits(h)``, for ``fits`` monotone increasing; None when ``fits(100)`` is
+    false. ``guess`` is tried first and then its neighbour, so a right guess costs three calls; bisection on the
+    bracket otherwise."""
+    if not fits(100):
+        return None
+    lo, hi = 0, 100  # fits(lo) false (0: below the range), fits(hi) true
+    g = min(max(guess, 1), 100)
+    if g < hi:
+        if fits(g):
+            hi = g
+            if g - 1 > lo and not fits(g - 1):
+                lo = g - 1
+        else:
+            lo = g
+            if g + 1 < hi and fits(g + 1):
+                hi = g + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
