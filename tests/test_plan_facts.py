@@ -368,3 +368,15 @@ def test_vllm_hundredth_search_with_any_guess(threshold_values=(1, 2, 50, 99, 10
         for guess in range(-2, 103):
             got = vllm._smallest_fitting_hundredth(lambda h, t=t: h >= t, guess)
             assert got == (None if t > 100 else t)
+
+
+@pytest.mark.parametrize("text", ["0.8.5", "0.11.0+cu130", "0.29.0", "0.30.0", "0.33.0"])
+def test_lengths_memo_answers_as_the_defaults(containers, text):
+    from kvlint.memory import defaults as dfl
+
+    v, _ = resolve_version(text)
+    for m in _models(containers):
+        derived, key, mml, why = dfl._derive_max_model_len(m, v)
+        want = (derived, key, mml, why, dfl._default_max_model_len(m, derived))
+        assert vllm._lengths(m, v) == want
+        assert vllm._lengths(m, v) == want  # the memo's answer

@@ -1051,9 +1051,12 @@ def _max_model_len(
     v: Version, settings: VllmSettings, model: ModelSpec, notes: list[str]
 ) -> tuple[int, str, int, bool]:
     """``(max_model_len, source, derived length, auto_fit)`` as vLLM settles them (§1.8); appends its notes."""
-    derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
+    if settings.hf_overrides:
+        derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
+        default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
+    else:
+        derived, key, mml_key, why, default_len = _lengths(model, v)
     notes.append(why)
-    default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
     auto_fit = False
     user = settings.max_model_len
     if user is not None and user < 0:
@@ -1087,6 +1090,15 @@ def _max_model_len(
         max_len = model.sliding_window
         notes.append(f"--disable-sliding-window caps max_model_len at the window {max_len}")
     return max_len, src, int(derived), auto_fit
+
+
+@per_model
+def _lengths(model: ModelSpec, v: Version) -> tuple[float, str, int | None, str, int]:
+    """``(derived, key, model_max_length, why, default max_model_len)`` of ``model`` under release ``v`` without
+    ``--hf-overrides``: :func:`kvlint.memory.defaults.derive_max_model_len` and
+    :func:`~kvlint.memory.defaults.default_max_model_len` in one memo entry (per model and release)."""
+    derived, key, mml, why = dfl.derive_max_model_len(v, model)
+    return derived, key, mml, why, dfl.default_max_model_len(v, model, derived)
 
 
 def _scheduler_limits(
@@ -1600,12 +1612,15 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
         return per, sizes.pop()
 
+    need_at_max: list[int] = []  # needed(max_len), when largest_fit computes it
+
     def largest_fit() -> int:
         if needed(1) > avail_fit:
             return 0
         lo, hi = 1, max_len
         if monotone and hi > lo:
-            if needed(hi) <= avail_fit:
+            need_at_max.append(needed(hi))
+            if need_at_max[0] <= avail_fit:
                 return hi
             step = one_step() if type(avail_fit) is int else None
             if step is not None and step[0] > 0:
@@ -1620,18 +1635,20 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         return lo
 
     est = largest_fit()
+    planned_len = max_len
     if cfg.auto_fit:
         if est < max_len:
             notes.append(f"Auto-fit max_model_len: reduced from {max_len} to {est} to fit the KV cache")
             max_len = max(est, 0)
         src = "auto"
+    blocks = per_req_blocks(max_len) if max_len else 0  # one request's blocks across the groups
     if era == "v0":
         tokens = nb * bsz
         conc = tokens / max_len if max_len else 0.0
         conc_lo = st.num_blocks_low * bsz / max_len if max_len else 0.0
         conc_hi = st.num_blocks_high * bsz / max_len if max_len else 0.0
     else:
-        prb = max(1, per_req_blocks(max_len)) if max_len else 1
+        prb = max(1, blocks) if max_len else 1
         conc = nb / prb
         conc_lo, conc_hi = st.num_blocks_low / prb, st.num_blocks_high / prb
         if rel.capacity_concurrency:
@@ -1640,7 +1657,12 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
             tokens = (nb // len(groups)) * min(g.block_size for g in groups)
         else:
             tokens = nb * bsz
-    need = needed(max_len) if max_len else 0
+    if not max_len:
+        need = 0
+    elif need_at_max and max_len == planned_len:
+        need = need_at_max[0]
+    else:
+        need = needed(max_len)
     fits = max_len > 0 and need <= avail_fit and nb > 0
     error = None
     if st.kv <= 0 or nb <= 0:
@@ -1660,7 +1682,7 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         estimated_max_model_len=int(est),
         fits=fits,
         error=error,
-        per_request_blocks=int(max(1, per_req_blocks(max_len)) if max_len else 1),
+        per_request_blocks=int(max(1, blocks) if max_len else 1),
         notes=tuple(notes),
     )
 
