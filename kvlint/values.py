@@ -55,14 +55,28 @@ def as_float(x: Any) -> float | None:
 
 
 def parse_cc(cc: str | None) -> tuple[int, int] | None:
-    """CUDA compute capability ``"8.9"`` -> ``(8, 9)``; None when absent or unreadable."""
+    """CUDA compute capability ``"8.9"`` -> ``(8, 9)``; None when absent or unreadable. Memoised by text (every
+    memory plan reads its GPU's capability a few times; a catalogue has a few dozen)."""
     if not cc:
         return None
+    if type(cc) is str:
+        try:
+            return _CC[cc]
+        except KeyError:
+            pass
     major, _, minor = str(cc).partition(".")
     try:
-        return int(major), int(minor or 0)
+        out: tuple[int, int] | None = (int(major), int(minor or 0))
     except ValueError:
-        return None
+        out = None
+    if type(cc) is str:
+        if len(_CC) >= 1024:
+            _CC.clear()
+        _CC[cc] = out
+    return out
+
+
+_CC: dict[str, tuple[int, int] | None] = {}
 
 
 def truthy(s: str | None) -> bool | None:

@@ -11,6 +11,7 @@ read that outcome; when a rule's remedy needs "the same container with one setti
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,6 +21,7 @@ from kvlint.memory.vllm import (
     PlanError,
     VllmPlanDetail,
     VllmSettings,
+    plan_at_utilization,
     plan_vllm_detailed,
     settings_from_config,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "plan_settings",
     "plannable_gpu",
     "replan",
+    "utilization_planner",
 ]
 
 #: The engine-specific result of a memory model; each carries the engine-neutral ``plan`` (a MemoryPlan).
@@ -187,9 +190,11 @@ def _run(
 # scopes only, and keys each plan on every input of plan_vllm_detailed: the model object (held, so its identity
 # is safe; ModelSpec is frozen and nothing edits its config), the GPU's name, compute capability and memory
 # total, and the settings by value -- every VllmSettings field, dicts and lists included, floats by repr (so -0.0
-# and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings). Plan results are
-# frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which callers
-# may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be keyed.
+# and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings), written as the
+# settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41). Plan
+# results are frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which
+# callers may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be
+# keyed.
 
 _MEMO_LOCK = threading.Lock()
 _MEMO: dict[int, tuple[ServingConfig, dict[tuple[Any, ...], tuple[Any, ...]]]] = {}
@@ -221,7 +226,29 @@ def _frozen(x: Any) -> Any:
     raise _Unkeyable(t.__name__)
 
 
-_VLLM_FIELDS = tuple(VllmSettings.__dataclass_fields__)
+#: the engine defaults (``VllmSettings()``), each field with its _frozen value, in field order
+_VLLM_DEFAULTS = tuple(
+    (i, name, value, _frozen(value)) for i, (name, value) in enumerate(vars(VllmSettings()).items())
+)
+
+
+def settings_delta(settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
+    """The fields of ``settings`` that differ from the engine defaults (``VllmSettings()``), as
+    ``(field index, _frozen(value))`` pairs in field order: two settings with the same delta have every field
+    equal in the :func:`_frozen` sense (each is either the default's or the delta's value), so the memory model
+    cannot tell them apart. A field holding the default's own object is skipped without freezing it. Raises
+    :class:`_Unkeyable` for a value :func:`_frozen` cannot key."""
+    state = settings.__dict__
+    out = []
+    for i, name, default, frozen_default in _VLLM_DEFAULTS:
+        value = state[name]
+        if value is default:
+            continue
+        t = type(value)
+        frozen = (t, value) if t in _EXACT else _frozen(value)
+        if frozen != frozen_default:
+            out.append((i, frozen))
+    return tuple(out)
 
 
 def _memo_key(
@@ -236,19 +263,12 @@ def _memo_key(
     if serving.engine != "vllm" or type(settings) is not VllmSettings or changes:
         return None
     try:
-        state = settings.__dict__
         return (
             id(model),
             _frozen(acc.name),
             _frozen(acc.compute_capability),
             _frozen(total),
-            # _frozen of each field, its first case (str, int, bool, None: most fields) written out
-            tuple(
-                [
-                    (t, v) if (t := type(v)) in _EXACT else _frozen(v)
-                    for v in map(state.__getitem__, _VLLM_FIELDS)
-                ]
-            ),
+            settings_delta(settings),
         )
     except _Unkeyable:
         return None
@@ -306,6 +326,35 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
         return _detail(cr.serving, cr.settings, cr.model, placement.gpus, gpu, changes or None)
     except _PLAN_ERRORS:
         return None
+
+
+def utilization_planner(cr: ContainerResult) -> Callable[[float], VllmPlanDetail | None] | None:
+    """For a vLLM container with settings, a model and a plannable GPU: a function of a
+    ``--gpu-memory-utilization`` value answering what ``replan(cr, gpu_memory_utilization=u)`` answers (None
+    where that plan raises), computed by :func:`kvlint.memory.vllm.plan_at_utilization` with the start-up
+    settled once and not kept in the memo: for a remedy's search over candidate values, whose answer is then
+    re-planned with :func:`replan`. None for another engine or when the container cannot be planned."""
+    p = cr.placement
+    if cr.serving.engine != "vllm" or not isinstance(cr.settings, VllmSettings) or cr.model is None:
+        return None
+    gpu = plannable_gpu(p, "vllm")
+    if not isinstance(gpu, tuple):
+        return None
+    acc, total = gpu
+    try:
+        at = plan_at_utilization(
+            cr.settings, cr.model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
+    except _PLAN_ERRORS:
+        return None
+
+    def plan(u: float) -> VllmPlanDetail | None:
+        try:
+            return at(u)
+        except _PLAN_ERRORS:
+            return None
+
+    return plan
 
 
 def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail:

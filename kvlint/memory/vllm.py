@@ -537,22 +537,20 @@ def _expert_fraction(model: ModelSpec) -> float:
 _MTP_KEYS = ("num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules")
 
 
-def _mtp_layers(model: ModelSpec, settings: VllmSettings) -> int:
+def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | None = None) -> int:
     """MTP draft layers vLLM adds to the KV pool when speculative decoding runs without a separate draft model:
     ``num_nextn_predict_layers`` (DeepSeek-V3/GLM), ``mtp_num_hidden_layers`` (Qwen3-Next/Qwen3.5) from the
     config, else 1 for an explicit ``method`` containing ``mtp``; 0 without ``num_speculative_tokens`` or for
-    n-gram/EAGLE-without-model methods. Each MTP layer is an attention layer of the target's shape
+    n-gram/EAGLE-without-model methods (``facts``: the model's :class:`ModelFacts`, derived when None). Each MTP layer is an attention layer of the target's shape
     (``vllm/model_executor/models/deepseek_mtp.py``, ``vllm/v1/spec_decode/eagle.py`` draft KV specs). [§6 item 10]"""
     if not settings.num_speculative_tokens or settings.speculative_model is not None:
         return 0
     method = (settings.speculative_method or "").lower()
     if method in ("ngram", "suffix", "medusa"):
         return 0
-    c = model.text_config or model.config or {}
-    for k in _MTP_KEYS:
-        n = c.get(k)
-        if isinstance(n, int) and n > 0:
-            return n
+    n = (facts or model_facts(model)).mtp_config_layers
+    if n:
+        return n
     return 1 if "mtp" in method else 0
 
 
@@ -570,6 +568,140 @@ def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     if model.is_mla:
         rot = int(c.get("qk_rope_head_dim") or 64)
     return int(mp * rot * dbytes)
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What every vLLM plan of one model reads from its config and layers, derived once per model
+    (:func:`model_facts`) instead of once per plan.
+
+    Attributes:
+        counts: the model's distinct layer specs with their counts (:func:`kvlint.memory.kv.layer_counts`).
+        stateful: some layer holds KV or state (a kind other than ``none``); without one there is no plan.
+        sliding: some layer is sliding-window or chunked attention (bounded by window + in-flight tokens).
+        chunked: some layer is chunked local attention (the hybrid KV-cache manager is then off).
+        multimodal: the config declares a vision or audio tower (:func:`kvlint.memory.multimodal.is_multimodal`).
+        vision: the config has a ``vision_config`` dict, so the profile run may pass images through an encoder
+            (:func:`kvlint.memory.multimodal.encoder_profile` answers None without one).
+        inter_eff: the MLP width one token meets (elements): ``top-k x moe_intermediate_size`` for MoE models,
+            else ``intermediate_size`` (:func:`_inter_eff`).
+        expert_fraction: share of the per-layer weights in routed experts (:func:`_expert_fraction`).
+        mtp_config_layers: MTP layers the config declares (``num_nextn_predict_layers``,
+            ``mtp_num_hidden_layers``, ``num_mtp_modules``; 0 when none, see :func:`_mtp_layers`).
+        last_state_layer: the last layer of a kind other than ``none`` (the shape of an MTP layer), or None.
+        embed_elements: ``vocab_size x hidden_size``, elements of the embedding (and of an untied lm_head).
+    """
+
+    counts: LayerCounts
+    stateful: bool
+    sliding: bool
+    chunked: bool
+    multimodal: bool
+    vision: bool
+    inter_eff: int
+    expert_fraction: float
+    mtp_config_layers: int
+    last_state_layer: LayerSpec | None
+    embed_elements: int
+
+
+def _vision_config(model: ModelSpec) -> dict[str, Any]:
+    """The config's ``vision_config`` dict, else {} (what :func:`kvlint.memory.multimodal.encoder_profile` reads)."""
+    v = (model.config or {}).get("vision_config")
+    return v if isinstance(v, dict) else {}
+
+
+@per_model
+def model_facts(model: ModelSpec) -> ModelFacts:
+    """The :class:`ModelFacts` of ``model`` (memoised per model, :func:`kvlint.memory.memo.per_model`: a
+    ModelSpec is frozen and nothing edits its config, so the facts stay the model's)."""
+    counts = layer_counts(model.layers)
+    kinds = {lay.kind for lay, _ in counts}
+    c = model.text_config or model.config or {}
+    mtp = 0
+    for k in _MTP_KEYS:
+        n = c.get(k)
+        if isinstance(n, int) and n > 0:
+            mtp = n
+            break
+    return ModelFacts(
+        counts=counts,
+        stateful=bool(kinds - {"none"}),
+        sliding=bool(kinds & {"sliding", "chunked"}),
+        chunked="chunked" in kinds,
+        multimodal=is_multimodal(model),
+        vision=bool(_vision_config(model)),
+        inter_eff=_inter_eff(model),
+        expert_fraction=_expert_fraction(model),
+        mtp_config_layers=mtp,
+        last_state_layer=next((lay for lay in reversed(model.layers) if lay.kind != "none"), None),
+        embed_elements=model.vocab_size * model.hidden_size,
+    )
+
+
+@dataclass(frozen=True)
+class ReleaseSwitches:
+    """The release-keyed switches every vLLM plan reads, evaluated once per version (:func:`release_switches`)
+    instead of compared again in each plan. Each is the function of :mod:`kvlint.memory.versions` it names.
+
+    Attributes:
+        text: the version as printed (:func:`~kvlint.memory.versions.fmt_version`).
+        default_utilization: ``--gpu-memory-utilization`` default (``default_gpu_memory_utilization``).
+        budget_ceil: the budget is ``ceil(total x util)`` (>= 0.27.0), else ``int(total x util)`` (§1.2).
+        hybrid_allocator: the hybrid KV-cache manager exists (``hybrid_allocator_available``).
+        in_flight_doubled: >= 0.33.0, a sliding layer keeps twice ``max_num_batched_tokens`` in flight without PP.
+        cudagraph_env: ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` is read (``cudagraph_env_exists``).
+        cudagraph_default: the CUDA-graph estimate is deducted by default (``cudagraph_subtracted_by_default``).
+        kv_cache_memory_bytes: ``--kv-cache-memory-bytes`` exists (``has_kv_cache_memory_bytes``).
+        null_block: the fit check subtracts the null block (``has_null_block_in_fit_check``).
+        capacity_concurrency: capacity = concurrency x length (``capacity_is_concurrency_times_len``).
+        groups_min_block: >= 0.9.0, capacity counts blocks per group times the smallest group block (§1.4).
+    """
+
+    text: str
+    default_utilization: float
+    budget_ceil: bool
+    hybrid_allocator: bool
+    in_flight_doubled: bool
+    cudagraph_env: bool
+    cudagraph_default: bool
+    kv_cache_memory_bytes: bool
+    null_block: bool
+    capacity_concurrency: bool
+    groups_min_block: bool
+
+
+_RELEASES: dict[int, tuple[Version, ReleaseSwitches]] = {}
+_RELEASES_MAX = 256
+
+
+def release_switches(v: Version) -> ReleaseSwitches:
+    """The :class:`ReleaseSwitches` of release ``v``, memoised by the identity of ``v`` (held by the memo, so
+    its id cannot be reused; :func:`~kvlint.memory.versions.resolve_version` hands out one object per version
+    text, so the plans of a run share a handful of entries)."""
+    hit = _RELEASES.get(id(v))
+    if hit is not None and hit[0] is v:
+        return hit[1]
+    out = ReleaseSwitches(
+        text=fmt_version(v),
+        default_utilization=default_gpu_memory_utilization(v),
+        budget_ceil=v >= (0, 27, 0),
+        hybrid_allocator=hybrid_allocator_available(v),
+        in_flight_doubled=v >= (0, 33, 0),
+        cudagraph_env=cudagraph_env_exists(v),
+        cudagraph_default=cudagraph_subtracted_by_default(v),
+        kv_cache_memory_bytes=has_kv_cache_memory_bytes(v),
+        null_block=has_null_block_in_fit_check(v),
+        capacity_concurrency=capacity_is_concurrency_times_len(v),
+        groups_min_block=v >= (0, 9, 0),
+    )
+    if len(_RELEASES) >= _RELEASES_MAX:
+        _RELEASES.clear()
+    _RELEASES[id(v)] = (v, out)
+    return out
+
+
+release_switches.cache_clear = _RELEASES.clear  # type: ignore[attr-defined]
 
 
 def plan_vllm(
@@ -618,12 +750,20 @@ def plan_vllm_detailed(
     """
     if total_bytes <= 0:
         raise PlanError("GPU memory total must be positive")
-    if not any(lay.kind != "none" for lay, _ in layer_counts(model.layers)):
+    if not model_facts(model).stateful:
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
     cfg = resolve_startup(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
     )
-    weights = split_weights(settings, model, cfg)
+    return _assemble(settings, model, total_bytes, cfg, split_weights(settings, model, cfg))
+
+
+def _assemble(
+    settings: VllmSettings, model: ModelSpec, total_bytes: int, cfg: StartupConfig, weights: WeightSplit
+) -> VllmPlanDetail:
+    """Steps 3 and 4 of :func:`plan_vllm_detailed` after its start-up ``cfg`` and weight split ``weights``: every
+    stage's memory, the limiting stage's fit check, and the plan. Raises :class:`PlanError` when no stage holds
+    KV."""
     stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
     usable = [st for st in stages if st is not None]
     if not usable:
@@ -633,7 +773,7 @@ def plan_vllm_detailed(
     notes = [*cfg.notes, *limit.notes, *fit.notes]
     plan = MemoryPlan(
         engine="vllm",
-        engine_version=fmt_version(cfg.version),
+        engine_version=(cfg.release or release_switches(cfg.version)).text,
         era=cfg.era,
         total_bytes=int(total_bytes),
         gpu_memory_utilization=float(cfg.gpu_memory_utilization),
@@ -708,7 +848,9 @@ class StartupConfig:
         window; gpu_memory_utilization and budget_bytes (per GPU); cudagraphs_deducted: the CUDA-graph estimate
         comes off the KV budget; notes: the assumptions, in the order vLLM meets them; compute_capability and
         vendor (``nvidia``/``amd``) of the GPU; sampled_rows: the dummy sampler's rows (V1 ``min(max_num_seqs,
-        max_num_batched_tokens)``, V0 the dummy sequences); encoder: the multimodal encoder profile or None.
+        max_num_batched_tokens)``, V0 the dummy sequences); encoder: the multimodal encoder profile or None;
+        facts: the model's :class:`ModelFacts` (None: the later steps derive them, :func:`model_facts`);
+        release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`).
     """
 
     version: Version
@@ -740,6 +882,8 @@ class StartupConfig:
     vendor: str = "nvidia"
     sampled_rows: int = 0
     encoder: EncoderProfile | None = None
+    facts: ModelFacts | None = None
+    release: ReleaseSwitches | None = None
 
 
 def resolve_startup(
@@ -753,6 +897,8 @@ def resolve_startup(
     """Step 1 of :func:`plan_vllm_detailed` (§1.1, §1.2, §1.4, §1.7-§1.10); see :class:`StartupConfig`."""
     v, assumed = resolve_version(settings.version)
     assumed = assumed or settings.version_assumed
+    rel = release_switches(v)
+    facts = model_facts(model)
     notes: list[str] = []
     vendor = gpu_vendor(gpu_name, compute_capability)
     if assumed:
@@ -777,7 +923,7 @@ def resolve_startup(
         )
 
     # scheduler defaults (§1.9)
-    has_sw = any(lay.kind in ("sliding", "chunked") for lay, _ in layer_counts(model.layers))
+    has_sw = facts.sliding
     if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
         chunked = True
         notes.append(
@@ -790,35 +936,36 @@ def resolve_startup(
         # V0 keeps chunked prefill off for multimodal models and on ROCm
         # (vllm@0.6.6:vllm/engine/arg_utils.py::EngineArgs.create_engine_config)
         chunked = (
-            dfl.v0_chunked_prefill_default(v, max_len, has_sw)
-            and not is_multimodal(model)
-            and vendor == "nvidia"
+            dfl.v0_chunked_prefill_default(v, max_len, has_sw) and not facts.multimodal and vendor == "nvidia"
         )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
     else:
         chunked = True
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
-    encoder, enotes = encoder_profile(
-        model,
-        era=era,
-        version=v,
-        max_num_seqs=seqs,
-        max_num_batched_tokens=mbt,
-        max_model_len=max_len,
-        chunked_prefill=chunked,
-        tp=max(1, settings.tensor_parallel_size),
-        dtype_bytes=dtype_bytes(dtype),
-        limit_mm_per_prompt=settings.limit_mm_per_prompt,
-        mm_processor_kwargs=settings.mm_processor_kwargs,
-    )
-    notes.extend(enotes)
+    encoder: EncoderProfile | None = None
+    enotes: list[str] = []
+    if facts.vision:  # encoder_profile answers (None, []) for a model without a vision tower
+        encoder, enotes = encoder_profile(
+            model,
+            era=era,
+            version=v,
+            max_num_seqs=seqs,
+            max_num_batched_tokens=mbt,
+            max_model_len=max_len,
+            chunked_prefill=chunked,
+            tp=max(1, settings.tensor_parallel_size),
+            dtype_bytes=dtype_bytes(dtype),
+            limit_mm_per_prompt=settings.limit_mm_per_prompt,
+            mm_processor_kwargs=settings.mm_processor_kwargs,
+        )
+        notes.extend(enotes)
     rows = min(seqs, mbt)
     if era == "v0" and encoder is not None and encoder.arch != "mllama":
         rows = max(1, min(seqs, mbt // max(1, encoder.tokens_per_item)))  # V0 profile_run's multimodal seqs
 
     # block size, layers per stage (§1.4, §1.10)
-    layers = _pool_layers(model, settings, notes)
+    layers = _pool_layers(model, settings, notes, facts)
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
     notes.append(why)
     pp = max(1, settings.pipeline_parallel_size)
@@ -829,9 +976,13 @@ def resolve_startup(
         )
     hybrid = (
         era == "v1"
-        and hybrid_allocator_available(v)
+        and rel.hybrid_allocator
         and not settings.disable_hybrid_kv_cache_manager
-        and not any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
+        and not (
+            facts.chunked
+            if layers is model.layers
+            else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
+        )
     )
     if has_sw:
         notes.append(
@@ -842,9 +993,9 @@ def resolve_startup(
 
     util = settings.gpu_memory_utilization
     if util is None:
-        util = default_gpu_memory_utilization(v)
-        notes.append(f"gpu_memory_utilization={util}: vLLM {fmt_version(v)} default (CacheConfig)")
-    budget = math.ceil(total_bytes * util) if v >= (0, 27, 0) else int(total_bytes * util)
+        util = rel.default_utilization
+        notes.append(f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)")
+    budget = _budget(total_bytes, util, rel)
     return StartupConfig(
         version=v,
         era=era,
@@ -866,16 +1017,24 @@ def resolve_startup(
         block_size=bs,
         stage_layers=tuple(split),
         hybrid=hybrid,
-        in_flight_tokens=mbt * (2 if v >= (0, 33, 0) and pp == 1 else 1),
+        in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel),
         notes=tuple(notes),
         compute_capability=cc,
         vendor=vendor,
         sampled_rows=int(rows),
         encoder=encoder,
+        facts=facts,
+        release=rel,
     )
+
+
+def _budget(total_bytes: int, util: float, rel: ReleaseSwitches) -> int:
+    """The memory budget per GPU (bytes): ``ceil(total x util)`` from 0.27.0, ``int(total x util)`` before
+    (``vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory``'s ``requested_memory``, §1.2)."""
+    return math.ceil(total_bytes * util) if rel.budget_ceil else int(total_bytes * util)
 
 
 def gpu_vendor(gpu_name: str, compute_capability: str | None) -> str:
@@ -892,9 +1051,12 @@ def _max_model_len(
     v: Version, settings: VllmSettings, model: ModelSpec, notes: list[str]
 ) -> tuple[int, str, int, bool]:
     """``(max_model_len, source, derived length, auto_fit)`` as vLLM settles them (§1.8); appends its notes."""
-    derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
+    if settings.hf_overrides:
+        derived, key, mml_key, why = dfl.derive_max_model_len(v, model, settings.hf_overrides)
+        default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
+    else:
+        derived, key, mml_key, why, default_len = _lengths(model, v)
     notes.append(why)
-    default_len = dfl.default_max_model_len(v, model, derived, settings.hf_overrides)
     auto_fit = False
     user = settings.max_model_len
     if user is not None and user < 0:
@@ -930,6 +1092,15 @@ def _max_model_len(
     return max_len, src, int(derived), auto_fit
 
 
+@per_model
+def _lengths(model: ModelSpec, v: Version) -> tuple[float, str, int | None, str, int]:
+    """``(derived, key, model_max_length, why, default max_model_len)`` of ``model`` under release ``v`` without
+    ``--hf-overrides``: :func:`kvlint.memory.defaults.derive_max_model_len` and
+    :func:`~kvlint.memory.defaults.default_max_model_len` in one memo entry (per model and release)."""
+    derived, key, mml, why = dfl.derive_max_model_len(v, model)
+    return derived, key, mml, why, dfl.default_max_model_len(v, model, derived)
+
+
 def _scheduler_limits(
     v: Version,
     era: str,
@@ -942,7 +1113,46 @@ def _scheduler_limits(
     notes: list[str],
 ) -> tuple[int, int]:
     """``(max_num_batched_tokens, max_num_seqs)``: the user's, else the release's defaults for this GPU
-    (``EngineArgs.get_batch_defaults``, §1.9); appends its notes."""
+    (``EngineArgs.get_batch_defaults``, §1.9); appends its note. Memoised (:data:`_SCHEDULER`) by every input
+    it reads, numbers with their types: the release by identity (held), the user's two limits and
+    ``--performance-mode``, the GPU's memory total, name and capability, the length and chunked prefill."""
+    user_mbt, user_seqs = settings.max_num_batched_tokens, settings.max_num_seqs
+    key = (
+        id(v), era, type(user_mbt), user_mbt, type(user_seqs), user_seqs, settings.performance_mode,
+        type(total_bytes), total_bytes, gpu_name, cc, type(max_len), max_len, chunked,
+    )  # fmt: skip
+    hit = _SCHEDULER.get(key)
+    if hit is not None and hit[0] is v:
+        if hit[3] is not None:
+            notes.append(hit[3])
+        return hit[1], hit[2]
+    mine: list[str] = []
+    mbt, seqs = _scheduler_limits_of(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, mine)
+    if len(_SCHEDULER) >= _SCHEDULER_MAX:
+        _SCHEDULER.clear()
+    _SCHEDULER[key] = (v, mbt, seqs, mine[0] if mine else None)
+    notes.extend(mine)
+    return mbt, seqs
+
+
+#: :func:`_scheduler_limits` answers: key -> (release, max_num_batched_tokens, max_num_seqs, note or None)
+_SCHEDULER: dict[tuple[Any, ...], tuple[Version, int, int, str | None]] = {}
+_SCHEDULER_MAX = 1024
+_scheduler_limits.cache_clear = _SCHEDULER.clear  # type: ignore[attr-defined]
+
+
+def _scheduler_limits_of(
+    v: Version,
+    era: str,
+    settings: VllmSettings,
+    total_bytes: int,
+    gpu_name: str,
+    cc: str | None,
+    max_len: int,
+    chunked: bool,
+    notes: list[str],
+) -> tuple[int, int]:
+    """:func:`_scheduler_limits` itself (appends at most one note)."""
     d_mbt, d_seqs, why = dfl.batch_defaults(
         v, era, total_bytes, gpu_name, cc, settings.performance_mode, max_len, chunked
     )
@@ -966,9 +1176,12 @@ def _scheduler_limits(
     return int(mbt), int(seqs)
 
 
-def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> tuple[LayerSpec, ...]:
+def _pool_layers(
+    model: ModelSpec, settings: VllmSettings, notes: list[str], facts: ModelFacts | None = None
+) -> tuple[LayerSpec, ...]:
     """The layers whose KV shares the pool: the target's, plus a speculative draft model's or MTP layers (the
-    model's own ``layers`` tuple when nothing is added, so its layer counts are computed once per model)."""
+    model's own ``layers`` tuple when nothing is added, so its layer counts are computed once per model).
+    ``facts``: the model's :class:`ModelFacts` (derived when None)."""
     layers = tuple(model.layers)
     draft = settings.speculative_model
     if draft is not None:
@@ -977,9 +1190,12 @@ def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> 
             f"speculative draft {draft.id or '?'}: its {len(draft.layers)} layer(s) share the KV pool"
         )
         return layers
-    n_mtp = _mtp_layers(model, settings)
+    facts = facts or model_facts(model)
+    n_mtp = _mtp_layers(model, settings, facts)
     if n_mtp:
-        last_layer = next(lay for lay in reversed(model.layers) if lay.kind != "none")
+        last_layer = facts.last_state_layer
+        if last_layer is None:
+            raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
         layers += (last_layer,) * n_mtp
         notes.append(
             f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
@@ -988,15 +1204,19 @@ def _pool_layers(model: ModelSpec, settings: VllmSettings, notes: list[str]) -> 
     return layers
 
 
-def _cudagraphs_deducted(v: Version, era: str, settings: VllmSettings, notes: list[str]) -> bool:
+def _cudagraphs_deducted(
+    v: Version, era: str, settings: VllmSettings, notes: list[str], rel: ReleaseSwitches | None = None
+) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
-    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default."""
+    ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
+    (``rel``: the switches of ``v``, derived when None)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
-        if settings.estimate_cudagraphs is not None and cudagraph_env_exists(v):
+        rel = rel or release_switches(v)
+        if settings.estimate_cudagraphs is not None and rel.cudagraph_env:
             cg_sub = settings.estimate_cudagraphs
         else:
-            cg_sub = cudagraph_subtracted_by_default(v)
+            cg_sub = rel.cudagraph_default
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
     elif era == "v1" and not cg_sub:
@@ -1039,7 +1259,8 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     if settings.speculative_model is not None:
         dw, _ = _weights_total(settings.speculative_model, dbytes, None)
         w_total += dw
-    embed = model.vocab_size * model.hidden_size * dbytes
+    facts = cfg.facts or model_facts(model)
+    embed = facts.embed_elements * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     return WeightSplit(
         total=w_total,
@@ -1047,7 +1268,7 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         embed=embed,
         lm_head=lm,
         per_layers=max(0, w_total - embed - lm),
-        expert_fraction=_expert_fraction(model),
+        expert_fraction=facts.expert_fraction,
         ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
         rotary=_rotary_cache_bytes(model, dbytes),
     )
@@ -1108,11 +1329,8 @@ def stage_memory(
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
-    path = cal.sampler_path(
-        cfg.era, cfg.version, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor,
-        settings.flashinfer_sampler,
-    )  # fmt: skip
-    inter = _inter_eff(model)
+    path, alt_path = _sampler_paths(cfg, settings.flashinfer_sampler)
+    inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
     act = cal.activation_bytes(
         path,
@@ -1128,7 +1346,6 @@ def stage_memory(
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
     )
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
-    alt_path = cal.sampler_path_alternative(cfg.era, cfg.version, cfg.vendor, settings.flashinfer_sampler)
     act_alt = act
     if alt_path is not None:
         act_alt = cal.activation_bytes(
@@ -1144,7 +1361,10 @@ def stage_memory(
     )
     cg_deducted = cg if cfg.cudagraphs_deducted else 0
     over = act + nt + cg_deducted
-    bypass = settings.kv_cache_memory_bytes is not None and has_kv_cache_memory_bytes(cfg.version)
+    bypass = (
+        settings.kv_cache_memory_bytes is not None
+        and (cfg.release or release_switches(cfg.version)).kv_cache_memory_bytes
+    )
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     else:
@@ -1153,13 +1373,9 @@ def stage_memory(
     kv_lo, kv_hi = kv - band - max(0, act_alt - act), kv + band + max(0, act - act_alt)
     if bypass:
         kv_lo, kv_hi = kv, kv
-    kvb, kvd, bs = cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size
-    tok = sum(layer_bytes_per_token(lay, tp, kvb, kvd) * c for lay, c in counts)
-    if cfg.era == "v1":
-        groups, bpb, bsz, gnotes = build_groups_counted(counts, tp, kvb, kvd, bs, cfg.hybrid)
-    else:
-        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
-        groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
+    tok, groups, bpb, bsz, gnotes = _pool_shape(
+        counts, tp, cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size, cfg.hybrid, cfg.era == "v1"
+    )
     if not groups or bpb <= 0:
         return None
     return StageMemory(
@@ -1171,7 +1387,7 @@ def stage_memory(
         kv=kv,
         kv_low=kv_lo,
         kv_high=kv_hi,
-        groups=tuple(groups),
+        groups=groups,
         bytes_per_block=bpb,
         block_size=bsz,
         num_blocks=max(0, kv // bpb),
@@ -1179,9 +1395,68 @@ def stage_memory(
         num_blocks_high=max(0, kv_hi // bpb),
         kv_bytes_per_token=tok,
         bypass=bypass,
-        notes=tuple(gnotes)
+        notes=gnotes
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt)),
     )
+
+
+def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str, str | None]:
+    """``(path, alternative)``: :func:`kvlint.memory.calibration.sampler_path` and
+    :func:`~kvlint.memory.calibration.sampler_path_alternative` for this start-up (era, release, chunked
+    prefill, GPU capability and vendor) and ``VLLM_USE_FLASHINFER_SAMPLER``; memoised by those inputs (the
+    release by identity, held)."""
+    v = cfg.version
+    key = (cfg.era, id(v), cfg.chunked_prefill, cfg.compute_capability, cfg.vendor, flashinfer_env)
+    hit = _SAMPLERS.get(key)
+    if hit is not None and hit[0] is v:
+        return hit[1], hit[2]
+    path = cal.sampler_path(
+        cfg.era, v, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor, flashinfer_env
+    )
+    alt = cal.sampler_path_alternative(cfg.era, v, cfg.vendor, flashinfer_env)
+    if len(_SAMPLERS) >= 256:
+        _SAMPLERS.clear()
+    _SAMPLERS[key] = (v, path, alt)
+    return path, alt
+
+
+_SAMPLERS: dict[tuple[Any, ...], tuple[Version, str, str | None]] = {}
+_sampler_paths.cache_clear = _SAMPLERS.clear  # type: ignore[attr-defined]
+
+PoolShape = tuple[int, tuple[KVGroup, ...], int, int, tuple[str, ...]]
+"""``(kv_bytes_per_token, groups, bytes_per_block, block_size, notes)`` of one rank's KV pool (:func:`_pool_shape`)."""
+
+
+def _pool_shape(
+    counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool, v1: bool
+) -> PoolShape:
+    """The KV pool's shape on one rank of a stage holding ``counts``: its KV bytes per token (Σ
+    :func:`~kvlint.memory.kv.layer_bytes_per_token` x count), and under V1 the groups of
+    :func:`build_groups_counted`, under V0 one full-attention group of every KV-holding layer with a page of
+    ``bytes/token x block_size``. Memoised on the identity of ``counts`` (held; :func:`layer_counts` hands out one
+    tuple per model) and the other arguments with their types."""
+    key = (id(counts), type(tp), tp, kv_bytes, kv_cache_dtype, type(block_size), block_size, hybrid, v1)
+    hit = _POOLS.get(key)
+    if hit is not None and hit[0] is counts:
+        return hit[1]
+    tok = sum(layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype) * c for lay, c in counts)
+    if v1:
+        groups, bpb, bsz, gnotes = build_groups_counted(
+            counts, tp, kv_bytes, kv_cache_dtype, block_size, hybrid
+        )
+    else:
+        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
+        bs = block_size
+        groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
+    out: PoolShape = (tok, tuple(groups), bpb, bsz, tuple(gnotes))
+    if len(_POOLS) >= 512:
+        _POOLS.clear()
+    _POOLS[key] = (counts, out)
+    return out
+
+
+_POOLS: dict[tuple[Any, ...], tuple[LayerCounts, PoolShape]] = {}
+_pool_shape.cache_clear = _POOLS.clear  # type: ignore[attr-defined]
 
 
 def _stage_layer_counts(cfg: StartupConfig, num_layers: int, start: int, n: int, last: bool) -> LayerCounts:
@@ -1285,7 +1560,8 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         )
         nb = settings.num_gpu_blocks_override
     spec_blocks = cdiv(settings.num_speculative_tokens, bsz) if settings.num_speculative_tokens else 0
-    null_block = era == "v1" and has_null_block_in_fit_check(v)
+    rel = cfg.release or release_switches(v)
+    null_block = era == "v1" and rel.null_block
     in_flight = cfg.in_flight_tokens
 
     # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
@@ -1336,12 +1612,15 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
         return per, sizes.pop()
 
+    need_at_max: list[int] = []  # needed(max_len), when largest_fit computes it
+
     def largest_fit() -> int:
         if needed(1) > avail_fit:
             return 0
         lo, hi = 1, max_len
         if monotone and hi > lo:
-            if needed(hi) <= avail_fit:
+            need_at_max.append(needed(hi))
+            if need_at_max[0] <= avail_fit:
                 return hi
             step = one_step() if type(avail_fit) is int else None
             if step is not None and step[0] > 0:
@@ -1356,27 +1635,34 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         return lo
 
     est = largest_fit()
+    planned_len = max_len
     if cfg.auto_fit:
         if est < max_len:
             notes.append(f"Auto-fit max_model_len: reduced from {max_len} to {est} to fit the KV cache")
             max_len = max(est, 0)
         src = "auto"
+    blocks = per_req_blocks(max_len) if max_len else 0  # one request's blocks across the groups
     if era == "v0":
         tokens = nb * bsz
         conc = tokens / max_len if max_len else 0.0
         conc_lo = st.num_blocks_low * bsz / max_len if max_len else 0.0
         conc_hi = st.num_blocks_high * bsz / max_len if max_len else 0.0
     else:
-        prb = max(1, per_req_blocks(max_len)) if max_len else 1
+        prb = max(1, blocks) if max_len else 1
         conc = nb / prb
         conc_lo, conc_hi = st.num_blocks_low / prb, st.num_blocks_high / prb
-        if capacity_is_concurrency_times_len(v):
+        if rel.capacity_concurrency:
             tokens = int(conc * max_len)
-        elif v >= (0, 9, 0):
+        elif rel.groups_min_block:
             tokens = (nb // len(groups)) * min(g.block_size for g in groups)
         else:
             tokens = nb * bsz
-    need = needed(max_len) if max_len else 0
+    if not max_len:
+        need = 0
+    elif need_at_max and max_len == planned_len:
+        need = need_at_max[0]
+    else:
+        need = needed(max_len)
     fits = max_len > 0 and need <= avail_fit and nb > 0
     error = None
     if st.kv <= 0 or nb <= 0:
@@ -1396,7 +1682,7 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
         estimated_max_model_len=int(est),
         fits=fits,
         error=error,
-        per_request_blocks=int(max(1, per_req_blocks(max_len)) if max_len else 1),
+        per_request_blocks=int(max(1, blocks) if max_len else 1),
         notes=tuple(notes),
     )
 
@@ -1513,6 +1799,44 @@ def largest_fitting_max_model_len(
     return max(best, d.plan.max_model_len)
 
 
+def plan_at_utilization(
+    settings: VllmSettings,
+    model: ModelSpec,
+    total_bytes: int,
+    *,
+    gpu_name: str = "",
+    compute_capability: str | None = None,
+) -> Callable[[float], VllmPlanDetail]:
+    """A planner of ``settings`` at any ``--gpu-memory-utilization``: ``plan(u)`` is
+    ``plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, ...)``, computed without
+    settling the start-up again. Nothing vLLM decides before the budget reads the utilization (era, dtype, lengths,
+    batch defaults, block size, layers: :func:`resolve_startup`), nor does the weight split, so both are resolved
+    once; each call recomputes the budget (:func:`_budget`), the stages and the fit check. For a remedy's search
+    over utilizations (:func:`smallest_fitting_utilization`, KV102/KV103/KV105), whose answer is then re-planned
+    in full.
+
+    Raises :class:`PlanError` as :func:`plan_vllm_detailed` does: here for a non-positive total or a model with
+    nothing to cache, in ``plan(u)`` when no stage holds KV.
+    """
+    if total_bytes <= 0:
+        raise PlanError("GPU memory total must be positive")
+    if not model_facts(model).stateful:
+        raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
+    # any set value: the start-up then carries no note about the default utilization, as with every u below
+    first = settings.changed(gpu_memory_utilization=1.0)
+    cfg = resolve_startup(first, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability)
+    weights = split_weights(first, model, cfg)
+    rel = cfg.release or release_switches(cfg.version)
+
+    def plan(u: float) -> VllmPlanDetail:
+        at = dataclasses.replace(
+            cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel))
+        )
+        return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
+
+    return plan
+
+
 def smallest_fitting_utilization(
     settings: VllmSettings,
     model: ModelSpec,
@@ -1521,28 +1845,51 @@ def smallest_fitting_utilization(
     gpu_name: str = "",
     compute_capability: str | None = None,
 ) -> float | None:
-    """Smallest ``--gpu-memory-utilization`` (<= 1.0, rounded up to 2 decimals) at which one max-model-len request
-    fits, verified by re-planning; None if even 1.0 does not fit."""
+    """Smallest ``--gpu-memory-utilization`` (<= 1.0, in hundredths, at least 0.01) at which one max-model-len
+    request fits, verified by re-planning with :func:`plan_vllm_detailed`; None if even 1.0 does not fit.
+
+    Nothing but the KV budget changes with the utilization, and the budget grows with it, so fitting is monotone in
+    it and the answer is bracketed rather than scanned: the first candidate is where the current plan's shortfall
+    (E1's needed minus available bytes) says the budget suffices, the candidate and its neighbour bracket the
+    answer when the estimate holds, and bisection finishes otherwise; each candidate is planned by
+    :func:`plan_at_utilization` (the start-up settled once). The answer equals the smallest fitting hundredth a
+    scan in 0.01 steps finds.
+    """
     kw: dict[str, Any] = {"gpu_name": gpu_name, "compute_capability": compute_capability}
-    d = plan_vllm_detailed(settings, model, total_bytes, **kw)  # type: ignore[arg-type]
-    p = d.plan
+    d = plan_vllm_detailed(settings, model, total_bytes, **kw)
+    at = plan_at_utilization(settings, model, total_bytes, **kw)
     short = d.needed_bytes - d.fit_available_bytes
-    guess = p.gpu_memory_utilization + max(0, short) / total_bytes
-    u = min(1.0, math.ceil(max(0.01, guess) * 100) / 100)
-    for _ in range(200):
-        dd = plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw)  # type: ignore[arg-type]
-        if dd.fits:
-            # walk down while it still fits (guess may overshoot)
-            while u > 0.01:
-                lower = round(u - 0.01, 2)
-                d2 = plan_vllm_detailed(
-                    settings.changed(gpu_memory_utilization=lower), model, total_bytes, **kw
-                )  # type: ignore[arg-type]
-                if not d2.fits:
-                    break
-                u = lower
-            return u
-        if u >= 1.0:
-            return None
-        u = min(1.0, round(u + 0.01, 2))
-    return None
+    guess = math.ceil(max(0.01, d.plan.gpu_memory_utilization + max(0, short) / total_bytes) * 100)
+    found = _smallest_fitting_hundredth(lambda h: at(h / 100).fits, min(100, guess))
+    if found is None:
+        return None
+    u = found / 100
+    if not plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, **kw).fits:
+        return None  # the remedy is offered only when the full re-plan fits
+    return u
+
+
+def _smallest_fitting_hundredth(fits: Callable[[int], bool], guess: int) -> int | None:
+    """The smallest ``h`` in 1..100 with ``fits(h)``, for ``fits`` monotone increasing; None when ``fits(100)`` is
+    false. ``guess`` is tried first and then its neighbour, so a right guess costs three calls; bisection on the
+    bracket otherwise."""
+    if not fits(100):
+        return None
+    lo, hi = 0, 100  # fits(lo) false (0: below the range), fits(hi) true
+    g = min(max(guess, 1), 100)
+    if g < hi:
+        if fits(g):
+            hi = g
+            if g - 1 > lo and not fits(g - 1):
+                lo = g - 1
+        else:
+            lo = g
+            if g + 1 < hi and fits(g + 1):
+                hi = g + 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -8,7 +8,7 @@ the engine's plan result), so vLLM's ``--max-model-len``, TGI's ``MAX_BATCH_PREF
 
 * :func:`first_fitting` -- the first candidate value that fits (tensor-parallel sizes 2, 4, 8).
 * :func:`smallest_fitting` -- the smallest integer that fits when fitting is monotone increasing in it
-  (``--gpu-memory-utilization`` in hundredths); bisection.
+  (``--gpu-memory-utilization`` in hundredths); bisection, bracketed first around a guess when there is one.
 * :func:`largest_fitting` -- the largest integer that fits when fitting is monotone decreasing in it
   (``--max-batch-prefill-tokens``); bisection.
 * :func:`descending_fitting` -- walk down from a starting value in steps until it fits (``--max-model-len``,
@@ -67,13 +67,35 @@ def first_fitting(
 
 
 def smallest_fitting(
-    lo: int, hi: int, plan_for: Callable[[int], PlanDetail | None], fits: Fits
+    lo: int,
+    hi: int,
+    plan_for: Callable[[int], PlanDetail | None],
+    fits: Fits,
+    guess: int | None = None,
 ) -> tuple[int, PlanDetail] | None:
     """The smallest integer in ``(lo, hi]`` that fits, assuming ``lo`` does not and fitting is monotone
-    increasing; None when ``hi`` does not fit. ``O(log(hi - lo))`` plans."""
+    increasing; None when ``hi`` does not fit. ``O(log(hi - lo))`` plans; with a ``guess`` of the answer, that
+    value and its neighbour are planned first (they bracket the answer when the guess is right: three plans with
+    ``hi``), then bisection on what is left. The answer does not depend on the guess."""
     best = _try(plan_for, fits, hi)
     if best is None or lo >= hi:
         return None
+    if guess is not None and lo < guess < hi:
+        d = _try(plan_for, fits, guess)
+        if d is not None:
+            hi, best = guess, d
+            if guess - 1 > lo:
+                below = _try(plan_for, fits, guess - 1)
+                if below is None:
+                    lo = guess - 1
+                else:
+                    hi, best = guess - 1, below
+        else:
+            lo = guess
+            if guess + 1 < hi:
+                above = _try(plan_for, fits, guess + 1)
+                if above is not None:
+                    hi, best = guess + 1, above
     while hi - lo > 1:
         mid = (lo + hi) // 2
         d = _try(plan_for, fits, mid)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.stage import PlanDetail, utilization_planner
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail
@@ -241,25 +242,60 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
 
 def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) that makes the plan fit robustly
-    (the KV budget grows monotonically with utilization)."""
+    (the KV budget grows monotonically with utilization, and nothing else changes with it).
+
+    The candidates are planned with the start-up settled once (:func:`kvlint.memory.stage.utilization_planner`)
+    and bracketed around the value where the KV pool would reach :func:`_fits`'s needs
+    (:func:`_utilization_guess`); the answer is then re-planned in full (:func:`replanned`) and offered only if
+    that plan fits."""
     plan = ctx.plan
     if plan is None:
         return ""
     band = _band(ctx)
     lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))  # hundredths; known not to fit
-    found = smallest_fitting(
-        lo,
-        98,
-        lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100),
-        lambda d: _fits(d.plan, min_concurrency, band),
-    )
+    planner = utilization_planner(ctx.cr)
+    if planner is not None:
+        at = planner
+
+        def plan_for(h: int) -> PlanDetail | None:
+            return at(h / 100)
+    else:
+
+        def plan_for(h: int) -> PlanDetail | None:
+            return replanned(ctx.cr, gpu_memory_utilization=h / 100)
+
+    def fits(d: PlanDetail) -> bool:
+        return _fits(d.plan, min_concurrency, band)
+
+    guess = _utilization_guess(plan, min_concurrency, band)
+    if guess is not None:
+        guess = min(max(guess, lo + 1), 97)  # inside (lo, 98): a guess beyond the range tries its edge
+    found = smallest_fitting(lo, 98, plan_for, fits, guess=guess)
     if found is None:
         return ""
-    h, d = found
+    h, _ = found
+    d = replanned(ctx.cr, gpu_memory_utilization=h / 100)  # the remedy itself, planned as the engine would
+    if d is None or not fits(d):
+        return ""
     return (
         f"--gpu-memory-utilization {h / 100:.2f} fits ({gib(d.plan.kv_cache_bytes)} KV per GPU, "
         f"{d.plan.max_concurrency:.2f}x) if nothing else uses the GPU"
         + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+def _utilization_guess(plan: MemoryPlan, min_concurrency: float, band: float) -> int | None:
+    """Where :func:`_util_remedy`'s answer probably is (hundredths), for its bracketed search: the utilization at
+    which the KV pool grows (one byte per byte of budget) to what :func:`_fits` asks, estimated from this plan's
+    bytes per request (KV needed for ``min_concurrency`` requests, one request at the band's low end, and the
+    ``band`` headroom). An estimate only: the search's answer does not depend on it. None without a request size."""
+    need = plan.per_request_bytes
+    if need <= 0 or plan.total_bytes <= 0:
+        return None
+    spread = max(0, plan.kv_cache_bytes - plan.kv_cache_bytes_low)
+    target = max(min_concurrency * need, need + spread, min(1.25 * need, need / max(1e-9, 1 - band)))
+    return math.ceil(
+        plan.gpu_memory_utilization * 100 + (target - plan.kv_cache_bytes) * 100 / plan.total_bytes
     )
 
 
