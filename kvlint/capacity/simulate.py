@@ -13,9 +13,16 @@ What is modelled (restating ``vllm@0.33.0:vllm/v1/core/sched/scheduler.py::Sched
 * When a running request cannot get a block, the newest running request is preempted (recompute mode): its blocks are
   freed, it goes to the front of the waiting queue, and on re-admission recomputes prompt + generated tokens. No new
   request is admitted in a step that preempted.
-* Prefix caching for shared-prefix groups: the full blocks of a group's prefix are computed once, shared by reference
-  count, kept (evictable, counted as free) after the last user finishes, and evicted least-recently-used first when
-  free blocks run out. A hit never covers the whole prompt (the last prompt token is always recomputed).
+* Prefix caching for shared-prefix groups: the full blocks of a group's prefix are computed once and form a chain of
+  cached blocks. A request that hits the chain holds only the blocks it hit (its first ``h`` blocks, ``h`` at most
+  its own prefix's full blocks; a hit never covers the whole prompt: the last prompt token is always recomputed), as
+  vLLM's block pool reference-counts each block (``vllm@0.33.0:vllm/v1/core/block_pool.py::BlockPool.touch`` and
+  ``free_blocks``: a hit raises the hit blocks' ``ref_cnt`` and takes them out of the free queue; a block whose
+  ``ref_cnt`` drops to 0 goes back to the free queue, still cached). So the chain's blocks beyond the longest hit
+  of its running users are evictable and counted as free, and reviving evictable hit blocks costs free blocks
+  (``kv_cache_manager.py::KVCacheManager.allocate_slots``, ``num_evictable_computed_blocks``). When free blocks
+  run out, the evictable part of a chain is evicted whole, least recently released first (the chain stays cached
+  up to the blocks its running users hold).
 * Requests with ``prompt + output > max_model_len`` are rejected at arrival (the OpenAI frontend's 400 error).
 * ``contiguous`` mode instead reserves ``cdiv(max_model_len, block_size)`` blocks per request at admission (no growth,
   no preemption, no sharing): the pre-paging allocation whose fragmentation paging avoids.
@@ -23,7 +30,9 @@ What is modelled (restating ``vllm@0.33.0:vllm/v1/core/sched/scheduler.py::Sched
 Simplifications (stated in reports): one step = one forward pass of fixed wall time; decoding tokens are taken from
 the budget before prefill chunks regardless of running order; the V1 null block is subtracted from ``num_blocks`` by
 the caller; prefix-cache hits are only modelled for shared-prefix groups (a preempted request's own blocks are not
-re-hit on recompute); speculative decoding, LoRA, encoder caches, sliding-window/hybrid groups and async scheduling
+re-hit on recompute); a chain is not lengthened by a later request with a longer prefix of the same group; eviction
+takes a chain's whole evictable part, not block by block, and only once the free blocks run out (vLLM's free queue
+reuses the least recently freed block first even while never-used blocks remain); speculative decoding, LoRA, encoder caches, sliding-window/hybrid groups and async scheduling
 are not modelled; a prefix is registered when its first request's prefill passes it (vLLM registers blocks as they
 fill, so it can be shared a few steps earlier).
 
@@ -216,8 +225,11 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
     order_append = order_idx.append
 
     free = num_blocks
+    # a cached prefix chain: its length in blocks, the hits its running users hold (blocks -> users), the longest
     group_blocks: dict[int, int] = {}
-    group_ref: dict[int, int] = {}
+    group_holds: dict[int, dict[int, int]] = {}
+    group_max: dict[int, int] = {}
+    # evictable blocks of each chain (beyond its longest held hit), least recently released first
     lru: OrderedDict[int, int] = OrderedDict()
     cached_total = 0
 
@@ -263,19 +275,35 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
             grp, nb = lru.popitem(last=False)
             cached_total -= nb
             free += nb
-            del group_blocks[grp]
+            held = group_max[grp]
+            if held:
+                group_blocks[grp] = held
+            else:
+                del group_blocks[grp], group_holds[grp], group_max[grp]
         free -= k
         return True
 
     def unshare(i: int) -> None:
-        """Drop i's reference to its prefix group's blocks (cached, evictable, once no one uses them)."""
+        """Drop i's reference to the blocks it hit in its prefix group's chain; blocks no running request holds
+        any more become evictable (cached, counted as free)."""
         nonlocal cached_total
         grp = group[i]
-        group_ref[grp] -= 1
-        if group_ref[grp] == 0:
-            lru[grp] = group_blocks[grp]
-            cached_total += group_blocks[grp]
+        h = shared[i]
         shared[i] = 0
+        holds = group_holds[grp]
+        left = holds[h] - 1
+        if left:
+            holds[h] = left
+            return
+        del holds[h]
+        top = group_max[grp]
+        if h != top:
+            return
+        top2 = max(holds) if holds else 0
+        group_max[grp] = top2
+        cached_total += top - top2
+        lru[grp] = group_blocks[grp] - top2
+        lru.move_to_end(grp)
 
     def preempt_tail(s: int) -> int:
         """Preempt the newest running request at step s (recompute mode); returns its index."""
@@ -368,7 +396,8 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
             own[i] -= nb
             shared[i] = nb
             group_blocks[grp] = nb
-            group_ref[grp] = 1
+            group_holds[grp] = {nb: 1}
+            group_max[grp] = nb
 
     while True:
         # arrivals up to this step (those that can never run are counted at the end)
@@ -547,8 +576,11 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 hit = hit_blocks * bs
                 chunk = t - hit if t - hit < budget else budget
                 need = -(-(hit + chunk) // bs) - hit_blocks
-                reactivating = group_ref.get(grp, 0) == 0
-                spare = free + cached_total - (group_blocks[grp] if reactivating else 0)
+                # hit blocks beyond the chain's longest held hit are evictable: reviving them costs free blocks
+                revive = hit_blocks - group_max[grp]
+                if revive < 0:
+                    revive = 0
+                spare = free + cached_total - revive
             else:
                 hit = 0
                 chunk = t if t < budget else budget
@@ -566,9 +598,16 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 break
             popleft()
             if hit_blocks:
-                if reactivating:
-                    cached_total -= lru.pop(grp)
-                group_ref[grp] = group_ref.get(grp, 0) + 1
+                if revive:
+                    cached_total -= revive
+                    evictable = lru[grp] - revive
+                    if evictable:
+                        lru[grp] = evictable
+                    else:
+                        del lru[grp]
+                    group_max[grp] = hit_blocks
+                holds = group_holds[grp]
+                holds[hit_blocks] = holds.get(hit_blocks, 0) + 1
                 shared[i] = hit_blocks
                 res.prefix_hit_tokens += hit
             if need <= free:
