@@ -50,7 +50,9 @@ Implementation (the same results as a plain step-by-step loop over every running
   admitted: nobody waits, the last admission attempt found too few blocks for the head of the queue, or the
   token budget or max_num_seqs is used up; and enough free blocks without evicting cached prefixes) are advanced in one go: their block counts repeat with
   period ``block_size`` and the occupancy record of the stretch is a running sum. Short decode-only stretches
-  with nobody waiting (finishes allowed) go through a lighter per-step loop.
+  with nobody waiting (finishes allowed) go through a lighter per-step loop, which also admits the requests
+  arriving at a step when all of them get their whole prompt scheduled in it without evicting, preempting or a
+  prefix hit (most arrivals of a lightly loaded server), instead of a full scheduling pass.
 * Requests are read as columns (:class:`~kvlint.capacity.workload.RequestColumns`); rejections and per-request
   totals are counted once at the end.
 
@@ -470,24 +472,93 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     steps_run += length
                     step += length
                     continue
-        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until the next arrival, a
-        # step that must evict or preempt (the full step below does it), or a long stretch (the bulk path above).
+        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until a step that must evict or
+        # preempt or whose arrivals cannot all be admitted whole at once (the full step below does it), the next
+        # arrival after such a step, or a long stretch (the bulk path above).
         if running and not prefilling and not waiting and steps_run < max_steps:
             stop = step + max_steps - steps_run
             if arrival[arr_i] < stop:
                 stop = arrival[arr_i]
-            short_of_blocks = False
-            while step < stop and running:
-                if fin_heap[0] < (step + 1) << _SHIFT:
-                    finish_due(step)
-                if paged:
-                    k = bucket_n[step % bs]
-                    if k > free:
-                        short_of_blocks = True
+            to_full_step = False
+            while running:
+                if step < stop:
+                    if fin_heap[0] < (step + 1) << _SHIFT:
+                        finish_due(step)
+                    if paged:
+                        k = bucket_n[step % bs]
+                        if k > free:
+                            to_full_step = True
+                            break
+                        free -= k
+                    steps_run += 1
+                    tokens += n_dec
+                else:
+                    # Requests arrive at this step: when the full step would admit every one of them whole
+                    # (prefill done in this step) without evicting, preempting or a prefix hit, the step is
+                    # done here with the same effect: decoders' blocks, then each admission in arrival order.
+                    if step != arrival[arr_i] or steps_run >= max_steps:
                         break
-                    free -= k
-                steps_run += 1
-                tokens += n_dec
+                    if fin_heap[0] < (step + 1) << _SHIFT:
+                        finish_due(step)
+                    k = bucket_n[step % bs] if paged else 0
+                    budget = max_batched - n_dec
+                    room = free - k
+                    seats = max_seqs - len(running)
+                    j = arr_i
+                    while arrival[j] == step:
+                        t = prompt[j]
+                        need = reserve if contiguous else -(-t // bs)
+                        if (
+                            t > budget
+                            or need > room
+                            or seats <= 0
+                            or (prefix_on and group[j] >= 0)
+                            or (admissible is not None and not admissible[j])
+                        ):
+                            break
+                        budget -= t
+                        room -= need
+                        seats -= 1
+                        j += 1
+                    if arrival[j] == step or not running:
+                        # the full step does this step (its finishes are done): the arrivals wait for it
+                        while arrival[arr_i] <= step:
+                            if admissible is None or admissible[arr_i]:
+                                waiting_append(arr_i)
+                            arr_i += 1
+                        to_full_step = True
+                        break
+                    steps_run += 1
+                    tokens += n_dec
+                    free = room
+                    s1 = step + 1
+                    while arr_i < j:
+                        i = arr_i
+                        arr_i += 1
+                        t = prompt[i]
+                        tokens += t
+                        cur_order[i] = order_ctr
+                        order_append(i)
+                        running[i] = None
+                        queue_delay.append(0)
+                        # decodes from the next step with one token generated (as start_decode)
+                        state[i] = _DECODE
+                        c[i] = t - s1
+                        g[i] = g[i] + 1 - s1
+                        n_dec += 1
+                        heappush(fin_heap, ((s1 + eff_out[i] - 1) << _SHIFT) | order_ctr)
+                        order_ctr += 1
+                        if paged:
+                            p = (s1 - t) % bs
+                            phase[i] = p
+                            buckets[p].add(i)
+                            bucket_n[p] += 1
+                    head_blocked = False
+                    if len(running) > peak_running:
+                        peak_running = len(running)
+                    stop = s1 + max_steps - steps_run
+                    if arrival[arr_i] < stop:
+                        stop = arrival[arr_i]
                 in_use = num_blocks - free - cached_total
                 occ_append(in_use)
                 steps_append(step)
@@ -496,7 +567,7 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 step += 1
                 if stop - step >= 4 and running and fin_heap[0] >= (step + 4) << _SHIFT:
                     break
-            if not short_of_blocks:
+            if not to_full_step:
                 continue
         steps_run += 1
         if steps_run > max_steps:
