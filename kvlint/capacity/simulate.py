@@ -586,22 +586,22 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     free -= k
                 elif not take(k):
                     # Not enough blocks: served in admission order, each preempting the newest running requests
-                    # until a block is free (or it is the newest itself). The victims that need a block this
-                    # step are the newest of these, so the pending ones stay members[lo:hi], and as many of
-                    # them as there are free + cached blocks are served at once.
-                    members = sorted(buckets[p], key=cur_order.__getitem__)
-                    lo, hi = 0, len(members)
-                    while lo < hi:
+                    # until a block is free (or it is the newest itself). As many of them as there are free +
+                    # cached blocks are served at once. The ones still pending are newer than the served ones,
+                    # so a victim of this bucket is always the newest pending one: only their count matters.
+                    bucket = buckets[p]
+                    pending = k
+                    while pending:
                         avail = free + cached_total
                         if avail:
-                            served = min(avail, hi - lo)
+                            served = avail if avail < pending else pending
                             take(served)
-                            lo += served
+                            pending -= served
                             continue
                         preempted = True
+                        if next(reversed(running)) in bucket:
+                            pending -= 1
                         preempt_tail(step)
-                        while hi > lo and state[members[hi - 1]] != _DECODE:
-                            hi -= 1
         budget = max_batched - n_dec
         dec_sched = n_dec
         # 3. prefill chunks of running requests
