@@ -476,29 +476,32 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
         # preempt or whose arrivals cannot all be admitted whole at once (the full step below does it), the next
         # arrival after such a step, or a long stretch (the bulk path above).
         if running and not prefilling and not waiting and steps_run < max_steps:
-            stop = step + max_steps - steps_run
-            if arrival[arr_i] < stop:
-                stop = arrival[arr_i]
+            # every step of this loop is counted: steps_run is run0 + step throughout, and last_step the last
+            # step max_steps allows
+            run0 = steps_run - step
+            last_step = max_steps - run0
+            stop = arrival[arr_i] if arrival[arr_i] < last_step else last_step
             to_full_step = False
+            nf = fin_heap[0] >> _SHIFT  # the next finish step (or a stale entry's, which is earlier)
             while running:
                 if step < stop:
-                    if fin_heap[0] < (step + 1) << _SHIFT:
+                    if nf <= step:
                         finish_due(step)
+                        nf = fin_heap[0] >> _SHIFT if fin_heap else _NEVER
                     if paged:
                         k = bucket_n[step % bs]
                         if k > free:
                             to_full_step = True
                             break
                         free -= k
-                    steps_run += 1
                     tokens += n_dec
                 else:
                     # Requests arrive at this step: when the full step would admit every one of them whole
                     # (prefill done in this step) without evicting, preempting or a prefix hit, the step is
                     # done here with the same effect: decoders' blocks, then each admission in arrival order.
-                    if step != arrival[arr_i] or steps_run >= max_steps:
+                    if step != arrival[arr_i] or step >= last_step:
                         break
-                    if fin_heap[0] < (step + 1) << _SHIFT:
+                    if nf <= step:
                         finish_due(step)
                     k = bucket_n[step % bs] if paged else 0
                     budget = max_batched - n_dec
@@ -528,7 +531,6 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                             arr_i += 1
                         to_full_step = True
                         break
-                    steps_run += 1
                     tokens += n_dec
                     free = room
                     s1 = step + 1
@@ -554,19 +556,19 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                             buckets[p].add(i)
                             bucket_n[p] += 1
                     head_blocked = False
+                    nf = fin_heap[0] >> _SHIFT
                     if len(running) > peak_running:
                         peak_running = len(running)
-                    stop = s1 + max_steps - steps_run
-                    if arrival[arr_i] < stop:
-                        stop = arrival[arr_i]
+                    stop = arrival[arr_i] if arrival[arr_i] < last_step else last_step
                 in_use = num_blocks - free - cached_total
                 occ_append(in_use)
                 steps_append(step)
                 if in_use > peak_blocks:
                     peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
                 step += 1
-                if stop - step >= 4 and running and fin_heap[0] >= (step + 4) << _SHIFT:
+                if stop - step >= 4 and nf - step >= 4 and running:
                     break
+            steps_run = run0 + step
             if not to_full_step:
                 continue
         steps_run += 1
