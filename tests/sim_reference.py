@@ -2,6 +2,9 @@
 # kvlint/capacity/simulate.py), kept unchanged as the test oracle of tests/test_simulate_oracle.py: a
 # straightforward step-by-step implementation (one heap event per block, every running request visited each
 # step). Not part of the package; do not optimise it.
+# Its prefix caching still pins a group's whole cached chain for every hit (simulate.py now holds only the hit
+# blocks, as vLLM's block pool does); the oracle's generated workloads give all requests of a group the same
+# prefix, so every hit is the whole chain and its cases do not reach the difference.
 # ruff: noqa
 """Deterministic step-by-step simulation of a paged KV cache under vLLM's V1 scheduler.
 

@@ -55,9 +55,9 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
     res = SimResult(config=cfg)
     lag = max(0, cfg.cancel_lag_steps)
     free = cfg.num_blocks
-    cached: OrderedDict[int, int] = OrderedDict()  # evictable prefix groups, least recently used first
-    group_blocks: dict[int, int] = {}
-    group_users: dict[int, int] = {}
+    # evictable blocks of each prefix chain (those no running request hit), least recently released first
+    cached: OrderedDict[int, int] = OrderedDict()
+    group_blocks: dict[int, int] = {}  # length of each cached prefix chain
     running: list[_Req] = []  # admission order
     waiting: list[_Req] = []
     all_reqs: list[_Req] = []
@@ -66,6 +66,10 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
 
     def cached_total() -> int:
         return sum(cached.values())
+
+    def held(grp: int) -> int:
+        """The longest hit on ``grp``'s chain among running requests (blocks)."""
+        return max((q.shared for q in running if q.r.group == grp), default=0)
 
     def take(k: int) -> bool:
         nonlocal free
@@ -76,18 +80,23 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
         while free < k:
             grp, nb = cached.popitem(last=False)
             free += nb
-            del group_blocks[grp]
+            if held(grp):
+                group_blocks[grp] = held(grp)
+            else:
+                del group_blocks[grp]
         free -= k
         return True
 
     def release(q: _Req) -> None:
+        """q (no longer running) frees its blocks; the chain blocks only it held become evictable."""
         nonlocal free
         free += q.own
         q.own = 0
         if q.shared:
-            group_users[q.r.group] -= 1
-            if group_users[q.r.group] == 0:
-                cached[q.r.group] = group_blocks[q.r.group]
+            grp = q.r.group
+            if held(grp) < q.shared:
+                cached[grp] = group_blocks[grp] - held(grp)
+                cached.move_to_end(grp)
             q.shared = 0
 
     def preempt_newest() -> _Req:
@@ -109,7 +118,6 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
             q.own -= nb
             q.shared = nb
             group_blocks[grp] = nb
-            group_users[grp] = 1
 
     def prefill_done(q: _Req) -> None:
         q.g += 1  # the prefill's forward pass samples one output token
@@ -194,8 +202,8 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
                 hit_blocks = min(group_blocks[grp], (q.target - 1) // bs, q.r.prefix // bs)
             chunk = min(q.target - hit_blocks * bs, budget)
             need = reserve if contiguous else _cdiv(hit_blocks * bs + chunk, bs) - hit_blocks
-            reviving = hit_blocks and grp in cached
-            if need > free + cached_total() - (cached[grp] if reviving else 0):
+            revive = max(0, hit_blocks - held(grp))  # hit blocks no running request holds: evictable ones
+            if need > free + cached_total() - revive:
                 if not running:
                     waiting.pop(0)
                     q.state = "done"
@@ -204,17 +212,18 @@ def reference(requests: list[Request], cfg: SimConfig) -> SimResult:
                 break
             waiting.pop(0)
             if hit_blocks:
-                if reviving:
-                    del cached[grp]
-                group_users[grp] = group_users.get(grp, 0) + 1
+                if revive:
+                    cached[grp] -= revive
+                    if not cached[grp]:
+                        del cached[grp]
                 q.shared = hit_blocks
                 res.prefix_hit_tokens += hit_blocks * bs
+            running.append(q)  # before taking blocks: an eviction leaves the blocks q hit
             take(need)
             q.own = need
             q.c = hit_blocks * bs + chunk
             budget -= chunk
             q.state = "prefill"
-            running.append(q)
             if not q.admitted:
                 q.admitted = True
                 res.queue_delay.append(step - q.r.arrival)

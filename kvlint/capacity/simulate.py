@@ -13,9 +13,16 @@ What is modelled (restating ``vllm@0.33.0:vllm/v1/core/sched/scheduler.py::Sched
 * When a running request cannot get a block, the newest running request is preempted (recompute mode): its blocks are
   freed, it goes to the front of the waiting queue, and on re-admission recomputes prompt + generated tokens. No new
   request is admitted in a step that preempted.
-* Prefix caching for shared-prefix groups: the full blocks of a group's prefix are computed once, shared by reference
-  count, kept (evictable, counted as free) after the last user finishes, and evicted least-recently-used first when
-  free blocks run out. A hit never covers the whole prompt (the last prompt token is always recomputed).
+* Prefix caching for shared-prefix groups: the full blocks of a group's prefix are computed once and form a chain of
+  cached blocks. A request that hits the chain holds only the blocks it hit (its first ``h`` blocks, ``h`` at most
+  its own prefix's full blocks; a hit never covers the whole prompt: the last prompt token is always recomputed), as
+  vLLM's block pool reference-counts each block (``vllm@0.33.0:vllm/v1/core/block_pool.py::BlockPool.touch`` and
+  ``free_blocks``: a hit raises the hit blocks' ``ref_cnt`` and takes them out of the free queue; a block whose
+  ``ref_cnt`` drops to 0 goes back to the free queue, still cached). So the chain's blocks beyond the longest hit
+  of its running users are evictable and counted as free, and reviving evictable hit blocks costs free blocks
+  (``kv_cache_manager.py::KVCacheManager.allocate_slots``, ``num_evictable_computed_blocks``). When free blocks
+  run out, the evictable part of a chain is evicted whole, least recently released first (the chain stays cached
+  up to the blocks its running users hold).
 * Requests with ``prompt + output > max_model_len`` are rejected at arrival (the OpenAI frontend's 400 error).
 * ``contiguous`` mode instead reserves ``cdiv(max_model_len, block_size)`` blocks per request at admission (no growth,
   no preemption, no sharing): the pre-paging allocation whose fragmentation paging avoids.
@@ -23,7 +30,9 @@ What is modelled (restating ``vllm@0.33.0:vllm/v1/core/sched/scheduler.py::Sched
 Simplifications (stated in reports): one step = one forward pass of fixed wall time; decoding tokens are taken from
 the budget before prefill chunks regardless of running order; the V1 null block is subtracted from ``num_blocks`` by
 the caller; prefix-cache hits are only modelled for shared-prefix groups (a preempted request's own blocks are not
-re-hit on recompute); speculative decoding, LoRA, encoder caches, sliding-window/hybrid groups and async scheduling
+re-hit on recompute); a chain is not lengthened by a later request with a longer prefix of the same group; eviction
+takes a chain's whole evictable part, not block by block, and only once the free blocks run out (vLLM's free queue
+reuses the least recently freed block first even while never-used blocks remain); speculative decoding, LoRA, encoder caches, sliding-window/hybrid groups and async scheduling
 are not modelled; a prefix is registered when its first request's prefill passes it (vLLM registers blocks as they
 fill, so it can be shared a few steps earlier).
 
@@ -41,7 +50,9 @@ Implementation (the same results as a plain step-by-step loop over every running
   admitted: nobody waits, the last admission attempt found too few blocks for the head of the queue, or the
   token budget or max_num_seqs is used up; and enough free blocks without evicting cached prefixes) are advanced in one go: their block counts repeat with
   period ``block_size`` and the occupancy record of the stretch is a running sum. Short decode-only stretches
-  with nobody waiting (finishes allowed) go through a lighter per-step loop.
+  with nobody waiting (finishes allowed) go through a lighter per-step loop, which also admits the requests
+  arriving at a step when all of them get their whole prompt scheduled in it without evicting, preempting or a
+  prefix hit (most arrivals of a lightly loaded server), instead of a full scheduling pass.
 * Requests are read as columns (:class:`~kvlint.capacity.workload.RequestColumns`); rejections and per-request
   totals are counted once at the end.
 
@@ -216,8 +227,11 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
     order_append = order_idx.append
 
     free = num_blocks
+    # a cached prefix chain: its length in blocks, the hits its running users hold (blocks -> users), the longest
     group_blocks: dict[int, int] = {}
-    group_ref: dict[int, int] = {}
+    group_holds: dict[int, dict[int, int]] = {}
+    group_max: dict[int, int] = {}
+    # evictable blocks of each chain (beyond its longest held hit), least recently released first
     lru: OrderedDict[int, int] = OrderedDict()
     cached_total = 0
 
@@ -263,19 +277,35 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
             grp, nb = lru.popitem(last=False)
             cached_total -= nb
             free += nb
-            del group_blocks[grp]
+            held = group_max[grp]
+            if held:
+                group_blocks[grp] = held
+            else:
+                del group_blocks[grp], group_holds[grp], group_max[grp]
         free -= k
         return True
 
     def unshare(i: int) -> None:
-        """Drop i's reference to its prefix group's blocks (cached, evictable, once no one uses them)."""
+        """Drop i's reference to the blocks it hit in its prefix group's chain; blocks no running request holds
+        any more become evictable (cached, counted as free)."""
         nonlocal cached_total
         grp = group[i]
-        group_ref[grp] -= 1
-        if group_ref[grp] == 0:
-            lru[grp] = group_blocks[grp]
-            cached_total += group_blocks[grp]
+        h = shared[i]
         shared[i] = 0
+        holds = group_holds[grp]
+        left = holds[h] - 1
+        if left:
+            holds[h] = left
+            return
+        del holds[h]
+        top = group_max[grp]
+        if h != top:
+            return
+        top2 = max(holds) if holds else 0
+        group_max[grp] = top2
+        cached_total += top - top2
+        lru[grp] = group_blocks[grp] - top2
+        lru.move_to_end(grp)
 
     def preempt_tail(s: int) -> int:
         """Preempt the newest running request at step s (recompute mode); returns its index."""
@@ -368,7 +398,8 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
             own[i] -= nb
             shared[i] = nb
             group_blocks[grp] = nb
-            group_ref[grp] = 1
+            group_holds[grp] = {nb: 1}
+            group_max[grp] = nb
 
     while True:
         # arrivals up to this step (those that can never run are counted at the end)
@@ -441,33 +472,104 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     steps_run += length
                     step += length
                     continue
-        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until the next arrival, a
-        # step that must evict or preempt (the full step below does it), or a long stretch (the bulk path above).
+        # Decode-only steps with nobody waiting, one by one with less bookkeeping, until a step that must evict or
+        # preempt or whose arrivals cannot all be admitted whole at once (the full step below does it), the next
+        # arrival after such a step, or a long stretch (the bulk path above).
         if running and not prefilling and not waiting and steps_run < max_steps:
-            stop = step + max_steps - steps_run
-            if arrival[arr_i] < stop:
-                stop = arrival[arr_i]
-            short_of_blocks = False
-            while step < stop and running:
-                if fin_heap[0] < (step + 1) << _SHIFT:
-                    finish_due(step)
-                if paged:
-                    k = bucket_n[step % bs]
-                    if k > free:
-                        short_of_blocks = True
+            # every step of this loop is counted: steps_run is run0 + step throughout, and last_step the last
+            # step max_steps allows
+            run0 = steps_run - step
+            last_step = max_steps - run0
+            stop = arrival[arr_i] if arrival[arr_i] < last_step else last_step
+            to_full_step = False
+            nf = fin_heap[0] >> _SHIFT  # the next finish step (or a stale entry's, which is earlier)
+            while running:
+                if step < stop:
+                    if nf <= step:
+                        finish_due(step)
+                        nf = fin_heap[0] >> _SHIFT if fin_heap else _NEVER
+                    if paged:
+                        k = bucket_n[step % bs]
+                        if k > free:
+                            to_full_step = True
+                            break
+                        free -= k
+                    tokens += n_dec
+                else:
+                    # Requests arrive at this step: when the full step would admit every one of them whole
+                    # (prefill done in this step) without evicting, preempting or a prefix hit, the step is
+                    # done here with the same effect: decoders' blocks, then each admission in arrival order.
+                    if step != arrival[arr_i] or step >= last_step:
                         break
-                    free -= k
-                steps_run += 1
-                tokens += n_dec
+                    if nf <= step:
+                        finish_due(step)
+                    k = bucket_n[step % bs] if paged else 0
+                    budget = max_batched - n_dec
+                    room = free - k
+                    seats = max_seqs - len(running)
+                    j = arr_i
+                    while arrival[j] == step:
+                        t = prompt[j]
+                        need = reserve if contiguous else -(-t // bs)
+                        if (
+                            t > budget
+                            or need > room
+                            or seats <= 0
+                            or (prefix_on and group[j] >= 0)
+                            or (admissible is not None and not admissible[j])
+                        ):
+                            break
+                        budget -= t
+                        room -= need
+                        seats -= 1
+                        j += 1
+                    if arrival[j] == step or not running:
+                        # the full step does this step (its finishes are done): the arrivals wait for it
+                        while arrival[arr_i] <= step:
+                            if admissible is None or admissible[arr_i]:
+                                waiting_append(arr_i)
+                            arr_i += 1
+                        to_full_step = True
+                        break
+                    tokens += n_dec
+                    free = room
+                    s1 = step + 1
+                    while arr_i < j:
+                        i = arr_i
+                        arr_i += 1
+                        t = prompt[i]
+                        tokens += t
+                        cur_order[i] = order_ctr
+                        order_append(i)
+                        running[i] = None
+                        queue_delay.append(0)
+                        # decodes from the next step with one token generated (as start_decode)
+                        state[i] = _DECODE
+                        c[i] = t - s1
+                        g[i] = g[i] + 1 - s1
+                        n_dec += 1
+                        heappush(fin_heap, ((s1 + eff_out[i] - 1) << _SHIFT) | order_ctr)
+                        order_ctr += 1
+                        if paged:
+                            p = (s1 - t) % bs
+                            phase[i] = p
+                            buckets[p].add(i)
+                            bucket_n[p] += 1
+                    head_blocked = False
+                    nf = fin_heap[0] >> _SHIFT
+                    if len(running) > peak_running:
+                        peak_running = len(running)
+                    stop = arrival[arr_i] if arrival[arr_i] < last_step else last_step
                 in_use = num_blocks - free - cached_total
                 occ_append(in_use)
                 steps_append(step)
                 if in_use > peak_blocks:
                     peak_blocks, peak_step, tokens_at_peak = in_use, step, tokens
                 step += 1
-                if stop - step >= 4 and running and fin_heap[0] >= (step + 4) << _SHIFT:
+                if stop - step >= 4 and nf - step >= 4 and running:
                     break
-            if not short_of_blocks:
+            steps_run = run0 + step
+            if not to_full_step:
                 continue
         steps_run += 1
         if steps_run > max_steps:
@@ -486,22 +588,22 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                     free -= k
                 elif not take(k):
                     # Not enough blocks: served in admission order, each preempting the newest running requests
-                    # until a block is free (or it is the newest itself). The victims that need a block this
-                    # step are the newest of these, so the pending ones stay members[lo:hi], and as many of
-                    # them as there are free + cached blocks are served at once.
-                    members = sorted(buckets[p], key=cur_order.__getitem__)
-                    lo, hi = 0, len(members)
-                    while lo < hi:
+                    # until a block is free (or it is the newest itself). As many of them as there are free +
+                    # cached blocks are served at once. The ones still pending are newer than the served ones,
+                    # so a victim of this bucket is always the newest pending one: only their count matters.
+                    bucket = buckets[p]
+                    pending = k
+                    while pending:
                         avail = free + cached_total
                         if avail:
-                            served = min(avail, hi - lo)
+                            served = avail if avail < pending else pending
                             take(served)
-                            lo += served
+                            pending -= served
                             continue
                         preempted = True
+                        if next(reversed(running)) in bucket:
+                            pending -= 1
                         preempt_tail(step)
-                        while hi > lo and state[members[hi - 1]] != _DECODE:
-                            hi -= 1
         budget = max_batched - n_dec
         dec_sched = n_dec
         # 3. prefill chunks of running requests
@@ -547,8 +649,11 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 hit = hit_blocks * bs
                 chunk = t - hit if t - hit < budget else budget
                 need = -(-(hit + chunk) // bs) - hit_blocks
-                reactivating = group_ref.get(grp, 0) == 0
-                spare = free + cached_total - (group_blocks[grp] if reactivating else 0)
+                # hit blocks beyond the chain's longest held hit are evictable: reviving them costs free blocks
+                revive = hit_blocks - group_max[grp]
+                if revive < 0:
+                    revive = 0
+                spare = free + cached_total - revive
             else:
                 hit = 0
                 chunk = t if t < budget else budget
@@ -566,9 +671,16 @@ def simulate_columns(requests: RequestColumns, config: SimConfig) -> SimResult:
                 break
             popleft()
             if hit_blocks:
-                if reactivating:
-                    cached_total -= lru.pop(grp)
-                group_ref[grp] = group_ref.get(grp, 0) + 1
+                if revive:
+                    cached_total -= revive
+                    evictable = lru[grp] - revive
+                    if evictable:
+                        lru[grp] = evictable
+                    else:
+                        del lru[grp]
+                    group_max[grp] = hit_blocks
+                holds = group_holds[grp]
+                holds[hit_blocks] = holds.get(hit_blocks, 0) + 1
                 shared[i] = hit_blocks
                 res.prefix_hit_tokens += hit
             if need <= free:
