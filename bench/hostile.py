@@ -94,14 +94,20 @@ def _fn_template_actions(n: int) -> Callable[[], object]:
     return lambda: template_actions(text)
 
 
-def _fn_commands(unit: str) -> Callable[[int], Callable[[], object]]:
+def _fn_commands(unit: str, *, lead: bool = False) -> Callable[[int], Callable[[], object]]:
+    """``commands`` on N units after an engine command, or before it (``lead``: a command prefix)."""
+
     def make(n: int) -> Callable[[], object]:
         from kvlint.engines.shell import commands
 
-        script = f"vllm serve {MODEL} " + unit * n
-        return lambda: list(commands(script, {}))
+        script = unit * n + f"vllm serve {MODEL}" if lead else f"vllm serve {MODEL} " + unit * n
+        return lambda: list(commands(script, {"B": "b"}))
 
     return make
+
+
+def _sh_lead(script: str) -> str:
+    return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
 
 
 def _fn_image_placeholder(n: int) -> Callable[[], object]:
@@ -223,6 +229,19 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_tmpl_open ({{ x N in sh -c)": (_fn_commands("{{"), lambda n: (_sh("{{" * n), ".yaml")),
     "sh_tmpl_space ('{{ ' x N in sh -c)": (_fn_commands("{{ "), lambda n: (_sh("{{ " * n), ".yaml")),
     "sh_tmpl_nl ('{{\\n' x N in sh -c)": (_fn_commands("{{\n"), lambda n: (_sh("{{\n" * n), ".yaml")),
+    # the shell reader (issue 19): a word of N unresolved $A (each searched the word), N leading assignments
+    # or wrappers (the rest of the command copied for each), a word of N redirections (its text grown by
+    # concatenation)
+    "sh_vars ('$A' x N, one word)": (_fn_commands("$A"), lambda n: (_sh("$A" * n), ".yaml")),
+    "sh_assign ('a=$B ' x N, leading)": (
+        _fn_commands("a=$B ", lead=True),
+        lambda n: (_sh_lead("a=$B " * n), ".yaml"),
+    ),
+    "sh_wrappers ('exec ' x N, leading)": (
+        _fn_commands("exec ", lead=True),
+        lambda n: (_sh_lead("exec " * n), ".yaml"),
+    ),
+    "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
     "image_envsubst ('${A:' x N image)": (
         _fn_image_placeholder,
         lambda n: (_deployment({"image": "${A:" * n, "args": ["--model", MODEL]}), ".yaml"),
