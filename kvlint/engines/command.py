@@ -84,15 +84,24 @@ def container_env(
     if not isinstance(entries, list):
         return env, locs
     for e in entries:
-        if not isinstance(e, Mapping) or not isinstance(e.get("name"), str):
+        if not isinstance(e, Mapping):
             continue
-        if "value" in e and e.get("value") is not None and not isinstance(e.get("value"), (dict, list)):
-            raw = e["value"]
-            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
-            value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
-            grown += max(0, len(value) - len(text))
-            env[e["name"]] = value
-            locs[e["name"]] = loc_of(e, "value")
+        key = e.get("name")
+        if not isinstance(key, str):
+            continue
+        raw = e.get("value")
+        if raw is not None and not isinstance(raw, (dict, list)):
+            if type(raw) is str:
+                text = raw
+            else:
+                text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            if "$" in text:
+                value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
+                grown += max(0, len(value) - len(text))
+            else:  # nothing to expand (most values): k8s_expand would return the text
+                value = text
+            env[key] = value
+            locs[key] = loc_of(e, "value")
             continue
         ref = e.get("valueFrom")
         ref = ref.get("configMapKeyRef") if isinstance(ref, Mapping) else None
@@ -632,7 +641,12 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Item] | None:
+def _items_of(
+    container: Mapping, key: str, env: Mapping[str, str], *, fast: bool = True
+) -> list[_Item] | None:
+    """The words of ``container[key]`` (``command`` or ``args``) after Kubernetes ``$(VAR)`` expansion from
+    ``env``, with their positions; None when the key is absent. ``fast`` (the default) takes a list of
+    strings holding no ``$`` as it is; the tests compare it with the steps (``fast=False``)."""
     seq = container.get(key)
     if seq is None:
         return None
@@ -640,6 +654,15 @@ def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Ite
         seq = [seq]
     if not isinstance(seq, list):
         return []
+    if fast and isinstance(seq, LList) and len(seq.locs) == len(seq):
+        # a list of strings with no ``$(VAR)`` to expand, each with its position (most commands and args): the
+        # items as they are, as the steps below make them
+        try:
+            joined = "".join(seq)
+        except TypeError:  # an item that is not a string: the steps below
+            joined = "$"
+        if "$" not in joined:
+            return [_Item(text, loc, "arg") for text, loc in zip(seq, seq.locs, strict=True)]
     out: list[_Item] = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):

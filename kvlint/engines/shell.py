@@ -736,6 +736,7 @@ def _arith_atom(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
 
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
+_DECLARING = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
 
 
@@ -775,15 +776,27 @@ def commands(
         words: list[ShellArg] = []
         leading, declaring = True, False
         for word in cmd:
-            is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
-            words.extend(
-                _expand(
-                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
+            raw = word.raw
+            is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
+            parts = word.parts
+            if len(parts) == 1 and parts[0].kind == "lit":
+                # one literal piece (most words): _expand's first step, without the call
+                only = parts[0]
+                if only.text or only.quoted:
+                    words.append(ShellArg(only.text, word.start, None, False, False, only.quoted))
+            else:
+                words.extend(
+                    _expand(
+                        word,
+                        local_env,
+                        positional,
+                        assign=is_assign and (leading or declaring),
+                        budget=budget,
+                    )
                 )
-            )
             if leading and not is_assign:
                 leading = False
-                declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
+                declaring = raw in _DECLARING
         cmd = []
         if templates:
             _restore_templates(words, templates)
@@ -822,7 +835,7 @@ def commands(
                 else:
                     local_env[name] = val  # unresolved variables inside stay as written
                 h += 1
-            elif head in ("export", "declare", "local", "readonly", "typeset"):
+            elif head in _DECLARING:
                 for arg in words[h + 1 :]:
                     if _ASSIGN_RE.match(arg.text):
                         name, _, val = arg.text.partition("=")
