@@ -17,6 +17,7 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -324,7 +325,12 @@ def lex(script: str) -> list[Word | str]:
     work is linear in the script (tests/test_shell_oracle.py compares the tokens with the character-class
     lexer this replaced).
     """
-    out: list[Word | str] = []
+    return list(_tokens(script))
+
+
+def _tokens(script: str) -> Iterator[Word | str]:
+    """:func:`lex`'s tokens one at a time: :func:`commands` lexes only as far as its caller reads (an engine
+    command is found before the rest of its script is lexed)."""
     i, n = 0, len(script)
     parts: list[Part] = []
     start = -1
@@ -342,14 +348,14 @@ def lex(script: str) -> list[Word | str]:
             if kind is not None:
                 text = m.group(kind)  # type: ignore[union-attr]
                 if kind == "word":
-                    out.append(Word([Part("lit", text, False)], end - len(text), text))
+                    yield Word([Part("lit", text, False)], end - len(text), text)
                 elif kind == "op":
-                    out.append(text)
+                    yield text
                 elif kind == "arith":
                     close = script.find("))", end)
                     i, end = end - 2, n if close < 0 else close + 2
                     text = script[i:end]
-                    out.append(Word([Part("sub", text)], i, text))
+                    yield Word([Part("sub", text)], i, text)
                 else:  # redir
                     start = end - len(text)
                     acc, acc_quoted = [text], False
@@ -376,10 +382,10 @@ def lex(script: str) -> list[Word | str]:
             if acc is not None:
                 parts[-1].text = "".join(acc)
                 acc = None
-            out.append(Word(parts, start, script[start:i]))
+            yield Word(parts, start, script[start:i])
             parts, start = [], -1
             if kind == "op":
-                out.append(m.group())  # type: ignore[union-attr]
+                yield m.group()  # type: ignore[union-attr]
         elif kind == "var":
             if acc is not None:
                 parts[-1].text = "".join(acc)
@@ -469,8 +475,7 @@ def lex(script: str) -> list[Word | str]:
     if start >= 0:
         if acc is not None:
             parts[-1].text = "".join(acc)
-        out.append(Word(parts, start, script[start:n]))
-    return out
+        yield Word(parts, start, script[start:n])
 
 
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
@@ -765,9 +770,7 @@ def commands(
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    tokens = lex(script)
-    tokens.append(";")
-    for tok in tokens:
+    for tok in itertools.chain(_tokens(script), (";",)):
         if isinstance(tok, Word):
             cmd.append(tok)
             continue
