@@ -325,12 +325,17 @@ def lex(script: str) -> list[Word | str]:
     work is linear in the script (tests/test_shell_oracle.py compares the tokens with the character-class
     lexer this replaced).
     """
-    return list(_tokens(script))
+    return [
+        Word([Part("lit", tok[1], False)], tok[0], tok[1]) if isinstance(tok, tuple) else tok
+        for tok in _tokens(script)
+    ]
 
 
-def _tokens(script: str) -> Iterator[Word | str]:
+def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
     """:func:`lex`'s tokens one at a time: :func:`commands` lexes only as far as its caller reads (an engine
-    command is found before the rest of its script is lexed)."""
+    command is found before the rest of its script is lexed). A word of ordinary characters only (most words)
+    comes as ``(offset, text)``, the word ``Word([Part("lit", text, False)], offset, text)`` without building it
+    (:func:`commands` makes its ShellArg directly)."""
     i, n = 0, len(script)
     parts: list[Part] = []
     start = -1
@@ -348,7 +353,7 @@ def _tokens(script: str) -> Iterator[Word | str]:
             if kind is not None:
                 text = m.group(kind)  # type: ignore[union-attr]
                 if kind == "word":
-                    yield Word([Part("lit", text, False)], end - len(text), text)
+                    yield (end - len(text), text)
                 elif kind == "op":
                     yield text
                 elif kind == "arith":
@@ -582,12 +587,14 @@ def _expand(
                         cur.append(piece)
                         have_cur = True
             else:
-                braced = word.raw.startswith("${")
+                # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
+                # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
+                braced = p.quoted or len(word.parts) > 1 or word.raw.startswith("${")
                 if not braced:
                     if braced_runs is None:
                         braced_runs = _braced_runs(word.raw)
                     braced = _has_prefixed(braced_runs, p.text)
-                if braced or p.quoted or len(word.parts) > 1:
+                if braced:
                     cur.append("${" + p.text + "}")
                 else:
                     cur.append("$" + p.text)
@@ -765,13 +772,13 @@ def commands(
     """
     local_env = dict(env)
     budget = _budget if _budget is not None else _Budget()
-    cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
+    cmd: list[Word | tuple[int, str]] = []
     for tok in itertools.chain(_tokens(script), (";",)):
-        if isinstance(tok, Word):
+        if not isinstance(tok, str):
             cmd.append(tok)
             continue
         if not cmd:
@@ -779,6 +786,15 @@ def commands(
         words: list[ShellArg] = []
         leading, declaring = True, False
         for word in cmd:
+            if isinstance(word, tuple):
+                # a word of ordinary characters (see _tokens): its text as it is
+                offset, raw = word
+                is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
+                words.append(ShellArg(raw, offset, None, False, False, False))
+                if leading and not is_assign:
+                    leading = False
+                    declaring = raw in _DECLARING
+                continue
             raw = word.raw
             is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
             parts = word.parts
