@@ -528,31 +528,42 @@ def _expand(
         # one piece of literal text (most words): no expansion, no field splitting, as below
         only = word.parts[0]
         return [ShellArg(only.text, word.start, None, quoted=only.quoted)] if only.text or only.quoted else []
-    elif all(p.kind == "lit" for p in word.parts):
-        # literal pieces only (a quoted word: its text, then the empty piece marking the closing quote): one
-        # field, the pieces joined, as the walk below builds it (an assignment too: no field to join)
-        if not any(p.text or p.quoted for p in word.parts):
-            return []
-        text = "".join([p.text for p in word.parts])
-        return [ShellArg(text, word.start, None, quoted=any(p.quoted for p in word.parts))]
+    else:
+        for p in word.parts:
+            if p.kind != "lit":
+                break
+        else:
+            # literal pieces only (a quoted word: its text, then the empty piece marking the closing quote): one
+            # field, the pieces joined, as the walk below builds it (an assignment too: no field to join)
+            text = "".join([p.text for p in word.parts])
+            quoted = False
+            for p in word.parts:
+                if p.quoted:
+                    quoted = True
+                    break
+            if not text and not quoted:
+                return []
+            return [ShellArg(text, word.start, None, False, False, quoted)]
     if assign:
         parts = _expand(word, env, positional, budget=budget, fast=fast)
         if len(parts) <= 1:
             return parts
-        joined = ShellArg(
-            " ".join(p.text for p in parts),
-            word.start,
-            None,
-            any(p.from_env for p in parts),
-            any(p.unresolved for p in parts),
-            True,
-            any(p.substituted for p in parts),
-        )
-        return [joined]
+        from_env = unresolved = substituted = False
+        for field in parts:
+            from_env = from_env or field.from_env
+            unresolved = unresolved or field.unresolved
+            substituted = substituted or field.substituted
+        text = " ".join([field.text for field in parts])
+        return [ShellArg(text, word.start, None, from_env, unresolved, True, substituted)]
     fields: list[ShellArg] = []
     cur: list[str] = []
     from_env = unresolved = substituted = False
-    quoted_any = any(p.quoted for p in word.parts)
+    quoted_any = has_at = False
+    for p in word.parts:
+        if p.quoted:
+            quoted_any = True
+        if p.kind == "at":
+            has_at = True
     have_cur = False
 
     def push() -> None:
@@ -563,7 +574,6 @@ def _expand(
             )
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
 
-    has_at = any(p.kind == "at" for p in word.parts)
     braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
     for p in word.parts:
         if p.kind == "lit":
