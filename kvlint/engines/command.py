@@ -646,7 +646,8 @@ def _items_of(
 ) -> list[_Item] | None:
     """The words of ``container[key]`` (``command`` or ``args``) after Kubernetes ``$(VAR)`` expansion from
     ``env``, with their positions; None when the key is absent. ``fast`` (the default) takes a list of
-    strings holding no ``$`` as it is; the tests compare it with the steps (``fast=False``)."""
+    strings holding no ``$`` as it is, and otherwise expands only the items holding a ``$`` (a script's
+    ``$VAR`` sends the whole list there); the tests compare it with the steps (``fast=False``)."""
     seq = container.get(key)
     if seq is None:
         return None
@@ -663,7 +664,21 @@ def _items_of(
             joined = "$"
         if "$" not in joined:
             return [_Item(text, loc, "arg") for text, loc in zip(seq, seq.locs, strict=True)]
-    out: list[_Item] = []
+        out: list[_Item] = []
+        grown = 0
+        locs = seq.locs
+        for idx, raw in enumerate(seq):
+            if type(raw) is str and "$" not in raw:  # nothing to expand: k8s_expand would return it
+                out.append(_Item(raw, locs[idx], "arg"))
+                continue
+            if raw is None or isinstance(raw, (dict, list)):
+                continue
+            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
+            grown += max(0, len(expanded) - len(text))
+            out.append(_Item(expanded, locs[idx], "env" if changed else "arg"))
+        return out
+    out = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
         if raw is None or isinstance(raw, (dict, list)):
