@@ -94,12 +94,47 @@ def _fn_template_actions(n: int) -> Callable[[], object]:
     return lambda: template_actions(text)
 
 
-def _fn_commands(unit: str) -> Callable[[int], Callable[[], object]]:
+def _fn_commands(unit: str, *, lead: bool = False) -> Callable[[int], Callable[[], object]]:
+    """``commands`` on N units after an engine command, or before it (``lead``: a command prefix)."""
+
     def make(n: int) -> Callable[[], object]:
         from kvlint.engines.shell import commands
 
-        script = f"vllm serve {MODEL} " + unit * n
-        return lambda: list(commands(script, {}))
+        script = unit * n + f"vllm serve {MODEL}" if lead else f"vllm serve {MODEL} " + unit * n
+        return lambda: list(commands(script, {"B": "b"}))
+
+    return make
+
+
+def _sh_lead(script: str) -> str:
+    return _deployment({"command": ["sh", "-c", f"{script}vllm serve {MODEL}"]})
+
+
+def _blank_lines_block(n: int) -> str:
+    """A Deployment whose ``sh -c`` script is a literal block of N blank lines, then an engine command of N
+    words (each word's position skipped the blank lines again)."""
+    script = "\n" * n + f"vllm serve {MODEL}" + " --x y" * n
+    block = "\n".join("          " + line if line else "" for line in script.split("\n"))
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n      containers:\n"
+        f"      - name: vllm\n        image: {VLLM}\n        command: [sh, -c]\n        args:\n        - |\n"
+        f"{block}\n        resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+
+
+def _fn_check_file(make_text: Callable[[int], str]) -> Callable[[int], Callable[[], object]]:
+    """The check of a file on disk (positions in a script are looked up in the file's lines)."""
+
+    def make(n: int) -> Callable[[], object]:
+        from kvlint.checkrun import run_paths
+        from kvlint.options import Options
+
+        fd, path = tempfile.mkstemp(suffix=".yaml")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(make_text(n))
+        opts = Options(allow_hub=False)
+        return lambda: run_paths([path], opts, no_config=True, keep_records=False, keep_json=False)
 
     return make
 
@@ -223,6 +258,23 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "sh_tmpl_open ({{ x N in sh -c)": (_fn_commands("{{"), lambda n: (_sh("{{" * n), ".yaml")),
     "sh_tmpl_space ('{{ ' x N in sh -c)": (_fn_commands("{{ "), lambda n: (_sh("{{ " * n), ".yaml")),
     "sh_tmpl_nl ('{{\\n' x N in sh -c)": (_fn_commands("{{\n"), lambda n: (_sh("{{\n" * n), ".yaml")),
+    # the shell reader (issue 19): a word of N unresolved $A (each searched the word), N leading assignments
+    # or wrappers (the rest of the command copied for each), a word of N redirections (its text grown by
+    # concatenation)
+    "sh_vars ('$A' x N, one word)": (_fn_commands("$A"), lambda n: (_sh("$A" * n), ".yaml")),
+    "sh_assign ('a=$B ' x N, leading)": (
+        _fn_commands("a=$B ", lead=True),
+        lambda n: (_sh_lead("a=$B " * n), ".yaml"),
+    ),
+    "sh_wrappers ('exec ' x N, leading)": (
+        _fn_commands("exec ", lead=True),
+        lambda n: (_sh_lead("exec " * n), ".yaml"),
+    ),
+    "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
+    "sh_block_positions (N blank lines, N words)": (
+        _fn_check_file(_blank_lines_block),
+        lambda n: (_blank_lines_block(n), ".yaml"),
+    ),
     "image_envsubst ('${A:' x N image)": (
         _fn_image_placeholder,
         lambda n: (_deployment({"image": "${A:" * n, "args": ["--model", MODEL]}), ".yaml"),

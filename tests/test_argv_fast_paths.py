@@ -345,8 +345,7 @@ def _corpus_scripts(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def _check_shell(script: str) -> None:
     from kvlint.engines import shell as S
 
-    fast = S.lex(script)
-    assert fast == S.lex(script, fast=False), script
+    fast = S.lex(script)  # the lexer itself is compared with the reference in tests/test_shell_oracle.py
     env = {"B": "b1 b2", "X": "x", "Y": "", "Q": '"q"'}
     positional = [S.ShellArg("sh"), S.ShellArg("p1"), S.ShellArg("p 2", quoted=True)]
     for tok in fast:
@@ -524,3 +523,68 @@ def test_unknown_field_paths_match_reference_walk() -> None:
     for obj in objs:
         for type_name in ("V1Container", "V1PodSpec", "Probe"):
             assert list(unknown_field_paths(obj, type_name)) == list(_reference_field_paths(obj, type_name))
+
+
+def _corpus_containers(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The containers a check of the shared corpus reads."""
+    import kvlint.engines as E
+    from kvlint.checkrun import run_paths
+    from kvlint.engines import command as C
+    from kvlint.options import Options
+
+    seen: list[Any] = []
+    real = C.parse_container
+
+    def spy(container: Any, **kwargs: Any) -> Any:
+        seen.append(container)
+        return real(container, **kwargs)
+
+    monkeypatch.setattr(C, "parse_container", spy)
+    monkeypatch.setattr(E, "parse_container", spy)
+    run_paths([str(CORPUS)], Options(allow_hub=False), no_config=True, keep_records=False, keep_json=False)
+    return seen
+
+
+def test_items_of_fast_path_matches_steps_on_corpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kvlint.engines import command as C
+
+    if not CORPUS.is_dir():
+        pytest.skip("shared corpus not present")
+    containers = _corpus_containers(monkeypatch)
+    assert len(containers) >= 50
+    for c in containers:
+        env, _ = C.container_env(c)
+        for key in ("command", "args"):
+            assert C._items_of(c, key, env) == C._items_of(c, key, env, fast=False), (c, key)
+
+
+def test_items_of_fast_path_matches_steps_generated() -> None:
+    from kvlint.engines import command as C
+    from kvlint.source import LDict, LList, Loc
+
+    rng = random.Random(5)
+    pool: list[Any] = [
+        "vllm",
+        "serve",
+        "--x=$(A)",
+        "$(B)",
+        "$$",
+        "a$",
+        None,
+        True,
+        3,
+        2.5,
+        {"k": 1},
+        ["l"],
+        "",
+    ]
+    env = {"A": "a", "B": "b c"}
+    for _ in range(3000):
+        items = [rng.choice(pool) for _ in range(rng.randint(0, 5))]
+        seq = LList(items, loc=Loc("f", 1, 1))
+        # positions for every item, for some, or none (a list built by an operator)
+        k = rng.choice([len(items), len(items), max(0, len(items) - 1), 0])
+        seq.locs = [Loc("f", 2 + i, 3) for i in range(k)]
+        container = LDict({"args": seq}, loc=Loc("f", 1, 1))
+        container.locs["args"] = Loc("f", 1, 7)
+        assert C._items_of(container, "args", env) == C._items_of(container, "args", env, fast=False), items

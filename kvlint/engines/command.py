@@ -84,15 +84,24 @@ def container_env(
     if not isinstance(entries, list):
         return env, locs
     for e in entries:
-        if not isinstance(e, Mapping) or not isinstance(e.get("name"), str):
+        if not isinstance(e, Mapping):
             continue
-        if "value" in e and e.get("value") is not None and not isinstance(e.get("value"), (dict, list)):
-            raw = e["value"]
-            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
-            value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
-            grown += max(0, len(value) - len(text))
-            env[e["name"]] = value
-            locs[e["name"]] = loc_of(e, "value")
+        key = e.get("name")
+        if not isinstance(key, str):
+            continue
+        raw = e.get("value")
+        if raw is not None and not isinstance(raw, (dict, list)):
+            if type(raw) is str:
+                text = raw
+            else:
+                text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            if "$" in text:
+                value = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)[0]
+                grown += max(0, len(value) - len(text))
+            else:  # nothing to expand (most values): k8s_expand would return the text
+                value = text
+            env[key] = value
+            locs[key] = loc_of(e, "value")
             continue
         ref = e.get("valueFrom")
         ref = ref.get("configMapKeyRef") if isinstance(ref, Mapping) else None
@@ -326,6 +335,48 @@ def _offset_loc(scalar_loc: Loc | None, script: str, offset: int) -> Loc | None:
     return scalar_position(scalar_loc, script, line, offset - starts[line])
 
 
+def _offset_locs(scalar_loc: Loc | None, script: str, offsets: Sequence[int]) -> list[Loc | None]:
+    """The positions in the file of the characters at ``offsets`` (0-based, ascending or not) of the YAML
+    scalar ``script`` starting at ``scalar_loc``: :func:`_offset_loc` of each, with the work that depends on
+    the scalar only (reading its lines, skipping a literal block's leading blank lines, matching a flow
+    scalar's characters to the source) done once for all of them. Per offset that work made a script of N
+    words after N blank lines quadratic (80,000 of each: about a quarter of an hour)."""
+    if scalar_loc is None:
+        return [None] * len(offsets)
+    lines = _file_lines(scalar_loc.file) if scalar_loc.file not in ("", "-") else None
+    if not lines or scalar_loc.line - 1 >= len(lines):
+        return [scalar_loc] * len(offsets)
+    src = lines[scalar_loc.line - 1]
+    ch = src[scalar_loc.column - 1 : scalar_loc.column] if scalar_loc.column - 1 < len(src) else ""
+    starts = _line_starts(script)
+    file = scalar_loc.file
+    out: list[Loc | None] = []
+    if ch == "|":  # as scalar_position: line k of the block is the k-th after its first non-blank line
+        first = scalar_loc.line
+        while first < len(lines) and not lines[first].strip():
+            first += 1
+        if first >= len(lines):
+            return [scalar_loc] * len(offsets)
+        indent = len(lines[first]) - len(lines[first].lstrip(" "))
+        for offset in offsets:
+            line = bisect.bisect_right(starts, offset) - 1
+            out.append(Loc(file, first + 1 + line, indent + offset - starts[line] + 1))
+        return out
+    key = (file, scalar_loc.line, scalar_loc.column, script)
+    positions = _POSITIONS.get(key)
+    if positions is None and key not in _POSITIONS:
+        if len(_POSITIONS) > 512:
+            _POSITIONS.clear()
+        positions = _POSITIONS[key] = _flow_positions(lines, scalar_loc, ch, script)
+    for offset in offsets:
+        if positions is None or offset >= len(positions):
+            out.append(scalar_loc)
+        else:
+            pl, pc = positions[offset]
+            out.append(Loc(file, pl, pc))
+    return out
+
+
 @functools.lru_cache(maxsize=8)
 def _line_starts(script: str) -> list[int]:
     """Offsets of the first character of each line of ``script`` (computed once per script: a script of
@@ -553,16 +604,15 @@ def _scan_shell(
                 join = _Join(how, loc or script_item.loc)
             continue
         engine, start, pos_model = m
+        rest = words[start:]
+        # the positions of the words taken from the script, computed together (see _offset_locs)
+        offsets = [w.offset for w in rest if w.offset is not None]
+        locs = iter(_offset_locs(script_item.loc, script, offsets)) if offsets else iter(())
+        env_script = script_item.source == "env"
         argv = []
-        for w in words[start:]:
-            loc = w.loc if w.offset is None else _offset_loc(script_item.loc, script, w.offset)
-            argv.append(
-                _Item(
-                    w.text,
-                    loc or script_item.loc,
-                    "env" if w.from_env or script_item.source == "env" else "arg",
-                )
-            )
+        for w in rest:
+            loc = w.loc if w.offset is None else next(locs)
+            argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         return _Found(engine, argv, pos_model), ""
     if join is not None:
         return join, ""
@@ -591,7 +641,13 @@ def _scan_shell(
     return None, "the shell script starts no engine directly; " + reason
 
 
-def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Item] | None:
+def _items_of(
+    container: Mapping, key: str, env: Mapping[str, str], *, fast: bool = True
+) -> list[_Item] | None:
+    """The words of ``container[key]`` (``command`` or ``args``) after Kubernetes ``$(VAR)`` expansion from
+    ``env``, with their positions; None when the key is absent. ``fast`` (the default) takes a list of
+    strings holding no ``$`` as it is, and otherwise expands only the items holding a ``$`` (a script's
+    ``$VAR`` sends the whole list there); the tests compare it with the steps (``fast=False``)."""
     seq = container.get(key)
     if seq is None:
         return None
@@ -599,7 +655,30 @@ def _items_of(container: Mapping, key: str, env: Mapping[str, str]) -> list[_Ite
         seq = [seq]
     if not isinstance(seq, list):
         return []
-    out: list[_Item] = []
+    if fast and isinstance(seq, LList) and len(seq.locs) == len(seq):
+        # a list of strings with no ``$(VAR)`` to expand, each with its position (most commands and args): the
+        # items as they are, as the steps below make them
+        try:
+            joined = "".join(seq)
+        except TypeError:  # an item that is not a string: the steps below
+            joined = "$"
+        if "$" not in joined:
+            return [_Item(text, loc, "arg") for text, loc in zip(seq, seq.locs, strict=True)]
+        out: list[_Item] = []
+        grown = 0
+        locs = seq.locs
+        for idx, raw in enumerate(seq):
+            if type(raw) is str and "$" not in raw:  # nothing to expand: k8s_expand would return it
+                out.append(_Item(raw, locs[idx], "arg"))
+                continue
+            if raw is None or isinstance(raw, (dict, list)):
+                continue
+            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
+            expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
+            grown += max(0, len(expanded) - len(text))
+            out.append(_Item(expanded, locs[idx], "env" if changed else "arg"))
+        return out
+    out = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
         if raw is None or isinstance(raw, (dict, list)):

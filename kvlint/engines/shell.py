@@ -17,6 +17,7 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -144,16 +145,55 @@ class ShellArg:
     substituted: bool = False
 
 
-_OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")
-_OP_CHARS = frozenset("&|;\n()")
-# Characters :func:`lex` treats one by one; any other character extends the current word as literal text.
-_PLAIN_RUN = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+")
-_BLANK_RUN = re.compile(r"[ \t\r]+")
-# A whole word of ordinary characters: the run, then a blank, a newline, an operator character other than
-# ``(`` (after a word, ``((`` is two operators; at the start of one, an arithmetic command) or the end.
-_PLAIN_WORD = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+(?=[ \t\r\n&|;)]|\Z)")
-# Inside double quotes only ``"``, ``\``, ``$`` and backticks are special.
-_DQ_RUN = re.compile(r'[^"\\$`]+')
+# The tokens of :func:`lex`, one compiled expression per state, its alternatives named; the characters of a
+# token are consumed by the expression, not walked one by one. Operators, longest first: ``&&``, ``||``,
+# ``;;``, then ``;``, ``|``, ``&``, newline, ``(``, ``)``. A redirection operator (``>``, ``>>``, ``<<``,
+# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``) starts or extends a word (dropped later by :func:`commands`).
+_OP = r"&&|\|\||;;|[&|;\n()]"
+_REDIR = r"[<>](?:&[0-9-]*|[<>])?"
+#: Between words: blanks, line continuations and comments (``#`` starts one only here) skipped, then the
+#: next token, if it is one of these: a word of ordinary characters ending at a blank, a newline, an operator
+#: character other than ``(`` (after a word, ``((`` is two operators) or the end, read whole; ``((``, an
+#: arithmetic command (one opaque word: its ``<``/``>`` are not redirections); an operator; a redirection.
+#: Anything else (a quote, ``$``, a backslash, a word that goes on with one of them) starts a word read in
+#: :data:`_IN_WORD`.
+_BETWEEN = re.compile(
+    r"(?:[ \t\r]+|\\\n|#[^\n]*)*"
+    r"(?:(?P<word>[^ \t\r\n<>&|;()\\'\"$`#][^ \t\r\n<>&|;()\\'\"$`]*(?=[ \t\r\n&|;)]|\Z))"
+    r"|(?P<arith>\(\()"
+    r"|(?P<op>" + _OP + ")"
+    r"|(?P<redir>" + _REDIR + "))?"
+)
+#: ``$NAME`` and ``${NAME}``, the commonest expansions, read without :func:`_dollar`'s steps.
+_VAR = r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)"
+#: Inside a word: every character starts one of these (a plain run takes ``#`` as ordinary).
+_IN_WORD = re.compile(
+    r"(?P<run>[^ \t\r\n<>&|;()\\'\"$`]+)"
+    r"|(?P<blank>[ \t\r]+)"
+    r"|(?P<var>" + _VAR + ")"
+    r"|(?P<dollar>\$)"
+    r"|(?P<dq>\")"
+    r"|(?P<sq>'[^']*'?)"
+    r"|(?P<cont>\\\n)"
+    r"|(?P<esc>\\.)"
+    r"|(?P<bs>\\)"
+    r"|(?P<op>" + _OP + ")"
+    r"|(?P<redir>" + _REDIR + ")"
+    r"|(?P<bt>`[^`]*`?)"
+)
+#: Inside double quotes: only ``"``, ``\``, ``$`` and backticks are special (a backslash ending the script is
+#: literal).
+_IN_DQ = re.compile(
+    r"(?P<run>[^\"\\$`]+)"
+    r"|(?P<end>\")"
+    r"|(?P<var>" + _VAR + ")"
+    r"|(?P<dollar>\$)"
+    r"|(?P<cont>\\\n)"
+    r"|(?P<esc>\\.)"
+    r"|(?P<bt>`[^`]*`?)"
+    r"|(?P<bs>\\)",
+    re.S,
+)
 
 
 def _scan_balanced(s: str, i: int, open_c: str, close_c: str) -> int:
@@ -275,136 +315,172 @@ def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
     return Part("lit", "$", quoted), i + 1
 
 
-def lex(script: str, *, fast: bool = True) -> list[Word | str]:
+def lex(script: str) -> list[Word | str]:
     """Tokenise a shell script into words and operator strings (``&&``, ``;``, ``\\n``, ``|`` ...).
 
     Handles single/double quotes, backslash escapes, ``\\``-newline continuations, ``#`` comments,
     ``$VAR``/``${VAR}``/``$(...)``/``$((...))``/backticks. Tolerant: unbalanced quotes run to the end of
-    the script. Never raises. ``fast`` (the default) reads a word of ordinary characters in one step; the
-    tests compare it with the character-class steps (``fast=False``).
+    the script. Never raises. Each step matches one token with a compiled expression (:data:`_BETWEEN`,
+    :data:`_IN_WORD`, :data:`_IN_DQ`); a word's literal text is collected in pieces and joined once, so the
+    work is linear in the script (tests/test_shell_oracle.py compares the tokens with the character-class
+    lexer this replaced).
     """
-    out: list[Word | str] = []
+    return [
+        Word([Part("lit", tok[1], False)], tok[0], tok[1]) if isinstance(tok, tuple) else tok
+        for tok in _tokens(script)
+    ]
+
+
+def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
+    """:func:`lex`'s tokens one at a time: :func:`commands` lexes only as far as its caller reads (an engine
+    command is found before the rest of its script is lexed). A word of ordinary characters only (most words)
+    comes as ``(offset, text)``, the word ``Word([Part("lit", text, False)], offset, text)`` without building it
+    (:func:`commands` makes its ShellArg directly)."""
     i, n = 0, len(script)
     parts: list[Part] = []
     start = -1
-
-    def flush(end: int) -> None:
-        nonlocal parts, start
-        if start >= 0:
-            out.append(Word(parts, start, script[start:end]))
-        parts, start = [], -1
-
-    def lit(text: str, quoted: bool) -> None:
-        if parts and parts[-1].kind == "lit" and parts[-1].quoted == quoted:
-            parts[-1].text += text
-        else:
-            parts.append(Part("lit", text, quoted))
-
+    # ``parts[-1]`` is a literal piece still growing: its text is ``"".join(acc)`` (None: it is not)
+    acc: list[str] | None = None
+    acc_quoted = False
+    between = _BETWEEN.match
+    in_word = _IN_WORD.match
+    in_dq = _IN_DQ.match
     while i < n:
-        c = script[i]
-        if c == "\\" and i + 1 < n and script[i + 1] == "\n":
-            i += 2
-            continue
-        if c in " \t\r":
-            if start >= 0:  # flush(i), in line: the commonest end of a word
-                out.append(Word(parts, start, script[start:i]))
-                parts, start = [], -1
-            i = _BLANK_RUN.match(script, i).end()  # type: ignore[union-attr]  # the run of blanks at once
-            continue
-        if c == "#" and start < 0:
-            end = script.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if c in "<>":
-            # redirection operator: keep ``2>&1``, ``>>log``, ``<&0`` in one word (dropped later)
-            if start < 0:
-                start = i
-            j = i + 1
-            if j < n and script[j] in "<>&":
-                j += 1
-            if script[j - 1] == "&":
-                while j < n and script[j] in "0123456789-":
-                    j += 1
-            lit(script[i:j], False)
-            i = j
-            continue
-        if c == "(" and start < 0 and script.startswith("((", i):
-            # an arithmetic command ``(( expr ))``: one opaque word (its ``<``/``>`` are not redirections)
-            end = script.find("))", i + 2)
-            end = n if end < 0 else end + 2
-            out.append(Word([Part("sub", script[i:end])], i, script[i:end]))
-            i = end
-            continue
-        if c in _OP_CHARS:
-            # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
-            op = c + c if c in "&|;" and i + 1 < n and script[i + 1] == c else c
-            flush(i)
-            out.append(op)
-            i += len(op)
-            continue
         if start < 0:
-            if fast and c not in "\\'\"$`":
-                # a word of ordinary characters ending at a blank, an operator or the end of the script (most
-                # words): one literal piece, as the steps below would build it
-                whole = _PLAIN_WORD.match(script, i)
-                if whole is not None:
-                    end = whole.end()
+            m = between(script, i)  # never None: everything in it is optional
+            kind = m.lastgroup  # type: ignore[union-attr]
+            end = m.end()  # type: ignore[union-attr]
+            if kind is not None:
+                text = m.group(kind)  # type: ignore[union-attr]
+                if kind == "word":
+                    yield (end - len(text), text)
+                elif kind == "op":
+                    yield text
+                elif kind == "arith":
+                    close = script.find("))", end)
+                    i, end = end - 2, n if close < 0 else close + 2
                     text = script[i:end]
-                    out.append(Word([Part("lit", text, False)], i, text))
-                    i = end
-                    continue
-            start = i
-        if c == "\\":
-            if i + 1 < n:
-                lit(script[i + 1], True)
-            i += 2
-        elif c == "'":
-            end = script.find("'", i + 1)
-            end = n if end < 0 else end
-            lit(script[i + 1 : end], True)
-            parts.append(Part("lit", "", True))  # marks an explicit (possibly empty) quoted piece
-            i = end + 1
-        elif c == '"':
-            i += 1
-            while i < n and script[i] != '"':
-                d = script[i]
-                if d == "\\" and i + 1 < n:
-                    nxt = script[i + 1]
-                    if nxt == "\n":
-                        i += 2
-                        continue
-                    lit(nxt if nxt in '$`"\\' else "\\" + nxt, True)
-                    i += 2
-                elif d == "$":
-                    part, i = _dollar(script, i, True)
-                    parts.append(part)
-                elif d == "`":
-                    end = script.find("`", i + 1)
-                    end = n if end < 0 else end + 1
-                    parts.append(Part("sub", script[i:end], True))
-                    i = end
-                else:
-                    run = _DQ_RUN.match(script, i)  # None only for a backslash ending the script
-                    end = run.end() if run else i + 1
-                    lit(script[i:end], True)
-                    i = end
-            parts.append(Part("lit", "", True))
-            i += 1
-        elif c == "$":
-            part, i = _dollar(script, i, False)
+                    yield Word([Part("sub", text)], i, text)
+                else:  # redir
+                    start = end - len(text)
+                    acc, acc_quoted = [text], False
+                    parts = [Part("lit", text, False)]
+                i = end
+                continue
+            # only blanks, line continuations and comments: the end, or a word that needs the steps below
+            if end >= n:
+                break
+            i = start = end
+        m = in_word(script, i)  # every character starts one alternative: never None
+        kind = m.lastgroup  # type: ignore[union-attr]
+        end = m.end()  # type: ignore[union-attr]
+        if kind == "run" or kind == "redir":
+            text = m.group()  # type: ignore[union-attr]
+            if acc is not None and not acc_quoted:
+                acc.append(text)
+            else:
+                if acc is not None:
+                    parts[-1].text = "".join(acc)
+                parts.append(Part("lit", "", False))
+                acc, acc_quoted = [text], False
+        elif kind == "blank" or kind == "op":
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            yield Word(parts, start, script[start:i])
+            parts, start = [], -1
+            if kind == "op":
+                yield m.group()  # type: ignore[union-attr]
+        elif kind == "var":
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            parts.append(
+                Part("var", script[i + 2 : end - 1] if script[i + 1] == "{" else script[i + 1 : end])
+            )
+        elif kind == "dollar":
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            part, end = _dollar(script, i, False)
             parts.append(part)
-        elif c == "`":
-            end = script.find("`", i + 1)
-            end = n if end < 0 else end + 1
-            parts.append(Part("sub", script[i:end], False))
-            i = end
-        else:
-            # a run of ordinary characters (a ``#`` inside a word is ordinary) in one step
-            end = _PLAIN_RUN.match(script, i).end()  # type: ignore[union-attr]
-            lit(script[i:end], False)
-            i = end
-    flush(n)
-    return out
+            if part.kind == "lit":
+                acc, acc_quoted = [part.text], False
+        elif kind == "sq" or kind == "esc":
+            text = (
+                script[i + 1 : end - 1]
+                if kind == "sq" and end - i > 1 and script[end - 1] == "'"
+                else script[i + 1 : end]
+            )
+            if acc is not None and acc_quoted:
+                acc.append(text)
+            else:
+                if acc is not None:
+                    parts[-1].text = "".join(acc)
+                parts.append(Part("lit", "", True))
+                acc, acc_quoted = [text], True
+            if kind == "sq":
+                # an empty quoted piece marks the closing quote (the word is quoted even when empty)
+                parts[-1].text = "".join(acc)
+                parts.append(Part("lit", "", True))
+                acc, acc_quoted = [""], True
+        elif kind == "dq":
+            end = i + 1
+            while end < n:
+                d = in_dq(script, end)
+                dkind = d.lastgroup  # type: ignore[union-attr]
+                if dkind == "end":
+                    break
+                dend = d.end()  # type: ignore[union-attr]
+                if dkind == "cont":
+                    end = dend
+                    continue
+                if dkind == "run" or dkind == "esc" or dkind == "bs":
+                    if dkind == "esc":
+                        nxt = script[end + 1]
+                        text = nxt if nxt in '$`"\\' else "\\" + nxt
+                    else:
+                        text = d.group()  # type: ignore[union-attr]
+                    if acc is not None and acc_quoted:
+                        acc.append(text)
+                    else:
+                        if acc is not None:
+                            parts[-1].text = "".join(acc)
+                        parts.append(Part("lit", "", True))
+                        acc, acc_quoted = [text], True
+                    end = dend
+                    continue
+                if acc is not None:
+                    parts[-1].text = "".join(acc)
+                    acc = None
+                if dkind == "var":
+                    text = script[end + 2 : dend - 1] if script[end + 1] == "{" else script[end + 1 : dend]
+                    parts.append(Part("var", text, True))
+                    end = dend
+                elif dkind == "dollar":
+                    part, end = _dollar(script, end, True)
+                    parts.append(part)
+                    if part.kind == "lit":
+                        acc, acc_quoted = [part.text], True
+                else:  # bt
+                    parts.append(Part("sub", d.group(), True))  # type: ignore[union-attr]
+                    end = dend
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+            parts.append(Part("lit", "", True))  # the closing quote (or the end of the script)
+            acc, acc_quoted = [""], True
+            end += 1
+        elif kind == "bt":
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            parts.append(Part("sub", m.group(), False))  # type: ignore[union-attr]
+        # cont: a line continuation inside the word; bs: a backslash ending the script (nothing to escape)
+        i = end
+    if start >= 0:
+        if acc is not None:
+            parts[-1].text = "".join(acc)
+        yield Word(parts, start, script[start:n])
 
 
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
@@ -452,31 +528,42 @@ def _expand(
         # one piece of literal text (most words): no expansion, no field splitting, as below
         only = word.parts[0]
         return [ShellArg(only.text, word.start, None, quoted=only.quoted)] if only.text or only.quoted else []
-    elif all(p.kind == "lit" for p in word.parts):
-        # literal pieces only (a quoted word: its text, then the empty piece marking the closing quote): one
-        # field, the pieces joined, as the walk below builds it (an assignment too: no field to join)
-        if not any(p.text or p.quoted for p in word.parts):
-            return []
-        text = "".join([p.text for p in word.parts])
-        return [ShellArg(text, word.start, None, quoted=any(p.quoted for p in word.parts))]
+    else:
+        for p in word.parts:
+            if p.kind != "lit":
+                break
+        else:
+            # literal pieces only (a quoted word: its text, then the empty piece marking the closing quote): one
+            # field, the pieces joined, as the walk below builds it (an assignment too: no field to join)
+            text = "".join([p.text for p in word.parts])
+            quoted = False
+            for p in word.parts:
+                if p.quoted:
+                    quoted = True
+                    break
+            if not text and not quoted:
+                return []
+            return [ShellArg(text, word.start, None, False, False, quoted)]
     if assign:
         parts = _expand(word, env, positional, budget=budget, fast=fast)
         if len(parts) <= 1:
             return parts
-        joined = ShellArg(
-            " ".join(p.text for p in parts),
-            word.start,
-            None,
-            any(p.from_env for p in parts),
-            any(p.unresolved for p in parts),
-            True,
-            any(p.substituted for p in parts),
-        )
-        return [joined]
+        from_env = unresolved = substituted = False
+        for field in parts:
+            from_env = from_env or field.from_env
+            unresolved = unresolved or field.unresolved
+            substituted = substituted or field.substituted
+        text = " ".join([field.text for field in parts])
+        return [ShellArg(text, word.start, None, from_env, unresolved, True, substituted)]
     fields: list[ShellArg] = []
     cur: list[str] = []
     from_env = unresolved = substituted = False
-    quoted_any = any(p.quoted for p in word.parts)
+    quoted_any = has_at = False
+    for p in word.parts:
+        if p.quoted:
+            quoted_any = True
+        if p.kind == "at":
+            has_at = True
     have_cur = False
 
     def push() -> None:
@@ -487,7 +574,7 @@ def _expand(
             )
         cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
 
-    has_at = any(p.kind == "at" for p in word.parts)
+    braced_runs: list[str] | None = None  # _braced_runs(word.raw), made when a variable stays unresolved
     for p in word.parts:
         if p.kind == "lit":
             if has_at and not p.text:
@@ -510,9 +597,17 @@ def _expand(
                         cur.append(piece)
                         have_cur = True
             else:
-                cur.append("${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text)
-                if word.raw.startswith("${") or "${" + p.text in word.raw:
-                    cur[-1] = "${" + p.text + "}"
+                # braced when quoted, in a word of several pieces, or written so (the word starts with ``${`` or
+                # holds ``${`` + the name, found by bisection in its sorted runs: see _braced_runs)
+                braced = p.quoted or len(word.parts) > 1 or word.raw.startswith("${")
+                if not braced:
+                    if braced_runs is None:
+                        braced_runs = _braced_runs(word.raw)
+                    braced = _has_prefixed(braced_runs, p.text)
+                if braced:
+                    cur.append("${" + p.text + "}")
+                else:
+                    cur.append("$" + p.text)
                 unresolved = have_cur = True
         elif p.kind == "at":
             if not budget.take(sum(len(arg.text) for arg in positional[1:])):
@@ -545,6 +640,23 @@ def _expand(
             unresolved = have_cur = substituted = True
     push()
     return fields
+
+
+_BRACED_RUN = re.compile(r"\$\{([A-Za-z0-9_]*)")
+
+
+def _braced_runs(raw: str) -> list[str]:
+    """The name characters after each ``${`` of ``raw``, sorted: ``"${" + name in raw`` is true exactly when one
+    of them starts with ``name`` (a name is made of name characters), which :func:`_has_prefixed` answers by
+    bisection. Searching ``raw`` for each unresolved variable was quadratic in a word of thousands of
+    ``$A``."""
+    return sorted(_BRACED_RUN.findall(raw))
+
+
+def _has_prefixed(runs: list[str], name: str) -> bool:
+    """Whether one of the sorted ``runs`` starts with ``name``."""
+    k = bisect.bisect_left(runs, name)
+    return k < len(runs) and runs[k].startswith(name)
 
 
 _ARITH_RE = re.compile(r"^\$\(\((.*)\)\)$", re.S)
@@ -646,6 +758,7 @@ def _arith_atom(ts: list[int | str], i: int, depth: int) -> tuple[int, int]:
 
 _ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
+_DECLARING = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
 
 
@@ -669,15 +782,13 @@ def commands(
     """
     local_env = dict(env)
     budget = _budget if _budget is not None else _Budget()
-    cmd: list[Word] = []
     # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    tokens = lex(script)
-    tokens.append(";")
-    for tok in tokens:
-        if isinstance(tok, Word):
+    cmd: list[Word | tuple[int, str]] = []
+    for tok in itertools.chain(_tokens(script), (";",)):
+        if not isinstance(tok, str):
             cmd.append(tok)
             continue
         if not cmd:
@@ -685,15 +796,36 @@ def commands(
         words: list[ShellArg] = []
         leading, declaring = True, False
         for word in cmd:
-            is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
-            words.extend(
-                _expand(
-                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
+            if isinstance(word, tuple):
+                # a word of ordinary characters (see _tokens): its text as it is
+                offset, raw = word
+                is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
+                words.append(ShellArg(raw, offset, None, False, False, False))
+                if leading and not is_assign:
+                    leading = False
+                    declaring = raw in _DECLARING
+                continue
+            raw = word.raw
+            is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
+            parts = word.parts
+            if len(parts) == 1 and parts[0].kind == "lit":
+                # one literal piece (most words): _expand's first step, without the call
+                only = parts[0]
+                if only.text or only.quoted:
+                    words.append(ShellArg(only.text, word.start, None, False, False, only.quoted))
+            else:
+                words.extend(
+                    _expand(
+                        word,
+                        local_env,
+                        positional,
+                        assign=is_assign and (leading or declaring),
+                        budget=budget,
+                    )
                 )
-            )
             if leading and not is_assign:
                 leading = False
-                declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
+                declaring = raw in _DECLARING
         cmd = []
         if templates:
             _restore_templates(words, templates)
@@ -717,37 +849,43 @@ def commands(
                 continue
             cleaned.append(arg)
         words = cleaned
-        while words:
-            head = words[0].text
+        # the prefix (keywords, wrappers, assignments) is skipped by index and the rest sliced once: a slice per
+        # word skipped copied the rest of the command each time (quadratic in a command of thousands of
+        # ``A=x`` or ``exec`` words)
+        h, end = 0, len(words)
+        while h < end:
+            head = words[h].text
             if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
-                words = words[1:]
+                h += 1
             elif "=" in head and _ASSIGN_RE.match(head):
                 name, _, val = head.partition("=")
-                if words[0].substituted:
+                if words[h].substituted:
                     local_env.pop(name, None)  # the output of a command: unknown
                 else:
                     local_env[name] = val  # unresolved variables inside stay as written
-                words = words[1:]
-            elif head in ("export", "declare", "local", "readonly", "typeset"):
-                for arg in words[1:]:
+                h += 1
+            elif head in _DECLARING:
+                for arg in words[h + 1 :]:
                     if _ASSIGN_RE.match(arg.text):
                         name, _, val = arg.text.partition("=")
                         if arg.substituted:
                             local_env.pop(name, None)
                         else:
                             local_env[name] = val
-                words = []
+                h = end
             elif head == "env":
-                words = words[1:]
-                while words and (words[0].text.startswith("-") or _ASSIGN_RE.match(words[0].text)):
-                    if _ASSIGN_RE.match(words[0].text):
-                        name, _, val = words[0].text.partition("=")
+                h += 1
+                while h < end and (words[h].text.startswith("-") or _ASSIGN_RE.match(words[h].text)):
+                    if _ASSIGN_RE.match(words[h].text):
+                        name, _, val = words[h].text.partition("=")
                         local_env[name] = val
-                    words = words[1:]
+                    h += 1
             else:
                 break
-        if not words:
+        if h >= end:
             continue
+        if h:
+            words = words[h:]
         if words[0].text == "eval" and _depth < 3:
             inner = " ".join(w.text for w in words[1:])
             off = words[0].offset

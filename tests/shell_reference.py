@@ -1,0 +1,447 @@
+# The shell reader of kvlint/engines/shell.py as it was before the issue-19 lexer rewrite (kvlint at b004e88):
+# the character-class lexer (its general steps, without the one-step plain-word path), the general word
+# expansion and the command splitter, kept as the test oracle of tests/test_shell_oracle.py. Straightforward
+# and slow on purpose (a literal piece grows by string concatenation, the command prefix is skipped by slicing,
+# each unresolved variable searches the word): only run it on short scripts. Not part of the package; do not
+# optimise it.
+# ruff: noqa
+"""Reference shell reader (see the comment above)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from kvlint.engines.shell import (
+    Part,
+    ShellArg,
+    Word,
+    _Budget,
+    _restore_templates,
+    _template_shapes,
+    _with_placeholders,
+    arithmetic,
+)
+from kvlint.values import digits
+
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+_OPS = ("&&", "||", ";;", ";", "|", "&", "\n", "(", ")")
+_OP_CHARS = frozenset("&|;\n()")
+# Characters :func:`lex` treats one by one; any other character extends the current word as literal text.
+_PLAIN_RUN = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+")
+_BLANK_RUN = re.compile(r"[ \t\r]+")
+# A whole word of ordinary characters: the run, then a blank, a newline, an operator character other than
+# ``(`` (after a word, ``((`` is two operators; at the start of one, an arithmetic command) or the end.
+_PLAIN_WORD = re.compile(r"[^ \t\r\n<>&|;()\\'\"$`]+(?=[ \t\r\n&|;)]|\Z)")
+# Inside double quotes only ``"``, ``\``, ``$`` and backticks are special.
+_DQ_RUN = re.compile(r'[^"\\$`]+')
+
+
+def _scan_balanced_walk(s: str, i: int, open_c: str, close_c: str) -> int:
+    """:func:`_scan_balanced` one character at a time (the reference the tests compare it with, and the
+    way for a bracket pair without a prepared expression)."""
+    depth = 0
+    n = len(s)
+    quote: str | None = None
+    while i < n:
+        c = s[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 2
+                continue
+            if c == quote:
+                quote = None
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            i += 2
+            continue
+        elif c == open_c:
+            depth += 1
+        elif c == close_c:
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
+def _dollar(s: str, i: int, quoted: bool) -> tuple[Part, int]:
+    """Parse a ``$`` expansion starting at ``s[i] == '$'``; returns the part and the next index."""
+    n = len(s)
+    if i + 1 >= n:
+        return Part("lit", "$", quoted), i + 1
+    c = s[i + 1]
+    if c == "(":
+        end = _scan_balanced_walk(s, i + 1, "(", ")")
+        return Part("sub", s[i:end], quoted), end
+    if c == "{":
+        end = _scan_balanced_walk(s, i + 1, "{", "}")
+        inner = s[i + 2 : end - 1]
+        m = _NAME_RE.match(inner)
+        if m and m.end() == len(inner):
+            return Part("var", inner, quoted), end
+        if m and inner[m.end() :].startswith((":-", "-")):
+            rest = inner[m.end() :]
+            default = rest[2:] if rest.startswith(":-") else rest[1:]
+            return Part("var", m.group(), quoted, default=default.strip("\"'")), end
+        if inner in ("@", "*"):
+            return Part("at", inner, quoted), end
+        if inner.isascii() and inner.isdigit():
+            return Part("pos", inner, quoted), end
+        return Part("sub", s[i:end], quoted), end
+    if c in "@*":
+        return Part("at", c, quoted), i + 2
+    if c in "0123456789":
+        return Part("pos", c, quoted), i + 2
+    m = _NAME_RE.match(s, i + 1)
+    if m:
+        return Part("var", m.group(), quoted), m.end()
+    if c in "#?$!-":
+        return Part("sub", s[i : i + 2], quoted), i + 2
+    return Part("lit", "$", quoted), i + 1
+
+
+def lex(script: str) -> list[Word | str]:
+    """Tokenise a shell script into words and operator strings (``&&``, ``;``, ``\\n``, ``|`` ...).
+
+    Handles single/double quotes, backslash escapes, ``\\``-newline continuations, ``#`` comments,
+    ``$VAR``/``${VAR}``/``$(...)``/``$((...))``/backticks. Tolerant: unbalanced quotes run to the end of
+    the script. Never raises.
+    """
+    out: list[Word | str] = []
+    i, n = 0, len(script)
+    parts: list[Part] = []
+    start = -1
+
+    def flush(end: int) -> None:
+        nonlocal parts, start
+        if start >= 0:
+            out.append(Word(parts, start, script[start:end]))
+        parts, start = [], -1
+
+    def lit(text: str, quoted: bool) -> None:
+        if parts and parts[-1].kind == "lit" and parts[-1].quoted == quoted:
+            parts[-1].text += text
+        else:
+            parts.append(Part("lit", text, quoted))
+
+    while i < n:
+        c = script[i]
+        if c == "\\" and i + 1 < n and script[i + 1] == "\n":
+            i += 2
+            continue
+        if c in " \t\r":
+            if start >= 0:  # flush(i), in line: the commonest end of a word
+                out.append(Word(parts, start, script[start:i]))
+                parts, start = [], -1
+            i = _BLANK_RUN.match(script, i).end()  # type: ignore[union-attr]  # the run of blanks at once
+            continue
+        if c == "#" and start < 0:
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c in "<>":
+            # redirection operator: keep ``2>&1``, ``>>log``, ``<&0`` in one word (dropped later)
+            if start < 0:
+                start = i
+            j = i + 1
+            if j < n and script[j] in "<>&":
+                j += 1
+            if script[j - 1] == "&":
+                while j < n and script[j] in "0123456789-":
+                    j += 1
+            lit(script[i:j], False)
+            i = j
+            continue
+        if c == "(" and start < 0 and script.startswith("((", i):
+            # an arithmetic command ``(( expr ))``: one opaque word (its ``<``/``>`` are not redirections)
+            end = script.find("))", i + 2)
+            end = n if end < 0 else end + 2
+            out.append(Word([Part("sub", script[i:end])], i, script[i:end]))
+            i = end
+            continue
+        if c in _OP_CHARS:
+            # longest operator first: ``&&``, ``||``, ``;;``, then the single characters of _OPS
+            op = c + c if c in "&|;" and i + 1 < n and script[i + 1] == c else c
+            flush(i)
+            out.append(op)
+            i += len(op)
+            continue
+        if start < 0:
+            start = i
+        if c == "\\":
+            if i + 1 < n:
+                lit(script[i + 1], True)
+            i += 2
+        elif c == "'":
+            end = script.find("'", i + 1)
+            end = n if end < 0 else end
+            lit(script[i + 1 : end], True)
+            parts.append(Part("lit", "", True))  # marks an explicit (possibly empty) quoted piece
+            i = end + 1
+        elif c == '"':
+            i += 1
+            while i < n and script[i] != '"':
+                d = script[i]
+                if d == "\\" and i + 1 < n:
+                    nxt = script[i + 1]
+                    if nxt == "\n":
+                        i += 2
+                        continue
+                    lit(nxt if nxt in '$`"\\' else "\\" + nxt, True)
+                    i += 2
+                elif d == "$":
+                    part, i = _dollar(script, i, True)
+                    parts.append(part)
+                elif d == "`":
+                    end = script.find("`", i + 1)
+                    end = n if end < 0 else end + 1
+                    parts.append(Part("sub", script[i:end], True))
+                    i = end
+                else:
+                    run = _DQ_RUN.match(script, i)  # None only for a backslash ending the script
+                    end = run.end() if run else i + 1
+                    lit(script[i:end], True)
+                    i = end
+            parts.append(Part("lit", "", True))
+            i += 1
+        elif c == "$":
+            part, i = _dollar(script, i, False)
+            parts.append(part)
+        elif c == "`":
+            end = script.find("`", i + 1)
+            end = n if end < 0 else end + 1
+            parts.append(Part("sub", script[i:end], False))
+            i = end
+        else:
+            # a run of ordinary characters (a ``#`` inside a word is ordinary) in one step
+            end = _PLAIN_RUN.match(script, i).end()  # type: ignore[union-attr]
+            lit(script[i:end], False)
+            i = end
+    flush(n)
+    return out
+
+
+_REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
+
+
+def _expand(
+    word: Word,
+    env: Mapping[str, str],
+    positional: Sequence[ShellArg],
+    *,
+    assign: bool = False,
+    budget: _Budget | None = None,
+) -> list[ShellArg]:
+    """Expand one word: variables from ``env``, ``$@`` from ``positional``, with field splitting of
+    unquoted variable values. Unknown variables are kept literally and flagged ``unresolved``, and so are
+    those whose text ``budget`` cannot afford (:class:`_Budget`).
+
+    ``assign``: the word is a ``NAME=value`` assignment, which the shell expands without field splitting
+    (``"$@"`` joins the parameters with spaces): the result is one field.
+    """
+    if budget is None:
+        budget = _Budget()
+    if assign:
+        parts = _expand(word, env, positional, budget=budget)
+        if len(parts) <= 1:
+            return parts
+        joined = ShellArg(
+            " ".join(p.text for p in parts),
+            word.start,
+            None,
+            any(p.from_env for p in parts),
+            any(p.unresolved for p in parts),
+            True,
+            any(p.substituted for p in parts),
+        )
+        return [joined]
+    fields: list[ShellArg] = []
+    cur: list[str] = []
+    from_env = unresolved = substituted = False
+    quoted_any = any(p.quoted for p in word.parts)
+    have_cur = False
+
+    def push() -> None:
+        nonlocal cur, from_env, unresolved, have_cur, substituted
+        if have_cur:
+            fields.append(
+                ShellArg("".join(cur), word.start, None, from_env, unresolved, quoted_any, substituted)
+            )
+        cur, from_env, unresolved, have_cur, substituted = [], False, False, False, False
+
+    has_at = any(p.kind == "at" for p in word.parts)
+    for p in word.parts:
+        if p.kind == "lit":
+            if has_at and not p.text:
+                continue
+            cur.append(p.text)
+            have_cur = have_cur or bool(p.text) or p.quoted
+        elif p.kind == "var":
+            val = env.get(p.text) or (p.default or "") if p.text in env or p.default is not None else None
+            if val is not None and budget.take(len(val)):
+                from_env = True
+                if p.quoted:
+                    cur.append(val)
+                    have_cur = True
+                else:
+                    pieces = val.split()
+                    for k, piece in enumerate(pieces):
+                        if k > 0:
+                            push()
+                            from_env = True
+                        cur.append(piece)
+                        have_cur = True
+            else:
+                cur.append("${" + p.text + "}" if p.quoted or len(word.parts) > 1 else "$" + p.text)
+                if word.raw.startswith("${") or "${" + p.text in word.raw:
+                    cur[-1] = "${" + p.text + "}"
+                unresolved = have_cur = True
+        elif p.kind == "at":
+            if not budget.take(sum(len(arg.text) for arg in positional[1:])):
+                cur.append("$" + p.text)
+                unresolved = have_cur = True
+                continue
+            if cur and have_cur:
+                push()
+            for arg in positional[1:]:
+                fields.append(arg)
+        elif p.kind == "pos":
+            idx = digits(p.text)
+            if idx is not None and idx < len(positional) and budget.take(len(positional[idx].text)):
+                arg = positional[idx]
+                if not cur and not have_cur:
+                    fields.append(arg)
+                    continue
+                cur.append(arg.text)
+                have_cur = True
+            else:
+                cur.append("$" + p.text)
+                unresolved = have_cur = True
+        else:  # sub
+            value = arithmetic(p.text, env)
+            if value is not None:
+                cur.append(value)
+                from_env = have_cur = True
+                continue
+            cur.append(p.text)
+            unresolved = have_cur = substituted = True
+    push()
+    return fields
+
+
+_ASSIGN_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PREFIX_KEYWORDS = {"then", "do", "else", "elif", "if", "while", "until", "{", "}", "!", "time", "fi", "done"}
+_WRAPPERS = {"exec", "nohup", "command", "builtin", "sudo", "stdbuf", "numactl", "taskset"}
+
+
+def commands(
+    script: str,
+    env: Mapping[str, str],
+    positional: Sequence[ShellArg] = (),
+    *,
+    _depth: int = 0,
+    _eval_offset: int | None = None,
+    _budget: _Budget | None = None,
+) -> Iterator[list[ShellArg]]:
+    """Yield each simple command of ``script`` as expanded words, wrappers stripped.
+
+    Leading ``NAME=value`` assignments, ``export``/``declare`` assignments and wrappers (``exec``,
+    ``nohup``, ``env [-i] [A=b]``, ``then``/``do`` keywords) are removed; assignments are remembered for
+    later ``$NAME`` expansion in the same script. ``eval STRING`` is re-read as a script (its words then
+    point at the ``eval`` word). Redirections (``2>&1``, ``> log``) are dropped. ``positional`` are ``$0``,
+    ``$1``... (``sh -c SCRIPT $0 $1 ...``). The expansions of the whole script add at most :data:`ARG_MAX`
+    characters, none a value over :data:`MAX_ARG_STRLEN` (the rest stay unresolved). Never raises.
+    """
+    local_env = dict(env)
+    budget = _budget if _budget is not None else _Budget()
+    cmd: list[Word] = []
+    # Go/Helm template actions become one opaque word of the same length (offsets and lines preserved)
+    templates = _template_shapes(script)
+    if templates:
+        script = _with_placeholders(script)
+    tokens = lex(script)
+    tokens.append(";")
+    for tok in tokens:
+        if isinstance(tok, Word):
+            cmd.append(tok)
+            continue
+        if not cmd:
+            continue
+        words: list[ShellArg] = []
+        leading, declaring = True, False
+        for word in cmd:
+            is_assign = "=" in word.raw and bool(_ASSIGN_RE.match(word.raw))
+            words.extend(
+                _expand(
+                    word, local_env, positional, assign=is_assign and (leading or declaring), budget=budget
+                )
+            )
+            if leading and not is_assign:
+                leading = False
+                declaring = word.raw in ("export", "declare", "local", "readonly", "typeset")
+        cmd = []
+        if templates:
+            _restore_templates(words, templates)
+        if _eval_offset is not None:
+            for arg in words:
+                if arg.offset is not None:
+                    arg.offset = _eval_offset
+        # drop redirections
+        cleaned: list[ShellArg] = []
+        skip = False
+        for arg in words:
+            if skip:
+                skip = False
+                continue
+            text = arg.text
+            # every redirection operator holds a ``<`` or ``>``: other words are not matched
+            m = _REDIRECT_RE.match(text) if not arg.quoted and ("<" in text or ">" in text) else None
+            if m:
+                if not m.group(2):
+                    skip = True
+                continue
+            cleaned.append(arg)
+        words = cleaned
+        while words:
+            head = words[0].text
+            if head in _PREFIX_KEYWORDS or head in _WRAPPERS:
+                words = words[1:]
+            elif "=" in head and _ASSIGN_RE.match(head):
+                name, _, val = head.partition("=")
+                if words[0].substituted:
+                    local_env.pop(name, None)  # the output of a command: unknown
+                else:
+                    local_env[name] = val  # unresolved variables inside stay as written
+                words = words[1:]
+            elif head in ("export", "declare", "local", "readonly", "typeset"):
+                for arg in words[1:]:
+                    if _ASSIGN_RE.match(arg.text):
+                        name, _, val = arg.text.partition("=")
+                        if arg.substituted:
+                            local_env.pop(name, None)
+                        else:
+                            local_env[name] = val
+                words = []
+            elif head == "env":
+                words = words[1:]
+                while words and (words[0].text.startswith("-") or _ASSIGN_RE.match(words[0].text)):
+                    if _ASSIGN_RE.match(words[0].text):
+                        name, _, val = words[0].text.partition("=")
+                        local_env[name] = val
+                    words = words[1:]
+            else:
+                break
+        if not words:
+            continue
+        if words[0].text == "eval" and _depth < 3:
+            inner = " ".join(w.text for w in words[1:])
+            off = words[0].offset
+            yield from commands(
+                inner, local_env, positional, _depth=_depth + 1, _eval_offset=off, _budget=budget
+            )
+            continue
+        yield words

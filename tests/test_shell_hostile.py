@@ -1,0 +1,46 @@
+"""Scripts that made the shell reader (:mod:`kvlint.engines.shell`) quadratic (issue 19), read with the right
+result: a word of many unresolved ``$A``, a command prefix of many assignments or wrappers, a word of many
+redirections. The expected words follow from the shell's rules, not from kvlint's output; the growth of the CPU
+time with the size is reported by ``bench/hostile.py`` (the ``sh_*`` cases), not asserted here."""
+
+from __future__ import annotations
+
+from kvlint.engines.shell import Part, commands, lex
+
+N = 80_000
+
+
+def test_a_word_of_many_unresolved_variables() -> None:
+    """``$A`` x 80,000 with A unknown (24 s before: each reference searched the whole word for ``${A``): the
+    reference stays as written, braced as in a word of several pieces."""
+    cmds = list(commands("vllm serve m --served-model-name " + "$A" * N, {}))
+    assert len(cmds) == 1
+    last = cmds[0][-1]
+    assert last.text == "${A}" * N
+    assert last.unresolved and not last.from_env
+
+
+def test_a_word_of_unresolved_variables_keeps_the_braces_it_was_written_with() -> None:
+    # a lone $NAME stays bare; a word holding "${NAME" (or another name it starts) braces it
+    texts = [w.text for w in next(iter(commands("x $AB ${AB} $A${AB} $AB$A", {})))]
+    assert texts == ["x", "$AB", "${AB}", "${A}${AB}", "${AB}${A}"]
+
+
+def test_a_command_prefix_of_many_assignments_and_wrappers() -> None:
+    """40,000 leading ``Vi=$B`` then 40,000 ``exec`` (39 s before: the rest of the command was copied for
+    each word skipped): the command is what follows them, and the assignments hold for the next command."""
+    k = 40_000
+    script = (
+        "".join(f"V{i}=$B " for i in range(k)) + "exec " * k + "env " * k + "vllm serve m; vllm serve $V39999"
+    )
+    got = [[w.text for w in cmd] for cmd in commands(script, {"B": "b"})]
+    assert got == [["vllm", "serve", "m"], ["vllm", "serve", "b"]]
+
+
+def test_a_word_of_many_redirections() -> None:
+    """``>&1`` x 80,000 in one word (its text grew by concatenation, piece by piece): one word of one literal
+    piece, dropped from the command as a redirection."""
+    script = "vllm serve m " + ">&1" * N + " --port 1"
+    words = [t for t in lex(script) if not isinstance(t, str)]
+    assert words[3].parts == [Part("lit", ">&1" * N, False)]
+    assert [w.text for w in next(iter(commands(script, {})))] == ["vllm", "serve", "m", "--port", "1"]

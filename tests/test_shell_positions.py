@@ -1,0 +1,77 @@
+"""Positions of the words of an ``sh -c`` script in its manifest: :func:`kvlint.engines.command._offset_locs`
+(all of a script's offsets at once) against :func:`kvlint.engines.command._offset_loc` (one offset, the
+whole per-scalar work each time), on scripts written in each YAML scalar style, and on the hostile shape the
+per-offset work made quadratic (a literal block of many blank lines, then many words)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from kvlint.engines.command import _offset_loc, _offset_locs
+from kvlint.load import load_paths
+from kvlint.source import Loc
+
+SCRIPTS = [
+    "vllm serve m --port 8000",
+    "set -e\nexport A=1\nvllm serve m \\\n  --max-model-len 4096 \\\n  --port $PORT\n",
+    "\n\n\nvllm serve m --x 'a b' \"c\td\"",
+    'python3 -m vllm.entrypoints.openai.api_server --model "$M" # comment\nsleep 1',
+]
+
+
+def _literal(script: str) -> str:
+    return "|\n" + "\n".join("          " + line if line else "" for line in script.split("\n"))
+
+
+def _styles(script: str) -> list[str]:
+    single = "'" + script.replace("'", "''").replace("\n", "\n\n") + "'"
+    return [_literal(script), json.dumps(script), single]
+
+
+def _script_arg(tmp_path: Path, value: str, name: str) -> tuple[str, Loc]:
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n"
+        f"    command: [sh, -c]\n    args:\n    - {value}\n"
+    )
+    result = load_paths([str(path)])
+    args = result.documents[0].data["spec"]["containers"][0]["args"]
+    return args[0], args.locs[0]
+
+
+@pytest.mark.parametrize("k", range(len(SCRIPTS)))
+def test_offset_locs_equal_offset_loc_in_every_scalar_style(tmp_path: Path, k: int) -> None:
+    for s, value in enumerate(_styles(SCRIPTS[k])):
+        script, loc = _script_arg(tmp_path, value, f"s{k}_{s}")
+        assert "vllm" in script  # the value as YAML reads it (folding may change its line breaks)
+        offsets = list(range(len(script)))
+        random.Random(k).shuffle(offsets)
+        assert _offset_locs(loc, script, offsets) == [_offset_loc(loc, script, o) for o in offsets]
+
+
+def test_offset_locs_without_a_file_position() -> None:
+    assert _offset_locs(None, "a b", [0, 2]) == [None, None]
+    loc = Loc("-", 3, 5)
+    assert (
+        _offset_locs(loc, "a b", [0, 2])
+        == [_offset_loc(loc, "a b", 0), _offset_loc(loc, "a b", 2)]
+        == [loc, loc]
+    )
+
+
+def test_a_literal_block_of_many_blank_lines_then_many_words(tmp_path: Path) -> None:
+    """20,000 blank lines then 20,000 words: each word's position skipped the blank lines again (quadratic;
+    80,000 of each took about a quarter of an hour). The positions are those one offset at a time gives."""
+    n = 20_000
+    script_text = "\n" * n + "vllm serve m" + " --x y" * n
+    script, loc = _script_arg(tmp_path, _literal(script_text), "blank")
+    assert script.rstrip("\n") == script_text
+    offsets = [n + 5 * k for k in range(n)]
+    got = _offset_locs(loc, script, offsets)
+    assert len(got) == n
+    for k in random.Random(1).sample(range(n), 10) + [0, n - 1]:
+        assert got[k] == _offset_loc(loc, script, offsets[k])
