@@ -75,3 +75,19 @@ def test_a_literal_block_of_many_blank_lines_then_many_words(tmp_path: Path) -> 
     assert len(got) == n
     for k in random.Random(1).sample(range(n), 10) + [0, n - 1]:
         assert got[k] == _offset_loc(loc, script, offsets[k])
+
+
+@pytest.mark.parametrize("k", range(len(SCRIPTS)))
+def test_each_character_is_found_where_its_position_points(tmp_path: Path, k: int) -> None:
+    """The position of every character of a literal block script (leading empty lines included: they are
+    lines of the value) is where that character stands in the file; kvlint once counted the leading empty
+    lines twice and pointed below the engine command."""
+    for chomp in ("", "-", "+"):
+        value = _literal(SCRIPTS[k]).replace("|", "|" + chomp, 1)
+        script, loc = _script_arg(tmp_path, value, f"lit{k}{chomp or '_'}")
+        assert "vllm" in script
+        lines = Path(loc.file).read_text().split("\n")
+        offsets = [o for o, c in enumerate(script) if not c.isspace()]
+        for o, at in zip(offsets, _offset_locs(loc, script, offsets), strict=True):
+            assert at is not None
+            assert lines[at.line - 1][at.column - 1] == script[o], (o, at)

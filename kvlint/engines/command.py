@@ -248,8 +248,8 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
     """Position in the file of character (``line``, ``column``) (0-based) of the YAML scalar ``text``
     starting at ``scalar_loc``.
 
-    Literal block scalars (``|``): line k is the file line after the indicator + k, at the block's
-    indentation. Every other style (plain, single- or double-quoted, folded ``>``), on one line or
+    Literal block scalars (``|``): line k is the file line after the indicator + k (leading empty lines
+    included: they are lines of the value), at the block's indentation (its first non-blank line's). Every other style (plain, single- or double-quoted, folded ``>``), on one line or
     folded over several, goes through :func:`_flow_positions`, which follows the folding and escapes
     back to the source. Falls back to ``scalar_loc`` when the file cannot be read or the text is not
     found in it (a value changed by ``$(VAR)`` expansion).
@@ -268,7 +268,9 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
         if first >= len(lines):
             return scalar_loc
         indent = len(lines[first]) - len(lines[first].lstrip(" "))
-        return Loc(scalar_loc.file, first + 1 + line, indent + column + 1)
+        # the block's leading empty lines are lines of its value (YAML keeps them): line k of the value is
+        # the k-th file line after the indicator's, whatever the blank lines before the first content line
+        return Loc(scalar_loc.file, scalar_loc.line + 1 + line, indent + column + 1)
     starts = _line_starts(text)  # memoised per script: not re-split for each word of a long script
     if 0 <= line < len(starts):
         offset = starts[line] + column
@@ -351,7 +353,7 @@ def _offset_locs(scalar_loc: Loc | None, script: str, offsets: Sequence[int]) ->
     starts = _line_starts(script)
     file = scalar_loc.file
     out: list[Loc | None] = []
-    if ch == "|":  # as scalar_position: line k of the block is the k-th after its first non-blank line
+    if ch == "|":  # as scalar_position: line k of the block is the k-th file line after the indicator's
         first = scalar_loc.line
         while first < len(lines) and not lines[first].strip():
             first += 1
@@ -360,7 +362,7 @@ def _offset_locs(scalar_loc: Loc | None, script: str, offsets: Sequence[int]) ->
         indent = len(lines[first]) - len(lines[first].lstrip(" "))
         for offset in offsets:
             line = bisect.bisect_right(starts, offset) - 1
-            out.append(Loc(file, first + 1 + line, indent + offset - starts[line] + 1))
+            out.append(Loc(file, scalar_loc.line + 1 + line, indent + offset - starts[line] + 1))
         return out
     key = (file, scalar_loc.line, scalar_loc.column, script)
     positions = _POSITIONS.get(key)
