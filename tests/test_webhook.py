@@ -336,6 +336,44 @@ def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]
     assert post(client, review(workload_object(B01)))["response"]["allowed"] is False
 
 
+def test_client_gone_mid_body_is_counted_not_an_application_error(
+    server: Any, tls: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Clients that hang up half way through their body (or right after sending it, before it was read):
+    counted as ``client_gone``, no slot or worker held, the next review answered. Each used to end in an
+    unhandled ClientDisconnect: an ERROR record with a traceback ("Exception in ASGI application") per
+    connection, which any client reaching the port could repeat at will."""
+    srv, client, app = server
+    state = app.state.webhook
+    body = json.dumps(review(workload_object(B01), uid="half")).encode()
+    request = (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    )
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    before = state.metrics.connections_closed.labels("client_gone")._value.get()
+    with caplog.at_level(logging.WARNING):
+        for _ in range(10):
+            with (
+                socket.create_connection(("127.0.0.1", srv.port)) as raw,
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+            ):
+                s.sendall(request + body[: len(body) // 2])
+                time.sleep(0.02)  # the headers are in and the body is being read
+        deadline = time.monotonic() + 10
+        counted = before
+        while counted < before + 10 and time.monotonic() < deadline:
+            counted = state.metrics.connections_closed.labels("client_gone")._value.get()
+            time.sleep(0.02)
+        assert counted == before + 10
+        resp = post(client, review(workload_object(B01)))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+    assert state.inflight is not None and state.inflight._value == state.settings.inflight_slots
+    assert (state.pool.busy, state.pool.idle, state.pool.waiting) == (0, 2, 0)
+
+
 def _gone(pid: int, seconds: float = 10.0) -> None:
     """Wait until process ``pid`` has exited (gone or a zombie: its pipes are closed)."""
     deadline = time.monotonic() + seconds

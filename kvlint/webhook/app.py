@@ -237,7 +237,7 @@ def create_app(
 
     require_server_deps()
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
@@ -305,6 +305,9 @@ def create_app(
                 raise ReviewError(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
+            except ClientDisconnect:  # gone before its body was in: nobody to answer, nothing to log
+                state.metrics.connections_closed.labels("client_gone").inc()
+                return Response(status_code=400)
             review = parse_review(body)
             del body
         except ReviewError as exc:
