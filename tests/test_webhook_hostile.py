@@ -373,6 +373,37 @@ def test_slow_bodies_hold_no_review_slot(server: Any) -> None:
             th.join(10)
 
 
+def test_headers_pipelined_behind_a_review_are_capped(server: Any) -> None:
+    """A client that sends a review and, while it is linted, the start of a next request whose header never
+    ends: the connection is closed once that header passes 64 KiB (``header_too_large``). The cap counted
+    only headers sent while no request was being answered, so the server parsed and held every byte sent
+    behind a review for as long as it ran (24 MiB in 0.9 s over TLS on loopback on a loaded machine; a
+    connection per review in flight, each for up to the budget)."""
+    srv, ctx = server
+    before = srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}')
+    body = json.dumps(review(_tp_object("1", "spin-pipelined"), uid="pipelined")).encode()
+    sent = 0
+    answer = b""
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+                + b"POST /validate HTTP/1.1\r\nHost: x\r\nX-Pad: "
+            )
+            try:
+                while sent < 16 * 2**20:
+                    s.sendall(b"a" * 65536)
+                    sent += 65536
+                answer = s.recv(4096)
+            except (ssl.SSLError, OSError):
+                pass
+    assert not answer.startswith(b"HTTP/1.1 200"), answer[:100]  # closed, not answered after the review
+    assert sent < 16 * 2**20
+    assert srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}') == before + 1
+
+
 # ------------------------------------------------------------------------------------------ controllers
 
 
