@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import os
+import signal
 import socket
 import ssl
 import time
@@ -333,6 +334,149 @@ def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]
     assert (pool.busy, pool.idle, pool.waiting, pool.restarts) == (0, 2, 0, restarts)
     assert "kvlint_webhook_workers_busy 0.0" in client.get("/metrics").text
     assert post(client, review(workload_object(B01)))["response"]["allowed"] is False
+
+
+def test_client_gone_mid_body_is_counted_not_an_application_error(
+    server: Any, tls: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Clients that hang up half way through their body (or right after sending it, before it was read):
+    counted as ``client_gone``, no slot or worker held, the next review answered. Each used to end in an
+    unhandled ClientDisconnect: an ERROR record with a traceback ("Exception in ASGI application") per
+    connection, which any client reaching the port could repeat at will."""
+    srv, client, app = server
+    state = app.state.webhook
+    body = json.dumps(review(workload_object(B01), uid="half")).encode()
+    request = (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    )
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    before = state.metrics.connections_closed.labels("client_gone")._value.get()
+    with caplog.at_level(logging.WARNING):
+        for _ in range(10):
+            with (
+                socket.create_connection(("127.0.0.1", srv.port)) as raw,
+                ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+            ):
+                s.sendall(request + body[: len(body) // 2])
+                time.sleep(0.02)  # the headers are in and the body is being read
+        deadline = time.monotonic() + 10
+        counted = before
+        while counted < before + 10 and time.monotonic() < deadline:
+            counted = state.metrics.connections_closed.labels("client_gone")._value.get()
+            time.sleep(0.02)
+        assert counted == before + 10
+        resp = post(client, review(workload_object(B01)))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+    assert state.inflight is not None and state.inflight._value == state.settings.inflight_slots
+    assert (state.pool.busy, state.pool.idle, state.pool.waiting) == (0, 2, 0)
+
+
+def _gone(pid: int, seconds: float = 10.0) -> None:
+    """Wait until process ``pid`` has exited (gone or a zombie: its pipes are closed)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} still running")
+
+
+def _settled(pool: Any, killed: set[int], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if (pool.alive, pool.idle, pool.busy) == (2, 2, 0) and not killed & set(pool.pids):
+            return
+        time.sleep(0.02)
+    raise AssertionError(
+        f"pool not whole: {pool.alive} alive, {pool.idle} idle, {pool.busy} busy {pool.pids}"
+    )
+
+
+def _start_roomy(tls: dict[str, Any], pipeline: Any = None) -> tuple[ServerThread, Any]:
+    """A server with a 5 s budget: a replacement worker's first review (which imports this test module, for
+    ``slow_pipeline``) is not what these tests time."""
+    s = WebhookSettings(timeout_seconds=5.0, max_request_bytes=MAX_BYTES, workers=2)
+    app = create_app(s, pipeline=pipeline)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    return ServerThread(app, reloader).start(), app
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_worker_killed_mid_review_answers_per_failure_mode_and_is_replaced(tls: dict[str, Any]) -> None:
+    """SIGKILL of the worker linting a review (the kernel's OOM killer, an operator): that review is answered
+    per the failure mode (internal error), the worker is replaced, and the next review is checked."""
+    srv, app = _start_roomy(tls, slow_pipeline)
+    try:
+        pool = app.state.webhook.pool
+        ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+        slow = workload_object(B01)
+        slow["metadata"]["name"] = "slow-killed"
+        with httpx.Client(base_url=srv.url, verify=ctx, timeout=10) as client:
+            post(client, review(workload_object(B09)))  # a connection and a warm worker
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(1) as ex:
+                answer = ex.submit(post, client, review(slow, uid="killed"))
+                deadline = time.monotonic() + 5
+                while pool.busy == 0 and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                idle = {w.pid for w in pool._idle}
+                victim = next(p for p in pool.pids if p not in idle)
+                os.kill(victim, signal.SIGKILL)
+                resp = answer.result(timeout=10)["response"]
+            assert resp["uid"] == "killed" and resp["allowed"] is True  # failure mode open
+            assert "internal error (review worker died" in resp["warnings"][0]
+            _settled(pool, {victim})
+            m = client.get("/metrics").text
+            assert 'kvlint_webhook_worker_restarts_total{reason="died"} 1.0' in m
+            assert "kvlint_webhook_workers 2.0" in m and "kvlint_webhook_workers_busy 0.0" in m
+            resp = post(client, review(workload_object(B01)))["response"]
+            assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_idle_worker_killed_is_replaced_before_a_review_needs_it(tls: dict[str, Any]) -> None:
+    """SIGKILL of idle workers: each is noticed and replaced at once (its pipe closes), so the gauges and
+    /readyz never count a dead worker and no review is handed to one. The next review was sent to the dead
+    worker's pipe and answered "internal error ... not checked" (admitted unchecked in fail-open), and the
+    dead worker kept counting as alive until a review happened to take it."""
+    srv, app = _start_roomy(tls)
+    try:
+        pool = app.state.webhook.pool
+        ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+        with httpx.Client(base_url=srv.url, verify=ctx, timeout=10) as client:
+            post(client, review(workload_object(B09)))
+            killed = set(pool.pids)
+            assert len(killed) == 2 and pool.idle == 2
+            for pid in killed:
+                os.kill(pid, signal.SIGKILL)
+            for pid in killed:
+                _gone(pid)
+            _settled(pool, killed)  # replaced without a review asking for a worker
+            m = client.get("/metrics").text
+            assert 'kvlint_webhook_worker_restarts_total{reason="died"} 2.0' in m
+            assert "kvlint_webhook_workers 2.0" in m
+            for i in range(3):
+                resp = post(client, review(workload_object(B01), uid=f"after-{i}"))["response"]
+                assert resp["allowed"] is False and "KV103" in resp["status"]["message"], resp
+            # a worker dying while idle, and the next review right behind it: still checked
+            victim = pool._idle[-1].pid  # the one the next review would take (LIFO)
+            os.kill(victim, signal.SIGKILL)
+            _gone(victim)
+            resp = post(client, review(workload_object(B01), uid="next"))["response"]
+            assert resp["allowed"] is False and "KV103" in resp["status"]["message"], resp
+            _settled(pool, killed | {victim})
+    finally:
+        srv.stop()
 
 
 def _peer_serial(port: int, cafile: str) -> int:

@@ -16,7 +16,6 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("prometheus_client")
 
-from starlette.requests import ClientDisconnect  # noqa: E402
 from starlette.responses import JSONResponse  # noqa: E402
 
 from kvlint.webhook.app import create_app  # noqa: E402
@@ -125,24 +124,18 @@ def test_body_deadline_408_counted(app: Any) -> None:
     assert 'kvlint_webhook_bad_requests_total{reason="body_timeout"} 1.0' in metrics
 
 
-def test_disconnect_mid_body_is_starlettes_500_and_raises(app: Any) -> None:
-    with pytest.raises(ClientDisconnect):
-        _call(app, _scope(), [_body(b"{", more=True)])  # then the client goes away
-    # what Starlette's ServerErrorMiddleware sent before raising again (uvicorn logs it)
-    from starlette.responses import PlainTextResponse
+def test_disconnect_mid_body_is_counted_and_answered_without_raising(app: Any) -> None:
+    """A client gone before its body is in gets Starlette's empty 400 (nobody reads it) and is counted as
+    ``client_gone``; it no longer raises ClientDisconnect out of the app (Starlette's 500, and uvicorn's
+    ERROR record with a traceback for each such connection)."""
+    from starlette.responses import Response
 
-    ref = PlainTextResponse("Internal Server Error", status_code=500)
-    sent: list[Any] = []
-
-    async def receive() -> Any:
-        return {"type": "http.disconnect"}
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    with pytest.raises(ClientDisconnect):
-        asyncio.run(app(_scope(), receive, send))
-    assert sent[0]["status"] == 500 and sent[0]["headers"] == ref.raw_headers and sent[1]["body"] == ref.body
+    ref = Response(status_code=400)
+    for messages in ([_body(b"{", more=True)], []):  # half a body, then gone; gone at once
+        sent = _call(app, _scope(), messages)
+        assert sent[0]["status"] == 400 and sent[0]["headers"] == ref.raw_headers and sent[1]["body"] == b""
+    metrics = app.state.webhook.metrics.render()[0].decode()
+    assert 'kvlint_webhook_connections_closed_total{reason="client_gone"} 2.0' in metrics
 
 
 def test_other_paths_and_methods_are_starlettes(app: Any) -> None:
@@ -225,51 +218,97 @@ def test_a_waiting_review_keeps_its_turn() -> None:
 
 
 def test_reviews_in_flight_are_bounded_and_the_rest_wait_then_get_503() -> None:
-    """With one in-flight slot, a review whose body is still arriving holds it: a second review waits for the
-    slot within its budget, then gets HTTP 503 (counted as ``overloaded``) without its body being read; once
-    the slot is free, reviews are answered again. Bounds the decoded objects in the server (each 3 MiB body
-    of small JSON values takes ~100 MiB decoded)."""
+    """With one in-flight slot: a review whose body is still arriving holds no slot (another is answered
+    meanwhile; the slow one gets 408 at its body deadline); a review whose body is in waits for a busy slot
+    within its budget, then gets HTTP 503 (counted as ``overloaded``); once the slot is free, reviews are
+    answered again. Bounds the decoded objects in the server (each 3 MiB body of small JSON values takes
+    ~100 MiB decoded)."""
     settings = WebhookSettings(max_inflight=1, timeout_seconds=0.2, body_timeout_seconds=1.0)
     app = create_app(settings, warm_up=False)
+    state = app.state.webhook
     body = json.dumps(_review()).encode()
 
-    async def run() -> tuple[list[Any], list[Any], list[Any], int]:
-        read_b: list[int] = []
+    def once() -> Any:
+        queue = [_body(body)]
 
-        async def slow_receive() -> Any:  # the body never comes: the slot is held until the body deadline
+        async def receive() -> Any:
+            return queue.pop(0) if queue else {"type": "http.disconnect"}
+
+        return receive
+
+    async def run() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        async def slow_receive() -> Any:  # the body never comes
             await asyncio.sleep(5)
             return {"type": "http.disconnect"}
 
-        async def receive_b() -> Any:
-            read_b.append(1)
-            return _body(body)
+        boxes: list[list[Any]] = [[], [], [], []]
 
-        sent_a: list[Any] = []
-        sent_b: list[Any] = []
-        sent_c: list[Any] = []
-
-        async def send_to(box: list[Any]) -> Any:
+        def send_to(box: list[Any]) -> Any:
             async def send(message: Any) -> None:
                 box.append(message)
 
             return send
 
-        a = asyncio.create_task(app(_scope(), slow_receive, await send_to(sent_a)))
+        a = asyncio.create_task(app(_scope(), slow_receive, send_to(boxes[0])))
         await asyncio.sleep(0.05)
-        await app(_scope(), receive_b, await send_to(sent_b))
+        await app(_scope(), once(), send_to(boxes[1]))  # answered while A's body is awaited
+        assert state.inflight is not None
+        await state.inflight.acquire()  # the only slot busy (as with a review being linted)
+        await app(_scope(), once(), send_to(boxes[2]))
+        state.inflight.release()
+        await app(_scope(), once(), send_to(boxes[3]))
         await a
-        queue = [_body(body)]
+        return boxes[0], boxes[1], boxes[2], boxes[3]
 
-        async def receive_c() -> Any:
-            return queue.pop(0) if queue else {"type": "http.disconnect"}
-
-        await app(_scope(), receive_c, await send_to(sent_c))
-        return sent_a, sent_b, sent_c, len(read_b)
-
-    sent_a, sent_b, sent_c, reads = asyncio.run(run())
+    sent_a, sent_b, sent_c, sent_d = asyncio.run(run())
     assert sent_a[0]["status"] == 408
-    assert sent_b[0]["status"] == 503 and reads == 0
-    assert b"reviews in flight" in sent_b[1]["body"]
-    assert sent_c[0]["status"] == 200
+    assert sent_b[0]["status"] == 200
+    assert sent_c[0]["status"] == 503 and b"reviews in flight" in sent_c[1]["body"]
+    assert sent_d[0]["status"] == 200
+    assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in state.metrics.render()[0].decode()
+    assert state.body_bytes == 0
+
+
+def test_bodies_held_before_decoding_are_bounded_in_bytes() -> None:
+    """Bodies being read are held in the server, at most ``body_buffer_bytes`` of them (4 x slots x the
+    request limit): a chunk past it gets HTTP 503 (``overloaded``) at once; the bytes are given back when a
+    body is decoded, refused or times out."""
+    settings = WebhookSettings(max_inflight=1, max_request_bytes=MAX, body_timeout_seconds=0.3)
+    assert settings.body_buffer_bytes == 4 * MAX
+    app = create_app(settings, warm_up=False)
     state = app.state.webhook
+    chunk = b" " * (MAX - 100)
+
+    async def run() -> list[list[Any]]:
+        boxes: list[list[Any]] = [[] for _ in range(5)]
+
+        def stalled() -> Any:
+            queue = [_body(chunk, more=True)]
+
+            async def receive() -> Any:
+                if queue:
+                    return queue.pop(0)
+                await asyncio.sleep(5)
+                return {"type": "http.disconnect"}
+
+            return receive
+
+        def send_to(box: list[Any]) -> Any:
+            async def send(message: Any) -> None:
+                box.append(message)
+
+            return send
+
+        tasks = []
+        for box in boxes:
+            tasks.append(asyncio.create_task(app(_scope(), stalled(), send_to(box))))
+            await asyncio.sleep(0.01)
+        assert state.body_bytes == 4 * len(chunk)
+        await asyncio.gather(*tasks)
+        return boxes
+
+    boxes = asyncio.run(run())
+    assert [b[0]["status"] for b in boxes] == [408, 408, 408, 408, 503]
+    assert b"request bodies being read exceed" in boxes[4][1]["body"]
+    assert state.body_bytes == 0
     assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in state.metrics.render()[0].decode()

@@ -322,6 +322,88 @@ def test_slow_body_and_huge_headers(server: Any) -> None:
             assert got == b""  # closed without an answer once the headers passed 64 KiB
 
 
+def test_slow_bodies_hold_no_review_slot(server: Any) -> None:
+    """Eight clients that send their headers and then their body a byte at a time, reconnecting as soon as
+    they get their 408: normal reviews sent meanwhile are all checked. A review slot (workers + 2 = 4) was
+    taken before the body was read, so four such connections held every slot until the body deadline and
+    every other review got HTTP 503 (the API server then applies failurePolicy: admitted unchecked with
+    Ignore, every deploy blocked with Fail)."""
+    srv, ctx = server
+    body = json.dumps(review(workload_object(B01), uid="trickle")).encode()
+    head = (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+    )
+    stop = threading.Event()
+    held = [0]
+
+    def trickle() -> None:
+        while not stop.is_set():
+            try:
+                with (
+                    socket.create_connection(("127.0.0.1", srv.port), timeout=5) as raw,
+                    ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+                ):
+                    s.sendall(head)
+                    held[0] += 1
+                    for i in range(len(body) - 1):
+                        if stop.is_set():
+                            return
+                        s.sendall(body[i : i + 1])
+                        time.sleep(0.1)  # within the 1 s header/body deadlines' granularity, never done
+            except (ssl.SSLError, OSError):  # answered 408 and closed: come back at once
+                continue
+
+    threads = [threading.Thread(target=trickle, daemon=True) for _ in range(8)]
+    for th in threads:
+        th.start()
+    try:
+        time.sleep(0.3)  # every trickling connection is in its body
+        verdicts = []
+        for i in range(6):
+            resp, seconds = _post(srv, ctx, review(workload_object(B01), uid=f"among-trickles-{i}"))
+            verdicts.append((resp["allowed"], "KV103" in resp.get("status", {}).get("message", "")))
+            assert seconds < BUDGET_S * 2
+            time.sleep(0.2)
+        assert held[0] >= 8
+        assert verdicts == [(False, True)] * 6
+    finally:
+        stop.set()
+        for th in threads:
+            th.join(10)
+
+
+def test_headers_pipelined_behind_a_review_are_capped(server: Any) -> None:
+    """A client that sends a review and, while it is linted, the start of a next request whose header never
+    ends: the connection is closed once that header passes 64 KiB (``header_too_large``). The cap counted
+    only headers sent while no request was being answered, so the server parsed and held every byte sent
+    behind a review for as long as it ran (24 MiB in 0.9 s over TLS on loopback on a loaded machine; a
+    connection per review in flight, each for up to the budget)."""
+    srv, ctx = server
+    before = srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}')
+    body = json.dumps(review(_tp_object("1", "spin-pipelined"), uid="pipelined")).encode()
+    sent = 0
+    answer = b""
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+                + b"POST /validate HTTP/1.1\r\nHost: x\r\nX-Pad: "
+            )
+            try:
+                while sent < 16 * 2**20:
+                    s.sendall(b"a" * 65536)
+                    sent += 65536
+                answer = s.recv(4096)
+            except (ssl.SSLError, OSError):
+                pass
+    assert not answer.startswith(b"HTTP/1.1 200"), answer[:100]  # closed, not answered after the review
+    assert sent < 16 * 2**20
+    assert srv.metric('kvlint_webhook_connections_closed_total{reason="header_too_large"}') == before + 1
+
+
 # ------------------------------------------------------------------------------------------ controllers
 
 

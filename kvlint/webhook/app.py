@@ -90,8 +90,10 @@ class WebhookState:
     pool: ReviewPool | None = None
     heartbeat: float = field(default_factory=time.monotonic)
     liveness_stall_seconds: float = LIVENESS_STALL_SECONDS
-    #: slots for reviews read and decoded at once (:attr:`WebhookSettings.max_inflight`), made on first use
+    #: slots for reviews decoded and linted at once (:attr:`WebhookSettings.max_inflight`), made on first use
     inflight: asyncio.Semaphore | None = None
+    #: bytes of request bodies held and not yet decoded (at most :attr:`WebhookSettings.body_buffer_bytes`)
+    body_bytes: int = 0
 
     def not_ready_reason(self) -> str | None:
         """Why ``/readyz`` fails right now, or None when ready."""
@@ -127,8 +129,11 @@ def _is_json(content_type: str | None) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-async def _read_body(request: Any, limit: int) -> bytes:
-    """The request body, at most ``limit`` bytes. Raises ReviewError(413) when larger."""
+async def _read_body(request: Any, limit: int, state: WebhookState) -> bytes:
+    """The request body, at most ``limit`` bytes, each chunk counted in ``state.body_bytes`` as it is read
+    (the caller takes the body's length off once it is decoded; on an error here this does). Raises
+    ReviewError(413) when larger, ReviewError(503) when the bodies held would exceed
+    :attr:`WebhookSettings.body_buffer_bytes`."""
     declared = request.headers.get("content-length")
     if declared is not None:
         try:
@@ -139,11 +144,20 @@ async def _read_body(request: Any, limit: int) -> bytes:
             raise ReviewError(f"request body of {size} bytes exceeds the limit of {limit} bytes", 413)
     chunks: list[bytes] = []
     total = 0
-    async for chunk in request.stream():
-        total += len(chunk)
-        if total > limit:
-            raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
-        chunks.append(chunk)
+    cap = state.settings.body_buffer_bytes
+    try:
+        async for chunk in request.stream():
+            total += len(chunk)
+            if total > limit:
+                raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
+            if state.body_bytes + len(chunk) > cap:
+                total -= len(chunk)
+                raise ReviewError(f"request bodies being read exceed {cap} bytes", 503)
+            state.body_bytes += len(chunk)
+            chunks.append(chunk)
+    except BaseException:
+        state.body_bytes -= total
+        raise
     return b"".join(chunks)
 
 
@@ -237,7 +251,7 @@ def create_app(
 
     require_server_deps()
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import Route
 
@@ -263,9 +277,43 @@ def create_app(
 
     async def validate(request: Request) -> Response:
         t0 = time.perf_counter()
-        # a slot before the body is read: the bodies of the reviews waiting stay in their connections'
-        # buffers (uvicorn stops reading a connection whose body is not consumed), so at most
-        # inflight_slots decoded objects are in this process at once
+        # the body first, then a slot to decode and lint it: a slot taken before the body was in was held by
+        # a client sending its body slowly, and four of them (the default slots) held every slot until the
+        # body deadline, answering every review 503. The bodies held meanwhile are bounded in bytes.
+        try:
+            if not _is_json(request.headers.get("content-type")):
+                raise ReviewError(
+                    f"Content-Type must be application/json, got {request.headers.get('content-type')!r:.80}",
+                    415,
+                )
+            try:
+                body = await _within(
+                    _read_body(request, settings.max_request_bytes, state), settings.body_timeout_seconds
+                )
+            except asyncio.TimeoutError:
+                state.metrics.connections_closed.labels("body_timeout").inc()
+                raise ReviewError(
+                    f"request body not received within {settings.body_timeout_seconds:g} s", 408
+                ) from None
+            except ClientDisconnect:  # gone before its body was in: nobody to answer, nothing to log
+                state.metrics.connections_closed.labels("client_gone").inc()
+                return Response(status_code=400)
+        except ReviewError as exc:
+            if exc.status == 503:
+                state.metrics.bad_requests.labels("overloaded").inc()
+                state.logger.warning("review refused: too many request bodies held", extra={"fields": {}})
+                return JSONResponse({"error": str(exc)}, status_code=503, headers={"Connection": "close"})
+            return bad_request(exc)
+        box = [body]  # the only reference, taken out when decoded
+        del body
+        try:
+            return await _with_slot(box, t0)
+        finally:
+            if box:  # refused before it was decoded
+                state.body_bytes -= len(box.pop())
+
+    async def _with_slot(box: list[bytes], t0: float) -> Response:
+        # at most inflight_slots decoded objects are in this process at once
         if state.inflight is None:
             state.inflight = asyncio.Semaphore(settings.inflight_slots)
         try:
@@ -285,26 +333,14 @@ def create_app(
                 status_code=503,
             )
         try:
-            return await _validate(request, t0)
+            return await _validate(box, t0)
         finally:
             state.inflight.release()
 
-    async def _validate(request: Request, t0: float) -> Response:
+    async def _validate(box: list[bytes], t0: float) -> Response:
+        body = box.pop()
+        state.body_bytes -= len(body)
         try:
-            if not _is_json(request.headers.get("content-type")):
-                raise ReviewError(
-                    f"Content-Type must be application/json, got {request.headers.get('content-type')!r:.80}",
-                    415,
-                )
-            try:
-                body = await _within(
-                    _read_body(request, settings.max_request_bytes), settings.body_timeout_seconds
-                )
-            except asyncio.TimeoutError:
-                state.metrics.connections_closed.labels("body_timeout").inc()
-                raise ReviewError(
-                    f"request body not received within {settings.body_timeout_seconds:g} s", 408
-                ) from None
             review = parse_review(body)
             del body
         except ReviewError as exc:

@@ -126,8 +126,8 @@ def webhook() -> None:
     type=click.IntRange(0, 1024),
     default=0,
     show_default=True,
-    help="Reviews read and decoded at once in the server (0: workers + 2); bounds its memory. Others wait "
-    "for a slot within their budget, then get HTTP 503.",
+    help="Reviews decoded and linted at once in the server (0: workers + 2); bounds its memory. A review "
+    "takes a slot once its body is in; others wait for one within their budget, then get HTTP 503.",
 )
 @click.option(
     "--worker-memory",

@@ -167,6 +167,7 @@ class ReviewPool:
         for _ in range(self.size):
             w = await loop.run_in_executor(None, self._spawn)
             self._workers.add(w)
+            self._watch(w)
             self._release(w)
         self._set_busy()
 
@@ -178,6 +179,7 @@ class ReviewPool:
         workers = list(self._workers)
         self._workers.clear()
         for w in workers:
+            self._unwatch(w)
             try:
                 w.conn.close()
             except OSError:
@@ -221,6 +223,36 @@ class ReviewPool:
             self.empty_since = None
         elif self.empty_since is None:
             self.empty_since = time.monotonic()
+
+    def _watch(self, w: _Worker) -> None:
+        """Watch the pipe of ``w`` while no review waits on it: a worker that dies while idle (SIGKILL, the
+        kernel's OOM killer) closes its end, and is replaced at once instead of being handed the next review
+        (which its dead pipe would fail, answered per the failure mode) and counted alive meanwhile.
+        :meth:`_call` swaps its own reader in for a review and this one back after; replacing the callback
+        of a registered descriptor costs no system call."""
+        try:
+            asyncio.get_running_loop().add_reader(w.conn.fileno(), self._idle_readable, w)
+        except (OSError, ValueError):  # the pipe is closed already
+            pass
+
+    def _unwatch(self, w: _Worker) -> None:
+        """Stop watching the pipe of ``w`` (before it is closed: its descriptor number can be reused)."""
+        try:
+            asyncio.get_running_loop().remove_reader(w.conn.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def _idle_readable(self, w: _Worker) -> None:
+        """The pipe of ``w`` became readable while no review waited on it: the worker died (end of file)
+        or wrote out of turn. Either way it is replaced."""
+        self._unwatch(w)
+        if w not in self._workers:
+            return
+        try:
+            self._idle.remove(w)
+        except ValueError:  # handed to a review that has not run yet: it finds the worker replaced
+            pass
+        self._replace(w, "died")
 
     def _release(self, w: _Worker) -> None:
         """Give the idle worker ``w`` to the review that has waited longest, or keep it idle."""
@@ -273,7 +305,11 @@ class ReviewPool:
         return w
 
     def _replace(self, w: _Worker, reason: str) -> None:
-        """Kill ``w`` and start a replacement in the background (counted and logged)."""
+        """Kill ``w`` and start a replacement in the background (counted and logged); nothing when ``w``
+        was replaced already."""
+        if w not in self._workers:
+            return
+        self._unwatch(w)
         w.kill()
         self._workers.discard(w)
         self.restarts += 1
@@ -299,6 +335,7 @@ class ReviewPool:
                     nw.kill()
                     return
                 self._workers.add(nw)
+                self._watch(nw)
                 self._release(nw)
                 self._set_busy()
                 return
@@ -322,6 +359,8 @@ class ReviewPool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + budget
         w = await self._acquire(budget)
+        while w not in self._workers:  # it died after it was handed over (and is being replaced): another
+            w = await self._acquire(deadline - loop.time())
         self.busy += 1
         keep = True
         try:
@@ -381,8 +420,7 @@ class ReviewPool:
         fd = conn.fileno()
 
         def readable() -> None:
-            loop.remove_reader(fd)
-            if fut.done():
+            if fut.done():  # settled; the review's task puts the idle watch back
                 return
             try:
                 fut.set_result(conn.recv())
@@ -405,10 +443,8 @@ class ReviewPool:
             raise
         finally:
             timer.cancel()
-            try:
-                loop.remove_reader(fd)
-            except (ValueError, OSError):
-                pass
+            if w in self._workers:  # the idle watch again (a replaced worker's pipe is closed)
+                loop.add_reader(fd, self._idle_readable, w)
 
 
 class _CallTimeout(Exception):

@@ -7,7 +7,8 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
 
 * closes a connection whose request headers are not complete ``header_timeout`` seconds after the
   connection was made (TLS handshake done) or after its previous response;
-* closes a connection whose pending request headers exceed ``max_header_bytes`` (httptools sets no limit);
+* closes a connection whose pending request headers exceed ``max_header_bytes`` (httptools sets no limit),
+  including those of a request pipelined behind one still being answered;
 * counts both in ``kvlint_webhook_connections_closed_total{reason}``.
 
 The body has its own deadline in the application (:func:`kvlint.webhook.app.create_app`), and the TLS
@@ -84,6 +85,20 @@ def deadline_protocol(
             waiting = self._kv_waiting()
             if waiting:
                 self._kv_arm()  # a new request begins: its headers are on the clock
+            else:
+                cycle = self.cycle
+                if not getattr(cycle, "more_body", True):
+                    # the request is all in and being answered: these bytes begin the next one (pipelined),
+                    # which uvicorn parses at once and holds until its headers are complete; counted
+                    # against the header cap, or a client could pile up headers while a review runs
+                    self._kv_header_bytes += len(data)
+                    if self._kv_header_bytes > max_header_bytes:
+                        self._kv_close("header_too_large")
+                        return
+                    super().data_received(data)
+                    if self.cycle is not cycle:  # the next request's headers are complete (queued)
+                        self._kv_header_bytes = 0
+                    return
             super().data_received(data)
             if not self._kv_waiting():  # headers complete: the request is being answered
                 self._kv_disarm()

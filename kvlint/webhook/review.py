@@ -144,10 +144,12 @@ class WebhookSettings:
             (or its previous response); slower connections are closed.
         body_timeout_seconds: a request's body must arrive within this many seconds of its headers
             (HTTP 408 otherwise).
-        max_inflight: reviews whose bodies are read and decoded at once in the server process (0: the
-            workers plus 2); the others wait, their bodies unread in the connection's buffers, until a slot
-            frees or their budget runs out (HTTP 503, and the API server applies ``failurePolicy``). Decoding
-            a 3 MiB body of small JSON values takes ~100 MiB, so this bounds the server's memory.
+        max_inflight: reviews decoded and linted at once in the server process (0: the workers plus 2);
+            the others wait, their bodies read, until a slot frees or their budget runs out (HTTP 503, and
+            the API server applies ``failurePolicy``). Decoding a 3 MiB body of small JSON values takes
+            ~100 MiB, so this bounds the server's memory. A slot is taken once the body is in, so a client
+            sending its body slowly holds none; the bodies being read or waiting for a slot hold at most
+            :attr:`body_buffer_bytes` in all (HTTP 503 beyond).
     """
 
     mode: Mode = "enforce"
@@ -166,6 +168,13 @@ class WebhookSettings:
     def inflight_slots(self) -> int:
         """:attr:`max_inflight`, or the workers plus 2 when it is 0."""
         return self.max_inflight or self.workers + 2
+
+    @property
+    def body_buffer_bytes(self) -> int:
+        """Bytes of request bodies the server holds at once before they are decoded (being read, or read and
+        waiting for an in-flight slot): four times the bodies the slots decode at once
+        (:attr:`inflight_slots` x :attr:`max_request_bytes`; 48 MiB by default, half a decoded 3 MiB body)."""
+        return 4 * self.inflight_slots * self.max_request_bytes
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
