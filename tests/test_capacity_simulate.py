@@ -200,3 +200,28 @@ def test_simulate_lists_only_applied_max_model_len_assumption() -> None:
     assert user.plan.max_model_len_source == "user" and "derived max_model_len" not in text
     derived = build_report(resolve(["vllm", "serve", model], opts), spec, sensitivity=False)
     assert "derived max_model_len from max_position_embeddings=131072" in derived.render("text")
+
+
+@pytest.mark.parametrize(
+    ("version", "flag", "caching"),
+    [
+        ("0.11.0", None, True),  # V1: on by default
+        ("0.11.0", "--no-enable-prefix-caching", False),
+        ("0.6.3", None, False),  # V0: off by default
+        ("0.6.3", "--enable-prefix-caching", True),
+    ],
+)
+def test_simulate_follows_the_commands_prefix_caching(version: str, flag: str | None, caching: bool) -> None:
+    """kvlint simulate modelled prefix-cache hits whatever the command said: --no-enable-prefix-caching and a
+    V0 release (prefix caching off by default) still shared the prefixes' blocks."""
+    from kvlint.capacity.context import resolve
+    from kvlint.capacity.report import build_report
+    from kvlint.pipeline import Options
+
+    spec = WorkloadSpec(requests=60, rate=20, seed=1, prefix_groups=2, prefix_tokens=512, prefix_share=1.0)
+    opts = Options(accelerator="nvidia-l4", engine_version=version, allow_hub=False)
+    argv = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+    rep = build_report(resolve(argv + ([flag] if flag else []), opts), spec, sensitivity=False)
+    assert rep.config.enable_prefix_caching is caching
+    assert (rep.paged.prefix_hit_tokens > 0) is caching
+    assert ("Prefix-cache hits" in rep.render("text")) is caching
