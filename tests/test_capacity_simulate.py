@@ -202,6 +202,35 @@ def test_simulate_lists_only_applied_max_model_len_assumption() -> None:
     assert "derived max_model_len from max_position_embeddings=131072" in derived.render("text")
 
 
+def test_assumptions_state_the_prefixes_a_trace_gives(tmp_path: Path) -> None:
+    """A trace's prefix_group/prefix_tokens columns make shared prefixes (the simulation hits them); the
+    request-shape assumptions said "no shared prompt prefixes" because they only read --prefix-*."""
+    from kvlint.capacity.workload import empirical_from_trace, generate_columns
+
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "prompt_tokens,output_tokens,arrival_s,prefix_group,prefix_tokens\n"
+        "1000,10,0,sys,800\n1200,10,0.1,sys,800\n500,10,0.2,other,600\n40,10,0.3,,\n"
+    )
+    rows = load_trace(path)
+    prompt, output = empirical_from_trace(rows)
+    spec = WorkloadSpec(requests=len(rows), prompt=prompt, output=output, arrivals="trace", trace=tuple(rows))
+    cols = generate_columns(spec)
+    assert sum(g >= 0 for g in cols.group) == 3  # what the simulation shares
+    text = "\n".join(spec.assumptions())
+    assert "no shared prompt prefixes" not in text
+    assert "3 of 4 rows" in text and "2 prefix groups" in text and "500 to 800 tokens" in text
+
+
+def test_assumptions_state_that_short_prompts_are_lengthened_to_the_prefix() -> None:
+    """--prefix-tokens longer than a drawn prompt lengthens that prompt to prefix + 1 tokens (the generated
+    prompts move well above the stated distribution); the assumptions say so."""
+    spec = WorkloadSpec(requests=300, seed=1, prefix_groups=2, prefix_tokens=1024, prefix_share=1.0)
+    prompts = [r.prompt for r in generate(spec)]
+    assert min(prompts) == 1025
+    assert "lengthened to 1,025 tokens" in "\n".join(spec.assumptions())
+
+
 @pytest.mark.parametrize(
     ("version", "flag", "caching"),
     [
