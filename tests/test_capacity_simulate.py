@@ -200,3 +200,57 @@ def test_simulate_lists_only_applied_max_model_len_assumption() -> None:
     assert user.plan.max_model_len_source == "user" and "derived max_model_len" not in text
     derived = build_report(resolve(["vllm", "serve", model], opts), spec, sensitivity=False)
     assert "derived max_model_len from max_position_embeddings=131072" in derived.render("text")
+
+
+def test_assumptions_state_the_prefixes_a_trace_gives(tmp_path: Path) -> None:
+    """A trace's prefix_group/prefix_tokens columns make shared prefixes (the simulation hits them); the
+    request-shape assumptions said "no shared prompt prefixes" because they only read --prefix-*."""
+    from kvlint.capacity.workload import empirical_from_trace, generate_columns
+
+    path = tmp_path / "t.csv"
+    path.write_text(
+        "prompt_tokens,output_tokens,arrival_s,prefix_group,prefix_tokens\n"
+        "1000,10,0,sys,800\n1200,10,0.1,sys,800\n500,10,0.2,other,600\n40,10,0.3,,\n"
+    )
+    rows = load_trace(path)
+    prompt, output = empirical_from_trace(rows)
+    spec = WorkloadSpec(requests=len(rows), prompt=prompt, output=output, arrivals="trace", trace=tuple(rows))
+    cols = generate_columns(spec)
+    assert sum(g >= 0 for g in cols.group) == 3  # what the simulation shares
+    text = "\n".join(spec.assumptions())
+    assert "no shared prompt prefixes" not in text
+    assert "3 of 4 rows" in text and "2 prefix groups" in text and "500 to 800 tokens" in text
+
+
+def test_assumptions_state_that_short_prompts_are_lengthened_to_the_prefix() -> None:
+    """--prefix-tokens longer than a drawn prompt lengthens that prompt to prefix + 1 tokens (the generated
+    prompts move well above the stated distribution); the assumptions say so."""
+    spec = WorkloadSpec(requests=300, seed=1, prefix_groups=2, prefix_tokens=1024, prefix_share=1.0)
+    prompts = [r.prompt for r in generate(spec)]
+    assert min(prompts) == 1025
+    assert "lengthened to 1,025 tokens" in "\n".join(spec.assumptions())
+
+
+@pytest.mark.parametrize(
+    ("version", "flag", "caching"),
+    [
+        ("0.11.0", None, True),  # V1: on by default
+        ("0.11.0", "--no-enable-prefix-caching", False),
+        ("0.6.3", None, False),  # V0: off by default
+        ("0.6.3", "--enable-prefix-caching", True),
+    ],
+)
+def test_simulate_follows_the_commands_prefix_caching(version: str, flag: str | None, caching: bool) -> None:
+    """kvlint simulate modelled prefix-cache hits whatever the command said: --no-enable-prefix-caching and a
+    V0 release (prefix caching off by default) still shared the prefixes' blocks."""
+    from kvlint.capacity.context import resolve
+    from kvlint.capacity.report import build_report
+    from kvlint.pipeline import Options
+
+    spec = WorkloadSpec(requests=60, rate=20, seed=1, prefix_groups=2, prefix_tokens=512, prefix_share=1.0)
+    opts = Options(accelerator="nvidia-l4", engine_version=version, allow_hub=False)
+    argv = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]
+    rep = build_report(resolve(argv + ([flag] if flag else []), opts), spec, sensitivity=False)
+    assert rep.config.enable_prefix_caching is caching
+    assert (rep.paged.prefix_hit_tokens > 0) is caching
+    assert ("Prefix-cache hits" in rep.render("text")) is caching

@@ -91,3 +91,63 @@ def test_each_character_is_found_where_its_position_points(tmp_path: Path, k: in
         for o, at in zip(offsets, _offset_locs(loc, script, offsets), strict=True):
             assert at is not None
             assert lines[at.line - 1][at.column - 1] == script[o], (o, at)
+
+
+@pytest.mark.parametrize("k", range(len(SCRIPTS)))
+@pytest.mark.parametrize("header", ["|2", "|-3", "|+4", "|2-"])
+def test_an_indentation_indicator_keeps_the_first_lines_extra_spaces(
+    tmp_path: Path, k: int, header: str
+) -> None:
+    """With an explicit indentation indicator (``|2``) a literal block's content may start with spaces that are
+    part of the value; the content column is the parent's indentation plus the indicator, not the first
+    line's indentation (kvlint took that and pointed as many columns to the right)."""
+    extra = int("".join(c for c in header if c.isdigit()))
+    body = "\n".join(" " * (4 + extra) + "  " + line if line else "" for line in SCRIPTS[k].split("\n"))
+    script, loc = _script_arg(tmp_path, header + "\n" + body, f"ind{k}_{extra}")
+    assert "vllm" in script and script.lstrip("\n").startswith("  ")  # the value keeps two leading spaces
+    lines = Path(loc.file).read_text().split("\n")
+    offsets = [o for o, c in enumerate(script) if not c.isspace()]
+    for o, at in zip(offsets, _offset_locs(loc, script, offsets), strict=True):
+        assert at is not None
+        assert lines[at.line - 1][at.column - 1] == script[o], (o, at)
+
+
+_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: p}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+  containers:
+  - name: c
+    image: vllm/vllm-openai:v0.11.0
+    env:
+    - {{name: MODEL, value: meta-llama/Llama-3.1-8B-Instruct}}
+    command: [sh, -c]
+    args:
+    - {script}
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "|\n      vllm serve $(MODEL) --max-num-seq 16 --max-model-len 131072",
+        '"echo $$HOSTNAME; vllm serve $(MODEL) --max-num-seq 16 --max-model-len 131072"',
+        "vllm serve $(MODEL) --served-model-name $(UNSET) --max-num-seq 16 --max-model-len 131072",
+        "|\n      echo $$A $$B\n      vllm serve $(MODEL) $(MODEL_X) \\\n        --max-num-seq 16 --max-model-len 131072",
+    ],
+)
+def test_findings_in_a_script_kubernetes_expanded_point_at_their_flag(tmp_path: Path, script: str) -> None:
+    """A script holding a Kubernetes $(VAR) (or a $$) is read after the expansion, which changes its length:
+    the positions of its words are those of the text as written (kvlint took the expanded text's offsets, and
+    pointed past the flag by what the expansion added, or at the script's start in a quoted scalar)."""
+    from kvlint.pipeline import run_check
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(_POD.format(script=script))
+    lines = path.read_text().split("\n")
+    diags = {d.rule: d for d in run_check([str(path)]).diagnostics}
+    kv205, kv103 = diags["KV205"], diags["KV103"]
+    assert lines[kv205.loc.line - 1][kv205.loc.column - 1 :].startswith("--max-num-seq 16")
+    assert lines[kv103.loc.line - 1][kv103.loc.column - 1 :].startswith("131072")

@@ -70,10 +70,27 @@ def sim_config(plan: MemoryPlan, *, cancel_lag_steps: int = 0, mode: str = "page
     )
 
 
+def prefix_caching_enabled(ctx: EngineContext, plan: MemoryPlan) -> bool:
+    """Whether the engine of ``ctx`` caches prompt prefixes: ``--enable-prefix-caching`` or
+    ``--no-enable-prefix-caching`` as the command gives it, else the engine's default: on in the V1 engine
+    (vllm@0.11.0:vllm/engine/arg_utils.py::EngineArgs._set_default_args turns it on for generative models; V1
+    0.8-0.10 ``_set_default_args_v1`` likewise), off in V0 (vllm@0.6.3:vllm/engine/arg_utils.py::EngineArgs
+    ``enable_prefix_caching: bool = False``)."""
+    flag = ctx.serving.get("enable_prefix_caching") if ctx.serving is not None else None
+    if isinstance(flag, bool):
+        return flag
+    return plan.era != "v0"
+
+
 def build_report(
-    ctx: EngineContext, workload: WorkloadSpec, *, sensitivity: bool = True, prefix_caching: bool = True
+    ctx: EngineContext,
+    workload: WorkloadSpec,
+    *,
+    sensitivity: bool = True,
+    prefix_caching: bool | None = None,
 ) -> CapacityReport:
-    """Plan + simulate ``workload`` on ``ctx`` (which must have an accelerator and a plan).
+    """Plan + simulate ``workload`` on ``ctx`` (which must have an accelerator and a plan). ``prefix_caching``
+    None: as the command and the engine release have it (:func:`prefix_caching_enabled`).
 
     Raises ValueError when ``ctx.plan`` is None (no accelerator given) or the plan has no KV blocks, and
     :class:`~kvlint.capacity.workload.WorkloadError` for bad workload settings.
@@ -93,6 +110,8 @@ def build_report(
     paused = gc.isenabled()
     gc.disable()
     try:
+        if prefix_caching is None:
+            prefix_caching = prefix_caching_enabled(ctx, plan)
         return _simulate_all(ctx, plan, workload, sensitivity=sensitivity, prefix_caching=prefix_caching)
     finally:
         if paused:
@@ -262,8 +281,13 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
     seats = cfg.num_blocks // max(1, _blocks(cfg.max_model_len, cfg.block_size))
     out.append(
         f"Contiguous reservation holds {_blocks(cfg.max_model_len, cfg.block_size):,} blocks per request "
-        f"({seats:,} seats); paging ran up to {a.peak_running:,} requests at once. Prefix-cache hits: "
-        f"{a.prefix_hit_tokens:,} prompt tokens not recomputed; tokens recomputed after preemption: "
+        f"({seats:,} seats); paging ran up to {a.peak_running:,} requests at once. "
+        + (
+            f"Prefix-cache hits: {a.prefix_hit_tokens:,} prompt tokens not recomputed"
+            if cfg.enable_prefix_caching
+            else "Prefix caching off (as the command and engine release set it): shared prefixes are recomputed"
+        )
+        + f"; tokens recomputed after preemption: "
         f"{a.recomputed_tokens:,}; tokens generated after a client disconnect (release lag): {a.cancel_lag_tokens:,}."
     )
     out.append(

@@ -375,12 +375,22 @@ class WorkloadSpec:
             )
         else:
             out.append("no cancellations")
-        if self.prefix_groups and self.prefix_tokens and self.prefix_share:
+        rows = [r for r in self.trace if r.prefix_group is not None and r.prefix_tokens]
+        if rows:  # generate_columns gives these rows their group's prefix, at most the row's prompt
+            lengths = sorted({min(r.prefix_tokens, r.prompt_tokens) for r in rows})
+            span = f"{lengths[0]:,}" if len(lengths) == 1 else f"{lengths[0]:,} to {lengths[-1]:,}"
             out.append(
-                f"shared prefixes: {self.prefix_share:.0%} of requests start with one of {self.prefix_groups} "
-                f"prefixes of {self.prefix_tokens} tokens (prompt length includes it)"
+                f"shared prefixes from the trace: {len(rows):,} of {len(self.trace):,} rows start with the prefix of "
+                f"one of {len({r.prefix_group for r in rows}):,} prefix groups ({span} tokens, within the prompt)"
             )
-        else:
+        if self.prefix_groups and self.prefix_tokens and self.prefix_share:
+            others = " of the other requests" if rows else " of requests"
+            out.append(
+                f"shared prefixes: {self.prefix_share:.0%}{others} start with one of {self.prefix_groups} "
+                f"prefixes of {self.prefix_tokens} tokens (prompt length includes it; a shorter prompt is "
+                f"lengthened to {self.prefix_tokens + 1:,} tokens)"
+            )
+        elif not rows:
             out.append("no shared prompt prefixes")
         return out
 

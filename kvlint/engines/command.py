@@ -46,6 +46,9 @@ class _Item:
     text: str
     loc: Loc | None
     source: str = "arg"
+    #: the text as written in the manifest when Kubernetes ``$(VAR)`` expansion changed it (``text`` is the
+    #: expansion): the positions of a script's words are taken in this text (see :func:`_raw_offsets`)
+    raw: str | None = None
 
 
 def container_env(
@@ -267,7 +270,7 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
             first += 1
         if first >= len(lines):
             return scalar_loc
-        indent = len(lines[first]) - len(lines[first].lstrip(" "))
+        indent = _block_indent(lines, first, scalar_loc.line, text)
         # the block's leading empty lines are lines of its value (YAML keeps them): line k of the value is
         # the k-th file line after the indicator's, whatever the blank lines before the first content line
         return Loc(scalar_loc.file, scalar_loc.line + 1 + line, indent + column + 1)
@@ -289,6 +292,24 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
 
 
 _POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
+
+
+def _block_indent(lines: Sequence[str], first: int, indicator_line: int, text: str) -> int:
+    """The column (0-based) where the content of a literal block scalar starts in the file: the indentation of
+    its first non-blank line (``lines[first]``; the indicator is on 1-based line ``indicator_line``) less the
+    spaces that line keeps in the value ``text``. Without an indentation indicator the value keeps none; with
+    one (``|2``, ``|-2``: the content is indented that much more than the parent node) the first line may be
+    indented further, and those spaces are part of the value (YAML 1.2, 8.1.1.1 "Block Indentation Indicator")."""
+    indent = len(lines[first]) - len(lines[first].lstrip(" "))
+    starts = _line_starts(text)
+    k = first - indicator_line  # the value's line that file line holds
+    if 0 <= k < len(starts):
+        i = starts[k]
+        j = i
+        while j < len(text) and text[j] == " ":
+            j += 1
+        indent -= j - i
+    return max(indent, 0)
 
 
 def _flow_positions(
@@ -359,7 +380,7 @@ def _offset_locs(scalar_loc: Loc | None, script: str, offsets: Sequence[int]) ->
             first += 1
         if first >= len(lines):
             return [scalar_loc] * len(offsets)
-        indent = len(lines[first]) - len(lines[first].lstrip(" "))
+        indent = _block_indent(lines, first, scalar_loc.line, script)
         for offset in offsets:
             line = bisect.bisect_right(starts, offset) - 1
             out.append(Loc(file, scalar_loc.line + 1 + line, indent + offset - starts[line] + 1))
@@ -602,14 +623,21 @@ def _scan_shell(
             how = _join_of(texts)
             if how is not None and join is None:
                 w0 = words[0]
-                loc = w0.loc if w0.offset is None else _offset_loc(script_item.loc, script, w0.offset)
+                loc = w0.loc
+                if w0.offset is not None:
+                    source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
+                    loc = _offset_loc(script_item.loc, source, offset)
                 join = _Join(how, loc or script_item.loc)
             continue
         engine, start, pos_model = m
         rest = words[start:]
-        # the positions of the words taken from the script, computed together (see _offset_locs)
+        # the positions of the words taken from the script, computed together (see _offset_locs), in the text
+        # as written when Kubernetes expanded a $(VAR) in it
         offsets = [w.offset for w in rest if w.offset is not None]
-        locs = iter(_offset_locs(script_item.loc, script, offsets)) if offsets else iter(())
+        source = script
+        if offsets:
+            source, offsets = _raw_offsets(script_item, env, offsets)
+        locs = iter(_offset_locs(script_item.loc, source, offsets)) if offsets else iter(())
         env_script = script_item.source == "env"
         argv = []
         for w in rest:
@@ -641,6 +669,63 @@ def _scan_shell(
             "flags are on the leader container"
         )
     return None, "the shell script starts no engine directly; " + reason
+
+
+def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) -> tuple[str, list[int]]:
+    """The script text the manifest holds for ``item`` and ``offsets`` (of characters of ``item.text``, the
+    script after Kubernetes ``$(VAR)`` expansion) moved to it: a character of a substituted value (or the
+    ``$`` a ``$$`` became) to its reference's ``$``, every other character by the length the expansions
+    before it added. Without a change (``item.raw`` None), or when re-expanding ``item.raw`` does not give
+    ``item.text`` again, the expanded text and the offsets as they are (the positions then follow the
+    expanded text, as before)."""
+    raw = item.raw
+    if raw is None:
+        return item.text, list(offsets)
+    # (start in the expansion, start in raw, literal): a literal piece maps character for character, a
+    # substituted one (a value, or the $ of a $$) to its reference's first character
+    pieces: list[tuple[int, int, bool]] = []
+    out: list[str] = []
+    size = i = 0
+    n = len(raw)
+    while i < n:
+        dollar = raw.find("$", i)
+        if dollar < 0 or dollar + 1 >= n:
+            pieces.append((size, i, True))
+            out.append(raw[i:])
+            size += n - i
+            break
+        if dollar > i:
+            pieces.append((size, i, True))
+            out.append(raw[i:dollar])
+            size += dollar - i
+            i = dollar
+        nxt = raw[i + 1]
+        close = raw.find(")", i + 2) if nxt == "(" else -1
+        value = env.get(raw[i + 2 : close]) if close >= 0 else None
+        if nxt == "$" or value is not None:
+            piece = "$" if nxt == "$" else value
+            pieces.append((size, i, False))
+            out.append(piece)  # type: ignore[arg-type]
+            size += len(piece)  # type: ignore[arg-type]
+            i = i + 2 if nxt == "$" else close + 1
+        else:  # kept as written: $( without ), an undefined $(NAME), a $ before anything else
+            end = n if nxt == "(" and close < 0 else (close + 1 if nxt == "(" else i + 2)
+            pieces.append((size, i, True))
+            out.append(raw[i:end])
+            size += end - i
+            i = end
+    if "".join(out) != item.text:  # a substitution k8s_expand did not make (its length bound): as before
+        return item.text, list(offsets)
+    starts = [p[0] for p in pieces]
+    moved = []
+    for offset in offsets:
+        k = bisect.bisect_right(starts, offset) - 1
+        if k < 0:
+            moved.append(offset)
+            continue
+        start, raw_start, literal = pieces[k]
+        moved.append(raw_start + (offset - start) if literal else raw_start)
+    return raw, moved
 
 
 def _items_of(
@@ -678,7 +763,9 @@ def _items_of(
             text = str(raw).lower() if isinstance(raw, bool) else str(raw)
             expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
             grown += max(0, len(expanded) - len(text))
-            out.append(_Item(expanded, locs[idx], "env" if changed else "arg"))
+            out.append(
+                _Item(expanded, locs[idx], "env" if changed else "arg", text if expanded != text else None)
+            )
         return out
     out = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
@@ -693,6 +780,7 @@ def _items_of(
                 expanded,
                 loc_of(seq, idx) if isinstance(seq, LList) else loc_of(container, key),
                 "env" if changed else "arg",
+                text if expanded != text else None,
             )
         )
     return out
