@@ -254,3 +254,26 @@ def test_simulate_follows_the_commands_prefix_caching(version: str, flag: str | 
     assert rep.config.enable_prefix_caching is caching
     assert (rep.paged.prefix_hit_tokens > 0) is caching
     assert ("Prefix-cache hits" in rep.render("text")) is caching
+
+
+def test_the_sensitivity_note_says_which_rows_replay_a_trace() -> None:
+    """With a trace, only the x1 row of the sensitivity table replays it (the others are drawn: Poisson arrivals,
+    no prefix groups); the note under the table said "same seed and arrivals" for every workload."""
+    from kvlint.capacity.context import resolve
+    from kvlint.capacity.report import build_report
+    from kvlint.capacity.workload import empirical_from_trace
+    from kvlint.options import Options
+
+    rows = load_trace(FIX / "trace.csv")
+    prompt, output = empirical_from_trace(rows)
+    spec = WorkloadSpec(requests=len(rows), prompt=prompt, output=output, arrivals="trace", trace=tuple(rows))
+    opts = Options(allow_hub=False, accelerator="nvidia-l4")
+    ctx = resolve(["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"], opts)
+    rep = build_report(ctx, spec, sensitivity=True)
+    x1 = [s.result for s in rep.sensitivity if s.factor == 1.0]
+    assert x1 == [rep.paged]  # the x1 row is the trace's own run
+    text = rep.render("text")
+    assert "x1 replays the trace" in text and "without the trace's arrival times or prefix groups" in text
+    assert "same seed and arrivals" not in text
+    drawn = build_report(ctx, WorkloadSpec(requests=50), sensitivity=True).render("text")
+    assert "same seed and arrivals" in drawn and "replays the trace" not in drawn

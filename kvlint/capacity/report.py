@@ -328,10 +328,22 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
                 fmt,
             )
         )
-        out.append(
-            f"(output p50 kept at {w.output.quantile(0.5):,} tokens, lognormal; same seed and arrivals; "
-            f"cache {cfg.num_blocks:,} blocks)"
-        )
+        if w.trace:
+            # the other rows are drawn (see _simulate_all): the trace's arrival times and prefix groups are not
+            # in them, so they are not the trace with longer outputs
+            arrivals = (
+                "in the stated bursts" if w.arrivals == "burst" else f"Poisson at {w.rate:g} requests/s"
+            )
+            out.append(
+                f"(x1 replays the trace; the other rows draw {w.requests:,} requests from its prompt lengths with "
+                f"lognormal outputs, p50 kept at {w.output.quantile(0.5):,} tokens, arriving {arrivals}, without "
+                f"the trace's arrival times or prefix groups; cache {cfg.num_blocks:,} blocks)"
+            )
+        else:
+            out.append(
+                f"(output p50 kept at {w.output.quantile(0.5):,} tokens, lognormal; same seed and arrivals; "
+                f"cache {cfg.num_blocks:,} blocks)"
+            )
     out.append(R.heading("Simulator simplifications", fmt))
     out.append(R.bullets(SIMPLIFICATIONS, fmt))
     return "\n\n".join(out) + "\n"
