@@ -86,7 +86,16 @@ def _scripts(count: int, seed: int) -> list[str]:
     return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(count)]
 
 
+def _heredoc_body_follows(script: str) -> bool:
+    """Whether a ``<<`` is followed by a newline: the reader skips a here-document's body there, which the
+    reference (that of b004e88) lexed as commands (tests/test_shell_heredoc.py covers those scripts)."""
+    at = script.find("<<")
+    return at >= 0 and "\n" in script[at:]
+
+
 def _same(script: str, env: dict[str, str], positional: list[Any]) -> None:
+    if _heredoc_body_follows(script):
+        return
     assert S.lex(script) == R.lex(script), script
     got = list(S.commands(script, env, positional))
     want = list(R.commands(script, env, positional))

@@ -345,6 +345,10 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
     between = _BETWEEN.match
     in_word = _IN_WORD.match
     in_dq = _IN_DQ.match
+    # here-documents: (delimiter, strip leading tabs) of the ``<<`` operators read since the last newline, whose
+    # bodies start after the next one; ``delim_next`` (strip flag) when a bare ``<<``/``<<-`` waits for its word
+    pending: list[tuple[str, bool]] = []
+    delim_next: bool | None = None
     while i < n:
         if start < 0:
             m = between(script, i)  # never None: everything in it is optional
@@ -353,9 +357,15 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
             if kind is not None:
                 text = m.group(kind)  # type: ignore[union-attr]
                 if kind == "word":
+                    if delim_next is not None:
+                        pending.append((text, delim_next))
+                        delim_next = None
                     yield (end - len(text), text)
                 elif kind == "op":
                     yield text
+                    if text == "\n" and pending:
+                        end = _skip_heredocs(script, end, pending)
+                        pending = []
                 elif kind == "arith":
                     close = script.find("))", end)
                     i, end = end - 2, n if close < 0 else close + 2
@@ -387,10 +397,27 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
             if acc is not None:
                 parts[-1].text = "".join(acc)
                 acc = None
-            yield Word(parts, start, script[start:i])
+            raw = script[start:i]
+            if delim_next is not None:
+                pending.append((_unquoted(parts), delim_next))
+                delim_next = None
+            elif raw.startswith("<<") and not raw.startswith("<<<"):
+                here = _unquoted(parts)[2:]
+                strip = here.startswith("-")
+                if strip:
+                    here = here[1:]
+                if here:
+                    pending.append((here, strip))
+                else:
+                    delim_next = strip
+            yield Word(parts, start, raw)
             parts, start = [], -1
             if kind == "op":
-                yield m.group()  # type: ignore[union-attr]
+                op = m.group()  # type: ignore[union-attr]
+                yield op
+                if op == "\n" and pending:
+                    end = _skip_heredocs(script, end, pending)
+                    pending = []
         elif kind == "var":
             if acc is not None:
                 parts[-1].text = "".join(acc)
@@ -481,6 +508,34 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
         if acc is not None:
             parts[-1].text = "".join(acc)
         yield Word(parts, start, script[start:n])
+
+
+def _unquoted(parts: list[Part]) -> str:
+    """A word's text after quote removal, without expansion (a here-document delimiter's reading: ``'EOF'``,
+    ``"EOF"`` and ``\\EOF`` are ``EOF``; ``$X`` stays ``$X``)."""
+    return "".join(
+        p.text if p.kind == "lit" else ("$" + p.text if p.kind == "var" else p.text) for p in parts
+    )
+
+
+def _skip_heredocs(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
+    """Index just past the bodies of the here-documents ``pending`` (delimiter, ``<<-``: leading tabs
+    stripped), which start at ``i``, the line after their operators' (POSIX, 2.7.4 "Here-Document"): each body
+    runs to the first line that is its delimiter, or to the end of the script. A body is the command's input,
+    not commands: it is not lexed (a chat template or config file written with ``cat <<EOF`` holds quotes
+    and words that are not shell). Linear: each line is looked at once."""
+    n = len(script)
+    for delim, strip in pending:
+        while i < n:
+            nl = script.find("\n", i)
+            stop = n if nl < 0 else nl
+            line = script[i:stop]
+            if strip:
+                line = line.lstrip("\t")
+            i = stop + 1 if nl >= 0 else n
+            if line == delim or line.rstrip("\r") == delim:
+                break
+    return i
 
 
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
