@@ -226,3 +226,30 @@ def test_worker_gauges_are_read_when_scraped() -> None:
         ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 1.0"),
         ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 0.0"),
     ]
+
+
+def test_pipe_messages_encoded_once_read_back_by_recv() -> None:
+    """Messages are written with ``encode_message`` + ``send_bytes`` and read with ``Connection.recv``: a
+    lint request and a reply carrying the real pipeline's diagnostics come out of a pipe equal."""
+    import copy
+    import multiprocessing
+
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object
+
+    options = webhook_options()
+    denied = copy.deepcopy(WARM_UP_OBJECT)  # 128k tokens of KV cache do not fit an L4 beside 16 GB of weights
+    denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
+    result = lint_object(denied, WARM_UP_LABEL, options)
+    assert result.diagnostics
+    a, b = multiprocessing.Pipe(duplex=True)
+    try:
+        for message in (
+            ("options", options),
+            ("lint", 7, denied, WARM_UP_LABEL),
+            ("ok", 7, list(result.diagnostics), result.suppressed),
+        ):
+            a.send_bytes(encode_message(message))
+            assert b.recv() == message
+    finally:
+        a.close()
+        b.close()

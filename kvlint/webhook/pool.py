@@ -32,7 +32,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
-from kvlint.webhook.worker import LintOutcome, worker_main
+from kvlint.webhook.worker import LintOutcome, encode_message, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -432,7 +432,7 @@ class ReviewPool:
                 fut.set_exception(_CallTimeout())
 
         for m in messages:
-            conn.send(m)
+            conn.send_bytes(encode_message(m))
         loop.add_reader(fd, readable)
         timer = loop.call_later(timeout, expire)
         try:
