@@ -253,3 +253,25 @@ def test_pipe_messages_encoded_once_read_back_by_recv() -> None:
     finally:
         a.close()
         b.close()
+
+
+def test_worker_lints_with_the_options_of_each_review() -> None:
+    """A worker is sent the options only when they change: the same Options object twice, another one, then
+    the first again each lint with their own (an H100 holds the 128k-token KV cache an L4 cannot)."""
+    import copy
+
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT
+
+    denied = copy.deepcopy(WARM_UP_OBJECT)
+    denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
+    on_l4 = webhook_options()
+    on_h100 = webhook_options(accelerator="h100")
+
+    async def body(pool: ReviewPool) -> list[bool]:
+        out = []
+        for options in (on_l4, on_l4, on_h100, on_h100, on_l4):
+            outcome = await pool.lint(denied, WARM_UP_LABEL, options, 10.0)
+            out.append(any(d.severity == "error" for d in outcome.diagnostics))
+        return out
+
+    assert with_pool(1, body) == [True, True, False, False, True]

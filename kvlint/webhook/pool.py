@@ -366,7 +366,8 @@ class ReviewPool:
         try:
             seq = next(self._seq)
             messages: list[tuple[Any, ...]] = []
-            token = _options_token(options)
+            # the same (frozen) Options object the worker was sent has the same fields: no token to build
+            token = w.token if options is w.options and w.token is not None else _options_token(options)
             if token != w.token:
                 messages.append(("options", options))
             messages.append(("lint", seq, obj, label))
