@@ -226,3 +226,52 @@ def test_worker_gauges_are_read_when_scraped() -> None:
         ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 1.0"),
         ("kvlint_webhook_workers 2.0", "kvlint_webhook_workers_busy 0.0"),
     ]
+
+
+def test_pipe_messages_encoded_once_read_back_by_recv() -> None:
+    """Messages are written with ``encode_message`` + ``send_bytes`` and read with ``Connection.recv``: a
+    lint request and a reply carrying the real pipeline's diagnostics come out of a pipe equal."""
+    import copy
+    import multiprocessing
+
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object
+
+    options = webhook_options()
+    denied = copy.deepcopy(WARM_UP_OBJECT)  # 128k tokens of KV cache do not fit an L4 beside 16 GB of weights
+    denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
+    result = lint_object(denied, WARM_UP_LABEL, options)
+    assert result.diagnostics
+    a, b = multiprocessing.Pipe(duplex=True)
+    try:
+        for message in (
+            ("options", options),
+            ("lint", 7, denied, WARM_UP_LABEL),
+            ("ok", 7, list(result.diagnostics), result.suppressed),
+        ):
+            a.send_bytes(encode_message(message))
+            assert b.recv() == message
+    finally:
+        a.close()
+        b.close()
+
+
+def test_worker_lints_with_the_options_of_each_review() -> None:
+    """A worker is sent the options only when they change: the same Options object twice, another one, then
+    the first again each lint with their own (an H100 holds the 128k-token KV cache an L4 cannot)."""
+    import copy
+
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT
+
+    denied = copy.deepcopy(WARM_UP_OBJECT)
+    denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
+    on_l4 = webhook_options()
+    on_h100 = webhook_options(accelerator="h100")
+
+    async def body(pool: ReviewPool) -> list[bool]:
+        out = []
+        for options in (on_l4, on_l4, on_h100, on_h100, on_l4):
+            outcome = await pool.lint(denied, WARM_UP_LABEL, options, 10.0)
+            out.append(any(d.severity == "error" for d in outcome.diagnostics))
+        return out
+
+    assert with_pool(1, body) == [True, True, False, False, True]

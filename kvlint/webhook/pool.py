@@ -32,7 +32,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
-from kvlint.webhook.worker import LintOutcome, worker_main
+from kvlint.webhook.worker import LintOutcome, encode_message, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -366,7 +366,8 @@ class ReviewPool:
         try:
             seq = next(self._seq)
             messages: list[tuple[Any, ...]] = []
-            token = _options_token(options)
+            # the same (frozen) Options object the worker was sent has the same fields: no token to build
+            token = w.token if options is w.options and w.token is not None else _options_token(options)
             if token != w.token:
                 messages.append(("options", options))
             messages.append(("lint", seq, obj, label))
@@ -432,7 +433,7 @@ class ReviewPool:
                 fut.set_exception(_CallTimeout())
 
         for m in messages:
-            conn.send(m)
+            conn.send_bytes(encode_message(m))
         loop.add_reader(fd, readable)
         timer = loop.call_later(timeout, expire)
         try:
