@@ -50,6 +50,18 @@ def test_a_body_without_its_delimiter_runs_to_the_end() -> None:
     assert _commands("cat <<EOF\nvllm serve body\n") == [["cat"]]
 
 
+def test_a_bare_operator_before_a_newline_starts_no_body() -> None:
+    """``cat <<`` then a newline is a syntax error in sh: no later word is taken for its delimiter."""
+    assert _commands("cat <<\nvllm serve real\necho after\n")[1:] == [
+        ["vllm", "serve", "real"],
+        ["echo", "after"],
+    ]
+    assert _commands("cat << ;\nvllm serve real\necho after\n")[-2:] == [
+        ["vllm", "serve", "real"],
+        ["echo", "after"],
+    ]
+
+
 def test_a_here_string_has_no_body() -> None:
     assert _commands("cat <<<'x'\nvllm serve real")[-1] == ["vllm", "serve", "real"]
 

@@ -362,6 +362,7 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
                         delim_next = None
                     yield (end - len(text), text)
                 elif kind == "op":
+                    delim_next = None  # a bare << before an operator has no word (a syntax error in sh)
                     yield text
                     if text == "\n" and pending:
                         end = _skip_heredocs(script, end, pending)
@@ -414,6 +415,8 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
             parts, start = [], -1
             if kind == "op":
                 op = m.group()  # type: ignore[union-attr]
+                if raw.startswith("<<") and not raw.startswith("<<<"):
+                    delim_next = None  # no word after it before the operator: no here-document
                 yield op
                 if op == "\n" and pending:
                     end = _skip_heredocs(script, end, pending)
