@@ -271,6 +271,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
         lambda n: (_sh_lead("exec " * n), ".yaml"),
     ),
     "sh_redirs ('>&1' x N, one word)": (_fn_commands(">&1"), lambda n: (_sh(">&1" * n), ".yaml")),
+    "sh_heredocs ('cat <<E' + quoted body x N, leading)": (
+        _fn_commands("cat <<E\n'\nE\n", lead=True),
+        lambda n: (_sh_lead("cat <<E\n'\nE\n" * n), ".yaml"),
+    ),
     "sh_block_positions (N blank lines, N words)": (
         _fn_check_file(_blank_lines_block),
         lambda n: (_blank_lines_block(n), ".yaml"),
