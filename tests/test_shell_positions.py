@@ -151,3 +151,30 @@ def test_findings_in_a_script_kubernetes_expanded_point_at_their_flag(tmp_path: 
     kv205, kv103 = diags["KV205"], diags["KV103"]
     assert lines[kv205.loc.line - 1][kv205.loc.column - 1 :].startswith("--max-num-seq 16")
     assert lines[kv103.loc.line - 1][kv103.loc.column - 1 :].startswith("131072")
+
+
+def test_positions_in_a_script_whose_expansion_hit_its_length_bound(tmp_path: Path) -> None:
+    """A script of 20,000 ``$(A)`` with A 100,000 characters long: Kubernetes expansion as kvlint reads it stops
+    at the argument's length bound, leaving the later references as written. Placing the engine's words in the
+    text as written expands it again within the expanded text's length (an unbounded expansion built a
+    2 GB string). The words still land on their text in the file."""
+    import tracemalloc
+
+    from kvlint.engines.command import _Item, _raw_offsets
+    from kvlint.engines.shell import k8s_expand
+
+    env = {"A": "x" * 100_000}
+    raw = "vllm serve m --max-model-len 4096 " + "$(A)" * 20_000
+    text, changed = k8s_expand(raw, env)
+    assert changed and len(text) == len(raw) - 4 + 100_000 and text.count("$(A)") == 19_999
+    offsets = [text.index("--max-model-len"), text.index("4096")]
+    tracemalloc.start()
+    try:
+        source, moved = _raw_offsets(_Item(text, None, "env", raw), env, offsets)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # linear in the texts (a few copies, a piece record per reference), not the unbounded expansion (~2 GB)
+    assert peak < 200 * len(raw) + 4 * len(text)
+    assert source == raw
+    assert [raw[o : o + 4] for o in moved] == ["--ma", "4096"]

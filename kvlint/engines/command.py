@@ -675,46 +675,16 @@ def _raw_offsets(item: _Item, env: Mapping[str, str], offsets: Sequence[int]) ->
     """The script text the manifest holds for ``item`` and ``offsets`` (of characters of ``item.text``, the
     script after Kubernetes ``$(VAR)`` expansion) moved to it: a character of a substituted value (or the
     ``$`` a ``$$`` became) to its reference's ``$``, every other character by the length the expansions
-    before it added. Without a change (``item.raw`` None), or when re-expanding ``item.raw`` does not give
-    ``item.text`` again, the expanded text and the offsets as they are (the positions then follow the
-    expanded text, as before)."""
+    before it added (the pieces :func:`kvlint.engines.shell.k8s_expand` reports). Without a change
+    (``item.raw`` None), or when expanding ``item.raw`` again does not give ``item.text`` (a substitution the
+    expansion did not make, past its length bound), the expanded text and the offsets as they are (the
+    positions then follow the expanded text, as before). The expansion here is bounded by ``item.text``'s
+    length: a result longer than it cannot be it."""
     raw = item.raw
     if raw is None:
         return item.text, list(offsets)
-    # (start in the expansion, start in raw, literal): a literal piece maps character for character, a
-    # substituted one (a value, or the $ of a $$) to its reference's first character
     pieces: list[tuple[int, int, bool]] = []
-    out: list[str] = []
-    size = i = 0
-    n = len(raw)
-    while i < n:
-        dollar = raw.find("$", i)
-        if dollar < 0 or dollar + 1 >= n:
-            pieces.append((size, i, True))
-            out.append(raw[i:])
-            size += n - i
-            break
-        if dollar > i:
-            pieces.append((size, i, True))
-            out.append(raw[i:dollar])
-            size += dollar - i
-            i = dollar
-        nxt = raw[i + 1]
-        close = raw.find(")", i + 2) if nxt == "(" else -1
-        value = env.get(raw[i + 2 : close]) if close >= 0 else None
-        if nxt == "$" or value is not None:
-            piece = "$" if nxt == "$" else value
-            pieces.append((size, i, False))
-            out.append(piece)  # type: ignore[arg-type]
-            size += len(piece)  # type: ignore[arg-type]
-            i = i + 2 if nxt == "$" else close + 1
-        else:  # kept as written: $( without ), an undefined $(NAME), a $ before anything else
-            end = n if nxt == "(" and close < 0 else (close + 1 if nxt == "(" else i + 2)
-            pieces.append((size, i, True))
-            out.append(raw[i:end])
-            size += end - i
-            i = end
-    if "".join(out) != item.text:  # a substitution k8s_expand did not make (its length bound): as before
+    if k8s_expand(raw, env, len(item.text), pieces)[0] != item.text:
         return item.text, list(offsets)
     starts = [p[0] for p in pieces]
     moved = []

@@ -52,7 +52,12 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 UNRESOLVED_RE = re.compile(r"\$\(|\$\{|\$[A-Za-z_@*0-9]|`|\{\{|\}\}")
 
 
-def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -> tuple[str, bool]:
+def k8s_expand(
+    text: str,
+    env: Mapping[str, str],
+    limit: int = MAX_ARG_STRLEN,
+    pieces: list[tuple[int, int, bool]] | None = None,
+) -> tuple[str, bool]:
     """Expand Kubernetes ``$(VAR)`` references in ``text`` from ``env``.
 
     Returns ``(expanded, changed)`` where ``changed`` says a variable was substituted. ``$$`` becomes ``$``;
@@ -62,6 +67,11 @@ def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -
     A substitution that would make the result longer than ``limit`` characters (default
     :data:`MAX_ARG_STRLEN`, more than ``execve(2)`` passes) is not made: ``$(NAME)`` stays, unresolved, so
     references that double a value at each step cannot grow it without bound.
+
+    ``pieces``, when given, receives where each piece of the result came from: ``(start in the result, start
+    in text, literal)``, a literal piece copied character for character, a substituted one (a value, or the
+    ``$`` of a ``$$``) standing for the reference that starts there (positions of a script's words in the
+    text as written, :func:`kvlint.engines.command._raw_offsets`).
     """
     if "$" not in text:
         return text, False
@@ -72,14 +82,20 @@ def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -
     while i < n:
         dollar = text.find("$", i)
         if dollar < 0 or dollar + 1 >= n:  # no (expandable) ``$`` left: the rest is literal
+            if pieces is not None:
+                pieces.append((size, i, True))
             out.append(text[i:])
             break
         if dollar > i:
+            if pieces is not None:
+                pieces.append((size, i, True))
             out.append(text[i:dollar])
             size += dollar - i
             i = dollar
         nxt = text[i + 1]
         if nxt == "$":
+            if pieces is not None:
+                pieces.append((size, i, False))
             out.append("$")
             size += 1
             i += 2
@@ -87,18 +103,26 @@ def k8s_expand(text: str, env: Mapping[str, str], limit: int = MAX_ARG_STRLEN) -
         if nxt == "(":
             close = text.find(")", i + 2)
             if close < 0:
+                if pieces is not None:
+                    pieces.append((size, i, True))
                 out.append(text[i:])
                 break
             value = env.get(text[i + 2 : close])
             if value is not None and size + len(value) <= limit:
+                if pieces is not None:
+                    pieces.append((size, i, False))
                 out.append(value)
                 size += len(value)
                 changed = True
             else:  # not defined (or only through valueFrom/envFrom), or too long to pass to execve
+                if pieces is not None:
+                    pieces.append((size, i, True))
                 out.append(text[i : close + 1])
                 size += close + 1 - i
             i = close + 1
             continue
+        if pieces is not None:
+            pieces.append((size, i, True))
         out.append("$" + nxt)
         size += 2
         i += 2
