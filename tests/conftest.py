@@ -11,6 +11,10 @@ from __future__ import annotations
 import os
 import sysconfig
 
+import pytest
+
+from kvlint.types import CheckResult
+
 _scripts = sysconfig.get_path("scripts")
 if _scripts and _scripts not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _scripts + os.pathsep + os.environ.get("PATH", "")
@@ -20,3 +24,21 @@ if _scripts and _scripts not in os.environ.get("PATH", "").split(os.pathsep):
 # COLUMNS: the wrap width), so they are cleared here; the tests of those switches set them explicitly.
 for _name in ("GITHUB_ACTIONS", "FORCE_COLOR", "COLUMNS"):
     os.environ.pop(_name, None)
+
+
+@pytest.fixture(scope="session")
+def fixtures_and_corpus_check() -> CheckResult:
+    """``kvlint check`` (offline) of every fixtures/ subdirectory and, when present, ../shared/corpus/manifests
+    (sources in its INDEX.csv and the fixtures' SOURCE.md files): one run shared by the tests that read all of
+    its serving containers (the plan memo and fast-path comparisons)."""
+    from pathlib import Path
+
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    root = Path(__file__).resolve().parent.parent
+    corpus = root.parent / "shared" / "corpus" / "manifests"
+    paths = [str(p) for p in sorted((root / "fixtures").iterdir()) if p.is_dir()]
+    if corpus.is_dir():
+        paths.insert(0, str(corpus))
+    return run_check(paths, Options(allow_hub=False))

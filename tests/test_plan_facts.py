@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -29,22 +28,14 @@ from kvlint.memory import versions as ver
 from kvlint.memory.kv import layer_bytes_per_token, layer_counts
 from kvlint.memory.multimodal import encoder_profile, is_multimodal
 from kvlint.memory.versions import ReleaseVersion, resolve_version
-from kvlint.options import Options
-from kvlint.pipeline import run_check
-from kvlint.types import ContainerResult, LayerSpec, ModelSpec
+from kvlint.types import CheckResult, ContainerResult, LayerSpec, ModelSpec
 from kvlint.values import parse_cc
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
 
 
 @pytest.fixture(scope="module")
-def containers() -> list[ContainerResult]:
+def containers(fixtures_and_corpus_check: CheckResult) -> list[ContainerResult]:
     """Every vLLM container with settings, a resolved model and a placement."""
-    paths = [str(p) for p in sorted((ROOT / "fixtures").iterdir()) if p.is_dir()]
-    if CORPUS.is_dir():
-        paths.insert(0, str(CORPUS))
-    res = run_check(paths, Options(allow_hub=False))
+    res = fixtures_and_corpus_check
     out = [
         cr
         for cr in res.containers

@@ -15,7 +15,6 @@ Inputs: ../shared/corpus/manifests when present (sources in its INDEX.csv) and e
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -26,21 +25,13 @@ from kvlint.memory.kv import layer_counts
 from kvlint.memory.stage import mig_fleet, mig_profile_of, plan_fleet, replan
 from kvlint.memory.versions import ReleaseVersion, parse_pep440
 from kvlint.models import weights
-from kvlint.options import Options
-from kvlint.pipeline import run_check
-from kvlint.types import ContainerResult, ModelSpec
-
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+from kvlint.types import CheckResult, ContainerResult, ModelSpec
 
 
 @pytest.fixture(scope="module")
-def containers() -> list[ContainerResult]:
+def containers(fixtures_and_corpus_check: CheckResult) -> list[ContainerResult]:
     """Every container with a resolved model and a placement, one per distinct configuration."""
-    paths = [str(p) for p in sorted((ROOT / "fixtures").iterdir()) if p.is_dir()]
-    if CORPUS.is_dir():
-        paths.insert(0, str(CORPUS))
-    res = run_check(paths, Options(allow_hub=False))
+    res = fixtures_and_corpus_check
     seen: set[tuple[object, ...]] = set()
     out = []
     for cr in res.containers:
