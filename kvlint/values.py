@@ -7,6 +7,7 @@ instead of crashing a stage.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 
@@ -59,24 +60,16 @@ def parse_cc(cc: str | None) -> tuple[int, int] | None:
     memory plan reads its GPU's capability a few times; a catalogue has a few dozen)."""
     if not cc:
         return None
-    if type(cc) is str:
-        try:
-            return _CC[cc]
-        except KeyError:
-            pass
-    major, _, minor = str(cc).partition(".")
+    return _parse_cc_text(cc) if type(cc) is str else _parse_cc_text.__wrapped__(str(cc))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_cc_text(cc: str) -> tuple[int, int] | None:
+    major, _, minor = cc.partition(".")
     try:
-        out: tuple[int, int] | None = (int(major), int(minor or 0))
+        return int(major), int(minor or 0)
     except ValueError:
-        out = None
-    if type(cc) is str:
-        if len(_CC) >= 1024:
-            _CC.clear()
-        _CC[cc] = out
-    return out
-
-
-_CC: dict[str, tuple[int, int] | None] = {}
+        return None
 
 
 def truthy(s: str | None) -> bool | None:
