@@ -20,9 +20,8 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kvlint.memory.versions import ReleaseVersion
-from kvlint.types import ModelSpec
 
-__all__ = ["per_model", "by_value", "MEMO_MAX"]
+__all__ = ["per_model", "per_object", "by_value", "MEMO_MAX"]
 
 R = TypeVar("R")
 
@@ -33,21 +32,29 @@ MEMO_MAX = 1024
 def per_model(fn: Callable[..., R]) -> Callable[..., R]:
     """``fn(model, *args)`` memoised by ``id(model)`` and ``args`` (hashable; compared with their types, versions
     by their text); see the module docstring. Keyword arguments are not accepted."""
-    memo: dict[tuple[Any, ...], tuple[ModelSpec, R]] = {}
+    return per_object(fn)
+
+
+def per_object(fn: Callable[..., R]) -> Callable[..., R]:
+    """``fn(obj, *args)`` memoised by the identity of ``obj`` and ``args`` by value and type (versions also by
+    their text): :func:`per_model`'s memo for any object of which a run hands out one per value (a resolved
+    release, a model's layer counts). The memo holds ``obj``, so its id cannot be reused while its entry lives.
+    Keyword arguments are not accepted."""
+    memo: dict[tuple[Any, ...], tuple[Any, R]] = {}
 
     @functools.wraps(fn)
-    def memoised(model: ModelSpec, *args: Any) -> R:
-        key: Any = id(model)
+    def memoised(obj: Any, *args: Any) -> R:
+        key: Any = id(obj)
         if args:
             types = tuple(map(type, args))
             key = (key, args, types, tuple(map(str, args))) if ReleaseVersion in types else (key, args, types)
         hit = memo.get(key)
-        if hit is not None and hit[0] is model:
+        if hit is not None and hit[0] is obj:
             return hit[1]
-        out = fn(model, *args)
+        out = fn(obj, *args)
         if len(memo) >= MEMO_MAX:
             memo.clear()
-        memo[key] = (model, out)
+        memo[key] = (obj, out)
         return out
 
     memoised.cache_clear = memo.clear  # type: ignore[attr-defined]

@@ -29,7 +29,7 @@ from kvlint.memory.kv import (
     layer_bytes_per_token,
     layer_counts,
 )
-from kvlint.memory.memo import by_value, per_model
+from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
     Version,
@@ -671,18 +671,12 @@ class ReleaseSwitches:
     groups_min_block: bool
 
 
-_RELEASES: dict[int, tuple[Version, ReleaseSwitches]] = {}
-_RELEASES_MAX = 256
-
-
+@per_object
 def release_switches(v: Version) -> ReleaseSwitches:
-    """The :class:`ReleaseSwitches` of release ``v``, memoised by the identity of ``v`` (held by the memo, so
-    its id cannot be reused; :func:`~kvlint.memory.versions.resolve_version` hands out one object per version
-    text, so the plans of a run share a handful of entries)."""
-    hit = _RELEASES.get(id(v))
-    if hit is not None and hit[0] is v:
-        return hit[1]
-    out = ReleaseSwitches(
+    """The :class:`ReleaseSwitches` of release ``v``, memoised by the identity of ``v`` (:func:`per_object`;
+    :func:`~kvlint.memory.versions.resolve_version` hands out one object per version text, so the plans of a
+    run share a handful of entries)."""
+    return ReleaseSwitches(
         text=fmt_version(v),
         default_utilization=default_gpu_memory_utilization(v),
         budget_ceil=v >= (0, 27, 0),
@@ -695,13 +689,6 @@ def release_switches(v: Version) -> ReleaseSwitches:
         capacity_concurrency=capacity_is_concurrency_times_len(v),
         groups_min_block=v >= (0, 9, 0),
     )
-    if len(_RELEASES) >= _RELEASES_MAX:
-        _RELEASES.clear()
-    _RELEASES[id(v)] = (v, out)
-    return out
-
-
-release_switches.cache_clear = _RELEASES.clear  # type: ignore[attr-defined]
 
 
 def plan_vllm(
@@ -1403,42 +1390,36 @@ def stage_memory(
 def _sampler_paths(cfg: StartupConfig, flashinfer_env: bool | None) -> tuple[str, str | None]:
     """``(path, alternative)``: :func:`kvlint.memory.calibration.sampler_path` and
     :func:`~kvlint.memory.calibration.sampler_path_alternative` for this start-up (era, release, chunked
-    prefill, GPU capability and vendor) and ``VLLM_USE_FLASHINFER_SAMPLER``; memoised by those inputs (the
-    release by identity, held)."""
-    v = cfg.version
-    key = (cfg.era, id(v), cfg.chunked_prefill, cfg.compute_capability, cfg.vendor, flashinfer_env)
-    hit = _SAMPLERS.get(key)
-    if hit is not None and hit[0] is v:
-        return hit[1], hit[2]
-    path = cal.sampler_path(
-        cfg.era, v, cfg.chunked_prefill, parse_cc(cfg.compute_capability), cfg.vendor, flashinfer_env
+    prefill, GPU capability and vendor) and ``VLLM_USE_FLASHINFER_SAMPLER``; memoised by those inputs
+    (:func:`_sampler_paths_of`)."""
+    return _sampler_paths_of(
+        cfg.version, cfg.era, cfg.chunked_prefill, cfg.compute_capability, cfg.vendor, flashinfer_env
     )
-    alt = cal.sampler_path_alternative(cfg.era, v, cfg.vendor, flashinfer_env)
-    if len(_SAMPLERS) >= 256:
-        _SAMPLERS.clear()
-    _SAMPLERS[key] = (v, path, alt)
-    return path, alt
 
 
-_SAMPLERS: dict[tuple[Any, ...], tuple[Version, str, str | None]] = {}
-_sampler_paths.cache_clear = _SAMPLERS.clear  # type: ignore[attr-defined]
+@per_object
+def _sampler_paths_of(
+    v: Version, era: str, chunked: bool, cc: str | None, vendor: str, flashinfer_env: bool | None
+) -> tuple[str, str | None]:
+    """:func:`_sampler_paths` itself, memoised by the release's identity and the other inputs
+    (:func:`per_object`)."""
+    path = cal.sampler_path(era, v, chunked, parse_cc(cc), vendor, flashinfer_env)
+    return path, cal.sampler_path_alternative(era, v, vendor, flashinfer_env)
+
 
 PoolShape = tuple[int, tuple[KVGroup, ...], int, int, tuple[str, ...]]
 """``(kv_bytes_per_token, groups, bytes_per_block, block_size, notes)`` of one rank's KV pool (:func:`_pool_shape`)."""
 
 
+@per_object
 def _pool_shape(
     counts: LayerCounts, tp: int, kv_bytes: int, kv_cache_dtype: str, block_size: int, hybrid: bool, v1: bool
 ) -> PoolShape:
     """The KV pool's shape on one rank of a stage holding ``counts``: its KV bytes per token (Σ
     :func:`~kvlint.memory.kv.layer_bytes_per_token` x count), and under V1 the groups of
     :func:`build_groups_counted`, under V0 one full-attention group of every KV-holding layer with a page of
-    ``bytes/token x block_size``. Memoised on the identity of ``counts`` (held; :func:`layer_counts` hands out one
-    tuple per model) and the other arguments with their types."""
-    key = (id(counts), type(tp), tp, kv_bytes, kv_cache_dtype, type(block_size), block_size, hybrid, v1)
-    hit = _POOLS.get(key)
-    if hit is not None and hit[0] is counts:
-        return hit[1]
+    ``bytes/token x block_size``. Memoised on the identity of ``counts`` (:func:`per_object`; :func:`layer_counts`
+    hands out one tuple per model) and the other arguments with their types."""
     tok = sum(layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype) * c for lay, c in counts)
     if v1:
         groups, bpb, bsz, gnotes = build_groups_counted(
@@ -1448,15 +1429,7 @@ def _pool_shape(
         held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
         bs = block_size
         groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
-    out: PoolShape = (tok, tuple(groups), bpb, bsz, tuple(gnotes))
-    if len(_POOLS) >= 512:
-        _POOLS.clear()
-    _POOLS[key] = (counts, out)
-    return out
-
-
-_POOLS: dict[tuple[Any, ...], tuple[LayerCounts, PoolShape]] = {}
-_pool_shape.cache_clear = _POOLS.clear  # type: ignore[attr-defined]
+    return (tok, tuple(groups), bpb, bsz, tuple(gnotes))
 
 
 def _stage_layer_counts(cfg: StartupConfig, num_layers: int, start: int, n: int, last: bool) -> LayerCounts:
