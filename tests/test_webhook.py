@@ -328,8 +328,16 @@ def test_client_gone_mid_review_leaks_no_worker(server: Any, tls: dict[str, Any]
                 + f"Content-Length: {len(body)}\r\n\r\n".encode()
                 + body
             )
+    # the pool is idle before the server has read the connections too: wait until it has stayed idle, with no
+    # worker's review count moving, for half a second (a leaked worker would stay busy for good)
     deadline = time.monotonic() + 10
-    while (pool.busy, pool.idle) != (0, 2) and time.monotonic() < deadline:
+    settled, last = None, None
+    while time.monotonic() < deadline:
+        now = (pool.busy, pool.idle, sum(w.reviews for w in list(pool._workers)))
+        if now != last or now[:2] != (0, 2):
+            settled, last = time.monotonic(), now
+        elif time.monotonic() - settled >= 0.5:
+            break
         time.sleep(0.02)
     assert (pool.busy, pool.idle, pool.waiting, pool.restarts) == (0, 2, 0, restarts)
     assert "kvlint_webhook_workers_busy 0.0" in client.get("/metrics").text
