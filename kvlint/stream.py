@@ -136,8 +136,10 @@ def _segment_may_hold_context(seg: str) -> bool:
 _CHUNK = 2**20
 #: Inputs smaller than this (bytes of plain files) are analysed in this process whatever ``jobs`` says.
 PARALLEL_MIN_BYTES = 2 * 2**20
-#: Most units sent to a worker at once (see :func:`stream_check`).
-_MAX_CHUNK = 8
+#: Most units sent to a worker at once (see :func:`_tasks`).
+_MAX_CHUNK = 64
+#: Tasks per job that :func:`_tasks` aims at (by bytes), so that uneven units still balance.
+_TASKS_PER_JOB = 16
 #: Process ids that analysed units in the last :func:`stream_check` (tests check that workers ran).
 LAST_PIDS: set[int] = set()
 
@@ -482,6 +484,9 @@ class _Unit:
     held: _Held | None = None
     files: int = 0
     lines: int = 0
+    #: bytes to read in its turn (the file's size, or the batch's span); None when not known (stdin, a
+    #: rendered chart or kustomization, findings only), see :func:`_tasks`
+    size: int | None = None
 
 
 @dataclass
@@ -607,7 +612,11 @@ def _plan(
                 if key in seen:
                     continue
                 seen.add(key)
-                plan.units.extend(_plan_file(f, limit, keep, plan, hold, split))
+                before = plan.total_bytes
+                file_units = _plan_file(f, limit, keep, plan, hold, split)
+                for u in file_units:
+                    u.size = u.span[1] - u.span[0] if u.span is not None else plan.total_bytes - before
+                plan.units.extend(file_units)
             if unreadable:
                 findings = [
                     Finding(
@@ -854,6 +863,41 @@ def _analyse_index(i: int) -> _UnitResult:
     return _analyse_unit(unit)
 
 
+def _analyse_range(task: tuple[int, int]) -> list[_UnitResult]:
+    """Analyse units ``task[0]`` to ``task[1]`` (excluded) of the run, in order (:func:`_analyse_index`)."""
+    return [_analyse_index(i) for i in range(*task)]
+
+
+def _tasks(units: Sequence[_Unit | None], n_jobs: int) -> list[tuple[int, int]]:
+    """The units cut into consecutive ranges ``(start, end)`` for the workers: each range holds units until
+    their bytes (:attr:`_Unit.size`) reach the run's bytes over ``n_jobs * _TASKS_PER_JOB``, or
+    :data:`_MAX_CHUNK` units; a unit of unknown size is a range of its own.
+
+    Every range is one message each way between the pool and a worker, which costs the collecting process
+    about 1 ms (measured on the replicated corpus: with 8 units a message, half of the parent's CPU while the
+    workers ran went to the pool's messages); ranges cut by bytes rather than by count keep a few large files
+    from landing in one range while still leaving about :data:`_TASKS_PER_JOB` ranges a job to balance."""
+    sizes = [u.size if u is not None else 0 for u in units]
+    total = sum(s for s in sizes if s is not None)
+    target = max(1, total // max(1, n_jobs * _TASKS_PER_JOB))
+    out: list[tuple[int, int]] = []
+    start, acc = 0, 0
+    for i, size in enumerate(sizes):
+        if size is None:
+            if start < i:
+                out.append((start, i))
+            out.append((i, i + 1))
+            start, acc = i + 1, 0
+            continue
+        acc += size
+        if acc >= target or i + 1 - start >= _MAX_CHUNK:
+            out.append((start, i + 1))
+            start, acc = i + 1, 0
+    if start < len(sizes):
+        out.append((start, len(sizes)))
+    return out
+
+
 def _worker_init() -> None:
     """A worker process: nothing to set up (it inherited the run, frozen out of the collector's way)."""
 
@@ -948,16 +992,14 @@ def _run_units(
         mp = multiprocessing.get_context("fork")
         with mp.Pool(n_jobs, initializer=_worker_init) as pool:
             # workers find the units (and the context they were read against) in the memory they
-            # inherited; only an index goes to them and a compact result comes back, in input order
-            # units go out a few at a time: one at a time, the pool's own messages cost the collecting
-            # process ~1 ms a unit (measured: a third of its CPU on the replicated corpus), a lot for a
-            # small file; a few chunks per job still balance uneven units
-            chunk = max(1, min(_MAX_CHUNK, len(units) // (n_jobs * 16)))
-            for part in pool.imap(_analyse_index, range(len(units)), chunksize=chunk):
-                _take(part, result, load_diags, diags, values, kv002, loaded)
-                sizing += part.sizing
-                serving += part.containers
-                result.serving_paths |= part.serving_paths
+            # inherited; only a range of indices goes to them and compact results come back, in input
+            # order (see _tasks)
+            for parts in pool.imap(_analyse_range, _tasks(units, n_jobs)):
+                for part in parts:
+                    _take(part, result, load_diags, diags, values, kv002, loaded)
+                    sizing += part.sizing
+                    serving += part.containers
+                    result.serving_paths |= part.serving_paths
     else:
         for i in range(len(units)):
             part = _analyse_index(i)

@@ -450,3 +450,24 @@ def test_segments_of_a_file_equal_the_loaders_segments(tmp_path, monkeypatch, ch
         assert list(stream._segments_of(str(p))) == list(_segments(text)), p
         compared += 1
     assert compared > 50
+
+
+def test_tasks_cover_every_unit_once_in_order_and_balance_by_bytes() -> None:
+    """The ranges sent to workers (stream._tasks): consecutive, covering every unit once; a unit of unknown
+    size alone; no range above _MAX_CHUNK units; cut by bytes so a few large units do not share a range."""
+    U = stream._Unit
+    sizes: list[int | None] = [100] * 500 + [10**6] * 4 + [None] + [1] * 200 + [None, None] + [50] * 3
+    units = [U(path=f"f{i}", size=s) for i, s in enumerate(sizes)]
+    units[3] = None  # taken already (the list the workers read from releases units as they go)
+    tasks = stream._tasks(units, 2)
+    flat = [i for a, b in tasks for i in range(a, b)]
+    assert flat == list(range(len(units)))
+    assert all(0 < b - a <= stream._MAX_CHUNK for a, b in tasks)
+    for i, s in enumerate(sizes):
+        if s is None:
+            assert (i, i + 1) in tasks
+    big = [i for i, s in enumerate(sizes) if s == 10**6]
+    assert len({next(t for t in tasks if t[0] <= i < t[1]) for i in big}) == len(big)
+    # small inputs still give several ranges a job
+    assert len(stream._tasks([U(path="x", size=10) for _ in range(64)], 2)) >= 16
+    assert stream._tasks([], 2) == []
