@@ -642,3 +642,80 @@ def test_cli_module_imports_no_server_libraries() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _tls_records_per_response(url: str, cafile: str, requests: list[bytes]) -> list[int]:
+    """For each raw HTTP/1.1 request sent in turn on one TLS connection, the number of TLS records that
+    carried bytes of its response (read record by record from the socket, so each is counted apart)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    ctx = ssl.create_default_context(cafile=cafile)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname=parts.hostname)
+    sock = socket.create_connection((parts.hostname, parts.port), timeout=10)
+    raw = bytearray()
+
+    def record() -> bytes:  # one TLS record off the wire
+        while len(raw) < 5 or len(raw) < 5 + int.from_bytes(raw[3:5], "big"):
+            chunk = sock.recv(65536)
+            assert chunk, "connection closed"
+            raw.extend(chunk)
+        n = 5 + int.from_bytes(raw[3:5], "big")
+        out = bytes(raw[:n])
+        del raw[:n]
+        return out
+
+    def flush() -> None:
+        data = outgoing.read()
+        if data:
+            sock.sendall(data)
+
+    try:
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                flush()
+                incoming.write(record())
+        flush()
+        counts = []
+        for req in requests:
+            tls.write(req)
+            flush()
+            got, n = b"", 0
+            while True:
+                incoming.write(record())
+                try:
+                    data = tls.read(65536)
+                except ssl.SSLWantReadError:  # a record with no application data (a session ticket)
+                    continue
+                n += 1
+                got += data
+                head, sep, body = got.partition(b"\r\n\r\n")
+                length = next(
+                    (int(v) for k, _, v in (h.partition(b":") for h in head.split(b"\r\n")[1:])
+                     if k.strip().lower() == b"content-length"),
+                    None,
+                )  # fmt: skip
+                if sep and length is not None and len(body) >= length:
+                    break
+            counts.append(n)
+        return counts
+    finally:
+        sock.close()
+
+
+def test_each_response_goes_out_as_one_tls_record(server: Any, tls: dict[str, Any]) -> None:
+    """uvicorn writes a response's head and body apart; the listener sends them as one TLS record (one
+    send, one record for the client to read), for reviews and probes alike, on a kept-alive connection."""
+    srv, _, _ = server
+    body = json.dumps(review(None, operation="DELETE")).encode()
+    validate = (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
+    probe = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    assert _tls_records_per_response(srv.url, tls["ca.crt"], [validate, probe, validate]) == [1, 1, 1]

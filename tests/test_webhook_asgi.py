@@ -312,3 +312,26 @@ def test_bodies_held_before_decoding_are_bounded_in_bytes() -> None:
     assert b"request bodies being read exceed" in boxes[4][1]["body"]
     assert state.body_bytes == 0
     assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in state.metrics.render()[0].decode()
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_freeze_gc_freezes_what_start_up_left_alive(freeze: bool) -> None:
+    """``create_app(freeze_gc=True)`` (``kvlint webhook serve``) moves the objects alive once the app has
+    started into the collector's permanent generation; by default nothing is frozen (tests, embedding)."""
+    import gc
+
+    pytest.importorskip("httpx")
+    from starlette.testclient import TestClient
+
+    assert gc.get_freeze_count() == 0
+    app = create_app(WebhookSettings(workers=1), warm_up=False, freeze_gc=freeze)
+    marker = [object()]  # alive from before the start-up to after it
+    try:
+        with TestClient(app) as client:
+            assert client.get("/readyz").status_code == 200
+            frozen = gc.get_freeze_count()
+            scanned = any(o is marker for o in gc.get_objects())  # the generations collections walk
+    finally:
+        gc.unfreeze()
+    assert (frozen > 1000) is freeze, frozen
+    assert scanned is not freeze

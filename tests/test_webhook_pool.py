@@ -275,3 +275,35 @@ def test_worker_lints_with_the_options_of_each_review() -> None:
         return out
 
     assert with_pool(1, body) == [True, True, False, False, True]
+
+
+def frozen_count_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, reporting in ``suppressed`` how many objects the worker's collector holds frozen."""
+    import dataclasses
+    import gc
+
+    from kvlint.pipeline import run_documents
+
+    return dataclasses.replace(run_documents(loaded, options), suppressed=gc.get_freeze_count())
+
+
+def test_workers_inherit_the_fork_servers_frozen_objects() -> None:
+    """The fork server freezes what it loaded and linted before forking (kvlint.webhook._preload), so a
+    worker's full collections do not walk kvlint's modules and catalogues; a review's own objects are not
+    frozen (the count is the same after reviews, so their garbage stays collectable)."""
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT
+
+    async def run() -> list[int]:
+        pool = ReviewPool(1, pipeline=frozen_count_pipeline)
+        await pool.start()
+        try:
+            return [
+                (await pool.lint(WARM_UP_OBJECT, WARM_UP_LABEL, webhook_options(), 10.0)).suppressed
+                for _ in range(3)
+            ]
+        finally:
+            await pool.close()
+
+    counts = asyncio.run(run())
+    assert counts[0] > 1000, counts  # kvlint's modules and catalogues at least
+    assert counts == [counts[0]] * 3

@@ -251,6 +251,7 @@ def serve(**kw: Any) -> None:
         background=background,
         readiness=readiness,
         options_hook=options_hook,
+        freeze_gc=True,
     )
     server = build_server(
         app,
