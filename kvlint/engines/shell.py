@@ -875,62 +875,64 @@ def commands(
             continue
         if not cmd:
             continue
+        # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
+        # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
-        leading, declaring = True, False
+        leading, declaring, skip = True, False, False
         for word in cmd:
-            if isinstance(word, tuple):
+            if word.__class__ is tuple:
                 # a word of ordinary characters (see _tokens): its text as it is
-                offset, raw = word
-                is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
-                words.append(ShellArg(raw, offset, None, False, False, False))
-                if leading and not is_assign:
+                offset, raw = word  # type: ignore[misc]
+                if leading and ("=" not in raw or not _ASSIGN_RE.match(raw)):
                     leading = False
                     declaring = raw in _DECLARING
+                if skip:
+                    skip = False
+                else:
+                    words.append(ShellArg(raw, offset, None, False, False, False))
                 continue
-            raw = word.raw
-            is_assign = "=" in raw and bool(_ASSIGN_RE.match(raw))
-            parts = word.parts
+            raw = word.raw  # type: ignore[union-attr]
+            is_assign = (leading or declaring) and "=" in raw and bool(_ASSIGN_RE.match(raw))
+            parts = word.parts  # type: ignore[union-attr]
             if len(parts) == 1 and parts[0].kind == "lit":
                 # one literal piece (most words): _expand's first step, without the call
                 only = parts[0]
                 if only.text or only.quoted:
-                    words.append(ShellArg(only.text, word.start, None, False, False, only.quoted))
+                    fields = [ShellArg(only.text, word.start, None, False, False, only.quoted)]  # type: ignore[union-attr]
+                else:
+                    fields = []
             else:
-                words.extend(
-                    _expand(
-                        word,
-                        local_env,
-                        positional,
-                        assign=is_assign and (leading or declaring),
-                        budget=budget,
-                    )
+                fields = _expand(
+                    word,  # type: ignore[arg-type]
+                    local_env,
+                    positional,
+                    assign=is_assign and (leading or declaring),
+                    budget=budget,
                 )
             if leading and not is_assign:
                 leading = False
                 declaring = raw in _DECLARING
+            for arg in fields:
+                if skip:
+                    skip = False
+                    continue
+                text = arg.text
+                if not arg.quoted and ("<" in text or ">" in text):
+                    m = _REDIRECT_RE.match(text)
+                    if m:
+                        if not m.group(2):
+                            skip = True  # the operator's target is the next word
+                        continue
+                words.append(arg)
         cmd = []
         if templates:
+            # a template action put back cannot make a word a redirection or stop it being one (the text before
+            # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
             _restore_templates(words, templates)
         if _eval_offset is not None:
             for arg in words:
                 if arg.offset is not None:
                     arg.offset = _eval_offset
-        # drop redirections
-        cleaned: list[ShellArg] = []
-        skip = False
-        for arg in words:
-            if skip:
-                skip = False
-                continue
-            text = arg.text
-            # every redirection operator holds a ``<`` or ``>``: other words are not matched
-            m = _REDIRECT_RE.match(text) if not arg.quoted and ("<" in text or ">" in text) else None
-            if m:
-                if not m.group(2):
-                    skip = True
-                continue
-            cleaned.append(arg)
-        words = cleaned
         # the prefix (keywords, wrappers, assignments) is skipped by index and the rest sliced once: a slice per
         # word skipped copied the rest of the command each time (quadratic in a command of thousands of
         # ``A=x`` or ``exec`` words)
