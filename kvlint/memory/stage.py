@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory.sglang import SglangPlanDetail, plan_sglang_detailed
 from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.memory.vllm import (
@@ -500,6 +501,7 @@ def fit_verdict(detail: PlanDetail) -> str:
     return fit_assessment(detail)[0]
 
 
+@direct_init
 @dataclass(frozen=True)
 class FleetEntry:
     """The container planned on one accelerator of a fleet.

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
@@ -392,6 +393,7 @@ def _build_groups_counted(
 # plan
 
 
+@direct_init
 @dataclass(frozen=True)
 class VllmPlanDetail:
     """The plan plus the fit check vLLM performs after profiling.
