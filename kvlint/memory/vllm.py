@@ -1891,9 +1891,13 @@ def plan_at_utilization(
     rel = cfg.release or release_switches(cfg.version)
 
     def plan(u: float) -> VllmPlanDetail:
-        at = dataclasses.replace(
-            cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel))
-        )
+        # the start-up with the utilization and budget changed: a copy of the step record's fields (what
+        # dataclasses.replace builds, without running the 31-field __init__ again for each candidate)
+        at = object.__new__(StartupConfig)
+        state = at.__dict__
+        state.update(cfg.__dict__)
+        state["gpu_memory_utilization"] = float(u)
+        state["budget_bytes"] = int(_budget(total_bytes, u, rel))
         return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
 
     return plan
