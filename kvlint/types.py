@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kvlint.fastinit import direct_init
 from kvlint.source import LDict, Loc
 
 Severity = Literal["error", "warning", "info"]
@@ -325,6 +326,7 @@ class Accelerator:
             return None
 
 
+@direct_init
 @dataclass(frozen=True)
 class Placement:
     """Which accelerator a pod lands on and how many the container gets.
@@ -365,6 +367,7 @@ class Placement:
 # plan
 
 
+@direct_init
 @dataclass(frozen=True)
 class MemoryPlan:
     """vLLM's memory arithmetic for one rank (the rank that limits capacity), in bytes per GPU.
@@ -465,6 +468,7 @@ class MemoryPlan:
 # rules / report
 
 
+@direct_init
 @dataclass(frozen=True)
 class Diagnostic:
     """A rule's finding, located and explained.

@@ -224,3 +224,46 @@ def test_settings_from_config_builds_what_the_dataclass_builds(containers):
             assert getattr(s, name) is not getattr(defaults, name)
         n += 1
     assert n >= 20
+
+
+def test_fleet_prelude_notes_stay_in_vllm_order(containers):
+    """plan_fleet settles a vLLM container's GPU-independent steps once (kvlint.memory.vllm.plan_prelude); each
+    GPU's plan is then the one planned alone, and the once-settled notes sit where resolve_startup meets them:
+    the assumed version first, the KV connector after the max_model_len and KV-dtype notes and before the batch
+    defaults, the pipeline split right after the block size, the default utilization after it and before the
+    CUDA-graph note."""
+    accelerators = tuple(a for a in cat.catalogue().values() if a.vendor in ("nvidia", "amd"))[:6]
+    done = 0
+    for cr in containers:
+        if cr.serving.engine != "vllm" or not isinstance(cr.settings, vllm.VllmSettings):
+            continue
+        s = cr.settings.changed(
+            version_assumed=True,
+            kv_connector="LMCacheConnectorV1",
+            pipeline_parallel_size=2,
+            gpu_memory_utilization=None,
+        )
+        cr2 = replace(cr, settings=s)
+        entries = plan_fleet(cr.serving, s, cr.model, cr.placement, accelerators, 2)
+        for e in entries:
+            if e.detail is None:
+                continue
+            alone = replan(cr2, placement=replace(cr.placement, accelerator=e.accelerator, gpus=2))
+            assert e.detail == alone
+            notes = list(e.detail.plan.assumptions)
+            assert notes[0].startswith("vLLM version unknown")
+            i_kvd = next(i for i, n in enumerate(notes) if n.startswith("KV cache dtype"))
+            i_conn = next(i for i, n in enumerate(notes) if "--kv-transfer-config (LMCacheConnectorV1)" in n)
+            i_batch = next(
+                i for i, n in enumerate(notes) if "max_num_seqs=" in n or "max_num_batched_tokens" in n
+            )
+            assert i_kvd < i_conn < i_batch
+            i_block = next(i for i, n in enumerate(notes) if n.startswith("block_size="))
+            assert notes[i_block + 1].startswith("pipeline stages hold")
+            i_util = next(i for i, n in enumerate(notes) if n.startswith("gpu_memory_utilization="))
+            assert i_block + 1 < i_util
+            assert not any("CUDA-graph" in n or "--enforce-eager" in n for n in notes[:i_util])
+            done += 1
+        if done > 60:
+            break
+    assert done > 20

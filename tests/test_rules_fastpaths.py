@@ -367,3 +367,34 @@ def test_printable_matches_the_full_substitution() -> None:
     texts += ["".join(chr(rng.randint(0x20, 0x7E)) for _ in range(rng.randint(0, 40))) for _ in range(5000)]
     for text in texts:
         assert printable(text) == _UNPRINTABLE_REFERENCE.sub(lambda m: _escape(m.group(0)), text), repr(text)
+
+
+def test_runner_contexts_are_the_ones_rulecontext_builds(real_containers, monkeypatch) -> None:
+    """check_container builds each check's RuleContext from one dict of the container's shared fields: every
+    check must receive what ``RuleContext(info, cr, options, layout, plan_withdrawn)`` builds in the reference
+    loop (the same fields, the plan withdrawn after a gating error and not before), still frozen."""
+    from kvlint.rules.registry import Check
+
+    seen: list[tuple[str, RuleContext]] = []
+    for rule_id, by_engine in list(registry().items()):
+        for engine, chk in list(by_engine.items()):
+
+            def spy(ctx: RuleContext, _fn: Any = chk.function, _id: str = rule_id) -> Any:
+                seen.append((_id, ctx))
+                return _fn(ctx)
+
+            monkeypatch.setitem(by_engine, engine, Check(chk.rule, chk.engine, spy))
+    withdrawn = 0
+    for cr, options in real_containers:
+        seen.clear()
+        got = runner.check_container(cr, options)
+        mine = list(seen)
+        seen.clear()
+        assert got == _reference_check_container(cr, options)
+        assert [(r, c) for r, c in mine] == seen
+        for _, ctx in mine:
+            assert type(ctx) is RuleContext and vars(ctx).keys() == {f.name for f in dataclasses.fields(ctx)}
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                ctx.plan_withdrawn = False  # type: ignore[misc]
+        withdrawn += any(c.plan_withdrawn for _, c in mine)
+    assert withdrawn > 0

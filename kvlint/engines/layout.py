@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kvlint.fastinit import direct_init
 from kvlint.source import Loc
 from kvlint.types import ServingConfig
 from kvlint.values import as_int
@@ -32,6 +33,7 @@ MEMORY_FRACTION: dict[str, tuple[str, str, float | None]] = {
 }
 
 
+@direct_init
 @dataclass(frozen=True)
 class Parallelism:
     """The GPU workers of one engine instance, as its flags declare them.

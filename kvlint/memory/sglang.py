@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
@@ -244,6 +245,7 @@ def check_context_length(
     )
 
 
+@direct_init
 @dataclass(frozen=True)
 class SglangPlanDetail:
     """What :func:`plan_sglang_detailed` resolved beyond the :class:`MemoryPlan` (bytes per rank).

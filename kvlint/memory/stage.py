@@ -15,13 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory.sglang import SglangPlanDetail, plan_sglang_detailed
 from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.memory.vllm import (
     PlanError,
+    PlanPrelude,
     VllmPlanDetail,
     VllmSettings,
     plan_at_utilization,
+    plan_prelude,
     plan_vllm_detailed,
     settings_from_config,
 )
@@ -128,12 +131,14 @@ def _detail(
     changes: dict[str, Any] | None = None,
     *,
     memo: bool = True,
+    prelude: PlanPrelude | None = None,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
     ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
-    memory total (:func:`plannable_gpu`). Raises what the model raises (see ``_PLAN_ERRORS``; failures are not
-    kept)."""
+    memory total (:func:`plannable_gpu`); ``prelude`` the vLLM plans' GPU-independent steps for ``settings`` and
+    ``model`` (:func:`kvlint.memory.vllm.plan_prelude`), when the caller has them. Raises what the model raises
+    (see ``_PLAN_ERRORS``; failures are not kept)."""
     if serving.engine == "vllm" and changes:
         settings = (
             settings.changed(**changes)
@@ -143,7 +148,7 @@ def _detail(
         changes = None
     key = _memo_key(serving, settings, model, gpu, changes) if memo else None
     if key is None:
-        return _run(serving, settings, model, gpus, gpu, changes)
+        return _run(serving, settings, model, gpus, gpu, changes, prelude)
     with _MEMO_LOCK:
         scope = _MEMO.get(id(serving))
         if scope is None or scope[0] is not serving:
@@ -153,7 +158,7 @@ def _detail(
         hit = scope[1].get(key)
     if hit is not None and hit[0] is model:
         return hit[2]  # type: ignore[no-any-return]
-    detail = _run(serving, settings, model, gpus, gpu, changes)
+    detail = _run(serving, settings, model, gpus, gpu, changes, prelude)
     with _MEMO_LOCK:
         scope[1][key] = (model, settings, detail)
     return detail
@@ -166,12 +171,14 @@ def _run(
     gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
+    prelude: PlanPrelude | None = None,
 ) -> PlanDetail:
-    """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``)."""
+    """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``; ``prelude`` as
+    :func:`_detail`)."""
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
-        return plan_vllm_detailed(settings, model, total, **kw)
+        return plan_vllm_detailed(settings, model, total, prelude=prelude, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
@@ -500,6 +507,7 @@ def fit_verdict(detail: PlanDetail) -> str:
     return fit_assessment(detail)[0]
 
 
+@direct_init
 @dataclass(frozen=True)
 class FleetEntry:
     """The container planned on one accelerator of a fleet.
@@ -591,6 +599,14 @@ def plan_fleet(
     profile = mig_profile_of(placement)
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
+    # a vLLM plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when they
+    # raise, each GPU's plan raises it again and gets its entry)
+    prelude = None
+    if serving.engine == "vllm" and type(settings) is VllmSettings:
+        try:
+            prelude = plan_prelude(settings, model)
+        except _PLAN_ERRORS:
+            prelude = None
     out = []
     for acc in fleet:
         mig_bytes = None
@@ -609,7 +625,7 @@ def plan_fleet(
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
-            detail = _detail(serving, settings, model, gpus, gpu, memo=False)
+            detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
             continue

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
@@ -305,6 +306,7 @@ def default_max_batch_prefill_tokens(
     ) + ") (TGI 3.x launcher)"
 
 
+@direct_init
 @dataclass(frozen=True)
 class TgiPlanDetail:
     """Everything :func:`plan_tgi_detailed` resolved, beyond the :class:`MemoryPlan`.

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.fastinit import direct_init
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
@@ -392,6 +393,7 @@ def _build_groups_counted(
 # plan
 
 
+@direct_init
 @dataclass(frozen=True)
 class VllmPlanDetail:
     """The plan plus the fit check vLLM performs after profiling.
@@ -715,6 +717,7 @@ def plan_vllm_detailed(
     *,
     gpu_name: str = "",
     compute_capability: str | None = None,
+    prelude: PlanPrelude | None = None,
 ) -> VllmPlanDetail:
     """Full vLLM start-up prediction per GPU, in vLLM's own order of steps (docs/engine-memory-model.md §1):
 
@@ -731,6 +734,8 @@ def plan_vllm_detailed(
     Args:
         settings: resolved flags. model: the ModelSpec. total_bytes: CUDA-reported total per GPU.
         gpu_name: device name (batch defaults look for ``h100``/``a100``). compute_capability: ``"9.0"``.
+        prelude: :func:`plan_prelude` of these ``settings`` and ``model``, when the caller plans them on several
+            GPUs (computed here when None; the plan is the same either way).
 
     Raises:
         PlanError: total_bytes <= 0, or the model has no attention or state layers.
@@ -740,7 +745,12 @@ def plan_vllm_detailed(
     if not model_facts(model).stateful:
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
     cfg = resolve_startup(
-        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
+        settings,
+        model,
+        total_bytes,
+        gpu_name=gpu_name,
+        compute_capability=compute_capability,
+        prelude=prelude,
     )
     return _assemble(settings, model, total_bytes, cfg, split_weights(settings, model, cfg))
 
@@ -873,6 +883,102 @@ class StartupConfig:
     release: ReleaseSwitches | None = None
 
 
+@dataclass  # a step record of one container's plans: see StartupConfig
+class PlanPrelude:
+    """What :func:`resolve_startup` settles from the arguments and the model alone, before the GPU enters: the
+    same on every GPU, so :func:`kvlint.memory.stage.plan_fleet` computes it once per container
+    (:func:`plan_prelude`) and passes it to each GPU's :func:`plan_vllm_detailed`.
+
+    Attributes:
+        version (the release modelled), release (its :class:`ReleaseSwitches`), facts (the model's
+        :class:`ModelFacts`); max_model_len (tokens), max_model_len_source, derived_max_model_len and auto_fit
+        (§1.8); layers: the layers sharing the KV pool (the target's plus a draft model's or MTP layers);
+        chunked_layers: one of them is chunked local attention; pp and stage_layers: pipeline stages and the
+        layers of each (§1.10); gpu_memory_utilization: the user's, else the release default (§1.2). The notes
+        of these steps, each kept apart so that :func:`resolve_startup` puts them where vLLM meets them:
+        version_notes (the version assumed), length_notes (max_model_len, the KV connector), layer_notes,
+        pp_notes, utilization_notes.
+    """
+
+    version: Version
+    release: ReleaseSwitches
+    facts: ModelFacts
+    max_model_len: int
+    max_model_len_source: str
+    derived_max_model_len: int
+    auto_fit: bool
+    layers: tuple[LayerSpec, ...]
+    chunked_layers: bool
+    pp: int
+    stage_layers: tuple[int, ...]
+    gpu_memory_utilization: float
+    version_notes: tuple[str, ...]
+    length_notes: tuple[str, ...]
+    layer_notes: tuple[str, ...]
+    pp_notes: tuple[str, ...]
+    utilization_notes: tuple[str, ...]
+
+
+def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
+    """The GPU-independent steps of :func:`resolve_startup` for ``settings`` and ``model`` (see
+    :class:`PlanPrelude`): the release, max_model_len (§1.8), the layers sharing the pool, the pipeline split
+    (§1.10) and the utilization (§1.2). Raises what those steps raise (:class:`PlanError` for MTP layers of a
+    model with no attention or state layer)."""
+    v, assumed = resolve_version(settings.version)
+    assumed = assumed or settings.version_assumed
+    rel = release_switches(v)
+    facts = model_facts(model)
+    version_notes: tuple[str, ...] = ()
+    if assumed:
+        version_notes = (f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}",)
+    length_notes: list[str] = []
+    max_len, src, derived, auto_fit = _max_model_len(v, settings, model, length_notes)
+    if settings.kv_connector:
+        connector = "" if settings.kv_connector == "?" else f" ({settings.kv_connector})"
+        length_notes.append(
+            f"not modelled: the KV connector of --kv-transfer-config{connector}; a connector can hold GPU memory of its "
+            "own before the KV cache is sized (LMCache's GPU staging buffer), so the engine can print a smaller KV "
+            "cache than predicted here"
+        )
+    layer_notes: list[str] = []
+    layers = _pool_layers(model, settings, layer_notes, facts)
+    pp = max(1, settings.pipeline_parallel_size)
+    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
+    pp_notes: tuple[str, ...] = ()
+    if pp > 1:
+        pp_notes = (
+            f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity",
+        )
+    util = settings.gpu_memory_utilization
+    util_notes: tuple[str, ...] = ()
+    if util is None:
+        util = rel.default_utilization
+        util_notes = (f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)",)
+    return PlanPrelude(
+        version=v,
+        release=rel,
+        facts=facts,
+        max_model_len=max_len,
+        max_model_len_source=src,
+        derived_max_model_len=derived,
+        auto_fit=auto_fit,
+        layers=layers,
+        chunked_layers=(
+            facts.chunked
+            if layers is model.layers
+            else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
+        ),
+        pp=pp,
+        stage_layers=tuple(split),
+        gpu_memory_utilization=util,
+        version_notes=version_notes,
+        length_notes=tuple(length_notes),
+        layer_notes=tuple(layer_notes),
+        pp_notes=pp_notes,
+        utilization_notes=util_notes,
+    )
+
+
 def resolve_startup(
     settings: VllmSettings,
     model: ModelSpec,
@@ -880,16 +986,15 @@ def resolve_startup(
     *,
     gpu_name: str = "",
     compute_capability: str | None = None,
+    prelude: PlanPrelude | None = None,
 ) -> StartupConfig:
-    """Step 1 of :func:`plan_vllm_detailed` (§1.1, §1.2, §1.4, §1.7-§1.10); see :class:`StartupConfig`."""
-    v, assumed = resolve_version(settings.version)
-    assumed = assumed or settings.version_assumed
-    rel = release_switches(v)
-    facts = model_facts(model)
-    notes: list[str] = []
+    """Step 1 of :func:`plan_vllm_detailed` (§1.1, §1.2, §1.4, §1.7-§1.10); see :class:`StartupConfig`.
+    ``prelude``: :func:`plan_prelude` of ``settings`` and ``model`` (computed here when None): the steps that do
+    not depend on the GPU, whose notes are put in their places among the GPU's."""
+    pre = prelude if prelude is not None else plan_prelude(settings, model)
+    v, rel, facts = pre.version, pre.release, pre.facts
+    notes: list[str] = list(pre.version_notes)
     vendor = gpu_vendor(gpu_name, compute_capability)
-    if assumed:
-        notes.append(f"vLLM version unknown: assumed the newest modelled release {fmt_version(v)}")
     cc = compute_capability
 
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
@@ -900,15 +1005,8 @@ def resolve_startup(
     kvb = kv_dtype_bytes(kvd, dtype)
     notes.append(f"KV cache dtype {kvd} -> {kvb} byte(s)/element")
 
-    max_len, src, derived, auto_fit = _max_model_len(v, settings, model, notes)
-    if settings.kv_connector:
-        connector = "" if settings.kv_connector == "?" else f" ({settings.kv_connector})"
-        notes.append(
-            f"not modelled: the KV connector of --kv-transfer-config{connector}; a connector can hold GPU memory of its "
-            "own before the KV cache is sized (LMCache's GPU staging buffer), so the engine can print a smaller KV "
-            "cache than predicted here"
-        )
-
+    max_len = pre.max_model_len
+    notes.extend(pre.length_notes)
     # scheduler defaults (§1.9)
     has_sw = facts.sliding
     if era == "v1" and settings.enable_chunked_prefill is False and dfl.v1_chunked_prefill_forced(v):
@@ -952,24 +1050,17 @@ def resolve_startup(
         rows = max(1, min(seqs, mbt // max(1, encoder.tokens_per_item)))  # V0 profile_run's multimodal seqs
 
     # block size, layers per stage (§1.4, §1.10)
-    layers = _pool_layers(model, settings, notes, facts)
+    layers = pre.layers
+    notes.extend(pre.layer_notes)
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
     notes.append(why)
-    pp = max(1, settings.pipeline_parallel_size)
-    split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
-    if pp > 1:
-        notes.append(
-            f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity"
-        )
+    pp = pre.pp
+    notes.extend(pre.pp_notes)
     hybrid = (
         era == "v1"
         and rel.hybrid_allocator
         and not settings.disable_hybrid_kv_cache_manager
-        and not (
-            facts.chunked
-            if layers is model.layers
-            else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
-        )
+        and not pre.chunked_layers
     )
     if has_sw:
         notes.append(
@@ -978,10 +1069,8 @@ def resolve_startup(
             else "sliding-window/chunked layers allocated as full attention (no hybrid KV-cache manager)"
         )
 
-    util = settings.gpu_memory_utilization
-    if util is None:
-        util = rel.default_utilization
-        notes.append(f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)")
+    util = pre.gpu_memory_utilization
+    notes.extend(pre.utilization_notes)
     budget = _budget(total_bytes, util, rel)
     return StartupConfig(
         version=v,
@@ -994,15 +1083,15 @@ def resolve_startup(
         kv_cache_dtype=kvd,
         kv_bytes_per_element=kvb,
         max_model_len=max_len,
-        max_model_len_source=src,
-        derived_max_model_len=derived,
-        auto_fit=auto_fit,
+        max_model_len_source=pre.max_model_len_source,
+        derived_max_model_len=pre.derived_max_model_len,
+        auto_fit=pre.auto_fit,
         chunked_prefill=chunked,
         max_num_batched_tokens=mbt,
         max_num_seqs=seqs,
         layers=layers,
         block_size=bs,
-        stage_layers=tuple(split),
+        stage_layers=pre.stage_layers,
         hybrid=hybrid,
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
@@ -1802,9 +1891,13 @@ def plan_at_utilization(
     rel = cfg.release or release_switches(cfg.version)
 
     def plan(u: float) -> VllmPlanDetail:
-        at = dataclasses.replace(
-            cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel))
-        )
+        # the start-up with the utilization and budget changed: a copy of the step record's fields (what
+        # dataclasses.replace builds, without running the 31-field __init__ again for each candidate)
+        at = object.__new__(StartupConfig)
+        state = at.__dict__
+        state.update(cfg.__dict__)
+        state["gpu_memory_utilization"] = float(u)
+        state["budget_bytes"] = int(_budget(total_bytes, u, rel))
         return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
 
     return plan

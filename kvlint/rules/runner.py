@@ -114,15 +114,24 @@ def check_container(
     )
     engine = cr.serving.engine
     reg = registry()
+    # each check gets its own RuleContext, built as RuleContext(info, cr, options, layout, withdrawn) builds it:
+    # the fields the checks of this container share are copied from one dict, then the rule is set (no
+    # __init__ call per rule)
+    shared = {"rule": None, "cr": cr, "options": options, "layout": layout, "plan_withdrawn": withdrawn}
+    new = object.__new__
     for rule_id, info, uses_plan in _runnable(engine, rules, joins is not None, available_inputs(cr)):
         if uses_plan and withdrawn:
             continue
+        ctx = new(RuleContext)
+        state = ctx.__dict__
+        state.update(shared)
+        state["rule"] = info
         # the registered check is looked up now, not kept in the schedule (a test may swap it)
-        found = list(reg[rule_id][engine].function(RuleContext(info, cr, options, layout, withdrawn)))
+        found = list(reg[rule_id][engine].function(ctx))
         if found:
             diags.extend(found)
             if not withdrawn and _gates(info, found):
-                withdrawn = True
+                withdrawn = shared["plan_withdrawn"] = True
     return diags
 
 

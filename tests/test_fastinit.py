@@ -1,0 +1,119 @@
+"""kvlint.fastinit.direct_init: the replaced __init__ builds the same objects as the dataclass's own."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import pickle
+from dataclasses import dataclass, field
+
+import pytest
+
+from kvlint.engines.layout import Parallelism
+from kvlint.fastinit import direct_init
+from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.stage import FleetEntry
+from kvlint.memory.tgi import TgiPlanDetail
+from kvlint.memory.vllm import VllmPlanDetail
+from kvlint.types import Diagnostic, MemoryPlan, Placement
+
+
+@dataclass(frozen=True)
+class _Plain:
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = ()
+    d: list[int] = field(default_factory=list)
+
+
+@direct_init
+@dataclass(frozen=True)
+class _Direct:
+    a: int
+    b: str = "x"
+    c: tuple[int, ...] = ()
+    d: list[int] = field(default_factory=list)
+
+
+def _state(obj: object) -> dict[str, object]:
+    return dict(vars(obj))
+
+
+@pytest.mark.parametrize(
+    "args,kwargs",
+    [((1,), {}), ((1, "y"), {}), ((1,), {"d": [3]}), ((), {"a": 2, "c": (1, 2), "b": "z"})],
+)
+def test_same_fields_as_the_generated_init(args: tuple, kwargs: dict) -> None:
+    assert _state(_Direct(*args, **kwargs)) == _state(_Plain(*args, **kwargs))
+
+
+def test_default_factory_called_per_instance() -> None:
+    one, two = _Direct(1), _Direct(1)
+    assert one.d == [] and one.d is not two.d
+
+
+def test_still_frozen_and_dataclass_behaviour() -> None:
+    x = _Direct(1, "y")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        x.a = 2  # type: ignore[misc]
+    assert x == _Direct(1, "y") and x != _Direct(2)
+    assert repr(x).endswith("_Direct(a=1, b='y', c=(), d=[])")
+    assert dataclasses.replace(x, a=5) == _Direct(5, "y")
+    assert pickle.loads(pickle.dumps(x)) == x
+
+
+def test_errors_like_the_generated_init() -> None:
+    with pytest.raises(TypeError):
+        _Direct()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Direct(1, nope=2)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        _Direct(1, a=2)  # type: ignore[misc]
+
+
+def test_refuses_what_it_cannot_reproduce() -> None:
+    @dataclass
+    class NotFrozen:
+        a: int
+
+    @dataclass(frozen=True)
+    class Post:
+        a: int
+
+        def __post_init__(self) -> None:
+            pass
+
+    @dataclass(frozen=True)
+    class NoInit:
+        a: int
+        b: int = field(default=0, init=False)
+
+    for cls in (NotFrozen, Post, NoInit):
+        with pytest.raises(TypeError):
+            direct_init(cls)
+
+
+@pytest.mark.parametrize(
+    "cls",
+    [
+        MemoryPlan,
+        Placement,
+        Diagnostic,
+        VllmPlanDetail,
+        FleetEntry,
+        TgiPlanDetail,
+        SglangPlanDetail,
+        Parallelism,
+    ],
+)
+def test_kvlint_classes_keep_their_signature(cls: type) -> None:
+    """The replaced __init__ takes the fields in order with the dataclass's defaults (what a generated one
+    would take)."""
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    fields = dataclasses.fields(cls)
+    assert [p.name for p in params] == [f.name for f in fields]
+    for p, f in zip(params, fields, strict=True):
+        if f.default is not dataclasses.MISSING:
+            assert p.default is f.default
+        elif f.default_factory is dataclasses.MISSING:
+            assert p.default is inspect.Parameter.empty
