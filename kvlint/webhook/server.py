@@ -67,6 +67,8 @@ def build_server(
     keep_alive_seconds: int = DEFAULT_KEEP_ALIVE_SECONDS,
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    write_timeout: float | None = None,
+    max_pipelined: int | None = None,
 ) -> Any:
     """A loaded ``uvicorn.Server`` for ``app`` serving HTTPS with ``reloader.context``.
 
@@ -74,12 +76,15 @@ def build_server(
     above it get HTTP 503 from uvicorn instead of queueing without bound), ``handshake_timeout`` (a TLS
     handshake not done in this many seconds is dropped; asyncio's default is 60), ``header_timeout`` and
     ``max_header_bytes`` (:func:`kvlint.webhook.protocol.deadline_protocol`; default: the app's
-    ``header_timeout_seconds`` setting) and ``keep_alive_seconds`` (idle keep-alive connections are
-    closed). The body deadline is the app's. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
+    ``header_timeout_seconds`` setting), ``write_timeout`` (a connection whose writes stay paused this many
+    seconds because the client reads nothing is aborted; default ``header_timeout``), ``max_pipelined``
+    (requests queued behind the one being answered; one more aborts the connection; default
+    :data:`kvlint.webhook.protocol.DEFAULT_MAX_PIPELINED`) and ``keep_alive_seconds`` (idle keep-alive
+    connections are closed). The body deadline is the app's. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
     """
     import uvicorn
 
-    from kvlint.webhook.protocol import deadline_protocol
+    from kvlint.webhook.protocol import DEFAULT_MAX_PIPELINED, deadline_protocol
 
     state = _find_state(app)
     if header_timeout is None:
@@ -99,7 +104,13 @@ def build_server(
         timeout_keep_alive=keep_alive_seconds,
         server_header=False,
         proxy_headers=False,
-        http=deadline_protocol(header_timeout, max_header_bytes, on_close),
+        http=deadline_protocol(
+            header_timeout,
+            max_header_bytes,
+            on_close,
+            write_timeout=write_timeout,
+            max_pipelined=DEFAULT_MAX_PIPELINED if max_pipelined is None else max_pipelined,
+        ),
         ws="none",
     )
     config.load()
