@@ -523,7 +523,6 @@ def test_tls_reload_on_file_change(tls: dict[str, Any], tmp_path: Path) -> None:
         assert _peer_serial(srv.port, tls["ca.crt"]) == after
 
 
-
 def test_tls_reload_of_a_half_written_pair_keeps_serving_the_current_certificate(
     tls: dict[str, Any], tmp_path: Path
 ) -> None:
