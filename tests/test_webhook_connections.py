@@ -149,3 +149,28 @@ def test_a_client_that_never_reads_is_aborted_at_the_write_deadline(tls: dict[st
         conn.close()
     finally:
         srv.stop()
+
+
+def test_connections_closed_at_the_header_deadline_free_their_slot_at_once(tls: dict[str, str]) -> None:
+    """A connection the server closes (here at the header deadline) counts against ``limit_concurrency``
+    until it is gone; asyncio's TLS close waited up to 30 s for the client's close_notify, which a slowloris
+    client never sends, so each held a slot 30 s past its deadline and fewer connections filled the
+    listener (HTTP 503 for everyone). The TLS close now has the handshake's deadline."""
+    srv, app = _serve(tls, header_timeout=0.5, handshake_timeout=1.0, limit_concurrency=6)
+    try:
+        slow = [_connect(srv, tls) for _ in range(5)]
+        for conn in slow:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # headers never finished, close_notify never answered
+        deadline = time.monotonic() + 0.5 + 1.0 + 1.5
+        while _closed(app, "header_timeout") < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _closed(app, "header_timeout") == 5.0
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        fresh = _connect(srv, tls)
+        fresh.sendall(HEALTHZ)
+        assert _read_responses(fresh, 0.5)[0] == [b"HTTP/1.1 200"]
+        fresh.close()
+        for conn in slow:
+            conn.close()
+    finally:
+        srv.stop()

@@ -74,7 +74,8 @@ def build_server(
 
     Connection limits, so that no client can hold the listener: ``limit_concurrency`` (connections+tasks
     above it get HTTP 503 from uvicorn instead of queueing without bound), ``handshake_timeout`` (a TLS
-    handshake not done in this many seconds is dropped; asyncio's default is 60), ``header_timeout`` and
+    handshake not done in this many seconds is dropped; asyncio's default is 60; so is a TLS close, whose
+    close_notify asyncio otherwise awaits from the client for 30 s, holding the connection's slot), ``header_timeout`` and
     ``max_header_bytes`` (:func:`kvlint.webhook.protocol.deadline_protocol`; default: the app's
     ``header_timeout_seconds`` setting), ``write_timeout`` (a connection whose writes stay paused this many
     seconds because the client reads nothing is aborted; default ``header_timeout``), ``max_pipelined``
@@ -184,14 +185,17 @@ def _draining_server_class() -> Any:
 
     class DrainingServer(uvicorn.Server):
         """uvicorn.Server whose first SIGTERM/SIGINT marks the app not ready and exits after a delay, and
-        whose TLS listeners drop handshakes not done within ``handshake_timeout`` seconds."""
+        whose TLS listeners drop handshakes, and closes (the client's close_notify awaited), not done within
+        ``handshake_timeout`` seconds."""
 
         drain_seconds: float = 0.0
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
 
         async def startup(self, sockets: Any = None) -> None:
-            # uvicorn calls loop.create_server(..., ssl=...) without ssl_handshake_timeout (asyncio: 60 s);
-            # pass ours for the duration of the start-up only
+            # uvicorn calls loop.create_server(..., ssl=...) without ssl_handshake_timeout (asyncio: 60 s) or
+            # ssl_shutdown_timeout (30 s: a connection the server closed, e.g. at the header deadline, stayed
+            # counted against limit_concurrency until the client's close_notify, which a slowloris client
+            # never sends); pass ours for the duration of the start-up only
             loop = asyncio.get_running_loop()
             original = loop.create_server
             timeout = self.handshake_timeout
@@ -199,6 +203,7 @@ def _draining_server_class() -> Any:
             async def create_server(*args: Any, **kwargs: Any) -> Any:
                 if kwargs.get("ssl") is not None:
                     kwargs.setdefault("ssl_handshake_timeout", timeout)
+                    kwargs.setdefault("ssl_shutdown_timeout", timeout)
                 return await original(*args, **kwargs)
 
             try:
