@@ -17,8 +17,9 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   connections: 767 MB);
 * aborts a connection whose writes stay paused (the transport's buffer above its high-water mark, the
   client reading nothing) for ``write_timeout`` seconds: without it a client that sent requests and never
-  read the answers held its connection, its task and up to ~600 KB of buffers for ever (no other deadline
-  runs while a response is being written), and 1,000 of them took every connection of the listener;
+  read the answers held its connection, its task and up to ~600 KB of buffers (asyncio's 512 KB TLS and
+  64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
+  as many of them as ``limit_concurrency`` would have held every connection of the listener;
 * counts each in ``kvlint_webhook_connections_closed_total{reason}``.
 
 The body has its own deadline in the application (:func:`kvlint.webhook.app.create_app`), and the TLS
