@@ -523,6 +523,37 @@ def test_tls_reload_on_file_change(tls: dict[str, Any], tmp_path: Path) -> None:
         assert _peer_serial(srv.port, tls["ca.crt"]) == after
 
 
+def test_tls_reload_of_a_half_written_pair_keeps_serving_the_current_certificate(
+    tls: dict[str, Any], tmp_path: Path
+) -> None:
+    """A rotation that writes the new certificate before its key, polled in between, fails to load and
+    must leave the served pair alone: loading the pair into the served context dropped its private key
+    (OpenSSL frees a key that does not match a newly set certificate), and every handshake failed ("no
+    shared cipher") until the next good reload. Once the key follows, the new pair is served."""
+    ca = tls["ca"]
+    first, second = ca.issue_cert("127.0.0.1"), ca.issue_cert("127.0.0.1")
+    cert, key = str(tmp_path / "tls.crt"), str(tmp_path / "tls.key")
+    first.cert_chain_pems[0].write_to_path(cert)
+    first.private_key_pem.write_to_path(key)
+    app = create_app(WebhookSettings(), warm_up=False)
+    reloader = make_reloader(cert, key, app.state.webhook.metrics, interval=3600)
+    with ServerThread(app, reloader) as srv:
+        before = _peer_serial(srv.port, tls["ca.crt"])
+        second.cert_chain_pems[0].write_to_path(cert)  # the certificate first ...
+        os.utime(cert, ns=(time.time_ns(), time.time_ns() + 10**9))  # coarse-mtime filesystems
+        assert reloader.check() is False  # ... does not match the key yet
+        assert _peer_serial(srv.port, tls["ca.crt"]) == before
+        second.private_key_pem.write_to_path(key)  # ... then its key
+        os.utime(key, ns=(time.time_ns(), time.time_ns() + 2 * 10**9))
+        assert reloader.check() is True
+        from cryptography import x509
+
+        assert before != _peer_serial(srv.port, tls["ca.crt"])
+        assert _peer_serial(srv.port, tls["ca.crt"]) == int(
+            x509.load_pem_x509_certificate(second.cert_chain_pems[0].bytes()).serial_number
+        )
+
+
 def test_modes_from_pipeline_result() -> None:
     rev = parse_review(json.dumps(review(workload_object(B01))))
     result = lint_review(rev, webhook_options())

@@ -9,14 +9,26 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   connection was made (TLS handshake done) or after its previous response;
 * closes a connection whose pending request headers exceed ``max_header_bytes`` (httptools sets no limit),
   including those of a request pipelined behind one still being answered;
-* counts both in ``kvlint_webhook_connections_closed_total{reason}``.
+* aborts a connection with more than ``max_pipelined`` requests waiting behind the one being answered:
+  uvicorn's httptools protocol parses every request a read holds and queues those behind the one in flight
+  without bound, and lets reading go on after each response while the queue is not empty; a client that
+  sent ``GET /healthz`` 250 at a time (8.5 KB per write, under the header cap) faster than they were
+  answered had 15,800 requests queued per connection, 38 MB of server memory for 0.56 MB sent (20 such
+  connections: 767 MB);
+* aborts a connection whose writes stay paused (the transport's buffer above its high-water mark, the
+  client reading nothing) for ``write_timeout`` seconds: without it a client that sent requests and never
+  read the answers held its connection, its task and up to ~600 KB of buffers (asyncio's 512 KB TLS and
+  64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
+  as many of them as ``limit_concurrency`` would have held every connection of the listener;
+* counts each in ``kvlint_webhook_connections_closed_total{reason}``.
 
 The body has its own deadline in the application (:func:`kvlint.webhook.app.create_app`), and the TLS
 handshake its own (``ssl_handshake_timeout``, :func:`kvlint.webhook.server.build_server`).
 
-The subclass only overrides ``connection_made``, ``data_received`` and ``connection_lost`` and reads
-``cycle``/``cycle.response_complete``, which both of uvicorn's HTTP/1.1 implementations (httptools and
-h11) have.
+The subclass overrides ``connection_made``, ``data_received``, ``connection_lost``, ``pause_writing`` and
+``resume_writing`` and reads ``cycle``/``cycle.response_complete``, which both of uvicorn's HTTP/1.1
+implementations (httptools and h11) have; the pipeline cap overrides httptools' ``on_headers_complete``
+(h11 parses no request before the one in flight is answered, so it queues none).
 
 It also hands uvicorn a :class:`CoalescingTransport`: uvicorn writes a response's status line and headers,
 then its body, as two ``transport.write`` calls in the same step of the event loop; over TLS each became a
@@ -30,7 +42,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-__all__ = ["CoalescingTransport", "deadline_protocol"]
+__all__ = ["DEFAULT_MAX_PIPELINED", "CoalescingTransport", "deadline_protocol"]
 
 
 class CoalescingTransport:
@@ -86,18 +98,39 @@ class CoalescingTransport:
         return getattr(self._transport, name)
 
 
+#: Most requests a connection may have queued behind the one being answered (HTTP/1.1 pipelining). The API
+#: server (Go's net/http) and the kubelet's probes never pipeline; a few allow a client that does.
+DEFAULT_MAX_PIPELINED = 16
+
+
+class _TooManyPipelined(Exception):
+    """Raised from the parser's callback to stop parsing a connection that was just aborted."""
+
+
 def deadline_protocol(
-    header_timeout: float, max_header_bytes: int = 64 * 1024, on_close: Any = None, base: Any = None
+    header_timeout: float,
+    max_header_bytes: int = 64 * 1024,
+    on_close: Any = None,
+    base: Any = None,
+    *,
+    write_timeout: float | None = None,
+    max_pipelined: int = DEFAULT_MAX_PIPELINED,
 ) -> type[asyncio.Protocol]:
-    """A uvicorn HTTP protocol class enforcing the header deadline and size (see the module docstring).
+    """A uvicorn HTTP protocol class enforcing the header deadline and size, the write deadline and the
+    pipelining cap (see the module docstring).
 
     Args:
         header_timeout: seconds a request's headers may take (from connection or previous response).
         max_header_bytes: most bytes of a request's headers (request line included).
-        on_close: called with ``"header_timeout"`` or ``"header_too_large"`` when a connection is closed.
+        on_close: called with ``"header_timeout"``, ``"header_too_large"``, ``"write_timeout"`` or
+            ``"pipelined"`` when a connection is closed.
         base: the uvicorn protocol class to extend (default: uvicorn's ``auto`` choice, httptools when
             installed, else h11).
+        write_timeout: seconds the transport may keep the connection's writes paused (the client not
+            reading) before the connection is aborted; default ``header_timeout``.
+        max_pipelined: most requests queued behind the one being answered; one more aborts the connection.
     """
+    write_deadline = header_timeout if write_timeout is None else write_timeout
     if base is None:
         from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
@@ -107,6 +140,7 @@ def deadline_protocol(
         """uvicorn's HTTP protocol with a header deadline and header size cap."""
 
         _kv_timer: asyncio.TimerHandle | None = None
+        _kv_write_timer: asyncio.TimerHandle | None = None
         _kv_header_bytes = 0
 
         def _kv_waiting(self) -> bool:
@@ -122,13 +156,45 @@ def deadline_protocol(
                 self._kv_timer.cancel()
                 self._kv_timer = None
 
-        def _kv_close(self, reason: str) -> None:
+        def _kv_close(self, reason: str, abort: bool = False) -> None:
+            """Close the connection (``abort``: at once, dropping what is buffered) and count it."""
             self._kv_disarm()
+            self._kv_disarm_write()
             transport = getattr(self, "transport", None)
             if transport is not None and not transport.is_closing():
-                transport.close()
+                if abort:
+                    transport.abort()
+                else:
+                    transport.close()
                 if on_close is not None:
                     on_close(reason)
+
+        def _kv_disarm_write(self) -> None:
+            if self._kv_write_timer is not None:
+                self._kv_write_timer.cancel()
+                self._kv_write_timer = None
+
+        def _kv_write_expired(self) -> None:
+            self._kv_write_timer = None
+            self._kv_close("write_timeout", abort=True)
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._kv_write_timer is None:
+                self._kv_write_timer = self.loop.call_later(write_deadline, self._kv_write_expired)
+
+        def resume_writing(self) -> None:
+            self._kv_disarm_write()
+            super().resume_writing()
+
+        def on_headers_complete(self) -> None:
+            # httptools: a request whose headers are complete while another is answered is queued
+            pipeline = getattr(self, "pipeline", None)
+            if pipeline is not None and len(pipeline) >= max_pipelined and not self._kv_waiting():
+                pipeline.clear()  # the queued requests are never answered: their memory goes now
+                self._kv_close("pipelined", abort=True)
+                raise _TooManyPipelined  # stops the parser: the rest of this read is not parsed
+            super().on_headers_complete()
 
         def _kv_expired(self) -> None:
             self._kv_timer = None
@@ -169,6 +235,7 @@ def deadline_protocol(
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._kv_disarm()
+            self._kv_disarm_write()
             super().connection_lost(exc)
 
     return DeadlineHTTPProtocol

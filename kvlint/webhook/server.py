@@ -67,19 +67,25 @@ def build_server(
     keep_alive_seconds: int = DEFAULT_KEEP_ALIVE_SECONDS,
     handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS,
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    write_timeout: float | None = None,
+    max_pipelined: int | None = None,
 ) -> Any:
     """A loaded ``uvicorn.Server`` for ``app`` serving HTTPS with ``reloader.context``.
 
     Connection limits, so that no client can hold the listener: ``limit_concurrency`` (connections+tasks
     above it get HTTP 503 from uvicorn instead of queueing without bound), ``handshake_timeout`` (a TLS
-    handshake not done in this many seconds is dropped; asyncio's default is 60), ``header_timeout`` and
+    handshake not done in this many seconds is dropped; asyncio's default is 60; so is a TLS close, whose
+    close_notify asyncio otherwise awaits from the client for 30 s, holding the connection's slot), ``header_timeout`` and
     ``max_header_bytes`` (:func:`kvlint.webhook.protocol.deadline_protocol`; default: the app's
-    ``header_timeout_seconds`` setting) and ``keep_alive_seconds`` (idle keep-alive connections are
-    closed). The body deadline is the app's. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
+    ``header_timeout_seconds`` setting), ``write_timeout`` (a connection whose writes stay paused this many
+    seconds because the client reads nothing is aborted; default ``header_timeout``), ``max_pipelined``
+    (requests queued behind the one being answered; one more aborts the connection; default
+    :data:`kvlint.webhook.protocol.DEFAULT_MAX_PIPELINED`) and ``keep_alive_seconds`` (idle keep-alive
+    connections are closed). The body deadline is the app's. Logging is left to :func:`kvlint.webhook.logs.configure_logging`.
     """
     import uvicorn
 
-    from kvlint.webhook.protocol import deadline_protocol
+    from kvlint.webhook.protocol import DEFAULT_MAX_PIPELINED, deadline_protocol
 
     state = _find_state(app)
     if header_timeout is None:
@@ -99,7 +105,13 @@ def build_server(
         timeout_keep_alive=keep_alive_seconds,
         server_header=False,
         proxy_headers=False,
-        http=deadline_protocol(header_timeout, max_header_bytes, on_close),
+        http=deadline_protocol(
+            header_timeout,
+            max_header_bytes,
+            on_close,
+            write_timeout=write_timeout,
+            max_pipelined=DEFAULT_MAX_PIPELINED if max_pipelined is None else max_pipelined,
+        ),
         ws="none",
     )
     config.load()
@@ -173,14 +185,17 @@ def _draining_server_class() -> Any:
 
     class DrainingServer(uvicorn.Server):
         """uvicorn.Server whose first SIGTERM/SIGINT marks the app not ready and exits after a delay, and
-        whose TLS listeners drop handshakes not done within ``handshake_timeout`` seconds."""
+        whose TLS listeners drop handshakes, and closes (the client's close_notify awaited), not done within
+        ``handshake_timeout`` seconds."""
 
         drain_seconds: float = 0.0
         handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT_SECONDS
 
         async def startup(self, sockets: Any = None) -> None:
-            # uvicorn calls loop.create_server(..., ssl=...) without ssl_handshake_timeout (asyncio: 60 s);
-            # pass ours for the duration of the start-up only
+            # uvicorn calls loop.create_server(..., ssl=...) without ssl_handshake_timeout (asyncio: 60 s) or
+            # ssl_shutdown_timeout (30 s: a connection the server closed, e.g. at the header deadline, stayed
+            # counted against limit_concurrency until the client's close_notify, which a slowloris client
+            # never sends); pass ours for the duration of the start-up only
             loop = asyncio.get_running_loop()
             original = loop.create_server
             timeout = self.handshake_timeout
@@ -188,6 +203,7 @@ def _draining_server_class() -> Any:
             async def create_server(*args: Any, **kwargs: Any) -> Any:
                 if kwargs.get("ssl") is not None:
                     kwargs.setdefault("ssl_handshake_timeout", timeout)
+                    kwargs.setdefault("ssl_shutdown_timeout", timeout)
                 return await original(*args, **kwargs)
 
             try:

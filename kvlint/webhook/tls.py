@@ -2,11 +2,18 @@
 
 cert-manager renews the serving certificate by updating the Secret; the kubelet then swaps the mounted
 files (an atomic ``..data`` symlink switch). :class:`CertReloader` polls the (symlink-followed) files'
-``(mtime_ns, size, inode)`` and, on a change, loads the new pair into the *same* ``SSLContext``: OpenSSL
-uses a context's current certificate for every new handshake, so new connections get the new
-certificate with no restart and open connections are untouched. A pair that fails to load (e.g. key
-written before the certificate) is logged, the old certificate stays in service, and the next poll
-retries.
+``(mtime_ns, size, inode)`` and, on a change, loads the new pair into a *new* ``SSLContext``; the context
+the server was given picks, for each new handshake, the newest context that loaded
+(``SSLContext.sni_callback``, called on every ClientHello, with or without SNI), so new connections get
+the new certificate with no restart and open connections are untouched. A pair that fails to load (e.g.
+the certificate written before its key, or the key before the certificate) is logged, the old certificate
+stays in service, and the next poll retries.
+
+The pair is never loaded into a context in use: OpenSSL frees a context's private key when a certificate
+it does not match is set, so a failed load into the served context (new certificate, old key) left it
+with no key and every handshake failed ("no shared cipher") until the next good reload; and even a good
+load let a handshake begun between the certificate and the key (the GIL is released around each) start
+with the new certificate and no key.
 """
 
 from __future__ import annotations
@@ -44,9 +51,11 @@ def server_context(cert_file: str, key_file: str) -> ssl.SSLContext:
 
 
 class CertReloader:
-    """Owns the server context for ``cert_file``/``key_file`` and reloads it when they change.
+    """Owns the server context for ``cert_file``/``key_file`` and reloads the pair when they change.
 
-    ``on_reload(ok, error)`` is called after each reload attempt (``error`` None on success).
+    :attr:`context` is the context to serve with (it hands each new handshake the newest pair loaded,
+    see the module docstring). ``on_reload(ok, error)`` is called after each reload attempt (``error``
+    None on success).
     :meth:`check` does one poll (returns True when a new certificate was loaded); :meth:`start` polls
     every ``interval`` seconds in a daemon thread until :meth:`stop`.
 
@@ -66,21 +75,32 @@ class CertReloader:
         self.on_reload = on_reload
         self._sig = _signature(cert_file, key_file)
         self.context = server_context(cert_file, key_file)
+        #: the context whose pair new handshakes get (:attr:`context` until a reload)
+        self.current = self.context
+        self.context.sni_callback = self._select
         self.reloads = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
+    def _select(self, sslobj: ssl.SSLObject, server_name: str | None, ctx: ssl.SSLContext) -> None:
+        """The served context's SNI callback: the handshake goes on with :attr:`current`'s pair."""
+        current = self.current
+        if current is not ctx:
+            sslobj.context = current
+
     def check(self) -> bool:
-        """Reload the pair into :attr:`context` if either file changed since the last successful load."""
+        """Load the pair into a new context, served to new handshakes, if either file changed since the last
+        successful load; a pair that does not load leaves the served one as it is."""
         sig = _signature(self.cert_file, self.key_file)
         if sig == self._sig:
             return False
         try:
-            self.context.load_cert_chain(self.cert_file, self.key_file)
+            fresh = server_context(self.cert_file, self.key_file)
         except (OSError, ssl.SSLError) as exc:
             if self.on_reload:
                 self.on_reload(False, f"{type(exc).__name__}: {exc}")
             return False
+        self.current = fresh  # one reference swap: a handshake sees the old pair or the new one
         self._sig = sig
         self.reloads += 1
         if self.on_reload:

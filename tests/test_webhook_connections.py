@@ -1,0 +1,176 @@
+"""What one TLS connection may cost the webhook's review listener (over real TLS on loopback): requests
+pipelined without bound, and a client that sends requests and never reads the answers.
+
+A server runs in this process (:class:`kvlint.webhook.server.ServerThread`, one review worker); each test
+talks to it with a raw TLS socket, as a hostile client would, and reads what the server counts in
+``kvlint_webhook_connections_closed_total{reason}``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import ssl
+import threading
+import time
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+trustme = pytest.importorskip("trustme")
+
+from kvlint.webhook.app import create_app  # noqa: E402
+from kvlint.webhook.protocol import DEFAULT_MAX_PIPELINED  # noqa: E402
+from kvlint.webhook.review import WebhookSettings  # noqa: E402
+from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
+
+HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
+    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
+    leaf.private_key_pem.write_to_path(paths["tls.key"])
+    ca.cert_pem.write_to_path(paths["ca.crt"])
+    return paths
+
+
+def _serve(tls: dict[str, str], **server_options: Any) -> tuple[ServerThread, Any]:
+    app = create_app(WebhookSettings(workers=1, timeout_seconds=2.0), warm_up=False)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    return ServerThread(app, reloader, **server_options).start(), app
+
+
+def _closed(app: Any, reason: str) -> float:
+    return float(app.state.webhook.metrics.connections_closed.labels(reason)._value.get())
+
+
+def _connect(srv: ServerThread, tls: dict[str, str], rcvbuf: int | None = None) -> ssl.SSLSocket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", srv.port))
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    return ctx.wrap_socket(sock, server_hostname="127.0.0.1")
+
+
+def _read_responses(conn: ssl.SSLSocket, seconds: float) -> tuple[list[bytes], bool]:
+    """The status codes' lines (``HTTP/1.1 200``) read until the server closes the connection or ``seconds`` pass; and whether it
+    closed (end of stream or reset)."""
+    buf, closed = b"", False
+    deadline = time.monotonic() + seconds
+    conn.settimeout(0.2)
+    while time.monotonic() < deadline:
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            continue
+        except (ssl.SSLError, OSError):
+            closed = True
+            break
+        if not chunk:
+            closed = True
+            break
+        buf += chunk
+    return re.findall(rb"HTTP/1\.1 \d{3}", buf), closed
+
+
+def test_pipelined_requests_are_capped_and_a_few_are_answered_in_order(tls: dict[str, str]) -> None:
+    """Requests pipelined behind one being answered are queued by uvicorn; past DEFAULT_MAX_PIPELINED the
+    connection is aborted (counted ``pipelined``) instead of queueing without bound (15,800 queued
+    requests per connection, 38 MB, before the cap). A client pipelining a few is answered in order."""
+    srv, app = _serve(tls)
+    try:
+        few = _connect(srv, tls)
+        n = DEFAULT_MAX_PIPELINED // 2
+        few.sendall(
+            HEALTHZ.replace(b"/healthz", b"/readyz") + HEALTHZ * n
+        )  # one write: queued behind the first
+        got, closed = _read_responses(few, 1.0)
+        assert got == [b"HTTP/1.1 200"] * (n + 1) and not closed, (got, closed)
+        few.close()
+
+        hostile = _connect(srv, tls)
+        answered: list[bytes] = []
+        done = threading.Event()
+
+        def reader() -> None:
+            answered.extend(_read_responses(hostile, 10.0)[0])
+            done.set()
+
+        threading.Thread(target=reader, daemon=True).start()
+        sent = 0
+        try:  # small writes (under the header cap), faster than the server answers
+            while sent < 20_000 and not done.is_set():
+                hostile.sendall(HEALTHZ * 100)
+                sent += 100
+        except (ssl.SSLError, OSError):
+            pass
+        assert done.wait(10.0), "the server kept the pipelining connection open"
+        assert _closed(app, "pipelined") == 1.0
+        assert len(answered) < sent, (len(answered), sent)
+        assert set(answered) <= {b"HTTP/1.1 200"}
+        hostile.close()
+    finally:
+        srv.stop()
+
+
+def test_a_client_that_never_reads_is_aborted_at_the_write_deadline(tls: dict[str, str]) -> None:
+    """A client sends requests and never reads: once the server's buffers are full its writes are paused,
+    and after ``write_timeout`` seconds the connection is aborted (counted ``write_timeout``); before, it was
+    held for ever (no deadline runs while a response is written). Other clients are answered meanwhile."""
+    srv, app = _serve(tls, write_timeout=0.5, max_pipelined=10_000)
+    try:
+        conn = _connect(srv, tls, rcvbuf=4096)
+        conn.setblocking(False)
+        metrics = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"  # a few KB per answer
+        t0 = time.monotonic()
+        while _closed(app, "write_timeout") == 0 and time.monotonic() - t0 < 20:
+            try:
+                conn.send(metrics * 8)
+            except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                pass  # the server stopped reading: its writes are paused
+            except (ssl.SSLError, OSError):
+                break
+            time.sleep(0.005)
+        assert _closed(app, "write_timeout") == 1.0, f"not aborted in {time.monotonic() - t0:.1f} s"
+        other = _connect(srv, tls)
+        other.sendall(HEALTHZ)
+        assert _read_responses(other, 0.5)[0] == [b"HTTP/1.1 200"]
+        other.close()
+        conn.close()
+    finally:
+        srv.stop()
+
+
+def test_connections_closed_at_the_header_deadline_free_their_slot_at_once(tls: dict[str, str]) -> None:
+    """A connection the server closes (here at the header deadline) counts against ``limit_concurrency``
+    until it is gone; asyncio's TLS close waited up to 30 s for the client's close_notify, which a slowloris
+    client never sends, so each held a slot 30 s past its deadline and fewer connections filled the
+    listener (HTTP 503 for everyone). The TLS close now has the handshake's deadline."""
+    srv, app = _serve(tls, header_timeout=0.5, handshake_timeout=1.0, limit_concurrency=6)
+    try:
+        slow = [_connect(srv, tls) for _ in range(5)]
+        for conn in slow:
+            conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # headers never finished, close_notify never answered
+        deadline = time.monotonic() + 0.5 + 1.0 + 1.5
+        while _closed(app, "header_timeout") < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _closed(app, "header_timeout") == 5.0
+        time.sleep(max(0.0, deadline - time.monotonic()))
+        fresh = _connect(srv, tls)
+        fresh.sendall(HEALTHZ)
+        assert _read_responses(fresh, 0.5)[0] == [b"HTTP/1.1 200"]
+        fresh.close()
+        for conn in slow:
+            conn.close()
+    finally:
+        srv.stop()
