@@ -231,3 +231,60 @@ def test_mounted_file_is_the_packages_function() -> None:
     from kvlint.engines import command
 
     assert command._mounted_file() is workloads.mounted_file
+
+
+#: the case-insensitive searches the engine-word tests replaced (their oracles)
+_OLD_ENGINE_WORDS = re.compile(r"vllm|sglang|text-generation|ray\.serve\.llm|backendName|preset", re.I)
+_OLD_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
+
+
+def _engine_texts() -> list[str]:
+    """Texts around the engine words: every case mix, parts cut short, letters that case-insensitive matching
+    pairs with ASCII ones (long s, Kelvin sign, dotted and dotless i) and other non-ASCII text."""
+    import random
+
+    rng = random.Random(5)
+    words = ["vllm", "sglang", "text-generation", "text-generation-inference", "text-generation-launcher",
+             "ray.serve.llm", "backendName", "preset", "raYXserve.llm", "text_generation"]  # fmt: skip
+    odd = ["\u017f", "\u212a", "\u0130", "\u0131", "\u00e9", "\u2028", "\ufeff", "\U0001f600", "\\u00eb", '"']
+    out = []
+    for _ in range(3000):
+        w = rng.choice(words)
+        w = "".join(ch.upper() if rng.random() < 0.3 else ch for ch in w)
+        if rng.random() < 0.3:
+            i = rng.randrange(len(w))
+            w = w[:i] + rng.choice(odd + ["", "x", "-"]) + w[i + 1 :]
+        if rng.random() < 0.2:
+            w = w.replace("s", "\u017f").replace("i", "\u0131").replace("I", "\u0130")
+        out.append(rng.choice(["", "image: ", "a" * 50, rng.choice(odd)]) + w + rng.choice(["", "\n", " x"]))
+    return out
+
+
+def test_names_engine_equals_case_insensitive_search() -> None:
+    """:func:`kvlint.workloads.find._names_engine` (lower-cased JSON text) finds what the case-insensitive
+    search of the JSON text found: on every document of the corpus and fixtures, and on objects holding
+    the engine words in every case, with the Unicode letters case-insensitive matching pairs with ASCII."""
+    import json
+
+    from kvlint.workloads.find import _names_engine
+
+    def old(data: Any) -> bool:
+        return bool(_OLD_ENGINE_WORDS.search(json.dumps(data, default=str)))
+
+    datas: list[Any] = [d.data for d in _documents()]
+    datas += [{"spec": {"image": t}} for t in _engine_texts()] + [{t: 1} for t in _engine_texts()[:500]]
+    found = [_names_engine(x) for x in datas]
+    assert found == [old(x) for x in datas]
+    assert 100 < sum(found) < len(found) - 100
+
+
+def test_mentions_engine_equals_case_insensitive_search() -> None:
+    """:func:`kvlint.sizing._mentions_engine` finds what the case-insensitive search found, in ASCII text and
+    in text with the Unicode letters that match ASCII ones case-insensitively (long s, Kelvin sign)."""
+    from kvlint.sizing import _mentions_engine
+
+    texts = _engine_texts()
+    found = [_mentions_engine(t) for t in texts]
+    assert found == [_OLD_ENGINE_TEXT.search(t) is not None for t in texts]
+    assert any(not t.isascii() and f for t, f in zip(texts, found, strict=True))  # the non-ASCII search ran
+    assert 100 < sum(found) < len(found) - 100

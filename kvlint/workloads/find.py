@@ -147,13 +147,18 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
 
 
-_ENGINE_WORDS = re.compile(r"vllm|sglang|text-generation|ray\.serve\.llm|backendName|preset", re.I)
+#: The words :func:`_names_engine` looks for, in lower case: searched in lower-cased ASCII text, the same as
+#: searching the original with ``re.IGNORECASE`` (which, in ASCII text, pairs each letter with its other case
+#: only), without the case-insensitive scan's cost (~7x on the Ray objects of the corpus).
+_ENGINE_WORDS = re.compile(r"vllm|sglang|text-generation|ray\.serve\.llm|backendname|preset")
 
 
 def _names_engine(data: Any) -> bool:
-    """The object mentions an engine somewhere (an LLM serving object, not any Ray job)."""
+    """The object mentions an engine somewhere (an LLM serving object, not any Ray job): one of
+    :data:`_ENGINE_WORDS`, in any case, in its JSON text (ASCII: ``json.dumps`` escapes every other
+    character)."""
     try:
-        return bool(_ENGINE_WORDS.search(json.dumps(data, default=str)))
+        return bool(_ENGINE_WORDS.search(json.dumps(data, default=str).lower()))
     except (TypeError, ValueError):
         return False
 
