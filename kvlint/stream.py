@@ -63,7 +63,8 @@ from kvlint.load import (
     _realpath,
     _segments,
     load_text,
-    read_upto,
+    read_file,
+    read_head,
     template_actions,
 )
 from kvlint.options import Options
@@ -448,8 +449,7 @@ def _load_split(path: str, held: _Held, limit: int) -> LoadResult:
         st = os.stat(path)
         if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
             return _load_file(path, limit)
-        with open(path, "rb") as fh:
-            data = read_upto(fh, st.st_size, limit)
+        data = read_file(path, st.st_size, limit)
     except OSError:
         return _load_file(path, limit)
     text = _split_text(path, data) if len(data) <= limit else None
@@ -671,8 +671,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
         return [_Unit(path=path, files=1)]  # a FIFO or device is never opened (its turn says so: KV001)
     if size <= SEGMENT_BYTES or size > limit:
         try:
-            with open(path, "rb") as fh:
-                data = fh.read(min(size, limit) + 1)
+            data = read_head(path, min(size, limit) + 1)
         except OSError:
             data = b""
         if not _file_may_hold_context(data):

@@ -347,3 +347,53 @@ def test_read_upto_reads_what_one_read_of_limit_plus_one_bytes_reads() -> None:
             for size in {0, 1, n - 1, n, n + 1, limit, limit + 3} - {-1}:
                 want = io.BytesIO(content).read(limit + 1)
                 assert L.read_upto(io.BytesIO(content), size, limit) == want, (n, limit, size)
+
+
+def test_read_file_and_read_head_read_what_a_file_object_reads(tmp_path: Path) -> None:
+    """``read_file`` (descriptor reads) returns what ``read_upto`` on ``open(path, "rb")`` returns, and
+    ``read_head`` what ``open(path, "rb").read(n)`` returns: every stat size (stale smaller or larger), limit
+    and length around one another; a missing file or a directory raises OSError as ``open`` does."""
+    p = tmp_path / "f.yaml"
+    for n in (0, 1, 2, 7, 20, 21, 40, 9000):
+        content = bytes((65 + i % 26) for i in range(n))
+        p.write_bytes(content)
+        for limit in (0, 1, 5, 19, 20, 21, 39, 40, 100, 10000):
+            for size in {0, 1, max(n - 1, 0), n, n + 1, limit, limit + 3}:
+                with open(p, "rb") as fh:
+                    want = L.read_upto(fh, size, limit)
+                assert L.read_file(str(p), size, limit) == want, (n, limit, size)
+        for k in (0, 1, n, n + 1, 2 * n + 5):
+            with open(p, "rb") as fh:
+                assert L.read_head(str(p), k) == fh.read(k), (n, k)
+    for bad in (str(tmp_path / "missing.yaml"), str(tmp_path)):
+        with pytest.raises(OSError):
+            L.read_file(bad, 10, 100)
+        with pytest.raises(OSError):
+            L.read_head(bad, 10)
+
+
+def test_read_fd_goes_on_after_a_short_read() -> None:
+    """``_read_fd`` reads on after a read returns fewer bytes than asked, to ``n`` or the end, as a buffered
+    file object's ``read(n)`` does: a pipe written in pieces, a moment apart, returns each piece as one short
+    read."""
+    import threading
+    import time
+
+    for pieces in ([b"abc", b"defg", b"h"], [b"x" * 5000, b"y" * 3], [b"one"]):
+        for n in (1, 3, 4, 8, 100, 10000):
+            r, w = os.pipe()
+
+            def write(w: int = w, pieces: list[bytes] = pieces) -> None:
+                for piece in pieces:
+                    os.write(w, piece)
+                    time.sleep(0.005)
+                os.close(w)
+
+            writer = threading.Thread(target=write)
+            writer.start()
+            try:
+                got = L._read_fd(r, n)
+            finally:
+                writer.join()
+                os.close(r)
+            assert got == b"".join(pieces)[:n], (pieces, n)
