@@ -564,7 +564,7 @@ def _config_file_flags(
     try:
         c_argv, c_locs, c_src = _config_argv(text, text_loc, at, section=section)
     except (yaml.YAMLError, ValueError) as exc:
-        p.col.note(f"{what} cannot be read: {exc}", text_loc or loc, "warning")
+        p.col.note(f"{what} cannot be read: {exc}", getattr(exc, "loc", None) or text_loc or loc, "warning")
         return None
     cp = _Parser(p.version, p.env)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
@@ -586,6 +586,14 @@ def _node_value(node: yaml.Node, fast: bool = True) -> Any:
     return yaml.safe_load(yaml.serialize(node))
 
 
+class _ConfigValueError(ValueError):
+    """A ``--config`` value vLLM's reading of the file fails on, with the value's position (``loc``)."""
+
+    def __init__(self, message: str, loc: Loc | None) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
 def _config_argv(
     text: str, base: Loc | None, loc_of_line: Callable[[int, int], Loc | None], section: str | None = None
 ) -> tuple[list[str], list[Loc | None], list[str]]:
@@ -593,10 +601,16 @@ def _config_argv(
     ``false`` -> ``--no-key``, lists -> repeated values, mappings -> JSON), with positions of each value.
 
     SOURCE: vllm@0.33.0:vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file. With
-    ``section``, the options are that key's mapping (KAITO's ``vllm:``). Raises ValueError when the YAML
-    is not a mapping.
+    ``section``, the options are that key's mapping (KAITO's ``vllm:``). Raises yaml.YAMLError for YAML
+    vLLM's ``yaml.safe_load`` refuses, and ValueError when the YAML is not a mapping, a key is not a scalar, a
+    value cannot be constructed or passed on as JSON, or the text nests too deep to compose.
     """
-    root = yaml.compose(text)
+    try:
+        root = yaml.compose(text)
+    except RecursionError:
+        raise ValueError(
+            "the file nests deeper than PyYAML's composer reads (vLLM's yaml.safe_load fails)"
+        ) from None
     if root is not None and section is not None and isinstance(root, yaml.MappingNode):
         # KAITO's inference config: the options are the `vllm:` mapping
         root = next((v for k, v in root.value if str(k.value) == section), None)
@@ -607,10 +621,27 @@ def _config_argv(
     argv: list[str] = []
     locs: list[Loc | None] = []
     for knode, vnode in root.value:
+        if not isinstance(knode, yaml.ScalarNode):
+            raise ValueError(
+                f"the key on line {knode.start_mark.line + 1} is not a plain name (vLLM's yaml.safe_load refuses "
+                "a mapping or sequence as a key)"
+            )
         key = str(knode.value)
         kloc = loc_of_line(knode.start_mark.line, knode.start_mark.column)
         vloc = loc_of_line(vnode.start_mark.line, vnode.start_mark.column)
-        value = _node_value(vnode)
+        try:
+            value = _node_value(vnode)
+            dumped = json.dumps(value) if isinstance(value, dict) else ""
+        except yaml.YAMLError:
+            raise
+        except (TypeError, ValueError, IndexError, AttributeError, OverflowError, RecursionError) as exc:
+            # PyYAML's constructors fail so on an empty `!!int`/`!!float` or a malformed `!!timestamp`, and
+            # json.dumps on a date or binary inside a mapping: vLLM's own reading of the file fails the same way
+            raise _ConfigValueError(
+                f"the value of '{key}' on line {vnode.start_mark.line + 1} cannot be read as vLLM reads it "
+                f"(yaml.safe_load, a mapping passed on as JSON): {type(exc).__name__}: {exc}",
+                vloc,
+            ) from None
         opt = "--" + key
         if value is True:
             argv.append(opt)
@@ -625,7 +656,7 @@ def _config_argv(
                 argv.append(str(item))
                 locs.append(vloc)
         elif isinstance(value, dict):
-            argv += [opt, json.dumps(value)]
+            argv += [opt, dumped]
             locs += [kloc, vloc]
         elif value is None:
             continue
