@@ -117,3 +117,46 @@ def test_kvlint_classes_keep_their_signature(cls: type) -> None:
             assert p.default is f.default
         elif f.default_factory is dataclasses.MISSING:
             assert p.default is inspect.Parameter.empty
+
+
+def test_replaced_equals_dataclasses_replace_and_falls_back() -> None:
+    """fastinit.replaced: the same object dataclasses.replace builds (frozen or not, defaults and factories
+    kept from the original), the original untouched; a class whose __init__ does more, or a name that is not a
+    field, goes to dataclasses.replace (TypeError for the unknown name)."""
+    from kvlint.fastinit import replaced
+
+    @dataclasses.dataclass(frozen=True)
+    class Frozen:
+        a: int
+        b: list[int] = dataclasses.field(default_factory=list)
+        c: str = "x"
+
+    @dataclasses.dataclass
+    class Plain:
+        a: int
+        b: float = 0.5
+
+    @dataclasses.dataclass
+    class Post:
+        a: int
+        twice: int = 0
+
+        def __post_init__(self) -> None:
+            self.twice = 2 * self.a
+
+    f = Frozen(1, [2])
+    for obj, changes in (
+        (f, {"a": 3}),
+        (f, {"c": "y", "b": [9]}),
+        (Plain(1), {"b": 2.0}),
+        (Post(2), {"a": 5}),
+    ):
+        got, want = replaced(obj, **changes), dataclasses.replace(obj, **changes)
+        assert got == want and type(got) is type(want) and got is not obj
+    assert replaced(Post(2), a=5).twice == 10  # __post_init__ ran: the fallback
+    assert replaced(f, a=3).b is f.b  # shared as dataclasses.replace shares it
+    assert f == Frozen(1, [2])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        replaced(f, a=3).a = 4  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        replaced(f, nope=1)

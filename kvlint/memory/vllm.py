@@ -10,7 +10,6 @@ concurrency, fit check) restate vLLM; the measured parts (activation, non-torch,
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import re
@@ -18,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.fastinit import direct_init
+from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
@@ -113,19 +112,12 @@ class VllmSettings:
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
-        re-plans with one field changed many times; this copies the fields instead of running the generated
-        ``__init__`` over all of them, and nothing here is computed at construction). Unknown field names raise
-        ``TypeError`` as :func:`dataclasses.replace` does."""
-        if type(self) is not VllmSettings or not changes.keys() <= _SETTINGS_FIELDS:
-            return dataclasses.replace(self, **changes)
-        new = object.__new__(VllmSettings)
-        state = new.__dict__
-        state.update(self.__dict__)
-        state.update(changes)
-        return new
+        re-plans with one field changed many times; :func:`kvlint.fastinit.replaced` copies the fields instead
+        of running the generated ``__init__`` over all of them, and nothing here is computed at construction).
+        Unknown field names raise ``TypeError`` as :func:`dataclasses.replace` does."""
+        return replaced(self, **changes)
 
 
-_SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(VllmSettings))
 _DEFAULT_SETTINGS = VllmSettings()
 
 
@@ -1891,13 +1883,9 @@ def plan_at_utilization(
     rel = cfg.release or release_switches(cfg.version)
 
     def plan(u: float) -> VllmPlanDetail:
-        # the start-up with the utilization and budget changed: a copy of the step record's fields (what
-        # dataclasses.replace builds, without running the 31-field __init__ again for each candidate)
-        at = object.__new__(StartupConfig)
-        state = at.__dict__
-        state.update(cfg.__dict__)
-        state["gpu_memory_utilization"] = float(u)
-        state["budget_bytes"] = int(_budget(total_bytes, u, rel))
+        # the start-up with the utilization and budget changed (a copy of the step record's fields, without
+        # running the 31-field __init__ again for each candidate)
+        at = replaced(cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel)))
         return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
 
     return plan
