@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sysconfig
+from typing import Any
 
 import pytest
 
@@ -42,3 +43,19 @@ def fixtures_and_corpus_check() -> CheckResult:
     if corpus.is_dir():
         paths.insert(0, str(corpus))
     return run_check(paths, Options(allow_hub=False))
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A throw-away certificate authority (``trustme``) and a serving certificate for 127.0.0.1, per test
+    module: the paths of ``tls.crt``, ``tls.key`` and ``ca.crt``, and the CA itself under ``ca`` (to issue
+    further certificates). The webhook tests serve real TLS on loopback with it."""
+    trustme = pytest.importorskip("trustme")
+    d = tmp_path_factory.mktemp("tls")
+    ca = trustme.CA()
+    leaf = ca.issue_cert("127.0.0.1")
+    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
+    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
+    leaf.private_key_pem.write_to_path(paths["tls.key"])
+    ca.cert_pem.write_to_path(paths["ca.crt"])
+    return {"ca": ca, **paths}

@@ -105,18 +105,6 @@ def slow_pipeline(loaded: Any, options: Any) -> Any:
     return run_documents(loaded, options)
 
 
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    d = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    leaf = ca.issue_cert("127.0.0.1")
-    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
-    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
-    leaf.private_key_pem.write_to_path(paths["tls.key"])
-    ca.cert_pem.write_to_path(paths["ca.crt"])
-    return {"ca": ca, **paths}
-
-
 def _start(tls: dict[str, Any], **settings: Any) -> tuple[ServerThread, Any]:
     s = WebhookSettings(timeout_seconds=BUDGET_S, max_request_bytes=MAX_BYTES, workers=2, **settings)
     app = create_app(s, pipeline=slow_pipeline)

@@ -29,18 +29,6 @@ from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
 
 
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    d = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    leaf = ca.issue_cert("127.0.0.1")
-    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
-    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
-    leaf.private_key_pem.write_to_path(paths["tls.key"])
-    ca.cert_pem.write_to_path(paths["ca.crt"])
-    return paths
-
-
 def _serve(tls: dict[str, str], **server_options: Any) -> tuple[ServerThread, Any]:
     app = create_app(WebhookSettings(workers=1, timeout_seconds=2.0), warm_up=False)
     reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)

@@ -85,18 +85,6 @@ def b01_errors() -> set[str]:
     return {d.rule for d in res.diagnostics if d.severity == "error"}
 
 
-@pytest.fixture(scope="module")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    d = tmp_path_factory.mktemp("tls")
-    ca = trustme.CA()
-    leaf = ca.issue_cert("127.0.0.1")
-    paths = {n: str(d / n) for n in ("tls.crt", "tls.key", "ca.crt")}
-    leaf.cert_chain_pems[0].write_to_path(paths["tls.crt"])
-    leaf.private_key_pem.write_to_path(paths["tls.key"])
-    ca.cert_pem.write_to_path(paths["ca.crt"])
-    return paths
-
-
 class _Server:
     """The webhook of tests/hostile_server.py, running in its own process."""
 
