@@ -712,7 +712,9 @@ def _items_of(
         seq = [seq]
     if not isinstance(seq, list):
         return []
-    if fast and isinstance(seq, LList) and len(seq.locs) == len(seq):
+    # each item's position (an LList with one per item: the item's own, as loc_of gives it)
+    locs = seq.locs if isinstance(seq, LList) and len(seq.locs) == len(seq) else None
+    if fast and locs is not None:
         # a list of strings with no ``$(VAR)`` to expand, each with its position (most commands and args): the
         # items as they are, as the steps below make them
         try:
@@ -720,39 +722,24 @@ def _items_of(
         except TypeError:  # an item that is not a string: the steps below
             joined = "$"
         if "$" not in joined:
-            return [_Item(text, loc, "arg") for text, loc in zip(seq, seq.locs, strict=True)]
-        out: list[_Item] = []
-        grown = 0
-        locs = seq.locs
-        for idx, raw in enumerate(seq):
-            if type(raw) is str and "$" not in raw:  # nothing to expand: k8s_expand would return it
-                out.append(_Item(raw, locs[idx], "arg"))
-                continue
-            if raw is None or isinstance(raw, (dict, list)):
-                continue
-            text = str(raw).lower() if isinstance(raw, bool) else str(raw)
-            expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
-            grown += max(0, len(expanded) - len(text))
-            out.append(
-                _Item(expanded, locs[idx], "env" if changed else "arg", text if expanded != text else None)
-            )
-        return out
-    out = []
+            return [_Item(text, loc, "arg") for text, loc in zip(seq, locs, strict=True)]
+    out: list[_Item] = []
     grown = 0  # characters the substitutions added (bounded as execve(2) bounds argv, see container_env)
     for idx, raw in enumerate(seq):
         if raw is None or isinstance(raw, (dict, list)):
             continue
+        loc: Loc | None
+        if locs is not None:
+            loc = locs[idx]
+        else:
+            loc = loc_of(seq, idx) if isinstance(seq, LList) else loc_of(container, key)
+        if fast and type(raw) is str and "$" not in raw:  # nothing to expand: k8s_expand would return it
+            out.append(_Item(raw, loc, "arg"))
+            continue
         text = str(raw).lower() if isinstance(raw, bool) else str(raw)
         expanded, changed = k8s_expand(text, env, MAX_ARG_STRLEN if grown < ARG_MAX else 0)
         grown += max(0, len(expanded) - len(text))
-        out.append(
-            _Item(
-                expanded,
-                loc_of(seq, idx) if isinstance(seq, LList) else loc_of(container, key),
-                "env" if changed else "arg",
-                text if expanded != text else None,
-            )
-        )
+        out.append(_Item(expanded, loc, "env" if changed else "arg", text if expanded != text else None))
     return out
 
 
