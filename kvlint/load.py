@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import codecs
 import fnmatch
+import functools
 import gc
 import io
 import os
@@ -48,7 +49,7 @@ import re
 import stat
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
@@ -444,9 +445,14 @@ def read_upto(fh: BinaryIO, size: int, limit: int) -> bytes:
     is seen to be): ``size`` bytes (what ``stat`` said) and then whatever the file grew by since. A single read
     of ``limit + 1`` bytes would allocate the whole limit (16 MiB by default) for every small manifest.
     Raises OSError as the reads do."""
-    data = fh.read(min(size, limit) + 1)
-    if len(data) > size and len(data) <= limit:
-        data += fh.read(limit + 1 - len(data))
+    return _upto(fh.read, size, limit)
+
+
+def _upto(read: Callable[[int], bytes], size: int, limit: int) -> bytes:
+    """:func:`read_upto` with ``read(n)`` reading the next ``n`` bytes (fewer only at the end of the file)."""
+    data = read(min(size, limit) + 1)
+    if size < len(data) <= limit:
+        data += read(limit + 1 - len(data))
     return data
 
 
@@ -458,10 +464,7 @@ def read_file(path: str, size: int, limit: int) -> bytes:
     Raises OSError as the reads do."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        data = _read_fd(fd, min(size, limit) + 1)
-        if size < len(data) <= limit:
-            data += _read_fd(fd, limit + 1 - len(data))
-        return data
+        return _upto(functools.partial(_read_fd, fd), size, limit)
     finally:
         os.close(fd)
 
