@@ -265,7 +265,7 @@ class _Scope:
             return None
 
 
-#: the scopes by id of their ServingConfig, the most recent last
+#: the scopes by id of their ServingConfig, in the order they were made
 _MEMO: dict[int, _Scope] = {}
 
 
