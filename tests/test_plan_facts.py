@@ -15,6 +15,7 @@ Inputs: ../shared/corpus/manifests when present (sources in its INDEX.csv) and e
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 from dataclasses import replace
@@ -371,3 +372,80 @@ def test_lengths_memo_answers_as_the_defaults(containers, text):
         want = (derived, key, mml, why, dfl._default_max_model_len(m, derived))
         assert vllm._lengths(m, v) == want
         assert vllm._lengths(m, v) == want  # the memo's answer
+
+
+#: settings changes the remedies make, plus values equal to the defaults and values Python calls equal
+_CHANGES = (
+    {"max_model_len": 4096},
+    {"max_model_len": None},
+    {"max_model_len": -1},
+    {"kv_cache_dtype": "fp8"},
+    {"kv_cache_dtype": "auto"},
+    {"tensor_parallel_size": 2},
+    {"tensor_parallel_size": 1},
+    {"tensor_parallel_size": True},
+    {"gpu_memory_utilization": 0.95},
+    {"gpu_memory_utilization": 1},
+    {"cpu_offload_gb": 0.0},
+    {"cpu_offload_gb": -0.0},
+    {"hf_overrides": {}},
+    {"max_model_len": 8192, "kv_cache_dtype": "fp8", "enforce_eager": True},
+)
+
+
+def test_changed_delta_is_the_delta_of_the_changed_settings(containers):
+    seen = set()
+    for cr in containers:
+        s = cr.settings
+        base = stage.settings_delta(s)
+        for changes in _CHANGES:
+            want = stage.settings_delta(s.changed(**changes))
+            assert stage.changed_delta(base, changes) == want
+            seen.add(want != base)
+    assert seen == {True, False}  # some changes change the delta, some (to the same value) do not
+
+
+def test_a_replan_through_the_memo_equals_a_fresh_plan_of_the_changed_settings(containers):
+    planned = 0
+    for cr in containers[:40]:
+        p = cr.placement
+        if p is None or p.accelerator is None or cr.model is None:
+            continue
+        kw = {"gpu_name": p.accelerator.name, "compute_capability": p.accelerator.compute_capability}
+        for changes in _CHANGES:
+            try:
+                want: object = vllm.plan_vllm_detailed(
+                    replace(cr.settings, **changes), cr.model, p.memory_bytes or 0, **kw
+                )
+            except (vllm.PlanError, ValueError, ZeroDivisionError, KeyError, TypeError, OverflowError):
+                want = None
+            assert stage.replan(cr, **changes) == want
+            assert stage.replan(cr, **changes) == want  # the memo's answer
+            planned += want is not None
+    assert planned >= 100
+    with pytest.raises(TypeError):  # a name that is not a setting, as dataclasses.replace
+        stage._detail(
+            containers[0].serving,
+            containers[0].settings,
+            containers[0].model,
+            1,
+            (cat.catalogue()["nvidia-h100-sxm5-80gb"], 2**30),
+            {"no_such_setting": 1},
+        )
+
+
+def test_the_container_s_utilization_planner_is_made_once_and_plans_each_value_once(containers):
+    checked = 0
+    for cr in containers[:40]:
+        planner = stage.utilization_planner(cr)
+        if planner is None:
+            continue
+        assert stage.utilization_planner(cr) is planner
+        for u in (0.5, 0.9, 0.98, 0.5):
+            first = planner(u)
+            assert planner(u) is first
+            assert first == stage.replan(cr, gpu_memory_utilization=u)
+            checked += 1
+        other = replace(cr, serving=copy.copy(cr.serving))  # another container: its own planner
+        assert stage.utilization_planner(other) is not planner
+    assert checked >= 40

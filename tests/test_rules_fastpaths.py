@@ -12,6 +12,8 @@ Each fast path must answer exactly what the general path answers; these tests ru
 * KV409's memoised closest GPU resource name against :func:`difflib.get_close_matches`.
 * KV501's "configured fleet" against :meth:`Site.fleet_accelerators`.
 * KV406's read of the memory limit after the pinned sum (the limit it would compare is never 0 or less).
+* :func:`kvlint.rules.families.capacity.fitting_max_model_len` planning vLLM's estimate only where it can lower
+  the start or is quoted, against the search that planned it first.
 * :func:`kvlint.statement.split_clauses` stopping at the last ``"; "``, and :func:`kvlint.report.escape.printable`
   returning printable ASCII as it is, against the full scans.
 """
@@ -398,3 +400,103 @@ def test_runner_contexts_are_the_ones_rulecontext_builds(real_containers, monkey
                 ctx.plan_withdrawn = False  # type: ignore[misc]
         withdrawn += any(c.plan_withdrawn for _, c in mine)
     assert withdrawn > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the capacity remedies' max-model-len search
+
+
+def _reference_fitting_max_model_len(ctx: RuleContext, min_concurrency: float, below: int | None) -> Any:
+    """fitting_max_model_len as it was before issue 19's lazy estimate: vLLM's estimate planned first, always
+    (written out; the search itself is capacity's)."""
+    from kvlint.memory.stage import plan_settings
+    from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
+    from kvlint.rules.families import capacity as cap
+    from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN, descending_fitting, replanned
+
+    cr, plan = ctx.cr, ctx.plan
+    if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
+        return None
+    engine_estimate = 0
+    acc = cr.placement.accelerator if cr.placement else None
+    if cr.settings is not None and cr.model is not None and acc is not None and cr.placement is not None:
+        try:
+            engine_estimate = int(
+                largest_fitting_max_model_len(
+                    cr.settings,
+                    cr.model,
+                    cr.placement.memory_bytes or 0,
+                    gpu_name=acc.name,
+                    compute_capability=acc.compute_capability,
+                    plan=lambda s: plan_settings(cr, s),
+                )
+            )
+        except Exception:
+            engine_estimate = 0
+    low_tokens = plan.num_blocks_low * plan.block_size if plan.block_size else plan.capacity_tokens
+    start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
+    if engine_estimate > 0:
+        start = min(start, engine_estimate)
+    start = min(start, (below if below is not None else plan.max_model_len) - 1)
+    if start >= 2048:
+        start = start // 1024 * 1024
+    elif plan.block_size:
+        start = start // plan.block_size * plan.block_size
+    if start < MIN_USEFUL_MAX_MODEL_LEN:
+        return None
+
+    def step_down(cand: int) -> int:
+        cand -= max(plan.block_size or 16, cand // 16)
+        return cand // 1024 * 1024 if cand >= 2048 else cand
+
+    band = cap._band(ctx)
+    found = descending_fitting(
+        start,
+        step_down,
+        lambda n: replanned(cr, max_model_len=n) if n >= MIN_USEFUL_MAX_MODEL_LEN else None,
+        lambda d: cap._fits(d.plan, min_concurrency, band),
+    )
+    if found is None or not isinstance(found[1], VllmPlanDetail):
+        return None
+    return found[0], found[1], engine_estimate
+
+
+def test_fitting_max_model_len_plans_the_estimate_only_where_it_counts(
+    real_containers: list[tuple[ContainerResult, Options]], monkeypatch
+) -> None:
+    """The search answers what it answered with vLLM's estimate planned first (the same length, plan and quoted
+    estimate), for both aims and for lengths below the current one and above it; and when the container's
+    settings fit at the start, the estimate's full-length plan is not made unless read."""
+    from kvlint.memory import vllm
+    from kvlint.rules.families import capacity as cap
+
+    info = get_rule("KV104")
+    calls: list[int] = []
+    real = vllm.largest_fitting_max_model_len
+
+    def counting(*a: Any, **k: Any) -> int:
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(cap, "largest_fitting_max_model_len", counting)
+    compared = found = skipped = 0
+    for cr, options in real_containers:
+        if cr.serving.engine != "vllm" or cr.plan is None:
+            continue
+        ctx = RuleContext(info, cr, options, parallelism(cr.serving))
+        for min_c in (1.0, 2.0, 8.0):
+            for below in (None, 2049, 4097, 32769, 10**7):
+                want = _reference_fitting_max_model_len(ctx, min_c, below)
+                calls.clear()
+                got = cap.fitting_max_model_len(ctx, min_c, below)
+                planned_estimate = bool(calls)
+                compared += 1
+                if want is None:
+                    assert got is None
+                    skipped += not planned_estimate
+                    continue
+                assert got is not None
+                assert (got.tokens, got.detail) == want[:2]
+                assert got.engine_estimate == want[2]
+                found += 1
+    assert compared >= 100 and found >= 10 and skipped >= 1

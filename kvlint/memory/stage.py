@@ -134,33 +134,38 @@ def _detail(
     prelude: PlanPrelude | None = None,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
-    container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
+    container's analysis (see :class:`_Scope`; ``memo`` False for plans nothing asks for twice, the fleet's).
     ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
-    memory total (:func:`plannable_gpu`); ``prelude`` the vLLM plans' GPU-independent steps for ``settings`` and
+    memory total (:func:`plannable_gpu`); ``changes`` settings to change (vLLM: :class:`VllmSettings` fields; TGI and
+    SGLang: the planners' overrides); ``prelude`` the vLLM plans' GPU-independent steps for ``settings`` and
     ``model`` (:func:`kvlint.memory.vllm.plan_prelude`), when the caller has them. Raises what the model raises
     (see ``_PLAN_ERRORS``; failures are not kept)."""
-    if serving.engine == "vllm" and changes:
-        settings = (
-            settings.changed(**changes)
-            if isinstance(settings, VllmSettings)
-            else replace(settings, **changes)
-        )
-        changes = None
-    key = _memo_key(serving, settings, model, gpu, changes) if memo else None
-    if key is None:
+    if serving.engine != "vllm":
         return _run(serving, settings, model, gpus, gpu, changes, prelude)
-    with _MEMO_LOCK:
-        scope = _MEMO.get(id(serving))
-        if scope is None or scope[0] is not serving:
-            if len(_MEMO) >= _MEMO_SCOPES:
-                del _MEMO[next(iter(_MEMO))]
-            scope = _MEMO[id(serving)] = (serving, {})
-        hit = scope[1].get(key)
-    if hit is not None and hit[0] is model:
-        return hit[2]  # type: ignore[no-any-return]
-    detail = _run(serving, settings, model, gpus, gpu, changes, prelude)
-    with _MEMO_LOCK:
-        scope[1][key] = (model, settings, detail)
+    if (
+        not memo
+        or type(settings) is not VllmSettings
+        or (changes and not changes.keys() <= _FIELD_INDEX.keys())
+    ):
+        if changes:  # (a name that is not a field raises TypeError here, as dataclasses.replace does)
+            settings = (
+                settings.changed(**changes)
+                if isinstance(settings, VllmSettings)
+                else replace(settings, **changes)
+            )
+        return _run(serving, settings, model, gpus, gpu, None, prelude)
+    scope = _scope(serving)
+    key = scope.key(settings, model, gpu, changes)
+    if key is not None:
+        hit = scope.plans.get(key)
+        if hit is not None and hit[0] is model:
+            return hit[2]  # type: ignore[no-any-return]
+    if changes:  # the changed settings are built only for a plan not already made
+        settings = settings.changed(**changes)
+    detail = _run(serving, settings, model, gpus, gpu, None, prelude)
+    if key is not None:
+        with _MEMO_LOCK:
+            scope.plans[key] = (model, settings, detail)
     return detail
 
 
@@ -198,14 +203,81 @@ def _run(
 # is safe; ModelSpec is frozen and nothing edits its config), the GPU's name, compute capability and memory
 # total, and the settings by value -- every VllmSettings field, dicts and lists included, floats by repr (so -0.0
 # and 0.0, 1 and 1.0 stay apart), a draft ModelSpec by identity (held through the settings), written as the
-# settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41). Plan
+# settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41; a
+# remedy's changed settings are keyed by changed_delta from the container's delta, computed once per settings
+# object, so a repeated re-plan neither copies the settings nor walks their fields again). Plan
 # results are frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which
 # callers may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be
 # keyed.
 
 _MEMO_LOCK = threading.Lock()
-_MEMO: dict[int, tuple[ServingConfig, dict[tuple[Any, ...], tuple[Any, ...]]]] = {}
 _MEMO_SCOPES = 8
+
+
+class _Scope:
+    """One container's memo (see above): the ServingConfig it belongs to (held, so its id is not reused), its
+    vLLM plans by key (``plans``: key -> (model, settings, detail), the model and settings held so that the ids in
+    the key stay theirs), the :func:`settings_delta` of each settings object it was asked about (``deltas``: id ->
+    (settings, delta)) and its utilization planners (``planners``, :func:`utilization_planner`: key -> (model,
+    settings, planner or None))."""
+
+    __slots__ = ("deltas", "planners", "plans", "serving")
+
+    def __init__(self, serving: ServingConfig) -> None:
+        self.serving = serving
+        self.plans: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.deltas: dict[int, tuple[VllmSettings, tuple[tuple[int, Any], ...]]] = {}
+        self.planners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    def delta(self, settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
+        """:func:`settings_delta` of ``settings``, computed once per settings object within the scope. Raises
+        :class:`_Unkeyable` as it does."""
+        held = self.deltas.get(id(settings))
+        if held is not None and held[0] is settings:
+            return held[1]
+        d = settings_delta(settings)
+        if len(self.deltas) >= 64:
+            self.deltas.clear()
+        self.deltas[id(settings)] = (settings, d)
+        return d
+
+    def key(
+        self,
+        settings: VllmSettings,
+        model: ModelSpec,
+        gpu: tuple[Accelerator, int],
+        changes: dict[str, Any] | None = None,
+    ) -> tuple[Any, ...] | None:
+        """The memo key of ``settings.changed(**changes)`` planned for ``model`` on ``gpu``, or None when an
+        input cannot be keyed by value: the GPU and the model as above, and the changed settings' delta
+        (:func:`changed_delta`, from this settings object's delta without building the changed settings)."""
+        acc, total = gpu
+        try:
+            base = self.delta(settings)
+            return (
+                id(model),
+                _frozen(acc.name),
+                _frozen(acc.compute_capability),
+                _frozen(total),
+                changed_delta(base, changes) if changes else base,
+            )
+        except _Unkeyable:
+            return None
+
+
+#: the scopes by id of their ServingConfig, in the order they were made
+_MEMO: dict[int, _Scope] = {}
+
+
+def _scope(serving: ServingConfig) -> _Scope:
+    """The memo scope of ``serving`` (made on first use; the oldest of :data:`_MEMO_SCOPES` is dropped)."""
+    with _MEMO_LOCK:
+        scope = _MEMO.get(id(serving))
+        if scope is None or scope.serving is not serving:
+            if len(_MEMO) >= _MEMO_SCOPES:
+                del _MEMO[next(iter(_MEMO))]
+            scope = _MEMO[id(serving)] = _Scope(serving)
+        return scope
 
 
 class _Unkeyable(Exception):
@@ -237,6 +309,8 @@ def _frozen(x: Any) -> Any:
 _VLLM_DEFAULTS = tuple(
     (i, name, value, _frozen(value)) for i, (name, value) in enumerate(vars(VllmSettings()).items())
 )
+#: field name -> (field index, default, _frozen(default))
+_FIELD_INDEX = {name: (i, value, frozen) for i, name, value, frozen in _VLLM_DEFAULTS}
 
 
 def settings_delta(settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
@@ -258,27 +332,24 @@ def settings_delta(settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
     return tuple(out)
 
 
-def _memo_key(
-    serving: ServingConfig,
-    settings: Any,
-    model: ModelSpec,
-    gpu: tuple[Accelerator, int],
-    changes: dict[str, Any] | None,
-) -> tuple[Any, ...] | None:
-    """The memo key of one plan (see above), or None when an input cannot be keyed by value."""
-    acc, total = gpu
-    if serving.engine != "vllm" or type(settings) is not VllmSettings or changes:
-        return None
-    try:
-        return (
-            id(model),
-            _frozen(acc.name),
-            _frozen(acc.compute_capability),
-            _frozen(total),
-            settings_delta(settings),
-        )
-    except _Unkeyable:
-        return None
+def changed_delta(delta: tuple[tuple[int, Any], ...], changes: dict[str, Any]) -> tuple[tuple[int, Any], ...]:
+    """``settings_delta(settings.changed(**changes))`` from ``delta``, the :func:`settings_delta` of ``settings``,
+    without building the changed settings: the changed fields' pairs replaced by their new values' (dropped
+    where a new value equals the default, in the same sense), in field order. ``changes`` name
+    :class:`VllmSettings` fields (KeyError otherwise). Raises :class:`_Unkeyable` as :func:`settings_delta`."""
+    out = dict(delta)
+    for name, value in changes.items():
+        i, default, frozen_default = _FIELD_INDEX[name]
+        if value is default:
+            out.pop(i, None)
+            continue
+        t = type(value)
+        frozen = (t, value) if t in _EXACT else _frozen(value)
+        if frozen != frozen_default:
+            out[i] = frozen
+        else:
+            out.pop(i, None)
+    return tuple(sorted(out.items()))  # (indices are unique: only they are compared)
 
 
 def plan_container(
@@ -339,27 +410,63 @@ def utilization_planner(cr: ContainerResult) -> Callable[[float], VllmPlanDetail
     """For a vLLM container with settings, a model and a plannable GPU: a function of a
     ``--gpu-memory-utilization`` value answering what ``replan(cr, gpu_memory_utilization=u)`` answers (None
     where that plan raises), computed by :func:`kvlint.memory.vllm.plan_at_utilization` with the start-up
-    settled once and not kept in the memo: for a remedy's search over candidate values, whose answer is then
-    re-planned with :func:`replan`. None for another engine or when the container cannot be planned."""
+    settled once: for a remedy's search over candidate values, whose answer is then re-planned with
+    :func:`replan`. None for another engine or when the container cannot be planned.
+
+    Within the container's analysis (the memo scope of :func:`_detail`) the planner is made once per model, GPU
+    and settings, and it plans each candidate value once: the remedies of KV102/KV103/KV105 search for two aims
+    (KV104's concurrency, then one request) over the same candidates."""
     p = cr.placement
-    if cr.serving.engine != "vllm" or not isinstance(cr.settings, VllmSettings) or cr.model is None:
+    settings, model = cr.settings, cr.model
+    if cr.serving.engine != "vllm" or not isinstance(settings, VllmSettings) or model is None:
         return None
     gpu = plannable_gpu(p, "vllm")
     if not isinstance(gpu, tuple):
         return None
+    scope = key = None
+    if type(settings) is VllmSettings:
+        scope = _scope(cr.serving)
+        key = scope.key(settings, model, gpu)
+        if key is not None:
+            hit = scope.planners.get(key)
+            if hit is not None and hit[0] is model:
+                return hit[2]  # type: ignore[no-any-return]
+    planner = _utilization_planner(settings, model, gpu)
+    if scope is not None and key is not None:
+        with _MEMO_LOCK:
+            scope.planners[key] = (model, settings, planner)
+    return planner
+
+
+def _utilization_planner(
+    settings: VllmSettings, model: ModelSpec, gpu: tuple[Accelerator, int]
+) -> Callable[[float], VllmPlanDetail | None] | None:
+    """:func:`utilization_planner` itself: the planner of ``settings`` and ``model`` on ``gpu``, each candidate
+    value's plan (or None where it raises) kept by the value's :func:`_frozen` key; None when the start-up
+    cannot be settled."""
     acc, total = gpu
     try:
         at = plan_at_utilization(
-            cr.settings, cr.model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
+            settings, model, total, gpu_name=acc.name, compute_capability=acc.compute_capability
         )
     except _PLAN_ERRORS:
         return None
+    planned: dict[Any, VllmPlanDetail | None] = {}
 
     def plan(u: float) -> VllmPlanDetail | None:
         try:
-            return at(u)
+            key = _frozen(u)
+        except _Unkeyable:
+            key = None
+        if key is not None and key in planned:
+            return planned[key]
+        try:
+            detail: VllmPlanDetail | None = at(u)
         except _PLAN_ERRORS:
-            return None
+            detail = None
+        if key is not None:
+            planned[key] = detail
+        return detail
 
     return plan
 

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import SglangPlanDetail
-from kvlint.memory.stage import PlanDetail, utilization_planner
+from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
-from kvlint.memory.vllm import VllmPlanDetail
+from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
 from kvlint.rules.context import GiB, RuleContext, gib
+from kvlint.rules.families.hardware import fp8_support
 from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
+from kvlint.rules.families.tgi import more_shards, tgi_starts
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
     MIN_USEFUL_MAX_MODEL_LEN,
@@ -30,7 +33,7 @@ from kvlint.rules.remedies import (
     replanned,
     smallest_fitting,
 )
-from kvlint.types import Diagnostic, MemoryPlan
+from kvlint.types import ContainerResult, Diagnostic, MemoryPlan
 from kvlint.values import as_float
 
 # ---------------------------------------------------------------------------------------------------------
@@ -114,8 +117,6 @@ def band_driver(ctx: RuleContext) -> BandDriver | None:
     if half <= 0:
         return None
     if ctx.engine == "vllm":
-        from kvlint.memory.calibration import BAND_REL, band_bytes
-
         act, nt, cg = plan.activation_bytes, plan.non_torch_bytes, plan.cudagraph_bytes
         terms = [
             ("activation", act, int(BAND_REL * act)),
@@ -301,8 +302,6 @@ def _utilization_guess(plan: MemoryPlan, min_concurrency: float, band: float) ->
 
 def _fp8_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     """``--kv-cache-dtype fp8`` when this release runs an fp8 KV cache on this GPU and it then fits."""
-    from kvlint.rules.families.hardware import fp8_support
-
     plan = ctx.plan
     if plan is None or ctx.placement is None or ctx.placement.accelerator is None:
         return ""
@@ -330,32 +329,46 @@ def _fp8_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
 @dataclass(frozen=True)
 class LengthFit:
     """A max-model-len that fits robustly (:func:`_fits`): ``tokens`` the length, ``detail`` the re-planned
-    engine plan at it, ``engine_estimate`` vLLM's own largest-length estimate (0 when unknown)."""
+    engine plan at it; :attr:`engine_estimate` vLLM's own largest-length estimate (0 when unknown), worked out
+    when it is first read (``estimate``)."""
 
     tokens: int
     detail: VllmPlanDetail
-    engine_estimate: int
+    estimate: _EngineEstimate = field(repr=False, compare=False)
+
+    @property
+    def engine_estimate(self) -> int:
+        """vLLM's own estimate of the largest max-model-len on this GPU, tokens (0 when unknown):
+        :func:`kvlint.memory.vllm.largest_fitting_max_model_len` of the container."""
+        return self.estimate.value()
 
 
-def fitting_max_model_len(
-    ctx: RuleContext, min_concurrency: float = 1.0, below: int | None = None
-) -> LengthFit | None:
-    """The largest max-model-len below ``below`` (default: the current one) at which ``min_concurrency``
-    requests fit robustly (also at the low end of the band), searched downwards from vLLM's own estimate
-    (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) and re-planned
-    at each candidate. Lengths are rounded down to 1,024 tokens (to the block size below 2,048). None when no
-    plan, or when nothing from :data:`MIN_USEFUL_MAX_MODEL_LEN` tokens up fits."""
-    from kvlint.memory.stage import plan_settings
-    from kvlint.memory.vllm import largest_fitting_max_model_len
+class _EngineEstimate:
+    """vLLM's own largest-max-model-len estimate for one container (tokens; 0 when it cannot be planned):
+    :func:`kvlint.memory.vllm.largest_fitting_max_model_len` through the container's memoised planner, computed
+    on first use. When the container's settings fit, that estimate is at least their max-model-len (the function
+    answers ``max(..., max_model_len)``), and planning it takes a plan at the full derived length; a search
+    whose lengths all lie below that bound (:meth:`bounds`) then needs the figure only to quote it."""
 
-    cr, plan = ctx.cr, ctx.plan
-    if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
-        return None
-    engine_estimate = 0
-    acc = cr.placement.accelerator if cr.placement else None
-    if cr.settings is not None and cr.model is not None and acc is not None and cr.placement is not None:
+    __slots__ = ("_cr", "_value")
+
+    def __init__(self, cr: ContainerResult) -> None:
+        self._cr = cr
+        self._value: int | None = None
+
+    def value(self) -> int:
+        """The estimate (tokens), computed once."""
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+    def _compute(self) -> int:
+        cr = self._cr
+        acc = cr.placement.accelerator if cr.placement else None
+        if cr.settings is None or cr.model is None or acc is None or cr.placement is None:
+            return 0
         try:
-            engine_estimate = int(
+            return int(
                 largest_fitting_max_model_len(
                     cr.settings,
                     cr.model,
@@ -366,12 +379,47 @@ def fitting_max_model_len(
                 )
             )
         except Exception:
-            engine_estimate = 0
+            return 0
+
+    def bounds(self, start: int) -> bool:
+        """Whether ``min(start, estimate)`` may differ from ``start`` (tokens): False without computing the
+        estimate when the container's settings fit at a max-model-len of at least ``start`` (the estimate is
+        then at least that length), else True."""
+        if self._value is not None:
+            return True
+        cr = self._cr
+        if cr.settings is not None and cr.model is not None and cr.placement is not None:
+            try:
+                d = plan_settings(
+                    cr, cr.settings
+                )  # the container's own plan (memoised): what the estimate plans first
+            except Exception:
+                return True
+            if d.fits and start <= d.plan.max_model_len:
+                return False
+        return True
+
+
+def fitting_max_model_len(
+    ctx: RuleContext, min_concurrency: float = 1.0, below: int | None = None
+) -> LengthFit | None:
+    """The largest max-model-len below ``below`` (default: the current one) at which ``min_concurrency``
+    requests fit robustly (also at the low end of the band), searched downwards from vLLM's own estimate
+    (:func:`kvlint.memory.vllm.largest_fitting_max_model_len`, the figure its E1 error prints) and re-planned
+    at each candidate. Lengths are rounded down to 1,024 tokens (to the block size below 2,048). None when no
+    plan, or when nothing from :data:`MIN_USEFUL_MAX_MODEL_LEN` tokens up fits. vLLM's estimate is planned only
+    where it can lower the start (:meth:`_EngineEstimate.bounds`) or is quoted (:attr:`LengthFit.engine_estimate`)."""
+    cr, plan = ctx.cr, ctx.plan
+    if plan is None or plan.kv_bytes_per_token <= 0 or plan.num_blocks <= 0:
+        return None
+    estimate = _EngineEstimate(cr)
     low_tokens = plan.num_blocks_low * plan.block_size if plan.block_size else plan.capacity_tokens
     start = int(min(low_tokens, plan.capacity_tokens / max(min_concurrency, 1e-9)))
-    if engine_estimate > 0:
-        start = min(start, engine_estimate)
     start = min(start, (below if below is not None else plan.max_model_len) - 1)
+    if estimate.bounds(start):
+        engine_estimate = estimate.value()
+        if engine_estimate > 0:
+            start = min(start, engine_estimate)
     if start >= 2048:
         start = start // 1024 * 1024
     elif plan.block_size:
@@ -392,7 +440,7 @@ def fitting_max_model_len(
     )
     if found is None or not isinstance(found[1], VllmPlanDetail):
         return None
-    return LengthFit(found[0], found[1], engine_estimate)
+    return LengthFit(found[0], found[1], estimate)
 
 
 def proposed_max_model_len(ctx: RuleContext, below: int | None = None) -> LengthFit | None:
@@ -620,8 +668,6 @@ def weights_exceed_budget_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
-    from kvlint.rules.families.tgi import more_shards, tgi_starts
-
     found = more_shards(ctx, d, tgi_starts)
     if found is None:
         return ""
@@ -709,7 +755,6 @@ def tgi_band_requirement(d: TgiPlanDetail) -> tuple[int, str, str] | None:
 def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
     """A re-planned KV105 remedy for TGI: lower the limit to what the low end of the band holds, aimed at KV104's
     ``min_concurrency`` when ``max_total_tokens`` is set (KV104 then applies), else the text says KV104 warns."""
-    from kvlint.rules.families.tgi import tgi_starts
 
     def robust(nd: object, need: int) -> bool:
         return (

@@ -21,6 +21,8 @@ from kvlint.memory.sglang import (
 )
 from kvlint.memory.versions import parse_version, resolve_version
 from kvlint.rules.context import RuleContext, gib
+from kvlint.rules.families.capacity import proposed_max_model_len
+from kvlint.rules.families.sglang import fitting_context_length
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import MIN_USEFUL_MAX_MODEL_LEN
 from kvlint.types import Diagnostic, Severity
@@ -141,8 +143,6 @@ def _example_len(ctx: RuleContext, derived: int | None) -> _Example:
     that fits robustly on this GPU when the plan says 32,768 does not (the same search as KV103's remedy,
     :func:`kvlint.rules.families.capacity.proposed_max_model_len`, aimed at KV104's ``min_concurrency``), so the
     two findings never disagree."""
-    from kvlint.rules.families.capacity import proposed_max_model_len
-
     example = min(derived or _EXAMPLE_TOKENS, _EXAMPLE_TOKENS)
     plan = ctx.plan
     if plan is None or plan.kv_bytes_per_token <= 0:
@@ -162,8 +162,6 @@ def _example_len_sglang(ctx: RuleContext, derived: int) -> _Example:
     """KV202's example length (SGLang): 32,768 (or the model's own limit when smaller) when the predicted KV pool
     holds one request of it also at the low end of kvlint's band, else the longest length it holds, re-planned
     (:func:`kvlint.rules.families.sglang.fitting_context_length`, the length KV702 proposes)."""
-    from kvlint.rules.families.sglang import fitting_context_length
-
     example = min(derived, _EXAMPLE_TOKENS)
     if not isinstance(ctx.detail, SglangPlanDetail):
         return _Example(example)
