@@ -482,10 +482,20 @@ def lint_review(review: Review, options: Any, pipeline: Pipeline | None = None) 
     return lint_object(_prepared_object(review), review_label(review), options, pipeline)
 
 
+def _squeeze(text: str) -> str:
+    """``" ".join(text.split())``: runs of whitespace as one space, none at either end; ``text`` itself
+    when it has nothing to change, found without splitting it: every character ``str.split`` splits on but
+    the ASCII space is one ``str.isprintable`` rejects (categories Cc, Zs, Zl, Zp), so a printable text
+    with no two spaces in a row and none at either end is already squeezed."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def _clip(text: str, limit: int) -> str:
     """``text`` on one line without control characters, cut to ``limit`` characters with ``...`` when
     longer (kubectl prints warnings to the user's terminal)."""
-    text = printable(" ".join(text.split()))
+    text = printable(_squeeze(text))
     return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
@@ -498,11 +508,10 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
     ``Warning:`` prefix (kubectl adds it)."""
     head = printable(f"{d.rule}{note}{_where(d)}: ")
-    msg = printable(" ".join(d.message.split()))
-    fix = printable(" ".join(d.fix.split()))
-    full = f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
-    if len(full) <= MAX_WARNING_CHARS:
-        return full
+    msg = printable(_squeeze(d.message))
+    fix = printable(_squeeze(d.fix))
+    if len(head) + len(msg) + (len(fix) + 6 if fix else 0) <= MAX_WARNING_CHARS:
+        return f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
     return _clip(f"{head}{msg}", MAX_WARNING_CHARS)
 
 
@@ -527,14 +536,16 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
     n = len(errors)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
+    used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
     for i, d in enumerate(errors):
-        entry = printable(f"- {d.rule}{_where(d)}: {' '.join(d.message.split())}")
+        entry = printable(f"- {d.rule}{_where(d)}: {_squeeze(d.message)}")
         if d.fix:
-            entry += "\n  fix: " + printable(" ".join(d.fix.split()))
-        if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
+            entry += "\n  fix: " + printable(_squeeze(d.fix))
+        if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
         lines.append(entry)
+        used += len(entry) + 1
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 
@@ -611,8 +622,9 @@ def build_response(review: Review, settings: WebhookSettings, result: Any) -> tu
     if settings.mode != "audit":
         warn_text.extend(format_warning(d) for d in warns)
     audit = {"verdict": "deny" if not allowed else ("would-deny" if errors else "allow")}
-    if verdict.rules:
-        audit["rules"] = ",".join(verdict.rules)
+    rules = verdict.rules
+    if rules:
+        audit["rules"] = ",".join(rules)
     message = deny_message(review, errors) if not allowed else ""
     return response(
         review, allowed, message=message, warnings=_limit_warnings(warn_text), audit=audit
