@@ -75,6 +75,10 @@ def test_warnings_and_deny_message_equal_their_definitions(note: str) -> None:
         fix = rnd.choice(["", text[::-1], "--max-model-len 8192", " a\tb "])
         container = rnd.choice(["", "vllm", "a b", "x\u3000y", "tab\there"])
         diags.append(Diagnostic("KV103", "error", text, Loc("f.json", 1, 1), fix=fix, container=container))
+    for container in ("", "a  b", "x\u3000y "):  # an empty message beside a fix too long to keep
+        diags.append(
+            Diagnostic("KV103", "error", "", Loc("f.json", 1, 1), fix="y " * 200, container=container)
+        )
     for d in diags:
         assert format_warning(d, note) == _old_warning(d, note), repr(d)
     for k in range(0, len(diags), 3):

@@ -492,11 +492,22 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
+def _flat(text: str) -> str:
+    """``printable(_squeeze(text))``: one line of plain text, scanned once when it has nothing to change
+    (printable ASCII is what :func:`printable` returns as it is)."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text if text.isascii() else printable(text)
+    return printable(" ".join(text.split()))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
 def _clip(text: str, limit: int) -> str:
     """``text`` on one line without control characters, cut to ``limit`` characters with ``...`` when
     longer (kubectl prints warnings to the user's terminal)."""
-    text = printable(_squeeze(text))
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+    return _cut(_flat(text), limit)
 
 
 def _where(d: Diagnostic) -> str:
@@ -508,11 +519,14 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
     ``Warning:`` prefix (kubectl adds it)."""
     head = printable(f"{d.rule}{note}{_where(d)}: ")
-    msg = printable(_squeeze(d.message))
-    fix = printable(_squeeze(d.fix))
+    msg = _flat(d.message)
+    fix = _flat(d.fix)
     if len(head) + len(msg) + (len(fix) + 6 if fix else 0) <= MAX_WARNING_CHARS:
         return f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
-    return _clip(f"{head}{msg}", MAX_WARNING_CHARS)
+    # _clip(head + msg), the message not scanned again: it is flat already (printable's output is printable
+    # again as it is, character by character), so only the head, which ends with a space, has any to squeeze
+    base = _squeeze(head)
+    return _cut(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
 def _limit_warnings(items: list[str]) -> list[str]:
@@ -538,9 +552,10 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
     for i, d in enumerate(errors):
-        entry = printable(f"- {d.rule}{_where(d)}: {_squeeze(d.message)}")
+        # printable works character by character: the head's and the message's escaped apart
+        entry = printable(f"- {d.rule}{_where(d)}: ") + _flat(d.message)
         if d.fix:
-            entry += "\n  fix: " + printable(_squeeze(d.fix))
+            entry += "\n  fix: " + _flat(d.fix)
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
