@@ -175,3 +175,32 @@ def test_connections_closed_at_the_header_deadline_free_their_slot_at_once(tls: 
             conn.close()
     finally:
         srv.stop()
+
+
+def test_header_deadline_runs_per_request_on_a_kept_alive_connection(tls: dict[str, str]) -> None:
+    """The header clock starts with each request's first bytes and stops when its headers are complete: a
+    request begun after an earlier one was answered has its own full deadline (the connection's header timer,
+    set for the first request, finds a later deadline and waits for it), the idle time between requests is
+    not on the clock (keep-alive has its own), and headers never finished still close the connection."""
+    srv, app = _serve(tls, header_timeout=1.0, keep_alive_seconds=30)
+    try:
+        conn = _connect(srv, tls)
+        conn.sendall(HEALTHZ)
+        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
+        time.sleep(0.4)
+        conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # 0.7 s after the connection's first request began
+        time.sleep(0.6)  # past the first request's deadline, within this one's
+        conn.sendall(b"Host: x\r\n\r\n")
+        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
+        time.sleep(1.2)  # idle between requests longer than the header deadline
+        conn.sendall(HEALTHZ)
+        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
+        assert _closed(app, "header_timeout") == 0.0
+        conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
+        t0 = time.monotonic()
+        assert _read_responses(conn, 3.0) == ([], True)
+        assert 0.8 < time.monotonic() - t0 < 2.5
+        assert _closed(app, "header_timeout") == 1.0
+        conn.close()
+    finally:
+        srv.stop()

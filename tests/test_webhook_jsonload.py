@@ -162,3 +162,38 @@ def test_lazy_lines_are_the_json_text() -> None:
     # outside what load_object builds, the lines are json.dumps' own
     for odd in ({"t": (1, [2])}, {"n": float("nan")}, {1: "k"}):
         assert list(LazyJsonLines(odd)) == dump_text(odd).split("\n")
+    for odd in ({"t": (1, [2])}, {"n": float("nan")}, {1: "k"}, {"s": {1, 2}}):
+        try:
+            lines = dump_text(odd).split("\n")
+        except TypeError:
+            with pytest.raises(TypeError):
+                len(LazyJsonLines(odd))
+            continue
+        for i in range(len(lines)):
+            one = LazyJsonLines(odd)
+            assert (len(one), one[i]) == (len(lines), lines[i])
+
+
+def _lines_read_alone(obj: Any) -> None:
+    """Every line of ``obj``'s text read alone from a fresh LazyJsonLines (its number counted, the line
+    written by itself), then all of them from one, past the lines written one at a time."""
+    lines = dump_text(obj).split("\n")
+    for i in range(len(lines)):
+        lazy = LazyJsonLines(obj)
+        assert lazy[i] == lines[i] and lazy[i] == lines[i], (i, lines[i])
+        assert len(lazy) == len(lines)
+    lazy = LazyJsonLines(obj)
+    assert [lazy[i] for i in range(len(lines))] == lines
+    assert lazy[-1] == lines[-1] and lazy[1:3] == lines[1:3] and list(lazy) == lines
+    with pytest.raises(IndexError):
+        LazyJsonLines(obj)[len(lines)]
+
+
+def test_lines_read_one_at_a_time_are_the_json_text() -> None:
+    for obj in EDGE_CASES:
+        _lines_read_alone(obj)
+    paths = sorted((ROOT / "fixtures").rglob("*.yaml"))
+    if CORPUS.is_dir():
+        paths += sorted(CORPUS.rglob("*.yaml"))[:150]
+    for obj in _documents(paths)[:400]:
+        _lines_read_alone(obj)

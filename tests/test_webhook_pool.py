@@ -228,28 +228,57 @@ def test_worker_gauges_are_read_when_scraped() -> None:
     ]
 
 
-def test_pipe_messages_encoded_once_read_back_by_recv() -> None:
-    """Messages are written with ``encode_message`` + ``send_bytes`` and read with ``Connection.recv``: a
-    lint request and a reply carrying the real pipeline's diagnostics come out of a pipe equal."""
+def test_pipe_messages_framed_as_connection_frames_them() -> None:
+    """Messages written with ``encode_message`` + ``send_message`` are read back by ``Connection.recv`` and by
+    ``recv_message``, and ``recv_message`` reads what ``Connection.send_bytes`` wrote: a lint request, a
+    reply carrying the real pipeline's diagnostics, and a message larger than the pipe's buffer (read while
+    it is written) come out of a pipe equal. End of file before a message is EOFError, within one OSError."""
     import copy
     import multiprocessing
+    import os
+    import threading
 
-    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object
+    from kvlint.webhook.worker import (
+        WARM_UP_LABEL,
+        WARM_UP_OBJECT,
+        encode_message,
+        lint_object,
+        recv_message,
+        send_message,
+    )
 
     options = webhook_options()
     denied = copy.deepcopy(WARM_UP_OBJECT)  # 128k tokens of KV cache do not fit an L4 beside 16 GB of weights
     denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
     result = lint_object(denied, WARM_UP_LABEL, options)
     assert result.diagnostics
+    big = ("lint", 8, {"data": {f"k{i}": "v" * 100 for i in range(5000)}}, "big.json")  # ~0.6 MB
+    messages = [
+        ("options", options),
+        ("lint", 7, denied, WARM_UP_LABEL),
+        ("ok", 7, list(result.diagnostics), result.suppressed),
+        big,
+    ]
     a, b = multiprocessing.Pipe(duplex=True)
     try:
-        for message in (
-            ("options", options),
-            ("lint", 7, denied, WARM_UP_LABEL),
-            ("ok", 7, list(result.diagnostics), result.suppressed),
-        ):
-            a.send_bytes(encode_message(message))
-            assert b.recv() == message
+        for message in messages:
+            for write, read in (
+                (lambda m: send_message(a.fileno(), encode_message(m)), b.recv),
+                (lambda m: a.send_bytes(encode_message(m)), lambda: recv_message(b.fileno())),
+                (lambda m: send_message(a.fileno(), encode_message(m)), lambda: recv_message(b.fileno())),
+            ):
+                got: list[Any] = []
+                reader = threading.Thread(target=lambda r=read, out=got: out.append(r()))  # type: ignore[misc]
+                reader.start()
+                write(message)
+                reader.join(10)
+                assert got == [message]
+        os.write(a.fileno(), b"\x00\x00\x00\x10half")  # 16 bytes announced, 4 sent
+        a.close()
+        with pytest.raises(OSError):
+            recv_message(b.fileno())
+        with pytest.raises(EOFError):
+            recv_message(b.fileno())
     finally:
         a.close()
         b.close()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -131,12 +132,17 @@ def _is_json(content_type: str | None) -> bool:
     return media == "application/json" or media.endswith("+json")
 
 
-async def _read_body(request: Any, limit: int, state: WebhookState) -> bytes:
-    """The request body, at most ``limit`` bytes, each chunk counted in ``state.body_bytes`` as it is read
+class _ClientGone(Exception):
+    """The client went away before its request body was in (an ``http.disconnect`` message)."""
+
+
+async def _read_body(receive: Any, declared: str | None, limit: int, state: WebhookState) -> bytes:
+    """The request body read from the ASGI ``receive`` channel, at most ``limit`` bytes (``declared``: the
+    request's ``Content-Length``, None without one), each chunk counted in ``state.body_bytes`` as it is read
     (the caller takes the body's length off once it is decoded; on an error here this does). Raises
     ReviewError(413) when larger, ReviewError(503) when the bodies held would exceed
-    :attr:`WebhookSettings.body_buffer_bytes`."""
-    declared = request.headers.get("content-length")
+    :attr:`WebhookSettings.body_buffer_bytes`, _ClientGone when the client disconnects first. Reads the
+    messages as Starlette's ``Request.stream`` does."""
     if declared is not None:
         try:
             size = int(declared) if len(declared) < 20 else limit + 1
@@ -148,15 +154,24 @@ async def _read_body(request: Any, limit: int, state: WebhookState) -> bytes:
     total = 0
     cap = state.settings.body_buffer_bytes
     try:
-        async for chunk in request.stream():
-            total += len(chunk)
-            if total > limit:
-                raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
-            if state.body_bytes + len(chunk) > cap:
-                total -= len(chunk)
-                raise ReviewError(f"request bodies being read exceed {cap} bytes", 503)
-            state.body_bytes += len(chunk)
-            chunks.append(chunk)
+        while True:
+            message = await receive()
+            kind = message["type"]
+            if kind == "http.request":
+                chunk = message.get("body", b"")
+                if chunk:
+                    total += len(chunk)
+                    if total > limit:
+                        raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
+                    if state.body_bytes + len(chunk) > cap:
+                        total -= len(chunk)
+                        raise ReviewError(f"request bodies being read exceed {cap} bytes", 503)
+                    state.body_bytes += len(chunk)
+                    chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            elif kind == "http.disconnect":
+                raise _ClientGone
     except BaseException:
         state.body_bytes -= total
         raise
@@ -219,6 +234,70 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
     return build_response(review, settings, outcome)
 
 
+#: An HTTP answer: status, raw headers (ASGI), body.
+_Answer = tuple[int, list[tuple[bytes, bytes]], bytes]
+
+#: ``json.dumps`` with the arguments of Starlette's ``JSONResponse.render``, its encoder made once (``dumps``
+#: builds one per call when given arguments); same bytes.
+_encode_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode
+#: Starlette's ``PlainTextResponse("Internal Server Error", 500)``, what its ServerErrorMiddleware answers.
+_ERROR_500_BODY = b"Internal Server Error"
+_ERROR_500_HEADERS = [(b"content-length", b"21"), (b"content-type", b"text/plain; charset=utf-8")]
+
+
+def _json_answer(payload: Any, status: int = 200, close: bool = False) -> _Answer:
+    """What Starlette's ``JSONResponse(payload, status, headers={"Connection": "close"} if close else None)``
+    sends: the same body and raw headers."""
+    body = _encode_json(payload).encode("utf-8")
+    length = (b"content-length", str(len(body)).encode("latin-1"))
+    if close:
+        return status, [(b"connection", b"close"), length, (b"content-type", b"application/json")], body
+    return status, [length, (b"content-type", b"application/json")], body
+
+
+class _Endpoint:
+    """An ASGI callable Starlette's ``Route`` calls as it is (a plain function would be wrapped in its
+    ``Request``/``Response`` adapter)."""
+
+    __slots__ = ("handler",)
+
+    def __init__(self, handler: Callable[[Any, Any, Any], Awaitable[None]]) -> None:
+        self.handler = handler
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.handler(scope, receive, send)
+
+
+class WebhookApp:
+    """The review listener's ASGI application: ``POST /validate`` goes straight to the review handler, the
+    rest (probes, metrics, other paths and methods, a ``root_path``, the lifespan) to the Starlette
+    application ``app``, which routes ``/validate`` to the same handler.
+
+    Starlette's layers around an endpoint (its error and exception middleware, the router, the
+    ``Request`` and ``JSONResponse`` objects) did nothing for a review that the handler does not do itself:
+    it reads the ASGI messages as ``Request.stream`` does and sends the bytes and headers
+    ``JSONResponse`` sends (``tests/test_webhook_asgi.py`` compares them), and answers an exception that
+    escapes it with Starlette's plain 500 before raising it on. ``state`` is the Starlette app's
+    (``state.webhook``: the :class:`WebhookState`).
+    """
+
+    def __init__(self, app: Any, validate: Callable[[Any, Any, Any], Awaitable[None]]) -> None:
+        self.app = app
+        self.state = app.state
+        self._validate = validate
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == "/validate"
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await self._validate(scope, receive, send)
+        else:
+            await self.app(scope, receive, send)
+
+
 def create_app(
     settings: WebhookSettings,
     *,
@@ -231,7 +310,7 @@ def create_app(
     warm_up: bool = True,
     freeze_gc: bool = False,
 ) -> Any:
-    """Build the Starlette application serving the webhook.
+    """Build the ASGI application serving the webhook (a :class:`WebhookApp` over a Starlette application).
 
     Args:
         settings: mode, failure mode, time budget, size and time limits, workers, pipeline options.
@@ -260,8 +339,8 @@ def create_app(
 
     require_server_deps()
     from starlette.applications import Starlette
-    from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse, PlainTextResponse, Response
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse, Response
     from starlette.routing import Route
 
     state = WebhookState(
@@ -276,43 +355,58 @@ def create_app(
         freeze_gc=freeze_gc,
     )
 
-    def bad_request(exc: ReviewError) -> Response:
+    def bad_request(exc: ReviewError) -> _Answer:
         reason = {413: "too_large", 415: "unsupported_media_type", 408: "body_timeout"}.get(
             exc.status, "malformed"
         )
         state.metrics.bad_requests.labels(reason).inc()
         state.logger.warning("bad request", extra={"fields": {"status": exc.status, "error": str(exc)}})
-        headers = {"Connection": "close"} if exc.status in (408, 413) else None
-        return JSONResponse({"error": str(exc)}, status_code=exc.status, headers=headers)
+        return _json_answer({"error": str(exc)}, exc.status, close=exc.status in (408, 413))
 
-    async def validate(request: Request) -> Response:
+    async def validate(scope: Any, receive: Any, send: Any) -> None:
+        """``POST /validate`` as an ASGI application: :func:`answer`'s status, headers and body."""
+        try:
+            status, headers, body = await answer(scope, receive)
+        except Exception:  # what Starlette's ServerErrorMiddleware answered before the response began
+            await send({"type": "http.response.start", "status": 500, "headers": list(_ERROR_500_HEADERS)})
+            await send({"type": "http.response.body", "body": _ERROR_500_BODY})
+            raise
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def answer(scope: Any, receive: Any) -> _Answer:
         t0 = time.perf_counter()
+        content_type = length = None
+        for name, value in scope["headers"]:  # the first of each counts, as with Starlette's Headers.get
+            if name == b"content-type":
+                if content_type is None:
+                    content_type = value.decode("latin-1")
+            elif name == b"content-length" and length is None:
+                length = value.decode("latin-1")
         # the body first, then a slot to decode and lint it: a slot taken before the body was in was held by
         # a client sending its body slowly, and four of them (the default slots) held every slot until the
         # body deadline, answering every review 503. The bodies held meanwhile are bounded in bytes.
         try:
-            if not _is_json(request.headers.get("content-type")):
-                raise ReviewError(
-                    f"Content-Type must be application/json, got {request.headers.get('content-type')!r:.80}",
-                    415,
-                )
+            if not _is_json(content_type):
+                raise ReviewError(f"Content-Type must be application/json, got {content_type!r:.80}", 415)
             try:
                 body = await _within(
-                    _read_body(request, settings.max_request_bytes, state), settings.body_timeout_seconds
+                    _read_body(receive, length, settings.max_request_bytes, state),
+                    settings.body_timeout_seconds,
                 )
             except asyncio.TimeoutError:
                 state.metrics.connections_closed.labels("body_timeout").inc()
                 raise ReviewError(
                     f"request body not received within {settings.body_timeout_seconds:g} s", 408
                 ) from None
-            except ClientDisconnect:  # gone before its body was in: nobody to answer, nothing to log
+            except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
                 state.metrics.connections_closed.labels("client_gone").inc()
-                return Response(status_code=400)
+                return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
         except ReviewError as exc:
             if exc.status == 503:
                 state.metrics.bad_requests.labels("overloaded").inc()
                 state.logger.warning("review refused: too many request bodies held", extra={"fields": {}})
-                return JSONResponse({"error": str(exc)}, status_code=503, headers={"Connection": "close"})
+                return _json_answer({"error": str(exc)}, 503, close=True)
             return bad_request(exc)
         box = [body]  # the only reference, taken out when decoded
         del body
@@ -322,7 +416,7 @@ def create_app(
             if box:  # refused before it was decoded
                 state.body_bytes -= len(box.pop())
 
-    async def _with_slot(box: list[bytes], t0: float) -> Response:
+    async def _with_slot(box: list[bytes], t0: float) -> _Answer:
         # at most inflight_slots decoded objects are in this process at once
         if state.inflight is None:
             state.inflight = asyncio.Semaphore(settings.inflight_slots)
@@ -336,18 +430,18 @@ def create_app(
             state.logger.warning(
                 "review refused: too many in flight", extra={"fields": {"slots": settings.inflight_slots}}
             )
-            return JSONResponse(
+            return _json_answer(
                 {
                     "error": f"more than {settings.inflight_slots} reviews in flight for {settings.timeout_seconds:g} s"
                 },
-                status_code=503,
+                503,
             )
         try:
             return await _validate(box, t0)
         finally:
             state.inflight.release()
 
-    async def _validate(box: list[bytes], t0: float) -> Response:
+    async def _validate(box: list[bytes], t0: float) -> _Answer:
         body = box.pop()
         state.body_bytes -= len(body)
         try:
@@ -383,7 +477,7 @@ def create_app(
             state.logger.log(
                 level, "review", extra={"fields": _log_fields(review, verdict, seconds, settings.mode)}
             )
-        return JSONResponse(payload)
+        return _json_answer(payload)
 
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok\n")
@@ -447,17 +541,18 @@ def create_app(
             await state.pool.close()
             beat.cancel()
 
-    app = Starlette(
+    starlette = Starlette(
         routes=[
-            Route("/validate", validate, methods=["POST"]),
+            # a path or method other than POST /validate (404, 405) and a root_path go through the router
+            Route("/validate", _Endpoint(validate), methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
             Route("/readyz", readyz, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
         ],
         lifespan=lifespan,
     )
-    app.state.webhook = state
-    return app
+    starlette.state.webhook = state
+    return WebhookApp(starlette, validate)
 
 
 def create_probe_app(state: WebhookState) -> Any:

@@ -30,7 +30,9 @@ table of short keys), and strings are checked with substring searches where they
 
 The lines of that text, which a review reads only to place a finding inside a script
 (:class:`LazyJsonLines`), are written by :func:`dump_lines` from the same object with the ``json`` module's
-string encoder, several times faster than its indenting encoder.
+string encoder, several times faster than its indenting encoder; a review that places a finding reads the
+number of lines and the script's own line, which are counted and written alone (:func:`_line_sizes`,
+:func:`_line_at`) without writing the rest.
 
 ``tests/test_webhook_jsonload.py`` checks the result against :func:`kvlint.load.load_text` of the JSON text,
 positions included, on every document of the corpus and the fixtures and on edge cases.
@@ -320,13 +322,113 @@ def dump_lines(obj: Any) -> list[str]:
     return out
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
+def _line_sizes(obj: Any) -> tuple[int, dict[int, int]]:
+    """The number of lines of ``dump_text(obj)`` and, for each non-empty container in it, the lines it
+    takes (keyed by ``id``; an empty container and a scalar take one), counted without writing them: the
+    layout :func:`dump_lines` writes (a non-empty container: its opening line, its entries', its closing
+    line). Raises _GiveWay for what :func:`dump_lines` does not write (a key that is not a string, a value
+    of another type)."""
+    sizes: dict[int, int] = {}
+    scalars = _SCALAR_TYPES
+
+    def count(v: Any) -> int:
+        n = 2
+        if type(v) is dict:
+            for k, x in v.items():
+                if type(k) is not str:
+                    raise _GiveWay
+                tx = type(x)
+                if (tx is dict or tx is list) and x:
+                    n += count(x)
+                elif tx in scalars or tx is dict or tx is list:
+                    n += 1
+                else:
+                    raise _GiveWay
+        else:
+            for x in v:
+                tx = type(x)
+                if (tx is dict or tx is list) and x:
+                    n += count(x)
+                elif tx in scalars or tx is dict or tx is list:
+                    n += 1
+                else:
+                    raise _GiveWay
+        sizes[id(v)] = n
+        return n
+
+    t = type(obj)
+    if (t is dict or t is list) and obj:
+        return count(obj), sizes
+    if t in _SCALAR_TYPES or t is dict or t is list:
+        return 1, sizes
+    raise _GiveWay
+
+
+def _line_at(obj: Any, sizes: dict[int, int], index: int) -> str:
+    """Line ``index`` (0-based, within the text) of :func:`dump_lines` of ``obj``, written alone: the walk
+    goes down the one container holding it, stepping over the others by their sizes (:func:`_line_sizes`)."""
+    v, head, depth, tail, line = obj, "", 0, "", 0
+    while True:
+        t = type(v)
+        if not ((t is dict or t is list) and v):
+            if t is dict:
+                return head + "{}" + tail
+            if t is list:
+                return head + "[]" + tail
+            return head + _scalar_text(v) + tail
+        if index == line:
+            return head + ("{" if t is dict else "[")
+        if index == line + sizes[id(v)] - 1:
+            return " " * depth + ("}" if t is dict else "]") + tail
+        pad = " " * (depth + 1)
+        last = len(v)
+        at = line + 1
+        entries: Any = v.items() if t is dict else enumerate(v)
+        for i, (k, x) in enumerate(entries, 1):
+            tx = type(x)
+            n = sizes[id(x)] if (tx is dict or tx is list) and x else 1
+            if index < at + n:
+                key = pad + _encode(k) + ": " if t is dict else pad
+                v, head, depth, tail, line = x, key, depth + 1, "," if i < last else "", at
+                break
+            at += n
+        else:  # pragma: no cover - the sizes cover every line
+            raise IndexError(index)
+
+
+def _scalar_text(v: Any) -> str:
+    """A scalar as :func:`dump_lines` writes it."""
+    t = type(v)
+    if t is str:
+        return _encode(v)  # type: ignore[no-any-return]
+    if t is bool or v is None:
+        return _SCALAR_TEXT[v]
+    if t is int:
+        return int.__repr__(v)
+    if t is float and math.isfinite(v):
+        return float.__repr__(v)
+    raise _GiveWay
+
+
 class LazyJsonLines(Sequence[str]):
-    """The lines of :func:`dump_text` of an object, written only when first read (positions inside a
-    script's text are looked up in them, :data:`kvlint.engines.command.HELD_LINES`; most reviews never do)."""
+    """The lines of :func:`dump_text` of an object, written only when read (positions inside a script's
+    text are looked up in them, :data:`kvlint.engines.command.HELD_LINES`; most reviews never do).
+
+    Their number is counted without writing them (:func:`_line_sizes`), and the first few lines read are
+    written one at a time (:func:`_line_at`): placing a finding inside a script reads the number of lines
+    and the script's own line, not the other lines of the object. Past :data:`_SINGLE_LINES` lines read,
+    or for a slice, a negative index or iteration, all the lines are written (:func:`dump_lines`).
+    """
 
     def __init__(self, obj: Any) -> None:
         self._obj = obj
         self._lines: list[str] | None = None
+        self._count: int | None = None
+        self._sizes: dict[int, int] | None = None
+        self._single: dict[int, str] = {}
 
     def _get(self) -> list[str]:
         if self._lines is None:
@@ -334,13 +436,48 @@ class LazyJsonLines(Sequence[str]):
                 self._lines = dump_lines(self._obj)
             except (_GiveWay, RecursionError):
                 self._lines = dump_text(self._obj).split("\n")
+            self._single.clear()
         return self._lines
 
+    def _counted(self) -> bool:
+        """Whether the number of lines and the containers' sizes are known (counted on first use; False
+        when the object holds what :func:`dump_lines` does not write, for which all lines are written)."""
+        if self._count is None:
+            try:
+                self._count, self._sizes = _line_sizes(self._obj)
+            except (_GiveWay, RecursionError):
+                self._count = len(self._get())
+        return self._sizes is not None
+
     def __getitem__(self, index: Any) -> Any:
+        lines = self._lines
+        if lines is not None:
+            return lines[index]
+        if type(index) is int:  # (a slice is not hashable before Python 3.12)
+            line = self._single.get(index)  # a script's line is read once per character placed
+            if line is not None:
+                return line
+            if index >= 0 and len(self._single) < _SINGLE_LINES and self._counted():
+                if index >= len(self):
+                    raise IndexError("line index out of range")
+                assert self._sizes is not None
+                try:
+                    line = self._single[index] = _line_at(self._obj, self._sizes, index)
+                    return line
+                except (_GiveWay, RecursionError):
+                    pass
         return self._get()[index]
 
     def __len__(self) -> int:
-        return len(self._get())
+        if self._lines is not None:
+            return len(self._lines)
+        self._counted()
+        assert self._count is not None
+        return self._count
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._get())
+
+
+#: Lines of a :class:`LazyJsonLines` written one at a time before all are written at once.
+_SINGLE_LINES = 4

@@ -32,7 +32,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
-from kvlint.webhook.worker import LintOutcome, encode_message, worker_main
+from kvlint.webhook.worker import LintOutcome, encode_message, recv_message, send_message, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -84,6 +84,8 @@ class _Worker:
         self.reviews = 0
         #: the reply read for a review whose request was cancelled just after (see ReviewPool._call)
         self.late_reply: Any = None
+        #: the future of the review waiting for this worker's reply (None while idle: see ReviewPool._readable)
+        self.waiter: asyncio.Future[Any] | None = None
 
     @property
     def pid(self) -> int | None:
@@ -225,15 +227,32 @@ class ReviewPool:
             self.empty_since = time.monotonic()
 
     def _watch(self, w: _Worker) -> None:
-        """Watch the pipe of ``w`` while no review waits on it: a worker that dies while idle (SIGKILL, the
-        kernel's OOM killer) closes its end, and is replaced at once instead of being handed the next review
-        (which its dead pipe would fail, answered per the failure mode) and counted alive meanwhile.
-        :meth:`_call` swaps its own reader in for a review and this one back after; replacing the callback
-        of a registered descriptor costs no system call."""
+        """Watch the pipe of ``w`` for as long as it is in the pool, with one reader callback
+        (:meth:`_readable`) that hands a reply to the review waiting for one (:meth:`_call`) and otherwise
+        replaces the worker: a worker that dies while idle (SIGKILL, the kernel's OOM killer) closes its end,
+        and is replaced at once instead of being handed the next review (which its dead pipe would fail,
+        answered per the failure mode) and counted alive meanwhile. One registration for the worker's life:
+        no reader is added and removed per review."""
         try:
-            asyncio.get_running_loop().add_reader(w.conn.fileno(), self._idle_readable, w)
+            asyncio.get_running_loop().add_reader(w.conn.fileno(), self._readable, w)
         except (OSError, ValueError):  # the pipe is closed already
             pass
+
+    def _readable(self, w: _Worker) -> None:
+        """The pipe of ``w`` is readable: the reply of the review waiting on it (set on its future, one
+        event-loop pass from the reply to the review), or, when no review waits, an end of file or a write
+        out of turn (:meth:`_idle_readable`). A review whose future is settled already (its budget ran out,
+        it was cancelled) puts the idle watch back itself; nothing is read meanwhile."""
+        fut = w.waiter
+        if fut is None:
+            self._idle_readable(w)
+            return
+        if fut.done():
+            return
+        try:
+            fut.set_result(recv_message(w.conn.fileno()))
+        except BaseException as exc:  # EOFError: the worker died
+            fut.set_exception(exc)
 
     def _unwatch(self, w: _Worker) -> None:
         """Stop watching the pipe of ``w`` (before it is closed: its descriptor number can be reused)."""
@@ -410,31 +429,22 @@ class ReviewPool:
     async def _call(self, w: _Worker, messages: list[tuple[Any, ...]], timeout: float) -> Any:
         """Send ``messages`` to ``w`` and wait at most ``timeout`` seconds for its one reply.
 
-        The reply is read by the pipe's reader callback and set on the future this review awaits (one
-        event-loop pass from the reply to the review). Raises _CallTimeout at the deadline, EOFError/OSError
-        when the worker died. When the review is cancelled after the whole reply was read, the reply is
-        kept in ``w.late_reply`` (the worker is idle again) and the cancellation goes on.
+        The reply is read by the pipe's reader callback (:meth:`_readable`) and set on the future this review
+        awaits (one event-loop pass from the reply to the review). Raises _CallTimeout at the deadline,
+        EOFError/OSError when the worker died. When the review is cancelled after the whole reply was read,
+        the reply is kept in ``w.late_reply`` (the worker is idle again) and the cancellation goes on.
         """
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[Any] = loop.create_future()
-        conn = w.conn
-        fd = conn.fileno()
-
-        def readable() -> None:
-            if fut.done():  # settled; the review's task puts the idle watch back
-                return
-            try:
-                fut.set_result(conn.recv())
-            except BaseException as exc:  # EOFError: the worker died
-                fut.set_exception(exc)
 
         def expire() -> None:
             if not fut.done():
                 fut.set_exception(_CallTimeout())
 
+        fd = w.conn.fileno()  # OSError once the pipe is closed
         for m in messages:
-            conn.send_bytes(encode_message(m))
-        loop.add_reader(fd, readable)
+            send_message(fd, encode_message(m))
+        w.waiter = fut
         timer = loop.call_later(timeout, expire)
         try:
             return await fut
@@ -444,8 +454,7 @@ class ReviewPool:
             raise
         finally:
             timer.cancel()
-            if w in self._workers:  # the idle watch again (a replaced worker's pipe is closed)
-                loop.add_reader(fd, self._idle_readable, w)
+            w.waiter = None  # the idle watch again (a replaced worker's pipe is not watched)
 
 
 class _CallTimeout(Exception):

@@ -139,7 +139,11 @@ def deadline_protocol(
     class DeadlineHTTPProtocol(base):  # type: ignore[misc, valid-type]
         """uvicorn's HTTP protocol with a header deadline and header size cap."""
 
+        #: the header deadline (event-loop time) of the request whose headers are awaited; None: none armed
+        _kv_deadline: float | None = None
+        #: the connection's one header timer and the time it is set for (see _kv_expired)
         _kv_timer: asyncio.TimerHandle | None = None
+        _kv_timer_at = 0.0
         _kv_write_timer: asyncio.TimerHandle | None = None
         _kv_header_bytes = 0
 
@@ -148,17 +152,30 @@ def deadline_protocol(
             return cycle is None or bool(cycle.response_complete)
 
         def _kv_arm(self) -> None:
-            if self._kv_timer is None:
-                self._kv_timer = self.loop.call_later(header_timeout, self._kv_expired)
+            """Start the header clock of the request whose bytes begin to arrive (a no-op while it runs)."""
+            if self._kv_deadline is None:
+                self._kv_deadline = deadline = self.loop.time() + header_timeout
+                if self._kv_timer is None:
+                    self._kv_timer = self.loop.call_at(deadline, self._kv_expired)
+                    self._kv_timer_at = deadline
 
         def _kv_disarm(self) -> None:
+            """Stop the header clock (the headers are complete). The timer is left to run out: when it fires
+            with no deadline armed it does nothing, and with a later one it is set again for that one, so a
+            kept-alive connection has one timer per header deadline rather than one made and cancelled per
+            request."""
+            self._kv_deadline = None
+
+        def _kv_cancel(self) -> None:
+            """Stop the header clock and cancel its timer (the connection closes)."""
+            self._kv_deadline = None
             if self._kv_timer is not None:
                 self._kv_timer.cancel()
                 self._kv_timer = None
 
         def _kv_close(self, reason: str, abort: bool = False) -> None:
             """Close the connection (``abort``: at once, dropping what is buffered) and count it."""
-            self._kv_disarm()
+            self._kv_cancel()
             self._kv_disarm_write()
             transport = getattr(self, "transport", None)
             if transport is not None and not transport.is_closing():
@@ -198,6 +215,14 @@ def deadline_protocol(
 
         def _kv_expired(self) -> None:
             self._kv_timer = None
+            deadline = self._kv_deadline
+            if deadline is None:  # the headers were complete in time
+                return
+            if deadline > self._kv_timer_at:  # a later request's clock, started after the timer was set
+                self._kv_timer = self.loop.call_at(deadline, self._kv_expired)
+                self._kv_timer_at = deadline
+                return
+            self._kv_deadline = None
             if self._kv_waiting():
                 self._kv_close("header_timeout")
 
@@ -234,7 +259,7 @@ def deadline_protocol(
                     self._kv_close("header_too_large")
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._kv_disarm()
+            self._kv_cancel()
             self._kv_disarm_write()
             super().connection_lost(exc)
 

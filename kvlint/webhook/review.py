@@ -482,11 +482,32 @@ def lint_review(review: Review, options: Any, pipeline: Pipeline | None = None) 
     return lint_object(_prepared_object(review), review_label(review), options, pipeline)
 
 
+def _squeeze(text: str) -> str:
+    """``" ".join(text.split())``: runs of whitespace as one space, none at either end; ``text`` itself
+    when it has nothing to change, found without splitting it: every character ``str.split`` splits on but
+    the ASCII space is one ``str.isprintable`` rejects (categories Cc, Zs, Zl, Zp), so a printable text
+    with no two spaces in a row and none at either end is already squeezed."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
+def _flat(text: str) -> str:
+    """``printable(_squeeze(text))``: one line of plain text, scanned once when it has nothing to change
+    (printable ASCII is what :func:`printable` returns as it is)."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text if text.isascii() else printable(text)
+    return printable(" ".join(text.split()))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+
+
 def _clip(text: str, limit: int) -> str:
     """``text`` on one line without control characters, cut to ``limit`` characters with ``...`` when
     longer (kubectl prints warnings to the user's terminal)."""
-    text = printable(" ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
+    return _cut(_flat(text), limit)
 
 
 def _where(d: Diagnostic) -> str:
@@ -498,12 +519,14 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     :data:`MAX_WARNING_CHARS` characters (the fix is dropped first, then the message cut). No
     ``Warning:`` prefix (kubectl adds it)."""
     head = printable(f"{d.rule}{note}{_where(d)}: ")
-    msg = printable(" ".join(d.message.split()))
-    fix = printable(" ".join(d.fix.split()))
-    full = f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
-    if len(full) <= MAX_WARNING_CHARS:
-        return full
-    return _clip(f"{head}{msg}", MAX_WARNING_CHARS)
+    msg = _flat(d.message)
+    fix = _flat(d.fix)
+    if len(head) + len(msg) + (len(fix) + 6 if fix else 0) <= MAX_WARNING_CHARS:
+        return f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
+    # _clip(head + msg), the message not scanned again: it is flat already (printable's output is printable
+    # again as it is, character by character), so only the head, which ends with a space, has any to squeeze
+    base = _squeeze(head)
+    return _cut(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
 def _limit_warnings(items: list[str]) -> list[str]:
@@ -527,14 +550,17 @@ def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
     n = len(errors)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
+    used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
     for i, d in enumerate(errors):
-        entry = printable(f"- {d.rule}{_where(d)}: {' '.join(d.message.split())}")
+        # printable works character by character: the head's and the message's escaped apart
+        entry = printable(f"- {d.rule}{_where(d)}: ") + _flat(d.message)
         if d.fix:
-            entry += "\n  fix: " + printable(" ".join(d.fix.split()))
-        if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
+            entry += "\n  fix: " + _flat(d.fix)
+        if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
         lines.append(entry)
+        used += len(entry) + 1
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 
@@ -611,8 +637,9 @@ def build_response(review: Review, settings: WebhookSettings, result: Any) -> tu
     if settings.mode != "audit":
         warn_text.extend(format_warning(d) for d in warns)
     audit = {"verdict": "deny" if not allowed else ("would-deny" if errors else "allow")}
-    if verdict.rules:
-        audit["rules"] = ",".join(verdict.rules)
+    rules = verdict.rules
+    if rules:
+        audit["rules"] = ",".join(rules)
     message = deny_message(review, errors) if not allowed else ""
     return response(
         review, allowed, message=message, warnings=_limit_warnings(warn_text), audit=audit
