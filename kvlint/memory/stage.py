@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
-from kvlint.memory.sglang import SglangPlanDetail, plan_sglang_detailed
+from kvlint.memory.sglang import SglangPlanDetail, SglangPrelude, plan_sglang_detailed, sglang_prelude
 from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.memory.vllm import (
     PlanError,
@@ -131,13 +131,14 @@ def _detail(
     changes: dict[str, Any] | None = None,
     *,
     memo: bool = True,
-    prelude: PlanPrelude | None = None,
+    prelude: PlanPrelude | SglangPrelude | None = None,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :func:`_memo_key`; ``memo`` False for plans nothing asks for twice, the fleet's).
     ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
-    memory total (:func:`plannable_gpu`); ``prelude`` the vLLM plans' GPU-independent steps for ``settings`` and
-    ``model`` (:func:`kvlint.memory.vllm.plan_prelude`), when the caller has them. Raises what the model raises
+    memory total (:func:`plannable_gpu`); ``prelude`` the plans' GPU-independent steps for ``settings`` (vLLM,
+    :func:`kvlint.memory.vllm.plan_prelude`) or ``serving`` and ``changes`` (SGLang,
+    :func:`kvlint.memory.sglang.sglang_prelude`) and ``model``, when the caller has them. Raises what the model raises
     (see ``_PLAN_ERRORS``; failures are not kept)."""
     if serving.engine == "vllm" and changes:
         settings = (
@@ -171,18 +172,22 @@ def _run(
     gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
-    prelude: PlanPrelude | None = None,
+    prelude: PlanPrelude | SglangPrelude | None = None,
 ) -> PlanDetail:
     """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``; ``prelude`` as
     :func:`_detail`)."""
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
+        assert prelude is None or isinstance(prelude, PlanPrelude)
         return plan_vllm_detailed(settings, model, total, prelude=prelude, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
-        return plan_sglang_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
+        assert prelude is None or isinstance(prelude, SglangPrelude)
+        return plan_sglang_detailed(
+            serving, model, total, gpus=gpus, overrides=changes, prelude=prelude, **kw
+        )
     raise PlanError(f"no memory model for engine {serving.engine!r}")
 
 
@@ -599,14 +604,16 @@ def plan_fleet(
     profile = mig_profile_of(placement)
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
-    # a vLLM plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when they
-    # raise, each GPU's plan raises it again and gets its entry)
-    prelude = None
-    if serving.engine == "vllm" and type(settings) is VllmSettings:
-        try:
+    # a vLLM or SGLang plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when
+    # they raise, each GPU planned raises it again, in its own order of steps, and gets its entry or ends the call)
+    prelude: PlanPrelude | SglangPrelude | None = None
+    try:
+        if serving.engine == "vllm" and type(settings) is VllmSettings:
             prelude = plan_prelude(settings, model)
-        except _PLAN_ERRORS:
-            prelude = None
+        elif serving.engine == "sglang":
+            prelude = sglang_prelude(serving, model)
+    except Exception:  # left to each GPU's plan, which raises it where the engine's order does
+        prelude = None
     out = []
     for acc in fleet:
         mig_bytes = None
