@@ -222,7 +222,12 @@ def test_fleet_prelude_with_overrides_and_reuse_plans_as_alone() -> None:
         pre = sglang_prelude(s, m, ov)
         seen = set()
         for acc in _fleet_gpus():
-            kw = {"gpus": 2, "gpu_name": acc.name, "compute_capability": acc.compute_capability, "overrides": ov}
+            kw = {
+                "gpus": 2,
+                "gpu_name": acc.name,
+                "compute_capability": acc.compute_capability,
+                "overrides": ov,
+            }
             shared = plan_sglang_detailed(s, m, acc.memory_bytes, prelude=pre, **kw)
             assert shared == plan_sglang_detailed(s, m, acc.memory_bytes, **kw), (ov, acc.id)
             seen.add(shared.max_total_num_tokens)

@@ -599,6 +599,7 @@ def plan_fleet(
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
     """
     from kvlint.accelerators import registry as cat
+    from kvlint.engines.images import platform_of
     from kvlint.memory.compat import platform_refusal, startup_refusal
 
     profile = mig_profile_of(placement)
@@ -614,6 +615,7 @@ def plan_fleet(
             prelude = sglang_prelude(serving, model)
     except Exception:  # left to each GPU's plan, which raises it where the engine's order does
         prelude = None
+    platform = platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
     out = []
     for acc in fleet:
         mig_bytes = None
@@ -621,7 +623,9 @@ def plan_fleet(
             prof, _note = cat.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
         base = {"mig_profile": profile}
-        refusal = platform_refusal(serving, acc)  # the image does not run there: not planned
+        refusal = platform_refusal(
+            serving, acc, platform=platform
+        )  # the image does not run there: not planned
         if refusal is not None:
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
             continue
