@@ -622,23 +622,22 @@ def plan_fleet(
         if profile is not None:
             prof, _note = cat.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
-        base = {"mig_profile": profile}
         refusal = platform_refusal(
             serving, acc, platform=platform
         )  # the image does not run there: not planned
         if refusal is not None:
-            out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
+            out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, profile))
             continue
         # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
         gpu = _plannable(acc, mig_bytes or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
-            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
+            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", mig_profile=profile))
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
             detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
-            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
+            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), mig_profile=profile))
             continue
         verdict, reason = fit_assessment(detail)
         refused_by = None
@@ -652,5 +651,5 @@ def plan_fleet(
                 f"most likely fails at start-up: {refusal.reason}",
                 refusal.rule,
             )
-        out.append(FleetEntry(acc, gpus, detail, verdict, None, reason, refused_by, **base))
+        out.append(FleetEntry(acc, gpus, detail, verdict, None, reason, refused_by, profile))
     return tuple(out)
