@@ -267,3 +267,19 @@ def test_fleet_prelude_notes_stay_in_vllm_order(containers):
         if done > 60:
             break
     assert done > 20
+
+
+def test_fleet_platform_read_once_refuses_as_per_gpu(containers):
+    """plan_fleet reads the image's platform once and tests it against each GPU (KV304): the same refusals as
+    platform_refusal reading it for every GPU, on every catalogue accelerator (ROCm, TPU and Gaudi ones too)."""
+    from kvlint.engines.images import platform_of
+    from kvlint.memory.compat import platform_refusal
+
+    refused = 0
+    for cr in containers:
+        platform = platform_of(cr.serving)
+        for acc in cat.catalogue().values():
+            got = platform_refusal(cr.serving, acc, platform=platform)
+            assert got == platform_refusal(cr.serving, acc), (cr.container_name, acc.id)
+            refused += got is not None
+    assert refused > 50

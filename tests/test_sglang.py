@@ -156,3 +156,95 @@ def test_every_corpus_tgi_sglang_container_gets_plan_or_kv5xx() -> None:
     for cr in crs:
         diags = (check_tgi if cr.serving.engine == "tgi" else check_sglang)(cr, opts)
         assert cr.plan is not None or any(d.rule.startswith("KV5") for d in diags), cr.object_ref
+
+
+def _fleet_gpus():
+    from kvlint.accelerators import registry as cat
+
+    return tuple(a for a in cat.catalogue().values() if a.vendor in ("nvidia", "amd"))
+
+
+def test_fleet_notes_stay_in_sglang_order() -> None:
+    """plan_fleet settles an SGLang container's GPU-independent steps once (sglang_prelude); on every GPU the
+    notes keep the order in which SGLang meets them, GPU steps among the settled ones: version, the default
+    mem_fraction_static and chunked_prefill_size (the GPU's), dtype, cell size, the pre-load heuristic, the
+    --max-total-tokens cap (the GPU's), the derived context length, max_running_requests (the GPU's)."""
+    from kvlint.memory.stage import plan_fleet
+    from kvlint.types import Placement
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    s = _cmd("--model-path", "x", "--max-total-tokens", "1000", version="")
+    s.version = None
+    entries = plan_fleet(s, None, m, Placement(accelerator=None), _fleet_gpus(), 1)
+    order = [
+        "SGLang version unknown",
+        "mem_fraction_static ",
+        "chunked_prefill_size ",
+        "dtype auto -> ",
+        "cell_size ",
+        "[heuristic] pre-load free",
+        "--max-total-tokens 1000 caps the pool",
+        "context_length 131072 derived from max_position_embeddings",
+        "max_running_requests = ",
+    ]
+    planned = 0
+    for e in entries:
+        if e.detail is None or e.detail.max_total_num_tokens != 1000:
+            continue  # not planned, or a pool below the cap (no cap note)
+        notes = e.detail.plan.assumptions
+        assert len(notes) == len(order), notes
+        for note, start in zip(notes, order, strict=True):
+            assert note.startswith(start), (e.accelerator.id, notes)
+        planned += 1
+    assert planned > 10
+    # two GPUs of different memory: the GPU's own figures, the settled ones shared
+    by_total = {e.detail.plan.total_bytes: e.detail for e in entries if e.detail is not None}
+    small, big = by_total[min(by_total)], by_total[max(by_total)]
+    assert small.mem_fraction_static != big.mem_fraction_static
+    assert small.plan.kv_bytes_per_token == big.plan.kv_bytes_per_token == 131072
+
+
+def test_fleet_prelude_with_overrides_and_reuse_plans_as_alone() -> None:
+    """One sglang_prelude serves every GPU: each plan equals the plan computed alone (prelude built inside), with
+    flags given by overrides (a remedy's) and after the prelude served other GPUs (nothing of one GPU stays)."""
+    from kvlint.memory.sglang import sglang_prelude
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    s = _cmd("--model-path", "x", "--tp", "2")
+    cases = [
+        None,
+        {"mem_fraction_static": 0.8},
+        {"chunked_prefill_size": 0, "max_prefill_tokens": 4096, "context_length": 4096},
+        {"max_total_tokens": 1000, "max_running_requests": 7, "page_size": 16},
+        {"dtype": "float16", "kv_cache_dtype": "fp8_e4m3", "tp_size": 4},
+    ]
+    for ov in cases:
+        pre = sglang_prelude(s, m, ov)
+        seen = set()
+        for acc in _fleet_gpus():
+            kw = {
+                "gpus": 2,
+                "gpu_name": acc.name,
+                "compute_capability": acc.compute_capability,
+                "overrides": ov,
+            }
+            shared = plan_sglang_detailed(s, m, acc.memory_bytes, prelude=pre, **kw)
+            assert shared == plan_sglang_detailed(s, m, acc.memory_bytes, **kw), (ov, acc.id)
+            seen.add(shared.max_total_num_tokens)
+        assert len(seen) > 1 or (ov or {}).get("max_total_tokens")
+
+
+def test_fleet_of_a_model_without_kv_layers_reports_the_error_on_each_gpu() -> None:
+    """The prelude raises (no KV-holding layer): plan_fleet leaves it to each GPU's plan, which raises the same
+    error there, so every planned GPU gets verdict unknown with it."""
+    from dataclasses import replace as dc_replace
+
+    from kvlint.memory.stage import plan_fleet
+    from kvlint.types import LayerSpec, Placement
+
+    m = _model("meta-llama/Llama-3.1-8B")
+    m = dc_replace(m, layers=tuple(LayerSpec("mamba", state_bytes=1 << 20) for _ in m.layers))
+    entries = plan_fleet(_cmd("--model-path", "x"), None, m, Placement(accelerator=None), _fleet_gpus(), 1)
+    planned = [e for e in entries if e.refused_by is None]
+    assert planned and all(e.verdict == "unknown" for e in planned)
+    assert all("has no attention layer holding a KV cache" in (e.error or "") for e in planned)

@@ -62,13 +62,15 @@ class Refusal:
 
 
 def image_platform_mismatch(
-    serving: ServingConfig, acc: Accelerator, resource: str | None = None
+    serving: ServingConfig, acc: Accelerator, resource: str | None = None, *, platform: str | None = None
 ) -> str | None:
     """KV304's test: the container's platform (:func:`kvlint.engines.images.platform_of`) when it is a build for
     another vendor than ``acc``: a ROCm build on NVIDIA, or a CUDA build on a non-NVIDIA accelerator when the
     image is known to be one (an engine's own image, :func:`kvlint.engines.images.is_known_cuda_build`; a custom
-    image such as a vendor's Gaudi build is no evidence); None when they match or nothing says."""
-    platform = platform_of(serving, resource)
+    image such as a vendor's Gaudi build is no evidence); None when they match or nothing says. ``platform``:
+    ``platform_of(serving, resource)`` when the caller has it (a fleet tests every GPU against one container)."""
+    if platform is None:
+        platform = platform_of(serving, resource)
     vendor = acc.vendor
     if platform == "cuda" and vendor != "nvidia" and is_known_cuda_build(serving.image):
         return platform
@@ -140,9 +142,12 @@ def _applies(rule: str, engine: str) -> bool:
     return "any" in engines or engine in engines
 
 
-def platform_refusal(serving: ServingConfig, acc: Accelerator) -> Refusal | None:
-    """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``."""
-    platform = image_platform_mismatch(serving, acc)
+def platform_refusal(
+    serving: ServingConfig, acc: Accelerator, *, platform: str | None = None
+) -> Refusal | None:
+    """KV304's part of :func:`startup_refusal`: the image is a build for another vendor than ``acc``
+    (``platform``: ``platform_of(serving)``, when the caller has it; see :func:`image_platform_mismatch`)."""
+    platform = image_platform_mismatch(serving, acc, platform=platform)
     if platform is not None and _applies("KV304", serving.engine):
         return Refusal(
             "KV304",

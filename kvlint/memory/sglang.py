@@ -275,6 +275,145 @@ class SglangPlanDetail:
     chunked_prefill_size: int
 
 
+@dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
+class SglangPrelude:
+    """What :func:`plan_sglang_detailed` settles from the flags and the model alone, before the GPU enters: the
+    same on every GPU, so :func:`kvlint.memory.stage.plan_fleet` computes it once per container
+    (:func:`sglang_prelude`) and passes it to each GPU's plan.
+
+    Attributes:
+        version and version_assumed (:func:`sglang_version`); tp, pp, dp; deepep (DeepEP all-to-all);
+        chunked_prefill_size, mem_fraction_static, max_total_tokens, context_length, max_running_requests: the
+        user's values or None; cuda_graph_max_bs, dp_attention: read only without a user's mem_fraction_static
+        (the default fraction's inputs); dtype (resolved), kv_cache_dtype (the flag, ``auto`` when unset);
+        kv_bytes_per_token (:func:`cell_size`, bytes per token per rank); weights_bytes (per rank, bytes) and
+        weights_source; page_size (tokens); derived_context_length, context_key and context_error
+        (:func:`check_context_length`); max_prefill_tokens: the flag's raw value (read only when
+        chunked_prefill_size is not positive); era. The notes, kept apart so that each GPU's plan puts them
+        where SGLang meets them: version_notes, model_notes (dtype, cell size, the pre-load heuristic),
+        context_notes.
+    """
+
+    version: SgVersion
+    version_assumed: bool
+    tp: int
+    pp: int
+    dp: int
+    deepep: bool
+    chunked_prefill_size: int | None
+    mem_fraction_static: float | None
+    cuda_graph_max_bs: int | None
+    dp_attention: bool
+    dtype: str
+    kv_cache_dtype: str
+    kv_bytes_per_token: int
+    weights_bytes: int
+    weights_source: str
+    page_size: int
+    max_total_tokens: int | None
+    context_length: int | None
+    derived_context_length: int
+    context_key: str
+    context_error: str | None
+    max_running_requests: int | None
+    max_prefill_tokens: Any
+    era: str
+    version_notes: tuple[str, ...]
+    model_notes: tuple[str, ...]
+    context_notes: tuple[str, ...]
+
+
+def sglang_prelude(
+    serving: ServingConfig, model: ModelSpec, overrides: dict[str, Any] | None = None
+) -> SglangPrelude:
+    """The GPU-independent steps of :func:`plan_sglang_detailed` for ``serving`` (with ``overrides`` replacing
+    flags) and ``model``, in the order it takes them (see :class:`SglangPrelude`). Raises :class:`PlanError`
+    for a model with no KV-holding layer or no KV bytes per token, and what reading the flags raises."""
+    ov = overrides or {}
+
+    def get(name: str) -> Any:
+        return ov[name] if name in ov else serving.get(name)
+
+    v, assumed = sglang_version(serving.version)
+    version_notes: tuple[str, ...] = ()
+    if assumed:
+        version_notes = (f"SGLang version unknown from the image; assumed {NEWEST_SGLANG} (newest read)",)
+    tp = max(1, as_int(get("tp_size")) or 1)
+    pp = max(1, as_int(get("pp_size")) or 1)
+    dp = max(1, as_int(get("dp_size")) or 1)
+    if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly, _ in layer_counts(model.layers)):
+        raise PlanError(f"{model.id} has no attention layer holding a KV cache")
+    deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))
+    cps_user = as_int(get("chunked_prefill_size"))
+    mfs = as_float(get("mem_fraction_static"))
+    cuda_graph_max_bs, dp_attention = None, False
+    if mfs is None:  # the default fraction's inputs
+        cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
+        dp_attention = bool(get("enable_dp_attention"))
+
+    model_notes: list[str] = []
+    dtype = str(get("dtype") or "auto")
+    if dtype == "auto":
+        dtype = model.torch_dtype or "bfloat16"
+        if dtype in ("float32",):
+            dtype = "bfloat16"
+        model_notes.append(f"dtype auto -> {dtype} (config.json torch_dtype)")
+    dbytes = dtype_bytes(dtype)
+    kvd = str(get("kv_cache_dtype") or "auto")
+    kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
+    per_tok, how = cell_size(model, tp, kv_elem)
+    if per_tok <= 0:
+        raise PlanError(f"{model.id}: no KV bytes per token could be derived")
+    model_notes.append(f"cell_size {per_tok} B/token per rank ({how})")
+
+    quant = get("quantization")
+    w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    model_notes.append(_PRELOAD_NOTE)
+    page = max(1, as_int(get("page_size")) or 1)
+    u_mtt = as_int(get("max_total_tokens"))
+    u_ctx = as_int(get("context_length"))
+    derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
+    context_notes: tuple[str, ...] = ()
+    if u_ctx is None:
+        context_notes = (f"context_length {derived} derived from {key}",)
+    return SglangPrelude(
+        version=v,
+        version_assumed=assumed,
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        deepep=deepep,
+        chunked_prefill_size=cps_user,
+        mem_fraction_static=mfs,
+        cuda_graph_max_bs=cuda_graph_max_bs,
+        dp_attention=dp_attention,
+        dtype=dtype,
+        kv_cache_dtype=kvd,
+        kv_bytes_per_token=per_tok,
+        weights_bytes=w_all // (tp * pp),
+        weights_source=wsrc,
+        page_size=page,
+        max_total_tokens=u_mtt,
+        context_length=u_ctx,
+        derived_context_length=derived,
+        context_key=key,
+        context_error=ctx_err,
+        max_running_requests=as_int(get("max_running_requests")),
+        max_prefill_tokens=get("max_prefill_tokens"),
+        era=f"sglang-{v[0]}.{v[1]}" + (".x" if v >= (0, 5, 5) else ""),
+        version_notes=version_notes,
+        model_notes=tuple(model_notes),
+        context_notes=context_notes,
+    )
+
+
+#: the pre-load heuristic's note (the same in every plan)
+_PRELOAD_NOTE = (
+    f"[heuristic] pre-load free = total − {_CONTEXT / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
+    "memory inside the static fraction"
+)
+
+
 def plan_sglang_detailed(
     serving: ServingConfig,
     model: ModelSpec,
@@ -284,6 +423,7 @@ def plan_sglang_detailed(
     gpu_name: str = "",
     compute_capability: str | None = None,
     overrides: dict[str, Any] | None = None,
+    prelude: SglangPrelude | None = None,
 ) -> SglangPlanDetail:
     """SGLang start-up prediction for one TP rank (bytes per GPU; tokens per DP replica).
 
@@ -291,30 +431,20 @@ def plan_sglang_detailed(
     ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``); ``max_total_num_tokens
     = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``; ``max_running_requests``
     by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
+    ``prelude``: :func:`sglang_prelude` of ``serving``, ``model`` and ``overrides``, when the caller plans them on
+    several GPUs (computed here when None; the plan is the same either way).
 
     Raises:
         PlanError: non-positive memory total or no KV-holding layers.
     """
     if total_bytes <= 0:
         raise PlanError("the GPU memory total is unknown or not positive")
-    ov = dict(overrides or {})
-
-    def get(name: str) -> Any:
-        return ov[name] if name in ov else serving.get(name)
-
-    v, assumed = sglang_version(serving.version)
-    notes: list[str] = []
-    if assumed:
-        notes.append(f"SGLang version unknown from the image; assumed {NEWEST_SGLANG} (newest read)")
-    tp = max(1, as_int(get("tp_size")) or 1)
-    pp = max(1, as_int(get("pp_size")) or 1)
-    dp = max(1, as_int(get("dp_size")) or 1)
-    if not model.is_mla and not any(ly.kind not in ("mamba", "none") for ly, _ in layer_counts(model.layers)):
-        raise PlanError(f"{model.id} has no attention layer holding a KV cache")
+    pre = prelude if prelude is not None else sglang_prelude(serving, model, overrides)
+    v, tp, pp, dp = pre.version, pre.tp, pre.pp, pre.dp
+    notes: list[str] = list(pre.version_notes)
     gpu_mib = total_bytes / MiB + 512  # nvidia-smi total ≈ CUDA total + driver reserve [assumed]
-    deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))
-    cps_user = as_int(get("chunked_prefill_size"))
-    mfs = as_float(get("mem_fraction_static"))
+    cps_user = pre.chunked_prefill_size
+    mfs = pre.mem_fraction_static
     mfs_user = mfs is not None
     if mfs is None:
         mfs, why = default_mem_fraction_static(
@@ -323,10 +453,10 @@ def plan_sglang_detailed(
             tp=tp,
             pp=pp,
             is_mla=model.is_mla,
-            deepep=deepep,
+            deepep=pre.deepep,
             chunked_prefill_size=cps_user,
-            cuda_graph_max_bs=as_int(get("cuda_graph_max_bs")),
-            dp_attention=bool(get("enable_dp_attention")),
+            cuda_graph_max_bs=pre.cuda_graph_max_bs,
+            dp_attention=pre.dp_attention,
         )
         notes.append(why)
     if v >= (0, 5, 5):
@@ -336,55 +466,33 @@ def plan_sglang_detailed(
     cps = cps_user if cps_user is not None else cps_default
     if cps_user is None:
         notes.append(f"chunked_prefill_size {cps} (default for this GPU)")
+    notes.extend(pre.model_notes)
 
-    dtype = str(get("dtype") or "auto")
-    if dtype == "auto":
-        dtype = model.torch_dtype or "bfloat16"
-        if dtype in ("float32",):
-            dtype = "bfloat16"
-        notes.append(f"dtype auto -> {dtype} (config.json torch_dtype)")
-    dbytes = dtype_bytes(dtype)
-    kvd = str(get("kv_cache_dtype") or "auto")
-    kv_elem = dbytes if kvd == "auto" else (2 if kvd in ("bf16", "bfloat16", "float16") else 1)
-    per_tok, how = cell_size(model, tp, kv_elem)
-    if per_tok <= 0:
-        raise PlanError(f"{model.id}: no KV bytes per token could be derived")
-    notes.append(f"cell_size {per_tok} B/token per rank ({how})")
-
-    quant = get("quantization")
-    w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
-    weights = w_all // (tp * pp)
-    pre = total_bytes - _CONTEXT
-    budget = int(mfs * pre)
+    dtype, kvd, per_tok, weights = pre.dtype, pre.kv_cache_dtype, pre.kv_bytes_per_token, pre.weights_bytes
+    pre_free = total_bytes - _CONTEXT
+    budget = int(mfs * pre_free)
     rest = budget - weights - _OTHER
     rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int(_CONTEXT * _BAND * mfs)
     rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int(_CONTEXT * _BAND * mfs)
-    min_mfs = (weights + _OTHER) / pre if pre > 0 else 1.0
-    notes.append(
-        f"[heuristic] pre-load free = total − {_CONTEXT / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
-        "memory inside the static fraction"
-    )
-    page = max(1, as_int(get("page_size")) or 1)
+    min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
+    page = pre.page_size
 
     def tokens(r: int) -> int:
         t = max(0, r) // per_tok
         return t // page * page
 
     mtt, lo, hi = tokens(rest), tokens(rest_lo), tokens(rest_hi)
-    u_mtt = as_int(get("max_total_tokens"))
+    u_mtt = pre.max_total_tokens
     if u_mtt is not None and u_mtt < mtt:
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
         notes.append(f"--max-total-tokens {u_mtt} caps the pool")
 
-    u_ctx = as_int(get("context_length"))
-    derived, key, ctx_err = check_context_length(model, u_ctx, serving.env)
-    ctx = derived
-    if u_ctx is not None:
-        ctx = u_ctx
-    else:
-        notes.append(f"context_length {derived} derived from {key}")
+    u_ctx = pre.context_length
+    derived, key = pre.derived_context_length, pre.context_key
+    ctx = derived if u_ctx is None else u_ctx
+    notes.extend(pre.context_notes)
 
-    u_mrr = as_int(get("max_running_requests"))
+    u_mrr = pre.max_running_requests
     est = min(4096, max(2048, int(mtt / ctx * 512))) if ctx else 2048
     if v < (0, 5, 0):
         mrr = min(u_mrr or mtt // 2, mtt // 2 if u_mrr is None else u_mrr)
@@ -393,11 +501,10 @@ def plan_sglang_detailed(
         notes.append(f"max_running_requests = min(clamp(tokens/context×512, 2048, 4096), tokens//2) = {mrr}")
     else:
         mrr = min(u_mrr // dp, mtt // 2)
-    era = f"sglang-{v[0]}.{v[1]}" + (".x" if v >= (0, 5, 5) else "")
     plan = MemoryPlan(
         engine="sglang",
         engine_version=f"{v[0]}.{v[1]}.{v[2]}",
-        era=era,
+        era=pre.era,
         total_bytes=total_bytes,
         gpu_memory_utilization=mfs,
         budget_bytes=budget,
@@ -423,31 +530,31 @@ def plan_sglang_detailed(
         max_concurrency_low=lo / ctx if ctx else 0.0,
         max_concurrency_high=hi / ctx if ctx else 0.0,
         max_num_seqs=max(0, mrr),
-        max_num_batched_tokens=cps if cps > 0 else (as_int(get("max_prefill_tokens")) or 16384),
+        max_num_batched_tokens=cps if cps > 0 else (as_int(pre.max_prefill_tokens) or 16384),
         tensor_parallel_size=tp,
         pipeline_parallel_size=pp,
         data_parallel_size=dp,
         dtype=dtype,
         kv_cache_dtype=kvd if kvd != "auto" else dtype,
-        weights_source=wsrc,
+        weights_source=pre.weights_source,
         assumptions=tuple(notes),
     )
     return SglangPlanDetail(
         plan=plan,
         version=v,
-        version_assumed=assumed,
+        version_assumed=pre.version_assumed,
         tp=tp,
         pp=pp,
         dp=dp,
         mem_fraction_static=mfs,
         mfs_user=mfs_user,
-        pre_free_bytes=pre,
+        pre_free_bytes=pre_free,
         rest_bytes=rest,
         minimum_mfs=min_mfs,
         max_total_num_tokens=mtt,
         context_length=ctx,
         derived_context_length=derived,
-        context_error=ctx_err,
+        context_error=pre.context_error,
         max_running_requests=max(0, mrr),
         page_size=page,
         chunked_prefill_size=cps,
@@ -480,6 +587,7 @@ def plan_sglang(
 __all__ = [
     "NEWEST_SGLANG",
     "SglangPlanDetail",
+    "SglangPrelude",
     "cell_size",
     "check_context_length",
     "default_mem_fraction_static",
@@ -489,6 +597,7 @@ __all__ = [
     "plan_sglang_detailed",
     "pool_below_context_behaviour",
     "pool_starts",
+    "sglang_prelude",
     "sglang_version",
     "warns_pool_below_context",
 ]

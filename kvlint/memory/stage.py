@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init
-from kvlint.memory.sglang import SglangPlanDetail, plan_sglang_detailed
+from kvlint.memory.sglang import SglangPlanDetail, SglangPrelude, plan_sglang_detailed, sglang_prelude
 from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.memory.vllm import (
     PlanError,
@@ -131,14 +131,15 @@ def _detail(
     changes: dict[str, Any] | None = None,
     *,
     memo: bool = True,
-    prelude: PlanPrelude | None = None,
+    prelude: PlanPrelude | SglangPrelude | None = None,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :class:`_Scope`; ``memo`` False for plans nothing asks for twice, the fleet's).
     ``gpus`` is the placement's GPU count (:attr:`Placement.gpus`, read by TGI and SGLang), ``gpu`` the GPU and its
     memory total (:func:`plannable_gpu`); ``changes`` settings to change (vLLM: :class:`VllmSettings` fields; TGI and
-    SGLang: the planners' overrides); ``prelude`` the vLLM plans' GPU-independent steps for ``settings`` and
-    ``model`` (:func:`kvlint.memory.vllm.plan_prelude`), when the caller has them. Raises what the model raises
+    SGLang: the planners' overrides); ``prelude`` the plans' GPU-independent steps for ``settings`` (vLLM,
+    :func:`kvlint.memory.vllm.plan_prelude`) or ``serving`` and ``changes`` (SGLang,
+    :func:`kvlint.memory.sglang.sglang_prelude`) and ``model``, when the caller has them. Raises what the model raises
     (see ``_PLAN_ERRORS``; failures are not kept)."""
     if serving.engine != "vllm":
         return _run(serving, settings, model, gpus, gpu, changes, prelude)
@@ -176,18 +177,22 @@ def _run(
     gpus: int | None,
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
-    prelude: PlanPrelude | None = None,
+    prelude: PlanPrelude | SglangPrelude | None = None,
 ) -> PlanDetail:
     """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``; ``prelude`` as
     :func:`_detail`)."""
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
+        assert prelude is None or isinstance(prelude, PlanPrelude)
         return plan_vllm_detailed(settings, model, total, prelude=prelude, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
-        return plan_sglang_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
+        assert prelude is None or isinstance(prelude, SglangPrelude)
+        return plan_sglang_detailed(
+            serving, model, total, gpus=gpus, overrides=changes, prelude=prelude, **kw
+        )
     raise PlanError(f"no memory model for engine {serving.engine!r}")
 
 
@@ -701,40 +706,45 @@ def plan_fleet(
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
     """
     from kvlint.accelerators import registry as cat
+    from kvlint.engines.images import platform_of
     from kvlint.memory.compat import platform_refusal, startup_refusal
 
     profile = mig_profile_of(placement)
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
-    # a vLLM plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when they
-    # raise, each GPU's plan raises it again and gets its entry)
-    prelude = None
-    if serving.engine == "vllm" and type(settings) is VllmSettings:
-        try:
+    # a vLLM or SGLang plan's steps that do not depend on the GPU, once for the whole fleet (the same plans: when
+    # they raise, each GPU planned raises it again, in its own order of steps, and gets its entry or ends the call)
+    prelude: PlanPrelude | SglangPrelude | None = None
+    try:
+        if serving.engine == "vllm" and type(settings) is VllmSettings:
             prelude = plan_prelude(settings, model)
-        except _PLAN_ERRORS:
-            prelude = None
+        elif serving.engine == "sglang":
+            prelude = sglang_prelude(serving, model)
+    except Exception:  # left to each GPU's plan, which raises it where the engine's order does
+        prelude = None
+    platform = platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
     out = []
     for acc in fleet:
         mig_bytes = None
         if profile is not None:
             prof, _note = cat.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
-        base = {"mig_profile": profile}
-        refusal = platform_refusal(serving, acc)  # the image does not run there: not planned
+        refusal = platform_refusal(
+            serving, acc, platform=platform
+        )  # the image does not run there: not planned
         if refusal is not None:
-            out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, **base))
+            out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, profile))
             continue
         # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
         gpu = _plannable(acc, mig_bytes or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
-            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", **base))
+            out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", mig_profile=profile))
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
             detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
-            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), **base))
+            out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), mig_profile=profile))
             continue
         verdict, reason = fit_assessment(detail)
         refused_by = None
@@ -748,5 +758,5 @@ def plan_fleet(
                 f"most likely fails at start-up: {refusal.reason}",
                 refusal.rule,
             )
-        out.append(FleetEntry(acc, gpus, detail, verdict, None, reason, refused_by, **base))
+        out.append(FleetEntry(acc, gpus, detail, verdict, None, reason, refused_by, profile))
     return tuple(out)

@@ -734,7 +734,7 @@ def plan_vllm_detailed(
     """
     if total_bytes <= 0:
         raise PlanError("GPU memory total must be positive")
-    if not model_facts(model).stateful:
+    if not (prelude.facts if prelude is not None else model_facts(model)).stateful:
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
     cfg = resolve_startup(
         settings,
@@ -988,8 +988,10 @@ def resolve_startup(
     notes: list[str] = list(pre.version_notes)
     vendor = gpu_vendor(gpu_name, compute_capability)
     cc = compute_capability
+    tp = max(1, settings.tensor_parallel_size)
 
     dtype, why = dfl.resolve_dtype(v, model.torch_dtype, settings.dtype, cc)
+    dbytes = dtype_bytes(dtype)
     notes.append(why)
     era, why = _era(v, settings, cc, dtype, model)
     notes.append(why)
@@ -1031,8 +1033,8 @@ def resolve_startup(
             max_num_batched_tokens=mbt,
             max_model_len=max_len,
             chunked_prefill=chunked,
-            tp=max(1, settings.tensor_parallel_size),
-            dtype_bytes=dtype_bytes(dtype),
+            tp=tp,
+            dtype_bytes=dbytes,
             limit_mm_per_prompt=settings.limit_mm_per_prompt,
             mm_processor_kwargs=settings.mm_processor_kwargs,
         )
@@ -1067,11 +1069,11 @@ def resolve_startup(
     return StartupConfig(
         version=v,
         era=era,
-        tp=max(1, settings.tensor_parallel_size),
+        tp=tp,
         pp=pp,
         dp=max(1, settings.data_parallel_size),
         dtype=dtype,
-        dtype_bytes=dtype_bytes(dtype),
+        dtype_bytes=dbytes,
         kv_cache_dtype=kvd,
         kv_bytes_per_element=kvb,
         max_model_len=max_len,
