@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from kvlint.fastinit import direct_init
@@ -23,6 +24,7 @@ SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 # load
 
 
+@direct_init
 @dataclass(frozen=True)
 class Document:
     """One YAML/JSON document (or one item of a ``kind: List``) read from a file.
@@ -36,8 +38,10 @@ class Document:
     data: Any
     loc: Loc
 
-    @property
+    @cached_property
     def kind(self) -> str:
+        """``kind`` as text (empty when missing or null), read once: every stage dispatches on it, several
+        times a document (the document's data is not modified after loading)."""
         kind = self.data.get("kind") if isinstance(self.data, dict) else None
         return "" if kind is None else str(kind)
 
@@ -61,6 +65,7 @@ def _scalar_text(value: object) -> str:
     return "<not a string>" if isinstance(value, (dict, list)) else str(value)
 
 
+@direct_init
 @dataclass(frozen=True)
 class Finding:
     """A diagnostic raised before any workload exists (KV001, KV002) or by a later stage.
@@ -97,6 +102,7 @@ class LoadResult:
 # workloads
 
 
+@direct_init
 @dataclass(frozen=True)
 class Workload:
     """A PodSpec found in a document, with what the enclosing object says about it.
