@@ -18,7 +18,6 @@ path is relative, ``file://`` URIs when absolute; standard input is ``stdin``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -28,6 +27,7 @@ from urllib.parse import quote
 
 from kvlint import __version__
 from kvlint.fingerprint import FINGERPRINT_KEY, fingerprints
+from kvlint.report.jsontext import dumps_indented
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -223,4 +223,4 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
 
 def render_sarif(result: CheckResult) -> str:
     """The SARIF log as JSON text (2-space indent, trailing newline)."""
-    return json.dumps(to_sarif_dict(result), indent=2) + "\n"
+    return dumps_indented(to_sarif_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)
