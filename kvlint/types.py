@@ -641,6 +641,11 @@ class CheckResult:
     def counts(self) -> dict[str, int]:
         """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""
         out = {"error": 0, "warning": 0, "info": 0}
+        counted = getattr(self.diagnostics, "severity_counts", None)
+        if counted is not None:  # a streaming run's DiagnosticView counts them without decoding them
+            for severity, n in counted().items():
+                out[severity] = out.get(severity, 0) + n
+            return out
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1
         return out

@@ -1,7 +1,8 @@
 """kvlint.report.jsontext.dumps_indented against ``json.dumps(obj, indent=2)``, whose text the JSON and SARIF
 reports were written with: the same text for the reports of the fixtures (and the shared corpus when it is
 present) and for generated values of every JSON type, including the ones the reports do not hold today (float
-specials, non-string keys, tuples, deep nesting); what is not JSON is left to ``json.dumps``."""
+specials, non-string keys, tuples, deep nesting); what is not JSON is left to ``json.dumps``. Also the SARIF
+report's reading of a file's lines (bytes decoded at once) against the text-mode read it replaced."""
 
 from __future__ import annotations
 
@@ -92,3 +93,32 @@ def test_what_is_not_json_is_left_to_json_dumps() -> None:
         deep = [deep]
     with pytest.raises(RecursionError):
         dumps_indented(deep)  # too deep for json.dumps as well
+
+
+def test_sarif_reads_a_file_s_lines_as_the_text_stream_did(tmp_path: Path) -> None:
+    # the SARIF regions read each file's lines from its bytes decoded at once: the same lines as the text-mode
+    # read with universal newlines, whatever the line ends and undecodable bytes
+    from kvlint.report.sarif import _file_lines
+
+    rng = random.Random(7)
+    pieces = [
+        b"a",
+        b"key: value",
+        b"\r\n",
+        b"\n",
+        b"\r",
+        b"\xff",
+        b"\xc3",
+        b"\xc3\xa9",
+        b"\xef\xbb\xbf",
+        b"\x0b",
+    ]
+    pieces += ["\x85 \u2028 \u2029".encode(), b"\x1c", b" # c", b"\t"]
+    for i in range(400):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(60)))
+        p = tmp_path / f"f{i}.yaml"
+        p.write_bytes(data)
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            expected = tuple(fh.read().splitlines())
+        assert _file_lines(str(p)) == expected, data
+    assert _file_lines(str(tmp_path / "missing.yaml")) is None
