@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASIDE_CHARS", "split_clauses", "split_message"]
+__all__ = ["ASIDE_CHARS", "split_clauses", "split_message", "statement_of"]
 
 #: A parenthetical aside of the first clause longer than this many characters (parentheses included)
 #: moves to the detail lines; shorter ones, such as ``(131,072 B/token)``, stay in the statement.
@@ -62,10 +62,10 @@ def _long(text: str) -> bool:
     return o >= 0 and text.rfind(")") - o >= ASIDE_CHARS
 
 
-def _clauses(message: str, spans: list[tuple[int, int]] | None) -> list[str]:
+def _clauses(message: str, spans: list[tuple[int, int]] | None, first_only: bool = False) -> list[str]:
     """The nonempty clauses of ``message`` (see :func:`split_clauses`). When ``spans`` is a list, those of
     the first clause's :func:`_top_level_spans` longer than :data:`ASIDE_CHARS` are added to it, found in
-    the same scan.
+    the same scan. ``first_only``: the scan stops at the end of the first clause (only that one is returned).
 
     One scan keeps two depths: ``depth`` over ``()`` and ``[]`` together (a ``"; "`` cuts only at depth 0,
     outside quotes) and, while the first clause is read, ``paren`` over ``()`` alone (the groups that
@@ -123,6 +123,8 @@ def _clauses(message: str, spans: list[tuple[int, int]] | None) -> list[str]:
                 if track:
                     _add_spans(spans, found, cur + len(raw) - len(raw.lstrip()))
                     track = False
+                if first_only:
+                    return parts
             cur = i + 2  # (an empty clause is only spaces: it held no group)
     raw = message[cur:]
     text = raw.strip()
@@ -157,7 +159,26 @@ def split_message(message: str, summary: str = "") -> tuple[str, list[str]]:
     if not clauses:  # nothing but spaces and "; ": the whole message is the statement
         clauses = [message]
         spans = [(a, b) for a, b in _top_level_spans(message) if b - a > ASIDE_CHARS]
-    first = clauses[0]
+    statement, asides = _statement(clauses[0], spans)
+    return statement, asides + clauses[1:]
+
+
+def statement_of(message: str, summary: str = "") -> str:
+    """``split_message(message, summary)[0]``, the short statement alone: the message is read up to the end
+    of its first clause only."""
+    if summary:
+        return summary
+    spans: list[tuple[int, int]] = []
+    clauses = _clauses(message, spans, first_only=True)
+    if not clauses:
+        clauses = [message]
+        spans = [(a, b) for a, b in _top_level_spans(message) if b - a > ASIDE_CHARS]
+    return _statement(clauses[0], spans)[0]
+
+
+def _statement(first: str, spans: list[tuple[int, int]]) -> tuple[str, list[str]]:
+    """The statement made of the first clause ``first`` without its long groups ``spans``, and those groups'
+    text (the asides)."""
     asides: list[str] = []
     kept: list[str] = []
     pos = 0
@@ -173,5 +194,4 @@ def split_message(message: str, summary: str = "") -> tuple[str, list[str]]:
         statement = first
     else:
         statement = " ".join(first.split())
-    statement = statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";")
-    return statement, asides + clauses[1:]
+    return statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";"), asides

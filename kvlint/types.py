@@ -503,9 +503,9 @@ class Diagnostic:
     @property
     def statement(self) -> str:
         """The short statement: what fails and by how much (about one line)."""
-        from kvlint.statement import split_message
+        from kvlint.statement import statement_of
 
-        return split_message(self.message, self.summary)[0]
+        return statement_of(self.message, self.summary)
 
     @property
     def details(self) -> list[str]:

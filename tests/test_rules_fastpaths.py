@@ -428,7 +428,7 @@ def _long_aside_texts(rng: random.Random, n: int) -> list[str]:
 def test_split_message_matches_the_two_scans() -> None:
     # split_message finds the first clause's long groups in the scan that cuts the clauses, and returns a
     # printable statement without splitting and joining it again; the answer must be the reference's
-    from kvlint.statement import split_message
+    from kvlint.statement import split_message, statement_of
 
     rng = random.Random(19)
     texts = _corpus_messages() + _generated_texts(rng, 10000) + _long_aside_texts(rng, 30000)
@@ -441,8 +441,11 @@ def test_split_message_matches_the_two_scans() -> None:
         "a ; (b" + "c" * 50 + ")",
     ]
     for text in texts:
-        assert split_message(text) == _reference_split_message(text), text
+        reference = _reference_split_message(text)
+        assert split_message(text) == reference, text
+        assert statement_of(text) == reference[0], text  # the first clause read alone
         assert split_message(text, "short") == _reference_split_message(text, "short"), text
+        assert statement_of(text, "short") == "short"
     # the generated texts do reach the asides: many have a long group moved out of the first clause
     asides = [t for t in texts if len(_reference_split_message(t)[1]) > len(_reference_split_clauses(t)) - 1]
     assert len(asides) > 1000
