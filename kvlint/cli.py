@@ -12,7 +12,7 @@ of each file, :mod:`kvlint.checkrun`) > rule catalogue defaults.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -559,8 +559,8 @@ def check(
         )
         if out_path is None:
             use = name == "text" and not statistics and _color_for(color)
-            for piece in pieces or ():
-                click.echo(piece, nl=False, color=use or None)
+            for chunk in joined_pieces(pieces or ()):
+                click.echo(chunk, nl=False, color=use or None)
             continue
         try:
             # the writers escape what they quote; backslashreplace is the last guard against a crash
@@ -603,6 +603,29 @@ def check(
         click.echo(f"kvlint: not read: {where}{what}{why} (--require-sizing)", err=True)
     if (unsized or not_read or run.fails(fail_on)) and not exit_zero:
         sys.exit(1)
+
+
+#: characters of report text :func:`joined_pieces` gathers before one write to standard output
+ECHO_CHUNK = 1 << 16
+
+
+def joined_pieces(pieces: Iterable[str], size: int | None = None) -> Iterator[str]:
+    """``pieces`` joined into chunks of at least ``size`` characters (default :data:`ECHO_CHUNK`; the last one
+    may be shorter): the same text in a write per chunk rather than per piece (``click.echo`` costs a few
+    microseconds a call, a fifth of the text report's cost per finding when called for each); a report is
+    still never held whole."""
+    if size is None:
+        size = ECHO_CHUNK
+    held: list[str] = []
+    n = 0
+    for piece in pieces:
+        held.append(piece)
+        n += len(piece)
+        if n >= size:
+            yield "".join(held)
+            held, n = [], 0
+    if held:
+        yield "".join(held)
 
 
 def _color_for(color: bool | None) -> bool:

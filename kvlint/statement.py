@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASIDE_CHARS", "split_clauses", "split_message"]
+__all__ = ["ASIDE_CHARS", "split_clauses", "split_message", "statement_of"]
 
 #: A parenthetical aside of the first clause longer than this many characters (parentheses included)
 #: moves to the detail lines; shorter ones, such as ``(131,072 B/token)``, stay in the statement.
 ASIDE_CHARS = 40
 
 _OPEN = {"(": ")", "[": "]"}
-#: The characters the scanners act on (the text between them is skipped in C, not walked in Python).
-_DELIMITER = re.compile(r"[()\[\]']|; ")
+#: The characters the scanners act on (the text between them is skipped in C, not walked in Python): a
+#: single character class, searched about twice as fast as an alternation with the two-character ``"; "``
+#: (a ``;`` cuts only when a space follows it).
+_DELIMITER = re.compile(r"[()\[\]';]")
 _PAREN_OR_QUOTE = re.compile(r"[()']")
 
 
@@ -53,31 +55,94 @@ def _top_level_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def split_clauses(message: str) -> list[str]:
-    """``message`` cut at each top-level ``"; "`` (not inside ``()``, ``[]`` or single quotes)."""
-    if "; " not in message:
-        return [message.strip()] if message.strip() else []
+def _long(text: str) -> bool:
+    """Whether ``text`` may hold a parenthesised group longer than :data:`ASIDE_CHARS` (its first ``(`` and
+    its last ``)`` are that far apart)."""
+    o = text.find("(")
+    return o >= 0 and text.rfind(")") - o >= ASIDE_CHARS
+
+
+def _clauses(message: str, spans: list[tuple[int, int]] | None, first_only: bool = False) -> list[str]:
+    """The nonempty clauses of ``message`` (see :func:`split_clauses`). When ``spans`` is a list, those of
+    the first clause's :func:`_top_level_spans` longer than :data:`ASIDE_CHARS` are added to it, found in
+    the same scan. ``first_only``: the scan stops at the end of the first clause (only that one is returned).
+
+    One scan keeps two depths: ``depth`` over ``()`` and ``[]`` together (a ``"; "`` cuts only at depth 0,
+    outside quotes) and, while the first clause is read, ``paren`` over ``()`` alone (the groups that
+    :func:`_top_level_spans` reports). Both start at 0 with no quote open at each clause's start, as they
+    do when the clause is scanned alone (the character before a clause is a space, which opens a quote as
+    the start of the text does)."""
+    stop = message.rfind("; ")
+    if stop < 0:
+        text = message.strip()
+        if not text:
+            return []
+        if spans is not None and _long(text):
+            spans += [(a, b) for a, b in _top_level_spans(text) if b - a > ASIDE_CHARS]
+        return [text]
     parts: list[str] = []
     depth = 0
     quote = False
     cur = 0
-    # nothing after the last "; " can cut the message: the scan stops there
-    for m in _DELIMITER.finditer(message, 0, message.rfind("; ") + 2):
-        ch, i = m.group(), m.start()
+    track = spans is not None and _long(message)  # still in the first nonempty clause
+    paren = 0
+    start = 0
+    found: list[tuple[int, int]] = []  # groups of the clause being read, in the message's positions
+    for m in _DELIMITER.finditer(message):
+        i = m.start()
+        if i > stop and not track:  # nothing after the last "; " can cut the message
+            break
+        ch = m.group()
         if quote:
             quote = ch != "'"
         elif ch == "'":
-            quote = i == 0 or not message[i - 1].isalnum()
-        elif ch in _OPEN:
+            quote = i == 0 or not message[i - 1].isalnum()  # an opening quote, not an apostrophe ("model's")
+        elif ch == "(":
             depth += 1
-        elif ch in ")]":
+            if track:
+                if paren == 0:
+                    start = i
+                paren += 1
+        elif ch == ")":
             if depth:
                 depth -= 1
-        elif depth == 0:  # "; " at top level
-            parts.append(message[cur:i].strip())
-            cur = i + 2
-    parts.append(message[cur:].strip())
-    return [p for p in parts if p]
+            if track and paren:
+                paren -= 1
+                if paren == 0 and i + 1 - start > ASIDE_CHARS:
+                    found.append((start, i + 1))
+        elif ch == "[":
+            depth += 1
+        elif ch == "]":
+            if depth:
+                depth -= 1
+        elif depth == 0 and message.startswith(" ", i + 1):  # "; " at top level
+            raw = message[cur:i]
+            text = raw.strip()
+            if text:
+                parts.append(text)
+                if track:
+                    _add_spans(spans, found, cur + len(raw) - len(raw.lstrip()))
+                    track = False
+                if first_only:
+                    return parts
+            cur = i + 2  # (an empty clause is only spaces: it held no group)
+    raw = message[cur:]
+    text = raw.strip()
+    if text:
+        parts.append(text)
+        if track:
+            _add_spans(spans, found, cur + len(raw) - len(raw.lstrip()))
+    return parts
+
+
+def _add_spans(spans: list[tuple[int, int]] | None, found: list[tuple[int, int]], offset: int) -> None:
+    if spans is not None:
+        spans += [(a - offset, b - offset) for a, b in found]
+
+
+def split_clauses(message: str) -> list[str]:
+    """``message`` cut at each top-level ``"; "`` (not inside ``()``, ``[]`` or single quotes)."""
+    return _clauses(message, None)
 
 
 def split_message(message: str, summary: str = "") -> tuple[str, list[str]]:
@@ -87,19 +152,46 @@ def split_message(message: str, summary: str = "") -> tuple[str, list[str]]:
     detail line; otherwise the statement is the message's first clause without its long asides (see
     the module docstring), and the asides then the other clauses are the detail lines.
     """
-    clauses = split_clauses(message) or [message]
     if summary:
-        return summary, clauses
-    first, rest = clauses[0], clauses[1:]
+        return summary, _clauses(message, None) or [message]
+    spans: list[tuple[int, int]] = []
+    clauses = _clauses(message, spans)
+    if not clauses:  # nothing but spaces and "; ": the whole message is the statement
+        clauses = [message]
+        spans = [(a, b) for a, b in _top_level_spans(message) if b - a > ASIDE_CHARS]
+    statement, asides = _statement(clauses[0], spans)
+    return statement, asides + clauses[1:]
+
+
+def statement_of(message: str, summary: str = "") -> str:
+    """``split_message(message, summary)[0]``, the short statement alone: the message is read up to the end
+    of its first clause only."""
+    if summary:
+        return summary
+    spans: list[tuple[int, int]] = []
+    clauses = _clauses(message, spans, first_only=True)
+    if not clauses:
+        clauses = [message]
+        spans = [(a, b) for a, b in _top_level_spans(message) if b - a > ASIDE_CHARS]
+    return _statement(clauses[0], spans)[0]
+
+
+def _statement(first: str, spans: list[tuple[int, int]]) -> tuple[str, list[str]]:
+    """The statement made of the first clause ``first`` without its long groups ``spans``, and those groups'
+    text (the asides)."""
     asides: list[str] = []
     kept: list[str] = []
     pos = 0
-    for a, b in _top_level_spans(first):
-        if b - a > ASIDE_CHARS:
-            kept.append(first[pos:a])
-            asides.append(first[a + 1 : b - 1].strip())
-            pos = b
-    kept.append(first[pos:])
-    statement = " ".join("".join(kept).split())
-    statement = statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";")
-    return statement, asides + rest
+    for a, b in spans:
+        kept.append(first[pos:a])
+        asides.append(first[a + 1 : b - 1].strip())
+        pos = b
+    if asides:
+        kept.append(first[pos:])
+        statement = " ".join("".join(kept).split())
+    elif first.isprintable() and "  " not in first and first == first.strip():
+        # (printable text has no whitespace but the space: split and join would give it back as it is)
+        statement = first
+    else:
+        statement = " ".join(first.split())
+    return statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";"), asides

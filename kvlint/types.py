@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from kvlint.fastinit import direct_init
@@ -23,6 +24,7 @@ SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 # load
 
 
+@direct_init
 @dataclass(frozen=True)
 class Document:
     """One YAML/JSON document (or one item of a ``kind: List``) read from a file.
@@ -36,8 +38,10 @@ class Document:
     data: Any
     loc: Loc
 
-    @property
+    @cached_property
     def kind(self) -> str:
+        """``kind`` as text (empty when missing or null), read once: every stage dispatches on it, several
+        times a document (the document's data is not modified after loading)."""
         kind = self.data.get("kind") if isinstance(self.data, dict) else None
         return "" if kind is None else str(kind)
 
@@ -61,6 +65,7 @@ def _scalar_text(value: object) -> str:
     return "<not a string>" if isinstance(value, (dict, list)) else str(value)
 
 
+@direct_init
 @dataclass(frozen=True)
 class Finding:
     """A diagnostic raised before any workload exists (KV001, KV002) or by a later stage.
@@ -97,6 +102,7 @@ class LoadResult:
 # workloads
 
 
+@direct_init
 @dataclass(frozen=True)
 class Workload:
     """A PodSpec found in a document, with what the enclosing object says about it.
@@ -497,9 +503,9 @@ class Diagnostic:
     @property
     def statement(self) -> str:
         """The short statement: what fails and by how much (about one line)."""
-        from kvlint.statement import split_message
+        from kvlint.statement import statement_of
 
-        return split_message(self.message, self.summary)[0]
+        return statement_of(self.message, self.summary)
 
     @property
     def details(self) -> list[str]:
@@ -635,6 +641,11 @@ class CheckResult:
     def counts(self) -> dict[str, int]:
         """Number of diagnostics per severity: ``{"error": n, "warning": n, "info": n}``."""
         out = {"error": 0, "warning": 0, "info": 0}
+        counted = getattr(self.diagnostics, "severity_counts", None)
+        if counted is not None:  # a streaming run's DiagnosticView counts them without decoding them
+            for severity, n in counted().items():
+                out[severity] = out.get(severity, 0) + n
+            return out
         for d in self.diagnostics:
             out[d.severity] = out.get(d.severity, 0) + 1
         return out

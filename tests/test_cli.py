@@ -163,3 +163,35 @@ def test_exclude_matches_however_the_path_is_spelled(tmp_path: Path, monkeypatch
     for glob in ("charts/", str(tmp_path / "charts"), "charts"):
         r = CliRunner().invoke(main, ["check", "--offline", "--exclude", glob, str(tmp_path)])
         assert r.exit_code == 0 and "in 1 file" in r.output, (glob, r.output)
+
+
+def test_text_report_written_in_chunks_is_the_rendered_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # check writes the text report in chunks of whole findings (cli.joined_pieces), not a write per finding:
+    # the same text as render_text, also when the chunks are small enough that there are many
+    from kvlint import cli
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+    from kvlint.report.text import render_text
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # the default width, as render_text's
+    fixtures = str(ROOT / "fixtures" / "rules")
+    result = run_check([fixtures], Options(allow_hub=False))
+    expected = render_text(result)
+    assert len(result.diagnostics) > 20
+    for size in (cli.ECHO_CHUNK, 1000, 1):
+        monkeypatch.setattr(cli, "ECHO_CHUNK", size)
+        r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--exit-zero", fixtures])
+        assert r.exit_code == 0, r.output
+        assert r.stdout == expected
+
+
+def test_joined_pieces_keeps_the_text_in_bounded_chunks() -> None:
+    from kvlint.cli import joined_pieces
+
+    pieces = [f"piece {i}\n" * (i % 7) for i in range(500)]
+    for size in (1, 10, 100, 10_000):
+        chunks = list(joined_pieces(pieces, size))
+        assert "".join(chunks) == "".join(pieces)
+        assert all(len(c) >= size for c in chunks[:-1])
+        assert all(len(c) < size + max(map(len, pieces)) for c in chunks)
+    assert list(joined_pieces([])) == []

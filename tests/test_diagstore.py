@@ -177,3 +177,22 @@ def test_streamed_check_with_tiny_chunks_reports_as_the_whole_run(
     assert any(d.rule == "KV003" for d in streamed.diagnostics)
     for name in ("text", "json", "sarif"):
         assert render(name, streamed) == render(name, whole), name
+
+
+def test_result_counts_read_the_view_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CheckResult.counts() takes a streaming run's counts from the view's severity columns: the same numbers,
+    # in the same key order, as counting the decoded diagnostics, and no diagnostic is decoded for them
+    run = run_paths([str(ROOT / "fixtures" / "rules")], Options(allow_hub=False), jobs=1)
+    result = run.result
+    assert isinstance(result.diagnostics, DiagnosticView)
+    expected = {"error": 0, "warning": 0, "info": 0}
+    for d in list(result.diagnostics):
+        expected[d.severity] = expected.get(d.severity, 0) + 1
+    assert all(expected.values())
+
+    def no_decoding(*_args: object) -> None:
+        raise AssertionError("counts() decoded a diagnostic")
+
+    monkeypatch.setattr(DiagnosticStore, "get", no_decoding)
+    got = result.counts()
+    assert got == expected and list(got) == list(expected)

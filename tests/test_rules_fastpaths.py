@@ -14,8 +14,9 @@ Each fast path must answer exactly what the general path answers; these tests ru
 * KV406's read of the memory limit after the pinned sum (the limit it would compare is never 0 or less).
 * :func:`kvlint.rules.families.capacity.fitting_max_model_len` planning vLLM's estimate only where it can lower
   the start or is quoted, against the search that planned it first.
-* :func:`kvlint.statement.split_clauses` stopping at the last ``"; "``, and :func:`kvlint.report.escape.printable`
-  returning printable ASCII as it is, against the full scans.
+* :func:`kvlint.statement.split_clauses` stopping at the last ``"; "``, :func:`kvlint.statement.split_message`
+  finding the first clause's asides in the same scan, and :func:`kvlint.report.escape.printable` returning
+  printable ASCII as it is, against the full scans.
 """
 
 from __future__ import annotations
@@ -279,23 +280,25 @@ def test_kv406_memory_limit_is_positive_when_read() -> None:
 # the text report
 
 
+_REFERENCE_DELIMITER = re.compile(r"[()\[\]']|; ")
+_REFERENCE_PAREN_OR_QUOTE = re.compile(r"[()']")
+
+
 def _reference_split_clauses(message: str) -> list[str]:
     """split_clauses scanning the whole message (as before issue 19)."""
-    from kvlint.statement import _DELIMITER, _OPEN
-
     if "; " not in message:
         return [message.strip()] if message.strip() else []
     parts: list[str] = []
     depth = 0
     quote = False
     cur = 0
-    for m in _DELIMITER.finditer(message):
+    for m in _REFERENCE_DELIMITER.finditer(message):
         ch, i = m.group(), m.start()
         if quote:
             quote = ch != "'"
         elif ch == "'":
             quote = i == 0 or not message[i - 1].isalnum()
-        elif ch in _OPEN:
+        elif ch in "([":
             depth += 1
         elif ch in ")]":
             if depth:
@@ -305,6 +308,54 @@ def _reference_split_clauses(message: str) -> list[str]:
             cur = i + 2
     parts.append(message[cur:].strip())
     return [p for p in parts if p]
+
+
+def _reference_top_level_spans(text: str) -> list[tuple[int, int]]:
+    """Every top-level ``(...)`` group of ``text``, outside quotes (the scan split_message made of its first
+    clause before issue 19, in a pass of its own)."""
+    spans: list[tuple[int, int]] = []
+    depth = 0
+    start = 0
+    quote = False
+    for m in _REFERENCE_PAREN_OR_QUOTE.finditer(text):
+        ch, i = m.group(), m.start()
+        if quote:
+            quote = ch != "'"
+            continue
+        if ch == "'":
+            quote = i == 0 or not text[i - 1].isalnum()
+        elif ch == "(":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                spans.append((start, i + 1))
+    return spans
+
+
+def _reference_split_message(message: str, summary: str = "") -> tuple[str, list[str]]:
+    """split_message as before issue 19: the clauses, then a second scan of the first one for its groups,
+    and the statement's whitespace always joined again."""
+    from kvlint.statement import ASIDE_CHARS
+
+    clauses = _reference_split_clauses(message) or [message]
+    if summary:
+        return summary, clauses
+    first, rest = clauses[0], clauses[1:]
+    asides: list[str] = []
+    kept: list[str] = []
+    pos = 0
+    for a, b in _reference_top_level_spans(first):
+        if b - a > ASIDE_CHARS:
+            kept.append(first[pos:a])
+            asides.append(first[a + 1 : b - 1].strip())
+            pos = b
+    kept.append(first[pos:])
+    statement = " ".join("".join(kept).split())
+    statement = statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";")
+    return statement, asides + rest
 
 
 def _corpus_messages() -> list[str]:
@@ -344,6 +395,62 @@ def test_split_clauses_matches_the_full_scan() -> None:
     texts = _corpus_messages() + _generated_texts(random.Random(56), 20000)
     for text in texts:
         assert split_clauses(text) == _reference_split_clauses(text), text
+
+
+def _long_aside_texts(rng: random.Random, n: int) -> list[str]:
+    """Texts with groups on both sides of :data:`~kvlint.statement.ASIDE_CHARS` (nested, quoted, unclosed,
+    in the first clause or after empty ones) and the whitespace the statement's join normalises."""
+    pieces = [
+        "; ",
+        ";",
+        " ",
+        "  ",
+        "(",
+        ")",
+        "[",
+        "]",
+        "'",
+        "x'",
+        "model's",
+        "word",
+        "a" * 17,
+        "b" * 39,
+        " ,",
+        " :",
+        " ;",
+        "\t",
+        "\n",
+        "\u00a0",
+        "\u2003",
+        "é",
+    ]
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(n)]
+
+
+def test_split_message_matches_the_two_scans() -> None:
+    # split_message finds the first clause's long groups in the scan that cuts the clauses, and returns a
+    # printable statement without splitting and joining it again; the answer must be the reference's
+    from kvlint.statement import split_message, statement_of
+
+    rng = random.Random(19)
+    texts = _corpus_messages() + _generated_texts(rng, 10000) + _long_aside_texts(rng, 30000)
+    texts += [
+        " ",
+        "; ",
+        " ; ; ",
+        "(" + "x" * 45 + "); y",
+        "; (" + "x" * 45 + ") z; w",
+        "a ; (b" + "c" * 50 + ")",
+    ]
+    for text in texts:
+        reference = _reference_split_message(text)
+        assert split_message(text) == reference, text
+        assert statement_of(text) == reference[0], text  # the first clause read alone
+        assert split_message(text, "short") == _reference_split_message(text, "short"), text
+        assert statement_of(text, "short") == "short"
+    # the generated texts do reach the asides: many have a long group moved out of the first clause
+    asides = [t for t in texts if len(_reference_split_message(t)[1]) > len(_reference_split_clauses(t)) - 1]
+    assert len(asides) > 1000
 
 
 _UNPRINTABLE_REFERENCE = re.compile(

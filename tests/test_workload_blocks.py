@@ -54,6 +54,24 @@ def test_go_template_missing_fields_can_stay_unknown() -> None:
     assert render(tmpl, {"spec": {}}, missing_unknown=True)[0] == tmpl
 
 
+def test_go_template_met_again_renders_from_its_own_data() -> None:
+    # the parsed template is kept for the next service that renders it (a preset's strings): each rendering
+    # still reads its own data, in both trimming modes, and the kept tree is not changed by one
+    from kvlint.workloads import gotemplate
+
+    line = _exec_line("config-llm-decode-worker-data-parallel.yaml")
+    gotemplate._parsed.cache_clear()
+    outs = []
+    for data_size in (16, 4, 16):
+        data = {"spec": {"model": {"name": "m"}, "parallelism": {"data": data_size, "dataLocal": 2}}}
+        outs.append(render(line, data))
+    assert "--data-parallel-size 16 \\\n" in outs[0][0] and "--data-parallel-size 4 \\\n" in outs[1][0]
+    assert outs[2] == outs[0] and outs[1] != outs[0]
+    assert gotemplate._parsed.cache_info().hits == 2
+    assert render("a\n  {{- .X }}", {"X": 1}, json_string=False)[0] == "a1"
+    assert render("a\n  {{- .X }}", {"X": 2})[0] == "a\n2"
+
+
 def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
     base = (
         load_text(

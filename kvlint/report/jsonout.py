@@ -18,10 +18,10 @@ a removal or change of meaning bumps ``schema_version``. docs/formats.md documen
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from kvlint import __version__
+from kvlint.report.jsontext import dumps_indented
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult
@@ -67,4 +67,4 @@ def to_json_dict(result: CheckResult) -> dict[str, Any]:
 
 def render_json(result: CheckResult) -> str:
     """The JSON report as text (2-space indent, trailing newline)."""
-    return json.dumps(to_json_dict(result), indent=2) + "\n"
+    return dumps_indented(to_json_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)

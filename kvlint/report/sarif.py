@@ -18,7 +18,6 @@ path is relative, ``file://`` URIs when absolute; standard input is ``stdin``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from functools import lru_cache
@@ -28,6 +27,7 @@ from urllib.parse import quote
 
 from kvlint import __version__
 from kvlint.fingerprint import FINGERPRINT_KEY, fingerprints
+from kvlint.report.jsontext import dumps_indented
 from kvlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -109,11 +109,15 @@ def _line_text(path: str, line: int) -> str | None:
 
 @lru_cache(maxsize=512)
 def _file_lines(path: str) -> tuple[str, ...] | None:
+    """The lines of the file at ``path`` (UTF-8, undecodable bytes replaced), or None when it cannot be read.
+    Read as bytes and decoded at once: the lines of the text-mode read (whose newline translation changes
+    no line that ``splitlines`` gives) without a text stream's decoder per file."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return tuple(fh.read().splitlines())
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError:
         return None
+    return tuple(data.decode("utf-8", "replace").splitlines())
 
 
 def region(d: Diagnostic) -> dict[str, int]:
@@ -133,8 +137,14 @@ def region(d: Diagnostic) -> dict[str, int]:
 
 
 def _result(
-    d: Diagnostic, index: dict[str, int], reason: str | None = None, fingerprint: str = ""
+    d: Diagnostic,
+    index: dict[str, int],
+    reason: str | None = None,
+    fingerprint: str = "",
+    uris: dict[str, tuple[str, str | None]] | None = None,
 ) -> dict[str, Any]:
+    """One entry of ``results``; ``uris``: the :func:`artifact_uri` of the files met so far in this log (the
+    findings of one file share it)."""
     text = d.message + (f"\nFix: {d.fix}" if d.fix else "")
     res: dict[str, Any] = {
         "ruleId": d.rule,
@@ -145,7 +155,12 @@ def _result(
     if d.rule in index:
         res["ruleIndex"] = index[d.rule]
     if d.loc is not None:
-        uri, base = artifact_uri(d.loc.file)
+        found = uris.get(d.loc.file) if uris is not None else None
+        if found is None:
+            found = artifact_uri(d.loc.file)
+            if uris is not None:
+                uris[d.loc.file] = found
+        uri, base = found
         art: dict[str, Any] = {"uri": uri}
         if base:
             art["uriBaseId"] = base
@@ -185,9 +200,13 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
     index = {r["id"]: i for i, r in enumerate(rules)}
     sup = [s.diagnostic for s in result.suppressed_diagnostics]
     prints = fingerprints([*result.diagnostics, *sup])
-    results = [_result(d, index, fingerprint=fp) for d, fp in zip(result.diagnostics, prints, strict=False)]
+    uris: dict[str, tuple[str, str | None]] = {}
+    results = [
+        _result(d, index, fingerprint=fp, uris=uris)
+        for d, fp in zip(result.diagnostics, prints, strict=False)
+    ]
     results += [
-        _result(s.diagnostic, index, s.reason, fp)
+        _result(s.diagnostic, index, s.reason, fp, uris)
         for s, fp in zip(result.suppressed_diagnostics, prints[len(result.diagnostics) :], strict=True)
     ]
     run: dict[str, Any] = {
@@ -223,4 +242,4 @@ def to_sarif_dict(result: CheckResult) -> dict[str, Any]:
 
 def render_sarif(result: CheckResult) -> str:
     """The SARIF log as JSON text (2-space indent, trailing newline)."""
-    return json.dumps(to_sarif_dict(result), indent=2) + "\n"
+    return dumps_indented(to_sarif_dict(result)) + "\n"  # the text of json.dumps(..., indent=2)

@@ -89,8 +89,11 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
             break_on_hyphens=False,
             break_long_words=False,
         ) or [first.rstrip()]
-    lines: list[str] = []
     n = len(text)
+    if n <= width - len(first):  # all on the first line (its leading spaces kept, as textwrap keeps them)
+        line = text.rstrip(" ")
+        return [first + line] if line else [first.rstrip()]
+    lines: list[str] = []
     p = 0
     while p < n:
         if lines:

@@ -64,6 +64,9 @@ _NO_DESCEND = frozenset(
 )
 
 
+#: The keys :func:`_walk` does not descend into: :data:`_NO_DESCEND` and ``runner`` (read where it is found).
+_NOT_WALKED = _NO_DESCEND | {"runner"}
+
 _MAX_DEPTH = 256
 
 
@@ -364,7 +367,8 @@ def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload
     if depth > _MAX_DEPTH:
         return
     if isinstance(node, dict):
-        if is_pod_spec(node):
+        # (is_pod_spec called only where a containers list makes it possible)
+        if isinstance(node.get("containers"), list) and is_pod_spec(node):
             replicas, role, group_size = enclosing_context(chain)
             ps = node
             if (
@@ -387,11 +391,10 @@ def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload
                     )
                 )
         for k, v in node.items():
-            if k in _NO_DESCEND or k == "runner" or not isinstance(v, (dict, list)):
-                continue
-            chain.append((node, k))
-            _walk(doc, v, depth + 1, chain, out)
-            chain.pop()
+            if isinstance(v, (dict, list)) and k not in _NOT_WALKED:
+                chain.append((node, k))
+                _walk(doc, v, depth + 1, chain, out)
+                chain.pop()
     elif isinstance(node, list):
         for i, v in enumerate(node):
             if isinstance(v, (dict, list)):

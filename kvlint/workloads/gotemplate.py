@@ -22,6 +22,7 @@ say the value cannot be read. Never raises.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -116,6 +117,14 @@ def _parse(pieces: list[tuple[str, str, str]]) -> list[_Node]:
         else:
             body().append(_Node("action", content, source))
     return root
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed(tmpl: str, trim: str) -> list[_Node]:
+    """:func:`_parse` of :func:`_lex`, kept for the templates met again: every LLMInferenceService that
+    builds on a preset renders that preset's strings, and every InferenceService its runtime's (the trees
+    are only read, never modified)."""
+    return _parse(_lex(tmpl, trim))
 
 
 def _go_name(name: str) -> str:
@@ -294,7 +303,7 @@ def render(
     if "{{" not in tmpl:
         return tmpl, []
     try:
-        nodes = _parse(_lex(tmpl, " \t" if json_string else " \t\r\n"))
+        nodes = _parsed(tmpl, " \t" if json_string else " \t\r\n")
         out: list[str] = []
         unknown: list[str] = []
         _MISSING_UNKNOWN[0] = missing_unknown

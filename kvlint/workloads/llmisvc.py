@@ -386,17 +386,25 @@ _FUNCS: dict[str, Callable[..., Any]] = {
 
 
 def _render_all(node: Any, data: Any, *, missing_unknown: bool = False) -> Any:
-    """Every string of ``node`` rendered as a Go template (positions kept)."""
+    """Every string of ``node`` rendered as a Go template (positions kept): the mappings and lists in place,
+    each string that holds ``{{`` replaced by its rendering (the others, and every other value, left as they
+    are, not stored again)."""
+    if isinstance(node, str):
+        return render(node, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0] if "{{" in node else node
     if isinstance(node, LDict):
-        for k in list(node):
-            node[k] = _render_all(node[k], data, missing_unknown=missing_unknown)
-        return node
-    if isinstance(node, LList):
-        for i in range(len(node)):
-            node[i] = _render_all(node[i], data, missing_unknown=missing_unknown)
-        return node
-    if isinstance(node, str) and "{{" in node:
-        return render(node, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0]
+        for k, v in node.items():  # (storing at a key that is there already: the mapping keeps its size)
+            if isinstance(v, str):
+                if "{{" in v:
+                    node[k] = render(v, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0]
+            elif isinstance(v, (LDict, LList)):
+                _render_all(v, data, missing_unknown=missing_unknown)
+    elif isinstance(node, LList):
+        for i, v in enumerate(node):
+            if isinstance(v, str):
+                if "{{" in v:
+                    node[i] = render(v, data, funcs=_FUNCS, missing_unknown=missing_unknown)[0]
+            elif isinstance(v, (LDict, LList)):
+                _render_all(v, data, missing_unknown=missing_unknown)
     return node
 
 
