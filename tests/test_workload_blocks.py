@@ -72,6 +72,19 @@ def test_go_template_met_again_renders_from_its_own_data() -> None:
     assert render("a\n  {{- .X }}", {"X": 2})[0] == "a\n2"
 
 
+def test_go_templates_kept_are_bounded_in_number_and_size() -> None:
+    # a webhook worker lives for many reviews: the templates a manifest brings must not pile up in it
+    from kvlint.workloads import gotemplate
+
+    gotemplate._parsed.cache_clear()
+    long = "{{ .X }}" + " " * gotemplate._CACHED_CHARS
+    assert render(long, {"X": 1})[0] == "1" + " " * gotemplate._CACHED_CHARS
+    assert gotemplate._parsed.cache_info().currsize == 0  # longer than kept: parsed for itself alone
+    for i in range(gotemplate._CACHED_TEMPLATES + 10):
+        assert render(f"{i}{{{{ .X }}}}", {"X": "a"})[0] == f"{i}a"
+    assert gotemplate._parsed.cache_info().currsize == gotemplate._CACHED_TEMPLATES
+
+
 def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
     base = (
         load_text(

@@ -119,11 +119,26 @@ def _parse(pieces: list[tuple[str, str, str]]) -> list[_Node]:
     return root
 
 
-@functools.lru_cache(maxsize=1024)
+#: The longest template text (characters) whose parsed tree :func:`_parsed` keeps; KServe's shipped presets'
+#: longest is about 9,200. With :data:`_CACHED_TEMPLATES` this bounds what a long-lived process (a webhook
+#: worker) holds for the templates a manifest chose, whatever their size.
+_CACHED_CHARS = 16384
+_CACHED_TEMPLATES = 64
+
+
+@functools.lru_cache(maxsize=_CACHED_TEMPLATES)
 def _parsed(tmpl: str, trim: str) -> list[_Node]:
     """:func:`_parse` of :func:`_lex`, kept for the templates met again: every LLMInferenceService that
     builds on a preset renders that preset's strings, and every InferenceService its runtime's (the trees
-    are only read, never modified)."""
+    are only read, never modified). Only for texts up to :data:`_CACHED_CHARS` (see :func:`_nodes`)."""
+    return _parse(_lex(tmpl, trim))
+
+
+def _nodes(tmpl: str, trim: str) -> list[_Node]:
+    """The parsed tree of ``tmpl``: kept (:func:`_parsed`) when the text is at most :data:`_CACHED_CHARS`
+    characters, else parsed for this rendering alone."""
+    if len(tmpl) <= _CACHED_CHARS:
+        return _parsed(tmpl, trim)
     return _parse(_lex(tmpl, trim))
 
 
@@ -303,7 +318,7 @@ def render(
     if "{{" not in tmpl:
         return tmpl, []
     try:
-        nodes = _parsed(tmpl, " \t" if json_string else " \t\r\n")
+        nodes = _nodes(tmpl, " \t" if json_string else " \t\r\n")
         out: list[str] = []
         unknown: list[str] = []
         _MISSING_UNKNOWN[0] = missing_unknown
