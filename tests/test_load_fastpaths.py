@@ -219,14 +219,21 @@ def test_values_and_positions_match_pyyaml_on_real_manifests() -> None:
 
 
 def test_loaded_containers_have_every_attribute_their_constructor_sets() -> None:
-    """LDict/LList are made with dict.__new__/list.__new__ in the loader: every slot must still be set."""
+    """LDict/LList are made with dict.__new__/list.__new__ in the loader: every slot must still be set, and
+    the positions read back (built from the packed ones) have the types a constructed container's have."""
     res = load_text("a:\n  b: [1, {c: d}]\n", "c.yaml")
     d = res.documents[0].data
     for obj, cls in ((d, LDict), (d["a"], LDict), (d["a"]["b"], LList), (d["a"]["b"][1], LDict)):
         fresh = cls()
         assert type(obj) is cls
         for slot in cls.__slots__:
-            assert type(getattr(obj, slot)) is type(getattr(fresh, slot)) or slot == "loc", slot
+            getattr(obj, slot)  # set (an unset slot raises AttributeError)
+        for attr in ("locs", "key_locs") if cls is LDict else ("locs",):
+            got = getattr(obj, attr)
+            assert type(got) is type(getattr(fresh, attr)), attr
+            assert len(got) == len(obj) and all(
+                type(v) is Loc for v in (got.values() if cls is LDict else got)
+            )
         assert isinstance(obj.loc, Loc)
 
 
