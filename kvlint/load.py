@@ -629,9 +629,20 @@ _IMPLICIT: dict[str, list[tuple[str, Any]]] = dict(yaml.resolver.Resolver.yaml_i
 _MERGE_KEY = object()
 
 
+# Which scalars' spans _documents records for template attribution: only those whose text (the event's
+# value) holds ``{{``. An action inside a scalar's span starts with two ``{`` that are both inside it
+# and next to each other: a plain scalar in block context runs on through ``{`` (in flow context it cannot
+# hold one), a quoted scalar ends at its quote and a block scalar at a line break, and a scalar's text keeps
+# every two neighbouring characters of its source except around a line break or an escape (neither is
+# ``{``). So every span that holds an action is recorded, and the scalars are disjoint: the same actions
+# are found inside a span as with every scalar's span (tests/test_load_fastpaths.py compares both), without
+# a pair of tuples per scalar of every templated file.
+
+
 class _Doc:
     """One document built from parser events: ``value`` (or ``problem``), its 0-based start and, when
-    asked for, the 0-based ``(start, end)`` of every scalar (for template attribution)."""
+    asked for, the 0-based ``(start, end)`` of every scalar whose text holds ``{{`` (for template
+    attribution; see the comment above)."""
 
     __slots__ = ("value", "problem", "start", "spans", "duplicates")
 
@@ -848,7 +859,8 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             problem = _Problem(str(te), m.line + off, m.column + 1)
                             break
                     vsize = 1
-                    if spans is not None:
+                    if spans is not None and "{{" in ev.value:
+                        # only a scalar whose text holds "{{" can hold a template action (see _Doc)
                         em = ev.end_mark
                         spans.append(((m.line, m.column), (em.line, em.column)))
                     if ev.anchor is not None:
@@ -1053,8 +1065,8 @@ def _template_finding(
 ) -> Finding | None:
     """KV002 for the first template action that makes a document a template.
 
-    ``actions`` and ``spans`` (sorted 0-based ``(start, end)`` of the document's scalars) are in segment
-    coordinates; ``spans`` None means the document did not parse. When it did not parse, any action
+    ``actions`` and ``spans`` (sorted 0-based ``(start, end)`` of the document's scalars whose text holds
+    ``{{``: see :class:`_Doc`) are in segment coordinates; ``spans`` None means the document did not parse. When it did not parse, any action
     counts (the template is the likely reason). When it parsed, an action counts if it stands outside
     every scalar (it shapes the YAML) or is Helm-only (``.Values``, ``include``...); actions inside
     string values that other controllers substitute themselves (KServe ``{{.Name}}`` in a

@@ -404,3 +404,40 @@ def test_read_fd_goes_on_after_a_short_read() -> None:
                 writer.join()
                 os.close(r)
             assert got == b"".join(pieces)[:n], (pieces, n)
+
+
+def _inside(actions: list[tuple[int, int, str]], spans: list[Any]) -> list[bool]:
+    """For each action, whether it starts inside one of ``spans`` (0-based ``((line, col), (line, col))``)."""
+    return [any(s <= (line, col) < e for s, e in spans) for line, col, _ in actions]
+
+
+def test_template_actions_inside_scalars_as_with_every_scalars_span() -> None:
+    """_documents records the spans of the scalars whose text holds ``{{`` only: every action is found inside
+    a scalar (or outside every scalar) exactly as with the span of every scalar PyYAML's parser reports."""
+    texts = [t for _, t in _manifest_texts() if "{{" in t]
+    texts += [
+        "a: |\n  x {{ .Values.a }}\n  y\n{{- if .Values.b }}\nb: 1\n{{- end }}\n",
+        "a: >-\n  {{ .Values.a }}\n\n  {{ .x }}\nb: '{{ .y }}'\nc: \"q {{ .z }}\"\n",
+        "a: x{{ .y }}z # {{ .c }}\nb: [x, '{{ .y }}']\nk{{ .v }}: 1\n",
+        "a: &n '{{ .Values.x }}'\nb: *n\nc: !!str '{{ .y }}'\nd: plain\n  continued {{ .z }}\n",
+        "a:\n- {{ .Values.list }}\n",
+        "a: 'one{\n{ .x }}'\nb: \"two{\\\n{ .y }}\"\n",
+    ]
+    checked = 0
+    for text in texts:
+        for _, seg in L._segments(text):
+            actions = L.template_actions(seg)
+            if not actions:
+                continue
+            try:
+                ref = [
+                    ((e.start_mark.line, e.start_mark.column), (e.end_mark.line, e.end_mark.column))
+                    for e in yaml.parse(seg, Loader=yaml.SafeLoader)
+                    if isinstance(e, yaml.ScalarEvent)
+                ]
+                ours = [sp for d in L._documents(seg, "f.yaml", 0, True) for sp in d.spans or ()]
+            except yaml.YAMLError:
+                continue  # a segment that does not parse gets KV002 whatever its scalars
+            assert _inside(actions, ours) == _inside(actions, ref), seg
+            checked += len(actions)
+    assert checked > 30
