@@ -131,3 +131,18 @@ def test_assigned_positions_replace_the_packed_ones() -> None:
     fresh = LDict(loc=Loc("h"))
     fresh.locs["k"] = Loc("h", 2, 2)
     assert fresh.locs == {"k": Loc("h", 2, 2)} and fresh.key_locs == {} and LList().locs == []
+
+
+def test_packed_positions_survive_pickle_and_copies() -> None:
+    import copy
+    import pickle
+
+    text = "a:\n  b: [1, {c: d}]\n  e: f\n"
+    for make in (lambda x: pickle.loads(pickle.dumps(x, pickle.HIGHEST_PROTOCOL)), copy.copy, copy.deepcopy):
+        d = load_text(text, "f.yaml").documents[0].data
+        x = make(d)
+        assert x == d
+        assert x["a"].locs == {"b": Loc("f.yaml", 2, 6), "e": Loc("f.yaml", 3, 6)}
+        assert x["a"].key_locs == {"b": Loc("f.yaml", 2, 3), "e": Loc("f.yaml", 3, 3)}
+        assert x["a"]["b"].locs == [Loc("f.yaml", 2, 7), Loc("f.yaml", 2, 10)]
+        assert x["a"]["b"].locs == d["a"]["b"].locs
