@@ -10,7 +10,8 @@ pure-Python ``SafeLoader``; both give the same result) emits events carrying sta
 loop builds LDict/LList/scalars straight from them. This skips PyYAML's node graph and its per-node
 Python resolver call, scalar typing is memoised, and the cyclic garbage collector is paused while
 documents are built (the result holds no reference cycles; see ``_gc_paused``); together about 5x faster
-than composing nodes (thousands of documents per second). Scalars are typed by the YAML 1.1 implicit resolver exactly as ``yaml.safe_load`` does
+than composing nodes (thousands of documents per second). Entries' positions are kept packed, one int each,
+and made :class:`~kvlint.source.Loc` objects only when a container's ``locs``/``key_locs`` are read. Scalars are typed by the YAML 1.1 implicit resolver exactly as ``yaml.safe_load`` does
 (``8`` is ``int``, ``"8"`` is ``str``, ``0.9`` is ``float``, ``true`` is ``bool``), except that
 timestamps and ``!!binary`` stay strings, as Kubernetes' own YAML-to-JSON conversion leaves them.
 Aliases share the anchored object. JSON is read by the same loader (YAML is a superset of JSON).
