@@ -10,7 +10,8 @@ pure-Python ``SafeLoader``; both give the same result) emits events carrying sta
 loop builds LDict/LList/scalars straight from them. This skips PyYAML's node graph and its per-node
 Python resolver call, scalar typing is memoised, and the cyclic garbage collector is paused while
 documents are built (the result holds no reference cycles; see ``_gc_paused``); together about 5x faster
-than composing nodes (thousands of documents per second). Scalars are typed by the YAML 1.1 implicit resolver exactly as ``yaml.safe_load`` does
+than composing nodes (thousands of documents per second). Entries' positions are kept packed, one int each,
+and made :class:`~kvlint.source.Loc` objects only when a container's ``locs``/``key_locs`` are read. Scalars are typed by the YAML 1.1 implicit resolver exactly as ``yaml.safe_load`` does
 (``8`` is ``int``, ``"8"`` is ``str``, ``0.9`` is ``float``, ``true`` is ``bool``), except that
 timestamps and ``!!binary`` stay strings, as Kubernetes' own YAML-to-JSON conversion leaves them.
 Aliases share the anchored object. JSON is read by the same loader (YAML is a superset of JSON).
@@ -57,7 +58,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from kvlint.source import LDict, LList, Loc
+from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
 
 __all__ = [
@@ -629,9 +630,20 @@ _IMPLICIT: dict[str, list[tuple[str, Any]]] = dict(yaml.resolver.Resolver.yaml_i
 _MERGE_KEY = object()
 
 
+# Which scalars' spans _documents records for template attribution: only those whose text (the event's
+# value) holds ``{{``. An action inside a scalar's span starts with two ``{`` that are both inside it
+# and next to each other: a plain scalar in block context runs on through ``{`` (in flow context it cannot
+# hold one), a quoted scalar ends at its quote and a block scalar at a line break, and a scalar's text keeps
+# every two neighbouring characters of its source except around a line break or an escape (neither is
+# ``{``). So every span that holds an action is recorded, and the scalars are disjoint: the same actions
+# are found inside a span as with every scalar's span (tests/test_load_fastpaths.py compares both), without
+# a pair of tuples per scalar of every templated file.
+
+
 class _Doc:
     """One document built from parser events: ``value`` (or ``problem``), its 0-based start and, when
-    asked for, the 0-based ``(start, end)`` of every scalar (for template attribution)."""
+    asked for, the 0-based ``(start, end)`` of every scalar whose text holds ``{{`` (for template
+    attribution; see the comment above)."""
 
     __slots__ = ("value", "problem", "start", "spans", "duplicates")
 
@@ -744,6 +756,17 @@ def _resolve_scalar_uncached(value: str, tag: str | None, plain: bool) -> Any:
         return value
 
 
+def _packed_positions(d: LDict, packing: Packing) -> tuple[dict[Any, int], dict[Any, int]]:
+    """The value and key positions of the mapping ``d`` (of the text ``packing`` packs) packed: those the
+    loader stored, or those of its ``locs`` and ``key_locs`` once they have been built."""
+    if d._locs is None and d._key_locs is None and d._packing == packing:
+        return d._plocs, d._pkey_locs
+    return (
+        {k: packing.pack_loc(v) for k, v in d.locs.items()},
+        {k: packing.pack_loc(v) for k, v in d.key_locs.items()},
+    )
+
+
 def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iterator[_Doc]:
     """Build each document of ``text`` straight from libyaml parser events.
 
@@ -758,6 +781,10 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     container opens), plain untagged scalars are looked up in the resolution memo in line, and
     ``Loc``/``LDict``/``LList`` objects are made with the built-in ``tuple.__new__``/``dict.__new__``/
     ``list.__new__`` (the same objects as their constructors make, without a Python-level call each).
+    Entries' positions are stored packed (one int each, :class:`kvlint.source.Packing`), their ``Loc``
+    objects made only when a container's ``locs``/``key_locs`` are read: a ``Loc`` per key and value cost
+    about 15% of the loop, and, being GC-tracked, made the first collection after loading scan twice as many
+    objects (about 0.1 CPU s of a corpus x30 load).
     """
     loader = _Loader(text)
     off = line_offset + 1
@@ -773,6 +800,9 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     dend_cls = yaml.DocumentEndEvent
     stream_end_cls = yaml.StreamEndEvent
     new_tuple = tuple.__new__
+    # the positions of entries are packed ints (kvlint.source.Packing): m.line * pos_line + m.column
+    packing = Packing.for_text(path, off, len(text))
+    pos_line = 1 << packing.shift
     new_dict = dict.__new__
     new_list = list.__new__
     memo_get = _PLAIN_MEMO.get
@@ -807,7 +837,8 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
             key_locs: Any = None
             is_map = False
             key: Any = None
-            key_loc: Any = None
+            key_pos: Any = None
+            cpos: Any = None  # the open container's packed position
             has_key = False
             size = 0
             anchor: Any = None
@@ -829,12 +860,13 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             problem = _Problem(str(te), m.line + off, m.column + 1)
                             break
                     vsize = 1
-                    if spans is not None:
+                    if spans is not None and "{{" in ev.value:
+                        # only a scalar whose text holds "{{" can hold a template action (see _Doc)
                         em = ev.end_mark
                         spans.append(((m.line, m.column), (em.line, em.column)))
                     if ev.anchor is not None:
                         anchors[ev.anchor] = (value, 1)
-                    vloc = new_tuple(Loc, (path, m.line + off, m.column + 1))
+                    vpos = m.line * pos_line + m.column
                 elif cls is mstart_cls or cls is sstart_cls:
                     m = ev.start_mark
                     if len(stack) >= MAX_DEPTH:
@@ -844,21 +876,28 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             m.column + 1,
                         )
                         break
-                    stack.append((cont, locs, key_locs, is_map, key, key_loc, has_key, size, anchor, merges))
+                    stack.append(
+                        (cont, cpos, locs, key_locs, is_map, key, key_pos, has_key, size, anchor, merges)
+                    )
+                    cpos = m.line * pos_line + m.column
                     loc = new_tuple(Loc, (path, m.line + off, m.column + 1))
                     if cls is mstart_cls:
                         cont = new_dict(LDict)
                         cont.loc = loc
-                        locs = cont.locs = {}
-                        key_locs = cont.key_locs = {}
+                        cont._packing = packing
+                        cont._locs = cont._key_locs = None
+                        locs = cont._plocs = {}
+                        key_locs = cont._pkey_locs = {}
                         is_map = True
                     else:
                         cont = new_list(LList)
                         cont.loc = loc
-                        locs = cont.locs = []
+                        cont._packing = packing
+                        cont._locs = None
+                        locs = cont._plocs = []
                         key_locs = None
                         is_map = False
-                    key = key_loc = merges = None
+                    key = key_pos = merges = None
                     has_key = False
                     size = 1
                     anchor = ev.anchor
@@ -873,13 +912,14 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         for src in merges:
                             for item in src if isinstance(src, list) else (src,):
                                 if isinstance(item, LDict):
+                                    item_locs, item_key_locs = _packed_positions(item, packing)
                                     for k, v in item.items():
                                         if k not in value:
                                             value[k] = v
-                                            if k in item.locs:
-                                                locs[k] = item.locs[k]
-                                            if k in item.key_locs:
-                                                key_locs[k] = item.key_locs[k]
+                                            if k in item_locs:
+                                                locs[k] = item_locs[k]
+                                            if k in item_key_locs:
+                                                key_locs[k] = item_key_locs[k]
                     if vsize > max_nodes:
                         problem = _Problem(
                             f"document expands to more than {MAX_NODES} values (alias bomb?)",
@@ -890,8 +930,10 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                     if anchor is not None:
                         open_anchors.discard(anchor)
                         anchors[anchor] = (value, vsize)
-                    vloc = value.loc  # the container's own location
-                    cont, locs, key_locs, is_map, key, key_loc, has_key, size, anchor, merges = stack.pop()
+                    vpos = cpos  # the container's own position
+                    cont, cpos, locs, key_locs, is_map, key, key_pos, has_key, size, anchor, merges = (
+                        stack.pop()
+                    )
                 elif cls is alias_cls:
                     m = ev.start_mark
                     if ev.anchor in open_anchors:
@@ -916,7 +958,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                             where.column,
                         )
                         break
-                    vloc = new_tuple(Loc, (path, m.line + off, m.column + 1))
+                    vpos = m.line * pos_line + m.column
                 elif cls is dend_cls:
                     break
                 else:  # pragma: no cover - the parser emits no other event inside a document
@@ -938,8 +980,8 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                     if is_map:
                         if not has_key:
                             if cls is not scalar_cls and isinstance(value, (dict, list)):
-                                value = f"<complex key at line {vloc.line}>"
-                            key, key_loc, has_key = value, vloc, True
+                                value = f"<complex key at line {packing.unpack(vpos).line}>"
+                            key, key_pos, has_key = value, vpos, True
                         else:
                             has_key = False
                             if key is merge_key:
@@ -955,12 +997,19 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                                 if len(cont) == n:
                                     first = next((k for k in cont if k == key), key)
                                     if type(first) is type(key):
-                                        duplicates.append((key, key_locs.get(key), key_loc))
-                                locs[key] = vloc
-                                key_locs[key] = key_loc
+                                        first_pos = key_locs.get(key)
+                                        duplicates.append(
+                                            (
+                                                key,
+                                                None if first_pos is None else packing.unpack(first_pos),
+                                                packing.unpack(key_pos),
+                                            )
+                                        )
+                                locs[key] = vpos
+                                key_locs[key] = key_pos
                     else:
                         cont.append(value)
-                        locs.append(vloc)
+                        locs.append(vpos)
                 ev = get_event()
                 cls = ev.__class__
             if problem is not None:
@@ -1017,8 +1066,8 @@ def _template_finding(
 ) -> Finding | None:
     """KV002 for the first template action that makes a document a template.
 
-    ``actions`` and ``spans`` (sorted 0-based ``(start, end)`` of the document's scalars) are in segment
-    coordinates; ``spans`` None means the document did not parse. When it did not parse, any action
+    ``actions`` and ``spans`` (sorted 0-based ``(start, end)`` of the document's scalars whose text holds
+    ``{{``: see :class:`_Doc`) are in segment coordinates; ``spans`` None means the document did not parse. When it did not parse, any action
     counts (the template is the likely reason). When it parsed, an action counts if it stands outside
     every scalar (it shapes the YAML) or is Helm-only (``.Values``, ``include``...); actions inside
     string values that other controllers substitute themselves (KServe ``{{.Name}}`` in a

@@ -219,14 +219,21 @@ def test_values_and_positions_match_pyyaml_on_real_manifests() -> None:
 
 
 def test_loaded_containers_have_every_attribute_their_constructor_sets() -> None:
-    """LDict/LList are made with dict.__new__/list.__new__ in the loader: every slot must still be set."""
+    """LDict/LList are made with dict.__new__/list.__new__ in the loader: every slot must still be set, and
+    the positions read back (built from the packed ones) have the types a constructed container's have."""
     res = load_text("a:\n  b: [1, {c: d}]\n", "c.yaml")
     d = res.documents[0].data
     for obj, cls in ((d, LDict), (d["a"], LDict), (d["a"]["b"], LList), (d["a"]["b"][1], LDict)):
         fresh = cls()
         assert type(obj) is cls
         for slot in cls.__slots__:
-            assert type(getattr(obj, slot)) is type(getattr(fresh, slot)) or slot == "loc", slot
+            getattr(obj, slot)  # set (an unset slot raises AttributeError)
+        for attr in ("locs", "key_locs") if cls is LDict else ("locs",):
+            got = getattr(obj, attr)
+            assert type(got) is type(getattr(fresh, attr)), attr
+            assert len(got) == len(obj) and all(
+                type(v) is Loc for v in (got.values() if cls is LDict else got)
+            )
         assert isinstance(obj.loc, Loc)
 
 
@@ -397,3 +404,40 @@ def test_read_fd_goes_on_after_a_short_read() -> None:
                 writer.join()
                 os.close(r)
             assert got == b"".join(pieces)[:n], (pieces, n)
+
+
+def _inside(actions: list[tuple[int, int, str]], spans: list[Any]) -> list[bool]:
+    """For each action, whether it starts inside one of ``spans`` (0-based ``((line, col), (line, col))``)."""
+    return [any(s <= (line, col) < e for s, e in spans) for line, col, _ in actions]
+
+
+def test_template_actions_inside_scalars_as_with_every_scalars_span() -> None:
+    """_documents records the spans of the scalars whose text holds ``{{`` only: every action is found inside
+    a scalar (or outside every scalar) exactly as with the span of every scalar PyYAML's parser reports."""
+    texts = [t for _, t in _manifest_texts() if "{{" in t]
+    texts += [
+        "a: |\n  x {{ .Values.a }}\n  y\n{{- if .Values.b }}\nb: 1\n{{- end }}\n",
+        "a: >-\n  {{ .Values.a }}\n\n  {{ .x }}\nb: '{{ .y }}'\nc: \"q {{ .z }}\"\n",
+        "a: x{{ .y }}z # {{ .c }}\nb: [x, '{{ .y }}']\nk{{ .v }}: 1\n",
+        "a: &n '{{ .Values.x }}'\nb: *n\nc: !!str '{{ .y }}'\nd: plain\n  continued {{ .z }}\n",
+        "a:\n- {{ .Values.list }}\n",
+        "a: 'one{\n{ .x }}'\nb: \"two{\\\n{ .y }}\"\n",
+    ]
+    checked = 0
+    for text in texts:
+        for _, seg in L._segments(text):
+            actions = L.template_actions(seg)
+            if not actions:
+                continue
+            try:
+                ref = [
+                    ((e.start_mark.line, e.start_mark.column), (e.end_mark.line, e.end_mark.column))
+                    for e in yaml.parse(seg, Loader=yaml.SafeLoader)
+                    if isinstance(e, yaml.ScalarEvent)
+                ]
+                ours = [sp for d in L._documents(seg, "f.yaml", 0, True) for sp in d.spans or ()]
+            except yaml.YAMLError:
+                continue  # a segment that does not parse gets KV002 whatever its scalars
+            assert _inside(actions, ours) == _inside(actions, ref), seg
+            checked += len(actions)
+    assert checked > 30

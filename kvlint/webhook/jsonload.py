@@ -155,8 +155,8 @@ class _Builder:
                 raise _GiveWay
             out = _new_dict(LDict)  # LDict(loc=...) without its __init__'s argument passing
             out.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
-            out.locs = locs = {}
-            out.key_locs = key_locs = {}
+            out._locs = locs = {}  # the slots behind .locs/.key_locs (their setters, without the call)
+            out._key_locs = key_locs = {}
             if not value:
                 return out
             indent = depth + 1
@@ -210,7 +210,7 @@ class _Builder:
                 raise _GiveWay
             seq = _new_list(LList)  # LList(loc=...) without its __init__
             seq.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
-            seq.locs = seq_locs = []
+            seq._locs = seq_locs = []
             if not value:
                 return seq
             indent = depth + 1
