@@ -40,6 +40,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+# this checkout's kvlint, imported before any other on the path (an installed one, editable or not, would
+# otherwise be measured when the bench runs from another checkout)
+sys.path.insert(0, str(REPO))
 
 
 def count_docs(text: str) -> int:
@@ -174,7 +177,6 @@ def main() -> int:
     ap.add_argument("--skip-rss", action="store_true", help="skip the one-file peak-RSS runs")
     args = ap.parse_args()
 
-    sys.path.insert(0, str(REPO))
     from kvlint.load import load_paths
 
     corpus = Path(args.corpus)
