@@ -398,7 +398,8 @@ def test_context_pass_leaves_no_garbage_cycles(tmp_path: Path) -> None:
             # the services joined before the freeze too (stream_check), their pods found in the runtimes
             assert plan.context.services, "the pass read services"
             joined = join_services(plan.context.providers, plan.context.services)
-            assert joined.consumed, "a service took a runtime's pod"
+            # (the runtimes whose pods services take are the corpus's: see _mixed_inputs)
+            assert joined.consumed or not CORPUS.is_dir(), "a service took a runtime's pod"
             assert gc.collect() == 0
         finally:
             gc.enable()
