@@ -204,3 +204,48 @@ def test_header_deadline_runs_per_request_on_a_kept_alive_connection(tls: dict[s
         conn.close()
     finally:
         srv.stop()
+
+
+def test_bodies_cut_off_at_the_size_limit_give_back_only_the_bytes_they_held(tls: dict[str, str]) -> None:
+    """A body streamed past ``max_request_bytes`` (chunked: no Content-Length to refuse it by) gets HTTP 413,
+    and the bytes it held are taken off the bodies-held count, no more: the chunk that crossed the limit was
+    never counted. Taking it off too drove the count below zero by that chunk at each such request, until the
+    ``body_buffer_bytes`` cap no longer refused anything; held bodies must still get 503 past it after any
+    number of such requests."""
+    limit = 4096
+    settings = WebhookSettings(
+        workers=1, timeout_seconds=2.0, max_inflight=1, max_request_bytes=limit, body_timeout_seconds=5.0
+    )
+    app = create_app(settings, warm_up=False)
+    state = app.state.webhook
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], state.metrics, interval=3600)
+    srv = ServerThread(app, reloader).start()
+    held: list[ssl.SSLSocket] = []
+    try:
+        big = b" " * (3 * limit)
+        for _ in range(6):
+            conn = _connect(srv, tls)
+            conn.sendall(
+                b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(big) + big + b"\r\n0\r\n\r\n"
+            )
+            assert _read_responses(conn, 3.0)[0] == [b"HTTP/1.1 413"]
+            conn.close()
+        deadline = time.monotonic() + 2.0
+        while state.body_bytes != 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert state.body_bytes == 0
+        # bodies held up to the cap (4 x slots x limit), then one more: one of them is refused at once (503),
+        # the others wait for the rest of their bodies (408 only at the 5 s body deadline)
+        part = b" " * (limit - 200)
+        for _ in range(settings.body_buffer_bytes // len(part) + 1):
+            conn = _connect(srv, tls)
+            conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % limit + part)
+            held.append(conn)
+        time.sleep(0.2)
+        statuses = [s for conn in held for s in _read_responses(conn, 0.3)[0]]
+        assert statuses == [b"HTTP/1.1 503"], statuses
+    finally:
+        for conn in held:
+            conn.close()
+        srv.stop()

@@ -160,13 +160,16 @@ async def _read_body(receive: Any, declared: str | None, limit: int, state: Webh
             if kind == "http.request":
                 chunk = message.get("body", b"")
                 if chunk:
-                    total += len(chunk)
-                    if total > limit:
+                    # ``total`` is what this body holds in state.body_bytes: a chunk refused (413, 503) was
+                    # never counted there, so it is not taken off either (it was, for 413, and the count
+                    # drifted below zero by that chunk per request until the cap refused nothing)
+                    n = len(chunk)
+                    if total + n > limit:
                         raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
-                    if state.body_bytes + len(chunk) > cap:
-                        total -= len(chunk)
+                    if state.body_bytes + n > cap:
                         raise ReviewError(f"request bodies being read exceed {cap} bytes", 503)
-                    state.body_bytes += len(chunk)
+                    state.body_bytes += n
+                    total += n
                     chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
