@@ -229,8 +229,8 @@ def main() -> int:
                 f"(aim <= 1.5)"
             )
 
-    exe = shutil.which("kvlint", path=str(Path(sys.executable).parent)) or shutil.which("kvlint")
-    base = [exe] if exe else [sys.executable, "-m", "kvlint"]
+    # this checkout's kvlint (``-m`` from its root), not whichever ``kvlint`` command is installed
+    base = [sys.executable, "-m", "kvlint"]
     example = REPO / "fixtures" / "examples" / "chat-8b-l4.yaml"
     for argv, target in (
         (["--help"], "; target < 0.3 s"),
@@ -243,7 +243,7 @@ def main() -> int:
         best, best_cpu = float("inf"), float("inf")
         for _ in range(args.runs):
             t0, c0 = time.perf_counter(), cpu()
-            subprocess.run(base + argv, stdout=subprocess.DEVNULL, check=True)
+            subprocess.run(base + argv, stdout=subprocess.DEVNULL, check=True, cwd=str(REPO))
             best, best_cpu = min(best, time.perf_counter() - t0), min(best_cpu, cpu() - c0)
         shown = " ".join(["kvlint", *argv]).replace(str(REPO) + os.sep, "")
         print(f"cold start `{shown}`: best of {args.runs} = {best:.3f} s wall, {best_cpu:.3f} CPU s{target}")
