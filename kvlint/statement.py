@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASIDE_CHARS", "split_clauses", "split_message", "statement_of"]
+__all__ = ["ASIDE_CHARS", "split_clauses", "split_message", "squeeze", "statement_of"]
 
 #: A parenthetical aside of the first clause longer than this many characters (parentheses included)
 #: moves to the detail lines; shorter ones, such as ``(131,072 B/token)``, stay in the statement.
@@ -140,6 +140,16 @@ def _add_spans(spans: list[tuple[int, int]] | None, found: list[tuple[int, int]]
         spans += [(a - offset, b - offset) for a, b in found]
 
 
+def squeeze(text: str) -> str:
+    """``" ".join(text.split())``: runs of whitespace as one space, none at either end; ``text`` itself
+    when it has nothing to change, found without splitting it: every character ``str.split`` splits on but
+    the ASCII space is one ``str.isprintable`` rejects (categories Cc, Zs, Zl, Zp), so a printable text
+    with no two spaces in a row and none at either end is already squeezed."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def split_clauses(message: str) -> list[str]:
     """``message`` cut at each top-level ``"; "`` (not inside ``()``, ``[]`` or single quotes)."""
     return _clauses(message, None)
@@ -189,9 +199,6 @@ def _statement(first: str, spans: list[tuple[int, int]]) -> tuple[str, list[str]
     if asides:
         kept.append(first[pos:])
         statement = " ".join("".join(kept).split())
-    elif first.isprintable() and "  " not in first and first == first.strip():
-        # (printable text has no whitespace but the space: split and join would give it back as it is)
-        statement = first
     else:
-        statement = " ".join(first.split())
+        statement = squeeze(first)
     return statement.replace(" ,", ",").replace(" :", ":").replace(" ;", ";"), asides

@@ -1,6 +1,6 @@
 """The admission texts (warnings, deny message) equal their definitions: every message and fix squeezed with
 ``" ".join(text.split())`` and escaped with ``printable``, whatever whitespace, control or non-ASCII
-characters they hold (``review._squeeze`` skips the split for text with nothing to squeeze)."""
+characters they hold (``kvlint.statement.squeeze`` skips the split for text with nothing to squeeze)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from kvlint.report.escape import printable
 from kvlint.source import Loc
+from kvlint.statement import squeeze
 from kvlint.types import Diagnostic
-from kvlint.webhook import review as rv
 from kvlint.webhook.review import MAX_MESSAGE_CHARS, MAX_WARNING_CHARS, Review, deny_message, format_warning
 
 #: every character str.split splits on, some printable and unprintable others, a lone surrogate
@@ -62,7 +62,7 @@ def _old_deny(review: Review, errors: list[Diagnostic]) -> str:
 
 def test_squeeze_is_split_and_join() -> None:
     for text in _texts():
-        assert rv._squeeze(text) == " ".join(text.split()), repr(text)
+        assert squeeze(text) == " ".join(text.split()), repr(text)
 
 
 @pytest.mark.parametrize("note", ["", " (error, not enforced)"])

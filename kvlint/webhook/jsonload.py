@@ -267,19 +267,7 @@ def dump_lines(obj: Any) -> list[str]:
     out: list[str] = []
     append = out.append
     enc = _encode
-    scalars = _SCALAR_TEXT
-
-    def scalar(v: Any) -> str:
-        t = type(v)
-        if t is str:
-            return enc(v)  # type: ignore[no-any-return]
-        if t is bool or v is None:
-            return scalars[v]
-        if t is int:
-            return int.__repr__(v)
-        if t is float and math.isfinite(v):
-            return float.__repr__(v)
-        raise _GiveWay
+    scalar = _scalar_text
 
     def walk(v: Any, head: str, depth: int, tail: str) -> None:
         t = type(v)

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kvlint.report.escape import printable
+from kvlint.statement import squeeze
 from kvlint.types import Diagnostic
 from kvlint.webhook.request_options import webhook_options
 
@@ -482,22 +483,10 @@ def lint_review(review: Review, options: Any, pipeline: Pipeline | None = None) 
     return lint_object(_prepared_object(review), review_label(review), options, pipeline)
 
 
-def _squeeze(text: str) -> str:
-    """``" ".join(text.split())``: runs of whitespace as one space, none at either end; ``text`` itself
-    when it has nothing to change, found without splitting it: every character ``str.split`` splits on but
-    the ASCII space is one ``str.isprintable`` rejects (categories Cc, Zs, Zl, Zp), so a printable text
-    with no two spaces in a row and none at either end is already squeezed."""
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text
-    return " ".join(text.split())
-
-
 def _flat(text: str) -> str:
-    """``printable(_squeeze(text))``: one line of plain text, scanned once when it has nothing to change
-    (printable ASCII is what :func:`printable` returns as it is)."""
-    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
-        return text if text.isascii() else printable(text)
-    return printable(" ".join(text.split()))
+    """One line of plain text: :func:`~kvlint.statement.squeeze` then :func:`printable` (each returns
+    ``text`` as it is when it has nothing to change)."""
+    return printable(squeeze(text))
 
 
 def _cut(text: str, limit: int) -> str:
@@ -525,7 +514,7 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
         return f"{head}{msg} Fix: {fix}" if fix else f"{head}{msg}"
     # _clip(head + msg), the message not scanned again: it is flat already (printable's output is printable
     # again as it is, character by character), so only the head, which ends with a space, has any to squeeze
-    base = _squeeze(head)
+    base = squeeze(head)
     return _cut(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
