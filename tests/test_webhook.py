@@ -187,6 +187,9 @@ def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -
         (json.dumps(review({"kind": "Pod"}, uid="")).encode(), "request.uid"),
         (json.dumps(review(None, object=[1, 2])).encode(), "request.object"),
         (b"\xff\xfe\x00garbage", "not valid JSON"),
+        # a uid with a lone surrogate (JSON "\ud800", as json.dumps writes it) cannot be echoed: HTTP 500 before
+        (json.dumps(review({"kind": "Pod"}, uid="\ud800")).encode(), "lone surrogate"),
+        (json.dumps(review(None, uid="7c9d1f2e-\udfff", operation="DELETE")).encode(), "lone surrogate"),
     ],
 )
 def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> None:
@@ -195,6 +198,27 @@ def test_malformed_reviews_get_400(server: Any, body: bytes, needle: str) -> Non
     assert r.status_code == 400
     assert needle in r.json()["error"]
     assert client.get("/healthz").status_code == 200
+
+
+def test_surrogates_outside_the_uid_are_answered_as_valid_json(server: Any) -> None:
+    """A uid with a surrogate pair (an emoji, JSON "\ud83d\ude00") is a valid string: echoed, in UTF-8. Lone
+    surrogates elsewhere in a review (the name, the namespace) reach the answer only escaped: still a
+    valid UTF-8 JSON AdmissionReview (the deny message shows them as ``\\ud800``)."""
+    _, client, _ = server
+    body = json.dumps(review(None, uid="uid-\U0001f600", operation="DELETE")).encode()
+    assert b"\\ud83d\\ude00" in body
+    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200 and "uid-\U0001f600".encode() in r.content
+    assert r.json()["response"] == {"uid": "uid-\U0001f600", "allowed": True}
+    obj = workload_object(B01)
+    obj["metadata"]["name"] = "chat-\ud800"
+    body = json.dumps(review(obj, uid="uid-lone", namespace="serving-\udfff")).encode()
+    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200
+    r.content.decode("utf-8")  # strict: no surrogate was written raw
+    resp = r.json()["response"]
+    assert resp["uid"] == "uid-lone" and resp["allowed"] is False
+    assert "chat-\\ud800" in resp["status"]["message"] and "serving-\\udfff" in resp["status"]["message"]
 
 
 def test_wrong_content_type_415(server: Any) -> None:

@@ -290,12 +290,23 @@ def too_deep_response(review: Review, settings: WebhookSettings) -> tuple[dict[s
     return build_response(review, settings, LintOutcome([diag], 0))
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: False when it holds a lone surrogate (U+D800-U+DFFF), which
+    Python's JSON decoder makes of an unpaired ``\\ud800`` escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
     Raises:
         ReviewError: (HTTP 400) not JSON, not an object, wrong ``apiVersion``/``kind``, no
-            ``request``, missing or non-string ``uid``/``operation``, ``object`` not a mapping.
+            ``request``, missing or non-string ``uid``/``operation``, a ``uid`` holding a lone surrogate
+            (it could not be echoed: see the comment in the code), ``object`` not a mapping.
         ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
     try:
@@ -323,6 +334,16 @@ def parse_review(body: bytes | str) -> Review:
     uid = req.get("uid")
     if not isinstance(uid, str) or not uid:
         raise ReviewError("request.uid must be a non-empty string")
+    if not uid.isascii() and not _utf8(uid):
+        # a lone surrogate (JSON "\ud800"): the uid cannot be echoed. The response is UTF-8 JSON (RFC 8259
+        # section 8.1), which cannot hold it, and its escape would not match either: the API server's Go
+        # decoder reads an unpaired surrogate escape as U+FFFD, and its encoder never writes one (it writes
+        # invalid UTF-8 as U+FFFD), so no API server sends such a uid and no echo of it could equal the uid
+        # it compares the response's with (k8s.io/apiserver .../webhook/request/admissionreview.go,
+        # VerifyAdmissionResponse: "expected response.uid=%q, got %q"). Malformed, as a missing uid is.
+        raise ReviewError(
+            "request.uid must be a non-empty string of Unicode characters (it holds a lone surrogate)"
+        )
     operation = req.get("operation")
     if not isinstance(operation, str) or not operation:
         raise ReviewError("request.operation must be a non-empty string")
