@@ -244,6 +244,53 @@ def test_oversized_rejected_declared_and_streamed(server: Any) -> None:
     assert 'kvlint_webhook_bad_requests_total{reason="too_large"} 2.0' in client.get("/metrics").text
 
 
+def _raw_answer(port: int, cafile: str, request: bytes) -> bytes:
+    """The raw HTTP answer to ``request`` sent on a new TLS connection, without its ``date`` header (read
+    until its ``content-length`` bytes of body are in or the server closes)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1") as s,
+    ):
+        s.sendall(request)
+        got = b""
+        while True:
+            head, sep, body = got.partition(b"\r\n\r\n")
+            lengths = [int(h[15:]) for h in head.split(b"\r\n") if h.lower().startswith(b"content-length:")]
+            if sep and lengths and len(body) >= lengths[0]:
+                break
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    lines = head.split(b"\r\n")
+    return b"\r\n".join(h for h in lines if not h.lower().startswith(b"date:")) + sep + body
+
+
+def test_content_length_with_leading_zeros_is_its_number(server: Any, tls: dict[str, Any]) -> None:
+    """``Content-Length`` is ``1*DIGIT`` (RFC 9110 section 8.6): leading zeros are allowed, and llhttp (uvicorn's
+    httptools parser) reads a length of any number of them as the number. The answer is byte for byte the
+    one without them (it was 413 from 20 digits on); a declared length of 20 significant digits (within
+    llhttp's 64 bits) is refused with the number declared (the 413 said ``max_request_bytes + 1`` bytes)."""
+    srv, _, _ = server
+    body = json.dumps(review(workload_object(B01), uid="zeros")).encode()
+
+    def request(length: bytes) -> bytes:
+        head = b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+        return head + length + b"\r\n\r\n" + body
+
+    plain = _raw_answer(srv.port, tls["ca.crt"], request(b"%d" % len(body)))
+    assert plain.startswith(b"HTTP/1.1 200 OK\r\n") and b'"allowed":false' in plain
+    for zeros in (1, 19, 40, 5000):
+        assert _raw_answer(srv.port, tls["ca.crt"], request(b"0" * zeros + b"%d" % len(body))) == plain
+    huge = b"18446744073709551615"
+    refused = _raw_answer(srv.port, tls["ca.crt"], request(b"000" + huge))
+    assert refused.startswith(b"HTTP/1.1 413 ")
+    assert json.loads(refused.partition(b"\r\n\r\n")[2]) == {
+        "error": f"request body of {huge.decode()} bytes exceeds the limit of {MAX_BYTES} bytes"
+    }
+
+
 def test_slow_review_bounded_fail_open(server: Any) -> None:
     _, client, app = server
     obj = workload_object(B01)
