@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import ssl
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -543,6 +544,61 @@ def test_idle_worker_killed_is_replaced_before_a_review_needs_it(tls: dict[str, 
             assert resp["allowed"] is False and "KV103" in resp["status"]["message"], resp
             _settled(pool, killed | {victim})
     finally:
+        srv.stop()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGSTOP"), reason="needs SIGSTOP")
+def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[str, Any]) -> None:
+    """A worker that does not read (SIGSTOP here; a frozen cgroup, a starved process) is sent a review larger
+    than its pipe holds: the rest is written as the worker reads, so the event loop goes on answering
+    probes and the review is answered at its budget, per the failure mode (the worker killed and replaced).
+    The server wrote the review with a blocking write: its event loop, probes and budgets included, stood
+    still until the worker read again (here until the test resumed it, 8 s later)."""
+    budget = 1.0
+    s = WebhookSettings(timeout_seconds=budget, workers=1)
+    app = create_app(s)
+    reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
+    srv = ServerThread(app, reloader).start()
+    pool = app.state.webhook.pool
+    (victim,) = pool.pids
+    resume = None
+    try:
+        ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+        big = workload_object(B01)
+        big["metadata"]["annotations"] = {"padding": "x" * 2_000_000}  # ten times what the pipe holds
+        with (
+            httpx.Client(base_url=srv.url, verify=ctx, timeout=20) as client,
+            httpx.Client(base_url=srv.url, verify=ctx, timeout=20) as prober,
+        ):
+            assert prober.get("/healthz").status_code == 200
+            os.kill(victim, signal.SIGSTOP)
+            resume = threading.Timer(8.0, os.kill, (victim, signal.SIGCONT))
+            resume.start()
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(1) as ex:
+                t0 = time.monotonic()
+                answer = ex.submit(post, client, review(big, uid="stopped"))
+                time.sleep(0.3)  # the review is being written to the stopped worker
+                assert prober.get("/healthz").status_code == 200
+                probe_s = time.monotonic() - t0
+                resp = answer.result(timeout=20)["response"]
+                review_s = time.monotonic() - t0
+            assert probe_s < 4.0 and review_s < 4.0, (probe_s, review_s)
+            assert resp["uid"] == "stopped" and resp["allowed"] is True  # failure mode open
+            assert f"review not finished within {budget:g} s" in resp["warnings"][0]
+            _gone(victim)
+            m = client.get("/metrics").text
+            assert 'kvlint_webhook_worker_restarts_total{reason="timeout"} 1.0' in m
+            resp = post(client, review(workload_object(B01), uid="after"))["response"]
+            assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    finally:
+        if resume is not None:
+            resume.cancel()
+        try:
+            os.kill(victim, signal.SIGCONT)
+        except OSError:
+            pass
         srv.stop()
 
 
