@@ -86,12 +86,12 @@ class _Frames:
         self._body: bytearray | None = None
         self._got = 0
         #: what is left to write (None: nothing)
-        self.outbox: memoryview | None = None
+        self.outbox: bytes | memoryview | None = None
 
     def start(self, data: bytes) -> None:
         """Forget any part of an earlier message read and take ``data`` to write (a new review)."""
         self._head, self._body, self._got = b"", None, 0
-        self.outbox = memoryview(data)
+        self.outbox = data
 
     def read(self, fd: int) -> Any:
         """Read what ``fd`` holds of the message being read, without waiting: the message (unpickled) once
@@ -102,21 +102,24 @@ class _Frames:
         while True:
             body = self._body
             if body is None:
+                head = self._head
                 try:
-                    chunk = os.read(fd, 4 - len(self._head))
+                    chunk = os.read(fd, 4 - len(head))
                 except BlockingIOError:
                     return _INCOMPLETE
                 if not chunk:
-                    if self._head:
+                    if head:
                         raise OSError("got end of file during message")
                     raise EOFError
-                self._head += chunk
-                if len(self._head) < 4:
+                if head:
+                    chunk = head + chunk
+                    self._head = b""
+                if len(chunk) < 4:
+                    self._head = chunk
                     continue
-                (size,) = FRAME_HEADER.unpack(self._head)
+                (size,) = FRAME_HEADER.unpack(chunk)
                 if size < 0:  # Connection's header for 2 GiB and more: never sent by kvlint
                     raise OSError("unexpected message header on the review pipe")
-                self._head = b""
                 try:
                     chunk = os.read(fd, size)
                 except BlockingIOError:
@@ -141,13 +144,14 @@ class _Frames:
     def write(self, fd: int) -> bool:
         """Write what ``fd`` takes now of :attr:`outbox`, without waiting; True once all of it is written.
         Raises OSError when the pipe is closed (the worker died)."""
-        view = self.outbox
-        while view:
+        data = self.outbox
+        while data:
             try:
-                view = view[os.write(fd, view) :]
+                n = os.write(fd, data)
             except BlockingIOError:
-                self.outbox = view
+                self.outbox = data
                 return False
+            data = memoryview(data)[n:] if n < len(data) else None
         self.outbox = None
         return True
 
