@@ -25,9 +25,10 @@ trustme = pytest.importorskip("trustme")
 httpx = pytest.importorskip("httpx")
 
 from click.testing import CliRunner  # noqa: E402
+from webhook_pipelines import BUDGET_S, slow_pipeline  # noqa: E402
 
 from kvlint.load import load_text  # noqa: E402
-from kvlint.pipeline import run_check, run_documents  # noqa: E402
+from kvlint.pipeline import run_check  # noqa: E402
 from kvlint.webhook import cli as webhook_cli  # noqa: E402
 from kvlint.webhook.app import create_app  # noqa: E402
 from kvlint.webhook.logs import JsonFormatter  # noqa: E402
@@ -50,7 +51,6 @@ B01 = FIX / "b01-llama8b-l4-default-context.yaml"  # KV103 error + KV202 warning
 B02 = FIX / "b02-tp2-no-shm.yaml"  # KV404
 B09 = FIX / "b09-clean.yaml"
 LWS = FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml"
-BUDGET_S = 0.5
 MAX_BYTES = 256 * 1024
 
 
@@ -97,13 +97,6 @@ def expected(path: Path) -> tuple[set[str], set[str]]:
         {d.rule for d in res.diagnostics if d.severity == "error"},
         {d.rule for d in res.diagnostics if d.severity == "warning"},
     )
-
-
-def slow_pipeline(loaded: Any, options: Any) -> Any:
-    """run_documents, but 3x the review budget late for objects named ``slow-*``."""
-    if any(d.name.startswith("slow-") for d in loaded.documents):
-        time.sleep(BUDGET_S * 3)
-    return run_documents(loaded, options)
 
 
 def _start(tls: dict[str, Any], **settings: Any) -> tuple[ServerThread, Any]:
@@ -468,8 +461,8 @@ def _settled(pool: Any, killed: set[int], seconds: float = 10.0) -> None:
 
 
 def _start_roomy(tls: dict[str, Any], pipeline: Any = None) -> tuple[ServerThread, Any]:
-    """A server with a 5 s budget: a replacement worker's first review (which imports this test module, for
-    ``slow_pipeline``) is not what these tests time."""
+    """A server with a 5 s budget: a replacement worker's first review (which imports the pipeline's module)
+    is not what these tests time."""
     s = WebhookSettings(timeout_seconds=5.0, max_request_bytes=MAX_BYTES, workers=2)
     app = create_app(s, pipeline=pipeline)
     reloader = make_reloader(tls["tls.crt"], tls["tls.key"], app.state.webhook.metrics, interval=3600)
