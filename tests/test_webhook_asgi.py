@@ -103,6 +103,14 @@ def test_answer_bytes_and_headers_are_starlettes(app: Any) -> None:
         ([(b"content-type", b"text/yaml"), (b"content-type", b"application/json")], [], 415, "yaml", False),
         ([(b"content-length", b"12x")], [], 400, "invalid Content-Length", False),
         ([(b"content-length", str(MAX + 1).encode())], [], 413, f"{MAX + 1} bytes", True),
+        # RFC 9110 section 8.6: 1*DIGIT, leading zeros allowed; compared as digits, never made an int
+        ([(b"content-length", b"0" * 30 + str(MAX + 1).encode())], [], 413, f"of {MAX + 1} bytes", True),
+        ([(b"content-length", b"9" * 25)], [], 413, f"of {'9' * 25} bytes", True),
+        ([(b"content-length", b"9" * 5000)], [], 413, f"of {'9' * 20}...(5000 digits) bytes", True),
+        ([(b"content-length", b"+12")], [], 400, "invalid Content-Length", False),
+        ([(b"content-length", b"1_2")], [], 400, "invalid Content-Length", False),
+        ([(b"content-length", b"")], [], 400, "invalid Content-Length", False),
+        ([(b"content-length", "\u00b2".encode("latin-1"))], [], 400, "invalid Content-Length", False),
         ([], [_body(b"x" * 3000, more=True), _body(b"x" * 3000)], 413, f"limit of {MAX}", True),
     ],
 )
@@ -112,6 +120,18 @@ def test_refusals_are_starlettes(
     sent = _call(app, _scope(headers=headers), messages)
     _as_starlette(sent, status, {"Connection": "close"} if close else None)
     assert needle in json.loads(sent[1]["body"])["error"]
+
+
+def test_content_length_with_leading_zeros_reads_the_body(app: Any) -> None:
+    """A declared length with leading zeros is its number: the body is read and the review answered as with
+    the same length without them (20 or more digits got 413 before)."""
+    body = json.dumps(_review(uid="zeros")).encode()
+    answers = []
+    for length in (b"%d" % len(body), b"0" * 30 + b"%d" % len(body), b"0" * 4000 + b"%d" % len(body)):
+        headers = [(b"content-type", b"application/json"), (b"content-length", length)]
+        answers.append(_call(app, _scope(headers=headers), [_body(body)]))
+    _as_starlette(answers[0], 200)
+    assert answers[1] == answers[0] and answers[2] == answers[0]
 
 
 def test_body_deadline_408_counted(app: Any) -> None:

@@ -336,3 +336,119 @@ def test_workers_inherit_the_fork_servers_frozen_objects() -> None:
     counts = asyncio.run(run())
     assert counts[0] > 1000, counts  # kvlint's modules and catalogues at least
     assert counts == [counts[0]] * 3
+
+
+def test_pipe_frames_are_read_and_written_without_waiting() -> None:
+    """The server's end of a worker's pipe (non-blocking) is read a piece at a time: half a message is
+    "not yet" at once (a blocking read waited for the rest), the rest completes it, a message in whole is
+    read in one call, and end of file before a message is EOFError, within one OSError. A write takes what
+    the pipe holds and returns; the rest goes once the other end reads."""
+    import os
+    import socket
+    import threading
+
+    from kvlint.webhook.pool import _INCOMPLETE, _Frames
+    from kvlint.webhook.worker import frame_messages, recv_message
+
+    big = ("ok", 3, [f"{i:04d}" + "x" * 996 for i in range(2000)], 0)  # 2 MB: more than the pipe holds
+    data = frame_messages([big])
+    a, b = socket.socketpair()
+    try:
+        b.setblocking(False)
+        frames = _Frames()
+        frames.start(b"")
+        assert frames.read(b.fileno()) is _INCOMPLETE  # nothing yet
+        a.sendall(data[:2])  # half a header
+        assert frames.read(b.fileno()) is _INCOMPLETE
+        a.sendall(data[2:100_000])  # the header and part of the body
+        assert frames.read(b.fileno()) is _INCOMPLETE
+        sender = threading.Thread(target=a.sendall, args=(data[100_000:],))  # as the pipe takes it
+        sender.start()
+        deadline = time.monotonic() + 10
+        got: list[Any] = []
+        while not got and time.monotonic() < deadline:
+            message = frames.read(b.fileno())
+            if message is not _INCOMPLETE:
+                got.append(message)
+        sender.join(10)
+        assert got == [big]
+        small = frame_messages([("ok", 4, [], 0)])
+        a.sendall(small + small[:3])
+        assert frames.read(b.fileno()) == ("ok", 4, [], 0)
+        assert frames.read(b.fileno()) is _INCOMPLETE
+
+        frames.start(data)  # writing 2 MB to a peer that reads nothing: part of it, then "not yet"
+        assert frames.write(b.fileno()) is False
+        assert frames.outbox is not None and 0 < len(frames.outbox) < len(data)
+        got.clear()
+        reader = threading.Thread(target=lambda: got.append(recv_message(a.fileno())))
+        reader.start()
+        deadline = time.monotonic() + 10
+        while not frames.write(b.fileno()) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        reader.join(10)
+        assert frames.outbox is None and got == [big]
+
+        os.write(a.fileno(), b"\x00\x00\x00\x10half")  # 16 bytes announced, 4 sent
+        a.close()
+        frames.start(b"")
+        with pytest.raises(OSError):
+            frames.read(b.fileno())
+        frames.start(b"")
+        with pytest.raises(EOFError):
+            frames.read(b.fileno())
+    finally:
+        a.close()
+        b.close()
+
+
+def many_findings_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, each of its diagnostics 2,000 times (numbered) for objects named ``many-*`` (a reply of
+    megabytes)."""
+    import dataclasses
+
+    from kvlint.pipeline import run_documents
+
+    result = run_documents(loaded, options)
+    if any(d.name.startswith("many-") for d in loaded.documents):
+        result.diagnostics = [
+            dataclasses.replace(d, message=f"{d.message} #{i}")
+            for d in result.diagnostics
+            for i in range(2000)
+        ]
+    return result
+
+
+def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
+    """A reply of a megabyte and more (five times what the pipe holds) is read in pieces as the worker writes it,
+    and is the worker's reply: the diagnostics of the same lint in this process."""
+    import copy
+
+    from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object
+
+    denied = copy.deepcopy(WARM_UP_OBJECT)
+    denied["metadata"]["name"] = "many-findings"
+    denied["spec"]["template"]["spec"]["containers"][0]["args"][-1] = "131072"
+    options = webhook_options()
+    expected = list(lint_object(denied, WARM_UP_LABEL, options, many_findings_pipeline).diagnostics)
+    assert len(encode_message(("ok", 1, expected, 0))) > 1_000_000
+
+    async def body(pool: ReviewPool) -> Any:
+        pool.pipeline = many_findings_pipeline
+        out = []
+        for _ in range(2):
+            out.append(await pool.lint(denied, WARM_UP_LABEL, options, 30))
+        return out, pool.restarts
+
+    async def run() -> Any:
+        pool = ReviewPool(1, pipeline=many_findings_pipeline)
+        await pool.start()
+        try:
+            return await body(pool)
+        finally:
+            await pool.close()
+
+    outcomes, restarts = asyncio.run(run())
+    assert restarts == 0
+    for outcome in outcomes:
+        assert outcome.diagnostics == expected

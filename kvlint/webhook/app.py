@@ -136,20 +136,34 @@ class _ClientGone(Exception):
     """The client went away before its request body was in (an ``http.disconnect`` message)."""
 
 
+def _declared_length(value: str) -> str | None:
+    """A ``Content-Length`` field value as the decimal digits of its number, without leading zeros (``"0"``
+    for zero), or None when it is not a number. RFC 9110 section 8.6: ``Content-Length = 1*DIGIT``, a
+    decimal of any length (leading zeros included), which a recipient must read without overflow; llhttp
+    (httptools) reads ``000...0123`` of any length as 123, h11 takes up to 20 characters. The digits are
+    compared as text (:func:`_read_body`), never made an int: bounded work for any length (the value is
+    within the header cap, :data:`kvlint.webhook.server.DEFAULT_MAX_HEADER_BYTES`)."""
+    if not (value.isascii() and value.isdigit()):
+        return None
+    return value.lstrip("0") or "0"
+
+
 async def _read_body(receive: Any, declared: str | None, limit: int, state: WebhookState) -> bytes:
     """The request body read from the ASGI ``receive`` channel, at most ``limit`` bytes (``declared``: the
     request's ``Content-Length``, None without one), each chunk counted in ``state.body_bytes`` as it is read
     (the caller takes the body's length off once it is decoded; on an error here this does). Raises
-    ReviewError(413) when larger, ReviewError(503) when the bodies held would exceed
+    ReviewError(400) when ``declared`` is not a decimal (:func:`_declared_length`), ReviewError(413) when
+    larger, ReviewError(503) when the bodies held would exceed
     :attr:`WebhookSettings.body_buffer_bytes`, _ClientGone when the client disconnects first. Reads the
     messages as Starlette's ``Request.stream`` does."""
     if declared is not None:
-        try:
-            size = int(declared) if len(declared) < 20 else limit + 1
-        except ValueError:
-            raise ReviewError(f"invalid Content-Length {declared[:40]!r}") from None
-        if size > limit:
-            raise ReviewError(f"request body of {size} bytes exceeds the limit of {limit} bytes", 413)
+        size = _declared_length(declared)
+        if size is None:
+            raise ReviewError(f"invalid Content-Length {declared[:40]!r}")
+        bound = str(limit)
+        if len(size) > len(bound) or (len(size) == len(bound) and size > bound):
+            shown = size if len(size) <= 40 else f"{size[:20]}...({len(size)} digits)"
+            raise ReviewError(f"request body of {shown} bytes exceeds the limit of {limit} bytes", 413)
     chunks: list[bytes] = []
     total = 0
     cap = state.settings.body_buffer_bytes

@@ -28,11 +28,13 @@ import collections
 import itertools
 import logging
 import multiprocessing
+import os
+import pickle
 import time
 from dataclasses import fields
 from typing import Any
 
-from kvlint.webhook.worker import LintOutcome, encode_message, recv_message, send_message, worker_main
+from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, frame_messages, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -68,8 +70,102 @@ def _options_token(options: Any) -> tuple[int, ...]:
     return tuple(id(getattr(options, f.name)) for f in fields(options))
 
 
+#: What :meth:`_Frames.read` returns while the message is not all in.
+_INCOMPLETE = object()
+
+
+class _Frames:
+    """The server's end of one worker's pipe, read and written without waiting (its descriptor is
+    ``O_NONBLOCK``): the message being read, a piece at a time, and the bytes left to write."""
+
+    __slots__ = ("_head", "_body", "_got", "outbox")
+
+    def __init__(self) -> None:
+        #: the message being read: its frame header's bytes so far, then its body and how much of it is in
+        self._head = b""
+        self._body: bytearray | None = None
+        self._got = 0
+        #: what is left to write (None: nothing)
+        self.outbox: bytes | memoryview | None = None
+
+    def start(self, data: bytes) -> None:
+        """Forget any part of an earlier message read and take ``data`` to write (a new review)."""
+        self._head, self._body, self._got = b"", None, 0
+        self.outbox = data
+
+    def read(self, fd: int) -> Any:
+        """Read what ``fd`` holds of the message being read, without waiting: the message (unpickled) once
+        its last byte is in, else :data:`_INCOMPLETE` (call again when ``fd`` is readable). A message that
+        is in whole takes two reads, as :func:`~kvlint.webhook.worker.recv_message` does. Raises EOFError
+        when the other end closed the pipe before a message, OSError when within one (or on a header kvlint
+        never writes)."""
+        while True:
+            body = self._body
+            if body is None:
+                head = self._head
+                try:
+                    chunk = os.read(fd, 4 - len(head))
+                except BlockingIOError:
+                    return _INCOMPLETE
+                if not chunk:
+                    if head:
+                        raise OSError("got end of file during message")
+                    raise EOFError
+                if head:
+                    chunk = head + chunk
+                    self._head = b""
+                if len(chunk) < 4:
+                    self._head = chunk
+                    continue
+                (size,) = FRAME_HEADER.unpack(chunk)
+                if size < 0:  # Connection's header for 2 GiB and more: never sent by kvlint
+                    raise OSError("unexpected message header on the review pipe")
+                try:
+                    chunk = os.read(fd, size)
+                except BlockingIOError:
+                    chunk = b""
+                if len(chunk) == size:  # all in at once: the usual reply
+                    return pickle.loads(chunk)
+                self._body = body = bytearray(size)
+                body[: len(chunk)] = chunk
+                self._got = len(chunk)
+                continue
+            if self._got == len(body):
+                self._body = None
+                return pickle.loads(body)
+            try:
+                n = os.readv(fd, [memoryview(body)[self._got :]])
+            except BlockingIOError:
+                return _INCOMPLETE
+            if n == 0:
+                raise OSError("got end of file during message")
+            self._got += n
+
+    def write(self, fd: int) -> bool:
+        """Write what ``fd`` takes now of :attr:`outbox`, without waiting; True once all of it is written.
+        Raises OSError when the pipe is closed (the worker died)."""
+        data = self.outbox
+        while data:
+            try:
+                n = os.write(fd, data)
+            except BlockingIOError:
+                self.outbox = data
+                return False
+            data = memoryview(data)[n:] if n < len(data) else None
+        self.outbox = None
+        return True
+
+
 class _Worker:
-    """One worker process and the server's end of its pipe."""
+    """One worker process and the server's end of its pipe.
+
+    The server's end does not block (``O_NONBLOCK``; the worker's end, another socket of the pair, does): the
+    event loop writes a review's messages and reads the reply a piece at a time, as the pipe takes and holds
+    them (:class:`_Frames`), so no read or write waits for the worker. A blocking read
+    of a reply waited for the worker to write each piece (a pipe holds ~200 KB; a reply of 5,000 findings is
+    3.8 MB), and a blocking write of a review to a worker that does not read (stopped, or starved of CPU)
+    held the event loop, and with it every connection, probes and budgets, until it read.
+    """
 
     def __init__(self, ctx: Any, pipeline: Any, memory_limit: int | None) -> None:
         parent, child = ctx.Pipe(duplex=True)
@@ -78,7 +174,10 @@ class _Worker:
         )
         self.process.start()
         child.close()
+        os.set_blocking(parent.fileno(), False)
         self.conn = parent
+        #: the review's messages left to write and the reply being read
+        self.frames = _Frames()
         self.options: Any = None
         self.token: tuple[int, ...] | None = None
         self.reviews = 0
@@ -250,9 +349,33 @@ class ReviewPool:
         if fut.done():
             return
         try:
-            fut.set_result(recv_message(w.conn.fileno()))
+            reply = w.frames.read(w.conn.fileno())
         except BaseException as exc:  # EOFError: the worker died
             fut.set_exception(exc)
+            return
+        if reply is not _INCOMPLETE:
+            fut.set_result(reply)
+
+    def _writable(self, w: _Worker) -> None:
+        """The pipe of ``w`` takes more of the review's messages (:meth:`_call`): write them; stop watching
+        once all are written or the pipe is closed (the review waiting then gets the OSError)."""
+        try:
+            done = w.frames.write(w.conn.fileno())
+        except OSError as exc:
+            w.frames.outbox = None
+            done = True
+            fut = w.waiter
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+        if done:
+            self._unwrite(w)
+
+    def _unwrite(self, w: _Worker) -> None:
+        """Stop waiting to write to the pipe of ``w``."""
+        try:
+            asyncio.get_running_loop().remove_writer(w.conn.fileno())
+        except (OSError, ValueError):
+            pass
 
     def _unwatch(self, w: _Worker) -> None:
         """Stop watching the pipe of ``w`` (before it is closed: its descriptor number can be reused)."""
@@ -260,6 +383,9 @@ class ReviewPool:
             asyncio.get_running_loop().remove_reader(w.conn.fileno())
         except (OSError, ValueError):
             pass
+        if w.frames.outbox is not None:
+            w.frames.outbox = None
+            self._unwrite(w)
 
     def _idle_readable(self, w: _Worker) -> None:
         """The pipe of ``w`` became readable while no review waited on it: the worker died (end of file)
@@ -429,8 +555,11 @@ class ReviewPool:
     async def _call(self, w: _Worker, messages: list[tuple[Any, ...]], timeout: float) -> Any:
         """Send ``messages`` to ``w`` and wait at most ``timeout`` seconds for its one reply.
 
-        The reply is read by the pipe's reader callback (:meth:`_readable`) and set on the future this review
-        awaits (one event-loop pass from the reply to the review). Raises _CallTimeout at the deadline,
+        The messages go out as the pipe takes them (what it does not take at once is written by a writer
+        callback, :meth:`_writable`, as the worker reads), and the reply is read by the pipe's reader callback
+        (:meth:`_readable`), a piece at a time, and set on the future this review awaits (one event-loop pass
+        from the reply's last piece to the review): the event loop never waits for the worker, so the
+        deadline holds even for a worker that stopped reading or writing. Raises _CallTimeout at the deadline,
         EOFError/OSError when the worker died. When the review is cancelled after the whole reply was read,
         the reply is kept in ``w.late_reply`` (the worker is idle again) and the cancellation goes on.
         """
@@ -442,8 +571,9 @@ class ReviewPool:
                 fut.set_exception(_CallTimeout())
 
         fd = w.conn.fileno()  # OSError once the pipe is closed
-        for m in messages:
-            send_message(fd, encode_message(m))
+        w.frames.start(frame_messages(messages))
+        if not w.frames.write(fd):  # OSError: the worker died
+            loop.add_writer(fd, self._writable, w)
         w.waiter = fut
         timer = loop.call_later(timeout, expire)
         try:
@@ -455,6 +585,9 @@ class ReviewPool:
         finally:
             timer.cancel()
             w.waiter = None  # the idle watch again (a replaced worker's pipe is not watched)
+            if w.frames.outbox is not None:  # not all written (the deadline, the worker died): no more
+                w.frames.outbox = None
+                self._unwrite(w)
 
 
 class _CallTimeout(Exception):

@@ -28,9 +28,10 @@ keeps each warning at most :data:`MAX_WARNING_CHARS` and its warnings together a
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -290,12 +291,23 @@ def too_deep_response(review: Review, settings: WebhookSettings) -> tuple[dict[s
     return build_response(review, settings, LintOutcome([diag], 0))
 
 
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: False when it holds a lone surrogate (U+D800-U+DFFF), which
+    Python's JSON decoder makes of an unpaired ``\\ud800`` escape."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
     Raises:
         ReviewError: (HTTP 400) not JSON, not an object, wrong ``apiVersion``/``kind``, no
-            ``request``, missing or non-string ``uid``/``operation``, ``object`` not a mapping.
+            ``request``, missing or non-string ``uid``/``operation``, a ``uid`` holding a lone surrogate
+            (it could not be echoed: see the comment in the code), ``object`` not a mapping.
         ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
     try:
@@ -323,6 +335,16 @@ def parse_review(body: bytes | str) -> Review:
     uid = req.get("uid")
     if not isinstance(uid, str) or not uid:
         raise ReviewError("request.uid must be a non-empty string")
+    if not uid.isascii() and not _utf8(uid):
+        # a lone surrogate (JSON "\ud800"): the uid cannot be echoed. The response is UTF-8 JSON (RFC 8259
+        # section 8.1), which cannot hold it, and its escape would not match either: the API server's Go
+        # decoder reads an unpaired surrogate escape as U+FFFD, and its encoder never writes one (it writes
+        # invalid UTF-8 as U+FFFD), so no API server sends such a uid and no echo of it could equal the uid
+        # it compares the response's with (k8s.io/apiserver .../webhook/request/admissionreview.go,
+        # VerifyAdmissionResponse: "expected response.uid=%q, got %q"). Malformed, as a missing uid is.
+        raise ReviewError(
+            "request.uid must be a non-empty string of Unicode characters (it holds a lone surrogate)"
+        )
     operation = req.get("operation")
     if not isinstance(operation, str) or not operation:
         raise ReviewError("request.operation must be a non-empty string")
@@ -518,15 +540,17 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     return _cut(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
-def _limit_warnings(items: list[str]) -> list[str]:
-    """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of those left out."""
+def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
+    """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of those left out.
+    ``items`` yields the ``count`` warnings in order; it is read only as far as they are kept (plus one), so
+    a review with thousands of findings formats a few of them, not all."""
     out: list[str] = []
     used = 0
     for i, w in enumerate(items):
-        rest = len(items) - i - 1
+        rest = count - i - 1
         tail = 80 if rest else 0  # room for the "N more" line
         if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:
-            left = len(items) - i
+            left = count - i
             out.append(f"kvlint: {left} more finding(s) not shown; run `kvlint check` on the manifest")
             return out
         out.append(w)
@@ -620,18 +644,23 @@ def build_response(review: Review, settings: WebhookSettings, result: Any) -> tu
         outcome = "findings" if warns else "clean"
     allowed = not (errors and settings.mode == "enforce")
     verdict = Verdict(allowed, outcome, errors, warns, suppressed)
-    warn_text: list[str] = []
-    if settings.mode == "warn":
-        warn_text.extend(format_warning(d, " (error, not enforced)") for d in errors)
-    if settings.mode != "audit":
-        warn_text.extend(format_warning(d) for d in warns)
+    # the warnings in order, formatted only as far as _limit_warnings keeps them
+    warn_text: Iterable[str] = ()
+    warn_count = 0
+    if settings.mode == "enforce":
+        warn_text, warn_count = (format_warning(d) for d in warns), len(warns)
+    elif settings.mode == "warn":
+        warn_text = itertools.chain(
+            (format_warning(d, " (error, not enforced)") for d in errors), (format_warning(d) for d in warns)
+        )
+        warn_count = len(errors) + len(warns)
     audit = {"verdict": "deny" if not allowed else ("would-deny" if errors else "allow")}
     rules = verdict.rules
     if rules:
         audit["rules"] = ",".join(rules)
     message = deny_message(review, errors) if not allowed else ""
     return response(
-        review, allowed, message=message, warnings=_limit_warnings(warn_text), audit=audit
+        review, allowed, message=message, warnings=_limit_warnings(warn_text, warn_count), audit=audit
     ), verdict
 
 

@@ -7,8 +7,9 @@ worker starts in milliseconds with its catalogues loaded; a worker that overruns
 killed (``SIGKILL``) and replaced, which is the only way to stop CPU-bound Python code.
 
 Messages on the worker's pipe (pickled tuples, framed as ``multiprocessing.Connection.send_bytes`` frames
-them and written and read by :func:`send_message` / :func:`recv_message`; both ends are kvlint in the same
-pod):
+them; the worker writes and reads its end, which blocks, with :func:`send_message` / :func:`recv_message`,
+the server its end, which does not, a piece at a time from the event loop (:mod:`kvlint.webhook.pool`); both
+ends are kvlint in the same pod):
 
 * server -> worker: ``("options", Options)`` (sent when the pipeline options change, e.g. a new node
   inventory with ``--cluster``) and ``("lint", seq, object, label)``;
@@ -70,6 +71,23 @@ def encode_message(message: tuple[Any, ...]) -> bytes:
 
 
 _HEADER = struct.Struct("!i")
+#: The frame header of a pipe message: its length in bytes, a 4-byte big-endian signed int (as
+#: ``Connection.send_bytes`` writes it for messages under 2 GiB).
+FRAME_HEADER = _HEADER
+
+
+def frame_messages(messages: Sequence[tuple[Any, ...]]) -> bytes:
+    """The bytes :func:`send_message` writes for each of ``messages`` (:func:`encode_message`, framed), in one
+    buffer: what the server writes to a worker's pipe for one review. Raises ValueError for a message of
+    2 GiB or more (as :func:`send_message`)."""
+    parts: list[bytes] = []
+    for message in messages:
+        data = encode_message(message)
+        if len(data) > 0x7FFFFFFF:
+            raise ValueError("message too large for the review pipe")
+        parts.append(_HEADER.pack(len(data)))
+        parts.append(data)
+    return b"".join(parts)
 
 
 def send_message(fd: int, data: bytes) -> None:
@@ -235,10 +253,12 @@ def worker_pid() -> int:
 
 
 __all__ = [
+    "FRAME_HEADER",
     "LintOutcome",
     "WARM_UP_LABEL",
     "WARM_UP_OBJECT",
     "encode_message",
+    "frame_messages",
     "limit_memory",
     "lint_object",
     "recv_message",

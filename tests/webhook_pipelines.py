@@ -1,0 +1,21 @@
+"""Pipelines for the webhook tests' servers, in a module of their own: a review worker imports the module of
+the pipeline it is given (it is pickled by name), and a replacement worker does so before its first review,
+within that review's budget. ``tests/test_webhook.py`` imports httpx, trustme, click and Starlette's test
+helpers; on a loaded machine importing it took longer than the 0.5 s budget of the review that needed it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+#: The review budget of tests/test_webhook.py's servers, in seconds.
+BUDGET_S = 0.5
+
+
+def slow_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, but 3x the review budget late for objects named ``slow-*``."""
+    from kvlint.pipeline import run_documents
+
+    if any(d.name.startswith("slow-") for d in loaded.documents):
+        time.sleep(BUDGET_S * 3)
+    return run_documents(loaded, options)
