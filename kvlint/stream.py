@@ -15,7 +15,8 @@ findings:
    the whole run is small: the ConfigMaps' data (a later one of the same name replaces an earlier one), one
    copy of each runtime or preset (a repeat with the same kind, namespace, name and content is dropped:
    services select the first), and the places (path, document, line, column) of those the services
-   consume. The services themselves are dropped after the pass and joined again in their turn. A whole
+   consume (found without joining the services' pods). The services themselves are dropped after the pass
+   and joined with the runtimes and presets in their turn (in the workers, with more than one job). A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
    a large file is read again in its turn. With more than one job the pass runs before the workers start,
    so it loads as little as it can: of a small file that may hold one, only the segments that may hold
@@ -493,17 +494,16 @@ class _Unit:
 class _Context:
     """What every unit is read against: the ConfigMaps' data by (namespace, name) (a later one replaces an
     earlier one, :func:`kvlint.workloads.configmaps`), the runtimes and presets (one copy of identical
-    repeats: the same kind, namespace, name and content), and the services joined with them."""
+    repeats: the same kind, namespace, name and content), and which of them the services consume."""
 
     providers: list[Document] = field(default_factory=list)
-    services: list[tuple[Document, bool]] = field(default_factory=list)  # (doc, held): until the pass ends
+    services: list[Document] = field(default_factory=list)  # until the pass ends
     cms: dict[Any, Any] = field(default_factory=dict)
     joined: Any = None
     _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
 
-    def keep(self, docs: Sequence[Document], held: bool = True) -> None:
-        """Take the context of ``docs``; ``held``: these very documents are analysed in their turn (their
-        services' joined workloads are kept for it)."""
+    def keep(self, docs: Sequence[Document]) -> None:
+        """Take the context of ``docs``."""
         from kvlint.workloads import configmaps
         from kvlint.workloads.find import PROVIDER_KINDS
 
@@ -519,7 +519,7 @@ class _Context:
                     same.append(d.data)
                 self.providers.append(d)
             elif kind in ("InferenceService", "LLMInferenceService"):
-                self.services.append((d, held))
+                self.services.append(d)
 
 
 class _Plan:
@@ -685,12 +685,12 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
                 return [_Unit(path=path, files=1)]  # no context document: read whole in its turn
             held = hold(sum(len(seg) for seg, _ in parts.values()))
             for _, part in parts.values():
-                keep(part.documents, held)
+                keep(part.documents)
             return [_Unit(path=path, held=parts if held else {}, files=1)]
         loaded = load_text(data, path) if whole else _load_file(path, limit)
         _map_loaded_sources(loaded)
         held = hold(len(data))
-        keep(loaded.documents, held)
+        keep(loaded.documents)
         return [_Unit(loaded=loaded, files=1)] if held else [_Unit(path=path, files=1)]
     sources: list[tuple[int, str]] = []
     info: dict[str, int] = {}
@@ -716,7 +716,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
         if _segment_may_hold_context(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
-            keep(part.documents, False)
+            keep(part.documents)
         nbytes = len(seg.encode("utf-8"))
         pos += nbytes
         size_now += nbytes
@@ -942,7 +942,7 @@ def stream_check(
         plan = _plan(paths, stdin, options, split=jobs > 1)
         ctx = plan.context
         ctx.joined = join_services(ctx.providers, ctx.services)
-        ctx.services = []  # each service is joined again in its turn
+        ctx.services = []  # each service is joined in its turn (in a worker with several jobs)
         gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
     try:
         return _run_units(
