@@ -517,3 +517,23 @@ def test_consumed_without_joining_equals_the_join(tmp_path: Path) -> None:
     ]
     joined.add_consumers(services)
     assert joined.consumed == set().union(*used)
+
+
+def test_an_error_in_a_worker_reaches_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception raised while a worker process analyses a unit is raised by the run (stream._pool: the
+    pool whose worker handler no longer waits on the results pipe still returns results and errors)."""
+    for i in range(6):
+        (tmp_path / f"m{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n")
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    parent = os.getpid()
+    real = stream._analyse_unit
+
+    def failing(unit: object) -> object:
+        if os.getpid() != parent and str(getattr(unit, "path", "")).endswith("m4.yaml"):
+            raise LookupError("failed in a worker")
+        return real(unit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "_analyse_unit", failing)
+    with pytest.raises(LookupError, match="failed in a worker"):
+        run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=2)
+    assert _reports(run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=1).result)
