@@ -32,7 +32,8 @@ findings:
    analysed against the context (:func:`kvlint.pipeline.analyse_documents`) and reduced to diagnostics and
    compact container records (:class:`ContainerRecord`); then they are dropped.
 3. **Jobs.** With ``jobs > 1`` the units are analysed by worker processes forked after the context pass
-   (they share it; nothing is pickled but the unit's name and its compact result), and the results are
+   (they share it, and the catalogues and modules the analysis loads, loaded once before the fork:
+   :func:`_warm_up`; nothing is pickled but the unit's name and its compact result), and the results are
    taken in input order, so the output is byte for byte that of one process.
 
 Diagnostics are then put in the order :func:`kvlint.pipeline.run_documents` gives them (every load finding

@@ -537,3 +537,36 @@ def test_an_error_in_a_worker_reaches_the_caller(tmp_path: Path, monkeypatch: py
     with pytest.raises(LookupError, match="failed in a worker"):
         run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=2)
     assert _reports(run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=1).result)
+
+
+def test_warm_up_loads_what_the_units_load() -> None:
+    """stream._warm_up (run before the workers fork) imports every kvlint module the analysis of units
+    imports on first use, so that no worker imports them again: in a fresh interpreter, after the context
+    pass and the warm-up, analysing the examples and CRD fixtures imports no further kvlint module."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from kvlint import stream\n"
+        "from kvlint.options import Options\n"
+        "from kvlint.workloads.find import join_services\n"
+        "o = Options(allow_hub=False)\n"
+        "plan = stream._plan(sys.argv[1:], None, o, split=True)\n"
+        "ctx = plan.context\n"
+        "ctx.joined = join_services(ctx.providers, ctx.services)\n"
+        "stream._RUN.update(options=o, context=ctx, keep_json=True, keep_records=True, keep_unsized=True,\n"
+        "                   units=plan.units)\n"
+        "stream._warm_up()\n"
+        "before = set(sys.modules)\n"
+        "for i in range(len(plan.units)):\n"
+        "    stream._analyse_index(i)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('kvlint')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script, *_inputs()], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[]", (
+        f"imported after the warm-up (add them to stream._warm_up): {out.stdout}"
+    )
