@@ -15,7 +15,8 @@ findings:
    the whole run is small: the ConfigMaps' data (a later one of the same name replaces an earlier one), one
    copy of each runtime or preset (a repeat with the same kind, namespace, name and content is dropped:
    services select the first), and the places (path, document, line, column) of those the services
-   consume. The services themselves are dropped after the pass and joined again in their turn. A whole
+   consume (found without joining the services' pods). The services themselves are dropped after the pass
+   and joined with the runtimes and presets in their turn (in the workers, with more than one job). A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
    a large file is read again in its turn. With more than one job the pass runs before the workers start,
    so it loads as little as it can: of a small file that may hold one, only the segments that may hold
@@ -31,7 +32,8 @@ findings:
    analysed against the context (:func:`kvlint.pipeline.analyse_documents`) and reduced to diagnostics and
    compact container records (:class:`ContainerRecord`); then they are dropped.
 3. **Jobs.** With ``jobs > 1`` the units are analysed by worker processes forked after the context pass
-   (they share it; nothing is pickled but the unit's name and its compact result), and the results are
+   (they share it, and the catalogues and modules the analysis loads, loaded once before the fork:
+   :func:`_warm_up`; nothing is pickled but the unit's name and its compact result), and the results are
    taken in input order, so the output is byte for byte that of one process.
 
 Diagnostics are then put in the order :func:`kvlint.pipeline.run_documents` gives them (every load finding
@@ -493,17 +495,16 @@ class _Unit:
 class _Context:
     """What every unit is read against: the ConfigMaps' data by (namespace, name) (a later one replaces an
     earlier one, :func:`kvlint.workloads.configmaps`), the runtimes and presets (one copy of identical
-    repeats: the same kind, namespace, name and content), and the services joined with them."""
+    repeats: the same kind, namespace, name and content), and which of them the services consume."""
 
     providers: list[Document] = field(default_factory=list)
-    services: list[tuple[Document, bool]] = field(default_factory=list)  # (doc, held): until the pass ends
+    services: list[Document] = field(default_factory=list)  # until the pass ends
     cms: dict[Any, Any] = field(default_factory=dict)
     joined: Any = None
     _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
 
-    def keep(self, docs: Sequence[Document], held: bool = True) -> None:
-        """Take the context of ``docs``; ``held``: these very documents are analysed in their turn (their
-        services' joined workloads are kept for it)."""
+    def keep(self, docs: Sequence[Document]) -> None:
+        """Take the context of ``docs``."""
         from kvlint.workloads import configmaps
         from kvlint.workloads.find import PROVIDER_KINDS
 
@@ -519,7 +520,7 @@ class _Context:
                     same.append(d.data)
                 self.providers.append(d)
             elif kind in ("InferenceService", "LLMInferenceService"):
-                self.services.append((d, held))
+                self.services.append(d)
 
 
 class _Plan:
@@ -685,12 +686,12 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
                 return [_Unit(path=path, files=1)]  # no context document: read whole in its turn
             held = hold(sum(len(seg) for seg, _ in parts.values()))
             for _, part in parts.values():
-                keep(part.documents, held)
+                keep(part.documents)
             return [_Unit(path=path, held=parts if held else {}, files=1)]
         loaded = load_text(data, path) if whole else _load_file(path, limit)
         _map_loaded_sources(loaded)
         held = hold(len(data))
-        keep(loaded.documents, held)
+        keep(loaded.documents)
         return [_Unit(loaded=loaded, files=1)] if held else [_Unit(path=path, files=1)]
     sources: list[tuple[int, str]] = []
     info: dict[str, int] = {}
@@ -716,7 +717,7 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
         if _segment_may_hold_context(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
-            keep(part.documents, False)
+            keep(part.documents)
         nbytes = len(seg.encode("utf-8"))
         pos += nbytes
         size_now += nbytes
@@ -777,6 +778,27 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         finding_to_diagnostic,
         outcomes,
     )
+
+
+def _warm_up() -> None:
+    """Load what the analysis of units loads on first use (the modules of the memory models, rules and model
+    resolution, the accelerator, model and rule catalogues) in this process, before the workers are forked:
+    each worker would load them again on its first units (about 0.17 CPU s a worker when nothing is
+    compiled yet, measured on corpus x30: the first 113 units 0.28 s, the next 113 0.11 s). The loaders are
+    cached and read only kvlint's own data: the reports are the same."""
+    _unit_functions()
+    import kvlint.engines.multinode  # noqa: F401
+    import kvlint.memory.stage  # noqa: F401  (the engines' memory models)
+    from kvlint.accelerators.registry import catalogue
+    from kvlint.models.catalogue import _by_name, _index
+    from kvlint.models.resolve import _kaito_presets
+    from kvlint.rules.registry import registry
+
+    catalogue()
+    _index()
+    _by_name()
+    _kaito_presets()
+    registry()
 
 
 def _analyse_unit(unit: _Unit) -> _UnitResult:
@@ -901,6 +923,26 @@ def _worker_init() -> None:
     """A worker process: nothing to set up (it inherited the run, frozen out of the collector's way)."""
 
 
+def _pool(n_jobs: int) -> Any:
+    """A pool of ``n_jobs`` processes forked from this one (:func:`_worker_init`), whose worker handler
+    wakes only when a worker exits or the pool's state changes, not for every result waiting in the pipe.
+
+    ``multiprocessing.pool.Pool``'s worker handler thread also waits on the results pipe
+    (``Pool._get_sentinels``, CPython 3.8 onwards: bpo-35493 replaced its 0.1 s polling by a wait); it wakes as soon as a worker sends a result and, until the result handler
+    thread has read it, finds the pipe readable again at once: it spun, taking 0.12-0.14 CPU s of this
+    process (about half of its CPU while the workers ran) on corpus x30 with two jobs. It needs no result
+    to do its work: a worker that exits is seen by its sentinel, and a drained cache or a closed pool is
+    signalled on the change notifier, which stays among the sentinels."""
+    import multiprocessing
+    import multiprocessing.pool
+
+    class Pool(multiprocessing.pool.Pool):
+        def _get_sentinels(self) -> list[Any]:
+            return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+    return Pool(n_jobs, initializer=_worker_init, context=multiprocessing.get_context("fork"))
+
+
 # --------------------------------------------------------------------------------------------------
 # the run
 
@@ -942,7 +984,9 @@ def stream_check(
         plan = _plan(paths, stdin, options, split=jobs > 1)
         ctx = plan.context
         ctx.joined = join_services(ctx.providers, ctx.services)
-        ctx.services = []  # each service is joined again in its turn
+        ctx.services = []  # each service is joined in its turn (in a worker with several jobs)
+        if _jobs_for(plan, jobs) > 1:
+            _warm_up()  # once here, not in every worker (frozen with the context)
         gc.freeze()  # the catalogues and the context live for the whole run: no collection scans them again
     try:
         return _run_units(
@@ -951,6 +995,14 @@ def stream_check(
     finally:
         gc.unfreeze()
         _RUN.clear()
+
+
+def _jobs_for(plan: _Plan, jobs: int) -> int:
+    """The processes that analyse the units of ``plan`` when ``jobs`` are asked for: no more than the units,
+    and one for an input under :data:`PARALLEL_MIN_BYTES` (forking costs more than it saves)."""
+    if plan.total_bytes < PARALLEL_MIN_BYTES:
+        return 1
+    return max(1, min(jobs, len(plan.units)))
 
 
 def _run_units(
@@ -980,16 +1032,11 @@ def _run_units(
     sizing: Counter[str] = Counter()
     serving = 0
     units = plan.units
-    n_jobs = max(1, min(jobs, len(units)))
-    if plan.total_bytes < PARALLEL_MIN_BYTES:
-        n_jobs = 1  # forking costs more than it saves on a small input
+    n_jobs = _jobs_for(plan, jobs)
     _RUN["units"] = units
     LAST_PIDS.clear()
     if n_jobs > 1:
-        import multiprocessing
-
-        mp = multiprocessing.get_context("fork")
-        with mp.Pool(n_jobs, initializer=_worker_init) as pool:
+        with _pool(n_jobs) as pool:
             # workers find the units (and the context they were read against) in the memory they
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks)

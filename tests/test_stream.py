@@ -472,3 +472,101 @@ def test_tasks_cover_every_unit_once_in_order_and_balance_by_bytes() -> None:
     # small inputs still give several ranges a job
     assert len(stream._tasks([U(path="x", size=10) for _ in range(64)], 2)) >= 16
     assert stream._tasks([], 2) == []
+
+
+def test_consumed_without_joining_equals_the_join(tmp_path: Path) -> None:
+    """The context pass records what each service consumes without joining its pods (_Joined.add_consumers,
+    kvlint.workloads.llmisvc.llmisvc_consumed): the same places as the full join (_Joined._join) for every
+    service of the fixtures and the shared corpus, and for services whose baseRefs change the presets taken
+    (a baseRef adding ``worker`` and ``prefill`` turns ``config-llm-template`` into the decode/prefill
+    worker presets)."""
+    from kvlint.load import load_paths
+    from kvlint.workloads.find import PROVIDER_KINDS, _Joined, doc_key
+
+    (tmp_path / "svc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata: {name: a, namespace: ns}\n"
+        "spec:\n  model: {uri: 'hf://Qwen/Qwen2-7B'}\n  baseRefs: [{name: shape}, {name: missing}]\n"
+        "---\napiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceServiceConfig\n"
+        "metadata: {name: shape, namespace: ns}\n"
+        "spec:\n  worker: {containers: [{name: main}]}\n  parallelism: {data: 2, dataLocal: 1}\n"
+        "  prefill: {worker: {containers: [{name: main}]}, parallelism: {pipeline: 2}}\n"
+        + "".join(
+            f"---\napiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceServiceConfig\n"
+            f"metadata: {{name: kserve-{n}}}\nspec: {{template: {{containers: [{{name: main}}]}}}}\n"
+            for n in (
+                "config-llm-template",
+                "config-llm-decode-worker-data-parallel",
+                "config-llm-prefill-worker-pipeline-parallel",
+            )
+        )
+    )
+    paths = [str(FIXTURES), str(tmp_path)] + ([str(CORPUS)] if CORPUS.is_dir() else [])
+    docs = [d for d in load_paths(paths).documents if isinstance(d.data, dict)]
+    joined = _Joined([d for d in docs if d.kind in PROVIDER_KINDS])
+    services = [d for d in docs if d.kind in ("InferenceService", "LLMInferenceService")]
+    assert len(services) >= 5
+    used = [joined._used(d) for d in services]
+    assert used == [joined._join(d)[1] for d in services]
+    mine = next(u for d, u in zip(services, used, strict=True) if d.path.startswith(str(tmp_path)))
+    # the shape's baseRef and the two worker presets it selects, not the plain template preset
+    names = {doc_key(d): d.name for d in docs}
+    assert sorted(names[k] for k in mine) == [
+        "kserve-config-llm-decode-worker-data-parallel",
+        "kserve-config-llm-prefill-worker-pipeline-parallel",
+        "shape",
+    ]
+    joined.add_consumers(services)
+    assert joined.consumed == set().union(*used)
+
+
+def test_an_error_in_a_worker_reaches_the_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An exception raised while a worker process analyses a unit is raised by the run (stream._pool: the
+    pool whose worker handler no longer waits on the results pipe still returns results and errors)."""
+    for i in range(6):
+        (tmp_path / f"m{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n")
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    parent = os.getpid()
+    real = stream._analyse_unit
+
+    def failing(unit: object) -> object:
+        if os.getpid() != parent and str(getattr(unit, "path", "")).endswith("m4.yaml"):
+            raise LookupError("failed in a worker")
+        return real(unit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stream, "_analyse_unit", failing)
+    with pytest.raises(LookupError, match="failed in a worker"):
+        run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=2)
+    assert _reports(run_paths([str(tmp_path)], Options(allow_hub=False), no_config=True, jobs=1).result)
+
+
+def test_warm_up_loads_what_the_units_load() -> None:
+    """stream._warm_up (run before the workers fork) imports every kvlint module the analysis of units
+    imports on first use, so that no worker imports them again: in a fresh interpreter, after the context
+    pass and the warm-up, analysing the examples and CRD fixtures imports no further kvlint module."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from kvlint import stream\n"
+        "from kvlint.options import Options\n"
+        "from kvlint.workloads.find import join_services\n"
+        "o = Options(allow_hub=False)\n"
+        "plan = stream._plan(sys.argv[1:], None, o, split=True)\n"
+        "ctx = plan.context\n"
+        "ctx.joined = join_services(ctx.providers, ctx.services)\n"
+        "stream._RUN.update(options=o, context=ctx, keep_json=True, keep_records=True, keep_unsized=True,\n"
+        "                   units=plan.units)\n"
+        "stream._warm_up()\n"
+        "before = set(sys.modules)\n"
+        "for i in range(len(plan.units)):\n"
+        "    stream._analyse_index(i)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('kvlint')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", script, *_inputs()], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[]", (
+        f"imported after the warm-up (add them to stream._warm_up): {out.stdout}"
+    )

@@ -31,7 +31,7 @@ from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
 from kvlint.workloads.kthena import model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
-from kvlint.workloads.llmisvc import config_index, llmisvc_workloads
+from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_service_workloads
 from kvlint.workloads.operators import (
@@ -221,18 +221,36 @@ class _Joined:
             if keep if isinstance(keep, bool) else keep[i]:
                 self.workloads[id(doc)] = (doc, ws)
 
+    def add_consumers(self, docs: Sequence[Document]) -> None:
+        """Record what the services among ``docs`` consume (as :meth:`add_services`), without joining their
+        workloads: each is joined when its document is analysed (:meth:`workloads_of`)."""
+        for doc in docs:
+            if doc.kind not in _SERVICE_KINDS or not isinstance(doc.data, dict):
+                continue
+            try:
+                self.consumed |= self._used(doc)
+            except RecursionError:  # pragma: no cover
+                continue
+
     def _join(self, doc: Document) -> tuple[list[Workload], set[DocKey]]:
         if doc.kind == "LLMInferenceService":
             ws, used = llmisvc_workloads(doc, (), configs=self.configs)
             return ws, {self._keys[i] for i in used if i in self._keys}
-        pred = predictor_workloads(doc, self.runtimes)
+        return _with_rest(doc, predictor_workloads(doc, self.runtimes)), self._used(doc)
+
+    def _used(self, doc: Document) -> set[DocKey]:
+        """The places of the providers the service ``doc`` consumes (what :meth:`_join` returns with its
+        workloads)."""
+        if doc.kind == "LLMInferenceService":
+            used = llmisvc_consumed(doc, self.configs)
+            return {self._keys[i] for i in used if i in self._keys}
         consumed: set[DocKey] = set()
         model = get_in(doc.data, "spec", "predictor", "model")
         if isinstance(model, dict) and not model.get("image"):
             rt = self.runtimes.select(model, doc.namespace)
             if rt is not None:
                 consumed.add(doc_key(rt))
-        return _with_rest(doc, pred), consumed
+        return consumed
 
     def workloads_of(self, doc: Document) -> list[Workload] | None:
         """The joined workloads of a service (or of a preset no service uses, read on its own), or None for
@@ -259,12 +277,12 @@ def join_documents(docs: Sequence[Document]) -> _Joined:
     return _joined(docs)
 
 
-def join_services(providers: Sequence[Document], services: Sequence[tuple[Document, bool]]) -> _Joined:
-    """The runtimes and presets among ``providers`` and what the ``services`` (document, held) consume of
-    them. Only the joined workloads of the held services are kept (those documents are analysed later);
-    a streaming run joins any other service again when its file is read (:meth:`_Joined.workloads_of`)."""
+def join_services(providers: Sequence[Document], services: Sequence[Document]) -> _Joined:
+    """The runtimes and presets among ``providers`` and what the ``services`` consume of them; no workload
+    is joined here: a streaming run joins each service when its document is analysed
+    (:meth:`_Joined.workloads_of`), which a run with several jobs does in its workers."""
     j = _Joined(providers)
-    j.add_services([d for d, _ in services], keep=[h for _, h in services])
+    j.add_consumers(services)
     return j
 
 

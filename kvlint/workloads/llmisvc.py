@@ -149,6 +149,45 @@ def config_index(docs: Sequence[Document]) -> _Configs:
     return _Configs(docs)
 
 
+def _refs(doc: Document, spec: LDict, configs: _Configs, standalone: bool) -> list[tuple[str, bool]]:
+    """The configs merged under a service, in order: (name, from ``baseRefs``): the well-known presets of
+    the service's shape with its baseRefs resolved (config_merge.go ``resolvedSpec``), then the baseRefs."""
+    base_refs = spec.get("baseRefs")
+    user_refs = (
+        [str(r.get("name")) for r in base_refs if isinstance(r, dict) and r.get("name")]
+        if isinstance(base_refs, list)
+        else []
+    )
+    # what is "enabled": the service with its baseRefs (config_merge.go resolvedSpec)
+    resolved: Any = spec
+    for name in user_refs:
+        cdoc = configs.find(name, doc.namespace)
+        cspec = get_in(cdoc.data, "spec") if cdoc else None
+        if isinstance(cspec, dict):
+            resolved = strategic_merge(resolved, cspec)
+    refs: list[tuple[str, bool]] = []
+    for suffix in preset_names(resolved):
+        if standalone and doc.name.endswith(suffix):
+            continue  # a well-known preset linted on its own: not merged under itself
+        refs.append((_PREFIX + suffix, False))
+    return refs + [(n, True) for n in user_refs]
+
+
+def llmisvc_consumed(doc: Document, configs: _Configs) -> set[int]:
+    """The ids of the config documents the ``LLMInferenceService`` ``doc`` consumes: those
+    :func:`llmisvc_workloads` returns (``standalone`` False), without building its workloads."""
+    svc = doc.data
+    spec = svc.get("spec") if isinstance(svc, dict) else None
+    if not isinstance(spec, LDict):
+        return set()
+    consumed: set[int] = set()
+    for name, is_user in _refs(doc, spec, configs, False):
+        cdoc = configs.find(name, doc.namespace, suffix=not is_user)
+        if cdoc is not None:
+            consumed.add(id(cdoc))
+    return consumed
+
+
 def llmisvc_workloads(
     doc: Document, docs: Sequence[Document], *, standalone: bool = False, configs: _Configs | None = None
 ) -> tuple[list[Workload], set[int]]:
@@ -175,26 +214,7 @@ def llmisvc_workloads(
     findings: list[Finding] = []
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
-    refs: list[tuple[str, bool]] = []  # (name, from baseRefs)
-    base_refs = spec.get("baseRefs")
-    user_refs = (
-        [str(r.get("name")) for r in base_refs if isinstance(r, dict) and r.get("name")]
-        if isinstance(base_refs, list)
-        else []
-    )
-
-    # what is "enabled": the service with its baseRefs (config_merge.go resolvedSpec)
-    resolved: Any = spec
-    for name in user_refs:
-        cdoc = configs.find(name, doc.namespace)
-        cspec = get_in(cdoc.data, "spec") if cdoc else None
-        if isinstance(cspec, dict):
-            resolved = strategic_merge(resolved, cspec)
-    for suffix in preset_names(resolved):
-        if standalone and doc.name.endswith(suffix):
-            continue  # a well-known preset linted on its own: not merged under itself
-        refs.append((_PREFIX + suffix, False))
-    refs += [(n, True) for n in user_refs]
+    refs = _refs(doc, spec, configs, standalone)
     if standalone:
         findings.append(_preset_note(doc))
 
