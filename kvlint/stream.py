@@ -928,17 +928,21 @@ def _pool(n_jobs: int) -> Any:
     wakes only when a worker exits or the pool's state changes, not for every result waiting in the pipe.
 
     ``multiprocessing.pool.Pool``'s worker handler thread also waits on the results pipe
-    (``Pool._get_sentinels``, CPython 3.8 onwards: bpo-35493 replaced its 0.1 s polling by a wait); it wakes as soon as a worker sends a result and, until the result handler
-    thread has read it, finds the pipe readable again at once: it spun, taking 0.12-0.14 CPU s of this
-    process (about half of its CPU while the workers ran) on corpus x30 with two jobs. It needs no result
-    to do its work: a worker that exits is seen by its sentinel, and a drained cache or a closed pool is
-    signalled on the change notifier, which stays among the sentinels."""
+    (``Pool._get_sentinels``, CPython 3.8 onwards: bpo-35493 replaced its 0.1 s polling by a wait); it wakes
+    as soon as a worker sends a result and, until the result handler thread has read it, finds the pipe
+    readable again at once: it spun, taking 0.12-0.14 CPU s of this process (about half of its CPU while the
+    workers ran) on corpus x30 with two jobs. It needs no result to do its work: a worker that exits is seen
+    by its sentinel, and a drained cache or a closed pool is signalled on the change notifier, which stays
+    among the sentinels. A Pool without the change notifier (another CPython) keeps its own sentinels."""
     import multiprocessing
     import multiprocessing.pool
 
     class Pool(multiprocessing.pool.Pool):
         def _get_sentinels(self) -> list[Any]:
-            return [self._change_notifier._reader]  # type: ignore[attr-defined]
+            notifier = getattr(self, "_change_notifier", None)
+            if notifier is None:  # another CPython's Pool: its own sentinels (spinning, never wrong)
+                return super()._get_sentinels()  # type: ignore[misc,no-any-return]
+            return [notifier._reader]
 
     return Pool(n_jobs, initializer=_worker_init, context=multiprocessing.get_context("fork"))
 
