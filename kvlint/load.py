@@ -236,13 +236,28 @@ def _load_paths(
 def _realpath(path: str, real_dirs: dict[str, str]) -> str:
     """``os.path.realpath(path)``, resolving each directory once (``real_dirs`` keeps them): for a file that
     is not a symbolic link, the real path is its directory's real path joined with its name."""
+    return _realpath_stat(path, real_dirs)[0]
+
+
+def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_result | None]:
+    """:func:`_realpath` of ``path`` and, when ``path`` is not a symbolic link, its ``os.lstat``, which is then
+    what ``os.stat`` would say (the two differ only for a link), so a caller needs no second call; None when
+    ``path`` is a link or could not be looked at."""
     head, tail = os.path.split(path)
-    if not tail or tail in (".", "..") or os.path.islink(path):
-        return os.path.realpath(path)
+    if not tail or tail in (".", ".."):
+        return os.path.realpath(path), None
+    st: os.stat_result | None
+    try:
+        st = os.lstat(path)  # what os.path.islink asks
+    except (OSError, ValueError):
+        st = None  # (islink: not a link)
+    else:
+        if stat.S_ISLNK(st.st_mode):
+            return os.path.realpath(path), None
     real = real_dirs.get(head)
     if real is None:
         real = real_dirs[head] = os.path.realpath(head)
-    return os.path.join(real, tail)
+    return os.path.join(real, tail), st
 
 
 #: A lone UTF-16 surrogate (not encodable as UTF-8).
