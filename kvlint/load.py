@@ -51,7 +51,6 @@ import stat
 import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any, BinaryIO, TextIO
 
 import yaml
@@ -303,8 +302,7 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
     return result
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
+class _gc_paused:  # noqa: N801 - used as the function it was: ``with _gc_paused():``
     """Pause the cyclic garbage collector while documents are built; a no-op when it is already paused.
 
     The built documents hold no reference cycles, yet every LDict/LList/Loc is a GC-tracked object, and a
@@ -315,15 +313,21 @@ def _gc_paused() -> Iterator[None]:
     collection when the objects that survived young collections exceed 25% of that generation, so in a
     long-running process such as the admission webhook, which loads one review after another, the oldest
     generation kept growing and its cycles were never collected: about 11 KB per review.)
+
+    A class rather than a ``contextlib.contextmanager`` generator: entered once per file loaded, the
+    generator's wrapper cost ~4 us a use (~0.4% of a corpus check), this ~1 us.
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+
+    __slots__ = ("_paused",)
+
+    def __enter__(self) -> None:
+        self._paused = gc.isenabled()
+        if self._paused:
+            gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._paused:
+            gc.enable()
 
 
 def template_actions(text: str) -> list[tuple[int, int, str]]:

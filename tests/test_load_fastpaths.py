@@ -443,6 +443,30 @@ def test_template_actions_inside_scalars_as_with_every_scalars_span() -> None:
     assert checked > 30
 
 
+def test_gc_paused_pauses_once_and_restores_on_error() -> None:
+    """The loader's collector pause: disabled inside, a no-op when nested or already paused, re-enabled on
+    the way out of the outer pause only, errors included."""
+    import gc
+
+    assert gc.isenabled()
+    with L._gc_paused():
+        assert not gc.isenabled()
+        with L._gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled(), "the inner pause left the outer one alone"
+    assert gc.isenabled()
+    with pytest.raises(ValueError), L._gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with L._gc_paused():
+            pass
+        assert not gc.isenabled(), "a collector paused by the caller stays paused"
+    finally:
+        gc.enable()
+
+
 def test_real_path_and_lstat_of_files_links_and_missing_paths(tmp_path: Path) -> None:
     """_realpath_stat gives os.path.realpath and, for a path that is not a symbolic link, the os.stat result
     (compared by inode, mode and size); for a link, a dangling link, a missing file, ``.`` and ``..`` no stat."""
