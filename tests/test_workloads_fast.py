@@ -225,3 +225,75 @@ def test_structural_walk_equals_the_generator_walk() -> None:
                     assert (a.labels, a.annotations, a.loc) == (b.labels, b.annotations, b.loc), p
                     _same(a.pod_spec, b.pod_spec, str(p))
     assert found > 100
+
+
+def _reference_copy(value: Any) -> Any:
+    """merge._copy before positions were copied packed: every position unpacked, containers made by LDict()."""
+    if isinstance(value, dict):
+        out = LDict(loc=loc_of(value))
+        if isinstance(value, LDict):
+            locs, key_locs = value.locs, value.key_locs
+            for k, v in value.items():
+                out[k] = _reference_copy(v) if isinstance(v, (dict, list)) else v
+                if k in locs:
+                    out.locs[k] = locs[k]
+                if k in key_locs:
+                    out.key_locs[k] = key_locs[k]
+        else:
+            for k, v in value.items():
+                out[k] = _reference_copy(v) if isinstance(v, (dict, list)) else v
+        return out
+    if isinstance(value, list):
+        out_l = LList([_reference_copy(v) for v in value], loc=loc_of(value))
+        out_l.locs = list(value.locs) if isinstance(value, LList) else []
+        if len(out_l.locs) != len(out_l):
+            out_l.locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(out_l))]
+        return out_l
+    return value
+
+
+def _shares_nothing(a: Any, b: Any) -> None:
+    if isinstance(a, (dict, list)):
+        assert a is not b
+        for x, y in (
+            zip(a.values(), b.values(), strict=True) if isinstance(a, dict) else zip(a, b, strict=True)
+        ):
+            _shares_nothing(x, y)
+
+
+def _read_some_positions(value: Any, rng: random.Random) -> None:
+    """Unpack the positions of some containers of ``value`` (as readers do), leaving the others packed."""
+    if isinstance(value, LDict):
+        if rng.random() < 0.3:
+            _ = value.locs
+        if rng.random() < 0.3:
+            _ = value.key_locs
+        for v in value.values():
+            _read_some_positions(v, rng)
+    elif isinstance(value, LList):
+        if rng.random() < 0.3:
+            _ = value.locs
+        for v in value:
+            _read_some_positions(v, rng)
+
+
+def test_copies_keep_positions_packed_and_read_as_the_reference() -> None:
+    """_copy of loaded values (positions packed, some read, as readers leave them) and of built trees: the
+    values, types, key order, loc, locs and key_locs of the unpacking copy; no container shared with the
+    source; a loaded value's positions stay packed in the copy until read."""
+    rng = random.Random(7)
+    specs = _specs()
+    assert len(specs) > 50
+    fresh = _specs()
+    got = _copy(fresh[0])
+    assert got._locs is None and got._key_locs is None, "a packed value's copy is packed"
+    for i, spec in enumerate(fresh):
+        if i % 2:
+            _read_some_positions(spec, rng)
+        copied = _copy(spec)
+        _shares_nothing(copied, spec)
+        _same(copied, _reference_copy(specs[i]))
+        _same(copied, spec)
+    for _ in range(3000):
+        tree = _tree(rng, 4)
+        _same(_copy(tree), _reference_copy(tree))
