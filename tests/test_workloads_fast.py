@@ -297,3 +297,91 @@ def test_copies_keep_positions_packed_and_read_as_the_reference() -> None:
     for _ in range(3000):
         tree = _tree(rng, 4)
         _same(_copy(tree), _reference_copy(tree))
+
+
+def _nodes(value: Any) -> list[int]:
+    """The ids of every dict and list in ``value`` (itself included)."""
+    out: list[int] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            out.append(id(v))
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            out.append(id(v))
+            stack.extend(v)
+    return out
+
+
+def _owned(value: Any) -> Any:
+    """A tree a caller owns as llmisvc_workloads does: a ``relocate`` copy or a previous merge's result
+    (LDict/LList everywhere, every list's ``locs`` complete)."""
+    return _copy(value)
+
+
+def test_reusing_a_given_away_side_merges_as_copying_it() -> None:
+    """``reuse_base`` / ``reuse_patch`` (a tree the caller gives away is not copied again): the same result,
+    values and positions, as the copying merge; a side that is not given away is left as it was, and the
+    result shares none of its dicts or lists (llmisvc renders the result in place)."""
+    rng = random.Random(1920)
+    specs = _specs()
+    pairs: list[tuple[Any, Any, str]] = [
+        (_tree(rng, 4), _tree(rng, 4), rng.choice(["", "containers", "env", "volumeMounts", "ports", "args"]))
+        for _ in range(2000)
+    ]
+    pairs += [(rng.choice(specs), rng.choice(specs), "") for _ in range(200)]
+    for base, patch, field in pairs:
+        for reuse_base in (False, True):
+            for reuse_patch in (False, True):
+                # a given-away side is such a tree; the copying merge of the same trees is the reference
+                b0 = _owned(base) if reuse_base else base
+                p0 = _owned(patch) if reuse_patch else patch
+                want = strategic_merge(b0, p0, field)
+                b = _owned(b0) if reuse_base else b0
+                p = _owned(p0) if reuse_patch else p0
+                b_before, p_before = _copy(b), _copy(p)
+                got = strategic_merge(b, p, field, reuse_base=reuse_base, reuse_patch=reuse_patch)
+                _same(got, want, f"reuse {reuse_base} {reuse_patch}")
+                result_nodes = set(_nodes(got))
+                if not reuse_base:
+                    _same(_copy(b), b_before, "base changed")
+                    assert not result_nodes & set(_nodes(b))
+                if not reuse_patch:
+                    _same(_copy(p), p_before, "patch changed")
+                    assert not result_nodes & set(_nodes(p))
+
+
+def test_llmisvc_leaves_its_inputs_and_the_shipped_presets_as_they_were() -> None:
+    """llmisvc_workloads merges over a tree it owns and renders it in place: the service, its configs and
+    kvlint's cached copies of KServe's presets are not changed, so a second read gives the same pods."""
+    from kvlint.workloads.llmisvc import PRESETS, _builtin, llmisvc_workloads
+
+    paths = sorted((ROOT / "fixtures" / "collected").rglob("*.yaml"))
+    docs = [
+        d
+        for p in paths
+        if "LLMInferenceService" in p.read_text(errors="replace")
+        for d in load_text(p.read_text(errors="replace"), str(p)).documents
+    ]
+    services = [d for d in docs if d.kind == "LLMInferenceService"]
+    assert len(services) >= 4
+    presets_before = {s: _copy(_builtin(s)) for s in PRESETS if _builtin(s) is not None}
+    assert presets_before
+    docs_before = [_copy(d.data) for d in docs]
+    from kvlint.workloads.base import IMAGE_SOURCE_ANNOTATION
+
+    builtin_used = 0
+    for doc in services:
+        first, _ = llmisvc_workloads(doc, docs)
+        second, _ = llmisvc_workloads(doc, docs)
+        assert len(first) == len(second)
+        for a, b in zip(first, second, strict=True):
+            _same(a.pod_spec, b.pod_spec, doc.name)
+            assert not set(_nodes(a.pod_spec)) & set(_nodes(b.pod_spec))
+            builtin_used += IMAGE_SOURCE_ANNOTATION in a.annotations  # a shipped preset was merged in
+    assert builtin_used
+    for s, before in presets_before.items():
+        _same(_builtin(s), before, s)
+    for d, before in zip(docs, docs_before, strict=True):
+        _same(d.data, before, d.name)

@@ -94,13 +94,19 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
+def strategic_merge(
+    base: Any, patch: Any, field: str = "", *, reuse_base: bool = False, reuse_patch: bool = False
+) -> Any:
     """``patch`` merged over ``base`` (new objects; neither input is modified).
 
     Args:
         base: the template (a runtime's container, a preset's spec).
         patch: what overrides it (the user's object).
         field: the name of the field holding these values (selects the list merge key).
+        reuse_base: ``base`` is a tree the caller owns and gives away (a previous merge's result, a
+            :func:`relocate` copy): its values are put in the result as they are instead of copied, so the
+            result shares them and ``base`` must not be used (or edited) afterwards.
+        reuse_patch: the same for ``patch``.
 
     Returns:
         The merged value; positions come from whichever side supplied each value. Never raises.
@@ -120,9 +126,9 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             if k in patch:
                 pv = patch[k]
                 if pv is not None:
-                    out[k] = strategic_merge(v, pv, str(k))
+                    out[k] = strategic_merge(v, pv, str(k), reuse_base=reuse_base, reuse_patch=reuse_patch)
             else:
-                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
+                out[k] = _copy(v) if not reuse_base and isinstance(v, (dict, list)) else v
             if k in locs:
                 out_locs[k] = locs[k]
             if k in key_locs:
@@ -132,7 +138,7 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             if v is None:
                 continue
             if k not in base:
-                out[k] = _copy(v)
+                out[k] = v if reuse_patch else _copy(v)
             loc = loc_of(patch, k)
             if loc is not None:
                 out_locs[k] = loc
@@ -156,16 +162,18 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             for j, item in enumerate(patch):
                 i = index.get(str(item[key]))
                 if i is None:
-                    items.append(_copy(item))
+                    items.append(item if reuse_patch else _copy(item))
                     done.append(True)
                     merged.locs.append(loc_of(patch, j) or merged.loc or Loc("-"))
                     index[str(item[key])] = len(items) - 1
                 else:
-                    items[i] = strategic_merge(items[i], item, "")
+                    items[i] = strategic_merge(
+                        items[i], item, "", reuse_base=reuse_base, reuse_patch=reuse_patch
+                    )
                     done[i] = True
-            merged.extend(x if d else _copy(x) for x, d in zip(items, done, strict=True))
+            merged.extend(x if d or reuse_base else _copy(x) for x, d in zip(items, done, strict=True))
             return merged
-    return _copy(patch)
+    return patch if reuse_patch else _copy(patch)
 
 
 def relocate(value: Any, loc: Loc | None) -> Any:
