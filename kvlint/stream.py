@@ -558,12 +558,14 @@ def _plan(
     from kvlint.render import (
         RenderError,
         _map_loaded_sources,
+        clear_file_cache,
         is_chart_dir,
         is_kustomize_dir,
         render_helm,
         render_kustomize,
     )
 
+    clear_file_cache()
     plan = _Plan()
     unreachable: list[str] = []
     for p in paths:
