@@ -17,11 +17,12 @@ findings:
    services select the first), and the places (path, document, line, column) of those the services
    consume. The services themselves are dropped after the pass and joined again in their turn. A whole
    file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`, and the bytes of
-   a file read here but not loaded (it holds no context word) while they stay under :data:`HELD_FILE_BYTES`, so
-   that its turn does not read it again; a segment of a large file is read again in its turn. With more than one job the pass runs before the workers start,
-   so it loads as little as it can: of a small file that may hold one, only the segments that may hold
-   a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
-   "no" only when that is sure), kept for the file's turn, which loads the other segments
+   a file read here but not loaded (it holds no context word) while they stay under :data:`HELD_FILE_BYTES`,
+   so that its turn does not read it again; a segment of a large file is read again in its turn. With more
+   than one job the pass runs before the workers start, so it loads as little as it can: of a small file
+   that may hold one, only the segments that may hold a context document (:func:`may_hold_context`, a
+   line-based reading of the top-level ``kind`` that says "no" only when that is sure), kept for the file's
+   turn, which loads the other segments
    (:func:`_load_split`); a file that must be read whole (:func:`_whole_only`, ``# Source:`` comments, JSON)
    is loaded whole as with one job. Charts, kustomizations and standard input are loaded here too (they are
    read once). The garbage collector is paused from the pass until its result is frozen (the documents hold
