@@ -851,8 +851,11 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         _map_loaded_sources(loaded)
     elif unit.data is not None:
         assert unit.path is not None
-        # what _load_file reads of a regular file within the limit: load_text of its bytes
-        loaded = load_text(unit.data, unit.path)
+        # what _load_file reads of a regular file within the limit: load_text of its bytes (dropped once
+        # loaded, as _load_file drops what it read, not held while the documents are analysed)
+        data, unit.data = unit.data, None
+        loaded = load_text(data, unit.path)
+        del data
         _map_loaded_sources(loaded)
     else:
         assert unit.path is not None
