@@ -58,6 +58,7 @@ __all__ = [
     "KUSTOMIZATION_FILES",
     "RENDER_TIMEOUT_S",
     "RenderError",
+    "clear_file_cache",
     "find_sources",
     "helm_values_reason",
     "kustomization_file_finding",
@@ -126,6 +127,7 @@ def load_inputs(
         RenderError: a chart/kustomization cannot be rendered because its tool is missing, or Helm
             options were given without a chart.
     """
+    clear_file_cache()
     unreachable: list[str] = []
     for p in paths:
         if p == "-":
@@ -585,7 +587,7 @@ def _template_root(
                     continue
                 rel = name.split("/", 1)[1] if strip and "/" in name else name
                 full = os.path.join(base, rel)
-                if not os.path.isfile(full):
+                if not _is_file(full):
                     continue
                 checked.add(name)
                 lines = rendered()
@@ -600,13 +602,48 @@ def _template_root(
     return None
 
 
+#: File-system answers of :func:`_template_root` in this run, by path: the files of one directory ask the same
+#: questions (its parents, their ``Chart.yaml``, the same template paths below them), ~20 stat calls a file.
+#: Emptied by :func:`clear_file_cache` at the start of every run (files change between the runs of a
+#: long-lived process), never kept from one run to the next.
+_IS_FILE: dict[str, bool] = {}
+_PLACES: dict[str, list[str]] = {}
+_CHART_NAMES: dict[str, str | None] = {}
+
+
+def clear_file_cache() -> None:
+    """Forget the file-system answers of the previous run (:data:`_IS_FILE`, :data:`_PLACES`,
+    :data:`_CHART_NAMES`); called where a run starts reading its inputs (:func:`load_inputs`, the streaming
+    run's context pass)."""
+    _IS_FILE.clear()
+    _PLACES.clear()
+    _CHART_NAMES.clear()
+
+
+def _is_file(path: str) -> bool:
+    """``os.path.isfile(path)``, asked once a run."""
+    found = _IS_FILE.get(path)
+    if found is None:
+        found = _IS_FILE[path] = os.path.isfile(path)
+    return found
+
+
 def _search_places(path: str) -> list[str]:
     """Directories where :func:`_template_root` looks for a rendered file's chart, nearest first: for a file,
     its directory and each parent, stopping at the first that holds ``.git`` (a repository's root: a chart
     above it is not the repository's; before, the walk went on to ``/``), then the cwd; for stdin (``-``),
-    the cwd and its parent."""
+    the cwd and its parent. The same for every file of a directory: found once a run (:data:`_PLACES`)."""
     if path == "-":
         return [os.getcwd(), os.path.dirname(os.getcwd())]
+    directory = os.path.dirname(path)
+    places = _PLACES.get(directory)
+    if places is None:
+        places = _PLACES[directory] = _walk_places(path)
+    return places
+
+
+def _walk_places(path: str) -> list[str]:
+    """:func:`_search_places` of a file, read from the file system."""
     places: list[str] = []
     d = os.path.dirname(os.path.abspath(path))
     while True:
@@ -626,7 +663,15 @@ _MAX_CHART_BYTES = 64 * 1024
 
 def _chart_name(directory: str) -> str | None:
     """``name`` in ``directory/Chart.yaml``, or None (no such regular file, larger than
-    :data:`_MAX_CHART_BYTES`, unreadable or not a YAML mapping). Read with kvlint's bounded loader."""
+    :data:`_MAX_CHART_BYTES`, unreadable or not a YAML mapping). Read with kvlint's bounded loader, once a
+    run (:data:`_CHART_NAMES`)."""
+    if directory not in _CHART_NAMES:
+        _CHART_NAMES[directory] = _read_chart_name(directory)
+    return _CHART_NAMES[directory]
+
+
+def _read_chart_name(directory: str) -> str | None:
+    """:func:`_chart_name` read from the file system."""
     from kvlint.load import read_upto
 
     chart = os.path.join(directory, "Chart.yaml")

@@ -17,11 +17,13 @@ findings:
    services select the first), and the places (path, document, line, column) of those the services
    consume (found without joining the services' pods). The services themselves are dropped after the pass
    and joined with the runtimes and presets in their turn (in the workers, with more than one job). A whole
-   file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`; a segment of
-   a large file is read again in its turn. With more than one job the pass runs before the workers start,
-   so it loads as little as it can: of a small file that may hold one, only the segments that may hold
-   a context document (:func:`may_hold_context`, a line-based reading of the top-level ``kind`` that says
-   "no" only when that is sure), kept for the file's turn, which loads the other segments
+   file loaded here is kept for its turn while the files kept stay under :data:`HELD_BYTES`, and the bytes of
+   a file read here but not loaded (it holds no context word) while they stay under :data:`HELD_FILE_BYTES`,
+   so that its turn does not read it again; a segment of a large file is read again in its turn. With more
+   than one job the pass runs before the workers start, so it loads as little as it can: of a small file
+   that may hold one, only the segments that may hold a context document (:func:`may_hold_context`, a
+   line-based reading of the top-level ``kind`` that says "no" only when that is sure), kept for the file's
+   turn, which loads the other segments
    (:func:`_load_split`); a file that must be read whole (:func:`_whole_only`, ``# Source:`` comments, JSON)
    is loaded whole as with one job. Charts, kustomizations and standard input are loaded here too (they are
    read once). The garbage collector is paused from the pass until its result is frozen (the documents hold
@@ -62,7 +64,7 @@ from kvlint.load import (
     _load_file,
     _load_segment,
     _load_stream,
-    _realpath,
+    _realpath_stat,
     _segments,
     load_text,
     read_file,
@@ -107,10 +109,13 @@ def _whole_only(text: str) -> bool:
 
 
 def _has_context_word(data: str | bytes) -> bool:
-    """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`)."""
+    """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
+    (Three ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        return any(w in data for w in _WORDS_TEXT)
-    return any(w in data for w in _WORDS_BYTES)
+        first, second, third = _WORDS_TEXT
+        return first in data or second in data or third in data
+    bfirst, bsecond, bthird = _WORDS_BYTES
+    return bfirst in data or bsecond in data or bthird in data
 
 
 #: An escape inside a double-quoted scalar (from its opening quote to a backslash, lines included).
@@ -160,6 +165,10 @@ _MAX_VARIANTS = 8
 #: Bytes of whole files loaded by the context pass that are kept for their turn; above it a file is read
 #: again in its turn (the memory held between the passes stays bounded).
 HELD_BYTES = 64 * 2**20
+#: Bytes of the files the context pass read but did not load (no context document in them) kept for their turn,
+#: which loads them from these bytes instead of opening, stat-ing and reading the file again (~8 us a small
+#: file); above it a file is read again in its turn.
+HELD_FILE_BYTES = 32 * 2**20
 
 
 # --------------------------------------------------------------------------------------------------
@@ -238,7 +247,10 @@ class _UnitResult:
     suppressed: list[SuppressedDiagnostic] = field(default_factory=list)
     records: list[ContainerRecord] = field(default_factory=list)
     containers: int = 0
-    sizing: Counter[str] = field(default_factory=Counter)
+    #: how many of the unit's serving containers had each sizing outcome (:func:`kvlint.sizing.outcomes`), in
+    #: the order first met (a plain dict, empty for the many units without one: a Counter costs ~2 us to make
+    #: and as much again to add, for each unit)
+    sizing: dict[str, int] = field(default_factory=dict)
     #: first document per path that reads as Helm chart values: (path, reason, loc)
     values_docs: list[Finding] = field(default_factory=list)
     kv002_files: set[str] = field(default_factory=set)
@@ -476,12 +488,15 @@ def _load_split(path: str, held: _Held, limit: int) -> LoadResult:
 
 @dataclass
 class _Unit:
-    """One input to analyse: ``loaded`` (already read), or a file ``path`` to read, or a batch of segments of
+    """One input to analyse: ``loaded`` (already read), or a file ``path`` to read (or to load from ``data``, its
+    bytes read by the context pass), or a batch of segments of
     a large file (``span``: start and end byte, first line), or a file to read in segments taking those the
     context pass loaded (``held``, :func:`_load_split`)."""
 
     path: str | None = None
     loaded: LoadResult | None = None
+    #: the whole file ``path`` as the context pass read it (the bytes its turn would read), to load in its turn
+    data: bytes | None = None
     span: tuple[int, int, int] | None = None
     held: _Held | None = None
     files: int = 0
@@ -548,12 +563,14 @@ def _plan(
     from kvlint.render import (
         RenderError,
         _map_loaded_sources,
+        clear_file_cache,
         is_chart_dir,
         is_kustomize_dir,
         render_helm,
         render_kustomize,
     )
 
+    clear_file_cache()
     plan = _Plan()
     unreachable: list[str] = []
     for p in paths:
@@ -590,6 +607,13 @@ def _plan(
         held[0] += size
         return held[0] <= HELD_BYTES
 
+    held_files = [0]
+
+    def hold_file(size: int) -> bool:
+        """Keep a file's bytes read now for its turn while they stay under :data:`HELD_FILE_BYTES`."""
+        held_files[0] += size
+        return held_files[0] <= HELD_FILE_BYTES
+
     limit = options.max_file_bytes
     seen: set[str] = set()
     real_dirs: dict[str, str] = {}
@@ -609,12 +633,12 @@ def _plan(
                 continue
             unreadable: list[OSError] = []
             for f in _expand(p, options.exclude, unreadable):
-                key = _realpath(f, real_dirs)
+                key, st = _realpath_stat(f, real_dirs)
                 if key in seen:
                     continue
                 seen.add(key)
                 before = plan.total_bytes
-                file_units = _plan_file(f, limit, keep, plan, hold, split)
+                file_units = _plan_file(f, limit, keep, plan, hold, split, st, hold_file)
                 for u in file_units:
                     u.size = u.span[1] - u.span[0] if u.span is not None else plan.total_bytes - before
                 plan.units.extend(file_units)
@@ -655,15 +679,26 @@ def _sys_stdin() -> Any:
     return sys.stdin
 
 
-def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: bool = False) -> list[_Unit]:
+def _plan_file(
+    path: str,
+    limit: int,
+    keep: Any,
+    plan: _Plan,
+    hold: Any,
+    split: bool = False,
+    st: os.stat_result | None = None,
+    hold_file: Callable[[int], bool] | None = None,
+) -> list[_Unit]:
     """The units of one file: the file itself (loaded now when it may hold a context document, and kept for
-    its turn while ``hold`` allows; with ``split``, only its segments that may hold one, see :func:`_plan`),
-    or its segments in batches when it is large (a segment holding a context document is loaded now for the
-    context and again in its turn)."""
+    its turn while ``hold`` allows; with ``split``, only its segments that may hold one, see :func:`_plan`;
+    else its bytes, read now, kept for its turn while ``hold_file`` allows), or its segments in batches when
+    it is large (a segment holding a context document is loaded now for the context and again in its turn).
+    ``st``: the file's ``os.stat`` when the caller has it."""
     from kvlint.render import _map_loaded_sources
 
     try:
-        st = os.stat(path)
+        if st is None:
+            st = os.stat(path)
         size, regular = st.st_size, stat.S_ISREG(st.st_mode)
     except OSError:
         size, regular = 0, True
@@ -671,11 +706,15 @@ def _plan_file(path: str, limit: int, keep: Any, plan: _Plan, hold: Any, split: 
     if not regular:
         return [_Unit(path=path, files=1)]  # a FIFO or device is never opened (its turn says so: KV001)
     if size <= SEGMENT_BYTES or size > limit:
+        read = True
         try:
             data = read_head(path, min(size, limit) + 1)
         except OSError:
-            data = b""
+            data, read = b"", False
         if not _file_may_hold_context(data):
+            # the whole file as its turn would read it (the size stat said, within the limit) is kept for it
+            if read and hold_file is not None and len(data) == size <= limit and hold_file(size):
+                return [_Unit(path=path, data=data, files=1)]
             return [_Unit(path=path, files=1)]
         # read to its end and within the limit: these bytes are the file, as _load_file would read it
         whole = len(data) <= min(size, limit)
@@ -832,6 +871,14 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         assert unit.path is not None
         loaded = _load_split(unit.path, unit.held, options.max_file_bytes)
         _map_loaded_sources(loaded)
+    elif unit.data is not None:
+        assert unit.path is not None
+        # what _load_file reads of a regular file within the limit: load_text of its bytes (dropped once
+        # loaded, as _load_file drops what it read, not held while the documents are analysed)
+        data, unit.data = unit.data, None
+        loaded = load_text(data, unit.path)
+        del data
+        _map_loaded_sources(loaded)
     else:
         assert unit.path is not None
         loaded = _load_file(unit.path, options.max_file_bytes)
@@ -861,14 +908,18 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     out.suppressed = found.suppressed
     out.containers = len(found.containers)
     out.serving_paths = {cr.workload.doc.path for cr in found.containers}
-    sizing = outcomes(found.containers)
-    out.sizing = Counter(sizing)
-    for cr, why in zip(found.containers, sizing, strict=True):
-        if keep_records or (_RUN["keep_unsized"] and why not in _sized()):
-            out.records.append(_record(cr, why, keep_json))
+    if found.containers:
+        sizing = outcomes(found.containers)
+        counts = out.sizing
+        for why in sizing:
+            counts[why] = counts.get(why, 0) + 1
+        for cr, why in zip(found.containers, sizing, strict=True):
+            if keep_records or (_RUN["keep_unsized"] and why not in _sized()):
+                out.records.append(_record(cr, why, keep_json))
     return out
 
 
+@functools.cache
 def _sized() -> frozenset[str]:
     from kvlint.sizing import SIZED
 
@@ -1047,14 +1098,16 @@ def _run_units(
             for parts in pool.imap(_analyse_range, _tasks(units, n_jobs)):
                 for part in parts:
                     _take(part, result, load_diags, diags, values, kv002, loaded)
-                    sizing += part.sizing
+                    if part.sizing:
+                        sizing.update(part.sizing)
                     serving += part.containers
                     result.serving_paths |= part.serving_paths
     else:
         for i in range(len(units)):
             part = _analyse_index(i)
             _take(part, result, load_diags, diags, values, kv002, loaded)
-            sizing += part.sizing
+            if part.sizing:
+                sizing.update(part.sizing)
             serving += part.containers
             result.serving_paths |= part.serving_paths
     # the load findings of load_inputs: files, then the Helm values files, then unreachable paths

@@ -441,3 +441,49 @@ def test_template_actions_inside_scalars_as_with_every_scalars_span() -> None:
             assert _inside(actions, ours) == _inside(actions, ref), seg
             checked += len(actions)
     assert checked > 30
+
+
+def test_gc_paused_pauses_once_and_restores_on_error() -> None:
+    """The loader's collector pause: disabled inside, a no-op when nested or already paused, re-enabled on
+    the way out of the outer pause only, errors included."""
+    import gc
+
+    assert gc.isenabled()
+    with L._gc_paused():
+        assert not gc.isenabled()
+        with L._gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled(), "the inner pause left the outer one alone"
+    assert gc.isenabled()
+    with pytest.raises(ValueError), L._gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with L._gc_paused():
+            pass
+        assert not gc.isenabled(), "a collector paused by the caller stays paused"
+    finally:
+        gc.enable()
+
+
+def test_real_path_and_lstat_of_files_links_and_missing_paths(tmp_path: Path) -> None:
+    """_realpath_stat gives os.path.realpath and, for a path that is not a symbolic link, the os.stat result
+    (compared by inode, mode and size); for a link, a dangling link, a missing file, ``.`` and ``..`` no stat."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.yaml").write_text("a: 1\n")
+    os.symlink(tmp_path / "d" / "a.yaml", tmp_path / "link.yaml")
+    os.symlink(tmp_path / "gone.yaml", tmp_path / "dangling.yaml")
+    os.symlink(tmp_path / "d", tmp_path / "dlink")
+    real_dirs: dict[str, str] = {}
+    for p in ["d/a.yaml", "link.yaml", "dangling.yaml", "missing.yaml", "dlink/a.yaml", "d", "d/.", "d/.."]:
+        full = str(tmp_path / p) if not p.endswith(".") else os.path.join(str(tmp_path), p)
+        key, st = L._realpath_stat(full, real_dirs)
+        assert key == os.path.realpath(full), p
+        assert key == L._realpath(full, real_dirs), p
+        if os.path.islink(full) or not os.path.exists(full) or os.path.basename(full) in (".", ".."):
+            assert st is None, p
+        else:
+            assert st is not None, p
+            want = os.stat(full)
+            assert (st.st_ino, st.st_mode, st.st_size) == (want.st_ino, want.st_mode, want.st_size), p

@@ -580,3 +580,68 @@ def test_source_comments_outside_the_chart_are_ignored(tmp_path) -> None:
     )
     res = load_inputs([str(manifest)])
     assert any(d.loc is not None and d.loc.file.endswith("cm.yaml") for d in res.documents)
+
+
+_RENDERED_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: llm
+  template:
+    metadata:
+      labels:
+        app: llm
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args:
+            - --model=Qwen/Qwen2.5-7B-Instruct
+            - --gpu-memory-utilzation=0.9
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_chart_lookups_are_not_kept_from_one_run_to_the_next(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, streaming: bool
+) -> None:
+    """The file-system answers of the chart search are kept for one run only (render.clear_file_cache at
+    its start): a chart written, then removed, between two runs of the same process is found by the run
+    after it is written and not by the run after it is removed. Two rendered files of one directory in
+    the same run both find it (the second from the first's answers): their two findings are the one
+    finding at the template's line."""
+    from kvlint.checkrun import run_paths
+    from kvlint.pipeline import run_check
+
+    root = str(tmp_path)
+    monkeypatch.chdir(root)
+    out = os.path.join(root, "out")
+    os.makedirs(out)
+    for name in ("a.yaml", "b.yaml"):
+        with open(os.path.join(out, name), "w", encoding="utf-8") as fh:
+            fh.write("---\n# Source: llm/templates/serve.yaml\n" + _RENDERED_DEPLOYMENT)
+    line = _RENDERED_DEPLOYMENT.splitlines().index("            - --gpu-memory-utilzation=0.9") + 1
+
+    def kv205_files() -> list[str]:
+        if streaming:
+            result = run_paths([out], OFFLINE, jobs=1, keep_records=False, keep_json=False).result
+        else:
+            result = run_check([out], OFFLINE)
+        found = [d.loc for d in result.diagnostics if d.rule == "KV205"]
+        assert found and all(loc is not None for loc in found)
+        return sorted({os.path.relpath(loc.file, root) + f":{loc.line}" for loc in found if loc is not None})
+
+    assert kv205_files() == ["out/a.yaml:" + str(line + 2), "out/b.yaml:" + str(line + 2)]
+    chart = _chart(root, "llm", "llm", _RENDERED_DEPLOYMENT)  # beside out/, not linted itself
+    template = os.path.join("llm", "templates", "serve.yaml")
+    assert kv205_files() == [f"{template}:{line}"]  # both files' findings, at the one template line
+    shutil.rmtree(chart)
+    assert kv205_files() == ["out/a.yaml:" + str(line + 2), "out/b.yaml:" + str(line + 2)]

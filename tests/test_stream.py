@@ -570,3 +570,51 @@ def test_warm_up_loads_what_the_units_load() -> None:
     assert out.stdout.strip() == "[]", (
         f"imported after the warm-up (add them to stream._warm_up): {out.stdout}"
     )
+
+
+def test_files_without_context_are_loaded_from_the_bytes_the_context_pass_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with no context document is read once: the context pass keeps its bytes for its turn (within
+    HELD_FILE_BYTES), which loads them without opening the file again; the report is that of the files read
+    in their turn (HELD_FILE_BYTES 0) and of the whole-input run, with one job and two. An unreadable file, a
+    file holding a context word and a file over the limit keep no bytes."""
+    src = FIXTURES / "examples"
+    for p in sorted(src.glob("*.yaml")):
+        (tmp_path / p.name).write_bytes(p.read_bytes())
+    (tmp_path / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n")
+    (tmp_path / "big.yaml").write_text("a: " + "x" * 2500 + "\n")
+    (tmp_path / "locked.yaml").write_text("a: 1\n")
+    os.chmod(tmp_path / "locked.yaml", 0)
+    options = Options(allow_hub=False, max_file_bytes=2000)
+    plan = stream._plan([str(tmp_path)], None, options)
+    held = {os.path.basename(u.path): u.data for u in plan.units if u.path is not None and u.data is not None}
+    readable = os.access(tmp_path / "locked.yaml", os.R_OK)  # (root reads it anyway)
+    small = [
+        p.name
+        for p in sorted(tmp_path.glob("*.yaml"))
+        if (readable or p.name != "locked.yaml")
+        and p.stat().st_size <= 2000
+        and not stream._file_may_hold_context(p.read_bytes() if p.name != "locked.yaml" else b"")
+    ]
+    assert "cm.yaml" not in small and "big.yaml" not in small
+    assert len(small) >= 3 and sorted(held) == small
+    assert all(held[n] == (tmp_path / n).read_bytes() for n in held)
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    whole = _reports(run_check([str(tmp_path)], options))
+    for jobs in (1, 2):
+        assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=jobs).result) == whole
+    calls: list[str] = []
+    real_load_file = stream._load_file
+
+    def counting(path: str, limit: int) -> object:
+        calls.append(os.path.basename(path))
+        return real_load_file(path, limit)
+
+    monkeypatch.setattr(stream, "_load_file", counting)
+    run_paths([str(tmp_path)], options, no_config=True, jobs=1)
+    assert not set(calls) & set(held), "a held file was read again in its turn"
+    monkeypatch.setattr(stream, "HELD_FILE_BYTES", 0)
+    calls.clear()
+    assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
+    assert set(held) <= set(calls)

@@ -912,3 +912,23 @@ def test_each_response_goes_out_as_one_tls_record(server: Any, tls: dict[str, An
     )
     probe = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
     assert _tls_records_per_response(srv.url, tls["ca.crt"], [validate, probe, validate]) == [1, 1, 1]
+
+
+def test_a_review_never_looks_for_a_chart_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The webhook lints a request-chosen object: it never asks the file system about the names in it (the
+    chart search of rendered files, kvlint.render's per-run answers stay empty), even when the object is
+    named like a path and carries helm's ``# Source:`` comment; a check of the same text as a file does ask."""
+    from kvlint import render
+
+    monkeypatch.chdir(tmp_path)
+    obj = workload_object(B01)
+    obj["metadata"]["name"] = "llm"
+    obj["metadata"].setdefault("annotations", {})["note"] = "x\n# Source: llm/templates/serve.yaml\ny\n"
+    render.clear_file_cache()
+    result = lint_review(parse_review(json.dumps(review(obj))), webhook_options())
+    assert any(d.severity == "error" for d in result.diagnostics)
+    assert (render._IS_FILE, render._PLACES, render._CHART_NAMES) == ({}, {}, {})
+    path = tmp_path / "out.yaml"
+    path.write_text("# Source: llm/templates/serve.yaml\n" + B01.read_text(), encoding="utf-8")
+    run_check([str(path)], webhook_options())
+    assert render._IS_FILE and render._PLACES

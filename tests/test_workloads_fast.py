@@ -225,3 +225,163 @@ def test_structural_walk_equals_the_generator_walk() -> None:
                     assert (a.labels, a.annotations, a.loc) == (b.labels, b.annotations, b.loc), p
                     _same(a.pod_spec, b.pod_spec, str(p))
     assert found > 100
+
+
+def _reference_copy(value: Any) -> Any:
+    """merge._copy before positions were copied packed: every position unpacked, containers made by LDict()."""
+    if isinstance(value, dict):
+        out = LDict(loc=loc_of(value))
+        if isinstance(value, LDict):
+            locs, key_locs = value.locs, value.key_locs
+            for k, v in value.items():
+                out[k] = _reference_copy(v) if isinstance(v, (dict, list)) else v
+                if k in locs:
+                    out.locs[k] = locs[k]
+                if k in key_locs:
+                    out.key_locs[k] = key_locs[k]
+        else:
+            for k, v in value.items():
+                out[k] = _reference_copy(v) if isinstance(v, (dict, list)) else v
+        return out
+    if isinstance(value, list):
+        out_l = LList([_reference_copy(v) for v in value], loc=loc_of(value))
+        out_l.locs = list(value.locs) if isinstance(value, LList) else []
+        if len(out_l.locs) != len(out_l):
+            out_l.locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(out_l))]
+        return out_l
+    return value
+
+
+def _shares_nothing(a: Any, b: Any) -> None:
+    if isinstance(a, (dict, list)):
+        assert a is not b
+        for x, y in (
+            zip(a.values(), b.values(), strict=True) if isinstance(a, dict) else zip(a, b, strict=True)
+        ):
+            _shares_nothing(x, y)
+
+
+def _read_some_positions(value: Any, rng: random.Random) -> None:
+    """Unpack the positions of some containers of ``value`` (as readers do), leaving the others packed."""
+    if isinstance(value, LDict):
+        if rng.random() < 0.3:
+            _ = value.locs
+        if rng.random() < 0.3:
+            _ = value.key_locs
+        for v in value.values():
+            _read_some_positions(v, rng)
+    elif isinstance(value, LList):
+        if rng.random() < 0.3:
+            _ = value.locs
+        for v in value:
+            _read_some_positions(v, rng)
+
+
+def test_copies_keep_positions_packed_and_read_as_the_reference() -> None:
+    """_copy of loaded values (positions packed, some read, as readers leave them) and of built trees: the
+    values, types, key order, loc, locs and key_locs of the unpacking copy; no container shared with the
+    source; a loaded value's positions stay packed in the copy until read."""
+    rng = random.Random(7)
+    specs = _specs()
+    assert len(specs) > 50
+    fresh = _specs()
+    got = _copy(fresh[0])
+    assert got._locs is None and got._key_locs is None, "a packed value's copy is packed"
+    for i, spec in enumerate(fresh):
+        if i % 2:
+            _read_some_positions(spec, rng)
+        copied = _copy(spec)
+        _shares_nothing(copied, spec)
+        _same(copied, _reference_copy(specs[i]))
+        _same(copied, spec)
+    for _ in range(3000):
+        tree = _tree(rng, 4)
+        _same(_copy(tree), _reference_copy(tree))
+
+
+def _nodes(value: Any) -> list[int]:
+    """The ids of every dict and list in ``value`` (itself included)."""
+    out: list[int] = []
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            out.append(id(v))
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            out.append(id(v))
+            stack.extend(v)
+    return out
+
+
+def _owned(value: Any) -> Any:
+    """A tree a caller owns as llmisvc_workloads does: a ``relocate`` copy or a previous merge's result
+    (LDict/LList everywhere, every list's ``locs`` complete)."""
+    return _copy(value)
+
+
+def test_reusing_a_given_away_side_merges_as_copying_it() -> None:
+    """``reuse_base`` / ``reuse_patch`` (a tree the caller gives away is not copied again): the same result,
+    values and positions, as the copying merge; a side that is not given away is left as it was, and the
+    result shares none of its dicts or lists (llmisvc renders the result in place)."""
+    rng = random.Random(1920)
+    specs = _specs()
+    pairs: list[tuple[Any, Any, str]] = [
+        (_tree(rng, 4), _tree(rng, 4), rng.choice(["", "containers", "env", "volumeMounts", "ports", "args"]))
+        for _ in range(2000)
+    ]
+    pairs += [(rng.choice(specs), rng.choice(specs), "") for _ in range(200)]
+    for base, patch, field in pairs:
+        for reuse_base in (False, True):
+            for reuse_patch in (False, True):
+                # a given-away side is such a tree; the copying merge of the same trees is the reference
+                b0 = _owned(base) if reuse_base else base
+                p0 = _owned(patch) if reuse_patch else patch
+                want = strategic_merge(b0, p0, field)
+                b = _owned(b0) if reuse_base else b0
+                p = _owned(p0) if reuse_patch else p0
+                b_before, p_before = _copy(b), _copy(p)
+                got = strategic_merge(b, p, field, reuse_base=reuse_base, reuse_patch=reuse_patch)
+                _same(got, want, f"reuse {reuse_base} {reuse_patch}")
+                result_nodes = set(_nodes(got))
+                if not reuse_base:
+                    _same(_copy(b), b_before, "base changed")
+                    assert not result_nodes & set(_nodes(b))
+                if not reuse_patch:
+                    _same(_copy(p), p_before, "patch changed")
+                    assert not result_nodes & set(_nodes(p))
+
+
+def test_llmisvc_leaves_its_inputs_and_the_shipped_presets_as_they_were() -> None:
+    """llmisvc_workloads merges over a tree it owns and renders it in place: the service, its configs and
+    kvlint's cached copies of KServe's presets are not changed, so a second read gives the same pods."""
+    from kvlint.workloads.llmisvc import PRESETS, _builtin, llmisvc_workloads
+
+    paths = sorted((ROOT / "fixtures" / "collected").rglob("*.yaml"))
+    docs = [
+        d
+        for p in paths
+        if "LLMInferenceService" in p.read_text(errors="replace")
+        for d in load_text(p.read_text(errors="replace"), str(p)).documents
+    ]
+    services = [d for d in docs if d.kind == "LLMInferenceService"]
+    assert len(services) >= 4
+    presets_before = {s: _copy(_builtin(s)) for s in PRESETS if _builtin(s) is not None}
+    assert presets_before
+    docs_before = [_copy(d.data) for d in docs]
+    from kvlint.workloads.base import IMAGE_SOURCE_ANNOTATION
+
+    builtin_used = 0
+    for doc in services:
+        first, _ = llmisvc_workloads(doc, docs)
+        second, _ = llmisvc_workloads(doc, docs)
+        assert len(first) == len(second)
+        for a, b in zip(first, second, strict=True):
+            _same(a.pod_spec, b.pod_spec, doc.name)
+            assert not set(_nodes(a.pod_spec)) & set(_nodes(b.pod_spec))
+            builtin_used += IMAGE_SOURCE_ANNOTATION in a.annotations  # a shipped preset was merged in
+    assert builtin_used
+    for s, before in presets_before.items():
+        _same(_builtin(s), before, s)
+    for d, before in zip(docs, docs_before, strict=True):
+        _same(d.data, before, d.name)

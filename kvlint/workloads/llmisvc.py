@@ -223,6 +223,7 @@ def llmisvc_workloads(
     imaged: set[tuple[str, str]] = set()  # (role, template key) whose image a user-written layer sets
     for name, is_user in refs:
         cdoc = configs.find(name, doc.namespace, suffix=not is_user)
+        fresh = False  # cspec is a copy made here (a relocated built-in preset), given away to the merge
         if cdoc is not None:
             consumed.add(id(cdoc))
             cspec = get_in(cdoc.data, "spec")
@@ -230,6 +231,7 @@ def llmisvc_workloads(
         elif not is_user and name[len(_PREFIX) :] in PRESETS:
             raw = _builtin(name[len(_PREFIX) :])
             cspec = relocate(raw.get("spec"), anchor) if raw is not None else None
+            fresh = True
             builtin_used.append(name)
         else:
             cspec = None
@@ -257,9 +259,12 @@ def llmisvc_workloads(
                         severity="warning",
                     )
                 )
+        # merged is always this function's own tree: each merge reuses it, and copies only what it takes
+        # from the inputs (a built-in preset is copied once, by relocate; a merge copied it again at each
+        # layer above it)
         if isinstance(cspec, dict):
-            merged = strategic_merge(merged, cspec)
-    merged = strategic_merge(merged, spec)
+            merged = strategic_merge(merged, cspec, reuse_base=True, reuse_patch=fresh)
+    merged = strategic_merge(merged, spec, reuse_base=True)
     imaged |= _images_set(spec)
 
     # Go-template values, with the service as data (spec.model.name defaults to the service's name)

@@ -40,39 +40,73 @@ MERGE_KEYS: dict[str, str] = {
 }
 
 
+_new_dict = dict.__new__
+_new_list = list.__new__
+
+
 def _copy(value: Any) -> Any:
-    """A deep copy of a loaded value that keeps positions."""
+    """A deep copy of a loaded value that keeps positions.
+
+    Positions the loader still holds packed (:class:`kvlint.source.Packing`: ``locs``/``key_locs`` never read)
+    are copied packed, so the copy builds its :class:`~kvlint.source.Loc` objects only if they are read (most
+    copied values' positions never are); the containers are made without their Python ``__init__`` (the
+    loader's way). Either way the copy's ``loc``, ``locs`` and ``key_locs`` read as those of ``value`` (for its
+    keys, in its order; a list's as many as its items, else each item's ``loc_of`` as a fallback)."""
     if isinstance(value, dict):
-        out = LDict(loc=loc_of(value))
+        out = _new_dict(LDict)
+        out.loc = getattr(value, "loc", None)  # loc_of(value)
+        for k, v in value.items():
+            out[k] = _copy(v) if isinstance(v, (dict, list)) else v
         if isinstance(value, LDict):
-            locs, key_locs = value.locs, value.key_locs
-            out_locs, out_key_locs = out.locs, out.key_locs
-            for k, v in value.items():
-                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
-                if k in locs:
-                    out_locs[k] = locs[k]
-                if k in key_locs:
-                    out_key_locs[k] = key_locs[k]
+            if value._locs is None:
+                plocs = value._plocs
+                out._plocs = {k: plocs[k] for k in value if k in plocs}
+                out._locs = None
+                out._packing = value._packing
+            else:
+                locs = value._locs
+                out._locs = {k: locs[k] for k in value if k in locs}
+            if value._key_locs is None:
+                pkey_locs = value._pkey_locs
+                out._pkey_locs = {k: pkey_locs[k] for k in value if k in pkey_locs}
+                out._key_locs = None
+                out._packing = value._packing
+            else:
+                key_locs = value._key_locs
+                out._key_locs = {k: key_locs[k] for k in value if k in key_locs}
         else:
-            for k, v in value.items():
-                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
+            out._locs = {}
+            out._key_locs = {}
         return out
     if isinstance(value, list):
-        out_l = LList([_copy(v) for v in value], loc=loc_of(value))
-        out_l.locs = list(value.locs) if isinstance(value, LList) else []
-        if len(out_l.locs) != len(out_l):
-            out_l.locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(out_l))]
+        out_l = _new_list(LList)
+        out_l.extend([_copy(v) if isinstance(v, (dict, list)) else v for v in value])
+        out_l.loc = getattr(value, "loc", None)  # loc_of(value)
+        if isinstance(value, LList) and value._locs is None and len(value._plocs) == len(out_l):
+            out_l._plocs = list(value._plocs)
+            out_l._locs = None
+            out_l._packing = value._packing
+            return out_l
+        out_l._locs = list(value.locs) if isinstance(value, LList) else []
+        if len(out_l._locs) != len(out_l):
+            out_l._locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(out_l))]
         return out_l
     return value
 
 
-def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
+def strategic_merge(
+    base: Any, patch: Any, field: str = "", *, reuse_base: bool = False, reuse_patch: bool = False
+) -> Any:
     """``patch`` merged over ``base`` (new objects; neither input is modified).
 
     Args:
         base: the template (a runtime's container, a preset's spec).
         patch: what overrides it (the user's object).
         field: the name of the field holding these values (selects the list merge key).
+        reuse_base: ``base`` is a tree the caller owns and gives away (a previous merge's result, a
+            :func:`relocate` copy): its values are put in the result as they are instead of copied, so the
+            result shares them and ``base`` must not be used (or edited) afterwards.
+        reuse_patch: the same for ``patch``.
 
     Returns:
         The merged value; positions come from whichever side supplied each value. Never raises.
@@ -92,9 +126,9 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             if k in patch:
                 pv = patch[k]
                 if pv is not None:
-                    out[k] = strategic_merge(v, pv, str(k))
+                    out[k] = strategic_merge(v, pv, str(k), reuse_base=reuse_base, reuse_patch=reuse_patch)
             else:
-                out[k] = _copy(v) if isinstance(v, (dict, list)) else v
+                out[k] = _copy(v) if not reuse_base and isinstance(v, (dict, list)) else v
             if k in locs:
                 out_locs[k] = locs[k]
             if k in key_locs:
@@ -104,7 +138,7 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             if v is None:
                 continue
             if k not in base:
-                out[k] = _copy(v)
+                out[k] = v if reuse_patch else _copy(v)
             loc = loc_of(patch, k)
             if loc is not None:
                 out_locs[k] = loc
@@ -128,16 +162,18 @@ def strategic_merge(base: Any, patch: Any, field: str = "") -> Any:
             for j, item in enumerate(patch):
                 i = index.get(str(item[key]))
                 if i is None:
-                    items.append(_copy(item))
+                    items.append(item if reuse_patch else _copy(item))
                     done.append(True)
                     merged.locs.append(loc_of(patch, j) or merged.loc or Loc("-"))
                     index[str(item[key])] = len(items) - 1
                 else:
-                    items[i] = strategic_merge(items[i], item, "")
+                    items[i] = strategic_merge(
+                        items[i], item, "", reuse_base=reuse_base, reuse_patch=reuse_patch
+                    )
                     done[i] = True
-            merged.extend(x if d else _copy(x) for x, d in zip(items, done, strict=True))
+            merged.extend(x if d or reuse_base else _copy(x) for x, d in zip(items, done, strict=True))
             return merged
-    return _copy(patch)
+    return patch if reuse_patch else _copy(patch)
 
 
 def relocate(value: Any, loc: Loc | None) -> Any:
