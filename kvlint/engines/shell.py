@@ -181,9 +181,11 @@ _REDIR = r"[<>](?:&[0-9-]*|[<>])?"
 #: Anything else (a quote, ``$``, a backslash, a word that goes on with one of them) starts a word read in
 #: :data:`_IN_WORD`. The runs are possessive: a run not followed by a word's end is not a plain word, and no
 #: shorter run of it is (the characters that end one are not in the run), so the expression does not try them.
+#: Blanks are read as a run before the (rarer) continuations and comments, and a word's end is "no character
+#: but one that ends it" (the end of the script included): fewer steps of the expression engine.
 _BETWEEN = re.compile(
-    r"(?:[ \t\r]++|\\\n|#[^\n]*+)*+"
-    r"(?:(?P<word>[^ \t\r\n<>&|;()\\'\"$`#][^ \t\r\n<>&|;()\\'\"$`]*+(?=[ \t\r\n&|;)]|\Z))"
+    r"[ \t\r]*+(?:(?:\\\n|#[^\n]*+)[ \t\r]*+)*+"
+    r"(?:(?P<word>[^ \t\r\n<>&|;()\\'\"$`#][^ \t\r\n<>&|;()\\'\"$`]*+(?![^ \t\r\n&|;)]))"
     r"|(?P<arith>\(\()"
     r"|(?P<op>" + _OP + ")"
     r"|(?P<redir>" + _REDIR + "))?"
@@ -361,6 +363,11 @@ def lex(script: str) -> list[Word | str]:
             else:
                 out.append(tok)  # type: ignore[arg-type]
     return out
+
+
+#: The characters that end a word after one of its pieces: a blank, a newline, an operator other than ``(``
+#: (which, after a word, :data:`_IN_WORD` reads as an operator of its own, and between words starts ``((``).
+_ENDS_WORD = frozenset(" \t\r\n;&|)")
 
 
 def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, str]] | str]:
@@ -552,6 +559,27 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
             parts.append(Part("sub", m.group(), False))  # type: ignore[union-attr]
         # cont: a line continuation inside the word; bs: a backslash ending the script (nothing to escape)
         i = end
+        if start >= 0 and (i >= n or script[i] in _ENDS_WORD):
+            # the word ends here (what follows is read between words): as the ``blank`` step, without the
+            # expression's step to find it
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            raw = script[start:i]
+            if delim_next is not None:
+                pending.append((_unquoted(parts), delim_next))
+                delim_next = None
+            elif raw.startswith("<<") and not raw.startswith("<<<"):
+                here = _unquoted(parts)[2:]
+                strip = here.startswith("-")
+                if strip:
+                    here = here[1:]
+                if here:
+                    pending.append((here, strip))
+                else:
+                    delim_next = strip
+            add(Word(parts, start, raw))
+            parts, start = [], -1
     if start >= 0:
         if acc is not None:
             parts[-1].text = "".join(acc)
