@@ -440,12 +440,19 @@ def _is_kaito_vllm_wrapper(script: str) -> bool:
     return len(parts) >= 2 and parts[-1] == "inference_api.py" and parts[-2] == "vllm"
 
 
+#: The programs (last path component) :func:`_match_program` reads as an engine, besides the Python interpreters
+#: (:data:`_PYTHON_RE`, whose names start with ``python``).
+_ENGINE_PROGRAMS = frozenset({"vllm", "text-generation-launcher", "tgi-entrypoint.sh", "sglang"})
+
+
 def _match_program(words: Sequence[str]) -> tuple[str, int, bool] | None:
     """``(engine, index of first engine argument, positional model allowed)`` when ``words`` start with
     an engine invocation, else None."""
     if not words:
         return None
     w0 = _base(words[0])
+    if w0 not in _ENGINE_PROGRAMS and not w0.startswith("python"):
+        return None  # (the commonest case: none of the programs below)
     if w0 == "vllm" and len(words) > 1 and words[1] == "serve":
         return "vllm", 2, True
     if w0 in ("text-generation-launcher", "tgi-entrypoint.sh"):
@@ -614,20 +621,13 @@ def _scan_shell(
     if not positional:
         positional = [ShellArg(_base(items[k].text))]
     seen: list[list[str]] = []
-    join: _Join | None = None
+    heads: list[ShellArg] = []  # the first word of each command of ``seen``
     for words in commands(script, env, positional):
         texts = [w.text for w in words]
         m = _match_program(texts)
         if m is None:
             seen.append(texts)
-            how = _join_of(texts)
-            if how is not None and join is None:
-                w0 = words[0]
-                loc = w0.loc
-                if w0.offset is not None:
-                    source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
-                    loc = _offset_loc(script_item.loc, source, offset)
-                join = _Join(how, loc or script_item.loc)
+            heads.append(words[0])
             continue
         engine, start, pos_model = m
         rest = words[start:]
@@ -644,8 +644,16 @@ def _scan_shell(
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
         return _Found(engine, argv, pos_model), ""
-    if join is not None:
-        return join, ""
+    # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
+    # does not need it)
+    for texts, w0 in zip(seen, heads, strict=True):
+        how = _join_of(texts)
+        if how is not None:
+            loc = w0.loc
+            if w0.offset is not None:
+                source, (offset,) = _raw_offsets(script_item, env, [w0.offset])
+                loc = _offset_loc(script_item.loc, source, offset)
+            return _Join(how, loc or script_item.loc), ""
     if seen and all(t and (_base(t[0]) in _IDLE or _serves_no_model(t)) for t in seen):
         return None, ""  # only waits, or runs a component that serves no model: no engine here
     significant = [

@@ -17,7 +17,6 @@ at the exact line; :func:`commands` splits the words into simple commands and ex
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -180,10 +179,13 @@ _REDIR = r"[<>](?:&[0-9-]*|[<>])?"
 #: character other than ``(`` (after a word, ``((`` is two operators) or the end, read whole; ``((``, an
 #: arithmetic command (one opaque word: its ``<``/``>`` are not redirections); an operator; a redirection.
 #: Anything else (a quote, ``$``, a backslash, a word that goes on with one of them) starts a word read in
-#: :data:`_IN_WORD`.
+#: :data:`_IN_WORD`. The runs are possessive: a run not followed by a word's end is not a plain word, and no
+#: shorter run of it is (the characters that end one are not in the run), so the expression does not try them.
+#: Blanks are read as a run before the (rarer) continuations and comments, and a word's end is "no character
+#: but one that ends it" (the end of the script included): fewer steps of the expression engine.
 _BETWEEN = re.compile(
-    r"(?:[ \t\r]+|\\\n|#[^\n]*)*"
-    r"(?:(?P<word>[^ \t\r\n<>&|;()\\'\"$`#][^ \t\r\n<>&|;()\\'\"$`]*(?=[ \t\r\n&|;)]|\Z))"
+    r"[ \t\r]*+(?:(?:\\\n|#[^\n]*+)[ \t\r]*+)*+"
+    r"(?:(?P<word>[^ \t\r\n<>&|;()\\'\"$`#][^ \t\r\n<>&|;()\\'\"$`]*+(?![^ \t\r\n&|;)]))"
     r"|(?P<arith>\(\()"
     r"|(?P<op>" + _OP + ")"
     r"|(?P<redir>" + _REDIR + "))?"
@@ -349,17 +351,34 @@ def lex(script: str) -> list[Word | str]:
     work is linear in the script (tests/test_shell_oracle.py compares the tokens with the character-class
     lexer this replaced).
     """
-    return [
-        Word([Part("lit", tok[1], False)], tok[0], tok[1]) if isinstance(tok, tuple) else tok
-        for tok in _tokens(script)
-    ]
+    out: list[Word | str] = []
+    for run in _tokens(script, True):
+        if run.__class__ is str:
+            out.append(run)  # type: ignore[arg-type]
+            continue
+        for tok in run:
+            if tok.__class__ is tuple:
+                offset, text = tok  # type: ignore[misc]
+                out.append(Word([Part("lit", text, False)], offset, text))
+            else:
+                out.append(tok)  # type: ignore[arg-type]
+    return out
 
 
-def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
-    """:func:`lex`'s tokens one at a time: :func:`commands` lexes only as far as its caller reads (an engine
-    command is found before the rest of its script is lexed). A word of ordinary characters only (most words)
-    comes as ``(offset, text)``, the word ``Word([Part("lit", text, False)], offset, text)`` without building it
-    (:func:`commands` makes its ShellArg directly)."""
+#: The characters that end a word after one of its pieces: a blank, a newline, an operator other than ``(``
+#: (which, after a word, :data:`_IN_WORD` reads as an operator of its own, and between words starts ``((``).
+_ENDS_WORD = frozenset(" \t\r\n;&|)")
+
+
+def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, str]] | str]:
+    """:func:`lex`'s tokens a command at a time: the words up to each operator, as a list (when there are
+    any), then, with ``ops``, the operator itself. :func:`commands` lexes only as far as its caller reads (an
+    engine command is found before the rest of its script is lexed), and takes a command's words at once (not
+    a generator step per token). A word of ordinary characters only (most words) comes as ``(offset, text)``,
+    the word ``Word([Part("lit", text, False)], offset, text)`` without building it (:func:`commands` makes its
+    ShellArg directly)."""
+    cmd: list[Word | tuple[int, str]] = []
+    add = cmd.append
     i, n = 0, len(script)
     parts: list[Part] = []
     start = -1
@@ -384,10 +403,15 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
                     if delim_next is not None:
                         pending.append((text, delim_next))
                         delim_next = None
-                    yield (end - len(text), text)
+                    add((end - len(text), text))
                 elif kind == "op":
                     delim_next = None  # a bare << before an operator has no word (a syntax error in sh)
-                    yield text
+                    if cmd:
+                        yield cmd
+                        cmd = []
+                        add = cmd.append
+                    if ops:
+                        yield text
                     if text == "\n" and pending:
                         end = _skip_heredocs(script, end, pending)
                         pending = []
@@ -395,7 +419,7 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
                     close = script.find("))", end)
                     i, end = end - 2, n if close < 0 else close + 2
                     text = script[i:end]
-                    yield Word([Part("sub", text)], i, text)
+                    add(Word([Part("sub", text)], i, text))
                 else:  # redir
                     start = end - len(text)
                     acc, acc_quoted = [text], False
@@ -435,13 +459,17 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
                     pending.append((here, strip))
                 else:
                     delim_next = strip
-            yield Word(parts, start, raw)
+            add(Word(parts, start, raw))
             parts, start = [], -1
             if kind == "op":
                 op = m.group()  # type: ignore[union-attr]
                 if raw.startswith("<<") and not raw.startswith("<<<"):
                     delim_next = None  # no word after it before the operator: no here-document
-                yield op
+                yield cmd
+                cmd = []
+                add = cmd.append
+                if ops:
+                    yield op
                 if op == "\n" and pending:
                     end = _skip_heredocs(script, end, pending)
                     pending = []
@@ -531,10 +559,33 @@ def _tokens(script: str) -> Iterator[Word | str | tuple[int, str]]:
             parts.append(Part("sub", m.group(), False))  # type: ignore[union-attr]
         # cont: a line continuation inside the word; bs: a backslash ending the script (nothing to escape)
         i = end
+        if start >= 0 and (i >= n or script[i] in _ENDS_WORD):
+            # the word ends here (what follows is read between words): as the ``blank`` step, without the
+            # expression's step to find it
+            if acc is not None:
+                parts[-1].text = "".join(acc)
+                acc = None
+            raw = script[start:i]
+            if delim_next is not None:
+                pending.append((_unquoted(parts), delim_next))
+                delim_next = None
+            elif raw.startswith("<<") and not raw.startswith("<<<"):
+                here = _unquoted(parts)[2:]
+                strip = here.startswith("-")
+                if strip:
+                    here = here[1:]
+                if here:
+                    pending.append((here, strip))
+                else:
+                    delim_next = strip
+            add(Word(parts, start, raw))
+            parts, start = [], -1
     if start >= 0:
         if acc is not None:
             parts[-1].text = "".join(acc)
-        yield Word(parts, start, script[start:n])
+        add(Word(parts, start, script[start:n]))
+    if cmd:
+        yield cmd
 
 
 def _unquoted(parts: list[Part]) -> str:
@@ -868,13 +919,7 @@ def commands(
     templates = _template_shapes(script)
     if templates:
         script = _with_placeholders(script)
-    cmd: list[Word | tuple[int, str]] = []
-    for tok in itertools.chain(_tokens(script), (";",)):
-        if not isinstance(tok, str):
-            cmd.append(tok)
-            continue
-        if not cmd:
-            continue
+    for cmd in _tokens(script):  # the words of each command (no operators without ``ops``)
         # the words expanded, redirections dropped as they come (every redirection operator holds a ``<`` or
         # ``>``, which a word of ordinary characters cannot: those words are not looked at), in one pass
         words: list[ShellArg] = []
@@ -924,7 +969,6 @@ def commands(
                             skip = True  # the operator's target is the next word
                         continue
                 words.append(arg)
-        cmd = []
         if templates:
             # a template action put back cannot make a word a redirection or stop it being one (the text before
             # its ``{{`` is unchanged): restoring after the drop gives the words restoring before it kept
