@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -753,11 +753,16 @@ def _assemble(
     """Steps 3 and 4 of :func:`plan_vllm_detailed` after its start-up ``cfg`` and weight split ``weights``: every
     stage's memory, the limiting stage's fit check, and the plan. Raises :class:`PlanError` when no stage holds
     KV."""
-    stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
-    usable = [st for st in stages if st is not None]
+    if len(cfg.stage_layers) == 1:  # one pipeline stage (the common case): it limits
+        only = stage_memory(settings, model, cfg, weights, 0)
+        usable = [only] if only is not None else []
+    else:
+        stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
+        usable = [st for st in stages if st is not None]
     if not usable:
         raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
-    limit = min(usable, key=lambda st: st.num_blocks)  # the first stage with the fewest blocks
+    # the first stage with the fewest blocks
+    limit = usable[0] if len(usable) == 1 else min(usable, key=lambda st: st.num_blocks)
     fit = fit_check(settings, cfg, limit)
     notes = [*cfg.notes, *limit.notes, *fit.notes]
     plan = MemoryPlan(
@@ -1603,6 +1608,41 @@ class FitCheck:
     notes: tuple[str, ...]
 
 
+#: :func:`_request_terms`: the groups' terms, whether every term's blocks grow with the length, and the uniform
+#: block size with the terms' total count and weight (None unless one block size and no Mamba or windowed group)
+RequestTerms = tuple[tuple[tuple[KVGroup, int, int], ...], bool, tuple[int, int, int] | None]
+
+
+def _request_terms_of(groups: Sequence[KVGroup]) -> RequestTerms:
+    """What :func:`fit_check` needs of a pool's KV-cache ``groups`` besides the lengths it tries. ``_request_terms``
+    is this function memoised by the identity of the groups tuple (:func:`per_object`): :func:`_pool_shape` hands
+    out one tuple per pool shape, so the plans of a fleet's GPUs and a container's re-plans derive it once.
+
+    A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
+    are summed once, as ``(first group, count, sum of page_bytes x layers)`` (the first group of each such set
+    stands for the set in :meth:`KVGroup.blocks_per_request`; the count multiplies its blocks per request, the
+    sum its bytes). ``monotone``: every term's block size is positive and no weight is negative, so its blocks
+    never decrease with the length. ``uniform``: ``(block size, total count, total weight)`` when every group
+    holds ``cdiv(L, block_size)`` blocks (no Mamba state, no window) with one block size, else None."""
+    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
+    for g in groups:
+        key = (g.kind, g.window, g.block_size)
+        first, n, weight = shared.get(key, (g, 0, 0))
+        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
+    terms = tuple(shared.values())
+    monotone = all(g.block_size > 0 and w >= 0 for g, _, w in terms)
+    sizes = {g.block_size for g, _, _ in terms}
+    uniform = None
+    if len(sizes) == 1 and not any(
+        g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
+    ):
+        uniform = (sizes.pop(), sum(n for _, n, _ in terms), sum(w for _, _, w in terms))
+    return terms, monotone, uniform
+
+
+_request_terms = per_object(_request_terms_of)
+
+
 def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> FitCheck:
     """Step 4 of :func:`plan_vllm_detailed` on the limiting stage (§1.6, §1.11; ``kv_cache_utils.py`` /
     ``kv_cache_planning.py::_check_enough_kv_cache_memory``, ``get_max_concurrency_for_kv_cache_config``)."""
@@ -1620,15 +1660,9 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     null_block = era == "v1" and rel.null_block
     in_flight = cfg.in_flight_tokens
 
-    # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
-    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes); the
-    # first group of each such set stands for the set in KVGroup.blocks_per_request.
-    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
-    for g in groups:
-        key = (g.kind, g.window, g.block_size)
-        first, n, weight = shared.get(key, (g, 0, 0))
-        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
-    terms = list(shared.values())
+    terms, terms_monotone, uniform = (
+        _request_terms(groups) if type(groups) is tuple else _request_terms_of(groups)
+    )
 
     def per_req_blocks(length: int) -> int:
         total = 0
@@ -1653,20 +1687,17 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     # needed() never decreases with the length when every block size is positive and no page is negative (each
     # group's blocks are cdiv(min(cap, length), block_size) plus a constant): then a max_model_len that fits is
     # itself the largest fitting length the search below would find
-    monotone = bsz > 0 and bpb > 0 and all(g.block_size > 0 and w >= 0 for g, _, w in terms)
+    monotone = bsz > 0 and bpb > 0 and terms_monotone
 
     def one_step() -> tuple[int, int] | None:
         """``(bytes, tokens)`` when needed(L) = bytes x cdiv(L, tokens) exactly: V0, or V1 groups that all hold
-        cdiv(L, block_size) blocks (no Mamba state, no window) with one block size."""
+        cdiv(L, block_size) blocks (no Mamba state, no window) with one block size (:func:`_request_terms`)."""
         if era == "v0":
             return bpb, bsz
-        sizes = {g.block_size for g, _, _ in terms}
-        if len(sizes) != 1 or any(
-            g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
-        ):
+        if uniform is None:
             return None
-        per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
-        return per, sizes.pop()
+        size, count, weight = uniform
+        return (bpb * count if null_block else weight), size
 
     need_at_max: list[int] = []  # needed(max_len), when largest_fit computes it
 
