@@ -370,6 +370,8 @@ def _gpu_request_problem(container: LDict, resource: str) -> tuple[str, Loc | No
             loc_of(requests, resource),
             "warning",
         )
+    if type(req) is type(lim) and req == lim:
+        return None  # the same value written twice: equal quantities (or the same unreadable one)
     try:
         same = parse_quantity(req) == parse_quantity(lim)
     except (TypeError, ValueError):
@@ -389,7 +391,6 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV405: a CUDA/ROCm engine container without a usable GPU limit: none at all (warning), zero, or not a
     positive whole number (the API server rejects fractional extended-resource quantities)."""
     p, s = ctx.placement, ctx.serving
-    platform = platform_of(s, p.resource if p is not None else None)
     if p is not None and p.resource and p.resource.count("/") == 1 and (p.gpus is None or p.gpus < 1):
         raw = resource_value(s.container, p.resource)
         if raw is not None:
@@ -425,7 +426,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
     if (
         (p is None or p.gpus is None)
-        and platform in ("cuda", "rocm")
+        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
