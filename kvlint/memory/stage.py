@@ -156,6 +156,17 @@ def _detail(
             )
         return _run(serving, settings, model, gpus, gpu, None, prelude)
     scope = _scope(serving)
+    if scope.first is not None:
+        scope.settle()
+    elif not scope.plans and not scope.deltas:
+        # the scope's first plan (the plan stage's, as a rule): kept unkeyed until a second plan is asked for,
+        # since most containers never re-plan and keying is most of the memo's cost
+        if changes:
+            settings = settings.changed(**changes)
+        detail = _run(serving, settings, model, gpus, gpu, None, prelude)
+        with _MEMO_LOCK:
+            scope.first = (settings, model, gpu, detail)
+        return detail
     key = scope.key(settings, model, gpu, changes)
     if key is not None:
         hit = scope.plans.get(key)
@@ -211,7 +222,9 @@ def _run(
 # settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41; a
 # remedy's changed settings are keyed by changed_delta from the container's delta, computed once per settings
 # object, so a repeated re-plan neither copies the settings nor walks their fields again). Plan
-# results are frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which
+# results are frozen dataclasses, shared read-only. A scope's first plan (the plan stage's) is kept without its key
+# until a second plan is asked for (_Scope.settle): most containers are planned once, and keying is most of
+# the memo's cost. TGI and SGLang plans read the container's ServingConfig, which
 # callers may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be
 # keyed.
 
@@ -224,15 +237,30 @@ class _Scope:
     vLLM plans by key (``plans``: key -> (model, settings, detail), the model and settings held so that the ids in
     the key stay theirs), the :func:`settings_delta` of each settings object it was asked about (``deltas``: id ->
     (settings, delta)) and its utilization planners (``planners``, :func:`utilization_planner`: key -> (model,
-    settings, planner or None))."""
+    settings, planner or None)). ``first``: the scope's first plan, ``(settings, model, gpu, detail)``, not yet
+    keyed (most containers are planned once: :meth:`settle` keys it when another plan is asked for)."""
 
-    __slots__ = ("deltas", "planners", "plans", "serving")
+    __slots__ = ("deltas", "first", "planners", "plans", "serving")
 
     def __init__(self, serving: ServingConfig) -> None:
         self.serving = serving
         self.plans: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self.deltas: dict[int, tuple[VllmSettings, tuple[tuple[int, Any], ...]]] = {}
         self.planners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.first: tuple[VllmSettings, ModelSpec, tuple[Accelerator, int], Any] | None = None
+
+    def settle(self) -> None:
+        """Key the scope's first plan (:attr:`first`) into :attr:`plans`, as :func:`_detail` would have on making
+        it (dropped when its inputs cannot be keyed)."""
+        first = self.first
+        if first is None:
+            return
+        settings, model, gpu, detail = first
+        key = self.key(settings, model, gpu)
+        with _MEMO_LOCK:
+            if key is not None:
+                self.plans.setdefault(key, (model, settings, detail))
+            self.first = None
 
     def delta(self, settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
         """:func:`settings_delta` of ``settings``, computed once per settings object within the scope. Raises
