@@ -13,6 +13,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
 
+import kvlint.accelerators as _accelerators
+import kvlint.accelerators.site as _site
+import kvlint.engines as _engines
+import kvlint.engines.images as _images
+import kvlint.engines.layout as _layout
+import kvlint.memory.stage as _stage
+import kvlint.models as _models
+import kvlint.rules.runner as _runner
+import kvlint.workloads as _workloads
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.suppress import (
@@ -120,13 +129,13 @@ def analyse_documents(
     (:mod:`kvlint.stream`) passes those of every input, so a group of documents is analysed as it would be
     among all the others.
     """
-    from kvlint.rules.runner import check_container, finding_to_diagnostic
-    from kvlint.workloads import configmaps, find_workloads
-
+    # (the stages' modules are imported with this one and their functions looked up when called, so that a
+    # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
+    check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
     out = DocumentsAnalysis()
     if cms is None:
-        cms = configmaps(docs)
-    workloads = find_workloads(docs, joined=joined)
+        cms = _workloads.configmaps(docs)
+    workloads = _workloads.find_workloads(docs, joined=joined)
     out.workloads = len(workloads)
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
@@ -171,10 +180,8 @@ def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
     """Parse, resolve and plan one container; None when it is not a serving engine."""
-    from kvlint.engines import parse_container
-
     try:
-        serving = parse_container(
+        serving = _engines.parse_container(
             container, pod_spec=w.pod_spec, namespace=w.namespace, configmaps=cms, path=w.path
         )
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
@@ -219,8 +226,6 @@ def analyse_serving(
     ``placement`` from its flags. Never raises on user input: what could not be resolved is recorded on the
     result (``model_error``, ``plan_error``) for the resolution rules to report.
     """
-    from kvlint.memory.stage import plan_container
-
     if serving.version is None and options.engine_version:
         serving.version = options.engine_version
     cr = ContainerResult(
@@ -230,7 +235,7 @@ def analyse_serving(
     if serving.model is None:
         return cr
     cr.model, cr.model_error = resolve_container_model(serving, w, options)
-    outcome = plan_container(serving, cr.model, cr.placement, options)
+    outcome = _stage.plan_container(serving, cr.model, cr.placement, options)
     cr.settings = outcome.settings
     cr.plan_detail = outcome.detail
     cr.plan = outcome.plan
@@ -246,26 +251,19 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     """The container planned on each GPU of the fleet (``.kvlint.yaml`` ``fleet``, else the default one) when
     its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
     configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP)."""
-    from kvlint.accelerators.site import Site
-    from kvlint.engines.images import platform_of
-    from kvlint.engines.layout import parallelism
-    from kvlint.memory.stage import plan_fleet
-
     if cr.model is None or cr.placement is None:
         return ()
-    platform = platform_of(cr.serving, cr.placement.resource)
+    platform = _images.platform_of(cr.serving, cr.placement.resource)
     if platform not in ("cuda", "rocm"):
         return ()
     if cr.serving.engine == "vllm" and cr.settings is None:
         return ()
-    fleet, _configured = (options.site or Site()).fleet_accelerators(platform)
-    gpus = cr.placement.gpus or parallelism(cr.serving, gpus=None).workers
-    return plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))
+    fleet, _configured = (options.site or _site.Site()).fleet_accelerators(platform)
+    gpus = cr.placement.gpus or _layout.parallelism(cr.serving, gpus=None).workers
+    return _stage.plan_fleet(cr.serving, cr.settings, cr.model, cr.placement, fleet, max(1, gpus))
 
 
 def _placement(w: Workload, container: LDict, options: Options) -> Placement:
-    from kvlint.accelerators import resolve_placement
-
     if options.cluster_inventory is not None and not options.accelerator:
         from kvlint.cluster import placement_from_cluster
 
@@ -277,7 +275,7 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
             placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
         return placement
     try:
-        return resolve_placement(
+        return _accelerators.resolve_placement(
             w.pod_spec,
             container,
             w.annotations,
@@ -298,12 +296,10 @@ def resolve_container_model(
     The reference is the engine's model argument unless the workload's ``kvlint.io/model`` annotation names
     another; the engine's ``revision`` setting is passed on. Never raises.
     """
-    from kvlint.models import resolve_model
-
     ref, revision = model_reference(serving, w)
     try:
         return (
-            resolve_model(
+            _models.resolve_model(
                 ref,
                 model_dirs=options.model_dirs,
                 model_paths=options.model_paths,
@@ -379,15 +375,13 @@ def _with_candidates(cr: ContainerResult, diags: list[Diagnostic], options: Opti
     """When the scheduling constraints leave several GPU types (``Placement.candidates``), the worst case
     (smallest memory) decides the diagnostics; each capacity finding then names, per candidate, whether
     the workload fits there (re-planned on that GPU)."""
-    from kvlint.memory.stage import replan
-    from kvlint.rules.runner import check_container
-
     p = cr.placement
     if p is None or len(p.candidates) < 2 or cr.model is None:
         return diags
     capacity = _capacity_rules()
     if not any(d.rule in capacity for d in diags):
         return diags
+    replan, check_container = _stage.replan, _runner.check_container
     verdicts: list[str] = []
     for acc in p.candidates:
         placement = replace(p, accelerator=acc, candidates=())

@@ -691,3 +691,51 @@ def test_corpus_manifests_never_raise() -> None:
                     known += p.accelerator is not None
     assert containers > 50
     assert known >= 20  # GKE nodeSelectors, EKS instance-type affinity, TPU selectors
+
+
+def test_gpu_resource_picks_the_first_of_the_lowest_rank():
+    """The container's accelerator resource is the first key (in the order written) of the lowest rank of
+    GPU_RESOURCES' order with MIG third, in limits before requests: compared with that rule written as a stable
+    sort, on generated resource blocks (GPU, MIG, other vendors, CPU keys, non-string keys)."""
+    import random
+
+    from kvlint.accelerators import placement as pl
+
+    def rank(key: object) -> int | None:
+        if not isinstance(key, str):
+            return None
+        if key.startswith(pl.MIG_RESOURCE_PREFIX):
+            return 2
+        return (i if (i := pl.GPU_RESOURCES.index(key)) < 2 else i + 1) if key in pl.GPU_RESOURCES else None
+
+    def reference(container: dict) -> str | None:
+        res = container.get("resources")
+        if not isinstance(res, dict):
+            return None
+        for section in ("limits", "requests"):
+            block = res.get(section)
+            if not isinstance(block, dict):
+                continue
+            ordered = sorted((k for k in block if rank(k) is not None), key=lambda k: rank(k) or 0)
+            if ordered:
+                return ordered[0]
+        return None
+
+    keys: list[object] = [
+        *pl.GPU_RESOURCES,
+        "nvidia.com/mig-1g.10gb",
+        "nvidia.com/mig-3g.40gb",
+        "cpu",
+        "memory",
+        7,
+    ]
+    rng = random.Random(19)
+    for _ in range(3000):
+        res: dict = {}
+        for section in ("limits", "requests"):
+            if rng.random() < 0.8:
+                res[section] = {k: rng.randint(0, 8) for k in rng.sample(keys, rng.randint(0, 5))}
+        container = {"resources": res} if rng.random() < 0.95 else {"resources": "x"}
+        got = pl._gpu_resource(container)[0]
+        assert got == reference(container), container
+    assert pl._gpu_resource({})[0] is None

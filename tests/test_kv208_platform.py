@@ -106,3 +106,27 @@ def test_gaudi_pod_is_not_planned_on_nvidia_and_no_false_kv304() -> None:
     ).replace(', "--device", "hpu"', "")
     on_gaudi = run_documents(load_text(cuda, "c.yaml"), Options(allow_hub=False, accelerator="gaudi2"))
     assert [d for d in on_gaudi.diagnostics if d.rule == "KV304"]
+
+
+def test_image_platform_memo_answers_as_the_function() -> None:
+    """The platform of an image reference (memoised by the reference) is what the function answers, on repeated
+    calls too, for references naming each platform word, in either case, and none."""
+    from kvlint.engines.images import image_platform
+
+    raw = image_platform.__wrapped__
+    images = [
+        "vllm/vllm-openai:v0.11.0",
+        "rocm/vllm:latest",
+        "vllm/vllm-tpu:nightly",
+        "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1",
+        "vault.habana.ai/gaudi-docker/1.21.0/ubuntu22.04/habanalabs/vllm:latest",
+        "intel/vllm:XPU",
+        "lmsysorg/sglang:v0.5.2-cu126",
+        "ghcr.io/huggingface/text-generation-inference:3.3.4-rocm",
+        "my.registry/AMD-build:1",
+        "",
+    ]
+    for _ in range(2):
+        for image in images:
+            assert image_platform(image) == raw(image), image
+    assert [image_platform(i) for i in images[:6]] == ["cuda", "rocm", "tpu", "neuron", "gaudi", "xpu"]

@@ -283,3 +283,44 @@ def test_fleet_platform_read_once_refuses_as_per_gpu(containers):
             assert got == platform_refusal(cr.serving, acc), (cr.container_name, acc.id)
             refused += got is not None
     assert refused > 50
+
+
+def test_request_terms_memo_answers_as_the_groups_say(containers):
+    """fit_check's per-groups terms (:func:`kvlint.memory.vllm._request_terms`, memoised by the groups tuple)
+    restate the groups: one term per (kind, window, block size) with its count and page bytes x layers, in
+    first-seen order; monotone when every block size is positive and no weight negative; uniform (block size,
+    count, weight) only for one block size without Mamba or windowed groups. Checked against that reading of
+    every model's groups, and the memo against the plain function on repeated calls."""
+    seen = 0
+    for m in _models(containers):
+        counts = layer_counts(m.layers)
+        for tp in (1, 4):
+            for bs in (16, 64):
+                for hybrid in (False, True):
+                    groups = tuple(vllm.build_groups_counted(counts, tp, 2, "auto", bs, hybrid)[0])
+                    if not groups:
+                        continue
+                    seen += 1
+                    keys = list(dict.fromkeys((g.kind, g.window, g.block_size) for g in groups))
+                    expected_terms = []
+                    for key in keys:
+                        members = [g for g in groups if (g.kind, g.window, g.block_size) == key]
+                        weight = sum(g.page_bytes * g.layers for g in members)
+                        expected_terms.append((members[0], len(members), weight))
+                    windowed = any(
+                        g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g in groups
+                    )
+                    sizes = {g.block_size for g in groups}
+                    uniform = (
+                        (sizes.pop(), len(groups), sum(g.page_bytes * g.layers for g in groups))
+                        if len(sizes) == 1 and not windowed
+                        else None
+                    )
+                    monotone = all(g.block_size > 0 for g in groups) and all(
+                        w >= 0 for _, _, w in expected_terms
+                    )
+                    got = vllm._request_terms(groups)
+                    assert got == (tuple(expected_terms), monotone, uniform), (m.id, tp, bs, hybrid)
+                    assert vllm._request_terms(groups) is got  # memoised by the tuple
+                    assert vllm._request_terms_of(list(groups)) == got  # a list is read, not memoised
+    assert seen >= 50

@@ -105,3 +105,20 @@ def test_memo_keys_tell_apart_what_the_models_tell_apart():
     assert _frozen({"max_pixels": [1, 2.5]}) == _frozen({"max_pixels": [1, 2.5]})
     with pytest.raises(_Unkeyable):
         _frozen({1, 2})
+
+
+def test_the_first_plan_is_keyed_only_when_another_is_asked_for():
+    """The plan stage's plan waits unkeyed in the container's scope (no settings delta computed for a container
+    nothing re-plans); the first re-plan keys it, and asking for the same settings then answers that plan."""
+    base = _cr()
+    serving = copy.copy(base.serving)  # a container object nothing has planned yet
+    outcome = stage.plan_container(serving, base.model, base.placement, Options(allow_hub=False))
+    assert outcome.detail is not None and outcome.detail == base.plan_detail
+    cr = replace(base, serving=serving, settings=outcome.settings, plan_detail=outcome.detail)
+    scope = stage._scope(serving)
+    assert scope.first is not None and scope.first[3] is outcome.detail
+    assert not scope.plans and not scope.deltas
+    assert plan_settings(cr, cr.settings) is outcome.detail
+    assert scope.first is None and len(scope.plans) == 1
+    other = replan(cr, max_model_len=4096)
+    assert other is not None and replan(cr, max_model_len=4096) is other and len(scope.plans) == 2

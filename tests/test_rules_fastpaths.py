@@ -607,3 +607,25 @@ def test_fitting_max_model_len_plans_the_estimate_only_where_it_counts(
                 assert got.engine_estimate == want[2]
                 found += 1
     assert compared >= 100 and found >= 10 and skipped >= 1
+
+
+def test_gpu_request_problem_for_equal_and_unequal_requests() -> None:
+    """KV405's request/limit test: a request written as its limit (same value, or an equal quantity of another
+    type) is accepted, an unreadable pair is left to the other branch, a request without a limit warns and one
+    differing from its limit is an error."""
+    from kvlint.rules.families.parallelism import _gpu_request_problem
+    from kvlint.source import LDict
+
+    def res(req: object, lim: object | None) -> LDict:
+        r = LDict({"requests": LDict({"nvidia.com/gpu": req})})
+        if lim is not None:
+            r["limits"] = LDict({"nvidia.com/gpu": lim})
+        return LDict({"resources": r})
+
+    for req, lim in ((1, 1), ("1", "1"), ("1", 1), (2, "2"), ("x", "x"), ("x", "y"), ("1.5", "1.5")):
+        assert _gpu_request_problem(res(req, lim), "nvidia.com/gpu") is None, (req, lim)
+    warn = _gpu_request_problem(res(1, None), "nvidia.com/gpu")
+    assert warn is not None and warn[2] == "warning"
+    for req, lim in ((2, 1), ("2", "1"), ("1", 2)):
+        err = _gpu_request_problem(res(req, lim), "nvidia.com/gpu")
+        assert err is not None and err[2] == "error" and "differs from its limit" in err[0], (req, lim)

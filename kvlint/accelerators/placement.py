@@ -656,32 +656,35 @@ def _from_scheduling(
     return d
 
 
+#: :data:`GPU_RESOURCES` by their place in :func:`_resource_rank`'s order (MIG resources rank 2)
+_RESOURCE_RANKS = {key: (i if i < 2 else i + 1) for i, key in enumerate(GPU_RESOURCES)}
+
+
 def _resource_rank(key: str) -> int | None:
     """Search order of accelerator resources: nvidia.com/gpu, .shared, MIG, then the other vendors."""
     if key.startswith(MIG_RESOURCE_PREFIX):
         return 2
-    if key in GPU_RESOURCES:
-        i = GPU_RESOURCES.index(key)
-        return i if i < 2 else i + 1
-    return None
+    return _RESOURCE_RANKS.get(key)
 
 
 def _gpu_resource(container: Mapping[str, Any]) -> tuple[str | None, int | None, Loc | None]:
     """(resource name, count, position) of the container's accelerator resource: ``limits`` first,
-    then ``requests``; ``nvidia.com/gpu`` before ``.shared``, MIG, AMD, TPU, Gaudi, Neuron, Intel."""
+    then ``requests``; ``nvidia.com/gpu`` before ``.shared``, MIG, AMD, TPU, Gaudi, Neuron, Intel (of keys of
+    the same rank, the first written)."""
     res = container.get("resources")
-    if not isinstance(res, Mapping):
+    if not (isinstance(res, dict) or isinstance(res, Mapping)):
         return None, None, None
     for section in ("limits", "requests"):
         block = res.get(section)
-        if not isinstance(block, Mapping):
+        if not (isinstance(block, dict) or isinstance(block, Mapping)):
             continue
-        ordered = sorted(
-            (k for k in block if isinstance(k, str) and _resource_rank(k) is not None),
-            key=lambda k: _resource_rank(k) or 0,
-        )
-        if ordered:
-            key = ordered[0]
+        key, rank = None, None
+        for k in block:
+            if isinstance(k, str):
+                r = _resource_rank(k)
+                if r is not None and (rank is None or r < rank):
+                    key, rank = k, r
+        if key is not None:
             return key, _as_int(block.get(key)), loc_of(block, key)
     return None, None, None
 

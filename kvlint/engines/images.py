@@ -204,8 +204,11 @@ def engine_version(image: str) -> str | None:
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
 
 
+@functools.lru_cache(maxsize=1024)
 def image_platform(image: str) -> str:
-    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...)."""
+    """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...).
+    Memoised by the reference (a pure function of one short string, asked for each container several times: by
+    the fleet, KV208, KV304, the sizing summary)."""
     low = image.lower()
     if "rocm" in low or "amd" in low:
         return "rocm"

@@ -15,8 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import kvlint.accelerators.placement as _placement
+import kvlint.accelerators.registry as _catalogue
+import kvlint.engines.images as _images
+import kvlint.memory.compat as _compat
+import kvlint.models as _models
 from kvlint.fastinit import direct_init
-from kvlint.memory.sglang import SglangPlanDetail, SglangPrelude, plan_sglang_detailed, sglang_prelude
+from kvlint.memory.sglang import (
+    SglangPlanDetail,
+    SglangPrelude,
+    plan_sglang_detailed,
+    pool_below_context_behaviour,
+    pool_starts,
+    sglang_prelude,
+)
 from kvlint.memory.tgi import TgiPlanDetail, plan_tgi_detailed
 from kvlint.memory.vllm import (
     PlanError,
@@ -102,14 +114,12 @@ def _plannable(
 def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettings, str | None]:
     """vLLM settings with a ``--speculative-config`` draft model resolved (models stage, offline rules of
     ``options``); returns the settings and a note when the draft could not be resolved."""
-    from kvlint.models import resolve_model
-
     settings = settings_from_config(serving)
     draft_id = settings.speculative_model_id
     if not draft_id or settings.speculative_model is not None:
         return settings, None
     try:
-        draft = resolve_model(
+        draft = _models.resolve_model(
             str(draft_id),
             model_dirs=options.model_dirs,
             model_paths=options.model_paths,
@@ -156,6 +166,17 @@ def _detail(
             )
         return _run(serving, settings, model, gpus, gpu, None, prelude)
     scope = _scope(serving)
+    if scope.first is not None:
+        scope.settle()
+    elif not scope.plans and not scope.deltas:
+        # the scope's first plan (the plan stage's, as a rule): kept unkeyed until a second plan is asked for,
+        # since most containers never re-plan and keying is most of the memo's cost
+        if changes:
+            settings = settings.changed(**changes)
+        detail = _run(serving, settings, model, gpus, gpu, None, prelude)
+        with _MEMO_LOCK:
+            scope.first = (settings, model, gpu, detail)
+        return detail
     key = scope.key(settings, model, gpu, changes)
     if key is not None:
         hit = scope.plans.get(key)
@@ -211,7 +232,9 @@ def _run(
 # settings' delta from the engine defaults (settings_delta: the few fields a container sets, not all 41; a
 # remedy's changed settings are keyed by changed_delta from the container's delta, computed once per settings
 # object, so a repeated re-plan neither copies the settings nor walks their fields again). Plan
-# results are frozen dataclasses, shared read-only. TGI and SGLang plans read the container's ServingConfig, which
+# results are frozen dataclasses, shared read-only. A scope's first plan (the plan stage's) is kept without its key
+# until a second plan is asked for (_Scope.settle): most containers are planned once, and keying is most of
+# the memo's cost. TGI and SGLang plans read the container's ServingConfig, which
 # callers may edit and re-plan (tests do), so they are not memoised; neither is a plan whose settings cannot be
 # keyed.
 
@@ -224,15 +247,30 @@ class _Scope:
     vLLM plans by key (``plans``: key -> (model, settings, detail), the model and settings held so that the ids in
     the key stay theirs), the :func:`settings_delta` of each settings object it was asked about (``deltas``: id ->
     (settings, delta)) and its utilization planners (``planners``, :func:`utilization_planner`: key -> (model,
-    settings, planner or None))."""
+    settings, planner or None)). ``first``: the scope's first plan, ``(settings, model, gpu, detail)``, not yet
+    keyed (most containers are planned once: :meth:`settle` keys it when another plan is asked for)."""
 
-    __slots__ = ("deltas", "planners", "plans", "serving")
+    __slots__ = ("deltas", "first", "planners", "plans", "serving")
 
     def __init__(self, serving: ServingConfig) -> None:
         self.serving = serving
         self.plans: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self.deltas: dict[int, tuple[VllmSettings, tuple[tuple[int, Any], ...]]] = {}
         self.planners: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+        self.first: tuple[VllmSettings, ModelSpec, tuple[Accelerator, int], Any] | None = None
+
+    def settle(self) -> None:
+        """Key the scope's first plan (:attr:`first`) into :attr:`plans`, as :func:`_detail` would have on making
+        it (dropped when its inputs cannot be keyed)."""
+        first = self.first
+        if first is None:
+            return
+        settings, model, gpu, detail = first
+        key = self.key(settings, model, gpu)
+        with _MEMO_LOCK:
+            if key is not None:
+                self.plans.setdefault(key, (model, settings, detail))
+            self.first = None
 
     def delta(self, settings: VllmSettings) -> tuple[tuple[int, Any], ...]:
         """:func:`settings_delta` of ``settings``, computed once per settings object within the scope. Raises
@@ -580,8 +618,6 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
                 f"(low end {low:,} tokens)"
             )
         return "fits", None
-    from kvlint.memory.sglang import pool_below_context_behaviour, pool_starts
-
     v = detail.version
     name = f"SGLang {p.engine_version}"
     if detail.context_error:
@@ -665,26 +701,22 @@ class FleetEntry:
 def mig_profile_of(placement: Placement) -> str | None:
     """The MIG profile a container requests through a ``nvidia.com/mig-<profile>`` resource (mixed strategy;
     KAITO's ``resource.partition`` ``mode: mig`` becomes one), canonical (``3g.40gb``); None otherwise."""
-    from kvlint.accelerators import registry as cat
-    from kvlint.accelerators.placement import MIG_RESOURCE_PREFIX
-
+    prefix = _placement.MIG_RESOURCE_PREFIX
     res = placement.resource or ""
-    if not res.startswith(MIG_RESOURCE_PREFIX):
+    if not res.startswith(prefix):
         return None
-    return cat.mig_profile_name(res[len(MIG_RESOURCE_PREFIX) :])
+    return _catalogue.mig_profile_name(res[len(prefix) :])
 
 
 def mig_fleet(profile: str, fleet: tuple[Accelerator, ...]) -> tuple[tuple[Accelerator, ...], bool]:
     """Where a pod requesting MIG ``profile`` can land: ``(accelerators, from_fleet)``, the GPUs of ``fleet``
     that offer the profile (catalogue ``mig_profiles``), else every catalogue GPU that does (``from_fleet``
     False); empty when the catalogue knows the profile on no GPU."""
-    from kvlint.accelerators import registry as cat
-
-    offering = set(cat.mig_gpus(profile))
+    offering = set(_catalogue.mig_gpus(profile))
     mine = tuple(a for a in fleet if a.id in offering)
     if mine:
         return mine, True
-    return tuple(cat.require(g, "MIG fleet") for g in sorted(offering)), False
+    return tuple(_catalogue.require(g, "MIG fleet") for g in sorted(offering)), False
 
 
 def plan_fleet(
@@ -705,10 +737,7 @@ def plan_fleet(
     requests a MIG slice (:func:`mig_profile_of`), the fleet narrows to the GPUs offering that profile
     (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
     """
-    from kvlint.accelerators import registry as cat
-    from kvlint.engines.images import platform_of
-    from kvlint.memory.compat import platform_refusal, startup_refusal
-
+    platform_refusal, startup_refusal = _compat.platform_refusal, _compat.startup_refusal
     profile = mig_profile_of(placement)
     if profile is not None:
         fleet, _ = mig_fleet(profile, fleet)
@@ -722,12 +751,12 @@ def plan_fleet(
             prelude = sglang_prelude(serving, model)
     except Exception:  # left to each GPU's plan, which raises it where the engine's order does
         prelude = None
-    platform = platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
+    platform = _images.platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
     out = []
     for acc in fleet:
         mig_bytes = None
         if profile is not None:
-            prof, _note = cat.mig_profile(acc.id, profile)
+            prof, _note = _catalogue.mig_profile(acc.id, profile)
             mig_bytes = prof.memory_bytes if prof is not None else None
         refusal = platform_refusal(
             serving, acc, platform=platform

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -753,11 +753,16 @@ def _assemble(
     """Steps 3 and 4 of :func:`plan_vllm_detailed` after its start-up ``cfg`` and weight split ``weights``: every
     stage's memory, the limiting stage's fit check, and the plan. Raises :class:`PlanError` when no stage holds
     KV."""
-    stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
-    usable = [st for st in stages if st is not None]
+    if len(cfg.stage_layers) == 1:  # one pipeline stage (the common case): it limits
+        only = stage_memory(settings, model, cfg, weights, 0)
+        usable = [only] if only is not None else []
+    else:
+        stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
+        usable = [st for st in stages if st is not None]
     if not usable:
         raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
-    limit = min(usable, key=lambda st: st.num_blocks)  # the first stage with the fewest blocks
+    # the first stage with the fewest blocks
+    limit = usable[0] if len(usable) == 1 else min(usable, key=lambda st: st.num_blocks)
     fit = fit_check(settings, cfg, limit)
     notes = [*cfg.notes, *limit.notes, *fit.notes]
     plan = MemoryPlan(
@@ -1603,6 +1608,75 @@ class FitCheck:
     notes: tuple[str, ...]
 
 
+#: :func:`_request_terms`: the groups' terms, whether every term's blocks grow with the length, and the uniform
+#: block size with the terms' total count and weight (None unless one block size and no Mamba or windowed group)
+RequestTerms = tuple[tuple[tuple[KVGroup, int, int], ...], bool, tuple[int, int, int] | None]
+
+
+def _request_terms_of(groups: Sequence[KVGroup]) -> RequestTerms:
+    """What :func:`fit_check` needs of a pool's KV-cache ``groups`` besides the lengths it tries. ``_request_terms``
+    is this function memoised by the identity of the groups tuple (:func:`per_object`): :func:`_pool_shape` hands
+    out one tuple per pool shape, so the plans of a fleet's GPUs and a container's re-plans derive it once.
+
+    A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
+    are summed once, as ``(first group, count, sum of page_bytes x layers)`` (the first group of each such set
+    stands for the set in :meth:`KVGroup.blocks_per_request`; the count multiplies its blocks per request, the
+    sum its bytes). ``monotone``: every term's block size is positive and no weight is negative, so its blocks
+    never decrease with the length. ``uniform``: ``(block size, total count, total weight)`` when every group
+    holds ``cdiv(L, block_size)`` blocks (no Mamba state, no window) with one block size, else None."""
+    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
+    for g in groups:
+        key = (g.kind, g.window, g.block_size)
+        first, n, weight = shared.get(key, (g, 0, 0))
+        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
+    terms = tuple(shared.values())
+    monotone = all(g.block_size > 0 and w >= 0 for g, _, w in terms)
+    sizes = {g.block_size for g, _, _ in terms}
+    uniform = None
+    if len(sizes) == 1 and not any(
+        g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
+    ):
+        uniform = (sizes.pop(), sum(n for _, n, _ in terms), sum(w for _, _, w in terms))
+    return terms, monotone, uniform
+
+
+_request_terms = per_object(_request_terms_of)
+
+
+def _request_blocks(
+    length: int, terms: tuple[tuple[KVGroup, int, int], ...], in_flight: int, spec_blocks: int
+) -> int:
+    """Blocks one request of ``length`` tokens holds across the groups (:func:`_request_terms`' ``terms``: each
+    term's :meth:`KVGroup.blocks_per_request` times its count)."""
+    total = 0
+    for g, n, _ in terms:
+        total += g.blocks_per_request(length, in_flight, spec_blocks) * n
+    return total
+
+
+def _needed_bytes(
+    length: int,
+    terms: tuple[tuple[KVGroup, int, int], ...],
+    in_flight: int,
+    spec_blocks: int,
+    v0: bool,
+    null_block: bool,
+    bpb: int,
+    bsz: int,
+) -> int:
+    """Bytes of KV cache one request of ``length`` tokens needs in vLLM's fit check (§1.11): V0 ``cdiv(L,
+    block_size) x bytes_per_block``; V1 with the null block (>= 0.29) ``bytes_per_block x`` its blocks
+    (:func:`_request_blocks`); before, each term's blocks times its page bytes x layers."""
+    if v0:
+        return cdiv(length, bsz) * bpb
+    if null_block:
+        return bpb * _request_blocks(length, terms, in_flight, spec_blocks)
+    total = 0
+    for g, _, weight in terms:
+        total += g.blocks_per_request(length, in_flight, spec_blocks) * weight
+    return total
+
+
 def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> FitCheck:
     """Step 4 of :func:`plan_vllm_detailed` on the limiting stage (§1.6, §1.11; ``kv_cache_utils.py`` /
     ``kv_cache_planning.py::_check_enough_kv_cache_memory``, ``get_max_concurrency_for_kv_cache_config``)."""
@@ -1620,31 +1694,9 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     null_block = era == "v1" and rel.null_block
     in_flight = cfg.in_flight_tokens
 
-    # A request's blocks in a group depend on the group's kind, window and block size only: groups sharing them
-    # are summed once, with their count (blocks per request) and their sum of page_bytes x layers (bytes); the
-    # first group of each such set stands for the set in KVGroup.blocks_per_request.
-    shared: dict[tuple[str, int | None, int], tuple[KVGroup, int, int]] = {}
-    for g in groups:
-        key = (g.kind, g.window, g.block_size)
-        first, n, weight = shared.get(key, (g, 0, 0))
-        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
-    terms = list(shared.values())
-
-    def per_req_blocks(length: int) -> int:
-        total = 0
-        for g, n, _ in terms:
-            total += g.blocks_per_request(length, in_flight, spec_blocks) * n
-        return total
-
-    def needed(length: int) -> int:
-        if era == "v0":
-            return cdiv(length, bsz) * bpb
-        if null_block:
-            return bpb * per_req_blocks(length)
-        total = 0
-        for g, _, weight in terms:
-            total += g.blocks_per_request(length, in_flight, spec_blocks) * weight
-        return total
+    terms, terms_monotone, uniform = (
+        _request_terms(groups) if type(groups) is tuple else _request_terms_of(groups)
+    )
 
     avail_fit = st.kv - (bpb if null_block else 0)
     if settings.num_gpu_blocks_override:
@@ -1653,51 +1705,55 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     # needed() never decreases with the length when every block size is positive and no page is negative (each
     # group's blocks are cdiv(min(cap, length), block_size) plus a constant): then a max_model_len that fits is
     # itself the largest fitting length the search below would find
-    monotone = bsz > 0 and bpb > 0 and all(g.block_size > 0 and w >= 0 for g, _, w in terms)
+    monotone = bsz > 0 and bpb > 0 and terms_monotone
+    # needed(L), the bytes one request of L tokens holds, is _needed_bytes(L, *shape)
+    shape = (terms, in_flight, spec_blocks, era == "v0", null_block, bpb, bsz)
 
-    def one_step() -> tuple[int, int] | None:
-        """``(bytes, tokens)`` when needed(L) = bytes x cdiv(L, tokens) exactly: V0, or V1 groups that all hold
-        cdiv(L, block_size) blocks (no Mamba state, no window) with one block size."""
-        if era == "v0":
-            return bpb, bsz
-        sizes = {g.block_size for g, _, _ in terms}
-        if len(sizes) != 1 or any(
-            g.kind == "mamba" or (g.kind in ("sliding", "chunked") and g.window) for g, _, _ in terms
-        ):
-            return None
-        per = bpb * sum(n for _, n, _ in terms) if null_block else sum(w for _, _, w in terms)
-        return per, sizes.pop()
-
-    need_at_max: list[int] = []  # needed(max_len), when largest_fit computes it
-
-    def largest_fit() -> int:
-        if needed(1) > avail_fit:
-            return 0
+    # vLLM's estimated maximum model length: the largest L with needed(L) <= avail_fit (0 when not even one token
+    # fits), and needed(max_model_len) when the search computes it
+    need_at_max: int | None = None
+    est: int | None = None
+    if _needed_bytes(1, *shape) > avail_fit:
+        est = 0
+    else:
         lo, hi = 1, max_len
         if monotone and hi > lo:
-            need_at_max.append(needed(hi))
-            if need_at_max[0] <= avail_fit:
-                return hi
-            step = one_step() if type(avail_fit) is int else None
-            if step is not None and step[0] > 0:
-                # needed(L) <= avail  <=>  cdiv(L, tokens) <= avail // bytes  <=>  L <= tokens x (avail // bytes)
-                return min(hi, avail_fit // step[0] * step[1])
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if needed(mid) <= avail_fit:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
-
-    est = largest_fit()
+            need_at_max = _needed_bytes(hi, *shape)
+            if need_at_max <= avail_fit:
+                est = hi
+            elif type(avail_fit) is int:
+                # (bytes, tokens) when needed(L) = bytes x cdiv(L, tokens) exactly: V0, or V1 groups that all hold
+                # cdiv(L, block_size) blocks (no Mamba state, no window) with one block size (_request_terms)
+                step: tuple[int, int] | None = None
+                if era == "v0":
+                    step = bpb, bsz
+                elif uniform is not None:
+                    size, count, weight = uniform
+                    step = (bpb * count if null_block else weight), size
+                if step is not None and step[0] > 0:
+                    # needed(L) <= avail  <=>  cdiv(L, tokens) <= avail // bytes  <=>  L <= tokens x (avail // bytes)
+                    est = min(hi, avail_fit // step[0] * step[1])
+        if est is None:
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if _needed_bytes(mid, *shape) <= avail_fit:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            est = lo
     planned_len = max_len
     if cfg.auto_fit:
         if est < max_len:
             notes.append(f"Auto-fit max_model_len: reduced from {max_len} to {est} to fit the KV cache")
             max_len = max(est, 0)
         src = "auto"
-    blocks = per_req_blocks(max_len) if max_len else 0  # one request's blocks across the groups
+    # one request's blocks across the groups (with the null block, needed(max_len) is exactly bpb x these)
+    if not max_len:
+        blocks = 0
+    elif null_block and need_at_max is not None and max_len == planned_len:
+        blocks = need_at_max // bpb
+    else:
+        blocks = _request_blocks(max_len, terms, in_flight, spec_blocks)
     if era == "v0":
         tokens = nb * bsz
         conc = tokens / max_len if max_len else 0.0
@@ -1715,10 +1771,10 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
             tokens = nb * bsz
     if not max_len:
         need = 0
-    elif need_at_max and max_len == planned_len:
-        need = need_at_max[0]
+    elif need_at_max is not None and max_len == planned_len:
+        need = need_at_max
     else:
-        need = needed(max_len)
+        need = _needed_bytes(max_len, *shape)
     fits = max_len > 0 and need <= avail_fit and nb > 0
     error = None
     if st.kv <= 0 or nb <= 0:

@@ -126,12 +126,12 @@ def check_container(
         state = ctx.__dict__
         state.update(shared)
         state["rule"] = info
-        # the registered check is looked up now, not kept in the schedule (a test may swap it)
-        found = list(reg[rule_id][engine].function(ctx))
-        if found:
-            diags.extend(found)
-            if not withdrawn and _gates(info, found):
-                withdrawn = shared["plan_withdrawn"] = True
+        # the registered check is looked up now, not kept in the schedule (a test may swap it); its findings go
+        # straight onto the container's list (most checks find nothing: no list of their own to build)
+        n = len(diags)
+        diags.extend(reg[rule_id][engine].function(ctx))
+        if len(diags) > n and not withdrawn and _gates(info, diags[n:]):
+            withdrawn = shared["plan_withdrawn"] = True
     return diags
 
 

@@ -109,19 +109,25 @@ def _field_paths(
     fields, nested = _schema(type_name)
     if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return
-    # one pass over the keys: the unknown ones (in key order, as _unknown lists them) and those holding core/v1
-    # objects
-    present = []
-    for key in obj:
-        if key in fields:
-            if key in nested:
-                present.append((*nested[key], key))
-            continue
-        if not isinstance(key, str) or key.startswith("$"):
-            continue
-        close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
-        where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
-        out.append((_spelt(path), key, close[0] if close else None, where))
+    if obj.keys() <= fields.keys():
+        # every key is a field (the rule): no unknown key to report, only the nested objects to visit
+        if not nested:
+            return
+        present = [(*nested[key], key) for key in obj if key in nested]
+    else:
+        # one pass over the keys: the unknown ones (in key order, as _unknown lists them) and those holding
+        # core/v1 objects
+        present = []
+        for key in obj:
+            if key in fields:
+                if key in nested:
+                    present.append((*nested[key], key))
+                continue
+            if not isinstance(key, str) or key.startswith("$"):
+                continue
+            close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
+            where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
+            out.append((_spelt(path), key, close[0] if close else None, where))
     if not present:
         return
     if len(present) > 1:
@@ -131,7 +137,11 @@ def _field_paths(
         if value is None:
             continue
         if isinstance(value, list):
+            child_fields, child_nested = _schema(child)
             for i, item in enumerate(value):
+                if not child_nested and isinstance(item, dict):
+                    if item.keys() <= child_fields.keys():
+                        continue  # (env entries, ports, mounts: all keys known, nothing nested to visit)
                 _field_paths(item, child, (path, key, i), out)
         else:
             _field_paths(value, child, (path, key, None), out)

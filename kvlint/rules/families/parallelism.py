@@ -370,6 +370,8 @@ def _gpu_request_problem(container: LDict, resource: str) -> tuple[str, Loc | No
             loc_of(requests, resource),
             "warning",
         )
+    if type(req) is type(lim) and req == lim:
+        return None  # the same value written twice: equal quantities (or the same unreadable one)
     try:
         same = parse_quantity(req) == parse_quantity(lim)
     except (TypeError, ValueError):
@@ -389,7 +391,6 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV405: a CUDA/ROCm engine container without a usable GPU limit: none at all (warning), zero, or not a
     positive whole number (the API server rejects fractional extended-resource quantities)."""
     p, s = ctx.placement, ctx.serving
-    platform = platform_of(s, p.resource if p is not None else None)
     if p is not None and p.resource and p.resource.count("/") == 1 and (p.gpus is None or p.gpus < 1):
         raw = resource_value(s.container, p.resource)
         if raw is not None:
@@ -425,7 +426,7 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
             return
     if (
         (p is None or p.gpus is None)
-        and platform in ("cuda", "rocm")
+        and platform_of(s, p.resource if p is not None else None) in ("cuda", "rocm")
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
@@ -659,6 +660,13 @@ def _other_containers_serve(ctx: RuleContext, port: int) -> bool:
     return False
 
 
+def _probe_failure_effect(probe: str) -> str:
+    """What a failing ``probe`` (``readinessProbe``, ``livenessProbe``, ``startupProbe``) does to the pod."""
+    if probe == "readinessProbe":
+        return "the pod never becomes Ready, so its Service sends it no traffic"
+    return "the kubelet restarts the container again and again once the probe's failure threshold is reached"
+
+
 @check("KV408")
 def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV408: an ``httpGet``/``tcpSocket``/``grpc`` probe on a port the engine does not listen on (or on a named
@@ -679,21 +687,15 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
     named = _declared_ports(c)
     for probe, a in probed:
         raw = a.get("port")
-        loc = loc_of(a, "port")
-        effect = (
-            "the pod never becomes Ready, so its Service sends it no traffic"
-            if probe == "readinessProbe"
-            else "the kubelet restarts the container again and again once the probe's failure threshold is "
-            "reached"
-        )
+        # (the probe's position and what its failure does are worked out for a finding only)
         if isinstance(raw, str) and not raw.isdigit():
             if "$" in raw or "{{" in raw:
                 continue
             if raw not in named:
                 yield ctx.finding(
                     f"the {probe} uses the named port '{raw}', which container '{ctx.cr.container_name}' does not "
-                    f"declare in its ports: the probe cannot be run and fails; {effect}",
-                    loc,
+                    f"declare in its ports: the probe cannot be run and fails; {_probe_failure_effect(probe)}",
+                    loc_of(a, "port"),
                     fix=f"declare ports: [{{name: {raw}, containerPort: {port or '<engine port>'}}}] or use "
                     "the port number",
                 )
@@ -707,8 +709,8 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
             continue
         yield ctx.finding(
             f"the {probe} checks port {shown} but {ctx.serving.engine} listens on {port} ({how}): the probe "
-            f"never succeeds and {effect}",
-            loc,
+            f"never succeeds and {_probe_failure_effect(probe)}",
+            loc_of(a, "port"),
             fix=f"probe port {port}, or start the engine with --port {target}",
         )
 
