@@ -226,6 +226,7 @@ def run_paths(
     Raises:
         kvlint.config.ConfigError: a configuration file is invalid, or ``config_path`` does not exist.
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
+        kvlint.stream.WorkerLost: with several jobs, a worker process ended (killed) before the run did.
     """
     from kvlint.config import ConfigError, apply_config, load_config
     from kvlint.origins import attach_sources

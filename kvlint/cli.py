@@ -511,7 +511,7 @@ def check(
             f"{clash} is one of the files being linted; write the report to another file",
             param_hint="--format",
         )
-    from kvlint.stream import default_jobs
+    from kvlint.stream import WorkerLost, default_jobs
 
     names = {n for n, _ in outputs}
     try:
@@ -536,6 +536,9 @@ def check(
         raise click.UsageError(str(exc)) from exc
     except RenderError as exc:
         raise click.UsageError(str(exc)) from exc
+    except WorkerLost as exc:
+        click.echo(f"kvlint: error: {exc}", err=True)
+        sys.exit(2)
     except (MemoryError, SystemError) as exc:
         if isinstance(exc, SystemError) and not _lost_exception(exc):
             raise

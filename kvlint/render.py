@@ -460,6 +460,12 @@ def _release_name(chart: str) -> str:
     return (cleaned or "release")[:53]
 
 
+#: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's
+#: ``E1205 02:05:38.420623   12890 run.go:72] "command failed" err=...``): its time and process id differ
+#: in every run, so a finding quoting it would never be the same twice (baselines, SARIF results).
+_KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]\s]+\] ")
+
+
 def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
     """Run a renderer; its stdout text, or a LoadResult holding one KV001 finding at ``label``."""
 
@@ -486,7 +492,8 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
     if proc.returncode != 0:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = (
-            "; ".join(line.strip() for line in err[-3:] if line.strip()) or f"exit status {proc.returncode}"
+            "; ".join(_KLOG_HEADER.sub("", line.strip()) for line in err[-3:] if line.strip())
+            or f"exit status {proc.returncode}"
         )
         return fail(f"{what} failed: {detail}")
     if len(proc.stdout) > max_bytes:

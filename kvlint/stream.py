@@ -78,7 +78,15 @@ from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult,
 if TYPE_CHECKING:
     from kvlint.diagstore import DiagnosticStore
 
-__all__ = ["BATCH_BYTES", "SEGMENT_BYTES", "ContainerRecord", "default_jobs", "iter_segments", "stream_check"]
+__all__ = [
+    "BATCH_BYTES",
+    "SEGMENT_BYTES",
+    "ContainerRecord",
+    "WorkerLost",
+    "default_jobs",
+    "iter_segments",
+    "stream_check",
+]
 
 #: Files larger than this are read in ``---`` segments rather than whole (bytes).
 SEGMENT_BYTES = 4 * 2**20
@@ -998,6 +1006,52 @@ def _pool(n_jobs: int) -> Any:
     return Pool(n_jobs, initializer=_worker_init, context=multiprocessing.get_context("fork"))
 
 
+#: Seconds the run waits for the workers' next result before it looks whether a worker ended (:func:`_collect`).
+WORKER_CHECK_SECONDS = 1.0
+
+
+class WorkerLost(RuntimeError):
+    """A worker process of a run with several jobs ended before the run did (killed: the kernel's
+    out-of-memory killer sends SIGKILL); the results of the units it held are lost, so the run cannot finish."""
+
+
+def _collect(results: Any, workers: Sequence[Any]) -> Iterator[Any]:
+    """The results of ``results`` (a pool's ``imap``) in order, as iterating it gives them, but raising
+    :class:`WorkerLost` when one of ``workers`` (the pool's processes, taken when it started) has ended while
+    no result came for :data:`WORKER_CHECK_SECONDS`. ``multiprocessing.pool.Pool`` starts a new process for
+    one that ended, but the task that process was running is never run again nor failed: iterating on waited
+    for its result forever. The pool's workers end only when it is terminated, so any of them that ended
+    during the run died (a signal, or an exit from the analysis)."""
+    import multiprocessing
+
+    while True:
+        try:
+            yield results.next(WORKER_CHECK_SECONDS)
+        except StopIteration:
+            return
+        except multiprocessing.TimeoutError:
+            for w in workers:
+                code = w.exitcode
+                if code is None:
+                    continue
+                if code < 0:
+                    import signal
+
+                    try:
+                        name = signal.Signals(-code).name
+                    except ValueError:
+                        name = "an unknown signal"
+                    how = f"killed by signal {-code}, {name}"
+                    if -code == signal.SIGKILL:
+                        how += ", which the kernel's out-of-memory killer sends"
+                else:
+                    how = f"exit status {code}"
+                raise WorkerLost(
+                    f"a worker process ended before the run did ({how}); the results of the files it was "
+                    "checking are lost: run again with more memory, fewer jobs (--jobs), or --jobs 1"
+                ) from None
+
+
 # --------------------------------------------------------------------------------------------------
 # the run
 
@@ -1027,6 +1081,7 @@ def stream_check(
 
     Raises:
         FileNotFoundError, kvlint.render.RenderError: as :func:`kvlint.pipeline.run_check`.
+        WorkerLost: with several jobs, a worker process ended (killed) before the run did.
     """
     from kvlint.workloads.find import join_services
 
@@ -1095,7 +1150,7 @@ def _run_units(
             # workers find the units (and the context they were read against) in the memory they
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks)
-            for parts in pool.imap(_analyse_range, _tasks(units, n_jobs)):
+            for parts in _collect(pool.imap(_analyse_range, _tasks(units, n_jobs)), list(pool._pool)):
                 for part in parts:
                     _take(part, result, load_diags, diags, values, kv002, loaded)
                     if part.sizing:

@@ -645,3 +645,28 @@ def test_chart_lookups_are_not_kept_from_one_run_to_the_next(
     assert kv205_files() == [f"{template}:{line}"]  # both files' findings, at the one template line
     shutil.rmtree(chart)
     assert kv205_files() == ["out/a.yaml:" + str(line + 2), "out/b.yaml:" + str(line + 2)]
+
+
+@pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+def test_failed_kustomize_build_reads_the_same_every_run(tmp_path: pytest.TempPathFactory) -> None:
+    """A kustomization naming a file that does not exist: the KV001 finding quotes what the renderer says,
+    without the klog header (time and process id) that ``kubectl kustomize`` puts before it, so two runs
+    give the same finding (a baseline or SARIF result matches it)."""
+    d = str(tmp_path)
+    with open(os.path.join(d, "kustomization.yaml"), "w") as fh:
+        fh.write("resources:\n  - missing.yaml\n")
+    first, second = (render.render_kustomize(d).findings for _ in range(2))
+    assert [f.rule for f in first] == ["KV001"]
+    assert "missing.yaml" in first[0].message
+    assert first[0].message == second[0].message
+
+
+def test_klog_header_is_left_out_of_renderer_messages() -> None:
+    """The klog header of a renderer's stderr line is dropped, the message after it kept; other lines as
+    they are."""
+    line = 'E1205 02:05:38.420623   12890 run.go:72] "command failed" err="accumulating resources: x"'
+    assert render._KLOG_HEADER.sub("", line) == '"command failed" err="accumulating resources: x"'
+    for plain in ("Error: accumulating resources: x", "error: E1205 is not a header here", "I1205 oops"):
+        assert render._KLOG_HEADER.sub("", plain) == plain

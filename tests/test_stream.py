@@ -618,3 +618,38 @@ def test_files_without_context_are_loaded_from_the_bytes_the_context_pass_read(
     calls.clear()
     assert _reports(run_paths([str(tmp_path)], options, no_config=True, jobs=1).result) == whole
     assert set(held) <= set(calls)
+
+
+def test_a_worker_killed_mid_run_ends_the_run(tmp_path: Path) -> None:
+    """A worker process that ends while the run waits for its results (SIGKILL, as the kernel's out-of-memory
+    killer sends) ends ``kvlint check --jobs 2`` with status 2 and a message, instead of the run waiting
+    forever for results the pool had lost (multiprocessing.Pool replaces the worker but not its task). The
+    kill is real: the worker analysing one unit sends itself SIGKILL."""
+    import subprocess
+    import sys
+
+    for i in range(6):
+        (tmp_path / f"m{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n")
+    script = (
+        "import os, runpy, signal, sys\n"
+        "from kvlint import stream\n"
+        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "parent, real = os.getpid(), stream._analyse_unit\n"
+        "def killed(unit):\n"
+        "    if os.getpid() != parent and str(unit.path).endswith('m4.yaml'):\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return real(unit)\n"
+        "stream._analyse_unit = killed\n"
+        "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
+        "runpy.run_module('kvlint', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, env=env, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited for the killed worker's results")
+    assert out.returncode == 2, out.stderr
+    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in out.stderr
+    assert "Traceback" not in out.stderr
