@@ -443,24 +443,10 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
                 parts.append(Part("lit", "", False))
                 acc, acc_quoted = [text], False
         elif kind == "blank" or kind == "op":
-            if acc is not None:
-                parts[-1].text = "".join(acc)
-                acc = None
             raw = script[start:i]
-            if delim_next is not None:
-                pending.append((_unquoted(parts), delim_next))
-                delim_next = None
-            elif raw.startswith("<<") and not raw.startswith("<<<"):
-                here = _unquoted(parts)[2:]
-                strip = here.startswith("-")
-                if strip:
-                    here = here[1:]
-                if here:
-                    pending.append((here, strip))
-                else:
-                    delim_next = strip
-            add(Word(parts, start, raw))
-            parts, start = [], -1
+            word, delim_next = _end_word(parts, acc, start, raw, pending, delim_next)
+            add(word)
+            parts, start, acc = [], -1, None
             if kind == "op":
                 op = m.group()  # type: ignore[union-attr]
                 if raw.startswith("<<") and not raw.startswith("<<<"):
@@ -562,30 +548,46 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
         if start >= 0 and (i >= n or script[i] in _ENDS_WORD):
             # the word ends here (what follows is read between words): as the ``blank`` step, without the
             # expression's step to find it
-            if acc is not None:
-                parts[-1].text = "".join(acc)
-                acc = None
-            raw = script[start:i]
-            if delim_next is not None:
-                pending.append((_unquoted(parts), delim_next))
-                delim_next = None
-            elif raw.startswith("<<") and not raw.startswith("<<<"):
-                here = _unquoted(parts)[2:]
-                strip = here.startswith("-")
-                if strip:
-                    here = here[1:]
-                if here:
-                    pending.append((here, strip))
-                else:
-                    delim_next = strip
-            add(Word(parts, start, raw))
-            parts, start = [], -1
+            word, delim_next = _end_word(parts, acc, start, script[start:i], pending, delim_next)
+            add(word)
+            parts, start, acc = [], -1, None
     if start >= 0:
         if acc is not None:
             parts[-1].text = "".join(acc)
         add(Word(parts, start, script[start:n]))
     if cmd:
         yield cmd
+
+
+def _end_word(
+    parts: list[Part],
+    acc: list[str] | None,
+    start: int,
+    raw: str,
+    pending: list[tuple[str, bool]],
+    delim_next: bool | None,
+) -> tuple[Word, bool | None]:
+    """The word of ``parts`` (at offset ``start``, written ``raw``) that a blank, newline or operator ends in
+    :func:`_tokens`, with the lexer's here-document state brought up to date: ``acc`` (the pieces of a literal
+    part still growing, or None) joined into the last part; the word taken as the delimiter of a bare
+    ``<<``/``<<-`` waiting for one (``delim_next``: its strip flag), or, being itself ``<<DELIM``/``<<-DELIM``,
+    its delimiter added to ``pending`` (or, a bare ``<<``, the strip flag the next word's delimiter waits
+    with). Returns the word and the new ``delim_next``."""
+    if acc is not None:
+        parts[-1].text = "".join(acc)
+    if delim_next is not None:
+        pending.append((_unquoted(parts), delim_next))
+        delim_next = None
+    elif raw.startswith("<<") and not raw.startswith("<<<"):
+        here = _unquoted(parts)[2:]
+        strip = here.startswith("-")
+        if strip:
+            here = here[1:]
+        if here:
+            pending.append((here, strip))
+        else:
+            delim_next = strip
+    return Word(parts, start, raw), delim_next
 
 
 def _unquoted(parts: list[Part]) -> str:
