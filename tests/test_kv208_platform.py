@@ -130,3 +130,26 @@ def test_image_platform_memo_answers_as_the_function() -> None:
         for image in images:
             assert image_platform(image) == raw(image), image
     assert [image_platform(i) for i in images[:6]] == ["cuda", "rocm", "tpu", "neuron", "gaudi", "xpu"]
+
+
+def test_image_memos_keep_no_long_reference() -> None:
+    """The memoised image readers (engine, engine mention, version, platform) answer for a reference longer
+    than _CACHED_IMAGE_CHARS as the function does, without keeping it (a webhook worker reviews manifests
+    whose image strings anyone can choose), and keep a short one."""
+    from kvlint.engines import images
+
+    long_ref = "registry.example/" + "a" * images._CACHED_IMAGE_CHARS + "/rocm-vllm-openai:v0.11.0"
+    short_ref = "registry.example/short/vllm-openai:v0.10.2"
+    for reader in (
+        images.engine_of_image,
+        images.image_mentions_engine,
+        images.engine_version,
+        images.image_platform,
+    ):
+        reader.cache_clear()  # type: ignore[attr-defined]
+        for _ in range(2):
+            assert reader(long_ref) == reader.__wrapped__(long_ref)  # type: ignore[attr-defined]
+        assert reader.cache_info().currsize == 0  # type: ignore[attr-defined]
+        assert reader(short_ref) == reader.__wrapped__(short_ref)  # type: ignore[attr-defined]
+        assert reader.cache_info().currsize == 1  # type: ignore[attr-defined]
+    assert images.image_platform(long_ref) == "rocm"

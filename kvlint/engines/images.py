@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from kvlint.types import ServingConfig
@@ -108,11 +108,37 @@ def _repo_path(repo: str) -> str:
     return "/".join(parts)
 
 
+_R = TypeVar("_R")
+
+#: The longest image reference (characters) whose answers the memoised readers below keep (a registry host,
+#: a repository path and a digest come to a few hundred); a longer string is read again each time. With the
+#: 1,024 references each keeps, this bounds what a long-lived process (a webhook worker, which lives for
+#: many reviews whose manifests choose the strings) holds for them, whatever their size.
+_CACHED_IMAGE_CHARS = 1024
+
+
+def _by_reference(fn: Callable[[str], _R]) -> Callable[[str], _R]:
+    """``fn`` (a pure function of one image reference) memoised for the last 1,024 references of at most
+    :data:`_CACHED_IMAGE_CHARS` characters (``functools.lru_cache``; ``cache_info``/``cache_clear`` are
+    those of the memo); longer references are not kept."""
+    cached = functools.lru_cache(maxsize=1024)(fn)
+
+    @functools.wraps(fn)
+    def read(image: str) -> _R:
+        if image.__class__ is str and len(image) > _CACHED_IMAGE_CHARS:
+            return fn(image)
+        return cached(image)
+
+    read.cache_info = cached.cache_info  # type: ignore[attr-defined]
+    read.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return read
+
+
 def _matches(path: str, names: tuple[str, ...]) -> bool:
     return any(path == n or path.endswith("/" + n) for n in names)
 
 
-@functools.lru_cache(maxsize=1024)
+@_by_reference
 def engine_of_image(image: str) -> str | None:
     """``vllm`` | ``tgi`` | ``sglang`` when the image is a known engine image, else None.
 
@@ -139,7 +165,7 @@ def engine_of_image(image: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
+@_by_reference
 def image_mentions_engine(image: str) -> str | None:
     """Weaker than :func:`engine_of_image`: the engine named anywhere in the repository name.
 
@@ -162,7 +188,7 @@ def image_mentions_engine(image: str) -> str | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
+@_by_reference
 def engine_version(image: str) -> str | None:
     """The engine version an image reference pins, or None when it does not say.
 
@@ -204,7 +230,7 @@ def engine_version(image: str) -> str | None:
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
 
 
-@functools.lru_cache(maxsize=1024)
+@_by_reference
 def image_platform(image: str) -> str:
     """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
