@@ -801,12 +801,13 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     The loop is the loader's hot spot (one pass per parser event), so it is written for CPython's speed:
     the open container's state lives in local variables (saved on a stack of tuples only when a nested
     container opens), plain untagged scalars are looked up in the resolution memo in line, and
-    ``Loc``/``LDict``/``LList`` objects are made with the built-in ``tuple.__new__``/``dict.__new__``/
-    ``list.__new__`` (the same objects as their constructors make, without a Python-level call each).
-    Entries' positions are stored packed (one int each, :class:`kvlint.source.Packing`), their ``Loc``
-    objects made only when a container's ``locs``/``key_locs`` are read: a ``Loc`` per key and value cost
-    about 15% of the loop, and, being GC-tracked, made the first collection after loading scan twice as many
-    objects (about 0.1 CPU s of a corpus x30 load).
+    ``LDict``/``LList`` objects are made with the built-in ``dict.__new__``/``list.__new__`` (the same
+    objects as their constructors make, without a Python-level call each). Entries' positions are stored
+    packed (one int each, :class:`kvlint.source.Packing`), their ``Loc`` objects made only when a container's
+    ``locs``/``key_locs`` are read: a ``Loc`` per key and value cost about 15% of the loop, and, being
+    GC-tracked, made the first collection after loading scan twice as many objects (about 0.1 CPU s of a
+    corpus x30 load). A container's own position is stored packed too (``_loc``; its ``loc`` made when read,
+    which on the corpus happens for about one container in eight): ~4% of the loop's instructions.
     """
     loader = _Loader(text)
     off = line_offset + 1
@@ -821,7 +822,6 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
     dstart_cls = yaml.DocumentStartEvent
     dend_cls = yaml.DocumentEndEvent
     stream_end_cls = yaml.StreamEndEvent
-    new_tuple = tuple.__new__
     # the positions of entries are packed ints (kvlint.source.Packing): m.line * pos_line + m.column
     packing = Packing.for_text(path, off, len(text))
     pos_line = 1 << packing.shift
@@ -902,10 +902,9 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         (cont, cpos, locs, key_locs, is_map, key, key_pos, has_key, size, anchor, merges)
                     )
                     cpos = m.line * pos_line + m.column
-                    loc = new_tuple(Loc, (path, m.line + off, m.column + 1))
                     if cls is mstart_cls:
                         cont = new_dict(LDict)
-                        cont.loc = loc
+                        cont._loc = cpos  # its Loc made when first read (kvlint.source)
                         cont._packing = packing
                         cont._locs = cont._key_locs = None
                         locs = cont._plocs = {}
@@ -913,7 +912,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                         is_map = True
                     else:
                         cont = new_list(LList)
-                        cont.loc = loc
+                        cont._loc = cpos
                         cont._packing = packing
                         cont._locs = None
                         locs = cont._plocs = []

@@ -92,19 +92,28 @@ class LDict(dict):
 
     ``locs`` and ``key_locs`` are built on first reading from the packed positions the loader stored
     (``_plocs``, ``_pkey_locs``: key -> position packed by the :class:`Packing` ``_packing``, while
-    ``_locs``/``_key_locs`` are None); assigning either replaces it.
+    ``_locs``/``_key_locs`` are None); assigning either replaces it. ``loc`` likewise: the loader stores
+    the mapping's own position packed (an int in ``_loc``), made a :class:`Loc` when first read.
     """
 
-    __slots__ = ("loc", "_locs", "_key_locs", "_plocs", "_pkey_locs", "_packing")
+    __slots__ = ("_loc", "_locs", "_key_locs", "_plocs", "_pkey_locs", "_packing")
     _plocs: dict[Any, int]
     _pkey_locs: dict[Any, int]
     _packing: Packing
 
     def __init__(self, *args: Any, loc: Loc | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.loc: Loc | None = loc
+        self._loc: Loc | int | None = loc
         self._locs: dict[Any, Loc] | None = {}
         self._key_locs: dict[Any, Loc] | None = {}
+
+    @property
+    def loc(self) -> Loc | None:
+        return _container_loc(self)
+
+    @loc.setter
+    def loc(self, value: Loc | None) -> None:
+        self._loc = value
 
     @property
     def locs(self) -> dict[Any, Loc]:
@@ -139,17 +148,26 @@ class LList(list):
         locs: index -> position of that item (same length as the list).
 
     ``locs`` is built on first reading from the packed positions the loader stored (``_plocs``, packed by
-    the :class:`Packing` ``_packing``, while ``_locs`` is None); assigning it replaces it.
+    the :class:`Packing` ``_packing``, while ``_locs`` is None); assigning it replaces it. ``loc`` likewise
+    (packed in ``_loc`` by the loader, made a :class:`Loc` when first read).
     """
 
-    __slots__ = ("loc", "_locs", "_plocs", "_packing")
+    __slots__ = ("_loc", "_locs", "_plocs", "_packing")
     _plocs: list[int]
     _packing: Packing
 
     def __init__(self, *args: Any, loc: Loc | None = None) -> None:
         super().__init__(*args)
-        self.loc: Loc | None = loc
+        self._loc: Loc | int | None = loc
         self._locs: list[Loc] | None = []
+
+    @property
+    def loc(self) -> Loc | None:
+        return _container_loc(self)
+
+    @loc.setter
+    def loc(self, value: Loc | None) -> None:
+        self._loc = value
 
     @property
     def locs(self) -> list[Loc]:
@@ -162,6 +180,16 @@ class LList(list):
     @locs.setter
     def locs(self, value: list[Loc]) -> None:
         self._locs = value
+
+
+def _container_loc(container: LDict | LList) -> Loc | None:
+    """A loaded container's own position: its ``_loc``, made a :class:`Loc` (and kept) when the loader stored
+    it packed. Most containers' own positions are never read (a Loc made for each of them cost the loader
+    about 4% of its instructions); the few that are read are made here."""
+    loc = container._loc
+    if isinstance(loc, int):
+        loc = container._loc = container._packing.unpack(loc)
+    return loc
 
 
 def loc_of(container: Any, key: Any = None, default: Loc | None = None) -> Loc | None:

@@ -146,3 +146,65 @@ def test_packed_positions_survive_pickle_and_copies() -> None:
         assert x["a"].key_locs == {"b": Loc("f.yaml", 2, 3), "e": Loc("f.yaml", 3, 3)}
         assert x["a"]["b"].locs == [Loc("f.yaml", 2, 7), Loc("f.yaml", 2, 10)]
         assert x["a"]["b"].locs == d["a"]["b"].locs
+
+
+def _container_marks(node: yaml.Node, out: list[tuple[int, int]]) -> None:
+    """0-based (line, column) of every mapping and sequence at or under ``node``, in document order."""
+    if isinstance(node, yaml.MappingNode):
+        out.append((node.start_mark.line, node.start_mark.column))
+        for _, v in node.value:
+            _container_marks(v, out)
+    elif isinstance(node, yaml.SequenceNode):
+        out.append((node.start_mark.line, node.start_mark.column))
+        for item in node.value:
+            _container_marks(item, out)
+
+
+def _container_locs(value: Any, out: list[tuple[int, int]]) -> None:
+    """The same positions read from the loaded containers' own ``loc``."""
+    if isinstance(value, (LDict, LList)):
+        assert value.loc is not None
+        out.append((value.loc.line - 1, value.loc.column - 1))
+        for item in value.values() if isinstance(value, LDict) else value:
+            _container_locs(item, out)
+
+
+def test_container_positions_equal_the_composer_marks() -> None:
+    # every mapping's and sequence's own loc, stored packed by the loader, on a long line and in later
+    # --- segments (a file with a template action, even a quoted one, is read segment by segment, each with
+    # its line offset)
+    obj = {"items": [{"name": f"n{i}", "v": [i, str(i), {"x": i * 0.5}]} for i in range(4000)]}
+    one_line = json.dumps(obj)
+    block = "a:\n  b: [1, 2, {c: d}]\n  e:\n    - f\n    - g: h\n    - [i, {j: k}]\n"
+    for text in (
+        one_line,
+        one_line + "\n---\n" + "---\n".join([block] * 3),
+        block + "---\n" + one_line + "\n",
+        block + "---\nx: '{{ .Values.y }}'\n---\n" + block,
+    ):
+        want: list[tuple[int, int]] = []
+        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            _container_marks(node, want)
+        got: list[tuple[int, int]] = []
+        for doc in load_text(text, "f.yaml").documents:
+            _container_locs(doc.data, got)
+        assert got == want and len(want) > 4
+
+
+def test_container_loc_is_packed_until_read_and_assignable() -> None:
+    import copy
+    import pickle
+
+    d = load_text("a:\n  b: [1, {c: d}]\n", "f.yaml").documents[0].data
+    seq = d["a"]["b"]
+    assert isinstance(d["a"]._loc, int) and isinstance(seq._loc, int)  # no Loc made by the loader
+    copies = [pickle.loads(pickle.dumps(d, pickle.HIGHEST_PROTOCOL)), copy.copy(d), copy.deepcopy(d)]
+    assert d["a"].loc == Loc("f.yaml", 2, 3) and seq.loc == Loc("f.yaml", 2, 6)
+    assert d["a"].loc is d["a"].loc  # made once, then kept
+    for x in copies:
+        assert x["a"].loc == Loc("f.yaml", 2, 3) and x["a"]["b"].loc == Loc("f.yaml", 2, 6)
+        assert x["a"]["b"][1].loc == Loc("f.yaml", 2, 10)
+    seq.loc = Loc("g", 7, 7)
+    assert seq.loc == Loc("g", 7, 7) and seq.locs == [Loc("f.yaml", 2, 7), Loc("f.yaml", 2, 10)]
+    seq.loc = None
+    assert seq.loc is None and LDict().loc is None and LList(loc=Loc("h")).loc == Loc("h")

@@ -154,7 +154,7 @@ class _Builder:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
             out = _new_dict(LDict)  # LDict(loc=...) without its __init__'s argument passing
-            out.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
+            out._loc = _new_loc(Loc, (path, self.line + 1, column + 1))  # the slot behind .loc
             out._locs = locs = {}  # the slots behind .locs/.key_locs (their setters, without the call)
             out._key_locs = key_locs = {}
             if not value:
@@ -209,7 +209,7 @@ class _Builder:
             if depth >= MAX_DEPTH - 1:
                 raise _GiveWay
             seq = _new_list(LList)  # LList(loc=...) without its __init__
-            seq.loc = _new_loc(Loc, (path, self.line + 1, column + 1))
+            seq._loc = _new_loc(Loc, (path, self.line + 1, column + 1))
             seq._locs = seq_locs = []
             if not value:
                 return seq
