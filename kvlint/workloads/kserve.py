@@ -211,7 +211,11 @@ _PREDICTOR_NOT_POD = frozenset(
 
 
 class Runtimes:
-    """``ServingRuntime`` and ``ClusterServingRuntime`` documents among the inputs, by name."""
+    """``ServingRuntime`` and ``ClusterServingRuntime`` documents among the inputs, by name.
+
+    Indexed once (by kind and name, and by the model formats each runtime auto-selects), so choosing the
+    runtime of a service does not go over every runtime of the inputs (a cluster's export holds dozens; each
+    InferenceService asked twice: what it consumes, then its workloads)."""
 
     def __init__(self, docs: list[Document]) -> None:
         self.docs = [
@@ -220,15 +224,28 @@ class Runtimes:
             if d.kind in ("ServingRuntime", "ClusterServingRuntime")
             and isinstance(get_in(d.data, "spec"), dict)
         ]
+        #: (kind, name) -> the runtimes of that kind and name, in input order
+        self._named: dict[tuple[str, str], list[Document]] = {}
+        #: format name in lower case -> (priority, runtime) of each ``autoSelect`` entry for it, in input order
+        #: (runtimes, then their ``supportedModelFormats``)
+        self._auto: dict[str, list[tuple[int, Document]]] = {}
+        for d in self.docs:
+            self._named.setdefault((d.kind, d.name), []).append(d)
+            formats = get_in(d.data, "spec", "supportedModelFormats")
+            for f in formats if isinstance(formats, list) else []:
+                if isinstance(f, dict) and f.get("autoSelect") is True:
+                    prio = int_or_none(f.get("priority")) or 0
+                    self._auto.setdefault(str(f.get("name", "")).lower(), []).append((prio, d))
 
     def select(self, model: dict, namespace: str | None) -> Document | None:
         """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
         first, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
-        auto-selects the model's format (highest ``priority``). None when none is among the inputs."""
+        auto-selects the model's format (highest ``priority``, the first of those in input order). None when
+        none is among the inputs."""
         name = model.get("runtime")
         if name:
             for kind in ("ServingRuntime", "ClusterServingRuntime"):
-                cands = [d for d in self.docs if d.kind == kind and d.name == str(name)]
+                cands = self._named.get((kind, str(name)), [])
                 same = [
                     d for d in cands if kind == "ClusterServingRuntime" or d.namespace in (namespace, None)
                 ]
@@ -239,17 +256,9 @@ class Runtimes:
         if not fmt:
             return None
         best: tuple[int, Document] | None = None
-        for d in self.docs:
-            formats = get_in(d.data, "spec", "supportedModelFormats")
-            for f in formats if isinstance(formats, list) else []:
-                if (
-                    isinstance(f, dict)
-                    and str(f.get("name", "")).lower() == str(fmt).lower()
-                    and f.get("autoSelect") is True
-                ):
-                    prio = int_or_none(f.get("priority")) or 0
-                    if best is None or prio > best[0]:
-                        best = (prio, d)
+        for prio, d in self._auto.get(str(fmt).lower(), ()):
+            if best is None or prio > best[0]:
+                best = (prio, d)
         return best[1] if best else None
 
 
