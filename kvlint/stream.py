@@ -1015,41 +1015,136 @@ class WorkerLost(RuntimeError):
     out-of-memory killer sends SIGKILL); the results of the units it held are lost, so the run cannot finish."""
 
 
-def _collect(results: Any, workers: Sequence[Any]) -> Iterator[Any]:
-    """The results of ``results`` (a pool's ``imap``) in order, as iterating it gives them, but raising
-    :class:`WorkerLost` when one of ``workers`` (the pool's processes, taken when it started) has ended while
-    no result came for :data:`WORKER_CHECK_SECONDS`. ``multiprocessing.pool.Pool`` starts a new process for
-    one that ended, but the task that process was running is never run again nor failed: iterating on waited
-    for its result forever. The pool's workers end only when it is terminated, so any of them that ended
-    during the run died (a signal, or an exit from the analysis)."""
-    import multiprocessing
+def _analyse_task(arg: tuple[int, tuple[int, int]]) -> list[_UnitResult]:
+    """In a worker: mark task ``arg[0]`` as held by this process (:func:`_collect`), then analyse its range of
+    units ``arg[1]`` (:func:`_analyse_range`)."""
+    index, task = arg
+    _RUN["held_by"][index] = os.getpid()
+    return _analyse_range(task)
 
-    while True:
+
+def _lost_tasks(held_by: Sequence[int], done: set[int], n_tasks: int, live: set[int]) -> bool:
+    """Whether a task's result can no longer come: a task not ``done`` (its result not received) is held by a
+    process not in ``live`` (it took the task and ended), or tasks remain and none of them is held by a live
+    process (a worker that ended between taking a task and marking it, with the others idle)."""
+    outstanding = [i for i in range(n_tasks) if i not in done]
+    if not outstanding:
+        return False
+    running = False
+    for i in outstanding:
+        pid = held_by[i]
+        if pid == 0:
+            continue
+        if pid not in live:
+            return True
+        running = True
+    return not running
+
+
+def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_UnitResult]]:
+    """The results of ``tasks`` (ranges of units, :func:`_analyse_range`) run on ``pool``, in order, raising
+    :class:`WorkerLost` when a worker ended with a task in hand. ``multiprocessing.pool.Pool`` starts a new
+    process for one that ended, but the task that process was running is never run again nor failed: waiting
+    on its result would wait forever. The pool's workers end only when it is terminated, so any of them that
+    ended during the run died (a signal, or an exit from the analysis).
+
+    Each worker marks the task it takes with its process id in shared memory (:func:`_analyse_task`) and each
+    result is noted as it arrives (whatever the order); when no result came for :data:`WORKER_CHECK_SECONDS`
+    and a worker has ended, the run is lost only if a task whose result has not arrived is held by a process
+    that ended, or no live process holds any of the tasks left (:func:`_lost_tasks`), at two checks in a row
+    (a result the ended worker sent may still be in the pipe at the first). A worker that ended idle, after
+    its last result, loses nothing: the run completes with every result."""
+    import threading
+
+    n_tasks = len(tasks)
+    held_by = _RUN["held_by"]
+    cond = threading.Condition()
+    received: set[int] = set()  # the tasks whose result arrived
+    ready: dict[int, tuple[bool, Any]] = {}  # those not yet given: (ok, result or exception)
+
+    def arrived(index: int, ok: bool, value: Any) -> None:
+        with cond:
+            received.add(index)
+            ready[index] = (ok, value)
+            cond.notify()
+
+    for i, task in enumerate(tasks):
+        pool.apply_async(
+            _analyse_task,
+            ((i, task),),
+            callback=functools.partial(arrived, i, True),
+            error_callback=functools.partial(arrived, i, False),
+        )
+    seen = {w.pid: w for w in pool._pool}  # every worker process the pool had, by process id
+    suspect = False
+    for i in range(n_tasks):
+        while True:
+            with cond:
+                if i not in ready:
+                    cond.wait(WORKER_CHECK_SECONDS)
+                item = ready.pop(i, None)
+            if item is not None:
+                break
+            for w in list(pool._pool):
+                seen.setdefault(w.pid, w)
+            ended = [w for w in seen.values() if w.exitcode is not None]
+            if not ended:
+                suspect = False
+                continue
+            live = {pid for pid, w in seen.items() if w.exitcode is None}
+            with cond:
+                lost = _lost_tasks(held_by, set(received), n_tasks, live)
+            if lost and suspect:
+                raise WorkerLost(_ended_message(ended[0].exitcode))
+            suspect = lost
+        ok, value = item
+        if not ok:
+            raise value
+        yield value
+
+
+def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
+    """Terminate ``pool`` (as ``with pool:`` does), also when a worker died: ``workers`` are the processes it
+    started with. An idle worker waits for its next task holding the task pipe's read lock, and a worker
+    sending a result holds the result pipe's write lock; killed there, it never releases it, and
+    ``Pool.terminate`` waits for those locks forever (it drains the task pipe and writes to the result pipe
+    under them). So when a worker has ended, the pool stops replacing workers, the remaining ones are killed
+    (the run needs nothing more of them), and the two locks, held by nobody alive, are freed before the pool
+    is terminated."""
+    import multiprocessing.pool
+
+    if any(w.exitcode is not None for w in [*workers, *pool._pool]):
+        pool._worker_handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
+        for w in list(pool._pool):
+            w.kill()
+        for w in list(pool._pool):
+            w.join()
+        for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
+            if lock.acquire(False):
+                lock.release()
+            else:  # taken by a process that was killed holding it
+                lock.release()
+    pool.terminate()
+
+
+def _ended_message(code: int) -> str:
+    """The :class:`WorkerLost` message for a worker that ended with ``code`` (its ``exitcode``)."""
+    if code < 0:
+        import signal
+
         try:
-            yield results.next(WORKER_CHECK_SECONDS)
-        except StopIteration:
-            return
-        except multiprocessing.TimeoutError:
-            for w in workers:
-                code = w.exitcode
-                if code is None:
-                    continue
-                if code < 0:
-                    import signal
-
-                    try:
-                        name = signal.Signals(-code).name
-                    except ValueError:
-                        name = "an unknown signal"
-                    how = f"killed by signal {-code}, {name}"
-                    if -code == signal.SIGKILL:
-                        how += ", which the kernel's out-of-memory killer sends"
-                else:
-                    how = f"exit status {code}"
-                raise WorkerLost(
-                    f"a worker process ended before the run did ({how}); the results of the files it was "
-                    "checking are lost: run again with more memory, fewer jobs (--jobs), or --jobs 1"
-                ) from None
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        how = f"killed by signal {-code}, {name}"
+        if -code == signal.SIGKILL:
+            how += ", which the kernel's out-of-memory killer sends"
+    else:
+        how = f"exit status {code}"
+    return (
+        f"a worker process ended before the run did ({how}); the results of the files it was "
+        "checking are lost: run again with more memory, fewer jobs (--jobs), or --jobs 1"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1146,17 +1241,26 @@ def _run_units(
     _RUN["units"] = units
     LAST_PIDS.clear()
     if n_jobs > 1:
-        with _pool(n_jobs) as pool:
+        import multiprocessing
+
+        tasks = _tasks(units, n_jobs)
+        # which process took each task (shared with the workers forked below; see _collect)
+        _RUN["held_by"] = multiprocessing.RawArray("q", max(1, len(tasks)))
+        pool = _pool(n_jobs)
+        workers = list(pool._pool)
+        try:
             # workers find the units (and the context they were read against) in the memory they
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks)
-            for parts in _collect(pool.imap(_analyse_range, _tasks(units, n_jobs)), list(pool._pool)):
+            for parts in _collect(pool, tasks):
                 for part in parts:
                     _take(part, result, load_diags, diags, values, kv002, loaded)
                     if part.sizing:
                         sizing.update(part.sizing)
                     serving += part.containers
                     result.serving_paths |= part.serving_paths
+        finally:
+            _end_pool(pool, workers)
     else:
         for i in range(len(units)):
             part = _analyse_index(i)
