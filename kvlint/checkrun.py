@@ -19,11 +19,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 from kvlint.options import Options
 from kvlint.source import Loc
 from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerResult, Diagnostic
+
+if TYPE_CHECKING:
+    from kvlint.stream import ContainerRecord
 
 __all__ = ["CheckRun", "config_groups", "merge_results", "run_paths"]
 
@@ -42,7 +45,7 @@ class CheckRun:
     parts: list[tuple[str | None, str | None, CheckResult]] = field(default_factory=list)
     require_sizing: list[bool] = field(default_factory=list)
 
-    def unsized(self, required: bool = False) -> list[tuple[ContainerResult, str]]:
+    def unsized(self, required: bool = False) -> list[tuple[ContainerResult | ContainerRecord, str]]:
         """Serving containers that were not sized, with the reason (:func:`kvlint.sizing.sizing_of`), in the
         parts that require sizing: all of them when ``required`` (``--require-sizing``), else those whose
         configuration sets ``require_sizing: true``."""

@@ -32,10 +32,13 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvlint.engines.images import platform_of
 from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
+
+if TYPE_CHECKING:
+    from kvlint.stream import ContainerRecord
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
@@ -80,7 +83,7 @@ def sizing_of(cr: ContainerResult) -> str:
 WHY_RULES = ("KV501", "KV502", "KV503")
 
 
-def explained_at(cr: ContainerResult, diagnostics: Sequence[Diagnostic]) -> Loc | None:
+def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Diagnostic]) -> Loc | None:
     """Where the report says why ``cr`` was not sized: the location of its KV501/KV502/KV503 finding (in
     ``cr``'s file; else such a finding on its whole object, e.g. KV502 on a serving-runtime template), so ``--require-sizing`` names the same line and column as that finding; without one (the
     rule ignored), the position a rule finding on the container defaults to (the engine command's, else the
@@ -97,15 +100,20 @@ def explained_at(cr: ContainerResult, diagnostics: Sequence[Diagnostic]) -> Loc 
     return cr.serving.command_loc or cr.container.loc or cr.workload.loc
 
 
-def outcomes(containers: list[ContainerResult]) -> list[str]:
+def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
-    the same run (matched by the leader workload and container name the worker's parse recorded)."""
-    if all(isinstance(getattr(cr, "sizing", None), str) for cr in containers):
-        return [cr.sizing for cr in containers]  # type: ignore[attr-defined]  # records of a streaming run
-    plain = [sizing_of(cr) for cr in containers]
+    the same run (matched by the leader workload and container name the worker's parse recorded); a streaming
+    run's record (:class:`kvlint.stream.ContainerRecord`) carries its outcome, worked out so when it was made."""
+    records = [cr.sizing for cr in containers if not isinstance(cr, ContainerResult)]
+    if len(records) == len(containers):
+        return records
+    plain = [sizing_of(cr) if isinstance(cr, ContainerResult) else cr.sizing for cr in containers]
     by_key = {(id(cr.workload), cr.container_name): out for cr, out in zip(containers, plain, strict=True)}
     out = []
     for cr, own in zip(containers, plain, strict=True):
+        if not isinstance(cr, ContainerResult):  # a record's outcome is final
+            out.append(own)
+            continue
         joins = cr.serving.joins
         leader = cr.workload.leader
         if own not in SIZED and joins is not None and leader is not None:

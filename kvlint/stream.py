@@ -73,7 +73,15 @@ from kvlint.load import (
 )
 from kvlint.options import Options
 from kvlint.source import Loc
-from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult, SuppressedDiagnostic
+from kvlint.types import (
+    CheckResult,
+    ContainerResult,
+    Diagnostic,
+    Document,
+    Finding,
+    LoadResult,
+    SuppressedDiagnostic,
+)
 
 if TYPE_CHECKING:
     from kvlint.diagstore import DiagnosticStore
@@ -194,8 +202,10 @@ class _Ns:
 class ContainerRecord:
     """What the reports read of one serving container (:class:`~kvlint.types.ContainerResult`), kept when
     the container's documents are dropped: its name, workload, sizing outcome
-    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written) and the
-    fields of the Markdown and JUnit sections."""
+    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written), the
+    fields of the Markdown and JUnit sections and the container's position (``container.loc``: where
+    ``--require-sizing`` names a container without its engine command's position,
+    :func:`kvlint.sizing.explained_at`)."""
 
     object_ref: str
     container_name: str
@@ -208,6 +218,7 @@ class ContainerRecord:
     plan_error: str | None
     model_error: str | None
     workload: Any
+    container: Any
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
@@ -216,7 +227,7 @@ class ContainerRecord:
         return self.json
 
 
-def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
+def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecord:
     s = cr.serving
     model_arg = s.model
     acc = cr.placement.accelerator if cr.placement is not None else None
@@ -240,6 +251,7 @@ def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
         plan_error=cr.plan_error,
         model_error=cr.model_error,
         workload=_Ns(loc=cr.workload.loc, path=cr.workload.path, doc=_Ns(path=cr.workload.doc.path)),
+        container=_Ns(loc=cr.container.loc),
     )
 
 
@@ -1309,7 +1321,7 @@ def _take(
     result.files += part.files
     result.documents += part.documents
     result.workloads += part.workloads
-    result.containers.extend(part.records)  # type: ignore[arg-type]
+    result.containers.extend(part.records)
     result.suppressed_diagnostics.extend(part.suppressed)
     load_diags.extend(part.load_diags)
     diags.extend(part.diags)

@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvlint.fastinit import direct_init
 from kvlint.source import LDict, Loc
+
+if TYPE_CHECKING:
+    from kvlint.stream import ContainerRecord
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -618,7 +621,7 @@ class CheckResult:
     """
 
     diagnostics: Sequence[Diagnostic] = field(default_factory=list)
-    containers: list[ContainerResult] = field(default_factory=list)
+    containers: list[ContainerResult | ContainerRecord] = field(default_factory=list)
     files: int = 0
     documents: int = 0
     workloads: int = 0

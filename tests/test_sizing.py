@@ -106,6 +106,22 @@ def test_require_sizing_fails_the_run_and_names_each_workload(tmp_path: Path) ->
     assert _check("--fail-on", "never", str(UNKNOWN_MODEL))[0] == 0  # not required: reported, not failed
 
 
+def test_require_sizing_names_the_container_when_no_rule_says_why() -> None:
+    """With KV501-KV503 turned off and a container whose engine has no command (TGI configured by env), the
+    ``--require-sizing`` line names the container's own position: the streaming run's record carries it (it
+    raised AttributeError before, ``ContainerRecord`` typed as ``ContainerResult`` hid it from mypy)."""
+    code, _, err = _check(
+        "--fail-on", "never", "--require-sizing", "--ignore", "KV501,KV502,KV503", str(UNKNOWN_MODEL)
+    )
+    (cr,) = run_check([str(UNKNOWN_MODEL)], Options(allow_hub=False)).containers
+    assert cr.serving.command_loc is None and cr.container.loc is not None
+    where = f"{cr.container.loc.file}:{cr.container.loc.line}:{cr.container.loc.column}"
+    assert code == 1, err
+    assert (
+        f"kvlint: not sized: {where}: Deployment/hf-text-generation-inference-server container server" in err
+    )
+
+
 def test_require_sizing_in_the_configuration(tmp_path: Path) -> None:
     (tmp_path / ".kvlint.yaml").write_text("require_sizing: true\nfail_on: never\n")
     target = tmp_path / UNKNOWN_MODEL.name
