@@ -168,6 +168,7 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
         out.workloads += p.workloads
         out.suppressed += p.suppressed
         out.serving_paths |= p.serving_paths
+        out.engine_named.update(p.engine_named)
     if any(p.serving_count is not None for p in parts):
         out.serving_count = sum(p.serving for p in parts)
         counts: dict[str, int] = {}

@@ -224,7 +224,8 @@ _ENGINE_TEXT_LOWER = re.compile(r"vllm|sglang|text-generation-(?:inference|launc
 
 
 def _mentions_engine(text: str) -> bool:
-    """:data:`_ENGINE_TEXT` occurs in ``text``."""
+    """Whether ``text`` names a serving engine: :data:`_ENGINE_TEXT` (vLLM, SGLang, TGI's image, module or
+    launcher) occurs in it, in any case."""
     if text.isascii():
         return _ENGINE_TEXT_LOWER.search(text.lower()) is not None
     return _ENGINE_TEXT.search(text) is not None
@@ -236,7 +237,8 @@ _MAX_SCAN_BYTES = 1 << 20
 
 def _names_engine(path: str, cache: dict[str, bool]) -> bool:
     """Whether the file at ``path`` (a regular local file, at most :data:`_MAX_SCAN_BYTES` read) names a
-    serving engine; False for stdin and anything unreadable."""
+    serving engine; False for stdin and anything unreadable. ``cache`` may hold the answer already (the run's
+    :attr:`~kvlint.types.CheckResult.engine_named`, from the text the loader read)."""
     if path not in cache:
         found = False
         try:
@@ -285,6 +287,10 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     return cache[key]
 
 
+#: the rules of the findings :func:`unread` reads
+_UNREAD_RULES = frozenset({"KV001", "KV002", "KV503"})
+
+
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
@@ -294,13 +300,17 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
     MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
-    Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name: a
-    command-line helper, never called by the admission webhook."""
+    Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
+    the templated files whose answer the loader noted (``result.engine_named``: a file of at most 1 MiB in
+    UTF-8, read whole by the run): a command-line helper, never called by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
-    cache: dict[str, bool] = {}
-    for d in result.diagnostics:
+    cache: dict[str, bool] = dict(result.engine_named)
+    diagnostics = result.diagnostics
+    # a streaming run's DiagnosticView decodes only the diagnostics of these rules
+    of_rules = getattr(diagnostics, "of_rules", None)
+    for d in diagnostics if of_rules is None else of_rules(_UNREAD_RULES):
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
             out.append((d, "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:

@@ -277,6 +277,7 @@ class _UnitResult:
     serving_paths: set[str] = field(default_factory=set)
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    engine_named: dict[str, bool] = field(default_factory=dict)
     pid: int = 0
 
 
@@ -905,6 +906,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         _map_loaded_sources(loaded)
     out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=os.getpid())
     out.read_paths = set(loaded.read_paths)
+    out.engine_named = loaded.engine_named
     out.source_texts = {p: t for p, t in loaded.source_texts.items() if SUPPRESSION_MARKER in t}
     out.load_diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     out.kv002_files = {f.loc.file for f in loaded.findings if f.rule == "KV002" and f.loc is not None}
@@ -1329,3 +1331,4 @@ def _take(
     kv002 |= part.kv002_files
     loaded.source_texts.update(part.source_texts)
     loaded.read_paths |= part.read_paths
+    result.engine_named.update(part.engine_named)

@@ -92,6 +92,8 @@ class LoadResult:
     Helm output) or a ``kvlint:`` comment (inline suppressions), so the Helm stage and the suppression
     pass need not read those files again; ``read_paths`` names every file (``-`` for stdin) whose text
     was read, so a path that is there but not in ``source_texts`` is known to hold no such comment.
+    ``engine_named`` says, for a file with unrendered template syntax (KV002), whether its text names a
+    serving engine, as :func:`kvlint.sizing.unread` would find reading it again (see :func:`kvlint.load.load_text`).
     """
 
     documents: list[Document] = field(default_factory=list)
@@ -99,6 +101,7 @@ class LoadResult:
     files: int = 0
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    engine_named: dict[str, bool] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -635,6 +638,9 @@ class CheckResult:
     #: paths of the files whose serving containers were read (kept also when ``containers`` is not): a
     #: template that parsed anyway is then not counted as "not read" (:func:`kvlint.sizing.unread`)
     serving_paths: set[str] = field(default_factory=set)
+    #: the loader's :attr:`LoadResult.engine_named`: whether a templated file names a serving engine, so
+    #: :func:`kvlint.sizing.unread` need not read it again
+    engine_named: dict[str, bool] = field(default_factory=dict)
 
     @property
     def serving(self) -> int:
