@@ -19,14 +19,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import BinaryIO, TextIO
 
 from kvlint.options import Options
 from kvlint.source import Loc
-from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerResult, Diagnostic
-
-if TYPE_CHECKING:
-    from kvlint.stream import ContainerRecord
+from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
 __all__ = ["CheckRun", "config_groups", "merge_results", "run_paths"]
 

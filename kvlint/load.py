@@ -308,10 +308,23 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
     ):
         # what kvlint.sizing.unread would find reading the file again, known now: the whole file, in UTF-8
         # (unread reads up to 1 MiB as UTF-8; line breaks, normalised here, are not in an engine's name)
-        from kvlint.sizing import _mentions_engine
-
         result.engine_named[path] = _mentions_engine(text)
     return result
+
+
+#: a serving engine named in a template's or values file's text (image, module or launcher)
+_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
+#: :data:`_ENGINE_TEXT` in lower case, for lower-cased ASCII text (where ``re.IGNORECASE`` pairs each letter
+#: with its other case only, so the two searches agree; ~7x faster than the case-insensitive scan)
+_ENGINE_TEXT_LOWER = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)")
+
+
+def _mentions_engine(text: str) -> bool:
+    """Whether ``text`` names a serving engine: :data:`_ENGINE_TEXT` (vLLM, SGLang, TGI's image, module or
+    launcher) occurs in it, in any case (:func:`kvlint.sizing.unread`'s test, here for :func:`load_text`)."""
+    if text.isascii():
+        return _ENGINE_TEXT_LOWER.search(text.lower()) is not None
+    return _ENGINE_TEXT.search(text) is not None
 
 
 #: Files up to this size (bytes) that have a KV002 get :attr:`LoadResult.engine_named` from the text read

@@ -28,17 +28,14 @@ operator object whose engine settings live where kvlint does not look (KV503 inf
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kvlint.engines.images import platform_of
-from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
-
-if TYPE_CHECKING:
-    from kvlint.stream import ContainerRecord
+from kvlint.load import _mentions_engine
+from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
@@ -103,7 +100,7 @@ def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Di
 def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
     the same run (matched by the leader workload and container name the worker's parse recorded); a streaming
-    run's record (:class:`kvlint.stream.ContainerRecord`) carries its outcome, worked out so when it was made."""
+    run's record (:class:`kvlint.types.ContainerRecord`) carries its outcome, worked out so when it was made."""
     records = [cr.sizing for cr in containers if not isinstance(cr, ContainerResult)]
     if len(records) == len(containers):
         return records
@@ -214,21 +211,6 @@ def summarise(result: CheckResult) -> SizingSummary:
         counts.get("leader", 0),
         len(unread(result)),
     )
-
-
-#: a serving engine named in a template's or values file's text (image, module or launcher)
-_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
-#: :data:`_ENGINE_TEXT` in lower case, for lower-cased ASCII text (where ``re.IGNORECASE`` pairs each letter
-#: with its other case only, so the two searches agree; ~7x faster than the case-insensitive scan)
-_ENGINE_TEXT_LOWER = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)")
-
-
-def _mentions_engine(text: str) -> bool:
-    """Whether ``text`` names a serving engine: :data:`_ENGINE_TEXT` (vLLM, SGLang, TGI's image, module or
-    launcher) occurs in it, in any case."""
-    if text.isascii():
-        return _ENGINE_TEXT_LOWER.search(text.lower()) is not None
-    return _ENGINE_TEXT.search(text) is not None
 
 
 #: the most of a file :func:`unread` reads to look for an engine (bytes)

@@ -75,6 +75,7 @@ from kvlint.options import Options
 from kvlint.source import Loc
 from kvlint.types import (
     CheckResult,
+    ContainerRecord,
     ContainerResult,
     Diagnostic,
     Document,
@@ -196,35 +197,6 @@ class _Ns:
 
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
-
-
-@dataclass
-class ContainerRecord:
-    """What the reports read of one serving container (:class:`~kvlint.types.ContainerResult`), kept when
-    the container's documents are dropped: its name, workload, sizing outcome
-    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written), the
-    fields of the Markdown and JUnit sections and the container's position (``container.loc``: where
-    ``--require-sizing`` names a container without its engine command's position,
-    :func:`kvlint.sizing.explained_at`)."""
-
-    object_ref: str
-    container_name: str
-    sizing: str
-    json: dict[str, Any] | None
-    serving: Any
-    placement: Any
-    model: Any
-    plan: Any
-    plan_error: str | None
-    model_error: str | None
-    workload: Any
-    container: Any
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
-        if self.json is None:  # pragma: no cover - only asked for when kept
-            raise ValueError("this run kept no JSON entry for its containers")
-        return self.json
 
 
 def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecord:

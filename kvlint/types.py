@@ -12,13 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from kvlint.fastinit import direct_init
 from kvlint.source import LDict, Loc
-
-if TYPE_CHECKING:
-    from kvlint.stream import ContainerRecord
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -612,6 +609,35 @@ class SuppressedDiagnostic:
     def as_dict(self) -> dict[str, Any]:
         """JSON shape: the diagnostic's fields plus ``reason``."""
         return {**self.diagnostic.as_dict(), "reason": self.reason}
+
+
+@dataclass
+class ContainerRecord:
+    """What the reports read of one serving container (:class:`ContainerResult`), kept by a streaming run
+    (:mod:`kvlint.stream`) when the container's documents are dropped: its name, workload, sizing outcome
+    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written), the
+    fields of the Markdown and JUnit sections and the container's position (``container.loc``: where
+    ``--require-sizing`` names a container without its engine command's position,
+    :func:`kvlint.sizing.explained_at`)."""
+
+    object_ref: str
+    container_name: str
+    sizing: str
+    json: dict[str, Any] | None
+    serving: Any
+    placement: Any
+    model: Any
+    plan: Any
+    plan_error: str | None
+    model_error: str | None
+    workload: Any
+    container: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
+        if self.json is None:  # pragma: no cover - only asked for when kept
+            raise ValueError("this run kept no JSON entry for its containers")
+        return self.json
 
 
 @dataclass

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 from kvlint.report.escape import printable
 
 if TYPE_CHECKING:
-    from kvlint.stream import ContainerRecord
-    from kvlint.types import CheckResult, ContainerResult, Diagnostic
+    from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
