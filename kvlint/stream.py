@@ -1066,11 +1066,14 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_Unit
     for i in range(n_tasks):
         while True:
             with cond:
+                timed_out = False
                 if i not in ready:
-                    cond.wait(WORKER_CHECK_SECONDS)
+                    timed_out = not cond.wait(WORKER_CHECK_SECONDS)
                 item = ready.pop(i, None)
             if item is not None:
                 break
+            if not timed_out:  # another task's result came: wait on for this one
+                continue
             for w in list(pool._pool):
                 seen.setdefault(w.pid, w)
             ended = [w for w in seen.values() if w.exitcode is not None]
