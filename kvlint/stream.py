@@ -1039,7 +1039,8 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_Unit
     and a worker has ended, the run is lost only if a task whose result has not arrived is held by a process
     that ended, or no live process holds any of the tasks left (:func:`_lost_tasks`), at two checks in a row
     (a result the ended worker sent may still be in the pipe at the first). A worker that ended idle, after
-    its last result, loses nothing: the run completes with every result."""
+    its last result, loses nothing: the run completes with every result (:func:`_free_result_lock` frees
+    the result pipe's lock if it ended holding it)."""
     import threading
 
     n_tasks = len(tasks)
@@ -1062,7 +1063,7 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_Unit
             error_callback=functools.partial(arrived, i, False),
         )
     seen = {w.pid: w for w in pool._pool}  # every worker process the pool had, by process id
-    suspect = False
+    suspect = stuck = False
     for i in range(n_tasks):
         while True:
             with cond:
@@ -1086,10 +1087,37 @@ def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_Unit
             if lost and suspect:
                 raise WorkerLost(_ended_message(ended[0].exitcode))
             suspect = lost
+            if not lost:
+                stuck = _free_result_lock(pool, stuck)
         ok, value = item
         if not ok:
             raise value
         yield value
+
+
+#: Seconds :func:`_free_result_lock` waits for the result pipe's write lock at one check.
+_RESULT_LOCK_WAIT = 0.2
+
+
+def _free_result_lock(pool: Any, stuck: bool) -> bool:
+    """Free the result pipe's write lock when a worker ended holding it; returns whether it was found taken.
+
+    A worker sends a result under that lock and releases it just after; killed in between, once the run has
+    read its result (it died "idle", with nothing lost), it never releases it and no other worker can send
+    a result: the run waited forever. Called at a check that found a worker ended and no task lost
+    (:func:`_collect`); a lock taken at two such checks in a row (a second apart, while the run reads the
+    pipe as fast as results come) is held by the ended worker, whose last message was sent whole (the run
+    has every result it took), and is released for the live ones."""
+    lock = getattr(pool._outqueue, "_wlock", None)
+    if lock is None:  # pragma: no cover - a platform whose queue has no write lock
+        return False
+    if lock.acquire(timeout=_RESULT_LOCK_WAIT):
+        lock.release()
+        return False
+    if stuck:
+        lock.release()
+        return False
+    return True
 
 
 def _end_pool(pool: Any, workers: Sequence[Any]) -> None:

@@ -678,6 +678,8 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         "real_unit, real_take, taken = stream._analyse_unit, stream._take, []\n"
         "inputs, slow, jobs = sys.argv[1:4]\n"
         "def unit(u):\n"
+        "    if str(u.path).endswith('m0.yaml'):\n"
+        "        time.sleep(0.5)  # the other worker takes the next units meanwhile: both send results\n"
         "    if str(u.path).endswith('m5.yaml'):\n"
         "        open(slow, 'w').write(str(os.getpid()))\n"
         "        time.sleep(3)\n"
