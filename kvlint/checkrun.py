@@ -23,7 +23,7 @@ from typing import BinaryIO, TextIO
 
 from kvlint.options import Options
 from kvlint.source import Loc
-from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerResult, Diagnostic
+from kvlint.types import SEVERITY_ORDER, CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
 __all__ = ["CheckRun", "config_groups", "merge_results", "run_paths"]
 
@@ -42,7 +42,7 @@ class CheckRun:
     parts: list[tuple[str | None, str | None, CheckResult]] = field(default_factory=list)
     require_sizing: list[bool] = field(default_factory=list)
 
-    def unsized(self, required: bool = False) -> list[tuple[ContainerResult, str]]:
+    def unsized(self, required: bool = False) -> list[tuple[ContainerResult | ContainerRecord, str]]:
         """Serving containers that were not sized, with the reason (:func:`kvlint.sizing.sizing_of`), in the
         parts that require sizing: all of them when ``required`` (``--require-sizing``), else those whose
         configuration sets ``require_sizing: true``."""
@@ -165,6 +165,7 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
         out.workloads += p.workloads
         out.suppressed += p.suppressed
         out.serving_paths |= p.serving_paths
+        out.engine_named.update(p.engine_named)
     if any(p.serving_count is not None for p in parts):
         out.serving_count = sum(p.serving for p in parts)
         counts: dict[str, int] = {}

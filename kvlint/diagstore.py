@@ -24,7 +24,7 @@ import pickle
 import zlib
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any, overload
 
@@ -206,6 +206,16 @@ class DiagnosticView(Sequence[Diagnostic]):
         view._stores, view._which, view._index = self._stores, self._which, self._index
         view._attach = fn if inner is None else (lambda d: fn(inner(d)))
         return view
+
+    def of_rules(self, rules: Container[str]) -> Iterator[Diagnostic]:
+        """The diagnostics whose rule is one of ``rules``, in order, as iterating the view gives them; the
+        others are not decoded (a view's function, :meth:`mapped`, never changes a rule id)."""
+        stores, attach = self._stores, self._attach
+        for s, i in zip(self._which, self._index, strict=True):
+            store = stores[s]
+            if store.rule_at(i) in rules:
+                d = store.get(i)
+                yield d if attach is None else attach(d)
 
     def severity_counts(self) -> dict[str, int]:
         """Number of diagnostics per severity name, without decoding them."""

@@ -299,7 +299,39 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         result.source_texts[path] = text
     with _gc_paused():
         _load_decoded(text, path, result)
+    if (
+        path != "-"
+        and not isinstance(data, str)
+        and len(data) <= _ENGINE_SCAN_BYTES
+        and not bytes(data[:4]).startswith(_WIDE_BOMS)
+        and any(f.rule == "KV002" for f in result.findings)
+    ):
+        # what kvlint.sizing.unread would find reading the file again, known now: the whole file, in UTF-8
+        # (unread reads up to 1 MiB as UTF-8; line breaks, normalised here, are not in an engine's name)
+        result.engine_named[path] = _mentions_engine(text)
     return result
+
+
+#: a serving engine named in a template's or values file's text (image, module or launcher)
+_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
+#: :data:`_ENGINE_TEXT` in lower case, for lower-cased ASCII text (where ``re.IGNORECASE`` pairs each letter
+#: with its other case only, so the two searches agree; ~7x faster than the case-insensitive scan)
+_ENGINE_TEXT_LOWER = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)")
+
+
+def _mentions_engine(text: str) -> bool:
+    """Whether ``text`` names a serving engine: :data:`_ENGINE_TEXT` (vLLM, SGLang, TGI's image, module or
+    launcher) occurs in it, in any case (:func:`kvlint.sizing.unread`'s test, here for :func:`load_text`)."""
+    if text.isascii():
+        return _ENGINE_TEXT_LOWER.search(text.lower()) is not None
+    return _ENGINE_TEXT.search(text) is not None
+
+
+#: Files up to this size (bytes) that have a KV002 get :attr:`LoadResult.engine_named` from the text read
+#: (kvlint.sizing's ``_MAX_SCAN_BYTES``: a larger one is read again, in part, as before).
+_ENGINE_SCAN_BYTES = 1 << 20
+#: Byte-order marks of the UTF-16/32 files the loader decodes and :func:`kvlint.sizing.unread` does not.
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 
 
 class _gc_paused:  # noqa: N801 - used as the function it was: ``with _gc_paused():``
@@ -577,6 +609,7 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.findings.extend(part.findings)
     into.source_texts.update(part.source_texts)
     into.read_paths.update(part.read_paths)
+    into.engine_named.update(part.engine_named)
 
 
 # --------------------------------------------------------------------------------------------------

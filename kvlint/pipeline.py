@@ -86,7 +86,10 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
 
     options = options or Options()
     result = CheckResult(
-        files=loaded.files, documents=len(loaded.documents), exemptions_allowed=options.exemptions_allowed
+        files=loaded.files,
+        documents=len(loaded.documents),
+        exemptions_allowed=options.exemptions_allowed,
+        engine_named=loaded.engine_named,
     )
     diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     part = analyse_documents(loaded.documents, options)

@@ -452,6 +452,7 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.files += part.files
     into.source_texts.update(part.source_texts)
     into.read_paths.update(part.read_paths)
+    into.engine_named.update(part.engine_named)
 
 
 def _release_name(chart: str) -> str:

@@ -28,14 +28,14 @@ operator object whose engine settings live where kvlint does not look (KV503 inf
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import platform_of
-from kvlint.types import CheckResult, ContainerResult, Diagnostic, Loc
+from kvlint.load import _mentions_engine
+from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
 
@@ -80,7 +80,7 @@ def sizing_of(cr: ContainerResult) -> str:
 WHY_RULES = ("KV501", "KV502", "KV503")
 
 
-def explained_at(cr: ContainerResult, diagnostics: Sequence[Diagnostic]) -> Loc | None:
+def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Diagnostic]) -> Loc | None:
     """Where the report says why ``cr`` was not sized: the location of its KV501/KV502/KV503 finding (in
     ``cr``'s file; else such a finding on its whole object, e.g. KV502 on a serving-runtime template), so ``--require-sizing`` names the same line and column as that finding; without one (the
     rule ignored), the position a rule finding on the container defaults to (the engine command's, else the
@@ -97,15 +97,20 @@ def explained_at(cr: ContainerResult, diagnostics: Sequence[Diagnostic]) -> Loc 
     return cr.serving.command_loc or cr.container.loc or cr.workload.loc
 
 
-def outcomes(containers: list[ContainerResult]) -> list[str]:
+def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
-    the same run (matched by the leader workload and container name the worker's parse recorded)."""
-    if all(isinstance(getattr(cr, "sizing", None), str) for cr in containers):
-        return [cr.sizing for cr in containers]  # type: ignore[attr-defined]  # records of a streaming run
-    plain = [sizing_of(cr) for cr in containers]
+    the same run (matched by the leader workload and container name the worker's parse recorded); a streaming
+    run's record (:class:`kvlint.types.ContainerRecord`) carries its outcome, worked out so when it was made."""
+    records = [cr.sizing for cr in containers if not isinstance(cr, ContainerResult)]
+    if len(records) == len(containers):
+        return records
+    plain = [sizing_of(cr) if isinstance(cr, ContainerResult) else cr.sizing for cr in containers]
     by_key = {(id(cr.workload), cr.container_name): out for cr, out in zip(containers, plain, strict=True)}
     out = []
     for cr, own in zip(containers, plain, strict=True):
+        if not isinstance(cr, ContainerResult):  # a record's outcome is final
+            out.append(own)
+            continue
         joins = cr.serving.joins
         leader = cr.workload.leader
         if own not in SIZED and joins is not None and leader is not None:
@@ -208,27 +213,14 @@ def summarise(result: CheckResult) -> SizingSummary:
     )
 
 
-#: a serving engine named in a template's or values file's text (image, module or launcher)
-_ENGINE_TEXT = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)", re.I)
-#: :data:`_ENGINE_TEXT` in lower case, for lower-cased ASCII text (where ``re.IGNORECASE`` pairs each letter
-#: with its other case only, so the two searches agree; ~7x faster than the case-insensitive scan)
-_ENGINE_TEXT_LOWER = re.compile(r"vllm|sglang|text-generation-(?:inference|launcher)")
-
-
-def _mentions_engine(text: str) -> bool:
-    """:data:`_ENGINE_TEXT` occurs in ``text``."""
-    if text.isascii():
-        return _ENGINE_TEXT_LOWER.search(text.lower()) is not None
-    return _ENGINE_TEXT.search(text) is not None
-
-
 #: the most of a file :func:`unread` reads to look for an engine (bytes)
 _MAX_SCAN_BYTES = 1 << 20
 
 
 def _names_engine(path: str, cache: dict[str, bool]) -> bool:
     """Whether the file at ``path`` (a regular local file, at most :data:`_MAX_SCAN_BYTES` read) names a
-    serving engine; False for stdin and anything unreadable."""
+    serving engine; False for stdin and anything unreadable. ``cache`` may hold the answer already (the run's
+    :attr:`~kvlint.types.CheckResult.engine_named`, from the text the loader read)."""
     if path not in cache:
         found = False
         try:
@@ -277,6 +269,10 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     return cache[key]
 
 
+#: the rules of the findings :func:`unread` reads
+_UNREAD_RULES = frozenset({"KV001", "KV002", "KV503"})
+
+
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
@@ -286,13 +282,17 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
     MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
-    Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name: a
-    command-line helper, never called by the admission webhook."""
+    Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
+    the templated files whose answer the loader noted (``result.engine_named``: a file of at most 1 MiB in
+    UTF-8, read whole by the run): a command-line helper, never called by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths
-    cache: dict[str, bool] = {}
-    for d in result.diagnostics:
+    cache: dict[str, bool] = dict(result.engine_named)
+    diagnostics = result.diagnostics
+    # a streaming run's DiagnosticView decodes only the diagnostics of these rules
+    of_rules = getattr(diagnostics, "of_rules", None)
+    for d in diagnostics if of_rules is None else of_rules(_UNREAD_RULES):
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
             out.append((d, "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:

@@ -73,7 +73,16 @@ from kvlint.load import (
 )
 from kvlint.options import Options
 from kvlint.source import Loc
-from kvlint.types import CheckResult, Diagnostic, Document, Finding, LoadResult, SuppressedDiagnostic
+from kvlint.types import (
+    CheckResult,
+    ContainerRecord,
+    ContainerResult,
+    Diagnostic,
+    Document,
+    Finding,
+    LoadResult,
+    SuppressedDiagnostic,
+)
 
 if TYPE_CHECKING:
     from kvlint.diagstore import DiagnosticStore
@@ -190,33 +199,7 @@ class _Ns:
         self.__dict__.update(kw)
 
 
-@dataclass
-class ContainerRecord:
-    """What the reports read of one serving container (:class:`~kvlint.types.ContainerResult`), kept when
-    the container's documents are dropped: its name, workload, sizing outcome
-    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written) and the
-    fields of the Markdown and JUnit sections."""
-
-    object_ref: str
-    container_name: str
-    sizing: str
-    json: dict[str, Any] | None
-    serving: Any
-    placement: Any
-    model: Any
-    plan: Any
-    plan_error: str | None
-    model_error: str | None
-    workload: Any
-
-    def as_dict(self) -> dict[str, Any]:
-        """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
-        if self.json is None:  # pragma: no cover - only asked for when kept
-            raise ValueError("this run kept no JSON entry for its containers")
-        return self.json
-
-
-def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
+def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecord:
     s = cr.serving
     model_arg = s.model
     acc = cr.placement.accelerator if cr.placement is not None else None
@@ -240,6 +223,7 @@ def _record(cr: Any, sizing: str, keep_json: bool) -> ContainerRecord:
         plan_error=cr.plan_error,
         model_error=cr.model_error,
         workload=_Ns(loc=cr.workload.loc, path=cr.workload.path, doc=_Ns(path=cr.workload.doc.path)),
+        container=_Ns(loc=cr.container.loc),
     )
 
 
@@ -265,6 +249,7 @@ class _UnitResult:
     serving_paths: set[str] = field(default_factory=set)
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    engine_named: dict[str, bool] = field(default_factory=dict)
     pid: int = 0
 
 
@@ -893,6 +878,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         _map_loaded_sources(loaded)
     out = _UnitResult(files=unit.files or loaded.files, documents=len(loaded.documents), pid=os.getpid())
     out.read_paths = set(loaded.read_paths)
+    out.engine_named = loaded.engine_named
     out.source_texts = {p: t for p, t in loaded.source_texts.items() if SUPPRESSION_MARKER in t}
     out.load_diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
     out.kv002_files = {f.loc.file for f in loaded.findings if f.rule == "KV002" and f.loc is not None}
@@ -1015,41 +1001,167 @@ class WorkerLost(RuntimeError):
     out-of-memory killer sends SIGKILL); the results of the units it held are lost, so the run cannot finish."""
 
 
-def _collect(results: Any, workers: Sequence[Any]) -> Iterator[Any]:
-    """The results of ``results`` (a pool's ``imap``) in order, as iterating it gives them, but raising
-    :class:`WorkerLost` when one of ``workers`` (the pool's processes, taken when it started) has ended while
-    no result came for :data:`WORKER_CHECK_SECONDS`. ``multiprocessing.pool.Pool`` starts a new process for
-    one that ended, but the task that process was running is never run again nor failed: iterating on waited
-    for its result forever. The pool's workers end only when it is terminated, so any of them that ended
-    during the run died (a signal, or an exit from the analysis)."""
-    import multiprocessing
+def _analyse_task(arg: tuple[int, tuple[int, int]]) -> list[_UnitResult]:
+    """In a worker: mark task ``arg[0]`` as held by this process (:func:`_collect`), then analyse its range of
+    units ``arg[1]`` (:func:`_analyse_range`)."""
+    index, task = arg
+    _RUN["held_by"][index] = os.getpid()
+    return _analyse_range(task)
 
-    while True:
+
+def _lost_tasks(held_by: Sequence[int], done: set[int], n_tasks: int, live: set[int]) -> bool:
+    """Whether a task's result can no longer come: a task not ``done`` (its result not received) is held by a
+    process not in ``live`` (it took the task and ended), or tasks remain and none of them is held by a live
+    process (a worker that ended between taking a task and marking it, with the others idle)."""
+    outstanding = [i for i in range(n_tasks) if i not in done]
+    if not outstanding:
+        return False
+    running = False
+    for i in outstanding:
+        pid = held_by[i]
+        if pid == 0:
+            continue
+        if pid not in live:
+            return True
+        running = True
+    return not running
+
+
+def _collect(pool: Any, tasks: Sequence[tuple[int, int]]) -> Iterator[list[_UnitResult]]:
+    """The results of ``tasks`` (ranges of units, :func:`_analyse_range`) run on ``pool``, in order, raising
+    :class:`WorkerLost` when a worker ended with a task in hand. ``multiprocessing.pool.Pool`` starts a new
+    process for one that ended, but the task that process was running is never run again nor failed: waiting
+    on its result would wait forever. The pool's workers end only when it is terminated, so any of them that
+    ended during the run died (a signal, or an exit from the analysis).
+
+    Each worker marks the task it takes with its process id in shared memory (:func:`_analyse_task`) and each
+    result is noted as it arrives (whatever the order); when no result came for :data:`WORKER_CHECK_SECONDS`
+    and a worker has ended, the run is lost only if a task whose result has not arrived is held by a process
+    that ended, or no live process holds any of the tasks left (:func:`_lost_tasks`), at two checks in a row
+    (a result the ended worker sent may still be in the pipe at the first). A worker that ended idle, after
+    its last result, loses nothing: the run completes with every result (:func:`_free_result_lock` frees
+    the result pipe's lock if it ended holding it)."""
+    import threading
+
+    n_tasks = len(tasks)
+    held_by = _RUN["held_by"]
+    cond = threading.Condition()
+    received: set[int] = set()  # the tasks whose result arrived
+    ready: dict[int, tuple[bool, Any]] = {}  # those not yet given: (ok, result or exception)
+
+    def arrived(index: int, ok: bool, value: Any) -> None:
+        with cond:
+            received.add(index)
+            ready[index] = (ok, value)
+            cond.notify()
+
+    for i, task in enumerate(tasks):
+        pool.apply_async(
+            _analyse_task,
+            ((i, task),),
+            callback=functools.partial(arrived, i, True),
+            error_callback=functools.partial(arrived, i, False),
+        )
+    seen = {w.pid: w for w in pool._pool}  # every worker process the pool had, by process id
+    suspect = stuck = False
+    for i in range(n_tasks):
+        while True:
+            with cond:
+                timed_out = False
+                if i not in ready:
+                    timed_out = not cond.wait(WORKER_CHECK_SECONDS)
+                item = ready.pop(i, None)
+            if item is not None:
+                break
+            if not timed_out:  # another task's result came: wait on for this one
+                continue
+            for w in list(pool._pool):
+                seen.setdefault(w.pid, w)
+            ended = [w for w in seen.values() if w.exitcode is not None]
+            if not ended:
+                suspect = False
+                continue
+            live = {pid for pid, w in seen.items() if w.exitcode is None}
+            with cond:
+                lost = _lost_tasks(held_by, set(received), n_tasks, live)
+            if lost and suspect:
+                raise WorkerLost(_ended_message(ended[0].exitcode))
+            suspect = lost
+            if not lost:
+                stuck = _free_result_lock(pool, stuck)
+        ok, value = item
+        if not ok:
+            raise value
+        yield value
+
+
+#: Seconds :func:`_free_result_lock` waits for the result pipe's write lock at one check.
+_RESULT_LOCK_WAIT = 0.2
+
+
+def _free_result_lock(pool: Any, stuck: bool) -> bool:
+    """Free the result pipe's write lock when a worker ended holding it; returns whether it was found taken.
+
+    A worker sends a result under that lock and releases it just after; killed in between, once the run has
+    read its result (it died "idle", with nothing lost), it never releases it and no other worker can send
+    a result: the run waited forever. Called at a check that found a worker ended and no task lost
+    (:func:`_collect`); a lock taken at two such checks in a row (a second apart, while the run reads the
+    pipe as fast as results come) is held by the ended worker, whose last message was sent whole (the run
+    has every result it took), and is released for the live ones."""
+    lock = getattr(pool._outqueue, "_wlock", None)
+    if lock is None:  # pragma: no cover - a platform whose queue has no write lock
+        return False
+    if lock.acquire(timeout=_RESULT_LOCK_WAIT):
+        lock.release()
+        return False
+    if stuck:
+        lock.release()
+        return False
+    return True
+
+
+def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
+    """Terminate ``pool`` (as ``with pool:`` does), also when a worker died: ``workers`` are the processes it
+    started with. An idle worker waits for its next task holding the task pipe's read lock, and a worker
+    sending a result holds the result pipe's write lock; killed there, it never releases it, and
+    ``Pool.terminate`` waits for those locks forever (it drains the task pipe and writes to the result pipe
+    under them). So when a worker has ended, the pool stops replacing workers, the remaining ones are killed
+    (the run needs nothing more of them), and the two locks, held by nobody alive, are freed before the pool
+    is terminated."""
+    import multiprocessing.pool
+
+    if any(w.exitcode is not None for w in [*workers, *pool._pool]):
+        pool._worker_handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
+        for w in list(pool._pool):
+            w.kill()
+        for w in list(pool._pool):
+            w.join()
+        for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
+            if lock.acquire(False):
+                lock.release()
+            else:  # taken by a process that was killed holding it
+                lock.release()
+    pool.terminate()
+
+
+def _ended_message(code: int) -> str:
+    """The :class:`WorkerLost` message for a worker that ended with ``code`` (its ``exitcode``)."""
+    if code < 0:
+        import signal
+
         try:
-            yield results.next(WORKER_CHECK_SECONDS)
-        except StopIteration:
-            return
-        except multiprocessing.TimeoutError:
-            for w in workers:
-                code = w.exitcode
-                if code is None:
-                    continue
-                if code < 0:
-                    import signal
-
-                    try:
-                        name = signal.Signals(-code).name
-                    except ValueError:
-                        name = "an unknown signal"
-                    how = f"killed by signal {-code}, {name}"
-                    if -code == signal.SIGKILL:
-                        how += ", which the kernel's out-of-memory killer sends"
-                else:
-                    how = f"exit status {code}"
-                raise WorkerLost(
-                    f"a worker process ended before the run did ({how}); the results of the files it was "
-                    "checking are lost: run again with more memory, fewer jobs (--jobs), or --jobs 1"
-                ) from None
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "an unknown signal"
+        how = f"killed by signal {-code}, {name}"
+        if -code == signal.SIGKILL:
+            how += ", which the kernel's out-of-memory killer sends"
+    else:
+        how = f"exit status {code}"
+    return (
+        f"a worker process ended before the run did ({how}); the results of the files it was "
+        "checking are lost: run again with more memory, fewer jobs (--jobs), or --jobs 1"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1146,17 +1258,26 @@ def _run_units(
     _RUN["units"] = units
     LAST_PIDS.clear()
     if n_jobs > 1:
-        with _pool(n_jobs) as pool:
+        import multiprocessing
+
+        tasks = _tasks(units, n_jobs)
+        # which process took each task (shared with the workers forked below; see _collect)
+        _RUN["held_by"] = multiprocessing.RawArray("q", max(1, len(tasks)))
+        pool = _pool(n_jobs)
+        workers = list(pool._pool)
+        try:
             # workers find the units (and the context they were read against) in the memory they
             # inherited; only a range of indices goes to them and compact results come back, in input
             # order (see _tasks)
-            for parts in _collect(pool.imap(_analyse_range, _tasks(units, n_jobs)), list(pool._pool)):
+            for parts in _collect(pool, tasks):
                 for part in parts:
                     _take(part, result, load_diags, diags, values, kv002, loaded)
                     if part.sizing:
                         sizing.update(part.sizing)
                     serving += part.containers
                     result.serving_paths |= part.serving_paths
+        finally:
+            _end_pool(pool, workers)
     else:
         for i in range(len(units)):
             part = _analyse_index(i)
@@ -1205,7 +1326,7 @@ def _take(
     result.files += part.files
     result.documents += part.documents
     result.workloads += part.workloads
-    result.containers.extend(part.records)  # type: ignore[arg-type]
+    result.containers.extend(part.records)
     result.suppressed_diagnostics.extend(part.suppressed)
     load_diags.extend(part.load_diags)
     diags.extend(part.diags)
@@ -1213,3 +1334,4 @@ def _take(
     kv002 |= part.kv002_files
     loaded.source_texts.update(part.source_texts)
     loaded.read_paths |= part.read_paths
+    result.engine_named.update(part.engine_named)

@@ -89,6 +89,8 @@ class LoadResult:
     Helm output) or a ``kvlint:`` comment (inline suppressions), so the Helm stage and the suppression
     pass need not read those files again; ``read_paths`` names every file (``-`` for stdin) whose text
     was read, so a path that is there but not in ``source_texts`` is known to hold no such comment.
+    ``engine_named`` says, for a file with unrendered template syntax (KV002), whether its text names a
+    serving engine, as :func:`kvlint.sizing.unread` would find reading it again (see :func:`kvlint.load.load_text`).
     """
 
     documents: list[Document] = field(default_factory=list)
@@ -96,6 +98,7 @@ class LoadResult:
     files: int = 0
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    engine_named: dict[str, bool] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -609,6 +612,35 @@ class SuppressedDiagnostic:
 
 
 @dataclass
+class ContainerRecord:
+    """What the reports read of one serving container (:class:`ContainerResult`), kept by a streaming run
+    (:mod:`kvlint.stream`) when the container's documents are dropped: its name, workload, sizing outcome
+    (:func:`kvlint.sizing.outcomes`), the JSON report's entry (when a JSON report is written), the
+    fields of the Markdown and JUnit sections and the container's position (``container.loc``: where
+    ``--require-sizing`` names a container without its engine command's position,
+    :func:`kvlint.sizing.explained_at`)."""
+
+    object_ref: str
+    container_name: str
+    sizing: str
+    json: dict[str, Any] | None
+    serving: Any
+    placement: Any
+    model: Any
+    plan: Any
+    plan_error: str | None
+    model_error: str | None
+    workload: Any
+    container: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON report's entry (:meth:`kvlint.types.ContainerResult.as_dict`)."""
+        if self.json is None:  # pragma: no cover - only asked for when kept
+            raise ValueError("this run kept no JSON entry for its containers")
+        return self.json
+
+
+@dataclass
 class CheckResult:
     """Output of the pipeline: sorted diagnostics plus per-container results and input counts.
 
@@ -618,7 +650,7 @@ class CheckResult:
     """
 
     diagnostics: Sequence[Diagnostic] = field(default_factory=list)
-    containers: list[ContainerResult] = field(default_factory=list)
+    containers: list[ContainerResult | ContainerRecord] = field(default_factory=list)
     files: int = 0
     documents: int = 0
     workloads: int = 0
@@ -632,6 +664,9 @@ class CheckResult:
     #: paths of the files whose serving containers were read (kept also when ``containers`` is not): a
     #: template that parsed anyway is then not counted as "not read" (:func:`kvlint.sizing.unread`)
     serving_paths: set[str] = field(default_factory=set)
+    #: the loader's :attr:`LoadResult.engine_named`: whether a templated file names a serving engine, so
+    #: :func:`kvlint.sizing.unread` need not read it again
+    engine_named: dict[str, bool] = field(default_factory=dict)
 
     @property
     def serving(self) -> int:

@@ -196,3 +196,39 @@ def test_result_counts_read_the_view_without_decoding(monkeypatch: pytest.Monkey
     monkeypatch.setattr(DiagnosticStore, "get", no_decoding)
     got = result.counts()
     assert got == expected and list(got) == list(expected)
+
+
+def test_of_rules_gives_the_diagnostics_of_those_rules_decoding_only_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # DiagnosticView.of_rules (kvlint.sizing.unread's reading of a streaming run) gives what filtering the
+    # whole view gives, in order, through a mapped function, and decodes only the diagnostics it gives
+    monkeypatch.setattr(diagstore, "CHUNK", 4)
+    monkeypatch.setattr(diagstore, "PLAIN", 0)
+    run = run_paths([str(ROOT / "fixtures")], Options(allow_hub=False), no_config=True, jobs=1)
+    view = run.result.diagnostics
+    assert isinstance(view, DiagnosticView)
+    everything = list(view)
+    for rules in ({"KV001", "KV002", "KV503"}, {"KV103"}, {"KV999"}, set()):
+        want = [d for d in everything if d.rule in rules]
+        assert list(view.of_rules(rules)) == want
+        assert list(view.mapped(lambda d: d).of_rules(rules)) == want
+    some = {"KV002"}
+    assert 0 < len([d for d in everything if d.rule in some]) < len(everything) // 10
+    decoded: list[int] = []
+    real_decode = diagstore._decode
+
+    def counting(blob: bytes) -> list[Diagnostic]:
+        decoded.append(1)
+        return real_decode(blob)
+
+    monkeypatch.setattr(diagstore, "_decode", counting)
+    for store in view._stores:
+        store._cache.clear()
+    list(view.of_rules(some))
+    n_some = len(decoded)
+    decoded.clear()
+    for store in view._stores:
+        store._cache.clear()
+    list(view)
+    assert n_some < len(decoded) // 4

@@ -106,6 +106,22 @@ def test_require_sizing_fails_the_run_and_names_each_workload(tmp_path: Path) ->
     assert _check("--fail-on", "never", str(UNKNOWN_MODEL))[0] == 0  # not required: reported, not failed
 
 
+def test_require_sizing_names_the_container_when_no_rule_says_why() -> None:
+    """With KV501-KV503 turned off and a container whose engine has no command (TGI configured by env), the
+    ``--require-sizing`` line names the container's own position: the streaming run's record carries it (it
+    raised AttributeError before, ``ContainerRecord`` typed as ``ContainerResult`` hid it from mypy)."""
+    code, _, err = _check(
+        "--fail-on", "never", "--require-sizing", "--ignore", "KV501,KV502,KV503", str(UNKNOWN_MODEL)
+    )
+    (cr,) = run_check([str(UNKNOWN_MODEL)], Options(allow_hub=False)).containers
+    assert cr.serving.command_loc is None and cr.container.loc is not None
+    where = f"{cr.container.loc.file}:{cr.container.loc.line}:{cr.container.loc.column}"
+    assert code == 1, err
+    assert (
+        f"kvlint: not sized: {where}: Deployment/hf-text-generation-inference-server container server" in err
+    )
+
+
 def test_require_sizing_in_the_configuration(tmp_path: Path) -> None:
     (tmp_path / ".kvlint.yaml").write_text("require_sizing: true\nfail_on: never\n")
     target = tmp_path / UNKNOWN_MODEL.name
@@ -140,6 +156,44 @@ def test_serving_objects_seen_but_not_read_are_counted_and_fail_require_sizing(t
     assert f"{templates / 'deploy.yaml'}:" in err and "template not rendered" in err
     assert "RayService/" in err and "operator settings not read" in err
     assert "svc.yaml" not in err
+
+
+def test_unread_answers_from_the_text_the_run_read(tmp_path: Path) -> None:
+    """A templated file's "names a serving engine" comes from the text the loader read
+    (``CheckResult.engine_named``), not from reading the file again: overwritten after the run, it is still
+    counted; with the noted answers dropped, :func:`unread` reads it again and finds no engine. On the
+    fixtures and the shared corpus (when present), in a whole run and a streaming one, the noted answers are
+    what reading the files again gives."""
+    from dataclasses import replace as with_fields
+
+    from kvlint.checkrun import run_paths
+    from kvlint.sizing import unread
+
+    template = tmp_path / "deploy.yaml"
+    template.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "{{- with .Values.pod }}\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        '        image: "vllm/vllm-openai:{{ .Values.tag }}"\n{{- end }}\n'
+    )
+    options = Options(allow_hub=False)
+    whole = run_check([str(template)], options)
+    streamed = run_paths([str(template)], options, no_config=True, jobs=1).result
+    template.write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\n")
+    for result in (whole, streamed):
+        assert result.engine_named == {str(template): True}
+        assert [why for _, why in unread(result)] == ["template not rendered"]
+        assert unread(with_fields(result, engine_named={})) == []
+
+    def answers(result: object) -> list[tuple[str, object, str]]:
+        return [(d.rule, d.loc, why) for d, why in unread(result)]  # type: ignore[arg-type]
+
+    corpus = ROOT.parent / "shared" / "corpus" / "manifests"
+    for paths in ([str(ROOT / "fixtures")], [str(corpus)] if corpus.is_dir() else []):
+        if not paths:
+            continue
+        for result in (run_check(paths, options), run_paths(paths, options, no_config=True, jobs=1).result):
+            assert result.engine_named
+            assert answers(result) == answers(with_fields(result, engine_named={}))
 
 
 @pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")

@@ -653,3 +653,71 @@ def test_a_worker_killed_mid_run_ends_the_run(tmp_path: Path) -> None:
     assert out.returncode == 2, out.stderr
     assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tmp_path: Path) -> None:
+    """A worker process that ends after its last result, while another worker still analyses a unit, loses
+    nothing: ``kvlint check --jobs 2`` completes with the output and status of ``--jobs 1`` (no WorkerLost, no
+    wait on the pool's locks the killed worker held). The kill is real: once the run has taken the results of
+    every unit but the slow last one, it sends SIGKILL to the workers that sent them (idle by then: nothing
+    else is left to take), while the last unit's worker still sleeps."""
+    import subprocess
+    import sys
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i in range(6):
+        (inputs / f"m{i}.yaml").write_text(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: {80 + i}}}]}}\n"
+        )
+    slow = tmp_path / "slow"
+    script = (
+        "import os, runpy, signal, sys, time\n"
+        "from kvlint import stream\n"
+        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "real_unit, real_take, taken = stream._analyse_unit, stream._take, []\n"
+        "inputs, slow, jobs = sys.argv[1:4]\n"
+        "def unit(u):\n"
+        "    if str(u.path).endswith('m0.yaml'):\n"
+        "        time.sleep(0.5)  # the other worker takes the next units meanwhile: both send results\n"
+        "    if str(u.path).endswith('m5.yaml'):\n"
+        "        open(slow, 'w').write(str(os.getpid()))\n"
+        "        time.sleep(3)\n"
+        "    return real_unit(u)\n"
+        "def take(part, *rest):\n"
+        "    real_take(part, *rest)\n"
+        "    taken.append(part.pid)\n"
+        "    if len(taken) == 5:\n"
+        "        while not os.path.exists(slow) or not open(slow).read():\n"
+        "            time.sleep(0.05)\n"
+        "        busy = int(open(slow).read())\n"
+        "        idle = set(taken) - {busy}\n"
+        "        assert idle, 'the last unit went to the only worker'\n"
+        "        for pid in idle:\n"
+        "            os.kill(pid, signal.SIGKILL)\n"
+        "if jobs != '1':\n"
+        "    stream._analyse_unit, stream._take = unit, take\n"
+        "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', jobs, inputs]\n"
+        "runpy.run_module('kvlint', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    serial = subprocess.run(
+        [sys.executable, "-c", script, str(inputs), str(tmp_path / "unused"), "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(inputs), str(slow), "2"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited on the pool after an idle worker was killed")
+    assert slow.read_text(), "the slow unit never ran in a worker"
+    assert "worker process ended" not in out.stderr, out.stderr
+    assert (out.returncode, out.stdout) == (serial.returncode, serial.stdout), out.stderr

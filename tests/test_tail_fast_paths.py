@@ -279,7 +279,7 @@ def test_names_engine_equals_case_insensitive_search() -> None:
 
 
 def test_mentions_engine_equals_case_insensitive_search() -> None:
-    """:func:`kvlint.sizing._mentions_engine` finds what the case-insensitive search found, in ASCII text and
+    """:func:`kvlint.sizing._mentions_engine` (kvlint.load's) finds what the case-insensitive search found, in ASCII text and
     in text with the Unicode letters that match ASCII ones case-insensitively (long s, Kelvin sign)."""
     from kvlint.sizing import _mentions_engine
 

@@ -770,6 +770,50 @@ def test_json_logs() -> None:
     assert line["time"].endswith("Z")
 
 
+def test_a_review_log_line_is_bounded_whatever_the_manifest_holds() -> None:
+    """What the request and its object put into a review's log line is bounded (app._log_fields): a 100,000
+    character name, namespace, kind and uid and 500 errors of 20,000 characters each make a line of a few
+    KB, not of megabytes; a review within the bounds logs its fields as they are."""
+    from kvlint.types import Diagnostic
+    from kvlint.webhook import app as app_module
+    from kvlint.webhook.review import Verdict
+
+    huge = "x" * 100_000
+    obj = workload_object(B01)
+    obj["metadata"]["name"] = huge
+    rev = parse_review(json.dumps(review(obj, uid="u" * 100_000, namespace="n" * 100_000, name=huge)))
+    assert len(rev.name) == len(rev.namespace or "") == 100_000
+    errors = [Diagnostic("KV103", "error", f"finding {i} " + "word " * 4000, None) for i in range(500)]
+    verdict = Verdict(False, "findings", errors, [], 0, reason="controlled by Deployment/" + huge)
+    fields = app_module._log_fields(rev, verdict, 0.01, "enforce")
+    for key in ("uid", "operation", "kind", "namespace", "name"):
+        assert len(fields[key]) <= app_module.LOG_FIELD_CHARS, key
+    assert fields["name"] == huge[: app_module.LOG_FIELD_CHARS - 3] + "..."
+    logged = fields["errors"]
+    assert (
+        len(logged) == app_module.LOG_ERRORS + 1 and logged[-1] == f"... {500 - app_module.LOG_ERRORS} more"
+    )
+    assert all(len(e) <= MAX_WARNING_CHARS for e in logged) and logged[0].startswith("KV103: finding 0 word")
+    assert len(fields["reason"]) <= app_module.LOG_REASON_CHARS
+    rec = logging.LogRecord("kvlint.webhook", logging.INFO, __file__, 1, "review", None, None)
+    rec.fields = fields
+    assert len(JsonFormatter().format(rec)) < 6000
+
+    # within the bounds: the fields as the review and the verdict have them
+    small = parse_review(json.dumps(review(workload_object(B01))))
+    few = [Diagnostic("KV103", "error", "short message", None), Diagnostic("KV404", "error", "another", None)]
+    fields = app_module._log_fields(
+        small, Verdict(False, "findings", few, [], 0, reason="r"), 0.01, "enforce"
+    )
+    assert (fields["uid"], fields["kind"], fields["namespace"], fields["name"]) == (
+        small.uid,
+        small.kind,
+        small.namespace,
+        small.name,
+    )
+    assert fields["errors"] == ["KV103: short message", "KV404: another"] and fields["reason"] == "r"
+
+
 def test_cli_group(tls: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner()
     r = runner.invoke(webhook_cli.webhook, ["--help"])

@@ -212,12 +212,14 @@ def collect_from_manifests(
     from kvlint.models.resolve import _looks_like_path, map_model_path
     from kvlint.pipeline import model_reference, run_check
     from kvlint.sizing import sizing_of
+    from kvlint.types import ContainerResult
 
     result = run_check(paths, replace(options, allow_hub=False), stdin=stdin)
     found: list[ModelRequest] = []
     skipped: list[Skipped] = []
     for cr in result.containers:
-        if cr.serving.model is None:
+        # run_check keeps every container's full result (only a streaming run keeps compact records)
+        if not isinstance(cr, ContainerResult) or cr.serving.model is None:
             continue
         ref, revision = model_reference(cr.serving, cr.workload)
         w = cr.workload

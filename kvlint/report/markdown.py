@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from kvlint.report.escape import printable
 
 if TYPE_CHECKING:
-    from kvlint.types import CheckResult, ContainerResult, Diagnostic
+    from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -56,7 +56,7 @@ def _g(b: int) -> str:
     return f"{b / GiB:.2f}"
 
 
-def _workload_section(c: ContainerResult, n: int) -> list[str]:
+def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]:
     """The section of one serving container; ``n`` is its number of findings."""
     acc = c.placement.accelerator.name if c.placement and c.placement.accelerator else "unknown GPU"
     gpus = c.placement.gpus if c.placement and c.placement.gpus else "?"

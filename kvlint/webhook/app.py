@@ -205,13 +205,36 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
         return await awaitable
 
 
+#: The most characters of a request's own text (uid, operation, kind, namespace, name) a review's log line
+#: keeps: 253, the longest object name Kubernetes accepts (a DNS subdomain); longer is cut, ending ``...``.
+LOG_FIELD_CHARS = 253
+#: The most ``rule: message`` entries of a review's log line (``errors``), each at most
+#: :data:`~kvlint.webhook.review.MAX_WARNING_CHARS` characters; a last entry counts the ones left out.
+LOG_ERRORS = 10
+#: The most characters of a review's ``reason`` (a skip reason names the owner, ``Kind/name``, from the object).
+LOG_REASON_CHARS = 600
+
+
+def _bounded(text: str, limit: int = LOG_FIELD_CHARS) -> str:
+    """``text``, cut to ``limit`` characters with ``...`` when longer."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict[str, Any]:
+    """The fields of a review's log line. What the request and its object put there is bounded, so one review
+    cannot write a log line of megabytes (an object name, a finding's message quoting a long flag value, ten
+    thousand findings): each text field at most :data:`LOG_FIELD_CHARS` characters, ``errors`` at most
+    :data:`LOG_ERRORS` entries (then ``... N more``) of at most ``MAX_WARNING_CHARS`` characters, and
+    ``reason`` at most :data:`LOG_REASON_CHARS`. A review within the bounds logs what it did before."""
+    from kvlint.webhook.review import MAX_WARNING_CHARS
+
+    namespace = review.namespace
     out: dict[str, Any] = {
-        "uid": review.uid,
-        "operation": review.operation,
-        "kind": review.kind,
-        "namespace": review.namespace,
-        "name": review.name,
+        "uid": _bounded(review.uid),
+        "operation": _bounded(review.operation),
+        "kind": _bounded(review.kind),
+        "namespace": _bounded(namespace) if namespace is not None else None,
+        "name": _bounded(review.name),
         "dry_run": review.dry_run,
         "mode": mode,
         "allowed": verdict.allowed,
@@ -220,11 +243,15 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
     }
     if verdict.rules:
         out["rules"] = verdict.rules
-        out["errors"] = [f"{d.rule}: {d.message}" for d in verdict.errors]
+        errors = verdict.errors
+        logged = [_bounded(f"{d.rule}: {d.message}", MAX_WARNING_CHARS) for d in errors[:LOG_ERRORS]]
+        if len(errors) > LOG_ERRORS:
+            logged.append(f"... {len(errors) - LOG_ERRORS} more")
+        out["errors"] = logged
     if verdict.suppressed:
         out["suppressed"] = verdict.suppressed
     if verdict.reason:
-        out["reason"] = verdict.reason
+        out["reason"] = _bounded(verdict.reason, LOG_REASON_CHARS)
     return out
 
 

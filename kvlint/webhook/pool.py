@@ -34,7 +34,7 @@ import time
 from dataclasses import fields
 from typing import Any
 
-from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, frame_messages, worker_main
+from kvlint.webhook.worker import FRAME_HEADER, LintOutcome, ReplyDiagnostic, frame_messages, worker_main
 
 __all__ = ["BudgetExceeded", "ReviewPool", "WorkerFailed"]
 
@@ -538,7 +538,7 @@ class ReviewPool:
             w.options, w.token = options, token
             w.reviews += 1
             if reply[0] == "ok" and reply[1] == seq:
-                return LintOutcome(reply[2], reply[3])
+                return LintOutcome([ReplyDiagnostic(*row) for row in reply[2]], reply[3])
             if reply[0] == "error" and reply[1] == seq:
                 if str(reply[2]).startswith("MemoryError"):
                     keep = False
