@@ -1137,10 +1137,8 @@ def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
         for w in list(pool._pool):
             w.join()
         for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
-            if lock.acquire(False):
-                lock.release()
-            else:  # taken by a process that was killed holding it
-                lock.release()
+            lock.acquire(False)  # free, or taken by a process that was killed holding it
+            lock.release()
     pool.terminate()
 
 
