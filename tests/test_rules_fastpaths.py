@@ -629,3 +629,43 @@ def test_gpu_request_problem_for_equal_and_unequal_requests() -> None:
     for req, lim in ((2, 1), ("2", "1"), ("1", 2)):
         err = _gpu_request_problem(res(req, lim), "nvidia.com/gpu")
         assert err is not None and err[2] == "error" and "differs from its limit" in err[0], (req, lim)
+
+
+def test_kv005_pod_spec_keys_against_the_per_key_lookup(tmp_path: Path) -> None:
+    """KV005's pod spec part passes a PodSpec whose keys are all fields with one keys-subset test: the keys it
+    reports are those the per-key lookup (:func:`kvlint.workloads.fields.unknown_fields`) finds in the PodSpec
+    without its container lists, with the same guess, and none for a PodSpec of fields only."""
+    from kvlint.pipeline import run_check
+    from kvlint.workloads.fields import unknown_fields
+
+    container = (
+        "      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n"
+        "        args: [--model, Qwen/Qwen2.5-7B-Instruct]\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    cases = {
+        "fields": "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      initContainers: [{name: init, image: busybox}]\n",
+        "typos": "      nodeSelectr: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      restartPolcy: Always\n      $patch: replace\n      hostIPC: true\n      zzz: 1\n",
+    }
+    for name, pod_keys in cases.items():
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+            f"{pod_keys}      containers:\n{container}"
+        )
+        result = run_check([str(path)], Options(allow_hub=False))
+        got = [d.message.split("'")[1] for d in result.diagnostics if d.rule == "KV005"]
+        (cr,) = result.containers
+        pod = cr.workload.pod_spec
+        pod_only = {k: v for k, v in pod.items() if k not in ("containers", "initContainers")}
+        want = [k for k, _ in unknown_fields(pod_only, "V1PodSpec")]
+        assert got == want == ([] if name == "fields" else ["nodeSelectr", "restartPolcy", "zzz"])
+        guesses = [d.fix for d in result.diagnostics if d.rule == "KV005"]
+        assert (
+            guesses[:2]
+            == ["rename 'nodeSelectr' to 'nodeSelector'", "rename 'restartPolcy' to 'restartPolicy'"][
+                : len(guesses)
+            ]
+        )
