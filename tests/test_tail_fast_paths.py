@@ -288,3 +288,48 @@ def test_mentions_engine_equals_case_insensitive_search() -> None:
     assert found == [_OLD_ENGINE_TEXT.search(t) is not None for t in texts]
     assert any(not t.isascii() and f for t, f in zip(texts, found, strict=True))  # the non-ASCII search ran
     assert 100 < sum(found) < len(found) - 100
+
+
+# --- render.kustomization_file_finding ----------------------------------------------------------------------
+
+
+def test_kustomization_finding_asks_the_file_name_only_of_documents_without_a_kind() -> None:
+    """kustomization_file_finding rules out a document of another kind before it reads the file's name: its
+    answers are those of the test written with the name first, for every shape, name and kind."""
+    import os
+
+    from kvlint.render import KUSTOMIZATION_FILES, kustomization_file_finding
+
+    def reference(doc: Document) -> bool:
+        data = doc.data
+        named = os.path.basename(doc.path) in KUSTOMIZATION_FILES
+        typed = (
+            isinstance(data, dict)
+            and data.get("kind") == "Kustomization"
+            and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+        )
+        return not (not (named or typed) or (not typed and isinstance(data, dict) and "kind" in data))
+
+    texts = [
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+        "apiVersion: other/v1\nkind: Kustomization\n",
+        "kind: Kustomization\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        "resources: [a.yaml]\nimages: [{name: x}]\n",
+        "[a, b]\n",
+        "just text\n",
+    ]
+    seen = set()
+    for name in [
+        "kustomization.yaml",
+        "kustomization.yml",
+        "Kustomization",
+        "deploy.yaml",
+        "dir/kustomization.yaml",
+    ]:
+        for text in texts:
+            for doc in load_text(text, name).documents:
+                got = kustomization_file_finding(doc)
+                assert (got is not None) == reference(doc), (name, text)
+                seen.add(got is not None)
+    assert seen == {True, False}
