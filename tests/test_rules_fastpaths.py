@@ -248,6 +248,24 @@ def test_kv501_configured_fleet_is_fleet_accelerators() -> None:
         assert bool(site.fleet) is site.fleet_accelerators()[1], fleet
 
 
+def test_kv501_without_a_site_reads_the_shared_empty_site(real_containers) -> None:
+    """KV501 reads :data:`kvlint.accelerators.site.NO_SITE` when the run has no site: it equals ``Site()``, and
+    every serving container's KV501 findings are those of a run given ``Site()`` itself."""
+    from kvlint.accelerators.site import NO_SITE, Site
+
+    assert (
+        NO_SITE == Site() and not NO_SITE.accelerators and not NO_SITE.node_labels and not NO_SITE.node_names
+    )
+    fleet_verdicts = 0
+    for cr, options in real_containers:
+        assert options.site is None
+        with_site = dataclasses.replace(options, site=Site())
+        mine = [d for d in runner.check_container(cr, options) if d.rule == "KV501"]
+        assert mine == [d for d in runner.check_container(cr, with_site) if d.rule == "KV501"]
+        fleet_verdicts += any("planned on" in d.message for d in mine)
+    assert fleet_verdicts > 0
+
+
 def test_kv406_memory_limit_is_positive_when_read() -> None:
     # KV406 returns without reading the limit when nothing is pinned: memory_limit() never answers a limit
     # of 0 bytes or less, which "0 <= limit" would have kept quiet about anyway.

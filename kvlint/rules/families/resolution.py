@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kvlint.accelerators.site import Site
+from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import platform_evidence
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -94,7 +94,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     plans on the slices of the GPUs offering that profile. Fits none of a configured fleet: error; fits none of
     the default fleet: warning; fits all of a configured fleet: info."""
     cr, s = ctx.cr, ctx.serving
-    site = ctx.options.site or Site()
+    site = ctx.options.site or NO_SITE
     # whether the fleet is the configured one, as Site.fleet_accelerators() answers it (a configured fleet is
     # one the site names, whatever its ids resolve to), without looking its accelerators up
     configured = bool(site.fleet)
