@@ -187,6 +187,94 @@ def test_may_hold_context_never_misses_a_context_document() -> None:
             assert not stream.may_hold_context(text), text
 
 
+def _may_hold_reference(seg: str) -> bool:
+    """stream.may_hold_context as first written (the column-0 lines found with a multi-line ``^`` pattern), the
+    definition the probe must answer as."""
+    if not stream._has_context_word(seg) and "\\" not in seg:
+        return False
+    pos = 0
+    if seg.startswith("---"):
+        eol = seg.find("\n")
+        rest = seg[3:] if eol < 0 else seg[3:eol]
+        if rest.strip() and not rest.lstrip().startswith("#"):
+            return True
+        if eol < 0:
+            return False
+        pos = eol + 1
+    first = stream._CONTENT_LINE.search(seg, pos)
+    if first is None:
+        return False
+    if first.end() - first.start() != 1:
+        return True
+    kind: str | None = None
+    kinds = 0
+    for m in re.compile(r"^[^ \t\n#].*", re.M).finditer(seg, pos):
+        line = m.group()
+        if not stream._PLAIN_KEY.match(line):
+            return True
+        if line.startswith("kind:"):
+            kinds += 1
+            k = stream._PLAIN_KIND.match(line)
+            if k is None:
+                return True
+            after = stream._CONTENT_LINE.search(seg, m.end())
+            if after is not None and after.end() - after.start() != 1:
+                return True
+            kind = k.group(1)
+    if kinds == 0:
+        return False
+    if kinds > 1 or kind is None:
+        return True
+    return stream._has_context_word(kind) or kind.endswith("List")
+
+
+def test_may_hold_context_answers_as_its_definition() -> None:
+    """The probe, finding the column-0 lines after their line breaks, answers as reading them with the multi-line
+    pattern: on every segment of the fixtures and corpus, the misleading ones, and 20,000 segments made of lines
+    that start, end or bend a reading."""
+    import random
+
+    segs = _segments_of_texts()
+    pieces = [
+        "kind: ConfigMap",
+        "kind: Deployment",
+        "kind:\tServingRuntime # c",
+        "kind: FooConfigMapList",
+        "kind: Config-Map",
+        "kind: List",
+        "kind: InferenceServiceX",
+        "kind:",
+        "kind: {{ .Values.k }}",
+        "  kind: ConfigMap",
+        "metadata:",
+        "  name: a",
+        "# ConfigMap",
+        "",
+        "  ",
+        "---",
+        "--- # c",
+        "--- !!map",
+        "{{- if .Values.on }}",
+        "- kind: ConfigMap",
+        '"kind": ConfigMap',
+        'x: "a\\x4d"',
+        "args: [a \\",
+        "data: |",
+        "  ConfigMap text",
+        "\tkind: ConfigMap",
+        "kind: ServingRuntime",
+        "note: InferenceService",
+    ]
+    rng = random.Random(19)
+    for _ in range(20_000):
+        lines = [rng.choice(pieces) for _ in range(rng.randint(1, 8))]
+        seg = "\n".join(lines) + rng.choice(["", "\n"])
+        segs.append(seg)
+        segs.append("---\n" + seg)
+    for seg in segs:
+        assert stream.may_hold_context(seg) == _may_hold_reference(seg), seg
+
+
 def test_file_filter_never_misses_a_context_document() -> None:
     """The context pass skips a file only where the loader finds no context document in it: every fixture and
     corpus file, and the misleading segments above as UTF-8, UTF-8 with a BOM, UTF-16 (LE and BE, with their
