@@ -233,6 +233,15 @@ def _names_engine(path: str, cache: dict[str, bool]) -> bool:
     return cache[path]
 
 
+def engine_named_in(data: bytes) -> bool | None:
+    """What :func:`unread` finds reading a regular file of these bytes (whether it names a serving engine), or
+    None when it would read only a part of it (more than :data:`_MAX_SCAN_BYTES`). The read is of UTF-8 text
+    with errors replaced and line breaks translated, as here but for the breaks: a match holds no break."""
+    if len(data) > _MAX_SCAN_BYTES:
+        return None
+    return _mentions_engine(data.decode("utf-8", errors="replace"))
+
+
 #: the files a failed render (``helm template``, ``kustomize build``) reports its KV001 at, by base name
 _RENDER_ROOTS = {
     "Chart.yaml": "Helm chart not rendered (helm template failed)",
@@ -283,8 +292,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service or KAITO
     MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
-    the templated files whose answer the loader noted (``result.engine_named``: a file of at most 1 MiB in
-    UTF-8, read whole by the run): a command-line helper, never called by the admission webhook."""
+    the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
+    1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper, never called by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths

@@ -260,6 +260,7 @@ class _UnitResult:
     serving_paths: set[str] = field(default_factory=set)
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
+    #: whether files of the unit name a serving engine (:attr:`kvlint.types.CheckResult.engine_named`)
     engine_named: dict[str, bool] = field(default_factory=dict)
     pid: int = 0
 
@@ -823,7 +824,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
     from kvlint.pipeline import analyse_documents, configure
     from kvlint.render import _map_loaded_sources, unrendered_file_finding
     from kvlint.rules.runner import finding_to_diagnostic
-    from kvlint.sizing import outcomes
+    from kvlint.sizing import engine_named_in, outcomes
 
     return (
         analyse_documents,
@@ -832,6 +833,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         unrendered_file_finding,
         finding_to_diagnostic,
         outcomes,
+        engine_named_in,
     )
 
 
@@ -864,11 +866,13 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         unrendered_file_finding,
         finding_to_diagnostic,
         outcomes,
+        engine_named_in,
     ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
     keep_json: bool = _RUN["keep_json"]
     keep_records: bool = _RUN["keep_records"]
+    data: bytes | None = None  # the file's bytes, when the context pass kept them for this turn
     if unit.loaded is not None:
         loaded = unit.loaded
     elif unit.span is not None:
@@ -889,11 +893,10 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         _map_loaded_sources(loaded)
     elif unit.data is not None:
         assert unit.path is not None
-        # what _load_file reads of a regular file within the limit: load_text of its bytes (dropped once
-        # loaded, as _load_file drops what it read, not held while the documents are analysed)
+        # what _load_file reads of a regular file within the limit: load_text of its bytes (dropped before the
+        # documents are analysed, as _load_file drops what it read)
         data, unit.data = unit.data, None
         loaded = load_text(data, unit.path)
-        del data
         _map_loaded_sources(loaded)
     else:
         assert unit.path is not None
@@ -913,6 +916,16 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
         if unrendered is not None:
             seen_values.add(doc.path)
             out.values_docs.append(unrendered)
+    if data is not None:
+        assert unit.path is not None
+        if (unit.path in out.kv002_files or out.values_docs) and unit.path not in out.engine_named:
+            # whether the file names a serving engine (the summary's "not read" count asks it of files with a
+            # file-level KV002), answered from the bytes read here instead of the report reading the file again
+            # (the loader answers it for a templated file it decoded as UTF-8)
+            named = engine_named_in(data)
+            if named is not None:
+                out.engine_named[unit.path] = named
+        del data
     try:
         found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
     finally:
@@ -1355,4 +1368,5 @@ def _take(
     kv002 |= part.kv002_files
     loaded.source_texts.update(part.source_texts)
     loaded.read_paths |= part.read_paths
-    result.engine_named.update(part.engine_named)
+    if part.engine_named:
+        result.engine_named.update(part.engine_named)

@@ -664,8 +664,9 @@ class CheckResult:
     #: paths of the files whose serving containers were read (kept also when ``containers`` is not): a
     #: template that parsed anyway is then not counted as "not read" (:func:`kvlint.sizing.unread`)
     serving_paths: set[str] = field(default_factory=set)
-    #: the loader's :attr:`LoadResult.engine_named`: whether a templated file names a serving engine, so
-    #: :func:`kvlint.sizing.unread` need not read it again
+    #: whether files name a serving engine (path -> answer), so :func:`kvlint.sizing.unread` need not read them
+    #: again: the loader's :attr:`LoadResult.engine_named` (templated files) and, in a streaming run, the files
+    #: with a file-level KV002, from the bytes the run analysed
     engine_named: dict[str, bool] = field(default_factory=dict)
 
     @property

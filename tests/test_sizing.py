@@ -278,3 +278,54 @@ def test_require_sizing_tells_alike_containers_of_one_object_apart(tmp_path: Pat
     assert code == 1 and len(lines) == 2, err
     assert "LLMInferenceService/pd (spec.template) container main" in lines[0]
     assert "LLMInferenceService/pd (spec.prefill.template) container main" in lines[1]
+
+
+def test_engine_named_in_answers_as_reading_the_file(tmp_path: Path) -> None:
+    """sizing.engine_named_in (the streaming run's answer from the bytes it analysed) says what _names_engine
+    says reading the file: fixture files, and bytes with CRLF and lone CR breaks inside and around the names,
+    upper case, a BOM, invalid UTF-8, UTF-16, non-ASCII text; None above the 1 MiB read."""
+    from kvlint.sizing import _MAX_SCAN_BYTES, _names_engine, engine_named_in
+
+    samples = [p.read_bytes() for p in sorted((ROOT / "fixtures").rglob("*.y*ml"))[:400]]
+    words = [b"vllm", b"VLLM", b"sglang", b"text-generation-inference", b"text-generation-launcher", b"tgi"]
+    for w in words:
+        for around in (b"", b"\r\n", b"\r", b"\xff", b"\xe2\x82", "é".encode(), b"\xef\xbb\xbf"):
+            samples += [
+                around + w + around,
+                w[:2] + b"\r\n" + w[2:],
+                w[:2] + b"\r" + w[2:],
+                b"x: " + w + around,
+            ]
+        samples += [w.decode().encode("utf-16"), b"\r" * 3 + w, "ſglang".encode() + w[:1]]
+    for i, data in enumerate(samples):
+        p = tmp_path / f"f{i}.yaml"
+        p.write_bytes(data)
+        assert engine_named_in(data) == _names_engine(str(p), {}), data[:200]
+    assert engine_named_in(b"#" * _MAX_SCAN_BYTES + b"vllm") is None
+    assert engine_named_in(b"#" * (_MAX_SCAN_BYTES - 4) + b"vllm") is True
+
+
+def test_a_streaming_run_answers_not_read_from_what_it_read(tmp_path: Path) -> None:
+    """A streaming run records, for a template with a file-level KV002, whether it names an engine, from the
+    bytes it analysed: the summary's "not read" count is then not found by reading the file again (the file
+    rewritten after the run without the name still counts), and equals run_check's."""
+    from kvlint.checkrun import run_paths
+
+    t = tmp_path / "templates"
+    t.mkdir()
+    (t / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "{{- with .Values.pod }}\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        '        image: "vllm/vllm-openai:{{ .Values.tag }}"\n{{- end }}\n'
+    )
+    (t / "svc.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n{{- if .Values.x }}\n"
+        "  ports: [{port: 80}]\n{{- end }}\n"
+    )
+    whole = run_check([str(t)], Options(allow_hub=False))
+    for jobs in (1, 2):
+        run = run_paths([str(t)], Options(allow_hub=False), no_config=True, jobs=jobs)
+        assert run.result.engine_named == {str(t / "deploy.yaml"): True, str(t / "svc.yaml"): False}
+        assert summarise(run.result).not_read == summarise(whole).not_read == 1
+    (t / "deploy.yaml").write_text("kind: Deployment\n{{ .Values.x }}\n")
+    assert summarise(run.result).not_read == 1

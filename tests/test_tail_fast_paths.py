@@ -218,6 +218,7 @@ def test_unit_functions_are_the_modules_functions() -> None:
         render.unrendered_file_finding,
         runner.finding_to_diagnostic,
         sizing.outcomes,
+        sizing.engine_named_in,
     )
     got = stream._unit_functions()
     assert len(got) == len(want)
