@@ -1163,19 +1163,31 @@ def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
     ``Pool.terminate`` waits for those locks forever (it drains the task pipe and writes to the result pipe
     under them). So when a worker has ended, the pool stops replacing workers, the remaining ones are killed
     (the run needs nothing more of them), and the two locks, held by nobody alive, are freed before the pool
-    is terminated."""
+    is terminated. The pool's own task handler takes the result pipe's lock for a moment as it ends (its last
+    message), which the pool stopping its workers sets off: a lock still taken after :data:`_END_LOCK_WAIT`
+    is held by a process that was killed."""
     import multiprocessing.pool
 
     if any(w.exitcode is not None for w in [*workers, *pool._pool]):
         pool._worker_handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
-        for w in list(pool._pool):
-            w.kill()
+        handler = pool._worker_handler
+        # it wakes at a worker's end and then stops; any worker it started meanwhile is killed too
+        while True:
+            for w in list(pool._pool):
+                w.kill()
+            handler.join(0.1)
+            if not handler.is_alive():
+                break
         for w in list(pool._pool):
             w.join()
         for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
-            lock.acquire(False)  # free, or taken by a process that was killed holding it
+            lock.acquire(timeout=_END_LOCK_WAIT)  # taken now, or held by a process that was killed
             lock.release()
     pool.terminate()
+
+
+#: Seconds :func:`_end_pool` waits for a pipe lock the pool's own threads may hold for a moment.
+_END_LOCK_WAIT = 1.0
 
 
 def _ended_message(code: int) -> str:
