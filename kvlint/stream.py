@@ -1001,7 +1001,12 @@ def _tasks(units: Sequence[_Unit | None], n_jobs: int) -> list[tuple[int, int]]:
 
 
 def _worker_init() -> None:
-    """A worker process: nothing to set up (it inherited the run, frozen out of the collector's way)."""
+    """A worker process (it inherited the run, frozen out of the collector's way) ignores SIGINT: Ctrl-C in a
+    terminal sends it to the whole process group, and the run's process, which gets it too, ends the pool; a
+    worker interrupted printed its KeyboardInterrupt traceback ("Process ForkPoolWorker-1: Traceback ...")."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool(n_jobs: int) -> Any:
