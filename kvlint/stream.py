@@ -1001,7 +1001,12 @@ def _tasks(units: Sequence[_Unit | None], n_jobs: int) -> list[tuple[int, int]]:
 
 
 def _worker_init() -> None:
-    """A worker process: nothing to set up (it inherited the run, frozen out of the collector's way)."""
+    """A worker process (it inherited the run, frozen out of the collector's way) ignores SIGINT: Ctrl-C in a
+    terminal sends it to the whole process group, and the run's process, which gets it too, ends the pool; a
+    worker interrupted printed its KeyboardInterrupt traceback ("Process ForkPoolWorker-1: Traceback ...")."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _pool(n_jobs: int) -> Any:
@@ -1161,32 +1166,46 @@ def _end_pool(pool: Any, workers: Sequence[Any]) -> None:
     started with. An idle worker waits for its next task holding the task pipe's read lock, and a worker
     sending a result holds the result pipe's write lock; killed there, it never releases it, and
     ``Pool.terminate`` waits for those locks forever (it drains the task pipe and writes to the result pipe
-    under them). So when a worker has ended, the pool stops replacing workers, the remaining ones are killed
-    (the run needs nothing more of them), and the two locks, held by nobody alive, are freed before the pool
-    is terminated. The pool's own task handler takes the result pipe's lock for a moment as it ends (its last
-    message), which the pool stopping its workers sets off: a lock still taken after :data:`_END_LOCK_WAIT`
-    is held by a process that was killed."""
+    under them). Killed while writing a result larger than the pipe holds, it also left part of a message in
+    the pipe, and the pool's result thread waits for the rest forever (``Pool.terminate`` joins it).
+
+    So when a worker has ended: the pool's worker thread is stopped first (it replaces a worker that ends,
+    and one started after the others are killed would hold the pipes), the remaining workers are killed (the
+    run needs nothing more of them), this process's write end of the result pipe, the last one left, is
+    closed (the result thread's read ends: it returns on the end of the pipe, with or without a message cut
+    short), and the two locks are freed: the task pipe's read lock, which only workers take, and the result
+    pipe's write lock when it stays taken (the pool's task thread takes it only to write its last message,
+    which fails at once on the closed pipe)."""
     import multiprocessing.pool
 
-    if any(w.exitcode is not None for w in [*workers, *pool._pool]):
-        pool._worker_handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
-        handler = pool._worker_handler
-        # it wakes at a worker's end and then stops; any worker it started meanwhile is killed too
-        while True:
-            for w in list(pool._pool):
-                w.kill()
-            handler.join(0.1)
-            if not handler.is_alive():
-                break
-        for w in list(pool._pool):
-            w.join()
-        for lock in (pool._inqueue._rlock, pool._outqueue._wlock):
-            lock.acquire(timeout=_END_LOCK_WAIT)  # taken now, or held by a process that was killed
-            lock.release()
-    pool.terminate()
+    if not any(w.exitcode is not None for w in [*workers, *pool._pool]):
+        pool.terminate()
+        return
+    handler = pool._worker_handler
+    handler._state = multiprocessing.pool.TERMINATE  # no replacement for those killed now
+    pool._change_notifier.put(None)  # wakes it: it ends, and sends the task thread its end
+    handler.join()
+    for w in list(pool._pool):
+        w.kill()
+    for w in list(pool._pool):
+        w.join()
+    pool._cache.clear()  # the results still awaited will not come (Pool.terminate asserts none with no result thread)
+    pool._outqueue._writer.close()
+    rlock, wlock = pool._inqueue._rlock, pool._outqueue._wlock
+    rlock.acquire(False)  # free, or taken by a worker that was killed holding it
+    rlock.release()
+    # free (taken now and released), or still taken after the wait by a worker killed holding it (the task
+    # thread holds it an instant): released in both cases, never while the task thread holds it
+    wlock.acquire(timeout=_END_LOCK_WAIT)
+    wlock.release()
+    try:
+        pool.terminate()
+    except OSError:  # its end message to the result thread, on the pipe closed above (the thread has ended)
+        pool._task_handler.join()
+        pool._result_handler.join()
 
 
-#: Seconds :func:`_end_pool` waits for a pipe lock the pool's own threads may hold for a moment.
+#: Seconds :func:`_end_pool` waits for the result pipe's write lock before freeing it from a killed worker.
 _END_LOCK_WAIT = 1.0
 
 

@@ -809,3 +809,113 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
     assert slow.read_text(), "the slow unit never ran in a worker"
     assert "worker process ended" not in out.stderr, out.stderr
     assert (out.returncode, out.stdout) == (serial.returncode, serial.stdout), out.stderr
+
+
+def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> None:
+    """A worker process killed while it writes a result to the pipe (SIGKILL between two writes of a message
+    larger than the pipe holds) leaves part of a message there: ``kvlint check --jobs 2`` ends with status 2 and
+    its message, instead of waiting forever in ``Pool.terminate`` for the pool's result thread, which waited for
+    the rest of that message. The cut is real: the first worker to send a result writes its header and half its
+    bytes, then sends itself SIGKILL."""
+    import subprocess
+    import sys
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i in range(6):
+        (inputs / f"m{i}.yaml").write_text(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: {80 + i}}}]}}\n"
+        )
+    marker = tmp_path / "cut"
+    script = (
+        "import os, runpy, signal, struct, sys\n"
+        "from multiprocessing.connection import Connection\n"
+        "from kvlint import stream\n"
+        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "parent, real, marker = os.getpid(), Connection._send_bytes, sys.argv[2]\n"
+        "def send(self, buf):\n"
+        "    if os.getpid() != parent:\n"
+        "        try:\n"
+        "            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))\n"
+        "        except FileExistsError:\n"
+        "            return real(self, buf)\n"
+        "        data = bytes(buf)\n"
+        "        self._send(struct.pack('!i', len(data)))\n"
+        "        self._send(data[: len(data) // 2])\n"
+        "        os.kill(os.getpid(), signal.SIGKILL)\n"
+        "    return real(self, buf)\n"
+        "Connection._send_bytes = send\n"
+        "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
+        "runpy.run_module('kvlint', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script, str(inputs), str(marker)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited for the rest of the killed worker's result")
+    assert marker.exists(), "no worker sent a result"
+    assert out.returncode == 2, out.stderr
+    assert "a worker process ended before the run did (killed by signal 9, SIGKILL" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path) -> None:
+    """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (click's
+    "Aborted!") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The signal is real:
+    once a worker is analysing a unit (it writes its process id, then sleeps), the test sends SIGINT to the
+    run's process group."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for i in range(6):
+        (inputs / f"m{i}.yaml").write_text(
+            f"apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: {80 + i}}}]}}\n"
+        )
+    busy = tmp_path / "busy"
+    script = (
+        "import os, runpy, sys, time\n"
+        "from kvlint import stream\n"
+        "stream.PARALLEL_MIN_BYTES = 0\n"
+        "parent, real, busy = os.getpid(), stream._analyse_unit, sys.argv[2]\n"
+        "def unit(u):\n"
+        "    if os.getpid() != parent:\n"
+        "        open(busy, 'a').write(f'{os.getpid()}\\n')\n"
+        "        time.sleep(2)\n"
+        "    return real(u)\n"
+        "stream._analyse_unit = unit\n"
+        "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"
+        "runpy.run_module('kvlint', run_name='__main__')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, str(inputs), str(busy)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (busy.exists() and busy.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert busy.exists(), "no worker analysed a unit"
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("the run did not end after Ctrl-C")
+    assert "Traceback" not in err, err
+    assert "KeyboardInterrupt" not in err, err
+    assert proc.returncode != 0

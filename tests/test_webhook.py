@@ -976,3 +976,31 @@ def test_a_review_never_looks_for_a_chart_on_disk(tmp_path: Path, monkeypatch: p
     path.write_text("# Source: llm/templates/serve.yaml\n" + B01.read_text(), encoding="utf-8")
     run_check([str(path)], webhook_options())
     assert render._IS_FILE and render._PLACES
+
+
+def test_review_log_line_with_hostile_text_is_one_safe_line() -> None:
+    """A review whose name, namespace, uid and finding message hold Unicode line breaks (NEL, U+2028, U+2029),
+    C1 controls (U+009B, a terminal's CSI), DEL, a newline, ESC and a lone surrogate (a JSON request may escape
+    one, but not in the uid) logs one line: ``str.splitlines`` finds one, it encodes as strict UTF-8, and a JSON reader gets back
+    the fields the review logged (multi-byte text is kept as it is)."""
+    from kvlint.types import Diagnostic
+    from kvlint.webhook import app as app_module
+    from kvlint.webhook.review import Verdict
+
+    hostile = "a\u2028b\u2029c\x85d\ne\x1b[31mf\x9b31mg\x7fh\ud800 é 日本 \U0001f600"
+    obj = workload_object(B01)
+    uid = hostile.replace("\ud800", "")  # a uid with a lone surrogate is refused (ReviewError)
+    rev = parse_review(json.dumps(review(obj, uid=uid, namespace=hostile, name=hostile)))
+    assert rev.name == hostile
+    errors = [Diagnostic("KV103", "error", "message " + hostile, None)]
+    verdict = Verdict(False, "findings", errors, [], 0, reason="controlled by Deployment/" + hostile)
+    fields = app_module._log_fields(rev, verdict, 0.01, "enforce")
+    rec = logging.LogRecord("kvlint.webhook", logging.INFO, __file__, 1, "review", None, None)
+    rec.fields = fields
+    line = JsonFormatter().format(rec)
+    assert len(line.splitlines()) == 1
+    line.encode("utf-8")  # strict: no lone surrogate
+    assert "é 日本 \U0001f600" in line
+    back = json.loads(line)
+    for key in ("uid", "namespace", "name", "errors", "reason"):
+        assert back[key] == fields[key], key

@@ -10,11 +10,24 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, TextIO
 
 LOGGER_NAME = "kvlint.webhook"
+
+#: Characters ``json.dumps(..., ensure_ascii=False)`` writes as they are but that a log line must not hold raw:
+#: the Unicode line breaks NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR (``str.splitlines`` and other readers
+#: split the line there), DEL and the C1 controls (U+009B is a terminal's CSI), and lone surrogates (not
+#: encodable in UTF-8: a strict stream fails the record). Each is written as its JSON ``\uXXXX`` escape,
+#: which a JSON reader decodes to the same value.
+_RAW_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _escaped(m: re.Match[str]) -> str:
+    """The JSON escape (``\\uXXXX``) of the one character ``m`` matched."""
+    return f"\\u{ord(m.group()):04x}"
 
 
 class JsonFormatter(logging.Formatter):
@@ -34,7 +47,8 @@ class JsonFormatter(logging.Formatter):
             out.update(extra)
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str, ensure_ascii=False)
+        line = json.dumps(out, default=str, ensure_ascii=False)
+        return line if line.isascii() else _RAW_UNSAFE.sub(_escaped, line)
 
 
 def configure_logging(level: str = "info", stream: TextIO | None = None) -> logging.Logger:
