@@ -240,6 +240,16 @@ class _LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy})
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C (SIGINT) ends it with exit code 130 (128 + SIGINT, as a shell reports a
+        command the signal ended) and a one-line message, not click's "Aborted!" with exit code 1, which a
+        script cannot tell from "findings found"."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            click.echo("kvlint: interrupted", err=True)
+            ctx.exit(130)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy and cmd_name not in self.commands:
             import importlib

@@ -866,9 +866,9 @@ def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> 
 
 
 def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path) -> None:
-    """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (click's
-    "Aborted!") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The signal is real:
-    once a worker is analysing a unit (it writes its process id, then sleeps), the test sends SIGINT to the
+    """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (exit code
+    130, "kvlint: interrupted") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The
+    signal is real: once a worker is analysing a unit (it writes its process id, then sleeps), the test sends SIGINT to the
     run's process group."""
     import signal
     import subprocess
@@ -918,4 +918,47 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
         pytest.fail("the run did not end after Ctrl-C")
     assert "Traceback" not in err, err
     assert "KeyboardInterrupt" not in err, err
-    assert proc.returncode != 0
+    assert proc.returncode == 130, err
+    assert err.rstrip().endswith("kvlint: interrupted"), err
+
+
+def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
+    """Ctrl-C during a one-job ``kvlint check`` (here waiting on piped input that never ends) exits 130, as a
+    shell reports a command SIGINT ended, with one line and no traceback: not click's "Aborted!" and exit
+    code 1, which a script cannot tell from "findings found". The signal is real."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvlint", "check", "--offline", "--no-config", "--jobs", "1", "-"],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write("apiVersion: v1\nkind: ConfigMap\n")
+        proc.stdin.flush()
+        # the run is waiting for more input once it sleeps and its CPU time stops growing (start-up is over)
+        stat = Path(f"/proc/{proc.pid}/stat")
+        deadline, last = time.monotonic() + 60, None
+        while time.monotonic() < deadline:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            now = (fields[0], int(fields[11]) + int(fields[12]))  # state, utime + stime (clock ticks)
+            if now[0] == "S" and now == last:
+                break
+            last = now
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        pytest.fail("the run did not end after Ctrl-C")
+    assert proc.returncode == 130, err
+    assert err.strip() == "kvlint: interrupted", err
