@@ -293,7 +293,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     MultiRoleInference). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
-    1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper, never called by the admission webhook."""
+    1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper,
+    never called by the admission webhook."""
     out: list[tuple[Diagnostic, str]] = []
     # a template that parsed anyway and whose serving containers were read is counted with them (sized or not)
     seen: set[str] = {cr.workload.doc.path for cr in result.containers} | result.serving_paths

@@ -1046,7 +1046,7 @@ def _analyse_task(arg: tuple[int, tuple[int, int]]) -> list[_UnitResult]:
     """In a worker: mark task ``arg[0]`` as held by this process (:func:`_collect`), then analyse its range of
     units ``arg[1]`` (:func:`_analyse_range`)."""
     index, task = arg
-    _RUN["held_by"][index] = os.getpid()
+    _RUN["held_by"][index] = _PID
     return _analyse_range(task)
 
 
