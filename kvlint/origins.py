@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -97,13 +98,21 @@ def values_refs(template_lines: Sequence[str], line: int) -> list[tuple[str, ...
 
 @lru_cache(maxsize=64)
 def _load_yaml(path: str, mtime: float) -> Any:
-    from kvlint.load import load_text
+    """The first document of the YAML file at ``path``, or None: a regular file of at most
+    :data:`kvlint.load.DEFAULT_MAX_FILE_BYTES` only (a patch path is written in a kustomization: ``/dev/zero``
+    was read until memory ran out, a named pipe blocked the run for ever)."""
+    from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_text, read_file
 
     try:
-        with open(path, "rb") as fh:
-            loaded = load_text(fh.read(), path)
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > DEFAULT_MAX_FILE_BYTES:
+            return None
+        data = read_file(path, st.st_size, DEFAULT_MAX_FILE_BYTES)
     except OSError:
         return None
+    if len(data) > DEFAULT_MAX_FILE_BYTES:
+        return None
+    loaded = load_text(data, path)
     return loaded.documents[0].data if loaded.documents else None
 
 
@@ -199,41 +208,56 @@ def _kustomization(directory: str) -> str | None:
 
 def json6902_patches(directory: str) -> list[tuple[str, str, list[Loc], str, str]]:
     """``(kind, name, operation locations, namePrefix, nameSuffix)`` of every JSON 6902 patch in the
-    kustomization tree rooted at ``directory`` (resources that are directories are followed). Never raises."""
+    kustomization tree rooted at ``directory`` (resources that are directories are followed). Never raises:
+    a field of the wrong type is skipped (the build itself reports it), and a patch file is read only when it
+    lies inside its kustomization's directory, as kustomize's default load restrictor requires
+    (``LoadRestrictionsRootOnly``), and is a regular file of bounded size (:func:`_load_yaml`)."""
     out: list[tuple[str, str, list[Loc], str, str]] = []
     seen: set[str] = set()
-
-    def visit(d: str, prefix: str, suffix: str) -> None:
+    todo: list[tuple[str, str, str]] = [(directory, "", "")]
+    while todo:  # a work list, not recursion: a chain of a thousand nested bases is not a RecursionError
+        d, prefix, suffix = todo.pop()
         kfile = _kustomization(d)
-        if kfile is None or os.path.realpath(d) in seen:
-            return
-        seen.add(os.path.realpath(d))
+        real = os.path.realpath(d)
+        if kfile is None or real in seen:
+            continue
+        seen.add(real)
         data = _read(kfile)
         if not isinstance(data, dict):
-            return
-        prefix = str(data.get("namePrefix") or "") + prefix
-        suffix = suffix + str(data.get("nameSuffix") or "")
-        entries = [e for e in (data.get("patchesJson6902") or []) if isinstance(e, dict)]
-        entries += [e for e in (data.get("patches") or []) if isinstance(e, dict)]
+            continue
+        prefix = _text(data.get("namePrefix")) + prefix
+        suffix = suffix + _text(data.get("nameSuffix"))
+        entries = [
+            e for key in ("patchesJson6902", "patches") for e in _items(data.get(key)) if isinstance(e, dict)
+        ]
         for e in entries:
             target = e.get("target")
             if not isinstance(target, dict) or not target.get("name"):
                 continue
             ops: Any = None
-            if e.get("path"):
-                ops = _read(os.path.join(d, str(e["path"])))
+            path = e.get("path")
+            if isinstance(path, str) and path:
+                full = os.path.join(d, path)
+                if os.path.realpath(full).startswith(os.path.join(real, "")):
+                    ops = _read(full)
             elif isinstance(e.get("patch"), str):
                 ops = _inline_ops(e, kfile)
             if isinstance(ops, LList) and ops and all(isinstance(o, dict) and "op" in o for o in ops):
                 locs = [ops.locs[i] for i in range(len(ops)) if i < len(ops.locs)]
-                out.append((str(target.get("kind") or ""), str(target["name"]), locs, prefix, suffix))
-        for r in data.get("resources") or []:
-            sub = os.path.join(d, str(r))
-            if os.path.isdir(sub):
-                visit(sub, prefix, suffix)
-
-    visit(directory, "", "")
+                out.append((_text(target.get("kind")), str(target["name"]), locs, prefix, suffix))
+        subs = [os.path.join(d, r) for r in _items(data.get("resources")) if isinstance(r, str)]
+        todo.extend((sub, prefix, suffix) for sub in reversed(subs) if os.path.isdir(sub))
     return out
+
+
+def _items(value: Any) -> list[Any]:
+    """``value`` when it is a list (a kustomization's list field), else [] (a field of another type)."""
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    """A kustomization's string field (``namePrefix``, a target's ``kind``): '' when missing or not a string."""
+    return value if isinstance(value, str) else ""
 
 
 def _inline_ops(entry: Any, kfile: str) -> Any:
