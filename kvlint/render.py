@@ -10,7 +10,9 @@ Helm options) that understands three more kinds of input:
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
   as an argument): rendered with ``kustomize build DIR``, else ``kubectl kustomize DIR``; neither on
-  ``PATH`` raises :class:`RenderError`. Rendered objects are mapped back to the files of the kustomization
+  ``PATH`` raises :class:`RenderError`. A tree naming a remote base, resource, patch or generator file (a URL,
+  ``github.com/...``, ``git@host:...``) is not built: one KV001 at each such reference
+  (:func:`remote_references`), as kvlint fetches nothing a manifest names. Rendered objects are mapped back to the files of the kustomization
   tree that define the same ``kind`` and ``metadata.name`` (ignoring ``namePrefix``/``nameSuffix``): the
   resource and any strategic-merge patches, walked in parallel along the same key path (containers paired
   by name). A value goes to the file holding that same value (the patch that set it), else to the
@@ -33,6 +35,10 @@ with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLL
 ``servingEngineSpec``/``routerSpec``/``modelSpec``, ``replicaCount`` next to ``image`` as in ``helm
 create`` charts), or any such document in a file named ``values*.yaml`` beside a ``Chart.yaml``, gets one
 KV002 finding per file: "... is a Helm values file: render the chart first".
+
+Both renderers run with fetching cut off (:func:`_render_env`: every proxy variable points at a closed local
+port, git refuses every transport), for what the checks above do not see (a chart's ``values.schema.json``
+``$ref`` to a URL, which helm fetches while it validates the values).
 
 Everything else is delegated to :func:`kvlint.load.load_paths`, so directories are still walked, files
 still deduplicated and bad YAML still reported as KV001.
@@ -69,6 +75,7 @@ __all__ = [
     "load_inputs",
     "map_sources",
     "render_helm",
+    "remote_references",
     "render_kustomize",
 ]
 
@@ -426,6 +433,9 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
             f"{directory} is a kustomization but neither kustomize nor kubectl is on PATH; install one, or "
             f"render it elsewhere and pipe the output: kustomize build {directory} | kvlint check -"
         )
+    refused = remote_references(directory, max_bytes)
+    if refused:
+        return LoadResult(findings=refused, files=1)
     out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes)
     if isinstance(out, LoadResult):
         return out
@@ -440,6 +450,151 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
         _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc)
         result.documents[k] = dataclasses.replace(doc, path=primary.path, loc=primary.loc)
     return result
+
+
+#: Fields of a kustomization holding a list of paths kustomize loads, each of which may be a URL
+#: (kustomize ``api/types/kustomization.go``; ``generators``/``transformers``/``validators`` and
+#: ``patchesStrategicMerge`` entries may also be inline YAML, which is not a path).
+_KUSTOMIZE_PATH_LISTS = (
+    "resources",
+    "bases",
+    "components",
+    "crds",
+    "configurations",
+    "generators",
+    "transformers",
+    "validators",
+    "patchesStrategicMerge",
+)
+#: Fields holding a list of mappings whose ``path`` kustomize loads.
+_KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
+#: Generators whose ``files`` (``[KEY=]PATH``), ``envs`` and ``env`` name files kustomize loads.
+_KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
+#: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
+MAX_KUSTOMIZATIONS = 1000
+#: How kustomize recognises a remote reference (``kustomize@v5.5.0:api/internal/git/repospec.go``
+#: ``NewRepoSpecFromURL``, ``api/loader/fileloader.go`` ``IsRemoteFile``): a URL with a scheme (http(s) files,
+#: ``https``/``ssh``/``file`` repositories), git's forced protocol ``git::``, the ``gh:`` shorthand, a ``user@``
+#: before the host (``git@github.com:org/repo``), a bare ``github.com`` host, or Azure's ``_git/``.
+_REMOTE_REF = re.compile(
+    r"(?i:[a-z][a-z0-9+.-]*://|git::|gh:|github\.com[:/]|[\w.-]+@[\w.-]+[:/])|.*_git/", re.DOTALL
+)
+
+
+def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Finding]:
+    """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
+    base, resource, patch or generator file: :data:`_REMOTE_REF`), in the kustomization file and the local bases
+    it names; [] when it names none.
+
+    ``kustomize build`` fetches such references itself, over HTTP or by running ``git`` with the URL written in
+    the file: on a CI runner, whoever opened the pull request would choose what the runner fetches and runs.
+    kvlint builds only self-contained trees; a remote base is vendored, or built where fetching it is intended
+    and piped (``kubectl kustomize DIR | kvlint check -``). Files are read with kvlint's own bounded loader (at
+    most ``max_bytes``, regular files only); a tree of more than :data:`MAX_KUSTOMIZATIONS` directories is
+    refused with one finding.
+    """
+    from kvlint.config import _shown
+
+    out: list[Finding] = []
+    fix = (
+        f"vendor the remote base into the repository, or build it where fetching it is intended and lint the "
+        f"output: kubectl kustomize {_safe_path(directory)} | kvlint check -"
+    )
+    seen: set[str] = set()
+    todo = [directory]
+    while todo:
+        d = todo.pop()
+        real = os.path.realpath(d)
+        if real in seen:
+            continue
+        if len(seen) >= MAX_KUSTOMIZATIONS:
+            return [
+                Finding(
+                    "KV001",
+                    f"kustomization tree of more than {MAX_KUSTOMIZATIONS} directories; not built",
+                    Loc(os.path.join(directory, KUSTOMIZATION_FILES[0]), 1, 1),
+                    fix=fix,
+                )
+            ]
+        seen.add(real)
+        for name in KUSTOMIZATION_FILES:
+            kfile = os.path.join(d, name)
+            spec = _read_kustomization(kfile, max_bytes)
+            if not isinstance(spec, LDict):
+                continue
+            for field, value, loc in _kustomization_paths(spec):
+                if _REMOTE_REF.match(value.strip()):
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"{field} names a remote reference ({_shown(value, 80)}) that kustomize would fetch; "
+                            "kvlint fetches nothing a manifest names, so this kustomization was not built",
+                            loc or Loc(kfile, 1, 1),
+                            fix=fix,
+                        )
+                    )
+                elif field in ("resources", "bases", "components") and os.path.isdir(os.path.join(d, value)):
+                    todo.append(os.path.join(d, value))
+    return out
+
+
+def _read_kustomization(path: str, max_bytes: int) -> Any:
+    """The first document of the kustomization file at ``path`` (with positions), or None when it is not a
+    regular file of at most ``max_bytes`` or holds no document."""
+    import stat
+
+    from kvlint.load import read_file
+
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return None
+        data = read_file(path, st.st_size, max_bytes)
+    except OSError:
+        return None
+    if len(data) > max_bytes:
+        return None
+    docs = load_text(data, path).documents
+    return docs[0].data if docs else None
+
+
+def _kustomization_paths(spec: LDict) -> Iterable[tuple[str, str, Loc | None]]:
+    """``(field, path, location)`` of every one-line string in the path-bearing fields of one kustomization."""
+
+    def strings(field: str, node: Any) -> Iterable[tuple[str, str, Loc | None]]:
+        if isinstance(node, str):
+            if "\n" not in node.strip():  # inline YAML (a patch, a generator's configuration) is not a path
+                yield field, node, None
+        elif isinstance(node, LList):
+            for i, item in enumerate(node):
+                if isinstance(item, str) and "\n" not in item.strip():
+                    yield field, item, node.locs[i] if i < len(node.locs) else node.loc
+
+    def at(node: Any, key: str) -> Loc | None:
+        return node.locs.get(key) if isinstance(node, LDict) else None
+
+    for field in _KUSTOMIZE_PATH_LISTS:
+        yield from strings(field, spec.get(field))
+    for field in _KUSTOMIZE_PATH_ENTRIES:
+        entries = spec.get(field)
+        for entry in entries if isinstance(entries, list) else ():
+            if isinstance(entry, LDict) and isinstance(entry.get("path"), str):
+                yield f"{field} path", entry["path"], at(entry, "path")
+    openapi = spec.get("openapi")
+    if isinstance(openapi, LDict) and isinstance(openapi.get("path"), str):
+        yield "openapi path", openapi["path"], at(openapi, "path")
+    for field in _KUSTOMIZE_GENERATORS:
+        entries = spec.get(field)
+        for entry in entries if isinstance(entries, list) else ():
+            if not isinstance(entry, LDict):
+                continue
+            for key in ("files", "envs"):
+                for f, value, loc in strings(f"{field} {key}", entry.get(key)):
+                    yield f, value, loc
+                    if key == "files" and "=" in value:  # KEY=PATH
+                        yield f, value.split("=", 1)[1], loc
+            if isinstance(entry.get("env"), str):
+                yield f"{field} env", entry["env"], at(entry, "env")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -467,6 +622,27 @@ def _release_name(chart: str) -> str:
 _KLOG_HEADER = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+ [^\]\s]+\] ")
 
 
+#: The proxy a renderer is given: a closed port on the loopback interface, so an HTTP(S) request it would make
+#: (a ``$ref`` of a chart's ``values.schema.json``, which helm fetches; a kustomize remote
+#: :func:`remote_references` did not recognise) fails at once. (Go's HTTP client does not proxy requests to
+#: loopback addresses, which stay possible.)
+_NO_FETCH_PROXY = "http://127.0.0.1:1"
+
+
+def _render_env() -> dict[str, str]:
+    """The environment ``helm template`` and ``kustomize build`` run in: the user's, with every proxy variable
+    set to :data:`_NO_FETCH_PROXY` (``NO_PROXY`` removed) and git refused every transport
+    (``GIT_ALLOW_PROTOCOL`` naming none: a clone kustomize starts for a remote base fails before connecting)."""
+    env = dict(os.environ)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        env[name] = env[name.lower()] = _NO_FETCH_PROXY
+    env.pop("NO_PROXY", None)
+    env.pop("no_proxy", None)
+    env["GIT_ALLOW_PROTOCOL"] = "none"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
 def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadResult:
     """Run a renderer; its stdout text, or a LoadResult holding one KV001 finding at ``label``."""
 
@@ -485,7 +661,9 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         )
 
     try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=RENDER_TIMEOUT_S, check=False)
+        proc = subprocess.run(
+            cmd, capture_output=True, timeout=RENDER_TIMEOUT_S, check=False, env=_render_env()
+        )
     except subprocess.TimeoutExpired:
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:

@@ -129,3 +129,148 @@ def test_a_deep_chain_of_bases_is_not_a_recursion_error(tmp_path: Path) -> None:
         for sub in reversed(dirs):
             (sub / "kustomization.yaml").unlink()
             sub.rmdir()
+
+
+# ------------------------------------------------------------------------------------------ kustomize: remote
+
+
+def _kustomization(tmp_path: Path, body: str, name: str = "k") -> Path:
+    k = tmp_path / name
+    k.mkdir(parents=True, exist_ok=True)
+    (k / "kustomization.yaml").write_text(body)
+    return k
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        ("resources:\n- deploy.yaml\n- https://github.com/org/repo//base?ref=v1\n", 3),
+        ("resources:\n- github.com/org/repo/base?ref=v1\n", 2),
+        ("bases:\n- git@github.com:org/repo.git//base\n", 2),
+        ("components:\n- git::https://example.com/repo.git\n", 2),
+        ("resources:\n- ssh://git@example.com/org/repo\n", 2),
+        ("resources:\n- gh:org/repo/base\n", 2),
+        ("resources:\n- file:///srv/repo\n", 2),
+        ("resources:\n- https://dev.azure.com/org/proj/_git/repo\n", 2),
+        ("patches:\n- target: {kind: Deployment}\n  path: http://example.com/p.yaml\n", 3),
+        ("patchesStrategicMerge:\n- https://example.com/p.yaml\n", 2),
+        ("configMapGenerator:\n- name: g\n  files:\n  - cfg=https://example.com/x.json\n", 4),
+        ("secretGenerator:\n- name: g\n  env: https://example.com/.env\n", 3),
+        ("generators:\n- https://example.com/gen.yaml\n", 2),
+        ("openapi:\n  path: https://example.com/schema.json\n", 2),
+    ],
+)
+def test_remote_references_are_found_at_their_line(tmp_path: Path, body: str, line: int) -> None:
+    from kvlint.render import remote_references
+
+    k = _kustomization(tmp_path, body)
+    (found,) = remote_references(str(k))
+    assert found.rule == "KV001" and found.loc is not None
+    assert (found.loc.file, found.loc.line) == (str(k / "kustomization.yaml"), line)
+
+
+def test_a_remote_reference_in_a_local_base_is_found(tmp_path: Path) -> None:
+    from kvlint.render import remote_references
+
+    _kustomization(tmp_path, "resources:\n- https://example.com/x.yaml\n", "base")
+    k = _kustomization(tmp_path, "resources:\n- ../base\n", "overlay")
+    (found,) = remote_references(str(k))
+    assert found.loc is not None and found.loc.file == str(k / ".." / "base" / "kustomization.yaml")
+
+
+def test_local_paths_and_values_that_hold_urls_are_not_remote(tmp_path: Path) -> None:
+    from kvlint.render import remote_references
+
+    _kustomization(tmp_path, "resources: [deploy.yaml]\n", "base")
+    k = _kustomization(
+        tmp_path,
+        "resources:\n- ../base\n- deploy.yaml\n- a@b.yaml\n"
+        "commonAnnotations: {docs: 'https://example.com/docs'}\n"
+        "images:\n- name: vllm\n  newName: ghcr.io/org/vllm\n"
+        "configMapGenerator:\n- name: g\n  literals: [URL=https://example.com]\n  files: [cfg.json]\n"
+        "patches:\n- target: {kind: Deployment}\n  patch: |\n    - op: add\n      path: /metadata/annotations/u\n"
+        "      value: https://example.com\n",
+        "overlay",
+    )
+    assert remote_references(str(k)) == []
+
+
+def _fake_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``kustomize`` and ``git`` scripts first on PATH that record being run (in ``ran``)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ran = tmp_path / "ran"
+    for tool in ("kustomize", "git"):
+        script = bin_dir / tool
+        script.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{ran}"\nexit 1\n')
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return ran
+
+
+def test_a_kustomization_with_a_remote_base_is_not_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``resources: [https://github.com/...]``: ``kubectl kustomize`` made an HTTP request to the URL, then ran
+    ``git init``/``git fetch`` with it. Now a KV001 at the line, and the renderer is never started."""
+    ran = _fake_tools(tmp_path, monkeypatch)
+    k = _kustomization(tmp_path, "resources:\n- https://github.com/org/repo//base?ref=v1\n")
+    res = CliRunner().invoke(main, ["check", "--offline", str(k)])
+    assert res.exit_code == 1, res.output
+    assert f"{k / 'kustomization.yaml'}:2:3: error KV001 resources names a remote reference" in res.output
+    assert not ran.exists()
+
+
+def _host_address() -> str | None:
+    """A non-loopback address of this machine (the proxy is bypassed only for loopback ones), or None."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect(("192.0.2.1", 9))  # no packet is sent: only the route is chosen
+            address = s.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") else str(address)
+
+
+@pytest.mark.skipif(
+    not HAS_KUSTOMIZE or _host_address() is None, reason="no kustomize, or no non-loopback address"
+)
+def test_the_renderer_runs_with_fetching_cut_off(tmp_path: Path) -> None:
+    """Defence in depth, for a reference :func:`remote_references` would not recognise: the renderer runs behind
+    a proxy that refuses every connection, and git refuses every transport. Called below the pre-check, with a
+    URL on an HTTP server of this machine that counts its requests."""
+    import http.server
+    import threading
+
+    from kvlint.render import _run, kustomize_command
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            hits.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a: b\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("0.0.0.0", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://{_host_address()}:{server.server_address[1]}"
+        k = _kustomization(
+            tmp_path,
+            f"configMapGenerator:\n- name: g\n  files:\n  - {url}/x.yaml\nresources:\n- {url}/r.yaml\n",
+        )
+        cmd = kustomize_command(str(k))
+        assert cmd is not None
+        out = _run(cmd, str(k / "kustomization.yaml"), "kustomize", 1 << 20)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert hits == []
+    assert not isinstance(out, str) and out.findings[0].rule == "KV001"
