@@ -6,7 +6,9 @@ Helm options) that understands three more kinds of input:
 * **Helm chart directories** (a directory holding ``Chart.yaml``, named as an argument): rendered with
   ``helm template [--values=VALUES]... [--set=K=V]... -- RELEASE CHART`` when the ``helm`` binary is on
   ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
-  Without it, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
+  A chart holding a symbolic link out of its directory, or a ``values.schema.json`` ``$ref`` that is not a
+  fragment of the schema, is not rendered: one KV001 each (:func:`chart_escapes`), as helm would read or fetch
+  what they name. Without helm, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
   as an argument): rendered with ``kustomize build DIR``, else ``kubectl kustomize DIR``; neither on
@@ -62,6 +64,7 @@ from kvlint.types import Document, Finding, LoadResult
 
 __all__ = [
     "KUSTOMIZATION_FILES",
+    "chart_escapes",
     "RENDER_TIMEOUT_S",
     "RenderError",
     "clear_file_cache",
@@ -385,6 +388,9 @@ def render_helm(
             f"(https://helm.sh/docs/intro/install/) or render it elsewhere and pipe the output: "
             f"helm template RELEASE {chart} | kvlint check -"
         )
+    refused = chart_escapes(chart, max_bytes)
+    if refused:
+        return LoadResult(findings=refused, files=1)
     name = release or _release_name(chart)
     # Options first, each as one --name=value word, then ``--`` and the positional arguments: no path or
     # value from the command line (a directory named ``--post-renderer=sh``, say) can become a helm flag.
@@ -450,6 +456,99 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
         _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc)
         result.documents[k] = dataclasses.replace(doc, path=primary.path, loc=primary.loc)
     return result
+
+
+#: Most files and directories :func:`chart_escapes` looks at in a chart (a larger tree is refused).
+MAX_CHART_ENTRIES = 100_000
+
+
+def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Finding]:
+    """KV001 for everything in the chart directory ``chart`` that would make ``helm template`` read or fetch
+    something outside the chart; [] when there is nothing.
+
+    * a **symbolic link resolving outside the chart** (helm follows links when it loads a chart directory, so
+      ``{{ .Files.Get "leak" }}`` with ``leak -> /proc/self/environ`` put the runner's environment into a
+      rendered value, and kvlint's findings quote values: a pull request could print the CI runner's files
+      in its log);
+    * a **``$ref`` of a ``values.schema.json``** that is not a fragment of the schema itself (``#/...``): helm
+      validates the values against the schema and fetches ``https://`` references, reads ``file://`` ones.
+
+    The walk does not follow links (each is checked where it is), looks at most at :data:`MAX_CHART_ENTRIES`
+    entries and reads schema files of at most ``max_bytes`` (regular files only). Subchart archives
+    (``charts/*.tgz``) are not opened: what they fetch is cut off by the renderer's environment
+    (:func:`_render_env`).
+    """
+    from kvlint.config import _shown
+
+    out: list[Finding] = []
+    root = os.path.realpath(chart)
+    inside = os.path.join(root, "")
+    fix = "keep the chart self-contained: copy the file into the chart, or render it yourself and pipe the output"
+    entries = 0
+    for here, dirs, files in os.walk(chart):
+        dirs.sort()
+        entries += len(dirs) + len(files)
+        if entries > MAX_CHART_ENTRIES:
+            return [
+                Finding(
+                    "KV001",
+                    f"chart of more than {MAX_CHART_ENTRIES} files and directories; not rendered",
+                    Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
+                    fix=fix,
+                )
+            ]
+        for name in sorted(dirs + files):
+            full = os.path.join(here, name)
+            if os.path.islink(full) and not os.path.realpath(full).startswith(inside):
+                out.append(
+                    Finding(
+                        "KV001",
+                        f"symbolic link to a path outside the chart ({_shown(os.readlink(full), 80)}); helm would "
+                        "read it into the chart, so the chart was not rendered",
+                        Loc(full, 1, 1),
+                        fix=fix,
+                    )
+                )
+        if "values.schema.json" in files and not os.path.islink(os.path.join(here, "values.schema.json")):
+            out += _schema_refs(os.path.join(here, "values.schema.json"), max_bytes, fix)
+    return out
+
+
+def _schema_refs(path: str, max_bytes: int, fix: str) -> list[Finding]:
+    """KV001 for each ``$ref`` of the JSON schema at ``path`` that is not a fragment (``#...``)."""
+    import json
+    import stat
+
+    from kvlint.config import _shown
+    from kvlint.load import read_file
+
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
+            return []
+        schema = json.loads(read_file(path, st.st_size, max_bytes))
+    except (OSError, ValueError, RecursionError):
+        return []  # helm reports a schema it cannot read
+    out: list[Finding] = []
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                out.append(
+                    Finding(
+                        "KV001",
+                        f"values.schema.json refers to {_shown(ref, 80)} ($ref), which helm would fetch or read "
+                        "while it validates the values; the chart was not rendered",
+                        Loc(path, 1, 1),
+                        fix="inline the referenced schema (a $ref of the form #/definitions/NAME), or " + fix,
+                    )
+                )
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            stack.extend(reversed(node))
+    return out
 
 
 #: Fields of a kustomization holding a list of paths kustomize loads, each of which may be a URL

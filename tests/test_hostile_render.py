@@ -274,3 +274,85 @@ def test_the_renderer_runs_with_fetching_cut_off(tmp_path: Path) -> None:
         server.server_close()
     assert hits == []
     assert not isinstance(out, str) and out.findings[0].rule == "KV001"
+
+
+# ------------------------------------------------------------------------------------------ helm charts
+
+HAS_HELM = shutil.which("helm") is not None
+_LEAKING_TEMPLATE = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: x}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.0
+        args: ["--model", {{ .Files.Get "leak" | trim | quote }}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _chart(tmp_path: Path, name: str = "c") -> Path:
+    chart = tmp_path / name
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    (chart / "templates" / "d.yaml").write_text(_LEAKING_TEMPLATE)
+    return chart
+
+
+@pytest.mark.skipif(not HAS_HELM, reason="helm not installed")
+def test_a_chart_cannot_read_a_file_outside_itself_through_a_symlink(tmp_path: Path) -> None:
+    """``leak -> /outside/token`` and ``{{ .Files.Get "leak" }}`` as the model: helm followed the link, and
+    KV502 printed the file's content ("no config.json for model '<content>'"), into a CI log."""
+    secret = tmp_path / "outside" / "token"
+    secret.parent.mkdir()
+    secret.write_text("hf_not_for_the_log\n")
+    chart = _chart(tmp_path)
+    os.symlink(secret, chart / "leak")
+    for fmt in ("text", "json", "sarif"):
+        res = CliRunner().invoke(main, ["check", "--offline", "--format", fmt, str(chart)])
+        assert res.exit_code == 1, res.output
+        assert "hf_not_for_the_log" not in res.output
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert f"{chart / 'leak'}:1:1: error KV001 symbolic link to a path outside the chart" in res.output
+
+
+def test_links_out_of_the_chart_are_found_and_links_inside_are_not(tmp_path: Path) -> None:
+    from kvlint.render import chart_escapes
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    chart = _chart(tmp_path)
+    os.symlink(outside, chart / "templates" / "more")  # a directory out of the chart: helm walks into it
+    os.symlink("../../outside", chart / "templates" / "rel")
+    os.symlink("d.yaml", chart / "templates" / "same.yaml")  # inside: fine
+    os.symlink("templates", chart / "tpl")  # inside: fine
+    found = chart_escapes(str(chart))
+    assert sorted(f.loc.file for f in found if f.loc) == [
+        str(chart / "templates" / "more"),
+        str(chart / "templates" / "rel"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("ref", "refused"),
+    [
+        ("https://example.com/s.json", True),
+        ("file:///etc/passwd", True),
+        ("other.json", True),
+        ("#/definitions/s", False),
+    ],
+)
+def test_schema_references_out_of_the_schema_are_refused(tmp_path: Path, ref: str, refused: bool) -> None:
+    """helm validates the values against ``values.schema.json`` and fetches an ``https://`` ``$ref`` (an HTTP
+    request chosen by the chart), reads a ``file://`` one."""
+    import json
+
+    from kvlint.render import chart_escapes
+
+    chart = _chart(tmp_path)
+    schema = {"type": "object", "definitions": {"s": {"type": "string"}}, "properties": {"a": {"$ref": ref}}}
+    (chart / "values.schema.json").write_text(json.dumps(schema))
+    found = chart_escapes(str(chart))
+    assert [f.loc.file for f in found if f.loc] == ([str(chart / "values.schema.json")] if refused else [])
