@@ -72,3 +72,36 @@ def test_config_key_that_is_not_a_scalar_and_deep_nesting(tmp_path: Path) -> Non
         result = run_check([str(path)], Options(allow_hub=False))
         notes = [d.message for d in result.diagnostics if d.rule == "KV503"]
         assert len(notes) == 1 and words in notes[0], notes
+
+
+def _alias_levels(levels: int, width: int = 10) -> str:
+    """``a0`` a list of ``width`` strings, each next level a list of ``width`` aliases of the one before, and
+    an option ``k`` holding the last: ``width ** levels`` values expanded, a few hundred bytes of text."""
+    lines = ["a0: &a0 [" + ",".join(["xxxxxxxx"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels + 1)]
+    return "\n    ".join(lines) + f"\n    k: {{m: *a{levels}}}"
+
+
+def test_an_alias_bomb_in_a_config_file_is_refused_quickly(tmp_path: Path) -> None:
+    """Nine levels of ten aliases in a ConfigMap-mounted --config (~1 KB): its values were built expanded (lists
+    turn into repeated arguments, mappings into JSON text), 25 s and 2.9 GB before the process ran out of
+    memory. Now the loader's rule for manifests: no more values than the text has characters."""
+    import time
+
+    path = tmp_path / "m.yaml"
+    path.write_text(_MANIFEST.format(line=_alias_levels(9)))
+    start = time.process_time()
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert time.process_time() - start < 5
+    notes = [d.message for d in result.diagnostics if d.rule == "KV503"]
+    assert any("--config /cfg/config.yaml cannot be read" in n and "alias bomb" in n for n in notes), notes
+
+
+def test_small_and_recursive_aliases_in_a_config_file_are_read(tmp_path: Path) -> None:
+    for line in (_alias_levels(1, 3), "k: &r [1, *r]"):
+        path = tmp_path / "m.yaml"
+        path.write_text(_MANIFEST.format(line=line))
+        result = run_check([str(path)], Options(allow_hub=False))
+        notes = [d.message for d in result.diagnostics if d.rule == "KV503" and "cannot be read" in d.message]
+        assert notes == []
+        assert result.containers[0].serving.get("max_model_len") is not None

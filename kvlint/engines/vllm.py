@@ -586,6 +586,45 @@ def _node_value(node: yaml.Node, fast: bool = True) -> Any:
     return yaml.safe_load(yaml.serialize(node))
 
 
+def _check_expansion(root: yaml.Node, text_chars: int) -> None:
+    """Raise ValueError when the node graph ``root`` (a ``--config`` file, composed: an alias is the anchored
+    node itself) expands to more values than the file has characters (and more than
+    :data:`kvlint.load.ALIAS_FLOOR`): the loader's alias-bomb rule for
+    manifests (:mod:`kvlint.load`), applied to the text of a ConfigMap-mounted file. The values are built
+    expanded (lists become repeated arguments, mappings JSON text): nine levels of ten aliases in a 1 KB file
+    took 25 s and 2.9 GB before this check. Linear in the number of distinct nodes."""
+    from kvlint.load import ALIAS_FLOOR, MAX_NODES
+
+    limit = min(MAX_NODES, max(ALIAS_FLOOR, text_chars))
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_nodes: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        if done:
+            open_nodes.discard(key)
+            total = 1 + sum(size.get(id(c), 1) for c in children)  # (a node still open: a recursive alias)
+            if total > limit:
+                raise ValueError(
+                    f"its aliases expand it to more than {limit} values, more than its own text holds (alias bomb?)"
+                )
+            size[key] = total
+            continue
+        if key in size:
+            continue
+        if key in open_nodes:
+            continue  # a recursive alias: str() and json.dumps see the cycle themselves, as in vLLM
+        open_nodes.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in size)
+
+
 class _ConfigValueError(ValueError):
     """A ``--config`` value vLLM's reading of the file fails on, with the value's position (``loc``)."""
 
@@ -618,6 +657,7 @@ def _config_argv(
         return [], [], []
     if not isinstance(root, yaml.MappingNode):
         raise ValueError("the --config file must hold a mapping of option names to values")
+    _check_expansion(root, len(text))
     argv: list[str] = []
     locs: list[Loc | None] = []
     for knode, vnode in root.value:
