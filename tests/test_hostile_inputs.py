@@ -166,6 +166,19 @@ def test_model_config_with_absurd_layer_count_is_refused(tmp_path: Path) -> None
     assert "KV502" in out and "at most 4096 layers" in out and "KV503" not in out, out
 
 
+def test_a_checkpoint_index_nested_too_deep_leaves_the_model_read(tmp_path: Path) -> None:
+    """A local checkpoint's ``model.safetensors.index.json`` only gives the weight size: one nested past the JSON
+    decoder's depth made the whole model unreadable (KV502 "RecursionError")."""
+    d = tmp_path / "models" / "evil--model"
+    d.mkdir(parents=True)
+    shutil.copy(ROOT / "kvlint/data/models/meta-llama--Llama-3.1-8B/config.json", d / "config.json")
+    (d / "model.safetensors.index.json").write_text("[" * 200_000)
+    p = tmp_path / "e.yaml"
+    p.write_text(_manifest().replace("meta-llama/Llama-3.1-8B-Instruct", "evil/model"))
+    code, out = _check(tmp_path, "--offline", "--model-dir", str(tmp_path / "models"), str(p))
+    assert "KV502" not in out and "RecursionError" not in out, out
+
+
 # ------------------------------------------------------------------------------------------ simulate
 
 

@@ -106,11 +106,14 @@ def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
     else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None."""
     idx = d / "model.safetensors.index.json"
     if idx.is_file():
-        try:
-            total = (json.loads(idx.read_text(encoding="utf-8")).get("metadata") or {}).get("total_size")
-            if isinstance(total, int) and total > 0:
-                return total, f"checkpoint size ({idx} metadata.total_size)"
-        except (OSError, ValueError, AttributeError):
+        try:  # at most MAX_CONFIG_BYTES (a real index is ~100 KB); nesting past the decoder's depth is no index
+            with open(idx, "rb") as fh:
+                raw = fh.read(MAX_CONFIG_BYTES + 1)
+            if len(raw) <= MAX_CONFIG_BYTES:
+                total = (json.loads(raw.decode("utf-8")).get("metadata") or {}).get("total_size")
+                if isinstance(total, int) and total > 0:
+                    return total, f"checkpoint size ({idx} metadata.total_size)"
+        except (OSError, ValueError, AttributeError, RecursionError):
             pass
     files = [p for p in d.glob("*.safetensors") if p.is_file()]
     if files:
