@@ -760,23 +760,122 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         )
 
     try:
-        proc = subprocess.run(
-            cmd, capture_output=True, timeout=RENDER_TIMEOUT_S, check=False, env=_render_env()
-        )
+        code, out, err = _communicate(cmd, max_bytes, RENDER_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
         return fail(f"cannot run {what}: {e.strerror or e}")
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+    if code is None:
+        return fail(f"{what} output of more than {max_bytes} bytes is more than the {max_bytes}-byte limit")
+    if code != 0:
+        lines = err.strip().splitlines()
         detail = (
-            "; ".join(_KLOG_HEADER.sub("", line.strip()) for line in err[-3:] if line.strip())
-            or f"exit status {proc.returncode}"
+            "; ".join(_clip(_KLOG_HEADER.sub("", line.strip())) for line in lines[-3:] if line.strip())
+            or f"exit status {code}"
         )
         return fail(f"{what} failed: {detail}")
-    if len(proc.stdout) > max_bytes:
-        return fail(f"{what} output of {len(proc.stdout)} bytes is more than the {max_bytes}-byte limit")
-    return proc.stdout.decode("utf-8", "replace")
+    if len(out) > max_bytes:  # (not reached: _communicate stops at max_bytes + 1)
+        return fail(f"{what} output of {len(out)} bytes is more than the {max_bytes}-byte limit")
+    return out.decode("utf-8", "replace")
+
+
+#: Most characters of one line of a renderer's error output a KV001 message quotes: kubectl kustomize quotes
+#: the offending value, five times, so a 2 MB resource name in a kustomization made a 10 MB report.
+RENDER_LINE_CHARS = 1000
+
+
+def _clip(line: str) -> str:
+    """``line`` cut to :data:`RENDER_LINE_CHARS` characters, saying so."""
+    if len(line) <= RENDER_LINE_CHARS:
+        return line
+    return f"{line[:RENDER_LINE_CHARS]}... (cut at {RENDER_LINE_CHARS} characters)"
+
+
+class _ErrorTail:
+    """The last non-blank lines of a renderer's error output, each kept to its first
+    :data:`_LINE_BYTES` bytes, fed chunk by chunk: what the KV001 message quotes (its last three lines, cut
+    by :func:`_clip`), in bounded memory whatever the renderer writes."""
+
+    #: Bytes kept of one line: more than :data:`RENDER_LINE_CHARS` characters of any UTF-8 text.
+    _LINE_BYTES = 4 * RENDER_LINE_CHARS + 4
+    #: Lines kept (split at ``\n`` only: the message's own split, ``str.splitlines``, may cut one in more).
+    _LINES = 8
+
+    def __init__(self) -> None:
+        from collections import deque
+
+        self.lines: deque[bytes] = deque(maxlen=self._LINES)
+        self.part = bytearray()
+
+    def feed(self, chunk: bytes) -> None:
+        start = 0
+        while True:
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            room = self._LINE_BYTES - len(self.part)
+            if room > 0:
+                self.part += piece[:room]
+            if end < 0:
+                return
+            self._end_line()
+            start = end + 1
+
+    def _end_line(self) -> None:
+        if self.part.strip():
+            self.lines.append(bytes(self.part))
+        self.part = bytearray()
+
+    def text(self) -> str:
+        """The kept lines, decoded (UTF-8, undecodable bytes replaced)."""
+        self._end_line()
+        return b"\n".join(self.lines).decode("utf-8", "replace")
+
+
+def _communicate(cmd: list[str], max_bytes: int, timeout: float) -> tuple[int | None, bytes, str]:
+    """Run ``cmd`` (no standard input, :func:`_render_env`) and read its output as it comes: ``(exit status,
+    stdout, the last lines of stderr`` (:class:`_ErrorTail`) ``)``; the status is None when stdout passed
+    ``max_bytes`` (the process is killed there: a chart rendering gigabytes is not held in memory whole, as
+    ``subprocess.run(capture_output=True)`` held it before the size check). Raises
+    ``subprocess.TimeoutExpired`` (the process killed) after ``timeout`` seconds, OSError when it cannot start."""
+    import selectors
+    import time
+
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_render_env()
+    )
+    out = bytearray()
+    err = _ErrorTail()
+    deadline = time.monotonic() + timeout
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            sel.register(proc.stderr, selectors.EVENT_READ)
+            while sel.get_map():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(cmd, timeout)
+                for key, _ in sel.select(left):
+                    chunk = os.read(key.fd, 1 << 16)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                    elif key.fileobj is proc.stdout:
+                        out += chunk
+                        if len(out) > max_bytes:
+                            return None, bytes(out), err.text()
+                    else:
+                        err.feed(chunk)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            code = proc.wait(left)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    return code, bytes(out), err.text()
 
 
 def _walk_locs(node: Any, remap: Any, seen: set[int]) -> None:

@@ -7,6 +7,7 @@ fetch anything, run anything, hang or exhaust memory, or end in a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -356,3 +357,55 @@ def test_schema_references_out_of_the_schema_are_refused(tmp_path: Path, ref: st
     (chart / "values.schema.json").write_text(json.dumps(schema))
     found = chart_escapes(str(chart))
     assert [f.loc.file for f in found if f.loc] == ([str(chart / "values.schema.json")] if refused else [])
+
+
+# ------------------------------------------------------------------------------------------ renderer output
+
+
+def _fake_renderer(tmp_path: Path, body: str) -> tuple[Path, dict[str, str]]:
+    """A kustomization and a ``kustomize`` script first on PATH running ``body``; the environment to use."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "kustomize"
+    script.write_text("#!/bin/sh\n" + body + "\n")
+    script.chmod(0o755)
+    k = _kustomization(tmp_path, "resources: [d.yaml]\n")
+    return k, dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_a_renderer_that_never_stops_writing_is_cut_at_the_limit(tmp_path: Path) -> None:
+    """stdout was read whole (``capture_output``) before its size was compared with ``--max-file-bytes``: a
+    renderer writing without end filled memory until the timeout. It is now read as it comes and stopped just
+    past the limit."""
+    k, env = _fake_renderer(tmp_path, "exec yes 'apiVersion: v1'")
+    code = (
+        "import os, sys; os.environ['PATH'] = sys.argv[1]; from kvlint.cli import main; "
+        f"main(['check', '--offline', '--max-file-bytes', '1048576', {str(k)!r}])"
+    )
+    prelude = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + code, env["PATH"]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "kustomize build output of more than 1048576 bytes" in proc.stdout
+
+
+def test_a_renderers_error_lines_are_quoted_cut(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kubectl kustomize quotes the offending value of a kustomization in its error, five times: a 2 MB resource
+    name made a 10 MB KV001 message. Each quoted line is cut at RENDER_LINE_CHARS characters."""
+    from kvlint.render import RENDER_LINE_CHARS
+
+    k, env = _fake_renderer(
+        tmp_path,
+        "printf 'Error: accumulating %s\\n' \"$(head -c 2000000 /dev/zero | tr '\\0' A)\" >&2; exit 1",
+    )
+    monkeypatch.setenv("PATH", env["PATH"])
+    res = CliRunner().invoke(main, ["check", "--offline", "--format", "json", str(k)])
+    assert res.exit_code == 1, res.output[:2000]
+    (finding,) = [f for f in json.loads(res.output)["diagnostics"] if f["rule"] == "KV001"]
+    assert finding["message"].startswith("kustomize build failed: Error: accumulating AAAA")
+    assert len(finding["message"]) < RENDER_LINE_CHARS + 100
