@@ -767,6 +767,11 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         return fail(f"cannot run {what}: {e.strerror or e}")
     if code is None:
         return fail(f"{what} output of more than {max_bytes} bytes is more than the {max_bytes}-byte limit")
+    if code != 0 and "out of memory" in err:
+        return fail(
+            f"{what} ran out of memory: it may use {_memory_limit(max_bytes) >> 20} MiB "
+            f"(128 times --max-file-bytes, at least {RENDER_MEMORY_FLOOR >> 30} GiB)"
+        )
     if code != 0:
         lines = err.strip().splitlines()
         detail = (
@@ -791,6 +796,34 @@ def _clip(line: str) -> str:
     return f"{line[:RENDER_LINE_CHARS]}... (cut at {RENDER_LINE_CHARS} characters)"
 
 
+#: Least address space a renderer may use (bytes); see :func:`_memory_limit`.
+RENDER_MEMORY_FLOOR = 2 << 30
+
+
+def _memory_limit(max_bytes: int) -> int:
+    """Address space (``RLIMIT_AS``, bytes) a renderer may use: 128 times the output it may write, at least
+    :data:`RENDER_MEMORY_FLOOR`. helm holds a chart's whole output and more until it writes it: 25 MB of
+    output took it 0.3 GB; 180 MB, 4 GB, so a twenty-line chart looping over ``until 3000000`` drove a CI
+    runner towards its memory's end before the timeout. [heuristic] factor, from those two measurements
+    (helm v3.17.3)."""
+    return max(RENDER_MEMORY_FLOOR, 128 * max_bytes)
+
+
+def _limit_memory(pid: int, limit: int) -> None:
+    """Set ``RLIMIT_AS`` of the running process ``pid`` to ``limit`` bytes (Linux ``prlimit``); nothing
+    where the platform has no ``prlimit``, or when the limit cannot be set (kvlint's own is lower: the renderer
+    inherited that one)."""
+    import resource
+
+    prlimit = getattr(resource, "prlimit", None)
+    if prlimit is None:
+        return
+    try:
+        prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError):
+        pass
+
+
 class _ErrorTail:
     """The last non-blank lines of a renderer's error output, each kept to its first
     :data:`_LINE_BYTES` bytes, fed chunk by chunk: what the KV001 message quotes (its last three lines, cut
@@ -806,6 +839,7 @@ class _ErrorTail:
 
         self.lines: deque[bytes] = deque(maxlen=self._LINES)
         self.part = bytearray()
+        self.out_of_memory = False
 
     def feed(self, chunk: bytes) -> None:
         start = 0
@@ -821,18 +855,26 @@ class _ErrorTail:
             start = end + 1
 
     def _end_line(self) -> None:
+        if (
+            b"out of memory" in self.part
+        ):  # Go's "fatal error: runtime: out of memory", before its stack trace
+            self.out_of_memory = True
         if self.part.strip():
             self.lines.append(bytes(self.part))
         self.part = bytearray()
 
     def text(self) -> str:
-        """The kept lines, decoded (UTF-8, undecodable bytes replaced)."""
+        """The kept lines, decoded (UTF-8, undecodable bytes replaced); ``out of memory`` alone when a line
+        said the process ran out of memory."""
         self._end_line()
+        if self.out_of_memory:
+            return "out of memory"
         return b"\n".join(self.lines).decode("utf-8", "replace")
 
 
 def _communicate(cmd: list[str], max_bytes: int, timeout: float) -> tuple[int | None, bytes, str]:
-    """Run ``cmd`` (no standard input, :func:`_render_env`) and read its output as it comes: ``(exit status,
+    """Run ``cmd`` (no standard input, :func:`_render_env`, address space :func:`_memory_limit`) and read its
+    output as it comes: ``(exit status,
     stdout, the last lines of stderr`` (:class:`_ErrorTail`) ``)``; the status is None when stdout passed
     ``max_bytes`` (the process is killed there: a chart rendering gigabytes is not held in memory whole, as
     ``subprocess.run(capture_output=True)`` held it before the size check). Raises
@@ -843,6 +885,7 @@ def _communicate(cmd: list[str], max_bytes: int, timeout: float) -> tuple[int | 
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_render_env()
     )
+    _limit_memory(proc.pid, _memory_limit(max_bytes))
     out = bytearray()
     err = _ErrorTail()
     deadline = time.monotonic() + timeout

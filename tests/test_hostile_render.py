@@ -409,3 +409,27 @@ def test_a_renderers_error_lines_are_quoted_cut(tmp_path: Path, monkeypatch: pyt
     (finding,) = [f for f in json.loads(res.output)["diagnostics"] if f["rule"] == "KV001"]
     assert finding["message"].startswith("kustomize build failed: Error: accumulating AAAA")
     assert len(finding["message"]) < RENDER_LINE_CHARS + 100
+
+
+@pytest.mark.skipif(not HAS_HELM or not hasattr(__import__("resource"), "prlimit"), reason="helm, prlimit")
+def test_a_chart_that_makes_helm_allocate_gigabytes_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twenty-five doublings of a 16-character string (512 MiB) in a template: helm held ~2.5 GB to render a
+    tiny document; ``until 3000000`` loops took it to 4 GB. A renderer's address space is now limited
+    (:func:`kvlint.render._memory_limit`; the floor lowered here to 1 GiB, enough for Go to start), and running
+    out of it is a KV001 saying so."""
+    from kvlint import render
+
+    monkeypatch.setattr(render, "RENDER_MEMORY_FLOOR", 1 << 30)
+    chart = tmp_path / "mem"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: mem\nversion: 0.1.0\n")
+    (chart / "templates" / "cm.yaml").write_text(
+        '{{- $x := "AAAAAAAAAAAAAAAA" }}{{- range until 25 }}{{- $x = print $x $x }}{{- end }}\n'
+        'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {n: "{{ len $x }}"}\n'
+    )
+    res = render.render_helm(str(chart), max_bytes=1 << 20)
+    assert [f.message for f in res.findings] == [
+        "helm template ran out of memory: it may use 1024 MiB (128 times --max-file-bytes, at least 1 GiB)"
+    ]
