@@ -71,3 +71,22 @@ def test_shallow_hf_overrides_still_read(tmp_path):
     ]
     diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.11.0", args))
     assert not any(d["rule"] in ("KV206", "KV503") for d in diags)
+
+
+@pytest.mark.parametrize("flag", ["--cpu-offload-gb", "--swap-space", "--kv-offloading-size"])
+@pytest.mark.parametrize("value", ["1e308", "1" + "0" * 300])
+def test_a_gib_size_beyond_64_bit_bytes_is_kv206(tmp_path, flag, value):
+    """``--cpu-offload-gb 1e308`` (found by tools/hostile_shapes.py): finite, but 1e308 GiB in bytes is not,
+    and KV406's arithmetic raised OverflowError, hidden in KV503 "kvlint could not finish checking"."""
+    args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", flag, value]
+    release = "v0.12.0" if flag == "--kv-offloading-size" else "v0.11.0"  # (the first a release accepts it)
+    diags = _check(tmp_path, _pod(f"vllm/vllm-openai:{release}", args))
+    assert not any(d["rule"] == "KV503" for d in diags), diags
+    kv206 = [d for d in diags if d["rule"] == "KV206"]
+    assert len(kv206) == 1 and flag in kv206[0]["message"], diags
+
+
+def test_a_large_finite_gib_size_is_still_read(tmp_path):
+    args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--cpu-offload-gb", "100000"]
+    diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.11.0", args))
+    assert not any(d["rule"] in ("KV206", "KV503") for d in diags), diags

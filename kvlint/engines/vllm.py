@@ -81,6 +81,9 @@ INT_DESTS = frozenset(
 )
 #: dests whose value is a ``float``.
 FLOAT_DESTS = frozenset({"gpu_memory_utilization", "swap_space", "cpu_offload_gb", "kv_offloading_size"})
+#: The float options that are sizes in GiB, and the bound on them: a byte count that fits in 64 bits (2^63 B).
+_GIB_DESTS = frozenset({"swap_space", "cpu_offload_gb", "kv_offloading_size"})
+_MAX_GIB = float(2**33)
 #: dests holding JSON (or a bare string for some, e.g. ``-O 3``).
 JSON_DESTS = frozenset(
     {
@@ -312,6 +315,13 @@ class _Parser:
                 return False, None
             if fval != fval or fval in (float("inf"), float("-inf")):
                 self.col.invalid(option, raw, loc, "a finite number is required (e.g. 0.9)")
+                return False, None
+            if dest in _GIB_DESTS and abs(fval) >= _MAX_GIB:
+                # vLLM turns the GiB into bytes, int(value * 1024**3): 1e308 GiB is no integer (OverflowError),
+                # and kvlint's own host-memory arithmetic failed on it, hidden in a KV503 "could not finish"
+                self.col.invalid(
+                    option, raw, loc, f"a size below {_MAX_GIB:.0f} GiB (2^63 bytes) is required"
+                )
                 return False, None
             return True, fval
         if dest in ("dtype", "kv_cache_dtype"):
