@@ -212,6 +212,30 @@ def test_digit_strings_int_cannot_read_are_not_converted(obj: dict[str, Any]) ->
     assert any(d.rule == "KV103" for d in result.diagnostics)  # the other document is still checked
 
 
+KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-phi-3-mini-4k-instruct:0.0.2"
+
+
+@pytest.mark.parametrize("value", [SUPERSCRIPT_TWO, "9" * 5000])
+@pytest.mark.parametrize("where", ["probe-port", "kaito-local-rank"])
+def test_digit_strings_in_probe_ports_and_kaitos_local_rank(value: str, where: str) -> None:
+    """Two more ``isdigit()`` then ``int()`` (found by a fuzz of the webhook's review path): a probe's
+    ``httpGet.port`` hid KV408's check in KV503 "kvlint could not finish checking", KAITO's wrapper's
+    ``LOCAL_RANK`` made the container's command unreadable. Neither is a number: no port is compared, no port
+    derived."""
+    if where == "probe-port":
+        obj = deployment(["--model", MODEL], startupProbe={"httpGet": {"port": value}})
+    else:
+        obj = deployment(
+            [],
+            env=[{"name": "LOCAL_RANK", "value": value}],
+            command=["python3", "/workspace/vllm/inference_api.py"],
+        )
+        obj["spec"]["template"]["spec"]["containers"][0]["image"] = KAITO_IMAGE
+    result, dt = lint(obj)
+    assert dt < LIMIT_S
+    assert result.containers and result.containers[0].serving.engine == "vllm"
+
+
 def test_digits() -> None:
     assert [digits(x) for x in ("8", " 42 ", "0007", "9" * 19)] == [8, 42, 7, int("9" * 19)]
     assert [digits(x) for x in ("", "9" * 20, SUPERSCRIPT_TWO, "\u0661", "-1", "1.0", None, 5)] == [None] * 8

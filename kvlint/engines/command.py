@@ -34,6 +34,7 @@ from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Finding, JoinedEngine, ServingConfig, Value
+from kvlint.values import digits
 
 __all__ = ["parse_container", "parse_command_line", "container_env"]
 
@@ -853,9 +854,9 @@ def _kaito_vllm(cfg: ServingConfig, anchor: Loc | None) -> None:
     if "gpu_memory_utilization" not in cfg.flags:
         u = KAITO_WRAPPER_GPU_MEMORY_UTILIZATION
         cfg.flags["gpu_memory_utilization"] = Value(u, anchor, str(u), source="default")
-    rank = cfg.env.get("LOCAL_RANK", "0").strip()
-    if "port" not in cfg.flags and rank.isdigit():
-        port = KAITO_WRAPPER_PORT + int(rank)
+    rank = digits(cfg.env.get("LOCAL_RANK", "0"))  # (str.isdigit() then int() raised on "²" or 5,000 digits)
+    if "port" not in cfg.flags and rank is not None:
+        port = KAITO_WRAPPER_PORT + rank
         cfg.flags["port"] = Value(port, anchor, str(port), source="default")
 
 

@@ -701,8 +701,14 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
                 )
                 continue
             target, shown = named[raw], f"'{raw}' ({named[raw]})"
-        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
-            target, shown = int(raw), str(int(raw))
+        elif isinstance(raw, str):
+            # str.isdigit() is true of "²" and of 5,000 digits, which int() refuses: no port (digits())
+            number = digits(raw)
+            if number is None:
+                continue
+            target, shown = number, str(number)
+        elif isinstance(raw, int) and not isinstance(raw, bool) and raw.bit_length() <= 64:
+            target, shown = raw, str(raw)
         else:
             continue
         if port is None or target == port or _other_containers_serve(ctx, target):
