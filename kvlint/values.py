@@ -18,12 +18,13 @@ def as_list(x: Any) -> list[Any]:
 
 
 def as_int(x: Any) -> int | None:
-    """``int(x)``, or None for None, booleans and anything ``int()`` rejects."""
+    """``int(x)``, or None for None, booleans and anything ``int()`` rejects (an infinite float, YAML's
+    ``.inf``, raises OverflowError there, not ValueError)."""
     if x is None or isinstance(x, bool):
         return None
     try:
         return int(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 

@@ -17,7 +17,7 @@ from kvlint.engines.options import suggest
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, arithmetic, commands
 from kvlint.load import load_text
 from kvlint.pipeline import INTERNAL_ERROR, run_documents
-from kvlint.values import digits
+from kvlint.values import as_int, digits
 from kvlint.webhook.request_options import webhook_options
 from kvlint.workloads.base import with_injected_env
 
@@ -234,6 +234,35 @@ def test_digit_strings_in_probe_ports_and_kaitos_local_rank(value: str, where: s
     result, dt = lint(obj)
     assert dt < LIMIT_S
     assert result.containers and result.containers[0].serving.engine == "vllm"
+
+
+def test_infinite_numbers_where_integers_are_read() -> None:
+    """``int()`` of an infinite float raises OverflowError, not the ValueError the readers caught (found by a
+    fuzz of every field): YAML's ``.inf`` as a probe's ``initialDelaySeconds`` hid the checks of the
+    workload in KV503 "kvlint could not finish checking", and ``{"image": 1e400}`` (JSON's infinity) as
+    ``--limit-mm-per-prompt`` left the container unsized (KV502 "could not size ... float infinity")."""
+    probe = "{httpGet: {port: 8000}, initialDelaySeconds: .inf, periodSeconds: .inf, failureThreshold: .nan}"
+    text = json.dumps(deployment(["--model", MODEL])).replace(
+        '"resources"', f'"livenessProbe": {probe}, "resources"'
+    )
+    result, _ = lint(text, "probe.yaml")  # JSON with flow-YAML in it: one YAML document
+    assert result.containers
+    mm = deployment(["--model", "Qwen/Qwen2.5-VL-7B-Instruct", "--limit-mm-per-prompt", '{"image": 1e400}'])
+    result, _ = lint(mm)
+    assert not [d.message for d in result.diagnostics if "could not size" in d.message]
+    assert result.containers[0].plan is not None
+    assert as_int(float("inf")) is None and as_int(float("nan")) is None and as_int("7") == 7
+
+
+def test_a_template_object_whose_kind_is_not_a_string() -> None:
+    """An OpenShift ``Template`` whose object's ``kind`` is a list or mapping: ``kind in {...}`` raised
+    TypeError (unhashable), hidden in KV503."""
+    dep = deployment(["--model", MODEL])
+    for kind in ([], {}, ["ServingRuntime"]):
+        obj = dict(dep, kind=kind)
+        template = {"apiVersion": "template.openshift.io/v1", "kind": "Template", "metadata": {"name": "t"}}
+        template["objects"] = [obj]
+        lint(template)
 
 
 def test_digits() -> None:

@@ -69,17 +69,24 @@ class EncoderProfile:
     notes: tuple[str, ...] = ()
 
 
+def _counts(obj: dict[Any, Any]) -> dict[str, int]:
+    """The numeric entries of a ``--limit-mm-per-prompt`` mapping as integers, leaving out those no integer
+    is (1e400, JSON's infinity; NaN) or beyond 64 bits: ``int()`` raised OverflowError on them, and the
+    container's memory plan failed ("could not size ... cannot convert float infinity to integer")."""
+    return {str(k): int(v) for k, v in obj.items() if isinstance(v, (int, float)) and abs(v) < 2**63}
+
+
 def parse_mm_limits(value: Any) -> dict[str, int]:
     """``--limit-mm-per-prompt``: JSON (``{"image": 2, "video": 0}``, 0.8+) or the older ``image=2,audio=0`` form."""
     if isinstance(value, dict):
-        return {str(k): int(v) for k, v in value.items() if isinstance(v, (int, float))}
+        return _counts(value)
     if not value:
         return {}
     text = str(value).strip()
     try:
         obj = json.loads(text)
         if isinstance(obj, dict):
-            return {str(k): int(v) for k, v in obj.items() if isinstance(v, (int, float))}
+            return _counts(obj)
     except ValueError:
         pass
     out: dict[str, int] = {}
@@ -100,7 +107,7 @@ def _vision(model: ModelSpec) -> dict[str, Any]:
 def _int(x: Any, default: int = 0) -> int:
     try:
         return int(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
 
 

@@ -34,7 +34,7 @@ def _i(v: Any, default: int = 0) -> int:
         return default
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
 
 

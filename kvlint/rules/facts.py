@@ -30,10 +30,10 @@ _RUNTIME_TEMPLATE_KINDS = frozenset({"ServingRuntime", "ClusterServingRuntime", 
 
 
 def to_int(v: Any, default: int) -> int:
-    """``int(v)``, or ``default`` when ``v`` is not a number."""
+    """``int(v)``, or ``default`` when ``v`` is not a number (or an infinite one: YAML's ``.inf``)."""
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return default
 
 
@@ -48,7 +48,8 @@ def is_runtime_template(w: Workload) -> bool:
         except ValueError:
             return False
         if isinstance(objects, list) and 0 <= index < len(objects) and isinstance(objects[index], dict):
-            return objects[index].get("kind") in _RUNTIME_TEMPLATE_KINDS
+            kind = objects[index].get("kind")
+            return isinstance(kind, str) and kind in _RUNTIME_TEMPLATE_KINDS
     return False
 
 
