@@ -254,6 +254,19 @@ def test_infinite_numbers_where_integers_are_read() -> None:
     assert as_int(float("inf")) is None and as_int(float("nan")) is None and as_int("7") == 7
 
 
+@pytest.mark.parametrize("count", ["1.0e+308", "1.0e+300", str(10**99)])
+def test_a_gpu_count_beyond_64_bits_is_no_count(count: str) -> None:
+    """``nvidia.com/gpu: 1.0e+308`` (an integral float) was read as that many GPUs: KV406's host-memory sum
+    (vLLM V0's swap space per GPU) overflowed a float, hidden in KV503. A count of 2^63 or more is no count,
+    as a digit string of more than 19 digits is not one."""
+    # vLLM 0.10 runs an fp8_e5m2 KV cache on its V0 engine, which pins --swap-space (4 GiB) per GPU
+    obj = deployment(["--model", MODEL, "--kv-cache-dtype=fp8_e5m2"], image="vllm/vllm-openai:v0.10.0")
+    obj["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"memory": "16Gi"}}
+    text = json.dumps(obj).replace('"memory": "16Gi"', f'"memory": "16Gi", "nvidia.com/gpu": {count}')
+    result, _ = lint(text, "gpus.yaml")
+    assert result.containers
+
+
 def test_a_template_object_whose_kind_is_not_a_string() -> None:
     """An OpenShift ``Template`` whose object's ``kind`` is a list or mapping: ``kind in {...}`` raised
     TypeError (unhashable), hidden in KV503."""

@@ -142,13 +142,15 @@ class _Decision:
 
 
 def _as_int(value: Any) -> int | None:
-    """Integer from an int / integral float / digit string; None otherwise (templates, "2.5", junk)."""
+    """Integer from an int / integral float / digit string; None otherwise (templates, "2.5", junk), and for a
+    number of 2^63 or more, as for a digit string of more than 19 digits (:func:`kvlint.values.digits`): a GPU
+    count of ``1e308`` made the host-memory arithmetic (KV406) overflow a float, hidden in KV503."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if abs(value) < 2**63 else None
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        return int(value) if abs(value) < 2**63 else None
     if isinstance(value, str) and digits(value) is not None:
         return digits(value)
     return None
