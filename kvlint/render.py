@@ -509,8 +509,11 @@ def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[F
                         fix=fix,
                     )
                 )
-        if "values.schema.json" in files and not os.path.islink(os.path.join(here, "values.schema.json")):
-            out += _schema_refs(os.path.join(here, "values.schema.json"), max_bytes, fix)
+        schema = os.path.join(here, "values.schema.json")
+        if "values.schema.json" in files and os.path.realpath(schema).startswith(
+            inside
+        ):  # (a link: its target)
+            out += _schema_refs(schema, max_bytes, fix)
     return out
 
 

@@ -433,3 +433,18 @@ def test_a_chart_that_makes_helm_allocate_gigabytes_is_stopped(
     assert [f.message for f in res.findings] == [
         "helm template ran out of memory: it may use 1024 MiB (128 times --max-file-bytes, at least 1 GiB)"
     ]
+
+
+def test_a_schema_reached_through_a_link_inside_the_chart_is_read(tmp_path: Path) -> None:
+    """``values.schema.json -> schemas/s.json``: helm reads the target, so its ``$ref`` counts (it was skipped)."""
+    import json
+
+    from kvlint.render import chart_escapes
+
+    chart = _chart(tmp_path)
+    (chart / "schemas").mkdir()
+    (chart / "schemas" / "s.json").write_text(
+        json.dumps({"properties": {"a": {"$ref": "https://example.com/x"}}})
+    )
+    os.symlink("schemas/s.json", chart / "values.schema.json")
+    assert [f.loc.file for f in chart_escapes(str(chart)) if f.loc] == [str(chart / "values.schema.json")]
