@@ -510,9 +510,8 @@ def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[F
                     )
                 )
         schema = os.path.join(here, "values.schema.json")
-        if "values.schema.json" in files and os.path.realpath(schema).startswith(
-            inside
-        ):  # (a link: its target)
+        # (a link inside the chart: helm reads its target; a link out is flagged above and not read)
+        if "values.schema.json" in files and os.path.realpath(schema).startswith(inside):
             out += _schema_refs(schema, max_bytes, fix)
     return out
 
