@@ -620,7 +620,11 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
             kfile = os.path.join(d, name)
-            spec = _read_kustomization(kfile, max_bytes)
+            spec, problem = _read_kustomization(kfile, max_bytes)
+            if problem is not None:
+                out.append(
+                    Finding("KV001", f"kustomization file {problem}; not built", Loc(kfile, 1, 1), fix=fix)
+                )
             if not isinstance(spec, LDict):
                 continue
             for field, value, loc in _kustomization_paths(spec):
@@ -639,24 +643,31 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     return out
 
 
-def _read_kustomization(path: str, max_bytes: int) -> Any:
-    """The first document of the kustomization file at ``path`` (with positions), or None when it is not a
-    regular file of at most ``max_bytes`` or holds no document."""
+def _read_kustomization(path: str, max_bytes: int) -> tuple[Any, str | None]:
+    """``(first document, problem)`` of the kustomization file at ``path``: the document with positions (None
+    when there is no file or it holds no document), and why the file cannot be checked when it is there but is
+    not a regular file of at most ``max_bytes`` (kustomize would read a named pipe for ever, and a file kvlint
+    does not read could name what kustomize fetches)."""
+    import errno
     import stat
 
     from kvlint.load import read_file
 
     try:
         st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None, "is not a regular file"
+        if st.st_size > max_bytes:
+            return None, f"of {st.st_size} bytes is more than the {max_bytes}-byte limit (--max-file-bytes)"
         data = read_file(path, st.st_size, max_bytes)
-    except OSError:
-        return None
+    except OSError as e:
+        if e.errno in (errno.ENOENT, errno.ENOTDIR):
+            return None, None  # no such file: the next name kustomize accepts is tried
+        return None, f"cannot be read: {e.strerror or e}"
     if len(data) > max_bytes:
-        return None
+        return None, f"is more than the {max_bytes}-byte limit (--max-file-bytes)"
     docs = load_text(data, path).documents
-    return docs[0].data if docs else None
+    return (docs[0].data if docs else None), None
 
 
 def _kustomization_paths(spec: LDict) -> Iterable[tuple[str, str, Loc | None]]:

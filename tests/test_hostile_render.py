@@ -448,3 +448,20 @@ def test_a_schema_reached_through_a_link_inside_the_chart_is_read(tmp_path: Path
     )
     os.symlink("schemas/s.json", chart / "values.schema.json")
     assert [f.loc.file for f in chart_escapes(str(chart)) if f.loc] == [str(chart / "values.schema.json")]
+
+
+def test_a_kustomization_file_that_cannot_be_checked_is_not_built(tmp_path: Path) -> None:
+    """A kustomization file kvlint cannot read within its limits could name what kustomize fetches (and a named
+    pipe would hold kustomize until the timeout): the tree is not built."""
+    from kvlint.render import remote_references
+
+    k = tmp_path / "k"
+    k.mkdir()
+    os.mkfifo(k / "kustomization.yaml")
+    (found,) = remote_references(str(k))
+    assert found.message == "kustomization file is not a regular file; not built"
+    os.unlink(k / "kustomization.yaml")
+    (k / "kustomization.yaml").write_text("resources:\n- deploy.yaml\n" + "#" * 2000 + "\n")
+    (found,) = remote_references(str(k), max_bytes=1000)
+    assert "more than the 1000-byte limit" in found.message
+    assert remote_references(str(k)) == []
