@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
-from kvlint.engines.images import platform_of
+from kvlint.engines.images import envsubst_placeholders, platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
@@ -396,7 +396,16 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         if raw is not None:
             loc = p.gpus_loc or loc_of(s.container, "resources")
             fix = f"set {p.resource} to the number of GPUs the engine uses, e.g. 1"
-            if str(raw).strip() in ("0", "0.0"):
+            if next(envsubst_placeholders(str(raw)), None) is not None:
+                # a template's parameter (KV002 names it): what it counts is known once the file is rendered
+                yield ctx.finding(
+                    f"GPU limit {p.resource}: {raw!r} is a ${{VAR}} placeholder, not a quantity: kvlint cannot "
+                    "count the GPUs until the template is rendered (as written, the API server rejects the pod)",
+                    loc,
+                    fix="render the manifest with the values you deploy with (e.g. envsubst < FILE | kvlint check -)",
+                    severity="warning",
+                )
+            elif str(raw).strip() in ("0", "0.0"):
                 yield ctx.finding(
                     f"GPU limit {p.resource}: {raw!r} gives the container no GPU: the scheduler places it anywhere "
                     f"and {s.engine} finds no device at start-up",
