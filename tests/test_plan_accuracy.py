@@ -183,3 +183,27 @@ def test_plan_cli_replays_a_v0_forced_start_up_as_typed():
     assert abs(runs["as typed"]["memory"]["kv_cache_bytes"] - d.plan.kv_cache_bytes) <= 1
     assert runs["as typed"]["kv"]["capacity_tokens"] == d.plan.capacity_tokens
     assert runs["without env"]["era"] == "v1"
+
+
+def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
+    """Every replayed case (bench/accuracy.py REPLAY), typed after ``kvlint plan --`` as bench/plan_cli.py writes it
+    (environment switches, ``vllm serve`` and flags, ``--accelerator``/``--gpu-memory``/``--engine-version``), plans
+    what the benchmark's direct replay plans: the accuracy figures describe what a user gets."""
+    import plan_cli
+
+    cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
+    checked = 0
+    for gid, r in accuracy.REPLAY.items():
+        if gid not in cases:
+            continue
+        opts, cmd = plan_cli.typed_command(cases[gid], r)
+        out = plan_cli.run_cli(["--model-dir", str(MODELS), *opts], cmd)
+        assert isinstance(out, dict), (gid, out)
+        p = accuracy.plan_case(cases[gid], r, MODELS).plan
+        assert (out["era"], out["engine_version"]) == (p.era, p.engine_version), gid
+        assert abs(out["memory"]["kv_cache_bytes"] - p.kv_cache_bytes) <= 2, (
+            gid
+        )  # GiB text vs int(GiB x total)
+        assert abs(out["kv"]["capacity_tokens"] - p.capacity_tokens) <= p.block_size, gid
+        checked += 1
+    assert checked >= 30
