@@ -1235,6 +1235,24 @@ def unknown_container_fields(container: Mapping) -> list[tuple[str, str | None]]
     return unknown_fields(container, "Container")
 
 
+_ENV_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+
+def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, after an
+    optional ``env`` (POSIX ``env [NAME=value]... utility``; none of env's options is read, so a word starting
+    with ``-`` ends the prefix and the command is then not an engine's). Later assignments win, as in a shell."""
+    env: dict[str, str] = {}
+    i = 1 if words and words[0] == "env" else 0
+    while i < len(words):
+        m = _ENV_ASSIGN_RE.fullmatch(words[i])
+        if m is None:
+            break
+        env[m.group(1)] = m.group(2)
+        i += 1
+    return env, words[i:] if (i or env) else words
+
+
 def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:
     """Parse a whole engine command as typed (``kvlint plan -- ...``).
 
@@ -1243,19 +1261,24 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     ``sglang serve ...``, NVIDIA Dynamo's ``python -m dynamo.vllm|dynamo.sglang ...`` workers (read by that engine's
     parser, Dynamo's own options set aside, :func:`_as_dynamo_worker`). ``version`` is the engine release to
     check options against (None = any).
+    Leading ``NAME=value`` environment assignments, with or without ``env`` before them, as a shell would run
+    them (``VLLM_USE_V1=0 vllm serve ...``, ``env VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve ...``), become the
+    engine's environment (``ServingConfig.env``), which switches the engine reads (V0/V1, the sampler, the
+    attention backend) change the plan by; a start-up log's reporter often typed them so.
+
     Raises ValueError naming what was expected when ``argv`` is none of those.
     """
-    words = [str(a) for a in argv]
+    typed = [str(a) for a in argv]
+    env, words = _leading_env(typed)
     m = _match_program(words)
     if m is None:
         raise ValueError(
-            f"not an engine command: {' '.join(words[:3]) or '(empty)'} — expected `vllm serve MODEL ...`, "
+            f"not an engine command: {' '.join(typed[:3]) or '(empty)'} — expected `vllm serve MODEL ...`, "
             f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
             f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
         )
     engine, start, pos_model = m
     rest = words[start:]
-    env: dict[str, str] = {}
     if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
         inner = _DYNAMO[engine]
         if inner == "vllm":
