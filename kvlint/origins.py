@@ -34,7 +34,7 @@ from kvlint.options import Options
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
 
-__all__ = ["attach_sources", "helm_sources", "json6902_patches", "values_refs"]
+__all__ = ["attach_sources", "clear_file_cache", "helm_sources", "json6902_patches", "values_refs"]
 
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
 # The opening of a with/range/if action; its end is the first ``}}`` on the line where the keyword ends (found by
@@ -165,6 +165,12 @@ def _template_lines(path: str) -> tuple[str, ...]:
             return tuple(fh.read().split("\n"))
     except OSError:
         return ()
+
+
+def clear_file_cache() -> None:
+    """Forget the template lines :func:`_template_lines` kept by path (called where a run starts, through
+    :func:`kvlint.render.clear_file_cache`): a template edited between two runs of one process is read again."""
+    _template_lines.cache_clear()
 
 
 def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:

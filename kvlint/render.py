@@ -620,12 +620,19 @@ _CHART_NAMES: dict[str, str | None] = {}
 
 
 def clear_file_cache() -> None:
-    """Forget the file-system answers of the previous run (:data:`_IS_FILE`, :data:`_PLACES`,
-    :data:`_CHART_NAMES`); called where a run starts reading its inputs (:func:`load_inputs`, the streaming
-    run's context pass)."""
+    """Forget what the previous run read from files: the file-system answers (:data:`_IS_FILE`,
+    :data:`_PLACES`, :data:`_CHART_NAMES`) and the file lines and scalar positions kept by path for finding
+    positions (:func:`kvlint.engines.command.clear_file_cache`, :func:`kvlint.origins.clear_file_cache`), so a
+    file edited between two runs of one process is read again. Called where a run starts reading its inputs
+    (:func:`load_inputs`, the streaming run's context pass)."""
+    from kvlint import origins
+    from kvlint.engines import command
+
     _IS_FILE.clear()
     _PLACES.clear()
     _CHART_NAMES.clear()
+    command.clear_file_cache()
+    origins.clear_file_cache()
 
 
 def _is_file(path: str) -> bool:

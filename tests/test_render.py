@@ -670,3 +670,41 @@ def test_klog_header_is_left_out_of_renderer_messages() -> None:
     assert render._KLOG_HEADER.sub("", line) == '"command failed" err="accumulating resources: x"'
     for plain in ("Error: accumulating resources: x", "error: E1205 is not a header here", "I1205 oops"):
         assert render._KLOG_HEADER.sub("", plain) == plain
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_file_edited_between_two_runs_of_one_process_gets_positions_from_its_new_text(
+    tmp_path: pytest.TempPathFactory, streaming: bool
+) -> None:
+    """The file lines and scalar positions kept for finding positions (read back from the file for a word of
+    a multi-line ``sh -c`` script) are kept for one run only: after the script's line is indented further, the
+    next run of the same process points at the value's new column (it pointed three characters early)."""
+    from kvlint.checkrun import run_paths
+    from kvlint.pipeline import run_check
+
+    path = os.path.join(str(tmp_path), "d.yaml")
+
+    def write(pad: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+                "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+                "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+                '        command: [sh, -c]\n        args:\n        - "echo hi;\n'
+                f'          {pad}vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"\n'
+                "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+            )
+
+    def kv103_text() -> str:
+        if streaming:
+            result = run_paths([path], OFFLINE, jobs=1, keep_records=False, keep_json=False).result
+        else:
+            result = run_check([path], OFFLINE)
+        (loc,) = [d.loc for d in result.diagnostics if d.rule == "KV103"]
+        assert loc is not None
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().split("\n")[loc.line - 1][loc.column - 1 :]
+
+    for pad in ("", "   ", ""):
+        write(pad)
+        assert kv103_text() == '131072"'

@@ -35,7 +35,7 @@ from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Finding, JoinedEngine, ServingConfig, Value
 
-__all__ = ["parse_container", "parse_command_line", "container_env"]
+__all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 _VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
@@ -292,6 +292,14 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
 
 
 _POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
+
+
+def clear_file_cache() -> None:
+    """Forget the file lines (:func:`_disk_lines`, by path) and scalar positions (:data:`_POSITIONS`) of the
+    previous run: a file edited since is read again (:func:`kvlint.render.clear_file_cache` calls this where
+    a run starts)."""
+    _disk_lines.cache_clear()
+    _POSITIONS.clear()
 
 
 def _block_indent(lines: Sequence[str], first: int, indicator_line: int, text: str) -> int:
