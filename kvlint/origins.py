@@ -30,6 +30,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from kvlint import filecache
 from kvlint.options import Options
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
@@ -167,9 +168,11 @@ def _template_lines(path: str) -> tuple[str, ...]:
         return ()
 
 
+@filecache.register
 def clear_file_cache() -> None:
-    """Forget the template lines :func:`_template_lines` kept by path (called where a run starts, through
-    :func:`kvlint.render.clear_file_cache`): a template edited between two runs of one process is read again."""
+    """Forget the template lines :func:`_template_lines` kept by path (registered with
+    :mod:`kvlint.filecache`: emptied where a run starts): a template edited between two runs of one process is
+    read again."""
     _template_lines.cache_clear()
 
 

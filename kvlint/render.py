@@ -49,6 +49,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from kvlint import filecache
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
@@ -622,17 +623,13 @@ _CHART_NAMES: dict[str, str | None] = {}
 def clear_file_cache() -> None:
     """Forget what the previous run read from files: the file-system answers (:data:`_IS_FILE`,
     :data:`_PLACES`, :data:`_CHART_NAMES`) and the file lines and scalar positions kept by path for finding
-    positions (:func:`kvlint.engines.command.clear_file_cache`, :func:`kvlint.origins.clear_file_cache`), so a
+    positions (the functions registered with :mod:`kvlint.filecache`), so a
     file edited between two runs of one process is read again. Called where a run starts reading its inputs
     (:func:`load_inputs`, the streaming run's context pass)."""
-    from kvlint import origins
-    from kvlint.engines import command
-
     _IS_FILE.clear()
     _PLACES.clear()
     _CHART_NAMES.clear()
-    command.clear_file_cache()
-    origins.clear_file_cache()
+    filecache.clear()
 
 
 def _is_file(path: str) -> bool:

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kvlint import filecache
 from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
@@ -294,10 +295,10 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
 _POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
 
 
+@filecache.register
 def clear_file_cache() -> None:
     """Forget the file lines (:func:`_disk_lines`, by path) and scalar positions (:data:`_POSITIONS`) of the
-    previous run: a file edited since is read again (:func:`kvlint.render.clear_file_cache` calls this where
-    a run starts)."""
+    previous run: a file edited since is read again (registered with :mod:`kvlint.filecache`: emptied where a run starts)."""
     _disk_lines.cache_clear()
     _POSITIONS.clear()
 
