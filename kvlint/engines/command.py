@@ -298,7 +298,8 @@ _POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
 @filecache.register
 def clear_file_cache() -> None:
     """Forget the file lines (:func:`_disk_lines`, by path) and scalar positions (:data:`_POSITIONS`) of the
-    previous run: a file edited since is read again (registered with :mod:`kvlint.filecache`: emptied where a run starts)."""
+    previous run: a file edited since is read again (registered with :mod:`kvlint.filecache`: emptied where a
+    run starts)."""
     _disk_lines.cache_clear()
     _POSITIONS.clear()
 
