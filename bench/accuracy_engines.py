@@ -51,7 +51,15 @@ REPLAY: dict[str, Any] = {
         None,
         4,
     ),
+    # 80 GB-class GPU not named in either log (78.81 / 78.59 GB free before loading); Meta-Llama-3.1-8B-Instruct has
+    # the Llama-3.1-8B base config's shapes. gt-250 prints its resolved mem_fraction_static (0.88) in server_args;
+    # gt-251 (a PR branch of 2025-03-25) is replayed with the release current then, 0.4.4.post1, so that the
+    # fraction is kvlint's own default.
+    "gt-250": (["--mem-fraction-static", "0.88"], "meta-llama/Llama-3.1-8B", "h100-80gb", None, 1),
+    "gt-251": ([], "meta-llama/Llama-3.1-8B", "h100-80gb", "0.4.4.post1", 1),
 }
+#: the SGLang cases of REPLAY (the others are TGI)
+SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251")
 NOT_REPLAYABLE = {
     "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
     "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
@@ -82,7 +90,7 @@ def predict(case_id: str) -> tuple[int | None, str]:
     m = resolve_model(model_id, model_dirs=MODEL_DIRS, allow_hub=False)
     acc = lookup(acc_id)
     assert acc is not None
-    if case_id in ("gt-005", "gt-232"):
+    if case_id in SGLANG_CASES:
         import dataclasses
 
         if case_id == "gt-005":
