@@ -57,9 +57,11 @@ REPLAY: dict[str, Any] = {
     # fraction is kvlint's own default.
     "gt-250": (["--mem-fraction-static", "0.88"], "meta-llama/Llama-3.1-8B", "h100-80gb", None, 1),
     "gt-251": ([], "meta-llama/Llama-3.1-8B", "h100-80gb", "0.4.4.post1", 1),
+    # QwQ-32B is a Qwen2.5-32B fine-tune with the same config shapes (64 layers, 8 KV heads, 5120 hidden).
+    "gt-252": (["--tp-size", "4"], "Qwen/Qwen2.5-32B", "l4", "0.4.3.post4", 4),
 }
 #: the SGLang cases of REPLAY (the others are TGI)
-SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251")
+SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252")
 NOT_REPLAYABLE = {
     "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
     "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
