@@ -66,7 +66,8 @@ NOT_REPLAYABLE = {
     "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
     "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
     "gt-005": "the FP8 checkpoint's config is not in the corpus; bf16 Qwen3-235B-A22B config with fp8 weights "
-    "assumed — printed for information, not scored",
+    "assumed (cell size and mem_fraction_static are exact; the +1.3 GiB is the TP4 pre-load context and/or the "
+    "FP8 load, docs §5) — printed for information, not scored",
     "gt-083": "max_batch_total_tokens 17664 was set explicitly (benchmark settings), not inferred",
     "gt-234": "TGI version not printed (newest assumed); the printed prefill default 10049 is not what the assumed "
     "release's launcher computes — printed for information, not scored",
