@@ -104,7 +104,11 @@ def predict(case_id: str) -> tuple[int | None, str]:
             ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
         )
         sd = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name)
-        return sd.max_total_num_tokens, f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B"
+        return (
+            sd.max_total_num_tokens,
+            f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B, "
+            f"max_running_requests {sd.max_running_requests}",
+        )
     s = parse_command_line(["text-generation-launcher", "--model-id", model_id, *args], version)
     s.version = version
     d = plan_tgi_detailed(
@@ -149,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         if scored and rep and pred is not None and abs(pred - rep) / rep > 0.10:
             bad += 1
         tag = "SCORED" if scored else "info"
+        printed_mrr = (c.get("figures") or {}).get("max_running_requests")
+        if printed_mrr is not None and pred is not None:
+            note += f" (printed {printed_mrr})"
         print(
             f"{cid:8} {str(c['engine']).split()[0]:6} {c['outcome']:7} {rep or '-':>9} {pred if pred is not None else '-':>9} {err:>7}  "
             f"[{tag}] {note}; {NOT_REPLAYABLE.get(cid, '') if pred is not None else ''}".rstrip("; ")
