@@ -455,10 +455,20 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.engine_named.update(part.engine_named)
 
 
+#: Helm's rule for a release name (``helm template NAME``, pkg/chartutil ``ValidateReleaseName``, Helm 3):
+#: at most 53 characters of this pattern.
+_RELEASE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
 def _release_name(chart: str) -> str:
+    """The release name kvlint renders ``chart`` under when none is given: the chart directory's base name,
+    lower-cased, every character other than an ASCII letter, digit or ``-`` made ``-``, cut to Helm's 53
+    characters, and only then stripped of leading and trailing ``-`` (a cut that ends on ``-`` would
+    otherwise make ``helm template`` refuse the name, :data:`_RELEASE_NAME_RE`); ``release`` when nothing is
+    left."""
     base = os.path.basename(os.path.normpath(os.path.abspath(chart))).lower()
-    cleaned = "".join(c if c.isalnum() or c == "-" else "-" for c in base).strip("-")
-    return (cleaned or "release")[:53]
+    cleaned = "".join(c if ("a" <= c <= "z" or "0" <= c <= "9" or c == "-") else "-" for c in base)
+    return cleaned[:53].strip("-") or "release"
 
 
 #: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's

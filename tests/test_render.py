@@ -670,3 +670,32 @@ def test_klog_header_is_left_out_of_renderer_messages() -> None:
     assert render._KLOG_HEADER.sub("", line) == '"command failed" err="accumulating resources: x"'
     for plain in ("Error: accumulating resources: x", "error: E1205 is not a header here", "I1205 oops"):
         assert render._KLOG_HEADER.sub("", plain) == plain
+
+
+@pytest.mark.parametrize(
+    "directory",
+    [
+        # a real chart directory name (the louis030195/text-generation-inference-helm chart copied under its
+        # repository path): its 53rd character is a '-', which Helm refuses at the end of a release name
+        "louis030195__text-generation-inference-helm__charts__text-generation-inference",
+        "Ünïcode-chärt",  # letters Python calls alphanumeric that Helm's pattern does not allow
+        "---",
+        "a" * 52 + ".b",
+    ],
+)
+def test_default_release_name_is_one_helm_accepts(directory: str) -> None:
+    name = render._release_name(os.path.join("some", directory))
+    assert len(name) <= 53 and render._RELEASE_NAME_RE.match(name), name
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_chart_in_a_long_directory_renders(tmp_path: pytest.TempPathFactory) -> None:
+    """A chart whose directory name, cut to 53 characters, ends on '-' renders (helm template refused the
+    release name kvlint made from it: KV001 'invalid release name')."""
+    chart = os.path.join(
+        str(tmp_path), "louis030195__text-generation-inference-helm__charts__text-generation-inference"
+    )
+    shutil.copytree(CHART, chart)
+    loaded = load_inputs([chart])
+    assert [f.rule for f in loaded.findings] == []
+    assert {d.kind for d in loaded.documents} == {"Deployment", "Service"}
