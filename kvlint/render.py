@@ -308,8 +308,9 @@ def helm_values_reason(doc: Document) -> str | None:
 
     A document qualifies only if it is a mapping without ``apiVersion`` and ``kind``, and then when it
     has vLLM production-stack keys (``servingEngineSpec``, ``routerSpec``, ... or ``modelSpec`` under
-    ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or
-    its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
+    ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
+    ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
+    or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
     """
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
@@ -324,10 +325,32 @@ def helm_values_reason(doc: Document) -> str | None:
         return "it has modelSpec (chart values)"
     if "replicaCount" in data and "image" in data:
         return "it has replicaCount and image but no apiVersion/kind (chart values)"
+    image_at = _image_repository_key(data)
+    if image_at is not None:
+        return f"it has {image_at} but no apiVersion/kind (chart values)"
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml"
+    return None
+
+
+def _image_repository_key(data: dict) -> str | None:
+    """``image.repository`` or ``KEY.image.repository`` when ``data`` (a document without apiVersion/kind) or
+    one of its top-level mappings holds an ``image`` mapping with a ``repository`` string -- the image shape
+    ``helm create`` writes into a chart's values, and an umbrella chart's values for a subchart under the
+    subchart's key (OPEA's ``tgi: {image: {repository: ...text-generation-inference}}``); None otherwise.
+    No Kubernetes object lacks a kind, and a Compose file's ``image`` is a string."""
+
+    def has(node: object) -> bool:
+        image = node.get("image") if isinstance(node, dict) else None
+        return isinstance(image, dict) and isinstance(image.get("repository"), str)
+
+    if has(data):
+        return "image.repository"
+    for key, value in data.items():
+        if isinstance(key, str) and has(value):
+            return f"{key}.image.repository"
     return None
 
 

@@ -699,3 +699,29 @@ def test_chart_in_a_long_directory_renders(tmp_path: pytest.TempPathFactory) -> 
     loaded = load_inputs([chart])
     assert [f.rule for f in loaded.findings] == []
     assert {d.kind for d in loaded.documents} == {"Deployment", "Service"}
+
+
+def test_umbrella_chart_values_for_a_subchart_are_reported() -> None:
+    """OPEA's ChatQnA values for AMD GPUs hold the TGI subchart's image, model and flags under ``tgi:`` and
+    nothing at the top but subchart keys: a values file (KV002, counted as not read), where kvlint said
+    nothing before (0 workloads, exit 0)."""
+    path = os.path.join(
+        "fixtures",
+        "collected",
+        "opea-project__GenAIExamples__ChatQnA__kubernetes__helm__rocm-tgi-values.yaml",
+    )
+    (kv002,) = [f for f in load_inputs([path]).findings if f.rule == "KV002"]
+    assert "is a Helm values file" in kv002.message and "tgi.image.repository" in kv002.message
+    assert kv002.fix is not None and f"-f {path}" in kv002.fix
+    from kvlint.sizing import unread
+
+    result = run_documents(load_inputs([path]), OFFLINE)
+    assert [why for _, why in unread(result)] == ["Helm values file not rendered"]
+
+
+def test_documents_with_an_image_string_are_not_values(tmp_path: pytest.TempPathFactory) -> None:
+    """A Compose file's ``image`` is a string, not Helm's ``image.repository``: not a values file."""
+    p = os.path.join(str(tmp_path), "compose.yaml")
+    with open(p, "w") as fh:
+        fh.write("services:\n  tgi:\n    image: ghcr.io/huggingface/text-generation-inference:3.0.0\n")
+    assert [f.rule for f in load_inputs([p]).findings] == []
