@@ -329,3 +329,16 @@ def test_a_streaming_run_answers_not_read_from_what_it_read(tmp_path: Path) -> N
         assert summarise(run.result).not_read == summarise(whole).not_read == 1
     (t / "deploy.yaml").write_text("kind: Deployment\n{{ .Values.x }}\n")
     assert summarise(run.result).not_read == 1
+
+
+def test_a_container_that_only_runs_the_entrypoint_names_no_model() -> None:
+    """AIBrix's RoleSet sample runs vllm/vllm-openai with neither command nor args: its KV503 says the vLLM
+    command names no model, and the sizing reason says the same ('no model in the command'; it was 'command
+    unreadable', which contradicted the finding)."""
+    path = COLLECTED / "vllm-project__aibrix__config__samples__orchestration_v1alpha1_roleset.yaml"
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.serving.engine == "vllm" and cr.serving.model is None
+    (kv503,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "names no model" in kv503.message
+    assert sizing_of(cr) == "no model in the command"
