@@ -469,6 +469,11 @@ def _len_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
     return s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
 
 
+#: [heuristic] CUDA context (and NCCL) a vLLM process holds before it loads weights, as kvlint.memory.sglang's
+#: pre-load allowance: KV101 says the weights load only when they fit the device with this much to spare.
+_CUDA_CONTEXT = int(0.6 * 2**30)
+
+
 @check("KV101", engine="vllm")
 def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV101 (vLLM): the weights per GPU exceed ``gpu_memory_utilization`` x total (or, with
@@ -494,8 +499,10 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     # vLLM does not cap the weights at the budget while loading them: weights (with the process's non-torch
     # memory) that fit the device load, and the profile that follows finds a negative KV budget
     # (vllm@0.11.0:vllm/v1/core/kv_cache_utils.py::check_enough_kv_cache_memory; V0's
-    # Worker.determine_num_available_blocks the same); only weights larger than the device run out of memory
-    loads = plan.weights_bytes + plan.non_torch_bytes <= plan.total_bytes
+    # Worker.determine_num_available_blocks the same); weights that do not fit run out of memory while loading.
+    # "Fit" keeps a margin for the CUDA context the process holds before loading [heuristic], so a borderline
+    # case keeps the out-of-memory outcome
+    loads = plan.weights_bytes + plan.non_torch_bytes + _CUDA_CONTEXT <= plan.total_bytes
     outcome = (
         f"the weights load, but the memory profile then leaves nothing for the KV cache: vLLM "
         f"{plan.engine_version} fails with 'No available memory for the cache blocks'"
