@@ -801,6 +801,38 @@ _DIRECT_COMMAND = {
 }
 
 
+def _mounted_script(
+    container: Mapping, items: Sequence[_Item], loader: Callable[[str], tuple[str, Loc | None] | None]
+) -> list[_Item] | None:
+    """For a container that runs a script file (``command: [/scripts/start.sh, ...]`` or ``[bash,
+    /scripts/start.sh, ...]``) mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`):
+    the words of the equivalent ``sh -c SCRIPT $0 $1 ...`` -- the script's name, its text (positioned at the
+    ConfigMap's value), the name again as ``$0``, then the container's remaining words as ``$1 ...``, so a
+    wrapper's ``exec vllm serve --model=X "$@"`` receives the container's args as the kernel would pass them.
+    A relative path is taken under the container's ``workingDir``. None when the container does not run a
+    file, or the file is not mounted from a ConfigMap of the inputs."""
+    if not items:
+        return None
+    k = _shell_index(items)
+    idx = 0 if k is None else k + 1
+    if idx >= len(items) or (k is None and idx != 0):
+        return None
+    path = items[idx].text
+    if not path or path.startswith("-") or any(c.isspace() for c in path):
+        return None
+    if not path.startswith("/"):
+        workdir = container.get("workingDir")
+        if not isinstance(workdir, str) or not workdir.startswith("/"):
+            return None
+        path = workdir.rstrip("/") + "/" + path
+    got = loader(path)
+    if got is None or not got[0].strip():
+        return None
+    text, loc = got
+    name = items[idx]
+    return [name, _Item(text, loc or name.loc, "arg"), _Item(name.text, name.loc, "arg"), *items[idx + 1 :]]
+
+
 def _kv503(
     engine: str,
     container: LDict,
@@ -1034,6 +1066,14 @@ def parse_container(
         return None
     reason = ""
     sh = _shell_split(items)
+    mounted = None if sh or loader is None else _mounted_script(container, items, loader)
+    if mounted is not None:
+        # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
+        found, _why = _scan_shell(mounted, 0, 1, env)
+        if isinstance(found, _Found):
+            return dispatch(found)
+        if isinstance(found, _Join):
+            return _joiner(found, container, image, env)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):

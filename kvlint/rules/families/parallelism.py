@@ -711,7 +711,14 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
                 continue
             target, shown = named[raw], f"'{raw}' ({named[raw]})"
         elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
-            target, shown = int(raw), str(int(raw))
+            # a number Kubernetes accepts as a port (1-65535; the API server rejects any other): more digits
+            # than that are not converted at all (int() of a 5,000-digit string raises ValueError)
+            if isinstance(raw, str) and len(raw.lstrip("0")) > 5:
+                continue
+            target = int(raw)
+            if not 0 < target < 65536:
+                continue
+            shown = str(target)
         else:
             continue
         if port is None or target == port or _other_containers_serve(ctx, target):
