@@ -276,6 +276,15 @@ SKIP: dict[str, str] = {
     "gt-243": _NOGPU + " (a 24 GB card)",
     "gt-244": _NOGPU,
     "gt-245": "model and GPU not stated",
+    "gt-246": "gpu_memory_utilization cut off in the stored excerpt; the start failed in CUDA-graph capture after KV "
+    "sizing, not a capacity failure. With the 0.9 default, `kvlint plan --accelerator a10 --gpus 4 --engine-version "
+    "0.8.5` predicts 138,512 tokens (band up to 5.34 GiB = ~233k) against 198,784 printed: the point estimate takes "
+    "the PyTorch sampler, the band's FlashInfer alternative covers the print",
+    "gt-248": "vLLM 0.2.x: older than the releases the memory model covers (0.4.3 onward)",
+    "gt-249": "vLLM 0.2.x: older than the releases the memory model covers (0.4.3 onward); its 13 GiB per GPU "
+    "outside the KV cache at TP 4 is the same size as TGI 1.0's unexplained gap on the same model and GPUs (gt-235)",
+    "gt-247": "local w4a16 (int4) MoE checkpoint: weight bytes not in a config.json kvlint can read (its V0 budget "
+    "sentence is checked in tests/test_groundtruth_local.py)",
 }
 
 

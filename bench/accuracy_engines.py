@@ -51,12 +51,23 @@ REPLAY: dict[str, Any] = {
         None,
         4,
     ),
+    # 80 GB-class GPU not named in either log (78.81 / 78.59 GB free before loading); Meta-Llama-3.1-8B-Instruct has
+    # the Llama-3.1-8B base config's shapes. gt-250 prints its resolved mem_fraction_static (0.88) in server_args;
+    # gt-251 (a PR branch of 2025-03-25) is replayed with the release current then, 0.4.4.post1, so that the
+    # fraction is kvlint's own default.
+    "gt-250": (["--mem-fraction-static", "0.88"], "meta-llama/Llama-3.1-8B", "h100-80gb", None, 1),
+    "gt-251": ([], "meta-llama/Llama-3.1-8B", "h100-80gb", "0.4.4.post1", 1),
+    # QwQ-32B is a Qwen2.5-32B fine-tune with the same config shapes (64 layers, 8 KV heads, 5120 hidden).
+    "gt-252": (["--tp-size", "4"], "Qwen/Qwen2.5-32B", "l4", "0.4.3.post4", 4),
 }
+#: the SGLang cases of REPLAY (the others are TGI)
+SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252")
 NOT_REPLAYABLE = {
     "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
     "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
     "gt-005": "the FP8 checkpoint's config is not in the corpus; bf16 Qwen3-235B-A22B config with fp8 weights "
-    "assumed — printed for information, not scored",
+    "assumed (cell size and mem_fraction_static are exact; the +1.3 GiB is the TP4 pre-load context and/or the "
+    "FP8 load, docs §5) — printed for information, not scored",
     "gt-083": "max_batch_total_tokens 17664 was set explicitly (benchmark settings), not inferred",
     "gt-234": "TGI version not printed (newest assumed); the printed prefill default 10049 is not what the assumed "
     "release's launcher computes — printed for information, not scored",
@@ -82,7 +93,7 @@ def predict(case_id: str) -> tuple[int | None, str]:
     m = resolve_model(model_id, model_dirs=MODEL_DIRS, allow_hub=False)
     acc = lookup(acc_id)
     assert acc is not None
-    if case_id in ("gt-005", "gt-232"):
+    if case_id in SGLANG_CASES:
         import dataclasses
 
         if case_id == "gt-005":
@@ -93,7 +104,11 @@ def predict(case_id: str) -> tuple[int | None, str]:
             ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
         )
         sd = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name)
-        return sd.max_total_num_tokens, f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B"
+        return (
+            sd.max_total_num_tokens,
+            f"mfs {sd.mem_fraction_static}, cell {sd.plan.kv_bytes_per_token} B, "
+            f"max_running_requests {sd.max_running_requests}",
+        )
     s = parse_command_line(["text-generation-launcher", "--model-id", model_id, *args], version)
     s.version = version
     d = plan_tgi_detailed(
@@ -138,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
         if scored and rep and pred is not None and abs(pred - rep) / rep > 0.10:
             bad += 1
         tag = "SCORED" if scored else "info"
+        printed_mrr = (c.get("figures") or {}).get("max_running_requests")
+        if printed_mrr is not None and pred is not None:
+            note += f" (printed {printed_mrr})"
         print(
             f"{cid:8} {str(c['engine']).split()[0]:6} {c['outcome']:7} {rep or '-':>9} {pred if pred is not None else '-':>9} {err:>7}  "
             f"[{tag}] {note}; {NOT_REPLAYABLE.get(cid, '') if pred is not None else ''}".rstrip("; ")

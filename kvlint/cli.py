@@ -296,7 +296,10 @@ _common = [
         "--engine-version",
         metavar="V",
         callback=lambda ctx, param, value: _check_version(value),
-        help="Engine version when the image tag does not say (e.g. 0.11.0).",
+        help=(
+            "Engine version when the image tag does not say, or the image is not one kvlint knows as the "
+            "engine's release image (e.g. 0.11.0)."
+        ),
     ),
     click.option(
         "--model-dir",

@@ -23,7 +23,8 @@ class Options:
         accelerator: catalogue id or alias forcing the GPU type (``--accelerator``).
         default_accelerator: used only when a manifest says nothing about its GPU.
         gpu_memory_bytes: device total as CUDA reports it, overriding the catalogue (``--gpu-memory``).
-        engine_version: engine version used when the image tag does not say (``--engine-version``).
+        engine_version: engine version used when the image tag does not say (``--engine-version``), or when the
+            image is not one kvlint knows as the engine's release image (its tag may be that image's own version).
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
         model_catalogues: pulled catalogue directories (``kvlint models pull``; ``.kvlint.yaml``

@@ -31,11 +31,12 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+from kvlint import filecache
 from kvlint.options import Options
 from kvlint.source import LDict, LList, Loc
 from kvlint.types import CheckResult, Diagnostic
 
-__all__ = ["attach_sources", "helm_sources", "json6902_patches", "values_refs"]
+__all__ = ["attach_sources", "clear_file_cache", "helm_sources", "json6902_patches", "values_refs"]
 
 _VALUES_REF = re.compile(r"\.Values((?:\.[A-Za-z_][\w-]*)+)")
 # The opening of a with/range/if action; its end is the first ``}}`` on the line where the keyword ends (found by
@@ -174,6 +175,14 @@ def _template_lines(path: str) -> tuple[str, ...]:
             return tuple(fh.read().split("\n"))
     except OSError:
         return ()
+
+
+@filecache.register
+def clear_file_cache() -> None:
+    """Forget the template lines :func:`_template_lines` kept by path (registered with
+    :mod:`kvlint.filecache`: emptied where a run starts): a template edited between two runs of one process is
+    read again."""
+    _template_lines.cache_clear()
 
 
 def helm_sources(loc: Loc, values_files: Sequence[str] = ()) -> list[Loc]:

@@ -229,7 +229,7 @@ def analyse_serving(
     ``placement`` from its flags. Never raises on user input: what could not be resolved is recorded on the
     result (``model_error``, ``plan_error``) for the resolution rules to report.
     """
-    if serving.version is None and options.engine_version:
+    if options.engine_version and (serving.version is None or _images.tag_of_unknown_image(serving)):
         serving.version = options.engine_version
     cr = ContainerResult(
         workload=w, container=container, container_name=serving.container_name, serving=serving

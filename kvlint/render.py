@@ -57,6 +57,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
 
+from kvlint import filecache
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
@@ -318,8 +319,9 @@ def helm_values_reason(doc: Document) -> str | None:
 
     A document qualifies only if it is a mapping without ``apiVersion`` and ``kind``, and then when it
     has vLLM production-stack keys (``servingEngineSpec``, ``routerSpec``, ... or ``modelSpec`` under
-    ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or
-    its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
+    ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
+    ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
+    or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
     """
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
@@ -334,10 +336,32 @@ def helm_values_reason(doc: Document) -> str | None:
         return "it has modelSpec (chart values)"
     if "replicaCount" in data and "image" in data:
         return "it has replicaCount and image but no apiVersion/kind (chart values)"
+    image_at = _image_repository_key(data)
+    if image_at is not None:
+        return f"it has {image_at} but no apiVersion/kind (chart values)"
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml"
+    return None
+
+
+def _image_repository_key(data: dict) -> str | None:
+    """``image.repository`` or ``KEY.image.repository`` when ``data`` (a document without apiVersion/kind) or
+    one of its top-level mappings holds an ``image`` mapping with a ``repository`` string -- the image shape
+    ``helm create`` writes into a chart's values, and an umbrella chart's values for a subchart under the
+    subchart's key (OPEA's ``tgi: {image: {repository: ...text-generation-inference}}``); None otherwise.
+    No Kubernetes object lacks a kind, and a Compose file's ``image`` is a string."""
+
+    def has(node: object) -> bool:
+        image = node.get("image") if isinstance(node, dict) else None
+        return isinstance(image, dict) and isinstance(image.get("repository"), str)
+
+    if has(data):
+        return "image.repository"
+    for key, value in data.items():
+        if isinstance(key, str) and has(value):
+            return f"{key}.image.repository"
     return None
 
 
@@ -722,10 +746,20 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.engine_named.update(part.engine_named)
 
 
+#: Helm's rule for a release name (``helm template NAME``, pkg/chartutil ``ValidateReleaseName``, Helm 3):
+#: at most 53 characters of this pattern.
+_RELEASE_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
 def _release_name(chart: str) -> str:
+    """The release name kvlint renders ``chart`` under when none is given: the chart directory's base name,
+    lower-cased, every character other than an ASCII letter, digit or ``-`` made ``-``, cut to Helm's 53
+    characters, and only then stripped of leading and trailing ``-`` (a cut that ends on ``-`` would
+    otherwise make ``helm template`` refuse the name, :data:`_RELEASE_NAME_RE`); ``release`` when nothing is
+    left."""
     base = os.path.basename(os.path.normpath(os.path.abspath(chart))).lower()
-    cleaned = "".join(c if c.isalnum() or c == "-" else "-" for c in base).strip("-")
-    return (cleaned or "release")[:53]
+    cleaned = "".join(c if ("a" <= c <= "z" or "0" <= c <= "9" or c == "-") else "-" for c in base)
+    return cleaned[:53].strip("-") or "release"
 
 
 #: The header klog puts before a logged line (``Lmmdd hh:mm:ss.uuuuuu threadid file:line] ``, as kubectl's
@@ -1052,12 +1086,15 @@ _CHART_NAMES: dict[str, str | None] = {}
 
 
 def clear_file_cache() -> None:
-    """Forget the file-system answers of the previous run (:data:`_IS_FILE`, :data:`_PLACES`,
-    :data:`_CHART_NAMES`); called where a run starts reading its inputs (:func:`load_inputs`, the streaming
-    run's context pass)."""
+    """Forget what the previous run read from files: the file-system answers (:data:`_IS_FILE`,
+    :data:`_PLACES`, :data:`_CHART_NAMES`) and the file lines and scalar positions kept by path for finding
+    positions (the functions registered with :mod:`kvlint.filecache`), so a
+    file edited between two runs of one process is read again. Called where a run starts reading its inputs
+    (:func:`load_inputs`, the streaming run's context pass)."""
     _IS_FILE.clear()
     _PLACES.clear()
     _CHART_NAMES.clear()
+    filecache.clear()
 
 
 def _is_file(path: str) -> bool:

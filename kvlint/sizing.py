@@ -57,7 +57,12 @@ def sizing_of(cr: ContainerResult) -> str:
         return "fleet"
     s = cr.serving
     if s.model is None:
-        if any(f.rule == "KV503" and f.severity != "info" for f in s.findings) and not s.flags:
+        # a command read whole that names no model (KV503 "... command names no model", as a container that
+        # only runs the image's ENTRYPOINT) is not an unreadable one
+        if not s.flags and any(
+            f.rule == "KV503" and f.severity != "info" and "command names no model" not in f.message
+            for f in s.findings
+        ):
             return "command unreadable"
         return "no model in the command"
     if cr.model is None:

@@ -144,12 +144,17 @@ def lex(script: str) -> list[Word | str]:
             i = n if end < 0 else end
             continue
         if c in "<>":
-            # redirection operator: keep ``2>&1``, ``>>log``, ``<&0`` in one word (dropped later)
+            # redirection operator: keep ``2>&1``, ``>>log``, ``<&0`` in one word (dropped later); it ends the
+            # word before it unless that is an io-number (unquoted digits: ``2>&1``), as ``cat<<EOF``
+            if start >= 0 and not (script[start:i].isascii() and script[start:i].isdigit()):
+                flush(i)
             if start < 0:
                 start = i
             j = i + 1
             if j < n and script[j] in "<>&":
                 j += 1
+            if script[i:j] == "<<" and j < n and script[j] == "<":
+                j += 1  # a here-string's ``<<<``
             if script[j - 1] == "&":
                 while j < n and script[j] in "0123456789-":
                     j += 1

@@ -173,3 +173,28 @@ def test_sglang_pool_of_a_few_tokens_is_kv701_before_0_5_14_and_kv702_after(tmp_
     assert not _by_rule(new, "KV701")
     (kv702,) = _by_rule(new, "KV702")
     assert "warns 'KV pool holds" in kv702.message
+
+
+def test_kv101_weights_that_fit_the_device_fail_at_the_kv_check_not_while_loading() -> None:
+    """vLLM loads weights larger than its budget when they fit the device, then stops at the KV-cache check
+    ('No available memory for the cache blocks'); KV101 said 'loading fails with CUDA out of memory' for
+    every case, and offered no --gpu-memory-utilization. Weights larger than the device still run out of
+    memory while loading, and no utilization can help them."""
+    from kvlint.capacity.plan_command import plan_command
+
+    opts = Options(allow_hub=False, accelerator="nvidia-l4", engine_version="0.11.0")
+    base = ["vllm", "serve", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "4096"]
+    low = plan_command([*base, "--gpu-memory-utilization", "0.6"], opts)
+    (kv101,) = [d for d in low.diagnostics if d.rule == "KV101"]
+    assert "No available memory for the cache blocks" in kv101.message
+    assert "CUDA out of memory" not in kv101.message
+    m = re.search(r"--gpu-memory-utilization (0\.\d\d) fits", kv101.fix or "")
+    assert m, kv101.fix
+    assert plan_command([*base, "--gpu-memory-utilization", m.group(1)], opts).verdict == "ok"
+
+    big = plan_command(
+        ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct", "--max-model-len", "4096"], opts
+    )
+    (kv101,) = [d for d in big.diagnostics if d.rule == "KV101"]
+    assert "loading fails with CUDA out of memory" in kv101.message
+    assert "--gpu-memory-utilization" not in (kv101.fix or "")

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from kvlint import render
-from kvlint.pipeline import INTERNAL_ERROR, Options, run_check
+from kvlint.pipeline import INTERNAL_ERROR, Options, run_check, run_documents
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 CHARTS = COLLECTED / "charts"
@@ -136,3 +136,19 @@ def test_chart_and_kustomization_directories_render_and_check(chart: Path) -> No
     assert result.documents > 0 and result.workloads > 0
     assert not any(d.rule == "KV001" for d in result.diagnostics)
     assert not _internal_errors(result)
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_castai_vllm_chart_is_sized_through_its_startup_script() -> None:
+    """castai/helm-charts' vLLM chart runs ``/scripts/startup.sh`` from its own ConfigMap, which does
+    ``exec vllm serve --model=... "$@"`` with the container's args: given a model and a GPU, kvlint reads the
+    script and sizes the engine (before: KV503 'runs the script', not sized)."""
+    chart = str(CHARTS / "castai-hosted-model-vllm")
+    loaded = render.load_inputs([chart], helm_set=["model.name=Qwen/Qwen2.5-7B-Instruct"])
+    result = run_documents(loaded, Options(allow_hub=False, accelerator="nvidia-l4"))
+    (cr,) = result.containers
+    assert cr.serving.engine == "vllm" and cr.serving.model is not None
+    assert cr.serving.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert cr.serving.get("dtype") == "half"  # from the container's args, passed through "$@"
+    assert cr.plan is not None
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]

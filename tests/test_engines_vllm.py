@@ -392,6 +392,28 @@ def test_parse_command_line_forms():
         parse_command_line(["ollama", "serve"])
 
 
+def test_parse_command_line_leading_env_assignments():
+    """``NAME=value`` words before the program (bare or after ``env``) are the engine's environment, as a shell
+    runs them; the settings read their switches (gt-209's reporter typed ``VLLM_USE_V1=0``)."""
+    from kvlint.memory.vllm import settings_from_config
+
+    cfg = parse_command_line(["VLLM_USE_V1=0", "A=x=y", "vllm", "serve", "X/y", "--max-model-len", "8k"])
+    assert cfg.env == {"VLLM_USE_V1": "0", "A": "x=y"} and cfg.model.value == "X/y"
+    assert cfg.get("max_model_len") == 8000 and settings_from_config(cfg).use_v1 is False
+    cfg = parse_command_line(
+        ["env", "VLLM_USE_FLASHINFER_SAMPLER=1", "VLLM_USE_FLASHINFER_SAMPLER=0", "vllm", "serve", "X"]
+    )
+    assert (
+        cfg.env == {"VLLM_USE_FLASHINFER_SAMPLER": "0"}
+        and settings_from_config(cfg).flashinfer_sampler is False
+    )
+    assert parse_command_line(["env", "text-generation-launcher", "--model-id", "X"]).env == {}
+    assert parse_command_line(["vllm", "serve", "X"]).env == {}
+    for typed in (["env", "-i", "vllm", "serve", "X"], ["A=1"], ["env"], ["A=1", "ollama", "serve"]):
+        with pytest.raises(ValueError, match=f"not an engine command: {' '.join(typed[:3])} "):
+            parse_command_line(typed)
+
+
 # ---------------------------------------------------------------------------------------- corpus
 
 

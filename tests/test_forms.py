@@ -566,3 +566,31 @@ def test_dynamo_frontend_runs_the_operators_default_command() -> None:
     )
     assert own != real(v1beta1)
     assert len(run_text(own).containers) == 2
+
+
+def test_a_placeholder_gpu_limit_is_a_template_parameter_not_an_invalid_quantity(tmp_path) -> None:
+    """``nvidia.com/gpu: "${GPU_COUNT}"`` in an envsubst template: KV002 names the placeholder with the
+    others, and KV405 says the count is unknown until rendering (a warning), not that the API server
+    rejects a fractional or negative quantity (an error); a literal bad quantity stays an error."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+    from kvlint.types import Diagnostic
+
+    def findings(gpus: str) -> dict[str, Diagnostic]:
+        p = tmp_path / "d.yaml"
+        p.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+            "        args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '${MAX_LEN}']\n"
+            f"        resources: {{limits: {{nvidia.com/gpu: '{gpus}'}}}}\n"
+        )
+        res = run_check([str(p)], Options(allow_hub=False))
+        return {d.rule: d for d in res.diagnostics}
+
+    got = findings("${GPU_COUNT}")
+    assert "${GPU_COUNT}" in got["KV002"].message and "${MAX_LEN}" in got["KV002"].message
+    kv405 = got["KV405"]
+    assert kv405.severity == "warning" and "placeholder" in kv405.message
+    assert kv405.loc is not None and kv405.loc.line == 11  # the quantity's line
+    bad = findings("0.5")["KV405"]
+    assert bad.severity == "error" and "not a positive whole number" in bad.message

@@ -92,6 +92,8 @@ def test_source_url_and_date(cid: str) -> None:
         assert s["url"].startswith(f"https://github.com/{s['repo']}/"), cid
     if s["number"] is not None:
         assert re.search(rf"/(issues|pull)/{s['number']}$", s["url"]), cid
+    elif not s["url"].startswith("https://github.com/"):  # a rendered page: no commit to pin, so a date
+        assert s["kind"] == "documentation page" and s["repo"] is None and s["date"], cid
     else:
         assert "/blob/" in s["url"] and re.search(r"/blob/[0-9a-f]{40}/", s["url"]), f"{cid}: pin the commit"
     date = s["date"]

@@ -298,3 +298,28 @@ def test_report_never_overwrites_an_input(tmp_path: Path) -> None:
         res = CliRunner().invoke(main, ["check", "--format", f"json={target}", *paths])
         assert res.exit_code == 2 and "being linted" in res.output, res.output
         assert p.read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("port", "reported"), [("'" + "9" * 5000 + "'", 0), ("70000", 0), ("0", 0), ("'000008080'", 1)]
+)
+def test_probe_port_outside_what_kubernetes_accepts_is_not_checked(
+    tmp_path: Path, port: str, reported: int
+) -> None:
+    """KV408 compares a probe's port with the engine's; a port Kubernetes rejects (outside 1-65535) is not a
+    port at all -- a 5,000-digit one raised ValueError from int() and hid the workload's other findings behind
+    KV503 'could not finish checking' (the seeded fuzz case of sgl-project/rbg's pd-disagg example). A
+    zero-padded valid one is still read."""
+    from kvlint.options import Options
+    from kvlint.pipeline import INTERNAL_ERROR, run_check
+
+    src = (Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "KV408" / "vllm.yaml").read_text()
+    assert "httpGet: {path: /health, port: 8080}" in src
+    p = tmp_path / "probe.yaml"
+    p.write_text(
+        src.replace("httpGet: {path: /health, port: 8080}", f"httpGet: {{path: /health, port: {port}}}")
+    )
+    result = run_check([str(p)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if INTERNAL_ERROR in d.message]
+    kv408 = [d for d in result.diagnostics if d.rule == "KV408" and "8000" in d.message]
+    assert len(kv408) == reported

@@ -153,3 +153,39 @@ def test_image_memos_keep_no_long_reference() -> None:
         assert reader(short_ref) == reader.__wrapped__(short_ref)  # type: ignore[attr-defined]
         assert reader.cache_info().currsize == 1  # type: ignore[attr-defined]
     assert images.image_platform(long_ref) == "rocm"
+
+
+def _command_pod(tmp_path: Path, image: str) -> Path:
+    # the image of neuralmagic/helm-charts' nm-vllm chart (charts/nm-vllm/values.yaml: nm-vllm-openai, tag
+    # v0.1.0, nm-vllm's own release number); the rest is made up for the test
+    p = tmp_path / "fork.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n"
+        f"  - name: vllm\n    image: {image}\n"
+        '    command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]\n'
+        '    args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192"]\n'
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return p
+
+
+def test_tag_of_an_image_kvlint_does_not_know_yields_to_engine_version(tmp_path: Path) -> None:
+    """A fork's image (its name mentions vLLM, kvlint does not know it as a vLLM release image) has a tag that
+    may be its own version: KV208 says the vLLM release was read from that tag, and --engine-version, which
+    its fix names, takes precedence over it (it was ignored for any tagged image, so the fix did not work)."""
+    p = _command_pod(tmp_path, "ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0")
+    r = run_check([str(p)], Options(allow_hub=False))
+    kv208 = _one(r, "KV208")
+    assert "read from the tag v0.1.0 of ghcr.io/neuralmagic/nm-vllm-openai" in kv208.message
+    assert "--engine-version" in (kv208.fix or "")
+    fixed = run_check([str(p)], Options(allow_hub=False, engine_version="0.5.0"))
+    (cr,) = fixed.containers
+    assert cr.serving.version == "0.5.0" and cr.plan is not None
+    assert not [d for d in fixed.diagnostics if d.rule == "KV208"]
+
+
+def test_tag_of_a_known_release_image_wins_over_engine_version(tmp_path: Path) -> None:
+    p = _command_pod(tmp_path, "vllm/vllm-openai:v0.8.5")
+    (cr,) = run_check([str(p)], Options(allow_hub=False, engine_version="0.11.0")).containers
+    assert cr.serving.version == "0.8.5"

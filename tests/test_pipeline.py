@@ -156,3 +156,33 @@ def test_a_failing_check_is_reported_and_other_workloads_still_linted(monkeypatc
     assert "kvlint could not finish checking this workload" in by_rule["KV503"].message
     assert by_rule["KV503"].object == "Deployment/qwen-7b"
     assert "KV403" in by_rule  # the other file's workload is still checked
+
+
+def test_wrapper_script_from_configmap_runs_the_engine_with_the_container_args() -> None:
+    """A container whose command is a script mounted from a ConfigMap of the inputs (``/scripts/startup.sh``,
+    or ``bash run.sh`` under its workingDir through the volume's items) is read as the script: its
+    ``exec vllm serve --model=X "$@"`` gets the container's args (before: KV503 'runs the script', not
+    sized)."""
+    result = run_check([str(FIX / "wrapper-script-from-configmap.yaml")], Options(allow_hub=False))
+    by_name = {cr.workload.name: cr for cr in result.containers}
+    assert set(by_name) == {"qwen", "qwen-bash"}
+    for cr in by_name.values():
+        assert cr.serving.engine == "vllm"
+        assert cr.serving.model is not None and cr.serving.model.value == "Qwen/Qwen2.5-7B-Instruct"
+        assert cr.plan is not None
+    assert by_name["qwen"].serving.get("max_model_len") == 65536
+    assert by_name["qwen"].serving.get("gpu_memory_utilization") == 0.9
+    assert by_name["qwen-bash"].serving.get("max_model_len") == 8192
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]
+    (kv201,) = [d for d in result.diagnostics if d.rule == "KV201"]
+    assert kv201.loc is not None and (kv201.loc.line, kv201.loc.column) == (40, 15)  # the args item
+
+
+def test_script_not_mounted_from_a_configmap_stays_unread(tmp_path: Path) -> None:
+    """The same container without the ConfigMap among the inputs: the script cannot be read (KV503)."""
+    text = (FIX / "wrapper-script-from-configmap.yaml").read_text()
+    lone = tmp_path / "no-configmap.yaml"
+    lone.write_text(text.split("---\n", 1)[1])
+    result = run_check([str(lone)], Options(allow_hub=False))
+    assert all(cr.serving.model is None for cr in result.containers)
+    assert len([d for d in result.diagnostics if d.rule == "KV503"]) == 2

@@ -152,3 +152,58 @@ def test_render_plan_text():
     bar = next(line for line in t.splitlines() if line.startswith("["))
     assert len(bar) == 42 and bar.count("W") == round(p.weights_bytes / p.total_bytes * 40)
     assert "\x1b[" in render_plan_text(p, color=True)
+
+
+def test_plan_cli_replays_a_v0_forced_start_up_as_typed():
+    """gt-209 (bench/groundtruth/cases.yaml): the reporter started vLLM 0.9.2 with ``VLLM_USE_V1=0``. Typed that way
+    after ``kvlint plan --``, the CLI plans the V0 engine and prints the KV cache of the benchmark's replay of the
+    case; without the assignment it plans V1, so the environment word is what makes the two agree."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    case = next(c for c in accuracy.load_cases(CASES) if c["id"] == "gt-209")
+    d = accuracy.plan_case(case, accuracy.REPLAY["gt-209"], MODELS)
+    args = [
+        "plan", "--offline", "--model-dir", str(MODELS), "--accelerator", "h100", "--gpu-memory",
+        f"{case['gpu']['total_gib_reported']}GiB", "--engine-version", "0.9.2", "--format", "json", "--",
+    ]  # fmt: skip
+    serve = ["vllm", "serve", case["model_id"], "--gpu-memory-utilization", str(case["gpu_memory_utilization"]),
+             "--max-model-len", str(case["max_model_len"]), "--max-num-seqs", str(case["max_num_seqs"])]  # fmt: skip
+    runs = {}
+    for name, typed in (("as typed", ["VLLM_USE_V1=0", *serve]), ("without env", serve)):
+        r = CliRunner().invoke(main, [*args, *typed])
+        assert r.exit_code == 0, r.output
+        runs[name] = json.loads(r.output)
+    assert runs["as typed"]["era"] == d.plan.era == "v0"
+    # the same plan; "79.19GiB" and int(79.19 x GiB) may round the device total one byte apart
+    assert abs(runs["as typed"]["memory"]["total_bytes"] - d.plan.total_bytes) <= 1
+    assert abs(runs["as typed"]["memory"]["kv_cache_bytes"] - d.plan.kv_cache_bytes) <= 1
+    assert runs["as typed"]["kv"]["capacity_tokens"] == d.plan.capacity_tokens
+    assert runs["without env"]["era"] == "v1"
+
+
+def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
+    """Every replayed case (bench/accuracy.py REPLAY), typed after ``kvlint plan --`` as bench/plan_cli.py writes it
+    (environment switches, ``vllm serve`` and flags, ``--accelerator``/``--gpu-memory``/``--engine-version``), plans
+    what the benchmark's direct replay plans: the accuracy figures describe what a user gets."""
+    import plan_cli
+
+    cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
+    checked = 0
+    for gid, r in accuracy.REPLAY.items():
+        if gid not in cases:
+            continue
+        opts, cmd = plan_cli.typed_command(cases[gid], r)
+        out = plan_cli.run_cli(["--model-dir", str(MODELS), *opts], cmd)
+        assert isinstance(out, dict), (gid, out)
+        p = accuracy.plan_case(cases[gid], r, MODELS).plan
+        assert (out["era"], out["engine_version"]) == (p.era, p.engine_version), gid
+        assert abs(out["memory"]["kv_cache_bytes"] - p.kv_cache_bytes) <= 2, (
+            gid
+        )  # GiB text vs int(GiB x total)
+        assert abs(out["kv"]["capacity_tokens"] - p.capacity_tokens) <= p.block_size, gid
+        checked += 1
+    assert checked >= 30

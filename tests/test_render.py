@@ -670,3 +670,96 @@ def test_klog_header_is_left_out_of_renderer_messages() -> None:
     assert render._KLOG_HEADER.sub("", line) == '"command failed" err="accumulating resources: x"'
     for plain in ("Error: accumulating resources: x", "error: E1205 is not a header here", "I1205 oops"):
         assert render._KLOG_HEADER.sub("", plain) == plain
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_a_file_edited_between_two_runs_of_one_process_gets_positions_from_its_new_text(
+    tmp_path: pytest.TempPathFactory, streaming: bool
+) -> None:
+    """The file lines and scalar positions kept for finding positions (read back from the file for a word of
+    a multi-line ``sh -c`` script) are kept for one run only: after the script's line is indented further, the
+    next run of the same process points at the value's new column (it pointed three characters early)."""
+    from kvlint.checkrun import run_paths
+    from kvlint.pipeline import run_check
+
+    path = os.path.join(str(tmp_path), "d.yaml")
+
+    def write(pad: str) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+                "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+                "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+                '        command: [sh, -c]\n        args:\n        - "echo hi;\n'
+                f'          {pad}vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 131072"\n'
+                "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+            )
+
+    def kv103_text() -> str:
+        if streaming:
+            result = run_paths([path], OFFLINE, jobs=1, keep_records=False, keep_json=False).result
+        else:
+            result = run_check([path], OFFLINE)
+        (loc,) = [d.loc for d in result.diagnostics if d.rule == "KV103"]
+        assert loc is not None
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().split("\n")[loc.line - 1][loc.column - 1 :]
+
+    for pad in ("", "   ", ""):
+        write(pad)
+        assert kv103_text() == '131072"'
+
+
+@pytest.mark.parametrize(
+    "directory",
+    [
+        # a real chart directory name (the louis030195/text-generation-inference-helm chart copied under its
+        # repository path): its 53rd character is a '-', which Helm refuses at the end of a release name
+        "louis030195__text-generation-inference-helm__charts__text-generation-inference",
+        "Ünïcode-chärt",  # letters Python calls alphanumeric that Helm's pattern does not allow
+        "---",
+        "a" * 52 + ".b",
+    ],
+)
+def test_default_release_name_is_one_helm_accepts(directory: str) -> None:
+    name = render._release_name(os.path.join("some", directory))
+    assert len(name) <= 53 and render._RELEASE_NAME_RE.match(name), name
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_chart_in_a_long_directory_renders(tmp_path: pytest.TempPathFactory) -> None:
+    """A chart whose directory name, cut to 53 characters, ends on '-' renders (helm template refused the
+    release name kvlint made from it: KV001 'invalid release name')."""
+    chart = os.path.join(
+        str(tmp_path), "louis030195__text-generation-inference-helm__charts__text-generation-inference"
+    )
+    shutil.copytree(CHART, chart)
+    loaded = load_inputs([chart])
+    assert [f.rule for f in loaded.findings] == []
+    assert {d.kind for d in loaded.documents} == {"Deployment", "Service"}
+
+
+def test_umbrella_chart_values_for_a_subchart_are_reported() -> None:
+    """OPEA's ChatQnA values for AMD GPUs hold the TGI subchart's image, model and flags under ``tgi:`` and
+    nothing at the top but subchart keys: a values file (KV002, counted as not read), where kvlint said
+    nothing before (0 workloads, exit 0)."""
+    path = os.path.join(
+        "fixtures",
+        "collected",
+        "opea-project__GenAIExamples__ChatQnA__kubernetes__helm__rocm-tgi-values.yaml",
+    )
+    (kv002,) = [f for f in load_inputs([path]).findings if f.rule == "KV002"]
+    assert "is a Helm values file" in kv002.message and "tgi.image.repository" in kv002.message
+    assert kv002.fix is not None and f"-f {path}" in kv002.fix
+    from kvlint.sizing import unread
+
+    result = run_documents(load_inputs([path]), OFFLINE)
+    assert [why for _, why in unread(result)] == ["Helm values file not rendered"]
+
+
+def test_documents_with_an_image_string_are_not_values(tmp_path: pytest.TempPathFactory) -> None:
+    """A Compose file's ``image`` is a string, not Helm's ``image.repository``: not a values file."""
+    p = os.path.join(str(tmp_path), "compose.yaml")
+    with open(p, "w") as fh:
+        fh.write("services:\n  tgi:\n    image: ghcr.io/huggingface/text-generation-inference:3.0.0\n")
+    assert [f.rule for f in load_inputs([p]).findings] == []

@@ -76,6 +76,51 @@ def test_w8_pool_and_running_requests() -> None:
     assert d.max_running_requests == 2048 and d.plan.kv_bytes_per_token == 131072
 
 
+def test_running_requests_0_4_x_request_pool() -> None:
+    # sglang@0.4.6 and @0.4.9.post2 model_runner.py::init_memory_pool + tp_worker.py::TpModelWorker: the request
+    # pool (clamp(tokens/context x 512, 2048, 4096) rows, + 1 up to 0.4.6) bounds max_running_requests, not only
+    # tokens // 2. Ground truth gt-250 / gt-252 print max_running_requests=2049 for pools of 444,500 / 46,611 tokens.
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    for version, extra in (("0.4.6", 1), ("0.4.9.post2", 0)):
+        d = plan_sglang_detailed(_cmd("--model-path", "x", version=version), m, acc.memory_bytes, gpus=1)
+        tokens, ctx = d.max_total_num_tokens, d.context_length
+        assert tokens // 2 > 4097  # a large pool: the request pool is the bound
+        rows = min(max(int(tokens / ctx * 512), 2048), 4096) + extra
+        assert d.max_running_requests == d.plan.max_num_seqs == rows, version
+    # a user value sizes the pool itself (+ 1 row up to 0.4.6)
+    d = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--max-running-requests", "64", version="0.4.6"),
+        m,
+        acc.memory_bytes,
+        gpus=1,
+    )
+    assert d.max_running_requests == 64
+    # a small pool: tokens // 2 binds
+    d = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--max-total-tokens", "3000", version="0.4.9.post2"),
+        m,
+        acc.memory_bytes,
+        gpus=1,
+    )
+    assert d.max_running_requests == 1500
+
+
+def test_running_requests_0_4_x_ground_truth() -> None:
+    # gt-250 (docs.sglang.ai quick start, 2025-01-23): Meta-Llama-3.1-8B-Instruct, TP1, 80 GB-class GPU,
+    # mem_fraction_static 0.88 -> "max_running_requests=2049"; the release is not printed, so every 0.4.x
+    # release up to 0.4.6 (the pool's + 1 row) must give the printed figure.
+    import yaml
+
+    cases = yaml.safe_load((Path(__file__).resolve().parents[1] / "bench/groundtruth/cases.yaml").read_text())
+    printed = next(c for c in cases if c["id"] == "gt-250")["figures"]["max_running_requests"]
+    m = _model("meta-llama/Llama-3.1-8B")
+    acc = lookup("h100-80gb")
+    for version in ("0.4.0", "0.4.4.post1", "0.4.6"):
+        s = _cmd("--model-path", "x", "--mem-fraction-static", "0.88", version=version)
+        assert plan_sglang_detailed(s, m, acc.memory_bytes, gpus=1).max_running_requests == printed
+
+
 def test_page_rounding_and_cap() -> None:
     m = _model("meta-llama/Llama-3.1-8B")
     total = lookup("h100-80gb").memory_bytes

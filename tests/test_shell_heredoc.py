@@ -35,6 +35,12 @@ def _commands(script: str) -> list[list[str]]:
         ("cat <<EOF; echo hi\nbody '\nEOF\nvllm serve real", ["vllm", "serve", "real"]),
         # two here-documents on one line: their bodies follow one another
         ("cat <<A <<B\na'\nA\nb\"\nB\nvllm serve real", ["vllm", "serve", "real"]),
+        # the operator written against the command's word: ``<`` and ``>`` end a word (POSIX 2.3)
+        ("cat<<EOF\nvllm serve body\nEOF\nvllm serve real", ["vllm", "serve", "real"]),
+        (
+            "cat>/tmp/t.jinja<<-'EOF'\n\t{% if r == 'user' %}Don't{% endif %}\n\tEOF\nvllm serve real",
+            ["vllm", "serve", "real"],
+        ),
     ],
 )
 def test_a_body_is_not_read_as_commands(script: str, want: list[str]) -> None:
@@ -44,6 +50,22 @@ def test_a_body_is_not_read_as_commands(script: str, want: list[str]) -> None:
     # the engine's words keep their offsets in the script (positions of findings)
     engine = list(S.commands(script, {}, []))[-1]
     assert [script[w.offset : w.offset + len(w.text)] for w in engine] == want
+
+
+@pytest.mark.parametrize(
+    ("script", "want"),
+    [
+        ("echo hi>/tmp/log;vllm serve m>/tmp/log", [["echo", "hi"], ["vllm", "serve", "m"]]),
+        ("vllm serve m --port 8000 2>&1>>/tmp/log", [["vllm", "serve", "m", "--port", "8000"]]),
+        # quoted digits are a word, not an io-number; unquoted ones are (sh redirects descriptor 8000)
+        ('vllm serve m --port "8000">/tmp/log', [["vllm", "serve", "m", "--port", "8000"]]),
+        ("vllm serve m --port 8000>/tmp/log", [["vllm", "serve", "m", "--port"]]),
+    ],
+)
+def test_a_redirection_ends_the_word_before_it(script: str, want: list[list[str]]) -> None:
+    """``<`` and ``>`` are operators: the word before them ends there unless it is an io-number (unquoted
+    digits, POSIX 2.10.1), and the redirection is no word of the command."""
+    assert _commands(script) == want
 
 
 def test_a_body_without_its_delimiter_runs_to_the_end() -> None:

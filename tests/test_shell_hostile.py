@@ -38,9 +38,10 @@ def test_a_command_prefix_of_many_assignments_and_wrappers() -> None:
 
 
 def test_a_word_of_many_redirections() -> None:
-    """``>&1`` x 80,000 in one word (its text grew by concatenation, piece by piece): one word of one literal
-    piece, dropped from the command as a redirection."""
+    """``>&1`` x 80,000 written as one word: 80,000 redirections (each operator ends the word before it), each
+    one literal piece, all dropped from the command."""
     script = "vllm serve m " + ">&1" * N + " --port 1"
     words = [t for t in lex(script) if not isinstance(t, str)]
-    assert words[3].parts == [Part("lit", ">&1" * N, False)]
+    assert len(words) == 3 + N + 2
+    assert all(w.parts == [Part("lit", ">&1", False)] for w in words[3 : 3 + N])
     assert [w.text for w in next(iter(commands(script, {})))] == ["vllm", "serve", "m", "--port", "1"]

@@ -329,3 +329,17 @@ def test_a_streaming_run_answers_not_read_from_what_it_read(tmp_path: Path) -> N
         assert summarise(run.result).not_read == summarise(whole).not_read == 1
     (t / "deploy.yaml").write_text("kind: Deployment\n{{ .Values.x }}\n")
     assert summarise(run.result).not_read == 1
+
+
+def test_a_container_that_only_runs_the_entrypoint_names_no_model() -> None:
+    """A vllm/vllm-openai container with neither command nor args (the node-selection part of GKE's
+    vllm-2b-it-a100-40gb sample; AIBrix's RoleSet sample has the same shape): its KV503 says the vLLM command
+    names no model, and the sizing reason says the same ('no model in the command'; it was 'command
+    unreadable', which contradicted the finding)."""
+    path = ROOT / "fixtures" / "accelerators" / "gke-a100-40gb.yaml"
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.serving.engine == "vllm" and cr.serving.model is None and not cr.serving.flags
+    (kv503,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert "names no model" in kv503.message
+    assert sizing_of(cr) == "no model in the command"

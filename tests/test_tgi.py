@@ -248,3 +248,48 @@ def test_gemma2_27b_corpus_plan() -> None:
     assert (
         crs[0].plan is not None and crs[0].plan.dtype == "bfloat16" and crs[0].plan.tensor_parallel_size == 4
     )
+
+
+def test_sharded_warmup_before_1_4_1_keeps_the_all_reduce_inputs() -> None:
+    """TGI < 1.4.1 does not set TORCH_NCCL_AVOID_RECORD_STREAMS=1 for its shards (the launcher does from 1.4.1), so
+    the warmup prefill's all-reduce inputs, recordStream-ed on NCCL's stream, stay reserved: (2 x layers + 1) x
+    prefill tokens x hidden x dtype bytes per shard, taken from the KV cache. One shard, 1.4.1 and a container that
+    sets the variable itself keep none. gt-235 (bench/groundtruth/cases.yaml, Llama-2-70B on 4 x A100-80GB, TGI
+    1.0): the printed max batch total tokens falls inside the plan's band with the term and outside without it."""
+    import yaml
+
+    from kvlint.memory.tgi import recorded_allreduce_bytes
+
+    m = _model("meta-llama/Llama-2-70b-hf")
+    acc = lookup("a100-80gb")
+    shape = (2 * m.num_layers + 1) * 4096 * m.hidden_size * 2
+    assert recorded_allreduce_bytes(m, 4096, 4, 2, (1, 0, 0), {}) == shape
+    assert recorded_allreduce_bytes(m, 4096, 1, 2, (1, 0, 0), {}) == 0
+    assert recorded_allreduce_bytes(m, 4096, 4, 2, (1, 4, 1), {}) == 0
+    assert recorded_allreduce_bytes(m, 4096, 4, 2, (1, 0, 0), {"TORCH_NCCL_AVOID_RECORD_STREAMS": "1"}) == 0
+
+    def plan(version: str, *extra: str):
+        s = _cmd("--model-id", "x", "--num-shard", "4", *extra, version=version)
+        return plan_tgi_detailed(
+            s, m, acc.memory_bytes, gpus=4, gpu_name=acc.name, compute_capability=acc.compute_capability
+        ).plan
+
+    falcon = _model("tiiuae/falcon-40b-instruct")  # attention and MLP in parallel: one all-reduce per layer
+    assert falcon.config.get("new_decoder_architecture") or falcon.config.get("parallel_attn")
+    assert recorded_allreduce_bytes(falcon, 4096, 2, 2, (1, 4, 0), {}) == (
+        (falcon.num_layers + 1) * 4096 * falcon.hidden_size * 2
+    )
+
+    old, new = plan("1.0.0"), plan("1.4.1")
+    assert old.activation_bytes - new.activation_bytes == shape
+    assert any("recordStream" in a for a in old.assumptions)
+    assert not any("recordStream" in a for a in new.assumptions)
+    # a series tag (the image says 1.4, not which patch): the point estimate of 1.4.1, the low end 1.4.0's term lower
+    series = plan("1.4")
+    assert series.kv_cache_bytes == new.kv_cache_bytes
+    assert abs((new.kv_cache_bytes_low - series.kv_cache_bytes_low) - shape) <= 2
+    assert any("names no patch release" in a for a in series.assumptions)
+    cases = yaml.safe_load((FIX.parent / "bench" / "groundtruth" / "cases.yaml").read_text())
+    printed = next(c for c in cases if c["id"] == "gt-235")["figures"]["max_batch_total_tokens"]
+    assert old.num_blocks_low * old.block_size <= printed <= old.num_blocks_high * old.block_size
+    assert new.num_blocks_low * new.block_size > printed  # the same flags without the term: outside the band

@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from kvlint import filecache
 from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
@@ -36,7 +37,7 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Finding, JoinedEngine, ServingConfig, Value
 from kvlint.values import digits
 
-__all__ = ["parse_container", "parse_command_line", "container_env"]
+__all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
 
 _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 _VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
@@ -293,6 +294,15 @@ def scalar_position(scalar_loc: Loc | None, text: str, line: int, column: int) -
 
 
 _POSITIONS: dict[tuple[str, int, int, str], list[tuple[int, int]] | None] = {}
+
+
+@filecache.register
+def clear_file_cache() -> None:
+    """Forget the file lines (:func:`_disk_lines`, by path) and scalar positions (:data:`_POSITIONS`) of the
+    previous run: a file edited since is read again (registered with :mod:`kvlint.filecache`: emptied where a
+    run starts)."""
+    _disk_lines.cache_clear()
+    _POSITIONS.clear()
 
 
 def _block_indent(lines: Sequence[str], first: int, indicator_line: int, text: str) -> int:
@@ -792,6 +802,38 @@ _DIRECT_COMMAND = {
 }
 
 
+def _mounted_script(
+    container: Mapping, items: Sequence[_Item], loader: Callable[[str], tuple[str, Loc | None] | None]
+) -> list[_Item] | None:
+    """For a container that runs a script file (``command: [/scripts/start.sh, ...]`` or ``[bash,
+    /scripts/start.sh, ...]``) mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`):
+    the words of the equivalent ``sh -c SCRIPT $0 $1 ...`` -- the script's name, its text (positioned at the
+    ConfigMap's value), the name again as ``$0``, then the container's remaining words as ``$1 ...``, so a
+    wrapper's ``exec vllm serve --model=X "$@"`` receives the container's args as the kernel would pass them.
+    A relative path is taken under the container's ``workingDir``. None when the container does not run a
+    file, or the file is not mounted from a ConfigMap of the inputs."""
+    if not items:
+        return None
+    k = _shell_index(items)
+    idx = 0 if k is None else k + 1
+    if idx >= len(items) or (k is None and idx != 0):
+        return None
+    path = items[idx].text
+    if not path or path.startswith("-") or any(c.isspace() for c in path):
+        return None
+    if not path.startswith("/"):
+        workdir = container.get("workingDir")
+        if not isinstance(workdir, str) or not workdir.startswith("/"):
+            return None
+        path = workdir.rstrip("/") + "/" + path
+    got = loader(path)
+    if got is None or not got[0].strip():
+        return None
+    text, loc = got
+    name = items[idx]
+    return [name, _Item(text, loc or name.loc, "arg"), _Item(name.text, name.loc, "arg"), *items[idx + 1 :]]
+
+
 def _kv503(
     engine: str,
     container: LDict,
@@ -1025,6 +1067,14 @@ def parse_container(
         return None
     reason = ""
     sh = _shell_split(items)
+    mounted = None if sh or loader is None else _mounted_script(container, items, loader)
+    if mounted is not None:
+        # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
+        found, _why = _scan_shell(mounted, 0, 1, env)
+        if isinstance(found, _Found):
+            return dispatch(found)
+        if isinstance(found, _Join):
+            return _joiner(found, container, image, env)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):
@@ -1236,6 +1286,24 @@ def unknown_container_fields(container: Mapping) -> list[tuple[str, str | None]]
     return unknown_fields(container, "Container")
 
 
+_ENV_ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+
+
+def _leading_env(words: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``(assignments, the rest)`` of a typed command: the ``NAME=value`` words before the program, after an
+    optional ``env`` (POSIX ``env [NAME=value]... utility``; none of env's options is read, so a word starting
+    with ``-`` ends the prefix and the command is then not an engine's). Later assignments win, as in a shell."""
+    env: dict[str, str] = {}
+    i = 1 if words and words[0] == "env" else 0
+    while i < len(words):
+        m = _ENV_ASSIGN_RE.fullmatch(words[i])
+        if m is None:
+            break
+        env[m.group(1)] = m.group(2)
+        i += 1
+    return env, words[i:] if (i or env) else words
+
+
 def parse_command_line(argv: Sequence[str], version: str | None = None) -> ServingConfig:
     """Parse a whole engine command as typed (``kvlint plan -- ...``).
 
@@ -1244,19 +1312,24 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     ``sglang serve ...``, NVIDIA Dynamo's ``python -m dynamo.vllm|dynamo.sglang ...`` workers (read by that engine's
     parser, Dynamo's own options set aside, :func:`_as_dynamo_worker`). ``version`` is the engine release to
     check options against (None = any).
+    Leading ``NAME=value`` environment assignments, with or without ``env`` before them, as a shell would run
+    them (``VLLM_USE_V1=0 vllm serve ...``, ``env VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve ...``), become the
+    engine's environment (``ServingConfig.env``), which switches the engine reads (V0/V1, the sampler, the
+    attention backend) change the plan by; a start-up log's reporter often typed them so.
+
     Raises ValueError naming what was expected when ``argv`` is none of those.
     """
-    words = [str(a) for a in argv]
+    typed = [str(a) for a in argv]
+    env, words = _leading_env(typed)
     m = _match_program(words)
     if m is None:
         raise ValueError(
-            f"not an engine command: {' '.join(words[:3]) or '(empty)'} — expected `vllm serve MODEL ...`, "
+            f"not an engine command: {' '.join(typed[:3]) or '(empty)'} — expected `vllm serve MODEL ...`, "
             f"`python -m vllm.entrypoints.openai.api_server --model MODEL ...`, `text-generation-launcher "
             f"--model-id MODEL ...` or `python -m sglang.launch_server --model-path MODEL ...`"
         )
     engine, start, pos_model = m
     rest = words[start:]
-    env: dict[str, str] = {}
     if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
         inner = _DYNAMO[engine]
         if inner == "vllm":

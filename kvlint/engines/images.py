@@ -41,6 +41,7 @@ __all__ = [
     "image_placeholder",
     "image_platform",
     "split_image",
+    "tag_of_unknown_image",
 ]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
@@ -223,6 +224,21 @@ def engine_version(image: str) -> str | None:
     # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
     version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")
     return version
+
+
+def tag_of_unknown_image(serving: ServingConfig) -> bool:
+    """Whether ``serving.version`` was read from the tag (or name) of an image kvlint does not know as a release
+    image of the engine -- one it recognised only because its name mentions the engine, as a fork or a custom
+    build (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0``), whose tag may be that image's own version. An
+    explicit ``--engine-version`` (``engine_version`` in ``.kvlint.yaml``) then takes precedence over it; for a
+    known release image (:func:`engine_of_image`) the tag does."""
+    image = serving.image
+    return (
+        bool(image)
+        and serving.version is not None
+        and engine_of_image(image) is None
+        and engine_version(image) == serving.version
+    )
 
 
 #: Words in an image reference that name a build for something other than CUDA (TPU, Trainium/Inferentia,

@@ -171,9 +171,10 @@ class ShellArg:
 # The tokens of :func:`lex`, one compiled expression per state, its alternatives named; the characters of a
 # token are consumed by the expression, not walked one by one. Operators, longest first: ``&&``, ``||``,
 # ``;;``, then ``;``, ``|``, ``&``, newline, ``(``, ``)``. A redirection operator (``>``, ``>>``, ``<<``,
-# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``) starts or extends a word (dropped later by :func:`commands`).
+# ``<>``, ``>&``, ``2>&1``'s ``>&1``, ``<&-``, the here-string's ``<<<``) starts a word (dropped later by
+# :func:`commands`), ending the word before it unless that is an io-number (:data:`_IO_NUMBER`).
 _OP = r"&&|\|\||;;|[&|;\n()]"
-_REDIR = r"[<>](?:&[0-9-]*|[<>])?"
+_REDIR = r"<<<|[<>](?:&[0-9-]*|[<>])?"
 #: Between words: blanks, line continuations and comments (``#`` starts one only here) skipped, then the
 #: next token, if it is one of these: a word of ordinary characters ending at a blank, a newline, an operator
 #: character other than ``(`` (after a word, ``((`` is two operators) or the end, read whole; ``((``, an
@@ -368,6 +369,9 @@ def lex(script: str) -> list[Word | str]:
 #: The characters that end a word after one of its pieces: a blank, a newline, an operator other than ``(``
 #: (which, after a word, :data:`_IN_WORD` reads as an operator of its own, and between words starts ``((``).
 _ENDS_WORD = frozenset(" \t\r\n;&|)")
+#: An io-number: the unquoted digits a redirection operator extends (``2>&1``); any other word a ``<`` or
+#: ``>`` follows ends there (POSIX 2.3 rule 6, 2.10.1: ``cat<<EOF`` is ``cat`` and ``<<EOF``).
+_IO_NUMBER = re.compile(r"[0-9]+")
 
 
 def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, str]] | str]:
@@ -435,6 +439,11 @@ def _tokens(script: str, ops: bool = False) -> Iterator[list[Word | tuple[int, s
         end = m.end()  # type: ignore[union-attr]
         if kind == "run" or kind == "redir":
             text = m.group()  # type: ignore[union-attr]
+            if kind == "redir" and not _IO_NUMBER.fullmatch(script, start, i):
+                # the operator delimits the word before it and starts its own (``cat<<EOF``, ``m>log``)
+                word, delim_next = _end_word(parts, acc, start, script[start:i], pending, delim_next)
+                add(word)
+                parts, start, acc = [], i, None
             if acc is not None and not acc_quoted:
                 acc.append(text)
             else:

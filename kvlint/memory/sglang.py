@@ -88,6 +88,37 @@ def pool_below_context_behaviour(v: SgVersion) -> str:
     return "starts and silently caps requests at the pool (max_req_len = pool - 1)"
 
 
+def max_running_requests_04(
+    v: SgVersion,
+    profiled_tokens: int,
+    pool_tokens: int,
+    context_length: int,
+    user: int | None,
+    dp_attention_size: int = 1,
+) -> int:
+    """SGLang 0.4.x ``max_running_requests`` (requests per DP replica).
+
+    ``ModelRunner.init_memory_pool`` sizes the request-to-token pool from ``max_num_reqs`` = the user's
+    ``--max-running-requests``, else ``min(max(int(profiled_tokens / context_length × 512), 2048), 4096)`` with
+    ``profiled_tokens`` the profiled KV tokens before the ``--max-total-tokens`` cap and page rounding; the pool
+    holds ``max_num_reqs + 1`` rows up to 0.4.6 and ``max_num_reqs`` from 0.4.7. ``TpModelWorker.__init__`` then
+    takes ``min(pool_tokens // 2 if no user value else user // dp_attention_size, pool rows)`` (``pool_tokens`` =
+    the final ``max_total_num_tokens``; the division by the DP size with ``--enable-dp-attention`` is absent in
+    0.4.0). Read in ``sglang/srt/model_executor/model_runner.py`` and ``sglang/srt/managers/tp_worker.py`` of the
+    PyPI wheels 0.4.0, 0.4.4.post1, 0.4.6, 0.4.7, 0.4.8, 0.4.9.post2 and 0.4.10 (0.4.1 - 0.4.3 not read).
+    """
+    if user is None:
+        ratio = int(profiled_tokens / context_length * 512) if context_length > 0 else 0
+        rows = min(max(ratio, 2048), 4096)
+        want = pool_tokens // 2
+    else:
+        rows = user
+        want = user // dp_attention_size if v >= (0, 4, 4) else user
+    if v < (0, 4, 7):
+        rows += 1
+    return max(0, min(want, rows))
+
+
 def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     """``(chunked_prefill_size, decode cuda-graph max_bs)`` defaults by GPU memory (MiB) for SGLang >= 0.5.5.
 
@@ -284,8 +315,9 @@ class SglangPrelude:
     Attributes:
         version and version_assumed (:func:`sglang_version`); tp, pp, dp; deepep (DeepEP all-to-all);
         chunked_prefill_size, mem_fraction_static, max_total_tokens, context_length, max_running_requests: the
-        user's values or None; cuda_graph_max_bs, dp_attention: read only without a user's mem_fraction_static
-        (the default fraction's inputs); dtype (resolved), kv_cache_dtype (the flag, ``auto`` when unset);
+        user's values or None; cuda_graph_max_bs: read only without a user's mem_fraction_static (the default
+        fraction's input); dp_attention (``--enable-dp-attention``: the default fraction, 0.4.x
+        max_running_requests); dtype (resolved), kv_cache_dtype (the flag, ``auto`` when unset);
         kv_bytes_per_token (:func:`cell_size`, bytes per token per rank); weights_bytes (per rank, bytes) and
         weights_source; page_size (tokens); derived_context_length, context_key and context_error
         (:func:`check_context_length`); max_prefill_tokens: the flag's raw value (read only when
@@ -346,10 +378,10 @@ def sglang_prelude(
     deepep = str(get("moe_a2a_backend") or "") == "deepep" or bool(get("enable_deepep_moe"))
     cps_user = as_int(get("chunked_prefill_size"))
     mfs = as_float(get("mem_fraction_static"))
-    cuda_graph_max_bs, dp_attention = None, False
-    if mfs is None:  # the default fraction's inputs
+    cuda_graph_max_bs = None
+    dp_attention = bool(get("enable_dp_attention"))
+    if mfs is None:  # the default fraction's input
         cuda_graph_max_bs = as_int(get("cuda_graph_max_bs"))
-        dp_attention = bool(get("enable_dp_attention"))
 
     model_notes: list[str] = []
     dtype = str(get("dtype") or "auto")
@@ -482,6 +514,7 @@ def plan_sglang_detailed(
         return t // page * page
 
     mtt, lo, hi = tokens(rest), tokens(rest_lo), tokens(rest_hi)
+    profiled = max(0, rest) // per_tok  # before the cap and the page rounding (0.4.x max_num_reqs)
     u_mtt = pre.max_total_tokens
     if u_mtt is not None and u_mtt < mtt:
         mtt, lo, hi = u_mtt, min(lo, u_mtt), min(hi, u_mtt)
@@ -495,7 +528,12 @@ def plan_sglang_detailed(
     u_mrr = pre.max_running_requests
     est = min(4096, max(2048, int(mtt / ctx * 512))) if ctx else 2048
     if v < (0, 5, 0):
-        mrr = min(u_mrr or mtt // 2, mtt // 2 if u_mrr is None else u_mrr)
+        mrr = max_running_requests_04(v, profiled, mtt, ctx, u_mrr, dp if pre.dp_attention else 1)
+        if u_mrr is None:
+            notes.append(
+                f"max_running_requests = min(tokens//2, clamp(tokens/context×512, 2048, 4096)"
+                f"{' + 1' if v < (0, 4, 7) else ''}) = {mrr} (SGLang 0.4.x request pool)"
+            )
     elif u_mrr is None:
         mrr = min(est, mtt // 2)
         notes.append(f"max_running_requests = min(clamp(tokens/context×512, 2048, 4096), tokens//2) = {mrr}")
@@ -593,6 +631,7 @@ __all__ = [
     "default_mem_fraction_static",
     "derive_context_length",
     "gpu_tier",
+    "max_running_requests_04",
     "plan_sglang",
     "plan_sglang_detailed",
     "pool_below_context_behaviour",

@@ -17,6 +17,7 @@ and carry an uncertainty band.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -224,6 +225,65 @@ def prefill_activation_bytes(
     if all_logits:
         per += (model.vocab_size // max(1, shards)) * (2 + 4)
     return int(tokens * per)
+
+
+#: First TGI release whose launcher sets ``TORCH_NCCL_AVOID_RECORD_STREAMS=1`` for the shards
+#: (tgi@v1.4.1:launcher/src/main.rs::shard_manager, commit 65db02f1 "fix: use TORCH_NCCL_AVOID_RECORD_STREAMS=1";
+#: absent at v1.4.0).
+AVOID_RECORD_STREAMS_FROM: TgiVersion = (1, 4, 1)
+
+
+def recorded_allreduce_bytes(
+    model: ModelSpec, tokens: int, shards: int, dbytes: int, v: TgiVersion, env: dict[str, str]
+) -> int:
+    """Bytes per shard the CUDA caching allocator keeps reserved after the warmup prefill of ``tokens`` tokens
+    because the tensor-parallel all-reduce inputs were ``recordStream``-ed on NCCL's stream.
+
+    Source: PyTorch ``torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp`` (``TORCH_NCCL_AVOID_RECORD_STREAMS``):
+    unless that variable is set, ProcessGroupNCCL calls ``recordStream`` on the tensors a collective uses on its
+    internal stream, so the allocator does not reuse their blocks until NCCL's stream has passed the point where
+    they were freed. TGI's flash models all-reduce the row-parallel attention output and MLP output of every layer
+    and the vocab-parallel embedding (``tensor_parallel.py::TensorParallelRowLinear``/``TensorParallelEmbedding``):
+    ``(2 × layers + 1)`` tensors of ``tokens × hidden`` at the model dtype; models whose attention and MLP run in
+    parallel off one layer norm sum both before a single all-reduce per layer (``layers + 1``: Falcon
+    ``parallel_attn``/``new_decoder_architecture``, GPT-NeoX ``use_parallel_residual``; tgi@v1.4.0:
+    ``flash_rw_modeling.py::FlashRWLayer``/``FlashRWLargeLayer``, ``flash_neox_modeling.py::FlashNeoXLayer``). The warmup measures free memory
+    (``torch.cuda.mem_get_info``) after the forward without emptying the cache (tgi@v1.0.0:server/
+    text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup), so those reserved blocks are
+    taken from the KV cache. From v1.4.1 the launcher sets the variable (:data:`AVOID_RECORD_STREAMS_FROM`) and
+    this is 0; before, it is 0 when the container sets ``TORCH_NCCL_AVOID_RECORD_STREAMS=1`` itself, or with one
+    shard.
+
+    **[heuristic]** All of them are counted: the host enqueues the warmup forward ahead of the GPU, so NCCL's
+    stream has reached none of the frees while the forward allocates (an upper bound of the mechanism). vLLM
+    before its own all-reduce paths shows the size at the same shapes: its profile counted about 13.1 GiB more
+    per GPU at TP 4 once it measured free memory instead of ``max_memory_allocated`` (gt-249, vllm-project/vllm
+    #2031, Llama-2-70B, 4096 tokens), where this gives 10.1 GiB.
+    """
+    if shards <= 1:
+        return 0
+    if v >= AVOID_RECORD_STREAMS_FROM or str(env.get("TORCH_NCCL_AVOID_RECORD_STREAMS", "")).strip() == "1":
+        return 0
+    return allreduces_per_warmup(model) * tokens * model.hidden_size * dbytes
+
+
+def _series_only(text: str | None) -> bool:
+    """Whether a version text names a release series without its patch number (``1.4``, ``cu121.1-4`` read as
+    ``1.4``): the digits kvlint read stop after the minor version."""
+    if not text:
+        return False
+    nums = re.findall(r"\d+", str(text).split("+")[0])
+    return len(nums) == 2
+
+
+def allreduces_per_warmup(model: ModelSpec) -> int:
+    """All-reduces of ``tokens × hidden`` in one TGI forward: two per layer (attention, MLP) and the embedding's,
+    one per layer for the parallel-attention layouts (:func:`recorded_allreduce_bytes`)."""
+    cfg = model.config or {}
+    parallel = any(
+        bool(cfg.get(k)) for k in ("parallel_attn", "new_decoder_architecture", "use_parallel_residual")
+    )
+    return (1 if parallel else 2) * model.num_layers + 1
 
 
 def _flops_per_token(model: ModelSpec) -> float:
@@ -508,6 +568,25 @@ def plan_tgi_detailed(
         f"[heuristic] non-torch {non_torch / GiB:.2f} GiB + warmup activation {act / GiB:.2f} GiB for {prefill} "
         f"prefill tokens{' (logits for every prompt token)' if all_logits else ''}; band ±{int(_BAND * 100)}%"
     )
+    held = recorded_allreduce_bytes(model, prefill, shards, dbytes, v, serving.env)
+    held_maybe = 0
+    what = (
+        f"warmup all-reduce inputs the allocator keeps (recordStream on NCCL's stream: "
+        f"{allreduces_per_warmup(model)} x {prefill} tokens x hidden {model.hidden_size})"
+    )
+    if held and v[:2] == AVOID_RECORD_STREAMS_FROM[:2] and _series_only(serving.version):
+        # a 1.4 series tag: 1.4.0 keeps them, 1.4.1 on does not -> the pessimistic side of the band only
+        held, held_maybe = 0, held
+        notes.append(
+            f"[heuristic] TGI {v[0]}.{v[1]} names no patch release: 1.4.0 would also keep {held_maybe / GiB:.2f} GiB "
+            f"of {what}; 1.4.1 on sets TORCH_NCCL_AVOID_RECORD_STREAMS=1 (in the band's low end only)"
+        )
+    if held:
+        act += held
+        notes.append(
+            f"[heuristic] + {held / GiB:.2f} GiB of {what}; TGI before 1.4.1 does not set "
+            "TORCH_NCCL_AVOID_RECORD_STREAMS=1), counted as activation"
+        )
     warmup_kv = -(-prefill // block) * bytes_per_block
     warmup_need = weights + non_torch + act + warmup_kv
     warmup_oom = warmup_need > fraction * total_bytes
@@ -519,7 +598,7 @@ def plan_tgi_detailed(
         return int((fraction * total_bytes - used) * wiggle)
 
     kv = kv_for(non_torch, act)
-    kv_lo = kv_for(int(non_torch * (1 + _BAND)), int(act * (1 + _BAND)))
+    kv_lo = kv_for(int(non_torch * (1 + _BAND)), int(act * (1 + _BAND)) + held_maybe)
     kv_hi = kv_for(int(non_torch * (1 - _BAND)), int(act * (1 - _BAND)))
     budget = int(fraction * wiggle * total_bytes) if subtractive else int(fraction * total_bytes)
     nb = max(0, kv) // bytes_per_block

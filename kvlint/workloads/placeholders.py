@@ -2,7 +2,7 @@
 
 Kubernetes expands ``$(VAR)`` in a container's ``command``, ``args`` and ``env`` values from the container's
 ``env`` and nothing else: ``${VAR}`` stays as written everywhere, and no field of a PodSpec is ever
-substituted in ``image``. A PodSpec holding ``${MODEL_NAME}`` in its args (outside a shell script, where the
+substituted in ``image`` or ``resources``. A PodSpec holding ``${MODEL_NAME}`` in its args (outside a shell script, where the
 shell expands it), an ``image`` such as ``${VLLM_IMAGE_NAME}``, ``$(vllm-cuda-image)``, ``V_IMAGE_NAME`` or
 ``<image-built-from-dockerfile>`` is a template meant for ``envsubst``, ``oc process``, kustomize ``vars`` or a
 ``sed`` script. kvlint reports it once per workload (KV002, as for Helm templates), naming the placeholders,
@@ -36,7 +36,8 @@ def _is_shell(command: Any) -> bool:
 
 
 def template_findings(w: Workload) -> list[Finding]:
-    """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, env values).
+    """KV002 findings for the placeholders in ``w``'s containers (image, non-shell command/args, resource
+    quantities, env values).
     In env values a ``${VAR}`` naming the variable being defined or a process-environment variable
     (:data:`_PROCESS_VARS`, e.g. ``LD_LIBRARY_PATH=/usr/local/nvidia/lib64:${LD_LIBRARY_PATH}``) is not a
     template parameter and is left alone.
@@ -71,6 +72,15 @@ def template_findings(w: Workload) -> list[Finding]:
                     seq = c.get(part)
                     if isinstance(seq, list):
                         values += [(v, loc_of(seq, i), None) for i, v in enumerate(seq) if "${" in str(v)]
+            resources = c.get("resources")
+            for section in ("limits", "requests"):
+                quantities = resources.get(section) if isinstance(resources, dict) else None
+                if isinstance(quantities, dict):
+                    values += [
+                        (v, loc_of(quantities, k), None)
+                        for k, v in quantities.items()
+                        if isinstance(v, str) and "${" in v
+                    ]
             env = c.get("env")
             for e in env if isinstance(env, list) else []:
                 if isinstance(e, dict) and isinstance(e.get("value"), str) and "${" in e["value"]:

@@ -469,10 +469,18 @@ def _len_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
     return s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
 
 
+#: [heuristic] CUDA context (and NCCL) a vLLM process holds before it loads weights, as kvlint.memory.sglang's
+#: pre-load allowance: KV101 says the weights load only when they fit the device with this much to spare.
+_CUDA_CONTEXT = int(0.6 * 2**30)
+
+
 @check("KV101", engine="vllm")
 def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV101 (vLLM): the weights per GPU exceed ``gpu_memory_utilization`` x total (or, with
-    ``--kv-cache-memory-bytes``, weights + reserve + that KV exceed the device)."""
+    ``--kv-cache-memory-bytes``, weights + reserve + that KV exceed the device). Weights that still fit the
+    device load, and start-up then fails at the KV-cache check ('No available memory for the cache blocks',
+    vllm@0.11.0:vllm/v1/core/kv_cache_utils.py::check_enough_kv_cache_memory): the message says which, and
+    only then is a re-planned ``--gpu-memory-utilization`` offered."""
     if _vllm_verdict(ctx) != "KV101":
         return
     plan, s = ctx.plan, ctx.serving
@@ -488,14 +496,31 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
             " or less (90% of what is left), or more GPUs",
         )
         return
+    # vLLM does not cap the weights at the budget while loading them: weights (with the process's non-torch
+    # memory) that fit the device load, and the profile that follows finds a negative KV budget
+    # (vllm@0.11.0:vllm/v1/core/kv_cache_utils.py::check_enough_kv_cache_memory; V0's
+    # Worker.determine_num_available_blocks the same); weights that do not fit run out of memory while loading.
+    # "Fit" keeps a margin for the CUDA context the process holds before loading [heuristic], so a borderline
+    # case keeps the out-of-memory outcome
+    loads = plan.weights_bytes + plan.non_torch_bytes + _CUDA_CONTEXT <= plan.total_bytes
+    outcome = (
+        f"the weights load, but the memory profile then leaves nothing for the KV cache: vLLM "
+        f"{plan.engine_version} fails with 'No available memory for the cache blocks'"
+        if loads
+        else "loading fails with CUDA out of memory"
+    )
     yield ctx.finding(
         f"weights need {gib(plan.weights_bytes)} per GPU but vLLM {plan.engine_version} may use only "
         f"{gib(plan.budget_bytes)} of {ctx.where} ({gib(plan.total_bytes)} x gpu-memory-utilization "
-        f"{plan.gpu_memory_utilization:.2f}); loading fails with CUDA out of memory",
+        f"{plan.gpu_memory_utilization:.2f}); {outcome}",
         s.loc("tensor_parallel_size")
         if "tensor_parallel_size" in s.flags
         else (s.model.loc if s.model else None),
-        fix=_join(_aimed(ctx, _tp_remedy), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+        fix=_join(
+            _aimed(ctx, _util_remedy) if loads else "",
+            _aimed(ctx, _tp_remedy),
+            "a quantized checkpoint (FP8/AWQ/GPTQ) of the model",
+        ),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import image_placeholder, platform_of, split_image
+from kvlint.engines.images import image_placeholder, platform_of, split_image, tag_of_unknown_image
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -94,12 +94,25 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         v, newest = parse_version(s.version), parse_version(NEWEST_VLLM)
         if v > (newest[0], newest[1], 10**6) or v < OLDEST_VLLM:
             side = "newer than" if v > newest else "older than"
+            repo, tag = split_image(s.image)[:2]
+            # an image kvlint knows only because its name mentions vLLM (a fork or a custom build, e.g.
+            # neuralmagic/nm-vllm-openai): its tag is that image's version, which may not be vLLM's
+            guessed = tag_of_unknown_image(s)
+            read = (
+                f", read from the tag {tag} of {repo} (not an image kvlint knows as a vLLM release image: the tag "
+                "may be that image's own version),"
+                if guessed
+                else ""
+            )
             yield ctx.finding(
-                f"vLLM {s.version} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was "
+                f"vLLM {s.version}{read} is {side} the releases kvlint models (0.4.3 to {NEWEST_VLLM}); it was "
                 f"{'planned' if _memory_skipped_on(ctx) is None else 'read'} with the rules of "
                 f"{'vLLM ' + NEWEST_VLLM if v > newest else 'the oldest modelled release'}, which may not match",
                 s.version_loc or loc_of(s.container, "image"),
-                fix="check the image tag, or pass --engine-version with the release the image really runs",
+                fix="pass --engine-version with the vLLM release the image is built on (it takes precedence over "
+                "the tag of an image kvlint does not know)"
+                if guessed
+                else "check the image tag, or pass --engine-version with the release the image really runs",
             )
         return
     if s.version is not None or "@sha256:" in s.image:

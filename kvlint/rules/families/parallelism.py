@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
-from kvlint.engines.images import platform_of
+from kvlint.engines.images import envsubst_placeholders, platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
@@ -396,7 +396,16 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         if raw is not None:
             loc = p.gpus_loc or loc_of(s.container, "resources")
             fix = f"set {p.resource} to the number of GPUs the engine uses, e.g. 1"
-            if str(raw).strip() in ("0", "0.0"):
+            if next(envsubst_placeholders(str(raw)), None) is not None:
+                # a template's parameter (KV002 names it): what it counts is known once the file is rendered
+                yield ctx.finding(
+                    f"GPU limit {p.resource}: {raw!r} is a ${{VAR}} placeholder, not a quantity: kvlint cannot "
+                    "count the GPUs until the template is rendered (as written, the API server rejects the pod)",
+                    loc,
+                    fix="render the manifest with the values you deploy with (e.g. envsubst < FILE | kvlint check -)",
+                    severity="warning",
+                )
+            elif str(raw).strip() in ("0", "0.0"):
                 yield ctx.finding(
                     f"GPU limit {p.resource}: {raw!r} gives the container no GPU: the scheduler places it anywhere "
                     f"and {s.engine} finds no device at start-up",
@@ -701,14 +710,14 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
                 )
                 continue
             target, shown = named[raw], f"'{raw}' ({named[raw]})"
-        elif isinstance(raw, str):
-            # str.isdigit() is true of "²" and of 5,000 digits, which int() refuses: no port (digits())
-            number = digits(raw)
-            if number is None:
+        elif isinstance(raw, (int, str)) and not isinstance(raw, bool):
+            # a number Kubernetes accepts as a port (1-65535; the API server rejects any other). A string is read
+            # by digits() after its leading zeros (ASCII digits, at most 19): str.isdigit() is also true of "²",
+            # and int() refuses a 5,000-digit string; both raised ValueError
+            number = digits(raw.lstrip("0") or "0") if isinstance(raw, str) else raw
+            if number is None or not 0 < number < 65536:
                 continue
             target, shown = number, str(number)
-        elif isinstance(raw, int) and not isinstance(raw, bool) and raw.bit_length() <= 64:
-            target, shown = raw, str(raw)
         else:
             continue
         if port is None or target == port or _other_containers_serve(ctx, target):
