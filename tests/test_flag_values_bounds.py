@@ -90,3 +90,21 @@ def test_a_large_finite_gib_size_is_still_read(tmp_path):
     args = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--cpu-offload-gb", "100000"]
     diags = _check(tmp_path, _pod("vllm/vllm-openai:v0.11.0", args))
     assert not any(d["rule"] in ("KV206", "KV503") for d in diags), diags
+
+
+@pytest.mark.parametrize(
+    ("image", "args"),
+    [
+        ("vllm/vllm-openai:v0.11.0", ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--gpu-memory-utilization"]),
+        (_TGI, ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--cuda-memory-fraction"]),
+        ("lmsysorg/sglang:v0.4.6", ["python3", "-m", "sglang.launch_server", "--model-path",
+                                    "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static"]),
+    ],
+)  # fmt: skip
+def test_a_huge_memory_fraction_is_kv107_alone(tmp_path, image, args):
+    """A memory fraction of 1e308: KV107 says it is outside (0, 1]; the plan built on it overflowed and KV502
+    added "could not size ...: OverflowError: cannot convert float infinity to integer" (found by an
+    adversarial probe)."""
+    diags = _check(tmp_path, _pod(image, [*args, "1e308"]))
+    assert [d["rule"] for d in diags if d["rule"] in ("KV107", "KV502")] == ["KV107"]
+    assert not any("Error" in d["message"] for d in diags)

@@ -12,11 +12,13 @@ from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import platform_evidence
+from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic
+from kvlint.values import as_float
 
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
@@ -215,6 +217,9 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     acc = ctx.placement.accelerator if ctx.placement else None
     if cr.plan is None and cr.plan_error and acc is not None and acc.vendor in ("nvidia", "amd"):
+        fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
+        if fraction is not None and not 0.0 < fraction <= 1.0:
+            return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
         yield ctx.finding(
             f"kvlint could not size {cr.model.id} for {s.engine}: {cr.plan_error}",
             s.model.loc or s.command_loc,
