@@ -56,6 +56,34 @@ def mounted_file(
         ``|`` indicator line; the text starts on the next line), or None when the path is not mounted
         from a known ConfigMap. Never raises.
     """
+    got = _resolve_guarded(pod_spec, container, path, cms, namespace)
+    return None if got is None else (got[0], got[1])
+
+
+def mounted_file_mode(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    *,
+    namespace: str | None = None,
+) -> int | None:
+    """Permission bits of the file :func:`mounted_file` reads at ``path``: its ``items`` entry's ``mode``, else
+    the volume's ``defaultMode`` (a ``configMap`` volume's, or a ``projected`` volume's for its sources), else
+    0o644, the API's default for both (k8s.io/api core/v1 ``ConfigMapVolumeSourceDefaultMode``,
+    ``ProjectedVolumeSourceDefaultMode``). None when the path is not such a file or a mode there is not a whole
+    number in 0-0o777 (the API server rejects the pod). Never raises."""
+    got = _resolve_guarded(pod_spec, container, path, cms, namespace)
+    return None if got is None else got[2]
+
+
+def _resolve_guarded(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    namespace: str | None,
+) -> tuple[str, Loc | None, int | None] | None:
     try:
         return _mounted_file(pod_spec, container, path, cms, namespace)
     except (TypeError, AttributeError, ValueError):
@@ -123,7 +151,9 @@ def _mounted_file(
     path: str,
     cms: dict[tuple[str | None, str], LDict],
     namespace: str | None,
-) -> tuple[str, Loc | None] | None:
+) -> tuple[str, Loc | None, int | None] | None:
+    """``(text, loc, mode)`` of the ConfigMap key mounted at ``path`` (see :func:`mounted_file`,
+    :func:`mounted_file_mode`), or None."""
     if not isinstance(path, str) or not path:
         return None
     target = _clean(path)
@@ -171,10 +201,15 @@ def _mounted_file(
             continue
         items = src.get("items")
         key: Any = None
+        # the volume's default mode: a configMap volume's own, or the projected volume's for its sources
+        plain = src is volume.get("configMap")
+        mode: Any = src.get("defaultMode") if plain else get_in(volume, "projected", "defaultMode")
         if isinstance(items, list) and items:
             for it in items:
                 if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
                     key = it.get("key")
+                    if it.get("mode") is not None:
+                        mode = it.get("mode")
                     break
         elif "/" not in rel:
             key = rel
@@ -185,8 +220,16 @@ def _mounted_file(
             continue
         value = data[key]
         text = value if isinstance(value, str) else ("" if value is None else str(value))
-        return text, loc_of(data, key)
+        if mode is None:
+            mode = _DEFAULT_MODE
+        ok = type(mode) is int and 0 <= mode <= 0o777
+        return text, loc_of(data, key), mode if ok else None
     return None
+
+
+#: the mode of a file a ConfigMap or projected volume holds when neither the item nor the volume sets one
+#: (k8s.io/api core/v1 types.go: ConfigMapVolumeSourceDefaultMode, ProjectedVolumeSourceDefaultMode, 0644)
+_DEFAULT_MODE = 0o644
 
 
 def _clean(path: str) -> str:
