@@ -230,3 +230,26 @@ def test_a_mounted_script_the_runtime_cannot_execute_is_an_error_not_sized(tmp_p
     assert by_name["qwen"].serving.model is None
     (d,) = kv503
     assert d.severity == "warning" and "runs the script" in d.message
+
+
+def test_a_mounted_script_larger_than_a_configmap_can_hold_is_not_read(tmp_path: Path) -> None:
+    """A ConfigMap holds at most 1 MiB (the API server's MaxSecretSize): a larger script is never mounted, so
+    it is not read as the container's command (KV503 error naming the limit) -- which also keeps one huge
+    script shared by many containers from being read once per container. One just under the limit is read."""
+    from kvlint.engines.command import CONFIGMAP_MAX_BYTES
+
+    text = (FIX / "wrapper-script-from-configmap.yaml").read_text()
+    for size, read in ((CONFIGMAP_MAX_BYTES - 200, True), (CONFIGMAP_MAX_BYTES + 1, False)):
+        p = tmp_path / "big.yaml"
+        # a comment line after 'set -e' making the script's value ``size`` bytes long or more
+        p.write_text(text.replace("    set -e\n", "    set -e\n    # " + "x" * (size - 2) + "\n"))
+        result = run_check([str(p)], Options(allow_hub=False))
+        by_name = {cr.workload.name: cr for cr in result.containers}
+        assert (by_name["qwen"].serving.model is not None) is read, size
+        kv503 = [d for d in result.diagnostics if d.rule == "KV503"]
+        if read:
+            assert not kv503
+        else:
+            assert len(kv503) == 2 and all(
+                d.severity == "error" and "1,048,576 bytes" in d.message for d in kv503
+            )

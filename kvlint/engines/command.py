@@ -827,7 +827,8 @@ def _mounted_script(
     file is the container's ``command`` itself, which the runtime ``execve(2)``s without a shell: then a file
     with no execute bit (the ConfigMap volume default is 0644) fails with EACCES and one without a ``#!`` line
     with ENOEXEC (runc does not fall back to ``sh``), so the container never starts, and ``(None, why)`` says
-    so; a ``#!`` naming another interpreter than a shell (``#!/usr/bin/env python3``) is not read as ``sh``."""
+    so; a ``#!`` naming another interpreter than a shell (``#!/usr/bin/env python3``) is not read as ``sh``. A
+    value over :data:`CONFIGMAP_MAX_BYTES`, which no cluster mounts, is not read either (``(None, why)``)."""
     if not items:
         return None, ""
     k = _shell_index(items)
@@ -846,6 +847,13 @@ def _mounted_script(
     if got is None or not got[0].strip():
         return None, ""
     text, loc = got
+    if len(text) > CONFIGMAP_MAX_BYTES // 4 and len(text.encode("utf-8", "replace")) > CONFIGMAP_MAX_BYTES:
+        # (not read: no cluster holds it, and reading it would cost ~0.6 s and ~130 MB a MiB, per container)
+        return None, (
+            f"the container runs {items[idx].text}, mounted from a ConfigMap value of more than "
+            f"{CONFIGMAP_MAX_BYTES:,} bytes, the most a ConfigMap may hold: the API server rejects the ConfigMap, "
+            f"so the volume cannot be mounted and the container never starts"
+        )
     if k is None and mode_of is not None:
         why = _exec_failure(items[idx].text, text, mode_of(path))
         if why is not None:
@@ -860,6 +868,11 @@ def _mounted_script(
         _Item(name.text, name.loc, "arg"),
         *items[idx + 1 :],
     ], ""
+
+
+#: The most a ConfigMap's values may hold together, in bytes (kubernetes pkg/apis/core/types.go MaxSecretSize,
+#: checked by validation.go ValidateConfigMap for data and binaryData together): no larger script is mounted.
+CONFIGMAP_MAX_BYTES = 1 << 20
 
 
 def _exec_failure(name: str, text: str, mode: int | None) -> str | None:
@@ -1181,11 +1194,13 @@ def parse_container(
         else:
             reason = _reason_for(texts)
     version = engine_version(image) if (img_engine or hint) in (None, engine) else None
-    if why and reason == why:  # a script the runtime cannot execute: the container never starts
+    if why and reason == why:  # a script the runtime cannot execute or mount: the container never starts
         fix = (
             "give the ConfigMap volume defaultMode: 0755 (or its item mode: 0755) and start the script with a "
             "'#!/bin/sh' line, or run it through a shell (command: [sh, SCRIPT, ...])"
         )
+        if "the most a ConfigMap may hold" in why:
+            fix = "keep the script under 1 MiB, or bake it into the image"
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
