@@ -594,3 +594,40 @@ def test_a_placeholder_gpu_limit_is_a_template_parameter_not_an_invalid_quantity
     assert kv405.loc is not None and kv405.loc.line == 11  # the quantity's line
     bad = findings("0.5")["KV405"]
     assert bad.severity == "error" and "not a positive whole number" in bad.message
+
+
+def test_openshift_and_helm_gpu_limits_are_template_parameters_too(tmp_path) -> None:
+    """An OpenShift Template's non-string parameter (``nvidia.com/gpu: ${{GPU_COUNT}}``, substituted by ``oc
+    process`` as a number) and a Helm action left in a quoted value (``"{{ .Values.gpus }}"``) are, like an
+    envsubst ``${VAR}``, a count known once the template is rendered: KV405 warns, not the error that the API
+    server rejects a fractional or negative quantity. A ``$(N)``, which nothing substitutes in resources, stays
+    an error."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    def kv405(gpus: str, kind: str = "Deployment") -> list:
+        deployment = (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+            "        args: [--model, Qwen/Qwen2.5-7B-Instruct]\n"
+            f"        resources:\n          limits:\n            nvidia.com/gpu: {gpus}\n"
+        )
+        text = deployment
+        if kind == "Template":  # the same Deployment as the Template's only object
+            text = (
+                "apiVersion: template.openshift.io/v1\nkind: Template\nmetadata: {name: t}\n"
+                "parameters: [{name: GPU_COUNT, value: '1'}]\nobjects:\n"
+                + "".join(
+                    ("- " if i == 0 else "  ") + line + "\n" for i, line in enumerate(deployment.splitlines())
+                )
+            )
+        p = tmp_path / "d.yaml"
+        p.write_text(text)
+        return [d for d in run_check([str(p)], Options(allow_hub=False)).diagnostics if d.rule == "KV405"]
+
+    for gpus, kind in (("${{GPU_COUNT}}", "Template"), ("'{{ .Values.gpus }}'", "Deployment")):
+        (got,) = kv405(gpus, kind)
+        assert got.severity == "warning" and "template" in got.message, (gpus, got.message)
+        assert "not a positive whole number" not in got.message
+    (literal,) = kv405("'$(N)'")
+    assert literal.severity == "error" and "not a positive whole number" in literal.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kvlint.pipeline import Options, run_check
 
@@ -186,3 +187,69 @@ def test_script_not_mounted_from_a_configmap_stays_unread(tmp_path: Path) -> Non
     result = run_check([str(lone)], Options(allow_hub=False))
     assert all(cr.serving.model is None for cr in result.containers)
     assert len([d for d in result.diagnostics if d.rule == "KV503"]) == 2
+
+
+def test_a_mounted_script_the_runtime_cannot_execute_is_an_error_not_sized(tmp_path: Path) -> None:
+    """A script that is the container's ``command`` is execve'd without a shell: with no execute bit (the
+    ConfigMap volume default 0644) or without a ``#!`` line the container never starts, so it is not sized as
+    if it ran (KV503 error, naming the cause). Run through ``bash`` (the second Deployment) it needs neither.
+    A ``#!`` naming another interpreter (python3) is not read as shell words."""
+    text = (FIX / "wrapper-script-from-configmap.yaml").read_text()
+    assert "            defaultMode: 0755\n" in text and "    #!/bin/bash\n" in text
+
+    def check(variant: str) -> tuple[dict[str, Any], list[Any]]:
+        p = tmp_path / "v.yaml"
+        p.write_text(variant)
+        result = run_check([str(p)], Options(allow_hub=False))
+        return {cr.workload.name: cr for cr in result.containers}, [
+            d for d in result.diagnostics if d.rule == "KV503"
+        ]
+
+    for variant, cause in (
+        (text.replace("            defaultMode: 0755\n", ""), "permission denied"),
+        (
+            text.replace("            defaultMode: 0755\n", "            defaultMode: 0640\n"),
+            "permission denied",
+        ),
+        (text.replace("    #!/bin/bash\n", ""), "exec format error"),
+    ):
+        by_name, kv503 = check(variant)
+        assert by_name["qwen"].serving.model is None
+        (d,) = kv503
+        assert d.severity == "error" and cause in d.message and d.object == "Deployment/qwen"
+        assert by_name["qwen-bash"].serving.model is not None  # bash run.sh: neither matters
+    # an item's own mode wins over the volume's default
+    by_name, kv503 = check(
+        text.replace(
+            "            defaultMode: 0755\n",
+            "            defaultMode: 0644\n            items: [{key: startup.sh, path: startup.sh, mode: 0755}]\n",
+        )
+    )
+    assert by_name["qwen"].serving.model is not None and not kv503
+    by_name, kv503 = check(text.replace("    #!/bin/bash\n", "    #!/usr/bin/env python3\n"))
+    assert by_name["qwen"].serving.model is None
+    (d,) = kv503
+    assert d.severity == "warning" and "runs the script" in d.message
+
+
+def test_a_mounted_script_larger_than_a_configmap_can_hold_is_not_read(tmp_path: Path) -> None:
+    """A ConfigMap holds at most 1 MiB (the API server's MaxSecretSize): a larger script is never mounted, so
+    it is not read as the container's command (KV503 error naming the limit) -- which also keeps one huge
+    script shared by many containers from being read once per container. One just under the limit is read."""
+    from kvlint.engines.command import CONFIGMAP_MAX_BYTES
+
+    text = (FIX / "wrapper-script-from-configmap.yaml").read_text()
+    for size, read in ((CONFIGMAP_MAX_BYTES - 200, True), (CONFIGMAP_MAX_BYTES + 1, False)):
+        p = tmp_path / "big.yaml"
+        # a comment line after 'set -e' making the script's value ``size`` bytes long or more
+        p.write_text(text.replace("    set -e\n", "    set -e\n    # " + "x" * (size - 2) + "\n"))
+        result = run_check([str(p)], Options(allow_hub=False))
+        by_name = {cr.workload.name: cr for cr in result.containers}
+        assert (by_name["qwen"].serving.model is not None) is read, size
+        kv503 = [d for d in result.diagnostics if d.rule == "KV503"]
+        if read:
+            assert not kv503
+        else:
+            assert len(kv503) == 2 and all(
+                d.severity == "error" and "1,048,576 bytes" in d.message for d in kv503
+            )

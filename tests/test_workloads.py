@@ -9,7 +9,7 @@ import pytest
 
 from kvlint.load import load_paths, load_text
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.workloads import configmaps, find_workloads, mounted_file, object_ref
+from kvlint.workloads import configmaps, find_workloads, mounted_file, mounted_file_mode, object_ref
 
 #: The shared data folder beside the checkout (tests that read it skip when it is absent).
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -262,3 +262,100 @@ spec:
     # odd input does not raise
     assert mounted_file(LDict(), LDict(), "/etc/vllm/config.yaml", cms) is None
     assert mounted_file(w.pod_spec, c, "", cms) is None
+
+
+def test_mounted_file_is_read_from_the_deepest_mount() -> None:
+    """The runtime mounts a pod's volumes in order of path depth (containerd withMounts), so a deeper mount
+    shadows what a shallower ConfigMap mount holds at the same path: the file the container sees is the
+    deeper one's (another ConfigMap's key, or nothing kvlint can read), whatever the volumeMounts order."""
+    head = """\
+kind: ConfigMap
+metadata: {name: dir}
+data:
+  start.sh: "exec vllm serve org/dir-model"
+  conf: "shallow"
+---
+kind: ConfigMap
+metadata: {name: file}
+data:
+  start.sh: "exec vllm serve org/file-model"
+---
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      volumes:
+      - {name: dir, configMap: {name: dir, items: [{key: start.sh, path: start.sh}, {key: conf, path: x/c.yaml}]}}
+      - {name: file, configMap: {name: file}}
+      - {name: scratch, emptyDir: {}}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        volumeMounts:
+"""
+    dir_mount = "        - {name: dir, mountPath: /scripts}\n"
+    file_mount = "        - {name: file, mountPath: /scripts/start.sh, subPath: start.sh}\n"
+    scratch = "        - {name: scratch, mountPath: /scripts/x}\n"
+    for mounts in (dir_mount + file_mount + scratch, scratch + file_mount + dir_mount):
+        r = load_text(head + mounts, "m.yaml")
+        cms = configmaps(r.documents)
+        (w,) = find_workloads(r.documents)
+        c = w.pod_spec["containers"][0]
+        got = mounted_file(w.pod_spec, c, "/scripts/start.sh", cms)
+        assert got is not None and got[0] == "exec vllm serve org/file-model"
+        # an emptyDir over /scripts/x hides the ConfigMap's x/c.yaml
+        assert mounted_file(w.pod_spec, c, "/scripts/x/c.yaml", cms) is None
+        # a path spelt with a leading '//' is the same file (Linux reads it as '/')
+        got = mounted_file(w.pod_spec, c, "//scripts/start.sh", cms)
+        assert got is not None and got[0] == "exec vllm serve org/file-model"
+    r = load_text(head + dir_mount, "m.yaml")
+    (w,) = find_workloads(r.documents)
+    got = mounted_file(w.pod_spec, w.pod_spec["containers"][0], "/scripts/x/c.yaml", configmaps(r.documents))
+    assert got is not None and got[0] == "shallow"
+
+
+def test_mounted_file_mode_follows_items_then_the_volume_default() -> None:
+    """The mode of a ConfigMap file: the item's ``mode``, else the volume's ``defaultMode`` (a projected
+    volume's own for its sources), else the API default 0644; None for a path no ConfigMap holds or a mode the
+    API server rejects."""
+    text = """\
+kind: ConfigMap
+metadata: {name: s}
+data: {a.sh: "#!/bin/sh", b.sh: "#!/bin/sh"}
+---
+kind: Deployment
+metadata: {name: d}
+spec:
+  template:
+    spec:
+      volumes:
+      - {name: plain, configMap: {name: s}}
+      - {name: exec, configMap: {name: s, defaultMode: 0755, items: [{key: a.sh, path: a.sh, mode: 0700}, {key: b.sh, path: b.sh}]}}
+      - {name: proj, projected: {defaultMode: 0555, sources: [{configMap: {name: s}}]}}
+      - {name: bad, configMap: {name: s, defaultMode: 4096}}
+      containers:
+      - name: c
+        image: x
+        volumeMounts:
+        - {name: plain, mountPath: /plain}
+        - {name: exec, mountPath: /exec}
+        - {name: proj, mountPath: /proj}
+        - {name: bad, mountPath: /bad}
+"""
+    r = load_text(text, "m.yaml")
+    cms = configmaps(r.documents)
+    (w,) = find_workloads(r.documents)
+    c = w.pod_spec["containers"][0]
+    modes = {
+        p: mounted_file_mode(w.pod_spec, c, p, cms)
+        for p in ("/plain/a.sh", "/exec/a.sh", "/exec/b.sh", "/proj/b.sh", "/bad/a.sh", "/none/a.sh")
+    }
+    assert modes == {
+        "/plain/a.sh": 0o644,
+        "/exec/a.sh": 0o700,
+        "/exec/b.sh": 0o755,
+        "/proj/b.sh": 0o555,
+        "/bad/a.sh": None,
+        "/none/a.sh": None,
+    }

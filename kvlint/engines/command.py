@@ -34,7 +34,7 @@ from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, JoinedEngine, ServingConfig, Value
+from kvlint.types import Finding, JoinedEngine, ServingConfig, Severity, Value
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -794,6 +794,14 @@ def _mounted_file() -> Callable[..., tuple[str, Loc | None] | None]:
     return mounted_file
 
 
+@functools.cache
+def _mounted_mode() -> Callable[..., int | None]:
+    """:func:`kvlint.workloads.mounted_file_mode`, imported on first use (see :func:`_mounted_file`)."""
+    from kvlint.workloads import mounted_file_mode
+
+    return mounted_file_mode
+
+
 #: How each engine is started without a wrapper, for KV503's fix.
 _DIRECT_COMMAND = {
     "vllm": "command: [vllm, serve, MODEL, ...]",
@@ -803,35 +811,99 @@ _DIRECT_COMMAND = {
 
 
 def _mounted_script(
-    container: Mapping, items: Sequence[_Item], loader: Callable[[str], tuple[str, Loc | None] | None]
-) -> list[_Item] | None:
+    container: Mapping,
+    items: Sequence[_Item],
+    loader: Callable[[str], tuple[str, Loc | None] | None],
+    mode_of: Callable[[str], int | None] | None = None,
+) -> tuple[list[_Item] | None, str]:
     """For a container that runs a script file (``command: [/scripts/start.sh, ...]`` or ``[bash,
     /scripts/start.sh, ...]``) mounted from a ConfigMap among the inputs (``loader``, :func:`_config_loader`):
     the words of the equivalent ``sh -c SCRIPT $0 $1 ...`` -- the script's name, its text (positioned at the
     ConfigMap's value), the name again as ``$0``, then the container's remaining words as ``$1 ...``, so a
     wrapper's ``exec vllm serve --model=X "$@"`` receives the container's args as the kernel would pass them.
     A relative path is taken under the container's ``workingDir``. None when the container does not run a
-    file, or the file is not mounted from a ConfigMap of the inputs."""
+    file, or the file is not mounted from a ConfigMap of the inputs.
+
+    ``mode_of`` (the file's permission bits, :func:`kvlint.workloads.mounted_file_mode`) is given when the
+    file is the container's ``command`` itself, which the runtime ``execve(2)``s without a shell: then a file
+    with no execute bit (the ConfigMap volume default is 0644) fails with EACCES and one without a ``#!`` line
+    with ENOEXEC (runc does not fall back to ``sh``), so the container never starts, and ``(None, why)`` says
+    so; a ``#!`` naming another interpreter than a shell (``#!/usr/bin/env python3``) is not read as ``sh``. A
+    value over :data:`CONFIGMAP_MAX_BYTES`, which no cluster mounts, is not read either (``(None, why)``)."""
     if not items:
-        return None
+        return None, ""
     k = _shell_index(items)
     idx = 0 if k is None else k + 1
     if idx >= len(items) or (k is None and idx != 0):
-        return None
+        return None, ""
     path = items[idx].text
     if not path or path.startswith("-") or any(c.isspace() for c in path):
-        return None
+        return None, ""
     if not path.startswith("/"):
         workdir = container.get("workingDir")
         if not isinstance(workdir, str) or not workdir.startswith("/"):
-            return None
+            return None, ""
         path = workdir.rstrip("/") + "/" + path
     got = loader(path)
     if got is None or not got[0].strip():
-        return None
+        return None, ""
     text, loc = got
+    if len(text) > CONFIGMAP_MAX_BYTES // 4 and len(text.encode("utf-8", "replace")) > CONFIGMAP_MAX_BYTES:
+        # (not read: no cluster holds it, and reading it would cost ~0.6 s and ~130 MB a MiB, per container)
+        return None, (
+            f"the container runs {items[idx].text}, mounted from a ConfigMap value of more than "
+            f"{CONFIGMAP_MAX_BYTES:,} bytes, the most a ConfigMap may hold: the API server rejects the ConfigMap, "
+            f"so the volume cannot be mounted and the container never starts"
+        )
+    if k is None and mode_of is not None:
+        why = _exec_failure(items[idx].text, text, mode_of(path))
+        if why is not None:
+            return None, why
+        interpreter = _shebang_program(text)
+        if interpreter is not None and interpreter not in _SHELLS:
+            return None, ""  # a Python (or other) script: not shell words
     name = items[idx]
-    return [name, _Item(text, loc or name.loc, "arg"), _Item(name.text, name.loc, "arg"), *items[idx + 1 :]]
+    return [
+        name,
+        _Item(text, loc or name.loc, "arg"),
+        _Item(name.text, name.loc, "arg"),
+        *items[idx + 1 :],
+    ], ""
+
+
+#: The most a ConfigMap's values may hold together, in bytes (kubernetes pkg/apis/core/types.go MaxSecretSize,
+#: checked by validation.go ValidateConfigMap for data and binaryData together): no larger script is mounted.
+CONFIGMAP_MAX_BYTES = 1 << 20
+
+
+def _exec_failure(name: str, text: str, mode: int | None) -> str | None:
+    """Why ``execve(2)`` of the ConfigMap file ``name`` (its ``text`` and permission bits ``mode``) fails, or
+    None: no execute bit at all (EACCES, even for root: fs/namei.c ``generic_permission``), or no ``#!`` first
+    line (ENOEXEC: fs/exec.c finds no binary format; runc reports 'exec format error')."""
+    if mode is not None and not mode & 0o111:
+        return (
+            f"the container runs {name}, mounted from a ConfigMap with mode {mode:04o} (no execute bit; a "
+            f"ConfigMap volume's files are 0644 unless defaultMode or the item's mode says otherwise): the "
+            f"runtime cannot execute it ('permission denied') and the container never starts"
+        )
+    if not text.startswith("#!"):
+        return (
+            f"the container runs {name}, mounted from a ConfigMap, but its first line is not a '#!' line: the "
+            f"kernel cannot execute it ('exec format error', no shell fallback when the runtime starts the "
+            f"command) and the container never starts"
+        )
+    return None
+
+
+def _shebang_program(text: str) -> str | None:
+    """The interpreter a ``#!`` line names, by base name (``#!/usr/bin/env python3`` -> ``python3``, env's
+    ``-S`` and options skipped), or None when the text has no ``#!`` line or it names nothing."""
+    if not text.startswith("#!"):
+        return None
+    words = text[2 : text.find("\n") if "\n" in text else len(text)].split()
+    if words and _base(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    return _base(words[0]) if words else None
 
 
 def _kv503(
@@ -842,6 +914,8 @@ def _kv503(
     env: dict[str, str],
     reason: str,
     loc: Loc | None,
+    fix: str | None = None,
+    severity: Severity = "warning",
 ) -> ServingConfig:
     return ServingConfig(
         engine=engine,  # type: ignore[arg-type]
@@ -856,11 +930,12 @@ def _kv503(
                 rule="KV503",
                 message=reason,
                 loc=loc,
-                fix=(
+                fix=fix
+                or (
                     f"run the engine directly ({_DIRECT_COMMAND.get(engine, _DIRECT_COMMAND['vllm'])}) so kvlint can "
                     "read its flags, or check the command the wrapper runs with `kvlint plan -- <command>`"
                 ),
-                severity="warning",
+                severity=severity,
             )
         ],
         command_loc=loc,
@@ -1067,7 +1142,15 @@ def parse_container(
         return None
     reason = ""
     sh = _shell_split(items)
-    mounted = None if sh or loader is None else _mounted_script(container, items, loader)
+    mounted, why = None, ""
+    if not sh and loader is not None:
+        mode_of = None
+        if cmd:  # the command itself (not args given to an unknown ENTRYPOINT) is what the runtime executes
+
+            def mode_of(p: str) -> int | None:
+                return _mounted_mode()(pod_spec, container, p, dict(configmaps or {}), namespace=namespace)
+
+        mounted, why = _mounted_script(container, items, loader, mode_of)
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
         found, _why = _scan_shell(mounted, 0, 1, env)
@@ -1083,6 +1166,8 @@ def parse_container(
             return _joiner(found, container, image, env)
         if not reason:
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
+    elif why:
+        reason = why
     elif _shell_without_script(items):
         reason = _no_script_reason(items, container)
     joined = " ".join(_mentions(texts)).lower()
@@ -1110,6 +1195,14 @@ def parse_container(
         else:
             reason = _reason_for(texts)
     version = engine_version(image) if (img_engine or hint) in (None, engine) else None
+    if why and reason == why:  # a script the runtime cannot execute or mount: the container never starts
+        fix = (
+            "give the ConfigMap volume defaultMode: 0755 (or its item mode: 0755) and start the script with a "
+            "'#!/bin/sh' line, or run it through a shell (command: [sh, SCRIPT, ...])"
+        )
+        if "the most a ConfigMap may hold" in why:
+            fix = "keep the script under 1 MiB, or bake it into the image"
+        return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
     )

@@ -44,7 +44,7 @@ Odd shapes (``containers`` not a list, ``metadata`` a string, ...) are skipped; 
 """
 
 from kvlint.workloads.base import object_ref
-from kvlint.workloads.configmaps import configmaps, mounted_file
+from kvlint.workloads.configmaps import configmaps, mounted_file, mounted_file_mode
 from kvlint.workloads.find import POD_TEMPLATE_PATHS, find_workloads
 from kvlint.workloads.kaito import kaito_gpu_memory_utilization
 
@@ -54,5 +54,6 @@ __all__ = [
     "find_workloads",
     "kaito_gpu_memory_utilization",
     "mounted_file",
+    "mounted_file_mode",
     "object_ref",
 ]

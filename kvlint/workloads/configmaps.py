@@ -56,6 +56,34 @@ def mounted_file(
         ``|`` indicator line; the text starts on the next line), or None when the path is not mounted
         from a known ConfigMap. Never raises.
     """
+    got = _resolve_guarded(pod_spec, container, path, cms, namespace)
+    return None if got is None else (got[0], got[1])
+
+
+def mounted_file_mode(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    *,
+    namespace: str | None = None,
+) -> int | None:
+    """Permission bits of the file :func:`mounted_file` reads at ``path``: its ``items`` entry's ``mode``, else
+    the volume's ``defaultMode`` (a ``configMap`` volume's, or a ``projected`` volume's for its sources), else
+    0o644, the API's default for both (k8s.io/api core/v1 ``ConfigMapVolumeSourceDefaultMode``,
+    ``ProjectedVolumeSourceDefaultMode``). None when the path is not such a file or a mode there is not a whole
+    number in 0-0o777 (the API server rejects the pod). Never raises."""
+    got = _resolve_guarded(pod_spec, container, path, cms, namespace)
+    return None if got is None else got[2]
+
+
+def _resolve_guarded(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: dict[tuple[str | None, str], LDict],
+    namespace: str | None,
+) -> tuple[str, Loc | None, int | None] | None:
     try:
         return _mounted_file(pod_spec, container, path, cms, namespace)
     except (TypeError, AttributeError, ValueError):
@@ -123,27 +151,34 @@ def _mounted_file(
     path: str,
     cms: dict[tuple[str | None, str], LDict],
     namespace: str | None,
-) -> tuple[str, Loc | None] | None:
+) -> tuple[str, Loc | None, int | None] | None:
+    """``(text, loc, mode)`` of the ConfigMap key mounted at ``path`` (see :func:`mounted_file`,
+    :func:`mounted_file_mode`), or None."""
     if not isinstance(path, str) or not path:
         return None
-    target = posixpath.normpath(path)
+    target = _clean(path)
     mounts = container.get("volumeMounts") if isinstance(container, dict) else None
     volumes = pod_spec.get("volumes") if isinstance(pod_spec, dict) else None
     if not isinstance(mounts, list) or not isinstance(volumes, list):
         return None
     by_name = {v.get("name"): v for v in volumes if isinstance(v, dict)}
+    # The deepest mount holding ``target`` is the one the container sees: the runtime mounts the volumes
+    # in order of path depth, so a deeper one shadows what a shallower one holds there (containerd
+    # internal/cri/opts/spec_linux_opts.go withMounts, orderedMounts: "so that high level mounts don't
+    # shadow other mounts"). A file found in a shallower ConfigMap mount is not the file the path names.
+    best: tuple[int, dict, str] | None = None
     for mount in mounts:
         if not isinstance(mount, dict):
             continue
         mpath = mount.get("mountPath")
         if not isinstance(mpath, str) or not mpath:
             continue
-        mpath = posixpath.normpath(mpath)
+        mpath = _clean(mpath)
         sub = mount.get("subPath")
         sub = posixpath.normpath(sub) if isinstance(sub, str) and sub else None
         if target == mpath:
             if sub is None:
-                continue  # a directory mount, not a file
+                return None  # a directory mount at the path itself: the path is a directory, not a file
             rel = sub
         elif target.startswith(mpath.rstrip("/") + "/"):
             rel = target[len(mpath.rstrip("/")) + 1 :]
@@ -151,28 +186,55 @@ def _mounted_file(
                 rel = posixpath.join(sub, rel)
         else:
             continue
-        volume = by_name.get(mount.get("name"))
-        if not isinstance(volume, dict):
+        depth = mpath.rstrip("/").count("/")
+        if best is None or depth >= best[0]:
+            best = (depth, mount, rel)
+    if best is None:
+        return None
+    _depth, mount, rel = best
+    volume = by_name.get(mount.get("name"))
+    if not isinstance(volume, dict):
+        return None
+    for src in _cm_sources(volume):
+        name = src.get("name")
+        if not isinstance(name, str):
             continue
-        for src in _cm_sources(volume):
-            name = src.get("name")
-            if not isinstance(name, str):
-                continue
-            items = src.get("items")
-            key: Any = None
-            if isinstance(items, list) and items:
-                for it in items:
-                    if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
-                        key = it.get("key")
-                        break
-            elif "/" not in rel:
-                key = rel
-            if key is None:
-                continue
-            data = _find_cm(cms, name, namespace)
-            if data is None or key not in data:
-                continue
-            value = data[key]
-            text = value if isinstance(value, str) else ("" if value is None else str(value))
-            return text, loc_of(data, key)
+        items = src.get("items")
+        key: Any = None
+        # the volume's default mode: a configMap volume's own, or the projected volume's for its sources
+        plain = src is volume.get("configMap")
+        mode: Any = src.get("defaultMode") if plain else get_in(volume, "projected", "defaultMode")
+        if isinstance(items, list) and items:
+            for it in items:
+                if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
+                    key = it.get("key")
+                    if it.get("mode") is not None:
+                        mode = it.get("mode")
+                    break
+        elif "/" not in rel:
+            key = rel
+        if key is None:
+            continue
+        data = _find_cm(cms, name, namespace)
+        if data is None or key not in data:
+            continue
+        value = data[key]
+        text = value if isinstance(value, str) else ("" if value is None else str(value))
+        if mode is None:
+            mode = _DEFAULT_MODE
+        ok = type(mode) is int and 0 <= mode <= 0o777
+        return text, loc_of(data, key), mode if ok else None
     return None
+
+
+#: the mode of a file a ConfigMap or projected volume holds when neither the item nor the volume sets one
+#: (k8s.io/api core/v1 types.go: ConfigMapVolumeSourceDefaultMode, ProjectedVolumeSourceDefaultMode, 0644)
+_DEFAULT_MODE = 0o644
+
+
+def _clean(path: str) -> str:
+    """``path`` normalized as the kernel resolves it lexically: ``.``, ``..`` and repeated slashes folded
+    (``posixpath.normpath`` keeps two leading slashes, which POSIX leaves implementation-defined and Linux
+    reads as one)."""
+    path = posixpath.normpath(path)
+    return "/" + path.lstrip("/") if path.startswith("//") else path

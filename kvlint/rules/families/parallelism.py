@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections.abc import Iterator
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
@@ -386,6 +387,26 @@ def _gpu_request_problem(container: LDict, resource: str) -> tuple[str, Loc | No
     )
 
 
+#: an OpenShift Template's non-string parameter reference, ``${{NAME}}`` (substituted by ``oc process`` as a
+#: YAML value, e.g. a number; parameter names are letters, digits and ``_``)
+_OPENSHIFT_PARAMETER = re.compile(r"\$\{\{[A-Za-z0-9_]+\}\}")
+
+
+def _template_quantity(text: str) -> tuple[str, str] | None:
+    """``(what it is, how to render it)`` when a resource quantity is a template's parameter rather than a
+    value: an envsubst ``${VAR}`` placeholder (KV002 names it), an OpenShift Template's ``${{NAME}}``
+    non-string parameter, or a Helm/Go template action ``{{ ... }}`` left in a quoted value (KV002's
+    unrendered template syntax); None for anything else (a literal quantity, good or bad)."""
+    if next(envsubst_placeholders(text), None) is not None:
+        return "a ${VAR} placeholder", "envsubst < FILE | kvlint check -"
+    if _OPENSHIFT_PARAMETER.search(text) is not None:
+        return "an OpenShift template parameter", "oc process -f FILE -p NAME=VALUE | kvlint check -"
+    start = text.find("{{")
+    if start >= 0 and text.find("}}", start + 2) >= 0:
+        return "a Helm/Go template action", "helm template, or kvlint check CHART_DIR"
+    return None
+
+
 @check("KV405")
 def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV405: a CUDA/ROCm engine container without a usable GPU limit: none at all (warning), zero, or not a
@@ -396,13 +417,15 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         if raw is not None:
             loc = p.gpus_loc or loc_of(s.container, "resources")
             fix = f"set {p.resource} to the number of GPUs the engine uses, e.g. 1"
-            if next(envsubst_placeholders(str(raw)), None) is not None:
-                # a template's parameter (KV002 names it): what it counts is known once the file is rendered
+            template = _template_quantity(str(raw))
+            if template is not None:
+                # a template's parameter: what it counts is known once the file is rendered
+                what, render = template
                 yield ctx.finding(
-                    f"GPU limit {p.resource}: {raw!r} is a ${{VAR}} placeholder, not a quantity: kvlint cannot "
+                    f"GPU limit {p.resource}: {raw!r} is {what}, not a quantity: kvlint cannot "
                     "count the GPUs until the template is rendered (as written, the API server rejects the pod)",
                     loc,
-                    fix="render the manifest with the values you deploy with (e.g. envsubst < FILE | kvlint check -)",
+                    fix=f"render the manifest with the values you deploy with (e.g. {render})",
                     severity="warning",
                 )
             elif str(raw).strip() in ("0", "0.0"):
