@@ -8,7 +8,7 @@ One table, :data:`WORKLOAD_KINDS`, is the source of truth for both shells:
   structural search reads (any other kind is searched too, so ``kvlint check`` also reads kinds not listed);
 * the webhook reviews the kinds marked ``reviewed`` (:data:`kvlint.webhook.review.REVIEWED_KINDS`), and an
   object whose controlling owner is one of them is not reviewed again (kvlint reviewed the owner);
-* the webhook's Helm chart sends exactly those: its ``reviewed-kinds.yaml`` is written from this table by
+* the webhook's Helm chart sends exactly those: its ``webhook-match.yaml`` is written from this table by
   ``python tools/gen_webhook_kinds.py`` (``--check`` to test), and ``deploy/webhook/kvlint-webhook.yaml`` is
   the chart rendered with helm; tests keep the three equal and fail when a kind the workload readers name is
   missing here.
@@ -160,8 +160,12 @@ CHART_SHAPES: dict[tuple[str, ...], str] = {
     ("template", "spec"): "podtemplates",
 }
 
-#: Where the Helm chart reads the reviewed kinds (relative to the repository root).
-CHART_KINDS_FILE = "deploy/helm/kvlint-webhook/reviewed-kinds.yaml"
+#: Where the Helm chart reads what it sends to the webhook (relative to the repository root).
+CHART_MATCH_FILE = "deploy/helm/kvlint-webhook/webhook-match.yaml"
+
+#: Resource name prefixes of the chart's GPU condition written by hand, kept as they were: any NVIDIA, AMD
+#: or Intel GPU resource (MIG slices, shared GPUs); ``*/gpu`` is tested apart.
+_VENDOR_PREFIXES = ("nvidia.com/", "amd.com/", "gpu.intel.com/")
 
 
 def chart_shape(k: WorkloadKind) -> str:
@@ -174,19 +178,43 @@ def chart_shape(k: WorkloadKind) -> str:
     return "operators" if k.scope == "Namespaced" else "cluster-operators"
 
 
-def render_chart_kinds() -> str:
-    """The text of the chart's ``reviewed-kinds.yaml`` (:data:`CHART_KINDS_FILE`): one flow mapping per
-    reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``), in :data:`WORKLOAD_KINDS` order."""
+def accelerator_resource_prefixes() -> list[str]:
+    """Prefixes one of which begins every container resource kvlint counts as an accelerator
+    (:data:`kvlint.accelerators.placement.GPU_RESOURCES`, MIG slices), for the chart's GPU condition: the
+    vendor prefixes, then each other resource not ending in ``/gpu`` (``google.com/tpu``,
+    ``habana.ai/gaudi``, ``aws.amazon.com/neuron`` for its three Neuron resources)."""
+    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+
+    out = list(_VENDOR_PREFIXES)
+    for r in (*GPU_RESOURCES, MIG_RESOURCE_PREFIX):
+        if not r.endswith("/gpu") and not any(r.startswith(p) for p in out):
+            out.append(r)
+    return [p for p in out if not any(o != p and p.startswith(o) for o in out)]
+
+
+def render_chart_match() -> str:
+    """The text of the chart's ``webhook-match.yaml`` (:data:`CHART_MATCH_FILE`): ``kinds``, one flow mapping
+    per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``) in :data:`WORKLOAD_KINDS`
+    order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
+    (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
+    looks for in a container's resource limits and image."""
+    from kvlint.engines.images import ENGINE_IMAGE_WORDS
+
     lines = [
-        "# Written by tools/gen_webhook_kinds.py from WORKLOAD_KINDS in kvlint/kinds.py: do not edit (a test",
-        "# keeps it equal). The kinds the webhook reviews: the chart's rules send them (each to the webhook its",
-        "# shape names) and its owner filter exempts the objects they control.",
+        "# Written by tools/gen_webhook_kinds.py from kvlint (WORKLOAD_KINDS in kvlint/kinds.py, the accelerator",
+        "# resources and engine image names it reads): do not edit (a test keeps it equal). The kinds the webhook",
+        "# reviews: the chart's rules send them (each to the webhook its shape names) and its owner filter exempts",
+        "# the objects they control. A built-in kind's pod is sent when a container's limits name an accelerator",
+        "# resource (a prefix below, or */gpu) or its image holds an engine's name.",
+        "kinds:",
     ]
     for k in WORKLOAD_KINDS:
         if k.reviewed:
             group = k.group or '""'
             lines.append(
-                f"- {{group: {group}, kind: {k.kind}, resource: {k.resource}, scope: {k.scope}, "
+                f"  - {{group: {group}, kind: {k.kind}, resource: {k.resource}, scope: {k.scope}, "
                 f"shape: {chart_shape(k)}}}"
             )
+    lines.append("acceleratorResources: [" + ", ".join(accelerator_resource_prefixes()) + "]")
+    lines.append("engineImageWords: [" + ", ".join(ENGINE_IMAGE_WORDS) + "]")
     return "\n".join(lines) + "\n"

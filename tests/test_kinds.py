@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kvlint.kinds import CHART_KINDS_FILE, CHART_SHAPES, WORKLOAD_KINDS, chart_shape, render_chart_kinds
+from kvlint.engines.images import ENGINE_IMAGE_WORDS
+from kvlint.kinds import CHART_MATCH_FILE, CHART_SHAPES, WORKLOAD_KINDS, chart_shape, render_chart_match
 from kvlint.load import load_text
 from kvlint.webhook.request_options import webhook_options
 from kvlint.webhook.review import REVIEWED_KINDS, WebhookSettings, lint_review, parse_review, skip_reason
@@ -127,15 +128,17 @@ def test_the_webhook_reviews_exactly_the_reviewed_kinds_of_the_table() -> None:
     assert ("kaito.sh", "MultiRoleInference") not in REVIEWED_KINDS
 
 
-def test_the_charts_kinds_file_is_generated_from_the_table() -> None:
-    """deploy/helm/kvlint-webhook/reviewed-kinds.yaml is tools/gen_webhook_kinds.py's output, and each
+def test_the_charts_match_file_is_generated_from_the_table() -> None:
+    """deploy/helm/kvlint-webhook/webhook-match.yaml is tools/gen_webhook_kinds.py's output, and each
     built-in kind goes to the chart webhook whose pod spec path is the kind's fixed path."""
     import yaml
 
-    committed = (ROOT / CHART_KINDS_FILE).read_text(encoding="utf-8")
-    assert committed == render_chart_kinds(), "run: python tools/gen_webhook_kinds.py"
-    rows = yaml.safe_load(committed)
-    assert [(r["group"], r["kind"]) for r in rows] == list(REVIEWED_KINDS)
+    committed = (ROOT / CHART_MATCH_FILE).read_text(encoding="utf-8")
+    assert committed == render_chart_match(), "run: python tools/gen_webhook_kinds.py"
+    match = yaml.safe_load(committed)
+    assert [(r["group"], r["kind"]) for r in match["kinds"]] == list(REVIEWED_KINDS)
+    assert match["engineImageWords"] == list(ENGINE_IMAGE_WORDS)
+    assert "habana.ai/gaudi" in match["acceleratorResources"] and "-tgi" in match["engineImageWords"]
     for k in WORKLOAD_KINDS:
         if k.operator == "Kubernetes":
             assert chart_shape(k) == CHART_SHAPES[POD_TEMPLATE_PATHS[k.kind]]
@@ -157,7 +160,7 @@ def test_the_generator_checks_and_writes(tmp_path: Path) -> None:
     assert gen_webhook_kinds.main(["--check", "--output", str(out)]) == 1  # missing
     assert gen_webhook_kinds.main(["--output", str(out)]) == 0
     assert gen_webhook_kinds.main(["--check", "--output", str(out)]) == 0
-    assert out.read_text(encoding="utf-8") == render_chart_kinds()
+    assert out.read_text(encoding="utf-8") == render_chart_match()
 
 
 def _review(obj: dict[str, Any]) -> dict[str, Any]:

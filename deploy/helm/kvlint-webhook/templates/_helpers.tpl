@@ -46,11 +46,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Objects whose controlling owner is a kind kvlint reviews are not sent (kvlint reviewed the owner; its
-controller's writes must never be denied). The kinds are reviewed-kinds.yaml, written from WORKLOAD_KINDS in
+controller's writes must never be denied). The kinds are webhook-match.yaml, written from WORKLOAD_KINDS in
 kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhook_kinds.py.
 */}}
 {{- define "kvlint.reviewedOwners" -}}
-{{- .Files.Get "reviewed-kinds.yaml" -}}
+{{- (.Files.Get "webhook-match.yaml" | fromYaml).kinds | toYaml -}}
 {{- end -}}
 
 {{- define "kvlint.notOwnedCondition" -}}
@@ -69,14 +69,23 @@ expression: >-
   ({{ join " || " $terms }}))
 {{- end -}}
 
-{{/* A pod spec at PATH requests a GPU or runs a serving-engine image. */}}
+{{/*
+A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
+words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py).
+*/}}
 {{- define "kvlint.gpuCondition" -}}
+{{- $resources := list "k.endsWith('/gpu')" -}}
+{{- range .match.acceleratorResources -}}
+{{- $resources = append $resources (printf "k.startsWith('%s')" .) -}}
+{{- end -}}
+{{- $images := list -}}
+{{- range .match.engineImageWords -}}
+{{- $images = append $images (printf "c.image.contains('%s')" .) -}}
+{{- end -}}
 name: gpu-or-serving-engine
 expression: >-
-  {{ . }}.containers.exists(c,
+  {{ .spec }}.containers.exists(c,
   (has(c.resources) && has(c.resources.limits) &&
-  c.resources.limits.exists(k, k.endsWith('/gpu') || k.startsWith('nvidia.com/') ||
-  k.startsWith('amd.com/') || k.startsWith('gpu.intel.com/'))) ||
-  (has(c.image) && (c.image.contains('vllm') || c.image.contains('text-generation-inference') ||
-  c.image.contains('sglang'))))
+  c.resources.limits.exists(k, {{ join " || " $resources }})) ||
+  (has(c.image) && ({{ join " || " $images }})))
 {{- end -}}
