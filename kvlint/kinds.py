@@ -100,6 +100,13 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     # applied on its own (vllm-project/aibrix config/samples/orchestration_v1alpha1_roleset.yaml;
     # config/crd/orchestration/orchestration.aibrix.ai_rolesets.yaml: plural rolesets, Namespaced)
     _k("orchestration.aibrix.ai", "RoleSet", "rolesets", "AIBrix"),
+    # what AIBrix's controllers create under those, as a ReplicaSet under a Deployment: a RayClusterFleet's
+    # RayClusterReplicaSets, whose RayClusters they control (pkg/controller/rayclusterreplicaset
+    # constructRayCluster), and a RoleSet's PodSets (multi-pod roles), whose Pods they control
+    # (pkg/controller/podset createPodFromTemplate); without them those RayClusters and Pods, copies of an
+    # object already reviewed, were reviewed again and an operator's write could be denied
+    _k("orchestration.aibrix.ai", "RayClusterReplicaSet", "rayclusterreplicasets", "AIBrix"),
+    _k("orchestration.aibrix.ai", "PodSet", "podsets", "AIBrix"),
     _k("nvidia.com", "DynamoGraphDeployment", "dynamographdeployments", "NVIDIA Dynamo"),
     _k(
         "inference.sagemaker.aws.amazon.com",

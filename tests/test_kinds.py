@@ -225,3 +225,39 @@ def test_an_inferenceset_its_multiroleinference_controls_is_reviewed() -> None:
     assert skip_reason(r, WebhookSettings()) is None
     ws = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "InferenceSet"))))
     assert skip_reason(ws, WebhookSettings()) is not None  # an InferenceSet's own children stay exempt
+
+
+def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand() -> None:
+    """A RayClusterFleet's RayClusterReplicaSets control its RayClusters, and a RoleSet's PodSets control its
+    Pods: those RayClusters and Pods copy an object the webhook reviewed, so they are exempt (they were
+    reviewed again, and in enforce mode the operator's write could be denied). A PodSet or
+    RayClusterReplicaSet applied by hand is reviewed, and kvlint check reads its pod template."""
+    from kvlint.workloads import find_workloads
+
+    text = (
+        "apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: PodSet\nmetadata: {name: ps}\nspec:\n"
+        "  podGroupSize: 2\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        "        image: vllm/vllm-openai:v0.11.0\n---\n"
+        "apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: RayClusterReplicaSet\nmetadata: {name: rs}\n"
+        "spec:\n  replicas: 1\n  template:\n    spec:\n      headGroupSpec:\n        template:\n          spec:\n"
+        "            containers:\n            - {name: ray-head, image: vllm/vllm-openai:v0.11.0}\n"
+    )  # made up for the test, in the shapes of AIBrix's CRDs
+    docs = load_text(text, "aibrix.yaml").documents
+    assert [(w.kind, w.path) for w in find_workloads(docs)] == [
+        ("PodSet", "spec.template.spec"),
+        ("RayClusterReplicaSet", "spec.template.spec.headGroupSpec.template.spec"),
+    ]
+    settings = WebhookSettings()
+    for doc in docs:
+        obj = json.loads(json.dumps(doc.data))
+        assert skip_reason(parse_review(json.dumps(_review(obj))), settings) is None
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "ps-0"},
+        "spec": docs[0].data["spec"]["template"]["spec"],
+    }
+    cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rs-x"}, "spec": {}}
+    for child, owner in ((pod, "PodSet"), (cluster, "RayClusterReplicaSet")):
+        r = parse_review(json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner))))
+        assert skip_reason(r, settings) is not None, owner
