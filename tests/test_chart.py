@@ -223,3 +223,34 @@ def test_the_image_the_chart_names_is_the_one_the_workflow_publishes() -> None:
     steps = json.dumps(workflow["jobs"])
     assert "docker/build-push-action" in steps and "Chart.yaml" in steps  # the tag is checked against it
     assert os.path.isfile(ROOT / "Dockerfile")
+
+
+def test_the_gpu_condition_admits_every_accelerator_and_engine_image_kvlint_reads() -> None:
+    """The built-in kinds' webhooks send a pod when a container's limits name an accelerator resource kvlint
+    counts (kvlint.accelerators.placement.GPU_RESOURCES, MIG slices) or its image names an engine kvlint
+    knows; the condition, as helm renders it, missed habana.ai/gaudi, google.com/tpu and the Neuron resources,
+    and the images ghcr.io/huggingface/tgi-gaudi and ghcr.io/llm-d/llm-d-cuda."""
+    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+    from kvlint.engines import images as im
+
+    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+    conditions = [
+        c["expression"]
+        for wh in vwc["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "gpu-or-serving-engine"
+    ]
+    assert len(conditions) == 4  # templates, cronjobs, pods, podtemplates
+    for expr in conditions:
+        starts = re.findall(r"k\.startsWith\('([^']+)'\)", expr)
+        ends = re.findall(r"k\.endsWith\('([^']+)'\)", expr)
+        words = re.findall(r"c\.image\.contains\('([^']+)'\)", expr)
+        for res in (*GPU_RESOURCES, MIG_RESOURCE_PREFIX + "1g.10gb"):
+            assert any(res.startswith(p) for p in starts) or any(res.endswith(s) for s in ends), res
+        images = [*im._VLLM_REPOS, *im._TGI_REPOS, *im._SGLANG_REPOS, "ghcr.io/huggingface/tgi-gaudi:2.3.1",
+                  "ghcr.io/llm-d/llm-d-cuda:v0.9.0", "ghcr.io/huggingface/neuronx-tgi:latest",
+                  "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4.0-gpu"]  # fmt: skip
+        for image in images:
+            assert im.image_mentions_engine(image) and any(w in image for w in words), image
+        assert not any(w in "ghcr.io/example/agent:v1" for w in words)
+        assert not any("cpu".startswith(p) or "memory".startswith(p) for p in starts)

@@ -343,3 +343,48 @@ def test_a_container_that_only_runs_the_entrypoint_names_no_model() -> None:
     (kv503,) = [d for d in result.diagnostics if d.rule == "KV503"]
     assert "names no model" in kv503.message
     assert sizing_of(cr) == "no model in the command"
+
+
+def test_values_files_naming_an_engine_image_by_a_name_without_the_engine_word_are_not_read(
+    tmp_path: Path,
+) -> None:
+    """A Helm values file whose engine image is Habana's TGI (``ghcr.io/huggingface/tgi-gaudi``, the shape of
+    OPEA's helm-charts/common/tgi/gaudi-values.yaml) or llm-d's vLLM build (``ghcr.io/llm-d/llm-d-cuda``) gets
+    a KV002 and is counted as 'not read', as one naming ``vllm/vllm-openai`` is; the loader's test for an
+    engine's name missed both (it knew only vllm, sglang and text-generation-*). The files are made up for the
+    test; each names only its image."""
+    from kvlint.engines.images import ENGINE_TEXT, engine_of_image, image_mentions_engine
+
+    images = {
+        "gaudi-values.yaml": "ghcr.io/huggingface/tgi-gaudi",
+        "llmd-values.yaml": "ghcr.io/llm-d/llm-d-cuda",
+        "vllm-values.yaml": "vllm/vllm-openai",
+    }
+    for name, repo in images.items():
+        (tmp_path / name).write_text(
+            f'image:\n  repository: {repo}\n  tag: "2.3.1"\nresources:\n  limits:\n    habana.ai/gaudi: 1\n'
+        )
+    (tmp_path / "other-values.yaml").write_text("image:\n  repository: ghcr.io/example/agent\n  tag: v1\n")
+    result = run_check([str(tmp_path)], Options(allow_hub=False))
+    kv002 = {Path(d.loc.file).name for d in result.diagnostics if d.rule == "KV002"}
+    assert kv002 == {*images, "other-values.yaml"}
+    assert summarise(result).not_read == len(images)
+    # every image name kvlint's engine tables know, and each name image_mentions_engine reads, is named
+    known = ["ghcr.io/huggingface/tgi-gaudi:2.3.1", "ghcr.io/llm-d/llm-d-rocm:v0.9.0", "ghcr.io/llm-d/llm-d:v0.2.0",
+             "763104351884.dkr.ecr.us-east-1.amazonaws.com/huggingface-pytorch-tgi-inference:2.4.0-tgi2.4.0-gpu",
+             "ghcr.io/huggingface/neuronx-tgi:latest", "lmsysorg/sglang:v0.5.5", "rocm/vllm-dev:nightly",
+             "us-docker.pkg.dev/deeplearning-platform-release/gcr.io/huggingface-text-generation-inference-cu124.2-3"
+             ".ubuntu2204.py311"]  # fmt: skip
+    for image in known:
+        assert image_mentions_engine(image) and ENGINE_TEXT.search(image.lower()), image
+    from kvlint.engines import images as im
+
+    for repo in (*im._VLLM_REPOS, *im._TGI_REPOS, *im._SGLANG_REPOS):
+        assert engine_of_image(repo) and ENGINE_TEXT.search(repo), repo
+    for text in (
+        "ghcr.io/example/agent:v1",
+        '{{ include "tgi.fullname" . }}',
+        "stgi-x",
+        "text-generation-webui",
+    ):
+        assert not ENGINE_TEXT.search(text), text

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from kvlint.types import ServingConfig
 
 __all__ = [
+    "ENGINE_IMAGE_WORDS",
+    "ENGINE_TEXT",
     "engine_of_image",
     "engine_version",
     "envsubst_placeholders",
@@ -81,6 +83,48 @@ _TGI_REPOS = (
     "text-generation-inference",
 )
 _SGLANG_REPOS = ("lmsysorg/sglang", "aibrix/sglang", "sglang")
+
+#: The engines' own names, as they occur in their images, modules and programs (``vllm/vllm-openai``,
+#: ``python -m sglang.launch_server``, ``ghcr.io/huggingface/text-generation-inference``,
+#: ``text-generation-launcher``).
+_ENGINE_NAMES = ("vllm", "sglang", "text-generation-inference", "text-generation-launcher")
+
+
+def _other_repos() -> list[str]:
+    """The repositories of the image tables above that hold none of the engines' names, but for those holding
+    another of them (``llm-d/llm-d`` covers ``llm-d/llm-d-cuda``): ``huggingface/tgi-gaudi``... ``llm-d/llm-d``,
+    ``tgi-gaudi``."""
+    repos = (*_VLLM_REPOS, *_TGI_REPOS, *_SGLANG_REPOS)
+    others = {r for r in repos if not any(n in r for n in _ENGINE_NAMES)}
+    return sorted(r for r in others if not any(o != r and o in r for o in others))
+
+
+#: Substrings one of which is in every image reference :func:`image_mentions_engine` says runs an engine: the
+#: engines' names, the other repositories of the image tables, and ``tgi`` joined to a word by a hyphen (a
+#: looser form of :data:`ENGINE_TEXT` for a plain substring test: the webhook chart's CEL ``matchCondition``
+#: tests an image with ``contains()``; images are lower case).
+ENGINE_IMAGE_WORDS: tuple[str, ...] = tuple(
+    w
+    for words in [("vllm", "sglang", "text-generation-inference", *_other_repos(), "tgi-", "-tgi")]
+    for w in words
+    if not any(o != w and o in w for o in words)  # tgi-gaudi holds tgi-
+)
+
+
+def _engine_text_pattern() -> str:
+    """:data:`ENGINE_TEXT`'s pattern: the engines' names (:data:`_ENGINE_NAMES`), every repository of the
+    tables above that holds none of them (llm-d's ``llm-d/llm-d-cuda``..., Habana's ``tgi-gaudi``), and ``tgi``
+    as a hyphen-joined word of a name, the word :func:`image_mentions_engine` reads in an image's name
+    (``tgi-gaudi``, AWS's ``huggingface-pytorch-tgi-inference``, ``neuronx-tgi``, TGI's ``tgi-entrypoint.sh``).
+    """
+    words = [*_ENGINE_NAMES, *(re.escape(r) for r in _other_repos())]
+    return "|".join(words) + r"|(?<![a-z0-9])tgi-|-tgi(?![a-z0-9])"
+
+
+#: Text that names one of the three engines (an image, a module or a program), searched in lower-cased text
+#: (by :func:`kvlint.load` for a template or values file it could not read, :func:`kvlint.sizing.unread`):
+#: every image :func:`engine_of_image` knows and every name :func:`image_mentions_engine` reads matches.
+ENGINE_TEXT = re.compile(_engine_text_pattern())
 
 
 def split_image(image: str) -> tuple[str, str | None, str | None]:

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kvlint.kinds import reviewed_kinds
 from kvlint.report.escape import printable
 from kvlint.statement import squeeze
 from kvlint.types import Diagnostic
@@ -59,50 +60,11 @@ MAX_MESSAGE_CHARS = 4096
 #: an UPDATE review carries ``object`` and ``oldObject`` plus the envelope.
 DEFAULT_MAX_REQUEST_BYTES = 3 * 2**20
 
-#: The kinds kvlint reviews, ``(API group, kind) -> (resource, scope)``: every kind ``kvlint check`` reads a
-#: pod template from (kvlint.workloads: the built-in workload kinds and the serving operators' CRDs found
-#: in the corpus). The webhook configuration (the Helm chart under ``deploy/``) sends these, and an object
-#: whose controlling owner is one of them is not reviewed again (its owner was).
-REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = {
-    ("", "Pod"): ("pods", "Namespaced"),
-    ("", "PodTemplate"): ("podtemplates", "Namespaced"),
-    ("", "ReplicationController"): ("replicationcontrollers", "Namespaced"),
-    ("apps", "Deployment"): ("deployments", "Namespaced"),
-    ("apps", "StatefulSet"): ("statefulsets", "Namespaced"),
-    ("apps", "DaemonSet"): ("daemonsets", "Namespaced"),
-    ("apps", "ReplicaSet"): ("replicasets", "Namespaced"),
-    ("batch", "Job"): ("jobs", "Namespaced"),
-    ("batch", "CronJob"): ("cronjobs", "Namespaced"),
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): ("leaderworkersets", "Namespaced"),
-    ("jobset.x-k8s.io", "JobSet"): ("jobsets", "Namespaced"),
-    ("serving.kserve.io", "InferenceService"): ("inferenceservices", "Namespaced"),
-    ("serving.kserve.io", "ServingRuntime"): ("servingruntimes", "Namespaced"),
-    ("serving.kserve.io", "ClusterServingRuntime"): ("clusterservingruntimes", "Cluster"),
-    ("serving.kserve.io", "LLMInferenceService"): ("llminferenceservices", "Namespaced"),
-    ("serving.kserve.io", "LLMInferenceServiceConfig"): ("llminferenceserviceconfigs", "Namespaced"),
-    ("ray.io", "RayService"): ("rayservices", "Namespaced"),
-    ("ray.io", "RayCluster"): ("rayclusters", "Namespaced"),
-    ("ray.io", "RayJob"): ("rayjobs", "Namespaced"),
-    ("kubeai.org", "Model"): ("models", "Namespaced"),
-    ("kaito.sh", "Workspace"): ("workspaces", "Namespaced"),
-    ("kaito.sh", "InferenceSet"): ("inferencesets", "Namespaced"),
-    ("kaito.sh", "MultiRoleInference"): ("multiroleinferences", "Namespaced"),
-    ("production-stack.vllm.ai", "VLLMRuntime"): ("vllmruntimes", "Namespaced"),
-    ("apps.nvidia.com", "NIMService"): ("nimservices", "Namespaced"),
-    ("ome.io", "InferenceService"): ("inferenceservices", "Namespaced"),
-    ("ome.io", "ServingRuntime"): ("servingruntimes", "Namespaced"),
-    ("ome.io", "ClusterServingRuntime"): ("clusterservingruntimes", "Cluster"),
-    ("disaggregatedset.x-k8s.io", "DisaggregatedSet"): ("disaggregatedsets", "Namespaced"),
-    ("workloads.x-k8s.io", "RoleBasedGroup"): ("rolebasedgroups", "Namespaced"),
-    ("workload.serving.volcano.sh", "ModelServing"): ("modelservings", "Namespaced"),
-    ("orchestration.aibrix.ai", "RayClusterFleet"): ("rayclusterfleets", "Namespaced"),
-    ("orchestration.aibrix.ai", "StormService"): ("stormservices", "Namespaced"),
-    ("nvidia.com", "DynamoGraphDeployment"): ("dynamographdeployments", "Namespaced"),
-    ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): (
-        "inferenceendpointconfigs",
-        "Namespaced",
-    ),
-}
+#: The kinds kvlint reviews, ``(API group, kind) -> (resource, scope)``: the kinds ``kvlint check`` reads a pod
+#: template from (:data:`kvlint.kinds.WORKLOAD_KINDS`, the one list the CLI, this module and the Helm chart
+#: under ``deploy/`` share) but those it says the webhook must not review. The webhook configuration sends
+#: these, and an object whose controlling owner is one of them is not reviewed again (its owner was).
+REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = reviewed_kinds()
 
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
 #: the deployment controller write them) and the status.

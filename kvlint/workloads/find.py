@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -421,24 +421,29 @@ def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload
                 chain.pop()
 
 
+#: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in
+#: :data:`kvlint.kinds.WORKLOAD_KINDS`, as tests check).
+CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
+    ("kubeai.org", "Model"): model_workloads,
+    ("kaito.sh", "Workspace"): workspace_workloads,
+    ("kaito.sh", "InferenceSet"): workspace_workloads,
+    ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,
+    ("apps.nvidia.com", "NIMService"): nim_service_workloads,
+    ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
+    ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
+    ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
+    ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): hyperpod_workloads,
+}
+_CRD_KINDS = frozenset(kind for _, kind in CRD_READERS)
+
+
 def _crd_workloads(doc: Document) -> list[Workload]:
-    """Synthetic workloads for the operator CRDs kvlint understands (empty for other kinds)."""
-    api = str(doc.data.get("apiVersion", ""))
+    """Synthetic workloads for the operator CRDs kvlint understands (:data:`CRD_READERS`; empty for other
+    kinds)."""
     kind = doc.kind
-    if kind == "Model" and api.startswith("kubeai.org/"):
-        return model_workloads(doc)
-    if kind in ("Workspace", "InferenceSet") and api.startswith("kaito.sh/"):
-        return workspace_workloads(doc)
-    if kind == "VLLMRuntime" and api.startswith("production-stack.vllm.ai/"):
-        return vllm_runtime_workloads(doc)
-    if kind == "NIMService" and api.startswith("apps.nvidia.com/"):
-        return nim_service_workloads(doc)
-    if kind == "RoleBasedGroup" and api.startswith("workloads.x-k8s.io/"):
-        return rbg_workloads(doc)
-    if kind == "ModelServing" and api.startswith("workload.serving.volcano.sh/"):
-        return model_serving_workloads(doc)
-    if kind == "DynamoGraphDeployment" and api.startswith("nvidia.com/"):
-        return dynamo_workloads(doc)
-    if kind == "InferenceEndpointConfig" and api.startswith("inference.sagemaker.aws.amazon.com/"):
-        return hyperpod_workloads(doc)
-    return []
+    if kind not in _CRD_KINDS:
+        return []
+    api = str(doc.data.get("apiVersion", ""))
+    # the group is what precedes the first "/" (an apiVersion that starts with "kaito.sh/", say)
+    reader = CRD_READERS.get((api.split("/", 1)[0], kind)) if "/" in api else None
+    return reader(doc) if reader is not None else []

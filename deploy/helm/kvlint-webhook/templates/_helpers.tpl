@@ -46,45 +46,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/*
 Objects whose controlling owner is a kind kvlint reviews are not sent (kvlint reviewed the owner; its
-controller's writes must never be denied). The same list as REVIEWED_KINDS in kvlint/webhook/review.py
-(a test keeps them equal).
+controller's writes must never be denied). The kinds are webhook-match.yaml, written from WORKLOAD_KINDS in
+kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhook_kinds.py.
 */}}
 {{- define "kvlint.reviewedOwners" -}}
-- {group: "", kind: Pod}
-- {group: "", kind: PodTemplate}
-- {group: "", kind: ReplicationController}
-- {group: apps, kind: Deployment}
-- {group: apps, kind: StatefulSet}
-- {group: apps, kind: DaemonSet}
-- {group: apps, kind: ReplicaSet}
-- {group: batch, kind: Job}
-- {group: batch, kind: CronJob}
-- {group: leaderworkerset.x-k8s.io, kind: LeaderWorkerSet}
-- {group: jobset.x-k8s.io, kind: JobSet}
-- {group: serving.kserve.io, kind: InferenceService}
-- {group: serving.kserve.io, kind: ServingRuntime}
-- {group: serving.kserve.io, kind: ClusterServingRuntime}
-- {group: serving.kserve.io, kind: LLMInferenceService}
-- {group: serving.kserve.io, kind: LLMInferenceServiceConfig}
-- {group: ray.io, kind: RayService}
-- {group: ray.io, kind: RayCluster}
-- {group: ray.io, kind: RayJob}
-- {group: kubeai.org, kind: Model}
-- {group: kaito.sh, kind: Workspace}
-- {group: kaito.sh, kind: InferenceSet}
-- {group: production-stack.vllm.ai, kind: VLLMRuntime}
-- {group: apps.nvidia.com, kind: NIMService}
-- {group: ome.io, kind: InferenceService}
-- {group: ome.io, kind: ServingRuntime}
-- {group: ome.io, kind: ClusterServingRuntime}
-- {group: disaggregatedset.x-k8s.io, kind: DisaggregatedSet}
-- {group: workloads.x-k8s.io, kind: RoleBasedGroup}
-- {group: workload.serving.volcano.sh, kind: ModelServing}
-- {group: orchestration.aibrix.ai, kind: RayClusterFleet}
-- {group: orchestration.aibrix.ai, kind: StormService}
-- {group: kaito.sh, kind: MultiRoleInference}
-- {group: nvidia.com, kind: DynamoGraphDeployment}
-- {group: inference.sagemaker.aws.amazon.com, kind: InferenceEndpointConfig}
+{{- (.Files.Get "webhook-match.yaml" | fromYaml).kinds | toYaml -}}
 {{- end -}}
 
 {{- define "kvlint.notOwnedCondition" -}}
@@ -103,14 +69,23 @@ expression: >-
   ({{ join " || " $terms }}))
 {{- end -}}
 
-{{/* A pod spec at PATH requests a GPU or runs a serving-engine image. */}}
+{{/*
+A pod spec at .spec requests an accelerator or runs a serving-engine image: the resource prefixes and image
+words of webhook-match.yaml (.match), written from what kvlint reads (tools/gen_webhook_kinds.py).
+*/}}
 {{- define "kvlint.gpuCondition" -}}
+{{- $resources := list "k.endsWith('/gpu')" -}}
+{{- range .match.acceleratorResources -}}
+{{- $resources = append $resources (printf "k.startsWith('%s')" .) -}}
+{{- end -}}
+{{- $images := list -}}
+{{- range .match.engineImageWords -}}
+{{- $images = append $images (printf "c.image.contains('%s')" .) -}}
+{{- end -}}
 name: gpu-or-serving-engine
 expression: >-
-  {{ . }}.containers.exists(c,
+  {{ .spec }}.containers.exists(c,
   (has(c.resources) && has(c.resources.limits) &&
-  c.resources.limits.exists(k, k.endsWith('/gpu') || k.startsWith('nvidia.com/') ||
-  k.startsWith('amd.com/') || k.startsWith('gpu.intel.com/'))) ||
-  (has(c.image) && (c.image.contains('vllm') || c.image.contains('text-generation-inference') ||
-  c.image.contains('sglang'))))
+  c.resources.limits.exists(k, {{ join " || " $resources }})) ||
+  (has(c.image) && ({{ join " || " $images }})))
 {{- end -}}

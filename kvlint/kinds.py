@@ -1,0 +1,227 @@
+"""The Kubernetes kinds ``kvlint check`` reads pods from, and whether the admission webhook reviews each.
+
+One table, :data:`WORKLOAD_KINDS`, is the source of truth for both shells:
+
+* the CLI (:mod:`kvlint.workloads`) reads a pod template from every kind listed here: the built-in workload
+  kinds at their fixed paths, the operator kinds with their own readers (:data:`kvlint.workloads.find`'s
+  dispatch on ``(group, kind)``), and the operator kinds found in public manifests whose pod templates the
+  structural search reads (any other kind is searched too, so ``kvlint check`` also reads kinds not listed);
+* the webhook reviews the kinds marked ``reviewed`` (:data:`kvlint.webhook.review.REVIEWED_KINDS`), and an
+  object whose controlling owner is one of them is not reviewed again (kvlint reviewed the owner);
+* the webhook's Helm chart sends exactly those: its ``webhook-match.yaml`` is written from this table by
+  ``python tools/gen_webhook_kinds.py`` (``--check`` to test), and ``deploy/webhook/kvlint-webhook.yaml`` is
+  the chart rendered with helm; tests keep the three equal and fail when a kind the workload readers name is
+  missing here.
+
+A kind that is read but not reviewed says why (``why_not``, listed in ``docs/webhook.md``): it does not run
+anything itself, and reviewing it would also exempt the objects its controller creates, which are the ones
+that carry the engine command kvlint can check.
+
+Resources and scopes are those of each kind's CustomResourceDefinition (``spec.names.plural``,
+``spec.scope``) in the operator's repository, or of the Kubernetes API for the built-in kinds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["WORKLOAD_KINDS", "WorkloadKind", "reviewed_kinds"]
+
+
+@dataclass(frozen=True)
+class WorkloadKind:
+    """One kind ``kvlint check`` reads a pod template from.
+
+    Attributes:
+        group: the API group (``""`` for the core group), as in ``apiVersion`` before the ``/``.
+        kind: the object's ``kind``.
+        resource: the API resource (plural, lower case) a webhook rule names.
+        scope: ``Namespaced`` or ``Cluster``, the resource's scope.
+        operator: who defines the kind (``Kubernetes``, ``KServe``, ``AIBrix``...), for the documentation.
+        why_not: empty when the webhook reviews the kind; else why it does not.
+    """
+
+    group: str
+    kind: str
+    resource: str
+    scope: Literal["Namespaced", "Cluster"]
+    operator: str
+    why_not: str = ""
+
+    @property
+    def reviewed(self) -> bool:
+        """Whether the admission webhook reviews objects of this kind (and exempts those they control)."""
+        return not self.why_not
+
+
+def _k(
+    group: str, kind: str, resource: str, operator: str, *, cluster: bool = False, why_not: str = ""
+) -> WorkloadKind:
+    return WorkloadKind(group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not)
+
+
+#: Every kind ``kvlint check`` reads pods from (see the module docstring), in the order the webhook's rules
+#: and owner filter list them.
+WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
+    _k("", "Pod", "pods", "Kubernetes"),
+    _k("", "PodTemplate", "podtemplates", "Kubernetes"),
+    _k("", "ReplicationController", "replicationcontrollers", "Kubernetes"),
+    _k("apps", "Deployment", "deployments", "Kubernetes"),
+    _k("apps", "StatefulSet", "statefulsets", "Kubernetes"),
+    _k("apps", "DaemonSet", "daemonsets", "Kubernetes"),
+    _k("apps", "ReplicaSet", "replicasets", "Kubernetes"),
+    _k("batch", "Job", "jobs", "Kubernetes"),
+    _k("batch", "CronJob", "cronjobs", "Kubernetes"),
+    _k("leaderworkerset.x-k8s.io", "LeaderWorkerSet", "leaderworkersets", "LeaderWorkerSet"),
+    _k("jobset.x-k8s.io", "JobSet", "jobsets", "JobSet"),
+    _k("serving.kserve.io", "InferenceService", "inferenceservices", "KServe"),
+    _k("serving.kserve.io", "ServingRuntime", "servingruntimes", "KServe"),
+    _k("serving.kserve.io", "ClusterServingRuntime", "clusterservingruntimes", "KServe", cluster=True),
+    _k("serving.kserve.io", "LLMInferenceService", "llminferenceservices", "KServe (llm-d)"),
+    _k("serving.kserve.io", "LLMInferenceServiceConfig", "llminferenceserviceconfigs", "KServe (llm-d)"),
+    _k("ray.io", "RayService", "rayservices", "KubeRay"),
+    _k("ray.io", "RayCluster", "rayclusters", "KubeRay"),
+    _k("ray.io", "RayJob", "rayjobs", "KubeRay"),
+    _k("kubeai.org", "Model", "models", "KubeAI"),
+    _k("kaito.sh", "Workspace", "workspaces", "KAITO"),
+    _k("kaito.sh", "InferenceSet", "inferencesets", "KAITO"),
+    _k("production-stack.vllm.ai", "VLLMRuntime", "vllmruntimes", "vLLM production-stack"),
+    _k("apps.nvidia.com", "NIMService", "nimservices", "NVIDIA NIM Operator"),
+    _k("ome.io", "InferenceService", "inferenceservices", "OME"),
+    _k("ome.io", "ServingRuntime", "servingruntimes", "OME"),
+    _k("ome.io", "ClusterServingRuntime", "clusterservingruntimes", "OME", cluster=True),
+    _k("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", "DisaggregatedSet"),
+    _k("workloads.x-k8s.io", "RoleBasedGroup", "rolebasedgroups", "RBG"),
+    _k("workload.serving.volcano.sh", "ModelServing", "modelservings", "Kthena"),
+    _k("orchestration.aibrix.ai", "RayClusterFleet", "rayclusterfleets", "AIBrix"),
+    _k("orchestration.aibrix.ai", "StormService", "stormservices", "AIBrix"),
+    # a StormService's roles run as RoleSets its controller creates (exempt then); a RoleSet can also be
+    # applied on its own (vllm-project/aibrix config/samples/orchestration_v1alpha1_roleset.yaml;
+    # config/crd/orchestration/orchestration.aibrix.ai_rolesets.yaml: plural rolesets, Namespaced)
+    _k("orchestration.aibrix.ai", "RoleSet", "rolesets", "AIBrix"),
+    # what AIBrix's controllers create under those, as a ReplicaSet under a Deployment: a RayClusterFleet's
+    # RayClusterReplicaSets, whose RayClusters they control (pkg/controller/rayclusterreplicaset
+    # constructRayCluster), and a RoleSet's PodSets (multi-pod roles), whose Pods they control
+    # (pkg/controller/podset createPodFromTemplate); without them those RayClusters and Pods, copies of an
+    # object already reviewed, were reviewed again and an operator's write could be denied
+    _k("orchestration.aibrix.ai", "RayClusterReplicaSet", "rayclusterreplicasets", "AIBrix"),
+    _k("orchestration.aibrix.ai", "PodSet", "podsets", "AIBrix"),
+    _k("nvidia.com", "DynamoGraphDeployment", "dynamographdeployments", "NVIDIA Dynamo"),
+    _k(
+        "inference.sagemaker.aws.amazon.com",
+        "InferenceEndpointConfig",
+        "inferenceendpointconfigs",
+        "SageMaker HyperPod",
+    ),
+    # read, not reviewed:
+    _k(
+        "kaito.sh",
+        "MultiRoleInference",
+        "multiroleinferences",
+        "KAITO",
+        why_not="it holds no pod template (kvlint only notes that KAITO builds the pods from its presets); "
+        "KAITO's controller creates one InferenceSet per role with the MultiRoleInference as controlling "
+        "owner (kaito-project/kaito, the MultiRoleInference controller's reconcileInferenceSet), and those "
+        "InferenceSets, which kvlint reads, are reviewed only when their owner is not",
+    ),
+    _k(
+        "inference.llmaz.io",
+        "Playground",
+        "playgrounds",
+        "llmaz",
+        why_not="its engine command comes from an llmaz BackendRuntime installed with llmaz; llmaz creates an "
+        "inference Service and then LeaderWorkerSets holding the full command, which are reviewed",
+    ),
+    _k(
+        "inference.llmaz.io",
+        "Service",
+        "services",
+        "llmaz",
+        why_not="its engine command comes from an llmaz BackendRuntime installed with llmaz; llmaz creates "
+        "LeaderWorkerSets holding the full command, which are reviewed",
+    ),
+    _k(
+        "template.openshift.io",
+        "Template",
+        "templates",
+        "OpenShift",
+        why_not="a Template runs nothing: oc process turns it into objects, and those objects are reviewed",
+    ),
+)
+
+
+def reviewed_kinds() -> dict[tuple[str, str], tuple[str, str]]:
+    """``(group, kind) -> (resource, scope)`` of the kinds the webhook reviews, in :data:`WORKLOAD_KINDS`
+    order."""
+    return {(k.group, k.kind): (k.resource, k.scope) for k in WORKLOAD_KINDS if k.reviewed}
+
+
+#: The chart's webhooks by the CEL path of the pod spec they test (``kvlint.gpuCondition``): the built-in
+#: kinds at their fixed PodSpec paths (:data:`kvlint.workloads.find.POD_TEMPLATE_PATHS`) share a webhook per
+#: path; the operator kinds go to ``operators`` or ``cluster-operators`` by scope.
+CHART_SHAPES: dict[tuple[str, ...], str] = {
+    ("spec", "template", "spec"): "templates",
+    ("spec", "jobTemplate", "spec", "template", "spec"): "cronjobs",
+    ("spec",): "pods",
+    ("template", "spec"): "podtemplates",
+}
+
+#: Where the Helm chart reads what it sends to the webhook (relative to the repository root).
+CHART_MATCH_FILE = "deploy/helm/kvlint-webhook/webhook-match.yaml"
+
+#: Resource name prefixes of the chart's GPU condition written by hand, kept as they were: any NVIDIA, AMD
+#: or Intel GPU resource (MIG slices, shared GPUs); ``*/gpu`` is tested apart.
+_VENDOR_PREFIXES = ("nvidia.com/", "amd.com/", "gpu.intel.com/")
+
+
+def chart_shape(k: WorkloadKind) -> str:
+    """The chart webhook (``.name`` in ``validatingwebhookconfiguration.yaml``) that sends kind ``k``."""
+    from kvlint.workloads.find import POD_TEMPLATE_PATHS
+
+    path = POD_TEMPLATE_PATHS.get(k.kind) if k.operator == "Kubernetes" else None
+    if path is not None:
+        return CHART_SHAPES[path]
+    return "operators" if k.scope == "Namespaced" else "cluster-operators"
+
+
+def accelerator_resource_prefixes() -> list[str]:
+    """Prefixes one of which begins every container resource kvlint counts as an accelerator
+    (:data:`kvlint.accelerators.placement.GPU_RESOURCES`, MIG slices), for the chart's GPU condition: the
+    vendor prefixes, then each other resource not ending in ``/gpu`` (``google.com/tpu``,
+    ``habana.ai/gaudi``, ``aws.amazon.com/neuron`` for its three Neuron resources)."""
+    from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
+
+    out = list(_VENDOR_PREFIXES)
+    for r in (*GPU_RESOURCES, MIG_RESOURCE_PREFIX):
+        if not r.endswith("/gpu") and not any(r.startswith(p) for p in out):
+            out.append(r)
+    return [p for p in out if not any(o != p and p.startswith(o) for o in out)]
+
+
+def render_chart_match() -> str:
+    """The text of the chart's ``webhook-match.yaml`` (:data:`CHART_MATCH_FILE`): ``kinds``, one flow mapping
+    per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``) in :data:`WORKLOAD_KINDS`
+    order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
+    (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
+    looks for in a container's resource limits and image."""
+    from kvlint.engines.images import ENGINE_IMAGE_WORDS
+
+    lines = [
+        "# Written by tools/gen_webhook_kinds.py from kvlint (WORKLOAD_KINDS in kvlint/kinds.py, the accelerator",
+        "# resources and engine image names it reads): do not edit (a test keeps it equal). The kinds the webhook",
+        "# reviews: the chart's rules send them (each to the webhook its shape names) and its owner filter exempts",
+        "# the objects they control. A built-in kind's pod is sent when a container's limits name an accelerator",
+        "# resource (a prefix below, or */gpu) or its image holds an engine's name.",
+        "kinds:",
+    ]
+    for k in WORKLOAD_KINDS:
+        if k.reviewed:
+            group = k.group or '""'
+            lines.append(
+                f"  - {{group: {group}, kind: {k.kind}, resource: {k.resource}, scope: {k.scope}, "
+                f"shape: {chart_shape(k)}}}"
+            )
+    lines.append("acceleratorResources: [" + ", ".join(accelerator_resource_prefixes()) + "]")
+    lines.append("engineImageWords: [" + ", ".join(ENGINE_IMAGE_WORDS) + "]")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,263 @@
+"""The kinds ``kvlint check`` reads pods from and the kinds the admission webhook reviews come from one table,
+kvlint.kinds.WORKLOAD_KINDS: these tests fail when the workload readers name a kind the table lacks, when the
+webhook's list or the chart's generated file drifts from it, and when a kind the webhook does not review is
+not explained in docs/webhook.md. (tests/test_chart.py renders the chart with helm and checks its rules and
+owner filter against REVIEWED_KINDS, and deploy/webhook/kvlint-webhook.yaml against the chart.)
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kvlint.engines.images import ENGINE_IMAGE_WORDS
+from kvlint.kinds import CHART_MATCH_FILE, CHART_SHAPES, WORKLOAD_KINDS, chart_shape, render_chart_match
+from kvlint.load import load_text
+from kvlint.webhook.request_options import webhook_options
+from kvlint.webhook.review import REVIEWED_KINDS, WebhookSettings, lint_review, parse_review, skip_reason
+from kvlint.workloads.find import CRD_READERS, JOINED_KINDS, POD_TEMPLATE_PATHS, PROVIDER_KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+ROLESET = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / "vllm-project__aibrix__config__samples__orchestration_v1alpha1_roleset.yaml"
+)
+
+#: Kinds the code compares an object's kind with that are not pod templates: a ConfigMap is read for the
+#: files it mounts into a workload's pods (kvlint.workloads.configmaps), it runs nothing.
+NOT_WORKLOADS = {"ConfigMap"}
+
+_KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
+
+
+def _is_kind(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "kind") or (
+        isinstance(node, ast.Attribute) and node.attr == "kind"
+    )
+
+
+def _strings(node: ast.AST, module: Any) -> Iterator[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        yield node.value
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        for e in node.elts:
+            yield from _strings(e, module)
+    elif isinstance(node, ast.Name) and isinstance(
+        getattr(module, node.id, None), (dict, set, frozenset, tuple)
+    ):
+        yield from (x for x in getattr(module, node.id) if isinstance(x, str))
+
+
+def kinds_named_in_code() -> dict[str, set[str]]:
+    """Every kind name kvlint's code compares an object's ``kind`` with (``kind == "X"``, ``doc.kind in
+    TABLE``, ``TABLE.get(doc.kind)``; a module-level table is read from the imported module), with the files
+    that do."""
+    out: dict[str, set[str]] = {}
+    for f in sorted((ROOT / "kvlint").rglob("*.py")):
+        rel = f.relative_to(ROOT)
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        module = None
+        for node in ast.walk(tree):
+            cands: list[ast.AST] = []
+            if isinstance(node, ast.Compare):
+                ops = [node.left, *node.comparators]
+                if any(_is_kind(o) for o in ops):
+                    cands = [o for o in ops if not _is_kind(o)]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "get"
+                and node.args
+                and _is_kind(node.args[0])
+            ):
+                cands = [node.func.value]
+            if not cands:
+                continue
+            if module is None:
+                module = importlib.import_module(
+                    ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+                )
+            for c in cands:
+                for s in _strings(c, module):
+                    if _KIND_LIKE.match(s):
+                        out.setdefault(s, set()).add(str(rel))
+    return out
+
+
+def test_every_kind_the_workload_readers_name_is_in_the_table() -> None:
+    """A kind added to the CLI (a reader in CRD_READERS, a fixed path, a kind compared anywhere in kvlint)
+    and not to WORKLOAD_KINDS fails here; WORKLOAD_KINDS then decides whether the webhook reviews it."""
+    table = {(k.group, k.kind) for k in WORKLOAD_KINDS}
+    names = {k.kind for k in WORKLOAD_KINDS}
+    assert set(CRD_READERS) <= table, sorted(set(CRD_READERS) - table)
+    builtin = {k.kind for k in WORKLOAD_KINDS if k.operator == "Kubernetes"}
+    assert set(POD_TEMPLATE_PATHS) == builtin
+    assert JOINED_KINDS | PROVIDER_KINDS <= names
+    found = kinds_named_in_code()
+    # the scan itself finds kinds compared in each way (so an empty scan cannot pass)
+    assert {"LeaderWorkerSet", "InferenceSet", "Template", "Playground", "Workspace", "ConfigMap"} <= set(
+        found
+    )
+    missing = {k: sorted(v) for k, v in found.items() if k not in names | NOT_WORKLOADS}
+    assert not missing, missing
+
+
+def test_the_table_has_one_entry_per_kind_and_a_reason_for_each_kind_not_reviewed() -> None:
+    keys = [(k.group, k.kind) for k in WORKLOAD_KINDS]
+    assert len(keys) == len(set(keys))
+    assert all(
+        k.resource == k.resource.lower() and k.scope in ("Namespaced", "Cluster") for k in WORKLOAD_KINDS
+    )
+    doc = " ".join((ROOT / "docs" / "webhook.md").read_text(encoding="utf-8").split())
+    for k in WORKLOAD_KINDS:
+        assert f"{k.kind} ({k.group or 'core'})" in doc, f"docs/webhook.md does not list {k.kind} ({k.group})"
+        if not k.reviewed:
+            assert len(k.why_not) > 40
+
+
+def test_the_webhook_reviews_exactly_the_reviewed_kinds_of_the_table() -> None:
+    assert REVIEWED_KINDS == {(k.group, k.kind): (k.resource, k.scope) for k in WORKLOAD_KINDS if k.reviewed}
+    assert ("orchestration.aibrix.ai", "RoleSet") in REVIEWED_KINDS
+    assert ("kaito.sh", "MultiRoleInference") not in REVIEWED_KINDS
+
+
+def test_the_charts_match_file_is_generated_from_the_table() -> None:
+    """deploy/helm/kvlint-webhook/webhook-match.yaml is tools/gen_webhook_kinds.py's output, and each
+    built-in kind goes to the chart webhook whose pod spec path is the kind's fixed path."""
+    import yaml
+
+    committed = (ROOT / CHART_MATCH_FILE).read_text(encoding="utf-8")
+    assert committed == render_chart_match(), "run: python tools/gen_webhook_kinds.py"
+    match = yaml.safe_load(committed)
+    assert [(r["group"], r["kind"]) for r in match["kinds"]] == list(REVIEWED_KINDS)
+    assert match["engineImageWords"] == list(ENGINE_IMAGE_WORDS)
+    assert "habana.ai/gaudi" in match["acceleratorResources"] and "-tgi" in match["engineImageWords"]
+    for k in WORKLOAD_KINDS:
+        if k.operator == "Kubernetes":
+            assert chart_shape(k) == CHART_SHAPES[POD_TEMPLATE_PATHS[k.kind]]
+    chart = ROOT / "deploy" / "helm" / "kvlint-webhook" / "templates" / "validatingwebhookconfiguration.yaml"
+    text = chart.read_text(encoding="utf-8")
+    for path, shape in CHART_SHAPES.items():  # the chart tests the pod spec where the CLI reads it
+        assert f'"name" "{shape}" "spec" "object.{".".join(path)}"' in text
+
+
+def test_the_generator_checks_and_writes(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import gen_webhook_kinds
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    out = tmp_path / "kinds.yaml"
+    assert gen_webhook_kinds.main(["--check", "--output", str(out)]) == 1  # missing
+    assert gen_webhook_kinds.main(["--output", str(out)]) == 0
+    assert gen_webhook_kinds.main(["--check", "--output", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == render_chart_match()
+
+
+def _review(obj: dict[str, Any]) -> dict[str, Any]:
+    group, _, version = str(obj["apiVersion"]).rpartition("/")
+    gvk = {"group": group, "version": version, "kind": obj["kind"]}
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1",
+            "kind": gvk,
+            "resource": {"group": group, "version": version, "resource": obj["kind"].lower() + "s"},
+            "name": obj["metadata"]["name"],
+            "namespace": "serving",
+            "operation": "CREATE",
+            "userInfo": {"username": "alice"},
+            "object": obj,
+        },
+    }
+
+
+def _owned(obj: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
+    obj = json.loads(json.dumps(obj))
+    obj["metadata"]["ownerReferences"] = [
+        {"apiVersion": api, "kind": kind, "name": "owner", "uid": "0000", "controller": True}
+    ]
+    return obj
+
+
+def test_a_roleset_is_reviewed_as_kvlint_check_reads_it_and_its_pods_are_not() -> None:
+    """AIBrix's RoleSet sample: reviewed (kvlint check's finding on its vLLM container comes back), and a
+    Pod the RoleSet controls is exempt; it was neither in REVIEWED_KINDS nor in the chart."""
+    docs = load_text(ROLESET.read_bytes(), str(ROLESET)).documents
+    (doc,) = [d for d in docs if d.kind == "RoleSet"]
+    obj = json.loads(json.dumps(doc.data))
+    settings = WebhookSettings()
+    r = parse_review(json.dumps(_review(obj)))
+    assert skip_reason(r, settings) is None
+    kv503 = [d.message for d in lint_review(r, webhook_options()).diagnostics if d.rule == "KV503"]
+    assert any("names no model" in m for m in kv503), kv503
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "roleset-sample-prefill-0"},
+        "spec": obj["spec"]["roles"][0]["template"]["spec"],
+    }
+    owned = parse_review(json.dumps(_review(_owned(pod, "orchestration.aibrix.ai/v1alpha1", "RoleSet"))))
+    assert skip_reason(owned, settings) is not None
+
+
+def test_an_inferenceset_its_multiroleinference_controls_is_reviewed() -> None:
+    """KAITO's MultiRoleInference holds no pod template; the InferenceSets its controller creates (one per
+    role) are what kvlint reads, so they are reviewed although a MultiRoleInference controls them (they were
+    exempt while the webhook reviewed MultiRoleInference)."""
+    iset = {
+        "apiVersion": "kaito.sh/v1alpha1",
+        "kind": "InferenceSet",
+        "metadata": {"name": "deepseek-v3-pd-prefill"},
+        "spec": {"replicas": 1, "template": {"resource": {"instanceType": "Standard_NC24ads_A100_v4"}}},
+    }
+    r = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "MultiRoleInference"))))
+    assert skip_reason(r, WebhookSettings()) is None
+    ws = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "InferenceSet"))))
+    assert skip_reason(ws, WebhookSettings()) is not None  # an InferenceSet's own children stay exempt
+
+
+def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand() -> None:
+    """A RayClusterFleet's RayClusterReplicaSets control its RayClusters, and a RoleSet's PodSets control its
+    Pods: those RayClusters and Pods copy an object the webhook reviewed, so they are exempt (they were
+    reviewed again, and in enforce mode the operator's write could be denied). A PodSet or
+    RayClusterReplicaSet applied by hand is reviewed, and kvlint check reads its pod template."""
+    from kvlint.workloads import find_workloads
+
+    text = (
+        "apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: PodSet\nmetadata: {name: ps}\nspec:\n"
+        "  podGroupSize: 2\n  template:\n    spec:\n      containers:\n      - name: vllm\n"
+        "        image: vllm/vllm-openai:v0.11.0\n---\n"
+        "apiVersion: orchestration.aibrix.ai/v1alpha1\nkind: RayClusterReplicaSet\nmetadata: {name: rs}\n"
+        "spec:\n  replicas: 1\n  template:\n    spec:\n      headGroupSpec:\n        template:\n          spec:\n"
+        "            containers:\n            - {name: ray-head, image: vllm/vllm-openai:v0.11.0}\n"
+    )  # made up for the test, in the shapes of AIBrix's CRDs
+    docs = load_text(text, "aibrix.yaml").documents
+    assert [(w.kind, w.path) for w in find_workloads(docs)] == [
+        ("PodSet", "spec.template.spec"),
+        ("RayClusterReplicaSet", "spec.template.spec.headGroupSpec.template.spec"),
+    ]
+    settings = WebhookSettings()
+    for doc in docs:
+        obj = json.loads(json.dumps(doc.data))
+        assert skip_reason(parse_review(json.dumps(_review(obj))), settings) is None
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "ps-0"},
+        "spec": docs[0].data["spec"]["template"]["spec"],
+    }
+    cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rs-x"}, "spec": {}}
+    for child, owner in ((pod, "PodSet"), (cluster, "RayClusterReplicaSet")):
+        r = parse_review(json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner))))
+        assert skip_reason(r, settings) is not None, owner
