@@ -571,7 +571,7 @@ def plan_tgi_detailed(
     held = recorded_allreduce_bytes(model, prefill, shards, dbytes, v, serving.env)
     held_maybe = 0
     what = (
-        f"warmup all-reduce inputs the allocator keeps (recordStream on NCCL's stream: "
+        f"warmup all-reduce inputs held on NCCL's stream (recordStream: "
         f"{allreduces_per_warmup(model)} x {prefill} tokens x hidden {model.hidden_size})"
     )
     if held and v[:2] == AVOID_RECORD_STREAMS_FROM[:2] and _series_only(serving.version):
@@ -585,7 +585,7 @@ def plan_tgi_detailed(
         act += held
         notes.append(
             f"[heuristic] + {held / GiB:.2f} GiB of {what}; TGI before 1.4.1 does not set "
-            "TORCH_NCCL_AVOID_RECORD_STREAMS=1), counted as activation"
+            "TORCH_NCCL_AVOID_RECORD_STREAMS=1, counted as activation"
         )
     warmup_kv = -(-prefill // block) * bytes_per_block
     warmup_need = weights + non_torch + act + warmup_kv
