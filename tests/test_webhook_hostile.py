@@ -621,7 +621,12 @@ def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
     bad = workload_object(B01)
     errors = b01_errors()
     assert errors
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": bad["spec"]["template"]["spec"]}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": bad["spec"]["template"]["spec"],
+    }
     raycluster = {
         "apiVersion": "ray.io/v1",
         "kind": "RayCluster",
