@@ -192,6 +192,14 @@ def test_webhook_rules_cover_exactly_the_reviewed_kinds() -> None:
         owner = next(c for c in wh["matchConditions"] if c["name"] == "not-controlled-by-a-reviewed-owner")
         named = set(re.findall(r"r\.kind == '(\w+)'", owner["expression"]))
         assert named == {kind for _, kind in REVIEWED_KINDS}
+        # each kind with its own group (an owner of another group, as ome.io's InferenceService for KServe's,
+        # is not exempt), and the core kinds only with a group-less apiVersion
+        grouped = re.findall(
+            r"r\.kind == '(\w+)' && r\.apiVersion\.startsWith\('([^'/]+)/'\)", owner["expression"]
+        )
+        core = re.findall(r"r\.kind == '(\w+)' && !r\.apiVersion\.contains\('/'\)", owner["expression"])
+        pairs = [(g, k) for k, g in grouped] + [("", k) for k in core]
+        assert sorted(pairs) == sorted(REVIEWED_KINDS)
     assert sent == {(g, res, scope) for (g, _), (res, scope) in REVIEWED_KINDS.items()}
 
 

@@ -579,3 +579,101 @@ def test_deeply_nested_objects_are_denied_never_admitted_unchecked(server: Any) 
         resp = r.json()["response"]
         assert resp["uid"] == uid and resp["allowed"] is False, (depth, operation, resp)
         assert "KV001" in resp["status"]["message"], resp["status"]["message"]
+
+
+AIBRIX = "orchestration.aibrix.ai/v1alpha1"
+
+
+def _aibrix_objects(tmpl: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """AIBrix's RoleSet, PodSet and RayClusterReplicaSet around pod template ``tmpl``, in the shapes of the
+    operator's samples and controllers (vllm-project/aibrix config/samples, pkg/controller/podset and
+    rayclusterreplicaset)."""
+    ray = {"headGroupSpec": {"template": tmpl}, "workerGroupSpecs": [{"groupName": "g", "template": tmpl}]}
+    return {
+        "RoleSet": {
+            "apiVersion": AIBRIX,
+            "kind": "RoleSet",
+            "metadata": {"name": "rs"},
+            "spec": {"roles": [{"name": "worker", "replicas": 1, "template": tmpl}]},
+        },
+        "PodSet": {
+            "apiVersion": AIBRIX,
+            "kind": "PodSet",
+            "metadata": {"name": "ps"},
+            "spec": {"podGroupSize": 2, "template": tmpl},
+        },
+        "RayClusterReplicaSet": {
+            "apiVersion": AIBRIX,
+            "kind": "RayClusterReplicaSet",
+            "metadata": {"name": "rcrs"},
+            "spec": {"replicas": 1, "template": {"spec": ray}},
+        },
+    }
+
+
+def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
+    """Over the real server: a RoleSet, PodSet or RayClusterReplicaSet with a bad template is denied (also as
+    a dry run, at an unknown version, and on an UPDATE that changes the engine arguments); the Pod or
+    RayCluster they control is admitted unlinted; a hand-made owner reference that is not the controller, or
+    names the kind with another case or group, or a kind kvlint does not review (KAITO MultiRoleInference), or
+    is a DELETE of the owner's child gains no exemption where a CREATE would be linted."""
+    srv, ctx = server
+    bad = workload_object(B01)
+    errors = b01_errors()
+    assert errors
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": bad["spec"]["template"]["spec"],
+    }
+    raycluster = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "rc"},
+        "spec": {"headGroupSpec": {"template": bad["spec"]["template"]}},
+    }
+
+    def denied(body: dict[str, Any]) -> bool:
+        resp, _ = _post(srv, ctx, body)
+        if resp["allowed"]:
+            return False
+        assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+        return True
+
+    def owned(obj: dict[str, Any], api: str, kind: str, **ref: Any) -> dict[str, Any]:
+        out = json.loads(json.dumps(obj))
+        r = {"apiVersion": api, "kind": kind, "name": "owner", "uid": "u-owner", "controller": True, **ref}
+        out["metadata"]["ownerReferences"] = [r]
+        return out
+
+    for kind, obj in _aibrix_objects(bad["spec"]["template"]).items():
+        assert denied(review(obj)), kind
+        assert denied(review(obj, dryRun=True)), kind
+        v2 = json.loads(json.dumps(obj))
+        v2["apiVersion"] = "orchestration.aibrix.ai/v1beta9"
+        assert denied(review(v2)), kind
+        old = json.loads(json.dumps(obj))
+        text = json.dumps(old).replace("--gpu-memory-utilization=0.90", "--gpu-memory-utilization=0.80")
+        assert text != json.dumps(old)
+        assert denied(review(obj, operation="UPDATE", oldObject=json.loads(text))), kind
+        resp, _ = _post(srv, ctx, review(obj, operation="DELETE", object=None, oldObject=obj))
+        assert resp["allowed"], kind
+    # what AIBrix's controllers create: exempt
+    for child, kind in ((pod, "PodSet"), (pod, "RoleSet"), (raycluster, "RayClusterReplicaSet")):
+        resp, _ = _post(srv, ctx, review(owned(child, AIBRIX, kind)))
+        assert resp["allowed"] and not resp.get("warnings"), (kind, resp)
+    # crafted references: still linted
+    crafted = [
+        owned(pod, AIBRIX, "PodSet", controller=False),
+        owned(pod, AIBRIX, "podset"),
+        owned(pod, "apps/v1", "PodSet"),
+        owned(pod, "orchestration.aibrix.ai.evil.example/v1alpha1", "PodSet"),
+        owned(pod, "kaito.sh/v1beta1", "MultiRoleInference"),
+        owned(raycluster, "ray.io/v1", "RayClusterReplicaSet"),
+    ]
+    for obj in crafted:
+        assert denied(review(obj)), obj["metadata"]["ownerReferences"]
+    no_controller = owned(pod, AIBRIX, "PodSet")
+    del no_controller["metadata"]["ownerReferences"][0]["controller"]
+    assert denied(review(no_controller))
