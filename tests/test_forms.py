@@ -631,3 +631,46 @@ def test_openshift_and_helm_gpu_limits_are_template_parameters_too(tmp_path) -> 
         assert "not a positive whole number" not in got.message
     (literal,) = kv405("'$(N)'")
     assert literal.severity == "error" and "not a positive whole number" in literal.message
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "want"),
+    [
+        # a shell variable, a command substitution and backticks that the manifest does not resolve
+        (
+            "[sh, -c]",
+            "['vllm serve --model $MODEL --max-model-len 8192']",
+            "only known when the container runs",
+        ),
+        (
+            "[sh, -c]",
+            "['vllm serve $(cat /models/name) --max-model-len 8192']",
+            "only known when the container runs",
+        ),
+        (
+            "[sh, -c]",
+            "['vllm serve --model `cat /m` --max-model-len 8192']",
+            "only known when the container runs",
+        ),
+        # $(VAR) with no env entry: Kubernetes leaves it as written
+        ("[vllm, serve]", "['--model', '$(MODEL)']", "only known when the container runs"),
+        # an envsubst template (KV002 names it): rendered before it is applied
+        ("[vllm, serve]", "['--model', '${MODEL}']", "template placeholder"),
+    ],
+)
+def test_a_model_filled_in_at_run_time_is_named_as_such(tmp_path, command: str, args: str, want: str) -> None:
+    """KV502 for a model kvlint cannot resolve from the manifest says so, instead of "config.json not found"
+    for a model named '$(cat /models/name)' and a --model-dir remedy holding 'name)/config.json'."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    p = tmp_path / "d.yaml"
+    p.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: v}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.11.0\n"
+        f"        command: {command}\n        args: {args}\n        resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+    res = run_check([str(p)], Options(allow_hub=False))
+    (kv502,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert want in kv502.message and "config.json" not in kv502.message

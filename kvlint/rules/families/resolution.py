@@ -7,6 +7,7 @@ parsers also report KV503 for commands they cannot read; the runner passes those
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -198,6 +199,15 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             severity="info",
         )
         return
+    if cr.model is None and _RUN_TIME.search(name) and not _template_placeholder(ctx, name):
+        yield ctx.finding(
+            f"the model '{name}' is only known when the container runs (a shell variable or command output, or a "
+            "$(VAR) with no env entry, that kvlint cannot resolve from the manifest), so capacity rules were skipped",
+            s.model.loc,
+            fix="give the variable a literal value in the container's env, or annotate the workload with "
+            "kvlint.io/model: <hub id>",
+        )
+        return
     if cr.model is None and ("{{" in name or "${" in name):
         yield ctx.finding(
             f"the model '{name}' is a template placeholder, not a model id: the manifest must be rendered "
@@ -225,6 +235,18 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             s.model.loc or s.command_loc,
             fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
         )
+
+
+#: A value a shell or the kubelet fills in when the container runs: ``$NAME``, ``${NAME}``, ``$(...)``, backticks.
+_RUN_TIME = re.compile(r"\$\{?[A-Za-z_]|\$\(|`")
+
+
+def _template_placeholder(ctx: RuleContext, name: str) -> bool:
+    """Whether ``name`` holds a placeholder the manifest's renderer fills in: a Helm/Go action, or a ``${VAR}``
+    that KV002 named for this workload (a template for envsubst; in a shell script ``${VAR}`` is the shell's)."""
+    if "{{" in name:
+        return True
+    return "${" in name and any(f.rule == "KV002" and "${" in f.message for f in ctx.workload.findings)
 
 
 @check("KV503")
