@@ -11,7 +11,7 @@ ServerArgs.__post_init__``, ``sglang/srt/model_executor/model_runner.py::ModelRu
 
 Exact: the mem_fraction_static heuristics, context length, cell size, page rounding, max_running_requests.
 **[heuristic]**: the memory other than weights inside the static fraction (``_OTHER``) and the CUDA context
-outside the pre-load free memory (``_CONTEXT``).
+outside the pre-load free memory (``CUDA_CONTEXT_BYTES``).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ NEWEST_SGLANG = "0.5.23"
 
 SgVersion = tuple[int, int, int]
 
-_CONTEXT = int(0.6 * GiB)  # [heuristic] CUDA context + NCCL before the pre-load measurement
+#: [heuristic] CUDA context (and NCCL) a GPU process holds before it loads weights: SGLang's pre-load free memory
+#: is measured after it; KV101 (vLLM) keeps it as the margin for "the weights still load".
+CUDA_CONTEXT_BYTES = int(0.6 * GiB)
 _OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§3.3)
 _BAND = 0.5
 
@@ -441,7 +443,7 @@ def sglang_prelude(
 
 #: the pre-load heuristic's note (the same in every plan)
 _PRELOAD_NOTE = (
-    f"[heuristic] pre-load free = total − {_CONTEXT / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
+    f"[heuristic] pre-load free = total − {CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
     "memory inside the static fraction"
 )
 
@@ -501,11 +503,11 @@ def plan_sglang_detailed(
     notes.extend(pre.model_notes)
 
     dtype, kvd, per_tok, weights = pre.dtype, pre.kv_cache_dtype, pre.kv_bytes_per_token, pre.weights_bytes
-    pre_free = total_bytes - _CONTEXT
+    pre_free = total_bytes - CUDA_CONTEXT_BYTES
     budget = int(mfs * pre_free)
     rest = budget - weights - _OTHER
-    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int(_CONTEXT * _BAND * mfs)
-    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int(_CONTEXT * _BAND * mfs)
+    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int(CUDA_CONTEXT_BYTES * _BAND * mfs)
+    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int(CUDA_CONTEXT_BYTES * _BAND * mfs)
     min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
     page = pre.page_size
 
@@ -623,6 +625,7 @@ def plan_sglang(
 
 
 __all__ = [
+    "CUDA_CONTEXT_BYTES",
     "NEWEST_SGLANG",
     "SglangPlanDetail",
     "SglangPrelude",

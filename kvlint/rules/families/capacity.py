@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory.calibration import BAND_REL, band_bytes
-from kvlint.memory.sglang import SglangPlanDetail
+from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
@@ -469,11 +469,6 @@ def _len_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
     return s.loc("max_model_len") if "max_model_len" in s.flags else s.command_loc
 
 
-#: [heuristic] CUDA context (and NCCL) a vLLM process holds before it loads weights, as kvlint.memory.sglang's
-#: pre-load allowance: KV101 says the weights load only when they fit the device with this much to spare.
-_CUDA_CONTEXT = int(0.6 * 2**30)
-
-
 @check("KV101", engine="vllm")
 def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV101 (vLLM): the weights per GPU exceed ``gpu_memory_utilization`` x total (or, with
@@ -502,7 +497,7 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     # Worker.determine_num_available_blocks the same); weights that do not fit run out of memory while loading.
     # "Fit" keeps a margin for the CUDA context the process holds before loading [heuristic], so a borderline
     # case keeps the out-of-memory outcome
-    loads = plan.weights_bytes + plan.non_torch_bytes + _CUDA_CONTEXT <= plan.total_bytes
+    loads = plan.weights_bytes + plan.non_torch_bytes + CUDA_CONTEXT_BYTES <= plan.total_bytes
     outcome = (
         f"the weights load, but the memory profile then leaves nothing for the KV cache: vLLM "
         f"{plan.engine_version} fails with 'No available memory for the cache blocks'"
