@@ -80,6 +80,16 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("serving.kserve.io", "ClusterServingRuntime", "clusterservingruntimes", "KServe", cluster=True),
     _k("serving.kserve.io", "LLMInferenceService", "llminferenceservices", "KServe (llm-d)"),
     _k("serving.kserve.io", "LLMInferenceServiceConfig", "llminferenceserviceconfigs", "KServe (llm-d)"),
+    # Knative Serving (knative/serving): a Service creates a Configuration, the Configuration a Revision per
+    # change, the Revision a Deployment, each the controlling owner of the next (service/resources
+    # MakeConfigurationFromExisting, configuration/resources MakeRevision, revision/resources MakeDeployment).
+    # KServe's serverless mode creates the Service for an InferenceService (reviewed, so the Service is exempt);
+    # each can also be written by hand, and reading spec.template.spec (spec for a Revision, whose RevisionSpec
+    # inlines a PodSpec) reviews it; without them the Deployment a Revision controls was reviewed again, with
+    # Knative's queue-proxy beside the engine, and a denial stopped Knative's rollout half way
+    _k("serving.knative.dev", "Service", "services", "Knative Serving"),
+    _k("serving.knative.dev", "Configuration", "configurations", "Knative Serving"),
+    _k("serving.knative.dev", "Revision", "revisions", "Knative Serving"),
     _k("ray.io", "RayService", "rayservices", "KubeRay"),
     _k("ray.io", "RayCluster", "rayclusters", "KubeRay"),
     _k("ray.io", "RayJob", "rayjobs", "KubeRay"),
@@ -108,6 +118,22 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("orchestration.aibrix.ai", "RayClusterReplicaSet", "rayclusterreplicasets", "AIBrix"),
     _k("orchestration.aibrix.ai", "PodSet", "podsets", "AIBrix"),
     _k("nvidia.com", "DynamoGraphDeployment", "dynamographdeployments", "NVIDIA Dynamo"),
+    # a DynamoGraphDeployment's controller creates one DynamoComponentDeployment per component (or, with Grove,
+    # one PodCliqueSet), and a DynamoComponentDeployment's a Deployment or a LeaderWorkerSet, each with the
+    # creator as controlling owner (ai-dynamo/dynamo deploy/operator/internal/controller: the component and
+    # Grove workload reconcilers, dynamocomponentdeployment_controller.go, through controller_common
+    # SyncResource); a DynamoComponentDeployment can also be applied on its own (plural
+    # dynamocomponentdeployments, Namespaced)
+    _k("nvidia.com", "DynamoComponentDeployment", "dynamocomponentdeployments", "NVIDIA Dynamo"),
+    # Grove (ai-dynamo/grove, operator/api/core/v1alpha1/crds): a PodCliqueSet creates PodCliques and
+    # PodCliqueScalingGroups, a PodCliqueScalingGroup PodCliques, a PodClique its Pods, each the controlling
+    # owner (operator/internal/controller/*/components). A PodCliqueScalingGroup holds no pod template (its
+    # PodCliques copy the PodCliqueSet's): reviewed so that those PodCliques are exempt; Grove reconciles a
+    # PodClique or PodCliqueScalingGroup only when a PodCliqueSet or PodCliqueScalingGroup owns it
+    # (register.go predicates), so one written by hand without such an owner runs nothing
+    _k("grove.io", "PodCliqueSet", "podcliquesets", "Grove"),
+    _k("grove.io", "PodCliqueScalingGroup", "podcliquescalinggroups", "Grove"),
+    _k("grove.io", "PodClique", "podcliques", "Grove"),
     _k(
         "inference.sagemaker.aws.amazon.com",
         "InferenceEndpointConfig",

@@ -261,3 +261,61 @@ def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand(
     for child, owner in ((pod, "PodSet"), (cluster, "RayClusterReplicaSet")):
         r = parse_review(json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner))))
         assert skip_reason(r, settings) is not None, owner
+
+
+DYNAMO_FIXTURES = [
+    ROOT / "fixtures" / "collected" / "ai-dynamo__dynamo__examples__backends__vllm__deploy__disagg_kvbm_tp2.yaml",
+    ROOT / "fixtures" / "collected" / "ai-dynamo__dynamo__examples__backends__vllm__deploy__v1beta1__agg_snapshot_tp8.yaml",
+]  # fmt: skip
+
+
+def _dcds(dgd: dict[str, Any]) -> list[dict[str, Any]]:
+    """The DynamoComponentDeployments a DynamoGraphDeployment's controller creates: one per service
+    (v1alpha1 ``spec.services``) or component (v1beta1 ``spec.components``), whose ``spec`` is that service's
+    or component's (ai-dynamo/dynamo deploy/operator/internal/dynamo ``GenerateDynamoComponentsDeployments``;
+    ``DynamoComponentDeploymentSharedSpec``, shared by both kinds)."""
+    api = dgd["apiVersion"]
+    spec = dgd["spec"]
+    items = (
+        [(c["name"], c) for c in spec["components"]]
+        if "components" in spec
+        else [(name, {**svc, "serviceName": name}) for name, svc in spec["services"].items()]
+    )
+    return [
+        {"apiVersion": api, "kind": "DynamoComponentDeployment", "metadata": {"name": f"x-{name.lower()}"},
+         "spec": body}
+        for name, body in items
+    ]  # fmt: skip
+
+
+def test_a_dynamo_component_deployment_is_read_as_the_graph_it_comes_from() -> None:
+    """A DynamoComponentDeployment (reviewed now: the DynamoGraphDeployment's controller creates one per
+    component, and one can be applied on its own) is read as its DynamoGraphDeployment's service or component
+    is: for NVIDIA's two example graphs (v1alpha1 and v1beta1), the DCDs made of each give the same containers
+    (engine command, resources, the operator's /dev/shm) and the same findings. The v1alpha1 DCD was read as
+    nothing (its ``extraPodSpec.mainContainer`` is no PodSpec)."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    def pods(ws: list[Any]) -> list[Any]:
+        return sorted(json.dumps(w.pod_spec, sort_keys=True) for w in ws)
+
+    def findings(text: str) -> list[tuple[str, str, str]]:
+        res = run_documents(load_text(text, "dcd.yaml"), webhook_options())
+        return sorted((d.rule, d.severity, d.message) for d in res.diagnostics)
+
+    for path in DYNAMO_FIXTURES:
+        (dgd,) = [
+            d for d in load_text(path.read_bytes(), str(path)).documents if d.kind == "DynamoGraphDeployment"
+        ]
+        data = json.loads(json.dumps(dgd.data))
+        dcds = _dcds(data)
+        text = "\n---\n".join(json.dumps(d) for d in dcds)
+        graph_ws = find_workloads([dgd])
+        dcd_ws = find_workloads(load_text(text, "dcd.yaml").documents)
+        assert len(dcd_ws) == len(dcds) == len(graph_ws) >= 1, path.name
+        assert pods(dcd_ws) == pods(graph_ws), path.name
+        assert any("/dev/shm" in p for p in pods(dcd_ws)), path.name
+        assert findings(text) == findings(json.dumps(data)), path.name
+        for obj in dcds:
+            assert skip_reason(parse_review(json.dumps(_review(obj))), WebhookSettings()) is None
