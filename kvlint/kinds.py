@@ -40,6 +40,10 @@ class WorkloadKind:
         scope: ``Namespaced`` or ``Cluster``, the resource's scope.
         operator: who defines the kind (``Kubernetes``, ``KServe``, ``AIBrix``...), for the documentation.
         why_not: empty when the webhook reviews the kind; else why it does not.
+        pod_path: for an operator kind whose one PodSpec is at a fixed path, that path (a key of
+            :data:`CHART_SHAPES`): the chart sends the kind through the built-in kinds' webhook of that path,
+            whose GPU condition keeps objects that run no engine and request no accelerator from kvlint;
+            empty for the others (sent whatever they run).
     """
 
     group: str
@@ -48,6 +52,7 @@ class WorkloadKind:
     scope: Literal["Namespaced", "Cluster"]
     operator: str
     why_not: str = ""
+    pod_path: tuple[str, ...] = ()
 
     @property
     def reviewed(self) -> bool:
@@ -56,9 +61,18 @@ class WorkloadKind:
 
 
 def _k(
-    group: str, kind: str, resource: str, operator: str, *, cluster: bool = False, why_not: str = ""
+    group: str,
+    kind: str,
+    resource: str,
+    operator: str,
+    *,
+    cluster: bool = False,
+    why_not: str = "",
+    pod_path: tuple[str, ...] = (),
 ) -> WorkloadKind:
-    return WorkloadKind(group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not)
+    return WorkloadKind(
+        group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not, pod_path
+    )
 
 
 #: Every kind ``kvlint check`` reads pods from (see the module docstring), in the order the webhook's rules
@@ -86,10 +100,21 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     # KServe's serverless mode creates the Service for an InferenceService (reviewed, so the Service is exempt);
     # each can also be written by hand, and reading spec.template.spec (spec for a Revision, whose RevisionSpec
     # inlines a PodSpec) reviews it; without them the Deployment a Revision controls was reviewed again, with
-    # Knative's queue-proxy beside the engine, and a denial stopped Knative's rollout half way
-    _k("serving.knative.dev", "Service", "services", "Knative Serving"),
-    _k("serving.knative.dev", "Configuration", "configurations", "Knative Serving"),
-    _k("serving.knative.dev", "Revision", "revisions", "Knative Serving"),
+    # Knative's queue-proxy beside the engine, and a denial stopped Knative's rollout half way. Their pod spec
+    # is at a fixed path, so the chart sends them only when it requests an accelerator or runs an engine
+    # image (most Knative Services are not LLM servers); a Revision's spec is immutable (knative/serving
+    # pkg/apis/serving/v1/revision_validation.go Revision.Validate), so its CREATE is the one review, as for a Pod
+    _k(
+        "serving.knative.dev", "Service", "services", "Knative Serving", pod_path=("spec", "template", "spec")
+    ),
+    _k(
+        "serving.knative.dev",
+        "Configuration",
+        "configurations",
+        "Knative Serving",
+        pod_path=("spec", "template", "spec"),
+    ),
+    _k("serving.knative.dev", "Revision", "revisions", "Knative Serving", pod_path=("spec",)),
     _k("ray.io", "RayService", "rayservices", "KubeRay"),
     _k("ray.io", "RayCluster", "rayclusters", "KubeRay"),
     _k("ray.io", "RayJob", "rayjobs", "KubeRay"),
@@ -205,7 +230,7 @@ def chart_shape(k: WorkloadKind) -> str:
     """The chart webhook (``.name`` in ``validatingwebhookconfiguration.yaml``) that sends kind ``k``."""
     from kvlint.workloads.find import POD_TEMPLATE_PATHS
 
-    path = POD_TEMPLATE_PATHS.get(k.kind) if k.operator == "Kubernetes" else None
+    path = POD_TEMPLATE_PATHS.get(k.kind) if k.operator == "Kubernetes" else (k.pod_path or None)
     if path is not None:
         return CHART_SHAPES[path]
     return "operators" if k.scope == "Namespaced" else "cluster-operators"

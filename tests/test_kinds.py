@@ -319,3 +319,30 @@ def test_a_dynamo_component_deployment_is_read_as_the_graph_it_comes_from() -> N
         assert findings(text) == findings(json.dumps(data)), path.name
         for obj in dcds:
             assert skip_reason(parse_review(json.dumps(_review(obj))), WebhookSettings()) is None
+
+
+def test_operator_kinds_sent_with_the_gpu_condition_hold_their_pod_spec_where_the_chart_tests_it() -> None:
+    """A kind sent through a built-in kinds' webhook (``pod_path``: Knative's Service, Configuration and
+    Revision) is tested by that webhook's GPU condition at ``object.<pod_path>``: kvlint check reads the
+    kind's one pod spec at that path, and the kind goes to that webhook. Knative Services were sent whatever
+    they ran (most are not LLM servers, and each CREATE and UPDATE waited for kvlint)."""
+    from kvlint.workloads import find_workloads
+
+    tmpl = {"spec": {"containers": [{"name": "c", "image": "vllm/vllm-openai:v0.11.0"}]}}
+    bodies = {("spec", "template", "spec"): {"template": tmpl}, ("spec",): tmpl["spec"]}
+    shaped = [k for k in WORKLOAD_KINDS if k.pod_path]
+    assert {(k.group, k.kind) for k in shaped} >= {
+        ("serving.knative.dev", "Service"),
+        ("serving.knative.dev", "Revision"),
+    }
+    for k in shaped:
+        assert k.operator != "Kubernetes" and k.reviewed
+        assert chart_shape(k) == CHART_SHAPES[k.pod_path]
+        obj = {
+            "apiVersion": f"{k.group}/v1",
+            "kind": k.kind,
+            "metadata": {"name": "x"},
+            "spec": bodies[k.pod_path],
+        }
+        ws = find_workloads(load_text(json.dumps(obj), "x.json").documents)
+        assert [w.path for w in ws] == [".".join(k.pod_path)], k.kind
