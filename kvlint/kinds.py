@@ -127,7 +127,18 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("ome.io", "ServingRuntime", "servingruntimes", "OME"),
     _k("ome.io", "ClusterServingRuntime", "clusterservingruntimes", "OME", cluster=True),
     _k("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", "DisaggregatedSet"),
+    # RBG (sgl-project/rbg): a RoleBasedGroupSet creates RoleBasedGroups (internal/controller/workloads
+    # rolebasedgroupset_controller.go RoleBasedGroupSetReconciler.scaleUp); a RoleBasedGroup a Deployment,
+    # StatefulSet, LeaderWorkerSet or RoleInstanceSet per role (pkg/reconciler *_reconciler.go
+    # construct*ApplyConfiguration); a RoleInstanceSet RoleInstances (pkg/reconciler/roleinstanceset
+    # statelessmode/core newVersionedInstances, statefulmode newVersionedInstance), a RoleInstance its Pods
+    # (pkg/reconciler/roleinstance/core commonControl.NewUpdatePods), each the creator's controller reference
+    # (CRDs config/crd/bases: Namespaced). Without the set and instance kinds the Pods a RoleInstance controls
+    # were reviewed again, and a RoleBasedGroupSet, which holds a whole RoleBasedGroup, was not sent
+    _k("workloads.x-k8s.io", "RoleBasedGroupSet", "rolebasedgroupsets", "RBG"),
     _k("workloads.x-k8s.io", "RoleBasedGroup", "rolebasedgroups", "RBG"),
+    _k("workloads.x-k8s.io", "RoleInstanceSet", "roleinstancesets", "RBG"),
+    _k("workloads.x-k8s.io", "RoleInstance", "roleinstances", "RBG"),
     _k("workload.serving.volcano.sh", "ModelServing", "modelservings", "Kthena"),
     _k("orchestration.aibrix.ai", "RayClusterFleet", "rayclusterfleets", "AIBrix"),
     _k("orchestration.aibrix.ai", "StormService", "stormservices", "AIBrix"),

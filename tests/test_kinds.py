@@ -346,3 +346,41 @@ def test_operator_kinds_sent_with_the_gpu_condition_hold_their_pod_spec_where_th
         }
         ws = find_workloads(load_text(json.dumps(obj), "x.json").documents)
         assert [w.path for w in ws] == [".".join(k.pod_path)], k.kind
+
+
+RBG_FIXTURES = sorted((ROOT / "fixtures" / "collected").glob("sgl-project__rbg__*.yaml"))
+
+
+def test_a_role_based_group_set_is_read_as_the_group_it_creates() -> None:
+    """A RoleBasedGroupSet (reviewed now: its controller creates RoleBasedGroups from ``spec.groupTemplate``,
+    so those are exempt) is read as the RoleBasedGroup it creates: for each of RBG's example groups, the set
+    holding its spec gives the same pods (role templates, patches, the group-size variable) and findings."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    def pods(ws: list[Any]) -> list[Any]:
+        return sorted(json.dumps(w.pod_spec, sort_keys=True) for w in ws)
+
+    def findings(text: str) -> list[tuple[str, str, str]]:
+        res = run_documents(load_text(text, "x.yaml"), webhook_options())
+        return sorted((d.rule, d.severity, d.message) for d in res.diagnostics)
+
+    assert len(RBG_FIXTURES) >= 3
+    for path in RBG_FIXTURES:
+        for rbg in [
+            d for d in load_text(path.read_bytes(), str(path)).documents if d.kind == "RoleBasedGroup"
+        ]:
+            data = json.loads(json.dumps(rbg.data))
+            rbgset = {
+                "apiVersion": data["apiVersion"],
+                "kind": "RoleBasedGroupSet",
+                "metadata": {"name": data["metadata"]["name"]},
+                "spec": {"replicas": 1, "groupTemplate": {"spec": data["spec"]}},
+            }
+            set_ws = find_workloads(load_text(json.dumps(rbgset), "set.json").documents)
+            group_ws = find_workloads([rbg])
+            assert len(set_ws) == len(group_ws) >= 1, path.name
+            assert pods(set_ws) == pods(group_ws), path.name
+            assert all(w.path.startswith("spec.groupTemplate.spec.roles[") for w in set_ws)
+            assert findings(json.dumps(rbgset)) == findings(json.dumps(data)), path.name
+            assert skip_reason(parse_review(json.dumps(_review(rbgset))), WebhookSettings()) is None

@@ -685,6 +685,7 @@ KNATIVE = "serving.knative.dev/v1"
 GROVE = "grove.io/v1alpha1"
 DYNAMO_V1A1 = "nvidia.com/v1alpha1"
 DYNAMO_V1B1 = "nvidia.com/v1beta1"
+RBG = "workloads.x-k8s.io/v1alpha2"
 
 
 def _chain_objects(tmpl: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -694,7 +695,9 @@ def _chain_objects(tmpl: dict[str, Any]) -> dict[str, dict[str, Any]]:
     pkg/apis/serving/v1; a DynamoComponentDeployment in the v1alpha1 form (``extraPodSpec.mainContainer``) and
     the v1beta1 form (``podTemplate``), ai-dynamo/dynamo deploy/operator/api; Grove's PodCliqueSet
     (``spec.template.cliques[].spec.podSpec``) and PodClique (``spec.podSpec``), ai-dynamo/grove
-    operator/api/core/v1alpha1."""
+    operator/api/core/v1alpha1; RBG's RoleBasedGroupSet (``spec.groupTemplate.spec``, a RoleBasedGroup's
+    spec), RoleInstanceSet (``spec.roleInstanceTemplate.components[].template``) and RoleInstance
+    (``spec.components[].template``), sgl-project/rbg api/workloads/v1alpha2."""
     spec = tmpl["spec"]
     main = spec["containers"][0]
     extra = {k: v for k, v in spec.items() if k != "containers"}
@@ -744,16 +747,42 @@ def _chain_objects(tmpl: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "PodClique": obj(
             GROVE, "PodClique", "chat-0-worker", {"roleName": "worker", "replicas": 1, "podSpec": spec}
         ),
+        "RoleBasedGroupSet": obj(
+            RBG,
+            "RoleBasedGroupSet",
+            "chat",
+            {
+                "replicas": 1,
+                "groupTemplate": {
+                    "spec": {
+                        "roles": [{"name": "worker", "replicas": 1, "standalonePattern": {"template": tmpl}}]
+                    }
+                },
+            },
+        ),  # fmt: skip
+        "RoleInstanceSet": obj(
+            RBG,
+            "RoleInstanceSet",
+            "chat-worker",
+            {
+                "replicas": 1,
+                "roleInstanceTemplate": {"components": [{"name": "worker", "size": 1, "template": tmpl}]},
+            },
+        ),  # fmt: skip
+        "RoleInstance": obj(
+            RBG, "RoleInstance", "chat-worker-0", {"components": [{"name": "worker", "template": tmpl}]}
+        ),
     }
 
 
 def test_operator_owner_chains_over_tls(server: Any) -> None:
     """Over the real server: the top object of each chain a user can write (Knative Service, Configuration,
-    Revision; a DynamoComponentDeployment in both API forms; a Grove PodCliqueSet or PodClique) with a bad
-    template is denied with the errors kvlint check reports for that template (none was sent by the chart, nor
-    read by the webhook); what the controllers create below a reviewed owner is admitted unlinted (a Deployment
-    a Revision or a DynamoComponentDeployment controls, a Pod a PodClique controls were linted again and
-    denied); an owner reference of a look-alike kind or group is linted."""
+    Revision; a DynamoComponentDeployment in both API forms; a Grove PodCliqueSet or PodClique; an RBG
+    RoleBasedGroupSet, RoleInstanceSet or RoleInstance) with a bad template is denied with the errors kvlint
+    check reports for that template (none was sent by the chart; the v1alpha1 DynamoComponentDeployment was
+    not read); what the controllers create below a reviewed owner is admitted unlinted (a Deployment a
+    Revision or a DynamoComponentDeployment controls, a Pod a PodClique or a RoleInstance controls were linted
+    again and denied); an owner reference of a look-alike kind or group is linted."""
     from kvlint.pipeline import run_documents
 
     srv, ctx = server
@@ -808,6 +837,9 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
         (objects["PodClique"], GROVE, "PodCliqueScalingGroup"),
         (pcsg, GROVE, "PodCliqueSet"),
         (pod, GROVE, "PodClique"),
+        (objects["RoleInstanceSet"], RBG, "RoleBasedGroup"),
+        (objects["RoleInstance"], RBG, "RoleInstanceSet"),
+        (pod, RBG, "RoleInstance"),
     ]
     for child, api, kind in children:
         resp, _ = _post(srv, ctx, review(owned(child, api, kind)))
@@ -819,6 +851,7 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
         owned(pod, "grove.io/v1alpha1", "PodGang"),
         owned(pod, "scheduler.grove.io/v1alpha1", "PodClique"),
         owned(deployment, "nvidia.com/v1alpha1", "DynamoGraphDeploymentRequest"),
+        owned(pod, "workloads.x-k8s.io/v1alpha1", "Instance"),  # RBG's former kind, not created any more
     ]
     for obj in crafted:
         assert denied(review(obj)), obj["metadata"]["ownerReferences"]

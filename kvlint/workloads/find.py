@@ -43,7 +43,7 @@ from kvlint.workloads.operators import (
 )
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
-from kvlint.workloads.rbg import rbg_workloads
+from kvlint.workloads.rbg import rbg_set_workloads, rbg_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -435,6 +435,7 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,
     ("apps.nvidia.com", "NIMService"): nim_service_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
+    ("workloads.x-k8s.io", "RoleBasedGroupSet"): rbg_set_workloads,
     ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
     ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
     ("nvidia.com", "DynamoComponentDeployment"): dynamo_component_deployment_workloads,
