@@ -123,6 +123,10 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("kaito.sh", "InferenceSet", "inferencesets", "KAITO"),
     _k("production-stack.vllm.ai", "VLLMRuntime", "vllmruntimes", "vLLM production-stack"),
     _k("apps.nvidia.com", "NIMService", "nimservices", "NVIDIA NIM Operator"),
+    # a NIMPipeline holds NIMService specs and creates those NIMServices, itself the controlling owner
+    # (NVIDIA/k8s-nim-operator internal/controller/nimpipeline_controller.go reconcileNIMService; CRD
+    # apps.nvidia.com_nimpipelines: Namespaced): reviewed, so that they are exempt (they were reviewed instead)
+    _k("apps.nvidia.com", "NIMPipeline", "nimpipelines", "NVIDIA NIM Operator"),
     _k("ome.io", "InferenceService", "inferenceservices", "OME"),
     _k("ome.io", "ServingRuntime", "servingruntimes", "OME"),
     _k("ome.io", "ClusterServingRuntime", "clusterservingruntimes", "OME", cluster=True),

@@ -384,3 +384,50 @@ def test_a_role_based_group_set_is_read_as_the_group_it_creates() -> None:
             assert all(w.path.startswith("spec.groupTemplate.spec.roles[") for w in set_ws)
             assert findings(json.dumps(rbgset)) == findings(json.dumps(data)), path.name
             assert skip_reason(parse_review(json.dumps(_review(rbgset))), WebhookSettings()) is None
+
+
+NIM_FIXTURE = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-service-llama3-8b-instruct.yaml"
+)
+
+
+def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exempt() -> None:
+    """A NIMPipeline (apps.nvidia.com) holds NIMService specs (``spec.services[].spec``) and its controller
+    creates those NIMServices with the pipeline as controlling owner: the pipeline is reviewed and read as the
+    services (the same pods and findings as the published NIMService, a disabled one left out), and a NIMService
+    the pipeline controls is exempt (it was reviewed instead, and the pipeline was not sent)."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    (svc,) = [
+        d for d in load_text(NIM_FIXTURE.read_bytes(), str(NIM_FIXTURE)).documents if d.kind == "NIMService"
+    ]
+    data = json.loads(json.dumps(svc.data))
+    pipeline = {
+        "apiVersion": "apps.nvidia.com/v1alpha1",
+        "kind": "NIMPipeline",
+        "metadata": {"name": "pipeline"},
+        "spec": {
+            "services": [
+                {"name": data["metadata"]["name"], "enabled": True, "spec": data["spec"]},
+                {"name": "off", "enabled": False, "spec": data["spec"]},
+            ]
+        },
+    }  # the shape of k8s-nim-operator's NIMPipeline (made up around the published NIMService)
+    ws = find_workloads(load_text(json.dumps(pipeline), "p.json").documents)
+    (one,) = find_workloads([svc])
+    assert [w.path for w in ws] == ["spec.services[0].spec"]
+    assert json.dumps(ws[0].pod_spec, sort_keys=True) == json.dumps(one.pod_spec, sort_keys=True)
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str]]:
+        res = run_documents(load_text(json.dumps(obj), "x.json"), webhook_options())
+        return sorted((d.rule, d.message) for d in res.diagnostics)
+
+    assert findings(pipeline) == findings(data) != []
+    settings = WebhookSettings()
+    assert skip_reason(parse_review(json.dumps(_review(pipeline))), settings) is None
+    owned = _owned(data, "apps.nvidia.com/v1alpha1", "NIMPipeline")
+    assert skip_reason(parse_review(json.dumps(_review(owned))), settings) is not None

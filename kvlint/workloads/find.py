@@ -33,7 +33,7 @@ from kvlint.workloads.kthena import model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
-from kvlint.workloads.nim import nim_service_workloads
+from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.operators import (
     dynamo_component_deployment_workloads,
     dynamo_component_pods,
@@ -434,6 +434,7 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("kaito.sh", "InferenceSet"): workspace_workloads,
     ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,
     ("apps.nvidia.com", "NIMService"): nim_service_workloads,
+    ("apps.nvidia.com", "NIMPipeline"): nim_pipeline_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroupSet"): rbg_set_workloads,
     ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
