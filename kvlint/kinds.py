@@ -40,6 +40,10 @@ class WorkloadKind:
         scope: ``Namespaced`` or ``Cluster``, the resource's scope.
         operator: who defines the kind (``Kubernetes``, ``KServe``, ``AIBrix``...), for the documentation.
         why_not: empty when the webhook reviews the kind; else why it does not.
+        pod_path: for an operator kind whose one PodSpec is at a fixed path, that path (a key of
+            :data:`CHART_SHAPES`): the chart sends the kind through the built-in kinds' webhook of that path,
+            whose GPU condition keeps objects that run no engine and request no accelerator from kvlint;
+            empty for the others (sent whatever they run).
     """
 
     group: str
@@ -48,6 +52,7 @@ class WorkloadKind:
     scope: Literal["Namespaced", "Cluster"]
     operator: str
     why_not: str = ""
+    pod_path: tuple[str, ...] = ()
 
     @property
     def reviewed(self) -> bool:
@@ -56,9 +61,18 @@ class WorkloadKind:
 
 
 def _k(
-    group: str, kind: str, resource: str, operator: str, *, cluster: bool = False, why_not: str = ""
+    group: str,
+    kind: str,
+    resource: str,
+    operator: str,
+    *,
+    cluster: bool = False,
+    why_not: str = "",
+    pod_path: tuple[str, ...] = (),
 ) -> WorkloadKind:
-    return WorkloadKind(group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not)
+    return WorkloadKind(
+        group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not, pod_path
+    )
 
 
 #: Every kind ``kvlint check`` reads pods from (see the module docstring), in the order the webhook's rules
@@ -80,6 +94,27 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("serving.kserve.io", "ClusterServingRuntime", "clusterservingruntimes", "KServe", cluster=True),
     _k("serving.kserve.io", "LLMInferenceService", "llminferenceservices", "KServe (llm-d)"),
     _k("serving.kserve.io", "LLMInferenceServiceConfig", "llminferenceserviceconfigs", "KServe (llm-d)"),
+    # Knative Serving (knative/serving): a Service creates a Configuration, the Configuration a Revision per
+    # change, the Revision a Deployment, each the controlling owner of the next (service/resources
+    # MakeConfigurationFromExisting, configuration/resources MakeRevision, revision/resources MakeDeployment).
+    # KServe's serverless mode creates the Service for an InferenceService (reviewed, so the Service is exempt);
+    # each can also be written by hand, and reading spec.template.spec (spec for a Revision, whose RevisionSpec
+    # inlines a PodSpec) reviews it; without them the Deployment a Revision controls was reviewed again, with
+    # Knative's queue-proxy beside the engine, and a denial stopped Knative's rollout half way. Their pod spec
+    # is at a fixed path, so the chart sends them only when it requests an accelerator or runs an engine
+    # image (most Knative Services are not LLM servers); a Revision's spec is immutable (knative/serving
+    # pkg/apis/serving/v1/revision_validation.go Revision.Validate), so its CREATE is the one review, as for a Pod
+    _k(
+        "serving.knative.dev", "Service", "services", "Knative Serving", pod_path=("spec", "template", "spec")
+    ),
+    _k(
+        "serving.knative.dev",
+        "Configuration",
+        "configurations",
+        "Knative Serving",
+        pod_path=("spec", "template", "spec"),
+    ),
+    _k("serving.knative.dev", "Revision", "revisions", "Knative Serving", pod_path=("spec",)),
     _k("ray.io", "RayService", "rayservices", "KubeRay"),
     _k("ray.io", "RayCluster", "rayclusters", "KubeRay"),
     _k("ray.io", "RayJob", "rayjobs", "KubeRay"),
@@ -88,11 +123,26 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("kaito.sh", "InferenceSet", "inferencesets", "KAITO"),
     _k("production-stack.vllm.ai", "VLLMRuntime", "vllmruntimes", "vLLM production-stack"),
     _k("apps.nvidia.com", "NIMService", "nimservices", "NVIDIA NIM Operator"),
+    # a NIMPipeline holds NIMService specs and creates those NIMServices, itself the controlling owner
+    # (NVIDIA/k8s-nim-operator internal/controller/nimpipeline_controller.go reconcileNIMService; CRD
+    # apps.nvidia.com_nimpipelines: Namespaced): reviewed, so that they are exempt (they were reviewed instead)
+    _k("apps.nvidia.com", "NIMPipeline", "nimpipelines", "NVIDIA NIM Operator"),
     _k("ome.io", "InferenceService", "inferenceservices", "OME"),
     _k("ome.io", "ServingRuntime", "servingruntimes", "OME"),
     _k("ome.io", "ClusterServingRuntime", "clusterservingruntimes", "OME", cluster=True),
     _k("disaggregatedset.x-k8s.io", "DisaggregatedSet", "disaggregatedsets", "DisaggregatedSet"),
+    # RBG (sgl-project/rbg): a RoleBasedGroupSet creates RoleBasedGroups (internal/controller/workloads
+    # rolebasedgroupset_controller.go RoleBasedGroupSetReconciler.scaleUp); a RoleBasedGroup a Deployment,
+    # StatefulSet, LeaderWorkerSet or RoleInstanceSet per role (pkg/reconciler *_reconciler.go
+    # construct*ApplyConfiguration); a RoleInstanceSet RoleInstances (pkg/reconciler/roleinstanceset
+    # statelessmode/core newVersionedInstances, statefulmode newVersionedInstance), a RoleInstance its Pods
+    # (pkg/reconciler/roleinstance/core commonControl.NewUpdatePods), each the creator's controller reference
+    # (CRDs config/crd/bases: Namespaced). Without the set and instance kinds the Pods a RoleInstance controls
+    # were reviewed again, and a RoleBasedGroupSet, which holds a whole RoleBasedGroup, was not sent
+    _k("workloads.x-k8s.io", "RoleBasedGroupSet", "rolebasedgroupsets", "RBG"),
     _k("workloads.x-k8s.io", "RoleBasedGroup", "rolebasedgroups", "RBG"),
+    _k("workloads.x-k8s.io", "RoleInstanceSet", "roleinstancesets", "RBG"),
+    _k("workloads.x-k8s.io", "RoleInstance", "roleinstances", "RBG"),
     _k("workload.serving.volcano.sh", "ModelServing", "modelservings", "Kthena"),
     _k("orchestration.aibrix.ai", "RayClusterFleet", "rayclusterfleets", "AIBrix"),
     _k("orchestration.aibrix.ai", "StormService", "stormservices", "AIBrix"),
@@ -108,6 +158,22 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
     _k("orchestration.aibrix.ai", "RayClusterReplicaSet", "rayclusterreplicasets", "AIBrix"),
     _k("orchestration.aibrix.ai", "PodSet", "podsets", "AIBrix"),
     _k("nvidia.com", "DynamoGraphDeployment", "dynamographdeployments", "NVIDIA Dynamo"),
+    # a DynamoGraphDeployment's controller creates one DynamoComponentDeployment per component (or, with Grove,
+    # one PodCliqueSet), and a DynamoComponentDeployment's a Deployment or a LeaderWorkerSet, each with the
+    # creator as controlling owner (ai-dynamo/dynamo deploy/operator/internal/controller: the component and
+    # Grove workload reconcilers, dynamocomponentdeployment_controller.go, through controller_common
+    # SyncResource); a DynamoComponentDeployment can also be applied on its own (plural
+    # dynamocomponentdeployments, Namespaced)
+    _k("nvidia.com", "DynamoComponentDeployment", "dynamocomponentdeployments", "NVIDIA Dynamo"),
+    # Grove (ai-dynamo/grove, operator/api/core/v1alpha1/crds): a PodCliqueSet creates PodCliques and
+    # PodCliqueScalingGroups, a PodCliqueScalingGroup PodCliques, a PodClique its Pods, each the controlling
+    # owner (operator/internal/controller/*/components). A PodCliqueScalingGroup holds no pod template (its
+    # PodCliques copy the PodCliqueSet's): reviewed so that those PodCliques are exempt; Grove reconciles a
+    # PodClique or PodCliqueScalingGroup only when a PodCliqueSet or PodCliqueScalingGroup owns it
+    # (register.go predicates), so one written by hand without such an owner runs nothing
+    _k("grove.io", "PodCliqueSet", "podcliquesets", "Grove"),
+    _k("grove.io", "PodCliqueScalingGroup", "podcliquescalinggroups", "Grove"),
+    _k("grove.io", "PodClique", "podcliques", "Grove"),
     _k(
         "inference.sagemaker.aws.amazon.com",
         "InferenceEndpointConfig",
@@ -179,7 +245,7 @@ def chart_shape(k: WorkloadKind) -> str:
     """The chart webhook (``.name`` in ``validatingwebhookconfiguration.yaml``) that sends kind ``k``."""
     from kvlint.workloads.find import POD_TEMPLATE_PATHS
 
-    path = POD_TEMPLATE_PATHS.get(k.kind) if k.operator == "Kubernetes" else None
+    path = POD_TEMPLATE_PATHS.get(k.kind) if k.operator == "Kubernetes" else (k.pod_path or None)
     if path is not None:
         return CHART_SHAPES[path]
     return "operators" if k.scope == "Namespaced" else "cluster-operators"

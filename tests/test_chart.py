@@ -193,11 +193,14 @@ def test_webhook_rules_cover_exactly_the_reviewed_kinds() -> None:
         named = set(re.findall(r"r\.kind == '(\w+)'", owner["expression"]))
         assert named == {kind for _, kind in REVIEWED_KINDS}
         # each kind with its own group (an owner of another group, as ome.io's InferenceService for KServe's,
-        # is not exempt), and the core kinds only with a group-less apiVersion
+        # is not exempt), and the core kinds only with a group-less apiVersion (v1 or /v1)
         grouped = re.findall(
             r"r\.kind == '(\w+)' && r\.apiVersion\.startsWith\('([^'/]+)/'\)", owner["expression"]
         )
-        core = re.findall(r"r\.kind == '(\w+)' && !r\.apiVersion\.contains\('/'\)", owner["expression"])
+        core = re.findall(
+            r"r\.kind == '(\w+)' && \(!r\.apiVersion\.contains\('/'\) \|\| r\.apiVersion\.startsWith\('/'\)\)",
+            owner["expression"],
+        )
         pairs = [(g, k) for k, g in grouped] + [("", k) for k in core]
         assert sorted(pairs) == sorted(REVIEWED_KINDS)
     assert sent == {(g, res, scope) for (g, _), (res, scope) in REVIEWED_KINDS.items()}
@@ -262,3 +265,116 @@ def test_the_gpu_condition_admits_every_accelerator_and_engine_image_kvlint_read
             assert im.image_mentions_engine(image) and any(w in image for w in words), image
         assert not any(w in "ghcr.io/example/agent:v1" for w in words)
         assert not any("cpu".startswith(p) or "memory".startswith(p) for p in starts)
+
+
+# ------------------------------------------------------------------------------------------ owner filter
+
+
+class _Obj(dict):  # type: ignore[type-arg]
+    """A CEL map value: fields by attribute (``r.kind``), a missing one raises (as CEL's ``no such key``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class _Str(str):
+    """A CEL string, with the two string functions the owner filter calls."""
+
+    def contains(self, s: str) -> bool:
+        return s in self
+
+    def startsWith(self, s: str) -> bool:  # noqa: N802 - CEL's name
+        return self.startswith(s)
+
+
+def _cel_value(v: Any) -> Any:
+    if isinstance(v, dict):
+        return _Obj({k: _cel_value(x) for k, x in v.items()})
+    if isinstance(v, list):
+        return [_cel_value(x) for x in v]
+    return _Str(v) if isinstance(v, str) else v
+
+
+def _has(get: Any) -> bool:
+    try:
+        get()
+    except AttributeError:
+        return False
+    return True
+
+
+def cel_owner_filter(expression: str) -> Any:
+    """The chart's ``not-controlled-by-a-reviewed-owner`` CEL expression as a Python function of the object:
+    a translation of the CEL subset it is written in (``!``, ``&&``, ``||``, ``==``, ``has()``, one
+    ``list.exists(r, ...)``, ``string.contains``/``startsWith``), with CEL's semantics for what that subset
+    does on valid ownerReferences (both ``&&`` and ``||`` short-circuit, a field is read only after its
+    ``has``). Refuses any other construct, so a rewritten expression fails here rather than being misread."""
+    head = "object.metadata.ownerReferences.exists(r, "
+    start = expression.index(head)
+    depth, i = 1, start + len(head)
+    while depth:
+        depth += {"(": 1, ")": -1}.get(expression[i], 0)
+        i += 1
+    body = expression[start + len(head) : i - 1]
+    text = expression[:start] + f"any(({body}) for r in object.metadata.ownerReferences)" + expression[i:]
+    text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    leftover = re.sub(r"'[^']*'", "", text)
+    assert re.fullmatch(r"[\w\s.()=,:]*", leftover), leftover  # nothing but what was translated
+    code = compile(f"({text.strip()})", "<cel>", "eval")
+    return lambda obj: eval(code, {"_has": _has, "any": any, "object": _cel_value(obj)})  # noqa: S307
+
+
+def _owner_cases() -> list[list[dict[str, Any]]]:
+    """ownerReferences the API server accepts (``apiVersion`` parsed as ``k8s.io/apimachinery``'s
+    ``schema.ParseGroupVersion``: ``group/version``, ``version`` or ``/version``, the last two the core
+    group), naming every reviewed kind and some look-alikes."""
+    from kvlint.webhook.review import REVIEWED_KINDS
+
+    out: list[list[dict[str, Any]]] = [[]]
+    for group, kind in [*REVIEWED_KINDS, ("apps", "Pod"), ("argoproj.io", "Rollout"), ("", "Service")]:
+        apis = ["v1", "/v1", "/v1beta1", "apps/v1", "x.io/v1"]
+        if group:
+            apis += [f"{group}/v1", f"{group}/v9alpha9", f"{group}.evil.example/v1", f"evil.{group}/v1"]
+        for api in apis:
+            for kind_ in (kind, kind.lower()):
+                for controller in (True, False, None):
+                    ref: dict[str, Any] = {"apiVersion": api, "kind": kind_, "name": "o", "uid": "u"}
+                    if controller is not None:
+                        ref["controller"] = controller
+                    out.append([ref])
+    out.append([out[1][0], {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "u",
+                            "controller": True}])  # fmt: skip
+    return out
+
+
+def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt() -> None:
+    """The chart's owner filter, evaluated on every reviewed kind's ownerReference with each ``apiVersion``
+    form Kubernetes accepts, sends an object exactly when the server's ``reviewed_owner`` would not exempt it.
+    An owner ``apiVersion: /v1`` (the core group: ``schema.ParseGroupVersion`` reads ``/v1`` as group "" and
+    version v1, and ``validateOwnerReference`` accepts it) was exempted by the server but sent by the chart."""
+    from kvlint.webhook.review import reviewed_owner
+
+    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+    expressions = {
+        c["expression"]
+        for wh in vwc["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "not-controlled-by-a-reviewed-owner"
+    }
+    assert len(expressions) == 1
+    sent = cel_owner_filter(expressions.pop())
+    cases = _owner_cases()
+    exempt = 0
+    for refs in cases:
+        obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": refs}}
+        if not refs:
+            del obj["metadata"]["ownerReferences"]
+        server_exempts = reviewed_owner(obj) is not None
+        exempt += server_exempts
+        assert sent(obj) is not server_exempts, refs
+    assert 0 < exempt < len(cases)

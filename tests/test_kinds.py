@@ -261,3 +261,173 @@ def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand(
     for child, owner in ((pod, "PodSet"), (cluster, "RayClusterReplicaSet")):
         r = parse_review(json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner))))
         assert skip_reason(r, settings) is not None, owner
+
+
+DYNAMO_FIXTURES = [
+    ROOT / "fixtures" / "collected" / "ai-dynamo__dynamo__examples__backends__vllm__deploy__disagg_kvbm_tp2.yaml",
+    ROOT / "fixtures" / "collected" / "ai-dynamo__dynamo__examples__backends__vllm__deploy__v1beta1__agg_snapshot_tp8.yaml",
+]  # fmt: skip
+
+
+def _dcds(dgd: dict[str, Any]) -> list[dict[str, Any]]:
+    """The DynamoComponentDeployments a DynamoGraphDeployment's controller creates: one per service
+    (v1alpha1 ``spec.services``) or component (v1beta1 ``spec.components``), whose ``spec`` is that service's
+    or component's (ai-dynamo/dynamo deploy/operator/internal/dynamo ``GenerateDynamoComponentsDeployments``;
+    ``DynamoComponentDeploymentSharedSpec``, shared by both kinds)."""
+    api = dgd["apiVersion"]
+    spec = dgd["spec"]
+    items = (
+        [(c["name"], c) for c in spec["components"]]
+        if "components" in spec
+        else [(name, {**svc, "serviceName": name}) for name, svc in spec["services"].items()]
+    )
+    return [
+        {"apiVersion": api, "kind": "DynamoComponentDeployment", "metadata": {"name": f"x-{name.lower()}"},
+         "spec": body}
+        for name, body in items
+    ]  # fmt: skip
+
+
+def test_a_dynamo_component_deployment_is_read_as_the_graph_it_comes_from() -> None:
+    """A DynamoComponentDeployment (reviewed now: the DynamoGraphDeployment's controller creates one per
+    component, and one can be applied on its own) is read as its DynamoGraphDeployment's service or component
+    is: for NVIDIA's two example graphs (v1alpha1 and v1beta1), the DCDs made of each give the same containers
+    (engine command, resources, the operator's /dev/shm) and the same findings. The v1alpha1 DCD was read as
+    nothing (its ``extraPodSpec.mainContainer`` is no PodSpec)."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    def pods(ws: list[Any]) -> list[Any]:
+        return sorted(json.dumps(w.pod_spec, sort_keys=True) for w in ws)
+
+    def findings(text: str) -> list[tuple[str, str, str]]:
+        res = run_documents(load_text(text, "dcd.yaml"), webhook_options())
+        return sorted((d.rule, d.severity, d.message) for d in res.diagnostics)
+
+    for path in DYNAMO_FIXTURES:
+        (dgd,) = [
+            d for d in load_text(path.read_bytes(), str(path)).documents if d.kind == "DynamoGraphDeployment"
+        ]
+        data = json.loads(json.dumps(dgd.data))
+        dcds = _dcds(data)
+        text = "\n---\n".join(json.dumps(d) for d in dcds)
+        graph_ws = find_workloads([dgd])
+        dcd_ws = find_workloads(load_text(text, "dcd.yaml").documents)
+        assert len(dcd_ws) == len(dcds) == len(graph_ws) >= 1, path.name
+        assert pods(dcd_ws) == pods(graph_ws), path.name
+        assert any("/dev/shm" in p for p in pods(dcd_ws)), path.name
+        assert findings(text) == findings(json.dumps(data)), path.name
+        for obj in dcds:
+            assert skip_reason(parse_review(json.dumps(_review(obj))), WebhookSettings()) is None
+
+
+def test_operator_kinds_sent_with_the_gpu_condition_hold_their_pod_spec_where_the_chart_tests_it() -> None:
+    """A kind sent through a built-in kinds' webhook (``pod_path``: Knative's Service, Configuration and
+    Revision) is tested by that webhook's GPU condition at ``object.<pod_path>``: kvlint check reads the
+    kind's one pod spec at that path, and the kind goes to that webhook. Knative Services were sent whatever
+    they ran (most are not LLM servers, and each CREATE and UPDATE waited for kvlint)."""
+    from kvlint.workloads import find_workloads
+
+    tmpl = {"spec": {"containers": [{"name": "c", "image": "vllm/vllm-openai:v0.11.0"}]}}
+    bodies = {("spec", "template", "spec"): {"template": tmpl}, ("spec",): tmpl["spec"]}
+    shaped = [k for k in WORKLOAD_KINDS if k.pod_path]
+    assert {(k.group, k.kind) for k in shaped} >= {
+        ("serving.knative.dev", "Service"),
+        ("serving.knative.dev", "Revision"),
+    }
+    for k in shaped:
+        assert k.operator != "Kubernetes" and k.reviewed
+        assert chart_shape(k) == CHART_SHAPES[k.pod_path]
+        obj = {
+            "apiVersion": f"{k.group}/v1",
+            "kind": k.kind,
+            "metadata": {"name": "x"},
+            "spec": bodies[k.pod_path],
+        }
+        ws = find_workloads(load_text(json.dumps(obj), "x.json").documents)
+        assert [w.path for w in ws] == [".".join(k.pod_path)], k.kind
+
+
+RBG_FIXTURES = sorted((ROOT / "fixtures" / "collected").glob("sgl-project__rbg__*.yaml"))
+
+
+def test_a_role_based_group_set_is_read_as_the_group_it_creates() -> None:
+    """A RoleBasedGroupSet (reviewed now: its controller creates RoleBasedGroups from ``spec.groupTemplate``,
+    so those are exempt) is read as the RoleBasedGroup it creates: for each of RBG's example groups, the set
+    holding its spec gives the same pods (role templates, patches, the group-size variable) and findings."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    def pods(ws: list[Any]) -> list[Any]:
+        return sorted(json.dumps(w.pod_spec, sort_keys=True) for w in ws)
+
+    def findings(text: str) -> list[tuple[str, str, str]]:
+        res = run_documents(load_text(text, "x.yaml"), webhook_options())
+        return sorted((d.rule, d.severity, d.message) for d in res.diagnostics)
+
+    assert len(RBG_FIXTURES) >= 3
+    for path in RBG_FIXTURES:
+        for rbg in [
+            d for d in load_text(path.read_bytes(), str(path)).documents if d.kind == "RoleBasedGroup"
+        ]:
+            data = json.loads(json.dumps(rbg.data))
+            rbgset = {
+                "apiVersion": data["apiVersion"],
+                "kind": "RoleBasedGroupSet",
+                "metadata": {"name": data["metadata"]["name"]},
+                "spec": {"replicas": 1, "groupTemplate": {"spec": data["spec"]}},
+            }
+            set_ws = find_workloads(load_text(json.dumps(rbgset), "set.json").documents)
+            group_ws = find_workloads([rbg])
+            assert len(set_ws) == len(group_ws) >= 1, path.name
+            assert pods(set_ws) == pods(group_ws), path.name
+            assert all(w.path.startswith("spec.groupTemplate.spec.roles[") for w in set_ws)
+            assert findings(json.dumps(rbgset)) == findings(json.dumps(data)), path.name
+            assert skip_reason(parse_review(json.dumps(_review(rbgset))), WebhookSettings()) is None
+
+
+NIM_FIXTURE = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / "awslabs__ai-on-eks__blueprints__inference__gpu__nvidia-nim-operator-llama3-8b__nim-service-llama3-8b-instruct.yaml"
+)
+
+
+def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exempt() -> None:
+    """A NIMPipeline (apps.nvidia.com) holds NIMService specs (``spec.services[].spec``) and its controller
+    creates those NIMServices with the pipeline as controlling owner: the pipeline is reviewed and read as the
+    services (the same pods and findings as the published NIMService, a disabled one left out), and a NIMService
+    the pipeline controls is exempt (it was reviewed instead, and the pipeline was not sent)."""
+    from kvlint.pipeline import run_documents
+    from kvlint.workloads import find_workloads
+
+    (svc,) = [
+        d for d in load_text(NIM_FIXTURE.read_bytes(), str(NIM_FIXTURE)).documents if d.kind == "NIMService"
+    ]
+    data = json.loads(json.dumps(svc.data))
+    pipeline = {
+        "apiVersion": "apps.nvidia.com/v1alpha1",
+        "kind": "NIMPipeline",
+        "metadata": {"name": "pipeline"},
+        "spec": {
+            "services": [
+                {"name": data["metadata"]["name"], "enabled": True, "spec": data["spec"]},
+                {"name": "off", "enabled": False, "spec": data["spec"]},
+            ]
+        },
+    }  # the shape of k8s-nim-operator's NIMPipeline (made up around the published NIMService)
+    ws = find_workloads(load_text(json.dumps(pipeline), "p.json").documents)
+    (one,) = find_workloads([svc])
+    assert [w.path for w in ws] == ["spec.services[0].spec"]
+    assert json.dumps(ws[0].pod_spec, sort_keys=True) == json.dumps(one.pod_spec, sort_keys=True)
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str]]:
+        res = run_documents(load_text(json.dumps(obj), "x.json"), webhook_options())
+        return sorted((d.rule, d.message) for d in res.diagnostics)
+
+    assert findings(pipeline) == findings(data) != []
+    settings = WebhookSettings()
+    assert skip_reason(parse_review(json.dumps(_review(pipeline))), settings) is None
+    owned = _owned(data, "apps.nvidia.com/v1alpha1", "NIMPipeline")
+    assert skip_reason(parse_review(json.dumps(_review(owned))), settings) is not None

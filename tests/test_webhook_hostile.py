@@ -677,3 +677,181 @@ def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
     no_controller = owned(pod, AIBRIX, "PodSet")
     del no_controller["metadata"]["ownerReferences"][0]["controller"]
     assert denied(review(no_controller))
+
+
+# ------------------------------------------------------------------------------------------ owner chains
+
+KNATIVE = "serving.knative.dev/v1"
+GROVE = "grove.io/v1alpha1"
+DYNAMO_V1A1 = "nvidia.com/v1alpha1"
+DYNAMO_V1B1 = "nvidia.com/v1beta1"
+RBG = "workloads.x-k8s.io/v1alpha2"
+
+
+def _chain_objects(tmpl: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The objects of the Knative, NVIDIA Dynamo and Grove owner chains (docs/webhook.md, "Owner chains")
+    around pod template ``tmpl``, in the shapes of each API: Knative's Service and Configuration
+    (``spec.template``, a RevisionTemplateSpec) and Revision (a RevisionSpec inlines a PodSpec), knative/serving
+    pkg/apis/serving/v1; a DynamoComponentDeployment in the v1alpha1 form (``extraPodSpec.mainContainer``) and
+    the v1beta1 form (``podTemplate``), ai-dynamo/dynamo deploy/operator/api; Grove's PodCliqueSet
+    (``spec.template.cliques[].spec.podSpec``) and PodClique (``spec.podSpec``), ai-dynamo/grove
+    operator/api/core/v1alpha1; RBG's RoleBasedGroupSet (``spec.groupTemplate.spec``, a RoleBasedGroup's
+    spec), RoleInstanceSet (``spec.roleInstanceTemplate.components[].template``) and RoleInstance
+    (``spec.components[].template``), sgl-project/rbg api/workloads/v1alpha2."""
+    spec = tmpl["spec"]
+    main = spec["containers"][0]
+    extra = {k: v for k, v in spec.items() if k != "containers"}
+
+    def obj(api: str, kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        return {"apiVersion": api, "kind": kind, "metadata": {"name": name}, "spec": body}
+
+    return {
+        "Service": obj(KNATIVE, "Service", "chat", {"template": tmpl}),
+        "Configuration": obj(KNATIVE, "Configuration", "chat", {"template": tmpl}),
+        "Revision": obj(KNATIVE, "Revision", "chat-00001", {**spec, "containerConcurrency": 0}),
+        "DynamoComponentDeployment/v1alpha1": obj(
+            DYNAMO_V1A1,
+            "DynamoComponentDeployment",
+            "chat-vllmworker",
+            {
+                "serviceName": "VllmWorker",
+                "componentType": "worker",
+                "replicas": 1,
+                "extraPodSpec": {**extra, "mainContainer": main},
+            },
+        ),  # fmt: skip
+        "DynamoComponentDeployment/v1beta1": obj(
+            DYNAMO_V1B1,
+            "DynamoComponentDeployment",
+            "chat-worker",
+            {
+                "name": "worker",
+                "type": "worker",
+                "replicas": 1,
+                "podTemplate": {"spec": {**spec, "containers": [{**main, "name": "main"}]}},
+            },
+        ),  # fmt: skip
+        "PodCliqueSet": obj(
+            GROVE,
+            "PodCliqueSet",
+            "chat",
+            {
+                "replicas": 1,
+                "template": {
+                    "cliques": [
+                        {"name": "worker", "spec": {"roleName": "worker", "replicas": 1, "podSpec": spec}}
+                    ]
+                },
+            },
+        ),  # fmt: skip
+        "PodClique": obj(
+            GROVE, "PodClique", "chat-0-worker", {"roleName": "worker", "replicas": 1, "podSpec": spec}
+        ),
+        "RoleBasedGroupSet": obj(
+            RBG,
+            "RoleBasedGroupSet",
+            "chat",
+            {
+                "replicas": 1,
+                "groupTemplate": {
+                    "spec": {
+                        "roles": [{"name": "worker", "replicas": 1, "standalonePattern": {"template": tmpl}}]
+                    }
+                },
+            },
+        ),  # fmt: skip
+        "RoleInstanceSet": obj(
+            RBG,
+            "RoleInstanceSet",
+            "chat-worker",
+            {
+                "replicas": 1,
+                "roleInstanceTemplate": {"components": [{"name": "worker", "size": 1, "template": tmpl}]},
+            },
+        ),  # fmt: skip
+        "RoleInstance": obj(
+            RBG, "RoleInstance", "chat-worker-0", {"components": [{"name": "worker", "template": tmpl}]}
+        ),
+    }
+
+
+def test_operator_owner_chains_over_tls(server: Any) -> None:
+    """Over the real server: the top object of each chain a user can write (Knative Service, Configuration,
+    Revision; a DynamoComponentDeployment in both API forms; a Grove PodCliqueSet or PodClique; an RBG
+    RoleBasedGroupSet, RoleInstanceSet or RoleInstance) with a bad template is denied with the errors kvlint
+    check reports for that template (none was sent by the chart; the v1alpha1 DynamoComponentDeployment was
+    not read); what the controllers create below a reviewed owner is admitted unlinted (a Deployment a
+    Revision or a DynamoComponentDeployment controls, a Pod a PodClique or a RoleInstance controls were linted
+    again and denied); an owner reference of a look-alike kind or group is linted."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    bad = workload_object(B01)
+    errors = b01_errors()
+    assert errors
+    tmpl = bad["spec"]["template"]
+    objects = _chain_objects(tmpl)
+
+    def denied(body: dict[str, Any]) -> bool:
+        resp, _ = _post(srv, ctx, body)
+        if resp["allowed"]:
+            return False
+        assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+        return True
+
+    def owned(obj: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
+        out = json.loads(json.dumps(obj))
+        out["metadata"]["ownerReferences"] = [
+            {"apiVersion": api, "kind": kind, "name": "owner", "uid": "u-owner", "controller": True}
+        ]
+        return out
+
+    for name, obj in objects.items():
+        # kvlint check reads the same errors in the object (the webhook reviews what the CLI reads)
+        loaded = load_text(json.dumps(obj), f"{name}.json")
+        found = {
+            d.rule for d in run_documents(loaded, webhook_options()).diagnostics if d.severity == "error"
+        }
+        assert found == errors, (name, found)
+        assert denied(review(obj)), name
+        assert denied(review(obj, dryRun=True)), name
+    pcsg = {"apiVersion": GROVE, "kind": "PodCliqueScalingGroup", "metadata": {"name": "chat-0-sg"},
+            "spec": {"replicas": 1, "cliqueNames": ["worker"]}}  # fmt: skip
+    resp, _ = _post(srv, ctx, review(pcsg))  # reviewed: holds no pod template, nothing to find
+    assert resp["allowed"] and not resp.get("warnings"), resp
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": tmpl["spec"]}
+    deployment = json.loads(json.dumps(bad))
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "l"},
+           "spec": {"leaderWorkerTemplate": {"size": 2, "workerTemplate": tmpl}}}  # fmt: skip
+    dcd = objects["DynamoComponentDeployment/v1beta1"]
+    children = [
+        (objects["Service"], "serving.kserve.io/v1beta1", "InferenceService"),  # KServe serverless
+        (objects["Configuration"], KNATIVE, "Service"),
+        (objects["Revision"], KNATIVE, "Configuration"),
+        (deployment, KNATIVE, "Revision"),
+        (dcd, DYNAMO_V1B1, "DynamoGraphDeployment"),
+        (deployment, DYNAMO_V1B1, "DynamoComponentDeployment"),
+        (lws, DYNAMO_V1A1, "DynamoComponentDeployment"),
+        (objects["PodCliqueSet"], DYNAMO_V1B1, "DynamoGraphDeployment"),
+        (objects["PodClique"], GROVE, "PodCliqueSet"),
+        (objects["PodClique"], GROVE, "PodCliqueScalingGroup"),
+        (pcsg, GROVE, "PodCliqueSet"),
+        (pod, GROVE, "PodClique"),
+        (objects["RoleInstanceSet"], RBG, "RoleBasedGroup"),
+        (objects["RoleInstance"], RBG, "RoleInstanceSet"),
+        (pod, RBG, "RoleInstance"),
+    ]
+    for child, api, kind in children:
+        resp, _ = _post(srv, ctx, review(owned(child, api, kind)))
+        assert resp["allowed"] and not resp.get("warnings"), (child["kind"], kind, resp)
+    crafted = [
+        owned(deployment, "v1", "Service"),  # a core Service is not Knative's
+        owned(deployment, "serving.knative.dev.evil.example/v1", "Revision"),
+        owned(deployment, "serving.knative.dev/v1", "Route"),  # Knative kinds kvlint does not review
+        owned(pod, "grove.io/v1alpha1", "PodGang"),
+        owned(pod, "scheduler.grove.io/v1alpha1", "PodClique"),
+        owned(deployment, "nvidia.com/v1alpha1", "DynamoGraphDeploymentRequest"),
+        owned(pod, "workloads.x-k8s.io/v1alpha1", "Instance"),  # RBG's former kind, not created any more
+    ]
+    for obj in crafted:
+        assert denied(review(obj)), obj["metadata"]["ownerReferences"]

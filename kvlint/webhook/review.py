@@ -370,9 +370,17 @@ def lint_relevant(obj: Any, _top: bool = True) -> Any:
     return obj
 
 
-def _group(api_version: Any) -> str:
+def owner_group(api_version: Any) -> str | None:
+    """The API group of an ownerReference's ``apiVersion`` as Kubernetes parses it
+    (``k8s.io/apimachinery`` ``schema.ParseGroupVersion``, which ``validateOwnerReference`` applies before a
+    validating webhook is called): ``group/version`` -> ``group``; ``version`` and ``/version`` -> ``""``, the
+    core group; None for anything with more than one ``/`` (refused by the API server). The chart's owner
+    filter (``kvlint.notOwnedCondition`` in ``deploy/helm/kvlint-webhook/templates/_helpers.tpl``) reads it
+    the same way; tests/test_chart.py evaluates it against this function's caller."""
     text = str(api_version or "")
-    return text.rsplit("/", 1)[0] if "/" in text else ""
+    if text.count("/") > 1:
+        return None
+    return text.split("/", 1)[0] if "/" in text else ""
 
 
 def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
@@ -384,8 +392,9 @@ def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
     for ref in refs if isinstance(refs, list) else []:
         if not isinstance(ref, dict) or ref.get("controller") is not True:
             continue
-        key = (_group(ref.get("apiVersion")), str(ref.get("kind", "")))
-        if key in REVIEWED_KINDS:
+        group = owner_group(ref.get("apiVersion"))
+        key = (group, str(ref.get("kind", "")))
+        if group is not None and key in REVIEWED_KINDS:
             return f"{key[1]}/{ref.get('name', '')}"
     return None
 
@@ -677,6 +686,7 @@ __all__ = [
     "format_warning",
     "lint_relevant",
     "lint_review",
+    "owner_group",
     "parse_review",
     "prepared_object",
     "review_label",

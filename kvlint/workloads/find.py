@@ -33,8 +33,9 @@ from kvlint.workloads.kthena import model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
-from kvlint.workloads.nim import nim_service_workloads
+from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.operators import (
+    dynamo_component_deployment_workloads,
     dynamo_component_pods,
     dynamo_workloads,
     hyperpod_workloads,
@@ -42,7 +43,7 @@ from kvlint.workloads.operators import (
 )
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
-from kvlint.workloads.rbg import rbg_workloads
+from kvlint.workloads.rbg import rbg_set_workloads, rbg_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -363,9 +364,13 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
         return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
-    if kind == "DynamoGraphDeployment" and str(data.get("apiVersion", "")).startswith("nvidia.com/"):
+    if kind in _DYNAMO_KINDS and str(data.get("apiVersion", "")).startswith("nvidia.com/"):
         return dynamo_component_pods(doc, _structural(doc))
     return _structural(doc)
+
+
+#: NVIDIA Dynamo kinds whose v1beta1 form holds pod templates the operator completes (:func:`dynamo_component_pods`).
+_DYNAMO_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"})
 
 
 def _structural(doc: Document) -> list[Workload]:
@@ -429,9 +434,12 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("kaito.sh", "InferenceSet"): workspace_workloads,
     ("production-stack.vllm.ai", "VLLMRuntime"): vllm_runtime_workloads,
     ("apps.nvidia.com", "NIMService"): nim_service_workloads,
+    ("apps.nvidia.com", "NIMPipeline"): nim_pipeline_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
+    ("workloads.x-k8s.io", "RoleBasedGroupSet"): rbg_set_workloads,
     ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
     ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
+    ("nvidia.com", "DynamoComponentDeployment"): dynamo_component_deployment_workloads,
     ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): hyperpod_workloads,
 }
 _CRD_KINDS = frozenset(kind for _, kind in CRD_READERS)

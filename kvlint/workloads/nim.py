@@ -23,7 +23,26 @@ def nim_service_workloads(doc: Document) -> list[Workload]:
     ``tolerations`` and ``affinity`` (k8s-nim-operator api/apps/v1alpha1 nimservice_types.go
     ``NIMServiceSpec``). NIM images start their own launcher (not a vLLM command line), so the engine
     settings stay unread; placement works as for any PodSpec."""
-    spec = get_in(doc.data, "spec")
+    return _nim_workloads(doc, get_in(doc.data, "spec"), "spec")
+
+
+def nim_pipeline_workloads(doc: Document) -> list[Workload]:
+    """NVIDIA NIM operator ``NIMPipeline`` (apps.nvidia.com): each ``spec.services[i].spec`` is the spec of a
+    NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
+    api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
+    nimpipeline_controller.go ``reconcileNIMService``), read as :func:`nim_service_workloads` reads a
+    NIMService's ``spec``; a service with ``enabled: false`` is not created and not read."""
+    services = get_in(doc.data, "spec", "services")
+    out: list[Workload] = []
+    for i, svc in enumerate(services if isinstance(services, list) else []):
+        if isinstance(svc, dict) and svc.get("enabled") is not False:
+            out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec"))
+    return out
+
+
+def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
+    """The pod of the NIMService spec ``spec``, found at path ``at`` of ``doc`` (see
+    :func:`nim_service_workloads`)."""
     img = get_in(spec, "image")
     if not isinstance(spec, dict) or not isinstance(img, dict) or not img.get("repository"):
         return []
@@ -44,7 +63,7 @@ def nim_service_workloads(doc: Document) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
         extra.append((ACCELERATOR_WHY_ANNOTATION, why, loc_of(spec, "resources") or rloc))
-    w = synthetic_workload(doc, ps, "spec", replicas=int_or_none(spec.get("replicas")), extra=extra)
+    w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), extra=extra)
     note = Finding(
         "KV503",
         f"the NIM image {image} starts NVIDIA's NIM launcher, which chooses the engine (TensorRT-LLM, vLLM or "

@@ -14,7 +14,13 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
-__all__ = ["dynamo_component_pods", "dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
+__all__ = [
+    "dynamo_component_deployment_workloads",
+    "dynamo_component_pods",
+    "dynamo_workloads",
+    "hyperpod_workloads",
+    "unread_kind_note",
+]
 
 #: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
 _DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
@@ -110,18 +116,26 @@ def _with_frontend_command(component_type: Any, container: LDict, loc: Loc | Non
 
 def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload]:
     """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
-    component a ``podTemplate``, found as plain pod templates) as the operator writes them: the ``/dev/shm`` it
+    component a ``podTemplate``, found as plain pod templates), or of a ``DynamoComponentDeployment`` whose
+    ``spec`` is one such component (``spec.podTemplate``), as the operator writes them: the ``/dev/shm`` it
     adds to each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the
     first; see :func:`_with_operator_shm`, the component's ``sharedMemory``) and a frontend's default command
     (:func:`_with_frontend_command`, the component's ``type``). The documents are not modified: a workload
     whose pod changes holds copies of the PodSpec and of that container."""
-    components = get_in(doc.data, "spec", "components")
+    if doc.kind == "DynamoComponentDeployment":
+        spec = get_in(doc.data, "spec")
+        components = [spec] if isinstance(spec, LDict) else None
+    else:
+        components = get_in(doc.data, "spec", "components")
     if not isinstance(components, list):
         return found
     out: list[Workload] = []
     for w in found:
-        m = _COMPONENT_PATH.fullmatch(w.path)
-        comp = components[int(m.group(1))] if m and int(m.group(1)) < len(components) else None
+        comp: Any = None
+        if doc.kind == "DynamoComponentDeployment":
+            comp = components[0] if w.path == "spec.podTemplate.spec" else None
+        elif (m := _COMPONENT_PATH.fullmatch(w.path)) is not None and int(m.group(1)) < len(components):
+            comp = components[int(m.group(1))]
         containers = w.pod_spec.get("containers")
         if not isinstance(comp, LDict) or not isinstance(containers, LList) or not containers:
             out.append(w)
@@ -159,46 +173,62 @@ def dynamo_workloads(doc: Document) -> list[Workload]:
     services = get_in(doc.data, "spec", "services")
     if not isinstance(services, dict):
         return []
-    out: list[Workload] = []
-    for name, svc in services.items():
-        if not isinstance(svc, LDict):
+    return [
+        _service_workload(doc, str(name), svc, f"spec.services.{name}")
+        for name, svc in services.items()
+        if isinstance(svc, LDict)
+    ]
+
+
+def dynamo_component_deployment_workloads(doc: Document) -> list[Workload]:
+    """NVIDIA Dynamo ``DynamoComponentDeployment`` (nvidia.com) in the v1alpha1 form: its ``spec`` is one
+    service of a ``DynamoGraphDeployment``'s ``spec.services`` (``DynamoComponentDeploymentSharedSpec``, which
+    the DynamoGraphDeployment controller copies into the DynamoComponentDeployment it creates per service,
+    ai-dynamo/dynamo deploy/operator/internal/dynamo ``GenerateDynamoComponentsDeployments``; one can also be
+    applied on its own), read as :func:`dynamo_workloads` reads a service; the container is named after
+    ``spec.serviceName``, else the object. Empty for the v1beta1 form (``spec.podTemplate``, a pod template
+    :func:`dynamo_component_pods` completes) and for a spec that is not a mapping."""
+    spec = get_in(doc.data, "spec")
+    if not isinstance(spec, LDict) or "podTemplate" in spec:
+        return []
+    name = spec.get("serviceName")
+    return [_service_workload(doc, name if isinstance(name, str) and name else doc.name, spec, "spec")]
+
+
+def _service_workload(doc: Document, name: str, svc: LDict, path: str) -> Workload:
+    """One Dynamo service (a ``spec.services`` entry, or a DynamoComponentDeployment's ``spec``) as the pod
+    the operator creates for it (see :func:`dynamo_workloads`), at ``path``."""
+    extra = svc.get("extraPodSpec")
+    extra = extra if isinstance(extra, LDict) else LDict(loc=loc_of(svc))
+    main = extra.get("mainContainer")
+    container = located_copy(main) if isinstance(main, LDict) else LDict(loc=loc_of(svc))
+    container.setdefault("name", str(name))
+    res = _dynamo_resources(svc.get("resources"))
+    if res is not None and "resources" not in container:
+        container["resources"] = res
+        container.locs["resources"] = loc_of(svc, "resources")  # type: ignore[assignment]
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        if probe not in container and isinstance(svc.get(probe), dict):
+            container[probe] = svc[probe]
+            container.locs[probe] = loc_of(svc, probe)  # type: ignore[assignment]
+    envs = svc.get("envs")
+    if isinstance(envs, list) and envs:
+        container["env"] = strategic_merge(LList(envs, loc=loc_of(envs)), container.get("env") or [], "env")
+    ps = LDict(loc=extra.loc or loc_of(svc))
+    for k, v in extra.items():
+        if k == "mainContainer":
             continue
-        extra = svc.get("extraPodSpec")
-        extra = extra if isinstance(extra, LDict) else LDict(loc=loc_of(svc))
-        main = extra.get("mainContainer")
-        container = located_copy(main) if isinstance(main, LDict) else LDict(loc=loc_of(svc))
-        container.setdefault("name", str(name))
-        res = _dynamo_resources(svc.get("resources"))
-        if res is not None and "resources" not in container:
-            container["resources"] = res
-            container.locs["resources"] = loc_of(svc, "resources")  # type: ignore[assignment]
-        for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
-            if probe not in container and isinstance(svc.get(probe), dict):
-                container[probe] = svc[probe]
-                container.locs[probe] = loc_of(svc, probe)  # type: ignore[assignment]
-        envs = svc.get("envs")
-        if isinstance(envs, list) and envs:
-            container["env"] = strategic_merge(
-                LList(envs, loc=loc_of(envs)), container.get("env") or [], "env"
-            )
-        ps = LDict(loc=extra.loc or loc_of(svc))
-        for k, v in extra.items():
-            if k == "mainContainer":
-                continue
-            ps[k] = v
-            if k in extra.locs:
-                ps.locs[k] = extra.locs[k]
-        _with_operator_shm(svc, ps, container)
-        _with_frontend_command(svc.get("componentType"), container, loc_of(svc, "componentType"))
-        others = extra.get("containers")
-        ps["containers"] = llist(
-            container.loc,
-            [(container, container.loc), *((c, None) for c in (others if isinstance(others, list) else []))],
-        )
-        out.append(
-            synthetic_workload(doc, ps, f"spec.services.{name}", replicas=int_or_none(svc.get("replicas")))
-        )
-    return out
+        ps[k] = v
+        if k in extra.locs:
+            ps.locs[k] = extra.locs[k]
+    _with_operator_shm(svc, ps, container)
+    _with_frontend_command(svc.get("componentType"), container, loc_of(svc, "componentType"))
+    others = extra.get("containers")
+    ps["containers"] = llist(
+        container.loc,
+        [(container, container.loc), *((c, None) for c in (others if isinstance(others, list) else []))],
+    )
+    return synthetic_workload(doc, ps, path, replicas=int_or_none(svc.get("replicas")))
 
 
 def hyperpod_workloads(doc: Document) -> list[Workload]:

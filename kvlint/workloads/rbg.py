@@ -19,7 +19,7 @@ from kvlint.types import Document, Workload
 from kvlint.workloads.base import get_in, int_or_none, make_workload, with_injected_env
 from kvlint.workloads.merge import strategic_merge
 
-__all__ = ["rbg_workloads"]
+__all__ = ["rbg_set_workloads", "rbg_workloads"]
 
 
 def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
@@ -38,7 +38,20 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
 def rbg_workloads(doc: Document) -> list[Workload]:
     """One workload per pod template of each role (leader and worker for a leader/worker pattern); empty when
     the object does not have the v1alpha2 role patterns (then the structural search reads it)."""
-    spec = get_in(doc.data, "spec")
+    return _roles_workloads(doc, get_in(doc.data, "spec"), "spec")
+
+
+def rbg_set_workloads(doc: Document) -> list[Workload]:
+    """A ``RoleBasedGroupSet`` (workloads.x-k8s.io): its ``spec.groupTemplate.spec`` is the spec of the
+    RoleBasedGroups its controller creates (``RoleBasedGroupSetSpec.GroupTemplate``, rbg
+    ``api/workloads/v1alpha2/rolebasedgroupset_types.go``; ``RoleBasedGroupSetReconciler.scaleUp`` creates
+    them, the set as controlling owner), read as :func:`rbg_workloads` reads a RoleBasedGroup's ``spec``;
+    empty without the v1alpha2 role patterns (then the structural search reads it)."""
+    return _roles_workloads(doc, get_in(doc.data, "spec", "groupTemplate", "spec"), "spec.groupTemplate.spec")
+
+
+def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
+    """The workloads of the roles of the RoleBasedGroup spec ``spec``, found at path ``at`` of ``doc``."""
     roles = get_in(spec, "roles")
     if not isinstance(roles, list):
         return []
@@ -51,7 +64,7 @@ def rbg_workloads(doc: Document) -> list[Workload]:
         if not isinstance(role, dict):
             continue
         replicas = int_or_none(role.get("replicas"))
-        base = f"spec.roles[{i}]"
+        base = f"{at}.roles[{i}]"
         sp, lwp = role.get("standalonePattern"), role.get("leaderWorkerPattern")
         if isinstance(sp, dict):
             tmpl = _template(role, sp, templates)

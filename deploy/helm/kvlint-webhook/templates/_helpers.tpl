@@ -47,7 +47,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{/*
 Objects whose controlling owner is a kind kvlint reviews are not sent (kvlint reviewed the owner; its
 controller's writes must never be denied). The kinds are webhook-match.yaml, written from WORKLOAD_KINDS in
-kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhook_kinds.py.
+kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhook_kinds.py. An owner's
+apiVersion is read as Kubernetes reads it (k8s.io/apimachinery schema.ParseGroupVersion, which
+validateOwnerReference applies before any validating webhook sees the object): "group/version", or the core
+group as "version" or "/version" (group "" before the "/"), as kvlint.webhook.review.owner_group does.
 */}}
 {{- define "kvlint.reviewedOwners" -}}
 {{- (.Files.Get "webhook-match.yaml" | fromYaml).kinds | toYaml -}}
@@ -59,7 +62,7 @@ kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhoo
 {{- if .group -}}
 {{- $terms = append $terms (printf "(r.kind == '%s' && r.apiVersion.startsWith('%s/'))" .kind .group) -}}
 {{- else -}}
-{{- $terms = append $terms (printf "(r.kind == '%s' && !r.apiVersion.contains('/'))" .kind) -}}
+{{- $terms = append $terms (printf "(r.kind == '%s' && (!r.apiVersion.contains('/') || r.apiVersion.startsWith('/')))" .kind) -}}
 {{- end -}}
 {{- end -}}
 name: not-controlled-by-a-reviewed-owner
