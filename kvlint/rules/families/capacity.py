@@ -975,7 +975,7 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
 #: NCCL/cuBLAS handles. vLLM creates them before its start-up snapshot and then requires the free memory to be at
 #: least utilization x total (docs/engine-memory-model.md §1.2.1 step 1 and §1.11 E3, ``request_memory``), so n engines
 #: at 1/n each cannot all start. The figure is the one kvlint's SGLang model assumes for the same memory
-#: (:mod:`kvlint.memory.sglang`, CUDA context + NCCL before the pre-load measurement).
+#: (:mod:`kvlint.memory.sglang`: CUDA context + the distributed set-up of more than one rank, 0.4 + 0.2 GiB).
 _PROCESS_RESERVE = int(0.6 * GiB)
 
 
