@@ -62,6 +62,18 @@ def test_case_arithmetic(gid, budget, verdicts):
         assert p.kv_cache_bytes_low / GiB <= rep["kv"] <= p.kv_cache_bytes_high / GiB, gid
 
 
+def test_gt007_pip_install_native_sampler_band_covers_the_print():
+    """gt-007 ran a pip-installed vLLM 0.11.0 (conda site-packages in the traceback), where FlashInfer is an extra
+    and the profile's dummy sampler is the PyTorch-native one: the printed 'Available KV cache memory: 1.71 GiB'
+    must lie inside the plan's band, and one 131,072-token request (4.54 GiB, the error's own figure) must not fit
+    the point estimate (the start failed)."""
+    c = CASES["gt-007"]
+    p = plan("gt-007").plan
+    printed = c["failure"]["kv_available_gib"]
+    assert p.kv_cache_bytes_low / GiB <= printed <= p.kv_cache_bytes_high / GiB
+    assert p.kv_cache_bytes / GiB < c["failure"]["kv_needed_gib"]
+
+
 def test_gt056_terms_close_without_cudagraph():
     """gt-056 (0.18-0.19 family): 71.26 - 14.99 - 4.76 - 0.13 = 51.38 exactly; no graph term before 0.20."""
     p = plan("gt-056").plan
