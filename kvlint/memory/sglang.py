@@ -48,7 +48,7 @@ _CONTEXT_RANGE = (int(0.15 * GiB), int(0.65 * GiB))
 #: all-reduce buffers), point estimate: 0.2 GiB, so that context + distributed stays the 0.6 GiB kvlint assumed
 #: before the split. The printed figures differ 15x by interconnect, which a manifest does not state: 0.13 GB on 4
 #: PCIe-only L4s with custom all-reduce off (gt-252), 1.77 - 2.01 GB on 8 NVLink H200s (sgl-project/sglang#11716).
-DIST_INIT_BYTES = int(0.2 * GiB)
+DIST_INIT_BYTES = int(0.6 * GiB) - CUDA_CONTEXT_BYTES
 #: [calibrated] the band's worst case per peer rank: 2.01 GB / 7 peers on 8 NVLink H200s (sgl-project/sglang#11716)
 _DIST_PER_PEER_MAX = int(0.29 * GiB)
 _OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§3.3)
