@@ -107,3 +107,19 @@ def test_gt008_mxfp4_weights():
     """gt-008: vLLM 0.14.1 printed 64.38 GiB for gpt-oss-120b (MXFP4 experts padded to hidden 3072)."""
     p = plan("gt-008").plan
     assert p.weights_bytes / GiB == pytest.approx(64.38, rel=0.01)
+
+
+def test_gt253_marlin_mxfp4_padding_reproduces_the_hopper_marlin_load():
+    """gt-253 (vllm-project/vllm#23278): gpt-oss-120b on an H100 under the Marlin MXFP4 backend (the log's
+    marlin_utils_fp4 warning) loaded 65.9651 GiB. kvlint's Marlin padding (hidden to 256, intermediate per partition
+    to 128, :func:`kvlint.models.weights._mxfp4_expert_padding`, taken below compute capability 9.0) must give that
+    figure within 1 %, and the Hopper/Triton padding (64.38 GiB printed in gt-008) must stay below it."""
+    from kvlint.models.weights import weight_bytes
+
+    local = yaml.safe_load((ROOT / "bench" / "groundtruth" / "cases.yaml").read_text())
+    printed = next(c for c in local if c["id"] == "gt-253")["figures"]["weights_gib"]
+    model = accuracy._model(accuracy.REPLAY["gt-008"], MODELS)
+    marlin, _ = weight_bytes(model, dtype_bytes=2, tp=1, compute_capability="8.0")
+    hopper, _ = weight_bytes(model, dtype_bytes=2, tp=1, compute_capability="9.0")
+    assert marlin / GiB == pytest.approx(printed, rel=0.01)
+    assert hopper < marlin
