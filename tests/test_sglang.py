@@ -323,7 +323,7 @@ def test_preload_single_rank_has_no_distributed_memory() -> None:
 def test_preload_band_covers_printed_preload_usage() -> None:
     # The memory in use before loading, as SGLang's logs give it (total - 'Load weight begin. avail mem'), must lie
     # inside the plan's band: TP1 on 80 GB H100s (gt-250: 78.81 GB free before loading; SGLang's "GB" are GiB),
-    # TP4 on PCIe-only L4s (gt-252: 21.63), and TP8 on NVLink H200s (sgl-project/sglang#11716, TP0:
+    # TP4 on PCIe-only L4s (gt-252: 21.63), and TP8 on NVLink H200s (gt-254, sgl-project/sglang#11716, TP0:
     # "Load weight begin. avail mem=137.34 GB" after "Init torch distributed ends. mem usage=1.96 GB").
     # The band on the pool is mfs x the band on the pre-load usage, so compare the implied usage bounds.
     from kvlint.memory.sglang import preload_bytes
@@ -338,7 +338,7 @@ def test_preload_band_covers_printed_preload_usage() -> None:
             sum(_ground_truth("gt-251")["figures"][k] for k in ("weights_gb", "free_after_weights_gb")),
         ),
         ("l4", 4, _ground_truth("gt-252")["figures"]["free_before_weights_gb"]),
-        ("h200", 8, 137.34),
+        ("h200", 8, _ground_truth("gt-254")["figures"]["free_before_weights_gb"]),
     ):
         total = lookup(acc_id).memory_bytes
         used = total - free_before * gib

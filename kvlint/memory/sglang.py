@@ -39,17 +39,17 @@ SgVersion = tuple[int, int, int]
 #: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
 #: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
 #: memory - that usage): gt-250 0.39 and gt-251 0.61 GiB (TP1 H100, no distributed memory), gt-252 0.19 GiB (TP4
-#: L4), 0.42 GiB on 8 H200s (sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96). docs/engine-memory-model.md
-#: §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM counts NCCL in its non-torch term).
+#: L4), 0.42 GiB on 8 H200s (gt-254, sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96).
+#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM counts NCCL in its non-torch term).
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)
 #: [calibrated] the context's band: the range of those four logs (0.19 - 0.61 GiB) rounded outward to 0.05 GiB
 _CONTEXT_RANGE = (int(0.15 * GiB), int(0.65 * GiB))
 #: [heuristic] what ``init_torch_distributed`` allocates with more than one rank (NCCL communicators, custom
 #: all-reduce buffers), point estimate: 0.2 GiB, so that context + distributed stays the 0.6 GiB kvlint assumed
 #: before the split. The printed figures differ 15x by interconnect, which a manifest does not state: 0.13 GB on 4
-#: PCIe-only L4s with custom all-reduce off (gt-252), 1.77 - 2.01 GB on 8 NVLink H200s (sgl-project/sglang#11716).
+#: PCIe-only L4s with custom all-reduce off (gt-252), 1.77 - 2.01 GB on 8 NVLink H200s (gt-254).
 DIST_INIT_BYTES = int(0.6 * GiB) - CUDA_CONTEXT_BYTES
-#: [calibrated] the band's worst case per peer rank: 2.01 GB / 7 peers on 8 NVLink H200s (sgl-project/sglang#11716)
+#: [calibrated] the band's worst case per peer rank: 2.01 GB / 7 peers on 8 NVLink H200s (gt-254)
 _DIST_PER_PEER_MAX = int(0.29 * GiB)
 _OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§3.3)
 _BAND = 0.5
@@ -70,7 +70,7 @@ def preload_bytes(world: int) -> tuple[int, int, int]:
     (:data:`CUDA_CONTEXT_BYTES`) plus, with more than one rank, :data:`DIST_INIT_BYTES`. Band: the context over the
     range the logs show (0.15 - 0.65 GiB);
     the distributed part from 0 (PCIe-only, custom all-reduce off: 0.13 GB at TP4, gt-252) up to
-    ``_DIST_PER_PEER_MAX`` per peer rank (NVLink: 2.01 GB at TP8, sgl-project/sglang#11716). **[calibrated]**
+    ``_DIST_PER_PEER_MAX`` per peer rank (NVLink: 2.01 GB at TP8, gt-254). **[calibrated]**
     """
     peers = max(0, world - 1)
     dist = DIST_INIT_BYTES if peers else 0
