@@ -149,6 +149,33 @@ def test_attention_and_block_size() -> None:
     assert d.plan.block_size == 1 and d.plan.kv_bytes_per_token == 131072  # §7 W7
 
 
+@pytest.mark.parametrize(
+    "version,cc,env,backend",
+    [
+        # launcher/src/main.rs::resolve_attention and models/globals.py at each tag (§2.2)
+        ((2, 2, 0), "9.0", {}, "paged"),  # no launcher choice before v2.3
+        ((2, 2, 0), "9.0", {"ATTENTION": "flashinfer"}, "paged"),  # not read before v2.3
+        ((2, 2, 0), "9.0", {"FLASH_DECODING": "1"}, "flashdecoding"),  # v2.1.1-v2.2 switch
+        ((2, 3, 0), "9.0", {}, "flashinfer"),  # the launcher's default from v2.3.0
+        ((2, 3, 1), "8.9", {}, "flashinfer"),
+        ((2, 4, 0), "9.0", {"ATTENTION": "paged"}, "paged"),
+    ],
+)
+def test_attention_default_by_release(version, cc, env, backend) -> None:
+    m = _model("meta-llama/Llama-3.1-8B")  # head_dim 128, llama: flashinfer unless forced
+    assert resolve_attention(version, m, cc, env)[0] == backend
+
+
+def test_attention_gemma2_forced_until_2_4() -> None:
+    # v2.3.0/v2.3.1 force gemma2 off flashinfer (v2.3.0: flashdecoding; v2.3.1: by compute capability), v2.4.0 not
+    import dataclasses as dc
+
+    m = dc.replace(_model("meta-llama/Llama-3.1-8B"), model_type="gemma2")
+    assert resolve_attention((2, 3, 0), m, "7.5", {})[0] == "flashdecoding"
+    assert resolve_attention((2, 3, 1), m, "7.5", {})[0] == "paged"
+    assert resolve_attention((2, 4, 0), m, "7.5", {})[0] == "flashinfer"
+
+
 def test_num_shard_from_gpus_and_errors() -> None:
     assert find_num_shards(_cmd("--model-id", "x"), 4)[0] == 4
     assert find_num_shards(_cmd("--model-id", "x", "--num-shard", "2"), 4)[0] == 2

@@ -166,18 +166,29 @@ def default_dtype(model: ModelSpec, quantize: str | None, user: str | None) -> t
 def resolve_attention(
     v: TgiVersion, model: ModelSpec, compute_capability: str | None, env: dict[str, str]
 ) -> tuple[str, str]:
-    """Attention backend the launcher picks (``launcher/src/main.rs::resolve_attention``, HEAD).
+    """Attention backend the launcher picks (``launcher/src/main.rs::resolve_attention``), by release.
 
-    ``ATTENTION`` env wins; default ``flashinfer``; forced to ``flashdecoding`` (CC >= 8) or ``paged``
-    (CC < 8 or unknown) when head_dim is not 64/128/256 or the model is falcon/deepseek_v2. Before v3.0 the
-    default is ``paged`` **[assumed: flashinfer became the default with v3.0's prefix caching]**.
+    * Before v2.3.0 there is no launcher choice: paged attention, ``BLOCK_SIZE`` 16, or 256 with
+      ``FLASH_DECODING=1`` from v2.1.1 (``server/text_generation_server/models/globals.py`` at v2.0.4, v2.1.1,
+      v2.2.0; ``ATTENTION`` is not read).
+    * From v2.3.0 the launcher sets ``ATTENTION`` for the shards: the container's ``ATTENTION`` wins, else
+      ``flashinfer`` (``BLOCK_SIZE`` 1), except for a head_dim other than 64/128/256 and for falcon and
+      deepseek_v2 (also gemma2 in v2.3.x): ``flashdecoding`` in v2.3.0, from v2.3.1 ``flashdecoding`` on compute
+      capability >= 8 and ``paged`` below (kvlint: ``paged`` when the GPU is unknown). Read at v2.3.0, v2.3.1,
+      v2.4.0, v2.4.1, v3.0.0 and HEAD.
     Returns ``(backend, why)``.
     """
+    if v < (2, 3, 0):
+        fd = str(env.get("FLASH_DECODING", "")).strip() in ("1", "true", "True")
+        if fd and v >= (2, 1, 1):
+            return (
+                "flashdecoding",
+                "attention flashdecoding (FLASH_DECODING=1, BLOCK_SIZE 256; TGI 2.1.1-2.2)",
+            )
+        return "paged", "attention paged (BLOCK_SIZE 16): TGI before 2.3 has no other default"
     forced = env.get("ATTENTION", "").strip().lower()
     if forced in BLOCK_SIZES:
         return forced, f"ATTENTION={forced}"
-    if v < (3, 0, 0):
-        return "paged", "attention paged (BLOCK_SIZE 16) assumed before TGI 3.0"
     cc_major = None
     if compute_capability:
         try:
@@ -185,11 +196,15 @@ def resolve_attention(
         except ValueError:
             cc_major = None
     odd_head = model.head_size not in (64, 128, 256)
-    if odd_head or (model.model_type or "") in ("falcon", "deepseek_v2"):
-        backend = "flashdecoding" if cc_major is not None and cc_major >= 8 else "paged"
+    forced_types = ("falcon", "deepseek_v2", "gemma2") if v < (2, 4, 0) else ("falcon", "deepseek_v2")
+    if odd_head or (model.model_type or "") in forced_types:
+        if v < (2, 3, 1):
+            backend = "flashdecoding"
+        else:
+            backend = "flashdecoding" if cc_major is not None and cc_major >= 8 else "paged"
         reason = f"head_dim {model.head_size}" if odd_head else f"model_type {model.model_type}"
         return backend, f"attention {backend}: flashinfer unsupported for {reason} (resolve_attention)"
-    return "flashinfer", "attention flashinfer (TGI 3.x default, resolve_attention)"
+    return "flashinfer", "attention flashinfer (TGI >= 2.3 default, resolve_attention)"
 
 
 def kv_bytes_per_token_shard(model: ModelSpec, shards: int, kv_elem_bytes: int) -> int:
