@@ -40,7 +40,8 @@ SgVersion = tuple[int, int, int]
 #: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
 #: memory - that usage): gt-250 0.39 and gt-251 0.61 GiB (TP1 H100, no distributed memory), gt-252 0.19 GiB (TP4
 #: L4), 0.42 GiB on 8 H200s (gt-254, sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96).
-#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM counts NCCL in its non-torch term).
+#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM
+#: counts NCCL in its non-torch term).
 CUDA_CONTEXT_BYTES = int(0.4 * GiB)
 #: [calibrated] the context's band: the range of those four logs (0.19 - 0.61 GiB) rounded outward to 0.05 GiB
 _CONTEXT_RANGE = (int(0.15 * GiB), int(0.65 * GiB))
@@ -68,9 +69,8 @@ def preload_bytes(world: int) -> tuple[int, int, int]:
     (``sglang/srt/distributed/parallel_state.py`` in both wheels), and SGLang logs
     "Init torch distributed ends. mem usage=0.00 GB" (sgl-project/sglang#15426, TP1). Point: the context
     (:data:`CUDA_CONTEXT_BYTES`) plus, with more than one rank, :data:`DIST_INIT_BYTES`. Band: the context over the
-    range the logs show (0.15 - 0.65 GiB);
-    the distributed part from 0 (PCIe-only, custom all-reduce off: 0.13 GB at TP4, gt-252) up to
-    ``_DIST_PER_PEER_MAX`` per peer rank (NVLink: 2.01 GB at TP8, gt-254). **[calibrated]**
+    range the logs show (0.15 - 0.65 GiB); the distributed part from 0 (PCIe-only, custom all-reduce off: 0.13 GB
+    at TP4, gt-252) up to ``_DIST_PER_PEER_MAX`` per peer rank (NVLink: 2.01 GB at TP8, gt-254). **[calibrated]**
     """
     peers = max(0, world - 1)
     dist = DIST_INIT_BYTES if peers else 0
@@ -501,10 +501,10 @@ def plan_sglang_detailed(
 ) -> SglangPlanDetail:
     """SGLang start-up prediction for one TP rank (bytes per GPU; tokens per DP replica).
 
-    ``pre_free = total − pre-load usage`` (:func:`preload_bytes`); ``rest = mfs × pre_free − weights_per_rank − other`` (0.5.23:
-    ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``); ``max_total_num_tokens
-    = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``; ``max_running_requests``
-    by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
+    ``pre_free = total − pre-load usage`` (:func:`preload_bytes`); ``rest = mfs × pre_free − weights_per_rank −
+    other`` (0.5.23: ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``);
+    ``max_total_num_tokens = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``;
+    ``max_running_requests`` by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
     ``prelude``: :func:`sglang_prelude` of ``serving``, ``model`` and ``overrides``, when the caller plans them on
     several GPUs (computed here when None; the plan is the same either way).
 
