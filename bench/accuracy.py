@@ -78,7 +78,18 @@ REPLAY: dict[str, Replay] = {
         "meta-llama--Llama-3.1-8B", "rtx-3090", "0.6.4", why="V0 'Memory profiling results' (~0.6.4)"
     ),
     "gt-007": Replay(
-        "openai--gpt-oss-120b", "h100", "0.11.0", why="2025-10 report (~0.11), MXFP4 checkpoint, H100 80GB"
+        "openai--gpt-oss-120b",
+        "h100",
+        "0.11.0",
+        settings={"flashinfer_sampler": False},
+        why="2025-10 report (~0.11), MXFP4 checkpoint, H100 80GB. A pip install, not the image: the traceback runs "
+        "from /opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm. vLLM 0.11.0 declares FlashInfer only as "
+        "an extra (wheel METADATA: flashinfer-python==0.3.1; extra == 'flashinfer'), and without it "
+        "TopKTopPSampler falls back to the PyTorch-native sampler (vllm@0.11.0:vllm/v1/sample/ops/"
+        "topk_topp_sampler.py::TopKTopPSampler.__init__, 'FlashInfer is not available'): replayed with the native "
+        "path (as VLLM_USE_FLASHINFER_SAMPLER=0). Not replayed: without FlashInfer or triton_kernels the MXFP4 MoE "
+        "on Hopper takes Marlin (mxfp4.py::get_mxfp4_backend), whose padding (intermediate to 128, not 64) loads "
+        "about 1.35 GiB more (vllm-project/vllm#23278 printed 65.97 GiB on an H100 under Marlin)",
     ),
     "gt-008": Replay("openai--gpt-oss-120b", "h100", why="0.14.1 as stated; H100 80GB"),
     "gt-009": Replay(
@@ -285,6 +296,9 @@ SKIP: dict[str, str] = {
     "outside the KV cache at TP 4 is the same size as TGI 1.0's unexplained gap on the same model and GPUs (gt-235)",
     "gt-247": "local w4a16 (int4) MoE checkpoint: weight bytes not in a config.json kvlint can read (its V0 budget "
     "sentence is checked in tests/test_groundtruth_local.py)",
+    "gt-253": "gpu_memory_utilization and the release not in the stored excerpt; its 65.97 GiB of weights are the "
+    "Marlin MXFP4 backend on Hopper (a pip install without FlashInfer/triton_kernels), a backend kvlint's weights "
+    "model takes only below compute capability 9.0 (64.5 GiB on an H100: the Triton padding)",
 }
 
 

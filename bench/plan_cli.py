@@ -61,6 +61,10 @@ def typed_command(case: dict[str, Any], r: accuracy.Replay) -> tuple[list[str], 
     if not s.version_assumed:
         opts += ["--engine-version", s.version]
     env = [] if s.use_v1 is None else [f"VLLM_USE_V1={int(s.use_v1)}"]
+    if (
+        s.flashinfer_sampler is not None
+    ):  # the sampler the case's install runs (gt-007: no FlashInfer package)
+        env.append(f"VLLM_USE_FLASHINFER_SAMPLER={int(s.flashinfer_sampler)}")
     model = r.model_dir if "/" in r.model_dir else r.model_dir.replace("--", "/", 1)  # a path, or org--name
     cmd = [*env, "vllm", "serve", model]
     for name, flag, default in _FLAGS:

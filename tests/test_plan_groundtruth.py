@@ -62,6 +62,18 @@ def test_case_arithmetic(gid, budget, verdicts):
         assert p.kv_cache_bytes_low / GiB <= rep["kv"] <= p.kv_cache_bytes_high / GiB, gid
 
 
+def test_gt007_pip_install_native_sampler_band_covers_the_print():
+    """gt-007 ran a pip-installed vLLM 0.11.0 (conda site-packages in the traceback), where FlashInfer is an extra
+    and the profile's dummy sampler is the PyTorch-native one: the printed 'Available KV cache memory: 1.71 GiB'
+    must lie inside the plan's band, and one 131,072-token request (4.54 GiB, the error's own figure) must not fit
+    the point estimate (the start failed)."""
+    c = CASES["gt-007"]
+    p = plan("gt-007").plan
+    printed = c["failure"]["kv_available_gib"]
+    assert p.kv_cache_bytes_low / GiB <= printed <= p.kv_cache_bytes_high / GiB
+    assert p.kv_cache_bytes / GiB < c["failure"]["kv_needed_gib"]
+
+
 def test_gt056_terms_close_without_cudagraph():
     """gt-056 (0.18-0.19 family): 71.26 - 14.99 - 4.76 - 0.13 = 51.38 exactly; no graph term before 0.20."""
     p = plan("gt-056").plan
@@ -95,3 +107,19 @@ def test_gt008_mxfp4_weights():
     """gt-008: vLLM 0.14.1 printed 64.38 GiB for gpt-oss-120b (MXFP4 experts padded to hidden 3072)."""
     p = plan("gt-008").plan
     assert p.weights_bytes / GiB == pytest.approx(64.38, rel=0.01)
+
+
+def test_gt253_marlin_mxfp4_padding_reproduces_the_hopper_marlin_load():
+    """gt-253 (vllm-project/vllm#23278): gpt-oss-120b on an H100 under the Marlin MXFP4 backend (the log's
+    marlin_utils_fp4 warning) loaded 65.9651 GiB. kvlint's Marlin padding (hidden to 256, intermediate per partition
+    to 128, :func:`kvlint.models.weights._mxfp4_expert_padding`, taken below compute capability 9.0) must give that
+    figure within 1 %, and the Hopper/Triton padding (64.38 GiB printed in gt-008) must stay below it."""
+    from kvlint.models.weights import weight_bytes
+
+    local = yaml.safe_load((ROOT / "bench" / "groundtruth" / "cases.yaml").read_text())
+    printed = next(c for c in local if c["id"] == "gt-253")["figures"]["weights_gib"]
+    model = accuracy._model(accuracy.REPLAY["gt-008"], MODELS)
+    marlin, _ = weight_bytes(model, dtype_bytes=2, tp=1, compute_capability="8.0")
+    hopper, _ = weight_bytes(model, dtype_bytes=2, tp=1, compute_capability="9.0")
+    assert marlin / GiB == pytest.approx(printed, rel=0.01)
+    assert hopper < marlin

@@ -227,7 +227,7 @@ def test_fleet_notes_stay_in_sglang_order() -> None:
         "chunked_prefill_size ",
         "dtype auto -> ",
         "cell_size ",
-        "[heuristic] pre-load free",
+        "[calibrated] pre-load free",
         "--max-total-tokens 1000 caps the pool",
         "context_length 131072 derived from max_position_embeddings",
         "max_running_requests = ",
@@ -293,3 +293,74 @@ def test_fleet_of_a_model_without_kv_layers_reports_the_error_on_each_gpu() -> N
     planned = [e for e in entries if e.refused_by is None]
     assert planned and all(e.verdict == "unknown" for e in planned)
     assert all("has no attention layer holding a KV cache" in (e.error or "") for e in planned)
+
+
+def _ground_truth(case_id: str) -> dict:
+    import yaml
+
+    cases = yaml.safe_load((Path(__file__).resolve().parents[1] / "bench/groundtruth/cases.yaml").read_text())
+    return next(c for c in cases if c["id"] == case_id)
+
+
+def test_preload_single_rank_has_no_distributed_memory() -> None:
+    # SGLang measures its pre-load free memory after the parallel groups exist; with one rank GroupCoordinator
+    # creates no PyNccl communicator and no custom all-reduce (sglang@0.4.6 / 0.5.23 parallel_state.py), so a TP1
+    # plan holds only the CUDA context outside the pre-load figure, a TP2 plan also the distributed set-up.
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    one = plan_sglang_detailed(_cmd("--model-path", "x", "--mem-fraction-static", "0.88"), m, total, gpus=1)
+    two = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--mem-fraction-static", "0.88", "--tp-size", "2"), m, total, gpus=2
+    )
+    assert total - one.pre_free_bytes < total - two.pre_free_bytes
+    # pp ranks are peers too (the world group spans tp x pp)
+    pp = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--mem-fraction-static", "0.88", "--pp-size", "2"), m, total, gpus=2
+    )
+    assert pp.pre_free_bytes == two.pre_free_bytes
+
+
+def test_preload_band_covers_printed_preload_usage() -> None:
+    # The memory in use before loading, as SGLang's logs give it (total - 'Load weight begin. avail mem'), must lie
+    # inside the plan's band: TP1 on 80 GB H100s (gt-250: 78.81 GB free before loading; SGLang's "GB" are GiB),
+    # TP4 on PCIe-only L4s (gt-252: 21.63), and TP8 on NVLink H200s (gt-254, sgl-project/sglang#11716, TP0:
+    # "Load weight begin. avail mem=137.34 GB" after "Init torch distributed ends. mem usage=1.96 GB").
+    # The band on the pool is mfs x the band on the pre-load usage, so compare the implied usage bounds.
+    from kvlint.memory.sglang import preload_bytes
+
+    gib = 1 << 30
+    for acc_id, tp, free_before in (
+        ("h100-80gb", 1, _ground_truth("gt-250")["figures"]["free_before_weights_gb"]),
+        # gt-251 prints the free memory after loading and what loading took: their sum is the pre-load figure
+        (
+            "h100-80gb",
+            1,
+            sum(_ground_truth("gt-251")["figures"][k] for k in ("weights_gb", "free_after_weights_gb")),
+        ),
+        ("l4", 4, _ground_truth("gt-252")["figures"]["free_before_weights_gb"]),
+        ("h200", 8, _ground_truth("gt-254")["figures"]["free_before_weights_gb"]),
+    ):
+        total = lookup(acc_id).memory_bytes
+        used = total - free_before * gib
+        _point, low, high = preload_bytes(tp)
+        assert low <= used <= high, (acc_id, tp, used / gib, low / gib, high / gib)
+
+
+def test_scored_sglang_ground_truth_inside_the_band() -> None:
+    # bench/accuracy_engines.py replays the SGLang start-ups whose every input is known (gt-250, gt-251, gt-252):
+    # the printed max_total_num_tokens must lie inside kvlint's band [num_blocks_low, num_blocks_high] x page.
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import accuracy_engines as ae
+
+    for cid in ("gt-250", "gt-251", "gt-252"):
+        args, model_id, acc_id, version, gpus = ae.REPLAY[cid]
+        m = resolve_model(model_id, model_dirs=MODEL_DIRS, allow_hub=False)
+        acc = lookup(acc_id)
+        s = parse_command_line(
+            ["python", "-m", "sglang.launch_server", "--model-path", model_id, *args], version
+        )
+        p = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus).plan
+        printed = _ground_truth(cid)["figures"]["kv_tokens"]
+        assert p.num_blocks_low * p.block_size <= printed <= p.num_blocks_high * p.block_size, cid

@@ -78,12 +78,38 @@ def test_parse_command_line_complete() -> None:
         ("3.2.0", 0.93, True, "tgi-3.1"),
         ("3.0.1", 0.95, True, "tgi-3.0"),
         ("2.4.1", 0.90, False, "tgi-2.4"),
-        ("2.3", 1.0, False, "tgi-2.0"),
+        ("2.4.0", 0.90, False, "tgi-2.4"),
+        ("2.3", 0.95, False, "tgi-2.3"),
+        ("2.2.0", 1.0, False, "tgi-2.0"),
     ],
 )
 def test_wiggle_room_by_version(version: str, wiggle: float, subtractive: bool, era: str) -> None:
-    # §2.3: 0.90 (v2.4, multiplies free), 0.95 (v3.0), 0.93 (v3.1-3.2), 0.90 (>= v3.3)
+    # §2.3: none before v2.3 (absent from v2.2.0's globals.py), 0.95 (v2.3.0-v2.3.1, multiplies free), 0.90
+    # (v2.4, multiplies free), 0.95 (v3.0), 0.93 (v3.1-3.2), 0.90 (>= v3.3)
     assert wiggle_room(tgi_version(version)[0]) == (wiggle, subtractive, era)
+
+
+def test_v2_4_0_launcher_still_sets_the_token_limits() -> None:
+    # tgi@v2.4.0:launcher/src/main.rs::main defaults max_input_tokens = min(max_position_embeddings, 4096) - 1,
+    # max_total_tokens = that + 1 and max_batch_prefill_tokens = max_input_tokens + 50, as v2.0-v2.3 did; from
+    # v2.4.1 (commit 0c9b6cdd, #2673) the limits are inferred at warmup and the prefill default is
+    # min(4096, max_position_embeddings). The printed "Default `max_batch_prefill_tokens` to 10049" of gt-234 is
+    # the v2.4.0 rule for --max-input-tokens 9999.
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("a100-80gb").memory_bytes
+    cap = min(m.max_position_embeddings, 4096)
+    old = plan_tgi_detailed(_cmd("--model-id", "x", version="2.4.0"), m, total, gpus=1)
+    assert (old.max_input_tokens, old.max_total_tokens, old.max_batch_prefill_tokens) == (
+        cap - 1,
+        cap,
+        cap - 1 + 50,
+    )
+    new = plan_tgi_detailed(_cmd("--model-id", "x", version="2.4.1"), m, total, gpus=1)
+    assert new.max_batch_prefill_tokens == min(4096, m.max_position_embeddings)
+    user = plan_tgi_detailed(
+        _cmd("--model-id", "x", "--max-input-tokens", "9999", version="2.4.0"), m, total, gpus=1
+    )
+    assert user.max_batch_prefill_tokens == 9999 + 50
 
 
 def test_version_assumed_for_latest() -> None:
@@ -121,6 +147,33 @@ def test_attention_and_block_size() -> None:
         _cmd("--model-id", "x"), m, lookup("h100-80gb").memory_bytes, gpus=1, gpu_name="H100"
     )
     assert d.plan.block_size == 1 and d.plan.kv_bytes_per_token == 131072  # §7 W7
+
+
+@pytest.mark.parametrize(
+    "version,cc,env,backend",
+    [
+        # launcher/src/main.rs::resolve_attention and models/globals.py at each tag (§2.2)
+        ((2, 2, 0), "9.0", {}, "paged"),  # no launcher choice before v2.3
+        ((2, 2, 0), "9.0", {"ATTENTION": "flashinfer"}, "paged"),  # not read before v2.3
+        ((2, 2, 0), "9.0", {"FLASH_DECODING": "1"}, "flashdecoding"),  # v2.1.1-v2.2 switch
+        ((2, 3, 0), "9.0", {}, "flashinfer"),  # the launcher's default from v2.3.0
+        ((2, 3, 1), "8.9", {}, "flashinfer"),
+        ((2, 4, 0), "9.0", {"ATTENTION": "paged"}, "paged"),
+    ],
+)
+def test_attention_default_by_release(version, cc, env, backend) -> None:
+    m = _model("meta-llama/Llama-3.1-8B")  # head_dim 128, llama: flashinfer unless forced
+    assert resolve_attention(version, m, cc, env)[0] == backend
+
+
+def test_attention_gemma2_forced_until_2_4() -> None:
+    # v2.3.0/v2.3.1 force gemma2 off flashinfer (v2.3.0: flashdecoding; v2.3.1: by compute capability), v2.4.0 not
+    import dataclasses as dc
+
+    m = dc.replace(_model("meta-llama/Llama-3.1-8B"), model_type="gemma2")
+    assert resolve_attention((2, 3, 0), m, "7.5", {})[0] == "flashdecoding"
+    assert resolve_attention((2, 3, 1), m, "7.5", {})[0] == "paged"
+    assert resolve_attention((2, 4, 0), m, "7.5", {})[0] == "flashinfer"
 
 
 def test_num_shard_from_gpus_and_errors() -> None:

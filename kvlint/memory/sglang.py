@@ -10,8 +10,9 @@ ServerArgs.__post_init__``, ``sglang/srt/model_executor/model_runner.py::ModelRu
 ``sglang@0.4.10`` and ``sglang@0.5.5`` ``server_args.py``.
 
 Exact: the mem_fraction_static heuristics, context length, cell size, page rounding, max_running_requests.
-**[heuristic]**: the memory other than weights inside the static fraction (``_OTHER``) and the CUDA context
-outside the pre-load free memory (``CUDA_CONTEXT_BYTES``).
+**[heuristic]**: the memory other than weights inside the static fraction (``_OTHER``); **[calibrated]** the memory
+in use before SGLang measures its pre-load free memory: the CUDA context (``CUDA_CONTEXT_BYTES``) and, with more than
+one rank, what ``init_torch_distributed`` allocates (:func:`preload_bytes`).
 """
 
 from __future__ import annotations
@@ -35,11 +36,48 @@ NEWEST_SGLANG = "0.5.23"
 
 SgVersion = tuple[int, int, int]
 
-#: [heuristic] CUDA context (and NCCL) a GPU process holds before it loads weights: SGLang's pre-load free memory
-#: is measured after it; KV101 (vLLM) keeps it as the margin for "the weights still load".
-CUDA_CONTEXT_BYTES = int(0.6 * GiB)
+#: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
+#: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
+#: memory - that usage): gt-250 0.39 and gt-251 0.61 GiB (TP1 H100, no distributed memory), gt-252 0.19 GiB (TP4
+#: L4), 0.42 GiB on 8 H200s (gt-254, sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96).
+#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM
+#: counts NCCL in its non-torch term).
+CUDA_CONTEXT_BYTES = int(0.4 * GiB)
+#: [calibrated] the context's band: the range of those four logs (0.19 - 0.61 GiB) rounded outward to 0.05 GiB
+_CONTEXT_RANGE = (int(0.15 * GiB), int(0.65 * GiB))
+#: [heuristic] what ``init_torch_distributed`` allocates with more than one rank (NCCL communicators, custom
+#: all-reduce buffers), point estimate: 0.2 GiB, so that context + distributed stays the 0.6 GiB kvlint assumed
+#: before the split. The printed figures differ 15x by interconnect, which a manifest does not state: 0.13 GB on 4
+#: PCIe-only L4s with custom all-reduce off (gt-252), 1.77 - 2.01 GB on 8 NVLink H200s (gt-254).
+DIST_INIT_BYTES = int(0.6 * GiB) - CUDA_CONTEXT_BYTES
+#: [calibrated] the band's worst case per peer rank: 2.01 GB / 7 peers on 8 NVLink H200s (gt-254)
+_DIST_PER_PEER_MAX = int(0.29 * GiB)
 _OTHER = int(0.3 * GiB)  # [heuristic] non-weight memory allocated during load (§3.3)
 _BAND = 0.5
+
+
+def preload_bytes(world: int) -> tuple[int, int, int]:
+    """Memory in use on each GPU when SGLang measures its pre-load free memory, ``(point, low, high)`` in bytes, for
+    ``world`` = tp × pp ranks.
+
+    SGLang reads the free memory it sizes the pool from after the parallel groups exist
+    (``sglang@0.4.6:sglang/srt/model_executor/model_runner.py::ModelRunner.init_torch_distributed``, after
+    ``init_distributed_environment`` and ``initialize_model_parallel``; ``sglang@0.5.23:sglang/srt/distributed/
+    bootstrap.py::measure_pre_model_load_memory``, "after parallel initialization"), so it already lacks the CUDA
+    context and what the distributed set-up allocates. With one rank that set-up allocates nothing on the GPU:
+    ``GroupCoordinator.__init__`` creates its PyNccl communicator and custom all-reduce only when ``world_size > 1``
+    (``sglang/srt/distributed/parallel_state.py`` in both wheels), and SGLang logs
+    "Init torch distributed ends. mem usage=0.00 GB" (sgl-project/sglang#15426, TP1). Point: the context
+    (:data:`CUDA_CONTEXT_BYTES`) plus, with more than one rank, :data:`DIST_INIT_BYTES`. Band: the context over the
+    range the logs show (0.15 - 0.65 GiB); the distributed part from 0 (PCIe-only, custom all-reduce off: 0.13 GB
+    at TP4, gt-252) up to ``_DIST_PER_PEER_MAX`` per peer rank (NVLink: 2.01 GB at TP8, gt-254). **[calibrated]**
+    """
+    peers = max(0, world - 1)
+    dist = DIST_INIT_BYTES if peers else 0
+    point = CUDA_CONTEXT_BYTES + dist
+    high = _CONTEXT_RANGE[1] + max(dist, _DIST_PER_PEER_MAX * peers)
+    low = _CONTEXT_RANGE[0]
+    return point, low, high
 
 
 def sglang_version(text: str | None) -> tuple[SgVersion, bool]:
@@ -402,7 +440,7 @@ def sglang_prelude(
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
-    model_notes.append(_PRELOAD_NOTE)
+    model_notes.append(_preload_note(tp * pp))
     page = max(1, as_int(get("page_size")) or 1)
     u_mtt = as_int(get("max_total_tokens"))
     u_ctx = as_int(get("context_length"))
@@ -441,11 +479,13 @@ def sglang_prelude(
     )
 
 
-#: the pre-load heuristic's note (the same in every plan)
-_PRELOAD_NOTE = (
-    f"[heuristic] pre-load free = total − {CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context; {_OTHER / GiB:.1f} GiB non-weight "
-    "memory inside the static fraction"
-)
+def _preload_note(world: int) -> str:
+    """The pre-load note of a plan with ``world`` = tp × pp ranks (:func:`preload_bytes`)."""
+    dist = f" − {DIST_INIT_BYTES / GiB:.1f} GiB distributed set-up ({world} ranks)" if world > 1 else ""
+    return (
+        f"[calibrated] pre-load free = total − {CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context{dist}; [heuristic] "
+        f"{_OTHER / GiB:.1f} GiB non-weight memory inside the static fraction"
+    )
 
 
 def plan_sglang_detailed(
@@ -461,10 +501,10 @@ def plan_sglang_detailed(
 ) -> SglangPlanDetail:
     """SGLang start-up prediction for one TP rank (bytes per GPU; tokens per DP replica).
 
-    ``pre_free = total − context``; ``rest = mfs × pre_free − weights_per_rank − other`` (0.5.23:
-    ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``); ``max_total_num_tokens
-    = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``; ``max_running_requests``
-    by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
+    ``pre_free = total − pre-load usage`` (:func:`preload_bytes`); ``rest = mfs × pre_free − weights_per_rank −
+    other`` (0.5.23: ``free_now − pre × (1 − mfs)``, identical once ``free_now = pre − weights − other``);
+    ``max_total_num_tokens = rest // cell_size`` rounded down to ``page_size``, capped by ``--max-total-tokens``;
+    ``max_running_requests`` by ``resolve_max_num_reqs``. ``gpu_name``/``gpus`` are informative; ``overrides`` replace flags (remedies).
     ``prelude``: :func:`sglang_prelude` of ``serving``, ``model`` and ``overrides``, when the caller plans them on
     several GPUs (computed here when None; the plan is the same either way).
 
@@ -503,11 +543,12 @@ def plan_sglang_detailed(
     notes.extend(pre.model_notes)
 
     dtype, kvd, per_tok, weights = pre.dtype, pre.kv_cache_dtype, pre.kv_bytes_per_token, pre.weights_bytes
-    pre_free = total_bytes - CUDA_CONTEXT_BYTES
+    used, used_lo, used_hi = preload_bytes(tp * pp)
+    pre_free = total_bytes - used
     budget = int(mfs * pre_free)
     rest = budget - weights - _OTHER
-    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int(CUDA_CONTEXT_BYTES * _BAND * mfs)
-    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int(CUDA_CONTEXT_BYTES * _BAND * mfs)
+    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs)
+    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs)
     min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
     page = pre.page_size
 
@@ -626,6 +667,7 @@ def plan_sglang(
 
 __all__ = [
     "CUDA_CONTEXT_BYTES",
+    "DIST_INIT_BYTES",
     "NEWEST_SGLANG",
     "SglangPlanDetail",
     "SglangPrelude",
@@ -639,6 +681,7 @@ __all__ = [
     "plan_sglang_detailed",
     "pool_below_context_behaviour",
     "pool_starts",
+    "preload_bytes",
     "sglang_prelude",
     "sglang_version",
     "warns_pool_below_context",

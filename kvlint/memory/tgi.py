@@ -99,14 +99,24 @@ def tgi_version(text: str | None) -> tuple[TgiVersion, bool]:
     return newest, True
 
 
+#: First TGI release whose launcher leaves ``max_input_tokens``/``max_total_tokens`` unset for the shard to infer at
+#: warmup and defaults ``max_batch_prefill_tokens`` to ``min(4096, max_position_embeddings)``: commit 0c9b6cdd
+#: ("Choosing input/total tokens automatically based on available VRAM?", #2673) lies between v2.4.0 and v2.4.1.
+#: tgi@v2.4.0:launcher/src/main.rs::main still defaults them as 2.0 - 2.3 did (max_position_embeddings capped at
+#: 4096, ``max_input_tokens = that − 1``, ``max_total_tokens = that``, prefill ``max_input_tokens + 50``) and the
+#: v2.4.0 shard's ``FlashCausalLM.warmup(batch)`` takes no token limits to infer.
+INFERRED_LIMITS_FROM: TgiVersion = (2, 4, 1)
+
+
 def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
     """TGI_WIGGLE_ROOM default and how it is applied, by version.
 
     Returns ``(wiggle, subtractive, era)``: ``subtractive`` True for v3.x (``free − (1 − fraction × wiggle) ×
-    total``), False for v2.4 (free × wiggle). Before v2.4 no wiggle room is applied (1.0, free − (1 − fraction)
-    × total) **[assumed: the wiggle room was read from v2.4 on only; docs/engine-memory-model.md §2.3]**.
-    Source: ``server/text_generation_server/models/globals.py`` and ``flash_causal_lm.py::warmup`` at tags
-    v2.4.1 (0.90, multiplies free), v3.0.0 (0.95), v3.1.0/v3.2.0 (0.93), v3.3.0+ (0.90).
+    total``), False for v2.3 - v2.4 (free × wiggle). Before v2.3 no wiggle room is applied (1.0, free − (1 −
+    fraction) × total). Source: ``server/text_generation_server/models/globals.py`` and
+    ``flash_causal_lm.py::FlashCausalLM.warmup`` at tags v2.2.0 (absent), v2.3.0/v2.3.1 (0.95, ``free_memory ×
+    TGI_WIGGLE_ROOM``; added by e415b690, #2449), v2.4.0/v2.4.1 (0.90, multiplies free), v3.0.0 (0.95),
+    v3.1.0/v3.2.0 (0.93), v3.3.0+ (0.90).
     """
     if v >= (3, 3, 0):
         return 0.90, True, "tgi-3.3"
@@ -116,6 +126,8 @@ def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
         return 0.95, True, "tgi-3.0"
     if v >= (2, 4, 0):
         return 0.90, False, "tgi-2.4"
+    if v >= (2, 3, 0):
+        return 0.95, False, "tgi-2.3"
     if v >= (2, 0, 0):
         return 1.0, False, "tgi-2.0"
     return 1.0, False, "tgi-1.x"
@@ -154,18 +166,29 @@ def default_dtype(model: ModelSpec, quantize: str | None, user: str | None) -> t
 def resolve_attention(
     v: TgiVersion, model: ModelSpec, compute_capability: str | None, env: dict[str, str]
 ) -> tuple[str, str]:
-    """Attention backend the launcher picks (``launcher/src/main.rs::resolve_attention``, HEAD).
+    """Attention backend the launcher picks (``launcher/src/main.rs::resolve_attention``), by release.
 
-    ``ATTENTION`` env wins; default ``flashinfer``; forced to ``flashdecoding`` (CC >= 8) or ``paged``
-    (CC < 8 or unknown) when head_dim is not 64/128/256 or the model is falcon/deepseek_v2. Before v3.0 the
-    default is ``paged`` **[assumed: flashinfer became the default with v3.0's prefix caching]**.
+    * Before v2.3.0 there is no launcher choice: paged attention, ``BLOCK_SIZE`` 16, or 256 with
+      ``FLASH_DECODING=1`` from v2.1.1 (``server/text_generation_server/models/globals.py`` at v2.0.4, v2.1.1,
+      v2.2.0; ``ATTENTION`` is not read).
+    * From v2.3.0 the launcher sets ``ATTENTION`` for the shards: the container's ``ATTENTION`` wins, else
+      ``flashinfer`` (``BLOCK_SIZE`` 1), except for a head_dim other than 64/128/256 and for falcon and
+      deepseek_v2 (also gemma2 in v2.3.x): ``flashdecoding`` in v2.3.0, from v2.3.1 ``flashdecoding`` on compute
+      capability >= 8 and ``paged`` below (kvlint: ``paged`` when the GPU is unknown). Read at v2.3.0, v2.3.1,
+      v2.4.0, v2.4.1, v3.0.0 and HEAD.
     Returns ``(backend, why)``.
     """
+    if v < (2, 3, 0):
+        fd = str(env.get("FLASH_DECODING", "")).strip() in ("1", "true", "True")
+        if fd and v >= (2, 1, 1):
+            return (
+                "flashdecoding",
+                "attention flashdecoding (FLASH_DECODING=1, BLOCK_SIZE 256; TGI 2.1.1-2.2)",
+            )
+        return "paged", "attention paged (BLOCK_SIZE 16): TGI before 2.3 has no other default"
     forced = env.get("ATTENTION", "").strip().lower()
     if forced in BLOCK_SIZES:
         return forced, f"ATTENTION={forced}"
-    if v < (3, 0, 0):
-        return "paged", "attention paged (BLOCK_SIZE 16) assumed before TGI 3.0"
     cc_major = None
     if compute_capability:
         try:
@@ -173,11 +196,15 @@ def resolve_attention(
         except ValueError:
             cc_major = None
     odd_head = model.head_size not in (64, 128, 256)
-    if odd_head or (model.model_type or "") in ("falcon", "deepseek_v2"):
-        backend = "flashdecoding" if cc_major is not None and cc_major >= 8 else "paged"
+    forced_types = ("falcon", "deepseek_v2", "gemma2") if v < (2, 4, 0) else ("falcon", "deepseek_v2")
+    if odd_head or (model.model_type or "") in forced_types:
+        if v < (2, 3, 1):
+            backend = "flashdecoding"
+        else:
+            backend = "flashdecoding" if cc_major is not None and cc_major >= 8 else "paged"
         reason = f"head_dim {model.head_size}" if odd_head else f"model_type {model.model_type}"
         return backend, f"attention {backend}: flashinfer unsupported for {reason} (resolve_attention)"
-    return "flashinfer", "attention flashinfer (TGI 3.x default, resolve_attention)"
+    return "flashinfer", "attention flashinfer (TGI >= 2.3 default, resolve_attention)"
 
 
 def kv_bytes_per_token_shard(model: ModelSpec, shards: int, kv_elem_bytes: int) -> int:
@@ -313,8 +340,8 @@ def default_max_batch_prefill_tokens(
 ) -> tuple[int, str]:
     """The launcher's default ``--max-batch-prefill-tokens`` by version (§2.3 and §4).
 
-    * v1.x: 4096. * v2.0-2.3: ``max_input_tokens + 50`` (or ``max_batch_size × max_input_tokens``).
-    * v2.4: ``min(4096, max_position_embeddings)``.
+    * v1.x: 4096. * v2.0-2.4.0: ``max_input_tokens + 50`` (or ``max_batch_size × max_input_tokens``).
+    * v2.4.1 - 2.4.x (:data:`INFERRED_LIMITS_FROM`): ``min(4096, max_position_embeddings)``.
     * v3.0+: ``min(compute_optimal or model default, max_position_embeddings, vram_maximum)`` where
       ``compute_optimal = GPU fp16 FLOP/s × shards / (2 × non-embedding params)`` (only when > 100 and the GPU
       is in :data:`GPU_F16_FLOPS`), model default 4096 (qwen2-vl 10000, gemma3 8000), ``vram_maximum =
@@ -326,16 +353,19 @@ def default_max_batch_prefill_tokens(
     maxpos = model.max_position_embeddings or 4096
     if v < (2, 0, 0):
         return 4096, "max_batch_prefill_tokens 4096 (TGI 1.x default)"
-    if v < (2, 4, 0):
+    if v < INFERRED_LIMITS_FROM:
         mi = max_input_tokens if max_input_tokens is not None else min(maxpos, 4096) - 1
         if max_batch_size:
             return (
                 max_batch_size * mi,
                 f"max_batch_prefill_tokens = max_batch_size × max_input_tokens (TGI {v[0]}.{v[1]})",
             )
-        return mi + 50, f"max_batch_prefill_tokens = max_input_tokens + 50 = {mi + 50} (TGI 2.0-2.3 launcher)"
+        return (
+            mi + 50,
+            f"max_batch_prefill_tokens = max_input_tokens + 50 = {mi + 50} (TGI 2.0-2.4.0 launcher)",
+        )
     if v < (3, 0, 0):
-        return min(4096, maxpos), "max_batch_prefill_tokens = min(4096, max_position_embeddings) (TGI 2.4)"
+        return min(4096, maxpos), "max_batch_prefill_tokens = min(4096, max_position_embeddings) (TGI 2.4.1+)"
     mdefault = _MODEL_PREFILL_DEFAULT.get(model.model_type, 4096)
     candidates = [maxpos]
     why = [f"max_position_embeddings {maxpos}"]
@@ -457,7 +487,8 @@ def plan_tgi_detailed(
         overrides: settings replacing ``serving.flags`` (launcher field names), used to verify remedies.
 
     Warmup arithmetic (§2.3): ``kv = fraction × wiggle × total − weights − non_torch − activation`` (v3.x,
-    subtractive wiggle), ``(fraction × total − used) × 0.90`` (v2.4), ``fraction × total − used`` (< 2.4); the
+    subtractive wiggle), ``(fraction × total − used) × wiggle`` (v2.3: 0.95, v2.4: 0.90), ``fraction × total −
+    used`` (< 2.3); the
     warmup batch's own blocks are part of that figure (``+ blocks_of_warmup_batch``). ``num_blocks = kv //
     (BLOCK_SIZE × bytes/token)``, ``max_batch_total_tokens = num_blocks × BLOCK_SIZE``.
 
@@ -508,7 +539,7 @@ def plan_tgi_detailed(
         notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
     else:
         notes.append(
-            f"TGI_WIGGLE_ROOM {wiggle} ({era} default, {'subtracted from total' if subtractive else 'multiplies free memory' if wiggle != 1.0 else 'none before 2.4 [assumed]'})"
+            f"TGI_WIGGLE_ROOM {wiggle} ({era} default, {'subtracted from total' if subtractive else 'multiplies free memory' if wiggle != 1.0 else 'none before 2.3'})"
         )
 
     attention, why = resolve_attention(v, model, compute_capability, serving.env)
@@ -620,12 +651,14 @@ def plan_tgi_detailed(
         notes.append(
             "max_input_length 1024 / max_total_tokens 2048 defaults (TGI 1.x)" if u_tot is None else ""
         )
-    elif v < (2, 4, 0):
+    elif v < INFERRED_LIMITS_FROM:
         cap = min(maxpos or 4096, 4096)
         max_total = u_tot if u_tot is not None else cap
         max_in = u_in if u_in is not None else cap - 1
         if u_tot is None or u_in is None:
-            notes.append(f"token defaults min(max_position_embeddings, 4096) = {cap} (TGI 2.0-2.3 launcher)")
+            notes.append(
+                f"token defaults min(max_position_embeddings, 4096) = {cap} (TGI 2.0-2.4.0 launcher)"
+            )
     elif v < (3, 0, 0) and not has_chunking:
         # v2.4 without chunking (tgi@v2.4.1:server/text_generation_server/models/flash_causal_lm.py::
         # FlashCausalLM.warmup): max_total_tokens = sum(batch.cache_lengths) of the warmup batch, which the router
@@ -748,6 +781,7 @@ def plan_tgi(
 
 
 __all__ = [
+    "INFERRED_LIMITS_FROM",
     "NEWEST_TGI",
     "TgiPlanDetail",
     "default_dtype",

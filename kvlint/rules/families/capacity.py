@@ -18,7 +18,7 @@ from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
-from kvlint.memory.tgi import TgiPlanDetail
+from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -737,8 +737,9 @@ def tgi_band_requirement(d: TgiPlanDetail) -> tuple[int, str, str] | None:
     the KV cache itself.
 
     * ``max_total_tokens`` as the user set it (all versions), or as the launcher defaulted it before 2.4
-      (1.x: 2048; 2.0-2.3: ``min(max_position_embeddings, 4096)``, ``launcher/src/main.rs::main`` at v1.4.5 and
-      v2.0.4-v2.3.1): the router refuses above ``max_batch_total_tokens`` (``router/src/main.rs`` in 1.x-2.x,
+      (1.x: 2048; 2.0-2.4.0: ``min(max_position_embeddings, 4096)``, ``launcher/src/main.rs::main`` at v1.4.5 and
+      v2.0.4-v2.4.0; inferred from v2.4.1, ``kvlint.memory.tgi.INFERRED_LIMITS_FROM``): the router refuses above
+      ``max_batch_total_tokens`` (``router/src/main.rs`` in 1.x-2.x,
       ``backends/v3/src/lib.rs::connect_backend`` "Not enough memory to handle `max_total_tokens`" from 3.0).
     * From 2.4 with prompt chunking, an unset ``max_total_tokens`` is taken from the KV blocks at warmup
       (``FlashCausalLM.warmup``, capped by ``max_position_embeddings``), so a set ``max_input_tokens`` must stay
@@ -748,7 +749,7 @@ def tgi_band_requirement(d: TgiPlanDetail) -> tuple[int, str, str] | None:
       neither limit set both follow the cache: None (KV604 covers a warmup batch that does not fit).
     """
     v = ".".join(map(str, d.version))
-    if d.user_max_total_tokens is not None or d.version < (2, 4, 0):
+    if d.user_max_total_tokens is not None or d.version < INFERRED_LIMITS_FROM:
         refusal = (
             f"Not enough memory to handle `max_total_tokens={d.max_total_tokens}`"
             if d.version >= (3, 0, 0)
@@ -784,7 +785,7 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
         )
 
     fixes: list[str] = []
-    if d.user_max_total_tokens is None and d.version >= (2, 4, 0):
+    if d.user_max_total_tokens is None and d.version >= INFERRED_LIMITS_FROM:
         target = low - 1  # max_input_tokens below what the pessimistic cache holds
         if target >= MIN_USEFUL_MAX_MODEL_LEN:
             nd = replanned(ctx.cr, max_input_tokens=target)
@@ -975,7 +976,7 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
 #: NCCL/cuBLAS handles. vLLM creates them before its start-up snapshot and then requires the free memory to be at
 #: least utilization x total (docs/engine-memory-model.md §1.2.1 step 1 and §1.11 E3, ``request_memory``), so n engines
 #: at 1/n each cannot all start. The figure is the one kvlint's SGLang model assumes for the same memory
-#: (:mod:`kvlint.memory.sglang`, CUDA context + NCCL before the pre-load measurement).
+#: (:mod:`kvlint.memory.sglang`: CUDA context + the distributed set-up of more than one rank, 0.4 + 0.2 GiB).
 _PROCESS_RESERVE = int(0.6 * GiB)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.memory.tgi import TgiPlanDetail, tgi_version
+from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail, tgi_version
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
@@ -39,9 +39,9 @@ def tgi_starts_in_band(d: object) -> bool:
 
 
 def _input_text(v: tuple[int, int, int], mi: int, mt: int) -> str:
-    """Launcher text for max_input >= max_total: ``launcher/src/main.rs::main`` at v2.0.4-v2.3 (no values)
+    """Launcher text for max_input >= max_total: ``launcher/src/main.rs::main`` at v2.0.4-v2.4.0 (no values)
     and v2.4.1+/HEAD (values in parentheses)."""
-    if v < (2, 4, 0):
+    if v < INFERRED_LIMITS_FROM:
         return "`max_input_tokens must be < `max_total_tokens`"
     return f"`max_input_tokens`({mi}) must be < `max_total_tokens`({mt})"
 
