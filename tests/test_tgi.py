@@ -112,6 +112,30 @@ def test_v2_4_0_launcher_still_sets_the_token_limits() -> None:
     assert user.max_batch_prefill_tokens == 9999 + 50
 
 
+def test_a_series_tag_is_read_as_the_series_newest_release() -> None:
+    """TGI's image workflow tags every release MAJOR.MINOR too (build.yaml, ``pattern={{major}}.{{minor}}``), so
+    ``text-generation-inference:2.4`` pulls 2.4.1, whose launcher infers the token limits at warmup; 2.4.0's
+    fixed defaults are not what that image runs. A patch release stays itself."""
+    from kvlint.memory.tgi import SERIES_NEWEST, series_release
+
+    assert series_release("2.4") == (2, 4, 1) and series_release("2.3") == (2, 3, 1)
+    assert series_release("2.4.0") is None and series_release("latest") is None
+    assert series_release("9.9") is None  # a series the table does not know: read as written
+    assert all(k == v[:2] for k, v in SERIES_NEWEST.items())
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("a100-80gb").memory_bytes
+    series = plan_tgi_detailed(_cmd("--model-id", "x", version="2.4"), m, total, gpus=1)
+    newest = plan_tgi_detailed(_cmd("--model-id", "x", version="2.4.1"), m, total, gpus=1)
+    first = plan_tgi_detailed(_cmd("--model-id", "x", version="2.4.0"), m, total, gpus=1)
+    assert series.version == (2, 4, 1)
+    assert (
+        series.max_batch_prefill_tokens == newest.max_batch_prefill_tokens != first.max_batch_prefill_tokens
+    )
+    assert series.plan.kv_cache_bytes == newest.plan.kv_cache_bytes
+    assert any("names a release series" in a and "2.4.1" in a for a in series.plan.assumptions)
+    assert not any("names a release series" in a for a in newest.plan.assumptions)
+
+
 def test_version_assumed_for_latest() -> None:
     assert tgi_version("latest")[1] is True and tgi_version("sha-293b8125-rocm")[1] is True
 

@@ -36,6 +36,41 @@ NEWEST_TGI = "3.3.7"
 
 TgiVersion = tuple[int, int, int]
 
+#: The newest patch release of each TGI release series, from the repository's tags (huggingface/
+#: text-generation-inference, v0.9.0 to v3.3.7). TGI's image workflow tags every release both ``MAJOR.MINOR.PATCH``
+#: and ``MAJOR.MINOR`` (.github/workflows/build.yaml, docker/metadata-action ``type=semver,pattern={{major}}.{{minor}}``),
+#: so an image tagged ``2.4`` pulls the series' newest release; Google's DLC images named by series
+#: (``...-cu124.2-3...``) are rebuilt on the series' patch releases (huggingface/Google-Cloud-Containers
+#: ``containers/tgi/gpu/<version>``).
+SERIES_NEWEST: dict[tuple[int, int], TgiVersion] = {
+    (0, 9): (0, 9, 4),
+    (1, 0): (1, 0, 3),
+    (1, 1): (1, 1, 1),
+    (1, 2): (1, 2, 0),
+    (1, 3): (1, 3, 4),
+    (1, 4): (1, 4, 5),
+    (2, 0): (2, 0, 4),
+    (2, 1): (2, 1, 1),
+    (2, 2): (2, 2, 0),
+    (2, 3): (2, 3, 1),
+    (2, 4): (2, 4, 1),
+    (3, 0): (3, 0, 2),
+    (3, 1): (3, 1, 1),
+    (3, 2): (3, 2, 3),
+    (3, 3): (3, 3, 7),
+}
+
+
+def series_release(text: str | None) -> TgiVersion | None:
+    """The release a TGI version text that names only a series pulls today (``2.4``; a DLC image named
+    ``...-cu124.2-4...`` reads as ``2.4``): :data:`SERIES_NEWEST` of that series; None when the text names a
+    patch release, is unreadable, or names a series not in the table."""
+    if not _series_only(text):
+        return None
+    v, assumed = tgi_version(text)
+    return None if assumed else SERIES_NEWEST.get((v[0], v[1]))
+
+
 #: Launcher default ``--max-concurrent-requests`` (TGI launcher/src/main.rs::Args, all 1.x-3.x tags).
 DEFAULT_MAX_CONCURRENT_REQUESTS = 128
 
@@ -503,10 +538,18 @@ def plan_tgi_detailed(
         return ov[name] if name in ov else serving.get(name)
 
     v, assumed = tgi_version(serving.version)
-    vs = f"{v[0]}.{v[1]}.{v[2]}"
+    series_first = v  # the series' first release when the text names only a series (x.y -> x.y.0)
     notes: list[str] = []
     if assumed:
         notes.append(f"TGI version unknown from the image; assumed {NEWEST_TGI} (newest read)")
+    newest_of_series = series_release(serving.version)
+    if newest_of_series is not None:
+        v = newest_of_series
+        notes.append(
+            f"TGI {v[0]}.{v[1]} names a release series, not a release: read as its newest release "
+            f"{v[0]}.{v[1]}.{v[2]}, a MAJOR.MINOR image tag follows the series' releases"
+        )
+    vs = f"{v[0]}.{v[1]}.{v[2]}"
     if "num_shard" in ov:
         shards, why = int(ov["num_shard"]), f"num_shard {ov['num_shard']} (remedy)"
     else:
@@ -599,7 +642,7 @@ def plan_tgi_detailed(
         f"[heuristic] non-torch {non_torch / GiB:.2f} GiB + warmup activation {act / GiB:.2f} GiB for {prefill} "
         f"prefill tokens{' (logits for every prompt token)' if all_logits else ''}; band ±{int(_BAND * 100)}%"
     )
-    held = recorded_allreduce_bytes(model, prefill, shards, dbytes, v, serving.env)
+    held = recorded_allreduce_bytes(model, prefill, shards, dbytes, series_first, serving.env)
     held_maybe = 0
     what = (
         f"warmup all-reduce inputs held on NCCL's stream (recordStream: "
@@ -791,6 +834,7 @@ __all__ = [
     "plan_tgi",
     "plan_tgi_detailed",
     "resolve_attention",
+    "series_release",
     "tgi_version",
     "wiggle_room",
 ]
