@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
+from kvlint.chart_values import reader_of
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
@@ -1269,6 +1270,9 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     """KV002 for a document of a file that is an input of a renderer rather than a Kubernetes manifest, linted as
     a plain file: Helm chart values (:func:`helm_values_reason`, :func:`values_file_finding`) or a kustomization
     (:func:`kustomization_file_finding`); None for anything else."""
+    values = reader_of(doc)
+    if values is not None:  # chart values kvlint reads (kvlint.chart_values): its note, not KV002
+        return values.note(doc)
     reason = helm_values_reason(doc)
     if reason is not None:
         return values_file_finding(doc.path, reason, doc.loc)
