@@ -183,3 +183,20 @@ def test_many_entries_stay_linear() -> None:
 def test_a_kubernetes_object_with_a_catalog_key_is_not_values() -> None:
     text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ncatalog:\n  m: {url: 'hf://x/y', engine: VLLM}\n"
     assert find_workloads(load_text(text, "cm.yaml").documents) == []
+
+
+def test_a_kvlint_comment_in_the_values_file_suppresses_an_entry_finding(tmp_path: Path) -> None:
+    """Findings sit at the values' own lines, so ``# kvlint: ignore`` comments there apply to them."""
+    text = KUBEAI_VALUES.read_text(encoding="utf-8")
+    entry = text.index("  llama-3.1-70b-instruct-fp8-l4:\n")
+    arg = text.index("      - --max-num-batched-token=32768\n", entry)
+    text = text[:arg] + "      # kvlint: ignore KV205=KubeAI's own spelling, kept\n" + text[arg:]
+    path = tmp_path / "values.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = run_check([str(path)], Options(allow_hub=False))
+    name = "Model/llama-3.1-70b-instruct-fp8-l4 (enabled: false)"
+    kv205 = [d for d in result.diagnostics if d.object == name and "--max-num-batched-token " in d.message]
+    assert not kv205
+    assert [s.diagnostic.rule for s in result.suppressed_diagnostics if s.diagnostic.object == name] == [
+        "KV205"
+    ]
