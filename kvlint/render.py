@@ -35,8 +35,11 @@ Helm options) that understands three more kinds of input:
 Raw **Helm values files** are recognised and reported instead of being silently ignored: a document
 with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLLM production-stack
 ``servingEngineSpec``/``routerSpec``/``modelSpec``, ``replicaCount`` next to ``image`` as in ``helm
-create`` charts), or any such document in a file named ``values*.yaml`` beside a ``Chart.yaml``, gets one
-KV002 finding per file: "... is a Helm values file: render the chart first".
+create`` charts), a serving chart's top-level ``model`` (a Hugging Face id) or ``resources.limits``
+GPU with ``env``/``nodeSelector``/... (substratusai/helm's vllm chart), or any such document in a file named
+``values*.yaml`` beside a ``Chart.yaml``, gets one KV002 finding per file: "... is a Helm values file: render the
+chart first". Values of a chart kvlint reads itself (:mod:`kvlint.chart_values`: KubeAI's models catalogue) get
+that reader's note instead, and their workloads are checked.
 
 Both renderers run with fetching cut off (:func:`_render_env`: every proxy variable points at a closed local
 port, git refuses every transport), for what the checks above do not see (a chart's ``values.schema.json``
@@ -58,6 +61,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
+from kvlint.chart_values import reader_of
 from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
@@ -321,7 +325,9 @@ def helm_values_reason(doc: Document) -> str | None:
     has vLLM production-stack keys (``servingEngineSpec``, ``routerSpec``, ... or ``modelSpec`` under
     ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
     ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
-    or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``.
+    or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
+    top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
+    (:func:`_serving_values_reason`).
     """
     data = doc.data
     if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
@@ -343,7 +349,74 @@ def helm_values_reason(doc: Document) -> str | None:
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml"
-    return None
+    return _serving_values_reason(data)
+
+
+#: Extended resources that are GPUs, as a serving chart's values set them in ``resources.limits`` (NVIDIA's and
+#: AMD's device plugins).
+_GPU_RESOURCES = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+#: A Hugging Face repository id (``org/name``), as charts take ``model: meta-llama/Meta-Llama-3-70B-Instruct``.
+_HF_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+#: Top-level keys that name the served model in serving charts' values (substratusai/helm vllm and
+#: text-generation-inference charts: ``model``; others ``modelName``/``modelId``).
+_MODEL_KEYS = ("model", "modelName", "modelId", "modelID")
+
+
+def _serving_values_reason(data: dict) -> str | None:
+    """Why a document without apiVersion/kind reads as a serving chart's values, or None: a GPU in its
+    top-level ``resources.limits``/``requests`` (:data:`_GPU_RESOURCES`, ``nvidia.com/mig-*``) or a Hugging Face
+    repository id in a top-level model key (:data:`_MODEL_KEYS`), together with at least one other top-level
+    key in the shape a Kubernetes pod takes it (``resources`` with ``limits``/``requests``, a ``nodeSelector``
+    mapping, ``tolerations`` a list of mappings, ``affinity`` with a node/pod affinity, ``env`` a list of
+    ``name`` mappings): the values of substratusai/helm's vllm chart (``model``, ``resources.limits
+    nvidia.com/gpu: 8``, ``env``). A Compose file (``services``), a GitHub workflow (``env`` a mapping), an
+    engine's own config file (``model`` and flags, no pod keys) or a kustomization (``resources`` a list) has
+    neither pair."""
+    gpu = None
+    resources = data.get("resources")
+    shaped: list[str] = []
+    if isinstance(resources, dict):
+        for part in ("limits", "requests"):
+            quantities = resources.get(part)
+            if not isinstance(quantities, dict):
+                continue
+            if not shaped:
+                shaped.append(f"resources.{part}")
+            for name in quantities:
+                if (
+                    gpu is None
+                    and isinstance(name, str)
+                    and (name in _GPU_RESOURCES or name.startswith("nvidia.com/mig-"))
+                ):
+                    gpu = f"resources.{part} {name}"
+    model = None
+    for key in _MODEL_KEYS:
+        value = data.get(key)
+        if isinstance(value, str) and _HF_REPO_ID.fullmatch(value.strip()):
+            model = f"{key} {value.strip()}"
+            break
+    if gpu is None and model is None:
+        return None
+    node_selector = data.get("nodeSelector")
+    if isinstance(node_selector, dict) and node_selector:
+        shaped.append("nodeSelector")
+    tolerations = data.get("tolerations")
+    if isinstance(tolerations, list) and tolerations and all(isinstance(t, dict) for t in tolerations):
+        shaped.append("tolerations")
+    affinity = data.get("affinity")
+    if isinstance(affinity, dict) and any(
+        k in affinity for k in ("nodeAffinity", "podAffinity", "podAntiAffinity")
+    ):
+        shaped.append("affinity")
+    env = data.get("env")
+    if isinstance(env, list) and env and all(isinstance(e, dict) and "name" in e for e in env):
+        shaped.append("env")
+    signals = [s for s in (gpu, model) if s is not None]
+    signals += [s for s in shaped if gpu is None or not s.startswith("resources.")]
+    if len(signals) < 2:  # a GPU or a model, and another key of a pod's shape
+        return None
+    listed = ", ".join(signals[:-1]) + " and " + signals[-1]
+    return f"it has {listed} but no apiVersion/kind (a serving chart's values)"
 
 
 def _image_repository_key(data: dict) -> str | None:
@@ -1269,6 +1342,9 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     """KV002 for a document of a file that is an input of a renderer rather than a Kubernetes manifest, linted as
     a plain file: Helm chart values (:func:`helm_values_reason`, :func:`values_file_finding`) or a kustomization
     (:func:`kustomization_file_finding`); None for anything else."""
+    values = reader_of(doc)
+    if values is not None:  # chart values kvlint reads (kvlint.chart_values): its note, not KV002
+        return values.note(doc)
     reason = helm_values_reason(doc)
     if reason is not None:
         return values_file_finding(doc.path, reason, doc.loc)

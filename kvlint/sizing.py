@@ -283,14 +283,26 @@ def _dir_names_engine(directory: str, cache: dict[str, bool]) -> bool:
     return cache[key]
 
 
+#: GPU resource names a values file's KV002 reason quotes (kvlint.render: a GPU in the values' top-level
+#: ``resources``)
+_GPU_NAMES = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-")
+
+
+def _values_with_gpu(message: str) -> bool:
+    """A values file's KV002 whose reason is a GPU limit (a serving chart's values that name no engine, such as
+    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``): counted as not read too."""
+    return "is a Helm values file" in message and any(g in message for g in _GPU_NAMES)
+
+
 #: the rules of the findings :func:`unread` reads
 _UNREAD_RULES = frozenset({"KV001", "KV002", "KV503"})
 
 
 def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
-    (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, and whose
-    serving containers, if it parsed anyway, were not read), ``kustomization not built`` (KV002 on a
+    (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, or a values
+    file whose KV002 reason is a GPU limit (:func:`_values_with_gpu`), and whose serving containers, if it
+    parsed anyway, were not read), ``kustomization not built`` (KV002 on a
     kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
     renderer failed, so nothing of it was read -- whose directory's files name one) and
@@ -315,7 +327,7 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomization not built"))
-            elif _names_engine(d.loc.file, cache):
+            elif _names_engine(d.loc.file, cache) or _values_with_gpu(d.message):
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
                 out.append((d, "Helm values file not rendered" if values else "template not rendered"))

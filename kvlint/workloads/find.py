@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
@@ -341,6 +342,10 @@ def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
 def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workload]:
     data = doc.data
     kind = doc.kind
+    if not kind:
+        values = reader_of(doc)  # Helm chart values kvlint reads as what the chart renders
+        if values is not None:
+            return values.workloads(doc)
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found

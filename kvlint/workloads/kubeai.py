@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from kvlint.source import Loc, loc_of
+from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
@@ -197,3 +198,98 @@ def model_workloads(doc: Document) -> list[Workload]:
     if replicas is None:
         replicas = int_or_none(spec.get("minReplicas"))
     return [synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra)]
+
+
+#: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
+MODELS_CHART_TEMPLATE = (
+    "substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e:charts/models/templates/models.yaml"
+)
+
+#: The keys of a catalogue entry the chart's template copies into the Model's ``spec`` (each inside a
+#: ``with``: left out when empty), in the template's order; ``url`` is always written and ``minReplicas``
+#: defaults to 0. Other keys of an entry (``image``, ``replicas``, ``enabled``, ``labels``) are not in the
+#: rendered ``spec``.
+_CHART_SPEC_KEYS = (
+    "features",
+    "owner",
+    "url",
+    "adapters",
+    "engine",
+    "args",
+    "env",
+    "minReplicas",
+    "maxReplicas",
+    "targetRequests",
+    "scaleDownDelaySeconds",
+    "resourceProfile",
+    "cacheProfile",
+    "files",
+)
+
+
+def _truthy(value: Any) -> bool:
+    """Go template truth (``if``/``with``): false, 0, nil and empty strings, lists and maps are false."""
+    return bool(value) if isinstance(value, (bool, int, float, str, list, dict)) else value is not None
+
+
+def catalog_models(doc: Document) -> list[tuple[Document, bool]]:
+    """The KubeAI ``Model`` objects the ``models`` chart renders from the values ``doc`` (``catalog.<name>``
+    entries), each with whether the chart renders it with these values (``enabled``), in the file's order.
+
+    Source: :data:`MODELS_CHART_TEMPLATE`: ``range $name, $model := .Values.catalog``, and for each entry
+    with ``$model.enabled`` or ``.Values.all.enabled`` true, ``apiVersion: kubeai.org/v1``, ``kind: Model``,
+    ``metadata.name: $name`` (``labels`` from ``$model.labels``) and a ``spec`` holding the keys of
+    :data:`_CHART_SPEC_KEYS` the entry sets (``minReplicas`` defaulting to 0). Every entry is returned,
+    disabled ones too (``False``): a repository keeping the catalogue maintains them all. Helm writes the
+    Models in the order of their names; they are returned in the file's order here. An entry that is not a
+    mapping (the template would fail on it) is skipped. Each value keeps its position in the values file, the
+    Model's own position is the entry's key (``catalog.<name>:``).
+    """
+    data = doc.data
+    catalog = data.get("catalog") if isinstance(data, dict) else None
+    if not isinstance(catalog, dict):
+        return []
+    every = _truthy(get_in(data, "all", "enabled"))
+    key_locs = catalog.key_locs if isinstance(catalog, LDict) else {}
+    out: list[tuple[Document, bool]] = []
+    for name, entry in catalog.items():
+        if not isinstance(entry, dict):
+            continue
+        eloc = key_locs.get(name) or loc_of(entry) or doc.loc
+        spec_items: list[tuple[str, Any, Loc | None]] = []
+        for key in _CHART_SPEC_KEYS:
+            value = entry.get(key)
+            if key == "minReplicas" and not _truthy(value):
+                value = 0
+            elif key != "url" and not _truthy(value):
+                continue
+            spec_items.append((key, value, loc_of(entry, key) if key in entry else eloc))
+        meta_items: list[tuple[str, Any, Loc | None]] = [("name", str(name), eloc)]
+        labels = entry.get("labels")
+        if _truthy(labels):
+            meta_items.append(("labels", labels, loc_of(entry, "labels")))
+        model = ldict(
+            eloc,
+            [
+                ("apiVersion", "kubeai.org/v1", eloc),
+                ("kind", "Model", eloc),
+                ("metadata", ldict(eloc, meta_items), eloc),
+                ("spec", ldict(loc_of(entry) or eloc, spec_items), loc_of(entry) or eloc),
+            ],
+        )
+        enabled = every or _truthy(entry.get("enabled"))
+        out.append((Document(doc.path, doc.index, model, eloc), enabled))
+    return out
+
+
+def catalog_workloads(doc: Document) -> list[Workload]:
+    """The workloads of the Models the KubeAI ``models`` chart renders from the values ``doc``
+    (:func:`catalog_models`), each read as :func:`model_workloads` reads a Model: entries of other engines
+    (OLlama, Infinity, FasterWhisper) give none, as such a Model does. The workload of an entry the chart does
+    not render with these values (``enabled: false`` and ``all.enabled`` not true) is named
+    ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not."""
+    out: list[Workload] = []
+    for model, enabled in catalog_models(doc):
+        for w in model_workloads(model):
+            out.append(w if enabled else replace(w, name=f"{w.name} (enabled: false)"))
+    return out
