@@ -1269,6 +1269,12 @@ def unrendered_file_finding(doc: Document) -> Finding | None:
     """KV002 for a document of a file that is an input of a renderer rather than a Kubernetes manifest, linted as
     a plain file: Helm chart values (:func:`helm_values_reason`, :func:`values_file_finding`) or a kustomization
     (:func:`kustomization_file_finding`); None for anything else."""
+    data = doc.data
+    if isinstance(data, dict) and "servingEngineSpec" in data and "kind" not in data:
+        from kvlint.workloads.stack_values import is_stack_values, stack_values_finding
+
+        if is_stack_values(data):  # read as the pods the chart renders, unless it renders none kvlint builds
+            return stack_values_finding(doc)
     reason = helm_values_reason(doc)
     if reason is not None:
         return values_file_finding(doc.path, reason, doc.loc)

@@ -43,6 +43,7 @@ from kvlint.workloads.operators import (
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
 from kvlint.workloads.rbg import rbg_workloads
+from kvlint.workloads.stack_values import is_stack_values, stack_values_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
 POD_TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -340,6 +341,8 @@ def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
 def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workload]:
     data = doc.data
     kind = doc.kind
+    if not kind and is_stack_values(data):
+        return stack_values_workloads(doc)  # vLLM production-stack chart values: the Deployments it renders
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found
