@@ -36,7 +36,10 @@ Raw **Helm values files** are recognised and reported instead of being silently 
 with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLLM production-stack
 ``servingEngineSpec``/``routerSpec``/``modelSpec``, ``replicaCount`` next to ``image`` as in ``helm
 create`` charts), or any such document in a file named ``values*.yaml`` beside a ``Chart.yaml``, gets one
-KV002 finding per file: "... is a Helm values file: render the chart first".
+KV002 finding per file: "... is a Helm values file: render the chart first". Values for vLLM's production-stack
+chart are the exception: kvlint builds the Deployments that chart renders from them
+(:mod:`kvlint.workloads.stack_values`), and KV002 (:func:`~kvlint.workloads.stack_values.stack_values_finding`)
+is left for such values it builds no pod from.
 
 Both renderers run with fetching cut off (:func:`_render_env`: every proxy variable points at a closed local
 port, git refuses every transport), for what the checks above do not see (a chart's ``values.schema.json``

@@ -528,7 +528,9 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
     rloc = here(m, "repository")
     image = f"{repo}:{go_text(m.get('tag'))}"
     uloc = here(m, "modelURL")
-    port = go_text(spec.get("containerPort")) or "8000"
+    port = (
+        go_text(spec["containerPort"]) if _truthy(spec.get("containerPort")) else "8000"
+    )  # `default "8000"`
     se = doc.data["servingEngineSpec"]
     ploc = loc_of(se, "containerPort") if "containerPort" in se else uloc
     cmd: list[tuple[Any, Loc | None]] = [
