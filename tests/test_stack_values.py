@@ -322,3 +322,31 @@ def _plain(x: object) -> object:
     if isinstance(x, list):
         return [_plain(v) for v in x]
     return x
+
+
+def test_pod_annotations_of_an_entry_name_the_gpu(tmp_path: Path) -> None:
+    """``podAnnotations`` are the pod template's annotations: ``kvlint.io/accelerator`` there places the pod
+    (sized on the GPU it names, not against the fleet)."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    body += "    podAnnotations:\n      kvlint.io/accelerator: nvidia-l4\n"
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    result = run_check([path], OFFLINE)
+    summary = summarise(result)
+    assert (summary.plan, summary.fleet) == (1, 0)
+    assert not [d for d in result.diagnostics if d.rule == "KV501"]
+
+
+def test_lmcache_image_and_connector(tmp_path: Path) -> None:
+    """``lmcache/vllm-openai`` runs ``/opt/venv/bin/vllm``; ``lmcacheConfig.enabled`` adds LMCache's V1
+    connector (the V0 one with ``vllmConfig.v0: "1"``), located at ``enabled``."""
+    for v0, connector in (("", "LMCacheConnectorV1"), ('      v0: "1"\n', "LMCacheConnector")):
+        body = "servingEngineSpec:\n  modelSpec:\n" + _entry(repository='"lmcache/vllm-openai"')
+        body += "    vllmConfig:\n      maxModelLen: 4096\n" + v0
+        body += "    lmcacheConfig:\n      enabled: true\n      kvRole: kv_producer\n"
+        path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+        (w,) = find_workloads(load_paths([path]).documents)
+        cmd = w.pod_spec["containers"][0]["command"]
+        assert cmd[0] == "/opt/venv/bin/vllm"
+        i = list(cmd).index("--kv-transfer-config")
+        assert yaml.safe_load(cmd[i + 1]) == {"kv_connector": connector, "kv_role": "kv_producer"}
+        assert cmd.locs[i].line == _line_of(path, "enabled: true")
