@@ -4,7 +4,8 @@ from ``servingEngineSpec.modelSpec[]``, built as kvlint builds the pods of opera
 Infra repositories often keep only the values and point ``helm install``, Argo CD or Flux at the published
 chart, so the values file is the only declaration there is to lint. The chart's template is restated here for
 the fields that decide what the engine runs and on what (image, command, GPUs, placement, ``/dev/shm``, env,
-probes); everything it renders besides (labels, Services, the router, PVCs, the LoRA sidecar) is not built.
+probes, the entry's annotations); everything it renders besides (the chart's own labels, Services, the router,
+PVCs, the LoRA sidecar, the RayCluster of ``raySpec`` entries) is not built.
 
 Source: vllm-project/production-stack at :data:`CHART_COMMIT` (chart ``vllm-stack`` :data:`CHART_VERSION`):
 ``helm/templates/deployment-vllm-multi.yaml`` (one Deployment per ``modelSpec`` entry), its helpers in
@@ -451,8 +452,11 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
       with ``tolerationsPolicy: override``), ``hostIPC``/``hostPID`` (``lmcacheConfig.enablePD``),
       ``priorityClassName``, ``schedulerName``.
 
-    Every built value is located at the values line it comes from (a chart default at its entry). Not built:
-    labels, the LoRA sidecar, ``envFrom``, security contexts, ports. An entry with ``raySpec.enabled`` in a
+    The workload carries the entry's ``annotations`` then ``podAnnotations`` (so ``kvlint.io/accelerator`` or
+    ``kvlint.io/ignore`` there apply) and ``labels``/``podLabels``. Every built value is located at the values
+    line it comes from (a chart default at its entry). Not built: the chart's own labels, ``hostname`` and
+    ``subdomain``, the LoRA sidecar, ``envFrom``, security contexts, ports, the init container's
+    ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
     file that also deploys others gets a workload without containers and a KV503 note (not read). The first
     workload carries a KV002 note naming the chart, template and commit followed.
     """
