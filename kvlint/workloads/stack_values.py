@@ -77,66 +77,131 @@ _ENGINE_DEFAULTS: dict[str, Any] = {
     },
 }
 
-# JSON-schema types of the values this module reads, from helm/values.schema.json at CHART_COMMIT
-# ("number" takes integers too; "integer" takes no booleans, as JSON has none among its numbers).
-_SE_TYPES: dict[str, tuple[str, ...]] = {
-    "modelSpec": ("array",),
-    "enableEngine": ("boolean",),
-    "containerPort": ("integer",),
-    "runtimeClassName": ("string",),
-    "tolerations": ("array",),
-    "env": ("array",),
-    "startupProbe": ("object",),
-    "livenessProbe": ("object",),
-    "readinessProbe": ("object",),
+
+@dataclass(frozen=True)
+class _T:
+    """What ``helm/values.schema.json`` allows for one value: JSON ``types`` ("number" takes integers too;
+    "integer" no booleans), the values of an ``enum``, the ``props`` of an object, the type of an array's
+    ``items``."""
+
+    types: tuple[str, ...]
+    enum: tuple[str, ...] = ()
+    props: dict[str, _T] | None = None
+    items: str | None = None
+
+
+def _t(
+    *types: str, enum: tuple[str, ...] = (), props: dict[str, _T] | None = None, items: str | None = None
+) -> _T:
+    return _T(types, enum, props, items)
+
+
+_S, _I, _B, _O, _A = _t("string"), _t("integer"), _t("boolean"), _t("object"), _t("array")
+_NUMERIC = _t("integer", "number", "string")
+_PROBE = _t(
+    "object",
+    props={
+        "initialDelaySeconds": _I,
+        "periodSeconds": _I,
+        "failureThreshold": _I,
+        "httpGet": _t("object", props={"path": _S, "port": _t("integer", "string")}),
+    },
+)
+
+#: The schema (``helm/values.schema.json`` at :data:`CHART_COMMIT`) of the ``servingEngineSpec`` values this
+#: module reads. Helm validates the merged values against it and ``helm template`` fails on a mismatch.
+_SE_SCHEMA: dict[str, _T] = {
+    "modelSpec": _A,
+    "enableEngine": _B,
+    "containerPort": _I,
+    "runtimeClassName": _S,
+    "schedulerName": _S,
+    "tolerations": _A,
+    "startupProbe": _PROBE,
+    "livenessProbe": _PROBE,
+    "readinessProbe": _PROBE,
 }
-_MODEL_TYPES: dict[str, tuple[str, ...]] = {
-    "name": ("string",),
-    "enabled": ("boolean",),
-    "repository": ("string",),
-    "tag": ("string",),
-    "modelURL": ("string",),
-    "modelRevision": ("string",),
-    "replicaCount": ("integer",),
-    "requestCPU": ("integer",),
-    "requestMemory": ("string",),
-    "requestGPU": ("integer", "number", "string"),
-    "requestGPUType": ("string",),
-    "limitCPU": ("integer", "number", "string"),
-    "limitMemory": ("string",),
-    "resources": ("object",),
-    "env": ("array",),
-    "enableLoRA": ("boolean",),
-    "nodeName": ("string",),
-    "nodeSelectorTerms": ("array",),
-    "affinity": ("object",),
-    "tolerations": ("array",),
-    "tolerationsPolicy": ("string",),
-    "runtimeClassName": ("string",),
-    "priorityClassName": ("string",),
-    "pvcStorage": ("string",),
-    "shmSize": ("string",),
-    "extraVolumes": ("array",),
-    "extraVolumeMounts": ("array",),
-    "initContainer": ("object",),
-    "vllmConfig": ("object",),
-    "lmcacheConfig": ("object",),
-    "raySpec": ("object",),
-    "keda": ("object",),
-}
-_VLLM_TYPES: dict[str, tuple[str, ...]] = {
-    "enableChunkedPrefill": ("boolean",),
-    "enablePrefixCaching": ("boolean",),
-    "maxModelLen": ("integer",),
-    "dtype": ("string",),
-    "tensorParallelSize": ("integer",),
-    "maxNumSeqs": ("integer",),
-    "gpuMemoryUtilization": ("integer", "number", "string"),
-    "maxLoras": ("integer",),
-    "runner": ("string",),
-    "convert": ("string",),
-    "extraArgs": ("array",),
-    "v0": ("string",),
+#: ... and of a ``modelSpec`` entry.
+_MODEL_SCHEMA: dict[str, _T] = {
+    "name": _S,
+    "enabled": _B,
+    "repository": _S,
+    "tag": _S,
+    "modelURL": _S,
+    "modelRevision": _S,
+    "replicaCount": _I,
+    "requestCPU": _I,
+    "requestMemory": _S,
+    "requestGPU": _NUMERIC,
+    "requestGPUType": _S,
+    "requestGPUMem": _S,
+    "requestGPUMemPercentage": _S,
+    "requestGPUCores": _S,
+    "limitCPU": _NUMERIC,
+    "limitMemory": _S,
+    "limitGPUMem": _S,
+    "limitGPUMemPercentage": _S,
+    "limitGPUCores": _S,
+    "resources": _O,
+    "env": _A,
+    "enableLoRA": _B,
+    "nodeName": _S,
+    "nodeSelectorTerms": _A,
+    "affinity": _O,
+    "tolerations": _A,
+    "tolerationsPolicy": _S,
+    "runtimeClassName": _S,
+    "priorityClassName": _S,
+    "pvcStorage": _S,
+    "pvcAccessMode": _t("array", items="string"),
+    "shmSize": _S,
+    "annotations": _O,
+    "podAnnotations": _O,
+    "labels": _O,
+    "podLabels": _O,
+    "extraVolumes": _A,
+    "extraVolumeMounts": _A,
+    "hf_token": _t("string", "object", props={"secretName": _S, "secretKey": _S}),
+    "initContainer": _t(
+        "object",
+        props={
+            "name": _S,
+            "image": _S,
+            "command": _t("array", items="string"),
+            "args": _t("array", items="string"),
+            "env": _A,
+            "resources": _O,
+            "mountPvcStorage": _B,
+            "extraVolumeMounts": _A,
+        },
+    ),
+    "vllmConfig": _t(
+        "object",
+        props={
+            "enableChunkedPrefill": _B,
+            "enablePrefixCaching": _B,
+            "maxModelLen": _I,
+            "dtype": _S,
+            "tensorParallelSize": _I,
+            "maxNumSeqs": _I,
+            "gpuMemoryUtilization": _NUMERIC,
+            "maxLoras": _I,
+            "runner": _t("string", enum=("auto", "pooling")),
+            "convert": _t("string", enum=("token_embed", "embed", "token_classify", "classify", "score")),
+            "extraArgs": _t("array", items="string"),
+            "v0": _S,
+        },
+    ),
+    "lmcacheConfig": _t(
+        "object",
+        props={
+            "enabled": _B,
+            "cpuOffloadingBufferSize": _NUMERIC,
+            "logLevel": _t("string", enum=("DEBUG", "INFO", "WARNING", "ERROR")),
+        },
+    ),
+    "raySpec": _t("object", props={"enabled": _B, "headNode": _O}),
+    "keda": _t("object", props={"enabled": _B, "minReplicaCount": _I, "maxReplicaCount": _I}),
 }
 
 
@@ -244,25 +309,45 @@ def _schema_type(v: Any) -> str:
     return "null"
 
 
-def _type_errors(
-    holder: Any, types: dict[str, tuple[str, ...]], path: str
-) -> Iterator[tuple[str, Loc | None]]:
-    """``(why, position)`` for each value of ``holder`` whose JSON type the chart's schema does not allow (a
-    missing or null value is not checked: Helm drops nulls when it merges values)."""
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _type_errors(holder: Any, schema: dict[str, _T], path: str) -> Iterator[tuple[str, Loc | None]]:
+    """``(why, position)`` for each value of ``holder`` that the chart's schema refuses (its type, an enum, the
+    items of an array, recursively the properties of an object). A missing or null value is not checked
+    (Helm drops nulls when it merges values)."""
     if not isinstance(holder, dict):
         return
-    for key, allowed in types.items():
-        if key not in holder or holder[key] is None:
+    refused = f"the values.schema.json of chart vllm-stack {CHART_VERSION} wants"
+    for key, t in schema.items():
+        value = holder.get(key)
+        if value is None:
             continue
-        got = _schema_type(holder[key])
-        if got in allowed or (got == "integer" and "number" in allowed):
+        got = _schema_type(value)
+        where = f"{path}.{key}"
+        if got not in t.types and not (got == "integer" and "number" in t.types):
+            want = " or ".join(t.types)
+            yield (
+                f"{where} is {_a(got)} where {refused} {_a(want)}, so helm refuses these values",
+                loc_of(holder, key),
+            )
             continue
-        want = " or ".join(allowed)
-        yield (
-            f"{path}.{key} is {'an' if got[0] in 'aeiou' else 'a'} {got} where the values.schema.json of chart "
-            f"vllm-stack {CHART_VERSION} wants {'an' if want[0] in 'aeiou' else 'a'} {want}, so helm refuses these values",
-            loc_of(holder, key),
-        )
+        if t.enum and value not in t.enum:
+            yield (
+                f"{where} is {value!r}, not one of {', '.join(t.enum)} that {refused}, so helm refuses these values",
+                loc_of(holder, key),
+            )
+        if t.items is not None and isinstance(value, list):
+            for j, item in enumerate(value):
+                it = _schema_type(item)
+                if it != t.items and not (it == "integer" and t.items == "number"):
+                    yield (
+                        f"{where}[{j}] is {_a(it)} where {refused} {_a(t.items)}, so helm refuses these values",
+                        loc_of(value, j),
+                    )
+        if t.props is not None and isinstance(value, dict):
+            yield from _type_errors(value, t.props, where)
 
 
 @dataclass(frozen=True)
@@ -285,7 +370,7 @@ def _plan(data: Any) -> _Plan:
         return _Plan({}, unbuilt="servingEngineSpec is not a mapping")
     spec = _merged(_ENGINE_DEFAULTS, se)
     se_loc = loc_of(data, "servingEngineSpec")
-    for why, at in _type_errors(se, _SE_TYPES, "servingEngineSpec"):
+    for why, at in _type_errors(se, _SE_SCHEMA, "servingEngineSpec"):
         return _Plan(spec, unbuilt=why, unbuilt_loc=at)
     models = se.get("modelSpec")
     mloc = _key_loc(se, "modelSpec") or se_loc
@@ -313,9 +398,7 @@ def _plan(data: Any) -> _Plan:
             return _Plan(
                 spec, unbuilt=f"{where} is not a mapping, so helm refuses these values", unbuilt_loc=at
             )
-        for why, wat in _type_errors(m, _MODEL_TYPES, where):
-            return _Plan(spec, unbuilt=why, unbuilt_loc=wat)
-        for why, wat in _type_errors(m.get("vllmConfig"), _VLLM_TYPES, where + ".vllmConfig"):
+        for why, wat in _type_errors(m, _MODEL_SCHEMA, where):
             return _Plan(spec, unbuilt=why, unbuilt_loc=wat)
         if m.get("enabled") is False:
             continue  # `ne $modelSpec.enabled false`: the template skips the entry
@@ -624,7 +707,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         p = spec.get(probe)
         if _truthy(p) and isinstance(p, dict):
             container.append((probe, _probe(p, at), loc_of(p) or at))
-    mounts, volumes = _storage(m, vcfg, at)
+    mounts, volumes = _storage(m, vcfg, doc.data.get("sharedPvcStorage"), at)
     if mounts:
         container.append(("volumeMounts", llist(at, mounts), at))
     pod: Items = []
@@ -703,7 +786,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
     )
 
 
-def get(holder: Any, key: str) -> Any:
+def _get(holder: Any, key: str) -> Any:
     return holder.get(key) if isinstance(holder, dict) else None
 
 
@@ -741,8 +824,8 @@ def _env(doc: Document, m: LDict, vcfg: LDict | None, lmc: LDict | None) -> LLis
             ref = [("name", f"{RELEASE}-secrets", tl), ("key", f"hf_token_{go_text(m.get('name'))}", tl)]
         else:
             ref = [
-                ("name", go_text(get(token, "secretName")) or None, tl),
-                ("key", go_text(get(token, "secretKey")) or None, tl),
+                ("name", go_text(_get(token, "secretName")) or None, tl),
+                ("key", go_text(_get(token, "secretKey")) or None, tl),
             ]
         src = ldict(tl, [("secretKeyRef", ldict(tl, ref), tl)])
         items.append((ldict(tl, [("name", "HF_TOKEN", tl), ("valueFrom", src, tl)]), tl))
@@ -906,37 +989,71 @@ def _probe(p: dict, at: Loc | None) -> LDict:
 
 
 def _storage(
-    m: LDict, vcfg: LDict | None, at: Loc | None
+    m: LDict, vcfg: LDict | None, shared: Any, at: Loc | None
 ) -> tuple[list[tuple[Any, Loc | None]], list[tuple[Any, Loc | None]]]:
-    """(volumeMounts, volumes) of the engine container and pod."""
+    """(volumeMounts, volumes) of the engine container and pod, in the template's order: mounts of the model
+    storage, ``/dev/shm``, the chat templates, ``extraVolumeMounts``, the shared PVC; volumes of the model
+    storage, the shared PVC, ``shm``, the chat templates, ``extraVolumes``. ``shared`` is the top-level
+    ``sharedPvcStorage``."""
     mounts: list[tuple[Any, Loc | None]] = []
     volumes: list[tuple[Any, Loc | None]] = []
+    name = go_text(m.get("name"))
+
+    def volume(loc: Loc | None, vname: str, key: str, source: Any) -> tuple[LDict, Loc | None]:
+        return ldict(loc, [("name", vname, loc), (key, source, loc)]), loc
+
+    def mount(loc: Loc | None, vname: str, path: str) -> tuple[LDict, Loc | None]:
+        return ldict(loc, [("name", vname, loc), ("mountPath", path, loc)]), loc
+
+    shared_on = isinstance(shared, dict) and _truthy(shared.get("enabled"))
+    shl = loc_of(shared, "enabled") if shared_on else None
     if "pvcStorage" in m:
         sl = loc_of(m, "pvcStorage")
-        mounts.append((ldict(sl, [("name", RELEASE + "-storage", sl), ("mountPath", "/data", sl)]), sl))
+        mounts.append(mount(sl, f"{RELEASE}-storage", "/data"))
         pvc = m.get("pvcStorage")
         if isinstance(pvc, dict) and "emptyDir" in pvc:
-            volumes.append(
-                (ldict(sl, [("name", RELEASE + "-storage", sl), ("emptyDir", pvc["emptyDir"], sl)]), sl)
-            )
+            volumes.append(volume(sl, f"{RELEASE}-storage", "emptyDir", pvc["emptyDir"]))
         elif isinstance(pvc, str):
-            claim = ldict(sl, [("claimName", f"{RELEASE}-{go_text(m.get('name'))}-storage-claim", sl)])
+            existing = m.get("pvcExistingClaimName")
+            claim_name = go_text(existing) if _truthy(existing) else f"{RELEASE}-{name}-storage-claim"
             volumes.append(
-                (ldict(sl, [("name", RELEASE + "-storage", sl), ("persistentVolumeClaim", claim, sl)]), sl)
+                volume(
+                    sl,
+                    f"{RELEASE}-storage",
+                    "persistentVolumeClaim",
+                    ldict(sl, [("claimName", claim_name, sl)]),
+                )
             )
+    if shared_on:
+        shared_claim = ldict(shl, [("claimName", f"{RELEASE}-shared-pvc-storage-claim", shl)])
+        volumes.append(volume(shl, f"{RELEASE}-shared-pvc-storage", "persistentVolumeClaim", shared_claim))
     if vcfg is not None and "tensorParallelSize" in vcfg:
         tl = loc_of(vcfg, "tensorParallelSize")
         size = m.get("shmSize")
         zl = loc_of(m, "shmSize") if "shmSize" in m else tl
-        mounts.append((ldict(tl, [("name", "shm", tl), ("mountPath", "/dev/shm", tl)]), tl))
+        mounts.append(mount(tl, "shm", "/dev/shm"))
         ed = ldict(
             zl, [("medium", "Memory", tl), ("sizeLimit", go_text(size) if _truthy(size) else "20Gi", zl)]
         )
-        volumes.append((ldict(tl, [("name", "shm", tl), ("emptyDir", ed, tl)]), tl))
-    for key, out in (("extraVolumeMounts", mounts), ("extraVolumes", volumes)):
-        extra = m.get(key)
-        if isinstance(extra, list):
-            out += [(v, loc_of(extra, j)) for j, v in enumerate(extra)]
+        volumes.append(volume(tl, "shm", "emptyDir", ed))
+    if _truthy(m.get("chatTemplate")):
+        cl = loc_of(m, "chatTemplate")
+        if "chatTemplateConfigMap" in m:
+            cname = f"{RELEASE}-{name}-chat-templates"
+            mounts.append(mount(cl, cname, "/templates"))
+            volumes.append(volume(cl, cname, "configMap", ldict(cl, [("name", cname, cl)])))
+        else:
+            mounts.append(mount(cl, "vllm-templates", "/templates"))
+            tclaim = ldict(cl, [("claimName", "vllm-templates-pvc", cl)])
+            volumes.append(volume(cl, "vllm-templates", "persistentVolumeClaim", tclaim))
+    extra = m.get("extraVolumeMounts")
+    if isinstance(extra, list):
+        mounts += [(v, loc_of(extra, j)) for j, v in enumerate(extra)]
+    if shared_on:
+        mounts.append(mount(shl, f"{RELEASE}-shared-pvc-storage", "/data/shared-pvc-storage"))
+    extra = m.get("extraVolumes")
+    if isinstance(extra, list):
+        volumes += [(v, loc_of(extra, j)) for j, v in enumerate(extra)]
     return mounts, volumes
 
 
