@@ -476,3 +476,20 @@ def test_lmcache_image_and_connector(tmp_path: Path) -> None:
         i = list(cmd).index("--kv-transfer-config")
         assert yaml.safe_load(cmd[i + 1]) == {"kv_connector": connector, "kv_role": "kv_producer"}
         assert cmd.locs[i].line == _line_of(path, "enabled: true")
+
+
+def test_engine_configs_are_the_containers_env_unless_env_names_them(tmp_path: Path) -> None:
+    """``servingEngineSpec.configs`` becomes the ConfigMap the engine container's ``envFrom`` names: each key an
+    environment variable, which the container's own ``env`` overrides (Kubernetes: env wins over envFrom)."""
+    body = (
+        "servingEngineSpec:\n  configs:\n    VLLM_ATTENTION_BACKEND: FLASHINFER\n    SHARED: from-configs\n"
+    )
+    body += "  modelSpec:\n" + _entry() + "    env:\n      - {name: SHARED, value: from-env}\n"
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    (w,) = find_workloads(load_paths([path]).documents)
+    env = w.pod_spec["containers"][0]["env"]
+    values = {e["name"]: e.get("value") for e in env}
+    assert values["VLLM_ATTENTION_BACKEND"] == "FLASHINFER" and values["SHARED"] == "from-env"
+    assert [e["name"] for e in env].count("SHARED") == 1
+    (i,) = [j for j, e in enumerate(env) if e["name"] == "VLLM_ATTENTION_BACKEND"]
+    assert env.locs[i].line == _line_of(path, "VLLM_ATTENTION_BACKEND:")

@@ -113,6 +113,7 @@ _PROBE = _t(
 _SE_SCHEMA: dict[str, _T] = {
     "modelSpec": _A,
     "enableEngine": _B,
+    "configs": _O,
     "containerPort": _I,
     "runtimeClassName": _S,
     "schedulerName": _S,
@@ -518,8 +519,9 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     * env: ``PYTHONHASHSEED``, ``HF_HOME``, ``VLLM_USE_V1=0`` (``v0 == "1"``) or ``PROMETHEUS_MULTIPROC_DIR``,
       ``servingEngineSpec.env``, ``modelSpec.env``, and LMCache's (``LMCACHE_USE_EXPERIMENTAL``,
       ``CUDA_VISIBLE_DEVICES``, the PD/NIXL, CPU/disk offloading, controller and P2P variables), ``HF_TOKEN``
-      from its secret; ``VLLM_API_KEY`` and ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache
-      server) are not built;
+      from its secret, the ``servingEngineSpec.configs`` keys (the ConfigMap the container's ``envFrom``
+      names, as env entries the container's own ``env`` overrides); ``VLLM_API_KEY``, ``envFromSecret`` and
+      ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server) are not built;
     * resources: ``modelSpec.resources`` as written, else ``chart.resources``: requests ``memory``/``cpu``,
       ``requestGPUType`` (default ``nvidia.com/gpu``): ``requestGPU`` when ``int(requestGPU) > 0`` in requests
       and limits, the HAMi ``nvidia.com/gpumem``/``gpumem-percentage``/``gpucores`` keys, ``limitMemory``/
@@ -538,7 +540,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     The workload carries the entry's ``annotations`` then ``podAnnotations`` (so ``kvlint.io/accelerator`` or
     ``kvlint.io/ignore`` there apply) and ``labels``/``podLabels``. Every built value is located at the values
     line it comes from (a chart default at its entry). Not built: the chart's own labels, ``hostname`` and
-    ``subdomain``, the LoRA sidecar, ``envFrom``, security contexts, ports, the init container's
+    ``subdomain``, the LoRA sidecar, ``envFrom`` itself, security contexts, ports, the init container's
     ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
     file that also deploys others gets a workload without containers and a KV503 note (not read). The first
     workload carries a KV002 note naming the chart, template and commit followed.
@@ -902,6 +904,14 @@ def _env(doc: Document, m: LDict, vcfg: LDict | None, lmc: LDict | None) -> LLis
         ):
             if key in lmc:
                 add(name, key)
+    configs = se.get("configs")
+    if isinstance(configs, dict) and configs:
+        # `envFrom: [{configMapRef: {name: RELEASE-configs}}]`, the ConfigMap templates/configmap.yaml writes
+        # from servingEngineSpec.configs: each key an env variable, unless `env` names it (env wins)
+        named = {e.get("name") for e, _ in items if isinstance(e, dict)}
+        for k, v in configs.items():
+            if str(k) not in named:
+                items.append(_env_item(str(k), go_text(v), loc_of(configs, k)))
     return llist(loc_of(m, "env") or at, items)
 
 
