@@ -543,7 +543,8 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     ``subdomain``, the LoRA sidecar, ``envFrom`` itself, security contexts, ports, the init container's
     ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
     file that also deploys others gets a workload without containers and a KV503 note (not read). The first
-    workload carries a KV002 note naming the chart, template and commit followed.
+    workload carries a KV504 note (read on an assumption: that this chart version renders the file) naming the
+    chart, template and commit followed.
     """
     if not is_stack_values(doc.data):
         return []
@@ -555,7 +556,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
         out.append(_ray_workload(doc, i, m))
     se = doc.data["servingEngineSpec"]
     note = Finding(
-        "KV002",
+        "KV504",
         f"built from Helm values: kvlint linted the {_count(len(plan.rendered))} that vLLM's production-stack "
         f"chart renders from this file, restating its {CHART_TEMPLATE} at chart vllm-stack {CHART_VERSION} "
         f"(commit {CHART_COMMIT[:12]}); another chart version may render {_it(len(plan.rendered))} differently",
