@@ -38,6 +38,7 @@ from kvlint.workloads.operators import (
     dynamo_component_pods,
     dynamo_workloads,
     hyperpod_workloads,
+    is_gitops,
     unread_kind_note,
 )
 from kvlint.workloads.placeholders import template_findings
@@ -133,8 +134,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
     PodSpec, else on its first workload when none of its containers names an engine in its image."""
     note = unread_kind_note(doc)
-    if note is None or (doc.kind.startswith("Ray") and not _names_engine(doc.data)):
-        return ws  # a Ray application that serves no LLM is none of kvlint's business
+    if note is None or ((doc.kind.startswith("Ray") or is_gitops(doc)) and not _names_engine(doc.data)):
+        return ws  # a Ray application or GitOps object that serves no LLM is none of kvlint's business
     if not ws:
         ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = LList([], loc=ps.loc)

@@ -14,7 +14,14 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
-__all__ = ["dynamo_component_pods", "dynamo_workloads", "hyperpod_workloads", "unread_kind_note"]
+__all__ = [
+    "GITOPS_KINDS",
+    "dynamo_component_pods",
+    "dynamo_workloads",
+    "hyperpod_workloads",
+    "is_gitops",
+    "unread_kind_note",
+]
 
 #: Dynamo ``resources`` keys -> Kubernetes resource names (``gpu`` is the NVIDIA device plugin's GPU).
 _DYNAMO_RESOURCES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
@@ -253,8 +260,104 @@ _UNREAD = {
 }
 
 
+#: GitOps objects that deploy a Helm chart or a directory of manifests kvlint does not fetch or render: kind ->
+#: the API groups (``apiVersion`` prefixes) of that kind. Argo CD ``Application``/``ApplicationSet``
+#: (argoproj.io, ``spec.source``/``spec.sources``; an ApplicationSet under ``spec.template``) and Flux
+#: ``HelmRelease`` (helm.toolkit.fluxcd.io, and the older Helm Operator's helm.fluxcd.io).
+GITOPS_KINDS: dict[str, tuple[str, ...]] = {
+    "Application": ("argoproj.io/",),
+    "ApplicationSet": ("argoproj.io/",),
+    "HelmRelease": ("helm.toolkit.fluxcd.io/", "helm.fluxcd.io/"),
+}
+
+
+def is_gitops(doc: Document) -> bool:
+    """The object is one of :data:`GITOPS_KINDS` (kind and API group both)."""
+    groups = GITOPS_KINDS.get(doc.kind)
+    return groups is not None and str(get_in(doc.data, "apiVersion") or "").startswith(groups)
+
+
+def _text(v: Any) -> str | None:
+    return str(v) if isinstance(v, (str, int, float)) and str(v) else None
+
+
+def _argo_source(src: Any) -> tuple[str, Loc | None] | None:
+    """What one Argo CD ``ApplicationSource`` deploys, in words, and where it is written."""
+    if not isinstance(src, dict):
+        return None
+    repo = _text(src.get("repoURL")) or "its repository"
+    rev = _text(src.get("targetRevision"))
+    chart, path = _text(src.get("chart")), _text(src.get("path"))
+    if chart:
+        what = f"the Helm chart {chart}{' ' + rev if rev else ''} of {repo}"
+    elif path:
+        what = f"the directory {path} of {repo}{' at ' + rev if rev else ''}"
+    else:
+        what = f"{repo}{' at ' + rev if rev else ''}"
+    helm = src.get("helm")
+    if isinstance(helm, dict) and any(
+        helm.get(k) for k in ("values", "valuesObject", "parameters", "valueFiles")
+    ):
+        what += " with the Helm values and parameters written here"
+    return what, loc_of(src)
+
+
+def _gitops_why(doc: Document) -> tuple[str, Loc | None]:
+    """Where the pods of a GitOps object (:data:`GITOPS_KINDS`) come from, and the place that says it."""
+    spec = get_in(doc.data, "spec")
+    if doc.kind == "HelmRelease":
+        chart = get_in(spec, "chart", "spec")
+        ref = get_in(spec, "chartRef")
+        if isinstance(chart, dict):
+            name = _text(chart.get("chart")) or "its chart"
+            version = _text(chart.get("version"))
+            src = chart.get("sourceRef")
+            origin = (
+                f" from {src.get('kind', 'source')}/{src.get('name', '?')}" if isinstance(src, dict) else ""
+            )
+            what = f"the chart {name}{' ' + version if version else ''}{origin}"
+            where = loc_of(get_in(spec, "chart"), "spec") or loc_of(spec, "chart")
+        elif isinstance(ref, dict):
+            what = f"the chart of {ref.get('kind', 'source')}/{ref.get('name', '?')}"
+            where = loc_of(spec, "chartRef")
+        else:
+            what, where = "its chart", None
+        values = " with spec.values" if isinstance(spec, dict) and spec.get("values") else ""
+        return (
+            f"Flux's helm-controller renders its pods from {what}{values}; kvlint neither fetches nor renders it",
+            where,
+        )
+    if doc.kind == "ApplicationSet":
+        spec = get_in(spec, "template", "spec")
+    sources = get_in(spec, "sources")
+    described = [
+        d
+        for d in (
+            _argo_source(s) for s in (sources if isinstance(sources, list) else [get_in(spec, "source")])
+        )
+        if d
+    ]
+    if not described:
+        return "Argo CD builds its pods from the source it names; kvlint neither fetches nor renders it", None
+    what = "; ".join(d[0] for d in described)
+    return f"Argo CD builds its pods from {what}; kvlint neither fetches nor renders it", described[0][1]
+
+
 def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
-    """A finding for an object of a kind that serves an LLM through settings kvlint does not read, or None."""
+    """A finding for an object of a kind that serves an LLM through settings kvlint does not read, or None:
+    the operator kinds of :data:`_UNREAD`, and the GitOps objects of :data:`GITOPS_KINDS`, which deploy a Helm
+    chart or manifests that kvlint does not fetch (the caller decides whether the object names an engine)."""
+    if is_gitops(doc):
+        why, where = _gitops_why(doc)
+        return Finding(
+            "KV503",
+            f"kvlint does not read this {doc.kind}'s engine settings: {why}",
+            loc or where or loc_of(doc.data, "spec") or doc.loc,
+            fix="lint what it deploys: a chart or directory in this checkout with kvlint check DIR (--helm-values "
+            "FILE --helm-set KEY=VALUE for the values and parameters set here), a remote chart rendered with "
+            "helm template RELEASE CHART -f FILE | kvlint check -",
+            severity="info",
+        )
     why = _UNREAD.get(doc.kind)
     if why is None:  # most kinds: the apiVersion is not looked at
         return None
