@@ -348,10 +348,10 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
     the operator kinds of :data:`_UNREAD`, and the GitOps objects of :data:`GITOPS_KINDS`, which deploy a Helm
     chart or manifests that kvlint does not fetch (the caller decides whether the object names an engine)."""
     if is_gitops(doc):
-        why, where = _gitops_why(doc)
+        source, where = _gitops_why(doc)
         return Finding(
             "KV503",
-            f"kvlint does not read this {doc.kind}'s engine settings: {why}",
+            f"kvlint does not read this {doc.kind}'s engine settings: {source}",
             loc or where or loc_of(doc.data, "spec") or doc.loc,
             fix="lint what it deploys: a chart or directory in this checkout with kvlint check DIR (--helm-values "
             "FILE --helm-set KEY=VALUE for the values and parameters set here), a remote chart rendered with "
