@@ -5,6 +5,7 @@ docstring).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -39,6 +40,7 @@ from kvlint.workloads.operators import (
     dynamo_workloads,
     hyperpod_workloads,
     is_gitops,
+    unknown_kind_note,
     unread_kind_note,
 )
 from kvlint.workloads.placeholders import template_findings
@@ -134,6 +136,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
     PodSpec, else on its first workload when none of its containers names an engine in its image."""
     note = unread_kind_note(doc)
+    if note is None and not ws:
+        note = unknown_kind_note(doc, _known_kinds())
     if note is None or ((doc.kind.startswith("Ray") or is_gitops(doc)) and not _names_engine(doc.data)):
         return ws  # a Ray application or GitOps object that serves no LLM is none of kvlint's business
     if not ws:
@@ -149,6 +153,17 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     if any(image_mentions_engine(i) for i in images):
         return ws
     return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+@functools.lru_cache(maxsize=1)
+def _known_kinds() -> frozenset[tuple[str, str]]:
+    """``(API group, kind)`` of every kind kvlint has a reader for (:data:`kvlint.kinds.WORKLOAD_KINDS`) and of
+    the KServe/OME runtimes and presets a service takes its pods from."""
+    from kvlint.kinds import WORKLOAD_KINDS
+
+    known = {(k.group, k.kind) for k in WORKLOAD_KINDS}
+    known |= {(g, k) for g in ("serving.kserve.io", "ome.io") for k in PROVIDER_KINDS}
+    return frozenset(known)
 
 
 #: The words :func:`_names_engine` looks for, in lower case: searched in lower-cased ASCII text, the same as

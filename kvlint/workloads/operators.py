@@ -20,6 +20,7 @@ __all__ = [
     "dynamo_workloads",
     "hyperpod_workloads",
     "is_gitops",
+    "unknown_kind_note",
     "unread_kind_note",
 ]
 
@@ -341,6 +342,75 @@ def _gitops_why(doc: Document) -> tuple[str, Loc | None]:
         return "Argo CD builds its pods from the source it names; kvlint neither fetches nor renders it", None
     what = "; ".join(d[0] for d in described)
     return f"Argo CD builds its pods from {what}; kvlint neither fetches nor renders it", described[0][1]
+
+
+#: An engine's name as a key of an operator object's spec (``vllmArgs``, ``sglang``, ``tgiConfig``) or as the value
+#: of a key that names the engine (``engine: vllm``); searched in lower case.
+_ENGINE_KEY = re.compile(r"vllm|sglang|text[-_]?generation[-_]?inference")
+#: ``tgi`` only as a whole word at the start of a key as written (``tgi``, ``tgiConfig``, ``tgi_args``)
+_TGI_KEY = re.compile(r"(?i:tgi)(?![a-z])")
+_ENGINE_VALUE = re.compile(r"^(vllm|sglang|tgi|text-generation-inference)$")
+_ENGINE_CHOOSERS = frozenset(
+    {"engine", "backend", "inferenceengine", "servingengine", "enginetype", "framework"}
+)
+
+
+def _engine_name(word: str) -> str:
+    return "vLLM" if "vllm" in word else "SGLang" if "sglang" in word else "TGI"
+
+
+def _engine_named_at(node: Any, path: str, depth: int = 0) -> tuple[str, str, Loc | None] | None:
+    """``(engine, dotted path, location)`` of the first key of ``node`` that names a serving engine, or of
+    an engine chooser key (``engine``, ``backend``...) whose value is one; None when there is none."""
+    if depth > 64:
+        return None
+    if isinstance(node, dict):
+        for k, v in node.items():
+            key = str(k)
+            low = key.lower()
+            hit = _ENGINE_KEY.search(low) or _TGI_KEY.match(key)
+            if hit is None and low in _ENGINE_CHOOSERS and isinstance(v, str):
+                hit = _ENGINE_VALUE.match(v.strip().lower())
+            if hit is not None:
+                return (
+                    _engine_name(hit.group(0).lower()),
+                    f"{path}.{key}",
+                    loc_of(node, k),
+                )
+            found = _engine_named_at(v, f"{path}.{key}", depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for i, x in enumerate(node):
+            found = _engine_named_at(x, f"{path}[{i}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Finding | None:
+    """A finding for an object of an operator kind kvlint has no reader for (an API group with a dot, not one of
+    ``known`` ``(group, kind)``) that holds no pod template kvlint could read, when its ``spec`` names a serving
+    engine in a key (``serving.vllmArgs``) or as the value of an engine chooser (``engine: vllm``): its operator
+    builds the pods from settings kvlint does not read. None otherwise (most objects: labels, selectors and
+    names that mention an engine are values of other keys and say nothing here)."""
+    api = get_in(doc.data, "apiVersion")
+    group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
+    if "." not in group or (group, doc.kind) in known or is_gitops(doc):
+        return None
+    found = _engine_named_at(get_in(doc.data, "spec"), "spec")
+    if found is None:
+        return None
+    engine, path, where = found
+    return Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: kvlint has no reader for {doc.kind} ({group}), "
+        f"whose {path} configures {engine}; its operator builds the pods from them",
+        where or loc_of(doc.data, "spec") or doc.loc,
+        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
+        "command separately with kvlint plan -- <command>",
+        severity="info",
+    )
 
 
 def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
