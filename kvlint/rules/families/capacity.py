@@ -21,6 +21,7 @@ from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
 from kvlint.memory.tgi import TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
+from kvlint.models.weights import linear_bytes_per_param
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
 from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
@@ -238,6 +239,38 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
         + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+def _quant_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """A lighter checkpoint, re-planned: for an unquantized model, ``--quantization fp8`` (vLLM's online FP8,
+    offered on a GPU with FP8 support) and else a 4-bit AWQ/GPTQ build (planned as the linear weights at AWQ's
+    rate, ``docs/engine-memory-model.md`` §1.13); for an FP8 model the 4-bit build. The first that fits is
+    offered with its figures; none when none fits (the weights alone may exceed the GPU at 4 bits)."""
+    m, plan, p = ctx.model, ctx.plan, ctx.placement
+    if m is None or plan is None:
+        return ""
+    current = (m.quant_method or "").lower()
+    acc = p.accelerator if p is not None else None
+    candidates: list[tuple[str, str]] = []
+    if not current and acc is not None and acc.fp8:
+        candidates.append(
+            ("fp8", "--quantization fp8 (vLLM quantizes this checkpoint's weights to FP8 at load)")
+        )
+    if not current or linear_bytes_per_param(current, m.quant_config, 2)[0] > 0.75:  # heavier than 4-bit
+        candidates.append(("awq", "a 4-bit AWQ/GPTQ checkpoint of the model"))
+    band = _band(ctx)
+    found = first_fitting(
+        candidates,
+        lambda c: replanned(ctx.cr, quantization=c[0]),
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    (_, what), d = found
+    return (
+        f"{what} fits: about {gib(d.plan.weights_bytes)} weights and {gib(d.plan.kv_cache_bytes)} KV per GPU, "
+        f"{d.plan.max_concurrency:.2f}x" + _below_kv104(ctx, d.plan.max_concurrency)
     )
 
 
@@ -514,8 +547,10 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         fix=_join(
             _aimed(ctx, _util_remedy) if loads else "",
             _aimed(ctx, _tp_remedy),
-            "a quantized checkpoint (FP8/AWQ/GPTQ) of the model",
-        ),
+            _aimed(ctx, _quant_remedy),
+        )
+        or "a smaller model or more GPU memory per replica: no tensor-parallel size or lighter checkpoint that "
+        "kvlint re-planned fits",
     )
 
 
