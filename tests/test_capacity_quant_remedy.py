@@ -64,3 +64,43 @@ def test_no_quantized_remedy_where_none_fits() -> None:
     assert "--tensor-parallel-size" in fix
     # and the 4-bit build itself indeed does not fit there
     assert _fails_capacity(_plan("l40s", "0.11.2", "Qwen/Qwen2.5-72B-Instruct-AWQ"))
+
+
+def _plan_cmd(accelerator: str, version: str, *command: str) -> dict:
+    r = CliRunner().invoke(
+        main,
+        [
+            "plan",
+            "--offline",
+            "--accelerator",
+            accelerator,
+            "--engine-version",
+            version,
+            "--format",
+            "json",
+            "--",
+        ]
+        + list(command),
+    )
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def test_tgi_and_sglang_offer_a_lighter_checkpoint_only_when_it_fits() -> None:
+    tgi = (
+        "text-generation-launcher",
+        "--model-id",
+        "Qwen/Qwen2.5-32B-Instruct",
+        "--max-total-tokens",
+        "8192",
+    )
+    tgi += ("--max-input-tokens", "4096")
+    fix = _kv101_fix(_plan_cmd("l40s", "3.3.6", *tgi))
+    assert "--quantize fp8 (TGI quantizes the weights to FP8 at load) fits" in fix
+    assert not _fails_capacity(_plan_cmd("l40s", "3.3.6", *tgi, "--quantize", "fp8"))
+    sgl = ("python3", "-m", "sglang.launch_server", "--context-length", "8192", "--model-path")
+    fix = _kv101_fix(_plan_cmd("l40s", "0.5.23", *sgl, "Qwen/Qwen2.5-32B-Instruct"))
+    assert "--quantization fp8 (SGLang quantizes the weights to FP8 at load) fits" in fix
+    applied = _plan_cmd("l40s", "0.5.23", *sgl, "Qwen/Qwen2.5-32B-Instruct", "--quantization", "fp8")
+    assert not _fails_capacity(applied) and not any(x["rule"] == "KV701" for x in applied["diagnostics"])
+    fix = _kv101_fix(_plan_cmd("l40s", "0.5.23", *sgl, "Qwen/Qwen2.5-72B-Instruct"))
+    assert "quantiz" not in fix and "AWQ" not in fix
