@@ -36,6 +36,22 @@ spec:
       - name: llama
         modelURL: meta-llama/Llama-3.1-8B-Instruct
 """
+_APPSET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: models}
+spec:
+  generators: [{list: {elements: [{model: qwen}]}}]
+  template:
+    metadata: {name: "{{model}}"}
+    spec:
+      sources:
+      - repoURL: https://vllm-project.github.io/production-stack
+        chart: vllm-stack
+        targetRevision: 0.1.7
+        helm: {valueFiles: ["$values/values/{{model}}.yaml"]}
+      - {repoURL: https://github.com/example/gitops, targetRevision: main, ref: values}
+"""
 _QUIET = """\
 apiVersion: argoproj.io/v1alpha1
 kind: Application
@@ -90,3 +106,14 @@ def test_gitops_objects_naming_no_engine_or_of_another_group_say_nothing(tmp_pat
     f.write_text(_QUIET)
     result = run_check([str(f)], Options(allow_hub=False))
     assert not _kv503(result) and summarise(result).not_read == 0
+
+
+def test_applicationset_names_its_chart_and_value_files_not_the_ref_source(tmp_path: Path) -> None:
+    f = tmp_path / "appset.yaml"
+    f.write_text(_APPSET)
+    (d,) = _kv503(run_check([str(f)], Options(allow_hub=False)))
+    assert (
+        "Argo CD builds its pods from the Helm chart vllm-stack 0.1.7 of https://vllm-project.github.io/"
+        "production-stack with the value files $values/values/{{model}}.yaml; kvlint" in d.message
+    )
+    assert "example/gitops" not in d.message and "written here" not in d.message

@@ -286,6 +286,8 @@ def _argo_source(src: Any) -> tuple[str, Loc | None] | None:
     """What one Argo CD ``ApplicationSource`` deploys, in words, and where it is written."""
     if not isinstance(src, dict):
         return None
+    if src.get("ref") and not (src.get("chart") or src.get("path")):
+        return None  # a source that only lends its files to the others ($ref value files)
     repo = _text(src.get("repoURL")) or "its repository"
     rev = _text(src.get("targetRevision"))
     chart, path = _text(src.get("chart")), _text(src.get("path"))
@@ -296,10 +298,10 @@ def _argo_source(src: Any) -> tuple[str, Loc | None] | None:
     else:
         what = f"{repo}{' at ' + rev if rev else ''}"
     helm = src.get("helm")
-    if isinstance(helm, dict) and any(
-        helm.get(k) for k in ("values", "valuesObject", "parameters", "valueFiles")
-    ):
+    if isinstance(helm, dict) and any(helm.get(k) for k in ("values", "valuesObject", "parameters")):
         what += " with the Helm values and parameters written here"
+    elif isinstance(helm, dict) and isinstance(helm.get("valueFiles"), list) and helm["valueFiles"]:
+        what += " with the value files " + ", ".join(str(f) for f in helm["valueFiles"])
     return what, loc_of(src)
 
 
