@@ -477,6 +477,8 @@ def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
     docs = load_paths([p for p in paths if os.path.isdir(p)]).documents
     kinds = set()
     for w in find_workloads(docs):
+        if not w.pod_spec.get("containers") and any("has no reader for" in f.message for f in w.findings):
+            continue  # an operator kind kvlint says it has no reader for: no pod template read (KV503 note)
         api = str(w.doc.data.get("apiVersion", ""))
         group = api.rsplit("/", 1)[0] if "/" in api else ""
         kinds.add((group, str(w.doc.data.get("kind", ""))))

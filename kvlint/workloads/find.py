@@ -157,13 +157,12 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
 
 @functools.lru_cache(maxsize=1)
 def _known_kinds() -> frozenset[tuple[str, str]]:
-    """``(API group, kind)`` of every kind kvlint has a reader for (:data:`kvlint.kinds.WORKLOAD_KINDS`) and of
-    the KServe/OME runtimes and presets a service takes its pods from."""
-    from kvlint.kinds import WORKLOAD_KINDS
-
-    known = {(k.group, k.kind) for k in WORKLOAD_KINDS}
-    known |= {(g, k) for g in ("serving.kserve.io", "ome.io") for k in PROVIDER_KINDS}
-    return frozenset(known)
+    """``(API group, kind)`` of the operator kinds this module has a reader or a note for (:data:`CRD_READERS`,
+    the services, runtimes and presets joined across documents, NVIDIA Dynamo, LeaderWorkerSet, the OpenShift
+    Template), ``("", kind)`` for those matched by kind alone; read by :func:`kvlint.workloads.operators.
+    unknown_kind_note` (not :data:`kvlint.kinds.WORKLOAD_KINDS`, which imports this module)."""
+    by_kind = {*JOINED_KINDS, *POD_TEMPLATE_PATHS, "LeaderWorkerSet", "DynamoGraphDeployment", "Template"}
+    return frozenset({*CRD_READERS, *(("", k) for k in by_kind)})
 
 
 #: The words :func:`_names_engine` looks for, in lower case: searched in lower-cased ASCII text, the same as

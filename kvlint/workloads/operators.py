@@ -392,14 +392,16 @@ def _engine_named_at(node: Any, path: str, depth: int = 0) -> tuple[str, str, Lo
 
 def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Finding | None:
     """A finding for an object of an operator kind kvlint has no reader for (an API group with a dot, not one of
-    ``known`` ``(group, kind)``) that holds no pod template kvlint could read, when its ``spec`` names a serving
+    ``known`` ``(group, kind)``, nor ``("", kind)`` for a kind known in any group) that holds no pod template kvlint could read, when its ``spec`` names a serving
     engine in a key (``serving.vllmArgs``) or as the value of an engine chooser (``engine: vllm``): its operator
     builds the pods from settings kvlint does not read. None otherwise (most objects: labels, selectors and
     names that mention an engine are values of other keys and say nothing here)."""
     api = get_in(doc.data, "apiVersion")
     group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
-    if "." not in group or (group, doc.kind) in known or is_gitops(doc):
+    if "." not in group or (group, doc.kind) in known or ("", doc.kind) in known or is_gitops(doc):
         return None
+    if doc.kind in _UNREAD:
+        return None  # noted by unread_kind_note
     found = _engine_named_at(get_in(doc.data, "spec"), "spec")
     if found is None:
         return None
