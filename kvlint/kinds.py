@@ -208,6 +208,38 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "LeaderWorkerSets holding the full command, which are reviewed",
     ),
     _k(
+        "argoproj.io",
+        "Application",
+        "applications",
+        "Argo CD",
+        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the source): Argo CD "
+        "renders its source, a Helm chart or a directory of manifests, and applies the objects, which are reviewed",
+    ),
+    _k(
+        "argoproj.io",
+        "ApplicationSet",
+        "applicationsets",
+        "Argo CD",
+        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the source): Argo CD "
+        "generates Applications from it, whose rendered objects are applied and reviewed",
+    ),
+    _k(
+        "helm.toolkit.fluxcd.io",
+        "HelmRelease",
+        "helmreleases",
+        "Flux",
+        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the chart): Flux's "
+        "helm-controller renders the chart with its values and applies the objects, which are reviewed",
+    ),
+    _k(
+        "helm.fluxcd.io",
+        "HelmRelease",
+        "helmreleases",
+        "Flux Helm Operator",
+        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the chart): the Helm "
+        "Operator renders the chart with its values and applies the objects, which are reviewed",
+    ),
+    _k(
         "template.openshift.io",
         "Template",
         "templates",

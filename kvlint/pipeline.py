@@ -314,9 +314,37 @@ def resolve_container_model(
             None,
         )
     except ModelUnavailable as exc:
-        return None, str(exc)
+        stored = _stored_model(ref, revision, w, options)
+        return (stored, None) if stored is not None else (None, str(exc))
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
+
+
+def _stored_model(ref: str, revision: str | None, w: Workload, options: Options) -> ModelSpec | None:
+    """When the engine's model path holds no config kvlint can read and the workload's reader recorded where
+    KServe's storage initializer downloads the model from (``kvlint.io/model-storage``, not when the user's
+    ``kvlint.io/model`` names the model): the catalogued model that location is named after
+    (:func:`kvlint.models.resolve.resolve_stored_model`), else None."""
+    from kvlint.workloads.base import MODEL_STORAGE_ANNOTATION
+
+    location = w.annotations.get(MODEL_STORAGE_ANNOTATION)
+    if not location or w.annotations.get("kvlint.io/model"):
+        return None
+    from kvlint.models.resolve import resolve_stored_model
+
+    try:
+        return resolve_stored_model(
+            location,
+            ref,
+            model_dirs=options.model_dirs,
+            model_paths=options.model_paths,
+            revision=revision,
+            allow_hub=options.allow_hub,
+            allow_local_paths=options.allow_local_paths,
+            catalogues=options.model_catalogues,
+        )
+    except Exception:  # defensive: the fallback must never take the run down
+        return None
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:

@@ -119,3 +119,28 @@ def test_quantization_from_hf_quant_config_json() -> None:
     spec = resolve_model("nvidia/Llama-3.1-70B-Instruct-FP8", allow_hub=False)
     assert spec.quant_method == "modelopt"
     assert spec.quant_config is not None and spec.quant_config["quantization"]["quant_algo"] == "FP8"
+
+
+def test_modelopt_quant_algo_beside_quant_method_in_config_json() -> None:
+    """A ModelOpt export that writes its quantization into config.json (quant_method "modelopt" with quant_algo
+    beside it, no hf_quant_config.json "quantization" block) is NVFP4 when quant_algo says so, as vLLM's
+    ModelOptQuantConfigBase._extract_modelopt_quant_algo reads it: weights of 4 bits plus an FP8 scale per 16,
+    not the 1 byte of FP8 (nvidia/Gemma-4-31B-IT-NVFP4, a real config from the catalogue)."""
+    from kvlint.models.weights import param_breakdown, weight_bytes
+
+    qc = _cfg("nvidia--Gemma-4-31B-IT-NVFP4")["quantization_config"]
+    assert qc["quant_method"] == "modelopt" and qc["quant_algo"] == "NVFP4" and "quantization" not in qc
+    spec = resolve_model("nvidia/Gemma-4-31B-IT-NVFP4", allow_hub=False)
+    assert spec.quant_method == "modelopt_fp4"
+    parts = param_breakdown(spec)
+    got, source = weight_bytes(spec, dtype_bytes=2)
+    assert "nvfp4" in source
+    linear = sum(v for k, v in parts.items() if "linear" in k)
+    assert 0 < linear < sum(parts.values())
+    # 4-bit e2m1 values plus one FP8 scale per 16 of them, the rest in bfloat16 (2 B), within 1%
+    want = linear * (0.5 + 1 / 16) + (sum(parts.values()) - linear) * 2
+    assert abs(got - want) / want < 0.01, (got, want, parts)
+    # the same config with quant_algo FP8 stays FP8 (1 B per linear weight)
+    cfg = {**_cfg("nvidia--Gemma-4-31B-IT-NVFP4"), "quantization_config": {**qc, "quant_algo": "FP8"}}
+    fp8 = parse_config(cfg, model_id="x/fp8", source="test: the NVFP4 config with quant_algo FP8")
+    assert fp8.quant_method == "modelopt"

@@ -110,3 +110,21 @@ def test_gpu_kv_cache_size_formula_from_021():
 def test_unknown_version_assumes_newest():
     p = plan_vllm(VllmSettings(version="latest"), load("Qwen--Qwen3-0.6B"), H100, compute_capability="9.0")
     assert p.engine_version == "0.33.0" and any("assumed" in a for a in p.assumptions)
+
+
+def test_yarn_assumption_names_the_number_it_multiplies():
+    """Before 0.30 vLLM multiplies YaRN's rope_scaling original_max_position_embeddings (not the
+    max_position_embeddings key) by the factor: the assumption says so, with the product, so that
+    'max_position_embeddings=163840, x rope factor 40' no longer reads as 6.5M tokens (DeepSeek-R1's shape)."""
+    yarn = {
+        "max_position_embeddings": 163840,
+        "rope_scaling": {"rope_type": "yarn", "factor": 40, "original_max_position_embeddings": 4096},
+    }
+    old = _plan("0.20.0", model="Qwen--Qwen2.5-7B", hf_overrides=yarn).plan
+    assert old.derived_max_model_len == 4096 * 40
+    (why,) = [a for a in old.assumptions if a.startswith("derived max_model_len")]
+    assert "original_max_position_embeddings=4096" in why and "x rope factor 40" in why
+    assert why.endswith(f"= {4096 * 40}") and "max_position_embeddings=163840" not in why
+    new = _plan("0.30.0", model="Qwen--Qwen2.5-7B", hf_overrides=yarn).plan
+    (why,) = [a for a in new.assumptions if a.startswith("derived max_model_len")]
+    assert "max_position_embeddings=163840" in why and "not applied" in why

@@ -52,6 +52,21 @@ def test_mfs_default_0_4_6_by_tp() -> None:
     assert got == [0.88, 0.87, 0.85, 0.81, 0.79]
 
 
+def test_mfs_default_on_a_larger_gpu_only_from_0_4_5_post3() -> None:
+    """The PyPI wheels' ServerArgs.__post_init__: 0.4.3.post2, 0.4.4.post4 and 0.4.5(.post1/.post2) set the tp
+    rule on every GPU; 0.4.5.post3 and 0.4.6 use (gpu - 13 GiB) / gpu above 81920 MiB (H200: 143771 MiB)."""
+    from kvlint.memory.sglang import sglang_version
+
+    h200 = 143771
+    for text in ("0.4.3.post2", "v0.4.4.post4-cu124", "0.4.5", "0.4.5.post2"):
+        v = sglang_version(text)[0]
+        assert [default_mem_fraction_static(v, h200, tp=t)[0] for t in (1, 8)] == [0.88, 0.81], text
+    for text in ("0.4.5.post3", "0.4.6"):
+        v = sglang_version(text)[0]
+        assert default_mem_fraction_static(v, h200, tp=1)[0] == round((h200 - 13 * 1024) / h200, 3), text
+    assert default_mem_fraction_static((0, 4, 6), h200, tp=8)[0] == round((h200 - 13 * 1024) / h200, 3)
+
+
 def test_mfs_default_0_5_x_w8() -> None:
     # §7 W8: H100 80 GB (81 559 MiB), TP1, non-MLA -> reserved 13 440 MiB -> 0.835
     assert default_mem_fraction_static((0, 5, 23), 81559, tp=1)[0] == 0.835

@@ -483,6 +483,8 @@ def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
             # API server ever receives; the webhook sees the rendered Deployment, a reviewed kind
             assert is_stack_values(w.doc.data) and w.kind in ("Deployment", "RayCluster"), w.doc.path
             continue
+        if not w.pod_spec.get("containers") and any("has no reader for" in f.message for f in w.findings):
+            continue  # an operator kind kvlint says it has no reader for: no pod template read (KV503 note)
         api = str(w.doc.data.get("apiVersion", ""))
         group = api.rsplit("/", 1)[0] if "/" in api else ""
         kinds.add((group, str(w.doc.data.get("kind", ""))))

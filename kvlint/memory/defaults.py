@@ -266,11 +266,20 @@ def _derive_max_model_len(
         if rtype not in exempt:
             factor = rs.get("factor")
             factor = 1.0 if factor is None else float(factor)
-            if rtype == "yarn" and yarn_multiplies_max_len(v) and rs.get("original_max_position_embeddings"):
+            yarn_base = (
+                rtype == "yarn" and yarn_multiplies_max_len(v) and rs.get("original_max_position_embeddings")
+            )
+            if yarn_base:
                 derived = int(rs["original_max_position_embeddings"])
+                # the base is YaRN's original length, not the key named first: say which number is multiplied
+                why = (
+                    f"derived max_model_len from rope_scaling original_max_position_embeddings={int(derived)}"
+                )
             derived = derived * factor
             if factor != 1.0:
                 why += f", x rope factor {factor:g} ({rtype}, vLLM {fmt_version(v)})"
+                if yarn_base:
+                    why += f" = {derived:g}"
         elif rtype == "yarn":
             why += f" (YaRN factor not applied from vLLM 0.30.0; vLLM {fmt_version(v)})"
     return derived, key, mml_i, why

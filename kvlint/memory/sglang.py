@@ -179,6 +179,11 @@ def gpu_tier(gpu_mib: float, tp: int, v: SgVersion) -> tuple[int, int]:
     return 16384, 512
 
 
+#: The first SGLang release whose default mem_fraction_static depends on the GPU's size (> 81920 MiB:
+#: ``(gpu − 13 GiB) / gpu``), read in the PyPI wheels' ``sglang/srt/server_args.py::ServerArgs.__post_init__``.
+_SG_LARGE_GPU_FRACTION = "0.4.5.post3"
+
+
 def default_mem_fraction_static(
     v: SgVersion,
     gpu_mib: float,
@@ -194,7 +199,9 @@ def default_mem_fraction_static(
     """SGLang's default ``mem_fraction_static`` by version and GPU memory (``gpu_mib`` = nvidia-smi MiB).
 
     * 0.4.6: GPU <= 81920 MiB: tp >= 16 -> 0.79, >= 8 -> 0.81, >= 4 -> 0.85, >= 2 -> 0.87, else 0.88;
-      bigger GPUs ``(gpu − 13 GiB) / gpu`` (``sglang@0.4.6:server_args.py::ServerArgs.__post_init__``).
+      bigger GPUs ``(gpu − 13 GiB) / gpu`` (``sglang@0.4.6:server_args.py::ServerArgs.__post_init__``). Before
+      0.4.5.post3 the tp rule holds for every GPU: the PyPI wheels 0.4.3.post2, 0.4.4.post4, 0.4.5, 0.4.5.post1
+      and 0.4.5.post2 have no larger-GPU branch; 0.4.5.post3 has it.
     * 0.4.10: reserved GiB by GPU size (< 35 GiB: 2.8 + p/10; < 90: 9.5 + p/2; < 160: 12 + p/2; else 32;
       p = tp × pp; + 2 for DP attention, + 4 for DeepEP); ``round((gpu − reserved)/gpu, 3)``.
     * >= 0.5.5: ``reserved = 512 + 1.5 × max(chunked_prefill_size, 2048) + (tp × pp / 8) × 1024 + 2 × max_bs``
@@ -205,8 +212,13 @@ def default_mem_fraction_static(
     """
     p = tp * pp
     if v < (0, 4, 10):
-        if gpu_mib <= 81920:
+        if gpu_mib <= 81920 or v < sglang_version(_SG_LARGE_GPU_FRACTION)[0]:
             f = 0.79 if tp >= 16 else 0.81 if tp >= 8 else 0.85 if tp >= 4 else 0.87 if tp >= 2 else 0.88
+            if gpu_mib > 81920:
+                return (
+                    f,
+                    f"mem_fraction_static {f} (SGLang default for tp_size {tp}; no larger-GPU rule before 0.4.5.post3)",
+                )
             return f, f"mem_fraction_static {f} (SGLang 0.4.6 default for tp_size {tp})"
         f = round((gpu_mib - 13 * 1024) / gpu_mib, 3)
         return f, f"mem_fraction_static {f} = (gpu − 13 GiB)/gpu (SGLang 0.4.6, GPU > 80 GiB)"

@@ -344,6 +344,18 @@ def parse_config(
         )
         if quant_method:
             quant_method = quant_method.lower()
+        if quant_method == "modelopt":
+            # ModelOpt exports written into config.json put quant_algo beside quant_method (the
+            # "compressed-tensors style" of vLLM's ModelOptQuantConfigBase.from_config); vLLM's overrides map
+            # an NVFP4 algo to modelopt_fp4 (vllm model_executor/layers/quantization/modelopt.py
+            # ModelOptQuantConfigBase._extract_modelopt_quant_algo), so the stored weights are 4-bit, not FP8
+            nested = qc.get("quantization")
+            algo = str(
+                qc.get("quant_algo") or (nested.get("quant_algo") if isinstance(nested, dict) else "") or ""
+            )
+            if "FP4" in algo.upper():
+                quant_method = "modelopt_fp4"
+                notes.append(f"quantization_config: ModelOpt quant_algo {algo.upper()} (NVFP4 weights)")
     if quant_method is None and isinstance(quant_config_extra, dict):
         q = quant_config_extra.get("quantization") or {}
         algo = str(q.get("quant_algo") or "").upper()

@@ -891,6 +891,50 @@ def resolve_model(
     return spec
 
 
+def resolve_stored_model(
+    location: str,
+    ref: str,
+    *,
+    model_dirs: Sequence[str] = (),
+    model_paths: Mapping[str, str] | None = None,
+    revision: str | None = None,
+    allow_hub: bool = True,
+    allow_local_paths: bool = True,
+    catalogues: Sequence[str] = (),
+) -> ModelSpec | None:
+    """The model a serving container reads from ``ref`` (KServe's ``/mnt/models``) when KServe's storage
+    initializer downloads it there from ``location``, a place kvlint cannot read (an ``s3://``, ``gs://``,
+    ``pvc://``, ``https://`` storage URI, or a ``storage.path`` inside the bucket its key names): the only
+    catalogued model whose repository name is the location's last component (the rule of a container path named
+    after its model, :func:`_path_named_model`), with an ASSUMPTION note (KV505); None when the location's name
+    names no catalogued model, or that model cannot be resolved either. Other arguments as
+    :func:`resolve_model`."""
+    named = _path_named_model(location.strip())
+    if named is None:
+        return None
+    hub_id, rev, _ = named
+    try:
+        spec = resolve_model(
+            hub_id,
+            model_dirs=model_dirs,
+            model_paths=model_paths,
+            revision=revision or rev,
+            allow_hub=allow_hub,
+            allow_local_paths=allow_local_paths,
+            catalogues=catalogues,
+        )
+    except ModelUnavailable:
+        return None
+    where = location if "://" in location else f"the storage path {location}"
+    name = Path(location.strip().rstrip("/")).name
+    note = (
+        f"ASSUMPTION (path named after the model): KServe's storage initializer downloads the model to {ref} "
+        f"from {where}, which kvlint cannot read; its last component '{name}' is the repository name of the "
+        f"catalogued {hub_id} only, so the location is taken to hold that model"
+    )
+    return dataclasses.replace(spec, notes=(note, *spec.notes))
+
+
 def _remember(key: tuple[Any, ...], value: ModelSpec | str) -> None:
     """Memoise ``value`` under ``key``, dropping the oldest entries beyond :data:`MEMO_MAX`."""
     while len(_memo) >= MEMO_MAX:

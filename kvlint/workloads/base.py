@@ -189,6 +189,11 @@ ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
 #: Annotation a synthetic workload carries when its operator, not the object, chooses the engine image
 #: (read by the KV208 check, which then asks for --engine-version instead of an image tag).
 IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"
+#: Set by a reader on a workload whose model KServe's storage initializer downloads to the container's model
+#: directory from a place kvlint cannot read (an object-store or PVC ``storageUri``, a ``storage.path``): that
+#: location, from which the models stage takes the model's name when the directory holds no config it can
+#: read (:func:`kvlint.models.resolve.resolve_stored_model`).
+MODEL_STORAGE_ANNOTATION = "kvlint.io/model-storage"
 
 
 #: Annotation a synthetic workload carries to say why its accelerator cannot be known (appended to the

@@ -5,6 +5,7 @@ docstring).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -40,6 +41,8 @@ from kvlint.workloads.operators import (
     dynamo_component_pods,
     dynamo_workloads,
     hyperpod_workloads,
+    is_gitops,
+    unknown_kind_note,
     unread_kind_note,
 )
 from kvlint.workloads.placeholders import template_findings
@@ -135,8 +138,10 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
     PodSpec, else on its first workload when none of its containers names an engine in its image."""
     note = unread_kind_note(doc)
-    if note is None or (doc.kind.startswith("Ray") and not _names_engine(doc.data)):
-        return ws  # a Ray application that serves no LLM is none of kvlint's business
+    if note is None and not ws:
+        note = unknown_kind_note(doc, _known_kinds())
+    if note is None or ((doc.kind.startswith("Ray") or is_gitops(doc)) and not _names_engine(doc.data)):
+        return ws  # a Ray application or GitOps object that serves no LLM is none of kvlint's business
     if not ws:
         ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = LList([], loc=ps.loc)
@@ -150,6 +155,16 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     if any(image_mentions_engine(i) for i in images):
         return ws
     return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+@functools.lru_cache(maxsize=1)
+def _known_kinds() -> frozenset[tuple[str, str]]:
+    """``(API group, kind)`` of the operator kinds this module has a reader or a note for (:data:`CRD_READERS`,
+    the services, runtimes and presets joined across documents, NVIDIA Dynamo, LeaderWorkerSet, the OpenShift
+    Template), ``("", kind)`` for those matched by kind alone; read by :func:`kvlint.workloads.operators.
+    unknown_kind_note` (not :data:`kvlint.kinds.WORKLOAD_KINDS`, which imports this module)."""
+    by_kind = {*JOINED_KINDS, *POD_TEMPLATE_PATHS, "LeaderWorkerSet", "DynamoGraphDeployment", "Template"}
+    return frozenset({*CRD_READERS, *(("", k) for k in by_kind)})
 
 
 #: The words :func:`_names_engine` looks for, in lower case: searched in lower-cased ASCII text, the same as

@@ -12,6 +12,7 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     IMAGE_SOURCE_ANNOTATION,
+    MODEL_STORAGE_ANNOTATION,
     Chain,
     add_memory_shm,
     get_in,
@@ -84,6 +85,9 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             )
             for k, v in (hf[1] if hf else {}).items():
                 w.annotations.setdefault(k, v)
+            location = storage_location(model, pred)
+            if location and not hf:
+                w.annotations.setdefault(MODEL_STORAGE_ANNOTATION, location)
             return [w]
     if is_pod_spec(pred):
         return [
@@ -109,6 +113,29 @@ KSERVE_HF_IMAGE = "kserve/huggingfaceserver"
 
 
 KSERVE_HF_COMMAND = ("python", "-m", "huggingfaceserver")
+
+
+#: ``storageUri`` schemes KServe's storage initializer downloads to ``/mnt/models`` and kvlint cannot read (the
+#: ``supportedUriFormats`` of KServe's default ClusterStorageContainer, config/storagecontainers, and ``pvc://``);
+#: ``hf://`` and ``oci://`` are read otherwise (:func:`kvlint.workloads.llmisvc.model_from_uri`).
+_STORED_SCHEMES = ("s3://", "gs://", "pvc://", "https://", "http://", "hdfs://", "webhdfs://")
+
+
+def storage_location(model: Any, pred: Any) -> str | None:
+    """Where KServe's storage initializer downloads a predictor's model from, when kvlint cannot read that place:
+    an object-store, web or PVC ``storageUri`` of the model (or of the predictor), else the ``path`` of its
+    ``storage`` spec (``V1beta1StorageSpec.path``: the object's path in the bucket its ``key`` names); None
+    otherwise. The models stage takes the model's name from it (``MODEL_STORAGE_ANNOTATION``)."""
+    uri = str(
+        (model.get("storageUri") if isinstance(model, dict) else None) or get_in(pred, "storageUri") or ""
+    )
+    if uri.startswith(_STORED_SCHEMES):
+        return uri
+    storage = model.get("storage") if isinstance(model, dict) else None
+    path = storage.get("path") if isinstance(storage, dict) else None
+    if isinstance(path, str) and path.strip("/ "):
+        return path.strip()
+    return None
 
 
 def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dict[str, str]] | None:
@@ -164,6 +191,9 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
     if stored and not has_id:
         # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI), or an oci:// modelcar image
         ann["kvlint.io/model"] = stored
+    location = storage_location(model, None)
+    if location and not has_id:
+        ann[MODEL_STORAGE_ANNOTATION] = location
     return c, ann
 
 
@@ -359,6 +389,9 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     stored = model_from_uri(uri, oci=True)
     if stored:
         extra["kvlint.io/model"] = stored
+    location = storage_location(model, pred)
+    if location:
+        extra[MODEL_STORAGE_ANNOTATION] = location
     worker_spec = rspec.get("workerSpec")
     multi = isinstance(worker_spec, dict)
     env_items: list[tuple[str, str]] = []

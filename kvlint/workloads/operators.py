@@ -15,10 +15,13 @@ from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_cop
 from kvlint.workloads.merge import strategic_merge
 
 __all__ = [
+    "GITOPS_KINDS",
     "dynamo_component_deployment_workloads",
     "dynamo_component_pods",
     "dynamo_workloads",
     "hyperpod_workloads",
+    "is_gitops",
+    "unknown_kind_note",
     "unread_kind_note",
 ]
 
@@ -283,8 +286,177 @@ _UNREAD = {
 }
 
 
+#: GitOps objects that deploy a Helm chart or a directory of manifests kvlint does not fetch or render: kind ->
+#: the API groups (``apiVersion`` prefixes) of that kind. Argo CD ``Application``/``ApplicationSet``
+#: (argoproj.io, ``spec.source``/``spec.sources``; an ApplicationSet under ``spec.template``) and Flux
+#: ``HelmRelease`` (helm.toolkit.fluxcd.io, and the older Helm Operator's helm.fluxcd.io).
+GITOPS_KINDS: dict[str, tuple[str, ...]] = {
+    "Application": ("argoproj.io/",),
+    "ApplicationSet": ("argoproj.io/",),
+    "HelmRelease": ("helm.toolkit.fluxcd.io/", "helm.fluxcd.io/"),
+}
+
+
+def is_gitops(doc: Document) -> bool:
+    """The object is one of :data:`GITOPS_KINDS` (kind and API group both)."""
+    groups = GITOPS_KINDS.get(doc.kind)
+    return groups is not None and str(get_in(doc.data, "apiVersion") or "").startswith(groups)
+
+
+def _text(v: Any) -> str | None:
+    return str(v) if isinstance(v, (str, int, float)) and str(v) else None
+
+
+def _argo_source(src: Any) -> tuple[str, Loc | None] | None:
+    """What one Argo CD ``ApplicationSource`` deploys, in words, and where it is written."""
+    if not isinstance(src, dict):
+        return None
+    if src.get("ref") and not (src.get("chart") or src.get("path")):
+        return None  # a source that only lends its files to the others ($ref value files)
+    repo = _text(src.get("repoURL")) or "its repository"
+    rev = _text(src.get("targetRevision"))
+    chart, path = _text(src.get("chart")), _text(src.get("path"))
+    if chart:
+        what = f"the Helm chart {chart}{' ' + rev if rev else ''} of {repo}"
+    elif path:
+        what = f"the directory {path} of {repo}{' at ' + rev if rev else ''}"
+    else:
+        what = f"{repo}{' at ' + rev if rev else ''}"
+    helm = src.get("helm")
+    if isinstance(helm, dict) and any(helm.get(k) for k in ("values", "valuesObject", "parameters")):
+        what += " with the Helm values and parameters written here"
+    elif isinstance(helm, dict) and isinstance(helm.get("valueFiles"), list) and helm["valueFiles"]:
+        what += " with the value files " + ", ".join(str(f) for f in helm["valueFiles"])
+    return what, loc_of(src)
+
+
+def _gitops_why(doc: Document) -> tuple[str, Loc | None]:
+    """Where the pods of a GitOps object (:data:`GITOPS_KINDS`) come from, and the place that says it."""
+    spec = get_in(doc.data, "spec")
+    if doc.kind == "HelmRelease":
+        chart = get_in(spec, "chart", "spec")
+        ref = get_in(spec, "chartRef")
+        if isinstance(chart, dict):
+            name = _text(chart.get("chart")) or "its chart"
+            version = _text(chart.get("version"))
+            src = chart.get("sourceRef")
+            origin = (
+                f" from {src.get('kind', 'source')}/{src.get('name', '?')}" if isinstance(src, dict) else ""
+            )
+            what = f"the chart {name}{' ' + version if version else ''}{origin}"
+            where = loc_of(get_in(spec, "chart"), "spec") or loc_of(spec, "chart")
+        elif isinstance(ref, dict):
+            what = f"the chart of {ref.get('kind', 'source')}/{ref.get('name', '?')}"
+            where = loc_of(spec, "chartRef")
+        else:
+            what, where = "its chart", None
+        values = " with spec.values" if isinstance(spec, dict) and spec.get("values") else ""
+        return (
+            f"Flux's helm-controller renders its pods from {what}{values}; kvlint neither fetches nor renders it",
+            where,
+        )
+    if doc.kind == "ApplicationSet":
+        spec = get_in(spec, "template", "spec")
+    sources = get_in(spec, "sources")
+    described = [
+        d
+        for d in (
+            _argo_source(s) for s in (sources if isinstance(sources, list) else [get_in(spec, "source")])
+        )
+        if d
+    ]
+    if not described:
+        return "Argo CD builds its pods from the source it names; kvlint neither fetches nor renders it", None
+    what = "; ".join(d[0] for d in described)
+    return f"Argo CD builds its pods from {what}; kvlint neither fetches nor renders it", described[0][1]
+
+
+#: An engine's name as a key of an operator object's spec (``vllmArgs``, ``sglang``, ``tgiConfig``) or as the value
+#: of a key that names the engine (``engine: vllm``); searched in lower case.
+_ENGINE_KEY = re.compile(r"vllm|sglang|text[-_]?generation[-_]?inference")
+#: ``tgi`` only as a whole word at the start of a key as written (``tgi``, ``tgiConfig``, ``tgi_args``)
+_TGI_KEY = re.compile(r"(?i:tgi)(?![a-z])")
+_ENGINE_VALUE = re.compile(r"^(vllm|sglang|tgi|text-generation-inference)$")
+_ENGINE_CHOOSERS = frozenset(
+    {"engine", "backend", "inferenceengine", "servingengine", "enginetype", "framework"}
+)
+
+
+def _engine_name(word: str) -> str:
+    return "vLLM" if "vllm" in word else "SGLang" if "sglang" in word else "TGI"
+
+
+def _engine_named_at(node: Any, path: str, depth: int = 0) -> tuple[str, str, Loc | None] | None:
+    """``(engine, dotted path, location)`` of the first key of ``node`` that names a serving engine, or of
+    an engine chooser key (``engine``, ``backend``...) whose value is one; None when there is none."""
+    if depth > 64:
+        return None
+    if isinstance(node, dict):
+        for k, v in node.items():
+            key = str(k)
+            low = key.lower()
+            hit = _ENGINE_KEY.search(low) or _TGI_KEY.match(key)
+            if hit is None and low in _ENGINE_CHOOSERS and isinstance(v, str):
+                hit = _ENGINE_VALUE.match(v.strip().lower())
+            if hit is not None:
+                return (
+                    _engine_name(hit.group(0).lower()),
+                    f"{path}.{key}",
+                    loc_of(node, k),
+                )
+            found = _engine_named_at(v, f"{path}.{key}", depth + 1)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for i, x in enumerate(node):
+            found = _engine_named_at(x, f"{path}[{i}]", depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Finding | None:
+    """A finding for an object of an operator kind kvlint has no reader for (an API group with a dot, not one of
+    ``known`` ``(group, kind)``, nor ``("", kind)`` for a kind known in any group) that holds no pod template kvlint could read, when its ``spec`` names a serving
+    engine in a key (``serving.vllmArgs``) or as the value of an engine chooser (``engine: vllm``): its operator
+    builds the pods from settings kvlint does not read. None otherwise (most objects: labels, selectors and
+    names that mention an engine are values of other keys and say nothing here)."""
+    api = get_in(doc.data, "apiVersion")
+    group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
+    if "." not in group or (group, doc.kind) in known or ("", doc.kind) in known or is_gitops(doc):
+        return None
+    if doc.kind in _UNREAD:
+        return None  # noted by unread_kind_note
+    found = _engine_named_at(get_in(doc.data, "spec"), "spec")
+    if found is None:
+        return None
+    engine, path, where = found
+    return Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: kvlint has no reader for {doc.kind} ({group}), "
+        f"whose {path} configures {engine}; its operator builds the pods from them",
+        where or loc_of(doc.data, "spec") or doc.loc,
+        fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
+        "command separately with kvlint plan -- <command>",
+        severity="info",
+    )
+
+
 def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
-    """A finding for an object of a kind that serves an LLM through settings kvlint does not read, or None."""
+    """A finding for an object of a kind that serves an LLM through settings kvlint does not read, or None:
+    the operator kinds of :data:`_UNREAD`, and the GitOps objects of :data:`GITOPS_KINDS`, which deploy a Helm
+    chart or manifests that kvlint does not fetch (the caller decides whether the object names an engine)."""
+    if is_gitops(doc):
+        source, where = _gitops_why(doc)
+        return Finding(
+            "KV503",
+            f"kvlint does not read this {doc.kind}'s engine settings: {source}",
+            loc or where or loc_of(doc.data, "spec") or doc.loc,
+            fix="lint what it deploys: a chart or directory in this checkout with kvlint check DIR (--helm-values "
+            "FILE --helm-set KEY=VALUE for the values and parameters set here), a remote chart rendered with "
+            "helm template RELEASE CHART -f FILE | kvlint check -",
+            severity="info",
+        )
     why = _UNREAD.get(doc.kind)
     if why is None:  # most kinds: the apiVersion is not looked at
         return None

@@ -21,10 +21,11 @@ from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
 from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail
 from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
+from kvlint.models.weights import linear_bytes_per_param
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
 from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
-from kvlint.rules.families.tgi import more_shards, tgi_starts
+from kvlint.rules.families.tgi import more_shards, tgi_starts, tgi_starts_in_band
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
     MIN_USEFUL_MAX_MODEL_LEN,
@@ -238,6 +239,51 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
         + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+def _lighter_checkpoints(ctx: RuleContext, online_fp8: str, four_bit: str) -> list[tuple[str, str]]:
+    """``(quantization method to re-plan with, what to tell the user)`` of the lighter checkpoints a KV101 remedy
+    tries, lightest last: for an unquantized model, the engine's online FP8 (``online_fp8``) on a GPU with FP8
+    support, then a 4-bit AWQ/GPTQ build (``four_bit``, planned as the linear weights at AWQ's rate,
+    ``docs/engine-memory-model.md`` §1.13); for a model quantized heavier than 4 bits, the 4-bit build."""
+    m, p = ctx.model, ctx.placement
+    if m is None:
+        return []
+    current = (m.quant_method or "").lower()
+    acc = p.accelerator if p is not None else None
+    out: list[tuple[str, str]] = []
+    if not current and acc is not None and acc.fp8:
+        out.append(("fp8", online_fp8))
+    if not current or linear_bytes_per_param(current, m.quant_config, 2)[0] > 0.75:
+        out.append(("awq", four_bit))
+    return out
+
+
+def _quant_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """A lighter checkpoint, re-planned: for an unquantized model, ``--quantization fp8`` (vLLM's online FP8,
+    offered on a GPU with FP8 support) and else a 4-bit AWQ/GPTQ build (planned as the linear weights at AWQ's
+    rate, ``docs/engine-memory-model.md`` §1.13); for an FP8 model the 4-bit build. The first that fits is
+    offered with its figures; none when none fits (the weights alone may exceed the GPU at 4 bits)."""
+    if ctx.plan is None:
+        return ""
+    candidates = _lighter_checkpoints(
+        ctx,
+        "--quantization fp8 (vLLM quantizes this checkpoint's weights to FP8 at load)",
+        "a 4-bit AWQ/GPTQ checkpoint of the model",
+    )
+    band = _band(ctx)
+    found = first_fitting(
+        candidates,
+        lambda c: replanned(ctx.cr, quantization=c[0]),
+        lambda d: _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    (_, what), d = found
+    return (
+        f"{what} fits: about {gib(d.plan.weights_bytes)} weights and {gib(d.plan.kv_cache_bytes)} KV per GPU, "
+        f"{d.plan.max_concurrency:.2f}x" + _below_kv104(ctx, d.plan.max_concurrency)
     )
 
 
@@ -514,8 +560,10 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         fix=_join(
             _aimed(ctx, _util_remedy) if loads else "",
             _aimed(ctx, _tp_remedy),
-            "a quantized checkpoint (FP8/AWQ/GPTQ) of the model",
-        ),
+            _aimed(ctx, _quant_remedy),
+        )
+        or "a smaller model or more GPU memory per replica: no tensor-parallel size or lighter checkpoint that "
+        "kvlint re-planned fits",
     )
 
 
@@ -683,7 +731,28 @@ def weights_exceed_budget_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"non-torch [heuristic]) but may use only cuda_memory_fraction {d.cuda_memory_fraction:g} x "
         f"{gib(p.total_bytes)} = {gib(cap)} of {ctx.where}; loading fails with CUDA out of memory",
         s.loc("num_shard") if "num_shard" in s.flags else (s.model.loc if s.model else None),
-        fix=_join(_tgi_shard_remedy(ctx, d), "a quantized checkpoint (--quantize awq/gptq/fp8) of the model"),
+        fix=_join(_tgi_shard_remedy(ctx, d), _tgi_quant_remedy(ctx))
+        or "a smaller model or more GPU memory per replica: no shard count or lighter checkpoint that kvlint "
+        "re-planned fits",
+    )
+
+
+def _tgi_quant_remedy(ctx: RuleContext) -> str:
+    """A lighter checkpoint for TGI (:func:`_lighter_checkpoints`: ``--quantize fp8``, TGI's online FP8, or a
+    4-bit AWQ/GPTQ build), re-planned and offered only when TGI then starts within kvlint's band."""
+    candidates = _lighter_checkpoints(
+        ctx,
+        "--quantize fp8 (TGI quantizes the weights to FP8 at load)",
+        "a 4-bit AWQ/GPTQ checkpoint (--quantize awq/gptq)",
+    )
+    found = first_fitting(candidates, lambda c: replanned(ctx.cr, quantize=c[0]), tgi_starts_in_band)
+    if found is None:
+        return ""
+    (_, what), nd = found
+    assert isinstance(nd, TgiPlanDetail)
+    return (
+        f"{what} fits: about {gib(nd.plan.weights_bytes)} weights per shard (re-planned: max_batch_total_tokens "
+        f"{nd.max_batch_total_tokens})"
     )
 
 
@@ -883,7 +952,32 @@ def weights_exceed_budget_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"each of SGLang's {d.tp} tensor-parallel rank(s) loads {gib(p.weights_bytes)} of weights but "
         f"{ctx.where} has {gib(d.pre_free_bytes)} free before loading; loading fails with CUDA out of memory",
         s.loc("tp_size") if "tp_size" in s.flags else (s.model.loc if s.model else None),
-        fix=_join(_sglang_tp_remedy(ctx, d), "a quantized checkpoint (FP8/AWQ/GPTQ) of the model"),
+        fix=_join(_sglang_tp_remedy(ctx, d), _sglang_quant_remedy(ctx))
+        or "a smaller model or more GPU memory per replica: no TP size or lighter checkpoint that kvlint "
+        "re-planned fits",
+    )
+
+
+def _sglang_quant_remedy(ctx: RuleContext) -> str:
+    """A lighter checkpoint for SGLang (:func:`_lighter_checkpoints`: ``--quantization fp8``, SGLang's online FP8,
+    or a 4-bit AWQ/GPTQ build), re-planned and offered only when one context_length request then fits the pool."""
+    candidates = _lighter_checkpoints(
+        ctx,
+        "--quantization fp8 (SGLang quantizes the weights to FP8 at load)",
+        "a 4-bit AWQ/GPTQ checkpoint of the model",
+    )
+
+    def ok(x: object) -> bool:
+        return isinstance(x, SglangPlanDetail) and 0 < x.context_length <= x.max_total_num_tokens
+
+    found = first_fitting(candidates, lambda c: replanned(ctx.cr, quantization=c[0]), ok)
+    if found is None:
+        return ""
+    (_, what), nd = found
+    assert isinstance(nd, SglangPlanDetail)
+    return (
+        f"{what} fits: about {gib(nd.plan.weights_bytes)} weights per rank (re-planned: {nd.max_total_num_tokens:,} "
+        "tokens)"
     )
 
 

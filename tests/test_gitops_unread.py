@@ -1,0 +1,119 @@
+"""GitOps objects that deploy a serving engine through a chart kvlint does not fetch (Argo CD ``Application`` /
+``ApplicationSet``, Flux ``HelmRelease``) are said to be not read, never passed in silence: a KV503 info naming
+where Argo CD or Flux takes the pods from, counted as "not read" in the summary, and failing
+``--require-sizing``. The Argo CD Application is a real one (fixtures/collected, source in its INDEX.csv)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.sizing import summarise
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+ARGO_APP = COLLECTED / "pkstaz__pdf-comparator-ai__k8s__argocd__vllm-application.yaml"
+
+# Made up for this test: a Flux HelmRelease of a vLLM chart with inline values, and GitOps objects that name no
+# serving engine or belong to another API group.
+_FLUX = """\
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: chat, namespace: llm}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: vllm-stack
+      version: 0.1.7
+      sourceRef: {kind: HelmRepository, name: vllm}
+  values:
+    servingEngineSpec:
+      modelSpec:
+      - name: llama
+        modelURL: meta-llama/Llama-3.1-8B-Instruct
+"""
+_APPSET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: models}
+spec:
+  generators: [{list: {elements: [{model: qwen}]}}]
+  template:
+    metadata: {name: "{{model}}"}
+    spec:
+      sources:
+      - repoURL: https://vllm-project.github.io/production-stack
+        chart: vllm-stack
+        targetRevision: 0.1.7
+        helm: {valueFiles: ["$values/values/{{model}}.yaml"]}
+      - {repoURL: https://github.com/example/gitops, targetRevision: main, ref: values}
+"""
+_QUIET = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: grafana}
+spec:
+  source: {repoURL: https://grafana.github.io/helm-charts, chart: grafana, targetRevision: 8.0.0}
+  destination: {server: https://kubernetes.default.svc, namespace: monitoring}
+---
+apiVersion: app.k8s.io/v1beta1
+kind: Application
+metadata: {name: vllm-app}
+spec:
+  selector: {matchLabels: {app: vllm}}
+"""
+
+
+def _kv503(result):  # type: ignore[no-untyped-def]
+    return [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+def test_argo_cd_application_deploying_vllm_is_not_passed_in_silence() -> None:
+    result = run_check([str(ARGO_APP)], Options(allow_hub=False))
+    (d,) = _kv503(result)
+    assert d.severity == "info" and d.object == "Application/openshift-gitops/vllm-granite"
+    assert (
+        "Argo CD builds its pods from the directory helm/vllm of https://github.com/pkstaz/pdf-comparator-ai"
+        in d.message
+    )
+    assert "at master with the Helm values and parameters written here" in d.message
+    assert d.loc is not None and d.loc.line == 14  # spec.source
+    assert summarise(result).not_read == 1
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--require-sizing", str(ARGO_APP)])
+    assert (
+        r.exit_code == 1
+        and "Application/openshift-gitops/vllm-granite: operator settings not read" in r.stderr
+    )
+
+
+def test_flux_helmrelease_names_its_chart_and_source(tmp_path: Path) -> None:
+    f = tmp_path / "hr.yaml"
+    f.write_text(_FLUX)
+    (d,) = _kv503(run_check([str(f)], Options(allow_hub=False)))
+    assert (
+        "Flux's helm-controller renders its pods from the chart vllm-stack 0.1.7 from HelmRepository/vllm"
+        in d.message
+    )
+    assert "with spec.values" in d.message and d.loc is not None and d.loc.line == 8  # spec.chart.spec
+
+
+def test_gitops_objects_naming_no_engine_or_of_another_group_say_nothing(tmp_path: Path) -> None:
+    f = tmp_path / "apps.yaml"
+    f.write_text(_QUIET)
+    result = run_check([str(f)], Options(allow_hub=False))
+    assert not _kv503(result) and summarise(result).not_read == 0
+
+
+def test_applicationset_names_its_chart_and_value_files_not_the_ref_source(tmp_path: Path) -> None:
+    f = tmp_path / "appset.yaml"
+    f.write_text(_APPSET)
+    (d,) = _kv503(run_check([str(f)], Options(allow_hub=False)))
+    assert (
+        "Argo CD builds its pods from the Helm chart vllm-stack 0.1.7 of https://vllm-project.github.io/"
+        "production-stack with the value files $values/values/{{model}}.yaml; kvlint" in d.message
+    )
+    assert "example/gitops" not in d.message and "written here" not in d.message
