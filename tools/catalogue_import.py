@@ -980,7 +980,9 @@ def main(argv: list[str] | None = None) -> None:
     for k in ("--id", "--repo", "--path", "--commit", "--licence", "--list"):
         fl.add_argument(k, required=True)
     fl.add_argument("--note", action="append")
-    fl.add_argument("--docstring", help="FILE is a Python module: take the JSON text of this function's docstring")
+    fl.add_argument(
+        "--docstring", help="FILE is a Python module: take the JSON text of this function's docstring"
+    )
     fl.set_defaults(fn=cmd_file)
     pg = sub.add_parser("page")
     pg.add_argument("file")
