@@ -5,7 +5,9 @@ first"), but for a few charts the template is a plain restatement of the values,
 objects it would render instead, locating everything at the values' own lines:
 
 * the KubeAI ``models`` chart (``catalog.<name>`` entries -> one KubeAI ``Model`` each,
-  :func:`kvlint.workloads.kubeai.catalog_workloads`).
+  :func:`kvlint.workloads.kubeai.catalog_workloads`);
+* vLLM production-stack's ``vllm-stack`` chart (``servingEngineSpec.modelSpec[]`` -> one engine Deployment
+  each, :func:`kvlint.workloads.stack_values.stack_values_workloads`).
 
 :data:`READERS` is the one dispatch point: :func:`reader_of` picks the reader of a document (a mapping without
 ``apiVersion`` and ``kind`` of the shape the reader recognises), the workload finder asks it for the
@@ -30,12 +32,13 @@ __all__ = ["READERS", "ChartValuesReader", "reader_of"]
 class ChartValuesReader:
     """One chart whose values kvlint reads: ``recognise(data)`` tells its values from anything else
     (``data`` a mapping without apiVersion/kind), ``workloads(doc)`` builds the workloads of the objects the
-    chart renders, ``note(doc)`` is the one finding per file saying so."""
+    chart renders, ``note(doc)`` is the one file-level finding in place of the values file's KV002 (None: the
+    reader says what it did on the workloads it builds)."""
 
     name: str
     recognise: Callable[[dict[Any, Any]], bool]
     workloads: Callable[[Document], list[Workload]]
-    note: Callable[[Document], Finding]
+    note: Callable[[Document], Finding | None]
 
 
 def _is_kubeai_catalog(data: dict[Any, Any]) -> bool:
@@ -106,9 +109,32 @@ def _key_loc(data: Any, key: str) -> Loc | None:
     return loc_of(data, key)
 
 
+def _is_stack_values(data: dict[Any, Any]) -> bool:
+    """vLLM production-stack chart values: a ``servingEngineSpec`` mapping with a ``modelSpec`` key (the test
+    of :func:`kvlint.workloads.stack_values.is_stack_values`, kept here so the loader imports no workload
+    builder)."""
+    spec = data.get("servingEngineSpec")
+    return isinstance(spec, dict) and "modelSpec" in spec
+
+
+def _stack_workloads(doc: Document) -> list[Workload]:
+    from kvlint.workloads.stack_values import stack_values_workloads
+
+    return stack_values_workloads(doc)
+
+
+def _stack_note(doc: Document) -> Finding | None:
+    """KV002 when kvlint builds no engine pod from production-stack values (why, at the deciding value); None
+    when it builds them (the first workload carries the note naming the chart template followed)."""
+    from kvlint.workloads.stack_values import stack_values_finding
+
+    return stack_values_finding(doc)
+
+
 #: The chart values readers, tried in order.
 READERS: tuple[ChartValuesReader, ...] = (
     ChartValuesReader("KubeAI models chart", _is_kubeai_catalog, _kubeai_workloads, _kubeai_note),
+    ChartValuesReader("vLLM production-stack chart", _is_stack_values, _stack_workloads, _stack_note),
 )
 
 

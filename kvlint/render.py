@@ -38,8 +38,9 @@ with neither ``apiVersion`` nor ``kind`` that has the shape of chart values (vLL
 create`` charts), a serving chart's top-level ``model`` (a Hugging Face id) or ``resources.limits``
 GPU with ``env``/``nodeSelector``/... (substratusai/helm's vllm chart), or any such document in a file named
 ``values*.yaml`` beside a ``Chart.yaml``, gets one KV002 finding per file: "... is a Helm values file: render the
-chart first". Values of a chart kvlint reads itself (:mod:`kvlint.chart_values`: KubeAI's models catalogue) get
-that reader's note instead, and their workloads are checked.
+chart first". Values of a chart kvlint reads itself (:mod:`kvlint.chart_values`: KubeAI's models catalogue,
+vLLM production-stack's ``servingEngineSpec``, :mod:`kvlint.workloads.stack_values`) get that reader's note
+instead (none, or a KV002 saying why no pod could be built), and their workloads are checked.
 
 Both renderers run with fetching cut off (:func:`_render_env`: every proxy variable points at a closed local
 port, git refuses every transport), for what the checks above do not see (a chart's ``values.schema.json``

@@ -34,7 +34,8 @@ Objects built from several documents are joined first (:mod:`.find`): a KServe `
 ``LLMInferenceServiceConfig`` presets (:mod:`.llmisvc`), an ``InferenceService`` with its ``ServingRuntime``
 (:mod:`.kserve`); the presets and runtimes they use are not linted again on their own. Operator kinds with their
 own pod shapes have their modules (:mod:`.kaito`, :mod:`.kubeai`, :mod:`.nim`, :mod:`.production_stack`,
-:mod:`.rbg`, :mod:`.operators`). A workload carries ``findings`` about the object itself (a template to render,
+:mod:`.rbg`, :mod:`.operators`); values for vLLM's production-stack Helm chart (a document without a kind)
+become the engine Deployments the chart renders (:mod:`.stack_values`). A workload carries ``findings`` about the object itself (a template to render,
 :mod:`.placeholders`; a runtime or preset not among the inputs; settings kvlint does not read) and, for a worker
 template, its ``leader``.
 

@@ -1,0 +1,1092 @@
+"""Values files for vLLM's production-stack Helm chart (``vllm-stack``): the engine Deployments the chart renders
+from ``servingEngineSpec.modelSpec[]``, built as kvlint builds the pods of operator objects.
+
+Infra repositories often keep only the values and point ``helm install``, Argo CD or Flux at the published
+chart, so the values file is the only declaration there is to lint. The chart's template is restated here for
+the fields that decide what the engine runs and on what (image, command, GPUs, placement, ``/dev/shm``, env,
+probes, the entry's annotations); everything it renders besides (the chart's own labels, Services, the router,
+PVCs, the LoRA sidecar, the RayCluster of ``raySpec`` entries) is not built.
+
+Source: vllm-project/production-stack at :data:`CHART_COMMIT` (chart ``vllm-stack`` :data:`CHART_VERSION`):
+``helm/templates/deployment-vllm-multi.yaml`` (one Deployment per ``modelSpec`` entry), its helpers in
+``helm/templates/_helpers.tpl`` (``chart.resources``, ``chart.hasLimits``, ``chart.container-port``,
+``chart.probes``/``chart.templateProbe``), the chart's defaults in ``helm/values.yaml`` (merged under the
+user's values as Helm does: maps merge, lists and scalars replace) and the types ``helm/values.schema.json``
+requires (Helm validates the merged values against it before rendering; a value of the wrong type fails
+``helm template``).
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
+
+__all__ = [
+    "CHART_COMMIT",
+    "CHART_TEMPLATE",
+    "CHART_VERSION",
+    "MAX_MODEL_SPECS",
+    "go_text",
+    "is_stack_values",
+    "stack_values_finding",
+    "stack_values_workloads",
+    "unbuilt_reason",
+]
+
+#: The production-stack commit whose chart this module restates (the corpus's copy of the chart and values).
+CHART_COMMIT = "a6c01db05f65f556235413ba8dbcfb0c01132fff"
+#: ``helm/Chart.yaml`` ``version`` at :data:`CHART_COMMIT`.
+CHART_VERSION = "0.1.12"
+#: The template that renders one engine Deployment per ``modelSpec`` entry.
+CHART_TEMPLATE = "helm/templates/deployment-vllm-multi.yaml"
+#: The Helm release name the built objects carry (the real one is chosen at ``helm install``).
+RELEASE = "RELEASE"
+#: The most ``modelSpec`` entries read (each becomes a pod analysed in full); beyond, the file is reported as
+#: not read. [assumed] a production-stack release serves a few models, not hundreds.
+MAX_MODEL_SPECS = 256
+
+#: ``servingEngineSpec`` defaults of the chart's ``helm/values.yaml`` at :data:`CHART_COMMIT` that the engine
+#: Deployment reads (``enableEngine``, ``containerPort``, ``runtimeClassName``, the three probes).
+_ENGINE_DEFAULTS: dict[str, Any] = {
+    "enableEngine": True,
+    "containerPort": 8000,
+    "runtimeClassName": "nvidia",
+    "startupProbe": {
+        "initialDelaySeconds": 15,
+        "periodSeconds": 10,
+        "failureThreshold": 60,
+        "httpGet": {"path": "/health", "port": 8000},
+    },
+    "livenessProbe": {
+        "initialDelaySeconds": 15,
+        "failureThreshold": 3,
+        "periodSeconds": 10,
+        "httpGet": {"path": "/health", "port": 8000},
+    },
+    "readinessProbe": {
+        "initialDelaySeconds": 15,
+        "failureThreshold": 3,
+        "periodSeconds": 5,
+        "httpGet": {"path": "/health", "port": 8000},
+    },
+}
+
+
+@dataclass(frozen=True)
+class _T:
+    """What ``helm/values.schema.json`` allows for one value: JSON ``types`` ("number" takes integers too;
+    "integer" no booleans), the values of an ``enum``, the ``props`` of an object, the type of an array's
+    ``items``."""
+
+    types: tuple[str, ...]
+    enum: tuple[str, ...] = ()
+    props: dict[str, _T] | None = None
+    items: str | None = None
+
+
+def _t(
+    *types: str, enum: tuple[str, ...] = (), props: dict[str, _T] | None = None, items: str | None = None
+) -> _T:
+    return _T(types, enum, props, items)
+
+
+_S, _I, _B, _O, _A = _t("string"), _t("integer"), _t("boolean"), _t("object"), _t("array")
+_NUMERIC = _t("integer", "number", "string")
+_PROBE = _t(
+    "object",
+    props={
+        "initialDelaySeconds": _I,
+        "periodSeconds": _I,
+        "failureThreshold": _I,
+        "httpGet": _t("object", props={"path": _S, "port": _t("integer", "string")}),
+    },
+)
+
+#: The schema (``helm/values.schema.json`` at :data:`CHART_COMMIT`) of the ``servingEngineSpec`` values this
+#: module reads. Helm validates the merged values against it and ``helm template`` fails on a mismatch.
+_SE_SCHEMA: dict[str, _T] = {
+    "modelSpec": _A,
+    "enableEngine": _B,
+    "configs": _O,
+    "containerPort": _I,
+    "runtimeClassName": _S,
+    "schedulerName": _S,
+    "tolerations": _A,
+    "startupProbe": _PROBE,
+    "livenessProbe": _PROBE,
+    "readinessProbe": _PROBE,
+}
+#: ... and of a ``modelSpec`` entry.
+_MODEL_SCHEMA: dict[str, _T] = {
+    "name": _S,
+    "enabled": _B,
+    "repository": _S,
+    "tag": _S,
+    "modelURL": _S,
+    "modelRevision": _S,
+    "replicaCount": _I,
+    "requestCPU": _I,
+    "requestMemory": _S,
+    "requestGPU": _NUMERIC,
+    "requestGPUType": _S,
+    "requestGPUMem": _S,
+    "requestGPUMemPercentage": _S,
+    "requestGPUCores": _S,
+    "limitCPU": _NUMERIC,
+    "limitMemory": _S,
+    "limitGPUMem": _S,
+    "limitGPUMemPercentage": _S,
+    "limitGPUCores": _S,
+    "resources": _O,
+    "env": _A,
+    "enableLoRA": _B,
+    "nodeName": _S,
+    "nodeSelectorTerms": _A,
+    "affinity": _O,
+    "tolerations": _A,
+    "tolerationsPolicy": _S,
+    "runtimeClassName": _S,
+    "priorityClassName": _S,
+    "pvcStorage": _S,
+    "pvcAccessMode": _t("array", items="string"),
+    "shmSize": _S,
+    "annotations": _O,
+    "podAnnotations": _O,
+    "labels": _O,
+    "podLabels": _O,
+    "extraVolumes": _A,
+    "extraVolumeMounts": _A,
+    "hf_token": _t("string", "object", props={"secretName": _S, "secretKey": _S}),
+    "initContainer": _t(
+        "object",
+        props={
+            "name": _S,
+            "image": _S,
+            "command": _t("array", items="string"),
+            "args": _t("array", items="string"),
+            "env": _A,
+            "resources": _O,
+            "mountPvcStorage": _B,
+            "extraVolumeMounts": _A,
+        },
+    ),
+    "vllmConfig": _t(
+        "object",
+        props={
+            "enableChunkedPrefill": _B,
+            "enablePrefixCaching": _B,
+            "maxModelLen": _I,
+            "dtype": _S,
+            "tensorParallelSize": _I,
+            "maxNumSeqs": _I,
+            "gpuMemoryUtilization": _NUMERIC,
+            "maxLoras": _I,
+            "runner": _t("string", enum=("auto", "pooling")),
+            "convert": _t("string", enum=("token_embed", "embed", "token_classify", "classify", "score")),
+            "extraArgs": _t("array", items="string"),
+            "v0": _S,
+        },
+    ),
+    "lmcacheConfig": _t(
+        "object",
+        props={
+            "enabled": _B,
+            "cpuOffloadingBufferSize": _NUMERIC,
+            "logLevel": _t("string", enum=("DEBUG", "INFO", "WARNING", "ERROR")),
+        },
+    ),
+    "raySpec": _t("object", props={"enabled": _B, "headNode": _O}),
+    "keda": _t("object", props={"enabled": _B, "minReplicaCount": _I, "maxReplicaCount": _I}),
+}
+
+
+def is_stack_values(data: Any) -> bool:
+    """Whether ``data`` (a loaded document) is production-stack chart values: a mapping without ``apiVersion``
+    and ``kind`` whose ``servingEngineSpec`` mapping has a ``modelSpec`` key."""
+    if not isinstance(data, dict) or "apiVersion" in data or "kind" in data:
+        return False
+    spec = data.get("servingEngineSpec")
+    return isinstance(spec, dict) and "modelSpec" in spec
+
+
+def go_text(v: Any) -> str:
+    """``v`` as Helm's templates print it (``{{ v }}``, sprig ``quote``/``toString``): Helm reads values files
+    into JSON types, so every number is a float64, printed as Go's ``%v`` does (shortest digits, exponent form
+    from 1e+06 or below 1e-04: ``maxModelLen: 1000000`` renders ``1e+06``); booleans ``true``/``false``; a
+    missing value the empty string (sprig's ``quote`` drops nil); lists ``[a b]`` and maps ``map[k:v]``."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _go_float(float(v)) if not isinstance(v, int) or abs(v) < 2**1023 else str(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + " ".join(go_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_text(v[k])}" for k in sorted(v, key=str)) + "]"
+    return str(v)
+
+
+def _go_float(x: float) -> str:
+    """Go's ``fmt.Sprint(float64)``: ``strconv.FormatFloat(x, 'g', -1, 64)`` (exponent form when the decimal
+    exponent is below -4 or at least 6, two exponent digits at least)."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "+Inf" if x > 0 else "-Inf"
+    if x == 0:
+        return "-0" if str(x).startswith("-") else "0"
+    sign, digits, exp = decimal.Decimal(repr(x)).normalize().as_tuple()
+    assert isinstance(exp, int)
+    ds = "".join(map(str, digits))
+    point = len(ds) + exp  # digits before the decimal point
+    e = point - 1
+    neg = "-" if sign else ""
+    if e < -4 or e >= 6:
+        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{neg}{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    if point <= 0:
+        return f"{neg}0.{'0' * -point}{ds}"
+    if point >= len(ds):
+        return f"{neg}{ds}{'0' * (point - len(ds))}"
+    return f"{neg}{ds[:point]}.{ds[point:]}"
+
+
+def _key_loc(holder: Any, key: str) -> Loc | None:
+    """Where ``key`` itself is written in ``holder`` (the line of ``modelSpec:``, not of its first item)."""
+    if isinstance(holder, LDict) and key in holder:
+        return holder.key_locs.get(key) or loc_of(holder, key)
+    return loc_of(holder, key)
+
+
+def _truthy(v: Any) -> bool:
+    """Go template truth (``if``, ``with``, ``and``/``or``, sprig ``default``): false for nil, false, 0, and
+    empty strings, lists and maps."""
+    if v is None or v is False:
+        return False
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v != 0
+    if isinstance(v, (str, list, dict)):
+        return len(v) > 0
+    return True
+
+
+def _go_int(v: Any) -> int:
+    """sprig ``int`` (``cast.ToInt``): numbers truncated, booleans 1/0, strings parsed as integers (base
+    prefixes allowed), anything else 0."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return int(v) if v == v and abs(v) != float("inf") else 0
+    if isinstance(v, str):
+        try:
+            return int(v.strip(), 0)
+        except ValueError:
+            return 0
+    return 0
+
+
+def _schema_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "integer" if v.is_integer() else "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _type_errors(holder: Any, schema: dict[str, _T], path: str) -> Iterator[tuple[str, Loc | None]]:
+    """``(why, position)`` for each value of ``holder`` that the chart's schema refuses (its type, an enum, the
+    items of an array, recursively the properties of an object). A missing or null value is not checked
+    (Helm drops nulls when it merges values)."""
+    if not isinstance(holder, dict):
+        return
+    refused = f"the values.schema.json of chart vllm-stack {CHART_VERSION} wants"
+    for key, t in schema.items():
+        value = holder.get(key)
+        if value is None:
+            continue
+        got = _schema_type(value)
+        where = f"{path}.{key}"
+        if got not in t.types and not (got == "integer" and "number" in t.types):
+            want = " or ".join(t.types)
+            yield (
+                f"{where} is {_a(got)} where {refused} {_a(want)}, so helm refuses these values",
+                loc_of(holder, key),
+            )
+            continue
+        if t.enum and value not in t.enum:
+            yield (
+                f"{where} is {value!r}, not one of {', '.join(t.enum)} that {refused}, so helm refuses these values",
+                loc_of(holder, key),
+            )
+        if t.items is not None and isinstance(value, list):
+            for j, item in enumerate(value):
+                it = _schema_type(item)
+                if it != t.items and not (it == "integer" and t.items == "number"):
+                    yield (
+                        f"{where}[{j}] is {_a(it)} where {refused} {_a(t.items)}, so helm refuses these values",
+                        loc_of(value, j),
+                    )
+        if t.props is not None and isinstance(value, dict):
+            yield from _type_errors(value, t.props, where)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the chart renders from one values document: the engine settings (``spec``, with the chart's
+    defaults under the user's), the ``modelSpec`` entries it renders a Deployment for (index, entry), the
+    Ray entries it leaves to ``ray-cluster.yaml``, and why nothing can be built (``unbuilt``, with a
+    position), if so."""
+
+    spec: dict[str, Any]
+    rendered: tuple[tuple[int, LDict], ...] = ()
+    ray: tuple[tuple[int, LDict], ...] = ()
+    unbuilt: str | None = None
+    unbuilt_loc: Loc | None = None
+
+
+def _plan(data: Any) -> _Plan:
+    se = data.get("servingEngineSpec") if isinstance(data, dict) else None
+    if not isinstance(se, dict):
+        return _Plan({}, unbuilt="servingEngineSpec is not a mapping")
+    spec = _merged(_ENGINE_DEFAULTS, se)
+    se_loc = loc_of(data, "servingEngineSpec")
+    for why, at in _type_errors(se, _SE_SCHEMA, "servingEngineSpec"):
+        return _Plan(spec, unbuilt=why, unbuilt_loc=at)
+    models = se.get("modelSpec")
+    mloc = _key_loc(se, "modelSpec") or se_loc
+    if not _truthy(spec.get("enableEngine")):
+        return _Plan(
+            spec,
+            unbuilt="servingEngineSpec.enableEngine is off: the chart renders no engine",
+            unbuilt_loc=loc_of(se, "enableEngine"),
+        )
+    if not isinstance(models, list) or not models:
+        return _Plan(spec, unbuilt="servingEngineSpec.modelSpec lists no model", unbuilt_loc=mloc)
+    if len(models) > MAX_MODEL_SPECS:
+        return _Plan(
+            spec,
+            unbuilt=f"servingEngineSpec.modelSpec has {len(models):,} entries, more than the {MAX_MODEL_SPECS} "
+            "kvlint builds pods for",
+            unbuilt_loc=mloc,
+        )
+    rendered: list[tuple[int, LDict]] = []
+    ray: list[tuple[int, LDict]] = []
+    for i, m in enumerate(models):
+        at = loc_of(models, i) or mloc
+        where = f"servingEngineSpec.modelSpec[{i}]"
+        if not isinstance(m, LDict):
+            return _Plan(
+                spec, unbuilt=f"{where} is not a mapping, so helm refuses these values", unbuilt_loc=at
+            )
+        for why, wat in _type_errors(m, _MODEL_SCHEMA, where):
+            return _Plan(spec, unbuilt=why, unbuilt_loc=wat)
+        if m.get("enabled") is False:
+            continue  # `ne $modelSpec.enabled false`: the template skips the entry
+        ray_spec = m.get("raySpec")
+        if isinstance(ray_spec, dict) and _truthy(ray_spec.get("enabled")):
+            ray.append((i, m))
+            continue
+        for key, helper in (("repository", "modelSpec.repository"), ("tag", "modelSpec.tag")):
+            if not _truthy(m.get(key)):
+                return _Plan(
+                    spec,
+                    unbuilt=f"{where} has no {key}: helm template fails with \"Required value '{helper}' must be "
+                    'defined !"',
+                    unbuilt_loc=loc_of(m, key) or at,
+                )
+        if not _truthy(m.get("resources")):
+            for key in ("requestMemory", "requestCPU"):
+                if not _truthy(m.get(key)):
+                    return _Plan(
+                        spec,
+                        unbuilt=f'{where} has neither resources nor {key}: helm template fails with "Value '
+                        f"'modelSpec.{key}' must be defined !\"",
+                        unbuilt_loc=loc_of(m, key) or at,
+                    )
+        rendered.append((i, m))
+    if not rendered:
+        if ray:
+            names = ", ".join(repr(go_text(m.get("name"))) for _, m in ray)
+            return _Plan(
+                spec,
+                ray=tuple(ray),
+                unbuilt=f"its engines ({names}) have raySpec.enabled, which the chart renders as a RayCluster "
+                "(helm/templates/ray-cluster.yaml, pipeline parallel across Ray nodes) that kvlint does not model",
+                unbuilt_loc=_key_loc(ray[0][1], "raySpec"),
+            )
+        return _Plan(
+            spec, unbuilt="every servingEngineSpec.modelSpec entry has enabled: false", unbuilt_loc=mloc
+        )
+    return _Plan(spec, tuple(rendered), tuple(ray))
+
+
+def _merged(defaults: dict[str, Any], user: dict[str, Any]) -> dict[str, Any]:
+    """Helm's merge of user values over the chart's (maps merge key by key, anything else replaces; a null
+    deletes the chart's value). Values of the user stay the loaded (located) objects."""
+    out: dict[str, Any] = dict(defaults)
+    for k, v in user.items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(defaults.get(k), dict):
+            merged = LDict(loc=loc_of(user, k))
+            for dk, dv in defaults[k].items():
+                merged[dk] = dv
+            for uk, uv in v.items():
+                if uv is None:
+                    merged.pop(uk, None)
+                    continue
+                merged[uk] = (
+                    _merged(defaults[k][uk], uv)
+                    if isinstance(uv, LDict) and isinstance(defaults[k].get(uk), dict)
+                    else uv
+                )
+                at = loc_of(v, uk)
+                if at is not None:
+                    merged.locs[uk] = at
+            out[k] = merged
+        else:
+            out[k] = v
+    return out
+
+
+def unbuilt_reason(doc: Document) -> tuple[str, Loc | None] | None:
+    """Why kvlint builds no engine pod from the production-stack values ``doc`` (``(reason, position)``), or
+    None when it builds at least one (:func:`stack_values_workloads`); None too for any other document."""
+    if not is_stack_values(doc.data):
+        return None
+    plan = _plan(doc.data)
+    if plan.unbuilt is None:
+        return None
+    return plan.unbuilt, plan.unbuilt_loc or doc.loc
+
+
+def stack_values_finding(doc: Document) -> Finding | None:
+    """KV002 for production-stack values kvlint builds no pod from (:func:`unbuilt_reason`), located at the
+    value that decides it; None when it builds pods or ``doc`` is not such values."""
+    found = unbuilt_reason(doc)
+    if found is None:
+        return None
+    why, at = found
+    return Finding(
+        "KV002",
+        "this is a Helm values file for vLLM's production-stack chart (servingEngineSpec.modelSpec), and kvlint "
+        f"builds no engine pod from it: {why}",
+        at,
+        fix=f"helm template RELEASE vllm/vllm-stack -f {doc.path} | kvlint check -",
+    )
+
+
+def stack_values_workloads(doc: Document) -> list[Workload]:
+    """The engine Deployments production-stack's chart renders from the values ``doc``, one per
+    ``servingEngineSpec.modelSpec`` entry it deploys (not ``enabled: false``, not ``raySpec.enabled``); empty
+    when it deploys none or would refuse the values (:func:`unbuilt_reason`: KV002 says why).
+
+    Restates ``helm/templates/deployment-vllm-multi.yaml`` at :data:`CHART_COMMIT` (see the module docstring):
+
+    * workload ``Deployment/RELEASE-<name>-deployment-vllm``, ``replicas`` = ``replicaCount`` (none when
+      ``keda.enabled``);
+    * container ``vllm``, image ``repository:tag``; command ``vllm serve <modelURL>`` (``/opt/venv/bin/vllm``
+      for ``lmcache/vllm-openai``) ``--host 0.0.0.0 --port <containerPort, default 8000>``, then
+      ``--enable-lora``, ``--enable-auto-tool-choice``, ``--tool-call-parser``; when ``vllmConfig`` is set:
+      ``--enable-chunked-prefill``/``--no-enable-chunked-prefill`` (key present), always
+      ``--enable-prefix-caching`` or ``--no-enable-prefix-caching``, ``--max-model-len``, ``--dtype``,
+      ``--tensor-parallel-size``, ``--max-num-seqs``, ``--gpu_memory_utilization``, ``--max_loras``,
+      ``--runner``, ``--convert`` (key present), ``extraArgs``; then ``--revision``, LMCache's
+      ``--kv-transfer-config`` (``lmcacheConfig.enabled``: ``LMCacheConnectorV1``, ``LMCacheConnector`` with
+      ``vllmConfig.v0 == "1"``, the PD form with ``enablePD``) and ``--chat-template``. Values print as Helm
+      prints them (:func:`go_text`);
+    * env: ``PYTHONHASHSEED``, ``HF_HOME``, ``VLLM_USE_V1=0`` (``v0 == "1"``) or ``PROMETHEUS_MULTIPROC_DIR``,
+      ``servingEngineSpec.env``, ``modelSpec.env``, and LMCache's (``LMCACHE_USE_EXPERIMENTAL``,
+      ``CUDA_VISIBLE_DEVICES``, the PD/NIXL, CPU/disk offloading, controller and P2P variables), ``HF_TOKEN``
+      from its secret, the ``servingEngineSpec.configs`` keys (the ConfigMap the container's ``envFrom``
+      names, as env entries the container's own ``env`` overrides); ``VLLM_API_KEY``, ``envFromSecret`` and
+      ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server) are not built;
+    * resources: ``modelSpec.resources`` as written, else ``chart.resources``: requests ``memory``/``cpu``,
+      ``requestGPUType`` (default ``nvidia.com/gpu``): ``requestGPU`` when ``int(requestGPU) > 0`` in requests
+      and limits, the HAMi ``nvidia.com/gpumem``/``gpumem-percentage``/``gpucores`` keys, ``limitMemory``/
+      ``limitCPU``; ``limits`` always written (null when empty: ``chart.hasLimits`` through ``fromYaml`` is
+      always true);
+    * volumes: the memory-backed ``shm`` emptyDir at ``/dev/shm`` (``sizeLimit`` ``shmSize``, default 20Gi)
+      only when ``vllmConfig`` has ``tensorParallelSize``; the model PVC (or ``pvcStorage.emptyDir``) at
+      ``/data``, ``extraVolumes``/``extraVolumeMounts``;
+    * the init container, startup/liveness/readiness probes (``servingEngineSpec``'s over the chart's
+      defaults, rendered by ``chart.templateProbe``), ``runtimeClassName`` (the entry's, else
+      ``servingEngineSpec``'s, default ``nvidia``), ``nodeName``, ``affinity`` (else ``nodeSelectorTerms`` as
+      required node affinity, unless ``nodeName``), tolerations (global then the entry's, or the entry's alone
+      with ``tolerationsPolicy: override``), ``hostIPC``/``hostPID`` (``lmcacheConfig.enablePD``),
+      ``priorityClassName``, ``schedulerName``.
+
+    The workload carries the entry's ``annotations`` then ``podAnnotations`` (so ``kvlint.io/accelerator`` or
+    ``kvlint.io/ignore`` there apply) and ``labels``/``podLabels``. Every built value is located at the values
+    line it comes from (a chart default at its entry). Not built: the chart's own labels, ``hostname`` and
+    ``subdomain``, the LoRA sidecar, ``envFrom`` itself, security contexts, ports, the init container's
+    ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
+    file that also deploys others gets a workload without containers and a KV503 note (not read). The first
+    workload carries a KV504 note (read on an assumption: that this chart version renders the file) naming the
+    chart, template and commit followed.
+    """
+    if not is_stack_values(doc.data):
+        return []
+    plan = _plan(doc.data)
+    if plan.unbuilt is not None:
+        return []
+    out = [_entry_workload(doc, plan.spec, i, m) for i, m in plan.rendered]
+    for i, m in plan.ray:
+        out.append(_ray_workload(doc, i, m))
+    se = doc.data["servingEngineSpec"]
+    note = Finding(
+        "KV504",
+        f"built from Helm values: kvlint linted the {_count(len(plan.rendered))} that vLLM's production-stack "
+        f"chart renders from this file, restating its {CHART_TEMPLATE} at chart vllm-stack {CHART_VERSION} "
+        f"(commit {CHART_COMMIT[:12]}); another chart version may render {_it(len(plan.rendered))} differently",
+        _key_loc(se, "modelSpec") or doc.loc,
+        fix=f"for certainty, lint what the chart you deploy renders: helm template RELEASE vllm/vllm-stack "
+        f"--version VERSION -f {doc.path} | kvlint check -",
+        severity="info",
+    )
+    out[0] = replace(out[0], findings=(note, *out[0].findings))
+    return out
+
+
+def _it(n: int) -> str:
+    return "it" if n == 1 else "them"
+
+
+def _count(n: int) -> str:
+    return "engine Deployment" if n == 1 else f"{n} engine Deployments"
+
+
+def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
+    at = _key_loc(m, "raySpec") or m.loc
+    ps = ldict(m.loc, [("containers", LList([], loc=m.loc), m.loc)])
+    w = synthetic_workload(doc, ps, f"servingEngineSpec.modelSpec[{i}]", replicas=None)
+    name = go_text(m.get("name"))
+    return replace(
+        w,
+        kind="RayCluster",
+        name=f"{RELEASE}-{name}-raycluster",
+        findings=(
+            Finding(
+                "KV503",
+                f"kvlint does not read this modelSpec's Ray deployment: '{name}' has raySpec.enabled, which the "
+                "chart renders as a RayCluster (helm/templates/ray-cluster.yaml, pipeline parallel across Ray "
+                "nodes) instead of a Deployment; kvlint does not model that template",
+                at,
+                fix="lint the RayCluster the chart renders (helm template RELEASE vllm/vllm-stack -f VALUES | "
+                "kvlint check -), or check the engine command with kvlint plan -- <command>",
+                severity="info",
+            ),
+        ),
+    )
+
+
+Items = list[tuple[str, Any, Loc | None]]
+
+
+def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Workload:
+    at = m.loc
+    vc = m.get("vllmConfig")
+    vcfg: LDict | None = vc if isinstance(vc, LDict) and _truthy(vc) else None
+    lm = m.get("lmcacheConfig")
+    lmc: LDict | None = lm if isinstance(lm, LDict) and _truthy(lm) else None
+
+    def here(holder: Any, key: str) -> Loc | None:
+        return loc_of(holder, key) if isinstance(holder, LDict) and key in holder else at
+
+    repo = go_text(m.get("repository"))
+    rloc = here(m, "repository")
+    image = f"{repo}:{go_text(m.get('tag'))}"
+    uloc = here(m, "modelURL")
+    port = (
+        go_text(spec["containerPort"]) if _truthy(spec.get("containerPort")) else "8000"
+    )  # `default "8000"`
+    se = doc.data["servingEngineSpec"]
+    ploc = loc_of(se, "containerPort") if "containerPort" in se else uloc
+    cmd: list[tuple[Any, Loc | None]] = [
+        ("/opt/venv/bin/vllm" if repo == "lmcache/vllm-openai" else "vllm", rloc),
+        ("serve", uloc),
+        (go_text(m.get("modelURL")), uloc),
+        ("--host", uloc),
+        ("0.0.0.0", uloc),
+        ("--port", ploc),
+        (port, ploc),
+    ]
+    if _truthy(m.get("enableLoRA")):
+        cmd.append(("--enable-lora", here(m, "enableLoRA")))
+    if _truthy(m.get("enableTool")):
+        cmd.append(("--enable-auto-tool-choice", here(m, "enableTool")))
+    if _truthy(m.get("toolCallParser")):
+        tl = here(m, "toolCallParser")
+        cmd += [("--tool-call-parser", tl), (go_text(m["toolCallParser"]), tl)]
+    if vcfg is not None:
+        if "enableChunkedPrefill" in vcfg:
+            on = _truthy(vcfg["enableChunkedPrefill"])
+            cmd.append(
+                (
+                    "--enable-chunked-prefill" if on else "--no-enable-chunked-prefill",
+                    here(vcfg, "enableChunkedPrefill"),
+                )
+            )
+        on = _truthy(vcfg.get("enablePrefixCaching"))
+        cmd.append(
+            (
+                "--enable-prefix-caching" if on else "--no-enable-prefix-caching",
+                here(vcfg, "enablePrefixCaching")
+                if "enablePrefixCaching" in vcfg
+                else loc_of(m, "vllmConfig"),
+            )
+        )
+        for key, flag in (
+            ("maxModelLen", "--max-model-len"),
+            ("dtype", "--dtype"),
+            ("tensorParallelSize", "--tensor-parallel-size"),
+            ("maxNumSeqs", "--max-num-seqs"),
+            ("gpuMemoryUtilization", "--gpu_memory_utilization"),
+            ("maxLoras", "--max_loras"),
+            ("runner", "--runner"),
+            ("convert", "--convert"),
+        ):
+            if key in vcfg:
+                fl = here(vcfg, key)
+                cmd += [(flag, fl), (go_text(vcfg[key]), fl)]
+        extra = vcfg.get("extraArgs")
+        if isinstance(extra, list) and extra:
+            cmd += [(go_text(a), loc_of(extra, j) or here(vcfg, "extraArgs")) for j, a in enumerate(extra)]
+    if _truthy(m.get("modelRevision")):
+        rl = here(m, "modelRevision")
+        cmd += [("--revision", rl), (go_text(m["modelRevision"]), rl)]
+    kv_role = go_text(lmc.get("kvRole")) if lmc is not None and _truthy(lmc.get("kvRole")) else "kv_both"
+    if lmc is not None and _truthy(lmc.get("enabled")):
+        ll = here(lmc, "enabled")
+        v0 = isinstance(vc, dict) and "v0" in vc and go_text(vc["v0"]) == "1"
+        if "enablePD" in lmc:
+            rpc = '"' + go_text(lmc.get("nixlRole")) + '"'
+            conf = (
+                f'{{"kv_connector":"LMCacheConnectorV1","kv_role":"{kv_role}","kv_connector_extra_config":'
+                f'{{"discard_partial_chunks": false, "lmcache_rpc_port": {rpc}}}}}'
+            )
+        elif v0:
+            conf = f'{{"kv_connector":"LMCacheConnector","kv_role":"{kv_role}"}}'
+        else:
+            conf = f'{{"kv_connector":"LMCacheConnectorV1","kv_role":"{kv_role}"}}'
+        cmd += [("--kv-transfer-config", ll), (conf, ll)]
+    if _truthy(m.get("chatTemplate")):
+        cl = here(m, "chatTemplate")
+        cmd += [("--chat-template", cl), (f"/templates/{go_text(m['chatTemplate'])}", cl)]
+
+    container: Items = [
+        ("name", "vllm", at),
+        ("image", image, rloc),
+        ("command", llist(uloc, cmd), uloc),
+        ("env", _env(doc, m, vcfg, lmc), loc_of(m, "env") or at),
+        (
+            "resources",
+            _resources(m),
+            loc_of(m, "resources") if _truthy(m.get("resources")) else here(m, "requestGPU"),
+        ),
+    ]
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+        p = spec.get(probe)
+        if _truthy(p) and isinstance(p, dict):
+            container.append((probe, _probe(p, at), loc_of(p) or at))
+    mounts, volumes = _storage(m, vcfg, doc.data.get("sharedPvcStorage"), at)
+    if mounts:
+        container.append(("volumeMounts", llist(at, mounts), at))
+    pod: Items = []
+    if _truthy(m.get("priorityClassName")):
+        pod.append(("priorityClassName", go_text(m["priorityClassName"]), here(m, "priorityClassName")))
+    init = m.get("initContainer")
+    if "initContainer" in m and isinstance(init, LDict):
+        pod.append(
+            (
+                "initContainers",
+                llist(loc_of(m, "initContainer"), [(_init(init), init.loc)]),
+                loc_of(m, "initContainer"),
+            )
+        )
+    if isinstance(lmc, dict) and _truthy(lmc.get("enablePD")):
+        pl = here(lmc, "enablePD")
+        pod += [("hostIPC", True, pl), ("hostPID", True, pl)]
+    c = ldict(at, container)
+    pod.append(("containers", llist(at, [(c, at)]), at))
+    if volumes:
+        pod.append(("volumes", llist(at, volumes), at))
+    tols = _tolerations(spec, se, m)
+    if tols is not None:
+        pod.append(("tolerations", tols, tols.loc))
+    rc, rcl = (
+        (m.get("runtimeClassName"), here(m, "runtimeClassName"))
+        if "runtimeClassName" in m
+        else (spec.get("runtimeClassName"), loc_of(se, "runtimeClassName") or at)
+    )
+    if _truthy(rc):
+        pod.append(("runtimeClassName", go_text(rc), rcl))
+    if _truthy(spec.get("schedulerName")):
+        pod.append(("schedulerName", go_text(spec["schedulerName"]), loc_of(se, "schedulerName")))
+    if _truthy(m.get("nodeName")):
+        pod.append(("nodeName", go_text(m["nodeName"]), here(m, "nodeName")))
+    placed = False
+    if _truthy(m.get("affinity")):
+        pod.append(("affinity", m["affinity"], here(m, "affinity")))
+        placed = True
+    elif _truthy(m.get("nodeSelectorTerms")) and not _truthy(m.get("nodeName")):
+        tl = here(m, "nodeSelectorTerms")
+        req = ldict(tl, [("nodeSelectorTerms", m["nodeSelectorTerms"], tl)])
+        na = ldict(tl, [("requiredDuringSchedulingIgnoredDuringExecution", req, tl)])
+        pod.append(("affinity", ldict(tl, [("nodeAffinity", na, tl)]), tl))
+        placed = True
+    ps = ldict(at, pod)
+    keda = m.get("keda")
+    replicas = None if isinstance(keda, dict) and _truthy(keda.get("enabled")) else m.get("replicaCount")
+    replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
+    why = (
+        "the production-stack values name no GPU model: requestGPUType names the device-plugin resource, and the "
+        "entry has no nodeSelectorTerms or affinity"
+    )
+    extra_ann = [] if placed else [(ACCELERATOR_WHY_ANNOTATION, why, here(m, "requestGPU"))]
+    w = synthetic_workload(doc, ps, f"servingEngineSpec.modelSpec[{i}]", replicas=replicas, extra=extra_ann)
+    ann = w.annotations if isinstance(w.annotations, LDict) else LDict(w.annotations, loc=doc.loc)
+    for key in ("annotations", "podAnnotations"):  # the Deployment's, then the pod template's (which win)
+        given = m.get(key)
+        if isinstance(given, dict):
+            for k, v in given.items():
+                ann[str(k)] = "" if v is None else go_text(v)
+                at_k = loc_of(given, k)
+                if at_k is not None:
+                    ann.locs[str(k)] = at_k
+    labels = dict(w.labels)
+    for key in ("labels", "podLabels"):
+        given = m.get(key)
+        if isinstance(given, dict):
+            labels.update({str(k): go_text(v) for k, v in given.items()})
+    return replace(
+        w,
+        kind="Deployment",
+        name=f"{RELEASE}-{go_text(m.get('name'))}-deployment-vllm",
+        annotations=ann,
+        labels=labels,
+    )
+
+
+def _get(holder: Any, key: str) -> Any:
+    return holder.get(key) if isinstance(holder, dict) else None
+
+
+def _env_item(name: str, value: Any, loc: Loc | None) -> tuple[LDict, Loc | None]:
+    return ldict(loc, [("name", name, loc), ("value", value, loc)]), loc
+
+
+def _env(doc: Document, m: LDict, vcfg: LDict | None, lmc: LDict | None) -> LList:
+    at = m.loc
+    items: list[tuple[Any, Loc | None]] = [_env_item("PYTHONHASHSEED", "123", at)]
+    shared = doc.data.get("sharedPvcStorage")
+    if isinstance(shared, dict) and _truthy(shared.get("enabled")):
+        items.append(_env_item("HF_HOME", "/data/shared-pvc-storage", loc_of(shared, "enabled")))
+    elif "pvcStorage" in m:
+        items.append(_env_item("HF_HOME", "/data", loc_of(m, "pvcStorage")))
+    else:
+        items.append(_env_item("HF_HOME", "/tmp", at))
+    pod_ip = ldict(at, [("fieldRef", ldict(at, [("fieldPath", "status.podIP", at)]), at)])
+    items.append((ldict(at, [("name", "POD_IP", at), ("valueFrom", pod_ip, at)]), at))
+    if vcfg is not None:
+        if "v0" in vcfg and go_text(vcfg["v0"]) == "1":
+            items.append(_env_item("VLLM_USE_V1", "0", loc_of(vcfg, "v0")))
+        else:
+            d = vcfg.get("prometheusMultiprocDir")
+            items.append(
+                _env_item(
+                    "PROMETHEUS_MULTIPROC_DIR", go_text(d) if _truthy(d) else "/tmp", loc_of(m, "vllmConfig")
+                )
+            )
+    token = m.get("hf_token")
+    if _truthy(token):
+        tl = loc_of(m, "hf_token")
+        ref: Items
+        if isinstance(token, str):
+            ref = [("name", f"{RELEASE}-secrets", tl), ("key", f"hf_token_{go_text(m.get('name'))}", tl)]
+        else:
+            ref = [
+                ("name", go_text(_get(token, "secretName")) or None, tl),
+                ("key", go_text(_get(token, "secretKey")) or None, tl),
+            ]
+        src = ldict(tl, [("secretKeyRef", ldict(tl, ref), tl)])
+        items.append((ldict(tl, [("name", "HF_TOKEN", tl), ("valueFrom", src, tl)]), tl))
+    se = doc.data["servingEngineSpec"]
+    for holder in (se, m):
+        env = holder.get("env")
+        if isinstance(env, list):
+            items += [(e, loc_of(env, j)) for j, e in enumerate(env)]
+    if lmc is not None:
+
+        def add(name: str, key: str, value: str | None = None) -> None:
+            items.append(
+                _env_item(name, value if value is not None else go_text(lmc.get(key)), loc_of(lmc, key))
+            )
+
+        if _truthy(lmc.get("enabled")):
+            add("LMCACHE_USE_EXPERIMENTAL", "enabled", "True")
+            add("VLLM_RPC_TIMEOUT", "enabled", "1000000")
+            level = lmc.get("logLevel")
+            add("LMCACHE_LOG_LEVEL", "logLevel", go_text(level) if _truthy(level) else "INFO")
+        if "cudaVisibleDevices" in lmc:
+            add("CUDA_VISIBLE_DEVICES", "cudaVisibleDevices")
+        if _truthy(lmc.get("enablePD")):
+            add("LMCACHE_LOCAL_CPU", "enablePD", "False")
+            add("LMCACHE_MAX_LOCAL_CPU_SIZE", "enablePD", "0")
+            add("LMCACHE_REMOTE_SERDE", "enablePD", "NULL")
+            add("UCX_TLS", "enablePD", "cuda_ipc,cuda_copy,tcp")
+            if "enableNixl" in lmc:
+                add("LMCACHE_ENABLE_NIXL", "enableNixl", "True" if _truthy(lmc["enableNixl"]) else "False")
+            for key, name in (
+                ("nixlRole", "LMCACHE_NIXL_ROLE"),
+                ("nixlPeerHost", "LMCACHE_NIXL_RECEIVER_HOST"),
+                ("nixlPeerPort", "LMCACHE_NIXL_RECEIVER_PORT"),
+                ("nixlBufferSize", "LMCACHE_NIXL_BUFFER_SIZE"),
+                ("nixlBufferDevice", "LMCACHE_NIXL_BUFFER_DEVICE"),
+            ):
+                if key in lmc:
+                    add(name, key)
+            if "nixlEnableGc" in lmc:
+                add(
+                    "LMCACHE_NIXL_ENABLE_GC",
+                    "nixlEnableGc",
+                    "True" if _truthy(lmc["nixlEnableGc"]) else "False",
+                )
+        if "cpuOffloadingBufferSize" in lmc and _go_int(lmc["cpuOffloadingBufferSize"]) > 0:
+            add("LMCACHE_LOCAL_CPU", "cpuOffloadingBufferSize", "True")
+            add("LMCACHE_MAX_LOCAL_CPU_SIZE", "cpuOffloadingBufferSize")
+        if "diskOffloadingBufferSize" in lmc:
+            add("LMCACHE_MAX_LOCAL_DISK_SIZE", "diskOffloadingBufferSize")
+        if "enableController" in lmc:
+            add(
+                "LMCACHE_ENABLE_CONTROLLER",
+                "enableController",
+                "True" if _truthy(lmc["enableController"]) else "False",
+            )
+        if "instanceId" in lmc:
+            add("LMCACHE_LMCACHE_INSTANCE_ID", "instanceId")
+        else:
+            name_ref = ldict(at, [("fieldRef", ldict(at, [("fieldPath", "metadata.name", at)]), at)])
+            items.append(
+                (ldict(at, [("name", "LMCACHE_LMCACHE_INSTANCE_ID", at), ("valueFrom", name_ref, at)]), at)
+            )
+        for key, name in (
+            ("controllerPort", "LMCACHE_CONTROLLER_PULL_URL"),
+            ("controllerReplyPort", "LMCACHE_CONTROLLER_REPLY_URL"),
+        ):
+            if key in lmc:
+                add(name, key, f"{RELEASE}-router-service:{go_text(lmc[key])}")
+        for key, name in (
+            ("workerPorts", "LMCACHE_LMCACHE_WORKER_PORTS"),
+            ("p2pHost", "LMCACHE_P2P_HOST"),
+            ("p2pInitPorts", "LMCACHE_P2P_INIT_PORTS"),
+            ("workerHeartbeatTime", "LMCACHE_LMCACHE_WORKER_HEARTBEAT_TIME"),
+        ):
+            if key in lmc:
+                add(name, key)
+    configs = se.get("configs")
+    if isinstance(configs, dict) and configs:
+        # `envFrom: [{configMapRef: {name: RELEASE-configs}}]`, the ConfigMap templates/configmap.yaml writes
+        # from servingEngineSpec.configs: each key an env variable, unless `env` names it (env wins)
+        named = {e.get("name") for e, _ in items if isinstance(e, dict)}
+        for k, v in configs.items():
+            if str(k) not in named:
+                items.append(_env_item(str(k), go_text(v), loc_of(configs, k)))
+    return llist(loc_of(m, "env") or at, items)
+
+
+def _resources(m: LDict) -> Any:
+    """``modelSpec.resources`` when set, else what ``chart.resources`` writes (see :func:`stack_values_workloads`)."""
+    if _truthy(m.get("resources")):
+        return m["resources"]
+    at = m.loc
+    gpus = _go_int(m.get("requestGPU")) > 0
+    gtype = go_text(m.get("requestGPUType")) if _truthy(m.get("requestGPUType")) else "nvidia.com/gpu"
+    gl = loc_of(m, "requestGPU")
+    req: Items = [
+        ("memory", go_text(m.get("requestMemory")), loc_of(m, "requestMemory")),
+        ("cpu", go_text(m.get("requestCPU")), loc_of(m, "requestCPU")),
+    ]
+    if gpus:
+        req.append((gtype, go_text(m.get("requestGPU")), gl))
+    for key, res in (
+        ("requestGPUMem", "nvidia.com/gpumem"),
+        ("requestGPUMemPercentage", "nvidia.com/gpumem-percentage"),
+        ("requestGPUCores", "nvidia.com/gpucores"),
+    ):
+        if key in m:
+            req.append((res, go_text(m[key]), loc_of(m, key)))
+    items: Items = [("requests", ldict(at, req), at)]
+    # `if (include "chart.hasLimits" $modelSpec | fromYaml)`: fromYaml of "true"/"false" (not a mapping) is a
+    # mapping holding an Error key, always true, so `limits:` is always written, null when nothing fills it
+    # (as helm renders values without GPUs or limits)
+    lim: Items = []
+    for key, res in (("limitMemory", "memory"), ("limitCPU", "cpu")):
+        if key in m:
+            lim.append((res, go_text(m[key]), loc_of(m, key)))
+    if gpus:
+        lim.append((gtype, go_text(m.get("requestGPU")), gl))
+    for key, res in (
+        ("limitGPUMem", "nvidia.com/gpumem"),
+        ("limitGPUMemPercentage", "nvidia.com/gpumem-percentage"),
+        ("limitGPUCores", "nvidia.com/gpucores"),
+    ):
+        if key in m:
+            lim.append((res, go_text(m[key]), loc_of(m, key)))
+    items.append(("limits", ldict(at, lim) if lim else None, at))
+    return ldict(at, items)
+
+
+def _probe(p: dict, at: Loc | None) -> LDict:
+    """``chart.templateProbe``: initialDelaySeconds (default 15), periodSeconds (10), failureThreshold (3),
+    timeoutSeconds/successThreshold when set, then exec, tcpSocket, grpc or httpGet (path default ``/health``,
+    port default 8000)."""
+    pl = loc_of(p) or at
+
+    def pos(k: str) -> Loc | None:
+        return loc_of(p, k) if isinstance(p, LDict) and k in p.locs else pl
+
+    items: Items = []
+    for key, default in (("initialDelaySeconds", 15), ("periodSeconds", 10), ("failureThreshold", 3)):
+        v = p.get(key)
+        items.append((key, v if _truthy(v) else default, pos(key)))
+    for key in ("timeoutSeconds", "successThreshold"):
+        if _truthy(p.get(key)):
+            items.append((key, p[key], pos(key)))
+    for key in ("exec", "tcpSocket", "grpc"):
+        if _truthy(p.get(key)):
+            items.append((key, p[key], pos(key)))
+            return ldict(pl, items)
+    hg = p.get("httpGet")
+    hg = hg if isinstance(hg, dict) else {}
+    path = hg.get("path")
+    port = hg.get("port")
+    hl = pos("httpGet")
+    items.append(
+        (
+            "httpGet",
+            ldict(
+                hl,
+                [
+                    ("path", path if _truthy(path) else "/health", hl),
+                    ("port", port if _truthy(port) else 8000, hl),
+                ],
+            ),
+            hl,
+        )
+    )
+    return ldict(pl, items)
+
+
+def _storage(
+    m: LDict, vcfg: LDict | None, shared: Any, at: Loc | None
+) -> tuple[list[tuple[Any, Loc | None]], list[tuple[Any, Loc | None]]]:
+    """(volumeMounts, volumes) of the engine container and pod, in the template's order: mounts of the model
+    storage, ``/dev/shm``, the chat templates, ``extraVolumeMounts``, the shared PVC; volumes of the model
+    storage, the shared PVC, ``shm``, the chat templates, ``extraVolumes``. ``shared`` is the top-level
+    ``sharedPvcStorage``."""
+    mounts: list[tuple[Any, Loc | None]] = []
+    volumes: list[tuple[Any, Loc | None]] = []
+    name = go_text(m.get("name"))
+
+    def volume(loc: Loc | None, vname: str, key: str, source: Any) -> tuple[LDict, Loc | None]:
+        return ldict(loc, [("name", vname, loc), (key, source, loc)]), loc
+
+    def mount(loc: Loc | None, vname: str, path: str) -> tuple[LDict, Loc | None]:
+        return ldict(loc, [("name", vname, loc), ("mountPath", path, loc)]), loc
+
+    shared_on = isinstance(shared, dict) and _truthy(shared.get("enabled"))
+    shl = loc_of(shared, "enabled") if shared_on else None
+    if "pvcStorage" in m:
+        sl = loc_of(m, "pvcStorage")
+        mounts.append(mount(sl, f"{RELEASE}-storage", "/data"))
+        pvc = m.get("pvcStorage")
+        if isinstance(pvc, dict) and "emptyDir" in pvc:
+            volumes.append(volume(sl, f"{RELEASE}-storage", "emptyDir", pvc["emptyDir"]))
+        elif isinstance(pvc, str):
+            existing = m.get("pvcExistingClaimName")
+            claim_name = go_text(existing) if _truthy(existing) else f"{RELEASE}-{name}-storage-claim"
+            volumes.append(
+                volume(
+                    sl,
+                    f"{RELEASE}-storage",
+                    "persistentVolumeClaim",
+                    ldict(sl, [("claimName", claim_name, sl)]),
+                )
+            )
+    if shared_on:
+        shared_claim = ldict(shl, [("claimName", f"{RELEASE}-shared-pvc-storage-claim", shl)])
+        volumes.append(volume(shl, f"{RELEASE}-shared-pvc-storage", "persistentVolumeClaim", shared_claim))
+    if vcfg is not None and "tensorParallelSize" in vcfg:
+        tl = loc_of(vcfg, "tensorParallelSize")
+        size = m.get("shmSize")
+        zl = loc_of(m, "shmSize") if "shmSize" in m else tl
+        mounts.append(mount(tl, "shm", "/dev/shm"))
+        ed = ldict(
+            zl, [("medium", "Memory", tl), ("sizeLimit", go_text(size) if _truthy(size) else "20Gi", zl)]
+        )
+        volumes.append(volume(tl, "shm", "emptyDir", ed))
+    if _truthy(m.get("chatTemplate")):
+        cl = loc_of(m, "chatTemplate")
+        if "chatTemplateConfigMap" in m:
+            cname = f"{RELEASE}-{name}-chat-templates"
+            mounts.append(mount(cl, cname, "/templates"))
+            volumes.append(volume(cl, cname, "configMap", ldict(cl, [("name", cname, cl)])))
+        else:
+            mounts.append(mount(cl, "vllm-templates", "/templates"))
+            tclaim = ldict(cl, [("claimName", "vllm-templates-pvc", cl)])
+            volumes.append(volume(cl, "vllm-templates", "persistentVolumeClaim", tclaim))
+    extra = m.get("extraVolumeMounts")
+    if isinstance(extra, list):
+        mounts += [(v, loc_of(extra, j)) for j, v in enumerate(extra)]
+    if shared_on:
+        mounts.append(mount(shl, f"{RELEASE}-shared-pvc-storage", "/data/shared-pvc-storage"))
+    extra = m.get("extraVolumes")
+    if isinstance(extra, list):
+        volumes += [(v, loc_of(extra, j)) for j, v in enumerate(extra)]
+    return mounts, volumes
+
+
+def _tolerations(spec: dict[str, Any], se: LDict, m: LDict) -> LList | None:
+    """The pod's tolerations: ``servingEngineSpec.tolerations``, then the entry's (``tolerationsPolicy``
+    ``append``, the default), or the entry's alone (``override``)."""
+    glob = spec.get("tolerations")
+    own = m.get("tolerations")
+    glob = glob if isinstance(glob, list) else []
+    own = own if isinstance(own, list) else []
+    items = [(t, loc_of(glob, j)) for j, t in enumerate(glob)]
+    if own:
+        mine = [(t, loc_of(own, j)) for j, t in enumerate(own)]
+        items = mine if go_text(m.get("tolerationsPolicy")) == "override" else items + mine
+    if not items:
+        return None
+    return llist(loc_of(m, "tolerations") if own else loc_of(se, "tolerations"), items)
+
+
+def _init(c: LDict) -> LDict:
+    items: Items = [("name", c.get("name"), loc_of(c, "name")), ("image", c.get("image"), loc_of(c, "image"))]
+    for key in ("command", "args", "env", "resources"):
+        if _truthy(c.get(key)):
+            items.append((key, c[key], loc_of(c, key)))
+    return ldict(c.loc, items)
