@@ -543,3 +543,90 @@ def test_cross_checked_parameter_counts_hold():
     assert quoted
     for model_id, n in quoted:
         assert param_count(resolve_model(model_id, allow_hub=False)) == n, model_id
+
+
+# -------------------------------------------------------------------------------------------------
+# models real manifests name (KubeAI's catalogue, vLLM's chart, llmaz): resolved offline from the catalogue
+
+MANIFEST_MODELS = [
+    "facebook/opt-125m",
+    "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B",
+    "allenai/Llama-3.1-Tulu-3-8B",
+    "intfloat/e5-mistral-7b-instruct",
+    "arcee-ai/Llama-3.1-SuperNova-Lite",
+    "Qwen/Qwen2-0.5B-Instruct",
+]
+# catalogued beside them: siblings of a named model that public manifests also serve
+SIBLING_MODELS = ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"]
+
+
+def _fixture_texts_naming(model_id: str) -> list[Path]:
+    """Manifest and chart-values fixtures (not the catalogue's own files) whose text names ``model_id``."""
+    hits = []
+    for p in (ROOT / "fixtures").rglob("*.yaml"):
+        if "models" in p.relative_to(ROOT / "fixtures").parts[:1]:
+            continue
+        if model_id in p.read_text(errors="replace"):
+            hits.append(p)
+    return hits
+
+
+@pytest.mark.parametrize("model_id", MANIFEST_MODELS)
+def test_models_real_manifests_name_are_catalogued(model_id):
+    """Each id is named by a real manifest or chart kept under fixtures/ and is in the bundled catalogue."""
+    assert _fixture_texts_naming(model_id), model_id
+    assert catalogue.lookup(model_id) is not None
+
+
+@pytest.mark.parametrize("model_id", MANIFEST_MODELS + SIBLING_MODELS)
+def test_models_real_manifests_name_resolve_offline_with_their_stored_shape(model_id):
+    """The id resolves offline (no hub) to the shape of the config the catalogue stores for it (read here from
+    that stored file, not typed)."""
+    entry = catalogue.lookup(model_id)
+    assert entry is not None
+    cfg, _ = catalogue.load_config(entry)
+    t = _text(cfg)
+    spec = resolve_model(model_id, allow_hub=False)
+    assert spec.id == model_id and "derived from name" not in spec.source
+    heads = t["num_attention_heads"]
+    assert spec.num_layers == len(spec.layers) == t["num_hidden_layers"]
+    assert spec.hidden_size == t["hidden_size"] and spec.num_attention_heads == heads
+    assert spec.num_kv_heads == t.get("num_key_value_heads", heads)
+    assert spec.head_size == t.get("head_dim") or t["hidden_size"] // heads
+    assert spec.vocab_size == t["vocab_size"]
+    assert spec.max_position_embeddings == t["max_position_embeddings"]
+
+
+@pytest.mark.parametrize(
+    "model_id", ["deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B", "deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"]
+)
+def test_r1_distill_qwen_sliding_window_is_not_applied(model_id):
+    """The distills' configs carry sliding_window 4096 with use_sliding_window false: every layer is full
+    attention, so bf16 KV bytes/token = 2 x layers x kv_heads x head_dim x 2 over all layers (stored config)."""
+    from kvlint.memory.kv import kv_bytes_per_token
+
+    t = json.loads((DATA / model_id.replace("/", "--") / "config.json").read_text())
+    assert t["sliding_window"] and t["use_sliding_window"] is False
+    spec = resolve_model(model_id, allow_hub=False)
+    assert {ly.kind for ly in spec.layers} == {"full"}
+    head = t["hidden_size"] // t["num_attention_heads"]
+    assert (
+        kv_bytes_per_token(spec, 1, "auto")
+        == 2 * t["num_hidden_layers"] * t["num_key_value_heads"] * head * 2
+    )
+
+
+def test_kubeai_distill_model_is_sized_offline():
+    """KubeAI's deepseek-r1-distill-qwen-1.5b Model (fixtures/collected) resolves offline: no KV502."""
+    from kvlint.pipeline import Options, run_check
+
+    path = (
+        ROOT
+        / "fixtures"
+        / "collected"
+        / "substratusai__kubeai__manifests__models__deepseek-r1-distill-qwen-1.5b-rtx4070.yaml"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"

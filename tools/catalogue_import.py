@@ -31,8 +31,10 @@ source, compared case-insensitively) and configs kvlint cannot parse are skipped
          a config kept as a dict literal in a Python module, written in JSON spelling (``false``/``true``/``null``
          defined as Python names): the literal assigned to module-level NAME (--var), or the one dict literal
          inside function NAME (--func); written out as JSON (fidelity python_preset_converted)
-  file   FILE --id ID --repo OWNER/NAME --path PATH --commit SHA --licence L --list NAME
-         one file of a repository too large to fetch, saved from the search tool's read_file text
+  file   FILE --id ID --repo OWNER/NAME --path PATH --commit SHA --licence L --list NAME [--docstring FUNC]
+         one file of a repository too large to fetch (or a commit the fetched snapshot lacks), saved from the
+         search tool's read_file text; with --docstring, FILE is a Python module and the config is the JSON
+         text of function FUNC's docstring
   page   FILE --id ID --repo ORG/NAME --url URL --revision REV --licence L --list NAME --fidelity-note TEXT
          a config transcribed from a huggingface.co file page (fidelity hf_page_transcription)
   convert CONFIG_PY --wheel WHEEL --version V --list NAME TARGET=TEMPLATE ...
@@ -870,7 +872,29 @@ def cmd_file(a: argparse.Namespace) -> None:
         "url": f"https://github.com/{a.repo}/blob/{a.commit}/{a.path}",
         "licence": a.licence,
     }
-    print(a.id, add(doc, known, a.id, data, None, src, notes=list(a.note or [])))
+    fid = None
+    if a.docstring:
+        # FILE is a Python module; the config is the JSON text of one function's docstring (the module's
+        # own indentation of the docstring's first and last lines stripped, a final newline added).
+        tree = ast.parse(data.decode())
+        fn = next(
+            n
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == a.docstring
+        )
+        text = ast.get_docstring(fn, clean=False)
+        if text is None:
+            raise SystemExit(f"{a.path}: {a.docstring}() has no docstring")
+        data = (text.strip() + "\n").encode()
+        src["path"] = f"{a.path} (docstring of {a.docstring})"
+        level, _ = classify(json.loads(data))
+        fid = (
+            level,
+            f"The JSON text of the docstring of {a.docstring}() in {a.path} (the search tool's read_file text of "
+            "the module, whose length equals the stored total_chars), with the docstring's surrounding whitespace "
+            "stripped and a final newline added; keys, values and their layout as found.",
+        )
+    print(a.id, add(doc, known, a.id, data, None, src, fid, notes=list(a.note or [])))
     _save_list(path, doc)
 
 
@@ -956,6 +980,9 @@ def main(argv: list[str] | None = None) -> None:
     for k in ("--id", "--repo", "--path", "--commit", "--licence", "--list"):
         fl.add_argument(k, required=True)
     fl.add_argument("--note", action="append")
+    fl.add_argument(
+        "--docstring", help="FILE is a Python module: take the JSON text of this function's docstring"
+    )
     fl.set_defaults(fn=cmd_file)
     pg = sub.add_parser("page")
     pg.add_argument("file")
