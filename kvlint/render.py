@@ -975,10 +975,14 @@ class _ErrorTail:
             self._end_line()
             start = end + 1
 
+    #: What a Go program prints when the address-space limit stops it, before its stack trace: "fatal error:
+    #: out of memory" (an allocation), "runtime: failed to create new OS thread (have N already; errno=12)"
+    #: then "fatal error: newosproc" (a thread's stack: ENOMEM is errno 12), or an mmap's "cannot allocate
+    #: memory" (Go runtime ``mallocgc``/``sysMap``, ``newosproc`` in os_linux.go).
+    _OUT_OF_MEMORY = (b"out of memory", b"errno=12", b"cannot allocate memory")
+
     def _end_line(self) -> None:
-        if (
-            b"out of memory" in self.part
-        ):  # Go's "fatal error: runtime: out of memory", before its stack trace
+        if any(m in self.part for m in self._OUT_OF_MEMORY):
             self.out_of_memory = True
         if self.part.strip():
             self.lines.append(bytes(self.part))

@@ -465,3 +465,30 @@ def test_a_kustomization_file_that_cannot_be_checked_is_not_built(tmp_path: Path
     (found,) = remote_references(str(k), max_bytes=1000)
     assert "more than the 1000-byte limit" in found.message
     assert remote_references(str(k)) == []
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "runtime: out of memory: cannot allocate 167772160-byte block (318308352 in use)\nfatal error: out of memory",
+        "runtime: failed to create new OS thread (have 7 already; errno=12)\n"
+        "runtime: may need to increase max user processes (ulimit -u)\nfatal error: newosproc",
+        "runtime: mmap(0xc000400000, 67108864) returned 0, cannot allocate memory\nfatal error: runtime: cannot map pages",
+    ],
+)
+def test_each_way_go_stops_at_the_address_space_limit_reads_as_out_of_memory(first: str) -> None:
+    """Under kvlint's RLIMIT_AS a renderer written in Go stops in one of several ways, the first lines saying which,
+    then a goroutine dump that ends the output: a failed allocation, a thread whose stack cannot be mapped (ENOMEM,
+    errno 12, more likely on a loaded host where the runtime starts more threads), a failed mmap. Each is 'out of
+    memory', not the dump's last lines quoted as the reason."""
+    from kvlint.render import _ErrorTail
+
+    tail = _ErrorTail()
+    dump = "".join(f"goroutine {i} [running]:\nruntime/proc.go:{i} +0x1a\n" for i in range(50))
+    tail.feed((first + "\n\n" + dump + "created by runtime.init.7 in goroutine 1\n").encode())
+    assert tail.text() == "out of memory"
+    other = _ErrorTail()
+    other.feed(
+        b"runtime: failed to create new OS thread (have 7 already; errno=11)\nfatal error: newosproc\n"
+    )
+    assert other.text() != "out of memory"  # EAGAIN: the process limit, not memory
