@@ -253,8 +253,11 @@ def analyse_serving(
 def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     """The container planned on each GPU of the fleet (``.kvlint.yaml`` ``fleet``, else the default one) when
     its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
-    configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP)."""
+    configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP). None for
+    a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
     if cr.model is None or cr.placement is None:
+        return ()
+    if cr.placement.gpus is None and cr.placement.resource is None:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)
     if platform not in ("cuda", "rocm"):

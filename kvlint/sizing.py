@@ -14,6 +14,8 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
+* ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
+  KV501 info);
 * ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
 
@@ -77,6 +79,8 @@ def sizing_of(cr: ContainerResult) -> str:
     ):
         return "not a CUDA/ROCm GPU"
     if acc is None:
+        if cr.placement is not None and cr.placement.gpus is None and cr.placement.resource is None:
+            return "no GPU requested"
         return "GPU unknown"
     return "memory model could not size it"
 

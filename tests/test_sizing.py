@@ -390,3 +390,26 @@ def test_values_files_naming_an_engine_image_by_a_name_without_the_engine_word_a
         "text-generation-webui",
     ):
         assert not ENGINE_TEXT.search(text), text
+
+
+def test_a_container_that_requests_no_gpu_is_not_counted_as_sized_against_the_fleet(tmp_path: Path) -> None:
+    """A vLLM container with a known model and no GPU resource: KV501 says capacity rules were skipped (there is
+    no GPU to size it on) and KV405 asks for the GPU, so the summary must not count it 'sized against the fleet'
+    (it did: the fleet was planned with the engine's worker count and never reported); the reason is 'no GPU
+    requested'. The same pod with a GPU limit and no GPU type is sized against the fleet."""
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.0\n"
+        "        args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, '8192']\n"
+    )
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(text)
+    result = run_check([str(bare)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert not cr.fleet and sizing_of(cr) == "no GPU requested"
+    assert any(d.rule == "KV501" and "requests no GPU" in d.message for d in result.diagnostics)
+    assert summarise(result).sized == 0
+    limited = tmp_path / "limited.yaml"
+    limited.write_text(text + "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    (cr,) = run_check([str(limited)], Options(allow_hub=False)).containers
+    assert cr.fleet and sizing_of(cr) == "fleet"
