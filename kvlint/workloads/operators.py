@@ -49,22 +49,66 @@ def _dynamo_resources(res: Any) -> LDict | None:
     return out
 
 
-#: What the Dynamo operator mounts at ``/dev/shm`` of a service's main container unless the service says
-#: ``sharedMemory: {disabled: true}``: a memory-backed emptyDir named ``shared-memory`` of ``sharedMemory.size``,
-#: default 8Gi (ai-dynamo/dynamo, deploy/operator: ``buildSharedMemoryVolumeAndMount``,
-#: ``consts.DefaultSharedMemorySize``; ``SharedMemorySpec{disabled, size}`` of the DynamoGraphDeployment API).
+#: What the Dynamo operator mounts at ``/dev/shm`` of a component's main container unless its shared-memory
+#: setting disables it: a memory-backed emptyDir named ``shared-memory``, default 8Gi (ai-dynamo/dynamo,
+#: deploy/operator: ``buildSharedMemoryVolumeAndMount``, ``consts.DefaultSharedMemorySize``). The setting is
+#: spelled differently in the two API versions: v1alpha1 ``sharedMemory: {disabled, size}`` (a zero or absent
+#: size is the default), v1beta1 ``sharedMemorySize``, a quantity (absent: the default; zero: no volume;
+#: ``api/v1beta1/dynamocomponentdeployment_types.go``@006b6e10 ``SharedMemorySize``, and the v1alpha1 conversion
+#: ``api/v1alpha1/shared_spec_conversion.go`` maps ``disabled`` to ``"0"`` and a zero size to absent).
 DYNAMO_SHM_VOLUME = "shared-memory"
 DYNAMO_SHM_SIZE = "8Gi"
 
+#: The number of a Kubernetes quantity (``resource.Quantity``), its suffix left out: enough to tell zero.
+_QUANTITY_NUMBER = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
-def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
-    """Add to ``pod`` and its main ``container`` the ``/dev/shm`` volume the Dynamo operator adds (see
-    :data:`DYNAMO_SHM_VOLUME`), located at the service's ``sharedMemory`` (or the service); nothing when the
-    service disables it, the container already mounts something at ``/dev/shm``, or the pod already has a
-    volume of that name (the operator's would clash: what it does then is not modelled)."""
+
+def _zero_quantity(value: Any) -> bool:
+    """Whether ``value`` is a quantity equal to zero (``0``, ``"0"``, ``"0Gi"``, ``"0.0"``), as
+    ``resource.Quantity.IsZero``/``Sign() == 0`` read it; False for anything else, unreadable text included."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return value == 0
+    if not isinstance(value, str):
+        return False
+    m = _QUANTITY_NUMBER.match(value)
+    if m is None:
+        return False
+    try:
+        return float(m.group()) == 0
+    except ValueError:  # pragma: no cover - the pattern admits only numbers
+        return False
+
+
+def _operator_shm_size(svc: LDict, beta: bool) -> tuple[Any, str] | None:
+    """``(size, key)``: the size of the ``/dev/shm`` volume the Dynamo operator adds for component ``svc`` and
+    the key of ``svc`` that sets it (see :data:`DYNAMO_SHM_VOLUME`), or None when the component disables it.
+    ``beta``: the v1beta1 form (``sharedMemorySize``), else v1alpha1 (``sharedMemory``)."""
+    if beta:
+        size = svc.get("sharedMemorySize")
+        if size is None:
+            return DYNAMO_SHM_SIZE, "sharedMemorySize"
+        return None if _zero_quantity(size) else (size, "sharedMemorySize")
     shm = svc.get("sharedMemory")
-    if isinstance(shm, dict) and shm.get("disabled") is True:
+    if not isinstance(shm, dict):
+        return DYNAMO_SHM_SIZE, "sharedMemory"
+    if shm.get("disabled") is True:
+        return None
+    size = shm.get("size")
+    return (DYNAMO_SHM_SIZE if size is None or _zero_quantity(size) else size), "sharedMemory"
+
+
+def _with_operator_shm(svc: LDict, pod: LDict, container: LDict, *, beta: bool = False) -> None:
+    """Add to ``pod`` and its main ``container`` the ``/dev/shm`` volume the Dynamo operator adds (see
+    :data:`DYNAMO_SHM_VOLUME`, :func:`_operator_shm_size`; ``beta`` for a v1beta1 component), located at the
+    component's shared-memory setting (or the component); nothing when the component disables it, the
+    container already mounts something at ``/dev/shm``, or the pod already has a volume of that name (the
+    operator's would clash: what it does then is not modelled)."""
+    setting = _operator_shm_size(svc, beta)
+    if setting is None:
         return
+    size, key = setting
     mounts = container.get("volumeMounts")
     mounts = mounts if isinstance(mounts, list) else []
     if any(isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts):
@@ -73,8 +117,7 @@ def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
     volumes = volumes if isinstance(volumes, list) else []
     if any(isinstance(v, dict) and v.get("name") == DYNAMO_SHM_VOLUME for v in volumes):
         return
-    loc = loc_of(svc, "sharedMemory") or loc_of(svc)
-    size = shm.get("size") if isinstance(shm, dict) and shm.get("size") else DYNAMO_SHM_SIZE
+    loc = loc_of(svc, key) or loc_of(svc)
     empty_dir = ldict(loc, [("medium", "Memory", loc), ("sizeLimit", size, loc)])
     volume = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("emptyDir", empty_dir, loc)])
     mount = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("mountPath", "/dev/shm", loc)])
@@ -119,7 +162,7 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
     component a ``podTemplate``, found as plain pod templates), or of a ``DynamoComponentDeployment`` whose
     ``spec`` is one such component (``spec.podTemplate``), as the operator writes them: the ``/dev/shm`` it
     adds to each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the
-    first; see :func:`_with_operator_shm`, the component's ``sharedMemory``) and a frontend's default command
+    first; see :func:`_with_operator_shm`, the component's ``sharedMemorySize``) and a frontend's default command
     (:func:`_with_frontend_command`, the component's ``type``). The documents are not modified: a workload
     whose pod changes holds copies of the PodSpec and of that container."""
     if doc.kind == "DynamoComponentDeployment":
@@ -148,7 +191,7 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
             continue
         pod = located_copy(w.pod_spec)
         container = located_copy(main)
-        _with_operator_shm(comp, pod, container)
+        _with_operator_shm(comp, pod, container, beta=True)
         _with_frontend_command(comp.get("type"), container, loc_of(comp, "type"))
         if pod.get("volumes") is w.pod_spec.get("volumes") and container.get("args") is main.get("args"):
             out.append(w)  # nothing added
