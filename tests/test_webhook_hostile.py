@@ -855,3 +855,39 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
     ]
     for obj in crafted:
         assert denied(review(obj)), obj["metadata"]["ownerReferences"]
+
+
+def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
+    """A RoleBasedGroup role may run its pods from ``customComponentsPattern.components[].template`` (rbg
+    api/workloads/v1alpha2 ``CustomComponentsPattern``; RBG runs it as a RoleInstanceSet, whose RoleInstances,
+    exempt under their reviewed owners, create the pods). kvlint read only the standalone and leader/worker
+    patterns once any role had one, so a group with a plain router role beside a custom-components role running
+    a bad engine was admitted unread, and nothing below it was reviewed; now its errors deny the group and a
+    RoleBasedGroupSet holding it, over TLS, as kvlint check reports them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = workload_object(B01)["spec"]["template"]
+    errors = b01_errors()
+    router = {"spec": {"containers": [{"name": "router", "image": "nginx:1.27"}]}}
+    custom = {
+        "components": [
+            {"name": "engine", "size": 1, "annotations": {"team": "x"}, "template": tmpl},
+        ]
+    }
+    roles = [
+        {"name": "router", "replicas": 1, "standalonePattern": {"template": router}},
+        {"name": "engine", "replicas": 1, "customComponentsPattern": custom},
+    ]
+    group = {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": {"roles": roles}}
+    group_set = {"apiVersion": RBG, "kind": "RoleBasedGroupSet", "metadata": {"name": "gs"},
+                 "spec": {"replicas": 1, "groupTemplate": {"spec": {"roles": roles}}}}  # fmt: skip
+    for obj in (group, group_set):
+        loaded = load_text(json.dumps(obj), "rbg.json")
+        result = run_documents(loaded, webhook_options())
+        paths = sorted(c.workload.path for c in result.containers)
+        assert any(p.endswith("roles[1].customComponentsPattern.components[0]") for p in paths), paths
+        assert {d.rule for d in result.diagnostics if d.severity == "error"} == errors
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], resp
+        assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]

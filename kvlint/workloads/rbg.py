@@ -1,7 +1,8 @@
 """RoleBasedGroup (workloads.x-k8s.io, the sgl-project/rbg operator): the pods of each role.
 
-A role (``spec.roles[i]``) runs either one pod per instance (``standalonePattern``) or a leader and workers
-per instance (``leaderWorkerPattern``, ``size`` pods per group). Its pod template is ``template``, or
+A role (``spec.roles[i]``) runs either one pod per instance (``standalonePattern``), a leader and workers
+per instance (``leaderWorkerPattern``, ``size`` pods per group), or pods of named components per instance
+(``customComponentsPattern``, each component its own pod template). Its pod template is ``template``, or
 ``templateRef: {name, patch}``: the ``spec.roleTemplates`` entry of that name with ``patch`` (a partial pod
 template) strategically merged over it; a leader/worker group applies ``leaderTemplatePatch`` /
 ``workerTemplatePatch`` over the role's template (rbg ``api/workloads/v1alpha2`` types, examples
@@ -50,6 +51,34 @@ def rbg_set_workloads(doc: Document) -> list[Workload]:
     return _roles_workloads(doc, get_in(doc.data, "spec", "groupTemplate", "spec"), "spec.groupTemplate.spec")
 
 
+def _components_workloads(doc: Document, pattern: dict, at: str, replicas: int | None) -> list[Workload]:
+    """The pods of a role's ``customComponentsPattern`` (found at path ``at``): one workload per
+    ``components[j]``, its ``template`` (a pod template) with the component's ``labels`` and ``annotations``,
+    which RBG merges into every pod of the component over the template's (rbg ``api/workloads/v1alpha2``
+    ``CustomComponentsPattern``, ``InstanceComponent``: RBG runs the role as a RoleInstanceSet whose
+    RoleInstances create those pods)."""
+    comps = pattern.get("components")
+    out: list[Workload] = []
+    for j, comp in enumerate(comps if isinstance(comps, list) else []):
+        tmpl = comp.get("template") if isinstance(comp, dict) else None
+        ps = tmpl.get("spec") if isinstance(tmpl, dict) else None
+        if not isinstance(ps, LDict):
+            continue
+        assert isinstance(comp, dict) and isinstance(tmpl, dict)
+        tmeta = tmpl.get("metadata")
+        extra: dict[str, Any] = {}
+        for key in ("annotations", "labels"):
+            merged: dict[Any, Any] = {}
+            for src in (tmeta.get(key) if isinstance(tmeta, dict) else None, comp.get(key)):
+                if isinstance(src, dict):
+                    merged.update(src)
+            extra[key] = merged
+        out.append(
+            make_workload(doc, ps, [], path=f"{at}.components[{j}]", replicas=replicas, extra_meta=extra)
+        )
+    return out
+
+
 def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     """The workloads of the roles of the RoleBasedGroup spec ``spec``, found at path ``at`` of ``doc``."""
     roles = get_in(spec, "roles")
@@ -66,6 +95,9 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
         replicas = int_or_none(role.get("replicas"))
         base = f"{at}.roles[{i}]"
         sp, lwp = role.get("standalonePattern"), role.get("leaderWorkerPattern")
+        ccp = role.get("customComponentsPattern")
+        if isinstance(ccp, dict):
+            out.extend(_components_workloads(doc, ccp, f"{base}.customComponentsPattern", replicas))
         if isinstance(sp, dict):
             tmpl = _template(role, sp, templates)
             ps = get_in(tmpl, "spec")
