@@ -340,3 +340,80 @@ def test_webhook_review_never_opens_a_file_named_by_the_request(
         _watching[0] = False
     assert not [p for p in _opened if "admission" in p], _opened
     assert sorted((d.rule, d.loc.line if d.loc else None) for d in result.diagnostics) == want
+
+
+# ------------------------------------------------------------------- operator readers, every field wrong
+
+
+def _operator_samples() -> dict[str, dict[str, Any]]:
+    """One object per operator reader the webhook's owner chains added (a RoleBasedGroupSet with every role
+    pattern and a role template, a DynamoComponentDeployment in both API forms, a NIMPipeline), each field
+    set, for :func:`test_operator_readers_take_any_type_in_any_field`."""
+    main = deployment(["--model", MODEL])["spec"]["template"]["spec"]["containers"][0]
+    tmpl = {
+        "metadata": {"annotations": {"a": "b"}},
+        "spec": {"containers": [main], "nodeSelector": {"k": "v"}},
+    }
+    rbg = "workloads.x-k8s.io/v1alpha2"
+    roles = [
+        {"name": "a", "replicas": 1, "standalonePattern": {"template": tmpl}},
+        {"name": "b", "replicas": 1, "leaderWorkerPattern": {
+            "size": 2, "templateRef": {"name": "base", "patch": {"spec": {"hostIPC": True}}},
+            "leaderTemplatePatch": {"spec": {"containers": [{"name": "engine", "args": ["--model", "m"]}]}},
+            "workerTemplatePatch": {"metadata": {"labels": {"w": "1"}}}}},
+        {"name": "c", "replicas": 1, "customComponentsPattern": {"components": [
+            {"name": "x", "size": 1, "labels": {"l": "1"}, "annotations": {"a": "1"}, "template": tmpl}]}},
+    ]  # fmt: skip
+    return {
+        "RoleBasedGroupSet": {"apiVersion": rbg, "kind": "RoleBasedGroupSet", "metadata": {"name": "g"},
+            "spec": {"groupTemplate": {"spec": {"roleTemplates": [{"name": "base", "template": tmpl}],
+                                                "roles": roles}}}},
+        "DynamoComponentDeployment/v1alpha1": {"apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoComponentDeployment", "metadata": {"name": "d"},
+            "spec": {"serviceName": "W", "componentType": "worker", "envs": [{"name": "A", "value": "1"}],
+                     "resources": {"limits": {"gpu": "1", "custom": {"x/y": 1}}},
+                     "sharedMemory": {"size": "4Gi"}, "livenessProbe": {"httpGet": {"port": 1}},
+                     "extraPodSpec": {"mainContainer": main, "containers": [main]}}},
+        "DynamoComponentDeployment/v1beta1": {"apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoComponentDeployment", "metadata": {"name": "d"},
+            "spec": {"name": "w", "type": "frontend", "sharedMemorySize": "1Gi",
+                     "podTemplate": {"spec": {"containers": [{**main, "name": "main"}]}}}},
+        "NIMPipeline": {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMPipeline", "metadata": {"name": "p"},
+            "spec": {"services": [{"name": "s", "enabled": True, "spec": {
+                "image": {"repository": "nvcr.io/nim/meta/llama", "tag": "1"}, "replicas": 1,
+                "resources": {"limits": {"nvidia.com/gpu": 1}}, "nodeSelector": {"a": "b"}}}]}},
+    }  # fmt: skip
+
+
+def _paths(node: Any, at: tuple[Any, ...] = ()) -> Any:
+    yield at
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def _with(obj: Any, path: tuple[Any, ...], value: Any) -> Any:
+    out = json.loads(json.dumps(obj))
+    node = out
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return out
+
+
+def test_operator_readers_take_any_type_in_any_field() -> None:
+    """Every field of a RoleBasedGroupSet, a DynamoComponentDeployment (both API forms) and a NIMPipeline set to
+    a value of each wrong type lints without an exception (a crash is an internal error, which a fail-open
+    webhook admits unchecked, and a traceback out of kvlint check): a RoleBasedGroup's ``roleTemplates`` that
+    is a number and a ``templateRef.name`` that is a list or mapping raised TypeError."""
+    wrong: list[Any] = [None, 3, "x", True, [], [1], {}, {"a": [1]}]
+    cases = 0
+    for name, obj in _operator_samples().items():
+        for path in _paths(obj):
+            if len(path) < 2:
+                continue
+            for value in wrong:
+                result, dt = lint(_with(obj, path, value), f"{name.replace('/', '-')}.json")
+                assert dt < LIMIT_S, (name, path, value)
+                cases += 1
+    assert cases > 1000

@@ -29,8 +29,10 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
     if isinstance(tmpl, dict):
         return tmpl
     ref = pattern.get("templateRef") or role.get("templateRef")
-    if isinstance(ref, dict) and ref.get("name") in templates:
-        base = templates[str(ref["name"])]
+    name = ref.get("name") if isinstance(ref, dict) else None
+    if isinstance(name, str) and name in templates:
+        assert isinstance(ref, dict)
+        base = templates[name]
         patch = ref.get("patch")
         return strategic_merge(base, patch) if isinstance(patch, dict) else base
     return None
@@ -85,8 +87,14 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if not isinstance(roles, list):
         return []
     templates: dict[str, Any] = {}
-    for t in get_in(spec, "roleTemplates") or []:
-        if isinstance(t, dict) and t.get("name") and isinstance(t.get("template"), dict):
+    declared = get_in(spec, "roleTemplates")
+    for t in declared if isinstance(declared, list) else []:
+        if (
+            isinstance(t, dict)
+            and isinstance(t.get("name"), str)
+            and t["name"]
+            and isinstance(t.get("template"), dict)
+        ):
             templates[str(t["name"])] = t["template"]
     out: list[Workload] = []
     for i, role in enumerate(roles):
