@@ -356,7 +356,8 @@ def _operator_samples() -> dict[str, dict[str, Any]]:
     }
     rbg = "workloads.x-k8s.io/v1alpha2"
     roles = [
-        {"name": "a", "replicas": 1, "standalonePattern": {"template": tmpl}},
+        {"name": "a", "replicas": 1, "standalonePattern": {"template": tmpl}, "engineRuntimes": [
+            {"profileName": "p", "containers": [{"name": "engine", "args": ["--x"], "env": [{"name": "A"}]}]}]},
         {"name": "b", "replicas": 1, "leaderWorkerPattern": {
             "size": 2, "templateRef": {"name": "base", "patch": {"spec": {"hostIPC": True}}},
             "leaderTemplatePatch": {"spec": {"containers": [{"name": "engine", "args": ["--model", "m"]}]}},

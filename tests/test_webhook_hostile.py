@@ -891,3 +891,47 @@ def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
         resp, _ = _post(srv, ctx, review(obj))
         assert not resp["allowed"], resp
         assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+
+
+def test_rbg_engine_runtime_arguments_are_read_over_tls(server: Any) -> None:
+    """A RoleBasedGroup role's ``engineRuntimes[].containers[]`` append their ``args`` and ``env`` to the pod's
+    container of the same name (rbg pkg/discovery/sidecar_builder.go ``SidecarBuilder.injectRuntime``, when the
+    named ClusterEngineRuntimeProfile lists that container). kvlint read only the template, so a role whose
+    template sets a context that fits and whose engine runtime appends one that does not was admitted, and the
+    pods below it are exempt; now the appended arguments are read, over TLS, as kvlint check reads them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    tmpl["spec"]["containers"][0]["args"] += ["--max-model-len", "8192"]
+    name = tmpl["spec"]["containers"][0]["name"]
+    runtime = {
+        "profileName": "patio-runtime",
+        "containers": [{"name": name, "args": ["--max-model-len", "131072"]}],
+    }
+
+    def group(engine_runtimes: list[Any]) -> dict[str, Any]:
+        role = {"name": "engine", "replicas": 1, "standalonePattern": {"template": tmpl}}
+        if engine_runtimes:
+            role["engineRuntimes"] = engine_runtimes
+        return {
+            "apiVersion": RBG,
+            "kind": "RoleBasedGroup",
+            "metadata": {"name": "g"},
+            "spec": {"roles": [role]},
+        }
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors(group([])) == set()
+    resp, _ = _post(srv, ctx, review(group([])))
+    assert resp["allowed"], resp
+    bad = group([runtime])
+    assert errors(bad) == b01_errors()
+    resp, _ = _post(srv, ctx, review(bad))
+    assert not resp["allowed"] and all(r in resp["status"]["message"] for r in b01_errors()), resp
+    # a runtime naming another container changes nothing kvlint reads
+    other = {"profileName": "patio-runtime", "containers": [{"name": "patio-runtime", "args": ["--x"]}]}
+    assert errors(group([other])) == set()

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.source import LDict, loc_of
+from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Workload
-from kvlint.workloads.base import get_in, int_or_none, make_workload, with_injected_env
+from kvlint.workloads.base import get_in, int_or_none, llist, located_copy, make_workload, with_injected_env
 from kvlint.workloads.merge import strategic_merge
 
 __all__ = ["rbg_set_workloads", "rbg_workloads"]
@@ -53,7 +53,52 @@ def rbg_set_workloads(doc: Document) -> list[Workload]:
     return _roles_workloads(doc, get_in(doc.data, "spec", "groupTemplate", "spec"), "spec.groupTemplate.spec")
 
 
-def _components_workloads(doc: Document, pattern: dict, at: str, replicas: int | None) -> list[Workload]:
+def _with_engine_runtimes(ps: Any, role: dict) -> Any:
+    """``ps`` (a role's PodSpec) as RBG completes it from the role's ``engineRuntimes``: each
+    ``engineRuntimes[].containers[]`` entry's ``env`` and ``args`` are appended to the container of the same
+    name (rbg ``pkg/discovery/sidecar_builder.go`` ``SidecarBuilder.injectRuntime``, "override container based
+    on rbg cr"; RBG does so when the runtime's ClusterEngineRuntimeProfile, a cluster object kvlint does not
+    have, lists that container name, and kvlint assumes it does: otherwise a role could change its engine's
+    arguments where kvlint did not read them). The containers the profile itself injects are not known here.
+    ``ps`` is returned unchanged when nothing applies; the loaded objects are never changed."""
+    runtimes = role.get("engineRuntimes")
+    containers = ps.get("containers") if isinstance(ps, LDict) else None
+    if not isinstance(runtimes, list) or not runtimes or not isinstance(containers, LList):
+        return ps
+    overrides: dict[str, list[dict]] = {}
+    for rt in runtimes:
+        cs = rt.get("containers") if isinstance(rt, dict) else None
+        for c in cs if isinstance(cs, list) else []:
+            if isinstance(c, dict) and isinstance(c.get("name"), str):
+                overrides.setdefault(c["name"], []).append(c)
+    new = list(containers)
+    for i, c in enumerate(containers):
+        name = c.get("name") if isinstance(c, LDict) else None
+        if not isinstance(name, str) or name not in overrides:
+            continue
+        assert isinstance(c, LDict)
+        c2 = located_copy(c)
+        for key in ("env", "args"):
+            extra = [
+                (v, loc_of(o[key], j) or loc_of(o, key))
+                for o in overrides[name]
+                if isinstance(o.get(key), list)
+                for j, v in enumerate(o[key])
+            ]
+            if not extra:
+                continue
+            old = c.get(key)
+            old_items = [(v, loc_of(old, j)) for j, v in enumerate(old)] if isinstance(old, list) else []
+            c2[key] = llist(loc_of(c, key) or extra[0][1] or c.loc, [*old_items, *extra])
+        new[i] = c2
+    out = located_copy(ps)
+    out["containers"] = llist(containers.loc, list(zip(new, containers.locs, strict=False)))
+    return out
+
+
+def _components_workloads(
+    doc: Document, pattern: dict, at: str, replicas: int | None, role: dict
+) -> list[Workload]:
     """The pods of a role's ``customComponentsPattern`` (found at path ``at``): one workload per
     ``components[j]``, its ``template`` (a pod template) with the component's ``labels`` and ``annotations``,
     which RBG merges into every pod of the component over the template's (rbg ``api/workloads/v1alpha2``
@@ -63,7 +108,7 @@ def _components_workloads(doc: Document, pattern: dict, at: str, replicas: int |
     out: list[Workload] = []
     for j, comp in enumerate(comps if isinstance(comps, list) else []):
         tmpl = comp.get("template") if isinstance(comp, dict) else None
-        ps = tmpl.get("spec") if isinstance(tmpl, dict) else None
+        ps = _with_engine_runtimes(tmpl.get("spec"), role) if isinstance(tmpl, dict) else None
         if not isinstance(ps, LDict):
             continue
         assert isinstance(comp, dict) and isinstance(tmpl, dict)
@@ -105,10 +150,10 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
         sp, lwp = role.get("standalonePattern"), role.get("leaderWorkerPattern")
         ccp = role.get("customComponentsPattern")
         if isinstance(ccp, dict):
-            out.extend(_components_workloads(doc, ccp, f"{base}.customComponentsPattern", replicas))
+            out.extend(_components_workloads(doc, ccp, f"{base}.customComponentsPattern", replicas, role))
         if isinstance(sp, dict):
             tmpl = _template(role, sp, templates)
-            ps = get_in(tmpl, "spec")
+            ps = _with_engine_runtimes(get_in(tmpl, "spec"), role)
             if isinstance(ps, LDict):
                 out.append(
                     make_workload(
@@ -129,7 +174,7 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
             for key, role_name in (("leaderTemplatePatch", "leader"), ("workerTemplatePatch", "worker")):
                 patch = lwp.get(key)
                 merged = strategic_merge(tmpl, patch) if isinstance(patch, dict) else tmpl
-                ps = get_in(merged, "spec")
+                ps = _with_engine_runtimes(get_in(merged, "spec"), role)
                 if not isinstance(ps, LDict):
                     continue
                 if size is not None:
