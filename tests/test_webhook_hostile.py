@@ -935,3 +935,12 @@ def test_rbg_engine_runtime_arguments_are_read_over_tls(server: Any) -> None:
     # a runtime naming another container changes nothing kvlint reads
     other = {"profileName": "patio-runtime", "containers": [{"name": "patio-runtime", "args": ["--x"]}]}
     assert errors(group([other])) == set()
+    # a leader/worker role: RBG injects the runtimes into the leader's pods, not the workers'
+    from kvlint.workloads import find_workloads
+
+    lwp = group([runtime])
+    role = lwp["spec"]["roles"][0]
+    role["leaderWorkerPattern"] = {"size": 2, **role.pop("standalonePattern")}
+    ws = find_workloads(load_text(json.dumps(lwp), "rbg.json").documents)
+    args = {w.role: w.pod_spec["containers"][0]["args"][-1] for w in ws}
+    assert args == {"leader": "131072", "worker": "8192"}, args

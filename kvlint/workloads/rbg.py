@@ -59,7 +59,9 @@ def _with_engine_runtimes(ps: Any, role: dict) -> Any:
     name (rbg ``pkg/discovery/sidecar_builder.go`` ``SidecarBuilder.injectRuntime``, "override container based
     on rbg cr"; RBG does so when the runtime's ClusterEngineRuntimeProfile, a cluster object kvlint does not
     have, lists that container name, and kvlint assumes it does: otherwise a role could change its engine's
-    arguments where kvlint did not read them). The containers the profile itself injects are not known here.
+    arguments where kvlint did not read them). A leader/worker role's workers get none (``pkg/reconciler``
+    ``lws_reconciler.go``, ``roleinstanceset_reconciler.go``: the worker's pod reconciler has no ``sidecar``
+    injector). The containers the profile itself injects are not known here.
     ``ps`` is returned unchanged when nothing applies; the loaded objects are never changed."""
     runtimes = role.get("engineRuntimes")
     containers = ps.get("containers") if isinstance(ps, LDict) else None
@@ -174,7 +176,9 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
             for key, role_name in (("leaderTemplatePatch", "leader"), ("workerTemplatePatch", "worker")):
                 patch = lwp.get(key)
                 merged = strategic_merge(tmpl, patch) if isinstance(patch, dict) else tmpl
-                ps = _with_engine_runtimes(get_in(merged, "spec"), role)
+                ps = get_in(merged, "spec")
+                if role_name == "leader":  # RBG injects the engine runtimes into the leader's pods only
+                    ps = _with_engine_runtimes(ps, role)
                 if not isinstance(ps, LDict):
                     continue
                 if size is not None:
