@@ -944,3 +944,49 @@ def test_rbg_engine_runtime_arguments_are_read_over_tls(server: Any) -> None:
     ws = find_workloads(load_text(json.dumps(lwp), "rbg.json").documents)
     args = {w.role: w.pod_spec["containers"][0]["args"][-1] for w in ws}
     assert args == {"leader": "131072", "worker": "8192"}, args
+
+
+def test_rbg_patch_directives_are_obeyed_over_tls(server: Any) -> None:
+    """RBG applies a role's ``templateRef.patch`` and leader/worker template patches, free-form fields the API
+    server passes through, with ``strategicpatch.StrategicMergePatch`` (rbg api/workloads/v1alpha2/helper.go
+    ``applyStrategicMergePatch``), which obeys patch directives. A patch that removes the template's context
+    limit (``$deleteFromPrimitiveList/args``) or its container list (``$patch: replace``) was read by kvlint as
+    leaving the template as it was, so the group was admitted with the limit it does not run with; now the
+    directives are applied and its errors deny it, over TLS, as kvlint check reports them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    main = tmpl["spec"]["containers"][0]
+    main["args"] += ["--max-model-len", "8192"]
+    unlimited = {**main, "args": main["args"][:-2]}
+    patches = {
+        "delete": {
+            "spec": {
+                "containers": [
+                    {"name": main["name"], "$deleteFromPrimitiveList/args": ["--max-model-len", "8192"]}
+                ]
+            }
+        },
+        "replace": {"spec": {"containers": [{"$patch": "replace"}, unlimited]}},
+    }
+
+    def group(patch: dict[str, Any], pattern: str) -> dict[str, Any]:
+        source = {"templateRef": {"name": "base", "patch": patch}}
+        if pattern == "leaderWorkerPattern":
+            source = {"size": 2, "templateRef": {"name": "base"}, "leaderTemplatePatch": patch}
+        spec = {"roleTemplates": [{"name": "base", "template": tmpl}],
+                "roles": [{"name": "engine", "replicas": 1, pattern: source}]}  # fmt: skip
+        return {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec}
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors(group({}, "standalonePattern")) == set()
+    for name, patch in patches.items():
+        for pattern in ("standalonePattern", "leaderWorkerPattern"):
+            obj = group(patch, pattern)
+            assert errors(obj) == b01_errors(), (name, pattern)
+            resp, _ = _post(srv, ctx, review(obj))
+            assert not resp["allowed"], (name, pattern, resp)

@@ -34,7 +34,7 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
         assert isinstance(ref, dict)
         base = templates[name]
         patch = ref.get("patch")
-        return strategic_merge(base, patch) if isinstance(patch, dict) else base
+        return strategic_merge(base, patch, directives=True) if isinstance(patch, dict) else base
     return None
 
 
@@ -175,7 +175,7 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
             leader: Workload | None = None
             for key, role_name in (("leaderTemplatePatch", "leader"), ("workerTemplatePatch", "worker")):
                 patch = lwp.get(key)
-                merged = strategic_merge(tmpl, patch) if isinstance(patch, dict) else tmpl
+                merged = strategic_merge(tmpl, patch, directives=True) if isinstance(patch, dict) else tmpl
                 ps = get_in(merged, "spec")
                 if role_name == "leader":  # RBG injects the engine runtimes into the leader's pods only
                     ps = _with_engine_runtimes(ps, role)
