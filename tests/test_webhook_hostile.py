@@ -990,3 +990,32 @@ def test_rbg_patch_directives_are_obeyed_over_tls(server: Any) -> None:
             assert errors(obj) == b01_errors(), (name, pattern)
             resp, _ = _post(srv, ctx, review(obj))
             assert not resp["allowed"], (name, pattern, resp)
+
+
+def test_rbg_patch_keys_in_another_case_are_read_as_go_reads_them_over_tls(server: Any) -> None:
+    """RBG decodes a patched template with Go's ``encoding/json`` (rbg api/workloads/v1alpha2/helper.go
+    ``applyStrategicMergePatch``: ``json.Unmarshal`` of the merged JSON, keys sorted), which matches a key to a
+    field case-insensitively, the last of the keys matching one field winning. A patch ``nodeselector`` (after
+    ``nodeSelector`` in sorted order) moved the pods to an L4 where the template named an H100: kvlint read the
+    H100 (the key was unknown to it) and admitted a context that does not fit the L4; now it reads the L4 and
+    denies, over TLS, with the errors kvlint check reports for the template on an L4."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    l4 = tmpl["spec"]["nodeSelector"]
+    tmpl["spec"]["nodeSelector"] = {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+    spec = {"roleTemplates": [{"name": "base", "template": tmpl}],
+            "roles": [{"name": "engine", "replicas": 1,
+                       "standalonePattern": {"templateRef": {"name": "base", "patch": {"spec": {}}}}}]}  # fmt: skip
+    obj = {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec}
+
+    def errors() -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors() == set()  # on an H100 the default context fits
+    spec["roles"][0]["standalonePattern"]["templateRef"]["patch"] = {"spec": {"nodeselector": l4}}
+    assert errors() == b01_errors()
+    resp, _ = _post(srv, ctx, review(obj))
+    assert not resp["allowed"] and all(r in resp["status"]["message"] for r in b01_errors()), resp

@@ -18,7 +18,7 @@ from kvlint.engines.images import engine_of_image, image_placeholder
 from kvlint.engines.shell import arithmetic
 from kvlint.load import load_text
 from kvlint.source import LDict
-from kvlint.workloads.fields import known_fields, unknown_fields
+from kvlint.workloads.fields import as_go_decodes, known_fields, unknown_fields
 from kvlint.workloads.gotemplate import render
 from kvlint.workloads.merge import patch_with_directives, strategic_merge
 
@@ -177,6 +177,34 @@ def test_patch_directives_are_applied_as_strategicpatch_applies_them(patch: str,
     assert not any(k.startswith("$") for c in spec.get("containers", []) for k in c)
     if "$" not in patch:  # no directive: the same as strategic_merge
         assert out == _plain(strategic_merge(base, load_text(patch, "p.yaml").documents[0].data))
+
+
+def test_keys_are_matched_to_fields_as_go_encoding_json_matches_them() -> None:
+    """Go's ``encoding/json`` sets a field from a key spelt in any case (``appendFoldedName``: ASCII upper case,
+    and the long s, the Kelvin sign and the dotless/dotted i folding to ASCII), the last key in sorted order
+    winning; ``as_go_decodes`` puts each field under its own name from that key, keeps unknown keys and maps
+    as they are, and returns an object it does not change as it is."""
+    text = (
+        "spec:\n"
+        "  nodeSelector: {gpu: h100}\n"
+        "  nodeselector: {gpu: l4, Gpu: x}\n"
+        "  containers:\n"
+        "  - {name: a, volumeMounts: [{name: s, mountPath: /dev/shm}], volumemounts: [], Args: [x], args: [y],"
+        " \u0061rg\u017f: [z], IMAGE: i, mystery: 1}\n"
+    )
+    tmpl = load_text(text, "t.yaml").documents[0].data
+    out = _plain(as_go_decodes(tmpl, "V1PodTemplateSpec"))
+    assert out == {
+        "spec": {
+            "nodeSelector": {
+                "gpu": "l4",
+                "Gpu": "x",
+            },  # the later key in sorted order; a map's keys as they are
+            "containers": [{"name": "a", "volumeMounts": [], "args": ["z"], "image": "i", "mystery": 1}],
+        }
+    }
+    plain = load_text("spec: {containers: [{name: a, args: [x]}]}", "p.yaml").documents[0].data
+    assert as_go_decodes(plain, "V1PodTemplateSpec") is plain
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kvlint.source import Loc, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 
-__all__ = ["known_fields", "unknown_fields", "unknown_field_paths"]
+__all__ = ["as_go_decodes", "known_fields", "unknown_fields", "unknown_field_paths"]
 
 
 @functools.cache
@@ -145,3 +145,89 @@ def _field_paths(
                 _field_paths(item, child, (path, key, i), out)
         else:
             _field_paths(value, child, (path, key, None), out)
+
+
+#: The non-ASCII letters Go's ``encoding/json`` folds to an ASCII letter when it matches a key to a field name
+#: case-insensitively (``appendFoldedName``: ``unicode.ToUpper(unicode.ToLower(r))``): long s, Kelvin sign,
+#: dotless i, dotted capital I. Every other non-ASCII letter folds to a non-ASCII one and matches no
+#: ``core/v1`` field name (all ASCII).
+_GO_FOLDS = {"\u017f": "S", "\u212a": "K", "\u0131": "I", "\u0130": "I"}
+
+
+def _go_fold(key: str) -> str:
+    """``key`` folded as Go's ``encoding/json`` folds a JSON key to match it to a field name."""
+    if key.isascii():
+        return key.upper()
+    return "".join(_GO_FOLDS.get(c, c.upper() if c.isascii() else c) for c in key)
+
+
+#: ``PodTemplateSpec``, which the data file does not hold (it starts at ``V1PodSpec``): its two fields.
+_POD_TEMPLATE_SPEC = {"metadata": "V1ObjectMeta", "spec": "V1PodSpec"}
+
+
+@functools.cache
+def _go_schema(type_name: str) -> tuple[dict[str, str | None], dict[str, tuple[int, str]], dict[str, str]]:
+    """``(fields, nested, folded)`` of ``type_name`` (``V1PodTemplateSpec`` included): as :func:`_schema`, and
+    Go-folded field name -> field name."""
+    if type_name == "V1PodTemplateSpec":
+        fields: dict[str, str | None] = dict(_POD_TEMPLATE_SPEC)
+        nested = {k: (i, v) for i, (k, v) in enumerate(_POD_TEMPLATE_SPEC.items())}
+    else:
+        fields, nested = _schema(type_name)
+    return fields, nested, {_go_fold(k): k for k in fields}
+
+
+def as_go_decodes(obj: Any, type_name: str) -> Any:
+    """``obj`` (a ``core/v1`` object of ``type_name`` as a mapping, or a list of them) with its keys as Go's
+    ``encoding/json`` reads them into that type once ``json.Marshal`` has written the mapping (keys sorted): a
+    key matches a field exactly or case-insensitively (``argS``, ``volumemounts``, ``nodeselector``), and of the
+    keys that match one field the last in sorted order sets it. Each field is then under its own name, from the
+    key that set it (the others dropped); keys matching no field are kept as they are; maps (``nodeSelector``,
+    ``limits``) and scalars are not changed. An operator that writes a free-form patched template to JSON and
+    decodes it with ``encoding/json`` (RBG's ``applyStrategicMergePatch``) runs that object, so a key spelt in
+    another case, which kvlint read as an unknown field, sets the field. Returns ``obj`` itself when nothing
+    changes; never modifies it."""
+    if isinstance(obj, list):
+        items = [as_go_decodes(v, type_name) for v in obj]
+        if all(a is b for a, b in zip(items, obj, strict=True)):
+            return obj
+        out_l = LList(items, loc=loc_of(obj))
+        out_l.locs = [loc_of(obj, i) or out_l.loc or Loc("-") for i in range(len(items))]
+        return out_l
+    fields, nested, folded = _go_schema(type_name)
+    if not fields or not isinstance(obj, dict):
+        return obj
+    winner: dict[str, str] = {}  # field -> the key that sets it
+    for key in sorted(k for k in obj if isinstance(k, str)):
+        field = key if key in fields else folded.get(_go_fold(key))
+        if field is not None:
+            winner[field] = key
+    changed = any(f != k for f, k in winner.items()) or len(winner) < sum(
+        1 for k in obj if isinstance(k, str) and (k in fields or _go_fold(k) in folded)
+    )
+    values: dict[str, Any] = {}
+    for field, key in winner.items():
+        value = obj[key]
+        child = nested.get(field)
+        if child is not None and isinstance(value, (dict, list)):
+            new = as_go_decodes(value, child[1])
+            changed = changed or new is not value
+            value = new
+        values[field] = value
+    if not changed:
+        return obj
+    out = LDict(loc=loc_of(obj))
+    taken = set(winner.values())
+    for key in obj:
+        if isinstance(key, str) and (key in fields or _go_fold(key) in folded):
+            if key not in taken:
+                continue
+            field = next(f for f, k in winner.items() if k == key)
+            out[field] = values[field]
+        else:
+            out[key] = obj[key]
+            field = key
+        loc = loc_of(obj, key)
+        if loc is not None:
+            out.locs[field] = loc
+    return out

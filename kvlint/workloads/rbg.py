@@ -18,9 +18,18 @@ from typing import Any
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Workload
 from kvlint.workloads.base import get_in, int_or_none, llist, located_copy, make_workload, with_injected_env
+from kvlint.workloads.fields import as_go_decodes
 from kvlint.workloads.merge import strategic_merge
 
 __all__ = ["rbg_set_workloads", "rbg_workloads"]
+
+
+def _patched(tmpl: Any, patch: dict) -> Any:
+    """Pod template ``tmpl`` with ``patch`` applied as RBG applies it (``api/workloads/v1alpha2/helper.go``
+    ``applyStrategicMergePatch``): a strategic merge patch, directives obeyed
+    (:func:`kvlint.workloads.merge.patch_with_directives`), written to JSON and decoded with Go's
+    ``encoding/json``, which matches keys to fields case-insensitively (:func:`kvlint.workloads.fields.as_go_decodes`)."""
+    return as_go_decodes(strategic_merge(tmpl, patch, directives=True), "V1PodTemplateSpec")
 
 
 def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
@@ -34,7 +43,7 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
         assert isinstance(ref, dict)
         base = templates[name]
         patch = ref.get("patch")
-        return strategic_merge(base, patch, directives=True) if isinstance(patch, dict) else base
+        return _patched(base, patch) if isinstance(patch, dict) else base
     return None
 
 
@@ -175,7 +184,7 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
             leader: Workload | None = None
             for key, role_name in (("leaderTemplatePatch", "leader"), ("workerTemplatePatch", "worker")):
                 patch = lwp.get(key)
-                merged = strategic_merge(tmpl, patch, directives=True) if isinstance(patch, dict) else tmpl
+                merged = _patched(tmpl, patch) if isinstance(patch, dict) else tmpl
                 ps = get_in(merged, "spec")
                 if role_name == "leader":  # RBG injects the engine runtimes into the leader's pods only
                     ps = _with_engine_runtimes(ps, role)
