@@ -1019,3 +1019,43 @@ def test_rbg_patch_keys_in_another_case_are_read_as_go_reads_them_over_tls(serve
     assert errors() == b01_errors()
     resp, _ = _post(srv, ctx, review(obj))
     assert not resp["allowed"] and all(r in resp["status"]["message"] for r in b01_errors()), resp
+
+
+def test_dynamo_multinode_workers_count_every_nodes_gpus_over_tls(server: Any) -> None:
+    """A Dynamo service or component with ``multinode.nodeCount`` spans that many nodes, its GPU limit per node
+    and its tensor parallel size the GPUs of all of them (ai-dynamo/dynamo
+    docs/kubernetes/deployment/multinode-deployment.md, "GPU Distribution"). kvlint compared TP 16 with one
+    node's 8 GPUs (KV403), so the webhook denied NVIDIA's documented multi-node worker, in a
+    DynamoGraphDeployment and in a DynamoComponentDeployment of either API form; over TLS they are now
+    admitted, and TP 32 on the same two nodes is still denied."""
+    srv, ctx = server
+    node = {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+
+    def main(tp: str) -> dict[str, Any]:
+        return {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0",
+                "command": ["python3", "-m", "dynamo.vllm"],
+                "args": ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", tp]}  # fmt: skip
+
+    def objects(tp: str) -> list[dict[str, Any]]:
+        beta = {"name": "worker", "type": "worker", "multinode": {"nodeCount": 2},
+                "podTemplate": {"spec": {"nodeSelector": node, "containers": [
+                    {**main(tp), "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}  # fmt: skip
+        alpha = {"componentType": "worker", "multinode": {"nodeCount": 2}, "resources": {"limits": {"gpu": "8"}},
+                 "extraPodSpec": {"nodeSelector": node, "mainContainer": main(tp)}}  # fmt: skip
+        meta = {"name": "mn"}
+        return [
+            {"apiVersion": DYNAMO_V1B1, "kind": "DynamoGraphDeployment", "metadata": meta,
+             "spec": {"components": [beta]}},
+            {"apiVersion": DYNAMO_V1A1, "kind": "DynamoGraphDeployment", "metadata": meta,
+             "spec": {"services": {"VllmWorker": alpha}}},
+            {"apiVersion": DYNAMO_V1B1, "kind": "DynamoComponentDeployment", "metadata": meta, "spec": beta},
+            {"apiVersion": DYNAMO_V1A1, "kind": "DynamoComponentDeployment", "metadata": meta,
+             "spec": {"serviceName": "VllmWorker", **alpha}},
+        ]  # fmt: skip
+
+    for obj in objects("16"):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert resp["allowed"], (obj["kind"], obj["apiVersion"], resp)
+    for obj in objects("32"):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"] and "KV403" in resp["status"]["message"], (obj["kind"], obj["apiVersion"])

@@ -157,14 +157,28 @@ def _with_frontend_command(component_type: Any, container: LDict, loc: Loc | Non
         container.locs["command"] = container.locs["args"] = loc
 
 
+def _spanning_nodes(w: Workload, svc: LDict) -> Workload:
+    """``w`` with ``group_size`` the nodes a Dynamo service or component spans, ``multinode.nodeCount`` when it
+    is more than 1: its GPU limit is per node and its engine's tensor x pipeline parallel size the GPUs of all
+    of them, the operator starting the other nodes' workers for the leader's engine (ai-dynamo/dynamo
+    docs/kubernetes/deployment/multinode-deployment.md@055373f2, "GPU Distribution": "Total GPUs:
+    multinode.nodeCount x gpu", and the tensor parallel size "must equal multinode.nodeCount x gpu"; for vLLM
+    the leader runs ``ray start --head`` then the engine with ``--distributed-executor-backend ray``, the other
+    nodes ``ray start --address``). Without it a documented multi-node worker (TP 16 on two 8-GPU nodes) was
+    KV403's error, which the webhook denied."""
+    nodes = int_or_none(get_in(svc, "multinode", "nodeCount"))
+    return replace(w, group_size=nodes) if nodes is not None and nodes > 1 and w.group_size is None else w
+
+
 def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload]:
     """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
     component a ``podTemplate``, found as plain pod templates), or of a ``DynamoComponentDeployment`` whose
     ``spec`` is one such component (``spec.podTemplate``), as the operator writes them: the ``/dev/shm`` it
     adds to each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the
     first; see :func:`_with_operator_shm`, the component's ``sharedMemorySize``) and a frontend's default command
-    (:func:`_with_frontend_command`, the component's ``type``). The documents are not modified: a workload
-    whose pod changes holds copies of the PodSpec and of that container."""
+    (:func:`_with_frontend_command`, the component's ``type``), and the nodes a ``multinode`` component spans
+    (:func:`_spanning_nodes`). The documents are not modified: a workload whose pod changes holds copies of the
+    PodSpec and of that container."""
     if doc.kind == "DynamoComponentDeployment":
         spec = get_in(doc.data, "spec")
         components = [spec] if isinstance(spec, LDict) else None
@@ -180,6 +194,8 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
         elif (m := _COMPONENT_PATH.fullmatch(w.path)) is not None and int(m.group(1)) < len(components):
             comp = components[int(m.group(1))]
         containers = w.pod_spec.get("containers")
+        if isinstance(comp, LDict):
+            w = _spanning_nodes(w, comp)
         if not isinstance(comp, LDict) or not isinstance(containers, LList) or not containers:
             out.append(w)
             continue
@@ -271,7 +287,7 @@ def _service_workload(doc: Document, name: str, svc: LDict, path: str) -> Worklo
         container.loc,
         [(container, container.loc), *((c, None) for c in (others if isinstance(others, list) else []))],
     )
-    return synthetic_workload(doc, ps, path, replicas=int_or_none(svc.get("replicas")))
+    return _spanning_nodes(synthetic_workload(doc, ps, path, replicas=int_or_none(svc.get("replicas"))), svc)
 
 
 def hyperpod_workloads(doc: Document) -> list[Workload]:
