@@ -1059,3 +1059,48 @@ def test_dynamo_multinode_workers_count_every_nodes_gpus_over_tls(server: Any) -
     for obj in objects("32"):
         resp, _ = _post(srv, ctx, review(obj))
         assert not resp["allowed"] and "KV403" in resp["status"]["message"], (obj["kind"], obj["apiVersion"])
+
+
+def test_rbg_v1alpha1_roles_are_read_as_rbg_converts_them_over_tls(server: Any) -> None:
+    """RBG still serves workloads.x-k8s.io/v1alpha1, whose roles carry ``template`` or ``templateRef`` with a
+    ``templatePatch``, and ``leaderWorkerSet.patchLeaderTemplate``/``patchWorkerTemplate`` (free-form patches),
+    and its conversion webhook turns them into the v1alpha2 patterns the controller runs
+    (api/workloads/v1alpha1/rolebasedgroup_conversion.go ``convertRoleV1alpha1ToV2``). kvlint read a v1alpha1
+    group by the structural search, which took the role template as it is and ignored the patches, so a patch
+    removing the template's context limit was admitted, in a RoleBasedGroup and in a v1alpha1 RoleBasedGroupSet
+    (``spec.template``); now the roles are read in their v1alpha2 form and the errors deny them, over TLS."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    tmpl["spec"]["containers"][0]["args"] += ["--max-model-len", "8192"]
+    name = tmpl["spec"]["containers"][0]["name"]
+    drop = {
+        "spec": {"containers": [{"name": name, "$deleteFromPrimitiveList/args": ["--max-model-len", "8192"]}]}
+    }
+    v1 = "workloads.x-k8s.io/v1alpha1"
+    roles = {
+        "plain": {"name": "engine", "replicas": 1, "template": tmpl},
+        "templatePatch": {"name": "engine", "replicas": 1, "templateRef": {"name": "base"}, "templatePatch": drop},
+        "patchLeaderTemplate": {"name": "engine", "replicas": 1, "template": tmpl,
+                                "leaderWorkerSet": {"size": 2, "patchLeaderTemplate": drop}},
+    }  # fmt: skip
+
+    def objects(role: dict[str, Any]) -> list[dict[str, Any]]:
+        spec = {"roleTemplates": [{"name": "base", "template": tmpl}], "roles": [role]}
+        return [
+            {"apiVersion": v1, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec},
+            {"apiVersion": v1, "kind": "RoleBasedGroupSet", "metadata": {"name": "gs"},
+             "spec": {"replicas": 1, "template": spec}},
+        ]  # fmt: skip
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    for how, role in roles.items():
+        for obj in objects(role):
+            want = set() if how == "plain" else b01_errors()
+            assert errors(obj) == want, (how, obj["kind"])
+            resp, _ = _post(srv, ctx, review(obj))
+            assert resp["allowed"] is (how == "plain"), (how, obj["kind"], resp)

@@ -47,10 +47,58 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
     return None
 
 
+#: The RBG API version whose roles are written without patterns (``api/workloads/v1alpha1``), still served.
+V1ALPHA1 = "workloads.x-k8s.io/v1alpha1"
+
+
+def _v1alpha1(doc: Document) -> bool:
+    return get_in(doc.data, "apiVersion") == V1ALPHA1
+
+
+def _as_v1alpha2_role(role: dict) -> dict:
+    """A v1alpha1 role in the v1alpha2 form, as RBG's conversion webhook writes it
+    (``api/workloads/v1alpha1/rolebasedgroup_conversion.go`` ``convertRoleV1alpha1ToV2``): ``leaderWorkerSet``
+    -> ``leaderWorkerPattern`` (its ``patchLeaderTemplate``/``patchWorkerTemplate`` as the leader/worker
+    patches), else ``components`` -> ``customComponentsPattern`` (``name``, ``size``, ``serviceName``,
+    ``template``), else ``standalonePattern``; the ``template``, or ``templateRef`` with the role's
+    ``templatePatch`` as its patch, is the pattern's template. A role already in the v1alpha2 form is
+    returned as it is."""
+    if any(k in role for k in ("standalonePattern", "leaderWorkerPattern", "customComponentsPattern")):
+        return role
+    source: dict[str, Any] = {}
+    if isinstance(role.get("template"), dict):
+        source["template"] = role["template"]
+    elif isinstance(role.get("templateRef"), dict):
+        ref = {"name": role["templateRef"].get("name")}
+        if isinstance(role.get("templatePatch"), dict) and role["templatePatch"]:
+            ref["patch"] = role["templatePatch"]
+        source["templateRef"] = ref
+    out = {k: v for k, v in role.items() if k not in ("template", "templateRef", "templatePatch")}
+    lws, comps = role.get("leaderWorkerSet"), role.get("components")
+    if isinstance(lws, dict):
+        lwp = {**source, "size": lws.get("size")}
+        for old, new in (
+            ("patchLeaderTemplate", "leaderTemplatePatch"),
+            ("patchWorkerTemplate", "workerTemplatePatch"),
+        ):
+            if lws.get(old) is not None:
+                lwp[new] = lws[old]
+        out["leaderWorkerPattern"] = lwp
+    elif isinstance(comps, list) and comps:
+        keep = ("name", "size", "serviceName", "template")
+        out["customComponentsPattern"] = {
+            "components": [{k: c[k] for k in keep if k in c} if isinstance(c, dict) else c for c in comps]
+        }
+    else:
+        out["standalonePattern"] = source
+    return out
+
+
 def rbg_workloads(doc: Document) -> list[Workload]:
-    """One workload per pod template of each role (leader and worker for a leader/worker pattern); empty when
-    the object does not have the v1alpha2 role patterns (then the structural search reads it)."""
-    return _roles_workloads(doc, get_in(doc.data, "spec"), "spec")
+    """One workload per pod template of each role (leader and worker for a leader/worker pattern); a v1alpha1
+    object's roles read in their v1alpha2 form (:func:`_as_v1alpha2_role`); empty when the object does not
+    have the role patterns (then the structural search reads it)."""
+    return _roles_workloads(doc, get_in(doc.data, "spec"), "spec", v1alpha1=_v1alpha1(doc))
 
 
 def rbg_set_workloads(doc: Document) -> list[Workload]:
@@ -58,7 +106,11 @@ def rbg_set_workloads(doc: Document) -> list[Workload]:
     RoleBasedGroups its controller creates (``RoleBasedGroupSetSpec.GroupTemplate``, rbg
     ``api/workloads/v1alpha2/rolebasedgroupset_types.go``; ``RoleBasedGroupSetReconciler.scaleUp`` creates
     them, the set as controlling owner), read as :func:`rbg_workloads` reads a RoleBasedGroup's ``spec``;
-    empty without the v1alpha2 role patterns (then the structural search reads it)."""
+    empty without the role patterns (then the structural search reads it). In v1alpha1 the group's spec is
+    ``spec.template`` (``api/workloads/v1alpha1/rolebasedgroupset_types.go``), its roles read in the v1alpha2
+    form as a v1alpha1 RoleBasedGroup's are."""
+    if _v1alpha1(doc):
+        return _roles_workloads(doc, get_in(doc.data, "spec", "template"), "spec.template", v1alpha1=True)
     return _roles_workloads(doc, get_in(doc.data, "spec", "groupTemplate", "spec"), "spec.groupTemplate.spec")
 
 
@@ -137,8 +189,9 @@ def _components_workloads(
     return out
 
 
-def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
-    """The workloads of the roles of the RoleBasedGroup spec ``spec``, found at path ``at`` of ``doc``."""
+def _roles_workloads(doc: Document, spec: Any, at: str, *, v1alpha1: bool = False) -> list[Workload]:
+    """The workloads of the roles of the RoleBasedGroup spec ``spec``, found at path ``at`` of ``doc``
+    (``v1alpha1``: its roles in the v1alpha1 form)."""
     roles = get_in(spec, "roles")
     if not isinstance(roles, list):
         return []
@@ -156,6 +209,8 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     for i, role in enumerate(roles):
         if not isinstance(role, dict):
             continue
+        if v1alpha1:
+            role = _as_v1alpha2_role(role)
         replicas = int_or_none(role.get("replicas"))
         base = f"{at}.roles[{i}]"
         sp, lwp = role.get("standalonePattern"), role.get("leaderWorkerPattern")
