@@ -203,6 +203,30 @@ def test_keys_are_matched_to_fields_as_go_encoding_json_matches_them() -> None:
             "containers": [{"name": "a", "volumeMounts": [], "args": ["z"], "image": "i", "mystery": 1}],
         }
     }
+    # several keys for one field: each decoded into what the previous left (objects field by field, maps key
+    # by key, lists element by element)
+    text = (
+        "spec:\n"
+        "  nodeSelector: {a: '1'}\n"
+        "  nodeselector: {b: '2'}\n"
+        "  containers:\n"
+        "  - {name: a, Resources: {limits: {x: 1}}, resources: {requests: {y: 1}}}\n"
+        "  Containers: [{name: b, image: i, args: [p, q]}, {name: c}]\n"
+    )
+    out = _plain(as_go_decodes(load_text(text, "t.yaml").documents[0].data, "V1PodTemplateSpec"))
+    assert out == {
+        "spec": {
+            "nodeSelector": {"a": "1", "b": "2"},
+            "containers": [
+                {
+                    "name": "a",
+                    "image": "i",
+                    "args": ["p", "q"],
+                    "resources": {"limits": {"x": 1}, "requests": {"y": 1}},
+                }
+            ],
+        }
+    }
     plain = load_text("spec: {containers: [{name: a, args: [x]}]}", "p.yaml").documents[0].data
     assert as_go_decodes(plain, "V1PodTemplateSpec") is plain
 

@@ -177,57 +177,105 @@ def _go_schema(type_name: str) -> tuple[dict[str, str | None], dict[str, tuple[i
     return fields, nested, {_go_fold(k): k for k in fields}
 
 
-def as_go_decodes(obj: Any, type_name: str) -> Any:
-    """``obj`` (a ``core/v1`` object of ``type_name`` as a mapping, or a list of them) with its keys as Go's
-    ``encoding/json`` reads them into that type once ``json.Marshal`` has written the mapping (keys sorted): a
-    key matches a field exactly or case-insensitively (``argS``, ``volumemounts``, ``nodeselector``), and of the
-    keys that match one field the last in sorted order sets it. Each field is then under its own name, from the
-    key that set it (the others dropped); keys matching no field are kept as they are; maps (``nodeSelector``,
-    ``limits``) and scalars are not changed. An operator that writes a free-form patched template to JSON and
-    decodes it with ``encoding/json`` (RBG's ``applyStrategicMergePatch``) runs that object, so a key spelt in
-    another case, which kvlint read as an unknown field, sets the field. Returns ``obj`` itself when nothing
-    changes; never modifies it."""
+def _go_canonical(obj: Any, type_name: str) -> bool:
+    """Whether Go's ``encoding/json`` reads ``obj`` (a ``type_name`` object, or a list of them) as written:
+    every key is a field's own name or matches no field, and so inside the nested ``core/v1`` objects."""
     if isinstance(obj, list):
-        items = [as_go_decodes(v, type_name) for v in obj]
-        if all(a is b for a, b in zip(items, obj, strict=True)):
-            return obj
-        out_l = LList(items, loc=loc_of(obj))
-        out_l.locs = [loc_of(obj, i) or out_l.loc or Loc("-") for i in range(len(items))]
-        return out_l
+        return all(_go_canonical(v, type_name) for v in obj)
+    if not isinstance(obj, dict):
+        return True
     fields, nested, folded = _go_schema(type_name)
-    if not fields or not isinstance(obj, dict):
-        return obj
-    winner: dict[str, str] = {}  # field -> the key that sets it
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            continue
+        if key not in fields:
+            if _go_fold(key) in folded:
+                return False
+            continue
+        child = nested.get(key)
+        if child is not None and isinstance(value, (dict, list)) and not _go_canonical(value, child[1]):
+            return False
+    return True
+
+
+def _go_value(prev: Any, value: Any, child: str | None) -> Any:
+    """``value`` decoded by Go's ``encoding/json`` into a field that already holds ``prev`` (None: nothing
+    yet): a ``core/v1`` object (``child`` its type) is decoded into the one there, field by field
+    (:func:`_go_object`); a list of them element by element into the elements there, then cut to its own
+    length; any other mapping (``nodeSelector``, ``limits``: a Go map) adds its keys to the one there; a
+    scalar or a list of scalars replaces it."""
+    if isinstance(value, dict):
+        if child is not None:
+            return _go_object(prev if isinstance(prev, dict) else None, value, child)
+        return _located_union(prev, value) if isinstance(prev, dict) and prev else value
+    if isinstance(value, list) and child is not None:
+        old = prev if isinstance(prev, list) else []
+        items = [
+            _go_object(old[i] if i < len(old) and isinstance(old[i], dict) else None, v, child)
+            if isinstance(v, dict)
+            else v
+            for i, v in enumerate(value)
+        ]
+        out_l = LList(items, loc=loc_of(value))
+        out_l.locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(items))]
+        return out_l
+    return value
+
+
+def _located_union(prev: dict, value: dict) -> LDict:
+    """``prev`` with ``value``'s keys added over it (positions kept)."""
+    out = LDict(loc=loc_of(value))
+    for src in (prev, value):
+        for k, v in src.items():
+            out[k] = v
+            if loc_of(src, k) is not None:
+                out.locs[k] = loc_of(src, k)  # type: ignore[assignment]
+    return out
+
+
+def _go_object(prev: dict | None, obj: dict, type_name: str) -> LDict:
+    """``obj`` decoded by Go's ``encoding/json`` into a ``type_name`` value holding ``prev`` (None: a new
+    one), its keys in sorted order (as ``json.Marshal`` writes a map): each key sets the field it matches
+    exactly or case-insensitively (:func:`_go_value`), a ``null`` empties the field, and a key matching no
+    field is kept as it is."""
+    fields, nested, folded = _go_schema(type_name)
+    out = LDict(loc=loc_of(obj))
+    if prev is not None:
+        for k, v in prev.items():
+            out[k] = v
+            if loc_of(prev, k) is not None:
+                out.locs[k] = loc_of(prev, k)  # type: ignore[assignment]
     for key in sorted(k for k in obj if isinstance(k, str)):
         field = key if key in fields else folded.get(_go_fold(key))
-        if field is not None:
-            winner[field] = key
-    changed = any(f != k for f, k in winner.items()) or len(winner) < sum(
-        1 for k in obj if isinstance(k, str) and (k in fields or _go_fold(k) in folded)
-    )
-    values: dict[str, Any] = {}
-    for field, key in winner.items():
         value = obj[key]
-        child = nested.get(field)
-        if child is not None and isinstance(value, (dict, list)):
-            new = as_go_decodes(value, child[1])
-            changed = changed or new is not value
-            value = new
-        values[field] = value
-    if not changed:
-        return obj
-    out = LDict(loc=loc_of(obj))
-    taken = set(winner.values())
-    for key in obj:
-        if isinstance(key, str) and (key in fields or _go_fold(key) in folded):
-            if key not in taken:
-                continue
-            field = next(f for f, k in winner.items() if k == key)
-            out[field] = values[field]
-        else:
-            out[key] = obj[key]
+        if field is None:
+            out[key] = value
             field = key
-        loc = loc_of(obj, key)
-        if loc is not None:
-            out.locs[field] = loc
+        elif value is None:
+            out.pop(field, None)
+            continue
+        else:
+            child = nested.get(field)
+            out[field] = _go_value(out.get(field), value, child[1] if child else None)
+        if loc_of(obj, key) is not None:
+            out.locs[field] = loc_of(obj, key)  # type: ignore[assignment]
+    for key in obj:
+        if not isinstance(key, str):
+            out[key] = obj[key]
     return out
+
+
+def as_go_decodes(obj: Any, type_name: str) -> Any:
+    """``obj`` (a ``core/v1`` object of ``type_name`` as a mapping, or a list of them) as Go's ``encoding/json``
+    decodes it into that type once ``json.Marshal`` has written it (keys sorted): a key sets the field it
+    matches exactly or case-insensitively (``argS``, ``volumemounts``, ``nodeselector``; ASCII, and the folds of
+    ``appendFoldedName``), and when several keys match one field each is decoded in turn into what the
+    previous left there (:func:`_go_value`: objects field by field, maps key by key, lists element by
+    element, scalars replaced). Each field ends under its own name; keys matching no field are kept as they
+    are. An operator that writes a free-form patched template to JSON and decodes it with ``encoding/json``
+    (RBG's ``applyStrategicMergePatch``) runs that object, so a key spelt in another case, which kvlint read
+    as an unknown field, sets the field. Returns ``obj`` itself when Go reads it as written; never modifies
+    it."""
+    if _go_canonical(obj, type_name):
+        return obj
+    return _go_value(None, obj, type_name)
