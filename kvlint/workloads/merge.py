@@ -228,11 +228,6 @@ def _without_directives(value: Any) -> tuple[Any, bool]:
     return value, True
 
 
-def _same_scalar(a: Any, b: Any) -> bool:
-    """Equal as Go compares two decoded JSON scalars (``1`` is not ``true``, nor ``"1"``)."""
-    return type(a) is type(b) and a == b
-
-
 def patch_with_directives(base: Any, patch: Any, field: str = "") -> Any:
     """``patch`` applied to ``base`` as ``strategicpatch.StrategicMergePatch`` applies it to a ``core/v1`` object
     (k8s.io/apimachinery/pkg/util/strategicpatch/patch.go ``mergeMap``, ``mergeSliceHandler``,
@@ -302,10 +297,11 @@ def patch_with_directives(base: Any, patch: Any, field: str = "") -> Any:
                 name = k[len(_DELETE_FROM_LIST) :]
                 cur = out.get(name)
                 if isinstance(cur, list):
+                    gone = {(type(d), d) for d in v if isinstance(d, (str, int, float, bool))}
                     kept = [
                         (x, loc_of(cur, i))
                         for i, x in enumerate(cur)
-                        if isinstance(x, (dict, list)) or not any(_same_scalar(x, d) for d in v)
+                        if not isinstance(x, (str, int, float, bool)) or (type(x), x) not in gone
                     ]
                     new = LList([x for x, _ in kept], loc=loc_of(cur))
                     new.locs = [il or new.loc or Loc("-") for _, il in kept]
@@ -313,15 +309,20 @@ def patch_with_directives(base: Any, patch: Any, field: str = "") -> Any:
         return out
     if isinstance(base, list) and isinstance(patch, list) and field in MERGE_KEYS:
         key = MERGE_KEYS[field]
-        items = [(x, loc_of(base, i)) for i, x in enumerate(base)]
+        # base items by the text of their key (a patch item merges into the first, a delete removes all);
+        # None marks a deleted item: each patch item costs one lookup, whatever the lists' lengths
+        items: list[tuple[Any, Loc | None] | None] = [(x, loc_of(base, i)) for i, x in enumerate(base)]
+        index: dict[str, list[int]] = {}
+        for i, x in enumerate(base):
+            if isinstance(x, dict) and key in x:
+                index.setdefault(str(x[key]), []).append(i)
         rest: list[tuple[Any, Loc | None]] = []
         replace = False
         for j, item in enumerate(patch):
             if isinstance(item, dict) and _DIRECTIVE in item:
                 if item[_DIRECTIVE] == "delete" and key in item:
-                    items = [
-                        (x, il) for x, il in items if not (isinstance(x, dict) and x.get(key) == item[key])
-                    ]
+                    for i in index.pop(str(item[key]), []):
+                        items[i] = None
                 elif item[_DIRECTIVE] == "replace":
                     replace = True
                 continue
@@ -331,26 +332,26 @@ def patch_with_directives(base: Any, patch: Any, field: str = "") -> Any:
             out_l = LList([x for x, _ in kept_items], loc=loc_of(patch))
             out_l.locs = [il or out_l.loc or Loc("-") for _, il in kept_items]
             return out_l
-        merged_items: list[tuple[Any, Loc | None]] = [(_copy(x), il) for x, il in items]
+        result: list[tuple[Any, Loc | None] | None] = [
+            (_copy(e[0]), e[1]) if e is not None else None for e in items
+        ]
         for item, il in rest:
-            at = next(
-                (
-                    i
-                    for i, (x, _) in enumerate(items)
-                    if isinstance(x, dict) and key in x and str(x[key]) == str(item[key])
-                ),
-                None,
-            )
-            if at is None:
+            at = index.get(str(item[key]))
+            if not at:
                 v2, keep = _without_directives(item)
                 if keep:
-                    merged_items.append((v2, il))
+                    index[str(item[key])] = [len(result)]
+                    result.append((v2, il))
                     items.append((item, il))
             else:
-                merged_items[at] = (patch_with_directives(items[at][0], item, ""), merged_items[at][1])
-                items[at] = (merged_items[at][0], merged_items[at][1])
-        out_m = LList([x for x, _ in merged_items], loc=loc_of(base))
-        out_m.locs = [il or out_m.loc or Loc("-") for _, il in merged_items]
+                entry, cur = items[at[0]], result[at[0]]
+                assert entry is not None and cur is not None
+                new = patch_with_directives(entry[0], item, "")
+                result[at[0]] = (new, cur[1])
+                items[at[0]] = (new, cur[1])
+        kept = [e for e in result if e is not None]
+        out_m = LList([x for x, _ in kept], loc=loc_of(base))
+        out_m.locs = [il or out_m.loc or Loc("-") for _, il in kept]
         return out_m
     value, keep = _without_directives(patch)
     return value if keep else LDict(loc=loc_of(patch))
