@@ -198,20 +198,29 @@ def _go_canonical(obj: Any, type_name: str) -> bool:
     return True
 
 
-def _go_value(prev: Any, value: Any, child: str | None) -> Any:
+def _go_value(prev: Any, value: Any, child: str | None, owned: set[int]) -> Any:
     """``value`` decoded by Go's ``encoding/json`` into a field that already holds ``prev`` (None: nothing
     yet): a ``core/v1`` object (``child`` its type) is decoded into the one there, field by field
     (:func:`_go_object`); a list of them element by element into the elements there, then cut to its own
     length; any other mapping (``nodeSelector``, ``limits``: a Go map) adds its keys to the one there; a
-    scalar or a list of scalars replaces it."""
+    scalar or a list of scalars replaces it. ``owned``: the ids of the mappings and lists made here, which are
+    changed in place (so many keys for one field cost their own size, not the size of what they fill); the
+    input's are copied first."""
     if isinstance(value, dict):
         if child is not None:
-            return _go_object(prev if isinstance(prev, dict) else None, value, child)
-        return _located_union(prev, value) if isinstance(prev, dict) and prev else value
+            return _go_object(prev if isinstance(prev, dict) else None, value, child, owned)
+        if not isinstance(prev, dict) or not prev:
+            return value
+        out = prev if id(prev) in owned and isinstance(prev, LDict) else _owned_copy(prev, owned)
+        for k, v in value.items():
+            out[k] = v
+            if loc_of(value, k) is not None:
+                out.locs[k] = loc_of(value, k)  # type: ignore[assignment]
+        return out
     if isinstance(value, list) and child is not None:
         old = prev if isinstance(prev, list) else []
         items = [
-            _go_object(old[i] if i < len(old) and isinstance(old[i], dict) else None, v, child)
+            _go_object(old[i] if i < len(old) and isinstance(old[i], dict) else None, v, child, owned)
             if isinstance(v, dict)
             else v
             for i, v in enumerate(value)
@@ -222,29 +231,30 @@ def _go_value(prev: Any, value: Any, child: str | None) -> Any:
     return value
 
 
-def _located_union(prev: dict, value: dict) -> LDict:
-    """``prev`` with ``value``'s keys added over it (positions kept)."""
-    out = LDict(loc=loc_of(value))
-    for src in (prev, value):
-        for k, v in src.items():
-            out[k] = v
-            if loc_of(src, k) is not None:
-                out.locs[k] = loc_of(src, k)  # type: ignore[assignment]
+def _owned_copy(d: dict, owned: set[int]) -> LDict:
+    """A copy of ``d`` (positions kept), recorded in ``owned``."""
+    out = LDict(loc=loc_of(d))
+    for k, v in d.items():
+        out[k] = v
+        if loc_of(d, k) is not None:
+            out.locs[k] = loc_of(d, k)  # type: ignore[assignment]
+    owned.add(id(out))
     return out
 
 
-def _go_object(prev: dict | None, obj: dict, type_name: str) -> LDict:
+def _go_object(prev: dict | None, obj: dict, type_name: str, owned: set[int]) -> LDict:
     """``obj`` decoded by Go's ``encoding/json`` into a ``type_name`` value holding ``prev`` (None: a new
     one), its keys in sorted order (as ``json.Marshal`` writes a map): each key sets the field it matches
     exactly or case-insensitively (:func:`_go_value`), a ``null`` empties the field, and a key matching no
     field is kept as it is."""
     fields, nested, folded = _go_schema(type_name)
-    out = LDict(loc=loc_of(obj))
-    if prev is not None:
-        for k, v in prev.items():
-            out[k] = v
-            if loc_of(prev, k) is not None:
-                out.locs[k] = loc_of(prev, k)  # type: ignore[assignment]
+    if prev is not None and id(prev) in owned:
+        out = prev if isinstance(prev, LDict) else _owned_copy(prev, owned)
+    elif prev is not None:
+        out = _owned_copy(prev, owned)
+    else:
+        out = LDict(loc=loc_of(obj))
+        owned.add(id(out))
     for key in sorted(k for k in obj if isinstance(k, str)):
         field = key if key in fields else folded.get(_go_fold(key))
         value = obj[key]
@@ -256,7 +266,7 @@ def _go_object(prev: dict | None, obj: dict, type_name: str) -> LDict:
             continue
         else:
             child = nested.get(field)
-            out[field] = _go_value(out.get(field), value, child[1] if child else None)
+            out[field] = _go_value(out.get(field), value, child[1] if child else None, owned)
         if loc_of(obj, key) is not None:
             out.locs[field] = loc_of(obj, key)  # type: ignore[assignment]
     for key in obj:
@@ -278,4 +288,4 @@ def as_go_decodes(obj: Any, type_name: str) -> Any:
     it."""
     if _go_canonical(obj, type_name):
         return obj
-    return _go_value(None, obj, type_name)
+    return _go_value(None, obj, type_name, set())
