@@ -485,3 +485,22 @@ def test_many_keys_for_one_field_in_an_rbg_patch_are_linear() -> None:
     dt = time.process_time() - t
     assert len(w.pod_spec["securityContext"]) == 8000
     assert dt < LIMIT_S, dt
+
+
+def test_rbg_engine_runtime_arguments_go_to_the_first_container_of_their_name() -> None:
+    """RBG appends an engine runtime's ``args`` to the first container of that name only
+    (pkg/discovery/sidecar_builder.go ``injectRuntime``: ``break`` after the first match): 3,000 containers of one
+    name and 3,000 arguments give 3,000 arguments, not 9 million (each container got them all)."""
+    from kvlint.workloads import find_workloads
+
+    n = 3000
+    tmpl = {"spec": {"containers": [{"name": "x", "image": "busybox"} for _ in range(n)]}}
+    runtime = {"profileName": "p", "containers": [{"name": "x", "args": [f"a{i}" for i in range(n)]}]}
+    role = {"name": "r", "standalonePattern": {"template": tmpl}, "engineRuntimes": [runtime]}
+    obj = {"apiVersion": "workloads.x-k8s.io/v1alpha2", "kind": "RoleBasedGroup", "metadata": {"name": "g"},
+           "spec": {"roles": [role]}}  # fmt: skip
+    t = time.process_time()
+    (w,) = find_workloads(load_text(json.dumps(obj), "rt.json").documents)
+    dt = time.process_time() - t
+    assert [len(c.get("args") or []) for c in w.pod_spec["containers"]] == [n] + [0] * (n - 1)
+    assert dt < LIMIT_S, dt

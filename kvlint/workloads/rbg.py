@@ -139,12 +139,13 @@ def _with_engine_runtimes(ps: Any, role: dict) -> Any:
         name = c.get("name") if isinstance(c, LDict) else None
         if not isinstance(name, str) or name not in overrides:
             continue
+        mine = overrides.pop(name)  # RBG changes the first container of that name only
         assert isinstance(c, LDict)
         c2 = located_copy(c)
         for key in ("env", "args"):
             extra = [
                 (v, loc_of(o[key], j) or loc_of(o, key))
-                for o in overrides[name]
+                for o in mine
                 if isinstance(o.get(key), list)
                 for j, v in enumerate(o[key])
             ]
