@@ -8,13 +8,16 @@ wrong port, a misspelt GPU resource), it takes a real manifest and changes the o
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
@@ -541,10 +544,51 @@ def test_dynamo_operator_mounts_shared_memory() -> None:
         )
     )
     assert [d.container for d in by_rule(off, "KV404")] == ["VllmDecodeWorker"]
-    beta = real(v1beta1).replace(
-        "  - name: VllmDecodeWorker\n", "  - name: VllmDecodeWorker\n    sharedMemory: {disabled: true}\n"
+    # v1alpha1's sharedMemory.size of zero is the default size (the operator's conversion drops it)
+    zero = run_text(
+        base.replace("    VllmDecodeWorker:\n", "    VllmDecodeWorker:\n      sharedMemory: {size: '0'}\n")
     )
-    assert [d.rule for d in by_rule(run_text(beta), "KV404")] == ["KV404"]
+    dec = [c for c in zero.containers if c.workload.path == "spec.services.VllmDecodeWorker"]
+    (vol,) = [v for v in dec[0].workload.pod_spec["volumes"] if v.get("name") == "shared-memory"]
+    assert vol["emptyDir"]["sizeLimit"] == "8Gi"
+
+
+def test_dynamo_v1beta1_shared_memory_is_shared_memory_size() -> None:
+    """In the v1beta1 API (a DynamoGraphDeployment's ``spec.components`` and a DynamoComponentDeployment's
+    ``spec``) the setting is ``sharedMemorySize``, a quantity: absent is the operator's 8Gi, ``"0"`` mounts
+    nothing (KV404 for TP 8), any other size is the volume's size (ai-dynamo/dynamo
+    deploy/operator/api/v1beta1/dynamocomponentdeployment_types.go ``SharedMemorySize``; v1alpha1's
+    ``sharedMemory: {disabled, size}`` is converted to it). kvlint read v1alpha1's ``sharedMemory`` in both
+    forms, so a v1beta1 component that disabled its /dev/shm was read with 8Gi and its KV404 missed, and a
+    ``sharedMemory`` block, which the v1beta1 schema does not have, was obeyed."""
+    v1beta1 = "ai-dynamo__dynamo__examples__backends__vllm__deploy__v1beta1__agg_snapshot_tp8.yaml"
+    at = "  - name: VllmDecodeWorker\n"
+
+    def worker(text: str) -> Any:
+        r = run_text(text)
+        (cr,) = [c for c in r.containers if c.placement is not None and c.placement.gpus == 8]
+        return r, cr
+
+    def shm_size(cr: Any) -> str | None:
+        vols = [v for v in cr.workload.pod_spec.get("volumes") or [] if v.get("name") == "shared-memory"]
+        return vols[0]["emptyDir"]["sizeLimit"] if vols else None
+
+    for setting in ("0", "'0'", "0Gi", "'0.0'"):
+        r, cr = worker(real(v1beta1).replace(at, f"{at}    sharedMemorySize: {setting}\n"))
+        assert shm_size(cr) is None, setting
+        assert [d.rule for d in by_rule(r, "KV404")] == ["KV404"], setting
+    r, cr = worker(real(v1beta1).replace(at, f"{at}    sharedMemorySize: 16Gi\n"))
+    assert shm_size(cr) == "16Gi" and not by_rule(r, "KV404")
+    # v1alpha1's spelling is not a v1beta1 field: the operator mounts its default
+    r, cr = worker(real(v1beta1).replace(at, f"{at}    sharedMemory: {{disabled: true}}\n"))
+    assert shm_size(cr) == "8Gi" and not by_rule(r, "KV404")
+    # a DynamoComponentDeployment made of that component reads the same
+    doc = yaml.safe_load(real(v1beta1))
+    comp = next(c for c in doc["spec"]["components"] if c["name"] == "VllmDecodeWorker")
+    dcd = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoComponentDeployment",
+           "metadata": {"name": "w"}, "spec": {**comp, "sharedMemorySize": "0"}}  # fmt: skip
+    r, cr = worker(json.dumps(dcd))
+    assert shm_size(cr) is None and [d.rule for d in by_rule(r, "KV404")] == ["KV404"]
 
 
 def test_dynamo_frontend_runs_the_operators_default_command() -> None:

@@ -340,3 +340,167 @@ def test_webhook_review_never_opens_a_file_named_by_the_request(
         _watching[0] = False
     assert not [p for p in _opened if "admission" in p], _opened
     assert sorted((d.rule, d.loc.line if d.loc else None) for d in result.diagnostics) == want
+
+
+# ------------------------------------------------------------------- operator readers, every field wrong
+
+
+def _operator_samples() -> dict[str, dict[str, Any]]:
+    """One object per operator reader the webhook's owner chains added (a RoleBasedGroupSet with every role
+    pattern and a role template, a DynamoComponentDeployment in both API forms, a NIMPipeline), each field
+    set, for :func:`test_operator_readers_take_any_type_in_any_field`."""
+    main = deployment(["--model", MODEL])["spec"]["template"]["spec"]["containers"][0]
+    tmpl = {
+        "metadata": {"annotations": {"a": "b"}},
+        "spec": {"containers": [main], "nodeSelector": {"k": "v"}},
+    }
+    rbg = "workloads.x-k8s.io/v1alpha2"
+    roles = [
+        {"name": "a", "replicas": 1, "standalonePattern": {"template": tmpl}, "engineRuntimes": [
+            {"profileName": "p", "containers": [{"name": "engine", "args": ["--x"], "env": [{"name": "A"}]}]}]},
+        {"name": "b", "replicas": 1, "leaderWorkerPattern": {
+            "size": 2, "templateRef": {"name": "base", "patch": {"spec": {"hostIPC": True}}},
+            "leaderTemplatePatch": {"spec": {"containers": [{"name": "engine", "args": ["--model", "m"]}]}},
+            "workerTemplatePatch": {"metadata": {"labels": {"w": "1"}}}}},
+        {"name": "c", "replicas": 1, "customComponentsPattern": {"components": [
+            {"name": "x", "size": 1, "labels": {"l": "1"}, "annotations": {"a": "1"}, "template": tmpl}]}},
+    ]  # fmt: skip
+    return {
+        "RoleBasedGroupSet": {"apiVersion": rbg, "kind": "RoleBasedGroupSet", "metadata": {"name": "g"},
+            "spec": {"groupTemplate": {"spec": {"roleTemplates": [{"name": "base", "template": tmpl}],
+                                                "roles": roles}}}},
+        "DynamoComponentDeployment/v1alpha1": {"apiVersion": "nvidia.com/v1alpha1",
+            "kind": "DynamoComponentDeployment", "metadata": {"name": "d"},
+            "spec": {"serviceName": "W", "componentType": "worker", "envs": [{"name": "A", "value": "1"}],
+                     "resources": {"limits": {"gpu": "1", "custom": {"x/y": 1}}},
+                     "sharedMemory": {"size": "4Gi"}, "livenessProbe": {"httpGet": {"port": 1}},
+                     "extraPodSpec": {"mainContainer": main, "containers": [main]}}},
+        "DynamoComponentDeployment/v1beta1": {"apiVersion": "nvidia.com/v1beta1",
+            "kind": "DynamoComponentDeployment", "metadata": {"name": "d"},
+            "spec": {"name": "w", "type": "frontend", "sharedMemorySize": "1Gi",
+                     "podTemplate": {"spec": {"containers": [{**main, "name": "main"}]}}}},
+        "NIMPipeline": {"apiVersion": "apps.nvidia.com/v1alpha1", "kind": "NIMPipeline", "metadata": {"name": "p"},
+            "spec": {"services": [{"name": "s", "enabled": True, "spec": {
+                "image": {"repository": "nvcr.io/nim/meta/llama", "tag": "1"}, "replicas": 1,
+                "resources": {"limits": {"nvidia.com/gpu": 1}}, "nodeSelector": {"a": "b"}}}]}},
+    }  # fmt: skip
+
+
+def _paths(node: Any, at: tuple[Any, ...] = ()) -> Any:
+    yield at
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        yield from _paths(v, (*at, k))
+
+
+def _with(obj: Any, path: tuple[Any, ...], value: Any) -> Any:
+    out = json.loads(json.dumps(obj))
+    node = out
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return out
+
+
+def test_operator_readers_take_any_type_in_any_field() -> None:
+    """Every field of a RoleBasedGroupSet, a DynamoComponentDeployment (both API forms) and a NIMPipeline set to
+    a value of each wrong type lints without an exception (a crash is an internal error, which a fail-open
+    webhook admits unchecked, and a traceback out of kvlint check): a RoleBasedGroup's ``roleTemplates`` that
+    is a number and a ``templateRef.name`` that is a list or mapping raised TypeError."""
+    wrong: list[Any] = [None, 3, "x", True, [], [1], {}, {"a": [1]}]
+    cases = 0
+    for name, obj in _operator_samples().items():
+        for path in _paths(obj):
+            if len(path) < 2:
+                continue
+            for value in wrong:
+                result, dt = lint(_with(obj, path, value), f"{name.replace('/', '-')}.json")
+                assert dt < LIMIT_S, (name, path, value)
+                cases += 1
+    assert cases > 1000
+
+
+def test_rbg_patch_directives_on_long_lists_are_linear() -> None:
+    """A RoleBasedGroup whose role template holds 20,000 containers and whose patch merges into each of them,
+    deletes every other one (``$patch: delete``) and removes 20,000 values from an argument list
+    (``$deleteFromPrimitiveList/args``): the patch is applied with one lookup per patch item, within the time
+    limit (a scan of the base list per patch item took 24 s of CPU for 8,000 containers, and a fail-open webhook
+    admits a review its budget cuts short)."""
+    n = 20_000
+    base = {"spec": {"containers": [{"name": f"c{i}", "image": "busybox", "args": [f"a{j}" for j in range(2)]}
+                                    for i in range(n)]}}  # fmt: skip
+    patch = {"spec": {"containers": [{"name": f"c{i}", "args": ["x"]} for i in range(n)]
+                      + [{"name": f"c{i}", "$patch": "delete"} for i in range(0, n, 2)]
+                      + [{"name": "c1", "$deleteFromPrimitiveList/args": [f"v{j}" for j in range(n)]}]}}  # fmt: skip
+    obj = {
+        "apiVersion": "workloads.x-k8s.io/v1alpha2",
+        "kind": "RoleBasedGroup",
+        "metadata": {"name": "long"},
+        "spec": {
+            "roleTemplates": [{"name": "base", "template": base}],
+            "roles": [{"name": "r", "standalonePattern": {"templateRef": {"name": "base", "patch": patch}}}],
+        },
+    }
+    from kvlint.workloads import find_workloads
+
+    t = time.process_time()
+    (w,) = find_workloads(load_text(json.dumps(obj), "long.json").documents)
+    dt = time.process_time() - t
+    # as strategicpatch does it: the deleted items leave, then the patch's items of those names come back new
+    by_name = {c["name"]: dict(c) for c in w.pod_spec["containers"]}
+    assert len(by_name) == n
+    assert by_name["c1"] == {"name": "c1", "image": "busybox", "args": ["x"]}
+    assert by_name["c0"] == {"name": "c0", "args": ["x"]}
+    assert dt < LIMIT_S, dt
+
+
+def test_many_keys_for_one_field_in_an_rbg_patch_are_linear() -> None:
+    """An RBG template patch with 8,000 case variants of ``securityContext`` (each an object with a key of its
+    own): Go's ``encoding/json`` decodes each into the object the previous ones filled, and so does kvlint
+    (:func:`kvlint.workloads.fields.as_go_decodes`), changing the object it made in place; copying it for each
+    key took time quadratic in their number (2.9 s of CPU for 4,000 variants of a map)."""
+    import itertools
+
+    from kvlint.workloads import find_workloads
+
+    word = "securitycontext"
+    variants = itertools.islice(
+        ("".join(c.upper() if b else c for c, b in zip(word, bits, strict=True))
+         for bits in itertools.product([0, 1], repeat=len(word))),
+        8000,
+    )  # fmt: skip
+    patch = {"spec": {v: {f"k{i}": "x"} for i, v in enumerate(variants)}}
+    tmpl = {"spec": {"containers": [{"name": "a", "image": "busybox"}]}}
+    obj = {
+        "apiVersion": "workloads.x-k8s.io/v1alpha2",
+        "kind": "RoleBasedGroup",
+        "metadata": {"name": "keys"},
+        "spec": {
+            "roleTemplates": [{"name": "base", "template": tmpl}],
+            "roles": [{"name": "r", "standalonePattern": {"templateRef": {"name": "base", "patch": patch}}}],
+        },
+    }
+    t = time.process_time()
+    (w,) = find_workloads(load_text(json.dumps(obj), "keys.json").documents)
+    dt = time.process_time() - t
+    assert len(w.pod_spec["securityContext"]) == 8000
+    assert dt < LIMIT_S, dt
+
+
+def test_rbg_engine_runtime_arguments_go_to_the_first_container_of_their_name() -> None:
+    """RBG appends an engine runtime's ``args`` to the first container of that name only
+    (pkg/discovery/sidecar_builder.go ``injectRuntime``: ``break`` after the first match): 3,000 containers of one
+    name and 3,000 arguments give 3,000 arguments, not 9 million (each container got them all)."""
+    from kvlint.workloads import find_workloads
+
+    n = 3000
+    tmpl = {"spec": {"containers": [{"name": "x", "image": "busybox"} for _ in range(n)]}}
+    runtime = {"profileName": "p", "containers": [{"name": "x", "args": [f"a{i}" for i in range(n)]}]}
+    role = {"name": "r", "standalonePattern": {"template": tmpl}, "engineRuntimes": [runtime]}
+    obj = {"apiVersion": "workloads.x-k8s.io/v1alpha2", "kind": "RoleBasedGroup", "metadata": {"name": "g"},
+           "spec": {"roles": [role]}}  # fmt: skip
+    t = time.process_time()
+    (w,) = find_workloads(load_text(json.dumps(obj), "rt.json").documents)
+    dt = time.process_time() - t
+    assert [len(c.get("args") or []) for c in w.pod_spec["containers"]] == [n] + [0] * (n - 1)
+    assert dt < LIMIT_S, dt

@@ -398,7 +398,10 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
     """A NIMPipeline (apps.nvidia.com) holds NIMService specs (``spec.services[].spec``) and its controller
     creates those NIMServices with the pipeline as controlling owner: the pipeline is reviewed and read as the
     services (the same pods and findings as the published NIMService, a disabled one left out), and a NIMService
-    the pipeline controls is exempt (it was reviewed instead, and the pipeline was not sent)."""
+    the pipeline controls is exempt (it was reviewed instead, and the pipeline was not sent). The operator
+    creates only the services whose ``enabled`` is true (k8s-nim-operator internal/controller
+    nimpipeline_controller.go ``reconcileNIMPipeline``; the CRD has no default): one that leaves it out is not
+    read either (it was, and its findings could deny a pipeline for a service that never runs)."""
     from kvlint.pipeline import run_documents
     from kvlint.workloads import find_workloads
 
@@ -414,6 +417,7 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
             "services": [
                 {"name": data["metadata"]["name"], "enabled": True, "spec": data["spec"]},
                 {"name": "off", "enabled": False, "spec": data["spec"]},
+                {"name": "unset", "spec": data["spec"]},
             ]
         },
     }  # the shape of k8s-nim-operator's NIMPipeline (made up around the published NIMService)

@@ -863,3 +863,252 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
     ]
     for obj in crafted:
         assert denied(review(obj)), obj["metadata"]["ownerReferences"]
+
+
+def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
+    """A RoleBasedGroup role may run its pods from ``customComponentsPattern.components[].template`` (rbg
+    api/workloads/v1alpha2 ``CustomComponentsPattern``; RBG runs it as a RoleInstanceSet, whose RoleInstances,
+    exempt under their reviewed owners, create the pods). kvlint read only the standalone and leader/worker
+    patterns once any role had one, so a group with a plain router role beside a custom-components role running
+    a bad engine was admitted unread, and nothing below it was reviewed; now its errors deny the group and a
+    RoleBasedGroupSet holding it, over TLS, as kvlint check reports them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = workload_object(B01)["spec"]["template"]
+    errors = b01_errors()
+    router = {"spec": {"containers": [{"name": "router", "image": "nginx:1.27"}]}}
+    custom = {
+        "components": [
+            {"name": "engine", "size": 1, "annotations": {"team": "x"}, "template": tmpl},
+        ]
+    }
+    roles = [
+        {"name": "router", "replicas": 1, "standalonePattern": {"template": router}},
+        {"name": "engine", "replicas": 1, "customComponentsPattern": custom},
+    ]
+    group = {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": {"roles": roles}}
+    group_set = {"apiVersion": RBG, "kind": "RoleBasedGroupSet", "metadata": {"name": "gs"},
+                 "spec": {"replicas": 1, "groupTemplate": {"spec": {"roles": roles}}}}  # fmt: skip
+    for obj in (group, group_set):
+        loaded = load_text(json.dumps(obj), "rbg.json")
+        result = run_documents(loaded, webhook_options())
+        paths = sorted(c.workload.path for c in result.containers)
+        assert any(p.endswith("roles[1].customComponentsPattern.components[0]") for p in paths), paths
+        assert {d.rule for d in result.diagnostics if d.severity == "error"} == errors
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], resp
+        assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+
+
+def test_rbg_engine_runtime_arguments_are_read_over_tls(server: Any) -> None:
+    """A RoleBasedGroup role's ``engineRuntimes[].containers[]`` append their ``args`` and ``env`` to the pod's
+    container of the same name (rbg pkg/discovery/sidecar_builder.go ``SidecarBuilder.injectRuntime``, when the
+    named ClusterEngineRuntimeProfile lists that container). kvlint read only the template, so a role whose
+    template sets a context that fits and whose engine runtime appends one that does not was admitted, and the
+    pods below it are exempt; now the appended arguments are read, over TLS, as kvlint check reads them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    tmpl["spec"]["containers"][0]["args"] += ["--max-model-len", "8192"]
+    name = tmpl["spec"]["containers"][0]["name"]
+    runtime = {
+        "profileName": "patio-runtime",
+        "containers": [{"name": name, "args": ["--max-model-len", "131072"]}],
+    }
+
+    def group(engine_runtimes: list[Any]) -> dict[str, Any]:
+        role = {"name": "engine", "replicas": 1, "standalonePattern": {"template": tmpl}}
+        if engine_runtimes:
+            role["engineRuntimes"] = engine_runtimes
+        return {
+            "apiVersion": RBG,
+            "kind": "RoleBasedGroup",
+            "metadata": {"name": "g"},
+            "spec": {"roles": [role]},
+        }
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors(group([])) == set()
+    resp, _ = _post(srv, ctx, review(group([])))
+    assert resp["allowed"], resp
+    bad = group([runtime])
+    assert errors(bad) == b01_errors()
+    resp, _ = _post(srv, ctx, review(bad))
+    assert not resp["allowed"] and all(r in resp["status"]["message"] for r in b01_errors()), resp
+    # a runtime naming another container changes nothing kvlint reads
+    other = {"profileName": "patio-runtime", "containers": [{"name": "patio-runtime", "args": ["--x"]}]}
+    assert errors(group([other])) == set()
+    # a leader/worker role: RBG injects the runtimes into the leader's pods, not the workers'
+    from kvlint.workloads import find_workloads
+
+    lwp = group([runtime])
+    role = lwp["spec"]["roles"][0]
+    role["leaderWorkerPattern"] = {"size": 2, **role.pop("standalonePattern")}
+    ws = find_workloads(load_text(json.dumps(lwp), "rbg.json").documents)
+    args = {w.role: w.pod_spec["containers"][0]["args"][-1] for w in ws}
+    assert args == {"leader": "131072", "worker": "8192"}, args
+
+
+def test_rbg_patch_directives_are_obeyed_over_tls(server: Any) -> None:
+    """RBG applies a role's ``templateRef.patch`` and leader/worker template patches, free-form fields the API
+    server passes through, with ``strategicpatch.StrategicMergePatch`` (rbg api/workloads/v1alpha2/helper.go
+    ``applyStrategicMergePatch``), which obeys patch directives. A patch that removes the template's context
+    limit (``$deleteFromPrimitiveList/args``) or its container list (``$patch: replace``) was read by kvlint as
+    leaving the template as it was, so the group was admitted with the limit it does not run with; now the
+    directives are applied and its errors deny it, over TLS, as kvlint check reports them."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    main = tmpl["spec"]["containers"][0]
+    main["args"] += ["--max-model-len", "8192"]
+    unlimited = {**main, "args": main["args"][:-2]}
+    patches = {
+        "delete": {
+            "spec": {
+                "containers": [
+                    {"name": main["name"], "$deleteFromPrimitiveList/args": ["--max-model-len", "8192"]}
+                ]
+            }
+        },
+        "replace": {"spec": {"containers": [{"$patch": "replace"}, unlimited]}},
+    }
+
+    def group(patch: dict[str, Any], pattern: str) -> dict[str, Any]:
+        source = {"templateRef": {"name": "base", "patch": patch}}
+        if pattern == "leaderWorkerPattern":
+            source = {"size": 2, "templateRef": {"name": "base"}, "leaderTemplatePatch": patch}
+        spec = {"roleTemplates": [{"name": "base", "template": tmpl}],
+                "roles": [{"name": "engine", "replicas": 1, pattern: source}]}  # fmt: skip
+        return {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec}
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors(group({}, "standalonePattern")) == set()
+    for name, patch in patches.items():
+        for pattern in ("standalonePattern", "leaderWorkerPattern"):
+            obj = group(patch, pattern)
+            assert errors(obj) == b01_errors(), (name, pattern)
+            resp, _ = _post(srv, ctx, review(obj))
+            assert not resp["allowed"], (name, pattern, resp)
+
+
+def test_rbg_patch_keys_in_another_case_are_read_as_go_reads_them_over_tls(server: Any) -> None:
+    """RBG decodes a patched template with Go's ``encoding/json`` (rbg api/workloads/v1alpha2/helper.go
+    ``applyStrategicMergePatch``: ``json.Unmarshal`` of the merged JSON, keys sorted), which matches a key to a
+    field case-insensitively, the last of the keys matching one field winning. A patch ``nodeselector`` (after
+    ``nodeSelector`` in sorted order) moved the pods to an L4 where the template named an H100: kvlint read the
+    H100 (the key was unknown to it) and admitted a context that does not fit the L4; now it reads the L4 and
+    denies, over TLS, with the errors kvlint check reports for the template on an L4."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    l4 = tmpl["spec"]["nodeSelector"]
+    tmpl["spec"]["nodeSelector"] = {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+    spec = {"roleTemplates": [{"name": "base", "template": tmpl}],
+            "roles": [{"name": "engine", "replicas": 1,
+                       "standalonePattern": {"templateRef": {"name": "base", "patch": {"spec": {}}}}}]}  # fmt: skip
+    obj = {"apiVersion": RBG, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec}
+
+    def errors() -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    assert errors() == set()  # on an H100 the default context fits
+    spec["roles"][0]["standalonePattern"]["templateRef"]["patch"] = {"spec": {"nodeselector": l4}}
+    assert errors() == b01_errors()
+    resp, _ = _post(srv, ctx, review(obj))
+    assert not resp["allowed"] and all(r in resp["status"]["message"] for r in b01_errors()), resp
+
+
+def test_dynamo_multinode_workers_count_every_nodes_gpus_over_tls(server: Any) -> None:
+    """A Dynamo service or component with ``multinode.nodeCount`` spans that many nodes, its GPU limit per node
+    and its tensor parallel size the GPUs of all of them (ai-dynamo/dynamo
+    docs/kubernetes/deployment/multinode-deployment.md, "GPU Distribution"). kvlint compared TP 16 with one
+    node's 8 GPUs (KV403), so the webhook denied NVIDIA's documented multi-node worker, in a
+    DynamoGraphDeployment and in a DynamoComponentDeployment of either API form; over TLS they are now
+    admitted, and TP 32 on the same two nodes is still denied."""
+    srv, ctx = server
+    node = {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}
+
+    def main(tp: str) -> dict[str, Any]:
+        return {"name": "main", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0",
+                "command": ["python3", "-m", "dynamo.vllm"],
+                "args": ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", tp]}  # fmt: skip
+
+    def objects(tp: str) -> list[dict[str, Any]]:
+        beta = {"name": "worker", "type": "worker", "multinode": {"nodeCount": 2},
+                "podTemplate": {"spec": {"nodeSelector": node, "containers": [
+                    {**main(tp), "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}  # fmt: skip
+        alpha = {"componentType": "worker", "multinode": {"nodeCount": 2}, "resources": {"limits": {"gpu": "8"}},
+                 "extraPodSpec": {"nodeSelector": node, "mainContainer": main(tp)}}  # fmt: skip
+        meta = {"name": "mn"}
+        return [
+            {"apiVersion": DYNAMO_V1B1, "kind": "DynamoGraphDeployment", "metadata": meta,
+             "spec": {"components": [beta]}},
+            {"apiVersion": DYNAMO_V1A1, "kind": "DynamoGraphDeployment", "metadata": meta,
+             "spec": {"services": {"VllmWorker": alpha}}},
+            {"apiVersion": DYNAMO_V1B1, "kind": "DynamoComponentDeployment", "metadata": meta, "spec": beta},
+            {"apiVersion": DYNAMO_V1A1, "kind": "DynamoComponentDeployment", "metadata": meta,
+             "spec": {"serviceName": "VllmWorker", **alpha}},
+        ]  # fmt: skip
+
+    for obj in objects("16"):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert resp["allowed"], (obj["kind"], obj["apiVersion"], resp)
+    for obj in objects("32"):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"] and "KV403" in resp["status"]["message"], (obj["kind"], obj["apiVersion"])
+
+
+def test_rbg_v1alpha1_roles_are_read_as_rbg_converts_them_over_tls(server: Any) -> None:
+    """RBG still serves workloads.x-k8s.io/v1alpha1, whose roles carry ``template`` or ``templateRef`` with a
+    ``templatePatch``, and ``leaderWorkerSet.patchLeaderTemplate``/``patchWorkerTemplate`` (free-form patches),
+    and its conversion webhook turns them into the v1alpha2 patterns the controller runs
+    (api/workloads/v1alpha1/rolebasedgroup_conversion.go ``convertRoleV1alpha1ToV2``). kvlint read a v1alpha1
+    group by the structural search, which took the role template as it is and ignored the patches, so a patch
+    removing the template's context limit was admitted, in a RoleBasedGroup and in a v1alpha1 RoleBasedGroupSet
+    (``spec.template``); now the roles are read in their v1alpha2 form and the errors deny them, over TLS."""
+    from kvlint.pipeline import run_documents
+
+    srv, ctx = server
+    tmpl = json.loads(json.dumps(workload_object(B01)["spec"]["template"]))
+    tmpl["spec"]["containers"][0]["args"] += ["--max-model-len", "8192"]
+    name = tmpl["spec"]["containers"][0]["name"]
+    drop = {
+        "spec": {"containers": [{"name": name, "$deleteFromPrimitiveList/args": ["--max-model-len", "8192"]}]}
+    }
+    v1 = "workloads.x-k8s.io/v1alpha1"
+    roles = {
+        "plain": {"name": "engine", "replicas": 1, "template": tmpl},
+        "templatePatch": {"name": "engine", "replicas": 1, "templateRef": {"name": "base"}, "templatePatch": drop},
+        "patchLeaderTemplate": {"name": "engine", "replicas": 1, "template": tmpl,
+                                "leaderWorkerSet": {"size": 2, "patchLeaderTemplate": drop}},
+    }  # fmt: skip
+
+    def objects(role: dict[str, Any]) -> list[dict[str, Any]]:
+        spec = {"roleTemplates": [{"name": "base", "template": tmpl}], "roles": [role]}
+        return [
+            {"apiVersion": v1, "kind": "RoleBasedGroup", "metadata": {"name": "g"}, "spec": spec},
+            {"apiVersion": v1, "kind": "RoleBasedGroupSet", "metadata": {"name": "gs"},
+             "spec": {"replicas": 1, "template": spec}},
+        ]  # fmt: skip
+
+    def errors(obj: dict[str, Any]) -> set[str]:
+        res = run_documents(load_text(json.dumps(obj), "rbg.json"), webhook_options())
+        return {d.rule for d in res.diagnostics if d.severity == "error"}
+
+    for how, role in roles.items():
+        for obj in objects(role):
+            want = set() if how == "plain" else b01_errors()
+            assert errors(obj) == want, (how, obj["kind"])
+            resp, _ = _post(srv, ctx, review(obj))
+            assert resp["allowed"] is (how == "plain"), (how, obj["kind"], resp)

@@ -18,9 +18,9 @@ from kvlint.engines.images import engine_of_image, image_placeholder
 from kvlint.engines.shell import arithmetic
 from kvlint.load import load_text
 from kvlint.source import LDict
-from kvlint.workloads.fields import known_fields, unknown_fields
+from kvlint.workloads.fields import as_go_decodes, known_fields, unknown_fields
 from kvlint.workloads.gotemplate import render
-from kvlint.workloads.merge import strategic_merge
+from kvlint.workloads.merge import patch_with_directives, strategic_merge
 
 ROOT = Path(__file__).resolve().parents[1]
 PRESETS = ROOT / "kvlint" / "data" / "kserve"
@@ -108,6 +108,127 @@ def test_strategic_merge_uses_the_core_v1_merge_keys() -> None:
     assert main["image"] == "a" and [e["name"] for e in main["env"]] == ["X", "Y"]
     assert main["args"] == ["--b"] and side["name"] == "side" and out["volumes"][0]["name"] == "v"
     assert main.locs["args"].file == "p.yaml" and main.locs["image"].file == "b.yaml"
+
+
+def _plain(value: object) -> object:
+    """A merged tree as plain JSON values (for comparison)."""
+    import json
+
+    return json.loads(json.dumps(value))
+
+
+_TEMPLATE = (
+    "spec:\n"
+    "  nodeSelector: {gpu: l4}\n"
+    "  volumes: [{name: shm, emptyDir: {medium: Memory}}]\n"
+    "  containers:\n"
+    "  - name: vllm\n"
+    "    image: vllm/vllm-openai:v0.11.0\n"
+    "    args: [--model, m, --max-model-len, '8192']\n"
+    "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    "    volumeMounts: [{name: shm, mountPath: /dev/shm}]\n"
+    "  - {name: side, image: busybox}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        # $deleteFromPrimitiveList/<key>: those values leave the list (whatever the field's patch strategy)
+        (
+            "spec: {containers: [{name: vllm, $deleteFromPrimitiveList/args: [--max-model-len, '8192']}]}",
+            {"args": ["--model", "m"]},
+        ),
+        # $retainKeys: the base's other keys are dropped
+        (
+            "spec: {containers: [{name: vllm, $retainKeys: [name, image, args]}]}",
+            {"resources": None, "volumeMounts": None, "args": ["--model", "m", "--max-model-len", "8192"]},
+        ),
+        # $patch: delete in a mapping empties it; in a keyed list item, removes the item
+        ("spec: {containers: [{name: vllm, resources: {$patch: delete}}]}", {"resources": {}}),
+        ("spec: {containers: [{name: side, $patch: delete}]}", {"containers": ["vllm"]}),
+        # $patch: replace in a mapping replaces it; as a list item, the list becomes the patch's items
+        ("spec: {$patch: replace, containers: [{name: vllm, image: x}]}", {"spec": ["containers"]}),
+        ("spec: {containers: [{$patch: replace}, {name: other, image: x}]}", {"containers": ["other"]}),
+        # a patch value with nothing under it in the base loses the mappings that hold $patch
+        ("spec: {containers: [{name: vllm, lifecycle: {$patch: delete}}]}", {"lifecycle": None}),
+        # no directive: as strategic_merge
+        ("spec: {containers: [{name: vllm, args: [--model, n]}]}", {"args": ["--model", "n"]}),
+    ],
+)
+def test_patch_directives_are_applied_as_strategicpatch_applies_them(patch: str, expected: dict) -> None:
+    """An operator that applies a free-form patch with ``strategicpatch.StrategicMergePatch`` (RBG's template
+    patches) obeys its directives (k8s.io/apimachinery/pkg/util/strategicpatch/patch.go ``mergeMap``,
+    ``handleDirectiveInMergeMap``, ``applyRetainKeysDirective``, ``preprocessDeletionListForMerging``,
+    ``mergeSliceWithSpecialElements``, ``removeDirectives``): a patch can remove what the template sets, which
+    kvlint read as still there (a directive was one more unknown key)."""
+    base = load_text(_TEMPLATE, "t.yaml").documents[0].data
+    out = _plain(patch_with_directives(base, load_text(patch, "p.yaml").documents[0].data))
+    assert isinstance(out, dict)
+    spec = out["spec"]
+    vllm = next((c for c in spec["containers"] if c.get("name") == "vllm"), {})
+    for key, want in expected.items():
+        if key == "containers":
+            assert [c["name"] for c in spec["containers"]] == want
+        elif key == "spec":
+            assert sorted(spec) == want
+        else:
+            assert vllm.get(key) == want, (key, vllm)
+    assert not any(k.startswith("$") for c in spec.get("containers", []) for k in c)
+    if "$" not in patch:  # no directive: the same as strategic_merge
+        assert out == _plain(strategic_merge(base, load_text(patch, "p.yaml").documents[0].data))
+
+
+def test_keys_are_matched_to_fields_as_go_encoding_json_matches_them() -> None:
+    """Go's ``encoding/json`` sets a field from a key spelt in any case (``appendFoldedName``: ASCII upper case,
+    and the long s, the Kelvin sign and the dotless/dotted i folding to ASCII), the last key in sorted order
+    winning; ``as_go_decodes`` puts each field under its own name from that key, keeps unknown keys and maps
+    as they are, and returns an object it does not change as it is."""
+    text = (
+        "spec:\n"
+        "  nodeSelector: {gpu: h100}\n"
+        "  nodeselector: {gpu: l4, Gpu: x}\n"
+        "  containers:\n"
+        "  - {name: a, volumeMounts: [{name: s, mountPath: /dev/shm}], volumemounts: [], Args: [x], args: [y],"
+        " \u0061rg\u017f: [z], IMAGE: i, mystery: 1}\n"
+    )
+    tmpl = load_text(text, "t.yaml").documents[0].data
+    out = _plain(as_go_decodes(tmpl, "V1PodTemplateSpec"))
+    assert out == {
+        "spec": {
+            "nodeSelector": {
+                "gpu": "l4",
+                "Gpu": "x",
+            },  # the later key in sorted order; a map's keys as they are
+            "containers": [{"name": "a", "volumeMounts": [], "args": ["z"], "image": "i", "mystery": 1}],
+        }
+    }
+    # several keys for one field: each decoded into what the previous left (objects field by field, maps key
+    # by key, lists element by element)
+    text = (
+        "spec:\n"
+        "  nodeSelector: {a: '1'}\n"
+        "  nodeselector: {b: '2'}\n"
+        "  containers:\n"
+        "  - {name: a, Resources: {limits: {x: 1}}, resources: {requests: {y: 1}}}\n"
+        "  Containers: [{name: b, image: i, args: [p, q]}, {name: c}]\n"
+    )
+    out = _plain(as_go_decodes(load_text(text, "t.yaml").documents[0].data, "V1PodTemplateSpec"))
+    assert out == {
+        "spec": {
+            "nodeSelector": {"a": "1", "b": "2"},
+            "containers": [
+                {
+                    "name": "a",
+                    "image": "i",
+                    "args": ["p", "q"],
+                    "resources": {"limits": {"x": 1}, "requests": {"y": 1}},
+                }
+            ],
+        }
+    }
+    plain = load_text("spec: {containers: [{name: a, args: [x]}]}", "p.yaml").documents[0].data
+    assert as_go_decodes(plain, "V1PodTemplateSpec") is plain
 
 
 @pytest.mark.parametrize(

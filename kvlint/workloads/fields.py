@@ -21,9 +21,9 @@ import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kvlint.source import Loc, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 
-__all__ = ["known_fields", "unknown_fields", "unknown_field_paths"]
+__all__ = ["as_go_decodes", "known_fields", "unknown_fields", "unknown_field_paths"]
 
 
 @functools.cache
@@ -145,3 +145,147 @@ def _field_paths(
                 _field_paths(item, child, (path, key, i), out)
         else:
             _field_paths(value, child, (path, key, None), out)
+
+
+#: The non-ASCII letters Go's ``encoding/json`` folds to an ASCII letter when it matches a key to a field name
+#: case-insensitively (``appendFoldedName``: ``unicode.ToUpper(unicode.ToLower(r))``): long s, Kelvin sign,
+#: dotless i, dotted capital I. Every other non-ASCII letter folds to a non-ASCII one and matches no
+#: ``core/v1`` field name (all ASCII).
+_GO_FOLDS = {"\u017f": "S", "\u212a": "K", "\u0131": "I", "\u0130": "I"}
+
+
+def _go_fold(key: str) -> str:
+    """``key`` folded as Go's ``encoding/json`` folds a JSON key to match it to a field name."""
+    if key.isascii():
+        return key.upper()
+    return "".join(_GO_FOLDS.get(c, c.upper() if c.isascii() else c) for c in key)
+
+
+#: ``PodTemplateSpec``, which the data file does not hold (it starts at ``V1PodSpec``): its two fields.
+_POD_TEMPLATE_SPEC = {"metadata": "V1ObjectMeta", "spec": "V1PodSpec"}
+
+
+@functools.cache
+def _go_schema(type_name: str) -> tuple[dict[str, str | None], dict[str, tuple[int, str]], dict[str, str]]:
+    """``(fields, nested, folded)`` of ``type_name`` (``V1PodTemplateSpec`` included): as :func:`_schema`, and
+    Go-folded field name -> field name."""
+    if type_name == "V1PodTemplateSpec":
+        fields: dict[str, str | None] = dict(_POD_TEMPLATE_SPEC)
+        nested = {k: (i, v) for i, (k, v) in enumerate(_POD_TEMPLATE_SPEC.items())}
+    else:
+        fields, nested = _schema(type_name)
+    return fields, nested, {_go_fold(k): k for k in fields}
+
+
+def _go_canonical(obj: Any, type_name: str) -> bool:
+    """Whether Go's ``encoding/json`` reads ``obj`` (a ``type_name`` object, or a list of them) as written:
+    every key is a field's own name or matches no field, and so inside the nested ``core/v1`` objects."""
+    if isinstance(obj, list):
+        return all(_go_canonical(v, type_name) for v in obj)
+    if not isinstance(obj, dict):
+        return True
+    fields, nested, folded = _go_schema(type_name)
+    for key, value in obj.items():
+        if not isinstance(key, str):
+            continue
+        if key not in fields:
+            if _go_fold(key) in folded:
+                return False
+            continue
+        child = nested.get(key)
+        if child is not None and isinstance(value, (dict, list)) and not _go_canonical(value, child[1]):
+            return False
+    return True
+
+
+def _go_value(prev: Any, value: Any, child: str | None, owned: set[int]) -> Any:
+    """``value`` decoded by Go's ``encoding/json`` into a field that already holds ``prev`` (None: nothing
+    yet): a ``core/v1`` object (``child`` its type) is decoded into the one there, field by field
+    (:func:`_go_object`); a list of them element by element into the elements there, then cut to its own
+    length; any other mapping (``nodeSelector``, ``limits``: a Go map) adds its keys to the one there; a
+    scalar or a list of scalars replaces it. ``owned``: the ids of the mappings and lists made here, which are
+    changed in place (so many keys for one field cost their own size, not the size of what they fill); the
+    input's are copied first."""
+    if isinstance(value, dict):
+        if child is not None:
+            return _go_object(prev if isinstance(prev, dict) else None, value, child, owned)
+        if not isinstance(prev, dict) or not prev:
+            return value
+        out = prev if id(prev) in owned and isinstance(prev, LDict) else _owned_copy(prev, owned)
+        for k, v in value.items():
+            out[k] = v
+            if loc_of(value, k) is not None:
+                out.locs[k] = loc_of(value, k)  # type: ignore[assignment]
+        return out
+    if isinstance(value, list) and child is not None:
+        old = prev if isinstance(prev, list) else []
+        items = [
+            _go_object(old[i] if i < len(old) and isinstance(old[i], dict) else None, v, child, owned)
+            if isinstance(v, dict)
+            else v
+            for i, v in enumerate(value)
+        ]
+        out_l = LList(items, loc=loc_of(value))
+        out_l.locs = [loc_of(value, i) or out_l.loc or Loc("-") for i in range(len(items))]
+        return out_l
+    return value
+
+
+def _owned_copy(d: dict, owned: set[int]) -> LDict:
+    """A copy of ``d`` (positions kept), recorded in ``owned``."""
+    out = LDict(loc=loc_of(d))
+    for k, v in d.items():
+        out[k] = v
+        if loc_of(d, k) is not None:
+            out.locs[k] = loc_of(d, k)  # type: ignore[assignment]
+    owned.add(id(out))
+    return out
+
+
+def _go_object(prev: dict | None, obj: dict, type_name: str, owned: set[int]) -> LDict:
+    """``obj`` decoded by Go's ``encoding/json`` into a ``type_name`` value holding ``prev`` (None: a new
+    one), its keys in sorted order (as ``json.Marshal`` writes a map): each key sets the field it matches
+    exactly or case-insensitively (:func:`_go_value`), a ``null`` empties the field, and a key matching no
+    field is kept as it is."""
+    fields, nested, folded = _go_schema(type_name)
+    if prev is not None and id(prev) in owned:
+        out = prev if isinstance(prev, LDict) else _owned_copy(prev, owned)
+    elif prev is not None:
+        out = _owned_copy(prev, owned)
+    else:
+        out = LDict(loc=loc_of(obj))
+        owned.add(id(out))
+    for key in sorted(k for k in obj if isinstance(k, str)):
+        field = key if key in fields else folded.get(_go_fold(key))
+        value = obj[key]
+        if field is None:
+            out[key] = value
+            field = key
+        elif value is None:
+            out.pop(field, None)
+            continue
+        else:
+            child = nested.get(field)
+            out[field] = _go_value(out.get(field), value, child[1] if child else None, owned)
+        if loc_of(obj, key) is not None:
+            out.locs[field] = loc_of(obj, key)  # type: ignore[assignment]
+    for key in obj:
+        if not isinstance(key, str):
+            out[key] = obj[key]
+    return out
+
+
+def as_go_decodes(obj: Any, type_name: str) -> Any:
+    """``obj`` (a ``core/v1`` object of ``type_name`` as a mapping, or a list of them) as Go's ``encoding/json``
+    decodes it into that type once ``json.Marshal`` has written it (keys sorted): a key sets the field it
+    matches exactly or case-insensitively (``argS``, ``volumemounts``, ``nodeselector``; ASCII, and the folds of
+    ``appendFoldedName``), and when several keys match one field each is decoded in turn into what the
+    previous left there (:func:`_go_value`: objects field by field, maps key by key, lists element by
+    element, scalars replaced). Each field ends under its own name; keys matching no field are kept as they
+    are. An operator that writes a free-form patched template to JSON and decodes it with ``encoding/json``
+    (RBG's ``applyStrategicMergePatch``) runs that object, so a key spelt in another case, which kvlint read
+    as an unknown field, sets the field. Returns ``obj`` itself when Go reads it as written; never modifies
+    it."""
+    if _go_canonical(obj, type_name):
+        return obj
+    return _go_value(None, obj, type_name, set())

@@ -25,7 +25,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 
-__all__ = ["MERGE_KEYS", "relocate", "strategic_merge"]
+__all__ = ["MERGE_KEYS", "patch_with_directives", "relocate", "strategic_merge"]
 
 #: List field name -> the key its items merge on (k8s.io/api core/v1 ``patchMergeKey`` tags).
 MERGE_KEYS: dict[str, str] = {
@@ -95,7 +95,13 @@ def _copy(value: Any) -> Any:
 
 
 def strategic_merge(
-    base: Any, patch: Any, field: str = "", *, reuse_base: bool = False, reuse_patch: bool = False
+    base: Any,
+    patch: Any,
+    field: str = "",
+    *,
+    reuse_base: bool = False,
+    reuse_patch: bool = False,
+    directives: bool = False,
 ) -> Any:
     """``patch`` merged over ``base`` (new objects; neither input is modified).
 
@@ -107,6 +113,9 @@ def strategic_merge(
             :func:`relocate` copy): its values are put in the result as they are instead of copied, so the
             result shares them and ``base`` must not be used (or edited) afterwards.
         reuse_patch: the same for ``patch``.
+        directives: ``patch`` is a raw patch that may hold strategic merge patch directives, applied as
+            :func:`patch_with_directives` applies them (an operator's free-form patch field, which the API
+            server passes through as written); ``reuse_base`` and ``reuse_patch`` are then ignored.
 
     Returns:
         The merged value; positions come from whichever side supplied each value. Never raises.
@@ -115,6 +124,8 @@ def strategic_merge(
     copied and then merged again (which copied a deep base once per level above it). A key ``patch`` removes
     (``null``) keeps its position in the result's ``locs``, as a copy of ``base`` with the key popped did.
     """
+    if directives:
+        return patch_with_directives(base, patch, field)
     if isinstance(base, dict) and isinstance(patch, dict):
         out = LDict(loc=loc_of(base))
         out_locs, out_key_locs = out.locs, out.key_locs
@@ -174,6 +185,176 @@ def strategic_merge(
             merged.extend(x if d or reuse_base else _copy(x) for x, d in zip(items, done, strict=True))
             return merged
     return patch if reuse_patch else _copy(patch)
+
+
+#: Strategic merge patch directives (k8s.io/apimachinery/pkg/util/strategicpatch, patch.go).
+_DIRECTIVE = "$patch"
+_RETAIN_KEYS = "$retainKeys"
+_DELETE_FROM_LIST = "$deleteFromPrimitiveList/"
+_SET_ORDER = "$setElementOrder/"
+
+
+def _is_directive_key(k: Any) -> bool:
+    return isinstance(k, str) and (
+        k in (_DIRECTIVE, _RETAIN_KEYS) or k.startswith(_DELETE_FROM_LIST) or k.startswith(_SET_ORDER)
+    )
+
+
+def _without_directives(value: Any) -> tuple[Any, bool]:
+    """``(copy, keep)``: ``value`` as strategicpatch ``removeDirectives`` leaves a patch value with nothing under
+    it in the original: a mapping holding ``$patch`` is dropped (``keep`` False), and so is such a mapping in
+    a list; everything else is copied (positions kept)."""
+    if isinstance(value, dict):
+        if _DIRECTIVE in value:
+            return None, False
+        out = LDict(loc=loc_of(value))
+        for k, v in value.items():
+            v2, keep = _without_directives(v)
+            if keep:
+                out[k] = v2
+                if loc_of(value, k) is not None:
+                    out.locs[k] = loc_of(value, k)  # type: ignore[assignment]
+        return out, True
+    if isinstance(value, list):
+        kept = [
+            (v2, loc_of(value, i))
+            for i, v in enumerate(value)
+            for v2, keep in [_without_directives(v)]
+            if keep
+        ]
+        out_l = LList([v for v, _ in kept], loc=loc_of(value))
+        out_l.locs = [il or out_l.loc or Loc("-") for _, il in kept]
+        return out_l, True
+    return value, True
+
+
+def patch_with_directives(base: Any, patch: Any, field: str = "") -> Any:
+    """``patch`` applied to ``base`` as ``strategicpatch.StrategicMergePatch`` applies it to a ``core/v1`` object
+    (k8s.io/apimachinery/pkg/util/strategicpatch/patch.go ``mergeMap``, ``mergeSliceHandler``,
+    ``mergeSliceWithSpecialElements``), directives included: an operator applying a free-form patch with it
+    (RBG's ``templateRef.patch`` and leader/worker template patches, ``applyStrategicMergePatch``) obeys
+    them, so a patch can remove what the template sets.
+
+    * ``$patch: replace`` in a mapping: the patch's mapping, the base's dropped; ``$patch: delete``: empty;
+    * ``$retainKeys: [...]``: the base's keys not listed are dropped before merging;
+    * ``$deleteFromPrimitiveList/<key>: [...]``: those values are removed from the merged list ``<key>``;
+    * in a list merged on a key (:data:`MERGE_KEYS`), an item ``{$patch: delete, <key>: v}`` removes the base
+      items of that key and ``{$patch: replace}`` makes the list the patch's other items;
+    * ``$setElementOrder/<key>`` only orders a list and is dropped; a patch value with nothing under it in the
+      base loses the mappings that hold ``$patch`` (``removeDirectives``).
+
+    Otherwise as :func:`strategic_merge` (``null`` removes a key; other lists and scalars are replaced). A patch
+    the Go code refuses (an unknown ``$patch`` value, an item without its merge key) is merged as far as it
+    goes: the operator then creates nothing, and kvlint reads more than runs, never less. Positions come
+    from whichever side supplied each value. Never raises; neither input is modified."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        directive = patch.get(_DIRECTIVE)
+        if directive == "replace":
+            out_r = LDict(loc=loc_of(patch))
+            for k, v in patch.items():
+                if k != _DIRECTIVE:
+                    out_r[k] = _copy(v)
+                    if loc_of(patch, k) is not None:
+                        out_r.locs[k] = loc_of(patch, k)  # type: ignore[assignment]
+            return out_r
+        if directive == "delete":
+            return LDict(loc=loc_of(patch))
+        retain = patch.get(_RETAIN_KEYS)
+        keep_keys = {str(k) for k in retain if isinstance(k, str)} if isinstance(retain, list) else None
+        out = LDict(loc=loc_of(base))
+        for k, v in base.items():
+            if keep_keys is not None and k not in keep_keys:
+                continue
+            if k in patch:
+                pv = patch[k]
+                if pv is None:
+                    continue
+                if isinstance(v, dict) == isinstance(pv, dict) and isinstance(v, list) == isinstance(
+                    pv, list
+                ):
+                    merged = patch_with_directives(v, pv, str(k))
+                else:
+                    merged, keep = _without_directives(pv)
+                    if not keep:
+                        continue
+                out[k] = merged
+                loc = loc_of(patch, k)
+            else:
+                out[k] = _copy(v)
+                loc = loc_of(base, k)
+            if loc is not None:
+                out.locs[k] = loc
+        for k, v in patch.items():
+            if v is None or k in base or _is_directive_key(k):
+                continue  # removed, merged above (or dropped by $retainKeys: Go refuses that patch), a directive
+            v2, keep = _without_directives(v)
+            if keep:
+                out[k] = v2
+                if loc_of(patch, k) is not None:
+                    out.locs[k] = loc_of(patch, k)  # type: ignore[assignment]
+        for k, v in patch.items():
+            if isinstance(k, str) and k.startswith(_DELETE_FROM_LIST) and isinstance(v, list):
+                name = k[len(_DELETE_FROM_LIST) :]
+                cur = out.get(name)
+                if isinstance(cur, list):
+                    gone = {(type(d), d) for d in v if isinstance(d, (str, int, float, bool))}
+                    kept = [
+                        (x, loc_of(cur, i))
+                        for i, x in enumerate(cur)
+                        if not isinstance(x, (str, int, float, bool)) or (type(x), x) not in gone
+                    ]
+                    new = LList([x for x, _ in kept], loc=loc_of(cur))
+                    new.locs = [il or new.loc or Loc("-") for _, il in kept]
+                    out[name] = new
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and field in MERGE_KEYS:
+        key = MERGE_KEYS[field]
+        # base items by the text of their key (a patch item merges into the first, a delete removes all);
+        # None marks a deleted item: each patch item costs one lookup, whatever the lists' lengths
+        items: list[tuple[Any, Loc | None] | None] = [(x, loc_of(base, i)) for i, x in enumerate(base)]
+        index: dict[str, list[int]] = {}
+        for i, x in enumerate(base):
+            if isinstance(x, dict) and key in x:
+                index.setdefault(str(x[key]), []).append(i)
+        rest: list[tuple[Any, Loc | None]] = []
+        replace = False
+        for j, item in enumerate(patch):
+            if isinstance(item, dict) and _DIRECTIVE in item:
+                if item[_DIRECTIVE] == "delete" and key in item:
+                    for i in index.pop(str(item[key]), []):
+                        items[i] = None
+                elif item[_DIRECTIVE] == "replace":
+                    replace = True
+                continue
+            rest.append((item, loc_of(patch, j)))
+        if replace or not all(isinstance(x, dict) and key in x for x, _ in rest):
+            kept_items = [(v2, il) for x, il in rest for v2, keep in [_without_directives(x)] if keep]
+            out_l = LList([x for x, _ in kept_items], loc=loc_of(patch))
+            out_l.locs = [il or out_l.loc or Loc("-") for _, il in kept_items]
+            return out_l
+        result: list[tuple[Any, Loc | None] | None] = [
+            (_copy(e[0]), e[1]) if e is not None else None for e in items
+        ]
+        for item, il in rest:
+            at = index.get(str(item[key]))
+            if not at:
+                v2, keep = _without_directives(item)
+                if keep:
+                    index[str(item[key])] = [len(result)]
+                    result.append((v2, il))
+                    items.append((item, il))
+            else:
+                entry, cur = items[at[0]], result[at[0]]
+                assert entry is not None and cur is not None
+                new = patch_with_directives(entry[0], item, "")
+                result[at[0]] = (new, cur[1])
+                items[at[0]] = (new, cur[1])
+        kept = [e for e in result if e is not None]
+        out_m = LList([x for x, _ in kept], loc=loc_of(base))
+        out_m.locs = [il or out_m.loc or Loc("-") for _, il in kept]
+        return out_m
+    value, keep = _without_directives(patch)
+    return value if keep else LDict(loc=loc_of(patch))
 
 
 def relocate(value: Any, loc: Loc | None) -> Any:

@@ -31,11 +31,13 @@ def nim_pipeline_workloads(doc: Document) -> list[Workload]:
     NIMService the pipeline's controller creates, the pipeline as controlling owner (k8s-nim-operator
     api/apps/v1alpha1 nimpipeline_types.go ``NIMServicePipelineSpec``; internal/controller
     nimpipeline_controller.go ``reconcileNIMService``), read as :func:`nim_service_workloads` reads a
-    NIMService's ``spec``; a service with ``enabled: false`` is not created and not read."""
+    NIMService's ``spec``; only a service with ``enabled: true`` is created and read (``reconcileNIMPipeline``:
+    ``enabled := service.Enabled != nil && *service.Enabled``, and the CRD gives ``enabled`` no default; the
+    others are deleted if they exist)."""
     services = get_in(doc.data, "spec", "services")
     out: list[Workload] = []
     for i, svc in enumerate(services if isinstance(services, list) else []):
-        if isinstance(svc, dict) and svc.get("enabled") is not False:
+        if isinstance(svc, dict) and svc.get("enabled") is True:
             out.extend(_nim_workloads(doc, svc.get("spec"), f"spec.services[{i}].spec"))
     return out
 

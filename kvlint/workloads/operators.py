@@ -52,22 +52,66 @@ def _dynamo_resources(res: Any) -> LDict | None:
     return out
 
 
-#: What the Dynamo operator mounts at ``/dev/shm`` of a service's main container unless the service says
-#: ``sharedMemory: {disabled: true}``: a memory-backed emptyDir named ``shared-memory`` of ``sharedMemory.size``,
-#: default 8Gi (ai-dynamo/dynamo, deploy/operator: ``buildSharedMemoryVolumeAndMount``,
-#: ``consts.DefaultSharedMemorySize``; ``SharedMemorySpec{disabled, size}`` of the DynamoGraphDeployment API).
+#: What the Dynamo operator mounts at ``/dev/shm`` of a component's main container unless its shared-memory
+#: setting disables it: a memory-backed emptyDir named ``shared-memory``, default 8Gi (ai-dynamo/dynamo,
+#: deploy/operator: ``buildSharedMemoryVolumeAndMount``, ``consts.DefaultSharedMemorySize``). The setting is
+#: spelled differently in the two API versions: v1alpha1 ``sharedMemory: {disabled, size}`` (a zero or absent
+#: size is the default), v1beta1 ``sharedMemorySize``, a quantity (absent: the default; zero: no volume;
+#: ``api/v1beta1/dynamocomponentdeployment_types.go``@006b6e10 ``SharedMemorySize``, and the v1alpha1 conversion
+#: ``api/v1alpha1/shared_spec_conversion.go`` maps ``disabled`` to ``"0"`` and a zero size to absent).
 DYNAMO_SHM_VOLUME = "shared-memory"
 DYNAMO_SHM_SIZE = "8Gi"
 
+#: The number of a Kubernetes quantity (``resource.Quantity``), its suffix left out: enough to tell zero.
+_QUANTITY_NUMBER = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
-def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
-    """Add to ``pod`` and its main ``container`` the ``/dev/shm`` volume the Dynamo operator adds (see
-    :data:`DYNAMO_SHM_VOLUME`), located at the service's ``sharedMemory`` (or the service); nothing when the
-    service disables it, the container already mounts something at ``/dev/shm``, or the pod already has a
-    volume of that name (the operator's would clash: what it does then is not modelled)."""
+
+def _zero_quantity(value: Any) -> bool:
+    """Whether ``value`` is a quantity equal to zero (``0``, ``"0"``, ``"0Gi"``, ``"0.0"``), as
+    ``resource.Quantity.IsZero``/``Sign() == 0`` read it; False for anything else, unreadable text included."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return value == 0
+    if not isinstance(value, str):
+        return False
+    m = _QUANTITY_NUMBER.match(value)
+    if m is None:
+        return False
+    try:
+        return float(m.group()) == 0
+    except ValueError:  # pragma: no cover - the pattern admits only numbers
+        return False
+
+
+def _operator_shm_size(svc: LDict, beta: bool) -> tuple[Any, str] | None:
+    """``(size, key)``: the size of the ``/dev/shm`` volume the Dynamo operator adds for component ``svc`` and
+    the key of ``svc`` that sets it (see :data:`DYNAMO_SHM_VOLUME`), or None when the component disables it.
+    ``beta``: the v1beta1 form (``sharedMemorySize``), else v1alpha1 (``sharedMemory``)."""
+    if beta:
+        size = svc.get("sharedMemorySize")
+        if size is None:
+            return DYNAMO_SHM_SIZE, "sharedMemorySize"
+        return None if _zero_quantity(size) else (size, "sharedMemorySize")
     shm = svc.get("sharedMemory")
-    if isinstance(shm, dict) and shm.get("disabled") is True:
+    if not isinstance(shm, dict):
+        return DYNAMO_SHM_SIZE, "sharedMemory"
+    if shm.get("disabled") is True:
+        return None
+    size = shm.get("size")
+    return (DYNAMO_SHM_SIZE if size is None or _zero_quantity(size) else size), "sharedMemory"
+
+
+def _with_operator_shm(svc: LDict, pod: LDict, container: LDict, *, beta: bool = False) -> None:
+    """Add to ``pod`` and its main ``container`` the ``/dev/shm`` volume the Dynamo operator adds (see
+    :data:`DYNAMO_SHM_VOLUME`, :func:`_operator_shm_size`; ``beta`` for a v1beta1 component), located at the
+    component's shared-memory setting (or the component); nothing when the component disables it, the
+    container already mounts something at ``/dev/shm``, or the pod already has a volume of that name (the
+    operator's would clash: what it does then is not modelled)."""
+    setting = _operator_shm_size(svc, beta)
+    if setting is None:
         return
+    size, key = setting
     mounts = container.get("volumeMounts")
     mounts = mounts if isinstance(mounts, list) else []
     if any(isinstance(m, dict) and str(m.get("mountPath", "")).rstrip("/") == "/dev/shm" for m in mounts):
@@ -76,8 +120,7 @@ def _with_operator_shm(svc: LDict, pod: LDict, container: LDict) -> None:
     volumes = volumes if isinstance(volumes, list) else []
     if any(isinstance(v, dict) and v.get("name") == DYNAMO_SHM_VOLUME for v in volumes):
         return
-    loc = loc_of(svc, "sharedMemory") or loc_of(svc)
-    size = shm.get("size") if isinstance(shm, dict) and shm.get("size") else DYNAMO_SHM_SIZE
+    loc = loc_of(svc, key) or loc_of(svc)
     empty_dir = ldict(loc, [("medium", "Memory", loc), ("sizeLimit", size, loc)])
     volume = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("emptyDir", empty_dir, loc)])
     mount = ldict(loc, [("name", DYNAMO_SHM_VOLUME, loc), ("mountPath", "/dev/shm", loc)])
@@ -117,14 +160,28 @@ def _with_frontend_command(component_type: Any, container: LDict, loc: Loc | Non
         container.locs["command"] = container.locs["args"] = loc
 
 
+def _spanning_nodes(w: Workload, svc: LDict) -> Workload:
+    """``w`` with ``group_size`` the nodes a Dynamo service or component spans, ``multinode.nodeCount`` when it
+    is more than 1: its GPU limit is per node and its engine's tensor x pipeline parallel size the GPUs of all
+    of them, the operator starting the other nodes' workers for the leader's engine (ai-dynamo/dynamo
+    docs/kubernetes/deployment/multinode-deployment.md@055373f2, "GPU Distribution": "Total GPUs:
+    multinode.nodeCount x gpu", and the tensor parallel size "must equal multinode.nodeCount x gpu"; for vLLM
+    the leader runs ``ray start --head`` then the engine with ``--distributed-executor-backend ray``, the other
+    nodes ``ray start --address``). Without it a documented multi-node worker (TP 16 on two 8-GPU nodes) was
+    KV403's error, which the webhook denied."""
+    nodes = int_or_none(get_in(svc, "multinode", "nodeCount"))
+    return replace(w, group_size=nodes) if nodes is not None and nodes > 1 and w.group_size is None else w
+
+
 def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload]:
     """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
     component a ``podTemplate``, found as plain pod templates), or of a ``DynamoComponentDeployment`` whose
     ``spec`` is one such component (``spec.podTemplate``), as the operator writes them: the ``/dev/shm`` it
     adds to each component's main container (the one named ``main``, Dynamo's ``MainContainerName``, else the
-    first; see :func:`_with_operator_shm`, the component's ``sharedMemory``) and a frontend's default command
-    (:func:`_with_frontend_command`, the component's ``type``). The documents are not modified: a workload
-    whose pod changes holds copies of the PodSpec and of that container."""
+    first; see :func:`_with_operator_shm`, the component's ``sharedMemorySize``) and a frontend's default command
+    (:func:`_with_frontend_command`, the component's ``type``), and the nodes a ``multinode`` component spans
+    (:func:`_spanning_nodes`). The documents are not modified: a workload whose pod changes holds copies of the
+    PodSpec and of that container."""
     if doc.kind == "DynamoComponentDeployment":
         spec = get_in(doc.data, "spec")
         components = [spec] if isinstance(spec, LDict) else None
@@ -140,6 +197,8 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
         elif (m := _COMPONENT_PATH.fullmatch(w.path)) is not None and int(m.group(1)) < len(components):
             comp = components[int(m.group(1))]
         containers = w.pod_spec.get("containers")
+        if isinstance(comp, LDict):
+            w = _spanning_nodes(w, comp)
         if not isinstance(comp, LDict) or not isinstance(containers, LList) or not containers:
             out.append(w)
             continue
@@ -151,7 +210,7 @@ def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload
             continue
         pod = located_copy(w.pod_spec)
         container = located_copy(main)
-        _with_operator_shm(comp, pod, container)
+        _with_operator_shm(comp, pod, container, beta=True)
         _with_frontend_command(comp.get("type"), container, loc_of(comp, "type"))
         if pod.get("volumes") is w.pod_spec.get("volumes") and container.get("args") is main.get("args"):
             out.append(w)  # nothing added
@@ -231,7 +290,7 @@ def _service_workload(doc: Document, name: str, svc: LDict, path: str) -> Worklo
         container.loc,
         [(container, container.loc), *((c, None) for c in (others if isinstance(others, list) else []))],
     )
-    return synthetic_workload(doc, ps, path, replicas=int_or_none(svc.get("replicas")))
+    return _spanning_nodes(synthetic_workload(doc, ps, path, replicas=int_or_none(svc.get("replicas"))), svc)
 
 
 def hyperpod_workloads(doc: Document) -> list[Workload]:
