@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvlint.fastinit import direct_init
 from kvlint.source import LDict, Loc
+
+if TYPE_CHECKING:
+    from kvlint.accelerators.sharing import GpuSlice
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -352,6 +355,9 @@ class Placement:
         candidates: every accelerator the scheduling constraints still allow, smallest memory first,
             when more than one remains (``accelerator`` is then the worst case, the smallest); empty
             when the choice is unique.
+        gpu_slice: the HAMi memory slice per vGPU (``nvidia.com/gpumem`` or ``gpumem-percentage``), which
+            HAMi-core reports to the engine as the device total (:mod:`kvlint.accelerators.sharing`); None
+            when the container sets neither.
     """
 
     accelerator: Accelerator | None
@@ -364,6 +370,7 @@ class Placement:
     max_sharers: int | None = None
     memory_bytes_override: int | None = None
     candidates: tuple[Accelerator, ...] = ()
+    gpu_slice: GpuSlice | None = None
 
     @property
     def memory_bytes(self) -> int | None:
