@@ -100,8 +100,11 @@ def test_absolute_slice_without_a_gpu_model_plans_on_the_slice() -> None:
 
 
 def test_percentage_without_a_gpu_model_is_planned_per_fleet_card() -> None:
-    cr = only(run(HAMI))
+    r = run(HAMI)
+    cr = only(r)
     assert cr.fleet
+    (d,) = by_rule(r, "KV501")
+    assert "(HAMi nvidia.com/gpumem-percentage: 30% of each card per vGPU)" in d.message
     for entry in cr.fleet:
         if entry.detail is not None:
             card = entry.accelerator.memory_bytes
