@@ -168,3 +168,22 @@ def test_hami_slice_reads_like_generate_resource_requests() -> None:
     assert s is not None and s.mib is None and s.issues[0][0] == "error"
     # nothing set: HAMi's defaultMemory (the whole card), no slice
     assert hami_slice({"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpucores": 50}}}) is None
+
+
+def test_production_stack_values_with_hami_keys_are_sized_on_the_slice(tmp_path: Path) -> None:
+    """The production-stack chart writes ``limitGPUMem`` (a string, as its values.schema.json wants) as
+    ``nvidia.com/gpumem`` (kvlint.workloads.stack_values): the Deployment it builds is planned on the slice, with
+    no KV409."""
+    from kvlint.pipeline import run_check
+
+    values = Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "values"
+    src = values / "vllm-project__production-stack__tutorials__assets__values-04-multiple-models.yaml"
+    text = src.read_text()
+    assert text.count("    requestGPU: 1\n") == 2
+    text = text.replace("    requestGPU: 1\n", '    requestGPU: 1\n    limitGPUMem: "20000"\n', 1)
+    path = tmp_path / "values.yaml"
+    path.write_text(text)
+    r = run_check([str(path)], Options(allow_hub=False, accelerator="a100-80gb"))
+    assert not by_rule(r, "KV409")
+    totals = sorted(cr.plan.total_bytes for cr in r.containers if cr.plan is not None)
+    assert totals == [20000 * MIB, cat.require("a100-80gb", "test").memory_bytes]
