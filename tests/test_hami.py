@@ -187,3 +187,23 @@ def test_production_stack_values_with_hami_keys_are_sized_on_the_slice(tmp_path:
     assert not by_rule(r, "KV409")
     totals = sorted(cr.plan.total_bytes for cr in r.containers if cr.plan is not None)
     assert totals == [20000 * MIB, cat.require("a100-80gb", "test").memory_bytes]
+
+
+def test_live_cluster_placement_keeps_the_slice() -> None:
+    """``--cluster``: the worst-case node's placement carries the HAMi slice (kvlint.cluster)."""
+    from kvlint.cluster import Node, NodeInventory, placement_from_cluster
+
+    l4 = cat.require("l4", "test")
+    inv = NodeInventory(
+        nodes=(
+            Node(
+                "gpu-a", labels={"nvidia.com/gpu.product": "NVIDIA-L4"}, allocatable={"nvidia.com/gpu": "10"}
+            ),
+        ),
+        source="test",
+    )
+    container = {"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem-percentage": 50}}}
+    p = placement_from_cluster({}, container, inv)
+    assert p.accelerator is not None and p.accelerator.id == l4.id
+    assert p.gpu_slice is not None and p.gpu_slice.percent == 50
+    assert p.memory_bytes == (l4.memory_bytes // MIB) * 50 // 100 * MIB
