@@ -356,8 +356,9 @@ class Placement:
             when more than one remains (``accelerator`` is then the worst case, the smallest); empty
             when the choice is unique.
         gpu_slice: the HAMi memory slice per vGPU (``nvidia.com/gpumem`` or ``gpumem-percentage``), which
-            HAMi-core reports to the engine as the device total (:mod:`kvlint.accelerators.sharing`); None
-            when the container sets neither.
+            HAMi-core reports to the engine as the device total (:mod:`kvlint.accelerators.sharing`): applied
+            by :attr:`memory_bytes` to whichever accelerator the placement names; None when the container sets
+            neither.
     """
 
     accelerator: Accelerator | None
@@ -374,9 +375,17 @@ class Placement:
 
     @property
     def memory_bytes(self) -> int | None:
+        """Device total per GPU as the engine sees it, in bytes: the override (MIG slice, ``--gpu-memory``),
+        else the HAMi slice on this accelerator (an NVIDIA GPU: HAMi-core reports ``min(slice, card)``,
+        :meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`), else the catalogue total; None when unknown."""
         if self.memory_bytes_override:
             return self.memory_bytes_override
-        return self.accelerator.memory_bytes if self.accelerator else None
+        acc = self.accelerator
+        if acc is None:
+            return None
+        if self.gpu_slice is not None and acc.vendor == "nvidia":
+            return self.gpu_slice.total_bytes(acc.memory_bytes) or acc.memory_bytes
+        return acc.memory_bytes
 
 
 # --------------------------------------------------------------------------------------------------

@@ -903,12 +903,10 @@ def resolve_placement(
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
     if gslice is not None and not mig_bytes:
+        # the slice itself applies in Placement.memory_bytes (on this accelerator, or any it is replaced by)
         note = _slice_note(gslice, acc)
         if note:
             notes.append(note)
-        sliced = gslice.total_bytes(acc.memory_bytes if acc else None)
-        if sliced and (acc is None or sliced < acc.memory_bytes):
-            override_bytes = sliced
     if gpu_memory_bytes:
         override_bytes = int(gpu_memory_bytes)
         notes.append(f"memory from --gpu-memory ({gpu_memory_bytes / cat.GIB:.2f} GiB)")
@@ -927,5 +925,5 @@ def resolve_placement(
         max_sharers=sharers,
         memory_bytes_override=override_bytes,
         candidates=tuple(decision.candidates) if acc is not None else (),
-        gpu_slice=gslice,
+        gpu_slice=gslice if not mig_bytes else None,
     )

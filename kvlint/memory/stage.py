@@ -767,11 +767,11 @@ def plan_fleet(
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, profile))
             continue
         # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
-        total = mig_bytes or acc.memory_bytes
-        if placement.gpu_slice is not None and not mig_bytes and acc.vendor == "nvidia":
+        total = mig_bytes
+        if total is None and placement.gpu_slice is not None and acc.vendor == "nvidia":
             # a HAMi slice: what HAMi-core reports on this card (kvlint.accelerators.sharing)
-            total = min(total, placement.gpu_slice.total_bytes(acc.memory_bytes) or total)
-        gpu = _plannable(acc, total, serving.engine)
+            total = placement.gpu_slice.total_bytes(acc.memory_bytes)
+        gpu = _plannable(acc, total or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", mig_profile=profile))
             continue
