@@ -138,8 +138,10 @@ def test_slice_without_a_vgpu_count() -> None:
     )
     text = text.replace("              nvidia.com/gpu: 2\n", "", 1)
     assert "nvidia.com/gpu:" not in text
-    msgs = [d.message for d in by_rule(run(text, accelerator="a100-80gb"), "KV409")]
+    r = run(text, accelerator="a100-80gb")
+    msgs = [d.message for d in by_rule(r, "KV409")]
     assert any("adds nvidia.com/gpu: defaultGPUNum" in m for m in msgs)
+    assert not by_rule(r, "KV405")  # KV409 says what HAMi does; no second 'requests no GPU' warning
 
 
 def test_hami_slice_reads_like_generate_resource_requests() -> None:
@@ -207,3 +209,25 @@ def test_live_cluster_placement_keeps_the_slice() -> None:
     assert p.accelerator is not None and p.accelerator.id == l4.id
     assert p.gpu_slice is not None and p.gpu_slice.percent == 50
     assert p.memory_bytes == (l4.memory_bytes // MIB) * 50 // 100 * MIB
+
+
+@pytest.mark.parametrize(
+    ("count", "memory", "plugin"),
+    [
+        ("volcano.sh/vgpu-number", "volcano.sh/vgpu-memory", "Volcano's vGPU"),
+        ("aliyun.com/gpu-count", "aliyun.com/gpu-mem", "Alibaba's gpushare"),
+    ],
+)
+def test_other_sharing_plugins_are_named_not_misspelt(count: str, memory: str, plugin: str) -> None:
+    """Volcano vGPU and Alibaba gpushare requests: no KV409, and KV405 names the plugin instead of saying the
+    container requests no GPU."""
+    text = HAMI.replace("nvidia.com/gpumem-percentage", memory).replace(
+        "nvidia.com/gpucores", "nvidia.com/priority"
+    )
+    text = text.replace("nvidia.com/gpu:", f"{count}:")
+    assert "nvidia.com/gpu:" not in text and "gpumem" not in text
+    r = run(text, accelerator="a100-80gb")
+    assert not by_rule(r, "KV409")
+    (d,) = by_rule(r, "KV405")
+    assert d.severity == "warning" and f"through {count}, {plugin}" in d.message
+    assert "requests no GPU resource" not in d.message

@@ -463,12 +463,45 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
+        if p is not None and p.gpu_slice is not None and p.gpu_slice.count_missing:
+            return  # HAMi slice keys without nvidia.com/gpu: KV409 says what HAMi's webhook does
+        sharing = _sharing_resource(s.container)
+        if sharing is not None:
+            key, what = sharing
+            yield ctx.finding(
+                f"{s.engine} container '{ctx.cr.container_name}' requests its GPU through {key}, {what}; kvlint "
+                "reads no GPU count from it and plans the engine's own GPU count on whole cards",
+                loc_of(s.container, "resources") or s.container.loc,
+                fix="pass --accelerator and --gpu-memory (the memory the engine sees) to size it",
+            )
+            return
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             loc_of(s.container, "resources") or s.container.loc,
             fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses",
         )
+
+
+#: What a GPU-sharing plugin's resource means for the memory the engine sees (kvlint.accelerators.sharing).
+_SHARING_PLUGINS = {
+    "volcano.sh/": "Volcano's vGPU (HAMi-core: the engine sees the volcano.sh/vgpu-memory slice as the device total)",
+    "aliyun.com/": "Alibaba's gpushare (memory is scheduled, not isolated: the engine sees the whole card)",
+    "nvidia.com/": "HAMi's vGPU",
+}
+
+
+def _sharing_resource(container: object) -> tuple[str, str] | None:
+    """``(resource, what the plugin does)`` for the first GPU-sharing plugin resource of the container's limits,
+    else requests (:data:`kvlint.accelerators.sharing.SHARING_RESOURCES`); None when it has none."""
+    res = container.get("resources") if isinstance(container, dict) else None
+    for section in ("limits", "requests"):
+        block = res.get(section) if isinstance(res, dict) else None
+        for key in block if isinstance(block, dict) else []:
+            if key in SHARING_RESOURCES:
+                prefix = key.split("/", 1)[0] + "/"
+                return key, _SHARING_PLUGINS.get(prefix, "a GPU-sharing device plugin's resource")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------
