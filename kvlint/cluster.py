@@ -369,7 +369,7 @@ def placement_from_cluster(
         ``accelerator`` the GPU with the smallest memory among the fitting nodes (worst case) and
         ``candidates`` every distinct GPU among them (smallest memory first) when there are several;
         ``gpus``/``gpus_loc``/``resource`` from the container; ``memory_bytes_override`` the MIG slice /
-        label memory of the worst-case node; ``how`` names the inventory, how many nodes fit and, when none
+        label memory / HAMi slice (``gpu_slice``) of the worst-case node; ``how`` names the inventory, how many nodes fit and, when none
         does, the reason per node (``accelerator`` None). Never raises for malformed manifests.
     """
     pod_spec = pod_spec if isinstance(pod_spec, Mapping) else {}
@@ -433,6 +433,7 @@ def placement_from_cluster(
         shared=any(p.shared for _n, p in known),
         max_sharers=worst.max_sharers,
         memory_bytes_override=worst.memory_bytes_override,
+        gpu_slice=worst.gpu_slice,
         candidates=tuple(sorted(accs.values(), key=lambda a: (a.memory_bytes, a.id)))
         if len(accs) > 1
         else (),

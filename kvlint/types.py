@@ -12,10 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvlint.fastinit import direct_init
 from kvlint.source import LDict, Loc
+
+if TYPE_CHECKING:
+    from kvlint.accelerators.sharing import GpuSlice
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
@@ -352,6 +355,10 @@ class Placement:
         candidates: every accelerator the scheduling constraints still allow, smallest memory first,
             when more than one remains (``accelerator`` is then the worst case, the smallest); empty
             when the choice is unique.
+        gpu_slice: the HAMi memory slice per vGPU (``nvidia.com/gpumem`` or ``gpumem-percentage``), which
+            HAMi-core reports to the engine as the device total (:mod:`kvlint.accelerators.sharing`): applied
+            by :attr:`memory_bytes` to whichever accelerator the placement names; None when the container sets
+            neither.
     """
 
     accelerator: Accelerator | None
@@ -364,12 +371,21 @@ class Placement:
     max_sharers: int | None = None
     memory_bytes_override: int | None = None
     candidates: tuple[Accelerator, ...] = ()
+    gpu_slice: GpuSlice | None = None
 
     @property
     def memory_bytes(self) -> int | None:
+        """Device total per GPU as the engine sees it, in bytes: the override (MIG slice, ``--gpu-memory``),
+        else the HAMi slice on this accelerator (an NVIDIA GPU: HAMi-core reports ``min(slice, card)``,
+        :meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`), else the catalogue total; None when unknown."""
         if self.memory_bytes_override:
             return self.memory_bytes_override
-        return self.accelerator.memory_bytes if self.accelerator else None
+        acc = self.accelerator
+        if acc is None:
+            return None
+        if self.gpu_slice is not None and acc.vendor == "nvidia":
+            return self.gpu_slice.total_bytes(acc.memory_bytes) or acc.memory_bytes
+        return acc.memory_bytes
 
 
 # --------------------------------------------------------------------------------------------------

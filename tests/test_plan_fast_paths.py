@@ -255,9 +255,13 @@ def test_fleet_prelude_notes_stay_in_vllm_order(containers):
             i_kvd = next(i for i, n in enumerate(notes) if n.startswith("KV cache dtype"))
             i_conn = next(i for i, n in enumerate(notes) if "--kv-transfer-config (LMCacheConnectorV1)" in n)
             i_batch = next(
-                i for i, n in enumerate(notes) if "max_num_seqs=" in n or "max_num_batched_tokens" in n
+                (i for i, n in enumerate(notes) if "max_num_seqs=" in n or "max_num_batched_tokens" in n),
+                None,
             )
-            assert i_kvd < i_conn < i_batch
+            if i_batch is None:  # both set on the command line (HAMi's example): no batch default to place
+                assert s.max_num_seqs is not None and s.max_num_batched_tokens is not None
+            else:
+                assert i_kvd < i_conn < i_batch
             i_block = next(i for i, n in enumerate(notes) if n.startswith("block_size="))
             assert notes[i_block + 1].startswith("pipeline stages hold")
             i_util = next(i for i, n in enumerate(notes) if n.startswith("gpu_memory_utilization="))

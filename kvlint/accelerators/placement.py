@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.accelerators import registry as cat
+from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, Placement
@@ -721,6 +722,26 @@ def _why_undecided(label_sets: list[Labels]) -> list[str]:
     return notes
 
 
+def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
+    """The placement note for a HAMi slice: its size per vGPU and why it is the device total the engine sees."""
+    if gslice.mib is None and gslice.percent is None:
+        return ""
+    card = acc.memory_bytes // cat.MIB if acc and acc.id != "generic" else None
+    if gslice.mib is not None:
+        size = f"{gslice.mib} MiB per vGPU"
+    else:
+        pct = gslice.percent or 0
+        size = f"{pct}% of the card per vGPU"
+        if card:
+            size += f" = {card * pct // 100} MiB of {card} MiB (HAMi rounds down)"
+    if card and gslice.mib is not None and gslice.mib > card:
+        return (
+            f"HAMi {gslice.key}: {size} is more than the {card} MiB card: HAMi's scheduler finds no card with that "
+            "much free memory and the pod stays Pending"
+        )
+    return f"HAMi {gslice.key}: {size}, the device total HAMi-core reports to the engine (cuMemGetInfo)"
+
+
 def resolve_placement(
     pod_spec: Mapping[str, Any],
     container: Mapping[str, Any],
@@ -764,6 +785,8 @@ def resolve_placement(
     annotations = annotations if isinstance(annotations, Mapping) else {}
 
     resource, gpus, gpus_loc = _gpu_resource(container)
+    # HAMi's memory slice: nvidia.com/gpu vGPUs (or none, which HAMi's webhook makes 1), not MIG or other vendors
+    gslice = hami_slice(container) if resource in (None, HAMI_COUNT) else None
     ns_labels, ns = _node_selector_labels(pod_spec)
     terms = _affinity_terms(pod_spec)
     label_sets: list[Labels] = [ns_labels]
@@ -831,6 +854,15 @@ def resolve_placement(
             "bf16 assumed, no fp8 assumed)",
             None,
         )
+    if (decision is None or decision.acc is None) and not gpu_memory_bytes and gslice and gslice.mib:
+        from kvlint.accelerators.site import generic_gpu
+
+        decision = _Decision(
+            generic_gpu(gslice.mib * cat.MIB, how=f"HAMi {gslice.key}"),
+            f"HAMi {gslice.key} without a known GPU model: a generic CUDA GPU of the slice's size (the memory "
+            "plan holds; compute capability unknown, bf16 assumed, no fp8 assumed)",
+            gslice.loc,
+        )
     if decision is None:
         why = _why_undecided(label_sets)
         if annotations.get(ANNOTATION_WHY):
@@ -870,6 +902,11 @@ def resolve_placement(
     if resource == "nvidia.com/gpu.shared":
         notes.append("resource nvidia.com/gpu.shared: time-sliced/MPS replica")
     override_bytes = mig_bytes
+    if gslice is not None and not mig_bytes:
+        # the slice itself applies in Placement.memory_bytes (on this accelerator, or any it is replaced by)
+        note = _slice_note(gslice, acc)
+        if note:
+            notes.append(note)
     if gpu_memory_bytes:
         override_bytes = int(gpu_memory_bytes)
         notes.append(f"memory from --gpu-memory ({gpu_memory_bytes / cat.GIB:.2f} GiB)")
@@ -888,4 +925,5 @@ def resolve_placement(
         max_sharers=sharers,
         memory_bytes_override=override_bytes,
         candidates=tuple(decision.candidates) if acc is not None else (),
+        gpu_slice=gslice if not mig_bytes else None,
     )

@@ -735,7 +735,9 @@ def plan_fleet(
     at all, by the same tests as rules KV301/KV302/KV304 (:func:`kvlint.memory.compat.startup_refusal`): then
     ``fails`` (``risky`` for a start-up failure that is only likely) with the reason. When the container
     requests a MIG slice (:func:`mig_profile_of`), the fleet narrows to the GPUs offering that profile
-    (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``).
+    (:func:`mig_fleet`) and each is planned with the slice's memory (catalogue ``mig_profiles``). A HAMi memory
+    slice (``placement.gpu_slice``, ``nvidia.com/gpumem`` or ``gpumem-percentage``) is planned as the total
+    HAMi-core reports on each NVIDIA card (:meth:`kvlint.accelerators.sharing.GpuSlice.total_bytes`).
     """
     platform_refusal, startup_refusal = _compat.platform_refusal, _compat.startup_refusal
     profile = mig_profile_of(placement)
@@ -765,7 +767,11 @@ def plan_fleet(
             out.append(FleetEntry(acc, gpus, None, "fails", None, refusal.reason, refusal.rule, profile))
             continue
         # what plannable_gpu answers for the placement on acc (its memory total: the MIG slice's, else the GPU's)
-        gpu = _plannable(acc, mig_bytes or acc.memory_bytes, serving.engine)
+        total = mig_bytes
+        if total is None and placement.gpu_slice is not None and acc.vendor == "nvidia":
+            # a HAMi slice: what HAMi-core reports on this card (kvlint.accelerators.sharing)
+            total = placement.gpu_slice.total_bytes(acc.memory_bytes)
+        gpu = _plannable(acc, total or acc.memory_bytes, serving.engine)
         if gpu is None or isinstance(gpu, str):
             out.append(FleetEntry(acc, gpus, None, "unknown", gpu or "no memory total", mig_profile=profile))
             continue

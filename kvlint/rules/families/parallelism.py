@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
+from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import envsubst_placeholders, platform_of
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
@@ -462,12 +463,45 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
         and not is_runtime_template(ctx.workload)
         and not invalid_gpu_resources(s.container)  # KV409 names the misspelt resource
     ):
+        if p is not None and p.gpu_slice is not None and p.gpu_slice.count_missing:
+            return  # HAMi slice keys without nvidia.com/gpu: KV409 says what HAMi's webhook does
+        sharing = _sharing_resource(s.container)
+        if sharing is not None:
+            key, what = sharing
+            yield ctx.finding(
+                f"{s.engine} container '{ctx.cr.container_name}' requests its GPU through {key}, {what}; kvlint "
+                "reads no GPU count from it and plans the engine's own GPU count on whole cards",
+                loc_of(s.container, "resources") or s.container.loc,
+                fix="pass --accelerator and --gpu-memory (the memory the engine sees) to size it",
+            )
+            return
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
             loc_of(s.container, "resources") or s.container.loc,
             fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses",
         )
+
+
+#: What a GPU-sharing plugin's resource means for the memory the engine sees (kvlint.accelerators.sharing).
+_SHARING_PLUGINS = {
+    "volcano.sh/": "Volcano's vGPU (HAMi-core: the engine sees the volcano.sh/vgpu-memory slice as the device total)",
+    "aliyun.com/": "Alibaba's gpushare (memory is scheduled, not isolated: the engine sees the whole card)",
+    "nvidia.com/": "HAMi's vGPU",
+}
+
+
+def _sharing_resource(container: object) -> tuple[str, str] | None:
+    """``(resource, what the plugin does)`` for the first GPU-sharing plugin resource of the container's limits,
+    else requests (:data:`kvlint.accelerators.sharing.SHARING_RESOURCES`); None when it has none."""
+    res = container.get("resources") if isinstance(container, dict) else None
+    for section in ("limits", "requests"):
+        block = res.get(section) if isinstance(res, dict) else None
+        for key in block if isinstance(block, dict) else []:
+            if key in SHARING_RESOURCES:
+                prefix = key.split("/", 1)[0] + "/"
+                return key, _SHARING_PLUGINS.get(prefix, "a GPU-sharing device plugin's resource")
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -760,20 +794,27 @@ def probe_port_not_served(ctx: RuleContext) -> Iterator[Diagnostic]:
 _STANDARD_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage", "storage", "pods"})
 
 
+#: Names a misspelt GPU resource is compared with: the GPU counts and HAMi's slice resources.
+_CLOSE_CANDIDATES = [*GPU_RESOURCES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, HAMI_CORES]
+
+
 @functools.lru_cache(maxsize=512)
 def _close_gpu_resource(name: str) -> str | None:
     """The GPU resource name closest to ``name`` (lower case) by ``difflib.get_close_matches`` with cutoff
-    0.8, or None. Memoised by the name: a pure function of one short string, and the same few non-GPU
-    extended resources (``rdma/...``, ``vpc.amazonaws.com/efa``) come back in pod after pod."""
+    0.8 among :data:`_CLOSE_CANDIDATES`, or None. Memoised by the name: a pure function of one short string, and
+    the same few non-GPU extended resources (``rdma/...``, ``vpc.amazonaws.com/efa``) come back in pod after
+    pod."""
     import difflib
 
-    close = difflib.get_close_matches(name, list(GPU_RESOURCES), n=1, cutoff=0.8)
+    close = difflib.get_close_matches(name, _CLOSE_CANDIDATES, n=1, cutoff=0.8)
     return close[0] if close else None
 
 
 def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]]:
     """``(resource name, section, suggested name)`` for each accelerator-looking resource of the container that
-    is not a valid extended-resource name or not one a device plugin advertises."""
+    is not a valid extended-resource name or not one a device plugin advertises. GPU-sharing plugins' resources
+    (:data:`kvlint.accelerators.sharing.SHARING_RESOURCES`: HAMi's ``nvidia.com/gpumem``, ``gpumem-percentage``,
+    ``gpucores``, ``priority``, Volcano vGPU's, Alibaba gpushare's) are advertised names."""
     res = container.get("resources") if isinstance(container, dict) else None
     out: list[tuple[str, str, str | None]] = []
     for section in ("limits", "requests"):
@@ -781,7 +822,7 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
         for key in block if isinstance(block, dict) else []:
             if not isinstance(key, str) or key in _STANDARD_RESOURCES or key.startswith("hugepages-"):
                 continue
-            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX):
+            if key in GPU_RESOURCES or key.startswith(MIG_RESOURCE_PREFIX) or key in SHARING_RESOURCES:
                 continue
             low = key.lower()
             close = _close_gpu_resource(low)
@@ -798,7 +839,10 @@ def invalid_gpu_resources(container: object) -> list[tuple[str, str, str | None]
 @check("KV409")
 def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV409: a GPU requested under a resource name the API server rejects (no domain) or that no device plugin
-    advertises (a misspelt vendor resource)."""
+    advertises (a misspelt vendor resource); and a HAMi memory slice HAMi rejects, clamps, ignores or cannot
+    place (Project-HAMi/HAMi ``pkg/device/nvidia/device.go`` ``GenerateResourceRequests``, ``Fit``,
+    ``mutateContainerResource``; :mod:`kvlint.accelerators.sharing`)."""
+    yield from _hami_slice_findings(ctx)
     res = ctx.container.get("resources")
     for key, section, guess in invalid_gpu_resources(ctx.container):
         loc = loc_of(res.get(section), key) if isinstance(res, dict) else None
@@ -815,3 +859,31 @@ def gpu_resource_name_invalid(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"accepted but stays Pending ('Insufficient {key}') and the engine never gets a GPU{hint}"
             )
         yield ctx.finding(msg, loc, fix=f"request the GPU as {guess or 'nvidia.com/gpu'}")
+
+
+def _hami_slice_findings(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """The HAMi slice's quantities HAMi rejects, clamps or ignores (their own severity), and a ``gpumem`` slice
+    larger than the card the pod is placed on (an error: ``Fit`` skips every card, ``CardInsufficientMemory``)."""
+    p = ctx.placement
+    gslice = p.gpu_slice if p is not None else None
+    if gslice is None:
+        return
+    for severity, message in gslice.issues:
+        yield ctx.finding(
+            message,
+            gslice.loc,
+            fix=f"set {HAMI_MEMORY} to the MiB per vGPU (1-{2**31 - 1}) or {HAMI_MEMORY_PERCENTAGE} to 1-100, "
+            f"beside {gslice.key.split('/')[0]}/gpu",
+            severity="error" if severity == "error" else "warning",
+        )
+    acc = p.accelerator if p is not None else None
+    if acc is not None and acc.id != "generic" and gslice.mib is not None:
+        card = acc.memory_bytes // (1024 * 1024)
+        if gslice.mib > card:
+            yield ctx.finding(
+                f"{HAMI_MEMORY}: {gslice.mib} MiB per vGPU is more than the {card} MiB of {acc.name}: HAMi's "
+                "scheduler skips every card with less free memory than the request (CardInsufficientMemory) and "
+                "the pod stays Pending",
+                gslice.loc,
+                fix=f"ask for at most {card} MiB, or {HAMI_MEMORY_PERCENTAGE}: 100 for the whole card",
+            )

@@ -115,6 +115,10 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         )
         which = f"the MIG {profile} slices of the GPUs {where} that offer it"
     gpus = cr.fleet[0].gpus
+    gslice = cr.placement.gpu_slice if cr.placement is not None else None
+    if gslice is not None and gslice.percent is not None and profile is None:
+        # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
+        which += f" (HAMi {gslice.key}: {gslice.percent}% of each card per vGPU)"
     parts = []
     for verdict in ("fits", "risky", "fails", "unknown"):
         entries = [e for e in cr.fleet if e.verdict == verdict]
