@@ -471,7 +471,7 @@ def gitops_workloads(doc: Document) -> list[Workload]:
     reader's own; a source whose values the reader builds no pod from gets an empty workload with a KV503 note
     saying why. Empty when ``doc`` deploys no such chart or sets no inline values for it (value files alone:
     its "not read" note stays)."""
-    out: list[Workload] = []
+    out: list[Workload] = list(_local_workloads(doc))
     for src in chart_sources(doc):
         reader = _reader(_CHARTS[src.chart][0])
         sub = Document(doc.path, doc.index, src.values, src.values.loc or src.at or doc.loc)
@@ -528,6 +528,31 @@ def gitops_workloads(doc: Document) -> list[Workload]:
         ]
         ws[0] = replace(ws[0], findings=(_note(doc, src, len(ws)), *ws[0].findings))
         out.extend(ws)
+    return out
+
+
+def _local_workloads(doc: Document) -> list[Workload]:
+    """The workloads of the charts of this checkout ``doc`` deploys, rendered with helm
+    (:mod:`kvlint.workloads.gitops_local`), and one note per source whose path was refused."""
+    from kvlint.load import DEFAULT_MAX_FILE_BYTES
+    from kvlint.workloads.find import _names_engine
+    from kvlint.workloads.gitops_local import (
+        chart_names_engine,
+        local_charts,
+        not_rendered,
+        render_local_chart,
+    )
+
+    charts, refused = local_charts(doc)
+    if not charts and not refused:
+        return []
+    named = _names_engine(doc.data)
+    out: list[Workload] = []
+    for lc in charts:
+        if named or chart_names_engine(lc.chart):  # a chart serving no LLM is none of kvlint's business
+            out.extend(render_local_chart(doc, lc, DEFAULT_MAX_FILE_BYTES))
+    if named:
+        out.extend(not_rendered(doc, f"the chart it names is not rendered: {why}") for why in refused)
     return out
 
 
