@@ -369,7 +369,9 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
     if found:
         return found
     if kind in GITOPS_KINDS and is_gitops(doc):
-        found = gitops_workloads(doc)  # inline values of a chart kvlint reads (kvlint.workloads.gitops)
+        found = gitops_workloads(
+            doc, find_workloads, _names_engine
+        )  # inline values of a chart kvlint reads (kvlint.workloads.gitops)
         if found:
             return found
 

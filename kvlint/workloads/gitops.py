@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -464,14 +465,22 @@ def _note(doc: Document, src: ChartSource, n: int) -> Finding:
     )
 
 
-def gitops_workloads(doc: Document) -> list[Workload]:
-    """The workloads of the pods the GitOps object ``doc`` deploys through a chart kvlint reads from its values
+#: How the workload finder reads rendered documents, and tells whether data names a serving engine: passed in by
+#: :mod:`kvlint.workloads.find` (which imports this module).
+FindWorkloads = Callable[[Sequence[Document]], list[Workload]]
+NamesEngine = Callable[[Any], bool]
+
+
+def gitops_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+    """The workloads of the pods the GitOps object ``doc`` deploys: the charts of this checkout it names, rendered
+    (:mod:`kvlint.workloads.gitops_local`; ``find`` reads the rendered documents, ``names_engine`` tells whether
+    the object names an engine), then those of a chart kvlint reads from its values
     (:func:`chart_sources`), each source's values read by its chart values reader as a values file located in
     ``doc``'s file. The first workload of each source carries a KV504 note (:func:`_note`) in place of the
     reader's own; a source whose values the reader builds no pod from gets an empty workload with a KV503 note
     saying why. Empty when ``doc`` deploys no such chart or sets no inline values for it (value files alone:
     its "not read" note stays)."""
-    out: list[Workload] = list(_local_workloads(doc))
+    out: list[Workload] = list(_local_workloads(doc, find, names_engine))
     for src in chart_sources(doc):
         reader = _reader(_CHARTS[src.chart][0])
         sub = Document(doc.path, doc.index, src.values, src.values.loc or src.at or doc.loc)
@@ -531,11 +540,10 @@ def gitops_workloads(doc: Document) -> list[Workload]:
     return out
 
 
-def _local_workloads(doc: Document) -> list[Workload]:
+def _local_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
     """The workloads of the charts of this checkout ``doc`` deploys, rendered with helm
     (:mod:`kvlint.workloads.gitops_local`), and one note per source whose path was refused."""
     from kvlint.load import DEFAULT_MAX_FILE_BYTES
-    from kvlint.workloads.find import _names_engine
     from kvlint.workloads.gitops_local import (
         chart_names_engine,
         local_charts,
@@ -546,11 +554,13 @@ def _local_workloads(doc: Document) -> list[Workload]:
     charts, refused = local_charts(doc)
     if not charts and not refused:
         return []
-    named = _names_engine(doc.data)
+    named = names_engine(doc.data)
     out: list[Workload] = []
     for lc in charts:
-        if named or chart_names_engine(lc.chart):  # a chart serving no LLM is none of kvlint's business
-            out.extend(render_local_chart(doc, lc, DEFAULT_MAX_FILE_BYTES))
+        if named or chart_names_engine(
+            lc.chart, names_engine
+        ):  # a chart serving no LLM is none of kvlint's business
+            out.extend(render_local_chart(doc, lc, DEFAULT_MAX_FILE_BYTES, find))
     if named:
         out.extend(not_rendered(doc, f"the chart it names is not rendered: {why}") for why in refused)
     return out

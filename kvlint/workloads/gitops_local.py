@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -277,22 +278,21 @@ def local_charts(doc: Document) -> tuple[list[LocalChart], list[str]]:
 _ENGINE_SCAN_BYTES = 1 << 20
 
 
-def chart_names_engine(chart: str) -> bool:
+def chart_names_engine(chart: str, names_engine: Callable[[Any], bool]) -> bool:
     """The chart directory's ``Chart.yaml`` or ``values.yaml`` (regular files, the first
     :data:`_ENGINE_SCAN_BYTES` of each) names a serving engine (``vllm``, ``sglang``, ``text-generation``), in any
-    case: a chart worth rendering although the object deploying it names none."""
-    from kvlint.workloads.find import _ENGINE_WORDS
-
+    case (``names_engine``, the workload finder's test): a chart worth rendering although the object deploying it
+    names none."""
     for name in ("Chart.yaml", "values.yaml"):
         path = os.path.join(chart, name)
         if os.path.islink(path) or not os.path.isfile(path):
             continue
         try:
             with open(path, "rb") as fh:
-                text = fh.read(_ENGINE_SCAN_BYTES).decode("utf-8", "replace").lower()
+                text = fh.read(_ENGINE_SCAN_BYTES).decode("utf-8", "replace")
         except OSError:
             continue
-        if _ENGINE_WORDS.search(text):
+        if names_engine(text):
             return True
     return False
 
@@ -302,13 +302,14 @@ def _shown(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def render_local_chart(doc: Document, lc: LocalChart, max_bytes: int) -> list[Workload]:
+def render_local_chart(
+    doc: Document, lc: LocalChart, max_bytes: int, find: Callable[[Sequence[Document]], list[Workload]]
+) -> list[Workload]:
     """The workloads of what ``helm template`` renders from the chart ``lc`` with its values (see the module
     docstring), each mapped to the chart's templates; the first carries a KV504 note at the source saying what
     was rendered and with what. When helm is not on PATH, refuses the chart, or renders no pod, one empty
     workload with a KV503 note saying so (and helm's own findings)."""
     from kvlint.render import render_helm
-    from kvlint.workloads.find import find_workloads
 
     passed = [f"value file {_shown(f)}" for f in lc.value_files]
     if lc.inline is not None:
@@ -348,7 +349,7 @@ def render_local_chart(doc: Document, lc: LocalChart, max_bytes: int) -> list[Wo
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    ws = find_workloads(loaded.documents)
+    ws = find(loaded.documents)
     if not ws:
         why = (
             f"{what} was not rendered: {loaded.findings[0].message.splitlines()[0]}"
