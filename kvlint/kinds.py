@@ -212,7 +212,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "Application",
         "applications",
         "Argo CD",
-        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the source): Argo CD "
+        why_not="it holds no pod template (kvlint check reads the inline values of a chart it has a reader for and renders a chart of the same checkout; the webhook does neither): Argo CD "
         "renders its source, a Helm chart or a directory of manifests, and applies the objects, which are reviewed",
     ),
     _k(
@@ -220,7 +220,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "ApplicationSet",
         "applicationsets",
         "Argo CD",
-        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the source): Argo CD "
+        why_not="it holds no pod template (kvlint check reads the inline values of a chart it has a reader for and renders a chart of the same checkout; the webhook does neither): Argo CD "
         "generates Applications from it, whose rendered objects are applied and reviewed",
     ),
     _k(
@@ -228,7 +228,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "HelmRelease",
         "helmreleases",
         "Flux",
-        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the chart): Flux's "
+        why_not="it holds no pod template (kvlint check reads the inline values of a chart it has a reader for and renders a chart of the same checkout; the webhook does neither): Flux's "
         "helm-controller renders the chart with its values and applies the objects, which are reviewed",
     ),
     _k(
@@ -236,7 +236,7 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "HelmRelease",
         "helmreleases",
         "Flux Helm Operator",
-        why_not="it holds no pod template (kvlint only notes that it does not fetch or render the chart): the Helm "
+        why_not="it holds no pod template (kvlint check reads the inline values of a chart it has a reader for and renders a chart of the same checkout; the webhook does neither): the Helm "
         "Operator renders the chart with its values and applies the objects, which are reviewed",
     ),
     _k(

@@ -460,6 +460,7 @@ def render_helm(
     *,
     values: Sequence[str] = (),
     set_values: Sequence[str] = (),
+    set_strings: Sequence[str] = (),
     release: str | None = None,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> LoadResult:
@@ -467,7 +468,8 @@ def render_helm(
 
     Args:
         chart: chart directory (holding ``Chart.yaml``).
-        values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings.
+        values: ``-f`` values files; set_values: ``--set`` ``KEY=VALUE`` strings; set_strings: ``--set-string``
+            ones (after the ``--set`` ones).
         release: release name (default: the chart directory's base name).
         max_bytes: output larger than this is a KV001 finding at ``Chart.yaml``.
 
@@ -495,6 +497,7 @@ def render_helm(
     cmd = [helm, "template"]
     cmd += [f"--values={_safe_path(v)}" for v in values]
     cmd += [f"--set={s}" for s in set_values]
+    cmd += [f"--set-string={s}" for s in set_strings]
     cmd += ["--", name, _safe_path(chart)]
     label = os.path.join(chart, "Chart.yaml")
     out = _run(cmd, label, "helm template", max_bytes)

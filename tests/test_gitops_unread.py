@@ -17,8 +17,9 @@ from kvlint.sizing import summarise
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 ARGO_APP = COLLECTED / "pkstaz__pdf-comparator-ai__k8s__argocd__vllm-application.yaml"
 
-# Made up for this test: a Flux HelmRelease of a vLLM chart with inline values, and GitOps objects that name no
-# serving engine or belong to another API group.
+# Made up for this test: a Flux HelmRelease of a vLLM chart kvlint has no values reader for (vllm-stack's values
+# are read: tests/test_gitops_values.py), and GitOps objects that name no serving engine or belong to another API
+# group.
 _FLUX = """\
 apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -27,7 +28,7 @@ spec:
   interval: 10m
   chart:
     spec:
-      chart: vllm-stack
+      chart: vllm
       version: 0.1.7
       sourceRef: {kind: HelmRepository, name: vllm}
   values:
@@ -95,7 +96,7 @@ def test_flux_helmrelease_names_its_chart_and_source(tmp_path: Path) -> None:
     f.write_text(_FLUX)
     (d,) = _kv503(run_check([str(f)], Options(allow_hub=False)))
     assert (
-        "Flux's helm-controller renders its pods from the chart vllm-stack 0.1.7 from HelmRepository/vllm"
+        "Flux's helm-controller renders its pods from the chart vllm 0.1.7 from HelmRepository/vllm"
         in d.message
     )
     assert "with spec.values" in d.message and d.loc is not None and d.loc.line == 8  # spec.chart.spec

@@ -29,6 +29,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
+from kvlint.workloads.gitops import gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
 from kvlint.workloads.kthena import model_serving_workloads
@@ -37,6 +38,7 @@ from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_wor
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.operators import (
+    GITOPS_KINDS,
     dynamo_component_deployment_workloads,
     dynamo_component_pods,
     dynamo_workloads,
@@ -137,6 +139,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     """Objects of kinds whose engine settings kvlint does not read get a finding saying where they are
     (:func:`kvlint.workloads.operators.unread_kind_note`): on an empty workload when the object holds no
     PodSpec, else on its first workload when none of its containers names an engine in its image."""
+    if ws and ws[0].doc is not doc and is_gitops(doc):
+        return ws  # built from a GitOps object's inline chart values: its own KV504 says so
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
@@ -364,6 +368,12 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found
+    if kind in GITOPS_KINDS and is_gitops(doc):
+        found = gitops_workloads(
+            doc, find_workloads, _names_engine
+        )  # inline values of a chart kvlint reads (kvlint.workloads.gitops)
+        if found:
+            return found
 
     if kind == "LeaderWorkerSet":
         found = lws_workloads(doc)

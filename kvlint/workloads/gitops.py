@@ -1,0 +1,580 @@
+"""Argo CD Applications and Flux HelmReleases that deploy a chart kvlint reads from its values (a chart values
+reader of :data:`kvlint.chart_values.READERS`: vLLM production-stack's ``vllm-stack``, KubeAI's ``models``):
+the inline values are read as that chart's values, so the pods are built and sized with every finding located at
+the values' own lines in the Application/HelmRelease file.
+
+Where the values come from, in the order each tool applies them (later wins):
+
+* Argo CD (``spec.source`` or each of ``spec.sources``; an ApplicationSet's ``spec.template.spec``):
+  ``helm.valueFiles``, then ``helm.values`` (a string of YAML) or ``helm.valuesObject`` (an object; when both
+  are set Argo CD uses ``valuesObject`` alone), then ``helm.parameters`` (``--set``). Argo CD's user guide,
+  "Helm" (https://argo-cd.readthedocs.io/en/stable/user-guide/helm/, "Values" and "Helm Parameters": "the order
+  of precedence is parameters > valuesObject > values > valueFiles > helm repository values.yaml"); the string
+  or object is written to a values file passed after the value files
+  (argo-cd ``reposerver/repository/repository.go``, ``helmTemplate``; ``ApplicationSourceHelm.ValuesYAML``).
+* Flux (``helm.toolkit.fluxcd.io`` ``HelmRelease``): ``spec.valuesFrom`` (ConfigMaps and Secrets, in order),
+  then ``spec.values`` merged over them (Flux helm-controller documentation, "Values references": "the values
+  are merged in the order given, with the later values overwriting earlier ... spec.values are merged last").
+
+Value files, ConfigMaps and Secrets are not among the inputs (kvlint never fetches anything): the note names
+them and says the result assumes they set nothing. A chart kvlint has no reader for, a chart rendered from a
+directory, or values of the wrong type keep the "not read" note of
+:func:`kvlint.workloads.operators.unread_kind_note`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kvlint.chart_values import READERS, ChartValuesReader
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import get_in
+
+__all__ = ["MAX_VALUES_CHARS", "MAX_PARAMETERS", "ChartSource", "chart_sources", "gitops_workloads"]
+
+#: The longest ``helm.values`` string read, in characters. [assumed] inline values are hand-written, a few KiB;
+#: the file itself is already capped by the loader (``max_file_bytes``), this bounds the second parse.
+MAX_VALUES_CHARS = 1 << 20
+#: The most ``helm.parameters`` applied. [assumed] a hand-written Application sets a few dozen.
+MAX_PARAMETERS = 1024
+#: The largest list index a parameter may name (``a[3].b``): Helm pads a list up to the index with nulls; an
+#: index beyond the list's end is not applied (said in the note). [assumed]
+_PARAM_NAME = re.compile(r"^[A-Za-z0-9_-]+(?:\[\d{1,4}\])*(?:\.[A-Za-z0-9_-]+(?:\[\d{1,4}\])*)*$")
+_PARAM_PART = re.compile(r"([A-Za-z0-9_-]+)|\[(\d+)\]")
+_INT = re.compile(r"^[-+]?\d{1,18}$")
+
+#: The chart names read, with the reader that reads their values (its ``name`` in :data:`READERS`) and the chart
+#: version that reader restates (None: the reader restates a commit of the chart, not a release).
+_CHARTS: dict[str, tuple[str, str]] = {
+    "vllm-stack": ("vLLM production-stack chart", "production-stack"),
+    "models": ("KubeAI models chart", "kubeai"),
+}
+
+
+@dataclass(frozen=True)
+class ChartSource:
+    """One chart an Argo CD source or a Flux HelmRelease deploys with a values reader kvlint has.
+
+    ``chart`` the chart name, ``version`` the version pinned (Argo ``targetRevision``, Flux
+    ``chart.spec.version``; None when none), ``at`` where the chart is named, ``values`` the inline values (a
+    mapping located in the file; empty when none), ``unseen`` the value files/ConfigMaps/Secrets kvlint cannot
+    read (as written), ``skipped`` what of the inline values was not applied and why."""
+
+    chart: str
+    version: str | None
+    at: Loc | None
+    values: LDict
+    unseen: tuple[str, ...]
+    skipped: tuple[str, ...]
+    release: str
+
+
+def _text(v: Any) -> str | None:
+    return str(v) if isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) else None
+
+
+def _reader(name: str) -> ChartValuesReader:
+    return next(r for r in READERS if r.name == name)
+
+
+def _copy(node: Any) -> Any:
+    """A shallow copy of a located container (positions kept), else ``node``."""
+    if isinstance(node, LDict):
+        d = LDict(node, loc=node.loc)
+        d.locs = dict(node.locs)
+        d.key_locs = dict(node.key_locs)
+        return d
+    if isinstance(node, LList):
+        out = LList(node, loc=node.loc)
+        out.locs = list(node.locs)
+        return out
+    return node
+
+
+def _param_value(raw: Any, force_string: bool) -> Any:
+    """A ``--set`` value as Helm types it (helm ``pkg/strvals/parser.go``, ``typedVal``): ``true``/``false``,
+    ``null``, a 64-bit integer without leading zero; anything else a string; ``forceString`` keeps the string."""
+    text = _text(raw) if not isinstance(raw, bool) else str(raw).lower()
+    if text is None:
+        text = ""
+    if force_string:
+        return text
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "null":
+        return None
+    if _INT.match(text) and not (len(text.lstrip("+-")) > 1 and text.lstrip("+-").startswith("0")):
+        n = int(text)
+        if -(2**63) <= n < 2**63:
+            return n
+    return text
+
+
+def _set_param(values: LDict, name: str, value: Any, loc: Loc | None) -> str | None:
+    """Apply one ``helm.parameters`` item to ``values`` (copying the containers on its path, so the
+    Application's own mappings are not changed); returns why it was not applied, or None."""
+    if not _PARAM_NAME.match(name):
+        return f"{name} (a name kvlint does not parse: escaped dots, commas or braces)"
+    parts: list[str | int] = [
+        m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PARAM_PART.finditer(name)
+    ]
+    node: Any = values
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        nxt = None if last else parts[i + 1]
+        if isinstance(part, str):
+            if not isinstance(node, dict):
+                return f"{name} (sets a key inside a value that is not a mapping)"
+            if last:
+                node[part] = value
+                if isinstance(node, LDict) and loc is not None:
+                    node.locs[part] = loc
+                    node.key_locs[part] = loc
+                return None
+            child = node.get(part)
+            if isinstance(nxt, int):
+                child = _copy(child) if isinstance(child, list) else LList([], loc=loc)
+                if not isinstance(child, LList):
+                    child = LList(child, loc=loc)
+                    child.locs = [loc or Loc("-")] * len(child)
+            else:
+                child = _copy(child) if isinstance(child, dict) else LDict(loc=loc)
+                if not isinstance(child, LDict):
+                    child = LDict(child, loc=loc)
+            node[part] = child
+            if isinstance(node, LDict) and loc is not None and part not in node.locs:
+                node.locs[part] = loc
+                node.key_locs[part] = loc
+            node = child
+        else:
+            if not isinstance(node, LList):
+                return f"{name} (sets an item of a value that is not a list)"
+            if part > len(node):
+                return f"{name} (index beyond the end of the list)"
+            if last:
+                if part == len(node):
+                    node.append(value)
+                    node.locs.append(loc or Loc("-"))
+                else:
+                    node[part] = value
+                    if loc is not None:
+                        node.locs[part] = loc
+                return None
+            child = node[part] if part < len(node) else None
+            child = _copy(child) if isinstance(child, (dict, list)) else None
+            if child is None:
+                child = LList([], loc=loc) if isinstance(nxt, int) else LDict(loc=loc)
+            if part == len(node):
+                node.append(child)
+                node.locs.append(loc or Loc("-"))
+            else:
+                node[part] = child
+            node = child
+    return None  # pragma: no cover - the loop returns
+
+
+def _block_text(path: str, line: int) -> list[str] | None:
+    """The lines of ``path`` from ``line`` (1-based) on, or None when the file cannot be read again (stdin, gone,
+    not UTF-8, larger than :data:`MAX_VALUES_CHARS` times 16)."""
+    if path == "-" or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_VALUES_CHARS * 16 + 1)
+    except OSError:
+        return None
+    if len(data) > MAX_VALUES_CHARS * 16:
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[line - 1 :]
+
+
+def _positioned_text(s: str, at: Loc | None) -> tuple[str, int] | None:
+    """``s`` (a ``helm.values`` string) laid out as it stands in its file: blank lines before it and each line
+    indented as in the block scalar, so every parsed position is the file's own; ``(text, 0)``. None when ``s``
+    is not the file's literal block scalar at ``at`` line for line (a quoted or folded scalar, standard input):
+    then positions are those of ``at`` itself."""
+    if at is None:
+        return None
+    lines = s.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    file_lines = _block_text(at.file, at.line + 1)
+    if file_lines is None or len(file_lines) < len(lines):
+        return None
+    first = next((fl for fl, sl in zip(file_lines, lines, strict=False) if sl), None)
+    if first is None:
+        return None
+    indent = len(first) - len(first.lstrip(" "))
+    pad = " " * indent
+    for fl, sl in zip(file_lines, lines, strict=False):
+        if (sl and fl != pad + sl) or (not sl and fl.strip()):
+            return None
+    return "\n" * at.line + "\n".join(pad + sl if sl else "" for sl in lines) + "\n", 0
+
+
+def _relocated(node: Any, loc: Loc, depth: int = 0) -> Any:
+    """``node`` with every container and position at ``loc`` (values whose own positions are not known)."""
+    if depth > 256:
+        return None
+    if isinstance(node, dict):
+        d = LDict(loc=loc)
+        for k, v in node.items():
+            d[k] = _relocated(v, loc, depth + 1)
+            d.locs[k] = loc
+            d.key_locs[k] = loc
+        return d
+    if isinstance(node, list):
+        out = LList([_relocated(v, loc, depth + 1) for v in node], loc=loc)
+        out.locs = [loc] * len(out)
+        return out
+    return node
+
+
+def _parse_values(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
+    """The ``helm.values`` string ``s`` parsed with the loader's safe reader and limits (its first document, as
+    Helm reads a values file), positions mapped into the file's block scalar (:func:`_positioned_text`), or
+    ``(None, why)``."""
+    from kvlint.load import load_text
+
+    if len(s) > MAX_VALUES_CHARS:
+        return None, f"helm.values ({len(s)} characters, more than kvlint reads: {MAX_VALUES_CHARS})"
+    placed = _positioned_text(s, at)
+    result = load_text(placed[0] if placed else s, path)
+    if result.findings and not result.documents:
+        problem = result.findings[0]
+        return None, f"helm.values (it does not parse as YAML: {problem.message})"
+    if not result.documents:
+        return LDict(loc=at), None
+    data = result.documents[0].data
+    if data is None:
+        return LDict(loc=at), None
+    if not isinstance(data, dict):
+        return None, "helm.values (its YAML is not a mapping)"
+    if placed is None and at is not None:
+        data = _relocated(data, at)
+    if result.findings and any(f.rule in ("KV001", "KV002") for f in result.findings):
+        return None, "helm.values (template syntax or a YAML problem in it)"
+    return data if isinstance(data, LDict) else _relocated(data, at or Loc(path)), None
+
+
+def _argo_source(doc: Document, src: Any, release: str) -> ChartSource | None:
+    """The :class:`ChartSource` of one Argo CD ``ApplicationSource`` deploying a chart kvlint reads, else None."""
+    if not isinstance(src, dict):
+        return None
+    chart = src.get("chart")
+    if not isinstance(chart, str) or chart not in _CHARTS:
+        return None
+    helm = src.get("helm")
+    helm = helm if isinstance(helm, dict) else {}
+    skipped: list[str] = []
+    values: LDict | None = None
+    vo = helm.get("valuesObject")
+    vs = helm.get("values")
+    if isinstance(vo, dict) and vo:
+        values = (
+            _copy(vo) if isinstance(vo, LDict) else _relocated(vo, loc_of(helm, "valuesObject") or doc.loc)
+        )
+        if vs:
+            skipped.append("helm.values (Argo CD uses helm.valuesObject alone when both are set)")
+    elif vo is not None and not isinstance(vo, dict):
+        skipped.append("helm.valuesObject (not a mapping)")
+    if values is None and isinstance(vs, str) and vs.strip():
+        values, why = _parse_values(vs, loc_of(helm, "values"), doc.path)
+        if why:
+            skipped.append(why)
+    elif values is None and vs is not None and not isinstance(vs, str):
+        skipped.append("helm.values (not a string of YAML)")
+    if values is None:
+        values = LDict(loc=loc_of(src, "chart") or doc.loc)
+    params = helm.get("parameters")
+    if isinstance(params, list):
+        for i, p in enumerate(params[:MAX_PARAMETERS]):
+            name = p.get("name") if isinstance(p, dict) else None
+            if not isinstance(name, str) or not name:
+                skipped.append(f"helm.parameters[{i}] (no name)")
+                continue
+            why = _set_param(
+                values,
+                name,
+                _param_value(p.get("value"), p.get("forceString") is True),
+                loc_of(p, "value") or loc_of(params, i),
+            )
+            if why:
+                skipped.append(why)
+        if len(params) > MAX_PARAMETERS:
+            skipped.append(f"helm.parameters beyond the first {MAX_PARAMETERS}")
+    elif params is not None:
+        skipped.append("helm.parameters (not a list)")
+    unseen: list[str] = []
+    files = helm.get("valueFiles")
+    if isinstance(files, list):
+        unseen += [f"value file {f}" for f in files if isinstance(f, str) and f]
+    if helm.get("fileParameters"):
+        unseen.append("helm.fileParameters")
+    rel = _text(helm.get("releaseName")) or release
+    return ChartSource(
+        chart,
+        _text(src.get("targetRevision")),
+        loc_of(src, "chart"),
+        values,
+        tuple(unseen),
+        tuple(skipped),
+        rel,
+    )
+
+
+def _flux_source(doc: Document) -> ChartSource | None:
+    """The :class:`ChartSource` of a Flux HelmRelease whose ``chart.spec.chart`` names a chart kvlint reads."""
+    spec = get_in(doc.data, "spec")
+    if not isinstance(spec, dict):
+        return None
+    cspec = get_in(spec, "chart", "spec")
+    chart = cspec.get("chart") if isinstance(cspec, dict) else None
+    if not isinstance(chart, str) or chart not in _CHARTS:
+        return None
+    skipped: list[str] = []
+    v = spec.get("values")
+    if isinstance(v, LDict):
+        values = _copy(v)
+    else:
+        values = LDict(loc=loc_of(cspec, "chart") or doc.loc)
+        if v is not None and not isinstance(v, dict):
+            skipped.append("spec.values (not a mapping)")
+        elif isinstance(v, dict):
+            values = _relocated(v, loc_of(spec, "values") or doc.loc)
+    unseen: list[str] = []
+    refs = spec.get("valuesFrom")
+    if isinstance(refs, list):
+        for r in refs:
+            if isinstance(r, dict):
+                kind, name = _text(r.get("kind")) or "ConfigMap", _text(r.get("name")) or "?"
+                key = _text(r.get("valuesKey")) or "values.yaml"
+                target = _text(r.get("targetPath"))
+                unseen.append(f"{kind}/{name} ({key}{' at ' + target if target else ''})")
+    elif refs is not None:
+        skipped.append("spec.valuesFrom (not a list)")
+    release = _text(spec.get("releaseName"))
+    if release is None:
+        target_ns = _text(spec.get("targetNamespace"))
+        release = f"{target_ns}-{doc.name}" if target_ns else doc.name
+    return ChartSource(
+        chart,
+        _text(cspec.get("version")),
+        loc_of(cspec, "chart"),
+        values,
+        tuple(unseen),
+        tuple(skipped),
+        release,
+    )
+
+
+def chart_sources(doc: Document) -> list[ChartSource]:
+    """The charts with a values reader that the GitOps object ``doc`` deploys (Argo CD Application or
+    ApplicationSet, Flux HelmRelease of helm.toolkit.fluxcd.io), in the order written."""
+    if doc.kind == "HelmRelease":
+        if not str(get_in(doc.data, "apiVersion") or "").startswith("helm.toolkit.fluxcd.io/"):
+            return []
+        found = _flux_source(doc)
+        return [found] if found else []
+    spec = get_in(doc.data, "spec")
+    if doc.kind == "ApplicationSet":
+        spec = get_in(spec, "template", "spec")
+    if not isinstance(spec, dict):
+        return []
+    release = doc.name or "RELEASE"
+    sources = spec.get("sources")
+    srcs = sources if isinstance(sources, list) else [spec.get("source")]
+    out = []
+    for s in srcs[:64]:
+        found = _argo_source(doc, s, release)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _chart_words(src: ChartSource) -> str:
+    reader, _ = _CHARTS[src.chart]
+    return (
+        "vLLM production-stack's vllm-stack chart" if reader.startswith("vLLM") else "KubeAI's models chart"
+    )
+
+
+def _restated(src: ChartSource) -> str:
+    """The chart release (or commit) the reader restates, and whether the pinned version is it."""
+    if src.chart == "vllm-stack":
+        from kvlint.workloads.stack_values import CHART_COMMIT, CHART_VERSION
+
+        pinned = src.version
+        if pinned is None:
+            return (
+                f"no chart version is pinned here; kvlint restates vllm-stack {CHART_VERSION} (commit "
+                f"{CHART_COMMIT[:12]})"
+            )
+        if pinned.lstrip("v") == CHART_VERSION:
+            return (
+                f"the pinned chart version {pinned} is the one kvlint restates (commit {CHART_COMMIT[:12]})"
+            )
+        return (
+            f"the chart version pinned here is {pinned}, kvlint restates vllm-stack {CHART_VERSION} (commit "
+            f"{CHART_COMMIT[:12]}): {pinned} may render the values differently"
+        )
+    from kvlint.workloads.kubeai import MODELS_CHART_TEMPLATE
+
+    repo_commit = MODELS_CHART_TEMPLATE.split(":", 1)[0]
+    pinned = (
+        f"the chart version pinned here is {src.version}"
+        if src.version
+        else "no chart version is pinned here"
+    )
+    return f"{pinned}; kvlint restates the models chart at {repo_commit}"
+
+
+def _note(doc: Document, src: ChartSource, n: int) -> Finding:
+    """KV504 (info): the pods were built from the inline values as the named chart renders them, on the
+    assumptions that the restated chart version renders them and that what kvlint cannot see sets nothing."""
+    what = "Argo CD source" if doc.kind != "HelmRelease" else "HelmRelease"
+    message = (
+        f"built from the inline Helm values of this {doc.kind}: kvlint read them as the values of "
+        f"{_chart_words(src)} and linted the {n} pod template{'s' if n != 1 else ''} it renders from them; "
+        f"{_restated(src)}"
+    )
+    if src.unseen:
+        message += (
+            f"; kvlint cannot see {', '.join(src.unseen)} (not among the inputs): the result assumes "
+            f"{'it sets' if len(src.unseen) == 1 else 'they set'} nothing"
+        )
+    if src.skipped:
+        message += f"; not applied: {', '.join(src.skipped)}"
+    return Finding(
+        "KV504",
+        message,
+        src.at or doc.loc,
+        fix=f"for certainty, lint what this {what} deploys: helm template {src.release} CHART --version VERSION "
+        "-f VALUES | kvlint check -",
+        severity="info",
+    )
+
+
+#: How the workload finder reads rendered documents, and tells whether data names a serving engine: passed in by
+#: :mod:`kvlint.workloads.find` (which imports this module).
+FindWorkloads = Callable[[Sequence[Document]], list[Workload]]
+NamesEngine = Callable[[Any], bool]
+
+
+def gitops_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+    """The workloads of the pods the GitOps object ``doc`` deploys: the charts of this checkout it names, rendered
+    (:mod:`kvlint.workloads.gitops_local`; ``find`` reads the rendered documents, ``names_engine`` tells whether
+    the object names an engine), then those of a chart kvlint reads from its values
+    (:func:`chart_sources`), each source's values read by its chart values reader as a values file located in
+    ``doc``'s file. The first workload of each source carries a KV504 note (:func:`_note`) in place of the
+    reader's own; a source whose values the reader builds no pod from gets an empty workload with a KV503 note
+    saying why. Empty when ``doc`` deploys no such chart or sets no inline values for it (value files alone:
+    its "not read" note stays)."""
+    out: list[Workload] = list(_local_workloads(doc, find, names_engine))
+    for src in chart_sources(doc):
+        reader = _reader(_CHARTS[src.chart][0])
+        sub = Document(doc.path, doc.index, src.values, src.values.loc or src.at or doc.loc)
+        if not src.values or (src.chart == "models" and not reader.recognise(src.values)):
+            continue  # a chart named models that is not KubeAI's, or no catalogue: not read
+        try:
+            ws = reader.workloads(sub)
+        except RecursionError:  # pragma: no cover - the loader caps nesting
+            ws = []
+        namespace = _namespace(doc)
+        if not ws:
+            why = reader.note(sub)
+            reason = why.message.split(": ", 1)[-1] if why is not None else "it names no model"
+            empty = LDict(loc=src.at or doc.loc)
+            empty["containers"] = LList([], loc=empty.loc)
+            out.append(
+                Workload(
+                    sub,
+                    doc.kind,
+                    doc.name,
+                    doc.namespace,
+                    empty,
+                    "spec",
+                    findings=(
+                        Finding(
+                            "KV503",
+                            f"kvlint does not read this {doc.kind}'s engine settings: its inline Helm values, read as the "
+                            f"values of {_chart_words(src)}, build no pod: {reason}"
+                            + (
+                                f" (kvlint cannot see {', '.join(src.unseen)}, which may set it)"
+                                if src.unseen
+                                else ""
+                            ),
+                            (why.loc if why is not None else None) or src.at or doc.loc,
+                            fix=f"lint what it deploys: helm template {src.release} CHART -f VALUES | kvlint check -",
+                            severity="info",
+                        ),
+                    ),
+                )
+            )
+            continue
+        ws = [
+            replace(
+                w,
+                name=(src.release + w.name[len("RELEASE") :]) if w.name.startswith("RELEASE-") else w.name,
+                namespace=w.namespace or namespace,
+                findings=tuple(
+                    f
+                    for f in w.findings
+                    if not (f.rule == "KV504" and f.message.startswith("built from Helm values"))
+                ),
+            )
+            for w in ws
+        ]
+        ws[0] = replace(ws[0], findings=(_note(doc, src, len(ws)), *ws[0].findings))
+        out.extend(ws)
+    return out
+
+
+def _local_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+    """The workloads of the charts of this checkout ``doc`` deploys, rendered with helm
+    (:mod:`kvlint.workloads.gitops_local`), and one note per source whose path was refused."""
+    from kvlint.load import DEFAULT_MAX_FILE_BYTES
+    from kvlint.workloads.gitops_local import (
+        chart_names_engine,
+        local_charts,
+        not_rendered,
+        render_local_chart,
+    )
+
+    charts, refused = local_charts(doc)
+    if not charts and not refused:
+        return []
+    named = names_engine(doc.data)
+    out: list[Workload] = []
+    for lc in charts:
+        if named or chart_names_engine(
+            lc.chart, names_engine
+        ):  # a chart serving no LLM is none of kvlint's business
+            out.extend(render_local_chart(doc, lc, DEFAULT_MAX_FILE_BYTES, find))
+    if named:
+        out.extend(not_rendered(doc, f"the chart it names is not rendered: {why}") for why in refused)
+    return out
+
+
+def _namespace(doc: Document) -> str | None:
+    """The namespace the chart is installed in: Argo CD ``destination.namespace``, Flux ``targetNamespace``,
+    else the object's own."""
+    spec = get_in(doc.data, "spec")
+    if doc.kind == "ApplicationSet":
+        spec = get_in(spec, "template", "spec")
+    ns = (
+        get_in(spec, "targetNamespace")
+        if doc.kind == "HelmRelease"
+        else get_in(spec, "destination", "namespace")
+    )
+    return _text(ns) or doc.namespace
