@@ -56,7 +56,8 @@ def _roles_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if not isinstance(roles, list):
         return []
     templates: dict[str, Any] = {}
-    for t in get_in(spec, "roleTemplates") or []:
+    given = get_in(spec, "roleTemplates")
+    for t in given if isinstance(given, list) else []:  # a scalar here is refused by the API server, not read
         if isinstance(t, dict) and t.get("name") and isinstance(t.get("template"), dict):
             templates[str(t["name"])] = t["template"]
     out: list[Workload] = []
