@@ -434,7 +434,7 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
 
 
 def test_a_rolebasedgroup_with_scalar_role_templates_does_not_stop_the_run() -> None:
-    """``spec.roleTemplates: 3`` (a shape the API server refuses) raised TypeError from the workload finder,
+    """``spec.roleTemplates: 3`` (a shape the API server refuses) and a templateRef name that is a list raised TypeError from the workload finder,
     which runs outside the per-workload guard: the whole ``kvlint check`` ended in a traceback. The group's
     roles are read without templates and the next document is still checked."""
     from kvlint.load import load_text

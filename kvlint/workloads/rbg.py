@@ -28,7 +28,7 @@ def _template(role: dict, pattern: dict, templates: dict[str, Any]) -> Any:
     if isinstance(tmpl, dict):
         return tmpl
     ref = pattern.get("templateRef") or role.get("templateRef")
-    if isinstance(ref, dict) and ref.get("name") in templates:
+    if isinstance(ref, dict) and isinstance(ref.get("name"), str) and ref["name"] in templates:
         base = templates[str(ref["name"])]
         patch = ref.get("patch")
         return strategic_merge(base, patch) if isinstance(patch, dict) else base
