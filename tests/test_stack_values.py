@@ -558,3 +558,14 @@ def test_engine_configs_are_the_containers_env_unless_env_names_them(tmp_path: P
     assert [e["name"] for e in env].count("SHARED") == 1
     (i,) = [j for j, e in enumerate(env) if e["name"] == "VLLM_ATTENTION_BACKEND"]
     assert env.locs[i].line == _line_of(path, "VLLM_ATTENTION_BACKEND:")
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    # what YAML reads back from a bare `port: {{ .httpGet.port }}`: decimal digits an integer, the rest as is
+    [("8080", 8080), (8080.0, 8080), ("0", 0), ("http", "http"), ("0755", "0755"), ("٣", "٣"), (7.5, 7.5)],
+)
+def test_bare_printed_values_read_back_as_yaml_reads_them(value: object, read: object) -> None:
+    from kvlint.workloads.stack_values import _printed
+
+    assert _printed(value) == read and type(_printed(value)) is type(read)

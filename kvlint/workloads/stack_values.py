@@ -290,8 +290,8 @@ def _printed_int(v: Any) -> int | None:
 def _printed(v: Any) -> Any:
     """A scalar as a template's bare ``{{ v }}`` leaves it in the rendered YAML: numbers printed as Helm prints
     them and read back (``8080`` from ``"8080"`` or ``8080.0``), other strings as written."""
-    if isinstance(v, str) and v.isdigit() and len(v) <= 18:
-        return int(v)
+    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 18 and (v == "0" or v[0] != "0"):
+        return int(v)  # a decimal integer (not "0755", an octal to YAML 1.1, nor non-ASCII digits)
     if isinstance(v, float):
         return _printed_int(v) if _printed_int(v) is not None else v
     return v
