@@ -67,9 +67,19 @@ def _kubeai_workloads(doc: Document) -> list[Workload]:
 
 def _kubeai_note(doc: Document) -> Finding:
     """KV504 (info) at ``catalog``: the entries were read as the Models the chart renders; how many are
-    disabled and how many run engines kvlint does not read."""
-    from kvlint.workloads.kubeai import MODELS_CHART_TEMPLATE, catalog_models
+    disabled and how many run engines kvlint does not read. A KV002 instead when the catalogue has more entries
+    than :data:`kvlint.workloads.kubeai.MAX_CATALOG_ENTRIES` (no Model is built)."""
+    from kvlint.workloads.kubeai import MAX_CATALOG_ENTRIES, MODELS_CHART_TEMPLATE, catalog_models
 
+    catalog = doc.data.get("catalog") if isinstance(doc.data, dict) else None
+    if isinstance(catalog, dict) and len(catalog) > MAX_CATALOG_ENTRIES:
+        return Finding(
+            "KV002",
+            "this is a Helm values file for KubeAI's models chart (catalog), and kvlint builds no Model from it: "
+            f"catalog has {len(catalog):,} entries, more than the {MAX_CATALOG_ENTRIES:,} kvlint builds Models for",
+            _key_loc(doc.data, "catalog") or doc.loc,
+            fix=f"helm template RELEASE kubeai/models -f {doc.path} | kvlint check -",
+        )
     models = catalog_models(doc)
     disabled = sum(1 for _, enabled in models if not enabled)
     other = sorted(

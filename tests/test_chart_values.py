@@ -24,6 +24,7 @@ from kvlint.render import load_inputs
 from kvlint.report import render
 from kvlint.sizing import summarise
 from kvlint.workloads import find_workloads
+from kvlint.workloads.kubeai import MAX_CATALOG_ENTRIES
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures"
 KUBEAI_VALUES = FIX / "helm" / "kubeai" / "charts" / "models" / "values.yaml"
@@ -171,13 +172,37 @@ def test_hostile_catalogue_shapes_give_diagnostics_not_tracebacks(tmp_path: Path
 
 
 def test_many_entries_stay_linear() -> None:
-    """20,000 catalogue entries: one workload each, found in one pass (no quadratic rescans)."""
+    """MAX_CATALOG_ENTRIES catalogue entries: one workload each, found in one pass (no quadratic rescans)."""
     text = "catalog:\n" + "".join(
         f"  m{i}: {{url: 'hf://facebook/opt-125m', engine: VLLM, resourceProfile: 'nvidia-gpu-l4:1'}}\n"
-        for i in range(20_000)
+        for i in range(MAX_CATALOG_ENTRIES)
     )
     ws = find_workloads(load_text(text, "values.yaml").documents)
-    assert len(ws) == 20_000 and ws[-1].name == "m19999 (enabled: false)"
+    assert len(ws) == MAX_CATALOG_ENTRIES and ws[-1].name == f"m{MAX_CATALOG_ENTRIES - 1} (enabled: false)"
+
+
+def test_a_catalogue_past_the_limit_is_refused_not_analysed(tmp_path: Path) -> None:
+    """10^5 one-line entries (9 MB) took 41 s of CPU and 1.4 GB analysing a Model each: past
+    MAX_CATALOG_ENTRIES no Model is built, one KV002 at ``catalog:`` says why, and the file's other documents
+    are still checked."""
+    body = "# made up for a test\ncatalog:\n" + "".join(
+        f"  m{i}: {{url: 'hf://facebook/opt-125m', engine: VLLM, resourceProfile: 'nvidia-gpu-l4:1'}}\n"
+        for i in range(MAX_CATALOG_ENTRIES + 1)
+    )
+    body += (
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other}\nspec:\n  template:\n    spec:\n"
+    )
+    body += "      containers:\n      - {name: c, image: 'vllm/vllm-openai:v0.8.5', args: [--model, facebook/opt-125m]}\n"
+    path = tmp_path / "values.yaml"
+    path.write_text(body, encoding="utf-8")
+    result = run_check([str(path)], Options(allow_hub=False))
+    (kv002,) = [d for d in result.diagnostics if d.rule == "KV002"]
+    assert (
+        f"{MAX_CATALOG_ENTRIES + 1:,} entries" in kv002.message and "is a Helm values file" in kv002.message
+    )
+    assert kv002.loc is not None and kv002.loc.line == 2
+    assert not [d for d in result.diagnostics if d.rule == "KV504"]
+    assert {d.object for d in result.diagnostics if d.object} == {"Deployment/other"}
 
 
 def test_a_kubernetes_object_with_a_catalog_key_is_not_values() -> None:

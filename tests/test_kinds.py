@@ -435,3 +435,21 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
     assert skip_reason(parse_review(json.dumps(_review(pipeline))), settings) is None
     owned = _owned(data, "apps.nvidia.com/v1alpha1", "NIMPipeline")
     assert skip_reason(parse_review(json.dumps(_review(owned))), settings) is not None
+
+
+def test_a_rolebasedgroup_with_scalar_role_templates_does_not_stop_the_run() -> None:
+    """``spec.roleTemplates: 3`` (a shape the API server refuses) and a templateRef name that is a list raised TypeError from the workload finder,
+    which runs outside the per-workload guard: the whole ``kvlint check`` ended in a traceback. The group's
+    roles are read without templates and the next document is still checked."""
+    from kvlint.load import load_text
+    from kvlint.pipeline import Options, run_documents
+
+    text = (
+        "apiVersion: workloads.x-k8s.io/v1alpha2\nkind: RoleBasedGroup\nmetadata: {name: g}\nspec:\n"
+        "  roleTemplates: 3\n  roles:\n  - name: a\n    replicas: 1\n    standalonePattern:\n"
+        "      templateRef: {name: [x]}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: other}\n"
+        "spec:\n  template:\n    spec:\n      containers:\n"
+        "      - {name: c, image: 'vllm/vllm-openai:v0.8.5', args: [--model, facebook/opt-125m]}\n"
+    )
+    result = run_documents(load_text(text, "rbg.yaml"), Options(allow_hub=False))
+    assert "Deployment/other" in {d.object for d in result.diagnostics}

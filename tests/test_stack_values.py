@@ -226,6 +226,43 @@ def _entry(**over: str) -> str:
             "raySpec.enabled",
             "raySpec:",
         ),
+        # nulls inside a modelSpec entry are not merged away (the list replaces the chart's): the schema refuses
+        # them ("Invalid type. Expected: string, given: null"), as helm template 0.1.12 does
+        (
+            "servingEngineSpec:\n  modelSpec:\n" + _entry(modelURL="null"),
+            "modelURL is a null where the values.schema.json of chart vllm-stack 0.1.12 wants a string",
+            "modelURL:",
+        ),
+        (
+            "servingEngineSpec:\n  modelSpec:\n"
+            + _entry()
+            + "    vllmConfig:\n      tensorParallelSize: ~\n",
+            "vllmConfig.tensorParallelSize is a null",
+            "tensorParallelSize:",
+        ),
+        (
+            "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    vllmConfig:\n",
+            "vllmConfig is a null where",
+            "vllmConfig:",
+        ),
+        # `hasKey $modelSpec.vllmConfig "v0"` on a missing vllmConfig: helm template fails
+        (
+            "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    lmcacheConfig:\n      enabled: true\n",
+            "lmcacheConfig.enabled but no vllmConfig",
+            "enabled: true",
+        ),
+        # a null deletes the chart's sharedPvcStorage map: `.Values.sharedPvcStorage.enabled` is a nil pointer
+        (
+            "sharedPvcStorage: null\nservingEngineSpec:\n  modelSpec:\n" + _entry(),
+            "sharedPvcStorage is not a mapping",
+            "sharedPvcStorage:",
+        ),
+        # the chart writes the shared PVC's mount without a volumeMounts key: a YAML parse error in helm
+        (
+            "sharedPvcStorage:\n  enabled: true\nservingEngineSpec:\n  modelSpec:\n" + _entry(),
+            "has none of pvcStorage, chatTemplate, extraVolumeMounts or vllmConfig.tensorParallelSize",
+            "enabled: true",
+        ),
     ],
 )
 def test_values_kvlint_cannot_build_get_kv002_at_the_cause(
@@ -241,6 +278,24 @@ def test_values_kvlint_cannot_build_get_kv002_at_the_cause(
     assert kv002.loc is not None and kv002.loc.line == _line_of(path, at)
     assert result.serving == 0
     assert not [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+def test_values_helm_renders_are_built_as_it_renders_them(tmp_path: Path) -> None:
+    """Shapes helm template 0.1.12 renders that kvlint refused or built differently: ``requestCPU: 0`` and
+    ``requestMemory: ""`` pass ``required`` (sprig's quote prints them ``"0"`` and ``""``; only a missing value
+    fails), ``replicaCount: 2.0`` renders ``replicas: 2`` (Helm holds every number as a float64), and a probe
+    port written as a string renders bare (``port: 8080``, an integer)."""
+    body = 'servingEngineSpec:\n  livenessProbe:\n    httpGet:\n      port: "8080"\n  modelSpec:\n'
+    body += _entry(requestCPU="0", requestMemory='""', replicaCount="2.0")
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    result = run_check([path], OFFLINE)
+    assert result.serving == 1
+    assert not [d for d in result.diagnostics if d.rule in ("KV002", "KV503")]
+    (w,) = find_workloads(load_paths([path]).documents)
+    assert w.replicas == 2
+    (c,) = w.pod_spec["containers"]
+    assert c["resources"]["requests"]["cpu"] == "0" and c["resources"]["requests"]["memory"] == ""
+    assert c["livenessProbe"]["httpGet"]["port"] == 8080
 
 
 def test_a_ray_entry_beside_a_deployment_is_counted_not_read(tmp_path: Path) -> None:
@@ -401,7 +456,15 @@ def test_built_pods_match_what_helm_renders(tmp_path: Path) -> None:
     :func:`stack_values_workloads` says it does not build is not compared)."""
     rich = _write(tmp_path, "rich.yaml", _RICH)
     mismatch = _write(tmp_path, "mismatch.yaml", _MISMATCH)
-    for values in [*sorted(VALUES.glob("vllm-project__production-stack__*.yaml")), rich, mismatch]:
+    edge = "# made up for a test: values helm renders as it prints them\nservingEngineSpec:\n"
+    edge += '  readinessProbe:\n    periodSeconds: 7.0\n    httpGet:\n      port: "8080"\n  modelSpec:\n'
+    edge += _entry(requestCPU="0", requestMemory='""', replicaCount="2.0")
+    for values in [
+        *sorted(VALUES.glob("vllm-project__production-stack__*.yaml")),
+        rich,
+        mismatch,
+        _write(tmp_path, "edge.yaml", edge),
+    ]:
         out = subprocess.run(
             ["helm", "template", "release", str(CHART), "-f", str(values)],
             check=True,
@@ -495,3 +558,14 @@ def test_engine_configs_are_the_containers_env_unless_env_names_them(tmp_path: P
     assert [e["name"] for e in env].count("SHARED") == 1
     (i,) = [j for j, e in enumerate(env) if e["name"] == "VLLM_ATTENTION_BACKEND"]
     assert env.locs[i].line == _line_of(path, "VLLM_ATTENTION_BACKEND:")
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    # what YAML reads back from a bare `port: {{ .httpGet.port }}`: decimal digits an integer, the rest as is
+    [("8080", 8080), (8080.0, 8080), ("0", 0), ("http", "http"), ("0755", "0755"), ("٣", "٣"), (7.5, 7.5)],
+)
+def test_bare_printed_values_read_back_as_yaml_reads_them(value: object, read: object) -> None:
+    from kvlint.workloads.stack_values import _printed
+
+    assert _printed(value) == read and type(_printed(value)) is type(read)

@@ -204,6 +204,10 @@ def model_workloads(doc: Document) -> list[Workload]:
 MODELS_CHART_TEMPLATE = (
     "substratusai/kubeai@2f32ef498da629f96fd417ddfaaf22c28d40787e:charts/models/templates/models.yaml"
 )
+#: The most ``catalog`` entries read from KubeAI ``models`` chart values (each becomes a Model analysed in full);
+#: beyond, the file gets a KV002 and no Model. [assumed] the chart's own catalogue holds about fifty; a file of
+#: 10^5 one-line entries took 41 s of CPU and 1.4 GB before this limit.
+MAX_CATALOG_ENTRIES = 1000
 
 #: The keys of a catalogue entry the chart's template copies into the Model's ``spec`` (each inside a
 #: ``with``: left out when empty), in the template's order; ``url`` is always written and ``minReplicas``
@@ -243,11 +247,12 @@ def catalog_models(doc: Document) -> list[tuple[Document, bool]]:
     disabled ones too (``False``): a repository keeping the catalogue maintains them all. Helm writes the
     Models in the order of their names; they are returned in the file's order here. An entry that is not a
     mapping (the template would fail on it) is skipped. Each value keeps its position in the values file, the
-    Model's own position is the entry's key (``catalog.<name>:``).
+    Model's own position is the entry's key (``catalog.<name>:``). None when the catalogue has more than
+    :data:`MAX_CATALOG_ENTRIES` entries (the values' note, a KV002, says so).
     """
     data = doc.data
     catalog = data.get("catalog") if isinstance(data, dict) else None
-    if not isinstance(catalog, dict):
+    if not isinstance(catalog, dict) or len(catalog) > MAX_CATALOG_ENTRIES:
         return []
     every = _truthy(get_in(data, "all", "enabled"))
     key_locs = catalog.key_locs if isinstance(catalog, LDict) else {}

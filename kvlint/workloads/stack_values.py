@@ -277,6 +277,26 @@ def _truthy(v: Any) -> bool:
     return True
 
 
+def _printed_int(v: Any) -> int | None:
+    """The integer a template's bare ``{{ v }}`` leaves in the rendered YAML (``replicas: 2`` from ``2`` or
+    ``2.0``, which Helm holds as the same float64), None when it prints no plain integer (a missing value,
+    ``1e+06``, a string, a fraction)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    text = go_text(v)
+    return int(text) if text.isdigit() else None
+
+
+def _printed(v: Any) -> Any:
+    """A scalar as a template's bare ``{{ v }}`` leaves it in the rendered YAML: numbers printed as Helm prints
+    them and read back (``8080`` from ``"8080"`` or ``8080.0``), other strings as written."""
+    if isinstance(v, str) and v.isascii() and v.isdigit() and len(v) <= 18 and (v == "0" or v[0] != "0"):
+        return int(v)  # a decimal integer (not "0755", an octal to YAML 1.1, nor non-ASCII digits)
+    if isinstance(v, float):
+        return _printed_int(v) if _printed_int(v) is not None else v
+    return v
+
+
 def _go_int(v: Any) -> int:
     """sprig ``int`` (``cast.ToInt``): numbers truncated, booleans 1/0, strings parsed as integers (base
     prefixes allowed), anything else 0."""
@@ -314,16 +334,21 @@ def _a(word: str) -> str:
     return ("an " if word[0] in "aeiou" else "a ") + word
 
 
-def _type_errors(holder: Any, schema: dict[str, _T], path: str) -> Iterator[tuple[str, Loc | None]]:
+def _type_errors(
+    holder: Any, schema: dict[str, _T], path: str, nulls: bool = False
+) -> Iterator[tuple[str, Loc | None]]:
     """``(why, position)`` for each value of ``holder`` that the chart's schema refuses (its type, an enum, the
-    items of an array, recursively the properties of an object). A missing or null value is not checked
-    (Helm drops nulls when it merges values)."""
+    items of an array, recursively the properties of an object). A missing value is not checked; a null one
+    only when ``nulls``: Helm drops the nulls of maps it merges with the chart's defaults
+    (``servingEngineSpec``), but a list replaces the chart's whole, so the nulls inside a ``modelSpec`` entry
+    reach the schema, which allows null for none of the entry's values (``helm template`` fails with
+    "Invalid type. Expected: string, given: null")."""
     if not isinstance(holder, dict):
         return
     refused = f"the values.schema.json of chart vllm-stack {CHART_VERSION} wants"
     for key, t in schema.items():
         value = holder.get(key)
-        if value is None:
+        if value is None and not (nulls and key in holder):
             continue
         got = _schema_type(value)
         where = f"{path}.{key}"
@@ -348,7 +373,7 @@ def _type_errors(holder: Any, schema: dict[str, _T], path: str) -> Iterator[tupl
                         loc_of(value, j),
                     )
         if t.props is not None and isinstance(value, dict):
-            yield from _type_errors(value, t.props, where)
+            yield from _type_errors(value, t.props, where, nulls)
 
 
 @dataclass(frozen=True)
@@ -399,7 +424,7 @@ def _plan(data: Any) -> _Plan:
             return _Plan(
                 spec, unbuilt=f"{where} is not a mapping, so helm refuses these values", unbuilt_loc=at
             )
-        for why, wat in _type_errors(m, _MODEL_SCHEMA, where):
+        for why, wat in _type_errors(m, _MODEL_SCHEMA, where, nulls=True):
             return _Plan(spec, unbuilt=why, unbuilt_loc=wat)
         if m.get("enabled") is False:
             continue  # `ne $modelSpec.enabled false`: the template skips the entry
@@ -416,15 +441,60 @@ def _plan(data: Any) -> _Plan:
                     unbuilt_loc=loc_of(m, key) or at,
                 )
         if not _truthy(m.get("resources")):
+            # `required "..." ($modelSpec.requestMemory | quote)`: sprig's quote turns only a missing (nil) value
+            # into the empty string required refuses; 0 and "" print as "0" and `""`
             for key in ("requestMemory", "requestCPU"):
-                if not _truthy(m.get(key)):
+                if m.get(key) is None:
                     return _Plan(
                         spec,
                         unbuilt=f'{where} has neither resources nor {key}: helm template fails with "Value '
                         f"'modelSpec.{key}' must be defined !\"",
                         unbuilt_loc=loc_of(m, key) or at,
                     )
+        lmc = m.get("lmcacheConfig")
+        if (
+            isinstance(lmc, dict)
+            and _truthy(lmc)
+            and _truthy(lmc.get("enabled"))
+            and "enablePD" not in lmc
+            and not isinstance(m.get("vllmConfig"), dict)
+        ):
+            # `hasKey $modelSpec.vllmConfig "v0"` (choosing LMCache's connector) on a missing vllmConfig
+            return _Plan(
+                spec,
+                unbuilt=f"{where} has lmcacheConfig.enabled but no vllmConfig: helm template fails where the "
+                'template asks whether vllmConfig has v0 (hasKey of a missing map: "wrong type for value; expected '
+                'map[string]interface {}")',
+                unbuilt_loc=loc_of(lmc, "enabled") or at,
+            )
+        shared = data.get("sharedPvcStorage")
+        vc = m.get("vllmConfig")
+        if (
+            isinstance(shared, dict)
+            and _truthy(shared.get("enabled"))
+            and not any(k in m for k in ("pvcStorage", "chatTemplate", "extraVolumeMounts"))
+            and not (_truthy(vc) and isinstance(vc, dict) and "tensorParallelSize" in vc)
+        ):
+            # the template writes the `volumeMounts:` key only for those four, and the shared PVC's mount
+            # under it whatever they are: without them the mount lands under `resources`
+            return _Plan(
+                spec,
+                unbuilt=f"{where} has none of pvcStorage, chatTemplate, extraVolumeMounts or "
+                "vllmConfig.tensorParallelSize while sharedPvcStorage.enabled: the chart then writes the shared "
+                "PVC's volume mount without its volumeMounts key and helm template fails (\"YAML parse error on "
+                'vllm-stack/templates/deployment-vllm-multi.yaml")',
+                unbuilt_loc=loc_of(shared, "enabled") or at,
+            )
         rendered.append((i, m))
+    if rendered and "sharedPvcStorage" in data and not isinstance(data["sharedPvcStorage"], dict):
+        # the template reads `.Values.sharedPvcStorage.enabled` for every engine; a null deletes the chart's
+        # default map, a scalar replaces it
+        return _Plan(
+            spec,
+            unbuilt="sharedPvcStorage is not a mapping: helm template fails reading sharedPvcStorage.enabled "
+            '("nil pointer evaluating interface {}.enabled")',
+            unbuilt_loc=_key_loc(data, "sharedPvcStorage"),
+        )
     if not rendered:
         if ray:
             names = ", ".join(repr(go_text(m.get("name"))) for _, m in ray)
@@ -759,7 +829,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
     ps = ldict(at, pod)
     keda = m.get("keda")
     replicas = None if isinstance(keda, dict) and _truthy(keda.get("enabled")) else m.get("replicaCount")
-    replicas = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else None
+    replicas = _printed_int(replicas)
     why = (
         "the production-stack values name no GPU model: requestGPUType names the device-plugin resource, and the "
         "entry has no nodeSelectorTerms or affinity"
@@ -970,10 +1040,10 @@ def _probe(p: dict, at: Loc | None) -> LDict:
     items: Items = []
     for key, default in (("initialDelaySeconds", 15), ("periodSeconds", 10), ("failureThreshold", 3)):
         v = p.get(key)
-        items.append((key, v if _truthy(v) else default, pos(key)))
+        items.append((key, _printed(v) if _truthy(v) else default, pos(key)))
     for key in ("timeoutSeconds", "successThreshold"):
         if _truthy(p.get(key)):
-            items.append((key, p[key], pos(key)))
+            items.append((key, _printed(p[key]), pos(key)))
     for key in ("exec", "tcpSocket", "grpc"):
         if _truthy(p.get(key)):
             items.append((key, p[key], pos(key)))
@@ -990,7 +1060,7 @@ def _probe(p: dict, at: Loc | None) -> LDict:
                 hl,
                 [
                     ("path", path if _truthy(path) else "/health", hl),
-                    ("port", port if _truthy(port) else 8000, hl),
+                    ("port", _printed(port) if _truthy(port) else 8000, hl),
                 ],
             ),
             hl,
