@@ -569,3 +569,34 @@ def test_bare_printed_values_read_back_as_yaml_reads_them(value: object, read: o
     from kvlint.workloads.stack_values import _printed
 
     assert _printed(value) == read and type(_printed(value)) is type(read)
+
+
+OCI = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "collected"
+    / "vllm-project__production-stack__deployment_on_cloud__oci__production_stack_specification.yaml"
+)
+
+
+def test_keys_the_chart_does_not_read_are_kv005_at_their_lines() -> None:
+    """production-stack's own OCI values put ``extraArgs`` and ``nodeSelector`` beside ``vllmConfig`` in the
+    modelSpec entry; the chart reads neither there (helm template renders no --max-model-len and no
+    nodeSelector), so the pod kvlint builds has neither and each key gets a KV005 at its line: the first
+    pointed to vllmConfig, the second to nodeSelectorTerms/affinity. Keys the chart reads get none."""
+    result = run_check([str(OCI)], OFFLINE)
+    kv005 = sorted(
+        (d for d in result.diagnostics if d.rule == "KV005"), key=lambda d: d.loc.line if d.loc else 0
+    )
+    assert [d.loc.line if d.loc else None for d in kv005] == [
+        _line_of(OCI, "nodeSelector:"),
+        _line_of(OCI, "extraArgs:"),
+    ]
+    assert "'nodeSelector'" in kv005[0].message and "nodeSelectorTerms" in kv005[0].message
+    assert "'extraArgs'" in kv005[1].message and "move 'extraArgs' under vllmConfig" == kv005[1].fix
+    (w,) = find_workloads(load_paths([str(OCI)]).documents)
+    (c,) = w.pod_spec["containers"]
+    assert "--max-model-len=8192" not in list(c["command"]) and "nodeSelector" not in w.pod_spec
+    # values files whose modelSpec keys are all ones the chart reads: no KV005
+    for tp in (TP2, TWO):
+        assert not [d for d in run_check([str(tp)], OFFLINE).diagnostics if d.rule == "KV005"]

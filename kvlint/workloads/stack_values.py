@@ -206,6 +206,135 @@ _MODEL_SCHEMA: dict[str, _T] = {
 }
 
 
+#: The keys of a ``modelSpec`` entry the chart's templates read (``$modelSpec.<key>`` and
+#: ``hasKey $modelSpec "<key>"`` in ``helm/templates/`` at :data:`CHART_COMMIT`). The chart's schema does not
+#: forbid other keys, so helm accepts them and the templates never use their values.
+_MODEL_KEYS_READ = frozenset(
+    {
+        "affinity",
+        "annotations",
+        "chatTemplate",
+        "chatTemplateConfigMap",
+        "enableLoRA",
+        "enableTool",
+        "enabled",
+        "env",
+        "envFromSecret",
+        "extraVolumeMounts",
+        "extraVolumes",
+        "hf_token",
+        "imagePullSecret",
+        "initContainer",
+        "keda",
+        "labels",
+        "limitCPU",
+        "limitGPUCores",
+        "limitGPUMem",
+        "limitGPUMemPercentage",
+        "limitMemory",
+        "lmcacheConfig",
+        "modelRevision",
+        "modelURL",
+        "name",
+        "nodeName",
+        "nodeSelectorTerms",
+        "pdb",
+        "podAnnotations",
+        "podLabels",
+        "priorityClassName",
+        "pvcAccessMode",
+        "pvcAnnotations",
+        "pvcExistingClaimName",
+        "pvcLabels",
+        "pvcMatchLabels",
+        "pvcStorage",
+        "raySpec",
+        "replicaCount",
+        "repository",
+        "requestCPU",
+        "requestGPU",
+        "requestGPUCores",
+        "requestGPUMem",
+        "requestGPUMemPercentage",
+        "requestGPUType",
+        "requestMemory",
+        "resources",
+        "runtimeClassName",
+        "serviceAccountName",
+        "serviceAnnotations",
+        "shmSize",
+        "storageClass",
+        "tag",
+        "tolerations",
+        "tolerationsPolicy",
+        "toolCallParser",
+        "vllmConfig",
+    }
+)
+#: ``vllmConfig`` keys the chart reads (``hasKey . "<key>"``, ``.<key>`` in its ``with`` block).
+_VLLM_CONFIG_KEYS_READ = frozenset(
+    {
+        "enableChunkedPrefill",
+        "enablePrefixCaching",
+        "maxModelLen",
+        "dtype",
+        "tensorParallelSize",
+        "pipelineParallelSize",
+        "maxNumSeqs",
+        "gpuMemoryUtilization",
+        "maxLoras",
+        "runner",
+        "convert",
+        "extraArgs",
+        "v0",
+        "v1",
+        "prometheusMultiprocDir",
+    }
+)
+
+
+def _unread_keys(i: int, m: LDict) -> list[Finding]:
+    """KV005 for each key of the ``modelSpec[i]`` entry ``m`` that the chart's templates do not read
+    (:data:`_MODEL_KEYS_READ`): helm renders without it, so a setting written there (``extraArgs`` beside
+    ``vllmConfig`` instead of inside it, ``nodeSelector`` for ``nodeSelectorTerms``) is silently dropped.
+    A ``vllmConfig`` key is pointed to ``vllmConfig``; another near a key the chart reads is named."""
+    from kvlint.engines.options import suggest  # (kvlint.engines imports the workload readers)
+
+    out = []
+    for k in m:
+        key = str(k)
+        if key in _MODEL_KEYS_READ:
+            continue
+        if key in _VLLM_CONFIG_KEYS_READ:
+            hint, fix = f"; the chart reads {key} under vllmConfig", f"move '{key}' under vllmConfig"
+        elif key == "nodeSelector":
+            hint = "; the chart places the pods with nodeSelectorTerms (required node affinity) or affinity"
+            fix = "write the node labels as nodeSelectorTerms (matchExpressions) or affinity"
+        else:
+            guess = suggest(key, _MODEL_KEYS_READ)
+            hint = f"; did you mean '{guess}'?" if guess else ""
+            fix = (
+                f"rename '{key}' to '{guess}'"
+                if guess
+                else f"remove '{key}' or move it where the chart reads it"
+            )
+        out.append(
+            Finding(
+                "KV005",
+                f"'{key}' in {_plain_path(i)} is not a key production-stack's chart reads: helm accepts the "
+                f"values and renders without it, so its value is never used{hint}",
+                _key_loc(m, key),
+                fix=fix,
+                severity="warning",
+            )
+        )
+    return out
+
+
+def _plain_path(i: int) -> str:
+    return f"servingEngineSpec.modelSpec[{i}]"
+
+
 def is_stack_values(data: Any) -> bool:
     """Whether ``data`` (a loaded document) is production-stack chart values: a mapping without ``apiVersion``
     and ``kind`` whose ``servingEngineSpec`` mapping has a ``modelSpec`` key."""
@@ -856,6 +985,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         name=f"{RELEASE}-{go_text(m.get('name'))}-deployment-vllm",
         annotations=ann,
         labels=labels,
+        findings=(*w.findings, *_unread_keys(i, m)),
     )
 
 
