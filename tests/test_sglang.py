@@ -67,6 +67,19 @@ def test_mfs_default_on_a_larger_gpu_only_from_0_4_5_post3() -> None:
     assert default_mem_fraction_static((0, 4, 6), h200, tp=8)[0] == round((h200 - 13 * 1024) / h200, 3)
 
 
+def test_mfs_default_names_the_releases_it_holds_for() -> None:
+    """The reason a default fraction gives names the releases whose rule it is, not one of them: an 0.4.3 image
+    on an A100 was told 'SGLang 0.4.6 default' (newuser7), and an 0.5.2 one 'SGLang 0.4.10 heuristic'."""
+    from kvlint.memory.sglang import sglang_version
+
+    for text, gpu in (("0.4.3.post2", 81559), ("0.4.6", 143771), ("0.5.2", 81559)):
+        v = sglang_version(text)[0]
+        why = default_mem_fraction_static(v, gpu, tp=1)[1]
+        assert "0.4.6" not in why and "0.4.10 heuristic" not in why, (text, why)
+    assert "before 0.4.10" in default_mem_fraction_static(sglang_version("0.4.3.post2")[0], 81559, tp=1)[1]
+    assert "0.4.10 to 0.5.4" in default_mem_fraction_static(sglang_version("0.5.2")[0], 81559, tp=1)[1]
+
+
 def test_mfs_default_0_5_x_w8() -> None:
     # §7 W8: H100 80 GB (81 559 MiB), TP1, non-MLA -> reserved 13 440 MiB -> 0.835
     assert default_mem_fraction_static((0, 5, 23), 81559, tp=1)[0] == 0.835

@@ -219,9 +219,9 @@ def default_mem_fraction_static(
                     f,
                     f"mem_fraction_static {f} (SGLang default for tp_size {tp}; no larger-GPU rule before 0.4.5.post3)",
                 )
-            return f, f"mem_fraction_static {f} (SGLang 0.4.6 default for tp_size {tp})"
+            return f, f"mem_fraction_static {f} (SGLang default for tp_size {tp} before 0.4.10)"
         f = round((gpu_mib - 13 * 1024) / gpu_mib, 3)
-        return f, f"mem_fraction_static {f} = (gpu − 13 GiB)/gpu (SGLang 0.4.6, GPU > 80 GiB)"
+        return f, f"mem_fraction_static {f} = (gpu − 13 GiB)/gpu (SGLang 0.4.5.post3 to 0.4.9, GPU > 80 GiB)"
     if v < (0, 5, 5):
         g = gpu_mib / 1024
         if g < 35:
@@ -234,7 +234,10 @@ def default_mem_fraction_static(
             r = 32.0
         r += (2 if dp_attention else 0) + (4 if deepep else 0)
         f = round((gpu_mib - r * 1024) / gpu_mib, 3)
-        return f, f"mem_fraction_static {f} = (gpu − {r:.1f} GiB reserved)/gpu (SGLang 0.4.10 heuristic)"
+        return (
+            f,
+            f"mem_fraction_static {f} = (gpu − {r:.1f} GiB reserved)/gpu (SGLang 0.4.10 to 0.5.4 heuristic)",
+        )
     cps, bs = gpu_tier(gpu_mib, tp, v)
     cps = chunked_prefill_size if chunked_prefill_size and chunked_prefill_size > 0 else cps
     bs = cuda_graph_max_bs or bs
