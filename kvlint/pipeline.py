@@ -257,7 +257,7 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
     if cr.model is None or cr.placement is None:
         return ()
-    if cr.placement.gpus is None and cr.placement.resource is None:
+    if cr.placement.requests_no_gpu:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)
     if platform not in ("cuda", "rocm"):
@@ -304,23 +304,23 @@ def resolve_container_model(
     """
     ref, revision = model_reference(serving, w)
     try:
-        return (
-            _models.resolve_model(
-                ref,
-                model_dirs=options.model_dirs,
-                model_paths=options.model_paths,
-                revision=revision,
-                allow_hub=options.allow_hub,
-                allow_local_paths=options.allow_local_paths,
-                catalogues=options.model_catalogues,
-            ),
-            None,
-        )
+        return _models.resolve_model(ref, revision=revision, **_model_sources(options)), None
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
         return (stored, None) if stored is not None else (None, str(exc))
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
+
+
+def _model_sources(options: Options) -> dict[str, Any]:
+    """Where :func:`kvlint.models.resolve_model` may look, as the run's options say (keyword arguments)."""
+    return {
+        "model_dirs": options.model_dirs,
+        "model_paths": options.model_paths,
+        "allow_hub": options.allow_hub,
+        "allow_local_paths": options.allow_local_paths,
+        "catalogues": options.model_catalogues,
+    }
 
 
 def _stored_model(ref: str, revision: str | None, w: Workload, options: Options) -> ModelSpec | None:
@@ -336,16 +336,7 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     from kvlint.models.resolve import resolve_stored_model
 
     try:
-        return resolve_stored_model(
-            location,
-            ref,
-            model_dirs=options.model_dirs,
-            model_paths=options.model_paths,
-            revision=revision,
-            allow_hub=options.allow_hub,
-            allow_local_paths=options.allow_local_paths,
-            catalogues=options.model_catalogues,
-        )
+        return resolve_stored_model(location, ref, revision=revision, **_model_sources(options))
     except Exception:  # defensive: the fallback must never take the run down
         return None
 

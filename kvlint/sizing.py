@@ -79,7 +79,7 @@ def sizing_of(cr: ContainerResult) -> str:
     ):
         return "not a CUDA/ROCm GPU"
     if acc is None:
-        if cr.placement is not None and cr.placement.gpus is None and cr.placement.resource is None:
+        if cr.placement is not None and cr.placement.requests_no_gpu:
             return "no GPU requested"
         return "GPU unknown"
     return "memory model could not size it"

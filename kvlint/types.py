@@ -374,6 +374,12 @@ class Placement:
     gpu_slice: GpuSlice | None = None
 
     @property
+    def requests_no_gpu(self) -> bool:
+        """The container requests no GPU resource at all (no count, no accelerator resource name): there is no
+        GPU to size the engine on (KV405, KV501's info, sizing's "no GPU requested")."""
+        return self.gpus is None and self.resource is None
+
+    @property
     def memory_bytes(self) -> int | None:
         """Device total per GPU as the engine sees it, in bytes: the override (MIG slice, ``--gpu-memory``),
         else the HAMi slice on this accelerator (an NVIDIA GPU: HAMi-core reports ``min(slice, card)``,

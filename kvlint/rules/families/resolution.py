@@ -42,7 +42,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
-    if p is not None and p.gpus is None and p.resource is None and platform in ("cuda", "rocm"):
+    if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
             "resource), so there is no GPU to size the engine on",
