@@ -370,3 +370,40 @@ def test_sharded_warmup_before_1_4_1_keeps_the_all_reduce_inputs() -> None:
     printed = next(c for c in cases if c["id"] == "gt-235")["figures"]["max_batch_total_tokens"]
     assert old.num_blocks_low * old.block_size <= printed <= old.num_blocks_high * old.block_size
     assert new.num_blocks_low * new.block_size > printed  # the same flags without the term: outside the band
+
+
+def test_warmup_logits_follow_the_lm_head_and_the_log_softmax_of_the_release() -> None:
+    """The warmup's prefill logits (every prompt token before TGI 3.0) as TGI computes them: a sharded LM head
+    all-gathers the full vocabulary on every shard and returns the transposed view, whose log-softmax holds three
+    ``tokens × vocab`` copies (the gathered logits, PyTorch's contiguous copy of the input, the result or its
+    ``out=`` temporary); one shard holds the logits and the result (two) before v2.4.0 and the logits alone once
+    the log-softmax is taken in place (v2.4.0, #2661). Before this was read kvlint took ``vocab / shards`` in fp16
+    plus an fp32 copy on every release (tgi@v1.0.0 utils/layers.py::TensorParallelHead.forward, tgi@v2.4.0
+    flash_causal_lm.py::FlashCausalLM.generate_token; PyTorch SoftMax.cpp::log_softmax_out)."""
+    from kvlint.memory.tgi import lm_head_gathered, prefill_activation_bytes, prefill_logits_bytes
+
+    m = _model("meta-llama/Llama-2-70b-hf")
+    tokens, fp16 = 4096, 2
+
+    def logits(shards: int, v: tuple[int, int, int]) -> int:
+        with_logits = prefill_activation_bytes(m, tokens, shards, fp16, True, v)
+        return with_logits - prefill_activation_bytes(m, tokens, shards, fp16, False, v)
+
+    full = tokens * m.vocab_size * fp16  # one copy of the gathered logits, bytes per shard
+    assert lm_head_gathered(m, 4) and not lm_head_gathered(m, 1)
+    assert logits(4, (1, 0, 0)) == logits(4, (2, 4, 0)) == 3 * full  # not a quarter of the vocabulary
+    assert logits(1, (1, 0, 0)) == logits(1, (2, 3, 1)) == 2 * full
+    assert logits(1, (2, 4, 0)) == full == prefill_logits_bytes(m, tokens, 1, fp16, (3, 3, 0))
+    # a vocabulary the shards cannot split: loaded whole on every shard, no gather
+    odd = dataclasses.replace(m, vocab_size=32001)
+    assert not lm_head_gathered(odd, 4)
+    assert prefill_logits_bytes(odd, tokens, 4, fp16, (1, 0, 0)) == 2 * tokens * 32001 * fp16
+    # in a whole plan: one shard of Llama-3.1-8B on an H100, the same launcher defaults (4145 prefill tokens) in
+    # v2.3.1 and v2.4.0; only the in-place log-softmax differs, by one copy of the logits
+    m8, h100 = _model("meta-llama/Llama-3.1-8B"), lookup("h100-80gb")
+    d231, d240 = (
+        plan_tgi_detailed(_cmd("--model-id", "x", version=ver), m8, h100.memory_bytes, gpus=1)
+        for ver in ("2.3.1", "2.4.0")
+    )
+    assert d231.max_batch_prefill_tokens == d240.max_batch_prefill_tokens == 4145
+    assert d231.plan.activation_bytes - d240.plan.activation_bytes == 4145 * m8.vocab_size * 2

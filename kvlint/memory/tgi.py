@@ -269,24 +269,67 @@ def kv_bytes_per_token_shard(model: ModelSpec, shards: int, kv_elem_bytes: int) 
     return total
 
 
+#: First TGI release whose warmup takes the prefill log-probabilities in place, ``torch.log_softmax(out, -1,
+#: out=out)`` (commit 5f32dea1, #2661 "prefer inplace softmax to avoid copy"; v2.3.1 still allocates a new tensor).
+INPLACE_LOG_SOFTMAX_FROM: TgiVersion = (2, 4, 0)
+
+
+def lm_head_gathered(model: ModelSpec, shards: int) -> bool:
+    """Whether each shard all-gathers the full-vocabulary logits: with more than one shard TGI loads the LM head
+    split by rows (``weights.get_sharded(..., dim=0)``, which asserts the vocabulary divides by the shard count)
+    and gathers, else loads it whole on every shard and does not (tgi@v1.0.0:server/text_generation_server/utils/
+    layers.py::TensorParallelHead.load, tgi@v2.4.0:server/text_generation_server/layers/tensor_parallel.py)."""
+    return shards > 1 and model.vocab_size > 0 and model.vocab_size % shards == 0
+
+
+def prefill_logits_bytes(model: ModelSpec, tokens: int, shards: int, dbytes: int, v: TgiVersion) -> int:
+    """Bytes per shard of the warmup's prefill logits when logits are produced for every prompt token.
+
+    Sources: the LM head (``TensorParallelHead.forward``) returns ``vocab × tokens`` logits at the model dtype on
+    every shard; when gathered (:func:`lm_head_gathered`) it is the transposed view ``world_out.T`` of the
+    all-gather output (tgi@v1.0.0:server/text_generation_server/utils/layers.py, tgi@v2.4.0:server/
+    text_generation_server/layers/tensor_parallel.py). The warmup then takes the prefill log-probabilities over
+    all of them (``FlashCausalLM.generate_token``): ``torch.log_softmax(out, -1)``, a new tensor, before v2.4.0;
+    ``torch.log_softmax(out, -1, out=out)`` from v2.4.0 (:data:`INPLACE_LOG_SOFTMAX_FROM`). PyTorch's CUDA softmax
+    reads a contiguous input (``aten/src/ATen/native/cuda/SoftMax.cu::host_softmax``: ``input_.contiguous()``) and
+    ``log_softmax_out`` writes a non-contiguous ``out`` through a temporary (``aten/src/ATen/native/SoftMax.cpp::
+    log_softmax_out``). So the copies of ``vocab × tokens × dbytes`` alive together are: gathered, 3 (the gathered
+    logits, their contiguous copy, the result or the temporary), in either release; not gathered, 2 before v2.4.0
+    (the logits and the result) and 1 from v2.4.0 (in place).
+    """
+    if tokens <= 0 or model.vocab_size <= 0:
+        return 0
+    if lm_head_gathered(model, shards):
+        copies = 3
+    else:
+        copies = 1 if v >= INPLACE_LOG_SOFTMAX_FROM else 2
+    return int(tokens * copies * model.vocab_size * dbytes)
+
+
 def prefill_activation_bytes(
-    model: ModelSpec, tokens: int, shards: int, dbytes: int, all_logits: bool
+    model: ModelSpec,
+    tokens: int,
+    shards: int,
+    dbytes: int,
+    all_logits: bool,
+    v: TgiVersion = (3, 0, 0),
 ) -> int:
     """**[heuristic]** Peak activation memory of the warmup prefill forward of ``tokens`` tokens on one shard.
 
     Per token: residual + normed hidden states (``2 × hidden``), the fused gate/up projection and its
-    activation (``3 × intermediate / shards``) at the model dtype; plus, when logits are produced for every
-    prompt token (``all_logits``: TGI < 3.0 warmup, or ``--enable-prefill-logprobs``), ``vocab / shards``
-    logits in fp16 and their fp32 copy. The form was chosen from gt-077 (Llama-2-7B, A10G, 4096 prefill
-    tokens), so that case is not an independent check.
+    activation (``3 × intermediate / shards``) at the model dtype **[heuristic]**; plus, when logits are produced
+    for every prompt token (``all_logits``: TGI < 3.0 warmup, or ``--enable-prefill-logprobs``), the logits and
+    their log-softmax as the release computes them (:func:`prefill_logits_bytes`, full vocabulary on every shard).
+    The forward's form was chosen from gt-077 (Llama-2-7B, A10G, 4096 prefill tokens), so that case is not an
+    independent check. Before the logits were read in TGI's source they were taken as ``vocab / shards`` in fp16
+    plus an fp32 copy, which missed the all-gather of sharded warmups (gt-235, gt-234).
     """
     inter = model.intermediate_size
     if model.num_experts and model.moe_intermediate_size:
         inter = model.moe_intermediate_size * 8
     per = (2 * model.hidden_size + 3 * max(1, inter // max(1, shards))) * dbytes
-    if all_logits:
-        per += (model.vocab_size // max(1, shards)) * (2 + 4)
-    return int(tokens * per)
+    logits = prefill_logits_bytes(model, tokens, shards, dbytes, v) if all_logits else 0
+    return int(tokens * per) + logits
 
 
 #: First TGI release whose launcher sets ``TORCH_NCCL_AVOID_RECORD_STREAMS=1`` for the shards
@@ -637,7 +680,7 @@ def plan_tgi_detailed(
     # Warmup (shard): weights + non-torch + prefill activation + warmup batch KV must fit under the fraction.
     non_torch = _NON_TORCH + (_NON_TORCH_SHARDED if shards > 1 else 0)
     all_logits = v < (3, 0, 0) or bool(get("enable_prefill_logprobs"))
-    act = prefill_activation_bytes(model, prefill, shards, dbytes, all_logits)
+    act = prefill_activation_bytes(model, prefill, shards, dbytes, all_logits, v)
     notes.append(
         f"[heuristic] non-torch {non_torch / GiB:.2f} GiB + warmup activation {act / GiB:.2f} GiB for {prefill} "
         f"prefill tokens{' (logits for every prompt token)' if all_logits else ''}; band ±{int(_BAND * 100)}%"
