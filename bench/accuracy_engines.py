@@ -34,7 +34,17 @@ REPLAY: dict[str, Any] = {
         1,
     ),
     "gt-082": ([], "meta-llama/Llama-3.1-8B", "mi300x", "2.0.4", 1),
-    "gt-234": (["--num-shard", "2"], "meta-llama/Llama-3.1-70B", "a100-80gb", None, 2),
+    # gt-234: the release is v2.4.0 (the log's "Using optimized Triton indexing kernels." first appears in v2.4.0,
+    # server/text_generation_server/models/metadata_kernels.py; the report, 2024-11-13, predates v2.4.1), and its
+    # printed "Default `max_batch_prefill_tokens` to 10049" is that launcher's max_input_tokens + 50
+    # (tgi@v2.4.0:launcher/src/main.rs::main), so the user set max_input_tokens 9999.
+    "gt-234": (
+        ["--num-shard", "2", "--max-input-tokens", "9999"],
+        "meta-llama/Llama-3.1-70B",
+        "a100-80gb",
+        "2.4.0",
+        2,
+    ),
     "gt-235": (["--num-shard", "4"], "meta-llama/Llama-2-70b-hf", "a100-80gb", "1.0.0", 4),
     "gt-236": (
         ["--max-input-length", "8000", "--max-total-tokens", "8512", "--max-batch-prefill-tokens", "32768"],
@@ -69,8 +79,9 @@ NOT_REPLAYABLE = {
     "assumed (cell size and mem_fraction_static are exact; the +1.3 GiB is the TP4 pre-load context and/or the "
     "FP8 load, docs §5) — printed for information, not scored",
     "gt-083": "max_batch_total_tokens 17664 was set explicitly (benchmark settings), not inferred",
-    "gt-234": "TGI version not printed (newest assumed); the printed prefill default 10049 is not what the assumed "
-    "release's launcher computes — printed for information, not scored",
+    "gt-234": "TGI 2.4.0 and max_input_tokens 9999 read from the log (see REPLAY), checkpoint not named (the "
+    "Llama-3.1-70B config stands in) — printed for information, not scored. -14.2 %; +54.7 % before the warmup "
+    "logits were read (one vocab/shards copy instead of three full-vocabulary copies on a gathered LM head, §2.3)",
     "gt-236": "local 'mistral7b-free' checkpoint: the Mistral-7B-Instruct-v0.3 config stands in (Mistral-7B class) — "
     "printed for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
