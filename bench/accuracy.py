@@ -216,12 +216,28 @@ REPLAY: dict[str, Replay] = {
         "0.8.4",
         why="V1 main of April 2025 (~0.8.4); L40S; KV implied by the printed tokens (128 KiB/token)",
     ),
+    "gt-255": Replay(
+        "deepseek-ai--DeepSeek-R1-Distill-Qwen-1.5B",
+        "gpu-8gb",
+        "0.8.0",
+        settings={"use_v1": False},
+        why="VLLM_USE_V1=0 run of a March 2025 build with [file:line] log tags -> V0 0.8.0; an 8 GB GPU, 7.75 GiB "
+        "printed; the bundled config of the named checkpoint",
+    ),
+    "gt-256": Replay(
+        "Qwen--Qwen3-8B",
+        "rtx-a5000",
+        "0.21.0",
+        why="vLLM 0.21.0 as stated; RTX A5000; the printed gpu_memory_utilization 0.9764 and max_model_len 16384 "
+        "(the concurrency line); the LMCache connector is not modelled (kvlint says so)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
 EXTRA_GPUS = {
     "rtx-4080": ("NVIDIA GeForce RTX 4080", 15.99, "8.9"),
     "rtx-4060": ("NVIDIA GeForce RTX 4060", 8.0, "8.9"),
+    "gpu-8gb": ("an 8 GB NVIDIA GPU (not named)", 7.75, None),
 }
 
 _NOCFG = "model config not in ../shared/corpus/models and the report does not state the architecture"

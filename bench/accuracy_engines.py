@@ -54,6 +54,9 @@ REPLAY: dict[str, Any] = {
         1,
     ),
     "gt-232": ([], "Qwen/Qwen3-30B-A3B", "mi355x", None, 1),
+    # gt-257: "TGI 1.4" (the series; its newest release 1.4.5 is read, whose launcher sets
+    # TORCH_NCCL_AVOID_RECORD_STREAMS, irrelevant on one GPU), launcher defaults assumed (no Args line in the report)
+    "gt-257": ([], "meta-llama/Meta-Llama-3-8B-Instruct", "rtx-3090", "1.4", 1),
     "gt-005": (
         ["--tp-size", "4", "--mem-fraction-static", "0.93"],
         "Qwen/Qwen3-235B-A22B",
@@ -84,6 +87,7 @@ NOT_REPLAYABLE = {
     "logits were read (one vocab/shards copy instead of three full-vocabulary copies on a gathered LM head, §2.3)",
     "gt-236": "local 'mistral7b-free' checkpoint: the Mistral-7B-Instruct-v0.3 config stands in (Mistral-7B class) — "
     "printed for information, not scored",
+    "gt-257": "launcher flags not shown (defaults assumed): printed for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
     "(MI355X-class, our reading of the log's free memory) — printed for information, not scored",
 }
@@ -136,7 +140,7 @@ def _reported(c: dict[str, Any]) -> int | None:
     for k in ("max_batch_total_tokens_inferred", "kv_tokens"):
         if f.get(k):
             return int(f[k])
-    if c["id"] in ("gt-082", "gt-234", "gt-235", "gt-236"):
+    if c["id"] in ("gt-082", "gt-234", "gt-235", "gt-236", "gt-257"):
         return int(f["max_batch_total_tokens"])
     return None
 
