@@ -32,7 +32,6 @@ PINNED = [
     ("gt-008", None, {"fail", "risky"}),  # gpt-oss-120b on 0.14.1: 64.38 GiB of weights leave no KV
     ("gt-009", 37.41, {"fail", "risky"}),  # Qwen2.5-VL-72B TP4 on A100-40GB: 39.38 x 0.95
     ("gt-010", 5.60, {"fail"}),  # V0, RTX 4060 8.0 GiB x 0.7: negative KV
-    ("gt-015", None, {"fail", "risky"}),  # 405B FP8 TP8, V0 max-seq-len error
     ("gt-052", None, {"ok"}),
     ("gt-054", None, {"ok"}),
     ("gt-056", 71.26, {"ok"}),  # 79.18 x 0.90 = 71.26 (the case's own arithmetic)
@@ -56,7 +55,7 @@ def test_case_arithmetic(gid, budget, verdicts):
     )
     assert d.verdict in verdicts, (gid, d.verdict)
     rep = accuracy.reported(c)
-    if rep["weights"] and gid != "gt-015":  # 405B FP8 keeps attention in bf16: not in the bf16 config
+    if rep["weights"]:
         assert p.weights_bytes / GiB == pytest.approx(rep["weights"], rel=0.02), gid
     if rep["kv"] is not None and c["outcome"] == "ok":
         assert p.kv_cache_bytes_low / GiB <= rep["kv"] <= p.kv_cache_bytes_high / GiB, gid

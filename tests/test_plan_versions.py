@@ -128,3 +128,25 @@ def test_yarn_assumption_names_the_number_it_multiplies():
     new = _plan("0.30.0", model="Qwen--Qwen2.5-7B", hf_overrides=yarn).plan
     (why,) = [a for a in new.assumptions if a.startswith("derived max_model_len")]
     assert "max_position_embeddings=163840" in why and "not applied" in why
+
+
+def test_v0_long_context_chunked_prefill_default_by_release():
+    """V0 turns chunked prefill on when the flag is not given and max_model_len > 32768 from 0.5.3 (the 0.5.2 wheel
+    has no such default; gt-015's log, v0.5.3.post1: "Chunked prefill is enabled by default for models with
+    max_model_len > 32K" ... "max_num_batched_tokens=512"), not from 0.6.0 as kvlint had it; never with LoRA or
+    speculative decoding; a multimodal model keeps it off from 0.6.2 and ROCm from 0.6.5, not before
+    (vllm/engine/arg_utils.py::EngineArgs.create_engine_config in the 0.5.2 - 0.6.5 wheels)."""
+    long = {"max_model_len": 131072, "use_v1": False}
+
+    def chunked(ver: str, model: str = "meta-llama--Llama-3.1-8B", **kw) -> bool:
+        p = _plan(ver, model, **{**long, **kw}).plan
+        return p.max_num_batched_tokens < p.max_model_len  # without chunked prefill: max(max_model_len, 2048)
+
+    assert not chunked("0.5.2") and chunked("0.5.3") and chunked("0.5.5") and chunked("0.6.6")
+    assert not chunked("0.5.3", max_model_len=32768)
+    assert not chunked("0.6.6", enable_lora=True) and not chunked("0.5.3", enable_lora=True)
+    assert not chunked("0.6.6", speculative_model_id="[ngram]", num_speculative_tokens=4)
+    vl = "Qwen--Qwen3-VL-30B-A3B-Instruct"
+    assert chunked("0.6.1", vl) and not chunked("0.6.2", vl)
+    mi300 = {"total": int(191.5 * GiB), "cc": None, "gpu": "AMD Instinct MI300X"}
+    assert chunked("0.6.4", **mi300) and not chunked("0.6.5", **mi300)

@@ -87,10 +87,48 @@ def batch_defaults(
     )
 
 
-def v0_chunked_prefill_default(v: Version, max_model_len: int, has_sliding_window: bool) -> bool:
-    """V0 turns chunked prefill on by default only when ``max_model_len > 32768`` on CUDA without sliding window
-    (``vllm@0.6.6.post1:vllm/engine/arg_utils.py::EngineArgs.create_engine_config``); applied from 0.6.0."""
-    return v >= (0, 6, 0) and max_model_len > 32768 and not has_sliding_window
+V0_LONG_CONTEXT_CHUNKED_FROM: Version = (0, 5, 3)
+"""First release whose V0 engine turns chunked prefill on by default for ``max_model_len > 32768``
+(``vllm@0.5.3:vllm/engine/arg_utils.py::EngineArgs.create_engine_config``; absent in the 0.5.2 wheel). gt-015's
+own log (vllm-project/vllm#6746, 0.5.3.post1) prints "Chunked prefill is enabled by default for models with
+max_model_len > 32K" and "Chunked prefill is enabled with max_num_batched_tokens=512"."""
+
+V0_MULTIMODAL_NO_CHUNKED_FROM: Version = (0, 6, 2)
+"""First release that leaves a multimodal model's chunked prefill off in V0 (``use_long_context and not
+model_config.is_multimodal_model``, vllm@0.6.2; not in the 0.6.1 wheel)."""
+
+V0_ROCM_NO_CHUNKED_FROM: Version = (0, 6, 5)
+"""First release that leaves chunked prefill off on ROCm (``not current_platform.is_rocm()``, vllm@0.6.5; before,
+ROCm ran with ``device_type == "cuda"`` and took the default)."""
+
+
+def v0_chunked_prefill_default(
+    v: Version,
+    max_model_len: int,
+    has_sliding_window: bool,
+    *,
+    multimodal: bool = False,
+    rocm: bool = False,
+    speculative: bool = False,
+    lora: bool = False,
+) -> bool:
+    """Whether V0 turns chunked prefill on when the flag is not given.
+
+    Only when ``max_model_len > 32768`` on a CUDA device, without sliding window, speculative decoding or LoRA
+    (``EngineArgs.create_engine_config``, read in the 0.5.3, 0.5.4, 0.5.5, 0.6.0 - 0.6.5 wheels;
+    ``EngineArgs._set_default_args_v0`` in 0.8.0), from 0.5.3 (:data:`V0_LONG_CONTEXT_CHUNKED_FROM`), with a
+    multimodal model not from 0.6.2 (:data:`V0_MULTIMODAL_NO_CHUNKED_FROM`) and on ROCm not from 0.6.5
+    (:data:`V0_ROCM_NO_CHUNKED_FROM`). **[assumed]** Not modelled: prompt adapters (all releases), prefix caching
+    (excluded in 0.5.3 - 0.6.0), Mamba-style layers (excluded in 0.6.1 - 0.6.2), pooling models (from 0.6.5) and MLA
+    (0.8.0); kvlint does not read those for this default.
+    """
+    if v < V0_LONG_CONTEXT_CHUNKED_FROM or max_model_len <= 32768:
+        return False
+    if has_sliding_window or speculative or lora:
+        return False
+    if multimodal and v >= V0_MULTIMODAL_NO_CHUNKED_FROM:
+        return False
+    return not (rocm and v >= V0_ROCM_NO_CHUNKED_FROM)
 
 
 V1_HONOURS_NO_CHUNKED_PREFILL: Version = (0, 11, 1)

@@ -109,6 +109,7 @@ class VllmSettings:
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
     kv_connector: str | None = None
+    enable_lora: bool = False
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -211,6 +212,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
+        enable_lora=bool(get("enable_lora", False)),
     )
 
 
@@ -1017,10 +1019,17 @@ def resolve_startup(
     elif settings.enable_chunked_prefill is not None:
         chunked = bool(settings.enable_chunked_prefill)
     elif era == "v0":
-        # V0 keeps chunked prefill off for multimodal models and on ROCm
-        # (vllm@0.6.6:vllm/engine/arg_utils.py::EngineArgs.create_engine_config)
-        chunked = (
-            dfl.v0_chunked_prefill_default(v, max_len, has_sw) and not facts.multimodal and vendor == "nvidia"
+        # V0's long-context default and its exclusions by release (defaults.v0_chunked_prefill_default)
+        chunked = dfl.v0_chunked_prefill_default(
+            v,
+            max_len,
+            has_sw,
+            multimodal=facts.multimodal,
+            rocm=vendor == "amd",
+            speculative=bool(
+                settings.speculative_model or settings.speculative_model_id or settings.speculative_method
+            ),
+            lora=settings.enable_lora,
         )
         if chunked:
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
