@@ -177,7 +177,9 @@ REPLAY: dict[str, Replay] = {
         "meta-llama--Meta-Llama-3-8B",
         "h100",
         "0.6.5",
-        why="Dec 2024 main (V0 'Memory profiling results' table) -> 0.6.5; 79.22 GiB printed (H100-80GB class)",
+        why="Dec 2024 build of the PR under review (vllm#10511): its 'Memory profiling results' table with a "
+        "'duration' row is the branch's format, not the 0.6.5 wheel's ('Memory profiling takes X seconds'); replayed "
+        "as 0.6.5, which carries the branch's non-torch accounting (utils.py::memory_profiling); 79.22 GiB printed",
     ),
     "gt-218": Replay(
         "meta-llama--Meta-Llama-3-8B", "h100", "0.6.5", why="as gt-217 with -tp 2 (no KV printed)"
@@ -194,7 +196,9 @@ REPLAY: dict[str, Replay] = {
         "h100",
         "0.8.0",
         settings={"use_v1": False},
-        why="V0 worker.py lines of an ~0.8 image -> V0 0.8.x; --enable-lora (LoRA buffers are not modelled); 79.19 GiB",
+        why="V0 worker.py lines of an ~0.8 image -> V0 0.8.x; the manifest has --enable-lora but the log is not "
+        "that start-up: torch.compile ran (0.8's V0 turns it off with LoRA, config.py) and the 12.55 GiB of weights "
+        "hold no LoRA stacks (0.8 allocates them inside the load profiler); 79.19 GiB",
     ),
     "gt-221": Replay(
         "Qwen--Qwen2.5-14B",

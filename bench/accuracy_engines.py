@@ -86,7 +86,8 @@ NOT_REPLAYABLE = {
     "Llama-3.1-70B config stands in) — printed for information, not scored. -14.2 %; +54.7 % before the warmup "
     "logits were read (one vocab/shards copy instead of three full-vocabulary copies on a gathered LM head, §2.3)",
     "gt-236": "local 'mistral7b-free' checkpoint: the Mistral-7B-Instruct-v0.3 config stands in (Mistral-7B class) — "
-    "printed for information, not scored",
+    "printed for information, not scored. The reporter's TGI#1863 shows the deployment at 67 GB after warmup (weights "
+    "+ KV only), so the warmup freed ~13.8 GiB where kvlint's prefill activation + logits give 7.1 (docs §5)",
     "gt-257": "launcher flags not shown (defaults assumed): printed for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
     "(MI355X-class, our reading of the log's free memory) — printed for information, not scored",
