@@ -407,3 +407,25 @@ def test_warmup_logits_follow_the_lm_head_and_the_log_softmax_of_the_release() -
     )
     assert d231.max_batch_prefill_tokens == d240.max_batch_prefill_tokens == 4145
     assert d231.plan.activation_bytes - d240.plan.activation_bytes == 4145 * m8.vocab_size * 2
+
+
+def test_gt234_prefill_default_is_tgi_2_4_0_with_max_input_tokens_9999():
+    """gt-234 (bench/groundtruth/cases.yaml) printed "Default `max_batch_prefill_tokens` to 10049": TGI 2.4.0's
+    launcher default, max_input_tokens + 50 (launcher/src/main.rs::main at v2.4.0), with max_input_tokens 9999 —
+    the release its log names (the Triton indexing-kernels line first appears in v2.4.0; the report predates
+    v2.4.1), not the newest release's launcher, which bench/accuracy_engines.py assumed before."""
+    import yaml
+
+    cases = yaml.safe_load((FIX.parent / "bench" / "groundtruth" / "cases.yaml").read_text())
+    printed = next(c for c in cases if c["id"] == "gt-234")["figures"]["max_batch_prefill_tokens_default"]
+    m, acc = _model("meta-llama/Llama-3.1-70B"), lookup("a100-80gb")
+
+    def prefill(version: str, *extra: str) -> int:
+        s = _cmd("--model-id", "x", "--num-shard", "2", *extra, version=version)
+        d = plan_tgi_detailed(
+            s, m, acc.memory_bytes, gpus=2, gpu_name=acc.name, compute_capability=acc.compute_capability
+        )
+        return int(d.max_batch_prefill_tokens)
+
+    assert prefill("2.4.0", "--max-input-tokens", str(printed - 50)) == printed
+    assert prefill("2.4.0") != printed and prefill("3.3.7") != printed
