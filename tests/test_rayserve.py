@@ -308,3 +308,23 @@ def test_many_llm_configs_through_the_webhook_path() -> None:
     obj = yaml.safe_load(RAY_SERVICE.format(entries=entries))
     result = lint_object(obj, "<admission RayService/svc>.json", OPTS)
     assert len(_serving(result)) == 200
+
+
+@pytest.mark.parametrize(("max_replicas", "reported"), [(1, True), (2, False)])
+def test_more_gpu_bundles_than_the_worker_group_has_is_kv403(
+    tmp_path: Path, max_replicas: int, reported: bool
+) -> None:
+    """TP 2 x PP 2 is 4 GPU bundles: one worker pod of 2 GPUs never holds them, two do."""
+    entry = ENTRY.format(i=0) + "            pipeline_parallel_size: 2\n"
+    text = RAY_SERVICE.format(entries=entry).replace(
+        "      replicas: 1\n", f"      replicas: 1\n      maxReplicas: {max_replicas}\n"
+    )
+    path = _write(tmp_path, text)
+    kv403 = [d for d in run_check([str(path)], OPTS).diagnostics if d.rule == "KV403"]
+    assert bool(kv403) == reported
+    if reported:
+        assert "placement group of 4 GPU bundles" in kv403[0].message
+        assert kv403[0].loc.line in (
+            _line_of(path, "tensor_parallel_size"),
+            _line_of(path, "pipeline_parallel_size"),
+        )

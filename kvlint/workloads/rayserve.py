@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -163,10 +164,16 @@ def _has_gpu(container: Any) -> bool:
     return False
 
 
+def _ray_container_has_gpu(ps: LDict) -> bool:
+    cs = ps.get("containers")
+    return isinstance(cs, list) and bool(cs) and _has_gpu(cs[0])
+
+
 def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
     """The PodSpec the engine's GPU workers run in: the first worker group whose Ray container (its first
     container) requests a GPU, else the first worker group, else the head group; with its path and the
-    group's pod count (``maxReplicas``, else ``replicas``)."""
+    group's pod count (``maxReplicas``, else ``replicas`` without the autoscaler, times ``numOfHosts``; None
+    when unknown or when several groups request GPUs)."""
     cluster = get_in(doc.data, "spec", "rayClusterConfig")
     groups = get_in(cluster, "workerGroupSpecs")
     candidates: list[tuple[LDict, str, int | None]] = []
@@ -174,12 +181,20 @@ def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
         for i, g in enumerate(groups[:MAX_APPLICATIONS]):
             ps = get_in(g, "template", "spec")
             if isinstance(ps, LDict):
-                pods = int_or_none(get_in(g, "maxReplicas")) or int_or_none(get_in(g, "replicas"))
+                # KubeRay starts replicas x numOfHosts pods of a group, maxReplicas x numOfHosts at most
+                pods = int_or_none(get_in(g, "maxReplicas"))
+                if pods is None and get_in(cluster, "enableInTreeAutoscaling") is not True:
+                    pods = int_or_none(get_in(g, "replicas"))
+                hosts = int_or_none(get_in(g, "numOfHosts")) or 1
+                pods = (
+                    pods * hosts if pods is not None and 0 <= pods <= 100_000 and 0 < hosts <= 1000 else None
+                )
                 candidates.append((ps, f"spec.rayClusterConfig.workerGroupSpecs[{i}].template.spec", pods))
-    for ps, path, pods in candidates:
-        cs = ps.get("containers")
-        if isinstance(cs, list) and cs and _has_gpu(cs[0]):
-            return ps, path, pods
+    gpu_groups = [c for c in candidates if _ray_container_has_gpu(c[0])]
+    if gpu_groups:
+        ps, path, pods = gpu_groups[0]
+        # with several GPU groups Ray may place bundles on any of them: the pod count of one says nothing
+        return ps, path, pods if len(gpu_groups) == 1 else None
     if candidates:
         return candidates[0]
     head = get_in(cluster, "headGroupSpec", "template", "spec")
@@ -483,7 +498,8 @@ class _Reader:
         dc = cfg.get("deployment_config")
         replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None
         w = synthetic_workload(doc, ps, path, replicas=replicas, extra=extra)
-        return w
+        # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
+        return replace(w, group_size=self.pods) if self.pods else w
 
 
 def rayservice_workloads(doc: Document) -> list[Workload]:
@@ -515,8 +531,6 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     if not reader.out:
         return [_empty(doc, at, reader.findings)] if reader.findings else []
     first = reader.out[0]
-    from dataclasses import replace
-
     return [replace(first, findings=(*first.findings, *reader.findings)), *reader.out[1:]]
 
 
