@@ -328,3 +328,15 @@ def test_more_gpu_bundles_than_the_worker_group_has_is_kv403(
             _line_of(path, "tensor_parallel_size"),
             _line_of(path, "pipeline_parallel_size"),
         )
+
+
+def test_false_kwargs_follow_the_release_options(tmp_path: Path) -> None:
+    """``false`` is the ``--no-`` form vLLM accepts, and an argument the release lacks (Ray: "Unknown engine
+    argument") is a KV205 at its key whatever its value."""
+    entry = ENTRY.format(i=0) + "            enable_prefix_caching: false\n            no_such_arg: false\n"
+    path = _write(tmp_path, RAY_SERVICE.format(entries=entry))
+    result = run_check([str(path)], OPTS)
+    (cr,) = _serving(result)
+    assert cr.serving.get("enable_prefix_caching") is False
+    kv205 = [d for d in result.diagnostics if d.rule == "KV205"]
+    assert [d.loc.line for d in kv205] == [_line_of(path, "no_such_arg")]

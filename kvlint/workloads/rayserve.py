@@ -203,14 +203,25 @@ def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
     return None, "", None
 
 
-def _kwarg_words(key: str, value: Any, kloc: Loc | None, vloc: Loc | None) -> list[tuple[str, Loc | None]]:
+def _kwarg_words(
+    key: str, value: Any, kloc: Loc | None, vloc: Loc | None, known: dict[str, tuple[str, str]]
+) -> list[tuple[str, Loc | None]]:
     """One ``engine_kwargs`` entry as ``vllm serve`` words: what ``AsyncEngineArgs(key=value)`` sets, written
-    as vLLM reads a ``--config`` file (vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file)."""
+    as vLLM reads a ``--config`` file (vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file).
+    ``false`` is ``--no-KEY`` where the release has that form, nothing for a ``store_true`` option of the
+    release (``False`` is its default: ``AsyncEngineArgs(trust_remote_code=False)`` on vLLM 0.8, which has no
+    ``--no-trust-remote-code``), and ``--KEY false`` for an option the release lacks (reported as unknown);
+    ``known`` is :func:`kvlint.engines.vllm.known_options` of the release."""
     opt = "--" + key
     if value is True:
         return [(opt, kloc)]
     if value is False:
-        return [("--no-" + key, kloc)]
+        kind = known.get("--" + key.replace("_", "-"), ("", ""))[1]
+        if kind == "flag":
+            return []
+        if kind or not known:
+            return [("--no-" + key, kloc)]
+        return [(opt, kloc), ("false", vloc)]
     if value is None:
         return []
     if isinstance(value, list):
@@ -248,6 +259,7 @@ class _Reader:
         self.out: list[Workload] = []
         self.read = 0
         self.capped = False
+        self._known: dict[str, tuple[str, str]] | None = None
 
     def note(self, message: str, loc: Loc | None) -> None:
         """A located KV503 (info) for a part kvlint does not read (counted as "not read")."""
@@ -317,6 +329,17 @@ class _Reader:
                 "does not read",
                 iloc,
             )
+
+    def known_options(self) -> dict[str, tuple[str, str]]:
+        """The vLLM options of the release the worker image runs (every release's when it is not known)."""
+        from kvlint.engines.images import engine_version
+        from kvlint.engines.vllm import known_options
+
+        cs = self.pod.get("containers") if self.pod is not None else None
+        image = cs[0].get("image") if isinstance(cs, list) and cs and isinstance(cs[0], dict) else None
+        if self._known is None:
+            self._known = known_options(engine_version(image) if isinstance(image, str) else None)
+        return self._known
 
     def take(self, loc: Loc | None) -> bool:
         if self.read >= MAX_LLM_CONFIGS:
@@ -402,6 +425,7 @@ class _Reader:
             ("ray", loc),
         ]
         key_locs = getattr(kwargs, "key_locs", {})
+        known = self.known_options()
         for k, v in list(kwargs.items())[:4096]:
             key = str(k)
             kloc = key_locs.get(k) or loc_of(kwargs, k)
@@ -420,7 +444,7 @@ class _Reader:
                         kloc,
                     )
                 continue
-            args += _kwarg_words(key, v, kloc, loc_of(kwargs, k))
+            args += _kwarg_words(key, v, kloc, loc_of(kwargs, k), known)
         self.out.append(self.workload(app, cfg, model_id, args, loc, path, j))
 
     def workload(
