@@ -340,3 +340,19 @@ def test_false_kwargs_follow_the_release_options(tmp_path: Path) -> None:
     assert cr.serving.get("enable_prefix_caching") is False
     kv205 = [d for d in result.diagnostics if d.rule == "KV205"]
     assert [d.loc.line for d in kv205] == [_line_of(path, "no_such_arg")]
+
+
+def test_assumptions_are_a_located_kv504(tmp_path: Path) -> None:
+    """Ray 2.52's wheel asks vllm>=0.11.0 (an assumption, at the worker image); Ray 2.56 pins it (none); custom
+    placement group bundles are not modelled (at placement_group_config)."""
+    entry = ENTRY.format(i=0) + "          placement_group_config:\n            bundles: [{GPU: 0.5}]\n"
+    path = _write(tmp_path, RAY_SERVICE.format(entries=entry))
+    notes = [d for d in run_check([str(path)], OPTS).diagnostics if d.rule == "KV504"]
+    worker_image = _line_of(path, "image:", _line_of(path, "name: ray-worker"))
+    assert sorted(d.loc.line for d in notes) == sorted(
+        [worker_image, _line_of(path, "placement_group_config")]
+    )
+    pinned = _write(
+        tmp_path, RAY_SERVICE.format(entries=ENTRY.format(i=0)).replace("2.52.0", "2.56.0"), "p.yaml"
+    )
+    assert not [d for d in run_check([str(pinned)], OPTS).diagnostics if d.rule == "KV504"]

@@ -72,18 +72,27 @@ RAY_LLM_VLLM: dict[str, str] = {
     "2.55": "0.18.0",
     "2.56": "0.22.0",
 }
+#: The Ray releases of :data:`RAY_LLM_VLLM` whose wheel pins the vLLM release exactly (``==``); the others require
+#: ``>=`` it, and kvlint's reading of their images rests on that assumption (KV504).
+RAY_LLM_PINNED = frozenset({"2.56"})
 _RAY_LLM_TAG = re.compile(r"^(\d+\.\d+)\.\d+(?:$|[-.])")
+
+
+def ray_llm_release(image: str) -> str | None:
+    """The Ray release (``2.52``) a Ray LLM image's tag names, when :data:`RAY_LLM_VLLM` knows it, else None."""
+    repo, tag, _ = split_image(image)
+    if not tag or not _repo_path(repo).endswith("ray-llm"):
+        return None
+    m = _RAY_LLM_TAG.match(tag)
+    return m.group(1) if m and m.group(1) in RAY_LLM_VLLM else None
 
 
 def ray_llm_vllm(image: str) -> str | None:
     """The vLLM release of a Ray LLM image (``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0``), from the
     Ray release in its tag (:data:`RAY_LLM_VLLM`); None for other images and Ray releases kvlint does not
     know."""
-    repo, tag, _ = split_image(image)
-    if not tag or not _repo_path(repo).endswith("ray-llm"):
-        return None
-    m = _RAY_LLM_TAG.match(tag)
-    return RAY_LLM_VLLM.get(m.group(1)) if m else None
+    release = ray_llm_release(image)
+    return RAY_LLM_VLLM[release] if release is not None else None
 
 
 # Repository name (without registry/tag) -> engine. Matched on the last path components.

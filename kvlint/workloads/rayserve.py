@@ -519,11 +519,47 @@ class _Reader:
                         loc_of(ray_c, "image"),
                     )
                 )
+        notes = self.assumptions(cfg, image, loc_of(ray_c, "image"))
         dc = cfg.get("deployment_config")
         replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None
         w = synthetic_workload(doc, ps, path, replicas=replicas, extra=extra)
         # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
-        return replace(w, group_size=self.pods) if self.pods else w
+        return replace(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
+
+    def assumptions(self, cfg: dict, image: Any, image_loc: Loc | None) -> list[Finding]:
+        """KV504 (info) for what the engine was read on an assumption: the vLLM release of a Ray wheel that
+        requires ``>=`` one, and custom placement group bundles (not modelled)."""
+        from kvlint.engines.images import RAY_LLM_PINNED, RAY_LLM_VLLM, ray_llm_release
+
+        out: list[Finding] = []
+        release = ray_llm_release(image) if isinstance(image, str) else None
+        if release is not None and release not in RAY_LLM_PINNED:
+            out.append(
+                _finding(
+                    "KV504",
+                    f"the vLLM release of {image} is taken as {RAY_LLM_VLLM[release]}, the lowest that Ray "
+                    f"{release} requires (its wheel's llm extra asks vllm>={RAY_LLM_VLLM[release]}); the image "
+                    "may hold a later one",
+                    image_loc,
+                    fix="pass --engine-version with the vLLM release of the image (python -c 'import vllm; "
+                    "print(vllm.__version__)' in it) if it differs",
+                    severity="info",
+                )
+            )
+        pg = cfg.get("placement_group_config")
+        if pg is not None:
+            out.append(
+                _finding(
+                    "KV504",
+                    "placement_group_config is not modelled: kvlint assumed one whole GPU per tensor x pipeline "
+                    "parallel worker, Ray Serve LLM's default bundles (a bundle of a GPU fraction shares the GPU: "
+                    "VLLMEngineConfig sets VLLM_RAY_PER_WORKER_GPUS)",
+                    getattr(cfg, "key_locs", {}).get("placement_group_config")
+                    or loc_of(cfg, "placement_group_config"),
+                    severity="info",
+                )
+            )
+        return out
 
 
 def rayservice_workloads(doc: Document) -> list[Workload]:
