@@ -52,6 +52,31 @@ def _sh(script: str) -> str:
     return _deployment({"command": ["sh", "-c", f"vllm serve {MODEL} {script}"]})
 
 
+def _rayservice(n: int) -> str:
+    """A RayService whose serveConfigV2 (a JSON string, as the webhook receives it) holds ``n // 20``
+    Ray Serve LLM ``llm_configs`` entries, each its own model id and context length (no plan shared)."""
+    entries = [
+        {
+            "model_loading_config": {"model_id": f"m{i}", "model_source": MODEL},
+            "engine_kwargs": {"max_model_len": 1024 + i, "tensor_parallel_size": 1},
+        }
+        for i in range(n // 20)
+    ]
+    serve = {
+        "applications": [{"import_path": "ray.serve.llm:build_openai_app", "args": {"llm_configs": entries}}]
+    }
+    c = {
+        "name": "w",
+        "image": "rayproject/ray-llm:2.56.0-py312-cu130",
+        "resources": {"limits": {"nvidia.com/gpu": 1}},
+    }
+    worker = {"replicas": 1, "template": {"spec": {"containers": [c]}}}
+    spec = {"serveConfigV2": json.dumps(serve), "rayClusterConfig": {"workerGroupSpecs": [worker]}}
+    return json.dumps(
+        {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "r"}, "spec": spec}
+    )
+
+
 def _kserve(arg: str) -> str:
     """A ServingRuntime whose args KServe renders as Go templates, and an InferenceService using it."""
     rt = {
@@ -293,6 +318,11 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
         ),
     ),
     "kserve_gotmpl ('{{ ' x N runtime arg)": (_fn_gotemplate, lambda n: (_kserve("{{ " * n), ".yaml")),
+    # Ray Serve LLM (kvlint.workloads.rayserve): N/20 llm_configs entries, each a vLLM engine to build and plan
+    "rayservice_llm_configs (N/20 llm_configs)": (
+        _fn_pipeline(_rayservice),
+        lambda n: (_rayservice(n), ".yaml"),
+    ),
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
     "template_line_match (5 actions, N/50 dashes)": (_fn_template_line_match, None),
     "origins_blocks ('{{ if ' x N chart line)": (_fn_values_refs, None),

@@ -24,7 +24,7 @@ Helm template or values file that was not rendered (KV002) whose text names a se
 that ``helm template`` failed to render (or a kustomization ``kustomize build`` failed on: KV001 at its
 ``Chart.yaml`` / ``kustomization.yaml``) whose files name one, and an
 operator object whose engine settings live where kvlint does not look (KV503 info: Ray Serve's
-``serveConfigV2``, llmaz's BackendRuntime, KAITO's MultiRoleInference). ``--require-sizing`` fails on them too.
+``serveConfigV2`` application in Python, llmaz's BackendRuntime, KAITO's MultiRoleInference). ``--require-sizing`` fails on them too.
 """
 
 from __future__ import annotations

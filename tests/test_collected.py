@@ -77,6 +77,11 @@ def test_index_rows_name_their_source(index_rows) -> None:
         if "/" not in r["file"]:  # flat files: <owner>__<repo>__<path with / as __>
             owner, name = r["repo"].split("/")
             assert r["file"] == f"{owner}__{name}__{r['path'].replace('/', '__')}"
+        elif r["file"].startswith("versions/"):  # an earlier version: versions/<commit[:7]>/<flat name>
+            _, short, flat = r["file"].split("/")
+            owner, name = r["repo"].split("/")
+            assert r["commit_or_ref"].startswith(short) and len(short) == 7, r["file"]
+            assert flat == f"{owner}__{name}__{r['path'].replace('/', '__')}", r["file"]
         else:  # chart/kustomization directories keep the upstream file names under charts/<name>/
             assert r["file"].startswith("charts/") and r["path"].endswith(r["file"].split("/", 2)[2])
 

@@ -50,6 +50,51 @@ _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
 _DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?\.")
 
+#: Ray release -> the vLLM release a ``rayproject/ray-llm`` (or ``anyscale/ray-llm``) image of it runs: the
+#: ``Requires-Dist: vllm...; extra == "llm"`` of the ``ray`` wheel of that release on PyPI (read with
+#: ``pip install --dry-run --report``), which the ray-llm image installs (``ray[llm]``). Ray 2.56.0 pins
+#: ``vllm[audio]==0.22.0``; the earlier releases require ``>=`` a release, which kvlint takes as the one the
+#: image holds [assumed: the image's lock file, python/deplocks/llm/rayllm_*.lock at the release, may hold a
+#: later patch release]. ray.serve.llm first shipped in Ray 2.43.0.
+RAY_LLM_VLLM: dict[str, str] = {
+    "2.43": "0.7.2",
+    "2.44": "0.7.2",
+    "2.45": "0.8.2",
+    "2.46": "0.8.5",
+    "2.47": "0.8.5",
+    "2.48": "0.9.2",
+    "2.49": "0.10.0",
+    "2.50": "0.10.2",
+    "2.51": "0.11.0",
+    "2.52": "0.11.0",
+    "2.53": "0.12.0",
+    "2.54": "0.15.0",
+    "2.55": "0.18.0",
+    "2.56": "0.22.0",
+}
+#: The Ray releases of :data:`RAY_LLM_VLLM` whose wheel pins the vLLM release exactly (``==``); the others require
+#: ``>=`` it, and kvlint's reading of their images rests on that assumption (KV504).
+RAY_LLM_PINNED = frozenset({"2.56"})
+_RAY_LLM_TAG = re.compile(r"^(\d+\.\d+)\.\d+(?:$|[-.])")
+
+
+def ray_llm_release(image: str) -> str | None:
+    """The Ray release (``2.52``) a Ray LLM image's tag names, when :data:`RAY_LLM_VLLM` knows it, else None."""
+    repo, tag, _ = split_image(image)
+    if not tag or not _repo_path(repo).endswith("ray-llm"):
+        return None
+    m = _RAY_LLM_TAG.match(tag)
+    return m.group(1) if m and m.group(1) in RAY_LLM_VLLM else None
+
+
+def ray_llm_vllm(image: str) -> str | None:
+    """The vLLM release of a Ray LLM image (``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0``), from the
+    Ray release in its tag (:data:`RAY_LLM_VLLM`); None for other images and Ray releases kvlint does not
+    know."""
+    release = ray_llm_release(image)
+    return RAY_LLM_VLLM[release] if release is not None else None
+
+
 # Repository name (without registry/tag) -> engine. Matched on the last path components.
 _VLLM_REPOS = (
     "vllm/vllm-openai",
@@ -241,11 +286,15 @@ def engine_version(image: str) -> str | None:
     ``v0.20.1-cu129`` -> ``0.20.1``; ``rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`` -> ``0.8.5``;
     ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1`` -> ``0.5.0``; ``ghcr.io/huggingface/text-generation-inference:2.4.1-rocm``
     -> ``2.4.1``; ``...text-generation-inference-cu124.2-3.ubuntu2204.py311`` -> ``2.3``;
+    ``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0`` (the vLLM of that Ray release, :func:`ray_llm_vllm`);
     ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``. ``latest``, no tag, digests only, ``sha-xxx``
     and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
     """
     if not image or "{{" in image or image.startswith("$("):
         return None
+    ray = ray_llm_vllm(image)
+    if ray is not None:
+        return ray
     repo, tag, _digest = split_image(image)
     path = _repo_path(repo)
     m = _DLC_TGI_RE.search(path)

@@ -49,6 +49,7 @@ from kvlint.workloads.operators import (
 )
 from kvlint.workloads.placeholders import template_findings
 from kvlint.workloads.production_stack import vllm_runtime_workloads
+from kvlint.workloads.rayserve import rayservice_workloads, serve_llm_reads
 from kvlint.workloads.rbg import rbg_set_workloads, rbg_workloads
 
 #: Fixed PodSpec paths of the built-in workload kinds.
@@ -141,6 +142,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     PodSpec, else on its first workload when none of its containers names an engine in its image."""
     if ws and ws[0].doc is not doc and is_gitops(doc):
         return ws  # built from a GitOps object's inline chart values: its own KV504 says so
+    if ws and serve_llm_reads(ws[0]):
+        return ws  # built from a RayService's Ray Serve LLM configs: what was not read has its own KV503
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
@@ -471,6 +474,7 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
     ("nvidia.com", "DynamoComponentDeployment"): dynamo_component_deployment_workloads,
     ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): hyperpod_workloads,
+    ("ray.io", "RayService"): rayservice_workloads,
 }
 _CRD_KINDS = frozenset(kind for _, kind in CRD_READERS)
 

@@ -339,8 +339,8 @@ _UNREAD = {
     "spec.backendRuntimeConfig (installed with llmaz, not among the inputs), filled with the OpenModel's model",
     "Service": "the engine command comes from the llmaz BackendRuntime installed with llmaz",
     "MultiRoleInference": "KAITO builds its prefill and decode pods from its presets inside the KAITO release",
-    "RayService": "the engine is configured by the Ray Serve application in serveConfigV2 (Ray Serve LLM's "
-    "LLMConfig or the application's own Python code), which kvlint does not read",
+    "RayService": "the engine is configured by the Python code of the Ray Serve application in serveConfigV2 "
+    "(its import_path), which kvlint does not read (it reads Ray Serve LLM's llm_configs)",
     "RayJob": "the engine is configured by the Ray job's Python entrypoint, which kvlint does not read",
 }
 

@@ -29,6 +29,7 @@ from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Diagnostic, ModelSpec, Severity
 from kvlint.values import as_float, as_list, digits
+from kvlint.workloads.rayserve import SERVE_PATH
 
 # ---------------------------------------------------------------------------------------------------------
 # KV401/KV402: heads against the tensor-parallel size, in each engine's arithmetic
@@ -215,6 +216,12 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     GPUs, 0.11.0) and ``vllm/v1/worker/gpu_worker.py::Worker.init_device`` (local rank bound); TGI and SGLang as
     :data:`_TOO_FEW` names them. TGI's default shard count is the number of visible GPUs
     (``launcher/src/main.rs::find_num_shards``), so only an explicit ``--num-shard`` can disagree.
+
+    A Ray object's engine may take GPUs of other pods, so more workers than the pod's GPUs is not reported,
+    except for a RayService's Ray Serve LLM engine (:mod:`kvlint.workloads.rayserve`, ``group_size`` = the
+    worker group's pods): one ``{"GPU": 1}`` bundle per TP x PP device, ray@2.56.0
+    ``python/ray/llm/_internal/serve/engines/vllm/vllm_models.py::VLLMEngineConfig.placement_bundles``, and a
+    placement group larger than the group's GPUs is never placed.
     """
     p, lay, w, s = ctx.placement, ctx.layout, ctx.workload, ctx.serving
     assert p is not None and p.gpus is not None
@@ -232,6 +239,18 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     have = p.gpus * pods
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
+        if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
+            # Ray Serve LLM: one GPU bundle per TP x PP device, placed on the worker group's pods; more bundles
+            # than the group's GPUs are never placed
+            yield ctx.finding(
+                f"{lay.described} is a Ray placement group of {need} GPU bundles, but the worker group has {have} "
+                f"GPUs ({where}); Ray never places the group, so the Ray Serve LLM replica stays pending and the "
+                "engine does not start",
+                lay.loc or p.gpus_loc or s.command_loc,
+                fix=f"give the worker group {-(-need // p.gpus)} pods (maxReplicas) of {p.gpus} GPUs, or lower "
+                "tensor_parallel_size/pipeline_parallel_size",
+            )
+            return
         if lay.ray:
             return  # a Ray cluster may contribute GPUs from other pods
         per_pod = need // pods if need % pods == 0 else need

@@ -1,0 +1,601 @@
+"""Ray Serve LLM applications of a KubeRay ``RayService`` (ray.io/v1): each ``llm_configs[]`` entry of an
+application built by ``ray.serve.llm:build_openai_app`` (or one ``LLMConfig`` given to
+``ray.serve.llm:build_llm_deployment``) in ``spec.serveConfigV2`` becomes the vLLM engine Ray Serve LLM starts,
+placed on the pod of the worker group whose GPUs run it.
+
+What Ray Serve LLM passes to vLLM, restated from ray-project/ray (read at Ray 2.56.0; the same in 2.50 - 2.55
+except where noted):
+
+* ``python/ray/llm/_internal/serve/core/ingress/builder.py::build_openai_app`` validates ``args`` as
+  ``LLMServingArgs``: ``llm_configs`` is a list of ``LLMConfig`` mappings or of *paths to YAML files* inside the
+  cluster (read with ``LLMConfig.from_file``; kvlint cannot see those and says so).
+* ``python/ray/llm/_internal/serve/engines/vllm/vllm_models.py::VLLMEngineConfig.from_llm_config``: the model
+  is ``model_loading_config.model_source`` when it is a string, else ``model_id`` (a ``bucket_uri`` mirror is
+  downloaded first); every ``engine_kwargs`` key must be a field of vLLM's ``AsyncEngineArgs`` or
+  ``FrontendArgs`` ("Unknown engine argument").
+* ``VLLMEngineConfig.get_initialization_kwargs``: ``model`` and ``served_model_name`` are not allowed in
+  ``engine_kwargs`` (Ray sets them: ``served_model_name=[model_id]``); ``distributed_executor_backend`` is
+  forced to ``ray`` on GPUs (any other value is refused); the rest is passed to
+  ``vllm.engine.arg_utils.AsyncEngineArgs(**kwargs)`` (``engines/vllm/vllm_engine.py::_get_vllm_engine_config``),
+  so vLLM's own defaults apply to every setting not given -- Ray changes none that sizes memory.
+* ``VLLMEngineConfig.placement_bundles``: one bundle ``{"GPU": 1}`` per device, ``tensor_parallel_size x
+  pipeline_parallel_size`` devices, strategy ``PACK`` (best effort on one node, spilling to others); an
+  ``accelerator_type`` adds ``accelerator_type:<name>`` to each bundle, so the engine runs only on nodes Ray
+  labels with that GPU (``LLMConfig.validate_accelerator_type``: one of ``ray.util.accelerators``' names,
+  ``A10`` read as ``A10G``).
+
+The engine's container is built as ``vllm serve MODEL --served-model-name MODEL_ID
+--distributed-executor-backend ray --KEY VALUE ...`` (``true`` -> ``--KEY``, ``false`` -> ``--no-KEY``, a
+list -> repeated values, a mapping -> JSON, as vLLM reads a ``--config`` file), each word located at its
+``engine_kwargs`` line inside the ``serveConfigV2`` block scalar. Its image, env, volume mounts and GPU
+resources are those of the worker group's Ray container (the first group requesting a GPU), its node
+selector, affinity and tolerations that group's pod's; the application's and the entry's
+``runtime_env.env_vars`` are added to its env. The vLLM release is the one the Ray release of a
+``rayproject/ray-llm`` image installs (:func:`kvlint.engines.images.engine_version`).
+
+Not modelled, each a located KV503 (info, counted as "not read"): applications whose ``import_path`` is the
+user's own Python code, other ``ray.serve.llm`` builders (prefill/decode disaggregation, data-parallel
+apps), ``llm_configs`` entries given as file paths, ``llm_engine`` other than vLLM. Wrong types are KV002
+warnings at their line; at most :data:`MAX_LLM_CONFIGS` entries are read per object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from typing import Any
+
+from kvlint.source import LDict, LList, Loc, loc_of
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import (
+    ACCELERATOR_SOURCE_ANNOTATION,
+    IMAGE_SOURCE_ANNOTATION,
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    located_copy,
+    synthetic_workload,
+)
+
+__all__ = [
+    "MAX_LLM_CONFIGS",
+    "RAY_ACCELERATORS",
+    "rayservice_workloads",
+    "serve_llm_reads",
+]
+
+#: The most ``llm_configs`` entries (over all applications) read in one object; the rest get one KV002.
+#: [assumed] a hand-written serve config holds a few models; the cap bounds the work on hostile input, as
+#: KubeAI's 1,000 models do.
+MAX_LLM_CONFIGS = 1000
+#: The most applications read in one ``serveConfigV2``. [assumed], as :data:`MAX_LLM_CONFIGS`.
+MAX_APPLICATIONS = 1000
+#: The longest ``serveConfigV2`` string parsed, in characters (the file is already capped by the loader).
+MAX_SERVE_CONFIG_CHARS = 1 << 20
+
+#: ``import_path`` values of Ray Serve LLM's OpenAI app builder: ``args`` is ``LLMServingArgs``
+#: (``llm_configs``). ``ray.serve.llm`` re-exports the builder (python/ray/serve/llm/__init__.py).
+_OPENAI_BUILDERS = frozenset({"ray.serve.llm:build_openai_app", "ray.serve.llm.builders:build_openai_app"})
+#: ``import_path`` values whose ``args`` is one ``LLMConfig`` (``build_llm_deployment``; Ray 2.43 - 2.44 named it
+#: ``build_vllm_deployment``).
+_DEPLOYMENT_BUILDERS = frozenset(
+    {
+        "ray.serve.llm:build_llm_deployment",
+        "ray.serve.llm:build_vllm_deployment",
+        "ray.serve.llm.builders:build_vllm_deployment",
+    }
+)
+
+#: ``ray.util.accelerators`` names (python/ray/util/accelerators/accelerators.py, Ray 2.56.0) -> kvlint catalogue
+#: id, with what the mapping assumes (None: none). ``A100`` and ``V100`` name two memory sizes each: Ray's
+#: ``A100`` label is put on every A100 node, ``A100-40G``/``A100-80G`` only by hand.
+RAY_ACCELERATORS: dict[str, tuple[str, str | None]] = {
+    "V100": ("nvidia-v100-sxm2-16gb", "V100 is taken as the 16 GB part"),
+    "T4": ("nvidia-t4", None),
+    "A10G": ("nvidia-a10g", None),
+    "L4": ("nvidia-l4", None),
+    "L40S": ("nvidia-l40s", None),
+    "A100": (
+        "nvidia-a100-sxm4-40gb",
+        "A100 is taken as the 40 GB SXM part (Ray's A100 label covers both sizes)",
+    ),
+    "A100-40G": ("nvidia-a100-sxm4-40gb", None),
+    "A100-80G": ("nvidia-a100-sxm4-80gb", None),
+    "H100": ("nvidia-h100-sxm5-80gb", "H100 is taken as the 80 GB SXM part"),
+    "H200": ("nvidia-h200-141gb", None),
+    "B200": ("nvidia-b200", None),
+    "AMD-Instinct-MI210": ("amd-instinct-mi210", None),
+    "AMD-Instinct-MI250X": ("amd-instinct-mi250x", None),
+    "AMD-Instinct-MI300X-OAM": ("amd-instinct-mi300x", None),
+    "AMD-Instinct-MI325X-OAM": ("amd-instinct-mi325x", None),
+}
+
+#: GPU resource names a Ray worker container requests.
+_GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+#: The path prefix of every workload this module builds (read by :func:`kvlint.workloads.find._unread_notes`).
+SERVE_PATH = "spec.serveConfigV2"
+
+_NAME_RE = re.compile(r"[^a-z0-9-]+")
+
+
+def serve_llm_reads(w: Workload) -> bool:
+    """The workload was built by this module from a Ray Serve LLM config."""
+    return w.path.startswith(SERVE_PATH)
+
+
+def _finding(rule: str, message: str, loc: Loc | None, fix: str = "", severity: Any = None) -> Finding:
+    return Finding(rule, message, loc, fix=fix, severity=severity)
+
+
+def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
+    """``serveConfigV2`` parsed with the loader's safe reader and limits, positions mapped into the file's block
+    scalar (as :mod:`kvlint.workloads.gitops` reads Argo CD's ``helm.values``), or ``(None, why)``."""
+    from kvlint.load import load_text
+    from kvlint.workloads.gitops import _positioned_text, _relocated
+
+    if len(s) > MAX_SERVE_CONFIG_CHARS:
+        return None, f"it is {len(s)} characters long, more than kvlint reads ({MAX_SERVE_CONFIG_CHARS})"
+    placed = _positioned_text(s, at)
+    result = load_text(placed[0] if placed else s, path)
+    if not result.documents:
+        why = result.findings[0].message if result.findings else "it is empty"
+        return None, f"it does not parse as YAML: {why}"
+    if any(f.rule in ("KV001", "KV002") for f in result.findings):
+        return None, f"it does not parse as Ray Serve reads it: {result.findings[0].message}"
+    data = result.documents[0].data
+    if not isinstance(data, dict):
+        return None, "its YAML is not a mapping"
+    if placed is None:
+        data = _relocated(data, at or Loc(path))
+    return (data if isinstance(data, LDict) else None), None
+
+
+def _has_gpu(container: Any) -> bool:
+    res = container.get("resources") if isinstance(container, dict) else None
+    if not isinstance(res, dict):
+        return False
+    for section in ("limits", "requests"):
+        block = res.get(section)
+        if isinstance(block, dict) and any(block.get(r) not in (None, 0, "0") for r in _GPU_RESOURCES):
+            return True
+    return False
+
+
+def _ray_container_has_gpu(ps: LDict) -> bool:
+    cs = ps.get("containers")
+    return isinstance(cs, list) and bool(cs) and _has_gpu(cs[0])
+
+
+def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
+    """The PodSpec the engine's GPU workers run in: the first worker group whose Ray container (its first
+    container) requests a GPU, else the first worker group, else the head group; with its path and the
+    group's pod count (``maxReplicas``, else ``replicas`` without the autoscaler, times ``numOfHosts``; None
+    when unknown or when several groups request GPUs)."""
+    cluster = get_in(doc.data, "spec", "rayClusterConfig")
+    groups = get_in(cluster, "workerGroupSpecs")
+    candidates: list[tuple[LDict, str, int | None]] = []
+    if isinstance(groups, list):
+        for i, g in enumerate(groups[:MAX_APPLICATIONS]):
+            ps = get_in(g, "template", "spec")
+            if isinstance(ps, LDict):
+                # KubeRay starts replicas x numOfHosts pods of a group, maxReplicas x numOfHosts at most
+                pods = int_or_none(get_in(g, "maxReplicas"))
+                if pods is None and get_in(cluster, "enableInTreeAutoscaling") is not True:
+                    pods = int_or_none(get_in(g, "replicas"))
+                hosts = int_or_none(get_in(g, "numOfHosts")) or 1
+                pods = (
+                    pods * hosts if pods is not None and 0 <= pods <= 100_000 and 0 < hosts <= 1000 else None
+                )
+                candidates.append((ps, f"spec.rayClusterConfig.workerGroupSpecs[{i}].template.spec", pods))
+    gpu_groups = [c for c in candidates if _ray_container_has_gpu(c[0])]
+    if gpu_groups:
+        ps, path, pods = gpu_groups[0]
+        # with several GPU groups Ray may place bundles on any of them: the pod count of one says nothing
+        return ps, path, pods if len(gpu_groups) == 1 else None
+    if candidates:
+        return candidates[0]
+    head = get_in(cluster, "headGroupSpec", "template", "spec")
+    if isinstance(head, LDict):
+        return head, "spec.rayClusterConfig.headGroupSpec.template.spec", 1
+    return None, "", None
+
+
+def _kwarg_words(
+    key: str, value: Any, kloc: Loc | None, vloc: Loc | None, known: dict[str, tuple[str, str]]
+) -> list[tuple[str, Loc | None]]:
+    """One ``engine_kwargs`` entry as ``vllm serve`` words: what ``AsyncEngineArgs(key=value)`` sets, written
+    as vLLM reads a ``--config`` file (vllm/utils/argparse_utils.py::FlexibleArgumentParser.load_config_file).
+    ``false`` is ``--no-KEY`` where the release has that form, nothing for a ``store_true`` option of the
+    release (``False`` is its default: ``AsyncEngineArgs(trust_remote_code=False)`` on vLLM 0.8, which has no
+    ``--no-trust-remote-code``), and ``--KEY false`` for an option the release lacks (reported as unknown);
+    ``known`` is :func:`kvlint.engines.vllm.known_options` of the release."""
+    opt = "--" + key
+    if value is True:
+        return [(opt, kloc)]
+    if value is False:
+        kind = known.get("--" + key.replace("_", "-"), ("", ""))[1]
+        if kind == "flag":
+            return []
+        if kind or not known:
+            return [("--no-" + key, kloc)]
+        return [(opt, kloc), ("false", vloc)]
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return [(opt, kloc)] + [
+            (json.dumps(v) if isinstance(v, (dict, list)) else str(v), vloc) for v in value
+        ]
+    if isinstance(value, dict):
+        return [(opt, kloc), (json.dumps(value, default=str), vloc)]
+    return [(opt, kloc), (str(value), vloc)]
+
+
+def _env_items(runtime_env: Any) -> list[tuple[str, str, Loc | None]]:
+    env_vars = get_in(runtime_env, "env_vars")
+    if not isinstance(env_vars, dict):
+        return []
+    return [
+        (str(k), "" if v is None else str(v), loc_of(env_vars, k)) for k, v in list(env_vars.items())[:1000]
+    ]
+
+
+def _container_name(model_id: str, i: int) -> str:
+    name = _NAME_RE.sub("-", model_id.lower()).strip("-")[:50].strip("-")
+    return name or f"llm-{i}"
+
+
+class _Reader:
+    """State of one RayService read: the worker pod, the findings on the object, the workloads built."""
+
+    def __init__(self, doc: Document, serve: LDict, at: Loc | None) -> None:
+        self.doc = doc
+        self.serve = serve
+        self.at = at
+        self.pod, self.pod_path, self.pods = _ray_pod(doc)
+        self.findings: list[Finding] = []
+        self.out: list[Workload] = []
+        self.read = 0
+        self.capped = False
+        self._known: dict[str, tuple[str, str]] | None = None
+
+    def note(self, message: str, loc: Loc | None) -> None:
+        """A located KV503 (info) for a part kvlint does not read (counted as "not read")."""
+        self.findings.append(
+            _finding(
+                "KV503",
+                f"kvlint does not read this RayService's {message}",
+                loc or self.at,
+                fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the "
+                "engine command separately with kvlint plan -- <command>",
+                severity="info",
+            )
+        )
+
+    def wrong(self, message: str, loc: Loc | None) -> None:
+        """A KV002 (warning): a value of the wrong type, which Ray Serve's validation refuses."""
+        self.findings.append(
+            _finding(
+                "KV002",
+                f"serveConfigV2: {message}; Ray Serve refuses the config and the application does not deploy",
+                loc or self.at,
+                fix="give the field the type Ray Serve LLM's LLMConfig declares (python/ray/llm/_internal/serve/"
+                "core/configs/llm_config.py)",
+            )
+        )
+
+    def application(self, i: int, app: Any) -> None:
+        aloc = loc_of(self.serve.get("applications"), i)
+        if not isinstance(app, dict):
+            self.wrong(f"applications[{i}] is a {type(app).__name__}, not a mapping", aloc)
+            return
+        imp = app.get("import_path")
+        name = app.get("name")
+        label = f"application '{name}'" if isinstance(name, str) and name else f"applications[{i}]"
+        iloc = loc_of(app, "import_path") or aloc
+        if not isinstance(imp, str):
+            if imp is not None:
+                self.wrong(f"{label}: import_path is a {type(imp).__name__}, not a string", iloc)
+            return
+        imp = imp.strip()
+        args = app.get("args")
+        base = f"spec.serveConfigV2.applications[{i}].args"
+        if imp in _OPENAI_BUILDERS:
+            configs = get_in(args, "llm_configs")
+            cloc = loc_of(args, "llm_configs") if isinstance(args, dict) else loc_of(app, "args") or iloc
+            if not isinstance(configs, list):
+                what = "missing" if configs is None else f"a {type(configs).__name__}, not a list"
+                self.wrong(f"{label}: args.llm_configs of {imp} is {what}", cloc)
+                return
+            for j, entry in enumerate(configs):
+                if not self.take(loc_of(configs, j) or cloc):
+                    return
+                self.entry(app, label, entry, loc_of(configs, j) or cloc, f"{base}.llm_configs[{j}]", j)
+        elif imp in _DEPLOYMENT_BUILDERS:
+            if not self.take(loc_of(app, "args") or iloc):
+                return
+            self.entry(app, label, args, loc_of(app, "args") or iloc, base, 0)
+        elif imp.startswith("ray.serve.llm"):
+            self.note(
+                f"{label}: its builder {imp} (prefill/decode disaggregation or data-parallel serving) is not "
+                "modelled; kvlint reads build_openai_app and build_llm_deployment",
+                iloc,
+            )
+        else:
+            self.note(
+                f"{label}: its engine is configured by the application's own Python code ({imp}), which kvlint "
+                "does not read",
+                iloc,
+            )
+
+    def known_options(self) -> dict[str, tuple[str, str]]:
+        """The vLLM options of the release the worker image runs (every release's when it is not known)."""
+        from kvlint.engines.images import engine_version
+        from kvlint.engines.vllm import known_options
+
+        cs = self.pod.get("containers") if self.pod is not None else None
+        image = cs[0].get("image") if isinstance(cs, list) and cs and isinstance(cs[0], dict) else None
+        if self._known is None:
+            self._known = known_options(engine_version(image) if isinstance(image, str) else None)
+        return self._known
+
+    def take(self, loc: Loc | None) -> bool:
+        if self.read >= MAX_LLM_CONFIGS:
+            if not self.capped:
+                self.capped = True
+                self.wrong(
+                    f"more than {MAX_LLM_CONFIGS} llm_configs entries; kvlint read the first {MAX_LLM_CONFIGS} "
+                    "and left the rest unread",
+                    loc,
+                )
+            return False
+        self.read += 1
+        return True
+
+    def entry(self, app: dict, label: str, cfg: Any, loc: Loc | None, path: str, j: int) -> None:
+        if isinstance(cfg, str):
+            self.note(
+                f"{label}: llm_configs[{j}] is the path of a YAML file inside the cluster ({cfg}), which kvlint "
+                "does not see; lint it with its LLMConfig written inline",
+                loc,
+            )
+            return
+        if not isinstance(cfg, dict):
+            self.wrong(f"{label}: llm_configs[{j}] is a {type(cfg).__name__}, not an LLMConfig mapping", loc)
+            return
+        mlc = cfg.get("model_loading_config")
+        model_id = get_in(mlc, "model_id")
+        if (
+            not isinstance(mlc, dict)
+            or not isinstance(model_id, (str, int, float))
+            or isinstance(model_id, bool)
+        ):
+            self.wrong(
+                f"{label}: llm_configs[{j}].model_loading_config.model_id is missing or not a string "
+                "(LLMConfig requires it)",
+                loc_of(mlc, "model_id")
+                if isinstance(mlc, dict)
+                else loc_of(cfg, "model_loading_config") or loc,
+            )
+            return
+        model_id = str(model_id)
+        engine = cfg.get("llm_engine", "vLLM")
+        if engine != "vLLM":
+            self.note(
+                f"{label}: llm_configs[{j}] runs llm_engine {engine!r}, which kvlint does not model", loc
+            )
+            return
+        kwargs = cfg.get("engine_kwargs")
+        if kwargs is not None and not isinstance(kwargs, dict):
+            self.wrong(
+                f"{label}: llm_configs[{j}].engine_kwargs is a {type(kwargs).__name__}, not a mapping",
+                loc_of(cfg, "engine_kwargs"),
+            )
+            return
+        self.build(app, label, cfg, mlc, model_id, kwargs or {}, loc, path, j)
+
+    def build(
+        self,
+        app: dict,
+        label: str,
+        cfg: dict,
+        mlc: dict,
+        model_id: str,
+        kwargs: dict,
+        loc: Loc | None,
+        path: str,
+        j: int,
+    ) -> None:
+        source = mlc.get("model_source")
+        mloc = loc_of(mlc, "model_id")
+        if isinstance(source, str) and source:
+            model, model_loc = source, loc_of(mlc, "model_source")
+        elif isinstance(source, dict) and isinstance(source.get("bucket_uri"), str):
+            # a CloudMirrorConfig: Ray downloads the bucket first and serves the local copy
+            model, model_loc = str(source["bucket_uri"]), loc_of(source, "bucket_uri")
+        else:
+            model, model_loc = model_id, mloc
+        args: list[tuple[Any, Loc | None]] = [
+            (model, model_loc),
+            ("--served-model-name", mloc),
+            (model_id, mloc),
+            ("--distributed-executor-backend", loc),
+            ("ray", loc),
+        ]
+        key_locs = getattr(kwargs, "key_locs", {})
+        known = self.known_options()
+        for k, v in list(kwargs.items())[:4096]:
+            key = str(k)
+            kloc = key_locs.get(k) or loc_of(kwargs, k)
+            if key in ("model", "served_model_name"):
+                self.wrong(
+                    f"{label}: engine_kwargs.{key} is not allowed (Ray Serve LLM sets it from "
+                    "model_loading_config: VLLMEngineConfig.get_initialization_kwargs raises ValueError)",
+                    kloc,
+                )
+                continue
+            if key == "distributed_executor_backend":
+                if v != "ray":
+                    self.wrong(
+                        f"{label}: engine_kwargs.distributed_executor_backend={v!r}: Ray Serve LLM allows only "
+                        "'ray' on GPUs (VLLMEngineConfig.get_initialization_kwargs raises ValueError)",
+                        kloc,
+                    )
+                continue
+            args += _kwarg_words(key, v, kloc, loc_of(kwargs, k), known)
+        self.out.append(self.workload(app, cfg, model_id, args, loc, path, j))
+
+    def workload(
+        self, app: dict, cfg: dict, model_id: str, args: list, loc: Loc | None, path: str, j: int
+    ) -> Workload:
+        doc = self.doc
+        ray_c: LDict = LDict(loc=loc)
+        if self.pod is not None:
+            cs = self.pod.get("containers")
+            if isinstance(cs, list) and cs and isinstance(cs[0], LDict):
+                ray_c = cs[0]
+        env_items: list[tuple[Any, Loc | None]] = []
+        old_env = ray_c.get("env")
+        names: dict[str, int] = {}
+        if isinstance(old_env, list):
+            for n, e in enumerate(old_env[:4096]):
+                env_items.append((e, loc_of(old_env, n)))
+                if isinstance(e, dict) and isinstance(e.get("name"), str):
+                    names[e["name"]] = len(env_items) - 1
+        for name, value, vloc in _env_items(app.get("runtime_env")) + _env_items(cfg.get("runtime_env")):
+            item = ldict(vloc, [("name", name, vloc), ("value", value, vloc)])
+            if name in names:
+                env_items[names[name]] = (item, vloc)
+            else:
+                names[name] = len(env_items)
+                env_items.append((item, vloc))
+        image = ray_c.get("image")
+        items: list[tuple[str, Any, Loc | None]] = [
+            ("name", _container_name(model_id, j), loc),
+            ("image", image if isinstance(image, str) else "", loc_of(ray_c, "image") or loc),
+            ("command", llist(loc, [("vllm", loc), ("serve", loc)]), loc),
+            ("args", llist(loc, args), loc),
+        ]
+        if env_items:
+            items.append(("env", llist(loc_of(ray_c, "env") or loc, env_items), loc_of(ray_c, "env") or loc))
+        for key in ("resources", "volumeMounts"):
+            if key in ray_c:
+                items.append((key, ray_c[key], loc_of(ray_c, key)))
+        container = ldict(loc, items)
+        if self.pod is not None:
+            ps = located_copy(self.pod)
+        else:
+            ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
+        ps["containers"] = llist(loc, [(container, loc)])
+        ps.locs["containers"] = loc or doc.loc
+        extra: list[tuple[str, str, Loc | None]] = []
+        acc = cfg.get("accelerator_type")
+        if isinstance(acc, str) and acc:
+            aloc = loc_of(cfg, "accelerator_type")
+            name = "A10G" if acc == "A10" else acc
+            mapped = RAY_ACCELERATORS.get(name)
+            if mapped is not None:
+                acc_id, assumed = mapped
+                extra.append(("kvlint.io/accelerator", acc_id, aloc))
+                extra.append(
+                    (
+                        ACCELERATOR_SOURCE_ANNOTATION,
+                        f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
+                        f"accelerator_type:{name} node resource; {assumed or acc_id})",
+                        aloc,
+                    )
+                )
+        if isinstance(image, str) and image:
+            from kvlint.engines.images import engine_version, image_placeholder
+
+            if engine_version(image) is None and image_placeholder(image) is None:
+                extra.append(
+                    (
+                        IMAGE_SOURCE_ANNOTATION,
+                        f"the Python environment of the Ray image {image} (kvlint knows the vLLM release of "
+                        "rayproject/ray-llm images only)",
+                        loc_of(ray_c, "image"),
+                    )
+                )
+        notes = self.assumptions(cfg, image, loc_of(ray_c, "image"))
+        dc = cfg.get("deployment_config")
+        replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None
+        w = synthetic_workload(doc, ps, path, replicas=replicas, extra=extra)
+        # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
+        return replace(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
+
+    def assumptions(self, cfg: dict, image: Any, image_loc: Loc | None) -> list[Finding]:
+        """KV504 (info) for what the engine was read on an assumption: the vLLM release of a Ray wheel that
+        requires ``>=`` one, and custom placement group bundles (not modelled)."""
+        from kvlint.engines.images import RAY_LLM_PINNED, RAY_LLM_VLLM, ray_llm_release
+
+        out: list[Finding] = []
+        release = ray_llm_release(image) if isinstance(image, str) else None
+        if release is not None and release not in RAY_LLM_PINNED:
+            out.append(
+                _finding(
+                    "KV504",
+                    f"the vLLM release of {image} is taken as {RAY_LLM_VLLM[release]}, the lowest that Ray "
+                    f"{release} requires (its wheel's llm extra asks vllm>={RAY_LLM_VLLM[release]}); the image "
+                    "may hold a later one",
+                    image_loc,
+                    fix="pass --engine-version with the vLLM release of the image (python -c 'import vllm; "
+                    "print(vllm.__version__)' in it) if it differs",
+                    severity="info",
+                )
+            )
+        pg = cfg.get("placement_group_config")
+        if pg is not None:
+            out.append(
+                _finding(
+                    "KV504",
+                    "placement_group_config is not modelled: kvlint assumed one whole GPU per tensor x pipeline "
+                    "parallel worker, Ray Serve LLM's default bundles (a bundle of a GPU fraction shares the GPU: "
+                    "VLLMEngineConfig sets VLLM_RAY_PER_WORKER_GPUS)",
+                    getattr(cfg, "key_locs", {}).get("placement_group_config")
+                    or loc_of(cfg, "placement_group_config"),
+                    severity="info",
+                )
+            )
+        return out
+
+
+def rayservice_workloads(doc: Document) -> list[Workload]:
+    """KubeRay ``RayService`` whose ``spec.serveConfigV2`` holds Ray Serve LLM applications -> one synthetic
+    workload per ``LLMConfig`` (see the module docstring for what is restated and from where); empty when the
+    object has no ``serveConfigV2`` or none of its applications is read (the caller then lists the head and
+    worker pods with the "not read" note, as before). Findings about the parts not read (KV503) and the
+    values of the wrong type (KV002) ride on the first workload; never raises on odd shapes."""
+    spec = get_in(doc.data, "spec")
+    raw = get_in(spec, "serveConfigV2")
+    if not isinstance(raw, str) or "ray.serve.llm" not in raw:
+        return []
+    at = loc_of(spec, "serveConfigV2")
+    serve, why = _parse(raw, at, doc.path)
+    if serve is None:
+        return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
+    apps = serve.get("applications")
+    reader = _Reader(doc, serve, at)
+    if not isinstance(apps, list):
+        reader.wrong("applications is missing or not a list", loc_of(serve, "applications") or at)
+        return [_empty(doc, at, reader.findings)]
+    for i, app in enumerate(apps[:MAX_APPLICATIONS]):
+        reader.application(i, app)
+    if len(apps) > MAX_APPLICATIONS:
+        reader.wrong(
+            f"more than {MAX_APPLICATIONS} applications; kvlint read the first {MAX_APPLICATIONS}",
+            loc_of(apps, MAX_APPLICATIONS),
+        )
+    if not reader.out:
+        return [_empty(doc, at, reader.findings)] if reader.findings else []
+    first = reader.out[0]
+    return [replace(first, findings=(*first.findings, *reader.findings)), *reader.out[1:]]
+
+
+def _empty(doc: Document, at: Loc | None, findings: list[Finding]) -> Workload:
+    """A workload with no containers carrying ``findings`` (nothing could be built)."""
+    ps = LDict(loc=at or doc.loc)
+    ps["containers"] = LList([], loc=ps.loc)
+    return Workload(doc, doc.kind, doc.name, doc.namespace, ps, SERVE_PATH, findings=tuple(findings))
