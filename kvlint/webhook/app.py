@@ -9,7 +9,8 @@ Request path of ``POST /validate``:
 2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
    with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
 3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
-   (subresources, objects controlled by an owner kvlint reviews, updates of replicas/status/metadata).
+   (subresources, objects a trusted controller writes under an owner kvlint reviews, updates of
+   replicas/status/metadata).
 4. the pipeline runs in a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`, within a hard
    budget of ``timeout_seconds`` (waiting for a free worker included). When it runs out the worker is
    killed and replaced, the answer follows the failure mode, and ``kvlint_webhook_budget_exceeded_total``
