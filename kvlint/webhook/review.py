@@ -9,9 +9,9 @@ echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "R
   denied: DELETE/CONNECT; subresources such as ``status``/``scale``; exempt namespaces; objects whose
   controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
   rolls out, the Job a CronJob starts, the Pods of any of them) when a trusted controller identity writes
-  them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing kvlint reads
-  (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and labels: a
-  scale-down, a finalizer, ``kubectl rollout restart``);
+  them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing
+  kvlint reads (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and
+  labels: a scale-down, a finalizer, ``kubectl rollout restart``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
   on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
   up on the server's own disk);
@@ -407,16 +407,13 @@ def _names_itself(ref: dict[str, Any], obj: dict[str, Any], meta: dict[str, Any]
     webhook sees a CREATE (``k8s.io/apiserver`` ``pkg/registry/generic/registry/store.go``, ``Store.Create``:
     ``rest.FillObjectMetaSystemFields`` before ``createValidation``), so both forms are caught on CREATE and
     UPDATE. The chart's owner filter tests the same (``kvlint.notOwnedCondition``)."""
-    uid = meta.get("uid")
-    if isinstance(uid, str) and uid and ref.get("uid") == uid:
+    if "uid" in meta and ref.get("uid") == meta["uid"]:
         return True
-    name = meta.get("name")
-    kind = obj.get("kind")
     return (
-        isinstance(name, str)
-        and isinstance(kind, str)
-        and ref.get("kind") == kind
-        and ref.get("name") == name
+        "kind" in obj
+        and "name" in meta
+        and ref.get("kind") == obj["kind"]
+        and ref.get("name") == meta["name"]
     )
 
 
