@@ -307,11 +307,12 @@ def _has(get: Any) -> bool:
 
 
 def cel_owner_filter(expression: str) -> Any:
-    """The chart's ``not-controlled-by-a-reviewed-owner`` CEL expression as a Python function of the object:
-    a translation of the CEL subset it is written in (``!``, ``&&``, ``||``, ``==``, ``has()``, one
-    ``list.exists(r, ...)``, ``string.contains``/``startsWith``), with CEL's semantics for what that subset
-    does on valid ownerReferences (both ``&&`` and ``||`` short-circuit, a field is read only after its
-    ``has``). Refuses any other construct, so a rewritten expression fails here rather than being misread."""
+    """The chart's ``not-controlled-by-a-reviewed-owner`` CEL expression as a Python function of the object
+    and the requester's ``request.userInfo.username``: a translation of the CEL subset it is written in
+    (``!``, ``&&``, ``||``, ``==``, ``has()``, one ``list.exists(r, ...)``, ``string.contains``/``startsWith``,
+    ``false``), with CEL's semantics for what that subset does on valid ownerReferences (both ``&&`` and ``||``
+    short-circuit, a field is read only after its ``has``). Refuses any other construct, so a rewritten
+    expression fails here rather than being misread."""
     head = "object.metadata.ownerReferences.exists(r, "
     start = expression.index(head)
     depth, i = 1, start + len(head)
@@ -323,10 +324,16 @@ def cel_owner_filter(expression: str) -> Any:
     text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
     text = text.replace("&&", " and ").replace("||", " or ")
     text = re.sub(r"!(?!=)", " not ", text)
+    text = re.sub(r"\bfalse\b", "False", text)
     leftover = re.sub(r"'[^']*'", "", text)
     assert re.fullmatch(r"[\w\s.()=,:]*", leftover), leftover  # nothing but what was translated
     code = compile(f"({text.strip()})", "<cel>", "eval")
-    return lambda obj: eval(code, {"_has": _has, "any": any, "object": _cel_value(obj)})  # noqa: S307
+
+    def sent(obj: dict[str, Any], username: str) -> bool:
+        request = _cel_value({"userInfo": {"username": username}})
+        return bool(eval(code, {"_has": _has, "any": any, "object": _cel_value(obj), "request": request}))  # noqa: S307
+
+    return sent
 
 
 def _owner_cases() -> list[list[dict[str, Any]]]:
@@ -352,14 +359,67 @@ def _owner_cases() -> list[list[dict[str, Any]]]:
     return out
 
 
-def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt() -> None:
-    """The chart's owner filter, evaluated on every reviewed kind's ownerReference with each ``apiVersion``
-    form Kubernetes accepts, sends an object exactly when the server's ``reviewed_owner`` would not exempt it.
-    An owner ``apiVersion: /v1`` (the core group: ``schema.ParseGroupVersion`` reads ``/v1`` as group "" and
-    version v1, and ``validateOwnerReference`` accepts it) was exempted by the server but sent by the chart."""
-    from kvlint.webhook.review import reviewed_owner
+#: Requesters of the owner-filter cases: a controller's service account, the controller manager's own
+#: identity, users, and names that only look like a service account's.
+_USERNAMES = (
+    "system:serviceaccount:kube-system:replicaset-controller",
+    "system:serviceaccount:kserve:kserve-controller-manager",
+    "system:kube-controller-manager",
+    "alice",
+    "",
+    "system:serviceaccounts:kserve",
+    "system:kube-controller-manager-2",
+    "xsystem:serviceaccount:a:b",
+)
 
-    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+
+def _owner_objects() -> list[dict[str, Any]]:
+    """Objects for each case of :func:`_owner_cases`, and the self-references (a reference naming the object's
+    own uid, or its own kind and name) on objects with and without a uid."""
+    objects = []
+    for refs in _owner_cases():
+        obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": refs}}
+        if not refs:
+            del obj["metadata"]["ownerReferences"]
+        objects.append(obj)
+    for uid in (None, "self-uid"):
+        for kind, api in (
+            ("Pod", "v1"),
+            ("Deployment", "apps/v1"),
+            ("DynamoGraphDeployment", "nvidia.com/v1beta1"),
+        ):
+            for ref_name, ref_uid in (
+                ("me", "other"),
+                ("owner", "self-uid"),
+                ("owner", "other"),
+                ("me", "self-uid"),
+            ):
+                ref = {"apiVersion": api, "kind": kind, "name": ref_name, "uid": ref_uid, "controller": True}
+                meta: dict[str, Any] = {"name": "me", "ownerReferences": [ref]}
+                if uid is not None:
+                    meta["uid"] = uid
+                objects.append({"apiVersion": api, "kind": kind, "metadata": meta})
+    return objects
+
+
+@pytest.mark.parametrize(
+    "trusted",
+    [None, ["system:serviceaccount:kserve:*", "alice"], []],
+    ids=["default", "narrowed", "none"],
+)
+def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(trusted: list[str] | None) -> None:
+    """The chart's owner filter, evaluated on every reviewed kind's ownerReference with each ``apiVersion``
+    form Kubernetes accepts, on references to the object itself, and for each requester, sends an object
+    exactly when the server would not exempt it (``owner_exemption``, with the trusted controllers the chart
+    passes the server). An owner ``apiVersion: /v1`` (the core group: ``schema.ParseGroupVersion`` reads
+    ``/v1`` as group "" and version v1, and ``validateOwnerReference`` accepts it) was exempted by the server
+    but sent by the chart. The exemption trusted ``ownerReferences`` whoever wrote them: a user's own
+    reference to an existing Deployment, or an object's reference to itself, skipped review in both."""
+    from kvlint.webhook.review import WebhookSettings, owner_exemption, parse_review
+
+    values = {} if trusted is None else {"trustedControllers": trusted}
+    k = _by_kind(render(values))
+    vwc = k["ValidatingWebhookConfiguration"][0]
     expressions = {
         c["expression"]
         for wh in vwc["webhooks"]
@@ -368,13 +428,24 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt() -> Non
     }
     assert len(expressions) == 1
     sent = cel_owner_filter(expressions.pop())
-    cases = _owner_cases()
+    args = k["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    given = [a.split("=", 1)[1] for a in args if a.startswith("--trusted-controller=")]
+    from kvlint.webhook.cli import build_settings
+
+    settings = build_settings(trusted_controller=tuple(given))
+    assert isinstance(settings, WebhookSettings)
     exempt = 0
-    for refs in cases:
-        obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "ownerReferences": refs}}
-        if not refs:
-            del obj["metadata"]["ownerReferences"]
-        server_exempts = reviewed_owner(obj) is not None
-        exempt += server_exempts
-        assert sent(obj) is not server_exempts, refs
-    assert 0 < exempt < len(cases)
+    total = 0
+    for obj in _owner_objects():
+        for username in _USERNAMES:
+            body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                    "request": {"uid": "u", "operation": "CREATE", "object": obj,
+                                "userInfo": {"username": username}}}  # fmt: skip
+            server_exempts = owner_exemption(parse_review(json.dumps(body)), settings) is not None
+            exempt += server_exempts
+            total += 1
+            assert sent(obj, username) is not server_exempts, (username, obj["metadata"])
+    if trusted == []:
+        assert exempt == 0
+    else:
+        assert 0 < exempt < total

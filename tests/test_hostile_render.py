@@ -411,7 +411,7 @@ def test_a_renderers_error_lines_are_quoted_cut(tmp_path: Path, monkeypatch: pyt
     assert len(finding["message"]) < RENDER_LINE_CHARS + 100
 
 
-@pytest.mark.skipif(not HAS_HELM or not hasattr(__import__("resource"), "prlimit"), reason="helm, prlimit")
+@pytest.mark.skipif(not HAS_HELM or os.name != "posix", reason="helm, setrlimit")
 def test_a_chart_that_makes_helm_allocate_gigabytes_is_stopped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -433,6 +433,72 @@ def test_a_chart_that_makes_helm_allocate_gigabytes_is_stopped(
     assert [f.message for f in res.findings] == [
         "helm template ran out of memory: it may use 1024 MiB (128 times --max-file-bytes, at least 1 GiB)"
     ]
+
+
+_CONFIG_MAP = "printf 'apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: c}\\n'"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+@pytest.mark.parametrize("ctype", [None, "C"])
+def test_a_renderer_runs_under_its_limits_from_its_first_instruction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ctype: str | None
+) -> None:
+    """The address-space limit was set with ``prlimit`` on the renderer's pid after it had started, and no CPU
+    limit at all: a renderer (or a helper it forked at once) ran unlimited for milliseconds, and for ever when
+    kvlint was killed. It now starts under both (kvlint.render._LIMITED_EXEC): the first command of a renderer
+    script reads them, and everything else it sees is what ``subprocess`` gave it before: the environment
+    (``LC_CTYPE`` unset or as set, though the Python that starts it coerces a C locale) and the signals
+    ignored (none that the test process did not ignore)."""
+    import resource
+
+    from kvlint import render
+
+    monkeypatch.delenv("LC_ALL", raising=False)
+    monkeypatch.setenv("LANG", "C")  # Python's start-up would set LC_CTYPE=C.UTF-8 (PEP 538)
+    if ctype is None:
+        monkeypatch.delenv("LC_CTYPE", raising=False)
+    else:
+        monkeypatch.setenv("LC_CTYPE", ctype)
+    seen = tmp_path / "seen"
+    k, env = _fake_renderer(
+        tmp_path,
+        f'ulimit -v > {seen}; ulimit -t >> {seen}; echo "${{LC_CTYPE-unset}}" >> {seen}; '
+        f"grep SigIgn /proc/$$/status >> {seen}; {_CONFIG_MAP}",
+    )
+    monkeypatch.setenv("PATH", env["PATH"])
+    as_limit = render._memory_limit(1 << 20)
+    cpu_limit = render._cpu_limit(render.RENDER_TIMEOUT_S)
+    for which, value in ((resource.RLIMIT_AS, as_limit), (resource.RLIMIT_CPU, cpu_limit)):
+        hard = resource.getrlimit(which)[1]
+        if hard != resource.RLIM_INFINITY and hard < value:
+            pytest.skip("this process's own hard limit is lower")
+    res = render.render_kustomize(str(k), max_bytes=1 << 20)
+    assert not res.findings and [d.data["kind"] for d in res.documents] == ["ConfigMap"]
+    direct = subprocess.run(["/bin/sh", "-c", "grep SigIgn /proc/$$/status"], capture_output=True, text=True)
+    assert seen.read_text().splitlines() == [
+        str(as_limit // 1024),
+        str(cpu_limit),
+        ctype or "unset",
+        direct.stdout.strip(),
+    ]
+
+
+def test_a_renderer_is_loaded_under_its_address_space_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The limit applies to the renderer's own start: under an address space of a few hundred bytes its program
+    cannot even be mapped (the kernel refuses ``execve`` or stops the process), and that is a KV001; with the
+    usual limit the same script renders. (With the limit set by ``prlimit`` once the renderer had started,
+    this depended on whether the dynamic loader had mapped the C library before the call landed.)"""
+    from kvlint import render
+
+    k, env = _fake_renderer(tmp_path, _CONFIG_MAP)
+    monkeypatch.setenv("PATH", env["PATH"])
+    fine = render.render_kustomize(str(k), max_bytes=1 << 20)
+    assert not fine.findings and len(fine.documents) == 1
+    monkeypatch.setattr(render, "RENDER_MEMORY_FLOOR", 0)
+    starved = render.render_kustomize(str(k), max_bytes=4)  # 512 bytes of address space
+    assert [f.rule for f in starved.findings] == ["KV001"] and not starved.documents, starved.findings
 
 
 def test_a_schema_reached_through_a_link_inside_the_chart_is_read(tmp_path: Path) -> None:

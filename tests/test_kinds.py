@@ -163,7 +163,13 @@ def test_the_generator_checks_and_writes(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8") == render_chart_match()
 
 
-def _review(obj: dict[str, Any]) -> dict[str, Any]:
+#: The requester of a controller's write: the exemption of owned objects holds only for controller identities.
+CONTROLLER = "system:serviceaccount:operators:controller-manager"
+
+
+def _review(obj: dict[str, Any], username: str = "alice") -> dict[str, Any]:
+    """An AdmissionReview request for ``obj`` from ``username`` (a user; :data:`CONTROLLER` for what a
+    controller writes)."""
     group, _, version = str(obj["apiVersion"]).rpartition("/")
     gvk = {"group": group, "version": version, "kind": obj["kind"]}
     return {
@@ -176,7 +182,7 @@ def _review(obj: dict[str, Any]) -> dict[str, Any]:
             "name": obj["metadata"]["name"],
             "namespace": "serving",
             "operation": "CREATE",
-            "userInfo": {"username": "alice"},
+            "userInfo": {"username": username},
             "object": obj,
         },
     }
@@ -207,7 +213,9 @@ def test_a_roleset_is_reviewed_as_kvlint_check_reads_it_and_its_pods_are_not() -
         "metadata": {"name": "roleset-sample-prefill-0"},
         "spec": obj["spec"]["roles"][0]["template"]["spec"],
     }
-    owned = parse_review(json.dumps(_review(_owned(pod, "orchestration.aibrix.ai/v1alpha1", "RoleSet"))))
+    owned = parse_review(
+        json.dumps(_review(_owned(pod, "orchestration.aibrix.ai/v1alpha1", "RoleSet"), CONTROLLER))
+    )
     assert skip_reason(owned, settings) is not None
 
 
@@ -221,9 +229,9 @@ def test_an_inferenceset_its_multiroleinference_controls_is_reviewed() -> None:
         "metadata": {"name": "deepseek-v3-pd-prefill"},
         "spec": {"replicas": 1, "template": {"resource": {"instanceType": "Standard_NC24ads_A100_v4"}}},
     }
-    r = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "MultiRoleInference"))))
+    r = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "MultiRoleInference"), CONTROLLER)))
     assert skip_reason(r, WebhookSettings()) is None
-    ws = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "InferenceSet"))))
+    ws = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "InferenceSet"), CONTROLLER)))
     assert skip_reason(ws, WebhookSettings()) is not None  # an InferenceSet's own children stay exempt
 
 
@@ -259,7 +267,9 @@ def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand(
     }
     cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster", "metadata": {"name": "rs-x"}, "spec": {}}
     for child, owner in ((pod, "PodSet"), (cluster, "RayClusterReplicaSet")):
-        r = parse_review(json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner))))
+        r = parse_review(
+            json.dumps(_review(_owned(child, "orchestration.aibrix.ai/v1alpha1", owner), CONTROLLER))
+        )
         assert skip_reason(r, settings) is not None, owner
 
 
@@ -434,7 +444,7 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
     settings = WebhookSettings()
     assert skip_reason(parse_review(json.dumps(_review(pipeline))), settings) is None
     owned = _owned(data, "apps.nvidia.com/v1alpha1", "NIMPipeline")
-    assert skip_reason(parse_review(json.dumps(_review(owned))), settings) is not None
+    assert skip_reason(parse_review(json.dumps(_review(owned, CONTROLLER))), settings) is not None
 
 
 def test_a_rolebasedgroup_with_scalar_role_templates_does_not_stop_the_run() -> None:

@@ -50,6 +50,11 @@ FIX = ROOT / "fixtures" / "webhook"
 B01 = FIX / "b01-llama8b-l4-default-context.yaml"  # KV103 error (and KV202) per kvlint check
 BUDGET_S = 1.0
 PROBE_LIMIT_S = 0.1
+#: ``request.userInfo`` of a controller's write (controllers run as service accounts; the built-in ones as
+#: ``system:serviceaccount:kube-system:<name>-controller``), and of a user's.
+CONTROLLER = {"username": "system:serviceaccount:kube-system:replicaset-controller"}
+OPERATOR = {"username": "system:serviceaccount:operators:controller-manager"}
+USER = {"username": "alice"}
 
 
 def workload_object(path: Path) -> dict[str, Any]:
@@ -440,12 +445,14 @@ def test_controller_writes_are_not_denied() -> None:
     scaled["spec"]["replicas"] = 1
     allowed = [
         review(rs_new, operation="UPDATE", oldObject=rs_old),  # scale-down by the deployment controller
-        review(_owned(_job_from(bad), "batch/v1", "CronJob")),  # a CronJob's Job
-        review(_owned(_replicaset(bad), "apps/v1", "Deployment")),  # a rollout's new ReplicaSet
+        review(_owned(_job_from(bad), "batch/v1", "CronJob"), userInfo=CONTROLLER),  # a CronJob's Job
+        review(
+            _owned(_replicaset(bad), "apps/v1", "Deployment"), userInfo=CONTROLLER
+        ),  # a rollout's ReplicaSet
         review(scaled, operation="UPDATE", oldObject=bad),  # replica-only update
         review(restarted, operation="UPDATE", oldObject=bad),  # rollout restart
         review(bad, subResource="scale", operation="UPDATE", oldObject=bad),
-        review(_owned(bad, "serving.kserve.io/v1beta1", "InferenceService")),  # KServe's Deployment
+        review(_owned(bad, "serving.kserve.io/v1beta1", "InferenceService"), userInfo=OPERATOR),  # KServe's
     ]
     for body in allowed:
         r = parse_review(json.dumps(body))
@@ -455,9 +462,13 @@ def test_controller_writes_are_not_denied() -> None:
     changed["spec"]["template"]["spec"]["containers"][0]["args"] += ["--enforce-eager"]
     reviewed = [
         review(changed, operation="UPDATE", oldObject=bad),
-        review(_owned(_replicaset(bad), "argoproj.io/v1alpha1", "Rollout")),
-        review(_owned(bad, "apps/v1", "Deployment", controller=False)),
+        review(_owned(_replicaset(bad), "argoproj.io/v1alpha1", "Rollout"), userInfo=CONTROLLER),
+        review(_owned(bad, "apps/v1", "Deployment", controller=False), userInfo=CONTROLLER),
         review(bad),
+        # the exempt writes above, when a user writes them with the same references
+        review(_owned(_job_from(bad), "batch/v1", "CronJob"), userInfo=USER),
+        review(_owned(_replicaset(bad), "apps/v1", "Deployment"), userInfo=USER),
+        review(_owned(bad, "serving.kserve.io/v1beta1", "InferenceService"), userInfo=USER),
     ]
     for body in reviewed:
         r = parse_review(json.dumps(body))
@@ -669,8 +680,9 @@ def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
         assert resp["allowed"], kind
     # what AIBrix's controllers create: exempt
     for child, kind in ((pod, "PodSet"), (pod, "RoleSet"), (raycluster, "RayClusterReplicaSet")):
-        resp, _ = _post(srv, ctx, review(owned(child, AIBRIX, kind)))
+        resp, _ = _post(srv, ctx, review(owned(child, AIBRIX, kind), userInfo=OPERATOR))
         assert resp["allowed"] and not resp.get("warnings"), (kind, resp)
+        assert denied(review(owned(child, AIBRIX, kind), userInfo=USER)), kind  # a user's: reviewed
     # crafted references: still linted
     crafted = [
         owned(pod, AIBRIX, "PodSet", controller=False),
@@ -681,10 +693,10 @@ def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
         owned(raycluster, "ray.io/v1", "RayClusterReplicaSet"),
     ]
     for obj in crafted:
-        assert denied(review(obj)), obj["metadata"]["ownerReferences"]
+        assert denied(review(obj, userInfo=OPERATOR)), obj["metadata"]["ownerReferences"]
     no_controller = owned(pod, AIBRIX, "PodSet")
     del no_controller["metadata"]["ownerReferences"][0]["controller"]
-    assert denied(review(no_controller))
+    assert denied(review(no_controller, userInfo=OPERATOR))
 
 
 # ------------------------------------------------------------------------------------------ owner chains
@@ -850,8 +862,10 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
         (pod, RBG, "RoleInstance"),
     ]
     for child, api, kind in children:
-        resp, _ = _post(srv, ctx, review(owned(child, api, kind)))
+        resp, _ = _post(srv, ctx, review(owned(child, api, kind), userInfo=OPERATOR))
         assert resp["allowed"] and not resp.get("warnings"), (child["kind"], kind, resp)
+        if child is not pcsg:  # (a PodCliqueScalingGroup holds no pod template: nothing to deny)
+            assert denied(review(owned(child, api, kind), userInfo=USER)), (child["kind"], kind)
     crafted = [
         owned(deployment, "v1", "Service"),  # a core Service is not Knative's
         owned(deployment, "serving.knative.dev.evil.example/v1", "Revision"),
@@ -862,7 +876,63 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
         owned(pod, "workloads.x-k8s.io/v1alpha1", "Instance"),  # RBG's former kind, not created any more
     ]
     for obj in crafted:
-        assert denied(review(obj)), obj["metadata"]["ownerReferences"]
+        assert denied(review(obj, userInfo=OPERATOR)), obj["metadata"]["ownerReferences"]
+
+
+def test_owner_references_exempt_only_controllers_and_never_the_object_itself_over_tls(server: Any) -> None:
+    """``ownerReferences`` are written by whoever writes the object. A user's Pod naming an existing
+    Deployment as its controller, or a DynamoComponentDeployment naming a DynamoGraphDeployment, was admitted
+    unreviewed; now only a trusted controller identity's write is (a service account, the controller
+    manager): the same objects from a user are reviewed and denied. And an UPDATE that made a reviewed object
+    its own controller (its uid, or its kind and name) exempted every later change, whoever sent it: a
+    reference to the object itself never exempts."""
+    srv, ctx = server
+    bad = workload_object(B01)
+    errors = b01_errors()
+
+    def allowed(body: dict[str, Any]) -> bool:
+        resp, _ = _post(srv, ctx, body)
+        if not resp["allowed"]:
+            assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+        return bool(resp["allowed"])
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "pod-uid"},
+           "spec": bad["spec"]["template"]["spec"]}  # fmt: skip
+    forged = _owned(pod, "apps/v1", "ReplicaSet")
+    dcd = _chain_objects(bad["spec"]["template"])["DynamoComponentDeployment/v1beta1"]
+    forged_dcd = _owned(dcd, DYNAMO_V1B1, "DynamoGraphDeployment")
+    for obj in (forged, forged_dcd):
+        assert not allowed(review(obj, userInfo=USER)), obj["kind"]
+        assert not allowed(review(obj, userInfo={"username": "system:serviceaccounts:serving"})), obj["kind"]
+        assert not allowed(review(obj, userInfo={})), obj["kind"]
+        for who in (CONTROLLER, OPERATOR, {"username": "system:kube-controller-manager"}):
+            assert allowed(review(obj, userInfo=who)), (obj["kind"], who)
+    # a reviewed object made its own controller: by uid (an UPDATE) or by kind and name (a CREATE too)
+    deployment = json.loads(json.dumps(bad))
+    deployment["metadata"]["uid"] = "dep-uid"
+    by_uid = _owned(deployment, "apps/v1", "Deployment")
+    by_uid["metadata"]["ownerReferences"][0]["uid"] = "dep-uid"
+    by_name = _owned(deployment, "apps/v1", "Deployment")
+    by_name["metadata"]["ownerReferences"][0]["name"] = deployment["metadata"]["name"]
+    dgd = {"apiVersion": DYNAMO_V1B1, "kind": "DynamoGraphDeployment", "metadata": {"name": "g", "uid": "g-uid"},
+           "spec": {"components": [{"name": "w", "type": "worker",
+                                    "podTemplate": {"spec": bad["spec"]["template"]["spec"]}}]}}  # fmt: skip
+    dgd_self = _owned(dgd, DYNAMO_V1B1, "DynamoGraphDeployment")
+    dgd_self["metadata"]["ownerReferences"][0]["uid"] = "g-uid"
+
+    def earlier(obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` as it was before an UPDATE that changes its engine arguments (the reference already in)."""
+        out = json.loads(json.dumps(obj))
+        text = json.dumps(out).replace('"--model"', '"--enforce-eager", "--model"')
+        assert text != json.dumps(out)
+        return dict(json.loads(text))
+
+    for who in (USER, OPERATOR, CONTROLLER):
+        assert not allowed(review(by_uid, operation="UPDATE", oldObject=earlier(by_uid), userInfo=who)), who
+        assert not allowed(review(by_name, userInfo=who)), who
+        assert not allowed(review(dgd_self, operation="UPDATE", oldObject=earlier(dgd_self), userInfo=who)), (
+            who
+        )
 
 
 def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:

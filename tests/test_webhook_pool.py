@@ -458,3 +458,74 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     assert restarts == 0
     for outcome in outcomes:
         assert [(d.rule, d.severity, d.message, d.fix, d.container) for d in outcome.diagnostics] == expected
+
+
+#: A weak reference to the reference cycle the last review of :func:`gc_probe_pipeline` left behind.
+_LAST_CYCLE: list[Any] = []
+
+
+class _Cyclic:
+    """An object that refers to itself: garbage only the cyclic collector reclaims."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def gc_probe_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, reporting in ``suppressed`` ``2 x (collections the garbage collector ran during it) + (1
+    if the cycle the previous review left is still alive)``, and leaving a cycle of its own."""
+    import dataclasses
+    import gc
+    import weakref
+
+    from kvlint.pipeline import run_documents
+
+    previous_alive = int(bool(_LAST_CYCLE) and _LAST_CYCLE[0]() is not None)
+    before = sum(s["collections"] for s in gc.get_stats())
+    result = run_documents(loaded, options)
+    during = sum(s["collections"] for s in gc.get_stats()) - before
+    cycle = _Cyclic()
+    _LAST_CYCLE[:] = [weakref.ref(cycle)]
+    del cycle
+    return dataclasses.replace(result, suppressed=2 * during + previous_alive)
+
+
+def _dgd(components: int) -> dict[str, Any]:
+    """A v1beta1 DynamoGraphDeployment of ``components`` small vLLM components (as bench/webhook_big.py)."""
+    container = {"name": "main", "image": "vllm/vllm-openai:v0.11.0",
+                 "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct"]}  # fmt: skip
+    return {
+        "apiVersion": "nvidia.com/v1beta1",
+        "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "big", "namespace": "serving"},
+        "spec": {
+            "components": [
+                {"name": f"w{i}", "type": "worker", "podTemplate": {"spec": {"containers": [container]}}}
+                for i in range(components)
+            ]
+        },
+    }
+
+
+def test_no_garbage_collection_runs_during_a_review_and_its_cycles_are_collected_after() -> None:
+    """A worker lints with the cyclic garbage collector off (kvlint.webhook.worker.COLLECT_DURING_REVIEW): a
+    DynamoGraphDeployment of 2,000 components (about 160,000 containers built) ran collections during the
+    review, full ones over every value built so far, which made the largest object the size limit admits
+    take 4.0 s of CPU instead of 2.6 s. Collection is back on once the reply is out: the reference cycle
+    one review leaves is gone by the next review, so a worker's memory does not grow with the reviews."""
+    big = _dgd(2000)
+
+    async def run() -> list[int]:
+        pool = ReviewPool(1, pipeline=gc_probe_pipeline)
+        await pool.start()
+        try:
+            return [
+                (await pool.lint(big, "<admission big>.json", webhook_options(), 30.0)).suppressed
+                for _ in range(3)
+            ]
+        finally:
+            await pool.close()
+
+    probes = asyncio.run(run())
+    assert [p // 2 for p in probes] == [0, 0, 0], probes  # no collection during any review
+    assert [p % 2 for p in probes] == [0, 0, 0], probes  # the previous review's cycle was collected

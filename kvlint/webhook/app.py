@@ -9,7 +9,8 @@ Request path of ``POST /validate``:
 2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
    with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
 3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
-   (subresources, objects controlled by an owner kvlint reviews, updates of replicas/status/metadata).
+   (subresources, objects a trusted controller writes under an owner kvlint reviews, updates of
+   replicas/status/metadata).
 4. the pipeline runs in a worker *process* of the :class:`~kvlint.webhook.pool.ReviewPool`, within a hard
    budget of ``timeout_seconds`` (waiting for a free worker included). When it runs out the worker is
    killed and replaced, the answer follows the failure mode, and ``kvlint_webhook_budget_exceeded_total``
@@ -255,6 +256,26 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
     return out
 
 
+def _uncollected(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` with Python's cyclic garbage collector paused (it is already off: as it is).
+
+    For the review steps the event loop runs on the whole body: decoding it (:func:`parse_review`) and, for an
+    UPDATE, comparing what kvlint reads of its two objects (:func:`skip_reason`). Each builds a container per
+    JSON value and no reference cycle, and the collector's passes over them added a third: an UPDATE of two
+    1.5 MiB DynamoGraphDeployments (8,000 components each, a 3 MiB body) held the event loop 19 to 24 ms to
+    decode and 76 to 81 ms to compare with collection, 14 to 18 ms and 54 ms without (best of 7, three runs
+    in one process with the start-up objects frozen as the server freezes them). Synchronous calls only: the
+    collector is back on before anything awaits."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return fn(*args)
+    finally:
+        if paused:
+            gc.enable()
+
+
 async def _run_pipeline(state: WebhookState, review: Review, started: float) -> tuple[dict[str, Any], Any]:
     """Lint in a worker process within what is left of the budget; answer per the failure mode otherwise."""
     settings = state.settings
@@ -489,7 +510,7 @@ def create_app(
         body = box.pop()
         state.body_bytes -= len(body)
         try:
-            review = parse_review(body)
+            review = _uncollected(parse_review, body)
             del body
         except ReviewError as exc:
             return bad_request(exc)
@@ -498,7 +519,7 @@ def create_app(
         else:
             deep = False
         try:
-            why = None if deep else skip_reason(review, settings)
+            why = None if deep else _uncollected(skip_reason, review, settings)
             if deep:
                 payload, verdict = too_deep_response(review, settings)
             elif why is not None:

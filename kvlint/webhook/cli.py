@@ -39,7 +39,7 @@ def build_settings(**kw: Any) -> Any:
     Reads ``--config`` (a ``.kvlint.yaml``, e.g. mounted from a ConfigMap) when given; flags win over
     the file. Raises click.BadParameter / click.UsageError with the reason on invalid input.
     """
-    from kvlint.webhook.review import WebhookSettings, webhook_options
+    from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS, WebhookSettings, webhook_options
 
     options = webhook_options()
     if kw.get("config"):
@@ -76,6 +76,11 @@ def build_settings(**kw: Any) -> Any:
             max_request_bytes=_parse_size(kw.get("max_request_bytes") or "3Mi"),
             workers=_given(kw, "workers", 2),
             exempt_namespaces=tuple(kw.get("exempt_namespace") or ("kube-system",)),
+            trusted_controllers=(
+                tuple(p for p in kw["trusted_controller"] if p)
+                if kw.get("trusted_controller")
+                else DEFAULT_TRUSTED_CONTROLLERS
+            ),
             options=options,
             worker_memory_bytes=_parse_size(kw.get("worker_memory") or "512Mi") or None,
             header_timeout_seconds=_given(kw, "header_timeout", 5.0),
@@ -165,6 +170,14 @@ def webhook() -> None:
 )
 @click.option(
     "--exempt-namespace", multiple=True, help="Never lint this namespace (repeatable; default kube-system)."
+)
+@click.option(
+    "--trusted-controller",
+    multiple=True,
+    metavar="USER",
+    help="A requester (userInfo.username; a trailing * matches a prefix) whose writes of an object controlled "
+    "by a reviewed owner are not reviewed again (repeatable; default: system:serviceaccount:* and "
+    "system:kube-controller-manager; an empty value alone: none, every object is reviewed).",
 )
 @click.option(
     "--exemptions/--no-exemptions",

@@ -8,9 +8,10 @@ echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "R
 * :func:`skip_reason` says when a review needs no linting, so Kubernetes' own controllers are never
   denied: DELETE/CONNECT; subresources such as ``status``/``scale``; exempt namespaces; objects whose
   controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
-  rolls out, the Job a CronJob starts, the Pods of any of them); UPDATEs that change nothing kvlint reads
-  (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and labels: a
-  scale-down, a finalizer, ``kubectl rollout restart``);
+  rolls out, the Job a CronJob starts, the Pods of any of them) when a trusted controller identity writes
+  them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing
+  kvlint reads (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and
+  labels: a scale-down, a finalizer, ``kubectl rollout restart``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
   on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
   up on the server's own disk);
@@ -66,6 +67,13 @@ DEFAULT_MAX_REQUEST_BYTES = 3 * 2**20
 #: these, and an object whose controlling owner is one of them is not reviewed again (its owner was).
 REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = reviewed_kinds()
 
+#: Who may write an object that its controlling owner's review exempts (``request.userInfo.username``
+#: patterns, :func:`trusted_controller`): a service account, as every controller runs as (the built-in ones
+#: as ``system:serviceaccount:kube-system:<name>-controller`` under ``--use-service-account-credentials``,
+#: operators as their own), and the controller manager's own identity (without that flag). A user who writes
+#: an object with a forged ``ownerReferences`` entry is not one of them, so the object is reviewed.
+DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = ("system:serviceaccount:*", "system:kube-controller-manager")
+
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
 #: the deployment controller write them) and the status.
 _SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status"})
@@ -101,6 +109,9 @@ class WebhookSettings:
         max_request_bytes: request bodies above this many bytes get HTTP 413.
         workers: review worker processes (reviews linted at once).
         exempt_namespaces: namespaces never linted (defence in depth behind ``namespaceSelector``).
+        trusted_controllers: ``request.userInfo.username`` patterns (an exact name, or a prefix ending in
+            ``*``) whose writes of an object controlled by a reviewed owner are exempt
+            (:func:`owner_exemption`); empty: every object is reviewed whatever its owner.
         options: pipeline options; :func:`webhook_options` forces ``allow_hub=False`` and
             ``allow_local_paths=False``.
         worker_memory_bytes: address-space cap of each review worker process (None: no cap).
@@ -122,6 +133,7 @@ class WebhookSettings:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     workers: int = 2
     exempt_namespaces: tuple[str, ...] = ("kube-system",)
+    trusted_controllers: tuple[str, ...] = DEFAULT_TRUSTED_CONTROLLERS
     options: Any = None
     worker_memory_bytes: int | None = 512 * 2**20
     header_timeout_seconds: float = 5.0
@@ -172,7 +184,8 @@ class Review:
     """The parts of an AdmissionReview request kvlint uses.
 
     ``raw_request`` is the request mapping as sent; ``object``/``old_object`` the objects (None for
-    DELETE/CONNECT or when absent); ``kind`` the object's kind (``request.kind.kind``).
+    DELETE/CONNECT or when absent); ``kind`` the object's kind (``request.kind.kind``); ``username`` who sent
+    it (``request.userInfo.username``).
     """
 
     api_version: str
@@ -186,6 +199,8 @@ class Review:
     object: dict[str, Any] | None
     old_object: dict[str, Any] | None
     raw_request: dict[str, Any] = field(repr=False, default_factory=dict)
+    #: ``request.userInfo.username``: who sent the request ("" when not given).
+    username: str = ""
 
     @property
     def ref(self) -> str:
@@ -324,6 +339,8 @@ def parse_review(body: bytes | str) -> Review:
     if not name and isinstance(obj, dict) and isinstance(obj.get("metadata"), dict):
         name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or ""
     sub = req.get("subResource")
+    user = req.get("userInfo")
+    username = user.get("username") if isinstance(user, dict) else None
     return Review(
         api_version=str(api_version),
         uid=uid,
@@ -336,6 +353,7 @@ def parse_review(body: bytes | str) -> Review:
         object=obj,
         old_object=old,
         raw_request=req,
+        username=username if isinstance(username, str) else "",
     )
 
 
@@ -383,10 +401,27 @@ def owner_group(api_version: Any) -> str | None:
     return text.split("/", 1)[0] if "/" in text else ""
 
 
+def _names_itself(ref: dict[str, Any], obj: dict[str, Any], meta: dict[str, Any]) -> bool:
+    """Whether the owner reference ``ref`` names the object ``obj`` itself: its ``uid``, or its kind and name.
+    The API server has filled ``metadata.uid`` (and the name a ``generateName`` gives) before a validating
+    webhook sees a CREATE (``k8s.io/apiserver`` ``pkg/registry/generic/registry/store.go``, ``Store.Create``:
+    ``rest.FillObjectMetaSystemFields`` before ``createValidation``), so both forms are caught on CREATE and
+    UPDATE. The chart's owner filter tests the same (``kvlint.notOwnedCondition``)."""
+    if "uid" in meta and ref.get("uid") == meta["uid"]:
+        return True
+    return (
+        "kind" in obj
+        and "name" in meta
+        and ref.get("kind") == obj["kind"]
+        and ref.get("name") == meta["name"]
+    )
+
+
 def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
     """``Kind/name`` of the object's controlling owner when kvlint reviews that kind
     (:data:`REVIEWED_KINDS`), else None. Only the ``controller: true`` reference counts: that is the object
-    whose controller creates and updates this one."""
+    whose controller creates and updates this one. A reference to the object itself (:func:`_names_itself`)
+    never counts: an UPDATE that made a reviewed object its own controller was exempt from then on."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
     for ref in refs if isinstance(refs, list) else []:
@@ -395,8 +430,37 @@ def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
         group = owner_group(ref.get("apiVersion"))
         key = (group, str(ref.get("kind", "")))
         if group is not None and key in REVIEWED_KINDS:
+            assert isinstance(obj, dict) and isinstance(meta, dict)
+            if _names_itself(ref, obj, meta):
+                continue
             return f"{key[1]}/{ref.get('name', '')}"
     return None
+
+
+def trusted_controller(username: str, trusted: Iterable[str]) -> bool:
+    """Whether ``username`` (``request.userInfo.username``) matches one of the ``trusted`` patterns: equal to
+    it, or, for a pattern ending in ``*``, starting with what precedes the ``*``. An empty pattern matches
+    nothing."""
+    for pattern in trusted:
+        if pattern.endswith("*"):
+            if username.startswith(pattern[:-1]):
+                return True
+        elif pattern and username == pattern:
+            return True
+    return False
+
+
+def owner_exemption(review: Review, settings: WebhookSettings) -> str | None:
+    """``Kind/name`` of the reviewed owner whose review exempts this request's object, or None: the object's
+    controlling owner is a kind kvlint reviews (:func:`reviewed_owner`, never the object itself) and the
+    request comes from a trusted controller identity (``settings.trusted_controllers``,
+    :func:`trusted_controller`). ``ownerReferences`` are written by whoever writes the object, so a user's
+    own reference to an existing Deployment does not exempt the user's Pod."""
+    if not settings.trusted_controllers or not trusted_controller(
+        review.username, settings.trusted_controllers
+    ):
+        return None
+    return reviewed_owner(review.object)
 
 
 def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
@@ -404,10 +468,10 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
 
     Skipped: operations other than CREATE/UPDATE; subresources (``status``, ``scale``...: a controller
     writing status or an autoscaler scaling must never be blocked); namespaces in
-    ``settings.exempt_namespaces``; no object; objects controlled by an owner of a kind kvlint reviews
-    (:func:`reviewed_owner`: the owner was linted, and denying its controller's writes would stop a
-    rollout or a scale-down half way); UPDATEs whose object equals ``oldObject`` in everything kvlint
-    reads (:func:`lint_relevant`).
+    ``settings.exempt_namespaces``; no object; objects controlled by an owner of a kind kvlint reviews,
+    written by a trusted controller identity (:func:`owner_exemption`: the owner was linted, and denying its
+    controller's writes would stop a rollout or a scale-down half way); UPDATEs whose object equals
+    ``oldObject`` in everything kvlint reads (:func:`lint_relevant`).
     """
     if review.operation not in ("CREATE", "UPDATE"):
         return f"operation {review.operation} is not linted"
@@ -417,7 +481,7 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
         return f"namespace {review.namespace} is exempt"
     if review.object is None:
         return "request has no object"
-    owner = reviewed_owner(review.object)
+    owner = owner_exemption(review, settings)
     if owner is not None:
         return f"controlled by {owner}, which kvlint reviews"
     if (
@@ -666,6 +730,7 @@ def skipped_response(review: Review, why: str) -> tuple[dict[str, Any], Verdict]
 __all__ = [
     "API_VERSIONS",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "DEFAULT_TRUSTED_CONTROLLERS",
     "FailureMode",
     "Mode",
     "FAILURE_MODES",
@@ -686,6 +751,7 @@ __all__ = [
     "format_warning",
     "lint_relevant",
     "lint_review",
+    "owner_exemption",
     "owner_group",
     "parse_review",
     "prepared_object",
@@ -695,5 +761,6 @@ __all__ = [
     "skip_reason",
     "skipped_response",
     "too_deep_response",
+    "trusted_controller",
     "webhook_options",
 ]

@@ -45,15 +45,39 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/*
-Objects whose controlling owner is a kind kvlint reviews are not sent (kvlint reviewed the owner; its
-controller's writes must never be denied). The kinds are webhook-match.yaml, written from WORKLOAD_KINDS in
-kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by tools/gen_webhook_kinds.py. An owner's
-apiVersion is read as Kubernetes reads it (k8s.io/apimachinery schema.ParseGroupVersion, which
-validateOwnerReference applies before any validating webhook sees the object): "group/version", or the core
-group as "version" or "/version" (group "" before the "/"), as kvlint.webhook.review.owner_group does.
+Objects whose controlling owner is a kind kvlint reviews are not sent when a trusted controller writes them
+(kvlint reviewed the owner; its controller's writes must never be denied). The kinds are webhook-match.yaml,
+written from WORKLOAD_KINDS in kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook/review.py) by
+tools/gen_webhook_kinds.py. An owner's apiVersion is read as Kubernetes reads it (k8s.io/apimachinery
+schema.ParseGroupVersion, which validateOwnerReference applies before any validating webhook sees the
+object): "group/version", or the core group as "version" or "/version" (group "" before the "/"), as
+kvlint.webhook.review.owner_group does. The request must come from one of .Values.trustedControllers
+(request.userInfo.username, a trailing * a prefix; kvlint.webhook.review.trusted_controller), and a reference
+naming the object itself (its uid, or its kind and name) never counts (kvlint.webhook.review.reviewed_owner).
 */}}
 {{- define "kvlint.reviewedOwners" -}}
 {{- (.Files.Get "webhook-match.yaml" | fromYaml).kinds | toYaml -}}
+{{- end -}}
+
+{{/* A trusted-controller pattern, refused when it could break out of a CEL string literal. */}}
+{{- define "kvlint.celSafe" -}}
+{{- if or (contains "'" .) (contains "\\" .) (contains "\n" .) -}}
+{{- fail (printf "trustedControllers: %q may not hold a quote, a backslash or a newline" .) -}}
+{{- end -}}
+{{- . -}}
+{{- end -}}
+
+{{- define "kvlint.trustedCondition" -}}
+{{- $terms := list -}}
+{{- range .Values.trustedControllers -}}
+{{- $p := include "kvlint.celSafe" . -}}
+{{- if hasSuffix "*" $p -}}
+{{- $terms = append $terms (printf "request.userInfo.username.startsWith('%s')" (trimSuffix "*" $p)) -}}
+{{- else if $p -}}
+{{- $terms = append $terms (printf "request.userInfo.username == '%s'" $p) -}}
+{{- end -}}
+{{- end -}}
+{{- if $terms -}}{{ join " || " $terms }}{{- else -}}false{{- end -}}
 {{- end -}}
 
 {{- define "kvlint.notOwnedCondition" -}}
@@ -68,8 +92,11 @@ group as "version" or "/version" (group "" before the "/"), as kvlint.webhook.re
 name: not-controlled-by-a-reviewed-owner
 expression: >-
   !has(object.metadata.ownerReferences) ||
+  !({{ include "kvlint.trustedCondition" . }}) ||
   !object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller &&
-  ({{ join " || " $terms }}))
+  ({{ join " || " $terms }}) &&
+  !(has(object.metadata.uid) && r.uid == object.metadata.uid) &&
+  !(has(object.kind) && has(object.metadata.name) && r.kind == object.kind && r.name == object.metadata.name))
 {{- end -}}
 
 {{/*
