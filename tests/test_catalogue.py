@@ -630,3 +630,105 @@ def test_kubeai_distill_model_is_sized_offline():
     assert not [d for d in res.diagnostics if d.rule == "KV502"]
     (cr,) = res.containers
     assert cr.model is not None and cr.model.id == "deepseek-ai/DeepSeek-R1-Distill-Qwen-1.5B"
+
+
+# -------------------------------------------------------------------------------------------------
+# models the shared corpus and fixtures/collected name that models7 left unknown (docs/models.md)
+
+HF_CACHE_MODELS = ["deepseek-ai/deepseek-coder-6.7b-instruct"]
+
+
+@pytest.mark.parametrize("model_id", HF_CACHE_MODELS)
+def test_hf_cache_snapshot_configs_are_the_hubs_bytes(model_id):
+    """A config copied from a Hugging Face cache committed to a repository is recorded with the cache's proof: the
+    git blob id of the stored bytes equals the blob id the note quotes from the Hub's file listing of that
+    revision (trees/<revision>.json), and its size too."""
+    (e,) = [x for x in SOURCE_ENTRIES if x["id"] == model_id]
+    data = e["config_path"].read_bytes()
+    blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    assert e["source"]["path"].endswith(f"/blobs/{blob}")
+    note = " ".join(e["notes"])
+    assert f"config.json as blob {blob}, {len(data)} bytes" in note
+
+
+@pytest.mark.parametrize("model_id", HF_CACHE_MODELS)
+def test_hf_cache_models_resolve_offline_with_their_stored_shape(model_id):
+    """Offline, the id resolves to the stored config's shape (read here from that file), and its cited
+    checkpoint size is the bf16 bytes of the parameters kvlint counts from the architecture (the index's
+    total_size is tensor bytes, so an architecture read wrongly would not match it)."""
+    from kvlint.models.weights import param_count
+
+    entry = catalogue.lookup(model_id)
+    assert entry is not None
+    cfg, _ = catalogue.load_config(entry)
+    t = _text(cfg)
+    spec = resolve_model(model_id, allow_hub=False)
+    assert spec.id == model_id and "derived from name" not in spec.source
+    assert spec.num_layers == t["num_hidden_layers"] and spec.hidden_size == t["hidden_size"]
+    assert spec.num_kv_heads == t["num_key_value_heads"] and spec.vocab_size == t["vocab_size"]
+    assert spec.weight_bytes is not None and spec.weight_bytes == 2 * param_count(spec)
+
+
+# Made up for this test: one model directory, /models/deepseek-coder-6.7b-instruct (the path vllm-project/aibrix's
+# samples/heterogeneous deployments serve), named by a Deployment's vLLM args, a KServe storage URI and a
+# production-stack modelURL.
+_CODER_DIR = "/models/deepseek-coder-6.7b-instruct"
+_CODER_DEPLOYMENT = f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: coder-args}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [python3, -m, vllm.entrypoints.openai.api_server]
+        args: [--model, {_CODER_DIR}, --max-model-len, "8192"]
+        resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+_CODER_KSERVE = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: coder-kserve}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: pvc://models/deepseek-coder-6.7b-instruct
+      args: [--backend=vllm, --max-model-len=8192]
+      resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+_CODER_STACK = f"""\
+servingEngineSpec:
+  modelSpec:
+  - name: coder-stack
+    repository: vllm/vllm-openai
+    tag: v0.8.5
+    modelURL: {_CODER_DIR}
+    replicaCount: 1
+    requestCPU: 4
+    requestMemory: 16Gi
+    requestGPU: 1
+    vllmConfig: {{maxModelLen: 8192}}
+"""
+
+
+@pytest.mark.parametrize(
+    "name,text", [("args.yaml", _CODER_DEPLOYMENT), ("kserve.yaml", _CODER_KSERVE), ("values.yaml", _CODER_STACK)]
+)
+def test_directory_named_after_a_catalogued_model_is_sized_alike_everywhere(tmp_path, name, text):
+    """A model directory whose last component is a catalogued repository name is sized as that model, with the
+    KV505 note and no KV502, whether a Deployment's engine args, a KServe storage URI or a production-stack
+    modelURL names it."""
+    from kvlint.pipeline import Options, run_check
+
+    f = tmp_path / name
+    f.write_text(text)
+    res = run_check([str(f)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "deepseek-ai/deepseek-coder-6.7b-instruct", cr.model_error
+    assert cr.plan is not None or cr.fleet is not None
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (note,) = [d.message for d in res.diagnostics if d.rule == "KV505"]
+    assert "deepseek-coder-6.7b-instruct" in note
