@@ -715,7 +715,8 @@ servingEngineSpec:
 
 
 @pytest.mark.parametrize(
-    "name,text", [("args.yaml", _CODER_DEPLOYMENT), ("kserve.yaml", _CODER_KSERVE), ("values.yaml", _CODER_STACK)]
+    "name,text",
+    [("args.yaml", _CODER_DEPLOYMENT), ("kserve.yaml", _CODER_KSERVE), ("values.yaml", _CODER_STACK)],
 )
 def test_directory_named_after_a_catalogued_model_is_sized_alike_everywhere(tmp_path, name, text):
     """A model directory whose last component is a catalogued repository name is sized as that model, with the
