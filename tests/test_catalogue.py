@@ -146,7 +146,10 @@ def test_source_list_entries_resolve_offline_with_the_fixture_numbers(x):
     t = _text(cfg)
     spec = resolve_model(x["id"], allow_hub=False)
     assert spec.source.startswith("kvlint catalogue: ") and "derived from name" not in spec.source
-    assert spec.num_layers == len(spec.layers) == _first(t, "num_hidden_layers", "n_layer", "num_layers")
+    # Nemotron-H's layers_block_type list is the layer count (transformers NemotronHConfig.num_hidden_layers)
+    listed = t.get("layers_block_type") if isinstance(t.get("layers_block_type"), list) else None
+    layers = len(listed) if listed else _first(t, "num_hidden_layers", "n_layer", "num_layers")
+    assert spec.num_layers == len(spec.layers) == layers
     assert spec.hidden_size == _first(t, "hidden_size", "n_embd", "d_model")
     assert spec.num_attention_heads == _first(t, "num_attention_heads", "n_head")
     assert spec.vocab_size == _first(t, "vocab_size", "padded_vocab_size") or _first(cfg, "vocab_size")
@@ -733,3 +736,79 @@ def test_directory_named_after_a_catalogued_model_is_sized_alike_everywhere(tmp_
     assert not [d for d in res.diagnostics if d.rule == "KV502"]
     (note,) = [d.message for d in res.diagnostics if d.rule == "KV505"]
     assert "deepseek-coder-6.7b-instruct" in note
+
+
+# -------------------------------------------------------------------------------------------------
+# Nemotron-H configs that list their blocks (layers_block_type) and latent MoE (moe_latent_size)
+
+LISTED_BLOCK_MODELS = [
+    "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+    "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+]
+
+
+@pytest.mark.parametrize("model_id", LISTED_BLOCK_MODELS)
+def test_layers_block_type_gives_the_layers_and_their_kinds(model_id):
+    """A Nemotron-H config that stores its blocks as the list ``layers_block_type`` (no hybrid_override_pattern)
+    has len(list) layers (transformers' NemotronHConfig.num_hidden_layers), KV only on its attention blocks and
+    Mamba state on its Mamba blocks, counted here from the stored list."""
+    cfg, _ = catalogue.load_config(catalogue.lookup(model_id))
+    blocks = cfg["layers_block_type"]
+    assert "hybrid_override_pattern" not in cfg
+    spec = resolve_model(model_id, allow_hub=False)
+    assert spec.num_layers == len(spec.layers) == len(blocks)
+    kinds = [ly.kind for ly in spec.layers]
+    assert kinds.count("full") == sum(b in ("attention", "full_attention") for b in blocks)
+    assert kinds.count("mamba") == sum(b in ("mamba", "linear_attention") for b in blocks)
+    assert kinds.count("full") + kinds.count("mamba") + kinds.count("none") == len(blocks)
+
+
+@pytest.mark.parametrize(
+    "model_id",
+    ["nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8"],
+)
+def test_latent_moe_experts_are_counted_at_the_latent_width(model_id):
+    """With ``moe_latent_size`` l, vLLM's NemotronHMoE runs the routed experts (up + down, relu2) at width l and
+    adds the projections h x l and l x h: the count differs from the same config without the latent by exactly
+    moe_layers x (E x 2 x (h - l) x I_moe - 2 x h x l), derived here from the stored config; and the total is
+    within 1 % of the total the publisher's id states (120B, 550B)."""
+    import dataclasses
+
+    from kvlint.models.config import nemotron_h_pattern
+    from kvlint.models.weights import param_count
+
+    spec = resolve_model(model_id, allow_hub=False)
+    t = spec.text_config or spec.config
+    h, lat, E, inter = (
+        t["hidden_size"],
+        t["moe_latent_size"],
+        t["n_routed_experts"],
+        t["moe_intermediate_size"],
+    )
+    n_moe = nemotron_h_pattern(t).count("E")
+    plain = dataclasses.replace(spec, config={**t, "moe_latent_size": None}, text_config=None)
+    assert param_count(plain) - param_count(spec) == n_moe * (E * 2 * (h - lat) * inter - 2 * h * lat)
+    stated = int(re.search(r"-(\d+)B-A\d+B", model_id).group(1)) * 10**9
+    assert abs(param_count(spec) - stated) / stated < 0.01
+
+
+def test_fp8_block_build_of_a_bf16_release_is_derived_and_sized():
+    """KServe's Nemotron-3 Ultra sample serves RedHatAI/...-FP8-block: not catalogued, it is derived (KV505) from
+    nvidia's -BF16 build with compressed-tensors' FP8_BLOCK scheme, and both containers are sized (no KV502)."""
+    from kvlint.pipeline import Options, run_check
+
+    ref = "RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block"
+    entry = catalogue.derive_quantized(ref)
+    assert entry is not None and entry.base_id == "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"
+    (group,) = entry.derived["quantization_config"]["config_groups"].values()
+    assert group["weights"]["strategy"] == "block" and group["weights"]["block_structure"] == [128, 128]
+    path = (
+        ROOT
+        / "fixtures"
+        / "collected"
+        / "kserve__kserve__docs__samples__llmisvc__agentic-tool-calling__nemotron-3-ultra-pd.yaml"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    assert res.containers and all(cr.model is not None and cr.model.id == ref for cr in res.containers)
+    assert all(cr.plan is not None or cr.fleet is not None for cr in res.containers)

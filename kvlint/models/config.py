@@ -144,6 +144,35 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return config, None
 
 
+#: Nemotron-H block names of ``layers_block_type`` (and the legacy names transformers remaps onto them) as the
+#: characters of ``hybrid_override_pattern`` (transformers@13923c63
+#: src/transformers/models/nemotron_h/configuration_nemotron_h.py::NemotronHConfig._list_to_pattern).
+_NEMOTRON_BLOCKS = {
+    "linear_attention": "M",
+    "mamba": "M",
+    "full_attention": "*",
+    "attention": "*",
+    "moe": "E",
+    "mlp": "-",
+}
+
+
+def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
+    """The Nemotron-H layer pattern (``M`` Mamba-2, ``*`` attention, ``E`` MoE, ``-`` MLP; one character per
+    decoder layer) of a text config: its ``hybrid_override_pattern`` string, else its ``layers_block_type``
+    list written as that string, the form newer configs (Nemotron-3 Ultra, Nemotron-3.5) store. transformers'
+    ``NemotronHConfig`` derives ``num_hidden_layers`` from that list (its length) and reads the string as the
+    same list (``_pattern_to_list``); vLLM's ``nemotron_h.py`` builds its layers from the pattern
+    (``ALL_DECODER_LAYER_TYPES``). None when the config has neither, or a block name outside that table."""
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return pattern
+    blocks = text.get("layers_block_type")
+    if isinstance(blocks, list) and blocks and all(str(b) in _NEMOTRON_BLOCKS for b in blocks):
+        return "".join(_NEMOTRON_BLOCKS[str(b)] for b in blocks)
+    return None
+
+
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
     v = text.get(key)
     return top.get(key) if v is None else v
@@ -264,6 +293,10 @@ def parse_config(
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
 
     num_layers = _int(_first(text, _LAYERS_KEYS)[0])
+    if isinstance(text.get("layers_block_type"), list) and nemotron_h_pattern(text):
+        # NemotronHConfig.num_hidden_layers is len(layers_block_type); a stored num_hidden_layers is deprecated
+        # (null in Nemotron-3 Ultra's config, stale in others) and transformers only warns on a mismatch.
+        num_layers = len(text["layers_block_type"])
     hidden = _int(_first(text, _HIDDEN_KEYS)[0])
     heads = _int(_first(text, _HEADS_KEYS)[0])
     if not num_layers or not hidden or not heads:
@@ -509,8 +542,8 @@ def _layer_kinds(
     none = LayerSpec(kind="none")
 
     # Nemotron-H: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (vllm nemotron_h.py, ALL_DECODER_LAYER_TYPES).
-    pattern = text.get("hybrid_override_pattern")
-    if isinstance(pattern, str) and pattern:
+    pattern = nemotron_h_pattern(text)
+    if pattern:
         if len(pattern) != n:
             notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
         state, snote = _mamba_state_bytes(text, dtype_bytes)
@@ -522,8 +555,13 @@ def _layer_kinds(
                 out.append(full())
             else:
                 out.append(none)
+        key = (
+            "hybrid_override_pattern"
+            if isinstance(text.get("hybrid_override_pattern"), str)
+            else "layers_block_type"
+        )
         notes.append(
-            f"hybrid_override_pattern: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
+            f"{key}: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
         )
         return out, None
