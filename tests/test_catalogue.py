@@ -813,3 +813,25 @@ def test_fp8_block_build_of_a_bf16_release_is_derived_and_sized():
     assert not [d for d in res.diagnostics if d.rule == "KV502"]
     assert res.containers and all(cr.model is not None and cr.model.id == ref for cr in res.containers)
     assert all(cr.plan is not None or cr.fleet is not None for cr in res.containers)
+
+
+@pytest.mark.parametrize("model_id", ["google/gemma-4-26B-A4B", "nvidia/Gemma-4-31B-IT-NVFP4"])
+def test_gemma4_full_attention_layers_use_the_global_head_shape(model_id):
+    """vLLM's Gemma4DecoderLayer gives full-attention layers head_dim = global_head_dim and, with
+    attention_k_eq_v, num_global_key_value_heads KV heads; sliding layers keep head_dim and num_key_value_heads.
+    bf16 KV bytes/token at TP 1 is therefore the sum over the stored layer_types of 2 x heads x dim x 2."""
+    from kvlint.memory.kv import kv_bytes_per_token
+
+    cfg, _ = catalogue.load_config(catalogue.lookup(model_id))
+    t = cfg["text_config"]
+    assert t["attention_k_eq_v"] and t["global_head_dim"] != t["head_dim"]
+    spec = resolve_model(model_id, allow_hub=False)
+    full = [ly for ly in spec.layers if ly.kind == "full"]
+    assert full and {(ly.kv_heads, ly.head_size) for ly in full} == {
+        (t["num_global_key_value_heads"], t["global_head_dim"])
+    }
+    per_type = {
+        "full_attention": 2 * t["num_global_key_value_heads"] * t["global_head_dim"] * 2,
+        "sliding_attention": 2 * t["num_key_value_heads"] * t["head_dim"] * 2,
+    }
+    assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in t["layer_types"])

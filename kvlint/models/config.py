@@ -573,10 +573,27 @@ def _layer_kinds(
             notes.append(f"layer_types has {len(layer_types)} entries for {n} layers")
         out = []
         state_note = ""
+        # Gemma 4's full-attention layers have their own head size (global_head_dim) and, with
+        # attention_k_eq_v, their own KV head count (num_global_key_value_heads)
+        # (vllm@001cabc1 vllm/model_executor/models/gemma4.py::Gemma4DecoderLayer).
+        g_head = _int(text.get("global_head_dim")) if model_type.startswith("gemma4") else 0
+        g_kv = _int(text.get("num_global_key_value_heads")) if text.get("attention_k_eq_v") and g_head else 0
+        global_layer = LayerSpec(
+            kind="full",
+            kv_heads=g_kv or kv_heads,
+            head_size=g_head or head_size,
+            head_size_v=g_head or head_size,
+        )
+        if g_head:
+            notes.append(
+                f"full-attention layers: {g_kv or kv_heads} KV heads x {g_head} (global_head_dim"
+                + (", num_global_key_value_heads with attention_k_eq_v" if g_kv else "")
+                + ")"
+            )
         for t in layer_types[:n]:
             t = str(t)
             if t in ("full_attention", "attention", "global_attention"):
-                out.append(full())
+                out.append(global_layer)
             elif t in ("sliding_attention", "local_attention", "sliding_window_attention"):
                 out.append(sliding() if window else full())
             elif t in ("chunked_attention",):
