@@ -173,6 +173,36 @@ def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
     return None
 
 
+#: transformers' LlamaConfig class defaults (huggingface/transformers@008e5743
+#: src/transformers/models/llama/configuration_llama.py::LlamaConfig), the values a saved ``text_config`` of
+#: model_type llama leaves out: LlavaConfig builds its text config as ``CONFIG_MAPPING["llama"](**text_config)``
+#: (transformers@053f59ef src/transformers/models/llava/configuration_llava.py), so vLLM, which reads that config,
+#: runs with them. LLaVA-1.5's config.json stores only max_position_embeddings, rms_norm_eps and vocab_size.
+_LLAMA_CLASS_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 2048,
+    "rms_norm_eps": 1e-6,
+    "tie_word_embeddings": False,
+}
+
+
+def _llama_text_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``config`` with LlamaConfig's class defaults filled into a ``text_config`` of model_type llama that
+    omits them (LLaVA checkpoints), and the keys filled; ``config`` itself and ``[]`` otherwise."""
+    text = config.get("text_config")
+    if not isinstance(text, dict) or text.get("model_type") != "llama":
+        return config, []
+    filled = [k for k in _LLAMA_CLASS_DEFAULTS if k not in text]
+    if not filled or "hidden_size" not in filled and "num_hidden_layers" not in filled:
+        return config, []
+    return {**config, "text_config": {**{k: _LLAMA_CLASS_DEFAULTS[k] for k in filled}, **text}}, filled
+
+
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
     v = text.get(key)
     return top.get(key) if v is None else v
@@ -271,6 +301,7 @@ def parse_config(
     """
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config.json is not a JSON object")
+    config, llama_defaults = _llama_text_defaults(config)
     text, nested_key = text_config_of(config)
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     top_type = str(config.get("model_type") or model_type)
@@ -291,6 +322,12 @@ def parse_config(
     notes: list[str] = []
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
+    if llama_defaults:
+        notes.append(
+            "text_config (model_type llama) omits "
+            + ", ".join(llama_defaults)
+            + ": transformers' LlamaConfig defaults apply, as when transformers and vLLM build it"
+        )
 
     num_layers = _int(_first(text, _LAYERS_KEYS)[0])
     if isinstance(text.get("layers_block_type"), list) and nemotron_h_pattern(text):
