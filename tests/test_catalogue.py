@@ -779,7 +779,7 @@ def test_latent_moe_experts_are_counted_at_the_latent_width(model_id):
     within 1 % of the total the publisher's id states (120B, 550B)."""
     import dataclasses
 
-    from kvlint.models.config import nemotron_h_pattern
+    from kvlint.models.shapes import nemotron_h_pattern
     from kvlint.models.weights import param_count
 
     spec = resolve_model(model_id, allow_hub=False)

@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of
+from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of, nemotron_h_pattern
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
@@ -142,35 +142,6 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
             if _first(config, _LAYERS_KEYS)[0] is None or key == "text_config":
                 return sub, key
     return config, None
-
-
-#: Nemotron-H block names of ``layers_block_type`` (and the legacy names transformers remaps onto them) as the
-#: characters of ``hybrid_override_pattern`` (transformers@13923c63
-#: src/transformers/models/nemotron_h/configuration_nemotron_h.py::NemotronHConfig._list_to_pattern).
-_NEMOTRON_BLOCKS = {
-    "linear_attention": "M",
-    "mamba": "M",
-    "full_attention": "*",
-    "attention": "*",
-    "moe": "E",
-    "mlp": "-",
-}
-
-
-def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
-    """The Nemotron-H layer pattern (``M`` Mamba-2, ``*`` attention, ``E`` MoE, ``-`` MLP; one character per
-    decoder layer) of a text config: its ``hybrid_override_pattern`` string, else its ``layers_block_type``
-    list written as that string, the form newer configs (Nemotron-3 Ultra, Nemotron-3.5) store. transformers'
-    ``NemotronHConfig`` derives ``num_hidden_layers`` from that list (its length) and reads the string as the
-    same list (``_pattern_to_list``); vLLM's ``nemotron_h.py`` builds its layers from the pattern
-    (``ALL_DECODER_LAYER_TYPES``). None when the config has neither, or a block name outside that table."""
-    pattern = text.get("hybrid_override_pattern")
-    if isinstance(pattern, str) and pattern:
-        return pattern
-    blocks = text.get("layers_block_type")
-    if isinstance(blocks, list) and blocks and all(str(b) in _NEMOTRON_BLOCKS for b in blocks):
-        return "".join(_NEMOTRON_BLOCKS[str(b)] for b in blocks)
-    return None
 
 
 #: transformers' LlamaConfig class defaults (huggingface/transformers@008e5743

@@ -23,8 +23,12 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.memory.memo import per_model
-from kvlint.models.config import nemotron_h_pattern
-from kvlint.models.shapes import NON_GATED_MLP_TYPES, dtype_bytes_of, ffn_mult_to_intermediate
+from kvlint.models.shapes import (
+    NON_GATED_MLP_TYPES,
+    dtype_bytes_of,
+    ffn_mult_to_intermediate,
+    nemotron_h_pattern,
+)
 from kvlint.types import ModelSpec
 
 __all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param"]
