@@ -855,3 +855,14 @@ def test_llava_text_config_takes_llamaconfig_defaults():
     assert spec.vocab_size == cfg["text_config"]["vocab_size"]
     assert any("LlamaConfig defaults" in n for n in spec.notes)
     assert spec.weight_bytes and abs(2 * param_count(spec) - spec.weight_bytes) / spec.weight_bytes < 0.005
+
+
+def test_layers_block_type_is_read_only_for_nemotron_h():
+    """The list is NemotronHConfig's (legacy names mamba/attention remapped as transformers does); another
+    model type's list of that name is not read as a Nemotron-H pattern. The dicts are made up for this test."""
+    from kvlint.models.shapes import nemotron_h_pattern
+
+    blocks = ["mamba", "moe", "attention", "mlp", "linear_attention", "full_attention"]
+    assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": blocks}) == "ME*-M*"
+    assert nemotron_h_pattern({"model_type": "zamba2", "layers_block_type": ["mamba", "mamba"]}) is None
+    assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": ["mamba", "hybrid"]}) is None

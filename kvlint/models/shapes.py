@@ -73,11 +73,18 @@ def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
     list written as that string, the form newer configs (Nemotron-3 Ultra, Nemotron-3.5) store. transformers'
     ``NemotronHConfig`` derives ``num_hidden_layers`` from that list (its length) and reads the string as the
     same list (``_pattern_to_list``); vLLM's ``nemotron_h.py`` builds its layers from the pattern
-    (``ALL_DECODER_LAYER_TYPES``). None when the config has neither, or a block name outside that table."""
+    (``ALL_DECODER_LAYER_TYPES``). None when the config has neither, a block name outside that table, or the
+    list in a config whose model_type is not nemotron_h (Zamba2, for one, names its blocks in a list of that
+    name with other meanings)."""
     pattern = text.get("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return pattern
     blocks = text.get("layers_block_type")
-    if isinstance(blocks, list) and blocks and all(str(b) in _NEMOTRON_BLOCKS for b in blocks):
+    if (
+        text.get("model_type") == "nemotron_h"
+        and isinstance(blocks, list)
+        and blocks
+        and all(str(b) in _NEMOTRON_BLOCKS for b in blocks)
+    ):
         return "".join(_NEMOTRON_BLOCKS[str(b)] for b in blocks)
     return None
