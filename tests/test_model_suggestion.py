@@ -2,8 +2,10 @@
 ever a catalogued model of the path's own family and architecture, or the placeholder <org>/<name>.
 
 The LLaVA path is the one of vllm-project/aibrix samples/multimodality/vllm/llava-7b.yaml
-(fixtures/pull/container-paths/llava-7b.yaml, fixtures/pull/SOURCE.md): the catalogue holds no LLaVA, so no
-model is suggested (it used to suggest meta-llama/Llama-3.1-8B-Instruct)."""
+(fixtures/pull/container-paths/llava-7b.yaml, fixtures/pull/SOURCE.md): when the catalogue held no LLaVA, no model
+was to be suggested for it (it used to suggest meta-llama/Llama-3.1-8B-Instruct); now that llava-hf/llava-1.5-7b-hf
+is catalogued the path resolves to it, and a directory of a family the catalogue lacks (made up here:
+/models/blip2-opt-2.7b/) gets the placeholder."""
 
 from __future__ import annotations
 
@@ -42,15 +44,16 @@ def _family_members(name: str) -> list[str]:
     return out
 
 
-def test_llava_path_gets_no_model_of_another_architecture() -> None:
-    assert _family_members("llava-1.5-7b-hf") == []  # the catalogue has no LLaVA
-    assert _example("/models/llava-1.5-7b-hf/") == "<org>/<name>"
+def test_llava_path_resolves_and_an_uncatalogued_family_gets_no_model_of_another_architecture() -> None:
+    assert resolve_model("/models/llava-1.5-7b-hf/", allow_hub=False).id == "llava-hf/llava-1.5-7b-hf"
+    assert _family_members("blip2-opt-2.7b") == []  # the catalogue has no BLIP-2
+    assert _example("/models/blip2-opt-2.7b/") == "<org>/<name>"
 
 
 @pytest.mark.parametrize(
     "name",
     [
-        "llava-1.5-7b-hf",
+        "llava-v1.6-vicuna-7b-custom",
         "SmolLM2-135M-custom",
         "Meta-Llama-3-8B-ft",
         "Qwen3-32B-ft",

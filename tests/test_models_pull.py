@@ -407,17 +407,28 @@ def test_manifest_collection_includes_the_draft_model() -> None:
 def test_check_fails_on_a_container_path_kvlint_cannot_size(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two real aibrix manifests (fixtures/pull/SOURCE.md) serve in-container paths: /models/Qwen2.5-VL-7B-Instruct/
-    is sized from its name (KV505) and only skipped; /models/llava-1.5-7b-hf/ resolves to no config.json, so the
-    workload stays unsized: --check (and pull) exit 1 saying it cannot be pulled or checked, as --require-sizing
-    fails kvlint check; mapping the path to a hub id turns it into an ordinary model to pull."""
+    """Two real aibrix manifests (fixtures/pull/SOURCE.md) serve in-container paths named after catalogued models,
+    /models/Qwen2.5-VL-7B-Instruct/ and /models/llava-1.5-7b-hf/: both are sized from their names (KV505) and only
+    skipped. With the llava path renamed to a directory that names no catalogued model (made up for this test:
+    /models/vision-7b-finetune/), the workload stays unsized: --check (and pull) exit 1 saying it cannot be pulled
+    or checked, as --require-sizing fails kvlint check; mapping the path to a hub id turns it into an ordinary
+    model to pull."""
     shutil.copytree(ROOT / "fixtures" / "pull" / "container-paths", tmp_path / "deploy")
     monkeypatch.chdir(tmp_path)
     _offline(monkeypatch)
+    real = _run("models", "pull", "--check", "deploy")
+    assert real.exit_code == 0 and "unsized" not in real.output, real.output
+    named = [ln for ln in real.output.splitlines() if ln.startswith("skipped  /models/")]
+    assert len(named) == 2 and any("sizes it as llava-hf/llava-1.5-7b-hf" in ln for ln in named)
+
+    manifest = tmp_path / "deploy" / "llava-7b.yaml"
+    manifest.write_text(
+        manifest.read_text().replace("/models/llava-1.5-7b-hf/", "/models/vision-7b-finetune/")
+    )
     r = _run("models", "pull", "--check", "deploy")
     assert r.exit_code == 1, r.output
     lines = r.output.splitlines()
-    llava = [ln for ln in lines if ln.startswith("unsized  /models/llava-1.5-7b-hf/ ")]
+    llava = [ln for ln in lines if ln.startswith("unsized  /models/vision-7b-finetune/ ")]
     assert len(llava) == 1 and "llava-7b.yaml:69:15 Deployment/llava-7b container vllm-openai" in llava[0]
     assert "cannot be pulled or checked" in llava[0] and "cannot size this workload" in llava[0]
     qwen = [ln for ln in lines if "/models/Qwen2.5-VL-7B-Instruct/" in ln]
@@ -427,14 +438,14 @@ def test_check_fails_on_a_container_path_kvlint_cannot_size(
     check = _run("check", "--offline", "--require-sizing", "deploy")
     assert check.exit_code == 1 and "model unknown 1" in check.output  # the same verdict from kvlint check
     as_json = json.loads(_run("models", "pull", "--check", "--format", "json", "deploy").stdout)
-    assert [s["unsized"] for s in as_json["skipped"] if "llava" in s["ref"]] == [True]
+    assert [s["unsized"] for s in as_json["skipped"] if "vision-7b" in s["ref"]] == [True]
 
     (tmp_path / ".kvlint.yaml").write_text(
-        "model_paths:\n  /models/llava-1.5-7b-hf/: llava-hf/llava-1.5-7b-hf\n"
+        "model_paths:\n  /models/vision-7b-finetune/: llava-hf/llava-1.5-13b-hf\n"
     )
     mapped = _run("models", "pull", "--check", "deploy")
     assert "unsized" not in mapped.output and "cannot be pulled or checked" not in mapped.output
-    assert "missing  llava-hf/llava-1.5-7b-hf: not pulled" in mapped.output  # now an ordinary hub model
+    assert "missing  llava-hf/llava-1.5-13b-hf: not pulled" in mapped.output  # now an ordinary hub model
     # a serving-runtime template's /mnt/models is named by the InferenceService: skipped, not a failure
     shutil.copy(
         ROOT

@@ -232,6 +232,11 @@ _INT8_CHANNEL = {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric
 _INT8_TOKEN = {"num_bits": 8, "type": "int", "strategy": "token", "symmetric": True, "dynamic": True}
 _INT4_G128 = {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "symmetric": True}
 _FP4_G16 = {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": True}
+# compressed-tensors' FP8_BLOCK preset ("deepseekv3-style"): static fp8 weights with one scale per 128x128 block,
+# dynamic fp8 activations per 128-element group (vllm-project/compressed-tensors@da3ad9fe
+# src/compressed_tensors/quantization/quant_scheme.py::FP8_BLOCK), the scheme of llm-compressor's -FP8-block builds.
+_FP8_BLOCK128 = dict(_FP8_CHANNEL, strategy="block", block_structure=[128, 128])
+_FP8_GROUP128 = dict(_FP8_TOKEN, strategy="group", group_size=128)
 
 #: Name suffixes a quantized build is recognised by (matched case-insensitively at the end of the repository
 #: name, longest first), with the label and the ``quantization_config`` assumed when no catalogued sibling of
@@ -279,6 +284,7 @@ QUANT_SUFFIXES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("-quantized.w8a16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
     ("-W8A16", "compressed-tensors W8A16 int8", _ct_group(_INT8_CHANNEL)),
     ("-FP8-dynamic", "compressed-tensors FP8 dynamic", _ct_group(_FP8_CHANNEL, _FP8_TOKEN)),
+    ("-FP8-block", "compressed-tensors FP8 block 128x128", _ct_group(_FP8_BLOCK128, _FP8_GROUP128)),
     # AMD's -FP8-KV builds (Quark): fp8 weights and activations, plus fp8 scales for the KV cache
     ("-FP8-KV", "FP8 static (AMD Quark FP8-KV)", {"quant_method": "fp8", "activation_scheme": "static"}),
     ("-FP8-Static", "FP8 static", {"quant_method": "fp8", "activation_scheme": "static"}),
@@ -397,6 +403,12 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
         if not name.lower().endswith(suffix.lower()) or len(name) <= len(suffix):
             continue
         base = _find_base(org, name[: -len(suffix)])
+        bf16 = ""
+        if base is None:
+            # the unquantized build the quantizer started from, published with a -BF16 suffix
+            # (nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16 for RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block)
+            base = _find_base(org, name[: -len(suffix)] + "-BF16")
+            bf16 = f" (the name without '{suffix}' is catalogued only as its -BF16 build)"
         if base is None:
             return None
         raw = _raw(base.base_id)
@@ -427,7 +439,7 @@ def derive_quantized(ref: str, why_not_real: str | None = None) -> CatalogueEntr
         note = (
             f"ASSUMPTION (derived from name): {ref} is not in the catalogue"
             + (f" and its config.json was not read ({why_not_real})" if why_not_real else "")
-            + f"; it is taken to be {base.id} (architecture from the catalogue) quantized as {label}, "
+            + f"; it is taken to be {base.id}{bf16} (architecture from the catalogue) quantized as {label}, "
             f"inferred from the name suffix '{suffix}'; quantization_config {derived['template']}: {what}. "
             "The real checkpoint may differ (group size, layers left unquantized, dtype); weights are "
             "estimated from the architecture, not read from the checkpoint."

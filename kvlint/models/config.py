@@ -18,7 +18,7 @@ import math
 from collections import Counter
 from typing import Any
 
-from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of
+from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of, nemotron_h_pattern
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
@@ -144,6 +144,36 @@ def text_config_of(config: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
     return config, None
 
 
+#: transformers' LlamaConfig class defaults (huggingface/transformers@008e5743
+#: src/transformers/models/llama/configuration_llama.py::LlamaConfig), the values a saved ``text_config`` of
+#: model_type llama leaves out: LlavaConfig builds its text config as ``CONFIG_MAPPING["llama"](**text_config)``
+#: (transformers@053f59ef src/transformers/models/llava/configuration_llava.py), so vLLM, which reads that config,
+#: runs with them. LLaVA-1.5's config.json stores only max_position_embeddings, rms_norm_eps and vocab_size.
+_LLAMA_CLASS_DEFAULTS: dict[str, Any] = {
+    "vocab_size": 32000,
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "hidden_act": "silu",
+    "max_position_embeddings": 2048,
+    "rms_norm_eps": 1e-6,
+    "tie_word_embeddings": False,
+}
+
+
+def _llama_text_defaults(config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """``config`` with LlamaConfig's class defaults filled into a ``text_config`` of model_type llama that
+    omits them (LLaVA checkpoints), and the keys filled; ``config`` itself and ``[]`` otherwise."""
+    text = config.get("text_config")
+    if not isinstance(text, dict) or text.get("model_type") != "llama":
+        return config, []
+    filled = [k for k in _LLAMA_CLASS_DEFAULTS if k not in text]
+    if not filled or "hidden_size" not in filled and "num_hidden_layers" not in filled:
+        return config, []
+    return {**config, "text_config": {**{k: _LLAMA_CLASS_DEFAULTS[k] for k in filled}, **text}}, filled
+
+
 def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
     v = text.get(key)
     return top.get(key) if v is None else v
@@ -242,6 +272,7 @@ def parse_config(
     """
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config.json is not a JSON object")
+    config, llama_defaults = _llama_text_defaults(config)
     text, nested_key = text_config_of(config)
     model_type = str(text.get("model_type") or config.get("model_type") or "")
     top_type = str(config.get("model_type") or model_type)
@@ -262,8 +293,18 @@ def parse_config(
     notes: list[str] = []
     if nested_key:
         notes.append(f"decoder dimensions read from '{nested_key}' (multimodal checkpoint)")
+    if llama_defaults:
+        notes.append(
+            "text_config (model_type llama) omits "
+            + ", ".join(llama_defaults)
+            + ": transformers' LlamaConfig defaults apply, as when transformers and vLLM build it"
+        )
 
     num_layers = _int(_first(text, _LAYERS_KEYS)[0])
+    if isinstance(text.get("layers_block_type"), list) and nemotron_h_pattern(text):
+        # NemotronHConfig.num_hidden_layers is len(layers_block_type); a stored num_hidden_layers is deprecated
+        # (null in Nemotron-3 Ultra's config, stale in others) and transformers only warns on a mismatch.
+        num_layers = len(text["layers_block_type"])
     hidden = _int(_first(text, _HIDDEN_KEYS)[0])
     heads = _int(_first(text, _HEADS_KEYS)[0])
     if not num_layers or not hidden or not heads:
@@ -509,8 +550,8 @@ def _layer_kinds(
     none = LayerSpec(kind="none")
 
     # Nemotron-H: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE (vllm nemotron_h.py, ALL_DECODER_LAYER_TYPES).
-    pattern = text.get("hybrid_override_pattern")
-    if isinstance(pattern, str) and pattern:
+    pattern = nemotron_h_pattern(text)
+    if pattern:
         if len(pattern) != n:
             notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
         state, snote = _mamba_state_bytes(text, dtype_bytes)
@@ -522,8 +563,13 @@ def _layer_kinds(
                 out.append(full())
             else:
                 out.append(none)
+        key = (
+            "hybrid_override_pattern"
+            if isinstance(text.get("hybrid_override_pattern"), str)
+            else "layers_block_type"
+        )
         notes.append(
-            f"hybrid_override_pattern: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
+            f"{key}: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
         )
         return out, None
@@ -535,10 +581,27 @@ def _layer_kinds(
             notes.append(f"layer_types has {len(layer_types)} entries for {n} layers")
         out = []
         state_note = ""
+        # Gemma 4's full-attention layers have their own head size (global_head_dim) and, with
+        # attention_k_eq_v, their own KV head count (num_global_key_value_heads)
+        # (vllm@001cabc1 vllm/model_executor/models/gemma4.py::Gemma4DecoderLayer).
+        g_head = _int(text.get("global_head_dim")) if model_type.startswith("gemma4") else 0
+        g_kv = _int(text.get("num_global_key_value_heads")) if text.get("attention_k_eq_v") and g_head else 0
+        global_layer = LayerSpec(
+            kind="full",
+            kv_heads=g_kv or kv_heads,
+            head_size=g_head or head_size,
+            head_size_v=g_head or head_size,
+        )
+        if g_head:
+            notes.append(
+                f"full-attention layers: {g_kv or kv_heads} KV heads x {g_head} (global_head_dim"
+                + (", num_global_key_value_heads with attention_k_eq_v" if g_kv else "")
+                + ")"
+            )
         for t in layer_types[:n]:
             t = str(t)
             if t in ("full_attention", "attention", "global_attention"):
-                out.append(full())
+                out.append(global_layer)
             elif t in ("sliding_attention", "local_attention", "sliding_window_attention"):
                 out.append(sliding() if window else full())
             elif t in ("chunked_attention",):

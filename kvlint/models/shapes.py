@@ -1,9 +1,11 @@
 """Architecture facts that both the config reader (:mod:`kvlint.models.config`) and the weight estimator
-(:mod:`kvlint.models.weights`) use: bytes per dtype name, which families have a non-gated MLP, and the
-NAS-style FFN width rule.
+(:mod:`kvlint.models.weights`) use: bytes per dtype name, which families have a non-gated MLP, the
+NAS-style FFN width rule and the Nemotron-H layer pattern.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 #: bytes per element of the dtype names found in ``torch_dtype``/``dtype``.
 DTYPE_BYTES: dict[str, int] = {
@@ -50,3 +52,39 @@ def ffn_mult_to_intermediate(ffn_mult: float, hidden: int) -> int:
     (``_ffn_mult_to_intermediate_size`` in the checkpoint's ``modeling_decilm.py``)."""
     inter = int(2 * ffn_mult * hidden / 3)
     return -(-inter // 256) * 256
+
+
+#: Nemotron-H block names of ``layers_block_type`` (and the legacy names transformers remaps onto them) as the
+#: characters of ``hybrid_override_pattern`` (transformers@13923c63
+#: src/transformers/models/nemotron_h/configuration_nemotron_h.py::NemotronHConfig._list_to_pattern).
+_NEMOTRON_BLOCKS = {
+    "linear_attention": "M",
+    "mamba": "M",
+    "full_attention": "*",
+    "attention": "*",
+    "moe": "E",
+    "mlp": "-",
+}
+
+
+def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
+    """The Nemotron-H layer pattern (``M`` Mamba-2, ``*`` attention, ``E`` MoE, ``-`` MLP; one character per
+    decoder layer) of a text config: its ``hybrid_override_pattern`` string, else its ``layers_block_type``
+    list written as that string, the form newer configs (Nemotron-3 Ultra, Nemotron-3.5) store. transformers'
+    ``NemotronHConfig`` derives ``num_hidden_layers`` from that list (its length) and reads the string as the
+    same list (``_pattern_to_list``); vLLM's ``nemotron_h.py`` builds its layers from the pattern
+    (``ALL_DECODER_LAYER_TYPES``). None when the config has neither, a block name outside that table, or the
+    list in a config whose model_type is not nemotron_h (Zamba2, for one, names its blocks in a list of that
+    name with other meanings)."""
+    pattern = text.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return pattern
+    blocks = text.get("layers_block_type")
+    if (
+        text.get("model_type") == "nemotron_h"
+        and isinstance(blocks, list)
+        and blocks
+        and all(str(b) in _NEMOTRON_BLOCKS for b in blocks)
+    ):
+        return "".join(_NEMOTRON_BLOCKS[str(b)] for b in blocks)
+    return None

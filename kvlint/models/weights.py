@@ -13,7 +13,7 @@ from the config, split into parts that quantization methods treat differently:
 * ``vision``: a rough ViT estimate for multimodal checkpoints (activation dtype).
 
 Formula (§1.13): ``P = V*h + [untied] V*h + L*(h*H*d + 2*h*K*d + H*d*h + 3*h*I + 2h)`` with MoE MLP
-``E*3*h*I_moe + shared + router h*E``; MLA, Mamba-2, Gated-DeltaNet and NAS blocks per the layer shapes
+``E*3*h*I_moe + shared + router h*E`` (latent MoE, ``moe_latent_size`` l: ``E*2*l*I_moe + 2*h*l``); MLA, Mamba-2, Gated-DeltaNet and NAS blocks per the layer shapes
 cited in :func:`param_breakdown`. Byte rates per method: table of §1.13 (read there from
 ``vllm@0.33.0:vllm/model_executor/layers/quantization/*.py`` parameter shapes).
 """
@@ -23,7 +23,12 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.memory.memo import per_model
-from kvlint.models.shapes import NON_GATED_MLP_TYPES, dtype_bytes_of, ffn_mult_to_intermediate
+from kvlint.models.shapes import (
+    NON_GATED_MLP_TYPES,
+    dtype_bytes_of,
+    ffn_mult_to_intermediate,
+    nemotron_h_pattern,
+)
 from kvlint.types import ModelSpec
 
 __all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param"]
@@ -115,7 +120,7 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
     sparse_step = _i(t.get("decoder_sparse_step"), 1) or 1
     mlp_only = {_i(x) for x in (t.get("mlp_only_layers") or [])}
     l4_step = _i(t.get("interleave_moe_layer_step"), 1) or 1
-    pattern = t.get("hybrid_override_pattern") if isinstance(t.get("hybrid_override_pattern"), str) else None
+    pattern = nemotron_h_pattern(t)
     blocks = t.get("block_configs") if isinstance(t.get("block_configs"), list) else None
 
     def is_moe_layer(i: int) -> bool:
@@ -129,19 +134,24 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
             return i not in mlp_only and (i + 1) % sparse_step == 0
         return True
 
+    # Latent MoE (Nemotron-3 Super/Ultra, ``moe_latent_size``): the routed experts run in the latent width, between
+    # fc1_latent_proj (h x latent) and fc2_latent_proj (latent x h); the shared expert and the router stay at h
+    # (vllm@00b08dc4 vllm/model_executor/models/nemotron_h.py::NemotronHMoE: FusedMoE hidden_size=moe_latent_size).
+    latent = _i(t.get("moe_latent_size"))
+
     def moe_params() -> tuple[int, int, int]:
-        """(expert linear, shared linear, router+gates) of one MoE layer."""
-        experts = E * mlp_mult * h * I_moe
-        shared = 0
+        """(expert linear, shared linear (with the latent projections), router+gates) of one MoE layer."""
+        experts = E * mlp_mult * (latent or h) * I_moe
+        shared = 2 * h * latent
         n_shared = _i(t.get("n_shared_experts"))
         if _i(t.get("moe_shared_expert_intermediate_size")):
-            shared = mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
+            shared += mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
         elif _i(t.get("shared_expert_intermediate_size")):
-            shared = mlp_mult * h * _i(t.get("shared_expert_intermediate_size"))
+            shared += mlp_mult * h * _i(t.get("shared_expert_intermediate_size"))
         elif n_shared:
-            shared = n_shared * mlp_mult * h * I_moe
+            shared += n_shared * mlp_mult * h * I_moe
         elif mt.startswith("llama4"):
-            shared = mlp_mult * h * I_dense
+            shared += mlp_mult * h * I_dense
         router = h * E + (h if _i(t.get("shared_expert_intermediate_size")) else 0)
         return experts, shared, router
 
@@ -152,9 +162,12 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
         if k in ("full", "sliding", "chunked", "cross"):
             K = layer.kv_heads
             q_mult = 2 if mt.startswith("qwen3_next") else 1
-            out["linear"] += h * H * d * q_mult + 2 * h * K * d + H * d * h
+            dl = (
+                layer.head_size if mt.startswith("gemma4") and layer.head_size else d
+            )  # Gemma 4 global_head_dim
+            out["linear"] += h * H * dl * q_mult + 2 * h * K * dl + H * dl * h
             if attn_bias:
-                out["other"] += H * d + 2 * K * d
+                out["other"] += H * dl + 2 * K * dl
         elif k == "mla":
             q_lora = _i(t.get("q_lora_rank"))
             kv_lora = _i(t.get("kv_lora_rank"))
