@@ -370,3 +370,59 @@ def test_sharded_warmup_before_1_4_1_keeps_the_all_reduce_inputs() -> None:
     printed = next(c for c in cases if c["id"] == "gt-235")["figures"]["max_batch_total_tokens"]
     assert old.num_blocks_low * old.block_size <= printed <= old.num_blocks_high * old.block_size
     assert new.num_blocks_low * new.block_size > printed  # the same flags without the term: outside the band
+
+
+#: TGI's Linear4bit is ``Params4bit(compress_statistics=True)``: 4-bit values, an 8-bit absmax per 64 values and an
+#: fp32 absmax per 256 absmax blocks (tgi@v2.3.1:server/text_generation_server/layers/bnb.py::Linear4bit).
+NF4_RATE = 0.5 + 1 / 64 + 4 / (64 * 256)
+
+
+def _dense_llama_like_params(m) -> tuple[int, int, int]:
+    """(linear, embedding, lm_head) parameter counts of a dense gated-MLP decoder, from its config.json."""
+    h, L, H, K = m.hidden_size, m.num_layers, m.num_attention_heads, m.num_kv_heads
+    d, inter, vocab = m.head_size, m.intermediate_size, m.vocab_size
+    linear = L * (h * H * d + 2 * h * K * d + H * d * h + 3 * h * inter)
+    head = 0 if m.tie_word_embeddings else vocab * h
+    return linear, vocab * h, head
+
+
+@pytest.mark.parametrize(
+    ("ref", "version", "head_quantized"),
+    [
+        ("meta-llama/Llama-2-70b-hf", "2.3.1", False),  # embeddings 1 % of the model
+        ("meta-llama/Llama-2-70b-hf", "2.1.1", True),  # lm_head still built through get_linear(quantize=...)
+        ("google/gemma-7b", "2.3.1", False),  # tied 256k-vocabulary embedding, 9 % of the model
+    ],
+)
+def test_bitsandbytes_nf4_weights_follow_the_linear_layers(
+    ref: str, version: str, head_quantized: bool
+) -> None:
+    # The weights TGI holds per shard after --quantize bitsandbytes-nf4: the linear layers at NF4_RATE bytes, the
+    # embedding (and, from v2.2.0, an untied lm_head) and the norms at 2 bytes. Before, kvlint took 0.3 of the
+    # bf16 size for any model: 19.3 GiB per shard for Llama-2-70B on 2 GPUs, where the layers hold 16.9 GiB, and
+    # the GKE tutorial's 2 x L4 deployment (fixtures/collected) got a KV105 it does not deserve.
+    m = _model(ref)
+    linear, embed, head = _dense_llama_like_params(m)
+    norms = (2 * m.num_layers + 1) * m.hidden_size
+    quantized = linear + (head if head_quantized else 0)
+    kept = embed + norms + (0 if head_quantized else head)
+    expected = (quantized * NF4_RATE + kept * 2) / 2
+    acc = lookup("l4")
+    s = _cmd("--model-id", "x", "--quantize", "bitsandbytes-nf4", "--num-shard", "2", version=version)
+    p = plan_tgi(s, m, acc.memory_bytes, gpus=2, gpu_name=acc.name, compute_capability=acc.compute_capability)
+    assert abs(p.weights_bytes - expected) / expected < 0.01, (p.weights_bytes / 2**30, expected / 2**30)
+
+
+def test_gke_llama2_70b_nf4_on_two_l4_is_not_flagged() -> None:
+    # GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-multiple-gpus/llama2-70b (fixtures/collected): TGI 2.3
+    # with NUM_SHARD=2 and QUANTIZE=bitsandbytes-nf4 on two L4s, the setup Google's tutorial serves.
+    path = (
+        FIX
+        / "collected"
+        / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multiple-gpus__llama2-70b__text-generation-inference.yaml"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.serving.engine == "tgi"]
+    assert cr.plan is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    assert not [d for d in res.diagnostics if d.rule.startswith("KV1")], [d.message for d in res.diagnostics]
