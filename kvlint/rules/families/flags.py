@@ -90,6 +90,10 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV208: the engine release is unpinned (``latest``, no tag, chosen by an operator) or, for vLLM, outside
     the releases kvlint models (0.4.3 to :data:`~kvlint.memory.versions.NEWEST_VLLM`)."""
     s = ctx.serving
+    if s.unreadable:
+        # no option, context-length or memory rule of any release was applied (KV503 says why): the version
+        # decides nothing kvlint reported
+        return
     if s.version is not None and s.engine == "vllm":
         v, newest = parse_version(s.version), parse_version(NEWEST_VLLM)
         if v > (newest[0], newest[1], 10**6) or v < OLDEST_VLLM:
