@@ -426,3 +426,77 @@ def test_gke_llama2_70b_nf4_on_two_l4_is_not_flagged() -> None:
     assert cr.plan is not None and cr.placement.accelerator is not None
     assert cr.placement.accelerator.id == "nvidia-l4"
     assert not [d for d in res.diagnostics if d.rule.startswith("KV1")], [d.message for d in res.diagnostics]
+
+
+#: A made-up TGI 2.3.1 Deployment (for the tests below): Llama-2-70B in-flight NF4 over two L4s, asked for more
+#: total tokens than its KV cache holds.
+_TGI_23_TOO_LONG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: llm
+        image: ghcr.io/huggingface/text-generation-inference:2.3.1
+        env:
+        - {name: MODEL_ID, value: meta-llama/Llama-2-70b-chat-hf}
+        - {name: NUM_SHARD, value: "2"}
+        - {name: QUANTIZE, value: bitsandbytes-nf4}
+        - {name: MAX_TOTAL_TOKENS, value: "32000"}
+        - {name: MAX_INPUT_TOKENS, value: "3000"}
+        resources: {limits: {nvidia.com/gpu: "2"}}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+"""
+
+
+def test_kv603_arithmetic_on_2_3_multiplies_what_is_left_by_the_wiggle_room(tmp_path: Path) -> None:
+    # TGI 2.3 - 2.4: num_blocks = free_memory x TGI_WIGGLE_ROOM // block bytes, free_memory = what the warmup left
+    # of fraction x total (tgi@v2.3.0:server/text_generation_server/models/flash_causal_lm.py::warmup). The message
+    # used to print "fraction x wiggle x total - weights - ...", which recomputes to 0.9 GiB less than the KV
+    # figure it stood for on this 70B pod.
+    p = tmp_path / "tgi23.yaml"
+    p.write_text(_TGI_23_TOO_LONG)
+    r = run_check([str(p)], Options(allow_hub=False))
+    (d,) = [d for d in r.diagnostics if d.rule == "KV603"]
+    plan = r.containers[0].plan
+    gib = 2**30
+    used = plan.weights_bytes + plan.activation_bytes + plan.non_torch_bytes
+    assert abs((plan.total_bytes - used) * 0.95 - plan.kv_cache_bytes) < 0.01 * gib
+    shown = (
+        f"(cuda_memory_fraction 1 × total {plan.total_bytes / gib:.2f} GiB − weights {plan.weights_bytes / gib:.2f} "
+        f"GiB − activation {plan.activation_bytes / gib:.2f} GiB − non-torch {plan.non_torch_bytes / gib:.2f} GiB) "
+        "× wiggle room 0.95"
+    )
+    assert shown in d.message and f"leaves {plan.kv_cache_bytes / gib:.2f} GiB" in d.message
+
+
+def test_plan_text_on_2_3_says_the_wiggle_room_applies_to_what_is_left() -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    m = _model("meta-llama/Llama-2-70b-hf")
+    acc = lookup("l4")
+    s = _cmd("--model-id", "x", "--quantize", "bitsandbytes-nf4", "--num-shard", "2", version="2.3.1")
+    p = plan_tgi(s, m, acc.memory_bytes, gpus=2, gpu_name=acc.name, compute_capability=acc.compute_capability)
+    t = render_plan_text(p)
+    # the budget row is fraction x total; before, it said "wiggle room 1.00" while the KV row was 0.95 of the rest
+    assert "cuda_memory_fraction 1.00; KV cache = wiggle room 0.95 x what is left" in t
+    assert "wiggle room 1.00" not in t
+
+
+def test_tgi_wiggle_room_env_is_not_read_before_2_3() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    plans = {}
+    for version in ("2.2.0", "2.3.1"):
+        for env in ({}, {"TGI_WIGGLE_ROOM": "0.5"}):
+            s = _cmd("--model-id", "x", version=version)
+            s.env = dict(env)
+            plans[version, bool(env)] = plan_tgi(s, m, total, gpus=1)
+    # TGI 2.2.0 has no TGI_WIGGLE_ROOM (added in 2.3.0, models/globals.py): the variable changes nothing there
+    assert plans["2.2.0", True].kv_cache_bytes == plans["2.2.0", False].kv_cache_bytes
+    assert plans["2.3.1", True].kv_cache_bytes < plans["2.3.1", False].kv_cache_bytes

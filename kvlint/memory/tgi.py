@@ -625,7 +625,8 @@ def plan_tgi_detailed(
         fraction = 1.0
         notes.append("cuda_memory_fraction 1.0 (launcher default)")
     wiggle, subtractive, era = wiggle_room(v)
-    env_wiggle = as_float(serving.env.get("TGI_WIGGLE_ROOM"))
+    # TGI reads TGI_WIGGLE_ROOM from 2.3.0 (server/text_generation_server/models/globals.py; absent at v2.2.0)
+    env_wiggle = as_float(serving.env.get("TGI_WIGGLE_ROOM")) if v >= (2, 3, 0) else None
     if env_wiggle is not None:
         wiggle = env_wiggle
         notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
