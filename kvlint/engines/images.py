@@ -50,6 +50,29 @@ _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
 _DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?\.")
 
+#: The vLLM release in each KServe release's Hugging Face model server image (``kserve/huggingfaceserver:<tag>``,
+#: ``-gpu`` tags alike): ``ARG VLLM_VERSION`` of python/huggingface_server.Dockerfile at the tag, the version its
+#: last ``pip install vllm==${VLLM_VERSION}`` step installs (kserve/kserve tags v0.13.0 - v0.20.0; v0.15.0's
+#: poetry.lock says 0.8.2, but the Dockerfile installs 0.8.1 after it).
+KSERVE_HF_VLLM = {
+    "0.13.0": "0.4.2",
+    "0.13.1": "0.4.3",
+    "0.14.0": "0.6.1.post2",
+    "0.14.1": "0.6.1.post2",
+    "0.15.0": "0.8.1",
+    "0.15.1": "0.8.5",
+    "0.15.2": "0.8.5",
+    "0.16.0": "0.9.2",
+    "0.17.0": "0.15.1",
+    "0.17.1": "0.15.1",
+    "0.18.0": "0.19.0",
+    "0.18.1": "0.19.0",
+    "0.19.0": "0.20.0",
+    "0.20.0": "0.24.0",
+}
+#: The last path component of KServe's Hugging Face model server image (``kserve/huggingfaceserver``).
+KSERVE_HF_IMAGE_NAME = "huggingfaceserver"
+
 # Repository name (without registry/tag) -> engine. Matched on the last path components.
 _VLLM_REPOS = (
     "vllm/vllm-openai",
@@ -241,7 +264,8 @@ def engine_version(image: str) -> str | None:
     ``v0.20.1-cu129`` -> ``0.20.1``; ``rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`` -> ``0.8.5``;
     ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1`` -> ``0.5.0``; ``ghcr.io/huggingface/text-generation-inference:2.4.1-rocm``
     -> ``2.4.1``; ``...text-generation-inference-cu124.2-3.ubuntu2204.py311`` -> ``2.3``;
-    ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``. ``latest``, no tag, digests only, ``sha-xxx``
+    ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``; ``kserve/huggingfaceserver:v0.15.2-gpu`` -> ``0.8.5``
+    (:data:`KSERVE_HF_VLLM`). ``latest``, no tag, digests only, ``sha-xxx``
     and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
     """
     if not image or "{{" in image or image.startswith("$("):
@@ -256,6 +280,10 @@ def engine_version(image: str) -> str | None:
         return m.group(1)
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None
+    if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):  # huggingfaceserver, huggingfaceserver-gpu
+        # a KServe release tag: the vLLM it carries, when kvlint has read that release's Dockerfile
+        m = _VERSION_RE.match(tag)
+        return KSERVE_HF_VLLM.get(m.group(1)) if m else None
     engine = engine_of_image(image) or image_mentions_engine(image)
     if engine is None:
         return None

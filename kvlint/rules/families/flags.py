@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import image_placeholder, platform_of, split_image, tag_of_unknown_image
+from kvlint.engines.images import (
+    KSERVE_HF_IMAGE_NAME,
+    KSERVE_HF_VLLM,
+    image_placeholder,
+    platform_of,
+    split_image,
+    tag_of_unknown_image,
+)
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -76,6 +83,14 @@ def _pin_fix(ctx: RuleContext) -> str:
     """KV208's fix for an image without a release tag: the engine's CUDA image example on NVIDIA GPUs, else a tag of
     the image's own repository (never a CUDA image for a TPU or ROCm workload)."""
     s = ctx.serving
+    repo = split_image(s.image)[0] if s.image else ""
+    if repo.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):
+        # KServe's Hugging Face server: its own release tags decide the vLLM inside (images.KSERVE_HF_VLLM)
+        oldest, newest = min(KSERVE_HF_VLLM, key=parse_version), max(KSERVE_HF_VLLM, key=parse_version)
+        return (
+            f"pin {repo} to a KServe release tag (e.g. v{newest}, which carries vLLM {KSERVE_HF_VLLM[newest]}; "
+            f"kvlint knows the vLLM of v{oldest} to v{newest}) or pass --engine-version"
+        )
     if _cuda_image(ctx) or not s.image:
         return f"pin the image to a release tag (e.g. {_PIN_EXAMPLE[s.engine]}) or pass --engine-version"
     repo = split_image(s.image)[0]
