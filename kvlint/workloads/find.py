@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kvlint.accelerators.placement import GPU_RESOURCES
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.source import LDict, LList, loc_of
@@ -117,8 +118,13 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
     OME runtimes, and the same inside an OpenShift ``Template``)."""
     out = []
+    noted: set[str] = (
+        set()
+    )  # the runtimes noted: one note per runtime, not per pod it holds (an OME runtime's
+    # engine and router are two workloads of one object)
     for w in ws:
         kind = doc.kind
+        runtime = ""
         if doc.kind == "Template" and w.path.startswith("objects["):
             objects = get_in(doc.data, "objects")
             try:
@@ -126,7 +132,9 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             except (ValueError, IndexError):
                 obj = None
             kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
-        if kind in _RUNTIME_KINDS and not w.findings:
+            runtime = w.path[: w.path.index("]") + 1]
+        if kind in _RUNTIME_KINDS and not w.findings and runtime not in noted:
+            noted.add(runtime)
             w = replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
@@ -187,13 +195,44 @@ def _names_engine(data: Any) -> bool:
         return False
 
 
+def _declared_gpus(w: Workload) -> str | None:
+    """``nvidia.com/gpu: 2``: the first accelerator limit (else request) a container of ``w`` declares, or None."""
+    for c in as_list(w.pod_spec.get("containers")):
+        res = c.get("resources") if isinstance(c, dict) else None
+        if not isinstance(res, dict):
+            continue
+        for part in ("limits", "requests"):
+            amounts = res.get(part)
+            if not isinstance(amounts, dict):
+                continue
+            for name in GPU_RESOURCES:
+                if amounts.get(name) not in (None, "", 0, "0"):
+                    return f"{name}: {amounts[name]}"
+    return None
+
+
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
+    """KV502 (info) on a serving runtime linted without the service that uses it. The model always comes from
+    the service (KServe ``storageUri``/``modelFormat``, OME's BaseModel); the resources only where the service
+    sets them: a runtime container's own GPU limits are the default (KServe merges the predictor's container
+    over the runtime's; OME's InferenceService ``engine`` overrides the runtime's ``engineConfig``)."""
     api = str(get_in(doc.data, "apiVersion") or "")
     user = "OME InferenceService" if api.startswith("ome.io/") else "InferenceService"
+    gpus = _declared_gpus(w)
+    if gpus:
+        message = (
+            f"this {kind} is a template: the model comes from the {user} that uses it, and none among the inputs "
+            f"does, so the model is not known here (the runtime's own {gpus} applies unless that service sets "
+            "the resources)"
+        )
+    else:
+        message = (
+            f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
+            "uses it, and none among the inputs does, so the model and the GPU count are not known here"
+        )
     return Finding(
         "KV502",
-        f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
-        "uses it, and none among the inputs does, so the model and the GPU count are not known here",
+        message,
         w.loc or doc.loc,
         fix=f"lint the {user}s that use this runtime together with it",
         severity="info",
