@@ -15,6 +15,7 @@ from typing import Any
 from kvlint.accelerators.placement import GPU_RESOURCES
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
+from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
@@ -404,6 +405,11 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
         values = reader_of(doc)  # Helm chart values kvlint reads as what the chart renders
         if values is not None:
             return values.workloads(doc)
+        if helm_values_reason(doc) is not None:
+            # values of a chart kvlint does not read (KV002 says to render it): containers in them are inputs to
+            # the chart's templates, which add what they lack (llm-d-modelservice's `modelCommand: vllmServe`
+            # becomes `vllm serve` with the model of `modelArtifacts`), not pods to check as written
+            return []
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found
