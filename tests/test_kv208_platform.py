@@ -219,3 +219,38 @@ def test_kv208_still_reported_for_a_command_that_names_no_model(tmp_path: Path) 
     r = run_check([str(p)], Options(allow_hub=False))
     (cr,) = r.containers
     assert not cr.serving.unreadable and _one(r, "KV208")
+
+
+def test_kv208_never_proposes_another_image_for_a_build_of_another_repository(tmp_path: Path) -> None:
+    # llm-d-modelservice's rendered P/D example (fixtures/collected, source in its INDEX.csv) runs
+    # ghcr.io/llm-d/llm-d-cuda:latest. KV208 used to say "pin the image to a release tag (e.g.
+    # vllm/vllm-openai:v0.11.0)": another image, without llm-d's build. llm-d's tags are its own releases.
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "llm-d-incubation__llm-d-modelservice__examples__output-pd.yaml"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    kv208 = [d for d in r.diagnostics if d.rule == "KV208"]
+    assert len(kv208) == 2  # decode and prefill
+    for d in kv208:
+        assert "vllm/vllm-openai" not in d.fix
+        assert d.fix.startswith(
+            "pin ghcr.io/llm-d/llm-d-cuda to one of its release tags and pass --engine-version"
+        )
+    # a private build whose tags may name releases: its own repository too; vLLM's own image: a release tag of it
+    for image, fix in (
+        (
+            "registry.example.com/team/vllm-custom:latest",
+            "pin registry.example.com/team/vllm-custom to a tag",
+        ),
+        ("vllm/vllm-openai:latest", "pin the image to a release tag (e.g. vllm/vllm-openai:"),
+    ):
+        r = _pod(
+            tmp_path,
+            image,
+            "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n",
+            "nvidia.com/gpu",
+        )
+        assert _one(r, "KV208").fix.startswith(fix), image

@@ -42,8 +42,10 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "repository_path",
     "split_image",
     "tag_of_unknown_image",
+    "tags_are_versions",
 ]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
@@ -174,6 +176,19 @@ def _repo_path(repo: str) -> str:
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
         parts = parts[1:]
     return "/".join(parts)
+
+
+def repository_path(image: str) -> str:
+    """The repository of ``image`` without registry host and tag, lower case (``docker.io/vllm/vllm-openai:v0.11.0``
+    -> ``vllm/vllm-openai``)."""
+    return _repo_path(split_image(image)[0])
+
+
+def tags_are_versions(image: str) -> bool:
+    """Whether the tags of ``image``'s repository name engine releases: False for the builds whose tags are their
+    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`)."""
+    path = repository_path(image)
+    return not any(x in path for x in _VLLM_TAG_NOT_VERSION)
 
 
 _R = TypeVar("_R")
