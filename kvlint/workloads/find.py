@@ -115,17 +115,13 @@ _RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
 def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
-    """A serving runtime linted without the InferenceService that uses it: one note saying that the model
-    and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
-    OME runtimes, and the same inside an OpenShift ``Template``)."""
+    """A serving runtime linted without the InferenceService that uses it: a note on each of its pods saying that
+    the model and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
+    OME runtimes, and the same inside an OpenShift ``Template``); not on an OME runtime's router, which serves no
+    model."""
     out = []
-    noted: set[str] = (
-        set()
-    )  # the runtimes noted: one note per runtime, not per pod it holds (an OME runtime's
-    # engine and router are two workloads of one object)
     for w in ws:
         kind = doc.kind
-        runtime = ""
         if doc.kind == "Template" and w.path.startswith("objects["):
             objects = get_in(doc.data, "objects")
             try:
@@ -133,9 +129,8 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             except (ValueError, IndexError):
                 obj = None
             kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
-            runtime = w.path[: w.path.index("]") + 1]
-        if kind in _RUNTIME_KINDS and not w.findings and runtime not in noted:
-            noted.add(runtime)
+        # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
+        if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
             w = replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
