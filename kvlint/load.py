@@ -1102,7 +1102,46 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
         msg = f"{context}: {problem}" if context else str(problem)
     else:
         msg = str(e).split("\n")[0]
+    placeholder = _envsubst_at(text, mark.line, mark.column) if mark is not None else None
+    if placeholder is not None:
+        return Finding(
+            "KV001",
+            f"YAML syntax error: {msg}, at the '{{' of the unquoted envsubst placeholder {placeholder}: inside "
+            "{ } or [ ] YAML reads that brace as the start of a mapping, so the file parses only after the "
+            "placeholder is replaced",
+            Loc(path, line, col),
+            fix=(
+                "render it first (envsubst < FILE | kvlint check -), or quote the placeholder "
+                f'("{placeholder}") so the file is valid YAML before rendering too'
+            ),
+        )
     return Finding("KV001", f"YAML syntax error: {msg}", Loc(path, line, col), fix=_KV001_FIX)
+
+
+#: The opening ``${NAME`` of an envsubst placeholder (``${NAME}``, ``${NAME:-default}``, ``${NAME-default}``).
+_ENVSUBST_OPEN_AT = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?=[:}-])")
+
+
+def _envsubst_at(text: str, line: int, column: int) -> str | None:
+    """The envsubst placeholder (``${NAME}``, up to its first ``}``) whose ``{`` is at 0-based ``line``/``column``
+    of ``text``, or None.
+
+    Unquoted inside a flow collection (``labels: { app: ${NAME} }``), the plain scalar ends at ``$`` and the
+    ``{`` opens a nested mapping whose key never closes as YAML expects: PyYAML (and kubectl's parser) stop
+    there with "did not find expected ',' or '}'". Such a file is an envsubst template that is valid YAML only
+    once rendered (aws-samples/aws-do-eks ``*.yaml-template``).
+    """
+    if column < 1:
+        return None
+    lines = text.split("\n", line + 1)
+    if len(lines) <= line:
+        return None
+    src = lines[line]
+    m = _ENVSUBST_OPEN_AT.match(src, column - 1)
+    if m is None:
+        return None
+    close = src.find("}", m.end())
+    return src[column - 1 : close + 1] if close >= 0 else None
 
 
 def _flatten(doc: Document) -> list[Document]:

@@ -327,7 +327,8 @@ def helm_values_reason(doc: Document) -> str | None:
     has vLLM production-stack keys (``servingEngineSpec``, ``routerSpec``, ... or ``modelSpec`` under
     ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
     ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
-    or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
+    or llm-d-modelservice's ``modelArtifacts`` with ``decode``/``prefill`` containers
+    (:func:`_llm_d_modelservice_reason`), or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
     top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
     (:func:`_serving_values_reason`).
     """
@@ -347,11 +348,34 @@ def helm_values_reason(doc: Document) -> str | None:
     image_at = _image_repository_key(data)
     if image_at is not None:
         return f"it has {image_at} but no apiVersion/kind (chart values)"
+    llmd = _llm_d_modelservice_reason(data)
+    if llmd is not None:
+        return llmd
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml"
     return _serving_values_reason(data)
+
+
+def _llm_d_modelservice_reason(data: dict) -> str | None:
+    """Why a document reads as the values of llm-d's ``llm-d-modelservice`` chart, or None: a top-level
+    ``modelArtifacts`` mapping (the model the chart passes to vLLM, ``name``/``uri``) beside a ``decode`` or
+    ``prefill`` mapping holding ``containers`` (whose ``modelCommand: vllmServe`` the chart's templates turn into
+    ``vllm serve`` with the model of ``modelArtifacts``, the port and the parallelism;
+    llm-d-incubation/llm-d-modelservice charts/llm-d-modelservice templates/_helpers.tpl
+    ``vllmServeModelCommand``). Read as pods, those containers name no model and got KV503."""
+    artifacts = data.get("modelArtifacts")
+    if not isinstance(artifacts, dict) or not ({"name", "uri"} & set(artifacts)):
+        return None
+    roles = [
+        r
+        for r in ("decode", "prefill")
+        if isinstance(data.get(r), dict) and isinstance(data[r].get("containers"), list)
+    ]
+    if not roles:
+        return None
+    return f"it has modelArtifacts and {'/'.join(roles)}.containers (llm-d-modelservice chart values)"
 
 
 #: Extended resources that are GPUs, as a serving chart's values set them in ``resources.limits`` (NVIDIA's and

@@ -61,10 +61,7 @@ def sizing_of(cr: ContainerResult) -> str:
     if s.model is None:
         # a command read whole that names no model (KV503 "... command names no model", as a container that
         # only runs the image's ENTRYPOINT) is not an unreadable one
-        if not s.flags and any(
-            f.rule == "KV503" and f.severity != "info" and "command names no model" not in f.message
-            for f in s.findings
-        ):
+        if s.unreadable:
             return "command unreadable"
         return "no model in the command"
     if cr.model is None:

@@ -234,6 +234,21 @@ class ServingConfig:
         v = self.flags.get(name)
         return (v.loc if v else None) or self.command_loc
 
+    @property
+    def unreadable(self) -> bool:
+        """The engine command could not be read at all: no model, no flag, and the parser's KV503 says why (a
+        wrapper script, Ray Serve application code, a launcher kvlint does not know). A command read whole that
+        names no model (KV503 "... command names no model", a container that runs only the image's ENTRYPOINT) is
+        not unreadable. kvlint applied none of the release's rules to such a container."""
+        return (
+            self.model is None
+            and not self.flags
+            and any(
+                f.rule == "KV503" and f.severity != "info" and "command names no model" not in f.message
+                for f in self.findings
+            )
+        )
+
 
 # --------------------------------------------------------------------------------------------------
 # model

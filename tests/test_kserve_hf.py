@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kvlint.engines.images import KSERVE_HF_VLLM, engine_version
 from kvlint.engines.kserve import huggingface_backend, to_vllm_argv
 from kvlint.load import load_text
+from kvlint.memory.versions import parse_version
 from kvlint.pipeline import Options, run_check, run_documents
 
 #: The shared data folder beside the checkout (tests that read it skip when it is absent).
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "kserve" / "huggingface-isvc.yaml"
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 CORPUS = SHARED / "corpus/manifests"
 
 
@@ -184,3 +189,57 @@ def test_oci_modelcar_images_are_read_by_the_model_name_they_carry() -> None:
     (cr,) = res.containers
     assert cr.model is None
     assert any(d.rule == "KV502" and "cannot open OCI images" in d.message for d in res.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("tag", "vllm"),
+    [
+        # ARG VLLM_VERSION of python/huggingface_server.Dockerfile at each kserve/kserve tag (its last
+        # `pip install vllm==${VLLM_VERSION}` step)
+        ("v0.13.0", "0.4.2"),
+        ("v0.15.0-gpu", "0.8.1"),
+        ("v0.15.2-gpu", "0.8.5"),
+        ("v0.16.0", "0.9.2"),
+        ("v0.20.0", "0.24.0"),
+        ("v0.12.1", None),  # a release kvlint has not read: not guessed
+        ("latest-gpu", None),
+    ],
+)
+def test_kserve_release_tags_name_the_vllm_inside(tag: str, vllm: str | None) -> None:
+    assert engine_version(f"kserve/huggingfaceserver:{tag}") == vllm
+
+
+def test_a_pinned_kserve_image_is_planned_with_its_vllm_release() -> None:
+    # Before, the version of a kserve/huggingfaceserver container was always unknown and kvlint planned
+    # KServe 0.15's vLLM 0.8.x with the newest release's rules.
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hf}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: kserve-container
+          image: kserve/huggingfaceserver:v0.15.2-gpu
+          args: ["--model_name=m", "--model_id=Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len=4096"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    (cr,) = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False)).containers
+    assert cr.serving.version == engine_version("kserve/huggingfaceserver:v0.15.2-gpu")
+    assert cr.plan is not None and cr.plan.engine_version == cr.serving.version
+
+
+def test_kv208_on_latest_kserve_server_proposes_a_kserve_tag() -> None:
+    # kserve/kserve docs/samples/fluid (fixtures/collected, sources in its INDEX.csv): the runtime runs
+    # kserve/huggingfaceserver:latest. KV208 used to say "pin the image to a release tag (e.g.
+    # vllm/vllm-openai:v0.11.0)", an image that has no KServe model server in it.
+    fluid = sorted(COLLECTED.glob("kserve__kserve__docs__samples__fluid__*.yaml"))
+    assert len(fluid) == 2
+    res = run_check([str(p) for p in fluid], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert "kserve/huggingfaceserver:latest" in d.message
+    assert "vllm/vllm-openai" not in d.fix and "pin kserve/huggingfaceserver to a KServe release tag" in d.fix
+    newest = max(KSERVE_HF_VLLM, key=parse_version)
+    assert f"v{newest}" in d.fix and KSERVE_HF_VLLM[newest] in d.fix

@@ -189,3 +189,68 @@ def test_tag_of_a_known_release_image_wins_over_engine_version(tmp_path: Path) -
     p = _command_pod(tmp_path, "vllm/vllm-openai:v0.8.5")
     (cr,) = run_check([str(p)], Options(allow_hub=False, engine_version="0.11.0")).containers
     assert cr.serving.version == "0.8.5"
+
+
+def test_no_kv208_where_the_engine_command_could_not_be_read() -> None:
+    # awslabs/ai-on-eks's vLLM-on-Inferentia2 RayService (fixtures/collected, source in its INDEX.csv): vLLM runs in
+    # Ray Serve's Python application, so its command is unreadable (KV503) and kvlint applies no rule of any
+    # release to the head or the worker. Before, both still got KV208 on the image's `latest` tag, one saying
+    # "kvlint assumed 0.33.0 and its memory rules", the other pointing at a KV501 that was never reported.
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "awslabs__ai-on-eks__blueprints__inference__vllm-rayserve-inf2__vllm-rayserve-deployment.yaml"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    assert sorted(cr.container_name for cr in r.containers) == ["head", "worker"]
+    assert all(cr.serving.unreadable and cr.serving.image.endswith(":latest") for cr in r.containers)
+    assert [d.rule for d in r.diagnostics] == ["KV503", "KV503"]
+
+
+def test_kv208_still_reported_for_a_command_that_names_no_model(tmp_path: Path) -> None:
+    # the command was read (its flags decide option and context-length rules), so the release still matters
+    p = tmp_path / "no-model.yaml"
+    p.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers:\n  - name: vllm\n"
+        '    image: vllm/vllm-openai:latest\n    args: ["--max-model-len", "8192"]\n'
+        "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    r = run_check([str(p)], Options(allow_hub=False))
+    (cr,) = r.containers
+    assert not cr.serving.unreadable and _one(r, "KV208")
+
+
+def test_kv208_never_proposes_another_image_for_a_build_of_another_repository(tmp_path: Path) -> None:
+    # llm-d-modelservice's rendered P/D example (fixtures/collected, source in its INDEX.csv) runs
+    # ghcr.io/llm-d/llm-d-cuda:latest. KV208 used to say "pin the image to a release tag (e.g.
+    # vllm/vllm-openai:v0.11.0)": another image, without llm-d's build. llm-d's tags are its own releases.
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures"
+        / "collected"
+        / "llm-d-incubation__llm-d-modelservice__examples__output-pd.yaml"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    kv208 = [d for d in r.diagnostics if d.rule == "KV208"]
+    assert len(kv208) == 2  # decode and prefill
+    for d in kv208:
+        assert "vllm/vllm-openai" not in d.fix
+        assert d.fix.startswith(
+            "pin ghcr.io/llm-d/llm-d-cuda to one of its release tags and pass --engine-version"
+        )
+    # a private build whose tags may name releases: its own repository too; vLLM's own image: a release tag of it
+    for image, fix in (
+        (
+            "registry.example.com/team/vllm-custom:latest",
+            "pin registry.example.com/team/vllm-custom to a tag",
+        ),
+        ("vllm/vllm-openai:latest", "pin the image to a release tag (e.g. vllm/vllm-openai:"),
+    ):
+        r = _pod(
+            tmp_path,
+            image,
+            "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n",
+            "nvidia.com/gpu",
+        )
+        assert _one(r, "KV208").fix.startswith(fix), image

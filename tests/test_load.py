@@ -206,6 +206,35 @@ def test_file_explicitly_named_is_read_whatever_its_extension(tmp_path):
 # ------------------------------------------------------------------------------------------------ robustness
 
 
+#: aws-samples/aws-do-eks's Nemotron-3 Ultra aggregated deployment, an envsubst template (fixtures/collected, source
+#: in its INDEX.csv): ``labels: { ...: ${DEPLOYMENT_NAME}, ... }`` is valid YAML only once rendered.
+AWS_DO_EKS_TEMPLATE = (
+    Path(__file__).resolve().parent.parent
+    / "fixtures"
+    / "collected"
+    / "aws-samples__aws-do-eks__Container-Root__eks__deployment__inference__agentic-ai__nemotron__ultra__agg__deployment.yaml-template"
+)
+
+
+def test_syntax_error_at_an_unquoted_envsubst_placeholder_says_so():
+    # Before, KV001 said only "did not find expected ',' or '}'" and "fix the file so it parses as YAML": a user of
+    # an envsubst template could not tell that rendering it (or quoting the placeholder) is the remedy.
+    text = AWS_DO_EKS_TEMPLATE.read_text()
+    r = load_paths([str(AWS_DO_EKS_TEMPLATE)])
+    assert _rules(r) == ["KV001"] * 3 and r.documents == []
+    for f in r.findings:
+        line = text.splitlines()[f.loc.line - 1]
+        assert line[f.loc.column - 2 : f.loc.column] == "${"  # the mark is the placeholder's brace
+        assert "${DEPLOYMENT_NAME}" in f.message and "envsubst" in f.message
+        assert "envsubst < FILE" in f.fix and '"${DEPLOYMENT_NAME}"' in f.fix
+    # quoting the placeholder, as the fix says, makes the same document parse
+    quoted = load_text('metadata:\n  labels: { app: "${APP}" }\n', "q.yaml")
+    assert quoted.findings == [] and quoted.documents[0].data["metadata"]["labels"]["app"] == "${APP}"
+    # an error elsewhere on a line with a placeholder keeps the plain text
+    other = load_text('metadata:\n  labels: { app: "${APP}", x: [ }\n', "o.yaml")
+    assert _rules(other) == ["KV001"] and "envsubst" not in other.findings[0].message
+
+
 def test_syntax_error_keeps_other_documents():
     text = "kind: Service\n---\nkind: Deployment\nspec: [\n---\nkind: Pod\n"
     r = load_text(text, "e.yaml")

@@ -429,3 +429,133 @@ def test_gt234_prefill_default_is_tgi_2_4_0_with_max_input_tokens_9999():
 
     assert prefill("2.4.0", "--max-input-tokens", str(printed - 50)) == printed
     assert prefill("2.4.0") != printed and prefill("3.3.7") != printed
+
+
+#: TGI's Linear4bit is ``Params4bit(compress_statistics=True)``: 4-bit values, an 8-bit absmax per 64 values and an
+#: fp32 absmax per 256 absmax blocks (tgi@v2.3.1:server/text_generation_server/layers/bnb.py::Linear4bit).
+NF4_RATE = 0.5 + 1 / 64 + 4 / (64 * 256)
+
+
+def _dense_llama_like_params(m) -> tuple[int, int, int]:
+    """(linear, embedding, lm_head) parameter counts of a dense gated-MLP decoder, from its config.json."""
+    h, L, H, K = m.hidden_size, m.num_layers, m.num_attention_heads, m.num_kv_heads
+    d, inter, vocab = m.head_size, m.intermediate_size, m.vocab_size
+    linear = L * (h * H * d + 2 * h * K * d + H * d * h + 3 * h * inter)
+    head = 0 if m.tie_word_embeddings else vocab * h
+    return linear, vocab * h, head
+
+
+@pytest.mark.parametrize(
+    ("ref", "version", "head_quantized"),
+    [
+        ("meta-llama/Llama-2-70b-hf", "2.3.1", False),  # embeddings 1 % of the model
+        ("meta-llama/Llama-2-70b-hf", "2.1.1", True),  # lm_head still built through get_linear(quantize=...)
+        ("google/gemma-7b", "2.3.1", False),  # tied 256k-vocabulary embedding, 9 % of the model
+    ],
+)
+def test_bitsandbytes_nf4_weights_follow_the_linear_layers(
+    ref: str, version: str, head_quantized: bool
+) -> None:
+    # The weights TGI holds per shard after --quantize bitsandbytes-nf4: the linear layers at NF4_RATE bytes, the
+    # embedding (and, from v2.2.0, an untied lm_head) and the norms at 2 bytes. Before, kvlint took 0.3 of the
+    # bf16 size for any model: 19.3 GiB per shard for Llama-2-70B on 2 GPUs, where the layers hold 16.9 GiB, and
+    # the GKE tutorial's 2 x L4 deployment (fixtures/collected) got a KV105 it does not deserve.
+    m = _model(ref)
+    linear, embed, head = _dense_llama_like_params(m)
+    norms = (2 * m.num_layers + 1) * m.hidden_size
+    quantized = linear + (head if head_quantized else 0)
+    kept = embed + norms + (0 if head_quantized else head)
+    expected = (quantized * NF4_RATE + kept * 2) / 2
+    acc = lookup("l4")
+    s = _cmd("--model-id", "x", "--quantize", "bitsandbytes-nf4", "--num-shard", "2", version=version)
+    p = plan_tgi(s, m, acc.memory_bytes, gpus=2, gpu_name=acc.name, compute_capability=acc.compute_capability)
+    assert abs(p.weights_bytes - expected) / expected < 0.01, (p.weights_bytes / 2**30, expected / 2**30)
+
+
+def test_gke_llama2_70b_nf4_on_two_l4_is_not_flagged() -> None:
+    # GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-multiple-gpus/llama2-70b (fixtures/collected): TGI 2.3
+    # with NUM_SHARD=2 and QUANTIZE=bitsandbytes-nf4 on two L4s, the setup Google's tutorial serves.
+    path = (
+        FIX
+        / "collected"
+        / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multiple-gpus__llama2-70b__text-generation-inference.yaml"
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.serving.engine == "tgi"]
+    assert cr.plan is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    assert not [d for d in res.diagnostics if d.rule.startswith("KV1")], [d.message for d in res.diagnostics]
+
+
+#: A made-up TGI 2.3.1 Deployment (for the tests below): Llama-2-70B in-flight NF4 over two L4s, asked for more
+#: total tokens than its KV cache holds.
+_TGI_23_TOO_LONG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: llm
+        image: ghcr.io/huggingface/text-generation-inference:2.3.1
+        env:
+        - {name: MODEL_ID, value: meta-llama/Llama-2-70b-chat-hf}
+        - {name: NUM_SHARD, value: "2"}
+        - {name: QUANTIZE, value: bitsandbytes-nf4}
+        - {name: MAX_TOTAL_TOKENS, value: "32000"}
+        - {name: MAX_INPUT_TOKENS, value: "3000"}
+        resources: {limits: {nvidia.com/gpu: "2"}}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+      volumes: [{name: dshm, emptyDir: {medium: Memory}}]
+"""
+
+
+def test_kv603_arithmetic_on_2_3_multiplies_what_is_left_by_the_wiggle_room(tmp_path: Path) -> None:
+    # TGI 2.3 - 2.4: num_blocks = free_memory x TGI_WIGGLE_ROOM // block bytes, free_memory = what the warmup left
+    # of fraction x total (tgi@v2.3.0:server/text_generation_server/models/flash_causal_lm.py::warmup). The message
+    # used to print "fraction x wiggle x total - weights - ...", which recomputes to 0.9 GiB less than the KV
+    # figure it stood for on this 70B pod.
+    p = tmp_path / "tgi23.yaml"
+    p.write_text(_TGI_23_TOO_LONG)
+    r = run_check([str(p)], Options(allow_hub=False))
+    (d,) = [d for d in r.diagnostics if d.rule == "KV603"]
+    plan = r.containers[0].plan
+    gib = 2**30
+    used = plan.weights_bytes + plan.activation_bytes + plan.non_torch_bytes
+    assert abs((plan.total_bytes - used) * 0.95 - plan.kv_cache_bytes) < 0.01 * gib
+    shown = (
+        f"(cuda_memory_fraction 1 × total {plan.total_bytes / gib:.2f} GiB − weights {plan.weights_bytes / gib:.2f} "
+        f"GiB − activation {plan.activation_bytes / gib:.2f} GiB − non-torch {plan.non_torch_bytes / gib:.2f} GiB) "
+        "× wiggle room 0.95"
+    )
+    assert shown in d.message and f"leaves {plan.kv_cache_bytes / gib:.2f} GiB" in d.message
+
+
+def test_plan_text_on_2_3_says_the_wiggle_room_applies_to_what_is_left() -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    m = _model("meta-llama/Llama-2-70b-hf")
+    acc = lookup("l4")
+    s = _cmd("--model-id", "x", "--quantize", "bitsandbytes-nf4", "--num-shard", "2", version="2.3.1")
+    p = plan_tgi(s, m, acc.memory_bytes, gpus=2, gpu_name=acc.name, compute_capability=acc.compute_capability)
+    t = render_plan_text(p)
+    # the budget row is fraction x total; before, it said "wiggle room 1.00" while the KV row was 0.95 of the rest
+    assert "cuda_memory_fraction 1.00; KV cache = wiggle room 0.95 x what is left" in t
+    assert "wiggle room 1.00" not in t
+
+
+def test_tgi_wiggle_room_env_is_not_read_before_2_3() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    plans = {}
+    for version in ("2.2.0", "2.3.1"):
+        for env in ({}, {"TGI_WIGGLE_ROOM": "0.5"}):
+            s = _cmd("--model-id", "x", version=version)
+            s.env = dict(env)
+            plans[version, bool(env)] = plan_tgi(s, m, total, gpus=1)
+    # TGI 2.2.0 has no TGI_WIGGLE_ROOM (added in 2.3.0, models/globals.py): the variable changes nothing there
+    assert plans["2.2.0", True].kv_cache_bytes == plans["2.2.0", False].kv_cache_bytes
+    assert plans["2.3.1", True].kv_cache_bytes < plans["2.3.1", False].kv_cache_bytes

@@ -90,3 +90,19 @@ def test_a_kind_keeps_an_object_out() -> None:
     text = (VLLM_CHART_VALUES[0]).read_text(encoding="utf-8")
     result = run_check(["-"], Options(allow_hub=False), stdin=io.StringIO("kind: Thing\n" + text))
     assert not [d for d in result.diagnostics if d.rule == "KV002"]
+
+
+def test_llm_d_modelservice_values_are_a_values_file_not_pods() -> None:
+    # llm-d-incubation/llm-d-modelservice examples/values-pd.yaml (fixtures/collected, source in its INDEX.csv):
+    # decode/prefill `containers` with `modelCommand: vllmServe`, which the chart turns into `vllm serve` with the
+    # model of `modelArtifacts`. Read as pods, both containers got KV503 "the vLLM command names no model".
+    path = FIX / "collected" / "llm-d-incubation__llm-d-modelservice__examples__values-pd.yaml"
+    r = run_check([str(path)], Options(allow_hub=False))
+    assert r.containers == [] and not [d for d in r.diagnostics if d.rule == "KV503"]
+    assert [d.rule for d in r.diagnostics] == ["KV002"]
+    assert [why for _, why in unread(r)] == ["template not rendered"]
+    # without its one template expression (modelArtifacts.uri), the same values get the values-file KV002
+    text = "".join(line for line in path.read_text().splitlines(True) if "{{" not in line)
+    r = run_check(["-"], Options(allow_hub=False), stdin=io.StringIO(text))
+    (d,) = r.diagnostics
+    assert d.rule == "KV002" and "llm-d-modelservice chart values" in d.message and r.containers == []

@@ -359,3 +359,37 @@ spec:
         "/bad/a.sh": None,
         "/none/a.sh": None,
     }
+
+
+def test_a_runtime_linted_alone_gets_one_template_note_naming_its_own_gpus():
+    # sgl-project/ome's gemma-2-27b-it runtime (fixtures/collected, source in its INDEX.csv): an SGLang engine
+    # with `nvidia.com/gpu: 2` and a router, two workloads of one ClusterServingRuntime. Before, each got the
+    # KV502 note, both saying "the model and the GPU count are not known here" although the engine declares 2.
+    r = load_paths(
+        [
+            str(
+                ROOT
+                / "fixtures"
+                / "collected"
+                / "sgl-project__ome__config__runtimes__srt__google__gemma-2-27b-it-rt.yaml"
+            )
+        ]
+    )
+    ws = find_workloads(r.documents)
+    assert len(ws) == 2
+    notes = [f for w in ws for f in w.findings if f.rule == "KV502"]
+    assert len(notes) == 1
+    (note,) = notes
+    assert "nvidia.com/gpu: 2" in note.message and "GPU count are not known" not in note.message
+    assert "OME InferenceService" in note.message
+
+
+def test_a_runtime_without_gpu_limits_says_the_service_supplies_them():
+    text = (
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\nmetadata: {name: rt}\nspec:\n"
+        "  containers:\n  - name: kserve-container\n    image: vllm/vllm-openai:v0.11.0\n"
+        '    args: ["--model", "/mnt/models"]\n'
+    )
+    ((w,),) = [find_workloads(load_text(text, "rt.yaml").documents)]
+    (note,) = [f for f in w.findings if f.rule == "KV502"]
+    assert "the model and the GPU count are not known here" in note.message

@@ -1003,7 +1003,8 @@ def _dispatch(
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
         found = _Found("vllm", found.argv, False)
         img_engine = "vllm"
-        version = None
+        # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
+        version = engine_version(image)
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False)

@@ -42,8 +42,10 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "repository_path",
     "split_image",
     "tag_of_unknown_image",
+    "tags_are_versions",
 ]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
@@ -93,6 +95,30 @@ def ray_llm_vllm(image: str) -> str | None:
     know."""
     release = ray_llm_release(image)
     return RAY_LLM_VLLM[release] if release is not None else None
+
+
+#: The vLLM release in each KServe release's Hugging Face model server image (``kserve/huggingfaceserver:<tag>``,
+#: ``-gpu`` tags alike): ``ARG VLLM_VERSION`` of python/huggingface_server.Dockerfile at the tag, the version its
+#: last ``pip install vllm==${VLLM_VERSION}`` step installs (kserve/kserve tags v0.13.0 - v0.20.0; v0.15.0's
+#: poetry.lock says 0.8.2, but the Dockerfile installs 0.8.1 after it).
+KSERVE_HF_VLLM = {
+    "0.13.0": "0.4.2",
+    "0.13.1": "0.4.3",
+    "0.14.0": "0.6.1.post2",
+    "0.14.1": "0.6.1.post2",
+    "0.15.0": "0.8.1",
+    "0.15.1": "0.8.5",
+    "0.15.2": "0.8.5",
+    "0.16.0": "0.9.2",
+    "0.17.0": "0.15.1",
+    "0.17.1": "0.15.1",
+    "0.18.0": "0.19.0",
+    "0.18.1": "0.19.0",
+    "0.19.0": "0.20.0",
+    "0.20.0": "0.24.0",
+}
+#: The last path component of KServe's Hugging Face model server image (``kserve/huggingfaceserver``).
+KSERVE_HF_IMAGE_NAME = "huggingfaceserver"
 
 
 # Repository name (without registry/tag) -> engine. Matched on the last path components.
@@ -198,6 +224,19 @@ def _repo_path(repo: str) -> str:
     return "/".join(parts)
 
 
+def repository_path(image: str) -> str:
+    """The repository of ``image`` without registry host and tag, lower case (``docker.io/vllm/vllm-openai:v0.11.0``
+    -> ``vllm/vllm-openai``)."""
+    return _repo_path(split_image(image)[0])
+
+
+def tags_are_versions(image: str) -> bool:
+    """Whether the tags of ``image``'s repository name engine releases: False for the builds whose tags are their
+    own releases (NGC ``nvidia/vllm:26.02-py3``, llm-d, LMCache, Red Hat's, :data:`_VLLM_TAG_NOT_VERSION`)."""
+    path = repository_path(image)
+    return not any(x in path for x in _VLLM_TAG_NOT_VERSION)
+
+
 _R = TypeVar("_R")
 
 #: The longest image reference (characters) whose answers the memoised readers below keep (a registry host,
@@ -287,7 +326,8 @@ def engine_version(image: str) -> str | None:
     ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1`` -> ``0.5.0``; ``ghcr.io/huggingface/text-generation-inference:2.4.1-rocm``
     -> ``2.4.1``; ``...text-generation-inference-cu124.2-3.ubuntu2204.py311`` -> ``2.3``;
     ``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0`` (the vLLM of that Ray release, :func:`ray_llm_vllm`);
-    ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``. ``latest``, no tag, digests only, ``sha-xxx``
+    ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``; ``kserve/huggingfaceserver:v0.15.2-gpu`` -> ``0.8.5``
+    (:data:`KSERVE_HF_VLLM`). ``latest``, no tag, digests only, ``sha-xxx``
     and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
     """
     if not image or "{{" in image or image.startswith("$("):
@@ -305,6 +345,10 @@ def engine_version(image: str) -> str | None:
         return m.group(1)
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None
+    if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):  # huggingfaceserver, huggingfaceserver-gpu
+        # a KServe release tag: the vLLM it carries, when kvlint has read that release's Dockerfile
+        m = _VERSION_RE.match(tag)
+        return KSERVE_HF_VLLM.get(m.group(1)) if m else None
     engine = engine_of_image(image) or image_mentions_engine(image)
     if engine is None:
         return None

@@ -24,7 +24,7 @@ from typing import Any
 from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import weight_bytes
+from kvlint.models.weights import param_breakdown, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
 
@@ -115,6 +115,55 @@ _NON_TORCH = int(0.5 * GiB)
 _NON_TORCH_SHARDED = int(0.25 * GiB)
 # [heuristic] relative uncertainty of (non-torch + activation).
 _BAND = 0.5
+
+
+#: Bytes per linear-weight element of TGI's in-flight quantizers (weights quantized on load, ``--quantize``):
+#: ``bitsandbytes-nf4``/``-fp4`` build ``Linear4bit`` with ``Params4bit(compress_statistics=True)``, i.e. 4-bit
+#: values, an 8-bit absmax per 64-element block and an fp32 absmax per 256 of those (0.5 + 1/64 + 4/(64·256) B);
+#: ``bitsandbytes`` builds ``Linear8bitLt(has_fp16_weights=False)`` (``Int8Params``: int8 values, one fp32 scale
+#: per output row, ~1 B); ``eetq`` stores int8 values with an fp16 scale per output channel (~1 B).
+#: tgi@v1.0.0:server/text_generation_server/utils/layers.py::Linear4bit/Linear8bitLt/get_linear,
+#: tgi@v2.3.1:server/text_generation_server/layers/bnb.py::Linear4bit/Linear8bitLt and layers/eetq.py::EETQLinear.
+IN_FLIGHT_RATES = {
+    "bitsandbytes-nf4": (0.5 + 1 / 64 + 4 / (64 * 256), "NF4, double-quantized absmax"),
+    "bitsandbytes-fp4": (0.5 + 1 / 64 + 4 / (64 * 256), "FP4, double-quantized absmax"),
+    "bitsandbytes": (1.0, "int8"),
+    "eetq": (1.0, "int8"),
+}
+
+#: First TGI release whose ``TensorParallelHead.load`` builds the lm_head from a bare tensor (``get_linear(weight,
+#: bias=None)``), so it stays at the model dtype under bitsandbytes; through v2.1.1 it passed ``quantize`` and the
+#: head was quantized like the other linear layers (GPTQ/AWQ/EETQ/Marlin excepted).
+#: tgi@v2.1.1 / tgi@v2.2.0:server/text_generation_server/layers/tensor_parallel.py::TensorParallelHead.load.
+HEAD_UNQUANTIZED_FROM: TgiVersion = (2, 2, 0)
+
+
+def in_flight_factor(model: ModelSpec, quant: str, dtype_bytes: int, v: TgiVersion) -> tuple[float, str]:
+    """Ratio of a model's weight bytes under TGI's in-flight ``--quantize`` to its unquantized bytes.
+
+    The linear and routed-expert parameters (:func:`kvlint.models.weights.param_breakdown`) are stored at
+    :data:`IN_FLIGHT_RATES` bytes each; the embedding, norms and other parameters stay at ``dtype_bytes``, and so
+    does an untied lm_head from v2.2.0 (:data:`HEAD_UNQUANTIZED_FROM`; quantized before). A flat factor does not
+    fit both a 7B model whose embedding is a tenth of it and a 70B model whose linear layers are 99 % of it.
+
+    Returns ``(factor, description)``; description names the rate and the parameter counts, for the plan's
+    weight source. docs/engine-memory-model.md §2 (weights).
+    """
+    rate, label = IN_FLIGHT_RATES[quant]
+    parts = param_breakdown(model)
+    quantized = parts["linear"] + parts["experts"]
+    kept = parts["embed"] + parts["other"] + parts["vision"]
+    head = 0 if model.tie_word_embeddings else int(model.vocab_size or 0) * int(model.hidden_size or 0)
+    if head and v < HEAD_UNQUANTIZED_FROM and quant != "eetq":
+        quantized, kept = quantized + head, kept - head
+    total = quantized + kept
+    if total <= 0:
+        return 1.0, f"{label}: no parameter count, counted unquantized"
+    factor = (quantized * rate + kept * dtype_bytes) / (total * dtype_bytes)
+    return factor, (
+        f"{quantized:.3g} linear params x {rate:.3f} B ({label}, in-flight) + {kept:.3g} embedding/other params "
+        f"x {dtype_bytes} B"
+    )
 
 
 def tgi_version(text: str | None) -> tuple[TgiVersion, bool]:
@@ -619,7 +668,8 @@ def plan_tgi_detailed(
         fraction = 1.0
         notes.append("cuda_memory_fraction 1.0 (launcher default)")
     wiggle, subtractive, era = wiggle_room(v)
-    env_wiggle = as_float(serving.env.get("TGI_WIGGLE_ROOM"))
+    # TGI reads TGI_WIGGLE_ROOM from 2.3.0 (server/text_generation_server/models/globals.py; absent at v2.2.0)
+    env_wiggle = as_float(serving.env.get("TGI_WIGGLE_ROOM")) if v >= (2, 3, 0) else None
     if env_wiggle is not None:
         wiggle = env_wiggle
         notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
@@ -636,14 +686,12 @@ def plan_tgi_detailed(
         raise PlanError(f"{model.id}: no KV bytes per token could be derived")
     bytes_per_block = per_tok * block
 
-    wq = None if quant in (None, "bitsandbytes", "bitsandbytes-nf4", "bitsandbytes-fp4", "eetq") else quant
+    wq = None if quant in IN_FLIGHT_RATES else quant
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=wq)
-    if quant in ("bitsandbytes-nf4", "bitsandbytes-fp4"):
-        w_all = int(w_all * 0.3)  # 4-bit linear layers + fp16 embeddings [heuristic]
-        wsrc += "; x0.3 for bitsandbytes 4-bit (in-flight quantization) [heuristic]"
-    elif quant in ("bitsandbytes", "eetq"):
-        w_all = int(w_all * 0.55)
-        wsrc += f"; x0.55 for {quant} 8-bit (in-flight quantization) [heuristic]"
+    if quant in IN_FLIGHT_RATES:
+        factor, what = in_flight_factor(model, quant, dbytes, v)
+        w_all = int(w_all * factor)
+        wsrc += f"; x{factor:.3f} for {quant} ({what})"
     weights = w_all // shards
     notes.append(f"weights {weights / GiB:.2f} GiB per shard ({wsrc}, / {shards} shards)")
 

@@ -87,6 +87,14 @@ def _budget_note(plan: MemoryPlan) -> str:
             if (plan.total_bytes and plan.gpu_memory_utilization)
             else 0.0
         )
+        left = plan.budget_bytes - plan.weights_bytes - plan.activation_bytes - plan.non_torch_bytes
+        if plan.era in ("tgi-2.3", "tgi-2.4") and left > 0 and plan.kv_cache_bytes > 0:
+            # 2.3 - 2.4 multiply what is left after the warmup by TGI_WIGGLE_ROOM (§2.3): the KV row is that
+            # share of budget - weights - activation - non-torch, not the remainder itself
+            return (
+                f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f}; KV cache = wiggle room "
+                f"{plan.kv_cache_bytes / left:.2f} x what is left"
+            )
         return f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f} x wiggle room {wiggle:.2f}"
     if plan.engine == "sglang":
         return f"mem_fraction_static {plan.gpu_memory_utilization:.3f}"

@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kvlint.accelerators.placement import GPU_RESOURCES
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
+from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
@@ -114,9 +116,10 @@ _RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
 def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
-    """A serving runtime linted without the InferenceService that uses it: one note saying that the model
-    and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
-    OME runtimes, and the same inside an OpenShift ``Template``)."""
+    """A serving runtime linted without the InferenceService that uses it: a note on each of its pods saying that
+    the model and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
+    OME runtimes, and the same inside an OpenShift ``Template``); not on an OME runtime's router, which serves no
+    model."""
     out = []
     for w in ws:
         kind = doc.kind
@@ -127,7 +130,8 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             except (ValueError, IndexError):
                 obj = None
             kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
-        if kind in _RUNTIME_KINDS and not w.findings:
+        # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
+        if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
             w = replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
@@ -190,13 +194,44 @@ def _names_engine(data: Any) -> bool:
         return False
 
 
+def _declared_gpus(w: Workload) -> str | None:
+    """``nvidia.com/gpu: 2``: the first accelerator limit (else request) a container of ``w`` declares, or None."""
+    for c in as_list(w.pod_spec.get("containers")):
+        res = c.get("resources") if isinstance(c, dict) else None
+        if not isinstance(res, dict):
+            continue
+        for part in ("limits", "requests"):
+            amounts = res.get(part)
+            if not isinstance(amounts, dict):
+                continue
+            for name in GPU_RESOURCES:
+                if amounts.get(name) not in (None, "", 0, "0"):
+                    return f"{name}: {amounts[name]}"
+    return None
+
+
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:
+    """KV502 (info) on a serving runtime linted without the service that uses it. The model always comes from
+    the service (KServe ``storageUri``/``modelFormat``, OME's BaseModel); the resources only where the service
+    sets them: a runtime container's own GPU limits are the default (KServe merges the predictor's container
+    over the runtime's; OME's InferenceService ``engine`` overrides the runtime's ``engineConfig``)."""
     api = str(get_in(doc.data, "apiVersion") or "")
     user = "OME InferenceService" if api.startswith("ome.io/") else "InferenceService"
+    gpus = _declared_gpus(w)
+    if gpus:
+        message = (
+            f"this {kind} is a template: the model comes from the {user} that uses it, and none among the inputs "
+            f"does, so the model is not known here (the runtime's own {gpus} applies unless that service sets "
+            "the resources)"
+        )
+    else:
+        message = (
+            f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
+            "uses it, and none among the inputs does, so the model and the GPU count are not known here"
+        )
     return Finding(
         "KV502",
-        f"this {kind} is a template: the model and the container resources (GPUs) come from the {user} that "
-        "uses it, and none among the inputs does, so the model and the GPU count are not known here",
+        message,
         w.loc or doc.loc,
         fix=f"lint the {user}s that use this runtime together with it",
         severity="info",
@@ -368,6 +403,11 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None) -> list[Workloa
         values = reader_of(doc)  # Helm chart values kvlint reads as what the chart renders
         if values is not None:
             return values.workloads(doc)
+        if helm_values_reason(doc) is not None:
+            # values of a chart kvlint does not read (KV002 says to render it): containers in them are inputs to
+            # the chart's templates, which add what they lack (llm-d-modelservice's `modelCommand: vllmServe`
+            # becomes `vllm serve` with the model of `modelArtifacts`), not pods to check as written
+            return []
     found: list[Workload] = _crd_workloads(doc)
     if found:
         return found

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.engines.images import image_placeholder, platform_of, split_image, tag_of_unknown_image
+from kvlint.engines.images import (
+    KSERVE_HF_IMAGE_NAME,
+    KSERVE_HF_VLLM,
+    image_placeholder,
+    platform_of,
+    repository_path,
+    split_image,
+    tag_of_unknown_image,
+    tags_are_versions,
+)
 from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
@@ -73,16 +82,30 @@ def _assumed(ctx: RuleContext, assumed: str) -> str:
 
 
 def _pin_fix(ctx: RuleContext) -> str:
-    """KV208's fix for an image without a release tag: the engine's CUDA image example on NVIDIA GPUs, else a tag of
-    the image's own repository (never a CUDA image for a TPU or ROCm workload)."""
+    """KV208's fix for an image without a release tag: for the engine's own CUDA image on NVIDIA GPUs a release tag of
+    it (:data:`_PIN_EXAMPLE`), else a tag of the image's own repository (never another image: not a CUDA image for a
+    TPU or ROCm workload, nor vllm/vllm-openai for an llm-d, LMCache, NGC or private build), with --engine-version
+    where those tags are not engine versions (:func:`kvlint.engines.images.tags_are_versions`)."""
     s = ctx.serving
-    if _cuda_image(ctx) or not s.image:
-        return f"pin the image to a release tag (e.g. {_PIN_EXAMPLE[s.engine]}) or pass --engine-version"
-    repo = split_image(s.image)[0]
-    return (
-        f"pin {repo} to a tag that names the {_ENGINE_NAME[s.engine]} release it carries, or pass --engine-version "
-        "with that release"
-    )
+    repo = split_image(s.image)[0] if s.image else ""
+    if repo.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):
+        # KServe's Hugging Face server: its own release tags decide the vLLM inside (images.KSERVE_HF_VLLM)
+        oldest, newest = min(KSERVE_HF_VLLM, key=parse_version), max(KSERVE_HF_VLLM, key=parse_version)
+        return (
+            f"pin {repo} to a KServe release tag (e.g. v{newest}, which carries vLLM {KSERVE_HF_VLLM[newest]}; "
+            f"kvlint knows the vLLM of v{oldest} to v{newest}) or pass --engine-version"
+        )
+    example = _PIN_EXAMPLE[s.engine]
+    if not s.image or (_cuda_image(ctx) and repository_path(s.image) == repository_path(example)):
+        return f"pin the image to a release tag (e.g. {example}) or pass --engine-version"
+    # another repository (llm-d, LMCache, NGC, a fork or private build): its own tags, never another image
+    name = _ENGINE_NAME[s.engine]
+    if not tags_are_versions(s.image):
+        return (
+            f"pin {repo} to one of its release tags and pass --engine-version with the {name} release that build "
+            f"carries (its tags are not {name} versions)"
+        )
+    return f"pin {repo} to a tag that names the {name} release it carries, or pass --engine-version with that release"
 
 
 @check("KV208")
@@ -90,6 +113,10 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV208: the engine release is unpinned (``latest``, no tag, chosen by an operator) or, for vLLM, outside
     the releases kvlint models (0.4.3 to :data:`~kvlint.memory.versions.NEWEST_VLLM`)."""
     s = ctx.serving
+    if s.unreadable:
+        # no option, context-length or memory rule of any release was applied (KV503 says why): the version
+        # decides nothing kvlint reported
+        return
     if s.version is not None and s.engine == "vllm":
         v, newest = parse_version(s.version), parse_version(NEWEST_VLLM)
         if v > (newest[0], newest[1], 10**6) or v < OLDEST_VLLM:

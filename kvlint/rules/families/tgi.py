@@ -169,10 +169,15 @@ def max_total_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
         if d.max_total_tokens > high
         else f"TGI most likely exits with '{text}' (only a node at the upper end of kvlint's band would hold it)"
     )
+    used = f"weights {gib(p.weights_bytes)} − activation {gib(p.activation_bytes)} − non-torch {gib(p.non_torch_bytes)}"
+    if d.version >= (3, 0, 0):  # 3.x: the wiggle room scales the fraction of the total (§2.3)
+        arithmetic = f"cuda_memory_fraction {d.cuda_memory_fraction:g} × wiggle room {d.wiggle:g} × total {gib(p.total_bytes)} − {used}"
+    elif d.wiggle != 1.0:  # 2.3 - 2.4: the wiggle room multiplies the free memory left after the warmup
+        arithmetic = f"(cuda_memory_fraction {d.cuda_memory_fraction:g} × total {gib(p.total_bytes)} − {used}) × wiggle room {d.wiggle:g}"
+    else:
+        arithmetic = f"cuda_memory_fraction {d.cuda_memory_fraction:g} × total {gib(p.total_bytes)} − {used}"
     yield ctx.finding(
-        f"TGI's warmup leaves {gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache (cuda_memory_fraction "
-        f"{d.cuda_memory_fraction:g} × wiggle room {d.wiggle:g} × total {gib(p.total_bytes)} − weights "
-        f"{gib(p.weights_bytes)} − activation {gib(p.activation_bytes)} − non-torch {gib(p.non_torch_bytes)}) = "
+        f"TGI's warmup leaves {gib(max(0, p.kv_cache_bytes))} per GPU for the KV cache ({arithmetic}) = "
         f"{p.num_blocks:,} blocks of {p.block_size} token{'s' if p.block_size != 1 else ''} × {p.kv_bytes_per_token:,} "
         f"B/token = "
         f"max_batch_total_tokens {bt:,} (band {p.num_blocks_low * p.block_size:,} to {high:,}), below "
