@@ -225,3 +225,29 @@ def test_a_kvlint_comment_in_the_values_file_suppresses_an_entry_finding(tmp_pat
     assert [s.diagnostic.rule for s in result.suppressed_diagnostics if s.diagnostic.object == name] == [
         "KV205"
     ]
+
+
+def test_the_catalogue_models_are_built_once_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The values' note counts the catalogue's entries without building their Models (it used to call
+    ``catalog_models`` as the workload finder does, so every Model was built twice): one run of the values file
+    builds each Model once, and the note still counts the entries, the disabled ones and the other engines as
+    ``yaml.safe_load`` of the file gives them."""
+    from kvlint.workloads import kubeai
+
+    real = kubeai.catalog_models
+    calls: list[str] = []
+
+    def counting(doc):  # the real builder, counted
+        calls.append(doc.path)
+        return real(doc)
+
+    monkeypatch.setattr(kubeai, "catalog_models", counting)
+    result = run_check([str(KUBEAI_VALUES)], Options(allow_hub=False))
+    assert calls == [str(KUBEAI_VALUES)]
+    catalog = yaml.safe_load(KUBEAI_VALUES.read_text(encoding="utf-8"))["catalog"]
+    disabled = sum(1 for e in catalog.values() if not e.get("enabled"))
+    others = sorted({str(e["engine"]) for e in catalog.values() if str(e.get("engine")).upper() != "VLLM"})
+    (note,) = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert f"each of the {len(catalog)} catalog entries" in note.message
+    assert f"{disabled} of them are not enabled" in note.message
+    assert f"Models of {', '.join(others)} run engines" in note.message
