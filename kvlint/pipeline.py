@@ -18,6 +18,7 @@ import kvlint.accelerators.site as _site
 import kvlint.engines as _engines
 import kvlint.engines.images as _images
 import kvlint.engines.layout as _layout
+import kvlint.engines.options as _options
 import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
@@ -207,6 +208,9 @@ def analyse_container(
         )
     if serving is None:
         return None
+    if w.chart_args and serving.findings:
+        # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
+        serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
     if serving.joins is not None:
         from kvlint.engines.multinode import find_leader
 

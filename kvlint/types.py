@@ -127,6 +127,9 @@ class Workload:
             once per workload, whatever its containers are.
         leader: for a worker template (``role="worker"``), the leader/head workload of the same engine
             instance (LeaderWorkerSet leader, Ray head, KServe leader), when the object has one.
+        chart_args: for a workload built from Helm chart values, the engine command words the chart's template
+            writes from its values (:class:`ChartArg`), so findings on them can name the values key rather than
+            a flag the user never typed.
     """
 
     doc: Document
@@ -142,6 +145,7 @@ class Workload:
     group_size: int | None = None
     findings: tuple[Finding, ...] = ()
     leader: Workload | None = None
+    chart_args: tuple[ChartArg, ...] = ()
 
     @property
     def loc(self) -> Loc | None:
@@ -167,6 +171,47 @@ class Value:
     loc: Loc | None = None
     raw: str | None = None
     source: str = "arg"
+
+
+@direct_init
+@dataclass(frozen=True)
+class OptionFinding(Finding):
+    """A finding of an engine parser about one option of the command line (KV205 unknown, KV206 invalid value:
+    :class:`kvlint.engines.options.Collector`), with the ``option`` it is about, so a later stage can say who
+    wrote it (:class:`ChartArg`)."""
+
+    option: str = ""
+
+
+@direct_init
+@dataclass(frozen=True)
+class RepeatedSetting(OptionFinding):
+    """KV207 (:class:`kvlint.engines.options.Collector`): a setting given twice with different values. The
+    engine uses the later occurrence: ``option`` as written and its ``last`` value; ``first_option`` and
+    ``first`` are the earlier one's; ``engine`` names the engine as its messages do (``vLLM``). The fields let
+    a later stage restate the message with where each occurrence came from (:class:`ChartArg`)."""
+
+    first_option: str = ""
+    first: Value | None = None
+    last: Value | None = None
+    engine: str = ""
+
+
+@dataclass(frozen=True)
+class ChartArg:
+    """Words of an engine command line that a Helm chart's template writes from its values (not the values'
+    own list of extra arguments), for the workloads kvlint builds from chart values
+    (:mod:`kvlint.workloads.stack_values`).
+
+    ``loc`` is where kvlint located the words (the values key's value, or the nearest values line for a chart
+    default); ``key`` the values key that decides them (``vllmConfig.maxModelLen``), None when the template
+    writes them whatever the values say (``--host 0.0.0.0``); ``given`` whether the values set ``key`` (False:
+    the words are the chart's default for the unset key)."""
+
+    loc: Loc | None
+    words: tuple[str, ...]
+    key: str | None
+    given: bool
 
 
 @dataclass

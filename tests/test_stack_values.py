@@ -600,3 +600,60 @@ def test_keys_the_chart_does_not_read_are_kv005_at_their_lines() -> None:
     # values files whose modelSpec keys are all ones the chart reads: no KV005
     for tp in (TP2, TWO):
         assert not [d for d in run_check([str(tp)], OFFLINE).diagnostics if d.rule == "KV005"]
+
+
+def _diags(tmp_path: Path, body: str, rule: str) -> list:
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    return [d for d in run_check([path], OFFLINE).diagnostics if d.rule == rule]
+
+
+def test_a_flag_the_chart_wrote_is_not_blamed_on_the_user(tmp_path: Path) -> None:
+    """newuser8: ``extraArgs: [--enable-prefix-caching]`` without ``enablePrefixCaching`` got KV207 "remove one of
+    the --enable-prefix-caching settings", but the user wrote one: the chart writes --no-enable-prefix-caching
+    whenever the key is unset (deployment-vllm-multi.yaml). KV207 now says so and names the key to set; it stays
+    at the extraArgs item (the occurrence vLLM uses)."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    body += '    vllmConfig:\n      maxModelLen: 4096\n      extraArgs: ["--enable-prefix-caching"]\n'
+    (d,) = _diags(tmp_path, body, "KV207")
+    path = str(tmp_path / "values.yaml")
+    assert d.loc.line == _line_of(path, "extraArgs:")
+    assert "the chart writes --no-enable-prefix-caching because vllmConfig.enablePrefixCaching is not set" in (
+        d.message
+    )
+    assert "then extraArgs gives --enable-prefix-caching" in d.message
+    assert d.fix == "set vllmConfig.enablePrefixCaching: true in place of --enable-prefix-caching in extraArgs"
+
+
+def test_a_setting_written_as_a_key_and_in_extra_args_names_both(tmp_path: Path) -> None:
+    """``maxModelLen: 4096`` and ``--max-model-len 8192`` in extraArgs: the user wrote both, in two forms; KV207
+    names the key the chart writes its flag from, and the fix keeps one of them in values terms. Two
+    extraArgs occurrences of one setting are the user's alone: the parser's message stands."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    body += "    vllmConfig:\n      maxModelLen: 4096\n"
+    body += '      extraArgs: ["--max-model-len", "8192", "--max-num-seqs", "4", "--max-num-seqs", "8"]\n'
+    by_option = {d.message.split()[0]: d for d in _diags(tmp_path, body, "KV207")}
+    mml = by_option["--max-model-len"]
+    assert "the chart writes --max-model-len 4096 from vllmConfig.maxModelLen, then extraArgs gives" in mml.message
+    assert "set vllmConfig.maxModelLen" in mml.fix and "remove --max-model-len 8192 from extraArgs" in mml.fix
+    seqs = by_option["--max-num-seqs"]
+    assert "chart" not in seqs.message and seqs.fix == "remove one of the --max-num-seqs settings"
+
+
+def test_a_value_the_engine_refuses_names_the_values_key(tmp_path: Path) -> None:
+    """``vllmConfig.dtype: bf16`` (vLLM's choices are bfloat16, half, ...): KV206 at the key says the chart writes
+    --dtype from it and asks for another value of the key, not of a flag the values never name; the same value
+    in a plain Deployment's args keeps the flag's wording."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    vllmConfig:\n      dtype: bf16\n"
+    (d,) = _diags(tmp_path, body, "KV206")
+    assert d.loc.line == _line_of(str(tmp_path / "values.yaml"), "dtype:")
+    assert "(the chart writes it from vllmConfig.dtype)" in d.message
+    assert d.fix.startswith("give vllmConfig.dtype a value the engine accepts")
+    plain = _write(
+        tmp_path,
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n"
+        '        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--dtype", "bf16"]\n',
+    )
+    (p,) = [d for d in run_check([plain], OFFLINE).diagnostics if d.rule == "KV206"]
+    assert "chart" not in p.message and p.fix.startswith("give --dtype a value")

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
 
 __all__ = [
@@ -826,35 +826,39 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         ("/opt/venv/bin/vllm" if repo == "lmcache/vllm-openai" else "vllm", rloc),
         ("serve", uloc),
         (go_text(m.get("modelURL")), uloc),
-        ("--host", uloc),
-        ("0.0.0.0", uloc),
-        ("--port", ploc),
-        (port, ploc),
     ]
+    # the words the template writes from a values key (or always), for findings to name the key: every word of
+    # the command but extraArgs'
+    made: list[ChartArg] = []
+
+    def write(words: list[str], loc: Loc | None, key: str | None, given: bool = True) -> None:
+        cmd.extend((w, loc) for w in words)
+        made.append(ChartArg(loc, tuple(words), key, given))
+
+    write(["--host", "0.0.0.0"], uloc, None)
+    write(["--port", port], ploc, "servingEngineSpec.containerPort", "containerPort" in se)
     if _truthy(m.get("enableLoRA")):
-        cmd.append(("--enable-lora", here(m, "enableLoRA")))
+        write(["--enable-lora"], here(m, "enableLoRA"), "enableLoRA")
     if _truthy(m.get("enableTool")):
-        cmd.append(("--enable-auto-tool-choice", here(m, "enableTool")))
+        write(["--enable-auto-tool-choice"], here(m, "enableTool"), "enableTool")
     if _truthy(m.get("toolCallParser")):
-        tl = here(m, "toolCallParser")
-        cmd += [("--tool-call-parser", tl), (go_text(m["toolCallParser"]), tl)]
+        write(
+            ["--tool-call-parser", go_text(m["toolCallParser"])], here(m, "toolCallParser"), "toolCallParser"
+        )
     if vcfg is not None:
         if "enableChunkedPrefill" in vcfg:
             on = _truthy(vcfg["enableChunkedPrefill"])
-            cmd.append(
-                (
-                    "--enable-chunked-prefill" if on else "--no-enable-chunked-prefill",
-                    here(vcfg, "enableChunkedPrefill"),
-                )
+            write(
+                ["--enable-chunked-prefill" if on else "--no-enable-chunked-prefill"],
+                here(vcfg, "enableChunkedPrefill"),
+                "vllmConfig.enableChunkedPrefill",
             )
         on = _truthy(vcfg.get("enablePrefixCaching"))
-        cmd.append(
-            (
-                "--enable-prefix-caching" if on else "--no-enable-prefix-caching",
-                here(vcfg, "enablePrefixCaching")
-                if "enablePrefixCaching" in vcfg
-                else loc_of(m, "vllmConfig"),
-            )
+        write(
+            ["--enable-prefix-caching" if on else "--no-enable-prefix-caching"],
+            here(vcfg, "enablePrefixCaching") if "enablePrefixCaching" in vcfg else loc_of(m, "vllmConfig"),
+            "vllmConfig.enablePrefixCaching",
+            "enablePrefixCaching" in vcfg,
         )
         for key, flag in (
             ("maxModelLen", "--max-model-len"),
@@ -867,14 +871,12 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
             ("convert", "--convert"),
         ):
             if key in vcfg:
-                fl = here(vcfg, key)
-                cmd += [(flag, fl), (go_text(vcfg[key]), fl)]
+                write([flag, go_text(vcfg[key])], here(vcfg, key), f"vllmConfig.{key}")
         extra = vcfg.get("extraArgs")
         if isinstance(extra, list) and extra:
             cmd += [(go_text(a), loc_of(extra, j) or here(vcfg, "extraArgs")) for j, a in enumerate(extra)]
     if _truthy(m.get("modelRevision")):
-        rl = here(m, "modelRevision")
-        cmd += [("--revision", rl), (go_text(m["modelRevision"]), rl)]
+        write(["--revision", go_text(m["modelRevision"])], here(m, "modelRevision"), "modelRevision")
     kv_role = go_text(lmc.get("kvRole")) if lmc is not None and _truthy(lmc.get("kvRole")) else "kv_both"
     if lmc is not None and _truthy(lmc.get("enabled")):
         ll = here(lmc, "enabled")
@@ -889,10 +891,13 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
             conf = f'{{"kv_connector":"LMCacheConnector","kv_role":"{kv_role}"}}'
         else:
             conf = f'{{"kv_connector":"LMCacheConnectorV1","kv_role":"{kv_role}"}}'
-        cmd += [("--kv-transfer-config", ll), (conf, ll)]
+        write(["--kv-transfer-config", conf], ll, "lmcacheConfig.enabled")
     if _truthy(m.get("chatTemplate")):
-        cl = here(m, "chatTemplate")
-        cmd += [("--chat-template", cl), (f"/templates/{go_text(m['chatTemplate'])}", cl)]
+        write(
+            ["--chat-template", f"/templates/{go_text(m['chatTemplate'])}"],
+            here(m, "chatTemplate"),
+            "chatTemplate",
+        )
 
     container: Items = [
         ("name", "vllm", at),
@@ -986,6 +991,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         annotations=ann,
         labels=labels,
         findings=(*w.findings, *_unread_keys(i, m)),
+        chart_args=tuple(made),
     )
 
 
