@@ -617,11 +617,14 @@ def test_a_flag_the_chart_wrote_is_not_blamed_on_the_user(tmp_path: Path) -> Non
     (d,) = _diags(tmp_path, body, "KV207")
     path = str(tmp_path / "values.yaml")
     assert d.loc.line == _line_of(path, "extraArgs:")
-    assert "the chart writes --no-enable-prefix-caching because vllmConfig.enablePrefixCaching is not set" in (
-        d.message
+    assert (
+        "the chart writes --no-enable-prefix-caching because vllmConfig.enablePrefixCaching is not set"
+        in (d.message)
     )
     assert "then extraArgs gives --enable-prefix-caching" in d.message
-    assert d.fix == "set vllmConfig.enablePrefixCaching: true in place of --enable-prefix-caching in extraArgs"
+    assert (
+        d.fix == "set vllmConfig.enablePrefixCaching: true in place of --enable-prefix-caching in extraArgs"
+    )
 
 
 def test_a_setting_written_as_a_key_and_in_extra_args_names_both(tmp_path: Path) -> None:
@@ -633,7 +636,10 @@ def test_a_setting_written_as_a_key_and_in_extra_args_names_both(tmp_path: Path)
     body += '      extraArgs: ["--max-model-len", "8192", "--max-num-seqs", "4", "--max-num-seqs", "8"]\n'
     by_option = {d.message.split()[0]: d for d in _diags(tmp_path, body, "KV207")}
     mml = by_option["--max-model-len"]
-    assert "the chart writes --max-model-len 4096 from vllmConfig.maxModelLen, then extraArgs gives" in mml.message
+    assert (
+        "the chart writes --max-model-len 4096 from vllmConfig.maxModelLen, then extraArgs gives"
+        in mml.message
+    )
     assert "set vllmConfig.maxModelLen" in mml.fix and "remove --max-model-len 8192 from extraArgs" in mml.fix
     seqs = by_option["--max-num-seqs"]
     assert "chart" not in seqs.message and seqs.fix == "remove one of the --max-num-seqs settings"
