@@ -9,6 +9,7 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
@@ -149,13 +150,44 @@ def analyse_documents(
                 if cr is None:
                     continue
                 out.containers.append(cr)
-                diags.extend(_with_candidates(cr, check_container(cr, options), options))
+                found = _with_candidates(cr, check_container(cr, options), options)
+                diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    return out
+
+
+#: Findings that already speak of what the user wrote: the engine parsers' (restated for chart values by
+#: :func:`kvlint.engines.options.chart_provenance`) and the notes on how the workload was read.
+_OWN_TERMS = frozenset({"KV205", "KV206", "KV207", "KV503", "KV504", "KV505"})
+
+
+def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[tuple[str, str]]) -> list[Diagnostic]:
+    """``diags`` of a workload built from chart values with each fix that names a flag or a PodSpec field
+    followed by what that is in the values (``terms``: :attr:`kvlint.types.Workload.values_terms`, regex and
+    phrase, first match wins for a span of the fix): ``--max-model-len 2048 pins ... (in these values:
+    --max-model-len is vllmConfig.maxModelLen)``. The user edits the values, not the pod the chart renders.
+    Message, position and severity are kept; the parsers' own findings (:data:`_OWN_TERMS`) are left as they
+    are. Pure."""
+    out: list[Diagnostic] = []
+    for d in diags:
+        if d.rule in _OWN_TERMS or not d.fix:
+            out.append(d)
+            continue
+        taken: list[tuple[int, int]] = []
+        said: list[str] = []
+        for pattern, phrase in terms:
+            for m in re.finditer(pattern, d.fix):
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue
+                taken.append(m.span())
+                if phrase not in said:
+                    said.append(phrase)
+        out.append(replace(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
     return out
 
 
@@ -385,6 +417,7 @@ __all__ = [
     "analyse_serving",
     "apply_suppressions",
     "configure",
+    "in_values_terms",
     "parse_ignore_annotation",
     "model_reference",
     "resolve_container_model",

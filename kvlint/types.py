@@ -129,7 +129,8 @@ class Workload:
             instance (LeaderWorkerSet leader, Ray head, KServe leader), when the object has one.
         chart_args: for a workload built from Helm chart values, the engine command words the chart's template
             writes from its values (:class:`ChartArg`), so findings on them can name the values key rather than
-            a flag the user never typed.
+            a flag the user never typed; ``values_terms`` the ``(regex, phrase)`` pairs that say in the values'
+            terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``).
     """
 
     doc: Document
@@ -146,6 +147,7 @@ class Workload:
     findings: tuple[Finding, ...] = ()
     leader: Workload | None = None
     chart_args: tuple[ChartArg, ...] = ()
+    values_terms: tuple[tuple[str, str], ...] = ()
 
     @property
     def loc(self) -> Loc | None:

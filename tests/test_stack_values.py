@@ -663,3 +663,40 @@ def test_a_value_the_engine_refuses_names_the_values_key(tmp_path: Path) -> None
     )
     (p,) = [d for d in run_check([plain], OFFLINE).diagnostics if d.rule == "KV206"]
     assert "chart" not in p.message and p.fix.startswith("give --dtype a value")
+
+
+def test_fixes_say_what_to_change_in_the_values(tmp_path: Path) -> None:
+    """The rules' fixes name PodSpec fields and engine flags, which a values file does not have: on a pod built
+    from values each fix also says what they are in the values. ``--tensor-parallel-size 2`` in extraArgs (not
+    ``tensorParallelSize``) leaves the chart's pod without /dev/shm: KV404 says the chart mounts it only with
+    ``vllmConfig.tensorParallelSize``; ``containerPort: 8080`` moves --port but not the chart's default probes
+    (port 8000): KV408 names the probes under servingEngineSpec and containerPort. kvlint's own options
+    (``--model-dir`` in KV502's fix) are not engine flags and get no values term; a plain Deployment's fixes
+    are left as they are."""
+    body = "servingEngineSpec:\n  containerPort: 8080\n  modelSpec:\n" + _entry(
+        requestGPU="2", modelURL='"/models/unknown-model"'
+    )
+    body += '    vllmConfig:\n      maxModelLen: 4096\n      extraArgs: ["--tensor-parallel-size", "2"]\n'
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    diags = run_check([path], OFFLINE).diagnostics
+    (shm,) = [d for d in diags if d.rule == "KV404"]
+    assert "(in these values: the chart mounts a memory-backed /dev/shm of shmSize only when " in shm.fix
+    assert "vllmConfig.tensorParallelSize is set" in shm.fix
+    probes = [d for d in diags if d.rule == "KV408"]
+    assert len(probes) == 3
+    for d in probes:
+        assert "servingEngineSpec.startupProbe, livenessProbe and readinessProbe" in d.fix
+        assert "--port is servingEngineSpec.containerPort" in d.fix
+    (unknown,) = [d for d in diags if d.rule == "KV502"]
+    assert "--model-dir" in unknown.fix and "in these values" not in unknown.fix
+    plain = _write(
+        tmp_path,
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n"
+        '        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "2"]\n'
+        "        resources: {limits: {nvidia.com/gpu: 2}}\n",
+    )
+    plain_diags = run_check([plain], OFFLINE).diagnostics
+    assert any(d.rule == "KV404" for d in plain_diags)
+    assert not [d for d in plain_diags if "in these values" in d.fix]

@@ -19,6 +19,7 @@ requires (Helm validates the merged values against it before rendering; a value 
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -802,6 +803,74 @@ def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
 
 Items = list[tuple[str, Any, Loc | None]]
 
+#: The ``vllmConfig`` keys the template writes as a flag with the key's value, in the template's order.
+_KEY_FLAGS = (
+    ("maxModelLen", "--max-model-len"),
+    ("dtype", "--dtype"),
+    ("tensorParallelSize", "--tensor-parallel-size"),
+    ("maxNumSeqs", "--max-num-seqs"),
+    ("gpuMemoryUtilization", "--gpu_memory_utilization"),
+    ("maxLoras", "--max_loras"),
+    ("runner", "--runner"),
+    ("convert", "--convert"),
+)
+
+
+def _flag_term(flag: str, dashes: str = "--") -> str:
+    """A regex for ``flag`` as a fix text writes it: ``-`` or ``_`` between words, whole words only, with
+    ``dashes`` before it (``(?:--)?``: the bare name too, as in "tensor-parallel-size values up to 8")."""
+    words = flag.lstrip("-").replace("_", "-").split("-")
+    return r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])"
+
+
+def _vllm_options() -> str:
+    """A regex for every vLLM option of the releases kvlint knows (not kvlint's own, such as --model-dir)."""
+    from kvlint.engines.vllm_flags_data import OPTIONS
+
+    names = sorted((o[2:] for o in OPTIONS if o.startswith("--")), key=len, reverse=True)
+    return r"(?<![\w-])--(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])"
+
+
+#: What the rules' fixes name (engine flags, PodSpec fields) in the terms of these values, for the workloads
+#: built here (:attr:`kvlint.types.Workload.values_terms`; :func:`kvlint.pipeline.in_values_terms` appends the
+#: phrases of the terms a fix mentions): the flags the template writes from a key, the GPU and memory
+#: resources, the /dev/shm volume (mounted only with ``tensorParallelSize``), the probes (the chart's defaults
+#: under ``servingEngineSpec``), placement and the image tag. Another vLLM flag goes in ``extraArgs``.
+VALUES_TERMS: tuple[tuple[str, str], ...] = (
+    *(
+        (_flag_term(flag, "(?:--)?"), f"{flag.replace('_', '-')} is vllmConfig.{key}")
+        for key, flag in _KEY_FLAGS
+    ),
+    (
+        _flag_term("--enable-chunked-prefill", "--(?:no-)?"),
+        "chunked prefill is vllmConfig.enableChunkedPrefill",
+    ),
+    (_flag_term("--enable-prefix-caching", "--(?:no-)?"), "prefix caching is vllmConfig.enablePrefixCaching"),
+    (
+        r"(?:startup|liveness|readiness)Probe|probe port",
+        "the probes are servingEngineSpec.startupProbe, livenessProbe and readinessProbe, the chart's defaults "
+        "filling the fields not set",
+    ),
+    (_flag_term("--port"), "--port is servingEngineSpec.containerPort"),
+    (_vllm_options(), "other vLLM flags go in vllmConfig.extraArgs"),
+    (
+        r"resources\.limits\.memory|memory limit",
+        "the memory limit is limitMemory, when modelSpec.resources is not set",
+    ),
+    (
+        r"nvidia\.com/gpu(?![\w.-])|resources\.limits|GPUs per pod",
+        "the GPUs are requestGPU, of the resource requestGPUType, when modelSpec.resources is not set",
+    ),
+    (
+        r"/dev/shm",
+        "the chart mounts a memory-backed /dev/shm of shmSize only when vllmConfig.tensorParallelSize is set, "
+        "else add it with extraVolumes and extraVolumeMounts",
+    ),
+    (r"nodeSelector", "node selection is the entry's nodeSelectorTerms or affinity"),
+    (r"kvlint\.io/accelerator", "annotations go in the entry's podAnnotations"),
+    (r"release tag", "the image tag is tag"),
+)
+
 
 def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Workload:
     at = m.loc
@@ -860,16 +929,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
             "vllmConfig.enablePrefixCaching",
             "enablePrefixCaching" in vcfg,
         )
-        for key, flag in (
-            ("maxModelLen", "--max-model-len"),
-            ("dtype", "--dtype"),
-            ("tensorParallelSize", "--tensor-parallel-size"),
-            ("maxNumSeqs", "--max-num-seqs"),
-            ("gpuMemoryUtilization", "--gpu_memory_utilization"),
-            ("maxLoras", "--max_loras"),
-            ("runner", "--runner"),
-            ("convert", "--convert"),
-        ):
+        for key, flag in _KEY_FLAGS:
             if key in vcfg:
                 write([flag, go_text(vcfg[key])], here(vcfg, key), f"vllmConfig.{key}")
         extra = vcfg.get("extraArgs")
@@ -992,6 +1052,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         labels=labels,
         findings=(*w.findings, *_unread_keys(i, m)),
         chart_args=tuple(made),
+        values_terms=VALUES_TERMS,
     )
 
 
