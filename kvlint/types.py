@@ -208,12 +208,16 @@ class ChartArg:
     ``loc`` is where kvlint located the words (the values key's value, or the nearest values line for a chart
     default); ``key`` the values key that decides them (``vllmConfig.maxModelLen``), None when the template
     writes them whatever the values say (``--host 0.0.0.0``); ``given`` whether the values set ``key`` (False:
-    the words are the chart's default for the unset key)."""
+    the words are the chart's default for the unset key). ``writer`` names who writes them in messages (``the
+    chart``; ``KubeAI`` for the flags its operator writes from a Model), ``extra`` the list where the user's own
+    arguments go (``extraArgs``; a Model's ``args``)."""
 
     loc: Loc | None
     words: tuple[str, ...]
     key: str | None
     given: bool
+    writer: str = "the chart"
+    extra: str = "extraArgs"
 
 
 @dataclass

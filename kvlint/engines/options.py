@@ -287,15 +287,19 @@ class Collector:
         self.findings.append(Finding(rule="KV503", message=message, loc=loc, severity=severity))  # type: ignore[arg-type]
 
 
+def _option_word(word: str) -> str:
+    """An option as written, for comparing: the part before ``=``, ``_`` read as ``-``."""
+    return word.split("=", 1)[0].replace("_", "-")
+
+
 def _chart_arg(option: str, value: Value | None, chart_args: Sequence[ChartArg]) -> ChartArg | None:
     """The :class:`ChartArg` that wrote the occurrence ``option`` = ``value`` of a setting (matched by position
-    and by the option or the word as written, ``_`` and ``-`` alike), None when the user wrote it (the values'
-    own extra arguments)."""
+    and by the option or the word as written), None when the user wrote it (the values' own extra arguments)."""
     if value is None or value.loc is None:
         return None
-    said = {option.replace("_", "-"), (value.raw or "").replace("_", "-")}
+    said = {_option_word(option), _option_word(value.raw or "")}
     for a in chart_args:
-        if a.loc == value.loc and said & {w.replace("_", "-") for w in a.words}:
+        if a.loc == value.loc and said & {_option_word(w) for w in a.words}:
             return a
     return None
 
@@ -315,10 +319,10 @@ def _written(option: str, value: Value | None) -> str:
 def _by_chart(option: str, value: Value | None, arg: ChartArg) -> str:
     written = _written(option, value)
     if arg.key is None:
-        return f"the chart's template always writes {written}"
+        return f"{arg.writer}'s template always writes {written}"
     if arg.given:
-        return f"the chart writes {written} from {arg.key}"
-    return f"the chart writes {written} because {arg.key} is not set"
+        return f"{arg.writer} writes {written} from {arg.key}"
+    return f"{arg.writer} writes {written} because {arg.key} is not set"
 
 
 def _setting_of(value: Value | None) -> str:
@@ -329,16 +333,14 @@ def _setting_of(value: Value | None) -> str:
     return _shown(value)
 
 
-def chart_provenance(
-    findings: Sequence[Finding], chart_args: Sequence[ChartArg], extra: str = "extraArgs"
-) -> list[Finding]:
-    """``findings`` with those about an option a Helm chart wrote (``chart_args``, from
-    :attr:`kvlint.types.Workload.chart_args`) restated, so they name the values key rather than a flag the user
-    never typed:
+def chart_provenance(findings: Sequence[Finding], chart_args: Sequence[ChartArg]) -> list[Finding]:
+    """``findings`` with those about an option a Helm chart (or an operator: :attr:`ChartArg.writer`) wrote
+    (``chart_args``, from :attr:`kvlint.types.Workload.chart_args`) restated, so they name the values key
+    rather than a flag the user never typed:
 
     * KV207 (:class:`RepeatedSetting`) with one occurrence the chart's: the message says which values key made
-      the chart write it (or that the template always does) and which occurrence the user wrote in the values'
-      ``extra`` list; the fix names the values key to set;
+      the chart write it (or that the template always does) and which occurrence the user wrote in the
+      values' own list (:attr:`ChartArg.extra`); the fix names the values key to set;
     * KV205/KV206 (:class:`OptionFinding`) on a word the chart wrote: the message says from which key, the fix
       names the key instead of the flag.
 
@@ -349,7 +351,7 @@ def chart_provenance(
             out.append(f)
             continue
         if not isinstance(f, RepeatedSetting):
-            out.append(_chart_option(f, chart_args, extra))
+            out.append(_chart_option(f, chart_args))
             continue
         first = _chart_arg(f.first_option, f.first, chart_args)
         last = _chart_arg(f.option, f.last, chart_args)
@@ -358,20 +360,25 @@ def chart_provenance(
             continue
         uses = f"{f.engine} uses the last one ({_shown(f.last)})"
         if first is not None:
+            extra = first.extra
             mine = _written(f.option, f.last)
             said = f"{_by_chart(f.first_option, f.first, first)}, then {extra} gives {mine}"
             if first.key is None:
-                fix = f"remove {mine} from {extra}, or keep it knowing that it overrides the template's {_written(f.first_option, f.first)}"
+                fix = (
+                    f"remove {mine} from {extra}, or keep it knowing that it overrides the template's "
+                    f"{_written(f.first_option, f.first)}"
+                )
             elif first.given:
                 fix = f"keep one: set {first.key} to the value you mean and remove {mine} from {extra}"
             else:
                 fix = f"set {first.key}: {_setting_of(f.last)} in place of {mine} in {extra}"
         else:
             assert last is not None
+            extra = last.extra
             mine = _written(f.first_option, f.first)
             said = f"{extra} gives {mine}, then {_by_chart(f.option, f.last, last)}"
             if last.key is None:
-                fix = f"remove {mine} from {extra}: the chart's template writes {f.option} after it"
+                fix = f"remove {mine} from {extra}: the template writes {f.option} after it"
             else:
                 fix = f"remove {mine} from {extra} and set {last.key} to the value you mean"
         out.append(
@@ -386,26 +393,22 @@ def chart_provenance(
     return out
 
 
-def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg], extra: str) -> Finding:
+def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
     """KV205/KV206 ``f`` restated when the chart wrote its option (see :func:`chart_provenance`)."""
-    word = f.option.split("=", 1)[0].replace("_", "-")
-    arg = next(
-        (a for a in chart_args if a.loc == f.loc and word in {w.replace("_", "-") for w in a.words}), None
-    )
+    word = _option_word(f.option)
+    arg = next((a for a in chart_args if a.loc == f.loc and word in {_option_word(w) for w in a.words}), None)
     if arg is None:
         return f
     if arg.key is None:
-        why, fix = (
-            "the chart's template always writes it",
-            f"use an image whose engine release has {f.option}",
-        )
+        why = f"{arg.writer}'s template always writes it"
+        fix = f"use an image whose engine release has {f.option}"
     elif not arg.given:
-        why = f"the chart writes it because {arg.key} is not set"
+        why = f"{arg.writer} writes it because {arg.key} is not set"
         fix = f"set {arg.key}, or use an image whose engine release has {f.option}"
     elif f.rule == "KV206":
-        why = f"the chart writes it from {arg.key}"
+        why = f"{arg.writer} writes it from {arg.key}"
         fix = f.fix.replace(f"give {f.option} ", f"give {arg.key} ", 1)
     else:
-        why = f"the chart writes it from {arg.key}"
-        fix = f"remove {arg.key} from the values, or use an image whose engine release has {f.option}"
+        why = f"{arg.writer} writes it from {arg.key}"
+        fix = f"remove {arg.key}, or use an image whose engine release has {f.option}"
     return Finding(f.rule, f"{f.message} ({why})", f.loc, fix=fix, severity=f.severity)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import ChartArg, Document, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
     ACCELERATOR_SOURCE_ANNOTATION,
@@ -92,6 +92,11 @@ def model_workloads(doc: Document) -> list[Workload]:
         (f"--model={model}", loc_of(spec, "url")),
         (f"--served-model-name={doc.name}", name_loc),
     ]
+    # the flags KubeAI's operator writes before the Model's own args (for findings to say so)
+    written = tuple(
+        ChartArg(loc, (word,), key, True, writer="KubeAI", extra="args")
+        for (word, loc), key in zip(args_items, ("spec.url", "metadata.name"), strict=True)
+    )
     user_args = spec.get("args")
     if isinstance(user_args, list):
         for i, a in enumerate(user_args):
@@ -197,7 +202,7 @@ def model_workloads(doc: Document) -> list[Workload]:
     replicas = int_or_none(spec.get("replicas"))
     if replicas is None:
         replicas = int_or_none(spec.get("minReplicas"))
-    return [synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra)]
+    return [replace(synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra), chart_args=written)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
