@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
-from kvlint.engines.images import platform_evidence
+from kvlint.engines.images import platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -33,6 +33,19 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     skipped."""
     cr, s, p = ctx.cr, ctx.serving, ctx.placement
     acc = p.accelerator if p is not None else None
+    if cr.model is None:
+        # the model is unknown (KV502) or not named (KV503): only a reason no model would change is said here,
+        # and it takes precedence over KV502 (unsized_whatever_model)
+        if s.model is None or unsized_whatever_model(s, p) is None:
+            return
+        if acc is not None:
+            yield ctx.finding(
+                f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
+                f"GPUs ({p.how if p else ''})",
+                p.loc if p else None,
+                fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
+            )
+            return
     if acc is not None:
         if cr.plan_error and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
@@ -69,6 +82,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             "memory with the vendor's tools); to run it on an NVIDIA or AMD GPU, use the engine's CUDA or ROCm "
             "image and request that GPU",
         )
+        return
+    if cr.model is None:
         return
     selectors = (
         "amd.com/gpu.product-name or amd.com/gpu.device-id (the AMD GPU node labeller's)"
@@ -186,6 +201,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
+    if cr.model is None and unsized_whatever_model(s, ctx.placement) is not None:
+        return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
     name = s.model.value
     if cr.model is None and is_runtime_template(ctx.workload):
         if any(f.rule == "KV502" for f in ctx.workload.findings):
