@@ -145,8 +145,10 @@ def analyse_documents(
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
         try:
+            # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
+            w_cms = {**cms, **w.configmaps} if w.configmaps else cms
             for container in _containers(w.pod_spec):
-                cr = analyse_container(w, container, cms, options)
+                cr = analyse_container(w, container, w_cms, options)
                 if cr is None:
                     continue
                 out.containers.append(cr)

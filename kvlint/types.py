@@ -9,7 +9,7 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -130,7 +130,9 @@ class Workload:
         chart_args: for a workload built from Helm chart values, the engine command words the chart's template
             writes from its values (:class:`ChartArg`), so findings on them can name the values key rather than
             a flag the user never typed; ``values_terms`` the ``(regex, phrase)`` pairs that say in the values'
-            terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``).
+            terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``); ``configmaps`` the
+            ConfigMaps the same chart renders beside the workload (``(namespace, name)`` -> ``data``), which
+            its containers read as those among the inputs (and before them).
     """
 
     doc: Document
@@ -148,6 +150,7 @@ class Workload:
     leader: Workload | None = None
     chart_args: tuple[ChartArg, ...] = ()
     values_terms: tuple[tuple[str, str], ...] = ()
+    configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
 
     @property
     def loc(self) -> Loc | None:

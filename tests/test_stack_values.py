@@ -375,6 +375,9 @@ servingEngineSpec:
     - {key: gpu, operator: Exists, effect: NoSchedule}
   env:
     - {name: GLOBAL_ENV, value: "1"}
+  configs:
+    VLLM_ATTENTION_BACKEND: FLASHINFER
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"
   modelSpec:
   - name: "pd"
     repository: "lmcache/vllm-openai"
@@ -418,6 +421,7 @@ servingEngineSpec:
       cpuOffloadingBufferSize: 20
       instanceId: "pd-0"
     hf_token: {secretName: hf, secretKey: token}
+    envFromSecret: {name: more-env}
     env:
       - {name: MODEL_ENV, value: "2"}
   - name: "off"
@@ -451,7 +455,7 @@ servingEngineSpec:
 @pytest.mark.skipif(shutil.which("helm") is None, reason="needs helm on PATH (the dev extras install it)")
 def test_built_pods_match_what_helm_renders(tmp_path: Path) -> None:
     """The engine pods kvlint builds equal what ``helm template`` renders from the chart at CHART_COMMIT:
-    container image, command, env, resources, probes and mounts, the pod's runtime class, affinity,
+    container image, command, env, envFrom, resources, probes and mounts, the pod's runtime class, affinity,
     tolerations, node name, volumes and host namespaces, and the replicas (the release name aside; what
     :func:`stack_values_workloads` says it does not build is not compared)."""
     rich = _write(tmp_path, "rich.yaml", _RICH)
@@ -485,6 +489,7 @@ def test_built_pods_match_what_helm_renders(tmp_path: Path) -> None:
                 "image",
                 "command",
                 "env",
+                "envFrom",
                 "resources",
                 "volumeMounts",
                 "startupProbe",
@@ -543,21 +548,37 @@ def test_lmcache_image_and_connector(tmp_path: Path) -> None:
         assert cmd.locs[i].line == _line_of(path, "enabled: true")
 
 
-def test_engine_configs_are_the_containers_env_unless_env_names_them(tmp_path: Path) -> None:
-    """``servingEngineSpec.configs`` becomes the ConfigMap the engine container's ``envFrom`` names: each key an
-    environment variable, which the container's own ``env`` overrides (Kubernetes: env wins over envFrom)."""
+def test_engine_configs_are_the_configmap_the_container_takes_its_env_from(tmp_path: Path) -> None:
+    """``servingEngineSpec.configs`` becomes the ConfigMap ``RELEASE-configs`` (configmap.yaml) that the engine
+    container's ``envFrom`` names, as the chart renders it (it was read as ``env`` entries): the pod's ``env``
+    holds only what the template writes there, and the engine reads the ConfigMap's variables before ``env``,
+    which wins (Kubernetes' order). ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` from configs lets vLLM start with a
+    ``maxModelLen`` above the model's limit: no KV201 error, as with the same variable in ``env``."""
     body = (
-        "servingEngineSpec:\n  configs:\n    VLLM_ATTENTION_BACKEND: FLASHINFER\n    SHARED: from-configs\n"
+        'servingEngineSpec:\n  configs:\n    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"\n    SHARED: from-configs\n'
     )
     body += "  modelSpec:\n" + _entry() + "    env:\n      - {name: SHARED, value: from-env}\n"
+    body += "    vllmConfig:\n      maxModelLen: 200000\n"  # above the 131,072 of Llama 3.1's config.json
     path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
     (w,) = find_workloads(load_paths([path]).documents)
-    env = w.pod_spec["containers"][0]["env"]
-    values = {e["name"]: e.get("value") for e in env}
-    assert values["VLLM_ATTENTION_BACKEND"] == "FLASHINFER" and values["SHARED"] == "from-env"
-    assert [e["name"] for e in env].count("SHARED") == 1
-    (i,) = [j for j, e in enumerate(env) if e["name"] == "VLLM_ATTENTION_BACKEND"]
-    assert env.locs[i].line == _line_of(path, "VLLM_ATTENTION_BACKEND:")
+    c = w.pod_spec["containers"][0]
+    assert _plain(c["envFrom"]) == [{"configMapRef": {"name": "RELEASE-configs"}}]
+    names = [e["name"] for e in c["env"]]
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in names and names.count("SHARED") == 1
+    data = w.configmaps[(None, "RELEASE-configs")]
+    assert dict(data) == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "SHARED": "from-configs"}
+    assert data.locs["SHARED"].line == _line_of(path, "SHARED: from-configs")
+    from kvlint.engines.command import container_env
+
+    env, locs = container_env(c, w.configmaps)
+    assert env["SHARED"] == "from-env" and env["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] == "1"
+    assert locs["VLLM_ALLOW_LONG_MAX_MODEL_LEN"].line == _line_of(path, "VLLM_ALLOW_LONG_MAX_MODEL_LEN:")
+    rules = {d.rule for d in run_check([path], OFFLINE).diagnostics}
+    assert "KV201" not in rules
+    unlocked = body.replace('    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"\n', "")
+    assert "KV201" in {
+        d.rule for d in run_check([_write(tmp_path, "v2.yaml", unlocked)], OFFLINE).diagnostics
+    }
 
 
 @pytest.mark.parametrize(

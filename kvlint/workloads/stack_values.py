@@ -146,6 +146,7 @@ _MODEL_SCHEMA: dict[str, _T] = {
     "limitGPUCores": _S,
     "resources": _O,
     "env": _A,
+    "envFromSecret": _O,
     "enableLoRA": _B,
     "nodeName": _S,
     "nodeSelectorTerms": _A,
@@ -719,9 +720,13 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     * env: ``PYTHONHASHSEED``, ``HF_HOME``, ``VLLM_USE_V1=0`` (``v0 == "1"``) or ``PROMETHEUS_MULTIPROC_DIR``,
       ``servingEngineSpec.env``, ``modelSpec.env``, and LMCache's (``LMCACHE_USE_EXPERIMENTAL``,
       ``CUDA_VISIBLE_DEVICES``, the PD/NIXL, CPU/disk offloading, controller and P2P variables), ``HF_TOKEN``
-      from its secret, the ``servingEngineSpec.configs`` keys (the ConfigMap the container's ``envFrom``
-      names, as env entries the container's own ``env`` overrides); ``VLLM_API_KEY``, ``envFromSecret`` and
-      ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server) are not built;
+      from its secret; ``VLLM_API_KEY`` and ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server)
+      are not built;
+    * envFrom (when ``servingEngineSpec.configs`` or ``envFromSecret`` is set): ``configMapRef``
+      ``RELEASE-configs``, the ConfigMap ``helm/templates/configmap.yaml`` writes with the ``configs`` as its
+      ``data`` (the workload carries it, :attr:`kvlint.types.Workload.configmaps`, so the engine reads those
+      variables as from any ConfigMap among the inputs: before ``env``, which wins), then ``secretRef``
+      ``envFromSecret.name`` (not read: a Secret);
     * resources: ``modelSpec.resources`` as written, else ``chart.resources``: requests ``memory``/``cpu``,
       ``requestGPUType`` (default ``nvidia.com/gpu``): ``requestGPU`` when ``int(requestGPU) > 0`` in requests
       and limits, the HAMi ``nvidia.com/gpumem``/``gpumem-percentage``/``gpucores`` keys, ``limitMemory``/
@@ -740,7 +745,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     The workload carries the entry's ``annotations`` then ``podAnnotations`` (so ``kvlint.io/accelerator`` or
     ``kvlint.io/ignore`` there apply) and ``labels``/``podLabels``. Every built value is located at the values
     line it comes from (a chart default at its entry). Not built: the chart's own labels, ``hostname`` and
-    ``subdomain``, the LoRA sidecar, ``envFrom`` itself, security contexts, ports, the init container's
+    ``subdomain``, the LoRA sidecar, security contexts, ports, the init container's
     ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
     file that also deploys others gets a workload without containers and a KV503 note (not read). The first
     workload carries a KV504 note (read on an assumption: that this chart version renders the file) naming the
@@ -959,11 +964,13 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
             "chatTemplate",
         )
 
+    env_from, configmaps = _env_from(se, m)
     container: Items = [
         ("name", "vllm", at),
         ("image", image, rloc),
         ("command", llist(uloc, cmd), uloc),
         ("env", _env(doc, m, vcfg, lmc), loc_of(m, "env") or at),
+        *([("envFrom", env_from, env_from.loc)] if env_from is not None else []),
         (
             "resources",
             _resources(m),
@@ -1053,6 +1060,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         findings=(*w.findings, *_unread_keys(i, m)),
         chart_args=tuple(made),
         values_terms=VALUES_TERMS,
+        configmaps=configmaps,
     )
 
 
@@ -1172,15 +1180,40 @@ def _env(doc: Document, m: LDict, vcfg: LDict | None, lmc: LDict | None) -> LLis
         ):
             if key in lmc:
                 add(name, key)
-    configs = se.get("configs")
-    if isinstance(configs, dict) and configs:
-        # `envFrom: [{configMapRef: {name: RELEASE-configs}}]`, the ConfigMap templates/configmap.yaml writes
-        # from servingEngineSpec.configs: each key an env variable, unless `env` names it (env wins)
-        named = {e.get("name") for e, _ in items if isinstance(e, dict)}
-        for k, v in configs.items():
-            if str(k) not in named:
-                items.append(_env_item(str(k), go_text(v), loc_of(configs, k)))
     return llist(loc_of(m, "env") or at, items)
+
+
+#: The ConfigMap ``helm/templates/configmap.yaml`` writes from ``servingEngineSpec.configs``.
+CONFIGS_CONFIGMAP = f"{RELEASE}-configs"
+
+
+def _env_from(se: LDict, m: LDict) -> tuple[LList | None, dict[tuple[str | None, str], LDict]]:
+    """The engine container's ``envFrom`` (deployment-vllm-multi.yaml: when ``servingEngineSpec.configs`` or
+    ``envFromSecret`` is set, ``configMapRef`` :data:`CONFIGS_CONFIGMAP` then ``secretRef``
+    ``envFromSecret.name``), and the ConfigMap the chart renders from ``configs`` (configmap.yaml: ``data`` is
+    ``toYaml`` of ``configs``; each value printed as Helm prints it, located at its key), keyed as
+    :func:`kvlint.workloads.configmaps.configmaps` keys ConfigMaps."""
+    configs = se.get("configs")
+    secret = m.get("envFromSecret")
+    sources: list[tuple[Any, Loc | None]] = []
+    cms: dict[tuple[str | None, str], LDict] = {}
+    if _truthy(configs) and isinstance(configs, dict):
+        cl = _key_loc(se, "configs") or loc_of(se, "configs")
+        ref = ldict(cl, [("configMapRef", ldict(cl, [("name", CONFIGS_CONFIGMAP, cl)]), cl)])
+        sources.append((ref, cl))
+        cms[(None, CONFIGS_CONFIGMAP)] = ldict(
+            loc_of(se, "configs"), [(str(k), go_text(v), loc_of(configs, k)) for k, v in configs.items()]
+        )
+    if _truthy(secret) and isinstance(secret, dict):
+        sl = loc_of(m, "envFromSecret")
+        name = secret.get("name")
+        ref = ldict(
+            sl, [("secretRef", ldict(sl, [("name", go_text(name) if name is not None else None, sl)]), sl)]
+        )
+        sources.append((ref, sl))
+    if not sources:
+        return None, cms
+    return llist(sources[0][1], sources), cms
 
 
 def _resources(m: LDict) -> Any:
