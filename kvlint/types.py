@@ -213,7 +213,8 @@ class ChartArg:
     writes them whatever the values say (``--host 0.0.0.0``); ``given`` whether the values set ``key`` (False:
     the words are the chart's default for the unset key). ``writer`` names who writes them in messages (``the
     chart``; ``KubeAI`` for the flags its operator writes from a Model), ``extra`` the list where the user's own
-    arguments go (``extraArgs``; a Model's ``args``)."""
+    arguments go (``extraArgs``; a Model's ``args``); ``as_written`` the key's value as the values write it when
+    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``)."""
 
     loc: Loc | None
     words: tuple[str, ...]
@@ -221,6 +222,7 @@ class ChartArg:
     given: bool
     writer: str = "the chart"
     extra: str = "extraArgs"
+    as_written: str | None = None
 
 
 @dataclass

@@ -721,3 +721,21 @@ def test_fixes_say_what_to_change_in_the_values(tmp_path: Path) -> None:
     plain_diags = run_check([plain], OFFLINE).diagnostics
     assert any(d.rule == "KV404" for d in plain_diags)
     assert not [d for d in plain_diags if "in these values" in d.fix]
+
+
+def test_a_number_helm_prints_in_exponent_form_is_explained(tmp_path: Path) -> None:
+    """``maxModelLen: 1000000`` is an integer, as the chart's schema wants, but Helm prints it ``1e+06``
+    (:func:`go_text`, Go's float formatting), which vLLM's integer parsing refuses: KV206 at the key says the
+    chart printed the user's 1000000 so, and the fix passes the number through extraArgs as a string (which the
+    template prints as written), not "write --max-model-len as a plain integer"."""
+    assert go_text(1000000) == "1e+06"
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    vllmConfig:\n      maxModelLen: 1000000\n"
+    (d,) = _diags(tmp_path, body, "KV206")
+    assert (
+        "'1e+06'" in d.message
+        and "vllmConfig.maxModelLen: 1000000, printed as Helm prints a number" in d.message
+    )
+    assert d.fix == 'give it in extraArgs instead of vllmConfig.maxModelLen: ["--max-model-len", "1000000"]'
+    fixed = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    fixed += '    vllmConfig:\n      extraArgs: ["--max-model-len", "1000000"]\n'
+    assert not _diags(tmp_path, fixed, "KV206")

@@ -405,6 +405,9 @@ def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
     elif not arg.given:
         why = f"{arg.writer} writes it because {arg.key} is not set"
         fix = f"set {arg.key}, or use an image whose engine release has {f.option}"
+    elif f.rule == "KV206" and arg.as_written is not None:
+        why = f"{arg.writer} writes it from {arg.key}: {arg.as_written}, printed as Helm prints a number"
+        fix = f'give it in {arg.extra} instead of {arg.key}: ["{f.option}", "{arg.as_written}"]'
     elif f.rule == "KV206":
         why = f"{arg.writer} writes it from {arg.key}"
         fix = f.fix.replace(f"give {f.option} ", f"give {arg.key} ", 1)

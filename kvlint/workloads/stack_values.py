@@ -905,9 +905,13 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
     # the command but extraArgs'
     made: list[ChartArg] = []
 
-    def write(words: list[str], loc: Loc | None, key: str | None, given: bool = True) -> None:
+    def write(
+        words: list[str], loc: Loc | None, key: str | None, given: bool = True, value: Any = None
+    ) -> None:
         cmd.extend((w, loc) for w in words)
-        made.append(ChartArg(loc, tuple(words), key, given))
+        # an integer Helm prints in exponent form (go_text: 1000000 -> 1e+06), which vLLM's int() refuses
+        plain = str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+        made.append(ChartArg(loc, tuple(words), key, given, as_written=plain if plain != words[-1] else None))
 
     write(["--host", "0.0.0.0"], uloc, None)
     write(["--port", port], ploc, "servingEngineSpec.containerPort", "containerPort" in se)
@@ -936,7 +940,7 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         )
         for key, flag in _KEY_FLAGS:
             if key in vcfg:
-                write([flag, go_text(vcfg[key])], here(vcfg, key), f"vllmConfig.{key}")
+                write([flag, go_text(vcfg[key])], here(vcfg, key), f"vllmConfig.{key}", value=vcfg[key])
         extra = vcfg.get("extraArgs")
         if isinstance(extra, list) and extra:
             cmd += [(go_text(a), loc_of(extra, j) or here(vcfg, "extraArgs")) for j, a in enumerate(extra)]
