@@ -21,6 +21,9 @@ from kvlint.source import loc_of
 from kvlint.types import Diagnostic
 from kvlint.values import as_float
 
+#: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
+_PLATFORM_NAMES = {"neuron": "AWS Neuron"}
+
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
     "the kvlint.io/model annotation, or hub access (HF_TOKEN for gated models)"
@@ -72,13 +75,19 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             what = f"image '{s.image}' is a {platform.upper()} build of {s.engine}"
         else:
             what = f"the container requests {p.resource if p else platform}, a {platform.upper()} accelerator"
+        if platform == "neuron":
+            what += (
+                " (AWS Inferentia or Trainium: vLLM compiles the model for NeuronCores with the Neuron SDK, whose "
+                "memory plan kvlint does not model, and those devices are not in its accelerator catalogue)"
+            )
         yield ctx.finding(
             f"capacity rules skipped: {what}, and kvlint's memory model is for CUDA/ROCm GPUs",
             s.command_loc,
             fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
             "GPU image and request a GPU"
             if platform == "cpu"
-            else f"nothing to change if this workload is meant for that {platform.upper()} accelerator (check its "
+            else f"nothing to change if this workload is meant for that {_PLATFORM_NAMES.get(platform, platform.upper())} "
+            "accelerator (check its "
             "memory with the vendor's tools); to run it on an NVIDIA or AMD GPU, use the engine's CUDA or ROCm "
             "image and request that GPU",
         )
