@@ -67,13 +67,13 @@ def sizing_of(cr: ContainerResult) -> str:
         ):
             return "command unreadable"
         return "no model in the command"
+    if cr.model is None and _is_runtime_template(cr):
+        return "runtime template"  # its model and resources come from the InferenceService that uses it
     # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first
     why = unsized_whatever_model(s, cr.placement)
     if why is not None:
         return why
     if cr.model is None:
-        if _is_runtime_template(cr):
-            return "runtime template"
         return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
     acc = cr.placement.accelerator if cr.placement else None
     if acc is None:

@@ -452,3 +452,18 @@ def test_a_reason_no_model_would_change_comes_before_an_unknown_model(
         assert "KV502" in rules and "KV501" not in rules
     else:
         assert "KV502" not in rules and says in rules["KV501"].message
+
+
+def test_a_serving_runtime_template_keeps_its_own_reason() -> None:
+    """A serving-runtime template (a KServe ServingRuntime) names no GPU and no model of its own: both come
+    from the InferenceService that uses it, so the KV501-before-KV502 precedence does not apply to it: no
+    "requests no GPU", and it counts as "runtime template"."""
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/collected/rh-aiservices-bu__llm-on-openshift__serving-runtimes__hf_tgi_runtime__hf-tgi-runtime.yaml"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.placement is not None and cr.placement.requests_no_gpu  # the template requests none itself
+    assert sizing_of(cr) == "runtime template"
+    assert not [d for d in result.diagnostics if d.rule == "KV501"]

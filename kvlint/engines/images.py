@@ -363,7 +363,8 @@ def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) 
     device) or ``no GPU requested`` (a CUDA/ROCm container whose GPU is unknown and that requests no GPU:
     :attr:`~kvlint.types.Placement.requests_no_gpu`). These reasons take precedence over an unknown model:
     KV501 reports them, KV502 does not add "no config.json", and :func:`kvlint.sizing.sizing_of` counts the
-    container under them, since a config.json would not let kvlint size it."""
+    container under them, since a config.json would not let kvlint size it (except in a serving-runtime
+    template, whose model and resources come from the InferenceService that uses it)."""
     acc = placement.accelerator if placement is not None else None
     resource = placement.resource if placement is not None else None
     if (acc is not None and acc.vendor not in ("nvidia", "amd")) or platform_of(serving, resource) not in (

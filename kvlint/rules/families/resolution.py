@@ -39,8 +39,8 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     if cr.model is None:
         # the model is unknown (KV502) or not named (KV503): only a reason no model would change is said here,
         # and it takes precedence over KV502 (unsized_whatever_model)
-        if s.model is None or unsized_whatever_model(s, p) is None:
-            return
+        if s.model is None or is_runtime_template(ctx.workload) or unsized_whatever_model(s, p) is None:
+            return  # (a serving-runtime template's model and resources come from its InferenceService: KV502)
         if acc is not None:
             yield ctx.finding(
                 f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
@@ -210,7 +210,11 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
-    if cr.model is None and unsized_whatever_model(s, ctx.placement) is not None:
+    if (
+        cr.model is None
+        and not is_runtime_template(ctx.workload)
+        and unsized_whatever_model(s, ctx.placement)
+    ):
         return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
     name = s.model.value
     if cr.model is None and is_runtime_template(ctx.workload):
