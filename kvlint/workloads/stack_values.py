@@ -873,7 +873,7 @@ VALUES_TERMS: tuple[tuple[str, str], ...] = (
     ),
     (r"nodeSelector", "node selection is the entry's nodeSelectorTerms or affinity"),
     (r"kvlint\.io/accelerator", "annotations go in the entry's podAnnotations"),
-    (r"release tag", "the image tag is tag"),
+    (r"release tag", "the image is the entry's repository and tag"),
 )
 
 
