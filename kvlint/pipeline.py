@@ -9,7 +9,6 @@ resolved and planned, so reporters and tests see the same facts.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, BinaryIO, TextIO
@@ -45,6 +44,7 @@ from kvlint.types import (
     Placement,
     ServingConfig,
     SuppressedDiagnostic,
+    ValuesTerm,
     Workload,
 )
 
@@ -168,10 +168,10 @@ def analyse_documents(
 _OWN_TERMS = frozenset({"KV205", "KV206", "KV207", "KV503", "KV504", "KV505"})
 
 
-def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[tuple[str, str]]) -> list[Diagnostic]:
+def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[ValuesTerm]) -> list[Diagnostic]:
     """``diags`` of a workload built from chart values with each fix that names a flag or a PodSpec field
-    followed by what that is in the values (``terms``: :attr:`kvlint.types.Workload.values_terms`, regex and
-    phrase, first match wins for a span of the fix): ``--max-model-len 2048 pins ... (in these values:
+    followed by what that is in the values (``terms``: :attr:`kvlint.types.Workload.values_terms`; the first
+    term to match a span of the fix wins it): ``--max-model-len 2048 pins ... (in these values:
     --max-model-len is vllmConfig.maxModelLen)``. The user edits the values, not the pod the chart renders.
     Message, position and severity are kept; the parsers' own findings (:data:`_OWN_TERMS`) are left as they
     are. Pure."""
@@ -182,13 +182,15 @@ def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[tuple[str, str]
             continue
         taken: list[tuple[int, int]] = []
         said: list[str] = []
-        for pattern, phrase in terms:
-            for m in re.finditer(pattern, d.fix):
+        for term in terms:
+            for m in term.pattern.finditer(d.fix):
+                if term.only is not None and m.group() not in term.only:
+                    continue
                 if any(a < m.end() and m.start() < b for a, b in taken):
                     continue
                 taken.append(m.span())
-                if phrase not in said:
-                    said.append(phrase)
+                if term.phrase not in said:
+                    said.append(term.phrase)
         out.append(replace(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
     return out
 

@@ -9,6 +9,7 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -129,7 +130,7 @@ class Workload:
             instance (LeaderWorkerSet leader, Ray head, KServe leader), when the object has one.
         chart_args: for a workload built from Helm chart values, the engine command words the chart's template
             writes from its values (:class:`ChartArg`), so findings on them can name the values key rather than
-            a flag the user never typed; ``values_terms`` the ``(regex, phrase)`` pairs that say in the values'
+            a flag the user never typed; ``values_terms`` the :class:`ValuesTerm` that say in the values'
             terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``); ``configmaps`` the
             ConfigMaps the same chart renders beside the workload (``(namespace, name)`` -> ``data``), which
             its containers read as those among the inputs (and before them).
@@ -149,7 +150,7 @@ class Workload:
     findings: tuple[Finding, ...] = ()
     leader: Workload | None = None
     chart_args: tuple[ChartArg, ...] = ()
-    values_terms: tuple[tuple[str, str], ...] = ()
+    values_terms: tuple[ValuesTerm, ...] = ()
     configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
 
     @property
@@ -200,6 +201,17 @@ class RepeatedSetting(OptionFinding):
     first: Value | None = None
     last: Value | None = None
     engine: str = ""
+
+
+@dataclass(frozen=True)
+class ValuesTerm:
+    """What a rule's fix names (an engine flag, a PodSpec field), said in the terms of the chart values a
+    workload was built from: where ``pattern`` matches the fix (and the matched text is one of ``only``, when
+    given), ``phrase`` is added (:func:`kvlint.pipeline.in_values_terms`)."""
+
+    pattern: re.Pattern[str]
+    phrase: str
+    only: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)

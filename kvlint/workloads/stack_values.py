@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
 from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
 
 __all__ = [
@@ -821,59 +821,61 @@ _KEY_FLAGS = (
 )
 
 
-def _flag_term(flag: str, dashes: str = "--") -> str:
-    """A regex for ``flag`` as a fix text writes it: ``-`` or ``_`` between words, whole words only, with
+def _flag_term(flag: str, phrase: str, dashes: str = "--") -> ValuesTerm:
+    """The term for ``flag`` as a fix text writes it: ``-`` or ``_`` between words, whole words only, with
     ``dashes`` before it (``(?:--)?``: the bare name too, as in "tensor-parallel-size values up to 8")."""
     words = flag.lstrip("-").replace("_", "-").split("-")
-    return r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])"
+    return _term(r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])", phrase)
 
 
-def _vllm_options() -> str:
-    """A regex for every vLLM option of the releases kvlint knows (not kvlint's own, such as --model-dir)."""
+def _term(pattern: str, phrase: str, only: frozenset[str] | None = None) -> ValuesTerm:
+    return ValuesTerm(re.compile(pattern), phrase, only)
+
+
+def _vllm_options() -> frozenset[str]:
+    """Every vLLM option of the releases kvlint knows (not kvlint's own, such as --model-dir)."""
     from kvlint.engines.vllm_flags_data import OPTIONS
 
-    names = sorted((o[2:] for o in OPTIONS if o.startswith("--")), key=len, reverse=True)
-    return r"(?<![\w-])--(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])"
+    return frozenset(o for o in OPTIONS if o.startswith("--"))
 
 
 #: What the rules' fixes name (engine flags, PodSpec fields) in the terms of these values, for the workloads
 #: built here (:attr:`kvlint.types.Workload.values_terms`; :func:`kvlint.pipeline.in_values_terms` appends the
 #: phrases of the terms a fix mentions): the flags the template writes from a key, the GPU and memory
 #: resources, the /dev/shm volume (mounted only with ``tensorParallelSize``), the probes (the chart's defaults
-#: under ``servingEngineSpec``), placement and the image tag. Another vLLM flag goes in ``extraArgs``.
-VALUES_TERMS: tuple[tuple[str, str], ...] = (
+#: under ``servingEngineSpec``), placement and the image. Another vLLM flag goes in ``extraArgs``.
+VALUES_TERMS: tuple[ValuesTerm, ...] = (
     *(
-        (_flag_term(flag, "(?:--)?"), f"{flag.replace('_', '-')} is vllmConfig.{key}")
+        _flag_term(flag, f"{flag.replace('_', '-')} is vllmConfig.{key}", "(?:--)?")
         for key, flag in _KEY_FLAGS
     ),
-    (
-        _flag_term("--enable-chunked-prefill", "--(?:no-)?"),
-        "chunked prefill is vllmConfig.enableChunkedPrefill",
+    _flag_term(
+        "--enable-chunked-prefill", "chunked prefill is vllmConfig.enableChunkedPrefill", "--(?:no-)?"
     ),
-    (_flag_term("--enable-prefix-caching", "--(?:no-)?"), "prefix caching is vllmConfig.enablePrefixCaching"),
-    (
+    _flag_term("--enable-prefix-caching", "prefix caching is vllmConfig.enablePrefixCaching", "--(?:no-)?"),
+    _term(
         r"(?:startup|liveness|readiness)Probe|probe port",
         "the probes are servingEngineSpec.startupProbe, livenessProbe and readinessProbe, the chart's defaults "
         "filling the fields not set",
     ),
-    (_flag_term("--port"), "--port is servingEngineSpec.containerPort"),
-    (_vllm_options(), "other vLLM flags go in vllmConfig.extraArgs"),
-    (
+    _flag_term("--port", "--port is servingEngineSpec.containerPort"),
+    _term(r"(?<![\w-])--[a-z][a-z0-9_-]*", "other vLLM flags go in vllmConfig.extraArgs", _vllm_options()),
+    _term(
         r"resources\.limits\.memory|memory limit",
         "the memory limit is limitMemory, when modelSpec.resources is not set",
     ),
-    (
+    _term(
         r"nvidia\.com/gpu(?![\w.-])|resources\.limits|GPUs per pod",
         "the GPUs are requestGPU, of the resource requestGPUType, when modelSpec.resources is not set",
     ),
-    (
+    _term(
         r"/dev/shm",
         "the chart mounts a memory-backed /dev/shm of shmSize only when vllmConfig.tensorParallelSize is set, "
         "else add it with extraVolumes and extraVolumeMounts",
     ),
-    (r"nodeSelector", "node selection is the entry's nodeSelectorTerms or affinity"),
-    (r"kvlint\.io/accelerator", "annotations go in the entry's podAnnotations"),
-    (r"release tag", "the image is the entry's repository and tag"),
+    _term(r"nodeSelector", "node selection is the entry's nodeSelectorTerms or affinity"),
+    _term(r"kvlint\.io/accelerator", "annotations go in the entry's podAnnotations"),
+    _term(r"release tag", "the image is the entry's repository and tag"),
 )
 
 
