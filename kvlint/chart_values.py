@@ -69,7 +69,12 @@ def _kubeai_note(doc: Document) -> Finding:
     """KV504 (info) at ``catalog``: the entries were read as the Models the chart renders; how many are
     disabled and how many run engines kvlint does not read. A KV002 instead when the catalogue has more entries
     than :data:`kvlint.workloads.kubeai.MAX_CATALOG_ENTRIES` (no Model is built)."""
-    from kvlint.workloads.kubeai import MAX_CATALOG_ENTRIES, MODELS_CHART_TEMPLATE, catalog_models
+    from kvlint.workloads.kubeai import (
+        MAX_CATALOG_ENTRIES,
+        MODELS_CHART_TEMPLATE,
+        catalog_engine,
+        catalog_entries,
+    )
 
     catalog = doc.data.get("catalog") if isinstance(doc.data, dict) else None
     if isinstance(catalog, dict) and len(catalog) > MAX_CATALOG_ENTRIES:
@@ -80,16 +85,12 @@ def _kubeai_note(doc: Document) -> Finding:
             _key_loc(doc.data, "catalog") or doc.loc,
             fix=f"helm template RELEASE kubeai/models -f {doc.path} | kvlint check -",
         )
-    models = catalog_models(doc)
-    disabled = sum(1 for _, enabled in models if not enabled)
-    other = sorted(
-        {
-            str(m.data["spec"].get("engine"))
-            for m, _ in models
-            if str(m.data["spec"].get("engine", "")).upper() != "VLLM"
-        }
-    )
-    n = len(models)
+    # counted from the entries: the workload finder builds the Models (catalog_models), once
+    entries = catalog_entries(doc)
+    disabled = sum(1 for _, _, enabled in entries if not enabled)
+    engines = [catalog_engine(entry) for _, entry, _ in entries]
+    other = sorted({str(e) for e in engines if str(e if e is not None else "").upper() != "VLLM"})
+    n = len(entries)
     message = (
         f"kvlint read this as the values of KubeAI's models chart: each of the {n} catalog "
         f"entr{'y' if n == 1 else 'ies'} is checked as the Model {MODELS_CHART_TEMPLATE} renders from it"

@@ -18,6 +18,7 @@ import kvlint.accelerators.site as _site
 import kvlint.engines as _engines
 import kvlint.engines.images as _images
 import kvlint.engines.layout as _layout
+import kvlint.engines.options as _options
 import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
@@ -43,6 +44,7 @@ from kvlint.types import (
     Placement,
     ServingConfig,
     SuppressedDiagnostic,
+    ValuesTerm,
     Workload,
 )
 
@@ -143,18 +145,53 @@ def analyse_documents(
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
         try:
+            # the ConfigMaps a chart renders beside a workload built from its values (production-stack configs)
+            w_cms = {**cms, **w.configmaps} if w.configmaps else cms
             for container in _containers(w.pod_spec):
-                cr = analyse_container(w, container, cms, options)
+                cr = analyse_container(w, container, w_cms, options)
                 if cr is None:
                     continue
                 out.containers.append(cr)
-                diags.extend(_with_candidates(cr, check_container(cr, options), options))
+                found = _with_candidates(cr, check_container(cr, options), options)
+                diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
+    return out
+
+
+#: Findings that already speak of what the user wrote: the engine parsers' (restated for chart values by
+#: :func:`kvlint.engines.options.chart_provenance`) and the notes on how the workload was read.
+_OWN_TERMS = frozenset({"KV205", "KV206", "KV207", "KV503", "KV504", "KV505"})
+
+
+def in_values_terms(diags: Sequence[Diagnostic], terms: Sequence[ValuesTerm]) -> list[Diagnostic]:
+    """``diags`` of a workload built from chart values with each fix that names a flag or a PodSpec field
+    followed by what that is in the values (``terms``: :attr:`kvlint.types.Workload.values_terms`; the first
+    term to match a span of the fix wins it): ``--max-model-len 2048 pins ... (in these values:
+    --max-model-len is vllmConfig.maxModelLen)``. The user edits the values, not the pod the chart renders.
+    Message, position and severity are kept; the parsers' own findings (:data:`_OWN_TERMS`) are left as they
+    are. Pure."""
+    out: list[Diagnostic] = []
+    for d in diags:
+        if d.rule in _OWN_TERMS or not d.fix:
+            out.append(d)
+            continue
+        taken: list[tuple[int, int]] = []
+        said: list[str] = []
+        for term in terms:
+            for m in term.pattern.finditer(d.fix):
+                if term.only is not None and m.group() not in term.only:
+                    continue
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue
+                taken.append(m.span())
+                if term.phrase not in said:
+                    said.append(term.phrase)
+        out.append(replace(d, fix=f"{d.fix} (in these values: {'; '.join(said)})") if said else d)
     return out
 
 
@@ -207,6 +244,9 @@ def analyse_container(
         )
     if serving is None:
         return None
+    if w.chart_args and serving.findings:
+        # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
+        serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
     if serving.joins is not None:
         from kvlint.engines.multinode import find_leader
 
@@ -381,6 +421,7 @@ __all__ = [
     "analyse_serving",
     "apply_suppressions",
     "configure",
+    "in_values_terms",
     "parse_ignore_annotation",
     "model_reference",
     "resolve_container_model",

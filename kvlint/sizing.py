@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.engines.images import platform_of
+from kvlint.engines.images import unsized_whatever_model
 from kvlint.load import _mentions_engine
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
@@ -64,20 +64,16 @@ def sizing_of(cr: ContainerResult) -> str:
         if s.unreadable:
             return "command unreadable"
         return "no model in the command"
+    if cr.model is None and _is_runtime_template(cr):
+        return "runtime template"  # its model and resources come from the InferenceService that uses it
+    # a container no model would let kvlint size (a CPU build, a TPU, no GPU requested) says so first
+    why = unsized_whatever_model(s, cr.placement)
+    if why is not None:
+        return why
     if cr.model is None:
-        if _is_runtime_template(cr):
-            return "runtime template"
         return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
     acc = cr.placement.accelerator if cr.placement else None
-    resource = cr.placement.resource if cr.placement else None
-    if (acc is not None and acc.vendor not in ("nvidia", "amd")) or platform_of(s, resource) not in (
-        "cuda",
-        "rocm",
-    ):
-        return "not a CUDA/ROCm GPU"
     if acc is None:
-        if cr.placement is not None and cr.placement.requests_no_gpu:
-            return "no GPU requested"
         return "GPU unknown"
     return "memory model could not size it"
 

@@ -65,7 +65,8 @@ def parse_ignore_annotation(value: str) -> tuple[list[Exemption], list[str]]:
 
 
 def _annotation_loc(w: Workload) -> Loc | None:
-    """Where the ``kvlint.io/ignore`` value stands: the pod template's metadata, else the object's."""
+    """Where the ``kvlint.io/ignore`` value stands: the pod template's metadata, else the object's, else where
+    the workload's annotation says it was written (:attr:`LDict.locs`)."""
     parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", w.path)]
     candidates: list[Any] = []
     if len(parts) >= 2:
@@ -82,7 +83,10 @@ def _annotation_loc(w: Workload) -> Loc | None:
         ann = meta.get("annotations") if isinstance(meta, dict) else None
         if isinstance(ann, LDict) and IGNORE_ANNOTATION in ann:
             return ann.locs.get(IGNORE_ANNOTATION) or ann.loc
-    return w.loc
+    # an annotation the workload was given from elsewhere (an Argo CD Application's, for the pods built from its
+    # values) keeps its own position
+    given = w.annotations.locs.get(IGNORE_ANNOTATION) if isinstance(w.annotations, LDict) else None
+    return given or w.loc
 
 
 def _has(node: Any, key: Any) -> bool:

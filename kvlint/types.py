@@ -9,7 +9,8 @@ tokens; "per GPU" means per worker process / rank, as vLLM itself accounts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
@@ -127,6 +128,12 @@ class Workload:
             once per workload, whatever its containers are.
         leader: for a worker template (``role="worker"``), the leader/head workload of the same engine
             instance (LeaderWorkerSet leader, Ray head, KServe leader), when the object has one.
+        chart_args: for a workload built from Helm chart values, the engine command words the chart's template
+            writes from its values (:class:`ChartArg`), so findings on them can name the values key rather than
+            a flag the user never typed; ``values_terms`` the :class:`ValuesTerm` that say in the values'
+            terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``); ``configmaps`` the
+            ConfigMaps the same chart renders beside the workload (``(namespace, name)`` -> ``data``), which
+            its containers read as those among the inputs (and before them).
     """
 
     doc: Document
@@ -142,6 +149,9 @@ class Workload:
     group_size: int | None = None
     findings: tuple[Finding, ...] = ()
     leader: Workload | None = None
+    chart_args: tuple[ChartArg, ...] = ()
+    values_terms: tuple[ValuesTerm, ...] = ()
+    configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
 
     @property
     def loc(self) -> Loc | None:
@@ -167,6 +177,64 @@ class Value:
     loc: Loc | None = None
     raw: str | None = None
     source: str = "arg"
+
+
+@direct_init
+@dataclass(frozen=True)
+class OptionFinding(Finding):
+    """A finding of an engine parser about one option of the command line (KV205 unknown, KV206 invalid value:
+    :class:`kvlint.engines.options.Collector`), with the ``option`` it is about, so a later stage can say who
+    wrote it (:class:`ChartArg`)."""
+
+    option: str = ""
+
+
+@direct_init
+@dataclass(frozen=True)
+class RepeatedSetting(OptionFinding):
+    """KV207 (:class:`kvlint.engines.options.Collector`): a setting given twice with different values. The
+    engine uses the later occurrence: ``option`` as written and its ``last`` value; ``first_option`` and
+    ``first`` are the earlier one's; ``engine`` names the engine as its messages do (``vLLM``). The fields let
+    a later stage restate the message with where each occurrence came from (:class:`ChartArg`)."""
+
+    first_option: str = ""
+    first: Value | None = None
+    last: Value | None = None
+    engine: str = ""
+
+
+@dataclass(frozen=True)
+class ValuesTerm:
+    """What a rule's fix names (an engine flag, a PodSpec field), said in the terms of the chart values a
+    workload was built from: where ``pattern`` matches the fix (and the matched text is one of ``only``, when
+    given), ``phrase`` is added (:func:`kvlint.pipeline.in_values_terms`)."""
+
+    pattern: re.Pattern[str]
+    phrase: str
+    only: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class ChartArg:
+    """Words of an engine command line that a Helm chart's template writes from its values (not the values'
+    own list of extra arguments), for the workloads kvlint builds from chart values
+    (:mod:`kvlint.workloads.stack_values`).
+
+    ``loc`` is where kvlint located the words (the values key's value, or the nearest values line for a chart
+    default); ``key`` the values key that decides them (``vllmConfig.maxModelLen``), None when the template
+    writes them whatever the values say (``--host 0.0.0.0``); ``given`` whether the values set ``key`` (False:
+    the words are the chart's default for the unset key). ``writer`` names who writes them in messages (``the
+    chart``; ``KubeAI`` for the flags its operator writes from a Model), ``extra`` the list where the user's own
+    arguments go (``extraArgs``; a Model's ``args``); ``as_written`` the key's value as the values write it when
+    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``)."""
+
+    loc: Loc | None
+    words: tuple[str, ...]
+    key: str | None
+    given: bool
+    writer: str = "the chart"
+    extra: str = "extraArgs"
+    as_written: str | None = None
 
 
 @dataclass

@@ -198,3 +198,49 @@ def test_kv101_weights_that_fit_the_device_fail_at_the_kv_check_not_while_loadin
     (kv101,) = [d for d in big.diagnostics if d.rule == "KV101"]
     assert "loading fails with CUDA out of memory" in kv101.message
     assert "--gpu-memory-utilization" not in (kv101.fix or "")
+
+
+def _neuron_pod(tmp_path: Path, resource: str, count: int, tp: int, instance: str | None = None) -> list:
+    """A vLLM Neuron pod (made up for a test): the AWS Neuron DLC image, --device neuron, ``count`` of
+    ``resource``; its diagnostics."""
+    selector = f"      nodeSelector: {{node.kubernetes.io/instance-type: {instance}}}\n" if instance else ""
+    path = tmp_path / "neuron.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: n}\nspec:\n  template:\n"
+        "    spec:\n" + selector + "      containers:\n      - name: vllm\n"
+        "        image: public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1-neuronx-py310-sdk2.24.1\n"
+        f'        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "{tp}", '
+        '"--device", "neuron"]\n'
+        f"        resources: {{limits: {{{resource}: {count}}}}}\n"
+    )
+    return run_check([str(path)], Options(allow_hub=False)).diagnostics
+
+
+def test_kv403_counts_neuroncores_not_gpus(tmp_path: Path) -> None:
+    """KV403 called NeuronCores GPUs and quoted CUDA's world-size error. vLLM on Neuron shards the model over
+    tensor-parallel-size NeuronCores (the Neuron model's tp_degree), so TP 8 on ``aws.amazon.com/neuroncore: 2``
+    is 8 NeuronCores against 2; ``aws.amazon.com/neuron`` counts devices, 2 NeuronCores each on inf2 (AWS's
+    Inferentia2 architecture page), so 4 devices give TP 8 its cores, and on an unnamed instance type the
+    devices are not compared. No KV404 either: vLLM drives all NeuronCores from one process on Neuron; KV501
+    says why Neuron is not sized."""
+    (d,) = [d for d in _neuron_pod(tmp_path, "aws.amazon.com/neuroncore", 2, 8) if d.rule == "KV403"]
+    assert "needs 8 NeuronCores but the pod gets 2" in d.message and "GPU" not in d.message
+    assert "World size" not in d.message and "request 8 NeuronCores" in d.fix
+    (d,) = [
+        d for d in _neuron_pod(tmp_path, "aws.amazon.com/neuron", 1, 8, "inf2.48xlarge") if d.rule == "KV403"
+    ]
+    assert (
+        "needs 8 NeuronCores but the pod gets 2" in d.message and "2 NeuronCores per inf2 device" in d.message
+    )
+    assert d.fix.startswith("request 4 device(s) (aws.amazon.com/neuron)")
+    fits = _neuron_pod(tmp_path, "aws.amazon.com/neuron", 4, 8, "inf2.48xlarge")
+    assert not [d for d in fits if d.rule in ("KV403", "KV404")]
+    unknown = _neuron_pod(tmp_path, "aws.amazon.com/neuron", 1, 8)
+    assert not [d for d in unknown if d.rule in ("KV403", "KV404")]
+    (why,) = [d for d in unknown if d.rule == "KV501"]
+    assert (
+        "--device neuron" in why.message
+        and "Neuron SDK" in why.message
+        and "not in its accelerator" in why.message
+    )
+    assert "AWS Neuron accelerator" in why.fix

@@ -225,3 +225,51 @@ def test_a_kvlint_comment_in_the_values_file_suppresses_an_entry_finding(tmp_pat
     assert [s.diagnostic.rule for s in result.suppressed_diagnostics if s.diagnostic.object == name] == [
         "KV205"
     ]
+
+
+def test_the_catalogue_models_are_built_once_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The values' note counts the catalogue's entries without building their Models (it used to call
+    ``catalog_models`` as the workload finder does, so every Model was built twice): one run of the values file
+    builds each Model once, and the note still counts the entries, the disabled ones and the other engines as
+    ``yaml.safe_load`` of the file gives them."""
+    from kvlint.workloads import kubeai
+
+    real = kubeai.catalog_models
+    calls: list[str] = []
+
+    def counting(doc):  # the real builder, counted
+        calls.append(doc.path)
+        return real(doc)
+
+    monkeypatch.setattr(kubeai, "catalog_models", counting)
+    result = run_check([str(KUBEAI_VALUES)], Options(allow_hub=False))
+    assert calls == [str(KUBEAI_VALUES)]
+    catalog = yaml.safe_load(KUBEAI_VALUES.read_text(encoding="utf-8"))["catalog"]
+    disabled = sum(1 for e in catalog.values() if not e.get("enabled"))
+    others = sorted({str(e["engine"]) for e in catalog.values() if str(e.get("engine")).upper() != "VLLM"})
+    (note,) = [d for d in result.diagnostics if d.rule == "KV504"]
+    assert f"each of the {len(catalog)} catalog entries" in note.message
+    assert f"{disabled} of them are not enabled" in note.message
+    assert f"Models of {', '.join(others)} run engines" in note.message
+
+
+def test_a_flag_kubeai_writes_is_not_blamed_on_the_models_args(tmp_path: Path) -> None:
+    """KubeAI's operator starts vLLM with ``--served-model-name=<metadata.name>`` before the Model's ``args``
+    (kvlint.workloads.kubeai.model_workloads): ``--served-model-name=foo`` in ``args`` got KV207 "remove one of
+    the --served-model-name settings", but the Model names it once. KV207 now says KubeAI writes it from
+    metadata.name; two occurrences in ``args`` keep the parser's wording."""
+    path = tmp_path / "model.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: kubeai.org/v1\nkind: Model\nmetadata:\n  name: llama\nspec:\n"
+        "  features: [TextGeneration]\n  url: hf://meta-llama/Llama-3.1-8B-Instruct\n  engine: VLLM\n"
+        "  resourceProfile: nvidia-gpu-l4:1\n  args:\n    - --served-model-name=foo\n"
+        "    - --max-num-seqs=8\n    - --max-num-seqs=4\n",
+        encoding="utf-8",
+    )
+    found = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV207"]
+    by_option = {d.message.split()[0]: d for d in found}
+    served = by_option["--served-model-name"]
+    assert "KubeAI writes --served-model-name llama from metadata.name, then args gives" in served.message
+    assert "set metadata.name" in served.fix and "remove --served-model-name foo from args" in served.fix
+    assert served.loc is not None and served.loc.line == 12  # the args item
+    assert by_option["--max-num-seqs"].fix == "remove one of the --max-num-seqs settings"

@@ -259,3 +259,47 @@ def test_a_chart_kvlint_has_no_reader_for_stays_not_read(tmp_path: Path) -> None
     (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
     assert d.message.startswith("kvlint does not read this Application's engine settings: Argo CD builds")
     assert summarise(result).not_read == 1 and not result.containers
+
+
+def _annotated(body: str, annotations: str) -> str:
+    """``body`` (an Application or HelmRelease above) with ``annotations`` (YAML lines, indented 4) on its
+    metadata."""
+    head, _, rest = body.partition("metadata: {name: chat, namespace: ")
+    ns, _, tail = rest.partition("}\n")
+    return f"{head}metadata:\n  name: chat\n  namespace: {ns}\n  annotations:\n{annotations}{tail}"
+
+
+@pytest.mark.parametrize("body", [ARGO_OBJECT, FLUX], ids=["argo-object", "flux"])
+def test_kvlint_annotations_on_the_gitops_object_reach_the_pods_built_from_it(
+    tmp_path: Path, body: str
+) -> None:
+    """``kvlint.io/ignore`` on the Application or HelmRelease the user wrote applies to the pods kvlint builds
+    from its inline values (it did not: the built Deployment carried only the values' own annotations), as on a
+    Deployment's metadata for its pod template: KV501 (the values name no GPU type) is suppressed with its
+    reason; ``kvlint.io/accelerator`` there places the pod (sized on that GPU, no KV501 at all); a malformed
+    ignore gets its KV003 at the object's annotation line. The values' own podAnnotations win over the
+    object's."""
+    plain = _run(_write(tmp_path, "plain.yaml", body))
+    assert [d for d in plain.diagnostics if d.rule == "KV501"]
+    ignored_body = _annotated(
+        body, '    kvlint.io/ignore: "KV501=the node pool has one GPU type, see infra"\n'
+    )
+    ignored = _run(_write(tmp_path, "ignored.yaml", ignored_body))
+    assert not [d for d in ignored.diagnostics if d.rule == "KV501"]
+    (gone,) = ignored.suppressed_diagnostics
+    assert gone.diagnostic.rule == "KV501" and gone.reason == "the node pool has one GPU type, see infra"
+    assert gone.annotation is not None and gone.annotation.line == _line_of(ignored_body, "kvlint.io/ignore:")
+    placed = _run(_write(tmp_path, "placed.yaml", _annotated(body, "    kvlint.io/accelerator: nvidia-l4\n")))
+    assert not [d for d in placed.diagnostics if d.rule == "KV501"]
+    (cr,) = placed.containers
+    assert cr.plan is not None and cr.placement is not None and cr.placement.accelerator.id == "nvidia-l4"
+    bad_body = _annotated(body, "    kvlint.io/ignore: KV501\n")
+    (note,) = [d for d in _run(_write(tmp_path, "bad.yaml", bad_body)).diagnostics if d.rule == "KV003"]
+    assert note.loc is not None and note.loc.line == _line_of(bad_body, "kvlint.io/ignore: KV501")
+    entry = _ENTRY + "    podAnnotations:\n      kvlint.io/accelerator: nvidia-a100-sxm4-80gb\n"
+    n = 8 if body is ARGO_OBJECT else 4
+    own = body.replace(_indent(_ENTRY, n), _indent(entry, n))
+    assert own != body
+    both = _run(_write(tmp_path, "both.yaml", _annotated(own, "    kvlint.io/accelerator: nvidia-l4\n")))
+    (cr,) = both.containers
+    assert cr.placement is not None and cr.placement.accelerator.id == "nvidia-a100-sxm4-80gb"

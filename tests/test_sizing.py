@@ -419,3 +419,57 @@ def test_a_container_that_requests_no_gpu_is_not_counted_as_sized_against_the_fl
     limited.write_text(text + "        resources: {limits: {nvidia.com/gpu: 1}}\n")
     (cr,) = run_check([str(limited)], Options(allow_hub=False)).containers
     assert cr.fleet and sizing_of(cr) == "fleet"
+
+
+@pytest.mark.parametrize(
+    ("image", "resources", "reason", "says"),
+    [
+        # production-stack's EKS cpu-tinyllama shape: vLLM's CPU build, no GPU, the model on a volume
+        ("public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:v0.8.5", "", "not a CUDA/ROCm GPU", "CPU build"),
+        # a CUDA image that requests no GPU
+        ("vllm/vllm-openai:v0.10.0", "", "no GPU requested", "requests no GPU"),
+        # the same with a GPU: only the model is missing, and KV502 says so
+        (
+            "vllm/vllm-openai:v0.10.0",
+            "        resources: {limits: {nvidia.com/gpu: 1}}\n",
+            "model unknown",
+            None,
+        ),
+    ],
+)
+def test_a_reason_no_model_would_change_comes_before_an_unknown_model(
+    tmp_path: Path, image: str, resources: str, reason: str, says: str | None
+) -> None:
+    """A CPU build (or a container requesting no GPU) whose model is a local path got KV502 "no config.json"
+    and counted as "model unknown", though a config.json would not let kvlint size it: KV501 (capacity rules
+    skipped: a CPU build / no GPU requested) now takes precedence, with no KV502, and the sizing reason agrees.
+    A GPU container with the same path keeps KV502 and "model unknown"."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "# made up for a test\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  template:\n"
+        f"    spec:\n      containers:\n      - name: vllm\n        image: {image}\n"
+        "        args: [--model, /data/models/tinyllama, --max-model-len, '2048']\n" + resources
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.model is None and sizing_of(cr) == reason
+    rules = {d.rule: d for d in result.diagnostics}
+    if says is None:
+        assert "KV502" in rules and "KV501" not in rules
+    else:
+        assert "KV502" not in rules and says in rules["KV501"].message
+
+
+def test_a_serving_runtime_template_keeps_its_own_reason() -> None:
+    """A serving-runtime template (a KServe ServingRuntime) names no GPU and no model of its own: both come
+    from the InferenceService that uses it, so the KV501-before-KV502 precedence does not apply to it: no
+    "requests no GPU", and it counts as "runtime template"."""
+    path = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/collected/rh-aiservices-bu__llm-on-openshift__serving-runtimes__hf_tgi_runtime__hf-tgi-runtime.yaml"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert cr.placement is not None and cr.placement.requests_no_gpu  # the template requests none itself
+    assert sizing_of(cr) == "runtime template"
+    assert not [d for d in result.diagnostics if d.rule == "KV501"]

@@ -375,6 +375,9 @@ servingEngineSpec:
     - {key: gpu, operator: Exists, effect: NoSchedule}
   env:
     - {name: GLOBAL_ENV, value: "1"}
+  configs:
+    VLLM_ATTENTION_BACKEND: FLASHINFER
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"
   modelSpec:
   - name: "pd"
     repository: "lmcache/vllm-openai"
@@ -418,6 +421,7 @@ servingEngineSpec:
       cpuOffloadingBufferSize: 20
       instanceId: "pd-0"
     hf_token: {secretName: hf, secretKey: token}
+    envFromSecret: {name: more-env}
     env:
       - {name: MODEL_ENV, value: "2"}
   - name: "off"
@@ -451,7 +455,7 @@ servingEngineSpec:
 @pytest.mark.skipif(shutil.which("helm") is None, reason="needs helm on PATH (the dev extras install it)")
 def test_built_pods_match_what_helm_renders(tmp_path: Path) -> None:
     """The engine pods kvlint builds equal what ``helm template`` renders from the chart at CHART_COMMIT:
-    container image, command, env, resources, probes and mounts, the pod's runtime class, affinity,
+    container image, command, env, envFrom, resources, probes and mounts, the pod's runtime class, affinity,
     tolerations, node name, volumes and host namespaces, and the replicas (the release name aside; what
     :func:`stack_values_workloads` says it does not build is not compared)."""
     rich = _write(tmp_path, "rich.yaml", _RICH)
@@ -485,6 +489,7 @@ def test_built_pods_match_what_helm_renders(tmp_path: Path) -> None:
                 "image",
                 "command",
                 "env",
+                "envFrom",
                 "resources",
                 "volumeMounts",
                 "startupProbe",
@@ -543,21 +548,37 @@ def test_lmcache_image_and_connector(tmp_path: Path) -> None:
         assert cmd.locs[i].line == _line_of(path, "enabled: true")
 
 
-def test_engine_configs_are_the_containers_env_unless_env_names_them(tmp_path: Path) -> None:
-    """``servingEngineSpec.configs`` becomes the ConfigMap the engine container's ``envFrom`` names: each key an
-    environment variable, which the container's own ``env`` overrides (Kubernetes: env wins over envFrom)."""
+def test_engine_configs_are_the_configmap_the_container_takes_its_env_from(tmp_path: Path) -> None:
+    """``servingEngineSpec.configs`` becomes the ConfigMap ``RELEASE-configs`` (configmap.yaml) that the engine
+    container's ``envFrom`` names, as the chart renders it (it was read as ``env`` entries): the pod's ``env``
+    holds only what the template writes there, and the engine reads the ConfigMap's variables before ``env``,
+    which wins (Kubernetes' order). ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` from configs lets vLLM start with a
+    ``maxModelLen`` above the model's limit: no KV201 error, as with the same variable in ``env``."""
     body = (
-        "servingEngineSpec:\n  configs:\n    VLLM_ATTENTION_BACKEND: FLASHINFER\n    SHARED: from-configs\n"
+        'servingEngineSpec:\n  configs:\n    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"\n    SHARED: from-configs\n'
     )
     body += "  modelSpec:\n" + _entry() + "    env:\n      - {name: SHARED, value: from-env}\n"
+    body += "    vllmConfig:\n      maxModelLen: 200000\n"  # above the 131,072 of Llama 3.1's config.json
     path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
     (w,) = find_workloads(load_paths([path]).documents)
-    env = w.pod_spec["containers"][0]["env"]
-    values = {e["name"]: e.get("value") for e in env}
-    assert values["VLLM_ATTENTION_BACKEND"] == "FLASHINFER" and values["SHARED"] == "from-env"
-    assert [e["name"] for e in env].count("SHARED") == 1
-    (i,) = [j for j, e in enumerate(env) if e["name"] == "VLLM_ATTENTION_BACKEND"]
-    assert env.locs[i].line == _line_of(path, "VLLM_ATTENTION_BACKEND:")
+    c = w.pod_spec["containers"][0]
+    assert _plain(c["envFrom"]) == [{"configMapRef": {"name": "RELEASE-configs"}}]
+    names = [e["name"] for e in c["env"]]
+    assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN" not in names and names.count("SHARED") == 1
+    data = w.configmaps[(None, "RELEASE-configs")]
+    assert dict(data) == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "SHARED": "from-configs"}
+    assert data.locs["SHARED"].line == _line_of(path, "SHARED: from-configs")
+    from kvlint.engines.command import container_env
+
+    env, locs = container_env(c, w.configmaps)
+    assert env["SHARED"] == "from-env" and env["VLLM_ALLOW_LONG_MAX_MODEL_LEN"] == "1"
+    assert locs["VLLM_ALLOW_LONG_MAX_MODEL_LEN"].line == _line_of(path, "VLLM_ALLOW_LONG_MAX_MODEL_LEN:")
+    rules = {d.rule for d in run_check([path], OFFLINE).diagnostics}
+    assert "KV201" not in rules
+    unlocked = body.replace('    VLLM_ALLOW_LONG_MAX_MODEL_LEN: "1"\n', "")
+    assert "KV201" in {
+        d.rule for d in run_check([_write(tmp_path, "v2.yaml", unlocked)], OFFLINE).diagnostics
+    }
 
 
 @pytest.mark.parametrize(
@@ -600,3 +621,121 @@ def test_keys_the_chart_does_not_read_are_kv005_at_their_lines() -> None:
     # values files whose modelSpec keys are all ones the chart reads: no KV005
     for tp in (TP2, TWO):
         assert not [d for d in run_check([str(tp)], OFFLINE).diagnostics if d.rule == "KV005"]
+
+
+def _diags(tmp_path: Path, body: str, rule: str) -> list:
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    return [d for d in run_check([path], OFFLINE).diagnostics if d.rule == rule]
+
+
+def test_a_flag_the_chart_wrote_is_not_blamed_on_the_user(tmp_path: Path) -> None:
+    """newuser8: ``extraArgs: [--enable-prefix-caching]`` without ``enablePrefixCaching`` got KV207 "remove one of
+    the --enable-prefix-caching settings", but the user wrote one: the chart writes --no-enable-prefix-caching
+    whenever the key is unset (deployment-vllm-multi.yaml). KV207 now says so and names the key to set; it stays
+    at the extraArgs item (the occurrence vLLM uses)."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    body += '    vllmConfig:\n      maxModelLen: 4096\n      extraArgs: ["--enable-prefix-caching"]\n'
+    (d,) = _diags(tmp_path, body, "KV207")
+    path = str(tmp_path / "values.yaml")
+    assert d.loc.line == _line_of(path, "extraArgs:")
+    assert (
+        "the chart writes --no-enable-prefix-caching because vllmConfig.enablePrefixCaching is not set"
+        in (d.message)
+    )
+    assert "then extraArgs gives --enable-prefix-caching" in d.message
+    assert (
+        d.fix == "set vllmConfig.enablePrefixCaching: true in place of --enable-prefix-caching in extraArgs"
+    )
+
+
+def test_a_setting_written_as_a_key_and_in_extra_args_names_both(tmp_path: Path) -> None:
+    """``maxModelLen: 4096`` and ``--max-model-len 8192`` in extraArgs: the user wrote both, in two forms; KV207
+    names the key the chart writes its flag from, and the fix keeps one of them in values terms. Two
+    extraArgs occurrences of one setting are the user's alone: the parser's message stands."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    body += "    vllmConfig:\n      maxModelLen: 4096\n"
+    body += '      extraArgs: ["--max-model-len", "8192", "--max-num-seqs", "4", "--max-num-seqs", "8"]\n'
+    by_option = {d.message.split()[0]: d for d in _diags(tmp_path, body, "KV207")}
+    mml = by_option["--max-model-len"]
+    assert (
+        "the chart writes --max-model-len 4096 from vllmConfig.maxModelLen, then extraArgs gives"
+        in mml.message
+    )
+    assert "set vllmConfig.maxModelLen" in mml.fix and "remove --max-model-len 8192 from extraArgs" in mml.fix
+    seqs = by_option["--max-num-seqs"]
+    assert "chart" not in seqs.message and seqs.fix == "remove one of the --max-num-seqs settings"
+
+
+def test_a_value_the_engine_refuses_names_the_values_key(tmp_path: Path) -> None:
+    """``vllmConfig.dtype: bf16`` (vLLM's choices are bfloat16, half, ...): KV206 at the key says the chart writes
+    --dtype from it and asks for another value of the key, not of a flag the values never name; the same value
+    in a plain Deployment's args keeps the flag's wording."""
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    vllmConfig:\n      dtype: bf16\n"
+    (d,) = _diags(tmp_path, body, "KV206")
+    assert d.loc.line == _line_of(str(tmp_path / "values.yaml"), "dtype:")
+    assert "(the chart writes it from vllmConfig.dtype)" in d.message
+    assert d.fix.startswith("give vllmConfig.dtype a value the engine accepts")
+    plain = _write(
+        tmp_path,
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n"
+        '        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--dtype", "bf16"]\n',
+    )
+    (p,) = [d for d in run_check([plain], OFFLINE).diagnostics if d.rule == "KV206"]
+    assert "chart" not in p.message and p.fix.startswith("give --dtype a value")
+
+
+def test_fixes_say_what_to_change_in_the_values(tmp_path: Path) -> None:
+    """The rules' fixes name PodSpec fields and engine flags, which a values file does not have: on a pod built
+    from values each fix also says what they are in the values. ``--tensor-parallel-size 2`` in extraArgs (not
+    ``tensorParallelSize``) leaves the chart's pod without /dev/shm: KV404 says the chart mounts it only with
+    ``vllmConfig.tensorParallelSize``; ``containerPort: 8080`` moves --port but not the chart's default probes
+    (port 8000): KV408 names the probes under servingEngineSpec and containerPort. kvlint's own options
+    (``--model-dir`` in KV502's fix) are not engine flags and get no values term; a plain Deployment's fixes
+    are left as they are."""
+    body = "servingEngineSpec:\n  containerPort: 8080\n  modelSpec:\n" + _entry(
+        requestGPU="2", modelURL='"/models/unknown-model"'
+    )
+    body += '    vllmConfig:\n      maxModelLen: 4096\n      extraArgs: ["--tensor-parallel-size", "2"]\n'
+    path = _write(tmp_path, "values.yaml", "# made up for a test\n" + body)
+    diags = run_check([path], OFFLINE).diagnostics
+    (shm,) = [d for d in diags if d.rule == "KV404"]
+    assert "(in these values: the chart mounts a memory-backed /dev/shm of shmSize only when " in shm.fix
+    assert "vllmConfig.tensorParallelSize is set" in shm.fix
+    probes = [d for d in diags if d.rule == "KV408"]
+    assert len(probes) == 3
+    for d in probes:
+        assert "servingEngineSpec.startupProbe, livenessProbe and readinessProbe" in d.fix
+        assert "--port is servingEngineSpec.containerPort" in d.fix
+    (unknown,) = [d for d in diags if d.rule == "KV502"]
+    assert "--model-dir" in unknown.fix and "in these values" not in unknown.fix
+    plain = _write(
+        tmp_path,
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.8.5\n"
+        '        args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "2"]\n'
+        "        resources: {limits: {nvidia.com/gpu: 2}}\n",
+    )
+    plain_diags = run_check([plain], OFFLINE).diagnostics
+    assert any(d.rule == "KV404" for d in plain_diags)
+    assert not [d for d in plain_diags if "in these values" in d.fix]
+
+
+def test_a_number_helm_prints_in_exponent_form_is_explained(tmp_path: Path) -> None:
+    """``maxModelLen: 1000000`` is an integer, as the chart's schema wants, but Helm prints it ``1e+06``
+    (:func:`go_text`, Go's float formatting), which vLLM's integer parsing refuses: KV206 at the key says the
+    chart printed the user's 1000000 so, and the fix passes the number through extraArgs as a string (which the
+    template prints as written), not "write --max-model-len as a plain integer"."""
+    assert go_text(1000000) == "1e+06"
+    body = "servingEngineSpec:\n  modelSpec:\n" + _entry() + "    vllmConfig:\n      maxModelLen: 1000000\n"
+    (d,) = _diags(tmp_path, body, "KV206")
+    assert (
+        "'1e+06'" in d.message
+        and "vllmConfig.maxModelLen: 1000000, printed as Helm prints a number" in d.message
+    )
+    assert d.fix == 'give it in extraArgs instead of vllmConfig.maxModelLen: ["--max-model-len", "1000000"]'
+    fixed = "servingEngineSpec:\n  modelSpec:\n" + _entry()
+    fixed += '    vllmConfig:\n      extraArgs: ["--max-model-len", "1000000"]\n'
+    assert not _diags(tmp_path, fixed, "KV206")

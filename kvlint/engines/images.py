@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from kvlint.types import ServingConfig
+    from kvlint.types import Placement, ServingConfig
 
 __all__ = [
     "ENGINE_IMAGE_WORDS",
@@ -46,6 +46,7 @@ __all__ = [
     "split_image",
     "tag_of_unknown_image",
     "tags_are_versions",
+    "unsized_whatever_model",
 ]
 
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
@@ -447,6 +448,26 @@ def platform_evidence(serving: ServingConfig, resource: str | None = None) -> tu
 def platform_of(serving: ServingConfig, resource: str | None = None) -> str:
     """The platform of :func:`platform_evidence` alone."""
     return platform_evidence(serving, resource)[0]
+
+
+def unsized_whatever_model(serving: ServingConfig, placement: Placement | None) -> str | None:
+    """Why the container is not sized whatever its model, or None: ``not a CUDA/ROCm GPU`` (its accelerator is
+    known and is not an NVIDIA or AMD GPU, or :func:`platform_of` reads a CPU, TPU, Neuron, Gaudi ... build or
+    device) or ``no GPU requested`` (a CUDA/ROCm container whose GPU is unknown and that requests no GPU:
+    :attr:`~kvlint.types.Placement.requests_no_gpu`). These reasons take precedence over an unknown model:
+    KV501 reports them, KV502 does not add "no config.json", and :func:`kvlint.sizing.sizing_of` counts the
+    container under them, since a config.json would not let kvlint size it (except in a serving-runtime
+    template, whose model and resources come from the InferenceService that uses it)."""
+    acc = placement.accelerator if placement is not None else None
+    resource = placement.resource if placement is not None else None
+    if (acc is not None and acc.vendor not in ("nvidia", "amd")) or platform_of(serving, resource) not in (
+        "cuda",
+        "rocm",
+    ):
+        return "not a CUDA/ROCm GPU"
+    if acc is None and placement is not None and placement.requests_no_gpu:
+        return "no GPU requested"
+    return None
 
 
 def is_known_cuda_build(image: str) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.source import Loc
-from kvlint.types import Finding, Value
+from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Value
 
 __all__ = [
     "USUALLY_MEANT",
@@ -24,6 +24,7 @@ __all__ = [
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
     "Collector",
+    "chart_provenance",
     "human_readable_int",
     "suggest",
     "version_tuple",
@@ -202,7 +203,7 @@ class Collector:
         if old is not None and old.source == value.source and old.value != value.value:
             prev = self.seen_option.get(dest, option)
             self.findings.append(
-                Finding(
+                RepeatedSetting(
                     rule="KV207",
                     message=(
                         f"{option} is given twice with different values "
@@ -213,6 +214,11 @@ class Collector:
                     loc=value.loc,
                     fix=f"remove one of the {option} settings",
                     severity="warning",
+                    option=option,
+                    first_option=prev,
+                    first=old,
+                    last=value,
+                    engine=self.engine,
                 )
             )
         self.flags[dest] = value
@@ -225,12 +231,13 @@ class Collector:
         best = suggest(option, known)
         hint = f"; did you mean {best}?" if best else ""
         self.findings.append(
-            Finding(
+            OptionFinding(
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
                 fix=f"use {best}" if best else f"remove {option}",
                 severity="error",
+                option=option,
             )
         )
 
@@ -238,12 +245,13 @@ class Collector:
         """KV206: ``raw`` is a value the engine rejects for ``option`` (quoted, cut to 60 characters)."""
         shown = raw if len(raw) <= 60 else raw[:57] + "..."
         self.findings.append(
-            Finding(
+            OptionFinding(
                 rule="KV206",
                 message=f"invalid value {shown!r} for {option}: {why}",
                 loc=loc,
                 fix=fix or f"give {option} a value the engine accepts ({why})",
                 severity="error",
+                option=option,
             )
         )
 
@@ -277,3 +285,133 @@ class Collector:
     def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
         """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""
         self.findings.append(Finding(rule="KV503", message=message, loc=loc, severity=severity))  # type: ignore[arg-type]
+
+
+def _option_word(word: str) -> str:
+    """An option as written, for comparing: the part before ``=``, ``_`` read as ``-``."""
+    return word.split("=", 1)[0].replace("_", "-")
+
+
+def _chart_arg(option: str, value: Value | None, chart_args: Sequence[ChartArg]) -> ChartArg | None:
+    """The :class:`ChartArg` that wrote the occurrence ``option`` = ``value`` of a setting (matched by position
+    and by the option or the word as written), None when the user wrote it (the values' own extra arguments)."""
+    if value is None or value.loc is None:
+        return None
+    said = {_option_word(option), _option_word(value.raw or "")}
+    for a in chart_args:
+        if a.loc == value.loc and said & {_option_word(w) for w in a.words}:
+            return a
+    return None
+
+
+def _shown(value: Value | None) -> str:
+    if value is None:
+        return ""
+    return value.raw if value.raw is not None else str(value.value)
+
+
+def _written(option: str, value: Value | None) -> str:
+    """``--flag value`` as written (a switch's word alone: ``--no-enable-prefix-caching``)."""
+    shown = _shown(value)
+    return shown if shown.startswith("-") else f"{option} {shown}"
+
+
+def _by_chart(option: str, value: Value | None, arg: ChartArg) -> str:
+    written = _written(option, value)
+    if arg.key is None:
+        return f"{arg.writer}'s template always writes {written}"
+    if arg.given:
+        return f"{arg.writer} writes {written} from {arg.key}"
+    return f"{arg.writer} writes {written} because {arg.key} is not set"
+
+
+def _setting_of(value: Value | None) -> str:
+    """``value`` as a values file would set it (``true`` for a switch that turns the setting on)."""
+    v = value.value if value is not None else None
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return _shown(value)
+
+
+def chart_provenance(findings: Sequence[Finding], chart_args: Sequence[ChartArg]) -> list[Finding]:
+    """``findings`` with those about an option a Helm chart (or an operator: :attr:`ChartArg.writer`) wrote
+    (``chart_args``, from :attr:`kvlint.types.Workload.chart_args`) restated, so they name the values key
+    rather than a flag the user never typed:
+
+    * KV207 (:class:`RepeatedSetting`) with one occurrence the chart's: the message says which values key made
+      the chart write it (or that the template always does) and which occurrence the user wrote in the
+      values' own list (:attr:`ChartArg.extra`); the fix names the values key to set;
+    * KV205/KV206 (:class:`OptionFinding`) on a word the chart wrote: the message says from which key, the fix
+      names the key instead of the flag.
+
+    Position, rule and severity are kept; other findings are returned as they are. Pure."""
+    out: list[Finding] = []
+    for f in findings:
+        if not isinstance(f, OptionFinding) or not chart_args:
+            out.append(f)
+            continue
+        if not isinstance(f, RepeatedSetting):
+            out.append(_chart_option(f, chart_args))
+            continue
+        first = _chart_arg(f.first_option, f.first, chart_args)
+        last = _chart_arg(f.option, f.last, chart_args)
+        if (first is None) == (last is None):  # both the user's (or both the chart's): as the parser said
+            out.append(f)
+            continue
+        uses = f"{f.engine} uses the last one ({_shown(f.last)})"
+        if first is not None:
+            extra = first.extra
+            mine = _written(f.option, f.last)
+            said = f"{_by_chart(f.first_option, f.first, first)}, then {extra} gives {mine}"
+            if first.key is None:
+                fix = (
+                    f"remove {mine} from {extra}, or keep it knowing that it overrides the template's "
+                    f"{_written(f.first_option, f.first)}"
+                )
+            elif first.given:
+                fix = f"keep one: set {first.key} to the value you mean and remove {mine} from {extra}"
+            else:
+                fix = f"set {first.key}: {_setting_of(f.last)} in place of {mine} in {extra}"
+        else:
+            assert last is not None
+            extra = last.extra
+            mine = _written(f.first_option, f.first)
+            said = f"{extra} gives {mine}, then {_by_chart(f.option, f.last, last)}"
+            if last.key is None:
+                fix = f"remove {mine} from {extra}: the template writes {f.option} after it"
+            else:
+                fix = f"remove {mine} from {extra} and set {last.key} to the value you mean"
+        out.append(
+            Finding(
+                f.rule,
+                f"{f.option} is given twice with different values ({said}); {uses}",
+                f.loc,
+                fix=fix,
+                severity=f.severity,
+            )
+        )
+    return out
+
+
+def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
+    """KV205/KV206 ``f`` restated when the chart wrote its option (see :func:`chart_provenance`)."""
+    word = _option_word(f.option)
+    arg = next((a for a in chart_args if a.loc == f.loc and word in {_option_word(w) for w in a.words}), None)
+    if arg is None:
+        return f
+    if arg.key is None:
+        why = f"{arg.writer}'s template always writes it"
+        fix = f"use an image whose engine release has {f.option}"
+    elif not arg.given:
+        why = f"{arg.writer} writes it because {arg.key} is not set"
+        fix = f"set {arg.key}, or use an image whose engine release has {f.option}"
+    elif f.rule == "KV206" and arg.as_written is not None:
+        why = f"{arg.writer} writes it from {arg.key}: {arg.as_written}, printed as Helm prints a number"
+        fix = f'give it in {arg.extra} instead of {arg.key}: ["{f.option}", "{arg.as_written}"]'
+    elif f.rule == "KV206":
+        why = f"{arg.writer} writes it from {arg.key}"
+        fix = f.fix.replace(f"give {f.option} ", f"give {arg.key} ", 1)
+    else:
+        why = f"{arg.writer} writes it from {arg.key}"
+        fix = f"remove {arg.key}, or use an image whose engine release has {f.option}"
+    return Finding(f.rule, f"{f.message} ({why})", f.loc, fix=fix, severity=f.severity)

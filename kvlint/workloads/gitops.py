@@ -16,6 +16,10 @@ Where the values come from, in the order each tool applies them (later wins):
   then ``spec.values`` merged over them (Flux helm-controller documentation, "Values references": "the values
   are merged in the order given, with the later values overwriting earlier ... spec.values are merged last").
 
+The ``kvlint.io/`` annotations of the Application or HelmRelease (the object the user writes) are passed on to
+every workload built from it, under the workload's own (:func:`_with_object_annotations`): ``kvlint.io/ignore``
+suppresses their findings, ``kvlint.io/accelerator`` or ``kvlint.io/model`` speak for their pods.
+
 Value files, ConfigMaps and Secrets are not among the inputs (kvlint never fetches anything): the note names
 them and says the result assumes they set nothing. A chart kvlint has no reader for, a chart rendered from a
 directory, or values of the wrong type keep the "not read" note of
@@ -480,6 +484,65 @@ def gitops_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngi
     reader's own; a source whose values the reader builds no pod from gets an empty workload with a KV503 note
     saying why. Empty when ``doc`` deploys no such chart or sets no inline values for it (value files alone:
     its "not read" note stays)."""
+    return [_with_object_annotations(w, doc) for w in _built(doc, find, names_engine)]
+
+
+#: The annotations of kvlint's own vocabulary (``kvlint.io/ignore``, ``kvlint.io/accelerator``,
+#: ``kvlint.io/model`` ...), the ones an Argo CD or Flux object passes on to the workloads built from it.
+KVLINT_ANNOTATION_PREFIX = "kvlint.io/"
+
+
+def object_annotations(doc: Document) -> list[tuple[str, str, Loc | None]]:
+    """``(key, value, loc)`` of the kvlint annotations (:data:`KVLINT_ANNOTATION_PREFIX`) on the GitOps object
+    ``doc``: its ``metadata.annotations``, and for an ApplicationSet those of ``spec.template.metadata`` over
+    them (the Applications it generates carry the template's)."""
+    found: dict[str, tuple[str, str, Loc | None]] = {}
+    holders = [get_in(doc.data, "metadata", "annotations")]
+    if doc.kind == "ApplicationSet":
+        holders.append(get_in(doc.data, "spec", "template", "metadata", "annotations"))
+    for ann in holders:
+        if not isinstance(ann, dict):
+            continue
+        for k, v in ann.items():
+            key = str(k)
+            if key.startswith(KVLINT_ANNOTATION_PREFIX) and v is not None and not isinstance(v, (dict, list)):
+                found[key] = (key, str(v).lower() if isinstance(v, bool) else str(v), loc_of(ann, k))
+    return list(found.values())
+
+
+def _with_object_annotations(w: Workload, doc: Document) -> Workload:
+    """``w`` (built from what the GitOps object ``doc`` deploys) with ``doc``'s kvlint annotations
+    (:func:`object_annotations`) under its own: the object the user wrote is where a ``kvlint.io/ignore`` or a
+    ``kvlint.io/accelerator`` for the pods it deploys is written, as on a Deployment's metadata for its pod
+    template. A key the built workload sets itself (a values entry's ``podAnnotations``) wins; a
+    ``kvlint.io/accelerator`` from the object replaces the ``kvlint.io/accelerator-*`` notes the builder derived
+    (as :func:`kvlint.workloads.base.synthetic_workload` lets a user's annotation beat a derived one). Each key
+    keeps its position in the object, so a KV003 on a malformed ``kvlint.io/ignore`` points there."""
+    given = object_annotations(doc)
+    if not given:
+        return w
+    ann = LDict(loc=getattr(w.annotations, "loc", None) or doc.loc)
+    own_locs = getattr(w.annotations, "locs", {})
+    names_gpu = any(k == "kvlint.io/accelerator" for k, _, _ in given) and "kvlint.io/accelerator" not in (
+        w.annotations
+    )
+    for k, v in w.annotations.items():
+        if names_gpu and k.startswith("kvlint.io/accelerator-"):
+            continue  # derived by the builder; the object names the GPU
+        ann[k] = v
+        if k in own_locs:
+            ann.locs[k] = own_locs[k]
+    for k, v, loc in given:
+        if k in ann:
+            continue
+        ann[k] = v
+        if loc is not None:
+            ann.locs[k] = loc
+    return replace(w, annotations=ann)
+
+
+def _built(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+    """:func:`gitops_workloads` before the object's annotations are passed on."""
     out: list[Workload] = list(_local_workloads(doc, find, names_engine))
     for src in chart_sources(doc):
         reader = _reader(_CHARTS[src.chart][0])

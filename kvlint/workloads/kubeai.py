@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import ChartArg, Document, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
     ACCELERATOR_SOURCE_ANNOTATION,
@@ -92,6 +92,11 @@ def model_workloads(doc: Document) -> list[Workload]:
         (f"--model={model}", loc_of(spec, "url")),
         (f"--served-model-name={doc.name}", name_loc),
     ]
+    # the flags KubeAI's operator writes before the Model's own args (for findings to say so)
+    written = tuple(
+        ChartArg(loc, (word,), key, True, writer="KubeAI", extra="args")
+        for (word, loc), key in zip(args_items, ("spec.url", "metadata.name"), strict=True)
+    )
     user_args = spec.get("args")
     if isinstance(user_args, list):
         for i, a in enumerate(user_args):
@@ -197,7 +202,7 @@ def model_workloads(doc: Document) -> list[Workload]:
     replicas = int_or_none(spec.get("replicas"))
     if replicas is None:
         replicas = int_or_none(spec.get("minReplicas"))
-    return [synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra)]
+    return [replace(synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra), chart_args=written)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.
@@ -252,14 +257,9 @@ def catalog_models(doc: Document) -> list[tuple[Document, bool]]:
     """
     data = doc.data
     catalog = data.get("catalog") if isinstance(data, dict) else None
-    if not isinstance(catalog, dict) or len(catalog) > MAX_CATALOG_ENTRIES:
-        return []
-    every = _truthy(get_in(data, "all", "enabled"))
     key_locs = catalog.key_locs if isinstance(catalog, LDict) else {}
     out: list[tuple[Document, bool]] = []
-    for name, entry in catalog.items():
-        if not isinstance(entry, dict):
-            continue
+    for name, entry, enabled in catalog_entries(doc):
         eloc = key_locs.get(name) or loc_of(entry) or doc.loc
         spec_items: list[tuple[str, Any, Loc | None]] = []
         for key in _CHART_SPEC_KEYS:
@@ -282,9 +282,33 @@ def catalog_models(doc: Document) -> list[tuple[Document, bool]]:
                 ("spec", ldict(loc_of(entry) or eloc, spec_items), loc_of(entry) or eloc),
             ],
         )
-        enabled = every or _truthy(entry.get("enabled"))
         out.append((Document(doc.path, doc.index, model, eloc), enabled))
     return out
+
+
+def catalog_entries(doc: Document) -> list[tuple[Any, dict[Any, Any], bool]]:
+    """The ``catalog`` entries of KubeAI ``models`` chart values ``doc`` that :func:`catalog_models` builds a
+    Model from: ``(name, entry, enabled)`` for each entry that is a mapping, in the file's order, ``enabled``
+    when the chart renders it (``$model.enabled`` or ``.Values.all.enabled``, Go template truth). Empty when
+    the catalogue has more than :data:`MAX_CATALOG_ENTRIES` entries. Builds nothing: the values' note
+    (:func:`kvlint.chart_values._kubeai_note`) counts entries from it without building the Models."""
+    data = doc.data
+    catalog = data.get("catalog") if isinstance(data, dict) else None
+    if not isinstance(catalog, dict) or len(catalog) > MAX_CATALOG_ENTRIES:
+        return []
+    every = _truthy(get_in(data, "all", "enabled"))
+    return [
+        (name, entry, every or _truthy(entry.get("enabled")))
+        for name, entry in catalog.items()
+        if isinstance(entry, dict)
+    ]
+
+
+def catalog_engine(entry: dict[Any, Any]) -> Any:
+    """The ``spec.engine`` of the Model the chart renders from the catalogue ``entry`` (:func:`catalog_models`:
+    written inside a ``with``, so absent, None here, when the entry's is empty)."""
+    engine = entry.get("engine")
+    return engine if _truthy(engine) else None
 
 
 def catalog_workloads(doc: Document) -> list[Workload]:

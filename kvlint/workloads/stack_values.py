@@ -19,12 +19,13 @@ requires (Helm validates the merged values against it before rendering; a value 
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
 from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
 
 __all__ = [
@@ -145,6 +146,7 @@ _MODEL_SCHEMA: dict[str, _T] = {
     "limitGPUCores": _S,
     "resources": _O,
     "env": _A,
+    "envFromSecret": _O,
     "enableLoRA": _B,
     "nodeName": _S,
     "nodeSelectorTerms": _A,
@@ -718,9 +720,13 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     * env: ``PYTHONHASHSEED``, ``HF_HOME``, ``VLLM_USE_V1=0`` (``v0 == "1"``) or ``PROMETHEUS_MULTIPROC_DIR``,
       ``servingEngineSpec.env``, ``modelSpec.env``, and LMCache's (``LMCACHE_USE_EXPERIMENTAL``,
       ``CUDA_VISIBLE_DEVICES``, the PD/NIXL, CPU/disk offloading, controller and P2P variables), ``HF_TOKEN``
-      from its secret, the ``servingEngineSpec.configs`` keys (the ConfigMap the container's ``envFrom``
-      names, as env entries the container's own ``env`` overrides); ``VLLM_API_KEY``, ``envFromSecret`` and
-      ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server) are not built;
+      from its secret; ``VLLM_API_KEY`` and ``LMCACHE_REMOTE_URL``/``LMCACHE_REMOTE_SERDE`` (the cache server)
+      are not built;
+    * envFrom (when ``servingEngineSpec.configs`` or ``envFromSecret`` is set): ``configMapRef``
+      ``RELEASE-configs``, the ConfigMap ``helm/templates/configmap.yaml`` writes with the ``configs`` as its
+      ``data`` (the workload carries it, :attr:`kvlint.types.Workload.configmaps`, so the engine reads those
+      variables as from any ConfigMap among the inputs: before ``env``, which wins), then ``secretRef``
+      ``envFromSecret.name`` (not read: a Secret);
     * resources: ``modelSpec.resources`` as written, else ``chart.resources``: requests ``memory``/``cpu``,
       ``requestGPUType`` (default ``nvidia.com/gpu``): ``requestGPU`` when ``int(requestGPU) > 0`` in requests
       and limits, the HAMi ``nvidia.com/gpumem``/``gpumem-percentage``/``gpucores`` keys, ``limitMemory``/
@@ -739,7 +745,7 @@ def stack_values_workloads(doc: Document) -> list[Workload]:
     The workload carries the entry's ``annotations`` then ``podAnnotations`` (so ``kvlint.io/accelerator`` or
     ``kvlint.io/ignore`` there apply) and ``labels``/``podLabels``. Every built value is located at the values
     line it comes from (a chart default at its entry). Not built: the chart's own labels, ``hostname`` and
-    ``subdomain``, the LoRA sidecar, ``envFrom`` itself, security contexts, ports, the init container's
+    ``subdomain``, the LoRA sidecar, security contexts, ports, the init container's
     ``RELEASE_NAME`` env and volume mounts. An entry with ``raySpec.enabled`` in a
     file that also deploys others gets a workload without containers and a KV503 note (not read). The first
     workload carries a KV504 note (read on an assumption: that this chart version renders the file) naming the
@@ -802,6 +808,76 @@ def _ray_workload(doc: Document, i: int, m: LDict) -> Workload:
 
 Items = list[tuple[str, Any, Loc | None]]
 
+#: The ``vllmConfig`` keys the template writes as a flag with the key's value, in the template's order.
+_KEY_FLAGS = (
+    ("maxModelLen", "--max-model-len"),
+    ("dtype", "--dtype"),
+    ("tensorParallelSize", "--tensor-parallel-size"),
+    ("maxNumSeqs", "--max-num-seqs"),
+    ("gpuMemoryUtilization", "--gpu_memory_utilization"),
+    ("maxLoras", "--max_loras"),
+    ("runner", "--runner"),
+    ("convert", "--convert"),
+)
+
+
+def _flag_term(flag: str, phrase: str, dashes: str = "--") -> ValuesTerm:
+    """The term for ``flag`` as a fix text writes it: ``-`` or ``_`` between words, whole words only, with
+    ``dashes`` before it (``(?:--)?``: the bare name too, as in "tensor-parallel-size values up to 8")."""
+    words = flag.lstrip("-").replace("_", "-").split("-")
+    return _term(r"(?<![\w-])" + dashes + "[-_]".join(map(re.escape, words)) + r"(?![\w-])", phrase)
+
+
+def _term(pattern: str, phrase: str, only: frozenset[str] | None = None) -> ValuesTerm:
+    return ValuesTerm(re.compile(pattern), phrase, only)
+
+
+def _vllm_options() -> frozenset[str]:
+    """Every vLLM option of the releases kvlint knows (not kvlint's own, such as --model-dir)."""
+    from kvlint.engines.vllm_flags_data import OPTIONS
+
+    return frozenset(o for o in OPTIONS if o.startswith("--"))
+
+
+#: What the rules' fixes name (engine flags, PodSpec fields) in the terms of these values, for the workloads
+#: built here (:attr:`kvlint.types.Workload.values_terms`; :func:`kvlint.pipeline.in_values_terms` appends the
+#: phrases of the terms a fix mentions): the flags the template writes from a key, the GPU and memory
+#: resources, the /dev/shm volume (mounted only with ``tensorParallelSize``), the probes (the chart's defaults
+#: under ``servingEngineSpec``), placement and the image. Another vLLM flag goes in ``extraArgs``.
+VALUES_TERMS: tuple[ValuesTerm, ...] = (
+    *(
+        _flag_term(flag, f"{flag.replace('_', '-')} is vllmConfig.{key}", "(?:--)?")
+        for key, flag in _KEY_FLAGS
+    ),
+    _flag_term(
+        "--enable-chunked-prefill", "chunked prefill is vllmConfig.enableChunkedPrefill", "--(?:no-)?"
+    ),
+    _flag_term("--enable-prefix-caching", "prefix caching is vllmConfig.enablePrefixCaching", "--(?:no-)?"),
+    _term(
+        r"(?:startup|liveness|readiness)Probe|probe port",
+        "the probes are servingEngineSpec.startupProbe, livenessProbe and readinessProbe, the chart's defaults "
+        "filling the fields not set",
+    ),
+    _flag_term("--port", "--port is servingEngineSpec.containerPort"),
+    _term(r"(?<![\w-])--[a-z][a-z0-9_-]*", "other vLLM flags go in vllmConfig.extraArgs", _vllm_options()),
+    _term(
+        r"resources\.limits\.memory|memory limit",
+        "the memory limit is limitMemory, when modelSpec.resources is not set",
+    ),
+    _term(
+        r"nvidia\.com/gpu(?![\w.-])|resources\.limits|GPUs per pod",
+        "the GPUs are requestGPU, of the resource requestGPUType, when modelSpec.resources is not set",
+    ),
+    _term(
+        r"/dev/shm",
+        "the chart mounts a memory-backed /dev/shm of shmSize only when vllmConfig.tensorParallelSize is set, "
+        "else add it with extraVolumes and extraVolumeMounts",
+    ),
+    _term(r"nodeSelector", "node selection is the entry's nodeSelectorTerms or affinity"),
+    _term(r"kvlint\.io/accelerator", "annotations go in the entry's podAnnotations"),
+    _term(r"release tag", "the image is the entry's repository and tag"),
+)
+
 
 def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Workload:
     at = m.loc
@@ -826,55 +902,52 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         ("/opt/venv/bin/vllm" if repo == "lmcache/vllm-openai" else "vllm", rloc),
         ("serve", uloc),
         (go_text(m.get("modelURL")), uloc),
-        ("--host", uloc),
-        ("0.0.0.0", uloc),
-        ("--port", ploc),
-        (port, ploc),
     ]
+    # the words the template writes from a values key (or always), for findings to name the key: every word of
+    # the command but extraArgs'
+    made: list[ChartArg] = []
+
+    def write(
+        words: list[str], loc: Loc | None, key: str | None, given: bool = True, value: Any = None
+    ) -> None:
+        cmd.extend((w, loc) for w in words)
+        # an integer Helm prints in exponent form (go_text: 1000000 -> 1e+06), which vLLM's int() refuses
+        plain = str(value) if isinstance(value, int) and not isinstance(value, bool) else None
+        made.append(ChartArg(loc, tuple(words), key, given, as_written=plain if plain != words[-1] else None))
+
+    write(["--host", "0.0.0.0"], uloc, None)
+    write(["--port", port], ploc, "servingEngineSpec.containerPort", "containerPort" in se)
     if _truthy(m.get("enableLoRA")):
-        cmd.append(("--enable-lora", here(m, "enableLoRA")))
+        write(["--enable-lora"], here(m, "enableLoRA"), "enableLoRA")
     if _truthy(m.get("enableTool")):
-        cmd.append(("--enable-auto-tool-choice", here(m, "enableTool")))
+        write(["--enable-auto-tool-choice"], here(m, "enableTool"), "enableTool")
     if _truthy(m.get("toolCallParser")):
-        tl = here(m, "toolCallParser")
-        cmd += [("--tool-call-parser", tl), (go_text(m["toolCallParser"]), tl)]
+        write(
+            ["--tool-call-parser", go_text(m["toolCallParser"])], here(m, "toolCallParser"), "toolCallParser"
+        )
     if vcfg is not None:
         if "enableChunkedPrefill" in vcfg:
             on = _truthy(vcfg["enableChunkedPrefill"])
-            cmd.append(
-                (
-                    "--enable-chunked-prefill" if on else "--no-enable-chunked-prefill",
-                    here(vcfg, "enableChunkedPrefill"),
-                )
+            write(
+                ["--enable-chunked-prefill" if on else "--no-enable-chunked-prefill"],
+                here(vcfg, "enableChunkedPrefill"),
+                "vllmConfig.enableChunkedPrefill",
             )
         on = _truthy(vcfg.get("enablePrefixCaching"))
-        cmd.append(
-            (
-                "--enable-prefix-caching" if on else "--no-enable-prefix-caching",
-                here(vcfg, "enablePrefixCaching")
-                if "enablePrefixCaching" in vcfg
-                else loc_of(m, "vllmConfig"),
-            )
+        write(
+            ["--enable-prefix-caching" if on else "--no-enable-prefix-caching"],
+            here(vcfg, "enablePrefixCaching") if "enablePrefixCaching" in vcfg else loc_of(m, "vllmConfig"),
+            "vllmConfig.enablePrefixCaching",
+            "enablePrefixCaching" in vcfg,
         )
-        for key, flag in (
-            ("maxModelLen", "--max-model-len"),
-            ("dtype", "--dtype"),
-            ("tensorParallelSize", "--tensor-parallel-size"),
-            ("maxNumSeqs", "--max-num-seqs"),
-            ("gpuMemoryUtilization", "--gpu_memory_utilization"),
-            ("maxLoras", "--max_loras"),
-            ("runner", "--runner"),
-            ("convert", "--convert"),
-        ):
+        for key, flag in _KEY_FLAGS:
             if key in vcfg:
-                fl = here(vcfg, key)
-                cmd += [(flag, fl), (go_text(vcfg[key]), fl)]
+                write([flag, go_text(vcfg[key])], here(vcfg, key), f"vllmConfig.{key}", value=vcfg[key])
         extra = vcfg.get("extraArgs")
         if isinstance(extra, list) and extra:
             cmd += [(go_text(a), loc_of(extra, j) or here(vcfg, "extraArgs")) for j, a in enumerate(extra)]
     if _truthy(m.get("modelRevision")):
-        rl = here(m, "modelRevision")
-        cmd += [("--revision", rl), (go_text(m["modelRevision"]), rl)]
+        write(["--revision", go_text(m["modelRevision"])], here(m, "modelRevision"), "modelRevision")
     kv_role = go_text(lmc.get("kvRole")) if lmc is not None and _truthy(lmc.get("kvRole")) else "kv_both"
     if lmc is not None and _truthy(lmc.get("enabled")):
         ll = here(lmc, "enabled")
@@ -889,16 +962,21 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
             conf = f'{{"kv_connector":"LMCacheConnector","kv_role":"{kv_role}"}}'
         else:
             conf = f'{{"kv_connector":"LMCacheConnectorV1","kv_role":"{kv_role}"}}'
-        cmd += [("--kv-transfer-config", ll), (conf, ll)]
+        write(["--kv-transfer-config", conf], ll, "lmcacheConfig.enabled")
     if _truthy(m.get("chatTemplate")):
-        cl = here(m, "chatTemplate")
-        cmd += [("--chat-template", cl), (f"/templates/{go_text(m['chatTemplate'])}", cl)]
+        write(
+            ["--chat-template", f"/templates/{go_text(m['chatTemplate'])}"],
+            here(m, "chatTemplate"),
+            "chatTemplate",
+        )
 
+    env_from, configmaps = _env_from(se, m)
     container: Items = [
         ("name", "vllm", at),
         ("image", image, rloc),
         ("command", llist(uloc, cmd), uloc),
         ("env", _env(doc, m, vcfg, lmc), loc_of(m, "env") or at),
+        *([("envFrom", env_from, env_from.loc)] if env_from is not None else []),
         (
             "resources",
             _resources(m),
@@ -986,6 +1064,9 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         annotations=ann,
         labels=labels,
         findings=(*w.findings, *_unread_keys(i, m)),
+        chart_args=tuple(made),
+        values_terms=VALUES_TERMS,
+        configmaps=configmaps,
     )
 
 
@@ -1105,15 +1186,40 @@ def _env(doc: Document, m: LDict, vcfg: LDict | None, lmc: LDict | None) -> LLis
         ):
             if key in lmc:
                 add(name, key)
-    configs = se.get("configs")
-    if isinstance(configs, dict) and configs:
-        # `envFrom: [{configMapRef: {name: RELEASE-configs}}]`, the ConfigMap templates/configmap.yaml writes
-        # from servingEngineSpec.configs: each key an env variable, unless `env` names it (env wins)
-        named = {e.get("name") for e, _ in items if isinstance(e, dict)}
-        for k, v in configs.items():
-            if str(k) not in named:
-                items.append(_env_item(str(k), go_text(v), loc_of(configs, k)))
     return llist(loc_of(m, "env") or at, items)
+
+
+#: The ConfigMap ``helm/templates/configmap.yaml`` writes from ``servingEngineSpec.configs``.
+CONFIGS_CONFIGMAP = f"{RELEASE}-configs"
+
+
+def _env_from(se: LDict, m: LDict) -> tuple[LList | None, dict[tuple[str | None, str], LDict]]:
+    """The engine container's ``envFrom`` (deployment-vllm-multi.yaml: when ``servingEngineSpec.configs`` or
+    ``envFromSecret`` is set, ``configMapRef`` :data:`CONFIGS_CONFIGMAP` then ``secretRef``
+    ``envFromSecret.name``), and the ConfigMap the chart renders from ``configs`` (configmap.yaml: ``data`` is
+    ``toYaml`` of ``configs``; each value printed as Helm prints it, located at its key), keyed as
+    :func:`kvlint.workloads.configmaps.configmaps` keys ConfigMaps."""
+    configs = se.get("configs")
+    secret = m.get("envFromSecret")
+    sources: list[tuple[Any, Loc | None]] = []
+    cms: dict[tuple[str | None, str], LDict] = {}
+    if _truthy(configs) and isinstance(configs, dict):
+        cl = _key_loc(se, "configs") or loc_of(se, "configs")
+        ref = ldict(cl, [("configMapRef", ldict(cl, [("name", CONFIGS_CONFIGMAP, cl)]), cl)])
+        sources.append((ref, cl))
+        cms[(None, CONFIGS_CONFIGMAP)] = ldict(
+            loc_of(se, "configs"), [(str(k), go_text(v), loc_of(configs, k)) for k, v in configs.items()]
+        )
+    if _truthy(secret) and isinstance(secret, dict):
+        sl = loc_of(m, "envFromSecret")
+        name = secret.get("name")
+        ref = ldict(
+            sl, [("secretRef", ldict(sl, [("name", go_text(name) if name is not None else None, sl)]), sl)]
+        )
+        sources.append((ref, sl))
+    if not sources:
+        return None, cms
+    return llist(sources[0][1], sources), cms
 
 
 def _resources(m: LDict) -> Any:

@@ -208,9 +208,73 @@ _RAISE = {
 }
 
 
+#: AWS Neuron resources of the Neuron device plugin: NeuronCores, and whole Neuron devices (chips).
+NEURON_CORE_RESOURCE = "aws.amazon.com/neuroncore"
+NEURON_DEVICE_RESOURCES = frozenset({"aws.amazon.com/neuron", "aws.amazon.com/neurondevice"})
+#: NeuronCores per Neuron device, by EC2 instance family (AWS Neuron architecture documentation: an Inferentia
+#: chip has four NeuronCore-v1, an Inferentia2 or Trainium chip two NeuronCore-v2). Trainium2 is left out: its
+#: logical NeuronCores per chip depend on the logical-core setting.
+NEURON_CORES_PER_DEVICE = {"inf1": 4, "inf2": 2, "trn1": 2, "trn1n": 2}
+_INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _neuron_family(ctx: RuleContext) -> str | None:
+    """The EC2 instance family (``inf2``) the pod's ``nodeSelector`` names with an instance-type label."""
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    if not isinstance(sel, dict):
+        return None
+    for label in _INSTANCE_TYPE_LABELS:
+        value = sel.get(label)
+        if isinstance(value, str) and "." in value:
+            return value.split(".", 1)[0].lower()
+    return None
+
+
+def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 on AWS Neuron (``aws.amazon.com/neuroncore``, or Neuron devices on a known instance family):
+    vLLM on Neuron passes tensor-parallel-size to the Neuron model as the number of NeuronCores it shards the
+    model over (``tp_degree``: vllm@0.8.0:vllm/model_executor/model_loader/neuron.py::get_neuron_model), so
+    it is compared with the NeuronCores the pod gets, in NeuronCores, not GPUs. Devices on an unknown instance
+    family are not compared (two to four NeuronCores a device); other engines are not read on Neuron."""
+    p, lay = ctx.placement, ctx.layout
+    assert p is not None and p.gpus is not None and p.resource is not None
+    if ctx.engine != "vllm":
+        return
+    need = lay.workers
+    if p.resource == NEURON_CORE_RESOURCE:
+        have, per, where = p.gpus, 1, f"{p.resource}: {p.gpus}"
+    else:
+        family = _neuron_family(ctx)
+        per_device = NEURON_CORES_PER_DEVICE.get(family or "")
+        if per_device is None:
+            return
+        have, per = p.gpus * per_device, per_device
+        where = f"{p.resource}: {p.gpus}, {per_device} NeuronCores per {family} device"
+    how = (
+        "vLLM on Neuron shards the model over tensor-parallel-size NeuronCores (the Neuron model's tp_degree)"
+    )
+    unit = "device(s)" if per > 1 else "NeuronCores"
+    if need > have:
+        yield ctx.finding(
+            f"{lay.described} needs {need} NeuronCores but the pod gets {have} ({where}); {how}, more than the "
+            "pod is given",
+            lay.loc or p.gpus_loc or ctx.serving.command_loc,
+            fix=f"request {-(-need // per)} {unit} ({p.resource}) or lower tensor-parallel-size to {have}",
+        )
+    elif need < have and have - need >= per:
+        yield ctx.finding(
+            f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
+            f"{have - need} NeuronCore(s) sit idle",
+            p.gpus_loc,
+            fix=f"request {-(-need // per)} {unit} ({p.resource}), or raise tensor-parallel-size to {have}",
+            severity="warning",
+        )
+
+
 @check("KV403")
 def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
-    """KV403: the engine's GPU workers (TP x PP x local DP, TGI shards) against the GPUs the pod requests.
+    """KV403: the engine's GPU workers (TP x PP x local DP, TGI shards) against the GPUs the pod requests; on
+    AWS Neuron resources, tensor-parallel-size against NeuronCores (:func:`_neuron_cores`).
 
     Sources: vLLM ``vllm/config/parallel.py::ParallelConfig.__post_init__`` (world size against the node's
     GPUs, 0.11.0) and ``vllm/v1/worker/gpu_worker.py::Worker.init_device`` (local rank bound); TGI and SGLang as
@@ -229,6 +293,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         yield from _joined_worker_gpus(ctx)
         return
     if p.gpus < 1 or not lay.known or (ctx.engine == "tgi" and not lay.explicit):
+        return
+    if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
+        yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
         return
     need = lay.workers
     pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
@@ -349,11 +416,16 @@ def shm_note(ctx: RuleContext) -> str:
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
     vLLM's shared-memory broadcast use it; container runtimes give 64 MiB by default. KubeRay adds one to Ray
-    pods itself."""
+    pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, so it is not reported there."""
     lay, s = ctx.layout, ctx.serving
     if lay.tp * lay.pp * lay.dp <= 1 or not lay.known:
         return
     if not shm_missing(ctx):
+        return
+    resource = ctx.placement.resource if ctx.placement is not None else None
+    if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
+        # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
+        # size (vllm@0.8.0:vllm/platforms/neuron.py::NeuronPlatform.check_and_update_config); no NCCL workers
         return
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")

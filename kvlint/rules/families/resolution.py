@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
-from kvlint.engines.images import platform_evidence
+from kvlint.engines.images import platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -20,6 +20,9 @@ from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Diagnostic
 from kvlint.values import as_float
+
+#: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
+_PLATFORM_NAMES = {"neuron": "AWS Neuron"}
 
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
@@ -33,6 +36,19 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
     skipped."""
     cr, s, p = ctx.cr, ctx.serving, ctx.placement
     acc = p.accelerator if p is not None else None
+    if cr.model is None:
+        # the model is unknown (KV502) or not named (KV503): only a reason no model would change is said here,
+        # and it takes precedence over KV502 (unsized_whatever_model)
+        if s.model is None or is_runtime_template(ctx.workload) or unsized_whatever_model(s, p) is None:
+            return  # (a serving-runtime template's model and resources come from its InferenceService: KV502)
+        if acc is not None:
+            yield ctx.finding(
+                f"capacity rules skipped: the pod runs on {acc.name}, and kvlint's memory model is for CUDA/ROCm "
+                f"GPUs ({p.how if p else ''})",
+                p.loc if p else None,
+                fix="kvlint models NVIDIA and AMD GPUs; check this workload's memory with the vendor's tools",
+            )
+            return
     if acc is not None:
         if cr.plan_error and acc.vendor not in ("nvidia", "amd"):
             yield ctx.finding(
@@ -59,16 +75,24 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             what = f"image '{s.image}' is a {platform.upper()} build of {s.engine}"
         else:
             what = f"the container requests {p.resource if p else platform}, a {platform.upper()} accelerator"
+        if platform == "neuron":
+            what += (
+                " (AWS Inferentia or Trainium: vLLM compiles the model for NeuronCores with the Neuron SDK, whose "
+                "memory plan kvlint does not model, and those devices are not in its accelerator catalogue)"
+            )
         yield ctx.finding(
             f"capacity rules skipped: {what}, and kvlint's memory model is for CUDA/ROCm GPUs",
             s.command_loc,
             fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
             "GPU image and request a GPU"
             if platform == "cpu"
-            else f"nothing to change if this workload is meant for that {platform.upper()} accelerator (check its "
+            else f"nothing to change if this workload is meant for that {_PLATFORM_NAMES.get(platform, platform.upper())} "
+            "accelerator (check its "
             "memory with the vendor's tools); to run it on an NVIDIA or AMD GPU, use the engine's CUDA or ROCm "
             "image and request that GPU",
         )
+        return
+    if cr.model is None:
         return
     selectors = (
         "amd.com/gpu.product-name or amd.com/gpu.device-id (the AMD GPU node labeller's)"
@@ -186,6 +210,12 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
+    if (
+        cr.model is None
+        and not is_runtime_template(ctx.workload)
+        and unsized_whatever_model(s, ctx.placement)
+    ):
+        return  # KV501 says why no model would let kvlint size it (a CPU build, a TPU, no GPU requested)
     name = s.model.value
     if cr.model is None and is_runtime_template(ctx.workload):
         if any(f.rule == "KV502" for f in ctx.workload.findings):
