@@ -254,6 +254,19 @@ def test_contained_never_leaves_the_root(tmp_path: Path) -> None:
     assert contained(str(root), "values-prod.yaml", base="helm/vllm")[0] is None  # missing
 
 
+def test_value_files_and_charts_inside_git_metadata_are_refused(tmp_path: Path) -> None:
+    """``.git`` holds git's metadata, not the checkout's files (actions/checkout keeps its token in .git/config):
+    a Flux ``valuesFiles: [.git/config]`` or an Argo CD value file ``../../.git/...`` was passed to helm."""
+    root = _repo(tmp_path)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".GIT").mkdir()
+    (root / ".GIT" / "x").write_text("a: 1\n")
+    for bad in (".git/config", "./.git/config", ".GIT/x", "helm/../.git/config"):
+        path, why = contained(str(root), bad)
+        assert path is None and why is not None, bad
+    assert ".git" in (contained(str(root), ".git/config")[1] or "")
+
+
 def test_flux_helmrelease_with_a_git_repository_chart_path(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     (root / "prod.yaml").write_text("deployment: {maxModelLen: 4096}\n")

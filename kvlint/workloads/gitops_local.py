@@ -100,12 +100,15 @@ _MISSING = "no such path in this checkout"
 def contained(root: str, rel: str, base: str = "") -> tuple[str | None, str | None]:
     """``(path, None)``: ``rel`` (relative to ``base``, itself relative to ``root``) names an existing entry
     inside ``root`` reached without a symbolic link; else ``(None, why)``. Refused: an absolute path, a ``..``
-    component, a NUL, a link on the way, a path resolving outside ``root``."""
+    component, a ``.git`` component (git's metadata, where a CI checkout keeps its credentials: not a file of the
+    checkout), a NUL, a link on the way, a path resolving outside ``root``."""
     if not rel or "\x00" in rel or os.path.isabs(rel) or rel.startswith(("/", "\\")):
         return None, "an absolute or empty path"
     parts = [p for p in os.path.join(base, rel).replace("\\", "/").split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         return None, "a path that climbs with '..'"
+    if any(p.casefold() == ".git" for p in parts):
+        return None, "a path into git's .git metadata, not the checkout's files"
     here = root
     for p in parts:
         here = os.path.join(here, p)
