@@ -313,3 +313,34 @@ def test_a_chart_serving_no_llm_is_not_rendered(tmp_path: Path, monkeypatch: pyt
     result = run_check([str(app)], OFFLINE)
     assert not log.exists() and not result.diagnostics and not result.containers
     assert find_workloads(load_paths([str(app)]).documents) == []
+
+
+def test_the_charts_rendered_in_one_run_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One 15 KB file of 100 Applications with 10 sources each naming the checkout's chart ran helm 1,000 times
+    (47 s; a chart that loops until the renderer's timeout, 120 s each): at most MAX_LOCAL_RENDERS run in one
+    run, the others get a KV503 saying why, and the next run renders again."""
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS
+
+    root = _repo(tmp_path)
+    sources = "".join(
+        f"  - {{repoURL: x, path: helm/vllm, helm: {{releaseName: r{j}}}}}\n" for j in range(10)
+    )
+    docs = [
+        f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a{i}}}\nspec:\n  sources:\n{sources}"
+        for i in range(10)
+    ]
+    app = root / "many.yaml"
+    app.write_text("---\n".join(docs))
+    log = _stand_in_helm(tmp_path)
+    runs = tmp_path / "runs"
+    script = tmp_path / "bin" / "helm"
+    script.write_text(script.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho x >> {runs}\n", 1))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    for _ in range(2):
+        runs.write_text("")
+        result = run_check([str(app)], OFFLINE)
+        assert len(runs.read_text().splitlines()) == MAX_LOCAL_RENDERS < 100
+        assert len(result.containers) == MAX_LOCAL_RENDERS
+        capped = [d for d in _kv503(result) if f"at most {MAX_LOCAL_RENDERS} charts" in d.message]
+        assert len(capped) == 100 - MAX_LOCAL_RENDERS
+    assert log.exists()

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint import filecache
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in
@@ -55,6 +56,18 @@ MAX_PARAMETERS = 1024
 #: The longest inline values passed (characters of YAML/JSON text). [assumed], as
 #: :data:`kvlint.workloads.gitops.MAX_VALUES_CHARS`.
 MAX_INLINE_CHARS = 1 << 20
+#: The most charts of the checkout rendered for GitOps objects in one run (one process: each ``--jobs`` worker
+#: has its own count). [assumed] a repository deploys a few dozen; without a bound, a 15 KB file of 100
+#: Applications with 10 sources each ran helm 1,000 times (47 s), and each render may take up to
+#: :data:`kvlint.render.RENDER_TIMEOUT_S`.
+MAX_LOCAL_RENDERS = 64
+_RENDERS = [0]
+
+
+@filecache.register
+def _reset_renders() -> None:
+    """A new run may render :data:`MAX_LOCAL_RENDERS` charts again."""
+    _RENDERS[0] = 0
 
 
 @dataclass(frozen=True)
@@ -334,6 +347,17 @@ def render_local_chart(
         return [
             _empty(doc, at, f"{what} is not rendered: its inline values are larger than kvlint passes", ())
         ]
+    if _RENDERS[0] >= MAX_LOCAL_RENDERS:
+        return [
+            _empty(
+                doc,
+                at,
+                f"{what} is not rendered: kvlint renders at most {MAX_LOCAL_RENDERS} charts of this checkout for "
+                "Argo CD/Flux objects in one run",
+                (),
+            )
+        ]
+    _RENDERS[0] += 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
         values = list(lc.value_files)
