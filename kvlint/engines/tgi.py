@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kvlint.engines.options import Collector, suggest
+from kvlint.engines.options import Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import ServingConfig, Value
@@ -159,8 +159,7 @@ def parse_tgi_argv(
         opt, eq, explicit = tok.partition("=")
         dest = opt[2:].replace("-", "_")
         if dest not in TGI_OPTIONS:
-            best = suggest(opt, known)
-            col.unknown(opt, loc, where, known if best else [])
+            col.unknown(opt, loc, where, known)
             if not eq and i < n and not argv[i].startswith("-"):
                 i += 1
             continue
