@@ -24,12 +24,14 @@ directory, or values of the wrong type keep the "not read" note of
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint import filecache
 from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
@@ -189,9 +191,12 @@ def _set_param(
     return None  # pragma: no cover - the loop returns
 
 
-def _block_text(path: str, line: int) -> list[str] | None:
-    """The lines of ``path`` from ``line`` (1-based) on, or None when the file cannot be read again (stdin, gone,
-    not UTF-8, larger than :data:`MAX_VALUES_CHARS` times 16)."""
+@functools.lru_cache(maxsize=8)
+def _block_text(path: str) -> tuple[str, ...] | None:
+    """The lines of ``path``, or None when the file cannot be read again (stdin, gone, not UTF-8, larger than
+    :data:`MAX_VALUES_CHARS` times 16). Kept by path for the run (emptied where each run starts,
+    :func:`_forget_lines`): every ``helm.values`` string of a file is placed in it, and reading the file again
+    for each made a 0.9 MB file of 2,000 Applications take 9.2 s of CPU (quadratic)."""
     if path == "-" or not os.path.isfile(path):
         return None
     try:
@@ -205,12 +210,20 @@ def _block_text(path: str, line: int) -> list[str] | None:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")[line - 1 :]
+    return tuple(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+
+
+@filecache.register
+def _forget_lines() -> None:
+    """Forget the file lines :func:`_block_text` kept (a file edited between two runs is read again)."""
+    _block_text.cache_clear()
 
 
 def _positioned_text(s: str, at: Loc | None) -> tuple[str, int] | None:
-    """``s`` (a ``helm.values`` string) laid out as it stands in its file: blank lines before it and each line
-    indented as in the block scalar, so every parsed position is the file's own; ``(text, 0)``. None when ``s``
+    """``s`` (a ``helm.values`` string) laid out as it stands in its file: each line indented as in the block
+    scalar, and the number of lines before it, so every parsed position is the file's own; ``(text, lines
+    before)`` (not blank lines before the text: the loader read them all for each string, 1.4 s of CPU for a
+    file of 2,000 Applications). None when ``s``
     is not the file's literal block scalar at ``at`` line for line (a quoted or folded scalar, standard input):
     then positions are those of ``at`` itself."""
     if at is None:
@@ -218,8 +231,11 @@ def _positioned_text(s: str, at: Loc | None) -> tuple[str, int] | None:
     lines = s.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    file_lines = _block_text(at.file, at.line + 1)
-    if file_lines is None or len(file_lines) < len(lines):
+    all_lines = _block_text(at.file)
+    if all_lines is None:
+        return None
+    file_lines = all_lines[at.line : at.line + len(lines)]  # from the line after the key's
+    if len(file_lines) < len(lines):
         return None
     first = next((fl for fl, sl in zip(file_lines, lines, strict=False) if sl), None)
     if first is None:
@@ -229,7 +245,7 @@ def _positioned_text(s: str, at: Loc | None) -> tuple[str, int] | None:
     for fl, sl in zip(file_lines, lines, strict=False):
         if (sl and fl != pad + sl) or (not sl and fl.strip()):
             return None
-    return "\n" * at.line + "\n".join(pad + sl if sl else "" for sl in lines) + "\n", 0
+    return "\n".join(pad + sl if sl else "" for sl in lines) + "\n", at.line
 
 
 def _relocated(node: Any, loc: Loc, depth: int = 0) -> Any:
@@ -259,7 +275,7 @@ def _parse_values(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str 
     if len(s) > MAX_VALUES_CHARS:
         return None, f"helm.values ({len(s)} characters, more than kvlint reads: {MAX_VALUES_CHARS})"
     placed = _positioned_text(s, at)
-    result = load_text(placed[0] if placed else s, path)
+    result = load_text(placed[0] if placed else s, path, line_offset=placed[1] if placed else 0)
     if result.findings and not result.documents:
         problem = result.findings[0]
         return None, f"helm.values (it does not parse as YAML: {problem.message})"
