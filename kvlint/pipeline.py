@@ -44,6 +44,8 @@ from kvlint.types import (
     ServingConfig,
     SuppressedDiagnostic,
     Workload,
+    object_ref,
+    ref_part,
 )
 
 
@@ -188,7 +190,7 @@ def analyse_container(
             container, pod_spec=w.pod_spec, namespace=w.namespace, configmaps=cms, path=w.path
         )
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
-        name = str(container.get("name", "?"))
+        name = ref_part(str(container.get("name", "?")))
         serving = ServingConfig(
             engine="vllm",
             container=container,
@@ -423,7 +425,7 @@ INTERNAL_ERROR = "kvlint could not finish checking this workload"
 
 
 def _object(w: Workload) -> str:
-    return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+    return object_ref(w.kind, w.namespace, w.name)
 
 
 def _internal_error(w: Workload, exc: Exception) -> Diagnostic:

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from kvlint.engines.options import Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import ServingConfig, Value, ref_part
 
 __all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
 
@@ -202,7 +202,7 @@ def parse_tgi_argv(
     return ServingConfig(
         engine="tgi",
         container=cont,
-        container_name=str(cont.get("name", "")),
+        container_name=ref_part(str(cont.get("name", ""))),
         image=image,
         version=version,
         model=model,
