@@ -317,8 +317,8 @@ def test_a_chart_serving_no_llm_is_not_rendered(tmp_path: Path, monkeypatch: pyt
 
 def test_the_charts_rendered_in_one_run_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """One 15 KB file of 100 Applications with 10 sources each naming the checkout's chart ran helm 1,000 times
-    (47 s; a chart that loops until the renderer's timeout, 120 s each): at most MAX_LOCAL_RENDERS run in one
-    run, the others get a KV503 saying why, and the next run renders again."""
+    (47 s; a chart that loops until the renderer's timeout, 120 s each): at most MAX_LOCAL_RENDERS run for one
+    file, the others get a KV503 saying why, and the next run renders again."""
     from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS
 
     root = _repo(tmp_path)
@@ -342,5 +342,6 @@ def test_the_charts_rendered_in_one_run_are_bounded(tmp_path: Path, monkeypatch:
         assert len(runs.read_text().splitlines()) == MAX_LOCAL_RENDERS < 100
         assert len(result.containers) == MAX_LOCAL_RENDERS
         capped = [d for d in _kv503(result) if f"at most {MAX_LOCAL_RENDERS} charts" in d.message]
+        assert all("of one file" in d.message for d in capped)
         assert len(capped) == 100 - MAX_LOCAL_RENDERS
     assert log.exists()

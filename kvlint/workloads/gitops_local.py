@@ -56,18 +56,19 @@ MAX_PARAMETERS = 1024
 #: The longest inline values passed (characters of YAML/JSON text). [assumed], as
 #: :data:`kvlint.workloads.gitops.MAX_VALUES_CHARS`.
 MAX_INLINE_CHARS = 1 << 20
-#: The most charts of the checkout rendered for GitOps objects in one run (one process: each ``--jobs`` worker
-#: has its own count). [assumed] a repository deploys a few dozen; without a bound, a 15 KB file of 100
-#: Applications with 10 sources each ran helm 1,000 times (47 s), and each render may take up to
-#: :data:`kvlint.render.RENDER_TIMEOUT_S`.
+#: The most charts of the checkout rendered for the GitOps objects of one file in a run. [assumed] a file
+#: deploys a few; without a bound, a 15 KB file of 100 Applications with 10 sources each ran helm 1,000 times
+#: (47 s), and each render may take up to :data:`kvlint.render.RENDER_TIMEOUT_S`. Counted per file, not per
+#: run, so that ``--jobs`` does not change which are rendered (a file over ``kvlint.stream.SEGMENT_BYTES`` is
+#: analysed in batches, which several jobs may count apart).
 MAX_LOCAL_RENDERS = 64
-_RENDERS = [0]
+_RENDERS: dict[str, int] = {}
 
 
 @filecache.register
 def _reset_renders() -> None:
-    """A new run may render :data:`MAX_LOCAL_RENDERS` charts again."""
-    _RENDERS[0] = 0
+    """A new run may render :data:`MAX_LOCAL_RENDERS` charts of each file again."""
+    _RENDERS.clear()
 
 
 @dataclass(frozen=True)
@@ -347,17 +348,18 @@ def render_local_chart(
         return [
             _empty(doc, at, f"{what} is not rendered: its inline values are larger than kvlint passes", ())
         ]
-    if _RENDERS[0] >= MAX_LOCAL_RENDERS:
+    done = _RENDERS.get(doc.path, 0)
+    if done >= MAX_LOCAL_RENDERS:
         return [
             _empty(
                 doc,
                 at,
                 f"{what} is not rendered: kvlint renders at most {MAX_LOCAL_RENDERS} charts of this checkout for "
-                "Argo CD/Flux objects in one run",
+                "the Argo CD/Flux objects of one file",
                 (),
             )
         ]
-    _RENDERS[0] += 1
+    _RENDERS[doc.path] = done + 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
         values = list(lc.value_files)
