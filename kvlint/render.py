@@ -1015,6 +1015,10 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
         return fail(f"cannot run {what}: {e.strerror or e}")
+    except ValueError:  # Popen refuses an argument holding NUL (a parameter value "a\0b" of an Application)
+        return fail(
+            f"cannot run {what}: an argument (a value, name or path passed to it) holds a NUL character"
+        )
     if code is None:
         return fail(f"{what} output of more than {max_bytes} bytes is more than the {max_bytes}-byte limit")
     if code != 0 and "out of memory" in err:

@@ -345,3 +345,31 @@ def test_the_charts_rendered_in_one_run_are_bounded(tmp_path: Path, monkeypatch:
         assert all("of one file" in d.message for d in capped)
         assert len(capped) == 100 - MAX_LOCAL_RENDERS
     assert log.exists()
+
+
+@pytest.mark.parametrize("helm", ['parameters: [{name: a, value: "x\\0y"}]', 'releaseName: "r\\0"'])
+def test_a_nul_in_what_helm_is_passed_is_a_finding_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helm: str
+) -> None:
+    """A parameter value or release name holding NUL (a YAML "\\0" escape) reached Popen, which raised
+    ValueError ("embedded null byte"): kvlint check ended in a traceback, and the other documents of the file
+    were not reported. Now a KV001 at the chart and the Application's KV503; the Deployment beside it is
+    checked."""
+    root = _repo(tmp_path)
+    _stand_in_helm(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    app = root / "nul.yaml"
+    app.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: chat}\n"
+        f"spec:\n  source: {{repoURL: x, path: helm/vllm, helm: {{{helm}}}}}\n---\n"
+        + _RENDERED.split("\n", 2)[2]
+    )
+    result = run_check([str(app)], OFFLINE)
+    (err,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert "holds a NUL character" in err.message
+    (d,) = _kv503(result)
+    assert "holds a NUL character" in d.message
+    (c,) = result.containers
+    assert (
+        c.workload.name == "vllm-granite" and c.workload.loc is not None and c.workload.loc.file == str(app)
+    )
