@@ -503,9 +503,13 @@ def render_helm(
     try:
         if workdir is not None:
             # helm loads every file of a chart directory into .Files: a chart at a repository's root would
-            # hand its templates .git/config (a CI checkout's token); helm renders a copy without .git.
+            # hand its templates .git/config (a CI checkout's token); helm renders the chart without .git.
             target = os.path.join(workdir, os.path.basename(os.path.abspath(chart)) or "chart")
-            why = _copy_without_git(chart, target, _memory_limit(max_bytes))
+            why = (
+                _link_without_git(chart, target)
+                if has_git == "top"
+                else _copy_without_git(chart, target, _memory_limit(max_bytes))
+            )
             if why is not None:
                 return LoadResult(
                     findings=[Finding("KV001", why, Loc(label, 1, 1), fix=_SELF_CONTAINED_FIX)], files=1
@@ -620,9 +624,10 @@ def _is_git(name: str) -> bool:
     return name.casefold() == ".git"
 
 
-def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], bool]:
-    """:func:`chart_escapes`'s findings, and whether the chart directory holds a ``.git`` entry at any depth
-    (a chart at a repository's root: :func:`render_helm` renders a copy without it)."""
+def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
+    """:func:`chart_escapes`'s findings, and where the chart directory holds a ``.git`` entry: ``"top"`` in the
+    chart directory only (a chart at a repository's root), ``"deep"`` below it too, None nowhere
+    (:func:`render_helm` renders such a chart without them)."""
     from kvlint.config import _shown
 
     out: list[Finding] = []
@@ -630,11 +635,11 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], bool]:
     inside = os.path.join(root, "")
     fix = _SELF_CONTAINED_FIX
     entries = 0
-    has_git = False
+    has_git: str | None = None
     for here, dirs, files in os.walk(chart):
         git = [d for d in dirs if _is_git(d)]
         if git or any(_is_git(f) for f in files):
-            has_git = True
+            has_git = "deep" if has_git or os.path.normpath(here) != os.path.normpath(chart) else "top"
             dirs[:] = [d for d in dirs if not _is_git(d)]
             files = [f for f in files if not _is_git(f)]
         dirs.sort()
@@ -680,10 +685,26 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], bool]:
     return out, has_git
 
 
+def _link_without_git(chart: str, target: str) -> str | None:
+    """Make ``target`` a directory holding a symbolic link to each entry of the chart directory ``chart`` but
+    ``.git`` (helm follows the links, and applies the chart's ``.helmignore`` to the paths as in the chart: an
+    ignored directory, however large, is not read, where a copy would have to read it); None, or why not."""
+    try:
+        os.mkdir(target)
+        for name in os.listdir(chart):
+            if not _is_git(name):
+                os.symlink(os.path.abspath(os.path.join(chart, name)), os.path.join(target, name))
+    except OSError as e:
+        return f"chart holding a .git entry could not be prepared to render without it: {e.strerror or e}"
+    return None
+
+
 def _copy_without_git(chart: str, target: str, max_bytes: int) -> str | None:
     """Copy the chart directory ``chart`` to ``target`` without its ``.git`` entries (links copied as links,
     files hard-linked where the file system allows, else copied); None, or why it was not copied (more than
-    ``max_bytes`` of files, an error). Called only after :func:`_chart_scan` found no link out of the chart."""
+    ``max_bytes`` of files, an error). Called only after :func:`_chart_scan` found no link out of the chart, and
+    only when a ``.git`` lies below the chart directory (a repository nested in it): :func:`_link_without_git`
+    serves a ``.git`` at the top."""
     total = 0
 
     def ignore(_dir: str, names: list[str]) -> list[str]:

@@ -402,6 +402,35 @@ def test_a_chart_at_a_repository_root_cannot_read_git_metadata(
     assert list(scratch.iterdir()) == []
 
 
+@pytest.mark.skipif(not HAS_HELM, reason="helm not installed")
+def test_a_chart_at_a_repository_root_keeps_its_helmignore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendered without its .git, the chart still has helm apply its .helmignore (an ignored directory, as large
+    as a repository's data, is not read or copied: the chart is passed through links to its entries, and only
+    a .git below the chart, a nested repository, makes kvlint copy the chart without it)."""
+    from kvlint import render
+
+    copies: list[str] = []
+    real_copy = render._copy_without_git
+    monkeypatch.setattr(render, "_copy_without_git", lambda c, t, n: copies.append(c) or real_copy(c, t, n))
+    chart = _chart(tmp_path)
+    _git_config(chart)
+    (chart / "templates" / "d.yaml").write_text(_LEAKING_TEMPLATE.replace('"leak"', '"sub/.git/config"'))
+    (chart / ".helmignore").write_text("big/\n")
+    (chart / "big").mkdir()
+    (chart / "big" / "x.yaml").write_text("{{ this does not parse\n")
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert "KV001" not in res.output and "1 workload" in res.output, res.output
+    assert copies == []
+    (chart / "sub").mkdir()
+    _git_config(chart / "sub")
+    (chart / "sub" / "values.yaml").write_text("a: 1\n")
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert "bm90X2Zvcl90aGVfbG9n" not in res.output and "1 workload" in res.output, res.output
+    assert copies == [str(chart)]
+
+
 def test_a_link_into_git_metadata_is_refused(tmp_path: Path) -> None:
     from kvlint.render import chart_escapes
 
