@@ -8,8 +8,8 @@ Helm options) that understands three more kinds of input:
   ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
   A chart holding a symbolic link out of its directory, or a ``values.schema.json`` ``$ref`` that is not a
   fragment of the schema, is not rendered: one KV001 each (:func:`chart_escapes`), as helm would read or fetch
-  what they name. A chart holding ``.git`` (a repository whose root is the chart) is rendered from a copy
-  without it: helm loads every file of the directory into ``.Files``, and a CI checkout keeps its token in
+  what they name. A chart holding ``.git`` (a repository whose root is the chart) is rendered without it
+  (:func:`_link_without_git`): helm loads every file of the directory into ``.Files``, and a CI checkout keeps its token in
   ``.git/config``. Without helm, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
