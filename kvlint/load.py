@@ -263,7 +263,7 @@ def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_r
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def load_text(data: str | bytes, path: str) -> LoadResult:
+def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResult:
     """Load one file's content (``path`` is only used in locations and messages).
 
     Args:
@@ -271,6 +271,8 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
             accepted too). Text is used as is, except that a lone surrogate (from a JSON ``\\ud800`` escape)
             is read as U+FFFD, as the API server's JSON decoder stores it.
         path: the name to put in every :class:`~kvlint.source.Loc` (``-`` for standard input).
+        line_offset: lines before ``data`` in that file, added to every line of a location (text taken from
+            inside a file, such as a ``helm.values`` block scalar).
 
     Returns:
         LoadResult with ``files == 1``. Never raises for bad content: binary data, invalid UTF-8, YAML
@@ -298,7 +300,7 @@ def load_text(data: str | bytes, path: str) -> LoadResult:
         # rendered Helm output (kvlint.render's template mapping) or inline suppressions (the pipeline)
         result.source_texts[path] = text
     with _gc_paused():
-        _load_decoded(text, path, result)
+        _load_decoded(text, path, result, line_offset)
     if (
         path != "-"
         and not isinstance(data, str)
@@ -1346,18 +1348,19 @@ def _segments(text: str) -> Iterator[tuple[int, str]]:
         yield line, text[s:end]
 
 
-def _load_decoded(text: str, path: str, result: LoadResult) -> None:
+def _load_decoded(text: str, path: str, result: LoadResult, base: int = 0) -> None:
     """Fast path: parse the whole file at once. Slow path (a syntax error, or template actions): read
-    each ``---`` segment on its own, so a broken document costs only itself."""
+    each ``---`` segment on its own, so a broken document costs only itself. ``base``: lines before
+    ``text`` in its file."""
     counter = [0]
     actions = template_actions(text)
     if not actions:
-        if _load_segment(text, path, 0, result, [], counter, whole_file=True):
+        if _load_segment(text, path, base, result, [], counter, whole_file=True):
             return
         if path.endswith(".json") and "\t" in text:
             # libyaml accepts tabs between JSON tokens, the pure-Python scanner does not; tabs cannot occur
             # raw inside JSON strings, so spaces keep every column the same.
-            if _load_segment(text.replace("\t", " "), path, 0, result, [], counter, whole_file=True):
+            if _load_segment(text.replace("\t", " "), path, base, result, [], counter, whole_file=True):
                 return
     action_lines = [a[0] for a in actions]  # sorted: actions are found left to right
     for offset, seg in _segments(text):
@@ -1366,4 +1369,4 @@ def _load_decoded(text: str, path: str, result: LoadResult) -> None:
         nlines = _breaks(seg, 0, len(seg)) + 1
         lo, hi = bisect_left(action_lines, offset), bisect_left(action_lines, offset + nlines)
         seg_actions = [(ln - offset, col, a) for ln, col, a in actions[lo:hi]]
-        _load_segment(seg, path, offset, result, seg_actions, counter, whole_file=False)
+        _load_segment(seg, path, base + offset, result, seg_actions, counter, whole_file=False)

@@ -46,6 +46,8 @@ from kvlint.types import (
     SuppressedDiagnostic,
     ValuesTerm,
     Workload,
+    object_ref,
+    ref_part,
 )
 
 
@@ -225,7 +227,7 @@ def analyse_container(
             container, pod_spec=w.pod_spec, namespace=w.namespace, configmaps=cms, path=w.path
         )
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
-        name = str(container.get("name", "?"))
+        name = ref_part(str(container.get("name", "?")))
         serving = ServingConfig(
             engine="vllm",
             container=container,
@@ -464,7 +466,7 @@ INTERNAL_ERROR = "kvlint could not finish checking this workload"
 
 
 def _object(w: Workload) -> str:
-    return "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+    return object_ref(w.kind, w.namespace, w.name)
 
 
 def _internal_error(w: Workload, exc: Exception) -> Diagnostic:

@@ -8,13 +8,16 @@ Helm options) that understands three more kinds of input:
   ``PATH`` (paths starting with ``-`` get a ``./`` prefix: no argument can turn into a helm option).
   A chart holding a symbolic link out of its directory, or a ``values.schema.json`` ``$ref`` that is not a
   fragment of the schema, is not rendered: one KV001 each (:func:`chart_escapes`), as helm would read or fetch
-  what they name. Without helm, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
+  what they name. A chart holding ``.git`` (a repository whose root is the chart) is rendered without it
+  (:func:`_link_without_git`): helm loads every file of the directory into ``.Files``, and a CI checkout keeps its token in
+  ``.git/config``. Without helm, :class:`RenderError` is raised (the CLI turns it into exit code 2): kvlint cannot lint a
   chart it cannot render, and reporting the raw templates would only produce KV002 noise.
 * **Kustomize directories** (a directory holding ``kustomization.yaml``/``.yml``/``Kustomization``, named
   as an argument): rendered with ``kustomize build DIR``, else ``kubectl kustomize DIR``; neither on
   ``PATH`` raises :class:`RenderError`. A tree naming a remote base, resource, patch or generator file (a URL,
   ``github.com/...``, ``git@host:...``) is not built: one KV001 at each such reference
-  (:func:`remote_references`), as kvlint fetches nothing a manifest names. Rendered objects are mapped back to the files of the kustomization
+  (:func:`remote_references`), as kvlint fetches nothing a manifest names; so is one naming a path into
+  ``.git``. Rendered objects are mapped back to the files of the kustomization
   tree that define the same ``kind`` and ``metadata.name`` (ignoring ``namePrefix``/``nameSuffix``): the
   resource and any strategic-merge patches, walked in parallel along the same key path (containers paired
   by name). A value goes to the file holding that same value (the patch that set it), else to the
@@ -513,20 +516,48 @@ def render_helm(
             f"(https://helm.sh/docs/intro/install/) or render it elsewhere and pipe the output: "
             f"helm template RELEASE {chart} | kvlint check -"
         )
-    refused = chart_escapes(chart, max_bytes)
+    refused, has_git = _chart_scan(chart, max_bytes)
     if refused:
         return LoadResult(findings=refused, files=1)
     name = release or _release_name(chart)
-    # Options first, each as one --name=value word, then ``--`` and the positional arguments: no path or
-    # value from the command line (a directory named ``--post-renderer=sh``, say) can become a helm flag.
-    cmd = [helm, "template"]
-    cmd += [f"--values={_safe_path(v)}" for v in values]
-    cmd += [f"--set={s}" for s in set_values]
-    cmd += [f"--set-string={s}" for s in set_strings]
-    cmd += ["--", name, _safe_path(chart)]
     label = os.path.join(chart, "Chart.yaml")
-    out = _run(cmd, label, "helm template", max_bytes)
+    import tempfile
+
+    workdir = tempfile.mkdtemp(prefix="kvlint-chart-") if has_git else None
+    target = chart
+    try:
+        if workdir is not None:
+            # helm loads every file of a chart directory into .Files: a chart at a repository's root would
+            # hand its templates .git/config (a CI checkout's token); helm renders the chart without .git.
+            target = os.path.join(workdir, os.path.basename(os.path.abspath(chart)) or "chart")
+            why = (
+                _link_without_git(chart, target)
+                if has_git == "top"
+                else _copy_without_git(chart, target, _memory_limit(max_bytes))
+            )
+            if why is not None:
+                return LoadResult(
+                    findings=[Finding("KV001", why, Loc(label, 1, 1), fix=_SELF_CONTAINED_FIX)], files=1
+                )
+        # Options first, each as one --name=value word, then ``--`` and the positional arguments: no path or
+        # value from the command line (a directory named ``--post-renderer=sh``, say) can become a helm flag.
+        cmd = [helm, "template"]
+        cmd += [f"--values={_safe_path(v)}" for v in values]
+        cmd += [f"--set={s}" for s in set_values]
+        cmd += [f"--set-string={s}" for s in set_strings]
+        cmd += ["--", name, _safe_path(target)]
+        out = _run(cmd, label, "helm template", max_bytes)
+    finally:
+        if workdir is not None:
+            shutil.rmtree(workdir, ignore_errors=True)
     if isinstance(out, LoadResult):
+        if target != chart:
+            out.findings[:] = [
+                dataclasses.replace(
+                    f, message=f.message.replace(target, chart), fix=f.fix.replace(target, chart)
+                )
+                for f in out.findings
+            ]
         return out
     result = load_text(out, label)
     root = os.path.normpath(chart)
@@ -595,23 +626,47 @@ def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[F
     * a **symbolic link resolving outside the chart** (helm follows links when it loads a chart directory, so
       ``{{ .Files.Get "leak" }}`` with ``leak -> /proc/self/environ`` put the runner's environment into a
       rendered value, and kvlint's findings quote values: a pull request could print the CI runner's files
-      in its log);
+      in its log), or **into a ``.git`` directory** (``leak -> .git/config``: a CI checkout's credentials);
     * a **``$ref`` of a ``values.schema.json``** that is not a fragment of the schema itself (``#/...``): helm
       validates the values against the schema and fetches ``https://`` references, reads ``file://`` ones.
 
-    The walk does not follow links (each is checked where it is), looks at most at :data:`MAX_CHART_ENTRIES`
-    entries and reads schema files of at most ``max_bytes`` (regular files only). Subchart archives
-    (``charts/*.tgz``) are not opened: what they fetch is cut off by the renderer's environment
-    (:func:`_render_env`).
+    The walk does not follow links (each is checked where it is), does not enter ``.git`` (which
+    :func:`render_helm` keeps from helm), looks at most at :data:`MAX_CHART_ENTRIES` entries and reads schema
+    files of at most ``max_bytes`` (regular files only). Subchart archives (``charts/*.tgz``) are not opened:
+    what they fetch is cut off by the renderer's environment (:func:`_render_env`).
     """
+    return _chart_scan(chart, max_bytes)[0]
+
+
+_SELF_CONTAINED_FIX = (
+    "keep the chart self-contained: copy the file into the chart, or render it yourself and pipe the output"
+)
+
+
+def _is_git(name: str) -> bool:
+    """``name`` is git's metadata entry (the repository directory, or a worktree's/submodule's ``.git`` file), in
+    any letter case (a case-insensitive file system opens ``.GIT`` as ``.git``)."""
+    return name.casefold() == ".git"
+
+
+def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
+    """:func:`chart_escapes`'s findings, and where the chart directory holds a ``.git`` entry: ``"top"`` in the
+    chart directory only (a chart at a repository's root), ``"deep"`` below it too, None nowhere
+    (:func:`render_helm` renders such a chart without them)."""
     from kvlint.config import _shown
 
     out: list[Finding] = []
     root = os.path.realpath(chart)
     inside = os.path.join(root, "")
-    fix = "keep the chart self-contained: copy the file into the chart, or render it yourself and pipe the output"
+    fix = _SELF_CONTAINED_FIX
     entries = 0
+    has_git: str | None = None
     for here, dirs, files in os.walk(chart):
+        git = [d for d in dirs if _is_git(d)]
+        if git or any(_is_git(f) for f in files):
+            has_git = "deep" if has_git or os.path.normpath(here) != os.path.normpath(chart) else "top"
+            dirs[:] = [d for d in dirs if not _is_git(d)]
+            files = [f for f in files if not _is_git(f)]
         dirs.sort()
         entries += len(dirs) + len(files)
         if entries > MAX_CHART_ENTRIES:
@@ -622,10 +677,13 @@ def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[F
                     Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
                     fix=fix,
                 )
-            ]
+            ], has_git
         for name in sorted(dirs + files):
             full = os.path.join(here, name)
-            if os.path.islink(full) and not os.path.realpath(full).startswith(inside):
+            if not os.path.islink(full):
+                continue
+            real = os.path.realpath(full)
+            if not real.startswith(inside):
                 out.append(
                     Finding(
                         "KV001",
@@ -635,11 +693,73 @@ def chart_escapes(chart: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[F
                         fix=fix,
                     )
                 )
+            elif any(_is_git(p) for p in os.path.relpath(real, root).split(os.sep)):
+                out.append(
+                    Finding(
+                        "KV001",
+                        f"symbolic link into a .git directory ({_shown(os.readlink(full), 80)}); helm would read "
+                        "git's files (a checkout's credentials) into the chart, so the chart was not rendered",
+                        Loc(full, 1, 1),
+                        fix=fix,
+                    )
+                )
         schema = os.path.join(here, "values.schema.json")
         # (a link inside the chart: helm reads its target; a link out is flagged above and not read)
         if "values.schema.json" in files and os.path.realpath(schema).startswith(inside):
             out += _schema_refs(schema, max_bytes, fix)
-    return out
+    return out, has_git
+
+
+def _link_without_git(chart: str, target: str) -> str | None:
+    """Make ``target`` a directory holding a symbolic link to each entry of the chart directory ``chart`` but
+    ``.git`` (helm follows the links, and applies the chart's ``.helmignore`` to the paths as in the chart: an
+    ignored directory, however large, is not read, where a copy would have to read it); None, or why not."""
+    try:
+        os.mkdir(target)
+        for name in os.listdir(chart):
+            if not _is_git(name):
+                os.symlink(os.path.abspath(os.path.join(chart, name)), os.path.join(target, name))
+    except OSError as e:
+        return f"chart holding a .git entry could not be prepared to render without it: {e.strerror or e}"
+    return None
+
+
+def _copy_without_git(chart: str, target: str, max_bytes: int) -> str | None:
+    """Copy the chart directory ``chart`` to ``target`` without its ``.git`` entries (links copied as links,
+    files hard-linked where the file system allows, else copied); None, or why it was not copied (more than
+    ``max_bytes`` of files, an error). Called only after :func:`_chart_scan` found no link out of the chart, and
+    only when a ``.git`` lies below the chart directory (a repository nested in it): :func:`_link_without_git`
+    serves a ``.git`` at the top."""
+    total = 0
+
+    def ignore(_dir: str, names: list[str]) -> list[str]:
+        return [n for n in names if _is_git(n)]
+
+    def copy(src: str, dst: str) -> str:
+        nonlocal total
+        total += os.lstat(src).st_size
+        if total > max_bytes:
+            raise _TooLarge
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+        return dst
+
+    try:
+        shutil.copytree(chart, target, symlinks=True, ignore=ignore, copy_function=copy)
+    except _TooLarge:
+        return (
+            f"chart holding a .git entry and more than {max_bytes >> 20} MiB of files: kvlint renders such a chart "
+            "from a copy without .git, and does not copy that much; not rendered"
+        )
+    except (OSError, shutil.Error) as e:
+        return f"chart holding a .git entry could not be copied without it to render: {str(e)[:200]}"
+    return None
+
+
+class _TooLarge(Exception):
+    """Raised by :func:`_copy_without_git`'s copy past its byte limit."""
 
 
 def _schema_refs(path: str, max_bytes: int, fix: str) -> list[Finding]:
@@ -728,6 +848,7 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         f"output: kubectl kustomize {_safe_path(directory)} | kvlint check -"
     )
     seen: set[str] = set()
+    git_refs: set[tuple[str, str, Loc | None]] = set()
     todo = [directory]
     while todo:
         d = todo.pop()
@@ -764,9 +885,35 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
                             fix=fix,
                         )
                     )
+                elif _into_git(d, value) and (kfile, field, loc) not in git_refs:
+                    git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
+                    out.append(
+                        Finding(
+                            "KV001",
+                            f"{field} names a path into git's metadata ({_shown(value, 80)}); kustomize would "
+                            "read git's files (a CI checkout keeps its credentials in .git/config) into what it "
+                            "builds, so this kustomization was not built",
+                            loc or Loc(kfile, 1, 1),
+                            fix="name files of the checkout, not of its .git directory",
+                        )
+                    )
                 elif field in ("resources", "bases", "components") and os.path.isdir(os.path.join(d, value)):
                     todo.append(os.path.join(d, value))
     return out
+
+
+def _into_git(directory: str, path: str) -> bool:
+    """The path ``path`` of a kustomization in ``directory`` names a ``.git`` entry or something below one, as
+    written or once its links are resolved (``leak -> .git/config``)."""
+    if any(_is_git(p) for p in path.replace("\\", "/").split("/")):
+        return True
+    base = os.path.realpath(directory)
+    real = os.path.realpath(os.path.join(directory, path.strip()))
+    try:
+        rel = os.path.relpath(real, os.path.commonpath([base, real]))
+    except ValueError:  # pragma: no cover - two drives (Windows)
+        return False
+    return any(_is_git(p) for p in rel.split(os.sep))
 
 
 def _read_kustomization(path: str, max_bytes: int) -> tuple[Any, str | None]:
@@ -914,6 +1061,10 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
         return fail(f"{what} did not finish within {RENDER_TIMEOUT_S} s")
     except OSError as e:
         return fail(f"cannot run {what}: {e.strerror or e}")
+    except ValueError:  # Popen refuses an argument holding NUL (a parameter value "a\0b" of an Application)
+        return fail(
+            f"cannot run {what}: an argument (a value, name or path passed to it) holds a NUL character"
+        )
     if code is None:
         return fail(f"{what} output of more than {max_bytes} bytes is more than the {max_bytes}-byte limit")
     if code != 0 and "out of memory" in err:

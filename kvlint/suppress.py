@@ -16,7 +16,7 @@ from typing import Any
 from kvlint.options import Options
 from kvlint.rules.catalog import load_catalog, severity_of
 from kvlint.source import LDict, Loc
-from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload
+from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload, object_ref
 
 __all__ = [
     "IGNORE_ANNOTATION",
@@ -113,7 +113,7 @@ def apply_suppressions(
     value = str(value)
 
     loc = _annotation_loc(w)
-    obj = "/".join(x for x in (w.kind, w.namespace, w.name) if x)
+    obj = object_ref(w.kind, w.namespace, w.name)
     ids = set(load_catalog())
     notes: list[Diagnostic] = []
 

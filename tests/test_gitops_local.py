@@ -254,6 +254,19 @@ def test_contained_never_leaves_the_root(tmp_path: Path) -> None:
     assert contained(str(root), "values-prod.yaml", base="helm/vllm")[0] is None  # missing
 
 
+def test_value_files_and_charts_inside_git_metadata_are_refused(tmp_path: Path) -> None:
+    """``.git`` holds git's metadata, not the checkout's files (actions/checkout keeps its token in .git/config):
+    a Flux ``valuesFiles: [.git/config]`` or an Argo CD value file ``../../.git/...`` was passed to helm."""
+    root = _repo(tmp_path)
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".GIT").mkdir()
+    (root / ".GIT" / "x").write_text("a: 1\n")
+    for bad in (".git/config", "./.git/config", ".GIT/x", "helm/../.git/config"):
+        path, why = contained(str(root), bad)
+        assert path is None and why is not None, bad
+    assert ".git" in (contained(str(root), ".git/config")[1] or "")
+
+
 def test_flux_helmrelease_with_a_git_repository_chart_path(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     (root / "prod.yaml").write_text("deployment: {maxModelLen: 4096}\n")
@@ -300,3 +313,63 @@ def test_a_chart_serving_no_llm_is_not_rendered(tmp_path: Path, monkeypatch: pyt
     result = run_check([str(app)], OFFLINE)
     assert not log.exists() and not result.diagnostics and not result.containers
     assert find_workloads(load_paths([str(app)]).documents) == []
+
+
+def test_the_charts_rendered_in_one_run_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One 15 KB file of 100 Applications with 10 sources each naming the checkout's chart ran helm 1,000 times
+    (47 s; a chart that loops until the renderer's timeout, 120 s each): at most MAX_LOCAL_RENDERS run for one
+    file, the others get a KV503 saying why, and the next run renders again."""
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS
+
+    root = _repo(tmp_path)
+    sources = "".join(
+        f"  - {{repoURL: x, path: helm/vllm, helm: {{releaseName: r{j}}}}}\n" for j in range(10)
+    )
+    docs = [
+        f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a{i}}}\nspec:\n  sources:\n{sources}"
+        for i in range(10)
+    ]
+    app = root / "many.yaml"
+    app.write_text("---\n".join(docs))
+    log = _stand_in_helm(tmp_path)
+    runs = tmp_path / "runs"
+    script = tmp_path / "bin" / "helm"
+    script.write_text(script.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho x >> {runs}\n", 1))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    for _ in range(2):
+        runs.write_text("")
+        result = run_check([str(app)], OFFLINE)
+        assert len(runs.read_text().splitlines()) == MAX_LOCAL_RENDERS < 100
+        assert len(result.containers) == MAX_LOCAL_RENDERS
+        capped = [d for d in _kv503(result) if f"at most {MAX_LOCAL_RENDERS} charts" in d.message]
+        assert all("of one file" in d.message for d in capped)
+        assert len(capped) == 100 - MAX_LOCAL_RENDERS
+    assert log.exists()
+
+
+@pytest.mark.parametrize("helm", ['parameters: [{name: a, value: "x\\0y"}]', 'releaseName: "r\\0"'])
+def test_a_nul_in_what_helm_is_passed_is_a_finding_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helm: str
+) -> None:
+    """A parameter value or release name holding NUL (a YAML "\\0" escape) reached Popen, which raised
+    ValueError ("embedded null byte"): kvlint check ended in a traceback, and the other documents of the file
+    were not reported. Now a KV001 at the chart and the Application's KV503; the Deployment beside it is
+    checked."""
+    root = _repo(tmp_path)
+    _stand_in_helm(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    app = root / "nul.yaml"
+    app.write_text(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: chat}\n"
+        f"spec:\n  source: {{repoURL: x, path: helm/vllm, helm: {{{helm}}}}}\n---\n"
+        + _RENDERED.split("\n", 2)[2]
+    )
+    result = run_check([str(app)], OFFLINE)
+    (err,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert "holds a NUL character" in err.message
+    (d,) = _kv503(result)
+    assert "holds a NUL character" in d.message
+    (c,) = result.containers
+    assert (
+        c.workload.name == "vllm-granite" and c.workload.loc is not None and c.workload.loc.file == str(app)
+    )

@@ -99,6 +99,29 @@ def test_absolute_slice_without_a_gpu_model_plans_on_the_slice() -> None:
     assert on_l40s.plan.total_bytes == 12000 * MIB
 
 
+@pytest.mark.parametrize(("written", "mib"), [("16k", 16000), ("1Ki", 1024), ("2e3", 2000), ("20000m", 20)])
+def test_gpumem_quantities_are_read_as_hami_reads_them(written: str, mib: int) -> None:
+    """HAMi reads ``gpumem`` with ``Quantity.AsInt64``: any whole number. The API server stores 16000 as its
+    canonical form ``16k``, which is what the webhook reviews (a Deployment on UPDATE, its ReplicaSet): KV409
+    called it "not a plain number" and, an error, denied a pod HAMi schedules with a 16000 MiB slice."""
+    text = slice_of(f'              nvidia.com/gpumem: "{written}"\n')
+    r = run(text, accelerator="a100-80gb")
+    assert not by_rule(r, "KV409")
+    assert only(r).plan.total_bytes == mib * MIB
+
+
+def test_gpumem_quantities_hami_does_not_read() -> None:
+    for written in ("0.5", "1500m", "1e30", "16 k", "sixteen", "x" * 5000):
+        s = hami_slice({"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": written}}})
+        assert s is not None and s.mib is None and s.issues[0][0] == "error", written
+        assert "not a whole number of MiB" in s.issues[0][1] and len(s.issues[0][1]) < 300
+    for raw in (1e308, float("inf"), float("nan"), -(2**70), 2**70):
+        s = hami_slice({"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem-percentage": raw}}})
+        assert s is not None and s.percent is None, raw  # AsInt64 fails: HAMi leaves the percentage unset
+    s = hami_slice({"resources": {"limits": {"nvidia.com/gpu": 1, "nvidia.com/gpumem": "16Gi"}}})
+    assert s is not None and "17179869184 MiB to HAMi" in s.issues[0][1]
+
+
 def test_percentage_without_a_gpu_model_is_planned_per_fleet_card() -> None:
     r = run(HAMI)
     cr = only(r)

@@ -142,6 +142,56 @@ def _kustomization(tmp_path: Path, body: str, name: str = "k") -> Path:
     return k
 
 
+_GIT_LEAK_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: x}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.8.5
+        command: [vllm, serve, $(M)]
+        env:
+        - name: M
+          valueFrom: {configMapKeyRef: {name: leak, key: m}}
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "link"),
+    [
+        ("m=.git/config", None),
+        ("m=./.GIT/config", None),
+        ("m=leak", ".git/config"),
+        ("m=sub/leak", "../.git"),
+    ],
+)
+def test_a_kustomization_cannot_read_git_metadata(tmp_path: Path, files: str, link: str | None) -> None:
+    """A kustomization at a repository's root generating a ConfigMap from ``.git/config`` (or a link to it),
+    read by the engine's env as its model: KV502 printed a CI checkout's credentials. Such a path is refused
+    like a remote reference, before kustomize runs (no kustomize needed to show it)."""
+    from kvlint.render import remote_references
+
+    k = _kustomization(
+        tmp_path,
+        "resources: [d.yaml]\nconfigMapGenerator:\n- name: leak\n  files: [" + files + "]\n"
+        "generatorOptions: {disableNameSuffixHash: true}\n",
+    )
+    _git_config(k)
+    (k / "d.yaml").write_text(_GIT_LEAK_DEPLOYMENT)
+    if link is not None:
+        target = k / files.split("=", 1)[1]
+        target.parent.mkdir(exist_ok=True)
+        os.symlink(link, target)
+    (finding,) = remote_references(str(k))
+    assert finding.loc is not None and finding.loc.line == 4 and "git's metadata" in finding.message
+    if HAS_KUSTOMIZE:
+        res = CliRunner().invoke(main, ["check", "--offline", str(k)])
+        assert "bm90X2Zvcl90aGVfbG9n" not in res.output and "KV001" in res.output, res.output
+
+
 @pytest.mark.parametrize(
     ("body", "line"),
     [
@@ -317,6 +367,80 @@ def test_a_chart_cannot_read_a_file_outside_itself_through_a_symlink(tmp_path: P
         assert "hf_not_for_the_log" not in res.output
     res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
     assert f"{chart / 'leak'}:1:1: error KV001 symbolic link to a path outside the chart" in res.output
+
+
+def _git_config(root: Path) -> None:
+    """A ``.git/config`` as actions/checkout leaves it (the token made up)."""
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text(
+        '[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic bm90X2Zvcl90aGVfbG9n\n'
+    )
+
+
+@pytest.mark.skipif(not HAS_HELM, reason="helm not installed")
+def test_a_chart_at_a_repository_root_cannot_read_git_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository whose root is the chart: helm loads every file of the chart directory, .git included, so
+    ``{{ .Files.Get ".git/config" }}`` as the model put a CI checkout's credentials (actions/checkout's
+    extraheader) into KV502's message. helm now renders a copy without .git (removed afterwards); the chart
+    still renders, located in its own templates."""
+    import tempfile
+
+    chart = _chart(tmp_path)
+    _git_config(chart)
+    (chart / "templates" / "d.yaml").write_text(_LEAKING_TEMPLATE.replace('"leak"', '".git/config"'))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    for fmt in ("text", "json", "sarif"):
+        res = CliRunner().invoke(main, ["check", "--offline", "--format", fmt, str(chart)])
+        assert "bm90X2Zvcl90aGVfbG9n" not in res.output and "extraheader" not in res.output, res.output
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert f"{chart / 'templates' / 'd.yaml'}:10:" in res.output, res.output
+    assert "KV001" not in res.output and "1 workload" in res.output
+    assert list(scratch.iterdir()) == []
+
+
+@pytest.mark.skipif(not HAS_HELM, reason="helm not installed")
+def test_a_chart_at_a_repository_root_keeps_its_helmignore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rendered without its .git, the chart still has helm apply its .helmignore (an ignored directory, as large
+    as a repository's data, is not read or copied: the chart is passed through links to its entries, and only
+    a .git below the chart, a nested repository, makes kvlint copy the chart without it)."""
+    from kvlint import render
+
+    copies: list[str] = []
+    real_copy = render._copy_without_git
+    monkeypatch.setattr(render, "_copy_without_git", lambda c, t, n: copies.append(c) or real_copy(c, t, n))
+    chart = _chart(tmp_path)
+    _git_config(chart)
+    (chart / "templates" / "d.yaml").write_text(_LEAKING_TEMPLATE.replace('"leak"', '"sub/.git/config"'))
+    (chart / ".helmignore").write_text("big/\n")
+    (chart / "big").mkdir()
+    (chart / "big" / "x.yaml").write_text("{{ this does not parse\n")
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert "KV001" not in res.output and "1 workload" in res.output, res.output
+    assert copies == []
+    (chart / "sub").mkdir()
+    _git_config(chart / "sub")
+    (chart / "sub" / "values.yaml").write_text("a: 1\n")
+    res = CliRunner().invoke(main, ["check", "--offline", str(chart)])
+    assert "bm90X2Zvcl90aGVfbG9n" not in res.output and "1 workload" in res.output, res.output
+    assert copies == [str(chart)]
+
+
+def test_a_link_into_git_metadata_is_refused(tmp_path: Path) -> None:
+    from kvlint.render import chart_escapes
+
+    chart = _chart(tmp_path)
+    _git_config(chart)
+    os.symlink(".git/config", chart / "leak")
+    os.symlink(str(chart / ".git"), chart / "templates" / "g")
+    found = chart_escapes(str(chart))
+    assert sorted(f.loc.file for f in found if f.loc) == [str(chart / "leak"), str(chart / "templates" / "g")]
+    assert all("into a .git directory" in f.message for f in found)
 
 
 def test_links_out_of_the_chart_are_found_and_links_inside_are_not(tmp_path: Path) -> None:

@@ -504,3 +504,33 @@ def test_rbg_engine_runtime_arguments_go_to_the_first_container_of_their_name() 
     dt = time.process_time() - t
     assert [len(c.get("args") or []) for c in w.pod_spec["containers"]] == [n] + [0] * (n - 1)
     assert dt < LIMIT_S, dt
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "sarif"])
+def test_a_long_object_or_container_name_is_not_repeated_with_every_finding(tmp_path: Path, fmt: str) -> None:
+    """Every finding carries its object's ``Kind/namespace/name`` and container name, and reports repeat them:
+    a 0.8 MB LeaderWorkerSet named with 200,000 characters and 20,000 findings made a 4 GB report (16 s of CPU,
+    4 GB of memory). Kubernetes names are at most 253 characters; longer ones are cut in findings."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+    from kvlint.types import MAX_REF_PART
+
+    name, cname = "n" * 50_000, "c" * 50_000
+    flags = ", ".join(f'"--x{i}"' for i in range(200))
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {name}}}\n"
+        "spec:\n  template:\n    spec:\n      containers:\n"
+        f"      - name: {cname}\n        image: vllm/vllm-openai:v0.8.5\n"
+        f"        args: [--model, facebook/opt-125m, {flags}]\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    res = CliRunner().invoke(main, ["check", "--offline", "--format", fmt, str(path)])
+    assert res.exit_code == 1, res.output[-2000:]
+    assert len(res.output) < 2_000_000, len(res.output)  # (200 findings x 100,000 characters before)
+    if fmt == "json":
+        diags = json.loads(res.output)["diagnostics"]
+        assert len(diags) > 200
+        assert all(len(d["object"]) <= 3 * MAX_REF_PART + 2 for d in diags)
+        assert all(len(d.get("container") or "") <= MAX_REF_PART for d in diags)

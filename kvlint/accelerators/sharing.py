@@ -10,8 +10,9 @@ device config's ``resourceMemoryName`` etc.).
 What HAMi makes of them, read in Project-HAMi/HAMi@4707fb02 ``pkg/device/nvidia/device.go``:
 
 * ``GenerateResourceRequests``: the count, then ``gpumem`` and ``gpumem-percentage`` from ``limits``, else
-  ``requests``. ``gpumem`` must be a plain integer (``Quantity.AsInt64``) within int32 ("nvidia memory request
-  is not a plain integer within the int32 range; rejecting"), times ``memoryFactor`` (1 in the chart). A
+  ``requests``. ``gpumem`` must be a whole number (``Quantity.AsInt64``: ``16k`` is 16000, ``1Ki`` 1024; the API
+  server writes ``16000`` as ``16k``) within int32 ("nvidia memory request is not a plain integer within the
+  int32 range; rejecting"), times ``memoryFactor`` (1 in the chart). A
   percentage above 100 is clamped to 100 (from v2.10.0, commit 430b458c; before, the request asked for more than
   any card and never fitted), 0 or below is ignored. Neither set (or ``gpumem: 0``): ``defaultMemory``
   (``0`` in the chart's ``device-config.yaml``, which means 100 percent: the whole card).
@@ -39,12 +40,12 @@ are advertised resources (KV409 accepts them); kvlint sizes only HAMi's ``nvidia
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kvlint.source import Loc, loc_of
-from kvlint.values import digits
 
 HAMI_MEMORY = "nvidia.com/gpumem"
 HAMI_MEMORY_PERCENTAGE = "nvidia.com/gpumem-percentage"
@@ -113,19 +114,51 @@ def _block(container: Mapping[str, Any], section: str) -> Mapping[str, Any]:
     return block if isinstance(block, Mapping) else {}
 
 
-def _plain_int(value: Any) -> int | None:
+#: A Kubernetes quantity (k8s.io/apimachinery ``pkg/api/resource/quantity.go``, ``ParseQuantity``): a signed
+#: decimal number, then a binary suffix (Ki..Ei), a decimal one (n, u, m, k, M, G, T, P, E) or an exponent.
+_QUANTITY = re.compile(r"([+-]?)(\d+\.?\d*|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei)|[eE]([+-]?\d{1,4})|([numkMGTPE]))?")
+_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_INT64 = 2**63
+
+
+def _cut(raw: Any) -> Any:
+    """``raw`` for a message: a string cut to 40 characters."""
+    return raw[:40] + "..." if isinstance(raw, str) and len(raw) > 43 else raw
+
+
+def _as_int64(value: Any) -> int | None:
+    """``value`` (a resource quantity as written, or a number) read as HAMi reads it: Kubernetes' ``Quantity``
+    then ``AsInt64``, which answers only for a whole number within int64 (``16k`` is 16000, ``1Ki`` 1024,
+    ``2e3`` 2000, ``2000m`` 2; ``0.5``, ``1500m`` and anything above int64 are not read). The API server keeps a
+    quantity in its canonical form (``16000`` becomes ``16k``), which is what HAMi and kvlint's webhook see.
+    None when not a quantity or not such a whole number."""
+    from fractions import Fraction
+
     if isinstance(value, bool):
         return None
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
     if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        s = value.strip()
-        neg = s.startswith("-")
-        n = digits(s[1:] if neg else s)
-        return None if n is None else (-n if neg else n)
-    return None
+        return value if -_INT64 <= value < _INT64 else None
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    m = _QUANTITY.fullmatch(value.strip())
+    if m is None:
+        return None
+    sign, number, binary, exponent, decimal = m.groups()
+    amount = Fraction(number)
+    if binary is not None:
+        amount *= 2 ** _BINARY[binary]
+    else:
+        shift = int(exponent) if exponent is not None else _DECIMAL.get(decimal or "", 0)
+        if amount and shift > 40:
+            return None  # above int64 whatever the number
+        amount *= Fraction(10) ** shift
+    if amount.denominator != 1:
+        return None
+    n = -amount.numerator if sign == "-" else amount.numerator
+    return n if -_INT64 <= n < _INT64 else None
 
 
 def hami_slice(container: Mapping[str, Any]) -> GpuSlice | None:
@@ -149,15 +182,20 @@ def hami_slice(container: Mapping[str, Any]) -> GpuSlice | None:
     loc: Loc | None = None
     if HAMI_MEMORY in found:
         raw, block = found[HAMI_MEMORY]
-        n = _plain_int(raw)
+        n = _as_int64(raw)
         loc = loc_of(block, HAMI_MEMORY)
         if n is None or n < 0 or n > _INT32_MAX:
             issues.append(
                 (
                     "error",
-                    f"{HAMI_MEMORY}: {raw!r} is not a plain number of MiB within int32: HAMi's scheduler rejects "
-                    "the request ('nvidia memory request is not a plain integer within the int32 range') and "
-                    "allocates no vGPU",
+                    f"{HAMI_MEMORY}: {_cut(raw)!r} is "
+                    + (
+                        f"{n} MiB to HAMi (it reads the quantity as a number of MiB), outside int32"
+                        if n is not None
+                        else "not a whole number of MiB"
+                    )
+                    + ": HAMi's scheduler rejects the request ('nvidia memory request is not a plain integer "
+                    "within the int32 range') and allocates no vGPU",
                 )
             )
         elif n > 0:
@@ -171,7 +209,7 @@ def hami_slice(container: Mapping[str, Any]) -> GpuSlice | None:
             )
     if HAMI_MEMORY_PERCENTAGE in found:
         raw, block = found[HAMI_MEMORY_PERCENTAGE]
-        n = _plain_int(raw)
+        n = _as_int64(raw)
         if mib is not None:
             issues.append(
                 (

@@ -34,7 +34,7 @@ from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, JoinedEngine, ServingConfig, Severity, Value
+from kvlint.types import Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -920,7 +920,7 @@ def _kv503(
     return ServingConfig(
         engine=engine,  # type: ignore[arg-type]
         container=container,
-        container_name=str(container.get("name", "")),
+        container_name=ref_part(str(container.get("name", ""))),
         image=image,
         version=version,
         model=None,
@@ -1333,7 +1333,7 @@ def _joiner(found: _Join, container: LDict, image: str, env: dict[str, str]) -> 
     return ServingConfig(
         engine=engine,  # type: ignore[arg-type]
         container=container,
-        container_name=str(container.get("name", "")),
+        container_name=ref_part(str(container.get("name", ""))),
         image=image,
         version=engine_version(image),
         model=None,

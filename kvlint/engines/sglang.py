@@ -19,7 +19,7 @@ from kvlint.engines.options import Collector, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import ServingConfig, Value, ref_part
 
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
@@ -198,7 +198,7 @@ def parse_sglang_argv(
     return ServingConfig(
         engine="sglang",
         container=cont,
-        container_name=str(cont.get("name", "")),
+        container_name=ref_part(str(cont.get("name", ""))),
         image=image,
         version=version,
         model=model,

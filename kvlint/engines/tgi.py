@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kvlint.engines.options import Collector, suggest
+from kvlint.engines.options import Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value
+from kvlint.types import ServingConfig, Value, ref_part
 
 __all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
 
@@ -159,8 +159,7 @@ def parse_tgi_argv(
         opt, eq, explicit = tok.partition("=")
         dest = opt[2:].replace("-", "_")
         if dest not in TGI_OPTIONS:
-            best = suggest(opt, known)
-            col.unknown(opt, loc, where, known if best else [])
+            col.unknown(opt, loc, where, known)
             if not eq and i < n and not argv[i].startswith("-"):
                 i += 1
             continue
@@ -203,7 +202,7 @@ def parse_tgi_argv(
     return ServingConfig(
         engine="tgi",
         container=cont,
-        container_name=str(cont.get("name", "")),
+        container_name=ref_part(str(cont.get("name", ""))),
         image=image,
         version=version,
         model=model,

@@ -37,7 +37,7 @@ from kvlint.engines.options import (
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, ServingConfig, Value
+from kvlint.types import Finding, ServingConfig, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
@@ -821,7 +821,7 @@ def parse_vllm_argv(
     return ServingConfig(
         engine="vllm",
         container=cont,
-        container_name=str(cont.get("name", "")) if isinstance(cont, dict) else "",
+        container_name=ref_part(str(cont.get("name", ""))) if isinstance(cont, dict) else "",
         image=image,
         version=version,
         model=p.model,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvlint import filecache
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in
@@ -55,6 +56,19 @@ MAX_PARAMETERS = 1024
 #: The longest inline values passed (characters of YAML/JSON text). [assumed], as
 #: :data:`kvlint.workloads.gitops.MAX_VALUES_CHARS`.
 MAX_INLINE_CHARS = 1 << 20
+#: The most charts of the checkout rendered for the GitOps objects of one file in a run. [assumed] a file
+#: deploys a few; without a bound, a 15 KB file of 100 Applications with 10 sources each ran helm 1,000 times
+#: (47 s), and each render may take up to :data:`kvlint.render.RENDER_TIMEOUT_S`. Counted per file, not per
+#: run, so that ``--jobs`` does not change which are rendered (a file over ``kvlint.stream.SEGMENT_BYTES`` is
+#: analysed in batches, which several jobs may count apart).
+MAX_LOCAL_RENDERS = 64
+_RENDERS: dict[str, int] = {}
+
+
+@filecache.register
+def _reset_renders() -> None:
+    """A new run may render :data:`MAX_LOCAL_RENDERS` charts of each file again."""
+    _RENDERS.clear()
 
 
 @dataclass(frozen=True)
@@ -100,12 +114,15 @@ _MISSING = "no such path in this checkout"
 def contained(root: str, rel: str, base: str = "") -> tuple[str | None, str | None]:
     """``(path, None)``: ``rel`` (relative to ``base``, itself relative to ``root``) names an existing entry
     inside ``root`` reached without a symbolic link; else ``(None, why)``. Refused: an absolute path, a ``..``
-    component, a NUL, a link on the way, a path resolving outside ``root``."""
+    component, a ``.git`` component (git's metadata, where a CI checkout keeps its credentials: not a file of the
+    checkout), a NUL, a link on the way, a path resolving outside ``root``."""
     if not rel or "\x00" in rel or os.path.isabs(rel) or rel.startswith(("/", "\\")):
         return None, "an absolute or empty path"
     parts = [p for p in os.path.join(base, rel).replace("\\", "/").split("/") if p not in ("", ".")]
     if any(p == ".." for p in parts):
         return None, "a path that climbs with '..'"
+    if any(p.casefold() == ".git" for p in parts):
+        return None, "a path into git's .git metadata, not the checkout's files"
     here = root
     for p in parts:
         here = os.path.join(here, p)
@@ -331,6 +348,18 @@ def render_local_chart(
         return [
             _empty(doc, at, f"{what} is not rendered: its inline values are larger than kvlint passes", ())
         ]
+    done = _RENDERS.get(doc.path, 0)
+    if done >= MAX_LOCAL_RENDERS:
+        return [
+            _empty(
+                doc,
+                at,
+                f"{what} is not rendered: kvlint renders at most {MAX_LOCAL_RENDERS} charts of this checkout for "
+                "the Argo CD/Flux objects of one file",
+                (),
+            )
+        ]
+    _RENDERS[doc.path] = done + 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
         values = list(lc.value_files)
