@@ -139,7 +139,7 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
     if len(s) > MAX_SERVE_CONFIG_CHARS:
         return None, f"it is {len(s)} characters long, more than kvlint reads ({MAX_SERVE_CONFIG_CHARS})"
     placed = _positioned_text(s, at)
-    result = load_text(placed[0] if placed else s, path)
+    result = load_text(placed[0] if placed else s, path, line_offset=placed[1] if placed else 0)
     if not result.documents:
         why = result.findings[0].message if result.findings else "it is empty"
         return None, f"it does not parse as YAML: {why}"
