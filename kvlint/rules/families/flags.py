@@ -175,10 +175,10 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     elif s.engine == "vllm" and repo.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):
         # KServe's Hugging Face server: a tag whose vLLM kvlint has not read (a release outside
         # images.KSERVE_HF_VLLM, or not a release tag) leaves the version as unknown as `latest` does
-        oldest, newest = min(KSERVE_HF_VLLM, key=parse_version), max(KSERVE_HF_VLLM, key=parse_version)
+        first, last = min(KSERVE_HF_VLLM, key=parse_version), max(KSERVE_HF_VLLM, key=parse_version)
         yield ctx.finding(
             f"image '{s.image}': kvlint does not know the vLLM release of KServe tag {tag} (it knows those of "
-            f"v{oldest} to v{newest}); {_assumed(ctx, assumed)}",
+            f"v{first} to v{last}); {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
             fix=_pin_fix(ctx),
         )
