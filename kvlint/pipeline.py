@@ -49,6 +49,7 @@ from kvlint.types import (
     object_ref,
     ref_part,
 )
+from kvlint.workloads.base import ENGINE_KWARGS_ANNOTATION
 
 
 def run_check(
@@ -218,6 +219,20 @@ def _containers(pod_spec: LDict) -> list[LDict]:
     return [c for c in items if isinstance(c, LDict)]
 
 
+def _refused_kwarg(f: Finding, refusal: str) -> Finding:
+    """``f``, when it is a KV205 for an unknown option of a workload whose options are an operator's keyword
+    arguments (:data:`~kvlint.workloads.base.ENGINE_KWARGS_ANNOTATION`), with what refuses that option
+    (``refusal``, ``KEY`` standing for the option's key) and a fix naming the key; else ``f`` unchanged."""
+    if f.rule != "KV205" or not f.message.startswith("unknown ") or " option --" not in f.message:
+        return f
+    key = f.message.split(" option --", 1)[1].split(" ", 1)[0].split(";", 1)[0]
+    return replace(
+        f,
+        message=f"{f.message}; {refusal.replace('KEY', key)}",
+        fix=f.fix.replace(f"remove --{key}", f"remove {key} from engine_kwargs") if f.fix else f.fix,
+    )
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -249,6 +264,9 @@ def analyse_container(
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
+    refusal = w.annotations.get(ENGINE_KWARGS_ANNOTATION)
+    if refusal:
+        serving.findings = [_refused_kwarg(f, refusal) for f in serving.findings]
     if serving.joins is not None:
         from kvlint.engines.multinode import find_leader
 

@@ -244,6 +244,30 @@ def test_multinode_worker_joins_the_leader_and_nothing_more_is_asked(name: str) 
     assert not [d for d in r.diagnostics if d.container == worker.container_name and d.rule != "KV002"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        '["ray", "start", "--address=$(LWS_LEADER_ADDRESS):6379", "--block"]',
+        '["/usr/local/bin/ray", "start", "--address", "$(LWS_LEADER_ADDRESS):6379", "--num-gpus=8", "--block"]',
+    ],
+)
+def test_a_worker_running_ray_start_without_a_shell_joins_the_leader(command: str) -> None:
+    # the LWS vLLM example's worker with `ray start` as the command itself (no `sh -c` script): it joins the
+    # leader's engine and is sized with it, as the same words in a script are (it was "command unreadable":
+    # "the engine is configured by Ray Serve application code")
+    text = real("kubernetes-sigs__lws__docs__examples__vllm__lws.yaml")
+    script = """command:
+              - sh
+              - -c
+              - "/vllm-workspace/ray_init.sh worker --ray_address=$(LWS_LEADER_ADDRESS)\""""
+    assert text.count(script) == 1
+    r = run_text(text.replace(script, "command: " + command))
+    (worker,) = [c for c in r.containers if c.workload.role == "worker"]
+    assert worker.serving.joins is not None and worker.serving.joins.leader is not None
+    assert "ray start --address" in worker.serving.joins.how
+    assert not [d for d in r.diagnostics if d.container == worker.container_name and d.rule != "KV002"]
+
+
 def test_worker_gpus_are_checked_against_the_leaders_tp_x_pp() -> None:
     text = real("kubernetes-sigs__lws__docs__examples__vllm__lws.yaml")
     worker_part = text.index("workerTemplate:")

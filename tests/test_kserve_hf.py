@@ -243,3 +243,38 @@ def test_kv208_on_latest_kserve_server_proposes_a_kserve_tag() -> None:
     assert "vllm/vllm-openai" not in d.fix and "pin kserve/huggingfaceserver to a KServe release tag" in d.fix
     newest = max(KSERVE_HF_VLLM, key=parse_version)
     assert f"v{newest}" in d.fix and KSERVE_HF_VLLM[newest] in d.fix
+
+
+@pytest.mark.parametrize("tag", ["v0.99.0", "v0.12.1-gpu", "latest-gpu"])
+def test_kv208_on_a_kserve_tag_whose_vllm_kvlint_does_not_know(tag: str) -> None:
+    # A KServe tag outside images.KSERVE_HF_VLLM leaves the vLLM release unknown, as `latest` does: it was
+    # planned as the newest release with only an assumption line and no KV208.
+    text = f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: hf}}
+spec:
+  template:
+    spec:
+      nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-l4}}
+      containers:
+        - name: kserve-container
+          image: kserve/huggingfaceserver:{tag}
+          args: ["--model_name=m", "--model_id=Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len=4096"]
+          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+    res = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.version is None
+    (d,) = [d for d in res.diagnostics if d.rule == "KV208"]
+    assert f"KServe tag {tag}" in d.message and d.loc is not None and d.loc.line == 10
+    assert "pin kserve/huggingfaceserver to a KServe release tag" in d.fix
+    # a tag kvlint knows stays quiet, and so does --engine-version
+    known = text.replace(tag, "v" + max(KSERVE_HF_VLLM, key=parse_version))
+    assert not [
+        d
+        for d in run_documents(load_text(known, "d.yaml"), Options(allow_hub=False)).diagnostics
+        if d.rule == "KV208"
+    ]
+    pinned = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False, engine_version="0.20.0"))
+    assert not [d for d in pinned.diagnostics if d.rule == "KV208"]

@@ -208,3 +208,28 @@ def test_tgi_24_token_defaults_come_from_the_warmup_batch():
         main, ["plan", "--offline", "--accelerator", "a100-80gb", "--engine-version", "2.4.1", "--", *argv]
     )
     assert "KV601" not in r.output and "KV602" not in r.output, r.output
+
+
+def test_larger_scheduler_defaults_note_explains_fewer_kv_tokens_on_h100():
+    """Nemotron-3 Ultra FP8-block at TP 8 (the KServe llmisvc sample): vLLM's defaults on an H100 (8192/1024,
+    ``EngineArgs.get_batch_defaults``) sample 1024 dummy rows in the profile run against 256 on an A100-80GB, so
+    the H100 plans fewer KV tokens; the plan says so, by the activation difference, and not once the user sets
+    the limits."""
+    m = _m("RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block")
+
+    def plan(total: float, name: str, cc: str, **kw):
+        s = VllmSettings(version="0.24.0", tensor_parallel_size=8, kv_cache_dtype="fp8", **kw)
+        return plan_vllm_detailed(s, m, int(total * GiB), gpu_name=name, compute_capability=cc)
+
+    h100 = plan(79.19, "NVIDIA H100 80GB HBM3", "9.0")
+    a100 = plan(79.25, "NVIDIA A100-SXM4-80GB", "8.0")
+    small = plan(79.19, "NVIDIA H100 80GB HBM3", "9.0", max_num_batched_tokens=2048, max_num_seqs=256)
+    assert h100.plan.capacity_tokens < a100.plan.capacity_tokens  # the surprise the note explains
+    notes = [n for n in h100.plan.assumptions if "larger scheduler defaults" in n]
+    assert len(notes) == 1
+    delta = h100.plan.activation_bytes - small.plan.activation_bytes
+    assert delta > 0 and f"{delta / GiB:.2f} GiB/GPU less KV" in notes[0]
+    assert "--max-num-batched-tokens 2048 --max-num-seqs 256" in notes[0]
+    assert small.plan.capacity_tokens > h100.plan.capacity_tokens
+    assert not any("larger scheduler defaults" in n for n in small.plan.assumptions)
+    assert not any("larger scheduler defaults" in n for n in a100.plan.assumptions)

@@ -151,6 +151,10 @@ def test_an_engine_kwarg_the_release_lacks_is_reported_at_its_key() -> None:
     result = run_check([str(path)], OPTS)
     unknown = [d for d in result.diagnostics if d.rule == "KV205"]
     assert unknown and unknown[0].loc.line == _line_of(path, "device: auto")
+    # Ray Serve LLM does not strip it: from_llm_config refuses a key AsyncEngineArgs lacks, so the error stands
+    assert unknown[0].severity == "error"
+    assert "Unknown engine argument: device" in unknown[0].message
+    assert unknown[0].fix == "remove device from engine_kwargs"
     old = COLLECTED / "versions" / "280902f" / path.name  # Ray 2.46 -> vLLM 0.8.5 still had --device
     assert not [d for d in run_check([str(old)], OPTS).diagnostics if d.rule == "KV205"]
 

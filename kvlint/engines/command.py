@@ -1141,6 +1141,11 @@ def parse_container(
         return dispatch(_Found(m[0], items[m[1] :], m[2]))
     if _serves_no_model(texts):
         return None
+    how = _join_of(texts)
+    if how is not None:
+        # the words run without a shell (`command: [ray, start, --address=$(LWS_LEADER_ADDRESS):6379, --block]`):
+        # a worker joining its leader's engine, as the same command in a `sh -c` script is (_scan_shell)
+        return _joiner(_Join(how, first_loc), container, image, env)
     reason = ""
     sh = _shell_split(items)
     mounted, why = None, ""

@@ -1480,7 +1480,70 @@ def stage_memory(
         kv_bytes_per_token=tok,
         bypass=bypass,
         notes=gnotes
-        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt)),
+        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
+        + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
+    )
+
+
+#: a larger-default activation is explained when it costs at least this much KV cache per GPU (bytes) ...
+_LARGE_DEFAULTS_MIN_BYTES = GiB // 4
+#: ... and at least this share of the predicted KV cache
+_LARGE_DEFAULTS_MIN_SHARE = 0.1
+
+
+def _large_defaults_note(
+    settings: VllmSettings,
+    model: ModelSpec,
+    cfg: StartupConfig,
+    path: str,
+    inter: int,
+    last: bool,
+    act: int,
+    kv: int,
+    bypass: bool,
+) -> tuple[str, ...]:
+    """A note when the release's larger scheduler defaults on this GPU (``EngineArgs.get_batch_defaults``:
+    >= 70 GiB and not A100, §1.9) raise the profile run's activation (:func:`kvlint.memory.calibration.
+    activation_bytes`: the dummy sampler's ``min(max_num_seqs, max_num_batched_tokens)`` rows and the forward
+    pass's tokens, ``gpu_model_runner.profile_run``) enough that a bigger GPU plans fewer KV tokens than a
+    smaller one would: by at least :data:`_LARGE_DEFAULTS_MIN_BYTES` and :data:`_LARGE_DEFAULTS_MIN_SHARE` of
+    the predicted KV cache. Only for V1 defaults the user left alone, without an encoder profile."""
+    if (
+        bypass
+        or cfg.era != "v1"
+        or cfg.encoder is not None
+        or not cfg.chunked_prefill
+        or settings.max_num_seqs is not None
+        or settings.max_num_batched_tokens is not None
+    ):
+        return ()
+    s_mbt, s_seqs, why = dfl.batch_defaults(
+        cfg.version, "v1", 0, "", None, settings.performance_mode, cfg.max_model_len, True
+    )
+    if cfg.max_num_batched_tokens <= s_mbt and cfg.max_num_seqs <= s_seqs:
+        return ()
+    small = cal.activation_bytes(
+        path,
+        min(s_mbt, s_seqs),
+        s_mbt,
+        model.vocab_size,
+        model.hidden_size,
+        inter,
+        cfg.tp,
+        cfg.dtype_bytes,
+        last,
+    )
+    delta = act - small
+    if delta < _LARGE_DEFAULTS_MIN_BYTES or (kv > 0 and delta < _LARGE_DEFAULTS_MIN_SHARE * kv):
+        return ()
+    tier = why.split(": ", 1)[1].removesuffix(" (EngineArgs.get_batch_defaults)")
+    return (
+        f"this GPU's larger scheduler defaults (max_num_batched_tokens={cfg.max_num_batched_tokens}, "
+        f"max_num_seqs={cfg.max_num_seqs}) raise the profile run's activation to {act / GiB:.2f} GiB from "
+        f"{small / GiB:.2f} GiB at {s_mbt}/{s_seqs} ({tier}), so it plans {delta / GiB:.2f} GiB/GPU less KV "
+        f"cache than those would (it may hold fewer KV tokens than a smaller GPU); --max-num-batched-tokens "
+        f"{s_mbt} --max-num-seqs {s_seqs} gives it back (EngineArgs.get_batch_defaults; the dummy sampler "
+        "samples min(max_num_seqs, max_num_batched_tokens) rows in gpu_model_runner.profile_run)",
     )
 
 

@@ -186,6 +186,12 @@ LWS_TEMPLATE_KEYS = ("leaderWorkerTemplate", "workloadTemplate")
 ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
 
 
+#: Annotation a synthetic workload carries when its engine options are an operator's keyword arguments checked
+#: before the engine starts (Ray Serve LLM's ``engine_kwargs``): what refuses an option the engine lacks, in
+#: words (appended to that option's KV205 by :func:`kvlint.pipeline.analyse_container`).
+ENGINE_KWARGS_ANNOTATION = "kvlint.io/engine-kwargs"
+
+
 #: Annotation a synthetic workload carries when its operator, not the object, chooses the engine image
 #: (read by the KV208 check, which then asks for --engine-version instead of an image tag).
 IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"

@@ -50,6 +50,7 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
     ACCELERATOR_SOURCE_ANNOTATION,
+    ENGINE_KWARGS_ANNOTATION,
     IMAGE_SOURCE_ANNOTATION,
     get_in,
     int_or_none,
@@ -201,6 +202,15 @@ def _ray_pod(doc: Document) -> tuple[LDict | None, str, int | None]:
     if isinstance(head, LDict):
         return head, "spec.rayClusterConfig.headGroupSpec.template.spec", 1
     return None, "", None
+
+
+#: What Ray Serve LLM does with an ``engine_kwargs`` key the vLLM release lacks (read at Ray 2.50 - 2.56):
+#: ``VLLMEngineConfig.from_llm_config`` keeps only fields of vLLM's ``AsyncEngineArgs`` and ``FrontendArgs``.
+_ENGINE_KWARGS_CHECK = (
+    "Ray Serve LLM refuses it before vLLM starts: VLLMEngineConfig.from_llm_config raises ValueError('Unknown "
+    "engine argument: KEY') for an engine_kwargs key that is not a field of vLLM's AsyncEngineArgs or "
+    "FrontendArgs (ray-project/ray python/ray/llm/_internal/serve/engines/vllm/vllm_models.py)"
+)
 
 
 def _kwarg_words(
@@ -519,6 +529,7 @@ class _Reader:
                         loc_of(ray_c, "image"),
                     )
                 )
+        extra.append((ENGINE_KWARGS_ANNOTATION, _ENGINE_KWARGS_CHECK, loc_of(cfg, "engine_kwargs") or loc))
         notes = self.assumptions(cfg, image, loc_of(ray_c, "image"))
         dc = cfg.get("deployment_config")
         replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None

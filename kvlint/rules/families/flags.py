@@ -164,11 +164,21 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix="pass --engine-version (or engine_version in .kvlint.yaml) with the release your installation runs",
         )
         return
-    tag = split_image(s.image)[1]
+    repo, tag = split_image(s.image)[:2]
     if tag is None or tag in ("latest", "nightly", "main"):
         shown = f"'{s.image}'" if s.image else "(no image)"
         yield ctx.finding(
             f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); {_assumed(ctx, assumed)}",
+            loc_of(s.container, "image"),
+            fix=_pin_fix(ctx),
+        )
+    elif s.engine == "vllm" and repo.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):
+        # KServe's Hugging Face server: a tag whose vLLM kvlint has not read (a release outside
+        # images.KSERVE_HF_VLLM, or not a release tag) leaves the version as unknown as `latest` does
+        first, last = min(KSERVE_HF_VLLM, key=parse_version), max(KSERVE_HF_VLLM, key=parse_version)
+        yield ctx.finding(
+            f"image '{s.image}': kvlint does not know the vLLM release of KServe tag {tag} (it knows those of "
+            f"v{first} to v{last}); {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
             fix=_pin_fix(ctx),
         )
