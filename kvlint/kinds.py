@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["WORKLOAD_KINDS", "WorkloadKind", "reviewed_kinds"]
+__all__ = ["SERVED_VERSIONS", "WORKLOAD_KINDS", "WorkloadKind", "reviewed_kinds", "reviewed_versions"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,8 @@ class WorkloadKind:
             :data:`CHART_SHAPES`): the chart sends the kind through the built-in kinds' webhook of that path,
             whose GPU condition keeps objects that run no engine and request no accelerator from kvlint;
             empty for the others (sent whatever they run).
+        versions: the API versions the kind is served in (:data:`SERVED_VERSIONS`): an owner reference
+            exempts an object only when its ``apiVersion`` names one of them; empty for a kind not reviewed.
     """
 
     group: str
@@ -53,11 +55,75 @@ class WorkloadKind:
     operator: str
     why_not: str = ""
     pod_path: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()
 
     @property
     def reviewed(self) -> bool:
         """Whether the admission webhook reviews objects of this kind (and exempts those they control)."""
         return not self.why_not
+
+
+#: The API versions each reviewed kind is served in, ``(group, kind) -> versions`` (``(group, "*")``: every
+#: reviewed kind of the group), read in each CustomResourceDefinition's ``spec.versions`` (``served: true``)
+#: at the commit the owner chains table of docs/webhook.md cites, or in the Kubernetes API for the built-in
+#: kinds. The webhook exempts an object controlled by a reviewed owner only when the owner reference's
+#: ``apiVersion`` names one of these: Kubernetes' garbage collector cannot resolve an owner of a version the
+#: cluster does not serve (``apps/v999``), so it neither deletes nor frees such an object, and a forged
+#: reference of that kind needed no existing owner to be exempt. A version left out makes the objects its
+#: owners control reviewed again (a controller writes its owner references with the version it was built
+#: against, one of these).
+SERVED_VERSIONS: dict[tuple[str, str], tuple[str, ...]] = {
+    # Kubernetes 1.28+ (the chart's minimum): core v1; apps/v1beta1 and v1beta2 were removed in 1.16,
+    # batch/v1beta1 CronJob in 1.25
+    ("", "*"): ("v1",),
+    ("apps", "*"): ("v1",),
+    ("batch", "*"): ("v1",),
+    # kubernetes-sigs/lws@060ab4da config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml and
+    # disaggregatedset.x-k8s.io_disaggregatedsets.yaml
+    ("leaderworkerset.x-k8s.io", "*"): ("v1",),
+    ("disaggregatedset.x-k8s.io", "*"): ("v1",),
+    # kubernetes-sigs/jobset@08dfbdfd config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml
+    ("jobset.x-k8s.io", "*"): ("v1alpha2",),
+    # kserve/kserve@aaac4e29 charts/kserve-crd/templates/serving.kserve.io_*.yaml,
+    # config/crd/full/llmisvc/serving.kserve.io_llminferenceservice{s,configs}.yaml
+    ("serving.kserve.io", "InferenceService"): ("v1beta1",),
+    ("serving.kserve.io", "ServingRuntime"): ("v1alpha1",),
+    ("serving.kserve.io", "ClusterServingRuntime"): ("v1alpha1",),
+    ("serving.kserve.io", "LLMInferenceService"): ("v1alpha1", "v1alpha2"),
+    ("serving.kserve.io", "LLMInferenceServiceConfig"): ("v1alpha1", "v1alpha2"),
+    # knative/serving config/core/300-resources/{service,configuration,revision}.yaml (v1 only since 0.19)
+    ("serving.knative.dev", "*"): ("v1",),
+    # ray-project/kuberay@feeaf72f ray-operator/config/crd/bases/ray.io_ray{clusters,jobs,services}.yaml
+    ("ray.io", "*"): ("v1", "v1alpha1"),
+    # kubeai-project/kubeai@f442a2cd manifests/crds/kubeai.org_models.yaml
+    ("kubeai.org", "*"): ("v1",),
+    # kaito-project/kaito@056b8280 config/crd/bases/kaito.sh_{workspaces,inferencesets}.yaml
+    ("kaito.sh", "*"): ("v1alpha1", "v1beta1"),
+    # vllm-project/production-stack@a6c01db0 operator/config/crd/bases/production-stack.vllm.ai_vllmruntimes.yaml
+    ("production-stack.vllm.ai", "*"): ("v1alpha1",),
+    # NVIDIA/k8s-nim-operator@f63f74d7 config/crd/bases/apps.nvidia.com_nim{services,pipelines}.yaml
+    ("apps.nvidia.com", "*"): ("v1alpha1",),
+    # sgl-project/ome@17b77eda config/crd/full/ome.io_*.yaml
+    ("ome.io", "*"): ("v1beta1",),
+    # sgl-project/rbg@993491fb config/crd/bases/workloads.x-k8s.io_*.yaml: the group kinds in both, the
+    # instance kinds in v1alpha2 only
+    ("workloads.x-k8s.io", "RoleBasedGroupSet"): ("v1alpha1", "v1alpha2"),
+    ("workloads.x-k8s.io", "RoleBasedGroup"): ("v1alpha1", "v1alpha2"),
+    ("workloads.x-k8s.io", "RoleInstanceSet"): ("v1alpha2",),
+    ("workloads.x-k8s.io", "RoleInstance"): ("v1alpha2",),
+    # volcano-sh/kthena@3cc05728 charts/kthena/charts/workload/crds/workload.serving.volcano.sh_modelservings.yaml
+    ("workload.serving.volcano.sh", "*"): ("v1alpha1",),
+    # vllm-project/aibrix@e3e10f9e config/crd/orchestration/orchestration.aibrix.ai_*.yaml
+    ("orchestration.aibrix.ai", "*"): ("v1alpha1",),
+    # ai-dynamo/dynamo deploy/operator/api/v1alpha1 and v1beta1 (v1beta1 the conversion hub, hub.go), both
+    # in config/crd/bases/nvidia.com_dynamo{graph,component}deployments.yaml
+    ("nvidia.com", "*"): ("v1alpha1", "v1beta1"),
+    # ai-dynamo/grove@fcc3b3bb operator/api/core/v1alpha1/crds/grove.io_podclique*.yaml
+    ("grove.io", "*"): ("v1alpha1",),
+    # aws/sagemaker-hyperpod-cli helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/
+    # inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml (its samples use v1 and v1alpha1)
+    ("inference.sagemaker.aws.amazon.com", "*"): ("v1", "v1alpha1"),
+}
 
 
 def _k(
@@ -70,8 +136,10 @@ def _k(
     why_not: str = "",
     pod_path: tuple[str, ...] = (),
 ) -> WorkloadKind:
+    versions = () if why_not else SERVED_VERSIONS.get((group, kind), SERVED_VERSIONS.get((group, "*"), ()))
+    assert versions or why_not, f"no served versions for {group}/{kind}"
     return WorkloadKind(
-        group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not, pod_path
+        group, kind, resource, "Cluster" if cluster else "Namespaced", operator, why_not, pod_path, versions
     )
 
 
@@ -249,6 +317,11 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
 )
 
 
+def reviewed_versions() -> dict[tuple[str, str], tuple[str, ...]]:
+    """``(group, kind) -> served versions`` (:data:`SERVED_VERSIONS`) of the kinds the webhook reviews."""
+    return {(k.group, k.kind): k.versions for k in WORKLOAD_KINDS if k.reviewed}
+
+
 def reviewed_kinds() -> dict[tuple[str, str], tuple[str, str]]:
     """``(group, kind) -> (resource, scope)`` of the kinds the webhook reviews, in :data:`WORKLOAD_KINDS`
     order."""
@@ -299,7 +372,7 @@ def accelerator_resource_prefixes() -> list[str]:
 
 def render_chart_match() -> str:
     """The text of the chart's ``webhook-match.yaml`` (:data:`CHART_MATCH_FILE`): ``kinds``, one flow mapping
-    per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``) in :data:`WORKLOAD_KINDS`
+    per reviewed kind (``group``, ``kind``, ``resource``, ``scope``, ``shape``, ``versions``) in :data:`WORKLOAD_KINDS`
     order; ``acceleratorResources`` (:func:`accelerator_resource_prefixes`) and ``engineImageWords``
     (:data:`kvlint.engines.images.ENGINE_IMAGE_WORDS`), what the GPU condition of the built-in kinds' webhooks
     looks for in a container's resource limits and image."""
@@ -318,7 +391,7 @@ def render_chart_match() -> str:
             group = k.group or '""'
             lines.append(
                 f"  - {{group: {group}, kind: {k.kind}, resource: {k.resource}, scope: {k.scope}, "
-                f"shape: {chart_shape(k)}}}"
+                f"shape: {chart_shape(k)}, versions: [{', '.join(k.versions)}]}}"
             )
     lines.append("acceleratorResources: [" + ", ".join(accelerator_resource_prefixes()) + "]")
     lines.append("engineImageWords: [" + ", ".join(ENGINE_IMAGE_WORDS) + "]")

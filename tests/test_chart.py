@@ -180,8 +180,8 @@ def test_review_budget_must_stay_below_the_api_servers_timeout() -> None:
 
 def test_webhook_rules_cover_exactly_the_reviewed_kinds() -> None:
     """The configuration sends every kind kvlint reviews (REVIEWED_KINDS), and its owner filter names the
-    same kinds."""
-    from kvlint.webhook.review import REVIEWED_KINDS
+    same kinds in the versions they are served in."""
+    from kvlint.webhook.review import REVIEWED_KINDS, REVIEWED_VERSIONS
 
     vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
     sent = set()
@@ -194,15 +194,20 @@ def test_webhook_rules_cover_exactly_the_reviewed_kinds() -> None:
         assert named == {kind for _, kind in REVIEWED_KINDS}
         # each kind with its own group (an owner of another group, as ome.io's InferenceService for KServe's,
         # is not exempt), and the core kinds only with a group-less apiVersion (v1 or /v1)
-        grouped = re.findall(
-            r"r\.kind == '(\w+)' && r\.apiVersion\.startsWith\('([^'/]+)/'\)", owner["expression"]
-        )
-        core = re.findall(
-            r"r\.kind == '(\w+)' && \(!r\.apiVersion\.contains\('/'\) \|\| r\.apiVersion\.startsWith\('/'\)\)",
-            owner["expression"],
-        )
-        pairs = [(g, k) for k, g in grouped] + [("", k) for k in core]
-        assert sorted(pairs) == sorted(REVIEWED_KINDS)
+        # and only in the versions it is served in (REVIEWED_VERSIONS): a grouped kind as group/version, a
+        # core kind as version or /version
+        terms = re.findall(r"r\.kind == '(\w+)' && r\.apiVersion in \[([^\]]*)\]", owner["expression"])
+        named_apis: dict[tuple[str, str], list[str]] = {}
+        for kind, apis in terms:
+            listed = re.findall(r"'([^']*)'", apis)
+            group = listed[0].split("/")[0] if "/" in listed[0] and not listed[0].startswith("/") else ""
+            named_apis[(group, kind)] = listed
+        assert sorted(named_apis) == sorted(REVIEWED_KINDS)
+        for (group, kind), versions in REVIEWED_VERSIONS.items():
+            want = (
+                [f"{group}/{v}" for v in versions] if group else [a for v in versions for a in (v, f"/{v}")]
+            )
+            assert named_apis[(group, kind)] == want, kind
     assert sent == {(g, res, scope) for (g, _), (res, scope) in REVIEWED_KINDS.items()}
 
 
@@ -309,8 +314,8 @@ def _has(get: Any) -> bool:
 def cel_owner_filter(expression: str) -> Any:
     """The chart's ``not-controlled-by-a-reviewed-owner`` CEL expression as a Python function of the object
     and the requester's ``request.userInfo.username``: a translation of the CEL subset it is written in
-    (``!``, ``&&``, ``||``, ``==``, ``has()``, one ``list.exists(r, ...)``, ``string.contains``/``startsWith``,
-    ``false``), with CEL's semantics for what that subset does on valid ownerReferences (both ``&&`` and ``||``
+    (``!``, ``&&``, ``||``, ``==``, ``in`` a list of string literals, ``has()``, one ``list.exists(r, ...)``,
+    ``string.contains``/``startsWith``, ``false``), with CEL's semantics for what that subset does on valid ownerReferences (both ``&&`` and ``||``
     short-circuit, a field is read only after its ``has``). Refuses any other construct, so a rewritten
     expression fails here rather than being misread."""
     head = "object.metadata.ownerReferences.exists(r, "
@@ -326,7 +331,7 @@ def cel_owner_filter(expression: str) -> Any:
     text = re.sub(r"!(?!=)", " not ", text)
     text = re.sub(r"\bfalse\b", "False", text)
     leftover = re.sub(r"'[^']*'", "", text)
-    assert re.fullmatch(r"[\w\s.()=,:]*", leftover), leftover  # nothing but what was translated
+    assert re.fullmatch(r"[\w\s.()=,:\[\]]*", leftover), leftover  # nothing but what was translated
     code = compile(f"({text.strip()})", "<cel>", "eval")
 
     def sent(obj: dict[str, Any], username: str) -> bool:
@@ -339,14 +344,23 @@ def cel_owner_filter(expression: str) -> Any:
 def _owner_cases() -> list[list[dict[str, Any]]]:
     """ownerReferences the API server accepts (``apiVersion`` parsed as ``k8s.io/apimachinery``'s
     ``schema.ParseGroupVersion``: ``group/version``, ``version`` or ``/version``, the last two the core
-    group), naming every reviewed kind and some look-alikes."""
-    from kvlint.webhook.review import REVIEWED_KINDS
+    group), naming every reviewed kind, in the versions it is served in and others, and some look-alikes."""
+    from kvlint.webhook.review import REVIEWED_KINDS, REVIEWED_VERSIONS
 
     out: list[list[dict[str, Any]]] = [[]]
     for group, kind in [*REVIEWED_KINDS, ("apps", "Pod"), ("argoproj.io", "Rollout"), ("", "Service")]:
-        apis = ["v1", "/v1", "/v1beta1", "apps/v1", "x.io/v1"]
+        apis = ["v1", "/v1", "/v1beta1", "v999", "/v999", "apps/v1", "apps/v999", "x.io/v1", "", "/"]
         if group:
             apis += [f"{group}/v1", f"{group}/v9alpha9", f"{group}.evil.example/v1", f"evil.{group}/v1"]
+            # each version the kind is served in, a made-up one, none, and the versions of the other kinds
+            apis += [f"{group}/{v}" for v in REVIEWED_VERSIONS.get((group, kind), ())]
+            apis += [
+                f"{group}/v999",
+                f"{group}/",
+                f"{group}/v1alpha1",
+                f"{group}/v1alpha2",
+                f"{group}/v1beta1",
+            ]
         for api in apis:
             for kind_ in (kind, kind.lower()):
                 for controller in (True, False, None):

@@ -935,6 +935,40 @@ def test_owner_references_exempt_only_controllers_and_never_the_object_itself_ov
         )
 
 
+def test_owner_references_exempt_only_in_a_version_the_owner_kind_is_served_in_over_tls(server: Any) -> None:
+    """An owner reference exempted its object whatever the version it named: ``apps/v999`` ReplicaSet, which
+    no cluster serves, was exempt, and the garbage collector cannot resolve such an owner, so the object is
+    never deleted (no existing owner needed). Now only a version the kind is served in (SERVED_VERSIONS, read
+    in each operator's CRDs) exempts, for the same trusted controller identity: each reviewed kind in its
+    served versions is exempt, in a made-up version reviewed and denied."""
+    from kvlint.webhook.review import REVIEWED_VERSIONS
+
+    srv, ctx = server
+    bad = workload_object(B01)
+    errors = b01_errors()
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "pod-uid"},
+           "spec": bad["spec"]["template"]["spec"]}  # fmt: skip
+
+    def allowed(obj: dict[str, Any]) -> bool:
+        resp, _ = _post(srv, ctx, review(obj, userInfo=CONTROLLER))
+        if not resp["allowed"]:
+            assert all(rule in resp["status"]["message"] for rule in errors), resp["status"]["message"]
+        return bool(resp["allowed"])
+
+    assert allowed(_owned(pod, "apps/v1", "ReplicaSet"))
+    for api in ("apps/v999", "apps/v1beta2", "apps/", "apps/v1/x"):
+        assert not allowed(_owned(pod, api, "ReplicaSet")), api
+    assert set(REVIEWED_VERSIONS) == set(REVIEWED_KINDS)
+    for (group, kind), versions in REVIEWED_VERSIONS.items():
+        assert versions, kind
+        prefix = f"{group}/" if group else ""
+        for version in versions:
+            assert allowed(_owned(pod, prefix + version, kind)), (group, kind, version)
+        assert not allowed(_owned(pod, prefix + "v999", kind)), (group, kind)
+    for api in ("v2", "/v1beta1"):
+        assert not allowed(_owned(pod, api, "Pod")), api
+
+
 def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
     """A RoleBasedGroup role may run its pods from ``customComponentsPattern.components[].template`` (rbg
     api/workloads/v1alpha2 ``CustomComponentsPattern``; RBG runs it as a RoleInstanceSet, whose RoleInstances,

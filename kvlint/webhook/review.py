@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kvlint.kinds import reviewed_kinds
+from kvlint.kinds import reviewed_kinds, reviewed_versions
 from kvlint.report.escape import printable
 from kvlint.statement import squeeze
 from kvlint.types import Diagnostic
@@ -66,6 +66,10 @@ DEFAULT_MAX_REQUEST_BYTES = 3 * 2**20
 #: under ``deploy/`` share) but those it says the webhook must not review. The webhook configuration sends
 #: these, and an object whose controlling owner is one of them is not reviewed again (its owner was).
 REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = reviewed_kinds()
+
+#: ``(API group, kind) -> versions`` the reviewed kinds are served in (:data:`kvlint.kinds.SERVED_VERSIONS`,
+#: read in each operator's CustomResourceDefinitions): an owner reference of another version exempts nothing.
+REVIEWED_VERSIONS: dict[tuple[str, str], tuple[str, ...]] = reviewed_versions()
 
 #: Who may write an object that its controlling owner's review exempts (``request.userInfo.username``
 #: patterns, :func:`trusted_controller`): a service account, as every controller runs as (the built-in ones
@@ -388,17 +392,26 @@ def lint_relevant(obj: Any, _top: bool = True) -> Any:
     return obj
 
 
-def owner_group(api_version: Any) -> str | None:
-    """The API group of an ownerReference's ``apiVersion`` as Kubernetes parses it
+def owner_group_version(api_version: Any) -> tuple[str, str] | None:
+    """``(group, version)`` of an ownerReference's ``apiVersion`` as Kubernetes parses it
     (``k8s.io/apimachinery`` ``schema.ParseGroupVersion``, which ``validateOwnerReference`` applies before a
-    validating webhook is called): ``group/version`` -> ``group``; ``version`` and ``/version`` -> ``""``, the
-    core group; None for anything with more than one ``/`` (refused by the API server). The chart's owner
-    filter (``kvlint.notOwnedCondition`` in ``deploy/helm/kvlint-webhook/templates/_helpers.tpl``) reads it
-    the same way; tests/test_chart.py evaluates it against this function's caller."""
+    validating webhook is called): ``group/version``; ``version`` and ``/version`` are the core group ``""``;
+    None for anything with more than one ``/`` (refused by the API server). The chart's owner filter
+    (``kvlint.notOwnedCondition`` in ``deploy/helm/kvlint-webhook/templates/_helpers.tpl``) reads it the same
+    way; tests/test_chart.py evaluates it against this function's caller."""
     text = str(api_version or "")
     if text.count("/") > 1:
         return None
-    return text.split("/", 1)[0] if "/" in text else ""
+    if "/" not in text:
+        return "", text
+    group, version = text.split("/", 1)
+    return group, version
+
+
+def owner_group(api_version: Any) -> str | None:
+    """The API group of an ownerReference's ``apiVersion`` (:func:`owner_group_version`), or None."""
+    gv = owner_group_version(api_version)
+    return None if gv is None else gv[0]
 
 
 def _names_itself(ref: dict[str, Any], obj: dict[str, Any], meta: dict[str, Any]) -> bool:
@@ -419,17 +432,22 @@ def _names_itself(ref: dict[str, Any], obj: dict[str, Any], meta: dict[str, Any]
 
 def reviewed_owner(obj: dict[str, Any] | None) -> str | None:
     """``Kind/name`` of the object's controlling owner when kvlint reviews that kind
-    (:data:`REVIEWED_KINDS`), else None. Only the ``controller: true`` reference counts: that is the object
-    whose controller creates and updates this one. A reference to the object itself (:func:`_names_itself`)
-    never counts: an UPDATE that made a reviewed object its own controller was exempt from then on."""
+    (:data:`REVIEWED_KINDS`) in a version it is served in (:data:`REVIEWED_VERSIONS`), else None. Only the
+    ``controller: true`` reference counts: that is the object whose controller creates and updates this one.
+    A reference to the object itself (:func:`_names_itself`) never counts: an UPDATE that made a reviewed
+    object its own controller was exempt from then on. Nor does a version the kind is not served in
+    (``apps/v999``): the garbage collector cannot resolve such an owner, so it never deletes the object, and
+    no existing owner was needed to forge one."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     refs = meta.get("ownerReferences") if isinstance(meta, dict) else None
     for ref in refs if isinstance(refs, list) else []:
         if not isinstance(ref, dict) or ref.get("controller") is not True:
             continue
-        group = owner_group(ref.get("apiVersion"))
-        key = (group, str(ref.get("kind", "")))
-        if group is not None and key in REVIEWED_KINDS:
+        gv = owner_group_version(ref.get("apiVersion"))
+        if gv is None:
+            continue
+        key = (gv[0], str(ref.get("kind", "")))
+        if gv[1] in REVIEWED_VERSIONS.get(key, ()):
             assert isinstance(obj, dict) and isinstance(meta, dict)
             if _names_itself(ref, obj, meta):
                 continue
@@ -739,6 +757,7 @@ __all__ = [
     "MAX_WARNING_CHARS",
     "MODES",
     "REVIEWED_KINDS",
+    "REVIEWED_VERSIONS",
     "Review",
     "ReviewError",
     "ReviewTooDeep",
@@ -753,6 +772,7 @@ __all__ = [
     "lint_review",
     "owner_exemption",
     "owner_group",
+    "owner_group_version",
     "parse_review",
     "prepared_object",
     "review_label",

@@ -51,7 +51,9 @@ written from WORKLOAD_KINDS in kvlint/kinds.py (REVIEWED_KINDS in kvlint/webhook
 tools/gen_webhook_kinds.py. An owner's apiVersion is read as Kubernetes reads it (k8s.io/apimachinery
 schema.ParseGroupVersion, which validateOwnerReference applies before any validating webhook sees the
 object): "group/version", or the core group as "version" or "/version" (group "" before the "/"), as
-kvlint.webhook.review.owner_group does. The request must come from one of .Values.trustedControllers
+kvlint.webhook.review.owner_group_version does, and only in a version the kind is served in (versions in
+webhook-match.yaml: the garbage collector cannot resolve an owner of a version the cluster does not serve,
+so a forged "apps/v999" reference needs no existing owner and the object is never deleted). The request must come from one of .Values.trustedControllers
 (request.userInfo.username, a trailing * a prefix; kvlint.webhook.review.trusted_controller), and a reference
 naming the object itself (its uid, or its kind and name) never counts (kvlint.webhook.review.reviewed_owner).
 */}}
@@ -83,11 +85,17 @@ naming the object itself (its uid, or its kind and name) never counts (kvlint.we
 {{- define "kvlint.notOwnedCondition" -}}
 {{- $terms := list -}}
 {{- range (include "kvlint.reviewedOwners" . | fromYamlArray) -}}
-{{- if .group -}}
-{{- $terms = append $terms (printf "(r.kind == '%s' && r.apiVersion.startsWith('%s/'))" .kind .group) -}}
+{{- $kind := .kind -}}
+{{- $apis := list -}}
+{{- $group := .group -}}
+{{- range .versions -}}
+{{- if $group -}}
+{{- $apis = append $apis (printf "'%s/%s'" $group .) -}}
 {{- else -}}
-{{- $terms = append $terms (printf "(r.kind == '%s' && (!r.apiVersion.contains('/') || r.apiVersion.startsWith('/')))" .kind) -}}
+{{- $apis = append (append $apis (printf "'%s'" .)) (printf "'/%s'" .) -}}
 {{- end -}}
+{{- end -}}
+{{- $terms = append $terms (printf "(r.kind == '%s' && r.apiVersion in [%s])" $kind (join ", " $apis)) -}}
 {{- end -}}
 name: not-controlled-by-a-reviewed-owner
 expression: >-
