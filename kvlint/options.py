@@ -36,6 +36,9 @@ class Options:
         min_concurrency: KV104 threshold (requests at max-model-len that must fit at once); None = the
             ``rules.KV104.min_concurrency`` parameter, else the catalogue default (2).
         max_file_bytes: files larger than this are skipped with KV001.
+        max_review_size: at most this many pod templates, and this many containers in them, are analysed in
+            one run (the admission webhook's cap per object, :data:`kvlint.webhook.request_options.
+            MAX_REVIEW_SIZE`); above it nothing is analysed and one KV001 error says so. None (the CLI): no cap.
         exclude: path globs not to read.
         select, ignore: rule ids or prefixes (``KV1``) to report / never report (``--select``,
             ``--ignore``, ``.kvlint.yaml``); empty ``select`` = every rule. Applied in the pipeline.
@@ -61,6 +64,7 @@ class Options:
     allow_local_paths: bool = True
     min_concurrency: float | None = None
     max_file_bytes: int = 16 * 2**20
+    max_review_size: int | None = None
     exclude: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -969,6 +969,65 @@ def test_owner_references_exempt_only_in_a_version_the_owner_kind_is_served_in_o
         assert not allowed(_owned(pod, api, "Pod")), api
 
 
+def _clique_set(n: int, spec: dict[str, Any]) -> dict[str, Any]:
+    """A Grove PodCliqueSet of one clique running ``spec`` and ``n - 1`` zero-replica cliques of a small vLLM
+    pod (about 250 bytes each)."""
+    small = {"containers": [{"name": "e", "image": "vllm/vllm-openai:v0.6.3",
+                             "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct"],
+                             "resources": {"limits": {"nvidia.com/gpu": 1}}}]}  # fmt: skip
+    cliques = [{"name": "worker", "spec": {"roleName": "worker", "replicas": 1, "podSpec": spec}}]
+    cliques += [
+        {"name": f"c{i}", "spec": {"roleName": f"c{i}", "replicas": 0, "podSpec": small}}
+        for i in range(n - 1)
+    ]
+    return {"apiVersion": GROVE, "kind": "PodCliqueSet", "metadata": {"name": "big", "namespace": "default"},
+            "spec": {"replicas": 1, "template": {"cliques": cliques}}}  # fmt: skip
+
+
+def test_an_object_too_large_to_review_is_a_finding_not_a_timeout_over_tls(server: Any) -> None:
+    """A PodCliqueSet with one bad clique and 1,000 zero-replica ones (0.25 MB) ran past the review budget
+    and was admitted unchecked (fail-open), its outcome depending on the machine's load. Now an object of
+    more than MAX_REVIEW_SIZE pod templates, or containers in them, gets one located KV001 error saying so
+    without being analysed: denied in enforce mode, a warning in warn mode, the same answer every time. An
+    object at the cap is reviewed as before (its bad clique denied with kvlint check's errors)."""
+    from kvlint.webhook.jsonload import dump_text
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+    from kvlint.webhook.review import build_response, lint_review, parse_review, prepared_object
+
+    srv, ctx = server
+    spec = workload_object(B01)["spec"]["template"]["spec"]
+    errors = b01_errors()
+    at_cap = _clique_set(MAX_REVIEW_SIZE, spec)
+    resp, _ = _post(srv, ctx, review(at_cap))
+    assert not resp["allowed"] and all(rule in resp["status"]["message"] for rule in errors), resp
+    assert "too large" not in resp["status"]["message"]
+    big = _clique_set(1001, spec)
+    for _ in range(2):
+        resp, _ = _post(srv, ctx, review(big))
+        assert not resp["allowed"], resp
+        message = resp["status"]["message"]
+        assert "KV001" in message and not any(rule in message for rule in errors), message
+        assert f"too large to review: 1001 pod templates, kvlint reviews at most {MAX_REVIEW_SIZE}" in message
+    # containers count too: one pod of MAX_REVIEW_SIZE + 1 containers
+    many = json.loads(json.dumps(spec))
+    many["containers"] = [{**spec["containers"][0], "name": f"c{i}"} for i in range(MAX_REVIEW_SIZE + 1)]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": many}
+    resp, _ = _post(srv, ctx, review(pod))
+    assert not resp["allowed"], resp
+    assert f"too large to review: {MAX_REVIEW_SIZE + 1} containers" in resp["status"]["message"]
+    # located at the first pod template not reviewed (clique MAX_REVIEW_SIZE, named c{MAX_REVIEW_SIZE - 1});
+    # in warn mode the same finding is admitted with a warning
+    parsed = parse_review(json.dumps(review(big)))
+    result = lint_review(parsed, webhook_options())
+    (diag,) = result.diagnostics
+    lines = dump_text(prepared_object(parsed)).split("\n")
+    at = next(i for i, line in enumerate(lines, 1) if f'"roleName": "c{MAX_REVIEW_SIZE - 1}"' in line)
+    assert at - 5 <= diag.loc.line <= at + 5, (diag.loc, at)
+    payload, verdict = build_response(parsed, WebhookSettings(mode="warn"), result)
+    assert payload["response"]["allowed"] and verdict.outcome == "would_deny", verdict
+    assert any("too large to review" in w for w in payload["response"]["warnings"]), payload
+
+
 def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
     """A RoleBasedGroup role may run its pods from ``customComponentsPattern.components[].template`` (rbg
     api/workloads/v1alpha2 ``CustomComponentsPattern``; RBG runs it as a RoleInstanceSet, whose RoleInstances,

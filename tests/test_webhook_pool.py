@@ -520,7 +520,9 @@ def test_no_garbage_collection_runs_during_a_review_and_its_cycles_are_collected
         await pool.start()
         try:
             return [
-                (await pool.lint(big, "<admission big>.json", webhook_options(), 30.0)).suppressed
+                (
+                    await pool.lint(big, "<admission big>.json", webhook_options(max_review_size=None), 30.0)
+                ).suppressed
                 for _ in range(3)
             ]
         finally:
