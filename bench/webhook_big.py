@@ -6,7 +6,10 @@ memory limit, a review budget long enough for the review to finish), one with ``
 (collection during a review, as before) and one without (the default,
 :data:`kvlint.webhook.worker.COLLECT_DURING_REVIEW`), and sends each the same AdmissionReview in turn,
 ``--repeat`` times. The object is a ``nvidia.com/v1beta1`` DynamoGraphDeployment of as many small vLLM
-components as fit in ``--max-request-bytes`` (3 MiB, the default limit: 16,000 or so). Reported per server:
+components as fit in ``--max-request-bytes`` (3 MiB, the default limit: 16,000 or so). Since the webhook
+reviews at most 256 pod templates per object (:data:`kvlint.webhook.request_options.MAX_REVIEW_SIZE`), such
+an object is read and answered with a "too large to review" KV001 error, not analysed; pass ``--components
+256`` for the largest object analysed in full. Reported per server:
 the latency at the client (request sent to response read), the CPU seconds its workers spent (``/proc``),
 and the workers' peak address space and resident set (``VmPeak``, ``VmHWM``), which must stay below the
 worker memory limit (``RLIMIT_AS``).
