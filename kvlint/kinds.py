@@ -91,7 +91,7 @@ SERVED_VERSIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("serving.kserve.io", "ClusterServingRuntime"): ("v1alpha1",),
     ("serving.kserve.io", "LLMInferenceService"): ("v1alpha1", "v1alpha2"),
     ("serving.kserve.io", "LLMInferenceServiceConfig"): ("v1alpha1", "v1alpha2"),
-    # knative/serving config/core/300-resources/{service,configuration,revision}.yaml (v1 only since 0.19)
+    # knative/serving@98e5ef90 config/core/300-resources/{service,configuration,revision}.yaml
     ("serving.knative.dev", "*"): ("v1",),
     # ray-project/kuberay@feeaf72f ray-operator/config/crd/bases/ray.io_ray{clusters,jobs,services}.yaml
     ("ray.io", "*"): ("v1", "v1alpha1"),
@@ -115,13 +115,15 @@ SERVED_VERSIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("workload.serving.volcano.sh", "*"): ("v1alpha1",),
     # vllm-project/aibrix@e3e10f9e config/crd/orchestration/orchestration.aibrix.ai_*.yaml
     ("orchestration.aibrix.ai", "*"): ("v1alpha1",),
-    # ai-dynamo/dynamo deploy/operator/api/v1alpha1 and v1beta1 (v1beta1 the conversion hub, hub.go), both
-    # in config/crd/bases/nvidia.com_dynamo{graph,component}deployments.yaml
+    # ai-dynamo/dynamo deploy/operator/api/v1alpha1 and v1beta1 (v1beta1 the conversion hub, hub.go), the
+    # types of config/crd/bases/nvidia.com_dynamo{graph,component}deployments.yaml (read in the API packages,
+    # not in the CRD files, too large to fetch here)
     ("nvidia.com", "*"): ("v1alpha1", "v1beta1"),
     # ai-dynamo/grove@fcc3b3bb operator/api/core/v1alpha1/crds/grove.io_podclique*.yaml
     ("grove.io", "*"): ("v1alpha1",),
     # aws/sagemaker-hyperpod-cli helm_chart/HyperPodHelmChart/charts/inference-operator/config/crd/
-    # inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml (its samples use v1 and v1alpha1)
+    # inference.sagemaker.aws.amazon.com_inferenceendpointconfigs.yaml: v1alpha1 at 0139e198; the later
+    # releases' samples (config/samples/v1_*.yaml) are v1
     ("inference.sagemaker.aws.amazon.com", "*"): ("v1", "v1alpha1"),
 }
 
