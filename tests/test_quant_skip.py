@@ -175,3 +175,16 @@ def test_llama31_405b_fp8_weights_match_gt015():
     before = weight_bytes(parse_config(bare, model_id="405b-fp8", source="test"), dtype_bytes=2)[0] / tp
     assert abs(got - printed) / printed < 0.03, (got / 2**30, printed / 2**30)
     assert (printed - before) / printed > 0.15
+
+
+def test_compressed_tensors_ignore_does_not_reach_fused_moe_but_fp8_list_does():
+    """A listed routed-expert block: fp8 keeps it (is_layer_skipped's experts branch), compressed-tensors does not
+    test its fused MoE against ``ignore`` (vllm@0.11.0 CompressedTensorsConfig.get_quant_method)."""
+    spec = _catalogue("Qwen--Qwen3-30B-A3B-FP8")
+    t = spec.text_config or spec.config
+    e, hh, mi = t["num_experts"], t["hidden_size"], t["moe_intermediate_size"]
+    listed = ["model.layers.0.mlp.experts.0.gate_proj", "model.layers.0.mlp.experts.0.up_proj"]
+    qc = {"quant_method": "fp8", "modules_to_not_convert": listed}
+    assert skipped_params(spec, "fp8", qc) == (0, e * 3 * hh * mi, "modules_to_not_convert")
+    ct = {"quant_method": "compressed-tensors", "ignore": ["re:.*mlp\\.experts.*"]}
+    assert skipped_params(spec, "compressed-tensors", ct) == (0, 0, "")
