@@ -442,8 +442,8 @@ def _skip_matcher(method: str, skip: list[str]) -> Any:
     ``experts``) any listed name containing ``experts`` that contains the prefix
     (``vllm@0.11.0:vllm/model_executor/layers/quantization/utils/quant_utils.py::is_layer_skipped``);
     ``compressed-tensors``: exact name or, for ``re:``-prefixed entries, ``re.match``
-    (``compressed_tensors/utils.py::should_ignore_layer``, ``_is_equal_or_regex_match``); ModelOpt: exact,
-    substring (also without a leading ``language_model.``) or ``fnmatch`` wildcard, a trailing ``path*`` split
+    (``compressed_tensors/utils.py::should_ignore_layer``, ``_is_equal_or_regex_match``); ModelOpt: exact (with
+    the same fused-MoE branch), substring (also without a leading ``language_model.``) or ``fnmatch`` wildcard, a trailing ``path*`` split
     into ``path`` and ``path.*`` first (vLLM main ``modelopt.py::ModelOptQuantConfigBase.is_layer_excluded``,
     ``apply_vllm_mapper``); ``awq``: substring (``awq.py::is_layer_skipped_awq``).
     """
@@ -452,6 +452,12 @@ def _skip_matcher(method: str, skip: list[str]) -> Any:
 
     m = _QUANT_ALIASES.get(method, method)
     exact = set(skip)
+    experts = [x for x in skip if "experts" in x]
+
+    def listed_inside(name: str) -> bool:
+        """is_layer_skipped's fused-MoE branch: a listed name containing ``experts`` contains the prefix."""
+        return name.rsplit(".", 1)[-1] == "experts" and any(name in x for x in experts)
+
     if m == "compressed-tensors":
         regs = [re.compile(x[3:]) for x in skip if x.startswith("re:")]
         return lambda name: name in exact or any(r.match(name) for r in regs)
@@ -465,16 +471,21 @@ def _skip_matcher(method: str, skip: list[str]) -> Any:
             else:
                 pats.append(x)
 
+        # one alternation each for the substring and the fnmatch tests (hundreds of patterns per checkpoint)
+        contains = re.compile("|".join(re.escape(p) for p in pats))
+        wild = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+
         def modelopt(name: str) -> bool:
             bare = name.removeprefix("language_model.")
-            return any(p in name or p in bare or fnmatch.fnmatchcase(name, p) for p in pats)
+            return bool(
+                contains.search(name) or contains.search(bare) or wild.match(name) or listed_inside(name)
+            )
 
         return modelopt
-    experts = [x for x in skip if "experts" in x]
 
     def fp8(name: str) -> bool:
         if name.rsplit(".", 1)[-1] == "experts":
-            return any(name in x for x in experts)
+            return listed_inside(name)
         return name in exact
 
     return fp8
@@ -530,6 +541,13 @@ def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> t
         elif hit:
             lin += n
     return lin, exp, key if lin or exp else ""
+
+
+@per_model
+def _checkpoint_skipped(spec: ModelSpec, method: str) -> tuple[int, int, str]:
+    """:func:`skipped_params` of the checkpoint's own ``quant_config``, memoised per model (the fleet plans one
+    model on GPUs of several compute capabilities, each a separate :func:`_weight_bytes` entry)."""
+    return skipped_params(spec, method, spec.quant_config)
 
 
 def _round_up(x: int, m: int) -> int:
@@ -643,7 +661,7 @@ def _weight_bytes(
         what = "linear"
     skipped = ""
     if not online:
-        lin_kept, exp_kept, key = skipped_params(spec, method, qc)
+        lin_kept, exp_kept, key = _checkpoint_skipped(spec, method)
         if lin_kept or exp_kept:
             quantized -= lin_kept + exp_kept
             kept += lin_kept + exp_kept
