@@ -132,6 +132,12 @@ def test_modelopt_quant_algo_beside_quant_method_in_config_json() -> None:
     assert qc["quant_method"] == "modelopt" and qc["quant_algo"] == "NVFP4" and "quantization" not in qc
     spec = resolve_model("nvidia/Gemma-4-31B-IT-NVFP4", allow_hub=False)
     assert spec.quant_method == "modelopt_fp4"
+    assert (
+        "ignore" in qc
+    )  # the modules it keeps in bf16 are tested in tests/test_quant_skip.py; here the rate
+    no_skip = {**_cfg("nvidia--Gemma-4-31B-IT-NVFP4"), "quantization_config": {**qc, "ignore": []}}
+    spec = parse_config(no_skip, model_id="x/nvfp4", source="test: the NVFP4 config without its ignore list")
+    assert spec.quant_method == "modelopt_fp4"
     parts = param_breakdown(spec)
     got, source = weight_bytes(spec, dtype_bytes=2)
     assert "nvfp4" in source
@@ -141,6 +147,9 @@ def test_modelopt_quant_algo_beside_quant_method_in_config_json() -> None:
     want = linear * (0.5 + 1 / 16) + (sum(parts.values()) - linear) * 2
     assert abs(got - want) / want < 0.01, (got, want, parts)
     # the same config with quant_algo FP8 stays FP8 (1 B per linear weight)
-    cfg = {**_cfg("nvidia--Gemma-4-31B-IT-NVFP4"), "quantization_config": {**qc, "quant_algo": "FP8"}}
+    cfg = {
+        **_cfg("nvidia--Gemma-4-31B-IT-NVFP4"),
+        "quantization_config": {**qc, "quant_algo": "FP8", "ignore": []},
+    }
     fp8 = parse_config(cfg, model_id="x/fp8", source="test: the NVFP4 config with quant_algo FP8")
     assert fp8.quant_method == "modelopt"

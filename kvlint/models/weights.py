@@ -12,6 +12,10 @@ from the config, split into parts that quantization methods treat differently:
 * ``other``: norms, routers, biases, Mamba conv/A/D/dt (activation dtype),
 * ``vision``: a rough ViT estimate for multimodal checkpoints (activation dtype).
 
+Linear and expert modules a quantized checkpoint lists as not converted (``modules_to_not_convert``,
+``ignored_layers``, compressed-tensors ``ignore``, ModelOpt ``exclude_modules``) are moved to the activation
+dtype by :func:`skipped_params`, with each vLLM loader's matching rule (§1.13).
+
 Formula (§1.13): ``P = V*h + [untied] V*h + L*(h*H*d + 2*h*K*d + H*d*h + 3*h*I + 2h)`` with MoE MLP
 ``E*3*h*I_moe + shared + router h*E`` (latent MoE, ``moe_latent_size`` l: ``E*2*l*I_moe + 2*h*l``); MLA, Mamba-2, Gated-DeltaNet and NAS blocks per the layer shapes
 cited in :func:`param_breakdown`. Byte rates per method: table of §1.13 (read there from
@@ -31,7 +35,7 @@ from kvlint.models.shapes import (
 )
 from kvlint.types import ModelSpec
 
-__all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param"]
+__all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param", "skipped_params"]
 
 
 def _i(v: Any, default: int = 0) -> int:
@@ -83,7 +87,7 @@ def param_breakdown(spec: ModelSpec) -> dict[str, int]:
     return dict(parts)
 
 
-def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
+def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = None) -> dict[str, int]:
     """Parameter count of the whole model (all ranks) split into ``embed``, ``linear``, ``experts``,
     ``other`` and ``vision`` (element counts; see the module docstring for what each holds).
 
@@ -95,6 +99,11 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
     DeepSeek/GLM ``first_k_dense_replace``/``moe_layer_freq``, Qwen-MoE ``decoder_sparse_step``/``mlp_only_layers``,
     Llama-4 ``interleave_moe_layer_step`` (dense layers use ``intermediate_size_mlp``), else every layer.
     MTP layers (``num_nextn_predict_layers``) are not counted.
+
+    ``sink``, when given, receives one ``(module, elements, part)`` per quantizable module (``part`` is
+    ``linear`` or ``experts``), named as the checkpoint names it below ``layers.{i}.``
+    (``layers.3.self_attn.q_proj``; fused vLLM modules by their checkpoint shards joined with ``|``), for
+    :func:`skipped_params`.
     """
     t = spec.text_config or spec.config
     mt = spec.model_type
@@ -155,6 +164,46 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
         router = h * E + (h if _i(t.get("shared_expert_intermediate_size")) else 0)
         return experts, shared, router
 
+    # Checkpoint module names (for ``sink``): Nemotron-H blocks are ``mixer``, MiniMax/Mixtral MoE blocks
+    # ``block_sparse_moe``, Qwen-MoE's single shared expert ``shared_expert``, Gemma 4's routed experts sit
+    # beside its MLP (``layers.N.experts``, ``layers.N.router``).
+    hybrid_mixer = pattern is not None
+    attn_name = "mixer" if hybrid_mixer else "self_attn"
+    moe_name = (
+        "mixer"
+        if hybrid_mixer
+        else "block_sparse_moe"
+        if mt.startswith(("minimax", "mixtral"))
+        else ""
+        if mt.startswith("gemma4")
+        else "mlp"
+    )
+    shared_name = "shared_expert" if _i(t.get("shared_expert_intermediate_size")) else "shared_experts"
+    mlp_names = ("gate_proj", "up_proj", "down_proj") if gated else ("up_proj", "down_proj")
+
+    def put(i: int, part: str, block: str, named: list[tuple[str, int]]) -> None:
+        out[part] += sum(n for _, n in named)
+        if sink is not None:
+            at = f"layers.{i}.{block}." if block else f"layers.{i}."
+            sink.extend((at + name, n, part) for name, n in named)
+
+    def put_mlp(i: int, block: str, width: int) -> None:
+        put(i, "linear", block, [(nm, h * width) for nm in mlp_names])
+
+    def put_moe(i: int) -> None:
+        ex, sh, rt = moe_params()
+        put(i, "experts", moe_name, [("experts", ex)])
+        if latent:
+            put(i, "linear", moe_name, [("fc1_latent_proj", h * latent), ("fc2_latent_proj", h * latent)])
+        if sh - 2 * h * latent:
+            rest = sh - 2 * h * latent
+            per = rest // len(mlp_names)
+            sizes = [per] * (len(mlp_names) - 1) + [rest - per * (len(mlp_names) - 1)]
+            put(
+                i, "linear", f"{moe_name}.{shared_name}".lstrip("."), list(zip(mlp_names, sizes, strict=True))
+            )
+        out["other"] += rt
+
     for i, layer in enumerate(spec.layers):
         k = layer.kind
         out["other"] += 2 * h
@@ -165,7 +214,17 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
             dl = (
                 layer.head_size if mt.startswith("gemma4") and layer.head_size else d
             )  # Gemma 4 global_head_dim
-            out["linear"] += h * H * dl * q_mult + 2 * h * K * dl + H * dl * h
+            put(
+                i,
+                "linear",
+                attn_name,
+                [
+                    ("q_proj", h * H * dl * q_mult),
+                    ("k_proj", h * K * dl),
+                    ("v_proj", h * K * dl),
+                    ("o_proj", H * dl * h),
+                ],
+            )
             if attn_bias:
                 out["other"] += H * dl + 2 * K * dl
         elif k == "mla":
@@ -174,15 +233,38 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
             rope = _i(t.get("qk_rope_head_dim"))
             nope = _i(t.get("qk_nope_head_dim"))
             v = _i(t.get("v_head_dim"), nope)
-            q = (h * q_lora + q_lora * H * (nope + rope)) if q_lora else h * H * (nope + rope)
-            out["linear"] += q + h * (kv_lora + rope) + kv_lora * H * (nope + v) + H * v * h
+            qs = (
+                [("q_a_proj", h * q_lora), ("q_b_proj", q_lora * H * (nope + rope))]
+                if q_lora
+                else [("q_proj", h * H * (nope + rope))]
+            )
+            put(
+                i,
+                "linear",
+                "self_attn",
+                qs
+                + [
+                    ("kv_a_proj_with_mqa", h * (kv_lora + rope)),
+                    ("kv_b_proj", kv_lora * H * (nope + v)),
+                    ("o_proj", H * v * h),
+                ],
+            )
             out["other"] += q_lora + kv_lora
         elif k == "mamba":
             if "linear_num_value_heads" in t:
                 kh, vh = _i(t.get("linear_num_key_heads"), 16), _i(t.get("linear_num_value_heads"), 32)
                 kd, vd = _i(t.get("linear_key_head_dim"), 128), _i(t.get("linear_value_head_dim"), 128)
                 kdim, vdim = kh * kd, vh * vd
-                out["linear"] += h * (2 * kdim + 2 * vdim + 2 * vh) + vdim * h
+                put(
+                    i,
+                    "linear",
+                    "linear_attn",
+                    [
+                        ("in_proj_qkvz|in_proj_qkv|in_proj_z", h * (2 * kdim + 2 * vdim)),
+                        ("in_proj_ba|in_proj_b|in_proj_a", h * 2 * vh),
+                        ("out_proj", vdim * h),
+                    ],
+                )
                 out["other"] += (2 * kdim + vdim) * _i(t.get("linear_conv_kernel_dim"), 4) + 2 * vh + vd
             else:
                 nh = _i(t.get("mamba_num_heads") or t.get("mamba_n_heads"))
@@ -193,37 +275,46 @@ def _param_breakdown(spec: ModelSpec) -> dict[str, int]:
                     G = _i(t.get("n_groups") or t.get("mamba_n_groups"), 1)
                     inner = nh * hd
                     conv_dim = inner + 2 * G * N
-                    out["linear"] += h * (2 * inner + 2 * G * N + nh) + inner * h
+                    put(
+                        i,
+                        "linear",
+                        "mixer",
+                        [("in_proj", h * (2 * inner + 2 * G * N + nh)), ("out_proj", inner * h)],
+                    )
                     out["other"] += conv_dim * (kern + 1) + 3 * nh + inner
                 else:
                     inner = _i(t.get("mamba_expand") or t.get("expand"), 2) * h
                     dt_rank = _i(t.get("mamba_dt_rank") or t.get("time_step_rank")) or -(-h // 16)
-                    out["linear"] += h * 2 * inner + inner * (dt_rank + 2 * N) + dt_rank * inner + inner * h
+                    put(
+                        i,
+                        "linear",
+                        "mixer",
+                        [
+                            ("in_proj", h * 2 * inner),
+                            ("x_proj", inner * (dt_rank + 2 * N)),
+                            ("dt_proj", dt_rank * inner),
+                            ("out_proj", inner * h),
+                        ],
+                    )
                     out["other"] += inner * (kern + 1) + inner * N + 2 * inner
         # MLP
         if pattern is not None:
             ch = pattern[i] if i < len(pattern) else "-"
             if ch == "-":
-                out["linear"] += mlp_mult * h * I_dense
+                put_mlp(i, "mixer", I_dense)
             elif ch == "E":
-                ex, sh, rt = moe_params()
-                out["experts"] += ex
-                out["linear"] += sh
-                out["other"] += rt
+                put_moe(i)
             continue
         if blocks is not None:
             ffn = (blocks[i] or {}).get("ffn") or {} if i < len(blocks) else {}
             if not ffn.get("no_op") and ffn.get("ffn_mult") is not None:
-                out["linear"] += mlp_mult * h * ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h)
+                put_mlp(i, "mlp", ffn_mult_to_intermediate(float(ffn["ffn_mult"]), h))
             continue
         if is_moe_layer(i):
-            ex, sh, rt = moe_params()
-            out["experts"] += ex
-            out["linear"] += sh
-            out["other"] += rt
+            put_moe(i)
         else:
             dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
-            out["linear"] += mlp_mult * h * (dense_i or I_dense)
+            put_mlp(i, "mlp", dense_i or I_dense)
     out["vision"] = _vision_params(spec.config, h)
     return out
 
@@ -308,6 +399,157 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     return float(dtype_bytes), f"unknown quantization '{method}' (counted unquantized)"
 
 
+def _skip_list(method: str, qc: dict[str, Any]) -> tuple[list[str], str]:
+    """The modules a checkpoint keeps unquantized, as the vLLM loader of ``method`` reads them from its
+    ``quantization_config`` (or ``hf_quant_config.json``), and the key they came from.
+
+    * ``fp8`` (and aliases): ``ignored_layers``, else ``modules_to_not_convert``
+      (``vllm@0.11.0:vllm/model_executor/layers/quantization/fp8.py::Fp8Config.from_config``); ``fbgemm_fp8``:
+      ``modules_to_not_convert`` (``fbgemm_fp8.py::FBGEMMFp8Config.from_config``).
+    * ``modelopt`` / ``modelopt_fp4``: ``quantization.exclude_modules`` of ``hf_quant_config.json``, else the
+      ``ignore`` (current vLLM) or ``exclude_modules`` (0.11.0) beside ``quant_algo`` in config.json
+      (``modelopt.py::ModelOptQuantConfigBase.from_config``).
+    * ``compressed-tensors``: ``ignore`` (``compressed_tensors.py::CompressedTensorsConfig.from_config``).
+    * ``awq``: ``modules_to_not_convert`` (``awq.py::AWQConfig.from_config``).
+
+    Other methods (GPTQ, bitsandbytes, MXFP4, whose list names only modules kvlint already keeps) return ``[]``.
+    """
+    m = _QUANT_ALIASES.get(method, method)
+    keys: tuple[str, ...] = ()
+    if m in ("fp8",) and method != "fbgemm_fp8":
+        keys = ("ignored_layers", "modules_to_not_convert")
+    elif method == "fbgemm_fp8" or m == "awq":
+        keys = ("modules_to_not_convert",)
+    elif m in ("modelopt", "modelopt_fp4"):
+        nested = qc.get("quantization")
+        if isinstance(nested, dict):
+            v = nested.get("exclude_modules")
+            return ([str(x) for x in v] if isinstance(v, list) else []), "exclude_modules"
+        keys = ("ignore", "exclude_modules")
+    elif m == "compressed-tensors":
+        keys = ("ignore",)
+    for k in keys:
+        v = qc.get(k)
+        if isinstance(v, list) and v:
+            return [str(x) for x in v], k
+    return [], ""
+
+
+def _skip_matcher(method: str, skip: list[str]) -> Any:
+    """``name -> bool``: whether vLLM leaves the module ``name`` (full checkpoint prefix) unquantized.
+
+    Restates, per loader: ``fp8``/``fbgemm_fp8``: exact name, and for a fused-MoE prefix (containing
+    ``experts``) any listed name containing ``experts`` that contains the prefix
+    (``vllm@0.11.0:vllm/model_executor/layers/quantization/utils/quant_utils.py::is_layer_skipped``);
+    ``compressed-tensors``: exact name or, for ``re:``-prefixed entries, ``re.match``
+    (``compressed_tensors/utils.py::should_ignore_layer``, ``_is_equal_or_regex_match``); ModelOpt: exact (with
+    the same fused-MoE branch), substring (also without a leading ``language_model.``) or ``fnmatch`` wildcard, a trailing ``path*`` split
+    into ``path`` and ``path.*`` first (vLLM main ``modelopt.py::ModelOptQuantConfigBase.is_layer_excluded``,
+    ``apply_vllm_mapper``); ``awq``: substring (``awq.py::is_layer_skipped_awq``).
+    """
+    import fnmatch
+    import re
+
+    m = _QUANT_ALIASES.get(method, method)
+    exact = set(skip)
+    experts = [x for x in skip if "experts" in x]
+
+    def listed_inside(name: str) -> bool:
+        """is_layer_skipped's fused-MoE branch: a listed name containing ``experts`` contains the prefix."""
+        return name.rsplit(".", 1)[-1] == "experts" and any(name in x for x in experts)
+
+    if m == "compressed-tensors":
+        regs = [re.compile(x[3:]) for x in skip if x.startswith("re:")]
+        return lambda name: name in exact or any(r.match(name) for r in regs)
+    if m == "awq":
+        return lambda name: any(x in name for x in skip)
+    if m in ("modelopt", "modelopt_fp4"):
+        pats: list[str] = []
+        for x in skip:
+            if len(x) >= 2 and x.endswith("*") and x[-2] != ".":
+                pats += [x[:-1], x[:-1] + ".*"]
+            else:
+                pats.append(x)
+
+        # one alternation each for the substring and the fnmatch tests (hundreds of patterns per checkpoint)
+        contains = re.compile("|".join(re.escape(p) for p in pats))
+        wild = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in pats))
+
+        def modelopt(name: str) -> bool:
+            bare = name.removeprefix("language_model.")
+            return bool(
+                contains.search(name) or contains.search(bare) or wild.match(name) or listed_inside(name)
+            )
+
+        return modelopt
+
+    def fp8(name: str) -> bool:
+        if name.rsplit(".", 1)[-1] == "experts":
+            return listed_inside(name)
+        return name in exact
+
+    return fp8
+
+
+def _layer_prefix(skip: list[str]) -> str:
+    """The text before ``layers.N.`` in the skip list (``model.``, ``model.language_model.``,
+    ``language_model.model.``, ``backbone.``), which is how this checkpoint names its decoder layers;
+    ``model.`` when no entry names a decoder layer (an ``mtp.layers.N`` entry names a speculative layer). **[assumed]**: the skip list and the weights use one naming, as vLLM maps both with the model's
+    ``hf_to_vllm_mapper``."""
+    import re
+
+    for x in skip:
+        hit = re.search(r"(^|[^A-Za-z0-9_])layers\.\d", x)
+        if hit:
+            pre = x[: hit.start() + len(hit.group(1))]
+            if re.fullmatch(r"((model|language_model|backbone|transformer)\.)+", pre):
+                return pre
+    return "model."
+
+
+def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> tuple[int, int, str]:
+    """Elements of the linear and routed-expert parts (:func:`param_breakdown`) a quantized checkpoint keeps at
+    the model dtype because its ``quantization_config`` lists them as not converted.
+
+    Each quantizable module :func:`_param_breakdown` counts is named as the checkpoint names it
+    (``model.layers.3.self_attn.q_proj``) and tested against the list with the loader's own rule
+    (:func:`_skip_list`, :func:`_skip_matcher`); a module vLLM fuses (``in_proj_qkvz``) counts as skipped when
+    its fused name or every shard is listed. Returns ``(linear elements, expert elements, key)``, key being
+    the config key read (``""`` when nothing is skipped).
+    """
+    skip, key = _skip_list(method, qc or {})
+    if not skip:
+        return 0, 0, ""
+    match = _skip_matcher(method, skip)
+    pre = _layer_prefix(skip)
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(spec, sink)
+    # compressed-tensors tests only linear layers against ``ignore`` (CompressedTensorsConfig.get_quant_method hands
+    # a FusedMoE to CompressedTensorsMoEMethod.get_moe_method without it, vllm@0.11.0)
+    experts_tested = _QUANT_ALIASES.get(method, method) != "compressed-tensors"
+    lin = exp = 0
+    for name, n, part in sink:
+        if part == "experts" and not experts_tested:
+            continue
+        block, _, leaf = name.rpartition(".")
+        fused, *shards = leaf.split("|")
+        hit = match(f"{pre}{block}.{fused}") or (
+            bool(shards) and all(match(f"{pre}{block}.{s}") for s in shards)
+        )
+        if hit and part == "experts":
+            exp += n
+        elif hit:
+            lin += n
+    return lin, exp, key if lin or exp else ""
+
+
+@per_model
+def _checkpoint_skipped(spec: ModelSpec, method: str) -> tuple[int, int, str]:
+    """:func:`skipped_params` of the checkpoint's own ``quant_config``, memoised per model (the fleet plans one
+    model on GPUs of several compute capabilities, each a separate :func:`_weight_bytes` entry)."""
+    return skipped_params(spec, method, spec.quant_config)
+
+
 def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
@@ -367,7 +609,8 @@ def weight_bytes(
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
         conversion applies; an unquantized checkpoint loaded at another dtype is scaled by the dtype ratio;
         otherwise the bytes are estimated from :func:`param_breakdown` with the §1.13 byte rates, keeping
-        embeddings, lm_head, norms, routers and vision tower at ``dtype_bytes``
+        embeddings, lm_head, norms, routers and vision tower at ``dtype_bytes``, and also the linear modules the
+        checkpoint's quantization config lists as not converted (:func:`skipped_params`)
         (e.g. ``"estimated: 8.03e9 params x 2 B (bfloat16)"``).
 
     Memoised per model (:func:`kvlint.memory.memo.per_model`): a fleet plans the same model on each GPU.
@@ -416,9 +659,16 @@ def _weight_bytes(
         quantized = parts["linear"] + parts["experts"]
         kept = parts["embed"] + parts["other"] + parts["vision"]
         what = "linear"
+    skipped = ""
+    if not online:
+        lin_kept, exp_kept, key = _checkpoint_skipped(spec, method)
+        if lin_kept or exp_kept:
+            quantized -= lin_kept + exp_kept
+            kept += lin_kept + exp_kept
+            skipped = f", {lin_kept + exp_kept:.3g} of them left unquantized by {key}"
     total = int(quantized * rate + kept * dtype_bytes)
     how = "online " if online else ""
     return total, (
         f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}) + {kept:.3g} embedding/other "
-        f"params x {dtype_bytes} B ({dname})"
+        f"params x {dtype_bytes} B ({dname}{skipped})"
     )
