@@ -95,3 +95,26 @@ def test_corpus_runtimes_are_sized(name: str, model: str) -> None:
     assert sized and all(s in ("plan", "fleet") for s in sized)
     notes = [d for d in result.diagnostics if d.rule == "KV505"]
     assert len(notes) == len(sized) and all(f"'{model}'" in d.message for d in notes)
+
+
+def test_parallelism_size_is_the_gpus_ome_gives_the_pod(tmp_path: Path) -> None:
+    # OME sets PARALLELISM_SIZE = GPUs per pod x (1 + worker.size) (components/engine.go setParallelismEnvVarForEngine)
+    text = GEMMA.read_text().replace('- --tp-size\n        - "2"', "- --tp-size\n        - $(PARALLELISM_SIZE)")
+    assert text != GEMMA.read_text()
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    result = _check(path)
+    (cr,) = result.containers
+    assert cr.serving.get("tp_size") == 2
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs the shared corpus beside the checkout")
+def test_multi_node_runtime_gets_ome_and_lws_env() -> None:
+    # srt-deepseek-rdma: leader and worker.size 1, 8 GPUs each: --tp-size $(PARALLELISM_SIZE) is 16 over
+    # --nnodes $(LWS_GROUP_SIZE) 2 (OME runs a multi-node engine as a LeaderWorkerSet of worker.size + 1 pods)
+    result = _check(SHARED / "sgl-project__ome__config__runtimes__srt__deepseek-rdma-rt.yaml")
+    assert [cr.serving.get("tp_size") for cr in result.containers] == [16, 16]
+    assert [cr.serving.get("nnodes") for cr in result.containers] == [2, 2]
+    assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]

@@ -39,7 +39,7 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
-from kvlint.workloads.ome import is_ome_runtime, named_model
+from kvlint.workloads.ome import injected_env, is_ome_runtime, named_model
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -217,8 +217,9 @@ _MODEL_ANNOTATION = "kvlint.io/model"
 
 def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     """An OME runtime's pod that names its model and declares its GPUs (:func:`kvlint.workloads.ome.named_model`,
-    :func:`_declared_gpus`), to be sized on them: with that model as ``kvlint.io/model`` and a KV505 note at the
-    place that names it; None for any other pod (a KServe runtime, an OME runtime naming no model or no GPUs:
+    :func:`_declared_gpus`), to be sized on them: with that model as ``kvlint.io/model``, the env OME adds
+    (``PARALLELISM_SIZE``, and LWS's for a multi-node runtime: :func:`kvlint.workloads.ome.injected_env`) and a
+    KV505 note at the place that names it; None for any other pod (a KServe runtime, an OME runtime naming no model or no GPUs:
     the template note, KV502). A ``kvlint.io/model`` annotation on the runtime is the model, with no note."""
     if doc.kind == "Template" or not is_ome_runtime(doc):
         return None
@@ -240,7 +241,16 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
         "runtime, or lint the OME InferenceServices that use it together with it",
         severity="info",
     )
-    return replace(w, annotations={**w.annotations, _MODEL_ANNOTATION: named.model_id}, findings=(note,))
+    raw = gpus.split(": ", 1)[1].strip()
+    count = int(raw) if raw.isdigit() else None  # a quantity as written: 8 or "8"
+    env = injected_env(doc, w, count) if count else []
+    pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
+    return replace(
+        w,
+        pod_spec=pod_spec,
+        annotations={**w.annotations, _MODEL_ANNOTATION: named.model_id},
+        findings=(note,),
+    )
 
 
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:

@@ -23,8 +23,10 @@ from typing import Any
 from kvlint.source import LList, Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.values import as_list
+from kvlint.workloads.base import get_in, int_or_none
+from kvlint.workloads.lws import lws_env
 
-__all__ = ["NamedModel", "is_ome_runtime", "named_model"]
+__all__ = ["NamedModel", "injected_env", "is_ome_runtime", "named_model"]
 
 #: A Hugging Face Hub id ``org/name`` (no variable, no path): what ``--served-model-name`` holds when it names
 #: the model rather than an alias such as ``vllm-model``.
@@ -104,3 +106,27 @@ def named_model(doc: Document, w: Workload) -> NamedModel | None:
     if served is not None and _HUB_ID.fullmatch(served[0]) and _fits_architecture(served[0], wanted):
         return NamedModel(served[0], "its --served-model-name", served[1])
     return None
+
+
+def injected_env(doc: Document, w: Workload, gpus: int) -> list[tuple[str, str, Loc | None]]:
+    """The ``(name, value, position)`` env entries OME adds to the runner of the runtime's pod ``w`` (an
+    ``engineConfig``/``decoderConfig`` runner, its ``leader`` or its ``worker``) that declares ``gpus`` GPUs.
+
+    ``PARALLELISM_SIZE`` = GPUs per pod x (1 leader + the component's ``worker.size``, default 0):
+    ``pkg/controller/v1beta1/inferenceservice/components/engine.go`` ``setParallelismEnvVarForEngine`` and
+    ``getWorkerSize`` (``decoder.go`` the same for the decoder), set when no AcceleratorClass is given. A
+    multi-node component (a ``leader`` or ``worker``) runs as a LeaderWorkerSet of ``worker.size + 1`` pods
+    (``reconcilers/lws/lws_reconciler.go``), so LWS's ``LWS_GROUP_SIZE`` and ``LWS_WORKER_INDEX`` too
+    (:func:`kvlint.workloads.lws.lws_env`)."""
+    parts = w.path.split(".")
+    if len(parts) < 2 or parts[0] != "spec" or parts[1] not in ("engineConfig", "decoderConfig"):
+        return []
+    component = get_in(doc.data, "spec", parts[1])
+    size_loc = loc_of(get_in(component, "worker"), "size") if isinstance(component, dict) else None
+    workers = int_or_none(get_in(component, "worker", "size")) or 0
+    out: list[tuple[str, str, Loc | None]] = [
+        ("PARALLELISM_SIZE", str(gpus * (1 + workers)), size_loc or w.loc)
+    ]
+    if w.role in ("leader", "worker"):
+        out += lws_env(1 + workers, w.role, size_loc=size_loc or w.loc)
+    return out
