@@ -99,7 +99,9 @@ def test_corpus_runtimes_are_sized(name: str, model: str) -> None:
 
 def test_parallelism_size_is_the_gpus_ome_gives_the_pod(tmp_path: Path) -> None:
     # OME sets PARALLELISM_SIZE = GPUs per pod x (1 + worker.size) (components/engine.go setParallelismEnvVarForEngine)
-    text = GEMMA.read_text().replace('- --tp-size\n        - "2"', "- --tp-size\n        - $(PARALLELISM_SIZE)")
+    text = GEMMA.read_text().replace(
+        '- --tp-size\n        - "2"', "- --tp-size\n        - $(PARALLELISM_SIZE)"
+    )
     assert text != GEMMA.read_text()
     path = tmp_path / "rt.yaml"
     path.write_text(text)
