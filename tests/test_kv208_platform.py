@@ -130,6 +130,16 @@ def test_image_platform_memo_answers_as_the_function() -> None:
         for image in images:
             assert image_platform(image) == raw(image), image
     assert [image_platform(i) for i in images[:6]] == ["cuda", "rocm", "tpu", "neuron", "gaudi", "xpu"]
+    assert image_platform("my.registry/AMD-build:1") == "rocm"
+
+
+def test_amd64_architecture_tag_is_not_an_amd_build() -> None:
+    """``amd64`` is the x86-64 architecture tag (of CUDA builds too), not AMD's ROCm (the sgl-project/ome runtimes'
+    ``lmsysorg/sglang:v0.5.5.post3-cu129-amd64``)."""
+    from kvlint.engines.images import image_platform
+
+    assert image_platform("docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64") == "cuda"
+    assert image_platform("registry.example/vllm-amd64-rocm:1") == "rocm"
 
 
 def test_image_memos_keep_no_long_reference() -> None:

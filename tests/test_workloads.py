@@ -172,7 +172,12 @@ def test_ome_runner_leader_worker():
     assert ws["spec.engineConfig.leader.runner"].role == "leader"
     assert ws["spec.engineConfig.worker.runner"].role == "worker"
     runner = r.documents[0].data["spec"]["engineConfig"]["leader"]["runner"]
-    assert ws["spec.engineConfig.leader.runner"].pod_spec["containers"][0] is runner
+    # the runner, with the env OME and its LeaderWorkerSet add (the runtime names its model and GPUs: sized)
+    container = ws["spec.engineConfig.leader.runner"].pod_spec["containers"][0]
+    assert container["command"] is runner["command"]
+    env = {e["name"]: e["value"] for e in container["env"] if "value" in e}
+    assert (env["PARALLELISM_SIZE"], env["LWS_GROUP_SIZE"], env["LWS_WORKER_INDEX"]) == ("16", "2", "0")
+    assert "PARALLELISM_SIZE" not in {e["name"] for e in runner["env"]}  # the loaded object is not changed
 
 
 def test_odd_shapes_never_raise():
@@ -365,16 +370,16 @@ def test_a_runtime_linted_alone_gets_one_template_note_naming_its_own_gpus():
     # sgl-project/ome's gemma-2-27b-it runtime (fixtures/collected, source in its INDEX.csv): an SGLang engine
     # with `nvidia.com/gpu: 2` and a router, two workloads of one ClusterServingRuntime. Before, each got the
     # KV502 note, both saying "the model and the GPU count are not known here" although the engine declares 2.
-    r = load_paths(
-        [
-            str(
-                ROOT
-                / "fixtures"
-                / "collected"
-                / "sgl-project__ome__config__runtimes__srt__google__gemma-2-27b-it-rt.yaml"
-            )
-        ]
+    # (Its --served-model-name, a hub id, is made an alias here: a runtime naming its model is sized on it.)
+    path = (
+        ROOT
+        / "fixtures"
+        / "collected"
+        / "sgl-project__ome__config__runtimes__srt__google__gemma-2-27b-it-rt.yaml"
     )
+    text = path.read_text().replace("- google/gemma-2-27b-it", "- my-model")
+    assert text != path.read_text()
+    r = load_text(text, str(path))
     ws = find_workloads(r.documents)
     assert len(ws) == 2
     notes = [f for w in ws for f in w.findings if f.rule == "KV502"]

@@ -384,13 +384,18 @@ def tag_of_unknown_image(serving: ServingConfig) -> bool:
 _NON_CUDA_IMAGE_WORDS = ("tpu", "neuron", "gaudi", "hpu", "cpu", "xpu", "openvino", "xeon", "npu", "ascend")
 
 
+#: ``amd`` in an image reference names an AMD (ROCm) build, but not in ``amd64``, the x86-64 architecture tag of
+#: CUDA builds too (OME's ``lmsysorg/sglang:v0.5.5.post3-cu129-amd64``).
+_AMD = re.compile(r"amd(?!64)")
+
+
 @_by_reference
 def image_platform(image: str) -> str:
     """``cuda`` (the default), ``rocm``, or the non-CUDA word the image reference contains (``tpu``, ``cpu``...).
     Memoised by the reference (a pure function of one short string, asked for each container several times: by
     the fleet, KV208, KV304, the sizing summary)."""
     low = image.lower()
-    if "rocm" in low or "amd" in low:
+    if "rocm" in low or _AMD.search(low):
         return "rocm"
     for w in _NON_CUDA_IMAGE_WORDS:
         if w in low:

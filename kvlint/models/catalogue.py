@@ -34,6 +34,7 @@ from typing import Any
 __all__ = [
     "CatalogueEntry",
     "IndexRow",
+    "architectures",
     "QUANT_SUFFIXES",
     "list_entries",
     "list_index",
@@ -534,6 +535,13 @@ def _architecture(dirname: str) -> tuple[str, tuple[str, ...]]:
     config = json.loads((DATA_DIR / dirname / "config.json").read_text(encoding="utf-8"))
     arch = config.get("architectures") or ()
     return str(config.get("model_type") or ""), tuple(str(a) for a in arch)
+
+
+def architectures(model_id: str) -> tuple[str, ...] | None:
+    """The ``architectures`` of the catalogued config.json of ``model_id`` (a hub id or variant id, as
+    :func:`lookup` reads it), or None when it is not catalogued."""
+    hit = _by_name().get(_norm(model_id)) if isinstance(model_id, str) else None
+    return _architecture(_index()[hit[0]].dir)[1] if hit is not None else None
 
 
 def _family(repo_name: str) -> str | None:

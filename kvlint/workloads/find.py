@@ -39,6 +39,7 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
+from kvlint.workloads.ome import injected_env, is_ome_runtime, named_model
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -132,7 +133,7 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
         # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
-            w = replace(w, findings=(_runtime_note(doc, kind, w),))
+            w = _ome_named(doc, kind, w) or replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
             w = replace(w, findings=(*w.findings, *placeholders))
@@ -208,6 +209,48 @@ def _declared_gpus(w: Workload) -> str | None:
                 if amounts.get(name) not in (None, "", 0, "0"):
                     return f"{name}: {amounts[name]}"
     return None
+
+
+#: The annotation that names a workload's model (read by :mod:`kvlint.models.resolve`).
+_MODEL_ANNOTATION = "kvlint.io/model"
+
+
+def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
+    """An OME runtime's pod that names its model and declares its GPUs (:func:`kvlint.workloads.ome.named_model`,
+    :func:`_declared_gpus`), to be sized on them: with that model as ``kvlint.io/model``, the env OME adds
+    (``PARALLELISM_SIZE``, and LWS's for a multi-node runtime: :func:`kvlint.workloads.ome.injected_env`) and a
+    KV505 note at the place that names it; None for any other pod (a KServe runtime, an OME runtime naming no model or no GPUs:
+    the template note, KV502). A ``kvlint.io/model`` annotation on the runtime is the model, with no note."""
+    if doc.kind == "Template" or not is_ome_runtime(doc):
+        return None
+    gpus = _declared_gpus(w)
+    if gpus is None:
+        return None
+    if w.annotations.get(_MODEL_ANNOTATION):
+        return w
+    named = named_model(doc, w)
+    if named is None:
+        return None
+    note = Finding(
+        "KV505",
+        f"kvlint sized this {kind} on the model it names, '{named.model_id}' ({named.source}), and the {gpus} "
+        "it declares: OME runs it with the BaseModel of the OME InferenceService that selects it ($(MODEL_PATH)), "
+        "assumed to be that model, and that service's engine/decoder may override the resources",
+        named.loc or w.loc or doc.loc,
+        fix="nothing to change if this runtime serves only that model; otherwise set kvlint.io/model on the "
+        "runtime, or lint the OME InferenceServices that use it together with it",
+        severity="info",
+    )
+    raw = gpus.split(": ", 1)[1].strip()
+    count = int(raw) if raw.isdigit() else None  # a quantity as written: 8 or "8"
+    env = injected_env(doc, w, count) if count else []
+    pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
+    return replace(
+        w,
+        pod_spec=pod_spec,
+        annotations={**w.annotations, _MODEL_ANNOTATION: named.model_id},
+        findings=(note,),
+    )
 
 
 def _runtime_note(doc: Document, kind: str, w: Workload) -> Finding:

@@ -1,0 +1,122 @@
+"""OME serving runtimes that name their model are sized on it and on the GPUs they declare (kvlint.workloads.ome).
+
+Inputs are sgl-project/ome's own runtimes (``config/runtimes``): one in fixtures/collected, the others in the
+shared corpus (skipped without it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.sizing import outcomes
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "corpus" / "manifests"
+GEMMA = (
+    REPO
+    / "fixtures"
+    / "collected"
+    / "sgl-project__ome__config__runtimes__srt__google__gemma-2-27b-it-rt.yaml"
+)
+
+
+def _check(path: Path):
+    return run_check([str(path)], Options(allow_hub=False))
+
+
+def _line_of(path: Path, text: str) -> int:
+    """1-based line of the first line of ``path`` containing ``text``."""
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+def test_served_model_name_sizes_the_runtime_with_a_note_at_that_line() -> None:
+    result = _check(GEMMA)
+    assert outcomes(result.containers) == ["fleet"] or outcomes(result.containers) == ["plan"]
+    notes = [d for d in result.diagnostics if d.rule == "KV505"]
+    assert len(notes) == 1 and notes[0].severity == "info"
+    assert "'google/gemma-2-27b-it' (its --served-model-name)" in notes[0].message
+    assert "nvidia.com/gpu: 2" in notes[0].message
+    assert notes[0].loc.line == _line_of(GEMMA, "- google/gemma-2-27b-it")
+    assert not [d for d in result.diagnostics if d.rule == "KV502"]
+
+
+def test_runtime_naming_no_model_stays_a_template(tmp_path: Path) -> None:
+    text = GEMMA.read_text().replace("- google/gemma-2-27b-it", "- my-model")
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    result = _check(path)
+    assert outcomes(result.containers) == ["runtime template"]
+    assert [d.rule for d in result.diagnostics if d.rule in ("KV502", "KV505")] == ["KV502"]
+
+
+def test_runtime_declaring_no_gpus_stays_a_template(tmp_path: Path) -> None:
+    text = GEMMA.read_text().replace("nvidia.com/gpu: 2", "cpu: 2")
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    result = _check(path)
+    assert outcomes(result.containers) == ["runtime template"]
+    assert not [d for d in result.diagnostics if d.rule == "KV505"]
+
+
+def test_model_of_another_architecture_is_not_taken(tmp_path: Path) -> None:
+    # OME selects this runtime only for a BaseModel of its supportedModelFormats' architecture
+    text = GEMMA.read_text().replace(
+        "modelArchitecture: Gemma2ForCausalLM", "modelArchitecture: LlamaForCausalLM"
+    )
+    assert text != GEMMA.read_text()
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    assert outcomes(_check(path).containers) == ["runtime template"]
+
+
+def test_kserve_serving_runtime_is_unchanged(tmp_path: Path) -> None:
+    text = GEMMA.read_text().replace("apiVersion: ome.io/v1beta1", "apiVersion: serving.kserve.io/v1alpha1")
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    assert "runtime template" in outcomes(_check(path).containers)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs the shared corpus beside the checkout")
+@pytest.mark.parametrize(
+    "name, model",
+    [
+        ("srt__Qwen__Qwen2.5-72B-Instruct-rt.yaml", "Qwen/Qwen2.5-72B-Instruct"),
+        ("srt__Qwen__qwen3-30b-a3b-rt.yaml", "Qwen/Qwen3-30B-A3B"),
+        ("srt__deepseek-rdma-rt.yaml", "deepseek-ai/DeepSeek-V3"),
+    ],
+)
+def test_corpus_runtimes_are_sized(name: str, model: str) -> None:
+    path = SHARED / f"sgl-project__ome__config__runtimes__{name}"
+    result = _check(path)
+    sized = outcomes(result.containers)
+    assert sized and all(s in ("plan", "fleet") for s in sized)
+    notes = [d for d in result.diagnostics if d.rule == "KV505"]
+    assert len(notes) == len(sized) and all(f"'{model}'" in d.message for d in notes)
+
+
+def test_parallelism_size_is_the_gpus_ome_gives_the_pod(tmp_path: Path) -> None:
+    # OME sets PARALLELISM_SIZE = GPUs per pod x (1 + worker.size) (components/engine.go setParallelismEnvVarForEngine)
+    text = GEMMA.read_text().replace(
+        '- --tp-size\n        - "2"', "- --tp-size\n        - $(PARALLELISM_SIZE)"
+    )
+    assert text != GEMMA.read_text()
+    path = tmp_path / "rt.yaml"
+    path.write_text(text)
+    result = _check(path)
+    (cr,) = result.containers
+    assert cr.serving.get("tp_size") == 2
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="needs the shared corpus beside the checkout")
+def test_multi_node_runtime_gets_ome_and_lws_env() -> None:
+    # srt-deepseek-rdma: leader and worker.size 1, 8 GPUs each: --tp-size $(PARALLELISM_SIZE) is 16 over
+    # --nnodes $(LWS_GROUP_SIZE) 2 (OME runs a multi-node engine as a LeaderWorkerSet of worker.size + 1 pods)
+    result = _check(SHARED / "sgl-project__ome__config__runtimes__srt__deepseek-rdma-rt.yaml")
+    assert [cr.serving.get("tp_size") for cr in result.containers] == [16, 16]
+    assert [cr.serving.get("nnodes") for cr in result.containers] == [2, 2]
+    assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
+    assert not [d for d in result.diagnostics if d.rule == "KV503"]
