@@ -107,6 +107,27 @@ def has_memory_shm(pod_spec: LDict, container: LDict) -> bool:
     return False
 
 
+def undefined_shm_volume(pod_spec: LDict, container: LDict) -> tuple[str, Loc | None] | None:
+    """The volume name (and the mount's position) of a ``volumeMounts`` entry at ``/dev/shm`` that names no
+    volume of the pod's ``volumes``, or None. The API server rejects such a pod ("spec.containers[].volumeMounts
+    [].name: Not found", ``ValidatePodSpec`` in kube-apiserver ``pkg/apis/core/validation/validation.go``) unless
+    something (an operator, a mutating admission webhook) adds the volume before it is created."""
+    raw_volumes = pod_spec.get("volumes")
+    names = {
+        v["name"]
+        for v in (raw_volumes if isinstance(raw_volumes, list) else [])
+        if isinstance(v, dict) and isinstance(v.get("name"), str)
+    }
+    raw_mounts = container.get("volumeMounts")
+    for i, m in enumerate(raw_mounts if isinstance(raw_mounts, list) else []):
+        if not isinstance(m, dict) or str(m.get("mountPath", "")).rstrip("/") != "/dev/shm":
+            continue
+        name = m.get("name")
+        if isinstance(name, str) and name not in names:
+            return name, loc_of(raw_mounts, i)
+    return None
+
+
 def model_weight_bytes(cr: ContainerResult, dtype_bytes: int | None = None) -> int | None:
     """Whole-model weight bytes from :func:`kvlint.models.weights.weight_bytes` (the checkpoint size when
     known, else kvlint's estimate from config.json) at ``dtype_bytes`` (default: the planned dtype, 4 for

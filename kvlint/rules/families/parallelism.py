@@ -24,6 +24,7 @@ from kvlint.rules.facts import (
     model_weight_bytes,
     resource_value,
     to_int,
+    undefined_shm_volume,
 )
 from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
@@ -433,6 +434,19 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         loc = lay.loc or s.command_loc
         what = lay.described
+    undefined = undefined_shm_volume(ctx.workload.pod_spec, ctx.container)
+    if undefined is not None:
+        name, mount_loc = undefined
+        yield ctx.finding(
+            f"{lay.tp * lay.pp * lay.dp} GPU workers ({what}) communicate through /dev/shm, which the container "
+            f"mounts from volume '{name}', but this pod defines no volume of that name: the API server rejects the "
+            "pod unless an operator or admission webhook adds it, and without it /dev/shm is the container "
+            "runtime's 64 MiB default, where NCCL fails or hangs",
+            mount_loc or loc,
+            fix=f"define the volume in this pod's volumes: {{name: {name}, emptyDir: {{medium: Memory, "
+            "sizeLimit: 16Gi}}",
+        )
+        return
     yield ctx.finding(
         f"{lay.tp * lay.pp * lay.dp} GPU workers ({what}) communicate through /dev/shm, but no memory-backed volume "
         "is mounted there; the container runtime default is 64 MiB and NCCL fails or hangs",
