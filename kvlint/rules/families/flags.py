@@ -182,3 +182,20 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             loc_of(s.container, "image"),
             fix=_pin_fix(ctx),
         )
+    elif s.image:
+        # a tag that names no release kvlint can read: a build of the engine's own repository that is not a
+        # release (vllm/vllm-openai:nightly-<sha>, latest-nightly), which moves like `latest`; or an image
+        # whose tags are its own releases (NGC, llm-d, LMCache) or a private build's name (prod): pinned,
+        # but the engine release inside is unknown to kvlint
+        own = repository_path(s.image) == repository_path(_PIN_EXAMPLE[s.engine])
+        moving = own or tag.lower().startswith(("latest", "nightly", "main"))  # latest-nightly, nightly-<sha>
+        yield ctx.finding(
+            f"image '{s.image}': the tag {tag} names no {_ENGINE_NAME[s.engine]} release kvlint can read"
+            + (" (a build of the engine's own repository that is not a release)" if own else "")
+            + f"; {_assumed(ctx, assumed)}",
+            loc_of(s.container, "image"),
+            fix=_pin_fix(ctx)
+            if moving
+            else "pass --engine-version with the engine release the image carries",
+            severity=None if moving else "info",
+        )
