@@ -6,9 +6,9 @@ has about 1.5x. Found on a RayService serving it through Ray Serve LLM (llm_conf
 
 from __future__ import annotations
 
-from kvlint.models import clear_cache, resolve_model
 from pathlib import Path
 
+from kvlint.models import clear_cache, resolve_model
 from kvlint.options import Options
 from kvlint.pipeline import run_check
 
