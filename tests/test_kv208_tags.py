@@ -66,3 +66,11 @@ def test_moving_tag_of_a_build_with_its_own_tags_is_a_warning(tmp_path: Path) ->
     assert (
         "lmcache/vllm-openai" in d.fix and "vllm/vllm-openai:v" not in d.fix
     )  # its own tags, not vLLM's image
+
+
+def test_a_tag_word_naming_a_moving_build_is_a_warning(tmp_path: Path) -> None:
+    # production-stack's values-01-minimal-amd-example.yaml runs rocm/vllm:instinct_main (ROCm's main-branch build)
+    (d,) = _kv208(tmp_path, "rocm/vllm:instinct_main")
+    assert d.severity == "warning" and "instinct_main" in d.message
+    (d,) = _kv208(tmp_path, "lmcache/vllm-openai:2025-05-27-v1")  # a date is no such word
+    assert d.severity == "info"
