@@ -79,7 +79,9 @@ def test_llmisvc_model_uri_and_vllm_additional_args_are_read() -> None:
     assert not any("injected" in d.message or "controller" in d.message for d in r.diagnostics)
     # the service names its image (an llm-d release tag), so not "chosen by a controller"; that tag is llm-d's
     # release, not vLLM's, so KV208 is the info saying which vLLM release kvlint assumed
-    assert {(d.severity, "names no vLLM release" in d.message) for d in by_rule(r, "KV208")} == {("info", True)}
+    assert {(d.severity, "names no vLLM release" in d.message) for d in by_rule(r, "KV208")} == {
+        ("info", True)
+    }
 
 
 def test_llmisvc_without_image_uses_kserve_presets_and_says_so() -> None:
