@@ -1117,7 +1117,47 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
                 f'("{placeholder}") so the file is valid YAML before rendering too'
             ),
         )
+    mustache = _mustache_on(text, mark.line, mark.column) if mark is not None else None
+    if mustache is not None:
+        return Finding(
+            "KV001",
+            f"YAML syntax error: {msg}, on a line holding the unquoted template placeholder {mustache}: YAML reads "
+            "its braces as a flow mapping, so the file parses only after the placeholder is replaced",
+            Loc(path, line, col),
+            fix=(
+                "render the template first (replace its {{NAME}} placeholders) and lint the output "
+                "(... | kvlint check -), or quote the scalar that holds the placeholder "
+                f'("{mustache}...") so the file is valid YAML before rendering too'
+            ),
+        )
     return Finding("KV001", f"YAML syntax error: {msg}", Loc(path, line, col), fix=_KV001_FIX)
+
+
+#: A Mustache/Handlebars placeholder, ``{{NAME}}`` or ``{{{NAME}}}`` (a name, no Go template action: those
+#: start with ``.``, ``$`` or a keyword followed by more words).
+_MUSTACHE = re.compile(r"\{\{\{?\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}\}?")
+
+
+def _mustache_on(text: str, line: int, column: int) -> str | None:
+    """The first unquoted Mustache placeholder (``{{NAME}}``, ``{{{NAME}}}``) that starts at or before 0-based
+    ``column`` of 0-based ``line`` of ``text``, or None.
+
+    Templates rendered by a script before ``kubectl apply`` (aws-samples/sample-genai-on-eks-starter-kit's
+    ``*.template.yaml``: ``{{{KARPENTER_PREFIX}}}/instance-family: g6e``, ``image: {{GHCR_IMAGE_PREFIX}}...``)
+    are not YAML until rendered: a plain scalar cannot start with ``{``, so the parser reads a flow mapping and
+    stops after it. A placeholder inside quotes parses and is not reported here.
+    """
+    lines = text.split("\n", line + 1)
+    if len(lines) <= line:
+        return None
+    src = lines[line]
+    for m in _MUSTACHE.finditer(src):
+        if m.start() > column:
+            return None
+        before = src[: m.start()]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
+            return m.group(0)
+    return None
 
 
 #: The opening ``${NAME`` of an envsubst placeholder (``${NAME}``, ``${NAME:-default}``, ``${NAME-default}``).

@@ -8,6 +8,7 @@ findings. KV208 (the image does not pin a release kvlint models) is checked here
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from kvlint.engines.images import (
@@ -181,4 +182,22 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"v{first} to v{last}); {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),
             fix=_pin_fix(ctx),
+        )
+    elif s.image:
+        # a tag that names no release kvlint can read: a build of the engine's own repository that is not a
+        # release (vllm/vllm-openai:nightly-<sha>, latest-nightly), which moves like `latest`; or an image
+        # whose tags are its own releases (NGC, llm-d, LMCache) or a private build's name (prod): pinned,
+        # but the engine release inside is unknown to kvlint
+        own = repository_path(s.image) == repository_path(_PIN_EXAMPLE[s.engine])
+        # latest-nightly, nightly-<sha>, rocm/vllm's instinct_main: a word of the tag names a moving build
+        moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        yield ctx.finding(
+            f"image '{s.image}': the tag {tag} names no {_ENGINE_NAME[s.engine]} release kvlint can read"
+            + (" (a build of the engine's own repository that is not a release)" if own else "")
+            + f"; {_assumed(ctx, assumed)}",
+            loc_of(s.container, "image"),
+            fix=_pin_fix(ctx)
+            if moving
+            else "pass --engine-version with the engine release the image carries",
+            severity=None if moving else "info",
         )
