@@ -273,7 +273,8 @@ class ServingConfig:
         findings: problems found while parsing (KV205 unknown flag, KV206 bad value, KV207 duplicate).
         unresolved: settings given with a value kvlint cannot resolve (``--tp-size $(TP)``) -> where: set,
             but neither the written value nor the engine default is known.
-        command_loc: where the command/args start.
+        command_loc: where the engine's command is: the program that starts it (its first word in ``command``,
+            ``args`` or a shell script), or the ``args:`` key when the image's ENTRYPOINT is the program.
         joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
             read; its GPUs are checked against the leader's layout).
     """

@@ -567,9 +567,16 @@ def _reason_for(words: Sequence[str]) -> str:
 
 @dataclass
 class _Found:
+    """An engine command: the engine, its arguments (``argv``, after the program's own words) and ``loc``, the
+    position of the program that starts it, which becomes :attr:`ServingConfig.command_loc`
+    (:func:`_program_loc`): the program's first word (``vllm`` of ``vllm serve``, ``python3`` of ``python3 -m
+    ...``, in ``command``, ``args`` or a script), or the ``args:`` key when the image's ENTRYPOINT is the
+    program. None: the position of the first argument, as the engine parsers choose it."""
+
     engine: str
     argv: list[_Item]
     positional_model: bool
+    loc: Loc | None = None
 
 
 @dataclass
@@ -642,19 +649,20 @@ def _scan_shell(
             continue
         engine, start, pos_model = m
         rest = words[start:]
-        # the positions of the words taken from the script, computed together (see _offset_locs), in the text
-        # as written when Kubernetes expanded a $(VAR) in it
-        offsets = [w.offset for w in rest if w.offset is not None]
+        # the positions of the words taken from the script (the program's first word, then its arguments),
+        # computed together (see _offset_locs), in the text as written when Kubernetes expanded a $(VAR) in it
+        offsets = [w.offset for w in (words[0], *rest) if w.offset is not None]
         source = script
         if offsets:
             source, offsets = _raw_offsets(script_item, env, offsets)
         locs = iter(_offset_locs(script_item.loc, source, offsets)) if offsets else iter(())
+        program = (words[0].loc if words[0].offset is None else next(locs)) or script_item.loc
         env_script = script_item.source == "env"
         argv = []
         for w in rest:
             loc = w.loc if w.offset is None else next(locs)
             argv.append(_Item(w.text, loc or script_item.loc, "env" if w.from_env or env_script else "arg"))
-        return _Found(engine, argv, pos_model), ""
+        return _Found(engine, argv, pos_model, _in_their_file(program, argv)), ""
     # no engine: the first command that joins a leader (looked for only now: a script that starts an engine
     # does not need it)
     for texts, w0 in zip(seen, heads, strict=True):
@@ -986,6 +994,25 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
 ) -> ServingConfig:
+    """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
+    (``found.loc``) when known."""
+    cfg = _dispatch_argv(
+        found, container=container, image=image, env=env, env_locs=env_locs, config_loader=config_loader
+    )
+    if found.loc is not None:
+        cfg.command_loc = found.loc
+    return cfg
+
+
+def _dispatch_argv(
+    found: _Found,
+    *,
+    container: LDict,
+    image: str,
+    env: dict[str, str],
+    env_locs: Mapping[str, Loc | None],
+    config_loader=None,
+) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(found, container=container, image=image, env=env, env_locs=env_locs)
     img_engine = engine_of_image(image) or image_mentions_engine(image)
@@ -1001,13 +1028,13 @@ def _dispatch(
         argv = [t for t, _ in mapped]
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
-        found = _Found("vllm", found.argv, False)
+        found = _Found("vllm", found.argv, False, found.loc)
         img_engine = "vllm"
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
         version = engine_version(image)
     kaito = found.engine == KAITO_VLLM
     if kaito:
-        found = _Found("vllm", found.argv, False)
+        found = _Found("vllm", found.argv, False, found.loc)
         img_engine = "vllm"
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
@@ -1023,6 +1050,8 @@ def _dispatch(
             map_config_pos=scalar_position,
             kaito_wrapper=kaito,
         )
+        if found.loc is not None:
+            cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
         if kaito:
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if cfg.model is None:
@@ -1054,6 +1083,26 @@ def _dispatch(
     return parse_sglang_argv(
         argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
     )
+
+
+def _in_their_file(loc: Loc | None, argv: Sequence[_Item]) -> Loc | None:
+    """``loc`` (a program's position) when the last of ``argv``'s words with a position is in the file ``loc`` is
+    in (or none has one), else None (the parsers then take the first argument's position): a container a workload
+    reader merged from two documents (an InferenceService's args appended to its ServingRuntime's command or
+    script) keeps its command line in the document whose arguments come last, the workload's own."""
+    last = next((it.loc for it in reversed(argv) if it.loc is not None), None)
+    return loc if loc is None or last is None or last.file == loc.file else None
+
+
+def _args_key(container: LDict, items: Sequence[_Item]) -> Loc | None:
+    """The position of the ``args:`` key of ``container``, when it is in the file its arguments are: a container a
+    workload reader put together (an InferenceService's args after its ServingRuntime's, a KubeAI Model's) may
+    hold the key of another document, or none; None then."""
+    key = container.key_locs.get("args")
+    if key is None:
+        return None
+    first = next((it.loc for it in items if it.loc is not None), None) or container.locs.get("args")
+    return key if first is None or first.file == key.file else None
 
 
 def parse_container(
@@ -1100,14 +1149,19 @@ def parse_container(
             found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
         )
 
+    # the program's first word, where the command (or args) names it
+    program = items[0].loc if items else None
     if not cmd:
         # args only: the image ENTRYPOINT runs
         m = _match_program(texts)
         if m:
-            return dispatch(_Found(m[0], items[m[1] :], m[2]))
+            return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
+        # the ENTRYPOINT is the program: its command line is written at the args: key (without args, None: the
+        # container's own position, as before)
+        entry = _args_key(container, items) or program
         if img_engine == "vllm":
             rest = items[1:] if texts[:1] == ["serve"] else items
-            cfg = dispatch(_Found("vllm", rest, True))
+            cfg = dispatch(_Found("vllm", rest, True, entry))
             if texts[:1] == ["serve"] and isinstance(cfg, ServingConfig):
                 cfg.findings.append(
                     Finding(
@@ -1124,21 +1178,21 @@ def parse_container(
                 )
             return cfg
         if img_engine == "tgi":
-            return dispatch(_Found("tgi", items, False))
+            return dispatch(_Found("tgi", items, False, entry))
         if split_image(image)[0].rsplit("/", 1)[-1].startswith(HF_SERVER_MODULE):
             # kserve/huggingfaceserver(-gpu): ENTRYPOINT python -m huggingfaceserver
             if huggingface_backend(texts) in ("auto", "vllm"):
-                return dispatch(_Found("kserve-hf", items, False))
+                return dispatch(_Found("kserve-hf", items, False, entry))
         evidence = hint == "vllm" or any(k.startswith("VLLM_") for k in _env_names(container))
         if items and image and img_engine is None and unmistakably_vllm(texts, evidence=evidence):
             # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
-            cfg = dispatch(_Found("vllm", items, True))
+            cfg = dispatch(_Found("vllm", items, True, entry))
             if isinstance(cfg, ServingConfig):
                 cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc))
             return cfg
     m = _match_program(texts)
     if m:
-        return dispatch(_Found(m[0], items[m[1] :], m[2]))
+        return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
     if _serves_no_model(texts):
         return None
     how = _join_of(texts)
@@ -1246,7 +1300,7 @@ def _dynamo(
     the arguments with the engine's parser and takes the options the engine does not know as Dynamo's own,
     saying which (KV504); the worker serves no HTTP itself (Dynamo's frontend does)."""
     engine = _DYNAMO[found.engine]
-    sub = _Found(engine, found.argv, False)
+    sub = _Found(engine, found.argv, False, found.loc)
     return _as_dynamo_worker(
         _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs), engine
     )

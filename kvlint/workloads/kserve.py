@@ -318,6 +318,12 @@ def _merge_container(runtime_c: LDict, isvc_c: dict, meta: Any) -> LDict:
         items += [(a, loc_of(i_args, i)) for i, a in enumerate(i_args)]
         merged["args"] = llist(loc_of(isvc_c, "args"), items)
         merged.locs["args"] = loc_of(isvc_c, "args") or loc_of(runtime_c, "args") or runtime_c.loc  # type: ignore[assignment]
+        # the args: key written last is the InferenceService's (the runtime's was merged from the runtime)
+        i_key = isvc_c.key_locs.get("args") if isinstance(isvc_c, LDict) else None
+        if i_key is not None:
+            merged.key_locs["args"] = i_key
+        else:
+            merged.key_locs.pop("args", None)
     merged["name"] = runtime_c.get("name") or KSERVE_CONTAINER
     for key in ("command", "args"):
         seq = merged.get(key)
