@@ -110,11 +110,11 @@ def test_annotations_limited_to_changed_lines(tmp_path: pytest.TempPathFactory) 
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "base")
     base = _git(repo, "rev-parse", "HEAD")
-    # the change: a comment on the --model line of chat-8b-l4.yaml (the line its findings point at)
+    # the change: a comment on the args: line of chat-8b-l4.yaml (the line its findings point at)
     path = os.path.join(repo, "deploy", "chat-8b-l4.yaml")
     with open(path, encoding="utf-8") as fh:
         lines = fh.read().split("\n")
-    i = next(k for k, line in enumerate(lines) if line.strip() == "- --model")
+    i = next(k for k, line in enumerate(lines) if line.strip() == "args:")
     lines[i] += "  # reviewed"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines))

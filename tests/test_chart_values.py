@@ -98,13 +98,13 @@ def test_every_vllm_entry_is_checked_and_disabled_ones_say_so(tmp_path: Path) ->
 
 def test_findings_point_at_the_entry_lines_of_the_values_file() -> None:
     """A finding on an entry is located in the values file, at the line of the value it is about: KV205 on
-    ``--max-num-batched-token`` at that argument's line of the entry, the image (KV208) at its ``url`` (as in a
-    Model, where KV208 is located at the model)."""
+    ``--max-num-batched-token`` at that argument's line of the entry, the image (KV208) at its ``engine`` (as in a
+    Model: the engine the installation maps to its image, where the engine's command is located)."""
     lines = KUBEAI_VALUES.read_text(encoding="utf-8").splitlines()
     start = lines.index("  llama-3.1-70b-instruct-fp8-l4:") + 1
     end = next(i for i in range(start, len(lines)) if re.match(r"  \S", lines[i])) + 1
     arg_line = next(i for i in range(start, end) if "--max-num-batched-token=" in lines[i - 1])
-    url_line = next(i for i in range(start, end) if lines[i - 1].strip().startswith("url: hf://"))
+    engine_line = next(i for i in range(start, end) if lines[i - 1].strip().startswith("engine: "))
     result = run_check([str(KUBEAI_VALUES)], Options(allow_hub=False))
     mine = [
         d for d in result.diagnostics if d.object == "Model/llama-3.1-70b-instruct-fp8-l4 (enabled: false)"
@@ -114,7 +114,7 @@ def test_findings_point_at_the_entry_lines_of_the_values_file() -> None:
     assert any(
         d.rule == "KV205" and "--max-num-batched-token " in d.message and d.loc.line == arg_line for d in mine
     )
-    assert any(d.rule == "KV208" and d.loc.line == url_line for d in mine)
+    assert any(d.rule == "KV208" and d.loc.line == engine_line for d in mine)
 
 
 def test_one_note_says_the_models_were_built_from_chart_values_and_no_kv002() -> None:

@@ -157,10 +157,10 @@ def test_streamed_check_with_tiny_chunks_reports_as_the_whole_run(
     monkeypatch.setattr(diagstore, "PLAIN", 0)
     target = tmp_path / "in"
     target.mkdir()
-    # a trailing comment with a reason suppresses KV103 on the line of --model; one without a reason on
+    # a trailing comment with a reason suppresses KV103 on the args: line (the vLLM command's); one without a reason on
     # the qwen command line suppresses nothing and is reported (KV003)
     for name, needle, comment in (
-        ("chat-8b-l4.yaml", "- --model", "  # kvlint: ignore KV103=long prompts are refused upstream"),
+        ("chat-8b-l4.yaml", "args:", "  # kvlint: ignore KV103=long prompts are refused upstream"),
         ("qwen-7b-tp2.yaml", 'command: ["vllm", "serve"', "  # kvlint: ignore KV404"),
         ("llama-8b-h100-ok.yaml", "", ""),
     ):

@@ -120,7 +120,7 @@ def test_text_colour_rules(examples: CheckResult, monkeypatch: pytest.MonkeyPatc
     last = plain.rstrip("\n").splitlines()[-1]
     assert last.startswith(f"{c['error']} errors, {c['warning']} warning")
     assert last.endswith("; 0 suppressed")
-    assert f"{EXAMPLES / 'chat-8b-l4.yaml'}:23:15: error KV103 " in plain
+    assert f"{EXAMPLES / 'chat-8b-l4.yaml'}:22:11: error KV103 " in plain
 
 
 def test_json_is_versioned_and_consistent(examples: CheckResult) -> None:

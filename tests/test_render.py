@@ -134,7 +134,7 @@ def test_stdin_maps_like_a_file(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [d.rule for d in elsewhere.diagnostics] == [d.rule for d in from_file.diagnostics]
     for d in elsewhere.diagnostics:
         assert d.loc is not None and d.loc.file == "-"
-        assert lines[d.loc.line - 1].strip() == "- --model"
+        assert lines[d.loc.line - 1].strip() == "args:"
 
 
 def test_diagnostics_point_at_the_template_file() -> None:
@@ -146,8 +146,8 @@ def test_diagnostics_point_at_the_template_file() -> None:
     name = "chat-chart/templates/deployment.yaml"
     # a rendered file on disk: findings name the real template file next to it (it exists)
     assert loc is not None and loc.file == os.path.join(chart_parent, name) and os.path.isfile(loc.file)
-    # ... at the template's own line holding the flag the finding is about
-    assert _template_text(loc.file)[loc.line - 1].strip() == "- --model"
+    # ... at the template's own line of the command the finding is about (its args: key)
+    assert _template_text(loc.file)[loc.line - 1].strip() == "args:"
     # the same manifest loaded plainly (no Source comments) reports the same rules
     raw = run_documents(load_paths([os.path.join("fixtures", "examples", "chat-8b-l4.yaml")]), OFFLINE)
     assert sorted(d.rule for d in raw.diagnostics) == sorted(d.rule for d in result.diagnostics)

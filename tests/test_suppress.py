@@ -202,15 +202,15 @@ def test_empty_annotation_is_kv003() -> None:
 
 CHAT = (
     Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
-)  # KV103 + KV202 on `- --model`
+)  # KV103 + KV202 on `args:` (the vLLM command's line)
 
 
 def _inline(tmp_path: Path, comment: str, *, trailing: bool = False) -> Path:
     text = CHAT.read_text()
     if trailing:
-        text = text.replace("            - --model\n", f"            - --model  {comment}\n", 1)
+        text = text.replace("          args:\n", f"          args:  {comment}\n", 1)
     else:
-        text = text.replace("            - --model\n", f"            {comment}\n            - --model\n", 1)
+        text = text.replace("          args:\n", f"          {comment}\n          args:\n", 1)
     p = tmp_path / "inline.yaml"
     p.write_text(text)
     return p
@@ -224,7 +224,7 @@ def test_inline_comment_above_suppresses_with_reasons(tmp_path: Path) -> None:
         ("KV103", "a staging smoke test"),
         ("KV202", "the gateway caps prompts at 8k"),
     ]
-    assert all(s.annotation is not None and s.annotation.line == 23 for s in res.suppressed_diagnostics)
+    assert all(s.annotation is not None and s.annotation.line == 22 for s in res.suppressed_diagnostics)
 
 
 def test_inline_trailing_comment_and_prefix(tmp_path: Path) -> None:
@@ -240,7 +240,7 @@ def test_inline_comment_without_reason_is_kv003_and_not_applied(tmp_path: Path) 
     rules = sorted(d.rule for d in res.diagnostics)
     assert rules == ["KV003", "KV103", "KV202"]
     (note,) = [d for d in res.diagnostics if d.rule == "KV003"]
-    assert note.loc is not None and (note.loc.line, note.loc.column) == (23, 13)
+    assert note.loc is not None and (note.loc.line, note.loc.column) == (22, 11)
     assert "KV202 has no reason" in note.message and "KV999 is not a rule id" in note.message
 
 
@@ -258,8 +258,8 @@ def test_inline_comment_in_a_helm_template(tmp_path: Path) -> None:
     shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "chat-chart", chart)
     tpl = chart / "templates" / "deployment.yaml"
     text = tpl.read_text().replace(
-        "            - --model\n",
-        "            # kvlint: ignore KV202=prompts are capped upstream\n            - --model\n",
+        "          args:\n",
+        "          # kvlint: ignore KV202=prompts are capped upstream\n          args:\n",
     )
     tpl.write_text(text)
     rendered_src = Path(__file__).resolve().parents[1] / "fixtures" / "helm" / "rendered" / "chat-chart.yaml"
@@ -267,8 +267,8 @@ def test_inline_comment_in_a_helm_template(tmp_path: Path) -> None:
     # the rendered output as helm prints it for the edited template (the comment line renders too)
     rendered.write_text(
         rendered_src.read_text().replace(
-            "            - --model\n",
-            "            # kvlint: ignore KV202=prompts are capped upstream\n            - --model\n",
+            "          args:\n",
+            "          # kvlint: ignore KV202=prompts are capped upstream\n          args:\n",
         )
     )
     res = run_check([str(rendered)], Options(allow_hub=False))
