@@ -66,9 +66,9 @@ def test_sarif_examples_valid_with_real_positions(examples: CheckResult, sarif_v
         assert (region["startLine"], region["startColumn"]) == (d.loc.line, d.loc.column)
         assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[d.severity]
         assert res["message"]["text"].startswith(d.message)
-    # the KV103 of chat-8b-l4.yaml sits on the args line of the container (line 23)
+    # the KV103 of chat-8b-l4.yaml sits on the container's args: key (line 22: the vLLM command's line)
     kv103 = next(r for r in run["results"] if r["ruleId"] == "KV103")
-    assert kv103["locations"][0]["physicalLocation"]["region"]["startLine"] == 23
+    assert kv103["locations"][0]["physicalLocation"]["region"]["startLine"] == 22
     assert kv103["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("chat-8b-l4.yaml")
 
 
