@@ -865,6 +865,15 @@ def test_a_worker_killed_while_writing_a_result_ends_the_run(tmp_path: Path) -> 
     assert "Traceback" not in out.stderr
 
 
+def _sigint_as_in_a_terminal() -> None:
+    """Start the child with SIGINT's default action, as a shell started from a terminal gives it. A test run in
+    the background of a non-interactive shell (``cmd &``) inherits SIGINT ignored, and a Python started so
+    never installs its KeyboardInterrupt handler: the Ctrl-C tests then measured the runner, not kvlint."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path) -> None:
     """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (exit code
     130, "kvlint: interrupted") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The
@@ -904,6 +913,7 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
         text=True,
         env=env,
         start_new_session=True,
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     try:
         deadline = time.monotonic() + 60
@@ -939,6 +949,7 @@ def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
         stdout=subprocess.DEVNULL,
         text=True,
         env=env,
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     try:
         assert proc.stdin is not None
