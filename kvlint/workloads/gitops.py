@@ -38,7 +38,7 @@ from typing import Any
 from kvlint import filecache
 from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import Document, Finding, LoadResult, Workload
 from kvlint.workloads.base import get_in
 
 __all__ = ["MAX_VALUES_CHARS", "MAX_PARAMETERS", "ChartSource", "chart_sources", "gitops_workloads"]
@@ -270,16 +270,27 @@ def _relocated(node: Any, loc: Loc, depth: int = 0) -> Any:
     return node
 
 
+def load_block_scalar(s: str, at: Loc | None, path: str) -> tuple[LoadResult, bool]:
+    """The YAML string ``s`` that stands in a literal block scalar of ``path`` (the key's position ``at``)
+    loaded with the loader's safe reader and limits, every position the file's own where ``s`` is that block
+    scalar line for line (:func:`_positioned_text`); and whether it is (else positions are the parse's own and
+    the caller relocates them to ``at``, :func:`_relocated`). Argo CD's ``helm.values`` and a RayService's
+    ``serveConfigV2`` are read through it."""
+    from kvlint.load import load_text
+
+    placed = _positioned_text(s, at)
+    if placed is None:
+        return load_text(s, path), False
+    return load_text(placed[0], path, line_offset=placed[1]), True
+
+
 def _parse_values(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
     """The ``helm.values`` string ``s`` parsed with the loader's safe reader and limits (its first document, as
     Helm reads a values file), positions mapped into the file's block scalar (:func:`_positioned_text`), or
     ``(None, why)``."""
-    from kvlint.load import load_text
-
     if len(s) > MAX_VALUES_CHARS:
         return None, f"helm.values ({len(s)} characters, more than kvlint reads: {MAX_VALUES_CHARS})"
-    placed = _positioned_text(s, at)
-    result = load_text(placed[0] if placed else s, path, line_offset=placed[1] if placed else 0)
+    result, placed = load_block_scalar(s, at, path)
     if result.findings and not result.documents:
         problem = result.findings[0]
         return None, f"helm.values (it does not parse as YAML: {problem.message})"
@@ -290,7 +301,7 @@ def _parse_values(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str 
         return LDict(loc=at), None
     if not isinstance(data, dict):
         return None, "helm.values (its YAML is not a mapping)"
-    if placed is None and at is not None:
+    if not placed and at is not None:
         data = _relocated(data, at)
     if result.findings and any(f.rule in ("KV001", "KV002") for f in result.findings):
         return None, "helm.values (template syntax or a YAML problem in it)"

@@ -134,13 +134,11 @@ def _finding(rule: str, message: str, loc: Loc | None, fix: str = "", severity: 
 def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]:
     """``serveConfigV2`` parsed with the loader's safe reader and limits, positions mapped into the file's block
     scalar (as :mod:`kvlint.workloads.gitops` reads Argo CD's ``helm.values``), or ``(None, why)``."""
-    from kvlint.load import load_text
-    from kvlint.workloads.gitops import _positioned_text, _relocated
+    from kvlint.workloads.gitops import _relocated, load_block_scalar
 
     if len(s) > MAX_SERVE_CONFIG_CHARS:
         return None, f"it is {len(s)} characters long, more than kvlint reads ({MAX_SERVE_CONFIG_CHARS})"
-    placed = _positioned_text(s, at)
-    result = load_text(placed[0] if placed else s, path, line_offset=placed[1] if placed else 0)
+    result, placed = load_block_scalar(s, at, path)
     if not result.documents:
         why = result.findings[0].message if result.findings else "it is empty"
         return None, f"it does not parse as YAML: {why}"
@@ -149,7 +147,7 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
     data = result.documents[0].data
     if not isinstance(data, dict):
         return None, "its YAML is not a mapping"
-    if placed is None:
+    if not placed:
         data = _relocated(data, at or Loc(path))
     return (data if isinstance(data, LDict) else None), None
 
