@@ -41,6 +41,7 @@ from kvlint.types import (
     LoadResult,
     ModelSpec,
     ModelUnavailable,
+    OptionFinding,
     Placement,
     ServingConfig,
     SuppressedDiagnostic,
@@ -228,9 +229,9 @@ def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     """``f``, when it is a KV205 for an unknown option of a workload whose options are an operator's keyword
     arguments (:data:`~kvlint.workloads.base.ENGINE_KWARGS_ANNOTATION`), with what refuses that option
     (``refusal``, ``KEY`` standing for the option's key) and a fix naming the key; else ``f`` unchanged."""
-    if f.rule != "KV205" or not f.message.startswith("unknown ") or " option --" not in f.message:
+    if not isinstance(f, OptionFinding) or f.rule != "KV205" or not f.option.startswith("--"):
         return f
-    key = f.message.split(" option --", 1)[1].split(" ", 1)[0].split(";", 1)[0]
+    key = f.option[2:]
     return replace(
         f,
         message=f"{f.message}; {refusal.replace('KEY', key)}",
