@@ -110,6 +110,8 @@ def test_numbers_are_positive(cid: str) -> None:
                                    "max_num_batched_tokens", "block_size") if c[k] is not None]  # fmt: skip
     assert leaves or c["outcome"] == "fail", cid
     for path, value in leaves:
+        if path == "cudagraph_gib":  # a memory change during capture, negative when freed (shared gt-054)
+            continue
         assert value > 0, f"{cid}: {path} = {value}"
     util = c["gpu_memory_utilization"]
     assert util is None or 0 < util <= 1, cid
