@@ -235,13 +235,16 @@ REPLAY: dict[str, Replay] = {
         "h100",
         "0.19.0",
         settings={"gpu_memory_utilization": 0.95},
-        why=LATEST_SERIES + "; gpu_memory_utilization 0.95, not the table's 0.9: the case's own printed terms close "
+        why=LATEST_SERIES
+        + "; gpu_memory_utilization 0.95, not the table's 0.9: the case's own printed terms close "
         "only at 0.95 (0.95 x 79.18 - 64.38 - 7.38 - 0.13 = 3.33 GiB printed; at 0.9 they give -0.63 and vLLM would "
         "not have started)",
     ),
     "gt-259": Replay("Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES),
     "gt-260": Replay("Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES),
-    "gt-261": Replay("Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES + "; the 32,000-token run that failed"),
+    "gt-261": Replay(
+        "Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES + "; the 32,000-token run that failed"
+    ),
     "gt-262": Replay(
         "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
         "h100",
