@@ -29,6 +29,7 @@ from kvlint.memory.kv import (
     layer_bytes_per_token,
     layer_counts,
 )
+from kvlint.memory.lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, lora_dtype_bytes, lora_stacks
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
@@ -68,7 +69,9 @@ class VllmSettings:
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
     ``VLLM_PP_LAYER_PARTITION``. ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile;
-    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override.
+    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``enable_lora`` with
+    ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
+    LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`).
     """
 
     version: str = "0.33.0"
@@ -110,6 +113,10 @@ class VllmSettings:
     flashinfer_sampler: bool | None = None
     kv_connector: str | None = None
     enable_lora: bool = False
+    max_loras: int | None = None
+    max_lora_rank: int | None = None
+    fully_sharded_loras: bool = False
+    lora_dtype: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -213,6 +220,10 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         enable_lora=bool(get("enable_lora", False)),
+        max_loras=as_int(get("max_loras")),
+        max_lora_rank=as_int(get("max_lora_rank")),
+        fully_sharded_loras=bool(get("fully_sharded_loras", False)),
+        lora_dtype=str(get("lora_dtype")) if get("lora_dtype") else None,
     )
 
 
@@ -1410,6 +1421,8 @@ def stage_memory(
     if last and not weights.lm_head and cfg.pp > 1:
         w += weights.embed / tp
     w = int(w) + weights.rotary
+    lora = _lora_stage(settings, model, cfg, start, n, stage == 0, last)
+    w += lora[0]
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
@@ -1480,9 +1493,44 @@ def stage_memory(
         kv_bytes_per_token=tok,
         bypass=bypass,
         notes=gnotes
+        + lora[1]
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
         + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
     )
+
+
+def _lora_stage(
+    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, start: int, n: int, first: bool, last: bool
+) -> tuple[int, tuple[str, ...]]:
+    """With ``--enable-lora``: the bytes of the LoRA slot stacks on one rank of the pipeline stage holding layers
+    ``start .. start + n - 1`` (the embedding's on the first stage, the LM head's on the last) and the plan line
+    saying so; ``(0, ())`` without LoRA. vLLM allocates them while loading the model, before the profile run, so
+    they leave the KV budget like the weights (:mod:`kvlint.memory.lora`, docs/engine-memory-model.md §1.14)."""
+    if not settings.enable_lora:
+        return 0, ()
+    eb = lora_dtype_bytes(settings.lora_dtype, cfg.dtype_bytes)
+    st = lora_stacks(
+        model,
+        model.layers[start : start + n],
+        tp=cfg.tp,
+        max_loras=settings.max_loras,
+        max_lora_rank=settings.max_lora_rank,
+        fully_sharded=settings.fully_sharded_loras,
+        element_bytes=eb,
+        model_bytes=cfg.dtype_bytes,
+    )
+    total = st.layers + (st.embedding if first else 0) + (st.lm_head if last else 0)
+    loras = settings.max_loras or DEFAULT_MAX_LORAS
+    rank = settings.max_lora_rank or DEFAULT_MAX_LORA_RANK
+    given = " (vLLM's defaults)" if settings.max_loras is None and settings.max_lora_rank is None else ""
+    note = (
+        f"--enable-lora: {loras} LoRA slot(s) x rank {rank}{given} reserve {total / GiB:.2f} GiB per GPU of "
+        f"adapter stacks ({eb} B/element, {'fully sharded' if settings.fully_sharded_loras else 'A unsharded'}), "
+        "allocated with the weights before the profile run (vllm/lora/layers/*.py create_lora_weights)"
+    )
+    if st.unpriced:
+        note += "; not priced: " + ", ".join(st.unpriced) + " [assumed 0]"
+    return int(total), (note,)
 
 
 #: a larger-default activation is explained when it costs at least this much KV cache per GPU (bytes) ...
