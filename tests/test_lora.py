@@ -126,3 +126,28 @@ def test_pipeline_stages_hold_their_own_layers_embedding_first_lm_head_last() ->
     assert full.layers == 2 * half.layers
     notes = [n for n in d.plan.assumptions if n.startswith("--enable-lora")]
     assert notes and all("0.04 GiB" in n or "0.05 GiB" in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "version,use_v1,counted",
+    [
+        ("0.6.5", False, True),  # memory_profiling: current - baseline - weights - torch diff holds them
+        ("0.7.0", False, False),  # created after the load profiler, non-torch since start-up misses them
+        ("0.7.3", False, False),
+        ("0.8.0", False, True),  # created inside the load profiler
+        ("0.8.0", True, True),
+    ],
+)
+def test_v0_07x_leaves_the_stacks_out_of_the_kv_budget(version: str, use_v1: bool, counted: bool) -> None:
+    """vllm-project/vllm#14450: V0 of 0.7.x computes the same KV blocks whatever the LoRA rank and slots (read in
+    the 0.7.0 and 0.7.3 wheels); the plan says the stacks are held beyond the budget instead of subtracting them."""
+    model = resolve_model(str(MODELS / "meta-llama--Llama-3.1-8B"), allow_hub=False)
+    base = VllmSettings(version=version, max_model_len=8192, use_v1=use_v1)
+    lora = base.changed(enable_lora=True, max_loras=4, max_lora_rank=64)
+    a = plan_vllm_detailed(base, model, H100_TOTAL, **H100).plan
+    b = plan_vllm_detailed(lora, model, H100_TOTAL, **H100).plan
+    assert b.era == ("v1" if use_v1 else "v0")
+    st = lora_stacks(model, model.layers, max_loras=4, max_lora_rank=64)
+    assert a.kv_cache_bytes - b.kv_cache_bytes == (st.layers + st.embedding + st.lm_head if counted else 0)
+    note = next(n for n in b.assumptions if n.startswith("--enable-lora"))
+    assert ("vllm-project/vllm#14450" in note) != counted

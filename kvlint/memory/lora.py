@@ -87,6 +87,24 @@ EMBEDDING_LORA_ARCHITECTURES = frozenset(
 
 _ATTENTION_KINDS = ("full", "sliding", "chunked", "cross")
 
+#: V0 releases that leave the stacks out of the KV budget: from 0.7.0 to before 0.8.0 the V0 model runner creates
+#: the LoRA manager after its load profiler (``vllm@0.7.3:vllm/worker/model_runner.py::GPUModelRunnerBase.load_model``)
+#: and ``memory_profiling`` counts only non-torch memory since start-up, the weights and the profile's torch peak
+#: increase (``vllm@0.7.3:vllm/utils.py::memory_profiling``, ``non_torch_increase = diff_from_create.non_torch_memory``),
+#: so torch-allocated stacks made before the profile are in no term (read in the 0.7.0 and 0.7.3 wheels; reported as
+#: vllm-project/vllm#14450, "LoRA is not taken into account when determining the number of KV cache blocks").
+#: 0.6.5 measured them as non-torch memory (``current - baseline - weights - torch diff``); 0.8.0 creates them inside
+#: the profiler.
+V0_UNCOUNTED_FROM = (0, 7, 0)
+V0_UNCOUNTED_UNTIL = (0, 8, 0)
+
+
+def stacks_in_kv_budget(era: str, version: tuple[int, int, int]) -> bool:
+    """Whether vLLM subtracts the LoRA stacks from the KV budget: always, except the V0 engine of 0.7.x
+    (:data:`V0_UNCOUNTED_FROM` .. :data:`V0_UNCOUNTED_UNTIL`), whose profile misses them."""
+    return not (era == "v0" and V0_UNCOUNTED_FROM <= tuple(version)[:3] < V0_UNCOUNTED_UNTIL)
+
+
 #: ``--lora-dtype`` values and their element size; ``auto`` (or unset) takes the model's dtype.
 _LORA_DTYPE_BYTES = {"float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4}
 

@@ -29,7 +29,13 @@ from kvlint.memory.kv import (
     layer_bytes_per_token,
     layer_counts,
 )
-from kvlint.memory.lora import DEFAULT_MAX_LORA_RANK, DEFAULT_MAX_LORAS, lora_dtype_bytes, lora_stacks
+from kvlint.memory.lora import (
+    DEFAULT_MAX_LORA_RANK,
+    DEFAULT_MAX_LORAS,
+    lora_dtype_bytes,
+    lora_stacks,
+    stacks_in_kv_budget,
+)
 from kvlint.memory.memo import by_value, per_model, per_object
 from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimodal, parse_mm_limits
 from kvlint.memory.versions import (
@@ -1523,14 +1529,20 @@ def _lora_stage(
     loras = settings.max_loras or DEFAULT_MAX_LORAS
     rank = settings.max_lora_rank or DEFAULT_MAX_LORA_RANK
     given = " (vLLM's defaults)" if settings.max_loras is None and settings.max_lora_rank is None else ""
+    counted = stacks_in_kv_budget(cfg.era, cfg.version)
     note = (
         f"--enable-lora: {loras} LoRA slot(s) x rank {rank}{given} reserve {total / GiB:.2f} GiB per GPU of "
         f"adapter stacks ({eb} B/element, {'fully sharded' if settings.fully_sharded_loras else 'A unsharded'}), "
-        "allocated with the weights before the profile run (vllm/lora/layers/*.py create_lora_weights)"
+        + (
+            "allocated with the weights before the profile run (vllm/lora/layers/*.py create_lora_weights)"
+            if counted
+            else "which this release's V0 profile leaves out of the KV budget (vllm-project/vllm#14450): the "
+            "process holds them beyond --gpu-memory-utilization"
+        )
     )
     if st.unpriced:
         note += "; not priced: " + ", ".join(st.unpriced) + " [assumed 0]"
-    return int(total), (note,)
+    return (int(total) if counted else 0), (note,)
 
 
 #: a larger-default activation is explained when it costs at least this much KV cache per GPU (bytes) ...
