@@ -188,3 +188,34 @@ def test_compressed_tensors_ignore_does_not_reach_fused_moe_but_fp8_list_does():
     assert skipped_params(spec, "fp8", qc) == (0, e * 3 * hh * mi, "modules_to_not_convert")
     ct = {"quant_method": "compressed-tensors", "ignore": ["re:.*mlp\\.experts.*"]}
     assert skipped_params(spec, "compressed-tensors", ct) == (0, 0, "")
+
+
+def test_deepseek_v4_fp4_experts_are_mxfp4_and_linears_fp8_blocks():
+    """DeepSeek-V4-Flash: quant_method fp8 (128x128 blocks) with expert_dtype "fp4". vLLM loads a deepseek_v4
+    fp8 checkpoint with DeepseekV4FP8Config, which hands every fused-MoE layer to Mxfp4MoEMethod when expert_dtype
+    is fp4 (4-bit values + one e8m0 byte per 32: 0.5 + 1/32 B) and keeps Fp8Config for the rest (1 + 4/128^2 B);
+    expert_dtype "fp8" (Flash-Base) keeps fp8 experts. Before, the routed experts were priced as FP8 (1 B)."""
+    from kvlint.models.weights import param_breakdown
+
+    cfg = json.loads((DATA / "deepseek-ai--DeepSeek-V4-Flash" / "config.json").read_text())
+    assert cfg["expert_dtype"] == "fp4" and cfg["quantization_config"]["weight_block_size"] == [128, 128]
+    spec = parse_config(cfg, model_id="deepseek-ai/DeepSeek-V4-Flash", source="test")
+    p = param_breakdown(spec)
+    # hidden 4096 and moe_intermediate 2048 are multiples of MXFP4's padding (256 / 64), so no padding at TP 1
+    assert cfg["hidden_size"] % 256 == 0 and cfg["moe_intermediate_size"] % 64 == 0
+    want = (
+        p["linear"] * (1 + 4 / (128 * 128))
+        + p["experts"] * (0.5 + 1 / 32)
+        + (p["embed"] + p["other"] + p["vision"]) * 2
+    )
+    got, how = weight_bytes(spec, dtype_bytes=2)
+    assert got == int(want) and "expert_dtype fp4" in how
+    base = parse_config({**cfg, "expert_dtype": "fp8"}, model_id="flash-base-shaped", source="test")
+    got8, _ = weight_bytes(base, dtype_bytes=2)
+    assert got8 == int(
+        (p["linear"] + p["experts"]) * (1 + 4 / (128 * 128)) + (p["embed"] + p["other"] + p["vision"]) * 2
+    )
+    missing = parse_config(
+        {k: v for k, v in cfg.items() if k != "expert_dtype"}, model_id="no-expert-dtype", source="test"
+    )
+    assert weight_bytes(missing, dtype_bytes=2)[0] == got  # vLLM's default when the key is missing is "fp4"

@@ -651,24 +651,59 @@ def _weight_bytes(
     if online == "bitsandbytes":
         qc = {"load_in_4bit": True}  # vLLM in-flight bitsandbytes quantizes to 4-bit
     rate, label = linear_bytes_per_param(method, qc, dtype_bytes)
+    # DeepSeek V4 with fp4 experts: fp8 block linears, MXFP4 routed experts (priced apart, below)
+    v4_fp4 = not online and _deepseek_v4_fp4_experts(spec, method)
+    n_mx = parts["experts"] if v4_fp4 else 0
     if _QUANT_ALIASES.get(method, method) == "mxfp4":
         quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
         what = "expert"
     else:
-        quantized = parts["linear"] + parts["experts"]
+        quantized = parts["linear"] + parts["experts"] - n_mx
         kept = parts["embed"] + parts["other"] + parts["vision"]
         what = "linear"
     skipped = ""
     if not online:
         lin_kept, exp_kept, key = _checkpoint_skipped(spec, method)
         if lin_kept or exp_kept:
-            quantized -= lin_kept + exp_kept
+            if v4_fp4:
+                quantized -= lin_kept
+                n_mx -= exp_kept
+            else:
+                quantized -= lin_kept + exp_kept
             kept += lin_kept + exp_kept
             skipped = f", {lin_kept + exp_kept:.3g} of them left unquantized by {key}"
-    total = int(quantized * rate + kept * dtype_bytes)
+    mx_bytes = 0.0
+    mx_label = ""
+    if v4_fp4:
+        mx_rate, mx_name = linear_bytes_per_param("mxfp4", None, dtype_bytes)
+        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability) * mx_rate
+        mx_label = f" + {n_mx:.3g} routed-expert params x {mx_rate:.3f} B ({mx_name}, expert_dtype fp4)"
+    total = int(quantized * rate + kept * dtype_bytes + mx_bytes)
     how = "online " if online else ""
     return total, (
-        f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}) + {kept:.3g} embedding/other "
-        f"params x {dtype_bytes} B ({dname}{skipped})"
+        f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}){mx_label} + {kept:.3g} "
+        f"embedding/other params x {dtype_bytes} B ({dname}{skipped})"
     )
+
+
+def _deepseek_v4_fp4_experts(spec: ModelSpec, method: str) -> bool:
+    """Whether vLLM stores this checkpoint's routed experts as MXFP4 while its linears are fp8 blocks.
+
+    A ``deepseek_v4`` model with ``quant_method: fp8`` is loaded with ``DeepseekV4FP8Config``
+    (``override_quantization_method`` -> ``deepseek_v4_fp8``), whose ``get_quant_method`` returns
+    ``Mxfp4MoEMethod`` for every fused-MoE layer when the config's ``expert_dtype`` is ``"fp4"`` (its default when
+    the key is missing; DeepSeek-V4-Flash/-Pro) and ``Fp8MoEMethod`` for ``"fp8"`` (Flash-Base); the other layers
+    stay ``Fp8Config``'s (vllm-project/vllm@023da1fc vllm/model_executor/models/deepseek_v4.py::DeepseekV4FP8Config,
+    ``expert_dtype``, ``get_quant_method``). MXFP4 stores 4-bit values with one e8m0 scale per 32
+    (:func:`linear_bytes_per_param`), padded as :func:`_mxfp4_expert_padding`. A quantization config with
+    ``config_groups`` or ``quant_algo`` (compressed-tensors, ModelOpt exports written under ``quant_method: fp8``)
+    is not the plain fp8 block config this override reads and is left to its own method."""
+    if not spec.model_type.startswith("deepseek_v4") or method not in ("fp8", "deepseek_v4_fp8"):
+        return False
+    qc = spec.quant_config or {}
+    if "config_groups" in qc or "quant_algo" in qc:
+        return False
+    t = spec.text_config or spec.config or {}
+    expert_dtype = t.get("expert_dtype", (spec.config or {}).get("expert_dtype", "fp4"))
+    return str(expert_dtype).lower() == "fp4" and bool(spec.num_experts)
