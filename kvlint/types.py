@@ -333,6 +333,9 @@ class LayerSpec:
     ``none`` (no KV cache, e.g. NAS no-op attention, MLP-only layers).
     ``kv_heads`` total KV heads of this layer (before TP split); ``head_size`` K head size and
     ``head_size_v`` V head size (0 for MLA, which stores one latent of ``head_size`` values).
+    ``kv_shared``: the layer reads the KV cache of an earlier layer of its kind and allocates none of its own
+    (Gemma 3n / Gemma 4 ``num_kv_shared_layers``: vLLM gives it a ``kv_sharing_target_layer_name`` and
+    ``GPUModelRunner.get_kv_cache_spec`` creates no KV-cache spec for it); its projections still hold weights.
     """
 
     kind: str
@@ -341,6 +344,7 @@ class LayerSpec:
     head_size_v: int = 0
     window: int | None = None
     state_bytes: int = 0
+    kv_shared: bool = False
 
 
 @dataclass(frozen=True)

@@ -841,6 +841,59 @@ def test_gemma4_full_attention_layers_use_the_global_head_shape(model_id):
     assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in t["layer_types"])
 
 
+def _gemma4_e2b_text_config() -> dict:
+    """Gemma 4 E2B's text_config as its published values are quoted in vllm-project/tpu-inference PR #2690 (the
+    E2B/E4B text_config table: hidden 1536, 35 layers, 1 KV head, num_kv_shared_layers 20, layer_types
+    (4 sliding + 1 full) x 7) and the Gemma 4 fragments the catalogue notes cite (head_dim 256, global_head_dim
+    512, sliding_window 512, 8 attention heads); the other keys are left out. Not a catalogued config."""
+    return {
+        "model_type": "gemma4_text",
+        "hidden_size": 1536,
+        "num_hidden_layers": 35,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 1,
+        "head_dim": 256,
+        "global_head_dim": 512,
+        "sliding_window": 512,
+        "num_kv_shared_layers": 20,
+        "intermediate_size": 6144,
+        "vocab_size": 262144,
+        "layer_types": (["sliding_attention"] * 4 + ["full_attention"]) * 7,
+        "dtype": "bfloat16",
+    }
+
+
+def test_gemma4_kv_shared_layers_hold_no_kv_cache():
+    """vLLM's Gemma4Attention gives the last num_kv_shared_layers layers a kv_sharing_target_layer_name (the last
+    earlier layer of the same type) and GPUModelRunner.get_kv_cache_spec skips them, so only the first
+    35 - 20 = 15 layers hold KV: layer_types[:15] is 12 sliding (1 KV head x 256) and 3 full (1 x 512).
+    bf16 at TP 1: 12 x 2 x 1 x 256 x 2 + 3 x 2 x 1 x 512 x 2 = 12,288 + 6,144 = 18,432 B/token (all 35 layers
+    would be 43,008). The V1 KV-cache groups count 15 layers, and weights still count every layer's attention."""
+    from kvlint.memory.kv import kv_bytes_per_token
+    from kvlint.memory.vllm import build_groups
+    from kvlint.models.config import parse_config
+    from kvlint.models.weights import param_count
+
+    t = _gemma4_e2b_text_config()
+    spec = parse_config({"text_config": t, "model_type": "gemma4"}, model_id="gemma4-e2b-test", source="test")
+    first = t["num_hidden_layers"] - t["num_kv_shared_layers"]
+    held = t["layer_types"][:first]
+    per_type = {
+        "full_attention": 2 * t["num_key_value_heads"] * t["global_head_dim"] * 2,
+        "sliding_attention": 2 * t["num_key_value_heads"] * t["head_dim"] * 2,
+    }
+    assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in held) == 18_432
+    assert [ly.kv_shared for ly in spec.layers] == [False] * first + [True] * t["num_kv_shared_layers"]
+    groups, _, _, _ = build_groups(list(spec.layers), 1, 2, "auto", 16, True)
+    assert sum(g.layers for g in groups) == first
+    unshared = parse_config(
+        {"text_config": {**t, "num_kv_shared_layers": 0}, "model_type": "gemma4"}, model_id="x", source="test"
+    )
+    assert kv_bytes_per_token(unshared, 1, "auto") == sum(per_type[x] for x in t["layer_types"]) == 43_008
+    assert param_count(spec) == param_count(unshared)  # the shared layers' projections are in the checkpoint
+    assert any("num_kv_shared_layers 20" in n for n in spec.notes)
+
+
 def test_llava_text_config_takes_llamaconfig_defaults():
     """llava-hf/llava-1.5-7b-hf's text_config stores no layer count, widths or heads; transformers (LlavaConfig ->
     LlamaConfig) and so vLLM run it with LlamaConfig's defaults. With them the fp16 parameter bytes kvlint counts

@@ -188,3 +188,84 @@ def test_compressed_tensors_ignore_does_not_reach_fused_moe_but_fp8_list_does():
     assert skipped_params(spec, "fp8", qc) == (0, e * 3 * hh * mi, "modules_to_not_convert")
     ct = {"quant_method": "compressed-tensors", "ignore": ["re:.*mlp\\.experts.*"]}
     assert skipped_params(spec, "compressed-tensors", ct) == (0, 0, "")
+
+
+def test_deepseek_v4_fp4_experts_are_mxfp4_and_linears_fp8_blocks():
+    """DeepSeek-V4-Flash: quant_method fp8 (128x128 blocks) with expert_dtype "fp4". vLLM loads a deepseek_v4
+    fp8 checkpoint with DeepseekV4FP8Config, which hands every fused-MoE layer to Mxfp4MoEMethod when expert_dtype
+    is fp4 (4-bit values + one e8m0 byte per 32: 0.5 + 1/32 B) and keeps Fp8Config for the rest (1 + 4/128^2 B);
+    expert_dtype "fp8" (Flash-Base) keeps fp8 experts. Before, the routed experts were priced as FP8 (1 B)."""
+    from kvlint.models.weights import param_breakdown
+
+    cfg = json.loads((DATA / "deepseek-ai--DeepSeek-V4-Flash" / "config.json").read_text())
+    assert cfg["expert_dtype"] == "fp4" and cfg["quantization_config"]["weight_block_size"] == [128, 128]
+    spec = parse_config(cfg, model_id="deepseek-ai/DeepSeek-V4-Flash", source="test")
+    p = param_breakdown(spec)
+    # hidden 4096 and moe_intermediate 2048 are multiples of MXFP4's padding (256 / 64), so no padding at TP 1
+    assert cfg["hidden_size"] % 256 == 0 and cfg["moe_intermediate_size"] % 64 == 0
+    want = (
+        p["linear"] * (1 + 4 / (128 * 128))
+        + p["experts"] * (0.5 + 1 / 32)
+        + (p["embed"] + p["other"] + p["vision"]) * 2
+    )
+    got, how = weight_bytes(spec, dtype_bytes=2)
+    assert got == int(want) and "expert_dtype fp4" in how
+    base = parse_config({**cfg, "expert_dtype": "fp8"}, model_id="flash-base-shaped", source="test")
+    got8, _ = weight_bytes(base, dtype_bytes=2)
+    assert got8 == int(
+        (p["linear"] + p["experts"]) * (1 + 4 / (128 * 128)) + (p["embed"] + p["other"] + p["vision"]) * 2
+    )
+    missing = parse_config(
+        {k: v for k, v in cfg.items() if k != "expert_dtype"}, model_id="no-expert-dtype", source="test"
+    )
+    assert weight_bytes(missing, dtype_bytes=2)[0] == got  # vLLM's default when the key is missing is "fp4"
+
+
+def test_gptq_dynamic_exclusions_and_overrides():
+    """GPTQModel's ``dynamic`` as vLLM reads it (gptq_utils.get_dynamic_override): rules are tried in file order
+    with re.match on vLLM's layer prefix (q/k/v packed as ``qkv_proj``, gate/up as ``gate_up_proj``) and the first
+    match decides: ``-:`` leaves the module unquantized, a positive rule overrides bits / group_size for it.
+    Here layer 0's attention is excluded, every ``down_proj`` is 8-bit g32, and the earlier exclusion of
+    layer 0 shields its attention from the later ``.*`` override (which only changes desc_act)."""
+    base = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+    qc = {
+        **base,
+        "dynamic": {
+            r"-:model\.layers\.0\.self_attn\..*": {},
+            r"+:.*\.down_proj": {"bits": 8, "group_size": 32},
+            r".*": {"desc_act": True},
+        },
+    }
+    spec, plain = _llama(qc), _llama(base)
+    assert skipped_params(spec, "gptq", spec.quant_config) == (ATTN, 0, "dynamic")
+    r4, _ = linear_bytes_per_param("gptq", base, 2)
+    r8, _ = linear_bytes_per_param("gptq", {"bits": 8, "group_size": 32}, 2)
+    assert r8 == 1 + 2 / 32 + 1 / 32
+    down = L * h * INTER
+    want = ATTN * (2 - r4) + down * (r8 - r4)
+    got, src = weight_bytes(spec, dtype_bytes=2)
+    assert abs((got - weight_bytes(plain, dtype_bytes=2)[0]) - want) <= 2
+    assert "left unquantized by dynamic" in src and "gptq 8-bit g32" in src
+    # a rule that matches nothing, or an unpackaged shard name vLLM never sees (q_proj is packed), changes nothing
+    none = _llama({**base, "dynamic": {r"-:.*\.q_proj$": {}, r"-:lm_head": {}}})
+    assert skipped_params(none, "gptq", none.quant_config) == (0, 0, "")
+    assert weight_bytes(none, dtype_bytes=2)[0] == weight_bytes(plain, dtype_bytes=2)[0]
+
+
+def test_bitsandbytes_llm_int8_skip_modules():
+    """bitsandbytes ``llm_int8_skip_modules`` (vLLM is_layer_skipped_bnb): a listed name equal to a component of
+    the layer prefix or to one of its leading paths keeps the module in the model dtype; unsloth's dynamic 4-bit
+    builds list whole blocks this way (``model.layers.1.mlp``)."""
+    base = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+    spec = _llama({**base, "llm_int8_skip_modules": ["lm_head", "model.layers.1.mlp", "o_proj"]})
+    plain = _llama(base)
+    kept = MLP + L * (H * d * h)  # layer 1's MLP and every o_proj
+    assert skipped_params(spec, "bitsandbytes", spec.quant_config) == (kept, 0, "llm_int8_skip_modules")
+    rate, _ = linear_bytes_per_param("bitsandbytes", spec.quant_config, 2)
+    diff = weight_bytes(spec, dtype_bytes=2)[0] - weight_bytes(plain, dtype_bytes=2)[0]
+    assert abs(diff - kept * (2 - rate)) <= 1
+    # "mlp" alone is a component of every MLP prefix; "layers.1.mlp" is neither a component nor a leading path
+    every = _llama({**base, "llm_int8_skip_modules": ["mlp"]})
+    assert skipped_params(every, "bitsandbytes", every.quant_config)[:2] == (L * MLP, 0)
+    partial = _llama({**base, "llm_int8_skip_modules": ["layers.1.mlp"]})
+    assert skipped_params(partial, "bitsandbytes", partial.quant_config) == (0, 0, "")

@@ -432,8 +432,11 @@ _SIZE_KEYS: dict[str, tuple[str, ...]] = {
     "block_size": ("max_position_embeddings",),
     "rope_base": ("rope_theta",),
     "attention_scores_scalar": ("query_pre_attn_scalar",),
-    "sliding_window_size": ("sliding_window",),
+    "sliding_window_size": ("sliding_window", "sliding_window_size"),
 }
+#: the litgpt field whose value replaces every one of its keys the template has, None included (no window): the
+#: converted entry's window is its own, never the template's.
+_OWN_WINDOW = "sliding_window_size"
 #: size fields that need no key when the template has none and the value follows from others.
 _IMPLIED = {
     "head_size": lambda c: c.n_embd // c.n_head,
@@ -475,6 +478,15 @@ def convert_one(target: Any, tmpl_lc: Any, template_cfg: dict[str, Any]) -> tupl
     for field_name, keys in _SIZE_KEYS.items():
         val = getattr(target, field_name)
         key = next((k for k in keys if k in t), None)
+        if field_name == _OWN_WINDOW:
+            # litgpt's sliding_window_size is the target's window (None: it has none, as Mistral 7B v0.2, whose
+            # config.json has sliding_window null); a template's window (v0.1's 4096) is never carried over
+            if val is not None and key is None:
+                return None, f"the template has no key for litgpt {field_name}={val}"
+            for k in keys:
+                if k in t:
+                    t[k] = val
+            continue
         if key is None and field_name in ("n_expert", "n_expert_per_token") and not val:
             continue
         if key is None:

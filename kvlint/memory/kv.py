@@ -78,9 +78,11 @@ def layer_bytes_per_token(layer: LayerSpec, tp: int, kv_bytes: int, kv_cache_dty
     full/sliding/chunked/cross: ``kv_heads_per_rank x (head_size + head_size_v) x kv_bytes`` with
     ``head_size_v`` = ``head_size`` when 0; MLA: ``head_size x kv_bytes`` (576 x 2 = 1152 for DeepSeek bf16),
     or 656 with ``fp8_ds_mla``. Source: ``AttentionSpec.page_size_bytes`` / ``MLAAttentionSpec.page_size_bytes``
-    divided by block_size (vllm@0.33.0).
+    divided by block_size (vllm@0.33.0). A ``kv_shared`` layer (Gemma 3n / 4 ``num_kv_shared_layers``) has no
+    KV-cache spec of its own (``GPUModelRunner.get_kv_cache_spec`` skips a layer with a
+    ``kv_sharing_target_layer_name``): 0.
     """
-    if layer.kind in ("mamba", "none"):
+    if layer.kind in ("mamba", "none") or layer.kv_shared:
         return 0
     if layer.kind == "mla":
         if (kv_cache_dtype or "").lower() == "fp8_ds_mla":

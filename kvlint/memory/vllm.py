@@ -332,7 +332,7 @@ def _build_groups_counted(
     # (kind, window, bytes/token, state bytes) -> number of layers
     specs: dict[tuple[str, int | None, int, int], int] = {}
     for lay, count in counts:
-        if lay.kind == "none":
+        if lay.kind == "none" or lay.kv_shared:  # a KV-sharing layer has no KVCacheSpec (get_kv_cache_spec)
             continue
         if lay.kind == "mamba":
             key: tuple[str, int | None, int, int] = (
@@ -647,7 +647,15 @@ def model_facts(model: ModelSpec) -> ModelFacts:
         inter_eff=_inter_eff(model),
         expert_fraction=_expert_fraction(model),
         mtp_config_layers=mtp,
-        last_state_layer=next((lay for lay in reversed(model.layers) if lay.kind != "none"), None),
+        # an MTP layer is shaped like the last layer but holds its own KV (not a Gemma KV-sharing layer's None)
+        last_state_layer=next(
+            (
+                replaced(lay, kv_shared=False) if lay.kv_shared else lay
+                for lay in reversed(model.layers)
+                if lay.kind != "none"
+            ),
+            None,
+        ),
         embed_elements=model.vocab_size * model.hidden_size,
     )
 
@@ -1646,7 +1654,7 @@ def _pool_shape(
             counts, tp, kv_bytes, kv_cache_dtype, block_size, hybrid
         )
     else:
-        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba"))
+        held = sum(c for lay, c in counts if lay.kind not in ("none", "mamba") and not lay.kv_shared)
         bs = block_size
         groups, bpb, bsz, gnotes = [KVGroup("full", held, bs, tok * bs)], tok * bs, bs, []
     return (tok, tuple(groups), bpb, bsz, tuple(gnotes))

@@ -340,8 +340,17 @@ def _find_base(org: str, base_name: str) -> CatalogueEntry | None:
 
 
 #: Keys of a quantization config that name layers of one particular model (dropped when a sibling's config
-#: is reused for another model).
-_LAYER_LISTS = ("modules_to_not_convert", "ignore", "ignored_layers", "exclude_modules", "ignored_modules")
+#: is reused for another model): the skip lists, bitsandbytes' ``llm_int8_skip_modules`` and GPTQ's per-module
+#: ``dynamic`` rules (both read by :func:`kvlint.models.weights.skipped_params`).
+_LAYER_LISTS = (
+    "modules_to_not_convert",
+    "ignore",
+    "ignored_layers",
+    "exclude_modules",
+    "ignored_modules",
+    "llm_int8_skip_modules",
+    "dynamic",
+)
 
 
 def _strip_layers(q: dict[str, Any]) -> dict[str, Any]:

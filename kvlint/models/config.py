@@ -631,6 +631,7 @@ def _layer_kinds(
             + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
             + (f"; {state_note}" if state_note else "")
         )
+        _mark_kv_shared(text, model_type, layer_types, out, notes)
         return out, window if any(ly.kind == "sliding" for ly in out) else None
 
     # Qwen3-Next: every full_attention_interval-th layer is full attention, the rest Gated DeltaNet
@@ -746,3 +747,48 @@ def _layer_kinds(
     # Mistral-7B-v0.1 style: one window for all layers.
     notes.append(f"sliding_window {window} on all layers")
     return [sliding() for _ in range(n)], window
+
+
+def _mark_kv_shared(
+    text: dict[str, Any], model_type: str, layer_types: list[Any], out: list[LayerSpec], notes: list[str]
+) -> None:
+    """Mark the layers of ``out`` that reuse an earlier layer's KV cache (``num_kv_shared_layers``), in place.
+
+    Gemma 3n and Gemma 4 (E2B, E4B): the last ``num_kv_shared_layers`` decoder layers read the KV cache of the
+    last non-shared layer of their own attention type (vllm@001cabc1 vllm/model_executor/models/gemma4.py::
+    Gemma4Attention: ``first_kv_shared_layer_idx = num_hidden_layers - num_kv_shared_layers``, target
+    ``prev_layers[::-1].index(current_layer_type)``; vllm/model_executor/models/gemma3n.py::Gemma3nAttention
+    likewise, the last full and sliding layers before sharing). vLLM passes the target as
+    ``kv_sharing_target_layer_name``, and ``vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.get_kv_cache_spec``
+    skips such a layer ("doesn't allocate KV cache for the layer"), so it holds no KV bytes per token and no
+    KV-cache group slot. A layer whose type has no earlier non-shared layer (vLLM's ``index`` would raise) is left
+    unmarked. Other model types are not read (their vLLM models do not share KV this way).
+    """
+    if not model_type.startswith(("gemma4", "gemma3n")):
+        return
+    shared = _int(text.get("num_kv_shared_layers")) or 0
+    n = len(out)
+    first = n - shared
+    if shared <= 0 or first <= 0:
+        return
+    prev = [str(t) for t in layer_types[:first]]
+    marked = 0
+    for i in range(first, n):
+        t = str(layer_types[i]) if i < len(layer_types) else ""
+        if t in prev and out[i].kind in ("full", "sliding"):
+            out[i] = _replace_layer(out[i], kv_shared=True)
+            marked += 1
+    if marked:
+        held = Counter(str(t) for t in prev)
+        notes.append(
+            f"num_kv_shared_layers {shared}: layers {first}-{n - 1} reuse the KV cache of the last earlier layer of "
+            f"their type; KV is held by the first {first} layers ("
+            + ", ".join(f"{v} {k}" for k, v in sorted(held.items()))
+            + ")"
+        )
+
+
+def _replace_layer(layer: LayerSpec, **kw: Any) -> LayerSpec:
+    import dataclasses
+
+    return dataclasses.replace(layer, **kw)

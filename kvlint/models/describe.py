@@ -18,7 +18,8 @@ def _layer_label(ly: LayerSpec) -> str:
         f"/{ly.head_size_v}" if ly.head_size_v and ly.head_size_v != ly.head_size else ""
     )
     window = f", window {ly.window}" if ly.window else ""
-    return f"{ly.kind} ({heads}{window})"
+    shared = ", KV shared with an earlier layer" if ly.kv_shared else ""
+    return f"{ly.kind} ({heads}{window}{shared})"
 
 
 def _runs(spec: ModelSpec) -> str:

@@ -13,8 +13,9 @@ from the config, split into parts that quantization methods treat differently:
 * ``vision``: a rough ViT estimate for multimodal checkpoints (activation dtype).
 
 Linear and expert modules a quantized checkpoint lists as not converted (``modules_to_not_convert``,
-``ignored_layers``, compressed-tensors ``ignore``, ModelOpt ``exclude_modules``) are moved to the activation
-dtype by :func:`skipped_params`, with each vLLM loader's matching rule (§1.13).
+``ignored_layers``, compressed-tensors ``ignore``, ModelOpt ``exclude_modules``, GPTQ ``dynamic`` ``-:`` rules,
+bitsandbytes ``llm_int8_skip_modules``) are moved to the activation dtype by :func:`skipped_params`, with each vLLM
+loader's matching rule (§1.13); GPTQ ``dynamic`` positive rules price their modules at their own bits / group size.
 
 Formula (§1.13): ``P = V*h + [untied] V*h + L*(h*H*d + 2*h*K*d + H*d*h + 3*h*I + 2h)`` with MoE MLP
 ``E*3*h*I_moe + shared + router h*E`` (latent MoE, ``moe_latent_size`` l: ``E*2*l*I_moe + 2*h*l``); MLA, Mamba-2, Gated-DeltaNet and NAS blocks per the layer shapes
@@ -412,7 +413,9 @@ def _skip_list(method: str, qc: dict[str, Any]) -> tuple[list[str], str]:
     * ``compressed-tensors``: ``ignore`` (``compressed_tensors.py::CompressedTensorsConfig.from_config``).
     * ``awq``: ``modules_to_not_convert`` (``awq.py::AWQConfig.from_config``).
 
-    Other methods (GPTQ, bitsandbytes, MXFP4, whose list names only modules kvlint already keeps) return ``[]``.
+    Other methods return ``[]`` (MXFP4, whose list names only modules kvlint already keeps); GPTQ ``dynamic`` and
+    bitsandbytes ``llm_int8_skip_modules`` are read by :func:`_vllm_named_skips`, which matches vLLM's packed layer
+    prefixes.
     """
     m = _QUANT_ALIASES.get(method, method)
     keys: tuple[str, ...] = ()
@@ -517,6 +520,9 @@ def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> t
     its fused name or every shard is listed. Returns ``(linear elements, expert elements, key)``, key being
     the config key read (``""`` when nothing is skipped).
     """
+    m = _QUANT_ALIASES.get(method, method)
+    if m in ("gptq", "bitsandbytes"):
+        return _vllm_named_skips(spec, m, qc or {})
     skip, key = _skip_list(method, qc or {})
     if not skip:
         return 0, 0, ""
@@ -526,7 +532,7 @@ def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> t
     _param_breakdown(spec, sink)
     # compressed-tensors tests only linear layers against ``ignore`` (CompressedTensorsConfig.get_quant_method hands
     # a FusedMoE to CompressedTensorsMoEMethod.get_moe_method without it, vllm@0.11.0)
-    experts_tested = _QUANT_ALIASES.get(method, method) != "compressed-tensors"
+    experts_tested = m != "compressed-tensors"
     lin = exp = 0
     for name, n, part in sink:
         if part == "experts" and not experts_tested:
@@ -541,6 +547,129 @@ def skipped_params(spec: ModelSpec, method: str, qc: dict[str, Any] | None) -> t
         elif hit:
             lin += n
     return lin, exp, key if lin or exp else ""
+
+
+#: vLLM's packed modules of Llama-style models (``packed_modules_mapping``: q/k/v -> ``qkv_proj``, gate/up ->
+#: ``gate_up_proj``): the layer prefix a quantization config's ``get_quant_method`` is asked about.
+_PACKED = {"q_proj": "qkv_proj", "k_proj": "qkv_proj", "v_proj": "qkv_proj", "gate_proj": "gate_up_proj"}
+_PACKED["up_proj"] = "gate_up_proj"
+
+
+def _vllm_modules(spec: ModelSpec, pre: str = "model.") -> list[tuple[str, int, str]]:
+    """``(vLLM layer prefix, elements, part)`` of every quantizable module :func:`_param_breakdown` counts: the
+    checkpoint name with q/k/v and gate/up under their packed name (``model.layers.3.self_attn.qkv_proj``), a
+    module kvlint already counts fused (``in_proj_qkvz``) under that name, routed experts as ``…mlp.experts``.
+    **[assumed]**: decoder layers under ``model.`` and Llama-style packing, as vLLM names them for most models."""
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(spec, sink)
+    out = []
+    for name, n, part in sink:
+        block, _, leaf = name.rpartition(".")
+        fused, *shards = leaf.split("|")
+        out.append((f"{pre}{block}.{fused if shards else _PACKED.get(fused, fused)}", n, part))
+    return out
+
+
+def _gptq_dynamic(qc: dict[str, Any]) -> list[tuple[str, Any]]:
+    """GPTQModel's ``dynamic`` rules in file order, ``(pattern, overrides)``; ``[]`` when absent or malformed."""
+    dyn = qc.get("dynamic")
+    if not isinstance(dyn, dict):
+        return []
+    return [(str(k), v) for k, v in dyn.items()]
+
+
+def _gptq_rule(rules: list[tuple[str, Any]], name: str) -> Any:
+    """vLLM's ``get_dynamic_override(config, name)``: the first rule whose regex ``re.match``-es ``name`` decides;
+    a ``-:`` rule returns False (the module is left unquantized), a ``+:`` or bare rule its override dict; None when
+    no rule matches. A pattern Python's ``re`` cannot compile is skipped (vLLM would fail to load)."""
+    import re
+
+    for pattern, over in rules:
+        neg = pattern.startswith("-:")
+        body = pattern[2:] if neg or pattern.startswith("+:") else pattern
+        try:
+            hit = re.match(body, name)
+        except re.error:
+            continue
+        if hit:
+            return False if neg else (over if isinstance(over, dict) else {})
+    return None
+
+
+def _bnb_skipped(name: str, skip: list[str]) -> bool:
+    """vLLM's ``is_layer_skipped_bnb``: a listed name equals one dot-separated component of the prefix, or one of
+    its leading paths (``model.layers.1.mlp`` for ``model.layers.1.mlp.gate_up_proj``)."""
+    parts = name.split(".")
+    paths = {".".join(parts[: i + 1]) for i in range(len(parts))}
+    return any(x in parts or x in paths for x in skip)
+
+
+def _vllm_named_skips(spec: ModelSpec, m: str, qc: dict[str, Any]) -> tuple[int, int, str]:
+    """:func:`skipped_params` for the loaders that test vLLM's own layer prefixes.
+
+    * ``gptq`` (and ``gptq_marlin``): ``dynamic``; a module whose first matching rule is a ``-:`` rule is built with
+      ``UnquantizedLinearMethod`` (linear) or ``UnquantizedFusedMoEMethod`` (routed experts)
+      (vllm-project/vllm@02239f5e ``vllm/model_executor/layers/quantization/utils/gptq_utils.py::get_dynamic_override``,
+      ``::get_linear_quant_method``; ``gptq_marlin.py::get_moe_quant_method``; vLLM >= 0.7.2).
+    * ``bitsandbytes``: ``llm_int8_skip_modules`` with ``is_layer_skipped_bnb``, linear layers only (a fused MoE
+      always gets ``BitsAndBytesMoEMethod``) (``vllm/model_executor/layers/quantization/bitsandbytes.py::
+      BitsAndBytesConfig.get_quant_method``).
+    """
+    if m == "gptq":
+        rules = _gptq_dynamic(qc)
+        if not any(p.startswith("-:") for p, _ in rules):
+            return 0, 0, ""
+
+        def kept(name: str, part: str) -> bool:
+            return _gptq_rule(rules, name) is False
+
+        key = "dynamic"
+    else:
+        raw = qc.get("llm_int8_skip_modules")
+        skip = [str(x) for x in raw] if isinstance(raw, list) else []
+        if not skip:
+            return 0, 0, ""
+
+        def kept(name: str, part: str) -> bool:
+            return part != "experts" and _bnb_skipped(name, skip)
+
+        key = "llm_int8_skip_modules"
+    lin = exp = 0
+    for name, n, part in _vllm_modules(spec):
+        if kept(name, part):
+            if part == "experts":
+                exp += n
+            else:
+                lin += n
+    return lin, exp, key if lin or exp else ""
+
+
+@per_model
+def _gptq_overrides(spec: ModelSpec) -> tuple[tuple[float, str, int], ...]:
+    """GPTQ ``dynamic`` positive rules of the checkpoint that change a module's ``bits`` or ``group_size``
+    (vLLM ``override_config``): ``(bytes per element, label, elements)`` per distinct override, the modules
+    whose first matching rule is that positive rule. Memoised per model."""
+    qc = spec.quant_config or {}
+    rules = _gptq_dynamic(qc)
+    if not rules:
+        return ()
+    base_bits, base_g = _i(qc.get("bits"), 4), _i(qc.get("group_size"), 128)
+    acc: dict[tuple[int, int], int] = {}
+    for name, n, _part in _vllm_modules(spec):
+        over = _gptq_rule(rules, name)
+        if not isinstance(over, dict):
+            continue
+        bits = over.get("bits", base_bits)
+        g = over.get("group_size", base_g)
+        bits = bits if isinstance(bits, int) and not isinstance(bits, bool) else base_bits
+        g = g if isinstance(g, int) and not isinstance(g, bool) else base_g
+        if (bits, g) != (base_bits, base_g):
+            acc[(bits, g)] = acc.get((bits, g), 0) + n
+    out = []
+    for (bits, g), n in acc.items():
+        rate, label = linear_bytes_per_param("gptq", {"bits": bits, "group_size": g}, 2)
+        out.append((rate, label, n))
+    return tuple(out)
 
 
 @per_model
@@ -651,24 +780,65 @@ def _weight_bytes(
     if online == "bitsandbytes":
         qc = {"load_in_4bit": True}  # vLLM in-flight bitsandbytes quantizes to 4-bit
     rate, label = linear_bytes_per_param(method, qc, dtype_bytes)
+    # DeepSeek V4 with fp4 experts: fp8 block linears, MXFP4 routed experts (priced apart, below)
+    v4_fp4 = not online and _deepseek_v4_fp4_experts(spec, method)
+    n_mx = parts["experts"] if v4_fp4 else 0
     if _QUANT_ALIASES.get(method, method) == "mxfp4":
         quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
         what = "expert"
     else:
-        quantized = parts["linear"] + parts["experts"]
+        quantized = parts["linear"] + parts["experts"] - n_mx
         kept = parts["embed"] + parts["other"] + parts["vision"]
         what = "linear"
     skipped = ""
     if not online:
         lin_kept, exp_kept, key = _checkpoint_skipped(spec, method)
         if lin_kept or exp_kept:
-            quantized -= lin_kept + exp_kept
+            if v4_fp4:
+                quantized -= lin_kept
+                n_mx -= exp_kept
+            else:
+                quantized -= lin_kept + exp_kept
             kept += lin_kept + exp_kept
             skipped = f", {lin_kept + exp_kept:.3g} of them left unquantized by {key}"
-    total = int(quantized * rate + kept * dtype_bytes)
+    over_bytes = 0.0
+    if not online and _QUANT_ALIASES.get(method, method) == "gptq":
+        for o_rate, o_label, n in _gptq_overrides(spec):
+            quantized -= n
+            over_bytes += n * o_rate
+            skipped += f", {n:.3g} of them at {o_label} ({o_rate:.3f} B) by dynamic"
+    mx_bytes = 0.0
+    mx_label = ""
+    if v4_fp4:
+        mx_rate, mx_name = linear_bytes_per_param("mxfp4", None, dtype_bytes)
+        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability) * mx_rate
+        mx_label = f" + {n_mx:.3g} routed-expert params x {mx_rate:.3f} B ({mx_name}, expert_dtype fp4)"
+    total = int(quantized * rate + kept * dtype_bytes + mx_bytes + over_bytes)
     how = "online " if online else ""
     return total, (
-        f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}) + {kept:.3g} embedding/other "
-        f"params x {dtype_bytes} B ({dname}{skipped})"
+        f"estimated: {quantized:.3g} {what} params x {rate:.3f} B ({how}{label}){mx_label} + {kept:.3g} "
+        f"embedding/other params x {dtype_bytes} B ({dname}{skipped})"
     )
+
+
+def _deepseek_v4_fp4_experts(spec: ModelSpec, method: str) -> bool:
+    """Whether vLLM stores this checkpoint's routed experts as MXFP4 while its linears are fp8 blocks.
+
+    A ``deepseek_v4`` model with ``quant_method: fp8`` is loaded with ``DeepseekV4FP8Config``
+    (``override_quantization_method`` -> ``deepseek_v4_fp8``), whose ``get_quant_method`` returns
+    ``Mxfp4MoEMethod`` for every fused-MoE layer when the config's ``expert_dtype`` is ``"fp4"`` (its default when
+    the key is missing; DeepSeek-V4-Flash/-Pro) and ``Fp8MoEMethod`` for ``"fp8"`` (Flash-Base); the other layers
+    stay ``Fp8Config``'s (vllm-project/vllm@023da1fc vllm/model_executor/models/deepseek_v4.py::DeepseekV4FP8Config,
+    ``expert_dtype``, ``get_quant_method``). MXFP4 stores 4-bit values with one e8m0 scale per 32
+    (:func:`linear_bytes_per_param`), padded as :func:`_mxfp4_expert_padding`. A quantization config with
+    ``config_groups`` or ``quant_algo`` (compressed-tensors, ModelOpt exports written under ``quant_method: fp8``)
+    is not the plain fp8 block config this override reads and is left to its own method."""
+    if not spec.model_type.startswith("deepseek_v4") or method not in ("fp8", "deepseek_v4_fp8"):
+        return False
+    qc = spec.quant_config or {}
+    if "config_groups" in qc or "quant_algo" in qc:
+        return False
+    t = spec.text_config or spec.config or {}
+    expert_dtype = t.get("expert_dtype", (spec.config or {}).get("expert_dtype", "fp4"))
+    return str(expert_dtype).lower() == "fp4" and bool(spec.num_experts)
