@@ -3,12 +3,14 @@ GPU cannot be known, who chooses its image, what refuses an operator's engine ke
 stores its model) are typed fields of :class:`kvlint.types.Workload`, set by the reader that knows them. They
 used to travel as ``kvlint.io/*`` annotations, which a manifest author could write too and so change what kvlint
 reported. A manifest carrying any of those former keys is now linted exactly as without it: each test below lints
-a manifest where the key had an effect, with and without it, and compares everything kvlint reports.
+a manifest where the key had an effect, with and without it, and compares everything kvlint reports, but for the
+KV005 note that the key is not an annotation kvlint reads.
 
 The manifests are made up for these tests (the models are catalogued ones, resolved offline)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,15 @@ def _view(res: CheckResult) -> dict[str, Any]:
             for cr in res.containers
         ],
     }
+
+
+def _without_note(res: CheckResult, key: str) -> CheckResult:
+    """``res`` without the one KV005 note saying that the annotation ``key`` is not one kvlint reads."""
+    notes = [
+        d for d in res.diagnostics if d.rule == "KV005" and f"annotation '{key}' is not one" in d.message
+    ]
+    assert len(notes) == 1 and notes[0].severity == "info", notes
+    return replace(res, diagnostics=[d for d in res.diagnostics if d not in notes])
 
 
 L4 = "nvidia.com/gpu.product: NVIDIA-L4"
@@ -144,7 +155,7 @@ def test_a_former_internal_key_on_a_deployment_changes_nothing(case: tuple[Any, 
     given = _run(
         _deployment(f"{others}{key}: {value!r}", image=image, args=args, node_selector=node_selector)
     )
-    assert _view(given) == _view(base)
+    assert _view(_without_note(given, key)) == _view(base)
     assert given.containers[0].workload.annotations[key] == value  # the key was read as an annotation
 
 
@@ -168,9 +179,9 @@ def test_a_former_internal_key_on_an_operator_object_changes_nothing(key: str) -
         d.rule == "KV208" and "chosen by the KubeAI installation" in d.message for d in base.diagnostics
     )
     given = _run(_kubeai(f"{key}: ''"))
-    assert _view(given) == _view(base)
+    assert _view(_without_note(given, key)) == _view(base)
     given = _run(_kubeai(f"{key}: the platform team"))
-    assert _view(given) == _view(base)
+    assert _view(_without_note(given, key)) == _view(base)
 
 
 def test_the_user_annotations_still_beat_what_a_reader_derives() -> None:
@@ -183,3 +194,38 @@ def test_the_user_annotations_still_beat_what_a_reader_derives() -> None:
     assert cr.placement.how == "annotation kvlint.io/accelerator=nvidia-a10g"
     assert cr.workload.derived_accelerator is None
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_an_unknown_kvlint_annotation_gets_a_note_naming_the_one_meant() -> None:
+    """KV005 (info) at each ``kvlint.io/`` annotation kvlint does not read, on the object or its pod template, with
+    the annotation it reads that a misspelling stands for; the three it reads get none."""
+    text = _deployment(
+        "kvlint.io/acelerator: nvidia-l4, kvlint.io/Model: Qwen/Qwen2.5-7B-Instruct, kvlint.io/ignroe: 'KV202=ok', "
+        "kvlint.io/image-source: me, kvlint.io/accelerator: nvidia-l4, kvlint.io/ignore: 'KV202=fine'",
+        image="vllm/vllm-openai:v0.11.0",
+        args=QWEN,
+        node_selector="",
+    ).replace(
+        "metadata: {labels: {app: chat}}",
+        "metadata: {labels: {app: chat}, annotations: {kvlint.io/modle: x}}",
+    )
+    res = _run(text)
+    notes = {d.message.split("'")[1]: d for d in res.diagnostics if d.rule == "KV005"}
+    assert set(notes) == {
+        "kvlint.io/acelerator",
+        "kvlint.io/Model",
+        "kvlint.io/ignroe",
+        "kvlint.io/image-source",
+        "kvlint.io/modle",
+    }
+    assert {k: d.fix for k, d in notes.items()} == {
+        "kvlint.io/acelerator": "rename 'kvlint.io/acelerator' to 'kvlint.io/accelerator'",
+        "kvlint.io/Model": "rename 'kvlint.io/Model' to 'kvlint.io/model'",
+        "kvlint.io/ignroe": "rename 'kvlint.io/ignroe' to 'kvlint.io/ignore'",
+        "kvlint.io/image-source": "remove 'kvlint.io/image-source'",  # a word of its own, not a misspelling
+        "kvlint.io/modle": "rename 'kvlint.io/modle' to 'kvlint.io/model'",
+    }
+    assert {d.severity for d in notes.values()} == {"info"}
+    lines = text.splitlines()
+    for key, d in notes.items():
+        assert d.loc is not None and key in lines[d.loc.line - 1]  # at the annotation, object's or template's
