@@ -50,7 +50,7 @@ from kvlint.types import (
     object_ref,
     ref_part,
 )
-from kvlint.workloads.base import ENGINE_KWARGS_ANNOTATION
+from kvlint.workloads.base import MODEL_ANNOTATION
 
 
 def run_check(
@@ -227,7 +227,7 @@ def _containers(pod_spec: LDict) -> list[LDict]:
 
 def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     """``f``, when it is a KV205 for an unknown option of a workload whose options are an operator's keyword
-    arguments (:data:`~kvlint.workloads.base.ENGINE_KWARGS_ANNOTATION`), with what refuses that option
+    arguments (:attr:`~kvlint.types.Workload.engine_kwargs_refusal`), with what refuses that option
     (``refusal``, ``KEY`` standing for the option's key) and a fix naming the key; else ``f`` unchanged."""
     if not isinstance(f, OptionFinding) or f.rule != "KV205" or not f.option.startswith("--"):
         return f
@@ -270,7 +270,7 @@ def analyse_container(
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
-    refusal = w.annotations.get(ENGINE_KWARGS_ANNOTATION)
+    refusal = w.engine_kwargs_refusal
     if refusal:
         serving.findings = [_refused_kwarg(f, refusal) for f in serving.findings]
     if serving.joins is not None:
@@ -347,10 +347,9 @@ def _placement(w: Workload, container: LDict, options: Options) -> Placement:
             placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
         return placement
     try:
-        return _accelerators.resolve_placement(
-            w.pod_spec,
+        return _accelerators.workload_placement(
+            w,
             container,
-            w.annotations,
             override=options.accelerator,
             gpu_memory_bytes=options.gpu_memory_bytes,
             default=options.default_accelerator,
@@ -365,8 +364,8 @@ def resolve_container_model(
 ) -> tuple[ModelSpec | None, str | None]:
     """The models stage for one container: ``(ModelSpec, None)`` or ``(None, why not)``.
 
-    The reference is the engine's model argument unless the workload's ``kvlint.io/model`` annotation names
-    another; the engine's ``revision`` setting is passed on. Never raises.
+    The reference is the engine's model argument unless the workload names another (:func:`model_reference`);
+    the engine's ``revision`` setting is passed on. Never raises.
     """
     ref, revision = model_reference(serving, w)
     try:
@@ -391,13 +390,11 @@ def _model_sources(options: Options) -> dict[str, Any]:
 
 def _stored_model(ref: str, revision: str | None, w: Workload, options: Options) -> ModelSpec | None:
     """When the engine's model path holds no config kvlint can read and the workload's reader recorded where
-    KServe's storage initializer downloads the model from (``kvlint.io/model-storage``, not when the user's
-    ``kvlint.io/model`` names the model): the catalogued model that location is named after
-    (:func:`kvlint.models.resolve.resolve_stored_model`), else None."""
-    from kvlint.workloads.base import MODEL_STORAGE_ANNOTATION
-
-    location = w.annotations.get(MODEL_STORAGE_ANNOTATION)
-    if not location or w.annotations.get("kvlint.io/model"):
+    KServe's storage initializer downloads the model from (:attr:`~kvlint.types.Workload.model_storage`; not when
+    the user's ``kvlint.io/model`` or the object's own fields name the model): the catalogued model that location
+    is named after (:func:`kvlint.models.resolve.resolve_stored_model`), else None."""
+    location = w.model_storage
+    if not location or w.annotations.get(MODEL_ANNOTATION) or w.derived_model:
         return None
     from kvlint.models.resolve import resolve_stored_model
 
@@ -408,10 +405,11 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:
-    """``(model reference, revision)`` of a serving container: the workload's ``kvlint.io/model`` annotation,
-    else the engine's model argument; the engine's ``revision`` setting (None when not set)."""
+    """``(model reference, revision)`` of a serving container: the workload's ``kvlint.io/model`` annotation (the
+    user's), else the model its operator object names (:attr:`~kvlint.types.Workload.derived_model`), else the
+    engine's model argument; the engine's ``revision`` setting (None when not set)."""
     assert serving.model is not None
-    ref = w.annotations.get("kvlint.io/model") or str(serving.model.value)
+    ref = w.annotations.get(MODEL_ANNOTATION) or w.derived_model or str(serving.model.value)
     revision = serving.get("revision")
     return ref, (str(revision) if revision else None)
 

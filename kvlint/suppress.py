@@ -21,6 +21,7 @@ from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload,
 __all__ = [
     "IGNORE_ANNOTATION",
     "Exemption",
+    "annotation_loc",
     "apply_comment_suppressions",
     "apply_suppressions",
     "parse_ignore_annotation",
@@ -64,9 +65,10 @@ def parse_ignore_annotation(value: str) -> tuple[list[Exemption], list[str]]:
     return exemptions, bad
 
 
-def _annotation_loc(w: Workload) -> Loc | None:
-    """Where the ``kvlint.io/ignore`` value stands: the pod template's metadata, else the object's, else where
-    the workload's annotation says it was written (:attr:`LDict.locs`)."""
+def annotation_loc(w: Workload, key: str = IGNORE_ANNOTATION) -> Loc | None:
+    """Where the value of the workload's annotation ``key`` (default ``kvlint.io/ignore``) stands: the pod
+    template's metadata, else the object's, else where the workload's annotation says it was written
+    (:attr:`LDict.locs`), else the workload's position."""
     parts = [int(p) if p.isdigit() else p for p in re.findall(r"[^.\[\]]+", w.path)]
     candidates: list[Any] = []
     if len(parts) >= 2:
@@ -81,11 +83,11 @@ def _annotation_loc(w: Workload) -> Loc | None:
         candidates.append(w.doc.data.get("metadata"))
     for meta in candidates:
         ann = meta.get("annotations") if isinstance(meta, dict) else None
-        if isinstance(ann, LDict) and IGNORE_ANNOTATION in ann:
-            return ann.locs.get(IGNORE_ANNOTATION) or ann.loc
+        if isinstance(ann, LDict) and key in ann:
+            return ann.locs.get(key) or ann.loc
     # an annotation the workload was given from elsewhere (an Argo CD Application's, for the pods built from its
     # values) keeps its own position
-    given = w.annotations.locs.get(IGNORE_ANNOTATION) if isinstance(w.annotations, LDict) else None
+    given = w.annotations.locs.get(key) if isinstance(w.annotations, LDict) else None
     return given or w.loc
 
 
@@ -112,7 +114,7 @@ def apply_suppressions(
         return diags, [], []
     value = str(value)
 
-    loc = _annotation_loc(w)
+    loc = annotation_loc(w)
     obj = object_ref(w.kind, w.namespace, w.name)
     ids = set(load_catalog())
     notes: list[Diagnostic] = []

@@ -109,6 +109,22 @@ class LoadResult:
 # workloads
 
 
+@dataclass(frozen=True)
+class DerivedAccelerator:
+    """The accelerator an operator object's own fields name (:attr:`Workload.derived_accelerator`).
+
+    Attributes:
+        accelerator: a catalogue id (``kvlint/data/accelerators``), e.g. ``nvidia-l4``.
+        source: what in the object decided it, in words (the placement's ``how``), e.g. ``KubeAI
+            spec.resourceProfile=nvidia-gpu-l4:1 (chart profile nvidia-gpu-l4 -> nvidia-l4)``.
+        loc: where that field stands (the placement's ``loc``).
+    """
+
+    accelerator: str
+    source: str
+    loc: Loc | None = None
+
+
 @direct_init
 @dataclass(frozen=True)
 class Workload:
@@ -134,6 +150,34 @@ class Workload:
             terms what a rule's fix names (``--max-model-len is vllmConfig.maxModelLen``); ``configmaps`` the
             ConfigMaps the same chart renders beside the workload (``(namespace, name)`` -> ``data``), which
             its containers read as those among the inputs (and before them).
+
+    The facts below are set by the workload reader that knows them (an operator's CRD reader,
+    :mod:`kvlint.workloads`) and read by a later stage. They are never read from the manifest's annotations:
+    ``kvlint.io/*`` annotations are the user's inputs (``kvlint.io/model``, ``kvlint.io/accelerator``,
+    ``kvlint.io/ignore``; README.md, Annotations), which win over these facts where both speak.
+
+    Attributes:
+        derived_model: the model the operator object names in its own fields (a KServe ``hf://`` or ``oci://``
+            ``storageUri``, an LLMInferenceService ``spec.model.uri``, a HyperPod ``modelSourceConfig``, the
+            model an OME runtime names), as a hub id or catalogue reference; the models stage reads it when no
+            ``kvlint.io/model`` annotation names the model (:func:`kvlint.pipeline.model_reference`).
+        model_storage: where KServe's storage initializer downloads the model from, when kvlint cannot read
+            that place (an object-store or PVC ``storageUri``, a ``storage.path``); the models stage takes the
+            model's name from it when the container's model directory holds no config it can read
+            (:func:`kvlint.models.resolve.resolve_stored_model`).
+        derived_accelerator: the accelerator the operator object's own fields name (KubeAI ``resourceProfile``,
+            Ray Serve LLM ``accelerator_type``), with what decided it in words; read by
+            :func:`kvlint.accelerators.resolve_placement` after a ``kvlint.io/accelerator`` annotation.
+        accelerator_why: why the operator object cannot say which GPU its pods land on (a KAITO Workspace
+            with a ``labelSelector`` only, a NIMService without ``nodeSelector``); added first to the
+            placement's reasons when nothing names the accelerator.
+        image_source: who chooses the engine image when the object does not (the operator's installation, a
+            shipped preset, a Ray image's Python environment), in words; the KV208 check then asks for
+            ``--engine-version`` instead of an image tag.
+        engine_kwargs_refusal: for engine options that are an operator's keyword arguments checked before
+            the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
+            words, ``KEY`` standing for the option's key; appended to that option's KV205
+            (:func:`kvlint.pipeline.analyse_container`).
     """
 
     doc: Document
@@ -152,6 +196,12 @@ class Workload:
     chart_args: tuple[ChartArg, ...] = ()
     values_terms: tuple[ValuesTerm, ...] = ()
     configmaps: Mapping[tuple[str | None, str], LDict] = field(default_factory=dict)
+    derived_model: str | None = None
+    model_storage: str | None = None
+    derived_accelerator: DerivedAccelerator | None = None
+    accelerator_why: str | None = None
+    image_source: str | None = None
+    engine_kwargs_refusal: str | None = None
 
     @property
     def loc(self) -> Loc | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kvlint.accelerators import instance_type, resolve_placement
+from kvlint.accelerators import instance_type, resolve_placement, workload_placement
 from kvlint.accelerators import registry as cat
 
 #: The shared data folder beside the checkout (tests that read it skip when it is absent).
@@ -181,7 +181,7 @@ def _placements(path: Path) -> list[Any]:
     out = []
     for w in find_workloads(res.documents):
         for c in w.pod_spec.get("containers") or []:
-            p = resolve_placement(w.pod_spec, c, w.annotations)
+            p = workload_placement(w, c)
             if p.resource:
                 out.append(p)
     return out

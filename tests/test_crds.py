@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.accelerators import resolve_placement
+from kvlint.accelerators import workload_placement
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
 from kvlint.workloads import find_workloads
@@ -50,7 +50,7 @@ def test_kubeai_model_becomes_the_vllm_pod_kubeai_builds() -> None:
     assert c["args"].locs[0].line == _line_of(path, "url: hf://")
     assert c["args"].locs[args.index("--kv-cache-dtype=fp8")].line == _line_of(path, "--kv-cache-dtype=fp8")
     assert c["env"][0] == {"name": "VLLM_ATTENTION_BACKEND", "value": "FLASHINFER"}
-    p = resolve_placement(w.pod_spec, c, w.annotations)
+    p = workload_placement(w, c)
     assert p.accelerator is not None and p.accelerator.id == "nvidia-l4"
     assert (p.gpus, p.resource) == (8, "nvidia.com/gpu")  # nvidia-gpu-l4:8
     assert p.loc is not None and p.loc.line == _line_of(path, "resourceProfile:")
@@ -61,7 +61,7 @@ def test_kubeai_model_becomes_the_vllm_pod_kubeai_builds() -> None:
 def test_kubeai_unknown_profile_gpu_says_why() -> None:
     path = CORPUS / "substratusai__kubeai__manifests__models__qwen2.5-coder-1.5b-rtx4070-8gb.yaml"
     (w,) = _workloads(path)
-    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    p = workload_placement(w, w.pod_spec["containers"][0])
     assert p.accelerator is None and p.gpus == 1
     assert (
         "KubeAI resource profile nvidia-gpu-rtx4070-8gb names a GPU that is not in kvlint's catalogue"
@@ -75,7 +75,7 @@ def test_user_annotation_beats_the_profile() -> None:
         "metadata:\n", "metadata:\n  annotations:\n    kvlint.io/accelerator: nvidia-a10g\n", 1
     )
     (w,) = find_workloads(load_text(text, "m.yaml").documents)
-    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    p = workload_placement(w, w.pod_spec["containers"][0])
     assert p.accelerator is not None and p.accelerator.id == "nvidia-a10g"
     assert p.how == "annotation kvlint.io/accelerator=nvidia-a10g"
 
@@ -108,7 +108,7 @@ def test_kaito_workspace_instance_type(name: str, vm: str, gpus: int, acc: str) 
     path = CORPUS / ("kaito-project__kaito__examples__inference__" + name)
     (w,) = [w for w in _workloads(path) if w.kind == "Workspace"]
     assert w.pod_spec["nodeSelector"] == {"node.kubernetes.io/instance-type": vm}
-    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    p = workload_placement(w, w.pod_spec["containers"][0])
     assert p.accelerator is not None and p.accelerator.id == acc and p.gpus == gpus
     assert p.loc is not None and p.loc.line == _line_of(path, "instanceType:")
 
@@ -179,7 +179,7 @@ def test_unresolvable_crds_say_why(name: str, reason: str) -> None:
     ]
     assert ws
     for w in ws:
-        p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+        p = workload_placement(w, w.pod_spec["containers"][0])
         assert p.accelerator is None and reason in p.how
 
 
@@ -188,7 +188,7 @@ def test_kaito_mig_partition_requests_the_slice() -> None:
     path = CORPUS / "kaito-project__kaito__examples__inference__kaito_inferenceset_mig_mixed_strategy.yaml"
     (w,) = _workloads(path)
     assert w.replicas == 2 and w.path == "spec.template"
-    p = resolve_placement(w.pod_spec, w.pod_spec["containers"][0], w.annotations)
+    p = workload_placement(w, w.pod_spec["containers"][0])
     assert p.resource == "nvidia.com/mig-2g.24gb" and p.gpus == 1
 
 

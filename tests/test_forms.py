@@ -68,10 +68,7 @@ def test_llmisvc_model_uri_and_vllm_additional_args_are_read() -> None:
     for cr in (decode, prefill):
         # the preset's `vllm serve /mnt/models ... ${VLLM_ADDITIONAL_ARGS}` with the service's env value
         assert cr.serving.model.value == "/mnt/models"
-        assert (
-            cr.workload.annotations["kvlint.io/model"]
-            == "RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block"
-        )
+        assert cr.workload.derived_model == "RedHatAI/NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8-block"
         assert cr.serving.get("tensor_parallel_size") == 8 and cr.serving.get("kv_cache_dtype") == "fp8"
         assert cr.placement.gpus == 8
     # the decode preset puts vLLM behind the routing sidecar on 8001; prefill listens on 8000
@@ -90,7 +87,7 @@ def test_llmisvc_without_image_uses_kserve_presets_and_says_so() -> None:
     assert set(crs) == {"spec.template", "spec.prefill.template"}
     for cr in crs.values():
         assert cr.serving.engine == "vllm" and cr.serving.image.startswith("ghcr.io/llm-d/llm-d-cuda")
-        assert cr.workload.annotations["kvlint.io/model"] == "Qwen/Qwen2.5-7B-Instruct"
+        assert cr.workload.derived_model == "Qwen/Qwen2.5-7B-Instruct"
         assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
     (kv208,) = {d.message for d in by_rule(r, "KV208")}
     assert "kserve-config-llm-prefill-template" in kv208 and "KServe release" in kv208

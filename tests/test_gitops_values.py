@@ -371,3 +371,45 @@ def test_load_text_with_a_line_offset_locates_as_padding_did() -> None:
     assert [d.loc for d in shifted.documents] == [d.loc for d in padded.documents]
     bad = load_text("a: [\n", "f.yaml", line_offset=7)
     assert bad.findings[0].loc == load_text("\n" * 7 + "a: [\n", "f.yaml").findings[0].loc
+
+
+def test_the_objects_annotation_beats_the_gpu_the_values_derive(tmp_path: Path) -> None:
+    """``kvlint.io/accelerator`` on a HelmRelease of KubeAI's models chart places the Model's pod on that GPU,
+    over the one its ``resourceProfile`` names (the profile's GPU used to win: kvlint wrote it as an annotation
+    of the built workload, which the object's did not replace), as the same annotation on a KubeAI Model does."""
+    body = (
+        "apiVersion: helm.toolkit.fluxcd.io/v2\n"
+        "kind: HelmRelease\n"
+        "metadata:\n"
+        "  name: models\n"
+        "  namespace: kubeai\n"
+        "  annotations: {kvlint.io/accelerator: nvidia-a10g}\n"
+        "spec:\n"
+        "  chart: {spec: {chart: models, sourceRef: {kind: HelmRepository, name: kubeai}}}\n"
+        "  values:\n"
+        "    catalog:\n"
+        "      qwen-l4:\n"
+        "        enabled: true\n"
+        "        features: [TextGeneration]\n"
+        "        url: hf://Qwen/Qwen2.5-7B-Instruct\n"
+        "        engine: VLLM\n"
+        "        args: [--max-model-len=8192]\n"
+        "        resourceProfile: nvidia-gpu-l4:1\n"
+    )
+    profile = _run(
+        _write(
+            tmp_path,
+            "profile.yaml",
+            body.replace("  annotations: {kvlint.io/accelerator: nvidia-a10g}\n", ""),
+        )
+    )
+    (cr,) = profile.containers
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    assert cr.placement.how.startswith("KubeAI spec.resourceProfile=nvidia-gpu-l4:1")
+    path = _write(tmp_path, "annotated.yaml", body)
+    (cr,) = _run(path).containers
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-a10g"
+    assert cr.placement.how == "annotation kvlint.io/accelerator=nvidia-a10g"
+    assert cr.placement.loc is not None and cr.placement.loc.line == _line_of(body, "kvlint.io/accelerator")

@@ -369,8 +369,6 @@ def test_llmisvc_leaves_its_inputs_and_the_shipped_presets_as_they_were() -> Non
     presets_before = {s: _copy(_builtin(s)) for s in PRESETS if _builtin(s) is not None}
     assert presets_before
     docs_before = [_copy(d.data) for d in docs]
-    from kvlint.workloads.base import IMAGE_SOURCE_ANNOTATION
-
     builtin_used = 0
     for doc in services:
         first, _ = llmisvc_workloads(doc, docs)
@@ -379,7 +377,7 @@ def test_llmisvc_leaves_its_inputs_and_the_shipped_presets_as_they_were() -> Non
         for a, b in zip(first, second, strict=True):
             _same(a.pod_spec, b.pod_spec, doc.name)
             assert not set(_nodes(a.pod_spec)) & set(_nodes(b.pod_spec))
-            builtin_used += IMAGE_SOURCE_ANNOTATION in a.annotations  # a shipped preset was merged in
+            builtin_used += a.image_source is not None  # a shipped preset was merged in
     assert builtin_used
     for s, before in presets_before.items():
         _same(_builtin(s), before, s)

@@ -3,7 +3,7 @@
 the container gets). See :mod:`kvlint.accelerators.registry` for the alias table and
 :mod:`kvlint.accelerators.placement` for the precedence rules."""
 
-from kvlint.accelerators.placement import resolve_placement
+from kvlint.accelerators.placement import resolve_placement, workload_placement
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.registry import (
     InstanceType,
@@ -31,4 +31,5 @@ __all__ = [
     "parse_quantity",
     "require",
     "resolve_placement",
+    "workload_placement",
 ]

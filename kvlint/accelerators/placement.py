@@ -36,15 +36,10 @@ from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
 from kvlint.source import Loc, loc_of
-from kvlint.types import Accelerator, Placement
+from kvlint.types import Accelerator, DerivedAccelerator, Placement, Workload
 from kvlint.values import digits
 
 ANNOTATION = "kvlint.io/accelerator"
-#: Set on synthetic workloads of operator CRDs (:mod:`kvlint.workloads`): what, in the CRD, decided the
-#: ``kvlint.io/accelerator`` value (replaces the "annotation ..." wording of ``how``) ...
-ANNOTATION_SOURCE = "kvlint.io/accelerator-source"
-#: ... or why the CRD cannot say which GPU it lands on (added to the reasons when nothing decides).
-ANNOTATION_WHY = "kvlint.io/accelerator-why"
 
 GFD_PRODUCT = "nvidia.com/gpu.product"
 GFD_MEMORY = "nvidia.com/gpu.memory"
@@ -742,11 +737,29 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
     return f"HAMi {gslice.key}: {size}, the device total HAMi-core reports to the engine (cuMemGetInfo)"
 
 
+def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any) -> Placement:
+    """:func:`resolve_placement` for ``container`` of the workload ``w``: its PodSpec, its annotations (the
+    user's ``kvlint.io/accelerator``) and what its reader derived from the operator object
+    (:attr:`~kvlint.types.Workload.derived_accelerator`, :attr:`~kvlint.types.Workload.accelerator_why`);
+    ``kwargs`` as :func:`resolve_placement` takes them (``override``, ``gpu_memory_bytes``, ``default``,
+    ``site``)."""
+    return resolve_placement(
+        w.pod_spec,
+        container,
+        w.annotations,
+        derived=w.derived_accelerator,
+        undecided_why=w.accelerator_why,
+        **kwargs,
+    )
+
+
 def resolve_placement(
     pod_spec: Mapping[str, Any],
     container: Mapping[str, Any],
     annotations: Mapping[str, str],
     *,
+    derived: DerivedAccelerator | None = None,
+    undecided_why: str | None = None,
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
@@ -758,7 +771,12 @@ def resolve_placement(
         pod_spec: the PodSpec mapping (``nodeSelector``, ``affinity``, ``containers`` ...), ideally an
             :class:`~kvlint.source.LDict` so ``loc`` / ``gpus_loc`` point into the file.
         container: one container mapping of that PodSpec (its ``resources``).
-        annotations: pod-template annotations (``kvlint.io/accelerator``).
+        annotations: pod-template annotations (``kvlint.io/accelerator``, the user's).
+        derived: the accelerator the operator object's own fields name
+            (:attr:`kvlint.types.Workload.derived_accelerator`); decides after the annotation, with its
+            ``source`` as ``how``.
+        undecided_why: why the operator object cannot say which GPU it lands on
+            (:attr:`kvlint.types.Workload.accelerator_why`); the first reason when nothing decides.
         override: ``--accelerator`` (id or alias); beats everything.
         gpu_memory_bytes: ``--gpu-memory`` in bytes (device total as CUDA reports it, per GPU); replaces
             the catalogue / MIG figure in ``memory_bytes_override``.
@@ -813,11 +831,13 @@ def resolve_placement(
         if ann is not None and str(ann).strip():
             acc = lookup(str(ann))
             if acc is not None:
-                src = annotations.get(ANNOTATION_SOURCE)
-                how = str(src) if src else f"annotation {ANNOTATION}={ann}"
-                decision = _Decision(acc, how, loc_of(annotations, ANNOTATION))
+                decision = _Decision(acc, f"annotation {ANNOTATION}={ann}", loc_of(annotations, ANNOTATION))
             else:
                 notes.append(f"annotation {ANNOTATION}={ann} ignored: not a known accelerator id or alias")
+    if decision is None and derived is not None:
+        acc = lookup(derived.accelerator)
+        if acc is not None:
+            decision = _Decision(acc, derived.source, derived.loc)
     node_name = pod_spec.get("nodeName")
     if decision is None and site is not None and isinstance(node_name, str) and node_name in site.node_names:
         ref = site.node_names[node_name]
@@ -865,8 +885,8 @@ def resolve_placement(
         )
     if decision is None:
         why = _why_undecided(label_sets)
-        if annotations.get(ANNOTATION_WHY):
-            why.insert(0, str(annotations.get(ANNOTATION_WHY)))
+        if undecided_why:
+            why.insert(0, undecided_why)
         if (
             resource
             and resource not in ("nvidia.com/gpu", "nvidia.com/gpu.shared")

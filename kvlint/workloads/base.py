@@ -1,6 +1,6 @@
 """Building blocks the workload finders share: metadata merge, the Workload record of a PodSpec, synthetic
 PodSpecs for operator objects that have none (located :class:`~kvlint.source.LDict`/``LList`` values), and
-the ``kvlint.io/*`` annotations a synthetic workload carries.
+the facts a synthetic workload carries (its :class:`~kvlint.types.Workload` fields, never annotations).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import DerivedAccelerator, Document, Workload
 
 ROLE_KEYS = {
     "leaderTemplate": "leader",
@@ -181,30 +181,10 @@ def enclosing_context(chain: Chain) -> tuple[int | None, str | None, int | None]
 LWS_TEMPLATE_KEYS = ("leaderWorkerTemplate", "workloadTemplate")
 
 
-#: Annotation a synthetic workload carries to say, in words, what decided its accelerator (read by
-#: :func:`kvlint.accelerators.resolve_placement` when ``kvlint.io/accelerator`` decides).
-ACCELERATOR_SOURCE_ANNOTATION = "kvlint.io/accelerator-source"
-
-
-#: Annotation a synthetic workload carries when its engine options are an operator's keyword arguments checked
-#: before the engine starts (Ray Serve LLM's ``engine_kwargs``): what refuses an option the engine lacks, in
-#: words (appended to that option's KV205 by :func:`kvlint.pipeline.analyse_container`).
-ENGINE_KWARGS_ANNOTATION = "kvlint.io/engine-kwargs"
-
-
-#: Annotation a synthetic workload carries when its operator, not the object, chooses the engine image
-#: (read by the KV208 check, which then asks for --engine-version instead of an image tag).
-IMAGE_SOURCE_ANNOTATION = "kvlint.io/image-source"
-#: Set by a reader on a workload whose model KServe's storage initializer downloads to the container's model
-#: directory from a place kvlint cannot read (an object-store or PVC ``storageUri``, a ``storage.path``): that
-#: location, from which the models stage takes the model's name when the directory holds no config it can
-#: read (:func:`kvlint.models.resolve.resolve_stored_model`).
-MODEL_STORAGE_ANNOTATION = "kvlint.io/model-storage"
-
-
-#: Annotation a synthetic workload carries to say why its accelerator cannot be known (appended to the
-#: placement's "nothing names the accelerator" reason).
-ACCELERATOR_WHY_ANNOTATION = "kvlint.io/accelerator-why"
+#: The user's annotations that name a workload's accelerator and model (:func:`synthetic_workload` lets them
+#: beat what a reader derives from the object's own fields).
+ACCELERATOR_ANNOTATION = "kvlint.io/accelerator"
+MODEL_ANNOTATION = "kvlint.io/model"
 
 
 def located_copy(d: LDict) -> LDict:
@@ -239,20 +219,23 @@ def synthetic_workload(
     path: str,
     *,
     replicas: int | None,
-    extra: Sequence[tuple[str, str, Loc | None]] = (),
+    derived_model: str | None = None,
+    derived_accelerator: DerivedAccelerator | None = None,
+    accelerator_why: str | None = None,
+    image_source: str | None = None,
+    engine_kwargs_refusal: str | None = None,
 ) -> Workload:
-    """A Workload for a synthetic PodSpec; ``extra`` annotations (key, value, loc) are added under the
-    object's own (which win: a user's ``kvlint.io/accelerator`` beats a derived one)."""
+    """A Workload for a synthetic PodSpec, with the object's annotations and labels and the facts its reader
+    derived (the :class:`~kvlint.types.Workload` fields of the same names). A user's annotation beats a derived
+    fact: with ``kvlint.io/accelerator`` on the object, ``derived_accelerator`` and ``accelerator_why`` are
+    dropped; with ``kvlint.io/model``, ``derived_model``."""
     ann_src, labels = meta(get_in(doc.data, "metadata"))
     ann = LDict(loc=doc.loc)
     own = get_in(doc.data, "metadata", "annotations")
-    user_acc = "kvlint.io/accelerator" in ann_src
-    for k, v, vloc in extra:
-        if k in ann_src or (user_acc and k.startswith("kvlint.io/accelerator")):
-            continue
-        ann[k] = v
-        if vloc is not None:
-            ann.locs[k] = vloc
+    if ACCELERATOR_ANNOTATION in ann_src:
+        derived_accelerator = accelerator_why = None
+    if MODEL_ANNOTATION in ann_src:
+        derived_model = None
     for k, v in ann_src.items():
         ann[k] = v
         loc = loc_of(own, k)
@@ -268,6 +251,11 @@ def synthetic_workload(
         annotations=ann,
         labels=labels,
         replicas=replicas,
+        derived_model=derived_model,
+        derived_accelerator=derived_accelerator,
+        accelerator_why=accelerator_why,
+        image_source=image_source,
+        engine_kwargs_refusal=engine_kwargs_refusal,
     )
 
 

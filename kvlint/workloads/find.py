@@ -21,6 +21,7 @@ from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
+    MODEL_ANNOTATION,
     Chain,
     enclosing_context,
     get_in,
@@ -211,13 +212,9 @@ def _declared_gpus(w: Workload) -> str | None:
     return None
 
 
-#: The annotation that names a workload's model (read by :mod:`kvlint.models.resolve`).
-_MODEL_ANNOTATION = "kvlint.io/model"
-
-
 def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     """An OME runtime's pod that names its model and declares its GPUs (:func:`kvlint.workloads.ome.named_model`,
-    :func:`_declared_gpus`), to be sized on them: with that model as ``kvlint.io/model``, the env OME adds
+    :func:`_declared_gpus`), to be sized on them: with that model as its ``derived_model``, the env OME adds
     (``PARALLELISM_SIZE``, and LWS's for a multi-node runtime: :func:`kvlint.workloads.ome.injected_env`) and a
     KV505 note at the place that names it; None for any other pod (a KServe runtime, an OME runtime naming no model or no GPUs:
     the template note, KV502). A ``kvlint.io/model`` annotation on the runtime is the model, with no note."""
@@ -226,7 +223,7 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     gpus = _declared_gpus(w)
     if gpus is None:
         return None
-    if w.annotations.get(_MODEL_ANNOTATION):
+    if w.annotations.get(MODEL_ANNOTATION):
         return w
     named = named_model(doc, w)
     if named is None:
@@ -248,7 +245,7 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
     return replace(
         w,
         pod_spec=pod_spec,
-        annotations={**w.annotations, _MODEL_ANNOTATION: named.model_id},
+        derived_model=named.model_id,
         findings=(note,),
     )
 

@@ -39,7 +39,7 @@ from kvlint import filecache
 from kvlint.chart_values import READERS, ChartValuesReader
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, LoadResult, Workload
-from kvlint.workloads.base import get_in
+from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in
 
 __all__ = ["MAX_VALUES_CHARS", "MAX_PARAMETERS", "ChartSource", "chart_sources", "gitops_workloads"]
 
@@ -553,21 +553,17 @@ def _with_object_annotations(w: Workload, doc: Document) -> Workload:
     """``w`` (built from what the GitOps object ``doc`` deploys) with ``doc``'s kvlint annotations
     (:func:`object_annotations`) under its own: the object the user wrote is where a ``kvlint.io/ignore`` or a
     ``kvlint.io/accelerator`` for the pods it deploys is written, as on a Deployment's metadata for its pod
-    template. A key the built workload sets itself (a values entry's ``podAnnotations``) wins; a
-    ``kvlint.io/accelerator`` from the object replaces the ``kvlint.io/accelerator-*`` notes the builder derived
-    (as :func:`kvlint.workloads.base.synthetic_workload` lets a user's annotation beat a derived one). Each key
-    keeps its position in the object, so a KV003 on a malformed ``kvlint.io/ignore`` points there."""
+    template. A key the built workload sets itself (a values entry's ``podAnnotations``) wins. A user's
+    annotation beats what the builder derived from the values (as :func:`kvlint.workloads.base.synthetic_workload`
+    lets it): a ``kvlint.io/accelerator`` the object passes on drops the workload's ``derived_accelerator`` and
+    ``accelerator_why``, a ``kvlint.io/model`` its ``derived_model``. Each key keeps its position in the object,
+    so a KV003 on a malformed ``kvlint.io/ignore`` points there."""
     given = object_annotations(doc)
     if not given:
         return w
     ann = LDict(loc=getattr(w.annotations, "loc", None) or doc.loc)
     own_locs = getattr(w.annotations, "locs", {})
-    names_gpu = any(k == "kvlint.io/accelerator" for k, _, _ in given) and "kvlint.io/accelerator" not in (
-        w.annotations
-    )
     for k, v in w.annotations.items():
-        if names_gpu and k.startswith("kvlint.io/accelerator-"):
-            continue  # derived by the builder; the object names the GPU
         ann[k] = v
         if k in own_locs:
             ann.locs[k] = own_locs[k]
@@ -577,7 +573,12 @@ def _with_object_annotations(w: Workload, doc: Document) -> Workload:
         ann[k] = v
         if loc is not None:
             ann.locs[k] = loc
-    return replace(w, annotations=ann)
+    facts: dict[str, Any] = {}
+    if any(k == ACCELERATOR_ANNOTATION for k, _, _ in given) and ACCELERATOR_ANNOTATION not in w.annotations:
+        facts.update(derived_accelerator=None, accelerator_why=None)  # the object names the GPU
+    if MODEL_ANNOTATION in ann:
+        facts["derived_model"] = None
+    return replace(w, annotations=ann, **facts)
 
 
 def _built(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:

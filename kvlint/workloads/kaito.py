@@ -9,8 +9,6 @@ from typing import Any
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.workloads.base import (
-    ACCELERATOR_WHY_ANNOTATION,
-    IMAGE_SOURCE_ANNOTATION,
     add_memory_shm,
     get_in,
     int_or_none,
@@ -115,11 +113,10 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         return []
     ploc = loc_of(preset, "name")
     pname = str(preset.get("name"))
-    extra: list[tuple[str, str, Loc | None]] = []
+    why: str | None = None
     pod_items: list[tuple[str, Any, Loc | None]] = []
     res_items: list[tuple[str, Any, Loc | None]] = []
     kaito_args: list[tuple[Any, Loc | None]] = []
-    rloc = loc_of(holder, "resource") if isinstance(resource, dict) else None
     if isinstance(resource, dict):
         it_name = resource.get("instanceType")
         part = resource.get("partition")
@@ -152,13 +149,9 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 # (defaultGPUMemoryUtilization), pkg/workspace/inference/preset_inferences.go (MaxModelLenAuto)
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", mloc))
                 kaito_args.append(("--max-model-len=auto", mloc))
-                extra.append(
-                    (
-                        ACCELERATOR_WHY_ANNOTATION,
-                        f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
-                        f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU",
-                        loc_of(part, "profile"),
-                    )
+                why = (
+                    f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
+                    f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU"
                 )
             else:
                 cnt = int_or_none(part.get("count")) or 1
@@ -167,22 +160,12 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 kaito_args.append((f"--tensor-parallel-size={cnt}", ploc2))
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", ploc2))
                 kaito_args.append(("--max-model-len=auto", ploc2))
-                extra.append(
-                    (
-                        ACCELERATOR_WHY_ANNOTATION,
-                        f"KAITO resource.partition mode {mode or '?'} runs on existing nodes chosen by "
-                        "resource.labelSelector, whose GPU the manifest does not name",
-                        loc_of(resource, "partition"),
-                    )
+                why = (
+                    f"KAITO resource.partition mode {mode or '?'} runs on existing nodes chosen by "
+                    "resource.labelSelector, whose GPU the manifest does not name"
                 )
         else:
-            extra.append(
-                (
-                    ACCELERATOR_WHY_ANNOTATION,
-                    "KAITO resource has no instanceType; the nodes are chosen by resource.labelSelector",
-                    rloc,
-                )
-            )
+            why = "KAITO resource has no instanceType; the nodes are chosen by resource.labelSelector"
     name_loc = loc_of(get_in(data, "metadata"), "name")
     args = llist(
         ploc,
@@ -231,13 +214,13 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         args.locs.append(cloc or ploc or Loc("-"))
     # a Workspace has no image field: the KAITO operator runs its preset on the kaito-base image of its own
     # release (KV208 asks for --engine-version rather than an image tag)
-    extra.append(
-        (
-            IMAGE_SOURCE_ANNOTATION,
-            "the KAITO release installed in the cluster (a Workspace has no image field; the operator runs its "
-            f"preset '{pname}' on its own {_KAITO_IMAGE} image)",
-            ploc,
-        )
+    image_source = (
+        "the KAITO release installed in the cluster (a Workspace has no image field; the operator runs its "
+        f"preset '{pname}' on its own {_KAITO_IMAGE} image)"
     )
     replicas = int_or_none(get_in(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
-    return [synthetic_workload(doc, ps, path or "inference", replicas=replicas, extra=extra)]
+    return [
+        synthetic_workload(
+            doc, ps, path or "inference", replicas=replicas, accelerator_why=why, image_source=image_source
+        )
+    ]

@@ -11,8 +11,7 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
-    IMAGE_SOURCE_ANNOTATION,
-    MODEL_STORAGE_ANNOTATION,
+    MODEL_ANNOTATION,
     Chain,
     add_memory_shm,
     get_in,
@@ -83,11 +82,11 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
                 replicas=int_or_none(pred.get("replicas")),
                 extra_meta=pred,
             )
-            for k, v in (hf[1] if hf else {}).items():
-                w.annotations.setdefault(k, v)
             location = storage_location(model, pred)
-            if location and not hf:
-                w.annotations.setdefault(MODEL_STORAGE_ANNOTATION, location)
+            if hf:
+                w = _with_facts(w, hf[1])
+            elif location:
+                w = replace(w, model_storage=location)
             return [w]
     if is_pod_spec(pred):
         return [
@@ -125,7 +124,7 @@ def storage_location(model: Any, pred: Any) -> str | None:
     """Where KServe's storage initializer downloads a predictor's model from, when kvlint cannot read that place:
     an object-store, web or PVC ``storageUri`` of the model (or of the predictor), else the ``path`` of its
     ``storage`` spec (``V1beta1StorageSpec.path``: the object's path in the bucket its ``key`` names); None
-    otherwise. The models stage takes the model's name from it (``MODEL_STORAGE_ANNOTATION``)."""
+    otherwise. The models stage takes the model's name from it (:attr:`kvlint.types.Workload.model_storage`)."""
     uri = str(
         (model.get("storageUri") if isinstance(model, dict) else None) or get_in(pred, "storageUri") or ""
     )
@@ -138,13 +137,14 @@ def storage_location(model: Any, pred: Any) -> str | None:
     return None
 
 
-def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dict[str, str]] | None:
+def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dict[str, str | None]] | None:
     """For an InferenceService predictor ``model`` of ``modelFormat: huggingface`` (or the ``huggingface``
     shorthand) without its own image or command: the container the runtime and the model spec make
-    together (KServe appends the model's ``args`` to the runtime's), plus annotations: the image source
-    (KV208) and, for an ``hf://ORG/NAME`` ``storageUri`` that the server reads from ``/mnt/models``, the
-    model (``kvlint.io/model``). None for other shapes, and for ``--backend=huggingface`` (transformers, not
-    vLLM)."""
+    together (KServe appends the model's ``args`` to the runtime's), plus the workload facts it implies
+    (:class:`~kvlint.types.Workload` field -> value): the image source (KV208) and, for an ``hf://ORG/NAME``
+    ``storageUri`` that the server reads from ``/mnt/models``, the model (``derived_model``), or where an
+    unreadable one is stored (``model_storage``). None for other shapes, and for ``--backend=huggingface``
+    (transformers, not vLLM)."""
     fmt = model.get("modelFormat")
     fmt_name = fmt.get("name") if isinstance(fmt, dict) else None
     if not (key == "huggingface" or str(fmt_name or "").lower() == "huggingface"):
@@ -181,8 +181,8 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         items += [(str(a), loc_of(user_args, i)) for i, a in enumerate(user_args)]
     c["args"] = llist(loc_of(model, "args") or anchor, items)
     c.locs["args"] = loc_of(model, "args") or anchor
-    ann = {
-        IMAGE_SOURCE_ANNOTATION: "the KServe ClusterServingRuntime kserve-huggingfaceserver (its image tag is set by "
+    facts: dict[str, str | None] = {
+        "image_source": "the KServe ClusterServingRuntime kserve-huggingfaceserver (its image tag is set by "
         "the KServe release), not this InferenceService"
     }
     uri = str(model.get("storageUri") or "")
@@ -190,11 +190,11 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
     stored = model_from_uri(uri, oci=True)
     if stored and not has_id:
         # hf://ORG/NAME[:REVISION] (KServe's Hugging Face storage URI), or an oci:// modelcar image
-        ann["kvlint.io/model"] = stored
+        facts["derived_model"] = stored
     location = storage_location(model, None)
     if location and not has_id:
-        ann[MODEL_STORAGE_ANNOTATION] = location
-    return c, ann
+        facts["model_storage"] = location
+    return c, facts
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -370,13 +370,23 @@ def _add_env(container: LDict, items: list[tuple[str, str]], loc: Loc | None) ->
     container["env"] = llist(loc_of(container, "env") or loc, list(zip(entries, locs, strict=True)))
 
 
+def _with_facts(w: Workload, facts: dict[str, str | None]) -> Workload:
+    """``w`` with the :class:`~kvlint.types.Workload` facts a reader derived (field name -> value; None and
+    empty values are not set), a ``derived_model`` left out when the user's ``kvlint.io/model`` annotation
+    names the model."""
+    given: dict[str, Any] = {k: v for k, v in facts.items() if v}
+    if "derived_model" in given and MODEL_ANNOTATION in w.annotations:
+        del given["derived_model"]
+    return replace(w, **given) if given else w
+
+
 def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Document) -> list[Workload]:
     """The predictor pod of an InferenceService whose runtime is among the inputs, as KServe builds it
     (kserve/kserve ``pkg/controller/v1beta1/inferenceservice/utils/utils.go``
     ``MergeServingRuntimeAndInferenceServiceSpecs``, ``MergeRuntimeContainers``, ``MergePodSpec``,
     ``ReplacePlaceholders``; ``components/predictor.go`` for multi-node): the runtime's ``kserve-container``
     merged with the model spec (the model's ``args`` appended to the runtime's), the runtime's pod fields
-    under the predictor's; the model of an ``hf://`` ``storageUri`` as ``kvlint.io/model``. A runtime with a
+    under the predictor's; the model of an ``hf://`` ``storageUri`` as its ``derived_model``. A runtime with a
     ``workerSpec`` adds the worker pod (``worker-container`` merged with the predictor's ``workerSpec``), and
     KServe's ``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` (the InferenceService's ``workerSpec`` sizes,
     else the runtime's, else 1) and ``MODEL_NAME``/``MODEL_DIR`` environment on both."""
@@ -391,13 +401,10 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     container = _merge_container(runtime_c, model, meta)
     ps = _merge_pod(rspec, pred, container, anchor)
     uri = str(model.get("storageUri") or get_in(pred, "storageUri") or "")
-    extra: dict[str, str] = {}
-    stored = model_from_uri(uri, oci=True)
-    if stored:
-        extra["kvlint.io/model"] = stored
-    location = storage_location(model, pred)
-    if location:
-        extra[MODEL_STORAGE_ANNOTATION] = location
+    facts: dict[str, str | None] = {
+        "derived_model": model_from_uri(uri, oci=True),
+        "model_storage": storage_location(model, pred),
+    }
     worker_spec = rspec.get("workerSpec")
     multi = isinstance(worker_spec, dict)
     env_items: list[tuple[str, str]] = []
@@ -426,8 +433,7 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
         role="head" if multi else None,
         extra_meta=pred,
     )
-    for k, v in extra.items():
-        w.annotations.setdefault(k, v)
+    w = _with_facts(w, facts)
     out = [w]
     if multi:
         wc = _runtime_container(worker_spec.get("containers"), KSERVE_WORKER_CONTAINER) or next(

@@ -6,12 +6,9 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ChartArg, Document, Workload
+from kvlint.types import ChartArg, DerivedAccelerator, Document, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
-    ACCELERATOR_SOURCE_ANNOTATION,
-    ACCELERATOR_WHY_ANNOTATION,
-    IMAGE_SOURCE_ANNOTATION,
     env_list,
     get_in,
     int_or_none,
@@ -77,7 +74,7 @@ def model_workloads(doc: Document) -> list[Workload]:
     resource profile's nodeSelector/limits. ``spec.resourceProfile: <profile>:<count>`` requests
     ``count`` x the profile's resources (docs/concepts/resource-profiles.md: ``nvidia-gpu-l4:2`` = 2x L4).
     The profile's nodeSelector depends on the install, so the GPU is taken from the profile name
-    (:data:`KUBEAI_PROFILES`) and recorded as ``kvlint.io/accelerator`` located at
+    (:data:`KUBEAI_PROFILES`) and recorded as the workload's ``derived_accelerator`` located at
     ``spec.resourceProfile``. Other engines (OLlama, FasterWhisper, Infinity) give no workload.
     """
     spec = get_in(doc.data, "spec")
@@ -131,7 +128,9 @@ def model_workloads(doc: Document) -> list[Workload]:
     env = env_list(spec.get("env"))
     if env is not None:
         container_items.append(("env", env, env.loc))
-    extra: list[tuple[str, str, Loc | None]] = []
+    derived: DerivedAccelerator | None = None
+    why: str | None = None
+    image_source: str | None = None
     profile = spec.get("resourceProfile")
     ploc = loc_of(spec, "resourceProfile")
     if isinstance(profile, str) and profile:
@@ -144,48 +143,25 @@ def model_workloads(doc: Document) -> list[Workload]:
             limits = ldict(ploc, [(resource, count, ploc)])
             container_items.append(("resources", ldict(ploc, [("limits", limits, ploc)]), ploc))
         if acc is not None:
-            extra.append(("kvlint.io/accelerator", acc, ploc))
-            extra.append(
-                (
-                    ACCELERATOR_SOURCE_ANNOTATION,
-                    f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
-                    ploc,
-                )
+            derived = DerivedAccelerator(
+                acc,
+                f"KubeAI spec.resourceProfile={profile} (chart profile {pname} -> {acc})",
+                ploc or doc.loc,
             )
         elif non_gpu is not None:
-            extra.append(
-                (
-                    ACCELERATOR_WHY_ANNOTATION,
-                    f"KubeAI resource profile {pname} runs vLLM's CPU build on CPU nodes (chart image "
-                    f"{non_gpu[2]}); kvlint's memory model is for GPUs",
-                    ploc,
-                )
+            why = (
+                f"KubeAI resource profile {pname} runs vLLM's CPU build on CPU nodes (chart image "
+                f"{non_gpu[2]}); kvlint's memory model is for GPUs"
             )
         elif resource is not None:
-            extra.append(
-                (
-                    ACCELERATOR_WHY_ANNOTATION,
-                    f"KubeAI resource profile {pname} names a GPU that is not in kvlint's catalogue",
-                    ploc,
-                )
-            )
+            why = f"KubeAI resource profile {pname} names a GPU that is not in kvlint's catalogue"
         else:
-            extra.append(
-                (
-                    ACCELERATOR_WHY_ANNOTATION,
-                    f"KubeAI resource profile {pname} is not one of the chart's default profiles; its "
-                    "nodeSelector lives in the KubeAI install's config",
-                    ploc,
-                )
+            why = (
+                f"KubeAI resource profile {pname} is not one of the chart's default profiles; its "
+                "nodeSelector lives in the KubeAI install's config"
             )
     if not image and non_gpu is None:
-        extra.append(
-            (
-                IMAGE_SOURCE_ANNOTATION,
-                "the KubeAI installation (its Helm values modelServers.VLLM.images), not this Model",
-                engine_loc,
-            )
-        )
+        image_source = "the KubeAI installation (its Helm values modelServers.VLLM.images), not this Model"
     # vLLMPodForModel always mounts a memory-backed emptyDir "dshm" at /dev/shm.
     shm = ldict(engine_loc, [("name", "dshm", engine_loc), ("mountPath", "/dev/shm", engine_loc)])
     container_items.append(("volumeMounts", llist(engine_loc, [(shm, engine_loc)]), engine_loc))
@@ -202,7 +178,16 @@ def model_workloads(doc: Document) -> list[Workload]:
     replicas = int_or_none(spec.get("replicas"))
     if replicas is None:
         replicas = int_or_none(spec.get("minReplicas"))
-    return [replace(synthetic_workload(doc, ps, "spec", replicas=replicas, extra=extra), chart_args=written)]
+    w = synthetic_workload(
+        doc,
+        ps,
+        "spec",
+        replicas=replicas,
+        derived_accelerator=derived,
+        accelerator_why=why,
+        image_source=image_source,
+    )
+    return [replace(w, chart_args=written)]
 
 
 #: Where :func:`catalog_models` restates the KubeAI ``models`` chart: repository, commit and template.

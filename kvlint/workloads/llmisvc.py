@@ -37,7 +37,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
-from kvlint.workloads.base import IMAGE_SOURCE_ANNOTATION, get_in, int_or_none, make_workload, str_map
+from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
 from kvlint.workloads.gotemplate import UNKNOWN, render
 from kvlint.workloads.merge import relocate, strategic_merge
 
@@ -195,7 +195,8 @@ def llmisvc_workloads(
 
     Returns one workload per pod template the controller creates: ``spec.template`` (decode / main; the
     leader when ``spec.worker`` is set), ``spec.worker``, ``spec.prefill.template``, ``spec.prefill.worker``,
-    each with ``kvlint.io/model`` from the model URI when it names a hub model, the LeaderWorkerSet group
+    each with the model of the model URI as its ``derived_model`` when it names a hub model (a ``kvlint.io/model``
+    annotation wins), the image source when a shipped preset chose the image, the LeaderWorkerSet group
     size from ``parallelism``, and findings for what could not be followed. Never raises.
 
     ``standalone``: ``doc`` is an ``LLMInferenceServiceConfig`` that no service among the inputs uses; it is
@@ -274,16 +275,12 @@ def llmisvc_workloads(
     model_id, model_note = _model(spec, doc)
     if model_note is not None:
         findings.append(model_note)
-    extra: dict[str, str] = {}
-    if model_id:
-        extra["kvlint.io/model"] = model_id
-    if builtin_used:
-        extra[IMAGE_SOURCE_ANNOTATION] = (
-            "KServe's LLMInferenceServiceConfig preset(s) "
-            + ", ".join(builtin_used)
-            + " (kvlint ships the copy "
-            "of kserve@282da78; the image an installation runs is set by its KServe release)"
-        )
+    image_source = (
+        "KServe's LLMInferenceServiceConfig preset(s) " + ", ".join(builtin_used) + " (kvlint ships the copy "
+        "of kserve@282da78; the image an installation runs is set by its KServe release)"
+        if builtin_used
+        else None
+    )
 
     out: list[Workload] = []
     for prefix, role_spec in (("spec", merged), ("spec.prefill", merged.get("prefill"))):
@@ -308,10 +305,13 @@ def llmisvc_workloads(
                 role=role,
                 group_size=size if isinstance(worker, LDict) else None,
             )
-            for k, v in extra.items():
-                if k != IMAGE_SOURCE_ANNOTATION or (prefix, key) not in imaged:
-                    w.annotations.setdefault(k, v)
-            w = _with(w, findings=tuple(findings), leader=leader_w if key == "worker" else None)
+            w = _with(
+                w,
+                findings=tuple(findings),
+                leader=leader_w if key == "worker" else None,
+                derived_model=None if MODEL_ANNOTATION in w.annotations else model_id or None,
+                image_source=None if (prefix, key) in imaged else image_source,
+            )
             if key == "template":
                 leader_w = w
             out.append(w)

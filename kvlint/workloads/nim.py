@@ -8,7 +8,6 @@ from typing import Any
 from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import (
-    ACCELERATOR_WHY_ANNOTATION,
     get_in,
     int_or_none,
     ldict,
@@ -61,11 +60,10 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
         if spec.get(key) is not None:
             pod_items.append((key, spec[key], loc_of(spec, key)))
     ps = ldict(loc_of(spec) or doc.loc, pod_items)
-    extra: list[tuple[str, str, Loc | None]] = []
+    why = None
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
-        extra.append((ACCELERATOR_WHY_ANNOTATION, why, loc_of(spec, "resources") or rloc))
-    w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), extra=extra)
+    w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
     note = Finding(
         "KV503",
         f"the NIM image {image} starts NVIDIA's NIM launcher, which chooses the engine (TensorRT-LLM, vLLM or "

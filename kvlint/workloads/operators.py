@@ -298,7 +298,7 @@ def hyperpod_workloads(doc: Document) -> list[Workload]:
     server pod, from ``spec.worker`` (``image``, ``args``, ``resources``, ``environmentVariables``,
     ``modelInvocationPort``) and ``spec.instanceType`` (an ``ml.*`` instance type, as the
     ``node.kubernetes.io/instance-type`` label of HyperPod nodes); the model of a Hugging Face
-    ``modelSourceConfig`` is ``kvlint.io/model``."""
+    ``modelSourceConfig`` is its ``derived_model`` (a ``kvlint.io/model`` annotation wins)."""
     spec = get_in(doc.data, "spec")
     worker = get_in(spec, "worker")
     if not isinstance(spec, LDict) or not isinstance(worker, LDict) or not worker.get("image"):
@@ -322,14 +322,15 @@ def hyperpod_workloads(doc: Document) -> list[Workload]:
         iloc = loc_of(spec, "instanceType")
         pod.append(("nodeSelector", ldict(iloc, [("node.kubernetes.io/instance-type", it, iloc)]), iloc))
     ps = ldict(loc_of(spec) or doc.loc, pod)
-    extra: list[tuple[str, str, Loc | None]] = []
     hf = get_in(spec, "modelSourceConfig", "huggingFaceModel", "modelId")
-    if isinstance(hf, str) and hf:
-        extra.append(
-            ("kvlint.io/model", hf, loc_of(get_in(spec, "modelSourceConfig", "huggingFaceModel"), "modelId"))
-        )
     return [
-        synthetic_workload(doc, ps, "spec.worker", replicas=int_or_none(spec.get("replicas")), extra=extra)
+        synthetic_workload(
+            doc,
+            ps,
+            "spec.worker",
+            replicas=int_or_none(spec.get("replicas")),
+            derived_model=hf if isinstance(hf, str) and hf else None,
+        )
     ]
 
 

@@ -8,7 +8,6 @@ from kvlint.source import Loc, loc_of
 from kvlint.types import Document, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
-    ACCELERATOR_WHY_ANNOTATION,
     get_in,
     int_or_none,
     ldict,
@@ -127,7 +126,12 @@ def vllm_runtime_workloads(doc: Document) -> list[Workload]:
         "VLLMRuntime has no deploymentConfig.nodeSelectorTerms, and deploymentConfig.resources.gpuType names "
         "the device-plugin resource, not the GPU model"
     )
-    extra = (
-        [] if isinstance(terms, list) else [(ACCELERATOR_WHY_ANNOTATION, why, loc_of(res) or loc_of(dcfg))]
-    )
-    return [synthetic_workload(doc, ps, "spec", replicas=int_or_none(dcfg.get("replicas")), extra=extra)]
+    return [
+        synthetic_workload(
+            doc,
+            ps,
+            "spec",
+            replicas=int_or_none(dcfg.get("replicas")),
+            accelerator_why=None if isinstance(terms, list) else why,
+        )
+    ]

@@ -47,11 +47,8 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Workload
 from kvlint.workloads.base import (
-    ACCELERATOR_SOURCE_ANNOTATION,
-    ENGINE_KWARGS_ANNOTATION,
-    IMAGE_SOURCE_ANNOTATION,
     get_in,
     int_or_none,
     ldict,
@@ -498,7 +495,7 @@ class _Reader:
             ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = llist(loc, [(container, loc)])
         ps.locs["containers"] = loc or doc.loc
-        extra: list[tuple[str, str, Loc | None]] = []
+        derived: DerivedAccelerator | None = None
         acc = cfg.get("accelerator_type")
         if isinstance(acc, str) and acc:
             aloc = loc_of(cfg, "accelerator_type")
@@ -506,32 +503,33 @@ class _Reader:
             mapped = RAY_ACCELERATORS.get(name)
             if mapped is not None:
                 acc_id, assumed = mapped
-                extra.append(("kvlint.io/accelerator", acc_id, aloc))
-                extra.append(
-                    (
-                        ACCELERATOR_SOURCE_ANNOTATION,
-                        f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
-                        f"accelerator_type:{name} node resource; {assumed or acc_id})",
-                        aloc,
-                    )
+                derived = DerivedAccelerator(
+                    acc_id,
+                    f"Ray Serve LLM accelerator_type={acc} (each placement bundle needs Ray's "
+                    f"accelerator_type:{name} node resource; {assumed or acc_id})",
+                    aloc or doc.loc,
                 )
+        image_source: str | None = None
         if isinstance(image, str) and image:
             from kvlint.engines.images import engine_version, image_placeholder
 
             if engine_version(image) is None and image_placeholder(image) is None:
-                extra.append(
-                    (
-                        IMAGE_SOURCE_ANNOTATION,
-                        f"the Python environment of the Ray image {image} (kvlint knows the vLLM release of "
-                        "rayproject/ray-llm images only)",
-                        loc_of(ray_c, "image"),
-                    )
+                image_source = (
+                    f"the Python environment of the Ray image {image} (kvlint knows the vLLM release of "
+                    "rayproject/ray-llm images only)"
                 )
-        extra.append((ENGINE_KWARGS_ANNOTATION, _ENGINE_KWARGS_CHECK, loc_of(cfg, "engine_kwargs") or loc))
         notes = self.assumptions(cfg, image, loc_of(ray_c, "image"))
         dc = cfg.get("deployment_config")
         replicas = int_or_none(get_in(dc, "num_replicas")) if isinstance(dc, dict) else None
-        w = synthetic_workload(doc, ps, path, replicas=replicas, extra=extra)
+        w = synthetic_workload(
+            doc,
+            ps,
+            path,
+            replicas=replicas,
+            derived_accelerator=derived,
+            image_source=image_source,
+            engine_kwargs_refusal=_ENGINE_KWARGS_CHECK,
+        )
         # the pods of the worker group among which Ray places the engine's GPU bundles (KV403 counts their GPUs)
         return replace(w, group_size=self.pods or w.group_size, findings=(*w.findings, *notes))
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
-from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
+from kvlint.workloads.base import ldict, llist, synthetic_workload
 
 __all__ = [
     "CHART_COMMIT",
@@ -1041,8 +1041,13 @@ def _entry_workload(doc: Document, spec: dict[str, Any], i: int, m: LDict) -> Wo
         "the production-stack values name no GPU model: requestGPUType names the device-plugin resource, and the "
         "entry has no nodeSelectorTerms or affinity"
     )
-    extra_ann = [] if placed else [(ACCELERATOR_WHY_ANNOTATION, why, here(m, "requestGPU"))]
-    w = synthetic_workload(doc, ps, f"servingEngineSpec.modelSpec[{i}]", replicas=replicas, extra=extra_ann)
+    w = synthetic_workload(
+        doc,
+        ps,
+        f"servingEngineSpec.modelSpec[{i}]",
+        replicas=replicas,
+        accelerator_why=None if placed else why,
+    )
     ann = w.annotations if isinstance(w.annotations, LDict) else LDict(w.annotations, loc=doc.loc)
     for key in ("annotations", "podAnnotations"):  # the Deployment's, then the pod template's (which win)
         given = m.get(key)

@@ -146,7 +146,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.version is not None or "@sha256:" in s.image:
         return
     placeholder = image_placeholder(s.image)
-    if placeholder is not None and not ctx.workload.annotations.get("kvlint.io/image-source"):
+    if placeholder is not None and not ctx.workload.image_source:
         assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
         yield ctx.finding(
             f"image '{s.image}' is a placeholder ({placeholder}), so the {s.engine} version is not known until "
@@ -157,7 +157,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     assumed = NEWEST_VLLM if s.engine == "vllm" else "the newest known version"
-    chooser = ctx.workload.annotations.get("kvlint.io/image-source")
+    chooser = ctx.workload.image_source
     if chooser:
         yield ctx.finding(
             f"the {s.engine} image and its version are chosen by {chooser}; {_assumed(ctx, assumed)}",

@@ -356,7 +356,7 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert p is not None and p.gpus is not None and joins is not None and joins.leader is not None
     if not lay.known or not w.group_size or w.group_size < 2 or w.leader is None:
         return
-    from kvlint.accelerators import resolve_placement
+    from kvlint.accelerators import workload_placement
 
     leader_c = next(
         (
@@ -366,7 +366,7 @@ def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
         ),
         None,
     )
-    leader_gpus = resolve_placement(w.leader.pod_spec, leader_c or {}, w.leader.annotations).gpus or 0
+    leader_gpus = workload_placement(w.leader, leader_c or {}).gpus or 0
     workers = w.group_size - 1
     have = leader_gpus + p.gpus * workers
     need = lay.tp * lay.pp * lay.dp

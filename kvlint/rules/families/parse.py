@@ -5,7 +5,7 @@ KV001-KV004 have ``phase: load`` in the catalogue and no registered check: the l
 (:mod:`kvlint.load`, :mod:`kvlint.render`), and the suppression pass reports KV003 (a ``kvlint.io/ignore``
 annotation or ``# kvlint: ignore`` comment without a reason, :mod:`kvlint.suppress`). The pipeline turns
 those findings into diagnostics with the catalogue's severity. KV005 (a key that is not a Kubernetes field in
-a serving pod) is a container check, below.
+a serving pod, or a ``kvlint.io/`` annotation kvlint does not read) is a container check, below.
 """
 
 from __future__ import annotations
@@ -50,11 +50,52 @@ def _literal_pod_spec(w: Workload) -> bool:
     return w.kind in _POD_KINDS and (w.path.endswith("spec") or w.path == "")
 
 
+#: The annotations kvlint reads, all of them the user's inputs (README.md, Annotations): the model, the GPU and
+#: the accepted findings (:data:`kvlint.suppress.IGNORE_ANNOTATION`).
+KVLINT_ANNOTATIONS = ("kvlint.io/accelerator", "kvlint.io/ignore", "kvlint.io/model")
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance between ``a`` and ``b`` (insertions, deletions, substitutions)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _unknown_annotations(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV005 (info) for each ``kvlint.io/`` annotation of the workload that kvlint does not read (a typo such
+    as ``kvlint.io/acelerator``, which leaves the pod's GPU to the node labels), naming the one it reads that
+    is at most two edits away (a misspelling, not another word: ``kvlint.io/accelerator-source`` gets no
+    guess), as ruff names an unknown ``noqa`` code."""
+    from kvlint.suppress import annotation_loc
+
+    w = ctx.workload
+    for key in w.annotations:
+        if not key.startswith("kvlint.io/") or key in KVLINT_ANNOTATIONS:
+            continue
+        name = key[len("kvlint.io/") :].lower()
+        guess = [k for k in KVLINT_ANNOTATIONS if _edits(name, k[len("kvlint.io/") :]) <= 2][:1]
+        hint = f"; did you mean '{guess[0]}'?" if guess else ""
+        yield ctx.finding(
+            f"annotation '{key}' is not one kvlint reads, so it changes nothing (kvlint reads "
+            f"{', '.join(KVLINT_ANNOTATIONS)}){hint}",
+            annotation_loc(w, key),
+            fix=f"rename '{key}' to '{guess[0]}'" if guess else f"remove '{key}'",
+            severity="info",
+        )
+
+
 @check("KV005")
 def unknown_manifest_field(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV005: keys of the serving container (and of its pod's PodSpec) that are not fields of the Kubernetes
-    ``core/v1`` types (:mod:`kvlint.workloads.fields`)."""
+    ``core/v1`` types (:mod:`kvlint.workloads.fields`), and (info) ``kvlint.io/`` annotations of the workload
+    that kvlint does not read (:data:`KVLINT_ANNOTATIONS`)."""
     w = ctx.workload
+    if w.annotations:
+        yield from _unknown_annotations(ctx)
     if not _literal_pod_spec(w):
         return
     found = [
