@@ -1037,6 +1037,41 @@ def test_an_object_too_large_to_review_is_a_finding_not_a_timeout_over_tls(serve
     assert any("too large to review" in w for w in payload["response"]["warnings"]), payload
 
 
+def test_workloads_beyond_the_review_cap_are_counted_not_completed() -> None:
+    """Completing each component of an oversized DynamoGraphDeployment as the Dynamo operator writes it (its
+    /dev/shm, a frontend's command) took about half of the "too large to review" answer of a 3 MiB object,
+    for workloads the answer never reads. With ``complete`` (the cap + 1, as the pipeline passes it),
+    find_workloads returns the same workloads in the same order at the same locations, the first ``complete``
+    completed exactly as without it and the rest as found; the webhook's answer is the same KV001 either way."""
+    from kvlint.pipeline import _too_large
+    from kvlint.webhook.jsonload import load_object
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+    from kvlint.workloads import find_workloads
+
+    small = {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0",
+                             "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct"]}]}  # fmt: skip
+    n = MAX_REVIEW_SIZE + 40
+    dgd = {"apiVersion": DYNAMO_V1B1, "kind": "DynamoGraphDeployment", "metadata": {"name": "g", "namespace": "s"},
+           "spec": {"components": [{"name": f"w{i}", "type": "worker", "podTemplate": {"spec": small}}
+                                   for i in range(n)]}}  # fmt: skip
+    loaded = load_object(dgd, "<g>.json")
+    assert loaded is not None
+    full = find_workloads(loaded.documents)
+    capped = find_workloads(loaded.documents, complete=MAX_REVIEW_SIZE + 1)
+    assert len(full) == len(capped) == n
+    assert [(w.path, w.loc, w.kind, w.name) for w in full] == [
+        (w.path, w.loc, w.kind, w.name) for w in capped
+    ]
+
+    def shm(w: Any) -> bool:
+        return any(v.get("name") == "shared-memory" for v in w.pod_spec.get("volumes") or [])
+
+    assert all(shm(w) for w in full)  # the operator's /dev/shm on every component
+    assert all(shm(w) for w in capped[: MAX_REVIEW_SIZE + 1])
+    assert not any(shm(w) for w in capped[MAX_REVIEW_SIZE + 1 :])  # counted, not completed
+    assert _too_large(full, MAX_REVIEW_SIZE) == _too_large(capped, MAX_REVIEW_SIZE) is not None
+
+
 def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:
     """A RoleBasedGroup role may run its pods from ``customComponentsPattern.components[].template`` (rbg
     api/workloads/v1alpha2 ``CustomComponentsPattern``; RBG runs it as a RoleInstanceSet, whose RoleInstances,
