@@ -516,6 +516,7 @@ def test_the_chart_trusts_the_servers_default_controllers_and_operators_only_whe
     for bad, needle in (
         ({"kuberay": {"enabled": True}}, "trustedOperators.kuberay.namespace"),
         ({"dynamo": {"enabled": True}}, "trustedOperators.dynamo.namespace"),
+        ({"grove": {"enabled": True}}, "trustedOperators.grove.namespace"),
         ({"lws": {"enabled": True, "serviceAccounts": ["*"]}}, "is not a service account name"),
         ({"lws": {"enabled": True, "namespace": "a:b"}}, "is not a service account name"),
         ({"lws": {"enabled": True, "serviceAccounts": []}}, "no service account to trust"),
