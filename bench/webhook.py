@@ -11,6 +11,13 @@ to response read, TLS and HTTP included).
 Usage::
 
     python bench/webhook.py [--rate 200] [--seconds 10] [--clients 4] [--mode enforce]
+                            [--oversized N] [--root DIR]
+
+``--oversized N`` adds N client threads that send, back to back for the whole measured phase, the largest
+DynamoGraphDeployment the size limit admits (3 MiB, 16,351 components: ``bench/webhook_big.py``), which the
+webhook answers "too large to review" (KV001); the latency figures stay those of the small reviews, and
+the oversized ones are reported apart. ``--root`` runs another checkout's kvlint (the server's working
+directory; ``python -m`` puts it first on the path), for an A/B in the same run.
 
 Prints one line per phase (latency at the client and at the server, CPU per review, and how busy the server's
 core was with the server and with other processes, which a shared machine's p99 depends on) and a JSON
@@ -171,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=4, help="client threads (each one keep-alive connection)")
     ap.add_argument("--mode", default="enforce", choices=["enforce", "warn", "audit"])
     ap.add_argument("--no-pin", action="store_true", help="do not pin the server to one CPU core")
+    ap.add_argument("--oversized", type=int, default=0, help="threads sending the 3 MiB object back to back")
+    ap.add_argument("--root", default=str(ROOT), help="the checkout whose kvlint the server runs")
     args = ap.parse_args(argv)
 
     import httpx
@@ -185,16 +194,17 @@ def main(argv: list[str] | None = None) -> int:
     leaf.private_key_pem.write_to_path(key)
     ca.cert_pem.write_to_path(ca_file)
     port = _free_port()
+    # no probe listener: its default port 8080 may be taken (by another server)
     cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--tls-cert", cert, "--tls-key", key, "--mode", args.mode, "--log-level", "warning",
-           "--drain-seconds", "0"]  # fmt: skip
+           "--drain-seconds", "0", "--probe-port", "0"]  # fmt: skip
     pin = None
     if not args.no_pin and hasattr(os, "sched_setaffinity"):
         cpus = sorted(os.sched_getaffinity(0))
         if len(cpus) > 1:
             pin = cpus[-1]
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        cmd, cwd=args.root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
         preexec_fn=(lambda: os.sched_setaffinity(0, {pin})) if pin is not None else None,  # noqa: PLW1509
     )  # fmt: skip
     if pin is not None:
@@ -253,18 +263,50 @@ def main(argv: list[str] | None = None) -> int:
             with lock:
                 latencies.extend(local)
 
+        big: list[float] = []
+        big_answers: dict[str, int] = {}
+        small_done = threading.Event()
+
+        def oversized() -> None:
+            from webhook_big import big_review
+
+            body, _ = big_review(3 * 2**20, None)
+            with httpx.Client(verify=ctx, timeout=30, headers={"Content-Type": "application/json"}) as c:
+                while not small_done.is_set():
+                    t0 = time.perf_counter()
+                    r = c.post(url + "/validate", content=body)
+                    dt = time.perf_counter() - t0
+                    answer = "other"
+                    if r.status_code == 200:
+                        resp = r.json()["response"]
+                        message = (resp.get("status") or {}).get("message", "") + " ".join(
+                            resp.get("warnings", [])
+                        )
+                        answer = "too_large" if "too large to review" in message else "unchecked" if (
+                            "not checked" in message) else "other"  # fmt: skip
+                    with lock:
+                        big.append(dt)
+                        big_answers[answer] = big_answers.get(answer, 0) + 1
+
         cpu_start = _tree_cpu_seconds(proc.pid)
         busy_start = _cpu_busy_seconds(pin) if pin is not None else None
         t_start = time.perf_counter()
+        big_threads = [threading.Thread(target=oversized) for _ in range(args.oversized)]
+        for t in big_threads:
+            t.start()
         threads = [threading.Thread(target=client, args=(i,)) for i in range(args.clients)]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t_start
+        small_done.set()
+        for t in big_threads:
+            t.join()
         cpu_end = _tree_cpu_seconds(proc.pid)
         busy_end = _cpu_busy_seconds(pin) if pin is not None else None
         sent = len(latencies) + 3 * args.clients  # the measured reviews and each client's three warm-ups
+        # (CPU per review counts the small reviews only: with --oversized it includes the oversized ones' cost)
         cpu_ms: dict[str, float] | None = None
         if cpu_start is not None and cpu_end is not None:
             server_ms = (cpu_end[0] - cpu_start[0]) / sent * 1000
@@ -301,6 +343,14 @@ def main(argv: list[str] | None = None) -> int:
             "server_side": server_side,
             "server_cpu_ms_per_review": cpu_ms,
             "server_core_busy": core,
+            "oversized": {
+                "threads": args.oversized,
+                "reviews": len(big),
+                "answers": big_answers,
+                "p50_ms": round(_percentile(big, 0.50) * 1000, 1) if big else None,
+                "max_ms": round(max(big) * 1000, 1) if big else None,
+            },
+            "root": args.root,
         }
         print(
             f"{summary['reviews']} reviews in {summary['seconds']} s: {summary['reviews_per_second']} reviews/s; "
@@ -319,6 +369,12 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"server's CPU {pin}: {core['kvlint']:.1%} busy with the server and its workers, "
                 f"{core['other_processes']:.1%} with other processes (a quiet machine: about 0%)"
+            )
+        if args.oversized:
+            o = summary["oversized"]
+            print(
+                f"oversized (3 MiB, {args.oversized} threads back to back): {o['reviews']} answered {o['answers']}, "
+                f"p50 {o['p50_ms']} ms, max {o['max_ms']} ms"
             )
         print(json.dumps(summary))
         for f in failures[:5]:

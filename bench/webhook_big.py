@@ -167,11 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name, flag in variants.items():
             port = _free_port()
+            # no probe listener: its default port 8080 may be taken (by another server)
             cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1",
                    "--port", str(port), "--tls-cert", cert, "--tls-key", key, "--workers", "1",
                    "--worker-memory", args.worker_memory, "--timeout", "30",
                    "--max-request-bytes", str(args.max_request_bytes), "--log-level", "warning",
-                   "--drain-seconds", "0"]  # fmt: skip
+                   "--drain-seconds", "0", "--probe-port", "0"]  # fmt: skip
             env = {**os.environ, "KVLINT_WEBHOOK_WORKER_GC": flag, "KVLINT_WEBHOOK_WORKER_NICE": "0"}
             env.pop("PYTHONPATH", None)
             proc = subprocess.Popen(

@@ -144,10 +144,13 @@ def analyse_documents(
     out = DocumentsAnalysis()
     if cms is None:
         cms = _workloads.configmaps(docs)
-    workloads = _workloads.find_workloads(docs, joined=joined)
+    # with a review cap, the workloads beyond it are counted, not completed (only their number is read)
+    cap = options.max_review_size
+    complete = None if cap is None else cap + 1
+    workloads = _workloads.find_workloads(docs, joined=joined, complete=complete)
     out.workloads = len(workloads)
-    if options.max_review_size is not None:
-        too_large = _too_large(workloads, options.max_review_size)
+    if cap is not None:
+        too_large = _too_large(workloads, cap)
         if too_large is not None:
             out.diagnostics.append(too_large)
             return out

@@ -2,7 +2,10 @@
 do not share the server's GIL and skew its latency).
 
 ``python tests/hostile_server.py CERT KEY`` serves ``/validate`` over TLS and the probe listener over plain
-HTTP on free loopback ports with two review workers, a 1 s review budget and 1 s header/body deadlines;
+HTTP on free loopback ports with two review workers, a 1 s review budget and 1 s header/body deadlines,
+trusting the operator account ``system:serviceaccount:operators:controller-manager`` beside the default
+controllers (as an admin trusts an installed operator; the default alone is tested with ``kvlint webhook
+serve`` itself in tests/test_webhook_trust.py);
 its pipeline is ``run_documents`` except that objects named ``spin-*`` pin a CPU for ever (only killing
 the worker ends such a review) and ``hog-*`` ones allocate more than a worker may. It prints ``{"port": N, "probe_port": M}`` on one line once ready and
 stops when its standard input closes.
@@ -31,12 +34,19 @@ def spin_pipeline(loaded: Any, options: Any) -> Any:
 
 def main() -> None:
     from kvlint.webhook.app import create_app
-    from kvlint.webhook.review import WebhookSettings
+    from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS, WebhookSettings
     from kvlint.webhook.server import ServerThread, make_reloader
 
     cert, key = sys.argv[1], sys.argv[2]
     settings = WebhookSettings(
-        timeout_seconds=1.0, workers=2, header_timeout_seconds=1.0, body_timeout_seconds=1.0
+        timeout_seconds=1.0,
+        workers=2,
+        header_timeout_seconds=1.0,
+        body_timeout_seconds=1.0,
+        trusted_controllers=(
+            *DEFAULT_TRUSTED_CONTROLLERS,
+            "system:serviceaccount:operators:controller-manager",
+        ),
     )
     app = create_app(settings, pipeline=spin_pipeline)
     reloader = make_reloader(cert, key, app.state.webhook.metrics, interval=3600)

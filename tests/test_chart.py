@@ -377,7 +377,14 @@ def _owner_cases() -> list[list[dict[str, Any]]]:
 #: identity, users, and names that only look like a service account's.
 _USERNAMES = (
     "system:serviceaccount:kube-system:replicaset-controller",
+    "system:serviceaccount:kube-system:statefulset-controller",
+    "system:serviceaccount:kube-system:kube-proxy",
+    "system:serviceaccount:kube-system:replicaset-controller-2",
     "system:serviceaccount:kserve:kserve-controller-manager",
+    "system:serviceaccount:kserve:llmisvc-controller-manager",
+    "system:serviceaccount:lws-system:lws-controller-manager",
+    "system:serviceaccount:serving:default",
+    "system:serviceaccount:serving:lws-controller-manager",
     "system:kube-controller-manager",
     "alice",
     "",
@@ -417,11 +424,20 @@ def _owner_objects() -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(
-    "trusted",
-    [None, ["system:serviceaccount:kserve:*", "alice"], []],
-    ids=["default", "narrowed", "none"],
+    ("trusted", "operators"),
+    [
+        (None, None),
+        (["system:serviceaccount:kserve:*", "alice"], None),
+        ([], None),
+        (None, {"kserve": {"enabled": True}, "lws": {"enabled": True}}),
+        ([], {"lws": {"enabled": True, "namespace": "serving"}}),
+        (["system:serviceaccount:*"], None),
+    ],
+    ids=["default", "narrowed", "none", "operators", "only-an-operator", "every-service-account"],
 )
-def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(trusted: list[str] | None) -> None:
+def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
+    trusted: list[str] | None, operators: dict[str, Any] | None
+) -> None:
     """The chart's owner filter, evaluated on every reviewed kind's ownerReference with each ``apiVersion``
     form Kubernetes accepts, on references to the object itself, and for each requester, sends an object
     exactly when the server would not exempt it (``owner_exemption``, with the trusted controllers the chart
@@ -431,7 +447,9 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(trusted:
     reference to an existing Deployment, or an object's reference to itself, skipped review in both."""
     from kvlint.webhook.review import WebhookSettings, owner_exemption, parse_review
 
-    values = {} if trusted is None else {"trustedControllers": trusted}
+    values: dict[str, Any] = {} if trusted is None else {"trustedControllers": trusted}
+    if operators is not None:
+        values["trustedOperators"] = operators
     k = _by_kind(render(values))
     vwc = k["ValidatingWebhookConfiguration"][0]
     expressions = {
@@ -459,7 +477,72 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(trusted:
             exempt += server_exempts
             total += 1
             assert sent(obj, username) is not server_exempts, (username, obj["metadata"])
-    if trusted == []:
+    if trusted == [] and operators is None:
         assert exempt == 0
     else:
         assert 0 < exempt < total
+
+
+def test_the_chart_trusts_the_servers_default_controllers_and_operators_only_when_enabled() -> None:
+    """The chart's default ``trustedControllers`` are the server's (``DEFAULT_TRUSTED_CONTROLLERS``: the controller
+    manager and the built-in controllers' service accounts in kube-system), and no other service account: the
+    chart trusted ``system:serviceaccount:*``, which any Pod's token matches. An operator's service accounts are
+    added only when ``trustedOperators.<name>.enabled``, in its namespace; one installed into a release
+    namespace the chart cannot know (KubeRay, Dynamo) must be given it, and names that would widen the trust
+    (a ``*``, a ``:``) are refused."""
+    from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS
+
+    def trusted(values: dict[str, Any]) -> list[str]:
+        args = _by_kind(render(values))["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        return [a.split("=", 1)[1] for a in args if a.startswith("--trusted-controller=")]
+
+    default = trusted({})
+    assert default == list(DEFAULT_TRUSTED_CONTROLLERS)
+    assert not any(p.endswith("*") for p in default)
+    assert all(p == "system:kube-controller-manager" or p.startswith("system:serviceaccount:kube-system:")
+               for p in default)  # fmt: skip
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert values["trustedControllers"] == list(DEFAULT_TRUSTED_CONTROLLERS)
+    assert values["trustedOperators"] and not any(op["enabled"] for op in values["trustedOperators"].values())
+    assert trusted({"trustedOperators": {"kserve": {"enabled": True}}}) == [
+        *DEFAULT_TRUSTED_CONTROLLERS,
+        "system:serviceaccount:kserve:kserve-controller-manager",
+        "system:serviceaccount:kserve:llmisvc-controller-manager",
+    ]
+    assert trusted({"trustedOperators": {"kuberay": {"enabled": True, "namespace": "ray-system"}}}) == [
+        *DEFAULT_TRUSTED_CONTROLLERS,
+        "system:serviceaccount:ray-system:kuberay-operator",
+    ]
+    for bad, needle in (
+        ({"kuberay": {"enabled": True}}, "trustedOperators.kuberay.namespace"),
+        ({"dynamo": {"enabled": True}}, "trustedOperators.dynamo.namespace"),
+        ({"grove": {"enabled": True}}, "trustedOperators.grove.namespace"),
+        ({"lws": {"enabled": True, "serviceAccounts": ["*"]}}, "is not a service account name"),
+        ({"lws": {"enabled": True, "namespace": "a:b"}}, "is not a service account name"),
+        ({"lws": {"enabled": True, "serviceAccounts": []}}, "no service account to trust"),
+        ({"lws": {"enabled": True, "serviceAccounts": ["x'y"]}}, "may not hold a quote"),
+    ):
+        with pytest.raises(subprocess.CalledProcessError) as exc:
+            render({"trustedOperators": bad})
+        assert needle in exc.value.stderr, (bad, exc.value.stderr)
+
+
+def test_max_review_size_reaches_the_server_within_its_bounds() -> None:
+    """``maxReviewSize`` is passed as ``--max-review-size``, which the server reads into the pipeline's cap; the
+    chart refuses what the server would refuse on start (below 1, above 4096, not a whole number)."""
+    from kvlint.webhook.cli import build_settings
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE, MAX_REVIEW_SIZE_LIMIT, MIN_REVIEW_SIZE
+
+    def flag(values: dict[str, Any]) -> int:
+        args = _by_kind(render(values))["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+        (given,) = [a.split("=", 1)[1] for a in args if a.startswith("--max-review-size=")]
+        return int(given)
+
+    assert flag({}) == MAX_REVIEW_SIZE
+    for n in (MIN_REVIEW_SIZE, 32, MAX_REVIEW_SIZE_LIMIT):
+        assert flag({"maxReviewSize": n}) == n
+        assert build_settings(max_review_size=n).options.max_review_size == n
+    for bad in (MIN_REVIEW_SIZE - 1, MAX_REVIEW_SIZE_LIMIT + 1, 2.5):
+        with pytest.raises(subprocess.CalledProcessError) as exc:
+            render({"maxReviewSize": bad})
+        assert "maxReviewSize must be a whole number from 1 to 4096" in exc.value.stderr

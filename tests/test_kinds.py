@@ -19,7 +19,14 @@ from kvlint.engines.images import ENGINE_IMAGE_WORDS
 from kvlint.kinds import CHART_MATCH_FILE, CHART_SHAPES, WORKLOAD_KINDS, chart_shape, render_chart_match
 from kvlint.load import load_text
 from kvlint.webhook.request_options import webhook_options
-from kvlint.webhook.review import REVIEWED_KINDS, WebhookSettings, lint_review, parse_review, skip_reason
+from kvlint.webhook.review import (
+    DEFAULT_TRUSTED_CONTROLLERS,
+    REVIEWED_KINDS,
+    WebhookSettings,
+    lint_review,
+    parse_review,
+    skip_reason,
+)
 from kvlint.workloads.find import CRD_READERS, JOINED_KINDS, POD_TEMPLATE_PATHS, PROVIDER_KINDS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,7 +171,14 @@ def test_the_generator_checks_and_writes(tmp_path: Path) -> None:
 
 
 #: The requester of a controller's write: the exemption of owned objects holds only for controller identities.
+#: An operator's service account is trusted only when the admin adds it (``--trusted-controller``, the chart's
+#: ``trustedOperators``), as :func:`_settings` does.
 CONTROLLER = "system:serviceaccount:operators:controller-manager"
+
+
+def _settings() -> WebhookSettings:
+    """The webhook's default settings with the operator :data:`CONTROLLER` trusted beside the built-in controllers."""
+    return WebhookSettings(trusted_controllers=(*DEFAULT_TRUSTED_CONTROLLERS, CONTROLLER))
 
 
 def _review(obj: dict[str, Any], username: str = "alice") -> dict[str, Any]:
@@ -202,7 +216,7 @@ def test_a_roleset_is_reviewed_as_kvlint_check_reads_it_and_its_pods_are_not() -
     docs = load_text(ROLESET.read_bytes(), str(ROLESET)).documents
     (doc,) = [d for d in docs if d.kind == "RoleSet"]
     obj = json.loads(json.dumps(doc.data))
-    settings = WebhookSettings()
+    settings = _settings()
     r = parse_review(json.dumps(_review(obj)))
     assert skip_reason(r, settings) is None
     kv503 = [d.message for d in lint_review(r, webhook_options()).diagnostics if d.rule == "KV503"]
@@ -230,9 +244,9 @@ def test_an_inferenceset_its_multiroleinference_controls_is_reviewed() -> None:
         "spec": {"replicas": 1, "template": {"resource": {"instanceType": "Standard_NC24ads_A100_v4"}}},
     }
     r = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "MultiRoleInference"), CONTROLLER)))
-    assert skip_reason(r, WebhookSettings()) is None
+    assert skip_reason(r, _settings()) is None
     ws = parse_review(json.dumps(_review(_owned(iset, "kaito.sh/v1alpha1", "InferenceSet"), CONTROLLER)))
-    assert skip_reason(ws, WebhookSettings()) is not None  # an InferenceSet's own children stay exempt
+    assert skip_reason(ws, _settings()) is not None  # an InferenceSet's own children stay exempt
 
 
 def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand() -> None:
@@ -255,7 +269,7 @@ def test_what_aibrix_controllers_create_is_exempt_and_read_when_applied_by_hand(
         ("PodSet", "spec.template.spec"),
         ("RayClusterReplicaSet", "spec.template.spec.headGroupSpec.template.spec"),
     ]
-    settings = WebhookSettings()
+    settings = _settings()
     for doc in docs:
         obj = json.loads(json.dumps(doc.data))
         assert skip_reason(parse_review(json.dumps(_review(obj))), settings) is None
@@ -328,7 +342,7 @@ def test_a_dynamo_component_deployment_is_read_as_the_graph_it_comes_from() -> N
         assert any("/dev/shm" in p for p in pods(dcd_ws)), path.name
         assert findings(text) == findings(json.dumps(data)), path.name
         for obj in dcds:
-            assert skip_reason(parse_review(json.dumps(_review(obj))), WebhookSettings()) is None
+            assert skip_reason(parse_review(json.dumps(_review(obj))), _settings()) is None
 
 
 def test_operator_kinds_sent_with_the_gpu_condition_hold_their_pod_spec_where_the_chart_tests_it() -> None:
@@ -393,7 +407,7 @@ def test_a_role_based_group_set_is_read_as_the_group_it_creates() -> None:
             assert pods(set_ws) == pods(group_ws), path.name
             assert all(w.path.startswith("spec.groupTemplate.spec.roles[") for w in set_ws)
             assert findings(json.dumps(rbgset)) == findings(json.dumps(data)), path.name
-            assert skip_reason(parse_review(json.dumps(_review(rbgset))), WebhookSettings()) is None
+            assert skip_reason(parse_review(json.dumps(_review(rbgset))), _settings()) is None
 
 
 NIM_FIXTURE = (
@@ -441,7 +455,7 @@ def test_a_nim_pipeline_is_read_as_the_nim_services_it_creates_and_they_are_exem
         return sorted((d.rule, d.message) for d in res.diagnostics)
 
     assert findings(pipeline) == findings(data) != []
-    settings = WebhookSettings()
+    settings = _settings()
     assert skip_reason(parse_review(json.dumps(_review(pipeline))), settings) is None
     owned = _owned(data, "apps.nvidia.com/v1alpha1", "NIMPipeline")
     assert skip_reason(parse_review(json.dumps(_review(owned, CONTROLLER))), settings) is not None

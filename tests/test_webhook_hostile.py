@@ -53,6 +53,8 @@ PROBE_LIMIT_S = 0.1
 #: ``request.userInfo`` of a controller's write (controllers run as service accounts; the built-in ones as
 #: ``system:serviceaccount:kube-system:<name>-controller``), and of a user's.
 CONTROLLER = {"username": "system:serviceaccount:kube-system:replicaset-controller"}
+#: An operator's service account: trusted by tests/hostile_server.py as an admin trusts an installed operator
+#: (``--trusted-controller``), not by the default settings.
 OPERATOR = {"username": "system:serviceaccount:operators:controller-manager"}
 USER = {"username": "alice"}
 
@@ -431,8 +433,11 @@ def _job_from(obj: dict[str, Any]) -> dict[str, Any]:
 
 def test_controller_writes_are_not_denied() -> None:
     """The deployment controller scaling down a ReplicaSet and a CronJob creating its Job were denied;
-    so were replica-only updates and a `kubectl rollout restart` of a Deployment admitted earlier."""
-    settings = WebhookSettings()
+    so were replica-only updates and a `kubectl rollout restart` of a Deployment admitted earlier. An operator's
+    write is exempt once its account is trusted (``--trusted-controller``), and reviewed by default."""
+    from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS
+
+    settings = WebhookSettings(trusted_controllers=(*DEFAULT_TRUSTED_CONTROLLERS, OPERATOR["username"]))
     bad = _bad_deployment()
     rs_old = _owned(_replicaset(bad), "apps/v1", "Deployment")
     rs_new = json.loads(json.dumps(rs_old))
@@ -474,6 +479,10 @@ def test_controller_writes_are_not_denied() -> None:
         r = parse_review(json.dumps(body))
         assert skip_reason(r, settings) is None
         assert {d.rule for d in lint_review(r, webhook_options()).diagnostics} >= b01_errors()
+    # by default the operator's account is not trusted: its write is reviewed, the built-in controllers' are not
+    kserve = parse_review(json.dumps(allowed[-1]))
+    assert skip_reason(kserve, WebhookSettings()) is None
+    assert skip_reason(parse_review(json.dumps(allowed[2])), WebhookSettings()) is not None
 
 
 def test_reviewed_kinds_cover_every_kind_the_cli_reads() -> None:
@@ -882,8 +891,8 @@ def test_operator_owner_chains_over_tls(server: Any) -> None:
 def test_owner_references_exempt_only_controllers_and_never_the_object_itself_over_tls(server: Any) -> None:
     """``ownerReferences`` are written by whoever writes the object. A user's Pod naming an existing
     Deployment as its controller, or a DynamoComponentDeployment naming a DynamoGraphDeployment, was admitted
-    unreviewed; now only a trusted controller identity's write is (a service account, the controller
-    manager): the same objects from a user are reviewed and denied. And an UPDATE that made a reviewed object
+    unreviewed; now only a trusted controller identity's write is (a built-in controller's service account, an
+    operator's the server trusts, the controller manager): the same objects from a user are reviewed and denied. And an UPDATE that made a reviewed object
     its own controller (its uid, or its kind and name) exempted every later change, whoever sent it: a
     reference to the object itself never exempts."""
     srv, ctx = server
@@ -1026,6 +1035,41 @@ def test_an_object_too_large_to_review_is_a_finding_not_a_timeout_over_tls(serve
     payload, verdict = build_response(parsed, WebhookSettings(mode="warn"), result)
     assert payload["response"]["allowed"] and verdict.outcome == "would_deny", verdict
     assert any("too large to review" in w for w in payload["response"]["warnings"]), payload
+
+
+def test_workloads_beyond_the_review_cap_are_counted_not_completed() -> None:
+    """Completing each component of an oversized DynamoGraphDeployment as the Dynamo operator writes it (its
+    /dev/shm, a frontend's command) took about half of the "too large to review" answer of a 3 MiB object,
+    for workloads the answer never reads. With ``complete`` (the cap + 1, as the pipeline passes it),
+    find_workloads returns the same workloads in the same order at the same locations, the first ``complete``
+    completed exactly as without it and the rest as found; the webhook's answer is the same KV001 either way."""
+    from kvlint.pipeline import _too_large
+    from kvlint.webhook.jsonload import load_object
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+    from kvlint.workloads import find_workloads
+
+    small = {"containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0",
+                             "args": ["--model", "meta-llama/Llama-3.1-8B-Instruct"]}]}  # fmt: skip
+    n = MAX_REVIEW_SIZE + 40
+    dgd = {"apiVersion": DYNAMO_V1B1, "kind": "DynamoGraphDeployment", "metadata": {"name": "g", "namespace": "s"},
+           "spec": {"components": [{"name": f"w{i}", "type": "worker", "podTemplate": {"spec": small}}
+                                   for i in range(n)]}}  # fmt: skip
+    loaded = load_object(dgd, "<g>.json")
+    assert loaded is not None
+    full = find_workloads(loaded.documents)
+    capped = find_workloads(loaded.documents, complete=MAX_REVIEW_SIZE + 1)
+    assert len(full) == len(capped) == n
+    assert [(w.path, w.loc, w.kind, w.name) for w in full] == [
+        (w.path, w.loc, w.kind, w.name) for w in capped
+    ]
+
+    def shm(w: Any) -> bool:
+        return any(v.get("name") == "shared-memory" for v in w.pod_spec.get("volumes") or [])
+
+    assert all(shm(w) for w in full)  # the operator's /dev/shm on every component
+    assert all(shm(w) for w in capped[: MAX_REVIEW_SIZE + 1])
+    assert not any(shm(w) for w in capped[MAX_REVIEW_SIZE + 1 :])  # counted, not completed
+    assert _too_large(full, MAX_REVIEW_SIZE) == _too_large(capped, MAX_REVIEW_SIZE) is not None
 
 
 def test_rbg_custom_components_are_read_over_tls(server: Any) -> None:

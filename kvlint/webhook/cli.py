@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from kvlint.webhook import INSTALL_HINT, missing_server_deps
+from kvlint.webhook.request_options import MAX_REVIEW_SIZE, MAX_REVIEW_SIZE_LIMIT, MIN_REVIEW_SIZE
 
 
 def _parse_size(value: str) -> int:
@@ -65,6 +66,8 @@ def build_settings(**kw: Any) -> Any:
         overrides["default_accelerator"] = kw["default_accelerator"]
     if kw.get("engine_version"):
         overrides["engine_version"] = kw["engine_version"]
+    if kw.get("max_review_size") is not None:
+        overrides["max_review_size"] = kw["max_review_size"]
     if kw.get("exemptions") is not None:
         overrides["exemptions_allowed"] = kw["exemptions"] and getattr(options, "exemptions_allowed", True)
     options = webhook_options(options, **overrides)
@@ -135,6 +138,14 @@ def webhook() -> None:
     "takes a slot once its body is in; others wait for one within their budget, then get HTTP 503.",
 )
 @click.option(
+    "--max-review-size",
+    type=click.IntRange(MIN_REVIEW_SIZE, MAX_REVIEW_SIZE_LIMIT),
+    default=MAX_REVIEW_SIZE,
+    show_default=True,
+    help="Most pod templates, and containers in them, reviewed in one object; a larger object gets one KV001 "
+    f"error (too large to review) without being analysed. {MIN_REVIEW_SIZE} to {MAX_REVIEW_SIZE_LIMIT}.",
+)
+@click.option(
     "--worker-memory",
     default="512Mi",
     show_default=True,
@@ -176,8 +187,10 @@ def webhook() -> None:
     multiple=True,
     metavar="USER",
     help="A requester (userInfo.username; a trailing * matches a prefix) whose writes of an object controlled "
-    "by a reviewed owner are not reviewed again (repeatable; default: system:serviceaccount:* and "
-    "system:kube-controller-manager; an empty value alone: none, every object is reviewed).",
+    "by a reviewed owner are not reviewed again (repeatable; replaces the default: "
+    "system:kube-controller-manager and the built-in controllers' service accounts in kube-system "
+    "(deployment-, replicaset-, statefulset-, job-controller...), no operator; an empty value alone: none, "
+    "every object is reviewed).",
 )
 @click.option(
     "--exemptions/--no-exemptions",

@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import fields, replace
 from typing import Any
 
-__all__ = ["MAX_REVIEW_SIZE", "webhook_options"]
+__all__ = [
+    "MAX_REVIEW_SIZE",
+    "MAX_REVIEW_SIZE_LIMIT",
+    "MIN_REVIEW_SIZE",
+    "check_review_size",
+    "webhook_options",
+]
 
 #: The most pod templates, and containers in them, the webhook reviews in one object
 #: (:attr:`kvlint.options.Options.max_review_size`); a larger object gets one KV001 error ("too large to
@@ -14,6 +20,28 @@ __all__ = ["MAX_REVIEW_SIZE", "webhook_options"]
 #: PodCliqueSet of 1,000 cliques: 0.79 s on one core; 256: 0.2 s), and the largest object in the corpus and
 #: the fixtures holds 8 containers in 4 pod templates (docs/webhook.md, "Request and connection limits").
 MAX_REVIEW_SIZE = 256
+
+#: The bounds of ``--max-review-size`` (the chart's ``maxReviewSize``), refused on start outside them. At least
+#: one pod template. At most 4096: at 0.6 to 0.8 ms of worker CPU a serving container, a review at that cap
+#: takes 2.5 to 3.3 s on an idle core, above the default 2 s budget already; a larger cap would no longer be
+#: what decides the answer for a large object, the budget would (admitted unchecked under ``--failure-mode
+#: open``), which is what the cap exists to prevent.
+MIN_REVIEW_SIZE = 1
+MAX_REVIEW_SIZE_LIMIT = 4096
+
+
+def check_review_size(value: int | None) -> None:
+    """Raise ValueError when ``value`` (a per-object cap on pod templates and containers) is outside
+    :data:`MIN_REVIEW_SIZE` .. :data:`MAX_REVIEW_SIZE_LIMIT`; None (no cap: tests, benchmarks) passes."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"max review size must be an integer, not {value!r}")
+    if not MIN_REVIEW_SIZE <= value <= MAX_REVIEW_SIZE_LIMIT:
+        raise ValueError(
+            f"max review size must be {MIN_REVIEW_SIZE} to {MAX_REVIEW_SIZE_LIMIT} pod templates or containers, "
+            f"not {value}"
+        )
 
 
 def webhook_options(base: Any = None, **overrides: Any) -> Any:

@@ -40,7 +40,7 @@ from kvlint.kinds import reviewed_kinds, reviewed_versions
 from kvlint.report.escape import printable
 from kvlint.statement import squeeze
 from kvlint.types import Diagnostic
-from kvlint.webhook.request_options import webhook_options
+from kvlint.webhook.request_options import check_review_size, webhook_options
 
 Mode = Literal["enforce", "warn", "audit"]
 FailureMode = Literal["open", "closed"]
@@ -71,12 +71,36 @@ REVIEWED_KINDS: dict[tuple[str, str], tuple[str, str]] = reviewed_kinds()
 #: read in each operator's CustomResourceDefinitions): an owner reference of another version exempts nothing.
 REVIEWED_VERSIONS: dict[tuple[str, str], tuple[str, ...]] = reviewed_versions()
 
-#: Who may write an object that its controlling owner's review exempts (``request.userInfo.username``
-#: patterns, :func:`trusted_controller`): a service account, as every controller runs as (the built-in ones
-#: as ``system:serviceaccount:kube-system:<name>-controller`` under ``--use-service-account-credentials``,
-#: operators as their own), and the controller manager's own identity (without that flag). A user who writes
-#: an object with a forged ``ownerReferences`` entry is not one of them, so the object is reviewed.
-DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = ("system:serviceaccount:*", "system:kube-controller-manager")
+#: The built-in controllers of ``kube-controller-manager`` that create or update objects of a reviewed kind under
+#: an owner of a reviewed kind: the deployment controller (a Deployment's ReplicaSets), the ReplicaSet,
+#: ReplicationController, StatefulSet, DaemonSet and Job controllers (their Pods) and the CronJob controller
+#: (its Jobs). Each runs as the service account ``kube-system:<name>`` when the controller manager runs with
+#: ``--use-service-account-credentials`` (kubernetes ``plugin/pkg/auth/authorizer/rbac/bootstrappolicy/
+#: controller_policy.go``, ``buildControllerRoles``: the role ``system:controller:<name>`` bound to the service
+#: account ``<name>`` in ``kube-system``; these seven are the roles that may create, update or patch pods,
+#: replicasets or jobs).
+BUILTIN_CONTROLLERS: tuple[str, ...] = (
+    "cronjob-controller",
+    "daemon-set-controller",
+    "deployment-controller",
+    "job-controller",
+    "replicaset-controller",
+    "replication-controller",
+    "statefulset-controller",
+)
+
+#: Who may write an object that its controlling owner's review exempts, by default (``request.userInfo.username``
+#: patterns, :func:`trusted_controller`): the controller manager's own identity (its controllers without
+#: ``--use-service-account-credentials``) and the service accounts of :data:`BUILTIN_CONTROLLERS` in
+#: ``kube-system``, and no one else. Every service account (``system:serviceaccount:*``) was trusted before, and
+#: anyone who can create a Pod can run it as a service account of its namespace and write with its token, so
+#: a forged ``ownerReferences`` entry was exempt. An operator's service account (KServe, LWS, KubeRay, Dynamo...)
+#: is trusted only when the admin adds it (``--trusted-controller``; the chart's ``trustedOperators``); until
+#: then the objects the operator writes under a reviewed owner are reviewed like any other.
+DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = (
+    "system:kube-controller-manager",
+    *(f"system:serviceaccount:kube-system:{name}" for name in BUILTIN_CONTROLLERS),
+)
 
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
 #: the deployment controller write them) and the status.
@@ -117,7 +141,9 @@ class WebhookSettings:
             ``*``) whose writes of an object controlled by a reviewed owner are exempt
             (:func:`owner_exemption`); empty: every object is reviewed whatever its owner.
         options: pipeline options; :func:`webhook_options` forces ``allow_hub=False`` and
-            ``allow_local_paths=False``.
+            ``allow_local_paths=False``. Their ``max_review_size`` (``--max-review-size``, pod templates and
+            containers per object) must be within ``MIN_REVIEW_SIZE`` .. ``MAX_REVIEW_SIZE_LIMIT`` of
+            :mod:`kvlint.webhook.request_options`, or None (no cap), else ValueError.
         worker_memory_bytes: address-space cap of each review worker process (None: no cap).
         header_timeout_seconds: a request's headers must arrive within this many seconds of the connection
             (or its previous response); slower connections are closed.
@@ -175,6 +201,7 @@ class WebhookSettings:
             raise ValueError(f"worker memory must be at least 128 MiB, not {self.worker_memory_bytes} bytes")
         if self.options is None:
             object.__setattr__(self, "options", webhook_options())
+        check_review_size(getattr(self.options, "max_review_size", None))
 
 
 def exemptions_enforceable(options: Any) -> bool:
@@ -748,6 +775,7 @@ def skipped_response(review: Review, why: str) -> tuple[dict[str, Any], Verdict]
 __all__ = [
     "API_VERSIONS",
     "DEFAULT_MAX_REQUEST_BYTES",
+    "BUILTIN_CONTROLLERS",
     "DEFAULT_TRUSTED_CONTROLLERS",
     "FailureMode",
     "Mode",

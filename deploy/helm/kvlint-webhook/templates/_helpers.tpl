@@ -69,9 +69,38 @@ naming the object itself (its uid, or its kind and name) never counts (kvlint.we
 {{- . -}}
 {{- end -}}
 
+{{/*
+The requesters trusted to write owned objects, as a JSON list: .Values.trustedControllers, then the service
+accounts of each enabled .Values.trustedOperators entry (system:serviceaccount:<namespace>:<name>). The one
+list the server's --trusted-controller flags and the CEL owner filter are both written from.
+*/}}
+{{- define "kvlint.trustedList" -}}
+{{- $out := list -}}
+{{- range .Values.trustedControllers -}}
+{{- $out = append $out (include "kvlint.celSafe" .) -}}
+{{- end -}}
+{{- range $name, $op := .Values.trustedOperators -}}
+{{- if $op.enabled -}}
+{{- if not $op.namespace -}}
+{{- fail (printf "trustedOperators.%s.namespace: the namespace the operator runs in is needed to trust it" $name) -}}
+{{- end -}}
+{{- if not $op.serviceAccounts -}}
+{{- fail (printf "trustedOperators.%s.serviceAccounts: no service account to trust" $name) -}}
+{{- end -}}
+{{- range $op.serviceAccounts -}}
+{{- if or (not .) (contains ":" .) (contains "*" .) (contains ":" $op.namespace) (contains "*" $op.namespace) -}}
+{{- fail (printf "trustedOperators.%s: %q in %q is not a service account name" $name . $op.namespace) -}}
+{{- end -}}
+{{- $out = append $out (include "kvlint.celSafe" (printf "system:serviceaccount:%s:%s" $op.namespace .)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
 {{- define "kvlint.trustedCondition" -}}
 {{- $terms := list -}}
-{{- range .Values.trustedControllers -}}
+{{- range (include "kvlint.trustedList" . | fromJsonArray) -}}
 {{- $p := include "kvlint.celSafe" . -}}
 {{- if hasSuffix "*" $p -}}
 {{- $terms = append $terms (printf "request.userInfo.username.startsWith('%s')" (trimSuffix "*" $p)) -}}

@@ -1,0 +1,184 @@
+"""Who the webhook trusts to write owned objects by default, and its per-object review cap, over real TLS on
+loopback against ``kvlint webhook serve`` itself (``python -m kvlint.webhook.cli serve``, its own defaults).
+
+The exemption of an object controlled by a reviewed owner holds only for a trusted requester. The default
+trusted every service account (``system:serviceaccount:*``), and anyone who can create a Pod can run it as a
+service account of its namespace and write with its token: a bad Pod with a forged controller reference to a
+ReplicaSet, sent as ``system:serviceaccount:serving:default``, was admitted unreviewed. Now the default trusts
+the controller manager and its built-in controllers' service accounts in ``kube-system`` only; an operator's
+write (KServe's Deployment under an InferenceService, LWS's StatefulSet under a LeaderWorkerSet) is reviewed
+like a user's until the admin trusts the operator's account: admitted when clean, denied with kvlint check's
+errors when not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("prometheus_client")
+httpx = pytest.importorskip("httpx")
+
+from test_webhook_hostile import B01, _clique_set, b01_errors, review, workload_object  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The review cap the server is started with (``--max-review-size``), small so that the objects stay small.
+CAP = 8
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def served(tls: dict[str, Any]) -> Iterator[tuple[str, ssl.SSLContext]]:
+    """``kvlint webhook serve`` with its default trust and ``--max-review-size`` :data:`CAP`, in a child
+    process; its URL and a client TLS context. Stopped (SIGTERM, then killed) at the end."""
+    port, probe = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
+           "--workers", "1", "--max-review-size", str(CAP), "--drain-seconds", "0", "--log-level", "warning"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"https://127.0.0.1:{port}"
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client(verify=ctx, timeout=5) as c:
+            while True:
+                try:
+                    if c.get(url + "/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    err = proc.stderr.read().decode() if proc.stderr and proc.poll() is not None else ""
+                    pytest.fail(f"kvlint webhook serve did not become ready: {err[-2000:]}")
+                time.sleep(0.05)
+        yield url, ctx
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _answer(served: tuple[str, ssl.SSLContext], body: dict[str, Any]) -> dict[str, Any]:
+    url, ctx = served
+    with httpx.Client(verify=ctx, timeout=30) as c:
+        r = c.post(url + "/validate", json=body)
+    assert r.status_code == 200, r.text
+    return dict(r.json()["response"])
+
+
+def _owned(obj: dict[str, Any], api: str, kind: str) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    out["metadata"]["ownerReferences"] = [
+        {"apiVersion": api, "kind": kind, "name": "owner", "uid": "u-owner", "controller": True}
+    ]
+    return out
+
+
+def test_by_default_only_the_built_in_controllers_write_owned_objects_unreviewed(
+    served: tuple[str, ssl.SSLContext],
+) -> None:
+    """A bad Pod whose controller reference names a ReplicaSet is exempt when the ReplicaSet controller (or the
+    controller manager) writes it, and reviewed, denied with kvlint check's errors, when anyone else does: a
+    user, a Pod's token in the user's namespace (``system:serviceaccount:serving:default``, exempt under the
+    former default), another kube-system account, or an operator's account (KServe's, LWS's) that the admin
+    has not trusted. An operator's own owned objects are reviewed: its bad Deployment or StatefulSet is
+    denied, its clean one admitted."""
+    bad = workload_object(B01)
+    errors = b01_errors()
+    assert errors
+
+    def verdict(obj: dict[str, Any], username: str) -> str:
+        resp = _answer(served, review(obj, userInfo={"username": username}))
+        if resp["allowed"]:
+            return "exempt" if not resp.get("warnings") else "allowed with warnings"
+        message = resp["status"]["message"]
+        assert all(rule in message for rule in errors), message
+        return "denied"
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "pod-uid"},
+           "spec": bad["spec"]["template"]["spec"]}  # fmt: skip
+    forged = _owned(pod, "apps/v1", "ReplicaSet")
+    assert verdict(forged, "system:serviceaccount:kube-system:replicaset-controller") == "exempt"
+    assert verdict(forged, "system:kube-controller-manager") == "exempt"
+    assert verdict(_owned(bad, "apps/v1", "Deployment") | {"kind": "ReplicaSet"},
+                   "system:serviceaccount:kube-system:deployment-controller") == "exempt"  # fmt: skip
+    for who in (
+        "alice",
+        "system:serviceaccount:serving:default",
+        "system:serviceaccount:kube-system:kube-proxy",
+        "system:serviceaccount:kserve:kserve-controller-manager",
+    ):
+        assert verdict(forged, who) == "denied", who
+    # an operator's writes under the object it was given: reviewed, not exempt
+    kserve = "system:serviceaccount:kserve:kserve-controller-manager"
+    lws = "system:serviceaccount:lws-system:lws-controller-manager"
+    deployment = _owned(bad, "serving.kserve.io/v1beta1", "InferenceService")
+    assert verdict(deployment, kserve) == "denied"
+    sts = _owned(bad | {"apiVersion": "apps/v1", "kind": "StatefulSet"}, "leaderworkerset.x-k8s.io/v1",
+                 "LeaderWorkerSet")  # fmt: skip
+    assert verdict(sts, lws) == "denied"
+    clean = json.loads(json.dumps(deployment))
+    args = clean["spec"]["template"]["spec"]["containers"][0]["args"]
+    args.append("--max-model-len=8192")
+    resp = _answer(served, review(clean, userInfo={"username": kserve}))
+    assert resp["allowed"], resp
+
+
+def test_the_review_cap_is_the_flags(served: tuple[str, ssl.SSLContext]) -> None:
+    """``--max-review-size`` sets the per-object cap (it had no flag: 256, fixed): an object of CAP pod templates
+    is reviewed (its bad clique denied with kvlint check's errors), one of CAP + 1 gets the one KV001 error
+    naming the flag's cap."""
+    spec = workload_object(B01)["spec"]["template"]["spec"]
+    errors = b01_errors()
+    resp = _answer(served, review(_clique_set(CAP, spec)))
+    assert not resp["allowed"] and all(rule in resp["status"]["message"] for rule in errors), resp
+    assert "too large" not in resp["status"]["message"]
+    resp = _answer(served, review(_clique_set(CAP + 1, spec)))
+    assert not resp["allowed"], resp
+    assert (
+        f"too large to review: {CAP + 1} pod templates, kvlint reviews at most {CAP} per object"
+        in (resp["status"]["message"])
+    )
+
+
+@pytest.mark.parametrize("size", ["0", "-1", "4097", "lots"])
+def test_a_review_cap_out_of_bounds_is_refused_on_start(tls: dict[str, Any], size: str) -> None:
+    """``kvlint webhook serve --max-review-size`` outside 1..4096 exits with status 2 and the bounds before
+    anything starts; the settings refuse such a cap from any other caller too."""
+    from click.testing import CliRunner
+
+    from kvlint.webhook import cli as webhook_cli
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import WebhookSettings
+
+    r = CliRunner().invoke(
+        webhook_cli.webhook,
+        ["serve", "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"], "--max-review-size", size],
+    )
+    assert r.exit_code == 2 and "--max-review-size" in r.output, r.output
+    if size.lstrip("-").isdigit():
+        assert "1<=x<=4096" in r.output, r.output
+        with pytest.raises(ValueError, match="max review size must be 1 to 4096"):
+            WebhookSettings(options=webhook_options(max_review_size=int(size)))
