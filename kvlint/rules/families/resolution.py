@@ -310,15 +310,25 @@ _MODEL_SETTING = {
 def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV505: the model spec rests on an assumption kvlint made from the model's name or path (a re-upload, a
     quantized build, a directory named after a catalogued model: :mod:`kvlint.models.resolve` and
-    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it."""
+    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it. On a container
+    kvlint made no memory plan for (a Neuron build, KV501) it says the model was taken, not that it was sized."""
     m, s = ctx.model, ctx.serving
     if m is None or not m.notes or not m.notes[0].startswith("ASSUMPTION"):
         return
     note = m.notes[0]
     kind, _, text = note.partition("): ")
     source = "path" if "path" in kind else "name"
+    if ctx.cr.plan is None and not ctx.cr.fleet:
+        # no memory plan was made (a Neuron/TPU/CPU build, KV501; an engine that stops first): "sized" would
+        # claim a plan (what rests on the assumption then is what reads the config, such as KV202's context)
+        lead = (
+            f"kvlint took this model from its {source}, not from its config.json (it made no memory plan for "
+            "this container)"
+        )
+    else:
+        lead = f"kvlint sized this model from its {source}, not from its config.json"
     yield ctx.finding(
-        f"kvlint sized this model from its {source}, not from its config.json: {text}",
+        f"{lead}: {text}",
         s.model.loc if s.model is not None and s.model.loc is not None else s.command_loc,
         fix="nothing to change if that is the model; otherwise annotate the workload with kvlint.io/model: <hub "
         "id>, map the path in .kvlint.yaml model_paths, or run kvlint models pull where the hub is reachable",
