@@ -277,6 +277,9 @@ class ServingConfig:
             ``args`` or a shell script), or the ``args:`` key when the image's ENTRYPOINT is the program.
         joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
             read; its GPUs are checked against the leader's layout).
+        release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
+            says which engine release kvlint assumed for an image tag that names none, so KV208 does not
+            repeat it.
     """
 
     engine: EngineName
@@ -292,6 +295,7 @@ class ServingConfig:
     command_loc: Loc | None = None
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
+    release_noted: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

@@ -35,3 +35,40 @@ def test_kv505_on_a_sized_container_still_says_sized() -> None:
     r = _check(REPO / "fixtures" / "rules" / "KV505" / "vllm.yaml")
     notes = [d for d in r.diagnostics if d.rule == "KV505"]
     assert notes and all(d.message.startswith("kvlint sized this model from its path") for d in notes)
+
+
+_PRIVATE = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: private}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+        - name: server
+          image: registry.example.com/ml/llm-server:TAG
+          args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "8192", --gpu-memory-utilization, "0.9"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _private(tmp_path: Path, tag: str):
+    p = tmp_path / "private.yaml"
+    p.write_text(_PRIVATE.replace("TAG", tag))
+    r = _check(p)
+    return [d for d in r.diagnostics if d.rule == "KV504"], [d for d in r.diagnostics if d.rule == "KV208"]
+
+
+def test_private_image_release_is_said_once_by_kv504(tmp_path: Path) -> None:
+    """A private image read as vLLM (KV504) pinned to a tag that names no release: the KV504 says which release
+    was assumed and asks for --engine-version; no KV208 info repeats it at the same line."""
+    (note,), kv208 = _private(tmp_path, "2025.10")
+    assert kv208 == []
+    assert "its tag 2025.10 names no vLLM release: kvlint applied the rules of vLLM" in note.message
+    assert "--engine-version" in note.fix
+
+
+def test_private_image_on_a_moving_tag_keeps_its_kv208_warning(tmp_path: Path) -> None:
+    (note,), kv208 = _private(tmp_path, "latest")
+    assert [d.severity for d in kv208] == ["warning"]
+    assert "kvlint applied the rules" not in note.message  # KV208 says the release, once

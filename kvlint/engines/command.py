@@ -27,7 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint import filecache
-from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
+from kvlint.engines.images import (
+    engine_of_image,
+    engine_version,
+    image_mentions_engine,
+    split_image,
+    unreleased_tag,
+)
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
@@ -1188,7 +1194,9 @@ def parse_container(
             # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
             cfg = dispatch(_Found("vllm", items, True, entry))
             if isinstance(cfg, ServingConfig):
-                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc))
+                tag = unreleased_tag(image) if cfg.version is None else None
+                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
+                cfg.release_noted = tag is not None
             return cfg
     m = _match_program(texts)
     if m:
@@ -1333,12 +1341,29 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         if dynamo_opts
         else "nothing to change"
     )
+    # a pinned Dynamo tag: the release kvlint assumed is said here, not again by KV208 (a moving tag keeps its
+    # KV208 warning)
+    tag = unreleased_tag(cfg.image, engine_tag=False)
+    release = ""
+    if tag is not None:
+        from kvlint.memory.versions import NEWEST_VLLM
+
+        newest = (
+            f"vLLM {NEWEST_VLLM}, the newest release it models"
+            if engine == "vllm"
+            else "the newest SGLang release it knows"
+        )
+        release = f": kvlint applied the rules of {newest}, unless --engine-version names another"
+        pin = f"pass --engine-version with the {engine} release the image carries"
+        fix = f"{fix}; {pin}" if dynamo_opts else pin
+        cfg.release_noted = True
     cfg.findings.append(
         Finding(
             "KV504",
             f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
             f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
-            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known",
+            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known"
+            f"{release}",
             cfg.command_loc,
             fix=fix,
             severity="info",
@@ -1372,17 +1397,31 @@ def _env_names(container: Mapping) -> list[str]:
     return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
 
 
-def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None) -> Finding:
+def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | None = None) -> Finding:
+    """KV504 on an image kvlint does not know read as vLLM; with ``tag`` (:func:`unreleased_tag`), also the
+    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``)."""
+    from kvlint.memory.versions import NEWEST_VLLM
+
     what = f"image '{image}'" if image else "the container (no image)"
     shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    release = (
+        f", and its tag {tag} names no vLLM release: kvlint applied the rules of vLLM {NEWEST_VLLM}, the newest "
+        "it models, unless --engine-version names another"
+        if tag
+        else ""
+    )
     return Finding(
         "KV504",
         f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options and "
         "nothing else: kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed "
-        "to start",
+        f"to start{release}",
         loc,
-        fix="if the image runs something else, set its command explicitly; otherwise nothing to change (the "
-        "known vLLM images are listed in kvlint/engines/images.py)",
+        fix="if the image runs something else, set its command explicitly; otherwise "
+        + (
+            "pass --engine-version with the vLLM release the image carries"
+            if tag
+            else "nothing to change (the known vLLM images are listed in kvlint/engines/images.py)"
+        ),
         severity="info",
     )
 
