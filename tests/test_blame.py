@@ -72,3 +72,84 @@ def test_private_image_on_a_moving_tag_keeps_its_kv208_warning(tmp_path: Path) -
     (note,), kv208 = _private(tmp_path, "latest")
     assert [d.severity for d in kv208] == ["warning"]
     assert "kvlint applied the rules" not in note.message  # KV208 says the release, once
+
+
+_RUNTIME = """apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm-runtime}
+spec:
+  supportedModelFormats: [{name: vLLM, autoSelect: true}]
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.8.5
+      command: [python, -m, vllm.entrypoints.openai.api_server]
+      args: [--port, "8080", --model, /mnt/models, --served-model-name, "{{.Name}}"]
+---
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: qwen}
+spec:
+  predictor:
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+    model:
+      modelFormat: {name: vLLM}
+      runtime: vllm-runtime
+      image: IMAGE
+      storageUri: hf://Qwen/Qwen2.5-7B-Instruct
+      args: [--max-model-len, "8192"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _isvc(tmp_path: Path, text: str):
+    p = tmp_path / "isvc.yaml"
+    p.write_text(text)
+    return p, _check(p)
+
+
+def test_isvc_image_over_its_runtime_gives_the_engine_release(tmp_path: Path) -> None:
+    """KServe merges the InferenceService's model container, its image included, over the runtime's
+    kserve-container (buildPodSpec -> MergeRuntimeContainers): the engine is the runtime's command with the
+    InferenceService's image, so the release is the InferenceService's tag, not the runtime's."""
+    _, r = _isvc(tmp_path, _RUNTIME.replace("IMAGE", "vllm/vllm-openai:v0.11.0"))
+    (cr,) = r.containers
+    assert cr.serving.image == "vllm/vllm-openai:v0.11.0" and cr.serving.version == "0.11.0"
+    assert cr.serving.model is not None and cr.plan is not None  # the runtime's --model, hf:// storageUri
+    assert not [d for d in r.diagnostics if d.rule in ("KV503", "KV208")]
+
+
+def test_isvc_image_with_a_moving_tag_gets_kv208_at_its_own_image(tmp_path: Path) -> None:
+    p, r = _isvc(tmp_path, _RUNTIME.replace("IMAGE", "vllm/vllm-openai:latest"))
+    (kv208,) = [d for d in r.diagnostics if d.rule == "KV208"]
+    assert "vllm/vllm-openai:latest" in kv208.message and kv208.severity == "warning"
+    line = next(
+        i for i, t in enumerate(p.read_text().splitlines(), 1) if "image: vllm/vllm-openai:latest" in t
+    )
+    assert kv208.loc is not None and kv208.loc.line == line
+    assert not [d for d in r.diagnostics if d.rule == "KV503"]
+
+
+_HF = """apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: qwen-hf}
+spec:
+  predictor:
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+    model:
+      modelFormat: {name: huggingface}
+      image: kserve/huggingfaceserver:v0.15.2-gpu
+      storageUri: hf://Qwen/Qwen2.5-7B-Instruct
+      args: [--max-model-len, "8192"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_isvc_huggingfaceserver_image_replaces_the_runtime_image(tmp_path: Path) -> None:
+    """A huggingface model naming its own kserve/huggingfaceserver tag runs KServe's Hugging Face runtime with
+    that image: the vLLM of that KServe release, the hf:// model, and no 'chosen by the runtime' KV208."""
+    _, r = _isvc(tmp_path, _HF)
+    (cr,) = r.containers
+    assert cr.serving.image == "kserve/huggingfaceserver:v0.15.2-gpu"
+    assert cr.serving.version is not None and cr.plan is not None
+    assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
+    assert not [d for d in r.diagnostics if d.rule in ("KV208", "KV502")]
