@@ -153,3 +153,42 @@ def test_isvc_huggingfaceserver_image_replaces_the_runtime_image(tmp_path: Path)
     assert cr.serving.version is not None and cr.plan is not None
     assert cr.model is not None and cr.model.id == "Qwen/Qwen2.5-7B-Instruct"
     assert not [d for d in r.diagnostics if d.rule in ("KV208", "KV502")]
+
+
+def _at(path: Path, needle: str) -> tuple[int, int]:
+    """(line, column), 1-based, of the first ``needle`` in ``path``."""
+    text = path.read_text()
+    pos = text.index(needle)
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _kv503(path: Path):
+    r = _check(path)
+    return [d for d in r.diagnostics if d.rule == "KV503" and d.severity == "warning"]
+
+
+_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers:\n  - name: engine\n"
+
+
+def test_kv503_no_model_without_command_points_at_the_image(tmp_path: Path) -> None:
+    """No command or args: vllm/vllm-openai's ENTRYPOINT starts vLLM with no model; the finding is at the image
+    that does so, not at the container's name."""
+    p = tmp_path / "pod.yaml"
+    p.write_text(_POD + "    image: vllm/vllm-openai:v0.11.0\n    resources: {limits: {nvidia.com/gpu: 1}}\n")
+    (d,) = _kv503(p)
+    assert "names no model" in d.message
+    assert (d.loc.line, d.loc.column) == _at(p, "vllm/vllm-openai:v0.11.0")
+
+
+def test_kv503_script_points_at_the_script_not_the_shell() -> None:
+    p = REPO / "fixtures" / "rules" / "KV503" / "sglang.yaml"
+    (d,) = [d for d in _kv503(p) if "the script /scripts/serve.sh" in d.message]
+    assert (d.loc.line, d.loc.column) == _at(p, '"/scripts/serve.sh"')
+
+
+def test_kv503_tgi_no_model_points_at_env_from() -> None:
+    """TGI takes MODEL_ID from the env: with no model read, the envFrom ConfigMap kvlint did not read is where
+    the model is likely set."""
+    p = REPO / "fixtures" / "rules" / "KV503" / "tgi.yaml"
+    (d,) = [d for d in _kv503(p) if "no model in its arguments or env" in d.message]
+    assert (d.loc.line, d.loc.column) == _at(p, "envFrom:")

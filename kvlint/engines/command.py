@@ -1068,7 +1068,10 @@ def _dispatch_argv(
                         "the vLLM command names no model (no positional MODEL, no --model, no model: in a "
                         "--config file): vLLM would start its built-in default model, not the one meant"
                     ),
-                    loc=cfg.command_loc or container.loc,
+                    # the program; with no command or args, the image whose ENTRYPOINT starts vLLM without one
+                    loc=cfg.command_loc
+                    or _same_file(loc_of(container, "image"), container.loc)
+                    or container.loc,
                     fix="pass the model (vllm serve MODEL, or --model MODEL); if a wrapper adds it at run time, "
                     "declare it with the kvlint.io/model annotation",
                     severity="warning",
@@ -1272,8 +1275,37 @@ def parse_container(
             fix = "keep the script under 1 MiB, or bake it into the image"
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     return _kv503(
-        engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
+        engine,
+        container,
+        image,
+        version,
+        env,
+        "engine command cannot be read: " + reason,
+        _unread_loc(container, items, first_loc),
     )
+
+
+def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None) -> Loc | None:
+    """Where KV503 "engine command cannot be read" points: at what its reason (:func:`_reason_for`) names.
+    The script of ``bash /scripts/serve.sh`` and the program of ``python3 inference_api.py`` (not the shell or
+    interpreter before it); the ``image:`` key of a container with no command or args (its image's ENTRYPOINT
+    is what runs, and the reason names that image); else the command's first word (``first_loc``)."""
+    if not items:
+        return _same_file(loc_of(container, "image"), container.loc) or first_loc
+    words = [it.text for it in items]
+    w0 = _base(words[0])
+    if len(items) > 1 and not words[1].startswith("-"):
+        if (_PYTHON_RE.fullmatch(w0) and not w0.endswith(".sh")) or (
+            w0 in _SHELLS and words[1].endswith(".sh")
+        ):
+            return _same_file(items[1].loc, first_loc) or first_loc
+    return first_loc
+
+
+def _same_file(loc: Loc | None, other: Loc | None) -> Loc | None:
+    """``loc`` when it is in the file of ``other`` (or ``other`` is None), else None: a container a workload reader
+    merged from two documents keeps its findings in the workload's own document."""
+    return loc if loc is not None and (other is None or loc.file == other.file) else None
 
 
 _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})

@@ -17,7 +17,7 @@ from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
-from kvlint.source import loc_of
+from kvlint.source import Loc, loc_of
 from kvlint.types import Diagnostic
 from kvlint.values import as_float
 
@@ -294,8 +294,26 @@ def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"kvlint found a serving engine in this container but no model in its {where} (env values from Secrets, "
         "and from ConfigMaps that are not among the inputs, are not read)",
+        _no_model_loc(ctx),
         fix=f"name the model in the manifest ({name_it})",
     )
+
+
+def _no_model_loc(ctx: RuleContext) -> Loc | None:
+    """Where KV503 "no model" points: for TGI, which also takes its model from the env (``MODEL_ID``), the
+    container's ``envFrom:`` key when it has one (the ConfigMap or Secret kvlint did not read is the likely
+    source); else the engine's program (``command_loc``); else, with no command or args, the ``image:`` key
+    (the image's ENTRYPOINT starts the engine). The container's position when none is in its file."""
+    s = ctx.serving
+    c = s.container
+    home = c.loc if c is not None else None
+    keys = getattr(c, "key_locs", {}) or {}
+    candidates = [keys.get("envFrom")] if s.engine == "tgi" else []
+    candidates += [s.command_loc, keys.get("image")]
+    for loc in candidates:
+        if loc is not None and (home is None or loc.file == home.file):
+            return loc
+    return None
 
 
 #: Where each engine takes its model from: (what kvlint read, how to name the model there).
