@@ -192,3 +192,30 @@ def test_kv503_tgi_no_model_points_at_env_from() -> None:
     p = REPO / "fixtures" / "rules" / "KV503" / "tgi.yaml"
     (d,) = [d for d in _kv503(p) if "no model in its arguments or env" in d.message]
     assert (d.loc.line, d.loc.column) == _at(p, "envFrom:")
+
+
+def _hf_args(tmp_path: Path, args: str):
+    text = _HF.replace("      image: kserve/huggingfaceserver:v0.15.2-gpu\n", "").replace(
+        'args: [--max-model-len, "8192"]', f"args: {args}"
+    )
+    p = tmp_path / "hf.yaml"
+    p.write_text(text)
+    return _check(p)
+
+
+def test_kv207_on_an_option_huggingfaceserver_wrote_names_the_users_option(tmp_path: Path) -> None:
+    """KServe's huggingfaceserver passes --max_length to vLLM as --max-model-len: given with --max-model-len as
+    well, KV207 says the server wrote one from --max_length, and the fix names the option the user wrote."""
+    r = _hf_args(tmp_path, '["--max_length=4096", "--max-model-len=8192"]')
+    (d,) = [d for d in r.diagnostics if d.rule == "KV207"]
+    assert "huggingfaceserver writes --max-model-len 4096 from --max_length" in d.message
+    assert (
+        d.fix == "keep one: set --max_length to the value you mean and remove --max-model-len 8192 from args"
+    )
+
+
+def test_kv206_on_max_length_names_max_length(tmp_path: Path) -> None:
+    r = _hf_args(tmp_path, '["--max_length=abc"]')
+    (d,) = [d for d in r.diagnostics if d.rule == "KV206"]
+    assert "huggingfaceserver writes it from --max_length" in d.message
+    assert "--max_length" in d.fix and "--max-model-len" not in d.fix

@@ -35,12 +35,13 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
+from kvlint.engines.options import chart_provenance
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
+from kvlint.types import ChartArg, Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -1031,6 +1032,7 @@ def _dispatch_argv(
         # the model (kvlint.engines.kserve); positions stay those of the words they come from
         anchor = locs[0] if locs else container.loc
         mapped = to_vllm_argv(argv)
+        server_args = _hf_server_args(mapped, argv, locs)
         argv = [t for t, _ in mapped]
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
@@ -1038,6 +1040,8 @@ def _dispatch_argv(
         img_engine = "vllm"
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
         version = engine_version(image)
+    else:
+        server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
@@ -1058,6 +1062,9 @@ def _dispatch_argv(
         )
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
+        if server_args and cfg.findings:
+            # KV205-KV207 on an option the server wrote from one of its own say so (chart_provenance)
+            cfg.findings = chart_provenance(cfg.findings, server_args)
         if kaito:
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if cfg.model is None:
@@ -1092,6 +1099,33 @@ def _dispatch_argv(
     return parse_sglang_argv(
         argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
     )
+
+
+#: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
+HF_SERVER_WRITER = "KServe's huggingfaceserver"
+
+
+def _hf_server_args(
+    mapped: Sequence[tuple[str, int | None]], words: Sequence[str], locs: Sequence[Loc | None]
+) -> tuple[ChartArg, ...]:
+    """The vLLM options KServe's Hugging Face server writes from options of its own (``--max_length`` as
+    ``--max-model-len``, ``--model_revision`` as ``--revision``, ``--model_id``/``--model_dir`` as ``--model``:
+    :func:`kvlint.engines.kserve.to_vllm_argv`), as :class:`ChartArg` at the positions of the user's words, so a
+    KV205-KV207 on them names the option the user wrote (:func:`kvlint.engines.options.chart_provenance`)."""
+    out: list[ChartArg] = []
+    for k, (text, i) in enumerate(mapped):
+        if i is None or not text.startswith("--") or i >= len(words):
+            continue
+        own = words[i].split("=", 1)[0]
+        if own.replace("_", "-") == text.split("=", 1)[0].replace("_", "-"):
+            continue  # passed on as written
+        at = [locs[i]]
+        nxt = mapped[k + 1][1] if k + 1 < len(mapped) else None
+        if nxt is not None and nxt != i and nxt < len(locs):
+            at.append(locs[nxt])  # the value, given as the next word
+        for loc in at:
+            out.append(ChartArg(loc, (text,), own, True, writer=HF_SERVER_WRITER, extra="args"))
+    return tuple(out)
 
 
 def _in_their_file(loc: Loc | None, argv: Sequence[_Item]) -> Loc | None:
