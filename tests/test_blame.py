@@ -219,3 +219,47 @@ def test_kv206_on_max_length_names_max_length(tmp_path: Path) -> None:
     (d,) = [d for d in r.diagnostics if d.rule == "KV206"]
     assert "huggingfaceserver writes it from --max_length" in d.message
     assert "--max_length" in d.fix and "--max-model-len" not in d.fix
+
+
+_KAITO = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: ds-inference-params}
+data:
+  inference_config.yaml: |
+    vllm:
+      swap-space: 4
+      gpu-memory-utilisation: 0.9
+      max-num-seqs: many
+---
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: ws}
+resource:
+  instanceType: "Standard_NC24ads_A100_v4"
+inference:
+  preset: {name: "deepseek-r1-distill-qwen-14b"}
+  config: "ds-inference-params"
+"""
+
+
+def test_kaito_config_entries_are_named_as_the_user_wrote_them(tmp_path: Path) -> None:
+    """KAITO passes the vllm: entries of the inference config ConfigMap to vLLM as options: KV205/KV206 on them
+    name the entry and the ConfigMap (inference.config), and the fix edits the entry, not a flag nobody typed."""
+    p = tmp_path / "kaito.yaml"
+    p.write_text(_KAITO)
+    r = _check(p)
+    found = {
+        d.rule + ":" + d.message.split(" in its vllm:")[0]: d
+        for d in r.diagnostics
+        if d.rule in ("KV205", "KV206")
+    }
+    swap = found[
+        "KV205:the KAITO inference config (the ConfigMap that a Workspace's inference.config names) sets swap-space"
+    ]
+    assert "which KAITO passes to vLLM as --swap-space" in swap.message
+    assert swap.fix.endswith("remove swap-space from the vllm: section of that ConfigMap")
+    typo = next(d for k, d in found.items() if "gpu-memory-utilisation" in k)
+    assert typo.fix.startswith("write gpu-memory-utilization in place of gpu-memory-utilisation")
+    bad = next(d for k, d in found.items() if k.startswith("KV206"))
+    assert bad.fix == "write max-num-seqs as a plain integer"
+    assert all(d.loc is not None and d.loc.line in (7, 8, 9) for d in found.values())  # at the entries

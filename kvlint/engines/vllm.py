@@ -37,7 +37,7 @@ from kvlint.engines.options import (
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, ServingConfig, Value, ref_part
+from kvlint.types import Finding, OptionFinding, ServingConfig, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
@@ -428,13 +428,14 @@ class _Parser:
                 if span is not None and span[1] != data.VERSIONS[-1]:
                     # the release is not pinned (KV208): say which releases accept an option newer ones refuse
                     self.col.findings.append(
-                        Finding(
+                        OptionFinding(
                             rule="KV205",
                             message=f"{canon} is accepted only by vLLM {span[0]} to {span[1]} among the releases "
                             "kvlint knows; the image does not say which release runs, and newer ones refuse it",
                             loc=loc,
                             fix=f"pin the vLLM release (image tag or --engine-version) or remove {canon}",
                             severity="warning",
+                            option=canon,
                         )
                     )
             if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
@@ -578,8 +579,37 @@ def _config_file_flags(
         return None
     cp = _Parser(p.version, p.env)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
-    p.col.findings += cp.col.findings
+    p.col.findings += [kaito_entry(f) for f in cp.col.findings] if section == "vllm" else cp.col.findings
     return cp
+
+
+#: What KAITO's inference config is, for the findings on its entries (:func:`kaito_entry`).
+KAITO_CONFIG = "the KAITO inference config (the ConfigMap that a Workspace's inference.config names)"
+
+
+def kaito_entry(f: Finding) -> Finding:
+    """KV205/KV206 ``f`` on an entry of the ``vllm:`` section of KAITO's inference config restated: the user
+    wrote ``swap-space: 4`` in a ConfigMap, and KAITO's ``inference_api.py`` passes it to vLLM as
+    ``--swap-space 4`` (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
+    ``KAITOArgumentParser.parse_args``), so the message names the entry and the ConfigMap, and the fix removes
+    or rewrites the entry rather than a flag nobody typed. Other findings are returned as they are. Pure."""
+    if not isinstance(f, OptionFinding) or f.rule not in ("KV205", "KV206") or not f.option.startswith("--"):
+        return f
+    entry = f.option[2:]
+    fix = f.fix.replace(f"remove {f.option}", f"remove {entry} from the vllm: section of that ConfigMap")
+    fix = fix.replace(f"give {f.option} ", f"give {entry} ", 1)
+    if fix.startswith("use --"):
+        fix = f"write {fix[len('use --') :]} in place of {entry} in the vllm: section of that ConfigMap"
+    fix = fix.replace(f.option, entry)  # any other wording ("write --max-num-seqs as a plain integer")
+    return OptionFinding(
+        rule=f.rule,
+        message=f"{KAITO_CONFIG} sets {entry} in its vllm: section, which KAITO passes to vLLM as {f.option}: "
+        + f.message,
+        loc=f.loc,
+        fix=fix,
+        severity=f.severity,
+        option=f.option,
+    )
 
 
 #: The scalar tags a ``--config`` value is built from directly; any other node goes through the
