@@ -263,3 +263,17 @@ def test_kaito_config_entries_are_named_as_the_user_wrote_them(tmp_path: Path) -
     bad = next(d for k, d in found.items() if k.startswith("KV206"))
     assert bad.fix == "write max-num-seqs as a plain integer"
     assert all(d.loc is not None and d.loc.line in (7, 8, 9) for d in found.values())  # at the entries
+
+
+def test_version_range_kv205_on_an_engine_kwarg_names_the_key(tmp_path: Path) -> None:
+    """Ray Serve LLM: an engine_kwargs key only older vLLM releases accept, on an image that does not say the
+    release, is removed from engine_kwargs under the key as written (swap_space), not as a --swap-space flag."""
+    src = COLLECTED / "ray-project__kuberay__ray-operator__config__samples__ray-service.llm-serve.yaml"
+    text = src.read_text().replace("rayproject/ray-llm:2.52.0-py311-cu128", "rayproject/ray-llm:latest")
+    text = text.replace("            device: auto\n", "            device: auto\n            swap_space: 4\n")
+    p = tmp_path / "ray.yaml"
+    p.write_text(text)
+    r = _check(p)
+    (d,) = [d for d in r.diagnostics if d.rule == "KV205" and "--swap-space" in d.message]
+    assert "accepted only by vLLM" in d.message and "Ray Serve LLM refuses it" in d.message
+    assert d.fix.endswith("remove swap_space from engine_kwargs")

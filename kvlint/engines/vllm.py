@@ -427,15 +427,16 @@ class _Parser:
                 span = option_versions(canon)
                 if span is not None and span[1] != data.VERSIONS[-1]:
                     # the release is not pinned (KV208): say which releases accept an option newer ones refuse
+                    as_written = opt if opt.startswith("--") else canon  # (--swap_space: the fix removes it)
                     self.col.findings.append(
                         OptionFinding(
                             rule="KV205",
                             message=f"{canon} is accepted only by vLLM {span[0]} to {span[1]} among the releases "
                             "kvlint knows; the image does not say which release runs, and newer ones refuse it",
                             loc=loc,
-                            fix=f"pin the vLLM release (image tag or --engine-version) or remove {canon}",
+                            fix=f"pin the vLLM release (image tag or --engine-version) or remove {as_written}",
                             severity="warning",
-                            option=canon,
+                            option=as_written,
                         )
                     )
             if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
