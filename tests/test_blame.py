@@ -277,3 +277,14 @@ def test_version_range_kv205_on_an_engine_kwarg_names_the_key(tmp_path: Path) ->
     (d,) = [d for d in r.diagnostics if d.rule == "KV205" and "--swap-space" in d.message]
     assert "accepted only by vLLM" in d.message and "Ray Serve LLM refuses it" in d.message
     assert d.fix.endswith("remove swap_space from engine_kwargs")
+
+
+def test_isvc_image_without_its_runtime_does_not_claim_no_model(tmp_path: Path) -> None:
+    """The runtime the model names is not among the inputs: its own image does not make the InferenceService's
+    args the whole command (KServe takes the command and arguments from the runtime), so no 'names no model'."""
+    text = _RUNTIME.split("---\n", 1)[1].replace("IMAGE", "vllm/vllm-openai:v0.11.0")
+    _, r = _isvc(tmp_path, text)
+    (d,) = [d for d in r.diagnostics if d.rule == "KV503"]
+    assert "'vllm-runtime', which is not among the inputs" in d.message
+    assert "sets only the image, vllm/vllm-openai:v0.11.0" in d.message
+    assert not r.containers

@@ -68,12 +68,9 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
                     return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
             named = str(model.get("runtime") or "")
-            if (
-                hf is None
-                and named
-                and not model.get("image")
-                and not named.startswith("kserve-huggingfaceserver")
-            ):
+            if hf is None and named and not named.startswith("kserve-huggingfaceserver"):
+                # (an image of the model's own replaces only the runtime's image: the command and arguments
+                # still come from the runtime, merged_runtime_workloads)
                 return [_runtime_missing(doc, pred, key, model, named)]
             ps = synthetic_pod_spec(pred, hf[0] if hf else model, _KSERVE_MODEL_KEYS)
             if hf:
@@ -471,9 +468,15 @@ def _runtime_missing(
     ps = synthetic_pod_spec(pred, model, _KSERVE_MODEL_KEYS)
     ps["containers"] = LList([], loc=ps.loc)  # the engine container comes from the runtime
     where = loc_of(model, "runtime") or loc_of(pred, key) or doc.loc
+    image = model.get("image")
+    comes = (
+        f"the engine command and arguments come from it (this InferenceService sets only the image, {image})"
+        if image
+        else "the engine image and command come from it"
+    )
     msg = (
         f"the model runs on the ServingRuntime/ClusterServingRuntime '{name}', which is not among the inputs: "
-        "the engine image and command come from it, so kvlint cannot read this predictor's engine"
+        f"{comes}, so kvlint cannot read this predictor's engine"
         if not present
         else f"the ServingRuntime '{name}' has no container to run the model"
     )
