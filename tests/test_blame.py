@@ -288,3 +288,24 @@ def test_isvc_image_without_its_runtime_does_not_claim_no_model(tmp_path: Path) 
     assert "'vllm-runtime', which is not among the inputs" in d.message
     assert "sets only the image, vllm/vllm-openai:v0.11.0" in d.message
     assert not r.containers
+
+
+def test_engine_version_option_is_the_release_the_options_are_read_with(tmp_path: Path) -> None:
+    """--engine-version names the release of an unpinned image: an option only older releases accept is then
+    fine (0.10.0) or refused by that release (0.20.0), not 'the image does not say which release runs'."""
+    p = tmp_path / "pod.yaml"
+    p.write_text(
+        _POD
+        + '    image: vllm/vllm-openai:latest\n    args: [--model, Qwen/Qwen2.5-7B-Instruct, --swap-space, "4"]\n'
+        + "    resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+
+    def kv205(version: str | None):
+        r = run_check([str(p)], Options(allow_hub=False, engine_version=version))
+        return [d for d in r.diagnostics if d.rule == "KV205"]
+
+    (unpinned,) = kv205(None)
+    assert "the image does not say which release runs" in unpinned.message
+    assert kv205("0.10.0") == []
+    (refused,) = kv205("0.20.0")
+    assert refused.severity == "error" and "unknown vLLM 0.20.0 option --swap-space" in refused.message

@@ -1000,11 +1000,19 @@ def _dispatch(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
+    version_override: str | None = None,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known."""
+    (``found.loc``) when known; ``version_override`` (``--engine-version``) is the release its options are read
+    with where the image does not name one (:func:`_release`)."""
     cfg = _dispatch_argv(
-        found, container=container, image=image, env=env, env_locs=env_locs, config_loader=config_loader
+        found,
+        container=container,
+        image=image,
+        env=env,
+        env_locs=env_locs,
+        config_loader=config_loader,
+        version_override=version_override,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1019,9 +1027,17 @@ def _dispatch_argv(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
+    version_override: str | None = None,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
-        return _dynamo(found, container=container, image=image, env=env, env_locs=env_locs)
+        return _dynamo(
+            found,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            version_override=version_override,
+        )
     img_engine = engine_of_image(image) or image_mentions_engine(image)
     version = engine_version(image) if img_engine in (None, found.engine) else None
     argv = [it.text for it in found.argv]
@@ -1046,6 +1062,7 @@ def _dispatch_argv(
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
         img_engine = "vllm"
+    version = _release(version, image, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1155,6 +1172,7 @@ def parse_container(
     namespace: str | None = None,
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     path: str = "",
+    engine_version_option: str | None = None,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1164,6 +1182,8 @@ def parse_container(
         namespace: the workload's namespace (to pick ConfigMaps); ``configmaps`` maps
             ``(namespace, name)`` -> the ConfigMap object (``namespace`` None = unspecified).
         path: dotted path of the container in its document (unused in results; for callers' messages).
+        engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): the release the
+            options are read with where the image names none (:func:`_release`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1189,7 +1209,13 @@ def parse_container(
 
     def dispatch(found: _Found) -> ServingConfig | None:
         return _dispatch(
-            found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
+            found,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            config_loader=loader,
+            version_override=engine_version_option,
         )
 
     # the program's first word, where the command (or args) names it
@@ -1364,8 +1390,25 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
+def _release(version: str | None, image: str, override: str | None) -> str | None:
+    """The release a container's options are read with: ``override`` (``--engine-version``, ``engine_version`` in
+    .kvlint.yaml) where the image names none or is not a known release image of the engine (a fork's own tag,
+    a Dynamo release), as :func:`kvlint.pipeline.analyse_serving` then sets it for the plan; else ``version``,
+    read from the image. Without this the parser read the options of an unpinned image as of no release and
+    said 'the image does not say which release runs' after the user had said it."""
+    if override and (version is None or engine_of_image(image) is None):
+        return override
+    return version
+
+
 def _dynamo(
-    found: _Found, *, container: LDict, image: str, env: dict[str, str], env_locs: Mapping[str, Loc | None]
+    found: _Found,
+    *,
+    container: LDict,
+    image: str,
+    env: dict[str, str],
+    env_locs: Mapping[str, Loc | None],
+    version_override: str | None = None,
 ) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
@@ -1376,7 +1419,15 @@ def _dynamo(
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False, found.loc)
     return _as_dynamo_worker(
-        _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs), engine
+        _dispatch(
+            sub,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            version_override=version_override,
+        ),
+        engine,
     )
 
 
