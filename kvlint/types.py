@@ -226,7 +226,9 @@ class ChartArg:
     the words are the chart's default for the unset key). ``writer`` names who writes them in messages (``the
     chart``; ``KubeAI`` for the flags its operator writes from a Model), ``extra`` the list where the user's own
     arguments go (``extraArgs``; a Model's ``args``); ``as_written`` the key's value as the values write it when
-    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``)."""
+    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``). ``why`` and ``fix``, when set,
+    replace what a KV205/KV206 on the words says about who wrote them and the remedy (an operator's command,
+    such as KAITO's, has no template or values key to change)."""
 
     loc: Loc | None
     words: tuple[str, ...]
@@ -235,6 +237,8 @@ class ChartArg:
     writer: str = "the chart"
     extra: str = "extraArgs"
     as_written: str | None = None
+    why: str | None = None
+    fix: str | None = None
 
 
 @dataclass

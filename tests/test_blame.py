@@ -309,3 +309,26 @@ def test_engine_version_option_is_the_release_the_options_are_read_with(tmp_path
     assert kv205("0.10.0") == []
     (refused,) = kv205("0.20.0")
     assert refused.severity == "error" and "unknown vLLM 0.20.0 option --swap-space" in refused.message
+
+
+def test_kv206_on_the_max_model_len_kaito_writes_says_kaito_wrote_it(tmp_path: Path) -> None:
+    """KAITO writes --max-model-len=auto into every preset command; read as vLLM 0.10.0 (which takes 'auto'
+    only from 0.14) the KV206 says KAITO wrote it and the fix is not an edit of a flag the user never typed."""
+    p = tmp_path / "kaito.yaml"
+    p.write_text(_KAITO)
+    r = run_check([str(p)], Options(allow_hub=False, engine_version="0.10.0"))
+    (d,) = [d for d in r.diagnostics if d.rule == "KV206" and "'auto'" in d.message]
+    assert "KAITO writes --max-model-len=auto into the preset's vLLM command" in d.message
+    assert d.fix.startswith("nothing in the Workspace removes it: check that --engine-version names")
+    line = next(i for i, t in enumerate(_KAITO.splitlines(), 1) if "instanceType" in t)
+    assert d.loc is not None and d.loc.line == line  # KAITO writes it with the SKU's command
+
+
+def test_kaito_config_entry_fix_gives_no_image_to_pin(tmp_path: Path) -> None:
+    """A Workspace runs KAITO's own untagged image: the fix of a version-range KV205 on a config entry asks for
+    --engine-version, not an image tag the Workspace cannot set."""
+    p = tmp_path / "kaito.yaml"
+    p.write_text(_KAITO)
+    r = _check(p)
+    (d,) = [d for d in r.diagnostics if d.rule == "KV205" and "swap-space" in d.message]
+    assert "image tag" not in d.fix and "a Workspace has no image to pin" in d.fix

@@ -430,4 +430,4 @@ def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
     else:
         why = f"{arg.writer} writes it from {arg.key}"
         fix = f"remove {arg.key}, or use an image whose engine release has {f.option}"
-    return Finding(f.rule, f"{f.message} ({why})", f.loc, fix=fix, severity=f.severity)
+    return Finding(f.rule, f"{f.message} ({arg.why or why})", f.loc, fix=arg.fix or fix, severity=f.severity)
