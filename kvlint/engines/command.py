@@ -1355,9 +1355,7 @@ def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None)
     words = [it.text for it in items]
     w0 = _base(words[0])
     if len(items) > 1 and not words[1].startswith("-"):
-        if (_PYTHON_RE.fullmatch(w0) and not w0.endswith(".sh")) or (
-            w0 in _SHELLS and words[1].endswith(".sh")
-        ):
+        if _PYTHON_RE.fullmatch(w0) or (w0 in _SHELLS and words[1].endswith(".sh")):
             return _same_file(items[1].loc, first_loc) or first_loc
     return first_loc
 

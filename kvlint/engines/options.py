@@ -423,9 +423,8 @@ def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
     elif f.rule == "KV206":
         why = f"{arg.writer} writes it from {arg.key}"
         fix = f.fix.replace(f"give {f.option} ", f"give {arg.key} ", 1)
-        if (
-            fix == f.fix
-        ):  # another wording ("write --max-model-len as a plain integer"): the key, not the flag
+        # another wording ("write --max-model-len as a plain integer"): the key, not the flag
+        if fix == f.fix:
             fix = f.fix.replace(f.option, arg.key, 1)
     else:
         why = f"{arg.writer} writes it from {arg.key}"
