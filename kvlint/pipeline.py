@@ -248,7 +248,12 @@ def analyse_container(
     """Parse, resolve and plan one container; None when it is not a serving engine."""
     try:
         serving = _engines.parse_container(
-            container, pod_spec=w.pod_spec, namespace=w.namespace, configmaps=cms, path=w.path
+            container,
+            pod_spec=w.pod_spec,
+            namespace=w.namespace,
+            configmaps=cms,
+            path=w.path,
+            engine_version_option=options.engine_version,
         )
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
         name = ref_part(str(container.get("name", "?")))

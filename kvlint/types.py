@@ -276,7 +276,9 @@ class ChartArg:
     the words are the chart's default for the unset key). ``writer`` names who writes them in messages (``the
     chart``; ``KubeAI`` for the flags its operator writes from a Model), ``extra`` the list where the user's own
     arguments go (``extraArgs``; a Model's ``args``); ``as_written`` the key's value as the values write it when
-    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``)."""
+    the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``). ``why`` and ``fix``, when set,
+    replace what a KV205/KV206 on the words says about who wrote them and the remedy (an operator's command,
+    such as KAITO's, has no template or values key to change)."""
 
     loc: Loc | None
     words: tuple[str, ...]
@@ -285,6 +287,8 @@ class ChartArg:
     writer: str = "the chart"
     extra: str = "extraArgs"
     as_written: str | None = None
+    why: str | None = None
+    fix: str | None = None
 
 
 @dataclass
@@ -327,6 +331,9 @@ class ServingConfig:
             ``args`` or a shell script), or the ``args:`` key when the image's ENTRYPOINT is the program.
         joins: set for a multi-node worker that joins its leader's engine (it has no command of its own to
             read; its GPUs are checked against the leader's layout).
+        release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
+            says which engine release kvlint assumed for an image tag that names none, so KV208 does not
+            repeat it.
     """
 
     engine: EngineName
@@ -342,6 +349,7 @@ class ServingConfig:
     command_loc: Loc | None = None
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
+    release_noted: bool = False
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

@@ -418,13 +418,17 @@ def test_dynamo_graph_deployment_workers_are_read() -> None:
         assert cr.serving.model.value == "Qwen/Qwen3-0.6B" and cr.placement.gpus == 1
     notes = [d.message for d in by_rule(r, "KV504")]
     assert any("--is-prefill-worker is taken as Dynamo's own" in m for m in notes)
-    # the fix names the option to check where one was taken as Dynamo's, and no options where none was
+    # the fix names the option to check where one was taken as Dynamo's, and no options where none was; the
+    # Dynamo tag (vllm-runtime:0.5.0) names no vLLM release, so each asks for --engine-version (and KV208 does
+    # not say it again)
+    pin = "pass --engine-version with the vllm release the image carries"
     fixes = sorted(d.fix for d in by_rule(r, "KV504"))
     assert fixes == [
-        "nothing to change",
-        "nothing to change if --is-prefill-worker is a Dynamo option; otherwise check the spelling",
+        "nothing to change if --is-prefill-worker is a Dynamo option; otherwise check the spelling; " + pin,
+        pin,
     ]
-    assert not by_rule(r, "KV205")
+    assert all("kvlint applied the rules of vLLM" in m for m in notes)
+    assert not by_rule(r, "KV205") and not by_rule(r, "KV208")
 
 
 def test_rbg_role_templates_and_patches_are_merged() -> None:

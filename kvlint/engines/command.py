@@ -27,14 +27,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint import filecache
-from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
+from kvlint.engines.images import (
+    engine_of_image,
+    engine_version,
+    image_mentions_engine,
+    split_image,
+    unreleased_tag,
+)
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
+from kvlint.engines.options import chart_provenance
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
+from kvlint.types import ChartArg, Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -993,11 +1000,19 @@ def _dispatch(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
+    version_override: str | None = None,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known."""
+    (``found.loc``) when known; ``version_override`` (``--engine-version``) is the release its options are read
+    with where the image does not name one (:func:`_release`)."""
     cfg = _dispatch_argv(
-        found, container=container, image=image, env=env, env_locs=env_locs, config_loader=config_loader
+        found,
+        container=container,
+        image=image,
+        env=env,
+        env_locs=env_locs,
+        config_loader=config_loader,
+        version_override=version_override,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1012,9 +1027,17 @@ def _dispatch_argv(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
+    version_override: str | None = None,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
-        return _dynamo(found, container=container, image=image, env=env, env_locs=env_locs)
+        return _dynamo(
+            found,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            version_override=version_override,
+        )
     img_engine = engine_of_image(image) or image_mentions_engine(image)
     version = engine_version(image) if img_engine in (None, found.engine) else None
     argv = [it.text for it in found.argv]
@@ -1025,6 +1048,7 @@ def _dispatch_argv(
         # the model (kvlint.engines.kserve); positions stay those of the words they come from
         anchor = locs[0] if locs else container.loc
         mapped = to_vllm_argv(argv)
+        server_args = _hf_server_args(mapped, argv, locs)
         argv = [t for t, _ in mapped]
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
@@ -1032,10 +1056,13 @@ def _dispatch_argv(
         img_engine = "vllm"
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
         version = engine_version(image)
+    else:
+        server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
         img_engine = "vllm"
+    version = _release(version, image, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1052,6 +1079,9 @@ def _dispatch_argv(
         )
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
+        if server_args and cfg.findings:
+            # KV205-KV207 on an option the server wrote from one of its own say so (chart_provenance)
+            cfg.findings = chart_provenance(cfg.findings, server_args)
         if kaito:
             _kaito_vllm(cfg, locs[0] if locs else cfg.command_loc or container.loc)
         if cfg.model is None:
@@ -1062,7 +1092,10 @@ def _dispatch_argv(
                         "the vLLM command names no model (no positional MODEL, no --model, no model: in a "
                         "--config file): vLLM would start its built-in default model, not the one meant"
                     ),
-                    loc=cfg.command_loc or container.loc,
+                    # the program; with no command or args, the image whose ENTRYPOINT starts vLLM without one
+                    loc=cfg.command_loc
+                    or _same_file(loc_of(container, "image"), container.loc)
+                    or container.loc,
                     fix="pass the model (vllm serve MODEL, or --model MODEL); if a wrapper adds it at run time, "
                     "declare it with the kvlint.io/model annotation",
                     severity="warning",
@@ -1083,6 +1116,33 @@ def _dispatch_argv(
     return parse_sglang_argv(
         argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
     )
+
+
+#: Who writes the vLLM options KServe's Hugging Face server passes on from its own (kvlint.engines.kserve).
+HF_SERVER_WRITER = "KServe's huggingfaceserver"
+
+
+def _hf_server_args(
+    mapped: Sequence[tuple[str, int | None]], words: Sequence[str], locs: Sequence[Loc | None]
+) -> tuple[ChartArg, ...]:
+    """The vLLM options KServe's Hugging Face server writes from options of its own (``--max_length`` as
+    ``--max-model-len``, ``--model_revision`` as ``--revision``, ``--model_id``/``--model_dir`` as ``--model``:
+    :func:`kvlint.engines.kserve.to_vllm_argv`), as :class:`ChartArg` at the positions of the user's words, so a
+    KV205-KV207 on them names the option the user wrote (:func:`kvlint.engines.options.chart_provenance`)."""
+    out: list[ChartArg] = []
+    for k, (text, i) in enumerate(mapped):
+        if i is None or not text.startswith("--") or i >= len(words):
+            continue
+        own = words[i].split("=", 1)[0]
+        if own.replace("_", "-") == text.split("=", 1)[0].replace("_", "-"):
+            continue  # passed on as written
+        at = [locs[i]]
+        nxt = mapped[k + 1][1] if k + 1 < len(mapped) else None
+        if nxt is not None and nxt != i and nxt < len(locs):
+            at.append(locs[nxt])  # the value, given as the next word
+        for loc in at:
+            out.append(ChartArg(loc, (text,), own, True, writer=HF_SERVER_WRITER, extra="args"))
+    return tuple(out)
 
 
 def _in_their_file(loc: Loc | None, argv: Sequence[_Item]) -> Loc | None:
@@ -1112,6 +1172,7 @@ def parse_container(
     namespace: str | None = None,
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     path: str = "",
+    engine_version_option: str | None = None,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1121,6 +1182,8 @@ def parse_container(
         namespace: the workload's namespace (to pick ConfigMaps); ``configmaps`` maps
             ``(namespace, name)`` -> the ConfigMap object (``namespace`` None = unspecified).
         path: dotted path of the container in its document (unused in results; for callers' messages).
+        engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): the release the
+            options are read with where the image names none (:func:`_release`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1146,7 +1209,13 @@ def parse_container(
 
     def dispatch(found: _Found) -> ServingConfig | None:
         return _dispatch(
-            found, container=container, image=image, env=env, env_locs=env_locs, config_loader=loader
+            found,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            config_loader=loader,
+            version_override=engine_version_option,
         )
 
     # the program's first word, where the command (or args) names it
@@ -1188,7 +1257,9 @@ def parse_container(
             # an image kvlint does not know (a placeholder, a private build) given only vLLM's arguments
             cfg = dispatch(_Found("vllm", items, True, entry))
             if isinstance(cfg, ServingConfig):
-                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc))
+                tag = unreleased_tag(image) if cfg.version is None else None
+                cfg.findings.append(_assumed_vllm(image, texts, loc_of(container, "image") or first_loc, tag))
+                cfg.release_noted = tag is not None
             return cfg
     m = _match_program(texts)
     if m:
@@ -1264,8 +1335,35 @@ def parse_container(
             fix = "keep the script under 1 MiB, or bake it into the image"
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     return _kv503(
-        engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
+        engine,
+        container,
+        image,
+        version,
+        env,
+        "engine command cannot be read: " + reason,
+        _unread_loc(container, items, first_loc),
     )
+
+
+def _unread_loc(container: LDict, items: Sequence[_Item], first_loc: Loc | None) -> Loc | None:
+    """Where KV503 "engine command cannot be read" points: at what its reason (:func:`_reason_for`) names.
+    The script of ``bash /scripts/serve.sh`` and the program of ``python3 inference_api.py`` (not the shell or
+    interpreter before it); the ``image:`` key of a container with no command or args (its image's ENTRYPOINT
+    is what runs, and the reason names that image); else the command's first word (``first_loc``)."""
+    if not items:
+        return _same_file(loc_of(container, "image"), container.loc) or first_loc
+    words = [it.text for it in items]
+    w0 = _base(words[0])
+    if len(items) > 1 and not words[1].startswith("-"):
+        if _PYTHON_RE.fullmatch(w0) or (w0 in _SHELLS and words[1].endswith(".sh")):
+            return _same_file(items[1].loc, first_loc) or first_loc
+    return first_loc
+
+
+def _same_file(loc: Loc | None, other: Loc | None) -> Loc | None:
+    """``loc`` when it is in the file of ``other`` (or ``other`` is None), else None: a container a workload reader
+    merged from two documents keeps its findings in the workload's own document."""
+    return loc if loc is not None and (other is None or loc.file == other.file) else None
 
 
 _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})
@@ -1290,8 +1388,25 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
+def _release(version: str | None, image: str, override: str | None) -> str | None:
+    """The release a container's options are read with: ``override`` (``--engine-version``, ``engine_version`` in
+    .kvlint.yaml) where the image names none or is not a known release image of the engine (a fork's own tag,
+    a Dynamo release), as :func:`kvlint.pipeline.analyse_serving` then sets it for the plan; else ``version``,
+    read from the image. Without this the parser read the options of an unpinned image as of no release and
+    said 'the image does not say which release runs' after the user had said it."""
+    if override and (version is None or engine_of_image(image) is None):
+        return override
+    return version
+
+
 def _dynamo(
-    found: _Found, *, container: LDict, image: str, env: dict[str, str], env_locs: Mapping[str, Loc | None]
+    found: _Found,
+    *,
+    container: LDict,
+    image: str,
+    env: dict[str, str],
+    env_locs: Mapping[str, Loc | None],
+    version_override: str | None = None,
 ) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
@@ -1302,7 +1417,15 @@ def _dynamo(
     engine = _DYNAMO[found.engine]
     sub = _Found(engine, found.argv, False, found.loc)
     return _as_dynamo_worker(
-        _dispatch(sub, container=container, image=image, env=env, env_locs=env_locs), engine
+        _dispatch(
+            sub,
+            container=container,
+            image=image,
+            env=env,
+            env_locs=env_locs,
+            version_override=version_override,
+        ),
+        engine,
     )
 
 
@@ -1333,12 +1456,29 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         if dynamo_opts
         else "nothing to change"
     )
+    # a pinned Dynamo tag: the release kvlint assumed is said here, not again by KV208 (a moving tag keeps its
+    # KV208 warning)
+    tag = unreleased_tag(cfg.image, engine_tag=False)
+    release = ""
+    if tag is not None:
+        from kvlint.memory.versions import NEWEST_VLLM
+
+        newest = (
+            f"vLLM {NEWEST_VLLM}, the newest release it models"
+            if engine == "vllm"
+            else "the newest SGLang release it knows"
+        )
+        release = f": kvlint applied the rules of {newest}, unless --engine-version names another"
+        pin = f"pass --engine-version with the {engine} release the image carries"
+        fix = f"{fix}; {pin}" if dynamo_opts else pin
+        cfg.release_noted = True
     cfg.findings.append(
         Finding(
             "KV504",
             f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
             f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
-            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known",
+            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known"
+            f"{release}",
             cfg.command_loc,
             fix=fix,
             severity="info",
@@ -1372,17 +1512,31 @@ def _env_names(container: Mapping) -> list[str]:
     return [str(e.get("name")) for e in env if isinstance(e, Mapping)] if isinstance(env, list) else []
 
 
-def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None) -> Finding:
+def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | None = None) -> Finding:
+    """KV504 on an image kvlint does not know read as vLLM; with ``tag`` (:func:`unreleased_tag`), also the
+    release assumed for it, which KV208 then does not repeat (``ServingConfig.release_noted``)."""
+    from kvlint.memory.versions import NEWEST_VLLM
+
     what = f"image '{image}'" if image else "the container (no image)"
     shown = " ".join(t for t in texts if t.startswith("--"))[:80]
+    release = (
+        f", and its tag {tag} names no vLLM release: kvlint applied the rules of vLLM {NEWEST_VLLM}, the newest "
+        "it models, unless --engine-version names another"
+        if tag
+        else ""
+    )
     return Finding(
         "KV504",
         f"{what} is not an engine image kvlint knows, but its arguments ({shown} ...) are vLLM's own options and "
         "nothing else: kvlint read the container as the vLLM OpenAI server the image's entrypoint is assumed "
-        "to start",
+        f"to start{release}",
         loc,
-        fix="if the image runs something else, set its command explicitly; otherwise nothing to change (the "
-        "known vLLM images are listed in kvlint/engines/images.py)",
+        fix="if the image runs something else, set its command explicitly; otherwise "
+        + (
+            "pass --engine-version with the vLLM release the image carries"
+            if tag
+            else "nothing to change (the known vLLM images are listed in kvlint/engines/images.py)"
+        ),
         severity="info",
     )
 

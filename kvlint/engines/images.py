@@ -364,6 +364,22 @@ def engine_version(image: str) -> str | None:
     return version
 
 
+def unreleased_tag(image: str, *, engine_tag: bool = True) -> str | None:
+    """The tag of ``image`` when it pins a build whose tag names no engine release kvlint reads (a private
+    build's ``2025.10``, a Dynamo release ``0.5.0``): a tag, no digest, no placeholder, no word of a moving
+    build (``latest``, ``nightly``, ``main``: KV208 warns about those) and, unless ``engine_tag`` is False (a
+    Dynamo runtime image, whose tags are Dynamo's), no engine version read from it. None otherwise. KV208
+    reports such a tag as an info unless the parser's KV504 says it."""
+    if not image or "@" in image or image_placeholder(image) is not None:
+        return None
+    tag = split_image(image)[1]
+    if tag is None or (engine_tag and engine_version(image) is not None):
+        return None
+    if any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower())):
+        return None
+    return tag
+
+
 def tag_of_unknown_image(serving: ServingConfig) -> bool:
     """Whether ``serving.version`` was read from the tag (or name) of an image kvlint does not know as a release
     image of the engine -- one it recognised only because its name mentions the engine, as a fork or a custom

@@ -423,7 +423,10 @@ def _chart_option(f: OptionFinding, chart_args: Sequence[ChartArg]) -> Finding:
     elif f.rule == "KV206":
         why = f"{arg.writer} writes it from {arg.key}"
         fix = f.fix.replace(f"give {f.option} ", f"give {arg.key} ", 1)
+        # another wording ("write --max-model-len as a plain integer"): the key, not the flag
+        if fix == f.fix:
+            fix = f.fix.replace(f.option, arg.key, 1)
     else:
         why = f"{arg.writer} writes it from {arg.key}"
         fix = f"remove {arg.key}, or use an image whose engine release has {f.option}"
-    return Finding(f.rule, f"{f.message} ({why})", f.loc, fix=fix, severity=f.severity)
+    return Finding(f.rule, f"{f.message} ({arg.why or why})", f.loc, fix=arg.fix or fix, severity=f.severity)

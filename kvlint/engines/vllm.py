@@ -37,7 +37,7 @@ from kvlint.engines.options import (
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, ServingConfig, Value, ref_part
+from kvlint.types import Finding, OptionFinding, ServingConfig, Value, ref_part
 from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
@@ -427,14 +427,16 @@ class _Parser:
                 span = option_versions(canon)
                 if span is not None and span[1] != data.VERSIONS[-1]:
                     # the release is not pinned (KV208): say which releases accept an option newer ones refuse
+                    as_written = opt if opt.startswith("--") else canon  # (--swap_space: the fix removes it)
                     self.col.findings.append(
-                        Finding(
+                        OptionFinding(
                             rule="KV205",
                             message=f"{canon} is accepted only by vLLM {span[0]} to {span[1]} among the releases "
                             "kvlint knows; the image does not say which release runs, and newer ones refuse it",
                             loc=loc,
-                            fix=f"pin the vLLM release (image tag or --engine-version) or remove {canon}",
+                            fix=f"pin the vLLM release (image tag or --engine-version) or remove {as_written}",
                             severity="warning",
+                            option=as_written,
                         )
                     )
             if dest == "optimization_level" and canon == "-O" and explicit is None and i < n:
@@ -551,10 +553,12 @@ def _config_file_flags(
     missing_severity: str,
     config_loader: Callable[[str], tuple[str, Loc | None] | None] | None,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None,
+    restate: Callable[[Finding], Finding] | None = None,
 ) -> _Parser | None:
     """Parse the options of a YAML file named on the command line (``--config``, KAITO's
     ``--kaito-config-file`` with ``section="vllm"``) with a fresh parser of ``p``'s release; its findings
-    join ``p``'s. None, with a KV503 note on ``p``, when the file is not among the inputs or unreadable."""
+    join ``p``'s (each through ``restate`` when given: :func:`kaito_entry`). None, with a KV503 note on ``p``,
+    when the file is not among the inputs or unreadable."""
     loaded = config_loader(path) if config_loader else None
     if loaded is None:
         p.col.note(
@@ -578,8 +582,44 @@ def _config_file_flags(
         return None
     cp = _Parser(p.version, p.env)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
-    p.col.findings += cp.col.findings
+    p.col.findings += [restate(f) for f in cp.col.findings] if restate is not None else cp.col.findings
     return cp
+
+
+#: What KAITO's inference config is, for the findings on its entries (:func:`kaito_entry`).
+KAITO_CONFIG = "the KAITO inference config (the ConfigMap that a Workspace's inference.config names)"
+
+
+def kaito_entry(f: Finding, *, workspace: bool = False) -> Finding:
+    """KV205/KV206 ``f`` on an entry of the ``vllm:`` section of KAITO's inference config restated: the user
+    wrote ``swap-space: 4`` in a ConfigMap, and KAITO's ``inference_api.py`` passes it to vLLM as
+    ``--swap-space 4`` (kaito-project/kaito presets/workspace/inference/vllm/inference_api.py
+    ``KAITOArgumentParser.parse_args``), so the message names the entry and the ConfigMap, and the fix removes
+    or rewrites the entry rather than a flag nobody typed; for a ``workspace`` (the image is KAITO's own, chosen
+    by its release: no tag to pin) the release is given with --engine-version only. Other findings are returned
+    as they are. Pure."""
+    if not isinstance(f, OptionFinding) or f.rule not in ("KV205", "KV206") or not f.option.startswith("--"):
+        return f
+    entry = f.option[2:]
+    fix = f.fix.replace(f"remove {f.option}", f"remove {entry} from the vllm: section of that ConfigMap")
+    fix = fix.replace(f"give {f.option} ", f"give {entry} ", 1)
+    if fix.startswith("use --"):
+        fix = f"write {fix[len('use --') :]} in place of {entry} in the vllm: section of that ConfigMap"
+    fix = fix.replace(f.option, entry)  # any other wording ("write --max-num-seqs as a plain integer")
+    if workspace:
+        fix = fix.replace(
+            "pin the vLLM release (image tag or --engine-version)",
+            "pass --engine-version with the vLLM release of the KAITO installation (a Workspace has no image to pin)",
+        )
+    return OptionFinding(
+        rule=f.rule,
+        message=f"{KAITO_CONFIG} sets {entry} in its vllm: section, which KAITO passes to vLLM as {f.option}: "
+        + f.message,
+        loc=f.loc,
+        fix=fix,
+        severity=f.severity,
+        option=f.option,
+    )
 
 
 #: The scalar tags a ``--config`` value is built from directly; any other node goes through the
@@ -812,6 +852,8 @@ def parse_vllm_argv(
             "info",
             config_loader,
             map_config_pos,
+            # a Workspace's pod runs KAITO's untagged kaito-base image (kvlint.workloads.kaito)
+            restate=lambda f: kaito_entry(f, workspace=(image or "").endswith("/kaito-base")),
         )
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins

@@ -359,7 +359,7 @@ class _Joined:
             return {self._keys[i] for i in used if i in self._keys}
         consumed: set[DocKey] = set()
         model = get_in(doc.data, "spec", "predictor", "model")
-        if isinstance(model, dict) and not model.get("image"):
+        if isinstance(model, dict):  # (with or without its own image: KServe merges it over the runtime's)
             rt = self.runtimes.select(model, doc.namespace)
             if rt is not None:
                 consumed.add(doc_key(rt))

@@ -4,10 +4,11 @@ memory utilization, and the ``inference.config`` ConfigMap it mounts.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from kvlint.source import Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import ChartArg, Document, Workload
 from kvlint.workloads.base import (
     add_memory_shm,
     get_in,
@@ -117,6 +118,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     pod_items: list[tuple[str, Any, Loc | None]] = []
     res_items: list[tuple[str, Any, Loc | None]] = []
     kaito_args: list[tuple[Any, Loc | None]] = []
+    kaito_keys: list[str | None] = []  # the Workspace field each of kaito_args is written from (None: always)
     if isinstance(resource, dict):
         it_name = resource.get("instanceType")
         part = resource.get("partition")
@@ -137,6 +139,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
             gpu_model = it.accelerator.name if it is not None and it.accelerator is not None else None
             kaito_args.append((f"--gpu-memory-utilization={kaito_gpu_memory_utilization(gpu_model)}", iloc))
             kaito_args.append(("--max-model-len=auto", iloc))
+            kaito_keys += ["resource.instanceType", "resource.instanceType", None]
         elif isinstance(part, dict):
             mode = str(part.get("mode", ""))
             if mode == "mig" and part.get("profile"):
@@ -149,6 +152,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 # (defaultGPUMemoryUtilization), pkg/workspace/inference/preset_inferences.go (MaxModelLenAuto)
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", mloc))
                 kaito_args.append(("--max-model-len=auto", mloc))
+                kaito_keys += [None, None]
                 why = (
                     f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
                     f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU"
@@ -160,6 +164,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 kaito_args.append((f"--tensor-parallel-size={cnt}", ploc2))
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", ploc2))
                 kaito_args.append(("--max-model-len=auto", ploc2))
+                kaito_keys += ["resource.partition.count", None, None]
                 why = (
                     f"KAITO resource.partition mode {mode or '?'} runs on existing nodes chosen by "
                     "resource.labelSelector, whose GPU the manifest does not name"
@@ -219,8 +224,33 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         f"preset '{pname}' on its own {_KAITO_IMAGE} image)"
     )
     replicas = int_or_none(get_in(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
-    return [
-        synthetic_workload(
-            doc, ps, path or "inference", replicas=replicas, accelerator_why=why, image_source=image_source
-        )
+    w = synthetic_workload(
+        doc, ps, path or "inference", replicas=replicas, accelerator_why=why, image_source=image_source
+    )
+    # the options KAITO writes into the preset's command, so KV205-KV207 on them say KAITO wrote them
+    # (kvlint.engines.options.chart_provenance); the user's own settings go in the inference config's vllm:
+    written = [
+        (f"--model={KAITO_PRESET_PREFIX}{pname}", ploc, "inference.preset.name"),
+        (f"--served-model-name={pname}", name_loc or ploc, "inference.preset.name"),
+        *((word, loc, key) for (word, loc), key in zip(kaito_args, kaito_keys, strict=True)),
     ]
+    return [replace(w, chart_args=tuple(_kaito_arg(word, loc, key, doc.kind) for word, loc, key in written))]
+
+
+def _kaito_arg(word: str, loc: Loc | None, key: str | None, kind: str) -> ChartArg:
+    """``word`` as KAITO writes it into a preset's vLLM command (from the field ``key`` of the ``kind``
+    object, None: into every command), for :attr:`Workload.chart_args`. The remedy of a KV205/KV206 on it: the
+    object has no command to edit nor image to pin, so the release kvlint was told (--engine-version) is the
+    thing to check, or the KAITO installation."""
+    source = f" from {key}" if key else ""
+    return ChartArg(
+        loc,
+        (word,),
+        key,
+        True,
+        writer="KAITO",
+        extra="the vllm: section of the inference config",
+        why=f"KAITO writes {word} into the preset's vLLM command{source}",
+        fix=f"nothing in the {kind} removes it: check that --engine-version names the vLLM release of the KAITO "
+        f"installation (the {kind} has no image to pin), or upgrade KAITO",
+    )

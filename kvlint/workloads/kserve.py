@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from kvlint.engines.images import KSERVE_HF_IMAGE_NAME, split_image
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
@@ -58,18 +59,17 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
-            if runtimes is not None and key == "model" and not model.get("image"):
+            if runtimes is not None and key == "model":
+                # a model naming its own image still runs on its runtime: KServe merges the model's container
+                # (image included) over the runtime's kserve-container (merged_runtime_workloads)
                 found = runtimes.select(model, doc.namespace)
                 if found is not None:
                     return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
             named = str(model.get("runtime") or "")
-            if (
-                hf is None
-                and named
-                and not model.get("image")
-                and not named.startswith("kserve-huggingfaceserver")
-            ):
+            if hf is None and named and not named.startswith("kserve-huggingfaceserver"):
+                # (an image of the model's own replaces only the runtime's image: the command and arguments
+                # still come from the runtime, merged_runtime_workloads)
                 return [_runtime_missing(doc, pred, key, model, named)]
             ps = synthetic_pod_spec(pred, hf[0] if hf else model, _KSERVE_MODEL_KEYS)
             if hf:
@@ -139,18 +139,23 @@ def storage_location(model: Any, pred: Any) -> str | None:
 
 def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dict[str, str | None]] | None:
     """For an InferenceService predictor ``model`` of ``modelFormat: huggingface`` (or the ``huggingface``
-    shorthand) without its own image or command: the container the runtime and the model spec make
+    shorthand) without its own command, and without an image of its own other than a ``huggingfaceserver``
+    one (which replaces the runtime's, as KServe merges them): the container the runtime and the model spec make
     together (KServe appends the model's ``args`` to the runtime's), plus the workload facts it implies
-    (:class:`~kvlint.types.Workload` field -> value): the image source (KV208) and, for an ``hf://ORG/NAME``
-    ``storageUri`` that the server reads from ``/mnt/models``, the model (``derived_model``), or where an
-    unreadable one is stored (``model_storage``). None for other shapes, and for ``--backend=huggingface``
-    (transformers, not vLLM)."""
+    (:class:`~kvlint.types.Workload` field -> value): the image source (KV208, unless the model names its own
+    image) and, for an ``hf://ORG/NAME`` ``storageUri`` that the server reads from ``/mnt/models``, the model
+    (``derived_model``), or where an unreadable one is stored (``model_storage``). None for other shapes, and
+    for ``--backend=huggingface`` (transformers, not vLLM)."""
     fmt = model.get("modelFormat")
     fmt_name = fmt.get("name") if isinstance(fmt, dict) else None
     if not (key == "huggingface" or str(fmt_name or "").lower() == "huggingface"):
         return None
-    if model.get("image") or model.get("command") or not isinstance(model, LDict):
+    own_image = str(model.get("image") or "")
+    if model.get("command") or not isinstance(model, LDict):
         return None
+    if own_image and not split_image(own_image)[0].rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):
+        return None  # another image over the runtime's: what its ENTRYPOINT runs is not known here
+
     runtime = str(model.get("runtime") or "")
     if runtime and not runtime.startswith("kserve-huggingfaceserver"):
         return None  # a ServingRuntime of the cluster's own: its container is not known here
@@ -170,8 +175,9 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
             c.key_locs[k] = model.key_locs[k]
     c.setdefault("name", "kserve-container")
     c.locs.setdefault("name", anchor)
-    c["image"] = KSERVE_HF_IMAGE
-    c.locs["image"] = anchor
+    if not own_image:
+        c["image"] = KSERVE_HF_IMAGE
+        c.locs["image"] = anchor
     c["command"] = llist(anchor, [(w, anchor) for w in KSERVE_HF_COMMAND])
     c.locs["command"] = anchor
     items: list[tuple[Any, Loc | None]] = [
@@ -181,10 +187,16 @@ def _kserve_hf_runtime(doc: Document, key: str, model: dict) -> tuple[LDict, dic
         items += [(str(a), loc_of(user_args, i)) for i, a in enumerate(user_args)]
     c["args"] = llist(loc_of(model, "args") or anchor, items)
     c.locs["args"] = loc_of(model, "args") or anchor
-    facts: dict[str, str | None] = {
-        "image_source": "the KServe ClusterServingRuntime kserve-huggingfaceserver (its image tag is set by "
-        "the KServe release), not this InferenceService"
-    }
+    # the image (and with it the vLLM release) is the runtime's, set by the KServe release, unless the model
+    # names its own huggingfaceserver image, which KServe merges over the runtime's (merged_runtime_workloads)
+    facts: dict[str, str | None] = (
+        {}
+        if own_image
+        else {
+            "image_source": "the KServe ClusterServingRuntime kserve-huggingfaceserver (its image tag is set by "
+            "the KServe release), not this InferenceService"
+        }
+    )
     uri = str(model.get("storageUri") or "")
     has_id = any(model_id_given(w) for w in words)
     stored = model_from_uri(uri, oci=True)
@@ -385,7 +397,11 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
     (kserve/kserve ``pkg/controller/v1beta1/inferenceservice/utils/utils.go``
     ``MergeServingRuntimeAndInferenceServiceSpecs``, ``MergeRuntimeContainers``, ``MergePodSpec``,
     ``ReplacePlaceholders``; ``components/predictor.go`` for multi-node): the runtime's ``kserve-container``
-    merged with the model spec (the model's ``args`` appended to the runtime's), the runtime's pod fields
+    merged with the model spec (the model's ``args`` appended to the runtime's; its other fields, an ``image``
+    among them, over the runtime's by strategic merge: ``components/predictor/predictor.go`` ``buildPodSpec``
+    at kserve/kserve@0d164e13e14d85181ddc9cdc4f216a5efe7ee730 passes ``isvc.Spec.Predictor.Model.Container``
+    whatever it sets, so the engine release is read from the InferenceService's image when it names one;
+    ``UpdateImageTag`` then changes the tag only for a ``runtimeVersion``), the runtime's pod fields
     under the predictor's; the model of an ``hf://`` ``storageUri`` as its ``derived_model``. A runtime with a
     ``workerSpec`` adds the worker pod (``worker-container`` merged with the predictor's ``workerSpec``), and
     KServe's ``TENSOR_PARALLEL_SIZE``/``PIPELINE_PARALLEL_SIZE`` (the InferenceService's ``workerSpec`` sizes,
@@ -458,9 +474,15 @@ def _runtime_missing(
     ps = synthetic_pod_spec(pred, model, _KSERVE_MODEL_KEYS)
     ps["containers"] = LList([], loc=ps.loc)  # the engine container comes from the runtime
     where = loc_of(model, "runtime") or loc_of(pred, key) or doc.loc
+    image = model.get("image")
+    comes = (
+        f"the engine command and arguments come from it (this InferenceService sets only the image, {image})"
+        if image
+        else "the engine image and command come from it"
+    )
     msg = (
         f"the model runs on the ServingRuntime/ClusterServingRuntime '{name}', which is not among the inputs: "
-        "the engine image and command come from it, so kvlint cannot read this predictor's engine"
+        f"{comes}, so kvlint cannot read this predictor's engine"
         if not present
         else f"the ServingRuntime '{name}' has no container to run the model"
     )

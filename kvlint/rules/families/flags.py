@@ -191,6 +191,8 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         own = repository_path(s.image) == repository_path(_PIN_EXAMPLE[s.engine])
         # latest-nightly, nightly-<sha>, rocm/vllm's instinct_main: a word of the tag names a moving build
         moving = own or any(w in ("latest", "nightly", "main") for w in re.split(r"[-_.]", tag.lower()))
+        if not moving and s.release_noted:
+            return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
         yield ctx.finding(
             f"image '{s.image}': the tag {tag} names no {_ENGINE_NAME[s.engine]} release kvlint can read"
             + (" (a build of the engine's own repository that is not a release)" if own else "")

@@ -17,7 +17,7 @@ from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
-from kvlint.source import loc_of
+from kvlint.source import Loc, loc_of
 from kvlint.types import Diagnostic
 from kvlint.values import as_float
 
@@ -294,8 +294,26 @@ def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"kvlint found a serving engine in this container but no model in its {where} (env values from Secrets, "
         "and from ConfigMaps that are not among the inputs, are not read)",
+        _no_model_loc(ctx),
         fix=f"name the model in the manifest ({name_it})",
     )
+
+
+def _no_model_loc(ctx: RuleContext) -> Loc | None:
+    """Where KV503 "no model" points: for TGI, which also takes its model from the env (``MODEL_ID``), the
+    container's ``envFrom:`` key when it has one (the ConfigMap or Secret kvlint did not read is the likely
+    source); else the engine's program (``command_loc``); else, with no command or args, the ``image:`` key
+    (the image's ENTRYPOINT starts the engine). The container's position when none is in its file."""
+    s = ctx.serving
+    c = s.container
+    home = c.loc if c is not None else None
+    keys = getattr(c, "key_locs", {}) or {}
+    candidates = [keys.get("envFrom")] if s.engine == "tgi" else []
+    candidates += [s.command_loc, keys.get("image")]
+    for loc in candidates:
+        if loc is not None and (home is None or loc.file == home.file):
+            return loc
+    return None
 
 
 #: Where each engine takes its model from: (what kvlint read, how to name the model there).
@@ -310,15 +328,25 @@ _MODEL_SETTING = {
 def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV505: the model spec rests on an assumption kvlint made from the model's name or path (a re-upload, a
     quantized build, a directory named after a catalogued model: :mod:`kvlint.models.resolve` and
-    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it."""
+    :mod:`kvlint.models.catalogue` put an ``ASSUMPTION (...)`` note first); the message quotes it. On a container
+    kvlint made no memory plan for (a Neuron build, KV501) it says the model was taken, not that it was sized."""
     m, s = ctx.model, ctx.serving
     if m is None or not m.notes or not m.notes[0].startswith("ASSUMPTION"):
         return
     note = m.notes[0]
     kind, _, text = note.partition("): ")
     source = "path" if "path" in kind else "name"
+    if ctx.cr.plan is None and not ctx.cr.fleet:
+        # no memory plan was made (a Neuron/TPU/CPU build, KV501; an engine that stops first): "sized" would
+        # claim a plan (what rests on the assumption then is what reads the config, such as KV202's context)
+        lead = (
+            f"kvlint took this model from its {source}, not from its config.json (it made no memory plan for "
+            "this container)"
+        )
+    else:
+        lead = f"kvlint sized this model from its {source}, not from its config.json"
     yield ctx.finding(
-        f"kvlint sized this model from its {source}, not from its config.json: {text}",
+        f"{lead}: {text}",
         s.model.loc if s.model is not None and s.model.loc is not None else s.command_loc,
         fix="nothing to change if that is the model; otherwise annotate the workload with kvlint.io/model: <hub "
         "id>, map the path in .kvlint.yaml model_paths, or run kvlint models pull where the hub is reachable",
