@@ -1275,3 +1275,37 @@ def test_rbg_v1alpha1_roles_are_read_as_rbg_converts_them_over_tls(server: Any) 
             assert errors(obj) == want, (how, obj["kind"])
             resp, _ = _post(srv, ctx, review(obj))
             assert resp["allowed"] is (how == "plain"), (how, obj["kind"], resp)
+
+
+def _ray_service(import_path: str, entries: int = 1, env: int = 0) -> dict[str, Any]:
+    """A KubeRay RayService of one Ray Serve LLM application of ``entries`` llm_configs whose engine_kwargs
+    name an argument no vLLM has (Ray Serve LLM refuses it: KV205), the Ray worker container holding ``env``
+    variables."""
+    configs = "".join(
+        f"    - model_loading_config: {{model_id: m{i}, model_source: Qwen/Qwen2.5-7B-Instruct}}\n"
+        "      engine_kwargs: {max_model_len: 4096, no_such_arg: 1}\n"
+        for i in range(entries)
+    )
+    serve = f"applications:\n- name: llm\n  import_path: {import_path}\n  args:\n    llm_configs:\n{configs}"
+    worker = {"name": "ray-worker", "image": "rayproject/ray-llm:2.52.0-py311-cu128",
+              "resources": {"limits": {"nvidia.com/gpu": "1"}},
+              "env": [{"name": f"E{i}", "value": f"v{i}"} for i in range(env)]}  # fmt: skip
+    return {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "svc", "namespace": "default"},
+            "spec": {"serveConfigV2": serve, "rayClusterConfig": {
+                "headGroupSpec": {"template": {"spec": {"containers": [{**worker, "name": "ray-head", "env": [],
+                                                                        "resources": {}}]}}},
+                "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1,
+                                      "template": {"spec": {"containers": [worker]}}}]}}}  # fmt: skip
+
+
+def test_ray_serve_llm_builder_spellings_are_reviewed_over_tls(server: Any) -> None:
+    """A RayService whose serveConfigV2 spelled Ray Serve LLM's builder with YAML escapes (KubeRay decodes
+    them) was admitted without a finding, and the dotted import path Ray Serve also imports was admitted with
+    a KV503 info; both are denied now with the error the plain spelling gets."""
+    srv, ctx = server
+    for spelling in ("ray.serve.llm:build_openai_app", '"ray.serve\\x2Ellm:build_openai_app"',
+                     "ray.serve.llm.build_openai_app"):  # fmt: skip
+        obj = _ray_service(spelling)
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], (spelling, resp)
+        assert "KV205" in resp["status"]["message"] and "no_such_arg" in resp["status"]["message"], resp

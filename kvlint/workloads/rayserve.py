@@ -122,6 +122,27 @@ SERVE_PATH = "spec.serveConfigV2"
 _NAME_RE = re.compile(r"[^a-z0-9-]+")
 
 
+def _builder_path(imp: str) -> str:
+    """``import_path`` as ``module:attr``: Ray Serve imports ``module.attr`` as ``module:attr``
+    (ray-project/ray python/ray/_private/utils.py::import_attr: without a colon the last dot splits the module
+    from the attribute; ``ServeApplicationSchema`` accepts both forms)."""
+    imp = imp.strip()
+    if ":" not in imp and "." in imp:
+        module, _, attr = imp.rpartition(".")
+        return f"{module}:{attr}"
+    return imp
+
+
+def _names_serve_llm(apps: Any) -> bool:
+    """Some application's ``import_path`` (as Ray Serve imports it) is in ``ray.serve.llm``."""
+    return isinstance(apps, list) and any(
+        isinstance(app, dict)
+        and isinstance(app.get("import_path"), str)
+        and app["import_path"].strip().startswith("ray.serve.llm")
+        for app in apps[:MAX_APPLICATIONS]
+    )
+
+
 def serve_llm_reads(w: Workload) -> bool:
     """The workload was built by this module from a Ray Serve LLM config."""
     return w.path.startswith(SERVE_PATH)
@@ -307,7 +328,7 @@ class _Reader:
             if imp is not None:
                 self.wrong(f"{label}: import_path is a {type(imp).__name__}, not a string", iloc)
             return
-        imp = imp.strip()
+        imp = _builder_path(imp)
         args = app.get("args")
         base = f"spec.serveConfigV2.applications[{i}].args"
         if imp in _OPENAI_BUILDERS:
@@ -579,10 +600,18 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     values of the wrong type (KV002) ride on the first workload; never raises on odd shapes."""
     spec = get_in(doc.data, "spec")
     raw = get_in(spec, "serveConfigV2")
-    if not isinstance(raw, str) or "ray.serve.llm" not in raw:
+    if not isinstance(raw, str):
+        return []
+    # KubeRay reads serveConfigV2 as YAML, so a double-quoted import_path may spell ``ray.serve.llm`` with
+    # escapes ("ray.serve\x2ellm:build_openai_app"): such a config is parsed too, and read when the decoded
+    # path names Ray Serve LLM (it was left unread, an engine kvlint never saw passing as checked)
+    literal = "ray.serve.llm" in raw
+    if not literal and "\\" not in raw:
         return []
     at = loc_of(spec, "serveConfigV2")
     serve, why = _parse(raw, at, doc.path)
+    if not literal and (serve is None or not _names_serve_llm(serve.get("applications"))):
+        return []
     if serve is None:
         return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     apps = serve.get("applications")
