@@ -410,3 +410,24 @@ def test_a_backslash_alone_does_not_read_user_code_applications(tmp_path: Path) 
         )
         result = run_check([str(_write(tmp_path, text))], OPTS)
         assert not [d for d in result.diagnostics if d.rule in ("KV002", "KV503")], result.diagnostics
+
+
+def test_entries_copying_the_worker_pod_are_bounded(tmp_path: Path) -> None:
+    """Each entry runs in a copy of the Ray worker pod: past MAX_COPIED_VALUES copied values (here a worker of
+    2,000 env variables, 6,000 values a copy) the rest are not read and one KV001 error, at the first entry
+    left, says so, in the CLI as in the webhook; the entries read are sized as before."""
+    from kvlint.workloads.rayserve import MAX_COPIED_VALUES
+
+    env = "            env:\n" + "".join(f"            - {{name: E{i}, value: v{i}}}\n" for i in range(2000))
+    text = RAY_SERVICE.format(entries="".join(ENTRY.format(i=i) for i in range(100)))
+    text = text.replace(
+        '                nvidia.com/gpu: "2"\n', '                nvidia.com/gpu: "2"\n' + env
+    )
+    path = _write(tmp_path, text)
+    result = run_check([str(path)], OPTS)
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001.severity == "error" and "too large to read" in kv001.message
+    read = len(_serving(result))
+    assert 1 < read < 100 and (read - 1) * 6000 <= MAX_COPIED_VALUES < read * 6000
+    assert f"it read the first {read} entries" in kv001.message
+    assert kv001.loc.line == _line_of(path, f"model_id: m{read}") - 1

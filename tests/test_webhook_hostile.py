@@ -1309,3 +1309,29 @@ def test_ray_serve_llm_builder_spellings_are_reviewed_over_tls(server: Any) -> N
         resp, _ = _post(srv, ctx, review(obj))
         assert not resp["allowed"], (spelling, resp)
         assert "KV205" in resp["status"]["message"] and "no_such_arg" in resp["status"]["message"], resp
+
+
+def test_llm_configs_copying_a_large_worker_pod_are_denied_not_admitted_unchecked_over_tls(
+    server: Any,
+) -> None:
+    """Every llm_configs entry of a RayService runs in a copy of the Ray worker pod, analysed once per engine:
+    255 entries (under the review cap) beside a worker of 4,000 env variables (a 0.2 MB object) took about 2 s
+    of worker CPU, past the review budget, and were admitted unchecked (failure mode open). Now the entries
+    past MAX_COPIED_VALUES copied values are not read and a KV001 error says so: denied, every time, without
+    a budget overrun; the same object with a small worker pod is reviewed entry by entry."""
+    from kvlint.workloads.rayserve import MAX_COPIED_VALUES
+
+    srv, ctx = server
+    before = srv.metric("kvlint_webhook_budget_exceeded_total")
+    big = _ray_service("ray.serve.llm:build_openai_app", entries=255, env=4000)
+    for _ in range(2):
+        resp, _ = _post(srv, ctx, review(big))
+        assert not resp["allowed"], resp
+        message = resp["status"]["message"]
+        assert "KV001" in message and "serveConfigV2: too large to read" in message, message
+        assert f"{MAX_COPIED_VALUES:,}" in message
+    assert srv.metric("kvlint_webhook_budget_exceeded_total") == before
+    small = _ray_service("ray.serve.llm:build_openai_app", entries=40, env=4)
+    resp, _ = _post(srv, ctx, review(small))
+    assert not resp["allowed"] and "too large" not in resp["status"]["message"], resp
+    assert "KV205" in resp["status"]["message"], resp

@@ -36,7 +36,9 @@ selector, affinity and tolerations that group's pod's; the application's and the
 Not modelled, each a located KV503 (info, counted as "not read"): applications whose ``import_path`` is the
 user's own Python code, other ``ray.serve.llm`` builders (prefill/decode disaggregation, data-parallel
 apps), ``llm_configs`` entries given as file paths, ``llm_engine`` other than vLLM. Wrong types are KV002
-warnings at their line; at most :data:`MAX_LLM_CONFIGS` entries are read per object.
+warnings at their line; at most :data:`MAX_LLM_CONFIGS` entries are read per object, and at most
+:data:`MAX_COPIED_VALUES` values of the worker pod are copied into the engines beyond the first (a KV001 error
+past it).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from kvlint.workloads.base import (
 )
 
 __all__ = [
+    "MAX_COPIED_VALUES",
     "MAX_LLM_CONFIGS",
     "RAY_ACCELERATORS",
     "rayservice_workloads",
@@ -73,6 +76,14 @@ __all__ = [
 MAX_LLM_CONFIGS = 1000
 #: The most applications read in one ``serveConfigV2``. [assumed], as :data:`MAX_LLM_CONFIGS`.
 MAX_APPLICATIONS = 1000
+#: The most values of the worker pod copied into the engines beyond the first: every ``llm_configs`` entry runs
+#: in a copy of the Ray worker's PodSpec (its env, mounts, volumes), which is analysed once per engine, so
+#: entries x pod values is the work of the review. Past it the remaining entries are not read and one KV001
+#: error says so (an object kvlint did not read must not pass as checked). [measured] about 0.7 us of CPU a
+#: copied value: 255 entries of a worker pod of 4,000 env variables (3 M copied values, a 190 KB object) took
+#: 2 s, the webhook's whole review budget, and were admitted unchecked; 131,072 take about 0.1 s. A real
+#: RayService copies a few hundred values a handful of times.
+MAX_COPIED_VALUES = 1 << 17
 #: The longest ``serveConfigV2`` string parsed, in characters (the file is already capped by the loader).
 MAX_SERVE_CONFIG_CHARS = 1 << 20
 
@@ -171,6 +182,21 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
     if not placed:
         data = _relocated(data, at or Loc(path))
     return (data if isinstance(data, LDict) else None), None
+
+
+def _values(obj: Any, limit: int) -> int:
+    """The values in ``obj`` (every mapping, list and scalar, an aliased one each time it appears), counted up
+    to ``limit + 1``."""
+    n = 0
+    stack = [obj]
+    while stack and n <= limit:
+        v = stack.pop()
+        n += 1
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return n
 
 
 def _has_gpu(container: Any) -> bool:
@@ -288,6 +314,9 @@ class _Reader:
         self.out: list[Workload] = []
         self.read = 0
         self.capped = False
+        self._weight: int | None = None
+        self._app_weights: dict[int, int] = {}
+        self.copied = 0
         self._known: dict[str, tuple[str, str]] | None = None
 
     def note(self, message: str, loc: Loc | None) -> None:
@@ -339,11 +368,11 @@ class _Reader:
                 self.wrong(f"{label}: args.llm_configs of {imp} is {what}", cloc)
                 return
             for j, entry in enumerate(configs):
-                if not self.take(loc_of(configs, j) or cloc):
+                if not self.take(loc_of(configs, j) or cloc, app):
                     return
                 self.entry(app, label, entry, loc_of(configs, j) or cloc, f"{base}.llm_configs[{j}]", j)
         elif imp in _DEPLOYMENT_BUILDERS:
-            if not self.take(loc_of(app, "args") or iloc):
+            if not self.take(loc_of(app, "args") or iloc, app):
                 return
             self.entry(app, label, args, loc_of(app, "args") or iloc, base, 0)
         elif imp.startswith("ray.serve.llm"):
@@ -370,7 +399,35 @@ class _Reader:
             self._known = known_options(engine_version(image) if isinstance(image, str) else None)
         return self._known
 
-    def take(self, loc: Loc | None) -> bool:
+    def take(self, loc: Loc | None, app: dict) -> bool:
+        """Whether to read one more engine: within :data:`MAX_LLM_CONFIGS` and :data:`MAX_COPIED_VALUES` (the
+        worker pod and the application's ``runtime_env`` are copied into each engine), else False with one
+        finding saying what was left unread."""
+        if self.capped:
+            return False
+        if self._weight is None:
+            self._weight = _values(self.pod, MAX_COPIED_VALUES)
+        if id(app) not in self._app_weights:
+            runtime_env = app.get("runtime_env")
+            self._app_weights[id(app)] = 0 if runtime_env is None else _values(runtime_env, MAX_COPIED_VALUES)
+        weight = self._weight + self._app_weights[id(app)]
+        if self.read:
+            if self.copied + weight > MAX_COPIED_VALUES:
+                self.capped = True
+                self.findings.append(
+                    _finding(
+                        "KV001",
+                        "serveConfigV2: too large to read: each llm_configs entry runs in a copy of the Ray worker "
+                        f"pod and of its application's runtime_env ({weight:,} values here), and kvlint copies at "
+                        f"most {MAX_COPIED_VALUES:,} values beyond the first engine; it read the first "
+                        f"{self.read} entries and not the rest",
+                        loc,
+                        fix="split the applications over several RayServices, or trim the worker pod's env",
+                        severity="error",
+                    )
+                )
+                return False
+            self.copied += weight
         if self.read >= MAX_LLM_CONFIGS:
             if not self.capped:
                 self.capped = True
