@@ -54,6 +54,8 @@ from kvlint.workloads.base import (
     ACCELERATOR_SOURCE_ANNOTATION,
     ENGINE_KWARGS_ANNOTATION,
     IMAGE_SOURCE_ANNOTATION,
+    MAX_COPIED_VALUES,
+    count_values,
     get_in,
     int_or_none,
     ldict,
@@ -76,14 +78,6 @@ __all__ = [
 MAX_LLM_CONFIGS = 1000
 #: The most applications read in one ``serveConfigV2``. [assumed], as :data:`MAX_LLM_CONFIGS`.
 MAX_APPLICATIONS = 1000
-#: The most values of the worker pod copied into the engines beyond the first: every ``llm_configs`` entry runs
-#: in a copy of the Ray worker's PodSpec (its env, mounts, volumes), which is analysed once per engine, so
-#: entries x pod values is the work of the review. Past it the remaining entries are not read and one KV001
-#: error says so (an object kvlint did not read must not pass as checked). [measured] about 0.7 us of CPU a
-#: copied value: 255 entries of a worker pod of 4,000 env variables (3 M copied values, a 190 KB object) took
-#: 2 s, the webhook's whole review budget, and were admitted unchecked; 131,072 take about 0.1 s. A real
-#: RayService copies a few hundred values a handful of times.
-MAX_COPIED_VALUES = 1 << 17
 #: The longest ``serveConfigV2`` string parsed, in characters (the file is already capped by the loader).
 MAX_SERVE_CONFIG_CHARS = 1 << 20
 
@@ -182,21 +176,6 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
     if not placed:
         data = _relocated(data, at or Loc(path))
     return (data if isinstance(data, LDict) else None), None
-
-
-def _values(obj: Any, limit: int) -> int:
-    """The values in ``obj`` (every mapping, list and scalar, an aliased one each time it appears), counted up
-    to ``limit + 1``."""
-    n = 0
-    stack = [obj]
-    while stack and n <= limit:
-        v = stack.pop()
-        n += 1
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return n
 
 
 def _has_gpu(container: Any) -> bool:
@@ -406,10 +385,12 @@ class _Reader:
         if self.capped:
             return False
         if self._weight is None:
-            self._weight = _values(self.pod, MAX_COPIED_VALUES)
+            self._weight = count_values(self.pod, MAX_COPIED_VALUES)
         if id(app) not in self._app_weights:
             runtime_env = app.get("runtime_env")
-            self._app_weights[id(app)] = 0 if runtime_env is None else _values(runtime_env, MAX_COPIED_VALUES)
+            self._app_weights[id(app)] = (
+                0 if runtime_env is None else count_values(runtime_env, MAX_COPIED_VALUES)
+            )
         weight = self._weight + self._app_weights[id(app)]
         if self.read:
             if self.copied + weight > MAX_COPIED_VALUES:
