@@ -1335,3 +1335,30 @@ def test_llm_configs_copying_a_large_worker_pod_are_denied_not_admitted_unchecke
     resp, _ = _post(srv, ctx, review(small))
     assert not resp["allowed"] and "too large" not in resp["status"]["message"], resp
     assert "KV205" in resp["status"]["message"], resp
+
+
+def test_many_leader_worker_roles_are_denied_not_admitted_unchecked_over_tls(server: Any) -> None:
+    """A DisaggregatedSet of 1,500 leader/worker roles (0.4 MB): finding each worker's leader compared it with
+    every leader (quadratic), about 2.5 s of worker CPU before the review cap could refuse the object, so it
+    ran past the review budget and was admitted unchecked (failure mode open). Now it is answered "too large
+    to review" (denied) within the budget, every time."""
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+
+    srv, ctx = server
+    pod = workload_object(B01)["spec"]["template"]["spec"]
+    roles = [
+        {"name": f"r{i}", "spec": {"replicas": 1, "leaderWorkerTemplate": {
+            "size": 2, "leaderTemplate": {"spec": pod}, "workerTemplate": {"spec": pod}}}}
+        for i in range(1500)
+    ]  # fmt: skip
+    obj = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+           "metadata": {"name": "pd", "namespace": "default"}, "spec": {"roles": roles}}  # fmt: skip
+    before = srv.metric("kvlint_webhook_budget_exceeded_total")
+    for _ in range(2):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], resp
+        assert (
+            f"too large to review: 3000 pod templates, kvlint reviews at most {MAX_REVIEW_SIZE}"
+            in (resp["status"]["message"])
+        ), resp
+    assert srv.metric("kvlint_webhook_budget_exceeded_total") == before
