@@ -433,3 +433,32 @@ def test_link_leaders_equals_comparing_every_head() -> None:
             for w, g in zip(ws, link_leaders(ws), strict=True):
                 if heads and w.role == "worker" and w.leader is None:
                     assert g.leader is _reference_leader(heads, w), (path, w.path)
+
+
+def test_a_limit_counts_past_it_and_builds_the_same_first_workloads() -> None:
+    """With the webhook's review cap as ``limit``, an object of more pod templates is only counted past the
+    first ``limit + 1`` (a 3 MiB object took 0.9 s to build before being refused): the count, and the first
+    ``limit + 1`` workloads (where the "too large to review" error is located), are those found without it;
+    an object within the limit is found exactly as without it."""
+    from kvlint.workloads import find_workloads
+
+    pod = "{containers: [{name: m, image: vllm/vllm-openai:v0.11.0}]}"
+    roles = "".join(
+        f"  - {{name: r{i}, spec: {{leaderWorkerTemplate: {{size: 2, leaderTemplate: {{spec: {pod}}}, "
+        f"workerTemplate: {{spec: {pod}}}}}}}}}\n"
+        for i in range(40)
+    )
+    text = f"apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\nmetadata: {{name: d}}\nspec:\n  roles:\n{roles}"
+    docs = load_text(text, "d.yaml").documents
+    full = find_workloads(docs)
+    assert len(full) == 80
+    for limit in (0, 1, 10, 79):
+        capped = find_workloads(docs, limit=limit)
+        assert len(capped) == len(full)
+        for a, b in zip(capped[: limit + 1], full[: limit + 1], strict=True):
+            assert (a.path, a.loc, a.kind, a.name, a.role) == (b.path, b.loc, b.kind, b.name, b.role)
+    for limit in (80, 1000):
+        within = find_workloads(docs, limit=limit)
+        assert [(w.path, w.loc, w.leader and w.leader.path) for w in within] == [
+            (w.path, w.loc, w.leader and w.leader.path) for w in full
+        ]
