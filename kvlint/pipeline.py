@@ -144,7 +144,9 @@ def analyse_documents(
     out = DocumentsAnalysis()
     if cms is None:
         cms = _workloads.configmaps(docs)
-    workloads = _workloads.find_workloads(docs, joined=joined, limit=options.max_review_size)
+    workloads = _workloads.find_workloads(
+        docs, joined=joined, limit=options.max_review_size, max_file_bytes=options.max_file_bytes
+    )
     out.workloads = len(workloads)
     if options.max_review_size is not None:
         too_large = _too_large(workloads, options.max_review_size)

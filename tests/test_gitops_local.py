@@ -373,3 +373,21 @@ def test_a_nul_in_what_helm_is_passed_is_a_finding_not_a_traceback(
     assert (
         c.workload.name == "vllm-granite" and c.workload.loc is not None and c.workload.loc.file == str(app)
     )
+
+
+def test_max_file_bytes_caps_what_helm_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--max-file-bytes`` bounds every input, and what kvlint renders is one: the charts of this checkout that
+    an Application deploys were rendered under the default 16 MiB whatever the option said. A rendering of
+    about 150 KB is now refused under a 100 KB cap (a KV503 saying the chart was not rendered and why, no
+    container linted) and linted under a 1 MB one."""
+    root = _repo(tmp_path)
+    _stand_in_helm(tmp_path)
+    (tmp_path / "rendered.yaml").write_text(_RENDERED + "# " + "x" * 150_000 + "\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    app = root / APP
+    small = run_check([str(app)], Options(allow_hub=False, max_file_bytes=100_000))
+    assert not small.containers
+    (note,) = [d for d in _kv503(small) if "not rendered" in d.message]
+    assert "more than the 100000-byte limit" in note.message, note.message
+    large = run_check([str(app)], Options(allow_hub=False, max_file_bytes=1_000_000))
+    assert len(large.containers) == 1 and not [d for d in _kv503(large) if "not rendered" in d.message]

@@ -83,7 +83,11 @@ _MAX_DEPTH = 256
 
 
 def find_workloads(
-    docs: Sequence[Document], *, joined: _Joined | None = None, limit: int | None = None
+    docs: Sequence[Document],
+    *,
+    joined: _Joined | None = None,
+    limit: int | None = None,
+    max_file_bytes: int | None = None,
 ) -> list[Workload]:
     """Every PodSpec in ``docs``, in document order (see the module docstring for where they are found).
 
@@ -104,6 +108,9 @@ def find_workloads(
     (the rest of its list repeats the last one built, so the count and the first ``limit + 1`` are what they
     would be) and its workloads are not completed (leaders, operator additions, notes): nothing in it will
     be analysed. A 3 MiB object of 16,000 pod templates took about 0.9 s to build before being refused.
+
+    ``max_file_bytes`` (``--max-file-bytes``): the cap on what helm renders from a chart of this checkout that
+    an Argo CD or Flux object deploys (:mod:`kvlint.workloads.gitops_local`); default the loader's.
     """
     out: list[Workload] = []
     if joined is None:
@@ -114,7 +121,7 @@ def find_workloads(
                 continue  # a runtime or preset merged into the service that uses it
             try:
                 found = joined.workloads_of(doc)
-                ws = found if found is not None else _doc_workloads(doc, joined, limit)
+                ws = found if found is not None else _doc_workloads(doc, joined, limit, max_file_bytes)
                 if limit is not None and len(ws) > limit:
                     out.extend(ws)  # too large to review: counted, not completed
                     continue
@@ -493,7 +500,9 @@ def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
     return out
 
 
-def _doc_workloads(doc: Document, joined: _Joined | None = None, limit: int | None = None) -> list[Workload]:
+def _doc_workloads(
+    doc: Document, joined: _Joined | None = None, limit: int | None = None, max_file_bytes: int | None = None
+) -> list[Workload]:
     data = doc.data
     kind = doc.kind
     if not kind:
@@ -509,9 +518,9 @@ def _doc_workloads(doc: Document, joined: _Joined | None = None, limit: int | No
     if found:
         return found
     if kind in GITOPS_KINDS and is_gitops(doc):
-        found = gitops_workloads(
-            doc, find_workloads, _names_engine
-        )  # inline values of a chart kvlint reads (kvlint.workloads.gitops)
+        # inline values of a chart kvlint reads, and charts of this checkout rendered (kvlint.workloads.gitops)
+        find = functools.partial(find_workloads, max_file_bytes=max_file_bytes)
+        found = gitops_workloads(doc, find, _names_engine, max_file_bytes)
         if found:
             return found
 
