@@ -846,6 +846,7 @@ def _warm_up() -> None:
     _unit_functions()
     import kvlint.engines.multinode  # noqa: F401
     import kvlint.memory.stage  # noqa: F401  (the engines' memory models)
+    import kvlint.workloads.gitops_local  # noqa: F401  (each unit sets its render scope)
     import kvlint.workloads.stack_values  # noqa: F401  (chart values readers import their builders lazily)
     from kvlint.accelerators.registry import catalogue
     from kvlint.models.catalogue import _by_name, _index
