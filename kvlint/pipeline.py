@@ -144,10 +144,10 @@ def analyse_documents(
     out = DocumentsAnalysis()
     if cms is None:
         cms = _workloads.configmaps(docs)
-    # with a review cap, the workloads beyond it are counted, not completed (only their number is read)
     cap = options.max_review_size
-    complete = None if cap is None else cap + 1
-    workloads = _workloads.find_workloads(docs, joined=joined, complete=complete)
+    workloads = _workloads.find_workloads(
+        docs, joined=joined, limit=cap, max_file_bytes=options.max_file_bytes
+    )
     out.workloads = len(workloads)
     if cap is not None:
         too_large = _too_large(workloads, cap)

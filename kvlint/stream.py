@@ -846,6 +846,7 @@ def _warm_up() -> None:
     _unit_functions()
     import kvlint.engines.multinode  # noqa: F401
     import kvlint.memory.stage  # noqa: F401  (the engines' memory models)
+    import kvlint.workloads.gitops_local  # noqa: F401  (each unit sets its render scope)
     import kvlint.workloads.stack_values  # noqa: F401  (chart values readers import their builders lazily)
     from kvlint.accelerators.registry import catalogue
     from kvlint.models.catalogue import _by_name, _index
@@ -927,9 +928,22 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
             if named is not None:
                 out.engine_named[unit.path] = named
         del data
+    from kvlint.workloads.gitops_local import render_scope
+
+    # a file analysed in batches counts its chart renders per batch: which batches a process analyses depends
+    # on --jobs, the batches themselves do not
+    if unit.span is not None and unit.path is not None:
+        try:
+            file_bytes = os.stat(unit.path).st_size
+        except OSError:
+            file_bytes = 0
+        render_scope(unit.span[0], BATCH_BYTES, file_bytes)
+    else:
+        render_scope(None)
     try:
         found = analyse_documents(loaded.documents, options, cms=ctx.cms, joined=ctx.joined)
     finally:
+        render_scope(None)
         if unit.span is not None:
             from kvlint.engines.command import HELD_LINES
 

@@ -373,3 +373,60 @@ def test_a_nul_in_what_helm_is_passed_is_a_finding_not_a_traceback(
     assert (
         c.workload.name == "vllm-granite" and c.workload.loc is not None and c.workload.loc.file == str(app)
     )
+
+
+def test_max_file_bytes_caps_what_helm_renders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--max-file-bytes`` bounds every input, and what kvlint renders is one: the charts of this checkout that
+    an Application deploys were rendered under the default 16 MiB whatever the option said. A rendering of
+    about 150 KB is now refused under a 100 KB cap (a KV503 saying the chart was not rendered and why, no
+    container linted) and linted under a 1 MB one."""
+    root = _repo(tmp_path)
+    _stand_in_helm(tmp_path)
+    (tmp_path / "rendered.yaml").write_text(_RENDERED + "# " + "x" * 150_000 + "\n")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    app = root / APP
+    small = run_check([str(app)], Options(allow_hub=False, max_file_bytes=100_000))
+    assert not small.containers
+    (note,) = [d for d in _kv503(small) if "not rendered" in d.message]
+    assert "more than the 100000-byte limit" in note.message, note.message
+    large = run_check([str(app)], Options(allow_hub=False, max_file_bytes=1_000_000))
+    assert len(large.containers) == 1 and not [d for d in _kv503(large) if "not rendered" in d.message]
+
+
+def test_renders_of_a_file_read_in_parts_do_not_depend_on_jobs(tmp_path: Path) -> None:
+    """A file over kvlint.stream.SEGMENT_BYTES is analysed in batches that several --jobs processes take apart,
+    and each process counted MAX_LOCAL_RENDERS renders of the file for itself: a 6 MB file of 300 Applications
+    rendered 64 charts with --jobs 1 and 128 with --jobs 2, and the reports differed. Each batch now has its
+    share of MAX_LOCAL_RENDERS: the same renders, at most MAX_LOCAL_RENDERS, and the same report either way."""
+    import subprocess
+    import sys
+
+    from kvlint.stream import SEGMENT_BYTES
+    from kvlint.workloads.gitops_local import MAX_LOCAL_RENDERS
+
+    root = _repo(tmp_path)
+    _stand_in_helm(tmp_path)
+    runs = tmp_path / "runs"
+    script = tmp_path / "bin" / "helm"
+    script.write_text(script.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho x >> {runs}\n", 1))
+    pad = "x" * 20_000
+    docs = [
+        f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: a{i}}}\nspec:\n"
+        f"  source: {{repoURL: x, path: helm/vllm, helm: {{releaseName: r{i}}}}}\n---\n"
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata: {{k: {pad}}}\n"
+        for i in range(300)
+    ]
+    big = root / "many.yaml"
+    big.write_text("---\n".join(docs))
+    assert big.stat().st_size > SEGMENT_BYTES
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    reports = []
+    for jobs in ("1", "2"):
+        runs.write_text("")
+        cmd = [sys.executable, "-m", "kvlint", "check", "--offline", "--no-config", "--jobs", jobs, str(big)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        assert "Traceback" not in done.stderr, done.stderr
+        reports.append(done.stdout)
+        assert 0 < len(runs.read_text().splitlines()) <= MAX_LOCAL_RENDERS
+    assert reports[0] == reports[1]
+    assert f"at most {MAX_LOCAL_RENDERS} charts" in reports[0]

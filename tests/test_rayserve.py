@@ -360,3 +360,74 @@ def test_assumptions_are_a_located_kv504(tmp_path: Path) -> None:
         tmp_path, RAY_SERVICE.format(entries=ENTRY.format(i=0)).replace("2.52.0", "2.56.0"), "p.yaml"
     )
     assert not [d for d in run_check([str(pinned)], OPTS).diagnostics if d.rule == "KV504"]
+
+
+# ------------------------------------------------------------------------------------------------ import paths
+
+#: ``import_path`` spellings of ``ray.serve.llm:build_openai_app`` that Ray Serve imports (KubeRay reads
+#: serveConfigV2 as YAML, so double-quoted escapes are decoded; ray._private.utils.import_attr splits a path
+#: without a colon at its last dot).
+BUILDER_SPELLINGS = (
+    '"ray.serve\\x2Ellm:build_openai_app"',
+    '"ray\\u002eserve.llm:build_openai_app"',
+    '"ray.serve.\\\n        llm:build_openai_app"',
+    "ray.serve.llm.build_openai_app",
+)
+
+
+@pytest.mark.parametrize("spelling", BUILDER_SPELLINGS)
+def test_every_spelling_of_the_builder_is_read(tmp_path: Path, spelling: str) -> None:
+    """A RayService whose import_path spelled Ray Serve LLM's builder with YAML escapes was not read at all (the
+    text did not hold ``ray.serve.llm``: no finding, the engine passing as checked), and the dotted form was a
+    KV503 'builder not modelled' info; both are read now, as the plain spelling is."""
+    entry = ENTRY.format(i=0) + "            no_such_arg: 1\n"
+    plain = RAY_SERVICE.format(entries=entry)
+    text = plain.replace("import_path: ray.serve.llm:build_openai_app", f"import_path: {spelling}")
+    assert text != plain
+    want = sorted(
+        (d.rule, d.loc.line) for d in run_check([str(_write(tmp_path, plain, "a.yaml"))], OPTS).diagnostics
+    )
+    got = run_check([str(_write(tmp_path, text, "b.yaml"))], OPTS)
+    assert any(d.rule == "KV205" and "no_such_arg" in d.message for d in got.diagnostics), got.diagnostics
+    shift = text.count("\n") - plain.count("\n")
+    assert sorted((d.rule, d.loc.line - (shift if d.loc.line > 9 else 0)) for d in got.diagnostics) == want
+
+
+def test_a_backslash_alone_does_not_read_user_code_applications(tmp_path: Path) -> None:
+    """A serveConfigV2 parsed for its escapes whose applications are the user's own code is left as before
+    (no KV503 per application, no KV002 when it does not parse)."""
+    for serve in (
+        '    applications:\n    - name: a\n      import_path: "app\\x2emain:deployment"\n',
+        '    applications: [ "\\x2e\n',
+    ):
+        text = RAY_SERVICE.format(entries="").split("  serveConfigV2: |\n")
+        text = (
+            text[0]
+            + "  serveConfigV2: |\n"
+            + serve
+            + "  rayClusterConfig:"
+            + text[1].split("  rayClusterConfig:")[1]
+        )
+        result = run_check([str(_write(tmp_path, text))], OPTS)
+        assert not [d for d in result.diagnostics if d.rule in ("KV002", "KV503")], result.diagnostics
+
+
+def test_entries_copying_the_worker_pod_are_bounded(tmp_path: Path) -> None:
+    """Each entry runs in a copy of the Ray worker pod: past MAX_COPIED_VALUES copied values (here a worker of
+    2,000 env variables, 6,000 values a copy) the rest are not read and one KV001 error, at the first entry
+    left, says so, in the CLI as in the webhook; the entries read are sized as before."""
+    from kvlint.workloads.rayserve import MAX_COPIED_VALUES
+
+    env = "            env:\n" + "".join(f"            - {{name: E{i}, value: v{i}}}\n" for i in range(2000))
+    text = RAY_SERVICE.format(entries="".join(ENTRY.format(i=i) for i in range(100)))
+    text = text.replace(
+        '                nvidia.com/gpu: "2"\n', '                nvidia.com/gpu: "2"\n' + env
+    )
+    path = _write(tmp_path, text)
+    result = run_check([str(path)], OPTS)
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001.severity == "error" and "too large to read" in kv001.message
+    read = len(_serving(result))
+    assert 1 < read < 100 and (read - 1) * 6000 <= MAX_COPIED_VALUES < read * 6000
+    assert f"it read the first {read} entries" in kv001.message
+    assert kv001.loc.line == _line_of(path, f"model_id: m{read}") - 1

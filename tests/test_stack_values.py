@@ -319,6 +319,31 @@ def test_a_million_entries_are_refused_within_the_limits(tmp_path: Path) -> None
     assert f"more than the {MAX_MODEL_SPECS}" in kv002.message and "1,000,000" in kv002.message
 
 
+def test_entries_copying_a_large_shared_spec_are_refused(tmp_path: Path) -> None:
+    """Every engine pod holds servingEngineSpec's shared settings: 256 entries beside 40,000 shared env variables
+    (a 1.4 MB values file) took 28 s and 0.5 GB to lint, each entry's pod analysed with all of them. Past
+    MAX_COPIED_VALUES copied values the file is refused (KV002, not read, as above MAX_MODEL_SPECS); the same
+    entries beside a few shared variables, and one entry beside all of them, are built."""
+    from kvlint.workloads.base import MAX_COPIED_VALUES
+
+    def values(entries: int, env: int) -> str:
+        shared = "".join(f"  - {{name: E{j}, value: v{j}}}\n" for j in range(env))
+        entry = (
+            "  - {name: m%d, repository: vllm/vllm-openai, tag: v0.6.3, modelURL: Qwen/Qwen2.5-7B-Instruct, "
+            "requestCPU: 1, requestMemory: 1Gi, requestGPU: 1}\n"
+        )
+        models = "".join(entry % i for i in range(entries))
+        return f"servingEngineSpec:\n  env:\n{shared}  modelSpec:\n{models}"
+
+    env = MAX_COPIED_VALUES // 3  # three values a variable: its mapping, name and value
+    path = _write(tmp_path, "big.yaml", values(3, env))
+    (kv002,) = [f for f in run_documents_only(path) if f.rule == "KV002"]
+    assert f"more than the {MAX_COPIED_VALUES:,} values" in kv002.message, kv002.message
+    assert kv002.loc is not None and kv002.loc.line == _line_of(path, "modelSpec:")
+    assert len(find_workloads(load_paths([_write(tmp_path, "one.yaml", values(1, env))]).documents)) == 1
+    assert len(find_workloads(load_paths([_write(tmp_path, "few.yaml", values(200, 4))]).documents)) == 200
+
+
 def run_documents_only(path: str) -> list:
     """The load stage's findings and the workloads stage's for ``path`` (the workloads must be none)."""
     loaded = load_inputs([path])

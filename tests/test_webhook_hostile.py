@@ -1040,9 +1040,9 @@ def test_an_object_too_large_to_review_is_a_finding_not_a_timeout_over_tls(serve
 def test_workloads_beyond_the_review_cap_are_counted_not_completed() -> None:
     """Completing each component of an oversized DynamoGraphDeployment as the Dynamo operator writes it (its
     /dev/shm, a frontend's command) took about half of the "too large to review" answer of a 3 MiB object,
-    for workloads the answer never reads. With ``complete`` (the cap + 1, as the pipeline passes it),
-    find_workloads returns the same workloads in the same order at the same locations, the first ``complete``
-    completed exactly as without it and the rest as found; the webhook's answer is the same KV001 either way."""
+    for workloads the answer never reads. With ``limit`` (the review cap, as the pipeline passes it),
+    find_workloads returns as many workloads, the first ``limit + 1`` at the same paths and locations, none of
+    them completed (nothing in an object over the cap is analysed); the webhook's answer is the same KV001."""
     from kvlint.pipeline import _too_large
     from kvlint.webhook.jsonload import load_object
     from kvlint.webhook.request_options import MAX_REVIEW_SIZE
@@ -1057,18 +1057,18 @@ def test_workloads_beyond_the_review_cap_are_counted_not_completed() -> None:
     loaded = load_object(dgd, "<g>.json")
     assert loaded is not None
     full = find_workloads(loaded.documents)
-    capped = find_workloads(loaded.documents, complete=MAX_REVIEW_SIZE + 1)
+    capped = find_workloads(loaded.documents, limit=MAX_REVIEW_SIZE)
     assert len(full) == len(capped) == n
-    assert [(w.path, w.loc, w.kind, w.name) for w in full] == [
-        (w.path, w.loc, w.kind, w.name) for w in capped
+    head = MAX_REVIEW_SIZE + 1
+    assert [(w.path, w.loc, w.kind, w.name) for w in full[:head]] == [
+        (w.path, w.loc, w.kind, w.name) for w in capped[:head]
     ]
 
     def shm(w: Any) -> bool:
         return any(v.get("name") == "shared-memory" for v in w.pod_spec.get("volumes") or [])
 
     assert all(shm(w) for w in full)  # the operator's /dev/shm on every component
-    assert all(shm(w) for w in capped[: MAX_REVIEW_SIZE + 1])
-    assert not any(shm(w) for w in capped[MAX_REVIEW_SIZE + 1 :])  # counted, not completed
+    assert not any(shm(w) for w in capped)  # counted, not completed
     assert _too_large(full, MAX_REVIEW_SIZE) == _too_large(capped, MAX_REVIEW_SIZE) is not None
 
 
@@ -1319,3 +1319,90 @@ def test_rbg_v1alpha1_roles_are_read_as_rbg_converts_them_over_tls(server: Any) 
             assert errors(obj) == want, (how, obj["kind"])
             resp, _ = _post(srv, ctx, review(obj))
             assert resp["allowed"] is (how == "plain"), (how, obj["kind"], resp)
+
+
+def _ray_service(import_path: str, entries: int = 1, env: int = 0) -> dict[str, Any]:
+    """A KubeRay RayService of one Ray Serve LLM application of ``entries`` llm_configs whose engine_kwargs
+    name an argument no vLLM has (Ray Serve LLM refuses it: KV205), the Ray worker container holding ``env``
+    variables."""
+    configs = "".join(
+        f"    - model_loading_config: {{model_id: m{i}, model_source: Qwen/Qwen2.5-7B-Instruct}}\n"
+        "      engine_kwargs: {max_model_len: 4096, no_such_arg: 1}\n"
+        for i in range(entries)
+    )
+    serve = f"applications:\n- name: llm\n  import_path: {import_path}\n  args:\n    llm_configs:\n{configs}"
+    worker = {"name": "ray-worker", "image": "rayproject/ray-llm:2.52.0-py311-cu128",
+              "resources": {"limits": {"nvidia.com/gpu": "1"}},
+              "env": [{"name": f"E{i}", "value": f"v{i}"} for i in range(env)]}  # fmt: skip
+    return {"apiVersion": "ray.io/v1", "kind": "RayService", "metadata": {"name": "svc", "namespace": "default"},
+            "spec": {"serveConfigV2": serve, "rayClusterConfig": {
+                "headGroupSpec": {"template": {"spec": {"containers": [{**worker, "name": "ray-head", "env": [],
+                                                                        "resources": {}}]}}},
+                "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1,
+                                      "template": {"spec": {"containers": [worker]}}}]}}}  # fmt: skip
+
+
+def test_ray_serve_llm_builder_spellings_are_reviewed_over_tls(server: Any) -> None:
+    """A RayService whose serveConfigV2 spelled Ray Serve LLM's builder with YAML escapes (KubeRay decodes
+    them) was admitted without a finding, and the dotted import path Ray Serve also imports was admitted with
+    a KV503 info; both are denied now with the error the plain spelling gets."""
+    srv, ctx = server
+    for spelling in ("ray.serve.llm:build_openai_app", '"ray.serve\\x2Ellm:build_openai_app"',
+                     "ray.serve.llm.build_openai_app"):  # fmt: skip
+        obj = _ray_service(spelling)
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], (spelling, resp)
+        assert "KV205" in resp["status"]["message"] and "no_such_arg" in resp["status"]["message"], resp
+
+
+def test_llm_configs_copying_a_large_worker_pod_are_denied_not_admitted_unchecked_over_tls(
+    server: Any,
+) -> None:
+    """Every llm_configs entry of a RayService runs in a copy of the Ray worker pod, analysed once per engine:
+    255 entries (under the review cap) beside a worker of 4,000 env variables (a 0.2 MB object) took about 2 s
+    of worker CPU, past the review budget, and were admitted unchecked (failure mode open). Now the entries
+    past MAX_COPIED_VALUES copied values are not read and a KV001 error says so: denied, every time, without
+    a budget overrun; the same object with a small worker pod is reviewed entry by entry."""
+    from kvlint.workloads.rayserve import MAX_COPIED_VALUES
+
+    srv, ctx = server
+    before = srv.metric("kvlint_webhook_budget_exceeded_total")
+    big = _ray_service("ray.serve.llm:build_openai_app", entries=255, env=4000)
+    for _ in range(2):
+        resp, _ = _post(srv, ctx, review(big))
+        assert not resp["allowed"], resp
+        message = resp["status"]["message"]
+        assert "KV001" in message and "serveConfigV2: too large to read" in message, message
+        assert f"{MAX_COPIED_VALUES:,}" in message
+    assert srv.metric("kvlint_webhook_budget_exceeded_total") == before
+    small = _ray_service("ray.serve.llm:build_openai_app", entries=40, env=4)
+    resp, _ = _post(srv, ctx, review(small))
+    assert not resp["allowed"] and "too large" not in resp["status"]["message"], resp
+    assert "KV205" in resp["status"]["message"], resp
+
+
+def test_many_leader_worker_roles_are_denied_not_admitted_unchecked_over_tls(server: Any) -> None:
+    """A DisaggregatedSet of 1,500 leader/worker roles (0.4 MB): finding each worker's leader compared it with
+    every leader (quadratic), about 2.5 s of worker CPU before the review cap could refuse the object, so it
+    ran past the review budget and was admitted unchecked (failure mode open). Now it is answered "too large
+    to review" (denied) within the budget, every time."""
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+
+    srv, ctx = server
+    pod = workload_object(B01)["spec"]["template"]["spec"]
+    roles = [
+        {"name": f"r{i}", "spec": {"replicas": 1, "leaderWorkerTemplate": {
+            "size": 2, "leaderTemplate": {"spec": pod}, "workerTemplate": {"spec": pod}}}}
+        for i in range(1500)
+    ]  # fmt: skip
+    obj = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+           "metadata": {"name": "pd", "namespace": "default"}, "spec": {"roles": roles}}  # fmt: skip
+    before = srv.metric("kvlint_webhook_budget_exceeded_total")
+    for _ in range(2):
+        resp, _ = _post(srv, ctx, review(obj))
+        assert not resp["allowed"], resp
+        assert (
+            f"too large to review: 3000 pod templates, kvlint reviews at most {MAX_REVIEW_SIZE}"
+            in (resp["status"]["message"])
+        ), resp
+    assert srv.metric("kvlint_webhook_budget_exceeded_total") == before

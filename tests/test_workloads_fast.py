@@ -383,3 +383,80 @@ def test_llmisvc_leaves_its_inputs_and_the_shipped_presets_as_they_were() -> Non
         _same(_builtin(s), before, s)
     for d, before in zip(docs, docs_before, strict=True):
         _same(d.data, before, d.name)
+
+
+def _reference_leader(heads: list[Workload], w: Workload) -> Workload:
+    """The rule link_leaders replaced: the head whose path shares the longest prefix with the worker's, the
+    first among equals (``max`` keeps the first maximum), found by comparing every head."""
+
+    def shared(h: Workload) -> int:
+        n = 0
+        for a, b in zip(h.path, w.path, strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    return max(heads, key=shared)
+
+
+def test_link_leaders_equals_comparing_every_head() -> None:
+    """link_leaders finds each worker's head without comparing it with every head (a DisaggregatedSet of
+    thousands of leader/worker roles took seconds, quadratic, before the webhook's review cap); it must pick
+    the head the every-head comparison picked, on random paths with shared prefixes, ties and duplicates, and
+    on every document of the corpus and fixtures."""
+    from kvlint.workloads.find import link_leaders
+
+    doc = Document("x.yaml", 0, LDict(), Loc("x.yaml", 1, 1))
+    rng = random.Random(12)
+    words = ["spec", "roles", "[0]", "[1]", "[10]", "leader", "worker", "template", ".", "a", "ab", ""]
+    for _ in range(300):
+        ws = []
+        for _ in range(rng.randint(1, 40)):
+            path = "".join(rng.choice(words) for _ in range(rng.randint(0, 6)))
+            role = rng.choice(["leader", "head", "worker", "worker", None])
+            ws.append(Workload(doc, "X", "x", None, LDict(), path, role=role))
+        heads = [w for w in ws if w.role in ("leader", "head")]
+        got = link_leaders(ws)
+        for w, g in zip(ws, got, strict=True):
+            want = _reference_leader(heads, w) if heads and w.role == "worker" else None
+            assert g.leader is want, (w.path, [h.path for h in heads])
+    roots = [ROOT / "fixtures", CORPUS] if CORPUS.is_dir() else [ROOT / "fixtures"]
+    for path in (p for root in roots for p in sorted(root.rglob("*.y*ml"))):
+        for d in load_text(path.read_bytes(), str(path)).documents:
+            if not isinstance(d.data, dict):
+                continue
+            ws = _structural(d)
+            heads = [w for w in ws if w.role in ("leader", "head")]
+            for w, g in zip(ws, link_leaders(ws), strict=True):
+                if heads and w.role == "worker" and w.leader is None:
+                    assert g.leader is _reference_leader(heads, w), (path, w.path)
+
+
+def test_a_limit_counts_past_it_and_builds_the_same_first_workloads() -> None:
+    """With the webhook's review cap as ``limit``, an object of more pod templates is only counted past the
+    first ``limit + 1`` (a 3 MiB object took 0.9 s to build before being refused): the count, and the first
+    ``limit + 1`` workloads (where the "too large to review" error is located), are those found without it;
+    an object within the limit is found exactly as without it."""
+    from kvlint.workloads import find_workloads
+
+    pod = "{containers: [{name: m, image: vllm/vllm-openai:v0.11.0}]}"
+    roles = "".join(
+        f"  - {{name: r{i}, spec: {{leaderWorkerTemplate: {{size: 2, leaderTemplate: {{spec: {pod}}}, "
+        f"workerTemplate: {{spec: {pod}}}}}}}}}\n"
+        for i in range(40)
+    )
+    text = f"apiVersion: disaggregatedset.x-k8s.io/v1\nkind: DisaggregatedSet\nmetadata: {{name: d}}\nspec:\n  roles:\n{roles}"
+    docs = load_text(text, "d.yaml").documents
+    full = find_workloads(docs)
+    assert len(full) == 80
+    for limit in (0, 1, 10, 79):
+        capped = find_workloads(docs, limit=limit)
+        assert len(capped) == len(full)
+        for a, b in zip(capped[: limit + 1], full[: limit + 1], strict=True):
+            assert (a.path, a.loc, a.kind, a.name, a.role) == (b.path, b.loc, b.kind, b.name, b.role)
+    for limit in (80, 1000):
+        within = find_workloads(docs, limit=limit)
+        assert [(w.path, w.loc, w.leader and w.leader.path) for w in within] == [
+            (w.path, w.loc, w.leader and w.leader.path) for w in full
+        ]

@@ -5,6 +5,7 @@ docstring).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import json
 import re
@@ -83,7 +84,11 @@ _MAX_DEPTH = 256
 
 
 def find_workloads(
-    docs: Sequence[Document], *, joined: _Joined | None = None, complete: int | None = None
+    docs: Sequence[Document],
+    *,
+    joined: _Joined | None = None,
+    limit: int | None = None,
+    max_file_bytes: int | None = None,
 ) -> list[Workload]:
     """Every PodSpec in ``docs``, in document order (see the module docstring for where they are found).
 
@@ -99,13 +104,14 @@ def find_workloads(
     ``joined``: the services joined with their runtimes and presets (:func:`join_documents`) when they were
     read from more documents than ``docs`` (the streaming run); by default those of ``docs``.
 
-    ``complete``: when given, only the first ``complete`` workloads are completed as their operator writes
-    them (NVIDIA Dynamo's ``/dev/shm`` and frontend command, :func:`~kvlint.workloads.operators.dynamo_component_pods`)
-    and given their template notes (:func:`_template_notes`); those after them are returned as found, one for
-    one, so their number, order, objects and locations are the same. The webhook's review cap
-    (:attr:`kvlint.options.Options.max_review_size`) passes its cap + 1: an object with more workloads is
-    answered from their number and the first one beyond the cap alone, and completing the 16,351 components
-    of a 3 MiB DynamoGraphDeployment took about half of its review.
+    ``limit`` (the webhook's review cap, :attr:`kvlint.options.Options.max_review_size`): an object found by
+    the structural walk to hold more than ``limit`` pod templates is only counted past its first ``limit + 1``
+    (the rest of its list repeats the last one built, so the count and the first ``limit + 1`` are what they
+    would be) and its workloads are not completed (leaders, operator additions, notes): nothing in it will
+    be analysed. A 3 MiB object of 16,000 pod templates took about 0.9 s to build before being refused.
+
+    ``max_file_bytes`` (``--max-file-bytes``): the cap on what helm renders from a chart of this checkout that
+    an Argo CD or Flux object deploys (:mod:`kvlint.workloads.gitops_local`); default the loader's.
     """
     out: list[Workload] = []
     if joined is None:
@@ -116,9 +122,11 @@ def find_workloads(
                 continue  # a runtime or preset merged into the service that uses it
             try:
                 found = joined.workloads_of(doc)
-                room = None if complete is None else max(0, complete - len(out))
-                ws = link_leaders(found if found is not None else _doc_workloads(doc, joined, room))
-                out.extend(_template_notes(doc, ws, room))
+                ws = found if found is not None else _doc_workloads(doc, joined, limit, max_file_bytes)
+                if limit is not None and len(ws) > limit:
+                    out.extend(ws)  # too large to review: counted, not completed
+                    continue
+                out.extend(_template_notes(doc, link_leaders(ws)))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
     return out
@@ -128,16 +136,13 @@ def find_workloads(
 _RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
-def _template_notes(doc: Document, ws: list[Workload], complete: int | None = None) -> list[Workload]:
+def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     """A serving runtime linted without the InferenceService that uses it: a note on each of its pods saying that
     the model and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
     OME runtimes, and the same inside an OpenShift ``Template``); not on an OME runtime's router, which serves no
-    model. Only the first ``complete`` workloads when given (:func:`find_workloads`); the others as they are."""
+    model."""
     out = []
-    for i, w in enumerate(ws):
-        if complete is not None and i >= complete:
-            out.append(w)
-            continue
+    for w in ws:
         kind = doc.kind
         if doc.kind == "Template" and w.path.startswith("objects["):
             objects = get_in(doc.data, "objects")
@@ -414,25 +419,67 @@ JOINED_KINDS = frozenset(
 def link_leaders(ws: list[Workload]) -> list[Workload]:
     """Give each worker template of an object the leader/head template of the same engine instance: the one
     whose PodSpec path shares the longest prefix with the worker's (LeaderWorkerSet leader and worker, a Ray
-    head and its worker groups, KServe's head and ``workerSpec``)."""
+    head and its worker groups, KServe's head and ``workerSpec``), the first in document order among equals.
+
+    In O((heads + workers) log heads) path comparisons (:class:`_Heads`): comparing every worker with every
+    head made a DisaggregatedSet of 2,000 leader/worker roles (0.5 MB) take 4.6 s before the webhook's review
+    cap refused it (past the review budget: admitted unchecked), and one of 8,000 roles 86 s."""
     heads = [w for w in ws if w.role in ("leader", "head")]
     if not heads:
         return ws
+    nearest = _Heads(heads)
     out = []
     for w in ws:
         if w.role == "worker" and w.leader is None:
-
-            def shared(h: Workload, w: Workload = w) -> int:
-                n = 0
-                for a, b in zip(h.path, w.path, strict=False):
-                    if a != b:
-                        break
-                    n += 1
-                return n
-
-            w = replace(w, leader=max(heads, key=shared))
+            w = replace(w, leader=nearest.of(w.path))
         out.append(w)
     return out
+
+
+def _common(a: str, b: str) -> int:
+    """The length of the longest common prefix of ``a`` and ``b``."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+class _Heads:
+    """The heads of an object, for :func:`link_leaders`: :meth:`of` a path is the head whose path shares the
+    longest prefix with it, the first in ``heads``' order among equals (what ``max(heads, key=shared)`` gives,
+    found without comparing every head). The heads sharing the most with a path are those next to it in sorted
+    order and every head beside them that starts with the same prefix: a contiguous run of the sorted paths,
+    whose first head in document order is a range-minimum query (a sparse table of positions)."""
+
+    def __init__(self, heads: list[Workload]) -> None:
+        self.heads = heads
+        order = sorted(range(len(heads)), key=lambda i: heads[i].path)
+        self.paths = [heads[i].path for i in order]
+        # table[k][j]: the smallest original position among the sorted heads j .. j + 2^k - 1
+        table = [order]
+        k = 1
+        while 1 << k <= len(order):
+            prev, half = table[-1], 1 << (k - 1)
+            table.append([min(prev[j], prev[j + half]) for j in range(len(order) - (1 << k) + 1)])
+            k += 1
+        self.table = table
+
+    def _first(self, lo: int, hi: int) -> int:
+        """The smallest original position among sorted heads ``lo`` .. ``hi - 1`` (``lo < hi``)."""
+        k = (hi - lo).bit_length() - 1
+        row = self.table[k]
+        return min(row[lo], row[hi - (1 << k)])
+
+    def of(self, path: str) -> Workload:
+        paths = self.paths
+        at = bisect.bisect_left(paths, path)
+        best = max(_common(path, paths[i]) for i in (at - 1, at) if 0 <= i < len(paths))
+        prefix = path[:best]
+        lo = bisect.bisect_left(paths, prefix, key=lambda p: p[:best])
+        hi = bisect.bisect_right(paths, prefix, key=lambda p: p[:best])
+        return self.heads[self._first(lo, hi)]
 
 
 def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
@@ -451,7 +498,7 @@ def _with_rest(doc: Document, found: list[Workload]) -> list[Workload]:
 
 
 def _doc_workloads(
-    doc: Document, joined: _Joined | None = None, complete: int | None = None
+    doc: Document, joined: _Joined | None = None, limit: int | None = None, max_file_bytes: int | None = None
 ) -> list[Workload]:
     data = doc.data
     kind = doc.kind
@@ -468,9 +515,9 @@ def _doc_workloads(
     if found:
         return found
     if kind in GITOPS_KINDS and is_gitops(doc):
-        found = gitops_workloads(
-            doc, find_workloads, _names_engine
-        )  # inline values of a chart kvlint reads (kvlint.workloads.gitops)
+        # inline values of a chart kvlint reads, and charts of this checkout rendered (kvlint.workloads.gitops)
+        find = functools.partial(find_workloads, max_file_bytes=max_file_bytes)
+        found = gitops_workloads(doc, find, _names_engine, max_file_bytes)
         if found:
             return found
 
@@ -493,47 +540,62 @@ def _doc_workloads(
         return _with_rest(doc, predictor_workloads(doc, joined.runtimes if joined else None))
     if found:
         return found
+    found = _structural(doc, limit)
+    if limit is not None and len(found) > limit:
+        return found
     if kind in _DYNAMO_KINDS and str(data.get("apiVersion", "")).startswith("nvidia.com/"):
-        return dynamo_component_pods(doc, _structural(doc), complete)
-    return _structural(doc)
+        return dynamo_component_pods(doc, found)
+    return found
 
 
 #: NVIDIA Dynamo kinds whose v1beta1 form holds pod templates the operator completes (:func:`dynamo_component_pods`).
 _DYNAMO_KINDS = frozenset({"DynamoGraphDeployment", "DynamoComponentDeployment"})
 
 
-def _structural(doc: Document) -> list[Workload]:
-    """PodSpecs (and OME ``runner`` containers) anywhere in the document, in document order.
+def _structural(doc: Document, limit: int | None = None) -> list[Workload]:
+    """PodSpecs (and OME ``runner`` containers) anywhere in the document, in document order; past ``limit + 1``
+    of them only counted, the list padded with the last one built (see :func:`find_workloads`).
 
     A plain recursion appending to one list (was a generator per mapping and list, each workload passed up
     through every ``yield from`` above it: about 5-10 % more CPU on the corpus documents)."""
     out: list[Workload] = []
-    _walk(doc, doc.data, 0, [], out)
+    cap = None if limit is None else [limit, 0]
+    _walk(doc, doc.data, 0, [], out, cap)
+    if cap is not None and cap[1]:
+        out.extend([out[-1]] * cap[1])
     return out
 
 
-def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload]) -> None:
+def _walk(
+    doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload], cap: list[int] | None = None
+) -> None:
     """:func:`_structural`'s recursion: the workloads under ``node`` (at ``depth``, reached through ``chain``)
     appended to ``out`` (a module function: a nested one refers to itself through its closure cell, a reference
-    cycle per document that only a garbage collection frees)."""
+    cycle per document that only a garbage collection frees); with ``cap`` (``[limit, counted]``), once ``out``
+    holds more than ``limit`` the further ones are only counted in ``cap[1]``."""
     if depth > _MAX_DEPTH:
         return
     if isinstance(node, dict):
         # (is_pod_spec called only where a containers list makes it possible)
         if isinstance(node.get("containers"), list) and is_pod_spec(node):
-            replicas, role, group_size = enclosing_context(chain)
-            ps = node
-            if (
-                group_size is not None
-                and isinstance(node, LDict)
-                and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
-            ):
-                # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
-                ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
-            out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
+            if cap is not None and len(out) > cap[0]:
+                cap[1] += 1
+            else:
+                replicas, role, group_size = enclosing_context(chain)
+                ps = node
+                if (
+                    group_size is not None
+                    and isinstance(node, LDict)
+                    and any(k in LWS_TEMPLATE_KEYS for _, k in chain)
+                ):
+                    # an operator's embedded LeaderWorkerTemplate: LWS sets LWS_GROUP_SIZE in its pods
+                    ps = with_injected_env(node, [("LWS_GROUP_SIZE", str(group_size), None)])
+                out.append(make_workload(doc, ps, chain, replicas=replicas, role=role, group_size=group_size))
         else:
             runner = node.get("runner")
-            if isinstance(runner, dict) and "image" in runner:
+            if isinstance(runner, dict) and "image" in runner and cap is not None and len(out) > cap[0]:
+                cap[1] += 1
+            elif isinstance(runner, dict) and "image" in runner:
                 replicas, role, group_size = enclosing_context(chain)
                 ps = synthetic_pod_spec(node, runner, ("runner",))
                 path = path_str([k for _, k in chain] + ["runner"])
@@ -545,13 +607,13 @@ def _walk(doc: Document, node: Any, depth: int, chain: Chain, out: list[Workload
         for k, v in node.items():
             if isinstance(v, (dict, list)) and k not in _NOT_WALKED:
                 chain.append((node, k))
-                _walk(doc, v, depth + 1, chain, out)
+                _walk(doc, v, depth + 1, chain, out, cap)
                 chain.pop()
     elif isinstance(node, list):
         for i, v in enumerate(node):
             if isinstance(v, (dict, list)):
                 chain.append((node, i))
-                _walk(doc, v, depth + 1, chain, out)
+                _walk(doc, v, depth + 1, chain, out, cap)
                 chain.pop()
 
 

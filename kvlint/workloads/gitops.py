@@ -514,7 +514,9 @@ FindWorkloads = Callable[[Sequence[Document]], list[Workload]]
 NamesEngine = Callable[[Any], bool]
 
 
-def gitops_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+def gitops_workloads(
+    doc: Document, find: FindWorkloads, names_engine: NamesEngine, max_bytes: int | None = None
+) -> list[Workload]:
     """The workloads of the pods the GitOps object ``doc`` deploys: the charts of this checkout it names, rendered
     (:mod:`kvlint.workloads.gitops_local`; ``find`` reads the rendered documents, ``names_engine`` tells whether
     the object names an engine), then those of a chart kvlint reads from its values
@@ -522,8 +524,9 @@ def gitops_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngi
     ``doc``'s file. The first workload of each source carries a KV504 note (:func:`_note`) in place of the
     reader's own; a source whose values the reader builds no pod from gets an empty workload with a KV503 note
     saying why. Empty when ``doc`` deploys no such chart or sets no inline values for it (value files alone:
-    its "not read" note stays)."""
-    return [_with_object_annotations(w, doc) for w in _built(doc, find, names_engine)]
+    its "not read" note stays). ``max_bytes`` caps what helm renders (``--max-file-bytes``; default
+    :data:`kvlint.load.DEFAULT_MAX_FILE_BYTES`)."""
+    return [_with_object_annotations(w, doc) for w in _built(doc, find, names_engine, max_bytes)]
 
 
 #: The annotations of kvlint's own vocabulary (``kvlint.io/ignore``, ``kvlint.io/accelerator``,
@@ -581,9 +584,11 @@ def _with_object_annotations(w: Workload, doc: Document) -> Workload:
     return replace(w, annotations=ann, **facts)
 
 
-def _built(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+def _built(
+    doc: Document, find: FindWorkloads, names_engine: NamesEngine, max_bytes: int | None
+) -> list[Workload]:
     """:func:`gitops_workloads` before the object's annotations are passed on."""
-    out: list[Workload] = list(_local_workloads(doc, find, names_engine))
+    out: list[Workload] = list(_local_workloads(doc, find, names_engine, max_bytes))
     for src in chart_sources(doc):
         reader = _reader(_CHARTS[src.chart][0])
         sub = Document(doc.path, doc.index, src.values, src.values.loc or src.at or doc.loc)
@@ -643,9 +648,12 @@ def _built(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> lis
     return out
 
 
-def _local_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngine) -> list[Workload]:
+def _local_workloads(
+    doc: Document, find: FindWorkloads, names_engine: NamesEngine, max_bytes: int | None
+) -> list[Workload]:
     """The workloads of the charts of this checkout ``doc`` deploys, rendered with helm
-    (:mod:`kvlint.workloads.gitops_local`), and one note per source whose path was refused."""
+    (:mod:`kvlint.workloads.gitops_local`, output capped at ``max_bytes``, default
+    :data:`kvlint.load.DEFAULT_MAX_FILE_BYTES`), and one note per source whose path was refused."""
     from kvlint.load import DEFAULT_MAX_FILE_BYTES
     from kvlint.workloads.gitops_local import (
         chart_names_engine,
@@ -663,7 +671,7 @@ def _local_workloads(doc: Document, find: FindWorkloads, names_engine: NamesEngi
         if named or chart_names_engine(
             lc.chart, names_engine
         ):  # a chart serving no LLM is none of kvlint's business
-            out.extend(render_local_chart(doc, lc, DEFAULT_MAX_FILE_BYTES, find))
+            out.extend(render_local_chart(doc, lc, max_bytes or DEFAULT_MAX_FILE_BYTES, find))
     if named:
         out.extend(not_rendered(doc, f"the chart it names is not rendered: {why}") for why in refused)
     return out

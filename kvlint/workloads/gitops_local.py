@@ -45,6 +45,7 @@ __all__ = [
     "local_charts",
     "not_rendered",
     "render_local_chart",
+    "render_scope",
     "repository_root",
 ]
 
@@ -59,10 +60,24 @@ MAX_INLINE_CHARS = 1 << 20
 #: The most charts of the checkout rendered for the GitOps objects of one file in a run. [assumed] a file
 #: deploys a few; without a bound, a 15 KB file of 100 Applications with 10 sources each ran helm 1,000 times
 #: (47 s), and each render may take up to :data:`kvlint.render.RENDER_TIMEOUT_S`. Counted per file, not per
-#: run, so that ``--jobs`` does not change which are rendered (a file over ``kvlint.stream.SEGMENT_BYTES`` is
-#: analysed in batches, which several jobs may count apart).
+#: run, so that ``--jobs`` does not change which are rendered; a file over ``kvlint.stream.SEGMENT_BYTES`` is
+#: analysed in batches (about ``kvlint.stream.BATCH_BYTES`` each), which several jobs may take apart, so its
+#: renders are counted per batch, each its share of the 64 (:func:`render_scope`), whatever ``--jobs`` (a 6 MB
+#: file of 300 Applications rendered 64 charts with ``--jobs 1`` and 128 with ``--jobs 2``).
 MAX_LOCAL_RENDERS = 64
-_RENDERS: dict[str, int] = {}
+_RENDERS: dict[tuple[str, int | None], int] = {}
+#: (the batch being analysed, its share of the renders), or (None, MAX_LOCAL_RENDERS) for a whole file
+_SCOPE: list[tuple[int | None, int]] = [(None, MAX_LOCAL_RENDERS)]
+
+
+def render_scope(batch: int | None, batch_bytes: int = 0, file_bytes: int = 0) -> None:
+    """Count the renders of the documents analysed next per ``batch`` of their file (the batch's first byte,
+    :mod:`kvlint.stream`; about ``batch_bytes`` of a file of ``file_bytes``), each batch allowed its share of
+    :data:`MAX_LOCAL_RENDERS` (at least one); None: per file, as a whole."""
+    if batch is None or file_bytes <= 0:
+        _SCOPE[0] = (None, MAX_LOCAL_RENDERS)
+    else:
+        _SCOPE[0] = (batch, max(1, MAX_LOCAL_RENDERS * batch_bytes // file_bytes))
 
 
 @filecache.register
@@ -348,18 +363,25 @@ def render_local_chart(
         return [
             _empty(doc, at, f"{what} is not rendered: its inline values are larger than kvlint passes", ())
         ]
-    done = _RENDERS.get(doc.path, 0)
-    if done >= MAX_LOCAL_RENDERS:
+    batch, allowed = _SCOPE[0]
+    key = (doc.path, batch)
+    done = _RENDERS.get(key, 0)
+    if done >= allowed:
+        share = (
+            ""
+            if batch is None
+            else f" ({allowed} for each part of a file this large, as it is read in parts)"
+        )
         return [
             _empty(
                 doc,
                 at,
                 f"{what} is not rendered: kvlint renders at most {MAX_LOCAL_RENDERS} charts of this checkout for "
-                "the Argo CD/Flux objects of one file",
+                f"the Argo CD/Flux objects of one file{share}",
                 (),
             )
         ]
-    _RENDERS[doc.path] = done + 1
+    _RENDERS[key] = done + 1
     tmp = tempfile.mkdtemp(prefix="kvlint-values-")
     try:
         values = list(lc.value_files)

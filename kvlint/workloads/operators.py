@@ -173,9 +173,7 @@ def _spanning_nodes(w: Workload, svc: LDict) -> Workload:
     return replace(w, group_size=nodes) if nodes is not None and nodes > 1 and w.group_size is None else w
 
 
-def dynamo_component_pods(
-    doc: Document, found: list[Workload], complete: int | None = None
-) -> list[Workload]:
+def dynamo_component_pods(doc: Document, found: list[Workload]) -> list[Workload]:
     """The pods of a ``DynamoGraphDeployment`` in the ``spec.components`` form (nvidia.com/v1beta1, each
     component a ``podTemplate``, found as plain pod templates), or of a ``DynamoComponentDeployment`` whose
     ``spec`` is one such component (``spec.podTemplate``), as the operator writes them: the ``/dev/shm`` it
@@ -183,9 +181,7 @@ def dynamo_component_pods(
     first; see :func:`_with_operator_shm`, the component's ``sharedMemorySize``) and a frontend's default command
     (:func:`_with_frontend_command`, the component's ``type``), and the nodes a ``multinode`` component spans
     (:func:`_spanning_nodes`). The documents are not modified: a workload whose pod changes holds copies of the
-    PodSpec and of that container. One workload out for each of ``found``, in order; only the first
-    ``complete`` are completed when given, the others returned as found (the webhook's review cap,
-    :func:`kvlint.workloads.find.find_workloads`)."""
+    PodSpec and of that container."""
     if doc.kind == "DynamoComponentDeployment":
         spec = get_in(doc.data, "spec")
         components = [spec] if isinstance(spec, LDict) else None
@@ -194,10 +190,7 @@ def dynamo_component_pods(
     if not isinstance(components, list):
         return found
     out: list[Workload] = []
-    for n, w in enumerate(found):
-        if complete is not None and n >= complete:
-            out.append(w)
-            continue
+    for w in found:
         comp: Any = None
         if doc.kind == "DynamoComponentDeployment":
             comp = components[0] if w.path == "spec.podTemplate.spec" else None

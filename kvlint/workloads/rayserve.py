@@ -36,7 +36,9 @@ selector, affinity and tolerations that group's pod's; the application's and the
 Not modelled, each a located KV503 (info, counted as "not read"): applications whose ``import_path`` is the
 user's own Python code, other ``ray.serve.llm`` builders (prefill/decode disaggregation, data-parallel
 apps), ``llm_configs`` entries given as file paths, ``llm_engine`` other than vLLM. Wrong types are KV002
-warnings at their line; at most :data:`MAX_LLM_CONFIGS` entries are read per object.
+warnings at their line; at most :data:`MAX_LLM_CONFIGS` entries are read per object, and at most
+:data:`MAX_COPIED_VALUES` values of the worker pod are copied into the engines beyond the first (a KV001 error
+past it).
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ from typing import Any
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Workload
 from kvlint.workloads.base import (
+    MAX_COPIED_VALUES,
+    count_values,
     get_in,
     int_or_none,
     ldict,
@@ -58,6 +62,7 @@ from kvlint.workloads.base import (
 )
 
 __all__ = [
+    "MAX_COPIED_VALUES",
     "MAX_LLM_CONFIGS",
     "RAY_ACCELERATORS",
     "rayservice_workloads",
@@ -117,6 +122,27 @@ _GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 SERVE_PATH = "spec.serveConfigV2"
 
 _NAME_RE = re.compile(r"[^a-z0-9-]+")
+
+
+def _builder_path(imp: str) -> str:
+    """``import_path`` as ``module:attr``: Ray Serve imports ``module.attr`` as ``module:attr``
+    (ray-project/ray python/ray/_private/utils.py::import_attr: without a colon the last dot splits the module
+    from the attribute; ``ServeApplicationSchema`` accepts both forms)."""
+    imp = imp.strip()
+    if ":" not in imp and "." in imp:
+        module, _, attr = imp.rpartition(".")
+        return f"{module}:{attr}"
+    return imp
+
+
+def _names_serve_llm(apps: Any) -> bool:
+    """Some application's ``import_path`` (as Ray Serve imports it) is in ``ray.serve.llm``."""
+    return isinstance(apps, list) and any(
+        isinstance(app, dict)
+        and isinstance(app.get("import_path"), str)
+        and app["import_path"].strip().startswith("ray.serve.llm")
+        for app in apps[:MAX_APPLICATIONS]
+    )
 
 
 def serve_llm_reads(w: Workload) -> bool:
@@ -264,6 +290,9 @@ class _Reader:
         self.out: list[Workload] = []
         self.read = 0
         self.capped = False
+        self._weight: int | None = None
+        self._app_weights: dict[int, int] = {}
+        self.copied = 0
         self._known: dict[str, tuple[str, str]] | None = None
 
     def note(self, message: str, loc: Loc | None) -> None:
@@ -304,7 +333,7 @@ class _Reader:
             if imp is not None:
                 self.wrong(f"{label}: import_path is a {type(imp).__name__}, not a string", iloc)
             return
-        imp = imp.strip()
+        imp = _builder_path(imp)
         args = app.get("args")
         base = f"spec.serveConfigV2.applications[{i}].args"
         if imp in _OPENAI_BUILDERS:
@@ -315,11 +344,11 @@ class _Reader:
                 self.wrong(f"{label}: args.llm_configs of {imp} is {what}", cloc)
                 return
             for j, entry in enumerate(configs):
-                if not self.take(loc_of(configs, j) or cloc):
+                if not self.take(loc_of(configs, j) or cloc, app):
                     return
                 self.entry(app, label, entry, loc_of(configs, j) or cloc, f"{base}.llm_configs[{j}]", j)
         elif imp in _DEPLOYMENT_BUILDERS:
-            if not self.take(loc_of(app, "args") or iloc):
+            if not self.take(loc_of(app, "args") or iloc, app):
                 return
             self.entry(app, label, args, loc_of(app, "args") or iloc, base, 0)
         elif imp.startswith("ray.serve.llm"):
@@ -346,7 +375,37 @@ class _Reader:
             self._known = known_options(engine_version(image) if isinstance(image, str) else None)
         return self._known
 
-    def take(self, loc: Loc | None) -> bool:
+    def take(self, loc: Loc | None, app: dict) -> bool:
+        """Whether to read one more engine: within :data:`MAX_LLM_CONFIGS` and :data:`MAX_COPIED_VALUES` (the
+        worker pod and the application's ``runtime_env`` are copied into each engine), else False with one
+        finding saying what was left unread."""
+        if self.capped:
+            return False
+        if self._weight is None:
+            self._weight = count_values(self.pod, MAX_COPIED_VALUES)
+        if id(app) not in self._app_weights:
+            runtime_env = app.get("runtime_env")
+            self._app_weights[id(app)] = (
+                0 if runtime_env is None else count_values(runtime_env, MAX_COPIED_VALUES)
+            )
+        weight = self._weight + self._app_weights[id(app)]
+        if self.read:
+            if self.copied + weight > MAX_COPIED_VALUES:
+                self.capped = True
+                self.findings.append(
+                    _finding(
+                        "KV001",
+                        "serveConfigV2: too large to read: each llm_configs entry runs in a copy of the Ray worker "
+                        f"pod and of its application's runtime_env ({weight:,} values here), and kvlint copies at "
+                        f"most {MAX_COPIED_VALUES:,} values beyond the first engine; it read the first "
+                        f"{self.read} entries and not the rest",
+                        loc,
+                        fix="split the applications over several RayServices, or trim the worker pod's env",
+                        severity="error",
+                    )
+                )
+                return False
+            self.copied += weight
         if self.read >= MAX_LLM_CONFIGS:
             if not self.capped:
                 self.capped = True
@@ -577,10 +636,18 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     values of the wrong type (KV002) ride on the first workload; never raises on odd shapes."""
     spec = get_in(doc.data, "spec")
     raw = get_in(spec, "serveConfigV2")
-    if not isinstance(raw, str) or "ray.serve.llm" not in raw:
+    if not isinstance(raw, str):
+        return []
+    # KubeRay reads serveConfigV2 as YAML, so a double-quoted import_path may spell ``ray.serve.llm`` with
+    # escapes ("ray.serve\x2ellm:build_openai_app"): such a config is parsed too, and read when the decoded
+    # path names Ray Serve LLM (it was left unread, an engine kvlint never saw passing as checked)
+    literal = "ray.serve.llm" in raw
+    if not literal and "\\" not in raw:
         return []
     at = loc_of(spec, "serveConfigV2")
     serve, why = _parse(raw, at, doc.path)
+    if not literal and (serve is None or not _names_serve_llm(serve.get("applications"))):
+        return []
     if serve is None:
         return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     apps = serve.get("applications")

@@ -26,7 +26,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
-from kvlint.workloads.base import ldict, llist, synthetic_workload
+from kvlint.workloads.base import MAX_COPIED_VALUES, count_values, ldict, llist, synthetic_workload
 
 __all__ = [
     "CHART_COMMIT",
@@ -546,6 +546,17 @@ def _plan(data: Any) -> _Plan:
             "kvlint builds pods for",
             unbuilt_loc=mloc,
         )
+    if len(models) > 1:
+        # every engine's pod holds servingEngineSpec's shared settings (env, volumes, tolerations, ...)
+        shared = count_values([v for k, v in se.items() if k != "modelSpec"], MAX_COPIED_VALUES)
+        if (len(models) - 1) * shared > MAX_COPIED_VALUES:
+            return _Plan(
+                spec,
+                unbuilt=f"its {len(models):,} servingEngineSpec.modelSpec entries would each copy servingEngineSpec's "
+                f"shared settings ({shared:,} values), more than the {MAX_COPIED_VALUES:,} values kvlint copies "
+                "into the engines beyond the first",
+                unbuilt_loc=mloc,
+            )
     rendered: list[tuple[int, LDict]] = []
     ray: list[tuple[int, LDict]] = []
     for i, m in enumerate(models):
