@@ -1236,7 +1236,7 @@ def parse_container(
         cmd_hint = "vllm"
     elif "sglang" in joined and "sglang_router" not in joined and "sglang-router" not in joined:
         cmd_hint = "sglang"
-    elif "text-generation" in joined:
+    elif _TGI_WORDS.search(joined):
         cmd_hint = "tgi"
     engine = img_engine or cmd_hint or hint
     if engine is None:
@@ -1269,6 +1269,12 @@ def parse_container(
 
 
 _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})
+
+#: What names TGI in a command kvlint cannot read: its launcher, server or project name. A bare
+#: ``text-generation`` is not enough: it is also the Hugging Face pipeline task that Transformers-based servers
+#: take as a value (KAITO's transformers runtime ``accelerate launch ... --pipeline text-generation``, KServe's
+#: ``--task text-generation``), which runs no TGI.
+_TGI_WORDS = re.compile(r"text-generation-(?:launcher|server|inference)|text_generation_server")
 
 
 def _mentions(texts: Sequence[str]) -> list[str]:
