@@ -70,3 +70,35 @@ def test_nim_images() -> None:
     assert not is_nim_image("example.com/nim/vllm:1")  # not NGC
     assert image_mentions_engine("nvcr.io/nvstaging/nim-internal/vllm-oss-nim-llm-4-devel:2.0.0") is None
     assert image_mentions_engine("nvcr.io/nvidia/vllm:25.09-py3") == "vllm"
+
+
+def _kv403(path: Path):
+    res = run_check([str(path)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV403"]
+    return d
+
+
+def test_kv403_offers_only_parallel_sizes_the_engine_accepts(tmp_path: Path) -> None:
+    """The Open WebUI stack's vLLM backend requests 3 GPUs for --tensor-parallel-size 2 (Qwen3-32B: 64
+    attention heads, 8 KV heads). KV403's fix said 'raise tensor-parallel-size/data-parallel-size to use all 3':
+    TP 3 stops vLLM ('Total number of attention heads (64) must be divisible by tensor parallel size (3)'), and
+    no data-parallel size makes 2 x DP = 3. Only the size that works is offered; on 4 GPUs both TP 4 and DP 2
+    are (that pod is the same manifest with the GPU count changed, made up for the test)."""
+    real = COLLECTED / "uzunenes__k8s-ai-stack__k8s__vllm-dep.yaml"
+    d = _kv403(real)
+    assert "uses only 2" in d.message and d.fix == "request 2 GPU(s)"
+    four = tmp_path / "four.yaml"
+    four.write_text(real.read_text().replace("nvidia.com/gpu: '3'", "nvidia.com/gpu: '4'"))
+    d = _kv403(four)
+    assert d.fix == "request 2 GPU(s), or set tensor-parallel-size 4 or data-parallel-size 2 to use all 4"
+
+
+def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads() -> None:
+    """vLLM on inf2.24xlarge: 12 NeuronCores requested, TP 8 used. The model (a local path) is not known, so
+    'raise tensor-parallel-size to 12' cannot be checked against its heads (vLLM's ModelConfig check holds on
+    Neuron too): the fix says so instead of offering it as is."""
+    d = _kv403(
+        COLLECTED
+        / "manu-joy__rosa-llm-driven-deployment__code-server-workbench__vllm-qwen3-coder-deployment.yaml"
+    )
+    assert d.fix.endswith("raise tensor-parallel-size to 12 (if it divides the model's attention heads)")

@@ -202,11 +202,54 @@ _LOWER = {
     "tgi": "set NUM_SHARD (--num-shard) to {have}",
     "sglang": "lower --tp-size/--dp-size so that tp x pp x dp is {have}",
 }
-_RAISE = {
-    "vllm": "raise tensor-parallel-size/data-parallel-size to use all {have}",
-    "tgi": "leave NUM_SHARD unset (TGI then starts one shard per visible GPU)",
-    "sglang": "raise --tp-size or --dp-size to use all {have}",
+_TP_DP_FLAGS = {
+    "vllm": ("tensor-parallel-size", "data-parallel-size"),
+    "sglang": ("--tp-size", "--dp-size"),
 }
+
+
+def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
+    """Whether the model's heads allow tensor-parallel size ``tp`` in this engine's arithmetic (KV401/KV402:
+    vLLM and SGLang need the attention heads divisible by it and the KV heads split or replicated; TGI's shards
+    the KV heads divisible, one KV head replicated); None when the model is not known."""
+    m = ctx.model
+    if m is None or not m.num_attention_heads:
+        return None
+    if m.num_attention_heads % tp:
+        return False
+    if ctx.engine == "tgi":
+        return _tgi_kv_ok(m, tp)
+    return m.is_mla or kv_heads_tp_ok(m.num_kv_heads, tp)
+
+
+def _use_all(ctx: RuleContext, have: int) -> str | None:
+    """KV403's second remedy when the engine uses fewer GPUs than the pod requests: the parallel sizes that use
+    all ``have`` of them and that the engine accepts, or None when there are none. A larger tensor-parallel size
+    must divide the model's heads (KV401/KV402; unchecked, with a caveat, when the model is not known: a
+    ``--tensor-parallel-size 3`` for 64 heads stops vLLM at start-up); a larger data-parallel size runs more
+    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset."""
+    lay = ctx.layout
+    if ctx.engine == "tgi":
+        ok = _heads_allow(ctx, have)
+        if ok is False:
+            return None
+        return "leave NUM_SHARD unset (TGI then starts one shard per visible GPU)"
+    tp_flag, dp_flag = _TP_DP_FLAGS[ctx.engine]
+    if ctx.engine == "vllm" and lay.dp_local != lay.dp:
+        dp_flag = "data-parallel-size-local"
+    options = []
+    if have % (lay.pp * lay.dp_local) == 0:
+        tp = have // (lay.pp * lay.dp_local)
+        ok = _heads_allow(ctx, tp)
+        if ok:
+            options.append(f"{tp_flag} {tp}")
+        elif ok is None:
+            options.append(f"{tp_flag} {tp} (if it divides the model's attention heads)")
+    if have % (lay.tp * lay.pp) == 0:
+        options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
+    if not options:
+        return None
+    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
 
 
 #: AWS Neuron resources of the Neuron device plugin: NeuronCores, and whole Neuron devices (chips).
@@ -267,7 +310,12 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
             f"{have - need} NeuronCore(s) sit idle",
             p.gpus_loc,
-            fix=f"request {-(-need // per)} {unit} ({p.resource}), or raise tensor-parallel-size to {have}",
+            fix=f"request {-(-need // per)} {unit} ({p.resource})"
+            + {
+                True: f", or raise tensor-parallel-size to {have}",
+                None: f", or raise tensor-parallel-size to {have} (if it divides the model's attention heads)",
+                False: "",
+            }[_heads_allow(ctx, have)],
             severity="warning",
         )
 
@@ -342,7 +390,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {have - need} GPU(s) sit "
             "idle",
             p.gpus_loc,
-            fix=f"request {need} GPU(s), or " + _RAISE[ctx.engine].format(have=have),
+            fix=f"request {need} GPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
 
