@@ -102,3 +102,38 @@ def test_kv403_on_neuron_says_the_raised_tp_must_divide_the_heads() -> None:
         / "manu-joy__rosa-llm-driven-deployment__code-server-workbench__vllm-qwen3-coder-deployment.yaml"
     )
     assert d.fix.endswith("raise tensor-parallel-size to 12 (if it divides the model's attention heads)")
+
+
+def test_kv403_ray_executor_without_a_ray_cluster() -> None:
+    """AIBrix's vineyard sample runs --tensor-parallel-size 4 --distributed-executor-backend ray in a one-GPU
+    Deployment that neither starts a Ray cluster nor names one. KV403 was skipped ('a Ray cluster may contribute
+    GPUs from other pods'); vLLM's ray.init() then starts a local instance with the pod's one GPU and the
+    4-GPU placement group is never placed. Now the error, with the Ray reason; a LeaderWorkerSet leader that
+    runs `ray start` (the same pod in a group, made up for the test) is still left to Ray."""
+    path = COLLECTED / "vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml"
+    d = _kv403(path)
+    assert d.severity == "error" and "needs 4 GPUs but the pod requests 1" in d.message
+    assert "no Ray cluster to join" in d.message and "Ray cluster" in (d.fix or "")
+    text = path.read_text()
+    assert "ray start" not in text.lower() and "RAY_ADDRESS" not in text
+
+
+def test_kv403_ray_executor_with_a_ray_address_is_left_to_ray(tmp_path: Path) -> None:
+    """The same Deployment given RAY_ADDRESS (made up for the test): vLLM joins that cluster, whose other nodes
+    may hold the GPUs, so KV403 stays silent as before."""
+    doc = (COLLECTED / "vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml").read_text()
+    joined = doc.replace(
+        "          env:\n",
+        "          env:\n            - name: RAY_ADDRESS\n              value: ray-head:6379\n",
+        1,
+    )
+    assert joined != doc
+    p = tmp_path / "joined.yaml"
+    p.write_text(joined)
+    res = run_check([str(p)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV403"]
+    assert [
+        d
+        for d in _check("vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml").diagnostics
+        if d.rule == "KV403"
+    ]

@@ -8,6 +8,7 @@ the probes (their timing and their port).
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -252,6 +253,41 @@ def _use_all(ctx: RuleContext, have: int) -> str | None:
     return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
 
 
+_LONE_RAY = (
+    "the Ray executor finds no Ray cluster to join (nothing in the object starts one or names its address), so "
+    "vLLM starts a local one-node Ray instance holding this pod's GPUs only, and its placement group, one GPU "
+    "bundle per worker, cannot be placed: vLLM reports 'The number of required GPUs exceeds the total number of "
+    "available GPUs in the ...' and start-up fails, at once or when the wait for the group times out"
+)
+#: What in an object starts a Ray cluster or names one to join (lower case): ``ray start`` (LeaderWorkerSet
+#: leaders and workers, KServe multi-node), Ray's address (``RAY_ADDRESS``, ``ray://``), vLLM's
+#: ``multi-node-serving.sh``, LWS's ``ray_init.sh`` helper, KubeRay's ``rayStartParams``.
+_RAY_CLUSTER_WORDS = (
+    "ray start",
+    "ray.init",
+    "ray_address",
+    "ray://",
+    "multi-node-serving",
+    "ray_init",
+    "raystartparams",
+)
+
+
+def _lone_ray(ctx: RuleContext) -> bool:
+    """Whether a vLLM engine on the Ray executor (``--distributed-executor-backend ray``) has no Ray cluster to
+    join: not a Ray object (RayCluster, RayService, RayJob, AIBrix RayClusterFleet), no LeaderWorkerSet group, and
+    nothing in the object starts a cluster or names its address (:data:`_RAY_CLUSTER_WORDS`). vLLM then calls
+    ``ray.init()`` without an address, which starts a local instance with the pod's GPUs only
+    (vllm@0.8.4:vllm/executor/ray_utils.py::initialize_ray_cluster, the warning and ``_wait_until_pg_ready``)."""
+    w = ctx.workload
+    if ctx.engine != "vllm" or w.kind.lower().startswith("ray") or "fleet" in w.kind.lower():
+        return False
+    if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
+        return False
+    text = json.dumps(w.doc.data, default=str).lower()
+    return not any(word in text for word in _RAY_CLUSTER_WORDS)
+
+
 #: AWS Neuron resources of the Neuron device plugin: NeuronCores, and whole Neuron devices (chips).
 NEURON_CORE_RESOURCE = "aws.amazon.com/neuroncore"
 NEURON_DEVICE_RESOURCES = frozenset({"aws.amazon.com/neuron", "aws.amazon.com/neurondevice"})
@@ -367,7 +403,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "tensor_parallel_size/pipeline_parallel_size",
             )
             return
-        if lay.ray:
+        lone = lay.ray and _lone_ray(ctx)
+        if lay.ray and not lone:
             return  # a Ray cluster may contribute GPUs from other pods
         per_pod = need // pods if need % pods == 0 else need
         fix = (
@@ -379,9 +416,13 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "LeaderWorkerSet (group size = number of nodes) or a Ray cluster"
             )
         )
+        if lone:
+            fix += (
+                ", or run it in a Ray cluster (a RayCluster or RayService, a LeaderWorkerSet that starts one)"
+            )
         yield ctx.finding(
             f"{lay.described} needs {need} GPUs but the pod requests {have} ({where}); "
-            + _TOO_FEW[ctx.engine].format(need=need, have=have),
+            + (_LONE_RAY if lone else _TOO_FEW[ctx.engine].format(need=need, have=have)),
             lay.loc or p.gpus_loc or s.command_loc,
             fix=fix,
         )
