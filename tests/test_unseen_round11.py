@@ -137,3 +137,22 @@ def test_kv403_ray_executor_with_a_ray_address_is_left_to_ray(tmp_path: Path) ->
         for d in _check("vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml").diagnostics
         if d.rule == "KV403"
     ]
+
+
+def test_a_command_that_only_sleeps_serves_nothing() -> None:
+    """neuralmagic's debugging ServingRuntime sets ``command: [sleep]``, ``args: [infinity]`` on the vLLM image:
+    the command replaces the image's entrypoint and only waits. It got a KV503 warning 'engine command cannot be
+    read' (fix: run vllm serve), while the same wait written as ``sh -c 'sleep infinity'`` is no serving
+    container. Now both are none; args alone (``args: [sleep, infinity]``) still go to the engine entrypoint."""
+    from kvlint.engines import parse_container
+    from kvlint.source import LDict
+
+    res = _check("robertgshaw2-neuralmagic__vllm-k8s__vllm-kserve-pvc__serving-runtime.yml")
+    assert not res.containers and not [d for d in res.diagnostics if d.rule == "KV503"]
+    img = "vllm/vllm-openai:v0.11.0"
+    assert (
+        parse_container(LDict({"name": "c", "image": img, "command": ["sleep"], "args": ["infinity"]}))
+        is None
+    )
+    assert parse_container(LDict({"name": "c", "image": img, "command": ["tail", "-f", "/dev/null"]})) is None
+    assert parse_container(LDict({"name": "c", "image": img, "args": ["sleep", "infinity"]})) is not None

@@ -1195,6 +1195,10 @@ def parse_container(
         return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
     if _serves_no_model(texts):
         return None
+    if cmd and _base(texts[0]) in _IDLE:
+        # `command: [sleep, infinity]`: the command replaces the image's ENTRYPOINT and only waits, as a script
+        # made of such commands does (_scan_shell): this container serves nothing
+        return None
     how = _join_of(texts)
     if how is not None:
         # the words run without a shell (`command: [ray, start, --address=$(LWS_LEADER_ADDRESS):6379, --block]`):
