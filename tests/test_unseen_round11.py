@@ -156,3 +156,40 @@ def test_a_command_that_only_sleeps_serves_nothing() -> None:
     )
     assert parse_container(LDict({"name": "c", "image": img, "command": ["tail", "-f", "/dev/null"]})) is None
     assert parse_container(LDict({"name": "c", "image": img, "args": ["sleep", "infinity"]})) is not None
+
+
+def _render_kit(name: str, prefix: str) -> str:
+    """A sample-genai-on-eks-starter-kit template rendered as the kit's scripts render it (utils.mjs:
+    KARPENTER_PREFIX is eks.amazonaws.com in EKS Auto Mode, else karpenter.k8s.aws; DOCKER_IMAGE_PREFIX empty
+    without an ECR pull-through cache)."""
+    text = (COLLECTED / name).read_text()
+    return text.replace("{{{KARPENTER_PREFIX}}}", prefix).replace("{{DOCKER_IMAGE_PREFIX}}", "")
+
+
+def test_ec2_instance_family_label_names_the_gpu() -> None:
+    """The EKS starter kit pins its SGLang and TGI Deployments with ``<prefix>/instance-family: g6e`` (Karpenter
+    or EKS Auto Mode). kvlint read neither label: KV501 'cannot tell which GPU' and a fleet plan. Every g6e
+    instance type has L40S GPUs, so the family names the L40S, and the SGLang pod (context 32,768 at
+    mem-fraction-static 0.90 for Qwen3-32B-FP8) is planned on it."""
+    from kvlint.load import load_text
+    from kvlint.pipeline import run_documents
+
+    name = "aws-samples__sample-genai-on-eks-starter-kit__components__llm-model__sglang__model-qwen3-32b-fp8.template.yaml"
+    for prefix in ("eks.amazonaws.com", "karpenter.k8s.aws"):
+        res = run_documents(
+            load_text(_render_kit(name, prefix), "qwen3-32b-fp8.yaml"), Options(allow_hub=False)
+        )
+        (cr,) = res.containers
+        assert cr.placement is not None and cr.placement.accelerator is not None
+        assert cr.placement.accelerator.id == "nvidia-l40s", prefix
+        assert cr.plan is not None and not [d for d in res.diagnostics if d.rule == "KV501"]
+
+
+def test_instance_family_table() -> None:
+    from kvlint.accelerators.registry import instance_family
+
+    acc, n = instance_family("p5")
+    assert acc is not None and acc.id == "nvidia-h100-sxm5-80gb" and n >= 2
+    assert instance_family("g6f")[0] is None  # fractional L4 slices, not whole L4s
+    assert instance_family("c5") == (None, 0)  # not a GPU family of the table
+    assert instance_family("inf2")[0] is None  # Inferentia: no GPU
