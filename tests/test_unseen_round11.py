@@ -193,3 +193,14 @@ def test_instance_family_table() -> None:
     assert instance_family("g6f")[0] is None  # fractional L4 slices, not whole L4s
     assert instance_family("c5") == (None, 0)  # not a GPU family of the table
     assert instance_family("inf2")[0] is None  # Inferentia: no GPU
+
+
+def test_serve_in_args_quotes_the_words_argparse_leaves_over() -> None:
+    """The Open WebUI stack's backend passes ``args: [serve, qwen/qwen3-32B, ...]`` to vllm/vllm-openai, whose
+    entrypoint is ``vllm serve``. KV205 quoted 'unrecognized arguments: serve', but ``vllm serve`` takes
+    ``serve`` as its one positional (the model tag) and stops at the model left over; the older api_server
+    entrypoint leaves both words over."""
+    res = _check("uzunenes__k8s-ai-stack__k8s__vllm-dep.yaml")
+    (d,) = [d for d in res.diagnostics if d.rule == "KV205"]
+    assert "'unrecognized arguments: qwen/qwen3-32B'" in d.message
+    assert "'unrecognized arguments: serve qwen/qwen3-32B'" in d.message

@@ -1169,8 +1169,8 @@ def parse_container(
                         "args start with `serve`, but the image's ENTRYPOINT already runs the server "
                         "(`vllm serve` in newer vllm/vllm-openai images, `python3 -m "
                         "vllm.entrypoints.openai.api_server` in older ones): the extra word is taken as an "
-                        "argument and argparse stops with 'unrecognized arguments: serve' or serves a model "
-                        "named 'serve' (docs/engine-memory-model.md §1.1)",
+                        + _extra_serve(texts)
+                        + " (docs/engine-memory-model.md §1.1)",
                         items[0].loc,
                         fix="drop `serve` from args, or set command: [vllm, serve] explicitly",
                         severity="warning",
@@ -1270,6 +1270,22 @@ def parse_container(
     return _kv503(
         engine, container, image, version, env, "engine command cannot be read: " + reason, first_loc
     )
+
+
+def _extra_serve(texts: Sequence[str]) -> str:
+    """What the engine does with args that start with ``serve`` on an image whose ENTRYPOINT already runs the
+    server (``texts``: the args). ``vllm serve`` has one optional positional, the model tag
+    (vllm@0.9.0:vllm/entrypoints/cli/serve.py::ServeSubcommand.subparser_init, ``nargs='?'``), which takes
+    ``serve``: a model given next as a positional is then left over and argparse stops with 'unrecognized
+    arguments: MODEL'; the older ``api_server`` has no positional and stops with 'unrecognized arguments: serve
+    MODEL'. With the model given by ``--model``, ``vllm serve`` is left with a model tag named 'serve'."""
+    nxt = texts[1] if len(texts) > 1 else ""
+    if nxt and not nxt.startswith("-"):
+        return (
+            f"argument: `vllm serve` reads 'serve' as the model and stops with 'unrecognized arguments: {nxt}', "
+            f"the older api_server with 'unrecognized arguments: serve {nxt}'"
+        )
+    return "argument and argparse stops with 'unrecognized arguments: serve' or serves a model named 'serve'"
 
 
 _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})
