@@ -204,3 +204,18 @@ def test_serve_in_args_quotes_the_words_argparse_leaves_over() -> None:
     (d,) = [d for d in res.diagnostics if d.rule == "KV205"]
     assert "'unrecognized arguments: qwen/qwen3-32B'" in d.message
     assert "'unrecognized arguments: serve qwen/qwen3-32B'" in d.message
+
+
+def test_require_sizing_does_not_pass_a_nim_service_it_could_not_read() -> None:
+    """A NIMService's engine and its settings come from the NIM launcher's profile, which kvlint does not read,
+    so no serving container is sized; --require-sizing passed it anyway (exit 0: its note was not counted as
+    'not read' as the RayService's and KAITO MultiRoleInference's are). Now it is 'operator settings not
+    read'."""
+    from kvlint.sizing import unread
+
+    for name in (
+        "NVIDIA__k8s-nim-operator__config__samples__nim__serving__advanced__epp__nimservice.yaml",
+        "NVIDIA__k8s-nim-operator__config__samples__nim__serving__standalone__no-precaching__multi-llm-hf.yaml",
+    ):
+        res = _check(name)
+        assert [why for _d, why in unread(res)] == ["operator settings not read"], name
