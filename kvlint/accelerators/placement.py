@@ -17,7 +17,9 @@ Inside a set of node labels the most specific key decides, in this order: ``nvid
 ``karpenter.k8s.aws/instance-gpu-name``, ``karpenter.azure.com/sku-gpu-name``, ``amd.com/gpu.product-name``
 (and its ``beta.amd.com/`` twin), ``amd.com/gpu.device-id`` / ``beta.amd.com/gpu.device-id`` (AMD node
 labeller; the counted form ``beta.amd.com/gpu.device-id.74a1: "8"`` is read too),
-``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, then ``nvidia.com/gpu.memory``
+``node.kubernetes.io/instance-type`` / ``beta.kubernetes.io/instance-type``, the EC2 instance family
+(``karpenter.k8s.aws/instance-family`` / ``eks.amazonaws.com/instance-family``, when all the family's instance
+types have one GPU, :func:`~kvlint.accelerators.registry.instance_family`), then ``nvidia.com/gpu.memory``
 alone (a GPU not in the catalogue, described by its labels) and last ``amd.com/gpu.vram`` alone. A GFD product
 that names several boards (``NVIDIA-GeForce-RTX-3080``: 10GB and 12GB) is settled by ``nvidia.com/gpu.memory``
 when given, else the smaller board is taken and the other kept as a candidate. Label meanings
@@ -59,6 +61,10 @@ AMD_VRAM = "amd.com/gpu.vram"
 AMD_VRAM_BETA = "beta.amd.com/gpu.vram"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 INSTANCE_TYPE_BETA = "beta.kubernetes.io/instance-type"
+#: EC2 instance family labels: Karpenter's (karpenter-provider-aws ``pkg/apis/v1/labels.go``
+#: ``LabelInstanceFamily``) and EKS Auto Mode's (its ``eks.amazonaws.com/`` twin of the Karpenter labels).
+KARPENTER_FAMILY = "karpenter.k8s.aws/instance-family"
+EKS_FAMILY = "eks.amazonaws.com/instance-family"
 
 #: Node-label keys that decide the accelerator, most specific first.
 LABEL_ORDER = (
@@ -73,6 +79,8 @@ LABEL_ORDER = (
     AMD_DEVICE_ID_BETA,
     INSTANCE_TYPE,
     INSTANCE_TYPE_BETA,
+    KARPENTER_FAMILY,
+    EKS_FAMILY,
     GFD_MEMORY,
     AMD_VRAM,
     AMD_VRAM_BETA,
@@ -82,7 +90,7 @@ LABEL_ORDER = (
 _COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BETA, AMD_VRAM, AMD_VRAM_BETA)
 # Keys that only say "some GPU of this vendor" or may be set on CPU nodes: an unknown value does not
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
-_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA}
+_SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY}
 
 #: Container extended resources that carry accelerators, in the order they are looked for.
 GPU_RESOURCES = (
@@ -295,6 +303,14 @@ def _candidate(key: str, value: Any, loc: Loc | None, labels: Labels) -> _Cand |
             c.notes.append(f"{it.name}: {per} {it.accelerator.id}")
         else:
             c.notes.append(f"{it.name}: {it.note or 'no GPU in the catalogue'}")
+        return c
+    if key in (KARPENTER_FAMILY, EKS_FAMILY):
+        acc, types = cat.instance_family(v)
+        if not types:
+            return None
+        c.acc = acc
+        if acc is not None:
+            c.notes.append(f"instance family {v}: {acc.id} in each of its {types} instance types")
         return c
     if key == GFD_MEMORY:
         mib = _as_int(v)

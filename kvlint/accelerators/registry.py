@@ -439,6 +439,29 @@ def instance_type(name: str) -> InstanceType | None:
     )
 
 
+def instance_family(family: str) -> tuple[Accelerator | None, int]:
+    """An EC2 instance family (``g6e``, the value of Karpenter's ``karpenter.k8s.aws/instance-family`` and EKS Auto
+    Mode's ``eks.amazonaws.com/instance-family``) -> (its GPU, the number of its instance types in the
+    catalogue). The GPU is given only when every instance type of the family in the catalogue's AWS table (the
+    Karpenter instance-type reference, as :func:`instance_type` reads it) has that same GPU, whole (a GPU count
+    of at least one: ``g6f``'s fractional L4 slices are not a whole L4); else None (a family of CPU instances, or
+    one the table does not list: count 0)."""
+    fam = str(family).strip().lower()
+    cat = _cat()
+    rows = [
+        row
+        for name, row in cat.instance_types.items()
+        if row.get("provider") == "aws" and name.lower().split(".", 1)[0] == fam
+    ]
+    ids = {row.get("id") for row in rows}
+    whole = all(isinstance(row.get("count"), int) and row["count"] >= 1 for row in rows)
+    if len(ids) == 1 and whole:
+        (gid,) = ids
+        acc = cat.accelerators.get(gid) if gid else None
+        return acc, len(rows)
+    return None, len(rows)
+
+
 def instance_gpu_memory_mib(acc: Accelerator) -> int | None:
     """EC2 ``GpuInfo.MemoryInfo.SizeInMiB`` of ``acc`` (= Karpenter ``instance-gpu-memory``), if known."""
     fact = _cat().entries.get(acc.id, {}).get("cloud_api_gpu_memory_mib")

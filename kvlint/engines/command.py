@@ -1238,8 +1238,8 @@ def parse_container(
                         "args start with `serve`, but the image's ENTRYPOINT already runs the server "
                         "(`vllm serve` in newer vllm/vllm-openai images, `python3 -m "
                         "vllm.entrypoints.openai.api_server` in older ones): the extra word is taken as an "
-                        "argument and argparse stops with 'unrecognized arguments: serve' or serves a model "
-                        "named 'serve' (docs/engine-memory-model.md §1.1)",
+                        + _extra_serve(texts)
+                        + " (docs/engine-memory-model.md §1.1)",
                         items[0].loc,
                         fix="drop `serve` from args, or set command: [vllm, serve] explicitly",
                         severity="warning",
@@ -1265,6 +1265,10 @@ def parse_container(
     if m:
         return dispatch(_Found(m[0], items[m[1] :], m[2], _in_their_file(program, items[m[1] :])))
     if _serves_no_model(texts):
+        return None
+    if cmd and _base(texts[0]) in _IDLE:
+        # `command: [sleep, infinity]`: the command replaces the image's ENTRYPOINT and only waits, as a script
+        # made of such commands does (_scan_shell): this container serves nothing
         return None
     how = _join_of(texts)
     if how is not None:
@@ -1307,7 +1311,7 @@ def parse_container(
         cmd_hint = "vllm"
     elif "sglang" in joined and "sglang_router" not in joined and "sglang-router" not in joined:
         cmd_hint = "sglang"
-    elif "text-generation" in joined:
+    elif _TGI_WORDS.search(joined):
         cmd_hint = "tgi"
     engine = img_engine or cmd_hint or hint
     if engine is None:
@@ -1366,7 +1370,29 @@ def _same_file(loc: Loc | None, other: Loc | None) -> Loc | None:
     return loc if loc is not None and (other is None or loc.file == other.file) else None
 
 
+def _extra_serve(texts: Sequence[str]) -> str:
+    """What the engine does with args that start with ``serve`` on an image whose ENTRYPOINT already runs the
+    server (``texts``: the args). ``vllm serve`` has one optional positional, the model tag
+    (vllm@0.9.0:vllm/entrypoints/cli/serve.py::ServeSubcommand.subparser_init, ``nargs='?'``), which takes
+    ``serve``: a model given next as a positional is then left over and argparse stops with 'unrecognized
+    arguments: MODEL'; the older ``api_server`` has no positional and stops with 'unrecognized arguments: serve
+    MODEL'. With the model given by ``--model``, ``vllm serve`` is left with a model tag named 'serve'."""
+    nxt = texts[1] if len(texts) > 1 else ""
+    if nxt and not nxt.startswith("-"):
+        return (
+            f"argument: `vllm serve` reads 'serve' as the model and stops with 'unrecognized arguments: {nxt}', "
+            f"the older api_server with 'unrecognized arguments: serve {nxt}'"
+        )
+    return "argument and argparse stops with 'unrecognized arguments: serve' or serves a model named 'serve'"
+
+
 _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"})
+
+#: What names TGI in a command kvlint cannot read: its launcher, server or project name. A bare
+#: ``text-generation`` is not enough: it is also the Hugging Face pipeline task that Transformers-based servers
+#: take as a value (KAITO's transformers runtime ``accelerate launch ... --pipeline text-generation``, KServe's
+#: ``--task text-generation``), which runs no TGI.
+_TGI_WORDS = re.compile(r"text-generation-(?:launcher|server|inference)|text_generation_server")
 
 
 def _mentions(texts: Sequence[str]) -> list[str]:

@@ -295,6 +295,19 @@ def engine_of_image(image: str) -> str | None:
     return None
 
 
+def is_nim_image(image: str) -> bool:
+    """Whether ``image`` is an NVIDIA NIM image on NGC: registry ``nvcr.io`` and a path component ``nim`` or
+    starting with ``nim-`` (``nvcr.io/nim/meta/llama-3.1-8b-instruct``, ``nvcr.io/nim/nvidia/llm-nim``, the
+    staging ``nvcr.io/nvstaging/nim-internal/vllm-oss-nim-llm-...``). Such an image starts NVIDIA's NIM launcher,
+    which picks the engine and its settings from a model profile (k8s-nim-operator docs), so an engine named in
+    the repository (``vllm-oss-nim``) is not a command line kvlint could read. ``nvcr.io/nvidia/vllm`` (NGC's
+    vLLM container) is not a NIM image."""
+    parts = split_image(image)[0].lower().split("/")
+    if len(parts) < 2 or parts[0] != "nvcr.io":
+        return False
+    return any(p == "nim" or p.startswith("nim-") for p in parts[1:-1])
+
+
 @_by_reference
 def image_mentions_engine(image: str) -> str | None:
     """Weaker than :func:`engine_of_image`: the engine named anywhere in the repository name.
@@ -307,7 +320,7 @@ def image_mentions_engine(image: str) -> str | None:
         return known
     repo, _, _ = split_image(image)
     path = _repo_path(repo)
-    if "router" in path.rsplit("/", 1)[-1]:
+    if "router" in path.rsplit("/", 1)[-1] or is_nim_image(image):
         return None
     if "vllm" in path:
         return "vllm"

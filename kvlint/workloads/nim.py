@@ -66,9 +66,9 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
     note = Finding(
         "KV503",
-        f"the NIM image {image} starts NVIDIA's NIM launcher, which chooses the engine (TensorRT-LLM, vLLM or "
-        "SGLang) and its settings from the model profile it selects for the GPU; kvlint does not read NIM "
-        "profiles, so the engine's memory settings are not checked",
+        f"kvlint does not read this NIMService's engine settings: the NIM image {image} starts NVIDIA's NIM "
+        "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
+        "it selects for the GPU; kvlint does not read NIM profiles, so the engine's memory settings are not checked",
         rloc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",

@@ -8,6 +8,7 @@ the probes (their timing and their port).
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 from collections.abc import Iterator
@@ -202,11 +203,89 @@ _LOWER = {
     "tgi": "set NUM_SHARD (--num-shard) to {have}",
     "sglang": "lower --tp-size/--dp-size so that tp x pp x dp is {have}",
 }
-_RAISE = {
-    "vllm": "raise tensor-parallel-size/data-parallel-size to use all {have}",
-    "tgi": "leave NUM_SHARD unset (TGI then starts one shard per visible GPU)",
-    "sglang": "raise --tp-size or --dp-size to use all {have}",
+_TP_DP_FLAGS = {
+    "vllm": ("tensor-parallel-size", "data-parallel-size"),
+    "sglang": ("--tp-size", "--dp-size"),
 }
+
+
+def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
+    """Whether the model's heads allow tensor-parallel size ``tp`` in this engine's arithmetic (KV401/KV402:
+    vLLM and SGLang need the attention heads divisible by it and the KV heads split or replicated; TGI's shards
+    the KV heads divisible, one KV head replicated); None when the model is not known."""
+    m = ctx.model
+    if m is None or not m.num_attention_heads:
+        return None
+    if m.num_attention_heads % tp:
+        return False
+    if ctx.engine == "tgi":
+        return _tgi_kv_ok(m, tp)
+    return m.is_mla or kv_heads_tp_ok(m.num_kv_heads, tp)
+
+
+def _use_all(ctx: RuleContext, have: int) -> str | None:
+    """KV403's second remedy when the engine uses fewer GPUs than the pod requests: the parallel sizes that use
+    all ``have`` of them and that the engine accepts, or None when there are none. A larger tensor-parallel size
+    must divide the model's heads (KV401/KV402; unchecked, with a caveat, when the model is not known: a
+    ``--tensor-parallel-size 3`` for 64 heads stops vLLM at start-up); a larger data-parallel size runs more
+    replicas of the same per-GPU plan. TGI starts one shard per visible GPU when NUM_SHARD is unset."""
+    lay = ctx.layout
+    if ctx.engine == "tgi":
+        ok = _heads_allow(ctx, have)
+        if ok is False:
+            return None
+        return "leave NUM_SHARD unset (TGI then starts one shard per visible GPU)"
+    tp_flag, dp_flag = _TP_DP_FLAGS[ctx.engine]
+    if ctx.engine == "vllm" and lay.dp_local != lay.dp:
+        dp_flag = "data-parallel-size-local"
+    options = []
+    if have % (lay.pp * lay.dp_local) == 0:
+        tp = have // (lay.pp * lay.dp_local)
+        ok = _heads_allow(ctx, tp)
+        if ok:
+            options.append(f"{tp_flag} {tp}")
+        elif ok is None:
+            options.append(f"{tp_flag} {tp} (if it divides the model's attention heads)")
+    if have % (lay.tp * lay.pp) == 0:
+        options.append(f"{dp_flag} {have // (lay.tp * lay.pp)}")
+    if not options:
+        return None
+    return f"set {' or '.join(options)} to use all {have}{shm_note(ctx)}"
+
+
+_LONE_RAY = (
+    "the Ray executor finds no Ray cluster to join (nothing in the object starts one or names its address), so "
+    "vLLM starts a local one-node Ray instance holding this pod's GPUs only, and its placement group, one GPU "
+    "bundle per worker, cannot be placed: vLLM reports 'The number of required GPUs exceeds the total number of "
+    "available GPUs in the ...' and start-up fails, at once or when the wait for the group times out"
+)
+#: What in an object starts a Ray cluster or names one to join (lower case): ``ray start`` (LeaderWorkerSet
+#: leaders and workers, KServe multi-node), Ray's address (``RAY_ADDRESS``, ``ray://``), vLLM's
+#: ``multi-node-serving.sh``, LWS's ``ray_init.sh`` helper, KubeRay's ``rayStartParams``.
+_RAY_CLUSTER_WORDS = (
+    "ray start",
+    "ray.init",
+    "ray_address",
+    "ray://",
+    "multi-node-serving",
+    "ray_init",
+    "raystartparams",
+)
+
+
+def _lone_ray(ctx: RuleContext) -> bool:
+    """Whether a vLLM engine on the Ray executor (``--distributed-executor-backend ray``) has no Ray cluster to
+    join: not a Ray object (RayCluster, RayService, RayJob, AIBrix RayClusterFleet), no LeaderWorkerSet group, and
+    nothing in the object starts a cluster or names its address (:data:`_RAY_CLUSTER_WORDS`). vLLM then calls
+    ``ray.init()`` without an address, which starts a local instance with the pod's GPUs only
+    (vllm@0.8.4:vllm/executor/ray_utils.py::initialize_ray_cluster, the warning and ``_wait_until_pg_ready``)."""
+    w = ctx.workload
+    if ctx.engine != "vllm" or w.kind.lower().startswith("ray") or "fleet" in w.kind.lower():
+        return False
+    if w.leader is not None or w.role is not None or (w.group_size or 0) > 1:
+        return False
+    text = json.dumps(w.doc.data, default=str).lower()
+    return not any(word in text for word in _RAY_CLUSTER_WORDS)
 
 
 #: AWS Neuron resources of the Neuron device plugin: NeuronCores, and whole Neuron devices (chips).
@@ -267,7 +346,12 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod gets {have} NeuronCores ({where}) but {lay.described} uses only {need}; {how}, so "
             f"{have - need} NeuronCore(s) sit idle",
             p.gpus_loc,
-            fix=f"request {-(-need // per)} {unit} ({p.resource}), or raise tensor-parallel-size to {have}",
+            fix=f"request {-(-need // per)} {unit} ({p.resource})"
+            + {
+                True: f", or raise tensor-parallel-size to {have}",
+                None: f", or raise tensor-parallel-size to {have} (if it divides the model's attention heads)",
+                False: "",
+            }[_heads_allow(ctx, have)],
             severity="warning",
         )
 
@@ -319,7 +403,8 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "tensor_parallel_size/pipeline_parallel_size",
             )
             return
-        if lay.ray:
+        lone = lay.ray and _lone_ray(ctx)
+        if lay.ray and not lone:
             return  # a Ray cluster may contribute GPUs from other pods
         per_pod = need // pods if need % pods == 0 else need
         fix = (
@@ -331,9 +416,13 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "LeaderWorkerSet (group size = number of nodes) or a Ray cluster"
             )
         )
+        if lone:
+            fix += (
+                ", or run it in a Ray cluster (a RayCluster or RayService, a LeaderWorkerSet that starts one)"
+            )
         yield ctx.finding(
             f"{lay.described} needs {need} GPUs but the pod requests {have} ({where}); "
-            + _TOO_FEW[ctx.engine].format(need=need, have=have),
+            + (_LONE_RAY if lone else _TOO_FEW[ctx.engine].format(need=need, have=have)),
             lay.loc or p.gpus_loc or s.command_loc,
             fix=fix,
         )
@@ -342,7 +431,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the pod requests {have} GPUs ({where}) but {lay.described} uses only {need}; {have - need} GPU(s) sit "
             "idle",
             p.gpus_loc,
-            fix=f"request {need} GPU(s), or " + _RAISE[ctx.engine].format(have=have),
+            fix=f"request {need} GPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
 
