@@ -298,13 +298,12 @@ SKIP: dict[str, str] = {
     "gt-013": "no model and no GPU in the report (figures only)",
     "gt-014": "no model and no GPU in the report",
     "gt-016": _NOGPU + " (pre-release V1 main of Jan 2025)",
-    "gt-018": "DeepSeek-V4-Flash's config is catalogued (kvlint/data/models), but its KV layout is not modelled: kvlint "
-    "plans a 43-layer sliding window of 1 x 512 fp8 heads, while vLLM (vllm/model_executor/layers/"
-    "deepseek_v4_attention.py) keeps a 128-token SWA cache on every layer (DeepseekV4SWACache), a compressed MLA cache "
-    "(MLAAttentionSpec with compress_ratio 4 or 128 from config compress_ratios, 584 B per kept token: 448 fp8 NoPE + "
-    "64 bf16 RoPE + 7 scale bytes + 1 pad, 576 B alignment) on 41 layers, plus the compressor and sparse-indexer "
-    "caches. Replayed as is (0.22.0, GH200, TP2+EP, block 256) it plans 10.93 GiB and says ok where the engine "
-    "failed with 5.44 GiB available (needed 6.66 GiB for 30,000 tokens, estimated 13,528)",
+    "gt-018": "DeepSeek-V4-Flash (TP2+EP, GH200, 0.22): its KV layout is modelled (kvlint.memory.deepseek_v4) and, "
+    "given the 5.44 GiB vLLM printed, kvlint's fit check gives the printed 6.66 GiB for 30,000 tokens and the "
+    "estimated length 13,528 (tests/test_deepseek_v4_kv.py; the LLM class's 16,384 batched tokens). The available "
+    "memory is not: replayed (0.22.0, block 256, max_num_batched_tokens 16384) kvlint plans 10.93 GiB of KV, i.e. "
+    "about 5.5 GiB per GPU of non-KV memory it does not know (weights of 76.52 GiB estimated, not printed; V4's "
+    "extra buffers and the expert-parallel all-to-all are not modelled), and says ok where the engine failed",
     "gt-019": _NOCFG + " (Kimi-Linear-48B)",
     "gt-020": _NOCFG + " (DeepSeek-Coder-V2 236B; corpus has only V2-Lite)",
     "gt-021": "DeepSeek-V2 variant and GPU not stated",
