@@ -69,8 +69,16 @@ class Replay:
 
 
 LATEST_SERIES = (
-    "'vllm/vllm-openai:latest'; the log has the per-term 'Actual usage' line and the CUDA-graph estimate is not "
-    "subtracted (gt-056 closes without it) -> 0.18-0.19 family"
+    "'vllm/vllm-openai:latest' in the document's pod spec at every revision up to 356b8e03 (2026-02-24), and every run "
+    "but Mistral-Small-3.2 was already in its first revision, beb38b5d..745f62f3 of 2026-01-26 "
+    "(llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md) -> the image of that date, 0.14.x "
+    "(0.14.0 in January 2026, 0.14.1 pinned by downstream projects on 2026-01-27). The 'v0.11.0' of the later "
+    "revisions (5977e162, 2026-02-26) is the Mistral-Small-3.2 run's release, added on 2026-02-23 with its own "
+    "'vLLM version: 0.11.0' line, written into the cleaned-up pod template. Its printed DEBUG line "
+    "('Free memory on device ... Actual usage is ...', --kv-cache-memory with a 150 MiB buffer) is also in 0.11.0's "
+    "gpu_worker.py, so the log does not separate the two; kvlint's plan is the same for 0.13.0 - 0.19.0, while at "
+    "0.11.0 the profile's sampler is FlashInfer's (vllm@0.11.0 topk_topp_sampler.py; PyTorch-native from 0.11.1, "
+    "vllm-project/vllm#26859), 3.3 - 5.2 GiB less activation than the printed 4.76 - 7.38 GiB"
 )
 
 REPLAY: dict[str, Replay] = {
@@ -106,16 +114,16 @@ REPLAY: dict[str, Replay] = {
         "awq",
         why="V0 0.6.x log family; 5.2 GB weights = 4-bit checkpoint",
     ),
-    "gt-052": Replay("openai--gpt-oss-20b", "h100", "0.19.0", why=LATEST_SERIES),
+    "gt-052": Replay("openai--gpt-oss-20b", "h100", "0.14.1", why=LATEST_SERIES),
     "gt-054": Replay(
         "meta-llama--Llama-3.3-70B-Instruct",
         "h100",
-        "0.19.0",
+        "0.14.1",
         "fp8",
         why=LATEST_SERIES + "; FP8-dynamic checkpoint of the bf16 config",
     ),
-    "gt-056": Replay("meta-llama--Llama-3.1-8B", "h100", "0.19.0", why=LATEST_SERIES),
-    "gt-058": Replay("Qwen--Qwen3-0.6B", "h100", "0.19.0", why=LATEST_SERIES),
+    "gt-056": Replay("meta-llama--Llama-3.1-8B", "h100", "0.14.1", why=LATEST_SERIES),
+    "gt-058": Replay("Qwen--Qwen3-0.6B", "h100", "0.14.1", why=LATEST_SERIES),
     "gt-062": Replay(
         "Qwen--Qwen2.5-7B", "rtx-4080", None, "awq", why="AWQ checkpoint of the Qwen2.5-7B config"
     ),
@@ -233,17 +241,17 @@ REPLAY: dict[str, Replay] = {
     "gt-258": Replay(
         "openai--gpt-oss-120b",
         "h100",
-        "0.19.0",
+        "0.14.1",
         settings={"gpu_memory_utilization": 0.95},
         why=LATEST_SERIES
         + "; gpu_memory_utilization 0.95, not the table's 0.9: the case's own printed terms close "
         "only at 0.95 (0.95 x 79.18 - 64.38 - 7.38 - 0.13 = 3.33 GiB printed; at 0.9 they give -0.63 and vLLM would "
         "not have started)",
     ),
-    "gt-259": Replay("Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES),
-    "gt-260": Replay("Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES),
+    "gt-259": Replay("Qwen--Qwen3-32B", "h100", "0.14.1", why=LATEST_SERIES),
+    "gt-260": Replay("Qwen--Qwen3-32B", "h100", "0.14.1", why=LATEST_SERIES),
     "gt-261": Replay(
-        "Qwen--Qwen3-32B", "h100", "0.19.0", why=LATEST_SERIES + "; the 32,000-token run that failed"
+        "Qwen--Qwen3-32B", "h100", "0.14.1", why=LATEST_SERIES + "; the 32,000-token run that failed"
     ),
     "gt-262": Replay(
         "mistralai--Mistral-Small-3.1-24B-Instruct-2503",
@@ -290,7 +298,12 @@ SKIP: dict[str, str] = {
     "gt-013": "no model and no GPU in the report (figures only)",
     "gt-014": "no model and no GPU in the report",
     "gt-016": _NOGPU + " (pre-release V1 main of Jan 2025)",
-    "gt-018": _NOCFG + " (DeepSeek-V4-Flash)",
+    "gt-018": "DeepSeek-V4-Flash (TP2+EP, GH200, 0.22): its KV layout is modelled (kvlint.memory.deepseek_v4) and, "
+    "given the 5.44 GiB vLLM printed, kvlint's fit check gives the printed 6.66 GiB for 30,000 tokens and the "
+    "estimated length 13,528 (tests/test_deepseek_v4_kv.py; the LLM class's 16,384 batched tokens). The available "
+    "memory is not: replayed (0.22.0, block 256, max_num_batched_tokens 16384) kvlint plans 10.93 GiB of KV, i.e. "
+    "about 5.5 GiB per GPU of non-KV memory it does not know (weights of 76.52 GiB estimated, not printed; V4's "
+    "extra buffers and the expert-parallel all-to-all are not modelled), and says ok where the engine failed",
     "gt-019": _NOCFG + " (Kimi-Linear-48B)",
     "gt-020": _NOCFG + " (DeepSeek-Coder-V2 236B; corpus has only V2-Lite)",
     "gt-021": "DeepSeek-V2 variant and GPU not stated",

@@ -394,6 +394,10 @@ class LayerSpec:
     ``kv_shared``: the layer reads the KV cache of an earlier layer of its kind and allocates none of its own
     (Gemma 3n / Gemma 4 ``num_kv_shared_layers``: vLLM gives it a ``kv_sharing_target_layer_name`` and
     ``GPUModelRunner.get_kv_cache_spec`` creates no KV-cache spec for it); its projections still hold weights.
+    ``compress_ratio``: DeepSeek V4 layers only (0 elsewhere): the layer's ``compress_ratios`` entry, 1 for a
+    sliding-window-only layer (the config's 0), 4 (compressed attention with the lightning indexer, whose key
+    width is ``index_head_dim``) or 128; vLLM gives such a layer several KV-cache specs
+    (:mod:`kvlint.memory.deepseek_v4`). Engines without that model keep reading it as a sliding-window layer.
     """
 
     kind: str
@@ -403,6 +407,8 @@ class LayerSpec:
     window: int | None = None
     state_bytes: int = 0
     kv_shared: bool = False
+    compress_ratio: int = 0
+    index_head_dim: int = 0
 
 
 @dataclass(frozen=True)

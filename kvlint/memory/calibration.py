@@ -90,7 +90,7 @@ class Observation:
 # sampler_path(). Rows whose activation is not printed carry overhead_gib = budget - weights - KV (our arithmetic
 # on printed numbers).
 OBSERVATIONS: tuple[Observation, ...] = (
-    # vLLM 0.18-0.19 family (vllm/vllm-openai:latest, H100 79.18 GiB, per-term 'Actual usage' line): native sampler
+    # vLLM 0.14.x (vllm/vllm-openai:latest of 2026-01-26, H100 79.18 GiB, per-term 'Actual usage' line): native sampler
     Observation("gt-056", "v1_native", 1024, 8192, 128256, 4096, 14336, 1, 1, 4.76, 0.13),  # Llama-3.1-8B
     Observation("gt-058", "v1_native", 1024, 8192, 151936, 1024, 3072, 1, 1, 5.56, 0.13, None, 28, 512, 0.10),
     Observation(

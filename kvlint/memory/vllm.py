@@ -20,6 +20,7 @@ from typing import Any
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
+from kvlint.memory.deepseek_v4 import V4_DEFAULT_BLOCK_SIZE, is_deepseek_v4, v4_pool
 from kvlint.memory.fp8kv import forced_backend, fp8_kv_support
 from kvlint.memory.kv import (
     LayerCounts,
@@ -256,6 +257,8 @@ class KVGroup:
 
     ``kind``: full | sliding | chunked | mamba; ``layers`` layers in the group; ``block_size`` tokens per block
     for these layers; ``page_bytes`` bytes of one block of one layer; ``window`` for sliding/chunked.
+    ``stride_bytes``: what one block of this group costs when vLLM packs the groups on one block-id axis
+    (DeepSeek V4, :mod:`kvlint.memory.deepseek_v4`); 0 = ``page_bytes x layers``.
     """
 
     kind: str
@@ -263,6 +266,7 @@ class KVGroup:
     block_size: int
     page_bytes: int
     window: int | None = None
+    stride_bytes: int = 0
 
     def blocks_per_request(self, max_model_len: int, in_flight: int, spec_blocks: int = 0) -> int:
         """Blocks one request of ``max_model_len`` tokens holds in this group (``max_memory_usage_bytes`` / page,
@@ -329,6 +333,13 @@ def _build_groups_counted(
 ) -> tuple[list[KVGroup], int, int, list[str]]:
     """:func:`build_groups_counted` itself (its lists are kept by the memo, never handed out)."""
     notes: list[str] = []
+    if is_deepseek_v4(counts):
+        v4, stride, _ = v4_pool(counts, block_size)
+        notes.append(
+            f"DeepSeek V4 KV caches packed in {len(v4)} groups, {stride:,} B per block id "
+            "(sliding window, compressed latent, indexer and compressor-state caches)"
+        )
+        return [KVGroup(k, n, bs, page, w, stride) for k, n, bs, page, w in v4], stride, block_size, notes
     # (kind, window, bytes/token, state bytes) -> number of layers
     specs: dict[tuple[str, int | None, int, int], int] = {}
     for lay, count in counts:
@@ -1086,6 +1097,9 @@ def resolve_startup(
     layers = pre.layers
     notes.extend(pre.layer_notes)
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
+    if not settings.block_size and era == "v1" and any(ly.compress_ratio for ly in layers):
+        bs = V4_DEFAULT_BLOCK_SIZE
+        why = f"block_size={bs}: DeepSeek V4's backend preference (DeepseekSparseSWABackend.get_preferred_block_size)"
     notes.append(why)
     pp = pre.pp
     notes.extend(pre.pp_notes)
@@ -1649,6 +1663,8 @@ def _pool_shape(
     ``bytes/token x block_size``. Memoised on the identity of ``counts`` (:func:`per_object`; :func:`layer_counts`
     hands out one tuple per model) and the other arguments with their types."""
     tok = sum(layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype) * c for lay, c in counts)
+    if v1 and is_deepseek_v4(counts):
+        tok = v4_pool(counts, block_size)[2]
     if v1:
         groups, bpb, bsz, gnotes = build_groups_counted(
             counts, tp, kv_bytes, kv_cache_dtype, block_size, hybrid
@@ -1768,7 +1784,7 @@ def _request_terms_of(groups: Sequence[KVGroup]) -> RequestTerms:
     for g in groups:
         key = (g.kind, g.window, g.block_size)
         first, n, weight = shared.get(key, (g, 0, 0))
-        shared[key] = (first, n + 1, weight + g.page_bytes * g.layers)
+        shared[key] = (first, n + 1, weight + (g.stride_bytes or g.page_bytes * g.layers))
     terms = tuple(shared.values())
     monotone = all(g.block_size > 0 and w >= 0 for g, _, w in terms)
     sizes = {g.block_size for g, _, _ in terms}

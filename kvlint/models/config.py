@@ -744,6 +744,31 @@ def _layer_kinds(
     # GPT-OSS without layer_types: sliding on even layers (vllm gpt_oss.py).
     if model_type == "gpt_oss":
         return [sliding() if i % 2 == 0 else full() for i in range(n)], window
+    # DeepSeek V4: every layer keeps a sliding-window cache; compress_ratios[i] (0 = window only, 4, 128) adds the
+    # compressed caches of kvlint.memory.deepseek_v4 (vllm deepseek_v4_attention.py; the list's entries past the
+    # decoder layers belong to the MTP layers).
+    ratios = text.get("compress_ratios")
+    if model_type.startswith("deepseek_v4") and isinstance(ratios, list) and len(ratios) >= n:
+        idx = _int(text.get("index_head_dim")) or 128
+        out = [
+            LayerSpec(
+                kind="sliding",
+                kv_heads=kv_heads,
+                head_size=head_size,
+                head_size_v=head_size,
+                window=window,
+                compress_ratio=max(1, int(ratios[i] or 0)),
+                index_head_dim=idx,
+            )
+            for i in range(n)
+        ]
+        c4 = sum(1 for ly in out if ly.compress_ratio == 4)
+        c128 = sum(1 for ly in out if ly.compress_ratio == 128)
+        notes.append(
+            f"DeepSeek V4 attention: sliding window {window} on all {n} layers, compressed x4 with indexer on {c4}, "
+            f"x128 on {c128}"
+        )
+        return out, window
     # Mistral-7B-v0.1 style: one window for all layers.
     notes.append(f"sliding_window {window} on all layers")
     return [sliding() for _ in range(n)], window
