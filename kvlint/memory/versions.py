@@ -294,6 +294,16 @@ def default_gpu_memory_utilization(v: Version) -> float:
     return 0.92 if v >= (0, 20, 0) else 0.90
 
 
+def has_extensible_kv_cache(v: Version) -> bool:
+    """The extensible KV cache exists from 0.34.0, on by default on CUDA and ROCm: the pool is sized from the memory
+    measured after warm-up and CUDA-graph capture, and ``--gpu-memory-utilization`` defaults to 1.0 with it.
+
+    Source: ``vllm@0.34.0:vllm/config/cache.py::CacheConfig.enable_extensible_kv_cache``,
+    ``::CacheConfig.resolved_gpu_memory_utilization`` (docs/engine-memory-model.md §1.2.5).
+    """
+    return v >= (0, 34, 0)
+
+
 def has_kv_cache_memory_bytes(v: Version) -> bool:
     """``--kv-cache-memory-bytes`` exists from 0.10.2 (``vllm@0.10.2:vllm/config/cache.py``)."""
     return v >= (0, 10, 2)
