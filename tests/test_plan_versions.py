@@ -109,7 +109,7 @@ def test_gpu_kv_cache_size_formula_from_021():
 
 def test_unknown_version_assumes_newest():
     p = plan_vllm(VllmSettings(version="latest"), load("Qwen--Qwen3-0.6B"), H100, compute_capability="9.0")
-    assert p.engine_version == "0.33.0" and any("assumed" in a for a in p.assumptions)
+    assert p.engine_version == "0.34.0" and any("assumed" in a for a in p.assumptions)
 
 
 def test_yarn_assumption_names_the_number_it_multiplies():
@@ -230,3 +230,16 @@ def test_0_34_0_extensible_flag_read_from_the_command():
     plan_off = plan_vllm_detailed(off, load("meta-llama--Llama-3.1-8B"), H100, gpu_name="NVIDIA H100 80GB HBM3",
                                   compute_capability="9.0").plan  # fmt: skip
     assert plan_off.gpu_memory_utilization == 0.92
+
+
+def test_0_34_0_capacity_equation_names_what_the_extensible_cache_keeps_free():
+    """The per-GPU equation of the vLLM capacity messages adds up for a 0.34.0 plan whose pool the device (budget
+    less the margin and the CUDA context, §1.2.5) bounds: the difference is named, and 0.33.0's has none."""
+    from kvlint.rules.families.capacity import _plan_summary
+
+    p = _plan("0.34.0", gpu_memory_utilization=0.98).plan
+    kept = p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes - p.cudagraph_bytes
+    kept -= p.kv_cache_bytes
+    assert kept > 0
+    assert f"- {kept / GiB:.2f} GiB kept free" in _plan_summary(p)
+    assert "kept free" not in _plan_summary(_plan("0.33.0", gpu_memory_utilization=0.98).plan)

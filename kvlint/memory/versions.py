@@ -25,7 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion
 from packaging.version import Version as _PV
 
-NEWEST_VLLM = "0.33.0"
+NEWEST_VLLM = "0.34.0"
 """Newest vLLM release the memory model was read from (docs/engine-memory-model.md §0)."""
 
 # A PEP 440 version at the start of a tag or log fragment (``v0.20.1-cu129`` -> ``0.20.1``).
@@ -272,7 +272,7 @@ _RESOLVED_MAX = 1024
 
 
 def parse_version(s: str | None) -> Version:
-    """The release of a vLLM version string; None/``latest``/unreadable -> 0.33.0.
+    """The release of a vLLM version string; None/``latest``/unreadable -> 0.34.0.
 
     Use :func:`resolve_version` to also learn whether the newest version was assumed. Never raises.
     """

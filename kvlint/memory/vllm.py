@@ -83,7 +83,7 @@ class VllmSettings:
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`).
     """
 
-    version: str = "0.33.0"
+    version: str = "0.34.0"
     version_assumed: bool = False
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1

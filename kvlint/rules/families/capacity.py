@@ -187,11 +187,22 @@ def _plan_summary(plan: MemoryPlan) -> str:
             f"{gib(plan.kv_cache_bytes)} KV cache (--kv-cache-memory-bytes) = {gib(plan.budget_bytes)} of "
             f"{gib(plan.total_bytes)}"
         )
+    # vLLM >= 0.34.0's extensible KV cache also keeps a margin (and the CUDA context) free when the device, not the
+    # budget, bounds the pool (docs/engine-memory-model.md §1.2.5): the equation names it so that it adds up
+    kept = (
+        plan.budget_bytes
+        - plan.weights_bytes
+        - plan.activation_bytes
+        - plan.non_torch_bytes
+        - plan.cudagraph_bytes
+        - plan.kv_cache_bytes
+    )
     return (
         f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
         f" - {gib(plan.non_torch_bytes)} non-torch"
         + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
+        + (f" - {gib(kept)} kept free (extensible KV cache margin and CUDA context)" if kept > 0 else "")
         + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)})"
     )
 
