@@ -127,7 +127,7 @@ def test_sweep_max_model_len_and_kv_dtype() -> None:
     assert dest == "max_model_len" and [p.max_model_len for p in pts] == [8000, 16000, 32000, 64000, 128000]
     # same cache, concurrency inversely proportional to max_model_len
     assert len({p.num_blocks for p in pts}) == 1
-    assert pts[0].concurrency == pytest.approx(ctx.plan.num_blocks / 500)
+    assert pts[0].concurrency == pytest.approx(ctx.plan.num_blocks * ctx.plan.block_size / 8000)
     assert pts[2].concurrency == pytest.approx(ctx.plan.max_concurrency)
     _, util = sweep(ctx, ctx.accelerator, "gpu-memory-utilization=0.8,0.9")
     assert util[0].kv_cache_bytes < util[1].kv_cache_bytes

@@ -584,3 +584,24 @@ def test_dynamo_worker_command_lines_are_read_by_their_engine() -> None:
     sg = parse_command_line(["python3", "-m", "dynamo.sglang", "--model-path", "Qwen/Qwen3-8B", "--tp", "2"])
     assert sg.engine == "sglang" and sg.model is not None and sg.model.value == "Qwen/Qwen3-8B"
     assert [f.rule for f in sg.findings if f.rule in ("KV205", "KV504")] == ["KV504"]
+
+
+def test_options_added_in_0_34_0():
+    """The seven options the vllm==0.34.0 wheel adds (``vllm/config/cache.py::CacheConfig.enable_extensible_kv_cache``,
+    ``vllm/config/scheduler.py::SchedulerConfig.max_num_inflight_kv_loads`` and
+    ``cache_aware_admission_window``/``_threshold``, read through ``EngineArgs.add_cli_args``) are accepted from
+    that release and refused by 0.33.0; 0.34.0 removes none of 0.33.0's."""
+    new = {
+        "--enable-extensible-kv-cache": [],
+        "--max-num-inflight-kv-loads": ["8"],
+        "--cache-aware-admission-window": ["16"],
+        "--cache-aware-admission-threshold": ["0.5"],
+    }
+    for opt, val in new.items():
+        assert "KV205" not in _rules(parse_vllm_argv(["m", opt, *val], version="0.34.0")), opt
+        assert "KV205" in _rules(parse_vllm_argv(["m", opt, *val], version="0.33.0")), opt
+        assert option_versions(opt) == ("0.34.0", "0.34.0"), opt
+    # a BooleanOptionalAction: the negative form turns the default (on for CUDA) off
+    off = parse_vllm_argv(["m", "--no-enable-extensible-kv-cache"], version="0.34.0")
+    assert off.get("enable_extensible_kv_cache") is False and _rules(off) == []
+    assert set(known_options("0.33.0")) <= set(known_options("0.34.0"))

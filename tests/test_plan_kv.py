@@ -68,17 +68,17 @@ def test_qwen25_7b_bytes_per_token():
         ("0.10.1.1", (0, 10, 1), False),
         ("0.11.0+cu130", (0, 11, 0), False),
         ("0.10.1.1+nv25.11", (0, 10, 1), False),
-        ("0.1.dev8168", (0, 33, 0), True),  # setuptools-scm fallback of an untagged source build
-        (None, (0, 33, 0), True),
-        ("latest", (0, 33, 0), True),
-        ("sha256:abc", (0, 33, 0), True),
+        ("0.1.dev8168", (0, 34, 0), True),  # setuptools-scm fallback of an untagged source build
+        (None, (0, 34, 0), True),
+        ("latest", (0, 34, 0), True),
+        ("sha256:abc", (0, 34, 0), True),
     ],
 )
 def test_versions(text, expected, assumed):
     v, a = resolve_version(text)
     assert (tuple(v), a) == (expected, assumed)
     assert tuple(parse_version(text)) == expected
-    assert NEWEST_VLLM == "0.33.0"
+    assert NEWEST_VLLM == "0.34.0"
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,7 @@ def test_gpu_kv_cache_size_formula_from_021():
 
 def test_unknown_version_assumes_newest():
     p = plan_vllm(VllmSettings(version="latest"), load("Qwen--Qwen3-0.6B"), H100, compute_capability="9.0")
-    assert p.engine_version == "0.33.0" and any("assumed" in a for a in p.assumptions)
+    assert p.engine_version == "0.34.0" and any("assumed" in a for a in p.assumptions)
 
 
 def test_yarn_assumption_names_the_number_it_multiplies():
@@ -150,3 +150,96 @@ def test_v0_long_context_chunked_prefill_default_by_release():
     assert chunked("0.6.1", vl) and not chunked("0.6.2", vl)
     mi300 = {"total": int(191.5 * GiB), "cc": None, "gpu": "AMD Instinct MI300X"}
     assert chunked("0.6.4", **mi300) and not chunked("0.6.5", **mi300)
+
+
+def test_0_34_0_block_size_default_is_64():
+    """vllm@0.34.0:vllm/config/cache.py::CacheConfig.DEFAULT_BLOCK_SIZE is 64 (16 before); --block-size still wins."""
+    assert _plan("0.33.0").plan.block_size == 16
+    assert _plan("0.34.0").plan.block_size == 64
+    assert _plan("0.34.0", block_size=16).plan.block_size == 16
+    p = _plan("0.34.0").plan
+    assert p.bytes_per_block == 64 * p.kv_bytes_per_token
+
+
+def test_0_34_0_extensible_kv_cache_defaults_utilization_to_one():
+    """vllm@0.34.0 CacheConfig.resolved_gpu_memory_utilization: 1.0 with the extensible KV cache (on by default on
+    CUDA, VllmConfig._resolve_extensible_kv_cache), 0.92 without it; --kv-cache-memory-bytes and
+    --num-gpu-blocks-override turn it off."""
+    assert _plan("0.33.0").plan.gpu_memory_utilization == 0.92
+    assert _plan("0.34.0").plan.gpu_memory_utilization == 1.0
+    off = _plan("0.34.0", enable_extensible_kv_cache=False).plan
+    assert off.gpu_memory_utilization == 0.92
+    assert _plan("0.34.0", num_gpu_blocks_override=1000).plan.gpu_memory_utilization == 0.92
+    assert _plan("0.34.0", gpu_memory_utilization=0.8).plan.gpu_memory_utilization == 0.8
+    # with the cache off, 0.34.0 keeps 0.33.0's estimate-based budget (only the block size differs)
+    assert off.kv_cache_bytes == (
+        off.budget_bytes
+        - off.weights_bytes
+        - off.activation_bytes
+        - off.non_torch_bytes
+        - off.cudagraph_bytes
+    )
+    assert _plan("0.34.0").plan.kv_cache_bytes > off.kv_cache_bytes
+
+
+def test_0_34_0_extensible_kv_cache_sizing():
+    """vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes (docs §1.2.5): without CUDA graphs
+    (--enforce-eager) kv = min(budget - used, init_free - used - margin) - peak, used = weights + non-torch,
+    peak = the activation, margin = max(1 GiB, 0.75 x peak), init_free = total - the CUDA context."""
+    from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
+
+    for util in (None, 0.5):
+        p = _plan("0.34.0", enforce_eager=True, gpu_memory_utilization=util).plan
+        assert p.cudagraph_bytes == 0
+        used = p.weights_bytes + p.non_torch_bytes
+        margin = max(GiB, int(0.75 * p.activation_bytes))
+        expected = min(p.budget_bytes - used, H100 - CUDA_CONTEXT_BYTES - used - margin) - p.activation_bytes
+        assert p.kv_cache_bytes == expected
+    # with CUDA graphs the captured pool is resident and the estimate is kept free as well: two graph terms
+    eager = _plan("0.34.0", enforce_eager=True).plan
+    graphs = _plan("0.34.0").plan
+    assert graphs.cudagraph_bytes > 0
+    assert graphs.kv_cache_bytes < eager.kv_cache_bytes - graphs.cudagraph_bytes // 2
+
+
+def test_0_34_0_error_texts():
+    """E1/E2 from vllm@0.34.0:vllm/v1/core/kv_cache_planning.py::_check_enough_kv_cache_memory with the remedy of
+    _more_kv_cache_memory_hint (the check after warm-up with the extensible KV cache)."""
+    big = _plan("0.34.0", model="meta-llama--Llama-3.1-8B", total=int(22 * GiB), max_model_len=131072)
+    assert big.error is not None
+    assert "The extensible KV cache already takes all device memory left after the model" in big.error
+    assert "Decreasing `max_model_len` also reduces what is needed." in big.error
+    capped = _plan("0.34.0", total=int(22 * GiB), max_model_len=131072, gpu_memory_utilization=0.9)
+    assert "within `gpu_memory_utilization`=0.9; increase it" in (capped.error or "")
+    off = _plan("0.34.0", total=int(22 * GiB), max_model_len=131072, enable_extensible_kv_cache=False)
+    assert "Try increasing `gpu_memory_utilization` when initializing the engine (this flag" in (
+        off.error or ""
+    )
+    old = _plan("0.33.0", total=int(22 * GiB), max_model_len=131072)
+    assert old.error is not None and "extensible" not in old.error
+
+
+def test_0_34_0_extensible_flag_read_from_the_command():
+    """``--no-enable-extensible-kv-cache`` (a BooleanOptionalAction of vllm@0.34.0 EngineArgs) reaches the plan."""
+    from kvlint.engines.vllm import parse_vllm_argv
+    from kvlint.memory.vllm import settings_from_config
+
+    on = settings_from_config(parse_vllm_argv(["m"], version="0.34.0"))
+    off = settings_from_config(parse_vllm_argv(["m", "--no-enable-extensible-kv-cache"], version="0.34.0"))
+    assert on.enable_extensible_kv_cache is None and off.enable_extensible_kv_cache is False
+    plan_off = plan_vllm_detailed(off, load("meta-llama--Llama-3.1-8B"), H100, gpu_name="NVIDIA H100 80GB HBM3",
+                                  compute_capability="9.0").plan  # fmt: skip
+    assert plan_off.gpu_memory_utilization == 0.92
+
+
+def test_0_34_0_capacity_equation_names_what_the_extensible_cache_keeps_free():
+    """The per-GPU equation of the vLLM capacity messages adds up for a 0.34.0 plan whose pool the device (budget
+    less the margin and the CUDA context, §1.2.5) bounds: the difference is named, and 0.33.0's has none."""
+    from kvlint.rules.families.capacity import _plan_summary
+
+    p = _plan("0.34.0", gpu_memory_utilization=0.98).plan
+    kept = p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes - p.cudagraph_bytes
+    kept -= p.kv_cache_bytes
+    assert kept > 0
+    assert f"- {kept / GiB:.2f} GiB kept free" in _plan_summary(p)
+    assert "kept free" not in _plan_summary(_plan("0.33.0", gpu_memory_utilization=0.98).plan)

@@ -90,6 +90,17 @@ def _write(tmp_path: Path, text: str, name: str = "svc.yaml") -> Path:
 # ------------------------------------------------------------------------------------------------ versions
 
 
+def test_ray_llm_releases_2_57_to_2_60() -> None:
+    """The ``ray`` wheels 2.57.0 - 2.60.0 on PyPI pin ``vllm[audio]==`` 0.25.1, 0.26.0, 0.27.0 and 0.29.0 for the
+    ``llm`` extra (their METADATA ``Requires-Dist``; the .1 patch releases pin the same), so their ray-llm images
+    name those releases, read as exact pins (no KV504 assumption)."""
+    from kvlint.engines.images import RAY_LLM_PINNED
+
+    for ray, vllm in (("2.57", "0.25.1"), ("2.58", "0.26.0"), ("2.59", "0.27.0"), ("2.60", "0.29.0")):
+        assert engine_version(f"rayproject/ray-llm:{ray}.0-py312-cu128") == vllm
+        assert ray in RAY_LLM_PINNED
+
+
 def test_ray_llm_image_tag_names_the_vllm_release_of_that_ray() -> None:
     assert ray_llm_vllm("rayproject/ray-llm:2.52.0-py311-cu128") == RAY_LLM_VLLM["2.52"]
     assert engine_version("rayproject/ray-llm:2.56.0-py312-cu130") == RAY_LLM_VLLM["2.56"] == "0.22.0"

@@ -232,3 +232,16 @@ def test_kv106_shared_gpu_fraction_boundary(tmp_path: Path, fraction: str, fires
     )
     found = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV106"]
     assert bool(found) == fires, [format_diagnostic(d) for d in found]
+
+
+def test_kv106_vllm_0_34_0_extensible_kv_cache(tmp_path: Path) -> None:
+    """On vLLM 0.34.0 the extensible KV cache (default) claims utilization 1.0 and skips the free >= requested check
+    (vllm@0.34.0:vllm/v1/worker/utils.py::request_memory), so KV106 states that outcome, not 0.33.0's error."""
+    text = (FIXTURES / "KV106" / "vllm.yaml").read_text(encoding="utf-8").split("\n---\n")[0]
+    assert text.count("vllm/vllm-openai:v0.11.0") == 1
+    path = tmp_path / "shared.yaml"
+    path.write_text(text.replace("vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:v0.34.0"))
+    (found,) = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV106"]
+    assert "gpu-memory-utilization 1.00" in found.message
+    assert "does not check the claim against the free memory" in found.message
+    assert "less than desired" not in found.message

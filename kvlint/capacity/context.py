@@ -38,7 +38,7 @@ class EngineContext:
 
     @property
     def engine_label(self) -> str:
-        """``vLLM 0.11.0``, or ``vLLM 0.33.0 (assumed)`` when the command names no version: the engine release
+        """``vLLM 0.11.0``, or ``vLLM 0.34.0 (assumed)`` when the command names no version: the engine release
         the numbers are for."""
         return f"vLLM {self.settings.version}" + (" (assumed)" if self.settings.version_assumed else "")
 

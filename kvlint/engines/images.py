@@ -55,8 +55,9 @@ _DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+)
 
 #: Ray release -> the vLLM release a ``rayproject/ray-llm`` (or ``anyscale/ray-llm``) image of it runs: the
 #: ``Requires-Dist: vllm...; extra == "llm"`` of the ``ray`` wheel of that release on PyPI (read with
-#: ``pip install --dry-run --report``), which the ray-llm image installs (``ray[llm]``). Ray 2.56.0 pins
-#: ``vllm[audio]==0.22.0``; the earlier releases require ``>=`` a release, which kvlint takes as the one the
+#: ``pip install --dry-run --report``; 2.57 - 2.60 from the METADATA of ``pip download --no-deps ray==X``, whose
+#: .1 patch releases pin the same), which the ray-llm image installs (``ray[llm]``). Ray 2.56.0 - 2.60.0 pin
+#: ``vllm[audio]==`` exactly; the earlier releases require ``>=`` a release, which kvlint takes as the one the
 #: image holds [assumed: the image's lock file, python/deplocks/llm/rayllm_*.lock at the release, may hold a
 #: later patch release]. ray.serve.llm first shipped in Ray 2.43.0.
 RAY_LLM_VLLM: dict[str, str] = {
@@ -74,10 +75,14 @@ RAY_LLM_VLLM: dict[str, str] = {
     "2.54": "0.15.0",
     "2.55": "0.18.0",
     "2.56": "0.22.0",
+    "2.57": "0.25.1",
+    "2.58": "0.26.0",
+    "2.59": "0.27.0",
+    "2.60": "0.29.0",
 }
 #: The Ray releases of :data:`RAY_LLM_VLLM` whose wheel pins the vLLM release exactly (``==``); the others require
 #: ``>=`` it, and kvlint's reading of their images rests on that assumption (KV504).
-RAY_LLM_PINNED = frozenset({"2.56"})
+RAY_LLM_PINNED = frozenset({"2.56", "2.57", "2.58", "2.59", "2.60"})
 _RAY_LLM_TAG = re.compile(r"^(\d+\.\d+)\.\d+(?:$|[-.])")
 
 

@@ -153,7 +153,7 @@ def known_options(version: str | None = None) -> dict[str, tuple[str, str]]:
 
     kind is ``value`` | ``bool`` (also accepts ``--no-X``) | ``flag`` (store_true) | ``multi`` | ``optvalue``.
     Returns a fresh dict each call (the table itself is built once per release, see :func:`_tables`).
-    SOURCE: :mod:`kvlint.engines.vllm_flags_data` (vLLM wheels 0.4.3 … 0.33.0).
+    SOURCE: :mod:`kvlint.engines.vllm_flags_data` (vLLM wheels 0.4.3 … 0.34.0).
     """
     return dict(_tables(version)[0])
 
@@ -776,7 +776,7 @@ def parse_vllm_argv(
         argv: the argument strings, already expanded (Kubernetes ``$(VAR)``, shell variables).
         locs: position of each argv item (same length; None entries allowed).
         version: the vLLM release (``0.11.0``) the option table and value rules are checked against;
-            None = the union of all releases kvlint knows (0.4.3 … 0.33.0).
+            None = the union of all releases kvlint knows (0.4.3 … 0.34.0).
         env: the container's literal env (copied to ``ServingConfig.env``).
         config_loader: ``path -> (yaml_text, loc_of_text)`` for ``--config FILE`` (e.g. read from a
             ConfigMap mounted at that path); None or a None result -> a KV503 note that the file's

@@ -47,6 +47,15 @@ from typing import Any
 
 GiB = 1 << 30
 
+#: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
+#: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
+#: memory - that usage): gt-250 0.39 and gt-251 0.61 GiB (TP1 H100, no distributed memory), gt-252 0.19 GiB (TP4
+#: L4), 0.42 GiB on 8 H200s (gt-254, sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96).
+#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM
+#: counts NCCL in its non-torch term), and vLLM's extensible KV cache (>= 0.34.0) as what its start snapshot
+#: finds in use (§1.2.5). Read by :mod:`kvlint.memory.sglang` too.
+CUDA_CONTEXT_BYTES = int(0.4 * GiB)
+
 
 @dataclass(frozen=True)
 class Observation:

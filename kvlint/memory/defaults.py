@@ -204,9 +204,12 @@ def resolve_dtype(
 
 
 def default_block_size(v: Version, is_mla: bool, cc: str | None, user: int | None) -> tuple[int, str]:
-    """KV block size in tokens: ``--block-size`` if given, else 16 (``CacheConfig.DEFAULT_BLOCK_SIZE``), except MLA
-    on CUDA where the backend forces it (``vllm@0.11.0:vllm/platforms/cuda.py::CudaPlatformBase.check_and_update_config``):
-    FlashMLA 64 on Hopper (CC 9.x), CUTLASS-MLA 128 on Blackwell (CC 10.x) [backend-dependent; assumed from 0.8.0].
+    """KV block size in tokens: ``--block-size`` if given, else ``CacheConfig.DEFAULT_BLOCK_SIZE`` (16 up to 0.33.x,
+    64 from 0.34.0: ``vllm@0.34.0:vllm/config/cache.py::CacheConfig.DEFAULT_BLOCK_SIZE``, which
+    ``vllm/platforms/interface.py::Platform.update_block_size_for_backend`` keeps when the attention backend accepts
+    it, as FlashAttention and FlashInfer do), except MLA on CUDA where the backend forces it
+    (``vllm@0.11.0:vllm/platforms/cuda.py::CudaPlatformBase.check_and_update_config``): FlashMLA 64 on Hopper
+    (CC 9.x), CUTLASS-MLA 128 on Blackwell (CC 10.x) [backend-dependent; assumed from 0.8.0].
     """
     if user:
         return int(user), f"block_size={user}: set by --block-size"
@@ -216,6 +219,8 @@ def default_block_size(v: Version, is_mla: bool, cc: str | None, user: int | Non
             return 64, "block_size=64: FlashMLA backend forces 64 on Hopper [backend-dependent]"
         if c[0] == 10:
             return 128, "block_size=128: CUTLASS MLA backend forces 128 on Blackwell [backend-dependent]"
+    if v >= (0, 34, 0):
+        return 64, "block_size=64: vLLM default from 0.34.0 (CacheConfig.DEFAULT_BLOCK_SIZE)"
     return 16, "block_size=16: vLLM default (CacheConfig.DEFAULT_BLOCK_SIZE)"
 
 

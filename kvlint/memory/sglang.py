@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.fastinit import direct_init
+from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
@@ -36,13 +37,6 @@ NEWEST_SGLANG = "0.5.23"
 
 SgVersion = tuple[int, int, int]
 
-#: [calibrated] CUDA context a GPU process holds before any distributed set-up: the median of the four start-up
-#: logs that separate it from SGLang's "Init torch distributed ends. mem usage=X GB" (total - the pre-load free
-#: memory - that usage): gt-250 0.39 and gt-251 0.61 GiB (TP1 H100, no distributed memory), gt-252 0.19 GiB (TP4
-#: L4), 0.42 GiB on 8 H200s (gt-254, sgl-project/sglang#11716, TP0: 139.72 - 137.34 - 1.96).
-#: docs/engine-memory-model.md §3.3. KV101 (vLLM) keeps it as the margin for "the weights still load" (vLLM
-#: counts NCCL in its non-torch term).
-CUDA_CONTEXT_BYTES = int(0.4 * GiB)
 #: [calibrated] the context's band: the range of those four logs (0.19 - 0.61 GiB) rounded outward to 0.05 GiB
 _CONTEXT_RANGE = (int(0.15 * GiB), int(0.65 * GiB))
 #: [heuristic] what ``init_torch_distributed`` allocates with more than one rank (NCCL communicators, custom

@@ -25,7 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion
 from packaging.version import Version as _PV
 
-NEWEST_VLLM = "0.33.0"
+NEWEST_VLLM = "0.34.0"
 """Newest vLLM release the memory model was read from (docs/engine-memory-model.md §0)."""
 
 # A PEP 440 version at the start of a tag or log fragment (``v0.20.1-cu129`` -> ``0.20.1``).
@@ -272,7 +272,7 @@ _RESOLVED_MAX = 1024
 
 
 def parse_version(s: str | None) -> Version:
-    """The release of a vLLM version string; None/``latest``/unreadable -> 0.33.0.
+    """The release of a vLLM version string; None/``latest``/unreadable -> 0.34.0.
 
     Use :func:`resolve_version` to also learn whether the newest version was assumed. Never raises.
     """
@@ -292,6 +292,16 @@ def default_gpu_memory_utilization(v: Version) -> float:
     Source: ``vllm@0.20.0:vllm/config/cache.py::CacheConfig.gpu_memory_utilization`` (docs/engine-memory-model.md §1.2.2).
     """
     return 0.92 if v >= (0, 20, 0) else 0.90
+
+
+def has_extensible_kv_cache(v: Version) -> bool:
+    """The extensible KV cache exists from 0.34.0, on by default on CUDA and ROCm: the pool is sized from the memory
+    measured after warm-up and CUDA-graph capture, and ``--gpu-memory-utilization`` defaults to 1.0 with it.
+
+    Source: ``vllm@0.34.0:vllm/config/cache.py::CacheConfig.enable_extensible_kv_cache``,
+    ``::CacheConfig.resolved_gpu_memory_utilization`` (docs/engine-memory-model.md §1.2.5).
+    """
+    return v >= (0, 34, 0)
 
 
 def has_kv_cache_memory_bytes(v: Version) -> bool:

@@ -46,6 +46,7 @@ from kvlint.memory.versions import (
     cudagraph_subtracted_by_default,
     default_gpu_memory_utilization,
     fmt_version,
+    has_extensible_kv_cache,
     has_kv_cache_memory_bytes,
     has_null_block_in_fit_check,
     hybrid_allocator_available,
@@ -69,7 +70,9 @@ class VllmSettings:
 
     ``max_model_len``: int, None (derive) or -1 (``auto``, >= 0.14). ``gpu_memory_utilization`` fraction of the
     CUDA total per GPU. ``cpu_offload_gb`` GiB of weights per GPU held in host memory. ``kv_cache_memory_bytes``
-    per GPU (>= 0.10.2). ``estimate_cudagraphs``: the ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` env override.
+    per GPU (>= 0.10.2). ``enable_extensible_kv_cache``: ``--[no-]enable-extensible-kv-cache`` (>= 0.34.0; None: on
+    where vLLM supports it, §1.2.5). ``estimate_cudagraphs``: the ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` env
+    override.
     ``speculative_model``/``num_speculative_tokens``: a draft model sharing the GPU (weights + KV layers).
     ``speculative_model_id``/``speculative_method``: ``--speculative-config`` ``model``/``method`` (the caller
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
@@ -81,7 +84,7 @@ class VllmSettings:
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`).
     """
 
-    version: str = "0.33.0"
+    version: str = "0.34.0"
     version_assumed: bool = False
     tensor_parallel_size: int = 1
     pipeline_parallel_size: int = 1
@@ -100,6 +103,7 @@ class VllmSettings:
     cpu_offload_gb: float = 0.0
     kv_cache_memory_bytes: int | None = None
     num_gpu_blocks_override: int | None = None
+    enable_extensible_kv_cache: bool | None = None
     disable_hybrid_kv_cache_manager: bool | None = None
     disable_sliding_window: bool = False
     performance_mode: str | None = None
@@ -208,6 +212,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         cpu_offload_gb=as_float(get("cpu_offload_gb")) or 0.0,
         kv_cache_memory_bytes=as_int(get("kv_cache_memory_bytes")),
         num_gpu_blocks_override=as_int(get("num_gpu_blocks_override")),
+        enable_extensible_kv_cache=get("enable_extensible_kv_cache"),
         disable_hybrid_kv_cache_manager=get("disable_hybrid_kv_cache_manager"),
         disable_sliding_window=bool(get("disable_sliding_window", False)),
         performance_mode=get("performance_mode"),
@@ -688,6 +693,7 @@ class ReleaseSwitches:
         null_block: the fit check subtracts the null block (``has_null_block_in_fit_check``).
         capacity_concurrency: capacity = concurrency x length (``capacity_is_concurrency_times_len``).
         groups_min_block: >= 0.9.0, capacity counts blocks per group times the smallest group block (§1.4).
+        extensible_kv_cache: the extensible KV cache exists (``has_extensible_kv_cache``, §1.2.5).
     """
 
     text: str
@@ -701,6 +707,7 @@ class ReleaseSwitches:
     null_block: bool
     capacity_concurrency: bool
     groups_min_block: bool
+    extensible_kv_cache: bool = False
 
 
 @per_object
@@ -720,6 +727,7 @@ def release_switches(v: Version) -> ReleaseSwitches:
         null_block=has_null_block_in_fit_check(v),
         capacity_concurrency=capacity_is_concurrency_times_len(v),
         groups_min_block=v >= (0, 9, 0),
+        extensible_kv_cache=has_extensible_kv_cache(v),
     )
 
 
@@ -916,6 +924,8 @@ class StartupConfig:
     encoder: EncoderProfile | None = None
     facts: ModelFacts | None = None
     release: ReleaseSwitches | None = None
+    extensible: bool = False
+    headroom_bytes: int = 0
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -952,6 +962,18 @@ class PlanPrelude:
     layer_notes: tuple[str, ...]
     pp_notes: tuple[str, ...]
     utilization_notes: tuple[str, ...]
+    extensible: bool = False
+
+
+def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches) -> bool:
+    """Whether vLLM sizes the pool with the extensible KV cache (§1.2.5): from 0.34.0 unless
+    ``--no-enable-extensible-kv-cache``, ``--kv-cache-memory-bytes`` or ``--num-gpu-blocks-override`` is given
+    (``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``; kvlint plans CUDA and ROCm
+    devices only, both supported). **[assumed]** the driver supports virtual memory management and no KV connector
+    turns it off (LMCache's legacy CUDA IPC, a connector's custom memory pool): kvlint does not read either."""
+    if not rel.extensible_kv_cache or settings.enable_extensible_kv_cache is False:
+        return False
+    return settings.kv_cache_memory_bytes is None and settings.num_gpu_blocks_override is None
 
 
 def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
@@ -984,9 +1006,16 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         pp_notes = (
             f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity",
         )
+    extensible = extensible_kv_cache(settings, rel)
     util = settings.gpu_memory_utilization
     util_notes: tuple[str, ...] = ()
-    if util is None:
+    if util is None and extensible:
+        util = 1.0
+        util_notes = (
+            f"gpu_memory_utilization=1.0: vLLM {rel.text} default with the extensible KV cache "
+            "(CacheConfig.resolved_gpu_memory_utilization)",
+        )
+    elif util is None:
         util = rel.default_utilization
         util_notes = (f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)",)
     return PlanPrelude(
@@ -1011,6 +1040,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         layer_notes=tuple(layer_notes),
         pp_notes=pp_notes,
         utilization_notes=util_notes,
+        extensible=extensible,
     )
 
 
@@ -1151,6 +1181,9 @@ def resolve_startup(
         encoder=encoder,
         facts=facts,
         release=rel,
+        extensible=pre.extensible,
+        # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
+        headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
     )
 
 
@@ -1490,8 +1523,11 @@ def stage_memory(
         settings.kv_cache_memory_bytes is not None
         and (cfg.release or release_switches(cfg.version)).kv_cache_memory_bytes
     )
+    ext_notes: tuple[str, ...] = ()
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
+    elif cfg.extensible:
+        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg, cg_deducted)
     else:
         kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
     # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
@@ -1523,8 +1559,58 @@ def stage_memory(
         notes=gnotes
         + lora[1]
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
+        + ext_notes
         + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
     )
+
+
+#: ``KV_CACHE_MARGIN_FLOOR_BYTES`` by vendor and ``KV_CACHE_MARGIN_FRACTION``
+#: (``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py``): the extensible KV cache keeps
+#: ``max(floor, fraction x transient peak)`` of the device headroom free (§1.2.5)
+_EXT_MARGIN_FLOOR = {"nvidia": 1 << 30, "amd": 3 << 30}
+_EXT_MARGIN_FRACTION = 0.75
+
+
+def _extensible_kv(
+    cfg: StartupConfig, w: int, act: int, nt: int, cg: int, cg_est: int
+) -> tuple[int, int, int, tuple[str, ...]]:
+    """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
+
+    Restates ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes``, called after warm-up
+    and CUDA-graph capture (``vllm/v1/worker/gpu_worker.py::Worker.compile_or_warm_up_model``)::
+
+        non_kv_used = weights + non-torch + captured graph pool                  (resident after capture)
+        peak        = activation + CUDA-graph estimate                           (reserved_headroom_bytes,
+                                                                                   Worker.initialize_from_config)
+        margin      = max(1 GiB (3 GiB on ROCm), 0.75 x peak)
+        kv          = min(budget - non_kv_used, init_free - non_kv_used - margin) - peak
+
+    with ``budget = ceil(total x util)`` (util 1.0 by default) and ``init_free`` the free memory of the worker's
+    start snapshot, which kvlint takes as the device less the CUDA context (``cfg.headroom_bytes``,
+    **[calibrated]** ``calibration.CUDA_CONTEXT_BYTES``). The graph estimate is kept free on top of the captured
+    pool, as vLLM does. vLLM commits ``min`` of this and the pool it reserved from the profile
+    (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``), which is never smaller. The graph
+    bytes returned (the plan's CUDA-graph row) are both graph terms. docs/engine-memory-model.md §1.2.5.
+    """
+    peak = act + cg_est
+    resident = w + nt + cg
+    margin = max(_EXT_MARGIN_FLOOR.get(cfg.vendor, 1 << 30), int(peak * _EXT_MARGIN_FRACTION))
+    by_budget = cfg.budget_bytes - resident
+    by_device = cfg.headroom_bytes - resident - margin
+    kv = min(by_budget, by_device) - peak
+    notes = [
+        "extensible KV cache (vLLM >= 0.34.0): the pool is sized after CUDA-graph capture; the graph pool is "
+        "resident and the graph estimate stays free with the activation peak"
+        if cg
+        else "extensible KV cache (vLLM >= 0.34.0): the pool is sized from the memory measured after warm-up"
+    ]
+    if by_device < by_budget:
+        notes.append(
+            f"extensible KV cache keeps {margin / GiB:.2f} GiB free (max({_EXT_MARGIN_FLOOR.get(cfg.vendor, 1 << 30) >> 30} "
+            f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
+            f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
+        )
+    return kv, cal.band_bytes(act + nt + cg + cg_est), cg + cg_est, tuple(notes)
 
 
 def _lora_stage(
@@ -1934,9 +2020,9 @@ def fit_check(settings: VllmSettings, cfg: StartupConfig, st: StageMemory) -> Fi
     fits = max_len > 0 and need <= avail_fit and nb > 0
     error = None
     if st.kv <= 0 or nb <= 0:
-        error = _e2_text(v, era)
+        error = _e2_text(v, era, _hint_034(cfg))
     elif not fits:
-        error = _e1_text(v, era, max_len, need, avail_fit, est, tokens)
+        error = _e1_text(v, era, max_len, need, avail_fit, est, tokens, _hint_034(cfg))
     return FitCheck(
         max_model_len=int(max_len),
         max_model_len_source=src,
@@ -1962,8 +2048,46 @@ def _fmt_gib(v: Version, x: int) -> str:
     return f"{val:.2f}"
 
 
-def _e1_text(v: Version, era: str, max_len: int, need: int, avail: int, est: int, tokens: int) -> str:
-    """E1 (V1) / V0 length-check error text of that version (§1.11)."""
+def _hint_034(cfg: StartupConfig) -> str | None:
+    """From 0.34.0, the remedy E1 and E2 name (``vllm@0.34.0:vllm/v1/core/kv_cache_planning.py::
+    _more_kv_cache_memory_hint``), in the wording of the check after warm-up when the extensible KV cache is on
+    (**[assumed]**: kvlint's pool is the measured one, so the shortfall it predicts is the one
+    ``shrink_kv_cache_configs`` reports); None before 0.34.0."""
+    if cfg.version < (0, 34, 0):
+        return None
+    if not cfg.extensible:
+        return (
+            "Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU "
+            "memory reservation on the CPU backend, despite its name)."
+        )
+    graphs = " CUDA graphs take less with fewer or smaller capture sizes in the compilation config."
+    used_by = "the model, its activations, CUDA graphs and warmup"
+    if cfg.gpu_memory_utilization < 1.0:
+        return (
+            f"The KV cache gets what is left after {used_by} within `gpu_memory_utilization`="
+            f"{cfg.gpu_memory_utilization}; increase it (with the extensible KV cache it defaults to 1.0) or "
+            f"decrease `max_model_len` or `max_num_seqs`.{graphs}"
+        )
+    return (
+        f"The extensible KV cache already takes all device memory left after {used_by}; decrease `max_model_len` "
+        f"or `max_num_seqs`, or the model needs a device with more memory.{graphs}"
+    )
+
+
+def _e1_text(
+    v: Version, era: str, max_len: int, need: int, avail: int, est: int, tokens: int, hint: str | None = None
+) -> str:
+    """E1 (V1) / V0 length-check error text of that version (§1.11); ``hint``: the 0.34.0 remedy (:func:`_hint_034`)."""
+    if hint is not None:
+        estimated = (
+            f"Based on the available memory, the estimated maximum model length is {est}. " if est > 0 else ""
+        )
+        return (
+            f"To serve at least one request with the model's max seq len ({max_len}), ({_fmt_gib(v, need)} GiB KV "
+            f"cache is needed, which is larger than the available KV cache memory ({_fmt_gib(v, avail)} GiB). "
+            f"{estimated}{hint} Decreasing `max_model_len` also reduces what is needed. "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+        )
     if era == "v0":
         return (
             f"The model's max seq len ({max_len}) is larger than the maximum number of tokens that can be stored in "
@@ -1992,8 +2116,13 @@ def _e1_text(v: Version, era: str, max_len: int, need: int, avail: int, est: int
     return msg
 
 
-def _e2_text(v: Version, era: str) -> str:
-    """E2 "No available memory for the cache blocks" of that version (§1.11)."""
+def _e2_text(v: Version, era: str, hint: str | None = None) -> str:
+    """E2 "No available memory for the cache blocks" of that version (§1.11); ``hint``: the 0.34.0 remedy."""
+    if hint is not None:
+        return (
+            f"No available memory for the cache blocks. {hint} "
+            "See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+        )
     msg = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."
     if era == "v1" and v >= (0, 22, 0):
         msg = (

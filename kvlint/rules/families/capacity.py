@@ -19,7 +19,12 @@ from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
 from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail
-from kvlint.memory.versions import default_gpu_memory_utilization, has_kv_cache_memory_bytes, parse_version
+from kvlint.memory.versions import (
+    default_gpu_memory_utilization,
+    has_extensible_kv_cache,
+    has_kv_cache_memory_bytes,
+    parse_version,
+)
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
 from kvlint.models.weights import linear_bytes_per_param
 from kvlint.rules.context import GiB, RuleContext, gib
@@ -182,11 +187,22 @@ def _plan_summary(plan: MemoryPlan) -> str:
             f"{gib(plan.kv_cache_bytes)} KV cache (--kv-cache-memory-bytes) = {gib(plan.budget_bytes)} of "
             f"{gib(plan.total_bytes)}"
         )
+    # vLLM >= 0.34.0's extensible KV cache also keeps a margin (and the CUDA context) free when the device, not the
+    # budget, bounds the pool (docs/engine-memory-model.md §1.2.5): the equation names it so that it adds up
+    kept = (
+        plan.budget_bytes
+        - plan.weights_bytes
+        - plan.activation_bytes
+        - plan.non_torch_bytes
+        - plan.cudagraph_bytes
+        - plan.kv_cache_bytes
+    )
     return (
         f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
         f" - {gib(plan.non_torch_bytes)} non-torch"
         + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
+        + (f" - {gib(kept)} kept free (extensible KV cache margin and CUDA context)" if kept > 0 else "")
         + f" = {gib(plan.kv_cache_bytes)} KV cache (range {gib(plan.kv_cache_bytes_low)} to {gib(plan.kv_cache_bytes_high)})"
     )
 
@@ -1062,8 +1078,23 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
     if value is not None:
         return value, flag
     if ctx.engine == "vllm":
+        if _vllm_extensible(ctx):
+            return 1.0, flag
         return default_gpu_memory_utilization(parse_version(ctx.serving.version)), flag
     return default, flag
+
+
+def _vllm_extensible(ctx: RuleContext) -> bool:
+    """vLLM >= 0.34.0 sizes its pool with the extensible KV cache (on by default; off with
+    ``--no-enable-extensible-kv-cache``, ``--kv-cache-memory-bytes`` or ``--num-gpu-blocks-override``), which skips
+    the free >= requested check and defaults the utilization to 1.0
+    (``vllm@0.34.0:vllm/v1/worker/utils.py::request_memory``; docs/engine-memory-model.md §1.2.5)."""
+    s = ctx.serving
+    if ctx.engine != "vllm" or not has_extensible_kv_cache(parse_version(s.version)):
+        return False
+    if s.get("enable_extensible_kv_cache") is False:
+        return False
+    return s.get("kv_cache_memory_bytes") is None and s.get("num_gpu_blocks_override") is None
 
 
 #: [heuristic] Memory each engine process holds outside its memory fraction: the CUDA context and the
@@ -1114,7 +1145,10 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     s = ctx.serving
     loc = s.loc(name) if name in s.flags else (p.gpus_loc or p.loc)
     outcome = {
-        "vllm": "the second fails with 'Free memory on device ... is less than desired GPU memory utilization'",
+        "vllm": "the extensible KV cache (vLLM >= 0.34.0) does not check the claim against the free memory, so each "
+        "sizes its KV cache from what the others left and the last to start finds little or none"
+        if _vllm_extensible(ctx)
+        else "the second fails with 'Free memory on device ... is less than desired GPU memory utilization'",
         "tgi": "the second runs out of CUDA memory while loading or at warmup",
         "sglang": "the second finds too little free memory and sizes no usable KV pool",
     }[ctx.engine]
