@@ -227,3 +227,29 @@ def test_tgi_and_sglang_logs_replay() -> None:
     assert f.reported == 1669816 and f.predicted == res.plan.max_total_num_tokens
     with pytest.raises(VerifyError):
         verify_log(sg, Options(allow_hub=False), model="Qwen/Qwen3-30B-A3B")  # no GPU total in an SGLang log
+
+
+# real excerpts that are not ground-truth cases (fixtures/logs/SOURCE.md)
+VERIFY_LOGS = ROOT / "fixtures" / "logs" / "verify"
+
+
+def test_tgi_2_0_log_names_model_shards_and_release_family() -> None:
+    """A TGI 2.0 log with no ``Args`` line (huggingface/ms-build-mi300): the router's 'no pipeline tag found for
+    model M' names the model, 'Sharding model on 2 processes' the shard count, and the launcher's token-default
+    lines (printed by 2.0.0 - 2.4.0 only) pin the release family, whose defaults the replay then reproduces."""
+    log = parse_log((VERIFY_LOGS / "tgi-2.0-rocm-mi300x-llama3-8b.log").read_text(encoding="utf-8"))
+    assert log.engine == "tgi" and log.version is None
+    assert log.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert log.args["num_shard"] == 2
+    assert log.releases == "2.0.0 - 2.4.0"
+    res = verify_log(log, Options(allow_hub=False, accelerator="mi300x"))
+    assert res.command[-2:] == ["--num-shard", "2"]
+    assert res.sources["num_shard"] == "the log's 'Sharding model on N processes' line"
+    assert res.sources["engine version"].startswith("2.4.0 (assumed")
+    by_key = {f.key: f for f in res.figures}
+    for key in ("max_total_tokens", "max_batch_prefill_tokens_default"):
+        assert by_key[key].predicted == by_key[key].reported, key  # the 2.0 - 2.4.0 launcher defaults
+    assert any("TGI 2.0.0 - 2.4.0" in n for n in res.notes)
+    # --engine-version wins over the family's assumption
+    res = verify_log(log, Options(allow_hub=False, accelerator="mi300x", engine_version="3.0.0"))
+    assert res.sources["engine version"] == "3.0.0 (--engine-version)"

@@ -186,6 +186,7 @@ class VerifyResult:
             "engine": lg.engine,
             "engine_version": lg.version,
             "log_era": lg.era,
+            "log_releases": lg.releases,
             "model": lg.model,
             "accelerator": self.accelerator,
             "gpu_total_gib": self.gpu_total_gib,
@@ -209,6 +210,7 @@ class VerifyResult:
         out = [
             f"log: {lg.engine or 'unknown engine'} {lg.version or '(version not printed)'}"
             + (f" ({lg.era.upper()} log format)" if lg.era else "")
+            + (f" (lines TGI {lg.releases} prints)" if lg.releases and not lg.version else "")
             + f", model {lg.model or '(not printed)'}"
             + (f", GPU total {self.gpu_total_gib:.2f} GiB" if self.gpu_total_gib else ""),
             "replayed: "
@@ -364,7 +366,11 @@ def build_command(
         for key in _TGI_FIELDS:
             if key in log.args:
                 flags += ["--" + key.replace("_", "-"), str(log.args[key])]
-                sources[key] = "the log's launcher Args"
+                sources[key] = (
+                    "the log's 'Sharding model on N processes' line"
+                    if key == "num_shard" and "num_shard" in log.lines
+                    else "the log's launcher Args"
+                )
         argv = ["text-generation-launcher", "--model-id", ref, *flags, *extra_args]
     elif log.engine == "sglang":
         flags = []
@@ -402,7 +408,17 @@ def verify_log(
     how = "the log" if log.version else "--engine-version" if options.engine_version else None
     if log.engine == "vllm" and log.era == "v0" and version is None:
         version, how = "0.7.3", "assumed (V0 log without a version)"
+    tgi_assumed = log.engine == "tgi" and log.releases is not None and version is None
+    if tgi_assumed and log.releases is not None:
+        version = log.releases.split(" - ")[-1]
+        how = f"assumed: launcher-default lines of TGI {log.releases}, no version printed"
     argv, env, sources, notes = build_command(log, model=model, engine_version=version, extra_args=extra_args)
+    if tgi_assumed:
+        notes.append(
+            f"the launcher printed its token defaults (`Default `max_total_tokens` to N`), which only TGI "
+            f"{log.releases} prints: planned as TGI {version}, the last of them; give --engine-version to be exact "
+            "(the free-memory wiggle room differs: none before 2.3, 0.95 in 2.3, 0.90 in 2.4)"
+        )
     if log.gpu_total_gib and not options.gpu_memory_bytes:
         options = dataclasses.replace(options, gpu_memory_bytes=int(log.gpu_total_gib * GiB))
         sources["GPU total"] = "the log"
