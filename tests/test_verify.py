@@ -253,3 +253,29 @@ def test_tgi_2_0_log_names_model_shards_and_release_family() -> None:
     # --engine-version wins over the family's assumption
     res = verify_log(log, Options(allow_hub=False, accelerator="mi300x", engine_version="3.0.0"))
     assert res.sources["engine version"] == "3.0.0 (--engine-version)"
+
+
+def test_a_model_without_config_is_an_error_not_an_empty_table() -> None:
+    """Offline, a model kvlint has no config.json for gives no plan: verify says so and exits 2 (before: an empty
+    figure table, 'verdict: unknown' and exit 0). The model id is made up for this test."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-243.log").read_text(encoding="utf-8"))
+    with pytest.raises(VerifyError, match=r"no plan to compare: .*config\.json not found") as exc:
+        verify_log(log, Options(allow_hub=False, accelerator="h100"), model="kvlint-test/no-such-model")
+    assert "kvlint models pull kvlint-test/no-such-model" in str(exc.value)
+    r = _cli(str(ROOT / "fixtures" / "logs" / "gt-243.log"), "--accelerator", "h100",
+             "--model", "kvlint-test/no-such-model")  # fmt: skip
+    assert r.exit_code == 2 and "no plan to compare" in r.output
+
+
+def test_a_local_model_path_is_resolved_as_kvlint_plan_does() -> None:
+    """A log that prints only a local model path (gt-226: ~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4) is replayed
+    on that path, which kvlint plan resolves to the catalogued model its last component names, saying so (KV505);
+    before, verify refused it ("names no resolvable model") although `kvlint plan` with the same path sized it.
+    A path that names nothing kvlint knows (gt-203's /data/... checkpoint) still ends in a clear error."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-226.log").read_text(encoding="utf-8"))
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100"))
+    assert res.command[2] == log.model and res.sources["model"] == "the log"
+    assert res.plan is not None and any(n.startswith("KV505:") for n in res.notes)
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-203.log").read_text(encoding="utf-8"))
+    with pytest.raises(VerifyError, match="not a hub id .*give --model"):
+        verify_log(log, Options(allow_hub=False, accelerator="h100"))

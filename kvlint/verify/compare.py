@@ -315,13 +315,11 @@ def build_command(
     notes: list[str] = []
     sources: dict[str, str] = {}
     env: dict[str, str] = {}
-    ref = model or (log.model if _hub_like(log.model) else None)
+    # a local path goes to the plan as printed: kvlint plan resolves one whose last components name a catalogued
+    # model (KV505), and an unresolvable one ends in "no plan to compare" below
+    ref = model or log.model
     if ref is None:
-        raise VerifyError(
-            "the log names no resolvable model"
-            + (f" (it printed '{log.model}', a local path)" if log.model else "")
-            + "; give --model <hub id or config directory>"
-        )
+        raise VerifyError("the log names no model; give --model <hub id or config directory>")
     sources["model"] = "--model" if model else "the log"
     if log.engine == "vllm":
         values: dict[str, Any] = {}
@@ -417,7 +415,7 @@ def verify_log(
         notes.append(
             f"the launcher printed its token defaults (`Default `max_total_tokens` to N`), which only TGI "
             f"{log.releases} prints: planned as TGI {version}, the last of them; give --engine-version to be exact "
-            "(the free-memory wiggle room differs: none before 2.3, 0.95 in 2.3, 0.90 in 2.4)"
+            "(the wiggle room on the free memory is 0.95 up to 2.3 and 0.90 in 2.4)"
         )
     if log.gpu_total_gib and not options.gpu_memory_bytes:
         options = dataclasses.replace(options, gpu_memory_bytes=int(log.gpu_total_gib * GiB))
@@ -439,6 +437,19 @@ def verify_log(
     except PlanRequestError as exc:
         raise VerifyError(str(exc)) from exc
     cr = out.result
+    if cr.plan_detail is None and cr.model is None and cr.model_error:
+        # nothing to compare: without config.json there is no plan (kvlint plan's KV502), so say why and exit 2
+        ref = str(model or log.model)
+        why = cr.model_error.split("); ", 1)[0] + (")" if "); " in cr.model_error else "")  # the reason, not plan's fixes
+        how = (
+            f"give --model-dir DIR holding {ref.replace('/', '--')}/config.json, or run `kvlint models pull {ref}` "
+            "once with network"
+            if _hub_like(ref)
+            else f"the log printed '{ref}', not a hub id (a path or a served name): give --model <hub id or config "
+            "directory>"
+        )
+        raise VerifyError(f"no plan to compare: {why}; {how}")
+    notes += [f"{d.rule}: {d.message}" for d in out.diagnostics if d.rule == "KV505"]  # model taken from its path
     acc = cr.placement.accelerator if cr.placement else None
     res = VerifyResult(
         log=log,
