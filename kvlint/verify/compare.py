@@ -440,7 +440,8 @@ def verify_log(
     if cr.plan_detail is None and cr.model is None and cr.model_error:
         # nothing to compare: without config.json there is no plan (kvlint plan's KV502), so say why and exit 2
         ref = str(model or log.model)
-        why = cr.model_error.split("); ", 1)[0] + (")" if "); " in cr.model_error else "")  # the reason, not plan's fixes
+        # the reason only, not kvlint plan's fixes for a manifest
+        why = cr.model_error.split("); ", 1)[0] + (")" if "); " in cr.model_error else "")
         how = (
             f"give --model-dir DIR holding {ref.replace('/', '--')}/config.json, or run `kvlint models pull {ref}` "
             "once with network"
@@ -449,7 +450,8 @@ def verify_log(
             "directory>"
         )
         raise VerifyError(f"no plan to compare: {why}; {how}")
-    notes += [f"{d.rule}: {d.message}" for d in out.diagnostics if d.rule == "KV505"]  # model taken from its path
+    # the model taken from its path (KV505): say so
+    notes += [f"{d.rule}: {d.message}" for d in out.diagnostics if d.rule == "KV505"]
     acc = cr.placement.accelerator if cr.placement else None
     res = VerifyResult(
         log=log,
