@@ -279,3 +279,21 @@ def test_a_local_model_path_is_resolved_as_kvlint_plan_does() -> None:
     log = parse_log((ROOT / "fixtures" / "logs" / "gt-203.log").read_text(encoding="utf-8"))
     with pytest.raises(VerifyError, match="not a hub id .*give --model"):
         verify_log(log, Options(allow_hub=False, accelerator="h100"))
+
+
+def test_vllm_banner_names_the_release_and_model() -> None:
+    """Recent vLLM prints its release and model in a block-letter banner (vllm-project/vllm#39734's log), not in
+    'vLLM API server version X'; verify read no version there and replayed the newest release modelled. The
+    logo-less form (VLLM_DISABLE_LOG_LOGO) is one line, written here as log_version_and_model formats it."""
+    log = parse_log((VERIFY_LOGS / "vllm-0.19-banner-gemma4.log").read_text(encoding="utf-8"))
+    assert (log.engine, log.version, log.model) == (
+        "vllm",
+        "0.19.1rc1.dev301+g60995c05b",
+        "google/gemma-4-31B-it",
+    )
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100"), model="google/gemma-4-26B-A4B")
+    assert res.sources["engine version"] == "0.19.1rc1.dev301+g60995c05b (the log)"
+    plain = parse_log(
+        "INFO 05-01 12:48:00 [utils.py:299] vLLM server version 0.20.0, serving model Qwen/Qwen3-8B\n"
+    )
+    assert (plain.engine, plain.version, plain.model) == ("vllm", "0.20.0", "Qwen/Qwen3-8B")

@@ -10,7 +10,7 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   sentence "the current vLLM instance can use total_gpu_memory (T) x gpu_memory_utilization (U) = B … model weights
   take W; non_torch_memory takes N; PyTorch activation peak memory takes A; the rest of the memory reserved for KV
   Cache is K" or its Dec-2024 table form, ``Loading model weights took X GB``, the max-seq-len ``ValueError``.
-* vLLM V1: ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
+* vLLM V1: the banner's ``version X`` / ``model M`` lines (after the block-letter logo), ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
   ``Maximum concurrency for L tokens per request: X.XXx`` (two lines, or one from 0.28), ``non-default args: {…}``,
   ``Initializing a V1 LLM engine (vX) with config: …``, ``Graph capturing finished in S secs, took X GiB``,
   ``CUDA graph pool memory: A GiB (actual), E GiB (estimated)``, the per-term line "Free memory on device (F/T GiB)
@@ -318,6 +318,14 @@ def parse_log(text: str) -> StartupLog:
     return log
 
 
+#: vLLM's start-up banner (``vllm/entrypoints/utils.py::log_version_and_model``; the public logs read
+#: show it from 0.15.1 to 0.27.1): the block-letter logo, then ``version 0.20.0`` or ``model   org/name`` at the end
+#: of its lines; without the logo (``VLLM_DISABLE_LOG_LOGO``, no formatter) one line "vLLM server version X,
+#: serving model M".
+_BANNER = re.compile(r"[█▀▄]\s+(version|model)\s+(\S+)$")
+_BANNER_PLAIN = re.compile(r"vLLM server version (\S+), serving model (\S+)")
+
+
 def _vllm(log: StartupLog, era: str | None = None) -> None:
     if log.engine is None:
         log.engine = "vllm"
@@ -330,6 +338,19 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _vllm(log)
         log.version = log.version or m.group(1)
+    # the start-up banner of recent releases: block-letter logo, then "version X" and "model M" on its lines
+    m = _BANNER.search(line)
+    if m:
+        _vllm(log)
+        if m.group(1) == "version":
+            log.version = log.version or m.group(2)
+        elif log.model is None:
+            log.model = m.group(2)
+    m = _BANNER_PLAIN.search(line)
+    if m:
+        _vllm(log)
+        log.version = log.version or m.group(1)
+        log.model = log.model or m.group(2)
     m = re.search(r"Initializing (?:a V1 LLM engine|an LLM engine) \(v?([^)\s]+)\) with config: (.*)", line)
     if m:
         _vllm(log, "v1" if "V1" in line else "v0")
