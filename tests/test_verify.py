@@ -297,3 +297,17 @@ def test_vllm_banner_names_the_release_and_model() -> None:
         "INFO 05-01 12:48:00 [utils.py:299] vLLM server version 0.20.0, serving model Qwen/Qwen3-8B\n"
     )
     assert (plain.engine, plain.version, plain.model) == ("vllm", "0.20.0", "Qwen/Qwen3-8B")
+
+
+def test_max_model_len_from_the_using_max_model_len_line() -> None:
+    """An excerpt that starts after the non-default args (as `kubectl logs --tail` gives it; here gt-215 without
+    that line) still prints "Using max model len 16384": the replay uses it instead of the model's full context."""
+    text = (ROOT / "fixtures" / "logs" / "gt-215.log").read_text(encoding="utf-8")
+    log = parse_log("\n".join(ln for ln in text.splitlines() if "non-default args" not in ln))
+    assert "max_model_len" not in log.args and not log.config.get("max_seq_len")
+    opts, ref, extra = _replay_inputs("gt-215")
+    i = extra.index("--max-model-len") if "--max-model-len" in extra else None
+    extra = extra if i is None else extra[:i] + extra[i + 2 :]
+    res = verify_log(log, opts, model=ref, extra_args=extra)
+    assert res.sources["max_model_len"] == "the log's 'Using max model len' line"
+    assert res.command[res.command.index("--max-model-len") + 1] == "16384"

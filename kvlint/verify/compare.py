@@ -342,6 +342,11 @@ def build_command(
             if dest in log.args:
                 values[dest] = log.args[dest]
                 sources[dest] = "the log's non-default args"
+        if "max_model_len" not in values and "max_model_len" in log.figures:
+            # "Using max model len N" (ModelConfig, V1 logs): the length the engine resolved, printed also when
+            # the engine-config line and the non-default args are not in the excerpt
+            values["max_model_len"] = log.figures["max_model_len"]
+            sources["max_model_len"] = "the log's 'Using max model len' line"
         if "gpu_memory_utilization" not in values and "gpu_memory_utilization" in log.figures:
             values["gpu_memory_utilization"] = log.figures["gpu_memory_utilization"]
             sources["gpu_memory_utilization"] = "the log's memory-profiling line"
