@@ -227,3 +227,87 @@ def test_tgi_and_sglang_logs_replay() -> None:
     assert f.reported == 1669816 and f.predicted == res.plan.max_total_num_tokens
     with pytest.raises(VerifyError):
         verify_log(sg, Options(allow_hub=False), model="Qwen/Qwen3-30B-A3B")  # no GPU total in an SGLang log
+
+
+# real excerpts that are not ground-truth cases (fixtures/logs/SOURCE.md)
+VERIFY_LOGS = ROOT / "fixtures" / "logs" / "verify"
+
+
+def test_tgi_2_0_log_names_model_shards_and_release_family() -> None:
+    """A TGI 2.0 log with no ``Args`` line (huggingface/ms-build-mi300): the router's 'no pipeline tag found for
+    model M' names the model, 'Sharding model on 2 processes' the shard count, and the launcher's token-default
+    lines (printed by 2.0.0 - 2.4.0 only) pin the release family, whose defaults the replay then reproduces."""
+    log = parse_log((VERIFY_LOGS / "tgi-2.0-rocm-mi300x-llama3-8b.log").read_text(encoding="utf-8"))
+    assert log.engine == "tgi" and log.version is None
+    assert log.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert log.args["num_shard"] == 2
+    assert log.releases == "2.0.0 - 2.4.0"
+    res = verify_log(log, Options(allow_hub=False, accelerator="mi300x"))
+    assert res.command[-2:] == ["--num-shard", "2"]
+    assert res.sources["num_shard"] == "the log's 'Sharding model on N processes' line"
+    assert res.sources["engine version"].startswith("2.4.0 (assumed")
+    by_key = {f.key: f for f in res.figures}
+    for key in ("max_total_tokens", "max_batch_prefill_tokens_default"):
+        assert by_key[key].predicted == by_key[key].reported, key  # the 2.0 - 2.4.0 launcher defaults
+    assert any("TGI 2.0.0 - 2.4.0" in n for n in res.notes)
+    # --engine-version wins over the family's assumption
+    res = verify_log(log, Options(allow_hub=False, accelerator="mi300x", engine_version="3.0.0"))
+    assert res.sources["engine version"] == "3.0.0 (--engine-version)"
+
+
+def test_a_model_without_config_is_an_error_not_an_empty_table() -> None:
+    """Offline, a model kvlint has no config.json for gives no plan: verify says so and exits 2 (before: an empty
+    figure table, 'verdict: unknown' and exit 0). The model id is made up for this test."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-243.log").read_text(encoding="utf-8"))
+    with pytest.raises(VerifyError, match=r"no plan to compare: .*config\.json not found") as exc:
+        verify_log(log, Options(allow_hub=False, accelerator="h100"), model="kvlint-test/no-such-model")
+    assert "kvlint models pull kvlint-test/no-such-model" in str(exc.value)
+    r = _cli(str(ROOT / "fixtures" / "logs" / "gt-243.log"), "--accelerator", "h100",
+             "--model", "kvlint-test/no-such-model")  # fmt: skip
+    assert r.exit_code == 2 and "no plan to compare" in r.output
+
+
+def test_a_local_model_path_is_resolved_as_kvlint_plan_does() -> None:
+    """A log that prints only a local model path (gt-226: ~/.cache/huggingface/qwen3.6-35b-a3b-nvfp4) is replayed
+    on that path, which kvlint plan resolves to the catalogued model its last component names, saying so (KV505);
+    before, verify refused it ("names no resolvable model") although `kvlint plan` with the same path sized it.
+    A path that names nothing kvlint knows (gt-203's /data/... checkpoint) still ends in a clear error."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-226.log").read_text(encoding="utf-8"))
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100"))
+    assert res.command[2] == log.model and res.sources["model"] == "the log"
+    assert res.plan is not None and any(n.startswith("KV505:") for n in res.notes)
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-203.log").read_text(encoding="utf-8"))
+    with pytest.raises(VerifyError, match="not a hub id .*give --model"):
+        verify_log(log, Options(allow_hub=False, accelerator="h100"))
+
+
+def test_vllm_banner_names_the_release_and_model() -> None:
+    """Recent vLLM prints its release and model in a block-letter banner (vllm-project/vllm#39734's log), not in
+    'vLLM API server version X'; verify read no version there and replayed the newest release modelled. The
+    logo-less form (VLLM_DISABLE_LOG_LOGO) is one line, written here as log_version_and_model formats it."""
+    log = parse_log((VERIFY_LOGS / "vllm-0.19-banner-gemma4.log").read_text(encoding="utf-8"))
+    assert (log.engine, log.version, log.model) == (
+        "vllm",
+        "0.19.1rc1.dev301+g60995c05b",
+        "google/gemma-4-31B-it",
+    )
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100"), model="google/gemma-4-26B-A4B")
+    assert res.sources["engine version"] == "0.19.1rc1.dev301+g60995c05b (the log)"
+    plain = parse_log(
+        "INFO 05-01 12:48:00 [utils.py:299] vLLM server version 0.20.0, serving model Qwen/Qwen3-8B\n"
+    )
+    assert (plain.engine, plain.version, plain.model) == ("vllm", "0.20.0", "Qwen/Qwen3-8B")
+
+
+def test_max_model_len_from_the_using_max_model_len_line() -> None:
+    """An excerpt that starts after the non-default args (as `kubectl logs --tail` gives it; here gt-215 without
+    that line) still prints "Using max model len 16384": the replay uses it instead of the model's full context."""
+    text = (ROOT / "fixtures" / "logs" / "gt-215.log").read_text(encoding="utf-8")
+    log = parse_log("\n".join(ln for ln in text.splitlines() if "non-default args" not in ln))
+    assert "max_model_len" not in log.args and not log.config.get("max_seq_len")
+    opts, ref, extra = _replay_inputs("gt-215")
+    i = extra.index("--max-model-len") if "--max-model-len" in extra else None
+    extra = extra if i is None else extra[:i] + extra[i + 2 :]
+    res = verify_log(log, opts, model=ref, extra_args=extra)
+    assert res.sources["max_model_len"] == "the log's 'Using max model len' line"
+    assert res.command[res.command.index("--max-model-len") + 1] == "16384"

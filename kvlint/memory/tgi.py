@@ -196,10 +196,11 @@ def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
     """TGI_WIGGLE_ROOM default and how it is applied, by version.
 
     Returns ``(wiggle, subtractive, era)``: ``subtractive`` True for v3.x (``free − (1 − fraction × wiggle) ×
-    total``), False for v2.3 - v2.4 (free × wiggle). Before v2.3 no wiggle room is applied (1.0, free − (1 −
-    fraction) × total). Source: ``server/text_generation_server/models/globals.py`` and
-    ``flash_causal_lm.py::FlashCausalLM.warmup`` at tags v2.2.0 (absent), v2.3.0/v2.3.1 (0.95, ``free_memory ×
-    TGI_WIGGLE_ROOM``; added by e415b690, #2449), v2.4.0/v2.4.1 (0.90, multiplies free), v3.0.0 (0.95),
+    total``), False before (free × wiggle, free = ``free − (1 − fraction) × total``). Source:
+    ``server/text_generation_server/models/globals.py`` and ``flash_causal_lm.py::FlashCausalLM.warmup`` at tags
+    v1.4.0 (none: ``free_memory // total_cache_size``), v1.4.1 - v2.2.0 (0.95, hard-coded "Leave 5% for some
+    wiggle room": ``(free_memory * 0.95) // total_cache_size``, added by 0d794af6, #1428), v2.3.0/v2.3.1 (0.95,
+    now the ``TGI_WIGGLE_ROOM`` default; e415b690, #2449), v2.4.0/v2.4.1 (0.90, multiplies free), v3.0.0 (0.95),
     v3.1.0/v3.2.0 (0.93), v3.3.0+ (0.90).
     """
     if v >= (3, 3, 0):
@@ -213,7 +214,9 @@ def wiggle_room(v: TgiVersion) -> tuple[float, bool, str]:
     if v >= (2, 3, 0):
         return 0.95, False, "tgi-2.3"
     if v >= (2, 0, 0):
-        return 1.0, False, "tgi-2.0"
+        return 0.95, False, "tgi-2.0"
+    if v >= (1, 4, 1):
+        return 0.95, False, "tgi-1.x"
     return 1.0, False, "tgi-1.x"
 
 
@@ -614,8 +617,8 @@ def plan_tgi_detailed(
         overrides: settings replacing ``serving.flags`` (launcher field names), used to verify remedies.
 
     Warmup arithmetic (§2.3): ``kv = fraction × wiggle × total − weights − non_torch − activation`` (v3.x,
-    subtractive wiggle), ``(fraction × total − used) × wiggle`` (v2.3: 0.95, v2.4: 0.90), ``fraction × total −
-    used`` (< 2.3); the
+    subtractive wiggle), ``(fraction × total − used) × wiggle`` (v1.4.1 - v2.3: 0.95, v2.4: 0.90), ``fraction ×
+    total − used`` (< 1.4.1); the
     warmup batch's own blocks are part of that figure (``+ blocks_of_warmup_batch``). ``num_blocks = kv //
     (BLOCK_SIZE × bytes/token)``, ``max_batch_total_tokens = num_blocks × BLOCK_SIZE``.
 
@@ -673,9 +676,16 @@ def plan_tgi_detailed(
     if env_wiggle is not None:
         wiggle = env_wiggle
         notes.append(f"TGI_WIGGLE_ROOM={env_wiggle} from the container env")
+    elif v < (2, 3, 0):
+        # 1.4.1 - 2.2: the same 0.95, hard-coded in FlashCausalLM.warmup (no variable to set); none before 1.4.1
+        notes.append(
+            "wiggle room 0.95 (hard-coded in TGI 1.4.1 - 2.2, multiplies free memory; TGI_WIGGLE_ROOM from 2.3)"
+            if wiggle != 1.0
+            else "no wiggle room (TGI before 1.4.1)"
+        )
     else:
         notes.append(
-            f"TGI_WIGGLE_ROOM {wiggle} ({era} default, {'subtracted from total' if subtractive else 'multiplies free memory' if wiggle != 1.0 else 'none before 2.3'})"
+            f"TGI_WIGGLE_ROOM {wiggle} ({era} default, {'subtracted from total' if subtractive else 'multiplies free memory'})"
         )
 
     attention, why = resolve_attention(v, model, compute_capability, serving.env)

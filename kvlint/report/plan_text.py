@@ -88,9 +88,13 @@ def _budget_note(plan: MemoryPlan) -> str:
             else 0.0
         )
         left = plan.budget_bytes - plan.weights_bytes - plan.activation_bytes - plan.non_torch_bytes
-        if plan.era in ("tgi-2.3", "tgi-2.4") and left > 0 and plan.kv_cache_bytes > 0:
-            # 2.3 - 2.4 multiply what is left after the warmup by TGI_WIGGLE_ROOM (§2.3): the KV row is that
-            # share of budget - weights - activation - non-torch, not the remainder itself
+        multiplies = plan.era in ("tgi-2.3", "tgi-2.4") or (
+            plan.era in ("tgi-1.x", "tgi-2.0") and 0 < plan.kv_cache_bytes < left
+        )
+        if multiplies and left > 0 and plan.kv_cache_bytes > 0:
+            # 1.4.1 - 2.4 multiply what is left after the warmup by the wiggle room (§2.3; 1.4.1 - 2.2 by a
+            # hard-coded 0.95, 2.3 on by TGI_WIGGLE_ROOM): the KV row is that share of budget - weights -
+            # activation - non-torch, not the remainder itself
             return (
                 f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f}; KV cache = wiggle room "
                 f"{plan.kv_cache_bytes / left:.2f} x what is left"

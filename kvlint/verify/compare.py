@@ -186,6 +186,7 @@ class VerifyResult:
             "engine": lg.engine,
             "engine_version": lg.version,
             "log_era": lg.era,
+            "log_releases": lg.releases,
             "model": lg.model,
             "accelerator": self.accelerator,
             "gpu_total_gib": self.gpu_total_gib,
@@ -209,6 +210,7 @@ class VerifyResult:
         out = [
             f"log: {lg.engine or 'unknown engine'} {lg.version or '(version not printed)'}"
             + (f" ({lg.era.upper()} log format)" if lg.era else "")
+            + (f" (lines TGI {lg.releases} prints)" if lg.releases and not lg.version else "")
             + f", model {lg.model or '(not printed)'}"
             + (f", GPU total {self.gpu_total_gib:.2f} GiB" if self.gpu_total_gib else ""),
             "replayed: "
@@ -313,13 +315,11 @@ def build_command(
     notes: list[str] = []
     sources: dict[str, str] = {}
     env: dict[str, str] = {}
-    ref = model or (log.model if _hub_like(log.model) else None)
+    # a local path goes to the plan as printed: kvlint plan resolves one whose last components name a catalogued
+    # model (KV505), and an unresolvable one ends in "no plan to compare" below
+    ref = model or log.model
     if ref is None:
-        raise VerifyError(
-            "the log names no resolvable model"
-            + (f" (it printed '{log.model}', a local path)" if log.model else "")
-            + "; give --model <hub id or config directory>"
-        )
+        raise VerifyError("the log names no model; give --model <hub id or config directory>")
     sources["model"] = "--model" if model else "the log"
     if log.engine == "vllm":
         values: dict[str, Any] = {}
@@ -342,6 +342,11 @@ def build_command(
             if dest in log.args:
                 values[dest] = log.args[dest]
                 sources[dest] = "the log's non-default args"
+        if "max_model_len" not in values and "max_model_len" in log.figures:
+            # "Using max model len N" (ModelConfig, V1 logs): the length the engine resolved, printed also when
+            # the engine-config line and the non-default args are not in the excerpt
+            values["max_model_len"] = log.figures["max_model_len"]
+            sources["max_model_len"] = "the log's 'Using max model len' line"
         if "gpu_memory_utilization" not in values and "gpu_memory_utilization" in log.figures:
             values["gpu_memory_utilization"] = log.figures["gpu_memory_utilization"]
             sources["gpu_memory_utilization"] = "the log's memory-profiling line"
@@ -364,7 +369,11 @@ def build_command(
         for key in _TGI_FIELDS:
             if key in log.args:
                 flags += ["--" + key.replace("_", "-"), str(log.args[key])]
-                sources[key] = "the log's launcher Args"
+                sources[key] = (
+                    "the log's 'Sharding model on N processes' line"
+                    if key == "num_shard" and "num_shard" in log.lines
+                    else "the log's launcher Args"
+                )
         argv = ["text-generation-launcher", "--model-id", ref, *flags, *extra_args]
     elif log.engine == "sglang":
         flags = []
@@ -402,7 +411,17 @@ def verify_log(
     how = "the log" if log.version else "--engine-version" if options.engine_version else None
     if log.engine == "vllm" and log.era == "v0" and version is None:
         version, how = "0.7.3", "assumed (V0 log without a version)"
+    tgi_assumed = log.engine == "tgi" and log.releases is not None and version is None
+    if tgi_assumed and log.releases is not None:
+        version = log.releases.split(" - ")[-1]
+        how = f"assumed: launcher-default lines of TGI {log.releases}, no version printed"
     argv, env, sources, notes = build_command(log, model=model, engine_version=version, extra_args=extra_args)
+    if tgi_assumed:
+        notes.append(
+            f"the launcher printed its token defaults (`Default `max_total_tokens` to N`), which only TGI "
+            f"{log.releases} prints: planned as TGI {version}, the last of them; give --engine-version to be exact "
+            "(the wiggle room on the free memory is 0.95 up to 2.3 and 0.90 in 2.4)"
+        )
     if log.gpu_total_gib and not options.gpu_memory_bytes:
         options = dataclasses.replace(options, gpu_memory_bytes=int(log.gpu_total_gib * GiB))
         sources["GPU total"] = "the log"
@@ -423,6 +442,21 @@ def verify_log(
     except PlanRequestError as exc:
         raise VerifyError(str(exc)) from exc
     cr = out.result
+    if cr.plan_detail is None and cr.model is None and cr.model_error:
+        # nothing to compare: without config.json there is no plan (kvlint plan's KV502), so say why and exit 2
+        ref = str(model or log.model)
+        # the reason only, not kvlint plan's fixes for a manifest
+        why = cr.model_error.split("); ", 1)[0] + (")" if "); " in cr.model_error else "")
+        how = (
+            f"give --model-dir DIR holding {ref.replace('/', '--')}/config.json, or run `kvlint models pull {ref}` "
+            "once with network"
+            if _hub_like(ref)
+            else f"the log printed '{ref}', not a hub id (a path or a served name): give --model <hub id or config "
+            "directory>"
+        )
+        raise VerifyError(f"no plan to compare: {why}; {how}")
+    # the model taken from its path (KV505): say so
+    notes += [f"{d.rule}: {d.message}" for d in out.diagnostics if d.rule == "KV505"]
     acc = cr.placement.accelerator if cr.placement else None
     res = VerifyResult(
         log=log,

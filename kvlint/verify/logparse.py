@@ -10,14 +10,18 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   sentence "the current vLLM instance can use total_gpu_memory (T) x gpu_memory_utilization (U) = B … model weights
   take W; non_torch_memory takes N; PyTorch activation peak memory takes A; the rest of the memory reserved for KV
   Cache is K" or its Dec-2024 table form, ``Loading model weights took X GB``, the max-seq-len ``ValueError``.
-* vLLM V1: ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
+* vLLM V1: the banner's ``version X`` / ``model M`` lines (after the block-letter logo), ``Model loading took X GiB``, ``Available KV cache memory: X GiB``, ``GPU KV cache size: N tokens`` and
   ``Maximum concurrency for L tokens per request: X.XXx`` (two lines, or one from 0.28), ``non-default args: {…}``,
   ``Initializing a V1 LLM engine (vX) with config: …``, ``Graph capturing finished in S secs, took X GiB``,
   ``CUDA graph pool memory: A GiB (actual), E GiB (estimated)``, the per-term line "Free memory on device (F/T GiB)
   on startup … Actual usage is …" (0.20-0.26: weight / peak activation / non-torch / CUDAGraph; 0.27+: consumed
   memory (weights + non-torch) / peak activation / CUDAGraph), the E1 fit-check error.
 * TGI: ``Args { … }``, ``Default `max_batch_prefill_tokens` to N``, ``Setting max batch total tokens to N``,
-  warmup errors.
+  warmup errors; ``Sharding model on N processes`` (the shard count, every release); the router's ``no pipeline
+  tag found for model M`` and ``Serving revision S of model M`` (the model when no ``Args`` line is shown); the
+  launcher's ``Default `max_input_tokens` to N`` / ``Default `max_total_tokens` to N`` and "Model supports up to
+  N but tgi will now set its default to M", printed by the launchers of 2.0.0 - 2.4.0 only
+  (tgi@v2.0.0 … v2.4.0:launcher/src/main.rs::main; v2.4.1 and 3.x leave those limits to the shard's warmup).
 * SGLang: ``server_args=ServerArgs(…)``, ``Load weight end … avail mem=X GB, mem usage=Y GB``, ``KV Cache is
   allocated. … #tokens: N``, ``max_total_num_tokens=N``.
 
@@ -33,7 +37,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["StartupLog", "parse_log", "clean_lines"]
+__all__ = ["StartupLog", "parse_log", "clean_lines", "TGI_LAUNCHER_DEFAULTS"]
+
+#: The TGI releases whose launcher prints ``Default `max_total_tokens` to N`` (and ``max_input_tokens``, and "Model
+#: supports up to N but tgi will now set its default to M"): tgi@v2.0.0 - v2.4.0:launcher/src/main.rs::main; absent
+#: from v1.4.5 and from v2.4.1 on, where the shard infers the limits at warmup.
+TGI_LAUNCHER_DEFAULTS = "2.0.0 - 2.4.0"
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 # Terminal-pane borders and blanks around a line: the characters regex ``\s`` matches (str.isspace, all below
@@ -64,7 +73,8 @@ class StartupLog:
     """What a start-up log printed.
 
     ``engine`` (``vllm``/``tgi``/``sglang`` or None), ``version`` as printed, ``era`` (``v0``/``v1`` for vLLM, from
-    the line family), ``model`` (the model argument as printed), ``args`` (the non-default arguments / launcher
+    the line family), ``releases`` (the release range a line family pins when no version is printed: TGI
+    ``2.0.0 - 2.4.0`` for the launcher's token-default lines), ``model`` (the model argument as printed), ``args`` (the non-default arguments / launcher
     ``Args`` / ``ServerArgs`` the log shows, engine field names), ``config`` (fields of vLLM's "Initializing … with
     config:" line), ``gpu_total_gib`` (device total when printed), ``ranks`` (TP ranks seen), ``figures`` (numbers
     keyed like the ground-truth ``figures`` fields), ``failure`` (kind and numbers of a start-up error), ``lines``
@@ -74,6 +84,7 @@ class StartupLog:
     engine: str | None = None
     version: str | None = None
     era: str | None = None
+    releases: str | None = None
     model: str | None = None
     args: dict[str, Any] = field(default_factory=dict)
     config: dict[str, str] = field(default_factory=dict)
@@ -307,6 +318,14 @@ def parse_log(text: str) -> StartupLog:
     return log
 
 
+#: vLLM's start-up banner (``vllm/entrypoints/utils.py::log_version_and_model``; the public logs read
+#: show it from 0.15.1 to 0.27.1): the block-letter logo, then ``version 0.20.0`` or ``model   org/name`` at the end
+#: of its lines; without the logo (``VLLM_DISABLE_LOG_LOGO``, no formatter) one line "vLLM server version X,
+#: serving model M".
+_BANNER = re.compile(r"[█▀▄]\s+(version|model)\s+(\S+)$")
+_BANNER_PLAIN = re.compile(r"vLLM server version (\S+), serving model (\S+)")
+
+
 def _vllm(log: StartupLog, era: str | None = None) -> None:
     if log.engine is None:
         log.engine = "vllm"
@@ -319,6 +338,19 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _vllm(log)
         log.version = log.version or m.group(1)
+    # the start-up banner of recent releases: block-letter logo, then "version X" and "model M" on its lines
+    m = _BANNER.search(line)
+    if m:
+        _vllm(log)
+        if m.group(1) == "version":
+            log.version = log.version or m.group(2)
+        elif log.model is None:
+            log.model = m.group(2)
+    m = _BANNER_PLAIN.search(line)
+    if m:
+        _vllm(log)
+        log.version = log.version or m.group(1)
+        log.model = log.model or m.group(2)
     m = re.search(r"Initializing (?:a V1 LLM engine|an LLM engine) \(v?([^)\s]+)\) with config: (.*)", line)
     if m:
         _vllm(log, "v1" if "V1" in line else "v0")
@@ -514,6 +546,19 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         log.engine = "tgi"
         _put(log, f"max_{m.group(1)}", int(m.group(2)), n)
+        log.releases = TGI_LAUNCHER_DEFAULTS
+    if "but tgi will now set its default to" in line:
+        log.engine = "tgi"
+        log.releases = TGI_LAUNCHER_DEFAULTS
+    m = re.search(r"Sharding model on (\d+) processes", line)
+    if m:
+        log.engine = "tgi"
+        if not isinstance(log.args.get("num_shard"), int):
+            log.args["num_shard"] = int(m.group(1))
+            log.lines["num_shard"] = n
+    m = re.search(r"(?:no pipeline tag found for model|Serving revision \S+ of model) (\S+)", line)
+    if m and log.engine == "tgi" and log.model is None:
+        log.model = m.group(1)
     m = _warmup(line)
     if m and "ERROR" in line:
         log.engine = "tgi"
