@@ -28,7 +28,6 @@ from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any, overload
 
-from kvlint.compiled import python_class
 from kvlint.types import Diagnostic
 
 #: diagnostics per compressed chunk
@@ -57,7 +56,6 @@ def dedupe_key(d: Diagnostic) -> tuple[Any, ...]:
     return (d.rule, d.loc, d.message, d.object, d.container)
 
 
-@python_class
 class DiagnosticStore:
     """An append-only, compact list of diagnostics (see the module docstring)."""
 

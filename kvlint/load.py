@@ -57,7 +57,6 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import ScalarNode
 
-from kvlint.compiled import python_class
 from kvlint.source import LDict, LList, Loc, Packing
 from kvlint.types import Document, Finding, LoadResult
 
@@ -261,7 +260,7 @@ def _realpath_stat(path: str, real_dirs: dict[str, str]) -> tuple[str, os.stat_r
 
 
 #: A lone UTF-16 surrogate (not encodable as UTF-8).
-_SURROGATE = re.compile(r"[\ud800-\udfff]")  # (escapes read by re: mypyc refuses surrogates in literals)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def load_text(data: str | bytes, path: str, *, line_offset: int = 0) -> LoadResult:
@@ -680,7 +679,6 @@ def _decode(data: bytes, path: str) -> tuple[str | None, Finding | None]:
 # YAML
 
 
-@python_class
 class _Problem(Exception):
     """A document that parsed but cannot be built (too deep, too big, recursive or undefined alias)."""
 
@@ -706,7 +704,6 @@ _MERGE_KEY = object()
 # a pair of tuples per scalar of every templated file.
 
 
-@python_class
 class _Doc:
     """One document built from parser events: ``value`` (or ``problem``), its 0-based start and, when
     asked for, the 0-based ``(start, end)`` of every scalar whose text holds ``{{`` (for template
@@ -778,7 +775,6 @@ def _resolve_scalar(ev: Any) -> Any:
 _MISSING = object()
 
 
-@python_class
 class _TagError(ValueError):
     """An explicit YAML tag whose value cannot have that type (``!!bool maybe``)."""
 

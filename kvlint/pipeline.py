@@ -23,7 +23,6 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
-from kvlint.compiled import python_class
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.suppress import (
@@ -112,7 +111,6 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
     return result
 
 
-@python_class
 @dataclass
 class DocumentsAnalysis:
     """What :func:`analyse_documents` found in some documents: the workloads' diagnostics (configured and

@@ -35,7 +35,6 @@ from typing import Any
 from kvlint.accelerators import registry as cat
 from kvlint.accelerators.sharing import HAMI_COUNT, GpuSlice, hami_slice
 from kvlint.accelerators.site import Site
-from kvlint.compiled import python_class
 from kvlint.source import Loc, loc_of
 from kvlint.types import Accelerator, Placement
 from kvlint.values import digits
@@ -107,7 +106,6 @@ MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 Labels = dict[str, list[tuple[str, "Loc | None"]]]
 
 
-@python_class
 @dataclass
 class _Cand:
     """One possible accelerator named by one label value."""
@@ -133,7 +131,6 @@ class _Cand:
         return self.acc.memory_bytes if self.acc else 0
 
 
-@python_class
 @dataclass
 class _Decision:
     acc: Accelerator | None
@@ -420,7 +417,6 @@ def _node_selector_labels(pod_spec: Mapping[str, Any]) -> tuple[Labels, Any]:
     return labels, ns
 
 
-@python_class
 @dataclass
 class _Expr:
     """One ``matchExpressions`` item of a required node-affinity term."""

@@ -27,7 +27,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kvlint import filecache
-from kvlint.compiled import python_class
 from kvlint.engines.images import engine_of_image, engine_version, image_mentions_engine, split_image
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.sglang import parse_sglang_argv
@@ -44,7 +43,6 @@ _SHELLS = {"sh", "bash", "ash", "dash", "zsh", "ksh"}
 _VLLM_MODULES = {"vllm.entrypoints.openai.api_server", "vllm.entrypoints.api_server"}
 
 
-@python_class
 @dataclass(slots=True)
 class _Item:
     text: str
@@ -567,7 +565,6 @@ def _reason_for(words: Sequence[str]) -> str:
     return f"the container runs `{_describe(words)}`, not a recognised engine command"
 
 
-@python_class
 @dataclass
 class _Found:
     """An engine command: the engine, its arguments (``argv``, after the program's own words) and ``loc``, the
@@ -582,7 +579,6 @@ class _Found:
     loc: Loc | None = None
 
 
-@python_class
 @dataclass
 class _Join:
     """A worker command that joins a leader's engine instead of running one."""

@@ -21,7 +21,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from kvlint.compiled import python_class
 from kvlint.source import Loc
 from kvlint.spans import delimited_spans
 from kvlint.values import digits
@@ -129,7 +128,6 @@ def k8s_expand(
     return "".join(out), changed
 
 
-@python_class
 @dataclass(slots=True)
 class Part:
     """A piece of a shell word: ``lit`` text, ``var`` (``$NAME``/``${NAME[:-default]}``), ``at``
@@ -141,7 +139,6 @@ class Part:
     default: str | None = None
 
 
-@python_class
 @dataclass(slots=True)
 class Word:
     """An unexpanded shell word with the offset of its first character in the script."""
@@ -151,7 +148,6 @@ class Word:
     raw: str
 
 
-@python_class
 @dataclass(slots=True)
 class ShellArg:
     """An expanded word: its text, where it came from, and whether expansion touched it.
@@ -634,7 +630,6 @@ def _skip_heredocs(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
 
 
-@python_class
 class _Budget:
     """Characters the expansions of one script may still add (:data:`ARG_MAX`): a script that doubles a
     variable at each assignment, or repeats ``"$@"`` or a long ``$VAR`` many times, keeps the references it
@@ -818,7 +813,6 @@ _ARITH_MIN, _ARITH_MAX = -(2**63), 2**63 - 1
 _ARITH_DEPTH = 64
 
 
-@python_class
 class _ArithError(Exception):
     """An arithmetic expression kvlint does not evaluate (syntax, division by zero, overflow, depth)."""
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import yaml
 
-from kvlint.compiled import python_class
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import (
     Collector,
@@ -250,7 +249,6 @@ def _auto_max_len(indices: list[int], version: str | None) -> bool:
     return version is None or any(data.MAX_MODEL_LEN_AUTO[i] for i in indices)
 
 
-@python_class
 class _Parser:
     def __init__(self, version: str | None, env: Mapping[str, str]) -> None:
         self.version = version
@@ -637,7 +635,6 @@ def _check_expansion(root: yaml.Node, text_chars: int) -> None:
         stack.extend((c, False) for c in children if id(c) not in size)
 
 
-@python_class
 class _ConfigValueError(ValueError):
     """A ``--config`` value vLLM's reading of the file fails on, with the value's position (``loc``)."""
 

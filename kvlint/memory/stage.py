@@ -20,7 +20,6 @@ import kvlint.accelerators.registry as _catalogue
 import kvlint.engines.images as _images
 import kvlint.memory.compat as _compat
 import kvlint.models as _models
-from kvlint.compiled import python_class
 from kvlint.fastinit import direct_init
 from kvlint.memory.sglang import (
     SglangPlanDetail,
@@ -68,7 +67,6 @@ PlanDetail = VllmPlanDetail | TgiPlanDetail | SglangPlanDetail
 _PLAN_ERRORS = (PlanError, ValueError, ZeroDivisionError, KeyError, TypeError, OverflowError)
 
 
-@python_class
 @dataclass(frozen=True)
 class PlanOutcome:
     """What the plan stage found for one container.
@@ -244,7 +242,6 @@ _MEMO_LOCK = threading.Lock()
 _MEMO_SCOPES = 8
 
 
-@python_class
 class _Scope:
     """One container's memo (see above): the ServingConfig it belongs to (held, so its id is not reused), its
     vLLM plans by key (``plans``: key -> (model, settings, detail), the model and settings held so that the ids in
@@ -326,7 +323,6 @@ def _scope(serving: ServingConfig) -> _Scope:
         return scope
 
 
-@python_class
 class _Unkeyable(Exception):
     """An input the memo cannot key by value."""
 

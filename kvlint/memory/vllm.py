@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.compiled import python_class
 from kvlint.fastinit import direct_init, replaced
 from kvlint.memory import calibration as cal
 from kvlint.memory import defaults as dfl
@@ -52,12 +51,10 @@ from kvlint.values import as_float, as_int, parse_cc, truthy
 GiB = 1 << 30
 
 
-@python_class
 class PlanError(ValueError):
     """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total)."""
 
 
-@python_class
 @dataclass(frozen=True)
 class VllmSettings:
     """Resolved vLLM engine settings (argparse dest names). ``None`` = the version default applies.
@@ -236,7 +233,6 @@ def _json_dict(value: Any) -> dict[str, Any]:
 # KV-cache groups
 
 
-@python_class
 @dataclass(frozen=True)
 class KVGroup:
     """One KV-cache group of vLLM's allocator on one rank.
@@ -391,13 +387,6 @@ def _build_groups_counted(
 # plan
 
 
-def _fits_at(kv: int, bytes_per_block: int, needed: int, null: int) -> bool:
-    """vLLM's fit check on a KV pool of ``kv`` bytes per GPU: at least one block of ``bytes_per_block``, and the
-    ``needed`` bytes of one max-model-len request within it less the ``null`` block (see
-    :attr:`VllmPlanDetail.verdict`)."""
-    return kv > 0 and kv // max(1, bytes_per_block) > 0 and needed <= kv - null
-
-
 @direct_init
 @dataclass(frozen=True)
 class VllmPlanDetail:
@@ -429,9 +418,13 @@ class VllmPlanDetail:
         if p.kv_cache_bytes == p.kv_cache_bytes_low == p.kv_cache_bytes_high:
             return "ok" if self.fits else "fail"
         null = p.kv_cache_bytes - self.fit_available_bytes  # bytes_per_block from 0.29, else 0
-        if not _fits_at(p.kv_cache_bytes_high, p.bytes_per_block, self.needed_bytes, null):
+
+        def fits_at(kv: int) -> bool:
+            return kv > 0 and kv // max(1, p.bytes_per_block) > 0 and self.needed_bytes <= kv - null
+
+        if not fits_at(p.kv_cache_bytes_high):
             return "fail"
-        return "ok" if _fits_at(p.kv_cache_bytes_low, p.bytes_per_block, self.needed_bytes, null) else "risky"
+        return "ok" if fits_at(p.kv_cache_bytes_low) else "risky"
 
     def capacity_tokens_for(self, kv_bytes: int) -> int:
         """The "GPU KV cache size: N tokens" vLLM would print for a KV pool of ``kv_bytes`` per GPU with this
@@ -573,7 +566,6 @@ def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     return int(mp * rot * dbytes)
 
 
-@python_class
 @dataclass(frozen=True)
 class ModelFacts:
     """What every vLLM plan of one model reads from its config and layers, derived once per model
@@ -643,7 +635,6 @@ def model_facts(model: ModelSpec) -> ModelFacts:
     )
 
 
-@python_class
 @dataclass(frozen=True)
 class ReleaseSwitches:
     """The release-keyed switches every vLLM plan reads, evaluated once per version (:func:`release_switches`)
@@ -839,7 +830,6 @@ def _assemble(
 # a fleet builds the four of them on every GPU. (The plan itself, VllmPlanDetail and its MemoryPlan, is frozen.)
 
 
-@python_class
 @dataclass
 class StartupConfig:
     """Step 1: what vLLM settles from its arguments, the model and the GPU before it loads anything.
@@ -892,7 +882,6 @@ class StartupConfig:
     release: ReleaseSwitches | None = None
 
 
-@python_class
 @dataclass  # a step record of one container's plans: see StartupConfig
 class PlanPrelude:
     """What :func:`resolve_startup` settles from the arguments and the model alone, before the GPU enters: the
@@ -1233,10 +1222,7 @@ def _scheduler_limits(
 #: :func:`_scheduler_limits` answers: key -> (release, max_num_batched_tokens, max_num_seqs, note or None)
 _SCHEDULER: dict[tuple[Any, ...], tuple[Version, int, int, str | None]] = {}
 _SCHEDULER_MAX = 1024
-try:
-    _scheduler_limits.cache_clear = _SCHEDULER.clear  # type: ignore[attr-defined]
-except AttributeError:  # compiled by mypyc (bench/build_mypyc.py): a native function takes no attributes
-    pass
+_scheduler_limits.cache_clear = _SCHEDULER.clear  # type: ignore[attr-defined]
 
 
 def _scheduler_limits_of(
@@ -1326,7 +1312,6 @@ def _cudagraphs_deducted(
     return bool(cg_sub)
 
 
-@python_class
 @dataclass  # a step record of one plan: see StartupConfig
 class WeightSplit:
     """Step 2: how the checkpoint's bytes fall on the ranks (bytes).
@@ -1373,7 +1358,6 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     )
 
 
-@python_class
 @dataclass  # a step record of one plan: see StartupConfig
 class StageMemory:
     """Step 3: one pipeline stage's rank, in bytes per GPU.
@@ -1421,13 +1405,11 @@ def stage_memory(
     counts = _stage_layer_counts(cfg, model.num_layers, start, n, last)
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
-    wf = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
-    wf += (weights.embed / tp if stage == 0 else 0) + (
-        weights.lm_head / tp if last and weights.lm_head else 0
-    )
+    w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
+    w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
     if last and not weights.lm_head and cfg.pp > 1:
-        wf += weights.embed / tp
-    w = int(wf) + weights.rotary
+        w += weights.embed / tp
+    w = int(w) + weights.rotary
     if settings.cpu_offload_gb:
         off = int(settings.cpu_offload_gb * GiB)
         w = max(int(weights.embed / tp) if stage == 0 else 0, w - off)
@@ -1672,7 +1654,6 @@ def _stage_notes(
     return notes
 
 
-@python_class
 @dataclass  # a step record of one plan: see StartupConfig
 class FitCheck:
     """Step 4: vLLM's check that one max-model-len request fits, and the capacity figures it prints.
@@ -1986,14 +1967,12 @@ def largest_fitting_max_model_len(
     arguments); the plan stage passes its memoised planner (:func:`kvlint.memory.stage.plan_settings`).
     """
     if plan is None:
-        # (a differently named function: mypyc, bench/build_mypyc.py, mis-compiles a nested def that rebinds
-        # a parameter)
-        def default_plan(s: VllmSettings) -> VllmPlanDetail:
+
+        def plan(s: VllmSettings) -> VllmPlanDetail:
             return plan_vllm_detailed(
                 s, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability
             )
 
-        plan = default_plan
     d = plan(settings)
     if not d.fits:
         return d.estimated_max_model_len

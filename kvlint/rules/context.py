@@ -12,7 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kvlint.compiled import python_class
 from kvlint.engines.layout import Parallelism
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo
@@ -40,7 +39,6 @@ def gib(n: float) -> str:
     return f"{n / GiB:.2f} GiB"
 
 
-@python_class
 @dataclass(frozen=True)
 class RuleContext:
     """One rule checking one serving container.

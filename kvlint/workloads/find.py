@@ -14,7 +14,6 @@ from typing import Any
 
 from kvlint.accelerators.placement import GPU_RESOURCES
 from kvlint.chart_values import reader_of
-from kvlint.compiled import python_class
 from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
@@ -291,7 +290,6 @@ def doc_key(doc: Document) -> DocKey:
     return (doc.path, doc.index, doc.loc.line, doc.loc.column)
 
 
-@python_class
 class _Joined:
     """Objects built from several documents of the run: LLMInferenceServices with their presets,
     InferenceServices with their runtimes.

@@ -24,7 +24,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvlint.compiled import python_class
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
 from kvlint.workloads.base import ACCELERATOR_WHY_ANNOTATION, ldict, llist, synthetic_workload
@@ -80,7 +79,6 @@ _ENGINE_DEFAULTS: dict[str, Any] = {
 }
 
 
-@python_class
 @dataclass(frozen=True)
 class _T:
     """What ``helm/values.schema.json`` allows for one value: JSON ``types`` ("number" takes integers too;
@@ -509,7 +507,6 @@ def _type_errors(
             yield from _type_errors(value, t.props, where, nulls)
 
 
-@python_class
 @dataclass(frozen=True)
 class _Plan:
     """What the chart renders from one values document: the engine settings (``spec``, with the chart's
