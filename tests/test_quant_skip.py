@@ -332,3 +332,18 @@ def test_bitsandbytes_long_skip_list_prices_as_its_matching_entries():
         "llm_int8_skip_modules",
     )
     assert weight_bytes(long, dtype_bytes=2) == weight_bytes(short, dtype_bytes=2)
+
+
+def test_gptq_bits_vllm_does_not_load_are_priced_as_4_bit():
+    """GPTQ widths other than 2/3/4/8 (vLLM's GPTQConfig refuses them) in the checkpoint or in a ``dynamic``
+    override: before, ``bits: -8`` priced the weights negative, ``bits: 0`` nearly free, and a 400-digit
+    ``bits`` or ``group_size`` raised OverflowError. Now each is priced as 4-bit and the label says so."""
+    base = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+    plain = weight_bytes(_llama(base), dtype_bytes=2)[0]
+    for bits in (-8, 0, 10**400, 16):
+        got, src = weight_bytes(_llama({**base, "bits": bits}), dtype_bytes=2)
+        assert got == plain and "no width vLLM loads; 4 assumed" in src, bits
+        over = _llama({**base, "dynamic": {"+:.*": {"bits": bits}}})
+        assert weight_bytes(over, dtype_bytes=2)[0] == plain, bits
+    huge_group = weight_bytes(_llama({**base, "group_size": 10**400}), dtype_bytes=2)
+    assert huge_group == weight_bytes(_llama({**base, "group_size": -1}), dtype_bytes=2)

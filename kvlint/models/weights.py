@@ -347,6 +347,15 @@ _QUANT_ALIASES = {
 }
 
 
+#: The GPTQ weight widths vLLM loads (``vllm/model_executor/layers/quantization/gptq.py::GPTQConfig.__init__``:
+#: "Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ"); another ``bits`` (0, negative, a
+#: 400-digit number in a pull request's config.json) is priced as 4-bit and said so.
+GPTQ_BITS = (2, 3, 4, 8)
+#: The largest quantization group read as a group (a larger one, or 0 and -1, is priced as per-channel, g4096);
+#: a 400-digit group size made ``2 / g`` raise OverflowError.
+MAX_GROUP_SIZE = 1 << 20
+
+
 def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: int) -> tuple[float, str]:
     """Bytes per quantized linear-weight element for ``method`` (docs/engine-memory-model.md §1.13 table).
 
@@ -366,7 +375,12 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     if m == "gptq":
         b = _i(qc.get("bits"), 4)
         g = _i(qc.get("group_size"), 128)
-        g = g if g > 0 else 4096
+        g = g if 0 < g <= MAX_GROUP_SIZE else 4096
+        if b not in GPTQ_BITS:  # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+            return (
+                0.5 + 2 / g + 0.5 / g,
+                f"gptq {4}-bit g{g} (bits {str(b)[:20]} is no width vLLM loads; 4 assumed)",
+            )
         return b / 8 + 2 / g + b / 8 / g, f"gptq {b}-bit g{g}"
     if m in ("fp8", "modelopt"):
         bs = qc.get("weight_block_size")
