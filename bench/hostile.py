@@ -164,6 +164,16 @@ def _fn_check_file(make_text: Callable[[int], str]) -> Callable[[int], Callable[
     return make
 
 
+def _annotated(n: int) -> str:
+    """A Deployment with ``n // 100`` ``kvlint.io/`` annotations of ``n`` characters each (KV005 infos with a
+    'did you mean' guess: its edit distance was length x length per key)."""
+    obj = json.loads(_deployment({"args": ["--model", MODEL]}))
+    obj["metadata"]["annotations"] = {f"kvlint.io/{i}" + "a" * n: "x" for i in range(max(1, n // 100))}
+    import yaml
+
+    return yaml.safe_dump(obj)  # block YAML: PyYAML refuses flow-style (JSON) keys over 1,024 characters
+
+
 def _fn_image_placeholder(n: int) -> Callable[[], object]:
     from kvlint.engines.images import image_placeholder
 
@@ -178,7 +188,8 @@ def _fn_pipeline(make_text: Callable[[int], str]) -> Callable[[int], Callable[[]
         from kvlint.webhook.request_options import webhook_options
 
         text = make_text(n)
-        return lambda: run_documents(load_text(text, "hostile.json"), webhook_options())
+        name = "hostile.json" if text.startswith("{") else "hostile.yaml"
+        return lambda: run_documents(load_text(text, name), webhook_options())
 
     return make
 
@@ -322,6 +333,10 @@ CASES: dict[str, tuple[Callable[[int], Callable[[], object]], Callable[[int], tu
     "rayservice_llm_configs (N/20 llm_configs)": (
         _fn_pipeline(_rayservice),
         lambda n: (_rayservice(n), ".yaml"),
+    ),
+    "kv005_annotations (N/100 kvlint.io/ keys of N chars)": (
+        _fn_pipeline(_annotated),
+        lambda n: (_annotated(n), ".yaml"),
     ),
     "template_lines ('{{ ' x N chart line)": (_fn_parse_template, None),
     "template_line_match (5 actions, N/50 dashes)": (_fn_template_line_match, None),

@@ -229,3 +229,29 @@ def test_an_unknown_kvlint_annotation_gets_a_note_naming_the_one_meant() -> None
     lines = text.splitlines()
     for key, d in notes.items():
         assert d.loc is not None and key in lines[d.loc.line - 1]  # at the annotation, object's or template's
+
+
+def test_kv005_guess_at_the_edge_of_two_edits_and_for_long_keys() -> None:
+    """The 'did you mean' guess compares only names within two characters of a read annotation's length (no two
+    edits bridge more), so the edge cases keep their guess: two insertions or two deletions are guessed, three
+    are not, and a key of 100,000 characters gets a plain note."""
+    long = "kvlint.io/" + "a" * 100_000
+    keys = {
+        "kvlint.io/acceleratorxx": "rename 'kvlint.io/acceleratorxx' to 'kvlint.io/accelerator'",
+        "kvlint.io/acceleratorxxx": "remove 'kvlint.io/acceleratorxxx'",
+        "kvlint.io/mdl": "rename 'kvlint.io/mdl' to 'kvlint.io/model'",
+        "kvlint.io/ml": "remove 'kvlint.io/ml'",
+        long: f"remove '{long}'",
+    }
+    text = _deployment(
+        ", ".join(f"{k}: x" for k in keys if k != long),
+        image="vllm/vllm-openai:v0.11.0",
+        args=QWEN,
+        node_selector="",
+    ).replace(
+        "metadata: {labels: {app: chat}}",
+        f"metadata: {{labels: {{app: chat}}, annotations: {{? {long} : x}}}}",
+    )
+    res = _run(text)
+    notes = {d.message.split("'")[1]: d.fix for d in res.diagnostics if d.rule == "KV005"}
+    assert notes == keys

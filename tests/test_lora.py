@@ -151,3 +151,39 @@ def test_v0_07x_leaves_the_stacks_out_of_the_kv_budget(version: str, use_v1: boo
     assert a.kv_cache_bytes - b.kv_cache_bytes == (st.layers + st.embedding + st.lm_head if counted else 0)
     note = next(n for n in b.assumptions if n.startswith("--enable-lora"))
     assert ("vllm-project/vllm#14450" in note) != counted
+
+
+@pytest.mark.parametrize(
+    "flags,option,raw",
+    [
+        ("--max-loras -5", "--max-loras", "-5"),
+        ("--max-loras 0", "--max-loras", "0"),
+        ("--max-lora-rank 7", "--max-lora-rank", "7"),
+        ("--max-lora-rank 1024", "--max-lora-rank", "1024"),
+        ("--max-loras 4 --max-cpu-loras 2", "--max-cpu-loras", "2"),
+        ("--max-cpu-loras 0", "--max-cpu-loras", "0"),
+    ],
+)
+def test_lora_sizes_vllm_refuses_are_kv206_and_not_priced(flags: str, option: str, raw: str) -> None:
+    """vLLM's LoRAConfig refuses max_loras < 1, a rank outside MaxLoRARanks and max_cpu_loras < max_loras when
+    --enable-lora is set (vllm/config/lora.py). Before, kvlint printed no finding and its plan said '-5 LoRA
+    slot(s)' while pricing one. Now each is a KV206 error at the value, and the refused value is not priced."""
+    cfg = parse_command_line(f"vllm serve m --enable-lora {flags}".split())
+    found = [f for f in cfg.findings if f.rule == "KV206"]
+    assert [(getattr(f, "option", ""), f.severity) for f in found] == [(option, "error")]
+    assert repr(raw) in found[0].message
+    dest = option.lstrip("-").replace("-", "_")
+    assert dest not in cfg.flags
+    # the same values without --enable-lora build no LoRAConfig in vLLM: nothing to refuse
+    plain = parse_command_line(f"vllm serve m {flags}".split())
+    assert not [f for f in plain.findings if f.rule == "KV206"]
+
+
+def test_lora_sizes_vllm_accepts_are_not_findings() -> None:
+    for flags in (
+        "--max-loras 1 --max-lora-rank 1",
+        "--max-loras 8 --max-lora-rank 320 --max-cpu-loras 8",
+        "",
+    ):
+        cfg = parse_command_line(f"vllm serve m --enable-lora {flags}".split())
+        assert not [f for f in cfg.findings if f.rule == "KV206"], flags

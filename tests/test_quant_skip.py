@@ -269,3 +269,81 @@ def test_bitsandbytes_llm_int8_skip_modules():
     assert skipped_params(every, "bitsandbytes", every.quant_config)[:2] == (L * MLP, 0)
     partial = _llama({**base, "llm_int8_skip_modules": ["layers.1.mlp"]})
     assert skipped_params(partial, "bitsandbytes", partial.quant_config) == (0, 0, "")
+
+
+def test_gptq_dynamic_with_unbounded_backtracking_is_not_read():
+    """A config.json is pull-request input (a local model path, --model-dir): a ``dynamic`` pattern with a
+    repeat inside a repeat (``(.*)*Z``) backtracks 2^33 times on ``model.layers.0.self_attn.qkv_proj`` before it
+    fails. kvlint does not match such a rule (nor, since the first match decides, the others): the modules keep
+    the checkpoint's bits, and the weights line says why. Run in a child process: before, it never returned."""
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).resolve().parent)
+    code = f"import sys; sys.path.insert(0, {here!r}); from test_quant_skip import _llama, ATTN\n" + (
+        "from kvlint.models.weights import weight_bytes, skipped_params\n"
+        "base = {'quant_method': 'gptq', 'bits': 4, 'group_size': 128}\n"
+        "for pat in [r'-:(.*)*Z', r'-:(.|.)*Z', r'-:(\\w+\\.?)+Z', r'-:(a)\\1']:\n"
+        "    spec = _llama({**base, 'dynamic': {r'-:model\\.layers\\.0\\.self_attn\\..*': {}, pat: {}}})\n"
+        "    got, src = weight_bytes(spec, dtype_bytes=2)\n"
+        "    assert got == weight_bytes(_llama(base), dtype_bytes=2)[0], pat\n"
+        "    assert 'GPTQ dynamic not read' in src and 'no bound' in src, src\n"
+        "    assert skipped_params(spec, 'gptq', spec.quant_config) == (0, 0, '')\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_gptq_dynamic_rule_count_and_matching_budget():
+    """At most MAX_GPTQ_RULES rules are read (a 4 MiB config.json can hold 400,000; before, 5,000 rules took
+    98 s on Llama-3.1-70B, each re.match compiling its pattern again past re's cache): 1,024 rules ending with
+    an exclusion are read, 1,025 are not. Rules whose repeats would backtrack beyond the matching budget (here
+    many rules of eight ``.*``) are not read either."""
+    MAX_GPTQ_RULES = 1024  # kvlint.models.weights.MAX_GPTQ_RULES
+    base = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+    plain = weight_bytes(_llama(base), dtype_bytes=2)[0]
+    filler = {f"-:nomatch{i}\\.x": {} for i in range(MAX_GPTQ_RULES - 1)}
+    read = _llama({**base, "dynamic": {**filler, r"-:model\.layers\.0\.self_attn\..*": {}}})
+    assert skipped_params(read, "gptq", read.quant_config) == (ATTN, 0, "dynamic")
+    over = _llama({**base, "dynamic": {**filler, "-:extra": {}, r"-:model\.layers\.0\.self_attn\..*": {}}})
+    got, src = weight_bytes(over, dtype_bytes=2)
+    assert got == plain and f"{MAX_GPTQ_RULES + 1:,} rules" in src
+    assert skipped_params(over, "gptq", over.quant_config) == (0, 0, "")
+    stars = {f"-:{'.*' * 8}Z{i}": {} for i in range(50)}
+    slow = _llama({**base, "dynamic": {**stars, r"-:model\.layers\.0\.self_attn\..*": {}}})
+    got, src = weight_bytes(slow, dtype_bytes=2)
+    assert got == plain and "matching budget" in src
+    # a pattern over the length cap is not read
+    long = _llama({**base, "dynamic": {"-:" + "a" * 1001: {}, r"-:model\.layers\.0\.self_attn\..*": {}}})
+    assert "1,001 characters" in weight_bytes(long, dtype_bytes=2)[1]
+
+
+def test_bitsandbytes_long_skip_list_prices_as_its_matching_entries():
+    """llm_int8_skip_modules is read as a set: 200,000 names that match nothing plus ``o_proj`` keep exactly the
+    o_proj modules, as the one-entry list does (before, each module name scanned the whole list: 100,000 entries
+    took 4 s on Llama-3.1-70B)."""
+    base = {"quant_method": "bitsandbytes", "load_in_4bit": True, "bnb_4bit_quant_type": "nf4"}
+    long = _llama({**base, "llm_int8_skip_modules": [f"nomatch{i}" for i in range(200_000)] + ["o_proj"]})
+    short = _llama({**base, "llm_int8_skip_modules": ["o_proj"]})
+    assert skipped_params(long, "bitsandbytes", long.quant_config) == (
+        L * H * d * h,
+        0,
+        "llm_int8_skip_modules",
+    )
+    assert weight_bytes(long, dtype_bytes=2) == weight_bytes(short, dtype_bytes=2)
+
+
+def test_gptq_bits_vllm_does_not_load_are_priced_as_4_bit():
+    """GPTQ widths other than 2/3/4/8 (vLLM's GPTQConfig refuses them) in the checkpoint or in a ``dynamic``
+    override: before, ``bits: -8`` priced the weights negative, ``bits: 0`` nearly free, and a 400-digit
+    ``bits`` or ``group_size`` raised OverflowError. Now each is priced as 4-bit and the label says so."""
+    base = {"quant_method": "gptq", "bits": 4, "group_size": 128}
+    plain = weight_bytes(_llama(base), dtype_bytes=2)[0]
+    for bits in (-8, 0, 10**400, 16):
+        got, src = weight_bytes(_llama({**base, "bits": bits}), dtype_bytes=2)
+        assert got == plain and "no width vLLM loads; 4 assumed" in src, bits
+        over = _llama({**base, "dynamic": {"+:.*": {"bits": bits}}})
+        assert weight_bytes(over, dtype_bytes=2)[0] == plain, bits
+    huge_group = weight_bytes(_llama({**base, "group_size": 10**400}), dtype_bytes=2)
+    assert huge_group == weight_bytes(_llama({**base, "group_size": -1}), dtype_bytes=2)

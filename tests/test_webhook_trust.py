@@ -146,6 +146,32 @@ def test_by_default_only_the_built_in_controllers_write_owned_objects_unreviewed
     assert resp["allowed"], resp
 
 
+def test_look_alike_requesters_of_a_trusted_controller_are_reviewed(
+    served: tuple[str, ssl.SSLContext],
+) -> None:
+    """The trust list is matched by exact equality (or a literal prefix), so a requester that only looks like a
+    trusted controller, by case, blanks, a zero-width space, a Cyrillic letter, a longer name or a name past
+    the account's, is reviewed: the bad Pod under a forged ReplicaSet reference is denied for each."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "pod-uid"},
+           "spec": workload_object(B01)["spec"]["template"]["spec"]}  # fmt: skip
+    forged = _owned(pod, "apps/v1", "ReplicaSet")
+    rs = "system:serviceaccount:kube-system:replicaset-controller"
+    for who in (
+        "System:kube-controller-manager",
+        " system:kube-controller-manager",
+        "system:kube-controller-manager ",
+        rs + "\u200b",
+        "\u0455ystem:kube-controller-manager",  # Cyrillic dze for s
+        rs.replace("kube-system", "kube-\u0455ystem"),
+        rs + "x",
+        rs + ":x",
+        rs.upper(),
+    ):
+        resp = _answer(served, review(forged, userInfo={"username": who}))
+        assert not resp["allowed"], who
+    assert _answer(served, review(forged, userInfo={"username": rs}))["allowed"]
+
+
 def test_the_review_cap_is_the_flags(served: tuple[str, ssl.SSLContext]) -> None:
     """``--max-review-size`` sets the per-object cap (it had no flag: 256, fixed): an object of CAP pod templates
     is reviewed (its bad clique denied with kvlint check's errors), one of CAP + 1 gets the one KV001 error

@@ -756,6 +756,54 @@ def _config_argv(
     return argv, locs, ["config"] * len(argv)
 
 
+#: The adapter ranks vLLM's LoRAConfig accepts (``vllm/config/lora.py``: ``MaxLoRARanks = Literal[1, 8, 16, 32, 64,
+#: 128, 256, 320, 512]``; releases before the pydantic config listed ``possible_max_ranks`` without 1, which
+#: kvlint accepts everywhere rather than refuse a rank some release takes).
+LORA_RANKS = frozenset({1, 8, 16, 32, 64, 128, 256, 320, 512})
+
+
+def _check_lora(p: _Parser) -> None:
+    """KV206 for the LoRA sizes vLLM refuses when ``--enable-lora`` builds its LoRAConfig (argparse takes any
+    integer; ``vllm/config/lora.py::LoRAConfig``: ``max_loras`` ``Field(ge=1)``, ``max_lora_rank`` one of
+    :data:`LORA_RANKS`, and ``_validate_lora_config``/``__post_init__`` raising "max_cpu_loras (...) must be >=
+    max_loras (...)"). The refused value is dropped, so the plan prices vLLM's default rather than a negative
+    or unlisted size. Without ``--enable-lora`` vLLM builds no LoRAConfig and checks none of them."""
+    flags = p.col.flags
+    on = flags.get("enable_lora")
+    if on is None or not on.value:
+        return
+
+    def refuse(dest: str, why: str, fix: str) -> None:
+        v = flags.pop(dest)
+        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+        p.col.invalid(
+            option, v.raw if v.raw is not None else str(v.value), v.loc, why, fix=fix.format(option)
+        )
+
+    loras = flags.get("max_loras")
+    if loras is not None and isinstance(loras.value, int) and loras.value < 1:
+        refuse(
+            "max_loras",
+            "vLLM's LoRAConfig requires at least 1 adapter slot with --enable-lora",
+            "give {} the number of adapters served at once, 1 or more",
+        )
+    rank = flags.get("max_lora_rank")
+    if rank is not None and isinstance(rank.value, int) and rank.value not in LORA_RANKS:
+        refuse(
+            "max_lora_rank",
+            f"vLLM's LoRAConfig accepts {', '.join(str(r) for r in sorted(LORA_RANKS))} with --enable-lora",
+            "give {} the listed rank at or above your adapters' largest rank",
+        )
+    cpu = flags.get("max_cpu_loras")
+    slots = flags["max_loras"].value if "max_loras" in flags else 1
+    if cpu is not None and isinstance(cpu.value, int) and isinstance(slots, int) and cpu.value < slots:
+        refuse(
+            "max_cpu_loras",
+            f"vLLM requires --max-cpu-loras >= --max-loras ({slots}) with --enable-lora",
+            "raise {} to at least --max-loras, or remove it (vLLM then caches --max-loras adapters on the CPU)",
+        )
+
+
 def parse_vllm_argv(
     argv: Sequence[str],
     *,
@@ -857,6 +905,7 @@ def parse_vllm_argv(
         )
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
+    _check_lora(p)
     flags = p.col.flags
     flags.pop("model", None)
     cont = container if container is not None else LDict()

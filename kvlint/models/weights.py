@@ -347,6 +347,15 @@ _QUANT_ALIASES = {
 }
 
 
+#: The GPTQ weight widths vLLM loads (``vllm/model_executor/layers/quantization/gptq.py::GPTQConfig.__init__``:
+#: "Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ"); another ``bits`` (0, negative, a
+#: 400-digit number in a pull request's config.json) is priced as 4-bit and said so.
+GPTQ_BITS = (2, 3, 4, 8)
+#: The largest quantization group read as a group (a larger one, or 0 and -1, is priced as per-channel, g4096);
+#: a 400-digit group size made ``2 / g`` raise OverflowError.
+MAX_GROUP_SIZE = 1 << 20
+
+
 def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: int) -> tuple[float, str]:
     """Bytes per quantized linear-weight element for ``method`` (docs/engine-memory-model.md §1.13 table).
 
@@ -366,7 +375,12 @@ def linear_bytes_per_param(method: str, qc: dict[str, Any] | None, dtype_bytes: 
     if m == "gptq":
         b = _i(qc.get("bits"), 4)
         g = _i(qc.get("group_size"), 128)
-        g = g if g > 0 else 4096
+        g = g if 0 < g <= MAX_GROUP_SIZE else 4096
+        if b not in GPTQ_BITS:  # vLLM refuses to load it; a hostile -8 or 10**400 must not price the weights
+            return (
+                0.5 + 2 / g + 0.5 / g,
+                f"gptq {4}-bit g{g} (bits {str(b)[:20]} is no width vLLM loads; 4 assumed)",
+            )
         return b / 8 + 2 / g + b / 8 / g, f"gptq {b}-bit g{g}"
     if m in ("fp8", "modelopt"):
         bs = qc.get("weight_block_size")
@@ -570,38 +584,140 @@ def _vllm_modules(spec: ModelSpec, pre: str = "model.") -> list[tuple[str, int, 
     return out
 
 
-def _gptq_dynamic(qc: dict[str, Any]) -> list[tuple[str, Any]]:
-    """GPTQModel's ``dynamic`` rules in file order, ``(pattern, overrides)``; ``[]`` when absent or malformed."""
-    dyn = qc.get("dynamic")
-    if not isinstance(dyn, dict):
-        return []
-    return [(str(k), v) for k, v in dyn.items()]
+#: At most this many GPTQ ``dynamic`` rules are read (GPTQModel's own configs hold a handful; a config.json, up to
+#: :data:`kvlint.models.resolve.MAX_CONFIG_BYTES`, could hold 400,000): beyond it the rules are not read.
+MAX_GPTQ_RULES = 1024
+#: The longest ``dynamic`` pattern read, in characters.
+MAX_GPTQ_PATTERN_CHARS = 1000
+#: Backtracking budget of one model's ``dynamic`` rules: the sum over rules of (module names) x C(L + k, k), the
+#: positions a pattern with ``k`` repeats can try on a name of ``L`` characters before it fails (a sequence of
+#: ``k`` ``.*`` on a 34-character name: C(42, 8) = 1.2e8 steps, 0.3 s of CPython's ``re``). 2e8 is about half a
+#: second of matching; a pattern whose cost has no such bound (a repeat inside a repeat, an alternation under a
+#: repeat, a back-reference: ``(.*)*Z`` runs for hours on ``model.layers.0.self_attn.qkv_proj``) is not read.
+GPTQ_MATCH_BUDGET = 2 * 10**8
+
+_GptqRule = tuple[Any, bool, Any]  # (compiled pattern, is a '-:' rule, overrides)
 
 
-def _gptq_rule(rules: list[tuple[str, Any]], name: str) -> Any:
-    """vLLM's ``get_dynamic_override(config, name)``: the first rule whose regex ``re.match``-es ``name`` decides;
-    a ``-:`` rule returns False (the module is left unquantized), a ``+:`` or bare rule its override dict; None when
-    no rule matches. A pattern Python's ``re`` cannot compile is skipped (vLLM would fail to load)."""
+def _sre_parse(pattern: str) -> Any:
+    import importlib
+
+    try:
+        mod = importlib.import_module("re._parser")
+    except ImportError:  # Python < 3.11
+        mod = importlib.import_module("sre_parse")
+    return mod.parse(pattern)
+
+
+def _repeats(parsed: Any) -> int | None:
+    """Repeats of variable length (``*``, ``+``, ``?``, ``{m,n}`` with m < n) in a parsed pattern, or None when
+    its backtracking has no polynomial bound kvlint can state: a repeat of more than one whose body holds another
+    variable repeat or an alternation, or a back-reference."""
+    count = 0
+    for op, av in parsed:
+        name = str(op)
+        if name.startswith("GROUPREF"):
+            return None
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, body = av
+            inner = _repeats(body)
+            if inner is None or (hi != 1 and (inner or _has_branch(body))):
+                return None
+            count += (lo != hi) + inner
+        elif name == "BRANCH":
+            for alt in av[1]:
+                inner = _repeats(alt)
+                if inner is None:
+                    return None
+                count += inner
+        elif name in ("SUBPATTERN", "ASSERT", "ASSERT_NOT", "ATOMIC_GROUP"):
+            inner = _repeats(av if name == "ATOMIC_GROUP" else av[-1])
+            if inner is None:
+                return None
+            count += inner
+    return count
+
+
+def _has_branch(parsed: Any) -> bool:
+    """Whether a parsed pattern holds an alternation, outside any repeat of its own (those :func:`_repeats`
+    refuses already)."""
+    for op, av in parsed:
+        name = str(op)
+        if name == "BRANCH":
+            return True
+        if name in ("SUBPATTERN", "ASSERT", "ASSERT_NOT") and _has_branch(av[-1]):
+            return True
+        if name == "ATOMIC_GROUP" and _has_branch(av):
+            return True
+    return False
+
+
+def _gptq_dynamic(qc: dict[str, Any], spec: ModelSpec) -> tuple[list[_GptqRule], str]:
+    """GPTQModel's ``dynamic`` rules in file order, compiled, ``(pattern, negative, overrides)``, and ``""``; or
+    ``[]`` and why they were not read. ``[]`` and ``""`` when absent or malformed. A pattern Python's ``re``
+    cannot compile is skipped (vLLM would fail to load).
+
+    The rules come from a checkpoint's config.json, which a pull request can write (a local model path, a
+    ``--model-dir``), so they are bounded before they are matched against ``names`` (vLLM's layer prefixes):
+    at most :data:`MAX_GPTQ_RULES` rules of :data:`MAX_GPTQ_PATTERN_CHARS` characters, no pattern whose
+    backtracking is unbounded (:func:`_repeats`), and :data:`GPTQ_MATCH_BUDGET` in all (``spec``'s module names,
+    :func:`_vllm_modules`, give the budget's name count and length). The first matching rule
+    decides, so one rule not read leaves all of them unread: the modules are priced at the checkpoint's own
+    ``bits`` and ``group_size``, and the weights line says why."""
+    import math
     import re
 
-    for pattern, over in rules:
+    dyn = qc.get("dynamic")
+    if not isinstance(dyn, dict) or not dyn:
+        return [], ""
+    if len(dyn) > MAX_GPTQ_RULES:
+        return [], f"GPTQ dynamic not read: {len(dyn):,} rules (kvlint reads up to {MAX_GPTQ_RULES:,})"
+    names = [name for name, _n, _part in _vllm_modules(spec)]
+    longest = max((len(n) for n in names), default=0)
+    cost = 0
+    out: list[_GptqRule] = []
+    for key, over in dyn.items():
+        pattern = str(key)
         neg = pattern.startswith("-:")
         body = pattern[2:] if neg or pattern.startswith("+:") else pattern
+        if len(body) > MAX_GPTQ_PATTERN_CHARS:
+            return (
+                [],
+                f"GPTQ dynamic not read: a pattern of {len(body):,} characters (kvlint reads up to {MAX_GPTQ_PATTERN_CHARS:,})",
+            )
         try:
-            hit = re.match(body, name)
-        except re.error:
+            compiled = re.compile(body)
+            k = _repeats(_sre_parse(body))
+        except (re.error, RecursionError, OverflowError):
             continue
-        if hit:
+        if k is None:
+            return (
+                [],
+                "GPTQ dynamic not read: a pattern with nested repeats or back-references, whose matching time has no bound",
+            )
+        cost += len(names) * math.comb(longest + k, k)
+        if cost > GPTQ_MATCH_BUDGET:
+            return [], "GPTQ dynamic not read: its patterns' repeats exceed kvlint's matching budget"
+        out.append((compiled, neg, over))
+    return out, ""
+
+
+def _gptq_rule(rules: list[_GptqRule], name: str) -> Any:
+    """vLLM's ``get_dynamic_override(config, name)``: the first rule whose regex ``re.match``-es ``name`` decides;
+    a ``-:`` rule returns False (the module is left unquantized), a ``+:`` or bare rule its override dict; None when
+    no rule matches."""
+    for compiled, neg, over in rules:
+        if compiled.match(name):
             return False if neg else (over if isinstance(over, dict) else {})
     return None
 
 
-def _bnb_skipped(name: str, skip: list[str]) -> bool:
+def _bnb_skipped(name: str, skip: set[str]) -> bool:
     """vLLM's ``is_layer_skipped_bnb``: a listed name equals one dot-separated component of the prefix, or one of
-    its leading paths (``model.layers.1.mlp`` for ``model.layers.1.mlp.gate_up_proj``)."""
+    its leading paths (``model.layers.1.mlp`` for ``model.layers.1.mlp.gate_up_proj``). ``skip`` is a set, so a
+    list of any length costs one lookup per component and path of ``name``."""
     parts = name.split(".")
-    paths = {".".join(parts[: i + 1]) for i in range(len(parts))}
-    return any(x in parts or x in paths for x in skip)
+    return any(x in skip for x in parts) or any(".".join(parts[: i + 1]) in skip for i in range(len(parts)))
 
 
 def _vllm_named_skips(spec: ModelSpec, m: str, qc: dict[str, Any]) -> tuple[int, int, str]:
@@ -616,8 +732,8 @@ def _vllm_named_skips(spec: ModelSpec, m: str, qc: dict[str, Any]) -> tuple[int,
       BitsAndBytesConfig.get_quant_method``).
     """
     if m == "gptq":
-        rules = _gptq_dynamic(qc)
-        if not any(p.startswith("-:") for p, _ in rules):
+        rules, _why = _gptq_dynamic(qc, spec)
+        if not any(neg for _p, neg, _o in rules):
             return 0, 0, ""
 
         def kept(name: str, part: str) -> bool:
@@ -626,7 +742,7 @@ def _vllm_named_skips(spec: ModelSpec, m: str, qc: dict[str, Any]) -> tuple[int,
         key = "dynamic"
     else:
         raw = qc.get("llm_int8_skip_modules")
-        skip = [str(x) for x in raw] if isinstance(raw, list) else []
+        skip = {str(x) for x in raw} if isinstance(raw, list) else set()
         if not skip:
             return 0, 0, ""
 
@@ -650,7 +766,7 @@ def _gptq_overrides(spec: ModelSpec) -> tuple[tuple[float, str, int], ...]:
     (vLLM ``override_config``): ``(bytes per element, label, elements)`` per distinct override, the modules
     whose first matching rule is that positive rule. Memoised per model."""
     qc = spec.quant_config or {}
-    rules = _gptq_dynamic(qc)
+    rules, _why = _gptq_dynamic(qc, spec)
     if not rules:
         return ()
     base_bits, base_g = _i(qc.get("bits"), 4), _i(qc.get("group_size"), 128)
@@ -670,6 +786,13 @@ def _gptq_overrides(spec: ModelSpec) -> tuple[tuple[float, str, int], ...]:
         rate, label = linear_bytes_per_param("gptq", {"bits": bits, "group_size": g}, 2)
         out.append((rate, label, n))
     return tuple(out)
+
+
+@per_model
+def _gptq_unread(spec: ModelSpec) -> str:
+    """Why the checkpoint's GPTQ ``dynamic`` rules were not read (:func:`_gptq_dynamic`), or ""."""
+    qc = spec.quant_config or {}
+    return _gptq_dynamic(qc, spec)[1]
 
 
 @per_model
@@ -808,6 +931,9 @@ def _weight_bytes(
             quantized -= n
             over_bytes += n * o_rate
             skipped += f", {n:.3g} of them at {o_label} ({o_rate:.3f} B) by dynamic"
+        unread = _gptq_unread(spec)
+        if unread:
+            skipped += f"; {unread}"
     mx_bytes = 0.0
     mx_label = ""
     if v4_fp4:
