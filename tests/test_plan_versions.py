@@ -205,6 +205,10 @@ def test_0_34_0_extensible_kv_cache_sizing():
     assert graphs.cudagraph_bytes > 0 and graphs.activation_bytes == eager.activation_bytes
     assert graphs.cudagraph_bytes == off.cudagraph_bytes
     assert graphs.kv_cache_bytes == eager.kv_cache_bytes - graphs.cudagraph_bytes
+    # and the plan does not say an estimate was deducted (the cache-off plan does)
+    assert not any("estimate deducted" in a for a in graphs.assumptions)
+    assert any("no estimate is taken with the extensible KV cache" in a for a in graphs.assumptions)
+    assert any("estimate deducted" in a for a in off.assumptions)
 
 
 def test_0_34_0_error_texts():

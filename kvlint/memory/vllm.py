@@ -1173,7 +1173,7 @@ def resolve_startup(
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
         notes=tuple(notes),
         compute_capability=cc,
         vendor=vendor,
@@ -1361,11 +1361,18 @@ def _pool_layers(
 
 
 def _cudagraphs_deducted(
-    v: Version, era: str, settings: VllmSettings, notes: list[str], rel: ReleaseSwitches | None = None
+    v: Version,
+    era: str,
+    settings: VllmSettings,
+    notes: list[str],
+    rel: ReleaseSwitches | None = None,
+    extensible: bool = False,
 ) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
     ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
-    (``rel``: the switches of ``v``, derived when None)."""
+    (``rel``: the switches of ``v``, derived when None). With the extensible KV cache (``extensible``, §1.2.5)
+    no estimate is taken (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory``
+    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         rel = rel or release_switches(v)
@@ -1375,6 +1382,11 @@ def _cudagraphs_deducted(
             cg_sub = rel.cudagraph_default
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif extensible and era == "v1":
+        notes.append(
+            "CUDA graphs: no estimate is taken with the extensible KV cache; the captured graph pool is measured "
+            "after capture (GPUModelRunner.profile_cudagraph_memory, vLLM >= 0.34.0)"
+        )
     elif era == "v1" and not cg_sub:
         notes.append("CUDA-graph memory not deducted from the KV budget in this version (measured at most)")
     elif cg_sub:
