@@ -185,7 +185,8 @@ def test_0_34_0_extensible_kv_cache_defaults_utilization_to_one():
 def test_0_34_0_extensible_kv_cache_sizing():
     """vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_bytes (docs §1.2.5): without CUDA graphs
     (--enforce-eager) kv = min(budget - used, init_free - used - margin) - peak, used = weights + non-torch,
-    peak = the activation, margin = max(1 GiB, 0.75 x peak), init_free = total - the CUDA context."""
+    peak = the activation, margin = max(1 GiB, 0.75 x peak), init_free = total - the CUDA context; with them the
+    captured graph pool joins ``used`` and nothing else changes."""
     from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 
     for util in (None, 0.5):
@@ -195,11 +196,19 @@ def test_0_34_0_extensible_kv_cache_sizing():
         margin = max(GiB, int(0.75 * p.activation_bytes))
         expected = min(p.budget_bytes - used, H100 - CUDA_CONTEXT_BYTES - used - margin) - p.activation_bytes
         assert p.kv_cache_bytes == expected
-    # with CUDA graphs the captured pool is resident and the estimate is kept free as well: two graph terms
+    # with CUDA graphs the captured pool is resident and counts once: with the cache on
+    # vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory returns 0, so the
+    # peak kept free (reserved_headroom_bytes = Worker.peak_activation_memory) holds no CUDA-graph estimate
     eager = _plan("0.34.0", enforce_eager=True).plan
     graphs = _plan("0.34.0").plan
-    assert graphs.cudagraph_bytes > 0
-    assert graphs.kv_cache_bytes < eager.kv_cache_bytes - graphs.cudagraph_bytes // 2
+    off = _plan("0.34.0", enable_extensible_kv_cache=False).plan
+    assert graphs.cudagraph_bytes > 0 and graphs.activation_bytes == eager.activation_bytes
+    assert graphs.cudagraph_bytes == off.cudagraph_bytes
+    assert graphs.kv_cache_bytes == eager.kv_cache_bytes - graphs.cudagraph_bytes
+    # and the plan does not say an estimate was deducted (the cache-off plan does)
+    assert not any("estimate deducted" in a for a in graphs.assumptions)
+    assert any("no estimate is taken with the extensible KV cache" in a for a in graphs.assumptions)
+    assert any("estimate deducted" in a for a in off.assumptions)
 
 
 def test_0_34_0_error_texts():
@@ -237,7 +246,7 @@ def test_0_34_0_capacity_equation_names_what_the_extensible_cache_keeps_free():
     less the margin and the CUDA context, §1.2.5) bounds: the difference is named, and 0.33.0's has none."""
     from kvlint.rules.families.capacity import _plan_summary
 
-    p = _plan("0.34.0", gpu_memory_utilization=0.98).plan
+    p = _plan("0.34.0").plan
     kept = p.budget_bytes - p.weights_bytes - p.activation_bytes - p.non_torch_bytes - p.cudagraph_bytes
     kept -= p.kv_cache_bytes
     assert kept > 0

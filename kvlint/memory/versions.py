@@ -351,8 +351,10 @@ def printed_activation_includes_cudagraph(v: Version) -> bool:
 
     ``Worker.determine_available_memory`` sets ``peak_activation_memory`` to the torch peak plus the *applied*
     estimate in 0.18.0 (``torch_peak_increase + cudagraph_memory_estimate_applied``) and from 0.27.0
-    (``transient_peak_headroom + cudagraph_memory_estimate_applied``; 0.34.0 adds the estimate whether applied or
-    not); 0.19.0 - 0.26.x print the torch peak alone. Read in ``vllm/v1/worker/gpu_worker.py`` of the wheels
+    (``transient_peak_headroom + cudagraph_memory_estimate_applied``; 0.34.0 takes the estimate only when the env is
+    on, and not at all with the extensible KV cache, ``vllm/v1/worker/gpu/model_runner.py::
+    GPUModelRunner.profile_cudagraph_memory`` returning 0, so its printed peak then holds no graph memory);
+    0.19.0 - 0.26.x print the torch peak alone. Read in ``vllm/v1/worker/gpu_worker.py`` of the wheels
     0.18.0 - 0.34.0.
     """
     return v >= (0, 27, 0) or (0, 18, 0) <= v < (0, 19, 0)

@@ -1173,7 +1173,7 @@ def resolve_startup(
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
-        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel),
+        cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
         notes=tuple(notes),
         compute_capability=cc,
         vendor=vendor,
@@ -1361,11 +1361,18 @@ def _pool_layers(
 
 
 def _cudagraphs_deducted(
-    v: Version, era: str, settings: VllmSettings, notes: list[str], rel: ReleaseSwitches | None = None
+    v: Version,
+    era: str,
+    settings: VllmSettings,
+    notes: list[str],
+    rel: ReleaseSwitches | None = None,
+    extensible: bool = False,
 ) -> bool:
     """Whether the CUDA-graph estimate comes off the KV budget (§1.2.2): V1 without ``--enforce-eager``, by
     ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` where the release reads it, else the release's default
-    (``rel``: the switches of ``v``, derived when None)."""
+    (``rel``: the switches of ``v``, derived when None). With the extensible KV cache (``extensible``, §1.2.5)
+    no estimate is taken (``vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory``
+    returns 0) and the note says so; the pool then counts the captured graphs (:func:`_extensible_kv`)."""
     cg_sub = False
     if era == "v1" and not settings.enforce_eager:
         rel = rel or release_switches(v)
@@ -1375,6 +1382,11 @@ def _cudagraphs_deducted(
             cg_sub = rel.cudagraph_default
     if settings.enforce_eager:
         notes.append("--enforce-eager: no CUDA graphs, nothing deducted for them")
+    elif extensible and era == "v1":
+        notes.append(
+            "CUDA graphs: no estimate is taken with the extensible KV cache; the captured graph pool is measured "
+            "after capture (GPUModelRunner.profile_cudagraph_memory, vLLM >= 0.34.0)"
+        )
     elif era == "v1" and not cg_sub:
         notes.append("CUDA-graph memory not deducted from the KV budget in this version (measured at most)")
     elif cg_sub:
@@ -1527,7 +1539,7 @@ def stage_memory(
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
-        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg, cg_deducted)
+        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg)
     else:
         kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
     # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
@@ -1572,7 +1584,7 @@ _EXT_MARGIN_FRACTION = 0.75
 
 
 def _extensible_kv(
-    cfg: StartupConfig, w: int, act: int, nt: int, cg: int, cg_est: int
+    cfg: StartupConfig, w: int, act: int, nt: int, cg: int
 ) -> tuple[int, int, int, tuple[str, ...]]:
     """The pool the extensible KV cache (>= 0.34.0) commits on one rank, bytes: ``(kv, band, graph bytes, notes)``.
 
@@ -1580,27 +1592,32 @@ def _extensible_kv(
     and CUDA-graph capture (``vllm/v1/worker/gpu_worker.py::Worker.compile_or_warm_up_model``)::
 
         non_kv_used = weights + non-torch + captured graph pool                  (resident after capture)
-        peak        = activation + CUDA-graph estimate                           (reserved_headroom_bytes,
-                                                                                   Worker.initialize_from_config)
+        peak        = activation                                                 (reserved_headroom_bytes)
         margin      = max(1 GiB (3 GiB on ROCm), 0.75 x peak)
         kv          = min(budget - non_kv_used, init_free - non_kv_used - margin) - peak
 
     with ``budget = ceil(total x util)`` (util 1.0 by default) and ``init_free`` the free memory of the worker's
     start snapshot, which kvlint takes as the device less the CUDA context (``cfg.headroom_bytes``,
-    **[calibrated]** ``calibration.CUDA_CONTEXT_BYTES``). The graph estimate is kept free on top of the captured
-    pool, as vLLM does. vLLM commits ``min`` of this and the pool it reserved from the profile
-    (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``), which is never smaller. The graph
-    bytes returned (the plan's CUDA-graph row) are both graph terms. docs/engine-memory-model.md §1.2.5.
+    **[calibrated]** ``calibration.CUDA_CONTEXT_BYTES``). The CUDA graphs count once, as the captured pool: with
+    the cache on ``GPUModelRunner.profile_cudagraph_memory`` returns 0 (``vllm/v1/worker/gpu/model_runner.py``),
+    so ``Worker.determine_available_memory``'s ``peak_activation_memory``, which
+    ``Worker.initialize_from_config`` copies into ``reserved_headroom_bytes``, is the profiled activation alone
+    (the estimate the cache-off path deducts is not taken). **[assumed]** the peak of the sizing
+    warm-up (``ExtensibleKVCache.record_transient_peak``, taken before capture) and the torch reservation growth
+    (``torch_reserve_growth_bytes``) do not exceed the profiled activation. vLLM commits ``min`` of this and the
+    pool it reserved from the profile (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``), which
+    is never smaller. The graph bytes returned (the plan's CUDA-graph row) are the captured pool.
+    docs/engine-memory-model.md §1.2.5.
     """
-    peak = act + cg_est
+    peak = act
     resident = w + nt + cg
     margin = max(_EXT_MARGIN_FLOOR.get(cfg.vendor, 1 << 30), int(peak * _EXT_MARGIN_FRACTION))
     by_budget = cfg.budget_bytes - resident
     by_device = cfg.headroom_bytes - resident - margin
     kv = min(by_budget, by_device) - peak
     notes = [
-        "extensible KV cache (vLLM >= 0.34.0): the pool is sized after CUDA-graph capture; the graph pool is "
-        "resident and the graph estimate stays free with the activation peak"
+        "extensible KV cache (vLLM >= 0.34.0): the pool is sized after CUDA-graph capture; the captured graph pool "
+        "is resident and the activation peak stays free (no CUDA-graph estimate is taken)"
         if cg
         else "extensible KV cache (vLLM >= 0.34.0): the pool is sized from the memory measured after warm-up"
     ]
@@ -1610,7 +1627,7 @@ def _extensible_kv(
             f"GiB, 0.75 x the {peak / GiB:.2f} GiB transient peak)) besides the "
             f"[calibrated] {cal.CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context, below the budget"
         )
-    return kv, cal.band_bytes(act + nt + cg + cg_est), cg + cg_est, tuple(notes)
+    return kv, cal.band_bytes(act + nt + cg), cg, tuple(notes)
 
 
 def _lora_stage(
