@@ -563,6 +563,7 @@ MANIFEST_MODELS = [
     "arcee-ai/Llama-3.1-SuperNova-Lite",
     "Qwen/Qwen2-0.5B-Instruct",
     "mistralai/Mistral-Small-24B-Instruct-2501",
+    "HuggingFaceH4/zephyr-7b-beta",
 ]
 # catalogued beside them: siblings of a named model that public manifests also serve
 SIBLING_MODELS = ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"]
