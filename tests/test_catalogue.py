@@ -565,6 +565,7 @@ MANIFEST_MODELS = [
     "mistralai/Mistral-Small-24B-Instruct-2501",
     "HuggingFaceH4/zephyr-7b-beta",
     "google/gemma-4-31B-it",
+    "deepseek-ai/deepseek-coder-33b-instruct",
 ]
 # catalogued beside them: siblings of a named model that public manifests also serve
 SIBLING_MODELS = ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"]
@@ -631,6 +632,19 @@ def test_unquantized_variant_drops_the_quantized_builds_settings():
     assert bf16 == 2 * n and nvfp4 < bf16
     # the base stays as it was: its own lookup is not unquantized by the variant
     assert catalogue.lookup("nvidia/Gemma-4-31B-IT-NVFP4").has_hf_quant_config
+
+
+def test_deepseek_coder_33b_instruct_matches_its_checkpoint_tensors():
+    """deepseek-ai/deepseek-coder-33b-instruct (a variant of the stored llm4decompile-33b config): kvlint's
+    parameter count equals the 33,342,991,360 elements a listing of its checkpoint (snapshot 61dc97b9, cited in
+    the variant's reason) counts, and the instruct model's eos (32021) is set over the base fine-tune's."""
+    entry = catalogue.lookup("deepseek-ai/deepseek-coder-33b-instruct")
+    assert entry is not None and entry.base_id == "arise-sustech/llm4decompile-33b"
+    assert "33,342,991,360" in entry.notes[0]
+    cfg, _ = catalogue.load_config(entry)
+    assert cfg["eos_token_id"] == 32021
+    spec = resolve_model("deepseek-ai/deepseek-coder-33b-instruct", allow_hub=False)
+    assert param_count(spec) == 33_342_991_360
 
 
 def test_unquantized_must_be_true():
