@@ -23,7 +23,7 @@ from kvlint.models.build_catalogue import (
     load_variants,
     source_files,
 )
-from kvlint.models.weights import linear_bytes_per_param, param_breakdown, weight_bytes
+from kvlint.models.weights import linear_bytes_per_param, param_breakdown, param_count, weight_bytes
 from kvlint.types import ModelUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -563,6 +563,9 @@ MANIFEST_MODELS = [
     "arcee-ai/Llama-3.1-SuperNova-Lite",
     "Qwen/Qwen2-0.5B-Instruct",
     "mistralai/Mistral-Small-24B-Instruct-2501",
+    "HuggingFaceH4/zephyr-7b-beta",
+    "google/gemma-4-31B-it",
+    "deepseek-ai/deepseek-coder-33b-instruct",
 ]
 # catalogued beside them: siblings of a named model that public manifests also serve
 SIBLING_MODELS = ["deepseek-ai/DeepSeek-R1-Distill-Qwen-7B"]
@@ -603,6 +606,61 @@ def test_models_real_manifests_name_resolve_offline_with_their_stored_shape(mode
     assert spec.head_size == t.get("head_dim") or t["hidden_size"] // heads
     assert spec.vocab_size == t["vocab_size"]
     assert spec.max_position_embeddings == t["max_position_embeddings"]
+
+
+def test_unquantized_variant_drops_the_quantized_builds_settings():
+    """google/gemma-4-31B-it is listed as the unquantized checkpoint of the stored nvidia/Gemma-4-31B-IT-NVFP4
+    config: same layer stack and parameter count, but no quantization_config nor hf_quant_config.json, no cited
+    checkpoint size, and its weights priced at 2 B a parameter (bf16), above the NVFP4 build's."""
+    nv_entry = catalogue.lookup("nvidia/Gemma-4-31B-IT-NVFP4")
+    entry = catalogue.lookup("google/gemma-4-31B-it")
+    assert nv_entry is not None and entry is not None and entry.base_id == nv_entry.id
+    assert entry.unquantized and not nv_entry.unquantized
+    nv_cfg, nv_quant = catalogue.load_config(nv_entry)
+    cfg, quant = catalogue.load_config(entry)
+    assert "quantization_config" in nv_cfg and nv_quant is not None
+    assert "quantization_config" not in cfg and quant is None and entry.weight_bytes is None
+    assert _text(cfg) == _text(nv_cfg)
+    nv_spec = resolve_model("nvidia/Gemma-4-31B-IT-NVFP4", allow_hub=False)
+    spec = resolve_model("google/gemma-4-31B-it", allow_hub=False)
+    assert nv_spec.quant_method is not None and spec.quant_method is None
+    assert spec.layers == nv_spec.layers
+    n = param_count(spec)
+    assert n == param_count(nv_spec)
+    bf16, _ = weight_bytes(spec, dtype_bytes=2)
+    nvfp4, _ = weight_bytes(nv_spec, dtype_bytes=2)
+    assert bf16 == 2 * n and nvfp4 < bf16
+    # the base stays as it was: its own lookup is not unquantized by the variant
+    assert catalogue.lookup("nvidia/Gemma-4-31B-IT-NVFP4").has_hf_quant_config
+
+
+def test_deepseek_coder_33b_instruct_matches_its_checkpoint_tensors():
+    """deepseek-ai/deepseek-coder-33b-instruct (a variant of the stored llm4decompile-33b config): kvlint's
+    parameter count equals the 33,342,991,360 elements a listing of its checkpoint (snapshot 61dc97b9, cited in
+    the variant's reason) counts, and the instruct model's eos (32021) is set over the base fine-tune's."""
+    entry = catalogue.lookup("deepseek-ai/deepseek-coder-33b-instruct")
+    assert entry is not None and entry.base_id == "arise-sustech/llm4decompile-33b"
+    assert "33,342,991,360" in entry.notes[0]
+    cfg, _ = catalogue.load_config(entry)
+    assert cfg["eos_token_id"] == 32021
+    spec = resolve_model("deepseek-ai/deepseek-coder-33b-instruct", allow_hub=False)
+    assert param_count(spec) == 33_342_991_360
+
+
+def test_unquantized_must_be_true():
+    """A variant list may only mark ``unquantized: true`` (anything else is refused when the catalogue is built)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "variants.yaml").write_text(
+            "variants:\n  a/b:\n  - id: c/d\n    why: test\n    unquantized: 'no'\n"
+        )
+        with pytest.raises(CatalogueBuildError, match="unquantized"):
+            load_variants(Path(tmp))
+        (Path(tmp) / "variants.yaml").write_text(
+            "variants:\n  a/b:\n  - id: c/d\n    why: test\n    unquantized: true\n"
+        )
+        assert load_variants(Path(tmp)) == {"a/b": [{"id": "c/d", "why": "test", "unquantized": True}]}
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,10 @@ def parse_cited_params(value: Any) -> tuple[int | None, bool]:
     return None, False
 
 
+#: Keys a variant carries into ``entry.json``.
+_VARIANT_KEYS = ("id", "why", "overrides", "unquantized")
+
+
 def _extra_variants(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Variants of an extra entry: ``qwen25_instruct: true`` takes the Qwen2.5 Instruct overrides and why."""
     out = []
@@ -167,7 +171,7 @@ def _extra_variants(raw: list[dict[str, Any]]) -> list[dict[str, Any]]:
             why = _QWEN25_INSTRUCT["why"] + ("; " + v["why_extra"] if v.get("why_extra") else "")
             out.append({"id": v["id"], "why": why, "overrides": dict(_QWEN25_INSTRUCT["overrides"])})
         else:
-            out.append({k: v[k] for k in ("id", "why", "overrides") if k in v})
+            out.append({k: v[k] for k in _VARIANT_KEYS if k in v})
     return out
 
 
@@ -243,7 +247,9 @@ def source_files(extra: Path | None = EXTRA_SOURCES, sources_dir: Path | None = 
 
 def load_variants(sources_dir: Path | None = SOURCES_DIR) -> dict[str, list[dict[str, Any]]]:
     """Curated variants of ``sources_dir/variants*.yaml`` (``variants.yaml`` by hand, ``variants-litgpt.yaml``
-    written by ``tools/catalogue_import.py litgpt``): base id -> ``[{id, why, overrides?}]``.
+    written by ``tools/catalogue_import.py litgpt``): base id -> ``[{id, why, overrides?, unquantized?}]``.
+    ``unquantized: true`` marks the unquantized checkpoint a quantized stored build was made from (its
+    ``quantization_config`` and ``hf_quant_config.json`` do not apply to the variant).
 
     Each variant must state ``why`` (the cited reason its architecture equals the base's). Raises
     :class:`CatalogueBuildError` for a variant without ``id`` or ``why``.
@@ -257,7 +263,11 @@ def load_variants(sources_dir: Path | None = SOURCES_DIR) -> dict[str, list[dict
             for j, v in enumerate(rows or []):
                 if not v.get("id") or not v.get("why"):
                     raise CatalogueBuildError(f"{path}: variants[{base}][{j}]: id and why are required")
-                out.setdefault(base, []).append({k: v[k] for k in ("id", "why", "overrides") if k in v})
+                if "unquantized" in v and v["unquantized"] is not True:
+                    raise CatalogueBuildError(
+                        f"{path}: variants[{base}][{j}]: unquantized must be true or absent"
+                    )
+                out.setdefault(base, []).append({k: v[k] for k in _VARIANT_KEYS if k in v})
     return out
 
 

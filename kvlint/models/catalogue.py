@@ -66,6 +66,9 @@ class CatalogueEntry:
         overrides: config.json values that differ for this variant (applied by :func:`load_config`).
         derived: for a name-derived quantized build: ``{"suffix", "label", "quantization_config" or
             "hf_quant_config", "template"}`` (applied by :func:`load_config`); None otherwise.
+        unquantized: a variant that is the unquantized checkpoint a quantized stored build was made from
+            (``unquantized: true`` in the variant list): :func:`load_config` drops the stored
+            ``quantization_config`` and the entry has no ``hf_quant_config.json`` nor the base's checkpoint size.
     """
 
     id: str
@@ -82,6 +85,7 @@ class CatalogueEntry:
     overrides: dict[str, Any] = field(default_factory=dict)
     has_hf_quant_config: bool = False
     derived: dict[str, Any] | None = None
+    unquantized: bool = False
 
     @property
     def source_citation(self) -> str:
@@ -152,8 +156,13 @@ def _make(raw: dict[str, Any], variant: dict[str, Any] | None = None) -> Catalog
     pc = raw.get("param_count") or {}
     wb = raw.get("weight_bytes") or {}
     notes = list(raw.get("notes") or [])
+    unquantized = bool((variant or {}).get("unquantized"))
     if variant:
         notes.insert(0, f"{variant['id']} uses the config of {raw['id']}: {variant.get('why', '')}")
+    if unquantized and variant:
+        notes.insert(
+            1, f"{raw['id']}'s quantization settings are not applied: {variant['id']} is unquantized"
+        )
     return CatalogueEntry(
         id=variant["id"] if variant else raw["id"],
         base_id=raw["id"],
@@ -163,11 +172,12 @@ def _make(raw: dict[str, Any], variant: dict[str, Any] | None = None) -> Catalog
         param_count=pc.get("value"),
         param_count_exact=bool(pc.get("exact")),
         param_count_citation=pc.get("citation"),
-        weight_bytes=wb.get("value"),
-        weight_bytes_citation=wb.get("citation"),
+        weight_bytes=None if unquantized else wb.get("value"),
+        weight_bytes_citation=None if unquantized else wb.get("citation"),
         notes=tuple(notes),
         overrides=dict((variant or {}).get("overrides") or {}),
-        has_hf_quant_config=bool(raw.get("_hf_quant")),
+        has_hf_quant_config=bool(raw.get("_hf_quant")) and not unquantized,
+        unquantized=unquantized,
     )
 
 
@@ -589,12 +599,19 @@ def same_family_suggestion(name: str) -> str | None:
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """``(config.json dict with the variant's overrides applied, hf_quant_config.json dict or None)``.
 
+    An ``unquantized`` variant's config has no ``quantization_config`` (top level or ``text_config``).
+
     For a name-derived build the assumed ``quantization_config`` is set on the config (top level) or the
     assumed ``hf_quant_config.json`` is returned. Raises OSError/ValueError only if the installed package
     data is damaged.
     """
     d = DATA_DIR / entry.dir
     config = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    if entry.unquantized:
+        config = copy.deepcopy(config)
+        config.pop("quantization_config", None)
+        if isinstance(config.get("text_config"), dict):
+            config["text_config"].pop("quantization_config", None)
     if entry.overrides:
         config = copy.deepcopy(config)
         target = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
