@@ -208,3 +208,57 @@ def test_a_review_cap_out_of_bounds_is_refused_on_start(tls: dict[str, Any], siz
         assert "1<=x<=4096" in r.output, r.output
         with pytest.raises(ValueError, match="max review size must be 1 to 4096"):
             WebhookSettings(options=webhook_options(max_review_size=int(size)))
+
+
+def test_trust_patterns_that_trust_too_much_are_named() -> None:
+    """A trailing ``*`` that does not follow ``:`` crosses a name boundary (``...:kserve*`` also trusts the
+    namespace ``kserve-evil``), and ``system:serviceaccount:*`` (or any shorter prefix, ``*`` alone) trusts
+    every service account, whose tokens any Pod author can use; exact names, one namespace's accounts
+    (``...:kserve:*``) and the defaults give no warning."""
+    from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS, trust_pattern_warnings, trusted_controller
+
+    assert trust_pattern_warnings(DEFAULT_TRUSTED_CONTROLLERS) == []
+    assert (
+        trust_pattern_warnings(["system:serviceaccount:kserve:*", "system:serviceaccount:lws-system:lws"])
+        == []
+    )
+    crossing = "system:serviceaccount:kserve*"
+    assert trusted_controller("system:serviceaccount:kserve-evil:default", [crossing])  # why it is named
+    (w,) = trust_pattern_warnings([crossing])
+    assert crossing in w and "end the prefix with ':'" in w
+    for everyone in ("system:serviceaccount:*", "system:*", "*"):
+        (w,) = trust_pattern_warnings([everyone])
+        assert "every service account" in w, everyone
+
+
+def test_the_server_logs_a_broad_trust_pattern_at_start(tls: dict[str, Any]) -> None:
+    """``kvlint webhook serve --trusted-controller 'system:serviceaccount:kserve*'`` starts (the pattern is the
+    admin's choice) and logs the warning of :func:`~kvlint.webhook.review.trust_pattern_warnings` on stderr."""
+    port, probe = _free_port(), _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
+           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning",
+           "--trusted-controller", "system:serviceaccount:kserve*"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    try:
+        deadline = time.monotonic() + 60
+        with httpx.Client(verify=ctx, timeout=5) as c:
+            while proc.poll() is None and time.monotonic() < deadline:
+                try:
+                    if c.get(f"https://127.0.0.1:{port}/readyz").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.05)
+        assert proc.poll() is None, "the server did not start"
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate()
+    text = err.decode(errors="replace")
+    assert "system:serviceaccount:kserve*" in text and "end the prefix with ':'" in text, text[-2000:]

@@ -242,7 +242,7 @@ def serve(**kw: Any) -> None:
     from kvlint.webhook.app import create_app
     from kvlint.webhook.logs import configure_logging
     from kvlint.webhook.metrics import WebhookMetrics
-    from kvlint.webhook.review import exemptions_enforceable
+    from kvlint.webhook.review import exemptions_enforceable, trust_pattern_warnings
     from kvlint.webhook.server import build_server, make_reloader, serve_forever
 
     # The review event loop shares the GIL with the probe listener's thread and the watchers (the pipeline
@@ -258,6 +258,8 @@ def serve(**kw: Any) -> None:
         raise click.ClickException(
             f"cannot load TLS certificate {kw['tls_cert']} / key {kw['tls_key']}: {exc}"
         ) from None
+    for warning in trust_pattern_warnings(settings.trusted_controllers):
+        logger.warning(warning)
     if kw.get("exemptions") is False and not exemptions_enforceable(settings.options):
         logger.warning("--no-exemptions requested but this kvlint's pipeline cannot switch exemptions off")
     background: list[Any] = [reloader]

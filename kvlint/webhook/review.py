@@ -495,6 +495,40 @@ def trusted_controller(username: str, trusted: Iterable[str]) -> bool:
     return False
 
 
+#: The prefix every service account's username has (``system:serviceaccount:NAMESPACE:NAME``, Kubernetes
+#: ``serviceaccount.MakeUsername``).
+SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+def trust_pattern_warnings(trusted: Iterable[str]) -> list[str]:
+    """One warning for each of the ``trusted`` patterns (as :func:`trusted_controller` reads them) that trusts more
+    than its author likely meant, for the server to log at start-up; [] when none does:
+
+    * a trailing ``*`` that does not follow a ``:``: it crosses a name boundary, so
+      ``system:serviceaccount:kserve*`` also matches the namespace ``kserve-evil`` (and ``*`` alone every
+      requester);
+    * a pattern that matches every service account (``system:serviceaccount:*`` or a shorter prefix of it): any
+      user who can create a Pod can use a service account's token, so such a pattern exempts owned objects
+      written by anyone (docs/webhook.md, trustedControllers)."""
+    out = []
+    for pattern in trusted:
+        if not pattern.endswith("*"):
+            continue
+        prefix = pattern[:-1]
+        if SERVICE_ACCOUNT_PREFIX.startswith(prefix):
+            out.append(
+                f"--trusted-controller {pattern!r} trusts every service account: anyone who can create a Pod can "
+                "write as one, so their owned objects would not be reviewed; trust the operators' own accounts "
+                "(system:serviceaccount:NAMESPACE:NAME) instead"
+            )
+        elif not prefix.endswith(":"):
+            out.append(
+                f"--trusted-controller {pattern!r}: the * follows {prefix.rsplit(':', 1)[-1]!r} within a name, so it "
+                f"also matches longer names ({prefix}-other...); end the prefix with ':' to trust one namespace"
+            )
+    return out
+
+
 def owner_exemption(review: Review, settings: WebhookSettings) -> str | None:
     """``Kind/name`` of the reviewed owner whose review exempts this request's object, or None: the object's
     controlling owner is a kind kvlint reviews (:func:`reviewed_owner`, never the object itself) and the
