@@ -13,6 +13,7 @@ errors when not.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import ssl
@@ -45,18 +46,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def served(tls: dict[str, Any]) -> Iterator[tuple[str, ssl.SSLContext]]:
-    """``kvlint webhook serve`` with its default trust and ``--max-review-size`` :data:`CAP`, in a child
-    process; its URL and a client TLS context. Stopped (SIGTERM, then killed) at the end."""
+@contextlib.contextmanager
+def _serve(tls: dict[str, Any], *args: str) -> Iterator[tuple[str, ssl.SSLContext, list[str]]]:
+    """``kvlint webhook serve`` on loopback with ``args`` added, in a child process, once ready: its URL, a client
+    TLS context, and a list that receives the server's stderr when it has stopped (SIGTERM, then killed)."""
     port, probe = _free_port(), _free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
-           "--workers", "1", "--max-review-size", str(CAP), "--drain-seconds", "0", "--log-level", "warning"]  # fmt: skip
+           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning", *args]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"https://127.0.0.1:{port}"
     ctx = ssl.create_default_context(cafile=tls["ca.crt"])
+    stderr: list[str] = []
     try:
         deadline = time.monotonic() + 60
         with httpx.Client(verify=ctx, timeout=5) as c:
@@ -70,14 +72,23 @@ def served(tls: dict[str, Any]) -> Iterator[tuple[str, ssl.SSLContext]]:
                     err = proc.stderr.read().decode() if proc.stderr and proc.poll() is not None else ""
                     pytest.fail(f"kvlint webhook serve did not become ready: {err[-2000:]}")
                 time.sleep(0.05)
-        yield url, ctx
+        yield url, ctx, stderr
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=20)
+            _, err_bytes = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            _, err_bytes = proc.communicate()
+        stderr.append((err_bytes or b"").decode(errors="replace"))
+
+
+@pytest.fixture(scope="module")
+def served(tls: dict[str, Any]) -> Iterator[tuple[str, ssl.SSLContext]]:
+    """``kvlint webhook serve`` with its default trust and ``--max-review-size`` :data:`CAP` (:func:`_serve`);
+    its URL and a client TLS context."""
+    with _serve(tls, "--max-review-size", str(CAP)) as (url, ctx, _):
+        yield url, ctx
 
 
 def _answer(served: tuple[str, ssl.SSLContext], body: dict[str, Any]) -> dict[str, Any]:
@@ -234,31 +245,7 @@ def test_trust_patterns_that_trust_too_much_are_named() -> None:
 def test_the_server_logs_a_broad_trust_pattern_at_start(tls: dict[str, Any]) -> None:
     """``kvlint webhook serve --trusted-controller 'system:serviceaccount:kserve*'`` starts (the pattern is the
     admin's choice) and logs the warning of :func:`~kvlint.webhook.review.trust_pattern_warnings` on stderr."""
-    port, probe = _free_port(), _free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
-           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning",
-           "--trusted-controller", "system:serviceaccount:kserve*"]  # fmt: skip
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    ctx = ssl.create_default_context(cafile=tls["ca.crt"])
-    try:
-        deadline = time.monotonic() + 60
-        with httpx.Client(verify=ctx, timeout=5) as c:
-            while proc.poll() is None and time.monotonic() < deadline:
-                try:
-                    if c.get(f"https://127.0.0.1:{port}/readyz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.05)
-        assert proc.poll() is None, "the server did not start"
-    finally:
-        proc.terminate()
-        try:
-            _, err = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            _, err = proc.communicate()
-    text = err.decode(errors="replace")
+    with _serve(tls, "--trusted-controller", "system:serviceaccount:kserve*") as (_, _, stderr):
+        pass
+    (text,) = stderr
     assert "system:serviceaccount:kserve*" in text and "end the prefix with ':'" in text, text[-2000:]
