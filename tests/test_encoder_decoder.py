@@ -1,0 +1,88 @@
+"""Encoder-decoder models (T5): kvlint reads the config, says per engine what the engine does with it, and does
+not size it. vLLM cannot load T5 at all (an error: the container fails at start-up); TGI serves it on its
+non-flash Seq2SeqLM path, which reserves no KV cache (a warning, not sized). Neither says "no config.json".
+Fixture: fixtures/models/seq2seq/acme--tiny-t5 (hand-written, see fixtures/models/SOURCE.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.models.config import NotDecoderLLM, encoder_decoder_type, parse_config
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "models"
+SEQ2SEQ = FIX / "seq2seq"
+
+_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: t5
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB
+      containers:
+        - name: server
+          image: {image}
+          args: {args}
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+
+
+def _check(tmp_path: Path, image: str, args: list[str]) -> tuple[int, list[dict]]:
+    manifest = tmp_path / "t5.yaml"
+    manifest.write_text(_DEPLOYMENT.format(image=image, args=json.dumps(args)))
+    r = CliRunner().invoke(
+        main,
+        ["check", "--offline", "--no-config", "--model-dir", str(SEQ2SEQ), "--format", "json", str(manifest)],
+    )
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.output
+    report = json.loads(r.output)
+    return r.exit_code, [d for d in report["diagnostics"] if d["rule"] == "KV502"]
+
+
+def test_parse_config_names_an_encoder_decoder() -> None:
+    t5 = json.loads((SEQ2SEQ / "acme--tiny-t5" / "config.json").read_text())
+    with pytest.raises(NotDecoderLLM) as e:
+        parse_config(t5, model_id="acme/tiny-t5", source="t")
+    assert (e.value.model_type, e.value.encoder_decoder) == ("t5", True)
+    assert encoder_decoder_type(str(e.value)) == "t5"
+    bert = json.loads((FIX / "encoder" / "config.json").read_text())
+    with pytest.raises(NotDecoderLLM) as e:
+        parse_config(bert, model_id="enc", source="t")
+    assert (e.value.model_type, e.value.encoder_decoder) == ("bert", False)
+    assert encoder_decoder_type(str(e.value)) is None
+
+
+def test_vllm_cannot_serve_t5_is_an_error(tmp_path: Path) -> None:
+    code, kv502 = _check(
+        tmp_path, "vllm/vllm-openai:v0.11.0", ["--model", "acme/tiny-t5", "--max-model-len", "512"]
+    )
+    assert len(kv502) == 1, kv502
+    d = kv502[0]
+    assert d["severity"] == "error"
+    assert "vLLM cannot serve it" in d["message"] and "T5ForConditionalGeneration" in d["message"]
+    assert "no config.json" not in d["message"]
+    assert code == 1
+
+
+def test_tgi_serves_t5_unsized_with_the_reason(tmp_path: Path) -> None:
+    code, kv502 = _check(
+        tmp_path,
+        "ghcr.io/huggingface/text-generation-inference:1.2",
+        ["--model-id", "acme/tiny-t5", "--max-total-tokens", "2048"],
+    )
+    assert len(kv502) == 1, kv502
+    d = kv502[0]
+    assert d["severity"] == "warning"
+    assert "non-flash Seq2SeqLM" in d["message"] and "no config.json" not in d["message"]
+    assert "--max-batch-total-tokens" in d["fix"]
+    assert code == 0
