@@ -86,3 +86,27 @@ def test_tgi_serves_t5_unsized_with_the_reason(tmp_path: Path) -> None:
     assert "non-flash Seq2SeqLM" in d["message"] and "no config.json" not in d["message"]
     assert "--max-batch-total-tokens" in d["fix"]
     assert code == 0
+
+
+def test_gemma4_per_layer_embeddings_are_counted() -> None:
+    """Gemma 4 E-models (per-layer embeddings, hidden_size_per_layer_input) as vLLM builds them: the PLE table
+    (vocab_size_per_layer_input x layers x ple) and its projections count as weights. Compared with the same config without those keys, built
+    from a catalogued Gemma 4 config (hidden_size_per_layer_input 0 there)."""
+    from kvlint.models import resolve_model
+    from kvlint.models.weights import param_count
+
+    base = resolve_model("google/gemma-4-26B-A4B", allow_hub=False)
+
+    def spec(**text: object):  # a fresh copy each time: a spec keeps the dict it was parsed from
+        cfg = json.loads(json.dumps(base.config))
+        cfg["text_config"].update({"enable_moe_block": False, "num_kv_shared_layers": 0, **text})
+        return parse_config(cfg, model_id=f"g4{sorted(text.items())}", source="t")
+
+    plain = spec()
+    ple = spec(hidden_size_per_layer_input=256, vocab_size_per_layer_input=262144)
+    L, h = plain.num_layers, plain.hidden_size
+    table = 262144 * L * 256
+    assert param_count(ple) - param_count(plain) > table  # the table, plus its projections and norms
+    # per layer: input gate h x ple and projection ple x h (ReplicatedLinear) and a norm of h; once: the
+    # projection h x (layers x ple) and a norm of ple
+    assert param_count(ple) - param_count(plain) == table + h * L * 256 + L * (2 * h * 256 + h) + 256

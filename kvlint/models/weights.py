@@ -316,6 +316,18 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
         else:
             dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
             put_mlp(i, "mlp", dense_i or I_dense)
+    ple = _i(t.get("hidden_size_per_layer_input"))
+    if ple > 0:
+        # Per-layer embeddings (Gemma 3n, Gemma 4 E2B/E4B), as vLLM builds them
+        # (vllm gemma3n.py::Gemma3nSelfDecoder, Gemma3nDecoderLayer; gemma4.py the same for Gemma 4):
+        # embed_tokens_per_layer, a VocabParallelEmbedding of vocab_size_per_layer_input x (layers x ple),
+        # created on the GPU with the model (so --cpu-offload-gb does not move it) and kept in the activation
+        # dtype like the input embedding; per_layer_model_projection (h -> layers x ple) and its norm; per layer
+        # per_layer_input_gate (h -> ple), per_layer_projection (ple -> h) and post_per_layer_input_norm (h).
+        L = spec.num_layers
+        out["embed"] += (_i(t.get("vocab_size_per_layer_input")) or V) * L * ple
+        out["linear"] += h * L * ple + L * 2 * h * ple
+        out["other"] += ple + L * h
     out["vision"] = _vision_params(spec.config, h)
     return out
 
