@@ -110,3 +110,22 @@ def test_gemma4_per_layer_embeddings_are_counted() -> None:
     # per layer: input gate h x ple and projection ple x h (ReplicatedLinear) and a norm of h; once: the
     # projection h x (layers x ple) and a norm of ple
     assert param_count(ple) - param_count(plain) == table + h * L * 256 + L * (2 * h * 256 + h) + 256
+
+
+def test_gemma4_double_wide_mlp_on_kv_shared_layers() -> None:
+    """Gemma 4 E2B's use_double_wide_mlp: the KV-shared layers' MLPs are twice as wide (vLLM gemma4.py
+    Gemma4DecoderLayer). On the dense Gemma 4 31B config with 4 KV-shared layers, the flag adds 4 gated MLPs of
+    the base width."""
+    from kvlint.models import resolve_model
+    from kvlint.models.weights import param_count
+
+    base = resolve_model("google/gemma-4-31B-it", allow_hub=False)
+
+    def spec(wide: bool):
+        cfg = json.loads(json.dumps(base.config))
+        cfg["text_config"].update({"num_kv_shared_layers": 4, "use_double_wide_mlp": wide})
+        return parse_config(cfg, model_id=f"g4-wide-{wide}", source="t")
+
+    narrow, wide = spec(False), spec(True)
+    assert sum(layer.kv_shared for layer in narrow.layers) == 4
+    assert param_count(wide) - param_count(narrow) == 4 * 3 * narrow.hidden_size * narrow.intermediate_size
