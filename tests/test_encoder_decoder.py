@@ -129,3 +129,31 @@ def test_gemma4_double_wide_mlp_on_kv_shared_layers() -> None:
     narrow, wide = spec(False), spec(True)
     assert sum(layer.kv_shared for layer in narrow.layers) == 4
     assert param_count(wide) - param_count(narrow) == 4 * 3 * narrow.hidden_size * narrow.intermediate_size
+
+
+def test_an_encoder_config_is_named_not_missing(tmp_path: Path) -> None:
+    """An encoder-only config (BERT) was read: KV502 says it is not a decoder LLM, not "no config.json"."""
+    models = tmp_path / "models" / "acme--bert"
+    models.mkdir(parents=True)
+    (models / "config.json").write_text((FIX / "encoder" / "config.json").read_text())
+    manifest = tmp_path / "bert.yaml"
+    manifest.write_text(
+        _DEPLOYMENT.format(image="vllm/vllm-openai:v0.11.0", args=json.dumps(["--model", "acme/bert"]))
+    )
+    r = CliRunner().invoke(
+        main,
+        [
+            "check",
+            "--offline",
+            "--no-config",
+            "--model-dir",
+            str(tmp_path / "models"),
+            "--format",
+            "json",
+            str(manifest),
+        ],
+    )
+    kv502 = [d for d in json.loads(r.output)["diagnostics"] if d["rule"] == "KV502"]
+    assert len(kv502) == 1, kv502
+    assert "'bert' model, not a decoder LLM" in kv502[0]["message"]
+    assert "no config.json" not in kv502[0]["message"]

@@ -105,6 +105,16 @@ def encoder_decoder_type(message: str | None) -> str | None:
     return m.group(1) if m else None
 
 
+_NOT_DECODER_PHRASE = re.compile(r"model_type '([A-Za-z0-9_.-]*)' is not a decoder-only LLM")
+
+
+def not_decoder_type(message: str | None) -> str | None:
+    """The ``model_type`` of a config that is not a decoder LLM and not an encoder-decoder either (an encoder
+    such as BERT, a vision or audio encoder) named in a model-resolution error message, else None."""
+    m = _NOT_DECODER_PHRASE.search(message or "")
+    return m.group(1) if m else None
+
+
 def encoder_decoder_support(engine: str, model_type: str) -> tuple[bool | None, str]:
     """Whether ``engine`` serves an encoder-decoder ``model_type`` at all, and what it does, as one sentence.
 

@@ -14,7 +14,7 @@ from typing import Any
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
-from kvlint.models.config import encoder_decoder_support, encoder_decoder_type
+from kvlint.models.config import encoder_decoder_support, encoder_decoder_type, not_decoder_type
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
@@ -254,6 +254,15 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if cr.model is None and (enc_dec := encoder_decoder_type(cr.model_error)) is not None:
         yield _encoder_decoder_finding(ctx, name, enc_dec)
+        return
+    if cr.model is None and (encoder := not_decoder_type(cr.model_error)) is not None:
+        yield ctx.finding(
+            f"model '{name}' is a '{encoder}' model, not a decoder LLM, so capacity rules were skipped: kvlint sizes "
+            "the KV caches of decoder LLMs (its config.json was read)",
+            s.model.loc,
+            fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
+            "engine should run a generative model, the model reference names the wrong checkpoint",
+        )
         return
     if cr.model is None:
         reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
