@@ -125,9 +125,10 @@ def encoder_decoder_support(engine: str, model_type: str) -> tuple[bool | None, 
     * vLLM, T5 family: no vLLM release registers ``T5ForConditionalGeneration`` (``MT5``/``UMT5`` neither);
       vLLM refuses the checkpoint with "Model architectures ['T5ForConditionalGeneration'] are not supported"
       (the error quoted in bentoml/OpenLLM#911). T5 support was requested in vllm-project/vllm#187 and only
-      proposed in pull requests (#11334, #11901, as a maintainer lists them there, 2025-01-14); the encoder-decoder
-      runner those built on was vLLM V0's (``vllm/worker/enc_dec_model_runner.py``, BART, mllama, Whisper),
-      which the V1 engine removed (vllm-project/vllm#31004: "vLLM dropped encoder-decoder support").
+      proposed in pull requests, all closed without merging: #3117 (2024), #11780 and #11334 + #11901 (2025, the
+      ones a maintainer lists in #187 on 2025-01-14); those built on vLLM V0's encoder-decoder runner
+      (``vllm/worker/enc_dec_model_runner.py``: BART, mllama, Whisper), which the V1 engine removed
+      (vllm-project/vllm#31004: "vLLM dropped encoder-decoder support").
     * TGI, T5 family: served by the non-flash ``Seq2SeqLM`` path (``server/text_generation_server/models/
       __init__.py``: ``model_type == "t5"`` returns ``T5Sharded`` at v1.2.0 and ``Seq2SeqLM(...,
       T5ForConditionalGeneration)`` at v3.3.7). Its ``warmup`` runs one batch and returns None (``models/
