@@ -128,7 +128,9 @@ def encoder_decoder_support(engine: str, model_type: str) -> tuple[bool | None, 
       proposed in pull requests, all closed without merging: #3117 (2024), #11780 and #11334 + #11901 (2025, the
       ones a maintainer lists in #187 on 2025-01-14); those built on vLLM V0's encoder-decoder runner
       (``vllm/worker/enc_dec_model_runner.py``: BART, mllama, Whisper), which the V1 engine removed
-      (vllm-project/vllm#31004: "vLLM dropped encoder-decoder support").
+      (vllm-project/vllm#31004: "vLLM dropped encoder-decoder support"). vLLM's fallback to transformers'
+      model code covers "encoder-only, decoder-only, mixture-of-experts" architectures, not encoder-decoder ones
+      (``docs/models/supported_models.md``, "Transformers modeling backend").
     * TGI, T5 family: served by the non-flash ``Seq2SeqLM`` path (``server/text_generation_server/models/
       __init__.py``: ``model_type == "t5"`` returns ``T5Sharded`` at v1.2.0 and ``Seq2SeqLM(...,
       T5ForConditionalGeneration)`` at v3.3.7). Its ``warmup`` runs one batch and returns None (``models/
