@@ -15,6 +15,7 @@ Per-family layer patterns (which layers slide) come from the model code cited at
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from typing import Any
 
@@ -71,6 +72,94 @@ MAX_LEN_KEYS = (
 )
 # Nested sub-configs holding the language model of a multimodal checkpoint.
 _TEXT_KEYS = ("text_config", "llm_config", "language_config", "thinker_config")
+
+#: Encoder-decoder text families: a decoder with cross-attention over an encoder's output
+#: (``is_encoder_decoder: true`` in their configs). Which engine serves which of them, and whether kvlint sizes
+#: it, is said by :func:`encoder_decoder_support`.
+ENCODER_DECODER_TYPES = frozenset({"t5", "mt5", "umt5", "bart", "mbart", "pegasus", "marian", "whisper"})
+
+#: The T5 family (transformers' ``T5ForConditionalGeneration`` / ``MT5...`` / ``UMT5...``).
+T5_TYPES = frozenset({"t5", "mt5", "umt5"})
+
+
+class NotDecoderLLM(ValueError):
+    """A ``config.json`` that is not a decoder-only LLM (encoder-only, encoder-decoder, vision or audio
+    encoder). ``model_type`` is the config's top-level type; ``encoder_decoder`` is True for an
+    encoder-decoder (``is_encoder_decoder`` or a type in :data:`ENCODER_DECODER_TYPES`)."""
+
+    def __init__(self, message: str, model_type: str, encoder_decoder: bool) -> None:
+        super().__init__(message)
+        self.model_type = model_type
+        self.encoder_decoder = encoder_decoder
+
+
+#: The phrase :class:`NotDecoderLLM`'s message carries for an encoder-decoder config; model resolution keeps
+#: only the message (``ContainerResult.model_error``), and :func:`encoder_decoder_type` reads the type back.
+_ENC_DEC_PHRASE = re.compile(r"model_type '([A-Za-z0-9_.-]*)' is an encoder-decoder model")
+
+
+def encoder_decoder_type(message: str | None) -> str | None:
+    """The ``model_type`` of an encoder-decoder config named in a model-resolution error message (one raised
+    from :class:`NotDecoderLLM`), else None."""
+    m = _ENC_DEC_PHRASE.search(message or "")
+    return m.group(1) if m else None
+
+
+_NOT_DECODER_PHRASE = re.compile(r"model_type '([A-Za-z0-9_.-]*)' is not a decoder-only LLM")
+
+
+def not_decoder_type(message: str | None) -> str | None:
+    """The ``model_type`` of a config that is not a decoder LLM and not an encoder-decoder either (an encoder
+    such as BERT, a vision or audio encoder) named in a model-resolution error message, else None."""
+    m = _NOT_DECODER_PHRASE.search(message or "")
+    return m.group(1) if m else None
+
+
+def encoder_decoder_support(engine: str, model_type: str) -> tuple[bool | None, str]:
+    """Whether ``engine`` serves an encoder-decoder ``model_type`` at all, and what it does, as one sentence.
+
+    Returns ``(serves, sentence)``: ``serves`` False when the engine cannot load it (a start-up failure),
+    True when it serves it on a path kvlint does not size, None when kvlint has not read the engine's support
+    for that family. Sources:
+
+    * vLLM, T5 family: no vLLM release registers ``T5ForConditionalGeneration`` (``MT5``/``UMT5`` neither);
+      vLLM refuses the checkpoint with "Model architectures ['T5ForConditionalGeneration'] are not supported"
+      (the error quoted in bentoml/OpenLLM#911). T5 support was requested in vllm-project/vllm#187 and only
+      proposed in pull requests, all closed without merging: #3117 (2024), #11780 and #11334 + #11901 (2025, the
+      ones a maintainer lists in #187 on 2025-01-14); those built on vLLM V0's encoder-decoder runner
+      (``vllm/worker/enc_dec_model_runner.py``: BART, mllama, Whisper), which the V1 engine removed
+      (vllm-project/vllm#31004: "vLLM dropped encoder-decoder support"). vLLM's fallback to transformers'
+      model code covers "encoder-only, decoder-only, mixture-of-experts" architectures, not encoder-decoder ones
+      (``docs/models/supported_models.md``, "Transformers modeling backend").
+    * TGI, T5 family: served by the non-flash ``Seq2SeqLM`` path (``server/text_generation_server/models/
+      __init__.py``: ``model_type == "t5"`` returns ``T5Sharded`` at v1.2.0 and ``Seq2SeqLM(...,
+      T5ForConditionalGeneration)`` at v3.3.7). Its ``warmup`` runs one batch and returns None (``models/
+      model.py::Model.warmup``, v1.2.0): no KV cache is reserved at start-up, and the router, told the model
+      "does not support automatic max batch total tokens", takes ``--max-batch-total-tokens`` or
+      max(16000, max_total_tokens, max_batch_prefill_tokens) (``router/src/main.rs``, v1.2.0; the same in
+      ``backends/v3/src/lib.rs`` and ``models/model.py::Model.warmup`` at v3.3.7). Memory then grows
+      with each batch's ``past_key_values``, which kvlint's memory model (paged KV caches reserved at start-up)
+      does not describe.
+    """
+    t5 = model_type in T5_TYPES
+    if engine == "vllm" and t5:
+        return False, (
+            "vLLM cannot serve it: no vLLM release registers T5ForConditionalGeneration (vLLM stops at start-up "
+            "with \"Model architectures ['T5ForConditionalGeneration'] are not supported\"; T5 was only proposed, "
+            "vllm-project/vllm#187, and the V1 engine has no encoder-decoder T5 path)"
+        )
+    if engine == "tgi" and t5:
+        return True, (
+            "TGI serves T5 on its non-flash Seq2SeqLM path: it reserves no KV cache at start-up (warmup returns no "
+            "token budget; the router takes --max-batch-total-tokens or max(16000, max-total-tokens, "
+            "max-batch-prefill-tokens)) and memory grows with each batch's past key values, which kvlint does not "
+            "size"
+        )
+    return None, (
+        f"kvlint models the paged KV caches of decoder-only LLMs and has not read how {engine} serves "
+        f"'{model_type}' encoder-decoder models"
+    )
+
 
 # Encoder-only / encoder-decoder / non-text families kvlint does not model.
 _NOT_DECODER_TYPES = frozenset(
@@ -267,8 +356,9 @@ def parse_config(
         (``full``/``sliding``/``chunked``/``mla``/``mamba``/``cross``/``none``); sizes are element counts.
 
     Raises:
-        ValueError: the dict is not a decoder-LLM config kvlint can read (encoder-only, encoder-decoder,
-            missing layer count / hidden size / head count), with the model id in the message.
+        ValueError: the dict is not a decoder-LLM config kvlint can read (encoder-only, encoder-decoder:
+            :class:`NotDecoderLLM`; missing layer count / hidden size / head count), with the model id in the
+            message.
     """
     if not isinstance(config, dict):
         raise ValueError(f"{model_id}: config.json is not a JSON object")
@@ -279,8 +369,18 @@ def parse_config(
     archs_raw = config.get("architectures") or text.get("architectures") or []
     architectures = tuple(str(a) for a in archs_raw) if isinstance(archs_raw, list) else (str(archs_raw),)
     if top_type in _NOT_DECODER_TYPES or model_type in _NOT_DECODER_TYPES or config.get("is_encoder_decoder"):
-        raise ValueError(
-            f"{model_id}: model_type '{top_type}' is not a decoder-only LLM; kvlint models decoder LLM serving only"
+        if config.get("is_encoder_decoder") is True or top_type in ENCODER_DECODER_TYPES:
+            raise NotDecoderLLM(
+                f"{model_id}: model_type '{top_type}' is an encoder-decoder model "
+                f"(architectures {list(architectures)}), not a decoder-only LLM; kvlint models decoder LLM "
+                "serving only",
+                top_type,
+                True,
+            )
+        raise NotDecoderLLM(
+            f"{model_id}: model_type '{top_type}' is not a decoder-only LLM; kvlint models decoder LLM serving only",
+            top_type,
+            False,
         )
     if any(
         a.endswith(("ForMaskedLM", "ForSequenceClassification", "ForTokenClassification"))

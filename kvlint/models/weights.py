@@ -315,7 +315,24 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
             put_moe(i)
         else:
             dense_i = _i(t.get("intermediate_size_mlp")) if mt.startswith("llama4") else I_dense
-            put_mlp(i, "mlp", dense_i or I_dense)
+            dense_i = dense_i or I_dense
+            if t.get("use_double_wide_mlp") is True and i < len(spec.layers) and spec.layers[i].kv_shared:
+                # Gemma 4 E2B: a KV-shared layer's MLP is twice as wide (vllm gemma4.py Gemma4DecoderLayer:
+                # intermediate_size * 2 when use_double_wide_mlp and is_kv_shared_layer)
+                dense_i *= 2
+            put_mlp(i, "mlp", dense_i)
+    ple = _i(t.get("hidden_size_per_layer_input"))
+    if ple > 0:
+        # Per-layer embeddings (Gemma 3n, Gemma 4 E2B/E4B), as vLLM builds them
+        # (vllm gemma3n.py::Gemma3nSelfDecoder, Gemma3nDecoderLayer; gemma4.py the same for Gemma 4):
+        # embed_tokens_per_layer, a VocabParallelEmbedding of vocab_size_per_layer_input x (layers x ple),
+        # created on the GPU with the model (so --cpu-offload-gb does not move it) and kept in the activation
+        # dtype like the input embedding; per_layer_model_projection (h -> layers x ple) and its norm; per layer
+        # per_layer_input_gate (h -> ple), per_layer_projection (ple -> h) and post_per_layer_input_norm (h).
+        L = spec.num_layers
+        out["embed"] += (_i(t.get("vocab_size_per_layer_input")) or V) * L * ple
+        out["linear"] += h * L * ple + L * 2 * h * ple
+        out["other"] += ple + L * h
     out["vision"] = _vision_params(spec.config, h)
     return out
 

@@ -14,6 +14,7 @@ from typing import Any
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.models.config import encoder_decoder_support, encoder_decoder_type, not_decoder_type
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
@@ -251,6 +252,18 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             "annotate the workload with kvlint.io/model: <hub id>",
         )
         return
+    if cr.model is None and (enc_dec := encoder_decoder_type(cr.model_error)) is not None:
+        yield _encoder_decoder_finding(ctx, name, enc_dec)
+        return
+    if cr.model is None and (encoder := not_decoder_type(cr.model_error)) is not None:
+        yield ctx.finding(
+            f"model '{name}' is a '{encoder}' model, not a decoder LLM, so capacity rules were skipped: kvlint sizes "
+            "the KV caches of decoder LLMs (its config.json was read)",
+            s.model.loc,
+            fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
+            "engine should run a generative model, the model reference names the wrong checkpoint",
+        )
+        return
     if cr.model is None:
         reason, _, remedy = (cr.model_error or "").partition("; provide it with ")
         yield ctx.finding(
@@ -269,6 +282,33 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             s.model.loc or s.command_loc,
             fix="check that config.json describes a decoder LLM; pass --model-dir with a corrected config",
         )
+
+
+def _encoder_decoder_finding(ctx: RuleContext, name: str, model_type: str) -> Diagnostic:
+    """KV502 for a model whose config.json is an encoder-decoder (T5, BART, ...): the config was read, so the
+    finding says what the engine does with such a model (:func:`kvlint.models.config.encoder_decoder_support`)
+    instead of "no config.json". An engine that cannot load it at all (vLLM and T5) is an error: the container
+    fails at start-up whatever its GPU."""
+    s = ctx.serving
+    serves, what = encoder_decoder_support(s.engine, model_type)
+    if serves is False:
+        return ctx.finding(
+            f"model '{name}' is an encoder-decoder '{model_type}' model, and {what}; kvlint does not size it",
+            s.model.loc if s.model else s.command_loc,
+            fix="serve it with an engine that runs T5 (TGI's Seq2SeqLM path), or choose a decoder-only model "
+            "the engine supports",
+            severity="error",
+        )
+    return ctx.finding(
+        f"model '{name}' is an encoder-decoder '{model_type}' model, so capacity rules were skipped: {what}",
+        s.model.loc if s.model else s.command_loc,
+        fix="check this container's memory under load (kvlint cannot size it)"
+        + (
+            "; --max-batch-total-tokens, --max-total-tokens and --max-input-length bound what TGI batches"
+            if s.engine == "tgi"
+            else ""
+        ),
+    )
 
 
 #: A value a shell or the kubelet fills in when the container runs: ``$NAME``, ``${NAME}``, ``$(...)``, backticks.
