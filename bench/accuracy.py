@@ -409,7 +409,9 @@ def _gpu(r: Replay, case: dict[str, Any]) -> tuple[str, float, str | None]:
 
 
 def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
-    """:class:`VllmSettings` for a case: its flags, the replay's version/quantization/extra settings."""
+    """:class:`VllmSettings` for a case: its flags (``--block-size`` included: the llm-d runs set 128, and V1
+    rounds the KV token count down to whole blocks of that size), the replay's version/quantization/extra
+    settings."""
     p = case.get("parallelism") or {}
     version = r.version or case.get("engine_version")
     kvd = case.get("kv_cache_dtype")
@@ -424,6 +426,7 @@ def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
         max_num_seqs=case.get("max_num_seqs"),
         max_num_batched_tokens=case.get("max_num_batched_tokens"),
         enforce_eager=bool(case.get("enforce_eager")),
+        block_size=case.get("block_size"),
         quantization=r.quantization,
     )
     kw.update(r.settings)
@@ -444,7 +447,9 @@ def reported(case: dict[str, Any], detail: VllmPlanDetail | None = None) -> dict
         kv = min(f["kv_cache_gib_per_rank"])
     tok = f.get("kv_tokens", fail.get("kv_capacity_tokens"))
     if tok is None and f.get("gpu_blocks"):
-        tok = int(f["gpu_blocks"]) * int(case.get("block_size") or 16)
+        # blocks x the case's --block-size, else the block size the plan derived (16 on V0 without the flag)
+        bs = case.get("block_size") or (detail.plan.block_size if detail is not None else 16)
+        tok = int(f["gpu_blocks"]) * int(bs)
     src = "printed" if kv is not None else None
     if kv is None and detail is not None:
         p = detail.plan

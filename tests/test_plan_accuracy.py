@@ -116,6 +116,30 @@ def test_observations_carry_the_shapes_of_their_cases():
     assert checked >= 20
 
 
+def test_case_block_size_reaches_the_replay():
+    """The llm-d runs (gt-052 - gt-058, gt-258 - gt-262) were started with ``--block-size 128``: the replay plans
+    with that block size, so its token capacity, and the tokens it derives from the engine's own printed KV GiB,
+    are whole 128-token blocks, as the engine's 'GPU KV cache size' line is (gt-262 prints 184,832 = 1,444 x 128).
+    Before the case's block size was passed on, the replay counted 16-token blocks (184,800 tokens)."""
+    cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
+    by = {r["id"]: r for r in accuracy.replay(CASES, MODELS)}
+    checked = 0
+    for gid, c in cases.items():
+        if gid not in accuracy.REPLAY or not c.get("block_size"):
+            continue
+        bs = int(c["block_size"])
+        assert accuracy.case_settings(c, accuracy.REPLAY[gid]).block_size == bs, gid
+        d = accuracy.plan_case(c, accuracy.REPLAY[gid], MODELS)
+        assert d.plan.block_size == bs and d.plan.capacity_tokens % bs == 0, gid
+        r = by[gid]
+        if r["tok_from_rep_kv"]:
+            assert r["tok_from_rep_kv"] % bs == 0, gid
+        checked += 1
+    assert checked >= 8
+    r = by["gt-262"]
+    assert r["rep_tok"] % 128 == 0 and abs(r["tok_from_rep_kv"] - r["rep_tok"]) / r["rep_tok"] < 0.001
+
+
 def test_every_case_is_classified():
     cases = accuracy.load_cases(CASES)
     assert any(c["id"] == "gt-245" for c in cases)  # the second set is included
