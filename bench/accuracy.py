@@ -89,15 +89,17 @@ REPLAY: dict[str, Replay] = {
         "openai--gpt-oss-120b",
         "h100",
         "0.11.0",
-        settings={"flashinfer_sampler": False},
+        settings={"flashinfer_sampler": False, "mxfp4_backend": "marlin"},
         why="2025-10 report (~0.11), MXFP4 checkpoint, H100 80GB. A pip install, not the image: the traceback runs "
         "from /opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm. vLLM 0.11.0 declares FlashInfer only as "
         "an extra (wheel METADATA: flashinfer-python==0.3.1; extra == 'flashinfer'), and without it "
         "TopKTopPSampler falls back to the PyTorch-native sampler (vllm@0.11.0:vllm/v1/sample/ops/"
         "topk_topp_sampler.py::TopKTopPSampler.__init__, 'FlashInfer is not available'): replayed with the native "
-        "path (as VLLM_USE_FLASHINFER_SAMPLER=0). Not replayed: without FlashInfer or triton_kernels the MXFP4 MoE "
-        "on Hopper takes Marlin (mxfp4.py::get_mxfp4_backend), whose padding (intermediate to 128, not 64) loads "
-        "about 1.35 GiB more (vllm-project/vllm#23278 printed 65.97 GiB on an H100 under Marlin)",
+        "path (as VLLM_USE_FLASHINFER_SAMPLER=0). For the same reason the MXFP4 MoE on Hopper takes Marlin: "
+        "0.11.0's get_mxfp4_backend (mxfp4.py, read in the wheel) returns MARLIN without FlashInfer when the optional "
+        "triton_kernels module is missing (not a dependency of the wheel), and Marlin pads the intermediate size to "
+        "128 (not 64): about 1.35 GiB more (vllm-project/vllm#23278 printed 65.97 GiB on an H100 under Marlin); "
+        "replayed with mxfp4_backend marlin",
     ),
     "gt-008": Replay("openai--gpt-oss-120b", "h100", why="0.14.1 as stated; H100 80GB"),
     "gt-009": Replay(
