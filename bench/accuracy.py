@@ -89,15 +89,17 @@ REPLAY: dict[str, Replay] = {
         "openai--gpt-oss-120b",
         "h100",
         "0.11.0",
-        settings={"flashinfer_sampler": False},
+        settings={"flashinfer_sampler": False, "mxfp4_backend": "marlin"},
         why="2025-10 report (~0.11), MXFP4 checkpoint, H100 80GB. A pip install, not the image: the traceback runs "
         "from /opt/conda/envs/vllm_env/lib/python3.13/site-packages/vllm. vLLM 0.11.0 declares FlashInfer only as "
         "an extra (wheel METADATA: flashinfer-python==0.3.1; extra == 'flashinfer'), and without it "
         "TopKTopPSampler falls back to the PyTorch-native sampler (vllm@0.11.0:vllm/v1/sample/ops/"
         "topk_topp_sampler.py::TopKTopPSampler.__init__, 'FlashInfer is not available'): replayed with the native "
-        "path (as VLLM_USE_FLASHINFER_SAMPLER=0). Not replayed: without FlashInfer or triton_kernels the MXFP4 MoE "
-        "on Hopper takes Marlin (mxfp4.py::get_mxfp4_backend), whose padding (intermediate to 128, not 64) loads "
-        "about 1.35 GiB more (vllm-project/vllm#23278 printed 65.97 GiB on an H100 under Marlin)",
+        "path (as VLLM_USE_FLASHINFER_SAMPLER=0). For the same reason the MXFP4 MoE on Hopper takes Marlin: "
+        "0.11.0's get_mxfp4_backend (mxfp4.py, read in the wheel) returns MARLIN without FlashInfer when the optional "
+        "triton_kernels module is missing (not a dependency of the wheel), and Marlin pads the intermediate size to "
+        "128 (not 64): about 1.35 GiB more (vllm-project/vllm#23278 printed 65.97 GiB on an H100 under Marlin); "
+        "replayed with mxfp4_backend marlin",
     ),
     "gt-008": Replay("openai--gpt-oss-120b", "h100", why="0.14.1 as stated; H100 80GB"),
     "gt-009": Replay(
@@ -409,7 +411,9 @@ def _gpu(r: Replay, case: dict[str, Any]) -> tuple[str, float, str | None]:
 
 
 def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
-    """:class:`VllmSettings` for a case: its flags, the replay's version/quantization/extra settings."""
+    """:class:`VllmSettings` for a case: its flags (``--block-size`` included: the llm-d runs set 128, and V1
+    rounds the KV token count down to whole blocks of that size), the replay's version/quantization/extra
+    settings."""
     p = case.get("parallelism") or {}
     version = r.version or case.get("engine_version")
     kvd = case.get("kv_cache_dtype")
@@ -424,6 +428,7 @@ def case_settings(case: dict[str, Any], r: Replay) -> VllmSettings:
         max_num_seqs=case.get("max_num_seqs"),
         max_num_batched_tokens=case.get("max_num_batched_tokens"),
         enforce_eager=bool(case.get("enforce_eager")),
+        block_size=case.get("block_size"),
         quantization=r.quantization,
     )
     kw.update(r.settings)
@@ -444,7 +449,9 @@ def reported(case: dict[str, Any], detail: VllmPlanDetail | None = None) -> dict
         kv = min(f["kv_cache_gib_per_rank"])
     tok = f.get("kv_tokens", fail.get("kv_capacity_tokens"))
     if tok is None and f.get("gpu_blocks"):
-        tok = int(f["gpu_blocks"]) * int(case.get("block_size") or 16)
+        # blocks x the case's --block-size, else the block size the plan derived (16 on V0 without the flag)
+        bs = case.get("block_size") or (detail.plan.block_size if detail is not None else 16)
+        tok = int(f["gpu_blocks"]) * int(bs)
     src = "printed" if kv is not None else None
     if kv is None and detail is not None:
         p = detail.plan

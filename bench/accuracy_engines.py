@@ -33,7 +33,13 @@ REPLAY: dict[str, Any] = {
         "0.9.4",
         1,
     ),
-    "gt-082": ([], "meta-llama/Llama-3.1-8B", "mi300x", "2.0.4", 1),
+    # gt-082: the pasted log shards on 2 processes (tgi@293b8125:launcher/src/main.rs::main prints "Sharding model
+    # on N processes" only when num_shard > 1), whatever the README's command says, and its 801,568 tokens do not fit
+    # one 192 GB MI300X on 1 or 2 shards (+69 % / +251 %; TGI's ROCm warmup sizes the cache with the same
+    # mem_get_info formula as CUDA, utils/import_utils.py::get_cuda_free_memory). Two shards of a 64 GiB AMD device
+    # (MI210, or the two GCDs of one MI250/MI250X, which ROCm lists as two devices, the launcher's default shard
+    # count) do: replayed so, our reading of the GPU, not the case's.
+    "gt-082": (["--num-shard", "2"], "meta-llama/Llama-3.1-8B", "mi250", "2.0.4", 2),
     # gt-234: the release is v2.4.0 (the log's "Using optimized Triton indexing kernels." first appears in v2.4.0,
     # server/text_generation_server/models/metadata_kernels.py; the report, 2024-11-13, predates v2.4.1), and its
     # printed "Default `max_batch_prefill_tokens` to 10049" is that launcher's max_input_tokens + 50
@@ -73,11 +79,19 @@ REPLAY: dict[str, Any] = {
     # QwQ-32B is a Qwen2.5-32B fine-tune with the same config shapes (64 layers, 8 KV heads, 5120 hidden).
     "gt-252": (["--tp-size", "4"], "Qwen/Qwen2.5-32B", "l4", "0.4.3.post4", 4),
 }
+#: GiB of device memory other processes held when the engine started, as the case records it (nvidia-smi before
+#: the start): TGI sizes its cache from ``torch.cuda.mem_get_info``, the device's free memory
+#: (tgi@v1.4.5:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup), so at
+#: ``cuda_memory_fraction`` 1.0 the replay plans the device total less that memory. gt-257: "0.7 GB in use before"
+#: on a desktop RTX 3090 (nvidia-smi's MiB / 1024, read as GiB).
+OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 #: the SGLang cases of REPLAY (the others are TGI)
 SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252")
 NOT_REPLAYABLE = {
-    "gt-082": "shard count ambiguous (command --num-shard 1, log 'Sharding model on 2 processes'); ROCm build; "
-    "Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for information, not scored",
+    "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "
+    "MI250/MI250X GCD), our reading: on one 192 GB MI300X kvlint gives 1,355,312 tokens on 1 shard (+69 %) and "
+    "2,810,304 on 2 (+251 %); ROCm build; Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for "
+    "information, not scored",
     "gt-005": "the FP8 checkpoint's config is not in the corpus; bf16 Qwen3-235B-A22B config with fp8 weights "
     "assumed (cell size and mem_fraction_static are exact; the +1.3 GiB is the TP4 pre-load context and/or the "
     "FP8 load, docs §5) — printed for information, not scored",
@@ -88,7 +102,8 @@ NOT_REPLAYABLE = {
     "gt-236": "local 'mistral7b-free' checkpoint: the Mistral-7B-Instruct-v0.3 config stands in (Mistral-7B class) — "
     "printed for information, not scored. The reporter's TGI#1863 shows the deployment at 67 GB after warmup (weights "
     "+ KV only), so the warmup freed ~13.8 GiB where kvlint's prefill activation + logits give 7.1 (docs §5)",
-    "gt-257": "launcher flags not shown (defaults assumed): printed for information, not scored",
+    "gt-257": "launcher flags not shown (defaults assumed); the 0.7 GB nvidia-smi showed in use before the start "
+    "is taken off the device (OTHER_PROCESS_GIB; +15.6 % without it): printed for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
     "(MI355X-class, our reading of the log's free memory) — printed for information, not scored",
 }
@@ -127,8 +142,9 @@ def predict(case_id: str) -> tuple[int | None, str]:
         )
     s = parse_command_line(["text-generation-launcher", "--model-id", model_id, *args], version)
     s.version = version
+    total = acc.memory_bytes - int(OTHER_PROCESS_GIB.get(case_id, 0.0) * (1 << 30))
     d = plan_tgi_detailed(
-        s, m, acc.memory_bytes, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
+        s, m, total, gpus=gpus, gpu_name=acc.name, compute_capability=acc.compute_capability
     )
     return (
         d.max_batch_total_tokens,

@@ -116,6 +116,30 @@ def test_observations_carry_the_shapes_of_their_cases():
     assert checked >= 20
 
 
+def test_case_block_size_reaches_the_replay():
+    """The llm-d runs (gt-052 - gt-058, gt-258 - gt-262) were started with ``--block-size 128``: the replay plans
+    with that block size, so its token capacity, and the tokens it derives from the engine's own printed KV GiB,
+    are whole 128-token blocks, as the engine's 'GPU KV cache size' line is (gt-262 prints 184,832 = 1,444 x 128).
+    Before the case's block size was passed on, the replay counted 16-token blocks (184,800 tokens)."""
+    cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
+    by = {r["id"]: r for r in accuracy.replay(CASES, MODELS)}
+    checked = 0
+    for gid, c in cases.items():
+        if gid not in accuracy.REPLAY or not c.get("block_size"):
+            continue
+        bs = int(c["block_size"])
+        assert accuracy.case_settings(c, accuracy.REPLAY[gid]).block_size == bs, gid
+        d = accuracy.plan_case(c, accuracy.REPLAY[gid], MODELS)
+        assert d.plan.block_size == bs and d.plan.capacity_tokens % bs == 0, gid
+        r = by[gid]
+        if r["tok_from_rep_kv"]:
+            assert r["tok_from_rep_kv"] % bs == 0, gid
+        checked += 1
+    assert checked >= 8
+    r = by["gt-262"]
+    assert r["rep_tok"] % 128 == 0 and abs(r["tok_from_rep_kv"] - r["rep_tok"]) / r["rep_tok"] < 0.001
+
+
 def test_every_case_is_classified():
     cases = accuracy.load_cases(CASES)
     assert any(c["id"] == "gt-245" for c in cases)  # the second set is included
@@ -188,8 +212,12 @@ def test_plan_cli_replays_a_v0_forced_start_up_as_typed():
 def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
     """Every replayed case (bench/accuracy.py REPLAY), typed after ``kvlint plan --`` as bench/plan_cli.py writes it
     (environment switches, ``vllm serve`` and flags, ``--accelerator``/``--gpu-memory``/``--engine-version``), plans
-    what the benchmark's direct replay plans: the accuracy figures describe what a user gets."""
+    what the benchmark's direct replay plans: the accuracy figures describe what a user gets. A setting no command
+    expresses (``plan_cli.UNTYPED``: gt-007's Marlin MXFP4 backend, what its pip install lacked) is compared
+    without it, and only gt-007 has one."""
     import plan_cli
+
+    assert [g for g, r in accuracy.REPLAY.items() if set(r.settings) & set(plan_cli.UNTYPED)] == ["gt-007"]
 
     cases = {c["id"]: c for c in accuracy.load_cases(CASES)}
     checked = 0
@@ -199,7 +227,7 @@ def test_plan_cli_typed_as_a_user_gives_the_benchmark_figures():
         opts, cmd = plan_cli.typed_command(cases[gid], r)
         out = plan_cli.run_cli(["--model-dir", str(MODELS), *opts], cmd)
         assert isinstance(out, dict), (gid, out)
-        p = accuracy.plan_case(cases[gid], r, MODELS).plan
+        p = accuracy.plan_case(cases[gid], plan_cli.typed_replay(r), MODELS).plan  # gt-007: Marlin is untyped
         assert (out["era"], out["engine_version"]) == (p.era, p.engine_version), gid
         assert abs(out["memory"]["kv_cache_bytes"] - p.kv_cache_bytes) <= 2, (
             gid

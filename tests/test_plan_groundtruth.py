@@ -73,6 +73,36 @@ def test_gt007_pip_install_native_sampler_band_covers_the_print():
     assert p.kv_cache_bytes / GiB < c["failure"]["kv_needed_gib"]
 
 
+def test_gt007_marlin_backend_pads_like_pre_hopper_and_closes_the_kv_gap():
+    """Without FlashInfer and the optional ``triton_kernels`` module, vLLM 0.11.0 runs gpt-oss's MXFP4 MoE on Hopper
+    with Marlin (``mxfp4.py::get_mxfp4_backend``), padded as on an A100 (intermediate to 128): the replay of
+    gt-007's pip install (``mxfp4_backend`` marlin) loads on its H100 what kvlint loads on an A100, within 0.5 % of
+    the 65.97 GiB vLLM printed for gpt-oss-120b on an H100 under Marlin (vllm-project/vllm#23278), and its KV
+    estimate comes within 10 % of the printed 1.71 GiB (+85 % with the Hopper padding)."""
+    import dataclasses
+
+    from kvlint.models import resolve_model
+    from kvlint.models.weights import weight_bytes
+
+    c = CASES["gt-007"]
+    r = accuracy.REPLAY["gt-007"]
+    assert r.settings.get("mxfp4_backend") == "marlin"
+    m = resolve_model(str(MODELS / r.model_dir), allow_hub=False)
+    on_h100 = weight_bytes(m, dtype_bytes=2, compute_capability="9.0", mxfp4_backend="marlin")[0]
+    on_a100 = weight_bytes(m, dtype_bytes=2, compute_capability="8.0")[0]
+    hopper = weight_bytes(m, dtype_bytes=2, compute_capability="9.0")[0]
+    assert on_h100 == on_a100 > hopper
+    assert on_h100 / GiB == pytest.approx(65.97, rel=0.005)
+    p = plan("gt-007").plan
+    printed = c["failure"]["kv_available_gib"]
+    assert abs(p.kv_cache_bytes / GiB - printed) / printed < 0.10
+    settings = {k: v for k, v in r.settings.items() if k != "mxfp4_backend"}
+    default = accuracy.plan_case(c, dataclasses.replace(r, settings=settings), MODELS).plan
+    assert p.weights_bytes - default.weights_bytes == on_h100 - hopper
+    assert default.kv_cache_bytes - p.kv_cache_bytes == on_h100 - hopper
+    assert (default.kv_cache_bytes / GiB - printed) / printed > 0.5
+
+
 def test_gt056_terms_close_without_cudagraph():
     """gt-056 (0.14.x, the :latest image of the run): 71.26 - 14.99 - 4.76 - 0.13 = 51.38 exactly; no graph term
     before 0.20."""

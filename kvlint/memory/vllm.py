@@ -79,7 +79,9 @@ class VllmSettings:
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
     ``VLLM_PP_LAYER_PARTITION``. ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
     ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile;
-    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``enable_lora`` with
+    ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``mxfp4_backend``: ``"marlin"`` when
+    the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
+    :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`).
     """
@@ -122,6 +124,7 @@ class VllmSettings:
     limit_mm_per_prompt: dict[str, int] = field(default_factory=dict)
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
+    mxfp4_backend: str | None = None
     kv_connector: str | None = None
     enable_lora: bool = False
     max_loras: int | None = None
@@ -535,11 +538,23 @@ def _era(
 
 
 def _weights_total(
-    model: ModelSpec, dbytes: int, quant: str | None, tp: int = 1, cc: str | None = None
+    model: ModelSpec,
+    dbytes: int,
+    quant: str | None,
+    tp: int = 1,
+    cc: str | None = None,
+    mxfp4_backend: str | None = None,
 ) -> tuple[int, str]:
     """Whole-model weight bytes and their source, from :func:`kvlint.models.weights.weight_bytes` (``tp``/``cc``
-    select the MXFP4 kernel padding)."""
-    b, src = weight_bytes(model, dtype_bytes=dbytes, quantization=quant, tp=tp, compute_capability=cc)
+    and ``mxfp4_backend`` select the MXFP4 kernel padding)."""
+    b, src = weight_bytes(
+        model,
+        dtype_bytes=dbytes,
+        quantization=quant,
+        tp=tp,
+        compute_capability=cc,
+        mxfp4_backend=mxfp4_backend,
+    )
     return int(b), str(src)
 
 
@@ -1423,7 +1438,9 @@ class WeightSplit:
 def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> WeightSplit:
     """Step 2 of :func:`plan_vllm_detailed` (§1.13); see :class:`WeightSplit`."""
     dbytes = cfg.dtype_bytes
-    w_total, w_src = _weights_total(model, dbytes, settings.quantization, cfg.tp, cfg.compute_capability)
+    w_total, w_src = _weights_total(
+        model, dbytes, settings.quantization, cfg.tp, cfg.compute_capability, settings.mxfp4_backend
+    )
     if settings.speculative_model is not None:
         dw, _ = _weights_total(settings.speculative_model, dbytes, None)
         w_total += dw

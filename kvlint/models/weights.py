@@ -823,7 +823,9 @@ def _round_up(x: int, m: int) -> int:
     return -(-x // m) * m
 
 
-def _mxfp4_expert_padding(spec: ModelSpec, tp: int = 1, compute_capability: str | None = None) -> float:
+def _mxfp4_expert_padding(
+    spec: ModelSpec, tp: int = 1, compute_capability: str | None = None, backend: str | None = None
+) -> float:
     """Growth factor of MXFP4 routed-expert storage from vLLM's kernel padding, per tensor-parallel rank.
 
     ``vllm@0.10.1.1``/``vllm@0.14.1:vllm/model_executor/layers/quantization/mxfp4.py::Mxfp4MoEMethod.create_weights``
@@ -838,6 +840,16 @@ def _mxfp4_expert_padding(spec: ModelSpec, tp: int = 1, compute_capability: str 
     * Hopper and newer: ``hidden_size`` rounded to 256 and the intermediate size per partition to 64, which
       loads 64.5 GiB (gpt-oss-120b) and 13.4 GiB (20b) at TP 1, matching the 64.38 and 13.47 GiB vLLM printed
       (gt-008, gt-052) where the unpadded count gave 60.7/12.8.
+    * ``backend="marlin"``: Marlin's padding on any GPU. Hopper and Blackwell take Marlin too when neither a
+      FlashInfer MXFP4 backend nor the Triton one is available: ``vllm@0.11.0:vllm/model_executor/layers/
+      quantization/mxfp4.py::get_mxfp4_backend`` returns ``MARLIN`` when the compute capability is below 9, or
+      the optional ``triton_kernels`` module is missing (``vllm/utils/__init__.py::has_triton_kernels``; not a
+      dependency of the 0.11.0 wheel, nor is FlashInfer outside the ``flashinfer`` extra), or torch is older than
+      2.8; 0.11.1 adds ``VLLM_MXFP4_USE_MARLIN=1`` to that test and takes Marlin for every LoRA-enabled MXFP4
+      model (``get_mxfp4_backend_with_lora``). gpt-oss-120b on an H100 then loads 65.84 GiB (intermediate 2880 ->
+      2944), where vLLM printed 65.97 GiB under Marlin (vllm-project/vllm#23278). kvlint cannot see an install's
+      optional packages, so the caller names the backend (:class:`kvlint.memory.vllm.VllmSettings`
+      ``mxfp4_backend``).
 
     Returns 1.0 for non-MoE configs.
     """
@@ -852,7 +864,7 @@ def _mxfp4_expert_padding(spec: ModelSpec, tp: int = 1, compute_capability: str 
             cc = tuple(int(x) for x in str(compute_capability).split(".")[:2])
         except ValueError:
             cc = None
-    align = 128 if cc is not None and cc < (9, 0) else 64
+    align = 128 if backend == "marlin" or (cc is not None and cc < (9, 0)) else 64
     return (_round_up(h, 256) * _round_up(part, align)) / (h * part)
 
 
@@ -863,6 +875,7 @@ def weight_bytes(
     quantization: str | None = None,
     tp: int = 1,
     compute_capability: str | None = None,
+    mxfp4_backend: str | None = None,
 ) -> tuple[int, str]:
     """Bytes of all model weights (whole model, before dividing by TP/PP), and where the figure comes from.
 
@@ -873,6 +886,8 @@ def weight_bytes(
         quantization: vLLM ``--quantization`` value, or None (the checkpoint's ``quant_method`` applies).
         tp, compute_capability: tensor-parallel size and GPU, for the MXFP4 kernel padding
             (:func:`_mxfp4_expert_padding`); the result is still the whole model's bytes at that padding.
+        mxfp4_backend: ``"marlin"`` when vLLM's MXFP4 MoE backend is known to be Marlin on a GPU that would
+            otherwise take another (None: chosen by compute capability).
 
     Returns:
         ``(bytes, source)``. The checkpoint size (``spec.weight_bytes``) is used when known and no load-time
@@ -884,12 +899,17 @@ def weight_bytes(
 
     Memoised per model (:func:`kvlint.memory.memo.per_model`): a fleet plans the same model on each GPU.
     """
-    return _weight_bytes(spec, dtype_bytes, quantization, tp, compute_capability)
+    return _weight_bytes(spec, dtype_bytes, quantization, tp, compute_capability, mxfp4_backend)
 
 
 @per_model
 def _weight_bytes(
-    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int, compute_capability: str | None
+    spec: ModelSpec,
+    dtype_bytes: int,
+    quantization: str | None,
+    tp: int,
+    compute_capability: str | None,
+    mxfp4_backend: str | None = None,
 ) -> tuple[int, str]:
     """:func:`weight_bytes` itself, with positional arguments."""
     ck_method = spec.quant_method
@@ -924,9 +944,9 @@ def _weight_bytes(
     v4_fp4 = not online and _deepseek_v4_fp4_experts(spec, method)
     n_mx = parts["experts"] if v4_fp4 else 0
     if _QUANT_ALIASES.get(method, method) == "mxfp4":
-        quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability))
+        quantized = int(parts["experts"] * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend))
         kept = parts["linear"] + parts["embed"] + parts["other"] + parts["vision"]
-        what = "expert"
+        what = "expert" + (" (Marlin-padded)" if mxfp4_backend == "marlin" else "")
     else:
         quantized = parts["linear"] + parts["experts"] - n_mx
         kept = parts["embed"] + parts["other"] + parts["vision"]
@@ -955,7 +975,7 @@ def _weight_bytes(
     mx_label = ""
     if v4_fp4:
         mx_rate, mx_name = linear_bytes_per_param("mxfp4", None, dtype_bytes)
-        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability) * mx_rate
+        mx_bytes = n_mx * _mxfp4_expert_padding(spec, tp, compute_capability, mxfp4_backend) * mx_rate
         mx_label = f" + {n_mx:.3g} routed-expert params x {mx_rate:.3f} B ({mx_name}, expert_dtype fp4)"
     total = int(quantized * rate + kept * dtype_bytes + mx_bytes + over_bytes)
     how = "online " if online else ""
