@@ -82,7 +82,7 @@ class VllmSettings:
     ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
-    of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`); ``enable_elastic_ep``:
+    of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
     ``--enable-elastic-ep``; both can turn the extensible KV cache off (:func:`extensible_kv_cache`).
     """
 
@@ -125,7 +125,7 @@ class VllmSettings:
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
     flashinfer_sampler: bool | None = None
     kv_connector: str | None = None
-    kv_cache_access: frozenset[str] = frozenset()
+    kv_cache_access: tuple[str, ...] = ()
     enable_elastic_ep: bool = False
     enable_lora: bool = False
     max_loras: int | None = None
@@ -289,7 +289,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
-        kv_cache_access=kv_cache_access(get("kv_transfer_config")),
+        kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
         enable_elastic_ep=bool(get("enable_elastic_ep", False)),
         enable_lora=bool(get("enable_lora", False)),
         max_loras=as_int(get("max_loras")),
@@ -1049,7 +1049,7 @@ def extensible_kv_cache_unsupported(settings: VllmSettings, vendor: str | None =
     (``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``, the ``unsupported`` reasons in
     its order; vLLM raises ``enable_extensible_kv_cache: REASON.`` when ``--enable-extensible-kv-cache`` was
     given). The ROCm reason only when ``vendor`` is ``amd``."""
-    acc = settings.kv_cache_access
+    acc = frozenset(settings.kv_cache_access)
     if settings.kv_cache_memory_bytes is not None:
         return "it sizes the KV cache from measured memory, which kv_cache_memory_bytes overrides"
     if settings.num_gpu_blocks_override is not None:
