@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kvlint.options import Options
-from kvlint.verify import parse_log, verify_log
+from kvlint.verify import parse_log, record_case, verify_log
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "fixtures" / "logs" / "verify" / "vllm-0.34-extensible.template"
@@ -166,3 +166,13 @@ def test_a_log_of_the_cache_against_a_plan_without_it_is_flagged() -> None:
     assert log.version is None
     res = verify_log(log, dataclasses.replace(OPTS, engine_version="0.33.0"))
     assert any("not comparable" in n for n in res.notes)
+
+
+def test_record_keeps_the_committed_pool_and_the_reservation() -> None:
+    """`kvlint verify --record` of such a start-up: kv_cache_gib is the committed pool (what bench/accuracy.py
+    scores), kv_reserved_gib the reservation."""
+    text, v = _printed()
+    log = parse_log(text)
+    case = record_case(verify_log(log, OPTS), log)
+    assert case["figures"]["kv_cache_gib"] == round(v["pool"] / GiB, 2)
+    assert case["figures"]["kv_reserved_gib"] == round(v["reserved"] / GiB, 2)
