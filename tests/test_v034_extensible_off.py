@@ -143,3 +143,57 @@ def test_releases_before_0_34_are_unchanged() -> None:
         p = _plan(*flags, version="0.33.0")
         assert p.gpu_memory_utilization == 0.92
         assert not any("extensible KV cache off" in a for a in p.assumptions)
+
+
+_MANIFEST = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  selector:
+    matchLabels: {app: llama}
+  template:
+    metadata:
+      labels: {app: llama}
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.34.0
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192",
+                 "--kv-cache-memory-bytes", "20000000000",
+                 "--enable-extensible-kv-cache"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_asking_for_it_where_unsupported_is_refused(tmp_path: Path) -> None:
+    """VllmConfig._resolve_extensible_kv_cache raises "enable_extensible_kv_cache: REASON." when the flag was given
+    and a setting rules the cache out: KV206 at the flag, which is dropped (the plan sizes the cache without it)."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    cfg = parse_vllm_argv(
+        ["meta-llama/Llama-3.1-8B", "--enable-extensible-kv-cache", "--kv-cache-memory-bytes", "20G"],
+        version="0.34.0",
+    )
+    (f,) = [f for f in cfg.findings if f.rule == "KV206"]
+    assert "'enable_extensible_kv_cache: it sizes the KV cache from measured memory, which" in f.message
+    assert "enable_extensible_kv_cache" not in cfg.flags
+    # without the conflicting setting, or left unset, nothing is refused
+    assert not parse_vllm_argv(["m", "--enable-extensible-kv-cache"], version="0.34.0").findings
+    assert not parse_vllm_argv(["m", *_ktc(NIXL), "--enable-extensible-kv-cache"], version="0.34.0").findings
+    assert not parse_vllm_argv(["m", "--kv-cache-memory-bytes", "20G"], version="0.34.0").findings
+    elastic = parse_vllm_argv(["m", "--enable-elastic-ep", "--enable-extensible-kv-cache"], version="0.34.0")
+    assert any("elastic EP scale-up" in f.message for f in elastic.findings if f.rule == "KV206")
+    path = tmp_path / "v034.yaml"
+    path.write_text(_MANIFEST, encoding="utf-8")
+    found = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV206"]
+    assert len(found) == 1 and found[0].severity == "error"
+    loc = found[0].loc
+    assert loc is not None and _MANIFEST.splitlines()[loc.line - 1][loc.column - 1 :].startswith(
+        '"--enable-extensible-kv-cache"'
+    )
