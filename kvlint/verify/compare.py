@@ -598,10 +598,12 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
 def _plans_extensible(cr: Any, v: Any) -> bool:
     """Whether kvlint's plan of the replay sizes the pool with vLLM's extensible KV cache (>= 0.34.0,
     :func:`kvlint.memory.vllm.extensible_kv_cache`)."""
-    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache, release_switches
+    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache, gpu_vendor, release_switches
 
     s = getattr(cr, "settings", None)
-    return isinstance(s, VllmSettings) and extensible_kv_cache(s, release_switches(v))
+    acc = cr.placement.accelerator if getattr(cr, "placement", None) else None
+    vendor = gpu_vendor(acc.name, acc.compute_capability) if acc else None
+    return isinstance(s, VllmSettings) and extensible_kv_cache(s, release_switches(v), vendor)
 
 
 def _extensible_notes(res: VerifyResult, planned: bool) -> None:
