@@ -804,6 +804,49 @@ def _check_lora(p: _Parser) -> None:
         )
 
 
+def _check_extensible(p: _Parser) -> None:
+    """KV206 for ``--enable-extensible-kv-cache`` given with a setting under which vLLM 0.34.0 cannot use the
+    extensible KV cache: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` raises
+    "enable_extensible_kv_cache: REASON." when it was asked for explicitly (left unset, vLLM turns it off
+    instead). The reasons are :func:`kvlint.memory.vllm.extensible_kv_cache_unsupported`'s without the ROCm one
+    (the GPU is not known here). The refused flag is dropped, so the plan sizes the cache as vLLM does without
+    it."""
+    flags = p.col.flags
+    on = flags.get("enable_extensible_kv_cache")
+    if on is None or on.value is not True:
+        return
+    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache_unsupported, kv_cache_access
+
+    def value(dest: str) -> Any:
+        v = flags.get(dest)
+        return None if v is None else v.value
+
+    settings = VllmSettings(
+        kv_cache_memory_bytes=value("kv_cache_memory_bytes"),
+        num_gpu_blocks_override=value("num_gpu_blocks_override"),
+        enable_elastic_ep=value("enable_elastic_ep") is True,
+        kv_cache_access=tuple(sorted(kv_cache_access(value("kv_transfer_config")))),
+    )
+    why = extensible_kv_cache_unsupported(settings)
+    if why is None:
+        return
+    v = flags.pop("enable_extensible_kv_cache")
+    option = p.col.seen_option.get("enable_extensible_kv_cache", "--enable-extensible-kv-cache")
+    p.col.findings.append(
+        OptionFinding(
+            rule="KV206",
+            message=(
+                f"{option} is refused at start-up with these settings: vLLM raises "
+                f"'enable_extensible_kv_cache: {why}.'"
+            ),
+            loc=v.loc,
+            fix=f"remove {option} (vLLM then sizes the KV cache without it), or the setting it conflicts with",
+            severity="error",
+            option=option,
+        )
+    )
+
+
 def parse_vllm_argv(
     argv: Sequence[str],
     *,
@@ -906,6 +949,7 @@ def parse_vllm_argv(
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     _check_lora(p)
+    _check_extensible(p)
     flags = p.col.flags
     flags.pop("model", None)
     cont = container if container is not None else LDict()

@@ -83,7 +83,9 @@ class VllmSettings:
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
     ``max_loras``/``max_lora_rank`` (None: vLLM's 1 and 16), ``fully_sharded_loras`` and ``lora_dtype`` size the
-    LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`).
+    LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
+    of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
+    ``--enable-elastic-ep``; both can turn the extensible KV cache off (:func:`extensible_kv_cache`).
     """
 
     version: str = "0.34.0"
@@ -126,6 +128,8 @@ class VllmSettings:
     flashinfer_sampler: bool | None = None
     mxfp4_backend: str | None = None
     kv_connector: str | None = None
+    kv_cache_access: tuple[str, ...] = ()
+    enable_elastic_ep: bool = False
     enable_lora: bool = False
     max_loras: int | None = None
     max_lora_rank: int | None = None
@@ -155,6 +159,60 @@ def _kv_connector(value: Any) -> str | None:
             return "?"
     name = value.get("kv_connector") if isinstance(value, dict) else None
     return str(name) if name else "?"
+
+
+#: ``KVConnectorBase_V1.kv_cache_access`` of vLLM 0.34.0's registered connectors that override it
+#: (``vllm@0.34.0:vllm/distributed/kv_transfer/kv_connector/v1/``: ``mooncake/mooncake_connector.py``,
+#: ``mooncake/store/connector.py``, ``moriio/moriio_connector.py``, ``umbp/connector.py`` register the cache with
+#: an RDMA engine; ``lmcache_mp_connector.py`` shares it through legacy CUDA IPC, and
+#: ``factory.py::KVConnectorFactory.kv_cache_access`` says so too for an lmcache package's connector that does not
+#: override it). NIXL (``nixl/connector.py::NixlBaseConnector.kv_cache_access``) is read in :func:`kv_cache_access`;
+#: the others keep the base's in-process access.
+_CONNECTOR_ACCESS = {
+    "MooncakeConnector": frozenset({"registers"}),
+    "MooncakeStoreConnector": frozenset({"registers"}),
+    "MoRIIOConnector": frozenset({"registers"}),
+    "UMBPStoreConnector": frozenset({"registers"}),
+    "LMCacheMPConnector": frozenset({"legacy_ipc"}),
+}
+
+
+def kv_cache_access(value: Any) -> frozenset[str]:
+    """How the KV connector(s) of ``--kv-transfer-config`` (a JSON object, parsed or as text) reach the device KV
+    cache, as the names of vLLM 0.34.0's ``KVCacheAccess`` flags that matter to the extensible KV cache:
+    ``registers`` (UCX/RDMA registration), ``exports_fabric`` (peers on the host map it through FABRIC handles),
+    ``legacy_ipc`` (legacy CUDA IPC), plus ``custom_mem_pool`` when a connector's ``kv_connector_extra_config``
+    asks for one. Restates ``vllm@0.34.0:vllm/config/kv_transfer.py::KVTransferConfig.kv_cache_access``,
+    ``::uses_custom_mem_pool`` and ``multi_connector.py::MultiConnector.kv_cache_access`` (the union of the
+    children's). NIXL: ``registers`` and ``exports_fabric``, nothing with ``kv_buffer_device`` ``cpu``
+    (``nixl/connector.py::NixlBaseConnector.kv_cache_access``). **[assumed]** a connector loaded from
+    ``kv_connector_module_path`` or not listed accesses the cache in process. Empty when unset or unreadable."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return frozenset()
+    if not isinstance(value, dict):
+        return frozenset()
+    extra = value.get("kv_connector_extra_config")
+    extra = extra if isinstance(extra, dict) else {}
+    out: set[str] = set()
+    if extra.get("custom_mem_pool"):
+        out.add("custom_mem_pool")
+    name = value.get("kv_connector")
+    if name == "MultiConnector":
+        children = extra.get("connectors")
+        for child in children if isinstance(children, list) else []:
+            out |= kv_cache_access(child)
+        return frozenset(out)
+    if value.get("kv_connector_module_path"):
+        return frozenset(out)
+    if isinstance(name, str) and name.startswith("Nixl") and name.endswith("Connector"):
+        if str(value.get("kv_buffer_device") or "cuda") != "cpu":
+            out |= {"registers", "exports_fabric"}
+    elif isinstance(name, str):
+        out |= _CONNECTOR_ACCESS.get(name, frozenset())
+    return frozenset(out)
 
 
 def settings_from_config(cfg: ServingConfig) -> VllmSettings:
@@ -234,6 +292,8 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
         flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
+        kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
+        enable_elastic_ep=bool(get("enable_elastic_ep", False)),
         enable_lora=bool(get("enable_lora", False)),
         max_loras=as_int(get("max_loras")),
         max_lora_rank=as_int(get("max_lora_rank")),
@@ -980,15 +1040,56 @@ class PlanPrelude:
     extensible: bool = False
 
 
-def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches) -> bool:
-    """Whether vLLM sizes the pool with the extensible KV cache (§1.2.5): from 0.34.0 unless
-    ``--no-enable-extensible-kv-cache``, ``--kv-cache-memory-bytes`` or ``--num-gpu-blocks-override`` is given
-    (``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``; kvlint plans CUDA and ROCm
-    devices only, both supported). **[assumed]** the driver supports virtual memory management and no KV connector
-    turns it off (LMCache's legacy CUDA IPC, a connector's custom memory pool): kvlint does not read either."""
+def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches, vendor: str | None = None) -> bool:
+    """Whether vLLM sizes the pool with the extensible KV cache (§1.2.5), as
+    ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` settles it: from 0.34.0, off with
+    ``--no-enable-extensible-kv-cache``, and off where unsupported (:func:`extensible_kv_cache_unsupported`:
+    ``--kv-cache-memory-bytes``, ``--num-gpu-blocks-override``, ``--enable-elastic-ep``, a KV connector sharing
+    the cache through legacy CUDA IPC or its own memory pool, on ROCm one that registers it for RDMA). Unset, it is
+    also off for a connector exporting FABRIC handles (NIXL) **[assumed]** without an IMEX channel (the
+    ``/dev/nvidia-caps-imex-channels`` device a pod gets only on IMEX-enabled NVLink systems), as vLLM logs
+    "Extensible KV cache off: without an IMEX channel, …"; ``--enable-extensible-kv-cache`` keeps it on there.
+    ``vendor`` (``nvidia``/``amd``; None: not known yet, the ROCm case not decided). kvlint plans CUDA and ROCm
+    devices only, both supported. **[assumed]** the driver supports virtual memory management (else vLLM turns it
+    off at start-up, ``vllm/v1/engine/core.py``, "Disabling the extensible KV cache: …")."""
     if not rel.extensible_kv_cache or settings.enable_extensible_kv_cache is False:
         return False
-    return settings.kv_cache_memory_bytes is None and settings.num_gpu_blocks_override is None
+    if extensible_kv_cache_unsupported(settings, vendor) is not None:
+        return False
+    return not ("exports_fabric" in settings.kv_cache_access and settings.enable_extensible_kv_cache is None)
+
+
+def extensible_kv_cache_unsupported(settings: VllmSettings, vendor: str | None = None) -> str | None:
+    """Why vLLM 0.34.0 cannot use its extensible KV cache with these settings, in its own words, or None
+    (``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``, the ``unsupported`` reasons in
+    its order; vLLM raises ``enable_extensible_kv_cache: REASON.`` when ``--enable-extensible-kv-cache`` was
+    given). The ROCm reason only when ``vendor`` is ``amd``."""
+    acc = frozenset(settings.kv_cache_access)
+    if settings.kv_cache_memory_bytes is not None:
+        return "it sizes the KV cache from measured memory, which kv_cache_memory_bytes overrides"
+    if settings.num_gpu_blocks_override is not None:
+        return "it sizes the KV cache from measured memory, which num_gpu_blocks_override overrides"
+    if settings.enable_elastic_ep:
+        return (
+            "elastic EP scale-up skips warmup and reuses the profiled KV cache size, so no measurement would size "
+            "the cache"
+        )
+    if "legacy_ipc" in acc:
+        return (
+            "a KV connector (e.g. LMCacheMPConnector) shares the KV cache through legacy CUDA IPC, which cannot "
+            "export driver-mapped memory"
+        )
+    if "custom_mem_pool" in acc:
+        return (
+            "custom_mem_pool allocates the KV cache from a connector's memory pool, which a driver-mapped cache "
+            "cannot use"
+        )
+    if vendor == "amd" and acc & {"registers", "exports_fabric"}:
+        return (
+            "on ROCm, UCX and RDMA cannot yet register driver-mapped memory, which connectors that register the KV "
+            "cache (e.g. NIXL, Mooncake, MoRIIO, UMBP) require"
+        )
+    return None
 
 
 def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
@@ -1022,17 +1123,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
             f"pipeline stages hold {split} layers (get_pp_indices); the fullest stage limits capacity",
         )
     extensible = extensible_kv_cache(settings, rel)
-    util = settings.gpu_memory_utilization
-    util_notes: tuple[str, ...] = ()
-    if util is None and extensible:
-        util = 1.0
-        util_notes = (
-            f"gpu_memory_utilization=1.0: vLLM {rel.text} default with the extensible KV cache "
-            "(CacheConfig.resolved_gpu_memory_utilization)",
-        )
-    elif util is None:
-        util = rel.default_utilization
-        util_notes = (f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)",)
+    util, util_notes = _utilization(settings, rel, extensible)
     return PlanPrelude(
         version=v,
         release=rel,
@@ -1059,6 +1150,33 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     )
 
 
+def _utilization(
+    settings: VllmSettings, rel: ReleaseSwitches, extensible: bool, vendor: str | None = None
+) -> tuple[float, tuple[str, ...]]:
+    """The ``--gpu-memory-utilization`` vLLM uses and the plan notes saying where it comes from
+    (``vllm@0.34.0:vllm/config/cache.py::CacheConfig.resolved_gpu_memory_utilization``: 1.0 with the extensible KV
+    cache, else the release default), with a note when the extensible KV cache is off for a reason other than
+    ``--no-enable-extensible-kv-cache`` (:func:`extensible_kv_cache`)."""
+    notes: list[str] = []
+    if rel.extensible_kv_cache and not extensible and settings.enable_extensible_kv_cache is not False:
+        why = extensible_kv_cache_unsupported(settings, vendor) or (
+            "a KV connector exports the cache through FABRIC handles (NIXL) and [assumed] the pod has no IMEX "
+            "channel; --enable-extensible-kv-cache keeps it on"
+        )
+        notes.append(f"extensible KV cache off: {why} (VllmConfig._resolve_extensible_kv_cache)")
+    util = settings.gpu_memory_utilization
+    if util is None and extensible:
+        util = 1.0
+        notes.append(
+            f"gpu_memory_utilization=1.0: vLLM {rel.text} default with the extensible KV cache "
+            "(CacheConfig.resolved_gpu_memory_utilization)"
+        )
+    elif util is None:
+        util = rel.default_utilization
+        notes.append(f"gpu_memory_utilization={util}: vLLM {rel.text} default (CacheConfig)")
+    return util, tuple(notes)
+
+
 def resolve_startup(
     settings: VllmSettings,
     model: ModelSpec,
@@ -1075,6 +1193,10 @@ def resolve_startup(
     v, rel, facts = pre.version, pre.release, pre.facts
     notes: list[str] = list(pre.version_notes)
     vendor = gpu_vendor(gpu_name, compute_capability)
+    if pre.extensible and not extensible_kv_cache(settings, rel, vendor):
+        # on ROCm a connector that registers the cache for RDMA turns it off: only now is the vendor known
+        util, util_notes = _utilization(settings, rel, False, vendor)
+        pre = replaced(pre, extensible=False, gpu_memory_utilization=util, utilization_notes=util_notes)
     cc = compute_capability
     tp = max(1, settings.tensor_parallel_size)
 

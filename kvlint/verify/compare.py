@@ -57,6 +57,8 @@ VLLM_DESTS = (
     "speculative_config",
     "hf_overrides",
     "performance_mode",
+    "enable_extensible_kv_cache",
+    "enable_elastic_ep",
 )
 #: Fields of vLLM's "Initializing … engine (vX) with config:" line used when the non-default args do not say.
 _CONFIG_FIELDS = {
@@ -350,6 +352,13 @@ def build_command(
         if "gpu_memory_utilization" not in values and "gpu_memory_utilization" in log.figures:
             values["gpu_memory_utilization"] = log.figures["gpu_memory_utilization"]
             sources["gpu_memory_utilization"] = "the log's memory-profiling line"
+        if log.extensible_kv_cache is False and "enable_extensible_kv_cache" not in values:
+            # vLLM >= 0.34.0 turned its extensible KV cache off at start-up for a reason kvlint cannot see (a
+            # driver without virtual memory management, no IMEX channel for a connector): replay it off
+            values["enable_extensible_kv_cache"] = False
+            sources["enable_extensible_kv_cache"] = (
+                f"the log: the extensible KV cache was off ({log.extensible_off_reason or 'reason not printed'})"
+            )
         argv = ["vllm", "serve", ref, *_vllm_flags(values, engine_version), *extra_args]
         version = engine_version or log.version
         if log.era == "v0":
@@ -508,11 +517,16 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     _add(res, "weights_gib", "weights (model loading)", "GiB", w, w * 0.98, w * 1.02)
     b = p.budget_bytes / GiB
     _add(res, "budget_gib", "budget (total x utilization)", "GiB", b, b - 0.015, b + 0.015)
+    ext = _plans_extensible(cr, v)
     act = p.activation_bytes / GiB
     note = ""
-    if p.era == "v1" and printed_activation_includes_cudagraph(v) and p.cudagraph_bytes:
+    if p.era == "v1" and printed_activation_includes_cudagraph(v) and p.cudagraph_bytes and not ext:
         act += p.cudagraph_bytes / GiB
         note = "includes the CUDA-graph estimate, as this release prints it"
+    elif ext:
+        # vllm@0.34.0:vllm/v1/worker/gpu/model_runner.py::GPUModelRunner.profile_cudagraph_memory returns 0 with
+        # the extensible KV cache, so Worker.determine_available_memory's peak_activation_memory is the profile's
+        note = "the profiled activation alone: no CUDA-graph estimate is taken with the extensible KV cache"
     _add(res, "activation_gib", "activation peak", "GiB", act, max(0.0, act - half), act + half, note)
     nt = p.non_torch_bytes / GiB
     _add(res, "non_torch_gib", "non-torch memory", "GiB", nt, max(0.0, nt - half), nt + half)
@@ -530,10 +544,23 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB
-        _add(res, "cudagraph_gib", "CUDA graphs", "GiB", cgg, max(0.0, cgg - cgh), cgg + cgh,
-             "estimate; deducted from the KV budget" if p.cudagraph_bytes else "estimate; not deducted in this release")  # fmt: skip
+        cg_note = (
+            "captured pool; resident when the extensible KV cache is sized after capture"
+            if ext
+            else "estimate; deducted from the KV budget"
+            if p.cudagraph_bytes
+            else "estimate; not deducted in this release"
+        )
+        _add(res, "cudagraph_gib", "CUDA graphs", "GiB", cgg, max(0.0, cgg - cgh), cgg + cgh, cg_note)
     kv, lo, hi = p.kv_cache_bytes / GiB, p.kv_cache_bytes_low / GiB, p.kv_cache_bytes_high / GiB
-    _add(res, "kv_cache_gib", "KV cache memory", "GiB", kv, lo, hi)
+    kv_note = ""
+    if res.log.extensible_kv_cache and "kv_reserved_gib" in res.log.figures:
+        kv_note = (
+            "committed after warm-up; the 'Available KV cache memory' of "
+            f"{res.log.figures['kv_reserved_gib']:.2f} GiB is the pool reserved from the profile"
+        )
+    _add(res, "kv_cache_gib", "KV cache memory", "GiB", kv, lo, hi, kv_note)
+    _extensible_notes(res, ext)
     if p.era == "v0":
         _add(res, "gpu_blocks", "GPU blocks", "blocks", p.num_blocks, p.num_blocks_low, p.num_blocks_high)
     _add(res, "kv_tokens", "KV cache size (tokens)", "tokens", p.capacity_tokens,
@@ -565,6 +592,32 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
         res.notes.append(
             f"the log's failing max_model_len is {res.log.failure['max_model_len']:,}, kvlint planned "
             f"{p.max_model_len:,}"
+        )
+
+
+def _plans_extensible(cr: Any, v: Any) -> bool:
+    """Whether kvlint's plan of the replay sizes the pool with vLLM's extensible KV cache (>= 0.34.0,
+    :func:`kvlint.memory.vllm.extensible_kv_cache`)."""
+    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache, gpu_vendor, release_switches
+
+    s = getattr(cr, "settings", None)
+    acc = cr.placement.accelerator if getattr(cr, "placement", None) else None
+    vendor = gpu_vendor(acc.name, acc.compute_capability) if acc else None
+    return isinstance(s, VllmSettings) and extensible_kv_cache(s, release_switches(v), vendor)
+
+
+def _extensible_notes(res: VerifyResult, planned: bool) -> None:
+    """Say when the log and kvlint's replay disagree on vLLM's extensible KV cache (>= 0.34.0)."""
+    shown = res.log.extensible_kv_cache
+    if shown is True and not planned:
+        res.notes.append(
+            "the log shows the extensible KV cache sizing the pool after warm-up ('Memory after warmup', 'Extended "
+            "KV cache to'), but kvlint planned it off for these settings (an older release or a setting that turns "
+            "it off): the KV figures are not comparable"
+        )
+    elif shown is False and planned:
+        res.notes.append(
+            "the log shows the extensible KV cache off, but kvlint planned it on: the KV figures are not comparable"
         )
 
 

@@ -16,6 +16,17 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   ``CUDA graph pool memory: A GiB (actual), E GiB (estimated)``, the per-term line "Free memory on device (F/T GiB)
   on startup … Actual usage is …" (0.20-0.26: weight / peak activation / non-torch / CUDAGraph; 0.27+: consumed
   memory (weights + non-torch) / peak activation / CUDAGraph), the E1 fit-check error.
+* vLLM >= 0.34.0 with the extensible KV cache: "Available KV cache memory" (and the "Current kv cache memory in
+  use" of the per-term line) is then the pool *reserved* from the profile; the pool vLLM commits is sized after
+  warm-up and CUDA-graph capture and printed per worker as "Memory after warmup: F GiB free, C GiB committed to
+  the KV cache, T GiB kept for transient activations (P GiB allocated at peak, G GiB of torch reservation
+  growth); N KV cache blocks (B GiB) fit within the requested R GiB. …"
+  (``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``) and "Extended KV cache to N
+  blocks (X GiB)." (``::extend_kv_cache``); "GPU KV cache size" follows the measurement
+  (``vllm/v1/core/kv_cache_planning.py::finalize_extensible_kv_cache``). With those lines ``kv_cache_gib`` is
+  the committed pool (B, else X) and the reservation is kept as ``kv_reserved_gib``. "Disabling the extensible KV
+  cache: REASON." (``vllm/v1/executor/abstract.py::Executor.disable_extensible_kv_cache``) and "Extensible KV
+  cache off: …" (``vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``) say it was off.
 * TGI: ``Args { … }``, ``Default `max_batch_prefill_tokens` to N``, ``Setting max batch total tokens to N``,
   warmup errors; ``Sharding model on N processes`` (the shard count, every release); the router's ``no pipeline
   tag found for model M`` and ``Serving revision S of model M`` (the model when no ``Args`` line is shown); the
@@ -78,7 +89,10 @@ class StartupLog:
     ``Args`` / ``ServerArgs`` the log shows, engine field names), ``config`` (fields of vLLM's "Initializing … with
     config:" line), ``gpu_total_gib`` (device total when printed), ``ranks`` (TP ranks seen), ``figures`` (numbers
     keyed like the ground-truth ``figures`` fields), ``failure`` (kind and numbers of a start-up error), ``lines``
-    (line numbers, 1-based, where each figure was read).
+    (line numbers, 1-based, where each figure was read). ``extensible_kv_cache``: vLLM >= 0.34.0's extensible KV
+    cache, True when the log shows the pool sized after warm-up ("Memory after warmup: …", "Extended KV cache to
+    …"), False when it shows the cache turned off ("Disabling the extensible KV cache: REASON. …", "Extensible KV
+    cache off: …", with ``extensible_off_reason``), None when neither is printed.
     """
 
     engine: str | None = None
@@ -93,6 +107,8 @@ class StartupLog:
     failure: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
     log_format: list[str] = field(default_factory=list)
+    extensible_kv_cache: bool | None = None
+    extensible_off_reason: str | None = None
 
     @property
     def outcome(self) -> str:
@@ -315,7 +331,24 @@ def parse_log(text: str) -> StartupLog:
         _parse_sglang(log, line, n)
     if log.engine is None and log.figures:
         log.engine = "vllm"
+    _settle_extensible_kv(log)
     return log
+
+
+def _settle_extensible_kv(log: StartupLog) -> None:
+    """With the extensible KV cache (vLLM >= 0.34.0) the "Available KV cache memory" line prints the pool reserved
+    from the profile (``Worker.determine_available_memory``, before warm-up); the pool committed is what
+    ``measure_kv_cache_blocks`` prints after warm-up ("N KV cache blocks (B GiB) fit", the minimum over workers,
+    as ``finalize_extensible_kv_cache`` takes it) or, without that line, what ``extend_kv_cache`` commits. Makes
+    that ``kv_cache_gib`` and keeps the reservation as ``kv_reserved_gib``."""
+    for key in ("kv_measured_gib", "kv_extended_gib"):
+        if key in log.figures:
+            if "kv_cache_gib" in log.figures:
+                log.figures["kv_reserved_gib"] = log.figures["kv_cache_gib"]
+                log.lines["kv_reserved_gib"] = log.lines["kv_cache_gib"]
+            log.figures["kv_cache_gib"] = log.figures[key]
+            log.lines["kv_cache_gib"] = log.lines[key]
+            return
 
 
 #: vLLM's start-up banner (``vllm/entrypoints/utils.py::log_version_and_model``; the public logs read
@@ -473,6 +506,7 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             for key, val in zip(keys, new.groups(), strict=True):
                 _put(log, key, _num(val), n)
             _family(log, "v1 'Free memory on device … Actual usage' (0.27+)")
+    _parse_vllm_extensible(log, line, n)
     m = re.search(r"Current kv cache memory in use is " + _NUM + r" GiB", line)
     if m:
         _put(log, "kv_cache_gib", _num(m.group(1)), n, keep_min=True)
@@ -518,6 +552,53 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if "No available memory for the cache blocks" in line:
         _vllm(log)
         log.failure = log.failure or {"kind": "no_memory_for_cache_blocks"}
+
+
+#: ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``'s info line (``format_gib``:
+#: GiB rounded to 2 decimals, printed as Python prints a float: ``61.4``, ``0.0``)
+_EXT_MEASURED = re.compile(
+    r"Memory after warmup: " + _NUM + r" GiB free, " + _NUM + r" GiB committed to the KV cache, " + _NUM
+    + r" GiB kept for transient activations \(" + _NUM + r" GiB allocated at peak, " + _NUM
+    + r" GiB of torch reservation growth\); (\d+) KV cache blocks \(" + _NUM + r" GiB\) fit within the requested "
+    + _NUM + r" GiB"
+)  # fmt: skip
+#: ``::extend_kv_cache``: "Extended KV cache to %d blocks (%.2f GiB)."
+_EXT_EXTENDED = re.compile(r"Extended KV cache to (\d+) blocks \(" + _NUM + r" GiB\)")
+#: ``vllm@0.34.0:vllm/v1/executor/abstract.py::Executor.disable_extensible_kv_cache``: "Disabling the extensible KV
+#: cache: %s. The KV cache will be sized from profiling estimates instead of measured memory."
+_EXT_DISABLED = "Disabling the extensible KV cache: "
+_EXT_DISABLED_TAIL = ". The KV cache will be sized"
+
+
+def _parse_vllm_extensible(log: StartupLog, line: str, n: int) -> None:
+    """vLLM >= 0.34.0's extensible-KV-cache lines (see the module docstring)."""
+    m = _EXT_MEASURED.search(line)
+    if m:
+        _vllm(log, "v1")
+        log.extensible_kv_cache = True
+        _put(log, "free_after_warmup_gib", _num(m.group(1)), n, keep_min=True)
+        _put(log, "transient_peak_gib", _num(m.group(4)), n)
+        _put(log, "kv_measured_blocks", int(m.group(6)), n, keep_min=True)
+        _put(log, "kv_measured_gib", _num(m.group(7)), n, keep_min=True)
+        _put(log, "budget_gib", _num(m.group(8)), n)
+        _family(log, "v1 'Memory after warmup' (0.34+, extensible KV cache)")
+    m = _EXT_EXTENDED.search(line)
+    if m:
+        _vllm(log, "v1")
+        log.extensible_kv_cache = True
+        _put(log, "kv_extended_blocks", int(m.group(1)), n, keep_min=True)
+        _put(log, "kv_extended_gib", _num(m.group(2)), n, keep_min=True)
+        _family(log, "v1 'Extended KV cache to' (0.34+, extensible KV cache)")
+    start = line.find(_EXT_DISABLED)
+    if start >= 0:
+        _vllm(log, "v1")
+        log.extensible_kv_cache = False
+        reason = line[start + len(_EXT_DISABLED) :]
+        log.extensible_off_reason = reason.split(_EXT_DISABLED_TAIL, 1)[0]
+    if "Extensible KV cache off: " in line:
+        _vllm(log, "v1")
+        log.extensible_kv_cache = False
+        log.extensible_off_reason = line.split("Extensible KV cache off: ", 1)[1].split(".", 1)[0]
 
 
 def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:

@@ -28,6 +28,7 @@ _FIGURES = (
     "cudagraph_gib",
     "cudagraph_estimated_gib",
     "kv_cache_gib",
+    "kv_reserved_gib",
     "kv_tokens",
     "gpu_blocks",
     "cpu_blocks",

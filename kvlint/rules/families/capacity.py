@@ -1086,15 +1086,16 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
 
 def _vllm_extensible(ctx: RuleContext) -> bool:
     """vLLM >= 0.34.0 sizes its pool with the extensible KV cache (on by default; off with
-    ``--no-enable-extensible-kv-cache``, ``--kv-cache-memory-bytes`` or ``--num-gpu-blocks-override``), which skips
-    the free >= requested check and defaults the utilization to 1.0
+    ``--no-enable-extensible-kv-cache`` and the other settings :func:`kvlint.memory.vllm.extensible_kv_cache`
+    reads: ``--kv-cache-memory-bytes``, ``--num-gpu-blocks-override``, ``--enable-elastic-ep``, some KV
+    connectors), which skips the free >= requested check and defaults the utilization to 1.0
     (``vllm@0.34.0:vllm/v1/worker/utils.py::request_memory``; docs/engine-memory-model.md §1.2.5)."""
     s = ctx.serving
     if ctx.engine != "vllm" or not has_extensible_kv_cache(parse_version(s.version)):
         return False
-    if s.get("enable_extensible_kv_cache") is False:
-        return False
-    return s.get("kv_cache_memory_bytes") is None and s.get("num_gpu_blocks_override") is None
+    from kvlint.memory.vllm import extensible_kv_cache, release_switches, settings_from_config
+
+    return extensible_kv_cache(settings_from_config(s), release_switches(parse_version(s.version)))
 
 
 #: [heuristic] Memory each engine process holds outside its memory fraction: the CUDA context and the
