@@ -206,3 +206,38 @@ def test_dynamo_note_names_the_release_engine_version_gives(tmp: str) -> None:
 
     assert f"kvlint applied the rules of vLLM {FLAG}, the release --engine-version names" in note(FLAG)
     assert "the newest release it models, unless --engine-version names another" in note(None)
+
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+
+
+@pytest.mark.parametrize("flag", [None, FLAG], ids=["no-flag", "engine-version"])
+@pytest.mark.parametrize(
+    ("name", "pinned"),
+    [
+        (
+            "kubernetes-sigs__lws__docs__examples__vllm__lws.yaml",
+            None,
+        ),  # image: <image-built-from-dockerfile>
+        (
+            "sgl-project__rbg__examples__deprecated__v1alpha1__multi-nodes__vllm.yaml",
+            "0.10.0",
+        ),  # vllm-openai:v0.10.0
+    ],
+)
+def test_a_multinode_leader_is_read_with_the_release_of_its_own_analysis(
+    name: str, pinned: str | None, flag: str | None
+) -> None:
+    """The leader a multi-node worker joins (whose layout the worker's GPUs are checked against) is read with
+    the release the leader's own analysis uses: before, it was read without --engine-version."""
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+
+    r = run_check([str(COLLECTED / name)], Options(allow_hub=False, engine_version=flag))
+    (worker,) = [c for c in r.containers if c.workload.role == "worker"]
+    leaders = [c for c in r.containers if c.workload.role == "leader"]
+    assert leaders and worker.serving.joins is not None and worker.serving.joins.leader is not None
+    expected = pinned or flag
+    assert {c.serving.version for c in leaders} == {expected}
+    assert worker.serving.joins.leader.version == expected
+    assert worker.serving.version == expected
