@@ -12,6 +12,7 @@ release used below refuses it (checked by the first test), so the KV205 always s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from functools import cache
@@ -24,6 +25,7 @@ from kvlint.cli import main
 from kvlint.engines.images import KSERVE_HF_VLLM
 from kvlint.engines.vllm import known_options
 from kvlint.memory.versions import fmt_version, resolve_version
+from kvlint.options import Options
 
 #: --engine-version in the runs with the flag.
 FLAG = "0.22.0"
@@ -241,3 +243,58 @@ def test_a_multinode_leader_is_read_with_the_release_of_its_own_analysis(
     assert {c.serving.version for c in leaders} == {expected}
     assert worker.serving.joins.leader.version == expected
     assert worker.serving.version == expected
+
+
+def _agree(tmp: str, opts: Options) -> tuple[str | None, str | None, str]:
+    """The parser's release, the container's and the plan's for the ``latest`` workload checked with ``opts``
+    (kvlint.pipeline.run_check, the pipeline behind check and the webhook)."""
+    from kvlint.pipeline import run_check
+    from kvlint.report.jsonout import render_json
+
+    text, _, _ = WORKLOADS["latest"]
+    p = Path(tmp) / "latest.yaml"
+    p.write_text(text)
+    report = json.loads(render_json(run_check([str(p)], opts)))
+    (w,) = report["workloads"]
+    return _parser_release(report, "latest"), w["engine_version"], w["plan"]["engine_version"]
+
+
+def test_the_webhook_takes_engine_version_as_check_does(tmp: str) -> None:
+    """``kvlint webhook serve --engine-version v0.22.0``: the release is 0.22.0 for the option parser and the plan
+    alike, as for ``kvlint check``; a raw ``v0.22.0`` was every release's options to the parser (KV205 'the image
+    does not say which release runs') but 0.22.0 to the memory model."""
+    import click
+
+    from kvlint.webhook import cli as webhook_cli
+
+    s = webhook_cli.build_settings(engine_version=f"v{FLAG}")
+    assert s.options.engine_version == FLAG
+    assert _agree(tmp, dataclasses.replace(s.options, accelerator="h100")) == (FLAG, FLAG, FLAG)
+    with pytest.raises(click.BadParameter, match="not a release number"):
+        webhook_cli.build_settings(engine_version="fast")
+
+
+def test_simulate_and_verify_take_engine_version_as_check_does() -> None:
+    """``kvlint simulate``/``verify`` build their options in one place, which now reads --engine-version as
+    ``kvlint check`` does."""
+    from click.testing import CliRunner
+
+    from kvlint.capacity.cli import _make_options
+
+    assert _make_options(None, None, f"v{FLAG}", (), True).engine_version == FLAG
+    r = CliRunner().invoke(
+        main, ["simulate", "--accelerator", "h100", "--engine-version", "fast", "--", "vllm", "serve", _MODEL]
+    )
+    assert r.exit_code == 2 and "'fast' is not a release number such as 0.11.0" in r.output
+
+
+def test_config_engine_version_is_read_as_the_option_is(tmp_path: Path) -> None:
+    """``engine_version`` in .kvlint.yaml: ``v0.22.0`` is 0.22.0, and a value the schema's pattern lets through
+    but no release is (``0.11.0-foo``) is refused at its line, not read as a release nobody can order."""
+    from kvlint.config import ConfigError, parse_config
+
+    assert parse_config(f'engine_version: "v{FLAG}"\n').engine_version == FLAG
+    with pytest.raises(
+        ConfigError, match=r"^\.kvlint\.yaml:1:17: engine_version: '0\.11\.0-foo' is not a release"
+    ):
+        parse_config('engine_version: "0.11.0-foo"\n')
