@@ -407,8 +407,9 @@ def engine_release(image: str, engine: str, option: str | None, *, image_says: b
     function set it). ``option`` is ``--engine-version`` (``engine_version`` in ``.kvlint.yaml``, the webhook's
     ``--engine-version``), already validated as a PEP 440 release; None when not given.
 
-    Precedence, first that applies (README "Options shared by check and plan", CHANGELOG [Unreleased] "--engine-version
-    takes precedence over the tag of an image kvlint knows only because its name mentions the engine"):
+    Precedence, first that applies (README "Which engine release a container is read with", which keeps what
+    its "Options shared by check and plan" and the CHANGELOG promised: ``--engine-version`` "when the image tag
+    does not say, or the image is not one kvlint knows as the engine's release image"):
 
     1. The release pinned by the tag of a release image of ``engine`` itself (:func:`engine_of_image` names
        ``engine`` and :func:`engine_version` reads the tag): ``vllm/vllm-openai:v0.11.0`` -> ``0.11.0``,
@@ -430,7 +431,8 @@ def engine_release(image: str, engine: str, option: str | None, *, image_says: b
     The image says nothing of ``engine`` (steps 1 and 3 skipped) when it is the release image of another engine
     (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine, or when ``image_says`` is False:
     an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0``), whose tag is a Dynamo
-    release, not the engine's (ai-dynamo/dynamo container/Dockerfile.vllm installs vLLM at a version of its own).
+    release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's ``vllm`` extra pins
+    ``vllm==0.20.1``, its ``sglang`` extra ``sglang==0.5.11``).
     A log's printed release (``kvlint verify``) is not an image and is decided by :mod:`kvlint.verify.compare`.
     """
     named = engine_of_image(image) or image_mentions_engine(image) if image else None
