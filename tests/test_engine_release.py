@@ -298,3 +298,27 @@ def test_config_engine_version_is_read_as_the_option_is(tmp_path: Path) -> None:
         ConfigError, match=r"^\.kvlint\.yaml:1:17: engine_version: '0\.11\.0-foo' is not a release"
     ):
         parse_config('engine_version: "0.11.0-foo"\n')
+
+
+def test_a_dynamo_tag_is_not_the_vllm_release_its_options_are_read_with(tmp_path: Path) -> None:
+    """``ai-dynamo/vllm-runtime:0.5.0`` runs a vLLM of its own choosing, not vLLM 0.5.0: a vLLM option newer than
+    0.5.0 (--kv-transfer-config, Dynamo's disaggregation setting) is vLLM's, not "taken as Dynamo's own", which
+    it was when the parser read the tag as the vLLM release (and the plan the newest)."""
+    from kvlint.memory.versions import NEWEST_VLLM
+
+    assert "--kv-transfer-config" in known_options(NEWEST_VLLM)
+    assert "--kv-transfer-config" not in known_options("0.5.0")  # what made the old reading show
+    p = tmp_path / "dynamo.yaml"
+    p.write_text(
+        _pod(
+            "dynamo",
+            "    image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0\n"
+            f"    command: [python3, -m, dynamo.vllm, --model, {_MODEL}, --kv-transfer-config, "
+            """'{"kv_connector":"NixlConnector","kv_role":"kv_both"}']\n""",
+        )
+    )
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", str(p)])
+    report = json.loads(r.stdout)
+    (note,) = [d for d in report["diagnostics"] if d["rule"] == "KV504"]
+    assert "taken as Dynamo's own" not in note["message"]
+    assert not [d for d in report["diagnostics"] if d["rule"] == "KV205"]
