@@ -77,6 +77,15 @@ WORKLOADS: dict[str, tuple[str, str | None, bool]] = {
         KSERVE_HF_VLLM[KSERVE_TAG],
         False,
     ),
+    # a KServe InferenceService on the Hugging Face runtime: the image (and its vLLM) is the KServe release's
+    "isvc": (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: isvc}\nspec:\n"
+        "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n"
+        f'      args: [--model_name=m, --model_id={_MODEL}, --swap-space, "4"]\n'
+        '      resources: {limits: {nvidia.com/gpu: "1"}}\n',
+        None,
+        False,
+    ),
     # NVIDIA Dynamo's vLLM worker: the tag is a Dynamo release, never vLLM's
     "dynamo": (
         _pod(
@@ -122,14 +131,14 @@ def _parser_release(report: dict, name: str) -> str | None:
     kv205 = [
         d
         for d in report["diagnostics"]
-        if d["rule"] == "KV205" and "--swap-space" in d["message"] and d["object"].endswith(f"Pod/{name}")
+        if d["rule"] == "KV205" and "--swap-space" in d["message"] and d["object"].endswith(f"/{name}")
     ]
     if not kv205:
         (d,) = [
             d
             for d in report["diagnostics"]
             if d["rule"] == "KV504" and "--swap-space is taken as Dynamo's own" in d["message"]
-            if d["object"].endswith(f"Pod/{name}")
+            if d["object"].endswith(f"/{name}")
         ]
         m = re.search(
             r"kvlint applied the rules of vLLM (\S+), the release --engine-version names", d["message"]
