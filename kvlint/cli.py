@@ -139,16 +139,12 @@ def _check_version(value: str | None) -> str | None:
     ``0.11.0+cu130``, ``0.15.2rc1.dev93``; ordered by :class:`kvlint.memory.versions.ReleaseVersion`)."""
     if not value:
         return None
-    from packaging.version import InvalidVersion, Version
+    from kvlint.memory.versions import engine_version_option
 
-    v = value.strip()
     try:
-        Version(v)  # an untagged source build (0.1.devN) is accepted and planned as "version unknown"
-    except InvalidVersion:
-        raise click.BadParameter(
-            f"'{value}' is not a release number such as 0.11.0 (PEP 440: 0.10.1.1, 0.11.0+cu130, 0.15.2rc1.dev93)"
-        ) from None
-    return v.lstrip("vV")
+        return engine_version_option(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def _check_accelerator(value: str | None) -> str | None:

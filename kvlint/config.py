@@ -548,7 +548,12 @@ def _build(data: LDict, path: str) -> Config:
             )
         kw["default_accelerator"] = data["default_accelerator"]
     if "engine_version" in data:
-        kw["engine_version"] = str(data["engine_version"]).lstrip("v")
+        from kvlint.memory.versions import engine_version_option
+
+        try:  # as --engine-version takes it (v0.11.0 -> 0.11.0), so parser and plan read one release
+            kw["engine_version"] = engine_version_option(str(data["engine_version"]))
+        except ValueError as exc:
+            raise ConfigError(f"{_loc_at(data, ['engine_version'])}: engine_version: {exc}") from None
     if "model_paths" in data:
         kw["model_paths"] = {str(k): _local(base, str(v)) for k, v in data["model_paths"].items()}
     if "model_dirs" in data:

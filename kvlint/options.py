@@ -24,7 +24,9 @@ class Options:
         default_accelerator: used only when a manifest says nothing about its GPU.
         gpu_memory_bytes: device total as CUDA reports it, overriding the catalogue (``--gpu-memory``).
         engine_version: engine version used when the image tag does not say (``--engine-version``), or when the
-            image is not one kvlint knows as the engine's release image (its tag may be that image's own version).
+            image is not one kvlint knows as the engine's release image (its tag may be that image's own version);
+            :func:`kvlint.engines.images.engine_release` applies it, in the form
+            :func:`kvlint.memory.versions.engine_version_option` gives.
         model_dirs: local directories holding ``<org>--<name>/config.json`` (``--model-dir``).
         model_paths: container path -> hub id or local directory (``.kvlint.yaml model_paths``).
         model_catalogues: pulled catalogue directories (``kvlint models pull``; ``.kvlint.yaml``

@@ -262,7 +262,7 @@ def analyse_container(
             container=container,
             container_name=name,
             image=str(container.get("image", "")),
-            version=None,
+            version=_images.engine_release(str(container.get("image", "")), "vllm", options.engine_version),
             model=None,
             findings=[
                 Finding(
@@ -284,7 +284,7 @@ def analyse_container(
     if serving.joins is not None:
         from kvlint.engines.multinode import find_leader
 
-        find_leader(serving, w, cms)
+        find_leader(serving, w, cms, options.engine_version)
     return analyse_serving(w, container, serving, options)
 
 
@@ -300,11 +300,11 @@ def analyse_serving(
     from the PodSpec unless given), model, then the engine memory model (:func:`kvlint.memory.stage.plan_container`).
 
     This is also the entry point of ``kvlint plan``, which builds ``serving`` from a command line and
-    ``placement`` from its flags. Never raises on user input: what could not be resolved is recorded on the
-    result (``model_error``, ``plan_error``) for the resolution rules to report.
+    ``placement`` from its flags. ``serving.version`` is the engine release as the parser decided it with
+    ``options.engine_version`` (:func:`kvlint.engines.images.engine_release`, the one rule): it is planned as
+    is, so the plan, the rules and the option parser agree on it. Never raises on user input: what could not be
+    resolved is recorded on the result (``model_error``, ``plan_error``) for the resolution rules to report.
     """
-    if options.engine_version and (serving.version is None or _images.tag_of_unknown_image(serving)):
-        serving.version = options.engine_version
     cr = ContainerResult(
         workload=w, container=container, container_name=serving.container_name, serving=serving
     )

@@ -317,8 +317,10 @@ class ServingConfig:
     Attributes:
         engine: ``vllm`` | ``tgi`` | ``sglang``.
         container: the container mapping; ``container_name`` its name.
-        image: the image reference; ``version`` the engine version read from its tag (``0.11.0``), or
-            None when the tag does not say (``latest``, digests, custom images).
+        image: the image reference; ``version`` the engine release the container is read, checked and planned
+            with (``0.11.0``), decided from the image and ``--engine-version`` by
+            :func:`kvlint.engines.images.engine_release`; None when neither says (``latest``, digests, custom
+            images, without the option).
         model: the model id or path (hub id, local dir, ``/models/x``) with its location.
         flags: canonical setting name (argparse dest: ``max_model_len``, ``tensor_parallel_size``...)
             -> :class:`Value`. Only what the user set; defaults are applied by the plan.

@@ -30,8 +30,13 @@ def _make_options(
     offline: bool,
 ) -> Options:
     from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.memory.versions import engine_version_option
     from kvlint.options import Options
 
+    try:  # the form kvlint check takes it in (v0.11.0 -> 0.11.0), so parser and plan read one release
+        engine_version = engine_version_option(engine_version)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--engine-version") from None
     if accelerator and lookup(accelerator) is None:
         raise click.BadParameter(
             f"unknown accelerator '{accelerator}'; `kvlint accelerators` lists the ids and aliases",

@@ -105,11 +105,10 @@ def plan_command(
     from kvlint.rules.runner import check_container, plan_rules
 
     try:
+        # the release: --engine-version, as kvlint.engines.images.engine_release decides it without an image
         serving = parse_command_line(argv, options.engine_version)
     except ValueError as exc:
         raise PlanRequestError(str(exc)) from exc
-    if serving.version is None and options.engine_version:
-        serving.version = options.engine_version
     if env:
         serving.env.update(env)
     if serving.model is None:

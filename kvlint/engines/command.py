@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from kvlint import filecache
 from kvlint.engines.images import (
     engine_of_image,
-    engine_version,
+    engine_release,
     image_mentions_engine,
     split_image,
     unreleased_tag,
@@ -1001,10 +1001,12 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    image_says: bool = True,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
-    (``found.loc``) when known; ``version_override`` (``--engine-version``) is the release its options are read
-    with where the image does not name one (:func:`_release`)."""
+    (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
+    options are read with (:func:`kvlint.engines.images.engine_release`; ``image_says`` False: the image's tag
+    is not the engine's, as a Dynamo runtime's)."""
     cfg = _dispatch_argv(
         found,
         container=container,
@@ -1013,6 +1015,7 @@ def _dispatch(
         env_locs=env_locs,
         config_loader=config_loader,
         version_override=version_override,
+        image_says=image_says,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1028,6 +1031,7 @@ def _dispatch_argv(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    image_says: bool = True,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1038,8 +1042,6 @@ def _dispatch_argv(
             env_locs=env_locs,
             version_override=version_override,
         )
-    img_engine = engine_of_image(image) or image_mentions_engine(image)
-    version = engine_version(image) if img_engine in (None, found.engine) else None
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
     sources = [it.source for it in found.argv]
@@ -1052,17 +1054,14 @@ def _dispatch_argv(
         argv = [t for t, _ in mapped]
         locs = [locs[i] if i is not None else anchor for _, i in mapped]
         sources = [sources[i] if i is not None else "arg" for _, i in mapped]
-        found = _Found("vllm", found.argv, False, found.loc)
-        img_engine = "vllm"
         # a KServe release tag names the vLLM its image carries (images.KSERVE_HF_VLLM); other tags say nothing
-        version = engine_version(image)
+        found = _Found("vllm", found.argv, False, found.loc)
     else:
         server_args = ()
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
-        img_engine = "vllm"
-    version = _release(version, image, version_override)
+    version = engine_release(image, found.engine, version_override, image_says=image_says)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1182,8 +1181,9 @@ def parse_container(
         namespace: the workload's namespace (to pick ConfigMaps); ``configmaps`` maps
             ``(namespace, name)`` -> the ConfigMap object (``namespace`` None = unspecified).
         path: dotted path of the container in its document (unused in results; for callers' messages).
-        engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): the release the
-            options are read with where the image names none (:func:`_release`).
+        engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): with the image, it
+            decides the release the options are read with and ``ServingConfig.version``, which the memory model
+            and the rules use (:func:`kvlint.engines.images.engine_release`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1274,7 +1274,7 @@ def parse_container(
     if how is not None:
         # the words run without a shell (`command: [ray, start, --address=$(LWS_LEADER_ADDRESS):6379, --block]`):
         # a worker joining its leader's engine, as the same command in a `sh -c` script is (_scan_shell)
-        return _joiner(_Join(how, first_loc), container, image, env)
+        return _joiner(_Join(how, first_loc), container, image, env, engine_version_option)
     reason = ""
     sh = _shell_split(items)
     mounted, why = None, ""
@@ -1292,13 +1292,13 @@ def parse_container(
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
-            return _joiner(found, container, image, env)
+            return _joiner(found, container, image, env, engine_version_option)
     if sh:
         found, reason = _scan_shell(items, sh[0], sh[1], env)
         if isinstance(found, _Found):
             return dispatch(found)
         if isinstance(found, _Join):
-            return _joiner(found, container, image, env)
+            return _joiner(found, container, image, env, engine_version_option)
         if not reason:
             return None  # the script only waits (sleep, trap, wait): this container serves nothing
     elif why:
@@ -1329,7 +1329,7 @@ def parse_container(
                 )
         else:
             reason = _reason_for(texts)
-    version = engine_version(image) if (img_engine or hint) in (None, engine) else None
+    version = engine_release(image, engine, engine_version_option)
     if why and reason == why:  # a script the runtime cannot execute or mount: the container never starts
         fix = (
             "give the ConfigMap volume defaultMode: 0755 (or its item mode: 0755) and start the script with a "
@@ -1414,17 +1414,6 @@ def _mentions(texts: Sequence[str]) -> list[str]:
 _DYNAMO = {"dynamo-vllm": "vllm", "dynamo-sglang": "sglang"}
 
 
-def _release(version: str | None, image: str, override: str | None) -> str | None:
-    """The release a container's options are read with: ``override`` (``--engine-version``, ``engine_version`` in
-    .kvlint.yaml) where the image names none or is not a known release image of the engine (a fork's own tag,
-    a Dynamo release), as :func:`kvlint.pipeline.analyse_serving` then sets it for the plan; else ``version``,
-    read from the image. Without this the parser read the options of an unpinned image as of no release and
-    said 'the image does not say which release runs' after the user had said it."""
-    if override and (version is None or engine_of_image(image) is None):
-        return override
-    return version
-
-
 def _dynamo(
     found: _Found,
     *,
@@ -1450,6 +1439,7 @@ def _dynamo(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
+            image_says=False,  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
         ),
         engine,
     )
@@ -1457,8 +1447,9 @@ def _dynamo(
 
 def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
-    the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them), no engine
-    version (the image tag is Dynamo's). Modifies and returns ``cfg``."""
+    the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them). ``cfg.version`` is
+    the release they were read with, ``--engine-version`` or None (the image tag is Dynamo's:
+    :func:`kvlint.engines.images.engine_release` reads none from it). Modifies and returns ``cfg``."""
     dynamo_opts = [
         f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
         for f in cfg.findings
@@ -1469,7 +1460,6 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         for f in cfg.findings
         if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
     ]
-    cfg.version = None  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
     what = (
         f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
         if dynamo_opts
@@ -1486,7 +1476,12 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     # KV208 warning)
     tag = unreleased_tag(cfg.image, engine_tag=False)
     release = ""
-    if tag is not None:
+    if tag is not None and cfg.version is not None:
+        # --engine-version named the release inside: the note says it, as the plan and every rule use it
+        name = "vLLM" if engine == "vllm" else "SGLang"
+        release = f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
+        cfg.release_noted = True
+    elif tag is not None:
         from kvlint.memory.versions import NEWEST_VLLM
 
         newest = (
@@ -1567,14 +1562,18 @@ def _assumed_vllm(image: str, texts: Sequence[str], loc: Loc | None, tag: str | 
     )
 
 
-def _joiner(found: _Join, container: LDict, image: str, env: dict[str, str]) -> ServingConfig:
+def _joiner(
+    found: _Join, container: LDict, image: str, env: dict[str, str], version_option: str | None
+) -> ServingConfig:
+    """A multi-node worker that joins its leader's engine (``ray start --address=...``): the engine its image
+    names (vLLM else), its release decided as any container's (:func:`kvlint.engines.images.engine_release`)."""
     engine = engine_of_image(image) or image_mentions_engine(image) or "vllm"
     return ServingConfig(
         engine=engine,  # type: ignore[arg-type]
         container=container,
         container_name=ref_part(str(container.get("name", ""))),
         image=image,
-        version=engine_version(image),
+        version=engine_release(image, engine, version_option),
         model=None,
         env=env,
         command_loc=found.loc,
@@ -1643,8 +1642,10 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
     Accepts ``vllm serve MODEL ...``, ``python[3] -m vllm.entrypoints.openai.api_server --model X ...``,
     ``text-generation-launcher --model-id X ...``, ``python -m sglang.launch_server --model-path X ...``,
     ``sglang serve ...``, NVIDIA Dynamo's ``python -m dynamo.vllm|dynamo.sglang ...`` workers (read by that engine's
-    parser, Dynamo's own options set aside, :func:`_as_dynamo_worker`). ``version`` is the engine release to
-    check options against (None = any).
+    parser, Dynamo's own options set aside, :func:`_as_dynamo_worker`). ``version``
+    (``--engine-version``) is the engine release to check options against and to plan (None: any option, the
+    newest release planned), as :func:`kvlint.engines.images.engine_release` decides it for a command without
+    an image.
     Leading ``NAME=value`` environment assignments, with or without ``env`` before them, as a shell would run
     them (``VLLM_USE_V1=0 vllm serve ...``, ``env VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve ...``), become the
     engine's environment (``ServingConfig.env``), which switches the engine reads (V0/V1, the sampler, the
@@ -1663,6 +1664,8 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
         )
     engine, start, pos_model = m
     rest = words[start:]
+    # a typed command has no image: the release given (--engine-version) is the one, as for a container
+    version = engine_release("", _DYNAMO.get(engine, engine), version)
     if engine in _DYNAMO:  # python -m dynamo.vllm|sglang: the engine's parser, Dynamo's options set aside
         inner = _DYNAMO[engine]
         if inner == "vllm":
@@ -1671,10 +1674,7 @@ def parse_command_line(argv: Sequence[str], version: str | None = None) -> Servi
             )
         else:
             cfg = parse_sglang_argv(rest, version=version, env=env, container=LDict())
-        cfg = _as_dynamo_worker(cfg, inner)
-        if version is not None:
-            cfg.version = version  # --engine-version names the engine's release inside the Dynamo image
-        return cfg
+        return _as_dynamo_worker(cfg, inner)
     if engine == "vllm":
         return parse_vllm_argv(rest, version=version, env=env, container=LDict(), positional_model=pos_model)
     if engine == "tgi":

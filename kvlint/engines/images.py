@@ -37,6 +37,7 @@ __all__ = [
     "ENGINE_IMAGE_WORDS",
     "ENGINE_TEXT",
     "engine_of_image",
+    "engine_release",
     "engine_version",
     "envsubst_placeholders",
     "image_mentions_engine",
@@ -398,12 +399,57 @@ def unreleased_tag(image: str, *, engine_tag: bool = True) -> str | None:
     return tag
 
 
+def engine_release(image: str, engine: str, option: str | None, *, image_says: bool = True) -> str | None:
+    """The release of ``engine`` (``vllm`` | ``tgi`` | ``sglang``) that a container running it on ``image`` is
+    read, checked and planned with: the one answer every consumer gets (the option parser's table of known
+    options, the memory model, KV208 and the KV504 notes that name an assumed release, ``kvlint plan``,
+    ``simulate``, ``diff`` and the webhook, which all read :attr:`kvlint.types.ServingConfig.version` as this
+    function set it). ``option`` is ``--engine-version`` (``engine_version`` in ``.kvlint.yaml``, the webhook's
+    ``--engine-version``), already validated as a PEP 440 release; None when not given.
+
+    Precedence, first that applies (README "Which engine release a container is read with", which keeps what
+    its "Options shared by check and plan" and the CHANGELOG promised: ``--engine-version`` "when the image tag
+    does not say, or the image is not one kvlint knows as the engine's release image"):
+
+    1. The release pinned by the tag of a release image of ``engine`` itself (:func:`engine_of_image` names
+       ``engine`` and :func:`engine_version` reads the tag): ``vllm/vllm-openai:v0.11.0`` -> ``0.11.0``,
+       ``rocm/vllm:rocm6.3.1_vllm_0.8.5_20250521`` -> ``0.8.5``, ``lmsysorg/sglang:v0.5.5.post3-cu126``,
+       ``ghcr.io/huggingface/text-generation-inference:3.0.1``. ``option`` does not override it: one run over
+       many manifests gives each pinned image its own release, and ``--engine-version`` fills in the others.
+    2. ``option``, where the image does not pin the release that way: no image, no tag, ``latest``/``main``/
+       ``nightly``, a digest alone, a tag that names no release (NGC ``26.02-py3``, llm-d, LMCache, a private
+       build's ``prod``), an operator-chosen image (KServe runtime, KubeAI, KAITO), an NVIDIA Dynamo runtime
+       image, and an image kvlint does not know as a release image of ``engine``, whose tag may be its own
+       version (step 3).
+    3. The release read from such an image: the tag of a fork or custom build whose name mentions the engine
+       (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` -> ``0.1.0``, ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1``
+       -> ``0.5.0``), the vLLM a ``rayproject/ray-llm`` tag's Ray release requires (:data:`RAY_LLM_VLLM`), the
+       vLLM a ``kserve/huggingfaceserver`` tag's KServe release installs (:data:`KSERVE_HF_VLLM`).
+    4. None: the release is not known; the memory model then plans the newest release it models
+       (:func:`kvlint.memory.versions.resolve_version`) and KV208 says so.
+
+    The image says nothing of ``engine`` (steps 1 and 3 skipped) when it is the release image of another engine
+    (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine, or when ``image_says`` is False:
+    an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0``), whose tag is a Dynamo
+    release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's ``vllm`` extra pins
+    ``vllm==0.20.1``, its ``sglang`` extra ``sglang==0.5.11``).
+    A log's printed release (``kvlint verify``) is not an image and is decided by :mod:`kvlint.verify.compare`.
+    """
+    named = engine_of_image(image) or image_mentions_engine(image) if image else None
+    read = engine_version(image) if image and image_says and named in (None, engine) else None
+    if read is not None and engine_of_image(image) == engine:
+        return read  # 1: a release image of the engine pins it
+    if option:
+        return option  # 2
+    return read  # 3, or 4 (None)
+
+
 def tag_of_unknown_image(serving: ServingConfig) -> bool:
     """Whether ``serving.version`` was read from the tag (or name) of an image kvlint does not know as a release
     image of the engine -- one it recognised only because its name mentions the engine, as a fork or a custom
-    build (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0``), whose tag may be that image's own version. An
-    explicit ``--engine-version`` (``engine_version`` in ``.kvlint.yaml``) then takes precedence over it; for a
-    known release image (:func:`engine_of_image`) the tag does."""
+    build (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0``), whose tag may be that image's own version. Said by
+    KV208 of a release outside those kvlint models; which release applies is :func:`engine_release`'s to
+    decide (an explicit ``--engine-version`` takes precedence over such a tag)."""
     image = serving.image
     return (
         bool(image)

@@ -20,11 +20,15 @@ __all__ = ["find_leader"]
 
 
 def find_leader(
-    serving: ServingConfig, w: Workload, configmaps: Mapping[tuple[str | None, str], LDict] | None = None
+    serving: ServingConfig,
+    w: Workload,
+    configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
+    engine_version_option: str | None = None,
 ) -> None:
     """Fill ``serving.joins.leader`` with the engine command of ``w``'s leader workload (the first of its
-    containers whose engine command kvlint reads). Leaves it None when the workload has no leader or the
-    leader's command cannot be read either. Never raises."""
+    containers whose engine command kvlint reads), read with the release ``engine_version_option``
+    (``--engine-version``) and its image decide, as the leader's own analysis reads it. Leaves it None when the
+    workload has no leader or the leader's command cannot be read either. Never raises."""
     from kvlint.engines.command import parse_container
 
     joins = serving.joins
@@ -39,7 +43,13 @@ def find_leader(
         if not isinstance(c, LDict):
             continue
         try:
-            cfg = parse_container(c, pod_spec=lw.pod_spec, namespace=lw.namespace, configmaps=configmaps)
+            cfg = parse_container(
+                c,
+                pod_spec=lw.pod_spec,
+                namespace=lw.namespace,
+                configmaps=configmaps,
+                engine_version_option=engine_version_option,
+            )
         except Exception:  # a leader the parser cannot read leaves the worker unjoined
             continue
         if cfg is not None and cfg.joins is None and (cfg.model is not None or cfg.flags):

@@ -187,6 +187,30 @@ def is_untagged_source_build(pv: _PV) -> bool:
     return pv.release == (0, 1) and pv.dev is not None
 
 
+def engine_version_option(value: str | None) -> str | None:
+    """An engine release as the user gives it (``--engine-version`` of ``kvlint check``, ``plan``, ``simulate``,
+    ``webhook serve``; ``engine_version`` in ``.kvlint.yaml``), in the one form every consumer reads: blanks and
+    a leading ``v``/``V`` dropped, as image tags are read (``v0.11.0`` -> ``0.11.0``); None for None or an empty
+    string. The option parser's release table and the memory model then see the same text
+    (:func:`kvlint.engines.images.engine_release` puts it on the container): a raw ``v0.11.0`` was a release
+    the memory model read as 0.11.0 but the option parser as none (every release's options).
+
+    Raises:
+        ValueError: ``value`` is not a PEP 440 version (``0.11.0``, ``0.10.1.1``, ``0.11.0+cu130``,
+            ``0.15.2rc1.dev93``); the message says so and gives those examples.
+    """
+    if value is None or not value.strip():
+        return None
+    v = value.strip()
+    try:
+        _PV(v)  # an untagged source build (0.1.devN) is accepted and planned as "version unknown"
+    except InvalidVersion:
+        raise ValueError(
+            f"'{value}' is not a release number such as 0.11.0 (PEP 440: 0.10.1.1, 0.11.0+cu130, 0.15.2rc1.dev93)"
+        ) from None
+    return v.lstrip("vV")
+
+
 def parse_pep440(s: str | None) -> ReleaseVersion | None:
     """The PEP 440 version of a version string, image tag or log fragment, or None when there is none.
 

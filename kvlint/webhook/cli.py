@@ -65,7 +65,12 @@ def build_settings(**kw: Any) -> Any:
             )
         overrides["default_accelerator"] = kw["default_accelerator"]
     if kw.get("engine_version"):
-        overrides["engine_version"] = kw["engine_version"]
+        from kvlint.memory.versions import engine_version_option
+
+        try:  # the form kvlint check takes it in (v0.11.0 -> 0.11.0), so parser and plan read one release
+            overrides["engine_version"] = engine_version_option(kw["engine_version"])
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--engine-version") from None
     if kw.get("max_review_size") is not None:
         overrides["max_review_size"] = kw["max_review_size"]
     if kw.get("exemptions") is not None:
@@ -204,7 +209,12 @@ def webhook() -> None:
     "--model-dir", multiple=True, type=click.Path(file_okay=False), help="Mounted model-config cache."
 )
 @click.option("--default-accelerator", metavar="ID", help="GPU assumed when a manifest does not say.")
-@click.option("--engine-version", metavar="V", help="Engine version when the image tag does not say.")
+@click.option(
+    "--engine-version",
+    metavar="V",
+    help="Engine version when the image tag does not say, or the image is not one kvlint knows as the engine's "
+    "release image (e.g. 0.11.0), as for kvlint check.",
+)
 @click.option(
     "--cluster",
     is_flag=True,

@@ -365,14 +365,20 @@ class _Reader:
             )
 
     def known_options(self) -> dict[str, tuple[str, str]]:
-        """The vLLM options of the release the worker image runs (every release's when it is not known)."""
-        from kvlint.engines.images import engine_version
+        """The vLLM options of the release the worker image runs (every release's when it is not known), as
+        :func:`kvlint.engines.images.engine_release` reads it from the image. ``--engine-version`` is not
+        known here (workloads are built before the run's options apply), so with it the words written for an
+        ``engine_kwargs`` key set to false follow the image's release, while the parser reads them with the
+        option's."""
+        from kvlint.engines.images import engine_release
         from kvlint.engines.vllm import known_options
 
         cs = self.pod.get("containers") if self.pod is not None else None
         image = cs[0].get("image") if isinstance(cs, list) and cs and isinstance(cs[0], dict) else None
         if self._known is None:
-            self._known = known_options(engine_version(image) if isinstance(image, str) else None)
+            self._known = known_options(
+                engine_release(image, "vllm", None) if isinstance(image, str) else None
+            )
         return self._known
 
     def take(self, loc: Loc | None, app: dict) -> bool:

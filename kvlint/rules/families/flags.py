@@ -124,8 +124,9 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             side = "newer than" if v > newest else "older than"
             repo, tag = split_image(s.image)[:2]
             # an image kvlint knows only because its name mentions vLLM (a fork or a custom build, e.g.
-            # neuralmagic/nm-vllm-openai): its tag is that image's version, which may not be vLLM's
-            guessed = tag_of_unknown_image(s)
+            # neuralmagic/nm-vllm-openai): its tag is that image's version, which may not be vLLM's; with
+            # --engine-version the release is that option's (images.engine_release), never such a tag
+            guessed = tag_of_unknown_image(s) and not ctx.options.engine_version
             read = (
                 f", read from the tag {tag} of {repo} (not an image kvlint knows as a vLLM release image: the tag "
                 "may be that image's own version),"
