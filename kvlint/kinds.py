@@ -262,6 +262,16 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "InferenceSets, which kvlint reads, are reviewed only when their owner is not",
     ),
     _k(
+        "workload.serving.volcano.sh",
+        "ModelBooster",
+        "modelboosters",
+        "Kthena",
+        why_not="it holds no pod template (kvlint only notes that Kthena generates the ModelServing from it); "
+        "Kthena's model-booster controller creates a ModelServing with the ModelBooster as controlling owner "
+        "(volcano-sh/kthena pkg/model-booster-controller/convert/model_serving.go BuildModelServing), and that "
+        "ModelServing, which kvlint reads, is reviewed",
+    ),
+    _k(
         "inference.llmaz.io",
         "Playground",
         "playgrounds",
