@@ -266,10 +266,10 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "ModelBooster",
         "modelboosters",
         "Kthena",
-        why_not="it holds no pod template (kvlint only notes that Kthena generates the ModelServing from it); "
-        "Kthena's model-booster controller creates a ModelServing with the ModelBooster as controlling owner "
-        "(volcano-sh/kthena pkg/model-booster-controller/convert/model_serving.go BuildModelServing), and that "
-        "ModelServing, which kvlint reads, is reviewed",
+        why_not="it holds no pod template: kvlint check restates the engine pods of the ModelServing Kthena "
+        "generates from it; Kthena's model-booster controller creates that ModelServing with the ModelBooster "
+        "as controlling owner (volcano-sh/kthena pkg/model-booster-controller/convert/model_serving.go "
+        "BuildModelServing), and the ModelServing, which holds the full command, is reviewed",
     ),
     _k(
         "inference.llmaz.io",

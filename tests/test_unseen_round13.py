@@ -3,6 +3,7 @@ showed to be wrong, each checked on the file itself."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from kvlint.pipeline import Options, run_check
 from kvlint.sizing import summarise
 from kvlint.source import LDict, Loc
 from kvlint.types import Document
+from kvlint.workloads.kthena import _go_value
 from kvlint.workloads.operators import unread_kind_note
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
@@ -24,20 +26,105 @@ def _check(name: str, **opts):
     return run_check([str(COLLECTED / name)], Options(allow_hub=False, **opts))
 
 
-def test_kthena_model_booster_is_not_read_and_says_so() -> None:
-    """Kthena's ModelBooster (workload.serving.volcano.sh) names its vLLM backend, model URI and GPU workers, and
-    kthena's controller turns it into a ModelServing. kvlint reads ModelServing but had nothing for ModelBooster:
-    '0 errors, 0 warnings, 0 workloads', a clean pass on a file that deploys an LLM. It now gets the KV503 note
-    of the operator objects kvlint does not read, at its spec, and counts as not read in the sizing line."""
-    for name in BOOSTERS:
-        res = _check(name)
-        (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
-        assert note.severity == "info"
-        assert note.message.startswith("kvlint does not read this ModelBooster's engine settings")
-        assert "kubectl get modelserving" in note.message
-        text = (COLLECTED / name).read_text().splitlines()
-        assert note.loc is not None and text[note.loc.line - 2].strip() == "spec:"  # at the spec's first key
-        assert summarise(res).not_read == 1
+def test_kthena_model_booster_is_read_as_the_pods_kthena_generates() -> None:
+    """Kthena's ModelBooster (workload.serving.volcano.sh) names its vLLM backend, model URI and GPU workers;
+    kthena's controller turns it into a ModelServing. kvlint reads ModelServing but had nothing for
+    ModelBooster: '0 errors, 0 warnings, 0 workloads', a clean pass on a file that deploys an LLM. Its engine
+    pods are now restated: the NIXL P/D example's prefill and decode workers are each a vLLM container on one
+    GPU, planned on Qwen/Qwen3-0.6B (its hf:// modelURI), with the worker config as flags; the Ascend example
+    is read too, and is not sized because its image is an Ascend build."""
+    res = _check(BOOSTERS[1])
+    assert [cr.workload.path for cr in res.containers] == [
+        "spec.backend.workers[0]",
+        "spec.backend.workers[1]",
+    ]
+    text = (COLLECTED / BOOSTERS[1]).read_text().splitlines()
+    for cr, role in zip(res.containers, ("prefill", "decode"), strict=True):
+        assert cr.serving.engine == "vllm" and cr.fleet
+        assert cr.workload.derived_model == "Qwen/Qwen3-0.6B"
+        assert text[cr.container.loc.line - 1].strip() == f"- type: {role}"
+        words = list(cr.container["command"])
+        assert words[:4] == ["python3", "-m", "vllm.entrypoints.openai.api_server", "--model"]
+        assert words[4] == "/tmp/cache/" + hashlib.md5(b"hf://Qwen/Qwen3-0.6B").hexdigest()
+        # config keys sorted, as ConvertVLLMArgsFromJson writes them
+        assert words[5::2] == [
+            "--kv-transfer-config",
+            "--served-model-name",
+            "--tensor-parallel-size",
+            "--uvicorn-log-level",
+        ]
+        assert words[words.index("--tensor-parallel-size") + 1] == "1"
+    assert summarise(res).sized == 2 and summarise(res).not_read == 0
+    ascend = _check(BOOSTERS[0])
+    assert summarise(ascend).not_sized == {"not a CUDA/ROCm GPU": 1}
+    assert summarise(ascend).not_read == 0
+
+
+def _booster(backend_type: str, pods: int = 1, config: str = "{}") -> str:
+    """A ModelBooster written for these tests, in the shape of kthena's examples."""
+    return (
+        "apiVersion: workload.serving.volcano.sh/v1alpha1\nkind: ModelBooster\nmetadata:\n  name: b\nspec:\n"
+        f"  backend:\n    name: b\n    type: {backend_type}\n    modelURI: hf://Qwen/Qwen3-8B\n"
+        "    cacheURI: pvc://model-cache\n    replicas: 2\n    workers:\n      - type: server\n"
+        f"        image: vllm/vllm-openai:v0.10.0\n        replicas: 3\n        pods: {pods}\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 2\n"
+        f"        config: {config}\n"
+    )
+
+
+def test_model_booster_config_values_are_written_as_kthena_writes_them(tmp_path: Path) -> None:
+    """Booleans as Go writes them, numbers from 10^6 in Go's exponent form, an empty string as a flag alone,
+    underscores as dashes; the pods are backend.replicas x the worker's replicas."""
+    path = tmp_path / "b.yaml"
+    cfg = '{max_model_len: 1000000, enforce-eager: true, gpu-memory-utilization: 0.9, trust-remote-code: ""}'
+    path.write_text(_booster("vLLM", config=cfg), encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = res.containers
+    words = list(cr.container["command"])
+    assert words[4] == "/model-cache/" + hashlib.md5(b"hf://Qwen/Qwen3-8B").hexdigest()
+    assert words[5:] == [
+        "--enforce-eager",
+        "true",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--max-model-len",
+        "1e+06",
+        "--trust-remote-code",
+    ]
+    assert cr.workload.replicas == 6
+
+
+@pytest.mark.parametrize(("backend_type", "pods"), [("SGLang", 1), ("MindIE", 1), ("vLLM", 2)])
+def test_model_booster_kvlint_does_not_read_keeps_its_note(
+    tmp_path: Path, backend_type: str, pods: int
+) -> None:
+    """Backends kthena's controller does not convert (SGLang, MindIE), and a server worker of several pods (a
+    Ray cluster its script builds), give no pod: the KV503 note says so and the object counts as not read."""
+    path = tmp_path / "b.yaml"
+    path.write_text(_booster(backend_type, pods), encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert not res.containers
+    (note,) = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert note.severity == "info" and "kubectl get modelserving" in note.message
+    assert summarise(res).not_read == 1
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (1e6, "1e+06"),
+        (1048576, "1.048576e+06"),
+        (131072, "131072"),
+        (0.9, "0.9"),
+        (0.00001, "1e-05"),
+        (0, "0"),
+        (-2.5, "-2.5"),
+        (0.0001, "0.0001"),
+    ],
+)
+def test_go_float_formatting(value: float, text: str) -> None:
+    """Go's %v of a float64 (strconv.FormatFloat 'g', shortest): exponent form when exp < -4 or exp >= 6."""
+    assert _go_value(value) == text
 
 
 def test_model_booster_of_another_group_gets_no_note() -> None:

@@ -36,7 +36,7 @@ from kvlint.workloads.base import (
 from kvlint.workloads.gitops import gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
-from kvlint.workloads.kthena import model_serving_workloads
+from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
@@ -629,6 +629,7 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroupSet"): rbg_set_workloads,
     ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
+    ("workload.serving.volcano.sh", "ModelBooster"): model_booster_workloads,
     ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
     ("nvidia.com", "DynamoComponentDeployment"): dynamo_component_deployment_workloads,
     ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): hyperpod_workloads,

@@ -12,13 +12,26 @@ paired as a leader and its workers, as for a LeaderWorkerSet.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
 
-from kvlint.source import LDict, loc_of
+from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import Document, Workload
-from kvlint.workloads.base import get_in, int_or_none, make_workload, with_injected_env
+from kvlint.workloads.base import (
+    get_in,
+    int_or_none,
+    ldict,
+    llist,
+    make_workload,
+    synthetic_workload,
+    with_injected_env,
+)
+from kvlint.workloads.llmisvc import model_from_uri
 
-__all__ = ["model_serving_workloads"]
+__all__ = ["model_booster_workloads", "model_serving_workloads"]
 
 
 def model_serving_workloads(doc: Document) -> list[Workload]:
@@ -65,4 +78,142 @@ def model_serving_workloads(doc: Document) -> list[Workload]:
             elif leader is not None:
                 w = replace(w, leader=leader)
             out.append(w)
+    return out
+
+
+#: Where :func:`model_booster_workloads` restates Kthena's model-booster controller from.
+BOOSTER_SOURCE = (
+    "volcano-sh/kthena@3cc057284c34469fcb0ed22a12dac84b1d120719 pkg/model-booster-controller/convert/"
+    "model_serving.go BuildModelServing, buildCommands, GetCachePath, GetMountPath; utils/template.go "
+    "ConvertVLLMArgsFromJson; convert/templates/vllm.yaml, vllm-pd.yaml"
+)
+#: ModelBooster backend types Kthena's controller converts, -> the worker types that run an engine each
+#: (BuildModelServing refuses the others: "not support model backend type")
+_BOOSTER_ROLES = {"vLLM": ("server",), "vLLMDisaggregated": ("prefill", "decode")}
+
+
+def _go_float(f: float) -> str:
+    """``fmt.Sprintf("%v", f)`` of a Go float64 (JSON numbers decode to float64 into ``interface{}``): the
+    shortest digits, in exponent form (``1e+06``, ``1.048576e+06``) when the exponent is below -4 or 6 and
+    above (Go ``strconv.FormatFloat(f, 'g', -1, 64)``: %e when ``exp < -4 || exp >= 6`` for the shortest)."""
+    if f != f or f in (float("inf"), float("-inf")):
+        return "NaN" if f != f else ("+Inf" if f > 0 else "-Inf")
+    if f == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(f)).normalize().as_tuple()
+    ds = "".join(str(d) for d in digits)
+    exp = len(ds) - 1 + int(exponent)
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{minus}0.{'0' * (-exp - 1)}{ds}"
+    whole = ds[: exp + 1].ljust(exp + 1, "0")
+    frac = ds[exp + 1 :]
+    return f"{minus}{whole}{'.' + frac if frac else ''}"
+
+
+def _go_value(v: Any) -> str:
+    """``fmt.Sprintf("%v", v)`` of a value json.Unmarshal put in ``interface{}`` (string, bool, float64, nil,
+    map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return _go_float(float(v))
+    if v is None:
+        return "<nil>"
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{_go_value(v[k])}" for k in sorted(v, key=str)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(_go_value(x) for x in v) + "]"
+    return str(v)
+
+
+def _cache_path(uri: str) -> str:
+    """GetCachePath: ``/`` + host and path of the cache URI, slashes trimmed (``hostpath:///tmp/cache`` ->
+    ``/tmp/cache``); empty when the URI has no scheme or no path."""
+    parsed = urlsplit(uri)
+    if not parsed.scheme:
+        return ""
+    rest = (parsed.netloc + parsed.path).strip("/")
+    return "/" + rest if rest else ""
+
+
+def model_booster_workloads(doc: Document) -> list[Workload]:
+    """Kthena ``ModelBooster`` (workload.serving.volcano.sh): the engine container of each pod the ModelServing
+    generated from it runs (:data:`BOOSTER_SOURCE`). For a ``vLLM`` backend, the ``server`` worker; for
+    ``vLLMDisaggregated``, the ``prefill`` and ``decode`` workers, each its own role. The container (``engine``)
+    runs the worker's ``image`` with ``python3 -m vllm.entrypoints.openai.api_server --model
+    <GetCachePath(cacheURI)>/<md5 of modelURI>`` then the worker's ``config`` as ``--key value`` (keys sorted,
+    ``_`` written ``-``, values as Go's ``%v``: booleans ``true``/``false``, numbers in exponent form from 10^6, an
+    empty string a flag alone; a ``vLLM`` backend uses the first worker's config, as buildCommands does), the
+    worker's ``resources`` and the backend's ``env``; ``backend.replicas`` x the worker's ``replicas`` pods. The
+    model is the hub id of an ``hf://ORG/NAME`` modelURI (``derived_model``); other URIs leave it unknown (the path
+    is a digest). Not read (empty, and the ModelBooster keeps its KV503 note): other backend types, which the
+    controller refuses, and a ``server`` worker of more than one pod (a Ray cluster built by a script). Left
+    out: the runtime sidecar and the downloader init container (no GPU, no engine), and the ``pip install`` of
+    NIXL or Mooncake put before the command for a KV connector (it does not change the engine's options)."""
+    backend = get_in(doc.data, "spec", "backend")
+    if not isinstance(backend, LDict):
+        return []
+    roles = _BOOSTER_ROLES.get(str(backend.get("type") or ""))
+    workers = backend.get("workers")
+    if roles is None or not isinstance(workers, list) or not workers:
+        return []
+    by_type: dict[str, tuple[int, LDict]] = {}
+    for i, w in enumerate(workers):
+        if isinstance(w, LDict) and str(w.get("type") or "") not in by_type:
+            by_type[str(w.get("type") or "")] = (i, w)
+    if any(r not in by_type for r in roles):
+        return []
+    if roles == ("server",) and (int_or_none(by_type["server"][1].get("pods")) or 1) > 1:
+        return []
+    uri = str(backend.get("modelURI") or "")
+    uri_loc = loc_of(backend, "modelURI") or loc_of(doc.data, "spec") or doc.loc
+    path = _cache_path(str(backend.get("cacheURI") or "")) + "/" + hashlib.md5(uri.encode()).hexdigest()
+    backend_replicas = int_or_none(backend.get("replicas"))
+    out: list[Workload] = []
+    for role in roles:
+        i, worker = by_type[role]
+        wloc = loc_of(workers, i) or uri_loc
+        # buildVllmModelServing takes the first worker's config, whatever its type
+        config = (workers[0] if roles == ("server",) else worker).get("config")
+        words: list[tuple[Any, Loc | None]] = [
+            *((w, wloc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")),
+            ("--model", uri_loc),
+            (path, uri_loc),
+        ]
+        if isinstance(config, dict):
+            for key in sorted(config, key=str):
+                kloc = loc_of(config, key)
+                words.append(("--" + str(key).replace("_", "-"), kloc))
+                value = _go_value(config[key])
+                if value:
+                    words.append((value, kloc))
+        items: list[tuple[str, Any, Loc | None]] = [
+            ("name", "engine", wloc),
+            ("image", str(worker.get("image") or ""), loc_of(worker, "image") or wloc),
+            ("command", llist(wloc, words), wloc),
+        ]
+        env = backend.get("env")
+        if isinstance(env, list):
+            items.append(("env", env, loc_of(backend, "env")))
+        resources = worker.get("resources")
+        if isinstance(resources, LDict):
+            items.append(("resources", resources, loc_of(worker, "resources")))
+        container = ldict(wloc, items)
+        ps = ldict(wloc, [("containers", llist(wloc, [(container, wloc)]), wloc)])
+        replicas = int_or_none(worker.get("replicas"))
+        if replicas is not None and backend_replicas is not None:
+            replicas *= backend_replicas
+        out.append(
+            synthetic_workload(
+                doc,
+                ps,
+                f"spec.backend.workers[{i}]",
+                replicas=replicas,
+                derived_model=model_from_uri(uri),
+            )
+        )
     return out

@@ -343,11 +343,12 @@ _UNREAD = {
     "RayService": "the engine is configured by the Python code of the Ray Serve application in serveConfigV2 "
     "(its import_path), which kvlint does not read (it reads Ray Serve LLM's llm_configs)",
     "RayJob": "the engine is configured by the Ray job's Python entrypoint, which kvlint does not read",
-    # volcano-sh/kthena@3cc05728 pkg/model-booster-controller/convert/model_serving.go BuildModelServing,
-    # buildCommands: python3 -m vllm.entrypoints.openai.api_server --model <download path> + workers[].config
-    "ModelBooster": "Kthena's model-booster controller generates a ModelServing from spec.backend, the vLLM "
-    "command from its modelURI and each worker's config, and each worker's image, resources and pods; kvlint "
-    "reads that ModelServing: kubectl get modelserving -o yaml | kvlint check -",
+    # the ModelBoosters kvlint.workloads.kthena.model_booster_workloads does not read (volcano-sh/kthena@3cc05728
+    # pkg/model-booster-controller/convert/model_serving.go BuildModelServing: vLLM, vLLMDisaggregated only)
+    "ModelBooster": "kvlint reads a vLLM or vLLMDisaggregated spec.backend whose workers run one pod each, "
+    "and this one is of another type or has a server worker of several pods; Kthena's model-booster "
+    "controller generates a ModelServing from it, which kvlint reads: kubectl get modelserving -o yaml | "
+    "kvlint check -",
 }
 #: The API group of a kind of :data:`_UNREAD` whose name other groups use too (llmaz's ``Service`` is matched on
 #: ``llmaz`` in its apiVersion, below)
