@@ -94,6 +94,18 @@ def test_model_booster_config_values_are_written_as_kthena_writes_them(tmp_path:
     assert cr.workload.replicas == 6
 
 
+def test_model_booster_read_on_an_image_that_names_no_engine_has_no_unread_note(tmp_path: Path) -> None:
+    """The note about objects kvlint does not read is for the ModelBoosters it does not read, not for one read
+    whose image is a private build that does not name vLLM."""
+    path = tmp_path / "b.yaml"
+    text = _booster("vLLM").replace("vllm/vllm-openai:v0.10.0", "registry.example.com/engine:1")
+    path.write_text(text, encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.serving.engine == "vllm"
+    assert not [d for d in res.diagnostics if d.message.startswith("kvlint does not read this")]
+
+
 @pytest.mark.parametrize(("backend_type", "pods"), [("SGLang", 1), ("MindIE", 1), ("vLLM", 2)])
 def test_model_booster_kvlint_does_not_read_keeps_its_note(
     tmp_path: Path, backend_type: str, pods: int

@@ -169,6 +169,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         return ws  # built from a GitOps object's inline chart values: its own KV504 says so
     if ws and serve_llm_reads(ws[0]):
         return ws  # built from a RayService's Ray Serve LLM configs: what was not read has its own KV503
+    if ws and doc.kind == "ModelBooster":
+        return ws  # its engine pods were read (kthena.model_booster_workloads), whatever the image is called
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
