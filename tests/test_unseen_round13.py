@@ -106,6 +106,25 @@ def test_model_booster_read_on_an_image_that_names_no_engine_has_no_unread_note(
     assert not [d for d in res.diagnostics if d.message.startswith("kvlint does not read this")]
 
 
+def test_model_booster_config_findings_name_the_config_key(tmp_path: Path) -> None:
+    """A finding on a flag Kthena wrote from a config key names that key: a whole number of a million or more,
+    which Go prints as 1e+06 and vLLM refuses, is to be quoted; a key that is no engine option (camelCase
+    maxModelLen, as kthena's own Deepseek-R1-Distill-llama-8B example writes it) is the key to correct."""
+    path = tmp_path / "b.yaml"
+    path.write_text(_booster("vLLM", config="{max-model-len: 1000000, maxNumSeqs: 8}"), encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    (kv206,) = [d for d in res.diagnostics if d.rule == "KV206"]
+    assert "'1e+06'" in kv206.message and "config.max-model-len: 1000000 as 1e+06" in kv206.message
+    assert kv206.fix == 'quote the value: max-model-len: "1000000" (Kthena writes a string as it is)'
+    (kv205,) = [d for d in res.diagnostics if d.rule == "KV205"]
+    assert "--maxNumSeqs" in kv205.message and "spec.backend.workers[0].config.maxNumSeqs" in kv205.message
+    assert kv205.fix is not None and kv205.fix.startswith(
+        "correct or remove maxNumSeqs in spec.backend.workers[0]"
+    )
+    line = path.read_text(encoding="utf-8").splitlines()[kv206.loc.line - 1]
+    assert "max-model-len: 1000000" in line
+
+
 @pytest.mark.parametrize(("backend_type", "pods"), [("SGLang", 1), ("MindIE", 1), ("vLLM", 2)])
 def test_model_booster_kvlint_does_not_read_keeps_its_note(
     tmp_path: Path, backend_type: str, pods: int

@@ -13,13 +13,14 @@ paired as a leader and its workers, as for a LeaderWorkerSet.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import ChartArg, Document, Workload
 from kvlint.workloads.base import (
     get_in,
     int_or_none,
@@ -114,13 +115,28 @@ def _go_float(f: float) -> str:
     return f"{minus}{whole}{'.' + frac if frac else ''}"
 
 
+def _whole(v: Any) -> str | None:
+    """A YAML number that is a whole number, as written (``1000000``); None for anything else."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    try:
+        if isinstance(v, int):
+            return str(v)
+        return str(int(v)) if math.isfinite(v) and v.is_integer() else None
+    except ValueError:  # more digits than Python prints (sys.set_int_max_str_digits)
+        return None
+
+
 def _go_value(v: Any) -> str:
     """``fmt.Sprintf("%v", v)`` of a value json.Unmarshal put in ``interface{}`` (string, bool, float64, nil,
     map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return _go_float(float(v))
+        try:
+            return _go_float(float(v))
+        except OverflowError:  # beyond float64: json.Unmarshal refuses it, and the controller with it
+            return "<out of range>"
     if v is None:
         return "<nil>"
     if isinstance(v, dict):
@@ -184,13 +200,38 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
             ("--model", uri_loc),
             (path, uri_loc),
         ]
+        written: list[ChartArg] = []
         if isinstance(config, dict):
+            at = f"spec.backend.workers[{0 if roles == ('server',) else i}].config"
             for key in sorted(config, key=str):
                 kloc = loc_of(config, key)
-                words.append(("--" + str(key).replace("_", "-"), kloc))
-                value = _go_value(config[key])
+                option = "--" + str(key).replace("_", "-")
+                words.append((option, kloc))
+                raw = config[key]
+                value = _go_value(raw)
                 if value:
                     words.append((value, kloc))
+                # a whole number Go prints in exponent form (1e+06): a string is written as it is
+                plain = _whole(raw)
+                odd = plain is not None and plain != value and not value.startswith("<")
+                written.append(
+                    ChartArg(
+                        kloc,
+                        (option, value) if value else (option,),
+                        f"{at}.{key}",
+                        True,
+                        writer="Kthena",
+                        extra=at,
+                        as_written=plain if odd else None,
+                        why=f"Kthena writes {at}.{key}: {plain} as {value}, as Go prints a JSON number"
+                        if odd
+                        else None,
+                        fix=f'quote the value: {key}: "{plain}" (Kthena writes a string as it is)'
+                        if odd
+                        else f"correct or remove {key} in {at}: Kthena writes each key as the option {option} "
+                        "followed by its value",
+                    )
+                )
         items: list[tuple[str, Any, Loc | None]] = [
             ("name", "engine", wloc),
             ("image", str(worker.get("image") or ""), loc_of(worker, "image") or wloc),
@@ -207,13 +248,12 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
         replicas = int_or_none(worker.get("replicas"))
         if replicas is not None and backend_replicas is not None:
             replicas *= backend_replicas
-        out.append(
-            synthetic_workload(
-                doc,
-                ps,
-                f"spec.backend.workers[{i}]",
-                replicas=replicas,
-                derived_model=model_from_uri(uri),
-            )
+        w = synthetic_workload(
+            doc,
+            ps,
+            f"spec.backend.workers[{i}]",
+            replicas=replicas,
+            derived_model=model_from_uri(uri),
         )
+        out.append(replace(w, chart_args=tuple(written)) if written else w)
     return out
