@@ -19,6 +19,7 @@ COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 BOOSTERS = (
     "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml",
     "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-booster__nixl-pd-disaggregation.yaml",
+    "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-booster__Deepseek-R1-Distill-llama-8B.yaml",
 )
 
 
@@ -58,6 +59,22 @@ def test_kthena_model_booster_is_read_as_the_pods_kthena_generates() -> None:
     ascend = _check(BOOSTERS[0])
     assert summarise(ascend).not_sized == {"not a CUDA/ROCm GPU": 1}
     assert summarise(ascend).not_read == 0
+
+
+def test_model_booster_from_s3_takes_the_model_from_the_uri_name() -> None:
+    """Kthena's Deepseek-R1-Distill-llama-8B example downloads s3://model-bucket/deepseek-r1-distill-llama-8b
+    into a digest-named directory: the model is the catalogued one that URI is named after, said in a KV505
+    that names Kthena's downloader and the URI (not KServe's storage initializer), and sized; its camelCase
+    config key maxModelLen, which Kthena writes as --maxModelLen, is a KV205 error naming that key."""
+    res = _check(BOOSTERS[2])
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "deepseek-ai/DeepSeek-R1-Distill-Llama-8B"
+    assert cr.fleet
+    (kv505,) = [d for d in res.diagnostics if d.rule == "KV505"]
+    assert "Kthena's model downloader" in kv505.message and "KServe" not in kv505.message
+    assert "s3://model-bucket/deepseek-r1-distill-llama-8b" in kv505.message
+    (kv205,) = [d for d in res.diagnostics if d.rule == "KV205"]
+    assert "--maxModelLen" in kv205.message and "config.maxModelLen" in kv205.message
 
 
 def _booster(backend_type: str, pods: int = 1, config: str = "{}") -> str:

@@ -165,8 +165,9 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
     ``_`` written ``-``, values as Go's ``%v``: booleans ``true``/``false``, numbers in exponent form from 10^6, an
     empty string a flag alone; a ``vLLM`` backend uses the first worker's config, as buildCommands does), the
     worker's ``resources`` and the backend's ``env``; ``backend.replicas`` x the worker's ``replicas`` pods. The
-    model is the hub id of an ``hf://ORG/NAME`` modelURI (``derived_model``); other URIs leave it unknown (the path
-    is a digest). Not read (empty, and the ModelBooster keeps its KV503 note): other backend types, which the
+    model is the hub id of an ``hf://ORG/NAME`` modelURI (``derived_model``); another URI (``s3://``, ``pvc://``)
+    is where Kthena's downloader fetches it from (``model_storage``: the catalogued model its last component
+    names, :func:`kvlint.models.resolve.resolve_stored_model`), the engine's path being a digest. Not read (empty, and the ModelBooster keeps its KV503 note): other backend types, which the
     controller refuses, and a ``server`` worker of more than one pod (a Ray cluster built by a script). Left
     out: the runtime sidecar and the downloader init container (no GPU, no engine), and the ``pip install`` of
     NIXL or Mooncake put before the command for a KV connector (it does not change the engine's options)."""
@@ -255,5 +256,10 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
             replicas=replicas,
             derived_model=model_from_uri(uri),
         )
-        out.append(replace(w, chart_args=tuple(written)) if written else w)
+        if written:
+            w = replace(w, chart_args=tuple(written))
+        if uri and model_from_uri(uri) is None:
+            # downloaded from an object store or a PVC: the models stage takes the model's name from the URI
+            w = replace(w, model_storage=uri)
+        out.append(w)
     return out
