@@ -227,3 +227,50 @@ def test_values_near_misses_stay_quiet(tmp_path: Path, text: str) -> None:
     path.write_text(text, encoding="utf-8")
     result = run_check([str(path)], Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV002"]
+
+
+# written for this test: ModelBoosters of the wrong shapes and types (a worker that is a string, a non-string
+# image, a list config, non-numeric pods, an infinite number, nested values, a list backend)
+_HOSTILE_BOOSTERS = """apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata: {name: h}
+spec:
+  backend:
+    type: vLLM
+    modelURI: 12
+    cacheURI: "::::"
+    replicas: -3
+    env: {a: b}
+    workers:
+      - "x"
+      - {type: server, pods: "abc", replicas: 99999999999999999999, config: [1, 2], resources: [a], image: {x: 1}}
+---
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata: {name: h2}
+spec:
+  backend:
+    type: vLLMDisaggregated
+    modelURI: hf://Qwen/Qwen3-8B
+    workers:
+      - {type: prefill, image: vllm/vllm-openai:v0.10.0, config: {tensor-parallel-size: .inf, x: null, y: {a: [1]}}, resources: {limits: {nvidia.com/gpu: 1}}}
+      - {type: decode}
+---
+apiVersion: workload.serving.volcano.sh/v1alpha1
+kind: ModelBooster
+metadata: {name: h3}
+spec:
+  backend: [1,2]
+"""
+
+
+def test_model_boosters_of_wrong_shapes_are_findings_not_a_traceback(tmp_path: Path) -> None:
+    from kvlint.pipeline import INTERNAL_ERROR
+
+    path = tmp_path / "b.yaml"
+    path.write_text(_HOSTILE_BOOSTERS, encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if INTERNAL_ERROR in d.message]
+    assert [d for d in res.diagnostics if d.rule == "KV206" and "'+Inf'" in d.message]
+    assert summarise(res).not_read == 1  # the list backend
+    assert all(isinstance(cr.container.get("image"), str) for cr in res.containers)

@@ -127,9 +127,16 @@ def _whole(v: Any) -> str | None:
         return None
 
 
-def _go_value(v: Any) -> str:
+#: how deep :func:`_go_value` writes nested maps and lists (a config value is a scalar in practice)
+_GO_VALUE_DEPTH = 16
+
+
+def _go_value(v: Any, depth: int = 0) -> str:
     """``fmt.Sprintf("%v", v)`` of a value json.Unmarshal put in ``interface{}`` (string, bool, float64, nil,
-    map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value."""
+    map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value; ``...`` below
+    :data:`_GO_VALUE_DEPTH` levels of nesting."""
+    if depth > _GO_VALUE_DEPTH:
+        return "..."
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
@@ -140,9 +147,9 @@ def _go_value(v: Any) -> str:
     if v is None:
         return "<nil>"
     if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(v[k])}" for k in sorted(v, key=str)) + "]"
+        return "map[" + " ".join(f"{k}:{_go_value(v[k], depth + 1)}" for k in sorted(v, key=str)) + "]"
     if isinstance(v, list):
-        return "[" + " ".join(_go_value(x) for x in v) + "]"
+        return "[" + " ".join(_go_value(x, depth + 1) for x in v) + "]"
     return str(v)
 
 
@@ -167,9 +174,9 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
     worker's ``resources`` and the backend's ``env``; ``backend.replicas`` x the worker's ``replicas`` pods. The
     model is the hub id of an ``hf://ORG/NAME`` modelURI (``derived_model``); another URI (``s3://``, ``pvc://``)
     is where Kthena's downloader fetches it from (``model_storage``: the catalogued model its last component
-    names, :func:`kvlint.models.resolve.resolve_stored_model`), the engine's path being a digest. Not read (empty, and the ModelBooster keeps its KV503 note): other backend types, which the
-    controller refuses, and a ``server`` worker of more than one pod (a Ray cluster built by a script). Left
-    out: the runtime sidecar and the downloader init container (no GPU, no engine), and the ``pip install`` of
+    names, :func:`kvlint.models.resolve.resolve_stored_model`), the engine's path being a digest. Not read
+    (empty, and the ModelBooster keeps its KV503 note): other backend types, which the controller refuses, and a
+    ``server`` worker of more than one pod (a Ray cluster built by a script). Left out: the runtime sidecar and the downloader init container (no GPU, no engine), and the ``pip install`` of
     NIXL or Mooncake put before the command for a KV connector (it does not change the engine's options)."""
     backend = get_in(doc.data, "spec", "backend")
     if not isinstance(backend, LDict):
@@ -188,14 +195,16 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
         return []
     uri = str(backend.get("modelURI") or "")
     uri_loc = loc_of(backend, "modelURI") or loc_of(doc.data, "spec") or doc.loc
-    path = _cache_path(str(backend.get("cacheURI") or "")) + "/" + hashlib.md5(uri.encode()).hexdigest()
+    digest = hashlib.md5(uri.encode(), usedforsecurity=False).hexdigest()  # GetMountPath: a directory name
+    path = _cache_path(str(backend.get("cacheURI") or "")) + "/" + digest
     backend_replicas = int_or_none(backend.get("replicas"))
     out: list[Workload] = []
     for role in roles:
         i, worker = by_type[role]
         wloc = loc_of(workers, i) or uri_loc
         # buildVllmModelServing takes the first worker's config, whatever its type
-        config = (workers[0] if roles == ("server",) else worker).get("config")
+        source = workers[0] if roles == ("server",) else worker
+        config = source.get("config") if isinstance(source, dict) else None
         words: list[tuple[Any, Loc | None]] = [
             *((w, wloc) for w in ("python3", "-m", "vllm.entrypoints.openai.api_server")),
             ("--model", uri_loc),
@@ -235,7 +244,11 @@ def model_booster_workloads(doc: Document) -> list[Workload]:
                 )
         items: list[tuple[str, Any, Loc | None]] = [
             ("name", "engine", wloc),
-            ("image", str(worker.get("image") or ""), loc_of(worker, "image") or wloc),
+            (
+                "image",
+                image if isinstance(image := worker.get("image"), str) else "",
+                loc_of(worker, "image") or wloc,
+            ),
             ("command", llist(wloc, words), wloc),
         ]
         env = backend.get("env")

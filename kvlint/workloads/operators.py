@@ -345,10 +345,9 @@ _UNREAD = {
     "RayJob": "the engine is configured by the Ray job's Python entrypoint, which kvlint does not read",
     # the ModelBoosters kvlint.workloads.kthena.model_booster_workloads does not read (volcano-sh/kthena@3cc05728
     # pkg/model-booster-controller/convert/model_serving.go BuildModelServing: vLLM, vLLMDisaggregated only)
-    "ModelBooster": "kvlint reads a vLLM or vLLMDisaggregated spec.backend whose workers run one pod each, "
-    "and this one is of another type or has a server worker of several pods; Kthena's model-booster "
-    "controller generates a ModelServing from it, which kvlint reads: kubectl get modelserving -o yaml | "
-    "kvlint check -",
+    "ModelBooster": "kvlint reads a spec.backend of type vLLM or vLLMDisaggregated whose server worker runs one "
+    "pod, and this one is not; Kthena's model-booster controller generates a ModelServing from it, which kvlint "
+    "reads: kubectl get modelserving -o yaml | kvlint check -",
 }
 #: The API group of a kind of :data:`_UNREAD` whose name other groups use too (llmaz's ``Service`` is matched on
 #: ``llmaz`` in its apiVersion, below)
