@@ -262,6 +262,16 @@ WORKLOAD_KINDS: tuple[WorkloadKind, ...] = (
         "InferenceSets, which kvlint reads, are reviewed only when their owner is not",
     ),
     _k(
+        "workload.serving.volcano.sh",
+        "ModelBooster",
+        "modelboosters",
+        "Kthena",
+        why_not="it holds no pod template: kvlint check restates the engine pods of the ModelServing Kthena "
+        "generates from it; Kthena's model-booster controller creates that ModelServing with the ModelBooster "
+        "as controlling owner (volcano-sh/kthena pkg/model-booster-controller/convert/model_serving.go "
+        "BuildModelServing), and the ModelServing, which holds the full command, is reviewed",
+    ),
+    _k(
         "inference.llmaz.io",
         "Playground",
         "playgrounds",

@@ -407,7 +407,13 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
     from kvlint.models.resolve import resolve_stored_model
 
     try:
-        return resolve_stored_model(location, ref, revision=revision, **_model_sources(options))
+        # a Kthena ModelBooster's model is fetched by the downloader init container of the ModelServing it makes
+        downloader = (
+            "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
+        )
+        return resolve_stored_model(
+            location, ref, revision=revision, downloader=downloader, **_model_sources(options)
+        )
     except Exception:  # defensive: the fallback must never take the run down
         return None
 

@@ -331,7 +331,7 @@ def helm_values_reason(doc: Document) -> str | None:
     ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
     ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
     or llm-d-modelservice's ``modelArtifacts`` with ``decode``/``prefill`` containers
-    (:func:`_llm_d_modelservice_reason`), or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
+    (:func:`_llm_d_modelservice_reason`), or a chart's engine chooser (:func:`_engine_framework_key`), or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
     top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
     (:func:`_serving_values_reason`).
     """
@@ -354,11 +354,34 @@ def helm_values_reason(doc: Document) -> str | None:
     llmd = _llm_d_modelservice_reason(data)
     if llmd is not None:
         return llmd
+    framework = _engine_framework_key(data)
+    if framework is not None:
+        return framework
     base = os.path.basename(doc.path).lower()
     if base.startswith("values") and base.endswith((".yaml", ".yml")):
         if os.path.isfile(os.path.join(os.path.dirname(doc.path) or ".", "Chart.yaml")):
             return "it is a values file beside a Chart.yaml"
     return _serving_values_reason(data)
+
+
+#: A serving engine as the value of a chart's engine chooser (``framework: sglang``), in lower case
+_FRAMEWORK_VALUE = re.compile(r"^(vllm|sglang|tgi|text-generation-inference)$")
+
+
+def _engine_framework_key(data: dict) -> str | None:
+    """Why a document without apiVersion/kind reads as the values of a chart that picks its engine by name, or
+    None: a top-level mapping with a ``framework`` or ``engine`` key naming vLLM, SGLang or TGI beside an
+    ``image`` key (AI-Hypercomputer/gpu-recipes' ``workload: {framework: sglang, image: ..., model: ...}``,
+    which its inference charts turn into the engine command). An engine's own config file has no ``image``; a
+    Compose file's services sit one level deeper, under ``services``."""
+    for key, value in data.items():
+        if not isinstance(key, str) or not isinstance(value, dict) or "image" not in value:
+            continue
+        for chooser in ("framework", "engine"):
+            name = value.get(chooser)
+            if isinstance(name, str) and _FRAMEWORK_VALUE.match(name.strip().lower()):
+                return f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)"
+    return None
 
 
 def _llm_d_modelservice_reason(data: dict) -> str | None:
@@ -453,11 +476,18 @@ def _image_repository_key(data: dict) -> str | None:
     one of its top-level mappings holds an ``image`` mapping with a ``repository`` string -- the image shape
     ``helm create`` writes into a chart's values, and an umbrella chart's values for a subchart under the
     subchart's key (OPEA's ``tgi: {image: {repository: ...text-generation-inference}}``); None otherwise.
+    The ``repository`` may be left empty (null) beside a ``tag`` key, to be set at install.
     No Kubernetes object lacks a kind, and a Compose file's ``image`` is a string."""
 
     def has(node: object) -> bool:
         image = node.get("image") if isinstance(node, dict) else None
-        return isinstance(image, dict) and isinstance(image.get("repository"), str)
+        if not isinstance(image, dict):
+            return False
+        repository = image.get("repository")
+        # left empty for ``--set`` at install (AI-Hypercomputer/gpu-recipes ``job.image: {repository:, tag:}``)
+        return isinstance(repository, str) or (
+            repository is None and "repository" in image and "tag" in image
+        )
 
     if has(data):
         return "image.repository"

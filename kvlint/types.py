@@ -161,8 +161,9 @@ class Workload:
             ``storageUri``, an LLMInferenceService ``spec.model.uri``, a HyperPod ``modelSourceConfig``, the
             model an OME runtime names), as a hub id or catalogue reference; the models stage reads it when no
             ``kvlint.io/model`` annotation names the model (:func:`kvlint.pipeline.model_reference`).
-        model_storage: where KServe's storage initializer downloads the model from, when kvlint cannot read
-            that place (an object-store or PVC ``storageUri``, a ``storage.path``); the models stage takes the
+        model_storage: where KServe's storage initializer (or Kthena's downloader) downloads the model from,
+            when kvlint cannot read that place (an object-store or PVC ``storageUri``, a ``storage.path``, a
+            ModelBooster ``modelURI``); the models stage takes the
             model's name from it when the container's model directory holds no config it can read
             (:func:`kvlint.models.resolve.resolve_stored_model`).
         derived_accelerator: the accelerator the operator object's own fields name (KubeAI ``resourceProfile``,

@@ -21,7 +21,7 @@ from kvlint.source import LDict, loc_of
 from kvlint.types import Document, Finding
 from kvlint.workloads import configmaps as configmaps_of
 from kvlint.workloads.base import get_in
-from kvlint.workloads.operators import _UNREAD, is_gitops, unread_kind_note
+from kvlint.workloads.operators import _UNREAD, _UNREAD_GROUPS, is_gitops, unread_kind_note
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
@@ -123,6 +123,9 @@ def _old_unread_kind_note(doc: Document, loc: Any = None) -> Finding | None:
     api = str(get_in(doc.data, "apiVersion") or "")
     if why is None or (doc.kind == "Service" and "llmaz" not in api):
         return None
+    # a kind of one API group (Kthena's ModelBooster)
+    if not api.startswith(_UNREAD_GROUPS.get(doc.kind, "")):
+        return None
     return Finding(
         "KV503",
         f"kvlint does not read this {doc.kind}'s engine settings: {why}",
@@ -146,7 +149,7 @@ def test_unread_kind_note_equals_reading_every_api_version() -> None:
     # every kind with a note, under an llmaz apiVersion and another, with data that is not a mapping
     base = docs[0]
     for kind in [*_UNREAD, "Service", "Deployment", ""]:
-        for api in ("llmaz.io/v1alpha1", "v1", None, 3):
+        for api in ("llmaz.io/v1alpha1", "workload.serving.volcano.sh/v1alpha1", "v1", None, 3):
             for data in (
                 LDict({"kind": kind, "apiVersion": api, "spec": LDict()}),
                 {"kind": kind, "apiVersion": api},

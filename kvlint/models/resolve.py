@@ -901,9 +901,11 @@ def resolve_stored_model(
     allow_hub: bool = True,
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
+    downloader: str = "KServe's storage initializer",
 ) -> ModelSpec | None:
     """The model a serving container reads from ``ref`` (KServe's ``/mnt/models``) when KServe's storage
-    initializer downloads it there from ``location``, a place kvlint cannot read (an ``s3://``, ``gs://``,
+    initializer (or another ``downloader``, named in the note: Kthena's model downloader) downloads it there
+    from ``location``, a place kvlint cannot read (an ``s3://``, ``gs://``,
     ``pvc://``, ``https://`` storage URI, or a ``storage.path`` inside the bucket its key names): the only
     catalogued model whose repository name is the location's last component (the rule of a container path named
     after its model, :func:`_path_named_model`), with an ASSUMPTION note (KV505); None when the location's name
@@ -928,7 +930,7 @@ def resolve_stored_model(
     where = location if "://" in location else f"the storage path {location}"
     name = Path(location.strip().rstrip("/")).name
     note = (
-        f"ASSUMPTION (path named after the model): KServe's storage initializer downloads the model to {ref} "
+        f"ASSUMPTION (path named after the model): {downloader} downloads the model to {ref} "
         f"from {where}, which kvlint cannot read; its last component '{name}' is the repository name of the "
         f"catalogued {hub_id} only, so the location is taken to hold that model"
     )

@@ -36,7 +36,7 @@ from kvlint.workloads.base import (
 from kvlint.workloads.gitops import gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads
-from kvlint.workloads.kthena import model_serving_workloads
+from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
@@ -169,6 +169,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         return ws  # built from a GitOps object's inline chart values: its own KV504 says so
     if ws and serve_llm_reads(ws[0]):
         return ws  # built from a RayService's Ray Serve LLM configs: what was not read has its own KV503
+    if ws and doc.kind == "ModelBooster":
+        return ws  # its engine pods were read (kthena.model_booster_workloads), whatever the image is called
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
@@ -629,6 +631,7 @@ CRD_READERS: dict[tuple[str, str], Callable[[Document], list[Workload]]] = {
     ("workloads.x-k8s.io", "RoleBasedGroup"): rbg_workloads,
     ("workloads.x-k8s.io", "RoleBasedGroupSet"): rbg_set_workloads,
     ("workload.serving.volcano.sh", "ModelServing"): model_serving_workloads,
+    ("workload.serving.volcano.sh", "ModelBooster"): model_booster_workloads,
     ("nvidia.com", "DynamoGraphDeployment"): dynamo_workloads,
     ("nvidia.com", "DynamoComponentDeployment"): dynamo_component_deployment_workloads,
     ("inference.sagemaker.aws.amazon.com", "InferenceEndpointConfig"): hyperpod_workloads,

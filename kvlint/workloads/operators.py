@@ -343,7 +343,15 @@ _UNREAD = {
     "RayService": "the engine is configured by the Python code of the Ray Serve application in serveConfigV2 "
     "(its import_path), which kvlint does not read (it reads Ray Serve LLM's llm_configs)",
     "RayJob": "the engine is configured by the Ray job's Python entrypoint, which kvlint does not read",
+    # the ModelBoosters kvlint.workloads.kthena.model_booster_workloads does not read (volcano-sh/kthena@3cc05728
+    # pkg/model-booster-controller/convert/model_serving.go BuildModelServing: vLLM, vLLMDisaggregated only)
+    "ModelBooster": "kvlint reads a spec.backend of type vLLM or vLLMDisaggregated whose server worker runs one "
+    "pod, and this one is not; Kthena's model-booster controller generates a ModelServing from it, which kvlint "
+    "reads: kubectl get modelserving -o yaml | kvlint check -",
 }
+#: The API group of a kind of :data:`_UNREAD` whose name other groups use too (llmaz's ``Service`` is matched on
+#: ``llmaz`` in its apiVersion, below)
+_UNREAD_GROUPS = {"ModelBooster": "workload.serving.volcano.sh/"}
 
 
 #: GitOps objects that deploy a Helm chart or a directory of manifests kvlint does not fetch or render: kind ->
@@ -522,6 +530,8 @@ def unread_kind_note(doc: Document, loc: Loc | None = None) -> Finding | None:
         return None
     api = str(get_in(doc.data, "apiVersion") or "")
     if doc.kind == "Service" and "llmaz" not in api:
+        return None
+    if not api.startswith(_UNREAD_GROUPS.get(doc.kind, "")):
         return None
     return Finding(
         "KV503",
