@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from kvlint import filecache
 from kvlint.engines.images import (
+    dynamo_engine_version,
+    dynamo_release,
     engine_of_image,
     engine_version,
     image_mentions_engine,
@@ -1469,7 +1471,9 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         for f in cfg.findings
         if not (f.rule == "KV205" and f.message.startswith("unknown ") and " option " in f.message)
     ]
-    cfg.version = None  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
+    # a Dynamo runtime image's tag is a Dynamo release, not the engine's version: the engine release that Dynamo
+    # release carries when its support matrix says (images.DYNAMO_ENGINES), else not known
+    cfg.version = dynamo_engine_version(cfg.image) if cfg.image else None
     what = (
         f"; {', '.join(dynamo_opts)} {'is' if len(dynamo_opts) == 1 else 'are'} taken as Dynamo's own"
         if dynamo_opts
@@ -1486,7 +1490,14 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     # KV208 warning)
     tag = unreleased_tag(cfg.image, engine_tag=False)
     release = ""
-    if tag is not None:
+    carried = f"the image tag is a Dynamo release, so the {engine} version inside is not known"
+    if cfg.version is not None:
+        name = "vLLM" if engine == "vllm" else "SGLang"
+        carried = (
+            f"the image tag is Dynamo release {dynamo_release(cfg.image)}, which carries {name} {cfg.version} "
+            "(Dynamo's support matrix), the release kvlint read them with"
+        )
+    elif tag is not None:
         from kvlint.memory.versions import NEWEST_VLLM
 
         newest = (
@@ -1503,8 +1514,7 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
             "KV504",
             f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
             f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
-            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known"
-            f"{release}",
+            f"arguments{what}; {carried}{release}",
             cfg.command_loc,
             fix=fix,
             severity="info",
