@@ -162,7 +162,7 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         size = worker_size_finding(doc, w)
         # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
-            named = _ome_named(doc, kind, w) if size is None and not bad_worker_size(doc, w) else None
+            named = None if bad_worker_size(doc, w) else _ome_named(doc, kind, w)
             w = named or replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:

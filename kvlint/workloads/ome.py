@@ -148,13 +148,13 @@ _COMPONENTS = ("engine", "decoder", "engineConfig", "decoderConfig")
 
 def _bad_worker_size(component: Any) -> Any:
     """The component's ``worker.size`` when it is given and is not a positive integer (the value as written),
-    else None (absent, or 1 and more)."""
+    else None (absent or null, which OME reads as unset, or 1 and more)."""
     worker = component.get("worker") if isinstance(component, dict) else None
-    if not isinstance(worker, dict) or "size" not in worker:
+    size = worker.get("size") if isinstance(worker, dict) else None
+    if size is None:
         return None
-    size = worker.get("size")
     n = int_or_none(size)
-    return None if n is not None and n > 0 else ("null" if size is None else size)
+    return None if n is not None and n > 0 else size
 
 
 def bad_worker_size(doc: Document, w: Workload) -> bool:
