@@ -333,3 +333,18 @@ def test_runtime_default_parallel_size_names_the_key_to_set(tmp_path: Path) -> N
 
 def test_args_agreeing_with_kserves_env_are_no_conflict(tmp_path: Path) -> None:
     assert _multinode_with_args(tmp_path, ["--tensor-parallel-size=1", "--max-model-len=4096"]) == []
+
+
+def test_an_inference_service_without_worker_spec_is_not_put_on_a_multinode_runtime() -> None:
+    # KServe auto-selects a multi-node runtime (one with a workerSpec) only for a predictor with a workerSpec
+    # (predictor_model.go GetSupportingRuntimes: IsMultiNodeRuntime() == isMultinode); kvlint merged qwen-storage
+    # (no workerSpec) into kserve-huggingfaceserver-multinode, so its --tensor-parallel-size=2 met the runtime's
+    # --tensor-parallel-size=${TENSOR_PARALLEL_SIZE}
+    result = run_check([str(FIX), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    (cr,) = [c for c in result.containers if c.workload.name == "qwen-storage"]
+    env = {e.get("name") for e in cr.workload.pod_spec["containers"][0].get("env") or []}
+    assert "TENSOR_PARALLEL_SIZE" not in env and cr.workload.role is None
+    assert not [d for d in result.diagnostics if d.rule == "KV207"]
+    alone = run_check([str(FIX)], Options(allow_hub=False))
+    mine = sorted((d.rule, d.loc.line) for d in result.diagnostics if d.loc.file == str(FIX))
+    assert mine == sorted((d.rule, d.loc.line) for d in alone.diagnostics)

@@ -377,7 +377,8 @@ class _Joined:
         consumed: set[DocKey] = set()
         model = get_in(doc.data, "spec", "predictor", "model")
         if isinstance(model, dict):  # (with or without its own image: KServe merges it over the runtime's)
-            rt = self.runtimes.select(model, doc.namespace)
+            multinode = isinstance(get_in(doc.data, "spec", "predictor", "workerSpec"), dict)
+            rt = self.runtimes.select(model, doc.namespace, multinode=multinode)
             if rt is not None:
                 consumed.add(doc_key(rt))
         return consumed

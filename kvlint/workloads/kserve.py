@@ -62,7 +62,9 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             if runtimes is not None and key == "model":
                 # a model naming its own image still runs on its runtime: KServe merges the model's container
                 # (image included) over the runtime's kserve-container (merged_runtime_workloads)
-                found = runtimes.select(model, doc.namespace)
+                found = runtimes.select(
+                    model, doc.namespace, multinode=isinstance(pred.get("workerSpec"), dict)
+                )
                 if found is not None:
                     return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
@@ -279,11 +281,14 @@ class Runtimes:
                     prio = int_or_none(f.get("priority")) or 0
                     self._auto.setdefault(str(f.get("name", "")).lower(), []).append((prio, d))
 
-    def select(self, model: dict, namespace: str | None) -> Document | None:
+    def select(self, model: dict, namespace: str | None, *, multinode: bool = False) -> Document | None:
         """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
         first, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
-        auto-selects the model's format (highest ``priority``, the first of those in input order). None when
-        none is among the inputs."""
+        auto-selects the model's format (highest ``priority``, the first of those in input order) and that is
+        a multi-node runtime (one with a ``workerSpec``) exactly when ``multinode``, the predictor having a
+        ``workerSpec`` (kserve/kserve@aaac4e29 ``pkg/apis/serving/v1beta1/predictor_model.go``
+        ``GetSupportingRuntimes``: ``IsMultiNodeRuntime() == isMultinode``). None when none is among the
+        inputs."""
         name = model.get("runtime")
         if name:
             for kind in ("ServingRuntime", "ClusterServingRuntime"):
@@ -299,6 +304,8 @@ class Runtimes:
             return None
         best: tuple[int, Document] | None = None
         for prio, d in self._auto.get(str(fmt).lower(), ()):
+            if isinstance(get_in(d.data, "spec", "workerSpec"), dict) != multinode:
+                continue
             if best is None or prio > best[0]:
                 best = (prio, d)
         return best[1] if best else None
