@@ -279,7 +279,10 @@ class ChartArg:
     arguments go (``extraArgs``; a Model's ``args``); ``as_written`` the key's value as the values write it when
     the chart prints it otherwise (``1000000``, which Helm prints ``1e+06``). ``why`` and ``fix``, when set,
     replace what a KV205/KV206 on the words says about who wrote them and the remedy (an operator's command,
-    such as KAITO's, has no template or values key to change)."""
+    such as KAITO's, has no template or values key to change). ``from_env``, when set, names the environment
+    variable the operator sets and the command expands into the words (KServe's ``TENSOR_PARALLEL_SIZE`` in
+    its multi-node runtime's ``--tensor-parallel-size=${TENSOR_PARALLEL_SIZE}``): the words are then matched
+    wherever an expansion produced them (``Value.source == "env"``), not by ``loc``."""
 
     loc: Loc | None
     words: tuple[str, ...]
@@ -290,6 +293,7 @@ class ChartArg:
     as_written: str | None = None
     why: str | None = None
     fix: str | None = None
+    from_env: str | None = None
 
 
 @dataclass

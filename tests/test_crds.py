@@ -342,3 +342,34 @@ def test_kaito_inference_config_configmap_is_applied(tmp_path: Path) -> None:
     assert any(
         "(the KAITO inference config): the file is not among the inputs" in d.message for d in res.diagnostics
     )
+
+
+KAITO_PHI4 = (
+    FIX
+    / "collected"
+    / "kaito-project__kaito__examples__inference__kaito_workspace_phi_4_mini_throughput.yaml"
+)
+
+
+@pytest.mark.parametrize("runtime, sized", [("transformers", False), ("vllm", True), ("Transformers", True)])
+def test_kaito_transformers_runtime_is_said_not_sized(tmp_path: Path, runtime: str, sized: bool) -> None:
+    """``kaito.sh/runtime: transformers`` (KAITO's docs, "inference" README) runs the preset on KAITO's Hugging Face
+    Transformers runtime, not vLLM: it was sized as vLLM in silence. Only that exact value does
+    (GetWorkspaceRuntimeName); any other keeps vLLM."""
+    text = KAITO_PHI4.read_text()
+    assert "    kaito.sh/performance-mode: throughput\n" in text
+    path = tmp_path / "ws.yaml"
+    path.write_text(
+        text.replace("    kaito.sh/performance-mode: throughput\n", f"    kaito.sh/runtime: {runtime}\n")
+    )
+    res = run_check([str(path)], Options(allow_hub=False))
+    notes = [d for d in res.diagnostics if d.rule == "KV503" and "Transformers runtime" in d.message]
+    if sized:
+        assert not notes and len(res.containers) == 1
+        return
+    (d,) = notes
+    assert (
+        d.message.startswith("kvlint does not read this Workspace") and "'phi-4-mini-instruct'" in d.message
+    )
+    assert d.loc.line == _line_of(path, "kaito.sh/runtime: transformers")
+    assert not res.containers  # nothing is sized as vLLM

@@ -605,3 +605,15 @@ def test_options_added_in_0_34_0():
     off = parse_vllm_argv(["m", "--no-enable-extensible-kv-cache"], version="0.34.0")
     assert off.get("enable_extensible_kv_cache") is False and _rules(off) == []
     assert set(known_options("0.33.0")) <= set(known_options("0.34.0"))
+
+
+def test_a_word_expanded_from_env_and_a_literal_one_conflict():
+    # Kubernetes expands $(TP) before vLLM's argparse sees the command line: both are argv words, the last wins
+    c = LDict(name="x", image="vllm/vllm-openai:v0.11.0")
+    c["env"] = LList([LDict(name="TP", value="2")])
+    c["command"] = LList(
+        ["vllm", "serve", "org/m", "--tensor-parallel-size", "$(TP)", "--tensor-parallel-size", "4"]
+    )
+    cfg = parse_container(c)
+    (d,) = [f for f in cfg.findings if f.rule == "KV207"]
+    assert "'2' then '4'" in d.message and cfg.get("tensor_parallel_size") == 4

@@ -439,6 +439,34 @@ def test_rbg_role_templates_and_patches_are_merged() -> None:
     assert not [d for d in by_rule(r, "KV503") if d.severity == "warning"]
 
 
+def test_a_dynamo_release_tag_is_read_as_the_engine_release_it_carries() -> None:
+    """A Dynamo runtime image's tag is a Dynamo release: sglang-runtime:1.0.1 carries SGLang 0.5.9 (Dynamo's
+    support matrix, kvlint.engines.images.DYNAMO_ENGINES); kvlint read no SGLang release from it before, and a
+    command other than Dynamo's worker took the tag itself as the engine's release."""
+    r = run("sgl-project__rbg__examples__inference__ecosystem__dynamo__agg.yaml")
+    (cr,) = r.containers
+    assert cr.serving.version == "0.5.9"
+    (note,) = by_rule(r, "KV504")
+    assert "Dynamo release 1.0.1, which carries SGLang 0.5.9" in note.message
+    assert "kvlint applied the rules" not in note.message
+
+
+def test_an_unlisted_dynamo_release_tag_is_no_engine_release(tmp_path: Path) -> None:
+    """vllm-runtime:0.5.0 (a Dynamo release the support matrix does not list) running vllm serve: the tag was read
+    as vLLM 0.5.0; it is an unknown release now, and KV208 says which release kvlint assumed."""
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: c\n        image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0\n"
+        "        command: [vllm, serve, Qwen/Qwen3-0.6B, --max-model-len, '4096']\n"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = r.containers
+    assert cr.serving.version != "0.5.0"
+    (d,) = by_rule(r, "KV208")
+    assert "the tag 0.5.0 names no vLLM release" in d.message
+
+
 def test_hyperpod_inference_endpoint_config_is_read() -> None:
     r = run("aws-samples__sagemaker-genai-hosting-examples__SageMakerHyperpod__kimi-k3__kimi-k3.yaml")
     (cr,) = r.containers

@@ -278,3 +278,73 @@ spec:
     ]
     pinned = run_documents(load_text(text, "d.yaml"), Options(allow_hub=False, engine_version="0.20.0"))
     assert not [d for d in pinned.diagnostics if d.rule == "KV208"]
+
+
+MULTINODE_RUNTIME = (
+    Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "load"
+    / "kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"
+)
+MULTINODE_ISVC = Path(__file__).resolve().parents[1] / "fixtures" / "kserve" / "multinode-isvc.yaml"
+
+
+def _multinode_with_args(tmp_path: Path, args: list[str], drop: str | None = None) -> list:
+    """The multi-node guide's InferenceService (``workerSpec`` tensorParallelSize 1, pipelineParallelSize 2)
+    with ``args`` added to its model (and the ``drop`` line removed), checked with KServe's multi-node
+    runtime; the KV207 diagnostics."""
+    text = MULTINODE_ISVC.read_text()
+    if drop is not None:
+        assert drop in text
+        text = text.replace(drop, "")
+    listed = "".join(f"        - {a}\n" for a in args)
+    text = text.replace("      storageUri:", f"      args:\n{listed}      storageUri:")
+    path = tmp_path / "isvc.yaml"
+    path.write_text(text)
+    result = run_check([str(path), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    return [d for d in result.diagnostics if d.rule == "KV207"]
+
+
+def test_args_overriding_kserves_tensor_parallel_env_is_a_kv207(tmp_path: Path) -> None:
+    # KServe sets TENSOR_PARALLEL_SIZE from workerSpec.tensorParallelSize and the runtime's script passes
+    # --tensor-parallel-size=${TENSOR_PARALLEL_SIZE} before the args ($0 $@): vLLM's argparse keeps the last
+    # (kserve/kserve components/predictor.go multiNodeProcess; config/runtimes/kserve-huggingfaceserver-multinode.yaml)
+    (d,) = _multinode_with_args(tmp_path, ["--tensor-parallel-size=4"])
+    assert d.severity == "warning"
+    lines = (tmp_path / "isvc.yaml").read_text().splitlines()
+    assert d.loc.file.endswith("isvc.yaml") and lines[d.loc.line - 1].strip() == "- --tensor-parallel-size=4"
+    assert (
+        "${TENSOR_PARALLEL_SIZE}" in d.message
+        and "InferenceService's workerSpec.tensorParallelSize" in d.message
+    )
+    assert "--tensor-parallel-size 1" in d.message and "uses the last one (4)" in d.message
+    assert "workerSpec.tensorParallelSize" in (d.fix or "")
+
+
+def test_runtime_default_parallel_size_names_the_key_to_set(tmp_path: Path) -> None:
+    # pipelineParallelSize 1 comes from the runtime's workerSpec here; the InferenceService no longer sets it
+    (d,) = _multinode_with_args(
+        tmp_path, ["--pipeline-parallel-size", "4"], drop="      pipelineParallelSize: 2\n"
+    )
+    assert (
+        "the runtime's workerSpec.pipelineParallelSize" in d.message and "uses the last one (4)" in d.message
+    )
+
+
+def test_args_agreeing_with_kserves_env_are_no_conflict(tmp_path: Path) -> None:
+    assert _multinode_with_args(tmp_path, ["--tensor-parallel-size=1", "--max-model-len=4096"]) == []
+
+
+def test_an_inference_service_without_worker_spec_is_not_put_on_a_multinode_runtime() -> None:
+    # KServe auto-selects a multi-node runtime (one with a workerSpec) only for a predictor with a workerSpec
+    # (predictor_model.go GetSupportingRuntimes: IsMultiNodeRuntime() == isMultinode); kvlint merged qwen-storage
+    # (no workerSpec) into kserve-huggingfaceserver-multinode, so its --tensor-parallel-size=2 met the runtime's
+    # --tensor-parallel-size=${TENSOR_PARALLEL_SIZE}
+    result = run_check([str(FIX), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    (cr,) = [c for c in result.containers if c.workload.name == "qwen-storage"]
+    env = {e.get("name") for e in cr.workload.pod_spec["containers"][0].get("env") or []}
+    assert "TENSOR_PARALLEL_SIZE" not in env and cr.workload.role is None
+    assert not [d for d in result.diagnostics if d.rule == "KV207"]
+    alone = run_check([str(FIX)], Options(allow_hub=False))
+    mine = sorted((d.rule, d.loc.line) for d in result.diagnostics if d.loc.file == str(FIX))
+    assert mine == sorted((d.rule, d.loc.line) for d in alone.diagnostics)

@@ -120,3 +120,53 @@ def test_multi_node_runtime_gets_ome_and_lws_env() -> None:
     assert [cr.serving.get("nnodes") for cr in result.containers] == [2, 2]
     assert [cr.serving.get("node_rank") for cr in result.containers] == [0, 1]
     assert not [d for d in result.diagnostics if d.rule == "KV503"]
+
+
+RDMA = REPO / "fixtures" / "load" / "sgl-project__ome__config__runtimes__srt__deepseek-rdma-rt.yaml"
+
+
+def _rdma_with_worker_size(tmp_path: Path, size: str) -> tuple[Path, object]:
+    """srt-deepseek-rdma (leader + worker, worker.size 1) with its worker.size replaced by ``size``."""
+    text = RDMA.read_text()
+    assert text.count("    worker:\n      size: 1\n") == 1
+    path = tmp_path / "rt.yaml"
+    path.write_text(text.replace("    worker:\n      size: 1\n", f"    worker:\n      size: {size}\n"))
+    return path, _check(path)
+
+
+@pytest.mark.parametrize("size, severity", [("-5", "error"), ("0", "warning"), ('"two"', "error")])
+def test_worker_size_that_is_not_positive_is_said_at_its_line_and_not_sized(
+    tmp_path: Path, size: str, severity: str
+) -> None:
+    # OME runs leader + worker as a LeaderWorkerSet of worker.size + 1 pods and sets PARALLELISM_SIZE to the GPUs
+    # per pod x (1 + worker.size), checking neither (components/engine.go getWorkerSize): -5 was read as TP 1
+    path, result = _rdma_with_worker_size(tmp_path, size)
+    (d,) = [d for d in result.diagnostics if d.rule == "KV206"]
+    assert d.severity == severity and "spec.engineConfig.worker.size" in d.message
+    assert d.loc.line == _line_of(path, f"size: {size}")
+    # no parallel size is made up: PARALLELISM_SIZE is left unset and the runtime is not sized on its model
+    assert outcomes(result.containers) == ["runtime template", "runtime template"]
+    assert all(cr.serving.get("tp_size") is None for cr in result.containers)
+    assert not [d for d in result.diagnostics if d.rule in ("KV403", "KV505")]
+
+
+def test_positive_worker_size_is_no_finding(tmp_path: Path) -> None:
+    _, result = _rdma_with_worker_size(tmp_path, "3")
+    assert not [d for d in result.diagnostics if d.rule == "KV206"]
+    assert [cr.serving.get("tp_size") for cr in result.containers] == [32, 32]
+
+
+def test_inference_service_worker_size_is_checked_too(tmp_path: Path) -> None:
+    # an OME InferenceService's engine takes the same leader/worker fields (pkg/apis/ome/v1beta1 WorkerSpec.Size)
+    path = tmp_path / "isvc.yaml"
+    path.write_text(
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata:\n  name: deepseek-v3\nspec:\n"
+        "  model:\n    name: deepseek-v3\n  engine:\n    leader:\n      runner:\n        name: ome-container\n"
+        "        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64\n"
+        "        resources:\n          limits:\n            nvidia.com/gpu: 8\n"
+        "    worker:\n      size: -1\n      runner:\n        name: ome-container\n"
+        "        image: docker.io/lmsysorg/sglang:v0.5.5.post3-cu129-amd64\n"
+    )
+    (d,) = [d for d in _check(path).diagnostics if d.rule == "KV206"]
+    assert d.severity == "error" and "spec.engine.worker.size is -1" in d.message
+    assert d.loc.line == _line_of(path, "size: -1")

@@ -442,3 +442,38 @@ def test_entries_copying_the_worker_pod_are_bounded(tmp_path: Path) -> None:
     assert 1 < read < 100 and (read - 1) * 6000 <= MAX_COPIED_VALUES < read * 6000
     assert f"it read the first {read} entries" in kv001.message
     assert kv001.loc.line == _line_of(path, f"model_id: m{read}") - 1
+
+
+KUBERAY_LLM = COLLECTED / "ray-project__kuberay__ray-operator__config__samples__ray-service.llm-serve.yaml"
+#: base64 of "ray.serve.llm:build_openai_app"
+_B64_BUILDER = "cmF5LnNlcnZlLmxsbTpidWlsZF9vcGVuYWlfYXBw"
+
+
+def _kuberay_llm_with_import_path(tmp_path: Path, value: str) -> Path:
+    """KubeRay's Ray Serve LLM sample (fixtures/collected) with its import_path written as ``value``."""
+    plain = KUBERAY_LLM.read_text()
+    text = plain.replace("import_path: ray.serve.llm:build_openai_app", f"import_path: {value}")
+    assert text != plain
+    return _write(tmp_path, text)
+
+
+def test_a_binary_import_path_is_read_as_kuberay_decodes_it(tmp_path: Path) -> None:
+    """KubeRay reads serveConfigV2 with Go's YAML decoder, which turns ``!!binary`` into the decoded text: the
+    builder below is Ray Serve LLM's, and the engine runs. It was not read at all (no finding, no container)."""
+    want = sorted((d.rule, d.loc.line) for d in run_check([str(KUBERAY_LLM)], OPTS).diagnostics)
+    path = _kuberay_llm_with_import_path(tmp_path, f"!!binary {_B64_BUILDER}")
+    got = run_check([str(path)], OPTS)
+    assert len(_serving(got)) == len(_serving(run_check([str(KUBERAY_LLM)], OPTS))) == 1
+    (note,) = [d for d in got.diagnostics if d.rule == "KV504" and "!!binary" in d.message]
+    assert "'ray.serve.llm:build_openai_app'" in note.message and note.severity == "info"
+    assert note.loc.line == _line_of(path, "import_path: !!binary")
+    assert sorted((d.rule, d.loc.line) for d in got.diagnostics if d is not note) == want
+
+
+def test_a_binary_import_path_that_is_not_base64_is_a_kv002(tmp_path: Path) -> None:
+    # Go's base64.StdEncoding refuses the '*', so KubeRay cannot read the config (PyYAML would skip it)
+    path = _kuberay_llm_with_import_path(tmp_path, f"!!binary {_B64_BUILDER[:10]}*{_B64_BUILDER[10:]}")
+    got = run_check([str(path)], OPTS)
+    (d,) = [d for d in got.diagnostics if d.rule == "KV002"]
+    assert "invalid base64" in d.message and "import_path" in d.message
+    assert not _serving(got)

@@ -219,3 +219,26 @@ def test_require_sizing_does_not_pass_a_nim_service_it_could_not_read() -> None:
     ):
         res = _check(name)
         assert [why for _d, why in unread(res)] == ["operator settings not read"], name
+
+
+def test_kv404_is_left_to_the_lone_ray_kv403(tmp_path: Path) -> None:
+    """AIBrix's vineyard sample (one GPU, TP 4 on a lone Ray executor) got KV404 '4 GPU workers communicate
+    through /dev/shm' beside KV403, whose placement group is never placed: the workers never start in this pod,
+    and the /dev/shm matters only once the pod has their 4 GPUs, one of KV403's remedies. KV403's fix now says
+    so and KV404 is not reported; with the 4 GPUs (the test's edit), the workers start and KV404 is."""
+    path = COLLECTED / "vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml"
+    res = run_check([str(path)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV403"]
+    assert (
+        "request 4 GPUs per pod (nvidia.com/gpu), plus an emptyDir {medium: Memory} mounted at /dev/shm"
+        in (d.fix or "")
+    )
+    assert not [d for d in res.diagnostics if d.rule == "KV404"]
+    text = path.read_text()
+    four = text.replace('nvidia.com/gpu: "1"', 'nvidia.com/gpu: "4"')
+    assert four != text
+    p = tmp_path / "four.yaml"
+    p.write_text(four)
+    res = run_check([str(p)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV403" and d.severity == "error"]
+    assert [d for d in res.diagnostics if d.rule == "KV404"]

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from kvlint import filecache
 from kvlint.engines.images import (
+    dynamo_engine_version,
+    dynamo_release,
     engine_of_image,
     engine_release,
     image_mentions_engine,
@@ -1439,7 +1441,6 @@ def _dynamo(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
-            image_says=False,  # a Dynamo runtime image's tag is a Dynamo release, not the engine's version
         ),
         engine,
     )
@@ -1448,8 +1449,9 @@ def _dynamo(
 def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     """``cfg``, the arguments of a Dynamo worker read by ``engine``'s parser, as :func:`_dynamo` reports them:
     the options ``engine`` does not know taken as Dynamo's own (no KV205; KV504 names them). ``cfg.version`` is
-    the release they were read with, ``--engine-version`` or None (the image tag is Dynamo's:
-    :func:`kvlint.engines.images.engine_release` reads none from it). Modifies and returns ``cfg``."""
+    the release they were read with (:func:`kvlint.engines.images.engine_release`): ``--engine-version``, else the
+    engine release the image's Dynamo release carries (:data:`kvlint.engines.images.DYNAMO_ENGINES`), else None.
+    Modifies and returns ``cfg``."""
     dynamo_opts = [
         f.message.split(" option ", 1)[1].split(" ", 1)[0].split(";", 1)[0]
         for f in cfg.findings
@@ -1476,9 +1478,17 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     # KV208 warning)
     tag = unreleased_tag(cfg.image, engine_tag=False)
     release = ""
-    if tag is not None and cfg.version is not None:
+    carried = f"the image tag is a Dynamo release, so the {engine} version inside is not known"
+    mapped = dynamo_engine_version(cfg.image) if cfg.image else None
+    name = "vLLM" if engine == "vllm" else "SGLang"
+    if cfg.version is not None and cfg.version == mapped:
+        # the release Dynamo's support matrix says the image carries (engine_release step 3)
+        carried = (
+            f"the image tag is Dynamo release {dynamo_release(cfg.image)}, which carries {name} {cfg.version} "
+            "(Dynamo's support matrix), the release kvlint read them with"
+        )
+    elif tag is not None and cfg.version is not None:
         # --engine-version named the release inside: the note says it, as the plan and every rule use it
-        name = "vLLM" if engine == "vllm" else "SGLang"
         release = f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
         cfg.release_noted = True
     elif tag is not None:
@@ -1498,8 +1508,7 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
             "KV504",
             f"the container runs NVIDIA Dynamo's {engine} worker (python -m dynamo.{engine}), which passes the "
             f"arguments it does not know itself to {engine}'s parser: kvlint read them as {engine} engine "
-            f"arguments{what}; the image tag is a Dynamo release, so the {engine} version inside is not known"
-            f"{release}",
+            f"arguments{what}; {carried}{release}",
             cfg.command_loc,
             fix=fix,
             severity="info",

@@ -124,6 +124,67 @@ KSERVE_HF_VLLM = {
     "0.19.0": "0.20.0",
     "0.20.0": "0.24.0",
 }
+#: NVIDIA Dynamo release -> the (vLLM, SGLang) releases its runtime images carry (``nvcr.io/nvidia/ai-dynamo/
+#: vllm-runtime:<release>``, ``sglang-runtime``, their ``-cu13`` builds): the "Backend Dependencies" table of
+#: ai-dynamo/dynamo docs/reference/support-matrix.md @00552b23362935fcb6f85c23fdd87f03879db20d ("the backend
+#: framework versions included with each Dynamo release"), v0.6.0 - v1.1.1; its dev and experimental tags,
+#: partial releases whose images may not exist, are left out, as are releases before 0.6.0, which the table
+#: does not list (their tags are unknown releases, KV504/KV208).
+DYNAMO_ENGINES: dict[str, tuple[str, str]] = {
+    "0.6.0": ("0.11.0", "0.5.3.post2"),
+    "0.6.1": ("0.11.0", "0.5.3.post2"),
+    "0.6.1.post1": ("0.11.0", "0.5.3.post2"),
+    "0.7.0": ("0.11.0", "0.5.4.post3"),
+    "0.7.0.post1": ("0.11.0", "0.5.4.post3"),
+    "0.7.1": ("0.11.0", "0.5.4.post3"),
+    "0.8.0": ("0.12.0", "0.5.6.post2"),
+    "0.8.1": ("0.12.0", "0.5.6.post2"),
+    "0.8.1.post1": ("0.12.0", "0.5.6.post2"),
+    "0.8.1.post2": ("0.12.0", "0.5.6.post2"),
+    "0.8.1.post3": ("0.12.0", "0.5.6.post2"),
+    "0.9.0": ("0.14.1", "0.5.8"),
+    "0.9.1": ("0.14.1", "0.5.8"),
+    "1.0.0": ("0.16.0", "0.5.9"),
+    "1.0.1": ("0.16.0", "0.5.9"),
+    "1.0.2": ("0.16.0", "0.5.9"),
+    "1.1.0": ("0.19.0", "0.5.10.post1"),
+    "1.1.1": ("0.19.0", "0.5.10.post1"),
+}
+#: The last path component of NVIDIA Dynamo's runtime images -> the engine inside (under ``ai-dynamo/``).
+_DYNAMO_RUNTIMES = {
+    "vllm-runtime": "vllm",
+    "vllm-runtime-cu13": "vllm",
+    "sglang-runtime": "sglang",
+    "sglang-runtime-cu13": "sglang",
+}
+
+
+def dynamo_runtime(image: str) -> str | None:
+    """``vllm`` | ``sglang`` for an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.1``),
+    whose tag is a Dynamo release, not the engine's; None for any other image."""
+    parts = _repo_path(split_image(image)[0]).split("/")
+    return _DYNAMO_RUNTIMES.get(parts[-1]) if len(parts) > 1 and parts[-2] == "ai-dynamo" else None
+
+
+def dynamo_release(image: str) -> str | None:
+    """The Dynamo release a Dynamo runtime image's tag names (``v`` dropped), when :data:`DYNAMO_ENGINES` knows
+    it, else None."""
+    tag = split_image(image)[1] if dynamo_runtime(image) else None
+    release = tag[1:] if tag and tag[:1] in ("v", "V") else tag
+    return release if release in DYNAMO_ENGINES else None
+
+
+def dynamo_engine_version(image: str) -> str | None:
+    """The engine release inside a Dynamo runtime image (``.../ai-dynamo/sglang-runtime:1.0.1`` -> ``0.5.9``), from
+    the Dynamo release its tag names (:data:`DYNAMO_ENGINES`); None for other images and Dynamo releases kvlint
+    does not know."""
+    release = dynamo_release(image)
+    if release is None:
+        return None
+    vllm, sglang = DYNAMO_ENGINES[release]
+    return vllm if dynamo_runtime(image) == "vllm" else sglang
+
+
 #: The last path component of KServe's Hugging Face model server image (``kserve/huggingfaceserver``).
 KSERVE_HF_IMAGE_NAME = "huggingfaceserver"
 
@@ -347,7 +408,8 @@ def engine_version(image: str) -> str | None:
     -> ``2.4.1``; ``...text-generation-inference-cu124.2-3.ubuntu2204.py311`` -> ``2.3``;
     ``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0`` (the vLLM of that Ray release, :func:`ray_llm_vllm`);
     ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``; ``kserve/huggingfaceserver:v0.15.2-gpu`` -> ``0.8.5``
-    (:data:`KSERVE_HF_VLLM`). ``latest``, no tag, digests only, ``sha-xxx``
+    (:data:`KSERVE_HF_VLLM`); ``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.1`` -> ``0.16.0`` (the vLLM of that Dynamo
+    release, :data:`DYNAMO_ENGINES`; an unlisted Dynamo release -> None). ``latest``, no tag, digests only, ``sha-xxx``
     and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
     """
     if not image or "{{" in image or image.startswith("$("):
@@ -365,6 +427,10 @@ def engine_version(image: str) -> str | None:
         return m.group(1)
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None
+    if (
+        dynamo_runtime(image) is not None
+    ):  # a Dynamo release tag: the engine it carries, when Dynamo says which
+        return dynamo_engine_version(image)
     if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):  # huggingfaceserver, huggingfaceserver-gpu
         # a KServe release tag: the vLLM it carries, when kvlint has read that release's Dockerfile
         m = _VERSION_RE.match(tag)
@@ -424,15 +490,17 @@ def engine_release(image: str, engine: str, option: str | None, *, image_says: b
     3. The release read from such an image: the tag of a fork or custom build whose name mentions the engine
        (``ghcr.io/neuralmagic/nm-vllm-openai:v0.1.0`` -> ``0.1.0``, ``.../neuron-sdk2.20-vllm0.5.0-neuron:v1``
        -> ``0.5.0``), the vLLM a ``rayproject/ray-llm`` tag's Ray release requires (:data:`RAY_LLM_VLLM`), the
-       vLLM a ``kserve/huggingfaceserver`` tag's KServe release installs (:data:`KSERVE_HF_VLLM`).
+       vLLM a ``kserve/huggingfaceserver`` tag's KServe release installs (:data:`KSERVE_HF_VLLM`), the vLLM or
+       SGLang an NVIDIA Dynamo runtime image's Dynamo release carries (:data:`DYNAMO_ENGINES`; an unlisted
+       Dynamo release reads as none).
     4. None: the release is not known; the memory model then plans the newest release it models
        (:func:`kvlint.memory.versions.resolve_version`) and KV208 says so.
 
     The image says nothing of ``engine`` (steps 1 and 3 skipped) when it is the release image of another engine
-    (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine, or when ``image_says`` is False:
-    an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.5.0``), whose tag is a Dynamo
-    release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's ``vllm`` extra pins
-    ``vllm==0.20.1``, its ``sglang`` extra ``sglang==0.5.11``).
+    (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine, or when ``image_says`` is False
+    (a caller that knows the tag is not a release of the engine). An NVIDIA Dynamo runtime image's tag is a
+    Dynamo release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's ``vllm`` extra pins
+    ``vllm==0.20.1``): :func:`engine_version` reads it through :data:`DYNAMO_ENGINES`, never as the engine's.
     A log's printed release (``kvlint verify``) is not an image and is decided by :mod:`kvlint.verify.compare`.
     """
     named = engine_of_image(image) or image_mentions_engine(image) if image else None

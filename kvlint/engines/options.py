@@ -166,6 +166,19 @@ def json_too_deep(text: str) -> bool:
     return False
 
 
+#: ``Value.source`` kinds of the words of the command line itself: a word as written (``arg``) and one a
+#: ``$(VAR)``/``${VAR}`` expansion produced (``env``, such as the ``--tensor-parallel-size=${TENSOR_PARALLEL_SIZE}``
+#: of KServe's multi-node runtime): the engine's parser sees both as argv words, the last one winning.
+_ARGV_SOURCES = frozenset({"arg", "env"})
+
+
+def _same_kind(a: str, b: str) -> bool:
+    """Whether two occurrences of a setting come from the same kind of source, so that a different value is
+    a conflict (KV207): both words of the command line (:data:`_ARGV_SOURCES`), or both from a ``--config``
+    file; a ``--config`` value that the command line overrides is not one."""
+    return a == b or (a in _ARGV_SOURCES and b in _ARGV_SOURCES)
+
+
 @dataclass
 class Collector:
     """Accumulates parsed settings for one engine command line.
@@ -208,7 +221,7 @@ class Collector:
                 self.unresolved[dest] = value.loc
                 return
         old = self.flags.get(dest)
-        if old is not None and old.source == value.source and old.value != value.value:
+        if old is not None and _same_kind(old.source, value.source) and old.value != value.value:
             prev = self.seen_option.get(dest, option)
             self.findings.append(
                 RepeatedSetting(
@@ -311,7 +324,8 @@ def _chart_arg(option: str, value: Value | None, chart_args: Sequence[ChartArg])
         return None
     said = {_option_word(option), _option_word(value.raw or "")}
     for a in chart_args:
-        if a.loc == value.loc and said & {_option_word(w) for w in a.words}:
+        here = value.source == "env" if a.from_env else a.loc == value.loc
+        if here and said & {_option_word(w) for w in a.words}:
             return a
     return None
 
@@ -330,6 +344,11 @@ def _written(option: str, value: Value | None) -> str:
 
 def _by_chart(option: str, value: Value | None, arg: ChartArg) -> str:
     written = _written(option, value)
+    if arg.from_env and arg.key is not None:
+        # an operator's environment variable that the command expands into the option
+        if arg.given:
+            return f"{written} from ${{{arg.from_env}}}, which {arg.writer} sets from {arg.key}"
+        return f"{written} from ${{{arg.from_env}}}, which {arg.writer} sets to its default as {arg.key} is not set"
     if arg.key is None:
         return f"{arg.writer}'s template always writes {written}"
     if arg.given:

@@ -41,7 +41,13 @@ from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
 from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
-from kvlint.workloads.ome import injected_env, is_ome_runtime, named_model
+from kvlint.workloads.ome import (
+    bad_worker_size,
+    injected_env,
+    is_ome_runtime,
+    named_model,
+    worker_size_finding,
+)
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
     dynamo_component_deployment_workloads,
@@ -151,12 +157,18 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             except (ValueError, IndexError):
                 obj = None
             kind = str(obj.get("kind", "")) if isinstance(obj, dict) else ""
+        # an OME worker.size that is not a positive integer: said at its line, and the runtime is not sized on
+        # the model it names (its pods' parallel size would be made up)
+        size = worker_size_finding(doc, w)
         # an OME runtime's router (spec.routerConfig) serves no model and takes no GPU: no note of its own
         if kind in _RUNTIME_KINDS and not w.findings and ".routerConfig." not in f".{w.path}.":
-            w = _ome_named(doc, kind, w) or replace(w, findings=(_runtime_note(doc, kind, w),))
+            named = None if bad_worker_size(doc, w) else _ome_named(doc, kind, w)
+            w = named or replace(w, findings=(_runtime_note(doc, kind, w),))
         placeholders = template_findings(w)
         if placeholders:
             w = replace(w, findings=(*w.findings, *placeholders))
+        if size is not None:
+            w = replace(w, findings=(*w.findings, size))
         out.append(w)
     return _unread_notes(doc, out)
 
@@ -367,7 +379,8 @@ class _Joined:
         consumed: set[DocKey] = set()
         model = get_in(doc.data, "spec", "predictor", "model")
         if isinstance(model, dict):  # (with or without its own image: KServe merges it over the runtime's)
-            rt = self.runtimes.select(model, doc.namespace)
+            multinode = isinstance(get_in(doc.data, "spec", "predictor", "workerSpec"), dict)
+            rt = self.runtimes.select(model, doc.namespace, multinode=multinode)
             if rt is not None:
                 consumed.add(doc_key(rt))
         return consumed

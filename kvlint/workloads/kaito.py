@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import Loc, loc_of
-from kvlint.types import ChartArg, Document, Workload
+from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.workloads.base import (
     add_memory_shm,
     get_in,
@@ -114,6 +114,9 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         return []
     ploc = loc_of(preset, "name")
     pname = str(preset.get("name"))
+    transformers = _transformers_runtime(doc, pname, ploc, f"{path}.inference" if path else "inference")
+    if transformers is not None:
+        return [transformers]
     why: str | None = None
     pod_items: list[tuple[str, Any, Loc | None]] = []
     res_items: list[tuple[str, Any, Loc | None]] = []
@@ -235,6 +238,42 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         *((word, loc, key) for (word, loc), key in zip(kaito_args, kaito_keys, strict=True)),
     ]
     return [replace(w, chart_args=tuple(_kaito_arg(word, loc, key, doc.kind) for word, loc, key in written))]
+
+
+#: The annotation that picks a Workspace's runtime, and the value that picks Hugging Face Transformers over vLLM
+#: (kaito-project/kaito api/v1beta1 ``AnnotationWorkspaceRuntime``, ``GetWorkspaceRuntimeName``;
+#: pkg/model ``RuntimeNameHuggingfaceTransformers``).
+KAITO_RUNTIME_ANNOTATION = "kaito.sh/runtime"
+KAITO_TRANSFORMERS = "transformers"
+
+
+def _transformers_runtime(doc: Document, pname: str, ploc: Loc | None, path: str) -> Workload | None:
+    """An empty workload with a KV503 note for a Workspace (or InferenceSet) whose ``kaito.sh/runtime``
+    annotation is ``transformers``, else None.
+
+    KAITO runs a preset on vLLM by default (its vLLM feature gate, on since v0.4.0) and on the Hugging Face
+    Transformers runtime when the annotation says ``transformers``, the exact value
+    (kaito-project/kaito api/v1beta1/workspace_helpers ``GetWorkspaceRuntimeName``: any other value keeps vLLM).
+    That runtime (``accelerate launch`` of the preset's Transformers ``inference_api.py``) is not an engine
+    kvlint models, so the preset is not sized; the note says so at the annotation, and the run counts the
+    object as not read (:func:`kvlint.sizing.unread`)."""
+    meta = get_in(doc.data, "metadata")
+    annotations = get_in(meta, "annotations")
+    if not isinstance(annotations, dict) or annotations.get(KAITO_RUNTIME_ANNOTATION) != KAITO_TRANSFORMERS:
+        return None
+    at = loc_of(annotations, KAITO_RUNTIME_ANNOTATION) or ploc or doc.loc
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: {KAITO_RUNTIME_ANNOTATION}: {KAITO_TRANSFORMERS} "
+        f"runs the preset '{pname}' on KAITO's Hugging Face Transformers runtime, not vLLM, and kvlint sizes only "
+        "vLLM, SGLang and TGI, so its memory is not checked",
+        at,
+        fix=f"remove the {KAITO_RUNTIME_ANNOTATION} annotation (or set it to vllm) to serve the preset on vLLM, "
+        "which kvlint sizes; or size the Transformers runtime by hand",
+        severity="info",
+    )
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, path, replicas=None), findings=(note,))
 
 
 def _kaito_arg(word: str, loc: Loc | None, key: str | None, kind: str) -> ChartArg:

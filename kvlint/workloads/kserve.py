@@ -9,7 +9,7 @@ from typing import Any
 
 from kvlint.engines.images import KSERVE_HF_IMAGE_NAME, split_image
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     MODEL_ANNOTATION,
@@ -62,7 +62,9 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             if runtimes is not None and key == "model":
                 # a model naming its own image still runs on its runtime: KServe merges the model's container
                 # (image included) over the runtime's kserve-container (merged_runtime_workloads)
-                found = runtimes.select(model, doc.namespace)
+                found = runtimes.select(
+                    model, doc.namespace, multinode=isinstance(pred.get("workerSpec"), dict)
+                )
                 if found is not None:
                     return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
@@ -279,11 +281,14 @@ class Runtimes:
                     prio = int_or_none(f.get("priority")) or 0
                     self._auto.setdefault(str(f.get("name", "")).lower(), []).append((prio, d))
 
-    def select(self, model: dict, namespace: str | None) -> Document | None:
+    def select(self, model: dict, namespace: str | None, *, multinode: bool = False) -> Document | None:
         """The runtime KServe uses for ``model``: the named ``runtime`` (a ServingRuntime of the namespace
         first, then a ClusterServingRuntime; ``GetServingRuntime``), else one whose ``supportedModelFormats``
-        auto-selects the model's format (highest ``priority``, the first of those in input order). None when
-        none is among the inputs."""
+        auto-selects the model's format (highest ``priority``, the first of those in input order) and that is
+        a multi-node runtime (one with a ``workerSpec``) exactly when ``multinode``, the predictor having a
+        ``workerSpec`` (kserve/kserve@aaac4e29 ``pkg/apis/serving/v1beta1/predictor_model.go``
+        ``GetSupportingRuntimes``: ``IsMultiNodeRuntime() == isMultinode``). None when none is among the
+        inputs."""
         name = model.get("runtime")
         if name:
             for kind in ("ServingRuntime", "ClusterServingRuntime"):
@@ -299,6 +304,8 @@ class Runtimes:
             return None
         best: tuple[int, Document] | None = None
         for prio, d in self._auto.get(str(fmt).lower(), ()):
+            if isinstance(get_in(d.data, "spec", "workerSpec"), dict) != multinode:
+                continue
             if best is None or prio > best[0]:
                 best = (prio, d)
         return best[1] if best else None
@@ -438,6 +445,7 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
         )
         env_items = [("PIPELINE_PARALLEL_SIZE", str(pp)), ("TENSOR_PARALLEL_SIZE", str(tp))]
         _add_env(container, env_items + [("MODEL_NAME", doc.name)], anchor)
+        chart_args = _parallel_env_args(isvc_ws, worker_spec, anchor)
         if uri.split("://", 1)[0] in ("pvc", "oci"):
             _add_env(container, [("MODEL_DIR", "/mnt/models")], anchor)
     w = make_workload(
@@ -449,6 +457,8 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
         role="head" if multi else None,
         extra_meta=pred,
     )
+    if multi:
+        w = replace(w, chart_args=chart_args)
     w = _with_facts(w, facts)
     out = [w]
     if multi:
@@ -464,6 +474,30 @@ def merged_runtime_workloads(doc: Document, pred: dict, model: dict, runtime: Do
             ww = make_workload(doc, wps, [], path="spec.predictor.workerSpec", role="worker", extra_meta=pred)
             out.append(replace(ww, leader=w))
     return out
+
+
+def _parallel_env_args(isvc_ws: dict, runtime_ws: dict, loc: Loc | None) -> tuple[ChartArg, ...]:
+    """The options KServe's multi-node runtime writes from the environment KServe sets
+    (``--tensor-parallel-size=${TENSOR_PARALLEL_SIZE} --pipeline-parallel-size=${PIPELINE_PARALLEL_SIZE}`` in
+    ``kserve-huggingfaceserver-multinode``), as :class:`~kvlint.types.ChartArg` so that a KV207 on the same
+    option given again in the args says where the first value came from (:func:`kvlint.engines.options.
+    chart_provenance`). KServe sets both from the InferenceService's ``workerSpec`` sizes, else the runtime's,
+    else 1, and sizes the Ray cluster's nodes and GPUs from their product, not from the args
+    (kserve/kserve@aaac4e29 ``pkg/controller/v1beta1/inferenceservice/components/predictor.go``
+    ``multiNodeProcess``)."""
+    out = []
+    for env, field, option in (
+        ("TENSOR_PARALLEL_SIZE", "tensorParallelSize", "--tensor-parallel-size"),
+        ("PIPELINE_PARALLEL_SIZE", "pipelineParallelSize", "--pipeline-parallel-size"),
+    ):
+        if isvc_ws.get(field) is not None:
+            key, given = f"the InferenceService's workerSpec.{field}", True
+        elif runtime_ws.get(field) is not None:
+            key, given = f"the runtime's workerSpec.{field}", True
+        else:
+            key, given = f"workerSpec.{field}", False
+        out.append(ChartArg(loc, (option,), key, given, writer="KServe", extra="the args list", from_env=env))
+    return tuple(out)
 
 
 def _runtime_missing(

@@ -21,12 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.source import LList, Loc, loc_of
-from kvlint.types import Document, Workload
+from kvlint.types import Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import get_in, int_or_none
 from kvlint.workloads.lws import lws_env
 
-__all__ = ["NamedModel", "injected_env", "is_ome_runtime", "named_model"]
+__all__ = [
+    "NamedModel",
+    "bad_worker_size",
+    "injected_env",
+    "is_ome_runtime",
+    "named_model",
+    "worker_size_finding",
+]
 
 #: A Hugging Face Hub id ``org/name`` (no variable, no path): what ``--served-model-name`` holds when it names
 #: the model rather than an alias such as ``vllm-model``.
@@ -122,6 +129,8 @@ def injected_env(doc: Document, w: Workload, gpus: int) -> list[tuple[str, str, 
     if len(parts) < 2 or parts[0] != "spec" or parts[1] not in ("engineConfig", "decoderConfig"):
         return []
     component = get_in(doc.data, "spec", parts[1])
+    if _bad_worker_size(component) is not None:
+        return []  # no pod of such a component runs as sized (worker_size_finding says so): nothing made up
     size_loc = loc_of(get_in(component, "worker"), "size") if isinstance(component, dict) else None
     workers = int_or_none(get_in(component, "worker", "size")) or 0
     out: list[tuple[str, str, Loc | None]] = [
@@ -130,3 +139,87 @@ def injected_env(doc: Document, w: Workload, gpus: int) -> list[tuple[str, str, 
     if w.role in ("leader", "worker"):
         out += lws_env(1 + workers, w.role, size_loc=size_loc or w.loc)
     return out
+
+
+#: The components of an OME object that run engine pods, by kind: an InferenceService's ``engine`` and
+#: ``decoder``, a runtime's ``engineConfig`` and ``decoderConfig``.
+_COMPONENTS = ("engine", "decoder", "engineConfig", "decoderConfig")
+
+
+def _bad_worker_size(component: Any) -> Any:
+    """The component's ``worker.size`` when it is given and is not a positive integer (the value as written),
+    else None (absent or null, which OME reads as unset, or 1 and more)."""
+    worker = component.get("worker") if isinstance(component, dict) else None
+    size = worker.get("size") if isinstance(worker, dict) else None
+    if size is None:
+        return None
+    n = int_or_none(size)
+    return None if n is not None and n > 0 else size
+
+
+def bad_worker_size(doc: Document, w: Workload) -> bool:
+    """Whether the pod ``w`` belongs to a component of the OME object ``doc`` whose ``worker.size`` is given
+    and is not a positive integer (:func:`worker_size_finding` says so, on the component's leader)."""
+    parts = w.path.split(".")
+    if len(parts) < 2 or parts[0] != "spec" or parts[1] not in _COMPONENTS:
+        return False
+    return _bad_worker_size(get_in(doc.data, "spec", parts[1])) is not None
+
+
+def worker_size_finding(doc: Document, w: Workload) -> Finding | None:
+    """KV206 at ``worker.size`` when the OME component that the pod ``w`` belongs to (an InferenceService's
+    ``engine``/``decoder``, a runtime's ``engineConfig``/``decoderConfig``) gives a worker size that is not a
+    positive integer; reported on the component's leader (or its only) pod, None for any other pod.
+
+    OME runs a component with a ``leader`` or a ``worker`` as a LeaderWorkerSet of ``worker.size + 1`` pods
+    and sets ``PARALLELISM_SIZE`` to the GPUs per pod x (1 + ``worker.size``)
+    (sgl-project/ome@17b77eda ``pkg/controller/v1beta1/inferenceservice/components/engine.go``
+    ``getWorkerSize``, ``setParallelismEnvVarForEngine``; ``reconcilers/lws/lws_reconciler.go``), without
+    checking the size: a negative size gives a group of fewer than the one pod a LeaderWorkerSet needs
+    (kubernetes-sigs/lws ``api/leaderworkerset/v1/leaderworkerset_types.go``, ``size``: "The minimum is 1")
+    and a parallel size of zero or less, which no engine accepts (error); 0 gives a group of the leader alone,
+    the worker template never running (warning; OME's own runtime webhook refuses a ``workers.size`` of 0 or
+    less for a multi-node runtime, ``pkg/webhook/admission/servingruntime/servingruntime_webhook.go``
+    ``MultiNodeConfigurationError``). :func:`injected_env` then adds nothing and a runtime is not sized on
+    the model it names (:func:`bad_worker_size`), rather than on a made-up parallel size."""
+    api = doc.data.get("apiVersion") if isinstance(doc.data, dict) else None
+    if not (isinstance(api, str) and api.startswith("ome.io/")):
+        return None
+    parts = w.path.split(".")
+    if len(parts) < 3 or parts[0] != "spec" or parts[1] not in _COMPONENTS or parts[2] == "worker":
+        return None
+    component = get_in(doc.data, "spec", parts[1])
+    bad = _bad_worker_size(component)
+    if bad is None:
+        return None
+    where = f"spec.{parts[1]}.worker.size"
+    loc = loc_of(component["worker"], "size") or w.loc or doc.loc
+    n = int_or_none(bad)
+    if n == 0:
+        return Finding(
+            "KV206",
+            f"{where} is 0: OME runs this component as a LeaderWorkerSet of the leader alone (worker.size + 1 = 1 "
+            "pod), so the worker template never runs, and sets PARALLELISM_SIZE to the leader's GPUs only; "
+            "kvlint does not size the engine on that",
+            loc,
+            fix="set worker.size to the number of worker pods (1 or more), or remove the worker and run the "
+            "engine on one pod",
+            severity="warning",
+        )
+    if n is not None:
+        what = (
+            f"{where} is {n}: OME would run a LeaderWorkerSet of worker.size + 1 = {n + 1} pods, below the "
+            "one pod (the leader) a LeaderWorkerSet needs, and set PARALLELISM_SIZE to the GPUs per pod x "
+            f"{n + 1}, a parallel size no engine accepts"
+        )
+    else:
+        what = (
+            f"{where} is {str(bad)!r}, not an integer: the API server refuses the object (size is an integer)"
+        )
+    return Finding(
+        "KV206",
+        f"{what}; kvlint does not size the engine on it",
+        loc,
+        fix="set worker.size to the number of worker pods (1 or more)",
+        severity="error",
+    )

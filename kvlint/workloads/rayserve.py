@@ -33,6 +33,10 @@ selector, affinity and tolerations that group's pod's; the application's and the
 ``runtime_env.env_vars`` are added to its env. The vLLM release is the one the Ray release of a
 ``rayproject/ray-llm`` image installs (:func:`kvlint.engines.images.engine_version`).
 
+A ``!!binary`` value in ``serveConfigV2`` (an ``import_path`` among them) is read as the text it decodes to, as
+KubeRay's Go YAML reader decodes it, with a KV504 note at it; invalid base64, which that reader refuses, is a
+KV002 warning (:func:`_decode_binary`).
+
 Not modelled, each a located KV503 (info, counted as "not read"): applications whose ``import_path`` is the
 user's own Python code, other ``ray.serve.llm`` builders (prefill/decode disaggregation, data-parallel
 apps), ``llm_configs`` entries given as file paths, ``llm_engine`` other than vLLM. Wrong types are KV002
@@ -173,6 +177,73 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
     if not placed:
         data = _relocated(data, at or Loc(path))
     return (data if isinstance(data, LDict) else None), None
+
+
+_BINARY_TAG = "tag:yaml.org,2002:binary"
+#: The most decoded ``!!binary`` values said (KV504) per object; the rest are decoded silently.
+_MAX_BINARY_NOTES = 10
+
+
+def _go_base64(text: str) -> str:
+    """``text`` as Go's ``base64.StdEncoding.DecodeString`` reads it: carriage returns and newlines ignored,
+    any other character outside the alphabet an error (left in, for :func:`base64.b64decode` to refuse)."""
+    return text.replace("\r", "").replace("\n", "")
+
+
+def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]], str | None]:
+    """Replace, in the parsed ``serve``, each ``!!binary`` scalar of ``raw`` by the text it decodes to, as
+    KubeRay reads ``serveConfigV2`` (ray-project/kuberay ``ray-operator/controllers/ray/rayservice_controller.go``
+    ``updateServeDeployment``: ``yaml.Unmarshal`` into a map, then ``json.Marshal`` for Ray's dashboard): Go's
+    YAML decoders turn a ``!!binary`` value into the string of its
+    base64-decoded bytes, and fail the whole document on invalid base64 ("!!binary value contains invalid
+    base64 data": go-yaml ``decode.go`` ``decoder.scalar``); the bytes then go to Ray as JSON, which holds
+    invalid UTF-8 as U+FFFD. kvlint's loader keeps such a value as its base64 text (as it keeps every tagged
+    string), so the tree is walked again with PyYAML's composer, key by key and index by index alongside
+    ``serve``. Returns the ``(position, decoded text)`` of each replaced value, and why the document does not
+    parse (invalid base64), else None. Never raises."""
+    import base64
+    import binascii
+
+    import yaml
+
+    try:
+        root = yaml.compose(raw, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError, ValueError):  # the loader read it: nothing of this kind to do
+        return [], None
+    done: list[tuple[Loc | None, str]] = []
+    todo: list[tuple[Any, Any, int]] = [(root, serve, 0)]
+    seen = 0
+    while todo:
+        node, data, depth = todo.pop()
+        seen += 1
+        if seen > 100_000 or depth > 100:  # [assumed] far beyond a hand-written serve config
+            break
+        if isinstance(node, yaml.MappingNode) and isinstance(data, dict):
+            for knode, vnode in node.value:
+                key = knode.value if isinstance(knode, yaml.ScalarNode) else None
+                if key not in data:
+                    continue
+                if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
+                    try:
+                        text = base64.b64decode(_go_base64(vnode.value), validate=True)
+                    except (binascii.Error, ValueError):
+                        return done, f"{key}: !!binary value contains invalid base64 data"
+                    data[key] = text.decode("utf-8", errors="replace")
+                    done.append((loc_of(data, key), data[key]))
+                else:
+                    todo.append((vnode, data[key], depth + 1))
+        elif isinstance(node, yaml.SequenceNode) and isinstance(data, list):
+            for i, vnode in enumerate(node.value[: len(data)]):
+                if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
+                    try:
+                        text = base64.b64decode(_go_base64(vnode.value), validate=True)
+                    except (binascii.Error, ValueError):
+                        return done, f"item {i}: !!binary value contains invalid base64 data"
+                    data[i] = text.decode("utf-8", errors="replace")
+                    done.append((loc_of(data, i), data[i]))
+                else:
+                    todo.append((vnode, data[i], depth + 1))
+    return done, None
 
 
 def _has_gpu(container: Any) -> bool:
@@ -647,17 +718,40 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     # KubeRay reads serveConfigV2 as YAML, so a double-quoted import_path may spell ``ray.serve.llm`` with
     # escapes ("ray.serve\x2ellm:build_openai_app"): such a config is parsed too, and read when the decoded
     # path names Ray Serve LLM (it was left unread, an engine kvlint never saw passing as checked)
+    # A !!binary value is decoded too (as KubeRay's Go YAML reader does: _decode_binary), so an import_path
+    # written ``!!binary cmF5LnNlcnZlLmxsbTpidWlsZF9vcGVuYWlfYXBw`` is read as the ray.serve.llm builder it names
     literal = "ray.serve.llm" in raw
-    if not literal and "\\" not in raw:
+    binary = "binary" in raw
+    if not literal and not binary and "\\" not in raw:
         return []
     at = loc_of(spec, "serveConfigV2")
     serve, why = _parse(raw, at, doc.path)
+    decoded: list[tuple[Loc | None, str]] = []
+    if serve is not None and binary:
+        decoded, bad = _decode_binary(raw, serve)
+        if bad is not None:
+            serve, why = None, f"it does not parse as KubeRay reads it: {bad}"
+    if serve is None and binary and why is not None and why.endswith("invalid base64 data"):
+        # KubeRay cannot read the config at all, whatever its applications are
+        return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     if not literal and (serve is None or not _names_serve_llm(serve.get("applications"))):
         return []
     if serve is None:
         return [_empty(doc, at, [_finding("KV002", f"serveConfigV2 cannot be read: {why}", at)])]
     apps = serve.get("applications")
     reader = _Reader(doc, serve, at)
+    for loc, text in decoded[:_MAX_BINARY_NOTES]:
+        reader.findings.append(
+            _finding(
+                "KV504",
+                f"serveConfigV2: a !!binary value, which KubeRay's YAML reader (Go) decodes to the text {text!r}; "
+                "kvlint read it so",
+                loc or at,
+                fix="write the value as plain text: Ray Serve gets the decoded text, and readers of the manifest "
+                "see only base64",
+                severity="info",
+            )
+        )
     if not isinstance(apps, list):
         reader.wrong("applications is missing or not a list", loc_of(serve, "applications") or at)
         return [_empty(doc, at, reader.findings)]

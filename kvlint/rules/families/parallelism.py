@@ -382,13 +382,7 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
         return
-    need = lay.workers
-    pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
-    if lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags:
-        # data parallelism across pods: each pod runs its own --data-parallel-size-local ranks on its own GPUs
-        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod
-        pods = 1
-    have = p.gpus * pods
+    need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
     if need > have:
         if lay.ray and w.path.startswith(SERVE_PATH) and w.group_size:
@@ -407,8 +401,12 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if lay.ray and not lone:
             return  # a Ray cluster may contribute GPUs from other pods
         per_pod = need // pods if need % pods == 0 else need
+        # a lone Ray executor's workers never start here, so KV404 is left to this remedy (_lone_ray_short)
+        shm = shm_note(ctx) if lone and per_pod > 1 else ""
         fix = (
-            f"request {per_pod} GPUs per pod ({p.resource}) or " + _LOWER[ctx.engine].format(have=have)
+            f"request {per_pod} GPUs per pod ({p.resource}){shm}, or " + _LOWER[ctx.engine].format(have=have)
+            if shm and per_pod <= 8
+            else f"request {per_pod} GPUs per pod ({p.resource}) or " + _LOWER[ctx.engine].format(have=have)
             if per_pod <= 8
             else (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
@@ -434,6 +432,35 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix=f"request {need} GPU(s)" + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
+
+
+def _gpus_counted(ctx: RuleContext, gpus: int) -> tuple[int, int, int]:
+    """``(need, pods, have)`` as KV403 counts them for a container given ``gpus`` GPUs: the engine's GPU workers,
+    the pods of its group (a LeaderWorkerSet or Ray group, ``--nnodes``; 1 when data parallelism runs per pod)
+    and the GPUs of those pods."""
+    lay, w, s = ctx.layout, ctx.workload, ctx.serving
+    need = lay.workers
+    pods = w.group_size if w.group_size and w.group_size > 1 else max(1, lay.nnodes)
+    if lay.dp_local != lay.dp or "data_parallel_size_local" in s.flags:
+        # data parallelism across pods: each pod runs its own --data-parallel-size-local ranks on its own GPUs
+        # (vllm/v1/engine/utils.py launches dp_local engine cores per node), so the comparison is per pod
+        pods = 1
+    return need, pods, gpus * pods
+
+
+def _lone_ray_short(ctx: RuleContext) -> bool:
+    """Whether KV403 reports a vLLM engine on a lone Ray executor (:func:`_lone_ray`) with fewer GPUs than its
+    workers: its placement group is never placed, so its GPU workers never start in this pod, and KV404's
+    /dev/shm, needed only once they do, is in KV403's remedy instead (:func:`shm_note`)."""
+    p, lay, s = ctx.placement, ctx.layout, ctx.serving
+    if p is None or p.gpus is None or p.gpus < 1 or not lay.known or not lay.ray or s.joins is not None:
+        return False
+    if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
+        return False
+    if ctx.workload.path.startswith(SERVE_PATH) and ctx.workload.group_size:
+        return False
+    need, _, have = _gpus_counted(ctx, p.gpus)
+    return need > have and _lone_ray(ctx)
 
 
 def _joined_worker_gpus(ctx: RuleContext) -> Iterator[Diagnostic]:
@@ -512,6 +539,8 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if not shm_missing(ctx):
         return
+    if _lone_ray_short(ctx):
+        return  # KV403: the workers never start in this pod; its remedy of more GPUs names the /dev/shm
     resource = ctx.placement.resource if ctx.placement is not None else None
     if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
         # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
