@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from kvlint.cli import main
-from kvlint.engines.images import KSERVE_HF_VLLM
+from kvlint.engines.images import DYNAMO_ENGINES, KSERVE_HF_VLLM
 from kvlint.engines.vllm import known_options
 from kvlint.memory.versions import fmt_version, resolve_version
 from kvlint.options import Options
@@ -33,6 +33,9 @@ FLAG = "0.22.0"
 PINNED = "0.20.0"
 FORK = "0.28.0"
 KSERVE_TAG = "0.20.0"  # the KServe release whose huggingfaceserver image installs KSERVE_HF_VLLM[KSERVE_TAG]
+DYNAMO_TAG = (
+    "1.1.0"  # a Dynamo release whose support matrix names the vLLM its image carries (DYNAMO_ENGINES)
+)
 
 _MODEL = "Qwen/Qwen2.5-7B-Instruct"
 
@@ -96,6 +99,17 @@ WORKLOADS: dict[str, tuple[str, str | None, bool]] = {
         None,
         False,
     ),
+    # a Dynamo release the support matrix lists: the vLLM it carries is read from the tag (step 3), and the flag
+    # still wins over it
+    "dynamomapped": (
+        _pod(
+            "dynamomapped",
+            f"    image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:{DYNAMO_TAG}\n"
+            f'    command: [python3, -m, dynamo.vllm, --model, {_MODEL}, --swap-space, "4"]\n',
+        ),
+        DYNAMO_ENGINES[DYNAMO_TAG][0],
+        False,
+    ),
 }
 
 
@@ -127,7 +141,7 @@ def tmp(tmp_path_factory: pytest.TempPathFactory) -> str:
 def _parser_release(report: dict, name: str) -> str | None:
     """The release the option parser read workload ``name`` with, from its KV205 on --swap-space; for a Dynamo
     worker, whose options the engine's parser does not know are taken as Dynamo's own (no KV205), from its KV504
-    naming --swap-space so and the release it was read with."""
+    naming the release it was read with (the flag's, or the one its Dynamo release carries)."""
     kv205 = [
         d
         for d in report["diagnostics"]
@@ -137,11 +151,13 @@ def _parser_release(report: dict, name: str) -> str | None:
         (d,) = [
             d
             for d in report["diagnostics"]
-            if d["rule"] == "KV504" and "--swap-space is taken as Dynamo's own" in d["message"]
+            if d["rule"] == "KV504" and "NVIDIA Dynamo's vllm worker" in d["message"]
             if d["object"].endswith(f"/{name}")
         ]
         m = re.search(
             r"kvlint applied the rules of vLLM (\S+), the release --engine-version names", d["message"]
+        ) or re.search(
+            r"which carries vLLM (\S+) \(Dynamo's support matrix\), the release kvlint read", d["message"]
         )
         assert m, d["message"]
         return m.group(1)
@@ -180,7 +196,7 @@ def test_the_table_covers_every_step_of_the_precedence() -> None:
     image's tag without the flag (3), and none (4); and the flag differs from every tag, so a wrong winner shows."""
     steps = {(_expected(n, FLAG), _expected(n, None)) for n in WORKLOADS}
     assert (PINNED, PINNED) in steps and (FLAG, FORK) in steps and (FLAG, None) in steps
-    assert FLAG not in {PINNED, FORK, KSERVE_HF_VLLM[KSERVE_TAG]}
+    assert FLAG not in {PINNED, FORK, KSERVE_HF_VLLM[KSERVE_TAG], DYNAMO_ENGINES[DYNAMO_TAG][0]}
 
 
 @pytest.mark.parametrize("flag", [None, FLAG], ids=["no-flag", "engine-version"])
