@@ -160,9 +160,9 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     Unreadable values fall back to defaults (the engine-config stage reports them as KV206). Never raises.
     """
     ver, assumed = resolve_version(cfg.version)
-
-    def get(name: str, default: Any = None) -> Any:
-        return cfg.get(name, default)
+    # the parsed values by dest name, taken once (a container sets a few flags; 33 are asked for): ``get`` is
+    # then ``ServingConfig.get`` as a dict look-up in C, not two Python calls per setting
+    get = {name: v.value for name, v in cfg.flags.items() if v is not None}.get
 
     mml_raw = get("max_model_len")
     mml = -1 if isinstance(mml_raw, str) and mml_raw.strip().lower() == "auto" else as_int(mml_raw)
