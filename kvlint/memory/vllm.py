@@ -942,7 +942,8 @@ class PlanPrelude:
         layers of each (§1.10); gpu_memory_utilization: the user's, else the release default (§1.2). The notes
         of these steps, each kept apart so that :func:`resolve_startup` puts them where vLLM meets them:
         version_notes (the version assumed), length_notes (max_model_len, the KV connector), layer_notes,
-        pp_notes, utilization_notes.
+        pp_notes, utilization_notes. compressed_layers: one of the pool's layers is a DeepSeek V4 compressed layer
+        (:attr:`kvlint.types.LayerSpec.compress_ratio` set), which picks V4's block size.
     """
 
     version: Version
@@ -963,6 +964,7 @@ class PlanPrelude:
     pp_notes: tuple[str, ...]
     utilization_notes: tuple[str, ...]
     extensible: bool = False
+    compressed_layers: bool = False
 
 
 def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches) -> bool:
@@ -1031,6 +1033,11 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
             facts.chunked
             if layers is model.layers
             else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
+        ),
+        # asked of every plan (its block size), answered once over the distinct layer specs
+        compressed_layers=any(
+            lay.compress_ratio
+            for lay, _ in (facts.counts if layers is model.layers else layer_counts(layers))
         ),
         pp=pp,
         stage_layers=tuple(split),
@@ -1127,7 +1134,7 @@ def resolve_startup(
     layers = pre.layers
     notes.extend(pre.layer_notes)
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
-    if not settings.block_size and era == "v1" and any(ly.compress_ratio for ly in layers):
+    if not settings.block_size and era == "v1" and pre.compressed_layers:
         bs = V4_DEFAULT_BLOCK_SIZE
         why = f"block_size={bs}: DeepSeek V4's backend preference (DeepseekSparseSWABackend.get_preferred_block_size)"
     notes.append(why)
