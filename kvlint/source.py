@@ -215,12 +215,12 @@ def loc_of(container: Any, key: Any = None, default: Loc | None = None) -> Loc |
         return loc or container.loc or default
     if isinstance(container, LList):
         if isinstance(key, int):
-            locs = container._locs
-            if locs is None:
+            items = container._locs
+            if items is None:
                 plocs = container._plocs
                 if 0 <= key < len(plocs):
                     return container._packing.unpack(plocs[key])
-            elif 0 <= key < len(locs):
-                return locs[key]
+            elif 0 <= key < len(items):
+                return items[key]
         return container.loc or default
     return default
