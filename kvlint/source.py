@@ -197,13 +197,30 @@ def loc_of(container: Any, key: Any = None, default: Loc | None = None) -> Loc |
 
     Works for :class:`LDict` (key) and :class:`LList` (integer index); returns ``default`` for plain
     containers or unknown keys. Never raises.
+
+    A container whose positions are still packed (as the loader stored them) has only the one asked for
+    unpacked: its ``locs`` are not built (most containers are asked for one or two positions, such as an env
+    entry's ``value``, and building them made a :class:`Loc` for every entry); the same :class:`Loc` value as
+    ``container.locs[key]``.
     """
     if key is None:
         return getattr(container, "loc", None) or default
     if isinstance(container, LDict):
-        return container.locs.get(key) or container.loc or default
+        locs = container._locs
+        if locs is None:
+            packed = container._plocs.get(key)
+            loc = None if packed is None else container._packing.unpack(packed)
+        else:
+            loc = locs.get(key)
+        return loc or container.loc or default
     if isinstance(container, LList):
-        if isinstance(key, int) and 0 <= key < len(container.locs):
-            return container.locs[key]
+        if isinstance(key, int):
+            items = container._locs
+            if items is None:
+                plocs = container._plocs
+                if 0 <= key < len(plocs):
+                    return container._packing.unpack(plocs[key])
+            elif 0 <= key < len(items):
+                return items[key]
         return container.loc or default
     return default

@@ -98,3 +98,27 @@ def test_v4_pool_pages_and_groups():
         ("sliding", 22, 64, 128),
         ("sliding", 42, 4, 8),
     ]
+
+
+def test_prelude_says_whether_the_pool_holds_compressed_layers():
+    """plan_prelude answers once per settings and model whether a layer of the pool is a V4 compressed layer (the
+    question resolve_startup asked of every layer in every plan, for V4's default block size): the same answer
+    as a scan of the pool's layers, for V4 checkpoints and others, with and without MTP layers in the pool."""
+    from kvlint.memory.vllm import plan_prelude
+
+    seen = set()
+    for model_id in (
+        "deepseek-ai/DeepSeek-V4-Flash",
+        "deepseek-ai/DeepSeek-V4-Pro",
+        "meta-llama/Llama-3.1-8B-Instruct",
+    ):
+        model = resolve_model(model_id, allow_hub=False)
+        for mtp in (0, 1):
+            s = VllmSettings(
+                version="0.22.0", speculative_method="mtp" if mtp else None, num_speculative_tokens=mtp
+            )
+            pre = plan_prelude(s, model)
+            expected = any(lay.compress_ratio for lay in pre.layers)
+            assert pre.compressed_layers == expected
+            seen.add(expected)
+    assert seen == {True, False}

@@ -208,3 +208,50 @@ def test_container_loc_is_packed_until_read_and_assignable() -> None:
     assert seq.loc == Loc("g", 7, 7) and seq.locs == [Loc("f.yaml", 2, 7), Loc("f.yaml", 2, 10)]
     seq.loc = None
     assert seq.loc is None and LDict().loc is None and LList(loc=Loc("h")).loc == Loc("h")
+
+
+def _containers(value: Any, out: list[Any]) -> None:
+    if isinstance(value, (LDict, LList)):
+        out.append(value)
+    for v in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        _containers(v, out)
+
+
+def test_loc_of_unpacks_only_the_position_asked_for() -> None:
+    """kvlint.source.loc_of on a loaded container reads the one packed position it is asked for, leaving the
+    container's ``locs`` unbuilt, and answers what ``locs`` answers once built: for every key and index of
+    every container of the corpus and fixture manifests, out-of-range indexes and unknown keys (the container's
+    own position, else the default) included."""
+    from pathlib import Path
+
+    from kvlint.source import loc_of
+
+    root = Path(__file__).resolve().parent.parent
+    files = sorted((root.parent / "shared" / "corpus" / "manifests").glob("*.yaml"))
+    files += sorted((root / "fixtures").rglob("*.yaml"))[:200]
+    default = Loc("default", 9, 9)
+    checked = 0
+    for path in files:
+        text = path.read_text(errors="replace")
+        packed: list[Any] = []
+        for doc in load_text(text, str(path)).documents:
+            _containers(doc.data, packed)
+        built: list[Any] = []
+        for doc in load_text(text, str(path)).documents:
+            _containers(doc.data, built)
+        for p, b in zip(packed, built, strict=True):
+            keys: list[Any] = (
+                [*p, "no such key", -1, 10**6] if isinstance(p, LDict) else [*range(len(p)), -1, len(p), "k"]
+            )
+            for key in keys:
+                got = loc_of(p, key, default)
+                assert p._locs is None  # nothing built
+                assert got == loc_of(b, key, default)
+                if isinstance(b, LDict) and key in b:
+                    assert got == b.locs[key]
+                elif isinstance(b, LList) and isinstance(key, int) and 0 <= key < len(b):
+                    assert got == b.locs[key]
+                else:
+                    assert got == (b.loc or default)
+                checked += 1
+    assert checked > 10_000

@@ -221,9 +221,9 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     Unreadable values fall back to defaults (the engine-config stage reports them as KV206). Never raises.
     """
     ver, assumed = resolve_version(cfg.version)
-
-    def get(name: str, default: Any = None) -> Any:
-        return cfg.get(name, default)
+    # the parsed values by dest name, taken once (a container sets a few flags; 33 are asked for): ``get`` is
+    # then ``ServingConfig.get`` as a dict look-up in C, not two Python calls per setting
+    get = {name: v.value for name, v in cfg.flags.items() if v is not None}.get
 
     mml_raw = get("max_model_len")
     mml = -1 if isinstance(mml_raw, str) and mml_raw.strip().lower() == "auto" else as_int(mml_raw)
@@ -1017,7 +1017,8 @@ class PlanPrelude:
         layers of each (§1.10); gpu_memory_utilization: the user's, else the release default (§1.2). The notes
         of these steps, each kept apart so that :func:`resolve_startup` puts them where vLLM meets them:
         version_notes (the version assumed), length_notes (max_model_len, the KV connector), layer_notes,
-        pp_notes, utilization_notes.
+        pp_notes, utilization_notes. compressed_layers: one of the pool's layers is a DeepSeek V4 compressed layer
+        (:attr:`kvlint.types.LayerSpec.compress_ratio` set), which picks V4's block size.
     """
 
     version: Version
@@ -1038,6 +1039,7 @@ class PlanPrelude:
     pp_notes: tuple[str, ...]
     utilization_notes: tuple[str, ...]
     extensible: bool = False
+    compressed_layers: bool = False
 
 
 def extensible_kv_cache(settings: VllmSettings, rel: ReleaseSwitches, vendor: str | None = None) -> bool:
@@ -1137,6 +1139,11 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
             facts.chunked
             if layers is model.layers
             else any(lay.kind == "chunked" for lay, _ in layer_counts(layers))
+        ),
+        # asked of every plan (its block size), answered once over the distinct layer specs
+        compressed_layers=any(
+            lay.compress_ratio
+            for lay, _ in (facts.counts if layers is model.layers else layer_counts(layers))
         ),
         pp=pp,
         stage_layers=tuple(split),
@@ -1264,7 +1271,7 @@ def resolve_startup(
     layers = pre.layers
     notes.extend(pre.layer_notes)
     bs, why = dfl.default_block_size(v, model.is_mla, cc, settings.block_size)
-    if not settings.block_size and era == "v1" and any(ly.compress_ratio for ly in layers):
+    if not settings.block_size and era == "v1" and pre.compressed_layers:
         bs = V4_DEFAULT_BLOCK_SIZE
         why = f"block_size={bs}: DeepSeek V4's backend preference (DeepseekSparseSWABackend.get_preferred_block_size)"
     notes.append(why)
