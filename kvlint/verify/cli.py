@@ -64,6 +64,7 @@ def verify(
     from kvlint.capacity.cli import _make_options
     from kvlint.memory.versions import parse_pep440
     from kvlint.verify import VerifyError, parse_log, record_case, verify_log
+    from kvlint.verify.logparse import MAX_LOG_CHARS, MAX_LOG_LINES
 
     if kw.get("engine_version") and parse_pep440(kw["engine_version"]) is None:
         raise click.BadParameter(
@@ -73,14 +74,21 @@ def verify(
         engine_args, log = (log, *engine_args), None
     extra = tuple(a for a in engine_args if a != "--")
     try:
+        # one character past the parser's bound, so that it knows the log went on; the rest is never read
         if log in (None, "-"):
-            text = sys.stdin.read()
+            text = sys.stdin.read(MAX_LOG_CHARS + 1)
         else:
             with open(log, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
+                text = fh.read(MAX_LOG_CHARS + 1)
     except OSError as exc:
         raise click.UsageError(f"cannot read {log}: {exc.strerror or exc}") from exc
     parsed = parse_log(text)
+    if parsed.truncated:
+        click.echo(
+            f"kvlint verify: read the first {MAX_LOG_LINES:,} lines ({MAX_LOG_CHARS >> 20} MiB at most) of the log; "
+            "the start-up lines come first, the rest was not read",
+            err=True,
+        )
     if parsed.engine is None:
         click.echo("kvlint verify: no vLLM, TGI or SGLang start-up lines found", err=True)
         sys.exit(2)
