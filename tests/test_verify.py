@@ -367,3 +367,19 @@ def test_a_long_log_is_read_up_to_its_first_lines(tmp_path: Path, monkeypatch: p
     assert r.exit_code == 0, r.output
     kv = next(f for f in json.loads(r.stdout)["figures"] if f["figure"] == "kv_cache_gib")
     assert kv["reported"] == 5.01 and kv["inside_band"] is True
+
+
+def test_record_never_overwrites_the_log_being_read(tmp_path: Path) -> None:
+    """``--record`` naming the log itself (or a link to it) wrote the case over the log, destroying it; now a usage
+    error (exit 2) and the log is as it was. Another file is written as before."""
+    log = tmp_path / "vllm.log"
+    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    log.write_text(text)
+    (tmp_path / "link.log").symlink_to(log)
+    args = ("--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb")
+    for target in (log, tmp_path / "link.log", tmp_path / "." / "vllm.log"):
+        r = _cli(str(log), *args, "--record", str(target))
+        assert r.exit_code == 2 and "is the log being read" in r.output, r.output
+        assert log.read_text() == text
+    r = _cli(str(log), *args, "--record", str(tmp_path / "case.yaml"))
+    assert r.exit_code == 0 and (tmp_path / "case.yaml").read_text().startswith("- id: ")

@@ -11,6 +11,16 @@ import click
 __all__ = ["verify"]
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one existing file (a link to it, another spelling of its path)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet): not the same file
+        return False
+
+
 @click.command(context_settings={"allow_interspersed_args": True})
 @click.argument("log", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--model", "model_ref", metavar="REF", help="Model when the log names none or a local path.")
@@ -73,6 +83,9 @@ def verify(
     if log and log.startswith("--"):  # `kvlint verify -- --max-num-seqs 8` reads stdin
         engine_args, log = (log, *engine_args), None
     extra = tuple(a for a in engine_args if a != "--")
+    if record and record != "-" and log not in (None, "-") and _same_file(record, log):
+        # writing the case there would destroy the log it was read from
+        raise click.UsageError(f"--record {record} is the log being read; write the case to another file")
     try:
         # one character past the parser's bound, so that it knows the log went on; the rest is never read
         if log in (None, "-"):
