@@ -368,3 +368,42 @@ def test_model_config_null_and_zero_counts_are_read_as_before(tmp_path: Path) ->
     p.write_text(_manifest().replace("meta-llama/Llama-3.1-8B-Instruct", "evil/model"))
     code, out = _check(tmp_path, "--offline", "--model-dir", str(tmp_path / "models"), str(p))
     assert code == 0 and "KV502" not in out and "sized 1 of 1" in out, out
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "value", "said"),
+    [
+        # a short list was filled with full-attention layers (gpt-oss-20b: 24 layers)
+        (
+            "openai--gpt-oss-20b",
+            "layer_types",
+            ["sliding_attention", "full_attention"],
+            "has 2 entries for 24",
+        ),
+        # a kind that is not a name was read as a layer without KV cache
+        ("openai--gpt-oss-20b", "layer_types", [0] * 24, "is [0, 0"),
+        # a short list sized V4 as plain sliding-window layers
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", [4, 128], "has 2 entries for 43"),
+        # a string was a raw Python error ("invalid literal for int()")
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", ["x"] * 44, 'is ["x"'),
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", 4, "is 4;"),
+    ],
+)
+def test_per_layer_lists_vllm_cannot_index_are_refused(
+    model: str, key: str, value: object, said: str
+) -> None:
+    """Per-layer lists of a pull request's config.json that the model classes cannot index per decoder layer are
+    refused with the key and what is wrong, not sized as another layout."""
+    from kvlint.models import parse_config
+
+    cfg = json.loads((ROOT / "kvlint/data/models" / model / "config.json").read_text())
+    cfg[key] = value
+    with pytest.raises(ValueError) as e:
+        parse_config(cfg, model_id="evil/model", source="test")
+    assert f"config.json {key} {said}" in str(e.value), str(e.value)
+    # the stored config itself reads as before
+    parse_config(
+        json.loads((ROOT / "kvlint/data/models" / model / "config.json").read_text()),
+        model_id="m",
+        source="t",
+    )

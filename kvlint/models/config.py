@@ -550,6 +550,41 @@ def parse_config(
         tie = model_type.startswith(("gemma", "paligemma")) or top_type.startswith(("gemma", "paligemma"))
 
     # --- per-layer kinds -------------------------------------------------------------------------------
+    ratios = text.get("compress_ratios")
+    if model_type.startswith("deepseek_v4") and ratios is not None:
+        # vLLM's DeepSeek V4 layers each read compress_ratios[layer index] as a whole number (0 = window only);
+        # a shorter list or another value is a config it cannot build, which kvlint sized as plain sliding-window
+        # layers or reported with a Python error
+        bad = not isinstance(ratios, list) or len(ratios) < num_layers
+        if not bad:
+            bad_at = [i for i, r in enumerate(ratios[:num_layers]) if r is not None and (_int(r) or 0) < 0]
+            bad_at += [i for i, r in enumerate(ratios[:num_layers]) if r is not None and _int(r) is None]
+            bad = bool(bad_at)
+        if bad:
+            shown = (
+                f"has {len(ratios)} entries for {num_layers} layers"
+                if isinstance(ratios, list) and len(ratios) < num_layers
+                else f"is {_shown(ratios)}"
+            )
+            raise ValueError(
+                f"{model_id}: config.json compress_ratios {shown}; vLLM reads one whole number from 0 up per "
+                "decoder layer (DeepSeek V4's compression ratio of that layer)"
+            )
+    kinds = text.get("layer_types")
+    if isinstance(kinds, list) and kinds and not nemotron_h_pattern(text):
+        # one kind name per decoder layer, as the model classes index it (layer_types[layer_idx]) and
+        # transformers' layer_type_validation checks it; kvlint filled a short list with full-attention layers
+        # and read a kind that is not a name as a layer without KV cache
+        if len(kinds) < num_layers or not all(isinstance(k, str) for k in kinds[:num_layers]):
+            shown = (
+                f"has {len(kinds)} entries for {num_layers} layers"
+                if len(kinds) < num_layers
+                else f"is {_shown(kinds)}"
+            )
+            raise ValueError(
+                f"{model_id}: config.json layer_types {shown}; the model classes read one kind name per "
+                "decoder layer"
+            )
     layers, sliding_window = _layer_kinds(
         text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
     )
@@ -851,7 +886,7 @@ def _layer_kinds(
                 head_size=head_size,
                 head_size_v=head_size,
                 window=window,
-                compress_ratio=max(1, int(ratios[i] or 0)),
+                compress_ratio=max(1, _int(ratios[i]) or 0),
                 index_head_dim=idx,
             )
             for i in range(n)
