@@ -23,7 +23,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
-from kvlint.engines.shell import review_budget
+from kvlint.engines.shell import REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.suppress import (
@@ -182,6 +182,14 @@ def _analyse_workloads(
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)
                 diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+        except ReviewTooLarge as exc:
+            # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
+            # that the object is too large, as for one over the cap
+            out.diagnostics[:] = [_too_large_at(w, f"{exc.chars:,} characters in its containers' commands and args",
+                                                f"{MAX_REVIEW_COMMAND_CHARS:,}")]  # fmt: skip
+            out.suppressed.clear()
+            out.containers.clear()
+            return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
@@ -270,6 +278,8 @@ def analyse_container(
             path=w.path,
             engine_version_option=options.engine_version,
         )
+    except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
+        raise
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
         name = ref_part(str(container.get("name", "?")))
         serving = ServingConfig(
@@ -514,12 +524,12 @@ def _object(w: Workload) -> str:
     return object_ref(w.kind, w.namespace, w.name)
 
 
-#: Most characters of command and args text the containers of one reviewed object may hold (512 KiB; a word
-#: longer than ``execve(2)`` passes counts :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread,
-#: KV503). Scripts cost 0.5 - 0.8 us of CPU a character to read: 23 containers of 128 KiB ``sh -c`` scripts (a
-#: 3 MiB Deployment) took 1.5 - 2.4 s of webhook worker CPU, past the 2 s review budget (admitted unchecked,
-#: failure mode open). A pod's commands are a few kilobytes.
-MAX_REVIEW_COMMAND_CHARS = 512 << 10
+#: Most characters of command and args text the containers of one reviewed object may hold
+#: (:data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS`, 512 KiB; a word longer than ``execve(2)`` passes counts
+#: :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503): counted as written before any
+#: container is read (:func:`_too_large`), and after ``$(VAR)`` expansion as each is read (``review_budget``).
+#: A pod's commands are a few kilobytes.
+MAX_REVIEW_COMMAND_CHARS = REVIEW_COMMAND_CHARS
 
 
 def _command_chars(container: LDict) -> int:
@@ -567,6 +577,11 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
             )
     if where is None:
         return None
+    return _too_large_at(where, what, limit)
+
+
+def _too_large_at(where: Workload, what: str, limit: str) -> Diagnostic:
+    """The KV001 'too large to review' error of :func:`_too_large`, at the workload ``where``."""
     return Diagnostic(
         rule="KV001",
         severity="error",

@@ -1521,3 +1521,37 @@ def test_amplifying_scripts_are_answered_not_admitted_unchecked_over_tls(server:
     for uid in ("amp16-a", "amp16-b"):
         resp, _ = _post(srv, ctx, review(_script_deployment([_amplifying_script()] * 16), uid=uid))
         assert resp["allowed"] is False and "too large to review" in resp["status"]["message"], resp
+
+
+def test_command_text_made_by_env_expansion_counts_against_the_review(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A short command can expand to a long script: 40 containers running ``sh -c "$(X) $(X)"`` with a 60 KB
+    ``X`` in their env (2.4 MB) handed 4.8 MB of script to the shell scanner (1.2 s of worker CPU). The command
+    lines are counted after expansion as each container is read: the scanner gets at most 512 KiB in all
+    (counted), and the object is answered 'too large to review'."""
+    from kvlint.engines import command
+
+    scanned: list[int] = []
+    real = command._scan_shell
+
+    def scan(items: Any, *a: Any) -> Any:
+        scanned.append(sum(len(it.text) for it in items))
+        return real(items, *a)
+
+    monkeypatch.setattr(command, "_scan_shell", scan)
+    value = (_SERVE + "--max-num-seqs 8 " * 4000)[:60_000]
+    obj = _script_deployment(["$(X) $(X)"] * 40)
+    for c in obj["spec"]["template"]["spec"]["containers"]:
+        c["env"] = [{"name": "X", "value": value}]
+    res = lint_review(parse_review(json.dumps(review(obj))), webhook_options())
+    assert 0 < sum(scanned) <= 512 << 10, sum(scanned)
+    errors = [d for d in res.diagnostics if d.severity == "error"]
+    assert [d.rule for d in errors] == ["KV001"] and "commands and args" in errors[0].message, errors
+    # the CLI reads them all, as before
+    scanned.clear()
+    from kvlint.options import Options
+    from kvlint.pipeline import run_documents
+
+    run_documents(load_text(json.dumps(obj), "d.json"), Options(allow_hub=False))
+    assert sum(scanned) > 40 * 100_000

@@ -37,7 +37,7 @@ from kvlint.engines.images import (
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance
 from kvlint.engines.sglang import parse_sglang_argv
-from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
+from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -1206,6 +1206,8 @@ def parse_container(
     hint = image_mentions_engine(image)
     loader = _config_loader(container, pod_spec, namespace, configmaps)
     texts = [it.text for it in items]
+    # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
+    charge_command_text(sum(min(len(t), MAX_ARG_STRLEN) for t in texts))
     too_long = _over_arg_strlen(items)
     if too_long is not None:
         engine = img_engine or _command_hint(texts) or hint

@@ -26,6 +26,7 @@ def find_leader(
     containers whose engine command kvlint reads). Leaves it None when the workload has no leader or the
     leader's command cannot be read either. Never raises."""
     from kvlint.engines.command import parse_container
+    from kvlint.engines.shell import ReviewTooLarge
 
     joins = serving.joins
     if joins is None:
@@ -40,6 +41,8 @@ def find_leader(
             continue
         try:
             cfg = parse_container(c, pod_spec=lw.pod_spec, namespace=lw.namespace, configmaps=configmaps)
+        except ReviewTooLarge:  # each reading of the leader counts against the review's command-line budget
+            raise
         except Exception:  # a leader the parser cannot read leaves the worker unjoined
             continue
         if cfg is not None and cfg.joins is None and (cfg.model is not None or cfg.flags):
