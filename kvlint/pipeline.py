@@ -23,6 +23,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
+from kvlint.engines.shell import REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.suppress import (
@@ -138,9 +139,6 @@ def analyse_documents(
     (:mod:`kvlint.stream`) passes those of every input, so a group of documents is analysed as it would be
     among all the others.
     """
-    # (the stages' modules are imported with this one and their functions looked up when called, so that a
-    # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
-    check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
     out = DocumentsAnalysis()
     if cms is None:
         cms = _workloads.configmaps(docs)
@@ -154,6 +152,24 @@ def analyse_documents(
         if too_large is not None:
             out.diagnostics.append(too_large)
             return out
+        # a review: the expansions of all its scripts share one budget (kvlint.engines.shell.review_budget)
+        with review_budget():
+            _analyse_workloads(workloads, cms, options, out)
+        return out
+    _analyse_workloads(workloads, cms, options, out)
+    return out
+
+
+def _analyse_workloads(
+    workloads: Sequence[Workload],
+    cms: dict[tuple[str | None, str], LDict],
+    options: Options,
+    out: DocumentsAnalysis,
+) -> None:
+    """Each workload's containers analysed and checked, its ``kvlint.io/ignore`` applied, into ``out``."""
+    # (the stages' modules are imported with this one and their functions looked up when called, so that a
+    # test's stand-in for one of them is what runs; a function-level import costs a microsecond per container)
+    check_container, finding_to_diagnostic = _runner.check_container, _runner.finding_to_diagnostic
     for w in workloads:
         diags: list[Diagnostic] = [finding_to_diagnostic(f, _object(w)) for f in w.findings]
         try:
@@ -166,13 +182,20 @@ def analyse_documents(
                 out.containers.append(cr)
                 found = _with_candidates(cr, check_container(cr, options), options)
                 diags.extend(in_values_terms(found, w.values_terms) if w.values_terms else found)
+        except ReviewTooLarge as exc:
+            # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
+            # that the object is too large, as for one over the cap
+            out.diagnostics[:] = [_too_large_at(w, f"{exc.chars:,} characters in its containers' commands and args",
+                                                f"{MAX_REVIEW_COMMAND_CHARS:,}")]  # fmt: skip
+            out.suppressed.clear()
+            out.containers.clear()
+            return
         except Exception as exc:  # a shape no check expected must not hide the other workloads' findings
             diags.append(_internal_error(w, exc))
         kept, suppressed, notes = apply_suppressions(w, configure(diags, options), options)
         out.diagnostics.extend(kept)
         out.diagnostics.extend(configure(notes, options))
         out.suppressed.extend(suppressed)
-    return out
 
 
 #: Findings that already speak of what the user wrote: the engine parsers' (restated for chart values by
@@ -255,6 +278,8 @@ def analyse_container(
             path=w.path,
             engine_version_option=options.engine_version,
         )
+    except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
+        raise
     except Exception as exc:  # a parser bug must not hide the other workloads' diagnostics
         name = ref_part(str(container.get("name", "?")))
         serving = ServingConfig(
@@ -505,14 +530,36 @@ def _object(w: Workload) -> str:
     return object_ref(w.kind, w.namespace, w.name)
 
 
+#: Most characters of command and args text the containers of one reviewed object may hold
+#: (:data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS`, 512 KiB; a word longer than ``execve(2)`` passes counts
+#: :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503): counted as written before any
+#: container is read (:func:`_too_large`), and after ``$(VAR)`` expansion as each is read (``review_budget``).
+#: A pod's commands are a few kilobytes.
+MAX_REVIEW_COMMAND_CHARS = REVIEW_COMMAND_CHARS
+
+
+def _command_chars(container: LDict) -> int:
+    """Characters of the container's ``command`` and ``args`` strings, each counted up to ``MAX_ARG_STRLEN``."""
+    from kvlint.engines.shell import MAX_ARG_STRLEN
+
+    total = 0
+    for key in ("command", "args"):
+        seq = container.get(key)
+        for item in [seq] if isinstance(seq, str) else seq if isinstance(seq, list) else ():
+            if isinstance(item, str):
+                total += min(len(item), MAX_ARG_STRLEN)
+    return total
+
+
 def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
     """A KV001 error when ``workloads`` hold more than ``cap`` pod templates, or more than ``cap`` containers
     in their pod specs (:attr:`Options.max_review_size`, the webhook's cap per object: the cost of a review
-    grows with them, about 0.8 ms of CPU a serving container), located at the first pod template beyond the
+    grows with them, about 0.8 ms of CPU a serving container), or their containers' commands and args more than
+    :data:`MAX_REVIEW_COMMAND_CHARS` characters, located at the first pod template beyond the
     cap (or the one whose containers pass it); None within it. Never configured away (``select``/``ignore``
     do not apply): an object kvlint did not read must not pass as a clean one."""
     where: Workload | None = None
-    what = ""
+    what, limit = "", str(cap)
     if len(workloads) > cap:
         where, what = workloads[cap], f"{len(workloads)} pod templates"
     else:
@@ -524,11 +571,27 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
         if where is not None:
             what = f"{total} containers in its pod templates"
     if where is None:
+        chars = 0
+        for w in workloads:
+            chars += sum(_command_chars(c) for c in _containers(w.pod_spec))
+            if chars > MAX_REVIEW_COMMAND_CHARS and where is None:
+                where = w
+        if where is not None:
+            what, limit = (
+                f"{chars:,} characters in its containers' commands and args",
+                f"{MAX_REVIEW_COMMAND_CHARS:,}",
+            )
+    if where is None:
         return None
+    return _too_large_at(where, what, limit)
+
+
+def _too_large_at(where: Workload, what: str, limit: str) -> Diagnostic:
+    """The KV001 'too large to review' error of :func:`_too_large`, at the workload ``where``."""
     return Diagnostic(
         rule="KV001",
         severity="error",
-        message=f"too large to review: {what}, kvlint reviews at most {cap} per object; nothing in it was "
+        message=f"too large to review: {what}, kvlint reviews at most {limit} per object; nothing in it was "
         "checked",
         loc=where.loc,
         fix="split the object, or lint it with kvlint check before applying it (the CLI has no such cap)",

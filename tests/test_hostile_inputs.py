@@ -323,3 +323,87 @@ def test_probe_port_outside_what_kubernetes_accepts_is_not_checked(
     assert not [d for d in result.diagnostics if INTERNAL_ERROR in d.message]
     kv408 = [d for d in result.diagnostics if d.rule == "KV408" and "8000" in d.message]
     assert len(kv408) == reported
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("vocab_size", -8),  # priced 2.1 GB less weight before (a false fit)
+        ("intermediate_size", "x"),  # priced no MLP before
+        ("intermediate_size", 2**60),  # past 2^53: read as absent before
+        ("num_key_value_heads", -8),  # one KV head and less weight before, verdict ok
+        ("head_dim", 0),  # hidden // heads before; transformers keeps 0
+        ("hidden_size", -4096),  # 'no KV-holding layers' before
+        ("max_position_embeddings", 1.5),
+        ("num_experts", -1),
+        ("kv_lora_rank", [512]),
+    ],
+)
+def test_model_config_size_that_is_not_a_whole_number_in_range_is_refused(
+    tmp_path: Path, key: str, value: object
+) -> None:
+    """A size in a pull request's config.json that transformers and vLLM cannot build a tensor from is refused
+    (KV502 naming the key), not read as absent or priced as a negative size."""
+    cfg = json.loads((ROOT / "kvlint/data/models/meta-llama--Llama-3.1-8B/config.json").read_text())
+    cfg[key] = value
+    d = tmp_path / "models" / "evil--model"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(cfg))
+    p = tmp_path / "e.yaml"
+    p.write_text(_manifest().replace("meta-llama/Llama-3.1-8B-Instruct", "evil/model"))
+    code, out = _check(tmp_path, "--offline", "--model-dir", str(tmp_path / "models"), str(p))
+    assert "KV502" in out and f"config.json {key} is" in out and "whole number" in out, out
+    assert "sized 1 of 1" not in out, out
+
+
+def test_model_config_null_and_zero_counts_are_read_as_before(tmp_path: Path) -> None:
+    """Guard for the refusal above: a null size and a zero count (a dense model's num_experts, no MTP layer) are
+    what real configs hold, and stay readable."""
+    cfg = json.loads((ROOT / "kvlint/data/models/meta-llama--Llama-3.1-8B/config.json").read_text())
+    cfg.update(head_dim=None, num_experts=0, num_nextn_predict_layers=0, sliding_window=None)
+    d = tmp_path / "models" / "evil--model"
+    d.mkdir(parents=True)
+    (d / "config.json").write_text(json.dumps(cfg))
+    p = tmp_path / "e.yaml"
+    p.write_text(_manifest().replace("meta-llama/Llama-3.1-8B-Instruct", "evil/model"))
+    code, out = _check(tmp_path, "--offline", "--model-dir", str(tmp_path / "models"), str(p))
+    assert code == 0 and "KV502" not in out and "sized 1 of 1" in out, out
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "value", "said"),
+    [
+        # a short list was filled with full-attention layers (gpt-oss-20b: 24 layers)
+        (
+            "openai--gpt-oss-20b",
+            "layer_types",
+            ["sliding_attention", "full_attention"],
+            "has 2 entries for 24",
+        ),
+        # a kind that is not a name was read as a layer without KV cache
+        ("openai--gpt-oss-20b", "layer_types", [0] * 24, "is [0, 0"),
+        # a short list sized V4 as plain sliding-window layers
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", [4, 128], "has 2 entries for 43"),
+        # a string was a raw Python error ("invalid literal for int()")
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", ["x"] * 44, 'is ["x"'),
+        ("deepseek-ai--DeepSeek-V4-Flash", "compress_ratios", 4, "is 4;"),
+    ],
+)
+def test_per_layer_lists_vllm_cannot_index_are_refused(
+    model: str, key: str, value: object, said: str
+) -> None:
+    """Per-layer lists of a pull request's config.json that the model classes cannot index per decoder layer are
+    refused with the key and what is wrong, not sized as another layout."""
+    from kvlint.models import parse_config
+
+    cfg = json.loads((ROOT / "kvlint/data/models" / model / "config.json").read_text())
+    cfg[key] = value
+    with pytest.raises(ValueError) as e:
+        parse_config(cfg, model_id="evil/model", source="test")
+    assert f"config.json {key} {said}" in str(e.value), str(e.value)
+    # the stored config itself reads as before
+    parse_config(
+        json.loads((ROOT / "kvlint/data/models" / model / "config.json").read_text()),
+        model_id="m",
+        source="t",
+    )

@@ -311,3 +311,75 @@ def test_max_model_len_from_the_using_max_model_len_line() -> None:
     res = verify_log(log, opts, model=ref, extra_args=extra)
     assert res.sources["max_model_len"] == "the log's 'Using max model len' line"
     assert res.command[res.command.index("--max-model-len") + 1] == "16384"
+
+
+def test_unbalanced_brackets_on_many_lines_join_a_bounded_amount(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each 'non-default args: {' line that never closes joined the next 200 lines, so N such lines handed the
+    dict reader N x 200 lines (and recounted the growing text's brackets at every step): a 12 MB log of 200 such
+    lines took 41 s of CPU. The work is counted as the characters handed to the dict reader: at most the log
+    itself (each line read alone) plus the 4 MiB the joins may add over a whole log."""
+    from kvlint.verify import logparse
+
+    handed: list[int] = []
+    real = logparse._literal
+    monkeypatch.setattr(logparse, "_literal", lambda text: handed.append(len(text)) or real(text))
+    # a prefix the continuation test does not stop at (it stops at lines opening with INFO, WARNING, '(' ...)
+    line = "api-1  | non-default args: {'model': 'm', 'x': [" + "7, " * 320
+    text = "\n".join([line] * 300)
+    log = parse_log(text)
+    assert len(handed) == 300
+    assert sum(handed) <= len(text) + (4 << 20), sum(handed)
+    assert log.args == {}
+
+
+def test_a_wrapped_non_default_args_line_is_still_joined() -> None:
+    """Guard for the bound above: a terminal-wrapped args dict (continuation lines without a prefix) is joined."""
+    text = (
+        "INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'Qwen/Qwen3-0.6B', 'max_model_len':\n"
+        " 4096, 'gpu_memory_utilization': 0.8}\n"
+    )
+    log = parse_log(text)
+    assert log.args == {"model": "Qwen/Qwen3-0.6B", "max_model_len": 4096, "gpu_memory_utilization": 0.8}
+    assert log.model == "Qwen/Qwen3-0.6B"
+
+
+def test_a_long_log_is_read_up_to_its_first_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every line costs the parser the same dozens of searches (10 MB of one-letter lines took 85 s of CPU before,
+    a 100 MB binary file 55 s), so a log is read up to its first 100,000 lines, counted here as the lines handed
+    to the vLLM line parser. A start-up log followed by 150,000 request lines gives the start-up's figures, and
+    the CLI says the rest was not read."""
+    from kvlint.verify import logparse
+
+    startup = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    path = tmp_path / "long.log"
+    path.write_text(startup + "a\n" * 150_000)
+    calls = [0]
+    real = logparse._parse_vllm
+
+    def counted(*args: object) -> None:
+        calls[0] += 1
+        real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(logparse, "_parse_vllm", counted)
+    r = _cli(str(path), "--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb", "--format", "json")
+    assert calls[0] <= 100_000, calls[0]
+    assert "read the first 100,000 lines" in r.stderr and "rest was not read" in r.stderr
+    assert r.exit_code == 0, r.output
+    kv = next(f for f in json.loads(r.stdout)["figures"] if f["figure"] == "kv_cache_gib")
+    assert kv["reported"] == 5.01 and kv["inside_band"] is True
+
+
+def test_record_never_overwrites_the_log_being_read(tmp_path: Path) -> None:
+    """``--record`` naming the log itself (or a link to it) wrote the case over the log, destroying it; now a usage
+    error (exit 2) and the log is as it was. Another file is written as before."""
+    log = tmp_path / "vllm.log"
+    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    log.write_text(text)
+    (tmp_path / "link.log").symlink_to(log)
+    args = ("--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb")
+    for target in (log, tmp_path / "link.log", tmp_path / "." / "vllm.log"):
+        r = _cli(str(log), *args, "--record", str(target))
+        assert r.exit_code == 2 and "is the log being read" in r.output, r.output
+        assert log.read_text() == text
+    r = _cli(str(log), *args, "--record", str(tmp_path / "case.yaml"))
+    assert r.exit_code == 0 and (tmp_path / "case.yaml").read_text().startswith("- id: ")

@@ -1406,3 +1406,152 @@ def test_many_leader_worker_roles_are_denied_not_admitted_unchecked_over_tls(ser
             in (resp["status"]["message"])
         ), resp
     assert srv.metric("kvlint_webhook_budget_exceeded_total") == before
+
+
+# ------------------------------------------------------------------------------- shell scripts under the budget
+
+#: A vLLM serve line and a flag to repeat after it (the script kvlint reads as the engine's command).
+_SERVE = "vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 8192 "
+
+
+def _script_deployment(scripts: list[str]) -> dict[str, Any]:
+    """A Deployment whose containers each run one ``sh -c`` script, on an H100."""
+    obj = workload_object(FIX / "b09-clean.yaml")
+    pod = obj["spec"]["template"]["spec"]
+    base = pod["containers"][0]
+    base.pop("args", None)
+    pod["containers"] = [dict(base, name=f"c{i}", command=["sh", "-c", s]) for i, s in enumerate(scripts)]
+    return obj
+
+
+def _amplifying_script() -> str:
+    """60 KB of script whose 200 references to a 60 KB variable expand to 2 MiB, what execve(2) could pass."""
+    return f'A="{"--max-num-seqs 8 " * 3500}"\n{_SERVE}' + "$A " * 200
+
+
+def test_a_word_longer_than_execve_passes_is_an_error_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Linux's execve(2) refuses any single argument of more than MAX_ARG_STRLEN bytes (with its NUL): a 3 MiB
+    ``sh -c`` script took 2 - 2.8 s of worker CPU to scan (past the budget: admitted unchecked), for a container
+    that cannot start. It is a KV503 error at the script, and the script is not scanned (counted: no call to
+    the shell scanner); a script under the limit is read as before."""
+    from kvlint.engines import command
+    from kvlint.engines.shell import MAX_ARG_STRLEN
+
+    scans: list[int] = []
+    real = command._scan_shell
+    monkeypatch.setattr(command, "_scan_shell", lambda items, *a: scans.append(1) or real(items, *a))
+    long = _SERVE + "--max-num-seqs 8 " * ((MAX_ARG_STRLEN - len(_SERVE)) // 17 + 1)
+    assert len(long.encode()) >= MAX_ARG_STRLEN
+    res = lint_review(parse_review(json.dumps(review(_script_deployment([long])))), webhook_options())
+    kv503 = [d for d in res.diagnostics if d.rule == "KV503"]
+    assert scans == []
+    assert len(kv503) == 1 and kv503[0].severity == "error", res.diagnostics
+    assert "argument list too long" in kv503[0].message and f"{len(long):,} bytes" in kv503[0].message
+    short = _SERVE + "--max-num-seqs 8 " * ((MAX_ARG_STRLEN - len(_SERVE)) // 17 - 1)
+    res = lint_review(parse_review(json.dumps(review(_script_deployment([short])))), webhook_options())
+    assert scans == [1] and not any(d.rule == "KV503" for d in res.diagnostics), res.diagnostics
+    assert res.containers and res.containers[0].plan is not None
+
+
+def test_the_scripts_of_one_review_share_one_expansion_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each script may expand to what execve(2) could pass (2 MiB), so four containers of a 60 KB script
+    repeating a long $A made 8 MiB of text to scan (16 of them, a 0.96 MB Deployment, took 8 s of worker CPU:
+    admitted unchecked). Within a review all scripts' expansions add at most REVIEW_EXPANSION_CHARS (counted:
+    the characters the expansion budget granted); the CLI keeps each script's own budget."""
+    from kvlint.engines import shell
+    from kvlint.engines.shell import ARG_MAX
+
+    review_expansion_chars = 256 << 10  # kvlint.engines.shell.REVIEW_EXPANSION_CHARS
+
+    granted: list[int] = []
+    real = shell._Budget.take
+
+    def take(self: Any, n: int) -> bool:
+        ok = real(self, n)
+        if ok:
+            granted.append(n)
+        return ok
+
+    monkeypatch.setattr(shell._Budget, "take", take)
+    obj = _script_deployment([_amplifying_script()] * 4)
+    res = lint_review(parse_review(json.dumps(review(obj))), webhook_options())
+    assert sum(granted) <= review_expansion_chars, sum(granted)
+    assert len(res.containers) == 4
+    granted.clear()
+    run_check_text = json.dumps(obj)
+    from kvlint.options import Options
+    from kvlint.pipeline import run_documents
+
+    run_documents(load_text(run_check_text, "d.json"), Options(allow_hub=False))
+    assert sum(granted) > 3 * ARG_MAX // 2  # each script's own 2 MiB, as before
+
+
+def test_an_object_with_more_command_text_than_a_review_reads_is_too_large(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """23 containers of 128 KiB scripts (a 3 MiB Deployment) took 1.5 - 2.4 s of worker CPU (admitted
+    unchecked). An object whose containers' commands and args hold more than MAX_REVIEW_COMMAND_CHARS is a
+    KV001 'too large to review' (denied) and no container is analysed (counted); under it, each is."""
+    from kvlint import pipeline
+    from kvlint.engines.shell import MAX_ARG_STRLEN
+
+    max_chars = 512 << 10  # kvlint.pipeline.MAX_REVIEW_COMMAND_CHARS
+    analysed: list[int] = []
+    real = pipeline.analyse_container
+    monkeypatch.setattr(pipeline, "analyse_container", lambda *a: analysed.append(1) or real(*a))
+    script = _SERVE + "--max-num-seqs 8 " * ((MAX_ARG_STRLEN - len(_SERVE)) // 17 - 2)
+    n = max_chars // len(script) + 1
+    res = lint_review(parse_review(json.dumps(review(_script_deployment([script] * n)))), webhook_options())
+    errors = [d for d in res.diagnostics if d.severity == "error"]
+    assert analysed == []
+    assert [d.rule for d in errors] == ["KV001"], errors
+    assert "characters in its containers' commands and args" in errors[0].message
+    assert f"at most {max_chars:,} per object" in errors[0].message
+    res = lint_review(
+        parse_review(json.dumps(review(_script_deployment([script] * (n - 1))))), webhook_options()
+    )
+    assert len(analysed) == n - 1 and not any(d.rule == "KV001" for d in res.diagnostics)
+
+
+def test_amplifying_scripts_are_answered_not_admitted_unchecked_over_tls(server: Any) -> None:
+    """16 containers of the amplifying script (a 0.96 MB Deployment, under the API server's object limit) took
+    8 s of worker CPU and were admitted unchecked at the budget (failure mode open). Now they are denied 'too
+    large to review', every time (the work each review may do is counted in the tests above)."""
+    srv, ctx = server
+    for uid in ("amp16-a", "amp16-b"):
+        resp, _ = _post(srv, ctx, review(_script_deployment([_amplifying_script()] * 16), uid=uid))
+        assert resp["allowed"] is False and "too large to review" in resp["status"]["message"], resp
+
+
+def test_command_text_made_by_env_expansion_counts_against_the_review(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A short command can expand to a long script: 40 containers running ``sh -c "$(X) $(X)"`` with a 60 KB
+    ``X`` in their env (2.4 MB) handed 4.8 MB of script to the shell scanner (1.2 s of worker CPU). The command
+    lines are counted after expansion as each container is read: the scanner gets at most 512 KiB in all
+    (counted), and the object is answered 'too large to review'."""
+    from kvlint.engines import command
+
+    scanned: list[int] = []
+    real = command._scan_shell
+
+    def scan(items: Any, *a: Any) -> Any:
+        scanned.append(sum(len(it.text) for it in items))
+        return real(items, *a)
+
+    monkeypatch.setattr(command, "_scan_shell", scan)
+    value = (_SERVE + "--max-num-seqs 8 " * 4000)[:60_000]
+    obj = _script_deployment(["$(X) $(X)"] * 40)
+    for c in obj["spec"]["template"]["spec"]["containers"]:
+        c["env"] = [{"name": "X", "value": value}]
+    res = lint_review(parse_review(json.dumps(review(obj))), webhook_options())
+    assert 0 < sum(scanned) <= 512 << 10, sum(scanned)
+    errors = [d for d in res.diagnostics if d.severity == "error"]
+    assert [d.rule for d in errors] == ["KV001"] and "commands and args" in errors[0].message, errors
+    # the CLI reads them all, as before
+    scanned.clear()
+    from kvlint.options import Options
+    from kvlint.pipeline import run_documents
+
+    run_documents(load_text(json.dumps(obj), "d.json"), Options(allow_hub=False))
+    assert sum(scanned) > 40 * 100_000

@@ -39,7 +39,7 @@ from kvlint.engines.images import (
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
 from kvlint.engines.options import chart_provenance
 from kvlint.engines.sglang import parse_sglang_argv
-from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, commands, k8s_expand
+from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -1208,6 +1208,13 @@ def parse_container(
     hint = image_mentions_engine(image)
     loader = _config_loader(container, pod_spec, namespace, configmaps)
     texts = [it.text for it in items]
+    # a review reads at most REVIEW_COMMAND_CHARS of command lines (raises ReviewTooLarge past it)
+    charge_command_text(sum(min(len(t), MAX_ARG_STRLEN) for t in texts))
+    too_long = _over_arg_strlen(items)
+    if too_long is not None:
+        engine = img_engine or _command_hint(texts) or hint
+        version = engine_release(image, engine, engine_version_option) if engine is not None else None
+        return _too_long_to_exec(container, items, too_long, image, version, env, engine, first_loc)
 
     def dispatch(found: _Found) -> ServingConfig | None:
         return _dispatch(
@@ -1307,15 +1314,7 @@ def parse_container(
         reason = why
     elif _shell_without_script(items):
         reason = _no_script_reason(items, container)
-    joined = " ".join(_mentions(texts)).lower()
-    cmd_hint = None
-    if "vllm" in joined:
-        cmd_hint = "vllm"
-    elif "sglang" in joined and "sglang_router" not in joined and "sglang-router" not in joined:
-        cmd_hint = "sglang"
-    elif _TGI_WORDS.search(joined):
-        cmd_hint = "tgi"
-    engine = img_engine or cmd_hint or hint
+    engine = img_engine or _command_hint(texts) or hint
     if engine is None:
         return None
     if not reason:
@@ -1395,6 +1394,66 @@ _ENGINE_WORDS = frozenset({"vllm", "sglang", "tgi", "text-generation-inference"}
 #: take as a value (KAITO's transformers runtime ``accelerate launch ... --pipeline text-generation``, KServe's
 #: ``--task text-generation``), which runs no TGI.
 _TGI_WORDS = re.compile(r"text-generation-(?:launcher|server|inference)|text_generation_server")
+
+
+def _command_hint(texts: Sequence[str]) -> str | None:
+    """The engine a command's words name (:func:`_mentions`): vLLM, SGLang (not its router) or TGI, or None."""
+    joined = " ".join(_mentions(texts)).lower()
+    if "vllm" in joined:
+        return "vllm"
+    if "sglang" in joined and "sglang_router" not in joined and "sglang-router" not in joined:
+        return "sglang"
+    if _TGI_WORDS.search(joined):
+        return "tgi"
+    return None
+
+
+def _over_arg_strlen(items: Sequence[_Item]) -> tuple[int, int] | None:
+    """The index and UTF-8 size in bytes of the first word of the container's command line that ``execve(2)``
+    refuses (:func:`_too_long_to_exec`), or None."""
+    for i, it in enumerate(items):
+        # a character is at most 4 bytes: shorter words need no encoding
+        if len(it.text) * 4 + 1 > MAX_ARG_STRLEN:
+            size = len(it.text.encode("utf-8", "surrogatepass"))
+            if size + 1 > MAX_ARG_STRLEN:
+                return i, size
+    return None
+
+
+def _too_long_to_exec(
+    container: LDict,
+    items: Sequence[_Item],
+    too_long: tuple[int, int],
+    image: str,
+    version: str | None,
+    env: dict[str, str],
+    engine: str | None,
+    first_loc: Loc | None,
+) -> ServingConfig | None:
+    """KV503 (error) for an engine container whose command line holds a word longer than Linux passes to a
+    program: ``execve(2)`` copies each argument string with its terminating NUL and refuses one of more than
+    :data:`~kvlint.engines.shell.MAX_ARG_STRLEN` bytes with E2BIG (linux fs/exec.c ``copy_strings``,
+    ``valid_arg_len``; include/uapi/linux/binfmts.h), so the runtime cannot start the container ('argument
+    list too long') whatever the word says. Its text is not read: a ``sh -c`` script of 3 MiB took 2 - 2.8 s of
+    webhook worker CPU to scan, past the review budget (admitted unchecked, failure mode open). None when
+    the container is not an engine's."""
+    if engine is None:
+        return None
+    i, size = too_long
+    where = "its command" if items[i].source != "env" else "its command (after $(VAR) expansion)"
+    return _kv503(
+        engine,
+        container,
+        image,
+        version,
+        env,
+        f"the container never starts: word {i + 1} of {where} is {size:,} bytes, and Linux's execve(2) refuses "
+        f"any single argument longer than {MAX_ARG_STRLEN - 1:,} bytes (MAX_ARG_STRLEN, with the terminating "
+        "NUL) with 'argument list too long'; its text is not read",
+        items[i].loc or first_loc,
+        "keep each argument under 128 KiB: put a long script in a ConfigMap mounted as a file, or in the image",
+        "error",
+    )
 
 
 def _mentions(texts: Sequence[str]) -> list[str]:

@@ -30,6 +30,7 @@ def find_leader(
     (``--engine-version``) and its image decide, as the leader's own analysis reads it. Leaves it None when the
     workload has no leader or the leader's command cannot be read either. Never raises."""
     from kvlint.engines.command import parse_container
+    from kvlint.engines.shell import ReviewTooLarge
 
     joins = serving.joins
     if joins is None:
@@ -50,6 +51,8 @@ def find_leader(
                 configmaps=configmaps,
                 engine_version_option=engine_version_option,
             )
+        except ReviewTooLarge:  # each reading of the leader counts against the review's command-line budget
+            raise
         except Exception:  # a leader the parser cannot read leaves the worker unjoined
             continue
         if cfg is not None and cfg.joins is None and (cfg.model is not None or cfg.flags):

@@ -19,6 +19,8 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from kvlint.source import Loc
@@ -28,6 +30,11 @@ from kvlint.values import digits
 __all__ = [
     "ARG_MAX",
     "MAX_ARG_STRLEN",
+    "REVIEW_COMMAND_CHARS",
+    "REVIEW_EXPANSION_CHARS",
+    "ReviewTooLarge",
+    "charge_command_text",
+    "review_budget",
     "k8s_expand",
     "ShellArg",
     "lex",
@@ -630,18 +637,82 @@ def _skip_heredocs(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
 _REDIRECT_RE = re.compile(r"^\d*(>>?|<<?|>&|&>>?)(.*)$")
 
 
+#: Characters the expansions of all the scripts of one webhook review may add together (256 KiB), where
+#: :func:`review_budget` sets it: each script may add :data:`ARG_MAX` (2 MiB, what ``execve(2)`` could pass on),
+#: so a 60 KB script repeating a long ``$A`` made 2 MiB of text to scan per container, and a Deployment of 16
+#: such containers (0.96 MB, under the API server's object limit) took 8 s of webhook worker CPU, past the 2 s
+#: review budget (admitted unchecked, failure mode open). Past it, references stay unexpanded (unresolved).
+REVIEW_EXPANSION_CHARS = 256 << 10
+#: The characters the current review's scripts may still add (a one-item list), or None outside a review.
+_REVIEW_LEFT: ContextVar[list[int] | None] = ContextVar("kvlint_review_expansion_left", default=None)
+
+
+#: Characters of command-line text (after Kubernetes ``$(VAR)`` expansion, each word counted up to
+#: :data:`MAX_ARG_STRLEN`) the containers of one webhook review may hold (512 KiB), where :func:`review_budget`
+#: sets it. Reading a script costs 0.5 - 0.8 us of CPU a character: 23 containers of 128 KiB scripts took 1.5 -
+#: 2.4 s of webhook worker CPU, and 40 containers running ``sh -c "$(X) $(X)"`` with a 60 KB ``X`` in their env
+#: (2.4 MB) 1.2 s, past the 2 s review budget on a loaded node (admitted unchecked, failure mode open).
+REVIEW_COMMAND_CHARS = 512 << 10
+#: The command-line characters the current review may still read (a one-item list), or None outside a review.
+_REVIEW_COMMANDS_LEFT: ContextVar[list[int] | None] = ContextVar("kvlint_review_commands_left", default=None)
+
+
+class ReviewTooLarge(Exception):
+    """The containers of the object under review hold more command-line text than :data:`REVIEW_COMMAND_CHARS`
+    (raised by :func:`charge_command_text` within :func:`review_budget`): the review answers 'too large to
+    review' instead of reading more."""
+
+    def __init__(self, chars: int) -> None:
+        super().__init__(chars)
+        self.chars = chars
+
+
+def charge_command_text(chars: int) -> None:
+    """Count ``chars`` characters of a container's command line against the review's
+    :data:`REVIEW_COMMAND_CHARS` (nothing outside :func:`review_budget`). Raises :class:`ReviewTooLarge` past it."""
+    left = _REVIEW_COMMANDS_LEFT.get()
+    if left is None:
+        return
+    left[0] -= chars
+    if left[0] < 0:
+        raise ReviewTooLarge(REVIEW_COMMAND_CHARS - left[0])
+
+
+@contextmanager
+def review_budget(
+    chars: int = REVIEW_EXPANSION_CHARS, command_chars: int = REVIEW_COMMAND_CHARS
+) -> Iterator[None]:
+    """Within the block, the expansions of all scripts together add at most ``chars`` characters (each script
+    still at most :data:`ARG_MAX`), and the containers' command lines hold at most ``command_chars``
+    (:func:`charge_command_text`)."""
+    token = _REVIEW_LEFT.set([chars])
+    commands_token = _REVIEW_COMMANDS_LEFT.set([command_chars])
+    try:
+        yield
+    finally:
+        _REVIEW_COMMANDS_LEFT.reset(commands_token)
+        _REVIEW_LEFT.reset(token)
+
+
 class _Budget:
-    """Characters the expansions of one script may still add (:data:`ARG_MAX`): a script that doubles a
-    variable at each assignment, or repeats ``"$@"`` or a long ``$VAR`` many times, keeps the references it
-    cannot afford unexpanded (unresolved) instead of building gigabytes of text."""
+    """Characters the expansions of one script may still add (:data:`ARG_MAX`, and what is left of the review's
+    :data:`REVIEW_EXPANSION_CHARS` within :func:`review_budget`): a script that doubles a variable at each
+    assignment, or repeats ``"$@"`` or a long ``$VAR`` many times, keeps the references it cannot afford
+    unexpanded (unresolved) instead of building gigabytes of text."""
 
     def __init__(self, left: int = ARG_MAX) -> None:
         self.left = left
+        self.review = _REVIEW_LEFT.get()
 
     def take(self, n: int) -> bool:
         """Spend ``n`` characters when at most :data:`MAX_ARG_STRLEN` and affordable; whether it could."""
         if n > MAX_ARG_STRLEN or n > self.left:
             return False
+        review = self.review
+        if review is not None:
+            if n > review[0]:
+                return False
+            review[0] -= n
         self.left -= n
         return True
 

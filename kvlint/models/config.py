@@ -14,6 +14,7 @@ Per-family layer patterns (which layers slide) come from the model code cited at
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
@@ -204,6 +205,97 @@ MAX_CONFIG_INT = 2**53
 #: a typo) is refused rather than sized.
 MAX_LAYERS = 4096
 MAX_HEADS = 65_536
+
+
+#: config.json keys kvlint reads as sizes (layer, head and expert counts, widths, ranks, lengths): when present and
+#: not null, each must be a positive whole number of at most :data:`MAX_CONFIG_INT`. A negative, zero, fractional,
+#: non-finite, non-numeric or larger value is a config transformers and vLLM cannot build a model from (vLLM's
+#: layers take these as tensor shapes); :func:`_int` would read it as absent and a default or a zero would price
+#: the model (a negative ``vocab_size`` made Llama-3.1-8B's weights 2.1 GB lighter, an ``intermediate_size`` of
+#: ``"x"`` priced no MLP), so :func:`parse_config` refuses it instead (:func:`_check_sizes`).
+_POSITIVE_SIZE_KEYS = (
+    *_LAYERS_KEYS,
+    *_HEADS_KEYS,
+    *_KV_HEADS_KEYS,
+    *_HIDDEN_KEYS,
+    *_INTERMEDIATE_KEYS,
+    *_VOCAB_KEYS,
+    *MAX_LEN_KEYS,
+    "head_dim",
+    "hidden_size_per_head",
+    "attention_head_dim",
+    "kv_channels",
+    "global_head_dim",
+    "num_global_key_value_heads",
+    "moe_intermediate_size",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "q_lora_rank",
+    "index_head_dim",
+    "sliding_window_size",
+    "attention_chunk_size",
+    "full_attention_interval",
+    "ssm_state_size",
+    "mamba_d_state",
+    "state_size",
+    "d_state",
+    "conv_kernel",
+    "mamba_d_conv",
+    "d_conv",
+    "mamba_conv_kernel",
+    "mamba_num_heads",
+    "mamba_n_heads",
+    "mamba_head_dim",
+    "mamba_d_head",
+    "n_groups",
+    "mamba_n_groups",
+    "mamba_intermediate_size",
+    "linear_num_key_heads",
+    "linear_num_value_heads",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+    "linear_conv_kernel_dim",
+)
+#: Counts that real configs set to 0 (a dense model's expert count, no shared experts, no MTP layer, no
+#: KV-shared layers): whole numbers from 0 to :data:`MAX_CONFIG_INT`.
+_COUNT_KEYS = (
+    *_EXPERT_KEYS,
+    "n_shared_experts",
+    "shared_expert_intermediate_size",
+    "num_experts_per_tok",
+    "first_k_dense_replace",
+    "num_nextn_predict_layers",
+    "num_kv_shared_layers",
+)
+
+
+def _shown(v: Any) -> str:
+    text = json.dumps(v, default=str) if not isinstance(v, float) else repr(v)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _check_sizes(model_id: str, *dicts: dict[str, Any]) -> None:
+    """Refuse a config whose size keys (:data:`_POSITIVE_SIZE_KEYS`, :data:`_COUNT_KEYS`) hold a value that is not a
+    whole number in range; null and absent keys are left to the readers' defaults.
+
+    Raises:
+        ValueError: naming the model, the key and a short form of its value.
+    """
+    for d in dicts:
+        for keys, low in ((_POSITIVE_SIZE_KEYS, 1), (_COUNT_KEYS, 0)):
+            for key in keys:
+                v = d.get(key)
+                if v is None:
+                    continue
+                n = _int(v)
+                if n is None or n < low:
+                    raise ValueError(
+                        f"{model_id}: config.json {key} is {_shown(v)}; kvlint reads it as a whole number from "
+                        f"{low} to 2^53, as transformers and vLLM build the model's tensors from it"
+                    )
 
 
 def _int(v: Any) -> int | None:
@@ -428,6 +520,8 @@ def parse_config(
             f"with at most {MAX_LAYERS} layers and {MAX_HEADS} heads"
         )
 
+    _check_sizes(model_id, text, *([config] if config is not text else []))
+
     # --- KV heads (docs/engine-memory-model.md §1.3) --------------------------------------------------
     kv_raw, _kv_key = _first(text, _KV_HEADS_KEYS)
     kv_heads = _int(kv_raw) or heads
@@ -556,6 +650,41 @@ def parse_config(
         tie = model_type.startswith(("gemma", "paligemma")) or top_type.startswith(("gemma", "paligemma"))
 
     # --- per-layer kinds -------------------------------------------------------------------------------
+    ratios = text.get("compress_ratios")
+    if model_type.startswith("deepseek_v4") and ratios is not None:
+        # vLLM's DeepSeek V4 layers each read compress_ratios[layer index] as a whole number (0 = window only);
+        # a shorter list or another value is a config it cannot build, which kvlint sized as plain sliding-window
+        # layers or reported with a Python error
+        bad = not isinstance(ratios, list) or len(ratios) < num_layers
+        if not bad:
+            bad_at = [i for i, r in enumerate(ratios[:num_layers]) if r is not None and (_int(r) or 0) < 0]
+            bad_at += [i for i, r in enumerate(ratios[:num_layers]) if r is not None and _int(r) is None]
+            bad = bool(bad_at)
+        if bad:
+            shown = (
+                f"has {len(ratios)} entries for {num_layers} layers"
+                if isinstance(ratios, list) and len(ratios) < num_layers
+                else f"is {_shown(ratios)}"
+            )
+            raise ValueError(
+                f"{model_id}: config.json compress_ratios {shown}; vLLM reads one whole number from 0 up per "
+                "decoder layer (DeepSeek V4's compression ratio of that layer)"
+            )
+    kinds = text.get("layer_types")
+    if isinstance(kinds, list) and kinds and not nemotron_h_pattern(text):
+        # one kind name per decoder layer, as the model classes index it (layer_types[layer_idx]) and
+        # transformers' layer_type_validation checks it; kvlint filled a short list with full-attention layers
+        # and read a kind that is not a name as a layer without KV cache
+        if len(kinds) < num_layers or not all(isinstance(k, str) for k in kinds[:num_layers]):
+            shown = (
+                f"has {len(kinds)} entries for {num_layers} layers"
+                if len(kinds) < num_layers
+                else f"is {_shown(kinds)}"
+            )
+            raise ValueError(
+                f"{model_id}: config.json layer_types {shown}; the model classes read one kind name per "
+                "decoder layer"
+            )
     layers, sliding_window = _layer_kinds(
         text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
     )
@@ -857,7 +986,7 @@ def _layer_kinds(
                 head_size=head_size,
                 head_size_v=head_size,
                 window=window,
-                compress_ratio=max(1, int(ratios[i] or 0)),
+                compress_ratio=max(1, _int(ratios[i]) or 0),
                 index_head_dim=idx,
             )
             for i in range(n)

@@ -11,6 +11,16 @@ import click
 __all__ = ["verify"]
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` name one existing file (a link to it, another spelling of its path)."""
+    import os
+
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either does not exist (yet): not the same file
+        return False
+
+
 @click.command(context_settings={"allow_interspersed_args": True})
 @click.argument("log", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--model", "model_ref", metavar="REF", help="Model when the log names none or a local path.")
@@ -64,6 +74,7 @@ def verify(
     from kvlint.capacity.cli import _make_options
     from kvlint.memory.versions import parse_pep440
     from kvlint.verify import VerifyError, parse_log, record_case, verify_log
+    from kvlint.verify.logparse import MAX_LOG_CHARS, MAX_LOG_LINES
 
     if kw.get("engine_version") and parse_pep440(kw["engine_version"]) is None:
         raise click.BadParameter(
@@ -72,15 +83,25 @@ def verify(
     if log and log.startswith("--"):  # `kvlint verify -- --max-num-seqs 8` reads stdin
         engine_args, log = (log, *engine_args), None
     extra = tuple(a for a in engine_args if a != "--")
+    if record and record != "-" and log not in (None, "-") and _same_file(record, log):
+        # writing the case there would destroy the log it was read from
+        raise click.UsageError(f"--record {record} is the log being read; write the case to another file")
     try:
+        # one character past the parser's bound, so that it knows the log went on; the rest is never read
         if log in (None, "-"):
-            text = sys.stdin.read()
+            text = sys.stdin.read(MAX_LOG_CHARS + 1)
         else:
             with open(log, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
+                text = fh.read(MAX_LOG_CHARS + 1)
     except OSError as exc:
         raise click.UsageError(f"cannot read {log}: {exc.strerror or exc}") from exc
     parsed = parse_log(text)
+    if parsed.truncated:
+        click.echo(
+            f"kvlint verify: read the first {MAX_LOG_LINES:,} lines ({MAX_LOG_CHARS >> 20} MiB at most) of the log; "
+            "the start-up lines come first, the rest was not read",
+            err=True,
+        )
     if parsed.engine is None:
         click.echo("kvlint verify: no vLLM, TGI or SGLang start-up lines found", err=True)
         sys.exit(2)

@@ -89,7 +89,8 @@ class StartupLog:
     ``Args`` / ``ServerArgs`` the log shows, engine field names), ``config`` (fields of vLLM's "Initializing … with
     config:" line), ``gpu_total_gib`` (device total when printed), ``ranks`` (TP ranks seen), ``figures`` (numbers
     keyed like the ground-truth ``figures`` fields), ``failure`` (kind and numbers of a start-up error), ``lines``
-    (line numbers, 1-based, where each figure was read). ``extensible_kv_cache``: vLLM >= 0.34.0's extensible KV
+    (line numbers, 1-based, where each figure was read), ``truncated`` (the log's tail past the read bound).
+    ``extensible_kv_cache``: vLLM >= 0.34.0's extensible KV
     cache, True when the log shows the pool sized after warm-up ("Memory after warmup: …", "Extended KV cache to
     …"), False when it shows the cache turned off ("Disabling the extensible KV cache: REASON. …", "Extensible KV
     cache off: …", with ``extensible_off_reason``), None when neither is printed.
@@ -109,6 +110,10 @@ class StartupLog:
     log_format: list[str] = field(default_factory=list)
     extensible_kv_cache: bool | None = None
     extensible_off_reason: str | None = None
+    #: the log went on past :data:`MAX_LOG_LINES` lines or :data:`MAX_LOG_CHARS` characters, which were not read
+    truncated: bool = False
+    #: continuation characters joined so far (bounded by :data:`MAX_JOINED_CHARS`)
+    joined_chars: int = field(default=0, repr=False, compare=False)
 
     @property
     def outcome(self) -> str:
@@ -124,18 +129,33 @@ def _int(s: str) -> int:
     return int(s.replace(",", ""))
 
 
-def _join_wrapped(lines: list[str], i: int, opener: str, closer: str) -> tuple[str, int]:
+#: Most continuation characters :func:`_join_wrapped` joins over one log (4 MiB). vLLM's engine-config line and its
+#: non-default args are a few kilobytes, printed once per engine start (the fixture logs' longest line is 2,439
+#: characters); an unbalanced ``{`` on each of many lines made every one of them join the next 200 lines,
+#: recounting the brackets of the growing text at each step (a 12 MB log of 200 such lines took 41 s of CPU), and
+#: even counted incrementally, N short such lines cost N x 200 lines. Past the budget a line is read alone.
+MAX_JOINED_CHARS = 4 << 20
+
+
+def _join_wrapped(log: StartupLog, lines: list[str], i: int, opener: str, closer: str) -> tuple[str, int]:
     """The text from ``lines[i]`` on, continued over following lines (joined without a separator, as a fixed-width
-    wrap cut them) until ``opener``/``closer`` balance; returns the text and the index of its last line."""
-    text = lines[i]
+    wrap cut them) until ``opener``/``closer`` balance, for at most 200 lines and while the log's
+    :data:`MAX_JOINED_CHARS` budget lasts; returns the text and the index of its last line."""
+    parts = [lines[i]]
+    depth = lines[i].count(opener) - lines[i].count(closer)
     j = i
-    while text.count(opener) > text.count(closer) and j + 1 < len(lines) and j - i < 200:
-        j += 1
-        nxt = _ANSI.sub("", lines[j])
-        if re.match(r"^(\(|\[|INFO|WARNING|ERROR|DEBUG)", nxt):
+    while depth > 0 and j + 1 < len(lines) and j - i < 200:
+        nxt = _ANSI.sub("", lines[j + 1])
+        if (
+            re.match(r"^(\(|\[|INFO|WARNING|ERROR|DEBUG)", nxt)
+            or log.joined_chars + len(nxt) > MAX_JOINED_CHARS
+        ):
             break
-        text += nxt
-    return text, j
+        j += 1
+        parts.append(nxt)
+        log.joined_chars += len(nxt)
+        depth += nxt.count(opener) - nxt.count(closer)
+    return "".join(parts), j
 
 
 def _literal(text: str) -> dict[str, Any]:
@@ -314,11 +334,34 @@ def _free_memory(line: str) -> re.Match[str] | None:
         pos = paren + 1
 
 
+#: Most characters and lines of a log :func:`parse_log` reads (64 MiB, 100,000 lines): the start-up lines come
+#: first, within a few thousand lines even at DEBUG level, and every later line costs the same dozens of searches
+#: (about 17 us a line: 10 MB of one-letter lines took 85 s of CPU, a 100 MB binary file 55 s). The rest of a
+#: longer log (a serving pod's request lines) is not read; :attr:`StartupLog.truncated` says so.
+MAX_LOG_CHARS = 64 << 20
+MAX_LOG_LINES = 100_000
+# the line boundaries of str.splitlines
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _head(text: str) -> tuple[str, bool]:
+    """The first :data:`MAX_LOG_LINES` lines of ``text`` within its first :data:`MAX_LOG_CHARS` characters, and
+    whether anything was left out."""
+    cut = len(text) > MAX_LOG_CHARS
+    text = text[:MAX_LOG_CHARS]
+    for count, m in enumerate(_LINE_BREAK.finditer(text), 1):
+        if count == MAX_LOG_LINES:
+            return text[: m.end()], cut or m.end() < len(text)
+    return text, cut
+
+
 def parse_log(text: str) -> StartupLog:
-    """Parse a start-up log (see the module docstring). Never raises; an unrecognised log gives an empty
-    :class:`StartupLog` (``engine`` None, no figures)."""
+    """Parse a start-up log (see the module docstring): its first :data:`MAX_LOG_LINES` lines within
+    :data:`MAX_LOG_CHARS` characters. Never raises; an unrecognised log gives an empty :class:`StartupLog`
+    (``engine`` None, no figures)."""
+    text, truncated = _head(text)
     lines = clean_lines(text)
-    log = StartupLog()
+    log = StartupLog(truncated=truncated)
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -388,13 +431,13 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _vllm(log, "v1" if "V1" in line else "v0")
         log.version = log.version or m.group(1)
-        text, _ = _join_wrapped(lines, n - 1, "(", ")")
+        text, _ = _join_wrapped(log, lines, n - 1, "(", ")")
         body = text.split("with config: ", 1)[1]
         log.config.update(_kv_pairs(body))
         if log.model is None and log.config.get("model"):
             log.model = log.config["model"]
     if "non-default args:" in line:
-        text, _ = _join_wrapped(lines, n - 1, "{", "}")
+        text, _ = _join_wrapped(log, lines, n - 1, "{", "}")
         d = _literal(text.split("non-default args:", 1)[1].strip())
         if d:
             _vllm(log)
@@ -606,7 +649,7 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         log.engine = log.engine or "tgi"
     m = re.search(r"\bArgs \{", line)
     if m and log.engine in (None, "tgi"):
-        text, _ = _join_wrapped(lines, n - 1, "{", "}")
+        text, _ = _join_wrapped(log, lines, n - 1, "{", "}")
         args = _rust_args(text[m.end() :])
         if args:
             log.engine = "tgi"

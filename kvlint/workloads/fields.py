@@ -26,6 +26,24 @@ from kvlint.source import LDict, LList, Loc, loc_of
 __all__ = ["as_go_decodes", "known_fields", "unknown_fields", "unknown_field_paths"]
 
 
+#: Most unknown keys of one object, or of one walk of :func:`unknown_field_paths`, given a closest known field
+#: (:func:`difflib.get_close_matches`, about 0.1 ms a key); the others get None. A custom resource's pod
+#: template may hold any number of keys (the API server drops unknown fields of built-in types, not of an
+#: embedded template a CRD preserves): 60,000 unknown keys in a pod spec (1.4 MB) took 4.9 s of webhook worker
+#: CPU, past the 2 s review budget (admitted unchecked).
+MAX_GUESSED_KEYS = 64
+
+
+def _close(key: str, fields: dict[str, str | None], guessed: list[int]) -> str | None:
+    """The known field closest to ``key``, while fewer than :data:`MAX_GUESSED_KEYS` keys of the object were
+    guessed (``guessed`` counts them); None otherwise."""
+    if guessed[0] >= MAX_GUESSED_KEYS:
+        return None
+    guessed[0] += 1
+    close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 @functools.cache
 def _types() -> dict[str, dict[str, str | None]]:
     try:
@@ -52,11 +70,11 @@ def unknown_fields(obj: Mapping[str, Any], type_name: str) -> list[tuple[str, st
 
 def _unknown(obj: Mapping[str, Any], fields: dict[str, str | None]) -> list[tuple[str, str | None]]:
     out = []
+    guessed = [0]
     for key in obj:
         if not isinstance(key, str) or key in fields or key.startswith("$"):
             continue
-        close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
-        out.append((key, close[0] if close else None))
+        out.append((key, _close(key, fields, guessed)))
     return out
 
 
@@ -78,7 +96,7 @@ def unknown_field_paths(
     The tree is walked by one recursive function filling a list (not a generator per object); the path of a
     holder is spelt out only when it has an unknown key (a pod's env and mounts rarely do)."""
     out: list[tuple[str, str, str | None, Loc | None]] = []
-    _field_paths(obj, type_name, path, out)
+    _field_paths(obj, type_name, path, out, [0])
     return iter(out)
 
 
@@ -104,8 +122,14 @@ def _schema(type_name: str) -> tuple[dict[str, str | None], dict[str, tuple[int,
 
 
 def _field_paths(
-    obj: Any, type_name: str, path: _Path, out: list[tuple[str, str, str | None, Loc | None]]
+    obj: Any,
+    type_name: str,
+    path: _Path,
+    out: list[tuple[str, str, str | None, Loc | None]],
+    guessed: list[int],
 ) -> None:
+    """Fill ``out`` (see :func:`unknown_field_paths`); ``guessed`` counts the keys of the walk given a closest
+    field (:data:`MAX_GUESSED_KEYS` at most)."""
     fields, nested = _schema(type_name)
     if not fields or not (isinstance(obj, dict) or isinstance(obj, Mapping)):
         return
@@ -125,9 +149,8 @@ def _field_paths(
                 continue
             if not isinstance(key, str) or key.startswith("$"):
                 continue
-            close = difflib.get_close_matches(key.strip(":").strip(), list(fields), n=1, cutoff=0.6)
             where = getattr(obj, "key_locs", {}).get(key) or loc_of(obj, key)
-            out.append((_spelt(path), key, close[0] if close else None, where))
+            out.append((_spelt(path), key, _close(key, fields, guessed), where))
     if not present:
         return
     if len(present) > 1:
@@ -142,9 +165,9 @@ def _field_paths(
                 if not child_nested and isinstance(item, dict):
                     if item.keys() <= child_fields.keys():
                         continue  # (env entries, ports, mounts: all keys known, nothing nested to visit)
-                _field_paths(item, child, (path, key, i), out)
+                _field_paths(item, child, (path, key, i), out, guessed)
         else:
-            _field_paths(value, child, (path, key, None), out)
+            _field_paths(value, child, (path, key, None), out, guessed)
 
 
 #: The non-ASCII letters Go's ``encoding/json`` folds to an ASCII letter when it matches a key to a field name
