@@ -1,0 +1,308 @@
+"""What README.md, CONTRIBUTING.md and docs/ say a command, a file or a setting is, checked against kvlint itself.
+
+Each test derives the documented statement from the running code or the shipped data (the CLI's commands, the
+JSON report of a real run, action.yml, the webhook chart's values.yaml, the rule catalogue), so a change to
+either side that leaves the other behind fails here. The README's sample outputs are checked in
+tests/test_readme.py.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [
+    ROOT / "README.md",
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "CHANGELOG.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+]
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+@pytest.fixture(autouse=True)
+def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("COLUMNS", "FORCE_COLOR", "GITHUB_ACTIONS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+# --- commands and files the documentation names ----------------------------------------------------------
+
+
+def _code_spans(text: str) -> list[tuple[int, str]]:
+    """(offset, code) of every inline code span and every line of a fenced block."""
+    spans: list[tuple[int, str]] = []
+    for m in re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M):
+        offset = m.start(1)
+        for line in m.group(1).split("\n"):
+            spans.append((offset, line))
+            offset += len(line) + 1
+    prose = re.sub(r"^```[^\n]*\n.*?^```", lambda m: " " * len(m.group(0)), text, flags=re.S | re.M)
+    spans += [(m.start(1), m.group(1)) for m in re.finditer(r"`([^`\n]+)`", prose)]
+    return spans
+
+
+def test_every_kvlint_command_the_docs_show_exists() -> None:
+    """`kvlint WORD` in code (inline or a fenced block, after `$ `, a pipe or at the start) names a command of
+    the CLI, and `kvlint GROUP WORD` a subcommand of that group (e.g. `kvlint simulate`, not a module path)."""
+    ctx = click.Context(main)
+    wrong = []
+    for doc in DOCS:
+        text = _text(doc)
+        for offset, code in _code_spans(text):
+            for m in re.finditer(
+                r"(?:^|\$ |\| |&& |\()kvlint ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?(?=[\s`)]|$)", code
+            ):
+                cmd = main.get_command(ctx, m.group(1))
+                if cmd is None:
+                    wrong.append(f"{doc.name}:{_line(text, offset)}: kvlint {m.group(1)}")
+                elif isinstance(cmd, click.Group) and m.group(2):
+                    if cmd.get_command(ctx, m.group(2)) is None:
+                        wrong.append(f"{doc.name}:{_line(text, offset)}: kvlint {m.group(1)} {m.group(2)}")
+    assert wrong == []
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation other than '-' and '_' dropped, spaces as '-'."""
+    text = _text(path)
+    out = {
+        re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+        for h in re.findall(r"^#+\s+(.*)$", text, re.M)
+    }
+    return out | set(re.findall(r'<a (?:id|name)="([^"]+)"', text))
+
+
+def test_relative_links_reach_a_file_and_heading() -> None:
+    broken = []
+    for doc in DOCS:
+        text = _text(doc)
+        for m in re.finditer(r"\]\(([^)\s]+)\)", text):
+            target = m.group(1)
+            if re.match(r"[a-z]+:", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (doc.parent / path) if path else doc
+            if not dest.exists():
+                broken.append(f"{doc.name}:{_line(text, m.start())}: {target}")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                broken.append(f"{doc.name}:{_line(text, m.start())}: {target} (no such heading)")
+    assert broken == []
+
+
+#: paths the documentation names on purpose although they are not in the tree
+NOT_IN_TREE = {
+    "bench/build_mypyc.py": "docs/performance.md: the mypyc build of commit 96e2a68, reverted after measuring",
+}
+
+
+def test_repository_paths_in_code_spans_exist() -> None:
+    """A `kvlint/...`, `tests/...`, `tools/...`, `bench/...` or `fixtures/...` path in code names a file or
+    directory of this repository (placeholders such as `rules/KVnnn.yaml` and globs aside)."""
+    missing = []
+    for doc in DOCS:
+        if doc.name == "CHANGELOG.md":  # history: it may name what was removed since
+            continue
+        text = _text(doc)
+        for offset, code in _code_spans(text):
+            for m in re.finditer(r'(?<![\w./"-])((?:kvlint|tests|tools|bench|fixtures)/[\w./-]*)', code):
+                path = m.group(1).rstrip(".")
+                if "KVnnn" in path or "NNN" in path or path in NOT_IN_TREE:
+                    continue
+                if not (ROOT / path).exists():
+                    missing.append(f"{doc.name}:{_line(text, offset)}: {path}")
+    assert missing == []
+
+
+# --- README: configuration --------------------------------------------------------------------------------
+
+
+def _readme_config_example() -> str:
+    readme = _text(ROOT / "README.md")
+    start = readme.index("## Configuration: `.kvlint.yaml`")
+    m = re.search(r"```yaml\n(.*?)```", readme[start:], re.S)
+    assert m is not None
+    return m.group(1)
+
+
+def test_readme_configuration_example_is_valid_and_shows_every_key(tmp_path: Path) -> None:
+    import json
+
+    from kvlint.config import parse_config
+
+    example = _readme_config_example()
+    (tmp_path / "models").mkdir()
+    parse_config(example, str(tmp_path / ".kvlint.yaml"))  # raises ConfigError when the example is invalid
+    schema = json.loads(_text(ROOT / "kvlint" / "data" / "kvlint-config.schema.json"))
+    assert set(yaml.safe_load(example)) == set(schema["properties"])
+
+
+def test_readme_configuration_error_example_is_what_check_prints(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README quotes the error for `rules: {KV104: {severity: fatal}}` at line 3, column 15:
+    fixtures/config/bad/severity.yaml is that file."""
+    monkeypatch.chdir(ROOT)
+    readme = " ".join(_text(ROOT / "README.md").split())
+    m = re.search(r"stops the run with exit code 2 and names the place, e\.g\. `([^`]+)`", readme)
+    assert m is not None
+    prefix, _, tail = m.group(1).partition(".kvlint.yaml")
+    bad = "fixtures/config/bad/severity.yaml"
+    r = CliRunner().invoke(main, ["check", "--offline", "--config", bad, "fixtures/examples/"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.strip() == f"{prefix}{bad}{tail}"
+
+
+# --- docs/formats.md: the JSON report's fields ------------------------------------------------------------
+
+
+def _json_report(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A JSON report with a finding, a suppressed one, a planned container and one planned on the fleet."""
+    import json
+
+    monkeypatch.chdir(ROOT)
+    paths = ["fixtures/examples/", "fixtures/config/suppress/noreason.yaml", "fixtures/rules/KV501/vllm.yaml"]
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--format", "json", *paths])
+    assert r.exit_code == 1, r.stderr
+    report: dict[str, Any] = json.loads(r.stdout)
+    assert report["diagnostics"] and report["suppressed"]
+    assert {w["sizing"] for w in report["workloads"]} >= {"plan", "fleet"}
+    return report
+
+
+def _names(fragment: str) -> set[str]:
+    return set(re.findall(r'"(\w+)"', fragment))
+
+
+def test_formats_doc_lists_exactly_the_json_report_fields(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = _text(ROOT / "docs" / "formats.md")
+    section = doc[doc.index("## json") : doc.index("## jsonl")]
+    block = re.search(r"```\n(.*?)```", section, re.S)
+    assert block is not None
+    shape = block.group(1)
+
+    def part(key: str, closer: str) -> str:
+        m = re.search(rf'"{key}":\s*[\[{{]+(.*?){closer}', shape, re.S)
+        assert m is not None, key
+        return m.group(1)
+
+    report = _json_report(monkeypatch)
+    assert _names(shape.split('"summary"')[0]) | {"summary", "diagnostics", "suppressed", "workloads"} == set(
+        report
+    )
+    sizing = part("sizing", r"\}\}")
+    assert _names(part("summary", '"sizing"')) | {"sizing"} == set(report["summary"])
+    assert _names(sizing) - {"reason"} == set(report["summary"]["sizing"])
+    diag = part("diagnostics", r"\}\]")
+    assert _names(diag) == set(report["diagnostics"][0])
+    assert set(report["suppressed"][0]) == set(report["diagnostics"][0]) | {"reason"}
+    workloads = {k for w in report["workloads"] for k in w}
+    assert _names(part("workloads", r"\}\]\}")) == workloads
+    fleet_doc = re.search(
+        r"`fleet` \(null unless the GPU is unknown\).*?`(\{.*?\})`", " ".join(section.split())
+    )
+    assert fleet_doc is not None
+    fleet = next(w["fleet"] for w in report["workloads"] if w["fleet"])
+    assert _names(fleet_doc.group(1)) == set(fleet[0])
+    jsonl = " ".join(doc[doc.index("## jsonl") : doc.index("## sarif")].split())
+    listed = re.search(r"diagnostics` list \(([^)]*)\)", jsonl)
+    assert listed is not None and set(re.findall(r"`(\w+)`", listed.group(1))) == set(
+        report["diagnostics"][0]
+    )
+
+
+# --- docs/ci.md: the Action's inputs and outputs ----------------------------------------------------------
+
+
+def test_ci_doc_tables_the_inputs_defaults_and_outputs_of_action_yml() -> None:
+    action = yaml.safe_load(_text(ROOT / "action.yml"))
+    doc = _text(ROOT / "docs" / "ci.md")
+    table = doc[doc.index("| input | default | meaning |") :].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([a-z-]+)` \|([^|]*)\|", table, re.M)
+    assert [name for name, _ in rows] == list(action["inputs"])
+    for name, default in rows:
+        assert default.strip().strip("`") == str(action["inputs"][name]["default"]), name
+    outputs = " ".join(doc[doc.index("sets **outputs**") :].split("\n\n", 1)[0].split())
+    assert re.findall(r"`([a-z-]+)`", outputs) == list(action["outputs"])
+
+
+# --- docs/webhook.md: the chart's values -------------------------------------------------------------------
+
+
+def _lookup(values: dict[str, Any], dotted: str) -> Any:
+    node: Any = values
+    for key in dotted.split("."):
+        assert isinstance(node, dict) and key in node, dotted
+        node = node[key]
+    return node
+
+
+def test_webhook_doc_values_table_names_values_of_the_chart_with_their_defaults() -> None:
+    values = yaml.safe_load(_text(ROOT / "deploy" / "helm" / "kvlint-webhook" / "values.yaml"))
+    doc = _text(ROOT / "docs" / "webhook.md")
+    table = doc[doc.index("| value | default | what |") :].split("\n\n", 1)[0]
+    checked = 0
+    for names_cell, default_cell in re.findall(r"^\| ([^|]+) \| ([^|]*) \|", table, re.M)[1:]:
+        names = re.findall(r"`([\w.*]+)`", names_cell)
+        assert names, names_cell
+        for name in names:
+            _lookup(values, name.removesuffix(".*"))
+        defaults = [d.strip() for d in default_cell.split(", ")]
+        if len(defaults) != len(names):
+            continue  # a default in words ("requests 500m CPU / 256Mi, limit 1536Mi", "none")
+        for name, default in zip(names, defaults, strict=True):
+            if re.fullmatch(r"`?[\w./\[\]-]+`?", default) and default not in ("none", "on"):
+                assert yaml.safe_load(default.strip("`")) == _lookup(values, name), name
+                checked += 1
+    assert checked >= 15
+
+
+# --- the rule catalogue in CONTRIBUTING.md and the family table --------------------------------------------
+
+
+def _catalogue_by_category() -> dict[str, list[str]]:
+    from kvlint.rules.catalog import load_catalog
+
+    out: dict[str, list[str]] = {}
+    for rule in sorted(load_catalog().values(), key=lambda r: r.id):
+        out.setdefault(rule.category, []).append(rule.id)
+    return out
+
+
+def test_rule_family_table_spans_each_category_s_rules() -> None:
+    import kvlint.rules.families as families
+
+    table = re.findall(r"^\| :mod:`\.(\w+)` \| (\w+) \| (KV\d{3})-(KV\d{3})", families.__doc__ or "", re.M)
+    by_category = _catalogue_by_category()
+    assert {category: (first, last) for _, category, first, last in table} == {
+        c: (ids[0], ids[-1]) for c, ids in by_category.items()
+    }
+    assert all(module == category for module, category, _, _ in table)
+
+
+def test_contributing_scaffold_example_takes_a_free_id_of_its_family() -> None:
+    """tools/new_rule.py refuses an id in use, so the example must name a free one, of its category's family;
+    the rest of "Adding a rule" names that id or rules of the catalogue."""
+    text = " ".join(_text(ROOT / "CONTRIBUTING.md").split())
+    m = re.search(r"tools/new_rule\.py (KV\d{3}) --name \S+ --category (\w+)", text)
+    assert m is not None
+    rule_id, category = m.groups()
+    by_category = _catalogue_by_category()
+    in_use = {i for ids in by_category.values() for i in ids}
+    assert rule_id not in in_use
+    assert rule_id[2] == by_category[category][0][2], "ids are numbered by family"
+    section = text[text.index("## Adding a rule") : text.index("## Sources")]
+    assert set(re.findall(r"KV\d{3}", section)) <= {rule_id, *in_use}
