@@ -306,3 +306,69 @@ def test_contributing_scaffold_example_takes_a_free_id_of_its_family() -> None:
     assert rule_id[2] == by_category[category][0][2], "ids are numbered by family"
     section = text[text.index("## Adding a rule") : text.index("## Sources")]
     assert set(re.findall(r"KV\d{3}", section)) <= {rule_id, *in_use}
+
+
+# --- docs/webhook.md: what kubectl prints -----------------------------------------------------------------
+
+
+def _pattern(shown: str) -> re.Pattern[str]:
+    """A line as the documentation shows it, where `...` stands for text left out."""
+    return re.compile(".*?".join(re.escape(part) for part in shown.split("...")))
+
+
+def test_webhook_doc_shows_what_a_review_of_the_example_answers() -> None:
+    """ "What users see" is the answer of the webhook that the chart sends Deployments to, for the README's
+    example manifest: kubectl prints its warnings as `Warning:` lines and the denial's message after
+    `denied the request: `."""
+    import json
+
+    from kvlint.load import load_text
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import WebhookSettings, build_response, lint_review, parse_review
+    from kvlint.workloads import find_workloads
+
+    doc = _text(ROOT / "docs" / "webhook.md")
+    m = re.search(r"## What users see\n\n```console\n(.*?)```", doc, re.S)
+    assert m is not None
+    first, *lines = m.group(1).rstrip("\n").split("\n")
+    path = first.removeprefix("$ kubectl apply -f ")
+    data = (ROOT / path).read_bytes()
+    obj = json.loads(json.dumps(find_workloads(load_text(data, path).documents)[0].doc.data))
+    meta = obj["metadata"]
+    request = {
+        "uid": "1",
+        "kind": {"group": "apps", "version": "v1", "kind": obj["kind"]},
+        "resource": {"group": "apps", "version": "v1", "resource": obj["kind"].lower() + "s"},
+        "name": meta["name"],
+        "namespace": meta["namespace"],
+        "operation": "CREATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+    }
+    review = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    answer = build_response(review, WebhookSettings(), lint_review(review, webhook_options()))[0]["response"]
+    warnings = [line.removeprefix("Warning: ") for line in lines if line.startswith("Warning: ")]
+    assert len(warnings) == len(answer["warnings"])
+    assert all(_pattern(w).fullmatch(a) for w, a in zip(warnings, answer["warnings"], strict=True))
+    shown = "\n".join(line for line in lines if not line.startswith("Warning: "))
+    head = re.match(
+        rf'Error from server \(Forbidden\): error when creating "{re.escape(path)}": admission webhook\n'
+        r'"([\w.-]+)" denied the request: ',
+        shown,
+    )
+    assert head is not None and not answer["allowed"]
+    message = shown[head.end() :].split("\n")
+    real = answer["status"]["message"].split("\n")
+    assert len(message) == len(real) and all(
+        _pattern(s).fullmatch(r) for s, r in zip(message, real, strict=True)
+    )
+    # the webhook named is the one of the chart's configuration that matches this kind
+    config = next(
+        d
+        for d in yaml.safe_load_all(_text(ROOT / "deploy" / "webhook" / "kvlint-webhook.yaml"))
+        if d and d["kind"] == "ValidatingWebhookConfiguration"
+    )
+    by_name = {w["name"]: {r for rule in w["rules"] for r in rule["resources"]} for w in config["webhooks"]}
+    assert request["resource"]["resource"] in by_name[head.group(1)]
