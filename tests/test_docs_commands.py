@@ -372,3 +372,53 @@ def test_webhook_doc_shows_what_a_review_of_the_example_answers() -> None:
     )
     by_name = {w["name"]: {r for rule in w["rules"] for r in rule["resources"]} for w in config["webhooks"]}
     assert request["resource"]["resource"] in by_name[head.group(1)]
+
+
+# --- README: suppressing findings ---------------------------------------------------------------------------
+
+
+def _readme_yaml_after(marker: str) -> str:
+    readme = _text(ROOT / "README.md")
+    m = re.search(r"```yaml\n(.*?)```", readme[readme.index(marker) :], re.S)
+    assert m is not None, marker
+    return m.group(1)
+
+
+def _suppressions(text: str, tmp_path: Path) -> tuple[set[str], dict[str, str]]:
+    """(reported rule ids, suppressed rule id -> reason) of `kvlint check` on ``text``."""
+    from kvlint.pipeline import Options, run_check
+
+    path = tmp_path / "chat.yaml"
+    path.write_text(text, encoding="utf-8")
+    result = run_check([str(path)], Options(allow_hub=False))
+    return {d.rule for d in result.diagnostics}, {
+        s.diagnostic.rule: s.reason for s in result.suppressed_diagnostics
+    }
+
+
+def test_readme_suppression_examples_suppress_on_the_example_manifest(tmp_path: Path) -> None:
+    """The annotation and the comment README.md shows, written into fixtures/examples/chat-8b-l4.yaml where
+    they go, suppress its KV202 with the reason given (and nothing is reported as KV003)."""
+    example = _text(ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml")
+    reported, suppressed = _suppressions(example, tmp_path)
+    assert "KV202" in reported and not suppressed
+
+    annotation = _readme_yaml_after("Annotate the workload (or its pod template)")
+    value = yaml.safe_load(annotation)["metadata"]["annotations"]["kvlint.io/ignore"]
+    lines = example.split("\n")
+    top = lines.index("metadata:")
+    annotated = "\n".join(
+        [*lines[: top + 1], "  annotations:", f"    kvlint.io/ignore: {value!r}", *lines[top + 1 :]]
+    )
+    reported, suppressed = _suppressions(annotated, tmp_path)
+    assert "KV202" not in reported and "KV003" not in reported
+    assert suppressed == {"KV202": dict(e.split("=", 1) for e in value.split(", "))["KV202"]}
+
+    comment, *shown = (
+        _readme_yaml_after("Or put a comment on the line a finding points at").rstrip("\n").split("\n")
+    )
+    at = next(i for i in range(len(lines)) if lines[i : i + len(shown)] == shown)
+    commented = "\n".join([*lines[:at], comment, *lines[at:]])
+    reported, suppressed = _suppressions(commented, tmp_path)
+    assert "KV202" not in reported and "KV003" not in reported
+    assert suppressed == {"KV202": comment.split("=", 1)[1]}
