@@ -8,6 +8,7 @@ tests/test_readme.py.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,8 @@ def _code_spans(text: str) -> list[tuple[int, str]]:
 
 def test_every_kvlint_command_the_docs_show_exists() -> None:
     """`kvlint WORD` in code (inline or a fenced block, after `$ `, a pipe or at the start) names a command of
-    the CLI, and `kvlint GROUP WORD` a subcommand of that group (e.g. `kvlint simulate`, not a module path)."""
+    the CLI, `kvlint GROUP WORD` a subcommand of that group (e.g. `kvlint simulate`, not a module path), and
+    `python -m kvlint.MODULE` a module of the package."""
     ctx = click.Context(main)
     wrong = []
     for doc in DOCS:
@@ -75,6 +77,9 @@ def test_every_kvlint_command_the_docs_show_exists() -> None:
                 elif isinstance(cmd, click.Group) and m.group(2):
                     if cmd.get_command(ctx, m.group(2)) is None:
                         wrong.append(f"{doc.name}:{_line(text, offset)}: kvlint {m.group(1)} {m.group(2)}")
+            for m in re.finditer(r"python -m (kvlint[\w.]*)", code):
+                if importlib.util.find_spec(m.group(1)) is None:
+                    wrong.append(f"{doc.name}:{_line(text, offset)}: python -m {m.group(1)}")
     assert wrong == []
 
 
