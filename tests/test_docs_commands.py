@@ -427,3 +427,32 @@ def test_readme_suppression_examples_suppress_on_the_example_manifest(tmp_path: 
     reported, suppressed = _suppressions(commented, tmp_path)
     assert "KV202" not in reported and "KV003" not in reported
     assert suppressed == {"KV202": comment.split("=", 1)[1]}
+
+
+def test_readme_plan_json_fields_are_in_the_plan_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `kvlint plan --format json` fields README.md names exist in the report of its plan example."""
+    import json
+    import shlex
+
+    monkeypatch.chdir(ROOT)
+    readme = _text(ROOT / "README.md")
+    command = re.search(r"^\$ kvlint (plan .*)$", readme, re.M)
+    assert command is not None
+    args = shlex.split(command.group(1))
+    r = CliRunner().invoke(main, [args[0], "--offline", "--format", "json", *args[1:]])
+    assert r.exit_code == 0, r.stderr
+    report = json.loads(r.stdout)
+    text = " ".join(readme.split())
+    named = re.search(
+        r"`--format json` gives the same figures with the field names of the design \((.*?)\)\.", text
+    )
+    assert named is not None
+    # `memory.kv_cache_bytes` and its `_low`/`_high` band: the suffixes name two more fields
+    fields = [f for f in re.findall(r"`([\w.]+)`", named.group(1)) if not f.startswith("_")]
+    assert "memory.kv_cache_bytes" in fields and "its `_low`/`_high` band" in named.group(1)
+    fields += ["memory.kv_cache_bytes_low", "memory.kv_cache_bytes_high"]
+    for field in fields:
+        node = report
+        for key in field.split("."):
+            assert isinstance(node, dict) and key in node, field
+            node = node[key]
