@@ -427,6 +427,11 @@ def test_readme_suppression_examples_suppress_on_the_example_manifest(tmp_path: 
     reported, suppressed = _suppressions(commented, tmp_path)
     assert "KV202" not in reported and "KV003" not in reported
     assert suppressed == {"KV202": comment.split("=", 1)[1]}
+    # --no-exemptions (README, `kvlint check --help`): neither the annotation nor the comment applies
+    for text in (annotated, commented):
+        (tmp_path / "chat.yaml").write_text(text, encoding="utf-8")
+        r = CliRunner().invoke(main, ["check", "--offline", "--no-exemptions", str(tmp_path / "chat.yaml")])
+        assert " KV202 " in r.stdout and r.stdout.rstrip().endswith("0 suppressed (exemptions disabled)")
 
 
 def test_readme_plan_json_fields_are_in_the_plan_report(monkeypatch: pytest.MonkeyPatch) -> None:
