@@ -461,3 +461,36 @@ def test_readme_plan_json_fields_are_in_the_plan_report(monkeypatch: pytest.Monk
         for key in field.split("."):
             assert isinstance(node, dict) and key in node, field
             node = node[key]
+
+
+# --- versions the documentation states ---------------------------------------------------------------------
+
+
+def _constant(dotted: str) -> Any:
+    module, _, name = dotted.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _version(value: Any) -> str:
+    return ".".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
+
+
+def test_engine_memory_model_doc_states_the_releases_the_constants_hold() -> None:
+    """docs/engine-memory-model.md's table of sources names each engine's newest (and vLLM's oldest) release
+    with the constant that holds it; `kvlint --version` prints the same constants."""
+    doc = _text(ROOT / "docs" / "engine-memory-model.md")
+    table = doc[doc.index("| engine | read | newest release modelled (constant) |") :].split("\n\n", 1)[0]
+    stated = re.findall(r"(\d+(?:\.\d+)+) \(`(kvlint\.[\w.]+)`\)", table)
+    assert {name.rsplit(".", 1)[1] for _, name in stated} == {
+        "NEWEST_VLLM",
+        "OLDEST_VLLM",
+        "NEWEST_TGI",
+        "NEWEST_SGLANG",
+    }
+    for version, name in stated:
+        assert version == _version(_constant(name)), name
+    newest = {name.rsplit(".", 1)[1]: version for version, name in stated}
+    assert f"from {newest['OLDEST_VLLM']} to {newest['NEWEST_VLLM']} for the memory arithmetic" in table
+    r = CliRunner().invoke(main, ["--version"])
+    line = f"vLLM {newest['NEWEST_VLLM']}, TGI {newest['NEWEST_TGI']}, SGLang {newest['NEWEST_SGLANG']}"
+    assert r.exit_code == 0 and line in r.stdout
