@@ -491,6 +491,9 @@ def test_engine_memory_model_doc_states_the_releases_the_constants_hold() -> Non
         assert version == _version(_constant(name)), name
     newest = {name.rsplit(".", 1)[1]: version for version, name in stated}
     assert f"from {newest['OLDEST_VLLM']} to {newest['NEWEST_VLLM']} for the memory arithmetic" in table
+    from kvlint.engines.vllm_flags_data import VERSIONS
+
+    assert f"{len(VERSIONS)} releases {VERSIONS[0]} … {VERSIONS[-1]} for the option tables" in table
     r = CliRunner().invoke(main, ["--version"])
     line = f"vLLM {newest['NEWEST_VLLM']}, TGI {newest['NEWEST_TGI']}, SGLang {newest['NEWEST_SGLANG']}"
     assert r.exit_code == 0 and line in r.stdout
