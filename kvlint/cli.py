@@ -356,7 +356,7 @@ def _add_common(f: Any) -> Any:
 @click.option(
     "--no-exemptions",
     is_flag=True,
-    help="Disallow kvlint.io/ignore annotations: report every finding.",
+    help="Disallow kvlint.io/ignore annotations and # kvlint: ignore comments: report every finding.",
 )
 @click.option(
     "--default-accelerator",

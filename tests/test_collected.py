@@ -95,6 +95,24 @@ def whole_set():
     return run_check([str(COLLECTED)], Options(allow_hub=False))
 
 
+def test_readme_states_the_sizing_coverage_of_the_collected_set(whole_set) -> None:
+    """README.md gives the share `bench/sizing_coverage.py` reports for this set: a plan or fleet verdict for
+    N of M serving containers (P %; S with leaders)."""
+    import re
+
+    from kvlint.sizing import summarise
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    s = summarise(whole_set)
+    stated = re.search(
+        r"\(`fixtures/collected/`, sources in its INDEX\.csv\) for (\d+) of (\d+) \(([\d.]+) %; (\d+) with",
+        readme,
+    )
+    assert stated is not None
+    share = f"{100 * (s.plan + s.fleet) / s.serving:.1f}"
+    assert stated.groups() == (str(s.plan + s.fleet), str(s.serving), share, str(s.sized))
+
+
 def test_every_collected_file_goes_through_the_pipeline(whole_set) -> None:
     assert whole_set.files == len(_manifest_files())
     assert not _internal_errors(whole_set)

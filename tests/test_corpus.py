@@ -6,6 +6,7 @@ Skipped when ../shared/corpus/manifests is not beside the checkout.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,21 @@ def test_some_corpus_workloads_are_planned(corpus_result) -> None:
         p = cr.plan
         assert p.kv_bytes_per_token > 0 and p.block_size > 0
         assert p.budget_bytes <= p.total_bytes
+
+
+def test_readme_quotes_the_corpus_sizing_line_and_coverage(corpus_result) -> None:
+    """README.md quotes the sizing line `kvlint check` prints on this corpus ("Never a silent pass") and the
+    coverage `bench/sizing_coverage.py` derives from it: plan or fleet verdict for N of M (P %; S with leaders)."""
+    from kvlint.sizing import summarise
+
+    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8").split())
+    s = summarise(corpus_result)
+    quoted = re.search(r"\(`(sized \d+ of \d+ serving containers [^`]*?)\.\.\.` on the shared corpus", readme)
+    assert quoted is not None and s.line().startswith(quoted.group(1))
+    # every file but the index: the corpus holds a .tpl (a Helm template, reported as such) beside its YAML
+    files = [p for p in CORPUS.iterdir() if p.name != "INDEX.csv"]
+    share = f"{100 * (s.plan + s.fleet) / s.serving:.1f}"
+    assert (
+        f"on the shared corpus of {len(files)} public manifests, a memory plan or fleet verdict for "
+        f"{s.plan + s.fleet} of {s.serving} serving containers ({share} %; {s.sized} counting" in readme
+    )

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kvlint.memory import calibration as cal
 from kvlint.memory.vllm import VllmSettings, build_groups, plan_vllm, resolve_startup
@@ -75,6 +76,12 @@ def test_readme_states_what_the_benchmark_prints():
     assert f"median {s_loo['median']:.1f}%, p90 {s_loo['p90']:.1f}%" in readme
     assert (
         f"On the {s_in['kv_cases']} that started" in readme and f"{len(rows)} cases can be replayed" in readme
+    )
+    shared = len(yaml.safe_load(CASES.read_text(encoding="utf-8")))
+    local = len(yaml.safe_load(accuracy.LOCAL_CASES.read_text(encoding="utf-8")))
+    assert (
+        f"the {shared} shared cases" in readme
+        and f"and {local} more in `bench/groundtruth/cases.yaml`" in " ".join(readme.split())
     )
     fails = s_in["confusion"][("risky", "fail")] + s_in["confusion"][("fail", "fail")]
     assert (

@@ -5,11 +5,13 @@ Shape (``schema_version`` 2)::
     {"schema_version": 2, "kvlint_version": "0.1.0",
      "summary": {"error": 1, "warning": 2, "info": 0, "suppressed": 1, "exemptions_allowed": true,
                  "files": 3, "documents": 5, "workloads": 4, "sizing": {... SizingSummary.as_dict() ...}},
-     "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container"}],
+     "diagnostics": [{"rule", "severity", "message", "fix", "file", "line", "column", "object", "container",
+                      "summary", "setting", "sources"}],
      "suppressed": [{... same fields as a diagnostic ..., "reason"}],
      "workloads": [{"file", "line", "column", "kind", "name", "namespace", "role", "container", "engine",
                     "engine_version", "image", "model", "model_source", "model_error", "accelerator",
-                    "accelerator_how", "gpus", "plan": {... MemoryPlan.as_dict() ...} | null, "plan_error"}]}
+                    "accelerator_how", "gpus", "plan": {... MemoryPlan.as_dict() ...} | null, "plan_error",
+                    "fleet", "sizing"}]}
 
 Versions: 1 (kvlint 0.1.0 first cut) had no ``suppressed`` entries; 2 adds ``summary.suppressed``,
 ``summary.exemptions_allowed`` and the ``suppressed`` list. Fields are only ever added within a version;

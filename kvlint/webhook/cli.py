@@ -2,7 +2,7 @@
 
 This module imports only click and kvlint's light modules, so ``kvlint --help`` and
 ``kvlint webhook --help`` work without the server libraries; ``serve`` checks for them first and exits
-with status 2 and ``pip install 'kvlint-k8s[webhook]'`` when they are missing.
+with status 1 and ``pip install 'kvlint-k8s[webhook]'`` when they are missing.
 """
 
 from __future__ import annotations

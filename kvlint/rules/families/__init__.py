@@ -5,13 +5,13 @@ every module here, so a new family module needs no list to be updated.
 
 | module | category | rules |
 |---|---|---|
-| :mod:`.parse` | parse | KV001-KV004 (found by the loader and the suppression pass) |
+| :mod:`.parse` | parse | KV001-KV005 (KV001-KV004 found by the loader and the suppression pass) |
 | :mod:`.capacity` | capacity | KV101-KV107 |
 | :mod:`.limits` | limits | KV201-KV204 |
 | :mod:`.flags` | flags | KV205-KV208 (KV205-KV207 found by the engine parsers) |
 | :mod:`.hardware` | hardware | KV301-KV304 |
-| :mod:`.parallelism` | parallelism | KV401-KV407 |
-| :mod:`.resolution` | resolution | KV501-KV503 |
+| :mod:`.parallelism` | parallelism | KV401-KV409 |
+| :mod:`.resolution` | resolution | KV501-KV505 (KV504 found by the workload and engine readers) |
 | :mod:`.tgi` | tgi | KV601-KV604 |
 | :mod:`.sglang` | sglang | KV701-KV702 |
 """
