@@ -742,7 +742,7 @@ def diff(
     import shlex
     import tempfile
 
-    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text
+    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text, repository_paths
     from kvlint.types import SEVERITY_ORDER
 
     args: list[str] = []
@@ -756,10 +756,10 @@ def diff(
         args += shlex.split(extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--args") from exc
-    args += list(paths) or ["."]
     with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
         try:
-            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp)
+            where = repository_paths(list(paths) or ["."])
+            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp, paths=where)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     label = f"{base}..{head or '(working tree)'}"

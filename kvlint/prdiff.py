@@ -42,6 +42,7 @@ __all__ = [
     "export_tree",
     "render_capacity_markdown",
     "render_capacity_text",
+    "repository_paths",
     "run_check_json",
     "workload_key",
 ]
@@ -272,6 +273,35 @@ def _changed_files(base: str, head: str | None, cwd: str) -> list[str]:
     return proc.stdout.decode("utf-8", errors="replace").split("\n") if proc.returncode == 0 else []
 
 
+def repository_paths(paths: Sequence[str], cwd: str = ".") -> list[str]:
+    """The paths ``kvlint diff`` lints, as names inside the git repository holding ``cwd``.
+
+    Both revisions are linted in a copy of the repository (:func:`export_tree`), so a path must name a place
+    inside it relative to ``cwd``: an absolute path inside the repository is rewritten relative to ``cwd``
+    (as typed it would name the working tree on both sides, and the diff would show nothing), a relative
+    path is kept as typed.
+
+    Raises:
+        ValueError: ``cwd`` is not in a git repository, or a path lies outside the repository (the message
+            names the path and the repository).
+    """
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if top.returncode != 0:
+        raise ValueError(f"not a git repository: {os.path.abspath(cwd)}")
+    root = os.path.realpath(top.stdout.decode().strip())
+    here = os.path.realpath(cwd)
+    out: list[str] = []
+    for p in paths:
+        full = os.path.realpath(os.path.join(here, p))
+        if os.path.commonpath([root, full]) != root:
+            raise ValueError(
+                f"{p}: outside the git repository {root}; kvlint diff reads both revisions from the repository "
+                "of the current directory, so run it there"
+            )
+        out.append(os.path.relpath(full, here) if os.path.isabs(p) else p)
+    return out
+
+
 def diff_revisions(
     base: str,
     head: str | None,
@@ -280,26 +310,45 @@ def diff_revisions(
     cwd: str = ".",
     command: Sequence[str] | None = None,
     tmp: str,
+    paths: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], Comparison, list[CapacityRow]]:
     """``kvlint diff``: lint revision ``base`` and ``head`` (the working tree when None) with the same
-    ``check_args`` (paths and options of ``kvlint check``) and compare them.
+    ``check_args`` (options of ``kvlint check``, and its paths when ``paths`` is None) and compare them.
+
+    ``paths`` (relative to ``cwd``, see :func:`repository_paths`) are linted where the revision has them: a
+    path one revision lacks (a directory the change adds or deletes) is left out on that side, and a
+    revision that has none of them gives an empty report (every workload added or removed).
 
     Returns ``(base report, head report, comparison, capacity rows)``.
     Raises:
-        ValueError: not a git repository, an unknown revision, or kvlint failed on one side (its message).
+        ValueError: not a git repository, an unknown revision, a path in neither revision, or kvlint failed
+            on one side (its message).
     """
     cmd = list(command or default_command())
     reports: list[dict[str, Any]] = []
+    present: list[set[str]] = []
     for label, rev in (("base", base), ("head", head)):
         where = cwd if rev is None else export_tree(rev, cwd, os.path.join(tmp, label))
         os.makedirs(where, exist_ok=True)
+        if paths is None:
+            args = list(check_args)
+        else:
+            here = [p for p in paths if os.path.lexists(os.path.join(where, p))]
+            present.append(set(here))
+            if not here:
+                reports.append({"diagnostics": [], "workloads": []})
+                continue
+            args = [*check_args, *here]
         code, report, _, stderr = run_check_json(
-            cmd, ["--fail-on", "never", *check_args], where, os.path.join(tmp, f"{label}.json")
+            cmd, ["--fail-on", "never", *args], where, os.path.join(tmp, f"{label}.json")
         )
         if report is None:
             last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
         reports.append(report)
+    missing = [p for p in paths or () if not any(p in side for side in present)]
+    if missing:
+        raise ValueError(f"{missing[0]}: no such file or directory in {base} or {head or 'the working tree'}")
     comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
     rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
     return reports[0], reports[1], comparison, rows

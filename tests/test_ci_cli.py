@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -284,6 +285,99 @@ def test_kvlint_diff_shows_capacity_before_and_after(tmp_path: Path, monkeypatch
     text_out = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"]).stdout
     assert "max-model-len:                 8,192 → 65,536" in text_out
     assert CliRunner().invoke(main, ["diff", "no-such-rev", "--offline"]).exit_code == 2
+
+
+def _git_repo(root: Path) -> Any:
+    def git(*args: str) -> None:
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "commit.gpgsign=false",
+                *args,
+            ],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+
+    return git
+
+
+def _chat(max_model_len: int, name: str = "chat-8b") -> str:
+    text = EXAMPLE.read_text(encoding="utf-8").replace("name: chat-8b", f"name: {name}")
+    return text.replace("- --model\n", f"- --max-model-len={max_model_len}\n            - --model\n")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An absolute -p path used to name the working tree on both sides: the diff showed no change."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    absolute = str(tmp_path / "deploy")
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", absolute, "--offline", "--format", "json"])
+    relative = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    assert r.exit_code == relative.exit_code == 1, r.output
+    doc, rel = json.loads(r.stdout), json.loads(relative.stdout)
+    assert doc["capacity"] == rel["capacity"] and len(doc["capacity"]) == 1
+    row = doc["capacity"][0]
+    assert row["before"]["max_model_len"] == "8,192" and row["after"]["max_model_len"] == "65,536"
+    assert [d["rule"] for d in doc["new"]] == [d["rule"] for d in rel["new"]] and doc["new"]
+    # a path outside the repository is refused, naming it, instead of being read from the disk twice
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", str(outside), "--offline"])
+    assert r.exit_code == 2 and "outside the git repository" in r.output and str(outside) in r.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_with_a_directory_only_one_revision_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change that adds a directory: the base lacks the path, so its workloads are new, not an error."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "long.yaml").write_text(_chat(65536, name="chat-long"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(
+        main, ["diff", "HEAD", "-p", "deploy", "-p", "new", "--offline", "--format", "json"]
+    )
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert {d["file"] for d in doc["new"]} == {"new/long.yaml"} and "KV103" in {d["rule"] for d in doc["new"]}
+    (row,) = doc["capacity"]
+    assert row["before"] is None and row["after"]["max_model_len"] == "65,536"
+    # the other way round: the base has the directory, the head deleted it
+    git("add", ".")
+    git("commit", "-q", "-m", "add new/")
+    shutil.rmtree(tmp_path / "new")
+    r = CliRunner().invoke(
+        main, ["diff", "HEAD", "-p", "deploy", "-p", "new", "--offline", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert not doc["new"] and "KV103" in {d["rule"] for d in doc["fixed"]}
+    (row,) = doc["capacity"]
+    assert row["after"] is None and row["before"]["max_model_len"] == "65,536"
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "-p", "nowhere", "--offline"])
+    assert r.exit_code == 2 and "nowhere: no such file or directory" in r.output
 
 
 # ------------------------------------------------------------------------------ sources behind a finding
