@@ -7,12 +7,13 @@ twice (on the base revision and on the head) with the same paths and options, re
 * **findings** (:func:`compare_findings`): by :mod:`kvlint.fingerprint` (rule, workload, container,
   setting; not the line), so a finding the base already had is *pre-existing* even when lines moved, and
   a finding only the head has is *new*;
-* **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container),
-  the figures a reviewer needs before and after: GPU, weights per GPU, KV-cache tokens, max-model-len,
-  concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len request; negative
-  means one request does not fit) and the verdict (``fails`` with an error finding, ``risky`` with a
-  warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when a figure
-  changed, it was added or removed, or its file is among the changed files.
+* **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container, in
+  its file), the figures a reviewer needs before and after: the engine release and KV-cache dtype, GPU,
+  weights per GPU, KV-cache tokens, max-model-len, concurrency at max-model-len, KV headroom per GPU (KV
+  cache minus one max-model-len request; negative means one request does not fit) and the verdict
+  (``fails`` with an error finding, ``risky`` with a warning, ``fits`` otherwise, ``unknown`` without a
+  plan). A workload is *touched* when a figure changed, it was added or removed, or its file is among the
+  changed files.
 
 A revision is materialised with ``git archive`` (:func:`export_tree`), which leaves the repository's work
 tree, index and branches alone.
@@ -51,6 +52,7 @@ GiB = 2**30
 
 #: Columns of the capacity table: (key in :func:`capacity_figures`, heading).
 CAPACITY_COLUMNS = (
+    ("engine", "engine"),
     ("gpu", "GPU"),
     ("weights", "weights/GPU"),
     ("kv_tokens", "KV tokens"),
@@ -95,7 +97,14 @@ def workload_key(w: Mapping[str, Any]) -> str:
 
 def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
     obj = workload_key(w).rsplit(" [", 1)[0]
-    mine = [d for d in diags if d.get("object") == obj and d.get("container") == w.get("container")]
+    f = w.get("file")
+    mine = [
+        d
+        for d in diags
+        if d.get("object") == obj
+        and d.get("container") == w.get("container")
+        and (not f or not d.get("file") or d.get("file") == f)
+    ]
     errors = sorted({str(d["rule"]) for d in mine if d.get("severity") == "error"})
     warnings = sorted({str(d["rule"]) for d in mine if d.get("severity") == "warning"})
     if errors:
@@ -114,7 +123,14 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
     mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
     gpus = w.get("gpus")
     acc = w.get("accelerator") or "unknown GPU"
-    figures = {"gpu": f"{gpus} × {acc}" if gpus else str(acc), "verdict": _verdict(w, diags)}
+    engine = " ".join(str(x) for x in (w.get("engine") or "engine unknown", w.get("engine_version")) if x)
+    if kv.get("kv_cache_dtype"):
+        engine += f", KV cache {kv['kv_cache_dtype']}"
+    figures = {
+        "engine": engine,
+        "gpu": f"{gpus} × {acc}" if gpus else str(acc),
+        "verdict": _verdict(w, diags),
+    }
     if not plan:
         figures.update(weights="-", kv_tokens="-", max_model_len="-", concurrency="-", headroom="-")
         return figures
@@ -147,21 +163,61 @@ def capacity_diff(
 ) -> list[CapacityRow]:
     """Touched workloads of two JSON reports, in the head's order (removed ones last)."""
     files = {os.path.normpath(f) for f in changed_files}
-    b = {workload_key(w): w for w in base.get("workloads", [])}
-    h = {workload_key(w): w for w in head.get("workloads", [])}
     rows: list[CapacityRow] = []
-    for key, w in h.items():
+    pairs, removed = _pair_workloads(base.get("workloads", []), head.get("workloads", []))
+    for w, old in pairs:
         after = capacity_figures(w, head.get("diagnostics", []))
-        before = capacity_figures(b[key], base.get("diagnostics", [])) if key in b else None
+        before = capacity_figures(old, base.get("diagnostics", [])) if old is not None else None
         f = str(w.get("file") or "")
         if before != after or os.path.normpath(f) in files:
-            rows.append(CapacityRow(key, f, before, after))
-    for key, w in b.items():
-        if key not in h:
-            rows.append(
-                CapacityRow(key, str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None)
+            rows.append(CapacityRow(workload_key(w), f, before, after))
+    for w in removed:
+        rows.append(
+            CapacityRow(
+                workload_key(w), str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None
             )
+        )
     return rows
+
+
+def _pair_workloads(
+    base: Sequence[Mapping[str, Any]], head: Sequence[Mapping[str, Any]]
+) -> tuple[list[tuple[Mapping[str, Any], Mapping[str, Any] | None]], list[Mapping[str, Any]]]:
+    """Each head workload with its base entry (None: added), in the head's order, and the removed base ones.
+
+    A workload is matched by :func:`workload_key` and its file (and its rank among equal pairs), so the same
+    object in two files (one Deployment per cluster directory) stays two rows instead of the last hiding the
+    others; what is left is matched by the key alone when exactly one entry on each side has it (a file
+    renamed or moved)."""
+
+    def ident(ws: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
+        seen: dict[tuple[str, str], int] = {}
+        out = []
+        for w in ws:
+            pair = (workload_key(w), os.path.normpath(str(w.get("file") or "")))
+            out.append((*pair, seen.get(pair, 0)))
+            seen[pair] = seen.get(pair, 0) + 1
+        return out
+
+    b_ids, h_ids = ident(base), ident(head)
+    b_index = {i: n for n, i in enumerate(b_ids)}
+    match: dict[int, int] = {n: b_index[i] for n, i in enumerate(h_ids) if i in b_index}
+    used = set(match.values())
+    left_b: dict[str, list[int]] = {}
+    for n, i in enumerate(b_ids):
+        if n not in used:
+            left_b.setdefault(i[0], []).append(n)
+    left_h: dict[str, list[int]] = {}
+    for n, i in enumerate(h_ids):
+        if n not in match:
+            left_h.setdefault(i[0], []).append(n)
+    for key, hs in left_h.items():
+        bs = left_b.get(key, [])
+        if len(hs) == 1 and len(bs) == 1:
+            match[hs[0]] = bs[0]
+            used.add(bs[0])
+    pairs = [(w, base[match[n]] if n in match else None) for n, w in enumerate(head)]
+    return pairs, [w for n, w in enumerate(base) if n not in used]
 
 
 def _cell(text: str) -> str:

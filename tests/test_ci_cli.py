@@ -380,6 +380,63 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     assert r.exit_code == 2 and "nowhere: no such file or directory" in r.output
 
 
+def _reports(tmp_path: Path, revisions: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """kvlint's JSON report on each revision (file name -> text), linted from its own directory."""
+    from kvlint.report.jsonout import to_json_dict
+
+    out = []
+    for n, files in enumerate(revisions):
+        root = tmp_path / f"rev{n}"
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+        cwd = os.getcwd()
+        os.chdir(root)
+        try:
+            out.append(to_json_dict(run_check(sorted(files), OFF)))
+        finally:
+            os.chdir(cwd)
+    return out
+
+
+def test_capacity_diff_says_when_the_engine_release_or_kv_dtype_changed(tmp_path: Path) -> None:
+    """A change of image tag and --kv-cache-dtype moves the KV tokens; the row says which release and dtype
+    each side was planned with (from each side's own plan)."""
+    from kvlint.prdiff import capacity_diff, render_capacity_text
+
+    base = _chat(32768)
+    head = base.replace("vllm-openai:v0.11.0", "vllm-openai:v0.12.0").replace(
+        "- --max-model-len=32768\n", "- --max-model-len=32768\n            - --kv-cache-dtype=fp8\n"
+    )
+    assert head.count("v0.12.0") == 1 and "fp8" in head
+    reports = _reports(tmp_path, [{"chat.yaml": base}, {"chat.yaml": head}])
+    plans = [r["workloads"][0]["plan"] for r in reports]
+    (row,) = capacity_diff(*reports)
+    assert row.before is not None and row.after is not None
+    for fig, plan in ((row.before, plans[0]), (row.after, plans[1])):
+        assert fig["engine"] == f"vllm {plan['engine_version']}, KV cache {plan['kv']['kv_cache_dtype']}"
+    assert row.before["engine"] != row.after["engine"] and "fp8" in row.after["engine"]
+    assert "engine:" in render_capacity_text([row])
+
+
+def test_capacity_diff_keeps_the_same_workload_in_two_files_apart(tmp_path: Path) -> None:
+    """One Deployment per cluster directory (same kind, namespace and name): a change in the first file
+    used to be hidden by the unchanged second one."""
+    from kvlint.prdiff import capacity_diff
+
+    base = {"eu/chat.yaml": _chat(8192), "us/chat.yaml": _chat(8192)}
+    head = {"eu/chat.yaml": _chat(65536), "us/chat.yaml": _chat(8192)}
+    reports = _reports(tmp_path, [base, head])
+    assert [w["name"] for w in reports[1]["workloads"]] == ["chat-8b", "chat-8b"]
+    (row,) = capacity_diff(*reports)
+    assert row.file == "eu/chat.yaml" and row.before is not None and row.after is not None
+    assert (row.before["max_model_len"], row.after["max_model_len"]) == ("8,192", "65,536")
+    rows = capacity_diff(*reports, changed_files=["us/chat.yaml"])
+    assert sorted(r.file for r in rows) == ["eu/chat.yaml", "us/chat.yaml"]
+    us = next(r for r in rows if r.file == "us/chat.yaml")
+    assert us.changed() is False and us.after is not None and us.after["verdict"] == "fits"
+
+
 # ------------------------------------------------------------------------------ sources behind a finding
 
 
