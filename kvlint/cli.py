@@ -837,7 +837,7 @@ def plan(
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     options = _with_found_catalogue(_options(**kw), [], config=True)
-    if compare or sweep or plot or fmt == "markdown" or accelerators:
+    if compare or sweep or plot or accelerators:
         from kvlint.capacity.cli import run_plan_extras
 
         try:
@@ -864,6 +864,8 @@ def plan(
         import json
 
         click.echo(json.dumps(out.as_dict(), indent=2))
+    elif fmt == "markdown":
+        click.echo(out.render_markdown(), nl=False)
     else:
         click.echo(out.render_text(), nl=False)
     if out.verdict == "fail":

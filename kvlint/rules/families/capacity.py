@@ -251,8 +251,11 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     if found is None:
         return ""
     t, d = found
+    # the pod runs every local data-parallel engine's TP x PP workers (KV403's count, kvlint.engines.layout)
+    dp_local = ctx.layout.dp_local
     return (
-        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod{shm_note(ctx)}) fits: "
+        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size * dp_local} GPUs per pod"
+        f"{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
         + _below_kv104(ctx, d.plan.max_concurrency)
     )
