@@ -731,8 +731,9 @@ def diff(
 
     Lints git revision BASE and HEAD (default: the working tree) with the same paths and options, and
     compares them: findings by fingerprint (rule, workload, container, setting; not the line), and per
-    touched workload the engine release and KV-cache dtype, GPU, weights, KV tokens, max-model-len,
-    concurrency, KV headroom and verdict, before and after. BASE and HEAD are read with `git archive`; the work tree is left alone.
+    touched workload the engine release and KV-cache dtype, GPU, replicas, weights, KV tokens,
+    max-model-len, concurrency, KV headroom and verdict, before and after. BASE and HEAD are read with
+    `git archive`; the work tree is left alone.
 
     \b
     kvlint diff main                      the working tree against main

@@ -8,12 +8,12 @@ twice (on the base revision and on the head) with the same paths and options, re
   setting; not the line), so a finding the base already had is *pre-existing* even when lines moved, and
   a finding only the head has is *new*;
 * **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container, in
-  its file), the figures a reviewer needs before and after: the engine release and KV-cache dtype, GPU,
-  weights per GPU, KV-cache tokens, max-model-len, concurrency at max-model-len, KV headroom per GPU (KV
-  cache minus one max-model-len request; negative means one request does not fit) and the verdict
-  (``fails`` with an error finding, ``risky`` with a warning, ``fits`` otherwise, ``unknown`` without a
-  plan). A workload is *touched* when a figure changed, it was added or removed, or its file is among the
-  changed files.
+  its file), the figures a reviewer needs before and after: the engine release and KV-cache dtype, GPUs
+  per pod, replicas (``-`` when the manifest declares none), weights per GPU, KV-cache tokens,
+  max-model-len, concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len
+  request; negative means one request does not fit) and the verdict (``fails`` with an error finding,
+  ``risky`` with a warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when
+  a figure changed, it was added or removed, or its file is among the changed files.
 
 A revision is materialised with ``git archive`` (:func:`export_tree`), which leaves the repository's work
 tree, index and branches alone.
@@ -54,6 +54,7 @@ GiB = 2**30
 CAPACITY_COLUMNS = (
     ("engine", "engine"),
     ("gpu", "GPU"),
+    ("replicas", "replicas"),
     ("weights", "weights/GPU"),
     ("kv_tokens", "KV tokens"),
     ("max_model_len", "max-model-len"),
@@ -126,9 +127,11 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
     engine = " ".join(str(x) for x in (w.get("engine") or "engine unknown", w.get("engine_version")) if x)
     if kv.get("kv_cache_dtype"):
         engine += f", KV cache {kv['kv_cache_dtype']}"
+    replicas = w.get("replicas")
     figures = {
         "engine": engine,
         "gpu": f"{gpus} × {acc}" if gpus else str(acc),
+        "replicas": "-" if replicas is None else f"{int(replicas):,}",
         "verdict": _verdict(w, diags),
     }
     if not plan:

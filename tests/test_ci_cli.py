@@ -419,6 +419,26 @@ def test_capacity_diff_says_when_the_engine_release_or_kv_dtype_changed(tmp_path
     assert "engine:" in render_capacity_text([row])
 
 
+def test_capacity_diff_shows_a_change_of_replicas(tmp_path: Path) -> None:
+    """Scaling a Deployment changes the replica's capacity nowhere but in how many replicas serve: the JSON
+    report carries spec.replicas, and the diff shows it (before, a scale-up was a touched row with no change)."""
+    from kvlint.prdiff import capacity_diff
+
+    base = _chat(8192)
+    assert base.count("replicas: 1\n") == 1
+    head = base.replace("replicas: 1\n", "replicas: 3\n")
+    reports = _reports(tmp_path, [{"chat.yaml": base}, {"chat.yaml": head}])
+    assert [r["workloads"][0]["replicas"] for r in reports] == [1, 3]
+    (row,) = capacity_diff(*reports)
+    assert row.before is not None and row.after is not None
+    assert (row.before["replicas"], row.after["replicas"]) == ("1", "3")
+    assert {k for k in row.after if row.after[k] != row.before[k]} == {"replicas"}
+    # a manifest that declares no replica count says so, not a made-up 1
+    bare = _reports(tmp_path / "bare", [{"chat.yaml": base.replace("  replicas: 1\n", "")}])[0]
+    assert bare["workloads"][0]["replicas"] is None
+    assert capacity_diff({"workloads": [], "diagnostics": []}, bare)[0].after["replicas"] == "-"  # type: ignore[index]
+
+
 def test_capacity_diff_keeps_the_same_workload_in_two_files_apart(tmp_path: Path) -> None:
     """One Deployment per cluster directory (same kind, namespace and name): a change in the first file
     used to be hidden by the unchanged second one."""
