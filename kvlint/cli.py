@@ -792,7 +792,11 @@ def diff(
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--gpus", type=click.IntRange(min=1), help="GPUs per replica (checked against TP x PP).")
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=1),
+    help="GPUs per replica (checked against TP x PP x data-parallel size).",
+)
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text", show_default=True)
 @click.option(
     "--compare",
