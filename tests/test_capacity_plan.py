@@ -389,3 +389,21 @@ def test_plan_with_data_parallel_engines_says_what_the_replica_holds() -> None:
     assert int(m.group(2)) == int(m.group(1)) * dp
     single = _plan_cli(*common, "--", "vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "-tp", "2").stdout
     assert "data parallel" not in single
+
+
+def test_kv104_names_the_data_parallel_engine_not_the_replica() -> None:
+    """KV104 says whose KV cache holds the tokens: with --data-parallel-size 2 the replica has two engines, each
+    with the capacity the plan shows, so "tokens per replica" was half the replica's tokens."""
+    import json
+
+    argv = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "20480"]
+    common = ["--accelerator", "l4", "--engine-version", "0.11.0", "--format", "json", "--"]
+    for extra, dp in (([], 1), (["--data-parallel-size", "2"], 2)):
+        doc = json.loads(_plan_cli(*common, *argv, *extra).stdout)
+        assert doc["parallel"]["data_parallel_size"] == dp
+        (msg,) = [d["message"] for d in doc["diagnostics"] if d["rule"] == "KV104"]
+        tokens = f"{doc['kv']['capacity_tokens']:,} tokens per "
+        if dp == 1:
+            assert tokens + "replica on" in msg
+        else:
+            assert tokens + f"data-parallel engine ({dp} per replica" in msg and "per replica on" not in msg
