@@ -727,8 +727,9 @@ def diff(
 
     Lints git revision BASE and HEAD (default: the working tree) with the same paths and options, and
     compares them: findings by fingerprint (rule, workload, container, setting; not the line), and per
-    touched workload the GPU, weights, KV tokens, max-model-len, concurrency, KV headroom and verdict,
-    before and after. BASE and HEAD are read with `git archive`; the work tree is left alone.
+    touched workload the engine release and KV-cache dtype, GPU, replicas, weights, KV tokens,
+    max-model-len, concurrency, KV headroom and verdict, before and after. BASE and HEAD are read with
+    `git archive`; the work tree is left alone.
 
     \b
     kvlint diff main                      the working tree against main
@@ -738,7 +739,7 @@ def diff(
     import shlex
     import tempfile
 
-    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text
+    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text, repository_paths
     from kvlint.types import SEVERITY_ORDER
 
     args: list[str] = []
@@ -752,10 +753,10 @@ def diff(
         args += shlex.split(extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--args") from exc
-    args += list(paths) or ["."]
     with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
         try:
-            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp)
+            where = repository_paths(list(paths) or ["."])
+            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp, paths=where)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     label = f"{base}..{head or '(working tree)'}"
@@ -787,7 +788,11 @@ def diff(
 
 
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
-@click.option("--gpus", type=click.IntRange(min=1), help="GPUs per replica (checked against TP x PP).")
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=1),
+    help="GPUs per replica (checked against TP x PP x data-parallel size).",
+)
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text", show_default=True)
 @click.option(
     "--compare",
@@ -833,7 +838,7 @@ def plan(
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     options = _with_found_catalogue(_options(**kw), [], config=True)
-    if compare or sweep or plot or fmt == "markdown" or accelerators:
+    if compare or sweep or plot or accelerators:
         from kvlint.capacity.cli import run_plan_extras
 
         try:
@@ -860,6 +865,8 @@ def plan(
         import json
 
         click.echo(json.dumps(out.as_dict(), indent=2))
+    elif fmt == "markdown":
+        click.echo(out.render_markdown(), nl=False)
     else:
         click.echo(out.render_text(), nl=False)
     if out.verdict == "fail":

@@ -7,12 +7,13 @@ twice (on the base revision and on the head) with the same paths and options, re
 * **findings** (:func:`compare_findings`): by :mod:`kvlint.fingerprint` (rule, workload, container,
   setting; not the line), so a finding the base already had is *pre-existing* even when lines moved, and
   a finding only the head has is *new*;
-* **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container),
-  the figures a reviewer needs before and after: GPU, weights per GPU, KV-cache tokens, max-model-len,
-  concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len request; negative
-  means one request does not fit) and the verdict (``fails`` with an error finding, ``risky`` with a
-  warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when a figure
-  changed, it was added or removed, or its file is among the changed files.
+* **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container, in
+  its file), the figures a reviewer needs before and after: the engine release and KV-cache dtype, GPUs
+  per pod, replicas (``-`` when the manifest declares none), weights per GPU, KV-cache tokens,
+  max-model-len, concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len
+  request; negative means one request does not fit) and the verdict (``fails`` with an error finding,
+  ``risky`` with a warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when
+  a figure changed, it was added or removed, or its file is among the changed files.
 
 A revision is materialised with ``git archive`` (:func:`export_tree`), which leaves the repository's work
 tree, index and branches alone.
@@ -42,6 +43,7 @@ __all__ = [
     "export_tree",
     "render_capacity_markdown",
     "render_capacity_text",
+    "repository_paths",
     "run_check_json",
     "workload_key",
 ]
@@ -50,7 +52,9 @@ GiB = 2**30
 
 #: Columns of the capacity table: (key in :func:`capacity_figures`, heading).
 CAPACITY_COLUMNS = (
+    ("engine", "engine"),
     ("gpu", "GPU"),
+    ("replicas", "replicas"),
     ("weights", "weights/GPU"),
     ("kv_tokens", "KV tokens"),
     ("max_model_len", "max-model-len"),
@@ -94,7 +98,14 @@ def workload_key(w: Mapping[str, Any]) -> str:
 
 def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
     obj = workload_key(w).rsplit(" [", 1)[0]
-    mine = [d for d in diags if d.get("object") == obj and d.get("container") == w.get("container")]
+    f = w.get("file")
+    mine = [
+        d
+        for d in diags
+        if d.get("object") == obj
+        and d.get("container") == w.get("container")
+        and (not f or not d.get("file") or d.get("file") == f)
+    ]
     errors = sorted({str(d["rule"]) for d in mine if d.get("severity") == "error"})
     warnings = sorted({str(d["rule"]) for d in mine if d.get("severity") == "warning"})
     if errors:
@@ -113,7 +124,16 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
     mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
     gpus = w.get("gpus")
     acc = w.get("accelerator") or "unknown GPU"
-    figures = {"gpu": f"{gpus} × {acc}" if gpus else str(acc), "verdict": _verdict(w, diags)}
+    engine = " ".join(str(x) for x in (w.get("engine") or "engine unknown", w.get("engine_version")) if x)
+    if kv.get("kv_cache_dtype"):
+        engine += f", KV cache {kv['kv_cache_dtype']}"
+    replicas = w.get("replicas")
+    figures = {
+        "engine": engine,
+        "gpu": f"{gpus} × {acc}" if gpus else str(acc),
+        "replicas": "-" if replicas is None else f"{int(replicas):,}",
+        "verdict": _verdict(w, diags),
+    }
     if not plan:
         figures.update(weights="-", kv_tokens="-", max_model_len="-", concurrency="-", headroom="-")
         return figures
@@ -146,21 +166,61 @@ def capacity_diff(
 ) -> list[CapacityRow]:
     """Touched workloads of two JSON reports, in the head's order (removed ones last)."""
     files = {os.path.normpath(f) for f in changed_files}
-    b = {workload_key(w): w for w in base.get("workloads", [])}
-    h = {workload_key(w): w for w in head.get("workloads", [])}
     rows: list[CapacityRow] = []
-    for key, w in h.items():
+    pairs, removed = _pair_workloads(base.get("workloads", []), head.get("workloads", []))
+    for w, old in pairs:
         after = capacity_figures(w, head.get("diagnostics", []))
-        before = capacity_figures(b[key], base.get("diagnostics", [])) if key in b else None
+        before = capacity_figures(old, base.get("diagnostics", [])) if old is not None else None
         f = str(w.get("file") or "")
         if before != after or os.path.normpath(f) in files:
-            rows.append(CapacityRow(key, f, before, after))
-    for key, w in b.items():
-        if key not in h:
-            rows.append(
-                CapacityRow(key, str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None)
+            rows.append(CapacityRow(workload_key(w), f, before, after))
+    for w in removed:
+        rows.append(
+            CapacityRow(
+                workload_key(w), str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None
             )
+        )
     return rows
+
+
+def _pair_workloads(
+    base: Sequence[Mapping[str, Any]], head: Sequence[Mapping[str, Any]]
+) -> tuple[list[tuple[Mapping[str, Any], Mapping[str, Any] | None]], list[Mapping[str, Any]]]:
+    """Each head workload with its base entry (None: added), in the head's order, and the removed base ones.
+
+    A workload is matched by :func:`workload_key` and its file (and its rank among equal pairs), so the same
+    object in two files (one Deployment per cluster directory) stays two rows instead of the last hiding the
+    others; what is left is matched by the key alone when exactly one entry on each side has it (a file
+    renamed or moved)."""
+
+    def ident(ws: Sequence[Mapping[str, Any]]) -> list[tuple[str, str, int]]:
+        seen: dict[tuple[str, str], int] = {}
+        out = []
+        for w in ws:
+            pair = (workload_key(w), os.path.normpath(str(w.get("file") or "")))
+            out.append((*pair, seen.get(pair, 0)))
+            seen[pair] = seen.get(pair, 0) + 1
+        return out
+
+    b_ids, h_ids = ident(base), ident(head)
+    b_index = {i: n for n, i in enumerate(b_ids)}
+    match: dict[int, int] = {n: b_index[i] for n, i in enumerate(h_ids) if i in b_index}
+    used = set(match.values())
+    left_b: dict[str, list[int]] = {}
+    for n, i in enumerate(b_ids):
+        if n not in used:
+            left_b.setdefault(i[0], []).append(n)
+    left_h: dict[str, list[int]] = {}
+    for n, i in enumerate(h_ids):
+        if n not in match:
+            left_h.setdefault(i[0], []).append(n)
+    for key, hs in left_h.items():
+        bs = left_b.get(key, [])
+        if len(hs) == 1 and len(bs) == 1:
+            match[hs[0]] = bs[0]
+            used.add(bs[0])
+    pairs = [(w, base[match[n]] if n in match else None) for n, w in enumerate(head)]
+    return pairs, [w for n, w in enumerate(base) if n not in used]
 
 
 def _cell(text: str) -> str:
@@ -272,6 +332,35 @@ def _changed_files(base: str, head: str | None, cwd: str) -> list[str]:
     return proc.stdout.decode("utf-8", errors="replace").split("\n") if proc.returncode == 0 else []
 
 
+def repository_paths(paths: Sequence[str], cwd: str = ".") -> list[str]:
+    """The paths ``kvlint diff`` lints, as names inside the git repository holding ``cwd``.
+
+    Both revisions are linted in a copy of the repository (:func:`export_tree`), so a path must name a place
+    inside it relative to ``cwd``: an absolute path inside the repository is rewritten relative to ``cwd``
+    (as typed it would name the working tree on both sides, and the diff would show nothing), a relative
+    path is kept as typed.
+
+    Raises:
+        ValueError: ``cwd`` is not in a git repository, or a path lies outside the repository (the message
+            names the path and the repository).
+    """
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if top.returncode != 0:
+        raise ValueError(f"not a git repository: {os.path.abspath(cwd)}")
+    root = os.path.realpath(top.stdout.decode().strip())
+    here = os.path.realpath(cwd)
+    out: list[str] = []
+    for p in paths:
+        full = os.path.realpath(os.path.join(here, p))
+        if os.path.commonpath([root, full]) != root:
+            raise ValueError(
+                f"{p}: outside the git repository {root}; kvlint diff reads both revisions from the repository "
+                "of the current directory, so run it there"
+            )
+        out.append(os.path.relpath(full, here) if os.path.isabs(p) else p)
+    return out
+
+
 def diff_revisions(
     base: str,
     head: str | None,
@@ -280,26 +369,45 @@ def diff_revisions(
     cwd: str = ".",
     command: Sequence[str] | None = None,
     tmp: str,
+    paths: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], Comparison, list[CapacityRow]]:
     """``kvlint diff``: lint revision ``base`` and ``head`` (the working tree when None) with the same
-    ``check_args`` (paths and options of ``kvlint check``) and compare them.
+    ``check_args`` (options of ``kvlint check``, and its paths when ``paths`` is None) and compare them.
+
+    ``paths`` (relative to ``cwd``, see :func:`repository_paths`) are linted where the revision has them: a
+    path one revision lacks (a directory the change adds or deletes) is left out on that side, and a
+    revision that has none of them gives an empty report (every workload added or removed).
 
     Returns ``(base report, head report, comparison, capacity rows)``.
     Raises:
-        ValueError: not a git repository, an unknown revision, or kvlint failed on one side (its message).
+        ValueError: not a git repository, an unknown revision, a path in neither revision, or kvlint failed
+            on one side (its message).
     """
     cmd = list(command or default_command())
     reports: list[dict[str, Any]] = []
+    present: list[set[str]] = []
     for label, rev in (("base", base), ("head", head)):
         where = cwd if rev is None else export_tree(rev, cwd, os.path.join(tmp, label))
         os.makedirs(where, exist_ok=True)
+        if paths is None:
+            args = list(check_args)
+        else:
+            here = [p for p in paths if os.path.lexists(os.path.join(where, p))]
+            present.append(set(here))
+            if not here:
+                reports.append({"diagnostics": [], "workloads": []})
+                continue
+            args = [*check_args, *here]
         code, report, _, stderr = run_check_json(
-            cmd, ["--fail-on", "never", *check_args], where, os.path.join(tmp, f"{label}.json")
+            cmd, ["--fail-on", "never", *args], where, os.path.join(tmp, f"{label}.json")
         )
         if report is None:
             last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
         reports.append(report)
+    missing = [p for p in paths or () if not any(p in side for side in present)]
+    if missing:
+        raise ValueError(f"{missing[0]}: no such file or directory in {base} or {head or 'the working tree'}")
     comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
     rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
     return reports[0], reports[1], comparison, rows

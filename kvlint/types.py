@@ -790,6 +790,7 @@ class ContainerResult:
             "accelerator": acc.id if acc else None,
             "accelerator_how": self.placement.how if self.placement else None,
             "gpus": self.placement.gpus if self.placement else None,
+            "replicas": self.workload.replicas,
             "plan": self.plan.as_dict() if self.plan else None,
             "plan_error": self.plan_error,
             "fleet": [e.as_dict() for e in self.fleet] or None,

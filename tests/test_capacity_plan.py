@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -339,3 +340,70 @@ def test_plan_text_tgi_and_sglang_use_their_own_terms() -> None:
     assert "vLLM" not in s and "gpu_memory_utilization" not in s and s.startswith("SGLang 0.5.23")
     assert f"mem_fraction_static {sp.gpu_memory_utilization:.3f}" in s
     assert f"KV Cache is allocated. #tokens: {sp.capacity_tokens}" in s.splitlines()
+
+
+def _plan_cli(*args: str) -> Any:
+    from kvlint.cli import main
+
+    return CliRunner().invoke(main, ["plan", "--offline", *args])
+
+
+def test_plan_format_markdown_is_the_plan_with_its_exit_status() -> None:
+    """`kvlint plan --format markdown` without --compare/--sweep printed an empty line and exited 0, even for a
+    plan that fails; it is the same plan as --format json, as Markdown, with the same exit status."""
+    import json
+
+    for argv, code in (
+        (["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "32768"], 0),
+        (["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct"], 1),
+    ):
+        common = ["--accelerator", "h100", "--engine-version", "0.11.0"]
+        doc = json.loads(_plan_cli(*common, "--format", "json", "--", *argv).stdout)
+        r = _plan_cli(*common, "--format", "markdown", "--", *argv)
+        assert r.exit_code == code, r.output
+        assert r.stdout.startswith("## kvlint plan: vllm 0.11.0 · model `" + argv[2] + "`")
+        assert f"KV cache: {doc['kv']['capacity_tokens']:,} tokens" in r.stdout
+        assert f"| KV cache | {doc['memory']['kv_cache_bytes'] / 2**30:.2f} |" in r.stdout
+        assert f"**verdict: {doc['verdict']}**" in r.stdout
+        assert {d["rule"] for d in doc["diagnostics"]} == set(
+            re.findall(r"^\| \w+ \| (KV\d+) \|", r.stdout, re.M)
+        )
+
+
+def test_plan_with_data_parallel_engines_says_what_the_replica_holds() -> None:
+    """vLLM's --data-parallel-size runs that many engines, each with the KV cache the plan shows: the text says
+    the replica's total, and a TP remedy counts the GPUs of every data-parallel engine in the pod (it said 4
+    GPUs for TP 4 x DP 2)."""
+    import json
+
+    argv = ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "--data-parallel-size", "2"]
+    common = ["--accelerator", "h100", "--engine-version", "0.11.0", "--gpus", "4"]
+    doc = json.loads(_plan_cli(*common, "--format", "json", "--", *argv, "-tp", "2").stdout)
+    dp, tp = doc["parallel"]["data_parallel_size"], doc["parallel"]["tensor_parallel_size"]
+    assert (dp, tp) == (2, 2)
+    text = _plan_cli(*common, "--", *argv, "-tp", "2").stdout
+    assert f"{dp * doc['kv']['capacity_tokens']:,} KV tokens on the replica's {dp * tp} GPUs" in text
+    fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV103")
+    m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", fix)
+    assert m is not None, fix
+    assert int(m.group(2)) == int(m.group(1)) * dp
+    single = _plan_cli(*common, "--", "vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "-tp", "2").stdout
+    assert "data parallel" not in single
+
+
+def test_kv104_names_the_data_parallel_engine_not_the_replica() -> None:
+    """KV104 says whose KV cache holds the tokens: with --data-parallel-size 2 the replica has two engines, each
+    with the capacity the plan shows, so "tokens per replica" was half the replica's tokens."""
+    import json
+
+    argv = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "20480"]
+    common = ["--accelerator", "l4", "--engine-version", "0.11.0", "--format", "json", "--"]
+    for extra, dp in (([], 1), (["--data-parallel-size", "2"], 2)):
+        doc = json.loads(_plan_cli(*common, *argv, *extra).stdout)
+        assert doc["parallel"]["data_parallel_size"] == dp
+        (msg,) = [d["message"] for d in doc["diagnostics"] if d["rule"] == "KV104"]
+        tokens = f"{doc['kv']['capacity_tokens']:,} tokens per "
+        if dp == 1:
+            assert tokens + "replica on" in msg
+        else:
+            assert tokens + f"data-parallel engine ({dp} per replica" in msg and "per replica on" not in msg

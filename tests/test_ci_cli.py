@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -284,6 +285,176 @@ def test_kvlint_diff_shows_capacity_before_and_after(tmp_path: Path, monkeypatch
     text_out = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"]).stdout
     assert "max-model-len:                 8,192 → 65,536" in text_out
     assert CliRunner().invoke(main, ["diff", "no-such-rev", "--offline"]).exit_code == 2
+
+
+def _git_repo(root: Path) -> Any:
+    def git(*args: str) -> None:
+        subprocess.run(
+            [
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "-c",
+                "commit.gpgsign=false",
+                *args,
+            ],
+            cwd=root,
+            check=True,
+            capture_output=True,
+        )
+
+    return git
+
+
+def _chat(max_model_len: int, name: str = "chat-8b") -> str:
+    text = EXAMPLE.read_text(encoding="utf-8").replace("name: chat-8b", f"name: {name}")
+    return text.replace("- --model\n", f"- --max-model-len={max_model_len}\n            - --model\n")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An absolute -p path used to name the working tree on both sides: the diff showed no change."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    absolute = str(tmp_path / "deploy")
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", absolute, "--offline", "--format", "json"])
+    relative = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
+    assert r.exit_code == relative.exit_code == 1, r.output
+    doc, rel = json.loads(r.stdout), json.loads(relative.stdout)
+    assert doc["capacity"] == rel["capacity"] and len(doc["capacity"]) == 1
+    row = doc["capacity"][0]
+    assert row["before"]["max_model_len"] == "8,192" and row["after"]["max_model_len"] == "65,536"
+    assert [d["rule"] for d in doc["new"]] == [d["rule"] for d in rel["new"]] and doc["new"]
+    # a path outside the repository is refused, naming it, instead of being read from the disk twice
+    outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    outside.mkdir()
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", str(outside), "--offline"])
+    assert r.exit_code == 2 and "outside the git repository" in r.output and str(outside) in r.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_with_a_directory_only_one_revision_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change that adds a directory: the base lacks the path, so its workloads are new, not an error."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "long.yaml").write_text(_chat(65536, name="chat-long"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(
+        main, ["diff", "HEAD", "-p", "deploy", "-p", "new", "--offline", "--format", "json"]
+    )
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert {d["file"] for d in doc["new"]} == {"new/long.yaml"} and "KV103" in {d["rule"] for d in doc["new"]}
+    (row,) = doc["capacity"]
+    assert row["before"] is None and row["after"]["max_model_len"] == "65,536"
+    # the other way round: the base has the directory, the head deleted it
+    git("add", ".")
+    git("commit", "-q", "-m", "add new/")
+    shutil.rmtree(tmp_path / "new")
+    r = CliRunner().invoke(
+        main, ["diff", "HEAD", "-p", "deploy", "-p", "new", "--offline", "--format", "json"]
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert not doc["new"] and "KV103" in {d["rule"] for d in doc["fixed"]}
+    (row,) = doc["capacity"]
+    assert row["after"] is None and row["before"]["max_model_len"] == "65,536"
+    r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "-p", "nowhere", "--offline"])
+    assert r.exit_code == 2 and "nowhere: no such file or directory" in r.output
+
+
+def _reports(tmp_path: Path, revisions: list[dict[str, str]]) -> list[dict[str, Any]]:
+    """kvlint's JSON report on each revision (file name -> text), linted from its own directory."""
+    from kvlint.report.jsonout import to_json_dict
+
+    out = []
+    for n, files in enumerate(revisions):
+        root = tmp_path / f"rev{n}"
+        for name, text in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text, encoding="utf-8")
+        cwd = os.getcwd()
+        os.chdir(root)
+        try:
+            out.append(to_json_dict(run_check(sorted(files), OFF)))
+        finally:
+            os.chdir(cwd)
+    return out
+
+
+def test_capacity_diff_says_when_the_engine_release_or_kv_dtype_changed(tmp_path: Path) -> None:
+    """A change of image tag and --kv-cache-dtype moves the KV tokens; the row says which release and dtype
+    each side was planned with (from each side's own plan)."""
+    from kvlint.prdiff import capacity_diff, render_capacity_text
+
+    base = _chat(32768)
+    head = base.replace("vllm-openai:v0.11.0", "vllm-openai:v0.12.0").replace(
+        "- --max-model-len=32768\n", "- --max-model-len=32768\n            - --kv-cache-dtype=fp8\n"
+    )
+    assert head.count("v0.12.0") == 1 and "fp8" in head
+    reports = _reports(tmp_path, [{"chat.yaml": base}, {"chat.yaml": head}])
+    plans = [r["workloads"][0]["plan"] for r in reports]
+    (row,) = capacity_diff(*reports)
+    assert row.before is not None and row.after is not None
+    for fig, plan in ((row.before, plans[0]), (row.after, plans[1])):
+        assert fig["engine"] == f"vllm {plan['engine_version']}, KV cache {plan['kv']['kv_cache_dtype']}"
+    assert row.before["engine"] != row.after["engine"] and "fp8" in row.after["engine"]
+    assert "engine:" in render_capacity_text([row])
+
+
+def test_capacity_diff_shows_a_change_of_replicas(tmp_path: Path) -> None:
+    """Scaling a Deployment changes the replica's capacity nowhere but in how many replicas serve: the JSON
+    report carries spec.replicas, and the diff shows it (before, a scale-up was a touched row with no change)."""
+    from kvlint.prdiff import capacity_diff
+
+    base = _chat(8192)
+    assert base.count("replicas: 1\n") == 1
+    head = base.replace("replicas: 1\n", "replicas: 3\n")
+    reports = _reports(tmp_path, [{"chat.yaml": base}, {"chat.yaml": head}])
+    assert [r["workloads"][0]["replicas"] for r in reports] == [1, 3]
+    (row,) = capacity_diff(*reports)
+    assert row.before is not None and row.after is not None
+    assert (row.before["replicas"], row.after["replicas"]) == ("1", "3")
+    assert {k for k in row.after if row.after[k] != row.before[k]} == {"replicas"}
+    # a manifest that declares no replica count says so, not a made-up 1
+    bare = _reports(tmp_path / "bare", [{"chat.yaml": base.replace("  replicas: 1\n", "")}])[0]
+    assert bare["workloads"][0]["replicas"] is None
+    assert capacity_diff({"workloads": [], "diagnostics": []}, bare)[0].after["replicas"] == "-"  # type: ignore[index]
+
+
+def test_capacity_diff_keeps_the_same_workload_in_two_files_apart(tmp_path: Path) -> None:
+    """One Deployment per cluster directory (same kind, namespace and name): a change in the first file
+    used to be hidden by the unchanged second one."""
+    from kvlint.prdiff import capacity_diff
+
+    base = {"eu/chat.yaml": _chat(8192), "us/chat.yaml": _chat(8192)}
+    head = {"eu/chat.yaml": _chat(65536), "us/chat.yaml": _chat(8192)}
+    reports = _reports(tmp_path, [base, head])
+    assert [w["name"] for w in reports[1]["workloads"]] == ["chat-8b", "chat-8b"]
+    (row,) = capacity_diff(*reports)
+    assert row.file == "eu/chat.yaml" and row.before is not None and row.after is not None
+    assert (row.before["max_model_len"], row.after["max_model_len"]) == ("8,192", "65,536")
+    rows = capacity_diff(*reports, changed_files=["us/chat.yaml"])
+    assert sorted(r.file for r in rows) == ["eu/chat.yaml", "us/chat.yaml"]
+    us = next(r for r in rows if r.file == "us/chat.yaml")
+    assert us.changed() is False and us.after is not None and us.after["verdict"] == "fits"
 
 
 # ------------------------------------------------------------------------------ sources behind a finding

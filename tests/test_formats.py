@@ -277,3 +277,38 @@ def test_markdown_shows_manifest_text_instead_of_rendering_it_as_html() -> None:
     md = render("markdown", run_documents(load_text(text, "m.yaml"), Options(allow_hub=False)))
     assert "<img" not in md
     assert "&lt;img src=x onerror=alert(1)&gt; a \\| b" in md
+
+
+_SGLANG_ON_H100 = """# made up for the test: an SGLang server of a catalogued model on one H100
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sglang-8b}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+      containers:
+        - name: sglang
+          image: lmsysorg/sglang:v0.5.2
+          command: [python3, -m, sglang.launch_server, --model-path, meta-llama/Llama-3.1-8B-Instruct,
+                    --mem-fraction-static, "0.8", --context-length, "8192"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_markdown_budget_row_names_each_engines_own_knob(tmp_path: Path) -> None:
+    """The per-GPU table's budget row said "gpu-memory-utilization" for TGI and SGLang workloads too; it names
+    the knob each engine has (kvlint.report.plan_text.budget_note)."""
+    (tmp_path / "sglang.yaml").write_text(_SGLANG_ON_H100, encoding="utf-8")
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    for where, engine, knob in (
+        (root / "tgi", "tgi", "cuda_memory_fraction"),
+        (tmp_path, "sglang", "mem_fraction_static"),
+    ):
+        result = run_check([str(where)], Options(allow_hub=False))
+        plans = [c.plan for c in result.containers if c.plan is not None and c.plan.engine == engine]
+        assert plans, engine
+        md = render("markdown", result)
+        rows = [ln for ln in md.splitlines() if ln.startswith("| budget (")]
+        assert len(rows) == len(plans) and all(knob in r for r in rows), rows
+        assert not any("gpu-memory-utilization" in r for r in rows)

@@ -383,3 +383,24 @@ def test_record_never_overwrites_the_log_being_read(tmp_path: Path) -> None:
         assert log.read_text() == text
     r = _cli(str(log), *args, "--record", str(tmp_path / "case.yaml"))
     assert r.exit_code == 0 and (tmp_path / "case.yaml").read_text().startswith("- id: ")
+
+
+def test_a_log_cut_before_the_kv_cache_verifies_nothing(tmp_path: Path) -> None:
+    """A log that stops before the KV-cache lines (a pod still loading, `kubectl logs` taken early) has nothing to
+    compare: it used to say "the engine started" and exit 0, a pass in CI. Cut from a real start-up (gt-210) just
+    before its first KV figure, it exits 2 and says so; the whole log still exits 0."""
+    full = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text(encoding="utf-8").splitlines(keepends=True)
+    parsed = parse_log("".join(full))
+    first_kv = min(
+        parsed.lines[k] for k in parsed.figures if k in ("kv_cache_gib", "kv_tokens", "gpu_blocks")
+    )
+    cut = tmp_path / "cut.log"
+    cut.write_text("".join(full[: first_kv - 1]), encoding="utf-8")
+    assert not set(parse_log(cut.read_text()).figures) & {"kv_cache_gib", "kv_tokens", "gpu_blocks"}
+    args = ("--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb")
+    assert _cli(str(ROOT / "fixtures" / "logs" / "gt-210.log"), *args).exit_code == 0
+    r = _cli(str(cut), *args)
+    assert r.exit_code == 2, r.output
+    assert "the engine started" not in r.output and "nothing to verify" in r.output
+    data = json.loads(_cli(str(cut), *args, "--format", "json").output)
+    assert data["incomplete"] is True and data["exit_code"] == 2

@@ -89,6 +89,40 @@ class PlanOutput:
         lines.append(f"verdict: {self.verdict}")
         return "\n".join(lines) + "\n"
 
+    def render_markdown(self) -> str:
+        """``kvlint plan --format markdown``: a heading naming engine, model and GPU, the per-GPU table and KV
+        capacity of :func:`kvlint.report.markdown.plan_table_lines`, the findings (short statement, the
+        arithmetic folded, the fix), the assumptions folded, and the verdict."""
+        from kvlint.report.markdown import _cell, _code, finding_cell, plan_table_lines
+
+        cr = self.result
+        acc = cr.placement.accelerator if cr.placement else None
+        gpus: int | str = cr.placement.gpus if cr.placement and cr.placement.gpus else "?"
+        if gpus == "?" and cr.plan is not None:  # no --gpus: the GPUs the parallel layout runs on
+            p = cr.plan
+            gpus = p.tensor_parallel_size * p.pipeline_parallel_size * max(1, p.data_parallel_size)
+        model = cr.serving.model.value if cr.serving.model else "?"
+        lines = [
+            f"## kvlint plan: {_cell(cr.serving.engine)} {_cell(cr.serving.version or '(version assumed)')} · "
+            f"model `{_code(model)}` · {gpus} × {_cell(acc.name if acc else 'unknown GPU')}",
+        ]
+        if cr.plan is not None:
+            lines += plan_table_lines(cr.plan)
+        else:
+            lines += [
+                "",
+                f"No memory plan: {_cell(cr.plan_error or cr.model_error or 'model or GPU unknown')}",
+            ]
+        if self.diagnostics:
+            lines += ["", "| severity | rule | finding | fix |", "|---|---|---|---|"]
+            for d in self.diagnostics:
+                lines.append(f"| {d.severity} | {d.rule} | {finding_cell(d)} | {_cell(d.fix)} |")
+        if cr.plan is not None and cr.plan.assumptions:
+            folded = "".join(f"<li>{_cell(a)}</li>" for a in cr.plan.assumptions)
+            lines += ["", f"<details><summary>assumptions</summary><ul>{folded}</ul></details>"]
+        lines += ["", f"**verdict: {self.verdict}**"]
+        return "\n".join(lines) + "\n"
+
 
 def plan_command(
     argv: list[str], options: Options, *, gpus: int | None = None, env: dict[str, str] | None = None

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.report.escape import printable
+from kvlint.report.plan_text import budget_note, data_parallel_line
 
 if TYPE_CHECKING:
-    from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic
+    from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, MemoryPlan
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -73,10 +74,24 @@ def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]
         why = c.plan_error or c.model_error or "model or GPU unknown"
         lines += ["", f"No memory plan: {_cell(why)}"]
         return lines
+    return lines + plan_table_lines(p)
+
+
+def plan_table_lines(p: MemoryPlan) -> list[str]:
+    """A memory plan as Markdown: the per-GPU table (GiB and % of the device total; the budget row named
+    with the engine's own knob: vLLM's gpu-memory-utilization, TGI's and SGLang's as
+    :func:`kvlint.report.plan_text.budget_note` names them), the KV band, then the KV
+    capacity line (tokens, blocks, max-model-len, concurrency and its band, the parallel layout)."""
+    lines: list[str] = []
     total = max(1, p.total_bytes)
     rows = [
         ("GPU total", p.total_bytes),
-        (f"budget (gpu-memory-utilization {p.gpu_memory_utilization:.2f})", p.budget_bytes),
+        (
+            f"budget (gpu-memory-utilization {p.gpu_memory_utilization:.2f})"
+            if p.engine == "vllm"
+            else f"budget ({budget_note(p)})",
+            p.budget_bytes,
+        ),
         ("weights", p.weights_bytes),
         ("activation peak", p.activation_bytes),
         ("non-torch", p.non_torch_bytes),
@@ -94,6 +109,9 @@ def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]
         f"{p.max_concurrency:.2f}× ({p.max_concurrency_low:.2f}–{p.max_concurrency_high:.2f}×); "
         f"TP {p.tensor_parallel_size}, PP {p.pipeline_parallel_size}.",
     ]
+    dp_line = data_parallel_line(p)
+    if dp_line:
+        lines[-1] += " " + dp_line[0].upper() + dp_line[1:] + "."
     return lines
 
 

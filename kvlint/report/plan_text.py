@@ -72,6 +72,22 @@ def capacity_log_lines(plan: MemoryPlan) -> list[str]:
     return [f"GPU {size}, {conc}"]
 
 
+def data_parallel_line(plan: MemoryPlan) -> str | None:
+    """With vLLM data parallelism (``--data-parallel-size`` > 1), what the per-engine figures add up to: every
+    data-parallel rank runs its own engine core with its own KV cache, scheduler and ``max_num_seqs``, sized
+    as this plan (``vllm@0.11.0:vllm/v1/engine/core.py::DPEngineCoreProc``; each prints its own "GPU KV cache
+    size"), so the replica holds ``data_parallel_size x capacity_tokens`` tokens on ``DP x TP x PP`` GPUs, but
+    one request is served by one engine. None for DP 1 and for TGI and SGLang."""
+    dp = int(plan.data_parallel_size or 1)
+    if plan.engine != "vllm" or dp <= 1:
+        return None
+    gpus = int(plan.tensor_parallel_size) * int(plan.pipeline_parallel_size)
+    return (
+        f"data parallel {dp}: {dp} engines of {gpus} GPU(s), each with the KV cache above (its own scheduler "
+        f"and max_num_seqs); {dp * plan.capacity_tokens:,} KV tokens on the replica's {dp * gpus} GPUs"
+    )
+
+
 def _engine_label(plan: MemoryPlan) -> str:
     """Header label: ``vLLM 0.11.0 (V1)``, ``TGI 3.3.0 (tgi-3.3)`` or ``SGLang 0.5.2 (sglang-0.5.x)``."""
     name = {"tgi": "TGI", "sglang": "SGLang"}.get(plan.engine, "vLLM")
@@ -79,7 +95,7 @@ def _engine_label(plan: MemoryPlan) -> str:
     return f"{name} {plan.engine_version} ({era})"
 
 
-def _budget_note(plan: MemoryPlan) -> str:
+def budget_note(plan: MemoryPlan) -> str:
     """What the budget row is made of, in the engine's own knob names (§1.2 vLLM, §2.3 TGI, §3.2 SGLang)."""
     if plan.engine == "tgi":
         wiggle = (
@@ -149,7 +165,7 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         f"{'':14}{'GiB':>9}{'% total':>9}",
         f"{'total':14}{_gib(plan.total_bytes):>9}{100.0:>8.1f}%",
         f"{'budget':14}{_gib(plan.budget_bytes):>9}{plan.budget_bytes / total * 100:>8.1f}%"
-        f"  ({_budget_note(plan)})",
+        f"  ({budget_note(plan)})",
     ]
     for name, b in parts:
         lines.append(f"{name:14}{_gib(b):>9}{b / total * 100:>8.1f}%")
@@ -168,6 +184,9 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         f" blocks {plan.num_blocks:,}"
     )
     lines.extend(capacity_log_lines(plan))
+    dp_line = data_parallel_line(plan)
+    if dp_line:
+        lines.append(dp_line)
     lines.append(
         f"band: KV {_gib(plan.kv_cache_bytes_low)} to {_gib(plan.kv_cache_bytes_high)} GiB, blocks "
         f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f} to "

@@ -69,7 +69,8 @@ def verify(
     kvlint verify v0.log --model Qwen/Qwen3-0.6B --accelerator h100 --engine-version 0.9.2 -- --max-num-seqs 8
 
     Exit codes: 0 every KV figure inside kvlint's band, 1 a KV figure outside it (or a start-up failure kvlint
-    calls ok), 2 the log cannot be read or replayed.
+    calls ok), 2 the log cannot be read or replayed, or it shows no KV figure and no failure (it ends before
+    the engine sized its KV cache).
     """
     from kvlint.capacity.cli import _make_options
     from kvlint.memory.versions import parse_pep440

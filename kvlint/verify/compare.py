@@ -178,9 +178,18 @@ class VerifyResult:
         return [f for f in self.figures if f.key in KV_FIGURES and f.inside is False]
 
     @property
+    def incomplete(self) -> bool:
+        """The log shows neither a start-up failure nor any KV figure (:data:`KV_FIGURES`): it ends before the
+        engine sized its KV cache (a pod still loading, a log cut short), so nothing was verified."""
+        return not self.log.failure and not any(f.key in KV_FIGURES for f in self.figures)
+
+    @property
     def exit_code(self) -> int:
-        """0 every KV figure inside the band (and no missed failure); 1 otherwise."""
-        return 1 if self.outside or self.failures_missed else 0
+        """0 every KV figure inside the band (and no missed failure); 1 a KV figure outside it or a missed
+        failure; 2 no KV figure and no failure to compare (:attr:`incomplete`)."""
+        if self.outside or self.failures_missed:
+            return 1
+        return 2 if self.incomplete else 0
 
     def as_dict(self) -> dict[str, Any]:
         lg = self.log
@@ -202,6 +211,7 @@ class VerifyResult:
             "kvlint_verdict": self.verdict,
             "plan_error": self.plan_error,
             "outside_band": [f.key for f in self.outside],
+            "incomplete": self.incomplete,
             "failure_missed": self.failures_missed,
             "notes": self.notes,
             "exit_code": self.exit_code,
@@ -238,6 +248,11 @@ class VerifyResult:
             out.append(
                 f"the log shows a start-up failure ({lg.failure.get('kind')}); kvlint's verdict: {self.verdict}"
                 + (" -- kvlint would not have warned" if self.failures_missed else "")
+            )
+        elif self.incomplete:
+            out.append(
+                "the log shows no KV-cache figure and no start-up failure (it ends before the engine sized its KV "
+                f"cache): nothing to verify; kvlint's verdict: {self.verdict}"
             )
         else:
             out.append(f"the engine started; kvlint's verdict: {self.verdict}")

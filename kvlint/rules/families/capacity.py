@@ -251,8 +251,11 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     if found is None:
         return ""
     t, d = found
+    # the pod runs every local data-parallel engine's TP x PP workers (KV403's count, kvlint.engines.layout)
+    dp_local = ctx.layout.dp_local
     return (
-        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size} GPUs per pod{shm_note(ctx)}) fits: "
+        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size * dp_local} GPUs per pod"
+        f"{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
         + _below_kv104(ctx, d.plan.max_concurrency)
     )
@@ -632,8 +635,11 @@ def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     plan = ctx.plan
     assert plan is not None
     min_c = float(ctx.param("min_concurrency"))
+    dp = int(plan.data_parallel_size or 1)
+    # each data-parallel rank is its own engine with its own KV cache (kvlint.report.plan_text.data_parallel_line)
+    per = "replica" if dp <= 1 else f"data-parallel engine ({dp} per replica, each its own KV cache)"
     yield ctx.finding(
-        f"the KV cache holds {plan.capacity_tokens:,} tokens per replica on {ctx.where}: only "
+        f"the KV cache holds {plan.capacity_tokens:,} tokens per {per} on {ctx.where}: only "
         f"{plan.max_concurrency:.2f} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
         f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
         _len_loc(ctx),
