@@ -78,6 +78,13 @@ REPLAY: dict[str, Any] = {
     "gt-251": ([], "meta-llama/Llama-3.1-8B", "h100-80gb", "0.4.4.post1", 1),
     # QwQ-32B is a Qwen2.5-32B fine-tune with the same config shapes (64 layers, 8 KV heads, 5120 hidden).
     "gt-252": (["--tp-size", "4"], "Qwen/Qwen2.5-32B", "l4", "0.4.3.post4", 4),
+    # gt-264: one 48 GB-class card, not named (47.24 GB free before loading): the L40 (48 GB AD102, 47.52 GiB CUDA
+    # total) stands in for it, our reading; May 2025, the release then current (0.4.6.post4), whose default
+    # mem_fraction_static 0.88 for tp_size 1 reproduces the printed K + V (cases.yaml notes).
+    "gt-264": ([], "Qwen/Qwen3-14B", "l40", "0.4.6.post4", 1),
+    # gt-265: an 80 GB Hopper (fa3 chosen by default, 78.68 GB free before loading), release not printed (the
+    # newest read is assumed); its printed resolved mem_fraction_static 0.835 is kvlint's default here.
+    "gt-265": ([], "Qwen/Qwen3-14B", "h100-80gb", None, 1),
 }
 #: GiB of device memory other processes held when the engine started, as the case records it (nvidia-smi before
 #: the start): TGI sizes its cache from ``torch.cuda.mem_get_info``, the device's free memory
@@ -86,7 +93,7 @@ REPLAY: dict[str, Any] = {
 #: on a desktop RTX 3090 (nvidia-smi's MiB / 1024, read as GiB).
 OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 #: the SGLang cases of REPLAY (the others are TGI)
-SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252")
+SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265")
 NOT_REPLAYABLE = {
     "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "
     "MI250/MI250X GCD), our reading: on one 192 GB MI300X kvlint gives 1,355,312 tokens on 1 shard (+69 %) and "
@@ -104,6 +111,9 @@ NOT_REPLAYABLE = {
     "+ KV only), so the warmup freed ~13.8 GiB where kvlint's prefill activation + logits give 7.1 (docs §5)",
     "gt-257": "launcher flags not shown (defaults assumed); the 0.7 GB nvidia-smi showed in use before the start "
     "is taken off the device (OTHER_PROCESS_GIB; +15.6 % without it): printed for information, not scored",
+    "gt-265": "the reported figure is LMCache's GPU buffer ('max tokens=N', the run of the day before, same command), "
+    "not SGLang's pool, whose line the stored excerpt cuts off; GPU not named (80 GB Hopper, our reading) — printed "
+    "for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
     "(MI355X-class, our reading of the log's free memory) — printed for information, not scored",
 }
@@ -157,6 +167,8 @@ def _reported(c: dict[str, Any]) -> int | None:
     for k in ("max_batch_total_tokens_inferred", "kv_tokens"):
         if f.get(k):
             return int(f[k])
+    if c["id"] == "gt-265":
+        return int(f["lmcache_gpu_buffer_max_tokens"])
     if c["id"] in ("gt-082", "gt-234", "gt-235", "gt-236", "gt-257"):
         return int(f["max_batch_total_tokens"])
     return None

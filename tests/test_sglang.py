@@ -375,14 +375,14 @@ def test_preload_band_covers_printed_preload_usage() -> None:
 
 
 def test_scored_sglang_ground_truth_inside_the_band() -> None:
-    # bench/accuracy_engines.py replays the SGLang start-ups whose every input is known (gt-250, gt-251, gt-252):
-    # the printed max_total_num_tokens must lie inside kvlint's band [num_blocks_low, num_blocks_high] x page.
+    # bench/accuracy_engines.py replays the SGLang start-ups whose every input is known (gt-250, gt-251, gt-252,
+    # gt-264): the printed max_total_num_tokens must lie inside kvlint's band [num_blocks_low, num_blocks_high] x page.
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     import accuracy_engines as ae
 
-    for cid in ("gt-250", "gt-251", "gt-252"):
+    for cid in ("gt-250", "gt-251", "gt-252", "gt-264"):
         args, model_id, acc_id, version, gpus = ae.REPLAY[cid]
         m = resolve_model(model_id, model_dirs=MODEL_DIRS, allow_hub=False)
         acc = lookup(acc_id)
@@ -392,3 +392,26 @@ def test_scored_sglang_ground_truth_inside_the_band() -> None:
         p = plan_sglang_detailed(s, m, acc.memory_bytes, gpus=gpus).plan
         printed = _ground_truth(cid)["figures"]["kv_tokens"]
         assert p.num_blocks_low * p.block_size <= printed <= p.num_blocks_high * p.block_size, cid
+
+
+def test_default_fraction_ground_truth_qwen3_14b() -> None:
+    # Two real Qwen3-14B TP1 start-ups without a memory flag (bench/groundtruth/cases.yaml):
+    # gt-264 (xorbitsai/inference#3481, May 2025, a 48 GB-class card, SGLang 0.4.6.x): the printed K + V is what
+    # SGLang's rest = avail_after_weights - free_before x (1 - mem_fraction_static) gives with kvlint's 0.4.x
+    # default; gt-265 (LMCache/LMCache#2400, Jan 2026, an 80 GB Hopper): server_args prints the resolved
+    # mem_fraction_static, which kvlint's >= 0.5.5 default must reproduce on an H100 80GB.
+    gib = 1 << 30
+    m = _model("Qwen/Qwen3-14B")
+    f = _ground_truth("gt-264")["figures"]
+    d = plan_sglang_detailed(
+        _cmd("--model-path", "x", version="0.4.6.post4"), m, lookup("l40").memory_bytes, gpus=1
+    )
+    free_before = f["weights_gb"] + f["free_after_weights_gb"]
+    rest = f["free_after_weights_gb"] - free_before * (1 - d.mem_fraction_static)
+    assert abs(rest - (f["k_size_gb"] + f["v_size_gb"])) < 0.02
+    assert abs(rest * gib / d.plan.kv_bytes_per_token - f["kv_tokens"]) / f["kv_tokens"] < 0.001
+    printed = _ground_truth("gt-265")["figures"]["mem_fraction_static"]
+    for version in ("0.5.5", "0.5.23"):
+        s = _cmd("--model-path", "x", version=version)
+        d = plan_sglang_detailed(s, m, lookup("h100-80gb").memory_bytes, gpus=1)
+        assert d.mem_fraction_static == printed, version
