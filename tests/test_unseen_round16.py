@@ -1,0 +1,71 @@
+"""Real public manifests kvlint had not seen (new-user pass 16, fixtures/collected: TPU, AMD, Gaudi, Neuron,
+quantized checkpoints, LoRA): what a first run on them showed to be wrong, each checked on the file itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.pipeline import Options, run_check
+from kvlint.rules.families.parallelism import TPU_DEVICES_PER_CHIP
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+RECIPES = (
+    "AI-Hypercomputer__tpu-recipes__inference__ironwood__vLLM__Gemma4__gemma4-server.yaml",
+    "AI-Hypercomputer__tpu-recipes__inference__ironwood__vLLM__Qwen3.5-397B__qwen3_5-server.yaml",
+)
+QWEN = RECIPES[1]
+
+
+def _kv403(path: Path) -> list:
+    res = run_check([str(path)], Options(allow_hub=False))
+    return [d for d in res.diagnostics if d.rule == "KV403"]
+
+
+def _variant(tmp_path: Path, old: str, new: str) -> Path:
+    """The Qwen3.5 Ironwood recipe with one exact line changed (the text must be there once)."""
+    text = (COLLECTED / QWEN).read_text()
+    assert text.count(old) == 1
+    out = tmp_path / "variant.yaml"
+    out.write_text(text.replace(old, new))
+    return out
+
+
+@pytest.mark.parametrize("name", RECIPES)
+def test_ironwood_recipes_get_two_tpu_devices_a_chip(name: str) -> None:
+    """Google's own TPU7x (Ironwood) vLLM recipes run tensor-parallel-size 8 (Qwen3.5) and TP 2 x DP 4 (Gemma 4)
+    on a 4-chip tpu7x-standard-4t node: each TPU7x chip has two TensorCores, each a JAX device, so
+    google.com/tpu: 4 gives vLLM 8 devices. KV403 compared the workers with the 4 chips as if they were GPUs and
+    reported an error that the engine does not start, with the CUDA world-size message."""
+    assert TPU_DEVICES_PER_CHIP["tpu7x"] == 2
+    text = (COLLECTED / name).read_text()
+    assert "cloud.google.com/gke-tpu-accelerator: tpu7x" in text and "google.com/tpu: '4'" in text
+    assert _kv403(COLLECTED / name) == []
+
+
+def test_single_core_tpu_with_too_few_chips_is_counted_in_tpu_devices(tmp_path: Path) -> None:
+    """The same pod on TPU v6e (one TensorCore, one JAX device a chip) has 4 devices for 8 workers: still a
+    KV403 error, now in TPU devices and chips, without the CUDA world-size message vLLM prints on GPUs."""
+    (d,) = _kv403(_variant(tmp_path, "gke-tpu-accelerator: tpu7x", "gke-tpu-accelerator: tpu-v6e-slice"))
+    assert d.severity == "error"
+    assert d.message.startswith("tensor-parallel-size 8 needs 8 TPU devices but the pod gets 4")
+    assert "google.com/tpu: 4 chips" in d.message and "GPUs" not in d.message
+    assert d.fix is not None and d.fix.startswith("request 8 chips per pod (google.com/tpu)")
+
+
+def test_ironwood_with_more_workers_than_devices(tmp_path: Path) -> None:
+    """On TPU7x the remedy asks for the chips that give the devices: 16 workers need 8 chips, not 16."""
+    (d,) = _kv403(_variant(tmp_path, "--tensor-parallel-size=8", "--tensor-parallel-size=16"))
+    assert d.message.startswith("tensor-parallel-size 16 needs 16 TPU devices but the pod gets 8")
+    assert "2 TensorCores (JAX devices) per tpu7x chip" in d.message
+    assert d.fix is not None and d.fix.startswith("request 8 chips per pod")
+
+
+def test_ironwood_idle_devices_are_a_warning(tmp_path: Path) -> None:
+    """Fewer workers than the chips' devices leave devices idle: a warning counted in devices (4 of 8)."""
+    (d,) = _kv403(_variant(tmp_path, "--tensor-parallel-size=8", "--tensor-parallel-size=4"))
+    assert d.severity == "warning"
+    assert d.message.startswith("the pod gets 8 TPU devices")
+    assert "uses only 4; 4 device(s) sit idle" in d.message
+    assert d.fix is not None and d.fix.startswith("request 2 chips (google.com/tpu)")
