@@ -9,6 +9,7 @@ import pytest
 
 from kvlint.pipeline import Options, run_check
 from kvlint.rules.families.parallelism import TPU_DEVICES_PER_CHIP
+from kvlint.sizing import summarise, unread
 
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 RECIPES = (
@@ -69,3 +70,40 @@ def test_ironwood_idle_devices_are_a_warning(tmp_path: Path) -> None:
     assert d.message.startswith("the pod gets 8 TPU devices")
     assert "uses only 4; 4 device(s) sit idle" in d.message
     assert d.fix is not None and d.fix.startswith("request 2 chips (google.com/tpu)")
+
+
+PATCHES = (
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-7b-awq__patch.yaml",
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-7b-kvcache__patch.yaml",
+)
+
+
+@pytest.mark.parametrize("name", PATCHES)
+def test_kustomize_patch_alone_is_a_kv002_not_a_clean_pass(name: str) -> None:
+    """GKE's Gemma samples set vLLM's --quantization=awq and --kv-cache-dtype=fp8 in strategic-merge patches: a
+    Deployment without spec.selector whose container has args but no image. Linted alone it was '0 errors, 0
+    warnings, 0 serving containers', a clean pass; it is now a KV002 saying it is a patch, and the summary counts
+    it as not read."""
+    res = run_check([str(COLLECTED / name)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV002"]
+    assert "is a kustomize strategic-merge patch" in d.message and d.loc is not None and d.loc.line == 15
+    assert d.fix is not None and "kvlint check DIR" in d.fix
+    assert summarise(res).not_read == 1 and res.serving == 0
+    assert [why for _, why in unread(res)] == ["kustomize patch not applied"]
+
+
+def test_a_deployment_with_a_selector_or_an_image_is_not_taken_for_a_patch(tmp_path: Path) -> None:
+    """Either a selector or one container's image makes the document an object, linted as one."""
+    text = (COLLECTED / PATCHES[0]).read_text()
+    with_image = text.replace(
+        "      - name: inference-server\n", "      - name: inference-server\n        image: x\n"
+    )
+    with_selector = text.replace(
+        "spec:\n  template:", "spec:\n  selector: {matchLabels: {a: b}}\n  template:"
+    )
+    for i, variant in enumerate((with_image, with_selector)):
+        assert variant != text
+        path = tmp_path / f"v{i}.yaml"
+        path.write_text(variant)
+        res = run_check([str(path)], Options(allow_hub=False))
+        assert not [d for d in res.diagnostics if "strategic-merge patch" in d.message]
