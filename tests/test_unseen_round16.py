@@ -69,7 +69,20 @@ def test_ironwood_idle_devices_are_a_warning(tmp_path: Path) -> None:
     assert d.severity == "warning"
     assert d.message.startswith("the pod gets 8 TPU devices")
     assert "uses only 4; 4 device(s) sit idle" in d.message
-    assert d.fix is not None and d.fix.startswith("request 2 chips (google.com/tpu)")
+    assert d.fix is not None and d.fix.startswith("request 2 chips per pod (google.com/tpu)")
+
+
+def test_tpu_of_no_known_generation_is_bounded_by_two_devices_a_chip(tmp_path: Path) -> None:
+    """Without a TPU generation (no gke-tpu-accelerator nodeSelector) the chips may be TPU7x: TP 8 on 4 chips is
+    not reported, TP 16 on 4 chips (more than two devices a chip) is."""
+    fits = _variant(tmp_path, "        cloud.google.com/gke-tpu-accelerator: tpu7x\n", "")
+    assert _kv403(fits) == []
+    text = fits.read_text().replace("--tensor-parallel-size=8", "--tensor-parallel-size=16")
+    fits.write_text(text)
+    (d,) = _kv403(fits)
+    assert d.severity == "error"
+    assert d.message.startswith("tensor-parallel-size 16 needs 16 TPU devices but the pod gets at most 8")
+    assert "the pod names no TPU generation" in d.message
 
 
 PATCHES = (

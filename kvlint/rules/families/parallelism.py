@@ -391,34 +391,37 @@ def _tpu_generation(ctx: RuleContext) -> tuple[str, int] | None:
 def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV403 on Google TPU (``google.com/tpu``, which counts chips): vLLM's workers (TP x PP x local DP)
     against the JAX devices the pod's chips give, :data:`TPU_DEVICES_PER_CHIP` a chip, so that a TPU7x pod of 4
-    chips runs tensor-parallel-size 8. Only vLLM is compared, and only on a generation kvlint knows."""
+    chips runs tensor-parallel-size 8. Only vLLM is compared. Where the pod names no TPU generation kvlint
+    knows, only more workers than two devices a chip (the most any generation gives) is reported."""
     p, lay = ctx.placement, ctx.layout
     assert p is not None and p.gpus is not None
-    gen = _tpu_generation(ctx)
-    if ctx.engine != "vllm" or gen is None or lay.ray:
+    if ctx.engine != "vllm" or lay.ray:
         return
-    name, per = gen
+    gen = _tpu_generation(ctx)
+    name, per = gen if gen is not None else (None, max(TPU_DEVICES_PER_CHIP.values()))
     need, pods, have = _gpus_counted(ctx, p.gpus * per)
-    where = (
-        f"{TPU_RESOURCE}: {p.gpus} chips"
-        + (f" x {pods} pods" if pods > 1 else "")
-        + (f", {per} TensorCores (JAX devices) per {name} chip" if per > 1 else f" of {name}")
-    )
+    where = f"{TPU_RESOURCE}: {p.gpus} chips" + (f" x {pods} pods" if pods > 1 else "")
+    if name is None:
+        where += f", at most {per} JAX devices a chip (TPU7x; the pod names no TPU generation kvlint knows)"
+    elif per > 1:
+        where += f", {per} TensorCores (JAX devices) per {name} chip"
+    else:
+        where += f" of {name}"
     how = "vLLM on TPU places one worker on each JAX device"
     if need > have:
         yield ctx.finding(
-            f"{lay.described} needs {need} TPU devices but the pod gets {have} ({where}); {how}, so the engine "
-            "does not start",
+            f"{lay.described} needs {need} TPU devices but the pod gets {'at most ' if name is None else ''}{have} "
+            f"({where}); {how}, so the engine does not start",
             lay.loc or p.gpus_loc or ctx.serving.command_loc,
             fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE}) on a node that has them, or "
             + _LOWER["vllm"].format(have=have),
         )
-    elif need < have and have - need >= per:
+    elif name is not None and need < have and have - need >= per:
         yield ctx.finding(
             f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; {have - need} "
             "device(s) sit idle",
             p.gpus_loc,
-            fix=f"request {-(-need // per)} chips ({TPU_RESOURCE})"
+            fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE})"
             + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
             severity="warning",
         )
