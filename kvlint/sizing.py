@@ -321,7 +321,11 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
         if d.rule == "KV503" and d.message.startswith("kvlint does not read this "):
             out.append((d, "operator settings not read"))
         elif d.rule == "KV002" and not d.object and d.loc is not None and d.loc.file not in seen:
-            if "is a kustomization" in d.message:
+            if "is a kustomize strategic-merge patch" in d.message:
+                if _names_engine(d.loc.file, cache):
+                    seen.add(d.loc.file)
+                    out.append((d, "kustomize patch not applied"))
+            elif "is a kustomization" in d.message:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomization not built"))

@@ -356,10 +356,82 @@ def _neuron_cores(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
 
 
+TPU_RESOURCE = "google.com/tpu"
+#: JAX devices per TPU chip by ``cloud.google.com/gke-tpu-accelerator`` value (the ``google.com/tpu`` resource
+#: counts chips). vLLM on TPU shards the model over JAX devices: one per chip on v5e and v6e (one TensorCore a
+#: chip) and on v4 and v5p (two TensorCores fused into one megacore device), two on TPU7x (Ironwood: "Each TPU7x
+#: chip contains two TensorCores", https://docs.cloud.google.com/tpu/docs/tpu7x; AI-Hypercomputer/tpu-recipes
+#: runs tensor-parallel-size 8 on a 4-chip tpu7x-standard-4t node, "4 TPU v7x chips, 8 TensorCores",
+#: inference/ironwood/vLLM/Qwen3.5-397B/README.md@c8cfe2f68908). A generation not listed is not compared.
+TPU_DEVICES_PER_CHIP = {
+    "tpu-v4-podslice": 1,
+    "tpu-v5-lite-podslice": 1,
+    "tpu-v5p-slice": 1,
+    "tpu-v6e-slice": 1,
+    "tpu7x": 2,
+}
+_TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+_TPU_CATALOGUE_DEVICES = {"google-tpu-v4": 1, "google-tpu-v5e": 1, "google-tpu-v5p": 1, "google-tpu-v6e": 1}
+
+
+def _tpu_generation(ctx: RuleContext) -> tuple[str, int] | None:
+    """``(name, JAX devices per chip)`` of the TPU the pod lands on: the pod's
+    ``cloud.google.com/gke-tpu-accelerator`` nodeSelector value, else the catalogued TPU the placement found
+    (a KubeAI resource profile); None when neither says (:data:`TPU_DEVICES_PER_CHIP`)."""
+    sel = ctx.workload.pod_spec.get("nodeSelector")
+    value = sel.get(_TPU_ACCELERATOR_LABEL) if isinstance(sel, dict) else None
+    if isinstance(value, str) and value in TPU_DEVICES_PER_CHIP:
+        return value, TPU_DEVICES_PER_CHIP[value]
+    acc = ctx.placement.accelerator if ctx.placement is not None else None
+    if acc is not None and acc.id in _TPU_CATALOGUE_DEVICES:
+        return acc.name, _TPU_CATALOGUE_DEVICES[acc.id]
+    return None
+
+
+def _tpu_devices(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV403 on Google TPU (``google.com/tpu``, which counts chips): vLLM's workers (TP x PP x local DP)
+    against the JAX devices the pod's chips give, :data:`TPU_DEVICES_PER_CHIP` a chip, so that a TPU7x pod of 4
+    chips runs tensor-parallel-size 8. Only vLLM is compared. Where the pod names no TPU generation kvlint
+    knows, only more workers than two devices a chip (the most any generation gives) is reported."""
+    p, lay = ctx.placement, ctx.layout
+    assert p is not None and p.gpus is not None
+    if ctx.engine != "vllm" or lay.ray:
+        return
+    gen = _tpu_generation(ctx)
+    name, per = gen if gen is not None else (None, max(TPU_DEVICES_PER_CHIP.values()))
+    need, pods, have = _gpus_counted(ctx, p.gpus * per)
+    where = f"{TPU_RESOURCE}: {p.gpus} chips" + (f" x {pods} pods" if pods > 1 else "")
+    if name is None:
+        where += f", at most {per} JAX devices a chip (TPU7x; the pod names no TPU generation kvlint knows)"
+    elif per > 1:
+        where += f", {per} TensorCores (JAX devices) per {name} chip"
+    else:
+        where += f" of {name}"
+    how = "vLLM on TPU places one worker on each JAX device"
+    if need > have:
+        yield ctx.finding(
+            f"{lay.described} needs {need} TPU devices but the pod gets {'at most ' if name is None else ''}{have} "
+            f"({where}); {how}, so the engine does not start",
+            lay.loc or p.gpus_loc or ctx.serving.command_loc,
+            fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE}) on a node that has them, or "
+            + _LOWER["vllm"].format(have=have),
+        )
+    elif name is not None and need < have and have - need >= per:
+        yield ctx.finding(
+            f"the pod gets {have} TPU devices ({where}) but {lay.described} uses only {need}; {have - need} "
+            "device(s) sit idle",
+            p.gpus_loc,
+            fix=f"request {-(-need // (per * pods))} chips per pod ({TPU_RESOURCE})"
+            + (f", or {use_all}" if (use_all := _use_all(ctx, have)) else ""),
+            severity="warning",
+        )
+
+
 @check("KV403")
 def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV403: the engine's GPU workers (TP x PP x local DP, TGI shards) against the GPUs the pod requests; on
-    AWS Neuron resources, tensor-parallel-size against NeuronCores (:func:`_neuron_cores`).
+    AWS Neuron resources, tensor-parallel-size against NeuronCores (:func:`_neuron_cores`); on Google TPU, the
+    workers against the chips' JAX devices (:func:`_tpu_devices`).
 
     Sources: vLLM ``vllm/config/parallel.py::ParallelConfig.__post_init__`` (world size against the node's
     GPUs, 0.11.0) and ``vllm/v1/worker/gpu_worker.py::Worker.init_device`` (local rank bound); TGI and SGLang as
@@ -381,6 +453,9 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         return
     if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
+        return
+    if p.resource == TPU_RESOURCE:
+        yield from _tpu_devices(ctx)  # JAX devices of the chips, not GPUs
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
