@@ -546,3 +546,99 @@ def test_max_review_size_reaches_the_server_within_its_bounds() -> None:
         with pytest.raises(subprocess.CalledProcessError) as exc:
             render({"maxReviewSize": bad})
         assert "maxReviewSize must be a whole number from 1 to 4096" in exc.value.stderr
+
+
+def _refused(values: dict[str, Any]) -> str:
+    with pytest.raises(subprocess.CalledProcessError) as exc:
+        render(values)
+    return str(exc.value.stderr)
+
+
+def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_chart() -> None:
+    """``timeoutSeconds`` outside the API server's 1 to 30 seconds (``validateValidatingWebhook``) and a
+    ``failurePolicy`` it does not spell so were rendered as given (refused only at ``kubectl apply``); a ``mode``
+    or ``failureMode`` the server refuses on start rendered a Deployment that crash-looped."""
+    from kvlint.webhook.review import FAILURE_MODES, MODES
+
+    for bad in (0, 31, 2.5):
+        assert "timeoutSeconds must be a whole number from 1 to 30" in _refused({"timeoutSeconds": bad})
+    assert "failurePolicy must be Ignore or Fail" in _refused({"failurePolicy": "ignore"})
+    assert "mode must be enforce, warn or audit" in _refused({"mode": "block"})
+    assert "failureMode must be open or closed" in _refused({"failureMode": "maybe"})
+    assert "reviewBudgetSeconds must be above 0" in _refused({"reviewBudgetSeconds": 0})
+    # everything the server accepts renders
+    for mode in MODES:
+        for failure_mode in FAILURE_MODES:
+            args = _by_kind(render({"mode": mode, "failureMode": failure_mode}))["Deployment"][0]["spec"][
+                "template"
+            ]["spec"]["containers"][0]["args"]
+            assert f"--mode={mode}" in args and f"--failure-mode={failure_mode}" in args
+    for wh in _by_kind(render({"timeoutSeconds": 30, "failurePolicy": "Fail"}))[
+        "ValidatingWebhookConfiguration"
+    ][0]["webhooks"]:
+        assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
+
+
+def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:
+    """``replicas: 1`` with the default ``minAvailable: 1`` rendered a PodDisruptionBudget that allows no
+    eviction (kube-linter's pdb-min-available): every node drain hung on the webhook's pod."""
+    msg = _refused({"replicas": 1})
+    assert "podDisruptionBudget.minAvailable (1) must be below replicas (1)" in msg
+    assert "minAvailable (3) must be below replicas (3)" in _refused(
+        {"replicas": 3, "podDisruptionBudget": {"minAvailable": 3}}
+    )
+    assert "PodDisruptionBudget" not in _by_kind(
+        render({"replicas": 1, "podDisruptionBudget": {"enabled": False}})
+    )
+    pdb = _by_kind(render({"replicas": 3, "podDisruptionBudget": {"minAvailable": 2}}))[
+        "PodDisruptionBudget"
+    ][0]
+    assert pdb["spec"]["minAvailable"] == 2
+    pdb = _by_kind(render({"replicas": 1, "podDisruptionBudget": {"minAvailable": "50%"}}))[
+        "PodDisruptionBudget"
+    ][0]
+    assert pdb["spec"]["minAvailable"] == "50%"  # a percentage is the operator's call
+
+
+def test_a_provided_certificate_needs_its_ca_bundle() -> None:
+    """Without cert-manager nothing injects the CA: a chart rendered without ``tls.caBundle`` gave a webhook
+    configuration the API server cannot verify the server against, so every call failed TLS and, with
+    ``failurePolicy: Ignore``, nothing was ever reviewed, silently."""
+    import base64
+
+    off = {"certManager": {"enabled": False}}
+    assert "tls.secretName is required" in _refused(off)
+    assert "tls.caBundle (the base64 PEM CA" in _refused({**off, "tls": {"secretName": "s"}})
+    not_pem = base64.b64encode(b"not a certificate").decode()
+    assert "tls.caBundle must be a base64-encoded PEM" in _refused(
+        {**off, "tls": {"secretName": "s", "caBundle": not_pem}}
+    )
+    pem = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
+    k = _by_kind(render({**off, "tls": {"secretName": "s", "caBundle": pem}}))
+    assert "Certificate" not in k and "Issuer" not in k
+    assert k["Deployment"][0]["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"] == "s"
+    for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]:
+        assert wh["clientConfig"]["caBundle"] == pem
+    assert "annotations" not in k["ValidatingWebhookConfiguration"][0]["metadata"]
+
+
+def test_exempt_namespaces_are_never_sent_to_the_webhook() -> None:
+    """``exemptNamespaces`` reached the server as ``--exempt-namespace`` but not the ``namespaceSelector``: the
+    API server still called the webhook for them (and, with ``failurePolicy: Fail``, refused their writes
+    while kvlint was down)."""
+    k = _by_kind(render({"exemptNamespaces": ["kube-system", "gpu-operator"]}, namespace="kvlint"))
+    args = k["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    exempt = {a.split("=", 1)[1] for a in args if a.startswith("--exempt-namespace=")}
+    assert exempt == {"kube-system", "gpu-operator", "kvlint"}
+    for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]:
+        if wh["rules"][0]["scope"] != "Namespaced":
+            assert "namespaceSelector" not in wh
+            continue
+        exprs = wh["namespaceSelector"]["matchExpressions"]
+        (names,) = [e for e in exprs if e["key"] == "kubernetes.io/metadata.name"]
+        assert names["operator"] == "NotIn" and set(names["values"]) == exempt
+        assert {"key": "kvlint.io/webhook", "operator": "NotIn", "values": ["disabled"]} in exprs
+    # kube-system stays out even when the list leaves it out
+    k = _by_kind(render({"exemptNamespaces": []}, namespace="kvlint"))
+    names = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]["matchExpressions"][-1]
+    assert names["values"] == ["kvlint", "kube-system"]
