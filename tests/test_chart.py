@@ -642,3 +642,40 @@ def test_exempt_namespaces_are_never_sent_to_the_webhook() -> None:
     k = _by_kind(render({"exemptNamespaces": []}, namespace="kvlint"))
     names = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]["matchExpressions"][-1]
     assert names["values"] == ["kvlint", "kube-system"]
+
+
+def test_the_serving_certificate_is_signed_by_a_ca_that_outlives_its_renewals() -> None:
+    """cert-manager's cainjector copies the ``ca.crt`` of the Certificate named in ``inject-ca-from`` into the
+    webhook configuration. The serving Certificate was issued by the self-signed Issuer itself, so its
+    ``ca.crt`` was the serving certificate: each renewal (every 75 days, a new key with ``rotationPolicy:
+    Always``) changed the caBundle, and until the cainjector and every pod's reloaded files agreed the API
+    server could not verify the webhook. Now the self-signed Issuer makes a CA only, a CA Issuer signs the
+    serving certificate, and the caBundle changes only when the CA does (years, not months)."""
+    k = _by_kind(render())
+    issuers = {i["metadata"]["name"]: i["spec"] for i in k["Issuer"]}
+    certs = {c["metadata"]["name"]: c["spec"] for c in k["Certificate"]}
+    vwc = k["ValidatingWebhookConfiguration"][0]
+    ns, name = vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].split("/")
+    assert ns == "kvlint-system" and name in certs
+    serving = certs[name]
+    secret = k["Deployment"][0]["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"]
+    assert serving["secretName"] == secret and not serving.get("isCA")
+    assert "kvlint-kvlint-webhook.kvlint-system.svc" in serving["dnsNames"]
+    # the serving certificate's issuer is a CA Issuer, not a self-signed one
+    signer = issuers[serving["issuerRef"]["name"]]
+    assert serving["issuerRef"]["kind"] == "Issuer" and "selfSigned" not in signer
+    ca_secret = signer["ca"]["secretName"]
+    # whose CA is a Certificate of its own, self-signed, valid far longer than the serving certificate
+    (ca,) = [c for c in certs.values() if c["secretName"] == ca_secret]
+    assert ca["isCA"] is True and "selfSigned" in issuers[ca["issuerRef"]["name"]]
+
+    def hours(d: str) -> int:
+        assert d.endswith("h")
+        return int(d[:-1])
+
+    assert hours(ca["duration"]) >= 10 * hours(serving["duration"])
+    assert hours(ca["renewBefore"]) < hours(ca["duration"]) and hours(serving["renewBefore"]) < hours(
+        serving["duration"]
+    )
+    # and the caBundle is not hard-coded beside the injection
+    assert all("caBundle" not in wh["clientConfig"] for wh in vwc["webhooks"])
