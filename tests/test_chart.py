@@ -679,3 +679,34 @@ def test_the_serving_certificate_is_signed_by_a_ca_that_outlives_its_renewals() 
     )
     # and the caBundle is not hard-coded beside the injection
     assert all("caBundle" not in wh["clientConfig"] for wh in vwc["webhooks"])
+
+
+def test_without_api_server_cidrs_the_webhook_port_admits_either_address_family_but_the_pods() -> None:
+    """Left without ``apiServerCIDRs``, the NetworkPolicy admitted ``0.0.0.0/0`` only: an API server reaching the
+    webhook over IPv6 (an IPv6 or dual-stack cluster) was refused, every call failed and ``failurePolicy``
+    decided (with ``Ignore``, nothing reviewed). Each pod CIDR is excepted from the block of its own family, as
+    the API requires an ``except`` to lie inside its ``cidr``."""
+    import ipaddress
+
+    def blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
+        (np,) = _by_kind(render(values))["NetworkPolicy"]
+        webhook = np["spec"]["ingress"][0]
+        assert webhook["ports"] == [{"port": "https", "protocol": "TCP"}]
+        return [f["ipBlock"] for f in webhook["from"]]
+
+    assert {b["cidr"] for b in blocks({})} == {"0.0.0.0/0", "::/0"}
+    pods = ["10.244.0.0/16", "fd00:10:244::/56", "10.96.0.0/12"]
+    got = blocks({"networkPolicy": {"podCIDRs": pods}})
+    assert {b["cidr"] for b in got} == {"0.0.0.0/0", "::/0"}
+    excepted = []
+    for b in got:
+        net = ipaddress.ip_network(b["cidr"])
+        for e in b.get("except", []):
+            assert ipaddress.ip_network(e).subnet_of(net), (e, b["cidr"])
+            excepted.append(e)
+    assert sorted(excepted) == sorted(pods)
+    # with the API server's addresses given, those only
+    assert blocks({"networkPolicy": {"apiServerCIDRs": ["10.0.0.2/32", "fd00::2/128"]}}) == [
+        {"cidr": "10.0.0.2/32"},
+        {"cidr": "fd00::2/128"},
+    ]
