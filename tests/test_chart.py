@@ -546,3 +546,167 @@ def test_max_review_size_reaches_the_server_within_its_bounds() -> None:
         with pytest.raises(subprocess.CalledProcessError) as exc:
             render({"maxReviewSize": bad})
         assert "maxReviewSize must be a whole number from 1 to 4096" in exc.value.stderr
+
+
+def _refused(values: dict[str, Any]) -> str:
+    with pytest.raises(subprocess.CalledProcessError) as exc:
+        render(values)
+    return str(exc.value.stderr)
+
+
+def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_chart() -> None:
+    """``timeoutSeconds`` outside the API server's 1 to 30 seconds (``validateValidatingWebhook``) and a
+    ``failurePolicy`` it does not spell so were rendered as given (refused only at ``kubectl apply``); a ``mode``
+    or ``failureMode`` the server refuses on start rendered a Deployment that crash-looped."""
+    from kvlint.webhook.review import FAILURE_MODES, MODES
+
+    for bad in (0, 31, 2.5):
+        assert "timeoutSeconds must be a whole number from 1 to 30" in _refused({"timeoutSeconds": bad})
+    assert "failurePolicy must be Ignore or Fail" in _refused({"failurePolicy": "ignore"})
+    assert "mode must be enforce, warn or audit" in _refused({"mode": "block"})
+    assert "failureMode must be open or closed" in _refused({"failureMode": "maybe"})
+    assert "reviewBudgetSeconds must be above 0" in _refused({"reviewBudgetSeconds": 0})
+    # everything the server accepts renders
+    for mode in MODES:
+        for failure_mode in FAILURE_MODES:
+            args = _by_kind(render({"mode": mode, "failureMode": failure_mode}))["Deployment"][0]["spec"][
+                "template"
+            ]["spec"]["containers"][0]["args"]
+            assert f"--mode={mode}" in args and f"--failure-mode={failure_mode}" in args
+    for wh in _by_kind(render({"timeoutSeconds": 30, "failurePolicy": "Fail"}))[
+        "ValidatingWebhookConfiguration"
+    ][0]["webhooks"]:
+        assert wh["timeoutSeconds"] == 30 and wh["failurePolicy"] == "Fail"
+
+
+def test_a_disruption_budget_the_replicas_cannot_keep_is_refused() -> None:
+    """``replicas: 1`` with the default ``minAvailable: 1`` rendered a PodDisruptionBudget that allows no
+    eviction (kube-linter's pdb-min-available): every node drain hung on the webhook's pod."""
+    msg = _refused({"replicas": 1})
+    assert "podDisruptionBudget.minAvailable (1) must be below replicas (1)" in msg
+    assert "minAvailable (3) must be below replicas (3)" in _refused(
+        {"replicas": 3, "podDisruptionBudget": {"minAvailable": 3}}
+    )
+    assert "PodDisruptionBudget" not in _by_kind(
+        render({"replicas": 1, "podDisruptionBudget": {"enabled": False}})
+    )
+    pdb = _by_kind(render({"replicas": 3, "podDisruptionBudget": {"minAvailable": 2}}))[
+        "PodDisruptionBudget"
+    ][0]
+    assert pdb["spec"]["minAvailable"] == 2
+    pdb = _by_kind(render({"replicas": 1, "podDisruptionBudget": {"minAvailable": "50%"}}))[
+        "PodDisruptionBudget"
+    ][0]
+    assert pdb["spec"]["minAvailable"] == "50%"  # a percentage is the operator's call
+
+
+def test_a_provided_certificate_needs_its_ca_bundle() -> None:
+    """Without cert-manager nothing injects the CA: a chart rendered without ``tls.caBundle`` gave a webhook
+    configuration the API server cannot verify the server against, so every call failed TLS and, with
+    ``failurePolicy: Ignore``, nothing was ever reviewed, silently."""
+    import base64
+
+    off = {"certManager": {"enabled": False}}
+    assert "tls.secretName is required" in _refused(off)
+    assert "tls.caBundle (the base64 PEM CA" in _refused({**off, "tls": {"secretName": "s"}})
+    not_pem = base64.b64encode(b"not a certificate").decode()
+    assert "tls.caBundle must be a base64-encoded PEM" in _refused(
+        {**off, "tls": {"secretName": "s", "caBundle": not_pem}}
+    )
+    pem = base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n").decode()
+    k = _by_kind(render({**off, "tls": {"secretName": "s", "caBundle": pem}}))
+    assert "Certificate" not in k and "Issuer" not in k
+    assert k["Deployment"][0]["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"] == "s"
+    for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]:
+        assert wh["clientConfig"]["caBundle"] == pem
+    assert "annotations" not in k["ValidatingWebhookConfiguration"][0]["metadata"]
+
+
+def test_exempt_namespaces_are_never_sent_to_the_webhook() -> None:
+    """``exemptNamespaces`` reached the server as ``--exempt-namespace`` but not the ``namespaceSelector``: the
+    API server still called the webhook for them (and, with ``failurePolicy: Fail``, refused their writes
+    while kvlint was down)."""
+    k = _by_kind(render({"exemptNamespaces": ["kube-system", "gpu-operator"]}, namespace="kvlint"))
+    args = k["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    exempt = {a.split("=", 1)[1] for a in args if a.startswith("--exempt-namespace=")}
+    assert exempt == {"kube-system", "gpu-operator", "kvlint"}
+    for wh in k["ValidatingWebhookConfiguration"][0]["webhooks"]:
+        if wh["rules"][0]["scope"] != "Namespaced":
+            assert "namespaceSelector" not in wh
+            continue
+        exprs = wh["namespaceSelector"]["matchExpressions"]
+        (names,) = [e for e in exprs if e["key"] == "kubernetes.io/metadata.name"]
+        assert names["operator"] == "NotIn" and set(names["values"]) == exempt
+        assert {"key": "kvlint.io/webhook", "operator": "NotIn", "values": ["disabled"]} in exprs
+    # kube-system stays out even when the list leaves it out
+    k = _by_kind(render({"exemptNamespaces": []}, namespace="kvlint"))
+    names = k["ValidatingWebhookConfiguration"][0]["webhooks"][0]["namespaceSelector"]["matchExpressions"][-1]
+    assert names["values"] == ["kvlint", "kube-system"]
+
+
+def test_the_serving_certificate_is_signed_by_a_ca_that_outlives_its_renewals() -> None:
+    """cert-manager's cainjector copies the ``ca.crt`` of the Certificate named in ``inject-ca-from`` into the
+    webhook configuration. The serving Certificate was issued by the self-signed Issuer itself, so its
+    ``ca.crt`` was the serving certificate: each renewal (every 75 days, a new key with ``rotationPolicy:
+    Always``) changed the caBundle, and until the cainjector and every pod's reloaded files agreed the API
+    server could not verify the webhook. Now the self-signed Issuer makes a CA only, a CA Issuer signs the
+    serving certificate, and the caBundle changes only when the CA does (years, not months)."""
+    k = _by_kind(render())
+    issuers = {i["metadata"]["name"]: i["spec"] for i in k["Issuer"]}
+    certs = {c["metadata"]["name"]: c["spec"] for c in k["Certificate"]}
+    vwc = k["ValidatingWebhookConfiguration"][0]
+    ns, name = vwc["metadata"]["annotations"]["cert-manager.io/inject-ca-from"].split("/")
+    assert ns == "kvlint-system" and name in certs
+    serving = certs[name]
+    secret = k["Deployment"][0]["spec"]["template"]["spec"]["volumes"][0]["secret"]["secretName"]
+    assert serving["secretName"] == secret and not serving.get("isCA")
+    assert "kvlint-kvlint-webhook.kvlint-system.svc" in serving["dnsNames"]
+    # the serving certificate's issuer is a CA Issuer, not a self-signed one
+    signer = issuers[serving["issuerRef"]["name"]]
+    assert serving["issuerRef"]["kind"] == "Issuer" and "selfSigned" not in signer
+    ca_secret = signer["ca"]["secretName"]
+    # whose CA is a Certificate of its own, self-signed, valid far longer than the serving certificate
+    (ca,) = [c for c in certs.values() if c["secretName"] == ca_secret]
+    assert ca["isCA"] is True and "selfSigned" in issuers[ca["issuerRef"]["name"]]
+
+    def hours(d: str) -> int:
+        assert d.endswith("h")
+        return int(d[:-1])
+
+    assert hours(ca["duration"]) >= 10 * hours(serving["duration"])
+    assert hours(ca["renewBefore"]) < hours(ca["duration"]) and hours(serving["renewBefore"]) < hours(
+        serving["duration"]
+    )
+    # and the caBundle is not hard-coded beside the injection
+    assert all("caBundle" not in wh["clientConfig"] for wh in vwc["webhooks"])
+
+
+def test_without_api_server_cidrs_the_webhook_port_admits_either_address_family_but_the_pods() -> None:
+    """Left without ``apiServerCIDRs``, the NetworkPolicy admitted ``0.0.0.0/0`` only: an API server reaching the
+    webhook over IPv6 (an IPv6 or dual-stack cluster) was refused, every call failed and ``failurePolicy``
+    decided (with ``Ignore``, nothing reviewed). Each pod CIDR is excepted from the block of its own family, as
+    the API requires an ``except`` to lie inside its ``cidr``."""
+    import ipaddress
+
+    def blocks(values: dict[str, Any]) -> list[dict[str, Any]]:
+        (np,) = _by_kind(render(values))["NetworkPolicy"]
+        webhook = np["spec"]["ingress"][0]
+        assert webhook["ports"] == [{"port": "https", "protocol": "TCP"}]
+        return [f["ipBlock"] for f in webhook["from"]]
+
+    assert {b["cidr"] for b in blocks({})} == {"0.0.0.0/0", "::/0"}
+    pods = ["10.244.0.0/16", "fd00:10:244::/56", "10.96.0.0/12"]
+    got = blocks({"networkPolicy": {"podCIDRs": pods}})
+    assert {b["cidr"] for b in got} == {"0.0.0.0/0", "::/0"}
+    excepted = []
+    for b in got:
+        net = ipaddress.ip_network(b["cidr"])
+        for e in b.get("except", []):
+            assert ipaddress.ip_network(e).subnet_of(net), (e, b["cidr"])
+            excepted.append(e)
+    assert sorted(excepted) == sorted(pods)
+    # with the API server's addresses given, those only
+    assert blocks({"networkPolicy": {"apiServerCIDRs": ["10.0.0.2/32", "fd00::2/128"]}}) == [
+        {"cidr": "10.0.0.2/32"},
+        {"cidr": "fd00::2/128"},
+    ]

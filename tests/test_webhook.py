@@ -4,6 +4,7 @@ Expected verdicts are computed by running ``kvlint check``'s pipeline on the sam
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -51,6 +52,7 @@ B01 = FIX / "b01-llama8b-l4-default-context.yaml"  # KV103 error + KV202 warning
 B02 = FIX / "b02-tp2-no-shm.yaml"  # KV404
 B09 = FIX / "b09-clean.yaml"
 LWS = FIX / "kubernetes-sigs__lws__docs__examples__vllm__GPU__lws.yaml"
+DSET = FIX / "llm-d__llm-d__guides__pd-disaggregation__modelserver__gpu__vllm__base__disaggregatedset.yaml"
 MAX_BYTES = 256 * 1024
 
 
@@ -157,6 +159,36 @@ def test_warnings_present_and_bounded(server: Any) -> None:
     assert {w.split(" ", 1)[0] for w in resp["warnings"]} == warnings
     assert all(len(w) <= MAX_WARNING_CHARS for w in resp["warnings"])
     assert not any(w.lower().startswith("warning") for w in resp["warnings"])
+
+
+def test_a_warning_text_is_sent_once_as_the_api_server_keeps_it_once(server: Any) -> None:
+    """The prefill and decode roles of an llm-d DisaggregatedSet each get the same KV002 and KV202 text (one
+    container name, no place in a warning): the server sent 7 warnings of which the API server, which keeps
+    one warning of each text, shows 5, and the repeats counted against kvlint's 2048 characters. The
+    warnings are now ``kvlint check``'s warning findings formatted, each text once, in order."""
+    _, client, _ = server
+    res = run_check([str(DSET)], webhook_options())
+    assert not [d for d in res.diagnostics if d.severity == "error"]
+    texts = [format_warning(d) for d in res.diagnostics if d.severity == "warning"]
+    assert len(set(texts)) < len(texts)  # the CLI reports both roles' findings
+    resp = post(client, review(workload_object(DSET), uid="uid-dset"))["response"]
+    assert resp["uid"] == "uid-dset" and resp["allowed"] is True
+    assert resp["warnings"] == list(dict.fromkeys(texts))
+    # the same in warn mode and when the limit cuts the list: a repeat never takes a kept warning's place
+    from kvlint.types import Diagnostic
+
+    rev = parse_review(json.dumps(review(workload_object(B09))))
+    distinct = [Diagnostic("KV202", "warning", "word " * 40, None, container=f"c{i}") for i in range(12)]
+
+    class Result:
+        diagnostics = [d for d in distinct for _ in range(2)]
+
+    for mode in ("enforce", "warn"):
+        warns = build_response(rev, WebhookSettings(mode=mode), Result())[0]["response"]["warnings"]
+        assert len(warns) == len(set(warns))
+        kept = warns[:-1]
+        assert kept == [format_warning(d) for d in distinct[: len(kept)]] and len(kept) > 6
+        assert "more finding(s) not shown" in warns[-1]
 
 
 def test_dry_run_answers_like_a_real_request_and_is_counted_apart(server: Any) -> None:
@@ -699,8 +731,8 @@ def test_warning_limits() -> None:
     assert len(w) <= MAX_WARNING_CHARS and w.startswith("KV104 [container vllm]: word") and w.endswith("...")
     rev = parse_review(json.dumps(review(workload_object(B09))))
 
-    class Result:
-        diagnostics = [long] * 30
+    class Result:  # 30 findings of distinct text (the API server keeps one warning of each text)
+        diagnostics = [dataclasses.replace(long, container=f"vllm-{i}") for i in range(30)]
 
     out, _ = build_response(rev, WebhookSettings(), Result())
     warns = out["response"]["warnings"]

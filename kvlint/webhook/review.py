@@ -657,10 +657,19 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
 def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
     """Keep warnings within :data:`MAX_WARNINGS_TOTAL_CHARS`, ending with a count of those left out.
     ``items`` yields the ``count`` warnings in order; it is read only as far as they are kept (plus one), so
-    a review with thousands of findings formats a few of them, not all."""
+    a review with thousands of findings formats a few of them, not all.
+
+    A text already kept is not repeated: the API server keeps one warning of each text (``k8s.io/apiserver``
+    ``pkg/endpoints/filters/warning.go``, ``recorder.AddWarning``: "dedupe if already warned"), so a repeat
+    (the same finding in a leader's and a worker's container of one name) would only take room from the
+    findings after it."""
     out: list[str] = []
+    seen: set[str] = set()
     used = 0
     for i, w in enumerate(items):
+        if w in seen:
+            continue
+        seen.add(w)
         rest = count - i - 1
         tail = 80 if rest else 0  # room for the "N more" line
         if used + len(w) + tail > MAX_WARNINGS_TOTAL_CHARS:

@@ -32,14 +32,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- printf "%s-tls" (include "kvlint.fullname" .) -}}
 {{- else -}}
 {{- required "tls.secretName is required when certManager.enabled is false" .Values.tls.secretName -}}
+{{- /* Without cert-manager's CA injection the API server can verify the webhook's certificate only against
+tls.caBundle: without it every call fails TLS and failurePolicy decides (Ignore: nothing is ever reviewed). */ -}}
+{{- $ca := required "tls.caBundle (the base64 PEM CA that signed tls.secretName's certificate) is required when certManager.enabled is false" .Values.tls.caBundle -}}
+{{- if not (contains "-----BEGIN CERTIFICATE-----" (b64dec $ca)) -}}
+{{- fail "tls.caBundle must be a base64-encoded PEM certificate bundle (base64 -w0 ca.crt)" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The webhook's own namespace and kube-system are never sent to it. */}}
+{{/* The webhook's own namespace, kube-system and .Values.exemptNamespaces are never sent to it (the server
+exempts them too, but left to the server they would still wait on it, and fail with it under failurePolicy
+Fail). */}}
 {{- define "kvlint.namespaceSelector" -}}
 {{- $sel := deepCopy .Values.namespaceSelector -}}
 {{- $exprs := default list $sel.matchExpressions -}}
-{{- $exprs = append $exprs (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (list .Release.Namespace "kube-system")) -}}
+{{- $exprs = append $exprs (dict "key" "kubernetes.io/metadata.name" "operator" "NotIn" "values" (uniq (concat (list .Release.Namespace "kube-system") .Values.exemptNamespaces))) -}}
 {{- $_ := set $sel "matchExpressions" $exprs -}}
 {{- toYaml $sel -}}
 {{- end -}}
