@@ -5,7 +5,8 @@ One run prints, on the shared manifest corpus replicated to about --target docum
 temporary directory, linted offline):
 
   * the **floor**: CPU seconds for PyYAML's libyaml full load (``yaml.load_all(..., CSafeLoader)``) of the same
-    files, read from disk the same way;
+    files, read from disk the same way, with what the process held before it frozen (as kvlint's run freezes
+    it), and how many files end at a YAML error (libyaml reads no further in them);
   * ``kvlint check`` with one job: its CPU seconds and **ratio = floor CPU / kvlint CPU** (1.0 would be
     linting at the speed of parsing alone);
   * ``kvlint check`` with --jobs (default: all cores): wall seconds and **ratio = floor CPU / kvlint wall**
@@ -97,20 +98,36 @@ def cpu() -> float:
     return me.ru_utime + me.ru_stime + ch.ru_utime + ch.ru_stime
 
 
-def floor(files: list[Path]) -> tuple[float, int]:
+def floor(files: list[Path]) -> tuple[float, int, int]:
+    """(CPU s, documents loaded, files that end at a YAML error) of libyaml's full load of ``files``.
+
+    The objects already alive in this process (kvlint's warm-up run: catalogues, memos, modules) are frozen
+    (:func:`gc.freeze`) while the floor runs, and thawed after: unfrozen, every full collection of the
+    floor's own run scanned them too, which made the floor about 5-8% slower than in a process holding only
+    PyYAML (``docs/performance.md``, issue 19) and flattered the ratio. kvlint's run freezes what it finds
+    alive in the same way (:func:`kvlint.stream.run_paths`). A file libyaml cannot parse ends its load at
+    the first error; those files are counted so the report can say how much of the input the floor read.
+    """
+    import gc
+
     import yaml
 
-    n = 0
-    t0 = cpu()
-    for f in files:
-        with open(f, "rb") as fh:
-            data = fh.read()
-        try:
-            for _ in yaml.load_all(data, Loader=yaml.CSafeLoader):
-                n += 1
-        except yaml.YAMLError:
-            pass
-    return cpu() - t0, n
+    n = errors = 0
+    gc.freeze()
+    try:
+        t0 = cpu()
+        for f in files:
+            with open(f, "rb") as fh:
+                data = fh.read()
+            try:
+                for _ in yaml.load_all(data, Loader=yaml.CSafeLoader):
+                    n += 1
+            except yaml.YAMLError:
+                errors += 1
+        secs = cpu() - t0
+    finally:
+        gc.unfreeze()
+    return secs, n, errors
 
 
 def check(path: str, jobs: int) -> tuple[float, float, str, object]:
@@ -187,7 +204,7 @@ def main() -> int:
         files = sorted(p for p in root.rglob("*") if p.is_file())
         check(str(root / "copy000"), 1)  # warm the catalogues (loaded lazily, once per process)
         floor(files[:50])
-        floor_cpu, floor_docs = floor(files)
+        floor_cpu, floor_docs, floor_errors = floor(files)
         c0 = cpu()
         loaded = load_paths([str(root)])
         load_cpu = cpu() - c0
@@ -201,7 +218,8 @@ def main() -> int:
         )
         docs = result.documents  # type: ignore[attr-defined]
         print(
-            f"floor (libyaml full load): {floor_cpu:.2f} CPU s, {floor_docs / floor_cpu:,.0f} documents/CPU-s"
+            f"floor (libyaml full load): {floor_cpu:.2f} CPU s, {floor_docs / floor_cpu:,.0f} documents/CPU-s "
+            f"({floor_docs} documents; {floor_errors} of {len(files)} files stop at a YAML error, read no further)"
         )
         print(f"load stage alone:          {load_cpu:.2f} CPU s, ratio {floor_cpu / load_cpu:.2f}x the floor")
         print(
