@@ -605,12 +605,13 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     label = f"{kfile} (kustomize build)"
     result = load_text(out, label)
     sources = _kustomize_sources(directory, max_bytes)
+    images = _kustomize_images(directory, max_bytes)
     for k, doc in enumerate(result.documents):
         matched = _match_sources(doc, sources)
         if not matched:
             continue
         primary = matched[0][0]
-        _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc)
+        _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc, images)
         result.documents[k] = dataclasses.replace(doc, path=primary.path, loc=primary.loc)
     return result
 
@@ -1680,6 +1681,64 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, b
     ]
 
 
+def _kustomize_images(directory: str, max_bytes: int) -> list[LDict]:
+    """The ``images`` entries (``name`` with ``newName``/``newTag``/``digest``) of the kustomizations of the tree
+    at ``directory``, with their positions: the directory's own first, then those of the local directories its
+    ``resources``/``bases``/``components`` name, breadth first. An overlay's entries come before its bases',
+    since kustomize applies a base's images transformer to the base's resources first and the overlay's to the
+    result: the first entry that explains a rendered image is the one that set it (:func:`_image_entry_loc`)."""
+    out: list[LDict] = []
+    seen: set[str] = set()
+    todo = [directory]
+    while todo:
+        d = todo.pop(0)
+        real = os.path.realpath(d)
+        if real in seen:
+            continue
+        seen.add(real)
+        for name in KUSTOMIZATION_FILES:
+            spec, _problem = _read_kustomization(os.path.join(d, name), max_bytes)
+            if spec is None:
+                continue
+            if isinstance(spec, LDict):
+                entries = spec.get("images")
+                out.extend(e for e in (entries if isinstance(entries, list) else ()) if isinstance(e, LDict))
+                for key in ("resources", "bases", "components"):
+                    val = spec.get(key)
+                    for e in val if isinstance(val, list) else ():
+                        if isinstance(e, str) and "://" not in e and os.path.isdir(os.path.join(d, e)):
+                            todo.append(os.path.normpath(os.path.join(d, e)))
+            break
+    return out
+
+
+def _image_entry_loc(value: str, images: Sequence[LDict]) -> Loc | None:
+    """Where a kustomization's ``images`` entry sets the rendered image reference ``value``: the ``newTag`` (else
+    ``digest``, else ``newName``) of the first entry that produces it. kustomize's images transformer
+    (kubernetes-sigs/kustomize ``api/filters/imagetag/updater.go::imageTagUpdater.SetImageValue``, kustomize
+    v5) rewrites an image whose name (without tag and digest) is the entry's ``name``: the name becomes
+    ``newName`` when given; ``newTag`` and ``digest`` replace both the tag and the digest (either one alone clears
+    the other). So ``value`` comes from an entry when its name is the entry's ``newName`` (or ``name``), its tag
+    is ``newTag`` when one is given and its digest is ``digest`` when one is given. None when no entry does."""
+    from kvlint.engines.images import split_image
+
+    name, tag, digest = split_image(value)
+    for e in images:
+        new_name, new_tag, new_digest = (e.get(k) for k in ("newName", "newTag", "digest"))
+        if not isinstance(e.get("name"), str) or not (new_name or new_tag or new_digest):
+            continue
+        if name != str(new_name or e["name"]):
+            continue
+        if new_tag and tag != str(new_tag):
+            continue
+        if new_digest and digest != str(new_digest):
+            continue
+        for key in ("newTag", "digest", "newName"):
+            if e.get(key):
+                return e.locs.get(key) or e.loc
+    return None
+
+
 def _match_sources(doc: Document, sources: Sequence[tuple[Document, bool]]) -> list[tuple[Document, bool]]:
     """The source documents of a rendered one: same kind, and the longest name contained in the rendered
     name (``namePrefix``/``nameSuffix``); resources first, then patches, each in file order."""
@@ -1693,7 +1752,9 @@ def _match_sources(doc: Document, sources: Sequence[tuple[Document, bool]]) -> l
     return [h for h in hits if not h[1]] + [h for h in hits if h[1]]
 
 
-def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Loc) -> None:
+def _graft_locs(
+    rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Loc, images: Sequence[LDict] = ()
+) -> None:
     """Give each container/value in ``rendered`` a location in its ``sources`` (``(node, is_patch)``, the
     resource first), walking them in parallel along the same key path; list items that are mappings with
     a ``name`` are paired by name, as strategic-merge patches pair containers, others by index.
@@ -1701,7 +1762,8 @@ def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Lo
     A scalar goes to a source holding the same value (a patch before the resource: the patch is what set
     it), else to the resource that has the key (a value changed by something kvlint does not read, such as
     a JSON 6902 patch, points at the value it replaced); a key no source has gets its nearest located
-    ancestor (``fallback`` for the root).
+    ancestor (``fallback`` for the root). An ``image`` no source holds goes to the kustomization ``images``
+    entry that produced it (``images``, :func:`_image_entry_loc`), when one did.
     """
     stack: list[tuple[Any, list[tuple[Any, bool]], Loc]] = [(rendered, list(sources), fallback)]
     while stack:
@@ -1713,6 +1775,13 @@ def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Lo
             for k in list(r.keys()):
                 have = [(sd, p) for sd, p in ds if k in sd]
                 loc = _pick([(sd.locs.get(k), sd[k], p) for sd, p in have], r[k]) or base
+                if (
+                    k == "image"
+                    and images
+                    and isinstance(r[k], str)
+                    and all(str(sd[k]) != r[k] for sd, _ in have)
+                ):
+                    loc = _image_entry_loc(r[k], images) or loc
                 r.locs[k] = loc
                 r.key_locs[k] = next((sd.key_locs[k] for sd, _ in have if k in sd.key_locs), None) or loc
                 stack.append((r[k], [(sd[k], p) for sd, p in have], loc))
