@@ -558,6 +558,7 @@ def render_helm(
                 )
                 for f in out.findings
             ]
+        out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
         return out
     result = load_text(out, label)
     root = os.path.normpath(chart)
@@ -565,6 +566,89 @@ def render_helm(
         result, label, find_sources(out), root="" if root == "." else root, text=out, strip_chart=True
     )
     return result
+
+
+#: Where helm's error names a template position: ``execution error at (CHART/templates/x.yaml:11:29): ...`` (a
+#: ``required``/``fail``), ``template: CHART/templates/x.yaml:2:8: executing ...`` (a nil pointer, a bad call),
+#: ``parse error at (CHART/templates/x.yaml:3): ...`` (a template that does not parse), as helm v3.17 prints them
+#: (``pkg/engine/engine.go`` rewrites Go ``text/template`` errors, whose ``parse.Tree.ErrorContext`` gives the
+#: line, 1-based, and the byte offset in it, 0-based; checked with helm v3.17.3, tests/test_helm_failures.py).
+_HELM_ERROR_AT = re.compile(
+    r"(?:execution error at \(|template: |parse error at \()"
+    r"(?P<path>[^\s():]+):(?P<line>\d+)(?::(?P<col>\d+))?"
+)
+#: helm's refusal of a chart whose ``dependencies`` are not all in its ``charts/`` directory (helm v3
+#: ``pkg/action/install.go::CheckDependencies``: "found in Chart.yaml, but missing in charts/ directory: a, b", the
+#: dependencies' ``name``s).
+_HELM_MISSING_DEPS = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: (?P<names>[^;]+)")
+
+
+def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
+    """A KV001 of a failed ``helm template`` placed where helm says the problem is.
+
+    * a template error (``required``, ``fail``, a nil pointer, a parse error): at that line of the chart's template
+      file (``CHART/templates/x.yaml``, or a subchart's under ``CHART/charts/``), when the file is there;
+    * missing dependencies: at the ``dependencies`` entry of ``Chart.yaml`` naming the first of them, with a fix
+      that says what to run (kvlint fetches nothing; helm needs a dependency even when its condition turns it off).
+
+    Anything else keeps its position (``Chart.yaml`` line 1)."""
+    m = _HELM_ERROR_AT.search(finding.message)
+    if m is not None:
+        where = _chart_file(chart, m.group("path").split("/"))
+        if where is not None:
+            col = int(m.group("col")) + 1 if m.group("col") else 1
+            return dataclasses.replace(finding, loc=Loc(where, int(m.group("line")), col))
+        return finding
+    m = _HELM_MISSING_DEPS.search(finding.message)
+    if m is None:
+        return finding
+    names = [n.strip() for n in m.group("names").split(",") if n.strip()]
+    loc = _dependency_loc(chart, names, max_bytes) or finding.loc
+    label = "dependency" if len(names) == 1 else "dependencies"
+    fix = (
+        f"the chart's {label} {', '.join(names)} must be in {os.path.join(chart, 'charts')}/ (helm refuses the chart "
+        "without it, even when its condition turns it off) and kvlint fetches nothing: run `helm dependency build "
+        f"{chart}` where the chart repositories are reachable (or copy the dependency's .tgz into charts/), then run "
+        "kvlint again"
+    )
+    return dataclasses.replace(finding, loc=loc, fix=fix)
+
+
+def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
+    """The file of ``chart`` that helm names ``parts`` (``NAME/templates/x.yaml``, ``NAME/charts/SUB/templates/
+    x.yaml``: helm names a chart and each subchart by its ``Chart.yaml`` ``name``, which a subchart's directory
+    under ``charts/`` need not have), or None when it is not a regular file of the chart's directory (a packed
+    subchart, a name with ``..``)."""
+    if len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+        return None
+    here, i = chart, 1
+    while i + 2 < len(parts) and parts[i] == "charts":
+        subs = os.path.join(here, "charts")
+        try:
+            names = sorted(os.listdir(subs))
+        except OSError:
+            return None
+        dirs = [os.path.join(subs, n) for n in names if os.path.isdir(os.path.join(subs, n))]
+        match = [d for d in dirs if os.path.basename(d) == parts[i + 1]] or [
+            d for d in dirs if _chart_name(d) == parts[i + 1]
+        ]
+        if not match:
+            return None
+        here, i = match[0], i + 2
+    where = os.path.join(here, *parts[i:])
+    return where if os.path.isfile(where) and not os.path.islink(where) else None
+
+
+def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | None:
+    """The position of the ``name`` of the first ``dependencies`` entry of ``chart/Chart.yaml`` whose ``name`` is
+    among ``names``; None when the file cannot be read or names none of them."""
+    path = os.path.join(chart, "Chart.yaml")
+    spec, _problem = _read_kustomization(path, min(max_bytes, _MAX_CHART_BYTES))
+    deps = spec.get("dependencies") if isinstance(spec, LDict) else None
+    for entry in deps if isinstance(deps, LList) else ():
+        if isinstance(entry, LDict) and entry.get("name") in names:
+            return entry.locs.get("name") or entry.loc
+    return None
 
 
 def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LoadResult:
