@@ -40,7 +40,7 @@ from kvlint.workloads.kthena import model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
-from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
+from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import injected_env, is_ome_runtime, named_model
 from kvlint.workloads.operators import (
     GITOPS_KINDS,
@@ -157,6 +157,9 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         placeholders = template_findings(w)
         if placeholders:
             w = replace(w, findings=(*w.findings, *placeholders))
+        nim = nim_container_notes(w)
+        if nim:
+            w = replace(w, findings=(*w.findings, *nim))
         out.append(w)
     return _unread_notes(doc, out)
 
