@@ -1674,14 +1674,20 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     as written, so what it builds (its resources with its patches, images and replicas applied) was not
     checked; the fix names its directory, which kvlint builds with ``kubectl kustomize``. None otherwise."""
     data = doc.data
+    # kustomize reads a kustomization file's apiVersion and kind as optional (AIBrix's config/ trees write only
+    # ``kind: Kustomization``): such a file, under one of the names kustomize reads, is one too
+    named = os.path.basename(doc.path) in KUSTOMIZATION_FILES
     typed = (
         isinstance(data, dict)
         and data.get("kind") == "Kustomization"
-        and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+        and (
+            str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+            or (named and "apiVersion" not in data)
+        )
     )
     if not typed and isinstance(data, dict) and "kind" in data:
         return None  # an object of another kind (nearly every document), whatever its file is named
-    if not typed and os.path.basename(doc.path) not in KUSTOMIZATION_FILES:
+    if not typed and not named:
         return None
     directory = os.path.dirname(doc.path) or "."
     return Finding(
