@@ -91,8 +91,9 @@ def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
 
     if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
         return ()
+    containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
     out = []
-    for c in w.pod_spec.get("containers") or () if isinstance(w.pod_spec, dict) else ():
+    for c in containers if isinstance(containers, list) else ():
         image = c.get("image") if isinstance(c, dict) else None
         if isinstance(image, str) and is_nim_image(image) and not c.get("command"):
             out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c)))
