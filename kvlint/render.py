@@ -588,6 +588,7 @@ def render_helm(
                 )
                 for f in out.findings
             ]
+        out.findings[:] = [_helm_failure(f, chart, max_bytes) for f in out.findings]
         return out
     result = load_text(out, label)
     root = os.path.normpath(chart)
@@ -595,6 +596,89 @@ def render_helm(
         result, label, find_sources(out), root="" if root == "." else root, text=out, strip_chart=True
     )
     return result
+
+
+#: Where helm's error names a template position: ``execution error at (CHART/templates/x.yaml:11:29): ...`` (a
+#: ``required``/``fail``), ``template: CHART/templates/x.yaml:2:8: executing ...`` (a nil pointer, a bad call),
+#: ``parse error at (CHART/templates/x.yaml:3): ...`` (a template that does not parse), as helm v3.17 prints them
+#: (``pkg/engine/engine.go`` rewrites Go ``text/template`` errors, whose ``parse.Tree.ErrorContext`` gives the
+#: line, 1-based, and the byte offset in it, 0-based; checked with helm v3.17.3, tests/test_helm_failures.py).
+_HELM_ERROR_AT = re.compile(
+    r"(?:execution error at \(|template: |parse error at \()"
+    r"(?P<path>[^\s():]+):(?P<line>\d+)(?::(?P<col>\d+))?"
+)
+#: helm's refusal of a chart whose ``dependencies`` are not all in its ``charts/`` directory (helm v3
+#: ``pkg/action/install.go::CheckDependencies``: "found in Chart.yaml, but missing in charts/ directory: a, b", the
+#: dependencies' ``name``s).
+_HELM_MISSING_DEPS = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: (?P<names>[^;]+)")
+
+
+def _helm_failure(finding: Finding, chart: str, max_bytes: int) -> Finding:
+    """A KV001 of a failed ``helm template`` placed where helm says the problem is.
+
+    * a template error (``required``, ``fail``, a nil pointer, a parse error): at that line of the chart's template
+      file (``CHART/templates/x.yaml``, or a subchart's under ``CHART/charts/``), when the file is there;
+    * missing dependencies: at the ``dependencies`` entry of ``Chart.yaml`` naming the first of them, with a fix
+      that says what to run (kvlint fetches nothing; helm needs a dependency even when its condition turns it off).
+
+    Anything else keeps its position (``Chart.yaml`` line 1)."""
+    m = _HELM_ERROR_AT.search(finding.message)
+    if m is not None:
+        where = _chart_file(chart, m.group("path").split("/"))
+        if where is not None:
+            col = int(m.group("col")) + 1 if m.group("col") else 1
+            return dataclasses.replace(finding, loc=Loc(where, int(m.group("line")), col))
+        return finding
+    m = _HELM_MISSING_DEPS.search(finding.message)
+    if m is None:
+        return finding
+    names = [n.strip() for n in m.group("names").split(",") if n.strip()]
+    loc = _dependency_loc(chart, names, max_bytes) or finding.loc
+    label = "dependency" if len(names) == 1 else "dependencies"
+    fix = (
+        f"the chart's {label} {', '.join(names)} must be in {os.path.join(chart, 'charts')}/ (helm refuses the chart "
+        "without it, even when its condition turns it off) and kvlint fetches nothing: run `helm dependency build "
+        f"{chart}` where the chart repositories are reachable (or copy the dependency's .tgz into charts/), then run "
+        "kvlint again"
+    )
+    return dataclasses.replace(finding, loc=loc, fix=fix)
+
+
+def _chart_file(chart: str, parts: Sequence[str]) -> str | None:
+    """The file of ``chart`` that helm names ``parts`` (``NAME/templates/x.yaml``, ``NAME/charts/SUB/templates/
+    x.yaml``: helm names a chart and each subchart by its ``Chart.yaml`` ``name``, which a subchart's directory
+    under ``charts/`` need not have), or None when it is not a regular file of the chart's directory (a packed
+    subchart, a name with ``..``)."""
+    if len(parts) < 2 or any(p in ("", ".", "..") for p in parts):
+        return None
+    here, i = chart, 1
+    while i + 2 < len(parts) and parts[i] == "charts":
+        subs = os.path.join(here, "charts")
+        try:
+            names = sorted(os.listdir(subs))
+        except OSError:
+            return None
+        dirs = [os.path.join(subs, n) for n in names if os.path.isdir(os.path.join(subs, n))]
+        match = [d for d in dirs if os.path.basename(d) == parts[i + 1]] or [
+            d for d in dirs if _chart_name(d) == parts[i + 1]
+        ]
+        if not match:
+            return None
+        here, i = match[0], i + 2
+    where = os.path.join(here, *parts[i:])
+    return where if os.path.isfile(where) and not os.path.islink(where) else None
+
+
+def _dependency_loc(chart: str, names: Sequence[str], max_bytes: int) -> Loc | None:
+    """The position of the ``name`` of the first ``dependencies`` entry of ``chart/Chart.yaml`` whose ``name`` is
+    among ``names``; None when the file cannot be read or names none of them."""
+    path = os.path.join(chart, "Chart.yaml")
+    spec, _problem = _read_kustomization(path, min(max_bytes, _MAX_CHART_BYTES))
+    deps = spec.get("dependencies") if isinstance(spec, LDict) else None
+    for entry in deps if isinstance(deps, LList) else ():
+        if isinstance(entry, LDict) and entry.get("name") in names:
+            return entry.locs.get("name") or entry.loc
+    return None
 
 
 def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> LoadResult:
@@ -635,12 +719,13 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
     label = f"{kfile} (kustomize build)"
     result = load_text(out, label)
     sources = _kustomize_sources(directory, max_bytes)
+    images = _kustomize_images(directory, max_bytes)
     for k, doc in enumerate(result.documents):
         matched = _match_sources(doc, sources)
         if not matched:
             continue
         primary = matched[0][0]
-        _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc)
+        _graft_locs(doc.data, [(d.data, p) for d, p in matched], primary.loc, images)
         result.documents[k] = dataclasses.replace(doc, path=primary.path, loc=primary.loc)
     return result
 
@@ -1653,14 +1738,20 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
     as written, so what it builds (its resources with its patches, images and replicas applied) was not
     checked; the fix names its directory, which kvlint builds with ``kubectl kustomize``. None otherwise."""
     data = doc.data
+    # kustomize reads a kustomization file's apiVersion and kind as optional (AIBrix's config/ trees write only
+    # ``kind: Kustomization``): such a file, under one of the names kustomize reads, is one too
+    named = os.path.basename(doc.path) in KUSTOMIZATION_FILES
     typed = (
         isinstance(data, dict)
         and data.get("kind") == "Kustomization"
-        and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+        and (
+            str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+            or (named and "apiVersion" not in data)
+        )
     )
     if not typed and isinstance(data, dict) and "kind" in data:
         return None  # an object of another kind (nearly every document), whatever its file is named
-    if not typed and os.path.basename(doc.path) not in KUSTOMIZATION_FILES:
+    if not typed and not named:
         return None
     directory = os.path.dirname(doc.path) or "."
     return Finding(
@@ -1744,6 +1835,64 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, b
     ]
 
 
+def _kustomize_images(directory: str, max_bytes: int) -> list[LDict]:
+    """The ``images`` entries (``name`` with ``newName``/``newTag``/``digest``) of the kustomizations of the tree
+    at ``directory``, with their positions: the directory's own first, then those of the local directories its
+    ``resources``/``bases``/``components`` name, breadth first. An overlay's entries come before its bases',
+    since kustomize applies a base's images transformer to the base's resources first and the overlay's to the
+    result: the first entry that explains a rendered image is the one that set it (:func:`_image_entry_loc`)."""
+    out: list[LDict] = []
+    seen: set[str] = set()
+    todo = [directory]
+    while todo:
+        d = todo.pop(0)
+        real = os.path.realpath(d)
+        if real in seen:
+            continue
+        seen.add(real)
+        for name in KUSTOMIZATION_FILES:
+            spec, _problem = _read_kustomization(os.path.join(d, name), max_bytes)
+            if spec is None:
+                continue
+            if isinstance(spec, LDict):
+                entries = spec.get("images")
+                out.extend(e for e in (entries if isinstance(entries, list) else ()) if isinstance(e, LDict))
+                for key in ("resources", "bases", "components"):
+                    val = spec.get(key)
+                    for e in val if isinstance(val, list) else ():
+                        if isinstance(e, str) and "://" not in e and os.path.isdir(os.path.join(d, e)):
+                            todo.append(os.path.normpath(os.path.join(d, e)))
+            break
+    return out
+
+
+def _image_entry_loc(value: str, images: Sequence[LDict]) -> Loc | None:
+    """Where a kustomization's ``images`` entry sets the rendered image reference ``value``: the ``newTag`` (else
+    ``digest``, else ``newName``) of the first entry that produces it. kustomize's images transformer
+    (kubernetes-sigs/kustomize ``api/filters/imagetag/updater.go::imageTagUpdater.SetImageValue``, kustomize
+    v5) rewrites an image whose name (without tag and digest) is the entry's ``name``: the name becomes
+    ``newName`` when given; ``newTag`` and ``digest`` replace both the tag and the digest (either one alone clears
+    the other). So ``value`` comes from an entry when its name is the entry's ``newName`` (or ``name``), its tag
+    is ``newTag`` when one is given and its digest is ``digest`` when one is given. None when no entry does."""
+    from kvlint.engines.images import split_image
+
+    name, tag, digest = split_image(value)
+    for e in images:
+        new_name, new_tag, new_digest = (e.get(k) for k in ("newName", "newTag", "digest"))
+        if not isinstance(e.get("name"), str) or not (new_name or new_tag or new_digest):
+            continue
+        if name != str(new_name or e["name"]):
+            continue
+        if new_tag and tag != str(new_tag):
+            continue
+        if new_digest and digest != str(new_digest):
+            continue
+        for key in ("newTag", "digest", "newName"):
+            if e.get(key):
+                return e.locs.get(key) or e.loc
+    return None
+
+
 def _match_sources(doc: Document, sources: Sequence[tuple[Document, bool]]) -> list[tuple[Document, bool]]:
     """The source documents of a rendered one: same kind, and the longest name contained in the rendered
     name (``namePrefix``/``nameSuffix``); resources first, then patches, each in file order."""
@@ -1757,7 +1906,9 @@ def _match_sources(doc: Document, sources: Sequence[tuple[Document, bool]]) -> l
     return [h for h in hits if not h[1]] + [h for h in hits if h[1]]
 
 
-def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Loc) -> None:
+def _graft_locs(
+    rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Loc, images: Sequence[LDict] = ()
+) -> None:
     """Give each container/value in ``rendered`` a location in its ``sources`` (``(node, is_patch)``, the
     resource first), walking them in parallel along the same key path; list items that are mappings with
     a ``name`` are paired by name, as strategic-merge patches pair containers, others by index.
@@ -1765,7 +1916,8 @@ def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Lo
     A scalar goes to a source holding the same value (a patch before the resource: the patch is what set
     it), else to the resource that has the key (a value changed by something kvlint does not read, such as
     a JSON 6902 patch, points at the value it replaced); a key no source has gets its nearest located
-    ancestor (``fallback`` for the root).
+    ancestor (``fallback`` for the root). An ``image`` no source holds goes to the kustomization ``images``
+    entry that produced it (``images``, :func:`_image_entry_loc`), when one did.
     """
     stack: list[tuple[Any, list[tuple[Any, bool]], Loc]] = [(rendered, list(sources), fallback)]
     while stack:
@@ -1777,6 +1929,13 @@ def _graft_locs(rendered: Any, sources: Sequence[tuple[Any, bool]], fallback: Lo
             for k in list(r.keys()):
                 have = [(sd, p) for sd, p in ds if k in sd]
                 loc = _pick([(sd.locs.get(k), sd[k], p) for sd, p in have], r[k]) or base
+                if (
+                    k == "image"
+                    and images
+                    and isinstance(r[k], str)
+                    and all(str(sd[k]) != r[k] for sd, _ in have)
+                ):
+                    loc = _image_entry_loc(r[k], images) or loc
                 r.locs[k] = loc
                 r.key_locs[k] = next((sd.key_locs[k] for sd, _ in have if k in sd.key_locs), None) or loc
                 stack.append((r[k], [(sd[k], p) for sd, p in have], loc))

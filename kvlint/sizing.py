@@ -333,14 +333,42 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
                 out.append((d, "Helm values file not rendered" if values else "template not rendered"))
-        elif (
-            d.rule == "KV001"
-            and not d.object
-            and d.loc is not None
-            and os.path.basename(d.loc.file) in _RENDER_ROOTS
-            and d.loc.file not in seen
-            and _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache)
-        ):
-            seen.add(d.loc.file)
-            out.append((d, _RENDER_ROOTS[os.path.basename(d.loc.file)]))
+        elif d.rule == "KV001" and not d.object and d.loc is not None:
+            root = _render_root(d)
+            if (
+                root is not None
+                and root not in seen
+                and _dir_names_engine(os.path.dirname(root) or ".", cache)
+            ):
+                seen.add(root)
+                out.append((d, _RENDER_ROOTS[os.path.basename(root)]))
     return out
+
+
+def _render_root(d: Diagnostic) -> str | None:
+    """The ``Chart.yaml``/kustomization file of the chart or kustomization whose failed render ``d`` (a KV001)
+    reports: its own file, or, for a ``helm template`` failure placed at a template line
+    (:func:`kvlint.render._helm_failure`: ``CHART/templates/x.yaml``, ``CHART/charts/SUB/templates/x.yaml``), the
+    ``Chart.yaml`` of the chart holding that file (the outermost, for a subchart unpacked in ``charts/``). None for
+    any other KV001."""
+    assert d.loc is not None
+    if os.path.basename(d.loc.file) in _RENDER_ROOTS:
+        return d.loc.file
+    if not d.message.startswith("helm template failed"):
+        return None
+    here = os.path.dirname(os.path.abspath(d.loc.file))
+    # the template's own chart: templates/ is one level below it, a folder in templates/ a few more
+    for _ in range(8):
+        if os.path.isfile(os.path.join(here, "Chart.yaml")):
+            break
+        here = os.path.dirname(here)
+    else:
+        return None
+    # a subchart unpacked in its parent's charts/: the chart named on the command line is the outermost one
+    while os.path.basename(os.path.dirname(here)) == "charts" and os.path.isfile(
+        os.path.join(os.path.dirname(os.path.dirname(here)), "Chart.yaml")
+    ):
+        here = os.path.dirname(os.path.dirname(here))
+    chart = os.path.join(here, "Chart.yaml")
+    rel = os.path.relpath(chart)
+    return chart if rel.startswith("..") else rel

@@ -588,6 +588,7 @@ def test_gpu_memory_override_wins() -> None:
         ({"limits": {"memory": "10Gi", "habana.ai/gaudi": 8}}, (8, "habana.ai/gaudi")),
         ({"limits": {"aws.amazon.com/neuron": 16}}, (16, "aws.amazon.com/neuron")),
         ({"limits": {"gpu.intel.com/i915": 1}}, (1, "gpu.intel.com/i915")),
+        ({"limits": {"gpu.intel.com/xe": 2}}, (2, "gpu.intel.com/xe")),
         ({"limits": {"nvidia.com/gpu": "{{ .Values.gpus }}"}}, (None, "nvidia.com/gpu")),
         ({"limits": {"cpu": 2}}, (None, None)),
         ("not-a-mapping", (None, None)),
@@ -599,6 +600,17 @@ def test_gpu_count(resources: Any, expected: tuple[Any, Any]) -> None:
     assert (p.gpus, p.resource) == expected
     if expected[1]:
         assert p.gpus_loc is not None
+
+
+def test_intel_xe_resource_is_advertised() -> None:
+    """Intel's GPU plugin advertises gpu.intel.com/xe for GPUs on the xe kernel driver (llm-d-modelservice's
+    examples/values-xpu.yaml requests it): not a misspelt resource (KV409), and an XPU, not a CUDA/ROCm GPU."""
+    from kvlint.engines.images import NON_GPU_RESOURCES
+    from kvlint.rules.families.parallelism import invalid_gpu_resources
+
+    container = {"resources": {"limits": {"gpu.intel.com/xe": 1}, "requests": {"gpu.intel.com/xe": 1}}}
+    assert invalid_gpu_resources(container) == []
+    assert NON_GPU_RESOURCES["gpu.intel.com/xe"] == NON_GPU_RESOURCES["gpu.intel.com/i915"]
 
 
 def test_bad_input_never_raises() -> None:

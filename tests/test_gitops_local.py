@@ -86,13 +86,13 @@ def test_without_helm_the_chart_is_said_not_rendered(tmp_path: Path, monkeypatch
 @pytest.mark.skipif(shutil.which("helm") is None, reason="needs helm")
 def test_real_helm_reports_the_chart_it_cannot_render(tmp_path: Path) -> None:
     """The chart at that commit does not render: templates/servicemonitor.yaml ends inside its ``if`` (no
-    ``end``), so ``helm template`` (and Argo CD) fail; kvlint says so at Chart.yaml and counts the Application
-    not read."""
+    ``end``), so ``helm template`` (and Argo CD) fail; kvlint says so at that template (helm's parse error names
+    it, kvlint.render._helm_failure) and counts the Application not read."""
     root = _repo(tmp_path)
     assert "{{- end }}" not in (root / "helm/vllm/templates/servicemonitor.yaml").read_text()
     result = run_check([str(root / APP)], OFFLINE)
     (err,) = [d for d in result.diagnostics if d.rule == "KV001"]
-    assert err.loc is not None and err.loc.file == str(root / "helm/vllm/Chart.yaml")
+    assert err.loc is not None and err.loc.file == str(root / "helm/vllm/templates/servicemonitor.yaml")
     assert "servicemonitor.yaml" in err.message
     (d,) = _kv503(result)
     assert "was not rendered: helm template failed" in d.message and summarise(result).not_read == 1

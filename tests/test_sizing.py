@@ -229,7 +229,11 @@ def test_a_chart_helm_cannot_render_is_not_read_and_the_sizing_line_stays(tmp_pa
     assert "sized 0 of 0 serving containers; not read: 1 template, Helm chart or operator object" in out
     code, out, err = _check("--fail-on", "never", "--require-sizing", str(chart), str(example))
     assert code == 1 and "sized 1 of 1 serving container (1 on the GPU it names); not read: 1 " in out
-    assert f"not read: {chart / 'Chart.yaml'}:1: Helm chart not rendered (helm template failed)" in err
+    # at the dependencies entry helm names (kvlint.render._helm_failure)
+    dep_line = (chart / "Chart.yaml").read_text().splitlines().index("  - name: prometheus-adapter") + 1
+    assert (
+        f"not read: {chart / 'Chart.yaml'}:{dep_line}: Helm chart not rendered (helm template failed)" in err
+    )
     # the same failure in a chart that deploys no serving engine: an error (KV001), not an unread workload
     plain = tmp_path / "plain"
     shutil.copytree(chart, plain)
@@ -237,6 +241,36 @@ def test_a_chart_helm_cannot_render_is_not_read_and_the_sizing_line_stays(tmp_pa
     (plain / "values.yaml").write_text("replicas: 1\n")
     (plain / "Chart.yaml").write_text((plain / "Chart.yaml").read_text().replace("vLLM", "web"))
     assert summarise(run_check([str(plain)], Options(allow_hub=False))).not_read == 0
+
+
+@pytest.mark.skipif(shutil.which("helm") is None, reason="helm is not installed")
+def test_a_chart_failing_at_a_template_line_is_still_not_read(tmp_path: Path) -> None:
+    """A ``required`` value missing: helm's error is placed at the template line (kvlint.render._helm_failure), in
+    the chart's own template or in an unpacked subchart's; the chart still counts as not read, once, and
+    --require-sizing still fails on it."""
+    chart = tmp_path / "chat-chart"
+    shutil.copytree(ROOT / "fixtures" / "helm" / "chat-chart", chart)
+    bad = chart / "templates" / "required.yaml"
+    bad.write_text('# needs a value\n{{ required "set gpuType" .Values.gpuType }}\n')
+    result = run_check([str(chart)], Options(allow_hub=False))
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001.loc is not None and (kv001.loc.file, kv001.loc.line) == (str(bad), 2)
+    assert summarise(result).not_read == 1
+    code, _out, err = _check("--fail-on", "never", "--require-sizing", str(chart))
+    assert code == 1 and f"not read: {bad}:2: Helm chart not rendered (helm template failed)" in err
+
+    parent = tmp_path / "parent"
+    (parent / "charts").mkdir(parents=True)
+    (parent / "Chart.yaml").write_text(
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\ndependencies:\n  - name: chat-chart\n    version: 0.1.0\n"
+    )
+    shutil.copytree(chart, parent / "charts" / "chat")
+    result = run_check([str(parent)], Options(allow_hub=False))
+    (kv001,) = [d for d in result.diagnostics if d.rule == "KV001"]
+    assert kv001.loc is not None and kv001.loc.file == str(
+        parent / "charts" / "chat" / "templates" / "required.yaml"
+    )
+    assert summarise(result).not_read == 1
 
 
 def test_require_sizing_names_the_place_of_the_finding_that_says_why() -> None:

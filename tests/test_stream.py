@@ -504,7 +504,12 @@ def test_kustomization_files_met_in_a_walk_say_they_were_not_built(tmp_path: Pat
     options = Options(allow_hub=False)
     whole = run_check([str(tree)], options)
     kv002 = sorted(d.loc.file for d in whole.diagnostics if d.rule == "KV002" and d.loc is not None)
-    assert kv002 == [str(tree / "base" / "kustomization.yaml"), str(tree / "overlay" / "kustomization.yaml")]
+    assert kv002 == [
+        str(tree / "aibrix-vllm-dev" / "linux" / "kustomization.yaml"),  # kind: Kustomization, no apiVersion
+        str(tree / "aibrix-vllm-dev" / "macos" / "kustomization.yaml"),
+        str(tree / "base" / "kustomization.yaml"),
+        str(tree / "overlay" / "kustomization.yaml"),
+    ]
     overlay = [d for d in whole.diagnostics if d.rule == "KV002" and "overlay" in d.loc.file]  # type: ignore[union-attr]
     assert f"kvlint check {tree / 'overlay'}" in overlay[0].fix
     for jobs in (1, 2):

@@ -315,7 +315,10 @@ def test_kustomization_finding_asks_the_file_name_only_of_documents_without_a_ki
         typed = (
             isinstance(data, dict)
             and data.get("kind") == "Kustomization"
-            and str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+            and (
+                str(data.get("apiVersion", "")).startswith("kustomize.config.k8s.io/")
+                or (named and "apiVersion" not in data)
+            )
         )
         return not (not (named or typed) or (not typed and isinstance(data, dict) and "kind" in data))
 
@@ -342,3 +345,17 @@ def test_kustomization_finding_asks_the_file_name_only_of_documents_without_a_ki
                 assert (got is not None) == reference(doc), (name, text)
                 seen.add(got is not None)
     assert seen == {True, False}
+
+
+def test_a_kustomization_file_with_a_kind_and_no_api_version_is_one() -> None:
+    """kustomize reads apiVersion and kind as optional; AIBrix writes ``kind: Kustomization`` alone
+    (fixtures/kustomize/aibrix-vllm-dev): linted as a plain file, it gets the KV002 that says to build it, under a
+    kustomization's file name only."""
+    from kvlint.render import kustomization_file_finding
+
+    text = "kind: Kustomization\n\nresources:\n- ../macos\n"
+    (doc,) = load_text(text, "linux/kustomization.yaml").documents
+    got = kustomization_file_finding(doc)
+    assert got is not None and got.rule == "KV002" and "kvlint check linux" in got.fix
+    (other,) = load_text(text, "linux/deploy.yaml").documents
+    assert kustomization_file_finding(other) is None

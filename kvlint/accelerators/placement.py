@@ -92,7 +92,9 @@ _COUNTED_KEYS = (AMD_PRODUCT, AMD_PRODUCT_BETA, AMD_DEVICE_ID, AMD_DEVICE_ID_BET
 # end the search (an unknown gke-accelerator value does: it names a GPU kvlint does not know).
 _SOFT_KEYS = {INSTANCE_TYPE, INSTANCE_TYPE_BETA, KARPENTER_FAMILY, EKS_FAMILY}
 
-#: Container extended resources that carry accelerators, in the order they are looked for.
+#: Container extended resources that carry accelerators, in the order they are looked for. Intel's GPU plugin
+#: advertises ``gpu.intel.com/i915`` for GPUs on the i915 kernel driver and ``gpu.intel.com/xe`` for those on the
+#: xe driver (intel/intel-device-plugins-for-kubernetes ``cmd/gpu_plugin/README.md``, v0.31.0 and later).
 GPU_RESOURCES = (
     "nvidia.com/gpu",
     "nvidia.com/gpu.shared",
@@ -103,6 +105,7 @@ GPU_RESOURCES = (
     "aws.amazon.com/neuroncore",
     "aws.amazon.com/neurondevice",
     "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
 )
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 

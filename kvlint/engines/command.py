@@ -40,6 +40,7 @@ from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm
 from kvlint.engines.options import chart_provenance
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
+from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
@@ -1229,6 +1230,12 @@ def parse_container(
 
     # the program's first word, where the command (or args) names it
     program = items[0].loc if items else None
+    if not cmd and runs_env_entrypoint(image):
+        # substratusai/vllm v0.4.2-v0.6.2: its entrypoint.sh ignores args and writes vLLM's command from the env
+        words = entrypoint_argv(container, env, env_locs)
+        return dispatch(
+            _Found("vllm", [_Item(w, loc, "env") for w, loc in words], False, loc_of(container, "image"))
+        )
     if not cmd:
         # args only: the image ENTRYPOINT runs
         m = _match_program(texts)

@@ -559,6 +559,7 @@ NON_GPU_RESOURCES = {
     "aws.amazon.com/neuroncore": "neuron",
     "aws.amazon.com/neurondevice": "neuron",
     "gpu.intel.com/i915": "xpu",
+    "gpu.intel.com/xe": "xpu",
 }
 
 #: vLLM ``--device`` values (0.4.3-0.9.2) that are not a CUDA/ROCm GPU, and their platform word.

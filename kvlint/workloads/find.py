@@ -40,7 +40,7 @@ from kvlint.workloads.kthena import model_booster_workloads, model_serving_workl
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
 from kvlint.workloads.lws import lws_workloads
-from kvlint.workloads.nim import nim_pipeline_workloads, nim_service_workloads
+from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import (
     bad_worker_size,
     injected_env,
@@ -169,6 +169,9 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             w = replace(w, findings=(*w.findings, *placeholders))
         if size is not None:
             w = replace(w, findings=(*w.findings, size))
+        nim = nim_container_notes(w)
+        if nim:
+            w = replace(w, findings=(*w.findings, *nim))
         out.append(w)
     return _unread_notes(doc, out)
 

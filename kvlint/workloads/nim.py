@@ -64,13 +64,37 @@ def _nim_workloads(doc: Document, spec: Any, at: str) -> list[Workload]:
     if spec.get("nodeSelector") is None and spec.get("affinity") is None:
         why = "NIMService sets no spec.nodeSelector or spec.affinity naming the GPU"
     w = synthetic_workload(doc, ps, at, replicas=int_or_none(spec.get("replicas")), accelerator_why=why)
-    note = Finding(
+    return [replace(w, findings=(nim_note("NIMService", image, rloc),))]
+
+
+def nim_note(kind: str, image: str, loc: Loc | None) -> Finding:
+    """The KV503 note on a container running the NIM image ``image`` (:func:`kvlint.engines.images.is_nim_image`)
+    in an object of ``kind``: its launcher picks the engine and its settings from a model profile kvlint does not
+    read."""
+    return Finding(
         "KV503",
-        f"kvlint does not read this NIMService's engine settings: the NIM image {image} starts NVIDIA's NIM "
+        f"kvlint does not read this {kind}'s engine settings: the NIM image {image} starts NVIDIA's NIM "
         "launcher, which chooses the engine (TensorRT-LLM, vLLM or SGLang) and its settings from the model profile "
         "it selects for the GPU; kvlint does not read NIM profiles, so the engine's memory settings are not checked",
-        rloc,
+        loc,
         fix="check the profile NIM selects (list-model-profiles in the NIM container) and its engine settings",
         severity="info",
     )
-    return [replace(w, findings=(note,))]
+
+
+def nim_container_notes(w: Workload) -> tuple[Finding, ...]:
+    """KV503 notes for the containers of an ordinary workload (a Deployment, StatefulSet, LeaderWorkerSet ...
+    rendered from NVIDIA's ``nim-llm`` Helm chart, say) that run a NIM image with no ``command`` of their own, so
+    the image's NIM launcher starts (as a NIMService's pod does, :func:`nim_service_workloads`); none when the
+    workload already has a NIM note."""
+    from kvlint.engines.images import is_nim_image
+
+    if any(f.rule == "KV503" and "the NIM image" in f.message for f in w.findings):
+        return ()
+    containers = w.pod_spec.get("containers") if isinstance(w.pod_spec, dict) else None
+    out = []
+    for c in containers if isinstance(containers, list) else ():
+        image = c.get("image") if isinstance(c, dict) else None
+        if isinstance(image, str) and is_nim_image(image) and not c.get("command"):
+            out.append(nim_note(w.kind, image, loc_of(c, "image") or loc_of(c)))
+    return tuple(out)
