@@ -1003,12 +1003,10 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
-    image_says: bool = True,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`; ``image_says`` False: the image's tag
-    is not the engine's, as a Dynamo runtime's)."""
+    options are read with (:func:`kvlint.engines.images.engine_release`)."""
     cfg = _dispatch_argv(
         found,
         container=container,
@@ -1017,7 +1015,6 @@ def _dispatch(
         env_locs=env_locs,
         config_loader=config_loader,
         version_override=version_override,
-        image_says=image_says,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1033,7 +1030,6 @@ def _dispatch_argv(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
-    image_says: bool = True,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1063,7 +1059,7 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
-    version = engine_release(image, found.engine, version_override, image_says=image_says)
+    version = engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
