@@ -168,10 +168,12 @@ def test_model_booster_kvlint_does_not_read_keeps_its_note(
         (0, "0"),
         (-2.5, "-2.5"),
         (0.0001, "0.0001"),
+        (-0.0, "-0"),
     ],
 )
 def test_go_float_formatting(value: float, text: str) -> None:
-    """Go's %v of a float64 (strconv.FormatFloat 'g', shortest): exponent form when exp < -4 or exp >= 6."""
+    """Go's %v of a float64 (strconv.FormatFloat 'g', shortest): exponent form when exp < -4 or exp >= 6; a
+    negative zero keeps its sign (Kthena's formatting is Helm's, kvlint.workloads.stack_values.go_float)."""
     assert _go_value(value) == text
 
 
