@@ -133,8 +133,12 @@ def _go_value(v: Any, depth: int = 0) -> str:
 
 def _cache_path(uri: str) -> str:
     """GetCachePath: ``/`` + host and path of the cache URI, slashes trimmed (``hostpath:///tmp/cache`` ->
-    ``/tmp/cache``); empty when the URI has no scheme or no path."""
-    parsed = urlsplit(uri)
+    ``/tmp/cache``); empty when the URI has no scheme or no path, or does not parse (``hostpath://[x``: Go's
+    ``url.ParseRequestURI`` fails, and GetCachePath returns "")."""
+    try:
+        parsed = urlsplit(uri)
+    except ValueError:  # an unclosed IPv6 bracket in the host, a port that is not a number
+        return ""
     if not parsed.scheme:
         return ""
     rest = (parsed.netloc + parsed.path).strip("/")
