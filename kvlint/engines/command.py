@@ -1544,6 +1544,11 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         )
     elif tag is not None and cfg.version is not None:
         # --engine-version named the release inside: the note says it, as the plan and every rule use it
+        if mapped is not None:  # (over the one the support matrix names, which the note does not deny)
+            carried = (
+                f"the image tag is Dynamo release {dynamo_release(cfg.image)}, which carries {name} {mapped} "
+                "(Dynamo's support matrix)"
+            )
         release = f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
         cfg.release_noted = True
     elif tag is not None:
