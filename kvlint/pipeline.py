@@ -23,7 +23,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
-from kvlint.engines.shell import REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
+from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
 from kvlint.suppress import (
@@ -185,8 +185,7 @@ def _analyse_workloads(
         except ReviewTooLarge as exc:
             # past the review's command-line budget (kvlint.engines.shell.review_budget): nothing is answered but
             # that the object is too large, as for one over the cap
-            out.diagnostics[:] = [_too_large_at(w, f"{exc.chars:,} characters in its containers' commands and args",
-                                                f"{MAX_REVIEW_COMMAND_CHARS:,}")]  # fmt: skip
+            out.diagnostics[:] = [_too_large_at(w, _command_text(exc.chars), f"{exc.limit:,}")]
             out.suppressed.clear()
             out.containers.clear()
             return
@@ -540,8 +539,6 @@ MAX_REVIEW_COMMAND_CHARS = REVIEW_COMMAND_CHARS
 
 def _command_chars(container: LDict) -> int:
     """Characters of the container's ``command`` and ``args`` strings, each counted up to ``MAX_ARG_STRLEN``."""
-    from kvlint.engines.shell import MAX_ARG_STRLEN
-
     total = 0
     for key in ("command", "args"):
         seq = container.get(key)
@@ -577,13 +574,15 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
             if chars > MAX_REVIEW_COMMAND_CHARS and where is None:
                 where = w
         if where is not None:
-            what, limit = (
-                f"{chars:,} characters in its containers' commands and args",
-                f"{MAX_REVIEW_COMMAND_CHARS:,}",
-            )
+            what, limit = _command_text(chars), f"{MAX_REVIEW_COMMAND_CHARS:,}"
     if where is None:
         return None
     return _too_large_at(where, what, limit)
+
+
+def _command_text(chars: int) -> str:
+    """What KV001 says an object holds too much of: ``chars`` characters of command-line text."""
+    return f"{chars:,} characters in its containers' commands and args"
 
 
 def _too_large_at(where: Workload, what: str, limit: str) -> Diagnostic:

@@ -235,6 +235,24 @@ def test_dynamo_note_names_the_release_engine_version_gives(tmp: str) -> None:
     assert "the newest release it models, unless --engine-version names another" in note(None)
 
 
+def test_dynamo_note_with_the_flag_keeps_the_release_the_image_carries(tmp: str) -> None:
+    """A Dynamo release the support matrix lists, run with --engine-version: the KV504 says the flag's release
+    was applied and still names the vLLM the image carries (it said 'the vllm version inside is not known',
+    which the same note without the flag contradicts)."""
+    (d,) = [
+        d
+        for d in _run(FLAG, tmp)["diagnostics"]
+        if d["rule"] == "KV504" and d["object"].endswith("Pod/dynamomapped")
+    ]
+    carried = DYNAMO_ENGINES[DYNAMO_TAG][0]
+    assert carried != FLAG
+    assert (
+        f"Dynamo release {DYNAMO_TAG}, which carries vLLM {carried} (Dynamo's support matrix)" in d["message"]
+    )
+    assert f"kvlint applied the rules of vLLM {FLAG}, the release --engine-version names" in d["message"]
+    assert "version inside is not known" not in d["message"]
+
+
 COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
 
 

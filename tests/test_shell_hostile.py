@@ -5,6 +5,8 @@ time with the size is reported by ``bench/hostile.py`` (the ``sh_*`` cases), not
 
 from __future__ import annotations
 
+import pytest
+
 from kvlint.engines.shell import Part, commands, lex
 
 N = 80_000
@@ -45,3 +47,16 @@ def test_a_word_of_many_redirections() -> None:
     assert len(words) == 3 + N + 2
     assert all(w.parts == [Part("lit", ">&1", False)] for w in words[3 : 3 + N])
     assert [w.text for w in next(iter(commands(script, {})))] == ["vllm", "serve", "m", "--port", "1"]
+
+
+def test_a_review_too_large_says_the_budget_it_ran_out_of() -> None:
+    """``ReviewTooLarge`` reports the characters counted and the budget of the review that raised it (the
+    KV001 message names both), whatever budget ``review_budget`` was given; outside a review nothing counts."""
+    from kvlint.engines.shell import ReviewTooLarge, charge_command_text, review_budget
+
+    charge_command_text(10**9)  # outside a review: no budget, no error
+    with review_budget(command_chars=100):
+        charge_command_text(60)
+        with pytest.raises(ReviewTooLarge) as err:
+            charge_command_text(70)
+    assert (err.value.chars, err.value.limit) == (130, 100)

@@ -168,10 +168,12 @@ def test_model_booster_kvlint_does_not_read_keeps_its_note(
         (0, "0"),
         (-2.5, "-2.5"),
         (0.0001, "0.0001"),
+        (-0.0, "-0"),
     ],
 )
 def test_go_float_formatting(value: float, text: str) -> None:
-    """Go's %v of a float64 (strconv.FormatFloat 'g', shortest): exponent form when exp < -4 or exp >= 6."""
+    """Go's %v of a float64 (strconv.FormatFloat 'g', shortest): exponent form when exp < -4 or exp >= 6; a
+    negative zero keeps its sign (Kthena's formatting is Helm's, kvlint.workloads.stack_values.go_float)."""
     assert _go_value(value) == text
 
 
@@ -274,3 +276,15 @@ def test_model_boosters_of_wrong_shapes_are_findings_not_a_traceback(tmp_path: P
     assert [d for d in res.diagnostics if d.rule == "KV206" and "'+Inf'" in d.message]
     assert summarise(res).not_read == 1  # the list backend
     assert all(isinstance(cr.container.get("image"), str) for cr in res.containers)
+
+
+def test_a_model_booster_cache_uri_that_does_not_parse_is_no_traceback(tmp_path: Path) -> None:
+    """Kthena's GetCachePath returns "" for a cacheURI Go's url.ParseRequestURI refuses (an unclosed ``[`` in
+    the host); Python's urlsplit raised ValueError there and took ``kvlint check`` down with a traceback. The
+    engine then reads the model from ``/<md5 of modelURI>``, as Kthena writes it."""
+    path = tmp_path / "b.yaml"
+    path.write_text(_booster("vLLM").replace("pvc://model-cache", "'hostpath://[cache/x'"), encoding="utf-8")
+    res = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = res.containers
+    digest = hashlib.md5(b"hf://Qwen/Qwen3-8B", usedforsecurity=False).hexdigest()
+    assert f"/{digest}" in [str(w) for w in cr.container.get("command")]

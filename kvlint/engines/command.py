@@ -1004,12 +1004,10 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
-    image_says: bool = True,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`; ``image_says`` False: the image's tag
-    is not the engine's, as a Dynamo runtime's)."""
+    options are read with (:func:`kvlint.engines.images.engine_release`)."""
     cfg = _dispatch_argv(
         found,
         container=container,
@@ -1018,7 +1016,6 @@ def _dispatch(
         env_locs=env_locs,
         config_loader=config_loader,
         version_override=version_override,
-        image_says=image_says,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1034,7 +1031,6 @@ def _dispatch_argv(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
-    image_says: bool = True,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1064,7 +1060,7 @@ def _dispatch_argv(
     kaito = found.engine == KAITO_VLLM
     if kaito:
         found = _Found("vllm", found.argv, False, found.loc)
-    version = engine_release(image, found.engine, version_override, image_says=image_says)
+    version = engine_release(image, found.engine, version_override)
     if found.engine == "vllm":
         cfg = parse_vllm_argv(
             argv,
@@ -1555,6 +1551,11 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
         )
     elif tag is not None and cfg.version is not None:
         # --engine-version named the release inside: the note says it, as the plan and every rule use it
+        if mapped is not None:  # (over the one the support matrix names, which the note does not deny)
+            carried = (
+                f"the image tag is Dynamo release {dynamo_release(cfg.image)}, which carries {name} {mapped} "
+                "(Dynamo's support matrix)"
+            )
         release = f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
         cfg.release_noted = True
     elif tag is not None:

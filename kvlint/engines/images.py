@@ -427,9 +427,8 @@ def engine_version(image: str) -> str | None:
         return m.group(1)
     if not tag or tag.lower() in ("latest", "nightly", "main", "stable"):
         return None
-    if (
-        dynamo_runtime(image) is not None
-    ):  # a Dynamo release tag: the engine it carries, when Dynamo says which
+    if dynamo_runtime(image) is not None:
+        # a Dynamo release tag: the engine it carries, when Dynamo says which
         return dynamo_engine_version(image)
     if path.rsplit("/", 1)[-1].startswith(KSERVE_HF_IMAGE_NAME):  # huggingfaceserver, huggingfaceserver-gpu
         # a KServe release tag: the vLLM it carries, when kvlint has read that release's Dockerfile
@@ -465,7 +464,7 @@ def unreleased_tag(image: str, *, engine_tag: bool = True) -> str | None:
     return tag
 
 
-def engine_release(image: str, engine: str, option: str | None, *, image_says: bool = True) -> str | None:
+def engine_release(image: str, engine: str, option: str | None) -> str | None:
     """The release of ``engine`` (``vllm`` | ``tgi`` | ``sglang``) that a container running it on ``image`` is
     read, checked and planned with: the one answer every consumer gets (the option parser's table of known
     options, the memory model, KV208 and the KV504 notes that name an assumed release, ``kvlint plan``,
@@ -497,14 +496,14 @@ def engine_release(image: str, engine: str, option: str | None, *, image_says: b
        (:func:`kvlint.memory.versions.resolve_version`) and KV208 says so.
 
     The image says nothing of ``engine`` (steps 1 and 3 skipped) when it is the release image of another engine
-    (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine, or when ``image_says`` is False
-    (a caller that knows the tag is not a release of the engine). An NVIDIA Dynamo runtime image's tag is a
-    Dynamo release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's ``vllm`` extra pins
-    ``vllm==0.20.1``): :func:`engine_version` reads it through :data:`DYNAMO_ENGINES`, never as the engine's.
+    (``lmsysorg/sglang:v0.5.5`` running ``vllm serve``) or names another engine. An NVIDIA Dynamo runtime
+    image's tag is a Dynamo release, not the engine's (ai-dynamo/dynamo pyproject.toml: ai-dynamo 1.2.0's
+    ``vllm`` extra pins ``vllm==0.20.1``): :func:`engine_version` reads it through :data:`DYNAMO_ENGINES`, never
+    as the engine's.
     A log's printed release (``kvlint verify``) is not an image and is decided by :mod:`kvlint.verify.compare`.
     """
-    named = engine_of_image(image) or image_mentions_engine(image) if image else None
-    read = engine_version(image) if image and image_says and named in (None, engine) else None
+    named = (engine_of_image(image) or image_mentions_engine(image)) if image else None
+    read = engine_version(image) if image and named in (None, engine) else None
     if read is not None and engine_of_image(image) == engine:
         return read  # 1: a release image of the engine pins it
     if option:

@@ -653,18 +653,20 @@ _REVIEW_LEFT: ContextVar[list[int] | None] = ContextVar("kvlint_review_expansion
 #: 2.4 s of webhook worker CPU, and 40 containers running ``sh -c "$(X) $(X)"`` with a 60 KB ``X`` in their env
 #: (2.4 MB) 1.2 s, past the 2 s review budget on a loaded node (admitted unchecked, failure mode open).
 REVIEW_COMMAND_CHARS = 512 << 10
-#: The command-line characters the current review may still read (a one-item list), or None outside a review.
+#: The command-line characters the current review may still read and its budget (a two-item list), or None
+#: outside a review.
 _REVIEW_COMMANDS_LEFT: ContextVar[list[int] | None] = ContextVar("kvlint_review_commands_left", default=None)
 
 
 class ReviewTooLarge(Exception):
     """The containers of the object under review hold more command-line text than :data:`REVIEW_COMMAND_CHARS`
     (raised by :func:`charge_command_text` within :func:`review_budget`): the review answers 'too large to
-    review' instead of reading more."""
+    review' instead of reading more. ``chars``: the characters counted so far; ``limit``: the review's budget."""
 
-    def __init__(self, chars: int) -> None:
+    def __init__(self, chars: int, limit: int = REVIEW_COMMAND_CHARS) -> None:
         super().__init__(chars)
         self.chars = chars
+        self.limit = limit
 
 
 def charge_command_text(chars: int) -> None:
@@ -675,7 +677,7 @@ def charge_command_text(chars: int) -> None:
         return
     left[0] -= chars
     if left[0] < 0:
-        raise ReviewTooLarge(REVIEW_COMMAND_CHARS - left[0])
+        raise ReviewTooLarge(left[1] - left[0], left[1])
 
 
 @contextmanager
@@ -686,7 +688,7 @@ def review_budget(
     still at most :data:`ARG_MAX`), and the containers' command lines hold at most ``command_chars``
     (:func:`charge_command_text`)."""
     token = _REVIEW_LEFT.set([chars])
-    commands_token = _REVIEW_COMMANDS_LEFT.set([command_chars])
+    commands_token = _REVIEW_COMMANDS_LEFT.set([command_chars, command_chars])
     try:
         yield
     finally:

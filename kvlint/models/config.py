@@ -272,6 +272,8 @@ _COUNT_KEYS = (
 
 
 def _shown(v: Any) -> str:
+    """``v`` as a message quotes a config value: its JSON text (a float as Python prints it), at most 40
+    characters, non-printable characters as ``?``."""
     text = json.dumps(v, default=str) if not isinstance(v, float) else repr(v)
     text = text if len(text) <= 40 else text[:37] + "..."
     return "".join(c if c.isprintable() else "?" for c in text)
@@ -294,7 +296,8 @@ def _check_sizes(model_id: str, *dicts: dict[str, Any]) -> None:
                 if n is None or n < low:
                     raise ValueError(
                         f"{model_id}: config.json {key} is {_shown(v)}; kvlint reads it as a whole number from "
-                        f"{low} to 2^53, as transformers and vLLM build the model's tensors from it"
+                        f"{low} to 2^{MAX_CONFIG_INT.bit_length() - 1}, as transformers and vLLM build the "
+                        "model's tensors from it"
                     )
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import math
 from dataclasses import replace
-from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +30,7 @@ from kvlint.workloads.base import (
     with_injected_env,
 )
 from kvlint.workloads.llmisvc import model_from_uri
+from kvlint.workloads.stack_values import go_float
 
 __all__ = ["model_booster_workloads", "model_serving_workloads"]
 
@@ -93,28 +93,6 @@ BOOSTER_SOURCE = (
 _BOOSTER_ROLES = {"vLLM": ("server",), "vLLMDisaggregated": ("prefill", "decode")}
 
 
-def _go_float(f: float) -> str:
-    """``fmt.Sprintf("%v", f)`` of a Go float64 (JSON numbers decode to float64 into ``interface{}``): the
-    shortest digits, in exponent form (``1e+06``, ``1.048576e+06``) when the exponent is below -4 or 6 and
-    above (Go ``strconv.FormatFloat(f, 'g', -1, 64)``: %e when ``exp < -4 || exp >= 6`` for the shortest)."""
-    if f != f or f in (float("inf"), float("-inf")):
-        return "NaN" if f != f else ("+Inf" if f > 0 else "-Inf")
-    if f == 0:
-        return "0"
-    sign, digits, exponent = Decimal(repr(f)).normalize().as_tuple()
-    ds = "".join(str(d) for d in digits)
-    exp = len(ds) - 1 + int(exponent)
-    minus = "-" if sign else ""
-    if exp < -4 or exp >= 6:
-        mantissa = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{minus}0.{'0' * (-exp - 1)}{ds}"
-    whole = ds[: exp + 1].ljust(exp + 1, "0")
-    frac = ds[exp + 1 :]
-    return f"{minus}{whole}{'.' + frac if frac else ''}"
-
-
 def _whole(v: Any) -> str | None:
     """A YAML number that is a whole number, as written (``1000000``); None for anything else."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -141,7 +119,7 @@ def _go_value(v: Any, depth: int = 0) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         try:
-            return _go_float(float(v))
+            return go_float(float(v))
         except OverflowError:  # beyond float64: json.Unmarshal refuses it, and the controller with it
             return "<out of range>"
     if v is None:
@@ -155,8 +133,12 @@ def _go_value(v: Any, depth: int = 0) -> str:
 
 def _cache_path(uri: str) -> str:
     """GetCachePath: ``/`` + host and path of the cache URI, slashes trimmed (``hostpath:///tmp/cache`` ->
-    ``/tmp/cache``); empty when the URI has no scheme or no path."""
-    parsed = urlsplit(uri)
+    ``/tmp/cache``); empty when the URI has no scheme or no path, or does not parse (``hostpath://[x``: Go's
+    ``url.ParseRequestURI`` fails, and GetCachePath returns "")."""
+    try:
+        parsed = urlsplit(uri)
+    except ValueError:  # an unclosed IPv6 bracket in the host, a port that is not a number
+        return ""
     if not parsed.scheme:
         return ""
     rest = (parsed.netloc + parsed.path).strip("/")

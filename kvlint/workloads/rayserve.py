@@ -218,31 +218,25 @@ def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]]
         seen += 1
         if seen > 100_000 or depth > 100:  # [assumed] far beyond a hand-written serve config
             break
+        # the children of a mapping by key, of a sequence by index, each beside its value in ``data``
+        children: list[tuple[Any, Any, str]]
         if isinstance(node, yaml.MappingNode) and isinstance(data, dict):
-            for knode, vnode in node.value:
-                key = knode.value if isinstance(knode, yaml.ScalarNode) else None
-                if key not in data:
-                    continue
-                if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
-                    try:
-                        text = base64.b64decode(_go_base64(vnode.value), validate=True)
-                    except (binascii.Error, ValueError):
-                        return done, f"{key}: !!binary value contains invalid base64 data"
-                    data[key] = text.decode("utf-8", errors="replace")
-                    done.append((loc_of(data, key), data[key]))
-                else:
-                    todo.append((vnode, data[key], depth + 1))
+            keyed = ((k.value if isinstance(k, yaml.ScalarNode) else None, v) for k, v in node.value)
+            children = [(key, vnode, str(key)) for key, vnode in keyed if key in data]
         elif isinstance(node, yaml.SequenceNode) and isinstance(data, list):
-            for i, vnode in enumerate(node.value[: len(data)]):
-                if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
-                    try:
-                        text = base64.b64decode(_go_base64(vnode.value), validate=True)
-                    except (binascii.Error, ValueError):
-                        return done, f"item {i}: !!binary value contains invalid base64 data"
-                    data[i] = text.decode("utf-8", errors="replace")
-                    done.append((loc_of(data, i), data[i]))
-                else:
-                    todo.append((vnode, data[i], depth + 1))
+            children = [(i, vnode, f"item {i}") for i, vnode in enumerate(node.value[: len(data)])]
+        else:
+            continue
+        for key, vnode, name in children:
+            if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
+                try:
+                    text = base64.b64decode(_go_base64(vnode.value), validate=True)
+                except (binascii.Error, ValueError):
+                    return done, f"{name}: !!binary value contains invalid base64 data"
+                data[key] = text.decode("utf-8", errors="replace")
+                done.append((loc_of(data, key), data[key]))
+            else:
+                todo.append((vnode, data[key], depth + 1))
     return done, None
 
 

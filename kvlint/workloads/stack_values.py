@@ -33,6 +33,7 @@ __all__ = [
     "CHART_TEMPLATE",
     "CHART_VERSION",
     "MAX_MODEL_SPECS",
+    "go_float",
     "go_text",
     "is_stack_values",
     "stack_values_finding",
@@ -356,7 +357,7 @@ def go_text(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return _go_float(float(v)) if not isinstance(v, int) or abs(v) < 2**1023 else str(v)
+        return go_float(float(v)) if not isinstance(v, int) or abs(v) < 2**1023 else str(v)
     if isinstance(v, (list, tuple)):
         return "[" + " ".join(go_text(x) for x in v) + "]"
     if isinstance(v, dict):
@@ -364,9 +365,10 @@ def go_text(v: Any) -> str:
     return str(v)
 
 
-def _go_float(x: float) -> str:
+def go_float(x: float) -> str:
     """Go's ``fmt.Sprint(float64)``: ``strconv.FormatFloat(x, 'g', -1, 64)`` (exponent form when the decimal
-    exponent is below -4 or at least 6, two exponent digits at least)."""
+    exponent is below -4 or at least 6, two exponent digits at least; ``-0``, ``NaN``, ``+Inf``, ``-Inf``), as
+    Helm prints a values number and ``fmt.Sprintf("%v")`` a JSON number decoded into ``interface{}``."""
     if x != x:
         return "NaN"
     if x in (float("inf"), float("-inf")):

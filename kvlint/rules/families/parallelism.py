@@ -478,17 +478,16 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         per_pod = need // pods if need % pods == 0 else need
         # a lone Ray executor's workers never start here, so KV404 is left to this remedy (_lone_ray_short)
         shm = shm_note(ctx) if lone and per_pod > 1 else ""
-        fix = (
-            f"request {per_pod} GPUs per pod ({p.resource}){shm}, or " + _LOWER[ctx.engine].format(have=have)
-            if shm and per_pod <= 8
-            else f"request {per_pod} GPUs per pod ({p.resource}) or " + _LOWER[ctx.engine].format(have=have)
-            if per_pod <= 8
-            else (
+        if per_pod <= 8:
+            then = f"{shm}, or " if shm else " or "
+            lower = _LOWER[ctx.engine].format(have=have)
+            fix = f"request {per_pod} GPUs per pod ({p.resource}){then}{lower}"
+        else:
+            fix = (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "
                 "tensor parallelism within a node (<= 8) and span nodes with pipeline parallelism on a "
                 "LeaderWorkerSet (group size = number of nodes) or a Ray cluster"
             )
-        )
         if lone:
             fix += (
                 ", or run it in a Ray cluster (a RayCluster or RayService, a LeaderWorkerSet that starts one)"
