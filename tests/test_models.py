@@ -577,3 +577,64 @@ def test_build_reproduces_bundled_catalogue(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == sorted(
         p.name for p in DATA.iterdir() if p.is_dir()
     )
+
+
+# The Pythia model card's table (EleutherAI/pythia-* README, quoted e.g. by github.com/shimo-lab/modelmap's
+# model-card mirror): layers / model dim / heads and non-embedding parameters of four sizes. GPT-NeoX's MLP is
+# 4 x hidden wide (transformers GPTNeoXConfig: intermediate_size 4 x hidden_size in every Pythia config).
+PYTHIA_CARD = [  # (layers, hidden, heads, non-embedding parameters)
+    (6, 512, 8, 18_915_328),
+    (12, 768, 12, 85_056_000),
+    (24, 1024, 16, 302_311_424),
+    (16, 2048, 8, 805_736_448),
+]
+
+
+@pytest.mark.parametrize(("layers", "hidden", "heads", "non_embedding"), PYTHIA_CARD)
+def test_gpt_neox_param_count_counts_every_bias(layers, hidden, heads, non_embedding):
+    # A GPT-NeoX config written for the test (no Pythia config.json is stored): vLLM's gpt_neox.py gives the fused
+    # query_key_value, dense, dense_h_to_4h and dense_4h_to_h their biases and both LayerNorms a bias, so
+    # the non-embedding count is 12 h^2 + 13 h per layer plus the final LayerNorm's 2 h. The count must come
+    # out at the card's figure; without the biases it falls short by 11 h per layer (+ h).
+    cfg = {
+        "architectures": ["GPTNeoXForCausalLM"],
+        "model_type": "gpt_neox",
+        "hidden_size": hidden,
+        "intermediate_size": 4 * hidden,
+        "num_attention_heads": heads,
+        "num_hidden_layers": layers,
+        "vocab_size": 50304,
+        "max_position_embeddings": 2048,
+        "rotary_pct": 0.25,
+        "use_parallel_residual": True,
+        "tie_word_embeddings": False,
+        "torch_dtype": "float16",
+    }
+    spec = parse_config(cfg, model_id="test/gpt-neox", source="test")
+    parts = param_breakdown(spec)
+    assert param_count(spec) - parts["embed"] == non_embedding
+    assert parts["embed"] == 2 * 50304 * hidden  # embed_in and an untied embed_out (bias=False)
+    # attention_bias false (a newer transformers GPTNeoXConfig key) drops query_key_value's and dense's biases
+    no_bias = parse_config({**cfg, "attention_bias": False}, model_id="test/gpt-neox", source="test")
+    assert param_count(spec) - param_count(no_bias) == layers * 4 * hidden
+
+
+def test_gpt_neox_rotary_cache_uses_rotary_pct():
+    from kvlint.memory import vllm
+
+    cfg = {
+        "architectures": ["GPTNeoXForCausalLM"],
+        "model_type": "gpt_neox",
+        "hidden_size": 512,
+        "intermediate_size": 2048,
+        "num_attention_heads": 8,
+        "num_hidden_layers": 6,
+        "vocab_size": 50304,
+        "max_position_embeddings": 2048,
+        "rotary_pct": 0.25,
+    }
+    spec = parse_config(cfg, model_id="test/gpt-neox", source="test")
+    full = parse_config({**cfg, "rotary_pct": 1.0}, model_id="test/gpt-neox-full", source="test")
+    # rotary_dim = head_size x rotary_pct (vllm gpt_neox.py GPTNeoXAttention): a quarter of the full cache
+    assert 4 * vllm._rotary_cache_bytes(spec, 2) == vllm._rotary_cache_bytes(full, 2)
+    assert vllm._rotary_cache_bytes(full, 2) == 2048 * spec.head_size * 2

@@ -662,13 +662,15 @@ def _mtp_layers(model: ModelSpec, settings: VllmSettings, facts: ModelFacts | No
 def _rotary_cache_bytes(model: ModelSpec, dbytes: int) -> int:
     """RoPE cos/sin cache held with the weights: max_position_embeddings x rotary_dim x dtype bytes
     (``vllm/model_executor/layers/rotary_embedding.py::RotaryEmbedding._compute_cos_sin_cache``; one shared
-    instance). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056)."""
+    instance), rotary_dim = head_size x ``partial_rotary_factor`` (GPT-NeoX's ``rotary_pct``, vllm
+    ``gpt_neox.py::GPTNeoXAttention``). Explains vLLM's 14.99 GiB vs 14.96 GiB of Llama-3.1-8B parameters (gt-056)."""
     c = model.text_config or model.config or {}
     mp = model.max_position_embeddings or 0
     rs = dfl.rope_scaling_of(c)
     if rs and rs.get("rope_type") == "yarn" and rs.get("original_max_position_embeddings"):
         mp = int(rs["original_max_position_embeddings"] * float(rs.get("factor") or 1))
-    rot = int(model.head_size * float(c.get("partial_rotary_factor") or 1.0))
+    # GPT-NeoX names the fraction rotary_pct (vllm gpt_neox.py GPTNeoXAttention: rotary_dim = head_size x rotary_pct)
+    rot = int(model.head_size * float(c.get("partial_rotary_factor") or c.get("rotary_pct") or 1.0))
     if model.is_mla:
         rot = int(c.get("qk_rope_head_dim") or 64)
     return int(mp * rot * dbytes)

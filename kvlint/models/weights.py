@@ -121,6 +121,17 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
         "vision": 0,
     }
     attn_bias = bool(t.get("attention_bias")) or mt in ("qwen2", "qwen2_moe", "qwen2_vl", "qwen2_5_vl")
+    # GPT-NeoX (Pythia): every linear but embed_out has a bias and both LayerNorms have one too
+    # (vllm-project/vllm@002800f0 vllm/model_executor/models/gpt_neox.py: GPTNeoXAttention's fused
+    # query_key_value h -> 3h and dense h -> h, GPTNeoXMLP's dense_h_to_4h h -> I and dense_4h_to_h I -> h are
+    # Column/RowParallelLinear with their default bias; input_layernorm, post_attention_layernorm and
+    # final_layer_norm are nn.LayerNorm). A config stating attention_bias false (transformers' GPTNeoXConfig
+    # defaults it to true) drops the two attention biases.
+    neox = mt == "gpt_neox"
+    if neox and t.get("attention_bias") is not False:
+        attn_bias = True
+    if neox:
+        out["other"] += h  # final_layer_norm bias
 
     E = spec.num_experts
     I_moe = spec.moe_intermediate_size or spec.intermediate_size
@@ -208,6 +219,9 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
     for i, layer in enumerate(spec.layers):
         k = layer.kind
         out["other"] += 2 * h
+        if neox:
+            # the two LayerNorm biases, then dense_h_to_4h's and dense_4h_to_h's biases
+            out["other"] += 2 * h + I_dense + h
         # attention / mixer
         if k in ("full", "sliding", "chunked", "cross"):
             K = layer.kv_heads
@@ -228,6 +242,8 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
             )
             if attn_bias:
                 out["other"] += H * dl + 2 * K * dl
+                if neox:
+                    out["other"] += h  # dense (output projection) bias
         elif k == "mla":
             q_lora = _i(t.get("q_lora_rank"))
             kv_lora = _i(t.get("kv_lora_rank"))
