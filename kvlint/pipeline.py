@@ -354,8 +354,8 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
     configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP). None for
     a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
-    if cr.model is None or cr.placement is None:
-        return ()
+    if cr.model is None or cr.placement is None or _layout.unresolved_sizes(cr.serving):
+        return ()  # no plan on a guessed GPU layout (kvlint.engines.layout.unresolved_sizes)
     if cr.placement.requests_no_gpu:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)

@@ -16,6 +16,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
 * ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
   KV501 info);
+* ``parallel size unknown`` -- a tensor/pipeline/data-parallel size or shard count is set to a value kvlint
+  cannot resolve (``--tensor-parallel-size $(TP)`` with ``TP`` from a Secret or a fieldRef): each GPU's share of
+  the model depends on it, and the engine default of 1 is not assumed (KV503 warning at the flag);
 * ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
 
@@ -37,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import unsized_whatever_model
+from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
@@ -73,6 +77,8 @@ def sizing_of(cr: ContainerResult) -> str:
         return why
     if cr.model is None:
         return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
+    if unresolved_sizes(s):
+        return "parallel size unknown"
     acc = cr.placement.accelerator if cr.placement else None
     if acc is None:
         return "GPU unknown"

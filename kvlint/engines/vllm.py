@@ -28,6 +28,7 @@ import yaml
 
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import (
+    LAYOUT_DESTS,
     Collector,
     human_readable_int,
     json_too_deep,
@@ -496,10 +497,10 @@ class _Parser:
                 continue
             if UNRESOLVED_RE.search(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
+                    why = f"{canon} {raw}: the value comes from a variable kvlint cannot resolve"
                     self.col.unresolved_value(
                         dest,
-                        f"{canon} {raw}: the value comes from a variable kvlint cannot resolve; "
-                        f"the engine default is assumed",
+                        why if dest in LAYOUT_DESTS else f"{why}; the engine default is assumed",
                         loc,
                     )
                     continue
