@@ -27,7 +27,8 @@ Helm template or values file that was not rendered (KV002) whose text names a se
 that ``helm template`` failed to render (or a kustomization ``kustomize build`` failed on: KV001 at its
 ``Chart.yaml`` / ``kustomization.yaml``) whose files name one, and an
 operator object whose engine settings live where kvlint does not look (KV503 info: Ray Serve's
-``serveConfigV2`` application in Python, llmaz's BackendRuntime, KAITO's MultiRoleInference, the NIM launcher's
+``serveConfigV2`` application in Python, llmaz's BackendRuntime, KAITO's MultiRoleInference and Transformers
+runtime, a KServe InferenceService on the Hugging Face server's ``--backend=huggingface``, the NIM launcher's
 profile of a NIMService). ``--require-sizing`` fails on them too.
 """
 
@@ -311,7 +312,7 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
     renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
-    MultiRoleInference or NIMService). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
+    MultiRoleInference, NIMService, or a KServe InferenceService on a non-vLLM ``--backend``). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
     1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper,

@@ -22,6 +22,7 @@ from kvlint.workloads.base import (
     llist,
     make_workload,
     synthetic_pod_spec,
+    synthetic_workload,
 )
 from kvlint.workloads.gotemplate import render
 from kvlint.workloads.llmisvc import model_from_uri
@@ -59,6 +60,9 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
+            transformers = _transformers_backend(doc, key, model)
+            if transformers is not None:
+                return [transformers]
             if runtimes is not None and key == "model":
                 # a model naming its own image still runs on its runtime: KServe merges the model's container
                 # (image included) over the runtime's kserve-container (merged_runtime_workloads)
@@ -102,6 +106,52 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             )
         ]
     return []
+
+
+#: What a ``--backend`` of KServe's Hugging Face server other than auto/vllm runs the model on.
+_BACKEND_RUNS = {
+    "huggingface": "runs the model on KServe's Hugging Face Transformers backend, not vLLM",
+    "triton": "runs the model on Triton Inference Server (encoder models only), not vLLM",
+}
+
+
+def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | None:
+    """An empty workload with a KV503 note for a ``modelFormat: huggingface`` predictor (or the ``huggingface``
+    shorthand) whose ``args`` pick a ``--backend`` other than ``auto`` or ``vllm``, else None.
+
+    KServe's Hugging Face server chooses its backend from ``--backend`` (default ``auto``; the names of its
+    ``Backend`` enum, ``auto``, ``huggingface`` and ``vllm``, plus ``triton`` in some releases): vLLM for
+    ``auto``/``vllm`` when the architecture is one vLLM supports, else the Transformers
+    ``HuggingfaceGenerativeModel``/``HuggingfaceEncoderModel`` (kserve/kserve
+    python/huggingfaceserver/huggingfaceserver/__main__.py ``load_model``, and ``__init__.py`` ``Backend``, at
+    0217bdabaaa250485b336805da1aed04960dc758). Transformers is not an engine kvlint models, so the predictor is
+    not sized; as for KAITO's Transformers runtime, the note says so at the ``--backend`` argument and the run
+    counts the object as not read (:func:`kvlint.sizing.unread`)."""
+    from kvlint.engines.kserve import huggingface_backend
+
+    fmt = model.get("modelFormat")
+    fmt_name = fmt.get("name") if isinstance(fmt, dict) else None
+    if not (key == "huggingface" or str(fmt_name or "").lower() == "huggingface"):
+        return None
+    args = model.get("args")
+    words = [str(a) for a in args] if isinstance(args, list) else []
+    backend = huggingface_backend(words)
+    if backend in ("auto", "vllm"):
+        return None
+    i = next((i for i, w in enumerate(words) if w.replace("-", "_").startswith("__backend")), None)
+    at = (loc_of(args, i) if i is not None else None) or loc_of(model, "args") or doc.loc
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: --backend={backend} "
+        + _BACKEND_RUNS.get(backend, "is not vLLM (the server's backends are auto, huggingface and vllm)")
+        + ", and kvlint sizes only vLLM, SGLang and TGI, so its memory is not checked",
+        at,
+        fix="remove --backend (its default, auto, serves a model vLLM supports on vLLM, which kvlint sizes) or "
+        "set --backend=vllm; or size the Transformers backend by hand",
+        severity="info",
+    )
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, f"spec.predictor.{key}", replicas=None), findings=(note,))
 
 
 #: The container KServe's Hugging Face ClusterServingRuntime (``kserve-huggingfaceserver``, selected for
