@@ -377,3 +377,33 @@ def test_an_inference_service_without_worker_spec_is_not_put_on_a_multinode_runt
     alone = run_check([str(FIX)], Options(allow_hub=False))
     mine = sorted((d.rule, d.loc.line) for d in result.diagnostics if d.loc.file == str(FIX))
     assert mine == sorted((d.rule, d.loc.line) for d in alone.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("tensorParallelSize", "0"), ("pipelineParallelSize", "-1"), ("tensorParallelSize", '"2"')],
+)
+def test_a_worker_size_kserve_refuses_is_a_kv206_and_not_sized(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """KServe's InferenceService webhook refuses workerSpec sizes below 1 (``validateMultiNodeVariables``) and
+    its schema a non-integer: KV206 at the field, and no pod sized (the multi-node guide's InferenceService,
+    checked with KServe's multi-node runtime)."""
+    text = MULTINODE_ISVC.read_text()
+    old = {"tensorParallelSize": "tensorParallelSize: 1", "pipelineParallelSize": "pipelineParallelSize: 2"}[
+        field
+    ]
+    assert old in text
+    text = text.replace(old, f"{field}: {value}")
+    path = tmp_path / "isvc.yaml"
+    path.write_text(text)
+    result = run_check([str(path), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV206"]
+    assert d.severity == "error" and d.loc is not None and d.loc.file == str(path)
+    assert text.splitlines()[d.loc.line - 1].strip() == f"{field}: {value}"
+    assert f"workerSpec.{field}" in d.message and "not size" in d.message
+    assert not [cr for cr in result.containers if cr.workload.doc.path == str(path)]
+    # the guide's own sizes are sized (leader and worker)
+    result = run_check([str(MULTINODE_ISVC), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV206"]
+    assert [cr for cr in result.containers if cr.workload.doc.path == str(MULTINODE_ISVC)]

@@ -57,6 +57,10 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     if not isinstance(pred, dict):
         return []
     chain: Chain = [(doc.data, "spec"), (spec, "predictor")]
+    refused = _worker_size_findings(pred)
+    if refused:
+        # KServe's webhook rejects the InferenceService: no pod runs, and none is sized on a made-up size
+        return [_refused(doc, pred, refused)]
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
@@ -113,6 +117,56 @@ _BACKEND_RUNS = {
     "huggingface": "runs the model on KServe's Hugging Face Transformers backend, not vLLM",
     "triton": "runs the model on Triton Inference Server (encoder models only), not vLLM",
 }
+
+
+def _worker_size_findings(pred: dict) -> tuple[Finding, ...]:
+    """KV206 (error) at each of the predictor's ``workerSpec.tensorParallelSize`` / ``pipelineParallelSize``
+    that KServe refuses: below 1 (the InferenceService validating webhook, kserve/kserve
+    pkg/apis/serving/v1beta1/inference_service_validation.go ``validateMultiNodeVariables`` at
+    00ff000547e7fc8a98ef0edb165a5d7cd1610e94: "WorkerSpec.TensorParallelSize cannot be less than 1", against
+    ``constants.DefaultTensorParallelSize`` / ``DefaultPipelineParallelSize``, both 1), or not an integer (the
+    fields are ``*int`` in ``WorkerSpec``, so the API server's schema refuses any other type). Empty when both
+    are absent or valid."""
+    ws = pred.get("workerSpec")
+    if not isinstance(ws, dict):
+        return ()
+    out = []
+    for field, flag in (
+        ("tensorParallelSize", "--tensor-parallel-size"),
+        ("pipelineParallelSize", "--pipeline-parallel-size"),
+    ):
+        v = ws.get(field)
+        if v is None:
+            continue
+        n = int_or_none(v)
+        if n is not None and n >= 1:
+            continue
+        shown = str(v).lower() if isinstance(v, bool) else str(v)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        why = (
+            "KServe's InferenceService webhook rejects a size below 1, so the InferenceService is not created"
+            if n is not None
+            else "the field is an integer in KServe's WorkerSpec, so the API server rejects the InferenceService"
+        )
+        out.append(
+            Finding(
+                "KV206",
+                f"invalid value {shown!r} for workerSpec.{field}: {why}; kvlint does not size the predictor",
+                loc_of(ws, field) or loc_of(pred, "workerSpec"),
+                fix=f"set workerSpec.{field} to a whole number of 1 or more (KServe passes it to the engine as "
+                f"{flag})",
+                severity="error",
+            )
+        )
+    return tuple(out)
+
+
+def _refused(doc: Document, pred: dict, findings: tuple[Finding, ...]) -> Workload:
+    """The predictor of an InferenceService KServe refuses (``findings`` say why): no container, so nothing is
+    sized on a value that never reaches an engine."""
+    at = loc_of(pred, "workerSpec") or loc_of(pred) or doc.loc
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, "spec.predictor", replicas=None), findings=findings)
 
 
 def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | None:
