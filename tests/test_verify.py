@@ -383,3 +383,19 @@ def test_record_never_overwrites_the_log_being_read(tmp_path: Path) -> None:
         assert log.read_text() == text
     r = _cli(str(log), *args, "--record", str(tmp_path / "case.yaml"))
     assert r.exit_code == 0 and (tmp_path / "case.yaml").read_text().startswith("- id: ")
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_record_writes_nothing_when_the_log_cannot_be_replayed(tmp_path: Path, existing: bool) -> None:
+    """Exit 2 (gt-201's log names no model and none is given): no case is "ready to contribute", so ``--record``
+    writes no file and leaves one that exists as it was; the same log with ``--model`` records one."""
+    log = str(ROOT / "fixtures" / "logs" / "gt-201.log")
+    out = tmp_path / "case.yaml"
+    if existing:
+        out.write_text("- keep: me\n")
+    r = _cli(log, "--accelerator", "a100-80gb", "--record", str(out))
+    assert r.exit_code == 2, r.output
+    assert "names no model" in r.stderr and "--record: no case written" in r.stderr
+    assert out.read_text() == "- keep: me\n" if existing else not out.exists()
+    r = _cli(log, "--accelerator", "a100-80gb", "--record", "-")
+    assert r.exit_code == 2 and "gt-user-" not in r.stdout, r.output
