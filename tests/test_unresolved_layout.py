@@ -148,3 +148,17 @@ spec:
         p.write_text(lit)
         (cr,) = run_check([str(p)], Options(allow_hub=False)).containers
         assert sizing_of(cr) == "plan", name
+
+
+def test_a_runtime_template_size_stays_an_info_note() -> None:
+    """KServe's multi-node runtime (fixtures/load) passes --tensor-parallel-size=${TENSOR_PARALLEL_SIZE}, which
+    KServe sets from the InferenceService's workerSpec: the template is "runtime template" (not sized on its own),
+    and the note says the service sets the size instead of warning."""
+    path = ROOT / "fixtures/load/kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"
+    result = run_check([str(path)], Options(allow_hub=False))
+    notes = [d for d in result.diagnostics if d.rule == "KV503" and "-parallel-size" in d.message]
+    assert notes and all(
+        d.severity == "info" and "the service that uses this runtime" in d.message for d in notes
+    )
+    got = {sizing_of(cr) for cr in result.containers}
+    assert "runtime template" in got and "parallel size unknown" not in got

@@ -24,6 +24,8 @@ __all__ = [
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
     "LAYOUT_DESTS",
+    "LAYOUT_FROM_SERVICE",
+    "LAYOUT_UNSIZED",
     "Collector",
     "chart_provenance",
     "human_readable_int",
@@ -59,6 +61,16 @@ PARALLEL_DESTS = frozenset(
 #: them given a value kvlint cannot resolve leaves the container not sized ("parallel size unknown",
 #: :func:`kvlint.sizing.sizing_of`) rather than sized on the engine default of 1.
 LAYOUT_DESTS = PARALLEL_DESTS - {"nnodes"}
+
+#: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
+#: a serving-runtime template says :data:`LAYOUT_FROM_SERVICE` instead (``kvlint.pipeline.analyse_container``).
+LAYOUT_UNSIZED = (
+    "; the GPU layout depends on it, so the container is not sized (the engine default is not assumed)"
+)
+#: ... and in a serving-runtime template, whose sizes the InferenceService that uses it sets (an info note).
+LAYOUT_FROM_SERVICE = (
+    "; the service that uses this runtime template sets it (the template is not sized on its own)"
+)
 
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
 _DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
@@ -318,12 +330,7 @@ class Collector:
         ``ServerArgs``) is not assumed for a size the manifest sets to something else."""
         self.unresolved[dest] = loc
         if dest in LAYOUT_DESTS:
-            self.note(
-                f"{message}; the GPU layout depends on it, so the container is not sized (the engine "
-                f"default is not assumed)",
-                loc,
-                severity="warning",
-            )
+            self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
             return
         self.note(message, loc)
 
