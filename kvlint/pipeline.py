@@ -264,6 +264,15 @@ def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     )
 
 
+def _template_layout_note(f: Finding) -> Finding:
+    """``f`` as an info note saying the service sets the size, when it is the KV503 warning on an unresolved
+    parallel size (:data:`kvlint.engines.options.LAYOUT_UNSIZED`); else ``f``."""
+    if f.rule != "KV503" or not f.message.endswith(_options.LAYOUT_UNSIZED):
+        return f
+    head = f.message[: -len(_options.LAYOUT_UNSIZED)]
+    return replace(f, message=head + _options.LAYOUT_FROM_SERVICE, severity="info")
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -302,6 +311,13 @@ def analyse_container(
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
+    if any(f.rule == "KV503" and f.message.endswith(_options.LAYOUT_UNSIZED) for f in serving.findings):
+        from kvlint.rules.facts import is_runtime_template
+
+        if is_runtime_template(w):
+            # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
+            # variable): it is not sized on its own anyway ("runtime template"), so the note stays an info
+            serving.findings = [_template_layout_note(f) for f in serving.findings]
     refusal = w.engine_kwargs_refusal
     if refusal:
         serving.findings = [_refused_kwarg(f, refusal) for f in serving.findings]
@@ -353,8 +369,8 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
     its own GPU is unknown: a CUDA/ROCm image only (a ROCm one on the default ROCm fleet unless a fleet is
     configured), ``gpus`` per pod from its GPU limit, else the engine's workers (TP x PP x local DP). None for
     a container that requests no GPU at all (KV405; KV501 says there is no GPU to size it on)."""
-    if cr.model is None or cr.placement is None:
-        return ()
+    if cr.model is None or cr.placement is None or _layout.unresolved_sizes(cr.serving):
+        return ()  # no plan on a guessed GPU layout (kvlint.engines.layout.unresolved_sizes)
     if cr.placement.requests_no_gpu:
         return ()
     platform = _images.platform_of(cr.serving, cr.placement.resource)

@@ -16,6 +16,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
 * ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
   KV501 info);
+* ``parallel size unknown`` -- a tensor/pipeline/data-parallel size or shard count is set to a value kvlint
+  cannot resolve (``--tensor-parallel-size $(TP)`` with ``TP`` from a Secret or a fieldRef): each GPU's share of
+  the model depends on it, and the engine default of 1 is not assumed (KV503 warning at the flag);
 * ``GPU unknown`` -- nothing names the GPU and the fleet could not be planned either (KV501);
 * ``memory model could not size it`` -- model and GPU are known, the engine's memory model refused (KV502).
 
@@ -24,7 +27,8 @@ Helm template or values file that was not rendered (KV002) whose text names a se
 that ``helm template`` failed to render (or a kustomization ``kustomize build`` failed on: KV001 at its
 ``Chart.yaml`` / ``kustomization.yaml``) whose files name one, and an
 operator object whose engine settings live where kvlint does not look (KV503 info: Ray Serve's
-``serveConfigV2`` application in Python, llmaz's BackendRuntime, KAITO's MultiRoleInference, the NIM launcher's
+``serveConfigV2`` application in Python, llmaz's BackendRuntime, KAITO's MultiRoleInference and Transformers
+runtime, a KServe InferenceService on the Hugging Face server's ``--backend=huggingface``, the NIM launcher's
 profile of a NIMService). ``--require-sizing`` fails on them too.
 """
 
@@ -37,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.engines.images import unsized_whatever_model
+from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
@@ -73,6 +78,8 @@ def sizing_of(cr: ContainerResult) -> str:
         return why
     if cr.model is None:
         return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
+    if unresolved_sizes(s):
+        return "parallel size unknown"
     acc = cr.placement.accelerator if cr.placement else None
     if acc is None:
         return "GPU unknown"
@@ -305,7 +312,7 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
     renderer failed, so nothing of it was read -- whose directory's files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
-    MultiRoleInference or NIMService). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
+    MultiRoleInference, NIMService, or a KServe InferenceService on a non-vLLM ``--backend``). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
     the files whose answer ``result.engine_named`` holds (the loader's, for a templated file of at most
     1 MiB in UTF-8 read whole, and a streaming run's, from the bytes it analysed): a command-line helper,

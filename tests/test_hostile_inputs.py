@@ -354,6 +354,11 @@ def test_model_config_size_that_is_not_a_whole_number_in_range_is_refused(
     code, out = _check(tmp_path, "--offline", "--model-dir", str(tmp_path / "models"), str(p))
     assert "KV502" in out and f"config.json {key} is" in out and "whole number" in out, out
     assert "sized 1 of 1" not in out, out
+    # the config was found: KV502 says it was refused and what to correct, not "config.json not found"
+    assert "not found" not in out and "no config.json" not in out, out
+    assert "was found but refused" in out and f"correct {d / 'config.json'}" in out.replace(
+        "\n       ", " "
+    ), out
 
 
 def test_model_config_null_and_zero_counts_are_read_as_before(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from kvlint.engines.kserve import huggingface_backend, to_vllm_argv
 from kvlint.load import load_text
 from kvlint.memory.versions import parse_version
 from kvlint.pipeline import Options, run_check, run_documents
+from kvlint.sizing import unread
 
 #: The shared data folder beside the checkout (tests that read it skip when it is absent).
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -77,7 +78,35 @@ def test_huggingface_backend_is_not_vllm() -> None:
         .replace("- --model_name=llama3", "- --model_name=llama3\n        - --backend=huggingface")
     )
     res = run_documents(load_text(text, "b.yaml"), Options(allow_hub=False))
-    assert res.containers == [] and not res.diagnostics
+    assert res.containers == []
+    # not silent: a KV503 note at the --backend argument, and the object counted as not read
+    (d,) = res.diagnostics
+    assert d.rule == "KV503" and d.severity == "info" and d.loc is not None
+    assert text.splitlines()[d.loc.line - 1].strip() == "- --backend=huggingface"
+    assert "Transformers" in d.message and "not vLLM" in d.message
+    assert [why for _, why in unread(res)] == ["operator settings not read"]
+    # --backend=vllm (or none) is vLLM: sized, no note
+    res = run_documents(load_text(text.replace("=huggingface", "=vllm"), "b.yaml"), Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.plan is not None and not [d for d in res.diagnostics if d.rule == "KV503"]
+
+
+def test_the_kserve_sample_with_the_transformers_backend_is_not_read() -> None:
+    """kserve/kserve docs/samples/storage/hf/hf_isvc.yaml (fixtures/load, source in its SOURCE.md): a
+    Llama-2 predictor on ``--backend=huggingface``, through ``kvlint check``."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    p = (
+        Path(__file__).resolve().parents[1]
+        / "fixtures/load/kserve__kserve__docs__samples__storage__hf__hf_isvc.yaml"
+    )
+    line = p.read_text().splitlines().index("      - --backend=huggingface") + 1
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--require-sizing", str(p)])
+    assert r.exit_code == 1, r.output
+    assert f"{p}:{line}:9: info KV503 kvlint does not read this InferenceService" in r.stdout
+    assert "not read: 1 " in r.stdout
 
 
 def test_a_deployment_of_the_server_image_is_read_too() -> None:
@@ -348,3 +377,33 @@ def test_an_inference_service_without_worker_spec_is_not_put_on_a_multinode_runt
     alone = run_check([str(FIX)], Options(allow_hub=False))
     mine = sorted((d.rule, d.loc.line) for d in result.diagnostics if d.loc.file == str(FIX))
     assert mine == sorted((d.rule, d.loc.line) for d in alone.diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("tensorParallelSize", "0"), ("pipelineParallelSize", "-1"), ("tensorParallelSize", '"2"')],
+)
+def test_a_worker_size_kserve_refuses_is_a_kv206_and_not_sized(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    """KServe's InferenceService webhook refuses workerSpec sizes below 1 (``validateMultiNodeVariables``) and
+    its schema a non-integer: KV206 at the field, and no pod sized (the multi-node guide's InferenceService,
+    checked with KServe's multi-node runtime)."""
+    text = MULTINODE_ISVC.read_text()
+    old = {"tensorParallelSize": "tensorParallelSize: 1", "pipelineParallelSize": "pipelineParallelSize: 2"}[
+        field
+    ]
+    assert old in text
+    text = text.replace(old, f"{field}: {value}")
+    path = tmp_path / "isvc.yaml"
+    path.write_text(text)
+    result = run_check([str(path), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    (d,) = [d for d in result.diagnostics if d.rule == "KV206"]
+    assert d.severity == "error" and d.loc is not None and d.loc.file == str(path)
+    assert text.splitlines()[d.loc.line - 1].strip() == f"{field}: {value}"
+    assert f"workerSpec.{field}" in d.message and "not size" in d.message
+    assert not [cr for cr in result.containers if cr.workload.doc.path == str(path)]
+    # the guide's own sizes are sized (leader and worker)
+    result = run_check([str(MULTINODE_ISVC), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV206"]
+    assert [cr for cr in result.containers if cr.workload.doc.path == str(MULTINODE_ISVC)]

@@ -351,7 +351,7 @@ def test_container_path_unavailable_explains_mapping():
 
 
 def test_malformed_and_non_decoder_local_configs():
-    with pytest.raises(ModelUnavailable, match=r"config.json:3:\d+: malformed JSON"):
+    with pytest.raises(ModelUnavailable, match=r"config.json:3:\d+ was read but refused: malformed JSON"):
         resolve_model(str(FIX / "models" / "broken"))
     with pytest.raises(ModelUnavailable, match="not a decoder"):
         resolve_model(str(FIX / "models" / "encoder"))

@@ -404,3 +404,19 @@ def test_a_log_cut_before_the_kv_cache_verifies_nothing(tmp_path: Path) -> None:
     assert "the engine started" not in r.output and "nothing to verify" in r.output
     data = json.loads(_cli(str(cut), *args, "--format", "json").output)
     assert data["incomplete"] is True and data["exit_code"] == 2
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_record_writes_nothing_when_the_log_cannot_be_replayed(tmp_path: Path, existing: bool) -> None:
+    """Exit 2 (gt-201's log names no model and none is given): no case is "ready to contribute", so ``--record``
+    writes no file and leaves one that exists as it was; the same log with ``--model`` records one."""
+    log = str(ROOT / "fixtures" / "logs" / "gt-201.log")
+    out = tmp_path / "case.yaml"
+    if existing:
+        out.write_text("- keep: me\n")
+    r = _cli(log, "--accelerator", "a100-80gb", "--record", str(out))
+    assert r.exit_code == 2, r.output
+    assert "names no model" in r.stderr and "--record: no case written" in r.stderr
+    assert out.read_text() == "- keep: me\n" if existing else not out.exists()
+    r = _cli(log, "--accelerator", "a100-80gb", "--record", "-")
+    assert r.exit_code == 2 and "gt-user-" not in r.stdout, r.output

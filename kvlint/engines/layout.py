@@ -22,7 +22,7 @@ from kvlint.source import Loc
 from kvlint.types import ServingConfig
 from kvlint.values import as_int
 
-__all__ = ["MEMORY_FRACTION", "Parallelism", "parallelism"]
+__all__ = ["MEMORY_FRACTION", "Parallelism", "parallelism", "unresolved_sizes"]
 
 #: Per engine: (setting name, flag as the user writes it, default when unset or None if it depends on the
 #: release) of the fraction of each GPU's memory the engine claims.
@@ -94,10 +94,18 @@ def parallelism(serving: ServingConfig, *, gpus: int | None = None, ray_kind: bo
         gpus: GPUs the container is given (TGI's default shard count), None when unknown.
         ray_kind: the workload is a Ray object (RayService/RayCluster/RayJob): Ray places the workers.
     """
-    e = serving.engine
-    known = not any(k in serving.unresolved for k in _SIZES.get(e, ()))
+    known = not unresolved_sizes(serving)
     lay = _parallelism(serving, gpus, ray_kind)
     return lay if known else replace(lay, known=False)
+
+
+def unresolved_sizes(serving: ServingConfig) -> list[str]:
+    """The settings among those that size ``serving``'s GPU layout (:data:`_SIZES`) whose value kvlint could
+    not resolve (``--tensor-parallel-size $(TP)`` with ``TP`` from a Secret, or a KV206 implausible size), in
+    :data:`_SIZES` order. Non-empty means :func:`parallelism` is not ``known``: the container is not planned on
+    the engine default of 1 (:func:`kvlint.memory.stage.plan_container`) and is counted "parallel size
+    unknown" (:func:`kvlint.sizing.sizing_of`)."""
+    return [k for k in _SIZES.get(serving.engine, ()) if k in serving.unresolved]
 
 
 #: The settings that size each engine's layout.

@@ -23,6 +23,9 @@ __all__ = [
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
+    "LAYOUT_DESTS",
+    "LAYOUT_FROM_SERVICE",
+    "LAYOUT_UNSIZED",
     "Collector",
     "chart_provenance",
     "human_readable_int",
@@ -51,6 +54,22 @@ PARALLEL_DESTS = frozenset(
         "dp_size",
         "num_shard",
     }
+)
+
+#: The parallel sizes each GPU's share of the model depends on (the settings
+#: :func:`kvlint.engines.layout.parallelism` reads; ``--nnodes`` only says where the workers run). One of
+#: them given a value kvlint cannot resolve leaves the container not sized ("parallel size unknown",
+#: :func:`kvlint.sizing.sizing_of`) rather than sized on the engine default of 1.
+LAYOUT_DESTS = PARALLEL_DESTS - {"nnodes"}
+
+#: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
+#: a serving-runtime template says :data:`LAYOUT_FROM_SERVICE` instead (``kvlint.pipeline.analyse_container``).
+LAYOUT_UNSIZED = (
+    "; the GPU layout depends on it, so the container is not sized (the engine default is not assumed)"
+)
+#: ... and in a serving-runtime template, whose sizes the InferenceService that uses it sets (an info note).
+LAYOUT_FROM_SERVICE = (
+    "; the service that uses this runtime template sets it (the template is not sized on its own)"
 )
 
 _HR_RE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
@@ -303,8 +322,16 @@ class Collector:
 
     def unresolved_value(self, dest: str, message: str, loc: Loc | None) -> None:
         """A setting whose value comes from a variable kvlint cannot resolve: remember ``dest`` (so the rules
-        know the setting is set but unknown, not at its default) and note it (KV503 info)."""
+        know the setting is set but unknown, not at its default) and note it (KV503 info).
+
+        A parallel size (:data:`LAYOUT_DESTS`: ``--tensor-parallel-size $(TP)``, ``--tp-size ${X}``,
+        ``--num-shard $(N)``) decides each GPU's share of the weights and KV cache, so the note is a warning
+        that says the container is not sized: the engine default (1 in vLLM's ``ParallelConfig``, SGLang's
+        ``ServerArgs``) is not assumed for a size the manifest sets to something else."""
         self.unresolved[dest] = loc
+        if dest in LAYOUT_DESTS:
+            self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
+            return
         self.note(message, loc)
 
     def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kvlint.engines.options import Collector
+from kvlint.engines.options import LAYOUT_DESTS, Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import ServingConfig, Value, ref_part
@@ -120,6 +120,23 @@ def _convert(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> 
     return True, raw
 
 
+def _opaque_env(container: LDict | None, env: Mapping[str, str]) -> dict[str, Loc | None]:
+    """The container's ``env`` entries that are set through ``valueFrom`` (a Secret, a field or resource
+    reference, a ConfigMap not among the inputs) and so missing from the statically resolved ``env``:
+    ``NAME -> location of the entry``."""
+    out: dict[str, Loc | None] = {}
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        if (
+            isinstance(e, LDict)
+            and isinstance(e.get("name"), str)
+            and e["name"] not in env
+            and "valueFrom" in e
+        ):
+            out[e["name"]] = e.locs.get("valueFrom") or e.loc
+    return out
+
+
 def parse_tgi_argv(
     argv: Sequence[str],
     *,
@@ -197,6 +214,19 @@ def parse_tgi_argv(
         ok, value = (True, raw) if dest == "model_id" else _convert(col, name, dest, raw, env_locs.get(name))
         if ok:
             col.flags[key] = Value(value, env_locs.get(name), raw, "env")
+    for name, loc in _opaque_env(container, env).items():
+        # NUM_SHARD from a Secret or a fieldRef: clap reads it (launcher/src/main.rs Args, ``#[clap(long,
+        # env)]``), so the launcher's default of one shard per visible GPU does not apply
+        dest = name.lower()
+        if (
+            dest in LAYOUT_DESTS
+            and dest in TGI_OPTIONS
+            and dest not in col.flags
+            and dest not in col.unresolved
+        ):
+            col.unresolved_value(
+                dest, f"{name}: the value comes from a Secret or field reference kvlint cannot read", loc
+            )
     model = col.flags.pop("model_id", None)
     cont = container if container is not None else LDict()
     return ServingConfig(

@@ -28,6 +28,7 @@ import yaml
 
 from kvlint.engines import vllm_flags_data as data
 from kvlint.engines.options import (
+    LAYOUT_DESTS,
     Collector,
     human_readable_int,
     json_too_deep,
@@ -351,6 +352,49 @@ class _Parser:
             return
         self.col.set(dest, Value(value, loc, raw, source), option)
 
+    def _takes_no_word(self) -> bool:
+        """Whether every boolean option of the release takes no separate value word: from vLLM 0.10 (and
+        when the release is unknown, read as a current one) each is a ``BooleanOptionalAction`` made by
+        ``get_kwargs`` from a ``bool`` config field, or a ``store_true`` (``nargs=0``: vllm@0.11
+        vllm/engine/arg_utils.py ``_compute_kwargs``, ``contains_type(type_hints, bool)``). Older releases
+        had ``StoreBoolean`` options with an optional value (``--enable-chunked-prefill true`` in 0.6-0.8),
+        which kvlint still reads as a value there."""
+        v = version_tuple(self.version)
+        return v is None or v >= (0, 10)
+
+    def _stray_bool_word(
+        self, canon: str, argv: Sequence[str], i: int, loc: Loc | None, positional_model: bool
+    ) -> None:
+        """KV206 for ``--enforce-eager true``: say what vLLM does with the word ``argv[i]`` after a boolean
+        option. argparse sets the option (``nargs=0``) and leaves the word as a positional argument. With the
+        model already given (``vllm serve MODEL``, or ``--model``, which
+        ``FlexibleArgumentParser.parse_args`` moves to the front for ``vllm serve``; the OpenAI
+        ``api_server`` entry point has no positional at all) ``parse_args`` exits with "unrecognized arguments"
+        (vllm@0.11 vllm/utils/argparse_utils.py); otherwise ``vllm serve`` takes the word as its model
+        (``model_tag``)."""
+        word = argv[i]
+        has_model = self.model is not None or any(a == "--model" or a.startswith("--model=") for a in argv)
+        if positional_model and not has_model:
+            then = f"`vllm serve` takes '{word}' as the model to serve (its positional model_tag)"
+        else:
+            then = f"vLLM exits at start-up with 'error: unrecognized arguments: {word}'"
+        meant = canon if word.lower() == "true" else "--no-" + canon[2:] if canon in self.bools else None
+        fix = (
+            f"write {meant} alone"
+            if meant == canon
+            else f"write {meant} instead"
+            if meant
+            else f"remove {canon} {word} ({canon} alone turns it on; it is off by default)"
+        )
+        self.col.invalid(
+            canon,
+            word,
+            loc,
+            f"a boolean option takes no value word: argparse sets {canon} and leaves '{word}' as a positional "
+            f"argument, so {then}",
+            fix=fix,
+        )
+
     # -- main loop -------------------------------------------------------------------------------
     def run(
         self,
@@ -451,6 +495,12 @@ class _Parser:
                         self.col.invalid(canon, explicit, loc, "a boolean option takes no value")
                         continue
                 elif i < n and argv[i].lower() in ("true", "false") and not negated:
+                    if self._takes_no_word():
+                        # a BooleanOptionalAction / store_true takes no value: the word is a positional
+                        self._stray_bool_word(canon, argv, i, locs[i] or loc, positional_model)
+                        self.set(canon, dest, value, raw, loc, src)
+                        i += 1
+                        continue
                     raw = argv[i]
                     value = argv[i].lower() == "true"
                     i += 1
@@ -496,10 +546,10 @@ class _Parser:
                 continue
             if UNRESOLVED_RE.search(raw):
                 if dest in INT_DESTS or dest in FLOAT_DESTS:
+                    why = f"{canon} {raw}: the value comes from a variable kvlint cannot resolve"
                     self.col.unresolved_value(
                         dest,
-                        f"{canon} {raw}: the value comes from a variable kvlint cannot resolve; "
-                        f"the engine default is assumed",
+                        why if dest in LAYOUT_DESTS else f"{why}; the engine default is assumed",
                         loc,
                     )
                     continue

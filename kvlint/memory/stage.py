@@ -20,6 +20,7 @@ import kvlint.accelerators.registry as _catalogue
 import kvlint.engines.images as _images
 import kvlint.memory.compat as _compat
 import kvlint.models as _models
+from kvlint.engines.layout import unresolved_sizes
 from kvlint.fastinit import direct_init
 from kvlint.memory.sglang import (
     SglangPlanDetail,
@@ -400,8 +401,9 @@ def plan_container(
 ) -> PlanOutcome:
     """Plan one serving container on the GPU it lands on.
 
-    Returns a :class:`PlanOutcome`: settings always for vLLM when they can be read; ``detail`` when model and
-    GPU are known and the memory model sizes the configuration; ``error`` otherwise (None when simply the model
+    Returns a :class:`PlanOutcome`: settings always for vLLM when they can be read; ``detail`` when model,
+    GPU and parallel sizes (:func:`kvlint.engines.layout.unresolved_sizes`) are known and the memory model
+    sizes the configuration; ``error`` otherwise (None when simply the model
     or GPU is unknown, which the resolution rules report). Never raises on user input.
     """
     settings: Any = None
@@ -411,7 +413,8 @@ def plan_container(
             settings, note = _vllm_settings(serving, options)
         except Exception as exc:
             return PlanOutcome(error=f"settings: {exc}")
-    if model is None:
+    if model is None or unresolved_sizes(serving):
+        # a parallel size the manifest sets to a value kvlint cannot resolve: no plan on a guessed layout
         return PlanOutcome(settings=settings, model_note=note)
     gpu = plannable_gpu(placement, serving.engine)
     if gpu is None or isinstance(gpu, str):
@@ -436,7 +439,7 @@ def replan(cr: ContainerResult, placement: Placement | None = None, **changes: A
     plan is never offered). Pure: ``cr`` is not modified.
     """
     placement = placement or cr.placement
-    if cr.model is None or placement is None:
+    if cr.model is None or placement is None or unresolved_sizes(cr.serving):
         return None
     if cr.serving.engine == "vllm" and cr.settings is None:
         return None

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kvlint.models.config import parse_config
+from kvlint.models.config import REFUSED, parse_config
 from kvlint.types import ModelSpec, ModelUnavailable
 
 __all__ = ["resolve_model", "clear_cache", "map_model_path", "HUB_TIMEOUT_S"]
@@ -79,25 +79,27 @@ def _unavailable(ref: str, reason: str, hub_hint: bool = True) -> ModelUnavailab
     return ModelUnavailable(f"model '{ref}': config.json not found ({reason}); {hint}")
 
 
+def _refused(ref: str, path: Path | str, why: str) -> ModelUnavailable:
+    """The error for ``ref``'s config file ``path`` that exists but that kvlint refuses, ``why`` saying what is
+    wrong (:func:`kvlint.models.config.config_refusal`)."""
+    return ModelUnavailable(f"model '{ref}': {path}{REFUSED}{why}")
+
+
 def _read_json(path: Path, ref: str) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
             raw = fh.read(MAX_CONFIG_BYTES + 1)
         if len(raw) > MAX_CONFIG_BYTES:
-            raise _unavailable(
-                ref, f"{path}: larger than {MAX_CONFIG_BYTES} bytes, not a model config", hub_hint=False
-            )
+            raise _refused(ref, path, f"larger than {MAX_CONFIG_BYTES} bytes, not a model config")
         data = json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as e:
-        raise _unavailable(
-            ref, f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}", hub_hint=False
-        ) from None
+        raise _refused(ref, f"{path}:{e.lineno}:{e.colno}", f"malformed JSON: {e.msg}") from None
     except RecursionError:
-        raise _unavailable(ref, f"{path}: JSON nested too deeply", hub_hint=False) from None
+        raise _refused(ref, path, "JSON nested too deeply") from None
     except (OSError, UnicodeDecodeError) as e:
         raise _unavailable(ref, f"{path}: cannot read: {e}", hub_hint=False) from None
     if not isinstance(data, dict):
-        raise _unavailable(ref, f"{path}: not a JSON object", hub_hint=False)
+        raise _refused(ref, path, "not a JSON object")
     return data
 
 
@@ -155,7 +157,9 @@ def _parse(
             quant_config_extra=quant,
         )
     except ValueError as e:
-        raise ModelUnavailable(f"model '{model_id}': {source}: {e}") from None
+        why = str(e)
+        why = why[len(model_id) + 2 :] if why.startswith(f"{model_id}: ") else why
+        raise _refused(model_id, source, why) from None
     if extra_notes:
         import dataclasses
 

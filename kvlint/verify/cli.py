@@ -44,7 +44,8 @@ def _same_file(a: str, b: str) -> bool:
 @click.option(
     "--record",
     metavar="FILE",
-    help="Write the start-up as a ground-truth case (YAML list, the format of groundtruth/cases.yaml); - = stdout.",
+    help="Write the start-up as a ground-truth case (YAML list, the format of groundtruth/cases.yaml); - = stdout. "
+    "Not written when the log cannot be replayed (exit status 2).",
 )
 @click.argument("engine_args", nargs=-1, type=click.UNPROCESSED)
 def verify(
@@ -119,7 +120,15 @@ def verify(
         result = verify_log(parsed, options, model=model_ref, extra_args=extra)
     except VerifyError as exc:
         error = str(exc)
-    if record:
+    if record and result is None:
+        # exit 2: nothing was replayed (the log names no model, no GPU is known ...), so there is no case "ready
+        # to contribute" (README "Checking kvlint against your own start-up"); a file the user named is not
+        # written (nor replaced) with a case that lacks what the replay needs
+        where = "to stdout" if record == "-" else f"to {record}"
+        click.echo(
+            f"kvlint verify: --record: no case written {where}: the log could not be replayed", err=True
+        )
+    elif record:
         import yaml
 
         case = record_case(result, parsed, source=None if log in (None, "-") else log)

@@ -22,6 +22,7 @@ from kvlint.workloads.base import (
     llist,
     make_workload,
     synthetic_pod_spec,
+    synthetic_workload,
 )
 from kvlint.workloads.gotemplate import render
 from kvlint.workloads.llmisvc import model_from_uri
@@ -56,9 +57,16 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     if not isinstance(pred, dict):
         return []
     chain: Chain = [(doc.data, "spec"), (spec, "predictor")]
+    refused = _worker_size_findings(pred)
+    if refused:
+        # KServe's webhook rejects the InferenceService: no pod runs, and none is sized on a made-up size
+        return [_refused(doc, pred, refused)]
     for key in _KSERVE_MODEL_KEYS:
         model = pred.get(key)
         if isinstance(model, dict):
+            transformers = _transformers_backend(doc, key, model)
+            if transformers is not None:
+                return [transformers]
             if runtimes is not None and key == "model":
                 # a model naming its own image still runs on its runtime: KServe merges the model's container
                 # (image included) over the runtime's kserve-container (merged_runtime_workloads)
@@ -102,6 +110,102 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
             )
         ]
     return []
+
+
+#: What a ``--backend`` of KServe's Hugging Face server other than auto/vllm runs the model on.
+_BACKEND_RUNS = {
+    "huggingface": "runs the model on KServe's Hugging Face Transformers backend, not vLLM",
+    "triton": "runs the model on Triton Inference Server (encoder models only), not vLLM",
+}
+
+
+def _worker_size_findings(pred: dict) -> tuple[Finding, ...]:
+    """KV206 (error) at each of the predictor's ``workerSpec.tensorParallelSize`` / ``pipelineParallelSize``
+    that KServe refuses: below 1 (the InferenceService validating webhook, kserve/kserve
+    pkg/apis/serving/v1beta1/inference_service_validation.go ``validateMultiNodeVariables`` at
+    00ff000547e7fc8a98ef0edb165a5d7cd1610e94: "WorkerSpec.TensorParallelSize cannot be less than 1", against
+    ``constants.DefaultTensorParallelSize`` / ``DefaultPipelineParallelSize``, both 1), or not an integer (the
+    fields are ``*int`` in ``WorkerSpec``, so the API server's schema refuses any other type). Empty when both
+    are absent or valid."""
+    ws = pred.get("workerSpec")
+    if not isinstance(ws, dict):
+        return ()
+    out = []
+    for field, flag in (
+        ("tensorParallelSize", "--tensor-parallel-size"),
+        ("pipelineParallelSize", "--pipeline-parallel-size"),
+    ):
+        v = ws.get(field)
+        if v is None:
+            continue
+        n = int_or_none(v)
+        if n is not None and n >= 1:
+            continue
+        shown = str(v).lower() if isinstance(v, bool) else str(v)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        why = (
+            "KServe's InferenceService webhook rejects a size below 1, so the InferenceService is not created"
+            if n is not None
+            else "the field is an integer in KServe's WorkerSpec, so the API server rejects the InferenceService"
+        )
+        out.append(
+            Finding(
+                "KV206",
+                f"invalid value {shown!r} for workerSpec.{field}: {why}; kvlint does not size the predictor",
+                loc_of(ws, field) or loc_of(pred, "workerSpec"),
+                fix=f"set workerSpec.{field} to a whole number of 1 or more (KServe passes it to the engine as "
+                f"{flag})",
+                severity="error",
+            )
+        )
+    return tuple(out)
+
+
+def _refused(doc: Document, pred: dict, findings: tuple[Finding, ...]) -> Workload:
+    """The predictor of an InferenceService KServe refuses (``findings`` say why): no container, so nothing is
+    sized on a value that never reaches an engine."""
+    at = loc_of(pred, "workerSpec") or loc_of(pred) or doc.loc
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, "spec.predictor", replicas=None), findings=findings)
+
+
+def _transformers_backend(doc: Document, key: str, model: dict) -> Workload | None:
+    """An empty workload with a KV503 note for a ``modelFormat: huggingface`` predictor (or the ``huggingface``
+    shorthand) whose ``args`` pick a ``--backend`` other than ``auto`` or ``vllm``, else None.
+
+    KServe's Hugging Face server chooses its backend from ``--backend`` (default ``auto``; the names of its
+    ``Backend`` enum, ``auto``, ``huggingface`` and ``vllm``, plus ``triton`` in some releases): vLLM for
+    ``auto``/``vllm`` when the architecture is one vLLM supports, else the Transformers
+    ``HuggingfaceGenerativeModel``/``HuggingfaceEncoderModel`` (kserve/kserve
+    python/huggingfaceserver/huggingfaceserver/__main__.py ``load_model``, and ``__init__.py`` ``Backend``, at
+    0217bdabaaa250485b336805da1aed04960dc758). Transformers is not an engine kvlint models, so the predictor is
+    not sized; as for KAITO's Transformers runtime, the note says so at the ``--backend`` argument and the run
+    counts the object as not read (:func:`kvlint.sizing.unread`)."""
+    from kvlint.engines.kserve import huggingface_backend
+
+    fmt = model.get("modelFormat")
+    fmt_name = fmt.get("name") if isinstance(fmt, dict) else None
+    if not (key == "huggingface" or str(fmt_name or "").lower() == "huggingface"):
+        return None
+    args = model.get("args")
+    words = [str(a) for a in args] if isinstance(args, list) else []
+    backend = huggingface_backend(words)
+    if backend in ("auto", "vllm"):
+        return None
+    i = next((i for i, w in enumerate(words) if w.replace("-", "_").startswith("__backend")), None)
+    at = (loc_of(args, i) if i is not None else None) or loc_of(model, "args") or doc.loc
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: --backend={backend} "
+        + _BACKEND_RUNS.get(backend, "is not vLLM (the server's backends are auto, huggingface and vllm)")
+        + ", and kvlint sizes only vLLM, SGLang and TGI, so its memory is not checked",
+        at,
+        fix="remove --backend (its default, auto, serves a model vLLM supports on vLLM, which kvlint sizes) or "
+        "set --backend=vllm; or size the Transformers backend by hand",
+        severity="info",
+    )
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, f"spec.predictor.{key}", replicas=None), findings=(note,))
 
 
 #: The container KServe's Hugging Face ClusterServingRuntime (``kserve-huggingfaceserver``, selected for

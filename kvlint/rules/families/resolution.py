@@ -14,7 +14,12 @@ from typing import Any
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
-from kvlint.models.config import encoder_decoder_support, encoder_decoder_type, not_decoder_type
+from kvlint.models.config import (
+    config_refusal,
+    encoder_decoder_support,
+    encoder_decoder_type,
+    not_decoder_type,
+)
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
@@ -262,6 +267,23 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             s.model.loc,
             fix="check this container's memory from the engine's start-up log (kvlint cannot size it); if the "
             "engine should run a generative model, the model reference names the wrong checkpoint",
+        )
+        return
+    refused = config_refusal(cr.model_error) if cr.model is None else None
+    if refused is not None:
+        # found and read, but not a config kvlint (or the engine) can build the model from: say what is wrong
+        path, why = refused
+        # "/m/config.json vocab_size is -5" rather than "/m/config.json: config.json vocab_size is -5"
+        said = (
+            f"{path[: -len('config.json')]}{why}"
+            if path.endswith("config.json") and why.startswith("config.json ")
+            else f"{path}: {why}"
+        )
+        yield ctx.finding(
+            f"the config of model '{name}' was found but refused, so capacity rules were skipped: {said}",
+            s.model.loc,
+            fix=f"correct {path.rsplit(':', 2)[0] if path.count(':') >= 2 else path}, or point kvlint at the "
+            "model's real config (--model-dir DIR, a .kvlint.yaml model_paths entry, or kvlint.io/model: <hub id>)",
         )
         return
     if cr.model is None:
