@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.source import Loc
-from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Value
+from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Severity, Value
 
 __all__ = [
     "USUALLY_MEANT",
@@ -286,7 +286,7 @@ class Collector:
         )
 
     def invalid(
-        self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "", severity: str = "error"
+        self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "", severity: Severity = "error"
     ) -> None:
         """KV206: ``raw`` is a value the engine rejects for ``option`` (quoted, cut to 60 characters);
         ``severity`` "warning" when only some of the releases the image may run reject it."""
