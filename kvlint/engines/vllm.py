@@ -7,6 +7,8 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
 * ``--flag value`` and ``--flag=value``; underscores in long options are dashes (``--max_model_len``);
   unique prefixes of long options are accepted (argparse ``allow_abbrev``); the last occurrence wins.
 * boolean options use ``BooleanOptionalAction`` (``--enable-prefix-caching`` / ``--no-enable-prefix-caching``);
+  from 0.10 they take no value: ``--enforce-eager=true`` and ``--enforce-eager true`` are KV206 (older releases
+  had ``StoreBoolean`` options reading an optional ``true``/``false``);
 * short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11,
   ``--optimization-level`` ≥0.12, ``-O3`` without a space), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
