@@ -403,8 +403,8 @@ class _Parser:
         """KV206 for ``--enable-chunked-prefill=false``: a boolean option written with ``=value``.
 
         vLLM's ``FlexibleArgumentParser.parse_args`` only turns underscores into dashes in the option name and
-        passes ``--name=value`` on to argparse unchanged (vllm@0.34.0 vllm/utils/argparse_utils.py; the same
-        loop in 0.10/0.11 vllm/utils/__init__.py). From vLLM 0.10 each boolean option is a
+        passes ``--name=value`` on to argparse unchanged (read in the vllm 0.34.0 wheel,
+        vllm/utils/argparse_utils.py; earlier releases kept the class in vllm/utils/__init__.py). From vLLM 0.10 each boolean option is a
         ``BooleanOptionalAction`` or a ``store_true`` (``nargs=0``, vllm/engine/arg_utils.py
         ``_compute_kwargs``), and argparse's ``consume_optional`` refuses an explicit value on a long option
         that takes none: "argument --X: ignored explicit argument 'false'", exit status 2 (CPython
