@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kvlint.engines.options import version_tuple
+from kvlint.engines.vllm_flags_data import VERSIONS
 from kvlint.options import Options
 from kvlint.pipeline import run_check
+from kvlint.types import CheckResult, Diagnostic
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Kthena's ModelBooster example (fixtures/collected, volcano-sh/kthena; source in its INDEX.csv)
@@ -100,3 +105,89 @@ def test_a_release_with_optional_value_booleans_still_reads_the_word(tmp_path: P
     assert not [d for d in result.diagnostics if d.rule == "KV206"]
     (cr,) = result.containers
     assert cr.serving.get("enable_chunked_prefill") is False
+
+
+# -- the ``=`` form: ``--enable-chunked-prefill=false`` --------------------------------------------------------
+#: KubeAI's MI300X Llama 3.1 70B model (fixtures/collected, substratusai/kubeai; source in its INDEX.csv)
+KUBEAI = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / "substratusai__kubeai__manifests__models__llama-3.1-70b-instruct-fp8-mi300x.yaml"
+)
+#: Sampled releases from kvlint's vLLM option table: the oldest that refuses ``=value`` on a boolean option,
+#: the newest, and the newest that still reads it (StoreBoolean options, ``nargs="?"``)
+REFUSING = [v for v in VERSIONS if (version_tuple(v) or (0,)) >= (0, 10)]
+READING = [v for v in VERSIONS if (0, 6) <= (version_tuple(v) or (0,)) < (0, 10)]
+
+
+def _kv206(result: CheckResult) -> list[Diagnostic]:
+    return [d for d in result.diagnostics if d.rule == "KV206"]
+
+
+@pytest.mark.parametrize("version", [REFUSING[0], REFUSING[-1]])
+def test_a_pinned_release_refuses_a_boolean_written_with_equals(version: str) -> None:
+    text = KUBEAI.read_text()
+    result = run_check([str(KUBEAI)], Options(allow_hub=False, engine_version=version))
+    (d,) = _kv206(result)
+    assert d.severity == "error" and d.loc is not None
+    assert text.splitlines()[d.loc.line - 1].strip() == "- --enable-chunked-prefill=false"
+    assert "ignored explicit argument 'false'" in d.message and f"vLLM {version}" in d.message
+    assert d.fix == "write --no-enable-chunked-prefill instead"
+    (cr,) = result.containers
+    assert cr.serving.get("enable_chunked_prefill") is None  # vLLM does not start: nothing is read
+
+
+def test_an_older_release_reads_the_value_after_equals() -> None:
+    result = run_check([str(KUBEAI)], Options(allow_hub=False, engine_version=READING[-1]))
+    assert not _kv206(result)
+    (cr,) = result.containers
+    assert cr.serving.get("enable_chunked_prefill") is False
+
+
+def test_an_unpinned_release_warns_and_reads_it_as_older_releases_did() -> None:
+    # KubeAI's installation chooses the vLLM image: the release is unknown (KV208)
+    result = run_check([str(KUBEAI)], Options(allow_hub=False))
+    (d,) = _kv206(result)
+    assert (
+        d.severity == "warning" and "before 0.10" in d.message and "does not say which release" in d.message
+    )
+    assert d.fix is not None and d.fix.endswith("write --no-enable-chunked-prefill instead")
+    (cr,) = result.containers
+    assert cr.serving.get("enable_chunked_prefill") is False
+
+
+def test_every_value_after_equals_is_refused_and_the_fix_names_the_meant_form(tmp_path: Path) -> None:
+    args = [
+        "--enforce-eager=true",
+        "--no-enable-prefix-caching=true",
+        "--trust_remote_code=False",
+        "--enforce=1",
+    ]
+    text = (
+        f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: v}}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v{REFUSING[0]}
+        args:
+        - --model=Qwen/Qwen2.5-7B-Instruct
+"""
+        + "".join(f"        - {a}\n" for a in args)
+        + "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    p = tmp_path / "d.yaml"
+    p.write_text(text)
+    result = run_check([str(p)], Options(allow_hub=False))
+    got = {text.splitlines()[d.loc.line - 1].strip()[2:]: d.fix for d in _kv206(result) if d.loc}
+    assert got == {
+        "--enforce-eager=true": "write --enforce-eager alone",
+        "--no-enable-prefix-caching=true": "write --no-enable-prefix-caching instead",
+        "--trust_remote_code=False": "write --no-trust-remote-code instead",
+        "--enforce=1": "write --enforce-eager alone",
+    }
+    assert all(d.severity == "error" for d in _kv206(result))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.source import Loc
-from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Value
+from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Severity, Value
 
 __all__ = [
     "USUALLY_MEANT",
@@ -285,8 +285,11 @@ class Collector:
             )
         )
 
-    def invalid(self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "") -> None:
-        """KV206: ``raw`` is a value the engine rejects for ``option`` (quoted, cut to 60 characters)."""
+    def invalid(
+        self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "", severity: Severity = "error"
+    ) -> None:
+        """KV206: ``raw`` is a value the engine rejects for ``option`` (quoted, cut to 60 characters);
+        ``severity`` "warning" when only some of the releases the image may run reject it."""
         shown = raw if len(raw) <= 60 else raw[:57] + "..."
         self.findings.append(
             OptionFinding(
@@ -294,7 +297,7 @@ class Collector:
                 message=f"invalid value {shown!r} for {option}: {why}",
                 loc=loc,
                 fix=fix or f"give {option} a value the engine accepts ({why})",
-                severity="error",
+                severity=severity,
                 option=option,
             )
         )

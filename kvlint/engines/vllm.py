@@ -7,6 +7,8 @@ vllm/engine/arg_utils.py::EngineArgs.add_cli_args):
 * ``--flag value`` and ``--flag=value``; underscores in long options are dashes (``--max_model_len``);
   unique prefixes of long options are accepted (argparse ``allow_abbrev``); the last occurrence wins.
 * boolean options use ``BooleanOptionalAction`` (``--enable-prefix-caching`` / ``--no-enable-prefix-caching``);
+  from 0.10 they take no value: ``--enforce-eager=true`` and ``--enforce-eager true`` are KV206 (older releases
+  had ``StoreBoolean`` options reading an optional ``true``/``false``);
 * short aliases ``-tp``, ``-pp``, ``-dp``, ``-q``, ``-O`` (``--compilation-config`` ≤0.11,
   ``--optimization-level`` ≥0.12, ``-O3`` without a space), ``-cc``, ``-ep``, ``-dcp`` ...;
 * human-readable integers for ``--max-model-len``, ``--max-num-batched-tokens``, ``--kv-cache-memory-bytes``
@@ -395,6 +397,58 @@ class _Parser:
             fix=fix,
         )
 
+    def _explicit_bool_value(
+        self, canon: str, tok: str, explicit: str, negated: bool, loc: Loc | None
+    ) -> None:
+        """KV206 for ``--enable-chunked-prefill=false``: a boolean option written with ``=value``.
+
+        vLLM's ``FlexibleArgumentParser.parse_args`` only turns underscores into dashes in the option name and
+        passes ``--name=value`` on to argparse unchanged (read in the vllm 0.34.0 wheel,
+        vllm/utils/argparse_utils.py; earlier releases kept the class in vllm/utils/__init__.py). From vLLM 0.10 each boolean option is a
+        ``BooleanOptionalAction`` or a ``store_true`` (``nargs=0``, vllm/engine/arg_utils.py
+        ``_compute_kwargs``), and argparse's ``consume_optional`` refuses an explicit value on a long option
+        that takes none: "argument --X: ignored explicit argument 'false'", exit status 2 (CPython
+        Lib/argparse.py, 3.9 to 3.13), whatever the value, ``true`` included. Releases before 0.10 had
+        ``StoreBoolean`` options (``nargs="?"``) that read ``=true``/``=false``, which kvlint still reads
+        there (the release table does not say which options were ``store_true`` then).
+
+        With the release pinned (at or after 0.10) this is an error and the setting is not recorded; with the
+        release unknown it is a warning and the caller reads the value as those older releases did."""
+        want = _parse_bool(explicit)
+        on = None if want is None else want != negated
+        if want is None and self.version is None:
+            return  # no release reads this word as a boolean: the caller's KV206 error says so
+        base = canon
+        if on is True:
+            fix = f"write {base} alone"
+        elif on is False and base in self.bools:
+            fix = f"write --no-{base[2:]} instead"
+        elif on is False:
+            fix = f"remove {tok} ({base} is off by default)"
+        else:
+            fix = f"write {base} alone to turn it on" + (
+                f" or --no-{base[2:]} to turn it off" if base in self.bools else ""
+            )
+        name = f"{base}/--no-{base[2:]}" if base in self.bools else base
+        refusal = f'argparse refuses it ("argument {name}: ignored explicit argument {explicit!r}")'
+        if self.version is not None:
+            why = f"a boolean option takes no value in {self.where}: {refusal} and vLLM exits at start-up"
+            self.col.invalid(canon, explicit, loc, why, fix=fix)
+            return
+        why = (
+            "vLLM releases before 0.10 read a value after '=' on some boolean options, but from 0.10 every "
+            f"boolean option takes none: {refusal} and vLLM exits at start-up; the image does not say which "
+            "release runs"
+        )
+        self.col.invalid(
+            canon,
+            explicit,
+            loc,
+            why,
+            fix=f"pin the vLLM release (image tag or --engine-version) or {fix}",
+            severity="warning",
+        )
+
     # -- main loop -------------------------------------------------------------------------------
     def run(
         self,
@@ -489,6 +543,11 @@ class _Parser:
                 value: Any = not negated
                 raw = tok
                 if explicit is not None:
+                    if self._takes_no_word():
+                        # a BooleanOptionalAction / store_true refuses ``--flag=value``
+                        self._explicit_bool_value(canon, tok, explicit, negated, loc)
+                        if self.version is not None:
+                            continue
                     raw = explicit
                     value = _parse_bool(explicit)
                     if value is None:
