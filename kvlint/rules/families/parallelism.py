@@ -647,7 +647,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if not shm_missing(ctx):
         return
     if _lone_ray_short(ctx):
-        return  # KV403: the workers never start in this pod; its remedy of more GPUs names the /dev/shm
+        return  # KV403: the workers never start in this pod; its remedy names the /dev/shm
     resource = ctx.placement.resource if ctx.placement is not None else None
     if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
         # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
