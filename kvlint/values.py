@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import yaml
+
 
 def as_list(x: Any) -> list[Any]:
     """``x`` when it is a list, else ``[]``: a manifest field that should hold a list (``containers``, ``env``)
@@ -54,6 +56,39 @@ def as_float(x: Any) -> float | None:
         return float(x)
     except (TypeError, ValueError):
         return None
+
+
+def _plain(v: Any) -> Any:
+    """``v`` with its mappings, lists and scalars as the plain Python types PyYAML's safe dumper writes (the
+    loader's position-carrying ``LDict``/``LList`` are subclasses it refuses); anything else as its text."""
+    if isinstance(v, dict):
+        return {_plain(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    return str(v)
+
+
+def yaml_text(v: Any, limit: int = 60) -> str:
+    """``v`` (a value read from a manifest) spelt in YAML for a message, in flow style: ``true``, ``null``,
+    ``2.5``, ``{a: 1}``, ``[1, two]``, not Python's ``True``, ``None``, ``{'a': 1}``. A string on its own is
+    single-quoted (``'two'``, YAML's quoted form, so the message shows it is text); inside a mapping or list a
+    string is quoted only where YAML needs it. Longer than ``limit`` characters: cut, with ``...``."""
+    plain = _plain(v)
+    if isinstance(plain, str):
+        style = "'" if plain.isprintable() else '"'
+        text = yaml.safe_dump(plain, default_style=style, allow_unicode=True, width=2**30)
+    else:
+        text = yaml.safe_dump(
+            plain, default_flow_style=True, allow_unicode=True, sort_keys=False, width=2**30
+        )
+    text = text.removesuffix("\n").removesuffix("\n...").replace("\n", " ").strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def parse_cc(cc: str | None) -> tuple[int, int] | None:

@@ -150,6 +150,20 @@ def test_worker_size_that_is_not_positive_is_said_at_its_line_and_not_sized(
     assert not [d for d in result.diagnostics if d.rule in ("KV403", "KV505")]
 
 
+@pytest.mark.parametrize(
+    "size, shown",
+    [("true", "is true,"), ("{a: 1}", "is {a: 1},"), ("[1, two]", "is [1, two],"), ('"two"', "is 'two',")],
+)
+def test_worker_size_of_another_type_is_shown_as_yaml_spells_it(
+    tmp_path: Path, size: str, shown: str
+) -> None:
+    # the message names the value as the manifest's YAML spells it, not as Python prints it ('True', {'a': 1})
+    path, result = _rdma_with_worker_size(tmp_path, size)
+    (d,) = [d for d in result.diagnostics if d.rule == "KV206"]
+    assert f"spec.engineConfig.worker.size {shown} not an integer" in d.message
+    assert d.loc.line == _line_of(path, f"size: {size}")
+
+
 def test_positive_worker_size_is_no_finding(tmp_path: Path) -> None:
     _, result = _rdma_with_worker_size(tmp_path, "3")
     assert not [d for d in result.diagnostics if d.rule == "KV206"]

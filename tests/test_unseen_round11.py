@@ -242,3 +242,31 @@ def test_kv404_is_left_to_the_lone_ray_kv403(tmp_path: Path) -> None:
     res = run_check([str(p)], Options(allow_hub=False))
     assert not [d for d in res.diagnostics if d.rule == "KV403" and d.severity == "error"]
     assert [d for d in res.diagnostics if d.rule == "KV404"]
+
+
+def test_lone_ray_kv403_beyond_one_node_still_gives_the_dev_shm_advice(tmp_path: Path) -> None:
+    """The same sample at TP 4 x PP 4: 16 GPU workers exceed one node, so KV403's remedy spans nodes instead of
+    requesting the GPUs, and had no /dev/shm note while KV404 stayed hidden beside it: the advice was shown
+    nowhere. The remedy now names it; with a memory-backed /dev/shm in the pod it does not."""
+    path = COLLECTED / "vllm-project__aibrix__samples__kvcache__vineyard__deployment-tp.yaml"
+    text = path.read_text()
+    tp = '            - --tensor-parallel-size\n            - "4"\n'
+    assert text.count(tp) == 1
+    pp16 = text.replace(tp, tp + '            - --pipeline-parallel-size\n            - "4"\n')
+    p = tmp_path / "pp.yaml"
+    p.write_text(pp16)
+    res = run_check([str(p)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV403"]
+    assert "16 GPUs do not fit one node" in (d.fix or "")
+    assert "emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires" in (d.fix or "")
+    assert not [d for d in res.diagnostics if d.rule == "KV404"]
+    # a pod that already has a memory-backed /dev/shm is not told to add one
+    vols, mounts = "      volumes:\n", "          volumeMounts:\n"
+    assert pp16.count(vols) == 1 and pp16.count(mounts) == 1
+    shm = pp16.replace(vols, vols + "        - {name: dshm, emptyDir: {medium: Memory}}\n").replace(
+        mounts, mounts + "            - {name: dshm, mountPath: /dev/shm}\n"
+    )
+    p.write_text(shm)
+    res = run_check([str(p)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV403"]
+    assert "16 GPUs do not fit one node" in (d.fix or "") and "/dev/shm" not in (d.fix or "")

@@ -133,7 +133,27 @@ def test_verify_compares_the_committed_pool_not_the_reservation() -> None:
             "(EngineCore pid=50) INFO 12-05 10:00:05 [vllm.py:3250] Extensible KV cache off: without an IMEX "
             "channel, KV transfers within a host (e.g. NIXL) would lose NVLink and fall back to RDMA or TCP. If "
             "transfers only cross hosts, pass --enable-extensible-kv-cache.",
-            "without an IMEX channel, KV transfers within a host (e",
+            # the reason is vLLM's whole first sentence, "e.g." and all (the next sentence ends it)
+            "without an IMEX channel, KV transfers within a host (e.g. NIXL) would lose NVLink and fall back to "
+            "RDMA or TCP",
+        ),
+        (
+            # vllm@0.34.0:vllm/utils/vmm_driver.py::VmmDriver._load_library's error as the reason: a '.' in the
+            # library name and a sentence of its own before vLLM's ". The KV cache will be sized ..."
+            "(EngineCore pid=50) WARNING 12-05 10:00:30 [abstract.py:175] Disabling the extensible KV cache: Could "
+            "not load libcuda.so.1. The GPU driver library is required for VMM-backed tensors.. The KV cache will "
+            "be sized from profiling estimates instead of measured memory.",
+            "Could not load libcuda.so.1. The GPU driver library is required for VMM-backed tensors.",
+        ),
+        (
+            # HipVmmDriver.unusable_runtime_reason: version numbers in the reason
+            "(EngineCore pid=50) WARNING 12-05 10:00:30 [abstract.py:175] Disabling the extensible KV cache: the "
+            "HIP runtime (6.4) rejects hipMemSetAccess for an allocation that is not the first in its "
+            "virtual-address reservation (ROCm/rocm-systems#2516, fixed by ROCm/rocm-systems#2451 in TheRock 7.12 "
+            "and later). The KV cache will be sized from profiling estimates instead of measured memory.",
+            "the HIP runtime (6.4) rejects hipMemSetAccess for an allocation that is not the first in its "
+            "virtual-address reservation (ROCm/rocm-systems#2516, fixed by ROCm/rocm-systems#2451 in TheRock 7.12 "
+            "and later)",
         ),
     ],
 )

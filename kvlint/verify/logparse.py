@@ -611,6 +611,21 @@ _EXT_EXTENDED = re.compile(r"Extended KV cache to (\d+) blocks \(" + _NUM + r" G
 #: cache: %s. The KV cache will be sized from profiling estimates instead of measured memory."
 _EXT_DISABLED = "Disabling the extensible KV cache: "
 _EXT_DISABLED_TAIL = ". The KV cache will be sized"
+#: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``'s info line, one fixed text: "Extensible
+#: KV cache off: without an IMEX channel, KV transfers within a host (e.g. NIXL) would lose NVLink and fall back to
+#: RDMA or TCP. If transfers only cross hosts, pass --enable-extensible-kv-cache." The reason is the first sentence,
+#: which holds a '.' of its own ("e.g."), so it ends where the second sentence starts.
+_EXT_OFF = "Extensible KV cache off: "
+_EXT_OFF_TAIL = ". If transfers only cross hosts"
+
+
+def _reason(line: str, start: int, tail: str) -> str:
+    """The reason vLLM formats between ``line[:start]`` and ``tail`` (its next sentence). The reason may hold a
+    '.' of its own ("e.g.", "0.34.0"), so only the tail ends it; a line cut before the tail keeps the rest, less
+    a final '.'."""
+    rest = line[start:]
+    cut = rest.find(tail)
+    return (rest[:cut] if cut >= 0 else rest.rstrip().removesuffix(".")).strip()
 
 
 def _parse_vllm_extensible(log: StartupLog, line: str, n: int) -> None:
@@ -636,12 +651,12 @@ def _parse_vllm_extensible(log: StartupLog, line: str, n: int) -> None:
     if start >= 0:
         _vllm(log, "v1")
         log.extensible_kv_cache = False
-        reason = line[start + len(_EXT_DISABLED) :]
-        log.extensible_off_reason = reason.split(_EXT_DISABLED_TAIL, 1)[0]
-    if "Extensible KV cache off: " in line:
+        log.extensible_off_reason = _reason(line, start + len(_EXT_DISABLED), _EXT_DISABLED_TAIL)
+    start = line.find(_EXT_OFF)
+    if start >= 0:
         _vllm(log, "v1")
         log.extensible_kv_cache = False
-        log.extensible_off_reason = line.split("Extensible KV cache off: ", 1)[1].split(".", 1)[0]
+        log.extensible_off_reason = _reason(line, start + len(_EXT_OFF), _EXT_OFF_TAIL)
 
 
 def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from kvlint.source import LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
-from kvlint.values import as_list
+from kvlint.values import as_list, yaml_text
 from kvlint.workloads.base import get_in, int_or_none
 from kvlint.workloads.lws import lws_env
 
@@ -213,9 +213,7 @@ def worker_size_finding(doc: Document, w: Workload) -> Finding | None:
             f"{n + 1}, a parallel size no engine accepts"
         )
     else:
-        what = (
-            f"{where} is {str(bad)!r}, not an integer: the API server refuses the object (size is an integer)"
-        )
+        what = f"{where} is {yaml_text(bad)}, not an integer: the API server refuses the object (size is an integer)"
     return Finding(
         "KV206",
         f"{what}; kvlint does not size the engine on it",

@@ -12,6 +12,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from typing import Literal
 
 from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
@@ -449,13 +450,12 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.joins is not None:
         yield from _joined_worker_gpus(ctx)
         return
-    if p.gpus < 1 or not lay.known or (ctx.engine == "tgi" and not lay.explicit):
-        return
-    if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
+    counted = _counted_as(ctx)
+    if counted == "neuron":
         yield from _neuron_cores(ctx)  # NeuronCores, not GPUs
-        return
-    if p.resource == TPU_RESOURCE:
+    elif counted == "tpu":
         yield from _tpu_devices(ctx)  # JAX devices of the chips, not GPUs
+    if counted != "gpus":
         return
     need, pods, have = _gpus_counted(ctx, p.gpus)
     where = f"{p.resource}: {p.gpus}" + (f" x {pods} pods" if pods > 1 else "")
@@ -492,6 +492,10 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix += (
                 ", or run it in a Ray cluster (a RayCluster or RayService, a LeaderWorkerSet that starts one)"
             )
+            if shm and per_pod > 8:
+                # the node-spanning remedies still run several GPU workers in each pod: KV404 (left to this
+                # remedy) would report those pods without a memory-backed /dev/shm
+                fix += f"; {_SHM_PER_POD}"
         yield ctx.finding(
             f"{lay.described} needs {need} GPUs but the pod requests {have} ({where}); "
             + (_LONE_RAY if lone else _TOO_FEW[ctx.engine].format(need=need, have=have)),
@@ -522,15 +526,44 @@ def _gpus_counted(ctx: RuleContext, gpus: int) -> tuple[int, int, int]:
     return need, pods, gpus * pods
 
 
+def _counted_as(ctx: RuleContext) -> Literal["gpus", "neuron", "tpu"] | None:
+    """What KV403 (:func:`gpu_count`) counts the pod's accelerators in for an engine that does not join a
+    leader's: ``"neuron"`` (NeuronCores, :func:`_neuron_cores`), ``"tpu"`` (JAX devices, :func:`_tpu_devices`),
+    ``"gpus"`` (:func:`_gpus_counted`), or None when it does not count them (no accelerator requested, the
+    parallel layout not known, TGI's shard count left to its default of one per visible GPU)."""
+    p, lay = ctx.placement, ctx.layout
+    if (
+        p is None
+        or p.gpus is None
+        or p.gpus < 1
+        or not lay.known
+        or (ctx.engine == "tgi" and not lay.explicit)
+    ):
+        return None
+    if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
+        return "neuron"
+    if p.resource == TPU_RESOURCE:
+        return "tpu"
+    return "gpus"
+
+
+#: KV403's remedy when a lone Ray executor's engine needs more than one node and the pod has no memory-backed
+#: /dev/shm (:func:`shm_note` for the node-spanning remedies).
+_SHM_PER_POD = (
+    "each pod that runs more than one GPU worker also needs an emptyDir {medium: Memory} mounted at /dev/shm, "
+    "which KV404 requires (KubeRay adds one to the pods of a RayCluster or RayService)"
+)
+
+
 def _lone_ray_short(ctx: RuleContext) -> bool:
     """Whether KV403 reports a vLLM engine on a lone Ray executor (:func:`_lone_ray`) with fewer GPUs than its
     workers: its placement group is never placed, so its GPU workers never start in this pod, and KV404's
-    /dev/shm, needed only once they do, is in KV403's remedy instead (:func:`shm_note`)."""
+    /dev/shm, needed only once they do, is in KV403's remedy instead (:func:`shm_note`, or
+    :data:`_SHM_PER_POD` when the workers need more than one node)."""
     p, lay, s = ctx.placement, ctx.layout, ctx.serving
-    if p is None or p.gpus is None or p.gpus < 1 or not lay.known or not lay.ray or s.joins is not None:
+    if not lay.ray or s.joins is not None or _counted_as(ctx) != "gpus":
         return False
-    if p.resource == NEURON_CORE_RESOURCE or p.resource in NEURON_DEVICE_RESOURCES:
-        return False
+    assert p is not None and p.gpus is not None
     if ctx.workload.path.startswith(SERVE_PATH) and ctx.workload.group_size:
         return False
     need, _, have = _gpus_counted(ctx, p.gpus)
@@ -614,7 +647,7 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if not shm_missing(ctx):
         return
     if _lone_ray_short(ctx):
-        return  # KV403: the workers never start in this pod; its remedy of more GPUs names the /dev/shm
+        return  # KV403: the workers never start in this pod; its remedy names the /dev/shm
     resource = ctx.placement.resource if ctx.placement is not None else None
     if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
         # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
