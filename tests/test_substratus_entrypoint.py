@@ -31,7 +31,7 @@ OFFLINE = Options(allow_hub=False)
         ("substratusai/vllm:v0.4.1", False),  # an older entrypoint.sh, not restated
         ("substratusai/vllm:v0.6.3", False),  # vLLM's own entrypoint from here
         ("substratusai/vllm:v0.6.3.post1-cpu", False),
-        ("substratusai/vllm:v0.6.2-cpu", False),  # built from vLLM's Dockerfile.cpu, its own entrypoint
+        ("substratusai/vllm:v0.6.2-cpu", False),  # built from vLLM's Dockerfile.cpu: no entrypoint.sh
         ("substratusai/vllm:v0.6.1-tpu", False),
         ("substratusai/vllm", False),
         ("substratusai/vllm:latest", False),
