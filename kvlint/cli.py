@@ -739,14 +739,21 @@ def diff(
     import shlex
     import tempfile
 
-    from kvlint.prdiff import diff_revisions, render_diff_markdown, render_diff_text, repository_paths
+    from kvlint.prdiff import (
+        diff_revisions,
+        render_diff_markdown,
+        render_diff_text,
+        repository_file,
+        repository_paths,
+    )
     from kvlint.types import SEVERITY_ORDER
 
     args: list[str] = []
+    # each revision's own file, an absolute path inside the repository included
     if config_path:
-        args += ["--config", config_path]
+        args += ["--config", repository_file(config_path)]
     for v in helm_values:
-        args += ["--helm-values", v]
+        args += ["--helm-values", repository_file(v)]
     if offline:
         args.append("--offline")
     try:

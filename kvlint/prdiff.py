@@ -43,6 +43,7 @@ __all__ = [
     "export_tree",
     "render_capacity_markdown",
     "render_capacity_text",
+    "repository_file",
     "repository_paths",
     "run_check_json",
     "workload_key",
@@ -359,6 +360,31 @@ def repository_paths(paths: Sequence[str], cwd: str = ".") -> list[str]:
             )
         out.append(os.path.relpath(full, here) if os.path.isabs(p) else p)
     return out
+
+
+def repository_file(path: str, cwd: str = ".") -> str:
+    """An option file of ``kvlint diff`` (``--config``, ``--helm-values``) as each revision's lint reads it.
+
+    Each revision is linted in its own copy of the repository with the copy as the current directory
+    (:func:`diff_revisions`), so a relative path names that revision's file. An absolute path inside the git
+    repository holding ``cwd`` would name the working tree's file on both sides: it is rewritten relative to
+    ``cwd``, like an absolute ``-p`` path (:func:`repository_paths`). A path outside the repository, which no
+    revision holds, is the same file on both sides: it is returned absolute (``../values.yaml`` typed as is
+    would name a place next to the copy). ``cwd`` outside any git repository: ``path`` unchanged
+    (:func:`diff_revisions` then says so).
+    """
+    try:
+        top = _git(["rev-parse", "--show-toplevel"], cwd)
+    except OSError:  # no git: diff_revisions says so
+        return path
+    if top.returncode != 0:
+        return path
+    root = os.path.realpath(top.stdout.decode().strip())
+    here = os.path.realpath(cwd)
+    full = os.path.realpath(os.path.join(here, path))
+    if os.path.commonpath([root, full]) != root:
+        return full
+    return os.path.relpath(full, here) if os.path.isabs(path) else path
 
 
 def diff_revisions(

@@ -21,6 +21,7 @@ from kvlint.cli import main
 from kvlint.fingerprint import fingerprints, identity
 from kvlint.origins import helm_sources, json6902_patches, values_refs
 from kvlint.pipeline import Options, run_check
+from kvlint.prdiff import repository_file
 from kvlint.report import render
 from kvlint.report.sarif import FULL_DESCRIPTION_LIMIT, rule_doc_uri, to_sarif_dict
 from kvlint.rules.catalog import load_catalog
@@ -340,6 +341,51 @@ def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
     outside.mkdir()
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", str(outside), "--offline"])
     assert r.exit_code == 2 and "outside the git repository" in r.output and str(outside) in r.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_reads_an_absolute_config_from_each_revision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An absolute --config inside the repository named the working tree's file on both sides: a change that
+    stops ignoring a rule showed no new finding."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "kvlint.yaml").write_text("ignore: [KV103]\n", encoding="utf-8")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+    (tmp_path / "conf" / "kvlint.yaml").write_text("ignore: [KV208]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "deploy")
+    docs = []
+    for config in (str(tmp_path / "conf" / "kvlint.yaml"), "../conf/kvlint.yaml"):
+        r = CliRunner().invoke(main, ["diff", "HEAD", "--config", config, "--offline", "--format", "json"])
+        assert r.exit_code == 1, r.output
+        docs.append(json.loads(r.stdout))
+    absolute, relative = docs
+    assert "KV103" in {d["rule"] for d in absolute["new"]}
+    assert absolute["new"] == relative["new"] and absolute["fixed"] == relative["fixed"]
+
+
+def test_diff_option_files_name_each_revisions_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--config/--helm-values: inside the repository relative to the current directory (each revision's
+    copy), outside it absolute (the same file on both sides)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    repo = tmp_path / "repo"
+    (repo / "charts" / "chat").mkdir(parents=True)
+    _git_repo(repo)("init", "-q")
+    monkeypatch.chdir(repo / "charts")
+    assert repository_file(str(repo / "charts" / "chat" / "values.yaml")) == os.path.join(
+        "chat", "values.yaml"
+    )
+    assert repository_file(str(repo / "values.yaml")) == os.path.join("..", "values.yaml")
+    assert repository_file("chat/values.yaml") == "chat/values.yaml"
+    outside = os.path.realpath(tmp_path / "shared.yaml")
+    assert repository_file("../../shared.yaml") == outside
+    assert repository_file(str(tmp_path / "shared.yaml")) == outside
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from kvlint.engines.command import parse_container
+from kvlint.engines.images import engine_release, engine_version
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.pipeline import Options, run_documents
 from kvlint.render import load_inputs
@@ -30,6 +31,8 @@ OFFLINE = Options(allow_hub=False)
         ("substratusai/vllm:v0.4.1", False),  # an older entrypoint.sh, not restated
         ("substratusai/vllm:v0.6.3", False),  # vLLM's own entrypoint from here
         ("substratusai/vllm:v0.6.3.post1-cpu", False),
+        ("substratusai/vllm:v0.6.2-cpu", False),  # built from vLLM's Dockerfile.cpu: no entrypoint.sh
+        ("substratusai/vllm:v0.6.1-tpu", False),
         ("substratusai/vllm", False),
         ("substratusai/vllm:latest", False),
         ("vllm/vllm-openai:v0.5.4", False),
@@ -37,6 +40,25 @@ OFFLINE = Options(allow_hub=False)
 )
 def test_which_images_run_the_env_entrypoint(image: str, expected: bool) -> None:
     assert runs_env_entrypoint(image) is expected
+
+
+@pytest.mark.parametrize(
+    ("image", "installs"),
+    [
+        ("substratusai/vllm:v0.6.1", "0.5.5"),  # the Dockerfile still says ARG VERSION=v0.5.5
+        ("substratusai/vllm:v0.6.2", "0.5.5"),
+        ("docker.io/substratusai/vllm:v0.5.0-post1", "0.5.0.post1"),
+        ("substratusai/vllm:v0.6.2-docker1", "0.6.2"),
+        ("substratusai/vllm:v0.6.2-cpu", "0.6.2"),  # built from vLLM at v0.6.2
+        ("substratusai/vllm:v0.5.4", "0.5.4"),
+    ],
+)
+def test_each_tag_is_read_as_the_vllm_its_dockerfile_installs(image: str, installs: str) -> None:
+    assert engine_version(image) == installs
+    # --engine-version does not override a release image's tag, read through the Dockerfile
+    assert engine_release(image, "vllm", "0.9.2") == installs
+    container = _container({"MODEL": "facebook/opt-125m"}, image=image)
+    assert parse_container(container).version == installs
 
 
 def _container(env: dict[str, str], gpus: int | None = 2, **extra: object) -> LDict:

@@ -291,3 +291,47 @@ def test_unmistakably_vllm_arguments() -> None:
     assert unmistakably_vllm(["--model=m", "--tensor-parallel-size=2"], evidence=True)
     assert not unmistakably_vllm(["--model-id", "m", "--max-total-tokens", "4096"])  # TGI's
     assert not unmistakably_vllm(["--model", "m"])
+
+
+def test_unmistakably_vllm_with_abbreviated_options() -> None:
+    """argparse's unique-prefix matching: vLLM takes --max-num-batched-token as --max-num-batched-tokens."""
+    args = ["--model", "m", "--tensor-parallel-size", "1", "--max-num-batched-token", "2048"]
+    assert unmistakably_vllm(args)
+    assert unmistakably_vllm(["--model", "m", "--max_num_batched_token=2048"])
+    # a prefix of several options is argparse's 'ambiguous option', not an option
+    assert not unmistakably_vllm(["--model", "m", "--max-num", "8"], evidence=True)
+    # a prefix SGLang's options share (--tensor-parallel-size) is no more vLLM's than the full option
+    assert not unmistakably_vllm(["--model", "m", "--tensor-parallel", "2"])
+    assert unmistakably_vllm(["--model", "m", "--tensor-parallel", "2"], evidence=True)
+
+
+def test_an_unknown_vllm_build_with_abbreviated_options_is_read_as_vllm(tmp_path: Path) -> None:
+    """OPEA's Gaudi build of vLLM (opea/vllm-gaudi, HabanaAI/vllm-fork's Dockerfile.hpu) with an abbreviated
+    option was 'command unreadable' (KV503): read as vLLM (KV504), the abbreviation reported (KV205)."""
+    from kvlint.pipeline import Options, run_check
+
+    manifest = tmp_path / "vllm-gaudi.yaml"
+    manifest.write_text(
+        """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm-gaudi}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+        - name: vllm
+          image: opea/vllm-gaudi:latest
+          args: [--model, Intel/neural-chat-7b-v3-3, --block-size, "128", --max-num-batched-token, "2048"]
+          resources: {limits: {habana.ai/gaudi: 1}}
+""",
+        encoding="utf-8",
+    )
+    result = run_check([str(manifest)], Options(allow_hub=False))
+    rules = {d.rule: d for d in result.diagnostics}
+    assert "KV503" not in rules and "KV504" in rules
+    assert (
+        "--max-num-batched-token" in rules["KV205"].message
+        and "--max-num-batched-tokens" in rules["KV205"].message
+    )

@@ -37,7 +37,7 @@ from kvlint.engines.images import (
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
-from kvlint.engines.options import chart_provenance
+from kvlint.engines.options import chart_provenance, prefixed
 from kvlint.engines.sglang import parse_sglang_argv
 from kvlint.engines.shell import ARG_MAX, MAX_ARG_STRLEN, ShellArg, charge_command_text, commands, k8s_expand
 from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
@@ -1588,7 +1588,14 @@ def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:
     """Arguments only vLLM takes: every ``--option`` is one of vLLM's (any release kvlint knows, with
     ``_`` for ``-``), at least two are given, and one of them is an option neither SGLang nor TGI has, or
     ``evidence`` says vLLM otherwise (``VLLM_*`` variables in the container's env, an image placeholder
-    naming vLLM) when the options are ones SGLang also accepts (``--model``, ``--tensor-parallel-size``)."""
+    naming vLLM) when the options are ones SGLang also accepts (``--model``, ``--tensor-parallel-size``).
+
+    An option written as the unique prefix of one of vLLM's options (``--max-num-batched-token``) counts as
+    that option: vLLM's ``FlexibleArgumentParser`` is an ``argparse.ArgumentParser`` with the default
+    ``allow_abbrev=True`` (vllm@0.33.0 vllm/utils/argparse_utils.py, as :mod:`kvlint.engines.vllm` restates),
+    and the parser then reports it (KV205). It is a unique prefix among the options of every release kvlint
+    knows, hence in each release that has the option; it counts as an option only vLLM has when no SGLang or
+    TGI option starts with it (SGLang's argparse abbreviates too)."""
     from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
     from kvlint.engines.tgi import TGI_OPTIONS
     from kvlint.engines.vllm import known_options
@@ -1598,10 +1605,20 @@ def unmistakably_vllm(texts: Sequence[str], *, evidence: bool = False) -> bool:
     if len(opts) < 2:
         return False
     known = known_options(None)
-    if any(o not in known and not (o.startswith("--no-") and "--" + o[5:] in known) for o in opts):
-        return False
+    long_names = sorted(o for o in known if o.startswith("--"))
     others = set(SGLANG_OPTIONS) | set(TGI_OPTIONS)
-    return evidence or any(o not in others for o in opts)
+    vllm_only = False
+    for o in opts:
+        if o in known or (o.startswith("--no-") and "--" + o[5:] in known):
+            vllm_only = vllm_only or o not in others
+            continue
+        # argparse's allow_abbrev: a unique prefix of one of vLLM's options sets it (KV205 says so)
+        cands = prefixed(long_names, o) if len(o) > 3 else []
+        if len(cands) != 1:
+            return False
+        # vLLM's alone only when no SGLang/TGI option starts with it either (SGLang's argparse abbreviates too)
+        vllm_only = vllm_only or not any(x.startswith(o) for x in others)
+    return evidence or vllm_only
 
 
 def _env_names(container: Mapping) -> list[str]:

@@ -185,6 +185,24 @@ def dynamo_engine_version(image: str) -> str | None:
     return vllm if dynamo_runtime(image) == "vllm" else sglang
 
 
+#: ``substratusai/vllm`` tags whose image installs a vLLM release other than the one the tag reads as: the
+#: ``ARG VERSION`` default of substratusai/vllm-docker's Dockerfile at the tag (the GPU image; its
+#: .github/workflows/build-push.yml passes no build argument), which it ``pip install``s as ``vllm==${VERSION}``
+#: (to v0.5.0-post1) or builds ``FROM vllm/vllm-openai:${VERSION}`` (v0.5.3.post1 on). Read at the tags
+#: v0.1.0 (2f6a0b50c6e3db1552ef68ff8fa79c3820992b42, ``0.2.1.post1``), v0.5.0-post1
+#: (fb54b3d6fbfb5d5c2977d2e39ea50869601d98b0, ``0.5.0.post1``), v0.6.1
+#: (6048e3311b75d37cc27cd2f965b6c97b67cd627f) and v0.6.2 (1a597e653a065a5f99f774e85e0843b626a19ca7), both
+#: still ``ARG VERSION=v0.5.5``; every other tag's ``ARG VERSION`` is the release its tag reads as
+#: (``v0.6.2-docker1`` -> ``v0.6.2``). The ``-cpu``/``-tpu`` images of a tag are built from vLLM's own repository
+#: at the tag's release (``context: https://github.com/vllm-project/vllm.git#v0.6.2``), so they are not listed.
+SUBSTRATUS_VLLM = {
+    "v0.1.0": "0.2.1.post1",
+    "v0.5.0-post1": "0.5.0.post1",
+    "v0.6.1": "0.5.5",
+    "v0.6.2": "0.5.5",
+}
+_SUBSTRATUS_REPO = "substratusai/vllm"
+
 #: The last path component of KServe's Hugging Face model server image (``kserve/huggingfaceserver``).
 KSERVE_HF_IMAGE_NAME = "huggingfaceserver"
 
@@ -409,7 +427,8 @@ def engine_version(image: str) -> str | None:
     ``rayproject/ray-llm:2.52.0-py311-cu128`` -> ``0.11.0`` (the vLLM of that Ray release, :func:`ray_llm_vllm`);
     ``lmsysorg/sglang:v0.5.5.post3-cu126`` -> ``0.5.5.post3``; ``kserve/huggingfaceserver:v0.15.2-gpu`` -> ``0.8.5``
     (:data:`KSERVE_HF_VLLM`); ``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.1`` -> ``0.16.0`` (the vLLM of that Dynamo
-    release, :data:`DYNAMO_ENGINES`; an unlisted Dynamo release -> None). ``latest``, no tag, digests only, ``sha-xxx``
+    release, :data:`DYNAMO_ENGINES`; an unlisted Dynamo release -> None). ``substratusai/vllm:v0.6.2`` -> ``0.5.5`` (the vLLM its
+    Dockerfile installs, :data:`SUBSTRATUS_VLLM`). ``latest``, no tag, digests only, ``sha-xxx``
     and tags of images that are not engine releases (NGC ``26.02-py3``, llm-d, lmcache dates) -> None.
     """
     if not image or "{{" in image or image.startswith("$("):
@@ -434,6 +453,9 @@ def engine_version(image: str) -> str | None:
         # a KServe release tag: the vLLM it carries, when kvlint has read that release's Dockerfile
         m = _VERSION_RE.match(tag)
         return KSERVE_HF_VLLM.get(m.group(1)) if m else None
+    if path == _SUBSTRATUS_REPO and tag in SUBSTRATUS_VLLM:
+        # a substratusai/vllm tag whose Dockerfile installs another vLLM than the tag reads as
+        return SUBSTRATUS_VLLM[tag]
     engine = engine_of_image(image) or image_mentions_engine(image)
     if engine is None:
         return None

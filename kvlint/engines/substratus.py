@@ -16,6 +16,8 @@ substratusai/vllm-docker ``entrypoint.sh`` and ``Dockerfile``, identical (entryp
 (b60e4da6d8620913a86b172752fc52ae9cb75a24) to ``v0.6.2-docker1`` (fa5740e161b0f2af16059408ea96d3e32977efca);
 commit ffabc27979ba6c4d08423ddcb13b69e4224be300 ("BREAKING: update to v0.6.3 and remove custom entrypoint")
 removed it, so ``v0.6.3`` and later images run vLLM's own entrypoint and are read as ``vllm/vllm-openai``.
+The GPU images of tags ``v0.6.1`` and ``v0.6.2`` still install vLLM 0.5.5 (``ARG VERSION=v0.5.5``;
+:data:`kvlint.engines.images.SUBSTRATUS_VLLM`); the ``-cpu``/``-tpu`` images are vLLM's own builds, without entrypoint.sh.
 
 What the script does on its failure paths is not restated: it exits when ``MODEL`` is empty (kvlint then reads a
 command with no model, KV503) or when ``QUANTIZATION`` is set without ``DTYPE`` (kvlint leaves both out).
@@ -38,15 +40,20 @@ _REPO = "substratusai/vllm"
 #: Tags ``vX.Y.Z`` with an optional ``.postN``/``-suffix``: the release of substratusai/vllm-docker.
 _TAG = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 _FIRST, _GONE = (0, 4, 2), (0, 6, 3)
+#: Tag suffixes of the images built from vLLM's own Dockerfiles, not from substratusai/vllm-docker's.
+_OWN_BUILDS = ("-cpu", "-tpu")
 
 
 def runs_env_entrypoint(image: str) -> bool:
     """True when ``image`` is a ``substratusai/vllm`` image whose tag is a release from v0.4.2 up to (not
     including) v0.6.3, whose ``entrypoint.sh`` builds vLLM's command from the env (module docstring). An
     untagged, ``latest`` or digest-only reference is not: the image it names today runs vLLM's own
-    entrypoint."""
+    entrypoint. Nor is a ``-cpu``/``-tpu`` tag (``v0.6.2-cpu``): substratusai/vllm-docker's
+    .github/workflows/build-push.yml (tags v0.5.5 - v0.6.2-docker1) builds those from vLLM's own Dockerfile.cpu /
+    Dockerfile.tpu (``context: https://github.com/vllm-project/vllm.git#v0.6.2``), which hold no entrypoint.sh
+    (Dockerfile.cpu's ENTRYPOINT is vLLM's OpenAI server; Dockerfile.tpu has only ``CMD ["/bin/bash"]``)."""
     repo, tag, _digest = split_image(image)
-    if _repo_path(repo) != _REPO or not tag:
+    if _repo_path(repo) != _REPO or not tag or tag.lower().endswith(_OWN_BUILDS):
         return False
     m = _TAG.match(tag)
     if m is None:
