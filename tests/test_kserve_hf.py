@@ -407,3 +407,41 @@ def test_a_worker_size_kserve_refuses_is_a_kv206_and_not_sized(
     result = run_check([str(MULTINODE_ISVC), str(MULTINODE_RUNTIME)], Options(allow_hub=False))
     assert not [d for d in result.diagnostics if d.rule == "KV206"]
     assert [cr for cr in result.containers if cr.workload.doc.path == str(MULTINODE_ISVC)]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("tensorParallelSize", "0"), ("pipelineParallelSize", "-1"), ("tensorParallelSize", '"2"')],
+)
+def test_a_runtime_worker_size_kserve_refuses_is_a_kv206(tmp_path: Path, field: str, value: str) -> None:
+    """KServe's ServingRuntime/ClusterServingRuntime webhook refuses the runtime's own workerSpec sizes below 1
+    (servingruntime_webhook.go ``validateMultiNodeSpec``) and its schema a non-integer: KV206 at the runtime's
+    field, linted alone and with the multi-node guide's InferenceService (then not sized: the runtime is never
+    created)."""
+    text = MULTINODE_RUNTIME.read_text()
+    old = f"    {field}: 1\n"
+    assert old in text
+    text = text.replace(old, f"    {field}: {value}\n")
+    rt = tmp_path / "runtime.yaml"
+    rt.write_text(text)
+    line = text.splitlines().index(f"    {field}: {value}") + 1
+    for inputs in ([rt], [MULTINODE_ISVC, rt]):
+        result = run_check([str(p) for p in inputs], Options(allow_hub=False))
+        (d,) = [d for d in result.diagnostics if d.rule == "KV206"]
+        assert d.severity == "error" and d.loc is not None and (d.loc.file, d.loc.line) == (str(rt), line)
+        assert f"invalid value {value.strip(chr(34))!r} for workerSpec.{field}" in d.message
+        assert "ClusterServingRuntime" in d.message and "no InferenceService runs on it" in d.message
+        assert not [cr for cr in result.containers if cr.plan is not None]
+    assert "does not size the predictor that uses it" in d.message
+    assert not [cr for cr in result.containers if cr.workload.doc.path == str(MULTINODE_ISVC)]
+
+
+def test_a_disabled_runtime_or_valid_sizes_are_not_refused(tmp_path: Path) -> None:
+    """The webhook lets a disabled runtime through unchecked; the shipped runtime's sizes (1, 1) are valid."""
+    text = MULTINODE_RUNTIME.read_text().replace("    tensorParallelSize: 1\n", "    tensorParallelSize: 0\n")
+    assert "\nspec:\n" in text
+    rt = tmp_path / "runtime.yaml"
+    rt.write_text(text.replace("\nspec:\n", "\nspec:\n  disabled: true\n", 1))
+    for inputs in ([rt], [MULTINODE_RUNTIME], [MULTINODE_ISVC, MULTINODE_RUNTIME]):
+        result = run_check([str(p) for p in inputs], Options(allow_hub=False))
+        assert not [d for d in result.diagnostics if d.rule == "KV206"], inputs

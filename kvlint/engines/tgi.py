@@ -120,6 +120,39 @@ def _convert(col: Collector, opt: str, dest: str, raw: str, loc: Loc | None) -> 
     return True, raw
 
 
+#: Launcher settings kvlint's TGI memory model reads (kvlint/memory/tgi.py ``plan_tgi``) besides NUM_SHARD: the
+#: token limits (TGI launcher/src/main.rs ``Args``, each ``#[clap(long, env)]``) and the memory fraction. Set from
+#: an env entry kvlint cannot read, the plan falls back to the launcher default, so KV503 says so.
+_SIZING_ENV_DESTS = (
+    "max_input_tokens",
+    "max_input_length",
+    "max_total_tokens",
+    "max_batch_prefill_tokens",
+    "max_batch_total_tokens",
+    "max_batch_size",
+    "max_concurrent_requests",
+    "cuda_memory_fraction",
+)
+#: ``valueFrom`` source -> how KV503 names it.
+_VALUE_FROM = {
+    "secretKeyRef": "Secret key",
+    "configMapKeyRef": "ConfigMap key",
+    "fieldRef": "field reference",
+    "resourceFieldRef": "resource field reference",
+}
+
+
+def _value_from_kind(container: LDict | None, name: str) -> str:
+    """How the ``valueFrom`` of env entry ``name`` is named in KV503 (``Secret key``, ``ConfigMap key`` ...)."""
+    entries = container.get("env") if isinstance(container, Mapping) else None
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, Mapping) and e.get("name") == name and isinstance(e.get("valueFrom"), Mapping):
+            for key, what in _VALUE_FROM.items():
+                if key in e["valueFrom"]:
+                    return what
+    return "reference"
+
+
 def _opaque_env(container: LDict | None, env: Mapping[str, str]) -> dict[str, Loc | None]:
     """The container's ``env`` entries that are set through ``valueFrom`` (a Secret, a field or resource
     reference, a ConfigMap not among the inputs) and so missing from the statically resolved ``env``:
@@ -155,7 +188,10 @@ def parse_tgi_argv(
     treats it as the legacy alias — ``cuda_memory_fraction`` ...). Env vars (``MAX_TOTAL_TOKENS``) fill
     what the args do not set (``Value.source == "env"``, location = the env entry). The model comes from
     ``--model-id``/``MODEL_ID``. Unknown options -> KV205; bad ints/floats/choices -> KV206; repeated
-    options with different values -> KV207. Never raises.
+    options with different values -> KV207. An env entry kvlint cannot read (``valueFrom`` a Secret, a field, a
+    ConfigMap not among the inputs) gets a KV503 note when it sets NUM_SHARD (a warning: not sized) or one of
+    the settings the memory model reads (:data:`_SIZING_ENV_DESTS`, info: the launcher default is assumed); clap
+    reads every ``Args`` field from its env var (TGI launcher/src/main.rs, ``#[clap(long, env)]``). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
@@ -227,6 +263,17 @@ def parse_tgi_argv(
             col.unresolved_value(
                 dest, f"{name}: the value comes from a Secret or field reference kvlint cannot read", loc
             )
+        elif dest in _SIZING_ENV_DESTS:
+            # MAX_TOTAL_TOKENS from a Secret or an unread ConfigMap: clap reads it too, but kvlint cannot, so the
+            # plan uses the launcher default; say so, as for vLLM's unresolved --max-model-len (engines/vllm.py)
+            key = "max_input_tokens" if dest == "max_input_length" else dest
+            if key not in col.flags and key not in col.unresolved:
+                col.unresolved_value(
+                    key,
+                    f"{name}: the value comes from a {_value_from_kind(container, name)} kvlint cannot read; "
+                    "the engine default is assumed",
+                    loc,
+                )
     model = col.flags.pop("model_id", None)
     cont = container if container is not None else LDict()
     return ServingConfig(

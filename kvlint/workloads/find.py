@@ -35,7 +35,7 @@ from kvlint.workloads.base import (
 )
 from kvlint.workloads.gitops import gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
-from kvlint.workloads.kserve import Runtimes, predictor_workloads
+from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
@@ -146,9 +146,11 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     """A serving runtime linted without the InferenceService that uses it: a note on each of its pods saying that
     the model and the resources (GPUs) come from that service (KServe ``ServingRuntime``/``ClusterServingRuntime``,
     OME runtimes, and the same inside an OpenShift ``Template``); not on an OME runtime's router, which serves no
-    model."""
+    model. A KServe runtime whose ``workerSpec`` sizes KServe refuses gets KV206 on its first pod
+    (:func:`kvlint.workloads.kserve.runtime_worker_size_findings`)."""
     out = []
-    for w in ws:
+    refused = runtime_worker_size_findings(doc, used=False)
+    for i, w in enumerate(ws):
         kind = doc.kind
         if doc.kind == "Template" and w.path.startswith("objects["):
             objects = get_in(doc.data, "objects")
@@ -169,6 +171,8 @@ def _template_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
             w = replace(w, findings=(*w.findings, *placeholders))
         if size is not None:
             w = replace(w, findings=(*w.findings, size))
+        if refused and i == 0:
+            w = replace(w, findings=(*w.findings, *refused))
         nim = nim_container_notes(w)
         if nim:
             w = replace(w, findings=(*w.findings, *nim))

@@ -4,6 +4,7 @@ including the container of the Hugging Face serving runtime for ``modelFormat: h
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -74,6 +75,10 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
                     model, doc.namespace, multinode=isinstance(pred.get("workerSpec"), dict)
                 )
                 if found is not None:
+                    refused = runtime_worker_size_findings(found, used=True)
+                    if refused:
+                        # KServe never creates the runtime: nothing runs, nothing is sized on its sizes
+                        return [_refused(doc, pred, refused)]
                     return merged_runtime_workloads(doc, pred, model, found)
             hf = _kserve_hf_runtime(doc, key, model)
             named = str(model.get("runtime") or "")
@@ -127,7 +132,51 @@ def _worker_size_findings(pred: dict) -> tuple[Finding, ...]:
     ``constants.DefaultTensorParallelSize`` / ``DefaultPipelineParallelSize``, both 1), or not an integer (the
     fields are ``*int`` in ``WorkerSpec``, so the API server's schema refuses any other type). Empty when both
     are absent or valid."""
-    ws = pred.get("workerSpec")
+    return _refused_sizes(
+        pred.get("workerSpec"),
+        lambda field: (
+            "KServe's InferenceService webhook rejects a size below 1, so the InferenceService is not created"
+        ),
+        "the field is an integer in KServe's WorkerSpec, so the API server rejects the InferenceService",
+        "kvlint does not size the predictor",
+    )
+
+
+def runtime_worker_size_findings(runtime: Document, *, used: bool) -> tuple[Finding, ...]:
+    """KV206 (error) at each ``workerSpec.tensorParallelSize`` / ``pipelineParallelSize`` of a KServe
+    ``ServingRuntime`` or ``ClusterServingRuntime`` (``serving.kserve.io``) that KServe refuses: below 1 (the
+    runtime validating webhook, kserve/kserve pkg/webhook/admission/servingruntime/servingruntime_webhook.go
+    ``validateMultiNodeSpec`` at 0217bdabaaa250485b336805da1aed04960dc758, for both kinds: "the
+    WorkerSpec.TensorParallelSize cannot be less than 1", against ``constants.DefaultTensorParallelSize`` /
+    ``DefaultPipelineParallelSize``, both 1), or not an integer (``*int`` fields of ``WorkerSpec``: the API
+    server's schema). The webhook allows a disabled runtime (``spec.disabled: true``) unchecked, so it gets
+    none. The runtime is never created, so no InferenceService runs on it: ``used`` (an InferenceService among
+    the inputs selects it) says that kvlint does not size that predictor either."""
+    if runtime.kind not in ("ServingRuntime", "ClusterServingRuntime"):
+        return ()
+    api = runtime.data.get("apiVersion") if isinstance(runtime.data, dict) else None
+    spec = get_in(runtime.data, "spec")
+    if not (isinstance(api, str) and api.startswith("serving.kserve.io/")) or not isinstance(spec, dict):
+        return ()
+    if spec.get("disabled") is True:
+        return ()
+    kind = runtime.kind
+    return _refused_sizes(
+        spec.get("workerSpec"),
+        lambda field: (
+            f"KServe's {kind} webhook rejects a size below 1 (\"the WorkerSpec."
+            f'{field[0].upper()}{field[1:]} cannot be less than 1"), so the {kind} is not created and no '
+            "InferenceService runs on it"
+        ),
+        f"the field is an integer in KServe's WorkerSpec, so the API server rejects the {kind} and no "
+        "InferenceService runs on it",
+        "kvlint does not size the predictor that uses it" if used else "",
+    )
+
+
+def _refused_sizes(ws: Any, below: Callable[[str], str], not_int: str, tail: str) -> tuple[Finding, ...]:
+    """KV206 (error) at each ``tensorParallelSize`` / ``pipelineParallelSize`` of the ``workerSpec`` ``ws`` below
+    1 (``below(field)`` says who refuses it) or not an integer (``not_int``); ``tail`` ends the message."""
     if not isinstance(ws, dict):
         return ()
     out = []
@@ -143,16 +192,12 @@ def _worker_size_findings(pred: dict) -> tuple[Finding, ...]:
             continue
         shown = str(v).lower() if isinstance(v, bool) else str(v)
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        why = (
-            "KServe's InferenceService webhook rejects a size below 1, so the InferenceService is not created"
-            if n is not None
-            else "the field is an integer in KServe's WorkerSpec, so the API server rejects the InferenceService"
-        )
+        why = below(field) if n is not None else not_int
         out.append(
             Finding(
                 "KV206",
-                f"invalid value {shown!r} for workerSpec.{field}: {why}; kvlint does not size the predictor",
-                loc_of(ws, field) or loc_of(pred, "workerSpec"),
+                f"invalid value {shown!r} for workerSpec.{field}: {why}" + (f"; {tail}" if tail else ""),
+                loc_of(ws, field),
                 fix=f"set workerSpec.{field} to a whole number of 1 or more (KServe passes it to the engine as "
                 f"{flag})",
                 severity="error",

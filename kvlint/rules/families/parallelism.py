@@ -18,6 +18,7 @@ from kvlint.accelerators.placement import GPU_RESOURCES, MIG_RESOURCE_PREFIX
 from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import envsubst_placeholders, platform_of
+from kvlint.engines.options import version_tuple
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
@@ -636,11 +637,38 @@ def shm_note(ctx: RuleContext) -> str:
     return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
 
 
+#: The first vLLM release whose TPU platform is tpu-inference's only: v0.14.0 removed vLLM's own torch_xla TPU
+#: path ("[Refactor][TPU] Remove torch_xla path and use tpu-inference", vllm-project/vllm#30808). Before it,
+#: vllm/platforms/tpu.py (vllm-project/vllm@00678d93) used tpu_commons/tpu_inference only when installed, else
+#: its own torch_xla ``TPUWorker`` (``dist_backend = "gloo"``, no executor override, so vLLM's default
+#: multiprocess executor and its shared-memory broadcast queue), which a manifest does not show.
+_TPU_INFERENCE_ONLY = (0, 14)
+
+
+def _tpu_single_process(ctx: RuleContext) -> bool:
+    """Whether vLLM on this Google TPU pod runs its model in one process, so no worker processes communicate
+    through ``/dev/shm`` (KV404 does not apply). tpu-inference's ``TpuPlatform.check_and_update_config``
+    (vllm-project/tpu-inference@0021b4ac, tpu_inference/platforms/tpu_platform.py) forces the ``uni`` executor
+    on a single host (``TPU_MULTIHOST_BACKEND`` unset) when ``pipeline_parallel_size`` is 1: JAX shards the
+    model over all the chips' devices from that one process, with no NCCL (there is none on TPU) and no
+    shared-memory broadcast queue between workers. Pipeline parallelism (its own ``MultiprocExecutor``), the
+    Ray multi-host backend, and a vLLM release known to be older than v0.14.0 (:data:`_TPU_INFERENCE_ONLY`,
+    whose torch_xla path runs a process a chip) are still reported."""
+    p = ctx.placement
+    if p is None or p.resource != TPU_RESOURCE or ctx.layout.pp != 1:
+        return False
+    if ctx.serving.env.get("TPU_MULTIHOST_BACKEND"):
+        return False
+    v = version_tuple(ctx.serving.version)
+    return v is None or v[:2] >= _TPU_INFERENCE_ONLY
+
+
 @check("KV404")
 def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV404: more than one GPU worker without a memory-backed ``/dev/shm``. NCCL (all three engines) and
     vLLM's shared-memory broadcast use it; container runtimes give 64 MiB by default. KubeRay adds one to Ray
-    pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, so it is not reported there."""
+    pods itself. vLLM on AWS Neuron runs one process for all its NeuronCores, and so does vLLM on a single-host
+    Google TPU pod without pipeline parallelism (:func:`_tpu_single_process`), so neither is reported."""
     lay, s = ctx.layout, ctx.serving
     if lay.tp * lay.pp * lay.dp <= 1 or not lay.known:
         return
@@ -652,6 +680,8 @@ def shm_too_small(ctx: RuleContext) -> Iterator[Diagnostic]:
     if ctx.engine == "vllm" and platform_of(s, resource) == "neuron":
         # one process drives all the NeuronCores: vLLM sets the "uni" executor on Neuron whatever the world
         # size (vllm@0.8.0:vllm/platforms/neuron.py::NeuronPlatform.check_and_update_config); no NCCL workers
+        return
+    if ctx.engine == "vllm" and _tpu_single_process(ctx):
         return
     if ctx.engine == "vllm":
         loc = s.loc("tensor_parallel_size") if lay.tp > 1 else s.loc("pipeline_parallel_size")
