@@ -247,34 +247,11 @@ def test_help_uri_follows_the_actions_own_repository() -> None:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_kvlint_diff_shows_capacity_before_and_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def git(*args: str) -> None:
-        subprocess.run(
-            [
-                "git",
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@example.com",
-                "-c",
-                "commit.gpgsign=false",
-                *args,
-            ],
-            cwd=tmp_path,
-            check=True,
-            capture_output=True,
-        )
-
-    text = EXAMPLE.read_text(encoding="utf-8")
+    git = _git_repo(tmp_path)
     (tmp_path / "deploy").mkdir()
-    (tmp_path / "deploy" / "chat.yaml").write_text(
-        text.replace("- --model\n", "- --max-model-len=8192\n            - --model\n"), encoding="utf-8"
-    )
-    git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "base")
-    (tmp_path / "deploy" / "chat.yaml").write_text(
-        text.replace("- --model\n", "- --max-model-len=65536\n            - --model\n"), encoding="utf-8"
-    )
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    _commit_base(git)
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline", "--format", "json"])
     assert r.exit_code == 1, r.output
@@ -309,6 +286,13 @@ def _git_repo(root: Path) -> Any:
     return git
 
 
+def _commit_base(git: Any) -> None:
+    """``git init`` of the repository ``git`` runs in, and a first commit of everything in it."""
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "base")
+
+
 def _chat(max_model_len: int, name: str = "chat-8b") -> str:
     text = EXAMPLE.read_text(encoding="utf-8").replace("name: chat-8b", f"name: {name}")
     return text.replace("- --model\n", f"- --max-model-len={max_model_len}\n            - --model\n")
@@ -322,9 +306,7 @@ def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
     git = _git_repo(tmp_path)
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
-    git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "base")
+    _commit_base(git)
     (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     absolute = str(tmp_path / "deploy")
@@ -354,9 +336,7 @@ def test_kvlint_diff_reads_an_absolute_config_from_each_revision(
     (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "kvlint.yaml").write_text("ignore: [KV103]\n", encoding="utf-8")
-    git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "base")
+    _commit_base(git)
     (tmp_path / "conf" / "kvlint.yaml").write_text("ignore: [KV208]\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path / "deploy")
     docs = []
@@ -396,9 +376,7 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     git = _git_repo(tmp_path)
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
-    git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "base")
+    _commit_base(git)
     (tmp_path / "new").mkdir()
     (tmp_path / "new" / "long.yaml").write_text(_chat(65536, name="chat-long"), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
