@@ -272,6 +272,24 @@ REPLAY: dict[str, Replay] = {
         "gpu_memory_utilization 0.9 and the 131,072-token context (so V0 chunked prefill at 512 tokens); Llama-3.1-8B "
         "config = the Instruct architecture",
     ),
+    "gt-269": Replay(
+        "MiniMaxAI--MiniMax-M2.5",
+        "mi300x",
+        "0.17.1",
+        why="MiniMax-M2 FP8 stood in by the bundled MiniMax-M2.5 config (same MiniMaxM2ForCausalLM shapes: 62 layers, "
+        "8 KV heads x 128, FP8 block weights; our reading); vLLM 0.17.1 ROCm wheel as stated; TP2 on 2x MI300X, "
+        "every other setting at its default (the recipe's TP2 command)",
+    ),
+    "gt-270": Replay(
+        "deepseek-ai--deepseek-coder-6.7b-instruct",
+        "t4",
+        "0.4.3",
+        settings={"dtype": "float16"},
+        why="0.4.2 by its log lines (distributed_gpu_executor.py:45), one release older than kvlint covers; its "
+        "Worker.determine_num_available_blocks and _get_and_verify_max_len are 0.4.3's (both wheels read), so "
+        "replayed at 0.4.3: 2x T4 at TP2, --dtype float16, the 65,536-token context derived from 16,384 positions x "
+        "linear RoPE factor 4; KV from the printed 507 GPU blocks (4 MiB per block per rank)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -370,6 +388,21 @@ SKIP: dict[str, str] = {
     "gt-253": "gpu_memory_utilization and the release not in the stored excerpt; its 65.97 GiB of weights are the "
     "Marlin MXFP4 backend on Hopper (a pip install without FlashInfer/triton_kernels), a backend kvlint's weights "
     "model takes only below compute capability 9.0 (64.5 GiB on an H100: the Triton padding)",
+    "gt-266": "H20 not in the accelerator catalogue (CUDA total not known); Qwen3.5 hybrid whose printed token "
+    "line is the per-group block count, not what one request can use (the case's notes)",
+    "gt-267": "low reliability: figures quoted as '~55k tokens' and '~50 GB' in a table, the arguments besides "
+    "gpu_memory_utilization not given; AWQ checkpoint of Gemma 4 31B whose config is not in the corpus",
+    "gt-268": "low reliability: figures quoted as '~525k tokens' and '~50 GB' in a table, the arguments besides "
+    "gpu_memory_utilization not given; AWQ checkpoint of Gemma 4 31B whose config is not in the corpus",
+    "gt-271": _NOCFG + " (local qwen3.8-27b-fp8)",
+    "gt-272": _NOCFG + " (local qwen3.6-27b-fp8); speculative config cut in the stored excerpt",
+    "gt-273": "gpu_memory_utilization and the parallel layout (TP 2 or one engine per GPU) not stated; the figure is "
+    "the reporter's transcription ('kvcache num per gpu')",
+    "gt-274": "gpu_memory_utilization and the parallel layout (TP 2 or one engine per GPU) not stated; the figure is "
+    "the reporter's transcription ('kvcache num per gpu')",
+    "gt-275": "gpu_memory_utilization chosen by GPUStack and not in the stored excerpt (the failure, 2,400 tokens of "
+    "KV for an 8,192-token context, is a V0 max-seq-len refusal)",
+    "gt-276": _NOCFG + " (Qwen3.8-27B); GPU count not in the excerpt",
 }
 
 
