@@ -420,3 +420,60 @@ def test_record_writes_nothing_when_the_log_cannot_be_replayed(tmp_path: Path, e
     assert out.read_text() == "- keep: me\n" if existing else not out.exists()
     r = _cli(log, "--accelerator", "a100-80gb", "--record", "-")
     assert r.exit_code == 2 and "gt-user-" not in r.stdout, r.output
+
+
+def test_kv_cache_memory_bytes_start_up_is_read() -> None:
+    """With --kv-cache-memory-bytes vLLM skips the memory profile and prints "Initial free memory F GiB, reserved K
+    GiB memory for KV Cache as specified by kv_cache_memory_bytes config" instead of "Available KV cache memory"
+    (vllm@0.34.0:vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory). vllm-project/vllm#49878's log
+    then says "EngineCore failed to start." Before, verify read neither: no engine, no KV figure, no failure (exit 2,
+    "nothing to verify") for a start-up that reserved 49 GiB and then failed."""
+    log = parse_log((VERIFY_LOGS / "vllm-kv-cache-memory-bytes-gemma4.log").read_text(encoding="utf-8"))
+    assert log.engine == "vllm" and log.era == "v1"
+    assert log.figures["kv_cache_gib"] == 49.0 and log.figures["free_at_startup_gib"] == 93.88
+    assert log.outcome == "fail" and log.failure == {"kind": "engine_core_failed"}
+    opts = Options(allow_hub=False, accelerator="rtx-pro-6000-blackwell", engine_version="0.26.0")
+    res = verify_log(
+        log,
+        opts,
+        model="nvidia/Gemma-4-31B-IT-NVFP4",
+        extra_args=("--kv-cache-memory-bytes", "52613349376", "--max-model-len", "262144"),
+    )
+    kv = next(f for f in res.figures if f.key == "kv_cache_gib")
+    assert kv.reported == 49.0 and kv.predicted == pytest.approx(52613349376 / GiB) and kv.inside
+    assert not res.incomplete and res.log.failure["kind"] == "engine_core_failed"
+
+
+def test_engine_core_failure_takes_the_cause_a_later_line_names() -> None:
+    """The line "EngineCore failed to start." precedes the traceback (vllm@0.34.0:vllm/v1/engine/core.py::run_engine_core);
+    the error the traceback ends with names the cause and replaces the generic kind. Lines as printed in
+    vllm-project/vllm#27508 (the shared gt-007) and #25350, put in one log for the test."""
+    generic = (
+        "(EngineCore_DP0 pid=6880) INFO 10-31 15:07:49 [gpu_worker.py:298] Available KV cache memory: 1.71 GiB\n"
+        "(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] EngineCore failed to start.\n"
+    )
+    assert parse_log(generic).failure == {"kind": "engine_core_failed"}
+    cause = (
+        "(EngineCore_DP0 pid=6880) ERROR 10-31 15:07:50 [core.py:708] ValueError: To serve at least one request "
+        "with the models's max seq len (221000), (10.12 GiB KV cache is needed, which is larger than the available "
+        "KV cache memory (5.59 GiB). Based on the available memory, the estimated maximum model length is 122080.\n"
+    )
+    assert parse_log(generic + cause).failure["kind"] == "kv_needed_exceeds_available"
+    no_memory = (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`\n"
+    )
+    assert parse_log(generic + no_memory).failure == {"kind": "no_memory_for_cache_blocks"}
+
+
+def test_utilization_from_the_cudagraph_profiling_note() -> None:
+    """From 0.21.0 the worker prints "The current --gpu-memory-utilization=U is equivalent to …" next to the CUDA
+    graph estimate (vllm@0.34.0:vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory); in
+    noonghunna/club-3090#617's log it is the only place the 0.85 appears. Before, the replay took vLLM's default 0.9."""
+    log = parse_log((VERIFY_LOGS / "vllm-cudagraph-profiling-note-5090.log").read_text(encoding="utf-8"))
+    assert log.figures["gpu_memory_utilization"] == 0.85 and log.figures["kv_cache_gib"] == 3.93
+    res = verify_log(
+        log,
+        Options(allow_hub=False, accelerator="rtx-5090", engine_version="0.25.0"),
+        model="nvidia/Qwen3.6-27B-NVFP4",
+    )
+    assert res.command[res.command.index("--gpu-memory-utilization") + 1] == "0.85"

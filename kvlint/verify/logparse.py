@@ -15,7 +15,11 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   ``Initializing a V1 LLM engine (vX) with config: …``, ``Graph capturing finished in S secs, took X GiB``,
   ``CUDA graph pool memory: A GiB (actual), E GiB (estimated)``, the per-term line "Free memory on device (F/T GiB)
   on startup … Actual usage is …" (0.20-0.26: weight / peak activation / non-torch / CUDAGraph; 0.27+: consumed
-  memory (weights + non-torch) / peak activation / CUDAGraph), the E1 fit-check error.
+  memory (weights + non-torch) / peak activation / CUDAGraph), the E1 fit-check error; with
+  ``--kv-cache-memory-bytes`` (no memory profile) "Initial free memory F GiB, reserved K GiB memory for KV Cache as
+  specified by kv_cache_memory_bytes config" in place of "Available KV cache memory"; from 0.21.0 "The current
+  --gpu-memory-utilization=U is equivalent to …" (the utilization the worker ran with); "EngineCore failed to
+  start." (a failure of kind ``engine_core_failed`` until a later error line names the cause).
 * vLLM >= 0.34.0 with the extensible KV cache: "Available KV cache memory" (and the "Current kv cache memory in
   use" of the per-term line) is then the pool *reserved* from the profile; the pool vLLM commits is sized after
   warm-up and CUDA-graph capture and printed per worker as "Memory after warmup: F GiB free, C GiB committed to
@@ -310,6 +314,13 @@ _ACTUAL_NEW = re.compile(
 # Found with str.find and the figures matched at that "(" (:func:`_free_memory`); the regex
 # ``Free memory on device[^(]*\(...`` scanned to the end of the line from every repetition of the phrase
 # when no "(" followed (quadratic).
+#: "Initial free memory F GiB, reserved K GiB memory for KV Cache as specified by kv_cache_memory_bytes config"
+_KV_MEMORY_BYTES = re.compile(
+    r"Initial free memory " + _NUM + r" GiB, reserved " + _NUM + r" GiB memory for KV Cache as specified by "
+    r"kv_cache_memory_bytes"
+)
+#: failure kind when the log says the engine core did not start and no later line names the cause
+_ENGINE_CORE_FAILED = "engine_core_failed"
 _FREE_PHRASE = "Free memory on device"
 _FREE_FIGURES = re.compile(r"\(" + _NUM + r"/" + _NUM + r" GiB\)")
 _DESIRED = re.compile(r"\(" + _NUM + r", " + _NUM + r" GiB\)")
@@ -550,6 +561,19 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
                 _put(log, key, _num(val), n)
             _family(log, "v1 'Free memory on device … Actual usage' (0.27+)")
     _parse_vllm_extensible(log, line, n)
+    # --kv-cache-memory-bytes skips the memory profile: the pool is the flag's size, printed with the free memory at
+    # start-up (vllm@0.34.0:vllm/v1/worker/gpu_worker.py::Worker.determine_available_memory, format_gib)
+    m = _KV_MEMORY_BYTES.search(line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "free_at_startup_gib", _num(m.group(1)), n)
+        _put(log, "kv_cache_gib", _num(m.group(2)), n, keep_min=True)
+        _family(log, "v1 'reserved … as specified by kv_cache_memory_bytes'")
+    # the utilization the worker ran with, printed next to the CUDA-graph profiling note (same function, 0.21.0+)
+    m = re.search(r"The current --gpu-memory-utilization=" + _NUM + r" is equivalent to", line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "gpu_memory_utilization", _num(m.group(1)), n)
     m = re.search(r"Current kv cache memory in use is " + _NUM + r" GiB", line)
     if m:
         _put(log, "kv_cache_gib", _num(m.group(1)), n, keep_min=True)
@@ -594,7 +618,13 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         }
     if "No available memory for the cache blocks" in line:
         _vllm(log)
-        log.failure = log.failure or {"kind": "no_memory_for_cache_blocks"}
+        if not log.failure or log.failure["kind"] == _ENGINE_CORE_FAILED:
+            log.failure = {"kind": "no_memory_for_cache_blocks"}
+    # V1's engine-core process reports that it did not start (vllm@0.34.0:vllm/v1/engine/core.py::run_engine_core,
+    # logger.exception) before the traceback; the cause, when a later line names one, replaces this
+    if "EngineCore failed to start" in line:
+        _vllm(log, "v1")
+        log.failure = log.failure or {"kind": _ENGINE_CORE_FAILED}
 
 
 #: ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``'s info line (``format_gib``:
