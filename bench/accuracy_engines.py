@@ -85,6 +85,13 @@ REPLAY: dict[str, Any] = {
     # gt-265: an 80 GB Hopper (fa3 chosen by default, 78.68 GB free before loading), release not printed (the
     # newest read is assumed); its printed resolved mem_fraction_static 0.835 is kvlint's default here.
     "gt-265": ([], "Qwen/Qwen3-14B", "h100-80gb", None, 1),
+    "gt-277": (
+        ["--tp-size", "8", "--mem-fraction-static", "0.88"],
+        "deepseek-ai/DeepSeek-V4-Pro",
+        "h200",
+        None,
+        8,
+    ),
 }
 #: GiB of device memory other processes held when the engine started, as the case records it (nvidia-smi before
 #: the start): TGI sizes its cache from ``torch.cuda.mem_get_info``, the device's free memory
@@ -93,7 +100,7 @@ REPLAY: dict[str, Any] = {
 #: on a desktop RTX 3090 (nvidia-smi's MiB / 1024, read as GiB).
 OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 #: the SGLang cases of REPLAY (the others are TGI)
-SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265")
+SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265", "gt-277")
 NOT_REPLAYABLE = {
     "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "
     "MI250/MI250X GCD), our reading: on one 192 GB MI300X kvlint gives 1,355,312 tokens on 1 shard (+69 %) and "
@@ -116,6 +123,10 @@ NOT_REPLAYABLE = {
     "for information, not scored",
     "gt-232": "SGLang PR branch that lowers the KV budget for an AITER workspace, on a ~288 GB AMD Instinct "
     "(MI355X-class, our reading of the log's free memory) — printed for information, not scored",
+    "gt-277": "a failure (no room for the KV pool at --mem-fraction-static 0.88, DeepSeek-V4-Hopper image): kvlint "
+    "plans a pool where the engine had none, because it puts 103.4 GiB of weights per GPU (the official config's FP8 "
+    "layers and FP4 experts) against the 125.65 GB the engine printed; which layers that image keeps wider on Hopper "
+    "is not in the report — printed for information, not scored (docs §5)",
 }
 
 

@@ -477,3 +477,31 @@ def test_utilization_from_the_cudagraph_profiling_note() -> None:
         model="nvidia/Qwen3.6-27B-NVFP4",
     )
     assert res.command[res.command.index("--gpu-memory-utilization") + 1] == "0.85"
+
+
+def test_sglang_no_kv_memory_failure_is_read() -> None:
+    """SGLang stops when the weights leave nothing for the KV pool. SemiAnalysisAI/InferenceX#2128's log (gt-277:
+    DeepSeek-V4-Pro FP8 on 8x H200 at --mem-fraction-static 0.88) printed the later builds' message; verify read the
+    weights line but called the start-up ok. The 0.5.23 wording (sglang@0.5.23:python/sglang/srt/model_executor/
+    pool_configurator.py, MemoryPoolConfig.__post_init__) and the full later one are written here from their format
+    strings, not copied from a log."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-277.log").read_text(encoding="utf-8"))
+    assert log.engine == "sglang" and log.outcome == "fail"
+    assert log.failure == {"kind": "no_kv_memory", "mem_fraction_static": 0.88}
+    assert log.figures["weights_gb"] == 125.65
+    full = parse_log(
+        "ValueError: Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=0.95. Raise "
+        "--mem-fraction-static above 0.923 (minimum viable = 1 - available/pre = 0.9224). If using speculative "
+        "decoding, draft weights are now counted.\n"
+    )
+    assert full.failure == {
+        "kind": "no_kv_memory",
+        "mem_fraction_static": 0.95,
+        "suggested_mem_fraction_static": 0.923,
+        "minimum_mem_fraction_static": 0.9224,
+    }
+    old = parse_log(
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+        "Current value: mem_fraction_static=0.7\n"
+    )
+    assert (old.engine, old.failure) == ("sglang", {"kind": "no_kv_memory", "mem_fraction_static": 0.7})

@@ -38,7 +38,9 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   N but tgi will now set its default to M", printed by the launchers of 2.0.0 - 2.4.0 only
   (tgi@v2.0.0 … v2.4.0:launcher/src/main.rs::main; v2.4.1 and 3.x leave those limits to the shard's warmup).
 * SGLang: ``server_args=ServerArgs(…)``, ``Load weight end … avail mem=X GB, mem usage=Y GB``, ``KV Cache is
-  allocated. … #tokens: N``, ``max_total_num_tokens=N``.
+  allocated. … #tokens: N``, ``max_total_num_tokens=N``; no room for the KV pool: "Not enough memory. Please try to
+  increase --mem-fraction-static." (0.5.x) or "Loaded weights leave no GPU memory for the KV cache under
+  --mem-fraction-static=F. Raise --mem-fraction-static above S (minimum viable = … = M)" (later builds).
 
 Nothing is computed here: every figure is the number as printed (GiB; vLLM's older "GB" is GiB too), the
 minimum over ranks where several ranks print the same line.
@@ -841,6 +843,28 @@ def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
     if m:
         log.engine = "sglang"
         _put(log, "free_after_kv_pool_gb", _num(m.group(1)), n)
+    # no room left for the KV pool: "Not enough memory. Please try to increase --mem-fraction-static." (with
+    # "Current value: mem_fraction_static=F"; sglang@0.5.23:python/sglang/srt/model_executor/pool_configurator.py,
+    # MemoryPoolConfig.__post_init__), and in later builds "Loaded weights leave no GPU memory for the KV cache under
+    # --mem-fraction-static=F. Raise --mem-fraction-static above S (minimum viable = 1 - available/pre = M)."
+    m = re.search(
+        r"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static=" + _NUM, line
+    )
+    if m:
+        log.engine = "sglang"
+        log.failure = {"kind": "no_kv_memory", "mem_fraction_static": _num(m.group(1))}
+        sug = re.search(r"Raise --mem-fraction-static above " + _NUM, line)
+        if sug:
+            log.failure["suggested_mem_fraction_static"] = _num(sug.group(1))
+        v = re.search(r"minimum viable = 1 - available/pre = " + _NUM, line)
+        if v:
+            log.failure["minimum_mem_fraction_static"] = _num(v.group(1))
+    if "Not enough memory. Please try to increase --mem-fraction-static" in line:
+        log.engine = "sglang"
+        log.failure = {"kind": "no_kv_memory"}
+        cur = re.search(r"mem_fraction_static=" + _NUM, line)
+        if cur:
+            log.failure["mem_fraction_static"] = _num(cur.group(1))
     m = re.search(r"mem_fraction_static=" + _NUM, line)
     if m and log.engine == "sglang":
         _put(log, "mem_fraction_static", _num(m.group(1)), n)
