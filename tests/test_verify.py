@@ -505,3 +505,16 @@ def test_sglang_no_kv_memory_failure_is_read() -> None:
         "Current value: mem_fraction_static=0.7\n"
     )
     assert (old.engine, old.failure) == ("sglang", {"kind": "no_kv_memory", "mem_fraction_static": 0.7})
+
+
+def test_v0_refusal_capacity_is_compared() -> None:
+    """V0's "The model's max seq len (L) is larger than the maximum number of tokens that can be stored in KV cache
+    (N)" prints the pool as N = block_size x num_gpu_blocks (vllm@0.4.3:vllm/worker/worker.py::
+    raise_if_cache_size_invalid). verify compared nothing for such a log (gpustack/gpustack#1800, gt-275): the table
+    was empty. The pool is now set against kvlint's token capacity for the same settings."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-275.log").read_text(encoding="utf-8"))
+    opts = Options(allow_hub=False, accelerator="rtx-3090", engine_version="0.8.4")
+    res = verify_log(log, opts, model="Qwen/Qwen2.5-VL-7B-Instruct", extra_args=("--max-model-len", "8192"))
+    tok = next(f for f in res.figures if f.key == "kv_tokens")
+    assert tok.reported == 2400 and tok.predicted == res.plan.plan.capacity_tokens
+    assert res.exit_code == 1  # kvlint plans a pool 8,192 tokens fit in; the engine's did not

@@ -512,6 +512,10 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
     rep = res.log.figures.get(key)
     if rep is None and key in ("kv_cache_gib",) and res.log.failure.get("kv_available_gib") is not None:
         rep = res.log.failure["kv_available_gib"]
+    # V0's max-seq-len refusal prints the pool as tokens: block_size x num_gpu_blocks
+    # (vllm@0.4.3:vllm/worker/worker.py::raise_if_cache_size_invalid; V0's worker still raises it in 0.8.x, gt-275)
+    if rep is None and key == "kv_tokens" and res.log.failure.get("kv_capacity_tokens") is not None:
+        rep = res.log.failure["kv_capacity_tokens"]
     if rep is None:
         return
     res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, res.log.lines.get(key), note))
