@@ -127,7 +127,9 @@ def test_replay_reproduces_kvlints_own_prediction(path: Path) -> None:
         assert f.inside == (b.kv_cache_bytes_low / GiB <= f.reported <= b.kv_cache_bytes_high / GiB)
     # the exit status says whether a KV figure fell outside the band (or a failure was missed)
     assert res.exit_code == (1 if res.outside or res.failures_missed else 0)
-    assert res.exit_code == 0 or gid in ("gt-217", "gt-220")  # 1.79 GiB non-torch; LoRA buffers (see README)
+    # gt-217: 1.79 GiB non-torch; gt-220: LoRA buffers (see README); gt-221: the refusal's 81,536 tokens are the
+    # smaller rank's pool (7.46 GiB), 1.2 GiB below the rank the reporter quotes and kvlint's band (the case's notes)
+    assert res.exit_code == 0 or gid in ("gt-217", "gt-220", "gt-221")
 
 
 def test_exact_part_tokens_from_the_printed_kv():
