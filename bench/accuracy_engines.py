@@ -188,6 +188,12 @@ def _reported(c: dict[str, Any]) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     """Print one line per TGI/SGLang case; return 1 when a scored case is off by more than 10%."""
     path = Path((argv or sys.argv[1:] or [str(CASES)])[0])
+    if not path.is_file():
+        print(
+            f"accuracy_engines: no cases file at {path} (pass the shared groundtruth/cases.yaml)",
+            file=sys.stderr,
+        )
+        return 2
     cases = yaml.safe_load(path.read_text())
     local = Path(__file__).resolve().parent / "groundtruth" / "cases.yaml"
     if local.is_file() and local.resolve() != path.resolve():

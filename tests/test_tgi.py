@@ -625,3 +625,15 @@ def test_memory_held_by_other_processes_comes_off_the_tgi_cache() -> None:
     assert abs(shared.max_batch_total_tokens - printed) / printed < 0.05
     assert (whole.max_batch_total_tokens - printed) / printed > 0.10
     assert ae.predict("gt-257")[0] == shared.max_batch_total_tokens
+
+
+def test_accuracy_engines_bench_says_which_cases_file_is_missing(tmp_path, capsys):
+    """bench/accuracy_engines.py run from a checkout without ../shared beside it (a worktree) stopped with a
+    FileNotFoundError traceback; it now names the missing file and exits 2."""
+    import sys
+
+    sys.path.insert(0, str(FIX.parent / "bench"))
+    import accuracy_engines as ae
+
+    assert ae.main([str(tmp_path / "absent.yaml")]) == 2
+    assert "absent.yaml" in capsys.readouterr().err
