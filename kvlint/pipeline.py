@@ -264,19 +264,12 @@ def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     )
 
 
-def _template_layout_note(f: Finding) -> Finding:
-    """``f`` as an info note saying the service sets the size, when it is the KV503 warning on an unresolved
-    parallel size (:data:`kvlint.engines.options.LAYOUT_UNSIZED`); else ``f``."""
-    if f.rule != "KV503" or not f.message.endswith(_options.LAYOUT_UNSIZED):
-        return f
-    head = f.message[: -len(_options.LAYOUT_UNSIZED)]
-    return replace(f, message=head + _options.LAYOUT_FROM_SERVICE, severity="info")
-
-
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
     """Parse, resolve and plan one container; None when it is not a serving engine."""
+    from kvlint.rules.facts import is_runtime_template
+
     try:
         serving = _engines.parse_container(
             container,
@@ -285,6 +278,9 @@ def analyse_container(
             configmaps=cms,
             path=w.path,
             engine_version_option=options.engine_version,
+            # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
+            # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
+            runtime_template=is_runtime_template(w),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise
@@ -311,13 +307,6 @@ def analyse_container(
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
-    if any(f.rule == "KV503" and f.message.endswith(_options.LAYOUT_UNSIZED) for f in serving.findings):
-        from kvlint.rules.facts import is_runtime_template
-
-        if is_runtime_template(w):
-            # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
-            # variable): it is not sized on its own anyway ("runtime template"), so the note stays an info
-            serving.findings = [_template_layout_note(f) for f in serving.findings]
     refusal = w.engine_kwargs_refusal
     if refusal:
         serving.findings = [_refused_kwarg(f, refusal) for f in serving.findings]

@@ -1004,10 +1004,12 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`)."""
+    options are read with (:func:`kvlint.engines.images.engine_release`); ``runtime_template`` as
+    :func:`parse_container` has it."""
     cfg = _dispatch_argv(
         found,
         container=container,
@@ -1016,6 +1018,7 @@ def _dispatch(
         env_locs=env_locs,
         config_loader=config_loader,
         version_override=version_override,
+        runtime_template=runtime_template,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1031,6 +1034,7 @@ def _dispatch_argv(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1040,6 +1044,7 @@ def _dispatch_argv(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
+            runtime_template=runtime_template,
         )
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
@@ -1074,6 +1079,7 @@ def _dispatch_argv(
             positional_model=found.positional_model,
             map_config_pos=scalar_position,
             kaito_wrapper=kaito,
+            runtime_template=runtime_template,
         )
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
@@ -1110,9 +1116,17 @@ def _dispatch_argv(
             container=container,
             image=image,
             sources=sources,
+            runtime_template=runtime_template,
         )
     return parse_sglang_argv(
-        argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
+        argv,
+        locs=locs,
+        version=version,
+        env=env,
+        container=container,
+        image=image,
+        sources=sources,
+        runtime_template=runtime_template,
     )
 
 
@@ -1171,6 +1185,7 @@ def parse_container(
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     path: str = "",
     engine_version_option: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1183,6 +1198,9 @@ def parse_container(
         engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): with the image, it
             decides the release the options are read with and ``ServingConfig.version``, which the memory model
             and the rules use (:func:`kvlint.engines.images.engine_release`).
+        runtime_template: the container is a serving-runtime template's (:func:`kvlint.rules.facts.is_runtime_template`):
+            its parallel sizes are the using service's, so one kvlint cannot resolve gets an info note rather
+            than the "not sized" warning (:attr:`kvlint.engines.options.Collector.layout_from_service`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1222,6 +1240,7 @@ def parse_container(
             env_locs=env_locs,
             config_loader=loader,
             version_override=engine_version_option,
+            runtime_template=runtime_template,
         )
 
     # the program's first word, where the command (or args) names it
@@ -1486,6 +1505,7 @@ def _dynamo(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
@@ -1503,6 +1523,7 @@ def _dynamo(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
+            runtime_template=runtime_template,
         ),
         engine,
     )

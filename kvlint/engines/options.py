@@ -63,7 +63,8 @@ PARALLEL_DESTS = frozenset(
 LAYOUT_DESTS = PARALLEL_DESTS - {"nnodes"}
 
 #: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
-#: a serving-runtime template says :data:`LAYOUT_FROM_SERVICE` instead (``kvlint.pipeline.analyse_container``).
+#: a serving-runtime template's parser (:attr:`Collector.layout_from_service`) says :data:`LAYOUT_FROM_SERVICE`
+#: instead.
 LAYOUT_UNSIZED = (
     "; the GPU layout depends on it, so the container is not sized (the engine default is not assumed)"
 )
@@ -204,9 +205,13 @@ class Collector:
 
     ``flags`` maps canonical dest -> :class:`Value` (last occurrence wins, like argparse/clap);
     ``findings`` gathers KV205/KV206/KV207/KV503. ``engine`` is used in messages (``vLLM 0.11.0``).
+    ``layout_from_service``: the command is a serving-runtime template's, whose parallel sizes the service that
+    uses it sets (:func:`kvlint.rules.facts.is_runtime_template`): an unresolved one is then an info note
+    (:meth:`unresolved_value`).
     """
 
     engine: str
+    layout_from_service: bool = False
     flags: dict[str, Value] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     seen_option: dict[str, str] = field(default_factory=dict)
@@ -330,10 +335,15 @@ class Collector:
         A parallel size (:data:`LAYOUT_DESTS`: ``--tensor-parallel-size $(TP)``, ``--tp-size ${X}``,
         ``--num-shard $(N)``) decides each GPU's share of the weights and KV cache, so the note is a warning
         that says the container is not sized: the engine default (1 in vLLM's ``ParallelConfig``, SGLang's
-        ``ServerArgs``) is not assumed for a size the manifest sets to something else."""
+        ``ServerArgs``) is not assumed for a size the manifest sets to something else. In a serving-runtime
+        template (:attr:`layout_from_service`) the size is the using service's (KServe sets the variable from its
+        workerSpec) and the template is not sized on its own anyway: the note then says so, as an info."""
         self.unresolved[dest] = loc
         if dest in LAYOUT_DESTS:
-            self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
+            if self.layout_from_service:
+                self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
+            else:
+                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
             return
         self.note(message, loc)
 

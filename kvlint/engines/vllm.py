@@ -253,11 +253,11 @@ def _auto_max_len(indices: list[int], version: str | None) -> bool:
 
 
 class _Parser:
-    def __init__(self, version: str | None, env: Mapping[str, str]) -> None:
+    def __init__(self, version: str | None, env: Mapping[str, str], runtime_template: bool = False) -> None:
         self.version = version
         self.where = f"vLLM {version}" if version else "vLLM (any release)"
         self.known, self.indices, self.bools, self.long_names = _tables(version)
-        self.col = Collector("vLLM")
+        self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
         self.env = env
 
@@ -689,7 +689,7 @@ def _config_file_flags(
     except (yaml.YAMLError, ValueError) as exc:
         p.col.note(f"{what} cannot be read: {exc}", getattr(exc, "loc", None) or text_loc or loc, "warning")
         return None
-    cp = _Parser(p.version, p.env)
+    cp = _Parser(p.version, p.env, p.col.layout_from_service)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
     p.col.findings += [restate(f) for f in cp.col.findings] if restate is not None else cp.col.findings
     return cp
@@ -969,6 +969,7 @@ def parse_vllm_argv(
     positional_model: bool = True,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
     kaito_wrapper: bool = False,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -986,6 +987,8 @@ def parse_vllm_argv(
         positional_model: accept a positional MODEL (``vllm serve`` form); with the ``api_server`` module
             vLLM itself would reject it, kvlint still reads it.
         map_config_pos: ``(text_loc, text, line, column) -> Loc`` to place config-file values precisely.
+        runtime_template: the command is a serving-runtime template's: an unresolved parallel size is the using
+            service's, an info note rather than a "not sized" warning (:attr:`Collector.layout_from_service`).
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -1026,7 +1029,7 @@ def parse_vllm_argv(
             kept.append(k)
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
-    p = _Parser(version, env)
+    p = _Parser(version, env, runtime_template)
     config_path = p.run(argv, locs, sources, positional_model=positional_model)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
