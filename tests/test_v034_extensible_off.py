@@ -197,3 +197,28 @@ def test_asking_for_it_where_unsupported_is_refused(tmp_path: Path) -> None:
     assert loc is not None and _MANIFEST.splitlines()[loc.line - 1][loc.column - 1 :].startswith(
         '"--enable-extensible-kv-cache"'
     )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        (),
+        ("--kv-cache-memory-bytes", "0"),
+        ("--kv-cache-memory-bytes", "20G"),
+        ("--num-gpu-blocks-override", "4096"),
+        ("--enable-elastic-ep",),
+        ("--no-enable-elastic-ep",),
+        _ktc(NIXL),
+        _ktc({"kv_connector": "LMCacheMPConnector"}),
+        _ktc({**NIXL, "kv_connector_extra_config": {"custom_mem_pool": True}}),
+        ("--kv-transfer-config.kv_connector=LMCacheMPConnector",),
+    ],
+)
+def test_the_parser_refuses_the_flag_for_the_reason_the_plan_reads(flags: tuple[str, ...]) -> None:
+    """The parser's KV206 on --enable-extensible-kv-cache and the plan read the same settings (one mapping,
+    settings_from_flags): it is refused exactly when the plan's settings without it give a reason, in those
+    words."""
+    asked = parse_vllm_argv(["m", *flags, "--enable-extensible-kv-cache"], version="0.34.0")
+    refused = [f for f in asked.findings if f.rule == "KV206" and "enable_extensible_kv_cache:" in f.message]
+    why = extensible_kv_cache_unsupported(_settings(*flags))
+    assert [f"'enable_extensible_kv_cache: {why}.'" in f.message for f in refused] == ([True] if why else [])

@@ -918,25 +918,15 @@ def _check_extensible(p: _Parser) -> None:
     extensible KV cache: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` raises
     "enable_extensible_kv_cache: REASON." when it was asked for explicitly (left unset, vLLM turns it off
     instead). The reasons are :func:`kvlint.memory.vllm.extensible_kv_cache_unsupported`'s without the ROCm one
-    (the GPU is not known here). The refused flag is dropped, so the plan sizes the cache as vLLM does without
-    it."""
+    (the GPU is not known here), on the settings the plan reads (:func:`kvlint.memory.vllm.settings_from_flags`).
+    The refused flag is dropped, so the plan sizes the cache as vLLM does without it."""
     flags = p.col.flags
     on = flags.get("enable_extensible_kv_cache")
     if on is None or on.value is not True:
         return
-    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache_unsupported, kv_cache_access
+    from kvlint.memory.vllm import extensible_kv_cache_unsupported, settings_from_flags
 
-    def value(dest: str) -> Any:
-        v = flags.get(dest)
-        return None if v is None else v.value
-
-    settings = VllmSettings(
-        kv_cache_memory_bytes=value("kv_cache_memory_bytes"),
-        num_gpu_blocks_override=value("num_gpu_blocks_override"),
-        enable_elastic_ep=value("enable_elastic_ep") is True,
-        kv_cache_access=tuple(sorted(kv_cache_access(value("kv_transfer_config")))),
-    )
-    why = extensible_kv_cache_unsupported(settings)
+    why = extensible_kv_cache_unsupported(settings_from_flags(flags, p.env, p.version))
     if why is None:
         return
     v = flags.pop("enable_extensible_kv_cache")
