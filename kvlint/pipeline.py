@@ -534,14 +534,6 @@ def _object(w: Workload) -> str:
     return object_ref(w.kind, w.namespace, w.name)
 
 
-#: Most characters of command and args text the containers of one reviewed object may hold
-#: (:data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS`, 512 KiB; a word longer than ``execve(2)`` passes counts
-#: :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503): counted as written before any
-#: container is read (:func:`_too_large`), and after ``$(VAR)`` expansion as each is read (``review_budget``).
-#: A pod's commands are a few kilobytes.
-MAX_REVIEW_COMMAND_CHARS = REVIEW_COMMAND_CHARS
-
-
 def _command_chars(container: LDict) -> int:
     """Characters of the container's ``command`` and ``args`` strings, each counted up to ``MAX_ARG_STRLEN``."""
     total = 0
@@ -557,8 +549,11 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
     """A KV001 error when ``workloads`` hold more than ``cap`` pod templates, or more than ``cap`` containers
     in their pod specs (:attr:`Options.max_review_size`, the webhook's cap per object: the cost of a review
     grows with them, about 0.8 ms of CPU a serving container), or their containers' commands and args more than
-    :data:`MAX_REVIEW_COMMAND_CHARS` characters, located at the first pod template beyond the
-    cap (or the one whose containers pass it); None within it. Never configured away (``select``/``ignore``
+    :data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS` characters (512 KiB; a word longer than ``execve(2)`` passes
+    counts :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503: counted here as written,
+    before any container is read, and after ``$(VAR)`` expansion as each is read, ``review_budget``; a pod's
+    commands are a few kilobytes), located at the first pod template beyond the cap (or the one whose containers
+    pass it); None within it. Never configured away (``select``/``ignore``
     do not apply): an object kvlint did not read must not pass as a clean one."""
     where: Workload | None = None
     what, limit = "", str(cap)
@@ -576,10 +571,10 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
         chars = 0
         for w in workloads:
             chars += sum(_command_chars(c) for c in _containers(w.pod_spec))
-            if chars > MAX_REVIEW_COMMAND_CHARS and where is None:
+            if chars > REVIEW_COMMAND_CHARS and where is None:
                 where = w
         if where is not None:
-            what, limit = _command_text(chars), f"{MAX_REVIEW_COMMAND_CHARS:,}"
+            what, limit = _command_text(chars), f"{REVIEW_COMMAND_CHARS:,}"
     if where is None:
         return None
     return _too_large_at(where, what, limit)
