@@ -44,7 +44,16 @@ from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
+from kvlint.types import (
+    ENGINE_NAMES,
+    ChartArg,
+    Finding,
+    JoinedEngine,
+    ServingConfig,
+    Severity,
+    Value,
+    ref_part,
+)
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -1563,7 +1572,7 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     release = ""
     carried = f"the image tag is a Dynamo release, so the {engine} version inside is not known"
     mapped = dynamo_engine_version(cfg.image) if cfg.image else None
-    name = "vLLM" if engine == "vllm" else "SGLang"
+    name = ENGINE_NAMES[engine]
     if cfg.version is not None and cfg.version == mapped:
         # the release Dynamo's support matrix says the image carries (engine_release step 3)
         carried = (
