@@ -15,8 +15,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.source import Loc
-from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Severity, Value
+from kvlint.source import LDict, Loc
+from kvlint.types import (
+    ChartArg,
+    EngineName,
+    Finding,
+    OptionFinding,
+    RepeatedSetting,
+    ServingConfig,
+    Severity,
+    Value,
+    ref_part,
+)
 
 __all__ = [
     "USUALLY_MEANT",
@@ -346,6 +356,36 @@ class Collector:
                 self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
             return
         self.note(message, loc)
+
+    def serving_config(
+        self,
+        engine: EngineName,
+        container: LDict | None,
+        image: str,
+        version: str | None,
+        model: Value | None,
+        env: dict[str, str],
+        locs: Sequence[Loc | None],
+    ) -> ServingConfig:
+        """The parser's result (the three engines' parsers end alike): what was collected (``flags``, ``findings``,
+        a copy of ``unresolved``) for ``container`` (an empty one when None; its name as a reference part, its
+        ``image:`` key as where the release is said), the ``command_loc`` at the first argument with a position
+        (``locs``)."""
+        cont = container if container is not None else LDict()
+        return ServingConfig(
+            engine=engine,
+            container=cont,
+            container_name=ref_part(str(cont.get("name", ""))) if isinstance(cont, dict) else "",
+            image=image,
+            version=version,
+            model=model,
+            flags=self.flags,
+            env=env,
+            findings=self.findings,
+            unresolved=dict(self.unresolved),
+            command_loc=next((x for x in locs if x is not None), None),
+            version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
+        )
 
     def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
         """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""

@@ -19,7 +19,7 @@ from kvlint.engines.options import Collector, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value, ref_part
+from kvlint.types import ServingConfig, Value
 
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
@@ -197,18 +197,4 @@ def parse_sglang_argv(
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
             continue
         col.set(dest, Value(value, loc, raw, src), canon)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="sglang",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))),
-        image=image,
-        version=version,
-        model=model,
-        flags=col.flags,
-        env=dict(env or {}),
-        findings=col.findings,
-        unresolved=dict(col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)

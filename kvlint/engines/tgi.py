@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from kvlint.engines.options import LAYOUT_DESTS, Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value, ref_part
+from kvlint.types import ServingConfig, Value
 
 __all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
 
@@ -278,18 +278,4 @@ def parse_tgi_argv(
                     loc,
                 )
     model = col.flags.pop("model_id", None)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="tgi",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))),
-        image=image,
-        version=version,
-        model=model,
-        flags=col.flags,
-        env=env,
-        findings=col.findings,
-        unresolved=dict(col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    return col.serving_config("tgi", container, image, version, model, env, locs)

@@ -40,7 +40,7 @@ from kvlint.engines.options import (
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, OptionFinding, ServingConfig, Value, ref_part
+from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
@@ -1052,20 +1052,5 @@ def parse_vllm_argv(
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     _check_lora(p)
     _check_extensible(p)
-    flags = p.col.flags
-    flags.pop("model", None)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="vllm",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))) if isinstance(cont, dict) else "",
-        image=image,
-        version=version,
-        model=p.model,
-        flags=flags,
-        env=env,
-        findings=p.col.findings,
-        unresolved=dict(p.col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    p.col.flags.pop("model", None)
+    return p.col.serving_config("vllm", container, image, version, p.model, env, locs)
