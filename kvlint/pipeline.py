@@ -264,19 +264,12 @@ def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     )
 
 
-def _template_layout_note(f: Finding) -> Finding:
-    """``f`` as an info note saying the service sets the size, when it is the KV503 warning on an unresolved
-    parallel size (:data:`kvlint.engines.options.LAYOUT_UNSIZED`); else ``f``."""
-    if f.rule != "KV503" or not f.message.endswith(_options.LAYOUT_UNSIZED):
-        return f
-    head = f.message[: -len(_options.LAYOUT_UNSIZED)]
-    return replace(f, message=head + _options.LAYOUT_FROM_SERVICE, severity="info")
-
-
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
     """Parse, resolve and plan one container; None when it is not a serving engine."""
+    from kvlint.rules.facts import is_runtime_template
+
     try:
         serving = _engines.parse_container(
             container,
@@ -285,6 +278,9 @@ def analyse_container(
             configmaps=cms,
             path=w.path,
             engine_version_option=options.engine_version,
+            # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
+            # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
+            runtime_template=is_runtime_template(w),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise
@@ -311,13 +307,6 @@ def analyse_container(
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)
-    if any(f.rule == "KV503" and f.message.endswith(_options.LAYOUT_UNSIZED) for f in serving.findings):
-        from kvlint.rules.facts import is_runtime_template
-
-        if is_runtime_template(w):
-            # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
-            # variable): it is not sized on its own anyway ("runtime template"), so the note stays an info
-            serving.findings = [_template_layout_note(f) for f in serving.findings]
     refusal = w.engine_kwargs_refusal
     if refusal:
         serving.findings = [_refused_kwarg(f, refusal) for f in serving.findings]
@@ -545,14 +534,6 @@ def _object(w: Workload) -> str:
     return object_ref(w.kind, w.namespace, w.name)
 
 
-#: Most characters of command and args text the containers of one reviewed object may hold
-#: (:data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS`, 512 KiB; a word longer than ``execve(2)`` passes counts
-#: :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503): counted as written before any
-#: container is read (:func:`_too_large`), and after ``$(VAR)`` expansion as each is read (``review_budget``).
-#: A pod's commands are a few kilobytes.
-MAX_REVIEW_COMMAND_CHARS = REVIEW_COMMAND_CHARS
-
-
 def _command_chars(container: LDict) -> int:
     """Characters of the container's ``command`` and ``args`` strings, each counted up to ``MAX_ARG_STRLEN``."""
     total = 0
@@ -568,8 +549,11 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
     """A KV001 error when ``workloads`` hold more than ``cap`` pod templates, or more than ``cap`` containers
     in their pod specs (:attr:`Options.max_review_size`, the webhook's cap per object: the cost of a review
     grows with them, about 0.8 ms of CPU a serving container), or their containers' commands and args more than
-    :data:`MAX_REVIEW_COMMAND_CHARS` characters, located at the first pod template beyond the
-    cap (or the one whose containers pass it); None within it. Never configured away (``select``/``ignore``
+    :data:`kvlint.engines.shell.REVIEW_COMMAND_CHARS` characters (512 KiB; a word longer than ``execve(2)`` passes
+    counts :data:`~kvlint.engines.shell.MAX_ARG_STRLEN`, as it is refused unread, KV503: counted here as written,
+    before any container is read, and after ``$(VAR)`` expansion as each is read, ``review_budget``; a pod's
+    commands are a few kilobytes), located at the first pod template beyond the cap (or the one whose containers
+    pass it); None within it. Never configured away (``select``/``ignore``
     do not apply): an object kvlint did not read must not pass as a clean one."""
     where: Workload | None = None
     what, limit = "", str(cap)
@@ -587,10 +571,10 @@ def _too_large(workloads: Sequence[Workload], cap: int) -> Diagnostic | None:
         chars = 0
         for w in workloads:
             chars += sum(_command_chars(c) for c in _containers(w.pod_spec))
-            if chars > MAX_REVIEW_COMMAND_CHARS and where is None:
+            if chars > REVIEW_COMMAND_CHARS and where is None:
                 where = w
         if where is not None:
-            what, limit = _command_text(chars), f"{MAX_REVIEW_COMMAND_CHARS:,}"
+            what, limit = _command_text(chars), f"{REVIEW_COMMAND_CHARS:,}"
     if where is None:
         return None
     return _too_large_at(where, what, limit)

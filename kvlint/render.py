@@ -710,7 +710,9 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
             f"{directory} is a kustomization but neither kustomize nor kubectl is on PATH; install one, or "
             f"render it elsewhere and pipe the output: kustomize build {directory} | kvlint check -"
         )
-    refused = remote_references(directory, max_bytes)
+    # the tree's kustomization files, each read once (bounded) for the three walks below
+    reads: _KustomizationReads = {}
+    refused = remote_references(directory, max_bytes, reads=reads)
     if refused:
         return LoadResult(findings=refused, files=1)
     out = _run(cmd, kfile, " ".join(cmd[:2]), max_bytes)
@@ -718,8 +720,8 @@ def render_kustomize(directory: str, *, max_bytes: int = DEFAULT_MAX_FILE_BYTES)
         return out
     label = f"{kfile} (kustomize build)"
     result = load_text(out, label)
-    sources = _kustomize_sources(directory, max_bytes)
-    images = _kustomize_images(directory, max_bytes)
+    sources = _kustomize_sources(directory, max_bytes, reads)
+    images = _kustomize_images(directory, max_bytes, reads)
     for k, doc in enumerate(result.documents):
         matched = _match_sources(doc, sources)
         if not matched:
@@ -943,7 +945,9 @@ _REMOTE_REF = re.compile(
 )
 
 
-def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> list[Finding]:
+def remote_references(
+    directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES, *, reads: _KustomizationReads | None = None
+) -> list[Finding]:
     """KV001 for every reference of the kustomization tree at ``directory`` that kustomize would fetch (a remote
     base, resource, patch or generator file: :data:`_REMOTE_REF`), in the kustomization file and the local bases
     it names; [] when it names none.
@@ -953,7 +957,8 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
     kvlint builds only self-contained trees; a remote base is vendored, or built where fetching it is intended
     and piped (``kubectl kustomize DIR | kvlint check -``). Files are read with kvlint's own bounded loader (at
     most ``max_bytes``, regular files only); a tree of more than :data:`MAX_KUSTOMIZATIONS` directories is
-    refused with one finding.
+    refused with one finding. ``reads``: the files read so far for the same build, shared with its other walks
+    (:func:`_read_in`).
     """
     from kvlint.config import _shown
 
@@ -982,7 +987,7 @@ def remote_references(directory: str, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
             kfile = os.path.join(d, name)
-            spec, problem = _read_kustomization(kfile, max_bytes)
+            spec, problem = _read_in(d, name, max_bytes, reads)
             if problem is not None:
                 out.append(
                     Finding("KV001", f"kustomization file {problem}; not built", Loc(kfile, 1, 1), fix=fix)
@@ -1029,6 +1034,27 @@ def _into_git(directory: str, path: str) -> bool:
     except ValueError:  # pragma: no cover - two drives (Windows)
         return False
     return any(_is_git(p) for p in rel.split(os.sep))
+
+
+#: The kustomization files one build has read, by their path as the walks spell it: what
+#: :func:`_read_kustomization` answered for each (see :func:`_read_in`).
+_KustomizationReads = dict[str, tuple[Any, str | None]]
+
+
+def _read_in(
+    directory: str, name: str, max_bytes: int, reads: _KustomizationReads | None
+) -> tuple[Any, str | None]:
+    """:func:`_read_kustomization` of the file ``name`` in ``directory``, read once for all the walks of one build
+    that share ``reads`` (None: read now). The key is the path as written (not its real path): the positions of
+    what is read name the file so, and a base the walks spell alike (the tree's own kustomization, a base named
+    as ``base`` by the image and source walks, which normalise it) is read once."""
+    path = os.path.join(directory, name)
+    if reads is None:
+        return _read_kustomization(path, max_bytes)
+    got = reads.get(path)
+    if got is None:
+        got = reads[path] = _read_kustomization(path, max_bytes)
+    return got
 
 
 def _read_kustomization(path: str, max_bytes: int) -> tuple[Any, str | None]:
@@ -1776,12 +1802,14 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     )
 
 
-def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, bool]]:
+def _kustomize_sources(
+    directory: str, max_bytes: int, reads: _KustomizationReads | None = None
+) -> list[tuple[Document, bool]]:
     """``(document, is_patch)`` for the YAML files in ``directory`` and the local resources its kustomization
     tree names; ``is_patch`` marks files a kustomization names as a strategic-merge patch (``patches``
-    ``path``, ``patchesStrategicMerge``)."""
-    import yaml
-
+    ``path``, ``patchesStrategicMerge``). Each directory's kustomization is the first of
+    :data:`KUSTOMIZATION_FILES` that is a regular file, read with the bounded loader (its first document; nothing
+    when it is over ``max_bytes`` or unreadable), through ``reads`` (:func:`_read_in`)."""
     dirs: list[str] = []
     files: list[str] = []
     patch_files: set[str] = set()
@@ -1792,14 +1820,9 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, b
             continue
         dirs.append(d)
         for name in KUSTOMIZATION_FILES:
-            kf = os.path.join(d, name)
-            if not os.path.isfile(kf):
+            if not os.path.isfile(os.path.join(d, name)):
                 continue
-            try:
-                with open(kf, encoding="utf-8") as fh:
-                    spec = yaml.safe_load(fh) or {}
-            except (OSError, yaml.YAMLError, UnicodeDecodeError):
-                spec = {}
+            spec = _read_in(d, name, max_bytes, reads)[0] or {}
             for key in ("patches", "patchesStrategicMerge"):
                 val = spec.get(key) if isinstance(spec, dict) else None
                 for e in val if isinstance(val, list) else []:
@@ -1835,12 +1858,15 @@ def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, b
     ]
 
 
-def _kustomize_images(directory: str, max_bytes: int) -> list[LDict]:
+def _kustomize_images(
+    directory: str, max_bytes: int, reads: _KustomizationReads | None = None
+) -> list[LDict]:
     """The ``images`` entries (``name`` with ``newName``/``newTag``/``digest``) of the kustomizations of the tree
     at ``directory``, with their positions: the directory's own first, then those of the local directories its
     ``resources``/``bases``/``components`` name, breadth first. An overlay's entries come before its bases',
     since kustomize applies a base's images transformer to the base's resources first and the overlay's to the
-    result: the first entry that explains a rendered image is the one that set it (:func:`_image_entry_loc`)."""
+    result: the first entry that explains a rendered image is the one that set it (:func:`_image_entry_loc`).
+    Files are read through ``reads`` (:func:`_read_in`)."""
     out: list[LDict] = []
     seen: set[str] = set()
     todo = [directory]
@@ -1851,7 +1877,7 @@ def _kustomize_images(directory: str, max_bytes: int) -> list[LDict]:
             continue
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
-            spec, _problem = _read_kustomization(os.path.join(d, name), max_bytes)
+            spec, _problem = _read_in(d, name, max_bytes, reads)
             if spec is None:
                 continue
             if isinstance(spec, LDict):

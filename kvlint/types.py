@@ -213,6 +213,8 @@ class Workload:
 # engine config
 
 EngineName = Literal["vllm", "tgi", "sglang"]
+#: How messages and reports name each engine (:data:`EngineName`): the projects' own spelling.
+ENGINE_NAMES: dict[str, str] = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
 
 
 @dataclass(frozen=True)

@@ -123,3 +123,37 @@ def test_an_entry_for_another_image_changes_nothing(tmp_path: Path) -> None:
     loc = _engine_container(load_inputs([str(over)])).locs["image"]
     deployment = tmp_path / "base" / "deployment.yaml"
     assert loc.file == str(deployment) and loc.line == _line_of(deployment, "image: vllm/vllm-openai")
+
+
+def test_the_source_walk_reads_kustomizations_with_the_bounded_loader(tmp_path: Path) -> None:
+    """The walk that finds the files rendered objects come from reads each kustomization with kvlint's bounded
+    loader, as the other walks do: a file over ``max_bytes`` is not read (it parsed it whole), and a file of two
+    documents is read as its first (it dropped the file, so none of its resources were sources)."""
+    over = _tree(tmp_path, "", "")
+    (over / "dep.yaml").write_text(BASE_DEPLOYMENT.read_text())
+    kfile = over / "kustomization.yaml"
+    # a comment takes the kustomization over 64 KiB; the deployments are under it
+    kfile.write_text("resources:\n  - ../base\n# " + "x" * (64 << 10) + "\n")
+    everything = render._kustomize_sources(str(over), 1 << 20)
+    assert any(d.path == str(tmp_path / "base" / "deployment.yaml") for d, _patch in everything)
+    assert render._kustomize_sources(str(over), 64 << 10) == [
+        (d, p) for d, p in everything if os.path.dirname(d.path) == str(over)
+    ]
+    kfile.write_text("resources:\n  - ../base\n---\nkind: Other\n")
+    two = render._kustomize_sources(str(over), 1 << 20)
+    assert any(d.path == str(tmp_path / "base" / "deployment.yaml") for d, _patch in two)
+
+
+def test_one_build_reads_each_kustomization_once(tmp_path: Path) -> None:
+    """remote_references, the source walk and the image walk of one build share the files they read (``reads``):
+    the tree's kustomization is read once, so all three see the same text."""
+    over = _tree(tmp_path, "", "images:\n  - name: vllm/vllm-openai\n    newTag: v0.10.2\n")
+    reads: dict = {}
+    assert render.remote_references(str(over), reads=reads) == []
+    (over / "kustomization.yaml").write_text("resources:\n  - ../base\n")  # changed after the first read
+    (entry,) = render._kustomize_images(str(over), 1 << 20, reads)
+    assert entry["newTag"] == "v0.10.2"
+    assert render._kustomize_images(str(over), 1 << 20) == []  # a fresh read sees the change
+    assert any(
+        d.path.endswith("deployment.yaml") for d, _ in render._kustomize_sources(str(over), 1 << 20, reads)
+    )

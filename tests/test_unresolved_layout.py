@@ -162,3 +162,38 @@ def test_a_runtime_template_size_stays_an_info_note() -> None:
     )
     got = {sizing_of(cr) for cr in result.containers}
     assert "runtime template" in got and "parallel size unknown" not in got
+
+
+def test_the_parser_told_of_a_runtime_template_says_the_service_sets_the_size() -> None:
+    """Each engine's parser, told that the command is a runtime template's, notes an unresolved parallel size as
+    the service's (info) rather than warning that the container is not sized; a ``--config`` file read for the
+    template is told too. Not told, the same command gets the warning."""
+    from kvlint.engines.options import LAYOUT_FROM_SERVICE, LAYOUT_UNSIZED
+    from kvlint.engines.sglang import parse_sglang_argv
+    from kvlint.engines.tgi import parse_tgi_argv
+    from kvlint.engines.vllm import parse_vllm_argv
+
+    def cfg_file(path: str) -> tuple[str, None]:
+        return "pipeline-parallel-size: ${PP}\n", None
+
+    cases = (
+        (
+            parse_vllm_argv,
+            ["m", "--tensor-parallel-size", "${TP}", "--config", "/c.yaml"],
+            {"config_loader": cfg_file},
+        ),
+        (parse_sglang_argv, ["--model-path", "m", "--tp-size", "$(TP)"], {}),
+        (parse_tgi_argv, ["--model-id", "m", "--num-shard", "${N}"], {}),
+    )
+    for parse, argv, kw in cases:
+        for template, end, severity in (
+            (True, LAYOUT_FROM_SERVICE, "info"),
+            (False, LAYOUT_UNSIZED, "warning"),
+        ):
+            cfg = parse(argv, runtime_template=template, **kw)
+            notes = [f for f in cfg.findings if f.rule == "KV503"]
+            assert len(notes) == (2 if parse is parse_vllm_argv else 1), (parse.__name__, notes)
+            assert all(f.message.endswith(end) and f.severity == severity for f in notes), (
+                parse.__name__,
+                notes,
+            )

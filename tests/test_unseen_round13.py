@@ -177,6 +177,25 @@ def test_go_float_formatting(value: float, text: str) -> None:
     assert _go_value(value) == text
 
 
+def test_kthena_and_helm_print_nil_depth_and_overflow_as_each_did() -> None:
+    """Kthena's %v (json.Unmarshal into interface{}) and Helm's template printing share stack_values.go_text; what
+    differs is said by its parameters: Go's <nil> against sprig's "", nesting cut at Kthena's depth, and a number
+    beyond float64 (which json.Unmarshal refuses) against Helm's digits of a huge integer."""
+    from kvlint.workloads.kthena import _GO_VALUE_DEPTH
+    from kvlint.workloads.stack_values import go_text
+
+    assert _go_value(None) == "<nil>" and go_text(None) == ""
+    assert _go_value({"b": [None, True], "a": 1e6}) == "map[a:1e+06 b:[<nil> true]]"
+    assert go_text({"b": [None, True], "a": 1e6}) == "map[a:1e+06 b:[ true]]"
+    deep: object = 1
+    for _ in range(_GO_VALUE_DEPTH + 1):
+        deep = [deep]
+    assert _go_value(deep) == "[" * (_GO_VALUE_DEPTH + 1) + "..." + "]" * (_GO_VALUE_DEPTH + 1)
+    assert go_text(deep) == "[" * (_GO_VALUE_DEPTH + 1) + "1" + "]" * (_GO_VALUE_DEPTH + 1)
+    assert _go_value(2**1024) == "<out of range>" and go_text(2**1024) == str(2**1024)
+    assert _go_value(2**1023) == go_text(float(2**1023)) and go_text(2**1023) == str(2**1023)
+
+
 def test_model_booster_of_another_group_gets_no_note() -> None:
     """The note is for Kthena's kind: an object of another API group that happens to be called ModelBooster is
     not described by it."""

@@ -197,3 +197,81 @@ def test_asking_for_it_where_unsupported_is_refused(tmp_path: Path) -> None:
     assert loc is not None and _MANIFEST.splitlines()[loc.line - 1][loc.column - 1 :].startswith(
         '"--enable-extensible-kv-cache"'
     )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        (),
+        ("--kv-cache-memory-bytes", "0"),
+        ("--kv-cache-memory-bytes", "20G"),
+        ("--num-gpu-blocks-override", "4096"),
+        ("--enable-elastic-ep",),
+        ("--no-enable-elastic-ep",),
+        _ktc(NIXL),
+        _ktc({"kv_connector": "LMCacheMPConnector"}),
+        _ktc({**NIXL, "kv_connector_extra_config": {"custom_mem_pool": True}}),
+        ("--kv-transfer-config.kv_connector=LMCacheMPConnector",),
+    ],
+)
+def test_the_parser_refuses_the_flag_for_the_reason_the_plan_reads(flags: tuple[str, ...]) -> None:
+    """The parser's KV206 on --enable-extensible-kv-cache and the plan read the same settings (one mapping,
+    settings_from_flags): it is refused exactly when the plan's settings without it give a reason, in those
+    words."""
+    asked = parse_vllm_argv(["m", *flags, "--enable-extensible-kv-cache"], version="0.34.0")
+    refused = [f for f in asked.findings if f.rule == "KV206" and "enable_extensible_kv_cache:" in f.message]
+    why = extensible_kv_cache_unsupported(_settings(*flags))
+    assert [f"'enable_extensible_kv_cache: {why}.'" in f.message for f in refused] == ([True] if why else [])
+
+
+_ROCM_SHARED = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-1b-mi300x
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: llama-1b-mi300x}
+  template:
+    metadata:
+      labels: {app: llama-1b-mi300x}
+    spec:
+      nodeSelector:
+        amd.com/gpu.device-id: 74b5
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai-rocm:v0.34.0
+          args: ["--model", "meta-llama/Llama-3.2-1B-Instruct", "--max-model-len", "8192",
+                 "--kv-transfer-config", '{"kv_connector": "MooncakeConnector", "kv_role": "kv_producer"}']
+          resources:
+            limits:
+              amd.com/gpu: 1
+"""
+
+
+def test_kv106_on_rocm_agrees_with_the_plan(tmp_path: Path) -> None:
+    """On ROCm a connector that registers the KV cache (Mooncake) turns the extensible KV cache off, which the plan
+    knows once the GPU is (resolve_startup): KV106 on two engines sharing the MI300X says what the plan says, the
+    release default utilization and vLLM's free-memory check, whether it reads the plan's figure or, with no plan,
+    works the default out itself. Sharing is set on the placement (no ROCm sharing label exists to write)."""
+    from dataclasses import replace
+
+    from kvlint.memory.versions import default_gpu_memory_utilization
+    from kvlint.options import Options
+    from kvlint.pipeline import run_check
+    from kvlint.rules.runner import check_container
+
+    path = tmp_path / "rocm.yaml"
+    path.write_text(_ROCM_SHARED, encoding="utf-8")
+    options = Options(allow_hub=False)
+    (cr,) = run_check([str(path)], options).containers
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.vendor == "amd" and cr.plan is not None
+    util = cr.plan.gpu_memory_utilization
+    assert util == default_gpu_memory_utilization(parse_version("0.34.0"))
+    shared = replace(cr, placement=replace(cr.placement, shared=True, max_sharers=2))
+    for c in (shared, replace(shared, plan=None, plan_detail=None)):
+        (d,) = check_container(c, options, rules=frozenset({"KV106"}))
+        assert f"gpu-memory-utilization {util:.2f} " in d.message, d.message
+        assert "less than desired GPU memory utilization" in d.message
+        assert "does not check the claim" not in d.message

@@ -1490,12 +1490,12 @@ def test_an_object_with_more_command_text_than_a_review_reads_is_too_large(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """23 containers of 128 KiB scripts (a 3 MiB Deployment) took 1.5 - 2.4 s of worker CPU (admitted
-    unchecked). An object whose containers' commands and args hold more than MAX_REVIEW_COMMAND_CHARS is a
+    unchecked). An object whose containers' commands and args hold more than REVIEW_COMMAND_CHARS is a
     KV001 'too large to review' (denied) and no container is analysed (counted); under it, each is."""
     from kvlint import pipeline
     from kvlint.engines.shell import MAX_ARG_STRLEN
 
-    max_chars = 512 << 10  # kvlint.pipeline.MAX_REVIEW_COMMAND_CHARS
+    max_chars = 512 << 10  # kvlint.engines.shell.REVIEW_COMMAND_CHARS
     analysed: list[int] = []
     real = pipeline.analyse_container
     monkeypatch.setattr(pipeline, "analyse_container", lambda *a: analysed.append(1) or real(*a))

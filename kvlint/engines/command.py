@@ -44,7 +44,16 @@ from kvlint.engines.substratus import entrypoint_argv, runs_env_entrypoint
 from kvlint.engines.tgi import parse_tgi_argv
 from kvlint.engines.vllm import parse_vllm_argv
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import ChartArg, Finding, JoinedEngine, ServingConfig, Severity, Value, ref_part
+from kvlint.types import (
+    ENGINE_NAMES,
+    ChartArg,
+    Finding,
+    JoinedEngine,
+    ServingConfig,
+    Severity,
+    Value,
+    ref_part,
+)
 from kvlint.values import digits
 
 __all__ = ["clear_file_cache", "parse_container", "parse_command_line", "container_env"]
@@ -1004,10 +1013,12 @@ def _dispatch(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """The engine ``found`` runs, read by its parser, with ``command_loc`` at the program that starts it
     (``found.loc``) when known; ``version_override`` (``--engine-version``) and the image decide the release its
-    options are read with (:func:`kvlint.engines.images.engine_release`)."""
+    options are read with (:func:`kvlint.engines.images.engine_release`); ``runtime_template`` as
+    :func:`parse_container` has it."""
     cfg = _dispatch_argv(
         found,
         container=container,
@@ -1016,6 +1027,7 @@ def _dispatch(
         env_locs=env_locs,
         config_loader=config_loader,
         version_override=version_override,
+        runtime_template=runtime_template,
     )
     if found.loc is not None:
         cfg.command_loc = found.loc
@@ -1031,6 +1043,7 @@ def _dispatch_argv(
     env_locs: Mapping[str, Loc | None],
     config_loader=None,
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     if found.engine.startswith("dynamo-"):
         return _dynamo(
@@ -1040,6 +1053,7 @@ def _dispatch_argv(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
+            runtime_template=runtime_template,
         )
     argv = [it.text for it in found.argv]
     locs = [it.loc for it in found.argv]
@@ -1074,6 +1088,7 @@ def _dispatch_argv(
             positional_model=found.positional_model,
             map_config_pos=scalar_position,
             kaito_wrapper=kaito,
+            runtime_template=runtime_template,
         )
         if found.loc is not None:
             cfg.command_loc = found.loc  # (before the KV503 below, which points at it)
@@ -1110,9 +1125,17 @@ def _dispatch_argv(
             container=container,
             image=image,
             sources=sources,
+            runtime_template=runtime_template,
         )
     return parse_sglang_argv(
-        argv, locs=locs, version=version, env=env, container=container, image=image, sources=sources
+        argv,
+        locs=locs,
+        version=version,
+        env=env,
+        container=container,
+        image=image,
+        sources=sources,
+        runtime_template=runtime_template,
     )
 
 
@@ -1171,6 +1194,7 @@ def parse_container(
     configmaps: Mapping[tuple[str | None, str], LDict] | None = None,
     path: str = "",
     engine_version_option: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1183,6 +1207,9 @@ def parse_container(
         engine_version_option: ``--engine-version`` (or ``engine_version`` in .kvlint.yaml): with the image, it
             decides the release the options are read with and ``ServingConfig.version``, which the memory model
             and the rules use (:func:`kvlint.engines.images.engine_release`).
+        runtime_template: the container is a serving-runtime template's (:func:`kvlint.rules.facts.is_runtime_template`):
+            its parallel sizes are the using service's, so one kvlint cannot resolve gets an info note rather
+            than the "not sized" warning (:attr:`kvlint.engines.options.Collector.layout_from_service`).
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1222,6 +1249,7 @@ def parse_container(
             env_locs=env_locs,
             config_loader=loader,
             version_override=engine_version_option,
+            runtime_template=runtime_template,
         )
 
     # the program's first word, where the command (or args) names it
@@ -1486,6 +1514,7 @@ def _dynamo(
     env: dict[str, str],
     env_locs: Mapping[str, Loc | None],
     version_override: str | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """``python3 -m dynamo.vllm ...`` / ``python3 -m dynamo.sglang ...``: NVIDIA Dynamo's worker parses its own
     options and hands every other argument to the engine's parser (ai-dynamo/dynamo
@@ -1503,6 +1532,7 @@ def _dynamo(
             env=env,
             env_locs=env_locs,
             version_override=version_override,
+            runtime_template=runtime_template,
         ),
         engine,
     )
@@ -1542,7 +1572,7 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
     release = ""
     carried = f"the image tag is a Dynamo release, so the {engine} version inside is not known"
     mapped = dynamo_engine_version(cfg.image) if cfg.image else None
-    name = "vLLM" if engine == "vllm" else "SGLang"
+    name = ENGINE_NAMES[engine]
     if cfg.version is not None and cfg.version == mapped:
         # the release Dynamo's support matrix says the image carries (engine_release step 3)
         carried = (

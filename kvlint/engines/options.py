@@ -15,8 +15,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.source import Loc
-from kvlint.types import ChartArg, Finding, OptionFinding, RepeatedSetting, Severity, Value
+from kvlint.source import LDict, Loc
+from kvlint.types import (
+    ChartArg,
+    EngineName,
+    Finding,
+    OptionFinding,
+    RepeatedSetting,
+    ServingConfig,
+    Severity,
+    Value,
+    ref_part,
+)
 
 __all__ = [
     "USUALLY_MEANT",
@@ -63,7 +73,8 @@ PARALLEL_DESTS = frozenset(
 LAYOUT_DESTS = PARALLEL_DESTS - {"nnodes"}
 
 #: The end of the KV503 warning on a parallel size kvlint cannot resolve (:meth:`Collector.unresolved_value`);
-#: a serving-runtime template says :data:`LAYOUT_FROM_SERVICE` instead (``kvlint.pipeline.analyse_container``).
+#: a serving-runtime template's parser (:attr:`Collector.layout_from_service`) says :data:`LAYOUT_FROM_SERVICE`
+#: instead.
 LAYOUT_UNSIZED = (
     "; the GPU layout depends on it, so the container is not sized (the engine default is not assumed)"
 )
@@ -204,9 +215,13 @@ class Collector:
 
     ``flags`` maps canonical dest -> :class:`Value` (last occurrence wins, like argparse/clap);
     ``findings`` gathers KV205/KV206/KV207/KV503. ``engine`` is used in messages (``vLLM 0.11.0``).
+    ``layout_from_service``: the command is a serving-runtime template's, whose parallel sizes the service that
+    uses it sets (:func:`kvlint.rules.facts.is_runtime_template`): an unresolved one is then an info note
+    (:meth:`unresolved_value`).
     """
 
     engine: str
+    layout_from_service: bool = False
     flags: dict[str, Value] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     seen_option: dict[str, str] = field(default_factory=dict)
@@ -330,12 +345,47 @@ class Collector:
         A parallel size (:data:`LAYOUT_DESTS`: ``--tensor-parallel-size $(TP)``, ``--tp-size ${X}``,
         ``--num-shard $(N)``) decides each GPU's share of the weights and KV cache, so the note is a warning
         that says the container is not sized: the engine default (1 in vLLM's ``ParallelConfig``, SGLang's
-        ``ServerArgs``) is not assumed for a size the manifest sets to something else."""
+        ``ServerArgs``) is not assumed for a size the manifest sets to something else. In a serving-runtime
+        template (:attr:`layout_from_service`) the size is the using service's (KServe sets the variable from its
+        workerSpec) and the template is not sized on its own anyway: the note then says so, as an info."""
         self.unresolved[dest] = loc
         if dest in LAYOUT_DESTS:
-            self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
+            if self.layout_from_service:
+                self.note(f"{message}{LAYOUT_FROM_SERVICE}", loc)
+            else:
+                self.note(f"{message}{LAYOUT_UNSIZED}", loc, severity="warning")
             return
         self.note(message, loc)
+
+    def serving_config(
+        self,
+        engine: EngineName,
+        container: LDict | None,
+        image: str,
+        version: str | None,
+        model: Value | None,
+        env: dict[str, str],
+        locs: Sequence[Loc | None],
+    ) -> ServingConfig:
+        """The parser's result (the three engines' parsers end alike): what was collected (``flags``, ``findings``,
+        a copy of ``unresolved``) for ``container`` (an empty one when None; its name as a reference part, its
+        ``image:`` key as where the release is said), the ``command_loc`` at the first argument with a position
+        (``locs``)."""
+        cont = container if container is not None else LDict()
+        return ServingConfig(
+            engine=engine,
+            container=cont,
+            container_name=ref_part(str(cont.get("name", ""))) if isinstance(cont, dict) else "",
+            image=image,
+            version=version,
+            model=model,
+            flags=self.flags,
+            env=env,
+            findings=self.findings,
+            unresolved=dict(self.unresolved),
+            command_loc=next((x for x in locs if x is not None), None),
+            version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
+        )
 
     def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
         """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""

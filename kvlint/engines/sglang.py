@@ -19,7 +19,7 @@ from kvlint.engines.options import Collector, prefixed
 from kvlint.engines.sglang_flags_data import SGLANG_OPTIONS
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value, ref_part
+from kvlint.types import ServingConfig, Value
 
 __all__ = ["parse_sglang_argv", "sglang_options"]
 
@@ -123,6 +123,7 @@ def parse_sglang_argv(
     container: LDict | None = None,
     image: str = "",
     sources: Sequence[str] | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments after ``python -m sglang.launch_server`` (or ``sglang serve``).
 
@@ -130,13 +131,15 @@ def parse_sglang_argv(
     ``context_length``, ``max_running_requests``, ``max_total_tokens``, ``chunked_prefill_size``,
     ``kv_cache_dtype``, ``page_size`` ...); the model comes from ``--model-path``/``--model``. Options not
     in sglang 0.4.6/0.5.5 (nor a unique prefix of one) -> KV205; bad numbers -> KV206; repeats -> KV207.
-    Unknown options are skipped, never fatal. Never raises.
+    Unknown options are skipped, never fatal. ``runtime_template``: the command is a serving-runtime template's,
+    whose ``--tp-size`` the using service sets (:attr:`kvlint.engines.options.Collector.layout_from_service`).
+    Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
     locs += [None] * (len(argv) - len(locs))
     sources = list(sources) if sources is not None else ["arg"] * len(argv)
-    col = Collector("SGLang")
+    col = Collector("SGLang", layout_from_service=runtime_template)
     where = f"SGLang {version}" if version else "SGLang"
     table, report, known = _tables(version)
     model: Value | None = None
@@ -194,18 +197,4 @@ def parse_sglang_argv(
             col.invalid(canon, raw, loc, "an integer is required" if dest in _INT else "a number is required")
             continue
         col.set(dest, Value(value, loc, raw, src), canon)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="sglang",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))),
-        image=image,
-        version=version,
-        model=model,
-        flags=col.flags,
-        env=dict(env or {}),
-        findings=col.findings,
-        unresolved=dict(col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    return col.serving_config("sglang", container, image, version, model, dict(env or {}), locs)

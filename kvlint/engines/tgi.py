@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from kvlint.engines.options import LAYOUT_DESTS, Collector
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import ServingConfig, Value, ref_part
+from kvlint.types import ServingConfig, Value
 
 __all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
 
@@ -180,6 +180,7 @@ def parse_tgi_argv(
     container: LDict | None = None,
     image: str = "",
     sources: Sequence[str] | None = None,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """Parse ``text-generation-launcher`` arguments plus their env-var equivalents.
 
@@ -191,14 +192,16 @@ def parse_tgi_argv(
     options with different values -> KV207. An env entry kvlint cannot read (``valueFrom`` a Secret, a field, a
     ConfigMap not among the inputs) gets a KV503 note when it sets NUM_SHARD (a warning: not sized) or one of
     the settings the memory model reads (:data:`_SIZING_ENV_DESTS`, info: the launcher default is assumed); clap
-    reads every ``Args`` field from its env var (TGI launcher/src/main.rs, ``#[clap(long, env)]``). Never raises.
+    reads every ``Args`` field from its env var (TGI launcher/src/main.rs, ``#[clap(long, env)]``).
+    ``runtime_template``: the command is a serving-runtime template's, whose NUM_SHARD the using service sets
+    (:attr:`kvlint.engines.options.Collector.layout_from_service`). Never raises.
     """
     argv = list(argv)
     locs = list(locs) if locs is not None else [None] * len(argv)
     locs += [None] * (len(argv) - len(locs))
     sources = list(sources) if sources is not None else ["arg"] * len(argv)
     env = dict(env or {})
-    col = Collector("TGI")
+    col = Collector("TGI", layout_from_service=runtime_template)
     where = f"TGI {version}" if version else "TGI"
     known = ["--" + d.replace("_", "-") for d in TGI_OPTIONS]
     i, n = 0, len(argv)
@@ -275,18 +278,4 @@ def parse_tgi_argv(
                     loc,
                 )
     model = col.flags.pop("model_id", None)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="tgi",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))),
-        image=image,
-        version=version,
-        model=model,
-        flags=col.flags,
-        env=env,
-        findings=col.findings,
-        unresolved=dict(col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    return col.serving_config("tgi", container, image, version, model, env, locs)

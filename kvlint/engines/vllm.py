@@ -40,7 +40,7 @@ from kvlint.engines.options import (
 )
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
-from kvlint.types import Finding, OptionFinding, ServingConfig, Value, ref_part
+from kvlint.types import Finding, OptionFinding, ServingConfig, Value
 from kvlint.values import digits
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
@@ -253,11 +253,11 @@ def _auto_max_len(indices: list[int], version: str | None) -> bool:
 
 
 class _Parser:
-    def __init__(self, version: str | None, env: Mapping[str, str]) -> None:
+    def __init__(self, version: str | None, env: Mapping[str, str], runtime_template: bool = False) -> None:
         self.version = version
         self.where = f"vLLM {version}" if version else "vLLM (any release)"
         self.known, self.indices, self.bools, self.long_names = _tables(version)
-        self.col = Collector("vLLM")
+        self.col = Collector("vLLM", layout_from_service=runtime_template)
         self.model: Value | None = None
         self.env = env
 
@@ -689,7 +689,7 @@ def _config_file_flags(
     except (yaml.YAMLError, ValueError) as exc:
         p.col.note(f"{what} cannot be read: {exc}", getattr(exc, "loc", None) or text_loc or loc, "warning")
         return None
-    cp = _Parser(p.version, p.env)
+    cp = _Parser(p.version, p.env, p.col.layout_from_service)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
     p.col.findings += [restate(f) for f in cp.col.findings] if restate is not None else cp.col.findings
     return cp
@@ -918,25 +918,15 @@ def _check_extensible(p: _Parser) -> None:
     extensible KV cache: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` raises
     "enable_extensible_kv_cache: REASON." when it was asked for explicitly (left unset, vLLM turns it off
     instead). The reasons are :func:`kvlint.memory.vllm.extensible_kv_cache_unsupported`'s without the ROCm one
-    (the GPU is not known here). The refused flag is dropped, so the plan sizes the cache as vLLM does without
-    it."""
+    (the GPU is not known here), on the settings the plan reads (:func:`kvlint.memory.vllm.settings_from_flags`).
+    The refused flag is dropped, so the plan sizes the cache as vLLM does without it."""
     flags = p.col.flags
     on = flags.get("enable_extensible_kv_cache")
     if on is None or on.value is not True:
         return
-    from kvlint.memory.vllm import VllmSettings, extensible_kv_cache_unsupported, kv_cache_access
+    from kvlint.memory.vllm import extensible_kv_cache_unsupported, settings_from_flags
 
-    def value(dest: str) -> Any:
-        v = flags.get(dest)
-        return None if v is None else v.value
-
-    settings = VllmSettings(
-        kv_cache_memory_bytes=value("kv_cache_memory_bytes"),
-        num_gpu_blocks_override=value("num_gpu_blocks_override"),
-        enable_elastic_ep=value("enable_elastic_ep") is True,
-        kv_cache_access=tuple(sorted(kv_cache_access(value("kv_transfer_config")))),
-    )
-    why = extensible_kv_cache_unsupported(settings)
+    why = extensible_kv_cache_unsupported(settings_from_flags(flags, p.env, p.version))
     if why is None:
         return
     v = flags.pop("enable_extensible_kv_cache")
@@ -969,6 +959,7 @@ def parse_vllm_argv(
     positional_model: bool = True,
     map_config_pos: Callable[[Loc | None, str, int, int], Loc | None] | None = None,
     kaito_wrapper: bool = False,
+    runtime_template: bool = False,
 ) -> ServingConfig:
     """Parse the arguments that follow ``vllm serve`` (or ``python -m vllm.entrypoints.openai.api_server``).
 
@@ -986,6 +977,8 @@ def parse_vllm_argv(
         positional_model: accept a positional MODEL (``vllm serve`` form); with the ``api_server`` module
             vLLM itself would reject it, kvlint still reads it.
         map_config_pos: ``(text_loc, text, line, column) -> Loc`` to place config-file values precisely.
+        runtime_template: the command is a serving-runtime template's: an unresolved parallel size is the using
+            service's, an info note rather than a "not sized" warning (:attr:`Collector.layout_from_service`).
 
     Returns:
         a ``ServingConfig`` with ``engine="vllm"``; ``flags`` keyed by argparse dest (``max_model_len``,
@@ -1026,7 +1019,7 @@ def parse_vllm_argv(
             kept.append(k)
             k += 1
         argv, locs, sources = [argv[i] for i in kept], [locs[i] for i in kept], [sources[i] for i in kept]
-    p = _Parser(version, env)
+    p = _Parser(version, env, runtime_template)
     config_path = p.run(argv, locs, sources, positional_model=positional_model)
     if config_path is not None:
         cli_flags, cli_model = dict(p.col.flags), p.model
@@ -1059,20 +1052,5 @@ def parse_vllm_argv(
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     _check_lora(p)
     _check_extensible(p)
-    flags = p.col.flags
-    flags.pop("model", None)
-    cont = container if container is not None else LDict()
-    return ServingConfig(
-        engine="vllm",
-        container=cont,
-        container_name=ref_part(str(cont.get("name", ""))) if isinstance(cont, dict) else "",
-        image=image,
-        version=version,
-        model=p.model,
-        flags=flags,
-        env=env,
-        findings=p.col.findings,
-        unresolved=dict(p.col.unresolved),
-        command_loc=next((x for x in locs if x is not None), None),
-        version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
-    )
+    p.col.flags.pop("model", None)
+    return p.col.serving_config("vllm", container, image, version, p.model, env, locs)

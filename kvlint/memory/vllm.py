@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +54,7 @@ from kvlint.memory.versions import (
     supports_auto_max_model_len,
 )
 from kvlint.models.weights import param_breakdown, weight_bytes
-from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig
+from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
 from kvlint.values import as_float, as_int, parse_cc, truthy
 
 GiB = 1 << 30
@@ -220,10 +220,20 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
 
     Unreadable values fall back to defaults (the engine-config stage reports them as KV206). Never raises.
     """
-    ver, assumed = resolve_version(cfg.version)
+    return settings_from_flags(cfg.flags, cfg.env, cfg.version)
+
+
+def settings_from_flags(
+    flags: Mapping[str, Value | None], env: Mapping[str, str], version: str | None
+) -> VllmSettings:
+    """:class:`VllmSettings` from vLLM's parsed settings (``flags``, canonical dest names), the container's
+    ``env`` and the release ``version``: the one mapping of settings to fields, for a parsed container
+    (:func:`settings_from_config`) and for the parser's own checks before the container is put together
+    (:func:`kvlint.engines.vllm._check_extensible`). Unreadable values fall back to defaults. Never raises."""
+    ver, assumed = resolve_version(version)
     # the parsed values by dest name, taken once (a container sets a few flags; 33 are asked for): ``get`` is
     # then ``ServingConfig.get`` as a dict look-up in C, not two Python calls per setting
-    get = {name: v.value for name, v in cfg.flags.items() if v is not None}.get
+    get = {name: v.value for name, v in flags.items() if v is not None}.get
 
     mml_raw = get("max_model_len")
     mml = -1 if isinstance(mml_raw, str) and mml_raw.strip().lower() == "auto" else as_int(mml_raw)
@@ -245,7 +255,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
     if spec_model is None and get("speculative_model"):
         spec_model = get("speculative_model")
         nst = nst or as_int(get("num_speculative_tokens"))
-    part = cfg.env.get("VLLM_PP_LAYER_PARTITION")
+    part = env.get("VLLM_PP_LAYER_PARTITION")
     pp_part: tuple[int, ...] | None = None
     if part:
         try:
@@ -277,12 +287,12 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         disable_hybrid_kv_cache_manager=get("disable_hybrid_kv_cache_manager"),
         disable_sliding_window=bool(get("disable_sliding_window", False)),
         performance_mode=get("performance_mode"),
-        allow_long_max_model_len=bool(truthy(cfg.env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
-        estimate_cudagraphs=truthy(cfg.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
-        use_v1=truthy(cfg.env.get("VLLM_USE_V1")),
+        allow_long_max_model_len=bool(truthy(env.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN"))),
+        estimate_cudagraphs=truthy(env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")),
+        use_v1=truthy(env.get("VLLM_USE_V1")),
         attention_backend=get("attention_backend"),
-        attention_backend_env=cfg.env.get("VLLM_ATTENTION_BACKEND"),
-        mla_disabled=bool(truthy(cfg.env.get("VLLM_MLA_DISABLE"))),
+        attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
+        mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
         num_speculative_tokens=nst or 0,
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
@@ -290,7 +300,7 @@ def settings_from_config(cfg: ServingConfig) -> VllmSettings:
         hf_overrides=hfo if isinstance(hfo, dict) else {},
         limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
-        flashinfer_sampler=truthy(cfg.env.get("VLLM_USE_FLASHINFER_SAMPLER")),
+        flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
         enable_elastic_ep=bool(get("enable_elastic_ep", False)),

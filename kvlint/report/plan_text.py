@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kvlint.types import MemoryPlan
+from kvlint.types import ENGINE_NAMES, MemoryPlan
 
 GiB = 1 << 30
 _COLORS = {
@@ -90,7 +90,7 @@ def data_parallel_line(plan: MemoryPlan) -> str | None:
 
 def _engine_label(plan: MemoryPlan) -> str:
     """Header label: ``vLLM 0.11.0 (V1)``, ``TGI 3.3.0 (tgi-3.3)`` or ``SGLang 0.5.2 (sglang-0.5.x)``."""
-    name = {"tgi": "TGI", "sglang": "SGLang"}.get(plan.engine, "vLLM")
+    name = ENGINE_NAMES.get(plan.engine, "vLLM")
     era = plan.era.upper() if name == "vLLM" else plan.era
     return f"{name} {plan.engine_version} ({era})"
 

@@ -30,7 +30,7 @@ from kvlint.workloads.base import (
     with_injected_env,
 )
 from kvlint.workloads.llmisvc import model_from_uri
-from kvlint.workloads.stack_values import go_float
+from kvlint.workloads.stack_values import go_text
 
 __all__ = ["model_booster_workloads", "model_serving_workloads"]
 
@@ -109,26 +109,13 @@ def _whole(v: Any) -> str | None:
 _GO_VALUE_DEPTH = 16
 
 
-def _go_value(v: Any, depth: int = 0) -> str:
+def _go_value(v: Any) -> str:
     """``fmt.Sprintf("%v", v)`` of a value json.Unmarshal put in ``interface{}`` (string, bool, float64, nil,
-    map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value; ``...`` below
-    :data:`_GO_VALUE_DEPTH` levels of nesting."""
-    if depth > _GO_VALUE_DEPTH:
-        return "..."
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        try:
-            return go_float(float(v))
-        except OverflowError:  # beyond float64: json.Unmarshal refuses it, and the controller with it
-            return "<out of range>"
-    if v is None:
-        return "<nil>"
-    if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{_go_value(v[k], depth + 1)}" for k in sorted(v, key=str)) + "]"
-    if isinstance(v, list):
-        return "[" + " ".join(_go_value(x, depth + 1) for x in v) + "]"
-    return str(v)
+    map with sorted keys, slice), as ConvertVLLMArgsFromJson writes a config value
+    (:func:`kvlint.workloads.stack_values.go_text` with Go's ``<nil>``); ``...`` below :data:`_GO_VALUE_DEPTH`
+    levels of nesting; a number beyond float64 ``<out of range>`` (json.Unmarshal refuses it, and the controller
+    with it)."""
+    return go_text(v, nil="<nil>", max_depth=_GO_VALUE_DEPTH, out_of_range="<out of range>")
 
 
 def _cache_path(uri: str) -> str:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import ENGINE_NAMES, Document, Finding, Workload
 from kvlint.workloads.base import get_in, int_or_none, ldict, llist, located_copy, synthetic_workload
 from kvlint.workloads.merge import strategic_merge
 
@@ -451,7 +451,8 @@ _ENGINE_CHOOSERS = frozenset(
 
 
 def _engine_name(word: str) -> str:
-    return "vLLM" if "vllm" in word else "SGLang" if "sglang" in word else "TGI"
+    """The engine a chooser's value names (``vllm``, ``sglang``, else TGI's words), as messages name it."""
+    return ENGINE_NAMES["vllm" if "vllm" in word else "sglang" if "sglang" in word else "tgi"]
 
 
 def _engine_named_at(node: Any, path: str, depth: int = 0) -> tuple[str, str, Loc | None] | None:

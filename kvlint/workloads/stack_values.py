@@ -347,21 +347,39 @@ def is_stack_values(data: Any) -> bool:
     return isinstance(spec, dict) and "modelSpec" in spec
 
 
-def go_text(v: Any) -> str:
+def go_text(v: Any, *, nil: str = "", max_depth: int | None = None, out_of_range: str | None = None) -> str:
     """``v`` as Helm's templates print it (``{{ v }}``, sprig ``quote``/``toString``): Helm reads values files
     into JSON types, so every number is a float64, printed as Go's ``%v`` does (shortest digits, exponent form
     from 1e+06 or below 1e-04: ``maxModelLen: 1000000`` renders ``1e+06``); booleans ``true``/``false``; a
-    missing value the empty string (sprig's ``quote`` drops nil); lists ``[a b]`` and maps ``map[k:v]``."""
+    missing value the empty string (sprig's ``quote`` drops nil); lists ``[a b]`` and maps ``map[k:v]``.
+
+    The same for ``fmt.Sprintf("%v", v)`` of a value ``json.Unmarshal`` put in ``interface{}`` (Kthena's
+    controller, :mod:`kvlint.workloads.kthena`), with the parameters that differ: ``nil`` for None (Go's
+    ``<nil>``; Helm's "" by default); ``max_depth``: nesting below that many levels of maps and lists is written
+    ``...`` (None: no limit); ``out_of_range``: every number goes through float64 and one beyond it is written
+    so (None: an integer from 2^1023 is written as its digits)."""
+    return _go_text(v, nil, max_depth, out_of_range, 0)
+
+
+def _go_text(v: Any, nil: str, max_depth: int | None, out_of_range: str | None, depth: int) -> str:
+    if max_depth is not None and depth > max_depth:
+        return "..."
     if v is None:
-        return ""
+        return nil
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
-        return go_float(float(v)) if not isinstance(v, int) or abs(v) < 2**1023 else str(v)
+        if out_of_range is None:
+            return go_float(float(v)) if not isinstance(v, int) or abs(v) < 2**1023 else str(v)
+        try:
+            return go_float(float(v))
+        except OverflowError:
+            return out_of_range
     if isinstance(v, (list, tuple)):
-        return "[" + " ".join(go_text(x) for x in v) + "]"
+        return "[" + " ".join(_go_text(x, nil, max_depth, out_of_range, depth + 1) for x in v) + "]"
     if isinstance(v, dict):
-        return "map[" + " ".join(f"{k}:{go_text(v[k])}" for k in sorted(v, key=str)) + "]"
+        inner = (f"{k}:{_go_text(v[k], nil, max_depth, out_of_range, depth + 1)}" for k in sorted(v, key=str))
+        return "map[" + " ".join(inner) + "]"
     return str(v)
 
 

@@ -1094,14 +1094,19 @@ def _vllm_extensible(ctx: RuleContext) -> bool:
     """vLLM >= 0.34.0 sizes its pool with the extensible KV cache (on by default; off with
     ``--no-enable-extensible-kv-cache`` and the other settings :func:`kvlint.memory.vllm.extensible_kv_cache`
     reads: ``--kv-cache-memory-bytes``, ``--num-gpu-blocks-override``, ``--enable-elastic-ep``, some KV
-    connectors), which skips the free >= requested check and defaults the utilization to 1.0
-    (``vllm@0.34.0:vllm/v1/worker/utils.py::request_memory``; docs/engine-memory-model.md §1.2.5)."""
+    connectors; on ROCm those that register the cache for RDMA), which skips the free >= requested check and
+    defaults the utilization to 1.0 (``vllm@0.34.0:vllm/v1/worker/utils.py::request_memory``;
+    docs/engine-memory-model.md §1.2.5). Decided with the GPU vendor of the placement's accelerator, as the plan
+    decides it (:func:`kvlint.memory.vllm.resolve_startup`, :func:`kvlint.memory.vllm.gpu_vendor` of the same
+    name and compute capability), so rule and plan agree; not decided for ROCm when the GPU is unknown."""
     s = ctx.serving
     if ctx.engine != "vllm" or not has_extensible_kv_cache(parse_version(s.version)):
         return False
-    from kvlint.memory.vllm import extensible_kv_cache, release_switches, settings_from_config
+    from kvlint.memory.vllm import extensible_kv_cache, gpu_vendor, release_switches, settings_from_config
 
-    return extensible_kv_cache(settings_from_config(s), release_switches(parse_version(s.version)))
+    acc = ctx.placement.accelerator if ctx.placement is not None else None
+    vendor = gpu_vendor(acc.name, acc.compute_capability) if acc is not None else None
+    return extensible_kv_cache(settings_from_config(s), release_switches(parse_version(s.version)), vendor)
 
 
 #: [heuristic] Memory each engine process holds outside its memory fraction: the CUDA context and the

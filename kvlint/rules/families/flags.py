@@ -25,7 +25,7 @@ from kvlint.memory.versions import NEWEST_VLLM, parse_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
-from kvlint.types import Diagnostic
+from kvlint.types import ENGINE_NAMES, Diagnostic
 
 #: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
@@ -39,7 +39,6 @@ _PIN_EXAMPLE = {
 
 
 #: The engines' names as their projects write them, for messages.
-_ENGINE_NAME = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
 
 
 def _memory_skipped_on(ctx: RuleContext) -> str | None:
@@ -75,7 +74,7 @@ def _assumed(ctx: RuleContext, assumed: str) -> str:
     if where is None:
         return f"kvlint assumed {assumed} and its memory rules, which change between releases"
     if assumed[:1].isdigit():
-        assumed = f"{_ENGINE_NAME[ctx.serving.engine]} {assumed}"
+        assumed = f"{ENGINE_NAMES[ctx.serving.engine]} {assumed}"
     return (
         f"kvlint read the command with the options and context-length rules of {assumed}, which change between "
         f"releases; its GPU memory rules were skipped on {where} (KV501)"
@@ -100,7 +99,7 @@ def _pin_fix(ctx: RuleContext) -> str:
     if not s.image or (_cuda_image(ctx) and repository_path(s.image) == repository_path(example)):
         return f"pin the image to a release tag (e.g. {example}) or pass --engine-version"
     # another repository (llm-d, LMCache, NGC, a fork or private build): its own tags, never another image
-    name = _ENGINE_NAME[s.engine]
+    name = ENGINE_NAMES[s.engine]
     if not tags_are_versions(s.image):
         return (
             f"pin {repo} to one of its release tags and pass --engine-version with the {name} release that build "
@@ -195,7 +194,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
         if not moving and s.release_noted:
             return  # the parser's KV504 (the image read as vLLM, a Dynamo worker) says which release was assumed
         yield ctx.finding(
-            f"image '{s.image}': the tag {tag} names no {_ENGINE_NAME[s.engine]} release kvlint can read"
+            f"image '{s.image}': the tag {tag} names no {ENGINE_NAMES[s.engine]} release kvlint can read"
             + (" (a build of the engine's own repository that is not a release)" if own else "")
             + f"; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),

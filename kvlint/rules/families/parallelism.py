@@ -31,7 +31,7 @@ from kvlint.rules.facts import (
 )
 from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import Diagnostic, ModelSpec, Severity
+from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Severity
 from kvlint.values import as_float, as_list, digits
 from kvlint.workloads.rayserve import SERVE_PATH
 
@@ -1059,8 +1059,7 @@ def engine_port(ctx: RuleContext) -> tuple[int | None, str]:
         if "text-generation-launcher" in text:
             return DEFAULT_PORTS["tgi"], "TGI's default --port 3000"
         return None, "this image's default port is not known"
-    name = {"vllm": "vLLM", "sglang": "SGLang"}[s.engine]
-    return DEFAULT_PORTS[s.engine], f"{name}'s default --port {DEFAULT_PORTS[s.engine]}"
+    return DEFAULT_PORTS[s.engine], f"{ENGINE_NAMES[s.engine]}'s default --port {DEFAULT_PORTS[s.engine]}"
 
 
 def _declared_ports(container: object) -> dict[str, int]:
