@@ -891,8 +891,10 @@ def plan_vllm_detailed(
 # sizes and the capability) and, per stage, the same weights, activation, non-torch and CUDA-graph terms, pool
 # shape and notes (:func:`_stage_base`): only the KV pool and what follows from it differ (:func:`_stage_finish`,
 # :func:`fit_check`, the plan). The second GPU of a class therefore takes the first one's start-up with its own
-# budget and headroom, and its weight split and stage bases. Kept in the caller's dict (one fleet call), keyed by
-# capability and vendor, with the settings, model and prelude held so that a dict passed elsewhere is not misread.
+# budget and headroom, and its weight split and stage bases. Kept in the caller's dict (one fleet call): for each
+# capability and vendor, the first GPU planned of each class met (the ROCm fleet's MI300X, MI325X and MI355X share
+# their batch defaults, not the MI210's), with the settings, model and prelude held so that a dict passed
+# elsewhere is not misread.
 
 
 def _plan_shared(
@@ -908,19 +910,19 @@ def _plan_shared(
     model are made by the caller."""
     vendor = gpu_vendor(gpu_name, cc)
     key = (cc, vendor)
-    hit = share.get(key)
-    if hit is not None and hit[0] is settings and hit[1] is model and hit[2] is prelude:
-        cfg0, util, sched_notes, weights, bases = hit[3:]
-        cfg = _shared_gpu_class(settings, cfg0, util, sched_notes, total_bytes, gpu_name, cc)
-        if cfg is not None:
-            return _assemble(settings, model, total_bytes, cfg, weights, bases)
+    planned = share.setdefault(key, [])
+    for hit in planned:  # one entry per class of this capability and vendor, the first GPU planned of each
+        if hit[0] is settings and hit[1] is model and hit[2] is prelude:
+            cfg0, util, sched_notes, weights, bases = hit[3:]
+            cfg = _shared_gpu_class(settings, cfg0, util, sched_notes, total_bytes, gpu_name, cc)
+            if cfg is not None:
+                return _assemble(settings, model, total_bytes, cfg, weights, bases)
     cfg, util, sched_notes = _resolve_startup(
         settings, model, total_bytes, gpu_name=gpu_name, compute_capability=cc, prelude=prelude
     )
     weights = split_weights(settings, model, cfg)
     bases = _stage_bases(settings, model, cfg, weights)
-    if hit is None:
-        share[key] = (settings, model, prelude, cfg, util, sched_notes, weights, bases)
+    planned.append((settings, model, prelude, cfg, util, sched_notes, weights, bases))
     return _assemble(settings, model, total_bytes, cfg, weights, bases)
 
 
