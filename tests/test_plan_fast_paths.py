@@ -333,7 +333,8 @@ def test_request_terms_memo_answers_as_the_groups_say(containers):
 def test_fleet_gpus_of_one_class_share_their_startup(containers, monkeypatch):
     """plan_fleet plans the vLLM GPUs of one class (compute capability and vendor, the same batch defaults) from
     the first one's start-up, weight split and budget-independent stage terms (kvlint.memory.vllm._plan_shared):
-    fewer weight splits than GPUs planned, and every entry the plan of that GPU alone, under the releases whose
+    fewer weight splits than GPUs planned (one per class when the batch defaults are vLLM's), and every entry the
+    plan of that GPU alone, under the releases whose
     batch defaults read the GPU's name (0.8.4) or its memory (0.8.5, 0.11.0, 0.34.0), with the extensible KV cache
     (0.34.0) and without, with a fixed --kv-cache-memory-bytes, two pipeline stages, eager mode and CPU offload."""
     accelerators = tuple(a for a in cat.catalogue().values() if a.vendor in ("nvidia", "amd"))
@@ -367,6 +368,21 @@ def test_fleet_gpus_of_one_class_share_their_startup(containers, monkeypatch):
             if len(details) < 2:
                 continue
             assert splits[0] < len(details), (cr.container_name, changes)  # a class planned once
+            if s.max_num_seqs is None and s.max_num_batched_tokens is None:
+                # the batch defaults alone (their note follows from the two numbers within one release and
+                # era): one weight split per class of capability, vendor, era and batch defaults, however
+                # the classes of one capability and vendor interleave in the fleet's order
+                classes = {
+                    (
+                        e.accelerator.compute_capability,
+                        e.accelerator.vendor,
+                        e.detail.plan.era,
+                        e.detail.plan.max_num_batched_tokens,
+                        e.detail.plan.max_num_seqs,
+                    )
+                    for e in details
+                }
+                assert splits[0] == len(classes), (cr.container_name, changes)
             for e in details:
                 acc = e.accelerator
                 alone = vllm.plan_vllm_detailed(
