@@ -328,3 +328,70 @@ def test_request_terms_memo_answers_as_the_groups_say(containers):
                     assert vllm._request_terms(groups) is got  # memoised by the tuple
                     assert vllm._request_terms_of(list(groups)) == got  # a list is read, not memoised
     assert seen >= 50
+
+
+def test_fleet_gpus_of_one_class_share_their_startup(containers, monkeypatch):
+    """plan_fleet plans the vLLM GPUs of one class (compute capability and vendor, the same batch defaults) from
+    the first one's start-up, weight split and budget-independent stage terms (kvlint.memory.vllm._plan_shared):
+    fewer weight splits than GPUs planned (one per class when the batch defaults are vLLM's), and every entry the
+    plan of that GPU alone, under the releases whose
+    batch defaults read the GPU's name (0.8.4) or its memory (0.8.5, 0.11.0, 0.34.0), with the extensible KV cache
+    (0.34.0) and without, with a fixed --kv-cache-memory-bytes, two pipeline stages, eager mode and CPU offload."""
+    accelerators = tuple(a for a in cat.catalogue().values() if a.vendor in ("nvidia", "amd"))
+    splits = [0]
+    real_split = vllm.split_weights
+
+    def counted(*args, **kwargs):
+        splits[0] += 1
+        return real_split(*args, **kwargs)
+
+    monkeypatch.setattr(vllm, "split_weights", counted)
+    variants = [
+        {},
+        {"version": "0.8.4"},
+        {"version": "0.8.5", "enforce_eager": True},
+        {"version": "0.11.0", "pipeline_parallel_size": 2},
+        {"enable_extensible_kv_cache": False, "cpu_offload_gb": 1.0},
+        {"kv_cache_memory_bytes": 2 * 2**30},
+    ]
+    planned = 0
+    for cr in containers[:40]:
+        if cr.serving.engine != "vllm" or not isinstance(cr.settings, vllm.VllmSettings):
+            continue
+        if cr.placement.gpu_slice is not None or mig_profile_of(cr.placement) is not None:
+            continue  # planned on a slice's memory (the first test above), not the GPU's
+        for changes in variants:
+            s = cr.settings.changed(**changes)
+            splits[0] = 0
+            entries = plan_fleet(cr.serving, s, cr.model, cr.placement, accelerators, 1)
+            details = [e for e in entries if e.detail is not None]
+            if len(details) < 2:
+                continue
+            assert splits[0] < len(details), (cr.container_name, changes)  # a class planned once
+            if s.max_num_seqs is None and s.max_num_batched_tokens is None:
+                # the batch defaults alone (their note follows from the two numbers within one release and
+                # era): one weight split per class of capability, vendor, era and batch defaults, however
+                # the classes of one capability and vendor interleave in the fleet's order
+                classes = {
+                    (
+                        e.accelerator.compute_capability,
+                        e.accelerator.vendor,
+                        e.detail.plan.era,
+                        e.detail.plan.max_num_batched_tokens,
+                        e.detail.plan.max_num_seqs,
+                    )
+                    for e in details
+                }
+                assert splits[0] == len(classes), (cr.container_name, changes)
+            for e in details:
+                acc = e.accelerator
+                alone = vllm.plan_vllm_detailed(
+                    s,
+                    cr.model,
+                    acc.memory_bytes,
+                    gpu_name=acc.name,
+                    compute_capability=acc.compute_capability,
+                )
+                assert e.detail == alone, (cr.container_name, acc.id, changes)
+                planned += 1
+    assert planned > 500
