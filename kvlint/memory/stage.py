@@ -143,7 +143,6 @@ def _detail(
     *,
     memo: bool = True,
     prelude: PlanPrelude | SglangPrelude | None = None,
-    share: dict[tuple[Any, ...], Any] | None = None,
 ) -> PlanDetail:
     """One run of the engine's memory model, or for vLLM its earlier answer for the same inputs within this
     container's analysis (see :class:`_Scope`; ``memo`` False for plans nothing asks for twice, the fleet's).
@@ -151,9 +150,8 @@ def _detail(
     memory total (:func:`plannable_gpu`); ``changes`` settings to change (vLLM: :class:`VllmSettings` fields; TGI and
     SGLang: the planners' overrides); ``prelude`` the plans' GPU-independent steps for ``settings`` (vLLM,
     :func:`kvlint.memory.vllm.plan_prelude`) or ``serving`` and ``changes`` (SGLang,
-    :func:`kvlint.memory.sglang.sglang_prelude`) and ``model``, when the caller has them; ``share`` (vLLM, with
-    ``prelude``): the dict a fleet's GPUs share their start-up through (:func:`kvlint.memory.vllm.plan_vllm_detailed`).
-    Raises what the model raises (see ``_PLAN_ERRORS``; failures are not kept)."""
+    :func:`kvlint.memory.sglang.sglang_prelude`) and ``model``, when the caller has them. Raises what the model raises
+    (see ``_PLAN_ERRORS``; failures are not kept)."""
     if serving.engine != "vllm":
         return _run(serving, settings, model, gpus, gpu, changes, prelude)
     if (
@@ -167,7 +165,7 @@ def _detail(
                 if isinstance(settings, VllmSettings)
                 else replace(settings, **changes)
             )
-        return _run(serving, settings, model, gpus, gpu, None, prelude, share)
+        return _run(serving, settings, model, gpus, gpu, None, prelude)
     scope = _scope(serving)
     if scope.first is not None:
         scope.settle()
@@ -202,15 +200,14 @@ def _run(
     gpu: tuple[Accelerator, int],
     changes: dict[str, Any] | None,
     prelude: PlanPrelude | SglangPrelude | None = None,
-    share: dict[tuple[Any, ...], Any] | None = None,
 ) -> PlanDetail:
-    """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``; ``prelude`` and
-    ``share`` as :func:`_detail`)."""
+    """The engine's memory model itself (vLLM ``changes`` already applied to ``settings``; ``prelude`` as
+    :func:`_detail`)."""
     acc, total = gpu
     kw: dict[str, Any] = {"gpu_name": acc.name, "compute_capability": acc.compute_capability}
     if serving.engine == "vllm":
         assert prelude is None or isinstance(prelude, PlanPrelude)
-        return plan_vllm_detailed(settings, model, total, prelude=prelude, share=share, **kw)
+        return plan_vllm_detailed(settings, model, total, prelude=prelude, **kw)
     if serving.engine == "tgi":
         return plan_tgi_detailed(serving, model, total, gpus=gpus, overrides=changes, **kw)
     if serving.engine == "sglang":
@@ -759,9 +756,6 @@ def plan_fleet(
             prelude = sglang_prelude(serving, model)
     except Exception:  # left to each GPU's plan, which raises it where the engine's order does
         prelude = None
-    # the vLLM GPUs of one class (capability, vendor, batch defaults) share the steps their memory total does not
-    # enter (kvlint.memory.vllm._plan_shared): the same plans, each GPU's budget its own
-    share: dict[tuple[Any, ...], Any] | None = {} if isinstance(prelude, PlanPrelude) else None
     platform = _images.platform_of(serving)  # the image's build, tested against each GPU's vendor (KV304)
     out = []
     for acc in fleet:
@@ -786,7 +780,7 @@ def plan_fleet(
             continue
         try:
             # each GPU once, and no remedy re-plans a fleet entry: not memoised
-            detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude, share=share)
+            detail = _detail(serving, settings, model, gpus, gpu, memo=False, prelude=prelude)
         except _PLAN_ERRORS as exc:
             out.append(FleetEntry(acc, gpus, None, "unknown", str(exc), mig_profile=profile))
             continue

@@ -843,7 +843,6 @@ def plan_vllm_detailed(
     gpu_name: str = "",
     compute_capability: str | None = None,
     prelude: PlanPrelude | None = None,
-    share: dict[tuple[Any, ...], Any] | None = None,
 ) -> VllmPlanDetail:
     """Full vLLM start-up prediction per GPU, in vLLM's own order of steps (docs/engine-memory-model.md §1):
 
@@ -862,10 +861,6 @@ def plan_vllm_detailed(
         gpu_name: device name (batch defaults look for ``h100``/``a100``). compute_capability: ``"9.0"``.
         prelude: :func:`plan_prelude` of these ``settings`` and ``model``, when the caller plans them on several
             GPUs (computed here when None; the plan is the same either way).
-        share: an empty dict the caller passes to every GPU's plan of the same ``settings``, ``model`` and
-            ``prelude`` (a fleet, :func:`kvlint.memory.stage.plan_fleet`), with ``prelude`` given: the GPUs of
-            one class share their start-up, weight split and the budget-independent part of each stage
-            (:func:`_shared_gpu_class`); the plan is the same either way.
 
     Raises:
         PlanError: total_bytes <= 0, or the model has no attention or state layers.
@@ -874,8 +869,6 @@ def plan_vllm_detailed(
         raise PlanError("GPU memory total must be positive")
     if not (prelude.facts if prelude is not None else model_facts(model)).stateful:
         raise PlanError(f"model {model.id or '?'} has no attention layers and no state: nothing to cache")
-    if share is not None and prelude is not None:
-        return _plan_shared(settings, model, total_bytes, gpu_name, compute_capability, prelude, share)
     cfg = resolve_startup(
         settings,
         model,
@@ -887,103 +880,18 @@ def plan_vllm_detailed(
     return _assemble(settings, model, total_bytes, cfg, split_weights(settings, model, cfg))
 
 
-# --------------------------------------------------------------------------------------------------
-# a fleet's GPUs of one class share the steps their memory total does not enter
-#
-# plan_fleet plans one container on every GPU of a fleet (8 by default). Given the settings, the model and the
-# prelude, the GPU enters :func:`resolve_startup` through its compute capability (dtype, era, block size, the
-# sampler path, the weights' kernels), its vendor (:func:`gpu_vendor`, from the name and capability), and its name
-# and memory total through the batch defaults only (:func:`_scheduler_limits`: max_num_batched_tokens,
-# max_num_seqs and their note), besides the budget ``ceil(total x util)`` and the extensible cache's headroom
-# (:func:`_gpu_budget`). So two GPUs with the same capability and vendor whose scheduler limits come out the same
-# (the default fleet's L4 and L40S, A100 40GB and 80GB, H100 and H200 under most releases) settle the same
-# start-up but for those two figures, the same weight split (:func:`split_weights` reads the dtype, the parallel
-# sizes and the capability) and, per stage, the same weights, activation, non-torch and CUDA-graph terms, pool
-# shape and notes (:func:`_stage_base`): only the KV pool and what follows from it differ (:func:`_stage_finish`,
-# :func:`fit_check`, the plan). The second GPU of a class therefore takes the first one's start-up with its own
-# budget and headroom, and its weight split and stage bases. Kept in the caller's dict (one fleet call): for each
-# capability and vendor, the first GPU planned of each class met (the ROCm fleet's MI300X, MI325X and MI355X share
-# their batch defaults, not the MI210's), with the settings, model and prelude held so that a dict passed
-# elsewhere is not misread.
-
-
-def _plan_shared(
-    settings: VllmSettings,
-    model: ModelSpec,
-    total_bytes: int,
-    gpu_name: str,
-    cc: str | None,
-    prelude: PlanPrelude,
-    share: dict[tuple[Any, ...], Any],
-) -> VllmPlanDetail:
-    """:func:`plan_vllm_detailed` of one fleet GPU through ``share`` (see above); the checks on the total and the
-    model are made by the caller."""
-    vendor = gpu_vendor(gpu_name, cc)
-    key = (cc, vendor)
-    planned = share.setdefault(key, [])
-    for hit in planned:  # one entry per class of this capability and vendor, the first GPU planned of each
-        if hit[0] is settings and hit[1] is model and hit[2] is prelude:
-            cfg0, util, sched_notes, weights, bases = hit[3:]
-            cfg = _shared_gpu_class(settings, cfg0, util, sched_notes, total_bytes, gpu_name, cc)
-            if cfg is not None:
-                return _assemble(settings, model, total_bytes, cfg, weights, bases)
-    cfg, util, sched_notes = _resolve_startup(
-        settings, model, total_bytes, gpu_name=gpu_name, compute_capability=cc, prelude=prelude
-    )
-    weights = split_weights(settings, model, cfg)
-    bases = _stage_bases(settings, model, cfg, weights)
-    planned.append((settings, model, prelude, cfg, util, sched_notes, weights, bases))
-    return _assemble(settings, model, total_bytes, cfg, weights, bases)
-
-
-def _shared_gpu_class(
-    settings: VllmSettings,
-    cfg0: StartupConfig,
-    util: float,
-    sched_notes: tuple[str, ...],
-    total_bytes: int,
-    gpu_name: str,
-    cc: str | None,
-) -> StartupConfig | None:
-    """The start-up of a GPU of ``total_bytes`` named ``gpu_name`` with the capability and vendor of ``cfg0`` (the
-    start-up :func:`_resolve_startup` settled on another GPU of the fleet, ``util`` and ``sched_notes`` as it
-    returned them): ``cfg0`` with this GPU's budget and headroom when its scheduler limits and their note are
-    ``cfg0``'s, else None (the GPU is planned in full)."""
-    notes: list[str] = []
-    mbt, seqs = _scheduler_limits(
-        cfg0.version,
-        cfg0.era,
-        settings,
-        total_bytes,
-        gpu_name,
-        cc,
-        cfg0.max_model_len,
-        cfg0.chunked_prefill,
-        notes,
-    )
-    if mbt != cfg0.max_num_batched_tokens or seqs != cfg0.max_num_seqs or tuple(notes) != sched_notes:
-        return None
-    budget, headroom = _gpu_budget(
-        total_bytes, util, cfg0.release or release_switches(cfg0.version), cfg0.extensible
-    )
-    return replaced(cfg0, budget_bytes=budget, headroom_bytes=headroom)
-
-
 def _assemble(
-    settings: VllmSettings,
-    model: ModelSpec,
-    total_bytes: int,
-    cfg: StartupConfig,
-    weights: WeightSplit,
-    bases: list[StageBase | None] | None = None,
+    settings: VllmSettings, model: ModelSpec, total_bytes: int, cfg: StartupConfig, weights: WeightSplit
 ) -> VllmPlanDetail:
     """Steps 3 and 4 of :func:`plan_vllm_detailed` after its start-up ``cfg`` and weight split ``weights``: every
-    stage's memory, the limiting stage's fit check, and the plan. ``bases``: the stages' :func:`_stage_bases` for
-    ``cfg`` (or a start-up differing from it in the budget and headroom only), computed here when None. Raises
-    :class:`PlanError` when no stage holds KV."""
-    if bases is None:
-        bases = _stage_bases(settings, model, cfg, weights)
-    usable = [_stage_finish(settings, model, cfg, b) for b in bases if b is not None]
+    stage's memory, the limiting stage's fit check, and the plan. Raises :class:`PlanError` when no stage holds
+    KV."""
+    if len(cfg.stage_layers) == 1:  # one pipeline stage (the common case): it limits
+        only = stage_memory(settings, model, cfg, weights, 0)
+        usable = [only] if only is not None else []
+    else:
+        stages = [stage_memory(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
+        usable = [st for st in stages if st is not None]
     if not usable:
         raise PlanError(f"model {model.id or '?'} has no KV-holding layers on any rank")
     # the first stage with the fewest blocks
@@ -1300,27 +1208,6 @@ def resolve_startup(
     """Step 1 of :func:`plan_vllm_detailed` (§1.1, §1.2, §1.4, §1.7-§1.10); see :class:`StartupConfig`.
     ``prelude``: :func:`plan_prelude` of ``settings`` and ``model`` (computed here when None): the steps that do
     not depend on the GPU, whose notes are put in their places among the GPU's."""
-    return _resolve_startup(
-        settings,
-        model,
-        total_bytes,
-        gpu_name=gpu_name,
-        compute_capability=compute_capability,
-        prelude=prelude,
-    )[0]
-
-
-def _resolve_startup(
-    settings: VllmSettings,
-    model: ModelSpec,
-    total_bytes: int,
-    *,
-    gpu_name: str = "",
-    compute_capability: str | None = None,
-    prelude: PlanPrelude | None = None,
-) -> tuple[StartupConfig, float, tuple[str, ...]]:
-    """:func:`resolve_startup` itself: the start-up, the utilization its budget was computed with (as
-    :func:`_gpu_budget` takes it) and the notes :func:`_scheduler_limits` added (for :func:`_shared_gpu_class`)."""
     pre = prelude if prelude is not None else plan_prelude(settings, model)
     v, rel, facts = pre.version, pre.release, pre.facts
     notes: list[str] = list(pre.version_notes)
@@ -1370,9 +1257,7 @@ def _resolve_startup(
             notes.append("V0 enables chunked prefill by default for max_model_len > 32768")
     else:
         chunked = True
-    n_notes = len(notes)
     mbt, seqs = _scheduler_limits(v, era, settings, total_bytes, gpu_name, cc, max_len, chunked, notes)
-    sched_notes = tuple(notes[n_notes:])
     encoder: EncoderProfile | None = None
     enotes: list[str] = []
     if facts.vision:  # encoder_profile answers (None, []) for a model without a vision tower
@@ -1419,8 +1304,8 @@ def _resolve_startup(
 
     util = pre.gpu_memory_utilization
     notes.extend(pre.utilization_notes)
-    budget, headroom = _gpu_budget(total_bytes, util, rel, pre.extensible)
-    cfg = StartupConfig(
+    budget = _budget(total_bytes, util, rel)
+    return StartupConfig(
         version=v,
         era=era,
         tp=tp,
@@ -1443,7 +1328,7 @@ def _resolve_startup(
         hybrid=hybrid,
         in_flight_tokens=mbt * (2 if rel.in_flight_doubled and pp == 1 else 1),
         gpu_memory_utilization=float(util),
-        budget_bytes=budget,
+        budget_bytes=int(budget),
         cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
         notes=tuple(notes),
         compute_capability=cc,
@@ -1453,17 +1338,8 @@ def _resolve_startup(
         facts=facts,
         release=rel,
         extensible=pre.extensible,
-        headroom_bytes=headroom,
-    )
-    return cfg, util, sched_notes
-
-
-def _gpu_budget(total_bytes: int, util: float, rel: ReleaseSwitches, extensible: bool) -> tuple[int, int]:
-    """``(budget, headroom)`` of a GPU of ``total_bytes`` in :class:`StartupConfig`: the budget :func:`_budget`
-    and, with the extensible KV cache, the memory free when the worker takes its start snapshot, the device less
-    the CUDA context (§1.2.5; 0 without it)."""
-    return int(_budget(total_bytes, util, rel)), (
-        int(total_bytes) - cal.CUDA_CONTEXT_BYTES if extensible else 0
+        # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
+        headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
     )
 
 
@@ -1763,33 +1639,7 @@ def stage_memory(
     settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, weights: WeightSplit, stage: int
 ) -> StageMemory | None:
     """Step 3 of :func:`plan_vllm_detailed` for pipeline stage ``stage`` (§1.2, §1.4, §1.5, §1.13): None when
-    the stage holds no KV-holding layer. :func:`_stage_base` (what the budget does not enter) and
-    :func:`_stage_finish` (the KV pool from the budget)."""
-    base = _stage_base(settings, model, cfg, weights, stage)
-    return _stage_finish(settings, model, cfg, base) if base is not None else None
-
-
-def _stage_bases(
-    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, weights: WeightSplit
-) -> list[StageBase | None]:
-    """:func:`_stage_base` of every pipeline stage of ``cfg``, in order."""
-    if len(cfg.stage_layers) == 1:  # one pipeline stage (the common case)
-        return [_stage_base(settings, model, cfg, weights, 0)]
-    return [_stage_base(settings, model, cfg, weights, i) for i in range(len(cfg.stage_layers))]
-
-
-#: :func:`_stage_base`: ``(stage, last, weights, activation, activation on the other sampler path, non-torch,
-#: CUDA-graph estimate, what comes off the budget besides the weights, bypass, sampler path, its intermediate
-#: size, pool shape (:data:`PoolShape`), the notes before the KV pool's)``
-StageBase = tuple[int, bool, int, int, int, int, int, int, bool, str, int, "PoolShape", tuple[str, ...]]
-
-
-def _stage_base(
-    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, weights: WeightSplit, stage: int
-) -> StageBase | None:
-    """The part of :func:`stage_memory` the budget (``cfg.budget_bytes``, ``cfg.headroom_bytes``) does not enter:
-    weights, activation, non-torch and CUDA-graph terms, the pool's shape and their notes (see :data:`StageBase`);
-    None when the stage holds no KV-holding layer."""
+    the stage holds no KV-holding layer."""
     split = cfg.stage_layers
     n = split[stage]
     start = sum(split[:stage])
@@ -1837,50 +1687,34 @@ def _stage_base(
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
     )
+    cg_deducted = cg if cfg.cudagraphs_deducted else 0
+    over = act + nt + cg_deducted
     bypass = (
         settings.kv_cache_memory_bytes is not None
         and (cfg.release or release_switches(cfg.version)).kv_cache_memory_bytes
     )
-    # the CUDA graphs the plan counts: the estimate when it comes off the budget, the captured pool with the
-    # extensible KV cache (_extensible_kv), none else
-    cg_counted = cg if (cfg.extensible and not bypass) or cfg.cudagraphs_deducted else 0
-    shape = _pool_shape(
-        counts, tp, cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size, cfg.hybrid, cfg.era == "v1"
-    )
-    if not shape[1] or shape[2] <= 0:
-        return None
-    notes = (
-        shape[4]
-        + lora[1]
-        + tuple(_stage_notes(settings, cfg, act, nt, cg_counted, bypass, path, alt_path, act_alt))
-    )
-    return (stage, last, w, act, act_alt, nt, cg, cg_counted, bypass, path, inter, shape, notes)
-
-
-def _stage_finish(
-    settings: VllmSettings, model: ModelSpec, cfg: StartupConfig, base: StageBase
-) -> StageMemory:
-    """The rest of :func:`stage_memory` after :func:`_stage_base` (``base``): the KV pool the budget leaves, its band
-    and blocks."""
-    stage, last, w, act, act_alt, nt, cg, cg_counted, bypass, path, inter, shape, notes = base
     ext_notes: tuple[str, ...] = ()
     if bypass:
         kv, band = int(settings.kv_cache_memory_bytes or 0), 0
     elif cfg.extensible:
-        kv, band, _, ext_notes = _extensible_kv(cfg, w, act, nt, cg)
+        kv, band, cg_deducted, ext_notes = _extensible_kv(cfg, w, act, nt, cg)
     else:
-        kv, band = cfg.budget_bytes - w - (act + nt + cg_counted), cal.band_bytes(act + nt + cg_counted)
+        kv, band = cfg.budget_bytes - w - over, cal.band_bytes(over)
     # the sampler path the installed FlashInfer would pick instead (before 0.11.1) widens the band on its side
     kv_lo, kv_hi = kv - band - max(0, act_alt - act), kv + band + max(0, act - act_alt)
     if bypass:
         kv_lo, kv_hi = kv, kv
-    tok, groups, bpb, bsz, _ = shape
+    tok, groups, bpb, bsz, gnotes = _pool_shape(
+        counts, tp, cfg.kv_bytes_per_element, cfg.kv_cache_dtype, cfg.block_size, cfg.hybrid, cfg.era == "v1"
+    )
+    if not groups or bpb <= 0:
+        return None
     return StageMemory(
         stage=stage,
         weights=w,
         activation=act,
         non_torch=nt,
-        cudagraph=cg_counted,
+        cudagraph=cg_deducted,
         kv=kv,
         kv_low=kv_lo,
         kv_high=kv_hi,
@@ -1892,7 +1726,9 @@ def _stage_finish(
         num_blocks_high=max(0, kv_hi // bpb),
         kv_bytes_per_token=tok,
         bypass=bypass,
-        notes=notes
+        notes=gnotes
+        + lora[1]
+        + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
         + ext_notes
         + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
     )
@@ -2546,9 +2382,8 @@ def plan_at_utilization(
     """A planner of ``settings`` at any ``--gpu-memory-utilization``: ``plan(u)`` is
     ``plan_vllm_detailed(settings.changed(gpu_memory_utilization=u), model, total_bytes, ...)``, computed without
     settling the start-up again. Nothing vLLM decides before the budget reads the utilization (era, dtype, lengths,
-    batch defaults, block size, layers: :func:`resolve_startup`), nor does the weight split or what each stage holds
-    besides the KV pool (:func:`_stage_base`), so these are resolved once; each call recomputes the budget
-    (:func:`_budget`), the KV pool of each stage (:func:`_stage_finish`) and the fit check. For a remedy's search
+    batch defaults, block size, layers: :func:`resolve_startup`), nor does the weight split, so both are resolved
+    once; each call recomputes the budget (:func:`_budget`), the stages and the fit check. For a remedy's search
     over utilizations (:func:`smallest_fitting_utilization`, KV102/KV103/KV105), whose answer is then re-planned
     in full.
 
@@ -2564,17 +2399,12 @@ def plan_at_utilization(
     cfg = resolve_startup(first, model, total_bytes, gpu_name=gpu_name, compute_capability=compute_capability)
     weights = split_weights(first, model, cfg)
     rel = cfg.release or release_switches(cfg.version)
-    # the stages' budget-independent parts (_stage_base: no utilization enters them), made by the first plan(u)
-    bases: list[list[StageBase | None]] = []
 
     def plan(u: float) -> VllmPlanDetail:
         # the start-up with the utilization and budget changed (a copy of the step record's fields, without
         # running the 31-field __init__ again for each candidate)
         at = replaced(cfg, gpu_memory_utilization=float(u), budget_bytes=int(_budget(total_bytes, u, rel)))
-        changed = settings.changed(gpu_memory_utilization=u)
-        if not bases:
-            bases.append(_stage_bases(changed, model, at, weights))
-        return _assemble(changed, model, total_bytes, at, weights, bases[0])
+        return _assemble(settings.changed(gpu_memory_utilization=u), model, total_bytes, at, weights)
 
     return plan
 
