@@ -1,0 +1,93 @@
+"""`kvlint plan` / `simulate` / `diff` edges a capacity planner trips on: GiB figures past 1,000 with separators,
+band ends at or below zero in words for every engine, what the vLLM-only options say to a TGI or SGLang command,
+`--plot` for any engine, KV501 in a plan without a GPU, and `kvlint diff` without git, with a configuration
+file only one revision has, and its JSON capacity figures as numbers. Offline (bundled model catalogue)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from click.testing import CliRunner
+
+from kvlint.cli import main
+
+GiB = 2**30
+TGI_8B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+TGI_70B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-70B-Instruct"]
+SGLANG_8B = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
+VLLM_8B = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+
+
+def _plan(*args: str) -> Any:
+    return CliRunner().invoke(main, ["plan", "--offline", *args])
+
+
+def _plan_json(*args: str) -> dict[str, Any]:
+    r = _plan("--format", "json", *args)
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------- (a) GiB past 1,000
+
+
+def test_kv103_writes_a_huge_per_request_figure_with_thousands_separators() -> None:
+    """One request of 100M tokens needs over 10,000 GiB of KV cache: the figure read '12207.03 GiB' next to
+    '100,000,000 tokens'; GiB figures now group thousands as token counts do, in the text and Markdown plans."""
+    argv = [
+        *VLLM_8B,
+        "--max-model-len",
+        "100000000",
+        "--hf-overrides",
+        '{"max_position_embeddings": 100000000}',
+    ]
+    doc = _plan_json("--accelerator", "h100", "--", *argv)
+    need = doc["kv"]["per_request_bytes"] / GiB
+    assert need >= 1000  # the case the separators are for
+    (kv103,) = [d for d in doc["diagnostics"] if d["rule"] == "KV103"]
+    assert f"needs {need:,.2f} GiB of KV cache per GPU" in kv103["message"]
+    assert f"{need:.2f} GiB" not in kv103["message"]
+
+
+def test_gib_figures_stay_plain_below_1000() -> None:
+    """The separators change nothing below 1,000 GiB (every figure of the shared corpus)."""
+    from kvlint.capacity.render import gib as table_gib
+    from kvlint.rules.context import gib
+
+    assert gib(14.99 * GiB) == "14.99 GiB" and table_gib(999.5 * GiB) == "999.50"
+    assert gib(1234.5 * GiB) == "1,234.50 GiB" and table_gib(-1234.5 * GiB) == "-1,234.50"
+    assert re.fullmatch(r"-?\d{1,3}(,\d{3})*\.\d\d GiB", gib(123456.78 * GiB))
+
+
+# --------------------------------------------------------------------------- (b) band ends at or below zero
+
+
+def _band_line(text: str) -> str:
+    return next(ln for ln in text.splitlines() if ln.startswith("band: KV "))
+
+
+def test_a_band_end_at_or_below_zero_is_said_in_words_for_tgi_and_sglang() -> None:
+    """A failing TGI or SGLang plan printed 'band: KV -0.48 to 0.18 GiB': a negative KV cache with no word on
+    what it means. The signed figure stays (the budget equation's), followed by what it means."""
+    for argv in (SGLANG_8B, TGI_70B, [*VLLM_8B[:2], "meta-llama/Llama-3.1-70B-Instruct"]):
+        doc = _plan_json("--accelerator", "l4", "--", *argv)
+        low, high = doc["memory"]["kv_cache_bytes_low"], doc["memory"]["kv_cache_bytes_high"]
+        assert low <= 0, (argv, low)  # the cases this is about: the band's low end leaves no KV cache
+        text = _plan("--accelerator", "l4", "--", *argv).stdout
+        band = _band_line(text)
+        assert f"{low / GiB:,.2f}" in band and "no KV cache at all" in band, band
+        if high > 0:
+            assert band.index("no KV cache at all") < band.index(f"to {high / GiB:,.2f} GiB"), band
+        else:
+            assert "across the whole band" in band
+        md = _plan("--accelerator", "l4", "--format", "markdown", "--", *argv).stdout
+        row = next(ln for ln in md.splitlines() if ln.startswith("| KV cache band |"))
+        assert "no KV cache at all" in row
+    # a band above zero reads as before
+    doc = _plan_json("--accelerator", "l4", "--", *TGI_8B)
+    assert doc["memory"]["kv_cache_bytes_low"] > 0
+    band = _band_line(_plan("--accelerator", "l4", "--", *TGI_8B).stdout)
+    lo, hi = doc["memory"]["kv_cache_bytes_low"] / GiB, doc["memory"]["kv_cache_bytes_high"] / GiB
+    assert band.startswith(f"band: KV {lo:,.2f} to {hi:,.2f} GiB, blocks") and "no KV cache" not in band
