@@ -845,7 +845,7 @@ def plan(
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     options = _with_found_catalogue(_options(**kw), [], config=True)
-    if compare or sweep or plot or accelerators:
+    if compare or sweep or accelerators:
         from kvlint.capacity.cli import run_plan_extras
 
         try:
@@ -876,6 +876,14 @@ def plan(
         click.echo(out.render_markdown(), nl=False)
     else:
         click.echo(out.render_text(), nl=False)
+    if plot:  # the memory breakdown, any engine's plan; the line saying so on stderr under --format json
+        from kvlint.capacity.cli import plot_note
+
+        if out.result.plan is None:
+            note = f"note: --plot: no memory plan to draw ({out.result.plan_error or 'model or GPU unknown'})"
+        else:
+            note = plot_note(plot, plan=out.result.plan)
+        click.echo(note, err=fmt == "json")
     if out.verdict == "fail":
         sys.exit(1)
     if out.verdict == "unknown":

@@ -91,3 +91,67 @@ def test_a_band_end_at_or_below_zero_is_said_in_words_for_tgi_and_sglang() -> No
     band = _band_line(_plan("--accelerator", "l4", "--", *TGI_8B).stdout)
     lo, hi = doc["memory"]["kv_cache_bytes_low"] / GiB, doc["memory"]["kv_cache_bytes_high"] / GiB
     assert band.startswith(f"band: KV {lo:,.2f} to {hi:,.2f} GiB, blocks") and "no KV cache" not in band
+
+
+# ------------------------------------------------------------------ (c) vLLM-only options, other engines
+
+
+def test_compare_sweep_and_simulate_tell_a_tgi_or_sglang_user_what_to_run() -> None:
+    """They said 'capacity planning models vLLM only (got tgi)': now the engine by name, the option asked, and
+    the command that plans it; exit 2, no traceback."""
+    from kvlint.capacity.cli import simulate
+
+    cases = [
+        (["--compare"], TGI_8B, "kvlint plan --compare", "TGI"),
+        (
+            ["--accelerator", "l4", "--sweep", "max-model-len=1k..8k"],
+            SGLANG_8B,
+            "kvlint plan --sweep",
+            "SGLang",
+        ),
+    ]
+    for opts, argv, what, name in cases:
+        r = _plan(*opts, "--", *argv)
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        flat = " ".join(r.output.split())
+        assert f"{what} models vLLM only" in flat and f"{name} command ({' '.join(argv[:3])}" in flat, flat
+        assert "`kvlint plan --accelerator ID -- <the same command>` (without --compare" in flat
+        # and that command does plan it
+        plain = _plan("--accelerator", "l4", "--format", "json", "--", *argv)
+        assert json.loads(plain.stdout)["engine"] in ("tgi", "sglang")
+    r = CliRunner().invoke(simulate, ["--accelerator", "l4", "--offline", "--", *SGLANG_8B])
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    flat = " ".join(r.output.split())
+    assert "kvlint simulate (vLLM's V1 scheduler) models vLLM only, and this is an SGLang command" in flat
+
+
+def test_plot_alone_prints_the_plan_for_any_engine(tmp_path: Any) -> None:
+    """`--plot` alone printed only a note (and refused TGI and SGLang, although it draws the memory breakdown
+    every engine's plan has): now the plan as without --plot, its exit status, then the plot line."""
+    out = tmp_path / "plan.svg"
+    for argv in (TGI_8B, SGLANG_8B):
+        plain = _plan("--accelerator", "l4", "--", *argv)
+        r = _plan("--accelerator", "l4", "--plot", str(out), "--", *argv)
+        assert r.exit_code == plain.exit_code and "Traceback" not in r.output, r.output
+        assert r.stdout.startswith(plain.stdout)
+        last = r.stdout[len(plain.stdout) :].strip()
+        assert last == f"plot written to {out}" or last.startswith("note: --plot needs matplotlib"), last
+    # JSON stays JSON: the plot line goes to stderr
+    r = _plan("--accelerator", "l4", "--format", "json", "--plot", str(out), "--", *TGI_8B)
+    assert json.loads(r.stdout)["engine"] == "tgi"
+
+
+def test_kv501_in_a_plan_without_a_gpu_names_the_plan_options() -> None:
+    """`kvlint plan` without --accelerator said to request GPUs in resources.limits and add a nodeSelector:
+    there is no pod; the GPU comes from --accelerator or --gpu-memory."""
+    for argv in (VLLM_8B, TGI_8B):
+        r = _plan("--format", "json", "--", *argv)
+        assert r.exit_code == 2, r.output  # verdict unknown
+        doc = json.loads(r.stdout)
+        (kv501,) = [d for d in doc["diagnostics"] if d["rule"] == "KV501"]
+        assert "--accelerator ID" in kv501["fix"] and "--gpu-memory" in kv501["fix"]
+        assert "resources.limits" not in kv501["fix"] and "nodeSelector" not in kv501["fix"]
+        assert "requests no GPU" not in kv501["message"]
+        # the option it names plans the command
+        sized = _plan_json("--accelerator", "l4", "--", *argv)
+        assert sized["verdict"] != "unknown" and not [d for d in sized["diagnostics"] if d["rule"] == "KV501"]

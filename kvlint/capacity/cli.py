@@ -83,7 +83,8 @@ def run_plan_extras(
     from kvlint.capacity.sweep import render_sweep
     from kvlint.capacity.sweep import sweep as do_sweep
 
-    ctx = resolve(argv, options)
+    asked = "kvlint plan --sweep" if sweep and not (compare or accelerators) else "kvlint plan --compare"
+    ctx = resolve(argv, options, what=asked)
     out: list[str] = []
     if compare or accelerators:
         from kvlint.capacity.compare import fleet_description
@@ -112,14 +113,19 @@ def run_plan_extras(
         out.append(render_sweep(dest, pts, fmt))
         sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
     if plot:
-        from kvlint.capacity.plot import PlotError, plot_figure
-
-        try:
-            plot_figure(plot, plan=ctx.plan, sweep=sweep_plot)
-            out.append(f"plot written to {plot}")
-        except PlotError as exc:
-            out.append(f"note: {exc}")
+        out.append(plot_note(plot, plan=ctx.plan, sweep=sweep_plot))
     return "\n\n".join(out) + "\n"
+
+
+def plot_note(path: str, **figure: Any) -> str:
+    """Write :func:`kvlint.capacity.plot.plot_figure` ``figure`` to ``path``; the line saying so, or why not."""
+    from kvlint.capacity.plot import PlotError, plot_figure
+
+    try:
+        plot_figure(path, **figure)
+    except PlotError as exc:
+        return f"note: {exc}"
+    return f"plot written to {path}"
 
 
 def _found_site() -> Any:
@@ -274,7 +280,7 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
             trace_name=str(kw["trace"] or ""),
             seed=kw["seed"],
         )
-        ctx = resolve(list(command), options)
+        ctx = resolve(list(command), options, what="kvlint simulate (vLLM's V1 scheduler)")
         rep = build_report(ctx, spec, sensitivity=not kw["no_sensitivity"])
     except (WorkloadError, CapacityError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc

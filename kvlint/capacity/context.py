@@ -53,9 +53,30 @@ class EngineContext:
         )
 
 
-def resolve(argv: list[str], options: Options) -> EngineContext:
+#: Engine names as the messages write them.
+ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+
+
+def vllm_only_message(engine: str, argv: list[str] | tuple[str, ...], what: str) -> str:
+    """Why ``what`` (``kvlint plan --compare``, ``kvlint simulate``...) refuses a command of ``engine``, and what
+    to run instead: ``kvlint plan`` without the capacity options, which plans TGI and SGLang (their own memory
+    models, :mod:`kvlint.memory.tgi`, :mod:`kvlint.memory.sglang`) with the findings. The table, the sweep and
+    the scheduler simulation re-plan vLLM's settings (:class:`~kvlint.memory.vllm.VllmSettings`) and replay
+    vLLM's V1 scheduler, which other engines do not share."""
+    name = ENGINE_NAMES.get(engine, engine)
+    typed = " ".join(argv[:3]) if argv else engine
+    without = " (without --compare, --accelerators and --sweep)" if what.startswith("kvlint plan") else ""
+    return (
+        f"{what} models vLLM only, and this is {'an' if name == 'SGLang' else 'a'} {name} command ({typed} ...): run `kvlint plan --accelerator "
+        f"ID -- <the same command>`{without} for {name}'s per-GPU memory plan, KV capacity and findings, once "
+        "per GPU type or flag value to compare them"
+    )
+
+
+def resolve(argv: list[str], options: Options, *, what: str = "capacity planning") -> EngineContext:
     """Parse and plan ``argv`` (``["vllm", "serve", MODEL, ...]``) with ``options`` (``--accelerator``,
-    ``--gpu-memory``, ``--model-dir``, ``--offline``, ``--engine-version``).
+    ``--gpu-memory``, ``--model-dir``, ``--offline``, ``--engine-version``); ``what`` names the command or option
+    asking, for the message refusing another engine (:func:`vllm_only_message`).
 
     Raises :class:`CapacityError` for non-vLLM commands, unknown accelerators or models without a config.json
     (message from model resolution, saying how to provide one), or a plan error on the given accelerator.
@@ -68,7 +89,7 @@ def resolve(argv: list[str], options: Options) -> EngineContext:
         raise CapacityError(str(exc)) from exc
     cr = out.result
     if cr.serving.engine != "vllm":
-        raise CapacityError(f"capacity planning models vLLM only (got {cr.serving.engine})")
+        raise CapacityError(vllm_only_message(cr.serving.engine, argv, what))
     if cr.model is None:
         raise CapacityError(str(cr.model_error or "model unavailable"))
     if cr.settings is None:
