@@ -749,21 +749,23 @@ def diff(
     from kvlint.types import SEVERITY_ORDER
 
     args: list[str] = []
-    # each revision's own file, an absolute path inside the repository included
-    if config_path:
-        args += ["--config", repository_file(config_path)]
-    for v in helm_values:
-        args += ["--helm-values", repository_file(v)]
     if offline:
         args.append("--offline")
     try:
         args += shlex.split(extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--args") from exc
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
         try:
             where = repository_paths(list(paths) or ["."])
-            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp, paths=where)
+            # each revision's own file, an absolute path inside the repository included; a revision without it
+            # is linted without the option (diff_revisions adds a note)
+            files = [("--config", repository_file(config_path))] if config_path else []
+            files += [("--helm-values", repository_file(v)) for v in helm_values]
+            before, after, comparison, rows = diff_revisions(
+                base, head, args, tmp=tmp, paths=where, option_files=files, notes=notes
+            )
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     label = f"{base}..{head or '(working tree)'}"
@@ -773,21 +775,19 @@ def diff(
                 {
                     "base": base,
                     "head": head,
+                    "notes": notes,
                     "new": comparison.new,
                     "pre_existing": comparison.existing,
                     "fixed": comparison.fixed,
-                    "capacity": [
-                        {"workload": r.workload, "file": r.file, "before": r.before, "after": r.after}
-                        for r in rows
-                    ],
+                    "capacity": [r.as_json() for r in rows],
                 },
                 indent=2,
             )
         )
     elif fmt == "markdown":
-        click.echo(render_diff_markdown(label, comparison, rows), nl=False)
+        click.echo(render_diff_markdown(label, comparison, rows, notes), nl=False)
     else:
-        click.echo(render_diff_text(label, comparison, rows), nl=False)
+        click.echo(render_diff_text(label, comparison, rows, notes), nl=False)
     if fail_on not in ("never", "none"):
         threshold = SEVERITY_ORDER[fail_on]
         if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from kvlint.cli import main
@@ -155,3 +159,124 @@ def test_kv501_in_a_plan_without_a_gpu_names_the_plan_options() -> None:
         # the option it names plans the command
         sized = _plan_json("--accelerator", "l4", "--", *argv)
         assert sized["verdict"] != "unknown" and not [d for d in sized["diagnostics"] if d["rule"] == "KV501"]
+
+
+# --------------------------------------------------------------------------------------------- kvlint diff
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+
+
+def _chat(max_model_len: int) -> str:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert text.count("- --model\n") == 1
+    return text.replace("- --model\n", f"- --max-model-len={max_model_len}\n            - --model\n")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _diff(*args: str) -> Any:
+    return CliRunner().invoke(main, ["diff", *args, "--offline"])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_with_a_config_file_only_one_revision_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change that adds its --config file failed the whole diff ('kvlint check failed on HEAD: ... no such
+    configuration file'); the revision without it is linted without the option, and the diff says so."""
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(65536), encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "kvlint.yaml").write_text("ignore: [KV103]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    args = ["HEAD", "-p", "deploy", "--config", "ci/kvlint.yaml"]
+    r = _diff(*args, "--format", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    (note,) = doc["notes"]
+    assert note.startswith("ci/kvlint.yaml is not in HEAD: that side is linted without --config")
+    # the head reads the file (KV103 ignored), the base does not: KV103 is gone, nothing new
+    assert "KV103" in {d["rule"] for d in doc["fixed"]} and not doc["new"]
+    text = _diff(*args).stdout
+    assert f"note: {note}" in text.splitlines()[:3]
+    assert f"> Note: {note}" in _diff(*args, "--format", "markdown").stdout
+    # the other way round: the base has it, the working tree deleted it
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "config")
+    (tmp_path / "ci" / "kvlint.yaml").unlink()
+    r = _diff(*args, "--format", "json")
+    assert r.exit_code == 1, r.output  # KV103 is new: the head no longer ignores it
+    doc = json.loads(r.stdout)
+    assert doc["notes"] == [
+        "ci/kvlint.yaml is not in the working tree: that side is linted without --config "
+        "(its nearest .kvlint.yaml, if any, as kvlint check finds it)"
+    ]
+    assert "KV103" in {d["rule"] for d in doc["new"]}
+    # in neither revision: a usage error naming it
+    r = _diff("HEAD", "-p", "deploy", "--config", "ci/nowhere.yaml")
+    assert r.exit_code == 2 and "--config ci/nowhere.yaml: no such file or directory" in r.output
+
+
+def test_diff_without_git_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no git on PATH, `kvlint diff` (with -p, --config or neither) raised FileNotFoundError."""
+    (tmp_path / "bin").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["-p", "deploy"], ["--config", ".kvlint.yaml", "--helm-values", "v.yaml"]):
+        r = _diff("HEAD", *extra)
+        assert r.exit_code == 2, (extra, r.output)
+        assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+        assert "cannot run git" in r.output and "install it or put it on PATH" in r.output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_json_capacity_figures_are_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JSON capacity cells were the table's strings ('8,192', '14.99 GiB', '1.20×'): now numbers, with
+    their unit in the key, equal to each side's own plan in kvlint check's JSON report."""
+    (tmp_path / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    (tmp_path / "chat.yaml").write_text(_chat(16384), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = _diff("HEAD", "-p", "chat.yaml", "--format", "json")
+    assert r.exit_code in (0, 1), r.output
+    (row,) = json.loads(r.stdout)["capacity"]
+    check = CliRunner().invoke(
+        main, ["check", "--offline", "--format", "json", "--fail-on", "never", "chat.yaml"]
+    )
+    (w,) = json.loads(check.stdout)["workloads"]
+    mem, kv = w["plan"]["memory"], w["plan"]["kv"]
+    after = row["after"]
+    assert after["max_model_len"] == kv["max_model_len"] == 16384
+    assert (
+        after["kv_tokens"] == kv["capacity_tokens"] and after["weights_bytes_per_gpu"] == mem["weights_bytes"]
+    )
+    assert after["kv_headroom_bytes_per_gpu"] == mem["kv_cache_bytes"] - kv["per_request_bytes"]
+    assert after["concurrency_at_max_model_len"] == pytest.approx(kv["max_concurrency"], abs=1e-4)
+    assert (after["engine"], after["engine_version"], after["accelerator"], after["gpus"]) == (
+        w["engine"],
+        w["engine_version"],
+        w["accelerator"],
+        w["gpus"],
+    )
+    assert after["replicas"] == w["replicas"] and after["kv_cache_dtype"] == kv["kv_cache_dtype"]
+    for side in (row["before"], after):
+        for key in ("weights_bytes_per_gpu", "kv_tokens", "max_model_len", "kv_headroom_bytes_per_gpu"):
+            assert isinstance(side[key], int) and not isinstance(side[key], bool), (key, side[key])
+        assert isinstance(side["concurrency_at_max_model_len"], float)
+        assert side["verdict"] in ("fits", "risky", "fails", "unknown") and isinstance(
+            side["verdict_rules"], list
+        )
+    assert row["before"]["max_model_len"] == 8192
+    assert row["before"]["concurrency_at_max_model_len"] > after["concurrency_at_max_model_len"]
