@@ -161,6 +161,32 @@ def test_kv501_in_a_plan_without_a_gpu_names_the_plan_options() -> None:
         assert sized["verdict"] != "unknown" and not [d for d in sized["diagnostics"] if d["rule"] == "KV501"]
 
 
+def test_compare_and_sweep_say_where_vllm_falls_back_to_v0() -> None:
+    """vLLM 0.10 on an A100 runs --kv-cache-dtype fp8 for Gemma 3 on its V0 engine: that row showed less KV
+    cache and a third of the concurrency of the auto row with an empty note. Every cell planned on V0 (and only
+    those) now says so, from the plan's own engine choice."""
+    from kvlint.accelerators import lookup
+    from kvlint.capacity.compare import compare
+    from kvlint.capacity.context import plan_detail, resolve
+    from kvlint.capacity.sweep import sweep
+    from kvlint.options import Options
+
+    argv = ["vllm", "serve", "google/gemma-3-27b-it", "--max-model-len", "32768"]
+    ctx = resolve(argv, Options(accelerator="a100-80gb", engine_version="0.10.0", allow_hub=False))
+    rows = compare(ctx, ["a100-80gb", "h100"], tp_sizes=(1, 2))
+    eras = {}
+    for r in rows:
+        acc = lookup(r.accelerator)
+        assert acc is not None
+        eras[r] = plan_detail(ctx, acc, tensor_parallel_size=r.tp, kv_cache_dtype=r.kv_cache_dtype).plan.era
+    assert "v0" in eras.values() and "v1" in eras.values()  # the case: both engines in one table
+    for r, era in eras.items():
+        assert ("vLLM runs its V0 engine here" in r.reason) == (era == "v0"), (r, era)
+    _, pts = sweep(ctx, ctx.accelerator, "kv-cache-dtype=auto,fp8")  # type: ignore[arg-type]
+    by = {p.value: p for p in pts}
+    assert "V0 engine" in by["fp8"].reason and "V0 engine" not in by["auto"].reason
+
+
 # --------------------------------------------------------------------------------------------- kvlint diff
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"

@@ -146,7 +146,11 @@ def cell_verdict(
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
     ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the KV301/KV302
     tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
-    likely does; ``refused_by`` the rule id then, else empty."""
+    likely does; ``refused_by`` the rule id then, else empty. A cell where vLLM 0.8 - 0.10 falls back to its V0
+    engine (``--kv-cache-dtype fp8`` before Hopper, compute capability below 8.0: ``_era`` in
+    :mod:`kvlint.memory.vllm`, ``EngineArgs._is_v1_supported_oracle``) says so in ``reason``: its figures follow
+    V0's defaults and KV layout (no chunked prefill by default, no hybrid KV-cache manager), so they can move
+    against the V1 cells in the other direction than the setting suggests (less KV with fp8)."""
     from kvlint.memory.stage import fit_assessment
 
     verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
@@ -156,6 +160,12 @@ def cell_verdict(
         return "refused", refusal.reason, refusal.rule
     if refusal is not None and verdict != "fails":
         return "risky", f"most likely refused at start-up: {refusal.reason}", refusal.rule
+    fallback = next((a for a in detail.plan.assumptions if a.startswith("V0 fallback: ")), "")
+    if fallback and detail.plan.era == "v0":
+        why = fallback.removeprefix("V0 fallback: ")
+        why = why.rsplit(" (", 1)[0] if why.endswith(")") else why  # the source stays in the plan's assumptions
+        note = f"vLLM runs its V0 engine here ({why}): V0's defaults and KV layout apply"
+        reason = f"{reason}; {note}" if reason else note
     return verdict, reason, ""
 
 
