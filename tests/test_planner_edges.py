@@ -187,6 +187,33 @@ def test_compare_and_sweep_say_where_vllm_falls_back_to_v0() -> None:
     assert "V0 engine" in by["fp8"].reason and "V0 engine" not in by["auto"].reason
 
 
+def test_simulate_runs_a_hybrid_model_on_one_groups_share_of_the_blocks() -> None:
+    """Gemma 3 has 7 KV-cache groups (sliding window and full attention) sharing the planned blocks, and every
+    request holds blocks in each: the simulator, which has one group, ran on all of them, 7x the cache vLLM has
+    for short requests ('GPU KV cache size: 43,952 tokens', simulated as 307,680). It now runs on one group's
+    share and the report says why; a one-group model keeps every block."""
+    from kvlint.capacity.context import plan_detail, resolve, usable_blocks
+    from kvlint.capacity.report import build_report
+    from kvlint.capacity.workload import WorkloadSpec
+    from kvlint.options import Options
+
+    opts = Options(accelerator="a100-80gb", engine_version="0.10.0", allow_hub=False)
+    spec = WorkloadSpec(requests=50, seed=1)
+    for model, hybrid in (("google/gemma-3-27b-it", True), ("meta-llama/Llama-3.1-8B-Instruct", False)):
+        ctx = resolve(["vllm", "serve", model, "--max-model-len", "32768"], opts)
+        assert ctx.plan is not None and ctx.accelerator is not None
+        groups = plan_detail(ctx, ctx.accelerator, ctx.total_bytes).groups
+        assert (len(groups) > 1) == hybrid
+        rep = build_report(ctx, spec, sensitivity=False)
+        assert rep.config.num_blocks == usable_blocks(ctx.plan) // len(groups)
+        text = rep.render()
+        assert (f"KV-cache groups: {len(groups)} (" in text) == hybrid
+        if hybrid:
+            assert f"run on a pool of {rep.config.num_blocks:,} blocks" in " ".join(text.split())
+            # vLLM's own token count for short requests (one block per group per block_size tokens, 0.9 - 0.27)
+            assert rep.config.num_blocks * ctx.plan.block_size <= ctx.plan.capacity_tokens
+
+
 # --------------------------------------------------------------------------------------------- kvlint diff
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
