@@ -214,6 +214,33 @@ def test_simulate_runs_a_hybrid_model_on_one_groups_share_of_the_blocks() -> Non
             assert rep.config.num_blocks * ctx.plan.block_size <= ctx.plan.capacity_tokens
 
 
+def test_kv403_offers_fewer_workers_only_when_they_start() -> None:
+    """KV403 offered 'set NUM_SHARD (--num-shard) to 2' for Gemma 2 27B on two L4s, where the weights alone
+    exceed a GPU (KV101 then). The fewer-workers remedy is re-planned: offered when that plan has no error,
+    replaced by why not otherwise (the figures are the re-plan's, as `kvlint plan` gives them)."""
+    tgi = ["text-generation-launcher", "--model-id", "google/gemma-2-27b-it", "--max-total-tokens", "2048"]
+    tgi += ["--max-input-length", "1562", "--max-batch-prefill-tokens", "2048"]
+    vllm = [*VLLM_8B, "--max-model-len", "8192"]
+    seen = []
+    for argv, acc, flag, need, have in ((tgi, "l4", "--num-shard", 4, 2), (vllm, "h100", "-tp", 2, 1)):
+        doc = _plan_json("--accelerator", acc, "--gpus", str(have), "--", *argv, flag, str(need))
+        (kv403,) = [d for d in doc["diagnostics"] if d["rule"] == "KV403"]
+        lower = _plan_json("--accelerator", acc, "--gpus", str(have), "--", *argv, flag, str(have))
+        starts = not [d for d in lower["diagnostics"] if d["severity"] == "error"]
+        assert kv403["fix"].startswith(f"request {need} GPUs per pod")
+        offered = "NUM_SHARD (--num-shard) to" in kv403["fix"] or "product is" in kv403["fix"]
+        assert offered == starts, (argv, kv403["fix"])
+        if not starts:
+            w, total = lower["memory"]["weights_bytes"] / GiB, lower["memory"]["total_bytes"] / GiB
+            assert (
+                f"fewer GPUs would not start: kvlint's re-plan on {have} GPU(s) has {w:,.2f} GiB"
+                in kv403["fix"]
+            )
+            assert f"of {total:,.2f} GiB" in kv403["fix"]
+        seen.append(starts)
+    assert seen == [False, True]  # the cases: two L4s cannot hold Gemma 2 27B; one H100 holds Llama 8B
+
+
 # --------------------------------------------------------------------------------------------- kvlint diff
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
