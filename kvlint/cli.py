@@ -731,9 +731,15 @@ def diff(
     max-model-len, concurrency, KV headroom and verdict, before and after. BASE and HEAD are read with
     `git archive`; the work tree is left alone.
 
+    An option file (--config, --helm-values) that only one revision has is passed to that revision only, with a
+    note; git must be on PATH.
+
     \b
     kvlint diff main                      the working tree against main
     kvlint diff origin/main HEAD -p deploy/ --offline
+
+    Exit codes: 0 no new finding at or above --fail-on, 1 a new one, 2 usage error (not a git repository or no
+    git, unknown revision, a path or option file in neither revision, kvlint check failing on one side).
     """
     import json
     import shlex
@@ -840,7 +846,11 @@ def plan(
     kvlint plan --compare --accelerators l4,a100-80gb,h100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
     kvlint plan --accelerator h100 --sweep max-model-len=8k..128k -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
-    Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown).
+    vLLM, TGI and SGLang commands are planned; --compare, --accelerators and --sweep re-plan vLLM settings and
+    take vLLM commands only. --plot adds a chart of the plan (and of a sweep) to what is printed.
+
+    Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown); with --compare or
+    --sweep, 0 once the table is printed (its fits column holds the verdicts), 2 usage error.
     """
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 

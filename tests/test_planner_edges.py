@@ -241,6 +241,33 @@ def test_kv403_offers_fewer_workers_only_when_they_start() -> None:
     assert seen == [False, True]  # the cases: two L4s cannot hold Gemma 2 27B; one H100 holds Llama 8B
 
 
+def test_compare_and_sweep_in_json_are_json() -> None:
+    """`kvlint plan --format json --compare/--sweep` printed the text tables; it is JSON with the rows of the
+    same comparison and sweep (the functions the tables are made from)."""
+    from dataclasses import asdict
+
+    from kvlint.capacity.compare import compare
+    from kvlint.capacity.context import resolve
+    from kvlint.capacity.sweep import sweep
+    from kvlint.options import Options
+
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    r = _plan("--format", "json", "--accelerator", "h100", "--engine-version", "0.11.0", "--compare",
+              "--accelerators", "h100,l4", "--sweep", "max-num-seqs=64,128", "--", *argv)  # fmt: skip
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    ctx = resolve(argv, Options(accelerator="h100", engine_version="0.11.0", allow_hub=False))
+    assert (doc["engine"], doc["engine_version"], doc["model"]) == ("vllm", "0.11.0", VLLM_8B[2])
+    assert doc["compare"]["rows"] == [asdict(x) for x in compare(ctx, ["h100", "l4"])]
+    (sw,) = doc["sweeps"]
+    assert sw["setting"] == "max-num-seqs" and sw["accelerator"] == ctx.accelerator.id  # type: ignore[union-attr]
+    assert sw["points"] == [asdict(p) for p in sweep(ctx, ctx.accelerator, "max-num-seqs=64,128")[1]]  # type: ignore[arg-type]
+    text = _plan(
+        "--accelerator", "h100", "--engine-version", "0.11.0", "--sweep", "max-num-seqs=64,128", "--", *argv
+    )
+    assert text.stdout.startswith("Sweep of max-num-seqs")
+
+
 # --------------------------------------------------------------------------------------------- kvlint diff
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
