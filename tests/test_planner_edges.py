@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from kvlint.cli import main
 
 GiB = 2**30
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 TGI_8B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
 TGI_70B = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-70B-Instruct"]
 SGLANG_8B = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
@@ -266,6 +267,33 @@ def test_compare_and_sweep_in_json_are_json() -> None:
         "--accelerator", "h100", "--engine-version", "0.11.0", "--sweep", "max-num-seqs=64,128", "--", *argv
     )
     assert text.stdout.startswith("Sweep of max-num-seqs")
+
+
+def test_tp_remedy_stays_within_one_node() -> None:
+    """KubeAI's Llama-3.1-70B FP8 at PP 4 x TP 2 on eight L4s was told '--tensor-parallel-size 4 (and 16 GPUs
+    per pod) fits': no common node has 16 GPUs. A one-pod engine is offered a larger TP only within 8 GPUs; past
+    that the fallback says more nodes."""
+    manifest = FIXTURES / "parallelism" / "kubeai-llama-3.1-70b-fp8-l4.yaml"
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--format", "json", "--fail-on", "never", str(manifest)]
+    )
+    doc = json.loads(r.stdout)
+    (w,) = doc["workloads"]
+    par = w["plan"]["parallel"]
+    assert par["tensor_parallel_size"] * par["pipeline_parallel_size"] == w["gpus"] == 8
+    fixes = [d["fix"] for d in doc["diagnostics"] if d["rule"] in ("KV103", "KV104", "KV105")]
+    assert fixes, doc["diagnostics"]
+    for fix in fixes:
+        m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", fix)
+        assert m is None or int(m.group(2)) <= 8, fix
+    assert any("more nodes" in f for f in fixes), fixes
+    # in a pod of 4 GPUs (PP 2 x TP 2) a TP remedy, if any, stays within 8 GPUs too
+    argv = ["vllm", "serve", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "--max-model-len", "32768"]
+    argv += ["--pipeline-parallel-size", "2", "-tp", "2", "--max-num-batched-tokens", "32768"]
+    small = _plan_json("--accelerator", "l4", "--gpus", "4", "--", *argv)
+    for d in small["diagnostics"]:
+        m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", d["fix"] or "")
+        assert m is None or int(m.group(2)) <= 8, d["fix"]
 
 
 # --------------------------------------------------------------------------------------------- kvlint diff
