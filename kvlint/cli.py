@@ -824,7 +824,7 @@ def diff(
     multiple=True,
     metavar="NAME=SPEC",
     help="Sensitivity, e.g. max-model-len=8k..128k, gpu-memory-utilization=0.8..0.95, max-num-seqs=64..512, "
-    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator).",
+    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator or --gpu-memory).",
 )
 @click.option("--plot", metavar="FILE", help="Write a chart (.png/.svg; needs the 'plot' extra: matplotlib).")
 @_add_common

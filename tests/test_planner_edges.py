@@ -296,6 +296,17 @@ def test_tp_remedy_stays_within_one_node() -> None:
         assert m is None or int(m.group(2)) <= 8, d["fix"]
 
 
+def test_sweep_without_a_gpu_names_both_ways_to_give_one() -> None:
+    """--sweep said it needs --accelerator, but --gpu-memory (a GPU of that size) serves as well."""
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    r = _plan("--sweep", "max-num-seqs=64,128", "--", *argv)
+    assert r.exit_code == 2 and "--accelerator ID" in r.output and "--gpu-memory QTY" in r.output, r.output
+    ok = _plan("--gpu-memory", "79.19GiB", "--sweep", "max-num-seqs=64,128", "--", *argv)
+    assert ok.exit_code == 0 and ok.stdout.startswith("Sweep of max-num-seqs on GPU with 79.19 GiB"), (
+        ok.output
+    )
+
+
 # --------------------------------------------------------------------------------------------- kvlint diff
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"

@@ -118,7 +118,9 @@ def run_plan_extras(
     sweep_plot = None
     for spec in sweep:
         if ctx.accelerator is None:
-            raise CapacityError("--sweep needs --accelerator ID")
+            raise CapacityError(
+                "--sweep needs a GPU to re-plan on: --accelerator ID (`kvlint accelerators` lists them) or --gpu-memory QTY"
+            )
         dest, pts = do_sweep(ctx, ctx.accelerator, spec)
         doc.setdefault("sweeps", []).append(
             {
