@@ -212,7 +212,12 @@ class CapacityRow:
     def as_json(self) -> dict[str, Any]:
         """The row in ``kvlint diff --format json``: workload, file, and the numbers before and after (None:
         added or removed)."""
-        return {"workload": self.workload, "file": self.file, "before": self.before_values, "after": self.after_values}
+        return {
+            "workload": self.workload,
+            "file": self.file,
+            "before": self.before_values,
+            "after": self.after_values,
+        }
 
     def changed(self) -> bool:
         return self.before != self.after
@@ -532,8 +537,9 @@ def diff_revisions(
         raise ValueError(f"{missing[0]}: no such file or directory in {base} or {head or 'the working tree'}")
     for (option, file), rev in [(x, base) for x in lacking[0]] + [(x, head) for x in lacking[1]]:
         if notes is not None:
-            instead = " (its nearest .kvlint.yaml, if any, as kvlint check finds it)" if option == "--config" else ""
-            notes.append(f"{file} is not in {rev or 'the working tree'}: that side is linted without {option}{instead}")
+            instead = " (its nearest .kvlint.yaml, if any, as kvlint check finds it)" * (option == "--config")
+            where = rev or "the working tree"
+            notes.append(f"{file} is not in {where}: that side is linted without {option}{instead}")
     comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
     rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
     return reports[0], reports[1], comparison, rows

@@ -163,7 +163,8 @@ def cell_verdict(
     fallback = next((a for a in detail.plan.assumptions if a.startswith("V0 fallback: ")), "")
     if fallback and detail.plan.era == "v0":
         why = fallback.removeprefix("V0 fallback: ")
-        why = why.rsplit(" (", 1)[0] if why.endswith(")") else why  # the source stays in the plan's assumptions
+        # the source in parentheses stays in the plan's assumptions
+        why = why.rsplit(" (", 1)[0] if why.endswith(")") else why
         note = f"vLLM runs its V0 engine here ({why}): V0's defaults and KV layout apply"
         reason = f"{reason}; {note}" if reason else note
     return verdict, reason, ""

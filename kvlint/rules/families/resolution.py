@@ -64,9 +64,9 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
-    if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm") and ctx.workload.doc.path == (
-        "<command line>"  # kvlint plan (kvlint.capacity.plan_command): no pod, the GPU comes from its options
-    ):
+    # kvlint plan (kvlint.capacity.plan_command) has no pod: the GPU comes from its options
+    planned_command = ctx.workload.doc.path == "<command line>"
+    if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm") and planned_command:
         yield ctx.finding(
             "capacity rules skipped: no GPU given, so there is no GPU to size the engine on (kvlint plan sizes "
             "the command on the GPU that --accelerator or --gpu-memory names)",
