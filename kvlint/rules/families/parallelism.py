@@ -217,11 +217,10 @@ def _lower_fails(ctx: RuleContext, have: int) -> str | None:
     cannot be re-planned (then the remedy stands as the engine's own arithmetic has it). Re-planned where one
     size decides: TGI's shard count, and the tensor-parallel size of a vLLM or SGLang engine without pipeline or
     data parallelism. The tests are the rules' own: vLLM's plan fails across kvlint's band (KV101-KV103), TGI
-    does not start (:func:`kvlint.rules.families.tgi.tgi_starts`), SGLang's pool is empty (KV701)."""
+    does not start (:func:`kvlint.memory.tgi.tgi_starts`), SGLang's pool is empty (KV701)."""
     from kvlint.memory.sglang import SglangPlanDetail
-    from kvlint.memory.tgi import TgiPlanDetail
+    from kvlint.memory.tgi import TgiPlanDetail, tgi_starts
     from kvlint.memory.vllm import VllmPlanDetail
-    from kvlint.rules.families.tgi import tgi_starts
     from kvlint.rules.remedies import replanned
 
     lay = ctx.layout
