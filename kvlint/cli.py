@@ -731,9 +731,15 @@ def diff(
     max-model-len, concurrency, KV headroom and verdict, before and after. BASE and HEAD are read with
     `git archive`; the work tree is left alone.
 
+    An option file (--config, --helm-values) that only one revision has is passed to that revision only, with a
+    note; git must be on PATH.
+
     \b
     kvlint diff main                      the working tree against main
     kvlint diff origin/main HEAD -p deploy/ --offline
+
+    Exit codes: 0 no new finding at or above --fail-on, 1 a new one, 2 usage error (not a git repository or no
+    git, unknown revision, a path or option file in neither revision, kvlint check failing on one side).
     """
     import json
     import shlex
@@ -749,21 +755,23 @@ def diff(
     from kvlint.types import SEVERITY_ORDER
 
     args: list[str] = []
-    # each revision's own file, an absolute path inside the repository included
-    if config_path:
-        args += ["--config", repository_file(config_path)]
-    for v in helm_values:
-        args += ["--helm-values", repository_file(v)]
     if offline:
         args.append("--offline")
     try:
         args += shlex.split(extra)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--args") from exc
+    notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="kvlint-diff-") as tmp:
         try:
             where = repository_paths(list(paths) or ["."])
-            before, after, comparison, rows = diff_revisions(base, head, args, tmp=tmp, paths=where)
+            # each revision's own file, an absolute path inside the repository included; a revision without it
+            # is linted without the option (diff_revisions adds a note)
+            files = [("--config", repository_file(config_path))] if config_path else []
+            files += [("--helm-values", repository_file(v)) for v in helm_values]
+            before, after, comparison, rows = diff_revisions(
+                base, head, args, tmp=tmp, paths=where, option_files=files, notes=notes
+            )
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     label = f"{base}..{head or '(working tree)'}"
@@ -773,21 +781,19 @@ def diff(
                 {
                     "base": base,
                     "head": head,
+                    "notes": notes,
                     "new": comparison.new,
                     "pre_existing": comparison.existing,
                     "fixed": comparison.fixed,
-                    "capacity": [
-                        {"workload": r.workload, "file": r.file, "before": r.before, "after": r.after}
-                        for r in rows
-                    ],
+                    "capacity": [r.as_json() for r in rows],
                 },
                 indent=2,
             )
         )
     elif fmt == "markdown":
-        click.echo(render_diff_markdown(label, comparison, rows), nl=False)
+        click.echo(render_diff_markdown(label, comparison, rows, notes), nl=False)
     else:
-        click.echo(render_diff_text(label, comparison, rows), nl=False)
+        click.echo(render_diff_text(label, comparison, rows, notes), nl=False)
     if fail_on not in ("never", "none"):
         threshold = SEVERITY_ORDER[fail_on]
         if any(SEVERITY_ORDER.get(str(d.get("severity")), 0) >= threshold for d in comparison.new):
@@ -818,7 +824,7 @@ def diff(
     multiple=True,
     metavar="NAME=SPEC",
     help="Sensitivity, e.g. max-model-len=8k..128k, gpu-memory-utilization=0.8..0.95, max-num-seqs=64..512, "
-    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator).",
+    "max-num-batched-tokens=2k..16k, kv-cache-dtype=auto,fp8 (repeatable; needs --accelerator or --gpu-memory).",
 )
 @click.option("--plot", metavar="FILE", help="Write a chart (.png/.svg; needs the 'plot' extra: matplotlib).")
 @_add_common
@@ -840,12 +846,16 @@ def plan(
     kvlint plan --compare --accelerators l4,a100-80gb,h100 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
     kvlint plan --accelerator h100 --sweep max-model-len=8k..128k -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
-    Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown).
+    vLLM, TGI and SGLang commands are planned; --compare, --accelerators and --sweep re-plan vLLM settings and
+    take vLLM commands only. --plot adds a chart of the plan (and of a sweep) to what is printed.
+
+    Exit codes: 0 ok/risky, 1 fail, 2 usage error or nothing could be sized (verdict unknown); with --compare or
+    --sweep, 0 once the table is printed (its fits column holds the verdicts), 2 usage error.
     """
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
     options = _with_found_catalogue(_options(**kw), [], config=True)
-    if compare or sweep or plot or accelerators:
+    if compare or sweep or accelerators:
         from kvlint.capacity.cli import run_plan_extras
 
         try:
@@ -876,6 +886,14 @@ def plan(
         click.echo(out.render_markdown(), nl=False)
     else:
         click.echo(out.render_text(), nl=False)
+    if plot:  # the memory breakdown, any engine's plan; the line saying so on stderr under --format json
+        from kvlint.capacity.cli import plot_note
+
+        if out.result.plan is None:
+            note = f"note: --plot: no memory plan to draw ({out.result.plan_error or 'model or GPU unknown'})"
+        else:
+            note = plot_note(plot, plan=out.result.plan)
+        click.echo(note, err=fmt == "json")
     if out.verdict == "fail":
         sys.exit(1)
     if out.verdict == "unknown":

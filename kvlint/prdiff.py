@@ -38,6 +38,7 @@ __all__ = [
     "Comparison",
     "capacity_diff",
     "capacity_figures",
+    "capacity_values",
     "compare_findings",
     "default_command",
     "export_tree",
@@ -98,6 +99,13 @@ def workload_key(w: Mapping[str, Any]) -> str:
 
 
 def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
+    word, rules = _verdict_parts(w, diags)
+    return f"{word} ({', '.join(rules)})" if rules else word
+
+
+def _verdict_parts(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """``("fails", [error rule ids])``, ``("unknown", [])`` without a plan, ``("risky", [warning rule ids])``
+    or ``("fits", [])``: the verdict of :func:`capacity_figures` and the rules behind it."""
     obj = workload_key(w).rsplit(" [", 1)[0]
     f = w.get("file")
     mine = [
@@ -110,12 +118,12 @@ def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
     errors = sorted({str(d["rule"]) for d in mine if d.get("severity") == "error"})
     warnings = sorted({str(d["rule"]) for d in mine if d.get("severity") == "warning"})
     if errors:
-        return "fails (" + ", ".join(errors) + ")"
+        return "fails", errors
     if not w.get("plan"):
-        return "unknown"
+        return "unknown", []
     if warnings:
-        return "risky (" + ", ".join(warnings) + ")"
-    return "fits"
+        return "risky", warnings
+    return "fits", []
 
 
 def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -140,23 +148,76 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
         return figures
     headroom = int(mem.get("kv_cache_bytes", 0)) - int(kv.get("per_request_bytes", 0))
     figures.update(
-        weights=f"{int(mem.get('weights_bytes', 0)) / GiB:.2f} GiB",
+        weights=f"{int(mem.get('weights_bytes', 0)) / GiB:,.2f} GiB",
         kv_tokens=f"{int(kv.get('capacity_tokens', 0)):,}",
         max_model_len=f"{int(kv.get('max_model_len', 0)):,}",
         concurrency=f"{float(kv.get('max_concurrency', 0.0)):.2f}×",
-        headroom=f"{headroom / GiB:+.2f} GiB",
+        headroom=f"{headroom / GiB:+,.2f} GiB",
     )
     return figures
 
 
+def capacity_values(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The figures of :func:`capacity_figures` as numbers, for ``kvlint diff --format json``; the unit is in the
+    key. ``engine``, ``engine_version``, ``kv_cache_dtype``, ``accelerator`` (catalogue id) and ``gpus`` (per pod)
+    name what was planned; ``replicas`` (None when the manifest declares none); per GPU ``weights_bytes_per_gpu``,
+    ``kv_headroom_bytes_per_gpu`` (KV cache minus one max-model-len request, negative when one does not fit);
+    ``kv_tokens`` (the engine's KV-cache size in tokens), ``max_model_len`` (tokens),
+    ``concurrency_at_max_model_len`` (requests of that length at once); ``verdict`` (``fits`` | ``risky`` |
+    ``fails`` | ``unknown``) and ``verdict_rules`` (the error rule ids of ``fails``, the warning ones of
+    ``risky``). The plan figures are None without a plan (model or GPU unknown)."""
+    plan = w.get("plan") or {}
+    mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
+    word, rules = _verdict_parts(w, diags)
+    replicas = w.get("replicas")
+    out: dict[str, Any] = {
+        "engine": w.get("engine"),
+        "engine_version": w.get("engine_version"),
+        "kv_cache_dtype": kv.get("kv_cache_dtype"),
+        "accelerator": w.get("accelerator"),
+        "gpus": w.get("gpus"),
+        "replicas": None if replicas is None else int(replicas),
+        "weights_bytes_per_gpu": None,
+        "kv_tokens": None,
+        "max_model_len": None,
+        "concurrency_at_max_model_len": None,
+        "kv_headroom_bytes_per_gpu": None,
+        "verdict": word,
+        "verdict_rules": rules,
+    }
+    if plan:
+        out.update(
+            weights_bytes_per_gpu=int(mem.get("weights_bytes", 0)),
+            kv_tokens=int(kv.get("capacity_tokens", 0)),
+            max_model_len=int(kv.get("max_model_len", 0)),
+            concurrency_at_max_model_len=round(float(kv.get("max_concurrency", 0.0)), 4),
+            kv_headroom_bytes_per_gpu=int(mem.get("kv_cache_bytes", 0)) - int(kv.get("per_request_bytes", 0)),
+        )
+    return out
+
+
 @dataclass
 class CapacityRow:
-    """One touched workload: its key, file and figures before (None: added) and after (None: removed)."""
+    """One touched workload: its key, file and figures before (None: added) and after (None: removed), as the
+    tables show them (:func:`capacity_figures`) and as numbers (``before_values``/``after_values``,
+    :func:`capacity_values`)."""
 
     workload: str
     file: str
     before: dict[str, str] | None
     after: dict[str, str] | None
+    before_values: dict[str, Any] | None = None
+    after_values: dict[str, Any] | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The row in ``kvlint diff --format json``: workload, file, and the numbers before and after (None:
+        added or removed)."""
+        return {
+            "workload": self.workload,
+            "file": self.file,
+            "before": self.before_values,
+            "after": self.after_values,
+        }
 
     def changed(self) -> bool:
         return self.before != self.after
@@ -174,11 +235,26 @@ def capacity_diff(
         before = capacity_figures(old, base.get("diagnostics", [])) if old is not None else None
         f = str(w.get("file") or "")
         if before != after or os.path.normpath(f) in files:
-            rows.append(CapacityRow(workload_key(w), f, before, after))
+            rows.append(
+                CapacityRow(
+                    workload_key(w),
+                    f,
+                    before,
+                    after,
+                    capacity_values(old, base.get("diagnostics", [])) if old is not None else None,
+                    capacity_values(w, head.get("diagnostics", [])),
+                )
+            )
     for w in removed:
+        diags = base.get("diagnostics", [])
         rows.append(
             CapacityRow(
-                workload_key(w), str(w.get("file") or ""), capacity_figures(w, base["diagnostics"]), None
+                workload_key(w),
+                str(w.get("file") or ""),
+                capacity_figures(w, diags),
+                None,
+                capacity_values(w, diags),
+                None,
             )
         )
     return rows
@@ -278,7 +354,15 @@ def default_command() -> list[str]:
 
 
 def _git(args: Sequence[str], cwd: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    """``git ARGS`` in ``cwd``. Raises ValueError saying so when git cannot be run (not installed, not on
+    ``PATH``): ``kvlint diff`` reads both revisions with it."""
+    try:
+        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except OSError as exc:
+        raise ValueError(
+            f"cannot run git ({exc.strerror or exc}): kvlint diff reads both revisions with git; install it or put "
+            "it on PATH"
+        ) from None
 
 
 def export_tree(rev: str, cwd: str, dest: str) -> str:
@@ -375,7 +459,7 @@ def repository_file(path: str, cwd: str = ".") -> str:
     """
     try:
         top = _git(["rev-parse", "--show-toplevel"], cwd)
-    except OSError:  # no git: diff_revisions says so
+    except ValueError:  # no git: repository_paths and diff_revisions say so
         return path
     if top.returncode != 0:
         return path
@@ -396,6 +480,8 @@ def diff_revisions(
     command: Sequence[str] | None = None,
     tmp: str,
     paths: Sequence[str] | None = None,
+    option_files: Sequence[tuple[str, str]] = (),
+    notes: list[str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any], Comparison, list[CapacityRow]]:
     """``kvlint diff``: lint revision ``base`` and ``head`` (the working tree when None) with the same
     ``check_args`` (options of ``kvlint check``, and its paths when ``paths`` is None) and compare them.
@@ -404,26 +490,40 @@ def diff_revisions(
     path one revision lacks (a directory the change adds or deletes) is left out on that side, and a
     revision that has none of them gives an empty report (every workload added or removed).
 
+    ``option_files``: ``(option, file)`` pairs (``("--config", ".kvlint.yaml")``, ``("--helm-values", ...)``, each
+    file as :func:`repository_file` gives it), passed to each revision that has the file. A revision without it
+    (a change that adds or deletes it) is linted without the option -- for ``--config`` that revision's nearest
+    ``.kvlint.yaml``, if any, as ``kvlint check`` finds it and as the Action does for its base -- and a sentence
+    saying so is appended to ``notes``.
+
     Returns ``(base report, head report, comparison, capacity rows)``.
     Raises:
-        ValueError: not a git repository, an unknown revision, a path in neither revision, or kvlint failed
-            on one side (its message).
+        ValueError: not a git repository (or git cannot be run), an unknown revision, a path or option file in
+            neither revision, or kvlint failed on one side (its message).
     """
     cmd = list(command or default_command())
     reports: list[dict[str, Any]] = []
     present: list[set[str]] = []
+    lacking: list[list[tuple[str, str]]] = []
     for label, rev in (("base", base), ("head", head)):
         where = cwd if rev is None else export_tree(rev, cwd, os.path.join(tmp, label))
         os.makedirs(where, exist_ok=True)
+        given: list[str] = []
+        lacking.append([])
+        for option, file in option_files:
+            if os.path.isfile(os.path.join(where, file)):  # an absolute file (outside the repository) as is
+                given += [option, file]
+            else:
+                lacking[-1].append((option, file))
         if paths is None:
-            args = list(check_args)
+            args = [*given, *check_args]
         else:
             here = [p for p in paths if os.path.lexists(os.path.join(where, p))]
             present.append(set(here))
             if not here:
                 reports.append({"diagnostics": [], "workloads": []})
                 continue
-            args = [*check_args, *here]
+            args = [*given, *check_args, *here]
         code, report, _, stderr = run_check_json(
             cmd, ["--fail-on", "never", *args], where, os.path.join(tmp, f"{label}.json")
         )
@@ -432,8 +532,14 @@ def diff_revisions(
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
         reports.append(report)
     missing = [p for p in paths or () if not any(p in side for side in present)]
+    missing += [f"{o} {f}" for o, f in lacking[0] if (o, f) in lacking[1]]
     if missing:
         raise ValueError(f"{missing[0]}: no such file or directory in {base} or {head or 'the working tree'}")
+    for (option, file), rev in [(x, base) for x in lacking[0]] + [(x, head) for x in lacking[1]]:
+        if notes is not None:
+            instead = " (its nearest .kvlint.yaml, if any, as kvlint check finds it)" * (option == "--config")
+            where = rev or "the working tree"
+            notes.append(f"{file} is not in {where}: that side is linted without {option}{instead}")
     comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
     rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
     return reports[0], reports[1], comparison, rows
@@ -451,9 +557,12 @@ def _finding_line(d: Mapping[str, Any]) -> str:
     return f"{where}: {d.get('severity')} {d.get('rule')} {split_message(str(d.get('message', '')))[0]}{obj}"
 
 
-def render_diff_text(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
-    """``kvlint diff``'s text: new, pre-existing and gone findings (one line each), then the capacity diff."""
-    out = [f"kvlint diff {label}", "", f"New findings: {len(comparison.new)}"]
+def render_diff_text(
+    label: str, comparison: Comparison, rows: Sequence[CapacityRow], notes: Sequence[str] = ()
+) -> str:
+    """``kvlint diff``'s text: the notes (an option file one revision lacks, :func:`diff_revisions`), new,
+    pre-existing and gone findings (one line each), then the capacity diff."""
+    out = [f"kvlint diff {label}", *(f"note: {n}" for n in notes), "", f"New findings: {len(comparison.new)}"]
     out += [f"  {_finding_line(d)}" for d in comparison.new]
     out += [f"Pre-existing findings: {len(comparison.existing)}"]
     out += [f"  {_finding_line(d)}" for d in comparison.existing]
@@ -463,11 +572,14 @@ def render_diff_text(label: str, comparison: Comparison, rows: Sequence[Capacity
     return "\n".join(out) + "\n"
 
 
-def render_diff_markdown(label: str, comparison: Comparison, rows: Sequence[CapacityRow]) -> str:
-    """``kvlint diff --format markdown``: the capacity table, then the new and gone findings."""
-    out = [
-        f"## kvlint diff {_cell(label)}",
-        "",
+def render_diff_markdown(
+    label: str, comparison: Comparison, rows: Sequence[CapacityRow], notes: Sequence[str] = ()
+) -> str:
+    """``kvlint diff --format markdown``: the notes, the capacity table, then the new and gone findings."""
+    out = [f"## kvlint diff {_cell(label)}", ""]
+    if notes:
+        out += [*(f"> Note: {_cell(n)}" for n in notes), ""]
+    out += [
         "### Capacity of the touched workloads",
         "",
         render_capacity_markdown(rows),

@@ -258,8 +258,9 @@ def test_kvlint_diff_shows_capacity_before_and_after(tmp_path: Path, monkeypatch
     doc = json.loads(r.stdout)
     assert [d["rule"] for d in doc["new"] if d["severity"] == "error"] == ["KV103"]
     (row,) = doc["capacity"]
-    assert row["before"]["max_model_len"] == "8,192" and row["after"]["max_model_len"] == "65,536"
-    assert row["before"]["verdict"] == "fits" and row["after"]["verdict"] == "fails (KV103)"
+    assert row["before"]["max_model_len"] == 8192 and row["after"]["max_model_len"] == 65536
+    assert row["before"]["verdict"] == "fits" and row["after"]["verdict"] == "fails"
+    assert row["before"]["verdict_rules"] == [] and row["after"]["verdict_rules"] == ["KV103"]
     text_out = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "--offline"]).stdout
     assert "max-model-len:                 8,192 → 65,536" in text_out
     assert CliRunner().invoke(main, ["diff", "no-such-rev", "--offline"]).exit_code == 2
@@ -316,7 +317,7 @@ def test_kvlint_diff_reads_an_absolute_path_from_each_revision(
     doc, rel = json.loads(r.stdout), json.loads(relative.stdout)
     assert doc["capacity"] == rel["capacity"] and len(doc["capacity"]) == 1
     row = doc["capacity"][0]
-    assert row["before"]["max_model_len"] == "8,192" and row["after"]["max_model_len"] == "65,536"
+    assert row["before"]["max_model_len"] == 8192 and row["after"]["max_model_len"] == 65536
     assert [d["rule"] for d in doc["new"]] == [d["rule"] for d in rel["new"]] and doc["new"]
     # a path outside the repository is refused, naming it, instead of being read from the disk twice
     outside = tmp_path.parent / f"{tmp_path.name}-elsewhere"
@@ -387,7 +388,7 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     doc = json.loads(r.stdout)
     assert {d["file"] for d in doc["new"]} == {"new/long.yaml"} and "KV103" in {d["rule"] for d in doc["new"]}
     (row,) = doc["capacity"]
-    assert row["before"] is None and row["after"]["max_model_len"] == "65,536"
+    assert row["before"] is None and row["after"]["max_model_len"] == 65536
     # the other way round: the base has the directory, the head deleted it
     git("add", ".")
     git("commit", "-q", "-m", "add new/")
@@ -399,7 +400,7 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     doc = json.loads(r.stdout)
     assert not doc["new"] and "KV103" in {d["rule"] for d in doc["fixed"]}
     (row,) = doc["capacity"]
-    assert row["after"] is None and row["before"]["max_model_len"] == "65,536"
+    assert row["after"] is None and row["before"]["max_model_len"] == 65536
     r = CliRunner().invoke(main, ["diff", "HEAD", "-p", "deploy", "-p", "nowhere", "--offline"])
     assert r.exit_code == 2 and "nowhere: no such file or directory" in r.output
 

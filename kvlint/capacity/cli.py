@@ -10,6 +10,7 @@ Bad input (unknown accelerator, unreadable trace, bad distribution, unknown mode
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,7 @@ def run_plan_extras(
     fmt: str,
     plot: str | None,
 ) -> str:
-    """Text (or Markdown with ``fmt="markdown"``) for ``kvlint plan``'s capacity options.
+    """Text (or Markdown with ``fmt="markdown"``, JSON with ``fmt="json"``) for ``kvlint plan``'s capacity options.
 
     ``compare``: the accelerator x TP x KV-dtype table over ``accelerators`` (ids or aliases), by default the
     fleet: ``options.site``'s, else that of the ``.kvlint.yaml`` found from the current directory, else kvlint's
@@ -75,6 +76,12 @@ def run_plan_extras(
     ``NAME=SPEC`` strings, each re-planned on ``options.accelerator`` (required for sweeps). ``plot``: write a
     PNG/SVG (memory breakdown, sweep curve) when matplotlib is installed; otherwise a note is appended and the text
     charts stand. Raises ValueError (``CapacityError``, ``SweepError``) with a user-facing message.
+
+    JSON: ``engine``, ``engine_version`` (``engine_version_assumed`` when the command names none), ``model``;
+    ``compare`` (with --compare/--accelerators): ``fleet`` in words and ``rows``, each a
+    :class:`~kvlint.capacity.compare.CompareRow` (bytes per GPU, tokens, ``concurrency`` at max_model_len, ``fits``,
+    ``verdict``, ``reason``...); ``sweeps``: per --sweep the ``setting`` (flag name), ``accelerator`` and
+    ``points``, each a :class:`~kvlint.capacity.sweep.SweepPoint`; ``plot``: the plot line, with --plot.
     """
     from kvlint.capacity import render as R
     from kvlint.capacity.compare import compare as do_compare
@@ -83,13 +90,24 @@ def run_plan_extras(
     from kvlint.capacity.sweep import render_sweep
     from kvlint.capacity.sweep import sweep as do_sweep
 
-    ctx = resolve(argv, options)
+    asked = "kvlint plan --sweep" if sweep and not (compare or accelerators) else "kvlint plan --compare"
+    ctx = resolve(argv, options, what=asked)
     out: list[str] = []
+    doc: dict[str, Any] = {
+        "engine": "vllm",
+        "engine_version": ctx.settings.version,
+        "engine_version_assumed": bool(ctx.settings.version_assumed),
+        "model": ctx.model.id,
+    }
     if compare or accelerators:
         from kvlint.capacity.compare import fleet_description
 
         site = options.site or _found_site()
         rows = do_compare(ctx, accelerators or None, site=site)
+        doc["compare"] = {
+            "fleet": fleet_description(accelerators or None, site),
+            "rows": [dataclasses.asdict(r) for r in rows],
+        }
         out.append(R.heading(f"Accelerators x TP x KV dtype for {ctx.model.id} on {ctx.engine_label}", fmt))
         preamble = (
             f"Every row is the {ctx.engine_label} memory plan of this command with --tensor-parallel-size and "
@@ -100,8 +118,17 @@ def run_plan_extras(
     sweep_plot = None
     for spec in sweep:
         if ctx.accelerator is None:
-            raise CapacityError("--sweep needs --accelerator ID")
+            raise CapacityError(
+                "--sweep needs a GPU to re-plan on: --accelerator ID (`kvlint accelerators` lists them) or --gpu-memory QTY"
+            )
         dest, pts = do_sweep(ctx, ctx.accelerator, spec)
+        doc.setdefault("sweeps", []).append(
+            {
+                "setting": dest.replace("_", "-"),
+                "accelerator": ctx.accelerator.id,
+                "points": [dataclasses.asdict(p) for p in pts],
+            }
+        )
         out.append(
             R.heading(
                 f"Sweep of {dest.replace('_', '-')} on {ctx.accelerator.name} with {ctx.engine_label}", fmt
@@ -112,14 +139,24 @@ def run_plan_extras(
         out.append(render_sweep(dest, pts, fmt))
         sweep_plot = (dest, [p.value for p in pts], [p.concurrency for p in pts])
     if plot:
-        from kvlint.capacity.plot import PlotError, plot_figure
+        out.append(plot_note(plot, plan=ctx.plan, sweep=sweep_plot))
+        doc["plot"] = out[-1]
+    if fmt == "json":
+        import json
 
-        try:
-            plot_figure(plot, plan=ctx.plan, sweep=sweep_plot)
-            out.append(f"plot written to {plot}")
-        except PlotError as exc:
-            out.append(f"note: {exc}")
+        return json.dumps(doc, indent=2) + "\n"
     return "\n\n".join(out) + "\n"
+
+
+def plot_note(path: str, **figure: Any) -> str:
+    """Write :func:`kvlint.capacity.plot.plot_figure` ``figure`` to ``path``; the line saying so, or why not."""
+    from kvlint.capacity.plot import PlotError, plot_figure
+
+    try:
+        plot_figure(path, **figure)
+    except PlotError as exc:
+        return f"note: {exc}"
+    return f"plot written to {path}"
 
 
 def _found_site() -> Any:
@@ -232,6 +269,9 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
 
     \b
     kvlint simulate --accelerator h100 --rate 20 --seed 1 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
+
+    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (unknown
+    accelerator, unreadable trace, bad length distribution, a command that cannot be planned or is not vLLM's).
     """
     from kvlint.capacity.context import CapacityError, resolve
     from kvlint.capacity.report import build_report
@@ -274,7 +314,7 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
             trace_name=str(kw["trace"] or ""),
             seed=kw["seed"],
         )
-        ctx = resolve(list(command), options)
+        ctx = resolve(list(command), options, what="kvlint simulate (vLLM's V1 scheduler)")
         rep = build_report(ctx, spec, sensitivity=not kw["no_sensitivity"])
     except (WorkloadError, CapacityError, ValueError) as exc:
         raise click.UsageError(str(exc)) from exc

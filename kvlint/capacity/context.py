@@ -53,9 +53,30 @@ class EngineContext:
         )
 
 
-def resolve(argv: list[str], options: Options) -> EngineContext:
+#: Engine names as the messages write them.
+ENGINE_NAMES = {"vllm": "vLLM", "tgi": "TGI", "sglang": "SGLang"}
+
+
+def vllm_only_message(engine: str, argv: list[str] | tuple[str, ...], what: str) -> str:
+    """Why ``what`` (``kvlint plan --compare``, ``kvlint simulate``...) refuses a command of ``engine``, and what
+    to run instead: ``kvlint plan`` without the capacity options, which plans TGI and SGLang (their own memory
+    models, :mod:`kvlint.memory.tgi`, :mod:`kvlint.memory.sglang`) with the findings. The table, the sweep and
+    the scheduler simulation re-plan vLLM's settings (:class:`~kvlint.memory.vllm.VllmSettings`) and replay
+    vLLM's V1 scheduler, which other engines do not share."""
+    name = ENGINE_NAMES.get(engine, engine)
+    typed = " ".join(argv[:3]) if argv else engine
+    without = " (without --compare, --accelerators and --sweep)" if what.startswith("kvlint plan") else ""
+    return (
+        f"{what} models vLLM only, and this is {'an' if name == 'SGLang' else 'a'} {name} command ({typed} ...): run `kvlint plan --accelerator "
+        f"ID -- <the same command>`{without} for {name}'s per-GPU memory plan, KV capacity and findings, once "
+        "per GPU type or flag value to compare them"
+    )
+
+
+def resolve(argv: list[str], options: Options, *, what: str = "capacity planning") -> EngineContext:
     """Parse and plan ``argv`` (``["vllm", "serve", MODEL, ...]``) with ``options`` (``--accelerator``,
-    ``--gpu-memory``, ``--model-dir``, ``--offline``, ``--engine-version``).
+    ``--gpu-memory``, ``--model-dir``, ``--offline``, ``--engine-version``); ``what`` names the command or option
+    asking, for the message refusing another engine (:func:`vllm_only_message`).
 
     Raises :class:`CapacityError` for non-vLLM commands, unknown accelerators or models without a config.json
     (message from model resolution, saying how to provide one), or a plan error on the given accelerator.
@@ -68,7 +89,7 @@ def resolve(argv: list[str], options: Options) -> EngineContext:
         raise CapacityError(str(exc)) from exc
     cr = out.result
     if cr.serving.engine != "vllm":
-        raise CapacityError(f"capacity planning models vLLM only (got {cr.serving.engine})")
+        raise CapacityError(vllm_only_message(cr.serving.engine, argv, what))
     if cr.model is None:
         raise CapacityError(str(cr.model_error or "model unavailable"))
     if cr.settings is None:
@@ -125,7 +146,11 @@ def cell_verdict(
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
     ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the KV301/KV302
     tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
-    likely does; ``refused_by`` the rule id then, else empty."""
+    likely does; ``refused_by`` the rule id then, else empty. A cell where vLLM 0.8 - 0.10 falls back to its V0
+    engine (``--kv-cache-dtype fp8`` before Hopper, compute capability below 8.0: ``_era`` in
+    :mod:`kvlint.memory.vllm`, ``EngineArgs._is_v1_supported_oracle``) says so in ``reason``: its figures follow
+    V0's defaults and KV layout (no chunked prefill by default, no hybrid KV-cache manager), so they can move
+    against the V1 cells in the other direction than the setting suggests (less KV with fp8)."""
     from kvlint.memory.stage import fit_assessment
 
     verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
@@ -135,6 +160,13 @@ def cell_verdict(
         return "refused", refusal.reason, refusal.rule
     if refusal is not None and verdict != "fails":
         return "risky", f"most likely refused at start-up: {refusal.reason}", refusal.rule
+    fallback = next((a for a in detail.plan.assumptions if a.startswith("V0 fallback: ")), "")
+    if fallback and detail.plan.era == "v0":
+        why = fallback.removeprefix("V0 fallback: ")
+        # the source in parentheses stays in the plan's assumptions
+        why = why.rsplit(" (", 1)[0] if why.endswith(")") else why
+        note = f"vLLM runs its V0 engine here ({why}): V0's defaults and KV layout apply"
+        reason = f"{reason}; {note}" if reason else note
     return verdict, reason, ""
 
 

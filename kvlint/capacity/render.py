@@ -14,8 +14,8 @@ GiB = 1 << 30
 
 
 def gib(x: float) -> str:
-    """Bytes as GiB with two decimals (``14.99``)."""
-    return f"{x / GiB:.2f}"
+    """Bytes as GiB with two decimals and thousands separators (``14.99``, ``12,207.03``)."""
+    return f"{x / GiB:,.2f}"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]], fmt: str = "text") -> str:

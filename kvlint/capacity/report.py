@@ -24,7 +24,8 @@ SIMPLIFICATIONS = (
     "one scheduler step = one forward pass of fixed wall time (step_ms); compute speed is not modelled",
     "decode tokens are taken from max_num_batched_tokens before prefill chunks, whatever the running order",
     "prefix-cache hits modelled only for shared-prefix groups; recompute after preemption re-prefills in full",
-    "no speculative decoding, LoRA, encoder cache, async scheduling or sliding-window/hybrid KV groups",
+    "no speculative decoding, LoRA, encoder cache or async scheduling; hybrid KV-cache groups (sliding window, "
+    "Mamba) are taken as full attention: every group holds a block per block_size tokens of a request",
     "one replica; data-parallel replicas each get their own copy of this traffic share",
 )
 
@@ -50,17 +51,61 @@ class CapacityReport:
     paged: SimResult
     contiguous: SimResult
     sensitivity: list[SensitivityRow] = field(default_factory=list)
+    groups: KVGroupsView | None = None
 
     def render(self, fmt: str = "text") -> str:
         """The report as ``text`` or ``markdown``."""
         return render_report(self, fmt)
 
 
-def sim_config(plan: MemoryPlan, *, cancel_lag_steps: int = 0, mode: str = "paged") -> SimConfig:
-    """The simulator settings implied by a memory plan: usable blocks (null block excluded), block size,
-    max_num_seqs, max_num_batched_tokens and max_model_len exactly as planned."""
+@dataclass(frozen=True)
+class KVGroupsView:
+    """The KV-cache groups of a hybrid vLLM V1 plan (sliding-window or Mamba layers next to full attention) as the
+    simulator sees them. vLLM's hybrid allocator (``vllm@0.10.0:vllm/v1/core/kv_cache_coordinator.py``, one
+    ``SingleTypeKVCacheManager`` per group on one ``BlockPool``) gives each request blocks in every group from
+    the shared pool of ``plan.num_blocks``; a group's block holds ``block_size`` tokens of its layers only. The
+    simulator has one group, so it runs on ``count`` groups' share of the usable blocks: a request holds a block
+    per ``block_size`` tokens in every group -- exact while it is within the sliding window, pessimistic beyond
+    it (vLLM frees the blocks that left the window, ``SlidingWindowManager.remove_skipped_blocks``) and for a Mamba
+    group (one state block per request). ``text`` describes the groups (``1 full attention, 6 sliding window of
+    1,024 tokens``)."""
+
+    count: int
+    text: str
+
+
+def kv_groups_view(ctx: EngineContext, plan: MemoryPlan) -> KVGroupsView | None:
+    """:class:`KVGroupsView` of ``plan`` (its groups from :func:`kvlint.capacity.context.plan_detail` on the same
+    accelerator and settings), or None: one group, V0 (no hybrid allocator: sliding layers are allocated as full
+    attention) or groups packed on one block-id axis (DeepSeek V4: one block already spans them)."""
+    from kvlint.capacity.context import plan_detail
+    from kvlint.memory.vllm import PlanError
+
+    if plan.era == "v0" or ctx.accelerator is None:
+        return None
+    try:
+        groups = plan_detail(ctx, ctx.accelerator, ctx.total_bytes).groups
+    except (PlanError, ValueError):
+        return None
+    if len(groups) <= 1 or any(g.stride_bytes for g in groups):
+        return None
+    kinds: dict[str, int] = {}
+    for g in groups:
+        name = {"full": "full attention", "mamba": "Mamba state"}.get(g.kind, g.kind)
+        if g.kind in ("sliding", "chunked") and g.window:
+            name = f"{'sliding window' if g.kind == 'sliding' else 'chunked local attention'} of {g.window:,} tokens"
+        kinds[name] = kinds.get(name, 0) + 1
+    return KVGroupsView(len(groups), ", ".join(f"{n} {name}" for name, n in kinds.items()))
+
+
+def sim_config(
+    plan: MemoryPlan, *, cancel_lag_steps: int = 0, mode: str = "paged", groups: int = 1
+) -> SimConfig:
+    """The simulator settings implied by a memory plan: usable blocks (null block excluded) -- the share of one
+    of ``groups`` KV-cache groups for a hybrid model (:class:`KVGroupsView`) --, block size, max_num_seqs,
+    max_num_batched_tokens and max_model_len exactly as planned."""
     return SimConfig(
-        num_blocks=usable_blocks(plan),
+        num_blocks=usable_blocks(plan) // max(1, groups),
         block_size=plan.block_size,
         max_num_seqs=plan.max_num_seqs,
         max_num_batched_tokens=plan.max_num_batched_tokens,
@@ -121,7 +166,8 @@ def build_report(
 def _simulate_all(
     ctx: EngineContext, plan: MemoryPlan, workload: WorkloadSpec, *, sensitivity: bool, prefix_caching: bool
 ) -> CapacityReport:
-    cfg = sim_config(plan, cancel_lag_steps=workload.cancel_lag_steps)
+    view = kv_groups_view(ctx, plan)
+    cfg = sim_config(plan, cancel_lag_steps=workload.cancel_lag_steps, groups=view.count if view else 1)
     if not prefix_caching:
         cfg = SimConfig(**{**cfg.__dict__, "enable_prefix_caching": False})
     # The sensitivity workloads differ from ``workload`` only in the output p95 (and drop a trace's rows):
@@ -140,7 +186,7 @@ def _simulate_all(
     paged = simulate_columns(reqs, cfg)
     contiguous = simulate_columns(reqs, SimConfig(**{**cfg.__dict__, "mode": "contiguous"}))
     del reqs
-    rep = CapacityReport(ctx, plan, workload, cfg, paged, contiguous)
+    rep = CapacityReport(ctx, plan, workload, cfg, paged, contiguous, groups=view)
     for f, p95 in p95s.items():
         result = paged if f == 1.0 else simulate_columns(next(lists), cfg)
         rep.sensitivity.append(SensitivityRow(p95, f, result))
@@ -196,11 +242,21 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
     out.append(R.table(("item", "GiB", "% total"), memory_rows(p), fmt))
     out.append(
         f"KV: {p.kv_bytes_per_token:,} bytes/token, block_size {p.block_size}, {p.bytes_per_block:,} bytes/block, "
-        f"{p.num_blocks:,} blocks ({cfg.num_blocks:,} usable after the null block) = {p.capacity_tokens:,} tokens; "
+        f"{p.num_blocks:,} blocks ({usable_blocks(p):,} usable after the null block) = {p.capacity_tokens:,} tokens; "
         f"max_model_len {p.max_model_len:,} ({p.max_model_len_source}), max_num_seqs {p.max_num_seqs}, "
         f"max_num_batched_tokens {p.max_num_batched_tokens:,}; uncertainty band {p.num_blocks_low:,}-"
         f"{p.num_blocks_high:,} blocks."
     )
+    if rep.groups is not None:
+        g = rep.groups
+        out.append(
+            f"KV-cache groups: {g.count} ({g.text}) share the {usable_blocks(p):,} usable blocks, and a request holds "
+            f"blocks in every group. The simulation and the estimate below have one group, so they run on a pool "
+            f"of {cfg.num_blocks:,} blocks ({cfg.num_blocks * p.block_size:,} tokens): a request holds a block per "
+            f"{p.block_size} tokens in every group, exact while it is within the sliding window and pessimistic "
+            "beyond it, where vLLM frees the blocks that left the window (its 'Maximum concurrency' for "
+            f"max_model_len counts that: {p.max_concurrency:.2f}x)."
+        )
     out.append("Memory-model assumptions:")
     out.append(R.bullets([*applied_assumptions(p), f"weights: {p.weights_source}"], fmt))
     out.append(R.heading("Request-shape assumptions", fmt))
@@ -244,13 +300,13 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
             f"{r.peak_running:,}",
             f"{r.preemptions:,} ({r.preempted_requests:,} requests)",
             f"{r.delay_percentile(0.5):,} / {r.delay_percentile(0.95):,} / {max(r.queue_delay, default=0):,}",
-            f"{r.delay_percentile(0.95) * step_s:.2f}",
+            f"{r.delay_percentile(0.95) * step_s:,.2f}",
             f"{r.completed:,}",
             f"{r.cancelled:,}",
             f"{r.rejected_too_long:,}",
             f"{r.rejected_no_fit:,}",
             f"{r.steps:,}",
-            f"{(r.completed + r.cancelled) / max(1e-9, r.steps * step_s):.2f}",
+            f"{(r.completed + r.cancelled) / max(1e-9, r.steps * step_s):,.2f}",
             f"{100 * r.tokens_at_peak / max(1, r.peak_blocks * cfg.block_size):.1f}%",
         ]
 

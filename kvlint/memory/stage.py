@@ -545,7 +545,8 @@ def plan_settings(cr: ContainerResult, settings: VllmSettings) -> VllmPlanDetail
 
 
 def _gib(x: float) -> str:
-    return f"{x / 2**30:.2f} GiB"
+    """``x`` bytes as ``1,234.57 GiB`` (two decimals, thousands separators)."""
+    return f"{x / 2**30:,.2f} GiB"
 
 
 #: VllmPlanDetail.verdict -> the fleet's verdict

@@ -561,6 +561,20 @@ class TgiPlanDetail:
     assumptions: tuple[str, ...] = field(default_factory=tuple)
 
 
+def tgi_starts(d: object) -> bool:
+    """Whether a TGI plan result describes a start that passes every launcher, warmup and router check: no warmup
+    OOM, ``max_input_tokens < max_total_tokens <= max_batch_total_tokens``, and the prefill budget holds one
+    prompt (without chunking) within ``max_batch_total_tokens`` (rules KV601-KV604 and the remedies that must
+    clear them)."""
+    if not isinstance(d, TgiPlanDetail) or d.warmup_oom or d.max_input_tokens >= d.max_total_tokens:
+        return False
+    if d.max_batch_total_tokens <= 0 or d.max_total_tokens > d.max_batch_total_tokens:
+        return False
+    if not d.has_chunking and d.max_batch_prefill_tokens < d.max_input_tokens:
+        return False
+    return d.max_batch_prefill_tokens <= d.max_batch_total_tokens or d.has_chunking
+
+
 def find_num_shards(serving: ServingConfig, gpus: int | None) -> tuple[int, str]:
     """Shard count as the launcher's ``find_num_shards`` decides (§2.2).
 
@@ -936,6 +950,7 @@ __all__ = [
     "plan_tgi_detailed",
     "resolve_attention",
     "series_release",
+    "tgi_starts",
     "tgi_version",
     "wiggle_room",
 ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.report.escape import printable
-from kvlint.report.plan_text import budget_note, data_parallel_line
+from kvlint.report.plan_text import budget_note, data_parallel_line, kv_band_text
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, MemoryPlan
@@ -54,7 +54,8 @@ def finding_row(d: Diagnostic, prefix: str = "") -> str:
 
 
 def _g(b: int) -> str:
-    return f"{b / GiB:.2f}"
+    """``b`` bytes as GiB, two decimals and thousands separators (``1,234.57``)."""
+    return f"{b / GiB:,.2f}"
 
 
 def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]:
@@ -101,7 +102,10 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
     for name, b in rows:
         lines.append(f"| {name} | {_g(b)} | {b / total * 100:.1f}% |")
-    lines.append(f"| KV cache band | {_g(p.kv_cache_bytes_low)}–{_g(p.kv_cache_bytes_high)} | |")
+    if min(p.kv_cache_bytes_low, p.kv_cache_bytes_high) > 0:
+        lines.append(f"| KV cache band | {_g(p.kv_cache_bytes_low)}–{_g(p.kv_cache_bytes_high)} | |")
+    else:  # an end at or below zero: said in words, not a bare negative figure (plan_text.kv_band_text)
+        lines.append(f"| KV cache band | {_cell(kv_band_text(p))} | |")
     lines += [
         "",
         f"KV cache: {p.capacity_tokens:,} tokens ({p.kv_bytes_per_token:,} B/token, {p.num_blocks:,} blocks of "

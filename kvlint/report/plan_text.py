@@ -27,7 +27,22 @@ _RESET = "\x1b[0m"
 
 
 def _gib(b: int) -> str:
-    return f"{b / GiB:.2f}"
+    """``b`` bytes as GiB, two decimals and thousands separators (``1,234.57``)."""
+    return f"{b / GiB:,.2f}"
+
+
+def kv_band_text(plan: MemoryPlan) -> str:
+    """The KV-cache band of ``plan`` in words, GiB per GPU: ``2.90 to 4.16 GiB``. The ends are the plan's signed
+    figures (budget minus the other terms, as the budget equation and rule KV105 print them); an end at or below
+    zero is said to leave no KV cache at all, for every engine (vLLM refuses to start, TGI's warmup fails,
+    SGLang exits before allocating its pool), instead of a bare negative GiB figure."""
+    low, high = plan.kv_cache_bytes_low, plan.kv_cache_bytes_high
+    none = "the other terms exceed the budget: no KV cache at all"
+    if high <= 0:
+        return f"{_gib(low)} to {_gib(high)} GiB ({none}, across the whole band)"
+    if low <= 0:
+        return f"{_gib(low)} GiB ({none}) to {_gib(high)} GiB"
+    return f"{_gib(low)} to {_gib(high)} GiB"
 
 
 def _version_tuple(version: str) -> tuple[int, int] | None:
@@ -188,7 +203,7 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     if dp_line:
         lines.append(dp_line)
     lines.append(
-        f"band: KV {_gib(plan.kv_cache_bytes_low)} to {_gib(plan.kv_cache_bytes_high)} GiB, blocks "
+        f"band: KV {kv_band_text(plan)}, blocks "
         f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f} to "
         f"{plan.max_concurrency_high:.2f}x"
     )

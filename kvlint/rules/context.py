@@ -35,8 +35,9 @@ GiB = 2**30
 
 
 def gib(n: float) -> str:
-    """``n`` bytes as GiB with two decimals (GiB = 2**30 bytes, as vLLM prints)."""
-    return f"{n / GiB:.2f} GiB"
+    """``n`` bytes as GiB with two decimals (GiB = 2**30 bytes, as vLLM prints) and thousands separators
+    (``12,207.03 GiB``: one request of 100M tokens), as kvlint writes token counts."""
+    return f"{n / GiB:,.2f} GiB"
 
 
 @dataclass(frozen=True)

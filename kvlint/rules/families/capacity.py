@@ -230,18 +230,52 @@ def _aimed(ctx: RuleContext, remedy: Callable[[RuleContext, float], str]) -> str
     return remedy(ctx, _min_concurrency(ctx)) or remedy(ctx, 1.0)
 
 
+#: GPUs of the largest common GPU node (HGX/DGX, cloud 8-GPU machine types): a remedy that asks one pod for more
+#: is not offered (KV403 says the same of a command that needs more).
+NODE_GPUS = 8
+
+
+def _one_pod(ctx: RuleContext) -> bool:
+    """The engine runs in one pod: no Ray executor, no ``--nnodes``, no LeaderWorkerSet or Ray group."""
+    lay, w = ctx.layout, ctx.workload
+    return not lay.ray and lay.nnodes <= 1 and not (w.group_size and w.group_size > 1)
+
+
+def _more_gpus(ctx: RuleContext) -> str:
+    """The "more GPUs" part of a capacity fallback: ``--tensor-parallel-size``, or -- when the pod already runs
+    :data:`NODE_GPUS` / 2 or more GPUs' worth of TP x PP x local DP, so a larger TP would not fit one node -- more
+    nodes (pipeline parallelism across pods)."""
+    plan = ctx.plan
+    if plan is not None and _one_pod(ctx):
+        gpus = plan.tensor_parallel_size * plan.pipeline_parallel_size * ctx.layout.dp_local
+        if gpus * 2 > NODE_GPUS:
+            return (
+                f"more nodes (this pod's {gpus} GPUs leave no room for a larger tensor-parallel size on one "
+                f"{NODE_GPUS}-GPU node: pipeline parallelism across pods, a LeaderWorkerSet or a Ray cluster)"
+            )
+    return "more GPUs (--tensor-parallel-size)"
+
+
 def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
-    """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit."""
+    """The smallest valid TP (2, 4, 8 above the current one) that makes the plan fit. In one pod (no
+    LeaderWorkerSet or Ray group, no ``--nnodes``) a TP whose pod would need more than :data:`NODE_GPUS` GPUs
+    (TP x PP x local DP) is not offered: no common node has them (KubeAI's Llama-3.1-70B at PP 4 on L4s was told
+    TP 4, 16 GPUs per pod)."""
     m, plan, p = ctx.model, ctx.plan, ctx.placement
     if m is None or plan is None:
         return ""
     if p is not None and (p.memory_bytes_override and "mig" in (p.resource or p.how or "").lower()):
         return ""  # MIG slices have no peer-to-peer path between them: vLLM cannot shard across them
     cur, band = plan.tensor_parallel_size, _band(ctx)
+    lay = ctx.layout
+    one_pod, per_pod = _one_pod(ctx), plan.pipeline_parallel_size * lay.dp_local
     sizes = [
         t
         for t in (2, 4, 8)
-        if t > cur and not m.num_attention_heads % t and (m.is_mla or kv_heads_tp_ok(m.num_kv_heads, t))
+        if t > cur
+        and not m.num_attention_heads % t
+        and (m.is_mla or kv_heads_tp_ok(m.num_kv_heads, t))
+        and (not one_pod or t * per_pod <= NODE_GPUS)
     ]
     found = first_fitting(
         sizes,
@@ -252,7 +286,7 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
         return ""
     t, d = found
     # the pod runs every local data-parallel engine's TP x PP workers (KV403's count, kvlint.engines.layout)
-    dp_local = ctx.layout.dp_local
+    dp_local = lay.dp_local
     return (
         f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size * dp_local} GPUs per pod"
         f"{shm_note(ctx)}) fits: "
@@ -623,7 +657,7 @@ def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
             _aimed(ctx, _util_remedy),
             _aimed(ctx, _tp_remedy),
         )
-        or "use a larger GPU or more GPUs",
+        or f"use a larger GPU or {_more_gpus(ctx)}",
     )
 
 
@@ -659,7 +693,7 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         _join(_aimed(ctx, _len_remedy), _aimed(ctx, _fp8_remedy), _aimed(ctx, _util_remedy))
         or _aimed(ctx, _tp_remedy)
         or (
-            "use a larger GPU or more GPUs (--tensor-parallel-size): no shorter context of at least "
+            f"use a larger GPU or {_more_gpus(ctx)}: no shorter context of at least "
             f"{MIN_USEFUL_MAX_MODEL_LEN:,} tokens fits robustly here"
         )
     )

@@ -211,6 +211,39 @@ _TP_DP_FLAGS = {
 }
 
 
+def _lower_fails(ctx: RuleContext, have: int) -> str | None:
+    """Why KV403's second remedy (:data:`_LOWER`: the engine on the ``have`` GPUs the pod requests) would not
+    start, by kvlint's re-plan at that size (:func:`kvlint.rules.remedies.replanned`), or None when it starts or
+    cannot be re-planned (then the remedy stands as the engine's own arithmetic has it). Re-planned where one
+    size decides: TGI's shard count, and the tensor-parallel size of a vLLM or SGLang engine without pipeline or
+    data parallelism. The tests are the rules' own: vLLM's plan fails across kvlint's band (KV101-KV103), TGI
+    does not start (:func:`kvlint.memory.tgi.tgi_starts`), SGLang's pool is empty (KV701)."""
+    from kvlint.memory.sglang import SglangPlanDetail
+    from kvlint.memory.tgi import TgiPlanDetail, tgi_starts
+    from kvlint.memory.vllm import VllmPlanDetail
+    from kvlint.rules.remedies import replanned
+
+    lay = ctx.layout
+    if ctx.engine == "tgi":
+        d = replanned(ctx.cr, num_shard=have)
+        fails = isinstance(d, TgiPlanDetail) and not tgi_starts(d)
+    elif lay.pp != 1 or lay.dp_local != 1 or _heads_allow(ctx, have) is False:
+        return None
+    elif ctx.engine == "vllm":
+        d = replanned(ctx.cr, tensor_parallel_size=have)
+        fails = isinstance(d, VllmPlanDetail) and d.verdict == "fail"
+    elif ctx.engine == "sglang":
+        d = replanned(ctx.cr, tp_size=have)
+        fails = isinstance(d, SglangPlanDetail) and d.rest_bytes <= 0
+    else:
+        return None
+    if not fails or d is None:
+        return None
+    p = d.plan
+    kv = f"{gib(p.kv_cache_bytes)} of KV cache" if p.kv_cache_bytes > 0 else "no KV cache"
+    return f"kvlint's re-plan on {have} GPU(s) has {gib(p.weights_bytes)} of weights per GPU of {gib(p.total_bytes)} and {kv}"
+
+
 def _heads_allow(ctx: RuleContext, tp: int) -> bool | None:
     """Whether the model's heads allow tensor-parallel size ``tp`` in this engine's arithmetic (KV401/KV402:
     vLLM and SGLang need the attention heads divisible by it and the KV heads split or replicated; TGI's shards
@@ -482,7 +515,11 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         if per_pod <= 8:
             then = f"{shm}, or " if shm else " or "
             lower = _LOWER[ctx.engine].format(have=have)
-            fix = f"request {per_pod} GPUs per pod ({p.resource}){then}{lower}"
+            if (why := _lower_fails(ctx, have)) is not None:
+                # the other remedy (fewer workers) re-planned does not start: not offered, and said why
+                fix = f"request {per_pod} GPUs per pod ({p.resource}){shm}; fewer GPUs would not start: {why}"
+            else:
+                fix = f"request {per_pod} GPUs per pod ({p.resource}){then}{lower}"
         else:
             fix = (
                 f"{need} GPUs do not fit one node (8 GPUs at most on common GPU nodes): keep "

@@ -64,6 +64,18 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
+    # kvlint plan (kvlint.capacity.plan_command) has no pod: the GPU comes from its options
+    planned_command = ctx.workload.doc.path == "<command line>"
+    if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm") and planned_command:
+        yield ctx.finding(
+            "capacity rules skipped: no GPU given, so there is no GPU to size the engine on (kvlint plan sizes "
+            "the command on the GPU that --accelerator or --gpu-memory names)",
+            s.command_loc,
+            fix="pass --accelerator ID (`kvlint accelerators` lists the ids and aliases) or --gpu-memory QTY (the "
+            "device total as CUDA reports it, e.g. 79.19GiB)",
+            severity="info",
+        )
+        return
     if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "

@@ -10,23 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail, tgi_version
+from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail, tgi_starts, tgi_version
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import first_fitting, largest_fitting, replanned
 from kvlint.types import Diagnostic
-
-
-def tgi_starts(d: object) -> bool:
-    """Whether a TGI plan result describes a start that passes every launcher, warmup and router check."""
-    if not isinstance(d, TgiPlanDetail) or d.warmup_oom or d.max_input_tokens >= d.max_total_tokens:
-        return False
-    if d.max_batch_total_tokens <= 0 or d.max_total_tokens > d.max_batch_total_tokens:
-        return False
-    if not d.has_chunking and d.max_batch_prefill_tokens < d.max_input_tokens:
-        return False
-    return d.max_batch_prefill_tokens <= d.max_batch_total_tokens or d.has_chunking
 
 
 def tgi_starts_in_band(d: object) -> bool:
