@@ -153,3 +153,19 @@ def test_modelopt_quant_algo_beside_quant_method_in_config_json() -> None:
     }
     fp8 = parse_config(cfg, model_id="x/fp8", source="test: the NVFP4 config with quant_algo FP8")
     assert fp8.quant_method == "modelopt"
+
+
+def test_deepseek_sparse_attention_layer_types_are_mla_layers() -> None:
+    # NVIDIA's GLM-5.2/5.3 NVFP4 configs (transformers 5) list every layer as "deepseek_sparse_attention"; vLLM's
+    # GlmMoeDsaForCausalLM (DeepseekV2ForCausalLM) reads no layer_types and gives each layer MLA attention, one
+    # latent of kv_lora_rank + qk_rope_head_dim values per token. kvlint read the name as "no KV cache" (0 B/token).
+    for d in ("nvidia--GLM-5.2-NVFP4", "nvidia--GLM-5.3-NVFP4"):
+        cfg = _cfg(d)
+        assert set(cfg["layer_types"]) == {"deepseek_sparse_attention"}
+        spec = parse_config(cfg, model_id=d, source="test")
+        assert _kinds(spec) == {"mla": cfg["num_hidden_layers"]}
+        latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
+        assert kv_bytes_per_token(spec, 1, "auto") == cfg["num_hidden_layers"] * latent * 2  # bfloat16
+        # the same as the layer_types-less zai-org config of the same architecture
+        same = parse_config(_cfg("zai-org--GLM-5.2"), model_id="zai", source="test")
+        assert kv_bytes_per_token(spec, 1, "auto") == kv_bytes_per_token(same, 1, "auto")

@@ -848,7 +848,11 @@ def _layer_kinds(
             )
         for t in layer_types[:n]:
             t = str(t)
-            if t in ("full_attention", "attention", "global_attention"):
+            if t in ("full_attention", "attention", "global_attention", "deepseek_sparse_attention"):
+                # deepseek_sparse_attention: GLM-5.x (glm_moe_dsa) configs saved by transformers 5 name every
+                # layer so; vLLM's GlmMoeDsaForCausalLM is DeepseekV2ForCausalLM, which reads no layer_types and
+                # gives every decoder layer MLA attention (vllm/model_executor/models/deepseek_v2.py), so the
+                # layer is attention here and becomes MLA below
                 out.append(global_layer)
             elif t in ("sliding_attention", "local_attention", "sliding_window_attention"):
                 out.append(sliding() if window else full())
