@@ -169,3 +169,49 @@ def test_deepseek_sparse_attention_layer_types_are_mla_layers() -> None:
         # the same as the layer_types-less zai-org config of the same architecture
         same = parse_config(_cfg("zai-org--GLM-5.2"), model_id="zai", source="test")
         assert kv_bytes_per_token(spec, 1, "auto") == kv_bytes_per_token(same, 1, "auto")
+
+
+def _kda_state_bytes_vllm(lac: dict, model_dtype_bytes: int) -> int:
+    # vLLM MambaStateShapeCalculator.kda_state_shape (num_k_heads = num_heads, head_k_dim = head_dim) and
+    # MambaStateDtypeCalculator.kda_state_dtype: conv (q, k, v channels) x (kernel - 1) at the model dtype,
+    # recurrent num_heads x head_dim x head_dim in float32
+    nh, hd, kern = lac["num_heads"], lac["head_dim"], lac["short_conv_kernel_size"]
+    return (nh * hd + 2 * nh * hd) * (kern - 1) * model_dtype_bytes + nh * hd * hd * 4
+
+
+def test_kimi_linear_kda_layers_hold_state_not_mla() -> None:
+    # Kimi K3 (model_type kimi_linear in text_config): linear_attn_config.kda_layers (1-based, as vLLM's
+    # KimiLinearConfig.is_kda_layer reads them) are KDA linear-attention layers with a per-request state; only the
+    # others are MLA. kvlint made all 93 layers MLA.
+    from kvlint.memory.sglang import cell_size
+    from kvlint.memory.vllm import build_groups, mamba_state_bytes_per_rank
+
+    text = _cfg("moonshotai--Kimi-K3")["text_config"]
+    lac = text["linear_attn_config"]
+    n = text["num_hidden_layers"]
+    spec = resolve_model("moonshotai/Kimi-K3", allow_hub=False)
+    kda = {i - 1 for i in lac["kda_layers"]}
+    assert [i for i, ly in enumerate(spec.layers) if ly.kind == "mamba"] == sorted(kda)
+    assert all(ly.kind == "mla" for i, ly in enumerate(spec.layers) if i not in kda)
+    n_mla = n - len(kda)
+    assert n_mla == len(lac["full_attn_layers"])
+    state = _kda_state_bytes_vllm(lac, 2)
+    assert {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"} == {state}
+    latent = text["kv_lora_rank"] + text["qk_rope_head_dim"]
+    assert kv_bytes_per_token(spec, 1, "auto") == n_mla * latent * 2
+    # vLLM at TP 8: the attention block grows until its page covers one rank's KDA state page (align 16)
+    groups, _, bs, _ = build_groups(list(spec.layers), 8, 2, "auto", 16, True)
+    page = mamba_state_bytes_per_rank(state, 8)
+    assert bs == 16 * -(-page // (16 * latent * 2)) and bs * latent * 2 >= page
+    # SGLang's MLA pool holds the full-attention layers only
+    assert cell_size(spec, 8, 2)[0] == n_mla * latent * 2
+
+
+def test_kimi_linear_kda_sizes_out_of_range_are_refused() -> None:
+    import pytest
+
+    cfg = _cfg("moonshotai--Kimi-K3")
+    for key, bad in (("num_heads", -96), ("head_dim", 0), ("short_conv_kernel_size", "4")):
+        text = {**cfg["text_config"], "linear_attn_config": {**cfg["text_config"]["linear_attn_config"], key: bad}}
+        with pytest.raises(ValueError, match=f"linear_attn_config.{key}"):
+            parse_config({**cfg, "text_config": text}, model_id="k3", source="test")

@@ -285,7 +285,14 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
     c = model.text_config or model.config or {}
     if model.is_mla:
         lat = int(c.get("kv_lora_rank") or 512) + int(c.get("qk_rope_head_dim") or 64)
-        return lat * model.num_layers * kv_elem_bytes, "MLA latent"
+        # a hybrid linear-attention model (Kimi Linear: KDA + MLA) keeps MLA only on its full-attention layers
+        # (DefaultPoolConfigurator: num_layers = len(mambaish.full_attention_layer_ids), sglang@003fca80
+        # python/sglang/srt/model_executor/pool_configurator.py); the other MLA models have MLA on every layer
+        counts = layer_counts(model.layers)
+        n = model.num_layers
+        if any(ly.kind == "mamba" for ly, _ in counts):
+            n = sum(k for ly, k in counts if ly.kind == "mla")
+        return lat * n * kv_elem_bytes, "MLA latent"
     full = swa = 0
     for ly, count in layer_counts(model.layers):  # identical layers once, times their count
         if ly.kind in ("mamba", "none"):

@@ -439,6 +439,30 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
     )
 
 
+def _kda_state_bytes(lac: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request state of one KDA (Kimi Delta Attention) layer of a Kimi Linear model, in bytes.
+
+    vLLM (vllm@02d71083 vllm/model_executor/layers/mamba/mamba_utils.py): ``MambaStateShapeCalculator.
+    kda_state_shape(tp, num_heads, head_dim, conv_kernel_size=short_conv_kernel_size)`` with the key heads and
+    key head size equal to ``num_heads`` and ``head_dim`` (``KimiLinearForCausalLM.get_mamba_state_shape_from_config``
+    passes none), so the conv state holds ``3 x num_heads x head_dim`` channels (q, k, v) x ``kernel - 1`` and the
+    recurrent state ``num_heads x head_dim x head_dim``; ``MambaStateDtypeCalculator.kda_state_dtype`` keeps the
+    conv state at the model dtype (``--mamba-cache-dtype auto``) and the recurrent state in float32. The keys are
+    ``linear_attn_config``'s ``num_heads``, ``head_dim`` and ``short_conv_kernel_size`` (defaults 32, 128, 4 when
+    absent). Speculative tokens' extra conv rows are not counted. Returns ``(bytes, note)``.
+    """
+    heads = _int(lac.get("num_heads")) or 32
+    hd = _int(lac.get("head_dim")) or 128
+    kernel = _int(lac.get("short_conv_kernel_size")) or 4
+    conv = 3 * heads * hd * (kernel - 1)
+    rec = heads * hd * hd
+    total = conv * model_dtype_bytes + rec * 4
+    return total, (
+        f"KDA state per request per layer {total} B (conv {conv} x {model_dtype_bytes} B + recurrent {rec} x 4 B "
+        "float32)"
+    )
+
+
 def parse_config(
     config: dict,
     *,
@@ -689,6 +713,16 @@ def parse_config(
                 f"{model_id}: config.json compress_ratios {shown}; vLLM reads one whole number from 0 up per "
                 "decoder layer (DeepSeek V4's compression ratio of that layer)"
             )
+    lac = text.get("linear_attn_config")
+    if model_type == "kimi_linear" and isinstance(lac, dict):
+        # the KDA state shape's sizes (_kda_state_bytes): positive whole numbers, as vLLM builds tensors from them
+        for key, low in (("num_heads", 1), ("head_dim", 1), ("short_conv_kernel_size", 2)):
+            v = lac.get(key)
+            if v is not None and (_int(v) is None or (_int(v) or 0) < low or (_int(v) or 0) > MAX_HEADS):
+                raise ValueError(
+                    f"{model_id}: config.json linear_attn_config.{key} is {_shown(v)}; vLLM builds the KDA layers' "
+                    f"state tensors from it (a whole number from {low} to {MAX_HEADS})"
+                )
     kinds = text.get("layer_types")
     if isinstance(kinds, list) and kinds and not nemotron_h_pattern(text):
         # one kind name per decoder layer, as the model classes index it (layer_types[layer_idx]) and
@@ -819,6 +853,22 @@ def _layer_kinds(
         notes.append(
             f"{key}: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
+        )
+        return out, None
+
+    # Kimi Linear (Kimi-Linear-48B-A3B, Kimi K3): linear_attn_config lists the KDA (Kimi Delta Attention) layers,
+    # 1-based; the other layers are MLA (made so below). vLLM reads only this list, not layer_types
+    # (vllm@01d99586 vllm/model_executor/models/kimi_linear.py::KimiDecoderLayer, config.is_kda_layer(layer_idx)
+    # = layer_idx + 1 in kda_layers).
+    lac = text.get("linear_attn_config")
+    if model_type == "kimi_linear" and isinstance(lac, dict) and isinstance(lac.get("kda_layers"), list):
+        kda = {k for k in (_int(x) for x in lac["kda_layers"]) if k is not None}
+        sb, snote = _kda_state_bytes(lac, dtype_bytes)
+        out = [LayerSpec(kind="mamba", state_bytes=sb) if i + 1 in kda else full() for i in range(n)]
+        k = sum(1 for ly in out if ly.kind == "mamba")
+        notes.append(
+            f"linear_attn_config: {k} KDA (linear attention) layers (kda_layers, 1-based), {n - k} attention "
+            f"layers; {snote}"
         )
         return out, None
 
