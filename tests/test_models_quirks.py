@@ -165,7 +165,8 @@ def test_deepseek_sparse_attention_layer_types_are_mla_layers() -> None:
         spec = parse_config(cfg, model_id=d, source="test")
         assert _kinds(spec) == {"mla": cfg["num_hidden_layers"]}
         latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
-        assert kv_bytes_per_token(spec, 1, "auto") == cfg["num_hidden_layers"] * latent * 2  # bfloat16
+        assert {ly.head_size for ly in spec.layers} == {latent}
+        assert kv_bytes_per_token(spec, 1, "auto") >= cfg["num_hidden_layers"] * latent * 2  # bfloat16 (+ DSA indexer)
         # the same as the layer_types-less zai-org config of the same architecture
         same = parse_config(_cfg("zai-org--GLM-5.2"), model_id="zai", source="test")
         assert kv_bytes_per_token(spec, 1, "auto") == kv_bytes_per_token(same, 1, "auto")
@@ -215,3 +216,45 @@ def test_kimi_linear_kda_sizes_out_of_range_are_refused() -> None:
         text = {**cfg["text_config"], "linear_attn_config": {**cfg["text_config"]["linear_attn_config"], key: bad}}
         with pytest.raises(ValueError, match=f"linear_attn_config.{key}"):
             parse_config({**cfg, "text_config": text}, model_id="k3", source="test")
+
+
+def _dsa_indexer_owners_vllm(cfg: dict) -> list[int]:
+    # vLLM DeepseekV2MLAAttention: a layer builds an Indexer (and its DeepseekV32IndexerCache) unless it skips top-k:
+    # index_topk_pattern[layer] == "S", else max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0
+    # (defaults offset 2, freq 1)
+    n = cfg["num_hidden_layers"]
+    pattern = cfg.get("index_topk_pattern")
+    if pattern is not None:
+        return [i for i in range(n) if pattern[i] != "S"]
+    freq, off = cfg.get("index_topk_freq", 1), cfg.get("index_skip_topk_offset", 2)
+    return [i for i in range(n) if max(i - off + 1, 0) % freq == 0]
+
+
+def test_dsa_indexer_key_cache_is_counted_beside_the_mla_latent() -> None:
+    # DeepSeek V3.2 / GLM-5 (DSA): vLLM registers, beside each indexer layer's MLA latent, a DeepseekV32IndexerCache
+    # MLAAttentionSpec of index_head_dim + index_head_dim // 128 * 4 uint8 bytes per token (fp8 keys + fp32
+    # scales), in the same UniformTypeKVCacheSpecs group; SGLang adds the same bytes on every layer. kvlint counted
+    # the latent only.
+    from kvlint.memory.sglang import cell_size
+    from kvlint.memory.vllm import build_groups
+
+    for d in ("deepseek-ai--DeepSeek-V3.2", "zai-org--GLM-5", "zai-org--GLM-5.2"):
+        cfg = _cfg(d)
+        spec = parse_config(cfg, model_id=d, source="test")
+        n = cfg["num_hidden_layers"]
+        latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
+        idx = cfg["index_head_dim"] + cfg["index_head_dim"] // 128 * 4
+        owners = _dsa_indexer_owners_vllm(cfg)
+        if "indexer_types" in cfg:  # GLM-5.2: vLLM's rule gives the config's own "full" layers
+            assert owners == [i for i, t in enumerate(cfg["indexer_types"]) if t == "full"] and len(owners) < n
+        else:
+            assert owners == list(range(n))
+        assert [i for i, ly in enumerate(spec.layers) if ly.index_head_dim] == owners
+        assert kv_bytes_per_token(spec, 1, "auto") == n * latent * 2 + len(owners) * idx
+        assert kv_bytes_per_token(spec, 1, "fp8_ds_mla") == n * 656 + len(owners) * idx
+        _, per_block, bs, _ = build_groups(list(spec.layers), 8, 2, "auto", 64, True)
+        assert per_block == (n * latent * 2 + len(owners) * idx) * bs
+        assert cell_size(spec, 8, 2)[0] == n * (latent * 2 + idx)
+    # MLA models without DSA keep the latent alone
+    v3 = parse_config(_cfg("deepseek-ai--DeepSeek-V3"), model_id="v3", source="test")
+    assert kv_bytes_per_token(v3, 1, "auto") == 61 * 576 * 2

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvlint.fastinit import direct_init
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
-from kvlint.memory.kv import dtype_bytes, layer_counts
+from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -292,6 +292,11 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
         n = model.num_layers
         if any(ly.kind == "mamba" for ly, _ in counts):
             n = sum(k for ly, k in counts if ly.kind == "mla")
+        idx = max((ly.index_head_dim for ly, _ in counts if ly.kind == "mla"), default=0)
+        if idx:
+            # DSA (DeepSeek V3.2, GLM-5): the indexer's uint8 key cache on every layer of the pool, including the
+            # layers that reuse an earlier layer's top-k (the same _compute_cell_size, CUDA path)
+            return (lat * kv_elem_bytes + dsa_indexer_bytes(idx)) * n, "MLA latent + DSA indexer keys"
         return lat * n * kv_elem_bytes, "MLA latent"
     full = swa = 0
     for ly, count in layer_counts(model.layers):  # identical layers once, times their count

@@ -250,6 +250,7 @@ _POSITIVE_SIZE_KEYS = (
     "v_head_dim",
     "q_lora_rank",
     "index_head_dim",
+    "index_topk_freq",
     "sliding_window_size",
     "attention_chunk_size",
     "full_attention_interval",
@@ -284,6 +285,7 @@ _COUNT_KEYS = (
     "first_k_dense_replace",
     "num_nextn_predict_layers",
     "num_kv_shared_layers",
+    "index_skip_topk_offset",
 )
 
 
@@ -437,6 +439,28 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
         f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
         f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
     )
+
+
+def _dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
+    """The decoder layers (0-based) of a DeepSeek sparse attention (DSA) model that build a lightning indexer, and
+    so keep its key cache; empty for a config without ``index_topk`` (not DSA).
+
+    vLLM (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention): ``is_v32 =
+    hasattr(config, "index_topk")``; a layer skips its own top-k (IndexCache, reusing an earlier layer's indices,
+    and builds no ``Indexer`` and so no ``DeepseekV32IndexerCache``) when ``index_topk_pattern[layer] == "S"``, or,
+    without a pattern, when ``max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0`` (defaults: offset
+    2, freq 1, so every layer of DeepSeek V3.2 and GLM-5 / 5.1 has one; GLM-5.2 / 5.3, freq 4 offset 3: layers 0, 1,
+    2, 6, 10, ..., 74, the ``full`` entries of their ``indexer_types``, which vLLM does not read).
+    """
+    if "index_topk" not in text:
+        return frozenset()
+    pattern = text.get("index_topk_pattern")
+    if isinstance(pattern, list):
+        return frozenset(i for i in range(n) if not (i < len(pattern) and pattern[i] == "S"))
+    freq = _int(text.get("index_topk_freq")) or 1
+    off = _int(text.get("index_skip_topk_offset"))
+    off = 2 if off is None else off
+    return frozenset(i for i in range(n) if max(i - off + 1, 0) % freq == 0)
 
 
 def _kda_state_bytes(lac: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
@@ -742,13 +766,25 @@ def parse_config(
         text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
     )
     if is_mla:
+        owners = _dsa_indexer_layers(text, num_layers)
         layers = [
-            LayerSpec(kind="mla", kv_heads=1, head_size=mla_head, head_size_v=0)
+            LayerSpec(
+                kind="mla",
+                kv_heads=1,
+                head_size=mla_head,
+                head_size_v=0,
+                index_head_dim=(_int(text.get("index_head_dim")) or 128) if i in owners else 0,
+            )
             if ly.kind in ("full", "sliding")
             else ly
-            for ly in layers
+            for i, ly in enumerate(layers)
         ]
         kv_heads, head_size = 1, mla_head
+        if owners:
+            notes.append(
+                f"DeepSeek sparse attention: {len(owners)} of {num_layers} layers keep a lightning-indexer key cache "
+                f"(index_head_dim {_int(text.get('index_head_dim')) or 128} fp8 + fp32 scales) beside the MLA latent"
+            )
     attn = [ly for ly in layers if ly.kind not in ("none", "mamba")]
     if attn and not is_mla:
         kv_heads = Counter(ly.kv_heads for ly in attn).most_common(1)[0][0]

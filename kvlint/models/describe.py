@@ -9,6 +9,8 @@ __all__ = ["describe"]
 
 def _layer_label(ly: LayerSpec) -> str:
     if ly.kind == "mla":
+        if ly.index_head_dim:
+            return f"mla (latent {ly.head_size}, DSA indexer key {ly.index_head_dim})"
         return f"mla (latent {ly.head_size})"
     if ly.kind == "mamba":
         return f"mamba (state {ly.state_bytes:,} B/request)"
