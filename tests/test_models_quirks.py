@@ -258,3 +258,26 @@ def test_dsa_indexer_key_cache_is_counted_beside_the_mla_latent() -> None:
     # MLA models without DSA keep the latent alone
     v3 = parse_config(_cfg("deepseek-ai--DeepSeek-V3"), model_id="v3", source="test")
     assert kv_bytes_per_token(v3, 1, "auto") == 61 * 576 * 2
+
+
+def test_mimo_v2_flash_hybrid_layer_pattern() -> None:
+    # vLLM MiMoV2FlashDecoderLayer: hybrid_layer_pattern[i] == 1 -> sliding window sliding_window_size with
+    # swa_num_key_value_heads heads of K swa_head_dim / V swa_v_head_dim; else full attention with num_key_value_heads
+    # heads of K head_dim / V v_head_dim. kvlint made every layer a sliding layer of 4 heads x 192/192.
+    from kvlint.memory.sglang import cell_size
+
+    cfg = _cfg("XiaomiMiMo--MiMo-V2-Flash")
+    spec = parse_config(cfg, model_id="mimo", source="test")
+    pat = cfg["hybrid_layer_pattern"]
+    assert [ly.kind for ly in spec.layers] == ["sliding" if p == 1 else "full" for p in pat]
+    full = cfg["num_key_value_heads"] * (cfg["head_dim"] + cfg["v_head_dim"]) * 2
+    swa = cfg["swa_num_key_value_heads"] * (cfg["swa_head_dim"] + cfg["swa_v_head_dim"]) * 2
+    n_swa = sum(pat)
+    assert kv_bytes_per_token(spec, 1, "auto") == (len(pat) - n_swa) * full + n_swa * swa
+    assert {ly.window for ly in spec.layers if ly.kind == "sliding"} == {cfg["sliding_window_size"]}
+    # TP 8: one KV head per rank on the full layers (4 // 8 -> 1, replicated), 1 on the sliding ones
+    tp8 = (len(pat) - n_swa) * 1 * (cfg["head_dim"] + cfg["v_head_dim"]) * 2 + n_swa * 1 * (
+        cfg["swa_head_dim"] + cfg["swa_v_head_dim"]
+    ) * 2
+    assert kv_bytes_per_token(spec, 8, "auto") == tp8
+    assert cell_size(spec, 1, 2)[0] == (len(pat) - n_swa) * full + int(n_swa * swa * 0.8)

@@ -251,6 +251,9 @@ _POSITIVE_SIZE_KEYS = (
     "q_lora_rank",
     "index_head_dim",
     "index_topk_freq",
+    "swa_num_key_value_heads",
+    "swa_head_dim",
+    "swa_v_head_dim",
     "sliding_window_size",
     "attention_chunk_size",
     "full_attention_interval",
@@ -891,6 +894,30 @@ def _layer_kinds(
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
         )
         return out, None
+
+    # MiMo-V2-Flash: hybrid_layer_pattern[i] == 1 is a sliding-window layer with its own KV heads and head sizes
+    # (swa_num_key_value_heads, swa_head_dim, swa_v_head_dim, window sliding_window_size), else a full-attention
+    # layer (num_key_value_heads, head_dim, v_head_dim) (vllm@01ed47b4
+    # vllm/model_executor/models/mimo_v2_flash.py::MiMoV2FlashDecoderLayer.is_compressed_softmax_layer, MiMoV2Attention:
+    # V heads of v_head_dim, per_layer_sliding_window).
+    hlp = text.get("hybrid_layer_pattern")
+    if model_type == "mimo_v2_flash" and isinstance(hlp, list):
+        sw_window = _int(text.get("sliding_window_size")) or window
+        v_full = _int(text.get("v_head_dim")) or head_size
+        sw_kv = _int(text.get("swa_num_key_value_heads")) or kv_heads
+        sw_head = _int(text.get("swa_head_dim")) or head_size
+        sw_v = _int(text.get("swa_v_head_dim")) or sw_head
+        full_layer = LayerSpec(kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=v_full)
+        swa_layer = LayerSpec(
+            kind="sliding", kv_heads=sw_kv, head_size=sw_head, head_size_v=sw_v, window=sw_window
+        )
+        out = [swa_layer if i < len(hlp) and _int(hlp[i]) == 1 and sw_window else full_layer for i in range(n)]
+        s = sum(1 for ly in out if ly.kind == "sliding")
+        notes.append(
+            f"hybrid_layer_pattern: {n - s} full-attention layers ({kv_heads} KV heads x K {head_size} / V {v_full}), "
+            f"{s} sliding-window layers (window {sw_window}, {sw_kv} KV heads x K {sw_head} / V {sw_v})"
+        )
+        return out, sw_window if s else None
 
     # Kimi Linear (Kimi-Linear-48B-A3B, Kimi K3): linear_attn_config lists the KDA (Kimi Delta Attention) layers,
     # 1-based; the other layers are MLA (made so below). vLLM reads only this list, not layer_types
