@@ -281,3 +281,49 @@ def test_mimo_v2_flash_hybrid_layer_pattern() -> None:
     ) * 2
     assert kv_bytes_per_token(spec, 8, "auto") == tp8
     assert cell_size(spec, 1, 2)[0] == (len(pat) - n_swa) * full + int(n_swa * swa * 0.8)
+
+
+def test_falcon_h1_layers_keep_kv_and_mamba_state() -> None:
+    # Falcon-H1 runs attention and a Mamba-2 mixer in parallel in every layer (vLLM FalconH1ParallelHybrid), so each
+    # layer keeps a KV cache and a Mamba-2 state. kvlint read it as plain full attention (no state). No verbatim
+    # Falcon-H1 config.json was found; the sizes are Falcon-H1 7B's row of transformers' FalconH1Config table
+    # (docs/source/en/model_doc/falcon_h1.md, v5.0.0rc1: 44 layers, dim 3072, 12 heads, 2 KV, 24 Mamba heads of
+    # 128, d_state 256), with mamba_d_ssm = 24 x 128 and the class defaults for conv and groups.
+    from kvlint.memory.vllm import build_groups
+
+    cfg = {
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "torch_dtype": "bfloat16",
+        "num_hidden_layers": 44,
+        "hidden_size": 3072,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "intermediate_size": 12288,
+        "vocab_size": 130049,
+        "max_position_embeddings": 262144,
+        "mamba_d_ssm": 3072,
+        "mamba_n_heads": 24,
+        "mamba_d_head": 128,
+        "mamba_d_state": 256,
+        "mamba_n_groups": 1,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+    }
+    spec = parse_config(cfg, model_id="falcon-h1-7b", source="test")
+    n = cfg["num_hidden_layers"]
+    # vLLM mamba2_state_shape: conv (d_ssm + 2 x groups x d_state) x (d_conv - 1), ssm heads x d_head x d_state
+    conv = (cfg["mamba_d_ssm"] + 2 * cfg["mamba_n_groups"] * cfg["mamba_d_state"]) * (cfg["mamba_d_conv"] - 1)
+    ssm = cfg["mamba_n_heads"] * cfg["mamba_d_head"] * cfg["mamba_d_state"]
+    state = (conv + ssm) * 2
+    assert [(ly.kind, ly.state_bytes) for ly in spec.layers] == [("full", state)] * n
+    attn_tok = n * cfg["num_key_value_heads"] * cfg["head_dim"] * 2 * 2
+    assert kv_bytes_per_token(spec, 1, "auto") == attn_tok
+    groups, _, bs, _ = build_groups(list(spec.layers), 1, 2, "auto", 16, True)
+    assert sorted(g.kind for g in groups) == ["full", "mamba"]
+    per_layer_tok = cfg["num_key_value_heads"] * cfg["head_dim"] * 2 * 2
+    assert bs == 16 * -(-state // (16 * per_layer_tok))
+    # the parallel Mamba mixer's weights are counted too
+    plain = parse_config({**cfg, "model_type": "llama"}, model_id="as-llama", source="test")
+    assert spec.param_count > plain.param_count + n * cfg["hidden_size"] * 3 * cfg["mamba_d_ssm"]

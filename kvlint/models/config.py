@@ -254,6 +254,7 @@ _POSITIVE_SIZE_KEYS = (
     "swa_num_key_value_heads",
     "swa_head_dim",
     "swa_v_head_dim",
+    "mamba_d_ssm",
     "sliding_window_size",
     "attention_chunk_size",
     "full_attention_interval",
@@ -441,6 +442,36 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
     return total, (
         f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
         f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
+    )
+
+
+def _falcon_h1_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request Mamba-2 state of one Falcon-H1 layer, in bytes.
+
+    vLLM (vllm/model_executor/models/falcon_h1.py: ``FalconH1ForCausalLM._get_mamba_cache_shape`` in the V0 engine
+    that first served it, ``get_mamba_state_shape_from_config`` since) builds the Mamba-2 state shapes
+    (``MambaStateShapeCalculator.mamba2_state_shape``) with ``intermediate_size = mamba_d_ssm`` (else ``mamba_expand x
+    hidden_size``), ``n_groups = mamba_n_groups``, ``num_heads = mamba_n_heads``, ``head_dim = mamba_d_head``,
+    ``state_size = mamba_d_state``, ``conv_kernel = mamba_d_conv``: conv ``(intermediate + 2 x n_groups x
+    d_state) x (conv - 1)`` and SSM ``heads x head_dim x d_state`` elements (vllm@02d71083
+    vllm/model_executor/layers/mamba/mamba_utils.py), at the model dtype (SSM at ``mamba_ssm_cache_dtype`` when the
+    config sets it). ``mamba_d_head`` ``"auto"`` is ``mamba_d_ssm // mamba_n_heads``, as transformers'
+    ``FalconH1Config`` derives it. Returns ``(bytes, note)``.
+    """
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    inter = _int(text.get("mamba_d_ssm")) or (_int(text.get("mamba_expand")) or 2) * hidden
+    heads = _int(text.get("mamba_n_heads")) or 128
+    head_dim = _int(text.get("mamba_d_head")) or max(1, inter // heads)
+    groups = _int(text.get("mamba_n_groups")) or 1
+    d_state = _int(text.get("mamba_d_state")) or 256
+    kernel = _int(text.get("mamba_d_conv")) or 4
+    ssm_bytes = dtype_bytes_of(text.get("mamba_ssm_cache_dtype"), model_dtype_bytes)
+    conv = (inter + 2 * groups * d_state) * (kernel - 1)
+    ssm = heads * head_dim * d_state
+    total = conv * model_dtype_bytes + ssm * ssm_bytes
+    return total, (
+        f"Mamba-2 state per request per layer {total} B (conv {conv} x {model_dtype_bytes} B + ssm {ssm} x "
+        f"{ssm_bytes} B)"
     )
 
 
@@ -894,6 +925,17 @@ def _layer_kinds(
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
         )
         return out, None
+
+    # Falcon-H1: every decoder layer runs attention and a Mamba-2 mixer in parallel (vllm/model_executor/models/
+    # falcon_h1.py: FalconH1Model builds every layer as FalconH1ParallelHybrid, self_attn and mamba), so each
+    # layer keeps a KV cache and a Mamba state; read before layer_types, which newer configs fill with "hybrid".
+    if model_type == "falcon_h1":
+        sb, snote = _falcon_h1_state_bytes(text, dtype_bytes)
+        notes.append(f"Falcon-H1: attention and Mamba-2 in parallel in all {n} layers; {snote}")
+        return [
+            LayerSpec(kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, state_bytes=sb)
+            for _ in range(n)
+        ], None
 
     # MiMo-V2-Flash: hybrid_layer_pattern[i] == 1 is a sliding-window layer with its own KV heads and head sizes
     # (swa_num_key_value_heads, swa_head_dim, swa_v_head_dim, window sliding_window_size), else a full-attention

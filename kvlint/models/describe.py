@@ -21,7 +21,8 @@ def _layer_label(ly: LayerSpec) -> str:
     )
     window = f", window {ly.window}" if ly.window else ""
     shared = ", KV shared with an earlier layer" if ly.kv_shared else ""
-    return f"{ly.kind} ({heads}{window}{shared})"
+    state = f", + mamba state {ly.state_bytes:,} B/request" if ly.state_bytes else ""
+    return f"{ly.kind} ({heads}{window}{shared}{state})"
 
 
 def _runs(spec: ModelSpec) -> str:

@@ -248,6 +248,21 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
                 out["other"] += H * dl + 2 * K * dl
                 if neox:
                     out["other"] += h  # dense (output projection) bias
+            if layer.state_bytes and mt == "falcon_h1":
+                # Falcon-H1's parallel Mamba-2 mixer (vllm falcon_h1.py FalconH1SSMDecoderLayer, MambaMixer2):
+                # in_proj to 2 x d_ssm + 2 x groups x d_state + heads, out_proj back; conv, A, D, dt_bias, norm
+                ssm = _i(t.get("mamba_d_ssm")) or _i(t.get("mamba_expand"), 2) * h
+                nh = _i(t.get("mamba_n_heads"), 128)
+                G = _i(t.get("mamba_n_groups"), 1)
+                N = _i(t.get("mamba_d_state"), 256)
+                conv_dim = ssm + 2 * G * N
+                put(
+                    i,
+                    "linear",
+                    "mamba",
+                    [("in_proj", h * (2 * ssm + 2 * G * N + nh)), ("out_proj", ssm * h)],
+                )
+                out["other"] += conv_dim * (_i(t.get("mamba_d_conv"), 4) + 1) + 3 * nh + ssm
         elif k == "mla":
             q_lora = _i(t.get("q_lora_rank"))
             kv_lora = _i(t.get("kv_lora_rank"))
