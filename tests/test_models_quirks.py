@@ -166,7 +166,8 @@ def test_deepseek_sparse_attention_layer_types_are_mla_layers() -> None:
         assert _kinds(spec) == {"mla": cfg["num_hidden_layers"]}
         latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
         assert {ly.head_size for ly in spec.layers} == {latent}
-        assert kv_bytes_per_token(spec, 1, "auto") >= cfg["num_hidden_layers"] * latent * 2  # bfloat16 (+ DSA indexer)
+        # bfloat16 latent (+ the DSA indexer keys)
+        assert kv_bytes_per_token(spec, 1, "auto") >= cfg["num_hidden_layers"] * latent * 2
         # the same as the layer_types-less zai-org config of the same architecture
         same = parse_config(_cfg("zai-org--GLM-5.2"), model_id="zai", source="test")
         assert kv_bytes_per_token(spec, 1, "auto") == kv_bytes_per_token(same, 1, "auto")
@@ -213,7 +214,10 @@ def test_kimi_linear_kda_sizes_out_of_range_are_refused() -> None:
 
     cfg = _cfg("moonshotai--Kimi-K3")
     for key, bad in (("num_heads", -96), ("head_dim", 0), ("short_conv_kernel_size", "4")):
-        text = {**cfg["text_config"], "linear_attn_config": {**cfg["text_config"]["linear_attn_config"], key: bad}}
+        text = {
+            **cfg["text_config"],
+            "linear_attn_config": {**cfg["text_config"]["linear_attn_config"], key: bad},
+        }
         with pytest.raises(ValueError, match=f"linear_attn_config.{key}"):
             parse_config({**cfg, "text_config": text}, model_id="k3", source="test")
 
@@ -246,7 +250,9 @@ def test_dsa_indexer_key_cache_is_counted_beside_the_mla_latent() -> None:
         idx = cfg["index_head_dim"] + cfg["index_head_dim"] // 128 * 4
         owners = _dsa_indexer_owners_vllm(cfg)
         if "indexer_types" in cfg:  # GLM-5.2: vLLM's rule gives the config's own "full" layers
-            assert owners == [i for i, t in enumerate(cfg["indexer_types"]) if t == "full"] and len(owners) < n
+            assert (
+                owners == [i for i, t in enumerate(cfg["indexer_types"]) if t == "full"] and len(owners) < n
+            )
         else:
             assert owners == list(range(n))
         assert [i for i, ly in enumerate(spec.layers) if ly.index_head_dim] == owners

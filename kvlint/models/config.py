@@ -933,7 +933,9 @@ def _layer_kinds(
         sb, snote = _falcon_h1_state_bytes(text, dtype_bytes)
         notes.append(f"Falcon-H1: attention and Mamba-2 in parallel in all {n} layers; {snote}")
         return [
-            LayerSpec(kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, state_bytes=sb)
+            LayerSpec(
+                kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, state_bytes=sb
+            )
             for _ in range(n)
         ], None
 
@@ -953,7 +955,9 @@ def _layer_kinds(
         swa_layer = LayerSpec(
             kind="sliding", kv_heads=sw_kv, head_size=sw_head, head_size_v=sw_v, window=sw_window
         )
-        out = [swa_layer if i < len(hlp) and _int(hlp[i]) == 1 and sw_window else full_layer for i in range(n)]
+        out = [
+            swa_layer if i < len(hlp) and _int(hlp[i]) == 1 and sw_window else full_layer for i in range(n)
+        ]
         s = sum(1 for ly in out if ly.kind == "sliding")
         notes.append(
             f"hybrid_layer_pattern: {n - s} full-attention layers ({kv_heads} KV heads x K {head_size} / V {v_full}), "
