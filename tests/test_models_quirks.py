@@ -333,3 +333,35 @@ def test_falcon_h1_layers_keep_kv_and_mamba_state() -> None:
     # the parallel Mamba mixer's weights are counted too
     plain = parse_config({**cfg, "model_type": "llama"}, model_id="as-llama", source="test")
     assert spec.param_count > plain.param_count + n * cfg["hidden_size"] * 3 * cfg["mamba_d_ssm"]
+
+
+def _gdn_state_bytes_vllm(text: dict, conv_bytes: int, ssm_bytes: int) -> int:
+    # vLLM gated_delta_net_state_shape: conv (2 x k_heads x k_dim + v_heads x v_dim) x (kernel - 1), recurrent
+    # v_heads x k_dim x v_dim; gated_delta_net_state_dtype: conv at the model dtype, recurrent at mamba_ssm_cache_dtype
+    conv = (2 * text["linear_num_key_heads"] * text["linear_key_head_dim"]) + (
+        text["linear_num_value_heads"] * text["linear_value_head_dim"]
+    )
+    conv *= text["linear_conv_kernel_dim"] - 1
+    rec = text["linear_num_value_heads"] * text["linear_key_head_dim"] * text["linear_value_head_dim"]
+    return conv * conv_bytes + rec * ssm_bytes
+
+
+def test_qwen3_5_recurrent_state_takes_mamba_ssm_dtype() -> None:
+    # vLLM's Qwen3_5ForConditionalGenerationConfig hook sets --mamba-ssm-cache-dtype auto to the text config's
+    # mamba_ssm_dtype (float32 in the Qwen3.5 / 3.6 releases): the GDN recurrent state is float32, the conv state
+    # bf16. kvlint kept both at the model dtype (half the recurrent state).
+    for d in ("Qwen--Qwen3.5-27B", "Qwen--Qwen3.6-35B-A3B", "Qwen--Qwen3.5-397B-A17B"):
+        cfg = _cfg(d)
+        text = cfg["text_config"]
+        assert text["mamba_ssm_dtype"] == "float32" and text["dtype"] == "bfloat16"
+        assert cfg["architectures"][0] in (
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+        )
+        spec = parse_config(cfg, model_id=d, source="test")
+        states = {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"}
+        assert states == {_gdn_state_bytes_vllm(text, 2, 4)}
+    # Qwen3-Next has no such hook (nor key): both states at the model dtype
+    nxt = _cfg("Qwen--Qwen3-Next-80B-A3B-Thinking")
+    spec = parse_config(nxt, model_id="next", source="test")
+    assert {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"} == {_gdn_state_bytes_vllm(nxt, 2, 2)}

@@ -424,12 +424,18 @@ def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[in
     return total, note
 
 
-def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
-    """Per-request state of one Gated-DeltaNet (linear attention) layer, Qwen3-Next style.
+def _gdn_state_bytes(
+    text: dict[str, Any], model_dtype_bytes: int, ssm_dtype: str | None = None
+) -> tuple[int, str]:
+    """Per-request state of one Gated-DeltaNet (linear attention) layer, Qwen3-Next / Qwen3.5 style.
 
-    conv state ``(2 x key_heads x key_dim + value_heads x value_dim) x (kernel - 1)`` plus recurrent state
-    ``value_heads x key_dim x value_dim``, both at the model dtype (vllm@0.33.0:
-    vllm/model_executor/models/qwen3_next.py ``Qwen3NextGatedDeltaNet`` state shapes; approximate).
+    conv state ``(2 x key_heads x key_dim + value_heads x value_dim) x (kernel - 1)`` at the model dtype plus
+    recurrent state ``value_heads x key_dim x value_dim`` at ``ssm_dtype`` when given, else the model dtype
+    (vllm@02d71083 vllm/model_executor/layers/mamba/mamba_utils.py: ``MambaStateShapeCalculator.
+    gated_delta_net_state_shape``; ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``: conv at
+    ``--mamba-cache-dtype`` (auto: the model dtype), recurrent at ``--mamba-ssm-cache-dtype``, auto = the conv
+    dtype). ``ssm_dtype`` is what vLLM's Qwen3.5 config hook puts there (:func:`_vllm_ssm_cache_dtype`).
+    Speculative tokens' extra conv rows are not counted.
     """
     kh = _int(text.get("linear_num_key_heads")) or 16
     vh = _int(text.get("linear_num_value_heads")) or 32
@@ -438,11 +444,34 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
     kernel = _int(text.get("linear_conv_kernel_dim")) or 4
     conv = (2 * kh * kd + vh * vd) * (kernel - 1)
     rec = vh * kd * vd
-    total = (conv + rec) * model_dtype_bytes
+    rec_bytes = dtype_bytes_of(ssm_dtype, model_dtype_bytes) if ssm_dtype else model_dtype_bytes
+    total = conv * model_dtype_bytes + rec * rec_bytes
     return total, (
         f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
-        f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
+        f"(conv {conv} x {model_dtype_bytes} B + recurrent {rec} x {rec_bytes} B"
+        + (f", mamba_ssm_dtype {ssm_dtype}" if ssm_dtype else "")
+        + "); approximate"
     )
+
+
+#: Architectures whose vLLM config hook takes the SSM-state dtype from the text config's ``mamba_ssm_dtype``
+#: (``vllm/model_executor/models/config.py::Qwen3_5ForConditionalGenerationConfig``, vllm-project/vllm#34489).
+_SSM_DTYPE_HOOK_ARCHS = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+
+
+def _vllm_ssm_cache_dtype(text: dict[str, Any], architectures: tuple[str, ...]) -> str | None:
+    """The ``--mamba-ssm-cache-dtype`` vLLM resolves ``auto`` to for this config, when a model hook sets it.
+
+    Qwen3.5 / 3.6 (``Qwen3_5ForConditionalGeneration``, ``Qwen3_5MoeForConditionalGeneration``):
+    ``Qwen3_5ForConditionalGenerationConfig.verify_and_update_config`` sets ``cache_config.mamba_ssm_cache_dtype``
+    to ``hf_text_config.mamba_ssm_dtype`` when the flag is ``auto`` (vllm-project/vllm#34489, merged 2026-02-13;
+    the Qwen3.5 releases set ``float32``), so the Gated-DeltaNet recurrent state is float32 while the conv state stays
+    at the model dtype. Else None (the model dtype). An explicit ``--mamba-ssm-cache-dtype`` is not read.
+    """
+    v = text.get("mamba_ssm_dtype")
+    if isinstance(v, str) and v and any(a in _SSM_DTYPE_HOOK_ARCHS for a in architectures):
+        return v
+    return None
 
 
 def _falcon_h1_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
@@ -797,7 +826,16 @@ def parse_config(
                 "decoder layer"
             )
     layers, sliding_window = _layer_kinds(
-        text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
+        text,
+        model_type,
+        num_layers,
+        heads,
+        kv_heads,
+        head_size,
+        max_len,
+        model_dtype_bytes,
+        notes,
+        _vllm_ssm_cache_dtype(text, architectures),
     )
     if is_mla:
         owners = _dsa_indexer_layers(text, num_layers)
@@ -887,8 +925,10 @@ def _layer_kinds(
     max_len: int | None,
     dtype_bytes: int,
     notes: list[str],
+    gdn_ssm_dtype: str | None = None,
 ) -> tuple[list[LayerSpec], int | None]:
-    """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides."""
+    """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides.
+    ``gdn_ssm_dtype``: the Gated-DeltaNet recurrent-state dtype a vLLM model hook sets (:func:`_vllm_ssm_cache_dtype`)."""
     window = _int(text.get("sliding_window")) or _int(text.get("sliding_window_size"))
 
     def full(kvh: int = kv_heads) -> LayerSpec:
@@ -1028,7 +1068,7 @@ def _layer_kinds(
                 )
             elif t in ("linear_attention", "mamba", "mamba2", "conv", "recurrent"):
                 if model_type.startswith("qwen3_next") or "linear_num_value_heads" in text:
-                    sb, state_note = _gdn_state_bytes(text, dtype_bytes)
+                    sb, state_note = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
                 else:
                     sb, state_note = _mamba_state_bytes(text, dtype_bytes)
                 out.append(LayerSpec(kind="mamba", state_bytes=sb))
@@ -1049,7 +1089,7 @@ def _layer_kinds(
     # (transformers Qwen3NextConfig layer_types default: (i+1) % interval == 0 -> full).
     interval = _int(text.get("full_attention_interval"))
     if interval:
-        sb, snote = _gdn_state_bytes(text, dtype_bytes)
+        sb, snote = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
         out = [
             full() if (i + 1) % interval == 0 else LayerSpec(kind="mamba", state_bytes=sb) for i in range(n)
         ]
