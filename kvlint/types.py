@@ -407,6 +407,10 @@ class LayerSpec:
     sliding-window-only layer (the config's 0), 4 (compressed attention with the lightning indexer, whose key
     width is ``index_head_dim``) or 128; vLLM gives such a layer several KV-cache specs
     (:mod:`kvlint.memory.deepseek_v4`). Engines without that model keep reading it as a sliding-window layer.
+    ``state_bytes`` on a ``full`` layer: a parallel-hybrid layer (Falcon-H1) whose Mamba-2 mixer runs beside the
+    attention and keeps that per-request state as well as the layer's KV cache.
+    On an ``mla`` layer, ``index_head_dim`` > 0 says the layer also keeps a DeepSeek sparse attention (DSA)
+    lightning-indexer key cache of that width (DeepSeek V3.2, GLM-5; :func:`kvlint.memory.kv.dsa_indexer_bytes`).
     """
 
     kind: str

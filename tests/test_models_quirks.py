@@ -153,3 +153,215 @@ def test_modelopt_quant_algo_beside_quant_method_in_config_json() -> None:
     }
     fp8 = parse_config(cfg, model_id="x/fp8", source="test: the NVFP4 config with quant_algo FP8")
     assert fp8.quant_method == "modelopt"
+
+
+def test_deepseek_sparse_attention_layer_types_are_mla_layers() -> None:
+    # NVIDIA's GLM-5.2/5.3 NVFP4 configs (transformers 5) list every layer as "deepseek_sparse_attention"; vLLM's
+    # GlmMoeDsaForCausalLM (DeepseekV2ForCausalLM) reads no layer_types and gives each layer MLA attention, one
+    # latent of kv_lora_rank + qk_rope_head_dim values per token. kvlint read the name as "no KV cache" (0 B/token).
+    for d in ("nvidia--GLM-5.2-NVFP4", "nvidia--GLM-5.3-NVFP4"):
+        cfg = _cfg(d)
+        assert set(cfg["layer_types"]) == {"deepseek_sparse_attention"}
+        spec = parse_config(cfg, model_id=d, source="test")
+        assert _kinds(spec) == {"mla": cfg["num_hidden_layers"]}
+        latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
+        assert {ly.head_size for ly in spec.layers} == {latent}
+        # bfloat16 latent (+ the DSA indexer keys)
+        assert kv_bytes_per_token(spec, 1, "auto") >= cfg["num_hidden_layers"] * latent * 2
+        # the same as the layer_types-less zai-org config of the same architecture
+        same = parse_config(_cfg("zai-org--GLM-5.2"), model_id="zai", source="test")
+        assert kv_bytes_per_token(spec, 1, "auto") == kv_bytes_per_token(same, 1, "auto")
+
+
+def _kda_state_bytes_vllm(lac: dict, model_dtype_bytes: int) -> int:
+    # vLLM MambaStateShapeCalculator.kda_state_shape (num_k_heads = num_heads, head_k_dim = head_dim) and
+    # MambaStateDtypeCalculator.kda_state_dtype: conv (q, k, v channels) x (kernel - 1) at the model dtype,
+    # recurrent num_heads x head_dim x head_dim in float32
+    nh, hd, kern = lac["num_heads"], lac["head_dim"], lac["short_conv_kernel_size"]
+    return (nh * hd + 2 * nh * hd) * (kern - 1) * model_dtype_bytes + nh * hd * hd * 4
+
+
+def test_kimi_linear_kda_layers_hold_state_not_mla() -> None:
+    # Kimi K3 (model_type kimi_linear in text_config): linear_attn_config.kda_layers (1-based, as vLLM's
+    # KimiLinearConfig.is_kda_layer reads them) are KDA linear-attention layers with a per-request state; only the
+    # others are MLA. kvlint made all 93 layers MLA.
+    from kvlint.memory.sglang import cell_size
+    from kvlint.memory.vllm import build_groups, mamba_state_bytes_per_rank
+
+    text = _cfg("moonshotai--Kimi-K3")["text_config"]
+    lac = text["linear_attn_config"]
+    n = text["num_hidden_layers"]
+    spec = resolve_model("moonshotai/Kimi-K3", allow_hub=False)
+    kda = {i - 1 for i in lac["kda_layers"]}
+    assert [i for i, ly in enumerate(spec.layers) if ly.kind == "mamba"] == sorted(kda)
+    assert all(ly.kind == "mla" for i, ly in enumerate(spec.layers) if i not in kda)
+    n_mla = n - len(kda)
+    assert n_mla == len(lac["full_attn_layers"])
+    state = _kda_state_bytes_vllm(lac, 2)
+    assert {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"} == {state}
+    latent = text["kv_lora_rank"] + text["qk_rope_head_dim"]
+    assert kv_bytes_per_token(spec, 1, "auto") == n_mla * latent * 2
+    # vLLM at TP 8: the attention block grows until its page covers one rank's KDA state page (align 16)
+    groups, _, bs, _ = build_groups(list(spec.layers), 8, 2, "auto", 16, True)
+    page = mamba_state_bytes_per_rank(state, 8)
+    assert bs == 16 * -(-page // (16 * latent * 2)) and bs * latent * 2 >= page
+    # SGLang's MLA pool holds the full-attention layers only
+    assert cell_size(spec, 8, 2)[0] == n_mla * latent * 2
+
+
+def test_kimi_linear_kda_sizes_out_of_range_are_refused() -> None:
+    import pytest
+
+    cfg = _cfg("moonshotai--Kimi-K3")
+    for key, bad in (("num_heads", -96), ("head_dim", 0), ("short_conv_kernel_size", "4")):
+        text = {
+            **cfg["text_config"],
+            "linear_attn_config": {**cfg["text_config"]["linear_attn_config"], key: bad},
+        }
+        with pytest.raises(ValueError, match=f"linear_attn_config.{key}"):
+            parse_config({**cfg, "text_config": text}, model_id="k3", source="test")
+
+
+def _dsa_indexer_owners_vllm(cfg: dict) -> list[int]:
+    # vLLM DeepseekV2MLAAttention: a layer builds an Indexer (and its DeepseekV32IndexerCache) unless it skips top-k:
+    # index_topk_pattern[layer] == "S", else max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0
+    # (defaults offset 2, freq 1)
+    n = cfg["num_hidden_layers"]
+    pattern = cfg.get("index_topk_pattern")
+    if pattern is not None:
+        return [i for i in range(n) if pattern[i] != "S"]
+    freq, off = cfg.get("index_topk_freq", 1), cfg.get("index_skip_topk_offset", 2)
+    return [i for i in range(n) if max(i - off + 1, 0) % freq == 0]
+
+
+def test_dsa_indexer_key_cache_is_counted_beside_the_mla_latent() -> None:
+    # DeepSeek V3.2 / GLM-5 (DSA): vLLM registers, beside each indexer layer's MLA latent, a DeepseekV32IndexerCache
+    # MLAAttentionSpec of index_head_dim + index_head_dim // 128 * 4 uint8 bytes per token (fp8 keys + fp32
+    # scales), in the same UniformTypeKVCacheSpecs group; SGLang adds the same bytes on every layer. kvlint counted
+    # the latent only.
+    from kvlint.memory.sglang import cell_size
+    from kvlint.memory.vllm import build_groups
+
+    for d in ("deepseek-ai--DeepSeek-V3.2", "zai-org--GLM-5", "zai-org--GLM-5.2"):
+        cfg = _cfg(d)
+        spec = parse_config(cfg, model_id=d, source="test")
+        n = cfg["num_hidden_layers"]
+        latent = cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]
+        idx = cfg["index_head_dim"] + cfg["index_head_dim"] // 128 * 4
+        owners = _dsa_indexer_owners_vllm(cfg)
+        if "indexer_types" in cfg:  # GLM-5.2: vLLM's rule gives the config's own "full" layers
+            assert (
+                owners == [i for i, t in enumerate(cfg["indexer_types"]) if t == "full"] and len(owners) < n
+            )
+        else:
+            assert owners == list(range(n))
+        assert [i for i, ly in enumerate(spec.layers) if ly.index_head_dim] == owners
+        assert kv_bytes_per_token(spec, 1, "auto") == n * latent * 2 + len(owners) * idx
+        assert kv_bytes_per_token(spec, 1, "fp8_ds_mla") == n * 656 + len(owners) * idx
+        _, per_block, bs, _ = build_groups(list(spec.layers), 8, 2, "auto", 64, True)
+        assert per_block == (n * latent * 2 + len(owners) * idx) * bs
+        assert cell_size(spec, 8, 2)[0] == n * (latent * 2 + idx)
+    # MLA models without DSA keep the latent alone
+    v3 = parse_config(_cfg("deepseek-ai--DeepSeek-V3"), model_id="v3", source="test")
+    assert kv_bytes_per_token(v3, 1, "auto") == 61 * 576 * 2
+
+
+def test_mimo_v2_flash_hybrid_layer_pattern() -> None:
+    # vLLM MiMoV2FlashDecoderLayer: hybrid_layer_pattern[i] == 1 -> sliding window sliding_window_size with
+    # swa_num_key_value_heads heads of K swa_head_dim / V swa_v_head_dim; else full attention with num_key_value_heads
+    # heads of K head_dim / V v_head_dim. kvlint made every layer a sliding layer of 4 heads x 192/192.
+    from kvlint.memory.sglang import cell_size
+
+    cfg = _cfg("XiaomiMiMo--MiMo-V2-Flash")
+    spec = parse_config(cfg, model_id="mimo", source="test")
+    pat = cfg["hybrid_layer_pattern"]
+    assert [ly.kind for ly in spec.layers] == ["sliding" if p == 1 else "full" for p in pat]
+    full = cfg["num_key_value_heads"] * (cfg["head_dim"] + cfg["v_head_dim"]) * 2
+    swa = cfg["swa_num_key_value_heads"] * (cfg["swa_head_dim"] + cfg["swa_v_head_dim"]) * 2
+    n_swa = sum(pat)
+    assert kv_bytes_per_token(spec, 1, "auto") == (len(pat) - n_swa) * full + n_swa * swa
+    assert {ly.window for ly in spec.layers if ly.kind == "sliding"} == {cfg["sliding_window_size"]}
+    # TP 8: one KV head per rank on the full layers (4 // 8 -> 1, replicated), 1 on the sliding ones
+    tp8 = (len(pat) - n_swa) * 1 * (cfg["head_dim"] + cfg["v_head_dim"]) * 2 + n_swa * 1 * (
+        cfg["swa_head_dim"] + cfg["swa_v_head_dim"]
+    ) * 2
+    assert kv_bytes_per_token(spec, 8, "auto") == tp8
+    assert cell_size(spec, 1, 2)[0] == (len(pat) - n_swa) * full + int(n_swa * swa * 0.8)
+
+
+def test_falcon_h1_layers_keep_kv_and_mamba_state() -> None:
+    # Falcon-H1 runs attention and a Mamba-2 mixer in parallel in every layer (vLLM FalconH1ParallelHybrid), so each
+    # layer keeps a KV cache and a Mamba-2 state. kvlint read it as plain full attention (no state). No verbatim
+    # Falcon-H1 config.json was found; the sizes are Falcon-H1 7B's row of transformers' FalconH1Config table
+    # (docs/source/en/model_doc/falcon_h1.md, v5.0.0rc1: 44 layers, dim 3072, 12 heads, 2 KV, 24 Mamba heads of
+    # 128, d_state 256), with mamba_d_ssm = 24 x 128 and the class defaults for conv and groups.
+    from kvlint.memory.vllm import build_groups
+
+    cfg = {
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "torch_dtype": "bfloat16",
+        "num_hidden_layers": 44,
+        "hidden_size": 3072,
+        "num_attention_heads": 12,
+        "num_key_value_heads": 2,
+        "head_dim": 128,
+        "intermediate_size": 12288,
+        "vocab_size": 130049,
+        "max_position_embeddings": 262144,
+        "mamba_d_ssm": 3072,
+        "mamba_n_heads": 24,
+        "mamba_d_head": 128,
+        "mamba_d_state": 256,
+        "mamba_n_groups": 1,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+    }
+    spec = parse_config(cfg, model_id="falcon-h1-7b", source="test")
+    n = cfg["num_hidden_layers"]
+    # vLLM mamba2_state_shape: conv (d_ssm + 2 x groups x d_state) x (d_conv - 1), ssm heads x d_head x d_state
+    conv = (cfg["mamba_d_ssm"] + 2 * cfg["mamba_n_groups"] * cfg["mamba_d_state"]) * (cfg["mamba_d_conv"] - 1)
+    ssm = cfg["mamba_n_heads"] * cfg["mamba_d_head"] * cfg["mamba_d_state"]
+    state = (conv + ssm) * 2
+    assert [(ly.kind, ly.state_bytes) for ly in spec.layers] == [("full", state)] * n
+    attn_tok = n * cfg["num_key_value_heads"] * cfg["head_dim"] * 2 * 2
+    assert kv_bytes_per_token(spec, 1, "auto") == attn_tok
+    groups, _, bs, _ = build_groups(list(spec.layers), 1, 2, "auto", 16, True)
+    assert sorted(g.kind for g in groups) == ["full", "mamba"]
+    per_layer_tok = cfg["num_key_value_heads"] * cfg["head_dim"] * 2 * 2
+    assert bs == 16 * -(-state // (16 * per_layer_tok))
+    # the parallel Mamba mixer's weights are counted too
+    plain = parse_config({**cfg, "model_type": "llama"}, model_id="as-llama", source="test")
+    assert spec.param_count > plain.param_count + n * cfg["hidden_size"] * 3 * cfg["mamba_d_ssm"]
+
+
+def _gdn_state_bytes_vllm(text: dict, conv_bytes: int, ssm_bytes: int) -> int:
+    # vLLM gated_delta_net_state_shape: conv (2 x k_heads x k_dim + v_heads x v_dim) x (kernel - 1), recurrent
+    # v_heads x k_dim x v_dim; gated_delta_net_state_dtype: conv at the model dtype, recurrent at mamba_ssm_cache_dtype
+    conv = (2 * text["linear_num_key_heads"] * text["linear_key_head_dim"]) + (
+        text["linear_num_value_heads"] * text["linear_value_head_dim"]
+    )
+    conv *= text["linear_conv_kernel_dim"] - 1
+    rec = text["linear_num_value_heads"] * text["linear_key_head_dim"] * text["linear_value_head_dim"]
+    return conv * conv_bytes + rec * ssm_bytes
+
+
+def test_qwen3_5_recurrent_state_takes_mamba_ssm_dtype() -> None:
+    # vLLM's Qwen3_5ForConditionalGenerationConfig hook sets --mamba-ssm-cache-dtype auto to the text config's
+    # mamba_ssm_dtype (float32 in the Qwen3.5 / 3.6 releases): the GDN recurrent state is float32, the conv state
+    # bf16. kvlint kept both at the model dtype (half the recurrent state).
+    for d in ("Qwen--Qwen3.5-27B", "Qwen--Qwen3.6-35B-A3B", "Qwen--Qwen3.5-397B-A17B"):
+        cfg = _cfg(d)
+        text = cfg["text_config"]
+        assert text["mamba_ssm_dtype"] == "float32" and text["dtype"] == "bfloat16"
+        assert cfg["architectures"][0] in (
+            "Qwen3_5ForConditionalGeneration",
+            "Qwen3_5MoeForConditionalGeneration",
+        )
+        spec = parse_config(cfg, model_id=d, source="test")
+        states = {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"}
+        assert states == {_gdn_state_bytes_vllm(text, 2, 4)}
+    # Qwen3-Next has no such hook (nor key): both states at the model dtype
+    nxt = _cfg("Qwen--Qwen3-Next-80B-A3B-Thinking")
+    spec = parse_config(nxt, model_id="next", source="test")
+    assert {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"} == {_gdn_state_bytes_vllm(nxt, 2, 2)}

@@ -36,6 +36,27 @@ def dtype_bytes(dtype: str | None) -> int:
     return 2
 
 
+DSA_INDEXER_QUANT_BLOCK = 128
+"""Values per fp32 scale in the DSA indexer's fp8 key cache (vLLM ``Indexer.quant_block_size``, SGLang
+``DSATokenToKVPool.quant_block_size``)."""
+
+
+def dsa_indexer_bytes(index_head_dim: int) -> int:
+    """Bytes one token occupies in one layer's DeepSeek sparse attention (DSA) indexer key cache.
+
+    ``index_head_dim`` fp8 values plus one 4-byte fp32 scale per 128 values, stored as uint8: 132 for DeepSeek V3.2
+    and GLM-5 (index_head_dim 128), whatever ``--kv-cache-dtype`` is. vLLM: ``DeepseekV32IndexerCache`` registers
+    ``MLAAttentionSpec(num_kv_heads=1, head_size=index_head_dim + index_head_dim // quant_block_size * 4,
+    dtype=torch.uint8)`` beside the layer's MLA cache (``vllm/model_executor/models/deepseek_v2.py``, v0.11.0 on);
+    SGLang: ``indexer_size_per_token = index_head_dim + index_head_dim // DSATokenToKVPool.quant_block_size * 4``
+    (sglang@003fca80 ``python/sglang/srt/model_executor/pool_configurator.py::DefaultPoolConfigurator.
+    _compute_cell_size``). 0 for 0.
+    """
+    if index_head_dim <= 0:
+        return 0
+    return index_head_dim + index_head_dim // DSA_INDEXER_QUANT_BLOCK * 4
+
+
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str | None) -> int:
     """Bytes per stored KV element for vLLM's ``--kv-cache-dtype``.
 
@@ -77,17 +98,20 @@ def layer_bytes_per_token(layer: LayerSpec, tp: int, kv_bytes: int, kv_cache_dty
 
     full/sliding/chunked/cross: ``kv_heads_per_rank x (head_size + head_size_v) x kv_bytes`` with
     ``head_size_v`` = ``head_size`` when 0; MLA: ``head_size x kv_bytes`` (576 x 2 = 1152 for DeepSeek bf16),
-    or 656 with ``fp8_ds_mla``. Source: ``AttentionSpec.page_size_bytes`` / ``MLAAttentionSpec.page_size_bytes``
-    divided by block_size (vllm@0.33.0). A ``kv_shared`` layer (Gemma 3n / 4 ``num_kv_shared_layers``) has no
+    or 656 with ``fp8_ds_mla``; an MLA layer with a DSA indexer (``index_head_dim``, DeepSeek V3.2 / GLM-5) adds
+    its indexer key cache (:func:`dsa_indexer_bytes`, 132 B), a second spec of the same full-attention type that
+    vLLM puts in the same ``UniformTypeKVCacheSpecs`` group. Source: ``AttentionSpec.page_size_bytes`` /
+    ``MLAAttentionSpec.page_size_bytes`` divided by block_size (vllm@0.33.0). A ``kv_shared`` layer (Gemma 3n / 4 ``num_kv_shared_layers``) has no
     KV-cache spec of its own (``GPUModelRunner.get_kv_cache_spec`` skips a layer with a
     ``kv_sharing_target_layer_name``): 0.
     """
     if layer.kind in ("mamba", "none") or layer.kv_shared:
         return 0
     if layer.kind == "mla":
+        indexer = dsa_indexer_bytes(layer.index_head_dim)
         if (kv_cache_dtype or "").lower() == "fp8_ds_mla":
-            return FP8_DS_MLA_BYTES_PER_TOKEN_LAYER
-        return layer.head_size * kv_bytes
+            return FP8_DS_MLA_BYTES_PER_TOKEN_LAYER + indexer
+        return layer.head_size * kv_bytes + indexer
     hv = layer.head_size_v or layer.head_size
     return kv_heads_per_rank(layer, tp) * (layer.head_size + hv) * kv_bytes
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvlint.fastinit import direct_init
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
-from kvlint.memory.kv import dtype_bytes, layer_counts
+from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -285,7 +285,19 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
     c = model.text_config or model.config or {}
     if model.is_mla:
         lat = int(c.get("kv_lora_rank") or 512) + int(c.get("qk_rope_head_dim") or 64)
-        return lat * model.num_layers * kv_elem_bytes, "MLA latent"
+        # a hybrid linear-attention model (Kimi Linear: KDA + MLA) keeps MLA only on its full-attention layers
+        # (DefaultPoolConfigurator: num_layers = len(mambaish.full_attention_layer_ids), sglang@003fca80
+        # python/sglang/srt/model_executor/pool_configurator.py); the other MLA models have MLA on every layer
+        counts = layer_counts(model.layers)
+        n = model.num_layers
+        if any(ly.kind == "mamba" for ly, _ in counts):
+            n = sum(k for ly, k in counts if ly.kind == "mla")
+        idx = max((ly.index_head_dim for ly, _ in counts if ly.kind == "mla"), default=0)
+        if idx:
+            # DSA (DeepSeek V3.2, GLM-5): the indexer's uint8 key cache on every layer of the pool, including the
+            # layers that reuse an earlier layer's top-k (the same _compute_cell_size, CUDA path)
+            return (lat * kv_elem_bytes + dsa_indexer_bytes(idx)) * n, "MLA latent + DSA indexer keys"
+        return lat * n * kv_elem_bytes, "MLA latent"
     full = swa = 0
     for ly, count in layer_counts(model.layers):  # identical layers once, times their count
         if ly.kind in ("mamba", "none"):

@@ -440,6 +440,15 @@ def _build_groups_counted(
                 layer_bytes_per_token(lay, tp, kv_bytes, kv_cache_dtype),
                 0,
             )
+            if lay.state_bytes:
+                # a parallel-hybrid layer (Falcon-H1): its Mamba mixer registers a MambaSpec beside the attention's
+                mkey: tuple[str, int | None, int, int] = (
+                    "mamba",
+                    None,
+                    0,
+                    mamba_state_bytes_per_rank(lay.state_bytes, tp),
+                )
+                specs[mkey] = specs.get(mkey, 0) + count
         specs[key] = specs.get(key, 0) + count
     if not specs:
         return [], 0, block_size, notes

@@ -250,6 +250,11 @@ _POSITIVE_SIZE_KEYS = (
     "v_head_dim",
     "q_lora_rank",
     "index_head_dim",
+    "index_topk_freq",
+    "swa_num_key_value_heads",
+    "swa_head_dim",
+    "swa_v_head_dim",
+    "mamba_d_ssm",
     "sliding_window_size",
     "attention_chunk_size",
     "full_attention_interval",
@@ -284,6 +289,7 @@ _COUNT_KEYS = (
     "first_k_dense_replace",
     "num_nextn_predict_layers",
     "num_kv_shared_layers",
+    "index_skip_topk_offset",
 )
 
 
@@ -418,12 +424,18 @@ def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[in
     return total, note
 
 
-def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
-    """Per-request state of one Gated-DeltaNet (linear attention) layer, Qwen3-Next style.
+def _gdn_state_bytes(
+    text: dict[str, Any], model_dtype_bytes: int, ssm_dtype: str | None = None
+) -> tuple[int, str]:
+    """Per-request state of one Gated-DeltaNet (linear attention) layer, Qwen3-Next / Qwen3.5 style.
 
-    conv state ``(2 x key_heads x key_dim + value_heads x value_dim) x (kernel - 1)`` plus recurrent state
-    ``value_heads x key_dim x value_dim``, both at the model dtype (vllm@0.33.0:
-    vllm/model_executor/models/qwen3_next.py ``Qwen3NextGatedDeltaNet`` state shapes; approximate).
+    conv state ``(2 x key_heads x key_dim + value_heads x value_dim) x (kernel - 1)`` at the model dtype plus
+    recurrent state ``value_heads x key_dim x value_dim`` at ``ssm_dtype`` when given, else the model dtype
+    (vllm@02d71083 vllm/model_executor/layers/mamba/mamba_utils.py: ``MambaStateShapeCalculator.
+    gated_delta_net_state_shape``; ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``: conv at
+    ``--mamba-cache-dtype`` (auto: the model dtype), recurrent at ``--mamba-ssm-cache-dtype``, auto = the conv
+    dtype). ``ssm_dtype`` is what vLLM's Qwen3.5 config hook puts there (:func:`_vllm_ssm_cache_dtype`).
+    Speculative tokens' extra conv rows are not counted.
     """
     kh = _int(text.get("linear_num_key_heads")) or 16
     vh = _int(text.get("linear_num_value_heads")) or 32
@@ -432,10 +444,109 @@ def _gdn_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int,
     kernel = _int(text.get("linear_conv_kernel_dim")) or 4
     conv = (2 * kh * kd + vh * vd) * (kernel - 1)
     rec = vh * kd * vd
-    total = (conv + rec) * model_dtype_bytes
+    rec_bytes = dtype_bytes_of(ssm_dtype, model_dtype_bytes) if ssm_dtype else model_dtype_bytes
+    total = conv * model_dtype_bytes + rec * rec_bytes
     return total, (
         f"linear-attention (Gated DeltaNet) state per request per layer ~{total} B "
-        f"(conv {conv} + recurrent {rec} elements x {model_dtype_bytes} B); approximate"
+        f"(conv {conv} x {model_dtype_bytes} B + recurrent {rec} x {rec_bytes} B"
+        + (f", mamba_ssm_dtype {ssm_dtype}" if ssm_dtype else "")
+        + "); approximate"
+    )
+
+
+#: Architectures whose vLLM config hook takes the SSM-state dtype from the text config's ``mamba_ssm_dtype``
+#: (``vllm/model_executor/models/config.py::Qwen3_5ForConditionalGenerationConfig``, vllm-project/vllm#34489).
+_SSM_DTYPE_HOOK_ARCHS = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+
+
+def _vllm_ssm_cache_dtype(text: dict[str, Any], architectures: tuple[str, ...]) -> str | None:
+    """The ``--mamba-ssm-cache-dtype`` vLLM resolves ``auto`` to for this config, when a model hook sets it.
+
+    Qwen3.5 / 3.6 (``Qwen3_5ForConditionalGeneration``, ``Qwen3_5MoeForConditionalGeneration``):
+    ``Qwen3_5ForConditionalGenerationConfig.verify_and_update_config`` sets ``cache_config.mamba_ssm_cache_dtype``
+    to ``hf_text_config.mamba_ssm_dtype`` when the flag is ``auto`` (vllm-project/vllm#34489, merged 2026-02-13;
+    the Qwen3.5 releases set ``float32``), so the Gated-DeltaNet recurrent state is float32 while the conv state stays
+    at the model dtype. Else None (the model dtype). An explicit ``--mamba-ssm-cache-dtype`` is not read.
+    """
+    v = text.get("mamba_ssm_dtype")
+    if isinstance(v, str) and v and any(a in _SSM_DTYPE_HOOK_ARCHS for a in architectures):
+        return v
+    return None
+
+
+def _falcon_h1_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request Mamba-2 state of one Falcon-H1 layer, in bytes.
+
+    vLLM (vllm/model_executor/models/falcon_h1.py: ``FalconH1ForCausalLM._get_mamba_cache_shape`` in the V0 engine
+    that first served it, ``get_mamba_state_shape_from_config`` since) builds the Mamba-2 state shapes
+    (``MambaStateShapeCalculator.mamba2_state_shape``) with ``intermediate_size = mamba_d_ssm`` (else ``mamba_expand x
+    hidden_size``), ``n_groups = mamba_n_groups``, ``num_heads = mamba_n_heads``, ``head_dim = mamba_d_head``,
+    ``state_size = mamba_d_state``, ``conv_kernel = mamba_d_conv``: conv ``(intermediate + 2 x n_groups x
+    d_state) x (conv - 1)`` and SSM ``heads x head_dim x d_state`` elements (vllm@02d71083
+    vllm/model_executor/layers/mamba/mamba_utils.py), at the model dtype (SSM at ``mamba_ssm_cache_dtype`` when the
+    config sets it). ``mamba_d_head`` ``"auto"`` is ``mamba_d_ssm // mamba_n_heads``, as transformers'
+    ``FalconH1Config`` derives it. Returns ``(bytes, note)``.
+    """
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    inter = _int(text.get("mamba_d_ssm")) or (_int(text.get("mamba_expand")) or 2) * hidden
+    heads = _int(text.get("mamba_n_heads")) or 128
+    head_dim = _int(text.get("mamba_d_head")) or max(1, inter // heads)
+    groups = _int(text.get("mamba_n_groups")) or 1
+    d_state = _int(text.get("mamba_d_state")) or 256
+    kernel = _int(text.get("mamba_d_conv")) or 4
+    ssm_bytes = dtype_bytes_of(text.get("mamba_ssm_cache_dtype"), model_dtype_bytes)
+    conv = (inter + 2 * groups * d_state) * (kernel - 1)
+    ssm = heads * head_dim * d_state
+    total = conv * model_dtype_bytes + ssm * ssm_bytes
+    return total, (
+        f"Mamba-2 state per request per layer {total} B (conv {conv} x {model_dtype_bytes} B + ssm {ssm} x "
+        f"{ssm_bytes} B)"
+    )
+
+
+def _dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
+    """The decoder layers (0-based) of a DeepSeek sparse attention (DSA) model that build a lightning indexer, and
+    so keep its key cache; empty for a config without ``index_topk`` (not DSA).
+
+    vLLM (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention): ``is_v32 =
+    hasattr(config, "index_topk")``; a layer skips its own top-k (IndexCache, reusing an earlier layer's indices,
+    and builds no ``Indexer`` and so no ``DeepseekV32IndexerCache``) when ``index_topk_pattern[layer] == "S"``, or,
+    without a pattern, when ``max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0`` (defaults: offset
+    2, freq 1, so every layer of DeepSeek V3.2 and GLM-5 / 5.1 has one; GLM-5.2 / 5.3, freq 4 offset 3: layers 0, 1,
+    2, 6, 10, ..., 74, the ``full`` entries of their ``indexer_types``, which vLLM does not read).
+    """
+    if "index_topk" not in text:
+        return frozenset()
+    pattern = text.get("index_topk_pattern")
+    if isinstance(pattern, list):
+        return frozenset(i for i in range(n) if not (i < len(pattern) and pattern[i] == "S"))
+    freq = _int(text.get("index_topk_freq")) or 1
+    off = _int(text.get("index_skip_topk_offset"))
+    off = 2 if off is None else off
+    return frozenset(i for i in range(n) if max(i - off + 1, 0) % freq == 0)
+
+
+def _kda_state_bytes(lac: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request state of one KDA (Kimi Delta Attention) layer of a Kimi Linear model, in bytes.
+
+    vLLM (vllm@02d71083 vllm/model_executor/layers/mamba/mamba_utils.py): ``MambaStateShapeCalculator.
+    kda_state_shape(tp, num_heads, head_dim, conv_kernel_size=short_conv_kernel_size)`` with the key heads and
+    key head size equal to ``num_heads`` and ``head_dim`` (``KimiLinearForCausalLM.get_mamba_state_shape_from_config``
+    passes none), so the conv state holds ``3 x num_heads x head_dim`` channels (q, k, v) x ``kernel - 1`` and the
+    recurrent state ``num_heads x head_dim x head_dim``; ``MambaStateDtypeCalculator.kda_state_dtype`` keeps the
+    conv state at the model dtype (``--mamba-cache-dtype auto``) and the recurrent state in float32. The keys are
+    ``linear_attn_config``'s ``num_heads``, ``head_dim`` and ``short_conv_kernel_size`` (defaults 32, 128, 4 when
+    absent). Speculative tokens' extra conv rows are not counted. Returns ``(bytes, note)``.
+    """
+    heads = _int(lac.get("num_heads")) or 32
+    hd = _int(lac.get("head_dim")) or 128
+    kernel = _int(lac.get("short_conv_kernel_size")) or 4
+    conv = 3 * heads * hd * (kernel - 1)
+    rec = heads * hd * hd
+    total = conv * model_dtype_bytes + rec * 4
+    return total, (
+        f"KDA state per request per layer {total} B (conv {conv} x {model_dtype_bytes} B + recurrent {rec} x 4 B "
+        "float32)"
     )
 
 
@@ -689,6 +800,16 @@ def parse_config(
                 f"{model_id}: config.json compress_ratios {shown}; vLLM reads one whole number from 0 up per "
                 "decoder layer (DeepSeek V4's compression ratio of that layer)"
             )
+    lac = text.get("linear_attn_config")
+    if model_type == "kimi_linear" and isinstance(lac, dict):
+        # the KDA state shape's sizes (_kda_state_bytes): positive whole numbers, as vLLM builds tensors from them
+        for key, low in (("num_heads", 1), ("head_dim", 1), ("short_conv_kernel_size", 2)):
+            v = lac.get(key)
+            if v is not None and (_int(v) is None or (_int(v) or 0) < low or (_int(v) or 0) > MAX_HEADS):
+                raise ValueError(
+                    f"{model_id}: config.json linear_attn_config.{key} is {_shown(v)}; vLLM builds the KDA layers' "
+                    f"state tensors from it (a whole number from {low} to {MAX_HEADS})"
+                )
     kinds = text.get("layer_types")
     if isinstance(kinds, list) and kinds and not nemotron_h_pattern(text):
         # one kind name per decoder layer, as the model classes index it (layer_types[layer_idx]) and
@@ -705,16 +826,37 @@ def parse_config(
                 "decoder layer"
             )
     layers, sliding_window = _layer_kinds(
-        text, model_type, num_layers, heads, kv_heads, head_size, max_len, model_dtype_bytes, notes
+        text,
+        model_type,
+        num_layers,
+        heads,
+        kv_heads,
+        head_size,
+        max_len,
+        model_dtype_bytes,
+        notes,
+        _vllm_ssm_cache_dtype(text, architectures),
     )
     if is_mla:
+        owners = _dsa_indexer_layers(text, num_layers)
         layers = [
-            LayerSpec(kind="mla", kv_heads=1, head_size=mla_head, head_size_v=0)
+            LayerSpec(
+                kind="mla",
+                kv_heads=1,
+                head_size=mla_head,
+                head_size_v=0,
+                index_head_dim=(_int(text.get("index_head_dim")) or 128) if i in owners else 0,
+            )
             if ly.kind in ("full", "sliding")
             else ly
-            for ly in layers
+            for i, ly in enumerate(layers)
         ]
         kv_heads, head_size = 1, mla_head
+        if owners:
+            notes.append(
+                f"DeepSeek sparse attention: {len(owners)} of {num_layers} layers keep a lightning-indexer key cache "
+                f"(index_head_dim {_int(text.get('index_head_dim')) or 128} fp8 + fp32 scales) beside the MLA latent"
+            )
     attn = [ly for ly in layers if ly.kind not in ("none", "mamba")]
     if attn and not is_mla:
         kv_heads = Counter(ly.kv_heads for ly in attn).most_common(1)[0][0]
@@ -783,8 +925,10 @@ def _layer_kinds(
     max_len: int | None,
     dtype_bytes: int,
     notes: list[str],
+    gdn_ssm_dtype: str | None = None,
 ) -> tuple[list[LayerSpec], int | None]:
-    """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides."""
+    """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides.
+    ``gdn_ssm_dtype``: the Gated-DeltaNet recurrent-state dtype a vLLM model hook sets (:func:`_vllm_ssm_cache_dtype`)."""
     window = _int(text.get("sliding_window")) or _int(text.get("sliding_window_size"))
 
     def full(kvh: int = kv_heads) -> LayerSpec:
@@ -822,6 +966,61 @@ def _layer_kinds(
         )
         return out, None
 
+    # Falcon-H1: every decoder layer runs attention and a Mamba-2 mixer in parallel (vllm/model_executor/models/
+    # falcon_h1.py: FalconH1Model builds every layer as FalconH1ParallelHybrid, self_attn and mamba), so each
+    # layer keeps a KV cache and a Mamba state; read before layer_types, which newer configs fill with "hybrid".
+    if model_type == "falcon_h1":
+        sb, snote = _falcon_h1_state_bytes(text, dtype_bytes)
+        notes.append(f"Falcon-H1: attention and Mamba-2 in parallel in all {n} layers; {snote}")
+        return [
+            LayerSpec(
+                kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=head_size, state_bytes=sb
+            )
+            for _ in range(n)
+        ], None
+
+    # MiMo-V2-Flash: hybrid_layer_pattern[i] == 1 is a sliding-window layer with its own KV heads and head sizes
+    # (swa_num_key_value_heads, swa_head_dim, swa_v_head_dim, window sliding_window_size), else a full-attention
+    # layer (num_key_value_heads, head_dim, v_head_dim) (vllm@01ed47b4
+    # vllm/model_executor/models/mimo_v2_flash.py::MiMoV2FlashDecoderLayer.is_compressed_softmax_layer, MiMoV2Attention:
+    # V heads of v_head_dim, per_layer_sliding_window).
+    hlp = text.get("hybrid_layer_pattern")
+    if model_type == "mimo_v2_flash" and isinstance(hlp, list):
+        sw_window = _int(text.get("sliding_window_size")) or window
+        v_full = _int(text.get("v_head_dim")) or head_size
+        sw_kv = _int(text.get("swa_num_key_value_heads")) or kv_heads
+        sw_head = _int(text.get("swa_head_dim")) or head_size
+        sw_v = _int(text.get("swa_v_head_dim")) or sw_head
+        full_layer = LayerSpec(kind="full", kv_heads=kv_heads, head_size=head_size, head_size_v=v_full)
+        swa_layer = LayerSpec(
+            kind="sliding", kv_heads=sw_kv, head_size=sw_head, head_size_v=sw_v, window=sw_window
+        )
+        out = [
+            swa_layer if i < len(hlp) and _int(hlp[i]) == 1 and sw_window else full_layer for i in range(n)
+        ]
+        s = sum(1 for ly in out if ly.kind == "sliding")
+        notes.append(
+            f"hybrid_layer_pattern: {n - s} full-attention layers ({kv_heads} KV heads x K {head_size} / V {v_full}), "
+            f"{s} sliding-window layers (window {sw_window}, {sw_kv} KV heads x K {sw_head} / V {sw_v})"
+        )
+        return out, sw_window if s else None
+
+    # Kimi Linear (Kimi-Linear-48B-A3B, Kimi K3): linear_attn_config lists the KDA (Kimi Delta Attention) layers,
+    # 1-based; the other layers are MLA (made so below). vLLM reads only this list, not layer_types
+    # (vllm@01d99586 vllm/model_executor/models/kimi_linear.py::KimiDecoderLayer, config.is_kda_layer(layer_idx)
+    # = layer_idx + 1 in kda_layers).
+    lac = text.get("linear_attn_config")
+    if model_type == "kimi_linear" and isinstance(lac, dict) and isinstance(lac.get("kda_layers"), list):
+        kda = {k for k in (_int(x) for x in lac["kda_layers"]) if k is not None}
+        sb, snote = _kda_state_bytes(lac, dtype_bytes)
+        out = [LayerSpec(kind="mamba", state_bytes=sb) if i + 1 in kda else full() for i in range(n)]
+        k = sum(1 for ly in out if ly.kind == "mamba")
+        notes.append(
+            f"linear_attn_config: {k} KDA (linear attention) layers (kda_layers, 1-based), {n - k} attention "
+            f"layers; {snote}"
+        )
+        return out, None
+
     # Explicit per-layer types (Gemma-3, GPT-OSS, Qwen3-Next, newer transformers configs).
     layer_types = text.get("layer_types")
     if isinstance(layer_types, list) and layer_types:
@@ -848,7 +1047,11 @@ def _layer_kinds(
             )
         for t in layer_types[:n]:
             t = str(t)
-            if t in ("full_attention", "attention", "global_attention"):
+            if t in ("full_attention", "attention", "global_attention", "deepseek_sparse_attention"):
+                # deepseek_sparse_attention: GLM-5.x (glm_moe_dsa) configs saved by transformers 5 name every
+                # layer so; vLLM's GlmMoeDsaForCausalLM is DeepseekV2ForCausalLM, which reads no layer_types and
+                # gives every decoder layer MLA attention (vllm/model_executor/models/deepseek_v2.py), so the
+                # layer is attention here and becomes MLA below
                 out.append(global_layer)
             elif t in ("sliding_attention", "local_attention", "sliding_window_attention"):
                 out.append(sliding() if window else full())
@@ -865,7 +1068,7 @@ def _layer_kinds(
                 )
             elif t in ("linear_attention", "mamba", "mamba2", "conv", "recurrent"):
                 if model_type.startswith("qwen3_next") or "linear_num_value_heads" in text:
-                    sb, state_note = _gdn_state_bytes(text, dtype_bytes)
+                    sb, state_note = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
                 else:
                     sb, state_note = _mamba_state_bytes(text, dtype_bytes)
                 out.append(LayerSpec(kind="mamba", state_bytes=sb))
@@ -886,7 +1089,7 @@ def _layer_kinds(
     # (transformers Qwen3NextConfig layer_types default: (i+1) % interval == 0 -> full).
     interval = _int(text.get("full_attention_interval"))
     if interval:
-        sb, snote = _gdn_state_bytes(text, dtype_bytes)
+        sb, snote = _gdn_state_bytes(text, dtype_bytes, gdn_ssm_dtype)
         out = [
             full() if (i + 1) % interval == 0 else LayerSpec(kind="mamba", state_bytes=sb) for i in range(n)
         ]

@@ -9,6 +9,8 @@ __all__ = ["describe"]
 
 def _layer_label(ly: LayerSpec) -> str:
     if ly.kind == "mla":
+        if ly.index_head_dim:
+            return f"mla (latent {ly.head_size}, DSA indexer key {ly.index_head_dim})"
         return f"mla (latent {ly.head_size})"
     if ly.kind == "mamba":
         return f"mamba (state {ly.state_bytes:,} B/request)"
@@ -19,7 +21,8 @@ def _layer_label(ly: LayerSpec) -> str:
     )
     window = f", window {ly.window}" if ly.window else ""
     shared = ", KV shared with an earlier layer" if ly.kv_shared else ""
-    return f"{ly.kind} ({heads}{window}{shared})"
+    state = f", + mamba state {ly.state_bytes:,} B/request" if ly.state_bytes else ""
+    return f"{ly.kind} ({heads}{window}{shared}{state})"
 
 
 def _runs(spec: ModelSpec) -> str:

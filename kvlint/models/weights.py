@@ -165,6 +165,10 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
         experts = E * mlp_mult * (latent or h) * I_moe
         shared = 2 * h * latent
         n_shared = _i(t.get("n_shared_experts"))
+        if mt == "kimi_linear":
+            # KimiMoE's shared experts: one MLP of moe_intermediate_size x num_shared_experts
+            # (vllm@01d99586 vllm/model_executor/models/kimi_linear.py::KimiMoE)
+            n_shared = n_shared or _i(t.get("num_shared_experts"))
         if _i(t.get("moe_shared_expert_intermediate_size")):
             shared += mlp_mult * h * _i(t.get("moe_shared_expert_intermediate_size"))
         elif _i(t.get("shared_expert_intermediate_size")):
@@ -244,6 +248,21 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
                 out["other"] += H * dl + 2 * K * dl
                 if neox:
                     out["other"] += h  # dense (output projection) bias
+            if layer.state_bytes and mt == "falcon_h1":
+                # Falcon-H1's parallel Mamba-2 mixer (vllm falcon_h1.py FalconH1SSMDecoderLayer, MambaMixer2):
+                # in_proj to 2 x d_ssm + 2 x groups x d_state + heads, out_proj back; conv, A, D, dt_bias, norm
+                ssm = _i(t.get("mamba_d_ssm")) or _i(t.get("mamba_expand"), 2) * h
+                nh = _i(t.get("mamba_n_heads"), 128)
+                G = _i(t.get("mamba_n_groups"), 1)
+                N = _i(t.get("mamba_d_state"), 256)
+                conv_dim = ssm + 2 * G * N
+                put(
+                    i,
+                    "linear",
+                    "mamba",
+                    [("in_proj", h * (2 * ssm + 2 * G * N + nh)), ("out_proj", ssm * h)],
+                )
+                out["other"] += conv_dim * (_i(t.get("mamba_d_conv"), 4) + 1) + 3 * nh + ssm
         elif k == "mla":
             q_lora = _i(t.get("q_lora_rank"))
             kv_lora = _i(t.get("kv_lora_rank"))
@@ -268,7 +287,31 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
             )
             out["other"] += q_lora + kv_lora
         elif k == "mamba":
-            if "linear_num_value_heads" in t:
+            lac = t.get("linear_attn_config")
+            if mt == "kimi_linear" and isinstance(lac, dict):
+                # KDA layer (vllm@01a7e5d9 vllm/model_executor/layers/kda.py::KimiDeltaAttention): q/k/v/o
+                # projections of num_heads x head_dim, the low-rank f (decay) and g (output gate) projections through
+                # head_dim, b_proj to num_heads; conv weights, dt_bias, A_log and o_norm are not quantized
+                nh, hd = _i(lac.get("num_heads"), 32), _i(lac.get("head_dim"), 128)
+                p = nh * hd
+                put(
+                    i,
+                    "linear",
+                    "self_attn",
+                    [
+                        ("q_proj", h * p),
+                        ("k_proj", h * p),
+                        ("v_proj", h * p),
+                        ("f_a_proj", h * hd),
+                        ("f_b_proj", hd * p),
+                        ("b_proj", h * nh),
+                        ("g_a_proj", h * hd),
+                        ("g_b_proj", hd * p),
+                        ("o_proj", p * h),
+                    ],
+                )
+                out["other"] += 3 * p * _i(lac.get("short_conv_kernel_size"), 4) + p + nh + hd
+            elif "linear_num_value_heads" in t:
                 kh, vh = _i(t.get("linear_num_key_heads"), 16), _i(t.get("linear_num_value_heads"), 32)
                 kd, vd = _i(t.get("linear_key_head_dim"), 128), _i(t.get("linear_value_head_dim"), 128)
                 kdim, vdim = kh * kd, vh * vd
