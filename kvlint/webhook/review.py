@@ -240,7 +240,8 @@ class Review:
 
 
 #: The first ``uid`` and ``apiVersion`` of a body (the API server writes ``apiVersion`` and then ``request`` with
-#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded.
+#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded or
+#: is answered without being decoded (:func:`review_from_head`).
 _RAW_UID = re.compile(r'"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
 _RAW_API_VERSION = re.compile(r'"apiVersion"\s*:\s*"(admission\.k8s\.io/v1(?:beta1)?)"')
 #: How much of a body is searched for them (the request's own fields come first).
@@ -258,9 +259,13 @@ class ReviewTooDeep(Exception):
         self.review = review
 
 
-def _too_deep_request(body: bytes | str) -> Review | None:
-    """A bare :class:`Review` (``uid``, ``apiVersion``) read from the head of a body that nests too deeply to
-    decode, or None when no uid is found there."""
+def review_from_head(body: bytes | str) -> Review | None:
+    """A bare :class:`Review` (``uid``, ``apiVersion``, nothing else) read from the first 64 KiB of a request
+    body without decoding it, or None when no uid is found there: for a body that nests too deeply to decode,
+    and for one answered before it is decoded (more reviews in flight than the server decodes at once). The API
+    server's encoder writes the AdmissionReview's fields in the order of its Go struct (``k8s.io/api``
+    ``admission/v1`` ``AdmissionReview``: ``kind``, ``apiVersion``, then ``request`` with ``uid`` first, the
+    objects after), so the first ``uid`` is the request's."""
     head = body[:_RAW_HEAD_CHARS]
     text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
     uid = _RAW_UID.search(text)
@@ -323,7 +328,7 @@ def parse_review(body: bytes | str) -> Review:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
-        bare = _too_deep_request(body)
+        bare = review_from_head(body)
         if bare is not None:
             raise ReviewTooDeep(bare) from None
         raise ReviewError("request body nests too deeply") from None
@@ -846,6 +851,7 @@ __all__ = [
     "owner_group_version",
     "parse_review",
     "prepared_object",
+    "review_from_head",
     "review_label",
     "reviewed_owner",
     "response",
