@@ -384,6 +384,88 @@ def test_skipped_reviews(server: Any) -> None:
     assert post(client, review(changed, operation="UPDATE", oldObject=old))["response"]["allowed"] is False
 
 
+KAITO_R1 = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / ("kaito-project__kaito__examples__inference__kaito_workspace_deepseek_r1.yaml")
+)
+
+
+def _on_transformers(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` (a KAITO Workspace) with ``kaito.sh/runtime: transformers``: its preset runs on KAITO's Hugging
+    Face Transformers runtime, which kvlint does not size (``kvlint.workloads.kaito``)."""
+    out = json.loads(json.dumps(obj))
+    out["metadata"].setdefault("annotations", {})["kaito.sh/runtime"] = "transformers"
+    return out
+
+
+def test_an_update_of_an_annotation_kvlint_reads_is_reviewed(server: Any) -> None:
+    """An UPDATE whose only change is metadata is admitted unreviewed, but for what kvlint reads there. A KAITO
+    Workspace whose preset does not fit its GPUs, created with ``kaito.sh/runtime: transformers`` (not sized)
+    and then updated to take the annotation off (the preset now runs on vLLM), was admitted as "metadata only",
+    while the same Workspace created so is denied."""
+    _, client, _ = server
+    vllm = workload_object(KAITO_R1)
+    transformers = _on_transformers(vllm)
+    assert post(client, review(transformers))["response"]["allowed"] is True
+    created = post(client, review(vllm))["response"]
+    assert created["allowed"] is False and "KV101" in created["status"]["message"]
+    updated = post(client, review(vllm, operation="UPDATE", oldObject=transformers))["response"]
+    assert updated["allowed"] is False
+    assert updated["status"]["message"] == created["status"]["message"]
+
+
+def _metadata_annotations(obj: Any, keep: Any) -> Any:
+    """``obj`` with each ``metadata.annotations`` mapping, at any depth, replaced by ``keep(metadata)``."""
+    if isinstance(obj, dict):
+        out = {k: _metadata_annotations(v, keep) for k, v in obj.items()}
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+            out["metadata"] = {**out["metadata"], "annotations": keep(meta)}
+        return out
+    if isinstance(obj, list):
+        return [_metadata_annotations(v, keep) for v in obj]
+    return obj
+
+
+def test_the_annotations_an_update_may_change_unreviewed_are_ones_kvlint_does_not_read() -> None:
+    """Every workload object of the shared corpus and the fixtures that carries annotations, and a KAITO Workspace
+    on ``kaito.sh/runtime: transformers``, gets the same findings without the annotations that
+    :func:`~kvlint.webhook.review.lint_relevant` leaves out (those an UPDATE may change without a review) as
+    with them: nothing kvlint reads is among them."""
+    from kvlint.webhook.review import lint_relevant
+    from kvlint.webhook.worker import lint_object
+    from kvlint.workloads import find_workloads
+
+    def kept(meta: dict[str, Any]) -> Any:
+        return lint_relevant({"metadata": meta})["metadata"]["annotations"]
+
+    paths = sorted((ROOT.parent / "shared" / "corpus" / "manifests").glob("*")) + sorted(
+        p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml")
+    )
+    objects: dict[str, dict[str, Any]] = {"kaito-runtime": _on_transformers(workload_object(KAITO_R1))}
+    for path in paths:
+        try:
+            loaded = load_text(path.read_bytes(), str(path))
+        except Exception:  # the fixtures of bad input
+            continue
+        for w in find_workloads(loaded.documents):
+            obj = json.loads(json.dumps(w.doc.data))
+            if _metadata_annotations(obj, kept) != obj:
+                objects[f"{path.name}:{w.doc.loc.line}"] = obj
+    assert len(objects) > 20  # the corpus's KServe, Knative, KAITO, Dynamo... objects carry annotations
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+        res = lint_object(obj, "<admission test>.json", webhook_options())
+        return sorted((d.rule, d.severity, d.message, str(d.container)) for d in res.diagnostics)
+
+    differ = [
+        name for name, obj in objects.items() if findings(obj) != findings(_metadata_annotations(obj, kept))
+    ]
+    assert differ == []
+
+
 def test_probes_and_metrics(server: Any) -> None:
     _, client, _ = server
     post(client, review(workload_object(B01)))

@@ -10,8 +10,8 @@ echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "R
   controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
   rolls out, the Job a CronJob starts, the Pods of any of them) when a trusted controller identity writes
   them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing
-  kvlint reads (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and
-  labels: a scale-down, a finalizer, ``kubectl rollout restart``);
+  kvlint reads (only ``status``, ``replicas``, or metadata other than the annotations kvlint reads and
+  the labels: a scale-down, a finalizer, ``kubectl rollout restart``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
   on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
   up on the server's own disk);
@@ -393,22 +393,32 @@ def parse_review(body: bytes | str) -> Review:
     )
 
 
+#: The annotations kvlint reads besides its own (``kvlint.io/``): KAITO's ``kaito.sh/runtime``
+#: (:data:`kvlint.workloads.kaito.KAITO_RUNTIME_ANNOTATION`; ``transformers`` runs the preset on a runtime
+#: kvlint does not size, any other value on vLLM, which it does). An UPDATE that changes one of them is reviewed.
+READ_ANNOTATIONS: frozenset[str] = frozenset({"kaito.sh/runtime"})
+
+
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
-    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations and the labels."""
+    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations, the other annotations it
+    reads (:data:`READ_ANNOTATIONS`) and the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
     return {
-        "annotations": {k: v for k, v in ann.items() if str(k).startswith("kvlint.io/")},
+        "annotations": {
+            k: v for k, v in ann.items() if str(k).startswith("kvlint.io/") or k in READ_ANNOTATIONS
+        },
         "labels": meta.get("labels") or {},
     }
 
 
 def lint_relevant(obj: Any, _top: bool = True) -> Any:
     """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
-    (``replicas``, ``minReplicas``, ``maxReplicas``) at any depth, and metadata other than ``kvlint.io/``
-    annotations and labels (the object's own and its pod templates'). Two versions of an object with equal
-    projections get the same findings, so an UPDATE between them needs no review."""
+    (``replicas``, ``minReplicas``, ``maxReplicas``) at any depth, and metadata other than the annotations
+    kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the object's own and its pod
+    templates'). Two versions of an object with equal projections get the same findings, so an UPDATE
+    between them needs no review."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for k, v in obj.items():
@@ -832,6 +842,7 @@ __all__ = [
     "MAX_WARNINGS_TOTAL_CHARS",
     "MAX_WARNING_CHARS",
     "MODES",
+    "READ_ANNOTATIONS",
     "REVIEWED_KINDS",
     "REVIEWED_VERSIONS",
     "Review",
