@@ -437,6 +437,11 @@ def create_app(
             await send({"type": "http.response.start", "status": 500, "headers": list(_ERROR_500_HEADERS)})
             await send({"type": "http.response.body", "body": _ERROR_500_BODY})
             raise
+        if state.draining and headers[0][0] != b"connection":
+            # shutting down: the connection closes after this answer, which tells the client so, instead of
+            # being closed at shutdown while idle, where the API server may be sending the next review on it
+            # (it keeps reusing a kept-alive connection to a terminating pod, kubernetes/kubernetes#127335)
+            headers = [(b"connection", b"close"), *headers]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
