@@ -384,6 +384,57 @@ def test_skipped_reviews(server: Any) -> None:
     assert post(client, review(changed, operation="UPDATE", oldObject=old))["response"]["allowed"] is False
 
 
+def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied(server: Any) -> None:
+    """``kubectl rollout pause`` of a Deployment, ``kubectl patch cronjob --suspend`` and Kueue starting a queued
+    Job (``suspend: false``) change only whether the workload runs, which no rule reads. An object kvlint finds
+    an error in (created before kvlint, in warn or audit mode, or admitted unchecked past its budget) could not
+    be paused or suspended, nor a queued Job started, in enforce mode: each UPDATE was reviewed and denied. A
+    change to the pod template in the same objects is still reviewed."""
+    from kvlint.webhook.worker import lint_object
+
+    _, client, _ = server
+    deployment = workload_object(B01)
+    template = deployment["spec"]["template"]
+    job_template = json.loads(json.dumps(template))
+    job_template["spec"]["restartPolicy"] = "Never"
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "eval"},
+        "spec": {"template": job_template},
+    }
+    cron = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": job_template}}},
+    }
+    cases = [  # (object before, its key holding the switch, value before, value after, requester)
+        (deployment, "paused", None, True, "alice"),
+        (job, "suspend", True, False, "system:serviceaccount:kueue-system:kueue-controller-manager"),
+        (cron, "suspend", False, True, "alice"),
+    ]
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str]]:
+        res = lint_object(obj, "<admission test>.json", webhook_options())
+        return sorted((d.rule, d.message) for d in res.diagnostics)
+
+    for obj, key, before, after, user in cases:
+        old = json.loads(json.dumps(obj))
+        if before is not None:
+            old["spec"][key] = before
+        new = json.loads(json.dumps(old))
+        new["spec"][key] = after
+        assert any(rule == "KV103" for rule, _ in findings(new)) and findings(new) == findings(old)
+        req = review(new, operation="UPDATE", oldObject=old, userInfo={"username": user})
+        assert post(client, req)["response"] == {"uid": req["request"]["uid"], "allowed": True}, obj["kind"]
+        changed = json.loads(json.dumps(new))
+        spec = changed["spec"]["jobTemplate"]["spec"] if obj["kind"] == "CronJob" else changed["spec"]
+        spec["template"]["spec"]["containers"][0]["args"].append("--enforce-eager")
+        resp = post(client, review(changed, operation="UPDATE", oldObject=old))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"], obj["kind"]
+
+
 KAITO_R1 = (
     ROOT
     / "fixtures"

@@ -10,8 +10,9 @@ echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "R
   controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
   rolls out, the Job a CronJob starts, the Pods of any of them) when a trusted controller identity writes
   them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing
-  kvlint reads (only ``status``, ``replicas``, or metadata other than the annotations kvlint reads and
-  the labels: a scale-down, a finalizer, ``kubectl rollout restart``);
+  kvlint reads (only ``status``, ``replicas``, ``paused``, ``suspend``, or metadata other than the
+  annotations kvlint reads and the labels: a scale-down, a finalizer, ``kubectl rollout restart``, ``kubectl
+  rollout pause``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
   on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
   up on the server's own disk);
@@ -103,8 +104,12 @@ DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = (
 )
 
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
-#: the deployment controller write them) and the status.
-_SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status"})
+#: the deployment controller write them), the status, and whether it runs at all: a Deployment's ``paused``
+#: (``kubectl rollout pause``/``resume``) and the ``suspend`` of a Job, CronJob, JobSet, RayCluster or RayJob
+#: (``kubectl patch cronjob --suspend``, Kueue admitting a Job). No reader or rule reads the last two; an
+#: object kvlint finds an error in (created before kvlint, in ``warn`` or ``audit`` mode, admitted unchecked
+#: past its budget) could not be paused or suspended, nor a Kueue-queued Job started, in ``enforce``.
+_SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status", "paused", "suspend"})
 
 Pipeline = Callable[[Any, Any], Any]
 """``(LoadResult, Options) -> CheckResult``; :func:`kvlint.pipeline.run_documents` by default."""
@@ -415,10 +420,10 @@ def _kvlint_meta(meta: Any) -> dict[str, Any]:
 
 def lint_relevant(obj: Any, _top: bool = True) -> Any:
     """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
-    (``replicas``, ``minReplicas``, ``maxReplicas``) at any depth, and metadata other than the annotations
-    kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the object's own and its pod
-    templates'). Two versions of an object with equal projections get the same findings, so an UPDATE
-    between them needs no review."""
+    (``replicas``, ``minReplicas``, ``maxReplicas``), ``paused`` and ``suspend`` at any depth, and metadata
+    other than the annotations kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the
+    object's own and its pod templates'). Two versions of an object with equal projections get the same
+    findings, so an UPDATE between them needs no review."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for k, v in obj.items():
@@ -583,7 +588,7 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
         and review.old_object is not None
         and lint_relevant(review.object) == lint_relevant(review.old_object)
     ):
-        return "update changes only replicas, status or metadata"
+        return "update changes only replicas, status, paused, suspend or metadata"
     return None
 
 
