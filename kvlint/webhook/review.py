@@ -155,8 +155,9 @@ class WebhookSettings:
         body_timeout_seconds: a request's body must arrive within this many seconds of its headers
             (HTTP 408 otherwise).
         max_inflight: reviews decoded and linted at once in the server process (0: the workers plus 2);
-            the others wait, their bodies read, until a slot frees or their budget runs out (HTTP 503, and
-            the API server applies ``failurePolicy``). Decoding a 3 MiB body of small JSON values takes
+            the others wait, their bodies read, until a slot frees or their budget runs out (then answered
+            per ``failure_mode``, undecoded, with the ``uid`` read from the body's head; HTTP 503 when it has
+            none, and the API server applies ``failurePolicy``). Decoding a 3 MiB body of small JSON values takes
             ~100 MiB, so this bounds the server's memory. A slot is taken once the body is in, so a client
             sending its body slowly holds none; the bodies being read or waiting for a slot hold at most
             :attr:`body_buffer_bytes` in all (HTTP 503 beyond).
