@@ -435,6 +435,36 @@ def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied
         assert resp["allowed"] is False and "KV103" in resp["status"]["message"], obj["kind"]
 
 
+def test_a_kubelets_mirror_pod_is_not_denied(server: Any) -> None:
+    """The kubelet runs a static pod from its manifest directory whatever the API server answers and creates its
+    mirror pod (annotation ``kubernetes.io/config.mirror``, owner the Node) as ``system:node:<node>``. Reviewed,
+    a static vLLM pod kvlint finds an error in had its mirror pod denied: the pod ran all the same, hidden from
+    the API and its GPUs from the scheduler, and the kubelet retried for ever. The same Pod from a user, or
+    from a kubelet without the annotation, is reviewed."""
+    _, client, _ = server
+    spec = workload_object(B01)["spec"]["template"]["spec"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "vllm-gpu-node-1",
+            "annotations": {"kubernetes.io/config.mirror": "6a2e1b0c", "kubernetes.io/config.source": "file"},
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": "gpu-node-1", "uid": "n-1", "controller": True}
+            ],
+        },
+        "spec": {**spec, "nodeName": "gpu-node-1"},
+    }
+    req = review(pod, userInfo={"username": "system:node:gpu-node-1", "groups": ["system:nodes"]})
+    assert post(client, req)["response"] == {"uid": req["request"]["uid"], "allowed": True}
+    resp = post(client, review(pod))["response"]  # a user's Pod with the annotation
+    assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    plain = json.loads(json.dumps(pod))
+    del plain["metadata"]["annotations"]["kubernetes.io/config.mirror"]
+    resp = post(client, review(plain, userInfo={"username": "system:node:gpu-node-1"}))["response"]
+    assert resp["allowed"] is False
+
+
 KAITO_R1 = (
     ROOT
     / "fixtures"

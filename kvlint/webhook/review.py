@@ -563,6 +563,26 @@ def owner_exemption(review: Review, settings: WebhookSettings) -> str | None:
     return reviewed_owner(review.object)
 
 
+#: The annotation the kubelet gives the mirror pod of a static pod (``k8s.io/api`` ``core/v1``
+#: ``MirrorPodAnnotationKey``).
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+#: The prefix of a kubelet's username (``system:node:<node name>``); the NodeRestriction admission plugin lets
+#: a kubelet create mirror pods only, bound to its own node.
+NODE_USER_PREFIX = "system:node:"
+
+
+def mirror_pod(review: Review) -> bool:
+    """Whether the review is a kubelet (``system:node:*``) creating the mirror pod of a static pod (a Pod with
+    :data:`MIRROR_POD_ANNOTATION`). The kubelet runs a static pod from its manifest directory whatever the API
+    server answers: denying the mirror pod stops nothing, hides the pod from the API (and the GPUs it holds from
+    the scheduler) and has the kubelet retry the creation for ever."""
+    if review.kind != "Pod" or not review.username.startswith(NODE_USER_PREFIX):
+        return False
+    meta = review.object.get("metadata") if isinstance(review.object, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    return isinstance(ann, dict) and MIRROR_POD_ANNOTATION in ann
+
+
 def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     """Why this review is allowed without linting, or None when it must be linted.
 
@@ -570,7 +590,8 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     writing status or an autoscaler scaling must never be blocked); namespaces in
     ``settings.exempt_namespaces``; no object; objects controlled by an owner of a kind kvlint reviews,
     written by a trusted controller identity (:func:`owner_exemption`: the owner was linted, and denying its
-    controller's writes would stop a rollout or a scale-down half way); UPDATEs whose object equals
+    controller's writes would stop a rollout or a scale-down half way); a kubelet's mirror pods
+    (:func:`mirror_pod`); UPDATEs whose object equals
     ``oldObject`` in everything kvlint reads (:func:`lint_relevant`).
     """
     if review.operation not in ("CREATE", "UPDATE"):
@@ -584,6 +605,8 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     owner = owner_exemption(review, settings)
     if owner is not None:
         return f"controlled by {owner}, which kvlint reviews"
+    if mirror_pod(review):
+        return "mirror pod of a static pod: the kubelet runs it whatever the answer"
     if (
         review.operation == "UPDATE"
         and review.old_object is not None
@@ -847,7 +870,9 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_WARNINGS_TOTAL_CHARS",
     "MAX_WARNING_CHARS",
+    "MIRROR_POD_ANNOTATION",
     "MODES",
+    "NODE_USER_PREFIX",
     "READ_ANNOTATIONS",
     "REVIEWED_KINDS",
     "REVIEWED_VERSIONS",
@@ -863,6 +888,7 @@ __all__ = [
     "format_warning",
     "lint_relevant",
     "lint_review",
+    "mirror_pod",
     "owner_exemption",
     "owner_group",
     "owner_group_version",
