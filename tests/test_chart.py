@@ -483,6 +483,46 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
         assert 0 < exempt < total
 
 
+def test_the_pods_webhook_sends_no_kubelets_mirror_pod_as_the_server_exempts_none_other() -> None:
+    """The ``pods`` webhook's ``not-a-kubelets-mirror-pod`` condition, evaluated as CEL reads it, sends a Pod
+    exactly when the server would not exempt it as a kubelet's mirror pod
+    (:func:`kvlint.webhook.review.mirror_pod`): a Pod with ``kubernetes.io/config.mirror`` from
+    ``system:node:<node>`` is not sent (with ``failurePolicy: Fail`` and kvlint down it was refused, though the
+    kubelet runs the static pod anyway), and the same Pod from anyone else, or a kubelet's without the
+    annotation, is. No other webhook has the condition."""
+    from kvlint.webhook.review import Review, mirror_pod
+
+    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+    found = {
+        wh["name"]: c["expression"]
+        for wh in vwc["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "not-a-kubelets-mirror-pod"
+    }
+    assert list(found) == ["pods.validate.kvlint.io"]
+    text = found["pods.validate.kvlint.io"]
+    text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    leftover = re.sub(r"'[^']*'", "", text)
+    assert re.fullmatch(r"[\w\s.():]*", leftover), leftover  # nothing but what was translated
+    code = compile(f"({text.strip()})", "<cel>", "eval")
+
+    mirror = {"kubernetes.io/config.mirror": "6a2e1b0c", "kubernetes.io/config.source": "file"}
+    for username in ("system:node:gpu-1", "alice", "system:serviceaccount:kube-system:replicaset-controller"):
+        for ann in (mirror, {"kubernetes.io/config.source": "file"}, {}, None):
+            meta: dict[str, Any] = {"name": "p"}
+            if ann is not None:
+                meta["annotations"] = ann
+            obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}}
+            request = _cel_value({"userInfo": {"username": username}})
+            sent = bool(eval(code, {"_has": _has, "object": _cel_value(obj), "request": request}))  # noqa: S307
+            review = Review("admission.k8s.io/v1", "u", "CREATE", "Pod", "ns", "p", None, False, obj, None)
+            review.username = username
+            assert sent is not mirror_pod(review), (username, ann)
+            assert sent is not (username == "system:node:gpu-1" and ann is mirror)
+
+
 def test_the_chart_trusts_the_servers_default_controllers_and_operators_only_when_enabled() -> None:
     """The chart's default ``trustedControllers`` are the server's (``DEFAULT_TRUSTED_CONTROLLERS``: the controller
     manager and the built-in controllers' service accounts in kube-system), and no other service account: the
