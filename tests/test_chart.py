@@ -483,6 +483,46 @@ def test_the_owner_filter_sends_exactly_what_the_server_does_not_exempt(
         assert 0 < exempt < total
 
 
+def test_the_pods_webhook_sends_no_kubelets_mirror_pod_as_the_server_exempts_none_other() -> None:
+    """The ``pods`` webhook's ``not-a-kubelets-mirror-pod`` condition, evaluated as CEL reads it, sends a Pod
+    exactly when the server would not exempt it as a kubelet's mirror pod
+    (:func:`kvlint.webhook.review.mirror_pod`): a Pod with ``kubernetes.io/config.mirror`` from
+    ``system:node:<node>`` is not sent (with ``failurePolicy: Fail`` and kvlint down it was refused, though the
+    kubelet runs the static pod anyway), and the same Pod from anyone else, or a kubelet's without the
+    annotation, is. No other webhook has the condition."""
+    from kvlint.webhook.review import Review, mirror_pod
+
+    vwc = _by_kind(render())["ValidatingWebhookConfiguration"][0]
+    found = {
+        wh["name"]: c["expression"]
+        for wh in vwc["webhooks"]
+        for c in wh["matchConditions"]
+        if c["name"] == "not-a-kubelets-mirror-pod"
+    }
+    assert list(found) == ["pods.validate.kvlint.io"]
+    text = found["pods.validate.kvlint.io"]
+    text = re.sub(r"\bhas\(([\w.]+)\)", r"_has(lambda: \1)", text)
+    text = text.replace("&&", " and ").replace("||", " or ")
+    text = re.sub(r"!(?!=)", " not ", text)
+    leftover = re.sub(r"'[^']*'", "", text)
+    assert re.fullmatch(r"[\w\s.():]*", leftover), leftover  # nothing but what was translated
+    code = compile(f"({text.strip()})", "<cel>", "eval")
+
+    mirror = {"kubernetes.io/config.mirror": "6a2e1b0c", "kubernetes.io/config.source": "file"}
+    for username in ("system:node:gpu-1", "alice", "system:serviceaccount:kube-system:replicaset-controller"):
+        for ann in (mirror, {"kubernetes.io/config.source": "file"}, {}, None):
+            meta: dict[str, Any] = {"name": "p"}
+            if ann is not None:
+                meta["annotations"] = ann
+            obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": []}}
+            request = _cel_value({"userInfo": {"username": username}})
+            sent = bool(eval(code, {"_has": _has, "object": _cel_value(obj), "request": request}))  # noqa: S307
+            review = Review("admission.k8s.io/v1", "u", "CREATE", "Pod", "ns", "p", None, False, obj, None)
+            review.username = username
+            assert sent is not mirror_pod(review), (username, ann)
+            assert sent is not (username == "system:node:gpu-1" and ann is mirror)
+
+
 def test_the_chart_trusts_the_servers_default_controllers_and_operators_only_when_enabled() -> None:
     """The chart's default ``trustedControllers`` are the server's (``DEFAULT_TRUSTED_CONTROLLERS``: the controller
     manager and the built-in controllers' service accounts in kube-system), and no other service account: the
@@ -679,6 +719,117 @@ def test_the_serving_certificate_is_signed_by_a_ca_that_outlives_its_renewals() 
     )
     # and the caBundle is not hard-coded beside the injection
     assert all("caBundle" not in wh["clientConfig"] for wh in vwc["webhooks"])
+
+
+def _hours(d: str) -> int:
+    assert d.endswith("h"), d
+    return int(d[:-1])
+
+
+def _x509(subject: str, key: Any, issuer: Any, issuer_key: Any, days: tuple[float, float], ca: bool) -> Any:
+    """A certificate as cert-manager writes one: subject key id from the key, authority key id from the
+    issuer's, valid from ``days[0]`` to ``days[1]`` days from now; a CA, or a serving certificate for
+    127.0.0.1. ``issuer`` is None for a self-signed one."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    signer_pub = issuer_key.public_key()
+    b = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name if issuer is None else issuer.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now + datetime.timedelta(days=days[0]))
+        .not_valid_after(now + datetime.timedelta(days=days[1]))
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer_pub), critical=False)
+    )
+    if ca:
+        b = b.add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        b = b.add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+    else:
+        b = b.add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        b = b.add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        b = b.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+    return b.sign(issuer_key, hashes.SHA256())
+
+
+def test_the_ca_renewal_leaves_every_serving_certificate_verifiable(tmp_path: Path) -> None:
+    """cert-manager does not re-issue a serving certificate when its CA is renewed, and its CA issuer signs
+    certificates that outlive the CA (cert-manager/cert-manager#5864), so the caBundle (the serving
+    certificate's ``ca.crt``, copied by the cainjector) keeps the old CA until the serving certificate's next
+    renewal, up to 75 days after the CA's. The chart's CA was renewed 30 days before it expired, with a new
+    key: at the end of its 5 years, the old CA expired first and the API server could verify no webhook pod
+    until that renewal (up to 45 days; with ``Ignore`` nothing was reviewed, with ``Fail`` every matching
+    deploy was refused), and once it came, not for the minute or two between the cainjector's new caBundle
+    and each pod's reloaded files. Now the CA is renewed before any serving certificate it signed can expire,
+    with the same key: the webhook server, still serving a certificate signed before the renewal, is verified
+    over TLS by a client trusting only the renewed CA, as the API server is once the caBundle changed."""
+    import ssl
+
+    pytest.importorskip("starlette")
+    pytest.importorskip("uvicorn")
+    pytest.importorskip("prometheus_client")
+    httpx = pytest.importorskip("httpx")
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from kvlint.webhook.app import create_app
+    from kvlint.webhook.review import WebhookSettings
+    from kvlint.webhook.server import ServerThread, make_reloader
+
+    k = _by_kind(render())
+    issuers = {i["metadata"]["name"]: i["spec"] for i in k["Issuer"]}
+    certs = {c["metadata"]["name"]: c["spec"] for c in k["Certificate"]}
+    serving = certs[
+        k["ValidatingWebhookConfiguration"][0]["metadata"]["annotations"][
+            "cert-manager.io/inject-ca-from"
+        ].split("/")[1]
+    ]
+    ca_secret = issuers[serving["issuerRef"]["name"]]["ca"]["secretName"]
+    (ca,) = [c for c in certs.values() if c["secretName"] == ca_secret]
+    # a serving certificate signed just before the CA's renewal lives its whole duration; the old CA it chains
+    # to must outlive it (the caBundle holds that CA until the serving certificate is renewed)
+    assert _hours(ca["renewBefore"]) >= _hours(serving["duration"]), (ca["renewBefore"], serving["duration"])
+
+    # the CA as issued, the serving certificate it signed, then the CA as renewed per the chart's key policy
+    key1 = ec.generate_private_key(ec.SECP256R1())
+    ca1 = _x509(ca["commonName"], key1, None, key1, (-1700, 125), ca=True)
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = _x509("kvlint-kvlint-webhook", leaf_key, ca1, key1, (-10, 80), ca=False)
+    key2 = (
+        key1 if ca["privateKey"].get("rotationPolicy") == "Never" else ec.generate_private_key(ec.SECP256R1())
+    )
+    ca2 = _x509(ca["commonName"], key2, None, key2, (0, _hours(ca["duration"]) / 24), ca=True)
+    pem = serialization.Encoding.PEM
+    (tmp_path / "tls.crt").write_bytes(leaf.public_bytes(pem))
+    (tmp_path / "tls.key").write_bytes(
+        leaf_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    (tmp_path / "renewed-ca.crt").write_bytes(ca2.public_bytes(pem))
+    (tmp_path / "old-ca.crt").write_bytes(ca1.public_bytes(pem))
+
+    app = create_app(WebhookSettings(workers=1), warm_up=False)
+    reloader = make_reloader(str(tmp_path / "tls.crt"), str(tmp_path / "tls.key"), interval=3600)
+    srv = ServerThread(app, reloader).start()
+    try:
+        for bundle in ("old-ca.crt", "renewed-ca.crt"):  # the caBundle before and after the switch
+            verify = ssl.create_default_context(cafile=str(tmp_path / bundle))
+            with httpx.Client(base_url=srv.url, verify=verify, timeout=10) as client:
+                assert client.get("/healthz").status_code == 200, bundle
+    finally:
+        srv.stop()
 
 
 def test_without_api_server_cidrs_the_webhook_port_admits_either_address_family_but_the_pods() -> None:

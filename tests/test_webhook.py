@@ -384,6 +384,169 @@ def test_skipped_reviews(server: Any) -> None:
     assert post(client, review(changed, operation="UPDATE", oldObject=old))["response"]["allowed"] is False
 
 
+def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied(server: Any) -> None:
+    """``kubectl rollout pause`` of a Deployment, ``kubectl patch cronjob --suspend`` and Kueue starting a queued
+    Job (``suspend: false``) change only whether the workload runs, which no rule reads. An object kvlint finds
+    an error in (created before kvlint, in warn or audit mode, or admitted unchecked past its budget) could not
+    be paused or suspended, nor a queued Job started, in enforce mode: each UPDATE was reviewed and denied. A
+    change to the pod template in the same objects is still reviewed."""
+    from kvlint.webhook.worker import lint_object
+
+    _, client, _ = server
+    deployment = workload_object(B01)
+    template = deployment["spec"]["template"]
+    job_template = json.loads(json.dumps(template))
+    job_template["spec"]["restartPolicy"] = "Never"
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "eval"},
+        "spec": {"template": job_template},
+    }
+    cron = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {"schedule": "0 2 * * *", "jobTemplate": {"spec": {"template": job_template}}},
+    }
+    cases = [  # (object before, its key holding the switch, value before, value after, requester)
+        (deployment, "paused", None, True, "alice"),
+        (job, "suspend", True, False, "system:serviceaccount:kueue-system:kueue-controller-manager"),
+        (cron, "suspend", False, True, "alice"),
+    ]
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str]]:
+        res = lint_object(obj, "<admission test>.json", webhook_options())
+        return sorted((d.rule, d.message) for d in res.diagnostics)
+
+    for obj, key, before, after, user in cases:
+        old = json.loads(json.dumps(obj))
+        if before is not None:
+            old["spec"][key] = before
+        new = json.loads(json.dumps(old))
+        new["spec"][key] = after
+        assert any(rule == "KV103" for rule, _ in findings(new)) and findings(new) == findings(old)
+        req = review(new, operation="UPDATE", oldObject=old, userInfo={"username": user})
+        assert post(client, req)["response"] == {"uid": req["request"]["uid"], "allowed": True}, obj["kind"]
+        changed = json.loads(json.dumps(new))
+        spec = changed["spec"]["jobTemplate"]["spec"] if obj["kind"] == "CronJob" else changed["spec"]
+        spec["template"]["spec"]["containers"][0]["args"].append("--enforce-eager")
+        resp = post(client, review(changed, operation="UPDATE", oldObject=old))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"], obj["kind"]
+
+
+def test_a_kubelets_mirror_pod_is_not_denied(server: Any) -> None:
+    """The kubelet runs a static pod from its manifest directory whatever the API server answers and creates its
+    mirror pod (annotation ``kubernetes.io/config.mirror``, owner the Node) as ``system:node:<node>``. Reviewed,
+    a static vLLM pod kvlint finds an error in had its mirror pod denied: the pod ran all the same, hidden from
+    the API and its GPUs from the scheduler, and the kubelet retried for ever. The same Pod from a user, or
+    from a kubelet without the annotation, is reviewed."""
+    _, client, _ = server
+    spec = workload_object(B01)["spec"]["template"]["spec"]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "vllm-gpu-node-1",
+            "annotations": {"kubernetes.io/config.mirror": "6a2e1b0c", "kubernetes.io/config.source": "file"},
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Node", "name": "gpu-node-1", "uid": "n-1", "controller": True}
+            ],
+        },
+        "spec": {**spec, "nodeName": "gpu-node-1"},
+    }
+    req = review(pod, userInfo={"username": "system:node:gpu-node-1", "groups": ["system:nodes"]})
+    assert post(client, req)["response"] == {"uid": req["request"]["uid"], "allowed": True}
+    resp = post(client, review(pod))["response"]  # a user's Pod with the annotation
+    assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    plain = json.loads(json.dumps(pod))
+    del plain["metadata"]["annotations"]["kubernetes.io/config.mirror"]
+    resp = post(client, review(plain, userInfo={"username": "system:node:gpu-node-1"}))["response"]
+    assert resp["allowed"] is False
+
+
+KAITO_R1 = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / ("kaito-project__kaito__examples__inference__kaito_workspace_deepseek_r1.yaml")
+)
+
+
+def _on_transformers(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` (a KAITO Workspace) with ``kaito.sh/runtime: transformers``: its preset runs on KAITO's Hugging
+    Face Transformers runtime, which kvlint does not size (``kvlint.workloads.kaito``)."""
+    out = json.loads(json.dumps(obj))
+    out["metadata"].setdefault("annotations", {})["kaito.sh/runtime"] = "transformers"
+    return out
+
+
+def test_an_update_of_an_annotation_kvlint_reads_is_reviewed(server: Any) -> None:
+    """An UPDATE whose only change is metadata is admitted unreviewed, but for what kvlint reads there. A KAITO
+    Workspace whose preset does not fit its GPUs, created with ``kaito.sh/runtime: transformers`` (not sized)
+    and then updated to take the annotation off (the preset now runs on vLLM), was admitted as "metadata only",
+    while the same Workspace created so is denied."""
+    _, client, _ = server
+    vllm = workload_object(KAITO_R1)
+    transformers = _on_transformers(vllm)
+    assert post(client, review(transformers))["response"]["allowed"] is True
+    created = post(client, review(vllm))["response"]
+    assert created["allowed"] is False and "KV101" in created["status"]["message"]
+    updated = post(client, review(vllm, operation="UPDATE", oldObject=transformers))["response"]
+    assert updated["allowed"] is False
+    assert updated["status"]["message"] == created["status"]["message"]
+
+
+def _metadata_annotations(obj: Any, keep: Any) -> Any:
+    """``obj`` with each ``metadata.annotations`` mapping, at any depth, replaced by ``keep(metadata)``."""
+    if isinstance(obj, dict):
+        out = {k: _metadata_annotations(v, keep) for k, v in obj.items()}
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+            out["metadata"] = {**out["metadata"], "annotations": keep(meta)}
+        return out
+    if isinstance(obj, list):
+        return [_metadata_annotations(v, keep) for v in obj]
+    return obj
+
+
+def test_the_annotations_an_update_may_change_unreviewed_are_ones_kvlint_does_not_read() -> None:
+    """Every workload object of the shared corpus and the fixtures that carries annotations, and a KAITO Workspace
+    on ``kaito.sh/runtime: transformers``, gets the same findings without the annotations that
+    :func:`~kvlint.webhook.review.lint_relevant` leaves out (those an UPDATE may change without a review) as
+    with them: nothing kvlint reads is among them."""
+    from kvlint.webhook.review import lint_relevant
+    from kvlint.webhook.worker import lint_object
+    from kvlint.workloads import find_workloads
+
+    def kept(meta: dict[str, Any]) -> Any:
+        return lint_relevant({"metadata": meta})["metadata"]["annotations"]
+
+    paths = sorted((ROOT.parent / "shared" / "corpus" / "manifests").glob("*")) + sorted(
+        p for p in (ROOT / "fixtures").rglob("*") if p.suffix in (".yaml", ".yml")
+    )
+    objects: dict[str, dict[str, Any]] = {"kaito-runtime": _on_transformers(workload_object(KAITO_R1))}
+    for path in paths:
+        try:
+            loaded = load_text(path.read_bytes(), str(path))
+        except Exception:  # the fixtures of bad input
+            continue
+        for w in find_workloads(loaded.documents):
+            obj = json.loads(json.dumps(w.doc.data))
+            if _metadata_annotations(obj, kept) != obj:
+                objects[f"{path.name}:{w.doc.loc.line}"] = obj
+    assert len(objects) > 20  # the corpus's KServe, Knative, KAITO, Dynamo... objects carry annotations
+
+    def findings(obj: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+        res = lint_object(obj, "<admission test>.json", webhook_options())
+        return sorted((d.rule, d.severity, d.message, str(d.container)) for d in res.diagnostics)
+
+    differ = [
+        name for name, obj in objects.items() if findings(obj) != findings(_metadata_annotations(obj, kept))
+    ]
+    assert differ == []
+
+
 def test_probes_and_metrics(server: Any) -> None:
     _, client, _ = server
     post(client, review(workload_object(B01)))

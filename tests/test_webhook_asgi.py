@@ -237,31 +237,46 @@ def test_a_waiting_review_keeps_its_turn() -> None:
     assert asyncio.run(run()) == ["A", "B", "C"]
 
 
-def test_reviews_in_flight_are_bounded_and_the_rest_wait_then_get_503() -> None:
+@pytest.mark.parametrize("failure_mode", ["open", "closed"])
+def test_reviews_in_flight_are_bounded_and_the_rest_wait_then_are_answered_per_the_failure_mode(
+    failure_mode: str,
+) -> None:
     """With one in-flight slot: a review whose body is still arriving holds no slot (another is answered
     meanwhile; the slow one gets 408 at its body deadline); a review whose body is in waits for a busy slot
-    within its budget, then gets HTTP 503 (counted as ``overloaded``); once the slot is free, reviews are
-    answered again. Bounds the decoded objects in the server (each 3 MiB body of small JSON values takes
-    ~100 MiB decoded)."""
-    settings = WebhookSettings(max_inflight=1, timeout_seconds=0.2, body_timeout_seconds=1.0)
+    within its budget, then is answered per the failure mode, its uid read from the body's head without
+    decoding it (counted as the ``queue`` stage of the budget); once the slot is free, reviews are answered
+    again. Bounds the decoded objects in the server (each 3 MiB body of small JSON values takes ~100 MiB
+    decoded). It got HTTP 503, which left the answer to the API server's ``failurePolicy``: with ``Ignore`` and
+    ``--failure-mode closed``, the reviews of a burst past the slots were admitted unchecked and without a
+    warning while those waiting for a worker were denied. A body whose head holds no uid still gets 503."""
+    settings = WebhookSettings(
+        max_inflight=1,
+        timeout_seconds=0.2,
+        body_timeout_seconds=1.0,
+        failure_mode=failure_mode,  # type: ignore[arg-type]
+    )
     app = create_app(settings, warm_up=False)
     state = app.state.webhook
     body = json.dumps(_review()).encode()
+    waiting = json.dumps(_review(uid="waited-for-a-slot", operation="CREATE")).encode()
+    no_uid = json.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {}}
+    ).encode()
 
-    def once() -> Any:
-        queue = [_body(body)]
+    def once(data: bytes = body) -> Any:
+        queue = [_body(data)]
 
         async def receive() -> Any:
             return queue.pop(0) if queue else {"type": "http.disconnect"}
 
         return receive
 
-    async def run() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+    async def run() -> list[list[Any]]:
         async def slow_receive() -> Any:  # the body never comes
             await asyncio.sleep(5)
             return {"type": "http.disconnect"}
 
-        boxes: list[list[Any]] = [[], [], [], []]
+        boxes: list[list[Any]] = [[], [], [], [], []]
 
         def send_to(box: list[Any]) -> Any:
             async def send(message: Any) -> None:
@@ -274,18 +289,34 @@ def test_reviews_in_flight_are_bounded_and_the_rest_wait_then_get_503() -> None:
         await app(_scope(), once(), send_to(boxes[1]))  # answered while A's body is awaited
         assert state.inflight is not None
         await state.inflight.acquire()  # the only slot busy (as with a review being linted)
-        await app(_scope(), once(), send_to(boxes[2]))
+        await app(_scope(), once(waiting), send_to(boxes[2]))
+        await app(_scope(), once(no_uid), send_to(boxes[3]))
         state.inflight.release()
-        await app(_scope(), once(), send_to(boxes[3]))
+        await app(_scope(), once(), send_to(boxes[4]))
         await a
-        return boxes[0], boxes[1], boxes[2], boxes[3]
+        return boxes
 
-    sent_a, sent_b, sent_c, sent_d = asyncio.run(run())
+    sent_a, sent_b, sent_c, sent_no_uid, sent_d = asyncio.run(run())
     assert sent_a[0]["status"] == 408
     assert sent_b[0]["status"] == 200
-    assert sent_c[0]["status"] == 503 and b"reviews in flight" in sent_c[1]["body"]
+    assert sent_c[0]["status"] == 200
+    answer = json.loads(sent_c[1]["body"])
+    assert answer["apiVersion"] == "admission.k8s.io/v1" and answer["kind"] == "AdmissionReview"
+    resp = answer["response"]
+    assert resp["uid"] == "waited-for-a-slot"
+    assert resp["allowed"] is (failure_mode == "open")
+    text = resp["warnings"][0] if failure_mode == "open" else resp["status"]["message"]
+    assert "more than 1 reviews in flight for 0.2 s" in text and "not checked" in text
+    assert sent_no_uid[0]["status"] == 503 and b"reviews in flight" in sent_no_uid[1]["body"]
     assert sent_d[0]["status"] == 200
-    assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in state.metrics.render()[0].decode()
+    metrics = state.metrics.render()[0].decode()
+    assert 'kvlint_webhook_budget_exceeded_total{stage="queue"} 1.0' in metrics
+    assert 'kvlint_webhook_bad_requests_total{reason="overloaded"} 1.0' in metrics
+    verdict = "allowed" if failure_mode == "open" else "denied"
+    assert (
+        f'kvlint_webhook_reviews_total{{dry_run="false",outcome="timeout",verdict="{verdict}"}} 1.0'
+        in metrics
+    )
     assert state.body_bytes == 0
 
 

@@ -8,6 +8,7 @@ talks to it with a raw TLS socket, as a hostile client would, and reads what the
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import ssl
@@ -248,4 +249,73 @@ def test_bodies_cut_off_at_the_size_limit_give_back_only_the_bytes_they_held(tls
     finally:
         for conn in held:
             conn.close()
+        srv.stop()
+
+
+def _validate_request(uid: str) -> bytes:
+    request = {
+        "uid": uid,
+        "operation": "DELETE",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+    }
+    body = json.dumps(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request},
+        separators=(",", ":"),
+    ).encode()
+    return (
+        b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Content-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+
+
+def test_an_idle_connection_is_left_for_the_api_server_to_close(tls: dict[str, str]) -> None:
+    """The API server keeps a webhook connection idle for up to 90 s (``http.DefaultTransport``'s
+    ``IdleConnTimeout``, which apimachinery's ``SetOldTransportDefaults`` gives its webhook client) and sends
+    the next review on it; a POST that meets the server's close fails with EOF and is not retried, so
+    ``failurePolicy`` decides. The review listener closed idle connections after 5 s; now it keeps them longer
+    than the API server does: a review sent after 6 s idle on the same connection is answered."""
+    from kvlint.webhook.server import DEFAULT_KEEP_ALIVE_SECONDS
+
+    assert DEFAULT_KEEP_ALIVE_SECONDS > 90
+    srv, app = _serve(tls)  # the listener's defaults
+    try:
+        conn = _connect(srv, tls)
+        conn.sendall(_validate_request("first"))
+        assert _read_responses(conn, 0.5) == ([b"HTTP/1.1 200"], False)
+        time.sleep(6.0)
+        conn.sendall(_validate_request("after-idle"))
+        assert _read_responses(conn, 1.0) == ([b"HTTP/1.1 200"], False)
+        conn.close()
+    finally:
+        srv.stop()
+
+
+def test_answers_while_draining_close_their_connection(tls: dict[str, str]) -> None:
+    """Once the pod drains for shutdown, each review's answer says ``Connection: close`` and the connection
+    closes after it, so the API server, which keeps reusing a kept-alive connection to a terminating pod
+    (kubernetes/kubernetes#127335), opens its next one to a ready pod instead of sending a review on a
+    connection the shutdown closes while idle. Before draining, the connection stays open."""
+    srv, app = _serve(tls)
+    try:
+        conn = _connect(srv, tls)
+        conn.sendall(_validate_request("ready"))
+        assert _read_responses(conn, 0.5) == ([b"HTTP/1.1 200"], False)
+        app.state.webhook.draining = True
+        conn.sendall(_validate_request("draining"))
+        buf = b""
+        conn.settimeout(2.0)
+        while True:
+            try:
+                chunk = conn.recv(65536)
+            except (ssl.SSLError, OSError):
+                break
+            if not chunk:
+                break
+            buf += chunk
+        head = buf.split(b"\r\n\r\n", 1)[0].lower()
+        assert head.startswith(b"http/1.1 200") and b"\r\nconnection: close" in head, buf
+        assert b'"uid":"draining"' in buf
+        conn.close()
+    finally:
         srv.stop()

@@ -55,6 +55,7 @@ from kvlint.webhook.review import (
     failure_response,
     parse_review,
     prepared_object,
+    review_from_head,
     review_label,
     skip_reason,
     skipped_response,
@@ -436,6 +437,11 @@ def create_app(
             await send({"type": "http.response.start", "status": 500, "headers": list(_ERROR_500_HEADERS)})
             await send({"type": "http.response.body", "body": _ERROR_500_BODY})
             raise
+        if state.draining and headers[0][0] != b"connection":
+            # shutting down: the connection closes after this answer, which tells the client so, instead of
+            # being closed at shutdown while idle, where the API server may be sending the next review on it
+            # (it keeps reusing a kept-alive connection to a terminating pod, kubernetes/kubernetes#127335)
+            headers = [(b"connection", b"close"), *headers]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -491,20 +497,33 @@ def create_app(
             else:  # a free slot is taken without suspending (wait_for would run a task for it)
                 await state.inflight.acquire()
         except asyncio.TimeoutError:
-            state.metrics.bad_requests.labels("overloaded").inc()
-            state.logger.warning(
-                "review refused: too many in flight", extra={"fields": {"slots": settings.inflight_slots}}
-            )
-            return _json_answer(
-                {
-                    "error": f"more than {settings.inflight_slots} reviews in flight for {settings.timeout_seconds:g} s"
-                },
-                503,
-            )
+            return _overloaded(box[0], t0)
         try:
             return await _validate(box, t0)
         finally:
             state.inflight.release()
+
+    def _overloaded(body: bytes, t0: float) -> _Answer:
+        """The answer for a review that found no in-flight slot within its budget: per the failure mode, as one
+        that found no free worker (stage ``queue``), with the ``uid`` read from the body's head, which is not
+        decoded (:func:`~kvlint.webhook.review.review_from_head`). HTTP 503 left the answer to the API server's
+        ``failurePolicy``: under ``Ignore`` with ``--failure-mode closed`` a burst of reviews was admitted
+        unchecked and without a warning, while the reviews of the same burst waiting for a worker were denied.
+        503 only when the head holds no uid."""
+        why = f"more than {settings.inflight_slots} reviews in flight for {settings.timeout_seconds:g} s"
+        state.logger.warning(
+            "review not decoded: too many in flight", extra={"fields": {"slots": settings.inflight_slots}}
+        )
+        bare = review_from_head(body)
+        if bare is None:
+            state.metrics.bad_requests.labels("overloaded").inc()
+            return _json_answer({"error": why}, 503)
+        state.metrics.budget_exceeded.labels("queue").inc()
+        payload, verdict = failure_response(bare, settings, why, "timeout")
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, bare.dry_run, seconds)
+        state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
+        return _json_answer(payload)
 
     async def _validate(box: list[bytes], t0: float) -> _Answer:
         body = box.pop()

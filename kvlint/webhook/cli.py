@@ -140,7 +140,8 @@ def webhook() -> None:
     default=0,
     show_default=True,
     help="Reviews decoded and linted at once in the server (0: workers + 2); bounds its memory. A review "
-    "takes a slot once its body is in; others wait for one within their budget, then get HTTP 503.",
+    "takes a slot once its body is in; others wait for one within their budget, then are answered per "
+    "--failure-mode.",
 )
 @click.option(
     "--max-review-size",

@@ -9,10 +9,10 @@ servers in one process (tests, the benchmark) do not collide. Series:
 * ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
-  (``malformed``, ``too_large``, ``unsupported_media_type``).
+  (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``).
 * ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their
-  time budget ran out, ``stage`` ``queue`` (no worker became free) or ``lint`` (the worker was too slow
-  and was killed).
+  time budget ran out, ``stage`` ``queue`` (no worker, or no in-flight slot to decode the review in,
+  became free) or ``lint`` (the worker was too slow and was killed).
 * ``kvlint_webhook_worker_restarts_total{reason}``: review workers killed and replaced (``timeout``,
   ``died``, ``memory``, ``cancelled``, ``protocol``).
 * ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting

@@ -10,8 +10,9 @@ echoes ``request.uid`` (Kubernetes docs, "Dynamic Admission Control", section "R
   controlling owner is a kind kvlint reviews itself (:data:`REVIEWED_KINDS`: the ReplicaSet a Deployment
   rolls out, the Job a CronJob starts, the Pods of any of them) when a trusted controller identity writes
   them and the owner is not the object itself (:func:`owner_exemption`); UPDATEs that change nothing
-  kvlint reads (only ``status``, ``replicas``, or metadata other than ``kvlint.io/`` annotations and
-  labels: a scale-down, a finalizer, ``kubectl rollout restart``);
+  kvlint reads (only ``status``, ``replicas``, ``paused``, ``suspend``, or metadata other than the
+  annotations kvlint reads and the labels: a scale-down, a finalizer, ``kubectl rollout restart``, ``kubectl
+  rollout pause``);
 * :func:`lint_review` runs the same pipeline as ``kvlint check`` (:func:`kvlint.pipeline.run_documents`)
   on the object, offline (``allow_hub=False``: no network call on the request path; no model path looked
   up on the server's own disk);
@@ -103,8 +104,12 @@ DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = (
 )
 
 #: Keys whose value never changes what kvlint reports for one pod: the scale of a workload (HPA, KEDA and
-#: the deployment controller write them) and the status.
-_SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status"})
+#: the deployment controller write them), the status, and whether it runs at all: a Deployment's ``paused``
+#: (``kubectl rollout pause``/``resume``) and the ``suspend`` of a Job, CronJob, JobSet, RayCluster or RayJob
+#: (``kubectl patch cronjob --suspend``, Kueue admitting a Job). No reader or rule reads the last two; an
+#: object kvlint finds an error in (created before kvlint, in ``warn`` or ``audit`` mode, admitted unchecked
+#: past its budget) could not be paused or suspended, nor a Kueue-queued Job started, in ``enforce``.
+_SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status", "paused", "suspend"})
 
 Pipeline = Callable[[Any, Any], Any]
 """``(LoadResult, Options) -> CheckResult``; :func:`kvlint.pipeline.run_documents` by default."""
@@ -150,8 +155,9 @@ class WebhookSettings:
         body_timeout_seconds: a request's body must arrive within this many seconds of its headers
             (HTTP 408 otherwise).
         max_inflight: reviews decoded and linted at once in the server process (0: the workers plus 2);
-            the others wait, their bodies read, until a slot frees or their budget runs out (HTTP 503, and
-            the API server applies ``failurePolicy``). Decoding a 3 MiB body of small JSON values takes
+            the others wait, their bodies read, until a slot frees or their budget runs out (then answered
+            per ``failure_mode``, undecoded, with the ``uid`` read from the body's head; HTTP 503 when it has
+            none, and the API server applies ``failurePolicy``). Decoding a 3 MiB body of small JSON values takes
             ~100 MiB, so this bounds the server's memory. A slot is taken once the body is in, so a client
             sending its body slowly holds none; the bodies being read or waiting for a slot hold at most
             :attr:`body_buffer_bytes` in all (HTTP 503 beyond).
@@ -240,7 +246,8 @@ class Review:
 
 
 #: The first ``uid`` and ``apiVersion`` of a body (the API server writes ``apiVersion`` and then ``request`` with
-#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded.
+#: its ``uid`` ahead of the objects), read from the raw text when the body nests too deeply to be decoded or
+#: is answered without being decoded (:func:`review_from_head`).
 _RAW_UID = re.compile(r'"uid"\s*:\s*"([A-Za-z0-9._:-]{1,128})"')
 _RAW_API_VERSION = re.compile(r'"apiVersion"\s*:\s*"(admission\.k8s\.io/v1(?:beta1)?)"')
 #: How much of a body is searched for them (the request's own fields come first).
@@ -258,9 +265,13 @@ class ReviewTooDeep(Exception):
         self.review = review
 
 
-def _too_deep_request(body: bytes | str) -> Review | None:
-    """A bare :class:`Review` (``uid``, ``apiVersion``) read from the head of a body that nests too deeply to
-    decode, or None when no uid is found there."""
+def review_from_head(body: bytes | str) -> Review | None:
+    """A bare :class:`Review` (``uid``, ``apiVersion``, nothing else) read from the first 64 KiB of a request
+    body without decoding it, or None when no uid is found there: for a body that nests too deeply to decode,
+    and for one answered before it is decoded (more reviews in flight than the server decodes at once). The API
+    server's encoder writes the AdmissionReview's fields in the order of its Go struct (``k8s.io/api``
+    ``admission/v1`` ``AdmissionReview``: ``kind``, ``apiVersion``, then ``request`` with ``uid`` first, the
+    objects after), so the first ``uid`` is the request's."""
     head = body[:_RAW_HEAD_CHARS]
     text = head.decode("utf-8", "replace") if isinstance(head, bytes) else head
     uid = _RAW_UID.search(text)
@@ -323,7 +334,7 @@ def parse_review(body: bytes | str) -> Review:
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
-        bare = _too_deep_request(body)
+        bare = review_from_head(body)
         if bare is not None:
             raise ReviewTooDeep(bare) from None
         raise ReviewError("request body nests too deeply") from None
@@ -388,22 +399,32 @@ def parse_review(body: bytes | str) -> Review:
     )
 
 
+#: The annotations kvlint reads besides its own (``kvlint.io/``): KAITO's ``kaito.sh/runtime``
+#: (:data:`kvlint.workloads.kaito.KAITO_RUNTIME_ANNOTATION`; ``transformers`` runs the preset on a runtime
+#: kvlint does not size, any other value on vLLM, which it does). An UPDATE that changes one of them is reviewed.
+READ_ANNOTATIONS: frozenset[str] = frozenset({"kaito.sh/runtime"})
+
+
 def _kvlint_meta(meta: Any) -> dict[str, Any]:
-    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations and the labels."""
+    """The parts of a ``metadata`` mapping kvlint reads: ``kvlint.io/`` annotations, the other annotations it
+    reads (:data:`READ_ANNOTATIONS`) and the labels."""
     meta = meta if isinstance(meta, dict) else {}
     ann = meta.get("annotations")
     ann = ann if isinstance(ann, dict) else {}
     return {
-        "annotations": {k: v for k, v in ann.items() if str(k).startswith("kvlint.io/")},
+        "annotations": {
+            k: v for k, v in ann.items() if str(k).startswith("kvlint.io/") or k in READ_ANNOTATIONS
+        },
         "labels": meta.get("labels") or {},
     }
 
 
 def lint_relevant(obj: Any, _top: bool = True) -> Any:
     """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
-    (``replicas``, ``minReplicas``, ``maxReplicas``) at any depth, and metadata other than ``kvlint.io/``
-    annotations and labels (the object's own and its pod templates'). Two versions of an object with equal
-    projections get the same findings, so an UPDATE between them needs no review."""
+    (``replicas``, ``minReplicas``, ``maxReplicas``), ``paused`` and ``suspend`` at any depth, and metadata
+    other than the annotations kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the
+    object's own and its pod templates'). Two versions of an object with equal projections get the same
+    findings, so an UPDATE between them needs no review."""
     if isinstance(obj, dict):
         out: dict[str, Any] = {}
         for k, v in obj.items():
@@ -542,6 +563,26 @@ def owner_exemption(review: Review, settings: WebhookSettings) -> str | None:
     return reviewed_owner(review.object)
 
 
+#: The annotation the kubelet gives the mirror pod of a static pod (``k8s.io/api`` ``core/v1``
+#: ``MirrorPodAnnotationKey``).
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+#: The prefix of a kubelet's username (``system:node:<node name>``); the NodeRestriction admission plugin lets
+#: a kubelet create mirror pods only, bound to its own node.
+NODE_USER_PREFIX = "system:node:"
+
+
+def mirror_pod(review: Review) -> bool:
+    """Whether the review is a kubelet (``system:node:*``) creating the mirror pod of a static pod (a Pod with
+    :data:`MIRROR_POD_ANNOTATION`). The kubelet runs a static pod from its manifest directory whatever the API
+    server answers: denying the mirror pod stops nothing, hides the pod from the API (and the GPUs it holds from
+    the scheduler) and has the kubelet retry the creation for ever."""
+    if review.kind != "Pod" or not review.username.startswith(NODE_USER_PREFIX):
+        return False
+    meta = review.object.get("metadata") if isinstance(review.object, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    return isinstance(ann, dict) and MIRROR_POD_ANNOTATION in ann
+
+
 def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     """Why this review is allowed without linting, or None when it must be linted.
 
@@ -549,7 +590,8 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     writing status or an autoscaler scaling must never be blocked); namespaces in
     ``settings.exempt_namespaces``; no object; objects controlled by an owner of a kind kvlint reviews,
     written by a trusted controller identity (:func:`owner_exemption`: the owner was linted, and denying its
-    controller's writes would stop a rollout or a scale-down half way); UPDATEs whose object equals
+    controller's writes would stop a rollout or a scale-down half way); a kubelet's mirror pods
+    (:func:`mirror_pod`); UPDATEs whose object equals
     ``oldObject`` in everything kvlint reads (:func:`lint_relevant`).
     """
     if review.operation not in ("CREATE", "UPDATE"):
@@ -563,12 +605,14 @@ def skip_reason(review: Review, settings: WebhookSettings) -> str | None:
     owner = owner_exemption(review, settings)
     if owner is not None:
         return f"controlled by {owner}, which kvlint reviews"
+    if mirror_pod(review):
+        return "mirror pod of a static pod: the kubelet runs it whatever the answer"
     if (
         review.operation == "UPDATE"
         and review.old_object is not None
         and lint_relevant(review.object) == lint_relevant(review.old_object)
     ):
-        return "update changes only replicas, status or metadata"
+        return "update changes only replicas, status, paused, suspend or metadata"
     return None
 
 
@@ -826,7 +870,10 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_WARNINGS_TOTAL_CHARS",
     "MAX_WARNING_CHARS",
+    "MIRROR_POD_ANNOTATION",
     "MODES",
+    "NODE_USER_PREFIX",
+    "READ_ANNOTATIONS",
     "REVIEWED_KINDS",
     "REVIEWED_VERSIONS",
     "Review",
@@ -841,11 +888,13 @@ __all__ = [
     "format_warning",
     "lint_relevant",
     "lint_review",
+    "mirror_pod",
     "owner_exemption",
     "owner_group",
     "owner_group_version",
     "parse_review",
     "prepared_object",
+    "review_from_head",
     "review_label",
     "reviewed_owner",
     "response",

@@ -49,7 +49,13 @@ def make_reloader(
 
 #: Default connection limits of the review listener (see :func:`build_server`).
 DEFAULT_LIMIT_CONCURRENCY = 1000
-DEFAULT_KEEP_ALIVE_SECONDS = 5
+#: Seconds an idle kept-alive connection of the review listener stays open: longer than the API server's
+#: client keeps one idle (90 s: its webhook transport takes ``http.DefaultTransport``'s ``IdleConnTimeout``,
+#: ``k8s.io/apimachinery`` ``pkg/util/net/http.go``, ``SetOldTransportDefaults``), so the API server closes
+#: idle connections first. With 5 s the server closed them, and a review the API server sent on one as it was
+#: being closed failed ("EOF"): client-go retries no POST, so ``failurePolicy`` decided (``Ignore``: admitted
+#: unchecked; ``Fail``: refused).
+DEFAULT_KEEP_ALIVE_SECONDS = 120
 DEFAULT_HANDSHAKE_TIMEOUT_SECONDS = 5.0
 DEFAULT_MAX_HEADER_BYTES = 64 * 1024
 

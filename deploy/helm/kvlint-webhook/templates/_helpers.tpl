@@ -164,3 +164,15 @@ expression: >-
   c.resources.limits.exists(k, {{ join " || " $resources }})) ||
   (has(c.image) && ({{ join " || " $images }})))
 {{- end -}}
+
+{{/*
+A kubelet's mirror pod (a Pod with the kubernetes.io/config.mirror annotation, created by system:node:<node>) is
+not sent: the kubelet runs the static pod whatever the answer (kvlint.webhook.review.mirror_pod, which the server
+applies too).
+*/}}
+{{- define "kvlint.notMirrorPodCondition" -}}
+name: not-a-kubelets-mirror-pod
+expression: >-
+  !(request.userInfo.username.startsWith('system:node:') &&
+  has(object.metadata.annotations) && 'kubernetes.io/config.mirror' in object.metadata.annotations)
+{{- end -}}
