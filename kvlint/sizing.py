@@ -259,6 +259,9 @@ _RENDER_ROOTS = {
     "kustomization.yml": "kustomization not built",
     "Kustomization": "kustomization not built",
 }
+#: the start of the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object
+#: (the same text as :data:`kvlint.render.EMPTY_RENDER`, which this module does not import)
+_EMPTY_RENDER = "helm template rendered no Kubernetes object from this chart"
 #: files of a chart or kustomization :func:`_dir_names_engine` reads, by extension
 _RENDER_INPUTS = (".yaml", ".yml", ".tpl", ".json")
 
@@ -295,8 +298,11 @@ _GPU_NAMES = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-")
 
 def _values_with_gpu(message: str) -> bool:
     """A values file's KV002 whose reason is a GPU limit (a serving chart's values that name no engine, such as
-    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``): counted as not read too."""
-    return "is a Helm values file" in message and any(g in message for g in _GPU_NAMES)
+    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``) or the model URI of the llm-d
+    chart's sample application (:func:`kvlint.render.helm_values_reason`): counted as not read too."""
+    return "is a Helm values file" in message and (
+        any(g in message for g in _GPU_NAMES) or ".model.modelArtifactURI " in message
+    )
 
 
 #: the rules of the findings :func:`unread` reads
@@ -310,7 +316,9 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     parsed anyway, were not read), ``kustomization not built`` (KV002 on a
     kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
-    renderer failed, so nothing of it was read -- whose directory's files name one) and
+    renderer failed, so nothing of it was read -- whose directory's files name one), ``Helm chart rendered
+    nothing`` (the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object, when the chart's
+    files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
     MultiRoleInference, NIMService, or a KServe InferenceService on a non-vLLM ``--backend``). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
@@ -332,6 +340,10 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomize patch not applied"))
+            elif d.message.startswith(_EMPTY_RENDER):
+                if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
+                    seen.add(d.loc.file)
+                    out.append((d, "Helm chart rendered nothing"))
             elif "is a kustomization" in d.message:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
