@@ -132,3 +132,59 @@ def test_llm_d_chart_values_naming_a_model_are_not_silent() -> None:
     assert "sampleApplication.model.modelArtifactURI hf://meta-llama/Llama-3.2-1B-Instruct" in d.message
     assert not _kv002(result, "llm-d-gke.yaml")
     assert [why for _, why in unread(result)] == ["Helm values file not rendered"]
+
+
+SGLANG = TREES / "lintasarta-sglang-helm"
+GKE_BASE = TREES / "gcp-accelerated-platforms-online-inference-gpu" / "vllm" / "base" / "deployment.yaml"
+
+
+def _kv208(result) -> list:
+    return [d for d in result.diagnostics if d.rule == "KV208"]
+
+
+def test_a_container_without_image_is_said_so(tmp_path: Path) -> None:
+    """Lintasarta/sglang-helm's values leave ``image`` empty and the chart renders ``image:`` with no value: KV208
+    said "image (no image) does not pin the sglang version (tag missing)". It now says the container names no
+    image, and the fix is to set one (not to pin a tag of an image that is not there)."""
+    text = (SGLANG / "templates" / "deployment.yaml").read_text()
+    assert "image: {{ .Values.image }}" in text and "\nimage:" not in (SGLANG / "values.yaml").read_text()
+    manifest = tmp_path / "sglang.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llama}\nspec:\n  selector: {matchLabels: {app: l}}\n"
+        "  template:\n    metadata: {labels: {app: l}}\n    spec:\n      containers:\n      - name: llama\n"
+        "        image:\n        command: [python3, -m, sglang.launch_server]\n"
+        "        args: [--model-path, Qwen/Qwen2.5-7B-Instruct, --port, '8000']\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (d,) = _kv208(run_check([str(manifest)], Options(allow_hub=False)))
+    assert d.message.startswith(
+        "the container names no image (its pods cannot run without one), so the sglang"
+    )
+    assert "(no image)" not in d.message and "tag missing" not in d.message
+    assert d.fix == "set the container's image to the SGLang release it runs (e.g. lmsysorg/sglang:v0.5.5)"
+    assert d.severity == "warning"
+
+
+@needs_helm
+def test_the_sglang_chart_renders_a_container_without_image() -> None:
+    (d,) = _kv208(run_check([str(SGLANG)], Options(allow_hub=False)))
+    assert d.message.startswith("the container names no image")
+    assert d.loc is not None and d.loc.file == str(SGLANG / "templates" / "deployment.yaml")
+
+
+def test_replaced_by_kustomize_is_a_placeholder() -> None:
+    """GoogleCloudPlatform/accelerated-platforms' vLLM kustomize base writes ``image: replaced-by-kustomize`` (each
+    overlay's ``replacements`` sets it from a generated ConfigMap). Linted as a file of a walked directory, KV208
+    warned that this "image" pins no vLLM version (tag missing), as if someone pulled it. It is a placeholder: KV002
+    on the workload, and KV208 an info that the version is not known until rendered, as for ``${VLLM_IMAGE}``."""
+    from kvlint.engines.images import image_placeholder
+
+    assert image_placeholder("replaced-by-kustomize") is not None
+    assert image_placeholder("vllm/vllm-openai") is None and image_placeholder("replaced") is None
+    result = run_check([str(GKE_BASE)], Options(allow_hub=False))
+    (d,) = _kv208(result)
+    assert d.severity == "info" and "is a placeholder" in d.message
+    assert any(
+        x.rule == "KV002" and "'replaced-by-kustomize' is a placeholder" in x.message
+        for x in result.diagnostics
+    )
