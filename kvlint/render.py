@@ -1236,7 +1236,9 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
     if code != 0:
         lines = err.strip().splitlines()
         detail = (
-            "; ".join(_clip(_KLOG_HEADER.sub("", line.strip())) for line in lines[-3:] if line.strip())
+            "; ".join(
+                _clip(_innermost(_KLOG_HEADER.sub("", line.strip()))) for line in lines[-3:] if line.strip()
+            )
             or f"exit status {code}"
         )
         return fail(f"{what} failed: {detail}")
@@ -1250,11 +1252,42 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
 RENDER_LINE_CHARS = 1000
 
 
+#: How kustomize wraps the error of a base it builds for a kustomization naming it: once per level, the base's error
+#: last (sigs.k8s.io/kustomize api/internal/target/kusttarget.go ``accumulateDirectory``: "recursed accumulation of
+#: path '%s'")
+_RECURSED = "recursed accumulation of path '"
+
+
+def _innermost(line: str) -> str:
+    """A kustomize error ``line`` with the error of the innermost base first: ``loading KV pairs: env source files:
+    [deployment.env]: ... no such file or directory (in the base /x/base, built for the kustomization named)``
+    instead of two ``accumulating resources ... recursed accumulation of path`` levels before it. Any other line
+    as it is."""
+    at = line.rfind(_RECURSED)
+    if at < 0:
+        return line
+    end = line.find("': ", at + len(_RECURSED))
+    if end < 0:
+        return line
+    base, cause = line[at + len(_RECURSED) : end], line[end + 3 :]
+    head = line[: line.find("accumulating resources")] if "accumulating resources" in line else ""
+    return f"{head}{cause} (in the base {base}, built for the kustomization named)"
+
+
+#: Of a cut line (:func:`_clip`), the characters kept from its start; the rest of :data:`RENDER_LINE_CHARS` comes
+#: from its end
+_CLIP_HEAD = 300
+
+
 def _clip(line: str) -> str:
-    """``line`` cut to :data:`RENDER_LINE_CHARS` characters, saying so."""
+    """``line`` cut to :data:`RENDER_LINE_CHARS` characters, saying so: its start and its end, which holds the cause
+    of a nested error (kustomize writes ``accumulating resources: ... recursed accumulation of path 'BASE': ...``
+    once per base, the error itself last: ``env source files: [deployment.env]: ... no such file or directory``
+    for a ``configMapGenerator`` file a script writes; kept from the start only, it was cut off)."""
     if len(line) <= RENDER_LINE_CHARS:
         return line
-    return f"{line[:RENDER_LINE_CHARS]}... (cut at {RENDER_LINE_CHARS} characters)"
+    tail = RENDER_LINE_CHARS - _CLIP_HEAD
+    return f"{line[:_CLIP_HEAD]} [...] {line[-tail:]} (cut to {RENDER_LINE_CHARS} characters)"
 
 
 #: Least address space a renderer may use (bytes); see :func:`_memory_limit`.

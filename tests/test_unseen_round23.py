@@ -188,3 +188,41 @@ def test_replaced_by_kustomize_is_a_placeholder() -> None:
         x.rule == "KV002" and "'replaced-by-kustomize' is a placeholder" in x.message
         for x in result.diagnostics
     )
+
+
+GKE_OVERLAY = TREES / "gcp-accelerated-platforms-online-inference-gpu" / "vllm" / "l4-gemma-3-1b-it"
+
+
+def test_kustomize_error_of_a_base_is_quoted_first() -> None:
+    """accelerated-platforms' overlays build on two bases whose configMapGenerator reads env files a script writes
+    (configure_vllm.sh). kubectl kustomize wraps the missing file's error in two levels of "accumulating resources
+    ... recursed accumulation of path" with absolute paths: the KV001 quoted the first 1,000 characters, and the
+    cause, last on the line, was cut off. Now the cause comes first, with the base it is in."""
+    from kvlint.render import kustomize_command
+
+    if kustomize_command(str(GKE_OVERLAY)) is None:
+        pytest.skip("neither kustomize nor kubectl is installed")
+    (d,) = [
+        x for x in run_check([str(GKE_OVERLAY)], Options(allow_hub=False)).diagnostics if x.rule == "KV001"
+    ]
+    assert "env source files: [deployment.env]" in d.message and "no such file or directory" in d.message
+    assert "recursed accumulation" not in d.message and "cut to" not in d.message
+    assert d.message.endswith(
+        f"(in the base {TREES / 'gcp-accelerated-platforms-online-inference-gpu' / 'base'}, built for the "
+        "kustomization named)"
+    )
+
+
+def test_a_long_renderer_line_keeps_its_end() -> None:
+    """A line longer than RENDER_LINE_CHARS keeps its start and its end (where a nested error says what failed)."""
+    from kvlint.render import RENDER_LINE_CHARS, _clip, _innermost
+
+    line = "Error: " + "a" * 5000 + " the cause"
+    cut = _clip(line)
+    assert cut.startswith("Error: aaa") and cut.endswith(
+        f" the cause (cut to {RENDER_LINE_CHARS} characters)"
+    )
+    assert len(cut) < RENDER_LINE_CHARS + 50
+    assert _innermost("Error: plain") == "Error: plain"
+    wrapped = "Error: accumulating resources: x: recursed accumulation of path '/b': y: recursed accumulation of path '/c': z"
+    assert _innermost(wrapped) == "Error: z (in the base /c, built for the kustomization named)"
