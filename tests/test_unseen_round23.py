@@ -226,3 +226,25 @@ def test_a_long_renderer_line_keeps_its_end() -> None:
     assert _innermost("Error: plain") == "Error: plain"
     wrapped = "Error: accumulating resources: x: recursed accumulation of path '/b': y: recursed accumulation of path '/c': z"
     assert _innermost(wrapped) == "Error: z (in the base /c, built for the kustomization named)"
+
+
+def test_plan_without_a_gpu_asks_for_the_option_not_a_manifest_field(tmp_path: Path) -> None:
+    """``kvlint plan -- vllm serve MODEL`` without --accelerator: KV501's fix said to request GPUs in
+    ``resources.limits`` and name the type with a nodeSelector, fields of a manifest the user does not have. It now
+    names the plan command's own options; a manifest's container without a GPU keeps the manifest fix."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    res = CliRunner().invoke(main, ["plan", "--offline", "--", "vllm", "serve", "Qwen/Qwen3-0.6B"])
+    (line,) = [x for x in res.output.splitlines() if "KV501" in x]
+    fix = res.output.splitlines()[res.output.splitlines().index(line) + 1]
+    assert "no GPU was named" in line
+    assert fix.strip().startswith("fix: name the GPU: --accelerator ID") and "resources.limits" not in fix
+    manifest = tmp_path / "cpu.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: vllm\n"
+        "    image: vllm/vllm-openai:v0.11.0\n    args: [--model, Qwen/Qwen3-0.6B]\n"
+    )
+    (d,) = [x for x in run_check([str(manifest)], Options(allow_hub=False)).diagnostics if x.rule == "KV501"]
+    assert d.fix is not None and d.fix.startswith("request the GPUs the engine uses in resources.limits")
