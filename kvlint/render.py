@@ -67,7 +67,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
-from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
+from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text, values_chart
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
@@ -1867,27 +1867,6 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
         loc,
         fix=fix,
     )
-
-
-#: How many directories above a values file :func:`values_chart` looks for its chart (``CHART/ci/values.yaml``,
-#: ``CHART/examples/NAME/values.yaml``)
-_VALUES_DEPTH = 3
-
-
-def values_chart(path: str) -> str | None:
-    """The directory of the Helm chart a values file at ``path`` belongs to: the nearest of the file's directory and
-    its parents (:data:`_VALUES_DEPTH` in all) holding a ``Chart.yaml`` with a ``templates/`` directory beside it,
-    as written in ``path`` (``.`` for the current directory); None when there is none (values kept apart from
-    their chart, as a GitOps repository's values for a chart of a Helm repository; or standard input)."""
-    here = os.path.dirname(path)
-    for _ in range(_VALUES_DEPTH):
-        d = here or "."
-        if os.path.isfile(os.path.join(d, "Chart.yaml")) and os.path.isdir(os.path.join(d, "templates")):
-            return d
-        if not here or here == os.path.dirname(here):
-            return None
-        here = os.path.dirname(here)
-    return None
 
 
 def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, bool]]:

@@ -42,7 +42,7 @@ from typing import Any
 
 from kvlint.engines.images import unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
-from kvlint.load import _mentions_engine
+from kvlint.load import _mentions_engine, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -313,7 +313,9 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, or a values
     file whose KV002 reason is a GPU limit (:func:`_values_with_gpu`), and whose serving containers, if it
-    parsed anyway, were not read), ``kustomization not built`` (KV002 on a
+    parsed anyway, were not read; the templates and values files of one chart, linted as plain files, are one
+    ``Helm chart not rendered (its files linted as they are)``: :func:`kvlint.load.template_chart`,
+    :func:`kvlint.load.values_chart`), ``kustomization not built`` (KV002 on a
     kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
     renderer failed, so nothing of it was read -- whose directory's files name one), ``Helm chart rendered
@@ -351,7 +353,14 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
             elif _names_engine(d.loc.file, cache) or _values_with_gpu(d.message):
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
-                out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+                # the templates and values of one chart, linted as plain files by a directory walk: one chart
+                # not rendered, not one entry per file (a chart of five templates was five)
+                chart = values_chart(d.loc.file) if values else template_chart(d.loc.file)
+                if chart is None:
+                    out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+                elif os.path.join(chart, "Chart.yaml") not in seen:
+                    seen.add(os.path.join(chart, "Chart.yaml"))
+                    out.append((d, "Helm chart not rendered (its files linted as they are)"))
         elif d.rule == "KV001" and not d.object and d.loc is not None:
             root = _render_root(d)
             if (

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.load import template_chart
+from kvlint.load import template_chart, values_chart
 from kvlint.pipeline import Options, run_check
-from kvlint.render import EMPTY_RENDER, values_chart
+from kvlint.render import EMPTY_RENDER
 from kvlint.sizing import unread
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "collected" / "trees"
@@ -53,6 +53,16 @@ def test_raw_templates_of_a_walked_chart_name_the_chart_to_check() -> None:
     assert e.fix is not None and e.fix.startswith(
         f"lint what the chart renders from it: kvlint check {chart} --helm-values {example}, "
     )
+
+
+def test_a_walked_chart_is_one_object_not_read() -> None:
+    """The sizing summary counted each file of a walked chart that names an engine as one object not read: nm-vllm's
+    deployment template, its service template (a vLLM label), its values and its example values were four. They are
+    one chart not rendered; ``--require-sizing`` lists it once, at its first file."""
+    result = run_check(_walked(NM), Options(allow_hub=False))
+    (entry,) = unread(result)
+    assert entry[1] == "Helm chart not rendered (its files linted as they are)"
+    assert len([d for d in result.diagnostics if d.rule == "KV002"]) == 4  # each file still says what it is
 
 
 @needs_helm
