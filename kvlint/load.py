@@ -1233,13 +1233,59 @@ def _template_finding(
     line, col, act = chosen
     shown = act if len(act) <= 60 else act[:57] + "..."
     tail = "" if spans is not None else " (the document does not parse as YAML until rendered)"
+    chart = template_chart(path)
     return Finding(
         "KV002",
         f"unrendered Helm/Go template syntax {shown!r}{tail}; kvlint lints rendered manifests: render with "
         f"`helm template` first",
         Loc(path, line + line_offset + 1, col + 1),
-        fix=_KV002_FIX,
+        fix=_KV002_FIX
+        if chart is None
+        else f"lint what the chart renders: kvlint check {chart} (kvlint renders a chart directory it is given with "
+        f"helm), or helm template RELEASE {chart} -f values.yaml | kvlint check -",
     )
+
+
+#: How many directories below a chart's ``templates/`` a template may sit for :func:`template_chart` to find the chart
+_TEMPLATE_DEPTH = 6
+
+
+def template_chart(path: str) -> str | None:
+    """The directory of the Helm chart whose ``templates/`` holds the file ``path`` (``CHART/templates/x.yaml``, or
+    a folder below ``templates/``), as written in ``path`` (``.`` for the current directory); None for any other
+    file, standard input included. A directory walk lints a chart's raw templates as plain files (kvlint renders
+    only a chart directory it is given), so their KV002 names the directory to give it: the chart itself, not the
+    first parent holding a ``Chart.yaml`` (a file of a chart's ``files/`` folder is not one of its templates)."""
+    here = os.path.dirname(path)
+    for _ in range(_TEMPLATE_DEPTH):
+        if not here or here == os.path.dirname(here):
+            return None
+        chart = os.path.dirname(here)
+        if os.path.basename(here) == "templates" and os.path.isfile(os.path.join(chart or ".", "Chart.yaml")):
+            return chart or "."
+        here = chart
+    return None
+
+
+#: How many directories above a values file :func:`values_chart` looks for its chart (``CHART/ci/values.yaml``,
+#: ``CHART/examples/NAME/values.yaml``)
+_VALUES_DEPTH = 3
+
+
+def values_chart(path: str) -> str | None:
+    """The directory of the Helm chart a values file at ``path`` belongs to: the nearest of the file's directory and
+    its parents (:data:`_VALUES_DEPTH` in all) holding a ``Chart.yaml`` with a ``templates/`` directory beside it,
+    as written in ``path`` (``.`` for the current directory); None when there is none (values kept apart from
+    their chart, as a GitOps repository's values for a chart of a Helm repository; or standard input)."""
+    here = os.path.dirname(path)
+    for _ in range(_VALUES_DEPTH):
+        d = here or "."
+        if os.path.isfile(os.path.join(d, "Chart.yaml")) and os.path.isdir(os.path.join(d, "templates")):
+            return d
+        if not here or here == os.path.dirname(here):
+            return None
+        here = os.path.dirname(here)
+    return None
 
 
 def _load_segment(

@@ -67,7 +67,7 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
-from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text
+from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text, values_chart
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
@@ -82,6 +82,8 @@ __all__ = [
     "helm_values_reason",
     "kustomization_file_finding",
     "unrendered_file_finding",
+    "EMPTY_RENDER",
+    "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
     "kustomize_command",
@@ -331,7 +333,8 @@ def helm_values_reason(doc: Document) -> str | None:
     ``servingEngineSpec``), or both ``replicaCount`` and ``image`` (the ``helm create`` values shape), or an
     ``image.repository`` mapping at the top or under a top-level (subchart) key (:func:`_image_repository_key`),
     or llm-d-modelservice's ``modelArtifacts`` with ``decode``/``prefill`` containers
-    (:func:`_llm_d_modelservice_reason`), or a chart's engine chooser (:func:`_engine_framework_key`), or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
+    (:func:`_llm_d_modelservice_reason`), or the llm-d chart's ``sampleApplication.model.modelArtifactURI``
+    (:func:`_llm_d_sample_reason`), or a chart's engine chooser (:func:`_engine_framework_key`), or its file is named ``values*.yaml``/``.yml`` and sits beside a ``Chart.yaml``, or it has a serving chart's
     top-level keys: a GPU limit or a Hugging Face model id with another key of a pod's shape
     (:func:`_serving_values_reason`).
     """
@@ -351,7 +354,7 @@ def helm_values_reason(doc: Document) -> str | None:
     image_at = _image_repository_key(data)
     if image_at is not None:
         return f"it has {image_at} but no apiVersion/kind (chart values)"
-    llmd = _llm_d_modelservice_reason(data)
+    llmd = _llm_d_modelservice_reason(data) or _llm_d_sample_reason(data)
     if llmd is not None:
         return llmd
     framework = _engine_framework_key(data)
@@ -402,6 +405,19 @@ def _llm_d_modelservice_reason(data: dict) -> str | None:
     if not roles:
         return None
     return f"it has modelArtifacts and {'/'.join(roles)}.containers (llm-d-modelservice chart values)"
+
+
+def _llm_d_sample_reason(data: dict) -> str | None:
+    """Why a document reads as the values of llm-d's umbrella ``llm-d`` chart (llm-d/llm-d-deployer), or None: a
+    top-level mapping whose ``model`` mapping has a ``modelArtifactURI`` string (``sampleApplication: {model:
+    {modelArtifactURI: hf://meta-llama/Llama-3.2-1B-Instruct, modelName: ...}}``), the model the chart's sample
+    application serves with vLLM. Such a file names no engine and no GPU, so it was read as nothing at all."""
+    for key, value in data.items():
+        model = value.get("model") if isinstance(value, dict) else None
+        uri = model.get("modelArtifactURI") if isinstance(model, dict) else None
+        if isinstance(key, str) and isinstance(uri, str) and uri.strip():
+            return f"it has {key}.model.modelArtifactURI {uri.strip()} but no apiVersion/kind (llm-d chart values)"
+    return None
 
 
 #: Extended resources that are GPUs, as a serving chart's values set them in ``resources.limits`` (NVIDIA's and
@@ -595,7 +611,37 @@ def render_helm(
     map_sources(
         result, label, find_sources(out), root="" if root == "." else root, text=out, strip_chart=True
     )
+    if not result.documents and not result.findings:
+        result.findings.append(empty_render_finding(chart, values))
     return result
+
+
+#: The start of :func:`empty_render_finding`'s message (:func:`kvlint.sizing.unread` counts such a chart as not read)
+EMPTY_RENDER = "helm template rendered no Kubernetes object from this chart"
+
+
+def empty_render_finding(chart: str, values: Sequence[str] = ()) -> Finding:
+    """KV002 at ``CHART/Chart.yaml`` for a chart whose ``helm template`` output holds no object: nothing of it was
+    linted, which a clean pass would hide. The usual causes, said in the message: the chart has no ``templates/``
+    directory (a ``Chart.yaml`` beside values meant for another chart, installed by name from a repository, as
+    freechat-fun/freechat-vllm's ``configs/helm`` for ``arktec-quant-helm-charts/vllm``), or every template is
+    turned off by the values given (``enabled: false``). helm itself renders such a chart without a word
+    (``helm template`` prints nothing and exits 0; helm v3.17 ``pkg/action/install.go``)."""
+    if not os.path.isdir(os.path.join(chart, "templates")):
+        why = "it has no templates/ directory"
+        fix = (
+            "if its values are for a chart installed from a repository, render that chart with them: helm template "
+            f"RELEASE CHART -f {os.path.join(chart, 'values.yaml')} | kvlint check -"
+        )
+    else:
+        why = f"its templates render nothing with {', '.join(values) if values else 'its default values'}"
+        fix = f"name the values you deploy with: kvlint check {chart} --helm-values FILE"
+    return Finding(
+        "KV002",
+        f"{EMPTY_RENDER} ({why}): nothing of it was linted",
+        Loc(os.path.join(chart, "Chart.yaml"), 1, 1),
+        fix=fix,
+    )
 
 
 #: Where helm's error names a template position: ``execution error at (CHART/templates/x.yaml:11:29): ...`` (a
@@ -1216,7 +1262,9 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
     if code != 0:
         lines = err.strip().splitlines()
         detail = (
-            "; ".join(_clip(_KLOG_HEADER.sub("", line.strip())) for line in lines[-3:] if line.strip())
+            "; ".join(
+                _clip(_innermost(_KLOG_HEADER.sub("", line.strip()))) for line in lines[-3:] if line.strip()
+            )
             or f"exit status {code}"
         )
         return fail(f"{what} failed: {detail}")
@@ -1230,11 +1278,42 @@ def _run(cmd: list[str], label: str, what: str, max_bytes: int) -> str | LoadRes
 RENDER_LINE_CHARS = 1000
 
 
+#: How kustomize wraps the error of a base it builds for a kustomization naming it: once per level, the base's error
+#: last (sigs.k8s.io/kustomize api/internal/target/kusttarget.go ``accumulateDirectory``: "recursed accumulation of
+#: path '%s'")
+_RECURSED = "recursed accumulation of path '"
+
+
+def _innermost(line: str) -> str:
+    """A kustomize error ``line`` with the error of the innermost base first: ``loading KV pairs: env source files:
+    [deployment.env]: ... no such file or directory (in the base /x/base, built for the kustomization named)``
+    instead of two ``accumulating resources ... recursed accumulation of path`` levels before it. Any other line
+    as it is."""
+    at = line.rfind(_RECURSED)
+    if at < 0:
+        return line
+    end = line.find("': ", at + len(_RECURSED))
+    if end < 0:
+        return line
+    base, cause = line[at + len(_RECURSED) : end], line[end + 3 :]
+    head = line[: line.find("accumulating resources")] if "accumulating resources" in line else ""
+    return f"{head}{cause} (in the base {base}, built for the kustomization named)"
+
+
+#: Of a cut line (:func:`_clip`), the characters kept from its start; the rest of :data:`RENDER_LINE_CHARS` comes
+#: from its end
+_CLIP_HEAD = 300
+
+
 def _clip(line: str) -> str:
-    """``line`` cut to :data:`RENDER_LINE_CHARS` characters, saying so."""
+    """``line`` cut to :data:`RENDER_LINE_CHARS` characters, saying so: its start and its end, which holds the cause
+    of a nested error (kustomize writes ``accumulating resources: ... recursed accumulation of path 'BASE': ...``
+    once per base, the error itself last: ``env source files: [deployment.env]: ... no such file or directory``
+    for a ``configMapGenerator`` file a script writes; kept from the start only, it was cut off)."""
     if len(line) <= RENDER_LINE_CHARS:
         return line
-    return f"{line[:RENDER_LINE_CHARS]}... (cut at {RENDER_LINE_CHARS} characters)"
+    tail = RENDER_LINE_CHARS - _CLIP_HEAD
+    return f"{line[:_CLIP_HEAD]} [...] {line[-tail:]} (cut to {RENDER_LINE_CHARS} characters)"
 
 
 #: Least address space a renderer may use (bytes); see :func:`_memory_limit`.
@@ -1792,13 +1871,27 @@ def kustomization_file_finding(doc: Document) -> Finding | None:
 
 def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     """KV002 for the Helm values file at ``path`` (``reason``: what makes it values, e.g. "it has replicaCount
-    and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file."""
+    and image but no apiVersion/kind"); the fix is the ``helm template`` command with that file, and, for a file
+    of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
+    check`` of that chart with it first."""
+    chart = values_chart(path)
+    if chart is None:
+        fix = _RENDER_FIX.replace("values.yaml", path)
+    elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
+        fix = (
+            f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"
+        )
+    else:
+        fix = (
+            f"lint what the chart renders from it: kvlint check {chart} --helm-values {path}, or helm template "
+            f"RELEASE {chart} -f {path} | kvlint check -"
+        )
     return Finding(
         "KV002",
         f"this is a Helm values file ({reason}), not a Kubernetes manifest: kvlint lints the manifests a chart "
         "renders from it, not raw values",
         loc,
-        fix=_RENDER_FIX.replace("values.yaml", path),
+        fix=fix,
     )
 
 

@@ -42,7 +42,7 @@ from typing import Any
 
 from kvlint.engines.images import unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
-from kvlint.load import _mentions_engine
+from kvlint.load import _mentions_engine, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -259,6 +259,9 @@ _RENDER_ROOTS = {
     "kustomization.yml": "kustomization not built",
     "Kustomization": "kustomization not built",
 }
+#: the start of the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object
+#: (the same text as :data:`kvlint.render.EMPTY_RENDER`, which this module does not import)
+_EMPTY_RENDER = "helm template rendered no Kubernetes object from this chart"
 #: files of a chart or kustomization :func:`_dir_names_engine` reads, by extension
 _RENDER_INPUTS = (".yaml", ".yml", ".tpl", ".json")
 
@@ -295,8 +298,11 @@ _GPU_NAMES = ("nvidia.com/gpu", "amd.com/gpu", "nvidia.com/mig-")
 
 def _values_with_gpu(message: str) -> bool:
     """A values file's KV002 whose reason is a GPU limit (a serving chart's values that name no engine, such as
-    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``): counted as not read too."""
-    return "is a Helm values file" in message and any(g in message for g in _GPU_NAMES)
+    substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``) or the model URI of the llm-d
+    chart's sample application (:func:`kvlint.render.helm_values_reason`): counted as not read too."""
+    return "is a Helm values file" in message and (
+        any(g in message for g in _GPU_NAMES) or ".model.modelArtifactURI " in message
+    )
 
 
 #: the rules of the findings :func:`unread` reads
@@ -307,10 +313,14 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     """Serving objects seen but not read, one per file or object, with why: ``template not rendered``
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, or a values
     file whose KV002 reason is a GPU limit (:func:`_values_with_gpu`), and whose serving containers, if it
-    parsed anyway, were not read), ``kustomization not built`` (KV002 on a
+    parsed anyway, were not read; the templates and values files of one chart, linted as plain files, are one
+    ``Helm chart not rendered (its files linted as they are)``: :func:`kvlint.load.template_chart`,
+    :func:`kvlint.load.values_chart`), ``kustomization not built`` (KV002 on a
     kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
-    renderer failed, so nothing of it was read -- whose directory's files name one) and
+    renderer failed, so nothing of it was read -- whose directory's files name one), ``Helm chart rendered
+    nothing`` (the KV002 at a chart's ``Chart.yaml`` whose ``helm template`` output held no object, when the chart's
+    files name one) and
     ``operator settings not read`` (KV503's note on a RayService, RayJob, llmaz Playground/Service, KAITO
     MultiRoleInference, NIMService, or a KServe InferenceService on a non-vLLM ``--backend``). Only reported diagnostics count: a rule turned off with ``ignore`` hides them.
     Reads (at most 1 MiB per file or directory of) the local files those KV002/KV001 findings name, except
@@ -332,6 +342,10 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 if _names_engine(d.loc.file, cache):
                     seen.add(d.loc.file)
                     out.append((d, "kustomize patch not applied"))
+            elif d.message.startswith(_EMPTY_RENDER):
+                if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
+                    seen.add(d.loc.file)
+                    out.append((d, "Helm chart rendered nothing"))
             elif "is a kustomization" in d.message:
                 if _dir_names_engine(os.path.dirname(d.loc.file) or ".", cache):
                     seen.add(d.loc.file)
@@ -339,7 +353,14 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
             elif _names_engine(d.loc.file, cache) or _values_with_gpu(d.message):
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
-                out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+                # the templates and values of one chart, linted as plain files by a directory walk: one chart
+                # not rendered, not one entry per file (a chart of five templates was five)
+                chart = values_chart(d.loc.file) if values else template_chart(d.loc.file)
+                if chart is None:
+                    out.append((d, "Helm values file not rendered" if values else "template not rendered"))
+                elif os.path.join(chart, "Chart.yaml") not in seen:
+                    seen.add(os.path.join(chart, "Chart.yaml"))
+                    out.append((d, "Helm chart not rendered (its files linted as they are)"))
         elif d.rule == "KV001" and not d.object and d.loc is not None:
             root = _render_root(d)
             if (

@@ -28,6 +28,11 @@ SEVERITY_ORDER: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 # load
 
 
+#: The path of the :class:`Document` ``kvlint plan`` builds for a command typed after ``--``
+#: (:func:`kvlint.capacity.plan_command.plan_command`): no file, no manifest; rules that would point at one say so.
+TYPED_COMMAND = "<command line>"
+
+
 @direct_init
 @dataclass(frozen=True)
 class Document:

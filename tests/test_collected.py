@@ -82,8 +82,11 @@ def test_index_rows_name_their_source(index_rows) -> None:
             owner, name = r["repo"].split("/")
             assert r["commit_or_ref"].startswith(short) and len(short) == 7, r["file"]
             assert flat == f"{owner}__{name}__{r['path'].replace('/', '__')}", r["file"]
-        else:  # chart/kustomization directories keep the upstream file names under charts/<name>/
-            assert r["file"].startswith("charts/") and r["path"].endswith(r["file"].split("/", 2)[2])
+        else:  # chart/kustomization directories (charts/<name>/) and repository trees as checked out, linted as a
+            # directory (trees/<name>/, new-user pass 23) keep the upstream file names below <name>/
+            assert r["file"].startswith(("charts/", "trees/")) and r["path"].endswith(
+                r["file"].split("/", 2)[2]
+            )
 
 
 def test_at_least_forty_flat_manifests(index_rows) -> None:

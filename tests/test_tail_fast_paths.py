@@ -65,6 +65,10 @@ def _old_image_placeholder(image: str) -> str | None:
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
     if img.startswith("<") and img.endswith(">"):
         return "a <...> placeholder to fill in by hand"
+    if re.match(r"^replaced?[-_]by[-_][a-z0-9][a-z0-9._-]*$", img, re.IGNORECASE):  # (new-user pass 23)
+        return (
+            "a placeholder word that a tool replaces (kustomize replacements) before the manifest is applied"
+        )
     return None
 
 

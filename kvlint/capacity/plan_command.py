@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kvlint.source import LDict, Loc
-from kvlint.types import Accelerator, Diagnostic, Document, Placement, Workload
+from kvlint.types import TYPED_COMMAND, Accelerator, Diagnostic, Document, Placement, Workload
 
 if TYPE_CHECKING:
     from kvlint.options import Options
@@ -149,8 +149,8 @@ def plan_command(
         raise PlanRequestError(
             "the command names no model (vllm serve MODEL, --model, --model-id or --model-path)"
         )
-    loc = Loc("<command line>", 1, 1)
-    doc = Document(path="<command line>", index=0, data=LDict(), loc=loc)
+    loc = Loc(TYPED_COMMAND, 1, 1)
+    doc = Document(path=TYPED_COMMAND, index=0, data=LDict(), loc=loc)
     workload = Workload(doc=doc, kind="", name="", namespace=None, pod_spec=LDict(loc=loc), path="")
     acc = lookup(options.accelerator) if options.accelerator else None
     if options.accelerator and acc is None:

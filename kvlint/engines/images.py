@@ -659,6 +659,10 @@ _ENVSUBST_OPEN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)([:-]|\})")
 _DOLLAR_NAME = re.compile(r"\$[A-Za-z_]")
 _KUSTOMIZE_VAR_RE = re.compile(r"\$\([A-Za-z0-9_.-]+\)")
 _CAPS_RE = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+#: A lower-case word saying the image is filled in later: ``replaced-by-kustomize``, the image of
+#: GoogleCloudPlatform/accelerated-platforms' vLLM kustomize base, which a ``replacements`` entry of each overlay sets
+#: from a generated ConfigMap (no registry, no tag: not an image anyone pulls)
+_REPLACED_BY_RE = re.compile(r"^replaced?[-_]by[-_][a-z0-9][a-z0-9._-]*$", re.IGNORECASE)
 
 
 def envsubst_placeholders(text: str) -> Iterator[tuple[str, str]]:
@@ -686,7 +690,8 @@ def image_placeholder(image: str) -> str | None:
 
     ``${VLLM_IMAGE_NAME}`` (envsubst, OpenShift template parameters), ``$(vllm-cuda-image)`` (kustomize
     ``vars``; Kubernetes does not expand ``$(...)`` in ``image``), ``V_IMAGE_NAME`` /
-    ``REPLACE_MODEL_SERVER_IMAGE`` (an upper-case token to be replaced by a script), ``<image-built-from-dockerfile>``.
+    ``REPLACE_MODEL_SERVER_IMAGE`` (an upper-case token to be replaced by a script), ``<image-built-from-dockerfile>``,
+    ``replaced-by-kustomize`` (:data:`_REPLACED_BY_RE`).
     """
     img = (image or "").strip()
     if not img:
@@ -700,4 +705,8 @@ def image_placeholder(image: str) -> str | None:
         return "an upper-case placeholder token that a script replaces before the manifest is applied"
     if img.startswith("<") and img.endswith(">"):
         return "a <...> placeholder to fill in by hand"
+    if _REPLACED_BY_RE.match(img):
+        return (
+            "a placeholder word that a tool replaces (kustomize replacements) before the manifest is applied"
+        )
     return None

@@ -165,9 +165,20 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix="pass --engine-version (or engine_version in .kvlint.yaml) with the release your installation runs",
         )
         return
+    if not s.image.strip():
+        # a chart whose values leave the image empty (Lintasarta/sglang-helm renders ``image:`` with no value): the
+        # pods cannot run, and "image (no image) does not pin the version (tag missing)" said it backwards
+        yield ctx.finding(
+            f"the container names no image (its pods cannot run without one), so the {s.engine} release is not "
+            f"known; {_assumed(ctx, assumed)}",
+            loc_of(s.container, "image") or loc_of(s.container, "name") or s.command_loc,
+            fix=f"set the container's image to the {_ENGINE_NAME[s.engine]} release it runs (e.g. "
+            f"{_PIN_EXAMPLE[s.engine]})",
+        )
+        return
     repo, tag = split_image(s.image)[:2]
     if tag is None or tag in ("latest", "nightly", "main"):
-        shown = f"'{s.image}'" if s.image else "(no image)"
+        shown = f"'{s.image}'"
         yield ctx.finding(
             f"image {shown} does not pin the {s.engine} version (tag {tag or 'missing'}); {_assumed(ctx, assumed)}",
             loc_of(s.container, "image"),

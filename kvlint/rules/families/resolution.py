@@ -24,7 +24,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
-from kvlint.types import Diagnostic
+from kvlint.types import TYPED_COMMAND, Diagnostic
 from kvlint.values import as_float
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
@@ -77,6 +77,16 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
+        if ctx.workload.doc.path == TYPED_COMMAND:
+            # kvlint plan -- COMMAND: no manifest, no container; the GPU is an option of the command
+            yield ctx.finding(
+                "capacity rules skipped: no GPU was named, so there is no GPU to size the engine on",
+                s.command_loc,
+                fix="name the GPU: --accelerator ID (kvlint accelerators lists ids) or --gpu-memory QTY, or "
+                "--compare to plan it on several",
+                severity="info",
+            )
+            return
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
             "resource), so there is no GPU to size the engine on",
