@@ -172,7 +172,7 @@ def version_unpinned(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"the container names no image (its pods cannot run without one), so the {s.engine} release is not "
             f"known; {_assumed(ctx, assumed)}",
             loc_of(s.container, "image") or loc_of(s.container, "name") or s.command_loc,
-            fix=f"set the container's image to the {_ENGINE_NAME[s.engine]} release it runs (e.g. "
+            fix=f"set the container's image to the {ENGINE_NAMES[s.engine]} release it runs (e.g. "
             f"{_PIN_EXAMPLE[s.engine]})",
         )
         return
