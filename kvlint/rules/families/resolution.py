@@ -64,26 +64,15 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             )
         return
     platform, evidence = platform_evidence(s, p.resource if p is not None else None)
-    # kvlint plan (kvlint.capacity.plan_command) has no pod: the GPU comes from its options
-    planned_command = ctx.workload.doc.path == "<command line>"
-    if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm") and planned_command:
-        yield ctx.finding(
-            "capacity rules skipped: no GPU given, so there is no GPU to size the engine on (kvlint plan sizes "
-            "the command on the GPU that --accelerator or --gpu-memory names)",
-            s.command_loc,
-            fix="pass --accelerator ID (`kvlint accelerators` lists the ids and aliases) or --gpu-memory QTY (the "
-            "device total as CUDA reports it, e.g. 79.19GiB)",
-            severity="info",
-        )
-        return
     if p is not None and p.requests_no_gpu and platform in ("cuda", "rocm"):
         if ctx.workload.doc.path == TYPED_COMMAND:
             # kvlint plan -- COMMAND: no manifest, no container; the GPU is an option of the command
             yield ctx.finding(
-                "capacity rules skipped: no GPU was named, so there is no GPU to size the engine on",
+                "capacity rules skipped: no GPU was named, so there is no GPU to size the engine on (kvlint plan "
+                "sizes the command on the GPU that --accelerator or --gpu-memory names)",
                 s.command_loc,
-                fix="name the GPU: --accelerator ID (kvlint accelerators lists ids) or --gpu-memory QTY, or "
-                "--compare to plan it on several",
+                fix="name the GPU: --accelerator ID (`kvlint accelerators` lists the ids and aliases) or --gpu-memory "
+                "QTY (the device total as CUDA reports it, e.g. 79.19GiB), or --compare to plan it on several",
                 severity="info",
             )
             return
