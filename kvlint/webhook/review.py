@@ -309,6 +309,35 @@ def _utf8(text: str) -> bool:
     return True
 
 
+#: Longest JSON integer :func:`_decode` converts to an int when the body holds one Python refuses to convert
+#: (more than 4,300 digits): kvlint's YAML loader keeps the text of a number of more than
+#: ``kvlint.load.MAX_NUMBER_CHARS`` (100) characters as a string, and so does the review decoder.
+_MAX_NUMBER_CHARS = 100
+
+
+def _long_int(text: str) -> int | str:
+    """``int(text)``, or ``text`` itself when it is longer than :data:`_MAX_NUMBER_CHARS` characters."""
+    return text if len(text) > _MAX_NUMBER_CHARS else int(text)
+
+
+def _decode(body: bytes | str) -> Any:
+    """The JSON value of ``body``. An integer of more than 4,300 digits, which Python's decoder refuses ("Exceeds
+    the limit (4300 digits) for integer string conversion", ``sys.get_int_max_str_digits``), is kept as its text,
+    as kvlint's loader keeps every number of more than 100 characters (:data:`_MAX_NUMBER_CHARS`): such a review
+    is answered with findings instead of HTTP 400, which the API server would meet with the webhook's
+    ``failurePolicy``. The body is decoded a second time only after the first decoding failed, so well-formed
+    reviews keep the decoder's C fast path for numbers.
+
+    Raises:
+        ValueError: (UnicodeDecodeError included) not JSON. RecursionError: nested too deeply."""
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise
+    except ValueError:
+        return json.loads(body, parse_int=_long_int)
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
@@ -319,7 +348,7 @@ def parse_review(body: bytes | str) -> Review:
         ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
     try:
-        data = json.loads(body)
+        data = _decode(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
