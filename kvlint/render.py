@@ -1779,27 +1779,29 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
 def _kustomize_sources(directory: str, max_bytes: int) -> list[tuple[Document, bool]]:
     """``(document, is_patch)`` for the YAML files in ``directory`` and the local resources its kustomization
     tree names; ``is_patch`` marks files a kustomization names as a strategic-merge patch (``patches``
-    ``path``, ``patchesStrategicMerge``)."""
-    import yaml
+    ``path``, ``patchesStrategicMerge``).
 
+    The kustomization files are read as :func:`remote_references` reads them (kvlint's loader, regular files of at
+    most ``max_bytes``), each directory once (by its real path), at most :data:`MAX_KUSTOMIZATIONS` of them: they
+    were read with PyYAML's pure-Python loader, 2.6 CPU s for a kustomization of 12 MB of comments, which
+    ``kubectl kustomize`` builds in 0.3 s."""
     dirs: list[str] = []
+    seen: set[str] = set()
     files: list[str] = []
     patch_files: set[str] = set()
     todo = [directory]
-    while todo:
+    while todo and len(seen) < MAX_KUSTOMIZATIONS:
         d = todo.pop()
-        if d in dirs:
+        real = os.path.realpath(d)
+        if real in seen:
             continue
+        seen.add(real)
         dirs.append(d)
         for name in KUSTOMIZATION_FILES:
             kf = os.path.join(d, name)
             if not os.path.isfile(kf):
                 continue
-            try:
-                with open(kf, encoding="utf-8") as fh:
-                    spec = yaml.safe_load(fh) or {}
-            except (OSError, yaml.YAMLError, UnicodeDecodeError):
-                spec = {}
+            spec, _problem = _read_kustomization(kf, max_bytes)
             for key in ("patches", "patchesStrategicMerge"):
                 val = spec.get(key) if isinstance(spec, dict) else None
                 for e in val if isinstance(val, list) else []:
