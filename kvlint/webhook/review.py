@@ -712,20 +712,31 @@ def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
 
 def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     """The deny ``status.message``: a header naming the object, then per error its rule id, what is
-    wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
+    wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters. An entry of the same text as one listed
+    (the same finding in containers of one name: an object of several containers named alike, a leader's and a
+    worker's) is not listed again but counted at the end: three copies of one error took the room of the
+    other errors, which the message then left out."""
     n = len(errors)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
+    seen: set[str] = set()
+    repeats = 0
     for i, d in enumerate(errors):
         # printable works character by character: the head's and the message's escaped apart
         entry = printable(f"- {d.rule}{_where(d)}: ") + _flat(d.message)
         if d.fix:
             entry += "\n  fix: " + _flat(d.fix)
+        if entry in seen:
+            repeats += 1
+            continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
+        seen.add(entry)
         lines.append(entry)
         used += len(entry) + 1
+    if repeats:
+        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 
