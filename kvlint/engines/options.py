@@ -107,9 +107,13 @@ def version_tuple(version: str | None) -> tuple[int, ...] | None:
     if not version:
         return None
     m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.?post(\d+))?", version)
-    if not m:
-        return None
+    if not m or any(g and len(g) > _MAX_VERSION_DIGITS for g in m.groups()):
+        return None  # (a part of more than 4,300 digits is more than Python's int() converts)
     return tuple(int(g) if g else 0 for g in m.groups())
+
+
+#: Most digits of one part of a version :func:`version_tuple` reads (no release numbers a part with more).
+_MAX_VERSION_DIGITS = 20
 
 
 #: Option names users write for another option than the one argparse's prefix matching picks: the
