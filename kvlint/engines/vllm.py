@@ -653,10 +653,10 @@ def _scalar(raw: str) -> Any:
     return raw if b is None else b
 
 
-#: Longest ``--config`` file read, in characters: a ConfigMap holds at most 1 MiB (Kubernetes refuses a larger one:
-#: ``ValidateConfigMap``, ``MaxSecretSize``), and such a file is read by PyYAML's pure-Python reader, as vLLM
-#: reads it (about 7 CPU s per MiB of a flow list).
-MAX_CONFIG_FILE_CHARS = 1 << 20
+#: Largest ``--config`` file read, in UTF-8 bytes: a ConfigMap holds at most 1 MiB (Kubernetes refuses a larger one:
+#: ``ValidateConfigMap``, ``MaxSecretSize``; ``kvlint.engines.command.CONFIGMAP_MAX_BYTES`` for mounted scripts),
+#: and such a file is read by PyYAML's pure-Python reader, as vLLM reads it (about 7 CPU s per MiB of a flow list).
+MAX_CONFIG_FILE_BYTES = 1 << 20
 #: ``--config`` files read so far, by text, position, section and position mapper: the containers of a manifest
 #: that mount one ConfigMap read it once (eleven containers mounting a 200 kB config took 35 CPU s, each reading
 #: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours). Cleared at :data:`_CONFIG_READS_MAX` entries
@@ -692,10 +692,13 @@ def _config_file_flags(
         )
         return None
     text, text_loc = loaded
-    if len(text) > MAX_CONFIG_FILE_CHARS:
+    if (
+        len(text) > MAX_CONFIG_FILE_BYTES // 4
+        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
+    ):
         p.col.note(
-            f"{what}: the file is {len(text):,} characters long, more than a ConfigMap holds (the API server "
-            f"refuses one of more than 1 MiB); its settings were not read",
+            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
+            f"server refuses a larger one); its settings were not read",
             text_loc or loc,
             "warning",
         )
