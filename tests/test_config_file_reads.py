@@ -71,3 +71,48 @@ def test_a_config_larger_than_a_configmap_is_not_read(
     assert note.severity == "warning" and "not read" in note.message
     assert not [d for d in result.diagnostics if d.rule == "KV201"]
     assert not reads
+
+
+def _script_manifest(n: int, lines: int) -> str:
+    """A ConfigMap holding a start script of ``lines`` echo lines then vLLM, and a Deployment of ``n`` containers
+    running it (``command: [/bin/sh, /scripts/start.sh]``), each asking for a context Llama 3.1 8B lacks."""
+    script = "#!/bin/sh\n" + "".join(f"echo step {i}\n" for i in range(lines))
+    script += "exec vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 200000\n"
+    cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: scr\n  namespace: serving\ndata:\n  start.sh: |\n"
+    cm += "".join(f"    {line}\n" for line in script.splitlines()) + "---\n"
+    text = FIXTURE.read_text()
+    dep = text[text.index("apiVersion: apps/v1") :]
+    dep = (
+        dep.replace(
+            '["vllm", "serve", "--config", "/etc/vllm/config.yaml"]', '["/bin/sh", "/scripts/start.sh"]'
+        )
+        .replace("- {name: cfg, mountPath: /etc/vllm}", "- {name: scr, mountPath: /scripts}")
+        .replace("configMap: {name: vllm-config}", "configMap: {name: scr}")
+        .replace("        - name: cfg\n", "        - name: scr\n")
+    )
+    return cm + _containers(dep, n)
+
+
+def test_mounted_scripts_are_read_up_to_a_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ConfigMap script is read again for each container running it (with its own env and arguments): one
+    1 MiB script and thousands of container stanzas running it were hours of CPU. Past the process's budget of
+    mounted-script characters (MOUNTED_SCRIPT_CHARS, set low here) a container's script is not read, with a KV503
+    saying why; the containers read before keep their findings."""
+    from kvlint.engines import command
+
+    path = tmp_path / "scripts.yaml"
+    path.write_text(_script_manifest(12, 400))
+    size = len("#!/bin/sh\n" + "".join(f"echo step {i}\n" for i in range(400))) + len(
+        "exec vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len 200000\n"
+    )
+    monkeypatch.setattr(command, "_PROCESS_MOUNTED_LEFT", [5 * size + size // 2])
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert len([d for d in result.diagnostics if d.rule == "KV201"]) == 5
+    unread = [d for d in result.diagnostics if d.rule == "KV503" and "the most it reads" in d.message]
+    assert len(unread) == 7, [d.message for d in result.diagnostics]
+    assert command._PROCESS_MOUNTED_LEFT[0] == size // 2
+    # a review has its own budget, apart from the process's
+    with command.mounted_script_budget(2 * size):
+        result = run_check([str(path)], Options(allow_hub=False))
+    assert len([d for d in result.diagnostics if d.rule == "KV201"]) == 2
+    assert command._PROCESS_MOUNTED_LEFT[0] == size // 2
