@@ -1266,6 +1266,8 @@ def parse_container(
     if not cmd and runs_env_entrypoint(image):
         # substratusai/vllm v0.4.2-v0.6.2: its entrypoint.sh ignores args and writes vLLM's command from the env
         words = entrypoint_argv(container, env, env_locs)
+        # the command the script writes from the env (EXTRA_ARGS) counts against a review as a command line does
+        charge_command_text(sum(min(len(w), MAX_ARG_STRLEN) for w, _ in words))
         return dispatch(
             _Found("vllm", [_Item(w, loc, "env") for w, loc in words], False, loc_of(container, "image"))
         )
