@@ -213,9 +213,9 @@ def _binary_values(raw: str) -> tuple[list[tuple[tuple[Any, ...], str, str]], st
     # anchor -> (path, first, end) of an anchored mapping or sequence: its values are out[first:end]
     containers: dict[str, tuple[tuple[Any, ...], int, int]] = {}
     # one frame per open container: [is mapping, path, next key (mapping) / next index (sequence), at a key,
-    # anchor, len(out) at its start]
+    # anchor, len(out) at its start]; a path is a chain of (parent path, key) pairs, () at the root, made
+    # flat (_flat_path) only for a value recorded, so each event costs the same at any depth
     stack: list[list[Any]] = []
-    path: tuple[Any, ...] = ()
     try:
         events = parser_cls(raw) if parser_cls is not None else yaml.SafeLoader(raw)
         while True:
@@ -232,21 +232,19 @@ def _binary_values(raw: str) -> tuple[list[tuple[tuple[Any, ...], str, str]], st
                 if cls is yaml.ScalarEvent or cls is yaml.AliasEvent:
                     continue
                 # a complex key (a mapping or sequence as key): its contents are no value of the tree
-                here: tuple[Any, ...] = (*path, _NO_KEY)
+                here: Any = (top[1], _NO_KEY)
             elif top is not None and not top[0]:
-                here = (*top[1], top[2])
+                here = (top[1], top[2])
                 top[2] += 1
             elif top is not None:
-                here = (*top[1], top[2])
+                here = (top[1], top[2])
                 top[3] = True
             else:
                 here = ()
             if cls is yaml.ScalarEvent:
                 if ev.tag == _BINARY_TAG and len(out) < MAX_BINARY_VALUES:
-                    name = (
-                        here[-1] if here and isinstance(here[-1], str) else f"item {here[-1] if here else 0}"
-                    )
-                    out.append((here, str(name), ev.value))
+                    flat = _flat_path(here)
+                    out.append((flat, _value_name(flat), ev.value))
                     if ev.anchor is not None:
                         scalars[ev.anchor] = ev.value
                         containers.pop(ev.anchor, None)
@@ -255,27 +253,25 @@ def _binary_values(raw: str) -> tuple[list[tuple[tuple[Any, ...], str, str]], st
                     containers.pop(ev.anchor, None)
             elif cls is yaml.AliasEvent:
                 if ev.anchor in scalars and len(out) < MAX_BINARY_VALUES:
-                    name = (
-                        here[-1] if here and isinstance(here[-1], str) else f"item {here[-1] if here else 0}"
-                    )
-                    out.append((here, str(name), scalars[ev.anchor]))
+                    flat = _flat_path(here)
+                    out.append((flat, _value_name(flat), scalars[ev.anchor]))
                 elif (
                     ev.anchor in containers
                 ):  # the loader shares the anchored object; copies get the values too
                     base, first, end = containers[ev.anchor]
-                    for p, name, text in out[first : min(end, first + MAX_BINARY_VALUES - len(out))]:
-                        out.append(((*here, *p[len(base) :]), name, text))
+                    copied = out[first : min(end, first + MAX_BINARY_VALUES - len(out))]
+                    if copied:
+                        flat = _flat_path(here)
+                        out.extend(((*flat, *p[len(base) :]), name, text) for p, name, text in copied)
             elif cls in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
                 if ev.anchor is not None:
                     scalars.pop(ev.anchor, None)
                     containers.pop(ev.anchor, None)
                 stack.append([cls is yaml.MappingStartEvent, here, 0, True, ev.anchor, len(out)])
-                path = here
             elif cls in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
                 _, base, _, _, anchor, first = stack.pop()
                 if anchor is not None:
-                    containers[anchor] = (base, first, len(out))
-                path = stack[-1][1] if stack else ()
+                    containers[anchor] = (_flat_path(base), first, len(out))
     except (yaml.YAMLError, RecursionError, ValueError):  # the loader read it: nothing of this kind to do
         return [], None
     return out, None
@@ -283,6 +279,21 @@ def _binary_values(raw: str) -> tuple[list[tuple[tuple[Any, ...], str, str]], st
 
 #: The key of a path through a complex (non-scalar) mapping key: no value of the parsed tree is there.
 _NO_KEY = object()
+
+
+def _flat_path(chain: Any) -> tuple[Any, ...]:
+    """The keys from the root of a path chain of ``(parent chain, key)`` pairs (``()`` at the root)."""
+    keys = []
+    while chain:
+        chain, key = chain
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
+def _value_name(path: tuple[Any, ...]) -> str:
+    """A value's key, or ``item N`` for a sequence's item (``item 0`` for the root)."""
+    last = path[-1] if path else 0
+    return last if isinstance(last, str) else f"item {last}"
 
 
 def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]], str | None]:
