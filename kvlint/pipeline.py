@@ -23,6 +23,7 @@ import kvlint.memory.stage as _stage
 import kvlint.models as _models
 import kvlint.rules.runner as _runner
 import kvlint.workloads as _workloads
+from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
@@ -153,7 +154,7 @@ def analyse_documents(
             out.diagnostics.append(too_large)
             return out
         # a review: the expansions of all its scripts share one budget (kvlint.engines.shell.review_budget)
-        with review_budget():
+        with review_budget(), mounted_script_budget():
             _analyse_workloads(workloads, cms, options, out)
         return out
     _analyse_workloads(workloads, cms, options, out)

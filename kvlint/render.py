@@ -1902,15 +1902,20 @@ def _kustomize_sources(
     tree names; ``is_patch`` marks files a kustomization names as a strategic-merge patch (``patches``
     ``path``, ``patchesStrategicMerge``). Each directory's kustomization is the first of
     :data:`KUSTOMIZATION_FILES` that is a regular file, read with the bounded loader (its first document; nothing
-    when it is over ``max_bytes`` or unreadable), through ``reads`` (:func:`_read_in`)."""
+    when it is over ``max_bytes`` or unreadable), through ``reads`` (:func:`_read_in`); each directory once (by
+    its real path), at most :data:`MAX_KUSTOMIZATIONS` of them. (They were read with PyYAML's pure-Python loader:
+    2.6 CPU s for a kustomization of 12 MB of comments, which ``kubectl kustomize`` builds in 0.3 s.)"""
     dirs: list[str] = []
+    seen: set[str] = set()
     files: list[str] = []
     patch_files: set[str] = set()
     todo = [directory]
-    while todo:
+    while todo and len(seen) < MAX_KUSTOMIZATIONS:
         d = todo.pop()
-        if d in dirs:
+        real = os.path.realpath(d)
+        if real in seen:
             continue
+        seen.add(real)
         dirs.append(d)
         for name in KUSTOMIZATION_FILES:
             if not os.path.isfile(os.path.join(d, name)):

@@ -365,3 +365,30 @@ def test_a_dynamo_tag_is_not_the_vllm_release_its_options_are_read_with(tmp_path
     (note,) = [d for d in report["diagnostics"] if d["rule"] == "KV504"]
     assert "taken as Dynamo's own" not in note["message"]
     assert not [d for d in report["diagnostics"] if d["rule"] == "KV205"]
+
+
+def test_a_version_of_thousands_of_digits_names_no_release(tmp_path: Path) -> None:
+    """Python's int() refuses a number of more than 4,300 digits: an image tag ``v1.<5,000 digits>`` raised
+    ValueError in the option parser's release table, and the container was "KV503 kvlint could not read this
+    container's command" and not sized (any error in its flags unreported). Such a tag names no release: KV208
+    says so and the container is read and sized; parse_pep440 (which never raises) and version_tuple answer
+    None, and --engine-version refuses the text with its own message, cut."""
+    from kvlint.engines.options import version_tuple
+    from kvlint.memory.versions import engine_version_option, parse_pep440
+    from kvlint.pipeline import run_check
+
+    digits = "9" * 5000
+    assert parse_pep440(f"1.{digits}") is None and parse_pep440(f"v0.11.{digits}") is None
+    assert version_tuple(f"1.{digits}") is None and version_tuple(f"0.11.0.post{digits}") is None
+    with pytest.raises(ValueError, match=r"is not a release number") as err:
+        engine_version_option(f"1.{digits}")
+    assert len(str(err.value)) < 300
+    text = (Path(__file__).resolve().parents[1] / "fixtures" / "webhook" / "b09-clean.yaml").read_text()
+    path = tmp_path / "d.yaml"
+    path.write_text(text.replace("vllm/vllm-openai:v0.11.0", f"vllm/vllm-openai:v1.{digits}"))
+    result = run_check([str(path)], Options(allow_hub=False))
+    assert not [d for d in result.diagnostics if d.rule == "KV503"], result.diagnostics
+    (kv208,) = [d for d in result.diagnostics if d.rule == "KV208"]
+    assert "names no vLLM release" in kv208.message
+    (c,) = [c for c in result.containers if c.serving is not None]
+    assert c.serving.model is not None and c.serving.model.value == "meta-llama/Llama-3.1-8B-Instruct"

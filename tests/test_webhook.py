@@ -247,6 +247,30 @@ def test_surrogates_outside_the_uid_are_answered_as_valid_json(server: Any) -> N
     assert "chat-\\ud800" in resp["status"]["message"] and "serving-\\udfff" in resp["status"]["message"]
 
 
+def test_an_integer_of_5000_digits_is_reviewed_as_the_loader_reads_it(server: Any) -> None:
+    """Python's JSON decoder refuses an integer of more than 4,300 digits; such a review was HTTP 400 (the API
+    server then applies the failurePolicy). It is answered: the number is kept as its text, as kvlint's loader
+    keeps every number longer than 100 characters, so the answer is the one for the object holding that text."""
+    _, client, _ = server
+    digits = "9" * 5000
+    obj = workload_object(B01)
+    obj["spec"]["replicas"] = 1
+    body = json.dumps(review(obj)).replace('"replicas": 1', '"replicas": ' + digits, 1).encode()
+    assert digits.encode() in body and b'"' + digits.encode() not in body
+    assert parse_review(body).object["spec"]["replicas"] == digits
+    text = json.dumps(obj, indent=1).replace('"replicas": 1', '"replicas": ' + digits, 1)
+    assert load_text(text, "x.json").documents[0].data["spec"]["replicas"] == digits  # the loader's reading
+    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    obj["spec"]["replicas"] = digits
+    assert r.json()["response"] == post(client, review(obj))["response"]
+    assert r.json()["response"]["allowed"] is False
+    assert "KV103" in r.json()["response"]["status"]["message"]
+    bad = body.replace(digits.encode(), digits.encode() + b"x", 1)  # still not JSON: still a 400
+    r = client.post("/validate", content=bad, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "not valid JSON" in r.json()["error"]
+
+
 def test_wrong_content_type_415(server: Any) -> None:
     _, client, _ = server
     r = client.post("/validate", content=b"apiVersion: x", headers={"Content-Type": "application/yaml"})

@@ -1513,6 +1513,43 @@ def test_an_object_with_more_command_text_than_a_review_reads_is_too_large(
     assert len(analysed) == n - 1 and not any(d.rule == "KV001" for d in res.diagnostics)
 
 
+def test_a_command_written_from_the_env_counts_against_the_review(monkeypatch: pytest.MonkeyPatch) -> None:
+    """substratusai/vllm's entrypoint writes vLLM's command from the env (EXTRA_ARGS, split on blanks): a 2.3 MB
+    EXTRA_ARGS of 150,000 unknown flags was parsed whole (about 1.2 s of worker CPU and 3 s of wall time on a
+    loaded node, past the 2 s budget: admitted unchecked), outside the review's 512 KiB of command text. The
+    words it writes count now: such an object is 'too large to review' and vLLM's parser gets none of them
+    (counted); the CLI reads them all, as before."""
+    from kvlint.engines import command
+
+    parsed: list[int] = []
+    real = command.parse_vllm_argv
+
+    def parse(argv: Any, *a: Any, **k: Any) -> Any:
+        parsed.append(len(argv))
+        return real(argv, *a, **k)
+
+    monkeypatch.setattr(command, "parse_vllm_argv", parse)
+    obj = _script_deployment(["x"])
+    c = obj["spec"]["template"]["spec"]["containers"][0]
+    c.pop("command")
+    c["image"] = "substratusai/vllm:v0.5.4"
+    extra = " ".join(f"--k{i} {i}" for i in range(60_000))
+    c["env"] = [
+        {"name": "MODEL", "value": "meta-llama/Llama-3.1-8B-Instruct"},
+        {"name": "EXTRA_ARGS", "value": extra},
+    ]
+    assert len(extra) > 512 << 10
+    res = lint_review(parse_review(json.dumps(review(obj))), webhook_options())
+    errors = [d for d in res.diagnostics if d.severity == "error"]
+    assert [d.rule for d in errors] == ["KV001"] and "commands and args" in errors[0].message, errors
+    assert parsed == []
+    from kvlint.options import Options
+    from kvlint.pipeline import run_documents
+
+    run_documents(load_text(json.dumps(obj), "d.json"), Options(allow_hub=False))
+    assert parsed and parsed[0] > 120_000
+
+
 def test_amplifying_scripts_are_answered_not_admitted_unchecked_over_tls(server: Any) -> None:
     """16 containers of the amplifying script (a 0.96 MB Deployment, under the API server's object limit) took
     8 s of worker CPU and were admitted unchecked at the budget (failure mode open). Now they are denied 'too

@@ -47,15 +47,21 @@ def _old_warning(d: Diagnostic, note: str = "") -> str:
 def _old_deny(review: Review, errors: list[Diagnostic]) -> str:
     n = len(errors)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
+    repeats = 0
     for i, d in enumerate(errors):
         where = f" [container {d.container}]" if d.container else ""
         entry = printable(f"- {d.rule}{where}: {' '.join(d.message.split())}")
         if d.fix:
             entry += "\n  fix: " + printable(" ".join(d.fix.split()))
+        if entry in lines:  # an entry listed already is counted at the end
+            repeats += 1
+            continue
         if sum(len(x) + 1 for x in lines) + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
         lines.append(entry)
+    if repeats:
+        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
     text = "\n".join(lines)
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 3] + "..."
 
@@ -84,3 +90,16 @@ def test_warnings_and_deny_message_equal_their_definitions(note: str) -> None:
     for k in range(0, len(diags), 3):
         errors = diags[k : k + rnd.randint(1, 12)]
         assert deny_message(review, errors) == _old_deny(review, errors)
+
+
+def test_a_repeated_error_is_listed_once_and_leaves_room_for_the_others() -> None:
+    """Three containers of one name with the same error filled the deny message three times with one text, and
+    the object's other error was left out ("... 1 more"); the repeats are counted on one line now."""
+    review = Review("admission.k8s.io/v1", "u", "CREATE", "Deployment", "ns", "n", None, False, {}, None)
+    same = Diagnostic("KV103", "error", "needs " + "x" * 1300, Loc("f.json", 1, 1), fix="f", container="vllm")
+    other = Diagnostic("KV405", "error", "another problem", Loc("f.json", 9, 1), container="vllm")
+    text = deny_message(review, [same, same, same, other])
+    assert text.startswith("kvlint: Deployment/ns/n has 4 errors:\n")
+    assert text.count("- KV103") == 1 and "- KV405 [container vllm]: another problem" in text
+    assert text.endswith("- (and 2 repeat(s) of the errors above, in containers of the same name)")
+    assert "more; run" not in text

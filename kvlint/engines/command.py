@@ -23,7 +23,9 @@ import bisect
 import functools
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from kvlint import filecache
@@ -882,6 +884,12 @@ def _mounted_script(
             f"{CONFIGMAP_MAX_BYTES:,} bytes, the most a ConfigMap may hold: the API server rejects the ConfigMap, "
             f"so the volume cannot be mounted and the container never starts"
         )
+    if not _charge_mounted_script(len(text)):
+        return None, (
+            f"the container runs {items[idx].text}, mounted from a ConfigMap, which kvlint did not read: the scripts "
+            f"it read for other containers already add up to {MOUNTED_SCRIPT_CHARS:,} characters, the most it reads "
+            "(each container reads its script again, with its own env and arguments)"
+        )
     if k is None and mode_of is not None:
         why = _exec_failure(items[idx].text, text, mode_of(path))
         if why is not None:
@@ -901,6 +909,35 @@ def _mounted_script(
 #: The most a ConfigMap's values may hold together, in bytes (kubernetes pkg/apis/core/types.go MaxSecretSize,
 #: checked by validation.go ValidateConfigMap for data and binaryData together): no larger script is mounted.
 CONFIGMAP_MAX_BYTES = 1 << 20
+#: Characters of ConfigMap-mounted scripts one process reads (one review: :func:`mounted_script_budget`). A script
+#: is read again for each container that runs it, with that container's env and arguments (0.5 - 0.8 us a
+#: character): a manifest of one 1 MiB script ConfigMap and thousands of container stanzas running it (a few
+#: hundred bytes each) was hours of CPU. Past it, a container's mounted script is not read (KV503 says so).
+#: [assumed] 32 MiB, about 20 CPU s: thousands of times the scripts of the shared corpus.
+MOUNTED_SCRIPT_CHARS = 32 << 20
+_PROCESS_MOUNTED_LEFT = [MOUNTED_SCRIPT_CHARS]
+#: The mounted-script characters the current review may still read (a one-item list), or None: the process's.
+_MOUNTED_LEFT: ContextVar[list[int] | None] = ContextVar("kvlint_mounted_script_left", default=None)
+
+
+@contextmanager
+def mounted_script_budget(chars: int = MOUNTED_SCRIPT_CHARS) -> Iterator[None]:
+    """Within the block (a webhook review), mounted scripts are read up to ``chars`` characters together, apart
+    from the process's budget (:data:`MOUNTED_SCRIPT_CHARS`), which a long-lived review worker would spend."""
+    token = _MOUNTED_LEFT.set([chars])
+    try:
+        yield
+    finally:
+        _MOUNTED_LEFT.reset(token)
+
+
+def _charge_mounted_script(chars: int) -> bool:
+    """Spend ``chars`` of the mounted-script budget (the review's, else the process's); whether it could."""
+    left = _MOUNTED_LEFT.get() or _PROCESS_MOUNTED_LEFT
+    if chars > left[0]:
+        return False
+    left[0] -= chars
+    return True
 
 
 def _exec_failure(name: str, text: str, mode: int | None) -> str | None:
@@ -1257,6 +1294,8 @@ def parse_container(
     if not cmd and runs_env_entrypoint(image):
         # substratusai/vllm v0.4.2-v0.6.2: its entrypoint.sh ignores args and writes vLLM's command from the env
         words = entrypoint_argv(container, env, env_locs)
+        # the command the script writes from the env (EXTRA_ARGS) counts against a review as a command line does
+        charge_command_text(sum(min(len(w), MAX_ARG_STRLEN) for w, _ in words))
         return dispatch(
             _Found("vllm", [_Item(w, loc, "env") for w, loc in words], False, loc_of(container, "image"))
         )

@@ -50,6 +50,8 @@ __all__ = [
     "unsized_whatever_model",
 ]
 
+#: A number no release part has (more than 20 digits): a tag holding one names no release.
+_LONG_NUMBER = re.compile(r"\d{21}")
 _VERSION_RE = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?(?:post|rc|dev)\d+)?)(?:$|[-+_.])")
 _INLINE_VLLM_RE = re.compile(r"vllm[-_]?v?(\d+\.\d+\.\d+(?:\.post\d+)?)", re.I)
 _DLC_TGI_RE = re.compile(r"text-generation-inference-cu\d+\.(\d+)-(\d+)(?:-(\d+))?\.")
@@ -462,8 +464,8 @@ def engine_version(image: str) -> str | None:
     if engine == "vllm" and any(x in path for x in _VLLM_TAG_NOT_VERSION):
         return None
     m = _VERSION_RE.match(tag)
-    if not m:
-        return None
+    if not m or _LONG_NUMBER.search(m.group(1)):
+        return None  # (a number of thousands of digits names no release, and Python's int() refuses it)
     version = m.group(1)
     # ``0.5.5post3`` -> ``0.5.5.post3`` (normalise the separator).
     version = re.sub(r"(?<=\d)(post|rc|dev)", r".\1", version).replace("..", ".")

@@ -653,6 +653,20 @@ def _scalar(raw: str) -> Any:
     return raw if b is None else b
 
 
+#: Largest ``--config`` file read, in UTF-8 bytes: a ConfigMap holds at most 1 MiB (Kubernetes refuses a larger one:
+#: ``ValidateConfigMap``, ``MaxSecretSize``; ``kvlint.engines.command.CONFIGMAP_MAX_BYTES`` for mounted scripts),
+#: and such a file is read by PyYAML's pure-Python reader, as vLLM reads it (about 7 CPU s per MiB of a flow list).
+MAX_CONFIG_FILE_BYTES = 1 << 20
+#: ``--config`` files read so far, by text, position, section and position mapper: the containers of a manifest
+#: that mount one ConfigMap read it once (eleven containers mounting a 200 kB config took 35 CPU s, each reading
+#: it again; 256 containers of a pod and a 1 MiB ConfigMap, hours). Cleared at :data:`_CONFIG_READS_MAX` entries
+#: or :data:`_CONFIG_READS_MAX_CHARS` characters of text read.
+_CONFIG_READS: dict[tuple[Any, ...], tuple[list[str], list[Loc | None], list[str]] | Exception] = {}
+_CONFIG_READS_MAX = 64
+_CONFIG_READS_MAX_CHARS = 16 << 20
+_CONFIG_READS_CHARS = [0]
+
+
 def _config_file_flags(
     p: _Parser,
     what: str,
@@ -678,17 +692,42 @@ def _config_file_flags(
         )
         return None
     text, text_loc = loaded
+    if (
+        len(text) > MAX_CONFIG_FILE_BYTES // 4
+        and len(text.encode("utf-8", "replace")) > MAX_CONFIG_FILE_BYTES
+    ):
+        p.col.note(
+            f"{what}: the file is more than {MAX_CONFIG_FILE_BYTES:,} bytes, more than a ConfigMap holds (the API "
+            f"server refuses a larger one); its settings were not read",
+            text_loc or loc,
+            "warning",
+        )
+        return None
 
     def at(line: int, col: int) -> Loc | None:
         if map_config_pos is not None:
             return map_config_pos(text_loc, text, line, col)
         return None if text_loc is None else Loc(text_loc.file, text_loc.line + line + 1, col + 1)
 
-    try:
-        c_argv, c_locs, c_src = _config_argv(text, text_loc, at, section=section)
-    except (yaml.YAMLError, ValueError) as exc:
-        p.col.note(f"{what} cannot be read: {exc}", getattr(exc, "loc", None) or text_loc or loc, "warning")
+    key = (text, text_loc, section, map_config_pos)
+    done = _CONFIG_READS.get(key)
+    if done is None:
+        try:
+            done = _config_argv(text, text_loc, at, section=section)
+        except (yaml.YAMLError, ValueError) as exc:
+            done = exc
+        if (
+            len(_CONFIG_READS) >= _CONFIG_READS_MAX
+            or _CONFIG_READS_CHARS[0] + len(text) > _CONFIG_READS_MAX_CHARS
+        ):
+            _CONFIG_READS.clear()
+            _CONFIG_READS_CHARS[0] = 0
+        _CONFIG_READS[key] = done
+        _CONFIG_READS_CHARS[0] += len(text)
+    if isinstance(done, Exception):
+        p.col.note(f"{what} cannot be read: {done}", getattr(done, "loc", None) or text_loc or loc, "warning")
         return None
+    c_argv, c_locs, c_src = list(done[0]), list(done[1]), list(done[2])
     cp = _Parser(p.version, p.env, p.col.layout_from_service)
     cp.run(c_argv, c_locs, c_src, positional_model=False)
     p.col.findings += [restate(f) for f in cp.col.findings] if restate is not None else cp.col.findings
@@ -737,11 +776,20 @@ _PLAIN_TAGS = frozenset("tag:yaml.org,2002:" + t for t in ("bool", "int", "float
 
 
 def _node_value(node: yaml.Node, fast: bool = True) -> Any:
-    """The Python value of a ``--config`` node, as ``yaml.safe_load(yaml.serialize(node))`` gives it. A
-    scalar of a core tag (``fast``) is constructed from the node itself by PyYAML's safe constructor, the
-    constructor that round trip ends in, without emitting and re-parsing it."""
+    """The Python value of a ``--config`` node, as ``yaml.safe_load(yaml.serialize(node))`` gives it. With
+    ``fast``, a scalar of a core tag, a sequence or a mapping is constructed by PyYAML's safe constructor (the
+    constructor that round trip ends in, and what vLLM's ``yaml.safe_load`` of the file does after composing it)
+    without emitting and re-parsing it: the round trip, in pure Python, took 5 CPU s for a list of 300,000 items
+    (a 600 kB ConfigMap), for each container that mounts it. A value the constructor refuses goes through the
+    round trip, which words the error. ``fast=False`` is the round trip (tests/test_argv_fast_paths.py compares
+    the two)."""
     if fast and isinstance(node, yaml.ScalarNode) and node.tag in _PLAIN_TAGS:
         return yaml.constructor.SafeConstructor().construct_object(node)
+    if fast and isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+        try:
+            return yaml.constructor.SafeConstructor().construct_document(node)
+        except Exception:  # noqa: BLE001 - the round trip below raises it again, worded as before
+            pass
     return yaml.safe_load(yaml.serialize(node))
 
 

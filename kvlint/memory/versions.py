@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from packaging.version import InvalidVersion
 from packaging.version import Version as _PV
 
 NEWEST_VLLM = "0.34.0"
@@ -204,9 +203,10 @@ def engine_version_option(value: str | None) -> str | None:
     v = value.strip()
     try:
         _PV(v)  # an untagged source build (0.1.devN) is accepted and planned as "version unknown"
-    except InvalidVersion:
+    except ValueError:  # InvalidVersion, or a number of more than 4,300 digits (Python's int() refuses it)
+        shown = value if len(value) <= 80 else value[:77] + "..."
         raise ValueError(
-            f"'{value}' is not a release number such as 0.11.0 (PEP 440: 0.10.1.1, 0.11.0+cu130, 0.15.2rc1.dev93)"
+            f"'{shown}' is not a release number such as 0.11.0 (PEP 440: 0.10.1.1, 0.11.0+cu130, 0.15.2rc1.dev93)"
         ) from None
     return v.lstrip("vV")
 
@@ -248,7 +248,7 @@ def _parse_pep440(s: str) -> ReleaseVersion | None:
     for c in cands:
         try:
             pv = _PV(c)
-        except InvalidVersion:
+        except ValueError:  # InvalidVersion, or a number of over 4,300 digits (int() refuses it)
             continue
         if is_untagged_source_build(pv):
             return None

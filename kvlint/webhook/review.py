@@ -320,6 +320,35 @@ def _utf8(text: str) -> bool:
     return True
 
 
+#: Longest JSON integer :func:`_decode` converts to an int when the body holds one Python refuses to convert
+#: (more than 4,300 digits): kvlint's YAML loader keeps the text of a number of more than
+#: ``kvlint.load.MAX_NUMBER_CHARS`` (100) characters as a string, and so does the review decoder.
+_MAX_NUMBER_CHARS = 100
+
+
+def _long_int(text: str) -> int | str:
+    """``int(text)``, or ``text`` itself when it is longer than :data:`_MAX_NUMBER_CHARS` characters."""
+    return text if len(text) > _MAX_NUMBER_CHARS else int(text)
+
+
+def _decode(body: bytes | str) -> Any:
+    """The JSON value of ``body``. An integer of more than 4,300 digits, which Python's decoder refuses ("Exceeds
+    the limit (4300 digits) for integer string conversion", ``sys.get_int_max_str_digits``), is kept as its text,
+    as kvlint's loader keeps every number of more than 100 characters (:data:`_MAX_NUMBER_CHARS`): such a review
+    is answered with findings instead of HTTP 400, which the API server would meet with the webhook's
+    ``failurePolicy``. The body is decoded a second time only after the first decoding failed, so well-formed
+    reviews keep the decoder's C fast path for numbers.
+
+    Raises:
+        ValueError: (UnicodeDecodeError included) not JSON. RecursionError: nested too deeply."""
+    try:
+        return json.loads(body)
+    except UnicodeDecodeError:
+        raise
+    except ValueError:
+        return json.loads(body, parse_int=_long_int)
+
+
 def parse_review(body: bytes | str) -> Review:
     """Validate an AdmissionReview request body (JSON) and extract what kvlint needs.
 
@@ -330,7 +359,7 @@ def parse_review(body: bytes | str) -> Review:
         ReviewTooDeep: the body nests too deeply for the JSON decoder and its head holds the request's uid.
     """
     try:
-        data = json.loads(body)
+        data = _decode(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ReviewError(f"request body is not valid JSON: {exc}") from None
     except RecursionError:
@@ -727,20 +756,31 @@ def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
 
 def deny_message(review: Review, errors: list[Diagnostic]) -> str:
     """The deny ``status.message``: a header naming the object, then per error its rule id, what is
-    wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters."""
+    wrong and the fix, at most :data:`MAX_MESSAGE_CHARS` characters. An entry of the same text as one listed
+    (the same finding in containers of one name: an object of several containers named alike, a leader's and a
+    worker's) is not listed again but counted at the end: three copies of one error took the room of the
+    other errors, which the message then left out."""
     n = len(errors)
     lines = [f"kvlint: {printable(review.ref or 'object')} has {n} error{'s' if n != 1 else ''}:"]
     used = len(lines[0]) + 1  # the characters of the lines so far, each with its line break
+    seen: set[str] = set()
+    repeats = 0
     for i, d in enumerate(errors):
         # printable works character by character: the head's and the message's escaped apart
         entry = printable(f"- {d.rule}{_where(d)}: ") + _flat(d.message)
         if d.fix:
             entry += "\n  fix: " + _flat(d.fix)
+        if entry in seen:
+            repeats += 1
+            continue
         if used + len(entry) > MAX_MESSAGE_CHARS - 100:
             lines.append(f"- ... {n - i} more; run `kvlint check` on the manifest for the full report")
             break
+        seen.add(entry)
         lines.append(entry)
         used += len(entry) + 1
+    if repeats:
+        lines.append(f"- (and {repeats} repeat(s) of the errors above, in containers of the same name)")
     return _clip_block("\n".join(lines), MAX_MESSAGE_CHARS)
 
 

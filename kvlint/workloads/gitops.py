@@ -273,12 +273,13 @@ def _relocated(node: Any, loc: Loc, depth: int = 0) -> Any:
 def load_block_scalar(s: str, at: Loc | None, path: str) -> tuple[LoadResult, bool]:
     """The YAML string ``s`` that stands in a literal block scalar of ``path`` (the key's position ``at``)
     loaded with the loader's safe reader and limits, every position the file's own where ``s`` is that block
-    scalar line for line (:func:`_positioned_text`); and whether it is (else positions are the parse's own and
+    scalar line for line (:func:`_positioned_text`) unless it holds a directive; and whether it is (else positions are the parse's own and
     the caller relocates them to ``at``, :func:`_relocated`). Argo CD's ``helm.values`` and a RayService's
     ``serveConfigV2`` are read through it."""
     from kvlint.load import load_text
 
-    placed = _positioned_text(s, at)
+    # a directive (``%TAG``, ``%YAML``) is read only at a line's start: indented as in the file, it is a syntax error
+    placed = None if s.startswith("%") or "\n%" in s else _positioned_text(s, at)
     if placed is None:
         return load_text(s, path), False
     return load_text(placed[0], path, line_offset=placed[1]), True

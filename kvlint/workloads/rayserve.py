@@ -182,12 +182,118 @@ def _parse(s: str, at: Loc | None, path: str) -> tuple[LDict | None, str | None]
 _BINARY_TAG = "tag:yaml.org,2002:binary"
 #: The most decoded ``!!binary`` values said (KV504) per object; the rest are decoded silently.
 _MAX_BINARY_NOTES = 10
+#: The most characters of a decoded ``!!binary`` value a KV504 note quotes.
+_MAX_BINARY_CHARS = 200
 
 
 def _go_base64(text: str) -> str:
     """``text`` as Go's ``base64.StdEncoding.DecodeString`` reads it: carriage returns and newlines ignored,
     any other character outside the alphabet an error (left in, for :func:`base64.b64decode` to refuse)."""
     return text.replace("\r", "").replace("\n", "")
+
+
+#: Most ``!!binary`` values :func:`_decode_binary` replaces in one ``serveConfigV2`` (the copies its aliases
+#: make included); the rest keep their base64 text. [assumed] far beyond a hand-written serve config.
+MAX_BINARY_VALUES = 100_000
+
+
+def _binary_values(raw: str) -> tuple[list[tuple[tuple[Any, ...], str, str]], str | None]:
+    """``(path, name, base64 text)`` of each ``!!binary`` scalar value of the YAML ``raw`` in document order (an
+    alias of one at the alias's path too), the path the keys (plain text) and sequence indices from the root,
+    ``name`` its key or ``item N``; with None, or with why the document does not parse. One pass over the
+    parser's events (libyaml's parser when PyYAML has it), which resolve every spelling of the tag (``!!binary``,
+    ``!<tag:yaml.org,2002:binary>``, a ``%TAG`` handle, ``%``-escapes), in time linear in ``raw``: the parsed tree is
+    not built again (PyYAML's pure-Python composer took 6 CPU s for a 1 MB ``serveConfigV2``). At most
+    :data:`MAX_BINARY_VALUES` values, the first document only."""
+    import yaml
+
+    parser_cls = getattr(getattr(yaml, "_yaml", None), "CParser", None) if yaml.__with_libyaml__ else None
+    out: list[tuple[tuple[Any, ...], str, str]] = []
+    scalars: dict[str, str] = {}  # anchor -> base64 text of an anchored !!binary scalar
+    # anchor -> (path, first, end) of an anchored mapping or sequence: its values are out[first:end]
+    containers: dict[str, tuple[tuple[Any, ...], int, int]] = {}
+    # one frame per open container: [is mapping, path, next key (mapping) / next index (sequence), at a key,
+    # anchor, len(out) at its start]; a path is a chain of (parent path, key) pairs, () at the root, made
+    # flat (_flat_path) only for a value recorded, so each event costs the same at any depth
+    stack: list[list[Any]] = []
+    try:
+        events = parser_cls(raw) if parser_cls is not None else yaml.SafeLoader(raw)
+        while True:
+            ev = events.get_event()
+            cls = ev.__class__
+            if cls is yaml.StreamEndEvent or (cls is yaml.DocumentEndEvent):
+                break
+            if cls in (yaml.StreamStartEvent, yaml.DocumentStartEvent):
+                continue
+            top = stack[-1] if stack else None
+            if top is not None and top[0] and top[3]:  # a mapping's key
+                top[2] = ev.value if cls is yaml.ScalarEvent else None
+                top[3] = False
+                if cls is yaml.ScalarEvent or cls is yaml.AliasEvent:
+                    continue
+                # a complex key (a mapping or sequence as key): its contents are no value of the tree
+                here: Any = (top[1], _NO_KEY)
+            elif top is not None and not top[0]:
+                here = (top[1], top[2])
+                top[2] += 1
+            elif top is not None:
+                here = (top[1], top[2])
+                top[3] = True
+            else:
+                here = ()
+            if cls is yaml.ScalarEvent:
+                if ev.tag == _BINARY_TAG and len(out) < MAX_BINARY_VALUES:
+                    flat = _flat_path(here)
+                    out.append((flat, _value_name(flat), ev.value))
+                    if ev.anchor is not None:
+                        scalars[ev.anchor] = ev.value
+                        containers.pop(ev.anchor, None)
+                elif ev.anchor is not None:
+                    scalars.pop(ev.anchor, None)
+                    containers.pop(ev.anchor, None)
+            elif cls is yaml.AliasEvent:
+                if ev.anchor in scalars and len(out) < MAX_BINARY_VALUES:
+                    flat = _flat_path(here)
+                    out.append((flat, _value_name(flat), scalars[ev.anchor]))
+                elif (
+                    ev.anchor in containers
+                ):  # the loader shares the anchored object; copies get the values too
+                    base, first, end = containers[ev.anchor]
+                    copied = out[first : min(end, first + MAX_BINARY_VALUES - len(out))]
+                    if copied:
+                        flat = _flat_path(here)
+                        out.extend(((*flat, *p[len(base) :]), name, text) for p, name, text in copied)
+            elif cls in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
+                if ev.anchor is not None:
+                    scalars.pop(ev.anchor, None)
+                    containers.pop(ev.anchor, None)
+                stack.append([cls is yaml.MappingStartEvent, here, 0, True, ev.anchor, len(out)])
+            elif cls in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
+                _, base, _, _, anchor, first = stack.pop()
+                if anchor is not None:
+                    containers[anchor] = (_flat_path(base), first, len(out))
+    except (yaml.YAMLError, RecursionError, ValueError):  # the loader read it: nothing of this kind to do
+        return [], None
+    return out, None
+
+
+#: The key of a path through a complex (non-scalar) mapping key: no value of the parsed tree is there.
+_NO_KEY = object()
+
+
+def _flat_path(chain: Any) -> tuple[Any, ...]:
+    """The keys from the root of a path chain of ``(parent chain, key)`` pairs (``()`` at the root)."""
+    keys = []
+    while chain:
+        chain, key = chain
+        keys.append(key)
+    return tuple(reversed(keys))
+
+
+def _value_name(path: tuple[Any, ...]) -> str:
+    """A value's key, or ``item N`` for a sequence's item (``item 0`` for the root)."""
+    last = path[-1] if path else 0
+    return last if isinstance(last, str) else f"item {last}"
 
 
 def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]], str | None]:
@@ -198,45 +304,41 @@ def _decode_binary(raw: str, serve: LDict) -> tuple[list[tuple[Loc | None, str]]
     base64-decoded bytes, and fail the whole document on invalid base64 ("!!binary value contains invalid
     base64 data": go-yaml ``decode.go`` ``decoder.scalar``); the bytes then go to Ray as JSON, which holds
     invalid UTF-8 as U+FFFD. kvlint's loader keeps such a value as its base64 text (as it keeps every tagged
-    string), so the tree is walked again with PyYAML's composer, key by key and index by index alongside
-    ``serve``. Returns the ``(position, decoded text)`` of each replaced value, and why the document does not
+    string), so the values are found in the parser's events (:func:`_binary_values`) and put at their key path
+    in ``serve``. Returns the ``(position, decoded text)`` of each replaced value, and why the document does not
     parse (invalid base64), else None. Never raises."""
     import base64
     import binascii
 
-    import yaml
-
-    try:
-        root = yaml.compose(raw, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError, ValueError):  # the loader read it: nothing of this kind to do
-        return [], None
+    values, _ = _binary_values(raw)
     done: list[tuple[Loc | None, str]] = []
-    todo: list[tuple[Any, Any, int]] = [(root, serve, 0)]
-    seen = 0
-    while todo:
-        node, data, depth = todo.pop()
-        seen += 1
-        if seen > 100_000 or depth > 100:  # [assumed] far beyond a hand-written serve config
-            break
-        # the children of a mapping by key, of a sequence by index, each beside its value in ``data``
-        children: list[tuple[Any, Any, str]]
-        if isinstance(node, yaml.MappingNode) and isinstance(data, dict):
-            keyed = ((k.value if isinstance(k, yaml.ScalarNode) else None, v) for k, v in node.value)
-            children = [(key, vnode, str(key)) for key, vnode in keyed if key in data]
-        elif isinstance(node, yaml.SequenceNode) and isinstance(data, list):
-            children = [(i, vnode, f"item {i}") for i, vnode in enumerate(node.value[: len(data)])]
-        else:
-            continue
-        for key, vnode, name in children:
-            if isinstance(vnode, yaml.ScalarNode) and vnode.tag == _BINARY_TAG:
-                try:
-                    text = base64.b64decode(_go_base64(vnode.value), validate=True)
-                except (binascii.Error, ValueError):
-                    return done, f"{name}: !!binary value contains invalid base64 data"
-                data[key] = text.decode("utf-8", errors="replace")
-                done.append((loc_of(data, key), data[key]))
+    replaced: set[tuple[int, Any]] = set()  # (container, key) already replaced: an alias shares the container
+    for path, name, b64 in values:
+        parent: Any = serve
+        for step in path[:-1]:
+            if isinstance(parent, dict) and isinstance(step, str) and step in parent:
+                parent = parent[step]
+            elif isinstance(parent, list) and isinstance(step, int) and step < len(parent):
+                parent = parent[step]
             else:
-                todo.append((vnode, data[key], depth + 1))
+                parent = None
+                break
+        key = path[-1] if path else None
+        if isinstance(parent, dict) and isinstance(key, str) and key in parent:
+            pass
+        elif isinstance(parent, list) and isinstance(key, int) and key < len(parent):
+            pass
+        else:
+            continue  # not a value of the tree the loader built (a complex key's, a merged map's)
+        if (id(parent), key) in replaced:
+            continue
+        replaced.add((id(parent), key))
+        try:
+            text = base64.b64decode(_go_base64(b64), validate=True)
+        except (binascii.Error, ValueError):
+            return done, f"{name}: !!binary value contains invalid base64 data"
+        parent[key] = text.decode("utf-8", errors="replace")
+        done.append((loc_of(parent, key), parent[key]))
     return done, None
 
 
@@ -715,7 +817,8 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
     # A !!binary value is decoded too (as KubeRay's Go YAML reader does: _decode_binary), so an import_path
     # written ``!!binary cmF5LnNlcnZlLmxsbTpidWlsZF9vcGVuYWlfYXBw`` is read as the ray.serve.llm builder it names
     literal = "ray.serve.llm" in raw
-    binary = "binary" in raw
+    # every spelling of a tag starts with "!" (``!!bin%61ry`` and a %TAG handle do not spell "binary")
+    binary = "!" in raw
     if not literal and not binary and "\\" not in raw:
         return []
     at = loc_of(spec, "serveConfigV2")
@@ -738,7 +841,8 @@ def rayservice_workloads(doc: Document) -> list[Workload]:
         reader.findings.append(
             _finding(
                 "KV504",
-                f"serveConfigV2: a !!binary value, which KubeRay's YAML reader (Go) decodes to the text {text!r}; "
+                f"serveConfigV2: a !!binary value, which KubeRay's YAML reader (Go) decodes to the text "
+                f"{text[:_MAX_BINARY_CHARS]!r}{'...' if len(text) > _MAX_BINARY_CHARS else ''}; "
                 "kvlint read it so",
                 loc or at,
                 fix="write the value as plain text: Ray Serve gets the decoded text, and readers of the manifest "
