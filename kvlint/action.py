@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -69,6 +70,7 @@ __all__ = [
     "default_command",
     "main",
     "parse_unified_diff",
+    "print_inert",
     "run_action",
     "truncate_summary",
     "unquote_git_path",
@@ -110,6 +112,24 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 def _truthy(value: str, default: bool) -> bool:
     v = value.strip().lower()
     return default if not v else v in ("1", "true", "yes", "on")
+
+
+def print_inert(text: str, out: Any) -> None:
+    """Print ``text`` (kvlint's reports, its stderr: file names and manifest values a pull request chose) to
+    ``out`` between ``::stop-commands::TOKEN`` and ``::TOKEN::``, so the runner takes no line of it for a
+    workflow command (an annotation, ``::add-mask::``, ``::set-output``, ``::stop-commands::``), whatever it
+    holds. The runner reads a command on any line that starts with ``::`` after leading whitespace; kvlint
+    escapes line breaks in what it quotes, and this holds also for what it does not foresee (a wrapped line, a
+    path given by a changed-files step, helm's own messages). ``TOKEN`` is random per block, so the text
+    cannot end the block. Reference: GitHub Docs, "Workflow commands for GitHub Actions", "Stopping and
+    starting workflow commands" (actions/runner, ``ActionCommandManager``); empty text prints nothing."""
+    text = text.rstrip("\n")
+    if not text:
+        return
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", file=out)
+    print(text, file=out)
+    print(f"::{token}::", file=out)
 
 
 def build_command(
@@ -660,22 +680,19 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, check=False)
     except OSError as exc:
         return fail([f"cannot run {cmd[0]}: {exc.strerror or exc} (check KVLINT_COMMAND)"])
-    if proc.stdout:
-        print(proc.stdout.rstrip("\n"), file=out)
+    print_inert(proc.stdout, out)
     code = proc.returncode
     if code not in (0, 1) or not os.path.isfile(json_path):
         # show kvlint's own message in full, then one annotation with its last "Error: ..." line
         stderr = proc.stderr.strip()
-        if stderr:
-            print(stderr, file=out)
+        print_inert(stderr, out)
         err_lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
         headline = next(
             (ln for ln in reversed(err_lines) if ln.lower().startswith("error")),
             err_lines[-1] if err_lines else "",
         )
         return fail([headline or f"kvlint exited with status {code}"], code if code not in (0, 1) else 2)
-    if proc.stderr:
-        print(proc.stderr.rstrip("\n"), file=sys.stderr)
+    print_inert(proc.stderr, out)  # kvlint's warnings (helm's messages among them), in order with the rest
     with open(json_path, encoding="utf-8") as fh:
         report = json.load(fh)
     head_dicts = report.get("diagnostics", [])
@@ -717,9 +734,10 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     with open(text_path, encoding="utf-8") as fh:
         text_report = fh.read()
     counts_line = text_report.rstrip("\n").rsplit("\n", 1)[-1]
-    print(f"::group::kvlint report: {counts_line}", file=out)
-    print(text_report.rstrip("\n"), file=out)
+    print(f"::group::kvlint report: {escape_data(counts_line)}", file=out)
+    print_inert(text_report, out)
     print("::endgroup::", file=out)
+    log: list[str] = []  # what follows quotes the findings too: printed inert, after the exit reason
     capacity_rows = []
     if comparison is not None and base is not None:
         changed_files = (
@@ -728,14 +746,12 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         capacity_rows = capacity_diff(base[0], report, changed_files)
         new = [d for d, s in zip(diags, status, strict=True) if s == "new"]
         old = [d for d, s in zip(diags, status, strict=True) if s == "pre-existing"]
-        print(f"New findings (introduced by this change, against {base[1]}): {len(new)}", file=out)
-        for d in new:
-            print(format_diagnostic(d).split("\n", 1)[0] + "  [new]", file=out)
-        print(f"Pre-existing findings (also on {base[1]}): {len(old)}", file=out)
-        for d in old:
-            print(format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]", file=out)
-        print("Capacity of the workloads this change touches:", file=out)
-        print(render_capacity_text(capacity_rows).rstrip("\n"), file=out)
+        log.append(f"New findings (introduced by this change, against {base[1]}): {len(new)}")
+        log += [format_diagnostic(d).split("\n", 1)[0] + "  [new]" for d in new]
+        log.append(f"Pre-existing findings (also on {base[1]}): {len(old)}")
+        log += [format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]" for d in old]
+        log.append("Capacity of the workloads this change touches:")
+        log.append(render_capacity_text(capacity_rows).rstrip("\n"))
 
     new_only = _truthy(env.get("KVLINT_NEW_ONLY", ""), True)
     counted = [
@@ -765,7 +781,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
             if scope and pre
             else ""
         )
-    print(reason, file=out)
+    print_inert("\n".join([*log, reason]), out)
     if exit_code:
         print(f"::error title=kvlint::{escape_data(reason)}", file=out)
 

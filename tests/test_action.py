@@ -299,3 +299,89 @@ def test_pull_request_without_usable_base_ref_says_so(
     assert ("without a base ref" in notices[0]) if base is None else (f"origin/{base}" in notices[0])
     findings = int(_outputs(os.path.join(tmp, "output.txt"))["findings"])
     assert findings > 0 and len(_annotations(out.getvalue())) == findings
+
+
+# ---- what kvlint quotes in the log cannot become a workflow command --------------------------------------
+
+
+def _runner_commands(log: str) -> list[str]:
+    """The workflow commands the Actions runner acts on in ``log``, as actions/runner reads them: a line
+    that starts with ``::`` once leading whitespace is removed, except between ``::stop-commands::TOKEN``
+    and ``::TOKEN::`` (GitHub Docs, "Stopping and starting workflow commands")."""
+    commands: list[str] = []
+    stopped: str | None = None
+    for line in log.splitlines():
+        s = line.lstrip()
+        if stopped is not None:
+            if s == f"::{stopped}::":
+                stopped = None
+        elif s.startswith("::stop-commands::"):
+            stopped = s[len("::stop-commands::") :]
+        elif s.startswith("::"):
+            commands.append(s)
+    assert stopped is None, "every ::stop-commands:: block is closed"
+    return commands
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_file_names_and_values_in_the_log_never_act_as_workflow_commands(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # a pull request adds a manifest whose name is a workflow command, and a changed-files step passes the
+    # names the pull request touched as `paths`: the text report's lines start with that name
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(repo)
+    _git(repo, "init", "-q")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    _git(repo, "branch", "base")
+    hostile = "::warning::injected.yaml"
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, hostile))
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "pr")
+    out = io.StringIO()
+    env = _env(tmp, KVLINT_PATHS=hostile, KVLINT_ANNOTATE="all", KVLINT_BASE_REF="base")
+    code = run_action(env, cwd=repo, out=out)
+    log = out.getvalue()
+    assert code == 1
+    assert re.search(r"^::warning::injected\.yaml:\d+:\d+: error KV103", log, re.M), "the report names it"
+    commands = _runner_commands(log)
+    own = ("::group::kvlint report: ", "::endgroup::", "::error title=kvlint::")
+    annotation = re.compile(
+        r"::(error|warning|notice) file=%3A%3Awarning%3A%3Ainjected\.yaml,line=\d+,col=\d+,"
+    )
+    stray = [c for c in commands if not (c.startswith(own) or annotation.match(c))]
+    assert stray == []
+    assert any(annotation.match(c) for c in commands)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_base_tree_with_links_out_of_the_repository_is_compared(tmp_path: pytest.TempPathFactory) -> None:
+    # a base branch holding symbolic links to an absolute path and out of the repository: the base revision
+    # is written as a checkout holds it (tarfile's "data" filter, used on Python 3.12+, refused such a link
+    # and the Action ended in a traceback) and the head's findings are compared with it
+    from kvlint.prdiff import export_tree
+
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "deploy"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "deploy", "chat.yaml"))
+    os.symlink("/etc/hostname", os.path.join(repo, "abs-link"))
+    os.symlink("../outside.yaml", os.path.join(repo, "rel-link"))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "branch", "base")
+    tree = export_tree("base", repo, os.path.join(tmp, "tree"))
+    assert os.readlink(os.path.join(tree, "abs-link")) == "/etc/hostname"
+    assert os.readlink(os.path.join(tree, "rel-link")) == "../outside.yaml"
+    with open(os.path.join(repo, "deploy", "chat.yaml"), "a", encoding="utf-8") as fh:
+        fh.write("# reviewed\n")
+    _git(repo, "commit", "-q", "-am", "pr")
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="deploy", KVLINT_BASE_REF="base"), cwd=repo, out=out)
+    log = out.getvalue()
+    assert "cannot read the base revision" not in log
+    assert code == 0 and "kvlint passes: no new finding at or above fail-on=error" in log
+    outputs = _outputs(os.path.join(tmp, "output.txt"))
+    assert outputs["new"] == "0" and int(outputs["pre-existing"]) > 0
