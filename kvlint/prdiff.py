@@ -225,8 +225,19 @@ def _pair_workloads(
 
 
 def _cell(text: str) -> str:
-    text = " ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|")
+    """A Markdown table cell of text from the reports (kvlint's own Markdown cell: one line, control
+    characters visible, no HTML, ``|`` escaped)."""
+    from kvlint.report.markdown import _cell as cell
+
+    return cell(text)
+
+
+def _code(text: str) -> str:
+    """A code span of text from the reports (a workload or finding line: names a pull request chose): no
+    backtick can close it early and let the rest render as Markdown (a link, an image)."""
+    from kvlint.report.markdown import _code as code
+
+    return f"`{code(text)}`"
 
 
 def _change(before: dict[str, str] | None, after: dict[str, str] | None, key: str) -> str:
@@ -245,7 +256,7 @@ def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
     lines = [head, "|---|" + "---|" * len(CAPACITY_COLUMNS)]
     for r in rows:
         cells = [_change(r.before, r.after, k) for k, _ in CAPACITY_COLUMNS]
-        lines.append(f"| `{_cell(r.workload)}` | " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(f"| {_code(r.workload)} | " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -491,6 +502,6 @@ def render_diff_markdown(label: str, comparison: Comparison, rows: Sequence[Capa
         render_capacity_markdown(rows),
     ]
     out += [f"### New findings ({len(comparison.new)})", ""]
-    out += [f"- `{_cell(_finding_line(d))}`" for d in comparison.new] or ["None."]
+    out += [f"- {_code(_finding_line(d))}" for d in comparison.new] or ["None."]
     out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
     return "\n".join(out) + "\n"
