@@ -184,9 +184,33 @@ def _words(env: Mapping[str, str], name: str) -> tuple[list[str], str | None]:
         return [], f"{name}: cannot split {env.get(name, '')!r} into shell words ({exc}); check the quoting"
 
 
+def _through_link(path: str, cwd: str) -> str | None:
+    """The symbolic link (as a path) that writing ``path`` would go through, else None: in the workspace
+    ``cwd`` (the checked-out pull request) any component below ``cwd``, outside it the file itself."""
+    root = os.path.abspath(cwd)
+    full = os.path.normpath(os.path.join(root, path))
+    if os.path.commonpath([full, root]) != root:
+        return full if os.path.islink(full) else None
+    current = root
+    for part in os.path.relpath(full, root).split(os.sep):
+        current = os.path.join(current, part)
+        if part not in ("", ".") and os.path.islink(current):
+            return os.path.relpath(current, root)
+    return None
+
+
 def _writable_file(name: str, path: str, cwd: str) -> str | None:
-    """Error message when ``path`` (set by ``name``) cannot be created or appended to, else None."""
+    """Error message when ``path`` (set by ``name``) cannot be created or appended to, or would be written
+    through a symbolic link (a pull request that adds ``kvlint.sarif`` as a link to a file of the runner
+    would have kvlint overwrite that file), else None."""
     full = os.path.join(cwd, path)
+    link = _through_link(path, cwd)
+    if link is not None:
+        return (
+            f"{name}: {path} would be written through the symbolic link {link} (a pull request can add one "
+            "to point anywhere the runner can write); kvlint does not follow it: remove the link or choose "
+            "another file"
+        )
     if os.path.isdir(full):
         return f"{name}: {path} is a directory, not a file"
     parent = os.path.dirname(full) or "."
@@ -204,7 +228,8 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     one of error/warning/info/never/none; ``KVLINT_ANNOTATE`` one of changed/all/none; ``KVLINT_OFFLINE`` a
     boolean word; every ``KVLINT_PATHS`` entry (other than ``-``) and ``KVLINT_CONFIG`` exist relative to
     ``cwd``; ``KVLINT_FORMATS`` entries are ``NAME`` or ``NAME=FILE`` with a known report format; the files
-    ``KVLINT_SARIF``, ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` can be written (their directory exists);
+    ``KVLINT_SARIF``, ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` can be written (their directory exists)
+    and none of them, nor a ``KVLINT_FORMATS`` file, is reached through a symbolic link in the workspace;
     ``RUNNER_TEMP`` is a directory. Never raises.
     """
     from kvlint.report import FORMATS

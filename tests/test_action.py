@@ -385,3 +385,38 @@ def test_base_tree_with_links_out_of_the_repository_is_compared(tmp_path: pytest
     assert code == 0 and "kvlint passes: no new finding at or above fail-on=error" in log
     outputs = _outputs(os.path.join(tmp, "output.txt"))
     assert outputs["new"] == "0" and int(outputs["pre-existing"]) > 0
+
+
+def test_reports_are_not_written_through_a_link_the_pull_request_added(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # the pull request's checkout holds kvlint.sarif as a link to a file of the runner, and a reports/
+    # directory linked elsewhere: kvlint would overwrite the targets; the Action refuses before running
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "deploy"))
+    os.makedirs(os.path.join(tmp, "elsewhere"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "deploy", "chat.yaml"))
+    victim = os.path.join(tmp, "victim.txt")
+    with open(victim, "w", encoding="utf-8") as fh:
+        fh.write("the runner's file\n")
+    os.symlink(victim, os.path.join(repo, "kvlint.sarif"))
+    os.symlink(os.path.join(tmp, "elsewhere"), os.path.join(repo, "reports"))
+    for extra, link in (
+        ({"KVLINT_SARIF": "kvlint.sarif"}, "kvlint.sarif"),
+        ({"KVLINT_SARIF": "", "KVLINT_FORMATS": "junit=reports/kvlint.xml"}, "reports"),
+    ):
+        out = io.StringIO()
+        code = run_action(_env(tmp, KVLINT_PATHS="deploy", **extra), cwd=repo, out=out)
+        assert code == 2
+        assert f"would be written through the symbolic link {link} " in out.getvalue()
+        assert "Traceback" not in out.getvalue()
+    with open(victim, encoding="utf-8") as fh:
+        assert fh.read() == "the runner's file\n"
+    assert os.listdir(os.path.join(tmp, "elsewhere")) == []
+    # a real file of the same name is written as before
+    os.remove(os.path.join(repo, "kvlint.sarif"))
+    code = run_action(
+        _env(tmp, KVLINT_PATHS="deploy", KVLINT_SARIF="kvlint.sarif"), cwd=repo, out=io.StringIO()
+    )
+    assert code == 1 and os.path.getsize(os.path.join(repo, "kvlint.sarif")) > 0
