@@ -227,7 +227,9 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     Checked: ``KVLINT_COMMAND``/``KVLINT_ARGS`` split into shell words (``shlex``); ``KVLINT_FAIL_ON`` is
     one of error/warning/info/never/none; ``KVLINT_ANNOTATE`` one of changed/all/none; ``KVLINT_OFFLINE`` a
     boolean word; every ``KVLINT_PATHS`` entry (other than ``-``) and ``KVLINT_CONFIG`` exist relative to
-    ``cwd``; ``KVLINT_FORMATS`` entries are ``NAME`` or ``NAME=FILE`` with a known report format; the files
+    ``cwd``, and ``KVLINT_CONFIG`` is read as kvlint reads a discovered configuration (it is the checked-out
+    pull request's file: :func:`kvlint.config.load_config`); ``KVLINT_FORMATS`` entries are ``NAME`` or
+    ``NAME=FILE`` with a known report format; the files
     ``KVLINT_SARIF``, ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` can be written (their directory exists)
     and none of them, nor a ``KVLINT_FORMATS`` file, is reached through a symbolic link in the workspace;
     ``RUNNER_TEMP`` is a directory. Never raises.
@@ -258,6 +260,15 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     config = env.get("KVLINT_CONFIG", "").strip()
     if config and not os.path.isfile(os.path.join(cwd, config)):
         errors.append(f"KVLINT_CONFIG: {config}: no such file")
+    elif config:
+        # the file is the checked-out pull request's: held to its repository as a discovered one is (no
+        # symlink out of its directory, no model directory outside the repository)
+        from kvlint.config import ConfigError, load_config
+
+        try:
+            load_config(os.path.join(cwd, config), discovered=True)
+        except ConfigError as exc:
+            errors.append(f"KVLINT_CONFIG: {exc}")
     for extra in env.get("KVLINT_FORMATS", "").split():
         fmt, sep, target = extra.partition("=")
         if fmt not in FORMATS:

@@ -420,3 +420,22 @@ def test_reports_are_not_written_through_a_link_the_pull_request_added(
         _env(tmp, KVLINT_PATHS="deploy", KVLINT_SARIF="kvlint.sarif"), cwd=repo, out=io.StringIO()
     )
     assert code == 1 and os.path.getsize(os.path.join(repo, "kvlint.sarif")) > 0
+
+
+def test_config_input_is_held_to_the_repository(tmp_path: pytest.TempPathFactory) -> None:
+    # `config: .kvlint.yaml` names a file of the checked-out pull request: its model directories must lie in
+    # the repository, as for a configuration kvlint finds itself
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, ".git"))
+    os.makedirs(os.path.join(tmp, "runner-files"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "chat.yaml"))
+    with open(os.path.join(repo, "ci.kvlint.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("model_dirs: [../runner-files]\n")
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="chat.yaml", KVLINT_CONFIG="ci.kvlint.yaml"), cwd=repo, out=out)
+    assert code == 2
+    assert re.search(
+        r"^::error title=kvlint::KVLINT_CONFIG: .*ci\.kvlint\.yaml: model_dirs: ", out.getvalue(), re.M
+    )
+    assert "is outside the repository" in out.getvalue()
