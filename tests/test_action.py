@@ -439,3 +439,42 @@ def test_config_input_is_held_to_the_repository(tmp_path: pytest.TempPathFactory
         r"^::error title=kvlint::KVLINT_CONFIG: .*ci\.kvlint\.yaml: model_dirs: ", out.getvalue(), re.M
     )
     assert "is outside the repository" in out.getvalue()
+
+
+# ---- the Action and the documented workflow, read as zizmor/actionlint would ---------------------------------
+
+
+def _run_scripts(steps: list[dict[str, object]]) -> list[str]:
+    return [str(s["run"]) for s in steps if "run" in s]
+
+
+def test_action_and_documented_workflow_follow_githubs_hardening_guide() -> None:
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        action = yaml.safe_load(fh)
+    steps = action["runs"]["steps"]
+    # script injection: no expression expanded inside a run: script (inputs reach it through env:)
+    for script in _run_scripts(steps):
+        assert "${{" not in script
+    # only GitHub's own actions, at a major tag
+    for s in steps:
+        if "uses" in s:
+            assert re.fullmatch(r"actions/[a-z-]+@v\d+", s["uses"]), s["uses"]
+    with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    block = doc[
+        doc.index("# .github/workflows/kvlint.yml") : doc.index(
+            "```", doc.index("# .github/workflows/kvlint.yml")
+        )
+    ]
+    workflow = yaml.safe_load(block)
+    events = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert "pull_request" in events and "pull_request_target" not in events
+    assert workflow["permissions"] == {}  # nothing at the workflow level
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "security-events": "write"}
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in job["steps"])
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False and checkout["with"]["fetch-depth"] == 0
+    assert "path" not in checkout["with"]  # the Action asks git in the workspace root
+    for script in _run_scripts(job["steps"]):
+        assert "${{" not in script
