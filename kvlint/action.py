@@ -605,6 +605,13 @@ def _render_summary(s: _Summary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _md_code(text: str) -> str:
+    """``text`` for a Markdown code span (:func:`kvlint.report.markdown._code`: one line, no backtick)."""
+    from kvlint.report.markdown import _code
+
+    return _code(text)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -804,12 +811,15 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         scope = ""
     if exit_code:
         first = failing[0] if failing else None
-        at = f"; first: {first.rule} at {first.loc.file}:{first.loc.line}" if first and first.loc else ""
+        where = f"{first.loc.file}:{first.loc.line}" if first and first.loc else ""
+        at = f"; first: {first.rule} at " if first and where else ""
         reason = (
             f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above fail-on={fail_on}"
             + (" introduced by this change" if scope else "")
-            + at
         )
+        # the summary shows the file name (the pull request's) as a code span: text, never Markdown
+        reason_md = reason + (f"{at}`{_md_code(where)}`" if at else "")
+        reason += at + where
     else:
         pre = sum(1 for s in status if s == "pre-existing")
         reason = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}" + (
@@ -817,6 +827,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
             if scope and pre
             else ""
         )
+        reason_md = reason
     print_inert("\n".join([*log, reason]), out)
     if exit_code:
         print(f"::error title=kvlint::{escape_data(reason)}", file=out)
@@ -867,7 +878,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     workloads_md = kvlint_md[kvlint_md.index("## Workloads") :] if "## Workloads" in kvlint_md else ""
     icon = "❌" if exit_code else "✅"
     summ = _Summary(
-        result_line=f"{icon} {reason}",
+        result_line=f"{icon} {reason_md}",
         counts_line=counts_line,
         capacity=render_capacity_markdown(capacity_rows) if comparison is not None else "",
         base_label=base[1] if base else "",

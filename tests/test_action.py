@@ -353,6 +353,12 @@ def test_file_names_and_values_in_the_log_never_act_as_workflow_commands(
     stray = [c for c in commands if not (c.startswith(own) or annotation.match(c))]
     assert stray == []
     assert any(annotation.match(c) for c in commands)
+    # the step summary names the file as a code span: text, not Markdown
+    with open(os.path.join(tmp, "summary.md"), encoding="utf-8") as fh:
+        result = fh.read().split("\n")[2]
+    assert re.fullmatch(
+        r"❌ kvlint fails this step: .*; first: KV\d+ at `::warning::injected\.yaml:\d+`", result
+    )
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
