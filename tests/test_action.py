@@ -461,10 +461,15 @@ def test_action_and_documented_workflow_follow_githubs_hardening_guide() -> None
     # script injection: no expression expanded inside a run: script (inputs reach it through env:)
     for script in _run_scripts(steps):
         assert "${{" not in script
-    # only GitHub's own actions, at a major tag
+    # only GitHub's own actions, each pinned to a commit (a user who pins this Action pins what it runs)
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        text = fh.read()
     for s in steps:
         if "uses" in s:
-            assert re.fullmatch(r"actions/[a-z-]+@v\d+", s["uses"]), s["uses"]
+            assert re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", s["uses"]), s["uses"]
+            assert re.search(re.escape(s["uses"]) + r" # v\d+\.\d+\.\d+\n", text), (
+                "the release named beside it"
+            )
     with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
         doc = fh.read()
     block = doc[
