@@ -242,7 +242,8 @@ def _outside_repository(config: Config, path: str) -> str | None:
                 f"{path}: {key}: {_shown(directory, 300)} is outside the repository {root} that holds this "
                 "configuration; kvlint does not read model configs out of it for a discovered configuration "
                 "(a pull request's own .kvlint.yaml could point CI at the runner's files): keep the models "
-                "in the repository, or name a configuration kept outside it with --config"
+                "in the repository, pass the directory with --model-dir (the Action: args: --model-dir DIR), "
+                "or name a configuration kept outside the repository with --config"
             )
     return None
 
