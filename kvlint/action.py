@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
 import subprocess
 import sys
@@ -69,6 +70,7 @@ __all__ = [
     "default_command",
     "main",
     "parse_unified_diff",
+    "print_inert",
     "run_action",
     "truncate_summary",
     "unquote_git_path",
@@ -110,6 +112,24 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 def _truthy(value: str, default: bool) -> bool:
     v = value.strip().lower()
     return default if not v else v in ("1", "true", "yes", "on")
+
+
+def print_inert(text: str, out: Any) -> None:
+    """Print ``text`` (kvlint's reports, its stderr: file names and manifest values a pull request chose) to
+    ``out`` between ``::stop-commands::TOKEN`` and ``::TOKEN::``, so the runner takes no line of it for a
+    workflow command (an annotation, ``::add-mask::``, ``::set-output``, ``::stop-commands::``), whatever it
+    holds. The runner reads a command on any line that starts with ``::`` after leading whitespace; kvlint
+    escapes line breaks in what it quotes, and this holds also for what it does not foresee (a wrapped line, a
+    path given by a changed-files step, helm's own messages). ``TOKEN`` is random per block, so the text
+    cannot end the block. Reference: GitHub Docs, "Workflow commands for GitHub Actions", "Stopping and
+    starting workflow commands" (actions/runner, ``ActionCommandManager``); empty text prints nothing."""
+    text = text.rstrip("\n")
+    if not text:
+        return
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}", file=out)
+    print(text, file=out)
+    print(f"::{token}::", file=out)
 
 
 def build_command(
@@ -164,9 +184,33 @@ def _words(env: Mapping[str, str], name: str) -> tuple[list[str], str | None]:
         return [], f"{name}: cannot split {env.get(name, '')!r} into shell words ({exc}); check the quoting"
 
 
+def _through_link(path: str, cwd: str) -> str | None:
+    """The symbolic link (as a path) that writing ``path`` would go through, else None: in the workspace
+    ``cwd`` (the checked-out pull request) any component below ``cwd``, outside it the file itself."""
+    root = os.path.abspath(cwd)
+    full = os.path.normpath(os.path.join(root, path))
+    if os.path.commonpath([full, root]) != root:
+        return full if os.path.islink(full) else None
+    current = root
+    for part in os.path.relpath(full, root).split(os.sep):
+        current = os.path.join(current, part)
+        if part not in ("", ".") and os.path.islink(current):
+            return os.path.relpath(current, root)
+    return None
+
+
 def _writable_file(name: str, path: str, cwd: str) -> str | None:
-    """Error message when ``path`` (set by ``name``) cannot be created or appended to, else None."""
+    """Error message when ``path`` (set by ``name``) cannot be created or appended to, or would be written
+    through a symbolic link (a pull request that adds ``kvlint.sarif`` as a link to a file of the runner
+    would have kvlint overwrite that file), else None."""
     full = os.path.join(cwd, path)
+    link = _through_link(path, cwd)
+    if link is not None:
+        return (
+            f"{name}: {path} would be written through the symbolic link {link} (a pull request can add one "
+            "to point anywhere the runner can write); kvlint does not follow it: remove the link or choose "
+            "another file"
+        )
     if os.path.isdir(full):
         return f"{name}: {path} is a directory, not a file"
     parent = os.path.dirname(full) or "."
@@ -183,8 +227,11 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     Checked: ``KVLINT_COMMAND``/``KVLINT_ARGS`` split into shell words (``shlex``); ``KVLINT_FAIL_ON`` is
     one of error/warning/info/never/none; ``KVLINT_ANNOTATE`` one of changed/all/none; ``KVLINT_OFFLINE`` a
     boolean word; every ``KVLINT_PATHS`` entry (other than ``-``) and ``KVLINT_CONFIG`` exist relative to
-    ``cwd``; ``KVLINT_FORMATS`` entries are ``NAME`` or ``NAME=FILE`` with a known report format; the files
-    ``KVLINT_SARIF``, ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` can be written (their directory exists);
+    ``cwd``, and ``KVLINT_CONFIG`` is read as kvlint reads a discovered configuration (it is the checked-out
+    pull request's file: :func:`kvlint.config.load_config`); ``KVLINT_FORMATS`` entries are ``NAME`` or
+    ``NAME=FILE`` with a known report format; the files
+    ``KVLINT_SARIF``, ``GITHUB_OUTPUT`` and ``GITHUB_STEP_SUMMARY`` can be written (their directory exists)
+    and none of them, nor a ``KVLINT_FORMATS`` file, is reached through a symbolic link in the workspace;
     ``RUNNER_TEMP`` is a directory. Never raises.
     """
     from kvlint.report import FORMATS
@@ -213,6 +260,15 @@ def validate_inputs(env: Mapping[str, str], cwd: str = ".") -> list[str]:
     config = env.get("KVLINT_CONFIG", "").strip()
     if config and not os.path.isfile(os.path.join(cwd, config)):
         errors.append(f"KVLINT_CONFIG: {config}: no such file")
+    elif config:
+        # the file is the checked-out pull request's: held to its repository as a discovered one is (no
+        # symlink out of its directory, no model directory outside the repository)
+        from kvlint.config import ConfigError, load_config
+
+        try:
+            load_config(os.path.join(cwd, config), discovered=True)
+        except ConfigError as exc:
+            errors.append(f"KVLINT_CONFIG: {exc}")
     for extra in env.get("KVLINT_FORMATS", "").split():
         fmt, sep, target = extra.partition("=")
         if fmt not in FORMATS:
@@ -549,6 +605,13 @@ def _render_summary(s: _Summary) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _md_code(text: str) -> str:
+    """``text`` for a Markdown code span (:func:`kvlint.report.markdown._code`: one line, no backtick)."""
+    from kvlint.report.markdown import _code
+
+    return _code(text)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
@@ -660,22 +723,19 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, check=False)
     except OSError as exc:
         return fail([f"cannot run {cmd[0]}: {exc.strerror or exc} (check KVLINT_COMMAND)"])
-    if proc.stdout:
-        print(proc.stdout.rstrip("\n"), file=out)
+    print_inert(proc.stdout, out)
     code = proc.returncode
     if code not in (0, 1) or not os.path.isfile(json_path):
         # show kvlint's own message in full, then one annotation with its last "Error: ..." line
         stderr = proc.stderr.strip()
-        if stderr:
-            print(stderr, file=out)
+        print_inert(stderr, out)
         err_lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
         headline = next(
             (ln for ln in reversed(err_lines) if ln.lower().startswith("error")),
             err_lines[-1] if err_lines else "",
         )
         return fail([headline or f"kvlint exited with status {code}"], code if code not in (0, 1) else 2)
-    if proc.stderr:
-        print(proc.stderr.rstrip("\n"), file=sys.stderr)
+    print_inert(proc.stderr, out)  # kvlint's warnings (helm's messages among them), in order with the rest
     with open(json_path, encoding="utf-8") as fh:
         report = json.load(fh)
     head_dicts = report.get("diagnostics", [])
@@ -717,9 +777,10 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     with open(text_path, encoding="utf-8") as fh:
         text_report = fh.read()
     counts_line = text_report.rstrip("\n").rsplit("\n", 1)[-1]
-    print(f"::group::kvlint report: {counts_line}", file=out)
-    print(text_report.rstrip("\n"), file=out)
+    print(f"::group::kvlint report: {escape_data(counts_line)}", file=out)
+    print_inert(text_report, out)
     print("::endgroup::", file=out)
+    log: list[str] = []  # what follows quotes the findings too: printed inert, after the exit reason
     capacity_rows = []
     if comparison is not None and base is not None:
         changed_files = (
@@ -728,14 +789,12 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         capacity_rows = capacity_diff(base[0], report, changed_files)
         new = [d for d, s in zip(diags, status, strict=True) if s == "new"]
         old = [d for d, s in zip(diags, status, strict=True) if s == "pre-existing"]
-        print(f"New findings (introduced by this change, against {base[1]}): {len(new)}", file=out)
-        for d in new:
-            print(format_diagnostic(d).split("\n", 1)[0] + "  [new]", file=out)
-        print(f"Pre-existing findings (also on {base[1]}): {len(old)}", file=out)
-        for d in old:
-            print(format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]", file=out)
-        print("Capacity of the workloads this change touches:", file=out)
-        print(render_capacity_text(capacity_rows).rstrip("\n"), file=out)
+        log.append(f"New findings (introduced by this change, against {base[1]}): {len(new)}")
+        log += [format_diagnostic(d).split("\n", 1)[0] + "  [new]" for d in new]
+        log.append(f"Pre-existing findings (also on {base[1]}): {len(old)}")
+        log += [format_diagnostic(d).split("\n", 1)[0] + "  [pre-existing]" for d in old]
+        log.append("Capacity of the workloads this change touches:")
+        log.append(render_capacity_text(capacity_rows).rstrip("\n"))
 
     new_only = _truthy(env.get("KVLINT_NEW_ONLY", ""), True)
     counted = [
@@ -752,12 +811,15 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         scope = ""
     if exit_code:
         first = failing[0] if failing else None
-        at = f"; first: {first.rule} at {first.loc.file}:{first.loc.line}" if first and first.loc else ""
+        where = f"{first.loc.file}:{first.loc.line}" if first and first.loc else ""
+        at = f"; first: {first.rule} at " if first and where else ""
         reason = (
             f"kvlint fails this step: {_plural(len(failing), scope + 'finding')} at or above fail-on={fail_on}"
             + (" introduced by this change" if scope else "")
-            + at
         )
+        # the summary shows the file name (the pull request's) as a code span: text, never Markdown
+        reason_md = reason + (f"{at}`{_md_code(where)}`" if at else "")
+        reason += at + where
     else:
         pre = sum(1 for s in status if s == "pre-existing")
         reason = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}" + (
@@ -765,7 +827,8 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
             if scope and pre
             else ""
         )
-    print(reason, file=out)
+        reason_md = reason
+    print_inert("\n".join([*log, reason]), out)
     if exit_code:
         print(f"::error title=kvlint::{escape_data(reason)}", file=out)
 
@@ -815,7 +878,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     workloads_md = kvlint_md[kvlint_md.index("## Workloads") :] if "## Workloads" in kvlint_md else ""
     icon = "❌" if exit_code else "✅"
     summ = _Summary(
-        result_line=f"{icon} {reason}",
+        result_line=f"{icon} {reason_md}",
         counts_line=counts_line,
         capacity=render_capacity_markdown(capacity_rows) if comparison is not None else "",
         base_label=base[1] if base else "",

@@ -173,11 +173,13 @@ def load_config(path: str, *, discovered: bool = False) -> Config:
     At most :data:`MAX_CONFIG_BYTES` bytes are read. ``discovered``: the file was found by
     :func:`find_config` (not named with ``--config``): a symlink that resolves outside the directory it was
     found in is not followed (a pull request could otherwise make CI print another file's lines as
-    configuration errors).
+    configuration errors), and in a git repository the local directories it names (``model_paths`` values,
+    ``model_dirs``, ``model_catalogue``) must lie inside that repository (:func:`_outside_repository`: a pull
+    request's own ``.kvlint.yaml`` cannot make CI read the runner's files).
 
     Raises:
-        ConfigError: unreadable, too large or (discovered) out-of-tree file, YAML error, schema violation,
-            unknown rule id or parameter; the message names the file, line, column and key.
+        ConfigError: unreadable, too large or (discovered) out-of-tree file or directory, YAML error, schema
+            violation, unknown rule id or parameter; the message names the file, line, column and key.
     """
     from kvlint.load import read_upto
 
@@ -200,7 +202,50 @@ def load_config(path: str, *, discovered: bool = False) -> Config:
             f"{path}: configuration file larger than {MAX_CONFIG_BYTES} bytes (a .kvlint.yaml is a few KB); "
             "not read"
         )
-    return parse_config(data, path)
+    config = parse_config(data, path)
+    if discovered:
+        problem = _outside_repository(config, path)
+        if problem:
+            raise ConfigError(problem)
+    return config
+
+
+def _repository_root(directory: str) -> str | None:
+    """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or a worktree's file),
+    symlinks resolved; None outside a git repository."""
+    current = os.path.realpath(directory)
+    while True:
+        if os.path.exists(os.path.join(current, ".git")):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _outside_repository(config: Config, path: str) -> str | None:
+    """For a discovered configuration in a git repository: an error message naming the first local directory
+    it names (a ``model_paths`` value given as a path, ``model_dirs``, ``model_catalogue``) that resolves
+    outside the repository holding it, else None. The repository is the checked-out pull request in CI; a
+    hub id (``org/name``, not an absolute path) is not a directory and is not checked."""
+    root = _repository_root(os.path.dirname(os.path.abspath(path)))
+    if root is None:
+        return None
+    named = [(f"model_paths.{_shown(k)}", v) for k, v in config.model_paths.items() if os.path.isabs(v)]
+    named += [("model_dirs", d) for d in config.model_dirs]
+    if config.model_catalogue:
+        named.append(("model_catalogue", config.model_catalogue))
+    for key, directory in named:
+        real = os.path.realpath(directory)
+        if real != root and not real.startswith(root + os.sep):
+            return (
+                f"{path}: {key}: {_shown(directory, 300)} is outside the repository {root} that holds this "
+                "configuration; kvlint does not read model configs out of it for a discovered configuration "
+                "(a pull request's own .kvlint.yaml could point CI at the runner's files): keep the models "
+                "in the repository, pass the directory with --model-dir (the Action: args: --model-dir DIR), "
+                "or name a configuration kept outside the repository with --config"
+            )
+    return None
 
 
 def _shown(value: Any, limit: int = SHOWN_CHARS) -> str:

@@ -301,8 +301,19 @@ def _pair_workloads(
 
 
 def _cell(text: str) -> str:
-    text = " ".join(str(text).split()).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|")
+    """A Markdown table cell of text from the reports (kvlint's own Markdown cell: one line, control
+    characters visible, no HTML, ``|`` escaped)."""
+    from kvlint.report.markdown import _cell as cell
+
+    return cell(text)
+
+
+def _code(text: str) -> str:
+    """A code span of text from the reports (a workload or finding line: names a pull request chose): no
+    backtick can close it early and let the rest render as Markdown (a link, an image)."""
+    from kvlint.report.markdown import _code as code
+
+    return f"`{code(text)}`"
 
 
 def _change(before: dict[str, str] | None, after: dict[str, str] | None, key: str) -> str:
@@ -321,7 +332,7 @@ def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
     lines = [head, "|---|" + "---|" * len(CAPACITY_COLUMNS)]
     for r in rows:
         cells = [_change(r.before, r.after, k) for k, _ in CAPACITY_COLUMNS]
-        lines.append(f"| `{_cell(r.workload)}` | " + " | ".join(_cell(c) for c in cells) + " |")
+        lines.append(f"| {_code(r.workload)} | " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -369,22 +380,40 @@ def export_tree(rev: str, cwd: str, dest: str) -> str:
     """Write the files of revision ``rev`` of the repository holding ``cwd`` under ``dest`` (``git archive``);
     returns the directory in ``dest`` that corresponds to ``cwd`` (``cwd`` may be below the root).
 
+    The tree is written as a checkout of ``rev`` would hold it: symbolic links are kept whatever they point
+    at (an absolute ``/etc/...`` target or one out of the repository, as in the working tree, where kvlint's
+    loader decides what to read), through tarfile's ``tar`` filter where Python has it (3.12+ and the
+    backports: no member written outside ``dest``, no setuid bits); the ``data`` filter, Python 3.14's default,
+    would refuse such a link and end the run. An empty tree (a base branch that holds no file yet) gives an
+    empty directory.
+
     Raises:
-        ValueError: not a git repository, or ``rev`` unknown (the message has git's own words).
+        ValueError: not a git repository, ``rev`` unknown (the message has git's own words), or an archive
+            that cannot be extracted.
     """
     top = _git(["rev-parse", "--show-toplevel"], cwd)
     if top.returncode != 0:
         raise ValueError(f"not a git repository: {cwd}")
     root = top.stdout.decode().strip()
+    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(root))
     proc = _git(["archive", "--format=tar", rev], root)
     if proc.returncode != 0:
         raise ValueError(f"cannot read revision {rev!r}: {proc.stderr.decode(errors='replace').strip()}")
-    with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-        if sys.version_info >= (3, 12):
-            tar.extractall(dest, filter="data")
-        else:  # pragma: no cover - the archive is git's own output of the user's repository
-            tar.extractall(dest)  # noqa: S202
-    rel = os.path.relpath(os.path.realpath(cwd), os.path.realpath(root))
+    os.makedirs(dest, exist_ok=True)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+            if hasattr(tarfile, "tar_filter"):
+                tar.extractall(dest, filter="tar")
+            else:  # pragma: no cover - Python before the extraction filters: git's own archive of the repository
+                tar.extractall(dest)  # noqa: S202
+    except tarfile.ReadError:
+        # git writes an archive of only its end-of-archive blocks for an empty tree; tarfile cannot open it
+        if _git(["ls-tree", "--name-only", rev], root).stdout.strip():
+            raise ValueError(
+                f"cannot read revision {rev!r}: git archive gave an unreadable archive"
+            ) from None
+    except (tarfile.TarError, OSError) as exc:
+        raise ValueError(f"cannot write revision {rev!r} under {dest}: {exc}") from None
     return os.path.normpath(os.path.join(dest, rel))
 
 
@@ -585,6 +614,6 @@ def render_diff_markdown(
         render_capacity_markdown(rows),
     ]
     out += [f"### New findings ({len(comparison.new)})", ""]
-    out += [f"- `{_cell(_finding_line(d))}`" for d in comparison.new] or ["None."]
+    out += [f"- {_code(_finding_line(d))}" for d in comparison.new] or ["None."]
     out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
     return "\n".join(out) + "\n"

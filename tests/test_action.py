@@ -299,3 +299,193 @@ def test_pull_request_without_usable_base_ref_says_so(
     assert ("without a base ref" in notices[0]) if base is None else (f"origin/{base}" in notices[0])
     findings = int(_outputs(os.path.join(tmp, "output.txt"))["findings"])
     assert findings > 0 and len(_annotations(out.getvalue())) == findings
+
+
+# ---- what kvlint quotes in the log cannot become a workflow command --------------------------------------
+
+
+def _runner_commands(log: str) -> list[str]:
+    """The workflow commands the Actions runner acts on in ``log``, as actions/runner reads them: a line
+    that starts with ``::`` once leading whitespace is removed, except between ``::stop-commands::TOKEN``
+    and ``::TOKEN::`` (GitHub Docs, "Stopping and starting workflow commands")."""
+    commands: list[str] = []
+    stopped: str | None = None
+    for line in log.splitlines():
+        s = line.lstrip()
+        if stopped is not None:
+            if s == f"::{stopped}::":
+                stopped = None
+        elif s.startswith("::stop-commands::"):
+            stopped = s[len("::stop-commands::") :]
+        elif s.startswith("::"):
+            commands.append(s)
+    assert stopped is None, "every ::stop-commands:: block is closed"
+    return commands
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_file_names_and_values_in_the_log_never_act_as_workflow_commands(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # a pull request adds a manifest whose name is a workflow command, and a changed-files step passes the
+    # names the pull request touched as `paths`: the text report's lines start with that name
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(repo)
+    _git(repo, "init", "-q")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", "base")
+    _git(repo, "branch", "base")
+    hostile = "::warning::injected.yaml"
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, hostile))
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "pr")
+    out = io.StringIO()
+    env = _env(tmp, KVLINT_PATHS=hostile, KVLINT_ANNOTATE="all", KVLINT_BASE_REF="base")
+    code = run_action(env, cwd=repo, out=out)
+    log = out.getvalue()
+    assert code == 1
+    assert re.search(r"^::warning::injected\.yaml:\d+:\d+: error KV103", log, re.M), "the report names it"
+    commands = _runner_commands(log)
+    own = ("::group::kvlint report: ", "::endgroup::", "::error title=kvlint::")
+    annotation = re.compile(
+        r"::(error|warning|notice) file=%3A%3Awarning%3A%3Ainjected\.yaml,line=\d+,col=\d+,"
+    )
+    stray = [c for c in commands if not (c.startswith(own) or annotation.match(c))]
+    assert stray == []
+    assert any(annotation.match(c) for c in commands)
+    # the step summary names the file as a code span: text, not Markdown
+    with open(os.path.join(tmp, "summary.md"), encoding="utf-8") as fh:
+        result = fh.read().split("\n")[2]
+    assert re.fullmatch(
+        r"❌ kvlint fails this step: .*; first: KV\d+ at `::warning::injected\.yaml:\d+`", result
+    )
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_base_tree_with_links_out_of_the_repository_is_compared(tmp_path: pytest.TempPathFactory) -> None:
+    # a base branch holding symbolic links to an absolute path and out of the repository: the base revision
+    # is written as a checkout holds it (tarfile's "data" filter, used on Python 3.12+, refused such a link
+    # and the Action ended in a traceback) and the head's findings are compared with it
+    from kvlint.prdiff import export_tree
+
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "deploy"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "deploy", "chat.yaml"))
+    os.symlink("/etc/hostname", os.path.join(repo, "abs-link"))
+    os.symlink("../outside.yaml", os.path.join(repo, "rel-link"))
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "base")
+    _git(repo, "branch", "base")
+    tree = export_tree("base", repo, os.path.join(tmp, "tree"))
+    assert os.readlink(os.path.join(tree, "abs-link")) == "/etc/hostname"
+    assert os.readlink(os.path.join(tree, "rel-link")) == "../outside.yaml"
+    with open(os.path.join(repo, "deploy", "chat.yaml"), "a", encoding="utf-8") as fh:
+        fh.write("# reviewed\n")
+    _git(repo, "commit", "-q", "-am", "pr")
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="deploy", KVLINT_BASE_REF="base"), cwd=repo, out=out)
+    log = out.getvalue()
+    assert "cannot read the base revision" not in log
+    assert code == 0 and "kvlint passes: no new finding at or above fail-on=error" in log
+    outputs = _outputs(os.path.join(tmp, "output.txt"))
+    assert outputs["new"] == "0" and int(outputs["pre-existing"]) > 0
+
+
+def test_reports_are_not_written_through_a_link_the_pull_request_added(
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    # the pull request's checkout holds kvlint.sarif as a link to a file of the runner, and a reports/
+    # directory linked elsewhere: kvlint would overwrite the targets; the Action refuses before running
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, "deploy"))
+    os.makedirs(os.path.join(tmp, "elsewhere"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "deploy", "chat.yaml"))
+    victim = os.path.join(tmp, "victim.txt")
+    with open(victim, "w", encoding="utf-8") as fh:
+        fh.write("the runner's file\n")
+    os.symlink(victim, os.path.join(repo, "kvlint.sarif"))
+    os.symlink(os.path.join(tmp, "elsewhere"), os.path.join(repo, "reports"))
+    for extra, link in (
+        ({"KVLINT_SARIF": "kvlint.sarif"}, "kvlint.sarif"),
+        ({"KVLINT_SARIF": "", "KVLINT_FORMATS": "junit=reports/kvlint.xml"}, "reports"),
+    ):
+        out = io.StringIO()
+        code = run_action(_env(tmp, KVLINT_PATHS="deploy", **extra), cwd=repo, out=out)
+        assert code == 2
+        assert f"would be written through the symbolic link {link} " in out.getvalue()
+        assert "Traceback" not in out.getvalue()
+    with open(victim, encoding="utf-8") as fh:
+        assert fh.read() == "the runner's file\n"
+    assert os.listdir(os.path.join(tmp, "elsewhere")) == []
+    # a real file of the same name is written as before
+    os.remove(os.path.join(repo, "kvlint.sarif"))
+    code = run_action(
+        _env(tmp, KVLINT_PATHS="deploy", KVLINT_SARIF="kvlint.sarif"), cwd=repo, out=io.StringIO()
+    )
+    assert code == 1 and os.path.getsize(os.path.join(repo, "kvlint.sarif")) > 0
+
+
+def test_config_input_is_held_to_the_repository(tmp_path: pytest.TempPathFactory) -> None:
+    # `config: .kvlint.yaml` names a file of the checked-out pull request: its model directories must lie in
+    # the repository, as for a configuration kvlint finds itself
+    tmp = str(tmp_path)
+    repo = os.path.join(tmp, "repo")
+    os.makedirs(os.path.join(repo, ".git"))
+    os.makedirs(os.path.join(tmp, "runner-files"))
+    shutil.copy(os.path.join(EXAMPLES, "chat-8b-l4.yaml"), os.path.join(repo, "chat.yaml"))
+    with open(os.path.join(repo, "ci.kvlint.yaml"), "w", encoding="utf-8") as fh:
+        fh.write("model_dirs: [../runner-files]\n")
+    out = io.StringIO()
+    code = run_action(_env(tmp, KVLINT_PATHS="chat.yaml", KVLINT_CONFIG="ci.kvlint.yaml"), cwd=repo, out=out)
+    assert code == 2
+    assert re.search(
+        r"^::error title=kvlint::KVLINT_CONFIG: .*ci\.kvlint\.yaml: model_dirs: ", out.getvalue(), re.M
+    )
+    assert "is outside the repository" in out.getvalue()
+
+
+# ---- the Action and the documented workflow, read as zizmor/actionlint would ---------------------------------
+
+
+def _run_scripts(steps: list[dict[str, object]]) -> list[str]:
+    return [str(s["run"]) for s in steps if "run" in s]
+
+
+def test_action_and_documented_workflow_follow_githubs_hardening_guide() -> None:
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        action = yaml.safe_load(fh)
+    steps = action["runs"]["steps"]
+    # script injection: no expression expanded inside a run: script (inputs reach it through env:)
+    for script in _run_scripts(steps):
+        assert "${{" not in script
+    # only GitHub's own actions, each pinned to a commit (a user who pins this Action pins what it runs)
+    with open(os.path.join(ROOT, "action.yml"), encoding="utf-8") as fh:
+        text = fh.read()
+    for s in steps:
+        if "uses" in s:
+            assert re.fullmatch(r"actions/[a-z-]+@[0-9a-f]{40}", s["uses"]), s["uses"]
+            assert re.search(re.escape(s["uses"]) + r" # v\d+\.\d+\.\d+\n", text), (
+                "the release named beside it"
+            )
+    with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
+        doc = fh.read()
+    block = doc[
+        doc.index("# .github/workflows/kvlint.yml") : doc.index(
+            "```", doc.index("# .github/workflows/kvlint.yml")
+        )
+    ]
+    workflow = yaml.safe_load(block)
+    events = workflow[True]  # YAML 1.1 reads the key `on` as true
+    assert "pull_request" in events and "pull_request_target" not in events
+    assert workflow["permissions"] == {}  # nothing at the workflow level
+    (job,) = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "security-events": "write"}
+    assert any(s.get("uses", "").startswith("github/codeql-action/upload-sarif@") for s in job["steps"])
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False and checkout["with"]["fetch-depth"] == 0
+    assert "path" not in checkout["with"]  # the Action asks git in the workspace root
+    for script in _run_scripts(job["steps"]):
+        assert "${{" not in script

@@ -240,3 +240,56 @@ def test_find_config_walks_past_an_unreadable_directory(
 
     monkeypatch.setattr(Path, "is_file", is_file)
     assert find_config([str(locked)]) == str(tmp_path / ".kvlint.yaml")
+
+
+# ---- a discovered configuration reads model directories only inside its repository -----------------------
+
+
+def _repo_with_config(tmp_path: Path, text: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)  # what makes it a repository for kvlint: the nearest .git above
+    (repo / "models").mkdir()
+    (repo / ".kvlint.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "runner" / "secret").mkdir(parents=True)
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("model_paths:\n  org/model: {secret}\n", "model_paths.org/model"),
+        ("model_dirs: [models, ../runner/secret]\n", "model_dirs"),
+        ("model_catalogue: ../runner\n", "model_catalogue"),
+    ],
+)
+def test_discovered_configuration_reads_no_model_directory_outside_its_repository(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    secret = tmp_path / "runner" / "secret"
+    repo = _repo_with_config(tmp_path, text.format(secret=secret))
+    with pytest.raises(ConfigError) as exc:
+        load_config(str(repo / ".kvlint.yaml"), discovered=True)
+    message = str(exc.value)
+    assert message.startswith(f"{repo / '.kvlint.yaml'}: {key}: ")
+    assert f"is outside the repository {repo.resolve()} that holds this configuration" in message
+    # named with --config, it is the user's choice and read as written
+    load_config(str(repo / ".kvlint.yaml"))
+
+
+def test_discovered_configuration_inside_its_repository_and_outside_any(tmp_path: Path) -> None:
+    repo = _repo_with_config(tmp_path, "model_dirs: [models]\nmodel_paths: {/models/x: org/model}\n")
+    config = load_config(str(repo / ".kvlint.yaml"), discovered=True)
+    assert config.model_dirs == (str((repo / "models").resolve()),)
+    assert config.model_paths == {"/models/x": "org/model"}  # a hub id, not a directory
+    # a link inside the repository that leads out of it is outside
+    (repo / "linked").symlink_to(tmp_path / "runner" / "secret")
+    (repo / ".kvlint.yaml").write_text("model_dirs: [linked]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="model_dirs: .*secret is outside the repository"):
+        load_config(str(repo / ".kvlint.yaml"), discovered=True)
+    # no repository above: nothing to hold it to (a directory of manifests on a laptop)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".kvlint.yaml").write_text("model_dirs: [../runner/secret]\n", encoding="utf-8")
+    assert load_config(str(plain / ".kvlint.yaml"), discovered=True).model_dirs == (
+        str((tmp_path / "runner" / "secret").resolve()),
+    )
