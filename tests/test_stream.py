@@ -567,6 +567,39 @@ def test_tasks_cover_every_unit_once_in_order_and_balance_by_bytes() -> None:
     assert stream._tasks([], 2) == []
 
 
+def test_a_range_merges_its_units_as_the_run_takes_them(tmp_path: Path) -> None:
+    """A worker sends one result a range (stream._analyse_range merges its units): counts summed, lists in unit
+    order, a sizing outcome keeping the place of its first unit, later keys winning; the run takes the merged
+    result as it took each unit's in turn."""
+    for i in range(5):
+        (tmp_path / f"m{i}.yaml").write_text((FIXTURES / "examples" / "chat-8b-l4.yaml").read_text())
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
+    options = Options(allow_hub=False)
+    plan = stream._plan([str(tmp_path)], None, options)
+    stream._RUN.update(
+        options=options, context=plan.context, keep_json=True, keep_records=True, keep_unsized=True
+    )
+    try:
+        stream._RUN["units"] = list(plan.units)
+        merged = stream._analyse_range((0, len(plan.units)))
+        stream._RUN["units"] = list(stream._plan([str(tmp_path)], None, options).units)
+        parts = [stream._analyse_index(i) for i in range(len(plan.units))]
+    finally:
+        stream._RUN.clear()
+    assert merged.files == sum(p.files for p in parts) == 6
+    assert merged.containers == sum(p.containers for p in parts) > 0
+    assert merged.diags == [d for p in parts for d in p.diags] and merged.diags
+    assert merged.load_diags == [d for p in parts for d in p.load_diags] and merged.load_diags
+    assert [r.container_name for r in merged.records] == [r.container_name for p in parts for r in p.records]
+    counts: dict[str, int] = {}
+    for p in parts:
+        for why, n in p.sizing.items():
+            counts[why] = counts.get(why, 0) + n
+    assert list(merged.sizing.items()) == list(counts.items())
+    assert merged.read_paths == set().union(*(p.read_paths for p in parts))
+    assert merged.serving_paths == set().union(*(p.serving_paths for p in parts))
+
+
 def test_consumed_without_joining_equals_the_join(tmp_path: Path) -> None:
     """The context pass records what each service consumes without joining its pods (_Joined.add_consumers,
     kvlint.workloads.llmisvc.llmisvc_consumed): the same places as the full join (_Joined._join) for every
