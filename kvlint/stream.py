@@ -165,6 +165,9 @@ PARALLEL_MIN_BYTES = 2 * 2**20
 _MAX_CHUNK = 64
 #: Tasks per job that :func:`_tasks` aims at (by bytes), so that uneven units still balance.
 _TASKS_PER_JOB = 16
+#: :func:`_tasks` cuts each range at the bytes left over ``n_jobs`` times this (and the smallest ranges at the
+#: run's bytes over ``n_jobs * _TASKS_PER_JOB`` times this).
+_GUIDE = 4
 #: Process ids that analysed units in the last :func:`stream_check` (tests check that workers ran).
 LAST_PIDS: set[int] = set()
 #: This process's id, which each unit's result carries: taken once and again in a forked child, not asked of
@@ -1021,30 +1024,37 @@ def _merge(out: _UnitResult, part: _UnitResult) -> None:
 
 
 def _tasks(units: Sequence[_Unit | None], n_jobs: int) -> list[tuple[int, int]]:
-    """The units cut into consecutive ranges ``(start, end)`` for the workers: each range holds units until
-    their bytes (:attr:`_Unit.size`) reach the run's bytes over ``n_jobs * _TASKS_PER_JOB``, or
-    :data:`_MAX_CHUNK` units; a unit of unknown size is a range of its own.
+    """The units cut into consecutive ranges ``(start, end)`` for the workers, each range ending once its units'
+    bytes (:attr:`_Unit.size`) reach a target, or at :data:`_MAX_CHUNK` units; a unit of unknown size is a range of
+    its own. The target shrinks as the ranges go (guided self-scheduling): the bytes still to cut over
+    ``n_jobs * _GUIDE``, but not below the run's bytes over ``n_jobs * _TASKS_PER_JOB * _GUIDE``.
 
     Every range is one message each way between the pool and a worker, which costs the collecting process
     about 1 ms (measured on the replicated corpus: with 8 units a message, half of the parent's CPU while the
     workers ran went to the pool's messages); ranges cut by bytes rather than by count keep a few large files
-    from landing in one range while still leaving about :data:`_TASKS_PER_JOB` ranges a job to balance."""
+    from landing in one range. The last ranges are the small ones: the workers end within a small range of each
+    other. With one target for the whole run (the run's bytes over ``n_jobs * _TASKS_PER_JOB``), the last range
+    a worker took was up to 3.6% of the run's bytes (corpus x5, 31 ranges) and the two workers of a corpus x5 run
+    ended 86 M instructions (2.3% of their work) apart (callgrind)."""
     sizes = [u.size if u is not None else 0 for u in units]
     total = sum(s for s in sizes if s is not None)
-    target = max(1, total // max(1, n_jobs * _TASKS_PER_JOB))
+    least = max(1, total // max(1, n_jobs * _TASKS_PER_JOB * _GUIDE))
+    share = max(1, n_jobs * _GUIDE)
     out: list[tuple[int, int]] = []
-    start, acc = 0, 0
+    start, acc, left = 0, 0, total
+    target = max(least, left // share)
     for i, size in enumerate(sizes):
         if size is None:
             if start < i:
                 out.append((start, i))
             out.append((i, i + 1))
-            start, acc = i + 1, 0
+            start, left, acc = i + 1, left - acc, 0
             continue
         acc += size
         if acc >= target or i + 1 - start >= _MAX_CHUNK:
             out.append((start, i + 1))
-            start, acc = i + 1, 0
+            start, left, acc = i + 1, left - acc, 0
+            target = max(least, left // share)
     if start < len(sizes):
         out.append((start, len(sizes)))
     return out

@@ -567,6 +567,23 @@ def test_tasks_cover_every_unit_once_in_order_and_balance_by_bytes() -> None:
     assert stream._tasks([], 2) == []
 
 
+def test_tasks_shrink_towards_the_end() -> None:
+    """The ranges get smaller as the run goes (guided self-scheduling, stream._tasks): the first ones are large
+    (few messages), the last ones small, so the workers end close together. With one target for the whole run
+    every range held about 1/32 of the bytes, the last ones too."""
+    U = stream._Unit
+    units = [U(path=f"f{i}", size=100) for i in range(1000)]
+    tasks = stream._tasks(units, 2)
+    total = 100 * 1000
+    held = [100 * (b - a) for a, b in tasks]
+    assert [i for a, b in tasks for i in range(a, b)] == list(range(1000))
+    assert held == sorted(held, reverse=True)
+    # each of the last two ranges (one a worker) holds at most half of what one target for the run gave
+    assert all(h <= total // (2 * stream._TASKS_PER_JOB) // 2 for h in held[-2:])
+    # and not so many more messages: at most twice the ranges one target gave
+    assert len(tasks) <= 2 * 2 * stream._TASKS_PER_JOB
+
+
 def test_a_range_merges_its_units_as_the_run_takes_them(tmp_path: Path) -> None:
     """A worker sends one result a range (stream._analyse_range merges its units): counts summed, lists in unit
     order, a sizing outcome keeping the place of its first unit, later keys winning; the run takes the merged
