@@ -35,8 +35,9 @@ findings:
    compact container records (:class:`ContainerRecord`); then they are dropped.
 3. **Jobs.** With ``jobs > 1`` the units are analysed by worker processes forked after the context pass
    (they share it, and the catalogues and modules the analysis loads, loaded once before the fork:
-   :func:`_warm_up`; nothing is pickled but the unit's name and its compact result), and the results are
-   taken in input order, so the output is byte for byte that of one process.
+   :func:`_warm_up`; nothing is pickled but a range of unit numbers and the range's compact result, merged in
+   the worker: :func:`_analyse_range`), the ranges shrinking towards the end of the run (:func:`_tasks`), and
+   the results are taken in input order, so the output is byte for byte that of one process.
 
 Diagnostics are then put in the order :func:`kvlint.pipeline.run_documents` gives them (every load finding
 first, then the workloads' diagnostics), comment suppressions applied, duplicates dropped and the list
