@@ -1028,3 +1028,50 @@ def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
         pytest.fail("the run did not end after Ctrl-C")
     assert proc.returncode == 130, err
     assert err.strip() == "kvlint: interrupted", err
+
+
+@pytest.mark.parametrize("budget", [None, 2000])
+def test_text_blocks_formatted_in_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
+) -> None:
+    """With several jobs and the text report's style, the workers format the blocks of the diagnostics they find
+    and the report takes them: the run's process formats only the others (load findings, suppression notes,
+    the blocks past stream.PRETEXT_CHARS), and the report is that of one job, in the style asked and in another."""
+    from kvlint.report import text as text_report
+
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    if budget is not None:
+        monkeypatch.setattr(stream, "PRETEXT_CHARS", budget)
+    for f in sorted((FIXTURES / "examples").glob("*.yaml")):
+        for i in range(16):
+            (tmp_path / f"{i}-{f.name}").write_text(f.read_text())
+    path = str(tmp_path)
+    options = Options(allow_hub=False)
+    one = run_paths([path], options, no_config=True, jobs=1).result
+    assert len(one.diagnostics) >= 60
+    assert one.text_cache is None
+    two = run_paths([path], options, no_config=True, jobs=2, text_style=(False, 100)).result
+    assert two.text_cache is not None and two.text_cache[0] == (False, 100)
+    formatted = [0]
+    real = text_report.format_diagnostic
+
+    def counting(*args: object, **kw: object) -> str:
+        formatted[0] += 1
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(text_report, "format_diagnostic", counting)
+    expected = "".join(text_report.iter_text(one, width=100))
+    assert formatted[0] == len(one.diagnostics)
+    formatted[0] = 0
+    assert "".join(text_report.iter_text(two, width=100)) == expected
+    taken = len(two.diagnostics) - formatted[0]
+    if budget is None:
+        assert taken > len(two.diagnostics) // 2, "the report formatted the blocks the workers sent"
+    else:
+        assert 0 < taken < len(two.diagnostics) // 2  # each worker stopped past its share of the budget
+    # another style: the blocks are not taken
+    formatted[0] = 0
+    assert "".join(text_report.iter_text(two, width=60, color=True)) == "".join(
+        real_block for real_block in text_report.iter_text(one, width=60, color=True)
+    )
+    assert formatted[0] == 2 * len(one.diagnostics)
