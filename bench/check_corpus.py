@@ -135,9 +135,18 @@ def check(path: str, jobs: int) -> tuple[float, float, str, object]:
     from kvlint.checkrun import run_paths
     from kvlint.options import Options
     from kvlint.report import render
+    from kvlint.report.text import DEFAULT_WIDTH
 
     c0, w0 = cpu(), time.perf_counter()
-    run = run_paths([path], Options(allow_hub=False), jobs=jobs, keep_records=False, keep_json=False)
+    # the style of the text report rendered below, as the command passes that of the report it writes
+    run = run_paths(
+        [path],
+        Options(allow_hub=False),
+        jobs=jobs,
+        keep_records=False,
+        keep_json=False,
+        text_style=(False, DEFAULT_WIDTH),
+    )
     text = render("text", run.result)
     return cpu() - c0, time.perf_counter() - w0, text, run.result
 

@@ -166,6 +166,10 @@ def merge_results(parts: Sequence[CheckResult]) -> CheckResult:
         out.suppressed += p.suppressed
         out.serving_paths |= p.serving_paths
         out.engine_named.update(p.engine_named)
+        if p.text_cache is not None:  # (one run_paths: every group's in the same style)
+            if out.text_cache is None:
+                out.text_cache = (p.text_cache[0], {})
+            out.text_cache[1].update(p.text_cache[1])
     if any(p.serving_count is not None for p in parts):
         out.serving_count = sum(p.serving for p in parts)
         counts: dict[str, int] = {}
@@ -215,6 +219,7 @@ def run_paths(
     keep_records: bool = True,
     keep_json: bool = True,
     keep_unsized: bool = True,
+    text_style: tuple[bool, int] | None = None,
 ) -> CheckRun:
     """Run the pipeline on ``paths``, each with the nearest configuration (see the module docstring).
 
@@ -222,7 +227,8 @@ def run_paths(
     is read as a stream (:func:`kvlint.stream.stream_check`) with ``jobs`` processes; ``keep_records`` and
     ``keep_json`` say what the reports need of each serving container (see there); without ``keep_records``,
     the containers that were not sized are still kept when ``keep_unsized`` or the group's configuration sets
-    ``require_sizing`` (:meth:`CheckRun.unsized` lists them).
+    ``require_sizing`` (:meth:`CheckRun.unsized` lists them). ``text_style``: ``(color, width)`` of the text
+    report to be written, if any (with several jobs its blocks are formatted in the workers, see there).
 
     Raises:
         kvlint.config.ConfigError: a configuration file is invalid, or ``config_path`` does not exist.
@@ -260,6 +266,7 @@ def run_paths(
             keep_records=keep_records,
             keep_json=keep_json,
             keep_unsized=keep_unsized or required[-1],
+            text_style=text_style,
         )
         attach_sources(result, group, opts)
         parts.append((cfg_path, cfg_fail_on, result))

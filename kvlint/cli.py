@@ -537,6 +537,7 @@ def check(
             keep_records=not statistics and bool(names & {"json", "junit", "markdown"}),
             keep_json="json" in names,
             keep_unsized=require_sizing,  # (or the configuration's require_sizing)
+            text_style=_text_style(outputs, color) if "text" in names and not statistics else None,
         )
     except ConfigError as exc:
         _config_fail(str(exc))
@@ -653,19 +654,31 @@ def _report(
     diagnostic: a large report is never held whole); ``--statistics`` and ``--quiet`` apply to the text
     format."""
     from kvlint.report import render
-    from kvlint.report.text import DEFAULT_WIDTH, iter_text, report_width
+    from kvlint.report.text import iter_text
 
     if name == "text" and statistics:
         return [statistics_text(result)]
     if name != "text":
         return [render(name, result)]
+    text_color, width = _style_of(out_path, color)
+    return iter_text(result, color=text_color, width=width, summary=not quiet)  # --quiet: the findings only
+
+
+def _style_of(out_path: str | None, color: bool | None) -> tuple[bool, int]:
+    """``(color, width)`` of the text report written to ``out_path`` (None: standard output)."""
+    from kvlint.report.text import DEFAULT_WIDTH, report_width
+
     to_stdout = out_path is None
-    return iter_text(
-        result,
-        color=_color_for(color) if to_stdout else bool(color),
-        width=report_width(sys.stdout) if to_stdout else DEFAULT_WIDTH,
-        summary=not quiet,  # --quiet: the findings only
+    return (
+        _color_for(color) if to_stdout else bool(color),
+        report_width(sys.stdout) if to_stdout else DEFAULT_WIDTH,
     )
+
+
+def _text_style(outputs: list[tuple[str, str | None]], color: bool | None) -> tuple[bool, int]:
+    """The style of the (first) text report among ``outputs``, for the run to format its blocks in."""
+    out_path = next(p for n, p in outputs if n == "text")
+    return _style_of(out_path, color)
 
 
 def statistics_text(result: Any) -> str:

@@ -879,6 +879,13 @@ class CheckResult:
     #: again: the loader's :attr:`LoadResult.engine_named` (templated files) and, in a streaming run, the files
     #: with a file-level KV002, from the bytes the run analysed
     engine_named: dict[str, bool] = field(default_factory=dict)
+    #: Set by a streaming run with several jobs asked for text in one style: ``((color, width), texts)``, the text
+    #: report's block of each of (some of) the diagnostics (:func:`kvlint.report.text.format_diagnostic` of that
+    #: diagnostic in that style, formatted in the worker that found it), which the report takes instead of
+    #: formatting it again; keyed by the diagnostic's value, so a diagnostic changed since is formatted anew
+    text_cache: tuple[tuple[bool, int], dict[Diagnostic, str]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def serving(self) -> int:

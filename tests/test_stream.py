@@ -567,6 +567,56 @@ def test_tasks_cover_every_unit_once_in_order_and_balance_by_bytes() -> None:
     assert stream._tasks([], 2) == []
 
 
+def test_tasks_shrink_towards_the_end() -> None:
+    """The ranges get smaller as the run goes (guided self-scheduling, stream._tasks): the first ones are large
+    (few messages), the last ones small, so the workers end close together. With one target for the whole run
+    every range held about 1/32 of the bytes, the last ones too."""
+    U = stream._Unit
+    units = [U(path=f"f{i}", size=100) for i in range(1000)]
+    tasks = stream._tasks(units, 2)
+    total = 100 * 1000
+    held = [100 * (b - a) for a, b in tasks]
+    assert [i for a, b in tasks for i in range(a, b)] == list(range(1000))
+    assert held == sorted(held, reverse=True)
+    # each of the last two ranges (one a worker) holds at most half of what one target for the run gave
+    assert all(h <= total // (2 * stream._TASKS_PER_JOB) // 2 for h in held[-2:])
+    # and not so many more messages: at most twice the ranges one target gave
+    assert len(tasks) <= 2 * 2 * stream._TASKS_PER_JOB
+
+
+def test_a_range_merges_its_units_as_the_run_takes_them(tmp_path: Path) -> None:
+    """A worker sends one result a range (stream._analyse_range merges its units): counts summed, lists in unit
+    order, a sizing outcome keeping the place of its first unit, later keys winning; the run takes the merged
+    result as it took each unit's in turn."""
+    for i in range(5):
+        (tmp_path / f"m{i}.yaml").write_text((FIXTURES / "examples" / "chat-8b-l4.yaml").read_text())
+    (tmp_path / "bad.yaml").write_text("kind: [unclosed\n")
+    options = Options(allow_hub=False)
+    plan = stream._plan([str(tmp_path)], None, options)
+    stream._RUN.update(
+        options=options, context=plan.context, keep_json=True, keep_records=True, keep_unsized=True
+    )
+    try:
+        stream._RUN["units"] = list(plan.units)
+        merged = stream._analyse_range((0, len(plan.units)))
+        stream._RUN["units"] = list(stream._plan([str(tmp_path)], None, options).units)
+        parts = [stream._analyse_index(i) for i in range(len(plan.units))]
+    finally:
+        stream._RUN.clear()
+    assert merged.files == sum(p.files for p in parts) == 6
+    assert merged.containers == sum(p.containers for p in parts) > 0
+    assert merged.diags == [d for p in parts for d in p.diags] and merged.diags
+    assert merged.load_diags == [d for p in parts for d in p.load_diags] and merged.load_diags
+    assert [r.container_name for r in merged.records] == [r.container_name for p in parts for r in p.records]
+    counts: dict[str, int] = {}
+    for p in parts:
+        for why, n in p.sizing.items():
+            counts[why] = counts.get(why, 0) + n
+    assert list(merged.sizing.items()) == list(counts.items())
+    assert merged.read_paths == set().union(*(p.read_paths for p in parts))
+    assert merged.serving_paths == set().union(*(p.serving_paths for p in parts))
+
+
 def test_consumed_without_joining_equals_the_join(tmp_path: Path) -> None:
     """The context pass records what each service consumes without joining its pods (_Joined.add_consumers,
     kvlint.workloads.llmisvc.llmisvc_consumed): the same places as the full join (_Joined._join) for every
@@ -978,3 +1028,50 @@ def test_ctrl_c_ends_a_one_job_run_with_exit_code_130() -> None:
         pytest.fail("the run did not end after Ctrl-C")
     assert proc.returncode == 130, err
     assert err.strip() == "kvlint: interrupted", err
+
+
+@pytest.mark.parametrize("budget", [None, 2000])
+def test_text_blocks_formatted_in_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int | None
+) -> None:
+    """With several jobs and the text report's style, the workers format the blocks of the diagnostics they find
+    and the report takes them: the run's process formats only the others (load findings, suppression notes,
+    the blocks past stream.PRETEXT_CHARS), and the report is that of one job, in the style asked and in another."""
+    from kvlint.report import text as text_report
+
+    monkeypatch.setattr(stream, "PARALLEL_MIN_BYTES", 0)
+    if budget is not None:
+        monkeypatch.setattr(stream, "PRETEXT_CHARS", budget)
+    for f in sorted((FIXTURES / "examples").glob("*.yaml")):
+        for i in range(16):
+            (tmp_path / f"{i}-{f.name}").write_text(f.read_text())
+    path = str(tmp_path)
+    options = Options(allow_hub=False)
+    one = run_paths([path], options, no_config=True, jobs=1).result
+    assert len(one.diagnostics) >= 60
+    assert one.text_cache is None
+    two = run_paths([path], options, no_config=True, jobs=2, text_style=(False, 100)).result
+    assert two.text_cache is not None and two.text_cache[0] == (False, 100)
+    formatted = [0]
+    real = text_report.format_diagnostic
+
+    def counting(*args: object, **kw: object) -> str:
+        formatted[0] += 1
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(text_report, "format_diagnostic", counting)
+    expected = "".join(text_report.iter_text(one, width=100))
+    assert formatted[0] == len(one.diagnostics)
+    formatted[0] = 0
+    assert "".join(text_report.iter_text(two, width=100)) == expected
+    taken = len(two.diagnostics) - formatted[0]
+    if budget is None:
+        assert taken > len(two.diagnostics) // 2, "the report formatted the blocks the workers sent"
+    else:
+        assert 0 < taken < len(two.diagnostics) // 2  # each worker stopped past its share of the budget
+    # another style: the blocks are not taken
+    formatted[0] = 0
+    assert "".join(text_report.iter_text(two, width=60, color=True)) == "".join(
+        real_block for real_block in text_report.iter_text(one, width=60, color=True)
+    )
+    assert formatted[0] == 2 * len(one.diagnostics)

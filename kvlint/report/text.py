@@ -180,11 +180,14 @@ def iter_text(
     without holding it whole; joined, the pieces are :func:`render_text`'s text. Without ``summary``, the
     diagnostics only, each line ended (``--quiet``)."""
     current: str | None = None
+    cache = getattr(result, "text_cache", None)
+    texts = cache[1] if cache is not None and cache[0] == (color, width) and cache[1] else None
     for d in result.diagnostics:
         f = d.loc.file if d.loc else "<input>"
         sep = "" if current is None else ("\n" if f == current else "\n\n")
         current = f
-        yield sep + format_diagnostic(d, color, width)
+        text = texts.get(d) if texts is not None else None
+        yield sep + (format_diagnostic(d, color, width) if text is None else text)
     if not summary:
         if current is not None:
             yield "\n"
