@@ -33,12 +33,15 @@ a scratch directory), and records a failure when:
 * a report does not parse (JSON, JSONL, SARIF, JUnit XML) or the text report holds raw control characters;
 * the case took more than ``--limit`` seconds and more than ``--factor`` times its unmutated manifest;
 * **hiding**: in a file of several documents, findings of the documents the case did not touch (rule,
-  object and line within the document) disappeared compared with the same file unmutated.
+  object and line within the document) that the file has both unmutated and without the mutated document
+  disappeared (see :func:`hidden`);
+* every ``--dir-every``-th case is also linted as a file in a directory beside an unmutated Deployment, with
+  ``--jobs 2`` (worker processes): an exception, or that Deployment's findings changed, is a failure.
 
 Usage::
 
     python tools/fuzz_tree.py [--seed N] [--cases N] [--limit S] [--factor F] [--only KIND ...]
-                              [--save DIR] [PATH ...]
+                              [--dir-every N] [--save DIR] [-v] [PATH ...]
 
 Default paths: ``../shared/corpus/manifests`` and ``fixtures/collected``. ``--save DIR`` writes each failing
 mutant there (``<n>.yaml``) for minimising. Exit status 1 when any case failed. The same seed gives the same
@@ -250,8 +253,11 @@ def m_drop_key(doc: Any, rng: random.Random, marks: _Marks) -> Any:
     return doc
 
 
+_NAME = re.compile(r"[A-Za-z_][\w.-]*")
+
+
 def m_dup_key(doc: Any, rng: random.Random, marks: _Marks) -> Any:
-    path = _pick(rng, doc, lambda p, v: isinstance(p[-1], str) and re.fullmatch(r"[A-Za-z_][\w.-]*", p[-1]))
+    path = _pick(rng, doc, lambda p, v: isinstance(p[-1], str) and bool(_NAME.fullmatch(p[-1])))
     if path is not None:
         parent = _get(doc, path[:-1])
         value = _retyped(rng, marks) if rng.random() < 0.5 else parent[path[-1]]
@@ -625,20 +631,23 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
 
 
-def run_cli(text: str, label: str, scratch: str) -> Outcome:
-    """``kvlint check --offline --no-config --jobs 1 -`` on ``text`` with every report format, in-process."""
+def run_cli(text: str, label: str, scratch: str, paths: list[str] | None = None, jobs: int = 1) -> Outcome:
+    """``kvlint check --offline --no-config --jobs JOBS -`` on ``text`` (named ``label``), or on ``paths``
+    when given, with every report format, in-process."""
     from click.testing import CliRunner
 
     from kvlint.cli import main
     from kvlint.report import FORMATS
 
-    args = ["check", "--offline", "--no-config", "--jobs", "1", "--stdin-filename", label, "--format", "text"]
+    args = ["check", "--offline", "--no-config", "--jobs", str(jobs), "--format", "text"]
+    if paths is None:
+        args += ["--stdin-filename", label]
     files = {fmt: os.path.join(scratch, f"out.{fmt}") for fmt in FORMATS if fmt != "text"}
     for fmt, path in files.items():
         if os.path.exists(path):
             os.unlink(path)
         args += ["--format", f"{fmt}={path}"]
-    args.append("-")
+    args += paths or ["-"]
     runner = CliRunner()
     t = time.perf_counter()
     res = runner.invoke(main, args, input=text.encode("utf-8", "surrogatepass"), catch_exceptions=True)
@@ -749,12 +758,15 @@ def fuzz(
     only: list[str] | None = None,
     save: str | None = None,
     verbose: bool = False,
+    dir_every: int = 0,
 ) -> tuple[list[str], int]:
     """Run ``count`` cases; returns the failure descriptions and the number of cases run.
 
     Time is compared with the unmutated file; hiding with both the unmutated file and the file whose mutated
     document is removed (see :func:`hidden`: a broken document may take away what it provides to the others,
-    such as a ConfigMap's env, but no more than its absence does)."""
+    such as a ConfigMap's env, but no more than its absence does). Every ``dir_every``-th case (0: none) is
+    also linted as a directory with an unmutated manifest beside it, with ``--jobs 2``: that file's findings
+    must be those it has alone."""
     failures: list[str] = []
     runs: dict[str, Outcome] = {}
     n = 0
@@ -765,6 +777,7 @@ def fuzz(
             runs[key] = run_cli(text, label, scratch)
         return runs[key]
 
+    rng_files = random.Random(seed + 1)
     with tempfile.TemporaryDirectory(prefix="kvlint-fuzz-") as scratch:
         for case in cases(paths, seed, count, only):
             n += 1
@@ -781,6 +794,8 @@ def fuzz(
                     lost = hidden(bases, got.diags, case.docs, case.mutated)
                     if lost:
                         problems.append(f"findings of other documents hidden: {lost[:5]}")
+            if dir_every and n % dir_every == 0 and got.code <= 1:
+                problems += _beside(case, rng_files, scratch, cached)
             if verbose:
                 print(f"{case.desc}: exit {got.code} {got.seconds:.2f}s", file=sys.stderr)
             if problems:
@@ -793,6 +808,48 @@ def fuzz(
             if len(runs) > 2000:
                 runs.clear()
     return failures, n
+
+
+def _beside(
+    case: Case, rng: random.Random, scratch: str, cached: Callable[[str, str, str], Outcome]
+) -> list[str]:
+    """Lint ``case`` as a file in a directory beside an unmutated manifest with ``--jobs 2``; the problems
+    (an exception, a report that does not parse, the other file's findings changed)."""
+    import shutil
+
+    companion = F_COMPANION
+    alone = cached(companion, "companion.yaml", scratch)
+    d = os.path.join(scratch, "dir")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    Path(d, "a-" + Path(case.label).stem + ".yaml").write_bytes(case.text.encode("utf-8", "surrogatepass"))
+    other = os.path.join(d, "z-companion.yaml")
+    Path(other).write_text(companion, encoding="utf-8")
+    got = run_cli("", "", scratch, paths=[d], jobs=2)
+    problems = [f"(as a directory, --jobs 2) {p}" for p in got.problems]
+    if got.code > 1:
+        return problems
+    want = {(x["rule"], x.get("object", ""), x.get("line")) for x in alone.diags}
+    have = {(x["rule"], x.get("object", ""), x.get("line")) for x in got.diags if x.get("file") == other}
+    if want != have:
+        problems.append(f"(as a directory) the unmutated file's findings changed: {sorted(want ^ have)[:5]}")
+    return problems
+
+
+#: the unmutated manifest linted beside a mutant (a vLLM Deployment with findings of several rules)
+F_COMPANION = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: companion, namespace: default}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --tensor-parallel-size, '3', --max-model-len, '131072']
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
 
 
 def default_paths() -> list[str]:
@@ -813,6 +870,7 @@ def main() -> int:
     ap.add_argument("--factor", type=float, default=20.0, help="times the unmutated manifest's time")
     ap.add_argument("--only", nargs="*", choices=sorted(MUTATIONS), help="mutation kinds to use")
     ap.add_argument("--save", help="directory for failing mutants")
+    ap.add_argument("--dir-every", type=int, default=10, help="every Nth case also as a directory, -j 2")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
@@ -826,6 +884,7 @@ def main() -> int:
         args.only,
         args.save,
         args.verbose,
+        args.dir_every,
     )
     print(f"{len(failures)} failing case(s) of {n} (seed {args.seed}) in {time.perf_counter() - t:.1f} s")
     return 1 if failures else 0
