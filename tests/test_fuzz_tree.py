@@ -94,3 +94,40 @@ def test_the_hiding_oracle_sees_a_document_that_a_broken_one_hides(tmp_path: Pat
     assert F.hidden(bases, whole.diags, docs, 0) == []
     lost = F.hidden(bases, absent.diags[:0], [CONFIGMAP, "a: b\n"], 0)
     assert lost and {j for j, _ in lost} == {1}
+
+
+@pytest.mark.parametrize(
+    ("config", "where"),
+    [
+        ('model_dirs: [models, "a\\0b"]\n', ":1:22: model_dirs[1]: a path cannot hold a NUL character"),
+        ('model_catalogue: "a\\0b"\n', ":1:18: model_catalogue: a path cannot hold a NUL character"),
+        ('model_paths:\n  /m: "a\\0b"\n', ":2:7: model_paths./m: a path cannot hold a NUL character"),
+    ],
+)
+def test_a_configured_path_holding_nul_is_a_configuration_error_at_its_line(
+    tmp_path: Path, config: str, where: str
+) -> None:
+    # model_dirs and model_catalogue raised ValueError (embedded null byte) out of Path.resolve, a traceback;
+    # model_paths' NUL was silently taken as a hub id
+    (tmp_path / ".kvlint.yaml").write_text(config)
+    (tmp_path / "d.yaml").write_text(DEPLOYMENT)
+    res = CliRunner().invoke(main, ["check", "--offline", str(tmp_path / "d.yaml")])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert res.exit_code == 2
+    assert f"kvlint: configuration error: {tmp_path / '.kvlint.yaml'}{where}" in res.stderr
+
+
+def test_a_model_path_longer_than_the_file_system_allows_is_a_hub_id_not_a_traceback(tmp_path: Path) -> None:
+    # _local's Path.is_dir raised OSError ENAMETOOLONG on a 5,000-character model_paths value
+    (tmp_path / ".kvlint.yaml").write_text(f"model_paths:\n  /m: {'x' * 5000}\n")
+    (tmp_path / "d.yaml").write_text(DEPLOYMENT)
+    res = CliRunner().invoke(main, ["check", "--offline", str(tmp_path / "d.yaml")])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert res.exit_code == 1 and "d.yaml:" in res.stdout  # the Deployment's findings (TP 3 over 1 GPU)
+
+
+def test_seeded_configuration_mutants_are_a_configuration_or_a_configuration_error() -> None:
+    assert F.readme_config()["accelerators"]["node_labels"]  # README's example holds every section
+    failures, n = F.fuzz_config(seed=23, count=150)
+    assert n == 150
+    assert not failures, "\n\n".join(failures[:5])

@@ -6,6 +6,8 @@ applies one to three mutations to one document's tree, then writes the documents
 
 * ``retype``: a scalar or a collection becomes another type (int, str, list, map, null, bool, float NaN,
   inf, -inf, -0.0, 1e308, a 5,000-digit integer);
+* ``retype-known``: the same on a key the readers look at (``kind``, ``metadata.name``, ``image``, ``env``,
+  ``resources``, ``workerSpec``, ``serveConfigV2``...) or an item of a list;
 * ``drop-key`` / ``dup-key``: a mapping key removed, or written twice (the second value a retyped one);
 * ``args-shape``: a container's ``args``/``command`` list becomes a string, a nested list, a list holding
   null/ints/maps, or gets absurd engine numbers (``--tensor-parallel-size 10**5000``, ``nan``, ``1e308``);
@@ -41,7 +43,10 @@ a scratch directory), and records a failure when:
 Usage::
 
     python tools/fuzz_tree.py [--seed N] [--cases N] [--limit S] [--factor F] [--only KIND ...]
-                              [--dir-every N] [--save DIR] [-v] [PATH ...]
+                              [--dir-every N] [--config-cases N] [--save DIR] [-v] [PATH ...]
+
+``--config-cases N`` also validates N mutants (the same tree mutations) of README's example ``.kvlint.yaml``
+with :func:`kvlint.config.parse_config`: each must be a configuration or a ``ConfigError``.
 
 Default paths: ``../shared/corpus/manifests`` and ``fixtures/collected``. ``--save DIR`` writes each failing
 mutant there (``<n>.yaml``) for minimising. Exit status 1 when any case failed. The same seed gives the same
@@ -243,6 +248,32 @@ def m_retype(doc: Any, rng: random.Random, marks: _Marks) -> Any:
     path = _pick(rng, doc, lambda p, v: True)
     if path is None:
         return _retyped(rng, marks)
+    return _set(doc, path, _retyped(rng, marks))
+
+
+#: keys the readers look at (Kubernetes, KServe, KAITO, LWS, Ray, operators): retyping them reaches code that
+#: a random node rarely does
+KNOWN_KEYS = frozenset(
+    "kind apiVersion metadata name namespace labels annotations image resources limits requests nvidia.com/gpu "
+    "nodeSelector replicas containers initContainers env value valueFrom envFrom args command spec template "
+    "predictor model runtime storageUri storage tolerations affinity volumes volumeMounts workerSpec "
+    "leaderWorkerTemplate size serviceAccountName ports containerPort modelFormat inference preset resource "
+    "instanceType config data vllm engine engineArgs serveConfigV2 applications runtime_env deployments "
+    "workerGroupSpecs headGroupSpec rayStartParams minReplicas maxReplicas parallelism tensor pipeline "
+    "modelName modelURI url source services componentType extraPodSpec mainContainer roles workers "
+    "nodeAffinity requiredDuringSchedulingIgnoredDuringExecution nodeSelectorTerms matchExpressions key "
+    "values operator".split()
+)
+
+
+def m_retype_known(doc: Any, rng: random.Random, marks: _Marks) -> Any:
+    path = _pick(rng, doc, lambda p, v: p[-1] in KNOWN_KEYS or (isinstance(p[-1], int) and len(p) > 1))
+    if path is None:
+        return m_retype(doc, rng, marks)
+    if rng.random() < 0.3 and isinstance(_get(doc, path), list) and _get(doc, path):
+        lst = _get(doc, path)  # one item of a list (a container, an env entry, an arg) retyped
+        lst[rng.randrange(len(lst))] = _retyped(rng, marks)
+        return doc
     return _set(doc, path, _retyped(rng, marks))
 
 
@@ -475,6 +506,7 @@ def m_shell(doc: Any, rng: random.Random, marks: _Marks) -> Any:
 
 MUTATIONS: dict[str, Callable[[Any, random.Random, _Marks], Any]] = {
     "retype": m_retype,
+    "retype-known": m_retype_known,
     "drop-key": m_drop_key,
     "dup-key": m_dup_key,
     "args-shape": m_args_shape,
@@ -852,6 +884,59 @@ spec:
 """
 
 
+def readme_config() -> Any:
+    """The commented example ``.kvlint.yaml`` of README.md (every key), parsed."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    i = text.index("\naccelerators:")
+    start = text.index("\n", text.rindex("```yaml", 0, i)) + 1
+    return yaml.safe_load(text[start : text.index("```", i)])
+
+
+def config_cases(seed: int, count: int) -> Iterator[tuple[str, str]]:
+    """``count`` seeded ``(description, text)`` mutants of README's example configuration."""
+    import copy
+
+    src = readme_config()
+    rng = random.Random(seed)
+    kinds = sorted(k for k in MUTATIONS if k not in ("split", "shell", "envref", "args-shape"))
+    for n in range(count):
+        marks = _Marks()
+        doc = copy.deepcopy(src)
+        names = []
+        for _ in range(rng.choice((1, 1, 2, 3))):
+            names.append(rng.choice(kinds))
+            try:
+                doc = MUTATIONS[names[-1]](doc, rng, marks)
+            except (KeyError, IndexError, TypeError):
+                pass
+        yield f"#{n} {'+'.join(names)} of README's .kvlint.yaml", _dump_doc(doc, marks)
+
+
+def fuzz_config(seed: int, count: int, limit_s: float = 5.0) -> tuple[list[str], int]:
+    """Validate ``count`` mutated configurations with :func:`kvlint.config.parse_config` (as a discovered
+    ``.kvlint.yaml`` in a scratch directory, so relative paths resolve there): each must give a
+    :class:`~kvlint.config.ConfigError` or a configuration, within ``limit_s`` seconds."""
+    from kvlint.config import ConfigError, parse_config
+
+    failures: list[str] = []
+    n = 0
+    with tempfile.TemporaryDirectory(prefix="kvlint-fuzz-") as scratch:
+        path = os.path.join(scratch, ".kvlint.yaml")
+        for desc, text in config_cases(seed, count):
+            n += 1
+            t = time.perf_counter()
+            try:
+                parse_config(text.encode("utf-8", "surrogatepass"), path)
+            except ConfigError:
+                pass
+            except Exception:
+                failures.append(f"== {desc}\n{traceback.format_exc(limit=-4)}")
+                print(failures[-1], flush=True)
+            if time.perf_counter() - t > limit_s:
+                failures.append(f"== {desc}\ntook {time.perf_counter() - t:.2f} s")
+    return failures, n
+
+
 def default_paths() -> list[str]:
     """The shared corpus (when present) and this repository's collected fixtures."""
     return [
@@ -871,6 +956,7 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", choices=sorted(MUTATIONS), help="mutation kinds to use")
     ap.add_argument("--save", help="directory for failing mutants")
     ap.add_argument("--dir-every", type=int, default=10, help="every Nth case also as a directory, -j 2")
+    ap.add_argument("--config-cases", type=int, default=0, help="also N mutants of README's .kvlint.yaml")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
@@ -886,6 +972,10 @@ def main() -> int:
         args.verbose,
         args.dir_every,
     )
+    if args.config_cases:
+        more, m = fuzz_config(args.seed, args.config_cases, args.limit)
+        failures += more
+        n += m
     print(f"{len(failures)} failing case(s) of {n} (seed {args.seed}) in {time.perf_counter() - t:.1f} s")
     return 1 if failures else 0
 
