@@ -533,6 +533,13 @@ BROKEN_DOCS = [
     "kind: Deployment\nspec: [\n",
     '{{ include "x" . }}\n',
     "a: !!int x\n",
+    "%YAML 9.9\n",
+    "kind: List\nitems: [1, {kind: {a: 1}}, {kind: Deployment, spec: []}]\n",
+    "kind: Deployment\nspec: {template: {spec: {containers: 5}}}\n",
+    "? [a]\n: b\n",
+    "a: &x [*x]\n",
+    "- kind: Pod\n  spec: {containers: [{image: vllm/vllm-openai, args: [--model]}]}\n",
+    "kind: Pod\nspec:\n  containers:\n  - image: vllm/vllm-openai:v0.11.0\n    args: ['--tensor-parallel-size', '1e308']\n",
 ]
 
 
@@ -607,27 +614,32 @@ def _load(f: Path) -> list[Any] | None:
 
 
 def cases(paths: list[str], seed: int, count: int, only: list[str] | None = None) -> Iterator[Case]:
-    """``count`` seeded cases from the manifests under ``paths`` (files YAML cannot parse are skipped)."""
+    """``count`` seeded cases from the manifests under ``paths`` (files YAML cannot parse are skipped). A case
+    of a file of several documents is, one time in seven (half the time when ``only`` names ``broken-doc``,
+    always when it names only that), one document replaced by a broken one (:data:`BROKEN_DOCS`)."""
     import copy
 
     files = _files(paths)
     parsed: dict[Path, list[Any] | None] = {}
     rng = random.Random(seed)
-    kinds = only or sorted(MUTATIONS)
+    kinds = [k for k in only or () if k in MUTATIONS] or sorted(MUTATIONS)
+    broken = (
+        0.15 if only is None else (1.0 if kinds == sorted(MUTATIONS) else 0.5) if "broken-doc" in only else 0
+    )
     n = 0
     while n < count:
         f = rng.choice(files)
         if f not in parsed:
             parsed[f] = _load(f)
         docs = parsed[f]
-        if not docs:
+        if not docs or (only == ["broken-doc"] and len(docs) < 2):
             continue
         i = rng.randrange(len(docs))
         marks = _Marks()
         base = [_dump_doc(d, marks) for d in docs]
         doc = copy.deepcopy(docs[i])
         names = []
-        if only is None and len(docs) > 1 and rng.random() < 0.15:
+        if len(docs) > 1 and rng.random() < broken:
             names.append("broken-doc")
             text = rng.choice(BROKEN_DOCS)
         else:
@@ -953,7 +965,7 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=500)
     ap.add_argument("--limit", type=float, default=5.0, help="seconds a case may take (with --factor)")
     ap.add_argument("--factor", type=float, default=20.0, help="times the unmutated manifest's time")
-    ap.add_argument("--only", nargs="*", choices=sorted(MUTATIONS), help="mutation kinds to use")
+    ap.add_argument("--only", nargs="*", choices=[*sorted(MUTATIONS), "broken-doc"], help="mutation kinds")
     ap.add_argument("--save", help="directory for failing mutants")
     ap.add_argument("--dir-every", type=int, default=10, help="every Nth case also as a directory, -j 2")
     ap.add_argument("--config-cases", type=int, default=0, help="also N mutants of README's .kvlint.yaml")
