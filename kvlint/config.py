@@ -473,11 +473,25 @@ def _check_param(rule: str, name: str, value: Any, where: str) -> Any:
 
 
 def _local(base: Path, value: str) -> str:
-    """``value`` resolved against ``base`` when it names an existing directory there, else unchanged."""
+    """``value`` resolved against ``base`` when it names an existing directory there, else unchanged (also
+    when the system cannot look it up: a name longer than the file system allows, ``ENAMETOOLONG``)."""
     if os.path.isabs(value):
         return value
     candidate = base / value
-    return str(candidate.resolve()) if candidate.is_dir() else value
+    try:
+        return str(candidate.resolve()) if candidate.is_dir() else value
+    except OSError:
+        return value
+
+
+def _path_text(data: LDict, parts: list[Any], value: Any) -> str:
+    """``value`` (a configured path) as text; :class:`ConfigError` at its line when it holds a NUL character,
+    which no file system path can (``os.stat`` raises ``ValueError: embedded null byte``)."""
+    text = str(value)
+    if "\x00" in text:
+        where = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in parts).replace(".[", "[")
+        raise ConfigError(f"{_loc_at(data, parts)}: {_shown(where)}: a path cannot hold a NUL character")
+    return text
 
 
 def _site(data: LDict, path: str) -> Site:
@@ -600,11 +614,18 @@ def _build(data: LDict, path: str) -> Config:
         except ValueError as exc:
             raise ConfigError(f"{_loc_at(data, ['engine_version'])}: engine_version: {exc}") from None
     if "model_paths" in data:
-        kw["model_paths"] = {str(k): _local(base, str(v)) for k, v in data["model_paths"].items()}
+        kw["model_paths"] = {
+            str(k): _local(base, _path_text(data, ["model_paths", k], v))
+            for k, v in data["model_paths"].items()
+        }
     if "model_dirs" in data:
-        kw["model_dirs"] = tuple(str((base / d).resolve()) for d in data["model_dirs"])
+        kw["model_dirs"] = tuple(
+            str((base / _path_text(data, ["model_dirs", i], d)).resolve())
+            for i, d in enumerate(data["model_dirs"])
+        )
     if "model_catalogue" in data:
-        kw["model_catalogue"] = str((base / os.path.expanduser(str(data["model_catalogue"]))).resolve())
+        catalogue = _path_text(data, ["model_catalogue"], data["model_catalogue"])
+        kw["model_catalogue"] = str((base / os.path.expanduser(catalogue)).resolve())
     if "exclude" in data:
         kw["exclude"] = tuple(data["exclude"])
     if "fail_on" in data:

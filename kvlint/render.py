@@ -1814,7 +1814,8 @@ def strategic_merge_patch_finding(doc: Document) -> Finding | None:
     no finding -- a clean pass on a file that sets an engine's flags; what its kustomization builds is what runs.
     None for anything else."""
     data = doc.data
-    if not isinstance(data, dict) or data.get("kind") not in _PATCHED_KINDS:
+    kind = data.get("kind") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in _PATCHED_KINDS:  # a mapping or list kind is unhashable
         return None
     spec = data.get("spec")
     if not isinstance(spec, dict) or "selector" in spec:
