@@ -361,6 +361,16 @@ def test_qwen3_5_recurrent_state_takes_mamba_ssm_dtype() -> None:
         spec = parse_config(cfg, model_id=d, source="test")
         states = {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"}
         assert states == {_gdn_state_bytes_vllm(text, 2, 4)}
+    # the text-only Qwen3.8 checkpoint (Qwen3_5MoeForCausalLM) takes the same hook in vLLM's MODELS_CONFIG_MAP
+    # (Qwen3_5ForCausalLMConfig calls Qwen3_5ForConditionalGenerationConfig.verify_and_update_config); kvlint
+    # kept its recurrent state at bf16
+    for d in ("Qwen--Qwen3.8-2.4T-A95B", "Qwen--Qwen3.8-2.4T-A95B-FP8"):
+        cfg = _cfg(d)
+        text = cfg.get("text_config", cfg)
+        assert cfg["architectures"] == ["Qwen3_5MoeForCausalLM"] and text["mamba_ssm_dtype"] == "float32"
+        spec = parse_config(cfg, model_id=d, source="test")
+        states = {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"}
+        assert states == {_gdn_state_bytes_vllm(text, 2, 4)}, d
     # Qwen3-Next has no such hook (nor key): both states at the model dtype
     nxt = _cfg("Qwen--Qwen3-Next-80B-A3B-Thinking")
     spec = parse_config(nxt, model_id="next", source="test")

@@ -455,14 +455,30 @@ def _gdn_state_bytes(
 
 
 #: Architectures whose vLLM config hook takes the SSM-state dtype from the text config's ``mamba_ssm_dtype``
-#: (``vllm/model_executor/models/config.py::Qwen3_5ForConditionalGenerationConfig``, vllm-project/vllm#34489).
-_SSM_DTYPE_HOOK_ARCHS = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+#: (``vllm/model_executor/models/config.py::Qwen3_5ForConditionalGenerationConfig``, vllm-project/vllm#34489): the
+#: ``MODELS_CONFIG_MAP`` entries of vllm@0.34.0 whose class is that hook or calls it (``Qwen3_5ForCausalLMConfig``
+#: for the text-only Qwen3.5 / Qwen3.8 checkpoints, ``ColQwen3_5Config``, ``D3ForSequenceClassificationConfig``,
+#: the ``Qwen4Exp*Config`` classes). 0.20.0 listed only the two ``...ForConditionalGeneration`` names.
+_SSM_DTYPE_HOOK_ARCHS = frozenset(
+    {
+        "Qwen3_5ForConditionalGeneration",
+        "Qwen3_5MoeForConditionalGeneration",
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5MoeForCausalLM",
+        "ColQwen3_5",
+        "D3ForSequenceClassification",
+        "Qwen4ExpForConditionalGeneration",
+        "Qwen4ExpForCausalLM",
+        "Qwen4ExpMTP",
+    }
+)
 
 
 def _vllm_ssm_cache_dtype(text: dict[str, Any], architectures: tuple[str, ...]) -> str | None:
     """The ``--mamba-ssm-cache-dtype`` vLLM resolves ``auto`` to for this config, when a model hook sets it.
 
-    Qwen3.5 / 3.6 (``Qwen3_5ForConditionalGeneration``, ``Qwen3_5MoeForConditionalGeneration``):
+    Qwen3.5 / 3.6 / 3.8 (``Qwen3_5ForConditionalGeneration``, ``Qwen3_5MoeForConditionalGeneration``, the
+    text-only ``Qwen3_5ForCausalLM`` / ``Qwen3_5MoeForCausalLM`` and the others of :data:`_SSM_DTYPE_HOOK_ARCHS`):
     ``Qwen3_5ForConditionalGenerationConfig.verify_and_update_config`` sets ``cache_config.mamba_ssm_cache_dtype``
     to ``hf_text_config.mamba_ssm_dtype`` when the flag is ``auto`` (vllm-project/vllm#34489, merged 2026-02-13;
     the Qwen3.5 releases set ``float32``), so the Gated-DeltaNet recurrent state is float32 while the conv state stays
