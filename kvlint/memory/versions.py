@@ -392,3 +392,23 @@ def cudagraph_env_exists(v: Version) -> bool:
 def hybrid_allocator_available(v: Version) -> bool:
     """The hybrid KV-cache manager (sliding-window/Mamba-aware allocation) exists from 0.9.2 (§1.5)."""
     return v >= (0, 9, 2)
+
+
+def nemotron_h_ssm_cache_dtype(v: Version, hook: str) -> str | None:
+    """The SSM-state dtype vLLM release ``v`` gives a Nemotron-H model whose config sets no
+    ``mamba_ssm_cache_dtype`` (``--mamba-ssm-cache-dtype auto``), or None for the model dtype (no hook).
+
+    ``hook`` ``"nemotron_h"`` (``NemotronHForCausalLM``, ``NemotronHPuzzleForCausalLM``): none up to 0.12.x (auto =
+    the model dtype, read in ``vllm@0.12.0:vllm/model_executor/models/config.py``, which has no Nemotron-H entry);
+    ``"float16"`` from 0.13.0 to 0.19.x (``NemotronHForCausalLMConfig.verify_and_update_config``,
+    ``getattr(hf_config, "mamba_ssm_cache_dtype", "float16")``, vllm-project/vllm#29978, read in the 0.13.0 and
+    0.19.1 sources); ``"float32"`` from 0.20.0 (``NemotronHForCausalLMConfig.DEFAULT_MAMBA_SSM_CACHE_DTYPE``,
+    vllm-project/vllm#39032, merged 2026-04-05 after 0.19.0 was cut; read in the 0.20.0 and 0.34.0 sources).
+    ``"nemotron_h_vl"`` (``NemotronH_Nano_VL_V2`` and the Omni / transcribe wrappers): no hook before 0.20.0
+    (``NemotronHNanoVLV2Config`` set only the video backend in 0.19.1), float32 from 0.20.0 (#39032).
+    """
+    if v >= (0, 20, 0):
+        return "float32"
+    if hook == "nemotron_h" and v >= (0, 13, 0):
+        return "float16"
+    return None

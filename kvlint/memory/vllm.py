@@ -50,9 +50,11 @@ from kvlint.memory.versions import (
     has_kv_cache_memory_bytes,
     has_null_block_in_fit_check,
     hybrid_allocator_available,
+    nemotron_h_ssm_cache_dtype,
     resolve_version,
     supports_auto_max_model_len,
 )
+from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.weights import param_breakdown, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
 from kvlint.values import as_float, as_int, parse_cc, truthy
@@ -1138,6 +1140,7 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
         )
     layer_notes: list[str] = []
     layers = _pool_layers(model, settings, layer_notes, facts)
+    layers = release_state_layers(layers, v, layer_notes, facts.counts if layers is model.layers else None)
     pp = max(1, settings.pipeline_parallel_size)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
     pp_notes: tuple[str, ...] = ()
@@ -1523,6 +1526,44 @@ def _pool_layers(
             f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
         )
     return layers
+
+
+def release_state_layers(
+    layers: tuple[LayerSpec, ...], v: Version, notes: list[str], counts: LayerCounts | None = None
+) -> tuple[LayerSpec, ...]:
+    """``layers`` with the SSM state of every Mamba layer whose dtype vLLM's model hook picks by release
+    (``LayerSpec.ssm_default``, Nemotron-H without ``mamba_ssm_cache_dtype`` in its config) counted at release
+    ``v``'s dtype (:func:`~kvlint.memory.versions.nemotron_h_ssm_cache_dtype`: float16 in 0.13.0-0.19.x, float32
+    from 0.20.0, the model dtype before): ``state_bytes - elements x element_bytes + elements x release bytes``
+    per request (bytes). ``layers`` itself (the same tuple) when no layer has such a default; ``counts``: its
+    distinct specs when known (:func:`kvlint.memory.kv.layer_counts`), to answer that without a pass over every
+    layer. Appends one note per hook that changed a state.
+    Source: ``vllm@0.20.0:vllm/model_executor/models/config.py::NemotronHForCausalLMConfig``.
+    """
+    distinct = counts if counts is not None else layer_counts(layers)
+    if not any(lay.ssm_default for lay, _ in distinct):
+        return layers
+    new: dict[LayerSpec, LayerSpec] = {}
+    for lay, _ in distinct:
+        if not lay.ssm_default:
+            continue
+        hook, elements, element_bytes = lay.ssm_default
+        dtype = nemotron_h_ssm_cache_dtype(v, hook)
+        if dtype is None:
+            continue
+        rel_bytes = dtype_bytes_of(dtype, element_bytes)
+        if rel_bytes == element_bytes:
+            continue
+        state = lay.state_bytes + elements * (rel_bytes - element_bytes)
+        new[lay] = replaced(lay, state_bytes=state)
+        notes.append(
+            f"vLLM {fmt_version(v)}: --mamba-ssm-cache-dtype auto -> {dtype} for Nemotron-H (the config sets no "
+            f"mamba_ssm_cache_dtype; NemotronHForCausalLMConfig): Mamba state {state:,} B per request per layer "
+            f"({elements:,} SSM elements x {rel_bytes} B)"
+        )
+    if not new:
+        return layers
+    return tuple(new.get(lay, lay) for lay in layers)
 
 
 def _cudagraphs_deducted(

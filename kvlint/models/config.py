@@ -385,6 +385,48 @@ def _get(text: dict[str, Any], top: dict[str, Any], key: str) -> Any:
     return top.get(key) if v is None else v
 
 
+def _mamba_ssm_elements(text: dict[str, Any]) -> int:
+    """The SSM-state elements of one Mamba layer's per-request state, as :func:`_mamba_state_bytes` counts them
+    (Mamba-2 ``n_heads x head_dim x d_state``, else Mamba-1 ``intermediate x d_state``)."""
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    d_state = _int(_first(text, ("ssm_state_size", "mamba_d_state", "state_size", "d_state"))[0]) or 128
+    n_heads = _int(_first(text, ("mamba_num_heads", "mamba_n_heads"))[0])
+    head_dim = _int(_first(text, ("mamba_head_dim", "mamba_d_head"))[0])
+    if n_heads and head_dim:
+        return n_heads * head_dim * d_state
+    expand = _int(_first(text, ("mamba_expand", "expand"))[0]) or 2
+    return (_int(text.get("mamba_intermediate_size") or 0) or expand * hidden) * d_state
+
+
+#: Architectures vLLM gives ``NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype`` (the release's default SSM
+#: dtype when the config sets no ``mamba_ssm_cache_dtype``): the text models from 0.13.0 (vllm-project/vllm#29978),
+#: and, reading the text config, the VL / Omni / transcribe wrappers from 0.20.0 (vllm-project/vllm#39032)
+#: (vllm@0.34.0:vllm/model_executor/models/config.py::MODELS_CONFIG_MAP).
+_NEMOTRON_H_SSM_HOOK_ARCHS = frozenset({"NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"})
+_NEMOTRON_H_VL_SSM_HOOK_ARCHS = frozenset(
+    {
+        "NemotronH_Nano_VL_V2",
+        "NemotronH_Nano_Omni_Reasoning_V3",
+        "NemotronH_Super_Omni_Reasoning_V3",
+        "NemotronH_Omni_Reasoning_V3",
+        "Nemotron3_5TranscribeForConditionalGeneration",
+    }
+)
+
+
+def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
+    """``"nemotron_h"`` / ``"nemotron_h_vl"`` when vLLM's Nemotron-H config hook picks this model's SSM-state dtype
+    (the config sets no ``mamba_ssm_cache_dtype``, and an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
+    :data:`_NEMOTRON_H_VL_SSM_HOOK_ARCHS`), else ``""`` (the config's dtype, or the model dtype)."""
+    if text.get("mamba_ssm_cache_dtype"):
+        return ""
+    if any(a in _NEMOTRON_H_SSM_HOOK_ARCHS for a in architectures):
+        return "nemotron_h"
+    if any(a in _NEMOTRON_H_VL_SSM_HOOK_ARCHS for a in architectures):
+        return "nemotron_h_vl"
+    return ""
+
+
 def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
     """Per-request state of one Mamba/SSM layer in bytes (conv state + SSM state).
 
@@ -852,6 +894,7 @@ def parse_config(
         model_dtype_bytes,
         notes,
         _vllm_ssm_cache_dtype(text, architectures),
+        architectures,
     )
     if is_mla:
         owners = _dsa_indexer_layers(text, num_layers)
@@ -942,9 +985,11 @@ def _layer_kinds(
     dtype_bytes: int,
     notes: list[str],
     gdn_ssm_dtype: str | None = None,
+    architectures: tuple[str, ...] = (),
 ) -> tuple[list[LayerSpec], int | None]:
     """Per-layer KV kind for ``n`` decoder layers, and the sliding window (tokens) if any layer slides.
-    ``gdn_ssm_dtype``: the Gated-DeltaNet recurrent-state dtype a vLLM model hook sets (:func:`_vllm_ssm_cache_dtype`)."""
+    ``gdn_ssm_dtype``: the Gated-DeltaNet recurrent-state dtype a vLLM model hook sets (:func:`_vllm_ssm_cache_dtype`).
+    ``architectures``: the config's, for the Nemotron-H SSM-dtype hook (:func:`_nemotron_h_ssm_hook`)."""
     window = _int(text.get("sliding_window")) or _int(text.get("sliding_window_size"))
 
     def full(kvh: int = kv_heads) -> LayerSpec:
@@ -963,10 +1008,19 @@ def _layer_kinds(
         if len(pattern) != n:
             notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
         state, snote = _mamba_state_bytes(text, dtype_bytes)
+        hook = _nemotron_h_ssm_hook(text, architectures)
+        ssm_default: tuple[str, int, int] | tuple[()] = (
+            (hook, _mamba_ssm_elements(text), dtype_bytes) if hook else ()
+        )
+        if hook:
+            snote += (
+                "; no mamba_ssm_cache_dtype in the config: vLLM's NemotronH hook picks the SSM dtype by release "
+                "(model dtype before 0.13.0, float16 0.13.0-0.19.x, float32 from 0.20.0)"
+            )
         out = []
         for ch in pattern[:n]:
             if ch == "M":
-                out.append(LayerSpec(kind="mamba", state_bytes=state))
+                out.append(LayerSpec(kind="mamba", state_bytes=state, ssm_default=ssm_default))
             elif ch == "*":
                 out.append(full())
             else:
