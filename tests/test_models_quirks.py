@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from kvlint.memory.kv import kv_bytes_per_token
 from kvlint.models import parse_config, resolve_model
 
 DATA = Path(__file__).resolve().parents[1] / "kvlint" / "data" / "models"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "models"
 
 
 def _cfg(d: str) -> dict:
@@ -375,3 +378,33 @@ def test_qwen3_5_recurrent_state_takes_mamba_ssm_dtype() -> None:
     nxt = _cfg("Qwen--Qwen3-Next-80B-A3B-Thinking")
     spec = parse_config(nxt, model_id="next", source="test")
     assert {ly.state_bytes for ly in spec.layers if ly.kind == "mamba"} == {_gdn_state_bytes_vllm(nxt, 2, 2)}
+
+
+def test_minimax_m1_lightning_layers_keep_state_not_kv() -> None:
+    # vLLM's MiniMaxText01Model reads attn_type_list: 0 = lightning (linear) attention, which keeps no KV cache but a
+    # (num_attention_heads, head_dim, head_dim) state per request at the model dtype (linear_attention_state_shape /
+    # linear_attention_state_dtype); 1 = full attention with num_key_value_heads x head_dim KV. kvlint sized every
+    # layer as full attention.
+    cfg = json.loads((FIXTURES / "linear" / "MiniMaxAI--MiniMax-M1-80k" / "config.json").read_text())
+    spec = parse_config(cfg, model_id="MiniMaxAI/MiniMax-M1-80k", source="test")
+    types = cfg["attn_type_list"]
+    assert len(spec.layers) == cfg["num_hidden_layers"] == len(types)
+    model_bytes = 2  # no torch_dtype in this config: kvlint's bf16 fallback, as its other configs
+    state = cfg["num_attention_heads"] * cfg["head_dim"] * cfg["head_dim"] * model_bytes
+    for t, ly in zip(types, spec.layers, strict=True):
+        if t == 0:
+            assert (ly.kind, ly.state_bytes) == ("mamba", state)
+        else:
+            assert (ly.kind, ly.kv_heads, ly.head_size) == (
+                "full",
+                cfg["num_key_value_heads"],
+                cfg["head_dim"],
+            )
+    full = sum(1 for t in types if t == 1)
+    assert kv_bytes_per_token(spec, 1, "auto") == full * 2 * cfg["num_key_value_heads"] * cfg["head_dim"] * 2
+    # the HF port's layer_types spelling gives the same layers; an entry vLLM cannot build is refused
+    alt = {k: v for k, v in cfg.items() if k != "attn_type_list"}
+    alt["layer_types"] = ["linear_attention" if t == 0 else "full_attention" for t in types]
+    assert parse_config(alt, model_id="alt", source="test").layers == spec.layers
+    with pytest.raises(ValueError, match="attn_type_list"):
+        parse_config({**cfg, "attn_type_list": types[:-1] + [2]}, model_id="bad", source="test")

@@ -414,6 +414,18 @@ _NEMOTRON_H_VL_SSM_HOOK_ARCHS = frozenset(
 )
 
 
+#: Architectures vLLM builds with ``MiniMaxText01ForCausalLM`` (vllm@0.20.0:vllm/model_executor/models/registry.py;
+#: the VL model's text model is the same class); their lightning-attention layers come from ``attn_type_list``.
+_MINIMAX_LINEAR_ARCHS = frozenset(
+    {
+        "MiniMaxText01ForCausalLM",
+        "MiniMaxM1ForCausalLM",
+        "MiniMaxForCausalLM",
+        "MiniMaxVL01ForConditionalGeneration",
+    }
+)
+
+
 def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
     """``"nemotron_h"`` / ``"nemotron_h_vl"`` when vLLM's Nemotron-H config hook picks this model's SSM-state dtype
     (the config sets no ``mamba_ssm_cache_dtype``, and an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
@@ -1092,6 +1104,49 @@ def _layer_kinds(
         return out, None
 
     # Explicit per-layer types (Gemma-3, GPT-OSS, Qwen3-Next, newer transformers configs).
+    # MiniMax-Text-01 / MiniMax-M1: attn_type_list[i] 0 is a lightning (linear) attention layer, 1 full softmax
+    # attention (with config.sliding_window when set); vLLM reads attn_type_list, else decoder_attention_types, else
+    # the HF port's layer_types ("linear_attention" 0, "full_attention" 1), else all full
+    # (vllm@0.20.0:vllm/model_executor/models/minimax_text_01.py::MiniMaxText01Model.__init__). A linear layer keeps
+    # no KV cache but one (num_attention_heads, head_dim, head_dim) state per request at the model dtype
+    # (MiniMaxText01ForCausalLM.get_mamba_state_shape_from_config -> MambaStateShapeCalculator.
+    # linear_attention_state_shape; linear_attention_state_dtype: --mamba-cache-dtype auto = the model dtype).
+    if any(a in _MINIMAX_LINEAR_ARCHS for a in architectures):
+        kinds_list = text.get("attn_type_list") or text.get("decoder_attention_types")
+        key = "attn_type_list" if text.get("attn_type_list") else "decoder_attention_types"
+        lt = text.get("layer_types")
+        if not kinds_list and isinstance(lt, list) and lt:
+            key = "layer_types"
+            kinds_list = [{"linear_attention": 0, "full_attention": 1}.get(str(t), str(t)) for t in lt]
+        if kinds_list:
+            bad = not isinstance(kinds_list, list) or len(kinds_list) < n
+            if not bad:
+                bad = any(_int(t) not in (0, 1) or isinstance(t, bool) for t in kinds_list[:n])
+            if bad:
+                shown = (
+                    f"has {len(kinds_list)} entries for {n} layers"
+                    if isinstance(kinds_list, list) and len(kinds_list) < n
+                    else f"is {_shown(kinds_list)}"
+                )
+                raise ValueError(
+                    f"config.json {key} {shown}; vLLM's MiniMax-Text-01 / M1 reads one attention type per decoder "
+                    "layer (0 lightning/linear attention, 1 full attention)"
+                )
+            mm_head = _int(text.get("head_dim")) or head_size
+            sb = heads * mm_head * mm_head * dtype_bytes
+            attn_layer = sliding() if window else full()
+            out = [
+                LayerSpec(kind="mamba", state_bytes=sb) if _int(t) == 0 else attn_layer
+                for t in kinds_list[:n]
+            ]
+            n_lin = sum(1 for ly in out if ly.kind == "mamba")
+            notes.append(
+                f"{key}: {n - n_lin} full-attention layers, {n_lin} lightning (linear) attention layers without KV "
+                f"cache; linear-attention state per request per layer {sb} B ({heads} heads x {mm_head} x {mm_head} "
+                f"x {dtype_bytes} B)"
+            )
+            return out, window if window and n_lin < n else None
+
     layer_types = text.get("layer_types")
     if isinstance(layer_types, list) and layer_types:
         if len(layer_types) != n:
