@@ -613,6 +613,12 @@ def test_values_the_api_server_or_the_server_would_refuse_are_refused_by_the_cha
                 "template"
             ]["spec"]["containers"][0]["args"]
             assert f"--mode={mode}" in args and f"--failure-mode={failure_mode}" in args
+    assert "allowExistingViolations must be true or false" in _refused({"allowExistingViolations": "no"})
+    for allow in (True, False):
+        args = _by_kind(render({"allowExistingViolations": allow}))["Deployment"][0]["spec"]["template"][
+            "spec"
+        ]["containers"][0]["args"]
+        assert f"--allow-existing-violations={str(allow).lower()}" in args
     for wh in _by_kind(render({"timeoutSeconds": 30, "failurePolicy": "Fail"}))[
         "ValidatingWebhookConfiguration"
     ][0]["webhooks"]:

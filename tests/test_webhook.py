@@ -405,7 +405,11 @@ def test_skipped_reviews(server: Any) -> None:
     assert post(client, review(scaled, operation="UPDATE", oldObject=old))["response"]["allowed"] is True
     changed = json.loads(json.dumps(new))
     changed["spec"]["template"]["spec"]["containers"][0]["args"].append("--enforce-eager")
-    assert post(client, review(changed, operation="UPDATE", oldObject=old))["response"]["allowed"] is False
+    resp = post(client, review(changed, operation="UPDATE", oldObject=old))["response"]
+    # reviewed (a skipped review has no warnings): its error was the old object's, so admitted with it named
+    assert resp["allowed"] is True and any(
+        w.startswith("KV103 (error, pre-existing)") for w in resp["warnings"]
+    )
 
 
 def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied(server: Any) -> None:
@@ -456,7 +460,82 @@ def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied
         spec = changed["spec"]["jobTemplate"]["spec"] if obj["kind"] == "CronJob" else changed["spec"]
         spec["template"]["spec"]["containers"][0]["args"].append("--enforce-eager")
         resp = post(client, review(changed, operation="UPDATE", oldObject=old))["response"]
-        assert resp["allowed"] is False and "KV103" in resp["status"]["message"], obj["kind"]
+        assert resp["allowed"] is True, obj["kind"]  # reviewed: the error it already had is named
+        assert any(w.startswith("KV103 (error, pre-existing)") for w in resp["warnings"]), obj["kind"]
+
+
+def _with_args(obj: dict[str, Any], *args: str) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    out["spec"]["template"]["spec"]["containers"][0]["args"].extend(args)
+    return out
+
+
+def _with_env(obj: dict[str, Any], name: str, value: str) -> dict[str, Any]:
+    out = json.loads(json.dumps(obj))
+    out["spec"]["template"]["spec"]["containers"][0].setdefault("env", []).append(
+        {"name": name, "value": value}
+    )
+    return out
+
+
+def test_an_update_is_denied_only_for_errors_the_old_object_did_not_have(server: Any) -> None:
+    """An object that already has an error (created before kvlint, or in warn mode) got every UPDATE kvlint
+    reads denied in enforce mode, even an unrelated env var. As Kyverno's ``allowExistingViolations`` (its
+    default), the old object's errors are named as warnings and only a new error denies; the deny message
+    lists the new error, not the old one."""
+    from kvlint.webhook.worker import lint_object
+
+    _, client, app = server
+    assert app.state.webhook.settings.allow_existing_violations is True  # the default
+    old = workload_object(B01)
+    old_errors = {
+        d.rule for d in lint_object(old, "<t>.json", webhook_options()).diagnostics if d.severity == "error"
+    }
+    assert old_errors == {"KV103"}
+    created = post(client, review(_with_env(old, "HF_HUB_OFFLINE", "1")))["response"]
+    assert created["allowed"] is False and "KV103" in created["status"]["message"]  # a CREATE: as before
+    env = _with_env(old, "HF_HUB_OFFLINE", "1")
+    resp = post(client, review(env, operation="UPDATE", oldObject=old))["response"]
+    assert resp["allowed"] is True
+    assert any(w.startswith("KV103 (error, pre-existing) [container vllm]:") for w in resp["warnings"])
+    assert resp["auditAnnotations"] == {"verdict": "would-deny", "rules": "KV103,KV202"}
+    # a new error (a context above the model's) denies, and only it is listed
+    longer = _with_args(old, "--max-model-len", "100000000")
+    resp = post(client, review(longer, operation="UPDATE", oldObject=old))["response"]
+    assert resp["allowed"] is False
+    assert "KV201" in resp["status"]["message"] and "KV103" not in resp["status"]["message"]
+    # the reverse: an object without the error made to have it is denied
+    fixed = _with_args(old, "--max-model-len", "8192")
+    fixed_errors = [
+        d for d in lint_object(fixed, "<t>.json", webhook_options()).diagnostics if d.severity == "error"
+    ]
+    assert fixed_errors == []
+    resp = post(client, review(old, operation="UPDATE", oldObject=fixed))["response"]
+    assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+
+
+def test_existing_violations_deny_when_the_setting_is_off(tls: dict[str, Any]) -> None:
+    """``allow_existing_violations=False`` (``--allow-existing-violations=false``): an UPDATE is judged as a
+    CREATE, the error the old object had denies it."""
+    srv, _ = _start(tls, allow_existing_violations=False)
+    try:
+        with httpx.Client(
+            base_url=srv.url, verify=ssl.create_default_context(cafile=tls["ca.crt"]), timeout=10
+        ) as client:
+            old = workload_object(B01)
+            env = _with_env(old, "HF_HUB_OFFLINE", "1")
+            resp = post(client, review(env, operation="UPDATE", oldObject=old))["response"]
+            assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+    finally:
+        srv.stop()
+
+
+def test_the_existing_violations_flag_reaches_the_settings() -> None:
+    from kvlint.webhook.cli import build_settings
+
+    assert build_settings().allow_existing_violations is True
+    assert build_settings(allow_existing_violations=True).allow_existing_violations is True
+    assert build_settings(allow_existing_violations=False).allow_existing_violations is False
 
 
 def test_a_kubelets_mirror_pod_is_not_denied(server: Any) -> None:

@@ -682,7 +682,11 @@ def test_aibrix_kinds_and_their_children_over_tls(server: Any) -> None:
         v2["apiVersion"] = "orchestration.aibrix.ai/v1beta9"
         assert denied(review(v2)), kind
         old = json.loads(json.dumps(obj))
-        text = json.dumps(old).replace("--gpu-memory-utilization=0.90", "--gpu-memory-utilization=0.80")
+        # the old object without the errors (a context that fits), so they are new to the UPDATE and deny it
+        # (an error the old object already had is admitted with a warning: allow_existing_violations)
+        text = json.dumps(old).replace(
+            '"--gpu-memory-utilization=0.90"', '"--gpu-memory-utilization=0.90", "--max-model-len=8192"'
+        )
         assert text != json.dumps(old)
         assert denied(review(obj, operation="UPDATE", oldObject=json.loads(text))), kind
         resp, _ = _post(srv, ctx, review(obj, operation="DELETE", object=None, oldObject=obj))
@@ -930,9 +934,11 @@ def test_owner_references_exempt_only_controllers_and_never_the_object_itself_ov
     dgd_self["metadata"]["ownerReferences"][0]["uid"] = "g-uid"
 
     def earlier(obj: dict[str, Any]) -> dict[str, Any]:
-        """``obj`` as it was before an UPDATE that changes its engine arguments (the reference already in)."""
+        """``obj`` as it was before an UPDATE that changes its engine arguments (the reference already in),
+        without the errors (a context that fits): they are new to the UPDATE, which they deny (an error the
+        old object already had is admitted with a warning, ``allow_existing_violations``)."""
         out = json.loads(json.dumps(obj))
-        text = json.dumps(out).replace('"--model"', '"--enforce-eager", "--model"')
+        text = json.dumps(out).replace('"--model"', '"--max-model-len=8192", "--model"')
         assert text != json.dumps(out)
         return dict(json.loads(text))
 

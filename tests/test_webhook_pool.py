@@ -422,7 +422,7 @@ def many_findings_pipeline(loaded: Any, options: Any) -> Any:
 def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     """A reply of a megabyte and more (five times what the pipe holds) is read in pieces as the worker writes it,
     and is the worker's reply: the errors and warnings of the same lint in this process (their rule, severity,
-    message, fix and container: what the reply carries, :func:`kvlint.webhook.worker.reply_rows`)."""
+    message, fix, container, object and setting: what the reply carries, :func:`kvlint.webhook.worker.reply_rows`)."""
     import copy
 
     from kvlint.webhook.worker import WARM_UP_LABEL, WARM_UP_OBJECT, encode_message, lint_object, reply_rows
@@ -433,7 +433,9 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     options = webhook_options()
     diagnostics = list(lint_object(denied, WARM_UP_LABEL, options, many_findings_pipeline).diagnostics)
     expected = [
-        (d.rule, d.severity, d.message, d.fix, d.container) for d in diagnostics if d.severity != "info"
+        (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting)
+        for d in diagnostics
+        if d.severity != "info"
     ]
     assert len(expected) >= 2000
     assert list(reply_rows(diagnostics)) == expected
@@ -457,7 +459,10 @@ def test_a_reply_larger_than_the_pipe_is_read_whole() -> None:
     outcomes, restarts = asyncio.run(run())
     assert restarts == 0
     for outcome in outcomes:
-        assert [(d.rule, d.severity, d.message, d.fix, d.container) for d in outcome.diagnostics] == expected
+        assert [
+            (d.rule, d.severity, d.message, d.fix, d.container, d.object, d.setting)
+            for d in outcome.diagnostics
+        ] == expected
 
 
 #: A weak reference to the reference cycle the last review of :func:`gc_probe_pipeline` left behind.

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import gc
 import json
 import logging
@@ -52,6 +53,7 @@ from kvlint.webhook.review import (
     ReviewTooDeep,
     WebhookSettings,
     build_response,
+    existing_errors,
     failure_response,
     parse_review,
     prepared_object,
@@ -297,7 +299,34 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
         state.logger.error("pipeline failed", extra={"fields": {"uid": review.uid, "error": str(exc)}})
         name = str(exc).split(":", 1)[0]
         return failure_response(review, settings, f"internal error ({name})", "internal_error")
-    return build_response(review, settings, outcome)
+    existing = None
+    if (
+        settings.mode == "enforce"
+        and settings.allow_existing_violations
+        and review.operation == "UPDATE"
+        and review.old_object is not None
+        and any(d.severity == "error" for d in outcome.diagnostics)
+    ):
+        existing = await _old_errors(state, review, options, started)
+    return build_response(review, settings, outcome, existing)
+
+
+async def _old_errors(state: WebhookState, review: Review, options: Any, started: float) -> list[str] | None:
+    """The :func:`~kvlint.webhook.review.existing_errors` of an UPDATE's ``oldObject``, linted as the new
+    object was (same options, same label) within what is left of the review's budget; None when that lint
+    does not finish or fails (the UPDATE is then judged on its own: every error denies)."""
+    assert state.pool is not None
+    old = dataclasses.replace(review, object=review.old_object)
+    budget = max(0.0, state.settings.timeout_seconds - (time.perf_counter() - started))
+    try:
+        before = await state.pool.lint(prepared_object(old), review_label(old), options, budget)
+    except (BudgetExceeded, WorkerFailed) as exc:
+        state.logger.warning(
+            "old object not linted: every error of the update denies",
+            extra={"fields": {"uid": review.uid, "error": str(exc)}},
+        )
+        return None
+    return existing_errors(before)
 
 
 #: An HTTP answer: status, raw headers (ASGI), body.

@@ -94,6 +94,7 @@ def build_settings(**kw: Any) -> Any:
             header_timeout_seconds=_given(kw, "header_timeout", 5.0),
             body_timeout_seconds=_given(kw, "body_timeout", 10.0),
             max_inflight=_given(kw, "max_inflight_reviews", 0),
+            allow_existing_violations=kw.get("allow_existing_violations", True) is not False,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
@@ -122,6 +123,14 @@ def webhook() -> None:
     default="open",
     show_default=True,
     help="When a review overruns --timeout or kvlint fails: open allows with a warning, closed denies.",
+)
+@click.option(
+    "--allow-existing-violations",
+    type=click.BOOL,
+    default=True,
+    show_default=True,
+    help="enforce mode: an UPDATE is denied only for errors its old object did not already have (the "
+    "others become warnings), as Kyverno's allowExistingViolations; false: any error denies an UPDATE.",
 )
 @click.option(
     "--timeout",

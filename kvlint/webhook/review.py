@@ -161,6 +161,15 @@ class WebhookSettings:
             ~100 MiB, so this bounds the server's memory. A slot is taken once the body is in, so a client
             sending its body slowly holds none; the bodies being read or waiting for a slot hold at most
             :attr:`body_buffer_bytes` in all (HTTP 503 beyond).
+        allow_existing_violations: in ``enforce`` mode, an UPDATE is denied only for error findings its
+            ``oldObject`` did not already have (matched by :func:`~kvlint.fingerprint.identity`: rule,
+            workload, container, engine setting; never by position or figures), the old object linted
+            with the same options within what is left of the same budget; the errors it already had are
+            sent as warnings marked ``(error, pre-existing)``. As Kyverno's ``allowExistingViolations``
+            (default true since Kyverno 1.13): an object created before kvlint, or in ``warn`` mode, can
+            still be changed (an env var, a label in the template) without fixing it first. False: any
+            error denies, as on CREATE. When the old object's lint does not finish within the budget the
+            UPDATE is judged as if it had no findings (every error denies).
     """
 
     mode: Mode = "enforce"
@@ -175,6 +184,7 @@ class WebhookSettings:
     header_timeout_seconds: float = 5.0
     body_timeout_seconds: float = 10.0
     max_inflight: int = 0
+    allow_existing_violations: bool = True
 
     @property
     def inflight_slots(self) -> int:
@@ -831,12 +841,48 @@ def response(
     return {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": resp}
 
 
-def build_response(review: Review, settings: WebhookSettings, result: Any) -> tuple[dict[str, Any], Verdict]:
+def existing_errors(result: Any) -> list[str]:
+    """The :func:`~kvlint.fingerprint.identity` of each error-severity finding of ``result`` (a
+    ``CheckResult`` or :class:`~kvlint.webhook.worker.LintOutcome`: an UPDATE's ``oldObject`` linted),
+    in order, repeated as often as the finding is: what :func:`build_response` matches the new object's
+    errors with when :attr:`WebhookSettings.allow_existing_violations` is on."""
+    from kvlint.fingerprint import identity
+
+    return [identity(d) for d in result.diagnostics if d.severity == "error"]
+
+
+def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[Any], list[Any]]:
+    """``errors`` parted into (new, pre-existing): an error is pre-existing while ``existing`` still holds
+    an unmatched finding of its identity (two findings of one identity in the new object against one in the
+    old: one of them is new)."""
+    from collections import Counter
+
+    from kvlint.fingerprint import identity
+
+    left = Counter(existing)
+    new: list[Any] = []
+    old: list[Any] = []
+    for d in errors:
+        key = identity(d)
+        if left[key] > 0:
+            left[key] -= 1
+            old.append(d)
+        else:
+            new.append(d)
+    return new, old
+
+
+def build_response(
+    review: Review, settings: WebhookSettings, result: Any, existing: Iterable[str] | None = None
+) -> tuple[dict[str, Any], Verdict]:
     """Verdict and AdmissionReview response for a finished pipeline ``result`` (a ``CheckResult``).
 
     ``enforce``: denied when any error-severity diagnostic remains (after ``select``/``ignore``,
     severity overrides and allowed ``kvlint.io/ignore`` exemptions, all applied by the pipeline); the
     message lists the errors; warning-severity diagnostics become admission warnings either way.
+    ``existing`` (an UPDATE under :attr:`WebhookSettings.allow_existing_violations`: the
+    :func:`existing_errors` of its ``oldObject``): only the errors not among them deny; the others are sent
+    as warnings marked ``(error, pre-existing)``, and admitted alone they give outcome ``would_deny``.
     ``warn``: always allowed; errors become warnings marked ``(error, not enforced)``. ``audit``:
     always allowed, no warnings. Info diagnostics are never sent. ``auditAnnotations`` record
     ``verdict`` and ``rules`` in the API server's audit log.
@@ -845,17 +891,21 @@ def build_response(review: Review, settings: WebhookSettings, result: Any) -> tu
     errors = [d for d in diags if d.severity == "error"]
     warns = [d for d in diags if d.severity == "warning"]
     suppressed = int(getattr(result, "suppressed", 0) or 0)
+    blocking, kept = (errors, []) if existing is None else _split_existing(errors, existing)
     if errors:
-        outcome = "findings" if settings.mode == "enforce" else "would_deny"
+        outcome = "findings" if settings.mode == "enforce" and blocking else "would_deny"
     else:
         outcome = "findings" if warns else "clean"
-    allowed = not (errors and settings.mode == "enforce")
+    allowed = not (blocking and settings.mode == "enforce")
     verdict = Verdict(allowed, outcome, errors, warns, suppressed)
     # the warnings in order, formatted only as far as _limit_warnings keeps them
     warn_text: Iterable[str] = ()
     warn_count = 0
     if settings.mode == "enforce":
-        warn_text, warn_count = (format_warning(d) for d in warns), len(warns)
+        warn_text = itertools.chain(
+            (format_warning(d, " (error, pre-existing)") for d in kept), (format_warning(d) for d in warns)
+        )
+        warn_count = len(kept) + len(warns)
     elif settings.mode == "warn":
         warn_text = itertools.chain(
             (format_warning(d, " (error, not enforced)") for d in errors), (format_warning(d) for d in warns)
@@ -865,7 +915,7 @@ def build_response(review: Review, settings: WebhookSettings, result: Any) -> tu
     rules = verdict.rules
     if rules:
         audit["rules"] = ",".join(rules)
-    message = deny_message(review, errors) if not allowed else ""
+    message = deny_message(review, blocking) if not allowed else ""
     return response(
         review, allowed, message=message, warnings=_limit_warnings(warn_text, warn_count), audit=audit
     ), verdict
@@ -924,6 +974,7 @@ __all__ = [
     "build_response",
     "deny_message",
     "exemptions_enforceable",
+    "existing_errors",
     "failure_response",
     "format_warning",
     "lint_relevant",

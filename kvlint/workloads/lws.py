@@ -9,13 +9,37 @@ kvlint adds all three to the templates it checks (:func:`lws_env`), so ``--nnode
 ``$((LWS_GROUP_SIZE * N))``, ``--node-rank $(LWS_WORKER_INDEX)`` and ``--dist-init-addr $(LWS_LEADER_ADDRESS):N``
 read. A template stands for several pods: the worker template gets the first worker's index, 1, and the address
 is group 0's; the index and address change no memory figure.
+
+A group size the LeaderWorkerSet's API refuses is reported (KV206, error) and nothing is sized on it
+(:func:`size_findings`); so is a size beyond the node count kvlint sizes a plan with
+(:data:`~kvlint.engines.options.MAX_PARALLEL_SIZE`).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+from kvlint.engines.images import envsubst_placeholders
+from kvlint.engines.options import MAX_PARALLEL_SIZE
 from kvlint.source import Loc, loc_of
-from kvlint.types import Document, Workload
-from kvlint.workloads.base import Chain, get_in, int_or_none, is_pod_spec, make_workload, with_injected_env
+from kvlint.types import Document, Finding, Workload
+from kvlint.workloads.base import (
+    Chain,
+    get_in,
+    int_or_none,
+    is_pod_spec,
+    ldict,
+    llist,
+    make_workload,
+    synthetic_workload,
+    with_injected_env,
+)
+
+#: The largest ``leaderWorkerTemplate.size`` (and ``replicas`` x ``size``) LWS takes: the fields are ``*int32``
+#: (kubernetes-sigs/lws ``api/leaderworkerset/v1/leaderworkerset_types.go``, ``LeaderWorkerTemplate.Size``), and
+#: its webhook refuses a product of replicas and size above ``math.MaxInt32``.
+MAX_INT32 = 2**31 - 1
 
 
 def lws_env(
@@ -34,12 +58,88 @@ def lws_env(
     return out
 
 
+def _shown(v: Any) -> str:
+    text = (
+        str(v).lower()
+        if isinstance(v, bool)
+        else str(v)
+        if not isinstance(v, int) or v.bit_length() < 200
+        else ""
+    )
+    text = text or "<huge number>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def size_findings(lwt: dict, replicas: Any) -> tuple[Finding, ...]:
+    """KV206 (error) at ``leaderWorkerTemplate.size`` (``lwt['size']``) when the LeaderWorkerSet is refused for it,
+    or when it is beyond what kvlint sizes; empty when the size is absent (LWS defaults it to 1) or fine.
+
+    Refused (kubernetes-sigs/lws, ``api/leaderworkerset/v1/leaderworkerset_types.go`` ``LeaderWorkerTemplate.Size``
+    ``*int32``, and ``pkg/webhooks/leaderworkerset_webhook.go`` ``generalValidate``, main @6263137f):
+
+    * not an integer: the CRD's schema types the field ``integer`` and the API server rejects anything else;
+    * below 1: the LWS validating webhook, "size must be equal or greater than 1";
+    * above 2,147,483,647 (int32): the webhooks cannot decode the object into the Go type;
+    * ``replicas`` x ``size`` above 2,147,483,647: the webhook, "the product of replicas and worker replicas must
+      not exceed 2147483647".
+
+    Beyond :data:`~kvlint.engines.options.MAX_PARALLEL_SIZE` (65,536 pods, one GPU node each at least): an
+    implausible group kvlint does not size, as a ``--nnodes`` or parallel size that large. A string holding an
+    envsubst placeholder (``${NODES}``) is a template parameter, not a size: left to KV002."""
+    if "size" not in lwt or lwt.get("size") is None:
+        return ()
+    v = lwt.get("size")
+    at = loc_of(lwt, "size") or loc_of(lwt)
+    n = int_or_none(v)
+    fix = "set leaderWorkerTemplate.size to the number of pods of one group (the leader and its workers), 1 or more"
+    if n is None:
+        if isinstance(v, str) and next(envsubst_placeholders(v), None) is not None:
+            return ()
+        why = (
+            "the LeaderWorkerSet CRD's schema takes an integer (int32), so the API server rejects the object"
+        )
+    elif n < 1:
+        why = "LWS's validating webhook rejects it ('size must be equal or greater than 1'), so the object is not created"
+    elif n > MAX_INT32:
+        why = (
+            f"the field is a 32-bit integer (at most {MAX_INT32:,}): LWS's webhooks cannot decode the object, so it "
+            "is not created"
+        )
+    elif n > MAX_PARALLEL_SIZE:
+        why = f"implausibly large (kvlint sizes groups of up to {MAX_PARALLEL_SIZE:,} pods); the group is not sized"
+        fix = (
+            "give leaderWorkerTemplate.size a realistic value: the number of nodes one engine instance spans"
+        )
+    else:
+        r = int_or_none(replicas)
+        if r is None or r * n <= MAX_INT32:
+            return ()
+        why = (
+            f"replicas {r:,} x size {n:,} pods exceeds {MAX_INT32:,}: LWS's validating webhook rejects it ('the "
+            "product of replicas and worker replicas must not exceed 2147483647')"
+        )
+        fix = "lower spec.replicas or leaderWorkerTemplate.size"
+    return (
+        Finding(
+            "KV206", f"invalid value {_shown(v)!r} for leaderWorkerTemplate.size: {why}", at, fix, "error"
+        ),
+    )
+
+
 def lws_workloads(doc: Document) -> list[Workload]:
-    """LeaderWorkerSet: leader and worker templates (leader only when declared)."""
+    """LeaderWorkerSet: leader and worker templates (leader only when declared). A group size LWS refuses, or
+    beyond what kvlint sizes (:func:`size_findings`), gives one workload without containers carrying the
+    KV206 finding: no engine is sized on a number no group runs with."""
     spec = get_in(doc.data, "spec")
     lwt = get_in(spec, "leaderWorkerTemplate")
     if not isinstance(lwt, dict):
         return []
+    refused = size_findings(lwt, get_in(spec, "replicas"))
+    if refused:
+        at = refused[0].loc or doc.loc
+        ps = ldict(at, [("containers", llist(at, []), at)])
+        w = synthetic_workload(doc, ps, "spec.leaderWorkerTemplate", replicas=None)
+        return [replace(w, findings=refused)]
     size = int_or_none(lwt.get("size"))
     replicas = int_or_none(get_in(spec, "replicas"))
     name = doc.name if isinstance(doc.name, str) and doc.name else None
