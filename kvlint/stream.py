@@ -68,6 +68,7 @@ from kvlint.load import (
     _realpath_stat,
     _segments,
     load_text,
+    outside_finding,
     read_file,
     read_head,
     template_actions,
@@ -662,7 +663,8 @@ def _plan(
                 plan.units.append(_Unit(loaded=loaded))
                 continue
             unreadable: list[OSError] = []
-            for f in _expand(p, options.exclude, unreadable):
+            outside: list[tuple[str, str]] = []
+            for f in _expand(p, options.exclude, unreadable, outside):
                 key, st = _realpath_stat(f, real_dirs)
                 if key in seen:
                     continue
@@ -672,6 +674,9 @@ def _plan(
                 for u in file_units:
                     u.size = u.span[1] - u.span[0] if u.span is not None else plan.total_bytes - before
                 plan.units.extend(file_units)
+            if outside:  # symbolic links out of the directory, not read (as load_paths)
+                notes = [outside_finding(link, target, p) for link, target in outside]
+                plan.units.append(_Unit(loaded=LoadResult(findings=notes)))
             if unreadable:
                 findings = [
                     Finding(
