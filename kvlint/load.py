@@ -212,13 +212,15 @@ def _load_paths(
             _merge(result, _load_stream(stdin if stdin is not None else sys.stdin, max_file_bytes))
             continue
         unreadable: list[OSError] = []
-        for f in _expand(p, exclude, unreadable):
+        outside: list[tuple[str, str]] = []
+        for f in _expand(p, exclude, unreadable, outside):
             key = _realpath(f, real_dirs)
             if key in seen:
                 continue
             seen.add(key)
             result.files += 1
             _merge(result, _load_file(f, max_file_bytes))
+        result.findings.extend(outside_finding(link, target, p) for link, target in outside)
         for e in unreadable:
             where = str(e.filename or p)
             result.findings.append(
@@ -449,25 +451,46 @@ def _action_spans(text: str) -> list[tuple[int, int]]:
 # files
 
 
-def _expand(path: str, exclude: Sequence[str], errors: list[OSError] | None = None) -> Iterator[str]:
+def _expand(
+    path: str,
+    exclude: Sequence[str],
+    errors: list[OSError] | None = None,
+    outside: list[tuple[str, str]] | None = None,
+) -> Iterator[str]:
     """Files named by one argument: the file itself, or a sorted recursive walk of a directory.
 
     Directories that cannot be listed (permissions) are appended to ``errors`` instead of being skipped
-    silently."""
+    silently. In a walk, a symbolic link to a file whose real path is outside the directory walked (its real
+    path) is not given: ``(link, its target as written)`` is appended to ``outside`` (:func:`outside_finding`), as
+    kustomize's default load restrictor (``LoadRestrictionsRootOnly``, ``api/krusty`` ``--load-restrictor``)
+    refuses files outside a kustomization's root -- a pull request's ``x.yaml -> /proc/self/environ`` must not
+    make a CI run read the runner's files. Links to directories are not followed (``os.walk``'s default); a
+    file named on the command line is read wherever it points."""
     if _excluded(path, exclude):
         return
     if not os.path.isdir(path):
         yield path
         return
     found: list[str] = []
+    inside = os.path.join(os.path.realpath(path), "")
     for root, dirs, files in os.walk(path, onerror=errors.append if errors is not None else None):
         dirs[:] = [d for d in dirs if not d.startswith(".") and not _excluded(os.path.join(root, d), exclude)]
         for name in files:
             if name.startswith(".") or not name.lower().endswith(MANIFEST_EXTENSIONS):
                 continue
             full = os.path.join(root, name)
-            if not _excluded(full, exclude):
-                found.append(full)
+            if _excluded(full, exclude):
+                continue
+            if os.path.islink(full):
+                if not os.path.realpath(full).startswith(inside):
+                    if outside is not None:
+                        try:
+                            written = os.readlink(full)  # as the link says (/proc/self/..., not a pid)
+                        except OSError:  # (replaced since)
+                            written = os.path.realpath(full)
+                        outside.append((full, written))
+                    continue
+            found.append(full)
     # sorted by path components, so a/b.yaml, a/c/d.yaml, a/e.yaml (a tree listing's order). Every path
     # os.walk gives is ``path`` joined with the rest, so the rest is the relative path (os.path.relpath
     # gives the same, slower).
@@ -476,6 +499,20 @@ def _expand(path: str, exclude: Sequence[str], errors: list[OSError] | None = No
         yield from sorted(found, key=lambda f: f[len(prefix) :].split(os.sep))
     else:  # pragma: no cover - os.walk joins onto the path as given
         yield from sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep))
+
+
+def outside_finding(link: str, target: str, walked: str) -> Finding:
+    """The KV001 note (info) at a symbolic ``link`` met walking the directory ``walked`` whose ``target`` (as the
+    link writes it) lies outside it, which :func:`_expand` did not read."""
+    return Finding(
+        "KV001",
+        f"not read: this symbolic link points outside the directory walked ({walked}), to {target}; kvlint "
+        "reads only files inside a directory it walks",
+        Loc(link, 1, 1),
+        fix="name the file on the command line to lint it (kvlint check FILE), or walk a directory that holds "
+        "its target",
+        severity="info",
+    )
 
 
 def _excluded(path: str, exclude: Sequence[str]) -> bool:

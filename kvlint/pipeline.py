@@ -27,6 +27,7 @@ from kvlint.engines.command import mounted_script_budget
 from kvlint.engines.shell import MAX_ARG_STRLEN, REVIEW_COMMAND_CHARS, ReviewTooLarge, review_budget
 from kvlint.options import Options
 from kvlint.source import LDict, Loc
+from kvlint.statement import clip_words
 from kvlint.suppress import (
     IGNORE_ANNOTATION,
     Exemption,
@@ -606,7 +607,7 @@ def _internal_error(w: Workload, exc: Exception) -> Diagnostic:
     return Diagnostic(
         rule="KV503",
         severity=severity_of("KV503"),
-        message=f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); other workloads are unaffected",
+        message=clip_words(f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); other workloads are unaffected"),
         loc=w.loc,
         fix="check that the PodSpec fields have the types Kubernetes expects (lists, mappings, numbers); "
         "if they do, please report this manifest",

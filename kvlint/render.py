@@ -82,6 +82,9 @@ __all__ = [
     "helm_values_reason",
     "kustomization_file_finding",
     "unrendered_file_finding",
+    "unrendered_or_error",
+    "internal_error_finding",
+    "COULD_NOT_FINISH",
     "EMPTY_RENDER",
     "empty_render_finding",
     "is_chart_dir",
@@ -1774,15 +1777,42 @@ def _read_template(path: str) -> list[TemplateLine] | None:
         return None
 
 
+#: The start of the KV503 kvlint gives when its own code raised on an input it did not expect (a workload's:
+#: :data:`kvlint.pipeline.INTERNAL_ERROR`; a document's or a file's: :func:`internal_error_finding`).
+COULD_NOT_FINISH = "kvlint could not finish checking"
+
+
+def internal_error_finding(loc: Loc | None, exc: Exception, what: str) -> Finding:
+    """A KV503 at ``loc`` (a document's or a file's first line) when kvlint raised ``exc`` while reading that
+    ``what`` (``document``, ``file``) outside the per-workload net of :func:`kvlint.pipeline._analyse_workloads`:
+    the other inputs' findings are still reported, never a traceback."""
+    return Finding(
+        "KV503",
+        f"{COULD_NOT_FINISH} this {what} ({type(exc).__name__}: {exc}); other {what}s are unaffected",
+        loc,
+        fix=f"check that this {what} is the YAML of Kubernetes objects (lists, mappings, numbers where Kubernetes "
+        "expects them); if it is, please report it",
+    )
+
+
+def unrendered_or_error(doc: Document) -> Finding | None:
+    """:func:`unrendered_file_finding` of ``doc``, or the KV503 of :func:`internal_error_finding` at the
+    document when it raised (a shape no recogniser expected must not end the run)."""
+    try:
+        return unrendered_file_finding(doc)
+    except Exception as exc:
+        return internal_error_finding(doc.loc, exc, "document")
+
+
 def _values_findings(documents: Iterable[Document], existing: Sequence[Finding]) -> list[Finding]:
     """One KV002 per file whose documents look like Helm chart values or a kustomization
-    (:func:`unrendered_file_finding`; and that has no KV002 yet)."""
+    (:func:`unrendered_file_finding`; and that has no KV002 yet; or a KV503, :func:`unrendered_or_error`)."""
     flagged = {f.loc.file for f in existing if f.rule == "KV002" and f.loc is not None}
     out: list[Finding] = []
     for doc in documents:
         if doc.path in flagged:
             continue
-        found = unrendered_file_finding(doc)
+        found = unrendered_or_error(doc)
         if found is None:
             continue
         flagged.add(doc.path)

@@ -17,11 +17,31 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ASIDE_CHARS", "split_clauses", "split_message", "squeeze", "statement_of"]
+__all__ = [
+    "ASIDE_CHARS",
+    "QUOTED_CHARS",
+    "clip",
+    "clip_words",
+    "split_clauses",
+    "split_message",
+    "squeeze",
+    "statement_of",
+]
 
 #: A parenthetical aside of the first clause longer than this many characters (parentheses included)
 #: moves to the detail lines; shorter ones, such as ``(131,072 B/token)``, stay in the statement.
 ASIDE_CHARS = 40
+
+#: The longest word (run of characters other than whitespace) a finding's message, fix or summary quotes whole
+#: (:func:`clip_words`): a longer one is manifest text quoted as written -- a 5,000-digit ``nvidia.com/gpu``
+#: value, an image tag, a model name -- and is cut. kvlint's own words and the paths it names are shorter
+#: (the longest of the shared corpus's and fixtures' findings: a 161-character path in a KV002 fix); 256 is
+#: also one admission warning (:data:`kvlint.webhook.review.MAX_WARNING_CHARS`).
+QUOTED_CHARS = 256
+#: Characters kept of the end of a word :func:`clip_words` cuts: its closing quote or parenthesis, which
+#: :func:`split_message` reads.
+_KEPT_END = 8
+_LONG_WORD = re.compile(rf"\S{{{QUOTED_CHARS + 1},}}")
 
 _OPEN = {"(": ")", "[": "]"}
 #: The characters the scanners act on (the text between them is skipped in C, not walked in Python): a
@@ -138,6 +158,26 @@ def _clauses(message: str, spans: list[tuple[int, int]] | None, first_only: bool
 def _add_spans(spans: list[tuple[int, int]] | None, found: list[tuple[int, int]], offset: int) -> None:
     if spans is not None:
         spans += [(a - offset, b - offset) for a, b in found]
+
+
+def clip(text: str, limit: int, keep_end: int = 0) -> str:
+    """``text`` when at most ``limit`` characters, else cut to ``limit`` with ``...``: its first characters
+    (trailing whitespace dropped) and, with ``keep_end``, its last ``keep_end`` after the ``...``. The one
+    clipping of the admission webhook's warnings (:func:`kvlint.webhook.review.format_warning`) and of
+    the words findings quote (:func:`clip_words`)."""
+    if len(text) <= limit:
+        return text
+    return text[: limit - 3 - keep_end].rstrip() + "..." + (text[len(text) - keep_end :] if keep_end else "")
+
+
+def clip_words(text: str) -> str:
+    """``text`` with each word longer than :data:`QUOTED_CHARS` characters cut to that many (:func:`clip`, its
+    last characters kept), so that a finding quoting a manifest value whole quotes at most a few hundred
+    characters of it; ``text`` itself (the same object) when no word is that long, as for every finding
+    of the shared corpus. Pure."""
+    if len(text) <= QUOTED_CHARS or _LONG_WORD.search(text) is None:
+        return text
+    return _LONG_WORD.sub(lambda m: clip(m.group(), QUOTED_CHARS, _KEPT_END), text)
 
 
 def squeeze(text: str) -> str:

@@ -68,6 +68,7 @@ from kvlint.load import (
     _realpath_stat,
     _segments,
     load_text,
+    outside_finding,
     read_file,
     read_head,
     template_actions,
@@ -662,7 +663,8 @@ def _plan(
                 plan.units.append(_Unit(loaded=loaded))
                 continue
             unreadable: list[OSError] = []
-            for f in _expand(p, options.exclude, unreadable):
+            outside: list[tuple[str, str]] = []
+            for f in _expand(p, options.exclude, unreadable, outside):
                 key, st = _realpath_stat(f, real_dirs)
                 if key in seen:
                     continue
@@ -672,6 +674,9 @@ def _plan(
                 for u in file_units:
                     u.size = u.span[1] - u.span[0] if u.span is not None else plan.total_bytes - before
                 plan.units.extend(file_units)
+            if outside:  # symbolic links out of the directory, not read (as load_paths)
+                notes = [outside_finding(link, target, p) for link, target in outside]
+                plan.units.append(_Unit(loaded=LoadResult(findings=notes)))
             if unreadable:
                 findings = [
                     Finding(
@@ -835,7 +840,7 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
     not at the top), imported on the first unit of a process: four ``from ... import`` statements cost ~15-30
     us, paid for each of the ~1,400 units of a corpus-x12 pass when they were in the unit's function."""
     from kvlint.pipeline import analyse_documents, configure
-    from kvlint.render import _map_loaded_sources, unrendered_file_finding
+    from kvlint.render import _map_loaded_sources, internal_error_finding, unrendered_or_error
     from kvlint.rules.runner import finding_to_diagnostic
     from kvlint.sizing import engine_named_in, outcomes
 
@@ -843,10 +848,11 @@ def _unit_functions() -> tuple[Callable[..., Any], ...]:
         analyse_documents,
         configure,
         _map_loaded_sources,
-        unrendered_file_finding,
+        unrendered_or_error,
         finding_to_diagnostic,
         outcomes,
         engine_named_in,
+        internal_error_finding,
     )
 
 
@@ -874,14 +880,55 @@ def _warm_up() -> None:
 
 
 def _analyse_unit(unit: _Unit) -> _UnitResult:
+    """The findings of one unit; when kvlint raises on it outside the nets of the documents
+    (:func:`kvlint.render.unrendered_or_error`) and workloads (:func:`kvlint.pipeline._analyse_workloads`), a
+    KV503 at its file's first line instead (:func:`kvlint.render.internal_error_finding`): a future bug in one
+    file's reading must not end the run and hide every other file's findings."""
+    try:
+        return _analyse_unit_unguarded(unit)
+    except Exception as exc:
+        return _failed_unit(unit, exc)
+
+
+def _failed_unit(unit: _Unit, exc: Exception) -> _UnitResult:
+    """The result of ``unit`` when its analysis raised ``exc``: a KV503 at its file's first line (the first
+    document's, for input already loaded: stdin, a rendered chart)."""
+    from kvlint.engines.command import HELD_LINES
+    from kvlint.workloads.gitops_local import render_scope
+
+    render_scope(None)
+    HELD_LINES.clear()
+    functions = _unit_functions()
+    configure, finding_to_diagnostic, internal_error_finding = functions[1], functions[4], functions[7]
+    loc: Loc | None = None
+    if unit.path is not None:
+        loc = Loc(unit.path, unit.span[2] if unit.span is not None else 1, 1)
+    elif unit.loaded is not None and unit.loaded.documents:
+        loc = unit.loaded.documents[0].loc
+    # counted as the unit would have counted them (a batch of a large file after its first counts none)
+    if unit.files or unit.span is not None:
+        files = unit.files
+    else:
+        files = unit.loaded.files if unit.loaded is not None else 1
+    out = _UnitResult(files=files, pid=_PID)
+    if unit.path is not None:
+        out.read_paths = {unit.path}
+    out.load_diags = configure(
+        [finding_to_diagnostic(internal_error_finding(loc, exc, "file"))], _RUN["options"]
+    )
+    return out
+
+
+def _analyse_unit_unguarded(unit: _Unit) -> _UnitResult:
     (
         analyse_documents,
         configure,
         _map_loaded_sources,
-        unrendered_file_finding,
+        unrendered_or_error,
         finding_to_diagnostic,
         outcomes,
         engine_named_in,
+        _,
     ) = _unit_functions()
     options: Options = _RUN["options"]
     ctx: _Context = _RUN["context"]
@@ -927,7 +974,7 @@ def _analyse_unit(unit: _Unit) -> _UnitResult:
     for doc in loaded.documents:
         if doc.path in seen_values:
             continue
-        unrendered = unrendered_file_finding(doc)
+        unrendered = unrendered_or_error(doc)  # a KV503 at the document when it raised
         if unrendered is not None:
             seen_values.add(doc.path)
             out.values_docs.append(unrendered)

@@ -16,6 +16,7 @@ from typing import Any
 from kvlint.options import Options
 from kvlint.rules.catalog import load_catalog, severity_of
 from kvlint.source import LDict, Loc
+from kvlint.statement import clip_words
 from kvlint.types import Diagnostic, LoadResult, SuppressedDiagnostic, Workload, object_ref
 
 __all__ = [
@@ -126,7 +127,7 @@ def apply_suppressions(
     notes: list[Diagnostic] = []
 
     def note(message: str, fix: str) -> None:
-        notes.append(Diagnostic("KV003", severity_of("KV003"), message, loc, fix=fix, object=obj))
+        notes.append(Diagnostic("KV003", severity_of("KV003"), clip_words(message), loc, fix=fix, object=obj))
 
     if len(value) > MAX_IGNORE_CHARS:
         note(
@@ -268,7 +269,9 @@ def apply_comment_suppressions(
                     Diagnostic(
                         "KV003",
                         severity_of("KV003"),
-                        f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing",
+                        clip_words(
+                            f"kvlint: ignore comment: {'; '.join(problems)}; those entries suppress nothing"
+                        ),
                         loc,
                         fix='write "# kvlint: ignore KV104=why this is acceptable" (a reason after "=", '
                         "entries separated by commas)",

@@ -19,6 +19,7 @@ import pytest
 from kvlint.load import load_text
 from kvlint.options import Options
 from kvlint.pipeline import run_documents
+from kvlint.statement import QUOTED_CHARS, clip_words
 from kvlint.types import CheckResult
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -254,6 +255,10 @@ def test_kv005_guess_at_the_edge_of_two_edits_and_for_long_keys() -> None:
     )
     res = _run(text)
     notes = {d.message.split("'")[1]: d.fix for d in res.diagnostics if d.rule == "KV005"}
+    # the long key is quoted cut to QUOTED_CHARS characters (kvlint.statement.clip_words), its plain note kept
+    cut = [k for k in notes if k.startswith("kvlint.io/aaa")]
+    assert len(cut) == 1 and "..." in cut[0] and len(cut[0]) < QUOTED_CHARS
+    assert notes.pop(cut[0]) == clip_words(keys.pop(long))
     assert notes == keys
 
 

@@ -224,10 +224,11 @@ def test_unit_functions_are_the_modules_functions() -> None:
         pipeline.analyse_documents,
         pipeline.configure,
         render._map_loaded_sources,
-        render.unrendered_file_finding,
+        render.unrendered_or_error,
         runner.finding_to_diagnostic,
         sizing.outcomes,
         sizing.engine_named_in,
+        render.internal_error_finding,
     )
     got = stream._unit_functions()
     assert len(got) == len(want)

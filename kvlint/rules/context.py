@@ -16,6 +16,7 @@ from kvlint.engines.layout import Parallelism
 from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo
 from kvlint.source import LDict, Loc
+from kvlint.statement import clip_words
 from kvlint.types import (
     ContainerResult,
     Diagnostic,
@@ -149,17 +150,19 @@ class RuleContext:
         ``summary`` is the short statement reports lead with (default: the message's first clause, see
         :mod:`kvlint.statement`); ``setting`` the engine setting the finding is about (default: the flag
         written at ``loc``, else the first ``--flag`` the message names), part of the finding's fingerprint.
+        A manifest value the message, fix or summary quotes whole is cut to
+        :data:`~kvlint.statement.QUOTED_CHARS` characters (:func:`~kvlint.statement.clip_words`).
         """
         cr = self.cr
         return Diagnostic(
             rule=self.rule.id,
             severity=severity or self.rule.severity,
-            message=message,
+            message=clip_words(message),
             loc=loc or cr.serving.command_loc or cr.container.loc or cr.workload.loc,
-            fix=fix,
+            fix=clip_words(fix),
             object=cr.object_ref,
             container=cr.container_name,
-            summary=summary,
+            summary=clip_words(summary),
             setting=setting or setting_at(cr.serving, loc, message),
         )
 

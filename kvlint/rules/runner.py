@@ -26,6 +26,7 @@ from kvlint.options import Options
 from kvlint.rules.catalog import RuleInfo, load_catalog, severity_of
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import Check, checks_for, registry
+from kvlint.statement import clip_words
 from kvlint.types import ContainerResult, Diagnostic, Finding
 
 __all__ = ["available_inputs", "check_container", "finding_to_diagnostic", "plan_rules"]
@@ -33,13 +34,14 @@ __all__ = ["available_inputs", "check_container", "finding_to_diagnostic", "plan
 
 def finding_to_diagnostic(f: Finding, obj: str = "", container: str = "") -> Diagnostic:
     """A stage's :class:`~kvlint.types.Finding` as a :class:`~kvlint.types.Diagnostic` with the rule's
-    catalogue severity (unless the finding sets its own)."""
+    catalogue severity (unless the finding sets its own); a manifest value its message or fix quotes whole
+    is cut to :data:`~kvlint.statement.QUOTED_CHARS` (:func:`~kvlint.statement.clip_words`)."""
     return Diagnostic(
         rule=f.rule,
         severity=f.severity or severity_of(f.rule),
-        message=f.message,
+        message=clip_words(f.message),
         loc=f.loc,
-        fix=f.fix,
+        fix=clip_words(f.fix),
         object=obj,
         container=container,
     )

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from kvlint.kinds import reviewed_kinds, reviewed_versions
 from kvlint.report.escape import printable
-from kvlint.statement import squeeze
+from kvlint.statement import clip, squeeze
 from kvlint.types import Diagnostic
 from kvlint.webhook.request_options import check_review_size, webhook_options
 
@@ -708,14 +708,10 @@ def _flat(text: str) -> str:
     return printable(squeeze(text))
 
 
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
-
-
 def _clip(text: str, limit: int) -> str:
     """``text`` on one line without control characters, cut to ``limit`` characters with ``...`` when
     longer (kubectl prints warnings to the user's terminal)."""
-    return _cut(_flat(text), limit)
+    return clip(_flat(text), limit)
 
 
 def _where(d: Diagnostic) -> str:
@@ -734,7 +730,7 @@ def format_warning(d: Diagnostic, note: str = "") -> str:
     # _clip(head + msg), the message not scanned again: it is flat already (printable's output is printable
     # again as it is, character by character), so only the head, which ends with a space, has any to squeeze
     base = squeeze(head)
-    return _cut(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
+    return clip(f"{base} {msg}" if msg else base, MAX_WARNING_CHARS)
 
 
 def _limit_warnings(items: Iterable[str], count: int) -> list[str]:
