@@ -301,6 +301,15 @@ def _shown(v: Any) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
+def _per_layer_shown(values: Any, layers: int) -> str:
+    """How a message describes a per-layer config list ``values`` that does not hold one valid entry for each of
+    ``layers`` decoder layers: ``has N entries for M layers`` when it is a list shorter than that, else
+    ``is VALUE`` (:func:`_shown`)."""
+    if isinstance(values, list) and len(values) < layers:
+        return f"has {len(values)} entries for {layers} layers"
+    return f"is {_shown(values)}"
+
+
 def _check_sizes(model_id: str, *dicts: dict[str, Any]) -> None:
     """Refuse a config whose size keys (:data:`_POSITIVE_SIZE_KEYS`, :data:`_COUNT_KEYS`) hold a value that is not a
     whole number in range; null and absent keys are left to the readers' defaults.
@@ -861,11 +870,7 @@ def parse_config(
             bad_at += [i for i, r in enumerate(ratios[:num_layers]) if r is not None and _int(r) is None]
             bad = bool(bad_at)
         if bad:
-            shown = (
-                f"has {len(ratios)} entries for {num_layers} layers"
-                if isinstance(ratios, list) and len(ratios) < num_layers
-                else f"is {_shown(ratios)}"
-            )
+            shown = _per_layer_shown(ratios, num_layers)
             raise ValueError(
                 f"{model_id}: config.json compress_ratios {shown}; vLLM reads one whole number from 0 up per "
                 "decoder layer (DeepSeek V4's compression ratio of that layer)"
@@ -886,11 +891,7 @@ def parse_config(
         # transformers' layer_type_validation checks it; kvlint filled a short list with full-attention layers
         # and read a kind that is not a name as a layer without KV cache
         if len(kinds) < num_layers or not all(isinstance(k, str) for k in kinds[:num_layers]):
-            shown = (
-                f"has {len(kinds)} entries for {num_layers} layers"
-                if len(kinds) < num_layers
-                else f"is {_shown(kinds)}"
-            )
+            shown = _per_layer_shown(kinds, num_layers)
             raise ValueError(
                 f"{model_id}: config.json layer_types {shown}; the model classes read one kind name per "
                 "decoder layer"
@@ -1123,11 +1124,7 @@ def _layer_kinds(
             if not bad:
                 bad = any(_int(t) not in (0, 1) or isinstance(t, bool) for t in kinds_list[:n])
             if bad:
-                shown = (
-                    f"has {len(kinds_list)} entries for {n} layers"
-                    if isinstance(kinds_list, list) and len(kinds_list) < n
-                    else f"is {_shown(kinds_list)}"
-                )
+                shown = _per_layer_shown(kinds_list, n)
                 raise ValueError(
                     f"config.json {key} {shown}; vLLM's MiniMax-Text-01 / M1 reads one attention type per decoder "
                     "layer (0 lightning/linear attention, 1 full attention)"
