@@ -272,7 +272,13 @@ def test_log_excerpt_agrees_with_its_case(path: Path) -> None:
         assert any(s in text for s in _spellings(value)), f"{path.name}: {key}={value} not in the excerpt"
         checked += 1
     failure = case["failure"] or {}
-    for key in ("kv_capacity_tokens", "max_prefill_tokens", "kv_needed_gib", "kv_available_gib", "mamba_blocks"):
+    for key in (
+        "kv_capacity_tokens",
+        "max_prefill_tokens",
+        "kv_needed_gib",
+        "kv_available_gib",
+        "mamba_blocks",
+    ):
         if key in failure and str(failure[key]) in text:
             checked += 1
     assert checked, f"{path.name}: no recorded figure found in the excerpt"

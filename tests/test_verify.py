@@ -86,6 +86,8 @@ def _replay_inputs(gid: str) -> tuple[Options, str, tuple[str, ...]]:
         ("--max-num-batched-tokens", case.get("max_num_batched_tokens")),
         ("--gpu-memory-utilization", case.get("gpu_memory_utilization")),
         ("--tensor-parallel-size", (case.get("parallelism") or {}).get("tensor_parallel")),
+        ("--pipeline-parallel-size", (case.get("parallelism") or {}).get("pipeline_parallel")),
+        ("--quantization", r.quantization),  # the checkpoint's method when the config is the bf16 one
     ):
         if val:
             extra += [flag, str(val)]
