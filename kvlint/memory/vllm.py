@@ -999,7 +999,7 @@ def _whole_model_fit(
         kv=kv,
         kv_low=min(st.kv_low for st in stages),
         kv_high=min(st.kv_high for st in stages),
-        groups=groups,  # a list: not memoised by identity (_request_terms)
+        groups=tuple(groups),
         bytes_per_block=bpb,
         num_blocks=max(0, kv) // max(1, bpb),
     )
