@@ -302,6 +302,30 @@ REPLAY: dict[str, Replay] = {
         "does not fit eight 40 GB cards, our arithmetic); the command's utilization 0.925, max_num_seqs 128, "
         "max_model_len 202,752",
     ),
+    "gt-283": Replay(
+        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
+        "h200",
+        "0.10.1",
+        quantization="fp8",
+        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
+        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
+        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
+        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
+        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
+        "context",
+    ),
+    "gt-284": Replay(
+        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
+        "h200",
+        "0.10.1",
+        quantization="fp8",
+        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
+        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
+        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
+        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
+        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
+        "context",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -420,10 +444,6 @@ SKIP: dict[str, str] = {
     "gt-280": _NOCFG + " (Qwen3.8-27B FP8); figures from a table",
     "gt-281": _NOCFG
     + " (Qwen3.8-27B FP8); a hybrid model's Mamba-block refusal kvlint does not model (docs §5)",
-    "gt-283": "H20 not in the accelerator catalogue (the 141 GB variant by the two runs' arithmetic); data "
-    "parallel 8 with expert parallelism",
-    "gt-284": "H20 not in the accelerator catalogue (the 141 GB variant by the two runs' arithmetic); data "
-    "parallel 8 with expert parallelism",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 86.90 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-8.0 %, docs §5)",
