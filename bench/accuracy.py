@@ -290,6 +290,42 @@ REPLAY: dict[str, Replay] = {
         "replayed at 0.4.3: 2x T4 at TP2, --dtype float16, the 65,536-token context derived from 16,384 positions x "
         "linear RoPE factor 4; KV from the printed 507 GPU blocks (4 MiB per block per rank)",
     ),
+    "gt-282": Replay(
+        "zai-org--GLM-4.7-FP8",
+        "a100-80gb",
+        "0.15.0",
+        quantization="fp8",
+        why="a main-branch nightly of 2026-01-28 (commit 58996f35), between the 0.14.x and 0.15.0 releases, whose fit "
+        "check is 0.14.0 - 0.16.x's: one request of the whole model against the smallest pipeline stage's memory "
+        "(both wheels read); replayed at 0.15.0. GLM-4.7-FP8 from the catalogue (abridged config without "
+        "quantization_config, so fp8 given); 'NVIDIA A100' x 8 at PP 8 is the 80 GB card (the ~355 GB FP8 checkpoint "
+        "does not fit eight 40 GB cards, our arithmetic); the command's utilization 0.925, max_num_seqs 128, "
+        "max_model_len 202,752",
+    ),
+    "gt-283": Replay(
+        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
+        "h200",
+        "0.10.1",
+        quantization="fp8",
+        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
+        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
+        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
+        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
+        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
+        "context",
+    ),
+    "gt-284": Replay(
+        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
+        "h200",
+        "0.10.1",
+        quantization="fp8",
+        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
+        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
+        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
+        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
+        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
+        "context",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -403,6 +439,14 @@ SKIP: dict[str, str] = {
     "gt-275": "gpu_memory_utilization chosen by GPUStack and not in the stored excerpt (the failure, 2,400 tokens of "
     "KV for an 8,192-token context, is a V0 max-seq-len refusal)",
     "gt-276": _NOCFG + " (Qwen3.8-27B); GPU count not in the excerpt",
+    "gt-278": _NOCFG + " (local qwen3.8-27b-fp8)",
+    "gt-279": _NOCFG + " (qwen3.8-27b-fp8 per the title)",
+    "gt-280": _NOCFG + " (Qwen3.8-27B FP8); figures from a table",
+    "gt-281": _NOCFG
+    + " (Qwen3.8-27B FP8); a hybrid model's Mamba-block refusal kvlint does not model (docs §5)",
+    "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
+    "prose). Weights only: kvlint puts 86.90 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
+    "94.46 GiB the PR states (-8.0 %, docs §5)",
 }
 
 

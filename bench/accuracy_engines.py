@@ -102,6 +102,9 @@ OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 #: the SGLang cases of REPLAY (the others are TGI)
 SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265", "gt-277")
 NOT_REPLAYABLE = {
+    "gt-286": "no model, GPU or flags in the report (the scheduler line only): not replayed",
+    "gt-287": "figure quoted in prose from a pull-request branch (DeepSeek-V4-Flash with MTP on 8x L20; the L20 is "
+    "not in the accelerator catalogue): not replayed",
     "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "
     "MI250/MI250X GCD), our reading: on one 192 GB MI300X kvlint gives 1,355,312 tokens on 1 shard (+69 %) and "
     "2,810,304 on 2 (+251 %); ROCm build; Llama-3.1-8B config stands in for Meta-Llama-3-8B — printed for "

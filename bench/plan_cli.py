@@ -34,6 +34,7 @@ GiB = 1 << 30
 _FLAGS = (
     ("tensor_parallel_size", "--tensor-parallel-size", 1),
     ("pipeline_parallel_size", "--pipeline-parallel-size", 1),
+    ("data_parallel_size", "--data-parallel-size", 1),
     ("max_model_len", "--max-model-len", None),
     ("gpu_memory_utilization", "--gpu-memory-utilization", None),
     ("kv_cache_dtype", "--kv-cache-dtype", "auto"),
@@ -86,6 +87,8 @@ def typed_command(case: dict[str, Any], r: accuracy.Replay) -> tuple[list[str], 
             cmd += [flag, str(value)]
     if s.enforce_eager:
         cmd.append("--enforce-eager")
+    if s.enable_expert_parallel:
+        cmd.append("--enable-expert-parallel")
     return opts, cmd
 
 

@@ -225,7 +225,7 @@ LOG_FILES = sorted(LOGS.glob("*.log"))
 
 # figure key -> a phrase that marks the log line printing it (several engine families per key)
 FAMILY = {
-    "kv_tokens": r"GPU KV cache size|#tokens:",
+    "kv_tokens": r"GPU KV cache size|#tokens:|max_total_num_tokens=",
     "gpu_blocks": r"# (GPU|cuda|CUDA) blocks",
     "cpu_blocks": r"# CPU blocks",
     "kv_cache_gib": r"Available KV cache memory|reserved for KV Cache|available_kv_cache_memory|kv cache memory in use",
@@ -272,7 +272,13 @@ def test_log_excerpt_agrees_with_its_case(path: Path) -> None:
         assert any(s in text for s in _spellings(value)), f"{path.name}: {key}={value} not in the excerpt"
         checked += 1
     failure = case["failure"] or {}
-    for key in ("kv_capacity_tokens", "max_prefill_tokens", "kv_needed_gib", "kv_available_gib"):
+    for key in (
+        "kv_capacity_tokens",
+        "max_prefill_tokens",
+        "kv_needed_gib",
+        "kv_available_gib",
+        "mamba_blocks",
+    ):
         if key in failure and str(failure[key]) in text:
             checked += 1
     assert checked, f"{path.name}: no recorded figure found in the excerpt"

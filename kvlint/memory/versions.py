@@ -348,6 +348,16 @@ def has_null_block_in_fit_check(v: Version) -> bool:
     return v >= (0, 29, 0)
 
 
+def fit_check_whole_model_under_pp(v: Version) -> bool:
+    """0.14.0 - 0.16.x check one max-model-len request against the KV groups of the *whole* model (every pipeline
+    stage's layers merged) and the smallest stage's KV memory (``vllm@0.14.0``, ``@0.15.0``,
+    ``@0.16.0:vllm/v1/core/kv_cache_utils.py::get_kv_cache_configs``, "using min across all workers", with
+    ``_max_memory_usage_bytes_from_groups`` of the global groups); 0.13.0 and 0.17.0 check each worker's own layers
+    against its own memory (``check_enough_kv_cache_memory`` per worker, "Check if the available memory is enough
+    per worker"). Only pipeline parallelism tells them apart (§1.11)."""
+    return v >= (0, 14, 0) and v < (0, 17, 0)
+
+
 def capacity_is_concurrency_times_len(v: Version) -> bool:
     """From 0.21.0 "GPU KV cache size" = int(max_concurrency x max_model_len)
     (``vllm@0.33.0:vllm/v1/core/kv_cache_utils.py::get_kv_cache_capacity``, §1.4)."""

@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kvlint.fastinit import direct_init, replaced
@@ -45,6 +45,7 @@ from kvlint.memory.versions import (
     cudagraph_env_exists,
     cudagraph_subtracted_by_default,
     default_gpu_memory_utilization,
+    fit_check_whole_model_under_pp,
     fmt_version,
     has_extensible_kv_cache,
     has_kv_cache_memory_bytes,
@@ -792,6 +793,8 @@ class ReleaseSwitches:
         capacity_concurrency: capacity = concurrency x length (``capacity_is_concurrency_times_len``).
         groups_min_block: >= 0.9.0, capacity counts blocks per group times the smallest group block (§1.4).
         extensible_kv_cache: the extensible KV cache exists (``has_extensible_kv_cache``, §1.2.5).
+        whole_model_fit: with pipeline parallelism the fit check takes every stage's layers against the smallest
+            stage's memory (``fit_check_whole_model_under_pp``, 0.14.0 - 0.16.x).
     """
 
     text: str
@@ -806,6 +809,7 @@ class ReleaseSwitches:
     capacity_concurrency: bool
     groups_min_block: bool
     extensible_kv_cache: bool = False
+    whole_model_fit: bool = False
 
 
 @per_object
@@ -826,6 +830,7 @@ def release_switches(v: Version) -> ReleaseSwitches:
         capacity_concurrency=capacity_is_concurrency_times_len(v),
         groups_min_block=v >= (0, 9, 0),
         extensible_kv_cache=has_extensible_kv_cache(v),
+        whole_model_fit=fit_check_whole_model_under_pp(v),
     )
 
 
@@ -908,6 +913,8 @@ def _assemble(
     # the first stage with the fewest blocks
     limit = usable[0] if len(usable) == 1 else min(usable, key=lambda st: st.num_blocks)
     fit = fit_check(settings, cfg, limit)
+    if len(usable) > 1 and cfg.era == "v1" and (cfg.release or release_switches(cfg.version)).whole_model_fit:
+        fit = _whole_model_fit(settings, cfg, usable, limit, fit)
     notes = [*cfg.notes, *limit.notes, *fit.notes]
     plan = MemoryPlan(
         engine="vllm",
@@ -963,6 +970,57 @@ def _assemble(
         limit.groups,
         cfg.stage_layers,
         int(fit.per_request_blocks),
+    )
+
+
+def _whole_model_fit(
+    settings: VllmSettings, cfg: StartupConfig, stages: list[StageMemory], limit: StageMemory, fit: FitCheck
+) -> FitCheck:
+    """The fit check of vLLM 0.14.0 - 0.16.x under pipeline parallelism (§1.11): one max-model-len request of the
+    *whole* model (the KV groups of every stage merged) against the smallest stage's KV memory, and the estimated
+    maximum length (or ``--max-model-len auto``) from the same pair (``vllm@0.15.0:vllm/v1/core/kv_cache_utils.py::
+    get_kv_cache_configs``: ``_check_enough_kv_cache_memory(min(available_memory), _max_memory_usage_bytes_from_groups
+    (global groups))``). The stage's own capacity and concurrency (``fit``, from the limiting stage ``limit``) are
+    kept; the check's figures, verdict and error come from the whole model. Stages whose groups pack on one block
+    axis (``stride_bytes``, DeepSeek V4) are left to the per-stage check."""
+    merged: dict[tuple[str, int, int, int | None], KVGroup] = {}
+    for st in stages:
+        for g in st.groups:
+            if g.stride_bytes:
+                return fit
+            key = (g.kind, g.block_size, g.page_bytes, g.window)
+            prev = merged.get(key)
+            merged[key] = g if prev is None else replace(prev, layers=prev.layers + g.layers)
+    groups = list(merged.values())
+    bpb = sum(g.page_bytes * g.layers for g in groups)
+    kv = min(st.kv for st in stages)
+    whole = replace(
+        limit,
+        kv=kv,
+        kv_low=min(st.kv_low for st in stages),
+        kv_high=min(st.kv_high for st in stages),
+        groups=tuple(groups),
+        bytes_per_block=bpb,
+        num_blocks=max(0, kv) // max(1, bpb),
+    )
+    check = fit_check(settings, cfg, whole)
+    if cfg.auto_fit and check.max_model_len != fit.max_model_len:
+        # --max-model-len auto fits the whole model's request, then every stage plans with that length
+        fit = fit_check(settings, replace(cfg, max_model_len=check.max_model_len, auto_fit=False), limit)
+        fit = replace(fit, max_model_len_source=check.max_model_len_source)
+    note = (
+        f"pipeline parallel {len(cfg.stage_layers)}: vLLM {fmt_version(cfg.version)} checks one request of the whole "
+        f"model ({sum(g.layers for g in groups)} layers, {check.needed_bytes / GiB:.2f} GiB) against the smallest "
+        f"stage's KV memory ({check.available_bytes / GiB:.2f} GiB), not each stage's own layers (0.14.0 - 0.16.x)"
+    )
+    return replace(
+        fit,
+        needed_bytes=check.needed_bytes,
+        available_bytes=check.available_bytes,
+        estimated_max_model_len=check.estimated_max_model_len,
+        fits=check.fits and fit.fits,
+        error=check.error if not check.fits else fit.error,
+        notes=(*fit.notes, *check.notes, note),
     )
 
 

@@ -19,7 +19,9 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   ``--kv-cache-memory-bytes`` (no memory profile) "Initial free memory F GiB, reserved K GiB memory for KV Cache as
   specified by kv_cache_memory_bytes config" in place of "Available KV cache memory"; from 0.21.0 "The current
   --gpu-memory-utilization=U is equivalent to …" (the utilization the worker ran with); "EngineCore failed to
-  start." (a failure of kind ``engine_core_failed`` until a later error line names the cause).
+  start." (a failure of kind ``engine_core_failed`` until a later error line names the cause); for hybrid models
+  with full decode CUDA graphs "max_num_seqs (N) exceeds available Mamba cache blocks (M)" (kind
+  ``mamba_blocks_below_max_num_seqs``).
 * vLLM >= 0.34.0 with the extensible KV cache: "Available KV cache memory" (and the "Current kv cache memory in
   use" of the per-term line) is then the pool *reserved* from the profile; the pool vLLM commits is sized after
   warm-up and CUDA-graph capture and printed per worker as "Memory after warmup: F GiB free, C GiB committed to
@@ -38,7 +40,8 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   N but tgi will now set its default to M", printed by the launchers of 2.0.0 - 2.4.0 only
   (tgi@v2.0.0 … v2.4.0:launcher/src/main.rs::main; v2.4.1 and 3.x leave those limits to the shard's warmup).
 * SGLang: ``server_args=ServerArgs(…)``, ``Load weight end … avail mem=X GB, mem usage=Y GB``, ``KV Cache is
-  allocated. … #tokens: N``, ``max_total_num_tokens=N``; no room for the KV pool: "Not enough memory. Please try to
+  allocated. … #tokens: N``, the scheduler's ``max_total_num_tokens=N, chunked_prefill_size=C, max_prefill_tokens=P,
+  max_running_requests=R, context_len=L, available_gpu_mem=M GB``; no room for the KV pool: "Not enough memory. Please try to
   increase --mem-fraction-static." (0.5.x) or "Loaded weights leave no GPU memory for the KV cache under
   --mem-fraction-static=F. Raise --mem-fraction-static above S (minimum viable = … = M)" (later builds).
 
@@ -618,6 +621,17 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
             "max_model_len": int(m.group(1)),
             "kv_capacity_tokens": int(m.group(2)),
         }
+    # hybrid (Mamba / linear-attention) models with full decode CUDA graphs: every decode sequence needs one Mamba
+    # block, so fewer blocks than max_num_seqs stops the start after the KV cache is sized
+    # (vllm@0.34.0:vllm/config/compilation.py::CompilationConfig.resolve_cudagraph_mode_and_sizes)
+    m = _MAMBA_BLOCKS.search(line)
+    if m:
+        _vllm(log, "v1")
+        log.failure = {
+            "kind": "mamba_blocks_below_max_num_seqs",
+            "max_num_seqs": int(m.group(1)),
+            "mamba_blocks": int(m.group(2)),
+        }
     if "No available memory for the cache blocks" in line:
         _vllm(log)
         if not log.failure or log.failure["kind"] == _ENGINE_CORE_FAILED:
@@ -628,6 +642,10 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         _vllm(log, "v1")
         log.failure = log.failure or {"kind": _ENGINE_CORE_FAILED}
 
+
+#: "max_num_seqs (N) exceeds available Mamba cache blocks (M). Each decode sequence requires one Mamba cache block,
+#: so CUDA graph capture cannot proceed." (``vllm@0.34.0:vllm/config/compilation.py``)
+_MAMBA_BLOCKS = re.compile(r"max_num_seqs \((\d+)\) exceeds available Mamba cache blocks \((\d+)\)")
 
 #: ``vllm@0.34.0:vllm/v1/worker/extensible_kv_cache.py::measure_kv_cache_blocks``'s info line (``format_gib``:
 #: GiB rounded to 2 decimals, printed as Python prints a float: ``61.4``, ``0.0``)
@@ -812,6 +830,16 @@ def _head_then_last(line: str, head: str, anchor: str, tail: re.Pattern[str]) ->
         pos = eol
 
 
+#: figure key -> the field of the SGLang scheduler's "max_total_num_tokens=N, …" line that prints it (GB as printed)
+_SGLANG_SCHEDULER_FIELDS = (
+    ("chunked_prefill_size", r"\bchunked_prefill_size=(\d+)"),
+    ("max_prefill_tokens", r"\bmax_prefill_tokens=(\d+)"),
+    ("max_running_requests", r"\bmax_running_requests=(\d+)"),
+    ("context_len", r"\bcontext_len=(\d+)"),
+    ("available_gpu_mem_gb", r"\bavailable_gpu_mem=" + _NUM + r" GB"),
+)
+
+
 def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
     server_args = _server_args(line)
     if server_args is not None:
@@ -839,6 +867,14 @@ def _parse_sglang(log: StartupLog, line: str, n: int) -> None:
     if m:
         log.engine = "sglang"
         _put(log, "kv_tokens", int(m.group(1)), n, keep_min=True)
+        # the scheduler's start-up line goes on with the limits it resolved (sglang@0.5.23:python/sglang/srt/managers/
+        # scheduler.py::Scheduler.init_model_worker, tp rank 0): ", chunked_prefill_size=C, max_prefill_tokens=P,
+        # max_running_requests=R, context_len=L, available_gpu_mem=M GB" (the free memory after the pool, "%.2f")
+        for key, pat in _SGLANG_SCHEDULER_FIELDS:
+            f = re.search(pat, line[m.end() :])
+            if f:
+                _put(log, key, _num(f.group(1)) if key.endswith("_gb") else int(f.group(1)), n)
+        _family(log, "sglang scheduler 'max_total_num_tokens=…'")
     m = re.search(r"Memory pool end\. avail mem=" + _NUM + r" GB", line)
     if m:
         log.engine = "sglang"
