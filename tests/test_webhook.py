@@ -514,6 +514,59 @@ def test_an_update_is_denied_only_for_errors_the_old_object_did_not_have(server:
     assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
 
 
+def test_an_old_object_whose_lint_runs_out_of_budget_is_counted_and_logged_apart(server: Any) -> None:
+    """An UPDATE whose ``oldObject`` could not be linted within the budget left is judged on its own (every
+    error denies). It was counted as any denial (``outcome="findings"``) with nothing in the metrics telling
+    it from one whose old object was linted: ``kvlint_webhook_old_object_lints_total{result}`` counts how the
+    old object's lint ended, and the review's log line says it (``old_object``)."""
+    _, client, app = server
+    registry = app.state.webhook.metrics.registry
+    logger = app.state.webhook.logger
+
+    def count(result: str) -> float:
+        return registry.get_sample_value("kvlint_webhook_old_object_lints_total", {"result": result}) or 0.0
+
+    def denials() -> float:
+        labels = {"verdict": "denied", "outcome": "findings", "dry_run": "false"}
+        return registry.get_sample_value("kvlint_webhook_reviews_total", labels) or 0.0
+
+    old = workload_object(B01)  # KV103, also in the new object
+    slow_old = json.loads(json.dumps(old))
+    slow_old["metadata"]["name"] = "slow-" + old["metadata"]["name"]  # slow_pipeline: 3x the budget late
+    env = _with_env(old, "HF_HUB_OFFLINE", "1")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        before = {r: count(r) for r in ("linted", "timeout", "internal_error")}
+        resp = post(client, review(env, uid="old-linted", operation="UPDATE", oldObject=old))["response"]
+        assert resp["allowed"] is True  # the old object's error: admitted, named
+        assert count("linted") == before["linted"] + 1 and count("timeout") == before["timeout"]
+        denied = denials()
+        resp = post(client, review(env, uid="old-slow", operation="UPDATE", oldObject=slow_old))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"]  # every error denies
+        assert count("timeout") == before["timeout"] + 1 and count("linted") == before["linted"] + 1
+        assert count("internal_error") == before["internal_error"]
+        assert denials() == denied + 1  # still a denial for its findings, not a failure-mode answer
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    lines = [json.loads(x) for x in stream.getvalue().splitlines()]
+    reviews = {x["uid"]: x for x in lines if x.get("message") == "review"}
+    assert reviews["old-linted"]["old_object"] == "linted"
+    assert reviews["old-slow"]["old_object"] == "timeout" and reviews["old-slow"]["allowed"] is False
+    assert any(
+        x.get("old_object") == "timeout" and x.get("uid") == "old-slow"
+        for x in lines
+        if x is not reviews["old-slow"]
+    )
+    created = post(client, review(old, uid="created"))["response"]  # a CREATE lints no old object
+    assert created["allowed"] is False and count("linted") == before["linted"] + 1
+
+
 def test_existing_violations_deny_when_the_setting_is_off(tls: dict[str, Any]) -> None:
     """``allow_existing_violations=False`` (``--allow-existing-violations=false``): an UPDATE is judged as a
     CREATE, the error the old object had denies it."""

@@ -254,6 +254,8 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
         out["errors"] = logged
     if verdict.suppressed:
         out["suppressed"] = verdict.suppressed
+    if verdict.old_object:
+        out["old_object"] = verdict.old_object
     if verdict.reason:
         out["reason"] = _bounded(verdict.reason, LOG_REASON_CHARS)
     return out
@@ -307,26 +309,36 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
         and review.old_object is not None
         and any(d.severity == "error" for d in outcome.diagnostics)
     ):
-        existing = await _old_errors(state, review, options, started)
+        existing, result = await _old_errors(state, review, options, started)
+        payload, verdict = build_response(review, settings, outcome, existing)
+        verdict.old_object = result
+        return payload, verdict
     return build_response(review, settings, outcome, existing)
 
 
-async def _old_errors(state: WebhookState, review: Review, options: Any, started: float) -> list[str] | None:
+async def _old_errors(
+    state: WebhookState, review: Review, options: Any, started: float
+) -> tuple[list[str] | None, str]:
     """The :func:`~kvlint.webhook.review.existing_errors` of an UPDATE's ``oldObject``, linted as the new
-    object was (same options, same label) within what is left of the review's budget; None when that lint
-    does not finish or fails (the UPDATE is then judged on its own: every error denies)."""
+    object was (same options, same label) within what is left of the review's budget, and how that lint
+    ended: ``linted``, ``timeout`` (the budget ran out) or ``internal_error`` (the worker failed). The errors
+    are None unless ``linted`` (the UPDATE is then judged on its own: every error denies). Each ending is
+    counted in ``kvlint_webhook_old_object_lints_total{result}``; a timeout or failure is logged too."""
     assert state.pool is not None
     old = dataclasses.replace(review, object=review.old_object)
     budget = max(0.0, state.settings.timeout_seconds - (time.perf_counter() - started))
     try:
         before = await state.pool.lint(prepared_object(old), review_label(old), options, budget)
     except (BudgetExceeded, WorkerFailed) as exc:
+        result = "timeout" if isinstance(exc, BudgetExceeded) else "internal_error"
+        state.metrics.old_object_lints.labels(result).inc()
         state.logger.warning(
             "old object not linted: every error of the update denies",
-            extra={"fields": {"uid": review.uid, "error": str(exc)}},
+            extra={"fields": {"uid": review.uid, "error": str(exc), "old_object": result}},
         )
-        return None
-    return existing_errors(before)
+        return None, result
+    state.metrics.old_object_lints.labels("linted").inc()
+    return existing_errors(before), "linted"
 
 
 #: An HTTP answer: status, raw headers (ASGI), body.

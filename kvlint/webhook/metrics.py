@@ -13,6 +13,11 @@ servers in one process (tests, the benchmark) do not collide. Series:
 * ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their
   time budget ran out, ``stage`` ``queue`` (no worker, or no in-flight slot to decode the review in,
   became free) or ``lint`` (the worker was too slow and was killed).
+* ``kvlint_webhook_old_object_lints_total{result}``: UPDATEs whose ``oldObject`` was linted to tell the errors
+  it already had from new ones (``--allow-existing-violations``, ``enforce`` mode, the new object having an
+  error): ``linted``, ``timeout`` (the budget left after the new object ran out: every error of the update
+  then denies), ``internal_error`` (the worker failed; the same). Not in ``budget_exceeded``: such a review is
+  answered from the new object's findings, not per the failure mode.
 * ``kvlint_webhook_worker_restarts_total{reason}``: review workers killed and replaced (``timeout``,
   ``died``, ``memory``, ``cancelled``, ``protocol``).
 * ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting
@@ -68,6 +73,12 @@ class WebhookMetrics:
             "kvlint_webhook_budget_exceeded",
             "Reviews whose time budget ran out (answered per the failure mode).",
             ["stage"],
+            registry=r,
+        )
+        self.old_object_lints = Counter(
+            "kvlint_webhook_old_object_lints",
+            "UPDATEs whose old object was linted for the errors it already had, by result.",
+            ["result"],
             registry=r,
         )
         self.worker_restarts = Counter(

@@ -799,7 +799,9 @@ class Verdict:
     """The decision taken on one review, for the response, the log line and the metrics.
 
     ``outcome`` is one of ``clean``, ``findings`` (allowed with warnings or denied), ``would_deny``
-    (errors found in warn/audit mode), ``skipped``, ``timeout``, ``internal_error``.
+    (errors found in warn/audit mode), ``skipped``, ``timeout``, ``internal_error``. ``old_object``: for an
+    UPDATE whose ``oldObject`` was linted for the errors it already had (``allow_existing_violations``), how
+    that lint ended (``linted``, ``timeout``, ``internal_error``); empty when it was not linted.
     """
 
     allowed: bool
@@ -808,6 +810,7 @@ class Verdict:
     warnings: list[Diagnostic] = field(default_factory=list)
     suppressed: int = 0
     reason: str = ""
+    old_object: str = ""
 
     @property
     def rules(self) -> list[str]:
