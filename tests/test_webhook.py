@@ -277,21 +277,49 @@ def test_wrong_content_type_415(server: Any) -> None:
     assert r.status_code == 415
 
 
-def test_oversized_rejected_declared_and_streamed(server: Any) -> None:
-    _, client, _ = server
-    obj = workload_object(B09)
+def test_oversized_review_is_answered_per_the_failure_mode_and_other_oversized_bodies_get_413(
+    server: Any,
+) -> None:
+    """A review body over ``max_request_bytes`` got HTTP 413, declared or streamed, and the API server applied
+    ``failurePolicy``: under ``Ignore`` an UPDATE of two large objects was admitted unchecked with no warning
+    whatever ``--failure-mode`` said. Its head names the request's uid, as the API server writes it: the body
+    is read to its end without being held and the review answered per the failure mode (``open`` here: allowed,
+    with a warning saying it was not checked), on a connection that stays open. A body whose head names no
+    uid (not an API server's) still gets 413."""
+    _, client, app = server
+    registry = app.state.webhook.metrics.registry
+
+    def counted(outcome: str) -> float:
+        labels = {"verdict": "allowed", "outcome": outcome, "dry_run": "false"}
+        return registry.get_sample_value("kvlint_webhook_reviews_total", labels) or 0.0
+
+    def bad(reason: str) -> float:
+        return registry.get_sample_value("kvlint_webhook_bad_requests_total", {"reason": reason}) or 0.0
+
+    obj = workload_object(B01)  # denied when linted (KV103)
     obj["metadata"]["annotations"] = {"padding": "x" * (MAX_BYTES + 10)}
-    body = json.dumps(review(obj)).encode()
-    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
-    assert r.status_code == 413 and str(MAX_BYTES) in r.json()["error"]
+    body = json.dumps(review(obj, uid="too-large")).encode()
+    before, refused = counted("too_large"), bad("too_large")
 
     def chunks() -> Any:  # no Content-Length: chunked transfer encoding
         for i in range(0, len(body), 65536):
             yield body[i : i + 65536]
 
-    r = client.post("/validate", content=chunks(), headers={"Content-Type": "application/json"})
-    assert r.status_code == 413
-    assert 'kvlint_webhook_bad_requests_total{reason="too_large"} 2.0' in client.get("/metrics").text
+    for content in (body, chunks()):
+        r = client.post("/validate", content=content, headers={"Content-Type": "application/json"})
+        assert r.status_code == 200 and r.headers.get("connection") != "close"
+        resp = r.json()["response"]
+        assert resp["uid"] == "too-large" and resp["allowed"] is True
+        (warning,) = resp["warnings"]
+        assert f"exceeds the limit of {MAX_BYTES} bytes" in warning and "not checked" in warning
+        assert resp["auditAnnotations"] == {"verdict": "unchecked"}
+    assert counted("too_large") == before + 2 and bad("too_large") == refused
+    # the same connection answers the next review
+    assert post(client, review(workload_object(B01), uid="after"))["response"]["allowed"] is False
+    anonymous = json.dumps({"padding": "x" * (MAX_BYTES + 10)}).encode()
+    r = client.post("/validate", content=anonymous, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and str(MAX_BYTES) in r.json()["error"]
+    assert bad("too_large") == refused + 1
 
 
 def _raw_answer(port: int, cafile: str, request: bytes) -> bytes:
