@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import ssl
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -370,20 +369,34 @@ def test_content_length_with_leading_zeros_is_its_number(server: Any, tls: dict[
 
 
 def test_slow_review_bounded_fail_open(server: Any) -> None:
+    """A review whose pipeline runs 3x the budget is answered at the budget, per the failure mode, and the worker
+    still linting is killed. Shown by events, not by the wall time of the answer (``elapsed < 2.5 x budget``
+    failed on a loaded machine): the answer says the budget ran out, and the worker was killed for it (had
+    the server waited for the pipeline, nothing would have been killed). Counted from before the review: the
+    module's server is shared, so a total would depend on which tests ran first."""
     _, client, app = server
+    registry = app.state.webhook.metrics.registry
+
+    def value(name: str, **labels: str) -> float:
+        return registry.get_sample_value(name, labels) or 0.0
+
+    before = (
+        value("kvlint_webhook_budget_exceeded_total", stage="lint"),
+        value("kvlint_webhook_worker_restarts_total", reason="timeout"),
+        value("kvlint_webhook_reviews_total", verdict="allowed", outcome="timeout", dry_run="false"),
+    )
     obj = workload_object(B01)
     obj["metadata"]["name"] = "slow-llama"
-    t0 = time.perf_counter()
     resp = post(client, review(obj, uid="slow"))["response"]
-    elapsed = time.perf_counter() - t0
-    assert elapsed < BUDGET_S * 2.5, elapsed  # answered within the budget, not after the 1.5 s pipeline
     assert resp["allowed"] is True and resp["uid"] == "slow"
     assert "not checked" in resp["warnings"][0] and "failure mode open" in resp["warnings"][0]
-    metrics = client.get("/metrics").text
-    assert 'outcome="timeout"' in metrics
+    assert f"review not finished within {BUDGET_S:g} s" in resp["warnings"][0]
     # the budget is enforced: the worker still linting was killed and replaced (issue 14), not left running
-    assert 'kvlint_webhook_budget_exceeded_total{stage="lint"} 1.0' in metrics
-    assert 'kvlint_webhook_worker_restarts_total{reason="timeout"} 1.0' in metrics
+    assert value("kvlint_webhook_budget_exceeded_total", stage="lint") == before[0] + 1
+    assert value("kvlint_webhook_worker_restarts_total", reason="timeout") == before[1] + 1
+    assert value("kvlint_webhook_reviews_total", verdict="allowed", outcome="timeout", dry_run="false") == (
+        before[2] + 1
+    )
     pool = app.state.webhook.pool
     deadline = time.monotonic() + 10
     while pool.alive < 2 and time.monotonic() < deadline:
@@ -933,7 +946,6 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
     srv = ServerThread(app, reloader).start()
     pool = app.state.webhook.pool
     (victim,) = pool.pids
-    resume = None
     try:
         ctx = ssl.create_default_context(cafile=tls["ca.crt"])
         big = workload_object(B01)
@@ -943,20 +955,19 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
             httpx.Client(base_url=srv.url, verify=ctx, timeout=20) as prober,
         ):
             assert prober.get("/healthz").status_code == 200
-            os.kill(victim, signal.SIGSTOP)
-            resume = threading.Timer(8.0, os.kill, (victim, signal.SIGCONT))
-            resume.start()
+            os.kill(victim, signal.SIGSTOP)  # resumed only when the test ends: whatever is answered meanwhile
+            # was answered while the worker read nothing (a bound on the wall time of the answers, with the
+            # worker resumed 8 s in, failed on a loaded machine)
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(1) as ex:
-                t0 = time.monotonic()
                 answer = ex.submit(post, client, review(big, uid="stopped"))
-                time.sleep(0.3)  # the review is being written to the stopped worker
-                assert prober.get("/healthz").status_code == 200
-                probe_s = time.monotonic() - t0
+                deadline = time.monotonic() + 20
+                while pool.busy == 0 and not answer.done() and time.monotonic() < deadline:
+                    time.sleep(0.005)  # until the review is handed to the stopped worker
+                assert pool.busy == 1 or answer.done()
+                assert prober.get("/healthz").status_code == 200  # the event loop answers meanwhile
                 resp = answer.result(timeout=20)["response"]
-                review_s = time.monotonic() - t0
-            assert probe_s < 4.0 and review_s < 4.0, (probe_s, review_s)
             assert resp["uid"] == "stopped" and resp["allowed"] is True  # failure mode open
             assert f"review not finished within {budget:g} s" in resp["warnings"][0]
             _gone(victim)
@@ -965,8 +976,6 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
             resp = post(client, review(workload_object(B01), uid="after"))["response"]
             assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
     finally:
-        if resume is not None:
-            resume.cancel()
         try:
             os.kill(victim, signal.SIGCONT)
         except OSError:
