@@ -206,9 +206,10 @@ async def _read_body(receive: Any, declared: str | None, limit: int, state: Webh
     its first chunk) searched for a ``uid`` (:func:`~kvlint.webhook.review.review_from_head`). With one, the
     rest is read and dropped, up to :data:`REFUSED_READ_FACTOR` x ``limit`` bytes in all, and _Refused raised
     at its end (answered as a review); without one, or past that many bytes (a declared length past it is
-    refused unread), ReviewError(413 or 503) is raised at once. Before, both answered an HTTP error to the API server as well, which then applied
-    its ``failurePolicy``: under ``Ignore`` an UPDATE of two large objects, or a review of a burst of large ones,
-    was admitted unchecked without a warning, whatever ``--failure-mode`` said."""
+    refused unread), ReviewError(413 or 503) is raised at once. Before, the API server's reviews got the HTTP
+    error as well and it applied its ``failurePolicy``: under ``Ignore`` an UPDATE of two large objects, or a
+    review of a burst of large ones, was admitted unchecked without a warning, whatever ``--failure-mode``
+    said."""
     refused: ReviewError | None = None
     drain_limit = REFUSED_READ_FACTOR * limit
     if declared is not None:
