@@ -26,8 +26,9 @@ servers in one process (tests, the benchmark) do not collide. Series:
 * ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting
   (read from the pool when scraped, :meth:`WebhookMetrics.track_pool`).
 * ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
-  (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``), and
-  connections the client closed before its request body was in (``client_gone``).
+  (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``,
+  ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``), and connections the client closed
+  before its request body was in (``client_gone``).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
 """
