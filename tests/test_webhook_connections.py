@@ -200,7 +200,9 @@ def test_header_deadline_runs_per_request_on_a_kept_alive_connection(tls: dict[s
         conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
         t0 = time.monotonic()
         assert _read_responses(conn, 3.0) == ([], True)
-        assert 0.8 < time.monotonic() - t0 < 2.5
+        # not before its deadline (1 s from its first bytes; a loaded machine only delays the close), and by the
+        # header deadline (counted as such): an upper bound on the wall time added nothing but flakiness
+        assert time.monotonic() - t0 > 0.8
         assert _closed(app, "header_timeout") == 1.0
         conn.close()
     finally:
