@@ -489,3 +489,84 @@ def test_action_and_documented_workflow_follow_githubs_hardening_guide() -> None
     assert "path" not in checkout["with"]  # the Action asks git in the workspace root
     for script in _run_scripts(job["steps"]):
         assert "${{" not in script
+
+
+def _secrets_named(node: object) -> set[str]:
+    """The secrets an expression anywhere in ``node`` (a parsed workflow or part of one) reads."""
+    text = json.dumps(node)
+    return set(re.findall(r"secrets\.([A-Za-z_][A-Za-z0-9_]*)", text)) | set(
+        re.findall(r"secrets\[['\"]([^'\"]+)['\"]\]", text)
+    )
+
+
+def _workflow_events(workflow: dict[object, object]) -> set[str]:
+    events = workflow.get(True, workflow.get("on"))  # YAML 1.1 reads the key `on` as true
+    if isinstance(events, str):
+        return {events}
+    return set(events or ())  # type: ignore[call-overload]
+
+
+def _documented_workflows() -> list[tuple[str, dict[object, object]]]:
+    out = []
+    for doc in ("docs/ci.md", "README.md"):
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as fh:
+            text = fh.read()
+        for block in re.findall(r"```yaml\n(.*?)```", text, flags=re.S):
+            parsed = yaml.safe_load(block)
+            if isinstance(parsed, dict) and "jobs" in parsed:
+                out.append((doc, parsed))
+    return out
+
+
+def test_the_repositorys_workflows_pin_every_action_and_give_pull_requests_no_secret() -> None:
+    """GitHub's security hardening guide for this repository's own workflows: every action they use, GitHub's
+    included, is pinned to a full commit SHA with its release beside it (``pypa/gh-action-pypi-publish`` ran
+    as ``@release/v1``, a branch, in the job that holds PyPI's trusted-publishing token; the docker actions of
+    the image job, which can push packages, as ``@v3``-style tags); no workflow runs on
+    ``pull_request_target``; a workflow a pull request triggers reads no secret but ``GITHUB_TOKEN``."""
+    workflows = sorted(os.listdir(os.path.join(ROOT, ".github", "workflows")))
+    assert {"ci.yml", "release.yml", "webhook-image.yml"} <= set(workflows)
+    for name in workflows:
+        path = os.path.join(ROOT, ".github", "workflows", name)
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        workflow = yaml.safe_load(text)
+        for job_name, job in workflow["jobs"].items():
+            for step in job.get("steps", []):
+                uses = step.get("uses")
+                if uses is None or uses.startswith("./"):
+                    continue
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}", uses), (name, job_name, uses)
+                assert re.search(re.escape(uses) + r" # v\d+\.\d+\.\d+\n", text), (
+                    name,
+                    uses,
+                    "release beside it",
+                )
+        events = _workflow_events(workflow)
+        assert "pull_request_target" not in events, name
+        if "pull_request" in events:
+            assert _secrets_named(workflow) <= {"GITHUB_TOKEN"}, name
+
+
+def test_the_documented_workflows_keep_hf_token_out_of_pull_requests() -> None:
+    """docs/ci.md told users to give the kvlint job ``HF_TOKEN`` in the workflow it shows for ``on:
+    pull_request``; a documented workflow a pull request triggers now reads no secret, and the one that asks
+    the Hub with the token runs on trusted events only, the token given to the kvlint step alone."""
+    documented = _documented_workflows()
+    assert len(documented) >= 2
+    hub = None
+    for doc, workflow in documented:
+        events = _workflow_events(workflow)
+        assert "pull_request_target" not in events, doc
+        if "pull_request" in events:
+            assert _secrets_named(workflow) <= {"GITHUB_TOKEN"}, doc
+        if "HF_TOKEN" in _secrets_named(workflow):
+            hub = workflow
+    assert hub is not None, "docs/ci.md shows where the token goes"
+    assert _workflow_events(hub) <= {"push", "workflow_dispatch", "schedule"}
+    (job,) = hub["jobs"].values()
+    assert "HF_TOKEN" not in _secrets_named(job.get("env", {}))  # not the whole job's environment
+    (step,) = [s for s in job["steps"] if "HF_TOKEN" in _secrets_named(s)]
+    assert step["uses"].startswith("OWNER/kvlint@") and job.get("environment")
+    with open(os.path.join(ROOT, "docs", "ci.md"), encoding="utf-8") as fh:
+        assert "env: {HF_TOKEN: ${{ secrets.HF_TOKEN }}}" not in fh.read()

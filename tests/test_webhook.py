@@ -12,7 +12,6 @@ import os
 import signal
 import socket
 import ssl
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -277,21 +276,49 @@ def test_wrong_content_type_415(server: Any) -> None:
     assert r.status_code == 415
 
 
-def test_oversized_rejected_declared_and_streamed(server: Any) -> None:
-    _, client, _ = server
-    obj = workload_object(B09)
+def test_oversized_review_is_answered_per_the_failure_mode_and_other_oversized_bodies_get_413(
+    server: Any,
+) -> None:
+    """A review body over ``max_request_bytes`` got HTTP 413, declared or streamed, and the API server applied
+    ``failurePolicy``: under ``Ignore`` an UPDATE of two large objects was admitted unchecked with no warning
+    whatever ``--failure-mode`` said. Its head names the request's uid, as the API server writes it: the body
+    is read to its end without being held and the review answered per the failure mode (``open`` here: allowed,
+    with a warning saying it was not checked), on a connection that stays open. A body whose head names no
+    uid (not an API server's) still gets 413."""
+    _, client, app = server
+    registry = app.state.webhook.metrics.registry
+
+    def counted(outcome: str) -> float:
+        labels = {"verdict": "allowed", "outcome": outcome, "dry_run": "false"}
+        return registry.get_sample_value("kvlint_webhook_reviews_total", labels) or 0.0
+
+    def bad(reason: str) -> float:
+        return registry.get_sample_value("kvlint_webhook_bad_requests_total", {"reason": reason}) or 0.0
+
+    obj = workload_object(B01)  # denied when linted (KV103)
     obj["metadata"]["annotations"] = {"padding": "x" * (MAX_BYTES + 10)}
-    body = json.dumps(review(obj)).encode()
-    r = client.post("/validate", content=body, headers={"Content-Type": "application/json"})
-    assert r.status_code == 413 and str(MAX_BYTES) in r.json()["error"]
+    body = json.dumps(review(obj, uid="too-large")).encode()
+    before, refused = counted("too_large"), bad("too_large")
 
     def chunks() -> Any:  # no Content-Length: chunked transfer encoding
         for i in range(0, len(body), 65536):
             yield body[i : i + 65536]
 
-    r = client.post("/validate", content=chunks(), headers={"Content-Type": "application/json"})
-    assert r.status_code == 413
-    assert 'kvlint_webhook_bad_requests_total{reason="too_large"} 2.0' in client.get("/metrics").text
+    for content in (body, chunks()):
+        r = client.post("/validate", content=content, headers={"Content-Type": "application/json"})
+        assert r.status_code == 200 and r.headers.get("connection") != "close"
+        resp = r.json()["response"]
+        assert resp["uid"] == "too-large" and resp["allowed"] is True
+        (warning,) = resp["warnings"]
+        assert f"exceeds the limit of {MAX_BYTES} bytes" in warning and "not checked" in warning
+        assert resp["auditAnnotations"] == {"verdict": "unchecked"}
+    assert counted("too_large") == before + 2 and bad("too_large") == refused
+    # the same connection answers the next review
+    assert post(client, review(workload_object(B01), uid="after"))["response"]["allowed"] is False
+    anonymous = json.dumps({"padding": "x" * (MAX_BYTES + 10)}).encode()
+    r = client.post("/validate", content=anonymous, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413 and str(MAX_BYTES) in r.json()["error"]
+    assert bad("too_large") == refused + 1
 
 
 def _raw_answer(port: int, cafile: str, request: bytes) -> bytes:
@@ -342,20 +369,34 @@ def test_content_length_with_leading_zeros_is_its_number(server: Any, tls: dict[
 
 
 def test_slow_review_bounded_fail_open(server: Any) -> None:
+    """A review whose pipeline runs 3x the budget is answered at the budget, per the failure mode, and the worker
+    still linting is killed. Shown by events, not by the wall time of the answer (``elapsed < 2.5 x budget``
+    failed on a loaded machine): the answer says the budget ran out, and the worker was killed for it (had
+    the server waited for the pipeline, nothing would have been killed). Counted from before the review: the
+    module's server is shared, so a total would depend on which tests ran first."""
     _, client, app = server
+    registry = app.state.webhook.metrics.registry
+
+    def value(name: str, **labels: str) -> float:
+        return registry.get_sample_value(name, labels) or 0.0
+
+    before = (
+        value("kvlint_webhook_budget_exceeded_total", stage="lint"),
+        value("kvlint_webhook_worker_restarts_total", reason="timeout"),
+        value("kvlint_webhook_reviews_total", verdict="allowed", outcome="timeout", dry_run="false"),
+    )
     obj = workload_object(B01)
     obj["metadata"]["name"] = "slow-llama"
-    t0 = time.perf_counter()
     resp = post(client, review(obj, uid="slow"))["response"]
-    elapsed = time.perf_counter() - t0
-    assert elapsed < BUDGET_S * 2.5, elapsed  # answered within the budget, not after the 1.5 s pipeline
     assert resp["allowed"] is True and resp["uid"] == "slow"
     assert "not checked" in resp["warnings"][0] and "failure mode open" in resp["warnings"][0]
-    metrics = client.get("/metrics").text
-    assert 'outcome="timeout"' in metrics
+    assert f"review not finished within {BUDGET_S:g} s" in resp["warnings"][0]
     # the budget is enforced: the worker still linting was killed and replaced (issue 14), not left running
-    assert 'kvlint_webhook_budget_exceeded_total{stage="lint"} 1.0' in metrics
-    assert 'kvlint_webhook_worker_restarts_total{reason="timeout"} 1.0' in metrics
+    assert value("kvlint_webhook_budget_exceeded_total", stage="lint") == before[0] + 1
+    assert value("kvlint_webhook_worker_restarts_total", reason="timeout") == before[1] + 1
+    assert value("kvlint_webhook_reviews_total", verdict="allowed", outcome="timeout", dry_run="false") == (
+        before[2] + 1
+    )
     pool = app.state.webhook.pool
     deadline = time.monotonic() + 10
     while pool.alive < 2 and time.monotonic() < deadline:
@@ -512,6 +553,59 @@ def test_an_update_is_denied_only_for_errors_the_old_object_did_not_have(server:
     assert fixed_errors == []
     resp = post(client, review(old, operation="UPDATE", oldObject=fixed))["response"]
     assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
+
+
+def test_an_old_object_whose_lint_runs_out_of_budget_is_counted_and_logged_apart(server: Any) -> None:
+    """An UPDATE whose ``oldObject`` could not be linted within the budget left is judged on its own (every
+    error denies). It was counted as any denial (``outcome="findings"``) with nothing in the metrics telling
+    it from one whose old object was linted: ``kvlint_webhook_old_object_lints_total{result}`` counts how the
+    old object's lint ended, and the review's log line says it (``old_object``)."""
+    _, client, app = server
+    registry = app.state.webhook.metrics.registry
+    logger = app.state.webhook.logger
+
+    def count(result: str) -> float:
+        return registry.get_sample_value("kvlint_webhook_old_object_lints_total", {"result": result}) or 0.0
+
+    def denials() -> float:
+        labels = {"verdict": "denied", "outcome": "findings", "dry_run": "false"}
+        return registry.get_sample_value("kvlint_webhook_reviews_total", labels) or 0.0
+
+    old = workload_object(B01)  # KV103, also in the new object
+    slow_old = json.loads(json.dumps(old))
+    slow_old["metadata"]["name"] = "slow-" + old["metadata"]["name"]  # slow_pipeline: 3x the budget late
+    env = _with_env(old, "HF_HUB_OFFLINE", "1")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        before = {r: count(r) for r in ("linted", "timeout", "internal_error")}
+        resp = post(client, review(env, uid="old-linted", operation="UPDATE", oldObject=old))["response"]
+        assert resp["allowed"] is True  # the old object's error: admitted, named
+        assert count("linted") == before["linted"] + 1 and count("timeout") == before["timeout"]
+        denied = denials()
+        resp = post(client, review(env, uid="old-slow", operation="UPDATE", oldObject=slow_old))["response"]
+        assert resp["allowed"] is False and "KV103" in resp["status"]["message"]  # every error denies
+        assert count("timeout") == before["timeout"] + 1 and count("linted") == before["linted"] + 1
+        assert count("internal_error") == before["internal_error"]
+        assert denials() == denied + 1  # still a denial for its findings, not a failure-mode answer
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    lines = [json.loads(x) for x in stream.getvalue().splitlines()]
+    reviews = {x["uid"]: x for x in lines if x.get("message") == "review"}
+    assert reviews["old-linted"]["old_object"] == "linted"
+    assert reviews["old-slow"]["old_object"] == "timeout" and reviews["old-slow"]["allowed"] is False
+    assert any(
+        x.get("old_object") == "timeout" and x.get("uid") == "old-slow"
+        for x in lines
+        if x is not reviews["old-slow"]
+    )
+    created = post(client, review(old, uid="created"))["response"]  # a CREATE lints no old object
+    assert created["allowed"] is False and count("linted") == before["linted"] + 1
 
 
 def test_existing_violations_deny_when_the_setting_is_off(tls: dict[str, Any]) -> None:
@@ -852,7 +946,6 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
     srv = ServerThread(app, reloader).start()
     pool = app.state.webhook.pool
     (victim,) = pool.pids
-    resume = None
     try:
         ctx = ssl.create_default_context(cafile=tls["ca.crt"])
         big = workload_object(B01)
@@ -862,20 +955,19 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
             httpx.Client(base_url=srv.url, verify=ctx, timeout=20) as prober,
         ):
             assert prober.get("/healthz").status_code == 200
-            os.kill(victim, signal.SIGSTOP)
-            resume = threading.Timer(8.0, os.kill, (victim, signal.SIGCONT))
-            resume.start()
+            os.kill(victim, signal.SIGSTOP)  # resumed only when the test ends: whatever is answered meanwhile
+            # was answered while the worker read nothing (a bound on the wall time of the answers, with the
+            # worker resumed 8 s in, failed on a loaded machine)
             from concurrent.futures import ThreadPoolExecutor
 
             with ThreadPoolExecutor(1) as ex:
-                t0 = time.monotonic()
                 answer = ex.submit(post, client, review(big, uid="stopped"))
-                time.sleep(0.3)  # the review is being written to the stopped worker
-                assert prober.get("/healthz").status_code == 200
-                probe_s = time.monotonic() - t0
+                deadline = time.monotonic() + 20
+                while pool.busy == 0 and not answer.done() and time.monotonic() < deadline:
+                    time.sleep(0.005)  # until the review is handed to the stopped worker
+                assert pool.busy == 1 or answer.done()
+                assert prober.get("/healthz").status_code == 200  # the event loop answers meanwhile
                 resp = answer.result(timeout=20)["response"]
-                review_s = time.monotonic() - t0
-            assert probe_s < 4.0 and review_s < 4.0, (probe_s, review_s)
             assert resp["uid"] == "stopped" and resp["allowed"] is True  # failure mode open
             assert f"review not finished within {budget:g} s" in resp["warnings"][0]
             _gone(victim)
@@ -884,8 +976,6 @@ def test_a_stopped_worker_holds_neither_the_event_loop_nor_the_budget(tls: dict[
             resp = post(client, review(workload_object(B01), uid="after"))["response"]
             assert resp["allowed"] is False and "KV103" in resp["status"]["message"]
     finally:
-        if resume is not None:
-            resume.cancel()
         try:
             os.kill(victim, signal.SIGCONT)
         except OSError:

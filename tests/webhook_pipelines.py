@@ -19,3 +19,19 @@ def slow_pipeline(loaded: Any, options: Any) -> Any:
     if any(d.name.startswith("slow-") for d in loaded.documents):
         time.sleep(BUDGET_S * 3)
     return run_documents(loaded, options)
+
+
+def gated_pipeline(loaded: Any, options: Any) -> Any:
+    """run_documents, but for a document whose ``data.gate`` names a file, only once that file exists (the test
+    creates it when the review may finish; at most 30 s), so a test orders reviews by events, not by sleeps."""
+    import os
+
+    from kvlint.pipeline import run_documents
+
+    for d in loaded.documents:
+        gate = (d.data.get("data") or {}).get("gate") if isinstance(d.data, dict) else None
+        if gate:
+            deadline = time.monotonic() + 30
+            while not os.path.exists(gate) and time.monotonic() < deadline:
+                time.sleep(0.01)
+    return run_documents(loaded, options)

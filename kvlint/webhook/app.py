@@ -2,10 +2,12 @@
 
 Request path of ``POST /validate``:
 
-1. size and time: a ``Content-Length`` above ``max_request_bytes`` gets HTTP 413 unread; a body streamed
-   past the limit is cut off with 413 too; a body not complete within ``body_timeout_seconds`` gets 408
-   (the headers have their own deadline in :mod:`kvlint.webhook.protocol`). A declared ``Content-Type``
-   other than JSON gets 415.
+1. size and time: a body over ``max_request_bytes`` (declared or streamed), or one whose chunk would take the
+   bodies held past ``body_buffer_bytes``, is not held; when its head names the request's ``uid`` (the API
+   server's does) it is read to its end and the review answered per the failure mode (outcome ``too_large``
+   or ``overloaded``), else it gets HTTP 413 or 503 (and so does one over four times the limit); a body not
+   complete within ``body_timeout_seconds`` gets 408 (the headers have their own deadline in
+   :mod:`kvlint.webhook.protocol`). A declared ``Content-Type`` other than JSON gets 415.
 2. :func:`~kvlint.webhook.review.parse_review`: anything that is not an AdmissionReview gets HTTP 400
    with ``{"error": "..."}`` (the API server then applies the configuration's ``failurePolicy``).
 3. :func:`~kvlint.webhook.review.skip_reason`: reviews that need no linting are allowed at once
@@ -152,24 +154,78 @@ def _declared_length(value: str) -> str | None:
     return value.lstrip("0") or "0"
 
 
+#: Bytes of a refused request body's head searched for the request's ``uid`` (:func:`_read_body`): the API
+#: server writes it about 80 bytes in (``kind``, ``apiVersion``, then ``request`` with ``uid`` first).
+REFUSED_HEAD_BYTES = 4096
+#: A body refused for its size or for the bodies held, whose head names a ``uid``, is read to its end without
+#: being held, up to this many times ``max_request_bytes`` in all (12 MiB by default: an UPDATE of two objects
+#: at etcd's 1.5 MiB, written as JSON with their managed fields, stays below it); beyond that it is refused
+#: with HTTP 413 and the connection closed, as a body whose head names no uid is at once.
+REFUSED_READ_FACTOR = 4
+
+
+class _Refused(Exception):
+    """A request body kvlint does not decode (``status`` 413: over ``max_request_bytes``; 503: more request
+    bodies held than :attr:`WebhookSettings.body_buffer_bytes`) whose ``head`` names a ``uid``: read to its end
+    without being held, so that the review is answered per the failure mode (an AdmissionReview, not an HTTP
+    error the API server's ``failurePolicy`` would decide) and the connection stays usable."""
+
+    def __init__(self, error: ReviewError, head: bytes) -> None:
+        super().__init__(str(error))
+        self.status = error.status
+        self.head = head
+
+
+def _head_of(chunks: list[bytes], limit: int) -> bytes:
+    """The first ``limit`` bytes of ``chunks`` joined (without joining the rest)."""
+    out = bytearray()
+    for chunk in chunks:
+        out += chunk[: limit - len(out)]
+        if len(out) >= limit:
+            break
+    return bytes(out)
+
+
+def _digits_above(digits: str, bound: int) -> bool:
+    """Whether the decimal ``digits`` (no leading zeros, :func:`_declared_length`) name more than ``bound``,
+    compared as text."""
+    text = str(bound)
+    return len(digits) > len(text) or (len(digits) == len(text) and digits > text)
+
+
 async def _read_body(receive: Any, declared: str | None, limit: int, state: WebhookState) -> bytes:
     """The request body read from the ASGI ``receive`` channel, at most ``limit`` bytes (``declared``: the
     request's ``Content-Length``, None without one), each chunk counted in ``state.body_bytes`` as it is read
-    (the caller takes the body's length off once it is decoded; on an error here this does). Raises
-    ReviewError(400) when ``declared`` is not a decimal (:func:`_declared_length`), ReviewError(413) when
-    larger, ReviewError(503) when the bodies held would exceed
-    :attr:`WebhookSettings.body_buffer_bytes`, _ClientGone when the client disconnects first. Reads the
-    messages as Starlette's ``Request.stream`` does."""
+    (the caller takes the body's length off once it is decoded; on an error here this does). Reads the messages
+    as Starlette's ``Request.stream`` does.
+
+    Raises ReviewError(400) when ``declared`` is not a decimal (:func:`_declared_length`), _ClientGone when the
+    client disconnects first. A body larger than ``limit`` (declared or streamed: 413), or whose next chunk would
+    take the bodies held past :attr:`WebhookSettings.body_buffer_bytes` (503), is not held: its bytes held so far
+    are given back and its head (the bytes read so far, at most :data:`REFUSED_HEAD_BYTES`; a declared length:
+    its first chunk) searched for a ``uid`` (:func:`~kvlint.webhook.review.review_from_head`). With one, the
+    rest is read and dropped, up to :data:`REFUSED_READ_FACTOR` x ``limit`` bytes in all, and _Refused raised
+    at its end (answered as a review); without one, or past that many bytes (a declared length past it is
+    refused unread), ReviewError(413 or 503) is raised at once. Before, the API server's reviews got the HTTP
+    error as well and it applied its ``failurePolicy``: under ``Ignore`` an UPDATE of two large objects, or a
+    review of a burst of large ones, was admitted unchecked without a warning, whatever ``--failure-mode``
+    said."""
+    refused: ReviewError | None = None
+    drain_limit = REFUSED_READ_FACTOR * limit
     if declared is not None:
         size = _declared_length(declared)
         if size is None:
             raise ReviewError(f"invalid Content-Length {declared[:40]!r}")
-        bound = str(limit)
-        if len(size) > len(bound) or (len(size) == len(bound) and size > bound):
+        if _digits_above(size, limit):
             shown = size if len(size) <= 40 else f"{size[:20]}...({len(size)} digits)"
-            raise ReviewError(f"request body of {shown} bytes exceeds the limit of {limit} bytes", 413)
+            refused = ReviewError(f"request body of {shown} bytes exceeds the limit of {limit} bytes", 413)
+            if _digits_above(size, drain_limit):
+                raise refused
     chunks: list[bytes] = []
-    total = 0
+    total = 0  # bytes of this body held (counted in state.body_bytes)
+    read = 0  # bytes of this body read, held or not
+    head = b""  # a refused body's first REFUSED_HEAD_BYTES
+    named = False  # a refused body's head names a uid: read on to its end
     cap = state.settings.body_buffer_bytes
     try:
         while True:
@@ -177,25 +233,46 @@ async def _read_body(receive: Any, declared: str | None, limit: int, state: Webh
             kind = message["type"]
             if kind == "http.request":
                 chunk = message.get("body", b"")
+                more = message.get("more_body", False)
                 if chunk:
                     # ``total`` is what this body holds in state.body_bytes: a chunk refused (413, 503) was
                     # never counted there, so it is not taken off either (it was, for 413, and the count
                     # drifted below zero by that chunk per request until the cap refused nothing)
                     n = len(chunk)
-                    if total + n > limit:
-                        raise ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
-                    if state.body_bytes + n > cap:
-                        raise ReviewError(f"request bodies being read exceed {cap} bytes", 503)
-                    state.body_bytes += n
-                    total += n
-                    chunks.append(chunk)
-                if not message.get("more_body", False):
+                    read += n
+                    if refused is None:
+                        if total + n > limit:
+                            refused = ReviewError(f"request body exceeds the limit of {limit} bytes", 413)
+                        elif state.body_bytes + n > cap:
+                            refused = ReviewError(f"request bodies being read exceed {cap} bytes", 503)
+                        else:
+                            state.body_bytes += n
+                            total += n
+                            chunks.append(chunk)
+                        if refused is not None:  # held no longer: the head kept, the rest given back
+                            head = _head_of(chunks, REFUSED_HEAD_BYTES)
+                            chunks.clear()
+                            state.body_bytes -= total
+                            total = 0
+                    if refused is not None:
+                        if read > drain_limit:
+                            raise refused
+                        if not named:  # decided on the head read so far (the API server's names the uid)
+                            head += chunk[: REFUSED_HEAD_BYTES - len(head)]
+                            if review_from_head(head) is None:
+                                raise refused
+                            named = True
+                if refused is not None and not named and not more:
+                    raise refused
+                if not more:
                     break
             elif kind == "http.disconnect":
                 raise _ClientGone
     except BaseException:
         state.body_bytes -= total
         raise
+    if refused is not None:
+        raise _Refused(refused, head)
     return b"".join(chunks)
 
 
@@ -254,6 +331,8 @@ def _log_fields(review: Review, verdict: Any, seconds: float, mode: str) -> dict
         out["errors"] = logged
     if verdict.suppressed:
         out["suppressed"] = verdict.suppressed
+    if verdict.old_object:
+        out["old_object"] = verdict.old_object
     if verdict.reason:
         out["reason"] = _bounded(verdict.reason, LOG_REASON_CHARS)
     return out
@@ -307,26 +386,36 @@ async def _run_pipeline(state: WebhookState, review: Review, started: float) -> 
         and review.old_object is not None
         and any(d.severity == "error" for d in outcome.diagnostics)
     ):
-        existing = await _old_errors(state, review, options, started)
+        existing, result = await _old_errors(state, review, options, started)
+        payload, verdict = build_response(review, settings, outcome, existing)
+        verdict.old_object = result
+        return payload, verdict
     return build_response(review, settings, outcome, existing)
 
 
-async def _old_errors(state: WebhookState, review: Review, options: Any, started: float) -> list[str] | None:
+async def _old_errors(
+    state: WebhookState, review: Review, options: Any, started: float
+) -> tuple[list[str] | None, str]:
     """The :func:`~kvlint.webhook.review.existing_errors` of an UPDATE's ``oldObject``, linted as the new
-    object was (same options, same label) within what is left of the review's budget; None when that lint
-    does not finish or fails (the UPDATE is then judged on its own: every error denies)."""
+    object was (same options, same label) within what is left of the review's budget, and how that lint
+    ended: ``linted``, ``timeout`` (the budget ran out) or ``internal_error`` (the worker failed). The errors
+    are None unless ``linted`` (the UPDATE is then judged on its own: every error denies). Each ending is
+    counted in ``kvlint_webhook_old_object_lints_total{result}``; a timeout or failure is logged too."""
     assert state.pool is not None
     old = dataclasses.replace(review, object=review.old_object)
     budget = max(0.0, state.settings.timeout_seconds - (time.perf_counter() - started))
     try:
         before = await state.pool.lint(prepared_object(old), review_label(old), options, budget)
     except (BudgetExceeded, WorkerFailed) as exc:
+        result = "timeout" if isinstance(exc, BudgetExceeded) else "internal_error"
+        state.metrics.old_object_lints.labels(result).inc()
         state.logger.warning(
             "old object not linted: every error of the update denies",
-            extra={"fields": {"uid": review.uid, "error": str(exc)}},
+            extra={"fields": {"uid": review.uid, "error": str(exc), "old_object": result}},
         )
-        return None
-    return existing_errors(before)
+        return None, result
+    state.metrics.old_object_lints.labels("linted").inc()
+    return existing_errors(before), "linted"
 
 
 #: An HTTP answer: status, raw headers (ASGI), body.
@@ -502,6 +591,8 @@ def create_app(
             except _ClientGone:  # gone before its body was in: nobody to answer, nothing to log
                 state.metrics.connections_closed.labels("client_gone").inc()
                 return 400, [(b"content-length", b"0")], b""  # Starlette's Response(status_code=400)
+        except _Refused as exc:
+            return _refused(exc, t0)
         except ReviewError as exc:
             if exc.status == 503:
                 state.metrics.bad_requests.labels("overloaded").inc()
@@ -549,6 +640,24 @@ def create_app(
             return _json_answer({"error": why}, 503)
         state.metrics.budget_exceeded.labels("queue").inc()
         payload, verdict = failure_response(bare, settings, why, "timeout")
+        seconds = time.perf_counter() - t0
+        state.metrics.observe(verdict, bare.dry_run, seconds)
+        state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})
+        return _json_answer(payload)
+
+    def _refused(exc: _Refused, t0: float) -> _Answer:
+        """The answer for a review whose body was not decoded, too large (``outcome="too_large"``) or one too
+        many held (``outcome="overloaded"``), but whose head names its ``uid``: per the failure mode, as a review
+        kvlint could not finish, instead of the HTTP 413 or 503 that left it to the API server's
+        ``failurePolicy``."""
+        bare = review_from_head(exc.head)
+        assert bare is not None  # _read_body raises _Refused only then
+        if exc.status == 413:
+            outcome, why = "too_large", f"{exc} (--max-request-bytes)"
+        else:
+            outcome, why = "overloaded", f"{exc} at once"
+        state.logger.warning("review not decoded: " + why, extra={"fields": {"uid": bare.uid}})
+        payload, verdict = failure_response(bare, settings, why, outcome)
         seconds = time.perf_counter() - t0
         state.metrics.observe(verdict, bare.dry_run, seconds)
         state.logger.info("review", extra={"fields": _log_fields(bare, verdict, seconds, settings.mode)})

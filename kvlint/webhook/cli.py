@@ -139,7 +139,12 @@ def webhook() -> None:
     show_default=True,
     help="Per-review budget, seconds (enforced: an overrunning worker is killed and replaced).",
 )
-@click.option("--max-request-bytes", default="3Mi", show_default=True, help="Larger bodies get HTTP 413.")
+@click.option(
+    "--max-request-bytes",
+    default="3Mi",
+    show_default=True,
+    help="Larger bodies are not decoded: answered per --failure-mode when their head names the uid, else HTTP 413.",
+)
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=2, show_default=True, help="Review worker processes."
 )

@@ -4,22 +4,31 @@ Each :class:`WebhookMetrics` owns a ``CollectorRegistry`` (not the process-globa
 servers in one process (tests, the benchmark) do not collide. Series:
 
 * ``kvlint_webhook_reviews_total{verdict, outcome, dry_run}``: reviews answered; ``verdict`` is
-  ``allowed``/``denied``, ``outcome`` ``clean|findings|would_deny|skipped|timeout|internal_error``.
+  ``allowed``/``denied``, ``outcome`` ``clean|findings|would_deny|skipped|timeout|internal_error|too_large|
+  overloaded`` (the last two: a request body over ``max_request_bytes``, or one more than the bodies held, whose
+  head names the request's ``uid``, answered per the failure mode without being decoded).
 * ``kvlint_webhook_findings_total{rule, severity}``: diagnostics reported in reviews, by rule id.
 * ``kvlint_webhook_review_duration_seconds``: histogram of time from request body read to response
   built (seconds), buckets from 1 ms to 10 s.
 * ``kvlint_webhook_bad_requests_total{reason}``: requests refused with an HTTP error
-  (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``).
+  (``malformed``, ``too_large``, ``unsupported_media_type``, ``body_timeout``, ``overloaded``); a body too
+  large or one too many whose head names a ``uid`` is answered as a review instead (``reviews_total``).
 * ``kvlint_webhook_budget_exceeded_total{stage}``: reviews answered per the failure mode because their
   time budget ran out, ``stage`` ``queue`` (no worker, or no in-flight slot to decode the review in,
   became free) or ``lint`` (the worker was too slow and was killed).
+* ``kvlint_webhook_old_object_lints_total{result}``: UPDATEs whose ``oldObject`` was linted to tell the errors
+  it already had from new ones (``--allow-existing-violations``, ``enforce`` mode, the new object having an
+  error): ``linted``, ``timeout`` (the budget left after the new object ran out: every error of the update
+  then denies), ``internal_error`` (the worker failed; the same). Not in ``budget_exceeded``: such a review is
+  answered from the new object's findings, not per the failure mode.
 * ``kvlint_webhook_worker_restarts_total{reason}``: review workers killed and replaced (``timeout``,
   ``died``, ``memory``, ``cancelled``, ``protocol``).
 * ``kvlint_webhook_workers``, ``kvlint_webhook_workers_busy``: review worker processes alive / linting
   (read from the pool when scraped, :meth:`WebhookMetrics.track_pool`).
 * ``kvlint_webhook_connections_closed_total{reason}``: connections closed by the server's limits
-  (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``), and
-  connections the client closed before its request body was in (``client_gone``).
+  (``header_timeout``, ``header_too_large``, ``body_timeout``, ``pipelined``, ``write_timeout``,
+  ``max_connections``: uvicorn's HTTP 503 past ``--max-connections``), and connections the client closed
+  before its request body was in (``client_gone``).
 * ``kvlint_webhook_tls_reloads_total{result}``: certificate reloads (``ok``/``failed``).
 * ``kvlint_webhook_inventory_refreshes_total{result}``: node-label inventory refreshes (``--cluster``).
 """
@@ -68,6 +77,12 @@ class WebhookMetrics:
             "kvlint_webhook_budget_exceeded",
             "Reviews whose time budget ran out (answered per the failure mode).",
             ["stage"],
+            registry=r,
+        )
+        self.old_object_lints = Counter(
+            "kvlint_webhook_old_object_lints",
+            "UPDATEs whose old object was linted for the errors it already had, by result.",
+            ["result"],
             registry=r,
         )
         self.worker_restarts = Counter(

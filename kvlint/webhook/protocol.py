@@ -20,7 +20,9 @@ and with enough of them every request, probes included, got HTTP 503 ("Exceeded 
   read the answers held its connection, its task and up to ~600 KB of buffers (asyncio's 512 KB TLS and
   64 KB socket high-water marks) for ever, since no other deadline runs while a response is being written;
   as many of them as ``limit_concurrency`` would have held every connection of the listener;
-* counts each in ``kvlint_webhook_connections_closed_total{reason}``.
+* counts each in ``kvlint_webhook_connections_closed_total{reason}``, and (``max_connections``) each request
+  uvicorn answers HTTP 503 and closes because the connections or requests at once reached its
+  ``limit_concurrency`` (``--max-connections``; httptools only), which uvicorn only logs.
 
 The body has its own deadline in the application (:func:`kvlint.webhook.app.create_app`), and the TLS
 handshake its own (``ssl_handshake_timeout``, :func:`kvlint.webhook.server.build_server`).
@@ -122,8 +124,8 @@ def deadline_protocol(
     Args:
         header_timeout: seconds a request's headers may take (from connection or previous response).
         max_header_bytes: most bytes of a request's headers (request line included).
-        on_close: called with ``"header_timeout"``, ``"header_too_large"``, ``"write_timeout"`` or
-            ``"pipelined"`` when a connection is closed.
+        on_close: called with ``"header_timeout"``, ``"header_too_large"``, ``"write_timeout"``,
+            ``"pipelined"`` or ``"max_connections"`` when a connection is closed.
         base: the uvicorn protocol class to extend (default: uvicorn's ``auto`` choice, httptools when
             installed, else h11).
         write_timeout: seconds the transport may keep the connection's writes paused (the client not
@@ -211,6 +213,16 @@ def deadline_protocol(
                 pipeline.clear()  # the queued requests are never answered: their memory goes now
                 self._kv_close("pipelined", abort=True)
                 raise _TooManyPipelined  # stops the parser: the rest of this read is not parsed
+            # uvicorn answers this request HTTP 503 and closes the connection when the connections or requests
+            # at once reach limit_concurrency (its test in on_headers_complete, read before it runs); counted,
+            # as uvicorn only logs it, so that a refusal the API server's failurePolicy decides shows in metrics
+            limit = getattr(self, "limit_concurrency", None)
+            if (
+                on_close is not None
+                and limit is not None
+                and (len(self.connections) >= limit or len(self.tasks) >= limit)
+            ):
+                on_close("max_connections")
             super().on_headers_complete()
 
         def _kv_expired(self) -> None:

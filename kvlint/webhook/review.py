@@ -139,7 +139,9 @@ class WebhookSettings:
         timeout_seconds: per-review time budget in seconds (waiting for a free worker included),
             enforced: a worker still linting when it runs out is killed and replaced; keep it below the
             ValidatingWebhookConfiguration's ``timeoutSeconds``.
-        max_request_bytes: request bodies above this many bytes get HTTP 413.
+        max_request_bytes: request bodies above this many bytes are not decoded: answered per
+            ``failure_mode`` when their head names the request's ``uid`` (read to their end unheld, up to four
+            times this), HTTP 413 otherwise.
         workers: review worker processes (reviews linted at once).
         exempt_namespaces: namespaces never linted (defence in depth behind ``namespaceSelector``).
         trusted_controllers: ``request.userInfo.username`` patterns (an exact name, or a prefix ending in
@@ -799,7 +801,11 @@ class Verdict:
     """The decision taken on one review, for the response, the log line and the metrics.
 
     ``outcome`` is one of ``clean``, ``findings`` (allowed with warnings or denied), ``would_deny``
-    (errors found in warn/audit mode), ``skipped``, ``timeout``, ``internal_error``.
+    (errors found in warn/audit mode), ``skipped``, ``timeout``, ``internal_error``, ``too_large`` (the request
+    body over ``max_request_bytes``, not decoded) and ``overloaded`` (more request bodies held than the server
+    holds), the last four answered per the failure mode (:func:`failure_response`). ``old_object``: for an
+    UPDATE whose ``oldObject`` was linted for the errors it already had (``allow_existing_violations``), how
+    that lint ended (``linted``, ``timeout``, ``internal_error``); empty when it was not linted.
     """
 
     allowed: bool
@@ -808,6 +814,7 @@ class Verdict:
     warnings: list[Diagnostic] = field(default_factory=list)
     suppressed: int = 0
     reason: str = ""
+    old_object: str = ""
 
     @property
     def rules(self) -> list[str]:
@@ -920,8 +927,9 @@ def build_response(
 def failure_response(
     review: Review, settings: WebhookSettings, why: str, outcome: str
 ) -> tuple[dict[str, Any], Verdict]:
-    """Answer when the review could not be completed (``outcome`` ``timeout`` or ``internal_error``):
-    fail ``open`` allows with a warning saying the object was not checked; fail ``closed`` denies."""
+    """Answer when the review could not be completed (``outcome`` ``timeout``, ``internal_error``,
+    ``too_large`` or ``overloaded``): fail ``open`` allows with a warning saying the object was not checked;
+    fail ``closed`` denies."""
     text = f"kvlint: {why}; the object was not checked"
     if settings.failure_mode == "open":
         verdict = Verdict(True, outcome, reason=why)
