@@ -435,6 +435,34 @@ _MINIMAX_LINEAR_ARCHS = frozenset(
 )
 
 
+#: MiniMax architectures vLLM removed after 0.23.0: ``_PREVIOUSLY_SUPPORTED_MODELS`` (architecture -> the last release
+#: that served it) in vllm@0.34.0:vllm/model_executor/models/registry.py. ``MiniMaxForCausalLM`` (the transformers port
+#: of MiniMax-Text-01, listed there too) is left out: vLLM tries its Transformers modelling backend before that
+#: error for an architecture transformers defines, and kvlint has not read whether that backend takes it.
+VLLM_REMOVED_ARCHITECTURES: dict[str, str] = {
+    "MiniMaxText01ForCausalLM": "0.23.0",
+    "MiniMaxM1ForCausalLM": "0.23.0",
+    "MiniMaxVL01ForConditionalGeneration": "0.23.0",
+}
+
+
+def vllm_removed_architecture(architectures: tuple[str, ...], version: str | None) -> tuple[str, str] | None:
+    """``(architecture, last release)`` when vLLM ``version`` (None or unreadable: the newest read) no longer serves
+    any of ``architectures``: an entry of :data:`VLLM_REMOVED_ARCHITECTURES` whose last release is older than
+    ``version``. vLLM then stops at start-up with ``ModelRegistry._raise_for_unsupported``'s "Model architecture A was
+    supported in vLLM until vX, and is not supported anymore. Please use an older version of vLLM if you want to use
+    this model architecture." (vllm@0.34.0:vllm/model_executor/models/registry.py). Else None."""
+    from kvlint.memory.versions import parse_pep440, resolve_version
+
+    v, _ = resolve_version(version)
+    for a in architectures:
+        last = VLLM_REMOVED_ARCHITECTURES.get(a)
+        lv = parse_pep440(last)
+        if last and lv is not None and v > lv:
+            return a, last
+    return None
+
+
 def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
     """``"nemotron_h"`` / ``"nemotron_h_vl"`` when vLLM's Nemotron-H config hook picks this model's SSM-state dtype
     (the config sets no ``mamba_ssm_cache_dtype``, and an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
