@@ -416,11 +416,12 @@ class LayerSpec:
     attention and keeps that per-request state as well as the layer's KV cache.
     On an ``mla`` layer, ``index_head_dim`` > 0 says the layer also keeps a DeepSeek sparse attention (DSA)
     lightning-indexer key cache of that width (DeepSeek V3.2, GLM-5; :func:`kvlint.memory.kv.dsa_indexer_bytes`).
-    ``ssm_default`` on a ``mamba`` layer: ``(hook, elements, element_bytes)`` when the SSM-state dtype is not in the
-    config and an engine's model hook picks it release by release (``hook`` ``"nemotron_h"`` or
-    ``"nemotron_h_vl"``, :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype`): ``state_bytes`` counts those
-    ``elements`` of SSM state at ``element_bytes`` (the model dtype), which vLLM's plan replaces by its release's
-    dtype (:func:`kvlint.memory.vllm.release_state_layers`). Empty elsewhere.
+    ``ssm_default`` on a ``mamba`` layer: ``(hook, elements, element_bytes, model_bytes)`` when an engine's model
+    hook picks the SSM-state dtype release by release (``hook`` ``"nemotron_h"`` or ``"nemotron_h_vl"`` when the
+    config does not name it, with ``"+config"`` when it does and only releases with the hook read it;
+    :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype`): ``state_bytes`` counts those ``elements`` of SSM
+    state at ``element_bytes`` (the config's dtype, else the model dtype's ``model_bytes``), which vLLM's plan
+    replaces by its release's dtype (:func:`kvlint.memory.vllm.release_state_layers`). Empty elsewhere.
     """
 
     kind: str
@@ -432,7 +433,7 @@ class LayerSpec:
     kv_shared: bool = False
     compress_ratio: int = 0
     index_head_dim: int = 0
-    ssm_default: tuple[str, int, int] | tuple[()] = ()
+    ssm_default: tuple[str, int, int, int] | tuple[()] = ()
 
 
 @dataclass(frozen=True)

@@ -464,16 +464,24 @@ def vllm_removed_architecture(architectures: tuple[str, ...], version: str | Non
 
 
 def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
-    """``"nemotron_h"`` / ``"nemotron_h_vl"`` when vLLM's Nemotron-H config hook picks this model's SSM-state dtype
-    (the config sets no ``mamba_ssm_cache_dtype``, and an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
-    :data:`_NEMOTRON_H_VL_SSM_HOOK_ARCHS`), else ``""`` (the config's dtype, or the model dtype)."""
-    if text.get("mamba_ssm_cache_dtype"):
-        return ""
+    """The vLLM Nemotron-H config hook that decides this model's SSM-state dtype, by release, or ``""``.
+
+    ``"nemotron_h"`` / ``"nemotron_h_vl"`` (an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
+    :data:`_NEMOTRON_H_VL_SSM_HOOK_ARCHS`) when the config sets no ``mamba_ssm_cache_dtype``: the hook's default
+    applies. The same names with ``"+config"`` when the config sets it (Nemotron 3): the hook passes the config's
+    value on, and a release without the hook never reads it (the SSM state then stays at the model dtype,
+    ``--mamba-ssm-cache-dtype auto``: vllm@0.12.0 reads ``mamba_ssm_cache_dtype`` only from its ``CacheConfig``, in
+    ``vllm/model_executor/models/nemotron_h.py::NemotronHForCausalLM.get_mamba_state_dtype_from_config`` and
+    ``vllm/model_executor/layers/mamba/mamba_utils.py::MambaStateDtypeCalculator._mamba_state_dtype``).
+    :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype` answers by release. ``""`` for other models (the
+    config's dtype, or the model dtype)."""
     if any(a in _NEMOTRON_H_SSM_HOOK_ARCHS for a in architectures):
-        return "nemotron_h"
-    if any(a in _NEMOTRON_H_VL_SSM_HOOK_ARCHS for a in architectures):
-        return "nemotron_h_vl"
-    return ""
+        base = "nemotron_h"
+    elif any(a in _NEMOTRON_H_VL_SSM_HOOK_ARCHS for a in architectures):
+        base = "nemotron_h_vl"
+    else:
+        return ""
+    return base + "+config" if text.get("mamba_ssm_cache_dtype") else base
 
 
 def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
@@ -1050,10 +1058,16 @@ def _layer_kinds(
             notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
         state, snote = _mamba_state_bytes(text, dtype_bytes)
         hook = _nemotron_h_ssm_hook(text, architectures)
-        ssm_default: tuple[str, int, int] | tuple[()] = (
-            (hook, _mamba_ssm_elements(text), dtype_bytes) if hook else ()
+        counted = dtype_bytes_of(text.get("mamba_ssm_cache_dtype"), dtype_bytes)
+        ssm_default: tuple[str, int, int, int] | tuple[()] = (
+            (hook, _mamba_ssm_elements(text), counted, dtype_bytes) if hook else ()
         )
-        if hook:
+        if hook.endswith("+config"):
+            snote += (
+                "; vLLM reads the config's mamba_ssm_cache_dtype through its NemotronH hook (from 0.13.0; the VL "
+                "wrappers from 0.20.0): earlier releases keep the SSM state at the model dtype"
+            )
+        elif hook:
             snote += (
                 "; no mamba_ssm_cache_dtype in the config: vLLM's NemotronH hook picks the SSM dtype by release "
                 "(model dtype before 0.13.0, float16 0.13.0-0.19.x, float32 from 0.20.0)"
