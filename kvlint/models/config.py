@@ -619,6 +619,32 @@ def _falcon_h1_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tupl
     )
 
 
+def _zamba2_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request Mamba-2 state of one Zamba2 layer, in bytes, as vLLM builds it.
+
+    vllm@0.12.0:vllm/model_executor/models/zamba2.py::Zamba2ForCausalLM.get_mamba_state_shape_from_config passes
+    ``MambaStateShapeCalculator.mamba2_state_shape`` ``intermediate_size = mamba_expand x hidden_size``, ``n_groups =
+    mamba_ngroups``, ``num_heads = n_mamba_heads``, ``head_dim = mamba_headdim``, ``state_size = mamba_d_state``,
+    ``conv_kernel = mamba_d_conv``; transformers' ``Zamba2Config`` (4.57.1 ``configuration_zamba2.py``) derives
+    ``mamba_headdim = mamba_expand x hidden_size // n_mamba_heads`` whatever the file says (defaults: expand 2,
+    groups 1, 8 heads, d_state 64, d_conv 4). Conv ``(intermediate + 2 x groups x d_state) x (d_conv - 1)`` and SSM
+    ``heads x head_dim x d_state`` elements, both at the model dtype (``get_mamba_state_dtype_from_config``:
+    ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype`` auto; no config hook reads a dtype). Returns ``(bytes,
+    note)``."""
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    inter = (_int(text.get("mamba_expand")) or 2) * hidden
+    heads = _int(text.get("n_mamba_heads")) or 8
+    groups = _int(text.get("mamba_ngroups")) or 1
+    d_state = _int(text.get("mamba_d_state")) or 64
+    kernel = _int(text.get("mamba_d_conv")) or 4
+    conv = (inter + 2 * groups * d_state) * (kernel - 1)
+    ssm = heads * (inter // heads) * d_state
+    total = (conv + ssm) * model_dtype_bytes
+    return total, (
+        f"Mamba-2 state per request per layer {total} B (conv {conv} + ssm {ssm} elements x {model_dtype_bytes} B)"
+    )
+
+
 def _dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
     """The decoder layers (0-based) of a DeepSeek sparse attention (DSA) model that build a lightning indexer, and
     so keep its key cache; empty for a config without ``index_topk`` (not DSA).
@@ -1088,6 +1114,31 @@ def _layer_kinds(
         notes.append(
             f"{key}: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
+        )
+        return out, None
+
+    # Zamba2: layers_block_type names each layer "hybrid" (a shared attention block, then a Mamba-2 layer) or a
+    # Mamba-2 layer (vllm@0.12.0:vllm/model_executor/models/zamba2.py::Zamba2Model: "hybrid" builds
+    # Zamba2HybridLayer, anything else Zamba2MambaDecoderLayer). The attention weights are shared by num_mem_blocks
+    # blocks, but "KV cache is unique for every attention layer": Zamba2Attention gives each hybrid layer its own
+    # Attention of num_attention_heads heads (its KV heads: vLLM passes no num_kv_heads, so num_key_value_heads is
+    # not read) x attention_head_dim, which transformers' Zamba2Config sets to 2 x hidden_size // num_attention_heads
+    # (the block attends over the hidden state concatenated with the embeddings). Every layer keeps a Mamba-2 state.
+    blocks = text.get("layers_block_type")
+    if model_type == "zamba2" and isinstance(blocks, list) and blocks:
+        if len(blocks) != n:
+            notes.append(f"layers_block_type has {len(blocks)} entries for {n} layers")
+        sb, snote = _zamba2_state_bytes(text, dtype_bytes)
+        hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+        z_head = 2 * hidden // max(1, heads)
+        hybrid = LayerSpec(kind="full", kv_heads=heads, head_size=z_head, head_size_v=z_head, state_bytes=sb)
+        mamba = LayerSpec(kind="mamba", state_bytes=sb)
+        out = [hybrid if str(b) == "hybrid" else mamba for b in blocks[:n]]
+        out += [mamba] * (n - len(out))
+        h = sum(1 for ly in out if ly.kind == "full")
+        notes.append(
+            f"Zamba2 layers_block_type: {h} hybrid layers (shared attention, own KV cache: {heads} KV heads x {z_head}, "
+            f"and a Mamba-2 state), {n - h} Mamba-2 layers; {snote}"
         )
         return out, None
 
