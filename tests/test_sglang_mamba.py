@@ -170,3 +170,27 @@ def test_kv701_quotes_the_state_pool_error_for_a_hybrid_model(tmp_path: Path) ->
     cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
     d = next(x for x in check_container(cr, opts) if x.rule == "KV701")
     assert "Not enough GPU memory for hybrid (mamba/linear-attention) state cache" in d.message
+
+
+def test_multimodal_reservation_from_0_5_18() -> None:
+    """0.5.18+ ``mm_runtime_reservation_gb``: SGLANG_VLM_CACHE_SIZE_MB (100 MiB) leaves the KV budget of a multimodal
+    model; none before, none for a text model, none for Gemma 3 unless --enable-multimodal (mm_disabled_models)."""
+    from kvlint.memory.sglang import multimodal_reservation
+
+    vl = "Qwen/Qwen2.5-VL-7B-Instruct"
+    base = _plan(vl, "--tp", "1")
+    s = _cmd("--model-path", vl, "--tp", "1")
+    s.env = {**s.env, "SGLANG_VLM_CACHE_SIZE_MB": "0"}
+    none = plan_sglang_detailed(s, _model(vl), H100.memory_bytes, gpus=1)
+    assert none.rest_bytes - base.rest_bytes == 100 * (1 << 20)
+    kw = {"enable_multimodal": False, "language_only": False, "feature_transport": None}
+    assert multimodal_reservation(_model(vl), (0, 5, 16), {}, **kw) == 0
+    assert (
+        multimodal_reservation(_model(vl), (0, 5, 18), {}, **{**kw, "feature_transport": "cuda_ipc"})
+        == 1124 << 20
+    )
+    assert multimodal_reservation(_model(vl), (0, 5, 23), {}, **{**kw, "language_only": True}) == 0
+    assert multimodal_reservation(_model("Qwen/Qwen3-32B"), (0, 5, 23), {}, **kw) == 0
+    gemma = _model("google/gemma-3-12b-it")
+    assert multimodal_reservation(gemma, (0, 5, 23), {}, **kw) == 0
+    assert multimodal_reservation(gemma, (0, 5, 23), {}, **{**kw, "enable_multimodal": True}) == 100 << 20

@@ -429,6 +429,7 @@ class SglangPrelude:
     mamba_full_memory_ratio: float = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
     max_mamba_cache_size: int | None = None
     disable_radix_cache: bool = False
+    mm_reserve_bytes: int = 0
 
 
 def sglang_prelude(
@@ -484,6 +485,19 @@ def sglang_prelude(
     context_notes: tuple[str, ...] = ()
     if u_ctx is None:
         context_notes = (f"context_length {derived} derived from {key}",)
+    mm_reserve = multimodal_reservation(
+        model,
+        v,
+        serving.env,
+        enable_multimodal=bool(get("enable_multimodal")),
+        language_only=bool(get("language_only")),
+        feature_transport=get("mm_feature_transport"),
+    )
+    if mm_reserve:
+        model_notes.append(
+            f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
+            "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
+        )
     mamba = sglang_mamba.state_shape(model, tp, pp, v, get("mamba_ssm_dtype"), serving.env)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
@@ -543,7 +557,57 @@ def sglang_prelude(
         mamba_full_memory_ratio=mfr,
         max_mamba_cache_size=as_int(get("max_mamba_cache_size")),
         disable_radix_cache=radix_off,
+        mm_reserve_bytes=mm_reserve,
     )
+
+
+#: First architectures SGLang serves text-only unless ``--enable-multimodal`` (``ModelConfig.__init__``,
+#: ``mm_disabled_models``, the same four in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels)
+_SG_MM_DISABLED = frozenset(
+    {
+        "Gemma3ForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+        "InklingForConditionalGeneration",
+    }
+)
+
+
+def multimodal_reservation(
+    model: ModelSpec,
+    v: SgVersion,
+    env: Mapping[str, str],
+    *,
+    enable_multimodal: bool,
+    language_only: bool,
+    feature_transport: Any,
+) -> int:
+    """Bytes SGLang takes from the KV budget for a multimodal model's post-sizing allocations, from 0.5.18
+    (``kv_cache_configurator.py::mm_runtime_reservation_gb``, read in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels;
+    absent in 0.5.16; 0.5.17 not read): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
+    ``SGLANG_MM_FEATURE_CACHE_MB`` (default 1024) with ``--mm-feature-transport cuda_ipc`` / ``cuda_vmm``; 0 for a
+    text model. Multimodal as ``ModelConfig.is_multimodal`` decides it: a config with a text sub-config
+    (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a
+    vision / audio tower, unless ``--language-only``, and for the first architectures of :data:`_SG_MM_DISABLED` only
+    with ``--enable-multimodal``."""
+    if v < (0, 5, 18) or language_only:
+        return 0
+    c = model.config or {}
+    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
+    if not any(isinstance(c.get(k), dict) for k in subs):
+        return 0
+    first = model.architectures[0] if model.architectures else ""
+    if first in _SG_MM_DISABLED and not enable_multimodal:
+        return 0
+
+    def mib(name: str, default: int) -> int:
+        raw = str(env.get(name) or "").strip()
+        return int(raw) if raw.isdigit() else default
+
+    reserved = mib("SGLANG_VLM_CACHE_SIZE_MB", 100)
+    if str(feature_transport or "") in ("cuda_ipc", "cuda_vmm"):
+        reserved += mib("SGLANG_MM_FEATURE_CACHE_MB", 1024)
+    return reserved * MiB
 
 
 def _preload_note(world: int) -> str:
@@ -613,9 +677,10 @@ def plan_sglang_detailed(
     used, used_lo, used_hi = preload_bytes(tp * pp)
     pre_free = total_bytes - used
     budget = int(mfs * pre_free)
-    rest = budget - weights - _OTHER
-    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs)
-    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs)
+    mm = pre.mm_reserve_bytes
+    rest = budget - weights - _OTHER - mm
+    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs) - mm
+    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs) - mm
     min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
     page = pre.page_size
     mamba_slots = mamba_bytes = 0
@@ -781,6 +846,7 @@ __all__ = [
     "derive_context_length",
     "gpu_tier",
     "max_running_requests_04",
+    "multimodal_reservation",
     "plan_sglang",
     "plan_sglang_detailed",
     "pool_below_context_behaviour",
