@@ -498,7 +498,9 @@ def sglang_prelude(
             f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
             "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
         )
-    mamba = sglang_mamba.state_shape(model, tp, pp, v, get("mamba_ssm_dtype"), serving.env)
+    # the state tensors are sharded over the attention TP group (attn_tp_size: tp / dp with --enable-dp-attention)
+    attn_tp = max(1, tp // dp) if dp_attention else tp
+    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env)
     radix_off = bool(get("disable_radix_cache"))
     ratio, strategy = sglang_mamba.request_ratio(
         v,
