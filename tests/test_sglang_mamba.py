@@ -194,3 +194,22 @@ def test_multimodal_reservation_from_0_5_18() -> None:
     gemma = _model("google/gemma-3-12b-it")
     assert multimodal_reservation(gemma, (0, 5, 23), {}, **kw) == 0
     assert multimodal_reservation(gemma, (0, 5, 23), {}, **{**kw, "enable_multimodal": True}) == 100 << 20
+
+
+def test_kv702_names_the_state_pool(tmp_path: Path) -> None:
+    """A hybrid model's KV pool is what the state pool leaves: KV702 says so."""
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    manifest = tmp_path / "q35.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: q35}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        '          args: ["--model-path=Qwen/Qwen3.5-9B", "--mem-fraction-static=0.9"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="l4")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    d = next(x for x in check_container(cr, opts) if x.rule == "KV702")
+    assert "hybrid state pool of" in d.message

@@ -299,7 +299,7 @@ def pool_slots(
             dp if v >= (0, 5, 13) else 1
         )
     else:
-        budget = max(0, rest_bytes) * full_memory_ratio / (1 + full_memory_ratio)
+        budget = rest_bytes * full_memory_ratio / (1 + full_memory_ratio)  # negative when nothing is left
         k = int((budget - per_req * pad) // per_req) if per_req > 0 else 0
     return k, (k + pad) * per_req if k > 0 else 0
 

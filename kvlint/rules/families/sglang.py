@@ -176,7 +176,13 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         says = f"starts without a warning and silently {cap}"
     yield ctx.finding(
-        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} (rest {gib(d.rest_bytes)} ÷ "
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} (rest {gib(d.rest_bytes)}"
+        + (
+            f" after the {gib(d.mamba_state_bytes)} hybrid state pool of {d.max_mamba_cache_size} slots"
+            if d.mamba_state_bytes
+            else ""
+        )
+        + " ÷ "
         f"{p.kv_bytes_per_token:,} B/token, page {d.page_size}) but context_length is {d.context_length:,}: one "
         f"full-length request cannot fit. SGLang {p.engine_version} {says}",
         s.loc("context_length") if "context_length" in s.flags else s.command_loc,
