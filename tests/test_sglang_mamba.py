@@ -213,3 +213,15 @@ def test_kv702_names_the_state_pool(tmp_path: Path) -> None:
     cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
     d = next(x for x in check_container(cr, opts) if x.rule == "KV702")
     assert "hybrid state pool of" in d.message
+
+
+def test_state_pool_is_shown_beside_the_kv_cache() -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    d = _plan(QWEN3_NEXT, "--tp", "4")
+    p = d.plan
+    assert p.state_pool_bytes == d.mamba_state_bytes > 0
+    assert p.as_dict()["memory"]["state_pool_bytes"] == d.mamba_state_bytes
+    assert "state pool" in render_plan_text(p)
+    text = _plan("Qwen/Qwen3-32B", "--tp", "2").plan
+    assert "state_pool_bytes" not in text.as_dict()["memory"] and "state pool" not in render_plan_text(text)

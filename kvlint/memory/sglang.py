@@ -787,6 +787,7 @@ def plan_sglang_detailed(
         kv_cache_dtype=kvd if kvd != "auto" else dtype,
         weights_source=pre.weights_source,
         assumptions=tuple(notes),
+        state_pool_bytes=max(0, mamba_bytes),
     )
     return SglangPlanDetail(
         plan=plan,
