@@ -49,3 +49,8 @@ def test_minimax_m1_after_its_last_release_is_an_error(tmp_path: Path) -> None:
 )
 def test_removed_architecture_by_release(archs: tuple[str, ...], version: str | None, gone: bool) -> None:
     assert (vllm_removed_architecture(archs, version) is not None) is gone
+
+
+def test_unknown_version_says_it_is_assumed(tmp_path: Path) -> None:
+    (d,) = _kv502(tmp_path, "latest")
+    assert "(assumed: the newest release read)" in d.message and d.severity == "error"

@@ -311,9 +311,16 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         and (gone := vllm_removed_architecture(cr.model.architectures, s.version)) is not None
     ):
         arch, last = gone
+        from kvlint.memory.versions import NEWEST_VLLM, resolve_version
+
+        shown = (
+            f"{NEWEST_VLLM} (assumed: the newest release read)"
+            if resolve_version(s.version)[1]
+            else s.version
+        )
         yield ctx.finding(
             f"model '{name}' is a {arch} model, which vLLM removed after {last}: vLLM "
-            f"{s.version or 'newest'} stops at start-up with 'Model architecture {arch} was supported in vLLM "
+            f"{shown} stops at start-up with 'Model architecture {arch} was supported in vLLM "
             f"until v{last}, and is not supported anymore. Please use an older version of vLLM if you want to use "
             "this model architecture.'",
             s.model.loc or s.command_loc,
