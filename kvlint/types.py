@@ -416,11 +416,12 @@ class LayerSpec:
     attention and keeps that per-request state as well as the layer's KV cache.
     On an ``mla`` layer, ``index_head_dim`` > 0 says the layer also keeps a DeepSeek sparse attention (DSA)
     lightning-indexer key cache of that width (DeepSeek V3.2, GLM-5; :func:`kvlint.memory.kv.dsa_indexer_bytes`).
-    ``ssm_default`` on a ``mamba`` layer: ``(hook, elements, element_bytes)`` when the SSM-state dtype is not in the
-    config and an engine's model hook picks it release by release (``hook`` ``"nemotron_h"`` or
-    ``"nemotron_h_vl"``, :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype`): ``state_bytes`` counts those
-    ``elements`` of SSM state at ``element_bytes`` (the model dtype), which vLLM's plan replaces by its release's
-    dtype (:func:`kvlint.memory.vllm.release_state_layers`). Empty elsewhere.
+    ``ssm_default`` on a ``mamba`` layer: ``(hook, elements, element_bytes, model_bytes)`` when an engine's model
+    hook picks the SSM-state dtype release by release (``hook`` ``"nemotron_h"`` or ``"nemotron_h_vl"`` when the
+    config does not name it, with ``"+config"`` when it does and only releases with the hook read it;
+    :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype`): ``state_bytes`` counts those ``elements`` of SSM
+    state at ``element_bytes`` (the config's dtype, else the model dtype's ``model_bytes``), which vLLM's plan
+    replaces by its release's dtype (:func:`kvlint.memory.vllm.release_state_layers`). Empty elsewhere.
     """
 
     kind: str
@@ -432,7 +433,7 @@ class LayerSpec:
     kv_shared: bool = False
     compress_ratio: int = 0
     index_head_dim: int = 0
-    ssm_default: tuple[str, int, int] | tuple[()] = ()
+    ssm_default: tuple[str, int, int, int] | tuple[()] = ()
 
 
 @dataclass(frozen=True)
@@ -584,6 +585,9 @@ class MemoryPlan:
     "Available KV cache memory"), with ``_low``/``_high`` the uncertainty band of the heuristic terms.
     ``capacity_tokens`` is what vLLM prints as "GPU KV cache size: N tokens"; ``max_concurrency``
     its "Maximum concurrency for L tokens per request". ``assumptions`` lists every assumption made.
+    ``state_pool_bytes``: a pool of per-request recurrent states the engine allocates beside the KV cache, out of
+    the same budget (SGLang's hybrid Mamba / linear-attention state pool; 0 elsewhere: vLLM keeps such states inside
+    its KV cache).
     """
 
     engine: str
@@ -622,25 +626,30 @@ class MemoryPlan:
     kv_cache_dtype: str
     weights_source: str
     assumptions: tuple[str, ...] = ()
+    state_pool_bytes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of DESIGN.md (``memory.*``, ``kv.*``)."""
+        """The JSON shape of DESIGN.md (``memory.*``, ``kv.*``); ``memory.state_pool_bytes`` only when there is a
+        state pool."""
+        memory: dict[str, Any] = {
+            "total_bytes": self.total_bytes,
+            "gpu_memory_utilization": self.gpu_memory_utilization,
+            "budget_bytes": self.budget_bytes,
+            "weights_bytes": self.weights_bytes,
+            "activation_bytes": self.activation_bytes,
+            "non_torch_bytes": self.non_torch_bytes,
+            "cudagraph_bytes": self.cudagraph_bytes,
+            "kv_cache_bytes": self.kv_cache_bytes,
+            "kv_cache_bytes_low": self.kv_cache_bytes_low,
+            "kv_cache_bytes_high": self.kv_cache_bytes_high,
+        }
+        if self.state_pool_bytes:
+            memory["state_pool_bytes"] = self.state_pool_bytes
         return {
             "engine": self.engine,
             "engine_version": self.engine_version,
             "era": self.era,
-            "memory": {
-                "total_bytes": self.total_bytes,
-                "gpu_memory_utilization": self.gpu_memory_utilization,
-                "budget_bytes": self.budget_bytes,
-                "weights_bytes": self.weights_bytes,
-                "activation_bytes": self.activation_bytes,
-                "non_torch_bytes": self.non_torch_bytes,
-                "cudagraph_bytes": self.cudagraph_bytes,
-                "kv_cache_bytes": self.kv_cache_bytes,
-                "kv_cache_bytes_low": self.kv_cache_bytes_low,
-                "kv_cache_bytes_high": self.kv_cache_bytes_high,
-            },
+            "memory": memory,
             "kv": {
                 "bytes_per_token": self.kv_bytes_per_token,
                 "block_size": self.block_size,

@@ -71,13 +71,14 @@ def test_nemotron_h_ssm_state_follows_the_release(version: str, model_dtype: str
     assert blocks == {16 * cdiv(want, 16 * tok)}, (version, model_dtype, blocks, want)
 
 
-def test_nemotron_h_ssm_dtype_in_the_config_is_not_overridden() -> None:
-    # Nemotron 3 Nano sets mamba_ssm_cache_dtype float32: the hook keeps it in every release that has the hook
+def test_nemotron_h_ssm_dtype_in_the_config_is_read_from_the_hook_release() -> None:
+    """Nemotron 3 Nano sets mamba_ssm_cache_dtype float32: releases with the NemotronH hook (0.13.0 on) pass it on;
+    0.12.0 reads the SSM dtype only from --mamba-ssm-cache-dtype (auto: the model dtype), never from the config."""
     cfg = _cfg("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
-    assert cfg["mamba_ssm_cache_dtype"] == "float32"
+    assert cfg["mamba_ssm_cache_dtype"] == "float32" and cfg["torch_dtype"] == "bfloat16"
     spec = parse_config(cfg, model_id="nano", source="test")
-    states = set()
-    for version in ("0.13.0", "0.19.1", "0.20.0"):
+    tok = _attn_bytes_per_token(cfg, 2)
+    for version, ssm_bytes in (("0.12.0", 2), ("0.13.0", 4), ("0.19.1", 4), ("0.20.0", 4), ("0.34.0", 4)):
         d = plan_vllm_detailed(
             VllmSettings(version=version, max_model_len=8192),
             spec,
@@ -85,6 +86,5 @@ def test_nemotron_h_ssm_dtype_in_the_config_is_not_overridden() -> None:
             gpu_name="NVIDIA H100 80GB HBM3",
             compute_capability="9.0",
         )
-        states.add(tuple(sorted(g.block_size for g in d.groups)))
-    assert len(states) == 1
-    assert {ly.ssm_default for ly in spec.layers if ly.kind == "mamba"} == {()}
+        want = _mamba2_state(cfg, 2, ssm_bytes)
+        assert {g.block_size for g in d.groups} == {16 * cdiv(want, 16 * tok)}, version

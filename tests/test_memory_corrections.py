@@ -153,6 +153,25 @@ def test_encoder_profile_items_as_the_logs_print():
     assert q is not None and q.items == 256 and q.encoder_tokens_per_item == 4 * 1608
 
 
+def test_encoder_profile_llama4_counts_every_tile():
+    """Llama 4 (vllm@0.12.0 mllama4.py): the dummy image is max_patches (16) tiles of 336 px stacked 16:1, so 16 tiles
+    + a global one, each 24 x 24 patches + a class token through the vision model and 576 // 4 = 144 tokens after the
+    pixel shuffle; the budget counts the whole placeholder (Llama4Processor._prompt_split_image: start, 16 rows of
+    144 patch tokens + a y separator, <|image|>, 144 global-tile tokens, end)."""
+    m = _m("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    vis = m.config["vision_config"]
+    patches = (vis["image_size"] // vis["patch_size"]) ** 2
+    per_chunk = patches // round(1 / vis["pixel_shuffle_ratio"] ** 2)
+    per_item = 1 + 16 * (per_chunk + 1) + 1 + per_chunk + 1
+    p, _ = encoder_profile(
+        m, era="v1", version=(0, 12, 0), max_num_seqs=1024, max_num_batched_tokens=8192, max_model_len=32768,
+        chunked_prefill=True, tp=1, dtype_bytes=2,
+    )  # fmt: skip
+    assert p is not None and p.tokens_per_item == per_item
+    assert p.encoder_tokens_per_item == 17 * (patches + 1)
+    assert p.items == 8192 // per_item
+
+
 def test_multimodal_v0_keeps_chunked_prefill_off_and_profiles_the_encoder():
     """gt-219 (V0 ~0.6.6, Llama-3.2-11B-Vision, max_model_len 65,536, 128 sequences): the activation the log printed
     (36.63 GiB) is the vision encoder over 128 dummy images, not the text forward."""

@@ -167,7 +167,8 @@ def encoder_profile(
     Returns ``(profile, notes)``. Rules by architecture (``model_type``): ``mllama`` (V0 encoder-decoder),
     ``gemma3`` (SigLIP, ``mm_tokens_per_image`` + 4 prompt tokens per image: ``vllm@0.11.2:
     vllm/model_executor/models/gemma3_mm.py::Gemma3ProcessingInfo.get_image_repl`` wraps the image tokens in
-    ``\\n\\n<start_of_image>`` … ``<end_of_image>\\n\\n``), Qwen2-VL family (``max_pixels`` from
+    ``\\n\\n<start_of_image>`` … ``<end_of_image>\\n\\n``), ``llama4`` (up to ``max_patches`` tiles + a global one,
+    each pixel-shuffled to ``get_patch_per_chunk`` tokens; see the branch), Qwen2-VL family (``max_pixels`` from
     ``--mm-processor-kwargs``; ``patch_size``, ``spatial_merge_size``), and CLIP/SigLIP towers with a fixed
     ``image_size`` (LLaVA-style: ``(image_size / patch_size)^2`` tokens, ``image_seq_length`` when the config gives it).
     """
@@ -212,6 +213,27 @@ def encoder_profile(
         llm_tokens = _int((model.config or {}).get("mm_tokens_per_image"), 256)
         per_item = llm_tokens + 4
         arch = "gemma3"
+    elif mt == "llama4":
+        # vllm@0.12.0:vllm/model_executor/models/mllama4.py: the dummy image is the one with the most features,
+        # max_patches tiles of image_size stacked 16:1 (Mllama4ProcessingInfo.get_image_size_with_most_features; the
+        # image processor's max_patches, 16 by default: transformers' Llama4ImageProcessorFast, preprocessor_config.json
+        # not read [assumed]), cut into those tiles plus a global one; each tile is image_size/patch_size squared
+        # patches + a class token through the vision model (Llama4VisionModel: num_patches + 1), then pixel-shuffled to
+        # get_patch_per_chunk = patches // round(1 / pixel_shuffle_ratio^2) language-model tokens. The encoder budget
+        # counts the whole placeholder (MultiModalProfiler.get_mm_max_contiguous_tokens), which transformers'
+        # Llama4Processor._prompt_split_image writes as <|image_start|>, one row of patch tokens and a
+        # <|tile_y_separator|> per tile (a 16:1 image has no x separators), <|image|>, the global tile's patch
+        # tokens and <|image_end|>.
+        size = _int(vis.get("image_size"), 336)
+        tiles = _int(kw.get("max_patches"), 16)
+        patches = (size // patch) ** 2
+        ratio = float(vis.get("pixel_shuffle_ratio") or 0.5)
+        per_chunk = patches // max(1, round(1.0 / (ratio * ratio)))
+        chunks = tiles + 1 if tiles > 1 else 1
+        per_item = (tiles * (per_chunk + 1) if tiles > 1 else 0) + per_chunk + 3
+        enc_per_item = chunks * (patches + 1)
+        pixels = chunks * size * size
+        arch = "llama4"
     elif mt.startswith("qwen2_vl") or mt.startswith("qwen2_5_vl") or mt.startswith("qwen3"):
         max_pixels = _int(kw.get("max_pixels"))
         if not max_pixels:
@@ -247,7 +269,9 @@ def encoder_profile(
             "tokens per image"
         )
     tok = items * enc_per_item
-    peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + items * 3 * size * size * dtype_bytes
+    if arch != "llama4":
+        pixels = size * size
+    peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + items * 3 * pixels * dtype_bytes
     rows = per_item
     if era == "v1" and cache_holds_full_budget(version):
         rows = max(max_num_batched_tokens, per_item)

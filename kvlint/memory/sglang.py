@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvlint.fastinit import direct_init
+from kvlint.memory import sglang_mamba
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
@@ -342,7 +343,9 @@ def check_context_length(
 class SglangPlanDetail:
     """What :func:`plan_sglang_detailed` resolved beyond the :class:`MemoryPlan` (bytes per rank).
 
-    ``rest_bytes`` is SGLang's ``rest`` after loading (``mfs × pre_free − weights − other``); ``minimum_mfs``
+    ``rest_bytes`` is SGLang's ``rest`` after loading (``mfs × pre_free − weights − other``), less the hybrid state
+    pool of a Mamba / linear-attention model (``mamba_state_bytes`` for ``max_mamba_cache_size`` slots, a count SGLang
+    refuses when not positive; ``mamba_family`` names the state, empty for other models); ``minimum_mfs``
     the smallest fraction leaving a positive pool (``1 − available/pre``); ``context_error`` the ValueError
     text when ``--context-length`` exceeds the derived length without the env override.
     """
@@ -365,6 +368,9 @@ class SglangPlanDetail:
     max_running_requests: int
     page_size: int
     chunked_prefill_size: int
+    max_mamba_cache_size: int = 0
+    mamba_state_bytes: int = 0
+    mamba_family: str = ""
 
 
 @dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
@@ -384,7 +390,10 @@ class SglangPrelude:
         (:func:`check_context_length`); max_prefill_tokens: the flag's raw value (read only when
         chunked_prefill_size is not positive); era. The notes, kept apart so that each GPU's plan puts them
         where SGLang meets them: version_notes, model_notes (dtype, cell size, the pre-load heuristic),
-        context_notes.
+        context_notes. mamba (:func:`kvlint.memory.sglang_mamba.state_shape`: one request's recurrent state on a
+        rank, None for a model without one) with mamba_ratio / mamba_strategy (:func:`kvlint.memory.sglang_mamba.
+        request_ratio`) and the flags that size the state pool: mamba_full_memory_ratio, max_mamba_cache_size,
+        disable_radix_cache.
     """
 
     version: SgVersion
@@ -414,6 +423,13 @@ class SglangPrelude:
     version_notes: tuple[str, ...]
     model_notes: tuple[str, ...]
     context_notes: tuple[str, ...]
+    mamba: sglang_mamba.StateShape | None = None
+    mamba_ratio: int = 1
+    mamba_strategy: str = ""
+    mamba_full_memory_ratio: float = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
+    max_mamba_cache_size: int | None = None
+    disable_radix_cache: bool = False
+    mm_reserve_bytes: int = 0
 
 
 def sglang_prelude(
@@ -469,6 +485,46 @@ def sglang_prelude(
     context_notes: tuple[str, ...] = ()
     if u_ctx is None:
         context_notes = (f"context_length {derived} derived from {key}",)
+    mm_reserve = multimodal_reservation(
+        model,
+        v,
+        serving.env,
+        enable_multimodal=bool(get("enable_multimodal")),
+        language_only=bool(get("language_only")),
+        feature_transport=get("mm_feature_transport"),
+    )
+    if mm_reserve:
+        model_notes.append(
+            f"multimodal model: {mm_reserve / MiB:.0f} MiB of the KV budget reserved for its embedding cache "
+            "(SGLANG_VLM_CACHE_SIZE_MB) and feature-transport pools (mm_runtime_reservation_gb)"
+        )
+    # the state tensors are sharded over the attention TP group (attn_tp_size: tp / dp with --enable-dp-attention)
+    attn_tp = max(1, tp // dp) if dp_attention else tp
+    mamba = sglang_mamba.state_shape(model, attn_tp, pp, v, get("mamba_ssm_dtype"), serving.env)
+    radix_off = bool(get("disable_radix_cache"))
+    ratio, strategy = sglang_mamba.request_ratio(
+        v,
+        model.architectures,
+        disable_radix_cache=radix_off,
+        disable_overlap_schedule=bool(get("disable_overlap_schedule")),
+        page_size=page,
+        strategy=get("mamba_radix_cache_strategy") or get("mamba_scheduler_strategy"),
+    )
+    mfr = as_float(get("mamba_full_memory_ratio"))
+    if mfr is None or mfr <= 0:
+        mfr = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
+    if mamba is not None:
+        model_notes.append(
+            f"hybrid state pool: {mamba.family} state {mamba.per_request} B/request per rank ({mamba.layers} layers, "
+            f"conv {mamba.conv} x {mamba.conv_bytes} B + ssm {mamba.ssm} x {mamba.ssm_bytes} B {mamba.ssm_dtype}), "
+            f"taken from the KV budget before the KV pool (mamba_full_memory_ratio {mfr:g}; {ratio} state slots per "
+            f"running request, {strategy})"
+        )
+    elif sglang_mamba.state_layer_indices(model):
+        model_notes.append(
+            "the recurrent-state pool SGLang keeps for this architecture's linear/Mamba layers is not modelled "
+            "(not counted against the KV pool)"
+        )
     return SglangPrelude(
         version=v,
         version_assumed=assumed,
@@ -497,7 +553,63 @@ def sglang_prelude(
         version_notes=version_notes,
         model_notes=tuple(model_notes),
         context_notes=context_notes,
+        mamba=mamba,
+        mamba_ratio=ratio,
+        mamba_strategy=strategy,
+        mamba_full_memory_ratio=mfr,
+        max_mamba_cache_size=as_int(get("max_mamba_cache_size")),
+        disable_radix_cache=radix_off,
+        mm_reserve_bytes=mm_reserve,
     )
+
+
+#: First architectures SGLang serves text-only unless ``--enable-multimodal`` (``ModelConfig.__init__``,
+#: ``mm_disabled_models``, the same four in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels)
+_SG_MM_DISABLED = frozenset(
+    {
+        "Gemma3ForConditionalGeneration",
+        "Llama4ForConditionalGeneration",
+        "Step3VLForConditionalGeneration",
+        "InklingForConditionalGeneration",
+    }
+)
+
+
+def multimodal_reservation(
+    model: ModelSpec,
+    v: SgVersion,
+    env: Mapping[str, str],
+    *,
+    enable_multimodal: bool,
+    language_only: bool,
+    feature_transport: Any,
+) -> int:
+    """Bytes SGLang takes from the KV budget for a multimodal model's post-sizing allocations, from 0.5.18
+    (``kv_cache_configurator.py::mm_runtime_reservation_gb``, read in the 0.5.18, 0.5.21, 0.5.22 and 0.5.23 wheels;
+    absent in 0.5.16; 0.5.17 not read): ``SGLANG_VLM_CACHE_SIZE_MB`` (default 100) MiB of embedding cache, plus
+    ``SGLANG_MM_FEATURE_CACHE_MB`` (default 1024) with ``--mm-feature-transport cuda_ipc`` / ``cuda_vmm``; 0 for a
+    text model. Multimodal as ``ModelConfig.is_multimodal`` decides it: a config with a text sub-config
+    (``text_config``, ``llm_config``, ``language_config``, ``thinker_config``: ``hf_config is not hf_text_config``) or a
+    vision / audio tower, unless ``--language-only``, and for the first architectures of :data:`_SG_MM_DISABLED` only
+    with ``--enable-multimodal``."""
+    if v < (0, 5, 18) or language_only:
+        return 0
+    c = model.config or {}
+    subs = ("text_config", "llm_config", "language_config", "thinker_config", "vision_config", "audio_config")
+    if not any(isinstance(c.get(k), dict) for k in subs):
+        return 0
+    first = model.architectures[0] if model.architectures else ""
+    if first in _SG_MM_DISABLED and not enable_multimodal:
+        return 0
+
+    def mib(name: str, default: int) -> int:
+        raw = str(env.get(name) or "").strip()
+        return int(raw) if raw.isdigit() else default
+
+    reserved = mib("SGLANG_VLM_CACHE_SIZE_MB", 100)
+    if str(feature_transport or "") in ("cuda_ipc", "cuda_vmm"):
+        reserved += mib("SGLANG_MM_FEATURE_CACHE_MB", 1024)
+    return reserved * MiB
 
 
 def _preload_note(world: int) -> str:
@@ -567,11 +679,38 @@ def plan_sglang_detailed(
     used, used_lo, used_hi = preload_bytes(tp * pp)
     pre_free = total_bytes - used
     budget = int(mfs * pre_free)
-    rest = budget - weights - _OTHER
-    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs)
-    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs)
+    mm = pre.mm_reserve_bytes
+    rest = budget - weights - _OTHER - mm
+    rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs) - mm
+    rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs) - mm
     min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
     page = pre.page_size
+    mamba_slots = mamba_bytes = 0
+    if pre.mamba is not None:
+        # the state pool comes out of rest before the KV pool is sized (sglang_mamba.pool_slots)
+        def state_pool(r: int) -> tuple[int, int]:
+            assert pre.mamba is not None
+            return sglang_mamba.pool_slots(
+                r,
+                pre.mamba.per_request,
+                v,
+                full_memory_ratio=pre.mamba_full_memory_ratio,
+                max_mamba_cache_size=pre.max_mamba_cache_size,
+                disable_radix_cache=pre.disable_radix_cache,
+                max_running_requests=pre.max_running_requests,
+                dp_attention_size=dp if pre.dp_attention else 1,
+            )
+
+        mamba_slots, mamba_bytes = state_pool(rest)
+        rest = rest - mamba_bytes if mamba_slots > 0 else min(rest, 0)
+        k_lo, b_lo = state_pool(rest_lo)
+        rest_lo = rest_lo - b_lo if k_lo > 0 else min(rest_lo, 0)
+        k_hi, b_hi = state_pool(rest_hi)
+        rest_hi = rest_hi - b_hi if k_hi > 0 else min(rest_hi, 0)
+        notes.append(
+            f"max_mamba_cache_size {mamba_slots} state slots, {mamba_bytes / GiB:.2f} GiB, taken from the KV budget "
+            "(SGLang hybrid state pool)"
+        )
 
     def tokens(r: int) -> int:
         t = max(0, r) // per_tok
@@ -603,6 +742,14 @@ def plan_sglang_detailed(
         notes.append(f"max_running_requests = min(clamp(tokens/context×512, 2048, 4096), tokens//2) = {mrr}")
     else:
         mrr = min(u_mrr // dp, mtt // 2)
+    if pre.mamba is not None and v >= (0, 5, 0):
+        cap = max(0, mamba_slots) // pre.mamba_ratio
+        if cap < mrr:
+            notes.append(
+                f"max_running_requests capped to {cap} by the state pool (max_mamba_cache_size {mamba_slots} // "
+                f"{pre.mamba_ratio} slots per request)"
+            )
+            mrr = cap
     plan = MemoryPlan(
         engine="sglang",
         engine_version=f"{v[0]}.{v[1]}.{v[2]}",
@@ -640,6 +787,7 @@ def plan_sglang_detailed(
         kv_cache_dtype=kvd if kvd != "auto" else dtype,
         weights_source=pre.weights_source,
         assumptions=tuple(notes),
+        state_pool_bytes=max(0, mamba_bytes),
     )
     return SglangPlanDetail(
         plan=plan,
@@ -660,6 +808,9 @@ def plan_sglang_detailed(
         max_running_requests=max(0, mrr),
         page_size=page,
         chunked_prefill_size=cps,
+        max_mamba_cache_size=mamba_slots,
+        mamba_state_bytes=mamba_bytes,
+        mamba_family=pre.mamba.family if pre.mamba is not None else "",
     )
 
 
@@ -698,6 +849,7 @@ __all__ = [
     "derive_context_length",
     "gpu_tier",
     "max_running_requests_04",
+    "multimodal_reservation",
     "plan_sglang",
     "plan_sglang_detailed",
     "pool_below_context_behaviour",

@@ -405,8 +405,8 @@ def hybrid_allocator_available(v: Version) -> bool:
 
 
 def nemotron_h_ssm_cache_dtype(v: Version, hook: str) -> str | None:
-    """The SSM-state dtype vLLM release ``v`` gives a Nemotron-H model whose config sets no
-    ``mamba_ssm_cache_dtype`` (``--mamba-ssm-cache-dtype auto``), or None for the model dtype (no hook).
+    """The SSM-state dtype vLLM release ``v`` gives a Nemotron-H model (``--mamba-ssm-cache-dtype auto``), or None
+    for the model dtype (no hook). For a config without ``mamba_ssm_cache_dtype``:
 
     ``hook`` ``"nemotron_h"`` (``NemotronHForCausalLM``, ``NemotronHPuzzleForCausalLM``): none up to 0.12.x (auto =
     the model dtype, read in ``vllm@0.12.0:vllm/model_executor/models/config.py``, which has no Nemotron-H entry);
@@ -416,9 +416,15 @@ def nemotron_h_ssm_cache_dtype(v: Version, hook: str) -> str | None:
     vllm-project/vllm#39032, merged 2026-04-05 after 0.19.0 was cut; read in the 0.20.0 and 0.34.0 sources).
     ``"nemotron_h_vl"`` (``NemotronH_Nano_VL_V2`` and the Omni / transcribe wrappers): no hook before 0.20.0
     (``NemotronHNanoVLV2Config`` set only the video backend in 0.19.1), float32 from 0.20.0 (#39032).
+    With ``"+config"`` (the config sets ``mamba_ssm_cache_dtype``, Nemotron 3): ``"config"`` (the config's dtype)
+    from the release whose hook reads it (0.13.0 for ``nemotron_h``, 0.20.0 for ``nemotron_h_vl``), None (the
+    model dtype) before: vllm@0.12.0 reads the SSM dtype only from ``--mamba-ssm-cache-dtype``.
     """
+    base, _, config = hook.partition("+")
+    if config:
+        return "config" if v >= ((0, 13, 0) if base == "nemotron_h" else (0, 20, 0)) else None
     if v >= (0, 20, 0):
         return "float32"
-    if hook == "nemotron_h" and v >= (0, 13, 0):
+    if base == "nemotron_h" and v >= (0, 13, 0):
         return "float16"
     return None

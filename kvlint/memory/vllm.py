@@ -1605,19 +1605,29 @@ def release_state_layers(
     for lay, _ in distinct:
         if not lay.ssm_default:
             continue
-        hook, elements, element_bytes = lay.ssm_default
+        hook, elements, element_bytes, model_bytes = lay.ssm_default
         dtype = nemotron_h_ssm_cache_dtype(v, hook)
-        if dtype is None:
+        if dtype == "config":
             continue
-        rel_bytes = dtype_bytes_of(dtype, element_bytes)
+        rel_bytes = model_bytes if dtype is None else dtype_bytes_of(dtype, element_bytes)
         if rel_bytes == element_bytes:
             continue
         state = lay.state_bytes + elements * (rel_bytes - element_bytes)
         new[lay] = replaced(lay, state_bytes=state)
+        if dtype is None:
+            why = (
+                "the config's mamba_ssm_cache_dtype is not read before the NemotronH hook "
+                f"({'0.13.0' if hook.startswith('nemotron_h+') else '0.20.0'}): --mamba-ssm-cache-dtype auto = the "
+                "model dtype"
+            )
+        else:
+            why = (
+                f"--mamba-ssm-cache-dtype auto -> {dtype} for Nemotron-H (the config sets no mamba_ssm_cache_dtype; "
+                "NemotronHForCausalLMConfig)"
+            )
         notes.append(
-            f"vLLM {fmt_version(v)}: --mamba-ssm-cache-dtype auto -> {dtype} for Nemotron-H (the config sets no "
-            f"mamba_ssm_cache_dtype; NemotronHForCausalLMConfig): Mamba state {state:,} B per request per layer "
-            f"({elements:,} SSM elements x {rel_bytes} B)"
+            f"vLLM {fmt_version(v)}: {why}: Mamba state {state:,} B per request per layer ({elements:,} SSM elements "
+            f"x {rel_bytes} B)"
         )
     if not new:
         return layers

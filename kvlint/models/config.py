@@ -435,17 +435,53 @@ _MINIMAX_LINEAR_ARCHS = frozenset(
 )
 
 
+#: MiniMax architectures vLLM removed after 0.23.0: ``_PREVIOUSLY_SUPPORTED_MODELS`` (architecture -> the last release
+#: that served it) in vllm@0.34.0:vllm/model_executor/models/registry.py. ``MiniMaxForCausalLM`` (the transformers port
+#: of MiniMax-Text-01, listed there too) is left out: vLLM tries its Transformers modelling backend before that
+#: error for an architecture transformers defines, and kvlint has not read whether that backend takes it.
+VLLM_REMOVED_ARCHITECTURES: dict[str, str] = {
+    "MiniMaxText01ForCausalLM": "0.23.0",
+    "MiniMaxM1ForCausalLM": "0.23.0",
+    "MiniMaxVL01ForConditionalGeneration": "0.23.0",
+}
+
+
+def vllm_removed_architecture(architectures: tuple[str, ...], version: str | None) -> tuple[str, str] | None:
+    """``(architecture, last release)`` when vLLM ``version`` (None or unreadable: the newest read) no longer serves
+    any of ``architectures``: an entry of :data:`VLLM_REMOVED_ARCHITECTURES` whose last release is older than
+    ``version``. vLLM then stops at start-up with ``ModelRegistry._raise_for_unsupported``'s "Model architecture A was
+    supported in vLLM until vX, and is not supported anymore. Please use an older version of vLLM if you want to use
+    this model architecture." (vllm@0.34.0:vllm/model_executor/models/registry.py). Else None."""
+    from kvlint.memory.versions import parse_pep440, resolve_version
+
+    v, _ = resolve_version(version)
+    for a in architectures:
+        last = VLLM_REMOVED_ARCHITECTURES.get(a)
+        lv = parse_pep440(last)
+        if last and lv is not None and v > lv:
+            return a, last
+    return None
+
+
 def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
-    """``"nemotron_h"`` / ``"nemotron_h_vl"`` when vLLM's Nemotron-H config hook picks this model's SSM-state dtype
-    (the config sets no ``mamba_ssm_cache_dtype``, and an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
-    :data:`_NEMOTRON_H_VL_SSM_HOOK_ARCHS`), else ``""`` (the config's dtype, or the model dtype)."""
-    if text.get("mamba_ssm_cache_dtype"):
-        return ""
+    """The vLLM Nemotron-H config hook that decides this model's SSM-state dtype, by release, or ``""``.
+
+    ``"nemotron_h"`` / ``"nemotron_h_vl"`` (an architecture of :data:`_NEMOTRON_H_SSM_HOOK_ARCHS` /
+    :data:`_NEMOTRON_H_VL_SSM_HOOK_ARCHS`) when the config sets no ``mamba_ssm_cache_dtype``: the hook's default
+    applies. The same names with ``"+config"`` when the config sets it (Nemotron 3): the hook passes the config's
+    value on, and a release without the hook never reads it (the SSM state then stays at the model dtype,
+    ``--mamba-ssm-cache-dtype auto``: vllm@0.12.0 reads ``mamba_ssm_cache_dtype`` only from its ``CacheConfig``, in
+    ``vllm/model_executor/models/nemotron_h.py::NemotronHForCausalLM.get_mamba_state_dtype_from_config`` and
+    ``vllm/model_executor/layers/mamba/mamba_utils.py::MambaStateDtypeCalculator._mamba_state_dtype``).
+    :func:`kvlint.memory.versions.nemotron_h_ssm_cache_dtype` answers by release. ``""`` for other models (the
+    config's dtype, or the model dtype)."""
     if any(a in _NEMOTRON_H_SSM_HOOK_ARCHS for a in architectures):
-        return "nemotron_h"
-    if any(a in _NEMOTRON_H_VL_SSM_HOOK_ARCHS for a in architectures):
-        return "nemotron_h_vl"
-    return ""
+        base = "nemotron_h"
+    elif any(a in _NEMOTRON_H_VL_SSM_HOOK_ARCHS for a in architectures):
+        base = "nemotron_h_vl"
+    else:
+        return ""
+    return base + "+config" if text.get("mamba_ssm_cache_dtype") else base
 
 
 def _mamba_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
@@ -580,6 +616,32 @@ def _falcon_h1_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tupl
     return total, (
         f"Mamba-2 state per request per layer {total} B (conv {conv} x {model_dtype_bytes} B + ssm {ssm} x "
         f"{ssm_bytes} B)"
+    )
+
+
+def _zamba2_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:
+    """Per-request Mamba-2 state of one Zamba2 layer, in bytes, as vLLM builds it.
+
+    vllm@0.12.0:vllm/model_executor/models/zamba2.py::Zamba2ForCausalLM.get_mamba_state_shape_from_config passes
+    ``MambaStateShapeCalculator.mamba2_state_shape`` ``intermediate_size = mamba_expand x hidden_size``, ``n_groups =
+    mamba_ngroups``, ``num_heads = n_mamba_heads``, ``head_dim = mamba_headdim``, ``state_size = mamba_d_state``,
+    ``conv_kernel = mamba_d_conv``; transformers' ``Zamba2Config`` (4.57.1 ``configuration_zamba2.py``) derives
+    ``mamba_headdim = mamba_expand x hidden_size // n_mamba_heads`` whatever the file says (defaults: expand 2,
+    groups 1, 8 heads, d_state 64, d_conv 4). Conv ``(intermediate + 2 x groups x d_state) x (d_conv - 1)`` and SSM
+    ``heads x head_dim x d_state`` elements, both at the model dtype (``get_mamba_state_dtype_from_config``:
+    ``--mamba-cache-dtype`` / ``--mamba-ssm-cache-dtype`` auto; no config hook reads a dtype). Returns ``(bytes,
+    note)``."""
+    hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+    inter = (_int(text.get("mamba_expand")) or 2) * hidden
+    heads = _int(text.get("n_mamba_heads")) or 8
+    groups = _int(text.get("mamba_ngroups")) or 1
+    d_state = _int(text.get("mamba_d_state")) or 64
+    kernel = _int(text.get("mamba_d_conv")) or 4
+    conv = (inter + 2 * groups * d_state) * (kernel - 1)
+    ssm = heads * (inter // heads) * d_state
+    total = (conv + ssm) * model_dtype_bytes
+    return total, (
+        f"Mamba-2 state per request per layer {total} B (conv {conv} + ssm {ssm} elements x {model_dtype_bytes} B)"
     )
 
 
@@ -1022,10 +1084,16 @@ def _layer_kinds(
             notes.append(f"hybrid_override_pattern has {len(pattern)} entries for {n} layers")
         state, snote = _mamba_state_bytes(text, dtype_bytes)
         hook = _nemotron_h_ssm_hook(text, architectures)
-        ssm_default: tuple[str, int, int] | tuple[()] = (
-            (hook, _mamba_ssm_elements(text), dtype_bytes) if hook else ()
+        counted = dtype_bytes_of(text.get("mamba_ssm_cache_dtype"), dtype_bytes)
+        ssm_default: tuple[str, int, int, int] | tuple[()] = (
+            (hook, _mamba_ssm_elements(text), counted, dtype_bytes) if hook else ()
         )
-        if hook:
+        if hook.endswith("+config"):
+            snote += (
+                "; vLLM reads the config's mamba_ssm_cache_dtype through its NemotronH hook (from 0.13.0; the VL "
+                "wrappers from 0.20.0): earlier releases keep the SSM state at the model dtype"
+            )
+        elif hook:
             snote += (
                 "; no mamba_ssm_cache_dtype in the config: vLLM's NemotronH hook picks the SSM dtype by release "
                 "(model dtype before 0.13.0, float16 0.13.0-0.19.x, float32 from 0.20.0)"
@@ -1046,6 +1114,31 @@ def _layer_kinds(
         notes.append(
             f"{key}: {pattern.count('*')} attention, {pattern.count('M')} Mamba, "
             f"{len(pattern) - pattern.count('*') - pattern.count('M')} MLP/MoE layers; {snote}"
+        )
+        return out, None
+
+    # Zamba2: layers_block_type names each layer "hybrid" (a shared attention block, then a Mamba-2 layer) or a
+    # Mamba-2 layer (vllm@0.12.0:vllm/model_executor/models/zamba2.py::Zamba2Model: "hybrid" builds
+    # Zamba2HybridLayer, anything else Zamba2MambaDecoderLayer). The attention weights are shared by num_mem_blocks
+    # blocks, but "KV cache is unique for every attention layer": Zamba2Attention gives each hybrid layer its own
+    # Attention of num_attention_heads heads (its KV heads: vLLM passes no num_kv_heads, so num_key_value_heads is
+    # not read) x attention_head_dim, which transformers' Zamba2Config sets to 2 x hidden_size // num_attention_heads
+    # (the block attends over the hidden state concatenated with the embeddings). Every layer keeps a Mamba-2 state.
+    blocks = text.get("layers_block_type")
+    if model_type == "zamba2" and isinstance(blocks, list) and blocks:
+        if len(blocks) != n:
+            notes.append(f"layers_block_type has {len(blocks)} entries for {n} layers")
+        sb, snote = _zamba2_state_bytes(text, dtype_bytes)
+        hidden = _int(_first(text, _HIDDEN_KEYS)[0]) or 0
+        z_head = 2 * hidden // max(1, heads)
+        hybrid = LayerSpec(kind="full", kv_heads=heads, head_size=z_head, head_size_v=z_head, state_bytes=sb)
+        mamba = LayerSpec(kind="mamba", state_bytes=sb)
+        out = [hybrid if str(b) == "hybrid" else mamba for b in blocks[:n]]
+        out += [mamba] * (n - len(out))
+        h = sum(1 for ly in out if ly.kind == "full")
+        notes.append(
+            f"Zamba2 layers_block_type: {h} hybrid layers (shared attention, own KV cache: {heads} KV heads x {z_head}, "
+            f"and a Mamba-2 state), {n - h} Mamba-2 layers; {snote}"
         )
         return out, None
 

@@ -97,6 +97,7 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         ("activation peak", p.activation_bytes),
         ("non-torch", p.non_torch_bytes),
         ("CUDA graphs", p.cudagraph_bytes),
+        *([("state pool", p.state_pool_bytes)] if p.state_pool_bytes else []),
         ("KV cache", p.kv_cache_bytes),
     ]
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]

@@ -12,6 +12,7 @@ _COLORS = {
     "activation": "\x1b[33m",
     "non-torch": "\x1b[35m",
     "CUDA graphs": "\x1b[36m",
+    "state pool": "\x1b[31m",
     "KV cache": "\x1b[32m",
     "unused": "\x1b[90m",
 }
@@ -20,6 +21,7 @@ _CHARS = {
     "activation": "A",
     "non-torch": "N",
     "CUDA graphs": "G",
+    "state pool": "S",
     "KV cache": "K",
     "unused": ".",
 }
@@ -160,7 +162,8 @@ def _bar(parts: list[tuple[str, int]], total: int, width: int, color: bool) -> s
 
 def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) -> str:
     """Text breakdown of one GPU's memory: table (GiB with 2 decimals and % of total), a proportional bar of
-    ``width`` characters (W weights, A activation, N non-torch, G CUDA graphs, K KV cache, . unused), then the KV
+    ``width`` characters (W weights, A activation, N non-torch, G CUDA graphs, S state pool when there is one, K KV
+    cache, . unused), then the KV
     block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the uncertainty band and the assumptions. ``color`` adds ANSI colours.
     Never raises for a well-formed plan."""
     total = max(1, plan.total_bytes)
@@ -170,6 +173,7 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         ("activation", plan.activation_bytes),
         ("non-torch", plan.non_torch_bytes),
         ("CUDA graphs", plan.cudagraph_bytes),
+        *([("state pool", plan.state_pool_bytes)] if plan.state_pool_bytes else []),
         ("KV cache", kv),
     ]
     used = sum(max(0, b) for _, b in parts)
@@ -192,7 +196,11 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
             f"(parts add up to {_gib(used)} GiB, over the device total of {_gib(plan.total_bytes)} GiB;"
             " bar truncated at the total)"
         )
-    lines.append("W weights  A activation  N non-torch  G CUDA graphs  K KV cache  . unused")
+    lines.append(
+        "W weights  A activation  N non-torch  G CUDA graphs  "
+        + ("S state pool  " if plan.state_pool_bytes else "")
+        + "K KV cache  . unused"
+    )
     lines.append("")
     lines.append(
         f"KV bytes/token {plan.kv_bytes_per_token:,}, block size {plan.block_size}, bytes/block {plan.bytes_per_block:,},"

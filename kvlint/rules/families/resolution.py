@@ -19,6 +19,7 @@ from kvlint.models.config import (
     encoder_decoder_support,
     encoder_decoder_type,
     not_decoder_type,
+    vllm_removed_architecture,
 )
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
@@ -303,6 +304,29 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"no config.json for model '{name}', so capacity rules were skipped: {reason or 'unknown reason'}",
             s.model.loc,
             fix=("provide it with " + remedy) if remedy else _GIVE_CONFIG,
+        )
+        return
+    if (
+        s.engine == "vllm"
+        and (gone := vllm_removed_architecture(cr.model.architectures, s.version)) is not None
+    ):
+        arch, last = gone
+        from kvlint.memory.versions import NEWEST_VLLM, resolve_version
+
+        shown = (
+            f"{NEWEST_VLLM} (assumed: the newest release read)"
+            if resolve_version(s.version)[1]
+            else s.version
+        )
+        yield ctx.finding(
+            f"model '{name}' is a {arch} model, which vLLM removed after {last}: vLLM "
+            f"{shown} stops at start-up with 'Model architecture {arch} was supported in vLLM "
+            f"until v{last}, and is not supported anymore. Please use an older version of vLLM if you want to use "
+            "this model architecture.'",
+            s.model.loc or s.command_loc,
+            fix=f"pin a vLLM image of {last} or older (kvlint sizes it for that release with --engine-version), or "
+            "serve the model with another engine",
+            severity="error",
         )
         return
     acc = ctx.placement.accelerator if ctx.placement else None

@@ -71,7 +71,9 @@ def fitting_context_length(
 def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV701: ``mem_fraction_static`` x the free memory before loading leaves no KV pool after the weights
     (``rest = mfs x pre_free - weights - other``, sglang ``_profile_available_bytes`` 0.5.23,
-    ``ModelRunner.init_memory_pool`` before). Weights larger than the whole GPU are KV101."""
+    ``ModelRunner.init_memory_pool`` before). Weights larger than the whole GPU are KV101. A hybrid Mamba /
+    linear-attention model sizes its state pool first and, from 0.5.13, stops there when no state slot fits ("Not
+    enough GPU memory for hybrid (mamba/linear-attention) state cache", ``_handle_max_mamba_cache``)."""
     d, s, m = ctx.detail, ctx.serving, ctx.model
     if not isinstance(d, SglangPlanDetail) or m is None:
         return
@@ -84,6 +86,12 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     need = math.ceil((d.minimum_mfs + 0.01) * 100) / 100
     if tiny:  # a pool of a few tokens: the TP worker's assertion, not the memory check
         text = "Memory pool size is too small"
+    elif d.mamba_family and d.max_mamba_cache_size <= 0 and d.version >= (0, 5, 13):
+        # the state pool is sized first (_handle_max_mamba_cache) and refuses a non-positive slot count
+        text = (
+            "Not enough GPU memory for hybrid (mamba/linear-attention) state cache. Computed "
+            f"max_mamba_cache_size={d.max_mamba_cache_size}"
+        )
     elif d.version >= (0, 5, 23):
         text = (
             f"Loaded weights leave no GPU memory for the KV cache under --mem-fraction-static={d.mem_fraction_static}. "
@@ -168,7 +176,13 @@ def context_exceeds_pool(ctx: RuleContext) -> Iterator[Diagnostic]:
     else:
         says = f"starts without a warning and silently {cap}"
     yield ctx.finding(
-        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} (rest {gib(d.rest_bytes)} ÷ "
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} (rest {gib(d.rest_bytes)}"
+        + (
+            f" after the {gib(d.mamba_state_bytes)} hybrid state pool of {d.max_mamba_cache_size} slots"
+            if d.mamba_state_bytes
+            else ""
+        )
+        + " ÷ "
         f"{p.kv_bytes_per_token:,} B/token, page {d.page_size}) but context_length is {d.context_length:,}: one "
         f"full-length request cannot fit. SGLang {p.engine_version} {says}",
         s.loc("context_length") if "context_length" in s.flags else s.command_loc,

@@ -1,0 +1,227 @@
+"""SGLang's hybrid state pool (Mamba / linear attention): its size, the KV pool left and the request cap.
+
+The expected figures are SGLang's formulas restated here from the wheels' sources (``configs/mamba_utils.py``
+``Mamba2StateShape.create`` / ``mamba_cache_per_req``; ``kv_cache_configurator.py::_handle_max_mamba_cache``,
+``::_calculate_mamba_ratio`` in 0.5.23, ``model_runner_kv_cache_mixin.py`` in 0.5.13), applied to the models'
+configs, never copied from a log.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import lookup
+from kvlint.memory.sglang import cell_size, plan_sglang_detailed, sglang_prelude
+from kvlint.memory.sglang_mamba import pool_slots, request_ratio, state_shape
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_sglang import _cmd, _model  # noqa: E402
+
+QWEN3_NEXT = "Qwen/Qwen3-Next-80B-A3B-Thinking"
+NEMOTRON_NANO = "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"
+H100 = lookup("h100")
+
+
+def _gdn_per_req(cfg: dict, tp: int, ssm_bytes: int = 4) -> int:
+    """``mamba_cache_per_req`` of a Gated DeltaNet model on one rank: ``Mamba2StateShape.create`` with inter = value
+    heads x value dim, groups = key heads, state = key dim; conv bf16, SSM float32 (SGLang's default); x the linear
+    layers (every layer but each ``full_attention_interval``-th)."""
+    kh, vh = cfg["linear_num_key_heads"], cfg["linear_num_value_heads"]
+    kd, vd, k = cfg["linear_key_head_dim"], cfg["linear_value_head_dim"], cfg["linear_conv_kernel_dim"]
+    conv = (vh * vd + 2 * kh * kd) // tp * (k - 1)
+    ssm = vh // tp * vd * kd
+    n = cfg["num_hidden_layers"]
+    layers = n - n // cfg["full_attention_interval"]
+    return (conv * 2 + ssm * ssm_bytes) * layers
+
+
+def _plan(mid: str, *args: str, version: str = "0.5.23"):
+    return plan_sglang_detailed(
+        _cmd("--model-path", mid, *args, version=version), _model(mid), H100.memory_bytes, gpus=1
+    )
+
+
+def test_qwen3_next_state_per_request_is_sglangs() -> None:
+    m = _model(QWEN3_NEXT)
+    for tp in (1, 2, 4):
+        st = state_shape(m, tp, 1, (0, 5, 23), None, {})
+        assert st is not None and st.per_request == _gdn_per_req(m.config, tp)
+
+
+def test_state_pool_comes_out_of_the_kv_pool() -> None:
+    """``--max-mamba-cache-size N`` allocates N + 1 slots (0.5.23: the padding slot) before the KV pool: two sizes
+    leave KV pools that differ by the state bytes of the slots between them."""
+    m = _model(QWEN3_NEXT)
+    per_req = _gdn_per_req(m.config, 4)
+    a = _plan(QWEN3_NEXT, "--tp", "4", "--max-mamba-cache-size", "100")
+    b = _plan(QWEN3_NEXT, "--tp", "4", "--max-mamba-cache-size", "300")
+    assert a.mamba_state_bytes == 101 * per_req and b.mamba_state_bytes == 301 * per_req
+    assert a.rest_bytes - b.rest_bytes == 200 * per_req
+    cell = a.plan.kv_bytes_per_token
+    assert a.max_total_num_tokens == a.rest_bytes // cell and b.max_total_num_tokens == b.rest_bytes // cell
+
+
+def test_ratio_split_and_request_cap_0_5_23() -> None:
+    """Default: state : KV = 0.9 : 1 of the profiled rest; slots ``(budget - per_req) // per_req``; the extra_buffer
+    strategy (overlap schedule on) keeps 3 + 2 slots per running request."""
+    m = _model(QWEN3_NEXT)
+    per_req = _gdn_per_req(m.config, 4)
+    d = _plan(QWEN3_NEXT, "--tp", "4")
+    rest = d.rest_bytes + d.mamba_state_bytes  # SGLang's rest before the state pool
+    k = int((rest * 0.9 / 1.9 - per_req) // per_req)
+    assert d.max_mamba_cache_size == k > 0 and d.mamba_state_bytes == (k + 1) * per_req
+    est = min(4096, max(2048, int(d.max_total_num_tokens / d.context_length * 512)))
+    assert d.max_running_requests == min(est, d.max_total_num_tokens // 2, k // 5)
+
+
+def test_ratio_split_and_request_cap_0_5_13() -> None:
+    """0.5.13: no padding slot (``budget // per_req``), ``auto`` is no_buffer: 3 slots per running request."""
+    m = _model(QWEN3_NEXT)
+    per_req = _gdn_per_req(m.config, 4)
+    d = _plan(QWEN3_NEXT, "--tp", "4", version="0.5.13")
+    rest = d.rest_bytes + d.mamba_state_bytes
+    k = int(rest * 0.9 / 1.9 // per_req)
+    assert d.max_mamba_cache_size == k and d.mamba_state_bytes == k * per_req
+    assert d.max_running_requests <= k // 3
+
+
+def test_full_memory_ratio_flag_and_ssm_dtype_flag() -> None:
+    m = _model(QWEN3_NEXT)
+    lo = _plan(QWEN3_NEXT, "--tp", "4", "--mamba-full-memory-ratio", "0.2")
+    hi = _plan(QWEN3_NEXT, "--tp", "4")
+    assert lo.mamba_state_bytes < hi.mamba_state_bytes and lo.max_total_num_tokens > hi.max_total_num_tokens
+    st = state_shape(m, 4, 1, (0, 5, 23), "bfloat16", {})
+    assert st is not None and st.per_request == _gdn_per_req(m.config, 4, ssm_bytes=2)
+
+
+def test_radix_cache_off_sizes_the_pool_from_max_running_requests() -> None:
+    per_req = _gdn_per_req(_model(QWEN3_NEXT).config, 4)
+    d = _plan(QWEN3_NEXT, "--tp", "4", "--disable-radix-cache", "--max-running-requests", "64")
+    assert (
+        d.max_mamba_cache_size == 64 and d.mamba_state_bytes == 65 * per_req and d.max_running_requests == 64
+    )
+
+
+def test_nemotron_h_groups_extended_to_tp() -> None:
+    """``extra_groups_for_head_shards``: 8 groups on 16 ranks become 16 before the conv width is computed."""
+    m = _model(NEMOTRON_NANO)
+    c = m.config
+    st = state_shape(m, 16, 1, (0, 5, 23), None, {})
+    inter = c["mamba_num_heads"] * c["mamba_head_dim"]
+    conv = (inter + 2 * 16 * c["ssm_state_size"]) // 16 * (c["conv_kernel"] - 1)
+    ssm = c["mamba_num_heads"] // 16 * c["mamba_head_dim"] * c["ssm_state_size"]
+    mamba_layers = c["hybrid_override_pattern"].count("M")
+    assert st is not None and st.per_request == (conv * 2 + ssm * 4) * mamba_layers
+
+
+def test_request_ratio_by_release_and_strategy() -> None:
+    archs = ("Qwen3NextForCausalLM",)
+    kw = {"disable_radix_cache": False, "disable_overlap_schedule": False, "page_size": 1, "strategy": None}
+    assert request_ratio((0, 5, 13), archs, **kw)[0] == 3
+    assert request_ratio((0, 5, 23), archs, **kw)[0] == 5
+    assert request_ratio((0, 5, 23), archs, **{**kw, "disable_overlap_schedule": True})[0] == 3
+    assert request_ratio((0, 5, 23), archs, **{**kw, "disable_radix_cache": True})[0] == 1
+    assert request_ratio((0, 5, 23), ("SomethingElse",), **kw)[0] == 3
+
+
+def test_pool_slots_non_positive_when_nothing_is_left() -> None:
+    k, b = pool_slots(
+        -(1 << 30),
+        1 << 20,
+        (0, 5, 23),
+        full_memory_ratio=0.9,
+        max_mamba_cache_size=None,
+        disable_radix_cache=False,
+        max_running_requests=None,
+    )
+    assert k <= 0 and b == 0
+
+
+def test_model_without_state_has_no_pool() -> None:
+    d = _plan("Qwen/Qwen3-32B", "--tp", "2")
+    assert d.max_mamba_cache_size == 0 and d.mamba_state_bytes == 0 and not d.mamba_family
+
+
+@pytest.mark.parametrize("mid", [QWEN3_NEXT, NEMOTRON_NANO])
+def test_cell_size_counts_attention_layers_only(mid: str) -> None:
+    m = _model(mid)
+    pre = sglang_prelude(_cmd("--model-path", mid), m)
+    assert pre.kv_bytes_per_token == cell_size(m, 1, 2)[0]
+    assert any("hybrid state pool" in n for n in pre.model_notes)
+
+
+def test_kv701_quotes_the_state_pool_error_for_a_hybrid_model(tmp_path: Path) -> None:
+    """0.5.13+: the state pool is sized first, so a rest of no memory stops at its check, not the KV pool's."""
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f'          args: ["--model-path={NEMOTRON_NANO}", "--mem-fraction-static=0.7"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="h100")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    d = next(x for x in check_container(cr, opts) if x.rule == "KV701")
+    assert "Not enough GPU memory for hybrid (mamba/linear-attention) state cache" in d.message
+
+
+def test_multimodal_reservation_from_0_5_18() -> None:
+    """0.5.18+ ``mm_runtime_reservation_gb``: SGLANG_VLM_CACHE_SIZE_MB (100 MiB) leaves the KV budget of a multimodal
+    model; none before, none for a text model, none for Gemma 3 unless --enable-multimodal (mm_disabled_models)."""
+    from kvlint.memory.sglang import multimodal_reservation
+
+    vl = "Qwen/Qwen2.5-VL-7B-Instruct"
+    base = _plan(vl, "--tp", "1")
+    s = _cmd("--model-path", vl, "--tp", "1")
+    s.env = {**s.env, "SGLANG_VLM_CACHE_SIZE_MB": "0"}
+    none = plan_sglang_detailed(s, _model(vl), H100.memory_bytes, gpus=1)
+    assert none.rest_bytes - base.rest_bytes == 100 * (1 << 20)
+    kw = {"enable_multimodal": False, "language_only": False, "feature_transport": None}
+    assert multimodal_reservation(_model(vl), (0, 5, 16), {}, **kw) == 0
+    assert (
+        multimodal_reservation(_model(vl), (0, 5, 18), {}, **{**kw, "feature_transport": "cuda_ipc"})
+        == 1124 << 20
+    )
+    assert multimodal_reservation(_model(vl), (0, 5, 23), {}, **{**kw, "language_only": True}) == 0
+    assert multimodal_reservation(_model("Qwen/Qwen3-32B"), (0, 5, 23), {}, **kw) == 0
+    gemma = _model("google/gemma-3-12b-it")
+    assert multimodal_reservation(gemma, (0, 5, 23), {}, **kw) == 0
+    assert multimodal_reservation(gemma, (0, 5, 23), {}, **{**kw, "enable_multimodal": True}) == 100 << 20
+
+
+def test_kv702_names_the_state_pool(tmp_path: Path) -> None:
+    """A hybrid model's KV pool is what the state pool leaves: KV702 says so."""
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    manifest = tmp_path / "q35.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: q35}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        '          args: ["--model-path=Qwen/Qwen3.5-9B", "--mem-fraction-static=0.9"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="l4")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    d = next(x for x in check_container(cr, opts) if x.rule == "KV702")
+    assert "hybrid state pool of" in d.message
+
+
+def test_state_pool_is_shown_beside_the_kv_cache() -> None:
+    from kvlint.report.plan_text import render_plan_text
+
+    d = _plan(QWEN3_NEXT, "--tp", "4")
+    p = d.plan
+    assert p.state_pool_bytes == d.mamba_state_bytes > 0
+    assert p.as_dict()["memory"]["state_pool_bytes"] == d.mamba_state_bytes
+    assert "state pool" in render_plan_text(p)
+    text = _plan("Qwen/Qwen3-32B", "--tp", "2").plan
+    assert "state_pool_bytes" not in text.as_dict()["memory"] and "state pool" not in render_plan_text(text)
