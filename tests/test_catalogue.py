@@ -952,6 +952,36 @@ def test_gemma4_kv_shared_layers_hold_no_kv_cache():
     assert any("num_kv_shared_layers 20" in n for n in spec.notes)
 
 
+def test_gemma4_e2b_is_catalogued_with_its_published_text_config_and_sizes_the_kuberay_sample():
+    """google/gemma-4-E2B-it (tt-metal's copy, github-tt-metal.yaml) has the text_config values published for
+    E2B (the dict above), resolves offline under any letter case, holds KV in its first num_hidden_layers -
+    num_kv_shared_layers layers only, and the KubeRay Ray Serve LLM sample that serves it (shared corpus) is
+    sized on the B200 it names instead of "model unknown"."""
+    from kvlint.memory.kv import kv_bytes_per_token
+    from kvlint.pipeline import Options, run_check
+
+    cfg, _ = catalogue.load_config(catalogue.lookup("google/gemma-4-E2B-it"))
+    t = cfg["text_config"]
+    assert {k: t[k] for k in _gemma4_e2b_text_config()} == _gemma4_e2b_text_config()
+    spec = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    assert resolve_model("google/gemma-4-e2b-it", allow_hub=False).source == spec.source
+    held = t["layer_types"][: t["num_hidden_layers"] - t["num_kv_shared_layers"]]
+    per_type = {
+        "full_attention": 2 * t["num_key_value_heads"] * t["global_head_dim"] * 2,
+        "sliding_attention": 2 * t["num_key_value_heads"] * t["head_dim"] * 2,
+    }
+    assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in held)
+    sample = ROOT.parent / "shared" / "corpus" / "manifests" / (
+        "ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-gemma4.yaml"
+    )
+    if not sample.is_file():
+        pytest.skip("the shared corpus is not beside the repository")
+    res = run_check([str(sample)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "google/gemma-4-E2B-it" and cr.plan is not None
+
+
 def test_llava_text_config_takes_llamaconfig_defaults():
     """llava-hf/llava-1.5-7b-hf's text_config stores no layer count, widths or heads; transformers (LlavaConfig ->
     LlamaConfig) and so vLLM run it with LlamaConfig's defaults. With them the fp16 parameter bytes kvlint counts
