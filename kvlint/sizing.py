@@ -10,7 +10,7 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``command unreadable`` -- the engine command could not be read (KV503 from the parser);
 * ``no model in the command`` -- an engine was found but its command names no model (KV503);
 * ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
-  model (KV502, info);
+  model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;
 * ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
@@ -69,6 +69,10 @@ def sizing_of(cr: ContainerResult) -> str:
         # only runs the image's ENTRYPOINT) is not an unreadable one
         if s.unreadable:
             return "command unreadable"
+        if _is_runtime_template(cr):
+            # a multi-node runtime's worker (`ray start --address ... --block`) joins the head, whose model the
+            # InferenceService that uses the template names: the template's reason, not the worker's command's
+            return "runtime template"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
         return "runtime template"  # its model and resources come from the InferenceService that uses it

@@ -971,8 +971,12 @@ def test_gemma4_e2b_is_catalogued_with_its_published_text_config_and_sizes_the_k
         "sliding_attention": 2 * t["num_key_value_heads"] * t["head_dim"] * 2,
     }
     assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in held)
-    sample = ROOT.parent / "shared" / "corpus" / "manifests" / (
-        "ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-gemma4.yaml"
+    sample = (
+        ROOT.parent
+        / "shared"
+        / "corpus"
+        / "manifests"
+        / ("ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-gemma4.yaml")
     )
     if not sample.is_file():
         pytest.skip("the shared corpus is not beside the repository")

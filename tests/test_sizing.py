@@ -507,3 +507,34 @@ def test_a_serving_runtime_template_keeps_its_own_reason() -> None:
     assert cr.placement is not None and cr.placement.requests_no_gpu  # the template requests none itself
     assert sizing_of(cr) == "runtime template"
     assert not [d for d in result.diagnostics if d.rule == "KV501"]
+
+
+def test_a_multi_node_runtime_worker_counts_as_a_runtime_template(tmp_path: Path) -> None:
+    """KServe's kserve-huggingfaceserver-multinode ClusterServingRuntime (fixtures/load, kserve/kserve): its
+    workerSpec container only runs ``ray start --address ... --block`` and names no model; like its head it is a
+    template the InferenceService fills, so it counts as "runtime template", not "no model in the command". The
+    same worker in a plain Deployment (no template) keeps "no model in the command"."""
+    import yaml
+
+    path = Path(__file__).resolve().parents[1] / (
+        "fixtures/load/kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    by_name = {cr.container_name: cr for cr in result.containers}
+    assert by_name["worker-container"].serving.model is None
+    assert [sizing_of(by_name[n]) for n in ("kserve-container", "worker-container")] == [
+        "runtime template"
+    ] * 2
+    assert summarise(result).not_sized == {"runtime template": 2}
+    # the variant: the runtime's worker pod as a Deployment of its own is no template
+    doc = yaml.safe_load(path.read_text())
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "worker"},
+        "spec": {"template": {"spec": {"containers": doc["spec"]["workerSpec"]["containers"]}}},
+    }
+    plain = tmp_path / "worker.yaml"
+    plain.write_text(yaml.safe_dump(deployment))
+    (cr,) = run_check([str(plain)], Options(allow_hub=False)).containers
+    assert sizing_of(cr) == "no model in the command"
