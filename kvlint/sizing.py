@@ -113,7 +113,8 @@ def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Di
 
 def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
-    the same run (matched by the leader workload and container name the worker's parse recorded); a streaming
+    the same run (matched by the leader workload and container name the worker's parse recorded), and the
+    leader's own reason for one that joins a leader not sized (its command names no model: it runs none); a streaming
     run's record (:class:`kvlint.types.ContainerRecord`) carries its outcome, worked out so when it was made."""
     records = [cr.sizing for cr in containers if not isinstance(cr, ContainerResult)]
     if len(records) == len(containers):
@@ -150,6 +151,10 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
                 )
             if led in ("plan", "fleet"):
                 own = "leader"
+            elif led is not None and own == "no model in the command":
+                # it runs no engine of its own (it joins the leader's), so it is not sized for the leader's reason
+                # (a TPU, a runtime template, an unknown model), not for a model its command never names
+                own = led
         out.append(own)
     return out
 

@@ -538,3 +538,27 @@ def test_a_multi_node_runtime_worker_counts_as_a_runtime_template(tmp_path: Path
     plain.write_text(yaml.safe_dump(deployment))
     (cr,) = run_check([str(plain)], Options(allow_hub=False)).containers
     assert sizing_of(cr) == "no model in the command"
+
+
+def test_a_worker_joining_a_leader_not_sized_takes_the_leaders_reason(tmp_path: Path) -> None:
+    """The LWS vLLM TPU example (fixtures/sizing/lws-vllm-tpu.yaml): the leader is "not a CUDA/ROCm GPU" and its
+    worker, which joins the leader's Ray cluster and runs no engine of its own, counts the same (it was "no model
+    in the command"). The variant: the LWS GPU example (fixtures/collected) with the leader's model replaced by a
+    made-up id counts both as "model unknown"; with the real model both are sized (the worker with its leader)."""
+    root = Path(__file__).resolve().parents[1]
+    tpu = run_check([str(root / "fixtures/sizing/lws-vllm-tpu.yaml")], Options(allow_hub=False))
+    by_role = {cr.workload.role: cr for cr in tpu.containers}
+    assert by_role["worker"].serving.model is None and by_role["worker"].serving.joins is not None
+    assert outcomes(tpu.containers) == ["not a CUDA/ROCm GPU"] * 2
+    assert summarise(tpu).not_sized == {"not a CUDA/ROCm GPU": 2}
+
+    gpu = root / "fixtures/collected/kubernetes-sigs__lws__docs__examples__vllm__lws.yaml"
+    text = gpu.read_text()
+    assert text.count("--model meta-llama/Meta-Llama-3.1-405B-Instruct") == 1
+    sized = run_check([str(gpu)], Options(allow_hub=False))
+    assert sorted(outcomes(sized.containers)) == ["fleet", "leader"]
+    unknown = tmp_path / "lws.yaml"
+    unknown.write_text(
+        text.replace("meta-llama/Meta-Llama-3.1-405B-Instruct", "example-org/not-a-catalogued-model")
+    )
+    assert outcomes(run_check([str(unknown)], Options(allow_hub=False)).containers) == ["model unknown"] * 2
