@@ -11,7 +11,8 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``no model in the command`` -- an engine was found but its command names no model (KV503);
 * ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
   model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;
-* ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder (KV502, KV002);
+* ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder, or a path holding an
+  upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
 * ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
@@ -40,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.engines.images import unsized_whatever_model
+from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
@@ -81,7 +82,8 @@ def sizing_of(cr: ContainerResult) -> str:
     if why is not None:
         return why
     if cr.model is None:
-        return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
+        placeholder = "{{" in s.model.value or "${" in s.model.value or path_placeholder(s.model.value)
+        return "template not rendered" if placeholder else "model unknown"
     if unresolved_sizes(s):
         return "parallel size unknown"
     acc = cr.placement.accelerator if cr.placement else None

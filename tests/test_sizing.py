@@ -562,3 +562,30 @@ def test_a_worker_joining_a_leader_not_sized_takes_the_leaders_reason(tmp_path: 
         text.replace("meta-llama/Meta-Llama-3.1-405B-Instruct", "example-org/not-a-catalogued-model")
     )
     assert outcomes(run_check([str(unknown)], Options(allow_hub=False)).containers) == ["model unknown"] * 2
+
+
+def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp_path: Path) -> None:
+    """GoogleCloudPlatform/accelerated-platforms' GCS FUSE vLLM Deployment (fixtures/collected) serves
+    /gcs/V_MODEL_NAME/V_MODEL_VERSION, tokens its README has `sed` replace, as it does the image V_IMAGE_NAME:
+    not sized as "template not rendered" (it was "model unknown"), and KV502 names the token instead of asking
+    for the config of a directory that exists nowhere. Variants: a ``<...>`` token to fill in by hand reads the
+    same; a real-looking path in lower case stays "model unknown"."""
+    path = Path(__file__).resolve().parents[1] / (
+        "fixtures/collected/GoogleCloudPlatform__accelerated-platforms__use-cases__inferencing__serving__vllm__"
+        "gcsfuse__manifests__model-deployment-l4.yaml"
+    )
+    text = path.read_text()
+    assert text.count("V_MODEL_NAME/V_MODEL_VERSION") == 1
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert sizing_of(cr) == "template not rendered"
+    (kv502,) = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "placeholder V_MODEL_NAME" in kv502.message and "kvlint.io/model" in kv502.fix
+    for model, outcome in [
+        ("<your-model>/V1", "template not rendered"),
+        ("my-models/llama-finetune-v2", "model unknown"),
+    ]:
+        variant = tmp_path / "variant.yaml"
+        variant.write_text(text.replace("V_MODEL_NAME/V_MODEL_VERSION", model))
+        (cr,) = run_check([str(variant)], Options(allow_hub=False)).containers
+        assert sizing_of(cr) == outcome, model
