@@ -1011,3 +1011,45 @@ def test_layers_block_type_is_read_only_for_nemotron_h():
     assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": blocks}) == "ME*-M*"
     assert nemotron_h_pattern({"model_type": "zamba2", "layers_block_type": ["mamba", "mamba"]}) is None
     assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": ["mamba", "hybrid"]}) is None
+
+
+def test_granite_3_1_8b_instruct_is_a_cited_variant_and_sizes_the_modelcar_that_serves_it(tmp_path):
+    """ibm-granite/granite-3.1-8b-instruct is listed on the stored granite-3.2-8b config (sources/variants.yaml:
+    configs saved from it carry the same architecture values), so the Parasol insurance chart's KServe modelcar
+    oci://registry.redhat.io/rhelai1/modelcar-granite-3-1-8b-instruct:1.5 (fixtures/collected/charts) is sized
+    from the image's name (KV505) instead of "model unknown". The variant: the same InferenceService with the
+    modelcar named by its repository instead of its tag still resolves; a name of no catalogued Granite does not."""
+    from kvlint.pipeline import Options, run_check
+
+    entry = catalogue.lookup("ibm-granite/granite-3.1-8b-instruct")
+    assert entry is not None and entry.base_id == "huihui-ai/granite-3.2-8b-instruct-abliterated"
+    cfg, _ = catalogue.load_config(entry)
+    assert (cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_key_value_heads"], cfg["vocab_size"]) == (
+        40,
+        4096,
+        8,
+        49155,
+    )
+    path = (
+        ROOT
+        / "fixtures/collected/charts/parasol-insurance-ic-shared-llm/inference-service-granite-modelcar.yaml"
+    )
+    text = path.read_text()
+    image = "oci://registry.redhat.io/rhelai1/modelcar-granite-3-1-8b-instruct:1.5"
+    assert text.count(image) == 1
+    runtime = path.parent / "serving-runtime-vllm-granite-modelcar.yaml"
+    res = run_check([str(path), str(runtime)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "ibm-granite/granite-3.1-8b-instruct"
+    assert cr.plan is not None or cr.fleet is not None
+    assert [d for d in res.diagnostics if d.rule == "KV505"] and not [
+        d for d in res.diagnostics if d.rule == "KV502"
+    ]
+    for other, resolves in [
+        ("oci://quay.io/example/granite-3.1-8b-instruct:modelcar", True),
+        ("oci://quay.io/example/modelcar-granite-9-9-8b-instruct:1.0", False),
+    ]:
+        variant = tmp_path / "isvc.yaml"
+        variant.write_text(text.replace(image, other))
+        (cr,) = run_check([str(variant), str(runtime)], Options(allow_hub=False)).containers
+        assert (cr.model is not None) is resolves, other
