@@ -1053,3 +1053,28 @@ def test_granite_3_1_8b_instruct_is_a_cited_variant_and_sizes_the_modelcar_that_
         variant.write_text(text.replace(image, other))
         (cr,) = run_check([str(variant), str(runtime)], Options(allow_hub=False)).containers
         assert (cr.model is not None) is resolves, other
+
+
+def test_tinyllama_chat_v0_3_is_v1_0_with_three_more_tokens_and_sizes_the_kubeai_model(tmp_path):
+    """TinyLlama/TinyLlama-1.1B-Chat-v0.3 (sources/variants.yaml) takes the stored TinyLlama-1.1B-Chat-v1.0 config
+    with its own vocabulary (32003, as configs saved from it at PY007/ read): KubeAI's dev Model with LoRA adapters
+    (fixtures/collected, on an nvidia-gpu-l4 profile) gets a plan instead of "model unknown". The variant: the same
+    Model naming v1.0 is planned with 32000 tokens, and the v0.3 plan's weights are 3 x hidden x 2 (embedding and
+    head rows) x 2 bytes larger."""
+    from kvlint.pipeline import Options, run_check
+
+    v03 = resolve_model("TinyLlama/TinyLlama-1.1B-Chat-v0.3", allow_hub=False)
+    v10 = resolve_model("TinyLlama/TinyLlama-1.1B-Chat-v1.0", allow_hub=False)
+    assert (v03.vocab_size, v10.vocab_size) == (32003, 32000)
+    assert param_count(v03) - param_count(v10) == 3 * v10.hidden_size * 2
+    path = ROOT / "fixtures/collected/substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml"
+    text = path.read_text()
+    assert text.count("TinyLlama/TinyLlama-1.1B-Chat-v0.3") == 1
+    (cr,) = run_check([str(path)], Options(allow_hub=False)).containers
+    assert (
+        cr.model is not None and cr.model.id == "TinyLlama/TinyLlama-1.1B-Chat-v0.3" and cr.plan is not None
+    )
+    variant = tmp_path / "model.yaml"
+    variant.write_text(text.replace("TinyLlama-1.1B-Chat-v0.3", "TinyLlama-1.1B-Chat-v1.0"))
+    (other,) = run_check([str(variant)], Options(allow_hub=False)).containers
+    assert other.plan is not None and other.model is not None and other.model.vocab_size == 32000
