@@ -10,8 +10,9 @@ reason, named in every report (text, JSON, SARIF notification, Markdown, GitHub 
 * ``command unreadable`` -- the engine command could not be read (KV503 from the parser);
 * ``no model in the command`` -- an engine was found but its command names no model (KV503);
 * ``runtime template`` -- a KServe serving-runtime template: the InferenceService that uses it names the
-  model (KV502, info);
-* ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder (KV502, KV002);
+  model (KV502, info); also a multi-node runtime's worker, whose command names no model of its own;
+* ``template not rendered`` -- the model is a ``{{ .Values.x }}`` or ``${VAR}`` placeholder, or a path holding an
+  upper-case token a script replaces (``/gcs/V_MODEL_NAME``) or a ``<...>`` to fill in (KV502, KV002);
 * ``model unknown`` -- the model's config.json could not be resolved (KV502);
 * ``not a CUDA/ROCm GPU`` -- the GPU (or the image) is a TPU, Trainium, Gaudi or CPU build (KV501);
 * ``no GPU requested`` -- the container requests no GPU resource, so there is none to size it on (KV405,
@@ -40,7 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvlint.engines.images import unsized_whatever_model
+from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
 from kvlint.load import _mentions_engine, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
@@ -69,6 +70,10 @@ def sizing_of(cr: ContainerResult) -> str:
         # only runs the image's ENTRYPOINT) is not an unreadable one
         if s.unreadable:
             return "command unreadable"
+        if _is_runtime_template(cr):
+            # a multi-node runtime's worker (`ray start --address ... --block`) joins the head, whose model the
+            # InferenceService that uses the template names: the template's reason, not the worker's command's
+            return "runtime template"
         return "no model in the command"
     if cr.model is None and _is_runtime_template(cr):
         return "runtime template"  # its model and resources come from the InferenceService that uses it
@@ -77,7 +82,8 @@ def sizing_of(cr: ContainerResult) -> str:
     if why is not None:
         return why
     if cr.model is None:
-        return "template not rendered" if "{{" in s.model.value or "${" in s.model.value else "model unknown"
+        placeholder = "{{" in s.model.value or "${" in s.model.value or path_placeholder(s.model.value)
+        return "template not rendered" if placeholder else "model unknown"
     if unresolved_sizes(s):
         return "parallel size unknown"
     acc = cr.placement.accelerator if cr.placement else None
@@ -109,7 +115,8 @@ def explained_at(cr: ContainerResult | ContainerRecord, diagnostics: Sequence[Di
 
 def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[str]:
     """:func:`sizing_of` of each container, in order, with ``leader`` for a worker that joins a leader sized in
-    the same run (matched by the leader workload and container name the worker's parse recorded); a streaming
+    the same run (matched by the leader workload and container name the worker's parse recorded), and the
+    leader's own reason for one that joins a leader not sized (its command names no model: it runs none); a streaming
     run's record (:class:`kvlint.types.ContainerRecord`) carries its outcome, worked out so when it was made."""
     records = [cr.sizing for cr in containers if not isinstance(cr, ContainerResult)]
     if len(records) == len(containers):
@@ -146,6 +153,10 @@ def outcomes(containers: Sequence[ContainerResult | ContainerRecord]) -> list[st
                 )
             if led in ("plan", "fleet"):
                 own = "leader"
+            elif led is not None and own == "no model in the command":
+                # it runs no engine of its own (it joins the leader's), so it is not sized for the leader's reason
+                # (a TPU, a runtime template, an unknown model), not for a model its command never names
+                own = led
         out.append(own)
     return out
 

@@ -952,6 +952,40 @@ def test_gemma4_kv_shared_layers_hold_no_kv_cache():
     assert any("num_kv_shared_layers 20" in n for n in spec.notes)
 
 
+def test_gemma4_e2b_is_catalogued_with_its_published_text_config_and_sizes_the_kuberay_sample():
+    """google/gemma-4-E2B-it (tt-metal's copy, github-tt-metal.yaml) has the text_config values published for
+    E2B (the dict above), resolves offline under any letter case, holds KV in its first num_hidden_layers -
+    num_kv_shared_layers layers only, and the KubeRay Ray Serve LLM sample that serves it (shared corpus) is
+    sized on the B200 it names instead of "model unknown"."""
+    from kvlint.memory.kv import kv_bytes_per_token
+    from kvlint.pipeline import Options, run_check
+
+    cfg, _ = catalogue.load_config(catalogue.lookup("google/gemma-4-E2B-it"))
+    t = cfg["text_config"]
+    assert {k: t[k] for k in _gemma4_e2b_text_config()} == _gemma4_e2b_text_config()
+    spec = resolve_model("google/gemma-4-E2B-it", allow_hub=False)
+    assert resolve_model("google/gemma-4-e2b-it", allow_hub=False).source == spec.source
+    held = t["layer_types"][: t["num_hidden_layers"] - t["num_kv_shared_layers"]]
+    per_type = {
+        "full_attention": 2 * t["num_key_value_heads"] * t["global_head_dim"] * 2,
+        "sliding_attention": 2 * t["num_key_value_heads"] * t["head_dim"] * 2,
+    }
+    assert kv_bytes_per_token(spec, 1, "auto") == sum(per_type[x] for x in held)
+    sample = (
+        ROOT.parent
+        / "shared"
+        / "corpus"
+        / "manifests"
+        / ("ray-project__kuberay__ray-operator__config__samples__ray-service.high-throughput-gemma4.yaml")
+    )
+    if not sample.is_file():
+        pytest.skip("the shared corpus is not beside the repository")
+    res = run_check([str(sample)], Options(allow_hub=False))
+    assert not [d for d in res.diagnostics if d.rule == "KV502"]
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "google/gemma-4-E2B-it" and cr.plan is not None
+
+
 def test_llava_text_config_takes_llamaconfig_defaults():
     """llava-hf/llava-1.5-7b-hf's text_config stores no layer count, widths or heads; transformers (LlavaConfig ->
     LlamaConfig) and so vLLM run it with LlamaConfig's defaults. With them the fp16 parameter bytes kvlint counts
@@ -977,3 +1011,70 @@ def test_layers_block_type_is_read_only_for_nemotron_h():
     assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": blocks}) == "ME*-M*"
     assert nemotron_h_pattern({"model_type": "zamba2", "layers_block_type": ["mamba", "mamba"]}) is None
     assert nemotron_h_pattern({"model_type": "nemotron_h", "layers_block_type": ["mamba", "hybrid"]}) is None
+
+
+def test_granite_3_1_8b_instruct_is_a_cited_variant_and_sizes_the_modelcar_that_serves_it(tmp_path):
+    """ibm-granite/granite-3.1-8b-instruct is listed on the stored granite-3.2-8b config (sources/variants.yaml:
+    configs saved from it carry the same architecture values), so the Parasol insurance chart's KServe modelcar
+    oci://registry.redhat.io/rhelai1/modelcar-granite-3-1-8b-instruct:1.5 (fixtures/collected/charts) is sized
+    from the image's name (KV505) instead of "model unknown". The variant: the same InferenceService with the
+    modelcar named by its repository instead of its tag still resolves; a name of no catalogued Granite does not."""
+    from kvlint.pipeline import Options, run_check
+
+    entry = catalogue.lookup("ibm-granite/granite-3.1-8b-instruct")
+    assert entry is not None and entry.base_id == "huihui-ai/granite-3.2-8b-instruct-abliterated"
+    cfg, _ = catalogue.load_config(entry)
+    assert (cfg["num_hidden_layers"], cfg["hidden_size"], cfg["num_key_value_heads"], cfg["vocab_size"]) == (
+        40,
+        4096,
+        8,
+        49155,
+    )
+    path = (
+        ROOT
+        / "fixtures/collected/charts/parasol-insurance-ic-shared-llm/inference-service-granite-modelcar.yaml"
+    )
+    text = path.read_text()
+    image = "oci://registry.redhat.io/rhelai1/modelcar-granite-3-1-8b-instruct:1.5"
+    assert text.count(image) == 1
+    runtime = path.parent / "serving-runtime-vllm-granite-modelcar.yaml"
+    res = run_check([str(path), str(runtime)], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model is not None and cr.model.id == "ibm-granite/granite-3.1-8b-instruct"
+    assert cr.plan is not None or cr.fleet is not None
+    assert [d for d in res.diagnostics if d.rule == "KV505"] and not [
+        d for d in res.diagnostics if d.rule == "KV502"
+    ]
+    for other, resolves in [
+        ("oci://quay.io/example/granite-3.1-8b-instruct:modelcar", True),
+        ("oci://quay.io/example/modelcar-granite-9-9-8b-instruct:1.0", False),
+    ]:
+        variant = tmp_path / "isvc.yaml"
+        variant.write_text(text.replace(image, other))
+        (cr,) = run_check([str(variant), str(runtime)], Options(allow_hub=False)).containers
+        assert (cr.model is not None) is resolves, other
+
+
+def test_tinyllama_chat_v0_3_is_v1_0_with_three_more_tokens_and_sizes_the_kubeai_model(tmp_path):
+    """TinyLlama/TinyLlama-1.1B-Chat-v0.3 (sources/variants.yaml) takes the stored TinyLlama-1.1B-Chat-v1.0 config
+    with its own vocabulary (32003, as configs saved from it at PY007/ read): KubeAI's dev Model with LoRA adapters
+    (fixtures/collected, on an nvidia-gpu-l4 profile) gets a plan instead of "model unknown". The variant: the same
+    Model naming v1.0 is planned with 32000 tokens, and the v0.3 plan's weights are 3 x hidden x 2 (embedding and
+    head rows) x 2 bytes larger."""
+    from kvlint.pipeline import Options, run_check
+
+    v03 = resolve_model("TinyLlama/TinyLlama-1.1B-Chat-v0.3", allow_hub=False)
+    v10 = resolve_model("TinyLlama/TinyLlama-1.1B-Chat-v1.0", allow_hub=False)
+    assert (v03.vocab_size, v10.vocab_size) == (32003, 32000)
+    assert param_count(v03) - param_count(v10) == 3 * v10.hidden_size * 2
+    path = ROOT / "fixtures/collected/substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml"
+    text = path.read_text()
+    assert text.count("TinyLlama/TinyLlama-1.1B-Chat-v0.3") == 1
+    (cr,) = run_check([str(path)], Options(allow_hub=False)).containers
+    assert (
+        cr.model is not None and cr.model.id == "TinyLlama/TinyLlama-1.1B-Chat-v0.3" and cr.plan is not None
+    )
+    variant = tmp_path / "model.yaml"
+    variant.write_text(text.replace("TinyLlama-1.1B-Chat-v0.3", "TinyLlama-1.1B-Chat-v1.0"))
+    (other,) = run_check([str(variant)], Options(allow_hub=False)).containers
+    assert other.plan is not None and other.model is not None and other.model.vocab_size == 32000

@@ -21,6 +21,7 @@ import yaml
 
 from kvlint.load import load_text
 from kvlint.pipeline import Options, run_check, run_documents
+from kvlint.sizing import sizing_of
 
 ROOT = Path(__file__).resolve().parents[1]
 COLLECTED = ROOT / "fixtures" / "collected"
@@ -775,3 +776,42 @@ def test_a_model_filled_in_at_run_time_is_named_as_such(tmp_path, command: str, 
     res = run_check([str(p)], Options(allow_hub=False))
     (kv502,) = [d for d in res.diagnostics if d.rule == "KV502"]
     assert want in kv502.message and "config.json" not in kv502.message
+
+
+def test_a_ray_container_running_an_application_of_its_own_is_told_what_kvlint_reads() -> None:
+    """AI on EKS's RayService (fixtures/load, vllm-rayserve-gpu) serves Mistral with its own Ray Serve application
+    (import_path vllm_serve:deployment), whose engine settings are Python arguments: its Ray head and worker stay
+    "command unreadable", and the KV503 fix names the form kvlint does read (Ray Serve LLM's llm_configs) and
+    `kvlint plan`, not "run the engine directly" (a Ray Serve user cannot). A container of a non-Ray image with no
+    command keeps the generic fix."""
+    path = (
+        ROOT
+        / "fixtures"
+        / "load"
+        / "awslabs__ai-on-eks__blueprints__inference__vllm-rayserve-gpu__ray-service-vllm.yaml"
+    )
+    r = run_check([str(path)], Options(allow_hub=False))
+    assert [sizing_of(c) for c in r.containers] == ["command unreadable"] * 2
+    unread = [d for d in by_rule(r, "KV503") if d.container in ("ray-head", "ray-worker")]
+    assert len(unread) == 2
+    for d in unread:
+        assert "the container runs Ray" in d.message
+        assert "ray.serve.llm:build_openai_app" in d.fix and "kvlint plan" in d.fix
+        assert "run the engine directly" not in d.fix
+    # the variant: the same image-only container without Ray in its image name
+    plain = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: server}
+spec:
+  template:
+    spec:
+      containers:
+      - name: server
+        image: IMAGE
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    ray = run_text(plain.replace("IMAGE", "public.ecr.aws/data-on-eks/ray2.24.0-py310-vllm-gpu:v1"))
+    other = run_text(plain.replace("IMAGE", "vllm/vllm-openai-custom-entrypoint:v1"))
+    (d_ray,) = by_rule(ray, "KV503")
+    assert "ray.serve.llm:build_openai_app" in d_ray.fix
+    assert [d.fix for d in by_rule(other, "KV503") if "run the engine directly" in d.fix]

@@ -507,3 +507,85 @@ def test_a_serving_runtime_template_keeps_its_own_reason() -> None:
     assert cr.placement is not None and cr.placement.requests_no_gpu  # the template requests none itself
     assert sizing_of(cr) == "runtime template"
     assert not [d for d in result.diagnostics if d.rule == "KV501"]
+
+
+def test_a_multi_node_runtime_worker_counts_as_a_runtime_template(tmp_path: Path) -> None:
+    """KServe's kserve-huggingfaceserver-multinode ClusterServingRuntime (fixtures/load, kserve/kserve): its
+    workerSpec container only runs ``ray start --address ... --block`` and names no model; like its head it is a
+    template the InferenceService fills, so it counts as "runtime template", not "no model in the command". The
+    same worker in a plain Deployment (no template) keeps "no model in the command"."""
+    import yaml
+
+    path = Path(__file__).resolve().parents[1] / (
+        "fixtures/load/kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"
+    )
+    result = run_check([str(path)], Options(allow_hub=False))
+    by_name = {cr.container_name: cr for cr in result.containers}
+    assert by_name["worker-container"].serving.model is None
+    assert [sizing_of(by_name[n]) for n in ("kserve-container", "worker-container")] == [
+        "runtime template"
+    ] * 2
+    assert summarise(result).not_sized == {"runtime template": 2}
+    # the variant: the runtime's worker pod as a Deployment of its own is no template
+    doc = yaml.safe_load(path.read_text())
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "worker"},
+        "spec": {"template": {"spec": {"containers": doc["spec"]["workerSpec"]["containers"]}}},
+    }
+    plain = tmp_path / "worker.yaml"
+    plain.write_text(yaml.safe_dump(deployment))
+    (cr,) = run_check([str(plain)], Options(allow_hub=False)).containers
+    assert sizing_of(cr) == "no model in the command"
+
+
+def test_a_worker_joining_a_leader_not_sized_takes_the_leaders_reason(tmp_path: Path) -> None:
+    """The LWS vLLM TPU example (fixtures/sizing/lws-vllm-tpu.yaml): the leader is "not a CUDA/ROCm GPU" and its
+    worker, which joins the leader's Ray cluster and runs no engine of its own, counts the same (it was "no model
+    in the command"). The variant: the LWS GPU example (fixtures/collected) with the leader's model replaced by a
+    made-up id counts both as "model unknown"; with the real model both are sized (the worker with its leader)."""
+    root = Path(__file__).resolve().parents[1]
+    tpu = run_check([str(root / "fixtures/sizing/lws-vllm-tpu.yaml")], Options(allow_hub=False))
+    by_role = {cr.workload.role: cr for cr in tpu.containers}
+    assert by_role["worker"].serving.model is None and by_role["worker"].serving.joins is not None
+    assert outcomes(tpu.containers) == ["not a CUDA/ROCm GPU"] * 2
+    assert summarise(tpu).not_sized == {"not a CUDA/ROCm GPU": 2}
+
+    gpu = root / "fixtures/collected/kubernetes-sigs__lws__docs__examples__vllm__lws.yaml"
+    text = gpu.read_text()
+    assert text.count("--model meta-llama/Meta-Llama-3.1-405B-Instruct") == 1
+    sized = run_check([str(gpu)], Options(allow_hub=False))
+    assert sorted(outcomes(sized.containers)) == ["fleet", "leader"]
+    unknown = tmp_path / "lws.yaml"
+    unknown.write_text(
+        text.replace("meta-llama/Meta-Llama-3.1-405B-Instruct", "example-org/not-a-catalogued-model")
+    )
+    assert outcomes(run_check([str(unknown)], Options(allow_hub=False)).containers) == ["model unknown"] * 2
+
+
+def test_a_model_path_holding_a_placeholder_token_is_a_template_not_rendered(tmp_path: Path) -> None:
+    """GoogleCloudPlatform/accelerated-platforms' GCS FUSE vLLM Deployment (fixtures/collected) serves
+    /gcs/V_MODEL_NAME/V_MODEL_VERSION, tokens its README has `sed` replace, as it does the image V_IMAGE_NAME:
+    not sized as "template not rendered" (it was "model unknown"), and KV502 names the token instead of asking
+    for the config of a directory that exists nowhere. Variants: a ``<...>`` token to fill in by hand reads the
+    same; a real-looking path in lower case stays "model unknown"."""
+    path = Path(__file__).resolve().parents[1] / (
+        "fixtures/collected/GoogleCloudPlatform__accelerated-platforms__use-cases__inferencing__serving__vllm__"
+        "gcsfuse__manifests__model-deployment-l4.yaml"
+    )
+    text = path.read_text()
+    assert text.count("V_MODEL_NAME/V_MODEL_VERSION") == 1
+    result = run_check([str(path)], Options(allow_hub=False))
+    (cr,) = result.containers
+    assert sizing_of(cr) == "template not rendered"
+    (kv502,) = [d for d in result.diagnostics if d.rule == "KV502"]
+    assert "placeholder V_MODEL_NAME" in kv502.message and "kvlint.io/model" in kv502.fix
+    for model, outcome in [
+        ("<your-model>/V1", "template not rendered"),
+        ("my-models/llama-finetune-v2", "model unknown"),
+    ]:
+        variant = tmp_path / "variant.yaml"
+        variant.write_text(text.replace("V_MODEL_NAME/V_MODEL_VERSION", model))
+        (cr,) = run_check([str(variant)], Options(allow_hub=False)).containers
+        assert sizing_of(cr) == outcome, model

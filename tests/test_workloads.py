@@ -159,7 +159,9 @@ def test_rayservice_head_and_worker_groups():
 def test_servingruntime_worker_spec_is_separate_and_not_double_counted():
     r = _load("kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml")
     ws = find_workloads(r.documents)
-    assert [(w.path, w.role) for w in ws] == [("spec", None), ("spec.workerSpec", "worker")]
+    # the runtime's own containers are the Ray head its workerSpec pods join (as in the InferenceService)
+    assert [(w.path, w.role) for w in ws] == [("spec", "head"), ("spec.workerSpec", "worker")]
+    assert ws[1].leader is not None and ws[1].leader.path == "spec"
     assert len({id(w.pod_spec) for w in ws}) == 2
 
 

@@ -970,6 +970,16 @@ def _shebang_program(text: str) -> str | None:
     return _base(words[0]) if words else None
 
 
+#: What a Ray container's user can do when the Ray Serve application is their own code: the engine settings are
+#: Python arguments kvlint cannot see (each application maps its env vars to engine arguments its own way, with
+#: its own defaults), while Ray Serve LLM's ``llm_configs`` are read (:mod:`kvlint.workloads.rayserve`).
+_RAY_SERVE_FIX = (
+    "serve the model with Ray Serve LLM (import_path: ray.serve.llm:build_openai_app, its llm_configs naming "
+    "model_loading_config and engine_kwargs), whose engines kvlint reads from the RayService; for an application "
+    "of your own, check the engine it starts with `kvlint plan -- vllm serve MODEL --tensor-parallel-size N ...`"
+)
+
+
 def _kv503(
     engine: str,
     container: LDict,
@@ -1387,6 +1397,7 @@ def parse_container(
     engine = img_engine or _command_hint(texts) or hint
     if engine is None:
         return None
+    fix: str | None = None
     if not reason:
         if not items:
             reason = (
@@ -1398,6 +1409,7 @@ def parse_container(
                     f"the container runs Ray ({image}); the engine is configured by Ray Serve application code "
                     f"(serveConfigV2 / Python), which kvlint does not read"
                 )
+                fix = _RAY_SERVE_FIX
         else:
             reason = _reason_for(texts)
     version = engine_release(image, engine, engine_version_option)
@@ -1417,6 +1429,7 @@ def parse_container(
         env,
         "engine command cannot be read: " + reason,
         _unread_loc(container, items, first_loc),
+        fix,
     )
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "image_mentions_engine",
     "image_placeholder",
     "image_platform",
+    "path_placeholder",
     "repository_path",
     "split_image",
     "tag_of_unknown_image",
@@ -685,6 +686,18 @@ def envsubst_placeholders(text: str) -> Iterator[tuple[str, str]]:
             end = close + 1
         yield text[m.start() : end], m.group(1)
         pos = end
+
+
+def path_placeholder(path: str) -> str | None:
+    """The first component of a model path that is an upper-case placeholder token a script replaces before the
+    manifest is applied (``V_MODEL_NAME`` of ``/gcs/V_MODEL_NAME/V_MODEL_VERSION``, filled by ``sed`` in
+    GoogleCloudPlatform/accelerated-platforms), or a ``<...>`` placeholder to fill in by hand (``/models/<model>``);
+    the same tokens :func:`image_placeholder` reads in an image field. None for a path without one (at most 64
+    components looked at)."""
+    for part in path.strip().split("/")[:64]:
+        if _CAPS_RE.match(part) or (len(part) > 2 and part.startswith("<") and part.endswith(">")):
+            return part
+    return None
 
 
 def image_placeholder(image: str) -> str | None:

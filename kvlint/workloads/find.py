@@ -446,6 +446,13 @@ def link_leaders(ws: list[Workload]) -> list[Workload]:
     In O((heads + workers) log heads) path comparisons (:class:`_Heads`): comparing every worker with every
     head made a DisaggregatedSet of 2,000 leader/worker roles (0.5 MB) take 4.6 s before the webhook's review
     cap refused it (past the review budget: admitted unchecked), and one of 8,000 roles 86 s."""
+    # a KServe multi-node runtime (ServingRuntimeSpec) declares no role: its own containers are the Ray head
+    # that the pods of its workerSpec join, as in the InferenceService it serves (kserve.py)
+    runtime_heads = {
+        w.path[: -len(".workerSpec")] for w in ws if w.role == "worker" and w.path.endswith(".workerSpec")
+    }
+    if runtime_heads:
+        ws = [replace(w, role="head") if w.role is None and w.path in runtime_heads else w for w in ws]
     heads = [w for w in ws if w.role in ("leader", "head")]
     if not heads:
         return ws

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
-from kvlint.engines.images import platform_evidence, unsized_whatever_model
+from kvlint.engines.images import path_placeholder, platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.models.config import (
     config_refusal,
@@ -267,6 +267,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
             s.model.loc,
             fix="render the manifest with the values you deploy (helm template ... | kvlint check -), or "
             "annotate the workload with kvlint.io/model: <hub id>",
+        )
+        return
+    token = path_placeholder(name) if cr.model is None else None
+    if token is not None:
+        # a path holding a token to replace (sed, by hand): no directory of that name exists anywhere
+        yield ctx.finding(
+            f"the model '{name}' holds the placeholder {token}, which a script or a person replaces before the "
+            "manifest is applied, so capacity rules were skipped",
+            s.model.loc,
+            fix="lint the manifest after the placeholders are replaced, or annotate the workload with "
+            "kvlint.io/model: <hub id>",
         )
         return
     if cr.model is None and (enc_dec := encoder_decoder_type(cr.model_error)) is not None:
