@@ -312,7 +312,11 @@ def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload
     args = container.get("args") if isinstance(container, LDict) else None
     if not isinstance(args, LList):
         return replace(w, kaito_sku=None), container
-    at = args.locs[0] if args.locs else None
+    # at the instanceType, where KAITO's --tensor-parallel-size (the SKU's GPU count) is located
+    at = next(
+        (loc for a, loc in zip(args, args.locs, strict=True) if str(a).startswith("--tensor-parallel-size=")),
+        None,
+    )
     words = (f"--pipeline-parallel-size={nodes}", "--distributed-executor-backend=ray")
     spread_args = llist(args.loc, [*zip(args, args.locs, strict=True), *((word, at) for word in words)])
     spread = _copy(container, args=spread_args)
