@@ -215,3 +215,25 @@ def test_kaito_preset_that_fits_one_node_stays_on_one() -> None:
     p = _plan(KAITO_GEMMA)
     assert (p["tp"], p["pp"]) == (1, 1)
     assert p["cr"].workload.group_size is None
+
+
+def test_spreading_a_kaito_preset_leaves_the_workload_read_from_the_file_as_it_was() -> None:
+    """The spread workload is a copy: the pod and container read from the Workspace keep KAITO's single-node
+    command, so analysing the same workload again starts from the file, not from an already spread command."""
+    from kvlint.load import load_text
+    from kvlint.workloads import find_workloads
+    from kvlint.workloads.kaito import spread_over_nodes
+
+    (w,) = find_workloads(load_text(KAITO_V3.read_bytes(), str(KAITO_V3)).documents)
+    (container,) = w.pod_spec["containers"]
+    before = list(container["args"])
+    assert w.kaito_sku == (2, 188) and not any("pipeline-parallel" in str(a) for a in before)
+    spread, spread_container = spread_over_nodes(w, container, 3)
+    assert list(container["args"]) == before and w.pod_spec["containers"][0] is container
+    assert list(spread_container["args"]) == [
+        *before,
+        "--pipeline-parallel-size=3",
+        "--distributed-executor-backend=ray",
+    ]
+    assert spread.pod_spec["containers"][0] is spread_container
+    assert (spread.group_size, spread.kaito_sku, w.group_size) == (3, None, None)
