@@ -132,7 +132,11 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     ``--max-model-len=auto`` (vLLM picks the largest context that fits). Not modelled: v0.12.0's first
     parallelism tier, which runs a model whose files take under half of one GPU as data-parallel replicas
     (``--data-parallel-size`` = GPU count, TP 1) on a multi-GPU SKU (``configureParallelism``); kvlint plans TP
-    over all the SKU's GPUs there. ``resource.partition`` ``mode: mig`` with ``profile``
+    over all the SKU's GPUs there. A preset too big for one node of a VM size in KAITO's SKU table is spread over
+    the nodes KAITO's estimator asks for (:func:`kaito_node_count`, applied by :func:`kvlint.pipeline.analyse_container`
+    once the model is known; :func:`spread_over_nodes`). Without an instanceType or partition, KAITO requests the
+    GPUs of the nodes its labelSelector picks (:attr:`~kvlint.types.Workload.gpu_source`). ``resource.partition``
+    ``mode: mig`` with ``profile``
     (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with the same default utilization and
     ``--max-model-len=auto``, and is planned on the slice's memory
     (:func:`kvlint.memory.stage.plan_fleet` when the profile does not name the GPU); ``mode: accelerator`` with ``count`` becomes
