@@ -316,7 +316,44 @@ def analyse_container(
         from kvlint.engines.multinode import find_leader
 
         find_leader(serving, w, cms, options.engine_version)
+    if w.kaito_sku is not None:
+        nodes = _kaito_nodes(w, serving, options)
+        if nodes > 1:
+            # KAITO runs the preset over several nodes with pipeline parallelism: read the command it writes
+            from kvlint.workloads.kaito import spread_over_nodes
+
+            spread, spread_container = spread_over_nodes(w, container, nodes)
+            return analyse_container(spread, spread_container, cms, options)
     return analyse_serving(w, container, serving, options)
+
+
+def _kaito_nodes(w: Workload, serving: ServingConfig, options: Options) -> int:
+    """The nodes KAITO spreads ``w``'s vLLM preset over (:func:`kvlint.workloads.kaito.kaito_node_count`), from
+    kvlint's figures for its model: the whole-model weight bytes (the checkpoint size when known, else kvlint's
+    estimate; :func:`kvlint.models.weights.weight_bytes`) for KAITO's safetensors size, and the KV bytes a token
+    of the whole model (:func:`kvlint.memory.kv.kv_bytes_per_token` at TP 1) for KAITO's ``BytesPerToken``; the
+    inference config's explicit ``max-model-len``, if any. 1 (no change) when the model is unknown, the command
+    already sets a pipeline-parallel size, or anything fails."""
+    assert w.kaito_sku is not None
+    if serving.engine != "vllm" or serving.model is None or serving.get("pipeline_parallel_size") is not None:
+        return 1
+    try:
+        from kvlint.memory.kv import kv_bytes_per_token
+        from kvlint.models.weights import weight_bytes
+        from kvlint.workloads.kaito import kaito_node_count
+
+        model, _ = resolve_container_model(serving, w, options)
+        if model is None:
+            return 1
+        quant = serving.get("quantization")
+        size = weight_bytes(model, dtype_bytes=2, quantization=str(quant) if quant else None)[0]
+        mml = serving.get("max_model_len")
+        gpus, gib = w.kaito_sku
+        return kaito_node_count(
+            gpus, gib, int(size), kv_bytes_per_token(model), mml if isinstance(mml, int) and mml > 0 else None
+        )
+    except Exception:  # an estimate: never let it take the container's analysis down
+        return 1
 
 
 def analyse_serving(

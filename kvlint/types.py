@@ -180,6 +180,14 @@ class Workload:
         image_source: who chooses the engine image when the object does not (the operator's installation, a
             shipped preset, a Ray image's Python environment), in words; the KV208 check then asks for
             ``--engine-version`` instead of an image tag.
+        gpu_source: who requests the GPUs of a pod whose containers, as the reader built them, request none,
+            in words: an operator that adds the GPU count of the nodes it picks (a KAITO Workspace on
+            bring-your-own nodes), KServe's managed Dynamic Resource Allocation; read by
+            :func:`kvlint.accelerators.placement.workload_placement` as the placement's
+            :attr:`Placement.gpus_elsewhere`.
+        kaito_sku: for a KAITO preset on an Azure VM size of KAITO's SKU table, ``(GPUs per node, the node's GPU
+            memory in GiB as that table gives it)``: the pipeline estimates, as KAITO's node estimator does, how
+            many such nodes KAITO spreads the preset over (:func:`kvlint.workloads.kaito.kaito_node_count`).
         engine_kwargs_refusal: for engine options that are an operator's keyword arguments checked before
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
@@ -207,7 +215,9 @@ class Workload:
     derived_accelerator: DerivedAccelerator | None = None
     accelerator_why: str | None = None
     image_source: str | None = None
+    gpu_source: str | None = None
     engine_kwargs_refusal: str | None = None
+    kaito_sku: tuple[int, int] | None = None
 
     @property
     def loc(self) -> Loc | None:
@@ -536,6 +546,11 @@ class Placement:
             HAMi-core reports to the engine as the device total (:mod:`kvlint.accelerators.sharing`): applied
             by :attr:`memory_bytes` to whichever accelerator the placement names; None when the container sets
             neither.
+        gpus_elsewhere: who requests the container's GPUs when its ``resources`` name none, in words: a
+            Dynamic Resource Allocation claim (``resources.claims``), an operator that adds them to the pod it
+            builds (:attr:`Workload.gpu_source`); None otherwise. The count is then unknown: the container is
+            planned with its engine's own GPU workers (tensor x pipeline parallel size) and is not a container
+            that requests no GPU (:attr:`requests_no_gpu`, KV405).
     """
 
     accelerator: Accelerator | None
@@ -549,12 +564,14 @@ class Placement:
     memory_bytes_override: int | None = None
     candidates: tuple[Accelerator, ...] = ()
     gpu_slice: GpuSlice | None = None
+    gpus_elsewhere: str | None = None
 
     @property
     def requests_no_gpu(self) -> bool:
-        """The container requests no GPU resource at all (no count, no accelerator resource name): there is no
-        GPU to size the engine on (KV405, KV501's info, sizing's "no GPU requested")."""
-        return self.gpus is None and self.resource is None
+        """The container requests no GPU resource at all (no count, no accelerator resource name, none through a
+        DRA claim or its operator, :attr:`gpus_elsewhere`): there is no GPU to size the engine on (KV405, KV501's
+        info, sizing's "no GPU requested")."""
+        return self.gpus is None and self.resource is None and self.gpus_elsewhere is None
 
     @property
     def memory_bytes(self) -> int | None:

@@ -670,6 +670,19 @@ KAITO_R1 = (
 )
 
 
+def _on_mig_slice(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` (a KAITO Workspace) on a 1g.5gb MIG slice (A100 40GB) of bring-your-own nodes instead of its VM size: KAITO does
+    not spread a preset over MIG slices (its node estimator refuses one that needs more than one), so DeepSeek-R1
+    does not fit there, as kvlint reports (KV101). On its H100 VM size KAITO spreads it over nodes
+    (:func:`kvlint.workloads.kaito.kaito_node_count`) and it fits."""
+    out = json.loads(json.dumps(obj))
+    out["resource"] = {
+        "partition": {"mode": "mig", "profile": "1g.5gb"},
+        "labelSelector": out["resource"]["labelSelector"],
+    }
+    return out
+
+
 def _on_transformers(obj: dict[str, Any]) -> dict[str, Any]:
     """``obj`` (a KAITO Workspace) with ``kaito.sh/runtime: transformers``: its preset runs on KAITO's Hugging
     Face Transformers runtime, which kvlint does not size (``kvlint.workloads.kaito``)."""
@@ -684,7 +697,7 @@ def test_an_update_of_an_annotation_kvlint_reads_is_reviewed(server: Any) -> Non
     and then updated to take the annotation off (the preset now runs on vLLM), was admitted as "metadata only",
     while the same Workspace created so is denied."""
     _, client, _ = server
-    vllm = workload_object(KAITO_R1)
+    vllm = _on_mig_slice(workload_object(KAITO_R1))
     transformers = _on_transformers(vllm)
     assert post(client, review(transformers))["response"]["allowed"] is True
     created = post(client, review(vllm))["response"]

@@ -768,8 +768,41 @@ def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any)
         w.annotations,
         derived=w.derived_accelerator,
         undecided_why=w.accelerator_why,
+        gpu_source=w.gpu_source,
         **kwargs,
     )
+
+
+def dra_claims(pod_spec: Mapping[str, Any], container: Mapping[str, Any]) -> str | None:
+    """The Dynamic Resource Allocation claims ``container`` uses, in words (what requests its devices), or None
+    when it names none.
+
+    A container takes devices allocated through DRA by naming, in ``resources.claims``, entries of the pod's
+    ``spec.resourceClaims``, each a ``resourceClaimName`` (a ResourceClaim) or a ``resourceClaimTemplateName``
+    (a ResourceClaimTemplate the pod's claim is made from): Kubernetes API ``core/v1`` ``ResourceRequirements.claims``
+    and ``PodSpec.resourceClaims`` (resource.k8s.io/v1, GA in 1.34). The devices (GPUs or others) and their
+    count are in the claim's ``devices.requests``, which kvlint does not read."""
+    res = container.get("resources")
+    claims = res.get("claims") if isinstance(res, Mapping) else None
+    names = [str(c.get("name")) for c in claims or [] if isinstance(c, Mapping) and c.get("name")]
+    if not isinstance(claims, list) or not names:
+        return None
+    pod_claims = pod_spec.get("resourceClaims")
+    by_name = {
+        str(c.get("name")): c
+        for c in (pod_claims if isinstance(pod_claims, list) else [])
+        if isinstance(c, Mapping)
+    }
+    sources: list[str] = []
+    for name in names:
+        entry = by_name.get(name)
+        if entry is not None and entry.get("resourceClaimTemplateName"):
+            sources.append(f"{name} (ResourceClaimTemplate {entry.get('resourceClaimTemplateName')})")
+        elif entry is not None and entry.get("resourceClaimName"):
+            sources.append(f"{name} (ResourceClaim {entry.get('resourceClaimName')})")
+        else:
+            sources.append(name)
+    return f"a Dynamic Resource Allocation claim (resources.claims: {', '.join(sources)})"
 
 
 def resolve_placement(
@@ -779,6 +812,7 @@ def resolve_placement(
     *,
     derived: DerivedAccelerator | None = None,
     undecided_why: str | None = None,
+    gpu_source: str | None = None,
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
@@ -796,6 +830,9 @@ def resolve_placement(
             ``source`` as ``how``.
         undecided_why: why the operator object cannot say which GPU it lands on
             (:attr:`kvlint.types.Workload.accelerator_why`); the first reason when nothing decides.
+        gpu_source: who requests the GPUs when the container's resources name none (the operator that builds
+            the pod, :attr:`kvlint.types.Workload.gpu_source`); with the container's DRA claims
+            (:func:`dra_claims`), the placement's ``gpus_elsewhere``.
         override: ``--accelerator`` (id or alias); beats everything.
         gpu_memory_bytes: ``--gpu-memory`` in bytes (device total as CUDA reports it, per GPU); replaces
             the catalogue / MIG figure in ``memory_bytes_override``.
@@ -965,4 +1002,5 @@ def resolve_placement(
         memory_bytes_override=override_bytes,
         candidates=tuple(decision.candidates) if acc is not None else (),
         gpu_slice=gslice if not mig_bytes else None,
+        gpus_elsewhere=(gpu_source or dra_claims(pod_spec, container)) if resource is None else None,
     )

@@ -36,6 +36,7 @@ from kvlint.engines.images import (
     engine_release,
     image_mentions_engine,
     split_image,
+    tag_of_unknown_image,
     unreleased_tag,
 )
 from kvlint.engines.kserve import HF_SERVER_MODULE, huggingface_backend, to_vllm_argv
@@ -1638,8 +1639,18 @@ def _as_dynamo_worker(cfg: ServingConfig, engine: str) -> ServingConfig:
                 f"the image tag is Dynamo release {dynamo_release(cfg.image)}, which carries {name} {mapped} "
                 "(Dynamo's support matrix)"
             )
-        release = f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
-        cfg.release_noted = True
+        if tag_of_unknown_image(cfg):
+            # the release was read from the tag of an image kvlint does not know (engine_release step 3), not
+            # named by --engine-version: KV208 says which release the plan used
+            carried = (
+                f"the image is not one kvlint knows, and kvlint read {name} {cfg.version} from its tag, which may "
+                "be a Dynamo release or the image's own version (KV208)"
+            )
+        else:
+            release = (
+                f": kvlint applied the rules of {name} {cfg.version}, the release --engine-version names"
+            )
+            cfg.release_noted = True
     elif tag is not None:
         from kvlint.memory.versions import NEWEST_VLLM
 

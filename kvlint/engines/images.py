@@ -162,11 +162,23 @@ _DYNAMO_RUNTIMES = {
 }
 
 
+#: How a registry mirror that flattens the path names a Dynamo runtime image: ``ai-dynamo-`` + its last path
+#: component (AIBrix's benchmark deployments pull ``<registry>/aibrix/ai-dynamo-vllm-runtime:1.2.0``, a copy of
+#: ``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.2.0`` whose tag is still the Dynamo release).
+_DYNAMO_FLAT_PREFIX = "ai-dynamo-"
+
+
 def dynamo_runtime(image: str) -> str | None:
-    """``vllm`` | ``sglang`` for an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.1``),
-    whose tag is a Dynamo release, not the engine's; None for any other image."""
+    """``vllm`` | ``sglang`` for an NVIDIA Dynamo runtime image (``nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.1``,
+    or a mirror's flattened copy ``<registry>/<project>/ai-dynamo-vllm-runtime:1.0.1``), whose tag is a Dynamo
+    release, not the engine's; None for any other image."""
     parts = _repo_path(split_image(image)[0]).split("/")
-    return _DYNAMO_RUNTIMES.get(parts[-1]) if len(parts) > 1 and parts[-2] == "ai-dynamo" else None
+    if len(parts) > 1 and parts[-2] == "ai-dynamo":
+        return _DYNAMO_RUNTIMES.get(parts[-1])
+    last = parts[-1]
+    if last.startswith(_DYNAMO_FLAT_PREFIX):
+        return _DYNAMO_RUNTIMES.get(last[len(_DYNAMO_FLAT_PREFIX) :])
+    return None
 
 
 def dynamo_release(image: str) -> str | None:

@@ -442,8 +442,12 @@ def parse_review(body: bytes | str) -> Review:
 
 #: The annotations kvlint reads besides its own (``kvlint.io/``): KAITO's ``kaito.sh/runtime``
 #: (:data:`kvlint.workloads.kaito.KAITO_RUNTIME_ANNOTATION`; ``transformers`` runs the preset on a runtime
-#: kvlint does not size, any other value on vLLM, which it does). An UPDATE that changes one of them is reviewed.
-READ_ANNOTATIONS: frozenset[str] = frozenset({"kaito.sh/runtime"})
+#: kvlint does not size, any other value on vLLM, which it does) and KServe's managed DRA annotations on an
+#: LLMInferenceService (:data:`kvlint.workloads.llmisvc.MANAGED_DRA_CLASS`, ``MANAGED_DRA_COUNT``: they request
+#: the pod's GPUs, KV405 and KV501). An UPDATE that changes one of them is reviewed.
+READ_ANNOTATIONS: frozenset[str] = frozenset(
+    {"kaito.sh/runtime", "serving.kserve.io/exp-dra-device-class", "serving.kserve.io/exp-dra-device-count"}
+)
 
 
 def _kvlint_meta(meta: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvlint.source import Loc, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, Workload
 from kvlint.workloads.base import (
     add_memory_shm,
@@ -71,6 +71,46 @@ def kaito_gpu_memory_utilization(gpu_model: str | None) -> str:
     return KAITO_GPU_MEMORY_UTILIZATION_BY_GPU.get(gpu_model or "", KAITO_GPU_MEMORY_UTILIZATION)
 
 
+#: KAITO's node estimator (kaito-project/kaito@98ad8a9d8bffe32b7008cf54deba159c576d1cee
+#: pkg/workspace/estimator/nodesestimator/estimator.go): the --gpu-memory-utilization it budgets with, the
+#: factor from the safetensors size to the weights vLLM loads, the fixed per-GPU overhead in GiB, the overhead
+#: that scales with the per-GPU weight share, and the context it reserves KV cache for when the inference config
+#: sets no max-model-len.
+KAITO_ESTIMATOR_UTILIZATION = 0.84
+KAITO_ESTIMATOR_WEIGHT_EXPANSION = 1.02
+KAITO_ESTIMATOR_BASE_OVERHEAD_GIB = 2.3
+KAITO_ESTIMATOR_OVERHEAD_WEIGHT_FACTOR = 0.05
+KAITO_ESTIMATOR_CONTEXT = 2048
+_GIB = 1024**3
+
+
+def kaito_node_count(
+    gpus: int, gpu_mem_gib: int, model_bytes: int, kv_bytes_per_token: int, max_model_len: int | None
+) -> int:
+    """The nodes of ``gpus`` GPUs (``gpu_mem_gib`` GiB of GPU memory per node, as KAITO's SKU table gives it) that
+    KAITO spreads a vLLM preset over, as its node estimator computes them (``NodeEstimator.EstimateNodeCount``,
+    kaito-project/kaito@98ad8a9d8bffe32b7008cf54deba159c576d1cee pkg/workspace/estimator/nodesestimator/
+    estimator.go), for a model whose safetensors take ``model_bytes`` bytes and whose KV cache takes
+    ``kv_bytes_per_token`` bytes a token (whole model): per GPU, ``0.84 x`` its memory, less a reserve of 2.3 GiB
+    plus the KV cache of ``max_model_len`` tokens (2048 when the inference config sets none) shared by the node's
+    GPUs, divided by 1.05, holds weights; the GPUs needed are ``int(1.02 x model_bytes / that) + 1``, rounded up
+    to whole nodes. KAITO runs the preset with ``--tensor-parallel-size`` = the node's GPUs and, over more than one
+    node, ``--pipeline-parallel-size`` = the nodes on a Ray cluster (pkg/model/interface.go
+    ``configureParallelism``, @06fef9181184b8755979e1a595f9db720e002c32); ``resource.count`` is not read for vLLM
+    (the estimate replaces it, ``UpdateWorkspaceTargetNodeCount``). 1 when the reserve alone exceeds the budget
+    (KAITO then refuses the Workspace, and the single-node plan says the model does not fit)."""
+    per_gpu = gpu_mem_gib * _GIB // gpus
+    budget = per_gpu * KAITO_ESTIMATOR_UTILIZATION
+    reserve = KAITO_ESTIMATOR_BASE_OVERHEAD_GIB * _GIB + (
+        (max_model_len or KAITO_ESTIMATOR_CONTEXT) * kv_bytes_per_token / gpus
+    )
+    if budget <= reserve:
+        return 1
+    weights_per_gpu = (budget - reserve) / (1 + KAITO_ESTIMATOR_OVERHEAD_WEIGHT_FACTOR)
+    min_gpus = int(model_bytes * KAITO_ESTIMATOR_WEIGHT_EXPANSION / weights_per_gpu) + 1
+    return max(1, -(-min_gpus // gpus))
+
+
 # KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
 # its tag is chosen by the KAITO release.
 _KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-base"
@@ -92,7 +132,11 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     ``--max-model-len=auto`` (vLLM picks the largest context that fits). Not modelled: v0.12.0's first
     parallelism tier, which runs a model whose files take under half of one GPU as data-parallel replicas
     (``--data-parallel-size`` = GPU count, TP 1) on a multi-GPU SKU (``configureParallelism``); kvlint plans TP
-    over all the SKU's GPUs there. ``resource.partition`` ``mode: mig`` with ``profile``
+    over all the SKU's GPUs there. A preset too big for one node of a VM size in KAITO's SKU table is spread over
+    the nodes KAITO's estimator asks for (:func:`kaito_node_count`, applied by :func:`kvlint.pipeline.analyse_container`
+    once the model is known; :func:`spread_over_nodes`). Without an instanceType or partition, KAITO requests the
+    GPUs of the nodes its labelSelector picks (:attr:`~kvlint.types.Workload.gpu_source`). ``resource.partition``
+    ``mode: mig`` with ``profile``
     (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with the same default utilization and
     ``--max-model-len=auto``, and is planned on the slice's memory
     (:func:`kvlint.memory.stage.plan_fleet` when the profile does not name the GPU); ``mode: accelerator`` with ``count`` becomes
@@ -118,6 +162,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     if transformers is not None:
         return [transformers]
     why: str | None = None
+    kaito_sku: tuple[int, int] | None = None
     pod_items: list[tuple[str, Any, Loc | None]] = []
     res_items: list[tuple[str, Any, Loc | None]] = []
     kaito_args: list[tuple[Any, Loc | None]] = []
@@ -134,6 +179,7 @@ def workspace_workloads(doc: Document) -> list[Workload]:
 
             it = instance_type(it_name)
             sku = next((v for k, v in KAITO_AZURE_SKUS.items() if k.lower() == it_name.lower()), None)
+            kaito_sku = sku
             gpus = sku[0] if sku else (it.gpus if it is not None and it.gpus else 1)
             res_items.append(("nvidia.com/gpu", gpus, iloc))
             # KAITO's command: --tensor-parallel-size = the SKU's GPU count, --gpu-memory-utilization from
@@ -174,6 +220,24 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 )
         else:
             why = "KAITO resource has no instanceType; the nodes are chosen by resource.labelSelector"
+    if not res_items:
+        # no instanceType nor partition (or no resource at all, as an InferenceSet template may have): KAITO runs
+        # the preset on existing nodes its labelSelector picks and requests nvidia.com/gpu = their GPU count, read
+        # from the nodes' labels (pkg/workspace/estimator/nodesestimator EstimateNodeCount, the BYO branch
+        # sku.GetGPUConfigFromNodeLabels; pkg/workspace/inference/preset_inferences.go GenerateInferencePodSpec,
+        # resourceReq from gpuConfig.GPUCount), a count the manifest does not give; its command still carries the
+        # default --gpu-memory-utilization (the A10's 0.82 needs the GPU model) and --max-model-len=auto
+        why = (
+            why
+            or "KAITO runs the preset on existing nodes chosen by its labelSelector, which the manifest does not name"
+        )
+        gpu_source = "KAITO, as many as the nodes it picks have (nvidia.com/gpu from their labels)"
+        at = loc_of(holder, "resource") or ploc
+        kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", at))
+        kaito_args.append(("--max-model-len=auto", at))
+        kaito_keys += [None, None]
+    else:
+        gpu_source = None
     name_loc = loc_of(get_in(data, "metadata"), "name")
     args = llist(
         ploc,
@@ -222,14 +286,16 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         args.locs.append(cloc or ploc or Loc("-"))
     # a Workspace has no image field: the KAITO operator runs its preset on the kaito-base image of its own
     # release (KV208 asks for --engine-version rather than an image tag)
+    article = "an" if doc.kind[:1] in ("A", "E", "I", "O", "U") else "a"
     image_source = (
-        "the KAITO release installed in the cluster (a Workspace has no image field; the operator runs its "
-        f"preset '{pname}' on its own {_KAITO_IMAGE} image)"
+        f"the KAITO release installed in the cluster ({article} {doc.kind} has no image field; the operator runs "
+        f"its preset '{pname}' on its own {_KAITO_IMAGE} image)"
     )
     replicas = int_or_none(get_in(data, "spec", "replicas")) if doc.kind == "InferenceSet" else None
     w = synthetic_workload(
         doc, ps, path or "inference", replicas=replicas, accelerator_why=why, image_source=image_source
     )
+    w = replace(w, gpu_source=gpu_source, kaito_sku=kaito_sku)
     # the options KAITO writes into the preset's command, so KV205-KV207 on them say KAITO wrote them
     # (kvlint.engines.options.chart_provenance); the user's own settings go in the inference config's vllm:
     written = [
@@ -238,6 +304,53 @@ def workspace_workloads(doc: Document) -> list[Workload]:
         *((word, loc, key) for (word, loc), key in zip(kaito_args, kaito_keys, strict=True)),
     ]
     return [replace(w, chart_args=tuple(_kaito_arg(word, loc, key, doc.kind) for word, loc, key in written))]
+
+
+def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload, Any]:
+    """``(w, container)`` as KAITO runs them over ``nodes`` nodes (:func:`kaito_node_count` more than 1): the
+    container's vLLM command with the ``--pipeline-parallel-size`` and ``--distributed-executor-backend=ray`` KAITO
+    writes (pkg/model/interface.go ``configureParallelism``; the Ray cluster is KAITO's leader and worker pods,
+    ``buildMultiNodeRayCommand``), in a copy of the pod, and the workload the group of ``nodes`` pods, each with
+    the SKU's GPUs (``group_size``), which no longer asks for the estimate (``kaito_sku`` None). ``container`` is
+    the synthetic container of ``w``'s pod; neither it nor the pod is changed."""
+    args = container.get("args") if isinstance(container, LDict) else None
+    if not isinstance(args, LList):
+        return replace(w, kaito_sku=None), container
+    # at the instanceType, where KAITO's --tensor-parallel-size (the SKU's GPU count) is located
+    at = next(
+        (loc for a, loc in zip(args, args.locs, strict=True) if str(a).startswith("--tensor-parallel-size=")),
+        None,
+    )
+    words = (f"--pipeline-parallel-size={nodes}", "--distributed-executor-backend=ray")
+    spread_args = llist(args.loc, [*zip(args, args.locs, strict=True), *((word, at) for word in words)])
+    spread = _copy(container, args=spread_args)
+    containers = w.pod_spec.get("containers")
+    pod = _copy(
+        w.pod_spec,
+        containers=llist(
+            containers.loc,
+            [
+                (spread if c is container else c, c_loc)
+                for c, c_loc in zip(containers, containers.locs, strict=True)
+            ],
+        )
+        if isinstance(containers, LList)
+        else containers,
+    )
+    written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
+    return (
+        replace(w, pod_spec=pod, group_size=nodes, kaito_sku=None, chart_args=(*w.chart_args, *written)),
+        spread,
+    )
+
+
+def _copy(d: LDict, **changes: Any) -> LDict:
+    """A shallow copy of ``d`` with its positions, and ``changes`` (key -> new value, at the old value's position)."""
+    out = LDict(d, loc=d.loc)
+    out.locs = dict(d.locs)
+    out.key_locs = dict(d.key_locs)
+    out.update(changes)
+    return out
 
 
 #: The annotation that picks a Workspace's runtime, and the value that picks Hugging Face Transformers over vLLM

@@ -283,6 +283,7 @@ def llmisvc_workloads(
     )
 
     out: list[Workload] = []
+    managed_dra = _managed_dra(doc)
     for prefix, role_spec in (("spec", merged), ("spec.prefill", merged.get("prefill"))):
         if not isinstance(role_spec, LDict):
             continue
@@ -311,6 +312,7 @@ def llmisvc_workloads(
                 leader=leader_w if key == "worker" else None,
                 derived_model=None if MODEL_ANNOTATION in w.annotations else model_id or None,
                 image_source=None if (prefix, key) in imaged else image_source,
+                gpu_source=managed_dra,
             )
             if key == "template":
                 leader_w = w
@@ -319,6 +321,32 @@ def llmisvc_workloads(
         why = "it declares no pod template and no preset supplies one"
         out.append(_empty(doc, anchor, tuple(findings), why))
     return out, consumed
+
+
+#: The annotations of KServe's managed Dynamic Resource Allocation on an LLMInferenceService
+#: (kserve/kserve pkg/constants/constants.go ``ManagedDRADeviceClassAnnotationKey`` and
+#: ``ManagedDRADeviceCountAnnotationKey``, @0c5166a2dba2b4c731f9893fb9c484587890b33f).
+MANAGED_DRA_CLASS = "serving.kserve.io/exp-dra-device-class"
+MANAGED_DRA_COUNT = "serving.kserve.io/exp-dra-device-count"
+
+
+def _managed_dra(doc: Document) -> str | None:
+    """What KServe's managed DRA requests for the pods of an LLMInferenceService, in words, or None without it.
+
+    With ``serving.kserve.io/exp-dra-device-class`` set, the controller creates a ResourceClaimTemplate with one
+    device request of that class (``exp-dra-device-count`` devices, default 1) and adds its claim to the pod and
+    to its first container, or the one ``exp-dra-container-name`` names (kserve/kserve
+    pkg/controller/v1alpha2/llmisvc/managed_dra.go ``expectedManagedDRATemplate``, ``injectManagedDRA``,
+    ``targetContainerForDRA`` @0c5166a2dba2b4c731f9893fb9c484587890b33f): the container requests its GPUs through
+    that claim, not ``resources.limits`` (:attr:`kvlint.types.Workload.gpu_source`)."""
+    annotations = get_in(doc.data, "metadata", "annotations")
+    if not isinstance(annotations, Mapping):
+        return None
+    device_class = str(annotations.get(MANAGED_DRA_CLASS) or "").strip()
+    if not device_class:
+        return None
+    count = str(annotations.get(MANAGED_DRA_COUNT) or "1").strip()
+    return f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}, {count} device(s))"
 
 
 def _images_set(spec: Any) -> set[tuple[str, str]]:

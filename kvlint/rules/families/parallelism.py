@@ -862,6 +862,8 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
     ):
         if p is not None and p.gpu_slice is not None and p.gpu_slice.count_missing:
             return  # HAMi slice keys without nvidia.com/gpu: KV409 says what HAMi's webhook does
+        if p is not None and p.gpus_elsewhere is not None:
+            return  # a DRA claim or the operator requests the GPUs (KV501 plans the engine's own GPU workers)
         sharing = _sharing_resource(s.container)
         if sharing is not None:
             key, what = sharing

@@ -157,6 +157,12 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
         )
         which = f"the MIG {profile} slices of the GPUs {where} that offer it"
     gpus = cr.fleet[0].gpus
+    elsewhere = cr.placement.gpus_elsewhere if cr.placement is not None else None
+    per_pod = f"{gpus} GPU(s) per pod" + (
+        f" (the engine's own GPU workers; the pod's GPUs are requested by {elsewhere})"
+        if elsewhere and cr.placement is not None and cr.placement.gpus is None
+        else ""
+    )
     gslice = cr.placement.gpu_slice if cr.placement is not None else None
     if gslice is not None and gslice.percent is not None and profile is None:
         # HAMi: each vGPU sees its share of the card (kvlint.accelerators.sharing; stage.plan_fleet)
@@ -189,7 +195,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
     elif configured and len(fitting) == len(cr.fleet):
         severity = "info"
     return ctx.finding(
-        f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {gpus} GPU(s) per pod: "
+        f"kvlint cannot tell which GPU this pod lands on; planned on {which} with {per_pod}: "
         + "; ".join(parts)
         + ("" if fitting else " — it fits none of them")
         + (f"; {short}" if short else ""),
