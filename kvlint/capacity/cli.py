@@ -211,9 +211,15 @@ _POSITIVE = FiniteFloat(0.0, low_open=True)
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
-    "--accelerator", metavar="ID", required=True, help="GPU type (catalogue id or alias, e.g. h100)."
+    "--accelerator",
+    metavar="ID",
+    help="GPU type (catalogue id or alias, e.g. h100); this or --gpu-memory is required.",
 )
-@click.option("--gpu-memory", metavar="QTY", help="Device total as CUDA reports it, e.g. 79.19GiB.")
+@click.option(
+    "--gpu-memory",
+    metavar="QTY",
+    help="Device total as CUDA reports it, e.g. 79.19GiB (alone: a GPU of that size).",
+)
 @click.option("--engine-version", metavar="V", help="Engine version when the command does not say.")
 @click.option("--model-dir", multiple=True, type=click.Path(file_okay=False), help="Model config directory.")
 @click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
@@ -270,8 +276,10 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
     \b
     kvlint simulate --accelerator h100 --rate 20 --seed 1 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
-    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (unknown
-    accelerator, unreadable trace, bad length distribution, a command that cannot be planned or is not vLLM's).
+    The GPU: --accelerator ID, or --gpu-memory QTY alone for a GPU of that size (as kvlint plan takes it).
+    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (no GPU
+    given, unknown accelerator, unreadable trace, bad length distribution, a command that cannot be planned or
+    is not vLLM's).
     """
     from kvlint.capacity.context import CapacityError, resolve
     from kvlint.capacity.report import build_report
@@ -283,6 +291,11 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
         parse_length_dist,
     )
 
+    if not kw["accelerator"] and not kw["gpu_memory"]:
+        raise click.UsageError(
+            "simulate needs a GPU to plan on: --accelerator ID (`kvlint accelerators` lists them) or "
+            "--gpu-memory QTY (a GPU of that size)"
+        )
     options = _make_options(
         kw["accelerator"], kw["gpu_memory"], kw["engine_version"], kw["model_dir"], kw["offline"]
     )

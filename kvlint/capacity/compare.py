@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kvlint.accelerators.site import Site
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.numbers import times
 from kvlint.types import Accelerator
 
 TP_SIZES = (1, 2, 4, 8)
@@ -177,7 +178,7 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
                 R.gib(r.weights_bytes),
                 None if refused else R.gib(max(0, r.kv_cache_bytes)),
                 None if refused else f"{r.kv_tokens:,}",
-                None if refused else f"{r.concurrency:.2f}x",
+                None if refused else f"{times(r.concurrency)}x",
                 None if refused else f"{r.largest_max_model_len:,}",
                 r.gpus,
                 (f"{r.reason} ({r.refused_by})" if r.refused_by else r.reason) or r.error,

@@ -15,6 +15,7 @@ from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, usable_blocks
 from kvlint.capacity.simulate import SimConfig, SimResult, simulate_columns
 from kvlint.capacity.workload import WorkloadSpec, generate_columns, output_variant_columns
+from kvlint.numbers import fraction
 from kvlint.types import MemoryPlan
 
 #: multipliers of the output-length p95 tried by the sensitivity table.
@@ -202,7 +203,7 @@ def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
 
     return [
         row("total (CUDA)", plan.total_bytes),
-        row(f"budget (gpu_memory_utilization {plan.gpu_memory_utilization:g})", plan.budget_bytes),
+        row(f"budget (gpu_memory_utilization {fraction(plan.gpu_memory_utilization)})", plan.budget_bytes),
         row("weights", plan.weights_bytes),
         row("activation peak", plan.activation_bytes),
         row("non-torch (CUDA context, NCCL)", plan.non_torch_bytes),

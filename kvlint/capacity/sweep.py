@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.numbers import fraction, times
 from kvlint.types import Accelerator
 
 SWEEPABLE = {
@@ -129,6 +130,16 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     return dest, pts
 
 
+def _value_text(dest: str, value: object) -> str:
+    """A swept value as the table and chart write it: token counts with separators, a memory fraction as every
+    report writes one (:func:`kvlint.numbers.fraction`: ``0.90`` beside ``0.85``, not ``0.9``), a dtype as is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if dest == "gpu_memory_utilization" and isinstance(value, float):
+        return fraction(value)
+    return str(value)
+
+
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
     max_model_len for each point; a refused point shows no capacity figures and no bar."""
@@ -151,12 +162,12 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
         shown = p.verdict != "refused"
         rows.append(
             [
-                f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+                _value_text(dest, p.value),
                 R.gib(max(0, p.kv_cache_bytes)) if shown else None,
                 f"{p.num_blocks:,}" if shown else None,
                 f"{p.kv_tokens:,}" if shown else None,
                 f"{p.max_model_len:,}",
-                f"{p.concurrency:.2f}x" if shown else None,
+                f"{times(p.concurrency)}x" if shown else None,
                 fits_text(p.verdict, p.fits),
                 f"{p.largest_max_model_len:,}" if shown else None,
                 f"{p.reason} ({p.refused_by})" if p.refused_by else p.reason,

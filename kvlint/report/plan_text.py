@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.numbers import fraction, times
 from kvlint.types import ENGINE_NAMES, MemoryPlan
 
 GiB = 1 << 30
@@ -127,13 +128,13 @@ def budget_note(plan: MemoryPlan) -> str:
             # hard-coded 0.95, 2.3 on by TGI_WIGGLE_ROOM): the KV row is that share of budget - weights -
             # activation - non-torch, not the remainder itself
             return (
-                f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f}; KV cache = wiggle room "
+                f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)}; KV cache = wiggle room "
                 f"{plan.kv_cache_bytes / left:.2f} x what is left"
             )
-        return f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f} x wiggle room {wiggle:.2f}"
+        return f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)} x wiggle room {wiggle:.2f}"
     if plan.engine == "sglang":
-        return f"mem_fraction_static {plan.gpu_memory_utilization:.3f}"
-    return f"gpu_memory_utilization {plan.gpu_memory_utilization:.2f}"
+        return f"mem_fraction_static {fraction(plan.gpu_memory_utilization)}"
+    return f"gpu_memory_utilization {fraction(plan.gpu_memory_utilization)}"
 
 
 def _bar(parts: list[tuple[str, int]], total: int, width: int, color: bool) -> str:
@@ -204,8 +205,8 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         lines.append(dp_line)
     lines.append(
         f"band: KV {kv_band_text(plan)}, blocks "
-        f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f} to "
-        f"{plan.max_concurrency_high:.2f}x"
+        f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {times(plan.max_concurrency_low)} to "
+        f"{times(plan.max_concurrency_high)}x"
     )
     src = plan.max_model_len_source
     if plan.derived_max_model_len is not None and plan.derived_max_model_len != plan.max_model_len:

@@ -27,6 +27,7 @@ from kvlint.memory.versions import (
 )
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
 from kvlint.models.weights import linear_bytes_per_param
+from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
 from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
@@ -73,7 +74,7 @@ def _below_kv104(ctx: RuleContext, concurrency: float) -> str:
     if concurrency >= want:
         return ""
     return (
-        f"; it leaves {concurrency:.2f} concurrent full-length requests, below KV104's minimum of {want:g}, so "
+        f"; it leaves {times(concurrency)} concurrent full-length requests, below KV104's minimum of {want:g}, so "
         "KV104 then warns"
     )
 
@@ -198,7 +199,7 @@ def _plan_summary(plan: MemoryPlan) -> str:
         - plan.kv_cache_bytes
     )
     return (
-        f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
+        f"per GPU: {gib(plan.total_bytes)} x {fraction(plan.gpu_memory_utilization)} = {gib(plan.budget_bytes)} budget"
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
         f" - {gib(plan.non_torch_bytes)} non-torch"
         + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
@@ -606,7 +607,7 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"weights need {gib(plan.weights_bytes)} per GPU but vLLM {plan.engine_version} may use only "
         f"{gib(plan.budget_bytes)} of {ctx.where} ({gib(plan.total_bytes)} x gpu-memory-utilization "
-        f"{plan.gpu_memory_utilization:.2f}); {outcome}",
+        f"{fraction(plan.gpu_memory_utilization)}); {outcome}",
         s.loc("tensor_parallel_size")
         if "tensor_parallel_size" in s.flags
         else (s.model.loc if s.model else None),
@@ -674,7 +675,7 @@ def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     per = "replica" if dp <= 1 else f"data-parallel engine ({dp} per replica, each its own KV cache)"
     yield ctx.finding(
         f"the KV cache holds {plan.capacity_tokens:,} tokens per {per} on {ctx.where}: only "
-        f"{plan.max_concurrency:.2f} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
+        f"{times(plan.max_concurrency)} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
         f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
         _len_loc(ctx),
         fix=_join(_len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _tp_remedy(ctx, min_c)),
@@ -1074,7 +1075,7 @@ def low_concurrency_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         if isinstance(nd, SglangPlanDetail) and nd.max_total_num_tokens >= min_c * nd.context_length:
             fixes.append(f"--context-length {target} (re-planned: {nd.max_total_num_tokens / target:.2f}x)")
     yield ctx.finding(
-        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} on {ctx.where}: only {conc:.2f} "
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} on {ctx.where}: only {times(conc)} "
         f"requests of context_length {d.context_length:,} fit at once (minimum {min_c:g}); further long requests "
         "wait in the queue or are retracted",
         _concurrency_loc(ctx),

@@ -1,0 +1,206 @@
+"""What a capacity planner trips on in `kvlint plan`, `--sweep`, `simulate` and `diff` (planner24): simulate
+with --gpu-memory alone, memory fractions written one way everywhere, concurrency never rounded up to a whole
+request that does not fit, SGLang's KV702 making the plan `risky`, and `kvlint diff` paths as `kvlint check`
+prints them. Offline (bundled model catalogue); every expected figure comes from kvlint's own plan."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from kvlint.cli import main
+from kvlint.numbers import fraction, times
+
+VLLM_8B = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+SGLANG_8B = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]
+SGLANG_L4 = [
+    "--accelerator",
+    "l4",
+    "--engine-version",
+    "0.5.2",
+    "--",
+    *SGLANG_8B,
+    "--mem-fraction-static",
+    "0.85",
+]
+
+
+def _run(*args: str) -> Any:
+    return CliRunner().invoke(main, list(args))
+
+
+def _plan_json(*args: str) -> dict[str, Any]:
+    r = _run("plan", "--offline", "--format", "json", *args)
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------ simulate: --gpu-memory names the GPU too
+
+
+def test_simulate_takes_gpu_memory_alone_as_plan_and_sweep_do() -> None:
+    """`kvlint plan --gpu-memory 79.19GiB` and `--sweep` plan on a GPU of that size; simulate refused the same
+    option with "Missing option '--accelerator'". Now it simulates on that GPU, on the very plan `kvlint plan`
+    prints, and says what it needs when given neither."""
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    r = _run(
+        "simulate",
+        "--offline",
+        "--gpu-memory",
+        "79.19GiB",
+        "--requests",
+        "40",
+        "--no-sensitivity",
+        "--",
+        *argv,
+    )
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith("Capacity plan: meta-llama/Llama-3.1-8B-Instruct on GPU with 79.19 GiB"), (
+        r.output
+    )
+    plan = _plan_json("--gpu-memory", "79.19GiB", "--", *argv)
+    assert f"{plan['kv']['num_blocks']:,} blocks" in r.stdout
+    none = _run("simulate", "--offline", "--requests", "40", "--", *argv)
+    assert none.exit_code == 2
+    assert none.exception is None or isinstance(none.exception, SystemExit), repr(none.exception)
+    assert "--accelerator ID" in none.output and "--gpu-memory QTY" in none.output, none.output
+    assert "Missing option" not in none.output
+
+
+# ------------------------------------------------------------------ fractions and concurrency, one way
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(0.9, "0.90"), (0.85, "0.85"), (1.0, "1.00"), (0.925, "0.925"), (0.9975, "0.9975")]
+)
+def test_fraction_keeps_two_decimals_and_never_rounds_a_value_away(value: float, text: str) -> None:
+    assert fraction(value) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.9975, "0.99"), (1.999, "1.99"), (0.994, "0.99"), (1.0, "1.00"), (3.8249, "3.82"), (14.237, "14.24")],
+)
+def test_times_never_rounds_up_to_a_whole_request(value: float, text: str) -> None:
+    assert times(value) == text
+
+
+def test_utilization_sweep_writes_every_fraction_with_the_same_decimals() -> None:
+    """The sweep printed 0.8, 0.85, 0.9, 0.95 in one column (Python's str of each float) where the plan writes
+    0.90 and simulate wrote 0.9: every point now as the plan writes it, 0.925 included."""
+    r = _run(
+        "plan", "--offline", "--accelerator", "h100", "--sweep", "gpu-memory-utilization=0.8,0.85,0.9,0.925",
+        "--", *VLLM_8B, "--max-model-len", "8192",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    rows = [ln.split()[0] for ln in r.stdout.splitlines() if re.match(r"\s+0\.\d+\s+\d", ln)]
+    assert rows == ["0.80", "0.85", "0.90", "0.925"], r.stdout
+    bars = [ln.split()[0] for ln in r.stdout.splitlines() if " |" in ln and "concurrent" in ln]
+    assert bars == rows
+    sim = _run(
+        "simulate", "--offline", "--accelerator", "h100", "--requests", "20", "--no-sensitivity",
+        "--", *VLLM_8B, "--max-model-len", "8192", "--gpu-memory-utilization", "0.9",
+    )  # fmt: skip
+    assert sim.exit_code == 0, sim.output
+    assert "budget (gpu_memory_utilization 0.90)" in sim.stdout
+    plan = _run(
+        "plan", "--offline", "--accelerator", "h100", "--", *VLLM_8B, "--gpu-memory-utilization", "0.925"
+    )
+    assert "(gpu_memory_utilization 0.925)" in plan.stdout, plan.stdout  # was rounded to 0.93
+
+
+def _sglang_len_at_low_end(fraction_static: str) -> tuple[int, int]:
+    """(context length whose low-end concurrency is just under 1, low-end pool tokens) from kvlint's own
+    plan of SGLang on an L4."""
+    doc = _plan_json(
+        "--accelerator", "l4", "--engine-version", "0.5.2", "--",
+        *SGLANG_8B, "--mem-fraction-static", fraction_static, "--context-length", "4096",
+    )  # fmt: skip
+    low_tokens = round(doc["kv"]["max_concurrency_low"] * 4096)
+    return int(low_tokens / 0.9975) + 1, low_tokens
+
+
+def test_sglang_band_concurrency_just_under_one_is_not_written_one() -> None:
+    """The band line read 'concurrency 1.00 to 1.27x' next to a KV105 saying the low end of the band does not
+    hold one context_length request (0.9975 rounded up)."""
+    ctx_len, low_tokens = _sglang_len_at_low_end("0.85")
+    argv = SGLANG_L4
+    doc = _plan_json(*argv, "--context-length", str(ctx_len))
+    low = doc["kv"]["max_concurrency_low"]
+    assert low == 0.99, low  # JSON rounded it to 1.0 too
+    # the case: one request fits the predicted pool, not the band's low end
+    assert doc["kv"]["capacity_tokens"] >= ctx_len > low_tokens
+    assert "KV105" in {d["rule"] for d in doc["diagnostics"]}
+    text = _run("plan", "--offline", *argv, "--context-length", str(ctx_len)).stdout
+    (band,) = [ln for ln in text.splitlines() if ln.startswith("band: ")]
+    assert re.search(r"concurrency 0\.99 to \d+\.\d\dx$", band), band
+    md = _run("plan", "--offline", "--format", "markdown", *argv, "--context-length", str(ctx_len)).stdout
+    assert "(0.99–" in md and "(1.00–" not in md
+
+
+# ------------------------------------------------------------------ KV702: the plan is not "ok"
+
+
+def test_sglang_pool_below_the_context_makes_the_plan_risky_not_ok() -> None:
+    """KV702 (the pool holds fewer tokens than context_length: SGLang caps every request below it) left the
+    verdict 'ok' beside a band concurrency of 0.17-0.21x; it is 'risky', exit 0 as documented, and a context
+    that fits is 'ok' again."""
+    argv = SGLANG_L4
+    doc = _plan_json(*argv)
+    assert "KV702" in {d["rule"] for d in doc["diagnostics"]}
+    assert doc["kv"]["max_concurrency_high"] < 1.0
+    assert doc["verdict"] == "risky"
+    r = _run("plan", "--offline", *argv)
+    assert r.exit_code == 0 and r.stdout.rstrip().endswith("verdict: risky"), r.output
+    fixed = _plan_json(*argv, "--context-length", "4096")
+    assert not {d["rule"] for d in fixed["diagnostics"]} & {"KV702", "KV105"}
+    assert fixed["verdict"] == "ok"
+
+
+# ------------------------------------------------------------------ kvlint diff: paths as check prints them
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "fixtures" / "examples" / "chat-8b-l4.yaml"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_diff_without_p_names_files_as_check_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without -p the diff lints '.', and every finding and workload read './deploy/chat.yaml' while
+    `kvlint check deploy/chat.yaml` and `kvlint diff -p deploy` print 'deploy/chat.yaml'."""
+    text = EXAMPLE.read_text(encoding="utf-8")
+    assert text.count("- --model\n") == 1
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(text, encoding="utf-8")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    changed = text.replace("- --model\n", "- --max-model-len=65536\n            - --model\n")
+    (tmp_path / "deploy" / "chat.yaml").write_text(changed, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    check = _run("check", "--offline", "--fail-on", "never", "deploy/chat.yaml")
+    assert check.stdout.startswith("deploy/chat.yaml:"), check.output
+    for extra in ([], ["-p", "deploy"], ["-p", "./deploy"]):
+        r = _run("diff", "HEAD", *extra, "--offline")
+        assert r.exit_code in (0, 1), r.output
+        assert "./deploy" not in r.stdout and "  deploy/chat.yaml:" in r.stdout, (extra, r.stdout)
+        assert "(deploy/chat.yaml)" in r.stdout
+        doc = json.loads(_run("diff", "HEAD", *extra, "--offline", "--format", "json").stdout)
+        files = {d["file"] for key in ("new", "pre_existing", "fixed") for d in doc[key]}
+        files |= {row["file"] for row in doc["capacity"]}
+        assert files == {"deploy/chat.yaml"}, (extra, files)
