@@ -85,11 +85,19 @@ def test_fraction_keeps_two_decimals_and_never_rounds_a_value_away(value: float,
 
 
 @pytest.mark.parametrize(
-    ("value", "text"),
-    [(0.9975, "0.99"), (1.999, "1.99"), (0.994, "0.99"), (1.0, "1.00"), (3.8249, "3.82"), (14.237, "14.24")],
+    ("value", "limit", "text"),
+    [
+        (0.9975, 1.0, "0.99"),
+        (0.994, 1.0, "0.99"),
+        (1.0, 1.0, "1.00"),
+        (1.999, 2.0, "1.99"),
+        (1.999, 1.0, "2.00"),  # only the limit asked for is guarded: 7.996 stays 8.00 as before
+        (3.8249, 1.0, "3.82"),
+        (1028.875, 1.0, "1028.88"),
+    ],
 )
-def test_times_never_rounds_up_to_a_whole_request(value: float, text: str) -> None:
-    assert times(value) == text
+def test_times_never_rounds_up_to_the_limit_it_is_below(value: float, limit: float, text: str) -> None:
+    assert times(value, limit) == text
 
 
 def test_utilization_sweep_writes_every_fraction_with_the_same_decimals() -> None:
@@ -204,3 +212,61 @@ def test_diff_without_p_names_files_as_check_does(tmp_path: Path, monkeypatch: p
         files = {d["file"] for key in ("new", "pre_existing", "fixed") for d in doc[key]}
         files |= {row["file"] for row in doc["capacity"]}
         assert files == {"deploy/chat.yaml"}, (extra, files)
+
+
+# ------------------------------------------------------------------ a smaller chunked-prefill budget as a remedy
+
+# KubeAI's Llama-3.1-70B FP8 recipe on 8 L4s (corpus: substratusai/kubeai models/llama-3.1-70b-instruct-fp8-l4):
+# a 32,768-token profiling batch is the largest term after the weights
+KUBEAI_70B = [
+    "vllm", "serve", "meta-llama/Meta-Llama-3.1-70B-Instruct", "--quantization", "fp8",
+    "--max-model-len", "32768", "--max-num-batched-tokens", "32768", "--max-num-seqs", "512",
+    "--pipeline-parallel-size", "4", "--tensor-parallel-size", "2", "--kv-cache-dtype", "fp8", "--enforce-eager",
+]  # fmt: skip
+
+
+def _with(argv: list[str], flag: str, value: str) -> list[str]:
+    out = list(argv)
+    out[out.index(flag) + 1] = value
+    return out
+
+
+def test_a_smaller_batched_token_budget_is_offered_when_the_profiling_batch_leaves_too_little_kv() -> None:
+    """vLLM sizes the KV cache after a dummy forward of max_num_batched_tokens tokens (GPUModelRunner.profile_run
+    -> _dummy_run(self.max_num_tokens, is_profile=True)), and kvlint's activation term grows with it; yet no remedy
+    proposed a smaller --max-num-batched-tokens, so this recipe was told 'use a larger GPU or more nodes'. The
+    remedy is the largest halving that fits, re-planned: applied, the plan is 'ok'."""
+    doc = _plan_json("--accelerator", "l4", "--", *KUBEAI_70B)
+    (kv105,) = [d for d in doc["diagnostics"] if d["rule"] == "KV105"]
+    m = re.search(
+        r"--max-num-batched-tokens (\d+) fits: .* activation peak is about ([\d.]+) GiB", kv105["fix"]
+    )
+    assert m, kv105["fix"]
+    value = int(m.group(1))
+    assert 2048 <= value < 32768 and value >= 512  # not below --max-num-seqs (KV204)
+    fixed = _plan_json(
+        "--accelerator", "l4", "--", *_with(KUBEAI_70B, "--max-num-batched-tokens", str(value))
+    )
+    assert fixed["verdict"] == "ok", fixed["diagnostics"]
+    assert f"{fixed['memory']['activation_bytes'] / 2**30:.2f}" == m.group(2)
+    assert fixed["memory"]["activation_bytes"] < doc["memory"]["activation_bytes"]
+    # the largest that fits: twice the value is the current one or does not fit
+    if value * 2 < 32768:
+        twice = _plan_json(
+            "--accelerator", "l4", "--", *_with(KUBEAI_70B, "--max-num-batched-tokens", str(value * 2))
+        )
+        assert twice["verdict"] != "ok"
+
+
+def test_no_batched_token_remedy_below_max_model_len_without_chunked_prefill() -> None:
+    """With chunked prefill off vLLM refuses max_num_batched_tokens below max_model_len (KV203): the remedy does
+    not propose one."""
+    argv = [*KUBEAI_70B, "--no-enable-chunked-prefill"]
+    doc = _plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *argv)
+    fixes = " ".join(d["fix"] or "" for d in doc["diagnostics"])
+    assert doc["verdict"] != "ok" and "--max-num-batched-tokens" not in fixes, doc["diagnostics"]
+    # the same release with chunked prefill on is offered one
+    on = _plan_json("--accelerator", "l4", "--engine-version", "0.34.0", "--", *KUBEAI_70B)
+    assert "--max-num-batched-tokens" in " ".join(d["fix"] or "" for d in on["diagnostics"]), on[
+        "diagnostics"
+    ]
