@@ -270,3 +270,82 @@ def test_no_batched_token_remedy_below_max_model_len_without_chunked_prefill() -
     assert "--max-num-batched-tokens" in " ".join(d["fix"] or "" for d in on["diagnostics"]), on[
         "diagnostics"
     ]
+
+
+# ------------------------------------------------------------------ simulate: what kvlint plan says of the command
+
+
+def _simulate(*argv: str) -> str:
+    r = _run(
+        "simulate", "--offline", "--accelerator", "l4", "--requests", "30", "--no-sensitivity", "--", *argv
+    )
+    assert r.exit_code == 0, r.output
+    return r.stdout  # type: ignore[no-any-return]
+
+
+def test_simulate_says_when_vllm_would_not_start_with_the_command() -> None:
+    """A max-model-len that does not fit (KV103: vLLM refuses to start) was simulated without a word; the report
+    now lists the plan's findings first and says the simulation is not a deployment that would serve."""
+    argv = [*VLLM_8B, "--max-model-len", "131072"]
+    plan = _plan_json("--accelerator", "l4", "--", *argv)
+    assert plan["verdict"] == "fail" and "KV103" in {d["rule"] for d in plan["diagnostics"]}
+    text = _simulate(*argv)
+    head = text.split("Reserved memory per GPU")[0]
+    assert "Findings on this command (as kvlint plan reports them)" in head
+    assert "vLLM does not start with this command on this GPU" in head
+    assert "- error KV103: one request of max-model-len 131,072 tokens" in head
+    fine = _simulate(*VLLM_8B, "--max-model-len", "8192")
+    assert "Findings on this command" not in fine and "does not start" not in fine
+
+
+def _rows(text: str, names: tuple[str, ...]) -> dict[str, float]:
+    out = {}
+    for ln in text.splitlines():
+        m = re.match(r"^(\S.*?)\s{2,}([\d,]+\.\d\d)\s+[\d.]+%", ln)
+        if m and m.group(1).split(" (")[0] in names:
+            out[m.group(1).split(" (")[0]] = float(m.group(2).replace(",", ""))
+    return out
+
+
+def test_memory_rows_add_up_to_the_budget_with_the_extensible_kv_cache() -> None:
+    """vLLM >= 0.34.0 keeps a margin free beside the extensible KV cache; simulate's table said 'left outside the
+    budget 0.00' and the plan's table had no row for it, so neither added up (1.40 GiB of an L4 unaccounted).
+    Both now show it as 'kept free', and the rows add up to the budget (to rounding)."""
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    mem = doc["memory"]
+    parts = ("weights_bytes", "activation_bytes", "non_torch_bytes", "cudagraph_bytes", "kv_cache_bytes")
+    kept = (mem["budget_bytes"] - sum(mem[k] for k in parts)) / 2**30
+    assert kept > 0.1  # the case: the extensible KV cache's margin
+    sim = _rows(
+        _simulate(*argv),
+        ("budget", "weights", "activation peak", "non-torch", "CUDA graphs", "KV cache", "kept free"),
+    )
+    assert sim["kept free"] == pytest.approx(kept, abs=0.006)
+    assert sum(v for k, v in sim.items() if k != "budget") == pytest.approx(sim["budget"], abs=0.03)
+    text = _run("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
+    plan = _rows(
+        text, ("budget", "weights", "activation", "non-torch", "CUDA graphs", "KV cache", "kept free")
+    )
+    assert plan["kept free"] == sim["kept free"]
+    assert sum(v for k, v in plan.items() if k != "budget") == pytest.approx(plan["budget"], abs=0.03)
+    # a release without the extensible KV cache has no such row: its terms add up already
+    old = _run("plan", "--offline", "--accelerator", "l4", "--engine-version", "0.11.0", "--", *argv).stdout
+    assert "kept free" not in old
+
+
+def test_simulate_explains_vllms_maximum_concurrency_next_to_its_own_count() -> None:
+    """simulate's 'fit at once' for a max_model_len request (usable blocks // blocks per request) and vLLM's
+    'Maximum concurrency' line (all blocks / blocks per request) differ by the null block: the report now states
+    vLLM's figure, as kvlint plan prints it, and why its own count is the whole number below it."""
+    argv = [*VLLM_8B, "--max-model-len", "16384"]
+    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    kv = doc["kv"]
+    text = _simulate(*argv)
+    line = (
+        f"'Maximum concurrency for {kv['max_model_len']:,} tokens per request: {kv['max_concurrency']:.2f}x'"
+    )
+    assert line in text
+    per = -(-kv["max_model_len"] // kv["block_size"])
+    assert f"so {(kv['num_blocks'] - 1) // per:,} such requests fit at once" in text
+    assert f"all {kv['num_blocks']:,} blocks" in text

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvlint.types import Accelerator, MemoryPlan, ModelSpec, ServingConfig
+from kvlint.types import Accelerator, Diagnostic, MemoryPlan, ModelSpec, ServingConfig
 
 if TYPE_CHECKING:
     from kvlint.memory.compat import Refusal
@@ -26,7 +26,8 @@ class EngineContext:
     """One vLLM command line resolved: ``settings`` (:class:`~kvlint.memory.vllm.VllmSettings`), ``model``,
     ``accelerator`` (None when no ``--accelerator``), ``plan`` on that accelerator (None without one),
     ``total_bytes`` per GPU (``--gpu-memory`` override or the catalogue's CUDA total), ``argv``; ``serving`` the
-    parsed command (flags, env, version: what the start-up tests of :mod:`kvlint.memory.compat` read)."""
+    parsed command (flags, env, version: what the start-up tests of :mod:`kvlint.memory.compat` read);
+    ``findings`` what ``kvlint plan`` reports on the same command and GPU (errors: vLLM does not start)."""
 
     argv: tuple[str, ...]
     settings: VllmSettings
@@ -35,6 +36,7 @@ class EngineContext:
     total_bytes: int | None
     plan: MemoryPlan | None
     serving: ServingConfig | None = None
+    findings: tuple[Diagnostic, ...] = ()
 
     @property
     def engine_label(self) -> str:
@@ -98,7 +100,9 @@ def resolve(argv: list[str], options: Options, *, what: str = "capacity planning
     total = cr.placement.memory_bytes if cr.placement else None
     if acc is not None and cr.plan is None:
         raise CapacityError(f"no memory plan on {acc.name}: {cr.plan_error or 'unknown reason'}")
-    return EngineContext(tuple(argv), cr.settings, cr.model, acc, total, cr.plan, cr.serving)
+    return EngineContext(
+        tuple(argv), cr.settings, cr.model, acc, total, cr.plan, cr.serving, tuple(out.diagnostics)
+    )
 
 
 def plan_detail(

@@ -195,7 +195,10 @@ def _simulate_all(
 
 
 def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
-    """(item, GiB, % of total) rows of the per-GPU reservation."""
+    """(item, GiB, % of total) rows of the per-GPU reservation; they add up to the budget, then to the total
+    (the extensible KV cache's margin has its own row, :func:`kvlint.report.plan_text.kept_free_bytes`)."""
+    from kvlint.report.plan_text import kept_free_bytes
+
     t = plan.total_bytes or 1
 
     def row(name: str, b: int) -> tuple[str, str, str]:
@@ -209,6 +212,11 @@ def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
         row("non-torch (CUDA context, NCCL)", plan.non_torch_bytes),
         row("CUDA graphs", plan.cudagraph_bytes),
         row("KV cache", plan.kv_cache_bytes),
+        *(
+            [row("kept free (extensible KV cache margin, CUDA context)", kept)]
+            if (kept := kept_free_bytes(plan))
+            else []
+        ),
         row("left outside the budget", plan.total_bytes - plan.budget_bytes),
     ]
 
@@ -239,6 +247,15 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
         f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; one replica = "
         f"{p.tensor_parallel_size * p.pipeline_parallel_size} GPU(s)."
     )
+    findings = [d for d in rep.ctx.findings if d.severity in ("error", "warning")]
+    if findings:
+        out.append(R.heading("Findings on this command (as kvlint plan reports them)", fmt))
+        if any(d.severity == "error" for d in findings):
+            out.append(
+                "vLLM does not start with this command on this GPU (the errors below): the simulation runs on the "
+                "KV cache kvlint predicts, to show the traffic, not a deployment that would serve it."
+            )
+        out.append(R.bullets([f"{d.severity} {d.rule}: {d.statement}" for d in findings], fmt))
     out.append(R.heading("Reserved memory per GPU", fmt))
     out.append(R.table(("item", "GiB", "% total"), memory_rows(p), fmt))
     out.append(
@@ -288,6 +305,13 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
         )
     )
     out.append(R.table(("shape", "prompt tok", "output tok", "blocks at end", "fit at once"), rows, fmt))
+    if rep.groups is None and p.era != "v0":
+        out.append(
+            f"vLLM's start-up line 'Maximum concurrency for {p.max_model_len:,} tokens per request: "
+            f"{p.max_concurrency:.2f}x' (kvlint plan) divides all {p.num_blocks:,} blocks by the blocks one such "
+            f"request needs (get_max_concurrency_for_kv_cache_config); its scheduler hands out {cfg.num_blocks:,} "
+            f"(the null block excluded), so {cfg.num_blocks // max(1, mml_blocks):,} such requests fit at once."
+        )
 
     out.append(R.heading("Scheduler simulation: paged blocks vs. contiguous max-length reservation", fmt))
     a, b = rep.paged, rep.contiguous

@@ -46,6 +46,24 @@ def kv_band_text(plan: MemoryPlan) -> str:
     return f"{_gib(low)} to {_gib(high)} GiB"
 
 
+def kept_free_bytes(plan: MemoryPlan) -> int:
+    """Bytes of the budget that are neither weights, activation, non-torch, CUDA graphs nor KV cache: what vLLM
+    >= 0.34.0's extensible KV cache keeps free (its margin for transient activations and the CUDA context, when
+    the device rather than the budget bounds the pool, docs/engine-memory-model.md §1.2.5). 0 for every other
+    plan (the terms then add up to the budget); never negative."""
+    if plan.engine != "vllm":
+        return 0
+    rest = (
+        plan.budget_bytes
+        - plan.weights_bytes
+        - plan.activation_bytes
+        - plan.non_torch_bytes
+        - plan.cudagraph_bytes
+        - plan.kv_cache_bytes
+    )
+    return max(0, rest) if plan.kv_cache_bytes > 0 else 0
+
+
 def _version_tuple(version: str) -> tuple[int, int] | None:
     """``(major, minor)`` parsed from an engine version string such as ``"0.11.0"`` or ``"v0.28.1"``; None when
     the string does not start with ``MAJOR.MINOR`` (e.g. ``"latest"``)."""
@@ -185,6 +203,11 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     ]
     for name, b in parts:
         lines.append(f"{name:14}{_gib(b):>9}{b / total * 100:>8.1f}%")
+    kept = kept_free_bytes(plan)
+    if kept:  # the extensible KV cache's margin: without it the rows do not add up to the budget
+        lines.append(
+            f"{'kept free':14}{_gib(kept):>9}{kept / total * 100:>8.1f}%  (extensible KV cache margin, CUDA context)"
+        )
     if plan.kv_cache_bytes < 0:
         lines.append(f"{'(KV shortfall)':14}{_gib(plan.kv_cache_bytes):>9}")
     lines.append(f"[{_bar(parts_bar, total, width, color)}]")
