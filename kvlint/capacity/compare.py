@@ -31,6 +31,13 @@ VERDICT_LEGEND = (
     "memory figures do not apply)"
 )
 
+#: The units of the comparison and sweep columns, printed under both tables.
+UNITS_LEGEND = (
+    "units: GiB/GPU = GiB (2^30 bytes) on each GPU of the replica; KV tokens = the KV cache of one replica, as "
+    "vLLM's 'GPU KV cache size' line counts it (each data-parallel engine has its own); concurrency = requests of "
+    "max_model_len tokens that fit in it at once; GPUs/replica = TP x PP"
+)
+
 
 @dataclass(frozen=True)
 class CompareRow:
@@ -184,4 +191,4 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
                 (f"{r.reason} ({r.refused_by})" if r.refused_by else r.reason) or r.error,
             )
         )
-    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND
+    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND + "\n\n" + UNITS_LEGEND

@@ -143,7 +143,7 @@ def _value_text(dest: str, value: object) -> str:
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
     max_model_len for each point; a refused point shows no capacity figures and no bar."""
-    from kvlint.capacity.compare import VERDICT_LEGEND, fits_text
+    from kvlint.capacity.compare import UNITS_LEGEND, VERDICT_LEGEND, fits_text
 
     name = dest.replace("_", "-")
     header = [
@@ -183,4 +183,5 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
         [p.concurrency if p.verdict != "refused" else 0.0 for p in pts],
         unit="x concurrent @max_model_len",
     )
-    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + R.pre(chart, fmt)
+    units = UNITS_LEGEND.removesuffix("; GPUs/replica = TP x PP")
+    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + units + "\n\n" + R.pre(chart, fmt)
