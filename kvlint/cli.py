@@ -953,7 +953,11 @@ def rules(fmt: str) -> None:
 @main.command()
 @click.argument("rule_id")
 def explain(rule_id: str) -> None:
-    """Explain one rule: what it checks, why, how to fix it (like `ruff rule`)."""
+    """Explain one rule: what it checks, why, how to fix it (like `ruff rule`).
+
+    RULE_ID in any case (KV103, kv103). Exit codes: 0 the rule is printed, 2 unknown rule (`kvlint rules` lists
+    them).
+    """
     from kvlint.rules.catalog import get_rule, render_rule_text
 
     try:

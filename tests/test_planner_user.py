@@ -349,3 +349,19 @@ def test_simulate_explains_vllms_maximum_concurrency_next_to_its_own_count() -> 
     per = -(-kv["max_model_len"] // kv["block_size"])
     assert f"so {(kv['num_blocks'] - 1) // per:,} such requests fit at once" in text
     assert f"all {kv['num_blocks']:,} blocks" in text
+
+
+def test_sweep_note_says_a_band_end_without_kv_cache_in_words() -> None:
+    """A 'risky' sweep point or compare cell read 'the band gives 0.00 GiB to 5.09 GiB': the low end was clamped
+    to zero where the other terms exceed the budget. It is said in words, as the plan's band line says it."""
+    argv = _with(KUBEAI_70B, "--max-num-batched-tokens", "32768")
+    doc = _plan_json("--accelerator", "l4", "--", *argv)
+    assert doc["memory"]["kv_cache_bytes_low"] <= 0 < doc["memory"]["kv_cache_bytes"]  # the case
+    r = _run(
+        "plan", "--offline", "--accelerator", "l4", "--sweep", "max-num-batched-tokens=32768", "--", *argv
+    )
+    assert r.exit_code == 0, r.output
+    (row,) = [ln for ln in r.stdout.splitlines() if ln.lstrip().startswith("32,768 ") and "|" not in ln]
+    high = f"{(doc['memory']['kv_cache_bytes_high']) / 2**30:.2f}"
+    assert "the band gives no KV cache at all (the other terms exceed the budget) to " in row, row
+    assert "0.00 GiB" not in row and high in row
