@@ -365,3 +365,18 @@ def test_sweep_note_says_a_band_end_without_kv_cache_in_words() -> None:
     high = f"{(doc['memory']['kv_cache_bytes_high']) / 2**30:.2f}"
     assert "the band gives no KV cache at all (the other terms exceed the budget) to " in row, row
     assert "0.00 GiB" not in row and high in row
+
+
+def test_simulate_with_data_parallelism_says_it_simulates_one_engine() -> None:
+    """With --data-parallel-size 8 the header read 'one replica = 1 GPU(s)' (the manifest's replica has 8) and
+    sent the whole --rate to that one engine without a word; it now says the replica runs 8 engines, each with its
+    own KV cache, and that the arrivals are one engine's share."""
+    argv = [*VLLM_8B, "--max-model-len", "8192", "--data-parallel-size", "4"]
+    plan = _plan_json("--accelerator", "l4", "--", *argv)
+    assert plan["parallel"]["data_parallel_size"] == 4, plan["parallel"]
+    text = _simulate(*argv)
+    head = text.split("Reserved memory per GPU")[0]
+    assert "one replica = 1 GPU(s)" not in head
+    assert "DP=4: the replica runs 4 data-parallel engines of 1 GPU(s) (4 GPUs)" in head
+    assert "about 1/4 of the replica's" in head
+    assert "one replica = 1 GPU(s)." in _simulate(*VLLM_8B, "--max-model-len", "8192")

@@ -245,10 +245,18 @@ _POSITIVE = FiniteFloat(0.0, low_open=True)
     "--trace", type=click.Path(dir_okay=False), help="CSV/JSONL of prompt_tokens,output_tokens[,arrival_s]."
 )
 @click.option(
-    "--prompt", "prompt_dist", default="lognormal:512,2048", show_default=True, help="Prompt lengths."
+    "--prompt",
+    "prompt_dist",
+    default="lognormal:512,2048",
+    show_default=True,
+    help="Prompt lengths in tokens: fixed:N, uniform:MIN,MAX or lognormal:P50,P95 (2k = 2000, 2K = 2048).",
 )
 @click.option(
-    "--output", "output_dist", default="lognormal:128,512", show_default=True, help="Output lengths."
+    "--output",
+    "output_dist",
+    default="lognormal:128,512",
+    show_default=True,
+    help="Output lengths in tokens (generated per request), same forms as --prompt.",
 )
 @click.option(
     "--cancel-prob", type=_SHARE, default=0.0, show_default=True, help="Share of requests cancelled."

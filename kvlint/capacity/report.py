@@ -27,7 +27,8 @@ SIMPLIFICATIONS = (
     "prefix-cache hits modelled only for shared-prefix groups; recompute after preemption re-prefills in full",
     "no speculative decoding, LoRA, encoder cache or async scheduling; hybrid KV-cache groups (sliding window, "
     "Mamba) are taken as full attention: every group holds a block per block_size tokens of a request",
-    "one replica; data-parallel replicas each get their own copy of this traffic share",
+    "one engine: with data parallelism (--data-parallel-size) each engine has its own KV cache and scheduler, "
+    "and gets its share of the traffic",
 )
 
 
@@ -242,10 +243,19 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
     out: list[str] = []
     title = f"Capacity plan: {rep.ctx.model.id} on {acc.name if acc else '?'}"
     out.append(R.heading(title, fmt, 1))
+    gpus = p.tensor_parallel_size * p.pipeline_parallel_size
+    dp = max(1, int(p.data_parallel_size or 1))
     out.append(
         f"vLLM {p.engine_version} ({p.era.upper()}), TP={p.tensor_parallel_size} PP={p.pipeline_parallel_size}, "
-        f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; one replica = "
-        f"{p.tensor_parallel_size * p.pipeline_parallel_size} GPU(s)."
+        f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; "
+        + (
+            f"one replica = {gpus} GPU(s)."
+            if dp == 1
+            else f"DP={dp}: the replica runs {dp} data-parallel engines of {gpus} GPU(s) ({dp * gpus} GPUs), each "
+            "with its own KV cache, scheduler and max_num_seqs (kvlint plan's 'data parallel' line); this report "
+            f"simulates one engine, so the arrivals below are the traffic one engine gets (about 1/{dp} of the "
+            "replica's when the requests are balanced)."
+        )
     )
     findings = [d for d in rep.ctx.findings if d.severity in ("error", "warning")]
     if findings:
