@@ -131,6 +131,14 @@ def _parse_memory(value: str | None) -> int | None:
         )
     if n < 2**30 or n > 16 * 2**40:
         raise click.BadParameter(f"'{value}' is not a plausible GPU memory total (1 GiB to 16 TiB)")
+    unit = value.strip().lstrip("0123456789.eE+- ").lower()
+    if unit and "i" not in unit:
+        # a decimal unit (80GB, 80G) is taken as written, but a GPU's "80GB" is not what CUDA reports
+        click.echo(
+            f"note: --gpu-memory {value.strip()} is {n:,} bytes = {n / 2**30:,.2f} GiB (decimal units); CUDA "
+            "reports a device's total in GiB (an H100 80GB has 79.19GiB): kvlint accelerators lists them",
+            err=True,
+        )
     return n
 
 

@@ -380,3 +380,29 @@ def test_simulate_with_data_parallelism_says_it_simulates_one_engine() -> None:
     assert "DP=4: the replica runs 4 data-parallel engines of 1 GPU(s) (4 GPUs)" in head
     assert "about 1/4 of the replica's" in head
     assert "one replica = 1 GPU(s)." in _simulate(*VLLM_8B, "--max-model-len", "8192")
+
+
+@pytest.mark.parametrize("qty", ["80", "0.5GiB", "100TiB"])
+def test_simulate_refuses_a_gpu_memory_total_check_and_plan_refuse(qty: str) -> None:
+    """simulate read --gpu-memory with no check: '80' (80 bytes) and '100TiB' were simulated ('GPU with
+    102400.00 GiB'); it now refuses what kvlint check and kvlint plan refuse, naming the option."""
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    r = _run(
+        "simulate", "--offline", "--gpu-memory", qty, "--requests", "10", "--no-sensitivity", "--", *argv
+    )
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert "--gpu-memory" in r.output and f"'{qty}'" in r.output
+    assert _run("plan", "--offline", "--gpu-memory", qty, "--", *argv).exit_code == 2
+
+
+def test_a_decimal_gpu_memory_unit_gets_a_note_in_gib() -> None:
+    """'--gpu-memory 80GB' is 80 x 10^9 bytes, 74.51 GiB, not the 79.19 GiB CUDA reports for an H100 80GB: taken as
+    written, with a note on stderr saying so in GiB (stdout, JSON included, is unchanged)."""
+    argv = [*VLLM_8B, "--max-model-len", "8192"]
+    r = _run("plan", "--offline", "--format", "json", "--gpu-memory", "80GB", "--", *argv)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["memory"]["total_bytes"] == 80 * 10**9
+    assert "note: --gpu-memory 80GB is 80,000,000,000 bytes = 74.51 GiB (decimal units)" in r.stderr
+    exact = _run("plan", "--offline", "--format", "json", "--gpu-memory", "79.19GiB", "--", *argv)
+    assert exact.exit_code == 0 and "note:" not in exact.stderr

@@ -30,7 +30,7 @@ def _make_options(
     model_dir: tuple[str, ...],
     offline: bool,
 ) -> Options:
-    from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.accelerators import lookup
     from kvlint.memory.versions import engine_version_option
     from kvlint.options import Options
 
@@ -43,12 +43,14 @@ def _make_options(
             f"unknown accelerator '{accelerator}'; `kvlint accelerators` lists the ids and aliases",
             param_hint="--accelerator",
         )
-    mem = None
-    if gpu_memory:
-        try:
-            mem = parse_quantity(gpu_memory)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from exc
+    # the checks kvlint check and kvlint plan make: a unit, and a plausible device total (1 GiB to 16 TiB)
+    from kvlint.cli import _parse_memory
+
+    try:
+        mem = _parse_memory(gpu_memory)
+    except click.BadParameter as exc:
+        exc.param_hint = "--gpu-memory"
+        raise
     return Options(
         accelerator=accelerator,
         gpu_memory_bytes=mem,
