@@ -406,3 +406,39 @@ def test_a_decimal_gpu_memory_unit_gets_a_note_in_gib() -> None:
     assert "note: --gpu-memory 80GB is 80,000,000,000 bytes = 74.51 GiB (decimal units)" in r.stderr
     exact = _run("plan", "--offline", "--format", "json", "--gpu-memory", "79.19GiB", "--", *argv)
     assert exact.exit_code == 0 and "note:" not in exact.stderr
+
+
+def test_a_swept_max_model_len_above_the_models_is_refused_not_fitting() -> None:
+    """`--sweep max-model-len=64k..1000000` said 256,000 'fits: yes' (largest max_model_len 256,000) where
+    `kvlint plan` reports KV201 and vLLM refuses to start; such points are 'refused' with KV201's reason, unless
+    VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts the check (then the memory decides)."""
+    argv = [*VLLM_8B]
+    plan = _plan_json("--accelerator", "h100", "--", *argv, "--max-model-len", "256000")
+    assert plan["verdict"] == "fail" and "KV201" in {d["rule"] for d in plan["diagnostics"]}
+    derived = plan["kv"]["derived_max_model_len"]
+    assert derived < 256000
+    r = _run(
+        "plan", "--offline", "--format", "json", "--accelerator", "h100",
+        "--sweep", "max-model-len=64k..256000", "--", *argv,
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    points = json.loads(r.stdout)["sweeps"][0]["points"]
+    for p in points:
+        if p["value"] > derived:
+            assert (p["verdict"], p["refused_by"], p["fits"]) == ("refused", "KV201", False), p
+            assert "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in p["reason"]
+        else:
+            assert p["verdict"] != "refused", p
+    allowed = _run(
+        "plan", "--offline", "--format", "json", "--accelerator", "h100",
+        "--sweep", "max-model-len=256000", "--", "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1", *argv,
+    )  # fmt: skip
+    (p,) = json.loads(allowed.stdout)["sweeps"][0]["points"]
+    assert p["verdict"] != "refused" and not p["refused_by"], p
+
+
+def test_kv201_without_a_version_has_no_double_space() -> None:
+    """A typed command with no release read 'the 131072 tokens vLLM  derives' (an empty version)."""
+    doc = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--max-model-len", "256000")
+    (kv201,) = [d for d in doc["diagnostics"] if d["rule"] == "KV201"]
+    assert "  " not in kv201["message"] and "tokens vLLM derives from" in kv201["message"], kv201["message"]
