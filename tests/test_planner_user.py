@@ -442,3 +442,13 @@ def test_kv201_without_a_version_has_no_double_space() -> None:
     doc = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--max-model-len", "256000")
     (kv201,) = [d for d in doc["diagnostics"] if d["rule"] == "KV201"]
     assert "  " not in kv201["message"] and "tokens vLLM derives from" in kv201["message"], kv201["message"]
+
+
+@pytest.mark.parametrize("spec", ["max-num-seqs=0,64", "max-num-batched-tokens=-2048", "max-model-len=0"])
+def test_a_sweep_of_counts_refuses_values_below_one(spec: str) -> None:
+    """`--sweep max-num-seqs=0,64` planned a scheduler that runs no sequence ('3.79x'); a list of counts takes
+    whole numbers of at least 1, as a range already did."""
+    r = _run("plan", "--offline", "--accelerator", "h100", "--sweep", spec, "--", *VLLM_8B)
+    assert r.exit_code == 2, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+    assert f"--sweep '{spec}'" in r.output and "at least 1" in r.output, r.output

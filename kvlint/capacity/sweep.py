@@ -68,6 +68,8 @@ def parse_sweep(spec: str) -> tuple[str, list[object]]:
             out = [*pts, hi]
         else:
             out = [human_readable_int(v) for v in vals.split(",") if v.strip()]
+            if any(int(v) < 1 for v in out):  # type: ignore[call-overload]
+                raise ValueError(f"{key} takes whole numbers of at least 1")
     except ValueError as exc:
         raise SweepError(f"--sweep '{spec}': {exc}") from exc
     if not out:
