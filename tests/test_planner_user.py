@@ -452,3 +452,36 @@ def test_a_sweep_of_counts_refuses_values_below_one(spec: str) -> None:
     assert r.exit_code == 2, r.output
     assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
     assert f"--sweep '{spec}'" in r.output and "at least 1" in r.output, r.output
+
+
+def test_a_kv_cache_dtype_sweep_refuses_what_vllm_does_not_accept() -> None:
+    """`--sweep kv-cache-dtype=auto,fp8,bogus` planned 'bogus' as the model dtype ('fits: yes') where `kvlint
+    plan` reports KV206 and vLLM's argparse exits; values the release does not accept are a usage error naming
+    them and the release's choices."""
+    from kvlint.engines.vllm import option_choices
+
+    plan = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--kv-cache-dtype", "bogus")
+    assert "KV206" in {d["rule"] for d in plan["diagnostics"]}
+    r = _run(
+        "plan",
+        "--offline",
+        "--accelerator",
+        "h100",
+        "--sweep",
+        "kv-cache-dtype=auto,fp8,bogus",
+        "--",
+        *VLLM_8B,
+    )
+    assert r.exit_code == 2, r.output
+    assert "does not accept --kv-cache-dtype bogus" in r.output
+    old = option_choices("kv_cache_dtype", "0.6.0")
+    assert old is not None and "fp8_e4m3" in old and "fp8_ds_mla" not in old
+    r = _run(
+        "plan", "--offline", "--accelerator", "h100", "--engine-version", "0.6.0",
+        "--sweep", "kv-cache-dtype=auto,fp8_ds_mla", "--", *VLLM_8B,
+    )  # fmt: skip
+    assert r.exit_code == 2 and "vLLM 0.6.0 does not accept --kv-cache-dtype fp8_ds_mla" in r.output, r.output
+    ok = _run(
+        "plan", "--offline", "--accelerator", "h100", "--sweep", "kv-cache-dtype=auto,fp8", "--", *VLLM_8B
+    )
+    assert ok.exit_code == 0, ok.output

@@ -105,6 +105,17 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     from kvlint.memory.vllm import PlanError
 
     dest, values = parse_sweep(spec)
+    if dest == "kv_cache_dtype":
+        # argparse's choices of the release planned, as KV206 checks a typed --kv-cache-dtype
+        from kvlint.engines.vllm import option_choices
+
+        allowed = option_choices("kv_cache_dtype", ctx.settings.version)
+        unknown = [str(v) for v in values if allowed is not None and v not in allowed]
+        if unknown and allowed is not None:
+            raise SweepError(
+                f"--sweep '{spec}': vLLM {ctx.settings.version} does not accept --kv-cache-dtype "
+                f"{', '.join(unknown)}; it accepts {', '.join(sorted(allowed))}"
+            )
     pts = []
     for v in values:
         try:
