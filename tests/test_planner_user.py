@@ -329,6 +329,8 @@ def test_memory_rows_add_up_to_the_budget_with_the_extensible_kv_cache() -> None
     )
     assert plan["kept free"] == sim["kept free"]
     assert sum(v for k, v in plan.items() if k != "budget") == pytest.approx(plan["budget"], abs=0.03)
+    md = _run("plan", "--offline", "--format", "markdown", "--accelerator", "l4", "--", *argv).stdout
+    assert f"| kept free (extensible KV cache margin, CUDA context) | {sim['kept free']:.2f} |" in md
     # a release without the extensible KV cache has no such row: its terms add up already
     old = _run("plan", "--offline", "--accelerator", "l4", "--engine-version", "0.11.0", "--", *argv).stdout
     assert "kept free" not in old

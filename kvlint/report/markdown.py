@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kvlint.numbers import fraction, times
 from kvlint.report.escape import printable
-from kvlint.report.plan_text import budget_note, data_parallel_line, kv_band_text
+from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, MemoryPlan
@@ -100,6 +100,9 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         ("CUDA graphs", p.cudagraph_bytes),
         ("KV cache", p.kv_cache_bytes),
     ]
+    kept = kept_free_bytes(p)
+    if kept:  # the extensible KV cache's margin (vLLM >= 0.34.0): without it the rows do not add up
+        rows.append(("kept free (extensible KV cache margin, CUDA context)", kept))
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
     for name, b in rows:
         lines.append(f"| {name} | {_g(b)} | {b / total * 100:.1f}% |")
