@@ -115,30 +115,18 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 
 
 def _parse_memory(value: str | None) -> int | None:
+    """``--gpu-memory``: :func:`kvlint.accelerators.quantity.parse_gpu_memory`, its refusal a click usage error
+    and its note on stderr."""
     if not value:
         return None
-    from kvlint.accelerators import parse_quantity
+    from kvlint.accelerators.quantity import parse_gpu_memory
 
     try:
-        n = parse_quantity(value)
+        n, note = parse_gpu_memory(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
-    if n <= 0:
-        raise click.BadParameter(f"'{value}': the GPU memory total must be positive, e.g. 79.19GiB")
-    if not any(ch.isalpha() for ch in value):
-        raise click.BadParameter(
-            f"'{value}' has no unit; give the device total with one, e.g. {value}GiB (as CUDA reports it) or {value}GB"
-        )
-    if n < 2**30 or n > 16 * 2**40:
-        raise click.BadParameter(f"'{value}' is not a plausible GPU memory total (1 GiB to 16 TiB)")
-    unit = value.strip().lstrip("0123456789.eE+- ").lower()
-    if unit and "i" not in unit:
-        # a decimal unit (80GB, 80G) is taken as written, but a GPU's "80GB" is not what CUDA reports
-        click.echo(
-            f"note: --gpu-memory {value.strip()} is {n:,} bytes = {n / 2**30:,.2f} GiB (decimal units); CUDA "
-            "reports a device's total in GiB (an H100 80GB has 79.19GiB): kvlint accelerators lists them",
-            err=True,
-        )
+    if note:
+        click.echo(f"note: {note}", err=True)
     return n
 
 

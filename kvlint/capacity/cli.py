@@ -44,13 +44,16 @@ def _make_options(
             param_hint="--accelerator",
         )
     # the checks kvlint check and kvlint plan make: a unit, and a plausible device total (1 GiB to 16 TiB)
-    from kvlint.cli import _parse_memory
+    from kvlint.accelerators.quantity import parse_gpu_memory
 
-    try:
-        mem = _parse_memory(gpu_memory)
-    except click.BadParameter as exc:
-        exc.param_hint = "--gpu-memory"
-        raise
+    mem = None
+    if gpu_memory:
+        try:
+            mem, note = parse_gpu_memory(gpu_memory)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from None
+        if note:
+            click.echo(f"note: {note}", err=True)
     return Options(
         accelerator=accelerator,
         gpu_memory_bytes=mem,
