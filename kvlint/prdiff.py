@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvlint.fingerprint import fingerprints
+from kvlint.numbers import times
 
 __all__ = [
     "CapacityRow",
@@ -151,7 +152,7 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
         weights=f"{int(mem.get('weights_bytes', 0)) / GiB:,.2f} GiB",
         kv_tokens=f"{int(kv.get('capacity_tokens', 0)):,}",
         max_model_len=f"{int(kv.get('max_model_len', 0)):,}",
-        concurrency=f"{float(kv.get('max_concurrency', 0.0)):.2f}×",
+        concurrency=f"{times(float(kv.get('max_concurrency', 0.0)))}×",
         headroom=f"{headroom / GiB:+,.2f} GiB",
     )
     return figures
@@ -559,7 +560,7 @@ def diff_revisions(
         if report is None:
             last = (stderr.strip().splitlines() or [f"exit status {code}"])[-1]
             raise ValueError(f"kvlint check failed on {rev or 'the working tree'}: {last}")
-        reports.append(report)
+        reports.append(_paths_as_check_prints(report))
     missing = [p for p in paths or () if not any(p in side for side in present)]
     missing += [f"{o} {f}" for o, f in lacking[0] if (o, f) in lacking[1]]
     if missing:
@@ -572,6 +573,26 @@ def diff_revisions(
     comparison = compare_findings(reports[0].get("diagnostics", []), reports[1].get("diagnostics", []))
     rows = capacity_diff(reports[0], reports[1], _changed_files(base, head, cwd))
     return reports[0], reports[1], comparison, rows
+
+
+def shown_path(path: str) -> str:
+    """A file of a report as ``kvlint diff`` shows it: a relative path normalised (``./deploy/a.yaml`` and
+    ``deploy//a.yaml`` -> ``deploy/a.yaml``), so that the default path ``.`` (no ``-p``) names files as
+    ``kvlint check deploy/a.yaml`` and ``kvlint diff -p deploy`` do; absolute paths and non-file inputs
+    (``<stdin>``) are left as they are."""
+    if not path or os.path.isabs(path) or path.startswith("<"):
+        return path
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def _paths_as_check_prints(report: dict[str, Any]) -> dict[str, Any]:
+    """``report`` with the ``file`` of every finding and workload through :func:`shown_path` (both revisions
+    alike, so fingerprints and the pairing of workloads are unchanged)."""
+    for key in ("diagnostics", "suppressed", "workloads"):
+        for item in report.get(key) or ():
+            if isinstance(item, dict) and isinstance(item.get("file"), str):
+                item["file"] = shown_path(item["file"])
+    return report
 
 
 def _finding_line(d: Mapping[str, Any]) -> str:

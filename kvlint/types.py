@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from kvlint.fastinit import direct_init
+from kvlint.numbers import times_value
 from kvlint.source import LDict, Loc
 
 if TYPE_CHECKING:
@@ -677,9 +678,9 @@ class MemoryPlan:
                 "max_model_len_source": self.max_model_len_source,
                 "derived_max_model_len": self.derived_max_model_len,
                 "per_request_bytes": self.per_request_bytes,
-                "max_concurrency": round(self.max_concurrency, 2),
-                "max_concurrency_low": round(self.max_concurrency_low, 2),
-                "max_concurrency_high": round(self.max_concurrency_high, 2),
+                "max_concurrency": times_value(self.max_concurrency),
+                "max_concurrency_low": times_value(self.max_concurrency_low),
+                "max_concurrency_high": times_value(self.max_concurrency_high),
                 "kv_cache_dtype": self.kv_cache_dtype,
             },
             "scheduler": {

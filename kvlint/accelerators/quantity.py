@@ -106,3 +106,32 @@ def parse_quantity(text: str | int | float) -> int:
     if value > MAX_QUANTITY_BYTES:
         raise ValueError(f"invalid quantity {text!r}: implausibly large (more than 2^63 bytes)")
     return value
+
+
+def parse_gpu_memory(value: str) -> tuple[int, str | None]:
+    """``--gpu-memory`` (``kvlint check``, ``plan``, ``simulate``): a GPU's memory total, in bytes, and a note to
+    show the user, or None. The total needs a unit and lies between 1 GiB and 16 TiB; a decimal unit (``80GB``
+    = 80 x 10^9 bytes = 74.51 GiB) is taken as written, with a note giving it in GiB, since CUDA reports totals
+    in GiB (an H100 80GB: 79.19 GiB).
+
+    Raises:
+        ValueError: unparsable (:func:`parse_quantity`), not positive, no unit, or not a plausible total; the
+            message quotes ``value``.
+    """
+    n = parse_quantity(value)
+    if n <= 0:
+        raise ValueError(f"'{value}': the GPU memory total must be positive, e.g. 79.19GiB")
+    if not any(ch.isalpha() for ch in value):
+        raise ValueError(
+            f"'{value}' has no unit; give the device total with one, e.g. {value}GiB (as CUDA reports it) or {value}GB"
+        )
+    if n < 2**30 or n > 16 * 2**40:
+        raise ValueError(f"'{value}' is not a plausible GPU memory total (1 GiB to 16 TiB)")
+    note = None
+    unit = value.strip().lstrip("0123456789.eE+- ").lower()
+    if unit and "i" not in unit:
+        note = (
+            f"--gpu-memory {value.strip()} is {n:,} bytes = {n / 2**30:,.2f} GiB (decimal units); CUDA reports a "
+            "device's total in GiB (an H100 80GB has 79.19GiB): kvlint accelerators lists them"
+        )
+    return n, note

@@ -30,7 +30,7 @@ def _make_options(
     model_dir: tuple[str, ...],
     offline: bool,
 ) -> Options:
-    from kvlint.accelerators import lookup, parse_quantity
+    from kvlint.accelerators import lookup
     from kvlint.memory.versions import engine_version_option
     from kvlint.options import Options
 
@@ -43,12 +43,17 @@ def _make_options(
             f"unknown accelerator '{accelerator}'; `kvlint accelerators` lists the ids and aliases",
             param_hint="--accelerator",
         )
+    # the checks kvlint check and kvlint plan make: a unit, and a plausible device total (1 GiB to 16 TiB)
+    from kvlint.accelerators.quantity import parse_gpu_memory
+
     mem = None
     if gpu_memory:
         try:
-            mem = parse_quantity(gpu_memory)
+            mem, note = parse_gpu_memory(gpu_memory)
         except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from exc
+            raise click.BadParameter(str(exc), param_hint="--gpu-memory") from None
+        if note:
+            click.echo(f"note: {note}", err=True)
     return Options(
         accelerator=accelerator,
         gpu_memory_bytes=mem,
@@ -211,9 +216,15 @@ _POSITIVE = FiniteFloat(0.0, low_open=True)
 
 @click.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
-    "--accelerator", metavar="ID", required=True, help="GPU type (catalogue id or alias, e.g. h100)."
+    "--accelerator",
+    metavar="ID",
+    help="GPU type (catalogue id or alias, e.g. h100); this or --gpu-memory is required.",
 )
-@click.option("--gpu-memory", metavar="QTY", help="Device total as CUDA reports it, e.g. 79.19GiB.")
+@click.option(
+    "--gpu-memory",
+    metavar="QTY",
+    help="Device total as CUDA reports it, e.g. 79.19GiB (alone: a GPU of that size).",
+)
 @click.option("--engine-version", metavar="V", help="Engine version when the command does not say.")
 @click.option("--model-dir", multiple=True, type=click.Path(file_okay=False), help="Model config directory.")
 @click.option("--offline", is_flag=True, help="Never ask the Hugging Face Hub.")
@@ -239,10 +250,18 @@ _POSITIVE = FiniteFloat(0.0, low_open=True)
     "--trace", type=click.Path(dir_okay=False), help="CSV/JSONL of prompt_tokens,output_tokens[,arrival_s]."
 )
 @click.option(
-    "--prompt", "prompt_dist", default="lognormal:512,2048", show_default=True, help="Prompt lengths."
+    "--prompt",
+    "prompt_dist",
+    default="lognormal:512,2048",
+    show_default=True,
+    help="Prompt lengths in tokens: fixed:N, uniform:MIN,MAX or lognormal:P50,P95 (2k = 2000, 2K = 2048).",
 )
 @click.option(
-    "--output", "output_dist", default="lognormal:128,512", show_default=True, help="Output lengths."
+    "--output",
+    "output_dist",
+    default="lognormal:128,512",
+    show_default=True,
+    help="Output lengths in tokens (generated per request), same forms as --prompt.",
 )
 @click.option(
     "--cancel-prob", type=_SHARE, default=0.0, show_default=True, help="Share of requests cancelled."
@@ -270,8 +289,10 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
     \b
     kvlint simulate --accelerator h100 --rate 20 --seed 1 -- vllm serve meta-llama/Llama-3.1-8B-Instruct
 
-    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (unknown
-    accelerator, unreadable trace, bad length distribution, a command that cannot be planned or is not vLLM's).
+    The GPU: --accelerator ID, or --gpu-memory QTY alone for a GPU of that size (as kvlint plan takes it).
+    vLLM commands only (TGI and SGLang: kvlint plan). Exit codes: 0 report printed, 2 usage error (no GPU
+    given, unknown accelerator, unreadable trace, bad length distribution, a command that cannot be planned or
+    is not vLLM's).
     """
     from kvlint.capacity.context import CapacityError, resolve
     from kvlint.capacity.report import build_report
@@ -283,6 +304,11 @@ def simulate(command: tuple[str, ...], **kw: Any) -> None:
         parse_length_dist,
     )
 
+    if not kw["accelerator"] and not kw["gpu_memory"]:
+        raise click.UsageError(
+            "simulate needs a GPU to plan on: --accelerator ID (`kvlint accelerators` lists them) or "
+            "--gpu-memory QTY (a GPU of that size)"
+        )
     options = _make_options(
         kw["accelerator"], kw["gpu_memory"], kw["engine_version"], kw["model_dir"], kw["offline"]
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kvlint.accelerators.site import Site
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.numbers import times
 from kvlint.types import Accelerator
 
 TP_SIZES = (1, 2, 4, 8)
@@ -26,8 +27,15 @@ FITS_TEXT = {"fits": "yes", "risky": "risky", "fails": "no", "refused": "refused
 VERDICT_LEGEND = (
     "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
     "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
-    "start); refused = vLLM refuses this dtype or KV-cache dtype on this GPU (the KV301/KV302 tests; the "
-    "memory figures do not apply)"
+    "start); refused = vLLM stops before sizing memory: a max-model-len above the model's (KV201), or this dtype "
+    "or KV-cache dtype on this GPU (the KV301/KV302 tests); the memory figures do not apply"
+)
+
+#: The units of the comparison and sweep columns, printed under both tables.
+UNITS_LEGEND = (
+    "units: GiB/GPU = GiB (2^30 bytes) on each GPU of the replica; KV tokens = the KV cache of one replica, as "
+    "vLLM's 'GPU KV cache size' line counts it (each data-parallel engine has its own); concurrency = requests of "
+    "max_model_len tokens that fit in it at once; GPUs/replica = TP x PP"
 )
 
 
@@ -177,10 +185,10 @@ def render_compare(rows: list[CompareRow], fmt: str = "text") -> str:
                 R.gib(r.weights_bytes),
                 None if refused else R.gib(max(0, r.kv_cache_bytes)),
                 None if refused else f"{r.kv_tokens:,}",
-                None if refused else f"{r.concurrency:.2f}x",
+                None if refused else f"{times(r.concurrency)}x",
                 None if refused else f"{r.largest_max_model_len:,}",
                 r.gpus,
                 (f"{r.reason} ({r.refused_by})" if r.refused_by else r.reason) or r.error,
             )
         )
-    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND
+    return R.table(head, body, fmt) + "\n\n" + VERDICT_LEGEND + "\n\n" + UNITS_LEGEND

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kvlint.types import Accelerator, MemoryPlan, ModelSpec, ServingConfig
+from kvlint.types import Accelerator, Diagnostic, MemoryPlan, ModelSpec, ServingConfig
 
 if TYPE_CHECKING:
     from kvlint.memory.compat import Refusal
@@ -26,7 +26,8 @@ class EngineContext:
     """One vLLM command line resolved: ``settings`` (:class:`~kvlint.memory.vllm.VllmSettings`), ``model``,
     ``accelerator`` (None when no ``--accelerator``), ``plan`` on that accelerator (None without one),
     ``total_bytes`` per GPU (``--gpu-memory`` override or the catalogue's CUDA total), ``argv``; ``serving`` the
-    parsed command (flags, env, version: what the start-up tests of :mod:`kvlint.memory.compat` read)."""
+    parsed command (flags, env, version: what the start-up tests of :mod:`kvlint.memory.compat` read);
+    ``findings`` what ``kvlint plan`` reports on the same command and GPU (errors: vLLM does not start)."""
 
     argv: tuple[str, ...]
     settings: VllmSettings
@@ -35,6 +36,7 @@ class EngineContext:
     total_bytes: int | None
     plan: MemoryPlan | None
     serving: ServingConfig | None = None
+    findings: tuple[Diagnostic, ...] = ()
 
     @property
     def engine_label(self) -> str:
@@ -98,7 +100,9 @@ def resolve(argv: list[str], options: Options, *, what: str = "capacity planning
     total = cr.placement.memory_bytes if cr.placement else None
     if acc is not None and cr.plan is None:
         raise CapacityError(f"no memory plan on {acc.name}: {cr.plan_error or 'unknown reason'}")
-    return EngineContext(tuple(argv), cr.settings, cr.model, acc, total, cr.plan, cr.serving)
+    return EngineContext(
+        tuple(argv), cr.settings, cr.model, acc, total, cr.plan, cr.serving, tuple(out.diagnostics)
+    )
 
 
 def plan_detail(
@@ -140,12 +144,18 @@ def startup_refusal(
     )
 
 
+#: The end of the plan's assumption for a max-model-len above the derived length without
+#: VLLM_ALLOW_LONG_MAX_MODEL_LEN (vLLM's E6, rule KV201).
+_ABOVE_DERIVED = ": vLLM refuses to start (E6)"
+
+
 def cell_verdict(
     ctx: EngineContext, acc: Accelerator, detail: VllmPlanDetail, **changes: Any
 ) -> tuple[str, str, str]:
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
-    ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the KV301/KV302
-    tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
+    ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the max-model-len is
+    above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``) or the
+    KV301/KV302 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
     likely does; ``refused_by`` the rule id then, else empty. A cell where vLLM 0.8 - 0.10 falls back to its V0
     engine (``--kv-cache-dtype fp8`` before Hopper, compute capability below 8.0: ``_era`` in
     :mod:`kvlint.memory.vllm`, ``EngineArgs._is_v1_supported_oracle``) says so in ``reason``: its figures follow
@@ -155,6 +165,17 @@ def cell_verdict(
 
     verdict = {"ok": "fits", "risky": "risky", "fail": "fails"}[detail.verdict]
     reason = fit_assessment(detail)[1] or ""
+    too_long = next((a for a in detail.plan.assumptions if a.endswith(_ABOVE_DERIVED)), "")
+    if too_long:
+        # rule KV201's test, as the plan took it (kvlint.memory.vllm._max_model_len): a max-model-len above the
+        # length vLLM derives from config.json stops the engine before any memory is profiled
+        why = too_long.removesuffix(_ABOVE_DERIVED)
+        return (
+            "refused",
+            f"{why}: vLLM refuses to start ('User-specified max_model_len ... is greater than the derived "
+            "max_model_len'); VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lifts the check",
+            "KV201",
+        )
     refusal = startup_refusal(ctx, acc, detail, **changes)
     if refusal is not None and refusal.certain:
         return "refused", refusal.reason, refusal.rule

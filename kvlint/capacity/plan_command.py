@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from kvlint.types import ContainerResult
 
 
+#: Warnings that make ``kvlint plan``'s verdict ``risky``: KV105, one max-length request fits only in part of
+#: kvlint's prediction band (vLLM may refuse to start, TGI's warmup may fail); KV702, SGLang's KV pool holds fewer
+#: tokens than ``context_length`` -- SGLang starts, but caps every request below the context it advertises, so a
+#: full-length request never fits (the same condition that fails a vLLM plan with KV103, and what the fleet
+#: notes of KV501 call ``risky``).
+RISKY_RULES = frozenset({"KV105", "KV702"})
+
+
 class PlanRequestError(ValueError):
     """The command line or options cannot be planned (unknown engine, unknown accelerator...)."""
 
@@ -28,7 +36,8 @@ class PlanOutput:
     """Result of ``kvlint plan``: the container analysis, its diagnostics and a verdict.
 
     ``verdict`` is ``fail`` when an error is reported, ``unknown`` when nothing could be sized,
-    ``risky`` for KV105 (the verdict flips inside the prediction band), else ``ok``.
+    ``risky`` for :data:`RISKY_RULES` (the verdict flips inside the prediction band, or SGLang's KV pool holds
+    less than one ``context_length`` request), else ``ok``.
     """
 
     result: ContainerResult
@@ -42,7 +51,7 @@ class PlanOutput:
             return "fail"
         if self.result.plan is None:
             return "unknown"
-        if any(d.rule in ("KV105",) for d in self.diagnostics):
+        if any(d.rule in RISKY_RULES for d in self.diagnostics):
             return "risky"
         return "ok"
 

@@ -15,6 +15,7 @@ from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, usable_blocks
 from kvlint.capacity.simulate import SimConfig, SimResult, simulate_columns
 from kvlint.capacity.workload import WorkloadSpec, generate_columns, output_variant_columns
+from kvlint.numbers import fraction
 from kvlint.types import MemoryPlan
 
 #: multipliers of the output-length p95 tried by the sensitivity table.
@@ -26,7 +27,8 @@ SIMPLIFICATIONS = (
     "prefix-cache hits modelled only for shared-prefix groups; recompute after preemption re-prefills in full",
     "no speculative decoding, LoRA, encoder cache or async scheduling; hybrid KV-cache groups (sliding window, "
     "Mamba) are taken as full attention: every group holds a block per block_size tokens of a request",
-    "one replica; data-parallel replicas each get their own copy of this traffic share",
+    "one engine: with data parallelism (--data-parallel-size) each engine has its own KV cache and scheduler, "
+    "and gets its share of the traffic",
 )
 
 
@@ -194,7 +196,10 @@ def _simulate_all(
 
 
 def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
-    """(item, GiB, % of total) rows of the per-GPU reservation."""
+    """(item, GiB, % of total) rows of the per-GPU reservation; they add up to the budget, then to the total
+    (the extensible KV cache's margin has its own row, :func:`kvlint.report.plan_text.kept_free_bytes`)."""
+    from kvlint.report.plan_text import kept_free_bytes
+
     t = plan.total_bytes or 1
 
     def row(name: str, b: int) -> tuple[str, str, str]:
@@ -202,12 +207,17 @@ def memory_rows(plan: MemoryPlan) -> list[tuple[str, str, str]]:
 
     return [
         row("total (CUDA)", plan.total_bytes),
-        row(f"budget (gpu_memory_utilization {plan.gpu_memory_utilization:g})", plan.budget_bytes),
+        row(f"budget (gpu_memory_utilization {fraction(plan.gpu_memory_utilization)})", plan.budget_bytes),
         row("weights", plan.weights_bytes),
         row("activation peak", plan.activation_bytes),
         row("non-torch (CUDA context, NCCL)", plan.non_torch_bytes),
         row("CUDA graphs", plan.cudagraph_bytes),
         row("KV cache", plan.kv_cache_bytes),
+        *(
+            [row("kept free (extensible KV cache margin, CUDA context)", kept)]
+            if (kept := kept_free_bytes(plan))
+            else []
+        ),
         row("left outside the budget", plan.total_bytes - plan.budget_bytes),
     ]
 
@@ -233,11 +243,29 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
     out: list[str] = []
     title = f"Capacity plan: {rep.ctx.model.id} on {acc.name if acc else '?'}"
     out.append(R.heading(title, fmt, 1))
+    gpus = p.tensor_parallel_size * p.pipeline_parallel_size
+    dp = max(1, int(p.data_parallel_size or 1))
     out.append(
         f"vLLM {p.engine_version} ({p.era.upper()}), TP={p.tensor_parallel_size} PP={p.pipeline_parallel_size}, "
-        f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; one replica = "
-        f"{p.tensor_parallel_size * p.pipeline_parallel_size} GPU(s)."
+        f"dtype {p.dtype}, KV cache dtype {p.kv_cache_dtype}; per GPU unless stated; "
+        + (
+            f"one replica = {gpus} GPU(s)."
+            if dp == 1
+            else f"DP={dp}: the replica runs {dp} data-parallel engines of {gpus} GPU(s) ({dp * gpus} GPUs), each "
+            "with its own KV cache, scheduler and max_num_seqs (kvlint plan's 'data parallel' line); this report "
+            f"simulates one engine, so the arrivals below are the traffic one engine gets (about 1/{dp} of the "
+            "replica's when the requests are balanced)."
+        )
     )
+    findings = [d for d in rep.ctx.findings if d.severity in ("error", "warning")]
+    if findings:
+        out.append(R.heading("Findings on this command (as kvlint plan reports them)", fmt))
+        if any(d.severity == "error" for d in findings):
+            out.append(
+                "vLLM does not start with this command on this GPU (the errors below): the simulation runs on the "
+                "KV cache kvlint predicts, to show the traffic, not a deployment that would serve it."
+            )
+        out.append(R.bullets([f"{d.severity} {d.rule}: {d.statement}" for d in findings], fmt))
     out.append(R.heading("Reserved memory per GPU", fmt))
     out.append(R.table(("item", "GiB", "% total"), memory_rows(p), fmt))
     out.append(
@@ -287,6 +315,13 @@ def render_report(rep: CapacityReport, fmt: str = "text") -> str:
         )
     )
     out.append(R.table(("shape", "prompt tok", "output tok", "blocks at end", "fit at once"), rows, fmt))
+    if rep.groups is None and p.era != "v0":
+        out.append(
+            f"vLLM's start-up line 'Maximum concurrency for {p.max_model_len:,} tokens per request: "
+            f"{p.max_concurrency:.2f}x' (kvlint plan) divides all {p.num_blocks:,} blocks by the blocks one such "
+            f"request needs (get_max_concurrency_for_kv_cache_config); its scheduler hands out {cfg.num_blocks:,} "
+            f"(the null block excluded), so {cfg.num_blocks // max(1, mml_blocks):,} such requests fit at once."
+        )
 
     out.append(R.heading("Scheduler simulation: paged blocks vs. contiguous max-length reservation", fmt))
     a, b = rep.paged, rep.contiguous

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kvlint.capacity import render as R
 from kvlint.capacity.context import EngineContext, cell_verdict, largest_len, plan_detail
+from kvlint.numbers import fraction, times
 from kvlint.types import Accelerator
 
 SWEEPABLE = {
@@ -67,6 +68,8 @@ def parse_sweep(spec: str) -> tuple[str, list[object]]:
             out = [*pts, hi]
         else:
             out = [human_readable_int(v) for v in vals.split(",") if v.strip()]
+            if any(int(v) < 1 for v in out):  # type: ignore[call-overload]
+                raise ValueError(f"{key} takes whole numbers of at least 1")
     except ValueError as exc:
         raise SweepError(f"--sweep '{spec}': {exc}") from exc
     if not out:
@@ -102,6 +105,17 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     from kvlint.memory.vllm import PlanError
 
     dest, values = parse_sweep(spec)
+    if dest == "kv_cache_dtype":
+        # argparse's choices of the release planned, as KV206 checks a typed --kv-cache-dtype
+        from kvlint.engines.vllm import option_choices
+
+        allowed = option_choices("kv_cache_dtype", ctx.settings.version)
+        unknown = [str(v) for v in values if allowed is not None and v not in allowed]
+        if unknown and allowed is not None:
+            raise SweepError(
+                f"--sweep '{spec}': vLLM {ctx.settings.version} does not accept --kv-cache-dtype "
+                f"{', '.join(unknown)}; it accepts {', '.join(sorted(allowed))}"
+            )
     pts = []
     for v in values:
         try:
@@ -129,10 +143,20 @@ def sweep(ctx: EngineContext, acc: Accelerator, spec: str) -> tuple[str, list[Sw
     return dest, pts
 
 
+def _value_text(dest: str, value: object) -> str:
+    """A swept value as the table and chart write it: token counts with separators, a memory fraction as every
+    report writes one (:func:`kvlint.numbers.fraction`: ``0.90`` beside ``0.85``, not ``0.9``), a dtype as is."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if dest == "gpu_memory_utilization" and isinstance(value, float):
+        return fraction(value)
+    return str(value)
+
+
 def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
     """Table (with a ``note`` column: why a point is not ``yes``) plus a text bar chart of the concurrency at
     max_model_len for each point; a refused point shows no capacity figures and no bar."""
-    from kvlint.capacity.compare import VERDICT_LEGEND, fits_text
+    from kvlint.capacity.compare import UNITS_LEGEND, VERDICT_LEGEND, fits_text
 
     name = dest.replace("_", "-")
     header = [
@@ -151,12 +175,12 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
         shown = p.verdict != "refused"
         rows.append(
             [
-                f"{p.value:,}" if isinstance(p.value, int) else str(p.value),
+                _value_text(dest, p.value),
                 R.gib(max(0, p.kv_cache_bytes)) if shown else None,
                 f"{p.num_blocks:,}" if shown else None,
                 f"{p.kv_tokens:,}" if shown else None,
                 f"{p.max_model_len:,}",
-                f"{p.concurrency:.2f}x" if shown else None,
+                f"{times(p.concurrency)}x" if shown else None,
                 fits_text(p.verdict, p.fits),
                 f"{p.largest_max_model_len:,}" if shown else None,
                 f"{p.reason} ({p.refused_by})" if p.refused_by else p.reason,
@@ -172,4 +196,5 @@ def render_sweep(dest: str, pts: list[SweepPoint], fmt: str = "text") -> str:
         [p.concurrency if p.verdict != "refused" else 0.0 for p in pts],
         unit="x concurrent @max_model_len",
     )
-    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + R.pre(chart, fmt)
+    units = UNITS_LEGEND.removesuffix("; GPUs/replica = TP x PP")
+    return tab + "\n\n" + VERDICT_LEGEND + "\n\n" + units + "\n\n" + R.pre(chart, fmt)

@@ -216,6 +216,13 @@ def option_versions(option: str) -> tuple[str, str] | None:
 _SPANS: dict[int, tuple[str, str] | None] = {}
 
 
+def option_choices(dest: str, version: str | None) -> set[str] | None:
+    """The values argparse accepts for option ``dest`` (``kv_cache_dtype``) in vLLM ``version`` (None: any sampled
+    release), from the flag tables read in the wheels (:mod:`kvlint.engines.vllm_flags_data`); None when the
+    option takes any value. What KV206 checks a typed value against."""
+    return _choices(dest, _tables(version)[1])
+
+
 def _choices(dest: str, indices: list[int]) -> set[str] | None:
     per = data.CHOICES.get(dest)
     if not per:

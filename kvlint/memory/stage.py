@@ -591,9 +591,12 @@ def fit_assessment(detail: PlanDetail) -> tuple[str, str | None]:
                 verdict,
                 f"{need}, at most {_gib(p.kv_cache_bytes_high - null)} is left; vLLM refuses to start",
             )
+        low = p.kv_cache_bytes_low - null
+        # an end at or below zero is said in words, as the plan's band line says it (plan_text.kv_band_text)
+        low_text = _gib(low) if low > 0 else "no KV cache at all (the other terms exceed the budget)"
         return verdict, (
             f"fits only in the upper part of kvlint's band: {need}, the band gives "
-            f"{_gib(max(0, p.kv_cache_bytes_low - null))} to {_gib(p.kv_cache_bytes_high - null)}"
+            f"{low_text} to {_gib(p.kv_cache_bytes_high - null)}"
         )
     if isinstance(detail, TgiPlanDetail):
         if p.weights_bytes + p.non_torch_bytes > int(detail.cuda_memory_fraction * p.total_bytes):

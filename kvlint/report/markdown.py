@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlint.numbers import fraction, times
 from kvlint.report.escape import printable
-from kvlint.report.plan_text import budget_note, data_parallel_line, kv_band_text
+from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
 
 if TYPE_CHECKING:
     from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, MemoryPlan
@@ -88,7 +89,7 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
     rows = [
         ("GPU total", p.total_bytes),
         (
-            f"budget (gpu-memory-utilization {p.gpu_memory_utilization:.2f})"
+            f"budget (gpu-memory-utilization {fraction(p.gpu_memory_utilization)})"
             if p.engine == "vllm"
             else f"budget ({budget_note(p)})",
             p.budget_bytes,
@@ -100,6 +101,9 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         *([("state pool", p.state_pool_bytes)] if p.state_pool_bytes else []),
         ("KV cache", p.kv_cache_bytes),
     ]
+    kept = kept_free_bytes(p)
+    if kept:  # the extensible KV cache's margin (vLLM >= 0.34.0): without it the rows do not add up
+        rows.append(("kept free (extensible KV cache margin, CUDA context)", kept))
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
     for name, b in rows:
         lines.append(f"| {name} | {_g(b)} | {b / total * 100:.1f}% |")
@@ -111,7 +115,7 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         "",
         f"KV cache: {p.capacity_tokens:,} tokens ({p.kv_bytes_per_token:,} B/token, {p.num_blocks:,} blocks of "
         f"{p.block_size}); max-model-len {p.max_model_len:,} ({p.max_model_len_source}); maximum concurrency "
-        f"{p.max_concurrency:.2f}× ({p.max_concurrency_low:.2f}–{p.max_concurrency_high:.2f}×); "
+        f"{p.max_concurrency:.2f}× ({times(p.max_concurrency_low)}–{times(p.max_concurrency_high)}×); "
         f"TP {p.tensor_parallel_size}, PP {p.pipeline_parallel_size}.",
     ]
     dp_line = data_parallel_line(p)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.numbers import fraction, times
 from kvlint.types import ENGINE_NAMES, MemoryPlan
 
 GiB = 1 << 30
@@ -45,6 +46,24 @@ def kv_band_text(plan: MemoryPlan) -> str:
     if low <= 0:
         return f"{_gib(low)} GiB ({none}) to {_gib(high)} GiB"
     return f"{_gib(low)} to {_gib(high)} GiB"
+
+
+def kept_free_bytes(plan: MemoryPlan) -> int:
+    """Bytes of the budget that are neither weights, activation, non-torch, CUDA graphs nor KV cache: what vLLM
+    >= 0.34.0's extensible KV cache keeps free (its margin for transient activations and the CUDA context, when
+    the device rather than the budget bounds the pool, docs/engine-memory-model.md §1.2.5). 0 for every other
+    plan (the terms then add up to the budget); never negative."""
+    if plan.engine != "vllm":
+        return 0
+    rest = (
+        plan.budget_bytes
+        - plan.weights_bytes
+        - plan.activation_bytes
+        - plan.non_torch_bytes
+        - plan.cudagraph_bytes
+        - plan.kv_cache_bytes
+    )
+    return max(0, rest) if plan.kv_cache_bytes > 0 else 0
 
 
 def _version_tuple(version: str) -> tuple[int, int] | None:
@@ -129,13 +148,13 @@ def budget_note(plan: MemoryPlan) -> str:
             # hard-coded 0.95, 2.3 on by TGI_WIGGLE_ROOM): the KV row is that share of budget - weights -
             # activation - non-torch, not the remainder itself
             return (
-                f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f}; KV cache = wiggle room "
+                f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)}; KV cache = wiggle room "
                 f"{plan.kv_cache_bytes / left:.2f} x what is left"
             )
-        return f"cuda_memory_fraction {plan.gpu_memory_utilization:.2f} x wiggle room {wiggle:.2f}"
+        return f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)} x wiggle room {wiggle:.2f}"
     if plan.engine == "sglang":
-        return f"mem_fraction_static {plan.gpu_memory_utilization:.3f}"
-    return f"gpu_memory_utilization {plan.gpu_memory_utilization:.2f}"
+        return f"mem_fraction_static {fraction(plan.gpu_memory_utilization)}"
+    return f"gpu_memory_utilization {fraction(plan.gpu_memory_utilization)}"
 
 
 def _bar(parts: list[tuple[str, int]], total: int, width: int, color: bool) -> str:
@@ -188,6 +207,11 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     ]
     for name, b in parts:
         lines.append(f"{name:14}{_gib(b):>9}{b / total * 100:>8.1f}%")
+    kept = kept_free_bytes(plan)
+    if kept:  # the extensible KV cache's margin: without it the rows do not add up to the budget
+        lines.append(
+            f"{'kept free':14}{_gib(kept):>9}{kept / total * 100:>8.1f}%  (extensible KV cache margin, CUDA context)"
+        )
     if plan.kv_cache_bytes < 0:
         lines.append(f"{'(KV shortfall)':14}{_gib(plan.kv_cache_bytes):>9}")
     lines.append(f"[{_bar(parts_bar, total, width, color)}]")
@@ -212,8 +236,8 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         lines.append(dp_line)
     lines.append(
         f"band: KV {kv_band_text(plan)}, blocks "
-        f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {plan.max_concurrency_low:.2f} to "
-        f"{plan.max_concurrency_high:.2f}x"
+        f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {times(plan.max_concurrency_low)} to "
+        f"{times(plan.max_concurrency_high)}x"
     )
     src = plan.max_model_len_source
     if plan.derived_max_model_len is not None and plan.derived_max_model_len != plan.max_model_len:

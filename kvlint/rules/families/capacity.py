@@ -27,6 +27,7 @@ from kvlint.memory.versions import (
 )
 from kvlint.memory.vllm import VllmPlanDetail, largest_fitting_max_model_len
 from kvlint.models.weights import linear_bytes_per_param
+from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
 from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
@@ -73,7 +74,7 @@ def _below_kv104(ctx: RuleContext, concurrency: float) -> str:
     if concurrency >= want:
         return ""
     return (
-        f"; it leaves {concurrency:.2f} concurrent full-length requests, below KV104's minimum of {want:g}, so "
+        f"; it leaves {times(concurrency, want)} concurrent full-length requests, below KV104's minimum of {want:g}, so "
         "KV104 then warns"
     )
 
@@ -198,7 +199,7 @@ def _plan_summary(plan: MemoryPlan) -> str:
         - plan.kv_cache_bytes
     )
     return (
-        f"per GPU: {gib(plan.total_bytes)} x {plan.gpu_memory_utilization:.2f} = {gib(plan.budget_bytes)} budget"
+        f"per GPU: {gib(plan.total_bytes)} x {fraction(plan.gpu_memory_utilization)} = {gib(plan.budget_bytes)} budget"
         f" - {gib(plan.weights_bytes)} weights - {gib(plan.activation_bytes)} activation"
         f" - {gib(plan.non_torch_bytes)} non-torch"
         + (f" - {gib(plan.cudagraph_bytes)} CUDA graphs" if plan.cudagraph_bytes else "")
@@ -380,6 +381,71 @@ def _util_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     return (
         f"--gpu-memory-utilization {h / 100:.2f} fits ({gib(d.plan.kv_cache_bytes)} KV per GPU, "
         f"{d.plan.max_concurrency:.2f}x) if nothing else uses the GPU"
+        + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+#: The smallest ``--max-num-batched-tokens`` a remedy proposes: vLLM's smallest V1 default (GPUs under 70 GiB and
+#: A100s, ``vllm@0.33.0:vllm/engine/arg_utils.py::EngineArgs.get_batch_defaults``); a smaller prefill chunk
+#: buys little activation memory and costs prefill throughput.
+MIN_REMEDY_BATCHED_TOKENS = 2048
+
+
+def _chunked_prefill_on(ctx: RuleContext) -> bool:
+    """Whether the plan's vLLM prefills in chunks, so that ``max_num_batched_tokens`` may be below max-model-len:
+    the V1 engine unless ``--no-enable-chunked-prefill`` (which V1 ignores before 0.11.1,
+    :func:`kvlint.memory.defaults.v1_chunked_prefill_forced`). V0 is not counted on (its default depends on the
+    length and the model), so a V0 plan keeps ``max_num_batched_tokens >= max_model_len`` (KV203)."""
+    from kvlint.memory.defaults import v1_chunked_prefill_forced
+
+    plan, settings = ctx.plan, ctx.cr.settings
+    if plan is None or plan.era != "v1" or settings is None:
+        return False
+    if getattr(settings, "enable_chunked_prefill", None) is not False:
+        return True
+    return v1_chunked_prefill_forced(parse_version(ctx.serving.version))
+
+
+def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """A smaller ``--max-num-batched-tokens`` where the profiling pass's activation peak is what leaves too little
+    KV cache: vLLM profiles one dummy forward of ``max_num_batched_tokens`` tokens before sizing the KV cache
+    (``vllm@0.11.0:vllm/v1/worker/gpu_model_runner.py::GPUModelRunner.profile_run`` calls ``self._dummy_run(
+    self.max_num_tokens, is_profile=True)``, ``max_num_tokens = scheduler_config.max_num_batched_tokens``; the
+    same at later releases), and kvlint's forward term grows with it (docs/engine-memory-model.md §5).
+
+    Candidates halve the current value (the user's or the release's default for this GPU) down to
+    :data:`MIN_REMEDY_BATCHED_TOKENS`, largest first (the least prefill throughput given up), never below an
+    explicit ``--max-num-seqs`` (KV204) nor, without chunked prefill (:func:`_chunked_prefill_on`), below
+    max-model-len (KV203). Each is re-planned; the first whose activation estimate is smaller and whose plan
+    fits (:func:`_fits`) is offered. None under ``--kv-cache-memory-bytes`` (the KV size is fixed)."""
+    plan = ctx.plan
+    if plan is None or plan.engine != "vllm" or _kv_bytes_bypass(ctx):
+        return ""
+    floor = MIN_REMEDY_BATCHED_TOKENS
+    seqs = ctx.serving.get("max_num_seqs")
+    if isinstance(seqs, int) and not isinstance(seqs, bool):
+        floor = max(floor, seqs)
+    if not _chunked_prefill_on(ctx):
+        floor = max(floor, plan.max_model_len)
+    candidates = []
+    n = plan.max_num_batched_tokens // 2
+    while n >= floor:
+        candidates.append(n)
+        n //= 2
+    band = _band(ctx)
+    found = first_fitting(
+        candidates,
+        lambda v: replanned(ctx.cr, max_num_batched_tokens=v),
+        lambda d: d.plan.activation_bytes < plan.activation_bytes and _fits(d.plan, min_concurrency, band),
+    )
+    if found is None:
+        return ""
+    v, d = found
+    return (
+        f"--max-num-batched-tokens {v} fits: vLLM profiles a batch of that many tokens instead of "
+        f"{plan.max_num_batched_tokens:,}, so the activation peak is about {gib(d.plan.activation_bytes)} instead "
+        f"of {gib(plan.activation_bytes)} and {gib(d.plan.kv_cache_bytes)} of KV per GPU remain, "
+        f"{times(d.plan.max_concurrency)}x (prompts are prefilled in chunks of {v:,} tokens)"
         + _below_kv104(ctx, d.plan.max_concurrency)
     )
 
@@ -606,7 +672,7 @@ def weights_exceed_budget_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     yield ctx.finding(
         f"weights need {gib(plan.weights_bytes)} per GPU but vLLM {plan.engine_version} may use only "
         f"{gib(plan.budget_bytes)} of {ctx.where} ({gib(plan.total_bytes)} x gpu-memory-utilization "
-        f"{plan.gpu_memory_utilization:.2f}); {outcome}",
+        f"{fraction(plan.gpu_memory_utilization)}); {outcome}",
         s.loc("tensor_parallel_size")
         if "tensor_parallel_size" in s.flags
         else (s.model.loc if s.model else None),
@@ -632,7 +698,7 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
         "fails with 'No available memory for the cache blocks'",
         util_loc,
-        fix=_join(_aimed(ctx, _util_remedy), _aimed(ctx, _tp_remedy))
+        fix=_join(_aimed(ctx, _util_remedy), _aimed(ctx, _mbt_remedy), _aimed(ctx, _tp_remedy))
         or "use a larger GPU or a quantized model",
     )
 
@@ -654,6 +720,7 @@ def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
         fix=_join(
             _aimed(ctx, _len_remedy),
             _aimed(ctx, _fp8_remedy),
+            _aimed(ctx, _mbt_remedy),
             _aimed(ctx, _util_remedy),
             _aimed(ctx, _tp_remedy),
         )
@@ -674,10 +741,12 @@ def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     per = "replica" if dp <= 1 else f"data-parallel engine ({dp} per replica, each its own KV cache)"
     yield ctx.finding(
         f"the KV cache holds {plan.capacity_tokens:,} tokens per {per} on {ctx.where}: only "
-        f"{plan.max_concurrency:.2f} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
+        f"{times(plan.max_concurrency, min_c)} requests of max-model-len {plan.max_model_len:,} fit at once (minimum "
         f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
         _len_loc(ctx),
-        fix=_join(_len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _tp_remedy(ctx, min_c)),
+        fix=_join(
+            _len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _mbt_remedy(ctx, min_c), _tp_remedy(ctx, min_c)
+        ),
     )
 
 
@@ -690,7 +759,12 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     plan = ctx.plan
     assert plan is not None
     fix = (
-        _join(_aimed(ctx, _len_remedy), _aimed(ctx, _fp8_remedy), _aimed(ctx, _util_remedy))
+        _join(
+            _aimed(ctx, _len_remedy),
+            _aimed(ctx, _fp8_remedy),
+            _aimed(ctx, _mbt_remedy),
+            _aimed(ctx, _util_remedy),
+        )
         or _aimed(ctx, _tp_remedy)
         or (
             f"use a larger GPU or {_more_gpus(ctx)}: no shorter context of at least "
@@ -1074,7 +1148,7 @@ def low_concurrency_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         if isinstance(nd, SglangPlanDetail) and nd.max_total_num_tokens >= min_c * nd.context_length:
             fixes.append(f"--context-length {target} (re-planned: {nd.max_total_num_tokens / target:.2f}x)")
     yield ctx.finding(
-        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} on {ctx.where}: only {conc:.2f} "
+        f"SGLang's KV pool holds max_total_num_tokens {d.max_total_num_tokens:,} on {ctx.where}: only {times(conc, min_c)} "
         f"requests of context_length {d.context_length:,} fit at once (minimum {min_c:g}); further long requests "
         "wait in the queue or are retracted",
         _concurrency_loc(ctx),

@@ -64,7 +64,7 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if mml <= derived or allow or (mml_key and mml <= mml_key):
         return
     yield ctx.finding(
-        f"--max-model-len {mml} is greater than the {derived} tokens vLLM {s.version or ''} derives "
+        f"--max-model-len {mml} is greater than the {derived} tokens vLLM{' ' + s.version if s.version else ''} derives "
         f"from {ctx.model.id}'s config.json ({why}); start-up fails ('User-specified max_model_len ({mml}) is "
         "greater than the derived max_model_len')",
         s.loc("max_model_len"),

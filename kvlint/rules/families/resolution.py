@@ -21,6 +21,7 @@ from kvlint.models.config import (
     not_decoder_type,
     vllm_removed_architecture,
 )
+from kvlint.numbers import times
 from kvlint.rules.context import RuleContext
 from kvlint.rules.facts import is_runtime_template
 from kvlint.rules.registry import check
@@ -181,7 +182,7 @@ def _fleet_verdict(ctx: RuleContext, fix: str) -> Diagnostic:
                 figures = f" ({e.reason})"
             elif p is not None and p.kv_cache_bytes > 0:
                 figures = (
-                    f" ({p.capacity_tokens:,} KV tokens, {p.max_concurrency:.2f}x at {p.max_model_len:,})"
+                    f" ({p.capacity_tokens:,} KV tokens, {times(p.max_concurrency)}x at {p.max_model_len:,})"
                 )
             else:
                 figures = ""
