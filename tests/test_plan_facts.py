@@ -88,7 +88,9 @@ def test_model_facts_restate_the_model(containers):
         assert f.expert_fraction == vllm._expert_fraction.__wrapped__(m)  # type: ignore[attr-defined]
         assert f.embed_elements == m.vocab_size * m.hidden_size
         last = [lay for lay in m.layers if lay.kind != "none"]
-        assert f.last_state_layer == (last[-1] if last else None)
+        # an MTP layer copies the last layer's shape but holds its own KV even where that layer shares another's
+        # (Gemma 4 / Gemma 3n KV sharing, LayerSpec.kv_shared)
+        assert f.last_state_layer == (replace(last[-1], kv_shared=False) if last else None)
         cfg = m.text_config or m.config or {}
         declared = [cfg[k] for k in vllm._MTP_KEYS if isinstance(cfg.get(k), int) and cfg[k] > 0]
         assert f.mtp_config_layers == (declared[0] if declared else 0)
@@ -173,7 +175,9 @@ def test_scheduler_limits_pool_shapes_and_samplers_answer_as_the_functions(conta
                     g, b2, bs2, n2 = vllm.build_groups(list(cfg.layers), tp, kvb, kvd, bs, cfg.hybrid)
                     assert (list(groups), bpb, bsz, list(notes)) == (g, b2, bs2, n2)
                 else:
-                    held = sum(1 for lay in cfg.layers if lay.kind not in ("none", "mamba"))
+                    held = sum(
+                        1 for lay in cfg.layers if lay.kind not in ("none", "mamba") and not lay.kv_shared
+                    )
                     assert groups == (vllm.KVGroup("full", held, bs, tok * bs),) and bpb == tok * bs
             path, alt = vllm._sampler_paths(cfg, s.flashinfer_sampler)
             cp = parse_cc(cc)
