@@ -33,7 +33,7 @@ from kvlint.workloads.base import (
     synthetic_pod_spec,
     with_injected_env,
 )
-from kvlint.workloads.gitops import gitops_workloads
+from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
@@ -193,7 +193,11 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
-    if note is None or ((doc.kind.startswith("Ray") or is_gitops(doc)) and not _names_engine(doc.data)):
+    if note is None:
+        return ws
+    if (doc.kind.startswith("Ray") and not _names_engine(doc.data)) or (
+        is_gitops(doc) and not gitops_names_engine(doc, _names_engine)
+    ):
         return ws  # a Ray application or GitOps object that serves no LLM is none of kvlint's business
     if not ws:
         ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
