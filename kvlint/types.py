@@ -348,6 +348,10 @@ class ServingConfig:
         release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
             says which engine release kvlint assumed for an image tag that names none, so KV208 does not
             repeat it.
+        env_unread: ``(variable, why)`` for each ConfigMap reference of the container's env that gave no value
+            (:func:`kvlint.workloads.configmaps.env_problems`: the ConfigMap is not among the inputs, its data
+            or the key is unreadable, the key is missing; ``variable`` None for an ``envFrom``); the KV502/KV503
+            "no model" findings say it.
     """
 
     engine: EngineName
@@ -364,6 +368,7 @@ class ServingConfig:
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
     release_noted: bool = False
+    env_unread: tuple[tuple[str | None, str], ...] = ()
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""
