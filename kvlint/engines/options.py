@@ -394,9 +394,8 @@ class Collector:
     def note(self, message: str, loc: Loc | None, severity: str = "info", fix: str | None = None) -> None:
         """KV503 note: part of the command cannot be read statically (unresolved variable, missing file);
         ``fix`` when the note has its own remedy (else the rule's)."""
-        self.findings.append(
-            Finding(rule="KV503", message=message, loc=loc, severity=severity, fix=fix or "")
-        )  # type: ignore[arg-type]
+        found = Finding(rule="KV503", message=message, loc=loc, severity=severity, fix=fix or "")  # type: ignore[arg-type]
+        self.findings.append(found)
 
 
 def _option_word(word: str) -> str:
