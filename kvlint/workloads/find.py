@@ -28,6 +28,8 @@ from kvlint.workloads.base import (
     get_in,
     int_or_none,
     is_pod_spec,
+    ldict,
+    llist,
     make_workload,
     path_str,
     synthetic_pod_spec,
@@ -39,7 +41,7 @@ from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worke
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
-from kvlint.workloads.lws import lws_workloads
+from kvlint.workloads.lws import lws_workloads, size_findings
 from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import (
     bad_worker_size,
@@ -607,6 +609,16 @@ def _walk(
             if cap is not None and len(out) > cap[0]:
                 cap[1] += 1
             else:
+                refused = _embedded_lws_refusal(chain, doc.kind)
+                if refused:
+                    # an operator's embedded LeaderWorkerTemplate whose size LWS refuses (lws_workloads does the
+                    # same for a LeaderWorkerSet): one containerless workload says so, nothing is sized on it
+                    if not any(w.findings == refused for w in out):
+                        at = refused[0].loc or doc.loc
+                        empty = ldict(at, [("containers", llist(at, []), at)])
+                        path = path_str([k for _, k in chain])
+                        out.append(replace(make_workload(doc, empty, chain, path=path), findings=refused))
+                    return
                 replicas, role, group_size = enclosing_context(chain)
                 ps = node
                 if (
@@ -641,6 +653,30 @@ def _walk(
                 chain.append((node, i))
                 _walk(doc, v, depth + 1, chain, out, cap)
                 chain.pop()
+
+
+def _embedded_lws_refusal(chain: Chain, kind: str) -> tuple[Finding, ...]:
+    """KV206 (:func:`kvlint.workloads.lws.size_findings`) when the nearest LeaderWorkerTemplate enclosing a pod
+    template the structural walk found has a size LWS refuses or kvlint does not size: an operator object that
+    embeds one (llm-d's DisaggregatedSet ``roles[].spec.leaderWorkerTemplate``, llmaz's Service
+    ``spec.workloadTemplate``) creates a LeaderWorkerSet from it, which the API server or LWS's webhook rejects.
+    The template is the mapping holding the ``leaderTemplate``/``workerTemplate`` key on the way, with a
+    ``size``, or the value of a ``leaderWorkerTemplate`` key; the replicas are those of the mapping holding it.
+    Empty when there is none or its size is fine. The message says the LeaderWorkerSet is the ``kind``'s."""
+    found: tuple[Finding, ...] = ()
+    for i in range(len(chain) - 1, -1, -1):
+        parent, key = chain[i]
+        if not isinstance(parent, dict):
+            continue
+        if key in ("leaderTemplate", "workerTemplate") and "size" in parent:
+            outer = chain[i - 1][0] if i > 0 else None
+            found = size_findings(parent, outer.get("replicas") if isinstance(outer, dict) else None)
+            break
+        if key == "leaderWorkerTemplate" and isinstance(parent.get(key), dict):
+            found = size_findings(parent[key], parent.get("replicas"))
+            break
+    whose = f" (the LeaderWorkerSet the {kind} makes from this template)"
+    return tuple(replace(f, message=f.message + whose) for f in found)
 
 
 #: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in
