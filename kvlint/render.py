@@ -89,6 +89,7 @@ __all__ = [
     "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
+    "kustomize_overlays_of",
     "kustomize_command",
     "load_inputs",
     "map_sources",
@@ -204,6 +205,83 @@ def is_chart_dir(path: str) -> bool:
 def is_kustomize_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
     return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
+
+
+#: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
+#: subdirectories and theirs). [assumed] a kustomize tree keeps its overlays beside the base (``base/`` and
+#: ``overlays/NAME/``, or sibling directories); more directories than this are not read.
+MAX_OVERLAY_SEARCH = 64
+_KEYS_OF_BASES = ("resources", "bases", "components")
+
+
+def kustomize_overlays_of(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """For the file ``path`` of a kustomization directory (a resource its kustomization lists, as in a kustomize
+    base): ``(that directory, the overlays beside it that build on it)``, the overlays as paths shown like
+    ``path`` (relative when it is). Overlays are the kustomization directories among the base's parent, its
+    subdirectories and theirs (:data:`MAX_OVERLAY_SEARCH` directories at most, hidden ones skipped) whose
+    ``resources``, ``bases`` or ``components`` name the base's directory. None when ``path`` is not listed by a
+    kustomization in its own directory. Read once a run (:mod:`kvlint.filecache`). Never raises."""
+    try:
+        directory = os.path.dirname(path) or "."
+        key = os.path.realpath(directory)
+        if key in _OVERLAYS:
+            found = _OVERLAYS[key]
+        else:
+            found = _OVERLAYS[key] = _overlays(directory)
+        if found is None or os.path.basename(path) not in found[0]:
+            return None
+        return directory, found[1]
+    except (OSError, ValueError):
+        return None
+
+
+_OVERLAYS: dict[str, tuple[frozenset[str], tuple[str, ...]] | None] = {}
+filecache.register(_OVERLAYS.clear)
+
+
+def _listed(directory: str) -> list[str]:
+    """The local entries of ``resources``/``bases``/``components`` of ``directory``'s kustomization."""
+    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
+    if name is None:
+        return []
+    spec = _read_kustomization(os.path.join(directory, name), _MAX_CHART_BYTES)[0]
+    out = []
+    for k in _KEYS_OF_BASES:
+        entries = spec.get(k) if isinstance(spec, dict) else None
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, str) and "\n" not in e and not _REMOTE_REF.match(e):
+                out.append(e)
+    return out
+
+
+def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """``(file names the kustomization of directory lists, overlays of it)``; None when it has none."""
+    if not is_kustomize_dir(directory):
+        return None
+    listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
+    real = os.path.realpath(directory)
+    parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
+    shown_parent = os.path.dirname(os.path.normpath(directory))
+    todo = [(parent, shown_parent, 0)]
+    seen = 0
+    overlays = []
+    while todo and seen < MAX_OVERLAY_SEARCH:
+        d, shown, depth = todo.pop(0)
+        seen += 1
+        if os.path.realpath(d) != real and any(
+            os.path.realpath(os.path.join(d, e)) == real for e in _listed(d)
+        ):
+            overlays.append(shown or ".")
+        if depth < 2:
+            try:
+                names = sorted(os.listdir(d))
+            except OSError:
+                continue
+            for n in names:
+                sub = os.path.join(d, n)
+                if not n.startswith(".") and os.path.isdir(sub) and not os.path.islink(sub):
+                    todo.append((sub, os.path.join(shown, n) if shown else n, depth + 1))
+    return listed, tuple(overlays)
 
 
 def find_sources(text: str) -> list[tuple[int, str]]:
