@@ -67,7 +67,14 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
-from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text, values_chart
+from kvlint.load import (
+    DEFAULT_MAX_FILE_BYTES,
+    load_paths,
+    load_text,
+    outermost_chart,
+    parent_charts,
+    values_chart,
+)
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
@@ -90,6 +97,7 @@ __all__ = [
     "is_chart_dir",
     "is_kustomize_dir",
     "kustomize_overlays_of",
+    "subchart_plan",
     "kustomize_command",
     "load_inputs",
     "map_sources",
@@ -179,6 +187,8 @@ def load_inputs(
     plain = [p for p in paths if p not in charts and p not in kustomizations]
     result = load_paths(plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
     _map_loaded_sources(result)
+    charts, subchart_notes = subchart_plan(charts)
+    result.findings.extend(subchart_notes)
     for chart in charts:
         _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
     for kdir in kustomizations:
@@ -195,6 +205,49 @@ def load_inputs(
             )
         )
     return result
+
+
+def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
+    """The chart directories to render, and KV002 notes on the subcharts among ``charts``
+    (:func:`kvlint.load.parent_charts`): one whose parent chart is also given is not rendered alone (helm renders
+    it through the parent, with the values the parent sets for it: rendering it alone too would lint it a second
+    time with its own defaults, which the parent overrides); one given without its parent is rendered, and the
+    note says its own values.yaml stood in for the parent's."""
+    given = {os.path.realpath(c) for c in charts}
+    keep: list[str] = []
+    notes: list[Finding] = []
+    for chart in charts:
+        parents = parent_charts(chart)
+        if not parents:
+            keep.append(chart)
+            continue
+        at = Loc(os.path.join(chart, "Chart.yaml"), 1, 1)
+        by = next((p for p in parents if os.path.realpath(p) in given), None)
+        if by is not None:
+            notes.append(
+                Finding(
+                    "KV002",
+                    f"this chart is a subchart of {by}, which is also linted: helm renders it through {by}, with "
+                    f"the values {by} sets for it, so kvlint does not render it alone",
+                    at,
+                    fix=f"nothing to do: its workloads are linted as {by} renders them",
+                    severity="info",
+                )
+            )
+            continue
+        keep.append(chart)
+        top = parents[-1]
+        notes.append(
+            Finding(
+                "KV002",
+                f"this chart is a subchart of {top}: kvlint rendered it alone, with its own values.yaml, where helm "
+                f"renders it through {top}, whose values for it override these",
+                at,
+                fix=f"lint what is deployed: kvlint check {top}",
+                severity="info",
+            )
+        )
+    return keep, notes
 
 
 def is_chart_dir(path: str) -> bool:
@@ -1984,8 +2037,14 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
     check`` of that chart with it first."""
     chart = values_chart(path)
+    top = outermost_chart(chart) if chart is not None else None
     if chart is None:
         fix = _RENDER_FIX.replace("values.yaml", path)
+    elif top is not None and top != chart:
+        fix = (
+            f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
+            f"through {top}, whose values for it override these)"
+        )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
         fix = (
             f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"

@@ -599,6 +599,7 @@ def _plan(
         is_kustomize_dir,
         render_helm,
         render_kustomize,
+        subchart_plan,
     )
 
     clear_file_cache()
@@ -688,6 +689,9 @@ def _plan(
                     for e in unreadable
                 ]
                 plan.units.append(_Unit(loaded=LoadResult(findings=findings)))
+    charts, subchart_notes = subchart_plan(charts)
+    if subchart_notes:
+        plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
         loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
         keep(loaded.documents)
