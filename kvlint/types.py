@@ -180,6 +180,10 @@ class Workload:
         image_source: who chooses the engine image when the object does not (the operator's installation, a
             shipped preset, a Ray image's Python environment), in words; the KV208 check then asks for
             ``--engine-version`` instead of an image tag.
+        node_class: the accelerator of the GKE ComputeClass or Karpenter NodePool among the inputs that the pod
+            selects by name (``cloud.google.com/compute-class``, ``karpenter.sh/nodepool``), set by
+            :func:`kvlint.workloads.find.find_workloads`; decides when the pod's own node labels name no GPU
+            (:func:`kvlint.accelerators.placement.node_class_accelerator`).
         engine_kwargs_refusal: for engine options that are an operator's keyword arguments checked before
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
@@ -208,6 +212,7 @@ class Workload:
     accelerator_why: str | None = None
     image_source: str | None = None
     engine_kwargs_refusal: str | None = None
+    node_class: DerivedAccelerator | None = None
 
     @property
     def loc(self) -> Loc | None:

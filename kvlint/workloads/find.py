@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.accelerators.placement import GPU_RESOURCES
+from kvlint.accelerators.placement import GPU_RESOURCES, NODE_CLASS_KINDS, node_class_accelerator
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
@@ -134,6 +134,8 @@ def find_workloads(
                 if limit is not None and len(ws) > limit:
                     out.extend(ws)  # too large to review: counted, not completed
                     continue
+                if joined.node_classes:
+                    ws = [joined.with_node_class(w) for w in ws]
                 out.extend(_template_notes(doc, link_leaders(ws)))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
@@ -350,6 +352,33 @@ class _Joined:
         self._keys = {id(d): doc_key(d) for d in self.providers}
         self.workloads: dict[int, tuple[Document, list[Workload]]] = {}
         self.consumed: set[DocKey] = set()
+        # GKE ComputeClasses and Karpenter NodePools by the node label that selects them and their name
+        self.node_classes: dict[tuple[str, str], Document] = {}
+        for d in self.providers:
+            group_key = NODE_CLASS_KINDS.get(d.kind)
+            api = d.data.get("apiVersion") if isinstance(d.data, dict) else None
+            if group_key and isinstance(api, str) and api.startswith(group_key[0]) and d.name:
+                self.node_classes.setdefault((group_key[1], d.name), d)
+        self._node_accs: dict[tuple[str, str], DerivedAccelerator | None] = {}
+
+    def with_node_class(self, w: Workload) -> Workload:
+        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` selects a
+        ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.placement.
+        node_class_accelerator`) that names a GPU."""
+        ns = w.pod_spec.get("nodeSelector")
+        if not isinstance(ns, dict) or w.node_class is not None:
+            return w
+        for _prefix, key in NODE_CLASS_KINDS.values():
+            name = ns.get(key)
+            if not isinstance(name, str) or (key, name) not in self.node_classes:
+                continue
+            if (key, name) not in self._node_accs:
+                d = self.node_classes[(key, name)]
+                self._node_accs[(key, name)] = node_class_accelerator(d.kind, name, d.data)
+            acc = self._node_accs[(key, name)]
+            if acc is not None:
+                return replace(w, node_class=acc)
+        return w
 
     def add_services(self, docs: Sequence[Document], *, keep: bool | Sequence[bool] = False) -> None:
         """Record what the services among ``docs`` consume, and keep the joined workloads of those that
@@ -435,7 +464,7 @@ def join_services(providers: Sequence[Document], services: Sequence[Document]) -
 #: The services that take pods from runtimes or presets.
 _SERVICE_KINDS = frozenset({"LLMInferenceService", "InferenceService"})
 #: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets.
-PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
+PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS, *NODE_CLASS_KINDS})
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
