@@ -55,6 +55,7 @@ from kvlint.workloads.operators import (
     dynamo_component_deployment_workloads,
     dynamo_component_pods,
     dynamo_workloads,
+    embedded_container_note,
     hyperpod_workloads,
     is_gitops,
     unknown_kind_note,
@@ -197,6 +198,8 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
+    if note is None and not _runs_engine(ws):
+        note = embedded_container_note(doc)  # a serving container held as text (a Crossplane template)
     if note is None:
         return ws
     if (doc.kind.startswith("Ray") and not _names_engine(doc.data)) or (
@@ -207,15 +210,19 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
         ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = LList([], loc=ps.loc)
         return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
-    images = [
-        str(c.get("image") or "")
+    if _runs_engine(ws):
+        return ws
+    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+def _runs_engine(ws: Sequence[Workload]) -> bool:
+    """A container of ``ws`` names a serving engine in its image."""
+    return any(
+        image_mentions_engine(str(c.get("image") or ""))
         for w in ws
         for c in as_list(w.pod_spec.get("containers"))
         if isinstance(c, dict)
-    ]
-    if any(image_mentions_engine(i) for i in images):
-        return ws
-    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+    )
 
 
 @functools.lru_cache(maxsize=1)
