@@ -1326,6 +1326,22 @@ def outermost_chart(chart: str) -> str:
     return parents[-1] if parents else chart
 
 
+def repository_root(directory: str, *, resolve: bool = False) -> str | None:
+    """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or the ``.git`` file of a
+    worktree or submodule; an entry of that name, as git looks for it), or None outside a git repository. The
+    path is ``directory`` made absolute, with symbolic links resolved when ``resolve`` (to compare real paths
+    with it, as :mod:`kvlint.config` does), else as written (so paths shown under it read as the user gave
+    them, as :mod:`kvlint.workloads.gitops_local` shows chart paths). Never raises."""
+    here = os.path.realpath(directory) if resolve else os.path.abspath(directory)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+
+
 #: How many directories below a chart's ``templates/`` a template may sit for :func:`template_chart` to find the chart
 _TEMPLATE_DEPTH = 6
 
