@@ -361,7 +361,7 @@ class _Joined:
         self.consumed: set[DocKey] = set()
         # GKE ComputeClasses and Karpenter NodePools by the node label that selects them and their name
         self.node_classes: dict[tuple[str, str], Document] = {}
-        for d in self.providers:
+        for d in providers:
             group_key = NODE_CLASS_KINDS.get(d.kind)
             api = d.data.get("apiVersion") if isinstance(d.data, dict) else None
             if group_key and isinstance(api, str) and api.startswith(group_key[0]) and d.name:
@@ -471,7 +471,10 @@ def join_services(providers: Sequence[Document], services: Sequence[Document]) -
 #: The services that take pods from runtimes or presets.
 _SERVICE_KINDS = frozenset({"LLMInferenceService", "InferenceService"})
 #: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets.
-PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS, *NODE_CLASS_KINDS})
+PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
+#: Kinds the pods of other objects select their nodes by (GKE ComputeClass, Karpenter NodePool): kept with the
+#: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
+CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
