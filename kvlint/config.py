@@ -210,25 +210,14 @@ def load_config(path: str, *, discovered: bool = False) -> Config:
     return config
 
 
-def _repository_root(directory: str) -> str | None:
-    """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or a worktree's file),
-    symlinks resolved; None outside a git repository."""
-    current = os.path.realpath(directory)
-    while True:
-        if os.path.exists(os.path.join(current, ".git")):
-            return current
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
 def _outside_repository(config: Config, path: str) -> str | None:
     """For a discovered configuration in a git repository: an error message naming the first local directory
     it names (a ``model_paths`` value given as a path, ``model_dirs``, ``model_catalogue``) that resolves
     outside the repository holding it, else None. The repository is the checked-out pull request in CI; a
     hub id (``org/name``, not an absolute path) is not a directory and is not checked."""
-    root = _repository_root(os.path.dirname(os.path.abspath(path)))
+    from kvlint.load import repository_root
+
+    root = repository_root(os.path.dirname(os.path.abspath(path)), resolve=True)
     if root is None:
         return None
     named = [(f"model_paths.{_shown(k)}", v) for k, v in config.model_paths.items() if os.path.isabs(v)]

@@ -1271,16 +1271,75 @@ def _template_finding(
     shown = act if len(act) <= 60 else act[:57] + "..."
     tail = "" if spans is not None else " (the document does not parse as YAML until rendered)"
     chart = template_chart(path)
+    top = outermost_chart(chart) if chart is not None else None
+    if chart is None or top is None:
+        fix = _KV002_FIX
+    elif top != chart:
+        fix = (
+            f"lint what the chart renders: kvlint check {top} ({chart} is a subchart of it: helm renders it through "
+            f"{top}, with the values {top} sets for it), or helm template RELEASE {top} -f values.yaml | kvlint "
+            "check -"
+        )
+    else:
+        fix = (
+            f"lint what the chart renders: kvlint check {chart} (kvlint renders a chart directory it is given with "
+            f"helm), or helm template RELEASE {chart} -f values.yaml | kvlint check -"
+        )
     return Finding(
         "KV002",
         f"unrendered Helm/Go template syntax {shown!r}{tail}; kvlint lints rendered manifests: render with "
         f"`helm template` first",
         Loc(path, line + line_offset + 1, col + 1),
-        fix=_KV002_FIX
-        if chart is None
-        else f"lint what the chart renders: kvlint check {chart} (kvlint renders a chart directory it is given with "
-        f"helm), or helm template RELEASE {chart} -f values.yaml | kvlint check -",
+        fix=fix,
     )
+
+
+#: How many charts :func:`outermost_chart` climbs through (a subchart of a subchart ...). [assumed] real umbrella
+#: charts nest two or three deep.
+_SUBCHART_DEPTH = 8
+
+
+def parent_charts(chart: str) -> list[str]:
+    """The charts ``chart`` is a subchart of, nearest first: while it sits in a chart's ``charts/`` directory
+    (``PARENT/charts/NAME`` beside ``PARENT/Chart.yaml``), that chart. As written in ``chart``; at most
+    :data:`_SUBCHART_DEPTH` levels; empty for a chart of no other."""
+    out: list[str] = []
+    here = chart
+    for _ in range(_SUBCHART_DEPTH):
+        charts_dir = os.path.dirname(os.path.normpath(here))
+        if os.path.basename(charts_dir) != "charts":
+            break
+        parent = os.path.dirname(charts_dir) or "."
+        if not os.path.isfile(os.path.join(parent, "Chart.yaml")):
+            break
+        out.append(parent)
+        here = parent
+    return out
+
+
+def outermost_chart(chart: str) -> str:
+    """The chart that renders the chart directory ``chart``: ``chart`` itself, or, when it is a subchart
+    (:func:`parent_charts`), the outermost of its parents. Helm renders a subchart only through its parent, with
+    the values the parent sets under the subchart's name (and its globals), so that is the chart to render. As
+    written in ``chart``."""
+    parents = parent_charts(chart)
+    return parents[-1] if parents else chart
+
+
+def repository_root(directory: str, *, resolve: bool = False) -> str | None:
+    """The nearest of ``directory`` and its parents that holds ``.git`` (a directory, or the ``.git`` file of a
+    worktree or submodule; an entry of that name, as git looks for it), or None outside a git repository. The
+    path is ``directory`` made absolute, with symbolic links resolved when ``resolve`` (to compare real paths
+    with it, as :mod:`kvlint.config` does), else as written (so paths shown under it read as the user gave
+    them, as :mod:`kvlint.workloads.gitops_local` shows chart paths). Never raises."""
+    here = os.path.realpath(directory) if resolve else os.path.abspath(directory)
+    while True:
+        if os.path.lexists(os.path.join(here, ".git")):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
 
 
 #: How many directories below a chart's ``templates/`` a template may sit for :func:`template_chart` to find the chart

@@ -306,6 +306,10 @@ def analyse_container(
         )
     if serving is None:
         return None
+    if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):
+        from kvlint.workloads.configmaps import env_problems
+
+        serving.env_unread = env_problems(container, cms, w.namespace)
     if w.chart_args and serving.findings:
         # KV205-KV207 on a flag the chart wrote name the values key that made it write the flag
         serving.findings = _options.chart_provenance(serving.findings, w.chart_args)

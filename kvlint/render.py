@@ -67,7 +67,14 @@ from typing import Any, BinaryIO, TextIO
 
 from kvlint import filecache
 from kvlint.chart_values import reader_of
-from kvlint.load import DEFAULT_MAX_FILE_BYTES, load_paths, load_text, values_chart
+from kvlint.load import (
+    DEFAULT_MAX_FILE_BYTES,
+    load_paths,
+    load_text,
+    outermost_chart,
+    parent_charts,
+    values_chart,
+)
 from kvlint.source import LDict, LList, Loc
 from kvlint.template_lines import TemplateLine, align_document, named_templates, parse_template, regions
 from kvlint.types import Document, Finding, LoadResult
@@ -89,6 +96,8 @@ __all__ = [
     "empty_render_finding",
     "is_chart_dir",
     "is_kustomize_dir",
+    "kustomize_overlays_of",
+    "subchart_plan",
     "kustomize_command",
     "load_inputs",
     "map_sources",
@@ -178,6 +187,8 @@ def load_inputs(
     plain = [p for p in paths if p not in charts and p not in kustomizations]
     result = load_paths(plain, stdin=stdin, max_file_bytes=max_file_bytes, exclude=exclude)
     _map_loaded_sources(result)
+    charts, subchart_notes = subchart_plan(charts)
+    result.findings.extend(subchart_notes)
     for chart in charts:
         _merge(result, render_helm(chart, values=helm_values, set_values=helm_set, max_bytes=max_file_bytes))
     for kdir in kustomizations:
@@ -196,6 +207,49 @@ def load_inputs(
     return result
 
 
+def subchart_plan(charts: list[str]) -> tuple[list[str], list[Finding]]:
+    """The chart directories to render, and KV002 notes on the subcharts among ``charts``
+    (:func:`kvlint.load.parent_charts`): one whose parent chart is also given is not rendered alone (helm renders
+    it through the parent, with the values the parent sets for it: rendering it alone too would lint it a second
+    time with its own defaults, which the parent overrides); one given without its parent is rendered, and the
+    note says its own values.yaml stood in for the parent's."""
+    given = {os.path.realpath(c) for c in charts}
+    keep: list[str] = []
+    notes: list[Finding] = []
+    for chart in charts:
+        parents = parent_charts(chart)
+        if not parents:
+            keep.append(chart)
+            continue
+        at = Loc(os.path.join(chart, "Chart.yaml"), 1, 1)
+        by = next((p for p in parents if os.path.realpath(p) in given), None)
+        if by is not None:
+            notes.append(
+                Finding(
+                    "KV002",
+                    f"this chart is a subchart of {by}, which is also linted: helm renders it through {by}, with "
+                    f"the values {by} sets for it, so kvlint does not render it alone",
+                    at,
+                    fix=f"nothing to do: its workloads are linted as {by} renders them",
+                    severity="info",
+                )
+            )
+            continue
+        keep.append(chart)
+        top = parents[-1]
+        notes.append(
+            Finding(
+                "KV002",
+                f"this chart is a subchart of {top}: kvlint rendered it alone, with its own values.yaml, where helm "
+                f"renders it through {top}, whose values for it override these",
+                at,
+                fix=f"lint what is deployed: kvlint check {top}",
+                severity="info",
+            )
+        )
+    return keep, notes
+
+
 def is_chart_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a ``Chart.yaml`` (a Helm chart)."""
     return os.path.isdir(path) and os.path.isfile(os.path.join(path, "Chart.yaml"))
@@ -204,6 +258,83 @@ def is_chart_dir(path: str) -> bool:
 def is_kustomize_dir(path: str) -> bool:
     """True when ``path`` is a directory holding a kustomization file (:data:`KUSTOMIZATION_FILES`)."""
     return os.path.isdir(path) and any(os.path.isfile(os.path.join(path, f)) for f in KUSTOMIZATION_FILES)
+
+
+#: Directories :func:`kustomize_overlays_of` looks through for overlays of a base (the base's parent, its
+#: subdirectories and theirs). [assumed] a kustomize tree keeps its overlays beside the base (``base/`` and
+#: ``overlays/NAME/``, or sibling directories); more directories than this are not read.
+MAX_OVERLAY_SEARCH = 64
+_KEYS_OF_BASES = ("resources", "bases", "components")
+
+
+def kustomize_overlays_of(path: str) -> tuple[str, tuple[str, ...]] | None:
+    """For the file ``path`` of a kustomization directory (a resource its kustomization lists, as in a kustomize
+    base): ``(that directory, the overlays beside it that build on it)``, the overlays as paths shown like
+    ``path`` (relative when it is). Overlays are the kustomization directories among the base's parent, its
+    subdirectories and theirs (:data:`MAX_OVERLAY_SEARCH` directories at most, hidden ones skipped) whose
+    ``resources``, ``bases`` or ``components`` name the base's directory. None when ``path`` is not listed by a
+    kustomization in its own directory. Read once a run (:mod:`kvlint.filecache`). Never raises."""
+    try:
+        directory = os.path.dirname(path) or "."
+        key = os.path.realpath(directory)
+        if key in _OVERLAYS:
+            found = _OVERLAYS[key]
+        else:
+            found = _OVERLAYS[key] = _overlays(directory)
+        if found is None or os.path.basename(path) not in found[0]:
+            return None
+        return directory, found[1]
+    except (OSError, ValueError):
+        return None
+
+
+_OVERLAYS: dict[str, tuple[frozenset[str], tuple[str, ...]] | None] = {}
+filecache.register(_OVERLAYS.clear)
+
+
+def _listed(directory: str) -> list[str]:
+    """The local entries of ``resources``/``bases``/``components`` of ``directory``'s kustomization."""
+    name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
+    if name is None:
+        return []
+    spec = _read_kustomization(os.path.join(directory, name), _MAX_CHART_BYTES)[0]
+    out = []
+    for k in _KEYS_OF_BASES:
+        entries = spec.get(k) if isinstance(spec, dict) else None
+        for e in entries if isinstance(entries, list) else []:
+            if isinstance(e, str) and "\n" not in e and not _REMOTE_REF.match(e):
+                out.append(e)
+    return out
+
+
+def _overlays(directory: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """``(file names the kustomization of directory lists, overlays of it)``; None when it has none."""
+    if not is_kustomize_dir(directory):
+        return None
+    listed = frozenset(os.path.basename(os.path.normpath(e)) for e in _listed(directory))
+    real = os.path.realpath(directory)
+    parent = os.path.dirname(os.path.normpath(os.path.abspath(directory)))
+    shown_parent = os.path.dirname(os.path.normpath(directory))
+    todo = [(parent, shown_parent, 0)]
+    seen = 0
+    overlays = []
+    while todo and seen < MAX_OVERLAY_SEARCH:
+        d, shown, depth = todo.pop(0)
+        seen += 1
+        if os.path.realpath(d) != real and any(
+            os.path.realpath(os.path.join(d, e)) == real for e in _listed(d)
+        ):
+            overlays.append(shown or ".")
+        if depth < 2:
+            try:
+                names = sorted(os.listdir(d))
+            except OSError:
+                continue
+            for n in names:
+                sub = os.path.join(d, n)
+                if not n.startswith(".") and os.path.isdir(sub) and not os.path.islink(sub):
+                    todo.append((sub, os.path.join(shown, n) if shown else n, depth + 1))
+    return listed, tuple(overlays)
 
 
 def find_sources(text: str) -> list[tuple[int, str]]:
@@ -1906,8 +2037,14 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     of a chart directory (:func:`values_chart`: ``CHART/values.yaml``, ``CHART/examples/x.yaml``), the ``kvlint
     check`` of that chart with it first."""
     chart = values_chart(path)
+    top = outermost_chart(chart) if chart is not None else None
     if chart is None:
         fix = _RENDER_FIX.replace("values.yaml", path)
+    elif top is not None and top != chart:
+        fix = (
+            f"lint what the chart renders from it: kvlint check {top} ({chart} is a subchart of it: helm renders it "
+            f"through {top}, whose values for it override these)"
+        )
     elif os.path.normpath(path) == os.path.normpath(os.path.join(chart, "values.yaml")):
         fix = (
             f"lint what the chart renders from it: kvlint check {chart} (helm template reads its values.yaml)"

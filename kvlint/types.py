@@ -189,6 +189,10 @@ class Workload:
         kaito_sku: for a KAITO preset on an Azure VM size of KAITO's SKU table, ``(GPUs per node, the node's GPU
             memory in GiB as that table gives it)``: the pipeline estimates, as KAITO's node estimator does, how
             many such nodes KAITO spreads the preset over (:func:`kvlint.workloads.kaito.kaito_node_count`).
+        node_class: the accelerator of the GKE ComputeClass or Karpenter NodePool among the inputs that the pod
+            selects by name (``cloud.google.com/compute-class``, ``karpenter.sh/nodepool``), set by
+            :func:`kvlint.workloads.find.find_workloads`; decides when the pod's own node labels name no GPU
+            (:func:`kvlint.accelerators.placement.node_class_accelerator`).
         engine_kwargs_refusal: for engine options that are an operator's keyword arguments checked before
             the engine starts (Ray Serve LLM ``engine_kwargs``), what refuses an option the engine lacks, in
             words, ``KEY`` standing for the option's key; appended to that option's KV205
@@ -219,6 +223,7 @@ class Workload:
     gpu_source: str | None = None
     engine_kwargs_refusal: str | None = None
     kaito_sku: tuple[int, int] | None = None
+    node_class: DerivedAccelerator | None = None
 
     @property
     def loc(self) -> Loc | None:
@@ -359,6 +364,10 @@ class ServingConfig:
         release_noted: the parser's KV504 (an image kvlint does not know read as vLLM, a Dynamo worker) already
             says which engine release kvlint assumed for an image tag that names none, so KV208 does not
             repeat it.
+        env_unread: ``(variable, why)`` for each ConfigMap reference of the container's env that gave no value
+            (:func:`kvlint.workloads.configmaps.env_problems`: the ConfigMap is not among the inputs, its data
+            or the key is unreadable, the key is missing; ``variable`` None for an ``envFrom``); the KV502/KV503
+            "no model" findings say it.
     """
 
     engine: EngineName
@@ -375,6 +384,7 @@ class ServingConfig:
     version_loc: Loc | None = None
     joins: JoinedEngine | None = None
     release_noted: bool = False
+    env_unread: tuple[tuple[str | None, str], ...] = ()
 
     def get(self, name: str, default: Any = None) -> Any:
         """The parsed value of setting ``name`` (canonical dest name), or ``default`` when not set."""

@@ -68,6 +68,55 @@ spec:
   selector: {matchLabels: {app: vllm}}
 """
 
+# Made up after real homelab Applications (Open WebUI's chart with its openaiBaseApiUrl parameter, NVIDIA's
+# dcgm-exporter chart): deployed into the namespace that holds the vLLM server, pointing at its Service; they run
+# no engine. The last deploys a chart of no known engine whose values configure vLLM under a `vllm` key.
+_BESIDE_VLLM = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: open-webui, namespace: argocd}
+spec:
+  project: default
+  source:
+    repoURL: https://helm.openwebui.com/
+    chart: open-webui
+    targetRevision: 6.13.0
+    helm:
+      parameters:
+      - {name: ollama.enabled, value: "false"}
+      - {name: openaiBaseApiUrl, value: "http://vllm-router.vllm.svc.cluster.local/v1"}
+  destination: {server: https://kubernetes.default.svc, namespace: vllm}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: exporters}
+spec:
+  generators: [{list: {elements: [{cluster: gpu-a, namespace: vllm}]}}]
+  template:
+    metadata: {name: "dcgm-{{cluster}}"}
+    spec:
+      source: {repoURL: https://nvidia.github.io/dcgm-exporter/helm-charts, chart: dcgm-exporter}
+      destination: {name: "{{cluster}}", namespace: "{{namespace}}"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: webui, namespace: vllm}
+spec:
+  targetNamespace: vllm
+  chart: {spec: {chart: open-webui, sourceRef: {kind: HelmRepository, name: open-webui}}}
+  values: {openaiBaseApiUrls: ["http://vllm.vllm.svc:8000/v1"]}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: chat, namespace: argocd}
+spec:
+  source:
+    repoURL: https://charts.example.com
+    chart: llm
+    helm: {valuesObject: {vllm: {model: Qwen/Qwen2.5-7B-Instruct}}}
+  destination: {server: https://kubernetes.default.svc, namespace: vllm}
+"""
+
 
 def _kv503(result):  # type: ignore[no-untyped-def]
     return [d for d in result.diagnostics if d.rule == "KV503"]
@@ -118,3 +167,14 @@ def test_applicationset_names_its_chart_and_value_files_not_the_ref_source(tmp_p
         "production-stack with the value files $values/values/{{model}}.yaml; kvlint" in d.message
     )
     assert "example/gitops" not in d.message and "written here" not in d.message
+
+
+def test_where_a_gitops_object_deploys_and_the_servers_it_reaches_name_no_engine(tmp_path: Path) -> None:
+    """A destination namespace, a generator's namespace, Flux's targetNamespace and a URL in the values say where
+    the pods go and whom they talk to, not what they run: only the Application whose values configure vLLM is
+    noted (the others were KV503 "kvlint does not read this Application's engine settings")."""
+    f = tmp_path / "apps.yaml"
+    f.write_text(_BESIDE_VLLM)
+    result = run_check([str(f)], Options(allow_hub=False))
+    assert [d.object for d in _kv503(result)] == ["Application/argocd/chat"]
+    assert summarise(result).not_read == 1

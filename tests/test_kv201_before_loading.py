@@ -33,3 +33,16 @@ def test_no_capacity_remedy_after_kv201(tmp_path: Path) -> None:
     assert "KV201" in rules  # 32768 > phi-2's n_positions 2048
     # KV103 used to say "--max-model-len 13312 fits", which vLLM refuses just the same (13312 > 2048)
     assert not {r for r in rules if r.startswith("KV1")}
+
+
+def test_kv201_names_the_assumed_release_when_the_tag_names_none(tmp_path: Path) -> None:
+    """An image tag naming no release (``latest``) left an empty version in KV201's message ("vLLM  derives");
+    the message now names the release kvlint assumed, the one KV208 reports and the derivation used."""
+    from kvlint.memory.versions import NEWEST_VLLM
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(POD.replace("v0.10.1", "latest"))
+    kv201 = [d for d in run_check([str(path)], Options(allow_hub=False)).diagnostics if d.rule == "KV201"]
+    assert len(kv201) == 1
+    assert "  " not in kv201[0].message
+    assert f"vLLM {NEWEST_VLLM} (assumed) derives" in kv201[0].message

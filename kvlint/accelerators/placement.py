@@ -756,6 +756,81 @@ def _slice_note(gslice: GpuSlice, acc: Accelerator | None) -> str:
     return f"HAMi {gslice.key}: {size}, the device total HAMi-core reports to the engine (cuMemGetInfo)"
 
 
+#: Node labels by which a pod selects a class of nodes an object among the inputs describes: GKE's
+#: ``cloud.google.com/compute-class`` (a ComputeClass, cloud.google.com/v1, by name: GKE docs, "About custom
+#: ComputeClasses", "Request a ComputeClass in a workload") and Karpenter's ``karpenter.sh/nodepool`` (the
+#: NodePool that launched the node, karpenter.sh/v1: Karpenter docs, "NodePools", well-known labels).
+COMPUTE_CLASS = "cloud.google.com/compute-class"
+KARPENTER_NODEPOOL = "karpenter.sh/nodepool"
+NODE_CLASS_KINDS = {
+    "ComputeClass": ("cloud.google.com/", COMPUTE_CLASS),
+    "NodePool": ("karpenter.sh/", KARPENTER_NODEPOOL),
+}
+
+
+def node_class_labels(kind: str, data: Any) -> Labels:
+    """The GPU node labels a ComputeClass or a Karpenter NodePool (:data:`NODE_CLASS_KINDS`) gives its nodes:
+    a ComputeClass's ``spec.priorities[]`` ``gpu.type`` (as ``cloud.google.com/gke-accelerator``), ``tpu.type``
+    (``cloud.google.com/gke-tpu-accelerator``) and ``machineType`` (``node.kubernetes.io/instance-type``), GKE's
+    ComputeClass CRD reference; a NodePool's ``spec.template.spec.requirements[]`` with operator ``In`` and its
+    ``spec.template.metadata.labels`` (the requirements are node-selector requirements, Karpenter's "NodePools"
+    docs). Each value located where it is written."""
+    out: Labels = {}
+
+    def add(key: str, value: Any, loc: Loc | None) -> None:
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            out.setdefault(key, []).append((str(value).strip(), loc))
+
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict):
+        return out
+    if kind == "ComputeClass":
+        rules = spec.get("priorities")
+        for rule in rules if isinstance(rules, list) else []:
+            if not isinstance(rule, dict):
+                continue
+            for field_, key in (("gpu", GKE_ACCELERATOR), ("tpu", GKE_TPU)):
+                part = rule.get(field_)
+                if isinstance(part, dict):
+                    add(key, part.get("type"), loc_of(part, "type"))
+            add(INSTANCE_TYPE, rule.get("machineType"), loc_of(rule, "machineType"))
+        return out
+    tmpl = spec.get("template")
+    tspec = tmpl.get("spec") if isinstance(tmpl, dict) else None
+    reqs = tspec.get("requirements") if isinstance(tspec, dict) else None
+    for req in reqs if isinstance(reqs, list) else []:
+        if isinstance(req, dict) and req.get("operator") == "In" and isinstance(req.get("key"), str):
+            values = req.get("values")
+            for i, v in enumerate(values if isinstance(values, list) else []):
+                add(req["key"], v, loc_of(values, i))
+    meta = tmpl.get("metadata") if isinstance(tmpl, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    for k, v in labels.items() if isinstance(labels, dict) else []:
+        add(str(k), v, loc_of(labels, k))
+    return out
+
+
+def node_class_accelerator(kind: str, name: str, data: Any) -> DerivedAccelerator | None:
+    """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (:func:`node_class_labels`
+    decided as a pod's own labels are, :func:`_decide`; several GPUs: the smallest memory, said), for a pod
+    that selects it by :data:`COMPUTE_CLASS` / :data:`KARPENTER_NODEPOOL`; None when its labels name none."""
+    labels = node_class_labels(kind, data)
+    cands = _decide(labels) if labels else None
+    if not cands:
+        return None
+    c0 = cands[0]
+    d = _combine(cands, f"{c0.key}={c0.value}")
+    if d.acc is None:
+        return None
+    selector = NODE_CLASS_KINDS[kind][1]
+    notes = f" ({'; '.join(d.notes)})" if d.notes else ""
+    return DerivedAccelerator(
+        d.acc.id,
+        f"nodeSelector {selector}={name}: the {kind} {name} among the inputs gives its nodes {d.how}{notes}",
+        d.loc,
+    )
+
+
 def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any) -> Placement:
     """:func:`resolve_placement` for ``container`` of the workload ``w``: its PodSpec, its annotations (the
     user's ``kvlint.io/accelerator``) and what its reader derived from the operator object
@@ -769,6 +844,7 @@ def workload_placement(w: Workload, container: Mapping[str, Any], **kwargs: Any)
         derived=w.derived_accelerator,
         undecided_why=w.accelerator_why,
         gpu_source=w.gpu_source,
+        node_class=w.node_class,
         **kwargs,
     )
 
@@ -813,6 +889,7 @@ def resolve_placement(
     derived: DerivedAccelerator | None = None,
     undecided_why: str | None = None,
     gpu_source: str | None = None,
+    node_class: DerivedAccelerator | None = None,
     override: str | None = None,
     gpu_memory_bytes: int | None = None,
     default: str | None = None,
@@ -833,6 +910,9 @@ def resolve_placement(
         gpu_source: who requests the GPUs when the container's resources name none (the operator that builds
             the pod, :attr:`kvlint.types.Workload.gpu_source`); with the container's DRA claims
             (:func:`dra_claims`), the placement's ``gpus_elsewhere``.
+        node_class: the accelerator of the ComputeClass or Karpenter NodePool among the inputs that the pod
+            selects by name (:attr:`kvlint.types.Workload.node_class`, :func:`node_class_accelerator`); decides
+            when the pod's own node labels and affinity name no GPU.
         override: ``--accelerator`` (id or alias); beats everything.
         gpu_memory_bytes: ``--gpu-memory`` in bytes (device total as CUDA reports it, per GPU); replaces
             the catalogue / MIG figure in ``memory_bytes_override``.
@@ -904,6 +984,10 @@ def resolve_placement(
         )
     if decision is None and (ns_labels or terms):
         decision = _from_scheduling(ns_labels, ns, terms, site)
+    if decision is None and node_class is not None:
+        acc = lookup(node_class.accelerator)
+        if acc is not None:
+            decision = _Decision(acc, node_class.source, node_class.loc)
     if decision is None and resource and resource.startswith(MIG_RESOURCE_PREFIX):
         profile = cat.mig_profile_name(resource[len(MIG_RESOURCE_PREFIX) :])
         if profile:

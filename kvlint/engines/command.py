@@ -792,26 +792,49 @@ def _items_of(
     return out
 
 
+class ConfigMapFiles:
+    """``path -> (text, loc)`` of the files a container mounts from ConfigMaps of the same input set (calling
+    it: :func:`kvlint.workloads.mounted_file`, which follows volumeMounts, subPath, items and projected volumes
+    to the ConfigMap's ``data`` key), and :meth:`why_not` of a path it gives nothing for."""
+
+    __slots__ = ("_pod_spec", "_container", "_namespace", "_cms")
+
+    def __init__(
+        self,
+        pod_spec: LDict,
+        container: LDict,
+        namespace: str | None,
+        cms: dict[tuple[str | None, str], LDict],
+    ) -> None:
+        self._pod_spec, self._container, self._namespace, self._cms = pod_spec, container, namespace, cms
+
+    def __call__(self, path: str) -> tuple[str, Loc | None] | None:
+        if not self._cms:
+            return None
+        return _mounted_file()(self._pod_spec, self._container, path, self._cms, namespace=self._namespace)
+
+    def why_not(self, path: str) -> str | None:
+        """Why the file at ``path``, in a directory mounted from a ConfigMap, gives no text, in words
+        (:func:`kvlint.workloads.configmaps.mount_problem`: ``mounted from ConfigMap NAME (FILE:LINE), which
+        has no key start.sh ...``); None when it is not mounted from a ConfigMap."""
+        from kvlint.workloads.configmaps import mount_problem
+
+        return mount_problem(self._pod_spec, self._container, path, self._cms, namespace=self._namespace)
+
+
 def _config_loader(
     container: Mapping,
     pod_spec: Mapping | None,
     namespace: str | None,
     configmaps: Mapping[tuple[str | None, str], LDict] | None,
-):
-    """``path -> (text, loc)`` for files mounted from ConfigMaps of the same input set, or None.
-
-    Delegates to :func:`kvlint.workloads.mounted_file`, which follows volumeMounts (subPath, items,
-    projected volumes) to the ConfigMap's ``data`` key.
-    """
-    if not configmaps or not isinstance(pod_spec, LDict) or not isinstance(container, LDict):
+) -> ConfigMapFiles | None:
+    """The :class:`ConfigMapFiles` of ``container``, or None when its pod mounts no volume (nothing to read and
+    nothing to explain)."""
+    if not isinstance(pod_spec, LDict) or not isinstance(container, LDict):
         return None
-    mounted_file = _mounted_file()
-    cms = dict(configmaps)
-
-    def load(path: str) -> tuple[str, Loc | None] | None:
-        return mounted_file(pod_spec, container, path, cms, namespace=namespace)
-
-    return load
+    if not configmaps and not (container.get("volumeMounts") and pod_spec.get("volumes")):
+        return None
+    return ConfigMapFiles(pod_spec, container, namespace, dict(configmaps or {}))
 
 
 @functools.cache
@@ -840,6 +863,27 @@ _DIRECT_COMMAND = {
 }
 
 
+def _script_path(container: Mapping, items: Sequence[_Item]) -> tuple[int | None, int, str] | None:
+    """``(shell index, script index, absolute path)`` of the script file a container runs (``command:
+    [/scripts/start.sh, ...]`` or ``[bash, /scripts/start.sh, ...]``; a relative path under ``workingDir``), as
+    :func:`_mounted_script` reads it; None when it runs no file."""
+    if not items:
+        return None
+    k = _shell_index(items)
+    idx = 0 if k is None else k + 1
+    if idx >= len(items) or (k is None and idx != 0):
+        return None
+    path = items[idx].text
+    if not path or path.startswith("-") or any(c.isspace() for c in path):
+        return None
+    if not path.startswith("/"):
+        workdir = container.get("workingDir")
+        if not isinstance(workdir, str) or not workdir.startswith("/"):
+            return None
+        path = workdir.rstrip("/") + "/" + path
+    return k, idx, path
+
+
 def _mounted_script(
     container: Mapping,
     items: Sequence[_Item],
@@ -860,20 +904,10 @@ def _mounted_script(
     with ENOEXEC (runc does not fall back to ``sh``), so the container never starts, and ``(None, why)`` says
     so; a ``#!`` naming another interpreter than a shell (``#!/usr/bin/env python3``) is not read as ``sh``. A
     value over :data:`CONFIGMAP_MAX_BYTES`, which no cluster mounts, is not read either (``(None, why)``)."""
-    if not items:
+    at = _script_path(container, items)
+    if at is None:
         return None, ""
-    k = _shell_index(items)
-    idx = 0 if k is None else k + 1
-    if idx >= len(items) or (k is None and idx != 0):
-        return None, ""
-    path = items[idx].text
-    if not path or path.startswith("-") or any(c.isspace() for c in path):
-        return None, ""
-    if not path.startswith("/"):
-        workdir = container.get("workingDir")
-        if not isinstance(workdir, str) or not workdir.startswith("/"):
-            return None, ""
-        path = workdir.rstrip("/") + "/" + path
+    k, idx, path = at
     got = loader(path)
     if got is None or not got[0].strip():
         return None, ""
@@ -1368,6 +1402,7 @@ def parse_container(
     reason = ""
     sh = _shell_split(items)
     mounted, why = None, ""
+    missing: str | None = None  # why the script the container runs is not read from its ConfigMap
     if not sh and loader is not None:
         mode_of = None
         if cmd:  # the command itself (not args given to an unknown ENTRYPOINT) is what the runtime executes
@@ -1376,6 +1411,11 @@ def parse_container(
                 return _mounted_mode()(pod_spec, container, p, dict(configmaps or {}), namespace=namespace)
 
         mounted, why = _mounted_script(container, items, loader, mode_of)
+        if mounted is None and not why:
+            at = _script_path(container, items)
+            problem = loader.why_not(at[2]) if at is not None else None
+            if at is not None and problem is not None:
+                missing = f"{at[2]} is {problem}"
     if mounted is not None:
         # a script the container runs from a ConfigMap of the same inputs: read as ``sh -c`` with its text
         found, _why = _scan_shell(mounted, 0, 1, env)
@@ -1422,6 +1462,16 @@ def parse_container(
         if "the most a ConfigMap may hold" in why:
             fix = "keep the script under 1 MiB, or bake it into the image"
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
+    cm_fix = None
+    if missing is not None:
+        reason += f"; {missing}"
+        cm_fix = (
+            "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml) so kvlint reads "
+            "the script"
+            if missing.endswith("is not among the inputs")
+            else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
+            "without the file); kvlint then reads the engine command in it"
+        )
     return _kv503(
         engine,
         container,
@@ -1430,7 +1480,7 @@ def parse_container(
         env,
         "engine command cannot be read: " + reason,
         _unread_loc(container, items, first_loc),
-        fix,
+        cm_fix or fix,
     )
 
 

@@ -391,9 +391,11 @@ class Collector:
             version_loc=cont.locs.get("image") if isinstance(cont, LDict) else None,
         )
 
-    def note(self, message: str, loc: Loc | None, severity: str = "info") -> None:
-        """KV503 note: part of the command cannot be read statically (unresolved variable, missing file)."""
-        self.findings.append(Finding(rule="KV503", message=message, loc=loc, severity=severity))  # type: ignore[arg-type]
+    def note(self, message: str, loc: Loc | None, severity: str = "info", fix: str | None = None) -> None:
+        """KV503 note: part of the command cannot be read statically (unresolved variable, missing file);
+        ``fix`` when the note has its own remedy (else the rule's)."""
+        found = Finding(rule="KV503", message=message, loc=loc, severity=severity, fix=fix or "")  # type: ignore[arg-type]
+        self.findings.append(found)
 
 
 def _option_word(word: str) -> str:

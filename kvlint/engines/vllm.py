@@ -691,12 +691,26 @@ def _config_file_flags(
     when the file is not among the inputs or unreadable."""
     loaded = config_loader(path) if config_loader else None
     if loaded is None:
-        p.col.note(
-            f"{what}: the file is not among the inputs (no ConfigMap provides it); its settings are unknown "
-            "to kvlint",
-            loc,
-            severity=missing_severity,
-        )
+        # a ConfigMap the file is mounted from, and what is wrong with it (kvlint.engines.command.ConfigMapFiles)
+        why_not = getattr(config_loader, "why_not", None)
+        problem = why_not(path) if callable(why_not) else None
+        if problem is None:
+            p.col.note(
+                f"{what}: the file is not among the inputs (no ConfigMap provides it); its settings are unknown "
+                "to kvlint",
+                loc,
+                severity=missing_severity,
+            )
+        else:
+            p.col.note(
+                f"{what}: the file is {problem}; its settings are unknown to kvlint",
+                loc,
+                severity=missing_severity,
+                fix="pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)"
+                if problem.endswith("is not among the inputs")
+                else "make the ConfigMap hold the file as a string under the key the volume mounts (the engine cannot read "
+                "its --config file without it)",
+            )
         return None
     text, text_loc = loaded
     if (

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from kvlint.engines.images import is_known_cuda_build, platform_of
 from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
-from kvlint.memory.versions import fmt_version, parse_version, resolve_version
+from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
 from kvlint.values import parse_cc, truthy
 
@@ -188,7 +188,7 @@ def startup_refusal(
             reason = f"bfloat16 needs compute capability 8.0; {acc.name} is {acc.compute_capability}"
             if how == "auto":
                 reason += (
-                    f" (--dtype auto keeps the config's bfloat16 in vLLM {serving.version or '?'}; "
+                    f" (--dtype auto keeps the config's bfloat16 in vLLM {release_shown(serving.version)}; "
                     f"float16 fallback from {fmt_version(_AUTO_BF16_FALLBACK)})"
                 )
             return Refusal("KV301", True, reason)

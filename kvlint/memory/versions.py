@@ -303,6 +303,14 @@ def parse_version(s: str | None) -> Version:
     return resolve_version(s)[0]
 
 
+def release_shown(s: str | None) -> str:
+    """The vLLM release a message names for version text ``s``: ``"0.11.0"`` as read, or the release kvlint
+    assumes with the word ``assumed`` (``"0.34.0 (assumed)"``) when ``s`` is None, ``latest`` or names no
+    release (:func:`resolve_version`), so no message prints an empty or ``?`` version."""
+    v, assumed = resolve_version(s)
+    return f"{fmt_version(v)} (assumed)" if assumed else str(s)
+
+
 def fmt_version(v: Version) -> str:
     """``ReleaseVersion("0.10.1.1")`` -> ``"0.10.1.1"``; a plain ``(0, 11, 0)`` -> ``"0.11.0"``."""
     if isinstance(v, ReleaseVersion):

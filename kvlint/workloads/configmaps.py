@@ -13,12 +13,27 @@ from kvlint.types import Document
 from kvlint.workloads.base import get_in
 
 
+class UnreadData(LDict):
+    """The place of a ConfigMap among the inputs whose ``data`` the API server refuses (a string, a list: the
+    field is ``map[string]string``): empty, so it provides no value, and ``why`` says what is wrong in words;
+    ``loc`` is where ``data`` is written (:func:`configmap_problem` tells the user)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str, loc: Loc | None) -> None:
+        super().__init__(loc=loc)
+        self.why = why
+
+
 def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
     """ConfigMap ``data`` of every ConfigMap document, keyed by ``(namespace, name)``.
 
-    ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without a
-    ``data`` mapping are left out; a later ConfigMap with the same key replaces an earlier one (as
-    ``kubectl apply`` of the files in order would).
+    ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without ``data``
+    are left out; one whose ``data`` is not a mapping is kept as an empty :class:`UnreadData` saying so (it
+    provides nothing, but a container referring to it is told what is wrong with it, not that it is missing),
+    unless a readable one has the same key. A later ConfigMap with the same key replaces an earlier one (as
+    ``kubectl apply`` of the files in order would; the API server refuses an unreadable one, which replaces
+    nothing).
     """
     out: dict[tuple[str | None, str], LDict] = {}
     for doc in docs:
@@ -26,12 +41,108 @@ def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
             continue
         data = doc.data.get("data")
         name = doc.name
-        if not name or not isinstance(data, dict):
+        if not name or data is None:
+            continue
+        if not isinstance(data, dict):
+            if (doc.namespace, name) not in out or isinstance(out[(doc.namespace, name)], UnreadData):
+                shape = "a list" if isinstance(data, list) else f"a {_scalar_word(data)}"
+                out[(doc.namespace, name)] = UnreadData(
+                    f"has data that is {shape}, not a mapping of keys to strings (the API server refuses it)",
+                    loc_of(doc.data, "data") or doc.loc,
+                )
             continue
         if not isinstance(data, LDict):
             data = LDict(data, loc=doc.loc)
         out[(doc.namespace, name)] = data
     return out
+
+
+def _scalar_word(v: Any) -> str:
+    return "string" if isinstance(v, str) else "boolean" if isinstance(v, bool) else "number"
+
+
+#: Keys listed when a ConfigMap lacks the one referred to. [assumed] enough to spot a misspelt key.
+_KEYS_SHOWN = 8
+
+
+def _where(loc: Loc | None) -> str:
+    return f" ({loc.file}:{loc.line})" if loc is not None else ""
+
+
+def configmap_problem(
+    cms: Mapping[tuple[str | None, str], LDict],
+    name: str,
+    namespace: str | None = None,
+    key: str | None = None,
+) -> str | None:
+    """Why the ConfigMap ``name`` (its ``key``, when given) gives kvlint no value, in words starting with
+    ``ConfigMap NAME``: not among the inputs; among them with ``data`` the API server refuses
+    (:class:`UnreadData`), without ``key`` (its keys listed), or with ``key`` holding a mapping or a list
+    instead of a string (the API server refuses the ConfigMap). The ConfigMap's place in its file is named.
+    None when it provides the key (or, without ``key``, when it is among the inputs and readable). Looked up
+    as :func:`configmap_value` does. Never raises."""
+    found = _problem(cms, name, namespace, key)
+    return None if found is None else f"ConfigMap {name}{_where(found[0])} {found[1]}"
+
+
+def _problem(
+    cms: Mapping[tuple[str | None, str], LDict], name: str, namespace: str | None, key: str | None
+) -> tuple[Loc | None, str] | None:
+    """``(where the ConfigMap's data is, what is wrong)`` for :func:`configmap_problem`, the second a phrase
+    starting with a verb (``is not among the inputs``, ``has no key K ...``); None when nothing is."""
+    data = _find_cm(cms, name, namespace)
+    if data is None:
+        return None, "is not among the inputs"
+    if isinstance(data, UnreadData):
+        return data.loc, data.why
+    if key is None:
+        return None
+    if key not in data:
+        keys = [str(k) for k in data][:_KEYS_SHOWN]
+        more = ", ..." if len(data) > _KEYS_SHOWN else ""
+        return data.loc, f"has no key {key}" + (
+            f" (its keys: {', '.join(keys)}{more})" if keys else " (no keys)"
+        )
+    value = data[key]
+    if isinstance(value, (dict, list)):
+        shape = "a list" if isinstance(value, list) else "a mapping"
+        return loc_of(data, key), f"holds {shape} at key {key}, not a string (the API server refuses it)"
+    return None
+
+
+def env_problems(
+    container: Mapping, cms: Mapping[tuple[str | None, str], LDict], namespace: str | None = None
+) -> tuple[tuple[str | None, str], ...]:
+    """``(variable, why)`` for each ConfigMap reference of ``container``'s env that gives kvlint nothing
+    (:func:`configmap_problem`): an ``envFrom`` ``configMapRef`` (variable None) and an ``env`` entry's
+    ``valueFrom.configMapKeyRef`` (its variable), in the container's order. Empty when every reference is
+    read. Never raises."""
+    out: list[tuple[str | None, str]] = []
+    if not isinstance(container, Mapping):
+        return ()
+    sources = container.get("envFrom")
+    for src in sources if isinstance(sources, list) else []:
+        ref = src.get("configMapRef") if isinstance(src, Mapping) else None
+        if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+            why = configmap_problem(cms, ref["name"], namespace)
+            if (
+                why is None
+            ):  # read: a key the API server refuses (a mapping or a list) makes the whole of it so
+                data: Mapping[Any, Any] = _find_cm(cms, ref["name"], namespace) or {}
+                bad = next((str(k) for k, v in data.items() if isinstance(v, (dict, list))), None)
+                why = None if bad is None else configmap_problem(cms, ref["name"], namespace, bad)
+            if why is not None:
+                out.append((None, f"envFrom: {why}"))
+    entries = container.get("env")
+    for e in entries if isinstance(entries, list) else []:
+        ref = get_in(e, "valueFrom", "configMapKeyRef") if isinstance(e, Mapping) else None
+        var = e.get("name") if isinstance(e, Mapping) else None
+        if isinstance(ref, Mapping) and isinstance(var, str) and isinstance(ref.get("name"), str):
+            key = ref.get("key")
+            why = configmap_problem(cms, ref["name"], namespace, key if isinstance(key, str) else None)
+            if why is not None:
+                out.append((var, f"env {var}: {why}"))
+    return tuple(out)
 
 
 def mounted_file(
@@ -154,6 +265,89 @@ def _mounted_file(
 ) -> tuple[str, Loc | None, int | None] | None:
     """``(text, loc, mode)`` of the ConfigMap key mounted at ``path`` (see :func:`mounted_file`,
     :func:`mounted_file_mode`), or None."""
+    found = _mount_of(pod_spec, container, path)
+    if found is None:
+        return None
+    volume, rel = found
+    for src in _cm_sources(volume):
+        key, mode = _key_and_mode(volume, src, rel)
+        if key is None:
+            continue
+        data = _find_cm(cms, str(src.get("name")), namespace)
+        if data is None or key not in data or isinstance(data[key], (dict, list)):
+            continue  # (a mapping or a list: the API server refuses the ConfigMap, which then mounts nothing)
+        value = data[key]
+        text = value if isinstance(value, str) else ("" if value is None else str(value))
+        if mode is None:
+            mode = _DEFAULT_MODE
+        ok = type(mode) is int and 0 <= mode <= 0o777
+        return text, loc_of(data, key), mode if ok else None
+    return None
+
+
+def _key_and_mode(volume: dict, src: dict, rel: str) -> tuple[Any, Any]:
+    """``(key, mode)``: the ConfigMap key the file ``rel`` of a ``configMap`` source ``src`` of ``volume`` holds
+    (through ``items``, else the file name itself; None when the source does not hold it) and its mode as
+    written (None when neither the item nor the volume sets one)."""
+    if not isinstance(src.get("name"), str):
+        return None, None
+    items = src.get("items")
+    key: Any = None
+    # the volume's default mode: a configMap volume's own, or the projected volume's for its sources
+    plain = src is volume.get("configMap")
+    mode: Any = src.get("defaultMode") if plain else get_in(volume, "projected", "defaultMode")
+    if isinstance(items, list) and items:
+        for it in items:
+            if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
+                key = it.get("key")
+                if it.get("mode") is not None:
+                    mode = it.get("mode")
+                break
+    elif "/" not in rel:
+        key = rel
+    return key, mode
+
+
+def mount_problem(
+    pod_spec: LDict,
+    container: LDict,
+    path: str,
+    cms: Mapping[tuple[str | None, str], LDict],
+    *,
+    namespace: str | None = None,
+) -> str | None:
+    """Why the file at ``path``, inside a directory ``container`` mounts from a ConfigMap (a ``configMap``
+    volume or a ``projected`` volume's ``configMap`` sources, as :func:`mounted_file` follows them), gives
+    kvlint no text, in words that follow ``PATH is``: ``mounted from ConfigMap NAME, which ...`` (:func:`configmap_problem`: not
+    among the inputs, unreadable ``data``, no such key, a key that is not a string) or ``... whose items do not
+    list it``. None when the path is not mounted from a ConfigMap, or the ConfigMap provides it. Never
+    raises."""
+    try:
+        found = _mount_of(pod_spec, container, path)
+        if found is None:
+            return None
+        volume, rel = found
+        whys = []
+        for src in _cm_sources(volume):
+            name = src.get("name")
+            if not isinstance(name, str):
+                continue
+            key, _mode = _key_and_mode(volume, src, rel)
+            if key is None:
+                whys.append(f"ConfigMap {name}, whose volume items do not list {rel}")
+                continue
+            problem = _problem(cms, name, namespace, str(key))
+            if problem is None:
+                return None
+            whys.append(f"ConfigMap {name}{_where(problem[0])}, which {problem[1]}")
+        return "mounted from " + "; or from ".join(whys) if whys else None
+    except (TypeError, AttributeError, ValueError):
+        return None
+
+
+def _mount_of(pod_spec: LDict, container: LDict, path: str) -> tuple[dict, str] | None:
+    """``(volume, relative path)``: the volume of the deepest ``volumeMounts`` entry of ``container`` holding
+    ``path`` and the path inside it (``subPath`` applied), or None when no mount holds it as a file."""
     if not isinstance(path, str) or not path:
         return None
     target = _clean(path)
@@ -195,36 +389,7 @@ def _mounted_file(
     volume = by_name.get(mount.get("name"))
     if not isinstance(volume, dict):
         return None
-    for src in _cm_sources(volume):
-        name = src.get("name")
-        if not isinstance(name, str):
-            continue
-        items = src.get("items")
-        key: Any = None
-        # the volume's default mode: a configMap volume's own, or the projected volume's for its sources
-        plain = src is volume.get("configMap")
-        mode: Any = src.get("defaultMode") if plain else get_in(volume, "projected", "defaultMode")
-        if isinstance(items, list) and items:
-            for it in items:
-                if isinstance(it, dict) and posixpath.normpath(str(it.get("path", ""))) == rel:
-                    key = it.get("key")
-                    if it.get("mode") is not None:
-                        mode = it.get("mode")
-                    break
-        elif "/" not in rel:
-            key = rel
-        if key is None:
-            continue
-        data = _find_cm(cms, name, namespace)
-        if data is None or key not in data:
-            continue
-        value = data[key]
-        text = value if isinstance(value, str) else ("" if value is None else str(value))
-        if mode is None:
-            mode = _DEFAULT_MODE
-        ok = type(mode) is int and 0 <= mode <= 0o777
-        return text, loc_of(data, key), mode if ok else None
-    return None
+    return volume, rel
 
 
 #: the mode of a file a ConfigMap or projected volume holds when neither the item nor the volume sets one

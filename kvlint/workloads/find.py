@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.accelerators.placement import GPU_RESOURCES
+from kvlint.accelerators.placement import GPU_RESOURCES, NODE_CLASS_KINDS, node_class_accelerator
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
-from kvlint.types import Document, Finding, Workload
+from kvlint.types import DerivedAccelerator, Document, Finding, Workload
 from kvlint.values import as_list
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
@@ -28,18 +28,20 @@ from kvlint.workloads.base import (
     get_in,
     int_or_none,
     is_pod_spec,
+    ldict,
+    llist,
     make_workload,
     path_str,
     synthetic_pod_spec,
     with_injected_env,
 )
-from kvlint.workloads.gitops import gitops_workloads
+from kvlint.workloads.gitops import gitops_names_engine, gitops_workloads
 from kvlint.workloads.kaito import workspace_workloads
 from kvlint.workloads.kserve import Runtimes, predictor_workloads, runtime_worker_size_findings
 from kvlint.workloads.kthena import model_booster_workloads, model_serving_workloads
 from kvlint.workloads.kubeai import model_workloads
 from kvlint.workloads.llmisvc import config_index, llmisvc_consumed, llmisvc_workloads
-from kvlint.workloads.lws import lws_workloads
+from kvlint.workloads.lws import lws_workloads, size_findings
 from kvlint.workloads.nim import nim_container_notes, nim_pipeline_workloads, nim_service_workloads
 from kvlint.workloads.ome import (
     bad_worker_size,
@@ -53,6 +55,7 @@ from kvlint.workloads.operators import (
     dynamo_component_deployment_workloads,
     dynamo_component_pods,
     dynamo_workloads,
+    embedded_container_note,
     hyperpod_workloads,
     is_gitops,
     unknown_kind_note,
@@ -132,6 +135,8 @@ def find_workloads(
                 if limit is not None and len(ws) > limit:
                     out.extend(ws)  # too large to review: counted, not completed
                     continue
+                if joined.node_classes:
+                    ws = [joined.with_node_class(w) for w in ws]
                 out.extend(_template_notes(doc, link_leaders(ws)))
             except RecursionError:  # pragma: no cover - loader caps nesting at 200
                 continue
@@ -193,21 +198,31 @@ def _unread_notes(doc: Document, ws: list[Workload]) -> list[Workload]:
     note = unread_kind_note(doc)
     if note is None and not ws:
         note = unknown_kind_note(doc, _known_kinds())
-    if note is None or ((doc.kind.startswith("Ray") or is_gitops(doc)) and not _names_engine(doc.data)):
+    if note is None and not _runs_engine(ws):
+        note = embedded_container_note(doc)  # a serving container held as text (a Crossplane template)
+    if note is None:
+        return ws
+    if (doc.kind.startswith("Ray") and not _names_engine(doc.data)) or (
+        is_gitops(doc) and not gitops_names_engine(doc, _names_engine)
+    ):
         return ws  # a Ray application or GitOps object that serves no LLM is none of kvlint's business
     if not ws:
         ps = LDict(loc=loc_of(doc.data, "spec") or doc.loc)
         ps["containers"] = LList([], loc=ps.loc)
         return [Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(note,))]
-    images = [
-        str(c.get("image") or "")
+    if _runs_engine(ws):
+        return ws
+    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+
+
+def _runs_engine(ws: Sequence[Workload]) -> bool:
+    """A container of ``ws`` names a serving engine in its image."""
+    return any(
+        image_mentions_engine(str(c.get("image") or ""))
         for w in ws
         for c in as_list(w.pod_spec.get("containers"))
         if isinstance(c, dict)
-    ]
-    if any(image_mentions_engine(i) for i in images):
-        return ws
-    return [replace(ws[0], findings=(*ws[0].findings, note)), *ws[1:]]
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -344,6 +359,33 @@ class _Joined:
         self._keys = {id(d): doc_key(d) for d in self.providers}
         self.workloads: dict[int, tuple[Document, list[Workload]]] = {}
         self.consumed: set[DocKey] = set()
+        # GKE ComputeClasses and Karpenter NodePools by the node label that selects them and their name
+        self.node_classes: dict[tuple[str, str], Document] = {}
+        for d in providers:
+            group_key = NODE_CLASS_KINDS.get(d.kind)
+            api = d.data.get("apiVersion") if isinstance(d.data, dict) else None
+            if group_key and isinstance(api, str) and api.startswith(group_key[0]) and d.name:
+                self.node_classes.setdefault((group_key[1], d.name), d)
+        self._node_accs: dict[tuple[str, str], DerivedAccelerator | None] = {}
+
+    def with_node_class(self, w: Workload) -> Workload:
+        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` selects a
+        ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.placement.
+        node_class_accelerator`) that names a GPU."""
+        ns = w.pod_spec.get("nodeSelector")
+        if not isinstance(ns, dict) or w.node_class is not None:
+            return w
+        for _prefix, key in NODE_CLASS_KINDS.values():
+            name = ns.get(key)
+            if not isinstance(name, str) or (key, name) not in self.node_classes:
+                continue
+            if (key, name) not in self._node_accs:
+                d = self.node_classes[(key, name)]
+                self._node_accs[(key, name)] = node_class_accelerator(d.kind, name, d.data)
+            acc = self._node_accs[(key, name)]
+            if acc is not None:
+                return replace(w, node_class=acc)
+        return w
 
     def add_services(self, docs: Sequence[Document], *, keep: bool | Sequence[bool] = False) -> None:
         """Record what the services among ``docs`` consume, and keep the joined workloads of those that
@@ -430,6 +472,9 @@ def join_services(providers: Sequence[Document], services: Sequence[Document]) -
 _SERVICE_KINDS = frozenset({"LLMInferenceService", "InferenceService"})
 #: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets.
 PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
+#: Kinds the pods of other objects select their nodes by (GKE ComputeClass, Karpenter NodePool): kept with the
+#: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
+CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.
@@ -610,6 +655,16 @@ def _walk(
             if cap is not None and len(out) > cap[0]:
                 cap[1] += 1
             else:
+                refused = _embedded_lws_refusal(chain, doc.kind)
+                if refused:
+                    # an operator's embedded LeaderWorkerTemplate whose size LWS refuses (lws_workloads does the
+                    # same for a LeaderWorkerSet): one containerless workload says so, nothing is sized on it
+                    if not any(w.findings == refused for w in out):
+                        at = refused[0].loc or doc.loc
+                        empty = ldict(at, [("containers", llist(at, []), at)])
+                        path = path_str([k for _, k in chain])
+                        out.append(replace(make_workload(doc, empty, chain, path=path), findings=refused))
+                    return
                 replicas, role, group_size = enclosing_context(chain)
                 ps = node
                 if (
@@ -644,6 +699,30 @@ def _walk(
                 chain.append((node, i))
                 _walk(doc, v, depth + 1, chain, out, cap)
                 chain.pop()
+
+
+def _embedded_lws_refusal(chain: Chain, kind: str) -> tuple[Finding, ...]:
+    """KV206 (:func:`kvlint.workloads.lws.size_findings`) when the nearest LeaderWorkerTemplate enclosing a pod
+    template the structural walk found has a size LWS refuses or kvlint does not size: an operator object that
+    embeds one (llm-d's DisaggregatedSet ``roles[].spec.leaderWorkerTemplate``, llmaz's Service
+    ``spec.workloadTemplate``) creates a LeaderWorkerSet from it, which the API server or LWS's webhook rejects.
+    The template is the mapping holding the ``leaderTemplate``/``workerTemplate`` key on the way, with a
+    ``size``, or the value of a ``leaderWorkerTemplate`` key; the replicas are those of the mapping holding it.
+    Empty when there is none or its size is fine. The message says the LeaderWorkerSet is the ``kind``'s."""
+    found: tuple[Finding, ...] = ()
+    for i in range(len(chain) - 1, -1, -1):
+        parent, key = chain[i]
+        if not isinstance(parent, dict):
+            continue
+        if key in ("leaderTemplate", "workerTemplate") and "size" in parent:
+            outer = chain[i - 1][0] if i > 0 else None
+            found = size_findings(parent, outer.get("replicas") if isinstance(outer, dict) else None)
+            break
+        if key == "leaderWorkerTemplate" and isinstance(parent.get(key), dict):
+            found = size_findings(parent[key], parent.get("replicas"))
+            break
+    whose = f" (the LeaderWorkerSet the {kind} makes from this template)"
+    return tuple(replace(f, message=f.message + whose) for f in found)
 
 
 #: The operator kinds with their own readers, ``(API group, kind) -> reader`` (each in

@@ -41,7 +41,14 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, LoadResult, Workload
 from kvlint.workloads.base import ACCELERATOR_ANNOTATION, MODEL_ANNOTATION, get_in
 
-__all__ = ["MAX_VALUES_CHARS", "MAX_PARAMETERS", "ChartSource", "chart_sources", "gitops_workloads"]
+__all__ = [
+    "MAX_VALUES_CHARS",
+    "MAX_PARAMETERS",
+    "ChartSource",
+    "chart_sources",
+    "gitops_names_engine",
+    "gitops_workloads",
+]
 
 #: The longest ``helm.values`` string read, in characters. [assumed] inline values are hand-written, a few KiB;
 #: the file itself is already capped by the loader (``max_file_bytes``), this bounds the second parse.
@@ -515,6 +522,42 @@ FindWorkloads = Callable[[Sequence[Document]], list[Workload]]
 NamesEngine = Callable[[Any], bool]
 
 
+#: Keys of a GitOps object whose values say where its pods go, not what they run: Argo CD's ``destination``
+#: (``server``, ``name``, ``namespace``), Flux's ``targetNamespace`` / ``storageNamespace``, and any
+#: ``namespace`` (the object's own, an ApplicationSet generator's, a chart value's). A namespace called ``vllm``
+#: holds whatever is deployed into it: Open WebUI, an exporter, a router.
+_WHERE_KEYS = frozenset({"destination", "namespace", "targetNamespace", "storageNamespace"})
+#: A URL with a scheme (``http://vllm-router.vllm.svc:8000/v1``): in a chart's values it is the address of a
+#: server the pods talk to (Open WebUI's ``openaiBaseApiUrl``), not what they run. An Argo CD source's
+#: ``repoURL`` is kept: it names the chart or repository deployed.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+#: Deeper structures are not pruned further (kept as they are). [assumed] a hand-written object is a few levels.
+_PRUNE_DEPTH = 64
+
+
+def _what_runs(node: Any, key: str = "", depth: int = 0) -> Any:
+    """``node`` without :data:`_WHERE_KEYS` and URL strings other than a ``repoURL`` (:data:`_URL`)."""
+    if depth > _PRUNE_DEPTH:
+        return node
+    if isinstance(node, dict):
+        return {k: _what_runs(v, str(k), depth + 1) for k, v in node.items() if str(k) not in _WHERE_KEYS}
+    if isinstance(node, list):
+        return [_what_runs(x, key, depth + 1) for x in node]
+    if isinstance(node, str) and key != "repoURL" and _URL.match(node):
+        return ""
+    return node
+
+
+def gitops_names_engine(doc: Document, names_engine: NamesEngine) -> bool:
+    """The GitOps object ``doc`` (:data:`kvlint.workloads.operators.GITOPS_KINDS`) names a serving engine
+    (``names_engine``, the workload finder's test) in what it deploys: its name, labels, sources, chart values
+    and parameters, not where it deploys them (:data:`_WHERE_KEYS`) nor the addresses its values point at
+    (:data:`_URL`). An Application of Open WebUI or of a GPU exporter whose destination namespace is ``vllm``,
+    or whose values reach ``http://vllm.vllm.svc``, deploys no engine; one of the chart ``vllm``, the directory
+    ``helm/vllm`` or with a ``vllm`` value key does."""
+    return names_engine(_what_runs(doc.data))
+
+
 def gitops_workloads(
     doc: Document, find: FindWorkloads, names_engine: NamesEngine, max_bytes: int | None = None
 ) -> list[Workload]:
@@ -666,7 +709,7 @@ def _local_workloads(
     charts, refused = local_charts(doc)
     if not charts and not refused:
         return []
-    named = names_engine(doc.data)
+    named = gitops_names_engine(doc, names_engine)
     out: list[Workload] = []
     for lc in charts:
         if named or chart_names_engine(

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvlint import filecache
+from kvlint.load import repository_root as _repository_root
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import get_in
@@ -49,8 +50,6 @@ __all__ = [
     "repository_root",
 ]
 
-#: How many directories above the file :func:`repository_root` looks for ``.git``. [assumed]
-MAX_ROOT_DEPTH = 64
 #: The most value files and parameters passed to helm for one source. [assumed] hand-written sources set few.
 MAX_VALUE_FILES = 64
 MAX_PARAMETERS = 1024
@@ -109,18 +108,11 @@ class LocalChart:
 
 def repository_root(path: str) -> str | None:
     """The nearest directory at or above the directory of the file ``path`` that holds ``.git`` (a directory or
-    a worktree's ``.git`` file), or None (standard input, a file outside any repository)."""
+    a worktree's ``.git`` file), as written (:func:`kvlint.load.repository_root`), or None (standard input, a file
+    outside any repository)."""
     if path == "-" or not os.path.isfile(path):
         return None
-    here = os.path.dirname(os.path.abspath(path))
-    for _ in range(MAX_ROOT_DEPTH):
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        up = os.path.dirname(here)
-        if up == here:
-            return None
-        here = up
-    return None
+    return _repository_root(os.path.dirname(os.path.abspath(path)))
 
 
 _MISSING = "no such path in this checkout"

@@ -17,6 +17,7 @@ from kvlint.workloads.merge import strategic_merge
 __all__ = [
     "GITOPS_KINDS",
     "dynamo_component_deployment_workloads",
+    "embedded_container_note",
     "dynamo_component_pods",
     "dynamo_workloads",
     "hyperpod_workloads",
@@ -507,6 +508,81 @@ def unknown_kind_note(doc: Document, known: frozenset[tuple[str, str]]) -> Findi
         where or loc_of(doc.data, "spec") or doc.loc,
         fix="lint the pods the operator creates (kubectl get pod -o yaml | kvlint check -), or check the engine "
         "command separately with kvlint plan -- <command>",
+        severity="info",
+    )
+
+
+#: A container's ``image:`` line inside a text value (a block of YAML held as a string: a Crossplane
+#: function-go-templating ``inline.template``, a manifest kept in a ConfigMap), its value up to a quote, space or
+#: comment.
+_IMAGE_LINE = re.compile(r"^[ \t]*(?:-[ \t]+)?image:[ \t]*[\"']?([^\"'\s#{}]+)", re.M)
+#: How deep :func:`embedded_container_note` looks into a document. [assumed] as the structural walk
+_EMBED_DEPTH = 64
+
+
+def _text_with_engine_image(node: Any, path: str, depth: int = 0) -> tuple[str, str, Loc | None] | None:
+    """``(dotted path, image, position)`` of the first multi-line string under ``node`` holding an ``image:``
+    line whose image names a serving engine (:func:`kvlint.engines.images.image_mentions_engine`)."""
+    if depth > _EMBED_DEPTH:
+        return None
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, str):
+                if "\n" in v and "image" in v:
+                    hit = _engine_image(v)
+                    if hit is not None:
+                        return f"{path}.{k}".lstrip("."), hit, loc_of(node, k)
+            elif isinstance(v, (dict, list)):
+                found = _text_with_engine_image(v, f"{path}.{k}", depth + 1)
+                if found is not None:
+                    return found
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            if isinstance(v, str):
+                if "\n" in v and "image" in v:
+                    hit = _engine_image(v)
+                    if hit is not None:
+                        return f"{path}[{i}]", hit, loc_of(node, i)
+            elif isinstance(v, (dict, list)):
+                found = _text_with_engine_image(v, f"{path}[{i}]", depth + 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _engine_image(text: str) -> str | None:
+    from kvlint.engines.images import image_mentions_engine
+
+    for m in _IMAGE_LINE.finditer(text):
+        if image_mentions_engine(m.group(1)):
+            return m.group(1)
+    return None
+
+
+def embedded_container_note(doc: Document) -> Finding | None:
+    """KV503 (info) for an object that holds a serving container kvlint cannot place: a multi-line text value
+    of it (a template another tool renders into manifests: a Crossplane Composition's function-go-templating
+    ``inline.template``, a manifest kept in a ConfigMap) has an ``image:`` line naming a serving engine. kvlint
+    lints manifests, not templates held as text, so it says the container is not read rather than pass the object
+    in silence. None when there is no such text, or for an object without a kind."""
+    if not doc.kind or not isinstance(doc.data, dict):
+        return None
+    found = _text_with_engine_image(doc.data, "")
+    if found is None:
+        return None
+    path, image, at = found
+    crossplane = str(doc.data.get("apiVersion") or "").startswith("apiextensions.crossplane.io/")
+    how = (
+        "crossplane render XR.yaml COMPOSITION.yaml FUNCTIONS.yaml | kvlint check -"
+        if crossplane
+        else "render it with the tool that reads it and pipe the manifests: ... | kvlint check -"
+    )
+    return Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: its serving container is text in {path} (image "
+        f"{image}), a template another tool renders into a manifest, and kvlint lints manifests",
+        at or doc.loc,
+        fix=f"lint what it renders: {how}; or check the engine command with kvlint plan -- <command>",
         severity="info",
     )
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kvlint.memory.compat import bf16_refusal, fp8_kv_support_on, image_platform_mismatch
-from kvlint.memory.versions import fmt_version, parse_version, resolve_version
+from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
@@ -53,7 +53,7 @@ def bf16_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     else:
         yield ctx.finding(
-            f"{m.id} is bfloat16 (config.json torch_dtype) and --dtype is auto; vLLM {s.version or '?'} keeps "
+            f"{m.id} is bfloat16 (config.json torch_dtype) and --dtype is auto; vLLM {release_shown(s.version)} keeps "
             f"bf16 on {name} (compute capability {cc_s}) and fails with {text}",
             s.loc("dtype") if "dtype" in s.flags else (s.model.loc if s.model else None),
             fix="pass --dtype=half, or use vLLM >= 0.9.2, which falls back to float16 with a warning",
@@ -103,7 +103,7 @@ def fp8_kv_unsupported(ctx: RuleContext) -> Iterator[Diagnostic]:
     likely = sup.outcome == "likely_raises"
     e4m3 = fp8_support(ctx.cr, "fp8") if kvd == "fp8_e5m2" else None
     yield ctx.finding(
-        f"--kv-cache-dtype {kvd} on {gpu} with vLLM {s.version or 'assumed newest'}: {sup.why}; the engine "
+        f"--kv-cache-dtype {kvd} on {gpu} with vLLM {release_shown(s.version)}: {sup.why}; the engine "
         f"{'most likely fails' if likely else 'fails'} at start-up ({sup.source})",
         s.loc("kv_cache_dtype"),
         fix=(

@@ -19,7 +19,7 @@ from kvlint.memory.sglang import (
     pool_starts,
     warns_pool_below_context,
 )
-from kvlint.memory.versions import parse_version, resolve_version
+from kvlint.memory.versions import parse_version, release_shown, resolve_version
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.capacity import proposed_max_model_len
 from kvlint.rules.families.sglang import fitting_context_length
@@ -64,7 +64,7 @@ def max_len_above_model_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     if mml <= derived or allow or (mml_key and mml <= mml_key):
         return
     yield ctx.finding(
-        f"--max-model-len {mml} is greater than the {derived} tokens vLLM{' ' + s.version if s.version else ''} derives "
+        f"--max-model-len {mml} is greater than the {derived} tokens vLLM {release_shown(s.version)} derives "
         f"from {ctx.model.id}'s config.json ({why}); start-up fails ('User-specified max_model_len ({mml}) is "
         "greater than the derived max_model_len')",
         s.loc("max_model_len"),

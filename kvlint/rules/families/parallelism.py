@@ -874,12 +874,41 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 fix="pass --accelerator and --gpu-memory (the memory the engine sees) to size it",
             )
             return
+        at = loc_of(s.container, "resources") or s.container.loc
         yield ctx.finding(
             f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource; the scheduler may place it on "
             "a node without a GPU, or it may share one it was not given",
-            loc_of(s.container, "resources") or s.container.loc,
-            fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses",
+            at,
+            fix="set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+            + _kustomize_base_fix(at.file if at is not None else None),
         )
+
+
+def _kustomize_base_fix(path: str | None) -> str:
+    """The rest of KV405's "no GPU" fix for a container in a kustomize base (:func:`kvlint.render.
+    kustomize_overlays_of`): a base often leaves the GPUs to the overlays that patch it per GPU type, so the base
+    built or read alone has none; the fix names the overlays beside it and says to lint the one deployed. Empty
+    for a file of no kustomization."""
+    from kvlint.render import kustomize_overlays_of
+
+    found = kustomize_overlays_of(path) if path else None
+    if found is None:
+        return ""
+    base, overlays = found
+    if not overlays:
+        return (
+            f" (in the kustomize base {base}, or a patch of the overlay that builds on it; if an overlay sets it, "
+            "lint the overlay: kvlint check OVERLAY_DIR)"
+        )
+    import os
+
+    parent = os.path.dirname(os.path.normpath(base)) or "."
+    names = [os.path.relpath(o, parent) for o in overlays[:4]]
+    shown = ", ".join(names) + (f" and {len(overlays) - 4} more" if len(overlays) > 4 else "")
+    return (
+        f" (in the kustomize base {base}, or a patch of the overlays beside it that build on it: {shown}); if the "
+        f"overlay you deploy sets it, lint that overlay: kvlint check {overlays[0]}"
+    )
 
 
 #: What a GPU-sharing plugin's resource means for the memory the engine sees (kvlint.accelerators.sharing).

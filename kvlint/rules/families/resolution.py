@@ -8,7 +8,7 @@ parsers also report KV503 for commands they cannot read; the runner passes those
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kvlint.accelerators.site import NO_SITE
@@ -259,6 +259,15 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         return
     if cr.model is None and _RUN_TIME.search(name) and not _template_placeholder(ctx, name):
+        named = [why for var, why in s.env_unread if var is not None and _references(name, var)]
+        if named:
+            yield ctx.finding(
+                f"the model '{name}' comes from the env, which kvlint could not read ({'; '.join(named)}), so "
+                "capacity rules were skipped",
+                s.model.loc,
+                fix=_configmap_fix(named) + ", or annotate the workload with kvlint.io/model: <hub id>",
+            )
+            return
         yield ctx.finding(
             f"the model '{name}' is only known when the container runs (a shell variable or command output, or a "
             "$(VAR) with no env entry, that kvlint cannot resolve from the manifest), so capacity rules were skipped",
@@ -390,6 +399,23 @@ def _encoder_decoder_finding(ctx: RuleContext, name: str, model_type: str) -> Di
 _RUN_TIME = re.compile(r"\$\{?[A-Za-z_]|\$\(|`")
 
 
+def _references(text: str, var: str) -> bool:
+    """``text`` refers to the variable ``var`` (``$(VAR)``, ``${VAR}``, ``$VAR``)."""
+    return (
+        re.search(
+            r"\$(?:\("
+            + re.escape(var)
+            + r"\)|\{"
+            + re.escape(var)
+            + r"[}:]|"
+            + re.escape(var)
+            + r"(?![A-Za-z0-9_]))",
+            text,
+        )
+        is not None
+    )
+
+
 def _template_placeholder(ctx: RuleContext, name: str) -> bool:
     """Whether ``name`` holds a placeholder the manifest's renderer fills in: a Helm/Go action, or a ``${VAR}``
     that KV002 named for this workload (a template for envsubst; in a shell script ``${VAR}`` is the shell's)."""
@@ -406,12 +432,54 @@ def engine_without_model(ctx: RuleContext) -> Iterator[Diagnostic]:
     if s.model is not None or any(f.rule == "KV503" for f in s.findings):
         return
     where, name_it = _MODEL_SETTING.get(s.engine, _MODEL_SETTING["vllm"])
+    unread = [why for _var, why in s.env_unread]
+    if not unread:
+        read = _env_from_names(s.container) if s.engine == "tgi" else []
+        yield ctx.finding(
+            f"kvlint found a serving engine in this container but no model in its {where} ("
+            + (
+                f"the ConfigMap{'s' if len(read) > 1 else ''} its envFrom reads ({', '.join(read)}) set{'' if len(read) > 1 else 's'} "
+                "no MODEL_ID; env values from Secrets are not read)"
+                if read
+                else "env values from Secrets, and from ConfigMaps that are not among the inputs, are not read)"
+            ),
+            _no_model_loc(ctx),
+            fix=f"name the model in the manifest ({name_it})",
+        )
+        return
     yield ctx.finding(
-        f"kvlint found a serving engine in this container but no model in its {where} (env values from Secrets, "
-        "and from ConfigMaps that are not among the inputs, are not read)",
+        f"kvlint found a serving engine in this container but no model in its {where} (the env it takes from "
+        f"ConfigMaps was not read: {'; '.join(unread)}; env values from Secrets are not read either)",
         _no_model_loc(ctx),
-        fix=f"name the model in the manifest ({name_it})",
+        fix=_configmap_fix(unread) + f", or name the model in the manifest ({name_it})",
     )
+
+
+def _env_from_names(container: Any) -> list[str]:
+    """The ConfigMaps a container's ``envFrom`` names (``configMapRef.name``), in order."""
+    sources = container.get("envFrom") if isinstance(container, dict) else None
+    refs = [
+        src.get("configMapRef")
+        for src in (sources if isinstance(sources, list) else [])
+        if isinstance(src, dict)
+    ]
+    return [r["name"] for r in refs if isinstance(r, dict) and isinstance(r.get("name"), str)]
+
+
+def _configmap_fix(unread: Sequence[str]) -> str:
+    """What to do about the ConfigMaps :attr:`ServingConfig.env_unread` names: pass those not among the inputs
+    with the workload, fix those the API server refuses or that lack the key (the env is then missing in the
+    cluster too)."""
+    missing = [w for w in unread if " is not among the inputs" in w]
+    broken = [w for w in unread if w not in missing]
+    parts = []
+    if missing:
+        parts.append("pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)")
+    if broken:
+        parts.append(
+            "fix the ConfigMap so it holds the key as a string (without it the pod lacks the variable)"
+        )
+    return " and ".join(parts)
 
 
 def _no_model_loc(ctx: RuleContext) -> Loc | None:

@@ -1,0 +1,104 @@
+"""An object that holds a serving container as text (a Crossplane Composition whose function-go-templating step
+writes the Deployment from an inline template, a manifest kept in a ConfigMap) was passed in silence: kvlint
+lints manifests, and no PodSpec is there to find. It now says the container is not read (KV503 info, counted
+"not read"), naming the text's place and the engine image, with the command that renders it. Text without an
+engine image, and objects whose own pods run the engine, say nothing. The Composition is made up in the shape
+of Crossplane's function-go-templating examples (a provider-kubernetes Object wrapping a Deployment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.sizing import summarise
+
+_COMPOSITION = """\
+apiVersion: apiextensions.crossplane.io/v1
+kind: Composition
+metadata: {name: llminference}
+spec:
+  compositeTypeRef: {apiVersion: inference.example.org/v1alpha1, kind: XLLMInference}
+  mode: Pipeline
+  pipeline:
+  - step: render
+    functionRef: {name: function-go-templating}
+    input:
+      apiVersion: gotemplating.fn.crossplane.io/v1beta1
+      kind: GoTemplate
+      source: Inline
+      inline:
+        template: |
+          apiVersion: kubernetes.crossplane.io/v1alpha2
+          kind: Object
+          spec:
+            forProvider:
+              manifest:
+                apiVersion: apps/v1
+                kind: Deployment
+                spec:
+                  template:
+                    spec:
+                      containers:
+                      - name: vllm
+                        image: "vllm/vllm-openai:v0.11.0"
+                        args: ["--model", "{{ .observed.composite.resource.spec.model }}"]
+"""
+_QUIET = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web}
+data:
+  pod.yaml: |
+    containers:
+    - name: web
+      image: nginx:1.27
+  start.sh: |
+    #!/bin/sh
+    exec vllm serve Qwen/Qwen2.5-7B-Instruct
+"""
+
+
+def _check(tmp_path: Path, text: str):  # type: ignore[no-untyped-def]
+    f = tmp_path / "x.yaml"
+    f.write_text(text)
+    return run_check([str(f)], Options(allow_hub=False))
+
+
+def test_a_composition_holding_the_engine_as_a_template_is_said_not_read(tmp_path: Path) -> None:
+    result = _check(tmp_path, _COMPOSITION)
+    (d,) = [d for d in result.diagnostics if d.rule == "KV503"]
+    assert d.severity == "info" and d.object == "Composition/llminference"
+    assert (
+        "its serving container is text in spec.pipeline[0].input.inline.template (image vllm/vllm-openai:v0.11.0)"
+        in d.message
+    )
+    assert d.loc is not None and d.loc.line == 15
+    assert "crossplane render" in d.fix
+    assert summarise(result).not_read == 1
+
+
+def test_text_without_an_engine_image_says_nothing(tmp_path: Path) -> None:
+    result = _check(tmp_path, _QUIET)
+    assert not result.diagnostics and summarise(result).not_read == 0
+
+
+def test_an_object_whose_pods_run_the_engine_gets_no_note(tmp_path: Path) -> None:
+    text = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm, annotations: {example: "image: vllm/vllm-openai:v0.9.0\\nnot a pod"}}
+spec:
+  selector: {matchLabels: {app: llm}}
+  template:
+    metadata: {labels: {app: llm}}
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "8192"]
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    result = _check(tmp_path, text)
+    assert not [d for d in result.diagnostics if "serving container is text" in d.message]

@@ -1,0 +1,110 @@
+"""A kustomize base that leaves the GPUs to its overlays (GoogleCloudPlatform/accelerated-platforms' online
+inference tree: ``vllm/base`` has no GPU limit, each ``vllm/<gpu>-<model>`` overlay patches ``resources`` and the
+node selector; fixtures/collected/trees) linted alone, built (``kvlint check base/``, as kube-linter lints what it
+is given) or read in a walk, gets KV405: the base as built requests no GPU. The finding's fix says so and names
+the overlays beside it that build on it, with the command that lints one; the overlay itself gets no KV405.
+The tree below is made up in that shape (the collected tree cannot be built: its env files are generated)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint import render
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import Diagnostic
+
+ROOT = Path(__file__).resolve().parents[1]
+COLLECTED_BASE = (
+    ROOT
+    / "fixtures"
+    / "collected"
+    / "trees"
+    / "gcp-accelerated-platforms-online-inference-gpu"
+    / "vllm"
+    / "base"
+)
+
+needs_kustomize = pytest.mark.skipif(
+    render.kustomize_command(".") is None, reason="neither kustomize nor kubectl is installed"
+)
+
+_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  selector: {matchLabels: {app: vllm}}
+  template:
+    metadata: {labels: {app: vllm}}
+    spec:
+      containers:
+      - name: inference-server
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model, meta-llama/Llama-3.1-8B-Instruct, --max-model-len, "8192"]
+        resources: {requests: {cpu: "4", memory: 32Gi}}
+"""
+_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: inference-server
+        resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "base").mkdir()
+    (tmp_path / "base" / "deployment.yaml").write_text(_DEPLOYMENT)
+    (tmp_path / "base" / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    for gpu in ("l4-llama", "h100-llama"):
+        d = tmp_path / gpu
+        d.mkdir()
+        (d / "kustomization.yaml").write_text("resources:\n- ../base\npatches:\n- path: patch.yaml\n")
+        (d / "patch.yaml").write_text(_PATCH)
+    return tmp_path
+
+
+def _kv405(paths: list[str]) -> list[Diagnostic]:
+    return [d for d in run_check(paths, Options(allow_hub=False)).diagnostics if d.rule == "KV405"]
+
+
+@needs_kustomize
+def test_the_base_built_alone_names_its_overlays(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (d,) = _kv405([str(root / "base")])
+    assert "requests no GPU resource" in d.message
+    assert f"in the kustomize base {root / 'base'}" in d.fix
+    assert "overlays beside it that build on it: h100-llama, l4-llama" in d.fix
+    assert f"lint that overlay: kvlint check {root / 'h100-llama'}" in d.fix
+
+
+@needs_kustomize
+def test_the_overlay_has_its_gpu(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    assert not _kv405([str(root / "l4-llama")])
+
+
+def test_a_walk_reads_the_base_as_written_and_says_the_same(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    (d,) = _kv405([str(root)])
+    assert "overlays beside it that build on it: h100-llama, l4-llama" in d.fix
+
+
+def test_a_file_of_no_kustomization_keeps_the_plain_fix(tmp_path: Path) -> None:
+    f = tmp_path / "deployment.yaml"
+    f.write_text(_DEPLOYMENT)
+    (d,) = _kv405([str(f)])
+    assert d.fix == "set resources.limits['nvidia.com/gpu'] to the number of GPUs the engine uses"
+
+
+def test_the_collected_base_names_the_gpu_overlays_of_its_tree() -> None:
+    (d,) = _kv405([str(COLLECTED_BASE / "deployment.yaml")])
+    assert "h100-llama-3-3-70b-instruct, l4-gemma-3-1b-it, l4-gemma-4-31b-it" in d.fix

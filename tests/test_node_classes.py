@@ -1,0 +1,118 @@
+"""A pod that selects its nodes by a GKE ComputeClass (``nodeSelector: cloud.google.com/compute-class: NAME``) or
+a Karpenter NodePool (``karpenter.sh/nodepool: NAME``) names no GPU itself; when the ComputeClass or NodePool is
+among the inputs, kvlint takes the GPU from it, as the nodes it makes carry it: a ComputeClass's
+``priorities[].gpu.type`` (GKE's ComputeClass CRD reference), a NodePool's ``requirements`` (``In``) and template
+labels (Karpenter's "NodePools" docs). The pod's own node labels still come first. Made-up objects in the shapes
+of the GKE and Karpenter documentation examples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.cli import main
+from kvlint.options import Options
+from kvlint.pipeline import run_check
+from kvlint.types import ContainerResult
+
+_CLASS = """\
+apiVersion: cloud.google.com/v1
+kind: ComputeClass
+metadata: {name: llm-gpus}
+spec:
+  priorities:
+  - machineFamily: a3
+    gpu: {type: nvidia-h100-80gb, count: 1}
+  - machineFamily: g2
+    gpu: {type: nvidia-l4, count: 1}
+  - machineFamily: g2
+    spot: true
+  nodePoolAutoCreation: {enabled: true}
+"""
+_NODEPOOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+      - {key: karpenter.k8s.aws/instance-gpu-name, operator: In, values: [l40s]}
+      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+"""
+
+
+def _pod(selector: str) -> str:
+    return f"""\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: llm}}
+spec:
+  selector: {{matchLabels: {{app: llm}}}}
+  template:
+    metadata: {{labels: {{app: llm}}}}
+    spec:
+      nodeSelector: {{{selector}}}
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "8192"]
+        resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+
+
+def _placement(tmp_path: Path, pod: str, *others: str) -> ContainerResult:
+    files = []
+    for i, text in enumerate((pod, *others)):
+        f = tmp_path / f"{i}.yaml"
+        f.write_text(text)
+        files.append(str(f))
+    (cr,) = [
+        c for c in run_check(files, Options(allow_hub=False)).containers if isinstance(c, ContainerResult)
+    ]
+    return cr
+
+
+def test_a_compute_class_among_the_inputs_names_the_gpu(tmp_path: Path) -> None:
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), _CLASS)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    # its priorities fall back from H100 to L4: the smaller is the conservative choice, and it is said
+    assert cr.placement.accelerator.id == "nvidia-l4"
+    how = cr.placement.how
+    assert (
+        "nodeSelector cloud.google.com/compute-class=llm-gpus: the ComputeClass llm-gpus among the inputs"
+        in how
+    )
+    assert "the smallest memory (conservative)" in how
+
+
+def test_a_karpenter_nodepool_among_the_inputs_names_the_gpu(tmp_path: Path) -> None:
+    cr = _placement(tmp_path, _pod("karpenter.sh/nodepool: gpu"), _NODEPOOL)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-l40s"
+    assert "karpenter.k8s.aws/instance-gpu-name=l40s" in cr.placement.how
+
+
+def test_the_pods_own_gpu_label_comes_first(tmp_path: Path) -> None:
+    pod = _pod("karpenter.sh/nodepool: gpu, karpenter.k8s.aws/instance-gpu-name: a10g")
+    cr = _placement(tmp_path, pod, _NODEPOOL)
+    assert cr.placement is not None and cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id == "nvidia-a10g"
+
+
+@pytest.mark.parametrize("others", [(), (_CLASS.replace("llm-gpus", "other"),)])
+def test_a_class_not_among_the_inputs_names_nothing(tmp_path: Path, others: tuple[str, ...]) -> None:
+    cr = _placement(tmp_path, _pod("cloud.google.com/compute-class: llm-gpus"), *others)
+    assert cr.placement is not None and cr.placement.accelerator is None
+
+
+def test_a_streaming_run_with_two_jobs_joins_them_too(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    a, b = tmp_path / "pod.yaml", tmp_path / "class.yaml"
+    a.write_text(_pod("cloud.google.com/compute-class: llm-gpus"))
+    b.write_text(_CLASS)
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--jobs", "2", str(a), str(b)])
+    assert "KV501" not in r.stdout and "1 on the GPU it names" in r.stdout
