@@ -27,7 +27,7 @@ from typing import Any
 from kvlint.models.config import REFUSED, parse_config
 from kvlint.types import ModelSpec, ModelUnavailable
 
-__all__ = ["resolve_model", "clear_cache", "map_model_path", "HUB_TIMEOUT_S"]
+__all__ = ["resolve_model", "clear_cache", "manifest_root", "map_model_path", "HUB_TIMEOUT_S"]
 
 #: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
 HUB_TIMEOUT_S = 5
@@ -661,6 +661,7 @@ def _resolve(
     depth: int = 0,
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
+    local_root: str | None = None,
 ) -> ModelSpec:
     ref = ref.strip()
     if "\x00" in ref or len(ref) > 4096:
@@ -677,7 +678,15 @@ def _resolve(
             )
         hub_id, why = oci_named
         oci_spec = _resolve(
-            hub_id, model_dirs, model_paths, revision, allow_hub, depth + 1, allow_local_paths, catalogues
+            hub_id,
+            model_dirs,
+            model_paths,
+            revision,
+            allow_hub,
+            depth + 1,
+            allow_local_paths,
+            catalogues,
+            local_root,
         )
         note = f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
         return dataclasses.replace(oci_spec, notes=(note, *oci_spec.notes))
@@ -693,6 +702,7 @@ def _resolve(
             depth + 1,
             allow_local_paths,
             catalogues,
+            local_root,
         )
         note = (
             f"ASSUMPTION (image named after a KAITO preset): the command runs KAITO's vLLM wrapper with no --model, "
@@ -721,6 +731,7 @@ def _resolve(
                 depth + 1,
                 allow_local_paths,
                 catalogues,
+                local_root,
             )
         except ModelUnavailable as e:
             raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
@@ -753,8 +764,15 @@ def _resolve(
     # 2. an existing local path (not when the reference comes from a manifest the caller does not trust, such
     # as an admission review: whether a path exists, and what a file there holds, must not leak)
     # `~` is not expanded: a manifest's `--model ~root` must not make kvlint probe the runner's home
-    # directories (a model_paths target and --model-dir are the user's own and are expanded above/below)
-    p = Path(ref) if allow_local_paths else None
+    # directories (a model_paths target and --model-dir are the user's own and are expanded above/below).
+    # With local_root (the repository holding the manifest), a path whose real path is outside it is taken
+    # as not on this machine, whether it exists or not: a pull request's `--model /home/runner/.docker` must
+    # not make CI read (and quote) the runner's files, nor tell which exist
+    p = (
+        Path(ref)
+        if allow_local_paths and (local_root is None or _inside(Path(ref), Path(local_root)))
+        else None
+    )
     if p is not None and p.exists():
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)
@@ -835,6 +853,22 @@ def _resolve(
         raise
 
 
+def manifest_root(path: str) -> str | None:
+    """The git repository (its real path) holding the manifest file ``path`` (``-`` or ``""``, standard input:
+    the current directory's), the directory a model path the manifest names is looked up in on this machine
+    (:func:`resolve_model`'s ``local_root``); None outside any git repository. In CI the repository is the
+    checked-out pull request, as for a discovered ``.kvlint.yaml`` (:func:`kvlint.config._repository_root`)."""
+    directory = os.path.dirname(os.path.abspath(path)) if path not in ("", "-") else os.getcwd()
+    return _root_of(directory)
+
+
+@functools.lru_cache(maxsize=256)
+def _root_of(directory: str) -> str | None:
+    from kvlint.config import _repository_root
+
+    return _repository_root(directory)
+
+
 def resolve_model(
     ref: str,
     *,
@@ -844,6 +878,7 @@ def resolve_model(
     allow_hub: bool = True,
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
+    local_root: str | None = None,
 ) -> ModelSpec:
     """The :class:`ModelSpec` for a model reference as written in a manifest or command line.
 
@@ -860,6 +895,12 @@ def resolve_model(
             a manifest cannot probe or read the server's filesystem.
         catalogues: pulled catalogue directories (``kvlint models pull``; :mod:`kvlint.models.pulled`), read
             offline before the bundled catalogue; only an entry pulled at ``revision`` answers.
+        local_root: with ``allow_local_paths``, the directory ``ref`` is looked up in as a path on this machine
+            (the git repository holding the manifest that names it, :func:`manifest_root`): a path whose real
+            path (links resolved) lies outside it is taken as a path not on this machine, as a container path
+            usually is, whether it exists or not. None: anywhere (a manifest outside any git repository, the
+            command line's own ``kvlint plan --model``). A ``model_paths`` target is configuration and is not
+            held to it.
 
     Returns:
         The parsed spec; ``weight_bytes`` set when the checkpoint size is known (catalogue citation,
@@ -878,6 +919,7 @@ def resolve_model(
         allow_hub,
         allow_local_paths,
         tuple(catalogues),
+        local_root,
     )
     hit = _memo.get(key)
     if isinstance(hit, ModelSpec):
@@ -886,7 +928,15 @@ def resolve_model(
         raise ModelUnavailable(hit)
     try:
         spec = _resolve(
-            ref, model_dirs, model_paths or {}, revision, allow_hub, 0, allow_local_paths, catalogues
+            ref,
+            model_dirs,
+            model_paths or {},
+            revision,
+            allow_hub,
+            0,
+            allow_local_paths,
+            catalogues,
+            local_root,
         )
     except ModelUnavailable as e:
         _remember(key, str(e))
@@ -906,6 +956,7 @@ def resolve_stored_model(
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
     downloader: str = "KServe's storage initializer",
+    local_root: str | None = None,
 ) -> ModelSpec | None:
     """The model a serving container reads from ``ref`` (KServe's ``/mnt/models``) when KServe's storage
     initializer (or another ``downloader``, named in the note: Kthena's model downloader) downloads it there
@@ -928,6 +979,7 @@ def resolve_stored_model(
             allow_hub=allow_hub,
             allow_local_paths=allow_local_paths,
             catalogues=catalogues,
+            local_root=local_root,
         )
     except ModelUnavailable:
         return None

@@ -1,0 +1,117 @@
+"""A model path a manifest names is looked up on this machine only inside the git repository holding the manifest.
+
+A pull request's ``--model /home/runner/.docker`` (a directory holding a ``config.json``) made CI read the runner's
+file and quote its ``model_type`` in KV502, and told which paths exist; the repository's own directories are read
+as before, and so is any path of a manifest outside a git repository (a user's own files)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from kvlint.checkrun import run_paths
+from kvlint.models import clear_cache
+from kvlint.options import Options
+from kvlint.report import render
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "fixtures" / "models" / "acme--tiny-qwen3"
+SECRET = "SECRET_model_type_value"
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: x}
+spec:
+  template:
+    spec:
+      containers:
+      - name: vllm
+        image: vllm/vllm-openai:v0.11.0
+        args: [%s]
+        resources: {limits: {nvidia.com/gpu: 1}}
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+"""
+
+
+def _secret_dir(where: Path) -> Path:
+    """A directory like the runner's ``~/.docker``: a ``config.json`` that is no model config."""
+    where.mkdir(parents=True)
+    (where / "config.json").write_text(
+        json.dumps({"auths": {"ghcr.io": {"auth": "eA=="}}, "model_type": SECRET})
+    )
+    return where
+
+
+def _run(manifest: Path, args: str) -> str:
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(MANIFEST % args)
+    clear_cache()  # (resolutions are memoised per process)
+    result = run_paths([str(manifest)], Options(allow_hub=False), no_config=True).result
+    return render("json", result)
+
+
+def _kv502(report: str) -> list[str]:
+    return [d["message"] for d in json.loads(report)["diagnostics"] if d["rule"] == "KV502"]
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    return repo
+
+
+def test_a_path_outside_the_repository_is_not_read_nor_told_apart(tmp_path: Path) -> None:
+    outside = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    for named in (outside, outside / "config.json"):
+        report = _run(repo / "deploy" / "m.yaml", f'"--model", "{named}"')
+        assert SECRET not in report
+        (message,) = _kv502(report)
+        # the same words as for a path that does not exist at all: no oracle of what the runner holds
+        missing = tmp_path / "elsewhere" / named.relative_to(tmp_path / "home")
+        (absent,) = _kv502(_run(repo / "deploy" / "m.yaml", f'"--model", "{missing}"'))
+        assert message == absent.replace(str(missing), str(named))
+
+
+def test_a_relative_path_or_a_link_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    outside = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    (repo / "models").mkdir()
+    os.symlink(outside, repo / "models" / "leak")
+    cwd = os.getcwd()
+    os.chdir(repo)
+    try:
+        for ref in ("../home/.docker", "models/leak", str(repo / "models" / "leak")):
+            assert SECRET not in _run(repo / "m.yaml", f'"--model", "{ref}"'), ref
+    finally:
+        os.chdir(cwd)
+
+
+def test_a_speculative_draft_outside_the_repository_is_not_read(tmp_path: Path) -> None:
+    outside = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    spec = json.dumps(json.dumps({"model": str(outside), "num_speculative_tokens": 2}))
+    report = _run(
+        repo / "m.yaml", f'"--model", "meta-llama/Llama-3.1-8B-Instruct", "--speculative-config", {spec}'
+    )
+    assert SECRET not in report
+
+
+def test_a_model_directory_in_the_repository_is_read(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    shutil.copytree(TINY, repo / "models" / "tiny")
+    report = _run(repo / "deploy" / "m.yaml", f'"--model", "{repo / "models" / "tiny"}"')
+    assert _kv502(report) == []
+    (entry,) = json.loads(report)["workloads"]
+    assert entry["model_source"] == str(repo / "models" / "tiny" / "config.json")
+    assert entry["plan"] is not None
+
+
+def test_a_manifest_outside_any_repository_reads_its_paths_as_before(tmp_path: Path) -> None:
+    outside = _secret_dir(tmp_path / "home" / ".docker")
+    assert not any((p / ".git").exists() for p in tmp_path.parents)
+    report = _run(tmp_path / "m.yaml", f'"--model", "{outside}"')
+    assert SECRET in report  # the user's own file, read and refused as a model config
