@@ -115,3 +115,66 @@ def test_a_manifest_outside_any_repository_reads_its_paths_as_before(tmp_path: P
     assert not any((p / ".git").exists() for p in tmp_path.parents)
     report = _run(tmp_path / "m.yaml", f'"--model", "{outside}"')
     assert SECRET in report  # the user's own file, read and refused as a model config
+
+
+def _leaky_dir(d: Path, secret: Path) -> Path:
+    """A real directory of the repository whose ``config.json`` is a link to the runner's file."""
+    d.mkdir(parents=True)
+    (d / "config.json").symlink_to(secret / "config.json")
+    return d
+
+
+def test_a_config_json_linked_out_of_the_repository_is_not_read(tmp_path: Path) -> None:
+    """The directory is in the repository, its ``config.json`` a link out of it: read as no config.json at all."""
+    secret = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    leaky = _leaky_dir(repo / "models" / "x", secret)
+    empty = repo / "models" / "empty"
+    empty.mkdir()
+    (message,) = _kv502(_run(repo / "m.yaml", f'"--model", "{leaky}"'))
+    assert SECRET not in message
+    (absent,) = _kv502(_run(repo / "m.yaml", f'"--model", "{empty}"'))
+    assert message == absent.replace(str(empty), str(leaky))
+    # a link that stays in the repository (a Hugging Face cache's snapshot -> blob) is read
+    (repo / "blobs").mkdir()
+    shutil.copy(TINY / "config.json", repo / "blobs" / "cfg")
+    (repo / "models" / "cached").mkdir()
+    (repo / "models" / "cached" / "config.json").symlink_to(repo / "blobs" / "cfg")
+    assert _kv502(_run(repo / "m.yaml", f'"--model", "{repo / "models" / "cached"}"')) == []
+
+
+def test_a_model_directory_or_pulled_catalogue_of_the_repository_reads_no_file_out_of_it(
+    tmp_path: Path,
+) -> None:
+    """A discovered configuration's ``model_dirs`` and the repository's pulled catalogue (``.kvlint/models``) are
+    held to the repository, but a ``config.json`` in them was read through a link out of it."""
+    from kvlint.models import pulled
+
+    secret = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    _leaky_dir(repo / "models" / "acme--leak", secret)
+    entry = _leaky_dir(repo / ".kvlint" / "models" / "acme--pulled", secret)
+    provenance = {
+        "format": pulled.FORMAT,
+        "id": "acme/pulled",
+        "commit": "0" * 40,
+        "files": {
+            "config.json": {"sha256": "0" * 64},
+            "../../../../home/.docker/config.json": {"sha256": "0"},
+        },
+    }
+    (entry / pulled.PROVENANCE).write_text(json.dumps(provenance))
+    (repo / ".kvlint.yaml").write_text("model_dirs: [models]\n")
+    manifest = repo / "deploy" / "m.yaml"
+    for ref in ("acme/leak", "acme/pulled"):
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        manifest.write_text(MANIFEST % f'"--model", "{ref}"')
+        clear_cache()
+        pulled.clear()
+        result = run_paths([str(manifest)], Options(allow_hub=False)).result  # its .kvlint.yaml discovered
+        report = render("json", result)
+        assert SECRET not in report, ref
+        assert _kv502(report), ref  # no config read: the model is unknown
+    # the entry's record names a file out of it: not read (nor hashed), said so
+    (found,) = pulled.load_entries(repo / ".kvlint" / "models")
+    assert "../../../../home/.docker/config.json is not a file of the entry" in pulled.verify(found)

@@ -103,11 +103,12 @@ def _read_json(path: Path, ref: str) -> dict[str, Any]:
     return data
 
 
-def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
+def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str | None]:
     """Exact weight bytes of a local checkpoint: ``model.safetensors.index.json`` ``metadata.total_size``,
-    else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None."""
+    else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None. With ``root``,
+    only files whose real path lies in it count (:func:`_from_dir`)."""
     idx = d / "model.safetensors.index.json"
-    if idx.is_file():
+    if idx.is_file() and (root is None or _inside(idx, root)):
         try:  # at most MAX_CONFIG_BYTES (a real index is ~100 KB); nesting past the decoder's depth is no index
             with open(idx, "rb") as fh:
                 raw = fh.read(MAX_CONFIG_BYTES + 1)
@@ -117,7 +118,7 @@ def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
                     return total, f"checkpoint size ({idx} metadata.total_size)"
         except (OSError, ValueError, AttributeError, RecursionError):
             pass
-    files = [p for p in d.glob("*.safetensors") if p.is_file()]
+    files = [p for p in d.glob("*.safetensors") if p.is_file() and (root is None or _inside(p, root))]
     if files:
         try:
             return sum(
@@ -128,12 +129,27 @@ def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _from_dir(d: Path, ref: str, model_id: str | None = None) -> ModelSpec:
+def _from_dir(d: Path, ref: str, model_id: str | None = None, root: Path | None = None) -> ModelSpec:
+    """The spec of the model directory ``d`` (its ``config.json``, ``hf_quant_config.json``, checkpoint size).
+    With ``root`` (the directory ``d`` was found in: a model directory, the repository holding the manifest),
+    a file whose real path is outside it is not read, as if it were not there (:func:`_has_config`): a
+    repository's ``models/x/config.json -> ~/.docker/config.json`` made CI read the runner's file."""
     cfg_path = d / "config.json"
+    if not _has_config(d, root):
+        raise _unavailable(ref, f"directory {d} has no config.json", hub_hint=False)
     config = _read_json(cfg_path, ref)
-    quant = _read_json(d / "hf_quant_config.json", ref) if (d / "hf_quant_config.json").is_file() else None
-    wb, wb_src = _checkpoint_size(d)
+    qpath = d / "hf_quant_config.json"
+    quant = _read_json(qpath, ref) if qpath.is_file() and (root is None or _inside(qpath, root)) else None
+    wb, wb_src = _checkpoint_size(d, root)
     return _parse(config, model_id or ref, str(cfg_path), quant, wb, wb_src)
+
+
+def _has_config(d: Path, root: Path | None) -> bool:
+    """Whether the directory ``d`` holds a ``config.json`` kvlint reads: a file, whose real path lies in ``root``
+    when one is given. The real path is asked first, so a link out of ``root`` is "no config.json" whether its
+    target exists or not (nothing tells which files exist out of it)."""
+    cfg = d / "config.json"
+    return (root is None or _inside(cfg, root)) and cfg.is_file()
 
 
 def _parse(
@@ -632,12 +648,14 @@ def _from_pulled(catalogue: str, ref: str, revision: str | None) -> ModelSpec | 
     from kvlint.models import pulled
 
     entry = pulled.lookup(catalogue, ref, revision)
-    if entry is None:
+    # (a file of the entry is read only inside the catalogue, as a model directory's: _from_dir)
+    root = Path(os.path.expanduser(str(catalogue)))
+    if entry is None or not _has_config(entry.path, root):
         return None
     cfg_path = entry.path / "config.json"
     config = _read_json(cfg_path, ref)
     qpath = entry.path / "hf_quant_config.json"
-    quant = _read_json(qpath, ref) if qpath.is_file() else None
+    quant = _read_json(qpath, ref) if qpath.is_file() and _inside(qpath, root) else None
     wb, wb_src, params = pulled.checkpoint_source(entry)
     notes = tuple(f"pulled catalogue: {p}; re-run `kvlint models pull`" for p in pulled.verify(entry))
     return _parse(
@@ -777,8 +795,9 @@ def _resolve(
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)
         if p.is_dir():
-            if (p / "config.json").is_file():
-                return _from_dir(p, ref)
+            within = Path(local_root) if local_root is not None else None
+            if _has_config(p, within):
+                return _from_dir(p, ref, root=within)
             if p.suffix == ".gguf" or any(p.glob("*.gguf")):
                 raise _unavailable(
                     ref, f"{p} holds a GGUF file, kvlint reads config.json only", hub_hint=False
@@ -790,9 +809,10 @@ def _resolve(
         spec = _from_pulled(md, ref, revision) if _HUB_ID.match(ref.strip("/")) else None
         if spec is not None:
             return spec
-        for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
-            if (cand / "config.json").is_file():
-                return _from_dir(cand, ref)
+        model_dir = Path(os.path.expanduser(md))
+        for cand in _candidates_in(model_dir, ref):
+            if _has_config(cand, model_dir):
+                return _from_dir(cand, ref, root=model_dir)
     if _looks_like_path(ref):
         named = _path_named_model(ref)
         if named is not None:
