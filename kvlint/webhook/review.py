@@ -863,14 +863,25 @@ def response(
     return {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": resp}
 
 
+#: Rules whose error says kvlint could not read what it reviews: the object or one of its documents (KV001: too
+#: large to review, nested too deep, unparsable) or a container's engine command (KV503: unreadable, never
+#: starts, kvlint's own failure). Such an error tells nothing of the content, so it is never pre-existing
+#: (:func:`existing_errors`): the same "too large to review" in the old and new object let any new content
+#: through unreviewed.
+UNCHECKED_RULES = frozenset({"KV001", "KV503"})
+
+
 def existing_errors(result: Any) -> list[str]:
     """The :func:`~kvlint.fingerprint.identity` of each error-severity finding of ``result`` (a
     ``CheckResult`` or :class:`~kvlint.webhook.worker.LintOutcome`: an UPDATE's ``oldObject`` linted),
     in order, repeated as often as the finding is: what :func:`build_response` matches the new object's
-    errors with when :attr:`WebhookSettings.allow_existing_violations` is on."""
+    errors with when :attr:`WebhookSettings.allow_existing_violations` is on. Errors of
+    :data:`UNCHECKED_RULES` are left out: the same one in the new object still denies."""
     from kvlint.fingerprint import identity
 
-    return [identity(d) for d in result.diagnostics if d.severity == "error"]
+    return [
+        identity(d) for d in result.diagnostics if d.severity == "error" and d.rule not in UNCHECKED_RULES
+    ]
 
 
 def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[Any], list[Any]]:
@@ -988,6 +999,7 @@ __all__ = [
     "READ_ANNOTATIONS",
     "REVIEWED_KINDS",
     "REVIEWED_VERSIONS",
+    "UNCHECKED_RULES",
     "Review",
     "ReviewError",
     "ReviewTooDeep",
