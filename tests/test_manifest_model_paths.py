@@ -11,6 +11,8 @@ import os
 import shutil
 from pathlib import Path
 
+import yaml
+
 from kvlint.checkrun import run_paths
 from kvlint.models import clear_cache
 from kvlint.options import Options
@@ -178,3 +180,48 @@ def test_a_model_directory_or_pulled_catalogue_of_the_repository_reads_no_file_o
     # the entry's record names a file out of it: not read (nor hashed), said so
     (found,) = pulled.load_entries(repo / ".kvlint" / "models")
     assert "../../../../home/.docker/config.json is not a file of the entry" in pulled.verify(found)
+
+
+def test_a_model_paths_prefix_does_not_let_a_manifest_climb_out_of_its_directory(tmp_path: Path) -> None:
+    """``model_paths: {/models: DIR}`` maps ``/models/x`` to ``DIR/x``; ``/models/../../x`` named ``DIR/../../x``,
+    any file of the machine: the admission webhook, whose model_paths an admin sets, read the server's files a
+    manifest chose and quoted them in its warnings."""
+    from kvlint.models.resolve import map_model_path
+    from kvlint.webhook.review import webhook_options
+    from kvlint.webhook.worker import lint_object
+
+    secret = _secret_dir(tmp_path / "home" / ".docker")
+    models = tmp_path / "srv" / "models"
+    shutil.copytree(TINY, models / "tiny")
+    mapping = {"/models": str(models)}
+    assert map_model_path("/models/tiny", mapping) == str(models / "tiny")
+    assert map_model_path("/models/../../home/.docker", mapping) is None
+    assert map_model_path("/models/a/../../../x", {"/models/": "m"}) is None
+    options = webhook_options(Options(allow_hub=False, model_paths=mapping))
+    for ref, read in (("/models/../../home/.docker", False), ("/models/tiny", True)):
+        obj = yaml.safe_load(MANIFEST % f'"--model", "{ref}"')
+        clear_cache()
+        result = lint_object(obj, "Deployment/serving/x.json", options)
+        text = render("json", result)
+        assert SECRET not in text and str(secret) not in text, ref
+        assert (not any(d.rule == "KV502" for d in result.diagnostics)) is read, ref
+
+
+def test_a_discovered_model_paths_directory_reads_no_link_out_of_the_repository(tmp_path: Path) -> None:
+    """A discovered ``.kvlint.yaml`` maps ``/models`` to the repository's ``models`` (inside it, as it must); the pull
+    request also wrote ``models/leak -> ~/.docker`` and ``models/real/config.json -> ~/.docker/config.json``."""
+    secret = _secret_dir(tmp_path / "home" / ".docker")
+    repo = _repo(tmp_path)
+    (repo / "models").mkdir()
+    (repo / "models" / "leak").symlink_to(secret)
+    _leaky_dir(repo / "models" / "real", secret)
+    shutil.copytree(TINY, repo / "models" / "tiny")
+    (repo / ".kvlint.yaml").write_text("model_paths:\n  /models: models\n")
+    manifest = repo / "deploy" / "m.yaml"
+    manifest.parent.mkdir()
+    for ref, read in (("/models/leak", False), ("/models/real", False), ("/models/tiny", True)):
+        manifest.write_text(MANIFEST % f'"--model", "{ref}"')
+        clear_cache()
+        report = render("json", run_paths([str(manifest)], Options(allow_hub=False)).result)
+        assert SECRET not in report, ref
+        assert (_kv502(report) == []) is read, ref

@@ -198,6 +198,14 @@ def _inside(path: Path, directory: Path) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
 
 
+def _spelled_inside(path: str, directory: str) -> bool:
+    """Whether ``path`` lies in ``directory`` as written (its absolute path, links not resolved) or once resolved
+    (:func:`_inside`): a link of the directory pointing out of it is still in it by this test."""
+    spelled = os.path.abspath(path)
+    inside = spelled == directory or spelled.startswith(directory.rstrip(os.sep) + os.sep)
+    return inside or _inside(Path(path), Path(directory))
+
+
 def _candidate_paths(model_dir: Path, ref: str) -> list[Path]:
     r = ref.strip("/")
     out: list[Path] = []
@@ -629,13 +637,19 @@ def kaito_preset(name: str) -> tuple[str, str] | None:
 
 def map_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
     """What ``.kvlint.yaml`` ``model_paths`` maps ``ref`` to: the exact key (with or without a trailing
-    ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped."""
+    ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped, and when
+    the rest has a ``..`` component: ``/models/../../etc`` under ``/models: /srv/models`` named
+    ``/srv/models/../../etc``, any directory of the machine (the admission webhook's server, whose
+    ``model_paths`` an admin sets, read and quoted a manifest's choice of its files)."""
     target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
     if target is None:
         for src in sorted(model_paths, key=len, reverse=True):
             s = src.rstrip("/")
             if s and ref.startswith(s + "/"):
-                target = model_paths[src].rstrip("/") + ref[len(s) :]
+                rest = ref[len(s) :]
+                if ".." in rest.replace("\\", "/").split("/"):
+                    return None
+                target = model_paths[src].rstrip("/") + rest
                 break
     return target
 
@@ -762,11 +776,15 @@ def _resolve(
     if depth == 0 and model_paths:
         target = map_model_path(ref, model_paths)
         if target:
+            # a model_paths target is configuration, not manifest input: local paths are allowed there
+            # (and `~` in it is the user's home, as in the user's own shell). One inside the manifest's repository
+            # (a discovered .kvlint.yaml's are) stays in it, files below included: the pull request wrote both
+            # the mapped directory and what it holds (models/x/config.json -> ~/.docker/config.json)
+            expanded = os.path.expanduser(target)
+            within = local_root if local_root is not None and _spelled_inside(expanded, local_root) else None
             try:
-                # a model_paths target is configuration, not manifest input: local paths are allowed there
-                # (and `~` in it is the user's home, as in the user's own shell)
                 return _resolve(
-                    os.path.expanduser(target),
+                    expanded,
                     model_dirs,
                     model_paths,
                     revision,
@@ -774,6 +792,7 @@ def _resolve(
                     depth + 1,
                     True,
                     catalogues,
+                    within,
                 )
             except ModelUnavailable as e:
                 raise ModelUnavailable(
@@ -795,9 +814,9 @@ def _resolve(
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)
         if p.is_dir():
-            within = Path(local_root) if local_root is not None else None
-            if _has_config(p, within):
-                return _from_dir(p, ref, root=within)
+            held = Path(local_root) if local_root is not None else None
+            if _has_config(p, held):
+                return _from_dir(p, ref, root=held)
             if p.suffix == ".gguf" or any(p.glob("*.gguf")):
                 raise _unavailable(
                     ref, f"{p} holds a GGUF file, kvlint reads config.json only", hub_hint=False
