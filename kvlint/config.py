@@ -212,7 +212,8 @@ def load_config(path: str, *, discovered: bool = False) -> Config:
 
 def _outside_repository(config: Config, path: str) -> str | None:
     """For a discovered configuration in a git repository: an error message naming the first local directory
-    it names (a ``model_paths`` value given as a path, ``model_dirs``, ``model_catalogue``) that resolves
+    it names (a ``model_paths`` value read as a path, :func:`_model_path_target`; ``model_dirs``,
+    ``model_catalogue``) that resolves
     outside the repository holding it, else None. The repository is the checked-out pull request in CI; a
     hub id (``org/name``, not an absolute path) is not a directory and is not checked."""
     from kvlint.load import repository_root
@@ -220,12 +221,14 @@ def _outside_repository(config: Config, path: str) -> str | None:
     root = repository_root(os.path.dirname(os.path.abspath(path)), resolve=True)
     if root is None:
         return None
-    named = [(f"model_paths.{_shown(k)}", v) for k, v in config.model_paths.items() if os.path.isabs(v)]
+    named = [(f"model_paths.{_shown(k)}", v) for k, v in config.model_paths.items() if _model_path_target(v)]
     named += [("model_dirs", d) for d in config.model_dirs]
     if config.model_catalogue:
         named.append(("model_catalogue", config.model_catalogue))
     for key, directory in named:
-        real = os.path.realpath(directory)
+        real = os.path.realpath(
+            os.path.expanduser(directory) if key.startswith("model_paths.") else directory
+        )
         if real != root and not real.startswith(root + os.sep):
             return (
                 f"{path}: {key}: {_shown(directory, 300)} is outside the repository {root} that holds this "
@@ -235,6 +238,22 @@ def _outside_repository(config: Config, path: str) -> str | None:
                 "or name a configuration kept outside the repository with --config"
             )
     return None
+
+
+def _model_path_target(value: str) -> bool:
+    """Whether the ``model_paths`` value ``value`` may be read as a path on this machine, as
+    :func:`kvlint.models.resolve.resolve_model` reads a target (``~`` expanded, then a path relative to the current
+    directory when it exists there): an absolute path, one starting with ``~``, one with a ``..`` component
+    (whether or not it exists: no configuration error tells which paths exist out of the repository), or
+    another relative path that exists (a link of the repository's: ``models/leak.json -> ~/.docker/config.json``).
+    A hub id (``org/name``) that names nothing here is not a path."""
+    target = os.path.expanduser(value)
+    if os.path.isabs(target) or ".." in target.replace("\\", "/").split("/"):
+        return True
+    try:
+        return os.path.lexists(target)
+    except (OSError, ValueError):
+        return False
 
 
 def _shown(value: Any, limit: int = SHOWN_CHARS) -> str:

@@ -449,7 +449,7 @@ def resolve_container_model(
     """
     ref, revision = model_reference(serving, w)
     try:
-        return _models.resolve_model(ref, revision=revision, **_model_sources(options)), None
+        return _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)), None
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
         return (stored, None) if stored is not None else (None, str(exc))
@@ -457,14 +457,19 @@ def resolve_container_model(
         return None, f"{ref}: {type(exc).__name__}: {exc}"
 
 
-def _model_sources(options: Options) -> dict[str, Any]:
-    """Where :func:`kvlint.models.resolve_model` may look, as the run's options say (keyword arguments)."""
+def _model_sources(options: Options, manifest: str) -> dict[str, Any]:
+    """Where :func:`kvlint.models.resolve_model` may look, as the run's options say (keyword arguments), for a
+    model the file ``manifest`` names: a path on this machine only inside the git repository holding it
+    (:func:`kvlint.models.resolve.manifest_root`)."""
+    from kvlint.models.resolve import manifest_root
+
     return {
         "model_dirs": options.model_dirs,
         "model_paths": options.model_paths,
         "allow_hub": options.allow_hub,
         "allow_local_paths": options.allow_local_paths,
         "catalogues": options.model_catalogues,
+        "local_root": manifest_root(manifest) if options.allow_local_paths else None,
     }
 
 
@@ -484,7 +489,7 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
             "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
         )
         return resolve_stored_model(
-            location, ref, revision=revision, downloader=downloader, **_model_sources(options)
+            location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
         )
     except Exception:  # defensive: the fallback must never take the run down
         return None

@@ -381,7 +381,10 @@ def export_tree(rev: str, cwd: str, dest: str) -> str:
     """Write the files of revision ``rev`` of the repository holding ``cwd`` under ``dest`` (``git archive``);
     returns the directory in ``dest`` that corresponds to ``cwd`` (``cwd`` may be below the root).
 
-    The tree is written as a checkout of ``rev`` would hold it: symbolic links are kept whatever they point
+    The tree is written as a checkout of ``rev`` would hold it, with an empty ``.git`` directory at its root (where
+    kvlint looks for the repository a file is in: :func:`kvlint.config._repository_root`,
+    :func:`kvlint.models.resolve.manifest_root`, :func:`kvlint.workloads.gitops_local.repository_root`); symbolic
+    links are kept whatever they point
     at (an absolute ``/etc/...`` target or one out of the repository, as in the working tree, where kvlint's
     loader decides what to read), through tarfile's ``tar`` filter where Python has it (3.12+ and the
     backports: no member written outside ``dest``, no setuid bits); the ``data`` filter, Python 3.14's default,
@@ -414,6 +417,14 @@ def export_tree(rev: str, cwd: str, dest: str) -> str:
                 f"cannot read revision {rev!r}: git archive gave an unreadable archive"
             ) from None
     except (tarfile.TarError, OSError) as exc:
+        raise ValueError(f"cannot write revision {rev!r} under {dest}: {exc}") from None
+    try:
+        # the tree is a repository's, as the checkout is: an empty .git marks its root (git archive writes none),
+        # which holds a discovered .kvlint.yaml's model directories and a manifest's model paths to it and
+        # finds an Argo CD Application's chart in it, as in the working tree. Without it a pull request's
+        # revision, written under a temporary directory, could read any directory of the runner.
+        os.makedirs(os.path.join(dest, ".git"), exist_ok=True)
+    except OSError as exc:
         raise ValueError(f"cannot write revision {rev!r} under {dest}: {exc}") from None
     return os.path.normpath(os.path.join(dest, rel))
 

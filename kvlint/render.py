@@ -1116,6 +1116,11 @@ _KUSTOMIZE_PATH_ENTRIES = ("patches", "patchesJson6902", "replacements")
 _KUSTOMIZE_GENERATORS = ("configMapGenerator", "secretGenerator")
 #: Most kustomization directories :func:`remote_references` reads (a tree larger than this is refused).
 MAX_KUSTOMIZATIONS = 1000
+#: Most paths (``resources`` entries, patch and generator files...) :func:`remote_references` looks at in a tree's
+#: kustomization files together (a tree naming more is refused): each costs a few file-system lookups, and a
+#: thousand directories linking one 30 KB kustomization of three thousand ``../dN`` entries was minutes of CPU.
+#: [assumed] 100 a directory on average at the largest tree.
+MAX_KUSTOMIZATION_PATHS = 100 * MAX_KUSTOMIZATIONS
 #: How kustomize recognises a remote reference (``kustomize@v5.5.0:api/internal/git/repospec.go``
 #: ``NewRepoSpecFromURL``, ``api/loader/fileloader.go`` ``IsRemoteFile``): a URL with a scheme (http(s) files,
 #: ``https``/``ssh``/``file`` repositories), git's forced protocol ``git::``, the ``gh:`` shorthand, a ``user@``
@@ -1136,8 +1141,9 @@ def remote_references(
     the file: on a CI runner, whoever opened the pull request would choose what the runner fetches and runs.
     kvlint builds only self-contained trees; a remote base is vendored, or built where fetching it is intended
     and piped (``kubectl kustomize DIR | kvlint check -``). Files are read with kvlint's own bounded loader (at
-    most ``max_bytes``, regular files only); a tree of more than :data:`MAX_KUSTOMIZATIONS` directories is
-    refused with one finding. ``reads``: the files read so far for the same build, shared with its other walks
+    most ``max_bytes``, regular files only); a tree of more than :data:`MAX_KUSTOMIZATIONS` directories, or
+    whose kustomization files name more than :data:`MAX_KUSTOMIZATION_PATHS` paths, is refused with one
+    finding. A base's paths are resolved from its real directory, as kustomize loads it. ``reads``: the files read so far for the same build, shared with its other walks
     (:func:`_read_in`).
     """
     from kvlint.config import _shown
@@ -1149,21 +1155,29 @@ def remote_references(
     )
     seen: set[str] = set()
     git_refs: set[tuple[str, str, Loc | None]] = set()
-    todo = [directory]
+    # (directory as the walk spells it, its real path): a base is queued once, by its real path (what kustomize
+    # loads it as), and its own paths are joined to that real path, so no path the walk resolves grows with the
+    # depth of the tree (a chain of bases spelled a/../b/../c/..., each resolved anew, was quadratic)
+    todo = [(directory, os.path.realpath(directory))]
+    queued = {todo[0][1]}
+    paths = 0
+
+    def too_large(what: str) -> list[Finding]:
+        return [
+            Finding(
+                "KV001",
+                f"kustomization tree of more than {what}; not built",
+                Loc(os.path.join(directory, KUSTOMIZATION_FILES[0]), 1, 1),
+                fix=fix,
+            )
+        ]
+
     while todo:
-        d = todo.pop()
-        real = os.path.realpath(d)
+        d, real = todo.pop()
         if real in seen:
             continue
         if len(seen) >= MAX_KUSTOMIZATIONS:
-            return [
-                Finding(
-                    "KV001",
-                    f"kustomization tree of more than {MAX_KUSTOMIZATIONS} directories; not built",
-                    Loc(os.path.join(directory, KUSTOMIZATION_FILES[0]), 1, 1),
-                    fix=fix,
-                )
-            ]
+            return too_large(f"{MAX_KUSTOMIZATIONS} directories")
         seen.add(real)
         for name in KUSTOMIZATION_FILES:
             kfile = os.path.join(d, name)
@@ -1175,6 +1189,9 @@ def remote_references(
             if not isinstance(spec, LDict):
                 continue
             for field, value, loc in _kustomization_paths(spec):
+                paths += 1
+                if paths > MAX_KUSTOMIZATION_PATHS:
+                    return too_large(f"{MAX_KUSTOMIZATION_PATHS:,} paths in its kustomization files")
                 if _REMOTE_REF.match(value.strip()):
                     out.append(
                         Finding(
@@ -1185,7 +1202,10 @@ def remote_references(
                             fix=fix,
                         )
                     )
-                elif _into_git(d, value) and (kfile, field, loc) not in git_refs:
+                    continue
+                # the path as kustomize resolves it from this base's real directory (asked once a path)
+                target = os.path.realpath(os.path.join(real, value.strip()))
+                if _names_git(real, value, target) and (kfile, field, loc) not in git_refs:
                     git_refs.add((kfile, field, loc))  # (a KEY=PATH item comes whole, then as its PATH)
                     out.append(
                         Finding(
@@ -1197,18 +1217,22 @@ def remote_references(
                             fix="name files of the checkout, not of its .git directory",
                         )
                     )
-                elif field in ("resources", "bases", "components") and os.path.isdir(os.path.join(d, value)):
-                    todo.append(os.path.join(d, value))
+                elif (
+                    field in ("resources", "bases", "components")
+                    and target not in queued
+                    and os.path.isdir(target)
+                ):
+                    queued.add(target)
+                    todo.append((os.path.join(d, value), target))
     return out
 
 
-def _into_git(directory: str, path: str) -> bool:
-    """The path ``path`` of a kustomization in ``directory`` names a ``.git`` entry or something below one, as
-    written or once its links are resolved (``leak -> .git/config``)."""
+def _names_git(base: str, path: str, real: str) -> bool:
+    """The path ``path`` of a kustomization in the directory whose real path is ``base`` names a ``.git`` entry or
+    something below one, as written or once its links are resolved (``leak -> .git/config``); ``real`` is the
+    real path of ``path`` there."""
     if any(_is_git(p) for p in path.replace("\\", "/").split("/")):
         return True
-    base = os.path.realpath(directory)
-    real = os.path.realpath(os.path.join(directory, path.strip()))
     try:
         rel = os.path.relpath(real, os.path.commonpath([base, real]))
     except ValueError:  # pragma: no cover - two drives (Windows)

@@ -19,6 +19,7 @@ import re
 
 __all__ = [
     "ASIDE_CHARS",
+    "MESSAGE_CHARS",
     "QUOTED_CHARS",
     "clip",
     "clip_words",
@@ -42,6 +43,15 @@ QUOTED_CHARS = 256
 #: :func:`split_message` reads.
 _KEPT_END = 8
 _LONG_WORD = re.compile(rf"\S{{{QUOTED_CHARS + 1},}}")
+#: The longest message, fix or summary a finding holds (:func:`clip_words`): a manifest value of many short words
+#: (``"ab ab ab ..."`` as a model name, an image tag with ideographic spaces, an ``nvidia.com/gpu`` string) passes
+#: the word cut whole, and KV208, KV405 and KV502 quoted 100 KB of it. kvlint's own texts are shorter (the
+#: longest of the shared corpus's and fixtures' findings: a 1,069-character KV505 message), with room left
+#: for a few words of :data:`QUOTED_CHARS`.
+MESSAGE_CHARS = 4096
+#: Characters kept of the end of a text :func:`clip_words` cuts to :data:`MESSAGE_CHARS`: what follows a
+#: quoted value (its closing quote, the clauses after it), which :func:`split_message` reads.
+_KEPT_TAIL = 1024
 
 _OPEN = {"(": ")", "[": "]"}
 #: The characters the scanners act on (the text between them is skipped in C, not walked in Python): a
@@ -173,11 +183,14 @@ def clip(text: str, limit: int, keep_end: int = 0) -> str:
 def clip_words(text: str) -> str:
     """``text`` with each word longer than :data:`QUOTED_CHARS` characters cut to that many (:func:`clip`, its
     last characters kept), so that a finding quoting a manifest value whole quotes at most a few hundred
-    characters of it; ``text`` itself (the same object) when no word is that long, as for every finding
-    of the shared corpus. Pure."""
-    if len(text) <= QUOTED_CHARS or _LONG_WORD.search(text) is None:
+    characters of it, and then, when still longer than :data:`MESSAGE_CHARS` (a value of many short words),
+    cut to that many in its middle (its first characters and its last :data:`_KEPT_TAIL` kept); ``text``
+    itself (the same object) when it has neither, as for every finding of the shared corpus. Pure."""
+    if len(text) <= QUOTED_CHARS:
         return text
-    return _LONG_WORD.sub(lambda m: clip(m.group(), QUOTED_CHARS, _KEPT_END), text)
+    if _LONG_WORD.search(text) is not None:
+        text = _LONG_WORD.sub(lambda m: clip(m.group(), QUOTED_CHARS, _KEPT_END), text)
+    return clip(text, MESSAGE_CHARS, _KEPT_TAIL)
 
 
 def squeeze(text: str) -> str:

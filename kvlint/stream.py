@@ -868,6 +868,7 @@ def _warm_up() -> None:
     compiled yet, measured on corpus x30: the first 113 units 0.28 s, the next 113 0.11 s). The loaders are
     cached and read only kvlint's own data: the reports are the same."""
     _unit_functions()
+    import kvlint.config  # noqa: F401  (the repository a manifest's model path is held to: manifest_root)
     import kvlint.engines.multinode  # noqa: F401
     import kvlint.memory.stage  # noqa: F401  (the engines' memory models)
     import kvlint.workloads.gitops_local  # noqa: F401  (each unit sets its render scope)

@@ -350,6 +350,40 @@ def test_kvlint_diff_reads_an_absolute_config_from_each_revision(
     assert absolute["new"] == relative["new"] and absolute["fixed"] == relative["fixed"]
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_holds_an_exported_revision_to_its_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``kvlint diff BASE HEAD`` writes each revision under a temporary directory with no ``.git`` (git archive):
+    a discovered ``.kvlint.yaml`` of the pull request could name any directory of the runner, and a manifest's
+    ``--model /path`` was read, its config quoted; ``kvlint check`` of the working tree refuses both."""
+    secret = tmp_path / "runner" / ".docker"
+    secret.mkdir(parents=True)
+    (secret / "config.json").write_text(json.dumps({"model_type": "SECRET_model_type"}), encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / "deploy").mkdir(parents=True)
+    git = _git_repo(repo)
+    (repo / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    _commit_base(git)
+    (repo / "deploy" / "leak.yaml").write_text(
+        _chat(8192, "leak").replace("meta-llama/Llama-3.1-8B-Instruct", str(secret)), encoding="utf-8"
+    )
+    git("add", ".")
+    git("commit", "-q", "-m", "pr")
+    monkeypatch.chdir(repo)
+    r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--offline", "--format", "json"])
+    assert "meta-llama/Llama-3.1-8B-Instruct" in _chat(8192) and r.exit_code == 0, r.output
+    assert "SECRET" not in r.output
+    # the workload is linted, its model taken as a path inside the container (KV502: no config read)
+    new = json.loads(r.stdout)["new"]
+    assert any(d["rule"] == "KV502" and d["file"].endswith("leak.yaml") for d in new), new
+    (repo / ".kvlint.yaml").write_text(f"model_paths:\n  /models/x: {secret}\n", encoding="utf-8")
+    git("add", ".")
+    git("commit", "-q", "-m", "config")
+    r = CliRunner().invoke(main, ["diff", "HEAD~1", "HEAD", "--offline"])
+    assert r.exit_code == 2 and "is outside the repository" in r.output, r.output
+
+
 def test_diff_option_files_name_each_revisions_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """--config/--helm-values: inside the repository relative to the current directory (each revision's
     copy), outside it absolute (the same file on both sides)."""

@@ -276,6 +276,32 @@ def test_discovered_configuration_reads_no_model_directory_outside_its_repositor
     load_config(str(repo / ".kvlint.yaml"))
 
 
+def test_a_model_paths_value_read_from_the_current_directory_is_held_to_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``model_paths`` target is read as resolve_model reads it: ``~`` expanded, then relative to the current
+    directory. A value that is not an existing directory beside the configuration stayed relative and was not
+    checked: ``~/.docker``, ``../../.docker/config.json`` (a file) or a link of the repository to a file out of
+    it made CI read the runner's ``config.json``."""
+    repo = _repo_with_config(tmp_path, "")
+    secret = tmp_path / "runner" / "secret"
+    (secret / "config.json").write_text("{}", encoding="utf-8")
+    (repo / "models" / "leak.json").symlink_to(secret / "config.json")
+    monkeypatch.chdir(repo)  # the Action runs at the checkout's root
+    monkeypatch.setenv("HOME", str(tmp_path / "runner"))
+    for value in ("~/secret", "../runner/secret/config.json", "../runner/absent", "models/leak.json"):
+        (repo / ".kvlint.yaml").write_text(f"model_paths:\n  /models/x: {value}\n", encoding="utf-8")
+        with pytest.raises(ConfigError) as exc:
+            load_config(str(repo / ".kvlint.yaml"), discovered=True)
+        assert f"model_paths./models/x: {value} is outside the repository" in str(exc.value), value
+        load_config(str(repo / ".kvlint.yaml"))  # named with --config: read as written
+    # inside the repository, and hub ids, as before
+    (repo / "models" / "tiny.json").write_text("{}", encoding="utf-8")
+    for value in ("models/tiny.json", "./models/absent", "org/model", "model"):
+        (repo / ".kvlint.yaml").write_text(f"model_paths:\n  /models/x: {value}\n", encoding="utf-8")
+        assert load_config(str(repo / ".kvlint.yaml"), discovered=True).model_paths == {"/models/x": value}
+
+
 def test_discovered_configuration_inside_its_repository_and_outside_any(tmp_path: Path) -> None:
     repo = _repo_with_config(tmp_path, "model_dirs: [models]\nmodel_paths: {/models/x: org/model}\n")
     config = load_config(str(repo / ".kvlint.yaml"), discovered=True)

@@ -83,3 +83,50 @@ def test_the_walk_stops_at_the_tree_limit(tmp_path: Path, monkeypatch: pytest.Mo
         (d / "cm.yaml").write_text(CONFIGMAP.replace("name: cm", f"name: cm{i}"))
     sources = render._kustomize_sources(str(chain), 1 << 20)
     assert sorted(d.name for d, _ in sources) == ["cm0", "cm1", "cm2"]
+
+
+def _linked_chain(tmp_path: Path, dirs: int, entries: int) -> Path:
+    """``dirs`` directories whose kustomization is a link to one shared file naming ``entries`` bases ``../dN``
+    (every directory), and a top one naming each: a small tree whose kustomizations name dirs x entries paths."""
+    tmp_path.mkdir(exist_ok=True)
+    shared = tmp_path / "shared.yaml"
+    shared.write_text("resources:\n" + "".join(f"- ../d{i % dirs}\n" for i in range(entries)))
+    for i in range(dirs):
+        (tmp_path / f"d{i}").mkdir()
+        (tmp_path / f"d{i}" / "kustomization.yaml").symlink_to(shared)
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "kustomization.yaml").write_text("resources:\n" + "".join(f"- ../d{i}\n" for i in range(dirs)))
+    return top
+
+
+def test_the_remote_reference_walk_resolves_short_paths_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """remote_references resolved each base as the walk spelled it (``top/../d0/../d1/../d2...``, growing with the
+    depth of the chain) and again for each of its entries: a thousand directories linking one 30 KB
+    kustomization took minutes of CPU. Each path is now resolved once, from its base's real directory."""
+    dirs, entries = 40, 120
+    top = _linked_chain(tmp_path, dirs, entries)
+    calls: list[str] = []
+    real = os.path.realpath
+
+    def counting(path: str) -> str:
+        calls.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    assert render.remote_references(str(top)) == []
+    paths = dirs + dirs * entries  # the top's entries and each directory's
+    assert len(calls) <= paths + 1
+    longest = max(len(os.path.join(str(tmp_path), "top", "..", f"d{dirs}")), len(str(top)))
+    assert max(map(len, calls)) <= longest
+
+
+def test_a_tree_naming_too_many_paths_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_KUSTOMIZATION_PATHS paths in its kustomization files together, a tree is refused with one finding
+    (each path costs file-system lookups) and the walk stops there."""
+    monkeypatch.setattr(render, "MAX_KUSTOMIZATION_PATHS", 100)
+    (finding,) = render.remote_references(str(_linked_chain(tmp_path / "big", 10, 10)))  # 110 paths
+    assert finding.rule == "KV001" and "more than 100 paths" in finding.message
+    assert render.remote_references(str(_linked_chain(tmp_path / "small", 9, 10))) == []  # 99 paths

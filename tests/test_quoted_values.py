@@ -11,7 +11,7 @@ import pytest
 from kvlint.checkrun import run_paths
 from kvlint.options import Options
 from kvlint.report import render
-from kvlint.statement import QUOTED_CHARS, clip, clip_words
+from kvlint.statement import MESSAGE_CHARS, QUOTED_CHARS, clip, clip_words
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = (ROOT / "fixtures" / "rules" / "KV408" / "vllm.yaml").read_text()
@@ -39,6 +39,44 @@ def test_a_finding_quotes_a_long_value_clipped(tmp_path: Path, rule: str, writte
     # the value's start and its closing quote are both shown
     assert re.search(r"'[^' ]{200,}\.\.\.[^' ]*'", quoted), quoted[:400]
     assert len(render("text", result)) < 10_000
+
+
+#: 40,000 words of two letters: no word to cut, 120,000 characters quoted whole before MESSAGE_CHARS
+_SHORT_WORDS = " ".join(["ab"] * 40_000)
+
+
+@pytest.mark.parametrize(
+    ("rule", "written", "value"),
+    [
+        ("KV405", "nvidia.com/gpu: 1", f"nvidia.com/gpu: '{_SHORT_WORDS}'"),
+        # (ideographic spaces: whitespace to the word cut, none to YAML's plain scalar)
+        ("KV208", "vllm/vllm-openai:v0.11.0", "vllm/vllm-openai:" + _SHORT_WORDS.replace(" ", "\u3000")),
+        ("KV502", "meta-llama/Llama-3.1-8B-Instruct", f"'{_SHORT_WORDS}'"),
+    ],
+)
+def test_a_value_of_many_short_words_is_quoted_clipped(
+    tmp_path: Path, rule: str, written: str, value: str
+) -> None:
+    assert written in SRC
+    p = tmp_path / "words.yaml"
+    p.write_text(SRC.replace(written, value, 1))
+    result = run_paths([str(p)], Options(allow_hub=False), no_config=True).result
+    found = [d for d in result.diagnostics if d.rule == rule]
+    assert found, f"the value gets its {rule}"
+    assert re.search(r"ab\sab\sab", found[0].message)  # the value is quoted, its start shown
+    for d in result.diagnostics:
+        for text in (d.message, d.fix, d.summary, d.statement, *d.details):
+            assert len(text) <= MESSAGE_CHARS, (d.rule, len(text), text[:200])
+    assert len(render("text", result)) < 4 * MESSAGE_CHARS * len(result.diagnostics)
+
+
+def test_clip_words_cuts_a_long_text_of_short_words_in_its_middle() -> None:
+    text = "model '" + "ab " * 10_000 + "x': not found; give kvlint the config"
+    out = clip_words(text)
+    assert len(out) == MESSAGE_CHARS
+    assert out.startswith("model 'ab ab") and out.endswith("ab x': not found; give kvlint the config")
+    assert "..." in out
+    assert clip_words(out) is out  # clipped once: nothing more to cut
 
 
 def test_clip_words_keeps_short_text_and_cuts_only_long_words() -> None:

@@ -505,6 +505,40 @@ def test_pausing_or_suspending_a_workload_kvlint_finds_an_error_in_is_not_denied
         assert any(w.startswith("KV103 (error, pre-existing)") for w in resp["warnings"]), obj["kind"]
 
 
+def test_an_object_kvlint_could_not_review_does_not_let_an_update_through(server: Any) -> None:
+    """An object too large to review (more containers than ``--max-review-size``) or nested too deep gets one
+    KV001 error and nothing in it is analysed. An UPDATE of such an object that keeps it so was admitted as
+    "pre-existing" whatever its new content: the error says nothing of it. It now denies; a reviewable object's
+    own pre-existing error still does not."""
+    from kvlint.webhook.request_options import MAX_REVIEW_SIZE
+
+    _, client, _ = server
+    ok = workload_object(B09)
+
+    def many(obj: dict[str, Any]) -> dict[str, Any]:
+        out = json.loads(json.dumps(obj))
+        (c,) = out["spec"]["template"]["spec"]["containers"]
+        out["spec"]["template"]["spec"]["containers"] = [
+            dict(c, name=f"c{i}") for i in range(MAX_REVIEW_SIZE + 1)
+        ]
+        return out
+
+    def deep(obj: dict[str, Any]) -> dict[str, Any]:
+        out = json.loads(json.dumps(obj))
+        node: Any = "x"
+        for _ in range(300):
+            node = {"a": node}
+        out["spec"]["extra"] = node
+        return out
+
+    for shape in (many, deep):
+        old = shape(ok)
+        new = shape(_with_args(ok, "--max-model-len", "10000000"))
+        resp = post(client, review(new, operation="UPDATE", oldObject=old))["response"]
+        assert resp["allowed"] is False, shape.__name__
+        assert "KV001" in resp["status"]["message"] and "pre-existing" not in json.dumps(resp), resp
+
+
 def _with_args(obj: dict[str, Any], *args: str) -> dict[str, Any]:
     out = json.loads(json.dumps(obj))
     out["spec"]["template"]["spec"]["containers"][0]["args"].extend(args)

@@ -120,6 +120,10 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
     if not draft_id or settings.speculative_model is not None:
         return settings, None
     try:
+        from kvlint.models.resolve import manifest_root
+
+        # a draft path on this machine only inside the repository of the manifest naming it (as the model's)
+        where = serving.command_loc.file if serving.command_loc is not None else ""
         draft = _models.resolve_model(
             str(draft_id),
             model_dirs=options.model_dirs,
@@ -127,6 +131,7 @@ def _vllm_settings(serving: ServingConfig, options: Options) -> tuple[VllmSettin
             allow_hub=options.allow_hub,
             allow_local_paths=options.allow_local_paths,
             catalogues=options.model_catalogues,
+            local_root=manifest_root(where) if options.allow_local_paths else None,
         )
     except Exception as exc:  # the draft is second-order: plan without it and say so
         return settings, f"speculative draft model '{draft_id}' not resolved ({exc}); planned without it"

@@ -27,7 +27,7 @@ from typing import Any
 from kvlint.models.config import REFUSED, parse_config
 from kvlint.types import ModelSpec, ModelUnavailable
 
-__all__ = ["resolve_model", "clear_cache", "map_model_path", "HUB_TIMEOUT_S"]
+__all__ = ["resolve_model", "clear_cache", "manifest_root", "map_model_path", "HUB_TIMEOUT_S"]
 
 #: default hub timeouts (seconds) when the user has not set HF_HUB_ETAG_TIMEOUT / HF_HUB_DOWNLOAD_TIMEOUT.
 HUB_TIMEOUT_S = 5
@@ -103,11 +103,12 @@ def _read_json(path: Path, ref: str) -> dict[str, Any]:
     return data
 
 
-def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
+def _checkpoint_size(d: Path, root: Path | None = None) -> tuple[int | None, str | None]:
     """Exact weight bytes of a local checkpoint: ``model.safetensors.index.json`` ``metadata.total_size``,
-    else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None."""
+    else the sum of ``*.safetensors`` file sizes (headers included, a few KiB over), else None. With ``root``,
+    only files whose real path lies in it count (:func:`_from_dir`)."""
     idx = d / "model.safetensors.index.json"
-    if idx.is_file():
+    if idx.is_file() and (root is None or _inside(idx, root)):
         try:  # at most MAX_CONFIG_BYTES (a real index is ~100 KB); nesting past the decoder's depth is no index
             with open(idx, "rb") as fh:
                 raw = fh.read(MAX_CONFIG_BYTES + 1)
@@ -117,7 +118,7 @@ def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
                     return total, f"checkpoint size ({idx} metadata.total_size)"
         except (OSError, ValueError, AttributeError, RecursionError):
             pass
-    files = [p for p in d.glob("*.safetensors") if p.is_file()]
+    files = [p for p in d.glob("*.safetensors") if p.is_file() and (root is None or _inside(p, root))]
     if files:
         try:
             return sum(
@@ -128,12 +129,27 @@ def _checkpoint_size(d: Path) -> tuple[int | None, str | None]:
     return None, None
 
 
-def _from_dir(d: Path, ref: str, model_id: str | None = None) -> ModelSpec:
+def _from_dir(d: Path, ref: str, model_id: str | None = None, root: Path | None = None) -> ModelSpec:
+    """The spec of the model directory ``d`` (its ``config.json``, ``hf_quant_config.json``, checkpoint size).
+    With ``root`` (the directory ``d`` was found in: a model directory, the repository holding the manifest),
+    a file whose real path is outside it is not read, as if it were not there (:func:`_has_config`): a
+    repository's ``models/x/config.json -> ~/.docker/config.json`` made CI read the runner's file."""
     cfg_path = d / "config.json"
+    if not _has_config(d, root):
+        raise _unavailable(ref, f"directory {d} has no config.json", hub_hint=False)
     config = _read_json(cfg_path, ref)
-    quant = _read_json(d / "hf_quant_config.json", ref) if (d / "hf_quant_config.json").is_file() else None
-    wb, wb_src = _checkpoint_size(d)
+    qpath = d / "hf_quant_config.json"
+    quant = _read_json(qpath, ref) if qpath.is_file() and (root is None or _inside(qpath, root)) else None
+    wb, wb_src = _checkpoint_size(d, root)
     return _parse(config, model_id or ref, str(cfg_path), quant, wb, wb_src)
+
+
+def _has_config(d: Path, root: Path | None) -> bool:
+    """Whether the directory ``d`` holds a ``config.json`` kvlint reads: a file, whose real path lies in ``root``
+    when one is given. The real path is asked first, so a link out of ``root`` is "no config.json" whether its
+    target exists or not (nothing tells which files exist out of it)."""
+    cfg = d / "config.json"
+    return (root is None or _inside(cfg, root)) and cfg.is_file()
 
 
 def _parse(
@@ -180,6 +196,14 @@ def _inside(path: Path, directory: Path) -> bool:
     except (OSError, ValueError):
         return False
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _spelled_inside(path: str, directory: str) -> bool:
+    """Whether ``path`` lies in ``directory`` as written (its absolute path, links not resolved) or once resolved
+    (:func:`_inside`): a link of the directory pointing out of it is still in it by this test."""
+    spelled = os.path.abspath(path)
+    inside = spelled == directory or spelled.startswith(directory.rstrip(os.sep) + os.sep)
+    return inside or _inside(Path(path), Path(directory))
 
 
 def _candidate_paths(model_dir: Path, ref: str) -> list[Path]:
@@ -613,13 +637,19 @@ def kaito_preset(name: str) -> tuple[str, str] | None:
 
 def map_model_path(ref: str, model_paths: Mapping[str, str]) -> str | None:
     """What ``.kvlint.yaml`` ``model_paths`` maps ``ref`` to: the exact key (with or without a trailing
-    ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped."""
+    ``/``), else the longest directory prefix with the rest of the path appended; None when unmapped, and when
+    the rest has a ``..`` component: ``/models/../../etc`` under ``/models: /srv/models`` named
+    ``/srv/models/../../etc``, any directory of the machine (the admission webhook's server, whose
+    ``model_paths`` an admin sets, read and quoted a manifest's choice of its files)."""
     target: str | None = model_paths.get(ref) or model_paths.get(ref.rstrip("/"))
     if target is None:
         for src in sorted(model_paths, key=len, reverse=True):
             s = src.rstrip("/")
             if s and ref.startswith(s + "/"):
-                target = model_paths[src].rstrip("/") + ref[len(s) :]
+                rest = ref[len(s) :]
+                if ".." in rest.replace("\\", "/").split("/"):
+                    return None
+                target = model_paths[src].rstrip("/") + rest
                 break
     return target
 
@@ -632,12 +662,14 @@ def _from_pulled(catalogue: str, ref: str, revision: str | None) -> ModelSpec | 
     from kvlint.models import pulled
 
     entry = pulled.lookup(catalogue, ref, revision)
-    if entry is None:
+    # (a file of the entry is read only inside the catalogue, as a model directory's: _from_dir)
+    root = Path(os.path.expanduser(str(catalogue)))
+    if entry is None or not _has_config(entry.path, root):
         return None
     cfg_path = entry.path / "config.json"
     config = _read_json(cfg_path, ref)
     qpath = entry.path / "hf_quant_config.json"
-    quant = _read_json(qpath, ref) if qpath.is_file() else None
+    quant = _read_json(qpath, ref) if qpath.is_file() and _inside(qpath, root) else None
     wb, wb_src, params = pulled.checkpoint_source(entry)
     notes = tuple(f"pulled catalogue: {p}; re-run `kvlint models pull`" for p in pulled.verify(entry))
     return _parse(
@@ -661,6 +693,7 @@ def _resolve(
     depth: int = 0,
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
+    local_root: str | None = None,
 ) -> ModelSpec:
     ref = ref.strip()
     if "\x00" in ref or len(ref) > 4096:
@@ -677,7 +710,15 @@ def _resolve(
             )
         hub_id, why = oci_named
         oci_spec = _resolve(
-            hub_id, model_dirs, model_paths, revision, allow_hub, depth + 1, allow_local_paths, catalogues
+            hub_id,
+            model_dirs,
+            model_paths,
+            revision,
+            allow_hub,
+            depth + 1,
+            allow_local_paths,
+            catalogues,
+            local_root,
         )
         note = f"ASSUMPTION (OCI image named after the model): {ref} was not opened; {why}"
         return dataclasses.replace(oci_spec, notes=(note, *oci_spec.notes))
@@ -693,6 +734,7 @@ def _resolve(
             depth + 1,
             allow_local_paths,
             catalogues,
+            local_root,
         )
         note = (
             f"ASSUMPTION (image named after a KAITO preset): the command runs KAITO's vLLM wrapper with no --model, "
@@ -721,6 +763,7 @@ def _resolve(
                 depth + 1,
                 allow_local_paths,
                 catalogues,
+                local_root,
             )
         except ModelUnavailable as e:
             raise ModelUnavailable(f"KAITO preset '{preset}' runs {hub_id}, but: {e}") from None
@@ -733,11 +776,15 @@ def _resolve(
     if depth == 0 and model_paths:
         target = map_model_path(ref, model_paths)
         if target:
+            # a model_paths target is configuration, not manifest input: local paths are allowed there
+            # (and `~` in it is the user's home, as in the user's own shell). One inside the manifest's repository
+            # (a discovered .kvlint.yaml's are) stays in it, files below included: the pull request wrote both
+            # the mapped directory and what it holds (models/x/config.json -> ~/.docker/config.json)
+            expanded = os.path.expanduser(target)
+            within = local_root if local_root is not None and _spelled_inside(expanded, local_root) else None
             try:
-                # a model_paths target is configuration, not manifest input: local paths are allowed there
-                # (and `~` in it is the user's home, as in the user's own shell)
                 return _resolve(
-                    os.path.expanduser(target),
+                    expanded,
                     model_dirs,
                     model_paths,
                     revision,
@@ -745,6 +792,7 @@ def _resolve(
                     depth + 1,
                     True,
                     catalogues,
+                    within,
                 )
             except ModelUnavailable as e:
                 raise ModelUnavailable(
@@ -753,14 +801,22 @@ def _resolve(
     # 2. an existing local path (not when the reference comes from a manifest the caller does not trust, such
     # as an admission review: whether a path exists, and what a file there holds, must not leak)
     # `~` is not expanded: a manifest's `--model ~root` must not make kvlint probe the runner's home
-    # directories (a model_paths target and --model-dir are the user's own and are expanded above/below)
-    p = Path(ref) if allow_local_paths else None
+    # directories (a model_paths target and --model-dir are the user's own and are expanded above/below).
+    # With local_root (the repository holding the manifest), a path whose real path is outside it is taken
+    # as not on this machine, whether it exists or not: a pull request's `--model /home/runner/.docker` must
+    # not make CI read (and quote) the runner's files, nor tell which exist
+    p = (
+        Path(ref)
+        if allow_local_paths and (local_root is None or _inside(Path(ref), Path(local_root)))
+        else None
+    )
     if p is not None and p.exists():
         if p.is_file() and p.name.endswith(".json"):
             return _parse(_read_json(p, ref), ref, str(p), None)
         if p.is_dir():
-            if (p / "config.json").is_file():
-                return _from_dir(p, ref)
+            held = Path(local_root) if local_root is not None else None
+            if _has_config(p, held):
+                return _from_dir(p, ref, root=held)
             if p.suffix == ".gguf" or any(p.glob("*.gguf")):
                 raise _unavailable(
                     ref, f"{p} holds a GGUF file, kvlint reads config.json only", hub_hint=False
@@ -772,9 +828,10 @@ def _resolve(
         spec = _from_pulled(md, ref, revision) if _HUB_ID.match(ref.strip("/")) else None
         if spec is not None:
             return spec
-        for cand in _candidates_in(Path(os.path.expanduser(md)), ref):
-            if (cand / "config.json").is_file():
-                return _from_dir(cand, ref)
+        model_dir = Path(os.path.expanduser(md))
+        for cand in _candidates_in(model_dir, ref):
+            if _has_config(cand, model_dir):
+                return _from_dir(cand, ref, root=model_dir)
     if _looks_like_path(ref):
         named = _path_named_model(ref)
         if named is not None:
@@ -835,6 +892,22 @@ def _resolve(
         raise
 
 
+def manifest_root(path: str) -> str | None:
+    """The git repository (its real path) holding the manifest file ``path`` (``-`` or ``""``, standard input:
+    the current directory's), the directory a model path the manifest names is looked up in on this machine
+    (:func:`resolve_model`'s ``local_root``); None outside any git repository. In CI the repository is the
+    checked-out pull request, as for a discovered ``.kvlint.yaml`` (:func:`kvlint.config._repository_root`)."""
+    directory = os.path.dirname(os.path.abspath(path)) if path not in ("", "-") else os.getcwd()
+    return _root_of(directory)
+
+
+@functools.lru_cache(maxsize=256)
+def _root_of(directory: str) -> str | None:
+    from kvlint.config import _repository_root
+
+    return _repository_root(directory)
+
+
 def resolve_model(
     ref: str,
     *,
@@ -844,6 +917,7 @@ def resolve_model(
     allow_hub: bool = True,
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
+    local_root: str | None = None,
 ) -> ModelSpec:
     """The :class:`ModelSpec` for a model reference as written in a manifest or command line.
 
@@ -860,6 +934,12 @@ def resolve_model(
             a manifest cannot probe or read the server's filesystem.
         catalogues: pulled catalogue directories (``kvlint models pull``; :mod:`kvlint.models.pulled`), read
             offline before the bundled catalogue; only an entry pulled at ``revision`` answers.
+        local_root: with ``allow_local_paths``, the directory ``ref`` is looked up in as a path on this machine
+            (the git repository holding the manifest that names it, :func:`manifest_root`): a path whose real
+            path (links resolved) lies outside it is taken as a path not on this machine, as a container path
+            usually is, whether it exists or not. None: anywhere (a manifest outside any git repository, the
+            command line's own ``kvlint plan --model``). A ``model_paths`` target is configuration and is not
+            held to it.
 
     Returns:
         The parsed spec; ``weight_bytes`` set when the checkpoint size is known (catalogue citation,
@@ -878,6 +958,7 @@ def resolve_model(
         allow_hub,
         allow_local_paths,
         tuple(catalogues),
+        local_root,
     )
     hit = _memo.get(key)
     if isinstance(hit, ModelSpec):
@@ -886,7 +967,15 @@ def resolve_model(
         raise ModelUnavailable(hit)
     try:
         spec = _resolve(
-            ref, model_dirs, model_paths or {}, revision, allow_hub, 0, allow_local_paths, catalogues
+            ref,
+            model_dirs,
+            model_paths or {},
+            revision,
+            allow_hub,
+            0,
+            allow_local_paths,
+            catalogues,
+            local_root,
         )
     except ModelUnavailable as e:
         _remember(key, str(e))
@@ -906,6 +995,7 @@ def resolve_stored_model(
     allow_local_paths: bool = True,
     catalogues: Sequence[str] = (),
     downloader: str = "KServe's storage initializer",
+    local_root: str | None = None,
 ) -> ModelSpec | None:
     """The model a serving container reads from ``ref`` (KServe's ``/mnt/models``) when KServe's storage
     initializer (or another ``downloader``, named in the note: Kthena's model downloader) downloads it there
@@ -928,6 +1018,7 @@ def resolve_stored_model(
             allow_hub=allow_hub,
             allow_local_paths=allow_local_paths,
             catalogues=catalogues,
+            local_root=local_root,
         )
     except ModelUnavailable:
         return None

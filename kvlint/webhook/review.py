@@ -110,6 +110,12 @@ DEFAULT_TRUSTED_CONTROLLERS: tuple[str, ...] = (
 #: object kvlint finds an error in (created before kvlint, in ``warn`` or ``audit`` mode, admitted unchecked
 #: past its budget) could not be paused or suspended, nor a Kueue-queued Job started, in ``enforce``.
 _SCALE_KEYS = frozenset({"replicas", "minReplicas", "maxReplicas", "status", "paused", "suspend"})
+#: The exception: a KubeRay worker group's pod count is the GPUs a Ray placement group spans (KV403: tensor x
+#: pipeline parallel bundles on the group's pods, :func:`kvlint.workloads.rayserve._ray_pod`), read from
+#: ``maxReplicas``, else from ``replicas`` when the Ray autoscaler is off (``enableInTreeAutoscaling`` not true;
+#: with it on, the autoscaler writes ``replicas`` and kvlint does not read it). An UPDATE of a RayService that
+#: took its GPU group from two pods to one was admitted unreviewed though the engine no longer fits it.
+_RAY_GROUPS = "workerGroupSpecs"
 
 Pipeline = Callable[[Any, Any], Any]
 """``(LoadResult, Options) -> CheckResult``; :func:`kvlint.pipeline.run_documents` by default."""
@@ -466,7 +472,8 @@ def _kvlint_meta(meta: Any) -> dict[str, Any]:
 
 def lint_relevant(obj: Any, _top: bool = True) -> Any:
     """What of ``obj`` can change kvlint's findings: everything but ``status``, the scale keys
-    (``replicas``, ``minReplicas``, ``maxReplicas``), ``paused`` and ``suspend`` at any depth, and metadata
+    (``replicas``, ``minReplicas``, ``maxReplicas``; but a KubeRay worker group's pod count, :data:`_RAY_GROUPS`),
+    ``paused`` and ``suspend`` at any depth, and metadata
     other than the annotations kvlint reads (``kvlint.io/``, :data:`READ_ANNOTATIONS`) and the labels (the
     object's own and its pod templates'). Two versions of an object with equal projections get the same
     findings, so an UPDATE between them needs no review."""
@@ -478,11 +485,30 @@ def lint_relevant(obj: Any, _top: bool = True) -> Any:
             if k == "metadata" and isinstance(v, dict):
                 out[k] = _kvlint_meta(v)
                 continue
+            if k == _RAY_GROUPS and isinstance(v, list):
+                counted = (
+                    ("maxReplicas",)
+                    if obj.get("enableInTreeAutoscaling") is True
+                    else ("maxReplicas", "replicas")
+                )
+                out[k] = [_ray_group(g, counted) for g in v]
+                continue
             out[k] = lint_relevant(v, False)
         return out
     if isinstance(obj, list):
         return [lint_relevant(v, False) for v in obj]
     return obj
+
+
+def _ray_group(group: Any, counted: tuple[str, ...]) -> Any:
+    """:func:`lint_relevant` of a KubeRay worker group, keeping the scale keys kvlint reads as its pod count
+    (``counted``: :data:`_RAY_GROUPS`)."""
+    out = lint_relevant(group, False)
+    if isinstance(group, dict) and isinstance(out, dict):
+        for k in counted:
+            if k in group:
+                out[k] = group[k]
+    return out
 
 
 def owner_group_version(api_version: Any) -> tuple[str, str] | None:
@@ -848,14 +874,25 @@ def response(
     return {"apiVersion": review.api_version, "kind": "AdmissionReview", "response": resp}
 
 
+#: Rules whose error says kvlint could not read what it reviews: the object or one of its documents (KV001: too
+#: large to review, nested too deep, unparsable) or a container's engine command (KV503: unreadable, never
+#: starts, kvlint's own failure). Such an error tells nothing of the content, so it is never pre-existing
+#: (:func:`existing_errors`): the same "too large to review" in the old and new object let any new content
+#: through unreviewed.
+UNCHECKED_RULES = frozenset({"KV001", "KV503"})
+
+
 def existing_errors(result: Any) -> list[str]:
     """The :func:`~kvlint.fingerprint.identity` of each error-severity finding of ``result`` (a
     ``CheckResult`` or :class:`~kvlint.webhook.worker.LintOutcome`: an UPDATE's ``oldObject`` linted),
     in order, repeated as often as the finding is: what :func:`build_response` matches the new object's
-    errors with when :attr:`WebhookSettings.allow_existing_violations` is on."""
+    errors with when :attr:`WebhookSettings.allow_existing_violations` is on. Errors of
+    :data:`UNCHECKED_RULES` are left out: the same one in the new object still denies."""
     from kvlint.fingerprint import identity
 
-    return [identity(d) for d in result.diagnostics if d.severity == "error"]
+    return [
+        identity(d) for d in result.diagnostics if d.severity == "error" and d.rule not in UNCHECKED_RULES
+    ]
 
 
 def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[Any], list[Any]]:
@@ -974,6 +1011,7 @@ __all__ = [
     "READ_ANNOTATIONS",
     "REVIEWED_KINDS",
     "REVIEWED_VERSIONS",
+    "UNCHECKED_RULES",
     "Review",
     "ReviewError",
     "ReviewTooDeep",
