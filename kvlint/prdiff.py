@@ -382,7 +382,7 @@ def export_tree(rev: str, cwd: str, dest: str) -> str:
     returns the directory in ``dest`` that corresponds to ``cwd`` (``cwd`` may be below the root).
 
     The tree is written as a checkout of ``rev`` would hold it, with an empty ``.git`` directory at its root (where
-    kvlint looks for the repository a file is in: :func:`kvlint.config._repository_root`,
+    kvlint looks for the repository a file is in: :func:`kvlint.load.repository_root`,
     :func:`kvlint.models.resolve.manifest_root`, :func:`kvlint.workloads.gitops_local.repository_root`); symbolic
     links are kept whatever they point
     at (an absolute ``/etc/...`` target or one out of the repository, as in the working tree, where kvlint's

@@ -896,16 +896,16 @@ def manifest_root(path: str) -> str | None:
     """The git repository (its real path) holding the manifest file ``path`` (``-`` or ``""``, standard input:
     the current directory's), the directory a model path the manifest names is looked up in on this machine
     (:func:`resolve_model`'s ``local_root``); None outside any git repository. In CI the repository is the
-    checked-out pull request, as for a discovered ``.kvlint.yaml`` (:func:`kvlint.config._repository_root`)."""
+    checked-out pull request, as for a discovered ``.kvlint.yaml`` (:func:`kvlint.load.repository_root`)."""
     directory = os.path.dirname(os.path.abspath(path)) if path not in ("", "-") else os.getcwd()
     return _root_of(directory)
 
 
 @functools.lru_cache(maxsize=256)
 def _root_of(directory: str) -> str | None:
-    from kvlint.config import _repository_root
+    from kvlint.load import repository_root
 
-    return _repository_root(directory)
+    return repository_root(directory, resolve=True)
 
 
 def resolve_model(
