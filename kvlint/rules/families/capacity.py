@@ -1308,7 +1308,11 @@ def max_num_seqs_exceeds_mamba_blocks(ctx: RuleContext) -> Iterator[Diagnostic]:
     plan, s = d.plan, ctx.serving
     n = plan.max_num_seqs
     given = "max_num_seqs" in s.flags
-    which = f"--max-num-seqs {n:,}" if given else f"max_num_seqs {n:,} (vLLM {plan.engine_version}'s default here)"
+    which = (
+        f"--max-num-seqs {n:,}"
+        if given
+        else f"max_num_seqs {n:,} (vLLM {plan.engine_version}'s default here)"
+    )
     band = (
         f"{d.mamba_blocks:,} (band {d.mamba_blocks_low:,} to {d.mamba_blocks_high:,})"
         if d.mamba_blocks_low != d.mamba_blocks_high
