@@ -27,7 +27,7 @@ VERDICT_LEGEND = (
     "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
     "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
     "start); refused = vLLM refuses this dtype or KV-cache dtype on this GPU (the KV301/KV302 tests; the "
-    "memory figures do not apply)"
+    "memory figures do not apply), or a hybrid model's max_num_seqs above its Mamba cache blocks (KV108)"
 )
 
 
