@@ -143,3 +143,21 @@ def test_verify_reads_the_refusal_as_a_predicted_failure() -> None:
     fig = next(f for f in res.figures if f.key == "mamba_blocks")
     assert fig.reported == log.failure["mamba_blocks"]
     assert (fig.predicted, fig.low, fig.high) == (d.mamba_blocks, d.mamba_blocks_low, d.mamba_blocks_high)
+
+
+def test_compare_marks_the_cell_refused_by_kv108() -> None:
+    """``kvlint plan --compare``: the TP 1 cell on an H100 is refused (the default max_num_seqs is above its blocks),
+    and a cell is refused by KV108 exactly when its own plan predicts the refusal."""
+    from kvlint.capacity.compare import compare
+    from kvlint.capacity.context import plan_detail, resolve
+
+    ctx = resolve(
+        ["vllm", "serve", HYBRID, *ARGS],
+        Options(allow_hub=False, accelerator="h100", engine_version="0.22.0"),
+    )
+    assert ctx.accelerator is not None
+    rows = compare(ctx, accelerators=["h100"], tp_sizes=(1, 2), kv_dtypes=("auto",))
+    for row in rows:
+        d = plan_detail(ctx, ctx.accelerator, tensor_parallel_size=row.tp)
+        assert (row.refused_by == "KV108") == (d.mamba_refusal is not None and d.verdict != "fail")
+    assert [r.refused_by for r in rows if r.tp == 1] == ["KV108"]
