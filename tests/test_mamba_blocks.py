@@ -161,3 +161,13 @@ def test_compare_marks_the_cell_refused_by_kv108() -> None:
         d = plan_detail(ctx, ctx.accelerator, tensor_parallel_size=row.tp)
         assert (row.refused_by == "KV108") == (d.mamba_refusal is not None and d.verdict != "fail")
     assert [r.refused_by for r in rows if r.tp == 1] == ["KV108"]
+
+
+def test_num_gpu_blocks_override_is_the_count_checked() -> None:
+    """``--num-gpu-blocks-override`` sets ``kv_cache_config.num_blocks`` (``may_override_num_blocks``)."""
+    base = _detail("0.22.0")
+    n = base.mamba_blocks + 1
+    d = _detail("0.22.0", "--num-gpu-blocks-override", str(n), "--max-num-seqs", str(n))
+    assert (d.mamba_blocks, d.mamba_blocks_low, d.mamba_blocks_high) == (n, n, n)
+    assert d.mamba_refusal is None
+    assert _detail("0.22.0", "--num-gpu-blocks-override", str(n), "--max-num-seqs", str(n + 1)).mamba_refusal

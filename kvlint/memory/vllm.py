@@ -988,12 +988,21 @@ def _assemble(
         limit.groups,
         cfg.stage_layers,
         int(fit.per_request_blocks),
-        *mamba_block_count(settings, cfg, limit, int(fit.num_blocks)),
+        *mamba_block_count(settings, cfg, limit, int(fit.num_blocks), any(_has_state(st) for st in usable)),
     )
 
 
+def _has_state(st: StageMemory) -> bool:
+    """The stage holds a Mamba-style state group (vLLM's ``KVCacheConfig.has_mamba_layers`` on its workers)."""
+    return any(g.kind == "mamba" for g in st.groups)
+
+
 def mamba_block_count(
-    settings: VllmSettings, cfg: StartupConfig, st: StageMemory, num_blocks: int
+    settings: VllmSettings,
+    cfg: StartupConfig,
+    st: StageMemory,
+    num_blocks: int,
+    has_state: bool | None = None,
 ) -> tuple[int, int, int]:
     """The KV-cache blocks vLLM compares ``max_num_seqs`` with before capturing CUDA graphs for a model with
     Mamba-style state layers, ``(predicted, low, high)`` over kvlint's band; ``(0, 0, 0)`` when the engine makes
@@ -1007,7 +1016,9 @@ def mamba_block_count(
     after the hybrid page-size unification (§1.5: one block costs every group's page, the attention block size
     grown until its page covers the padded state page), ``available // bytes_per_block``, the smallest over the
     workers (``vllm/v1/core/kv_cache_planning.py::get_kv_cache_configs``), i.e. ``num_blocks`` here (the limiting
-    stage's ``kv // bytes_per_block``). With the extensible KV cache (>= 0.34.0, §1.2.5) the config the runner
+    stage's ``kv // bytes_per_block``; ``--num-gpu-blocks-override`` replaces it). ``has_state``: some pipeline
+    stage holds state layers (every worker's config has the smallest stage's block count; None: ``st``'s own
+    groups decide). With the extensible KV cache (>= 0.34.0, §1.2.5) the config the runner
     checks holds the pool *reserved* from the profile (``vllm/v1/engine/core.py``: "num_blocks is the reserved
     capacity until the post-warmup measurement"), ``budget - weights - activation - non-torch`` with no CUDA-graph
     estimate, so M is counted from it. No check: releases before
@@ -1019,10 +1030,15 @@ def mamba_block_count(
     ``gdn_attn.py``). ``--mamba-cache-mode`` (``all``/``align`` with prefix caching) is not modelled: it changes
     the state page and the blocks a request holds, not this comparison.
     """
-    if cfg.era != "v1" or settings.enforce_eager or not any(g.kind == "mamba" for g in st.groups):
+    if has_state is None:
+        has_state = _has_state(st)
+    if cfg.era != "v1" or settings.enforce_eager or not has_state:
         return 0, 0, 0
     if not refuses_max_num_seqs_over_mamba_blocks(cfg.version):
         return 0, 0, 0
+    if settings.num_gpu_blocks_override:
+        o = int(settings.num_gpu_blocks_override)
+        return o, o, o
     bpb = max(1, st.bytes_per_block)
     if cfg.extensible and not st.bypass:
         reserved = cfg.budget_bytes - st.weights - st.activation - st.non_torch
