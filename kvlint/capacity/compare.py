@@ -27,8 +27,9 @@ FITS_TEXT = {"fits": "yes", "risky": "risky", "fails": "no", "refused": "refused
 VERDICT_LEGEND = (
     "fits: yes = one max_model_len request fits across kvlint's whole prediction band; risky = only in the "
     "band's upper part (it may fail on a real node); no = not even at the band's high end (vLLM refuses to "
-    "start); refused = vLLM stops before sizing memory: a max-model-len above the model's (KV201), or this dtype "
-    "or KV-cache dtype on this GPU (the KV301/KV302 tests); the memory figures do not apply"
+    "start); refused = vLLM does not start: a max-model-len above the model's (KV201) or this dtype or KV-cache "
+    "dtype on this GPU (the KV301/KV302 tests), both before sizing memory (the memory figures do not apply), or a "
+    "hybrid model's max_num_seqs above its Mamba cache blocks (KV108)"
 )
 
 #: The units of the comparison and sweep columns, printed under both tables.

@@ -154,8 +154,10 @@ def cell_verdict(
 ) -> tuple[str, str, str]:
     """``(verdict, reason, refused_by)`` of one ``--compare`` cell or ``--sweep`` point: ``fits`` | ``risky`` |
     ``fails`` from the plan (:func:`kvlint.memory.stage.fit_assessment`), ``refused`` when the max-model-len is
-    above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``) or the
-    KV301/KV302 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`), ``risky`` when they say it most
+    above the length vLLM derives from config.json (KV201, unless ``VLLM_ALLOW_LONG_MAX_MODEL_LEN``), the
+    KV301/KV302 tests say vLLM refuses these settings on ``acc`` (:func:`startup_refusal`) or the plan's
+    ``max_num_seqs`` exceeds its Mamba cache blocks (KV108, :attr:`VllmPlanDetail.mamba_refusal`), ``risky`` when
+    they say it most
     likely does; ``refused_by`` the rule id then, else empty. A cell where vLLM 0.8 - 0.10 falls back to its V0
     engine (``--kv-cache-dtype fp8`` before Hopper, compute capability below 8.0: ``_era`` in
     :mod:`kvlint.memory.vllm`, ``EngineArgs._is_v1_supported_oracle``) says so in ``reason``: its figures follow
@@ -181,6 +183,9 @@ def cell_verdict(
         return "refused", refusal.reason, refusal.rule
     if refusal is not None and verdict != "fails":
         return "risky", f"most likely refused at start-up: {refusal.reason}", refusal.rule
+    if detail.mamba_refusal is not None and verdict != "fails":
+        # the runner's Mamba-block check, after the KV fit check (kvlint.memory.vllm.mamba_block_count)
+        return "refused", detail.mamba_refusal.split(". Each", 1)[0], "KV108"
     fallback = next((a for a in detail.plan.assumptions if a.startswith("V0 fallback: ")), "")
     if fallback and detail.plan.era == "v0":
         why = fallback.removeprefix("V0 fallback: ")

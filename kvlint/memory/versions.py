@@ -407,6 +407,26 @@ def cudagraph_env_exists(v: Version) -> bool:
     return v >= (0, 18, 0)
 
 
+def refuses_max_num_seqs_over_mamba_blocks(v: Version) -> bool:
+    """Whether vLLM release ``v`` refuses to start a model with Mamba-style state layers (Mamba-1/2, gated
+    DeltaNet, KDA, linear attention: any ``MambaSpec`` in the KV-cache config) when ``max_num_seqs`` exceeds the
+    KV-cache blocks: "max_num_seqs (N) exceeds available Mamba cache blocks (M)".
+
+    The check (vllm-project/vllm#38270, merged between 2026-03-26 and 2026-03-31) is made when the model runner resolves its CUDA-graph
+    mode, with FULL decode graphs, outside the profiling run, ``max_num_reqs > kv_cache_config.num_blocks`` (read
+    in the 0.22.0 wheel, ``vllm/config/compilation.py::CompilationConfig.resolve_cudagraph_mode_and_sizes`` called
+    from ``vllm/v1/worker/gpu_model_runner.py::GPUModelRunner._check_and_update_cudagraph_mode``, and in 0.34.0,
+    called from ``vllm/v1/worker/gpu/model_runner.py``). **[assumed]** from 0.20.0: the 0.19.0 - 0.21.x wheels
+    were not read; vllm-project/recipes#551 reports 0.19.0 reaching CUDA-graph capture with 1,024 sequences where
+    a later release refused at 856 blocks. Earlier releases clamp instead: vllm-project/vllm#34571 (merged
+    2026-02) and #37416 silently capped the CUDA-graph capture sizes at the block count, which #38270 replaced by
+    this refusal; before #34571 a FULL decode capture larger than the block count failed in
+    ``causal_conv1d_update`` (``assert num_cache_lines >= batch``, vllm-project/vllm#34094). kvlint predicts
+    neither of those (docs/engine-memory-model.md §1.5).
+    """
+    return v >= (0, 20, 0)
+
+
 def hybrid_allocator_available(v: Version) -> bool:
     """The hybrid KV-cache manager (sliding-window/Mamba-aware allocation) exists from 0.9.2 (§1.5)."""
     return v >= (0, 9, 2)

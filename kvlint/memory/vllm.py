@@ -52,6 +52,7 @@ from kvlint.memory.versions import (
     has_null_block_in_fit_check,
     hybrid_allocator_available,
     nemotron_h_ssm_cache_dtype,
+    refuses_max_num_seqs_over_mamba_blocks,
     resolve_version,
     supports_auto_max_model_len,
 )
@@ -525,6 +526,23 @@ class VllmPlanDetail:
     groups: tuple[KVGroup, ...]
     stage_layers: tuple[int, ...]
     per_request_blocks: int = 0
+    mamba_blocks: int = 0
+    mamba_blocks_low: int = 0
+    mamba_blocks_high: int = 0
+
+    @property
+    def mamba_refusal(self) -> str | None:
+        """vLLM's "max_num_seqs (N) exceeds available Mamba cache blocks (M)" start-up refusal in its own words, when
+        this plan's ``max_num_seqs`` exceeds the predicted block count ``mamba_blocks``, else None. ``mamba_blocks``
+        is 0 when the release, the graphs or the model make no such check (:func:`mamba_block_count`)."""
+        n, m = self.plan.max_num_seqs, self.mamba_blocks
+        if not (self.mamba_blocks_high or m) or n <= m:
+            return None
+        return (
+            f"max_num_seqs ({n}) exceeds available Mamba cache blocks ({m}). Each decode sequence requires one Mamba "
+            "cache block, so CUDA graph capture cannot proceed. Please lower max_num_seqs to at most "
+            f"{m} or increase gpu_memory_utilization."
+        )
 
     @property
     def verdict(self) -> str:
@@ -970,7 +988,66 @@ def _assemble(
         limit.groups,
         cfg.stage_layers,
         int(fit.per_request_blocks),
+        *mamba_block_count(settings, cfg, limit, int(fit.num_blocks), any(_has_state(st) for st in usable)),
     )
+
+
+def _has_state(st: StageMemory) -> bool:
+    """The stage holds a Mamba-style state group (vLLM's ``KVCacheConfig.has_mamba_layers`` on its workers)."""
+    return any(g.kind == "mamba" for g in st.groups)
+
+
+def mamba_block_count(
+    settings: VllmSettings,
+    cfg: StartupConfig,
+    st: StageMemory,
+    num_blocks: int,
+    has_state: bool | None = None,
+) -> tuple[int, int, int]:
+    """The KV-cache blocks vLLM compares ``max_num_seqs`` with before capturing CUDA graphs for a model with
+    Mamba-style state layers, ``(predicted, low, high)`` over kvlint's band; ``(0, 0, 0)`` when the engine makes
+    no such check.
+
+    vLLM (``vllm@0.34.0:vllm/config/compilation.py::CompilationConfig.resolve_cudagraph_mode_and_sizes``, from
+    ``GPUModelRunner.initialize_kv_cache``; 0.22.0 the same from ``GPUModelRunner._check_and_update_cudagraph_mode``)
+    raises "max_num_seqs (N) exceeds available Mamba cache blocks (M)" when the CUDA-graph mode keeps FULL decode
+    graphs, the worker's ``KVCacheConfig.has_mamba_layers`` (a ``MambaSpec`` layer: Mamba-1/2, gated DeltaNet, KDA,
+    linear attention) and ``max_num_seqs > kv_cache_config.num_blocks``. ``num_blocks`` is the pool's block count
+    after the hybrid page-size unification (§1.5: one block costs every group's page, the attention block size
+    grown until its page covers the padded state page), ``available // bytes_per_block``, the smallest over the
+    workers (``vllm/v1/core/kv_cache_planning.py::get_kv_cache_configs``), i.e. ``num_blocks`` here (the limiting
+    stage's ``kv // bytes_per_block``; ``--num-gpu-blocks-override`` replaces it). ``has_state``: some pipeline
+    stage holds state layers (every worker's config has the smallest stage's block count; None: ``st``'s own
+    groups decide). With the extensible KV cache (>= 0.34.0, §1.2.5) the config the runner
+    checks holds the pool *reserved* from the profile (``vllm/v1/engine/core.py``: "num_blocks is the reserved
+    capacity until the post-warmup measurement"), ``budget - weights - activation - non-torch`` with no CUDA-graph
+    estimate, so M is counted from it. No check: releases before
+    :func:`~kvlint.memory.versions.refuses_max_num_seqs_over_mamba_blocks`, the V0 engine, ``--enforce-eager`` (no
+    graphs), a model without state layers, and ``--kv-cache-memory-bytes``'s fixed pool is counted like the
+    profiled one. **[assumed]** the default ``cudagraph_mode`` (FULL_AND_PIECEWISE; kvlint does not read
+    ``--compilation-config``) and the Mamba backends' CUDA-graph support keep FULL decode graphs, also with
+    speculative decoding (``UNIFORM_BATCH`` for Mamba and GDN in 0.34.0, ``vllm/v1/attention/backends/mamba_attn.py``,
+    ``gdn_attn.py``). ``--mamba-cache-mode`` (``all``/``align`` with prefix caching) is not modelled: it changes
+    the state page and the blocks a request holds, not this comparison.
+    """
+    if has_state is None:
+        has_state = _has_state(st)
+    if cfg.era != "v1" or settings.enforce_eager or not has_state:
+        return 0, 0, 0
+    if not refuses_max_num_seqs_over_mamba_blocks(cfg.version):
+        return 0, 0, 0
+    if settings.num_gpu_blocks_override:
+        o = int(settings.num_gpu_blocks_override)
+        return o, o, o
+    bpb = max(1, st.bytes_per_block)
+    if cfg.extensible and not st.bypass:
+        reserved = cfg.budget_bytes - st.weights - st.activation - st.non_torch
+        return (
+            max(0, reserved // bpb),
+            max(0, (reserved - (st.kv - st.kv_low)) // bpb),
+            max(0, (reserved + (st.kv_high - st.kv)) // bpb),
+        )
+    return max(0, num_blocks), max(0, st.num_blocks_low), max(0, st.num_blocks_high)
 
 
 def _whole_model_fit(

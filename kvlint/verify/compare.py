@@ -516,6 +516,9 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
     # (vllm@0.4.3:vllm/worker/worker.py::raise_if_cache_size_invalid; V0's worker still raises it in 0.8.x, gt-275)
     if rep is None and key == "kv_tokens" and res.log.failure.get("kv_capacity_tokens") is not None:
         rep = res.log.failure["kv_capacity_tokens"]
+    # the hybrid refusal names the pool's block count: "exceeds available Mamba cache blocks (M)"
+    if rep is None and key == "mamba_blocks" and res.log.failure.get("mamba_blocks") is not None:
+        rep = res.log.failure["mamba_blocks"]
     if rep is None:
         return
     res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, res.log.lines.get(key), note))
@@ -530,6 +533,10 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     d = cr.plan_detail
     p = d.plan
     res.verdict = d.verdict
+    if d.mamba_refusal is not None and d.verdict != "fail":
+        # the runner's Mamba-block check comes after the KV fit check (kvlint.memory.vllm.mamba_block_count, KV108)
+        res.verdict = "fail"
+        res.notes.append(f"kvlint predicts vLLM's refusal: {d.mamba_refusal.split('. Each', 1)[0]}")
     v, _ = resolve_version(p.engine_version)
     half = max(p.kv_cache_bytes - p.kv_cache_bytes_low, p.kv_cache_bytes_high - p.kv_cache_bytes) / GiB
     w = p.weights_bytes / GiB
@@ -590,6 +597,9 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
         note = f"the log's concurrency is for {clen:,} tokens, kvlint's for {p.max_model_len:,}"
     _add(res, "max_concurrency", "maximum concurrency", "x", p.max_concurrency, p.max_concurrency_low,
          p.max_concurrency_high, note)  # fmt: skip
+    if d.mamba_blocks_high:
+        _add(res, "mamba_blocks", "Mamba cache blocks (KV-cache blocks the check counts)", "blocks",
+             d.mamba_blocks, d.mamba_blocks_low, d.mamba_blocks_high)  # fmt: skip
     rep_kv = res.log.figures.get("kv_cache_gib")
     rep_tok = res.log.figures.get("kv_tokens")
     if rep_kv and rep_tok:

@@ -6,7 +6,7 @@ every module here, so a new family module needs no list to be updated.
 | module | category | rules |
 |---|---|---|
 | :mod:`.parse` | parse | KV001-KV005 (KV001-KV004 found by the loader and the suppression pass) |
-| :mod:`.capacity` | capacity | KV101-KV107 |
+| :mod:`.capacity` | capacity | KV101-KV108 |
 | :mod:`.limits` | limits | KV201-KV204 |
 | :mod:`.flags` | flags | KV205-KV208 (KV205-KV207 found by the engine parsers) |
 | :mod:`.hardware` | hardware | KV301-KV304 |

@@ -1,4 +1,4 @@
-"""Capacity family (KV101-KV107): does the model, its KV cache and the requested context fit the GPU.
+"""Capacity family (KV101-KV108): does the model, its KV cache and the requested context fit the GPU.
 
 KV101-KV105 read the engine's memory plan (:mod:`kvlint.memory`) and state the per-GPU arithmetic; every
 remedy they print was planned again with the remedy applied (:mod:`kvlint.rules.remedies`) and passed the
@@ -37,6 +37,7 @@ from kvlint.rules.remedies import (
     MIN_USEFUL_MAX_MODEL_LEN,
     descending_fitting,
     first_fitting,
+    largest_fitting,
     replanned,
     smallest_fitting,
 )
@@ -1311,3 +1312,95 @@ def invalid_memory_fraction(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         fix = f"set {option} between 0 and 1 (e.g. 0.9)"
     yield ctx.finding(message, s.loc(name), fix=fix)
+
+
+def _mamba_blocks_starts(d: PlanDetail) -> bool:
+    """Whether the re-planned ``d`` passes vLLM's Mamba-block check at the low end of kvlint's band (``max_num_seqs``
+    at most the pessimistic block count) and its KV fit check (:attr:`VllmPlanDetail.verdict` not ``fail``)."""
+    if not isinstance(d, VllmPlanDetail) or d.verdict == "fail":
+        return False
+    return not d.mamba_blocks_high or d.plan.max_num_seqs <= d.mamba_blocks_low
+
+
+def _mamba_seqs_remedy(ctx: RuleContext) -> str:
+    """The largest ``--max-num-seqs`` below the current one whose re-planned pool still holds that many blocks at
+    the band's low end (fewer sequences shrink the CUDA-graph estimate and the sampler's rows, so the pool only
+    grows as it falls)."""
+    d0 = ctx.detail
+    if not isinstance(d0, VllmPlanDetail) or d0.mamba_blocks_low < 1:
+        return ""
+    cur = d0.plan.max_num_seqs
+    found = largest_fitting(
+        d0.mamba_blocks_low,
+        cur - 1,
+        lambda n: replanned(ctx.cr, max_num_seqs=n),
+        _mamba_blocks_starts,
+    )
+    if found is None:
+        return ""
+    n, d = found
+    assert isinstance(d, VllmPlanDetail)
+    return (
+        f"--max-num-seqs {n} starts: the pool then holds {d.mamba_blocks:,} blocks (at least {d.mamba_blocks_low:,} "
+        "at the low end of the band)"
+    )
+
+
+def _mamba_util_remedy(ctx: RuleContext) -> str:
+    """The smallest ``--gpu-memory-utilization`` (2 decimals, at most 0.98) whose re-planned pool holds
+    ``max_num_seqs`` blocks at the band's low end (the pool grows with the budget)."""
+    plan = ctx.plan
+    if plan is None:
+        return ""
+    lo = int(math.floor(plan.gpu_memory_utilization * 100 + 1e-9))
+    found = smallest_fitting(
+        lo, 98, lambda h: replanned(ctx.cr, gpu_memory_utilization=h / 100), _mamba_blocks_starts
+    )
+    if found is None:
+        return ""
+    h, d = found
+    assert isinstance(d, VllmPlanDetail)
+    return (
+        f"--gpu-memory-utilization {h / 100:.2f} starts ({d.mamba_blocks:,} blocks, at least "
+        f"{d.mamba_blocks_low:,} at the low end of the band) if nothing else uses the GPU"
+    )
+
+
+@check("KV108", engine="vllm")
+def max_num_seqs_exceeds_mamba_blocks(ctx: RuleContext) -> Iterator[Diagnostic]:
+    """KV108 (vLLM >= 0.20.0 **[assumed]**, read in 0.22.0 and 0.34.0): a model with Mamba-style state layers
+    (Mamba-1/2, gated DeltaNet, KDA, linear attention) keeps one KV-cache block per decode sequence, and with FULL
+    decode CUDA graphs vLLM refuses to start when ``max_num_seqs`` exceeds the pool's blocks
+    (``vllm@0.34.0:vllm/config/compilation.py::CompilationConfig.resolve_cudagraph_mode_and_sizes``). The block
+    count is :func:`kvlint.memory.vllm.mamba_block_count`'s; the check runs after the KV fit check, so not when
+    KV101-KV103 already stop the start."""
+    d = ctx.detail
+    if not isinstance(d, VllmPlanDetail) or d.mamba_refusal is None:
+        return
+    if _vllm_verdict(ctx) in ("KV101", "KV102", "KV103"):
+        return
+    plan, s = d.plan, ctx.serving
+    n = plan.max_num_seqs
+    given = "max_num_seqs" in s.flags
+    which = (
+        f"--max-num-seqs {n:,}"
+        if given
+        else f"max_num_seqs {n:,} (vLLM {plan.engine_version}'s default here)"
+    )
+    band = (
+        f"{d.mamba_blocks:,} (band {d.mamba_blocks_low:,} to {d.mamba_blocks_high:,})"
+        if d.mamba_blocks_low != d.mamba_blocks_high
+        else f"{d.mamba_blocks:,}"
+    )
+    yield ctx.finding(
+        f"{which} exceeds the {band} KV-cache blocks of {plan.bytes_per_block / 2**20:,.1f} MiB that vLLM "
+        f"{plan.engine_version} plans on {ctx.where}: this hybrid model keeps one Mamba state block per decode "
+        f"sequence, so with CUDA graphs start-up fails with '{d.mamba_refusal.split('. Each', 1)[0]}'; "
+        f"{_plan_summary(plan)}",
+        s.loc("max_num_seqs") if given else s.command_loc,
+        fix=_join(
+            _mamba_seqs_remedy(ctx),
+            _mamba_util_remedy(ctx),
+            "--enforce-eager (no CUDA graphs, so no such check, at a cost in decode speed)",
+        ),
+    )
