@@ -440,10 +440,14 @@ def test_a_swept_max_model_len_above_the_models_is_refused_not_fitting() -> None
 
 
 def test_kv201_without_a_version_has_no_double_space() -> None:
-    """A typed command with no release read 'the 131072 tokens vLLM  derives' (an empty version)."""
+    """A typed command with no release read 'the 131072 tokens vLLM  derives' (an empty version); it names the
+    release kvlint assumed, as KV208 does (limits.release_shown)."""
+    from kvlint.memory.versions import release_shown
+
     doc = _plan_json("--accelerator", "h100", "--", *VLLM_8B, "--max-model-len", "256000")
     (kv201,) = [d for d in doc["diagnostics"] if d["rule"] == "KV201"]
-    assert "  " not in kv201["message"] and "tokens vLLM derives from" in kv201["message"], kv201["message"]
+    msg = kv201["message"]
+    assert "  " not in msg and f"tokens vLLM {release_shown(None)} derives from" in msg, msg
 
 
 @pytest.mark.parametrize("spec", ["max-num-seqs=0,64", "max-num-batched-tokens=-2048", "max-model-len=0"])
