@@ -57,7 +57,8 @@ class EncoderProfile:
     takes (what the encoder budget counts); ``encoder_tokens_per_item`` tokens through the vision tower;
     ``peak_bytes`` the shape-derived transient peak of the encoder pass (before :data:`calibration.K_ENCODER`);
     ``cache_bytes`` the encoder outputs held while the text dummy run goes (V1 encoder cache, mllama's projected
-    cross-attention states); ``notes`` how the numbers were chosen.
+    cross-attention states); ``notes`` how the numbers were chosen; ``modality`` the dummy items' modality
+    (``image``, or ``video`` when the Qwen2-VL family's dummy video has more tokens than its largest image).
     """
 
     arch: str
@@ -67,6 +68,7 @@ class EncoderProfile:
     peak_bytes: int
     cache_bytes: int
     notes: tuple[str, ...] = ()
+    modality: str = "image"
 
 
 def _counts(obj: dict[Any, Any]) -> dict[str, int]:
@@ -198,11 +200,16 @@ def _processor_pixels(model: ModelSpec, kw: dict[str, Any]) -> tuple[int, int, s
     from kvlint.models.catalogue import processor_config
 
     found = processor_config(model.id) if model.id else None
-    proc = found[0] if found else {}
-    size = proc.get("size") if isinstance(proc.get("size"), dict) else {}
-    min_px = _int(kw.get("min_pixels")) or _int(proc.get("min_pixels")) or _int(size.get("shortest_edge"))
-    max_px = _int(kw.get("max_pixels")) or _int(proc.get("max_pixels")) or _int(size.get("longest_edge"))
-    if _int(kw.get("max_pixels")):
+    proc: dict[str, Any] = found[0] if found else {}
+    p_size = proc.get("size")
+    size: dict[str, Any] = p_size if isinstance(p_size, dict) else {}
+    k_size_raw = kw.get("size")
+    k_size: dict[str, Any] = k_size_raw if isinstance(k_size_raw, dict) else {}
+    kw_max = _int(kw.get("max_pixels")) or _int(k_size.get("longest_edge"))
+    kw_min = _int(kw.get("min_pixels")) or _int(k_size.get("shortest_edge"))
+    min_px = kw_min or _int(proc.get("min_pixels")) or _int(size.get("shortest_edge"))
+    max_px = kw_max or _int(proc.get("max_pixels")) or _int(size.get("longest_edge"))
+    if kw_max:
         where = "--mm-processor-kwargs"
     elif found and max_px:
         where = f"preprocessor_config.json {found[1]}"
@@ -323,9 +330,10 @@ def _qwen2_vl_profile(
         f"each a {what}: {enc_per_item} patches through the vision tower and {per_item} tokens ({how}); "
         f"encoder cache {cache / 2**30:.2f} GiB"
     )
-    return EncoderProfile(
-        "qwen-vl", items, per_item, enc_per_item, int(peak), int(cache), tuple(notes)
-    ), notes
+    prof = EncoderProfile(
+        "qwen-vl", items, per_item, enc_per_item, int(peak), int(cache), tuple(notes), modality
+    )
+    return prof, notes
 
 
 def is_multimodal(model: ModelSpec) -> bool:

@@ -2116,7 +2116,7 @@ def _stage_notes(
             f"{act_alt / GiB:.2f} GiB, inside the band)"
         )
     if cfg.encoder is not None:
-        how += f"; {cfg.encoder.items} dummy image(s) through the encoder"
+        how += f"; {cfg.encoder.items} dummy {cfg.encoder.modality}(s) through the encoder"
     notes.append(
         f"activation {act / GiB:.2f} GiB{' (' + how + ')' if how else ''}, non-torch {nt / GiB:.2f} GiB"
         + (f", CUDA graphs {cg / GiB:.2f} GiB" if cg else "")

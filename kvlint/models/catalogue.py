@@ -638,7 +638,7 @@ def processor_config(ref: str) -> tuple[dict[str, Any], str] | None:
     name-derived quantized build answers with its base's file. Returns None when nothing is bundled, the id is not
     catalogued or either file does not parse (never raises for string input).
     """
-    entry = lookup(ref)
+    entry = lookup(ref) or derive_quantized(ref) or derive_reupload(ref)
     if entry is None:
         return None
     d = DATA_DIR / entry.dir
