@@ -31,9 +31,12 @@ tokens in the batch, plus the input pixels. ``mllama`` adds what its vision mode
 hidden states of ``intermediate_layers_indices`` kept for the final concatenation; patches are padded to a multiple
 of 8. Attention scores are not counted: the towers use fused attention (SDPA / FlashAttention).
 
-Architectures without a known maximum item size (Qwen2-VL-style processors read ``max_pixels`` from
-``preprocessor_config.json``, which kvlint does not read) are modelled only when ``--mm-processor-kwargs`` gives
-``max_pixels``; otherwise :func:`encoder_profile` says so in its notes and returns no profile.
+The Qwen2-VL family sizes its largest item from the processor's ``max_pixels``: ``--mm-processor-kwargs`` first, else
+the checkpoint's ``preprocessor_config.json`` bundled beside its config in the catalogue
+(:func:`kvlint.models.catalogue.processor_config`); on V1 the profiled item may be a video of up to 16 (14 from 0.11.0)
+frames of that size (:func:`_qwen2_vl_profile`). Without either, and for Qwen3-VL (whose video item is sized by a
+``video_preprocessor_config.json`` kvlint does not bundle), :func:`encoder_profile` says so in its notes and returns no
+profile.
 """
 
 from __future__ import annotations
