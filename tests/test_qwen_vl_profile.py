@@ -133,6 +133,8 @@ def test_limits_choose_the_modality():
     assert vid is not None and vid.modality == "video"
     none, notes = _profile((0, 12, 0), 128000, limit_mm_per_prompt={"image": 0, "video": 0})
     assert none is None and "disables images and videos" in notes[0]
+    v0, notes = _profile((0, 8, 3), 8192, era="v0", limit_mm_per_prompt={"image": 0})
+    assert v0 is None and "V0's dummy sequences carry videos" in notes[0]
 
 
 def test_max_pixels_kwarg_and_the_013_factor_pair():

@@ -247,7 +247,8 @@ def _qwen2_vl_profile(
     :func:`_v1_items` with that modality's limit. The vision tower: Qwen2-VL's ``embed_dim`` x ``mlp_ratio`` MLP
     (:func:`_vit_peak`), Qwen2.5-VL's gated ``hidden_size``/``intermediate_size`` MLP (``3 x intermediate / tp + 3 x
     hidden`` per patch), plus the float32 ``pixel_values`` (``3 x temporal_patch_size x patch^2`` per patch);
-    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1). V0 profiles images only here (its dummy sequences' videos are not modelled; noted).
+    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1). V0 profiles images only here (its dummy
+    sequences' videos are not modelled; noted).
     """
     vis = _vision(model)
     notes: list[str] = []
@@ -293,7 +294,13 @@ def _qwen2_vl_profile(
             modality, per_item, limit = "video", v_tokens, video_limit
             enc_per_item = max((frames + frames % temporal) // temporal, 1) * frame_patches
     if limit <= 0:
-        notes.append("--limit-mm-per-prompt disables images and videos: no encoder profiling")
+        if era == "v0" and video_limit > 0:
+            notes.append(
+                "--limit-mm-per-prompt disables images: V0's dummy sequences carry videos, which kvlint does not "
+                "model; encoder profiling not modelled"
+            )
+        else:
+            notes.append("--limit-mm-per-prompt disables images and videos: no encoder profiling")
         return None, notes
     if era == "v0":
         seqs = max(1, min(max_num_seqs, max_num_batched_tokens // max(1, per_item * limit)))
