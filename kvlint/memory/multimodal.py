@@ -31,9 +31,12 @@ tokens in the batch, plus the input pixels. ``mllama`` adds what its vision mode
 hidden states of ``intermediate_layers_indices`` kept for the final concatenation; patches are padded to a multiple
 of 8. Attention scores are not counted: the towers use fused attention (SDPA / FlashAttention).
 
-Architectures without a known maximum item size (Qwen2-VL-style processors read ``max_pixels`` from
-``preprocessor_config.json``, which kvlint does not read) are modelled only when ``--mm-processor-kwargs`` gives
-``max_pixels``; otherwise :func:`encoder_profile` says so in its notes and returns no profile.
+The Qwen2-VL family sizes its largest item from the processor's ``max_pixels``: ``--mm-processor-kwargs`` first, else
+the checkpoint's ``preprocessor_config.json`` bundled beside its config in the catalogue
+(:func:`kvlint.models.catalogue.processor_config`); on V1 the profiled item may be a video of up to 16 (14 from 0.11.0)
+frames of that size (:func:`_qwen2_vl_profile`). Without either, and for Qwen3-VL (whose video item is sized by a
+``video_preprocessor_config.json`` kvlint does not bundle), :func:`encoder_profile` says so in its notes and returns no
+profile.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ class EncoderProfile:
     takes (what the encoder budget counts); ``encoder_tokens_per_item`` tokens through the vision tower;
     ``peak_bytes`` the shape-derived transient peak of the encoder pass (before :data:`calibration.K_ENCODER`);
     ``cache_bytes`` the encoder outputs held while the text dummy run goes (V1 encoder cache, mllama's projected
-    cross-attention states); ``notes`` how the numbers were chosen.
+    cross-attention states); ``notes`` how the numbers were chosen; ``modality`` the dummy items' modality
+    (``image``, or ``video`` when the Qwen2-VL family's dummy video has more tokens than its largest image).
     """
 
     arch: str
@@ -67,6 +71,7 @@ class EncoderProfile:
     peak_bytes: int
     cache_bytes: int
     notes: tuple[str, ...] = ()
+    modality: str = "image"
 
 
 def _counts(obj: dict[Any, Any]) -> dict[str, int]:
@@ -133,6 +138,214 @@ def _v1_items(
     return max(1, min(enc_items, reqs * per_prompt))
 
 
+#: ``--skip-mm-profiling`` is read by ``GPUModelRunner.profile_run`` from this release (absent in the 0.10.0 wheel,
+#: present in 0.10.1's ``vllm/v1/worker/gpu_model_runner.py``).
+SKIP_MM_PROFILING_FROM = (0, 10, 1)
+#: Qwen2-VL's video budget subtracts the image tokens of the prompt's images from ``max_model_len`` before counting
+#: frames up to 0.10.1 (``Qwen2VLProcessingInfo.get_num_frames_with_most_features``: ``seq_len - max_image_tokens``
+#: in the 0.8.0 - 0.10.1 wheels, gone in 0.10.2).
+QWEN2_VL_VIDEO_MINUS_IMAGES_BEFORE = (0, 10, 2)
+#: ``_MAX_FRAMES_PER_VIDEO`` of ``vllm/model_executor/models/qwen2_vl.py``: 16 up to 0.10.2, 14 from 0.11.0.
+QWEN2_VL_FRAMES_14_FROM = (0, 11, 0)
+#: From 0.13.0 ``get_image_size_with_most_features`` factorises ``max_pixels // (patch x merge)^2`` into the closest
+#: pair of sides (aspect ratio <= 200) instead of resizing a 9,999,999-pixel square (0.12.0 and older).
+QWEN2_VL_FACTOR_PAIR_FROM = (0, 13, 0)
+
+
+def _smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers' ``qwen2_vl/image_processing_qwen2_vl.py::smart_resize`` (what vLLM's Qwen2-VL processing info
+    calls): both sides rounded to ``factor``, scaled down (floor) when the area exceeds ``max_pixels`` and up (ceil)
+    when it is below ``min_pixels``. Returns ``(height, width)`` in pixels."""
+    h_bar = max(factor, round(height / factor) * factor)
+    w_bar = max(factor, round(width / factor) * factor)
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt(height * width / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def qwen2_vl_max_image_grid(
+    patch: int, merge: int, min_pixels: int, max_pixels: int, version: tuple[int, int, int]
+) -> tuple[int, int]:
+    """Patches ``(rows, columns)`` of the image with the most features that vLLM's Qwen2-VL profile builds.
+
+    Up to 0.12.x ``Qwen2VLProcessingInfo.get_image_size_with_most_features`` resizes a 9,999,999 x 9,999,999 image
+    with :func:`_smart_resize` (``factor = patch x merge``; vllm@0.12.0:vllm/model_executor/models/qwen2_vl.py); from
+    0.13.0 it takes ``n = max_pixels // (patch x merge)^2`` merged patches and splits ``n`` (or the largest smaller
+    count that allows it) into the closest factor pair whose ratio is at most 200 (vllm@0.13.0, same file). The
+    image tokens are ``rows x columns / merge^2`` (``_get_vision_info``, one frame, ``grid_t`` 1).
+    """
+    unit = patch * merge
+    if version >= QWEN2_VL_FACTOR_PAIR_FROM:
+        n = max(1, max_pixels // (unit * unit))
+        hf, wf = 1, n
+        for m in range(n, 0, -1):
+            d = math.isqrt(m)
+            while d > 1 and m % d:
+                d -= 1
+            hf, wf = d, m // d
+            if wf / hf <= 200:
+                break
+        return hf * merge, wf * merge
+    h, w = _smart_resize(9_999_999, 9_999_999, unit, min_pixels, max_pixels)
+    return h // patch, w // patch
+
+
+def _processor_pixels(model: ModelSpec, kw: dict[str, Any]) -> tuple[int, int, str]:
+    """``(min_pixels, max_pixels, where from)``: ``--mm-processor-kwargs`` first (vLLM merges them into the HF
+    processor's arguments), then the checkpoint's ``preprocessor_config.json`` bundled in the catalogue (flat
+    ``min_pixels``/``max_pixels`` or ``size.shortest_edge``/``size.longest_edge``); 0 where neither says."""
+    from kvlint.models.catalogue import processor_config
+
+    found = processor_config(model.id) if model.id else None
+    proc: dict[str, Any] = found[0] if found else {}
+    p_size = proc.get("size")
+    size: dict[str, Any] = p_size if isinstance(p_size, dict) else {}
+    k_size_raw = kw.get("size")
+    k_size: dict[str, Any] = k_size_raw if isinstance(k_size_raw, dict) else {}
+    kw_max = _int(kw.get("max_pixels")) or _int(k_size.get("longest_edge"))
+    kw_min = _int(kw.get("min_pixels")) or _int(k_size.get("shortest_edge"))
+    min_px = kw_min or _int(proc.get("min_pixels")) or _int(size.get("shortest_edge"))
+    max_px = kw_max or _int(proc.get("max_pixels")) or _int(size.get("longest_edge"))
+    if kw_max:
+        where = "--mm-processor-kwargs"
+    elif found and max_px:
+        where = f"preprocessor_config.json {found[1]}"
+    else:
+        where = ""
+    return min_px, max_px, where
+
+
+def _qwen2_vl_profile(
+    model: ModelSpec,
+    mt: str,
+    *,
+    era: str,
+    version: tuple[int, int, int],
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_model_len: int,
+    chunked_prefill: bool,
+    tp: int,
+    dtype_bytes: int,
+    limits: dict[str, int],
+    kw: dict[str, Any],
+) -> tuple[EncoderProfile | None, list[str]]:
+    """The Qwen2-VL / Qwen2.5-VL part of :func:`encoder_profile` (bytes per GPU).
+
+    The largest image is :func:`qwen2_vl_max_image_grid`. On V1 the profile also weighs a video of the same frame
+    size (``MultiModalBudget``: ``get_mm_max_tokens_per_item`` with one item of each modality the prompt limit
+    allows, ``seq_len = max_model_len``): frames are added while the video's tokens (``ceil(frames /
+    temporal_patch_size)`` frames' grid, ``/ merge^2``) stay within ``max_model_len`` (less one image's tokens up
+    to 0.10.1), capped at ``_MAX_FRAMES_PER_VIDEO`` (16, 14 from 0.11.0) and at least 1; the modality with more tokens
+    is profiled (``get_modality_with_max_tokens``; on a tie the numbers are the same). Items then follow
+    :func:`_v1_items` with that modality's limit. The vision tower: Qwen2-VL's ``embed_dim`` x ``mlp_ratio`` MLP
+    (:func:`_vit_peak`), Qwen2.5-VL's gated ``hidden_size``/``intermediate_size`` MLP (``3 x intermediate / tp + 3 x
+    hidden`` per patch), plus the float32 ``pixel_values`` (``3 x temporal_patch_size x patch^2`` per patch);
+    ``--mm-encoder-tp-mode data`` replicates it (the caller passes ``tp`` 1). V0 profiles images only here (its dummy
+    sequences' videos are not modelled; noted).
+    """
+    vis = _vision(model)
+    notes: list[str] = []
+    min_px, max_px, where = _processor_pixels(model, kw)
+    if not max_px:
+        notes.append(
+            f"{mt}: the checkpoint's preprocessor_config.json (max_pixels) is not bundled for {model.id or 'this model'}"
+            "; encoder profiling not modelled (give --mm-processor-kwargs '{\"max_pixels\": N}' to model it)"
+        )
+        return None, notes
+    patch = _int(vis.get("patch_size"), 14)
+    merge = _int(vis.get("spatial_merge_size"), 2)
+    temporal = max(1, _int(vis.get("temporal_patch_size"), 2))
+    if mt == "qwen2_vl":
+        h_v = _int(vis.get("embed_dim"), 1280)
+        i_v = int(h_v * float(vis.get("mlp_ratio") or 4))
+    else:
+        h_v = _int(vis.get("hidden_size"), 1280)
+        i_v = _int(vis.get("intermediate_size")) or 4 * h_v
+    rows_p, cols_p = qwen2_vl_max_image_grid(patch, merge, min_px or 56 * 56, max_px, version)
+    frame_patches = rows_p * cols_p
+    image_tokens = max(1, frame_patches // (merge * merge))
+    image_limit = int(limits.get("image", 1 if era == "v0" else 999))
+    video_limit = int(limits.get("video", 1 if era == "v0" else 999))
+
+    def video_tokens(frames: int) -> int:
+        padded = frames + frames % temporal
+        return max(padded // temporal, 1) * frame_patches // (merge * merge)
+
+    modality, per_item, enc_per_item, limit = "image", image_tokens, frame_patches, image_limit
+    frames = 1
+    if era == "v1" and video_limit > 0:
+        cap = 16 if version < QWEN2_VL_FRAMES_14_FROM else 14
+        seq = max_model_len
+        if version < QWEN2_VL_VIDEO_MINUS_IMAGES_BEFORE and image_limit > 0:
+            seq -= image_tokens
+        n = 0
+        while n < cap and video_tokens(n + 1) <= seq:
+            n += 1
+        frames = max(1, min(n, cap))
+        v_tokens = video_tokens(frames)
+        if image_limit <= 0 or v_tokens > image_tokens:
+            modality, per_item, limit = "video", v_tokens, video_limit
+            enc_per_item = max((frames + frames % temporal) // temporal, 1) * frame_patches
+    if limit <= 0:
+        if era == "v0" and video_limit > 0:
+            notes.append(
+                "--limit-mm-per-prompt disables images: V0's dummy sequences carry videos, which kvlint does not "
+                "model; encoder profiling not modelled"
+            )
+        else:
+            notes.append("--limit-mm-per-prompt disables images and videos: no encoder profiling")
+        return None, notes
+    if era == "v0":
+        seqs = max(1, min(max_num_seqs, max_num_batched_tokens // max(1, per_item * limit)))
+        items = seqs * limit
+        how = f"V0: {seqs} dummy sequence(s) x {limit} image(s); the dummy sequences' videos are not modelled"
+    else:
+        items = _v1_items(
+            per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill
+        )
+        how = (
+            f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} language-model "
+            f"tokens per {modality}"
+        )
+    tok = items * enc_per_item
+    # pixel_values: one row of channels x temporal_patch_size x patch^2 values per patch, float32 as the HF processor
+    # returns them, held by the caller while the tower runs on its model-dtype copy (Qwen2_5_VisionTransformer.forward:
+    # x.to(device, dtype)); Qwen2.5-VL's gated MLP keeps gate_up (2 x intermediate) alive through the activation and
+    # down_proj (vllm@0.22.0:vllm/model_executor/models/qwen2_5_vl.py::Qwen2_5_VisionMLP.forward): 3 x intermediate
+    # + 3 x hidden per token, where Qwen2-VL's fc1 -> QuickGELU -> fc2 MLP is the 2 + 2 of _vit_peak
+    pixels = items * enc_per_item * 3 * temporal * patch * patch * 4
+    if mt == "qwen2_5_vl":
+        peak = tok * (3 * math.ceil(i_v / max(1, tp)) + 3 * h_v) * dtype_bytes + pixels
+    else:
+        peak = _vit_peak(tok, h_v, i_v, tp, dtype_bytes) + pixels
+    rows = per_item
+    if era == "v1" and cache_holds_full_budget(version):
+        rows = max(max_num_batched_tokens, per_item)
+        notes.append(f"profile encoder cache padded to the {rows}-token budget per item (vLLM 0.11.0-0.12.x)")
+    cache = items * rows * model.hidden_size * dtype_bytes
+    what = (
+        f"{frames}-frame video of {cols_p * patch}x{rows_p * patch} pixels"
+        if modality == "video"
+        else f"image of {cols_p * patch}x{rows_p * patch} pixels"
+    )
+    notes.append(
+        f"multimodal encoder profiling (qwen-vl, max_pixels {max_px} from {where}): {items} {modality} item(s), "
+        f"each a {what}: {enc_per_item} patches through the vision tower and {per_item} tokens ({how}); "
+        f"encoder cache {cache / 2**30:.2f} GiB"
+    )
+    prof = EncoderProfile(
+        "qwen-vl", items, per_item, enc_per_item, int(peak), int(cache), tuple(notes), modality
+    )
+    return prof, notes
+
+
 def is_multimodal(model: ModelSpec) -> bool:
     """The config declares a vision or audio tower (``vision_config``/``audio_config``)."""
     c = model.config or {}
@@ -160,6 +373,8 @@ def encoder_profile(
     dtype_bytes: int,
     limit_mm_per_prompt: dict[str, int] | None = None,
     mm_processor_kwargs: dict[str, Any] | None = None,
+    skip_mm_profiling: bool = False,
+    mm_encoder_tp_mode: str | None = None,
 ) -> tuple[EncoderProfile | None, list[str]]:
     """The encoder part of vLLM's profile run for a multimodal ``model``, or None (text-only model, images
     disabled with ``--limit-mm-per-prompt '{"image": 0}'``, or an architecture whose maximum item is unknown).
@@ -177,11 +392,32 @@ def encoder_profile(
     if not vis:
         return None, notes
     limits = limit_mm_per_prompt or {}
+    mt = (model.config or {}).get("model_type") or model.model_type
+    if era == "v1" and skip_mm_profiling and version >= SKIP_MM_PROFILING_FROM:
+        notes.append(
+            "--skip-mm-profiling: vLLM does not profile the multimodal encoder or its cache (GPUModelRunner."
+            "profile_run, vllm >= 0.10.1); images at run time need memory the plan does not hold"
+        )
+        return None, notes
+    if mt in ("qwen2_vl", "qwen2_5_vl"):
+        return _qwen2_vl_profile(
+            model,
+            str(mt),
+            era=era,
+            version=version,
+            max_num_seqs=max_num_seqs,
+            max_num_batched_tokens=max_num_batched_tokens,
+            max_model_len=max_model_len,
+            chunked_prefill=chunked_prefill,
+            tp=1 if str(mm_encoder_tp_mode or "") == "data" else tp,
+            dtype_bytes=dtype_bytes,
+            limits=limits,
+            kw=mm_processor_kwargs or {},
+        )
     limit = int(limits.get("image", 1 if era == "v0" else 999))
     if limit <= 0:
         notes.append("--limit-mm-per-prompt disables images: no encoder profiling")
         return None, notes
-    mt = (model.config or {}).get("model_type") or model.model_type
     h_v = _int(vis.get("hidden_size"))
     i_v = _int(vis.get("intermediate_size")) or 4 * h_v
     patch = _int(vis.get("patch_size"), 14)
@@ -234,12 +470,16 @@ def encoder_profile(
         enc_per_item = chunks * (patches + 1)
         pixels = chunks * size * size
         arch = "llama4"
-    elif mt.startswith("qwen2_vl") or mt.startswith("qwen2_5_vl") or mt.startswith("qwen3"):
+    elif mt.startswith("qwen3"):
         max_pixels = _int(kw.get("max_pixels"))
         if not max_pixels:
             notes.append(
-                f"{mt}: the processor's max_pixels (preprocessor_config.json) is not known to kvlint; encoder "
-                "profiling not modelled (give --mm-processor-kwargs '{\"max_pixels\": N}' to model it)"
+                f"{mt}: encoder profiling not modelled: vLLM's Qwen3-VL profile item is a video sized by the "
+                "checkpoint's video_preprocessor_config.json (the whole clip's pixels bounded by its longest_edge, "
+                "Qwen3VLProcessingInfo._get_vision_info with video_smart_resize) and counted at 12.5 prompt tokens "
+                "per video token (get_max_video_tokens, vllm@0.12.0:vllm/model_executor/models/qwen3_vl.py), and "
+                "kvlint bundles neither processor file (give --mm-processor-kwargs '{\"max_pixels\": N}' to model "
+                "an image profile)"
             )
             return None, notes
         merge = _int(vis.get("spatial_merge_size"), 2)

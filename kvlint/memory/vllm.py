@@ -82,7 +82,9 @@ class VllmSettings:
     resolves the id to ``speculative_model``); without a draft model, ``method`` ``mtp``/``deepseek_mtp``/... or a
     config with ``num_nextn_predict_layers`` adds the MTP layers to the pool. ``pp_layer_partition``:
     ``VLLM_PP_LAYER_PARTITION``. ``limit_mm_per_prompt`` (``--limit-mm-per-prompt``, items per modality) and
-    ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile;
+    ``mm_processor_kwargs`` (``--mm-processor-kwargs``) size the multimodal encoder profile,
+    ``skip_mm_profiling`` (``--skip-mm-profiling``) drops it and ``mm_encoder_tp_mode`` (``--mm-encoder-tp-mode``;
+    ``data`` replicates the vision tower) sets how the Qwen2-VL family's tower is split;
     ``flashinfer_sampler``: the ``VLLM_USE_FLASHINFER_SAMPLER`` env override. ``mxfp4_backend``: ``"marlin"`` when
     the install's MXFP4 MoE backend is known to be Marlin (no FlashInfer MXFP4 backend and no ``triton_kernels``,
     :func:`kvlint.models.weights._mxfp4_expert_padding`); None: by compute capability. ``enable_lora`` with
@@ -129,6 +131,8 @@ class VllmSettings:
     hf_overrides: dict[str, Any] = field(default_factory=dict)
     limit_mm_per_prompt: dict[str, int] = field(default_factory=dict)
     mm_processor_kwargs: dict[str, Any] = field(default_factory=dict)
+    skip_mm_profiling: bool = False
+    mm_encoder_tp_mode: str | None = None
     flashinfer_sampler: bool | None = None
     mxfp4_backend: str | None = None
     kv_connector: str | None = None
@@ -304,6 +308,8 @@ def settings_from_flags(
         hf_overrides=hfo if isinstance(hfo, dict) else {},
         limit_mm_per_prompt=parse_mm_limits(get("limit_mm_per_prompt")),
         mm_processor_kwargs=_json_dict(get("mm_processor_kwargs")),
+        skip_mm_profiling=bool(get("skip_mm_profiling", False)),
+        mm_encoder_tp_mode=str(get("mm_encoder_tp_mode")) if get("mm_encoder_tp_mode") else None,
         flashinfer_sampler=truthy(env.get("VLLM_USE_FLASHINFER_SAMPLER")),
         kv_connector=_kv_connector(get("kv_transfer_config")),
         kv_cache_access=tuple(sorted(kv_cache_access(get("kv_transfer_config")))),
@@ -1420,6 +1426,8 @@ def resolve_startup(
             dtype_bytes=dbytes,
             limit_mm_per_prompt=settings.limit_mm_per_prompt,
             mm_processor_kwargs=settings.mm_processor_kwargs,
+            skip_mm_profiling=settings.skip_mm_profiling,
+            mm_encoder_tp_mode=settings.mm_encoder_tp_mode,
         )
         notes.extend(enotes)
     rows = min(seqs, mbt)
@@ -2185,7 +2193,7 @@ def _stage_notes(
             f"{act_alt / GiB:.2f} GiB, inside the band)"
         )
     if cfg.encoder is not None:
-        how += f"; {cfg.encoder.items} dummy image(s) through the encoder"
+        how += f"; {cfg.encoder.items} dummy {cfg.encoder.modality}(s) through the encoder"
     notes.append(
         f"activation {act / GiB:.2f} GiB{' (' + how + ')' if how else ''}, non-torch {nt / GiB:.2f} GiB"
         + (f", CUDA graphs {cg / GiB:.2f} GiB" if cg else "")

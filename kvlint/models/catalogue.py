@@ -41,6 +41,7 @@ __all__ = [
     "lookup",
     "derive_quantized",
     "load_config",
+    "processor_config",
     "DATA_DIR",
 ]
 
@@ -625,3 +626,29 @@ def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] |
         else:
             quant = copy.deepcopy(entry.derived.get("hf_quant_config"))
     return config, quant
+
+
+def processor_config(ref: str) -> tuple[dict[str, Any], str] | None:
+    """The image processor settings bundled beside a catalogued config, with their citation, or None.
+
+    ``<dir>/preprocessor_config.json`` is the checkpoint's file as found in a public source (bytes unchanged);
+    ``<dir>/preprocessor_config.source.json`` says where (``repo``, ``path``, ``commit``, ``fidelity``, ``note``).
+    vLLM reads ``min_pixels``/``max_pixels`` (or ``size.shortest_edge``/``size.longest_edge``) from it to size the
+    Qwen2-VL family's largest dummy image (:func:`kvlint.memory.multimodal.encoder_profile`). A variant or a
+    name-derived quantized build answers with its base's file. Returns None when nothing is bundled, the id is not
+    catalogued or either file does not parse (never raises for string input).
+    """
+    entry = lookup(ref) or derive_quantized(ref) or derive_reupload(ref)
+    if entry is None:
+        return None
+    d = DATA_DIR / entry.dir
+    try:
+        data = json.loads((d / "preprocessor_config.json").read_text(encoding="utf-8"))
+        src = json.loads((d / "preprocessor_config.source.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or not isinstance(src, dict):
+        return None
+    commit = str(src.get("commit") or "")[:12]
+    cite = f"{src.get('repo')}@{commit}:{src.get('path')} ({src.get('fidelity')})"
+    return data, cite
