@@ -106,7 +106,10 @@ def _param_breakdown(
 
     Layer shapes: attention q/k/v/o ``h x H d``, ``h x K d`` (x2), ``H d x h`` (Qwen3-Next doubles q for its
     output gate); MLA (DeepSeek-V2/V3 ``DeepseekV2MLAAttention``) q_a ``h x q_lora``, q_b
-    ``q_lora x H (nope + rope)``, kv_a ``h x (kv_lora + rope)``, kv_b ``kv_lora x H (nope + v)``, o ``H v x h``;
+    ``q_lora x H (nope + rope)``, kv_a ``h x (kv_lora + rope)``, kv_b ``kv_lora x H (nope + v)``, o ``H v x h``, and
+    on the layers of a DeepSeek-sparse-attention model that build one, the indexer's wq_b
+    ``q_lora x index_n_heads index_head_dim`` and wk ``h x index_head_dim`` (weights_proj ``h x index_n_heads`` in
+    ``other``);
     Mamba-2 in_proj ``h x (2 I + 2 G N + nh)``, out_proj ``I x h``; Gated DeltaNet in_proj
     ``h x (2 Kdim + 2 Vdim + 2 nv)``, out ``Vdim x h``; NAS FFN width from ``ffn_mult``. MoE layer placement:
     DeepSeek/GLM ``first_k_dense_replace``/``moe_layer_freq``, Qwen-MoE ``decoder_sparse_step``/``mlp_only_layers``,
