@@ -1150,11 +1150,12 @@ def tp_replicated_bytes(
       else a ``ReplicatedLinear``) and the DeepSeek-sparse-attention indexer's ``wq_b`` (``ReplicatedLinear``) and
       ``wk`` + ``weights_proj`` (``disable_tp=True``), quantized like the checkpoint's other linears unless its list
       keeps them (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention, ``Indexer``);
-    * MoE routers (``gate``, ``ReplicatedLinear``/``GateLinear`` with ``quant_config=None`` in deepseek_v2.py,
-      qwen3_moe.py, mixtral.py, gpt_oss.py, llama4.py), at the activation dtype;
-    * attention K/V projections when the model has fewer KV heads than ``tp``: ``QKVParallelLinear`` gives every rank
-      ``max(1, K / tp)`` heads, so each holds one whole head (``vllm/model_executor/layers/linear.py::
-      QKVParallelLinear.__init__``: ``num_kv_heads = max(1, total_num_kv_heads // tp_size)``,
+    * MoE routers, at the activation dtype (``GateLinear`` in deepseek_v2.py above; ``self.gate = ReplicatedLinear(
+      hidden_size, num_experts, quant_config=None)`` in vllm@002456df vllm/model_executor/models/qwen3_moe.py::
+      Qwen3MoeSparseMoeBlock; **[assumed]** the same for the other MoE families, whose routers kvlint counts alike);
+    * attention K/V projections when the model has fewer KV heads than ``tp``: every rank keeps
+      ``max(1, K // tp)`` heads, so each holds one whole head (vllm@002456df qwen3_moe.py::Qwen3MoeAttention, "we
+      replicate the KV heads across multiple tensor parallel GPUs"; ``QKVParallelLinear``'s
       ``num_kv_head_replicas``).
 
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
