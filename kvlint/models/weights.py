@@ -28,9 +28,9 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.memory.memo import per_model
-from kvlint.models.config import _dsa_indexer_layers
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
+    dsa_indexer_layers,
     dtype_bytes_of,
     ffn_mult_to_intermediate,
     nemotron_h_pattern,
@@ -176,7 +176,7 @@ def _param_breakdown(
     # fc1_latent_proj (h x latent) and fc2_latent_proj (latent x h); the shared expert and the router stay at h
     # (vllm@00b08dc4 vllm/model_executor/models/nemotron_h.py::NemotronHMoE: FusedMoE hidden_size=moe_latent_size).
     latent = _i(t.get("moe_latent_size"))
-    dsa_indexers = _dsa_indexer_layers(t, len(spec.layers))
+    dsa_indexers = dsa_indexer_layers(t, len(spec.layers))
 
     def moe_params() -> tuple[int, int, int]:
         """(expert linear, shared linear (with the latent projections), router+gates) of one MoE layer."""
