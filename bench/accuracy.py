@@ -448,8 +448,8 @@ SKIP: dict[str, str] = {
     + " (Qwen3.8-27B FP8); its Mamba-block refusal is the check KV108 predicts (docs §1.5), tested on the bundled "
     "Qwen3.5-27B stand-in (tests/test_mamba_blocks.py)",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
-    "prose). Weights only: kvlint puts 86.90 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
-    "94.46 GiB the PR states (-8.0 %, docs §5)",
+    "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
+    "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",
 }
 
 

@@ -57,7 +57,7 @@ from kvlint.memory.versions import (
     supports_auto_max_model_len,
 )
 from kvlint.models.shapes import dtype_bytes_of
-from kvlint.models.weights import param_breakdown, weight_bytes
+from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
 from kvlint.values import as_float, as_int, parse_cc, truthy
 
@@ -981,7 +981,8 @@ def _assemble(
             f"; + {weights.rotary_bytes / 2**20:.0f} MiB RoPE cos/sin cache per GPU"
             if weights.rotary_bytes
             else ""
-        ),
+        )
+        + (f"; {weights.replicated_source}" if weights.replicated else ""),
         assumptions=tuple(notes),
     )
     return VllmPlanDetail(
@@ -1762,7 +1763,9 @@ class WeightSplit:
     ``total`` the whole model (plus a draft model) and its ``source``; ``embed``/``lm_head`` the embedding and
     output matrices (``lm_head`` 0 when tied); ``per_layers`` the rest; ``expert_fraction`` the share of it in
     routed experts (split over ``ep`` ranks, the rest over TP); ``rotary`` the RoPE cos/sin cache every rank
-    holds.
+    holds; ``replicated`` what every TP rank holds beyond its even share of ``per_layers``, summed over the layers
+    (:func:`kvlint.models.weights.tp_replicated_bytes`: MLA/indexer projections, routers, K/V heads fewer than TP),
+    and ``replicated_source`` its description ("" when 0).
     """
 
     total: int
@@ -1773,6 +1776,8 @@ class WeightSplit:
     expert_fraction: float
     ep: int
     rotary: int
+    replicated: int = 0
+    replicated_source: str = ""
 
     @property
     def rotary_bytes(self) -> int:
@@ -1791,6 +1796,9 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
     facts = cfg.facts or model_facts(model)
     embed = facts.embed_elements * dbytes
     lm = 0 if model.tie_word_embeddings else embed
+    repl, repl_src = tp_replicated_bytes(
+        model, dtype_bytes=dbytes, quantization=settings.quantization, tp=cfg.tp
+    )
     return WeightSplit(
         total=w_total,
         source=w_src,
@@ -1800,6 +1808,8 @@ def split_weights(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) 
         expert_fraction=facts.expert_fraction,
         ep=cfg.tp * cfg.dp if settings.enable_expert_parallel else cfg.tp,
         rotary=_rotary_cache_bytes(model, dbytes),
+        replicated=repl,
+        replicated_source=repl_src,
     )
 
 
@@ -1851,6 +1861,7 @@ def stage_memory(
     tp, ep = cfg.tp, weights.ep
     efrac = weights.expert_fraction
     w = weights.per_layers * n / max(1, model.num_layers) * ((1 - efrac) / tp + efrac / ep)
+    w += weights.replicated * n / max(1, model.num_layers)
     w += (weights.embed / tp if stage == 0 else 0) + (weights.lm_head / tp if last and weights.lm_head else 0)
     if last and not weights.lm_head and cfg.pp > 1:
         w += weights.embed / tp

@@ -21,6 +21,7 @@ from collections import Counter
 from typing import Any
 
 from kvlint.models.shapes import DTYPE_BYTES, dtype_bytes_of, nemotron_h_pattern
+from kvlint.models.shapes import dsa_indexer_layers as _dsa_indexer_layers
 from kvlint.types import LayerSpec, ModelSpec
 
 __all__ = ["parse_config", "MLA_MODEL_TYPES", "DTYPE_BYTES", "dtype_bytes_of", "text_config_of"]
@@ -643,28 +644,6 @@ def _zamba2_state_bytes(text: dict[str, Any], model_dtype_bytes: int) -> tuple[i
     return total, (
         f"Mamba-2 state per request per layer {total} B (conv {conv} + ssm {ssm} elements x {model_dtype_bytes} B)"
     )
-
-
-def _dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
-    """The decoder layers (0-based) of a DeepSeek sparse attention (DSA) model that build a lightning indexer, and
-    so keep its key cache; empty for a config without ``index_topk`` (not DSA).
-
-    vLLM (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention): ``is_v32 =
-    hasattr(config, "index_topk")``; a layer skips its own top-k (IndexCache, reusing an earlier layer's indices,
-    and builds no ``Indexer`` and so no ``DeepseekV32IndexerCache``) when ``index_topk_pattern[layer] == "S"``, or,
-    without a pattern, when ``max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0`` (defaults: offset
-    2, freq 1, so every layer of DeepSeek V3.2 and GLM-5 / 5.1 has one; GLM-5.2 / 5.3, freq 4 offset 3: layers 0, 1,
-    2, 6, 10, ..., 74, the ``full`` entries of their ``indexer_types``, which vLLM does not read).
-    """
-    if "index_topk" not in text:
-        return frozenset()
-    pattern = text.get("index_topk_pattern")
-    if isinstance(pattern, list):
-        return frozenset(i for i in range(n) if not (i < len(pattern) and pattern[i] == "S"))
-    freq = _int(text.get("index_topk_freq")) or 1
-    off = _int(text.get("index_skip_topk_offset"))
-    off = 2 if off is None else off
-    return frozenset(i for i in range(n) if max(i - off + 1, 0) % freq == 0)
 
 
 def _kda_state_bytes(lac: dict[str, Any], model_dtype_bytes: int) -> tuple[int, str]:

@@ -1,6 +1,6 @@
 """Architecture facts that both the config reader (:mod:`kvlint.models.config`) and the weight estimator
 (:mod:`kvlint.models.weights`) use: bytes per dtype name, which families have a non-gated MLP, the
-NAS-style FFN width rule and the Nemotron-H layer pattern.
+NAS-style FFN width rule, the Nemotron-H layer pattern and the layers that build a DSA indexer.
 """
 
 from __future__ import annotations
@@ -88,3 +88,37 @@ def nemotron_h_pattern(text: dict[str, Any]) -> str | None:
     ):
         return "".join(_NEMOTRON_BLOCKS[str(b)] for b in blocks)
     return None
+
+
+def _plain_int(v: Any) -> int | None:
+    """An integer config value, as :func:`kvlint.models.config._int` reads it (bools and values beyond 2^53 are not
+    numbers kvlint reads)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v if abs(v) <= 2**53 else None
+    if isinstance(v, float) and v == v and abs(v) <= 2**53 and v == int(v):
+        return int(v)
+    return None
+
+
+def dsa_indexer_layers(text: dict[str, Any], n: int) -> frozenset[int]:
+    """The decoder layers (0-based) of a DeepSeek sparse attention (DSA) model that build a lightning indexer, and
+    so keep its key cache; empty for a config without ``index_topk`` (not DSA).
+
+    vLLM (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention): ``is_v32 =
+    hasattr(config, "index_topk")``; a layer skips its own top-k (IndexCache, reusing an earlier layer's indices,
+    and builds no ``Indexer`` and so no ``DeepseekV32IndexerCache``) when ``index_topk_pattern[layer] == "S"``, or,
+    without a pattern, when ``max(layer - index_skip_topk_offset + 1, 0) % index_topk_freq != 0`` (defaults: offset
+    2, freq 1, so every layer of DeepSeek V3.2 and GLM-5 / 5.1 has one; GLM-5.2 / 5.3, freq 4 offset 3: layers 0, 1,
+    2, 6, 10, ..., 74, the ``full`` entries of their ``indexer_types``, which vLLM does not read).
+    """
+    if "index_topk" not in text:
+        return frozenset()
+    pattern = text.get("index_topk_pattern")
+    if isinstance(pattern, list):
+        return frozenset(i for i in range(n) if not (i < len(pattern) and pattern[i] == "S"))
+    freq = _plain_int(text.get("index_topk_freq")) or 1
+    off = _plain_int(text.get("index_skip_topk_offset"))
+    off = 2 if off is None else off
+    return frozenset(i for i in range(n) if max(i - off + 1, 0) % freq == 0)

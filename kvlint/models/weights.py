@@ -30,13 +30,21 @@ from typing import Any
 from kvlint.memory.memo import per_model
 from kvlint.models.shapes import (
     NON_GATED_MLP_TYPES,
+    dsa_indexer_layers,
     dtype_bytes_of,
     ffn_mult_to_intermediate,
     nemotron_h_pattern,
 )
 from kvlint.types import ModelSpec
 
-__all__ = ["param_count", "param_breakdown", "weight_bytes", "linear_bytes_per_param", "skipped_params"]
+__all__ = [
+    "param_count",
+    "param_breakdown",
+    "weight_bytes",
+    "linear_bytes_per_param",
+    "skipped_params",
+    "tp_replicated_bytes",
+]
 
 
 def _i(v: Any, default: int = 0) -> int:
@@ -88,13 +96,20 @@ def param_breakdown(spec: ModelSpec) -> dict[str, int]:
     return dict(parts)
 
 
-def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = None) -> dict[str, int]:
+def _param_breakdown(
+    spec: ModelSpec,
+    sink: list[tuple[str, int, str]] | None = None,
+    unquantized_replicated: list[tuple[str, int]] | None = None,
+) -> dict[str, int]:
     """Parameter count of the whole model (all ranks) split into ``embed``, ``linear``, ``experts``,
     ``other`` and ``vision`` (element counts; see the module docstring for what each holds).
 
     Layer shapes: attention q/k/v/o ``h x H d``, ``h x K d`` (x2), ``H d x h`` (Qwen3-Next doubles q for its
     output gate); MLA (DeepSeek-V2/V3 ``DeepseekV2MLAAttention``) q_a ``h x q_lora``, q_b
-    ``q_lora x H (nope + rope)``, kv_a ``h x (kv_lora + rope)``, kv_b ``kv_lora x H (nope + v)``, o ``H v x h``;
+    ``q_lora x H (nope + rope)``, kv_a ``h x (kv_lora + rope)``, kv_b ``kv_lora x H (nope + v)``, o ``H v x h``, and
+    on the layers of a DeepSeek-sparse-attention model that build one, the indexer's wq_b
+    ``q_lora x index_n_heads index_head_dim`` and wk ``h x index_head_dim`` (weights_proj ``h x index_n_heads`` in
+    ``other``);
     Mamba-2 in_proj ``h x (2 I + 2 G N + nh)``, out_proj ``I x h``; Gated DeltaNet in_proj
     ``h x (2 Kdim + 2 Vdim + 2 nv)``, out ``Vdim x h``; NAS FFN width from ``ffn_mult``. MoE layer placement:
     DeepSeek/GLM ``first_k_dense_replace``/``moe_layer_freq``, Qwen-MoE ``decoder_sparse_step``/``mlp_only_layers``,
@@ -104,7 +119,9 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
     ``sink``, when given, receives one ``(module, elements, part)`` per quantizable module (``part`` is
     ``linear`` or ``experts``), named as the checkpoint names it below ``layers.{i}.``
     (``layers.3.self_attn.q_proj``; fused vLLM modules by their checkpoint shards joined with ``|``), for
-    :func:`skipped_params`.
+    :func:`skipped_params`. ``unquantized_replicated``, when given, receives ``(module, elements)`` of the modules
+    vLLM keeps whole on every tensor-parallel rank and never quantizes (MoE routers, the DSA indexer's
+    ``weights_proj``), for :func:`tp_replicated_bytes`.
     """
     t = spec.text_config or spec.config
     mt = spec.model_type
@@ -159,6 +176,7 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
     # fc1_latent_proj (h x latent) and fc2_latent_proj (latent x h); the shared expert and the router stay at h
     # (vllm@00b08dc4 vllm/model_executor/models/nemotron_h.py::NemotronHMoE: FusedMoE hidden_size=moe_latent_size).
     latent = _i(t.get("moe_latent_size"))
+    dsa_indexers = dsa_indexer_layers(t, len(spec.layers))
 
     def moe_params() -> tuple[int, int, int]:
         """(expert linear, shared linear (with the latent projections), router+gates) of one MoE layer."""
@@ -219,6 +237,8 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
                 i, "linear", f"{moe_name}.{shared_name}".lstrip("."), list(zip(mlp_names, sizes, strict=True))
             )
         out["other"] += rt
+        if unquantized_replicated is not None:
+            unquantized_replicated.append((f"layers.{i}.{moe_name}.gate".replace("..", "."), rt))
 
     for i, layer in enumerate(spec.layers):
         k = layer.kind
@@ -286,6 +306,16 @@ def _param_breakdown(spec: ModelSpec, sink: list[tuple[str, int, str]] | None = 
                 ],
             )
             out["other"] += q_lora + kv_lora
+            if q_lora and i in dsa_indexers:
+                # DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5.x), on the layers that build one
+                # (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::Indexer): wq_b q_lora x (heads x dim) and
+                # wk h x dim, quantized like the other projections; weights_proj h x heads (quant_config=None) and the
+                # k_norm LayerNorm (weight + bias) stay at the activation dtype
+                ih, ihd = _i(t.get("index_n_heads"), 64), _i(t.get("index_head_dim"), 128)
+                put(i, "linear", "self_attn", [("indexer.wq_b", q_lora * ih * ihd), ("indexer.wk", h * ihd)])
+                out["other"] += h * ih + 2 * ihd
+                if unquantized_replicated is not None:
+                    unquantized_replicated.append((f"layers.{i}.self_attn.indexer.weights_proj", h * ih))
         elif k == "mamba":
             lac = t.get("linear_attn_config")
             if mt == "kimi_linear" and isinstance(lac, dict):
@@ -1064,3 +1094,128 @@ def _deepseek_v4_fp4_experts(spec: ModelSpec, method: str) -> bool:
     t = spec.text_config or spec.config or {}
     expert_dtype = t.get("expert_dtype", (spec.config or {}).get("expert_dtype", "fp4"))
     return str(expert_dtype).lower() == "fp4" and bool(spec.num_experts)
+
+
+def _kept_flags(spec: ModelSpec, method: str, qc: dict[str, Any]) -> list[bool]:
+    """Per module of :func:`_param_breakdown`'s ``sink`` (same order): whether the checkpoint's quantization config
+    keeps it unquantized, by the loader rules :func:`skipped_params` applies (the same matchers, one flag each)."""
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(spec, sink)
+    m = _QUANT_ALIASES.get(method, method)
+    if m == "gptq":
+        rules, _why = _gptq_dynamic(qc, spec)
+        return [_gptq_rule(rules, name) is False for name, _n, _p in _vllm_modules(spec)]
+    if m == "bitsandbytes":
+        raw = qc.get("llm_int8_skip_modules")
+        bnb = {str(x) for x in raw} if isinstance(raw, list) else set()
+        return [p != "experts" and _bnb_skipped(name, bnb) for name, _n, p in _vllm_modules(spec)]
+    skip, _key = _skip_list(method, qc)
+    if not skip:
+        return [False] * len(sink)
+    match = _skip_matcher(method, skip)
+    pre = _layer_prefix(skip)
+    flags = []
+    for name, _n, part in sink:
+        if part == "experts" and m == "compressed-tensors":
+            flags.append(False)
+            continue
+        block, _, leaf = name.rpartition(".")
+        fused, *shards = leaf.split("|")
+        flags.append(
+            bool(
+                match(f"{pre}{block}.{fused}")
+                or (bool(shards) and all(match(f"{pre}{block}.{s}") for s in shards))
+            )
+        )
+    return flags
+
+
+#: Quantizable modules vLLM builds whole on every tensor-parallel rank (``ReplicatedLinear`` or ``disable_tp=True``),
+#: by their checkpoint leaf name under ``self_attn``: MLA's ``q_a_proj`` and ``kv_a_proj_with_mqa`` (fused into the
+#: replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set) and the DSA indexer's ``wq_b`` and ``wk``
+#: (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention, ``DeepSeekV2FusedQkvAProjLinear``,
+#: ``Indexer``).
+_REPLICATED_LEAVES = ("self_attn.q_a_proj", "self_attn.kv_a_proj_with_mqa", "indexer.wq_b", "indexer.wk")
+
+
+def tp_replicated_bytes(
+    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None, tp: int = 1
+) -> tuple[int, str]:
+    """Bytes each tensor-parallel rank holds beyond an even ``1/tp`` share of the whole model's weights, summed
+    over all decoder layers (a pipeline stage holds its layers' share), and what they are.
+
+    vLLM shards most linear layers over TP but keeps some whole on every rank:
+
+    * MLA ``q_a_proj`` + ``kv_a_proj_with_mqa`` (one replicated ``fused_qkv_a_proj`` when ``q_lora_rank`` is set,
+      else a ``ReplicatedLinear``) and the DeepSeek-sparse-attention indexer's ``wq_b`` (``ReplicatedLinear``) and
+      ``wk`` + ``weights_proj`` (``disable_tp=True``), quantized like the checkpoint's other linears unless its list
+      keeps them (vllm@002d6073 vllm/model_executor/models/deepseek_v2.py::DeepseekV2MLAAttention, ``Indexer``);
+    * MoE routers, at the activation dtype (``GateLinear`` in deepseek_v2.py above; ``self.gate = ReplicatedLinear(
+      hidden_size, num_experts, quant_config=None)`` in vllm@002456df vllm/model_executor/models/qwen3_moe.py::
+      Qwen3MoeSparseMoeBlock; **[assumed]** the same for the other MoE families, whose routers kvlint counts alike);
+    * attention K/V projections when the model has fewer KV heads than ``tp``: every rank keeps
+      ``max(1, K // tp)`` heads, so each holds one whole head (vllm@002456df qwen3_moe.py::Qwen3MoeAttention, "we
+      replicate the KV heads across multiple tensor parallel GPUs"; ``QKVParallelLinear``'s
+      ``num_kv_head_replicas``).
+
+    A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
+    heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
+    checkpoint's method, or ``quantization`` for an online conversion). Returns ``(0, "")`` at ``tp`` 1.
+    """
+    return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp)
+
+
+@per_model
+def _tp_replicated_bytes(
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int
+) -> tuple[int, str]:
+    """:func:`tp_replicated_bytes` itself, with positional arguments."""
+    if tp <= 1:
+        return 0, ""
+    ck_method = spec.quant_method
+    q = (quantization or "").lower() or None
+    q_norm = _QUANT_ALIASES.get(q, q) if q else None
+    ck_norm = _QUANT_ALIASES.get(ck_method, ck_method) if ck_method else None
+    online = q_norm if q_norm and q_norm != ck_norm and not ck_method else None
+    method = online or ck_method
+    qc: dict[str, Any] = {} if online else dict(spec.quant_config or {})
+    if online == "bitsandbytes":
+        qc = {"load_in_4bit": True}
+    rate = float(dtype_bytes)
+    if method and _QUANT_ALIASES.get(method, method) != "mxfp4":
+        rate = linear_bytes_per_param(method, qc, dtype_bytes)[0]
+    sink: list[tuple[str, int, str]] = []
+    unq: list[tuple[str, int]] = []
+    _param_breakdown(spec, sink, unq)
+    kept = _kept_flags(spec, method, qc) if method and not online else [False] * len(sink)
+    share = 1 - 1 / tp
+    whole = 0.0
+    kv = 0.0
+    attn_kinds = ("full", "sliding", "chunked", "cross")
+    kv_heads = {i: lay.kv_heads for i, lay in enumerate(spec.layers) if lay.kind in attn_kinds}
+    for (name, n, part), keep in zip(sink, kept, strict=True):
+        if part != "linear":
+            continue
+        b = n * (dtype_bytes if keep else rate)
+        if name.endswith(_REPLICATED_LEAVES):
+            whole += b
+        elif name.endswith((".k_proj", ".v_proj")):
+            i = _i(name.split(".")[1], -1)
+            K = kv_heads.get(i, 0)
+            if 0 < K < tp:
+                kv += b * (1 / K - 1 / tp)
+    routers = sum(n for _name, n in unq) * dtype_bytes
+    total = int((whole + routers) * share + kv)
+    if not total:
+        return 0, ""
+    what = []
+    if whole:
+        what.append(f"MLA/indexer projections {whole / 2**30:.2f} GiB")
+    if routers:
+        what.append(f"routers {routers / 2**30:.2f} GiB")
+    if kv:
+        what.append(f"K/V heads replicated to {tp} ranks +{kv / 2**30:.2f} GiB")
+    return (
+        total,
+        f"replicated on every TP rank: {', '.join(what)} (+{total / 2**30:.2f} GiB per rank over 1/{tp})",
+    )
