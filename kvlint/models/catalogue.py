@@ -548,6 +548,53 @@ def repository_name_match(name: str, *, loose: bool = False) -> str | None:
     return vid or mid
 
 
+def modelcar_maker_tag(repo_id: str) -> str:
+    """The image tag jharmison-redhat/modelcar-maker builds for hub id ``repo_id`` when none is given, without
+    its ``-modelcar`` suffix: ``/`` becomes ``--``, ``.`` becomes ``_``, all lower-case
+    (``src/modelcar_maker/util/helpers.py`` ``normalize``, README "Image tag format"; read at commit
+    9a8c68c2). ``RedHatAI/granite-3.1-8b-instruct-quantized.w8a8`` ->
+    ``redhatai--granite-3_1-8b-instruct-quantized_w8a8``."""
+    return repo_id.replace("/", "--").replace(".", "_").lower()
+
+
+def modelcar_maker_match(tag: str) -> str | None:
+    """The hub id a modelcar-maker tag (``org--name``, :func:`modelcar_maker_tag`, ``-modelcar`` already cut)
+    names, or None. The spelling loses case and ``.`` (an ``_`` is ``.`` or ``_``), so the id is read back
+    only through the catalogue: the catalogued id (or variant) whose tag is ``tag`` when exactly one
+    catalogued configuration has it; else a quantized build (a :data:`QUANT_SUFFIXES` suffix, spelled as the
+    tag spells it) of exactly one catalogued model, named under the catalogue's spelling of the tag's org
+    and accepted only when :func:`derive_quantized` derives it. Never a guess beyond that."""
+    want = tag.strip().lower()
+    org, sep, name = want.partition("--")
+    if not sep or not org or not name:
+        return None
+    hits = {key: hit for key, hit in _by_name().items() if modelcar_maker_tag(key) == want}
+    if hits:
+        if len({_index()[mid].dir for mid, _ in hits.values()}) != 1:
+            return None
+        mid, vid = hits[sorted(hits)[0]]
+        return vid or mid
+    spelled = sorted({mid.split("/", 1)[0] for mid in _index() if mid.split("/", 1)[0].lower() == org})
+    publisher = spelled[0] if len(spelled) == 1 else org
+    for suffix, _, _ in QUANT_SUFFIXES:
+        tail = modelcar_maker_tag(suffix)
+        if not name.endswith(tail) or len(name) <= len(tail):
+            continue
+        stem = name[: -len(tail)]
+        bases = {
+            key: hit for key, hit in _by_name().items() if modelcar_maker_tag(key.split("/", 1)[-1]) == stem
+        }
+        dirs = {_index()[mid].dir for mid, _ in bases.values()}
+        if len(dirs) != 1:
+            if dirs:
+                return None
+            continue
+        mid, vid = bases[sorted(bases)[0]]
+        candidate = f"{publisher}/{(vid or mid).split('/', 1)[-1]}{suffix}"
+        return candidate if derive_quantized(candidate) is not None else None
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _architecture(dirname: str) -> tuple[str, tuple[str, ...]]:
     """``(model_type, architectures)`` of the config.json stored in catalogue directory ``dirname``."""

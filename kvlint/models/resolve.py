@@ -489,6 +489,16 @@ def oci_named_model(ref: str) -> tuple[str, str] | None:
         bare = _OCI_AFFIXES.sub("", name)
         if not bare or not re.search(r"\d", bare):
             continue
+        if "--" in bare:
+            # modelcar-maker's tag spelling of a hub id, ``org--name`` (:func:`kvlint.models.catalogue.modelcar_maker_tag`)
+            named = catalogue.modelcar_maker_match(bare)
+            if named is not None:
+                return (
+                    named,
+                    f"its {what} '{name}' is modelcar-maker's spelling of {named} (org--name, '.' as '_', lower "
+                    "case), so the image is taken to hold that model",
+                )
+            continue
         hit = catalogue.repository_name_match(bare, loose=True)
         if hit is not None:
             return (
@@ -504,6 +514,24 @@ def oci_named_model(ref: str) -> tuple[str, str] | None:
                 f"its {what} '{name}' names a quantized build of a catalogued model, read as {derived}",
             )
     return None
+
+
+def _oci_org_name_hint(ref: str) -> str:
+    """For an unresolved ``oci://`` model image whose tag (or repository name) is spelled ``org--name`` as
+    modelcar-maker spells hub ids (:func:`kvlint.models.catalogue.modelcar_maker_tag`), the clause saying so:
+    that spelling drops case and dots, so kvlint does not turn it back into an id it has not catalogued."""
+    from kvlint.engines.images import split_image
+
+    repository, tag, _ = split_image(ref[len("oci://") :])
+    for name in (tag or "", repository.rsplit("/", 1)[-1]):
+        bare = _OCI_AFFIXES.sub("", name)
+        org, sep, rest = bare.partition("--")
+        if sep and org and rest:
+            return (
+                f" ('{name}' is spelled org--name as modelcar-maker tags hub ids, {org}/{rest} with case lost and "
+                "'.' written '_', which is no catalogued model kvlint could read back)"
+            )
+    return ""
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -673,7 +701,8 @@ def _resolve(
         if oci_named is None:
             raise ModelUnavailable(
                 f"model image {ref}: kvlint cannot open OCI images, and neither its repository name nor its tag is "
-                "the name of a catalogued model; annotate the InferenceService with kvlint.io/model: <hub id>"
+                f"the name of a catalogued model{_oci_org_name_hint(ref)}; annotate the InferenceService with "
+                "kvlint.io/model: <hub id>"
             )
         hub_id, why = oci_named
         oci_spec = _resolve(
