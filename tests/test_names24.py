@@ -55,7 +55,9 @@ def test_modelcar_maker_tags_read_back_only_through_the_catalogue(tmp_path):
     from kvlint.models.resolve import oci_named_model
 
     text = JHARMISON.read_text()
-    mistral = "oci://quay.io/jharmison/models:redhatai--mistral-small-3_1-24b-instruct-2503-fp8-dynamic-modelcar"
+    mistral = (
+        "oci://quay.io/jharmison/models:redhatai--mistral-small-3_1-24b-instruct-2503-fp8-dynamic-modelcar"
+    )
     assert f"# uri: {mistral}" in text
     assert oci_named_model(mistral)[0] == "RedHatAI/Mistral-Small-3.1-24B-Instruct-2503-FP8-dynamic"
     assert oci_named_model("oci://q.io/a/models:qwen--qwen3-8b-modelcar")[0] == "Qwen/Qwen3-8B"
@@ -71,3 +73,66 @@ def test_modelcar_maker_tags_read_back_only_through_the_catalogue(tmp_path):
     (kv502,) = [d for d in res.diagnostics if d.rule == "KV502"]
     assert "org--name" in kv502.message and "redhatai/granite-9_9-8b-instruct" in kv502.message
     assert "kvlint.io/model" in kv502.message
+
+
+KTHENA_ASCEND = COLLECTED / (
+    "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-booster__Qwen2.5-Coder-32B-Instruct.yaml"
+)
+
+
+def test_accelerator_families_are_named_as_their_vendors_write_them_with_the_right_article(tmp_path):
+    """kthena's ModelBooster example runs openeuler/vllm-ascend (fixtures/collected): KV501 and KV208 said "is
+    a ASCEND build", "that ASCEND accelerator", "this ASCEND build"; they now say an Ascend build (Huawei's
+    spelling), with the article by sound. The variant: the same manifest with a Gaudi and an XPU image."""
+    text = KTHENA_ASCEND.read_text()
+    assert text.count("openeuler/vllm-ascend:latest") == 1
+    for image, name, article in [
+        ("openeuler/vllm-ascend:latest", "Ascend", "an"),
+        ("opea/vllm-gaudi:latest", "Intel Gaudi", "an"),
+        ("intel/vllm-xpu:0.10.0", "Intel XPU", "an"),
+        ("vllm/vllm-tpu:v0.10.0", "TPU", "a"),
+    ]:
+        path = tmp_path / f"{name.replace(' ', '_')}.yaml"
+        path.write_text(text.replace("openeuler/vllm-ascend:latest", image))
+        res = run_check([str(path)], Options(allow_hub=False))
+        messages = " ".join(
+            d.message + " " + (d.fix or "") for d in res.diagnostics if d.rule in ("KV501", "KV208")
+        )
+        assert f"is {article} {name} build of vllm" in messages, image
+        assert f"that {name} accelerator" in messages, image
+        if name != name.upper():
+            assert name.upper() not in messages, image
+        if image.endswith(":latest"):  # KV208: no release tag, so the release read is assumed
+            assert f"skipped on this {name} build" in messages, image
+
+
+def test_article_goes_by_how_the_word_is_said():
+    """One helper for every message: initialisms by the name of their first letter, words by their sound."""
+    from kvlint.wording import article, platform_name, with_article
+
+    said = {
+        "NPU": "an",
+        "XPU": "an",
+        "TPU": "a",
+        "CPU": "a",
+        "H100": "an",
+        "A100": "an",
+        "L4": "an",
+        "T4": "a",
+        "NVIDIA": "an",
+        "CUDA build": "a",
+        "ROCm": "a",
+        "Ascend": "an",
+        "Intel Gaudi": "an",
+        "OpenVINO": "an",
+        "AWS Neuron": "an",
+        "unified": "a",
+        "8-bit": "an",
+        "11B": "an",
+        "1B": "a",
+        "object": "an",
+        "string": "a",
+    }
+    assert {w: article(w) for w in said} == said
+    assert with_article(platform_name("ascend")) == "an Ascend"
+    assert platform_name("somethingnew") == "SOMETHINGNEW"
