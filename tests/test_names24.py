@@ -136,3 +136,33 @@ def test_article_goes_by_how_the_word_is_said():
     assert {w: article(w) for w in said} == said
     assert with_article(platform_name("ascend")) == "an Ascend"
     assert platform_name("somethingnew") == "SOMETHINGNEW"
+
+
+#: vLLM production-stack's CoreWeave Terraform template (fixtures/collected; source in its INDEX.csv)
+CW_GPT_OSS = COLLECTED / (
+    "vllm-project__production-stack__tutorials__terraform__coreweave__config__llm-stack__helm__gpu__gpu-gpt-oss-20-cw.tpl"
+)
+
+
+def test_did_you_mean_prefers_the_stored_newest_model_on_equal_name_similarity(tmp_path):
+    """The production-stack CoreWeave template serves /data/models/tinyllama (which its own init step fills
+    with ``hf download TinyLlama/TinyLlama-1.1B-Chat-v1.0``). "tinyllama" is as near by name to -v0.3 (a
+    variant listed on the stored v1.0 config) as to -v1.0; the first in sorted order, v0.3, was offered. Ties
+    now go to the stored configuration, then to the higher version numbers. The variant: the path renamed, and
+    the rank on two names that are both variants."""
+    from kvlint.models.catalogue import _suggestion_rank, same_family_suggestion
+
+    text = CW_GPT_OSS.read_text()
+    assert 'modelURL: "/data/models/tinyllama"' in text and "TinyLlama/TinyLlama-1.1B-Chat-v1.0" in text
+    for variant in (text, text.replace("/data/models/tinyllama", "/data/models/TinyLlama-Chat")):
+        path = tmp_path / "cw.yaml"
+        path.write_text(variant)
+        res = run_check([str(path)], Options(allow_hub=False))
+        kv502 = [d.message for d in res.diagnostics if d.rule == "KV502" and "/data/models/" in d.message]
+        assert kv502 and all(": TinyLlama/TinyLlama-1.1B-Chat-v1.0)" in m for m in kv502), kv502
+        assert not any("v0.3" in m for m in kv502)
+    assert same_family_suggestion("tinyllama") == "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    # equal ratio, both variants: the higher version wins, whichever order the table holds them in
+    a = _suggestion_rank("tinyllama", "tinyllama/tinyllama-1.1b-chat-v0.3", False)
+    b = _suggestion_rank("tinyllama", "tinyllama/tinyllama-1.1b-chat-v1.0", False)
+    assert a[0] == b[0] and b > a

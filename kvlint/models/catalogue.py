@@ -624,10 +624,8 @@ def same_family_suggestion(name: str) -> str | None:
     catalogue holds models of that family and their config.json files all have one ``model_type`` and one
     ``architectures`` list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a
     model of another architecture (e.g. a Llama for a LLaVA path), nor guesses within a family whose
-    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...).
+    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...). Ties: :func:`_suggestion_rank`.
     """
-    import difflib
-
     want = name.strip().strip("/").rsplit("/", 1)[-1].lower()
     family = _family(want)
     if family is None:
@@ -638,9 +636,22 @@ def same_family_suggestion(name: str) -> str | None:
     archs = {_architecture(_index()[mid].dir) for mid, _ in hits.values()}
     if len(archs) != 1:
         return None
-    key = max(sorted(hits), key=lambda k: difflib.SequenceMatcher(None, want, k.split("/", 1)[-1]).ratio())
+    key = max(sorted(hits), key=lambda k: _suggestion_rank(want, k, hits[k][1] is None))
     mid, vid = hits[key]
     return vid or mid
+
+
+def _suggestion_rank(want: str, key: str, stored: bool) -> tuple[float, bool, tuple[int, ...]]:
+    """How well catalogued id ``key`` (normalised) answers a path named ``want``, for
+    :func:`same_family_suggestion`: the ``difflib`` ratio of the repository names first; among equal ratios a
+    stored configuration before a variant mapped onto one (``TinyLlama-1.1B-Chat-v1.0`` before the
+    ``-v0.3`` listed on it), then the higher version numbers, compared number by number (``v1.0`` before
+    ``v0.3``); the caller breaks full ties alphabetically, so the pick never depends on table order."""
+    import difflib
+
+    repo = key.split("/", 1)[-1]
+    numbers = tuple(int(n) for n in re.findall(r"\d+", repo)[:8])
+    return difflib.SequenceMatcher(None, want, repo).ratio(), stored, numbers
 
 
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:
