@@ -104,8 +104,9 @@ SEGMENT_BYTES = 4 * 2**20
 #: Text analysed together when a large file is read in segments (bytes; a segment is never split).
 BATCH_BYTES = 512 * 2**10
 #: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
-#: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig).
-_WORDS_TEXT = ("ConfigMap", "ServingRuntime", "InferenceService")
+#: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig, and OpenShift AI's
+#: HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`).
+_WORDS_TEXT = ("ConfigMap", "ServingRuntime", "InferenceService", "HardwareProfile")
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
 _WHOLE_ONLY_CHARS = "\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e"
@@ -129,12 +130,12 @@ def _whole_only(text: str) -> bool:
 
 def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
-    (Three ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
+    (Four ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third = _WORDS_TEXT
-        return first in data or second in data or third in data
-    bfirst, bsecond, bthird = _WORDS_BYTES
-    return bfirst in data or bsecond in data or bthird in data
+        first, second, third, fourth = _WORDS_TEXT
+        return first in data or second in data or third in data or fourth in data
+    bfirst, bsecond, bthird, bfourth = _WORDS_BYTES
+    return bfirst in data or bsecond in data or bthird in data or bfourth in data
 
 
 #: An escape inside a double-quoted scalar (from its opening quote to a backslash, lines included).

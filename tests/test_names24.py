@@ -166,3 +166,117 @@ def test_did_you_mean_prefers_the_stored_newest_model_on_equal_name_similarity(t
     a = _suggestion_rank("tinyllama", "tinyllama/tinyllama-1.1b-chat-v0.3", False)
     b = _suggestion_rank("tinyllama", "tinyllama/tinyllama-1.1b-chat-v1.0", False)
     assert a[0] == b[0] and b > a
+
+
+VLLM_KSERVE_VALUES = COLLECTED / "charts/vllm-kserve/values.yaml"
+
+#: A HardwareProfile as OpenShift AI stores it (infrastructure.opendatahub.io/v1; fields of opendatahub-operator
+#: api/infrastructure/v1/hardwareprofile_types.go): one GPU, and node scheduling onto L40S nodes. Made up for
+#: these tests in the shape of the profiles the dashboard writes.
+PROFILE = """apiVersion: infrastructure.opendatahub.io/v1
+kind: HardwareProfile
+metadata:
+  name: {name}
+  namespace: {namespace}
+spec:
+  identifiers:
+    - {{defaultCount: '4', displayName: CPU, identifier: cpu, maxCount: '8', minCount: 1, resourceType: CPU}}
+    - {{defaultCount: 1, displayName: GPU, identifier: nvidia.com/gpu, maxCount: 1, minCount: 1, resourceType: Accelerator}}
+  scheduling:
+    type: Node
+    node:
+      nodeSelector: {{nvidia.com/gpu.product: NVIDIA-L40S}}
+"""
+
+
+def _profiled_isvc(tmp_path: Path) -> tuple[Path, str, str]:
+    """The Parasol InferenceService (a real OpenShift AI one) as redhat-ai-services' vllm-kserve chart writes
+    it by default: no resources (values ``resources: {}``, "the resources will default to the hardware
+    profile") and the chart's hardware-profile annotations from its values."""
+    values = yaml.safe_load(VLLM_KSERVE_VALUES.read_text())
+    assert values["resources"] == {}
+    name, namespace = values["hardwareProfile"]["name"], values["hardwareProfile"]["namespace"]
+    text = (PARASOL / "inference-service-granite-modelcar.yaml").read_text()
+    start, end = text.index("      resources:\n"), text.index("      runtime: vllm\n")
+    assert "nvidia.com/gpu: '1'" in text[start:end]
+    text = text[:start] + text[end:]
+    text = text.replace(
+        "  annotations:\n",
+        f"  annotations:\n    opendatahub.io/hardware-profile-name: {name}\n"
+        f"    opendatahub.io/hardware-profile-namespace: {namespace}\n",
+        1,
+    )
+    path = tmp_path / "isvc.yaml"
+    path.write_text(text)
+    return path, name, namespace
+
+
+def test_a_hardware_profile_not_among_the_inputs_is_named_not_called_a_missing_gpu(tmp_path):
+    """OpenShift AI's webhook (opendatahub-operator internal/webhook/hardwareprofile) writes the named profile's
+    identifiers into spec.predictor.model.resources at admission: without the profile, "requests no GPU" was a
+    warning about a manifest that is not wrong; it is now an info naming the profile (KV405, KV501)."""
+    isvc, name, namespace = _profiled_isvc(tmp_path)
+    res = run_check(
+        [str(isvc), str(PARASOL / "serving-runtime-vllm-granite-modelcar.yaml")], Options(allow_hub=False)
+    )
+    (kv405,) = [d for d in res.diagnostics if d.rule == "KV405"]
+    assert kv405.severity == "info" and f"hardware profile '{name}' in namespace {namespace}" in kv405.message
+    (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
+    assert f"hardware profile '{name}'" in kv501.message and "HardwareProfile" in (kv501.fix or "")
+    assert not [d for d in res.diagnostics if d.severity in ("warning", "error") and d.rule.startswith("KV4")]
+    # the variant: without the annotation, the missing GPU is still a warning
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "\n".join(x for x in isvc.read_text().splitlines() if "hardware-profile" not in x) + "\n"
+    )
+    res = run_check(
+        [str(plain), str(PARASOL / "serving-runtime-vllm-granite-modelcar.yaml")], Options(allow_hub=False)
+    )
+    (kv405,) = [d for d in res.diagnostics if d.rule == "KV405"]
+    assert kv405.severity == "warning" and "hardware profile" not in kv405.message
+
+
+def test_a_hardware_profile_among_the_inputs_is_applied_as_the_webhook_does(tmp_path):
+    """With the HardwareProfile among the inputs, its identifiers become the model's requests (defaultCount)
+    and limits (maxCount) where the model sets none, and its node scheduling replaces the predictor's: the
+    engine is sized on one L40S. Variants: the model's own GPU count wins over the profile's; a profile in
+    another namespace is not the one named; a Kueue profile sets no nodeSelector."""
+    isvc, name, namespace = _profiled_isvc(tmp_path)
+    runtime = str(PARASOL / "serving-runtime-vllm-granite-modelcar.yaml")
+    profile = tmp_path / "profile.yaml"
+    profile.write_text(PROFILE.format(name=name, namespace=namespace))
+    res = run_check([str(isvc), runtime, str(profile)], Options(allow_hub=False))
+    (cr,) = res.containers
+    (c,) = cr.workload.pod_spec["containers"]
+    assert c["resources"]["requests"] == {"cpu": "4", "nvidia.com/gpu": "1"}
+    assert c["resources"]["limits"] == {"cpu": "8", "nvidia.com/gpu": "1"}
+    assert cr.placement.gpus == 1 and cr.placement.accelerator.id == "nvidia-l40s"
+    assert cr.placement.gpus_loc.file == str(profile)
+    assert cr.plan is not None
+    assert not [d for d in res.diagnostics if d.rule in ("KV405", "KV501")]
+
+    own = tmp_path / "own.yaml"
+    own.write_text(
+        isvc.read_text().replace(
+            "      runtime: vllm\n",
+            "      resources:\n        limits: {nvidia.com/gpu: '2'}\n        requests: {nvidia.com/gpu: '2'}\n"
+            "      runtime: vllm\n",
+        )
+    )
+    (cr,) = run_check([str(own), runtime, str(profile)], Options(allow_hub=False)).containers
+    assert cr.placement.gpus == 2
+
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text(PROFILE.format(name=name, namespace="someone-else"))
+    res = run_check([str(isvc), runtime, str(elsewhere)], Options(allow_hub=False))
+    assert [d for d in res.diagnostics if d.rule == "KV405" and d.severity == "info"]
+
+    queued = tmp_path / "queued.yaml"
+    queued.write_text(
+        PROFILE.format(name=name, namespace=namespace).replace(
+            "    type: Node\n    node:\n      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L40S}\n",
+            "    type: Queue\n    kueue: {localQueueName: gpu-queue}\n",
+        )
+    )
+    (cr,) = run_check([str(isvc), runtime, str(queued)], Options(allow_hub=False)).containers
+    assert cr.placement.gpus == 1 and "nodeSelector" not in cr.workload.pod_spec

@@ -428,8 +428,9 @@ def join_services(providers: Sequence[Document], services: Sequence[Document]) -
 
 #: The services that take pods from runtimes or presets.
 _SERVICE_KINDS = frozenset({"LLMInferenceService", "InferenceService"})
-#: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets.
-PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
+#: What services take pods from: KServe/OME serving runtimes and LLMInferenceService presets; and the OpenShift
+#: AI hardware profiles whose resources and node scheduling its webhook writes into an InferenceService.
+PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", "HardwareProfile", *_RUNTIME_KINDS})
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.

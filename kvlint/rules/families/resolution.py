@@ -28,6 +28,7 @@ from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, Diagnostic
 from kvlint.values import as_float
 from kvlint.wording import platform_name, with_article
+from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
 
@@ -77,11 +78,15 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="info",
             )
             return
+        w = ctx.workload
+        profile = profile_clause(w.kind, w.annotations, w.namespace)
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
-            "resource), so there is no GPU to size the engine on",
+            "resource), so there is no GPU to size the engine on" + (f"; {profile}" if profile else ""),
             loc_of(s.container, "resources") or s.command_loc,
-            fix="request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
+            fix=PROFILE_FIX
+            if profile
+            else "request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
             "nodeSelector or the kvlint.io/accelerator annotation",
             severity="info",
         )
