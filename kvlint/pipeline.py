@@ -411,7 +411,9 @@ def resolve_container_model(
         return _models.resolve_model(ref, revision=revision, **_model_sources(options)), None
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
-        return (stored, None) if stored is not None else (None, str(exc))
+        if stored is not None:
+            return stored, None
+        return None, str(exc) + _storage_hint(w)
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
 
@@ -425,6 +427,21 @@ def _model_sources(options: Options) -> dict[str, Any]:
         "allow_local_paths": options.allow_local_paths,
         "catalogues": options.model_catalogues,
     }
+
+
+def _storage_hint(w: Workload) -> str:
+    """For a model kvlint could not resolve whose download location (:attr:`~kvlint.types.Workload.model_storage`)
+    is named after a catalogued model with its dots dropped: the "did you mean" clause
+    (:func:`kvlint.models.resolve.dots_dropped_hint`), else ""."""
+    location = w.model_storage
+    if not location or w.annotations.get(MODEL_ANNOTATION) or w.derived_model:
+        return ""
+    from kvlint.models.resolve import dots_dropped_hint
+
+    guess = dots_dropped_hint(location)
+    if guess is None:
+        return ""
+    return f"; the model is downloaded from {location}{guess[1]}: map it in model_paths or annotate kvlint.io/model: {guess[0]}"
 
 
 def _stored_model(ref: str, revision: str | None, w: Workload, options: Options) -> ModelSpec | None:

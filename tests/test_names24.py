@@ -280,3 +280,40 @@ def test_a_hardware_profile_among_the_inputs_is_applied_as_the_webhook_does(tmp_
     )
     (cr,) = run_check([str(isvc), runtime, str(queued)], Options(allow_hub=False)).containers
     assert cr.placement.gpus == 1 and "nodeSelector" not in cr.workload.pod_spec
+
+
+FLUID = COLLECTED / "kserve__kserve__docs__samples__fluid__fluid-isvc.yaml"
+FLUID_RUNTIME = COLLECTED / "kserve__kserve__docs__samples__fluid__kserve-huggingfaceserver.yaml"
+
+
+def test_a_location_named_with_the_dots_dropped_gets_a_did_you_mean_not_an_assumption(tmp_path):
+    """KServe's Fluid sample downloads its model from pvc://s3-data/llama-31-8b-instruct: Llama-3.1-8B-Instruct
+    with the dots dropped. A dropped dot joins digits (1.5b and 15b read alike), so kvlint does not size it as
+    that model, but KV502 now asks "did you mean meta-llama/Llama-3.1-8B-Instruct?". Variants: a container path
+    named so (the example mapping becomes that id), and names whose digits do not split the same way."""
+    from kvlint.models.catalogue import dots_dropped_match
+
+    assert "storageUri: pvc://s3-data/llama-31-8b-instruct" in FLUID.read_text()
+    res = run_check([str(FLUID), str(FLUID_RUNTIME)], Options(allow_hub=False))
+    (cr,) = [c for c in res.containers if c.workload.name == "llama-31-8b-instruct"]
+    assert cr.model is None
+    kv502 = [d for d in res.diagnostics if d.rule == "KV502" and "llama-31-8b-instruct" in d.object]
+    assert kv502 and "did you mean meta-llama/Llama-3.1-8B-Instruct?" in kv502[0].message
+    assert "kvlint.io/model: meta-llama/Llama-3.1-8B-Instruct" in kv502[0].message
+
+    deploy = tmp_path / "d.yaml"
+    deploy.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: q}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.10.0\n"
+        '        args: ["--model", "/models/qwen25-7b-instruct"]\n'
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    res = run_check([str(deploy)], Options(allow_hub=False))
+    (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert "did you mean Qwen/Qwen2.5-7B-Instruct?" in d.message
+    assert "/models/qwen25-7b-instruct: Qwen/Qwen2.5-7B-Instruct" in d.message
+    assert res.containers[0].model is None
+    # the digits must split as the catalogued name's do, and a name with its dots kept is not this rule's
+    assert dots_dropped_match("llama-3-18b-instruct") is None
+    assert dots_dropped_match("llama-3.1-8b-instruct") is None
+    assert dots_dropped_match("granite-31-8b-instruct") == "ibm-granite/granite-3.1-8b-instruct"

@@ -548,6 +548,37 @@ def repository_name_match(name: str, *, loose: bool = False) -> str | None:
     return vid or mid
 
 
+def dots_dropped_match(name: str) -> str | None:
+    """The catalogued id (or variant) whose repository name, with its dots dropped, is ``name`` (case and
+    ``_``/``-`` aside): ``llama-31-8b-instruct`` for ``Llama-3.1-8B-Instruct``; None unless exactly one
+    catalogued configuration has it and ``name`` has no dot of its own (a name with its dots kept is matched by
+    :func:`repository_name_match`).
+
+    Only ever offered as a "did you mean" (KV502), never assumed: a dropped dot joins the digits around it,
+    so ``qwen2-15b`` would read as a catalogued ``Qwen2-1.5B`` although Qwen2 1.5B and a 15B model of the same
+    name are ten times apart, and a unique match in the catalogue says nothing about the hub's other models."""
+    want = re.sub(r"[_-]", "-", name.strip().strip("/").rsplit("/", 1)[-1].lower())
+    if not want or "." in want or not re.search(r"\d", want):
+        return None
+    hits = {
+        key: hit
+        for key, hit in _by_name().items()
+        if "." in key.split("/", 1)[-1]
+        and re.sub(r"[._-]", "", key.split("/", 1)[-1]) == want.replace("-", "")
+        and _digit_runs(key.split("/", 1)[-1].replace(".", "")) == _digit_runs(want)
+    }
+    dirs = {_index()[mid].dir for mid, _ in hits.values()}
+    if len(dirs) != 1:
+        return None
+    mid, vid = hits[sorted(hits)[0]]
+    return vid or mid
+
+
+def _digit_runs(name: str) -> tuple[str, ...]:
+    """The runs of digits of ``name`` in order (``llama-31-8b`` -> ``('31', '8')``)."""
+    return tuple(re.findall(r"\d+", name))
+
+
 def modelcar_maker_tag(repo_id: str) -> str:
     """The image tag jharmison-redhat/modelcar-maker builds for hub id ``repo_id`` when none is given, without
     its ``-modelcar`` suffix: ``/`` becomes ``--``, ``.`` becomes ``_``, all lower-case

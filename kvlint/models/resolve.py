@@ -534,6 +534,22 @@ def _oci_org_name_hint(ref: str) -> str:
     return ""
 
 
+def dots_dropped_hint(location: str) -> tuple[str, str] | None:
+    """``(catalogued id, clause)`` when the last component of a path or storage location is a catalogued
+    model's name with its dots dropped (:func:`kvlint.models.catalogue.dots_dropped_match`:
+    ``pvc://s3-data/llama-31-8b-instruct``): the "did you mean" KV502 adds; kvlint does not assume it."""
+    from kvlint.models.catalogue import dots_dropped_match
+
+    name = Path(location.strip().rstrip("/")).name
+    hit = dots_dropped_match(name) if name and not name.startswith("$") else None
+    if hit is None:
+        return None
+    return hit, (
+        f"; did you mean {hit}? '{name}' is its name with the dots dropped, which kvlint does not assume (a "
+        "dropped dot joins version and size digits)"
+    )
+
+
 def _looks_like_path(ref: str) -> bool:
     return (
         ref.startswith(("/", "./", "../", "~", "\\"))
@@ -829,9 +845,13 @@ def _resolve(
         tried = f" (also looked in --model-dir {', '.join(model_dirs)})" if model_dirs else ""
         # an example target only of the name's own family and architecture, never an unrelated model
         example = same_family_suggestion(Path(ref.rstrip("/")).name) or "<org>/<name>"
+        guess = dots_dropped_hint(ref)
+        if guess is not None:
+            example = guess[0]
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
-            f"path inside the container or on a volume{tried}); map it to a hub id or local directory in "
+            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; map it to a hub id or "
+            "local directory in "
             f"`.kvlint.yaml` model_paths (e.g. {ref}: {example}), annotate the workload "
             "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
             f"{Path(ref).name or '<name>'}/config.json"
