@@ -553,13 +553,13 @@ class _Context:
     def keep(self, docs: Sequence[Document]) -> None:
         """Take the context of ``docs``."""
         from kvlint.workloads import configmaps
-        from kvlint.workloads.find import PROVIDER_KINDS
+        from kvlint.workloads.find import CONTEXT_KINDS
 
         for d in docs:
             kind = d.kind
             if kind == "ConfigMap":
                 self.cms.update(configmaps([d]))
-            elif kind in PROVIDER_KINDS:
+            elif kind in CONTEXT_KINDS:
                 same = self._ids.setdefault((kind, d.namespace, d.name), [])
                 if any(d.data == data for data in same):
                     continue  # a repeat: the first copy is the one a service selects

@@ -38,8 +38,9 @@ ROLESET = (
 )
 
 #: Kinds the code compares an object's kind with that are not pod templates: a ConfigMap is read for the
-#: files it mounts into a workload's pods (kvlint.workloads.configmaps), it runs nothing.
-NOT_WORKLOADS = {"ConfigMap"}
+#: files it mounts into a workload's pods (kvlint.workloads.configmaps), it runs nothing; an OpenShift AI
+#: HardwareProfile is read for what its webhook writes into an InferenceService (kvlint.workloads.hardwareprofile).
+NOT_WORKLOADS = {"ConfigMap", "HardwareProfile"}
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
 
