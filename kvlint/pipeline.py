@@ -452,7 +452,9 @@ def resolve_container_model(
         return _models.resolve_model(ref, revision=revision, **_model_sources(options, w.doc.path)), None
     except ModelUnavailable as exc:
         stored = _stored_model(ref, revision, w, options)
-        return (stored, None) if stored is not None else (None, str(exc))
+        if stored is not None:
+            return stored, None
+        return None, str(exc) + _storage_hint(w)
     except Exception as exc:  # malformed configs etc.
         return None, f"{ref}: {type(exc).__name__}: {exc}"
 
@@ -471,6 +473,21 @@ def _model_sources(options: Options, manifest: str) -> dict[str, Any]:
         "catalogues": options.model_catalogues,
         "local_root": manifest_root(manifest) if options.allow_local_paths else None,
     }
+
+
+def _storage_hint(w: Workload) -> str:
+    """For a model kvlint could not resolve whose download location (:attr:`~kvlint.types.Workload.model_storage`)
+    is named after a catalogued model with its dots dropped: the "did you mean" clause
+    (:func:`kvlint.models.resolve.dots_dropped_hint`), else ""."""
+    location = w.model_storage
+    if not location or w.annotations.get(MODEL_ANNOTATION) or w.derived_model:
+        return ""
+    from kvlint.models.resolve import dots_dropped_hint
+
+    guess = dots_dropped_hint(location)
+    if guess is None:
+        return ""
+    return f"; the model is downloaded from {location}{guess[1]}: map it in model_paths or annotate kvlint.io/model: {guess[0]}"
 
 
 def _stored_model(ref: str, revision: str | None, w: Workload, options: Options) -> ModelSpec | None:

@@ -105,8 +105,15 @@ SEGMENT_BYTES = 4 * 2**20
 BATCH_BYTES = 512 * 2**10
 #: Words that a context document's text must hold: its kind (ConfigMap, ServingRuntime,
 #: ClusterServingRuntime, InferenceService, LLMInferenceService, LLMInferenceServiceConfig, GKE's ComputeClass,
-#: Karpenter's NodePool).
-_WORDS_TEXT = ("ConfigMap", "ServingRuntime", "InferenceService", "ComputeClass", "NodePool")
+#: Karpenter's NodePool, and OpenShift AI's HardwareProfile, :mod:`kvlint.workloads.hardwareprofile`).
+_WORDS_TEXT = (
+    "ConfigMap",
+    "ServingRuntime",
+    "InferenceService",
+    "ComputeClass",
+    "NodePool",
+    "HardwareProfile",
+)
 _WORDS_BYTES = tuple(w.encode() for w in _WORDS_TEXT)
 #: Line breaks other than LF that make a file be read whole (see :func:`_whole_only`).
 _WHOLE_ONLY_CHARS = "\r\x85\u2028\u2029\x0b\x0c\x1c\x1d\x1e"
@@ -130,12 +137,26 @@ def _whole_only(text: str) -> bool:
 
 def _has_context_word(data: str | bytes) -> bool:
     """Whether ``data`` holds one of the words a context document's kind holds (:data:`_WORDS_TEXT`).
-    (Five ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
+    (Six ``in`` tests, not a generator over the words: asked of every file, whose scans cost a few us.)"""
     if isinstance(data, str):
-        first, second, third, fourth, fifth = _WORDS_TEXT
-        return first in data or second in data or third in data or fourth in data or fifth in data
-    bfirst, bsecond, bthird, bfourth, bfifth = _WORDS_BYTES
-    return bfirst in data or bsecond in data or bthird in data or bfourth in data or bfifth in data
+        first, second, third, fourth, fifth, sixth = _WORDS_TEXT
+        return (
+            first in data
+            or second in data
+            or third in data
+            or fourth in data
+            or fifth in data
+            or sixth in data
+        )
+    bfirst, bsecond, bthird, bfourth, bfifth, bsixth = _WORDS_BYTES
+    return (
+        bfirst in data
+        or bsecond in data
+        or bthird in data
+        or bfourth in data
+        or bfifth in data
+        or bsixth in data
+    )
 
 
 #: An escape inside a double-quoted scalar (from its opening quote to a backslash, lines included).
@@ -553,13 +574,13 @@ class _Context:
     def keep(self, docs: Sequence[Document]) -> None:
         """Take the context of ``docs``."""
         from kvlint.workloads import configmaps
-        from kvlint.workloads.find import CONTEXT_NODE_KINDS, PROVIDER_KINDS
+        from kvlint.workloads.find import CONTEXT_KINDS, CONTEXT_NODE_KINDS
 
         for d in docs:
             kind = d.kind
             if kind == "ConfigMap":
                 self.cms.update(configmaps([d]))
-            elif kind in PROVIDER_KINDS or kind in CONTEXT_NODE_KINDS:
+            elif kind in CONTEXT_KINDS or kind in CONTEXT_NODE_KINDS:
                 same = self._ids.setdefault((kind, d.namespace, d.name), [])
                 if any(d.data == data for data in same):
                     continue  # a repeat: the first copy is the one a service selects

@@ -39,8 +39,10 @@ ROLESET = (
 
 #: Kinds the code compares an object's kind with that are not pod templates: a ConfigMap is read for the
 #: files it mounts into a workload's pods (kvlint.workloads.configmaps), a GKE ComputeClass and a Karpenter
-#: NodePool for the GPU of the nodes a pod selects by them (kvlint.accelerators.placement); they run nothing.
-NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool"}
+#: NodePool for the GPU of the nodes a pod selects by them (kvlint.accelerators.placement); they run nothing. An
+#: OpenShift AI HardwareProfile is read for what its webhook writes into an InferenceService
+#: (kvlint.workloads.hardwareprofile).
+NOT_WORKLOADS = {"ConfigMap", "ComputeClass", "NodePool", "HardwareProfile"}
 
 _KIND_LIKE = re.compile(r"^[A-Z]\w*[a-z]\w*$")  # CamelCase, not an ALL-CAPS watch event type
 

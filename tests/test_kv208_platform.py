@@ -92,7 +92,7 @@ def test_gaudi_pod_is_not_planned_on_nvidia_and_no_false_kv304() -> None:
     (cr,) = res.containers
     assert cr.fleet == () and sizing_of(cr) == "not a CUDA/ROCm GPU"
     (kv501,) = [d for d in res.diagnostics if d.rule == "KV501"]
-    assert "--device hpu" in kv501.message and "GAUDI accelerator" in kv501.fix
+    assert "--device hpu" in kv501.message and "that Intel Gaudi accelerator" in kv501.fix
     # without --device, the resource says it
     res = run_documents(
         load_text(text.replace(', "--device", "hpu"', ""), "g.yaml"), Options(allow_hub=False)

@@ -30,6 +30,7 @@ from kvlint.memory.fp8kv import Fp8KvSupport, forced_backend, fp8_kv_support
 from kvlint.memory.versions import fmt_version, parse_version, release_shown, resolve_version
 from kvlint.types import Accelerator, ModelSpec, ServingConfig
 from kvlint.values import parse_cc, truthy
+from kvlint.wording import platform_name, vendor_name, with_article
 
 __all__ = [
     "Refusal",
@@ -152,7 +153,8 @@ def platform_refusal(
         return Refusal(
             "KV304",
             True,
-            f"image is a {platform.upper()} build of {serving.engine}; {acc.name} is a {acc.vendor} accelerator",
+            f"image is {with_article(platform_name(platform))} build of {serving.engine}; {acc.name} is "
+            f"{with_article(vendor_name(acc.vendor))} accelerator",
         )
     return None
 

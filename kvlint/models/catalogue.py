@@ -549,6 +549,84 @@ def repository_name_match(name: str, *, loose: bool = False) -> str | None:
     return vid or mid
 
 
+def dots_dropped_match(name: str) -> str | None:
+    """The catalogued id (or variant) whose repository name, with its dots dropped, is ``name`` (case and
+    ``_``/``-`` aside): ``llama-31-8b-instruct`` for ``Llama-3.1-8B-Instruct``; None unless exactly one
+    catalogued configuration has it and ``name`` has no dot of its own (a name with its dots kept is matched by
+    :func:`repository_name_match`).
+
+    Only ever offered as a "did you mean" (KV502), never assumed: a dropped dot joins the digits around it,
+    so ``qwen2-15b`` would read as a catalogued ``Qwen2-1.5B`` although Qwen2 1.5B and a 15B model of the same
+    name are ten times apart, and a unique match in the catalogue says nothing about the hub's other models."""
+    want = re.sub(r"[_-]", "-", name.strip().strip("/").rsplit("/", 1)[-1].lower())
+    if not want or "." in want or not re.search(r"\d", want):
+        return None
+    hits = {
+        key: hit
+        for key, hit in _by_name().items()
+        if "." in key.split("/", 1)[-1]
+        and re.sub(r"[._-]", "", key.split("/", 1)[-1]) == want.replace("-", "")
+        and _digit_runs(key.split("/", 1)[-1].replace(".", "")) == _digit_runs(want)
+    }
+    dirs = {_index()[mid].dir for mid, _ in hits.values()}
+    if len(dirs) != 1:
+        return None
+    mid, vid = hits[sorted(hits)[0]]
+    return vid or mid
+
+
+def _digit_runs(name: str) -> tuple[str, ...]:
+    """The runs of digits of ``name`` in order (``llama-31-8b`` -> ``('31', '8')``)."""
+    return tuple(re.findall(r"\d+", name))
+
+
+def modelcar_maker_tag(repo_id: str) -> str:
+    """The image tag jharmison-redhat/modelcar-maker builds for hub id ``repo_id`` when none is given, without
+    its ``-modelcar`` suffix: ``/`` becomes ``--``, ``.`` becomes ``_``, all lower-case
+    (``src/modelcar_maker/util/helpers.py`` ``normalize``, README "Image tag format"; read at commit
+    9a8c68c2). ``RedHatAI/granite-3.1-8b-instruct-quantized.w8a8`` ->
+    ``redhatai--granite-3_1-8b-instruct-quantized_w8a8``."""
+    return repo_id.replace("/", "--").replace(".", "_").lower()
+
+
+def modelcar_maker_match(tag: str) -> str | None:
+    """The hub id a modelcar-maker tag (``org--name``, :func:`modelcar_maker_tag`, ``-modelcar`` already cut)
+    names, or None. The spelling loses case and ``.`` (an ``_`` is ``.`` or ``_``), so the id is read back
+    only through the catalogue: the catalogued id (or variant) whose tag is ``tag`` when exactly one
+    catalogued configuration has it; else a quantized build (a :data:`QUANT_SUFFIXES` suffix, spelled as the
+    tag spells it) of exactly one catalogued model, named under the catalogue's spelling of the tag's org
+    and accepted only when :func:`derive_quantized` derives it. Never a guess beyond that."""
+    want = tag.strip().lower()
+    org, sep, name = want.partition("--")
+    if not sep or not org or not name:
+        return None
+    hits = {key: hit for key, hit in _by_name().items() if modelcar_maker_tag(key) == want}
+    if hits:
+        if len({_index()[mid].dir for mid, _ in hits.values()}) != 1:
+            return None
+        mid, vid = hits[sorted(hits)[0]]
+        return vid or mid
+    spelled = sorted({mid.split("/", 1)[0] for mid in _index() if mid.split("/", 1)[0].lower() == org})
+    publisher = spelled[0] if len(spelled) == 1 else org
+    for suffix, _, _ in QUANT_SUFFIXES:
+        tail = modelcar_maker_tag(suffix)
+        if not name.endswith(tail) or len(name) <= len(tail):
+            continue
+        stem = name[: -len(tail)]
+        bases = {
+            key: hit for key, hit in _by_name().items() if modelcar_maker_tag(key.split("/", 1)[-1]) == stem
+        }
+        dirs = {_index()[mid].dir for mid, _ in bases.values()}
+        if len(dirs) != 1:
+            if dirs:
+                return None
+            continue
+        mid, vid = bases[sorted(bases)[0]]
+        candidate = f"{publisher}/{(vid or mid).split('/', 1)[-1]}{suffix}"
+        return candidate if derive_quantized(candidate) is not None else None
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def _architecture(dirname: str) -> tuple[str, tuple[str, ...]]:
     """``(model_type, architectures)`` of the config.json stored in catalogue directory ``dirname``."""
@@ -578,10 +656,8 @@ def same_family_suggestion(name: str) -> str | None:
     catalogue holds models of that family and their config.json files all have one ``model_type`` and one
     ``architectures`` list is the one nearest by name (``difflib`` ratio) returned: kvlint never suggests a
     model of another architecture (e.g. a Llama for a LLaVA path), nor guesses within a family whose
-    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...).
+    catalogued members differ (Qwen2, Qwen2-VL, Qwen3-MoE ...). Ties: :func:`_suggestion_rank`.
     """
-    import difflib
-
     want = name.strip().strip("/").rsplit("/", 1)[-1].lower()
     family = _family(want)
     if family is None:
@@ -592,9 +668,22 @@ def same_family_suggestion(name: str) -> str | None:
     archs = {_architecture(_index()[mid].dir) for mid, _ in hits.values()}
     if len(archs) != 1:
         return None
-    key = max(sorted(hits), key=lambda k: difflib.SequenceMatcher(None, want, k.split("/", 1)[-1]).ratio())
+    key = max(sorted(hits), key=lambda k: _suggestion_rank(want, k, hits[k][1] is None))
     mid, vid = hits[key]
     return vid or mid
+
+
+def _suggestion_rank(want: str, key: str, stored: bool) -> tuple[float, bool, tuple[int, ...]]:
+    """How well catalogued id ``key`` (normalised) answers a path named ``want``, for
+    :func:`same_family_suggestion`: the ``difflib`` ratio of the repository names first; among equal ratios a
+    stored configuration before a variant mapped onto one (``TinyLlama-1.1B-Chat-v1.0`` before the
+    ``-v0.3`` listed on it), then the higher version numbers, compared number by number (``v1.0`` before
+    ``v0.3``); the caller breaks full ties alphabetically, so the pick never depends on table order."""
+    import difflib
+
+    repo = key.split("/", 1)[-1]
+    numbers = tuple(int(n) for n in re.findall(r"\d+", repo)[:8])
+    return difflib.SequenceMatcher(None, want, repo).ratio(), stored, numbers
 
 
 def load_config(entry: CatalogueEntry) -> tuple[dict[str, Any], dict[str, Any] | None]:

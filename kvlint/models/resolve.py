@@ -513,6 +513,16 @@ def oci_named_model(ref: str) -> tuple[str, str] | None:
         bare = _OCI_AFFIXES.sub("", name)
         if not bare or not re.search(r"\d", bare):
             continue
+        if "--" in bare:
+            # modelcar-maker's tag spelling of a hub id, ``org--name`` (:func:`kvlint.models.catalogue.modelcar_maker_tag`)
+            named = catalogue.modelcar_maker_match(bare)
+            if named is not None:
+                return (
+                    named,
+                    f"its {what} '{name}' is modelcar-maker's spelling of {named} (org--name, '.' as '_', lower "
+                    "case), so the image is taken to hold that model",
+                )
+            continue
         hit = catalogue.repository_name_match(bare, loose=True)
         if hit is not None:
             return (
@@ -528,6 +538,40 @@ def oci_named_model(ref: str) -> tuple[str, str] | None:
                 f"its {what} '{name}' names a quantized build of a catalogued model, read as {derived}",
             )
     return None
+
+
+def _oci_org_name_hint(ref: str) -> str:
+    """For an unresolved ``oci://`` model image whose tag (or repository name) is spelled ``org--name`` as
+    modelcar-maker spells hub ids (:func:`kvlint.models.catalogue.modelcar_maker_tag`), the clause saying so:
+    that spelling drops case and dots, so kvlint does not turn it back into an id it has not catalogued."""
+    from kvlint.engines.images import split_image
+
+    repository, tag, _ = split_image(ref[len("oci://") :])
+    for name in (tag or "", repository.rsplit("/", 1)[-1]):
+        bare = _OCI_AFFIXES.sub("", name)
+        org, sep, rest = bare.partition("--")
+        if sep and org and rest:
+            return (
+                f" ('{name}' is spelled org--name as modelcar-maker tags hub ids, {org}/{rest} with case lost and "
+                "'.' written '_', which is no catalogued model kvlint could read back)"
+            )
+    return ""
+
+
+def dots_dropped_hint(location: str) -> tuple[str, str] | None:
+    """``(catalogued id, clause)`` when the last component of a path or storage location is a catalogued
+    model's name with its dots dropped (:func:`kvlint.models.catalogue.dots_dropped_match`:
+    ``pvc://s3-data/llama-31-8b-instruct``): the "did you mean" KV502 adds; kvlint does not assume it."""
+    from kvlint.models.catalogue import dots_dropped_match
+
+    name = Path(location.strip().rstrip("/")).name
+    hit = dots_dropped_match(name) if name and not name.startswith("$") else None
+    if hit is None:
+        return None
+    return hit, (
+        f"; did you mean {hit}? '{name}' is its name with the dots dropped, which kvlint does not assume (a "
+        "dropped dot joins version and size digits)"
+    )
 
 
 def _looks_like_path(ref: str) -> bool:
@@ -706,7 +750,8 @@ def _resolve(
         if oci_named is None:
             raise ModelUnavailable(
                 f"model image {ref}: kvlint cannot open OCI images, and neither its repository name nor its tag is "
-                "the name of a catalogued model; annotate the InferenceService with kvlint.io/model: <hub id>"
+                f"the name of a catalogued model{_oci_org_name_hint(ref)}; annotate the InferenceService with "
+                "kvlint.io/model: <hub id>"
             )
         hub_id, why = oci_named
         oci_spec = _resolve(
@@ -857,9 +902,13 @@ def _resolve(
         tried = f" (also looked in --model-dir {', '.join(model_dirs)})" if model_dirs else ""
         # an example target only of the name's own family and architecture, never an unrelated model
         example = same_family_suggestion(Path(ref.rstrip("/")).name) or "<org>/<name>"
+        guess = dots_dropped_hint(ref)
+        if guess is not None:
+            example = guess[0]
         raise ModelUnavailable(
             f"model '{ref}': config.json not found (the path does not exist on this machine: it is probably a "
-            f"path inside the container or on a volume{tried}); map it to a hub id or local directory in "
+            f"path inside the container or on a volume{tried}){guess[1] if guess else ''}; map it to a hub id or "
+            "local directory in "
             f"`.kvlint.yaml` model_paths (e.g. {ref}: {example}), annotate the workload "
             "with kvlint.io/model: <hub id>, or pass --model-dir DIR holding "
             f"{Path(ref).name or '<name>'}/config.json"

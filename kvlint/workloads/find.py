@@ -346,14 +346,15 @@ class _Joined:
     """Objects built from several documents of the run: LLMInferenceServices with their presets,
     InferenceServices with their runtimes.
 
-    ``providers`` are the runtimes and presets (:data:`PROVIDER_KINDS`; other kinds are ignored); the
+    ``providers`` are the runtimes, presets and hardware profiles (:data:`CONTEXT_KINDS`; other kinds are
+    ignored); the
     services are read with :meth:`add_services`, which records in ``consumed`` the places (:func:`doc_key`)
     of the providers merged into a service, and with ``keep`` holds the joined workloads by document id (the
     whole-input run, whose documents outlive this object). A streaming run keeps only the providers: each
     service is joined again when its file's turn comes (:meth:`workloads_of`)."""
 
     def __init__(self, providers: Sequence[Document]) -> None:
-        self.providers = [d for d in providers if d.kind in PROVIDER_KINDS]
+        self.providers = [d for d in providers if d.kind in CONTEXT_KINDS]
         self.runtimes = Runtimes(self.providers)
         self.configs = config_index(self.providers)
         self._keys = {id(d): doc_key(d) for d in self.providers}
@@ -475,6 +476,10 @@ PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
 #: Kinds the pods of other objects select their nodes by (GKE ComputeClass, Karpenter NodePool): kept with the
 #: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
 CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
+#: What the services are joined with: the providers, and the OpenShift AI hardware profiles whose resources and
+#: node scheduling its webhook writes into an InferenceService (:mod:`kvlint.workloads.hardwareprofile`; not a
+#: workload: no pod of its own).
+CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile"}
 
 
 #: Kinds :func:`join_documents` reads: the services, and the runtimes and presets they take pods from.

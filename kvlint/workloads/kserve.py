@@ -26,6 +26,7 @@ from kvlint.workloads.base import (
     synthetic_workload,
 )
 from kvlint.workloads.gotemplate import render
+from kvlint.workloads.hardwareprofile import HardwareProfiles, apply_profile, profile_reference
 from kvlint.workloads.llmisvc import model_from_uri
 from kvlint.workloads.merge import strategic_merge
 
@@ -58,6 +59,12 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     if not isinstance(pred, dict):
         return []
     chain: Chain = [(doc.data, "spec"), (spec, "predictor")]
+    if runtimes is not None and runtimes.profiles:
+        # OpenShift AI's webhook writes a named hardware profile into the predictor at admission
+        ref = profile_reference(get_in(doc.data, "metadata", "annotations"), doc.namespace)
+        profile = runtimes.profiles.find(*ref) if ref is not None else None
+        if profile is not None:
+            pred = apply_profile(pred, profile)
     refused = _worker_size_findings(pred)
     if refused:
         # KServe's webhook rejects the InferenceService: no pod runs, and none is sized on a made-up size
@@ -404,13 +411,16 @@ _PREDICTOR_NOT_POD = frozenset(
 
 
 class Runtimes:
-    """``ServingRuntime`` and ``ClusterServingRuntime`` documents among the inputs, by name.
+    """``ServingRuntime`` and ``ClusterServingRuntime`` documents among the inputs, by name; and the OpenShift
+    AI ``HardwareProfile`` documents (``profiles``) an InferenceService's annotation may name
+    (:mod:`kvlint.workloads.hardwareprofile`).
 
     Indexed once (by kind and name, and by the model formats each runtime auto-selects), so choosing the
     runtime of a service does not go over every runtime of the inputs (a cluster's export holds dozens; each
     InferenceService asked twice: what it consumes, then its workloads)."""
 
     def __init__(self, docs: list[Document]) -> None:
+        self.profiles = HardwareProfiles(docs)
         self.docs = [
             d
             for d in docs

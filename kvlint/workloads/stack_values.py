@@ -26,6 +26,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import ChartArg, Document, Finding, ValuesTerm, Workload
+from kvlint.wording import with_article
 from kvlint.workloads.base import MAX_COPIED_VALUES, count_values, ldict, llist, synthetic_workload
 
 __all__ = [
@@ -482,7 +483,7 @@ def _schema_type(v: Any) -> str:
 
 
 def _a(word: str) -> str:
-    return ("an " if word[0] in "aeiou" else "a ") + word
+    return with_article(word)
 
 
 def _type_errors(

@@ -26,6 +26,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic
+from kvlint.wording import platform_name
 
 #: Oldest vLLM release kvlint's memory model was read from (docs/engine-memory-model.md §0; newest NEWEST_VLLM).
 OLDEST_VLLM = (0, 4, 3)
@@ -51,7 +52,7 @@ def _memory_skipped_on(ctx: RuleContext) -> str | None:
         return acc.name
     platform = platform_of(ctx.serving, p.resource if p is not None else None)
     if platform not in ("cuda", "rocm"):
-        return f"this {platform.upper()} build"
+        return f"this {platform_name(platform)} build"
     return None
 
 

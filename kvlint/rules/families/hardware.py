@@ -19,6 +19,7 @@ from kvlint.rules.context import RuleContext
 from kvlint.rules.registry import check
 from kvlint.source import loc_of
 from kvlint.types import Accelerator, ContainerResult, Diagnostic
+from kvlint.wording import platform_name, with_article
 
 #: Model types vLLM refuses to run in float16 ("Numerical instability"): vllm/config/model.py
 #: ``_FLOAT16_NOT_SUPPORTED_MODELS`` / ``_check_valid_dtype`` (list as of 0.33.0; the check is in the
@@ -149,7 +150,7 @@ def image_accelerator_mismatch(ctx: RuleContext) -> Iterator[Diagnostic]:
     vendor = p.accelerator.vendor
     expected = {"nvidia": "cuda", "amd": "rocm"}.get(vendor, vendor)
     yield ctx.finding(
-        f"image '{s.image}' is a {platform.upper()} build but the pod is placed on {p.accelerator.name} "
+        f"image '{s.image}' is {with_article(platform_name(platform))} build but the pod is placed on {p.accelerator.name} "
         f"({vendor}; {p.how})",
         p.loc or loc_of(s.container, "image"),
         fix=f"use the engine's {expected} image for {p.accelerator.name}, or place the pod on a matching GPU",

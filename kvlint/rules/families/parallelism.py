@@ -33,6 +33,7 @@ from kvlint.rules.registry import check
 from kvlint.source import LDict, Loc, loc_of
 from kvlint.types import ENGINE_NAMES, Diagnostic, ModelSpec, Severity
 from kvlint.values import as_float, as_list, digits
+from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 from kvlint.workloads.rayserve import SERVE_PATH
 
 # ---------------------------------------------------------------------------------------------------------
@@ -872,6 +873,18 @@ def gpu_limit_missing(ctx: RuleContext) -> Iterator[Diagnostic]:
                 "reads no GPU count from it and plans the engine's own GPU count on whole cards",
                 loc_of(s.container, "resources") or s.container.loc,
                 fix="pass --accelerator and --gpu-memory (the memory the engine sees) to size it",
+            )
+            return
+        w = ctx.workload
+        profile = profile_clause(w.kind, w.annotations, w.namespace)
+        if profile is not None:
+            # not a mistake in the manifest: OpenShift AI fills the resources in from the profile
+            yield ctx.finding(
+                f"{s.engine} container '{ctx.cr.container_name}' requests no GPU resource in this manifest; "
+                f"{profile}",
+                loc_of(s.container, "resources") or s.container.loc,
+                fix=PROFILE_FIX,
+                severity="info",
             )
             return
         at = loc_of(s.container, "resources") or s.container.loc

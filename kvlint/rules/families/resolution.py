@@ -28,9 +28,10 @@ from kvlint.rules.registry import check
 from kvlint.source import Loc, loc_of
 from kvlint.types import TYPED_COMMAND, Diagnostic
 from kvlint.values import as_float
+from kvlint.wording import platform_name, with_article
+from kvlint.workloads.hardwareprofile import PROFILE_FIX, profile_clause
 
 #: How KV501 names a non-GPU platform (else its word in capitals: TPU, GAUDI, XPU).
-_PLATFORM_NAMES = {"neuron": "AWS Neuron"}
 
 _GIVE_CONFIG = (
     "give kvlint the config: --model-dir DIR with <org>--<name>/config.json, a .kvlint.yaml model_paths entry, "
@@ -78,11 +79,15 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="info",
             )
             return
+        w = ctx.workload
+        profile = profile_clause(w.kind, w.annotations, w.namespace)
         yield ctx.finding(
             "capacity rules skipped: the container requests no GPU (no nvidia.com/gpu or other accelerator "
-            "resource), so there is no GPU to size the engine on",
+            "resource), so there is no GPU to size the engine on" + (f"; {profile}" if profile else ""),
             loc_of(s.container, "resources") or s.command_loc,
-            fix="request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
+            fix=PROFILE_FIX
+            if profile
+            else "request the GPUs the engine uses in resources.limits (KV405); then name the GPU type with a "
             "nodeSelector or the kvlint.io/accelerator annotation",
             severity="info",
         )
@@ -91,9 +96,12 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
         if evidence == "device":
             what = f"{s.engine} is started with --device {s.get('device')}"
         elif evidence == "image":
-            what = f"image '{s.image}' is a {platform.upper()} build of {s.engine}"
+            what = f"image '{s.image}' is {with_article(platform_name(platform))} build of {s.engine}"
         else:
-            what = f"the container requests {p.resource if p else platform}, a {platform.upper()} accelerator"
+            what = (
+                f"the container requests {p.resource if p else platform}, "
+                f"{with_article(platform_name(platform))} accelerator"
+            )
         if platform == "neuron":
             what += (
                 " (AWS Inferentia or Trainium: vLLM compiles the model for NeuronCores with the Neuron SDK, whose "
@@ -105,7 +113,7 @@ def accelerator_unknown(ctx: RuleContext) -> Iterator[Diagnostic]:
             fix="nothing to change if this workload is meant to run without a GPU; otherwise use the engine's "
             "GPU image and request a GPU"
             if platform == "cpu"
-            else f"nothing to change if this workload is meant for that {_PLATFORM_NAMES.get(platform, platform.upper())} "
+            else f"nothing to change if this workload is meant for that {platform_name(platform)} "
             "accelerator (check its "
             "memory with the vendor's tools); to run it on an NVIDIA or AMD GPU, use the engine's CUDA or ROCm "
             "image and request that GPU",
