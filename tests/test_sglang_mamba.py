@@ -225,3 +225,34 @@ def test_state_pool_is_shown_beside_the_kv_cache() -> None:
     assert "state pool" in render_plan_text(p)
     text = _plan("Qwen/Qwen3-32B", "--tp", "2").plan
     assert "state_pool_bytes" not in text.as_dict()["memory"] and "state pool" not in render_plan_text(text)
+
+
+def _kv701(tmp_path: Path, *args: str) -> list:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    flags = ", ".join(f'"{a}"' for a in (f"--model-path={NEMOTRON_NANO}", *args))
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f"          args: [{flags}]\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="h100")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    return [x for x in check_container(cr, opts) if x.rule == "KV701"]
+
+
+def test_kv701_state_pool_too_small_to_serve_a_request(tmp_path: Path) -> None:
+    """0.5.13+: ``resolve_max_num_reqs`` caps max_running_requests at ``max_mamba_cache_size // ratio`` and raises
+    "Hybrid (mamba/linear-attention) state cache is too small to serve any requests" when that leaves none: fewer
+    slots than one running request takes (3 with the radix cache on) stop SGLang though the KV pool is fine."""
+    d = _plan(NEMOTRON_NANO, "--max-mamba-cache-size", "2")
+    assert d.max_total_num_tokens > 0 and d.max_mamba_cache_size == 2 and d.mamba_ratio > 2
+    (found,) = _kv701(tmp_path, "--max-mamba-cache-size=2")
+    assert "too small to serve any requests" in found.message and "max_mamba_cache_size=2" in found.message
+    assert f"--max-mamba-cache-size {d.mamba_ratio}" in (found.fix or "")
+    # one request's worth of slots starts
+    assert _kv701(tmp_path, f"--max-mamba-cache-size={d.mamba_ratio}") == []

@@ -345,7 +345,9 @@ class SglangPlanDetail:
 
     ``rest_bytes`` is SGLang's ``rest`` after loading (``mfs × pre_free − weights − other``), less the hybrid state
     pool of a Mamba / linear-attention model (``mamba_state_bytes`` for ``max_mamba_cache_size`` slots, a count SGLang
-    refuses when not positive; ``mamba_family`` names the state, empty for other models); ``minimum_mfs``
+    refuses when not positive; ``mamba_family`` names the state, empty for other models; ``mamba_ratio`` the state
+    slots one running request takes, ``max_running_requests`` being at most ``max_mamba_cache_size // mamba_ratio``);
+    ``minimum_mfs``
     the smallest fraction leaving a positive pool (``1 − available/pre``); ``context_error`` the ValueError
     text when ``--context-length`` exceeds the derived length without the env override.
     """
@@ -371,6 +373,7 @@ class SglangPlanDetail:
     max_mamba_cache_size: int = 0
     mamba_state_bytes: int = 0
     mamba_family: str = ""
+    mamba_ratio: int = 1
 
 
 @dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
@@ -811,6 +814,7 @@ def plan_sglang_detailed(
         max_mamba_cache_size=mamba_slots,
         mamba_state_bytes=mamba_bytes,
         mamba_family=pre.mamba.family if pre.mamba is not None else "",
+        mamba_ratio=pre.mamba_ratio,
     )
 
 
