@@ -237,3 +237,18 @@ def test_spreading_a_kaito_preset_leaves_the_workload_read_from_the_file_as_it_w
     ]
     assert spread.pod_spec["containers"][0] is spread_container
     assert (spread.group_size, spread.kaito_sku, w.group_size) == (3, None, None)
+
+
+def test_kaito_a10_sizes_are_in_the_estimators_sku_table(tmp_path: Path) -> None:
+    """KAITO v0.12.0's SKU table (the one its node estimator reads, and its own estimator tests use) lists the A10
+    sizes Standard_NV36ads_A10_v5 (1 GPU, 24 GiB) and Standard_NV72ads_A10_v5 (2 GPUs, 48 GiB): kvlint's table did
+    not, so a preset too big for one A10 node was planned on one node (KV101) instead of the pipeline KAITO builds.
+    Its own gpt-oss-20b example on one A10 still fits one node."""
+    manifest = tmp_path / "r1-a10.yaml"
+    manifest.write_text(KAITO_R1.read_text().replace("Standard_NC80adis_H100_v5", "Standard_NV36ads_A10_v5"))
+    p = _plan(manifest)
+    assert p["tp"] == 1 and p["pp"] > 1 and p["cr"].workload.group_size == p["pp"]
+    gpt_oss = COLLECTED / "kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_20b.yaml"
+    assert 'instanceType: "Standard_NV36ads_A10_v5"' in gpt_oss.read_text()
+    g = _plan(gpt_oss)
+    assert (g["tp"], g["pp"], g["cr"].workload.group_size) == (1, 1, None)
