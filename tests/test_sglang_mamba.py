@@ -256,3 +256,73 @@ def test_kv701_state_pool_too_small_to_serve_a_request(tmp_path: Path) -> None:
     assert f"--max-mamba-cache-size {d.mamba_ratio}" in (found.fix or "")
     # one request's worth of slots starts
     assert _kv701(tmp_path, f"--max-mamba-cache-size={d.mamba_ratio}") == []
+
+
+#: Falcon-H1- and Granite-4-shaped configs (field names of SGLang's ``configs/falcon_h1.py`` and
+#: ``configs/granitemoehybrid.py``; sizes of the small models, written out here: no such config is stored)
+FALCON_H1 = {
+    "architectures": ["FalconH1ForCausalLM"],
+    "model_type": "falcon_h1",
+    "hidden_size": 1024,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "intermediate_size": 2048,
+    "vocab_size": 32784,
+    "mamba_d_ssm": 1536,
+    "mamba_n_heads": 24,
+    "mamba_d_head": 64,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 128,
+    "mamba_d_conv": 4,
+    "mamba_expand": 2,
+    "max_position_embeddings": 16384,
+    "torch_dtype": "bfloat16",
+}
+GRANITE_4 = {
+    "architectures": ["GraniteMoeHybridForCausalLM"],
+    "model_type": "granitemoehybrid",
+    "hidden_size": 1536,
+    "num_hidden_layers": 4,
+    "layer_types": ["mamba", "mamba", "attention", "mamba"],
+    "num_attention_heads": 12,
+    "num_key_value_heads": 4,
+    "intermediate_size": 512,
+    "vocab_size": 100352,
+    "mamba_expand": 2,
+    "mamba_n_heads": 48,
+    "mamba_d_head": 64,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 128,
+    "mamba_d_conv": 4,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+}
+
+
+@pytest.mark.parametrize(
+    ("cfg", "inter", "layers"),
+    [
+        (FALCON_H1, FALCON_H1["mamba_d_ssm"], FALCON_H1["num_hidden_layers"]),  # mamba_d_ssm; every layer
+        # no mamba_d_ssm: mamba_expand x hidden; no mamba_d_head (FalconH1Config's "auto"): inter / heads
+        ({**FALCON_H1, "mamba_d_ssm": None, "mamba_n_heads": 32, "mamba_d_head": None}, 2 * 1024, 36),
+        (GRANITE_4, 2 * GRANITE_4["hidden_size"], 3),  # mamba_expand x hidden; the mamba layers
+    ],
+)
+def test_falcon_h1_and_granite_4_state_per_request(cfg: dict, inter: int, layers: int) -> None:
+    """``Mamba2StateShape.create`` (0.5.23 ``configs/mamba_utils.py``): groups not divisible by TP extended to TP,
+    conv ``(inter + 2 x groups x state) / tp x (kernel - 1)`` at bf16, SSM ``heads / tp x head_dim x state`` at float32
+    (Granite 4 passes no dtype; Falcon-H1's config sets none)."""
+    from kvlint.models import parse_config
+
+    m = parse_config(cfg, model_id="test", source="test")
+    for tp in (1, 2, 4):
+        groups = cfg["mamba_n_groups"] if cfg["mamba_n_groups"] % tp == 0 else tp
+        conv = (inter + 2 * groups * cfg["mamba_d_state"]) // tp * (cfg["mamba_d_conv"] - 1)
+        heads = cfg["mamba_n_heads"]
+        head_dim = cfg["mamba_d_head"] if isinstance(cfg["mamba_d_head"], int) else inter // heads
+        ssm = heads // tp * head_dim * cfg["mamba_d_state"]
+        st = state_shape(m, tp, 1, (0, 5, 23), None, {})
+        assert st is not None and (st.conv, st.ssm, st.layers) == (conv, ssm, layers)
+        assert st.per_request == (conv * 2 + ssm * 4) * layers
