@@ -96,6 +96,22 @@ def _mamba2(
     return conv_dim // tp * (kernel - 1), heads // tp * head_dim * state
 
 
+def _mamba2_prefixed(c: Mapping[str, Any], tp: int, inter: int) -> tuple[int, int]:
+    """:func:`_mamba2` of a config spelling its Mamba-2 mixer with ``mamba_`` keys (Falcon-H1, Granite 4 hybrids):
+    ``mamba_n_heads`` (default 128), ``mamba_d_head`` (default ``inter / heads``, FalconH1Config's ``auto``),
+    ``mamba_n_groups`` (1), ``mamba_d_state`` (256), ``mamba_d_conv`` (4), with ``inter`` the mixer's width."""
+    heads = _int(c.get("mamba_n_heads"), 128)
+    return _mamba2(
+        tp,
+        inter,
+        _int(c.get("mamba_n_groups"), 1),
+        heads,
+        _int(c.get("mamba_d_head"), max(1, inter // heads)),
+        _int(c.get("mamba_d_state"), 256),
+        _int(c.get("mamba_d_conv"), 4),
+    )
+
+
 def state_layer_indices(model: ModelSpec) -> list[int]:
     """The decoder layers that keep a recurrent state: ``mamba`` layers, and Falcon-H1's parallel-hybrid layers
     (attention layers with ``state_bytes``)."""
@@ -187,16 +203,7 @@ def state_shape(
     elif model.model_type == "falcon_h1":
         hidden = _int(c.get("hidden_size"), model.hidden_size)
         inter = _int(c.get("mamba_d_ssm"), _int(c.get("mamba_expand"), 2) * hidden)
-        heads = _int(c.get("mamba_n_heads"), 128)
-        conv, ssm = _mamba2(
-            tp,
-            inter,
-            _int(c.get("mamba_n_groups"), 1),
-            heads,
-            _int(c.get("mamba_d_head"), max(1, inter // heads)),
-            _int(c.get("mamba_d_state"), 256),
-            _int(c.get("mamba_d_conv"), 4),
-        )
+        conv, ssm = _mamba2_prefixed(c, tp, inter)
         family = "Falcon-H1 Mamba-2"
     elif "mamba_num_heads" in c:
         heads, hd = _int(c.get("mamba_num_heads"), 128), _int(c.get("mamba_head_dim"), 64)
@@ -212,17 +219,7 @@ def state_shape(
         family = "Nemotron-H Mamba-2"
     elif model.model_type == "granitemoehybrid":
         hidden = _int(c.get("hidden_size"), model.hidden_size)
-        heads = _int(c.get("mamba_n_heads"), 128)
-        inter = _int(c.get("mamba_expand"), 2) * hidden
-        conv, ssm = _mamba2(
-            tp,
-            inter,
-            _int(c.get("mamba_n_groups"), 1),
-            heads,
-            _int(c.get("mamba_d_head"), max(1, inter // heads)),
-            _int(c.get("mamba_d_state"), 256),
-            _int(c.get("mamba_d_conv"), 4),
-        )
+        conv, ssm = _mamba2_prefixed(c, tp, _int(c.get("mamba_expand"), 2) * hidden)
         family, reads_config = "Granite 4 Mamba-2", False
     else:
         return None
