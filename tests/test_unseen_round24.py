@@ -108,7 +108,7 @@ def test_kserve_managed_dra_requests_the_gpus_through_a_claim() -> None:
     (d,) = _rule(MANAGED_DRA, "KV501")
     assert (
         "the pod's GPUs are requested by KServe's managed Dynamic Resource Allocation "
-        "(serving.kserve.io/exp-dra-device-class: gpu.nvidia.com, 1 device(s))" in d.message
+        "(serving.kserve.io/exp-dra-device-class: gpu.nvidia.com, 1 device)" in d.message
     )
     assert _sizing(MANAGED_DRA) == ["fleet"]
 
@@ -252,3 +252,24 @@ def test_kaito_a10_sizes_are_in_the_estimators_sku_table(tmp_path: Path) -> None
     assert 'instanceType: "Standard_NV36ads_A10_v5"' in gpt_oss.read_text()
     g = _plan(gpt_oss)
     assert (g["tp"], g["pp"], g["cr"].workload.group_size) == (1, 1, None)
+
+
+def test_managed_dra_device_count_as_kserve_reads_it(tmp_path: Path) -> None:
+    """``serving.kserve.io/exp-dra-device-count`` is a whole number from 1 (KServe ``ManagedDRADeviceCount``:
+    ``strconv.Atoi`` of the trimmed value, ``must be >= 1``; its validation refuses anything else). KV501 quoted
+    any value as a count ("abc device(s)"); it gives a valid count as the devices, and says an invalid one is
+    refused by KServe."""
+    text = MANAGED_DRA.read_text()
+    anno = "serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n"
+    assert anno in text
+    for value, says in [
+        ('" 4 "', "gpu.nvidia.com, 4 devices"),
+        ('"abc"', "exp-dra-device-count 'abc' is not a whole number from 1, which KServe refuses"),
+        ('"0"', "exp-dra-device-count '0' is not a whole number from 1, which KServe refuses"),
+    ]:
+        variant = tmp_path / "dra.yaml"
+        variant.write_text(text.replace(anno, f"{anno}    serving.kserve.io/exp-dra-device-count: {value}\n"))
+        (d,) = _rule(variant, "KV501")
+        assert says in d.message, value
+    (d,) = _rule(MANAGED_DRA, "KV501")
+    assert "gpu.nvidia.com, 1 device)" in d.message
