@@ -273,3 +273,22 @@ def test_managed_dra_device_count_as_kserve_reads_it(tmp_path: Path) -> None:
         assert says in d.message, value
     (d,) = _rule(MANAGED_DRA, "KV501")
     assert "gpu.nvidia.com, 1 device)" in d.message
+
+
+def test_a_container_naming_many_dra_claims_gets_a_short_finding(tmp_path: Path) -> None:
+    """KV501 names the first DRA claims and counts the rest: a container naming 2,000 claims put every one of them,
+    with its template, in the finding (over 70 KB of text)."""
+    from kvlint.accelerators.placement import DRA_CLAIMS_SHOWN
+
+    n = 2000
+    text = DRA_DEPLOYMENT.replace(
+        "      - name: gpus\n        resourceClaimTemplateName: two-gpus\n",
+        "".join(f"      - name: c{i}\n        resourceClaimTemplateName: t{i}\n" for i in range(n)),
+    ).replace("          - name: gpus\n", "".join(f"          - name: c{i}\n" for i in range(n)))
+    assert text.count("resourceClaimTemplateName:") == n
+    manifest = tmp_path / "many.yaml"
+    manifest.write_text(text)
+    (d,) = _rule(manifest, "KV501")
+    shown = ", ".join(f"c{i} (ResourceClaimTemplate t{i})" for i in range(DRA_CLAIMS_SHOWN))
+    assert f"(resources.claims: {shown}, and {n - DRA_CLAIMS_SHOWN:,} more)" in d.message
+    assert len(d.message) < 2000
