@@ -326,3 +326,44 @@ def test_falcon_h1_and_granite_4_state_per_request(cfg: dict, inter: int, layers
         st = state_shape(m, tp, 1, (0, 5, 23), None, {})
         assert st is not None and (st.conv, st.ssm, st.layers) == (conv, ssm, layers)
         assert st.per_request == (conv * 2 + ssm * 4) * layers
+
+
+@pytest.mark.parametrize("ratio", ["0", "-0.5", "-1", "nan", "inf"])
+def test_a_full_memory_ratio_sglang_cannot_size_the_pool_with_is_refused(ratio: str) -> None:
+    """``budget = rest x r / (1 + r)`` (``_handle_max_mamba_cache``): at 0 or below SGLang's slot count is not
+    positive ("Not enough GPU memory for hybrid ... state cache"), at -1 the division fails, and nan / inf make it
+    not a number: SGLang does not start. kvlint planned 0 and negatives at the default 0.9 (a pass), and failed on
+    nan / inf with "ValueError: cannot convert float NaN to integer"; it now says which flag and why."""
+    from kvlint.memory.vllm import PlanError
+
+    with pytest.raises(PlanError, match=r"--mamba-full-memory-ratio .*positive finite"):
+        _plan(NEMOTRON_NANO, "--mamba-full-memory-ratio", ratio)
+    # the ratio is not read when the slot count is given, nor for a model without a state pool
+    assert _plan(
+        NEMOTRON_NANO, "--mamba-full-memory-ratio", ratio, "--max-mamba-cache-size", "64"
+    ).max_mamba_cache_size
+    assert _plan("Qwen/Qwen3-32B", "--tp", "2", "--mamba-full-memory-ratio", ratio).max_total_num_tokens > 0
+
+
+def test_kv502_reports_the_refused_full_memory_ratio_at_the_flag(tmp_path: Path) -> None:
+    """The refusal above is an error at ``--mamba-full-memory-ratio`` with a fix, not "kvlint could not size" with
+    advice about config.json."""
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f'          args: ["--model-path={NEMOTRON_NANO}", "--mamba-full-memory-ratio=-1"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="h100")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    (d,) = [x for x in check_container(cr, opts) if x.rule == "KV502"]
+    assert (
+        d.severity == "error" and "--mamba-full-memory-ratio -1 is not a positive finite number" in d.message
+    )
+    assert d.loc.line == 11 and d.loc.column > manifest.read_text().splitlines()[10].index("--model-path") + 1
+    assert "config.json" not in (d.fix or "") and "--mamba-full-memory-ratio" in (d.fix or "")

@@ -514,7 +514,7 @@ def sglang_prelude(
         strategy=get("mamba_radix_cache_strategy") or get("mamba_scheduler_strategy"),
     )
     mfr = as_float(get("mamba_full_memory_ratio"))
-    if mfr is None or mfr <= 0:
+    if mfr is None:  # a value SGLang cannot size the pool with is refused where it is used (pool_slots)
         mfr = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
     if mamba is not None:
         model_notes.append(
@@ -704,7 +704,10 @@ def plan_sglang_detailed(
                 dp_attention_size=dp if pre.dp_attention else 1,
             )
 
-        mamba_slots, mamba_bytes = state_pool(rest)
+        try:
+            mamba_slots, mamba_bytes = state_pool(rest)
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
         rest = rest - mamba_bytes if mamba_slots > 0 else min(rest, 0)
         k_lo, b_lo = state_pool(rest_lo)
         rest_lo = rest_lo - b_lo if k_lo > 0 else min(rest_lo, 0)

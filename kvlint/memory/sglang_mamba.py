@@ -18,6 +18,7 @@ buffer by default) and 0.5.17 as 0.5.16 (no padding slot).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,8 @@ SgVersion = tuple[int, int, int]
 #: ``--mamba-full-memory-ratio`` default: state memory / KV memory (0.5.5 ``ServerArgs``; 0.5.23 ``fields/
 #: schedule.py``, ``fallback=0.9``; only Inkling models override it)
 DEFAULT_FULL_MEMORY_RATIO = 0.9
+#: How :func:`pool_slots`' refusal of a ``--mamba-full-memory-ratio`` begins (KV502 reports it at the flag)
+RATIO_REFUSED = "--mamba-full-memory-ratio"
 #: ``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``: state slots per running request with the radix cache on
 BASE_RATIO = 3
 
@@ -286,7 +289,12 @@ def pool_slots(
     ``--max-running-requests``, else 512); else the ratio split, state : KV = ``r`` : 1 with ``r`` =
     ``--mamba-full-memory-ratio``: ``budget = rest × r / (1 + r)``, slots ``budget // per_req`` up to 0.5.16, and
     from 0.5.18 ``(budget − per_req) // per_req`` with one padding slot more allocated. Pool bytes: slots (+ 1 from
-    0.5.18) × ``per_req``."""
+    0.5.18) × ``per_req``.
+
+    Raises:
+        ValueError: the ratio split with a ``full_memory_ratio`` that is not positive and finite (SGLang's slot
+            count is then not positive, its division fails, or it is not a number: it does not start).
+    """
     pad = 1 if v >= (0, 5, 18) else 0
     dp = max(1, dp_attention_size)
     if max_mamba_cache_size is not None:
@@ -296,6 +304,12 @@ def pool_slots(
             dp if v >= (0, 5, 13) else 1
         )
     else:
+        if not (math.isfinite(full_memory_ratio) and full_memory_ratio > 0):
+            raise ValueError(
+                f"{RATIO_REFUSED} {full_memory_ratio:g} is not a positive finite number: SGLang sizes the "
+                "hybrid state pool as rest x r / (1 + r) from it, which is then not a positive size (or not a "
+                "number), and does not start"
+            )
         budget = rest_bytes * full_memory_ratio / (1 + full_memory_ratio)  # negative when nothing is left
         k = int((budget - per_req * pad) // per_req) if per_req > 0 else 0
     return k, (k + pad) * per_req if k > 0 else 0
@@ -304,6 +318,7 @@ def pool_slots(
 __all__ = [
     "BASE_RATIO",
     "DEFAULT_FULL_MEMORY_RATIO",
+    "RATIO_REFUSED",
     "StateShape",
     "pool_slots",
     "request_ratio",
