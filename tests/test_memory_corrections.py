@@ -187,7 +187,9 @@ def test_encoder_profile_llama4_refuses_an_absurd_tile_count(max_patches):
         chunked_prefill=True, tp=1, dtype_bytes=2, mm_processor_kwargs={"max_patches": 4},
     )  # fmt: skip
     vis = m.config["vision_config"]
-    assert ok is not None and ok.encoder_tokens_per_item == 5 * ((vis["image_size"] // vis["patch_size"]) ** 2 + 1)
+    assert ok is not None and ok.encoder_tokens_per_item == 5 * (
+        (vis["image_size"] // vis["patch_size"]) ** 2 + 1
+    )
 
 
 def test_multimodal_v0_keeps_chunked_prefill_off_and_profiles_the_encoder():
