@@ -172,6 +172,26 @@ def test_encoder_profile_llama4_counts_every_tile():
     assert p.items == 8192 // per_item
 
 
+@pytest.mark.parametrize("max_patches", [0, -5, 10**12])
+def test_encoder_profile_llama4_refuses_an_absurd_tile_count(max_patches):
+    """A ``max_patches`` that is no tile count (0, negative) or absurdly many (10^12 tiles made a 4.7 billion GiB
+    activation) is not profiled: the notes say so, as for an unknown Qwen-VL max_pixels."""
+    m = _m("meta-llama/Llama-4-Scout-17B-16E-Instruct")
+    p, notes = encoder_profile(
+        m, era="v1", version=(0, 12, 0), max_num_seqs=1024, max_num_batched_tokens=8192, max_model_len=32768,
+        chunked_prefill=True, tp=1, dtype_bytes=2, mm_processor_kwargs={"max_patches": max_patches},
+    )  # fmt: skip
+    assert p is None and any(f"max_patches {max_patches!r} is not a tile count" in n for n in notes)
+    ok, _ = encoder_profile(
+        m, era="v1", version=(0, 12, 0), max_num_seqs=1024, max_num_batched_tokens=8192, max_model_len=32768,
+        chunked_prefill=True, tp=1, dtype_bytes=2, mm_processor_kwargs={"max_patches": 4},
+    )  # fmt: skip
+    vis = m.config["vision_config"]
+    assert ok is not None and ok.encoder_tokens_per_item == 5 * (
+        (vis["image_size"] // vis["patch_size"]) ** 2 + 1
+    )
+
+
 def test_multimodal_v0_keeps_chunked_prefill_off_and_profiles_the_encoder():
     """gt-219 (V0 ~0.6.6, Llama-3.2-11B-Vision, max_model_len 65,536, 128 sequences): the activation the log printed
     (36.63 GiB) is the vision encoder over 128 dummy images, not the text forward."""

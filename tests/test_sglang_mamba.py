@@ -225,3 +225,145 @@ def test_state_pool_is_shown_beside_the_kv_cache() -> None:
     assert "state pool" in render_plan_text(p)
     text = _plan("Qwen/Qwen3-32B", "--tp", "2").plan
     assert "state_pool_bytes" not in text.as_dict()["memory"] and "state pool" not in render_plan_text(text)
+
+
+def _kv701(tmp_path: Path, *args: str) -> list:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    flags = ", ".join(f'"{a}"' for a in (f"--model-path={NEMOTRON_NANO}", *args))
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f"          args: [{flags}]\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="h100")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    return [x for x in check_container(cr, opts) if x.rule == "KV701"]
+
+
+def test_kv701_state_pool_too_small_to_serve_a_request(tmp_path: Path) -> None:
+    """0.5.13+: ``resolve_max_num_reqs`` caps max_running_requests at ``max_mamba_cache_size // ratio`` and raises
+    "Hybrid (mamba/linear-attention) state cache is too small to serve any requests" when that leaves none: fewer
+    slots than one running request takes (3 with the radix cache on) stop SGLang though the KV pool is fine."""
+    d = _plan(NEMOTRON_NANO, "--max-mamba-cache-size", "2")
+    assert d.max_total_num_tokens > 0 and d.max_mamba_cache_size == 2 and d.mamba_ratio > 2
+    (found,) = _kv701(tmp_path, "--max-mamba-cache-size=2")
+    assert "too small to serve any requests" in found.message and "max_mamba_cache_size=2" in found.message
+    assert f"--max-mamba-cache-size {d.mamba_ratio}" in (found.fix or "")
+    # one request's worth of slots starts
+    assert _kv701(tmp_path, f"--max-mamba-cache-size={d.mamba_ratio}") == []
+
+
+#: Falcon-H1- and Granite-4-shaped configs (field names of SGLang's ``configs/falcon_h1.py`` and
+#: ``configs/granitemoehybrid.py``; sizes of the small models, written out here: no such config is stored)
+FALCON_H1 = {
+    "architectures": ["FalconH1ForCausalLM"],
+    "model_type": "falcon_h1",
+    "hidden_size": 1024,
+    "num_hidden_layers": 36,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "intermediate_size": 2048,
+    "vocab_size": 32784,
+    "mamba_d_ssm": 1536,
+    "mamba_n_heads": 24,
+    "mamba_d_head": 64,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 128,
+    "mamba_d_conv": 4,
+    "mamba_expand": 2,
+    "max_position_embeddings": 16384,
+    "torch_dtype": "bfloat16",
+}
+GRANITE_4 = {
+    "architectures": ["GraniteMoeHybridForCausalLM"],
+    "model_type": "granitemoehybrid",
+    "hidden_size": 1536,
+    "num_hidden_layers": 4,
+    "layer_types": ["mamba", "mamba", "attention", "mamba"],
+    "num_attention_heads": 12,
+    "num_key_value_heads": 4,
+    "intermediate_size": 512,
+    "vocab_size": 100352,
+    "mamba_expand": 2,
+    "mamba_n_heads": 48,
+    "mamba_d_head": 64,
+    "mamba_n_groups": 1,
+    "mamba_d_state": 128,
+    "mamba_d_conv": 4,
+    "max_position_embeddings": 131072,
+    "torch_dtype": "bfloat16",
+}
+
+
+@pytest.mark.parametrize(
+    ("cfg", "inter", "layers"),
+    [
+        (FALCON_H1, FALCON_H1["mamba_d_ssm"], FALCON_H1["num_hidden_layers"]),  # mamba_d_ssm; every layer
+        # no mamba_d_ssm: mamba_expand x hidden; no mamba_d_head (FalconH1Config's "auto"): inter / heads
+        ({**FALCON_H1, "mamba_d_ssm": None, "mamba_n_heads": 32, "mamba_d_head": None}, 2 * 1024, 36),
+        (GRANITE_4, 2 * GRANITE_4["hidden_size"], 3),  # mamba_expand x hidden; the mamba layers
+    ],
+)
+def test_falcon_h1_and_granite_4_state_per_request(cfg: dict, inter: int, layers: int) -> None:
+    """``Mamba2StateShape.create`` (0.5.23 ``configs/mamba_utils.py``): groups not divisible by TP extended to TP,
+    conv ``(inter + 2 x groups x state) / tp x (kernel - 1)`` at bf16, SSM ``heads / tp x head_dim x state`` at float32
+    (Granite 4 passes no dtype; Falcon-H1's config sets none)."""
+    from kvlint.models import parse_config
+
+    m = parse_config(cfg, model_id="test", source="test")
+    for tp in (1, 2, 4):
+        groups = cfg["mamba_n_groups"] if cfg["mamba_n_groups"] % tp == 0 else tp
+        conv = (inter + 2 * groups * cfg["mamba_d_state"]) // tp * (cfg["mamba_d_conv"] - 1)
+        heads = cfg["mamba_n_heads"]
+        head_dim = cfg["mamba_d_head"] if isinstance(cfg["mamba_d_head"], int) else inter // heads
+        ssm = heads // tp * head_dim * cfg["mamba_d_state"]
+        st = state_shape(m, tp, 1, (0, 5, 23), None, {})
+        assert st is not None and (st.conv, st.ssm, st.layers) == (conv, ssm, layers)
+        assert st.per_request == (conv * 2 + ssm * 4) * layers
+
+
+@pytest.mark.parametrize("ratio", ["0", "-0.5", "-1", "nan", "inf"])
+def test_a_full_memory_ratio_sglang_cannot_size_the_pool_with_is_refused(ratio: str) -> None:
+    """``budget = rest x r / (1 + r)`` (``_handle_max_mamba_cache``): at 0 or below SGLang's slot count is not
+    positive ("Not enough GPU memory for hybrid ... state cache"), at -1 the division fails, and nan / inf make it
+    not a number: SGLang does not start. kvlint planned 0 and negatives at the default 0.9 (a pass), and failed on
+    nan / inf with "ValueError: cannot convert float NaN to integer"; it now says which flag and why."""
+    from kvlint.memory.vllm import PlanError
+
+    with pytest.raises(PlanError, match=r"--mamba-full-memory-ratio .*positive finite"):
+        _plan(NEMOTRON_NANO, "--mamba-full-memory-ratio", ratio)
+    # the ratio is not read when the slot count is given, nor for a model without a state pool
+    assert _plan(
+        NEMOTRON_NANO, "--mamba-full-memory-ratio", ratio, "--max-mamba-cache-size", "64"
+    ).max_mamba_cache_size
+    assert _plan("Qwen/Qwen3-32B", "--tp", "2", "--mamba-full-memory-ratio", ratio).max_total_num_tokens > 0
+
+
+def test_kv502_reports_the_refused_full_memory_ratio_at_the_flag(tmp_path: Path) -> None:
+    """The refusal above is an error at ``--mamba-full-memory-ratio`` with a fix, not "kvlint could not size" with
+    advice about config.json."""
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f'          args: ["--model-path={NEMOTRON_NANO}", "--mamba-full-memory-ratio=-1"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    opts = Options(allow_hub=False, accelerator="h100")
+    cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+    (d,) = [x for x in check_container(cr, opts) if x.rule == "KV502"]
+    assert (
+        d.severity == "error" and "--mamba-full-memory-ratio -1 is not a positive finite number" in d.message
+    )
+    assert d.loc.line == 11 and d.loc.column > manifest.read_text().splitlines()[10].index("--model-path") + 1
+    assert "config.json" not in (d.fix or "") and "--mamba-full-memory-ratio" in (d.fix or "")

@@ -108,7 +108,7 @@ def test_kserve_managed_dra_requests_the_gpus_through_a_claim() -> None:
     (d,) = _rule(MANAGED_DRA, "KV501")
     assert (
         "the pod's GPUs are requested by KServe's managed Dynamic Resource Allocation "
-        "(serving.kserve.io/exp-dra-device-class: gpu.nvidia.com, 1 device(s))" in d.message
+        "(serving.kserve.io/exp-dra-device-class: gpu.nvidia.com, 1 device)" in d.message
     )
     assert _sizing(MANAGED_DRA) == ["fleet"]
 
@@ -237,3 +237,58 @@ def test_spreading_a_kaito_preset_leaves_the_workload_read_from_the_file_as_it_w
     ]
     assert spread.pod_spec["containers"][0] is spread_container
     assert (spread.group_size, spread.kaito_sku, w.group_size) == (3, None, None)
+
+
+def test_kaito_a10_sizes_are_in_the_estimators_sku_table(tmp_path: Path) -> None:
+    """KAITO v0.12.0's SKU table (the one its node estimator reads, and its own estimator tests use) lists the A10
+    sizes Standard_NV36ads_A10_v5 (1 GPU, 24 GiB) and Standard_NV72ads_A10_v5 (2 GPUs, 48 GiB): kvlint's table did
+    not, so a preset too big for one A10 node was planned on one node (KV101) instead of the pipeline KAITO builds.
+    Its own gpt-oss-20b example on one A10 still fits one node."""
+    manifest = tmp_path / "r1-a10.yaml"
+    manifest.write_text(KAITO_R1.read_text().replace("Standard_NC80adis_H100_v5", "Standard_NV36ads_A10_v5"))
+    p = _plan(manifest)
+    assert p["tp"] == 1 and p["pp"] > 1 and p["cr"].workload.group_size == p["pp"]
+    gpt_oss = COLLECTED / "kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_20b.yaml"
+    assert 'instanceType: "Standard_NV36ads_A10_v5"' in gpt_oss.read_text()
+    g = _plan(gpt_oss)
+    assert (g["tp"], g["pp"], g["cr"].workload.group_size) == (1, 1, None)
+
+
+def test_managed_dra_device_count_as_kserve_reads_it(tmp_path: Path) -> None:
+    """``serving.kserve.io/exp-dra-device-count`` is a whole number from 1 (KServe ``ManagedDRADeviceCount``:
+    ``strconv.Atoi`` of the trimmed value, ``must be >= 1``; its validation refuses anything else). KV501 quoted
+    any value as a count ("abc device(s)"); it gives a valid count as the devices, and says an invalid one is
+    refused by KServe."""
+    text = MANAGED_DRA.read_text()
+    anno = "serving.kserve.io/exp-dra-device-class: gpu.nvidia.com\n"
+    assert anno in text
+    for value, says in [
+        ('" 4 "', "gpu.nvidia.com, 4 devices"),
+        ('"abc"', "exp-dra-device-count 'abc' is not a whole number from 1, which KServe refuses"),
+        ('"0"', "exp-dra-device-count '0' is not a whole number from 1, which KServe refuses"),
+    ]:
+        variant = tmp_path / "dra.yaml"
+        variant.write_text(text.replace(anno, f"{anno}    serving.kserve.io/exp-dra-device-count: {value}\n"))
+        (d,) = _rule(variant, "KV501")
+        assert says in d.message, value
+    (d,) = _rule(MANAGED_DRA, "KV501")
+    assert "gpu.nvidia.com, 1 device)" in d.message
+
+
+def test_a_container_naming_many_dra_claims_gets_a_short_finding(tmp_path: Path) -> None:
+    """KV501 names the first DRA claims and counts the rest: a container naming 2,000 claims put every one of them,
+    with its template, in the finding (over 70 KB of text)."""
+    from kvlint.accelerators.placement import DRA_CLAIMS_SHOWN
+
+    n = 2000
+    text = DRA_DEPLOYMENT.replace(
+        "      - name: gpus\n        resourceClaimTemplateName: two-gpus\n",
+        "".join(f"      - name: c{i}\n        resourceClaimTemplateName: t{i}\n" for i in range(n)),
+    ).replace("          - name: gpus\n", "".join(f"          - name: c{i}\n" for i in range(n)))
+    assert text.count("resourceClaimTemplateName:") == n
+    manifest = tmp_path / "many.yaml"
+    manifest.write_text(text)
+    (d,) = _rule(manifest, "KV501")
+    shown = ", ".join(f"c{i} (ResourceClaimTemplate t{i})" for i in range(DRA_CLAIMS_SHOWN))
+    assert f"(resources.claims: {shown}, and {n - DRA_CLAIMS_SHOWN:,} more)" in d.message
+    assert len(d.message) < 2000

@@ -857,7 +857,8 @@ def dra_claims(pod_spec: Mapping[str, Any], container: Mapping[str, Any]) -> str
     ``spec.resourceClaims``, each a ``resourceClaimName`` (a ResourceClaim) or a ``resourceClaimTemplateName``
     (a ResourceClaimTemplate the pod's claim is made from): Kubernetes API ``core/v1`` ``ResourceRequirements.claims``
     and ``PodSpec.resourceClaims`` (resource.k8s.io/v1, GA in 1.34). The devices (GPUs or others) and their
-    count are in the claim's ``devices.requests``, which kvlint does not read."""
+    count are in the claim's ``devices.requests``, which kvlint does not read. The first :data:`DRA_CLAIMS_SHOWN`
+    claims are named, the others counted."""
     res = container.get("resources")
     claims = res.get("claims") if isinstance(res, Mapping) else None
     names = [str(c.get("name")) for c in claims or [] if isinstance(c, Mapping) and c.get("name")]
@@ -870,7 +871,7 @@ def dra_claims(pod_spec: Mapping[str, Any], container: Mapping[str, Any]) -> str
         if isinstance(c, Mapping)
     }
     sources: list[str] = []
-    for name in names:
+    for name in names[:DRA_CLAIMS_SHOWN]:
         entry = by_name.get(name)
         if entry is not None and entry.get("resourceClaimTemplateName"):
             sources.append(f"{name} (ResourceClaimTemplate {entry.get('resourceClaimTemplateName')})")
@@ -878,7 +879,14 @@ def dra_claims(pod_spec: Mapping[str, Any], container: Mapping[str, Any]) -> str
             sources.append(f"{name} (ResourceClaim {entry.get('resourceClaimName')})")
         else:
             sources.append(name)
+    if len(names) > DRA_CLAIMS_SHOWN:
+        sources.append(f"and {len(names) - DRA_CLAIMS_SHOWN:,} more")
     return f"a Dynamic Resource Allocation claim (resources.claims: {', '.join(sources)})"
+
+
+#: The claims :func:`dra_claims` names; the rest are counted (a container naming thousands would otherwise put
+#: them all in one finding)
+DRA_CLAIMS_SHOWN = 4
 
 
 def resolve_placement(

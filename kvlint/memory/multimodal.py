@@ -116,6 +116,12 @@ def _int(x: Any, default: int = 0) -> int:
         return default
 
 
+#: The most tiles kvlint profiles a Llama 4 image as (``--mm-processor-kwargs`` ``max_patches``; the image
+#: processor's default is 16): beyond it, a value is taken as a mistake and the encoder profile is not modelled
+#: rather than sized at billions of GiB
+LLAMA4_MAX_TILES = 1024
+
+
 def _vit_peak(tokens: int, hidden: int, inter: int, tp: int, dtype_bytes: int) -> int:
     """Transient peak of one vision-transformer layer over ``tokens`` tokens: MLP first linear + activation output
     (``2 x intermediate / tp``) and residual + normalised input (``2 x hidden``)."""
@@ -462,6 +468,12 @@ def encoder_profile(
         # tokens and <|image_end|>.
         size = _int(vis.get("image_size"), 336)
         tiles = _int(kw.get("max_patches"), 16)
+        if not 1 <= tiles <= LLAMA4_MAX_TILES:
+            notes.append(
+                f"llama4: --mm-processor-kwargs max_patches {kw.get('max_patches')!r} is not a tile count from 1 to "
+                f"{LLAMA4_MAX_TILES:,}; encoder profiling not modelled"
+            )
+            return None, notes
         patches = (size // patch) ** 2
         ratio = float(vis.get("pixel_shuffle_ratio") or 0.5)
         per_chunk = patches // max(1, round(1.0 / (ratio * ratio)))

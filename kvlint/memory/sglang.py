@@ -345,7 +345,9 @@ class SglangPlanDetail:
 
     ``rest_bytes`` is SGLang's ``rest`` after loading (``mfs × pre_free − weights − other``), less the hybrid state
     pool of a Mamba / linear-attention model (``mamba_state_bytes`` for ``max_mamba_cache_size`` slots, a count SGLang
-    refuses when not positive; ``mamba_family`` names the state, empty for other models); ``minimum_mfs``
+    refuses when not positive; ``mamba_family`` names the state, empty for other models; ``mamba_ratio`` the state
+    slots one running request takes, ``max_running_requests`` being at most ``max_mamba_cache_size // mamba_ratio``);
+    ``minimum_mfs``
     the smallest fraction leaving a positive pool (``1 − available/pre``); ``context_error`` the ValueError
     text when ``--context-length`` exceeds the derived length without the env override.
     """
@@ -371,6 +373,7 @@ class SglangPlanDetail:
     max_mamba_cache_size: int = 0
     mamba_state_bytes: int = 0
     mamba_family: str = ""
+    mamba_ratio: int = 1
 
 
 @dataclass  # a step record of one container's plans (like kvlint.memory.vllm.PlanPrelude): built, read, dropped
@@ -511,7 +514,7 @@ def sglang_prelude(
         strategy=get("mamba_radix_cache_strategy") or get("mamba_scheduler_strategy"),
     )
     mfr = as_float(get("mamba_full_memory_ratio"))
-    if mfr is None or mfr <= 0:
+    if mfr is None:  # a value SGLang cannot size the pool with is refused where it is used (pool_slots)
         mfr = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
     if mamba is not None:
         model_notes.append(
@@ -701,7 +704,10 @@ def plan_sglang_detailed(
                 dp_attention_size=dp if pre.dp_attention else 1,
             )
 
-        mamba_slots, mamba_bytes = state_pool(rest)
+        try:
+            mamba_slots, mamba_bytes = state_pool(rest)
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
         rest = rest - mamba_bytes if mamba_slots > 0 else min(rest, 0)
         k_lo, b_lo = state_pool(rest_lo)
         rest_lo = rest_lo - b_lo if k_lo > 0 else min(rest_lo, 0)
@@ -811,6 +817,7 @@ def plan_sglang_detailed(
         max_mamba_cache_size=mamba_slots,
         mamba_state_bytes=mamba_bytes,
         mamba_family=pre.mamba.family if pre.mamba is not None else "",
+        mamba_ratio=pre.mamba_ratio,
     )
 
 

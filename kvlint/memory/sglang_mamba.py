@@ -18,6 +18,7 @@ buffer by default) and 0.5.17 as 0.5.16 (no padding slot).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,8 @@ SgVersion = tuple[int, int, int]
 #: ``--mamba-full-memory-ratio`` default: state memory / KV memory (0.5.5 ``ServerArgs``; 0.5.23 ``fields/
 #: schedule.py``, ``fallback=0.9``; only Inkling models override it)
 DEFAULT_FULL_MEMORY_RATIO = 0.9
+#: How :func:`pool_slots`' refusal of a ``--mamba-full-memory-ratio`` begins (KV502 reports it at the flag)
+RATIO_REFUSED = "--mamba-full-memory-ratio"
 #: ``MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO``: state slots per running request with the radix cache on
 BASE_RATIO = 3
 
@@ -94,6 +97,22 @@ def _mamba2(
         groups += tp - groups
     conv_dim = inter + 2 * groups * state
     return conv_dim // tp * (kernel - 1), heads // tp * head_dim * state
+
+
+def _mamba2_prefixed(c: Mapping[str, Any], tp: int, inter: int) -> tuple[int, int]:
+    """:func:`_mamba2` of a config spelling its Mamba-2 mixer with ``mamba_`` keys (Falcon-H1, Granite 4 hybrids):
+    ``mamba_n_heads`` (default 128), ``mamba_d_head`` (default ``inter / heads``, FalconH1Config's ``auto``),
+    ``mamba_n_groups`` (1), ``mamba_d_state`` (256), ``mamba_d_conv`` (4), with ``inter`` the mixer's width."""
+    heads = _int(c.get("mamba_n_heads"), 128)
+    return _mamba2(
+        tp,
+        inter,
+        _int(c.get("mamba_n_groups"), 1),
+        heads,
+        _int(c.get("mamba_d_head"), max(1, inter // heads)),
+        _int(c.get("mamba_d_state"), 256),
+        _int(c.get("mamba_d_conv"), 4),
+    )
 
 
 def state_layer_indices(model: ModelSpec) -> list[int]:
@@ -187,16 +206,7 @@ def state_shape(
     elif model.model_type == "falcon_h1":
         hidden = _int(c.get("hidden_size"), model.hidden_size)
         inter = _int(c.get("mamba_d_ssm"), _int(c.get("mamba_expand"), 2) * hidden)
-        heads = _int(c.get("mamba_n_heads"), 128)
-        conv, ssm = _mamba2(
-            tp,
-            inter,
-            _int(c.get("mamba_n_groups"), 1),
-            heads,
-            _int(c.get("mamba_d_head"), max(1, inter // heads)),
-            _int(c.get("mamba_d_state"), 256),
-            _int(c.get("mamba_d_conv"), 4),
-        )
+        conv, ssm = _mamba2_prefixed(c, tp, inter)
         family = "Falcon-H1 Mamba-2"
     elif "mamba_num_heads" in c:
         heads, hd = _int(c.get("mamba_num_heads"), 128), _int(c.get("mamba_head_dim"), 64)
@@ -212,17 +222,7 @@ def state_shape(
         family = "Nemotron-H Mamba-2"
     elif model.model_type == "granitemoehybrid":
         hidden = _int(c.get("hidden_size"), model.hidden_size)
-        heads = _int(c.get("mamba_n_heads"), 128)
-        inter = _int(c.get("mamba_expand"), 2) * hidden
-        conv, ssm = _mamba2(
-            tp,
-            inter,
-            _int(c.get("mamba_n_groups"), 1),
-            heads,
-            _int(c.get("mamba_d_head"), max(1, inter // heads)),
-            _int(c.get("mamba_d_state"), 256),
-            _int(c.get("mamba_d_conv"), 4),
-        )
+        conv, ssm = _mamba2_prefixed(c, tp, _int(c.get("mamba_expand"), 2) * hidden)
         family, reads_config = "Granite 4 Mamba-2", False
     else:
         return None
@@ -289,7 +289,12 @@ def pool_slots(
     ``--max-running-requests``, else 512); else the ratio split, state : KV = ``r`` : 1 with ``r`` =
     ``--mamba-full-memory-ratio``: ``budget = rest × r / (1 + r)``, slots ``budget // per_req`` up to 0.5.16, and
     from 0.5.18 ``(budget − per_req) // per_req`` with one padding slot more allocated. Pool bytes: slots (+ 1 from
-    0.5.18) × ``per_req``."""
+    0.5.18) × ``per_req``.
+
+    Raises:
+        ValueError: the ratio split with a ``full_memory_ratio`` that is not positive and finite (SGLang's slot
+            count is then not positive, its division fails, or it is not a number: it does not start).
+    """
     pad = 1 if v >= (0, 5, 18) else 0
     dp = max(1, dp_attention_size)
     if max_mamba_cache_size is not None:
@@ -299,6 +304,12 @@ def pool_slots(
             dp if v >= (0, 5, 13) else 1
         )
     else:
+        if not (math.isfinite(full_memory_ratio) and full_memory_ratio > 0):
+            raise ValueError(
+                f"{RATIO_REFUSED} {full_memory_ratio:g} is not a positive finite number: SGLang sizes the "
+                "hybrid state pool as rest x r / (1 + r) from it, which is then not a positive size (or not a "
+                "number), and does not start"
+            )
         budget = rest_bytes * full_memory_ratio / (1 + full_memory_ratio)  # negative when nothing is left
         k = int((budget - per_req * pad) // per_req) if per_req > 0 else 0
     return k, (k + pad) * per_req if k > 0 else 0
@@ -307,6 +318,7 @@ def pool_slots(
 __all__ = [
     "BASE_RATIO",
     "DEFAULT_FULL_MEMORY_RATIO",
+    "RATIO_REFUSED",
     "StateShape",
     "pool_slots",
     "request_ratio",

@@ -25,8 +25,13 @@ KAITO_PRESET_PREFIX = "kaito-preset:"
 
 #: KAITO's Azure SKU table: VM size -> (GPUCount, GPUMemGB, the total GPU memory of the VM in GiB as KAITO
 #: reads it). Source: kaito-project/kaito pkg/sku/azure_sku_handler.go@46dea37dec11c6610e25591a5cb8b1744a1e2655
-#: (``NewAzureSKUHandler``; the NVIDIA and AMD Instinct sizes).
+#: (``NewAzureSKUHandler``; the NVIDIA and AMD Instinct sizes), and the A10 sizes of
+#: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0) pkg/sku/azure_sku_handler.go, the table
+#: its node estimator (:func:`kaito_node_count`) reads; the V100 and T4 sizes are older releases' (v0.12.0 no longer
+#: lists them).
 KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
+    "Standard_NV36ads_A10_v5": (1, 24),
+    "Standard_NV72ads_A10_v5": (2, 48),
     "Standard_NC6s_v3": (1, 16),
     "Standard_NC12s_v3": (2, 32),
     "Standard_NC24s_v3": (4, 64),

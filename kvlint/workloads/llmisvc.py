@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import importlib.resources
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -338,15 +339,30 @@ def _managed_dra(doc: Document) -> str | None:
     to its first container, or the one ``exp-dra-container-name`` names (kserve/kserve
     pkg/controller/v1alpha2/llmisvc/managed_dra.go ``expectedManagedDRATemplate``, ``injectManagedDRA``,
     ``targetContainerForDRA`` @0c5166a2dba2b4c731f9893fb9c484587890b33f): the container requests its GPUs through
-    that claim, not ``resources.limits`` (:attr:`kvlint.types.Workload.gpu_source`)."""
+    that claim, not ``resources.limits`` (:attr:`kvlint.types.Workload.gpu_source`). The count is read as KServe's
+    ``ManagedDRADeviceCount`` reads it (``strconv.Atoi`` of the trimmed value, at least 1; its validation refuses
+    anything else, which the words then say)."""
     annotations = get_in(doc.data, "metadata", "annotations")
     if not isinstance(annotations, Mapping):
         return None
     device_class = str(annotations.get(MANAGED_DRA_CLASS) or "").strip()
     if not device_class:
         return None
-    count = str(annotations.get(MANAGED_DRA_COUNT) or "1").strip()
-    return f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}, {count} device(s))"
+    raw = str(annotations.get(MANAGED_DRA_COUNT) or "").strip()
+    count = int(raw) if _GO_ATOI.fullmatch(raw) else 0
+    if not raw:
+        count = 1
+    if not 1 <= count < 2**63:
+        return (
+            f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}; "
+            f"{MANAGED_DRA_COUNT} '{raw}' is not a whole number from 1, which KServe refuses)"
+        )
+    devices = "1 device" if count == 1 else f"{count} devices"
+    return f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}, {devices})"
+
+
+#: What Go's ``strconv.Atoi`` reads (KServe's ``ManagedDRADeviceCount``): an optional sign and decimal digits
+_GO_ATOI = re.compile(r"[+-]?[0-9]+")
 
 
 def _images_set(spec: Any) -> set[tuple[str, str]]:

@@ -14,6 +14,7 @@ from typing import Any
 from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import path_placeholder, platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.memory import sglang_mamba
 from kvlint.models.config import (
     config_refusal,
     encoder_decoder_support,
@@ -369,6 +370,17 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
         fraction = as_float(s.get(MEMORY_FRACTION[s.engine][0])) if s.engine in MEMORY_FRACTION else None
         if fraction is not None and not 0.0 < fraction <= 1.0:
             return  # a memory fraction the engine refuses (KV107, or KV206 for nan): no plan to speak of
+        if s.engine == "sglang" and cr.plan_error.startswith(sglang_mamba.RATIO_REFUSED + " "):
+            # a hybrid model's state pool sized from a ratio SGLang cannot size it with: it does not start
+            ratio = sglang_mamba.DEFAULT_FULL_MEMORY_RATIO
+            yield ctx.finding(
+                f"{cr.model.id} on SGLang: {cr.plan_error}",
+                s.loc("mamba_full_memory_ratio"),
+                fix=f"set --mamba-full-memory-ratio to a positive number, or drop it for SGLang's default {ratio:g} "
+                f"(state : KV = {ratio:g} : 1)",
+                severity="error",
+            )
+            return
         yield ctx.finding(
             f"kvlint could not size {cr.model.id} for {s.engine}: {cr.plan_error}",
             s.model.loc or s.command_loc,

@@ -78,6 +78,16 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
     if not isinstance(d, SglangPlanDetail) or m is None:
         return
     p = d.plan
+    if (
+        d.mamba_family
+        and d.version >= (0, 5, 13)
+        and d.max_mamba_cache_size > 0
+        and d.rest_bytes > 0
+        and d.max_total_num_tokens > 0
+        and d.max_running_requests <= 0
+    ):
+        yield _state_pool_serves_no_request(ctx, d)
+        return
     tiny = d.rest_bytes > 0 and d.max_total_num_tokens > 0
     if tiny and pool_starts(d.version, d.max_total_num_tokens, d.context_length):
         return
@@ -133,6 +143,37 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
         + f"; SGLang {p.engine_version} exits with '{text}'",
         s.loc("mem_fraction_static"),
         fix="; or ".join(fixes) or "the weights do not fit: use more GPUs (--tp-size) or a quantized model",
+    )
+
+
+def _state_pool_serves_no_request(ctx: RuleContext, d: SglangPlanDetail) -> Diagnostic:
+    """KV701 for a hybrid model whose state pool has slots but fewer than one running request takes: SGLang
+    0.5.13+ caps ``max_running_requests`` at ``max_mamba_cache_size // ratio`` and stops when that leaves none
+    (``resolve_max_num_reqs``: "Hybrid (mamba/linear-attention) state cache is too small to serve any requests";
+    ``kv_cache_configurator.py`` 0.5.16-0.5.23, ``model_runner_kv_cache_mixin.py`` 0.5.13-0.5.15), though the KV
+    pool itself is sized. At ``--max-mamba-cache-size`` when that flag sets the slots, else at
+    ``--mem-fraction-static``."""
+    s = ctx.serving
+    explicit = "max_mamba_cache_size" in s.flags
+    text = (
+        "Hybrid (mamba/linear-attention) state cache is too small to serve any requests. "
+        f"max_mamba_cache_size={d.max_mamba_cache_size}, mamba_ratio={d.mamba_ratio}"
+    )
+    if explicit:
+        fix = (
+            f"set --max-mamba-cache-size {d.mamba_ratio} or more ({d.mamba_ratio} state slots for each running "
+            "request), or drop it to let SGLang size the pool from memory"
+        )
+    else:
+        fix = (
+            "raise --mem-fraction-static or --mamba-full-memory-ratio so that the state pool holds more slots"
+        )
+    return ctx.finding(
+        f"SGLang's hybrid state pool has {d.max_mamba_cache_size} slots ({d.mamba_family} state, "
+        f"{gib(d.mamba_state_bytes)} per GPU) but one running request takes {d.mamba_ratio}, so no request can "
+        f"run; SGLang {d.plan.engine_version} exits with '{text}'",
+        s.loc("max_mamba_cache_size") if explicit else s.loc("mem_fraction_static"),
+        fix=fix,
     )
 
 
