@@ -340,7 +340,9 @@ def test_kaito_inference_config_configmap_is_applied(tmp_path: Path) -> None:
     alone = text.split("---\napiVersion: kaito.sh")[1]
     res = run_documents(load_text("apiVersion: kaito.sh" + alone, "w.yaml"), Options(allow_hub=False))
     assert any(
-        "(the KAITO inference config): the file is not among the inputs" in d.message for d in res.diagnostics
+        "(the KAITO inference config): the file is mounted from ConfigMap llama-inference-params, which is not "
+        "among the inputs" in d.message
+        for d in res.diagnostics
     )
 
 
