@@ -328,6 +328,12 @@ def analyse_container(
 
             spread, spread_container = spread_over_nodes(w, container, nodes)
             return analyse_container(spread, spread_container, cms, options)
+        if nodes == 0:
+            # a preset under half a GPU on a multi-GPU node: KAITO runs it data-parallel, one replica a GPU
+            from kvlint.workloads.kaito import run_data_parallel
+
+            dp, dp_container = run_data_parallel(w, container)
+            return analyse_container(dp, dp_container, cms, options)
     return analyse_serving(w, container, serving, options)
 
 
@@ -336,15 +342,17 @@ def _kaito_nodes(w: Workload, serving: ServingConfig, options: Options) -> int:
     kvlint's figures for its model: the whole-model weight bytes (the checkpoint size when known, else kvlint's
     estimate; :func:`kvlint.models.weights.weight_bytes`) for KAITO's safetensors size, and the KV bytes a token
     of the whole model (:func:`kvlint.memory.kv.kv_bytes_per_token` at TP 1) for KAITO's ``BytesPerToken``; the
-    inference config's explicit ``max-model-len``, if any. 1 (no change) when the model is unknown, the command
-    already sets a pipeline-parallel size, or anything fails."""
+    inference config's explicit ``max-model-len``, if any. 0 when the preset stays on one node and KAITO runs it
+    data-parallel over the node's GPUs instead (:func:`kvlint.workloads.kaito.kaito_data_parallel`, on the same
+    weight bytes). 1 (no change) when the model is unknown, the command already sets a pipeline-parallel size,
+    or anything fails."""
     assert w.kaito_sku is not None
     if serving.engine != "vllm" or serving.model is None or serving.get("pipeline_parallel_size") is not None:
         return 1
     try:
         from kvlint.memory.kv import kv_bytes_per_token
         from kvlint.models.weights import weight_bytes
-        from kvlint.workloads.kaito import kaito_node_count
+        from kvlint.workloads.kaito import kaito_data_parallel, kaito_node_count
 
         model, _ = resolve_container_model(serving, w, options)
         if model is None:
@@ -353,9 +361,11 @@ def _kaito_nodes(w: Workload, serving: ServingConfig, options: Options) -> int:
         size = weight_bytes(model, dtype_bytes=2, quantization=str(quant) if quant else None)[0]
         mml = serving.get("max_model_len")
         gpus, gib = w.kaito_sku
-        return kaito_node_count(
+        nodes = kaito_node_count(
             gpus, gib, int(size), kv_bytes_per_token(model), mml if isinstance(mml, int) and mml > 0 else None
         )
+        # KAITO's tier 1 is decided on one node only (configureParallelism: !multiNode)
+        return 0 if nodes == 1 and kaito_data_parallel(gpus, gib, int(size)) else nodes
     except Exception:  # an estimate: never let it take the container's analysis down
         return 1
 

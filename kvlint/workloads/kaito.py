@@ -23,23 +23,14 @@ from kvlint.workloads.base import (
 KAITO_PRESET_PREFIX = "kaito-preset:"
 
 
-#: KAITO's Azure SKU table: VM size -> (GPUCount, GPUMemGB, the total GPU memory of the VM in GiB as KAITO
-#: reads it). Source: kaito-project/kaito pkg/sku/azure_sku_handler.go@46dea37dec11c6610e25591a5cb8b1744a1e2655
-#: (``NewAzureSKUHandler``; the NVIDIA and AMD Instinct sizes), and the A10 sizes of
-#: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0) pkg/sku/azure_sku_handler.go, the table
-#: its node estimator (:func:`kaito_node_count`) reads; the V100 and T4 sizes are older releases' (v0.12.0 no longer
-#: lists them).
+#: KAITO's Azure SKU table: VM size -> (GPUCount, GPUMem: the total GPU memory of the VM in GiB as KAITO reads
+#: it). Source: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0) pkg/sku/azure_sku_handler.go
+#: (``NewAzureSKUHandler``), which keeps only GPUs of CUDA compute capability 8.0 and newer (the V100 and T4 sizes
+#: of earlier releases are gone: KAITO no longer finds a GPU config for them) and adds the A10 and Radeon PRO V620
+#: sizes.
 KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
     "Standard_NV36ads_A10_v5": (1, 24),
     "Standard_NV72ads_A10_v5": (2, 48),
-    "Standard_NC6s_v3": (1, 16),
-    "Standard_NC12s_v3": (2, 32),
-    "Standard_NC24s_v3": (4, 64),
-    "Standard_NC24rs_v3": (4, 64),
-    "Standard_NC4as_T4_v3": (1, 16),
-    "Standard_NC8as_T4_v3": (1, 16),
-    "Standard_NC16as_T4_v3": (1, 16),
-    "Standard_NC64as_T4_v3": (4, 64),
     "Standard_NC24ads_A100_v4": (1, 80),
     "Standard_NC48ads_A100_v4": (2, 160),
     "Standard_NC96ads_A100_v4": (4, 320),
@@ -50,6 +41,8 @@ KAITO_AZURE_SKUS: dict[str, tuple[int, int]] = {
     "Standard_ND96isr_H100_v5": (8, 640),
     "Standard_NCC40ads_H100_v5": (1, 94),
     "Standard_ND96isr_H200_v5": (8, 1128),
+    "Standard_NG32ads_V620_v1": (1, 32),
+    "Standard_NG32adms_V620_v1": (1, 32),
 }
 
 
@@ -116,6 +109,24 @@ def kaito_node_count(
     return max(1, -(-min_gpus // gpus))
 
 
+def kaito_data_parallel(gpus: int, gpu_mem_gib: int, model_bytes: int) -> bool:
+    """Whether KAITO runs a vLLM preset whose files take ``model_bytes`` bytes as data-parallel replicas on one
+    node of ``gpus`` GPUs with ``gpu_mem_gib`` GiB of GPU memory in all (its SKU table's ``GPUMem``, the whole VM):
+    KAITO's first parallelism tier, when the files take under half of one GPU, ``model_bytes x gpus x 2 <
+    gpu_mem_gib GiB``, and the node has more than one GPU. KAITO then writes ``--data-parallel-size`` = the node's
+    GPUs and ``--tensor-parallel-size=1`` (each GPU serves the whole model on its own), on one node only
+    (``!multiNode``: a preset its estimator spreads over nodes is never data-parallel). Source:
+    kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0) pkg/model/interface.go
+    ``configureParallelism`` (tier 1) and ``modelFitsOnSingleGPU`` (the preset's ``TotalSafeTensorFileSize``,
+    else ``ModelFileSize``; ``SKUNumGPUs`` and ``GPUMem`` from the GPU config of the Workspace,
+    pkg/workspace/inference/preset_inferences.go ``GeneratePresetInference``). A MIG slice is one GPU
+    (pkg/utils/common.go ``GetMIGGPUConfig``, ``GPUCount: 1``), so never data-parallel. kvlint passes its own
+    figure for the model's weights (the checkpoint size when known) for KAITO's safetensors size."""
+    if gpus <= 1 or model_bytes <= 0:
+        return False
+    return model_bytes * gpus * 2 < gpu_mem_gib * _GIB
+
+
 # KAITO's vLLM presets run the kaito-base image's inference_api.py (a vLLM-argument-compatible wrapper);
 # its tag is chosen by the KAITO release.
 _KAITO_IMAGE = "mcr.microsoft.com/aks/kaito/kaito-base"
@@ -134,18 +145,25 @@ def workspace_workloads(doc: Document) -> list[Workload]:
     with the VM's GPU count as ``nvidia.com/gpu``, and KAITO's own additions to the vLLM command
     (``buildVLLMInferenceCommand``, v0.12.0): ``--tensor-parallel-size`` = that GPU count,
     ``--gpu-memory-utilization`` by the SKU's GPU (:func:`kaito_gpu_memory_utilization`) and
-    ``--max-model-len=auto`` (vLLM picks the largest context that fits). Not modelled: v0.12.0's first
-    parallelism tier, which runs a model whose files take under half of one GPU as data-parallel replicas
-    (``--data-parallel-size`` = GPU count, TP 1) on a multi-GPU SKU (``configureParallelism``); kvlint plans TP
-    over all the SKU's GPUs there. A preset too big for one node of a VM size in KAITO's SKU table is spread over
+    ``--max-model-len=auto`` (vLLM picks the largest context that fits). KAITO's parallelism tiers
+    (``configureParallelism``) are applied once the model is known (:func:`kvlint.pipeline.analyse_container`):
+    a preset whose files take under half of one GPU of a multi-GPU SKU runs as data-parallel replicas
+    (:func:`kaito_data_parallel`, :func:`run_data_parallel`); one that fits the node keeps TP = the SKU's GPUs. A
+    preset too big for one node of a VM size in KAITO's SKU table is spread over
     the nodes KAITO's estimator asks for (:func:`kaito_node_count`, applied by :func:`kvlint.pipeline.analyse_container`
     once the model is known; :func:`spread_over_nodes`). Without an instanceType or partition, KAITO requests the
     GPUs of the nodes its labelSelector picks (:attr:`~kvlint.types.Workload.gpu_source`). ``resource.partition``
     ``mode: mig`` with ``profile``
-    (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with the same default utilization and
-    ``--max-model-len=auto``, and is planned on the slice's memory
+    (KAITO v0.12.0 and later) becomes ``nvidia.com/mig-<profile>: 1`` with ``--tensor-parallel-size=1`` (a slice
+    is one GPU), the same default utilization and ``--max-model-len=auto``, and is planned on the slice's memory
     (:func:`kvlint.memory.stage.plan_fleet` when the profile does not name the GPU); ``mode: accelerator`` with ``count`` becomes
-    ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so).
+    ``nvidia.com/gpu: count`` (and tensor-parallel-size ``count``) on bring-your-own nodes (GPU unknown, said so;
+    KAITO's data-parallel tier there depends on the nodes' GPU memory, which the manifest does not give, so kvlint
+    keeps TP ``count``). ``resource.count`` is not read for a vLLM preset (KAITO's estimate replaces it,
+    pkg/workspace/controllers/workspace_controller.go ``UpdateWorkspaceTargetNodeCount``; a larger count only
+    sizes the webhook's total-memory check, which v0.12.0 runs on bring-your-own nodes or non-vLLM runtimes,
+    api/v1beta1/workspace_validation.go). An InferenceSet's ``spec.replicas`` is the number of Workspaces it
+    creates from its template, each planned as one (the workload's replicas).
     """
     data = doc.data
     if doc.kind == "InferenceSet":
@@ -204,9 +222,12 @@ def workspace_workloads(doc: Document) -> list[Workload]:
                 # --max-model-len=auto: kaito-project/kaito@0894eb2b567d48cd2d66afe579acb1542b226af4 (v0.12.0)
                 # pkg/utils/common.go GetMIGGPUConfig, pkg/model/interface.go buildVLLMInferenceCommand
                 # (defaultGPUMemoryUtilization), pkg/workspace/inference/preset_inferences.go (MaxModelLenAuto)
+                # a slice is one GPU (GPUCount 1), so KAITO's second tier writes --tensor-parallel-size=1
+                # (configureParallelism; never data-parallel, modelFitsOnSingleGPU needs more than one GPU)
+                kaito_args.append(("--tensor-parallel-size=1", mloc))
                 kaito_args.append((f"--gpu-memory-utilization={KAITO_GPU_MEMORY_UTILIZATION}", mloc))
                 kaito_args.append(("--max-model-len=auto", mloc))
-                kaito_keys += [None, None]
+                kaito_keys += ["resource.partition.profile", None, None]
                 why = (
                     f"KAITO resource.partition mode mig runs on existing MIG nodes chosen by "
                     f"resource.labelSelector; profile {part.get('profile')} alone does not name the GPU"
@@ -347,6 +368,52 @@ def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload
         replace(w, pod_spec=pod, group_size=nodes, kaito_sku=None, chart_args=(*w.chart_args, *written)),
         spread,
     )
+
+
+def run_data_parallel(w: Workload, container: Any) -> tuple[Workload, Any]:
+    """``(w, container)`` as KAITO runs a preset small enough for half a GPU on a multi-GPU node
+    (:func:`kaito_data_parallel`): the container's vLLM command with KAITO's ``--tensor-parallel-size`` (the SKU's
+    GPU count, located at the instanceType) replaced by ``--tensor-parallel-size=1`` followed by
+    ``--data-parallel-size`` = that GPU count (pkg/model/interface.go ``configureParallelism``, tier 1,
+    kaito-project/kaito v0.12.0), in a copy of the pod; the workload no longer asks for the estimate
+    (``kaito_sku`` None) and still requests all the node's GPUs (KAITO's resource request is the GPU config's
+    ``GPUCount``, preset_inferences.go ``GenerateInferencePodSpec``). KAITO also writes
+    ``--kaito-kv-cache-cpu-memory-utilization=0`` there (its inference_api.py's CPU KV offload off), a setting of
+    KAITO's wrapper that kvlint's vLLM model does not read. Neither ``container`` nor the pod is changed."""
+    args = container.get("args") if isinstance(container, LDict) else None
+    if not isinstance(args, LList):
+        return replace(w, kaito_sku=None), container
+    items: list[tuple[Any, Loc | None]] = []
+    at: Loc | None = None
+    gpus = ""
+    for a, loc in zip(args, args.locs, strict=True):
+        if str(a).startswith("--tensor-parallel-size="):
+            at, gpus = loc, str(a).split("=", 1)[1]
+            items += [("--tensor-parallel-size=1", loc), (f"--data-parallel-size={gpus}", loc)]
+        else:
+            items.append((a, loc))
+    if not gpus:
+        return replace(w, kaito_sku=None), container
+    dp = _copy(container, args=llist(args.loc, items))
+    containers = w.pod_spec.get("containers")
+    pod = _copy(
+        w.pod_spec,
+        containers=llist(
+            containers.loc,
+            [
+                (dp if c is container else c, c_loc)
+                for c, c_loc in zip(containers, containers.locs, strict=True)
+            ],
+        )
+        if isinstance(containers, LList)
+        else containers,
+    )
+    words = ("--tensor-parallel-size=1", f"--data-parallel-size={gpus}")
+    kept = tuple(
+        c for c in w.chart_args if not (c.words and c.words[0].startswith("--tensor-parallel-size="))
+    )
+    written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
+    return replace(w, pod_spec=pod, kaito_sku=None, chart_args=(*kept, *written)), dp
 
 
 def _copy(d: LDict, **changes: Any) -> LDict:
