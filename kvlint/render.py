@@ -70,6 +70,7 @@ from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
+    link_chain,
     load_paths,
     load_text,
     outermost_chart,
@@ -985,7 +986,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 out.append(
                     Finding(
                         "KV001",
-                        f"symbolic link to a path outside the chart ({_shown(os.readlink(full), 80)}); helm would "
+                        f"symbolic link to a path outside the chart ({_shown(link_chain(full), 400)}); helm would "
                         "read it into the chart, so the chart was not rendered",
                         Loc(full, 1, 1),
                         fix=fix,
@@ -995,7 +996,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 out.append(
                     Finding(
                         "KV001",
-                        f"symbolic link into a .git directory ({_shown(os.readlink(full), 80)}); helm would read "
+                        f"symbolic link into a .git directory ({_shown(link_chain(full), 400)}); helm would read "
                         "git's files (a checkout's credentials) into the chart, so the chart was not rendered",
                         Loc(full, 1, 1),
                         fix=fix,
