@@ -606,10 +606,11 @@ def _render_summary(s: _Summary) -> str:
 
 
 def _md_code(text: str) -> str:
-    """``text`` for a Markdown code span (:func:`kvlint.report.markdown._code`: one line, no backtick)."""
-    from kvlint.report.markdown import _code
+    """``text`` as a code span in a paragraph (:func:`kvlint.report.escape.markdown_code`: one line, a fence
+    no backtick in ``text`` closes)."""
+    from kvlint.report.escape import markdown_code
 
-    return _code(text)
+    return markdown_code(text, table=False)
 
 
 def _plural(n: int, word: str) -> str:
@@ -692,6 +693,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     env = dict(os.environ if env is None else env)
     out = out or sys.stdout
     from kvlint.prdiff import capacity_diff, compare_findings, render_capacity_markdown, render_capacity_text
+    from kvlint.report.escape import markdown_text
     from kvlint.report.github import escape_data
     from kvlint.report.text import format_diagnostic
     from kvlint.rules.catalog import load_catalog
@@ -818,7 +820,7 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
             + (" introduced by this change" if scope else "")
         )
         # the summary shows the file name (the pull request's) as a code span: text, never Markdown
-        reason_md = reason + (f"{at}`{_md_code(where)}`" if at else "")
+        reason_md = reason + (f"{at}{_md_code(where)}" if at else "")
         reason += at + where
     else:
         pre = sum(1 for s in status if s == "pre-existing")
@@ -875,11 +877,13 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
     # ---- the step summary and the full report ----
     with open(md_path, encoding="utf-8") as fh:
         kvlint_md = fh.read()
-    workloads_md = kvlint_md[kvlint_md.index("## Workloads") :] if "## Workloads" in kvlint_md else ""
+    # the heading on its own line: a finding's cell can hold the words "## Workloads" but never a line break
+    at_workloads = kvlint_md.find("\n## Workloads\n")
+    workloads_md = kvlint_md[at_workloads + 1 :] if at_workloads >= 0 else ""
     icon = "❌" if exit_code else "✅"
     summ = _Summary(
         result_line=f"{icon} {reason_md}",
-        counts_line=counts_line,
+        counts_line=markdown_text(counts_line),
         capacity=render_capacity_markdown(capacity_rows) if comparison is not None else "",
         base_label=base[1] if base else "",
         findings=list(zip(diags, status, strict=True)),

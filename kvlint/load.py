@@ -461,7 +461,7 @@ def _expand(
 
     Directories that cannot be listed (permissions) are appended to ``errors`` instead of being skipped
     silently. In a walk, a symbolic link to a file whose real path is outside the directory walked (its real
-    path) is not given: ``(link, its target as written)`` is appended to ``outside`` (:func:`outside_finding`), as
+    path) is not given: ``(link, where it leads)`` (:func:`link_chain`) is appended to ``outside`` (:func:`outside_finding`), as
     kustomize's default load restrictor (``LoadRestrictionsRootOnly``, ``api/krusty`` ``--load-restrictor``)
     refuses files outside a kustomization's root -- a pull request's ``x.yaml -> /proc/self/environ`` must not
     make a CI run read the runner's files. Links to directories are not followed (``os.walk``'s default); a
@@ -484,11 +484,7 @@ def _expand(
             if os.path.islink(full):
                 if not os.path.realpath(full).startswith(inside):
                     if outside is not None:
-                        try:
-                            written = os.readlink(full)  # as the link says (/proc/self/..., not a pid)
-                        except OSError:  # (replaced since)
-                            written = os.path.realpath(full)
-                        outside.append((full, written))
+                        outside.append((full, link_chain(full)))
                     continue
             found.append(full)
     # sorted by path components, so a/b.yaml, a/c/d.yaml, a/e.yaml (a tree listing's order). Every path
@@ -501,9 +497,47 @@ def _expand(
         yield from sorted(found, key=lambda f: os.path.relpath(f, path).split(os.sep))
 
 
+#: Most links :func:`link_chain` follows (Linux follows 40 before ELOOP; a chain of 8 is already contrived).
+MAX_LINK_HOPS = 8
+
+
+def link_chain(link: str, max_hops: int = MAX_LINK_HOPS) -> str:
+    """Where the symbolic link ``link`` leads, for a message: each hop's target as its link writes it
+    (``a.yaml -> /proc/self/environ``, not the process id ``/proc/self`` resolves to), joined by ``->``, at
+    most ``max_hops`` of them (then ``-> ...`` and the real path in parentheses). The real path is added too
+    when the last hop is relative and leads elsewhere than it reads (through a linked directory: ``d/x.yaml
+    (/etc/x.yaml)`` with ``d -> /etc``). A loop is said (``(a loop)``). A link that is gone since (no hop
+    read) gives its real path."""
+    hops: list[str] = []
+    here, seen, loop = link, {os.path.abspath(link)}, False
+    while len(hops) < max_hops:
+        try:
+            written = os.readlink(here)
+        except OSError:  # not a link (the end of the chain), or replaced since
+            break
+        hops.append(written)
+        here = os.path.abspath(os.path.join(os.path.dirname(here), written))
+        if here in seen:
+            loop = True
+            break
+        seen.add(here)
+    if not hops:
+        return os.path.realpath(link)
+    text = " -> ".join(hops)
+    if loop:
+        return text + " (a loop)"
+    real = os.path.realpath(link)
+    if os.path.islink(here):
+        return f"{text} -> ... ({real})"
+    if not os.path.isabs(hops[-1]) and real != here:
+        text += f" ({real})"  # a relative hop through a linked directory (d/x.yaml with d -> /etc)
+    return text
+
+
 def outside_finding(link: str, target: str, walked: str) -> Finding:
-    """The KV001 note (info) at a symbolic ``link`` met walking the directory ``walked`` whose ``target`` (as the
-    link writes it) lies outside it, which :func:`_expand` did not read."""
+    """The KV001 note (info) at a symbolic ``link`` met walking the directory ``walked`` whose ``target`` (where
+    it leads, :func:`link_chain`: each hop as its link writes it) lies outside it, which :func:`_expand` did not
+    read."""
     return Finding(
         "KV001",
         f"not read: this symbolic link points outside the directory walked ({walked}), to {target}; kvlint "

@@ -302,19 +302,20 @@ def _pair_workloads(
 
 
 def _cell(text: str) -> str:
-    """A Markdown table cell of text from the reports (kvlint's own Markdown cell: one line, control
-    characters visible, no HTML, ``|`` escaped)."""
-    from kvlint.report.markdown import _cell as cell
+    """A Markdown table cell of text from the reports (:func:`kvlint.report.escape.markdown_text`: one line,
+    control characters visible, no link, image, HTML or new cell)."""
+    from kvlint.report.escape import markdown_text
 
-    return cell(text)
+    return markdown_text(text)
 
 
-def _code(text: str) -> str:
-    """A code span of text from the reports (a workload or finding line: names a pull request chose): no
-    backtick can close it early and let the rest render as Markdown (a link, an image)."""
-    from kvlint.report.markdown import _code as code
+def _code(text: str, *, table: bool = True) -> str:
+    """A code span (``table``: in a table row) of text from the reports (a workload or finding line: names a pull request
+    chose): :func:`kvlint.report.escape.markdown_code`, so no backtick can close it early and let the rest
+    render as Markdown (a link, an image)."""
+    from kvlint.report.escape import markdown_code
 
-    return f"`{code(text)}`"
+    return markdown_code(text, table=table)
 
 
 def _change(before: dict[str, str] | None, after: dict[str, str] | None, key: str) -> str:
@@ -646,6 +647,6 @@ def render_diff_markdown(
         render_capacity_markdown(rows),
     ]
     out += [f"### New findings ({len(comparison.new)})", ""]
-    out += [f"- {_code(_finding_line(d))}" for d in comparison.new] or ["None."]
+    out += [f"- {_code(_finding_line(d), table=False)}" for d in comparison.new] or ["None."]
     out += ["", f"Pre-existing findings: {len(comparison.existing)}; findings gone: {len(comparison.fixed)}."]
     return "\n".join(out) + "\n"

@@ -55,6 +55,7 @@ still deduplicated and bad YAML still reported as KV001.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import re
@@ -69,6 +70,7 @@ from kvlint import filecache
 from kvlint.chart_values import reader_of
 from kvlint.load import (
     DEFAULT_MAX_FILE_BYTES,
+    link_chain,
     load_paths,
     load_text,
     outermost_chart,
@@ -984,7 +986,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 out.append(
                     Finding(
                         "KV001",
-                        f"symbolic link to a path outside the chart ({_shown(os.readlink(full), 80)}); helm would "
+                        f"symbolic link to a path outside the chart ({_shown(link_chain(full), 400)}); helm would "
                         "read it into the chart, so the chart was not rendered",
                         Loc(full, 1, 1),
                         fix=fix,
@@ -994,7 +996,7 @@ def _chart_scan(chart: str, max_bytes: int) -> tuple[list[Finding], str | None]:
                 out.append(
                     Finding(
                         "KV001",
-                        f"symbolic link into a .git directory ({_shown(os.readlink(full), 80)}); helm would read "
+                        f"symbolic link into a .git directory ({_shown(link_chain(full), 400)}); helm would read "
                         "git's files (a checkout's credentials) into the chart, so the chart was not rendered",
                         Loc(full, 1, 1),
                         fix=fix,
@@ -2101,12 +2103,13 @@ def _kustomize_sources(
     seen: set[str] = set()
     files: list[str] = []
     patch_files: set[str] = set()
-    todo = [directory]
-    while todo and len(seen) < MAX_KUSTOMIZATIONS:
-        d = todo.pop()
-        real = os.path.realpath(d)
-        if real in seen:
-            continue
+    # the directories still to read, by real path, each as last spelled; newest last (read first): a base is
+    # queued once, and one named again before it is read moves to the top, where a stack of every naming
+    # would have read it first
+    todo: dict[str, str] = {os.path.realpath(directory): directory}
+    paths = 0
+    while todo and len(seen) < MAX_KUSTOMIZATIONS and paths <= MAX_KUSTOMIZATION_PATHS:
+        real, d = todo.popitem()
         seen.add(real)
         dirs.append(d)
         for name in KUSTOMIZATION_FILES:
@@ -2116,6 +2119,9 @@ def _kustomize_sources(
             for key in ("patches", "patchesStrategicMerge"):
                 val = spec.get(key) if isinstance(spec, dict) else None
                 for e in val if isinstance(val, list) else []:
+                    paths += 1
+                    if paths > MAX_KUSTOMIZATION_PATHS:  # as remote_references bounds the tree's paths
+                        break
                     rel = e.get("path") if isinstance(e, dict) else e
                     if isinstance(rel, str) and "\n" not in rel:
                         patch_files.add(os.path.realpath(os.path.join(d, rel)))
@@ -2125,20 +2131,25 @@ def _kustomize_sources(
                 if isinstance(val, list):
                     entries.extend(val)
             for e in entries:
+                paths += 1
+                if paths > MAX_KUSTOMIZATION_PATHS:
+                    break
                 if not isinstance(e, str) or "://" in e:
                     continue
                 full = os.path.normpath(os.path.join(d, e))
                 if os.path.isdir(full):
-                    todo.append(full)
+                    base = os.path.realpath(full)
+                    if base not in seen:
+                        todo.pop(base, None)
+                        todo[base] = full
                 elif os.path.isfile(full):
                     files.append(full)
             break
     loaded = load_paths(dirs, max_file_bytes=max_bytes)
-    extra = [
-        f
-        for f in files
-        if not any(os.path.realpath(f).startswith(os.path.realpath(d) + os.sep) for d in dirs)
-    ]
+    # a file inside a directory already loaded is not loaded again: its real path's ancestors looked up in the
+    # set of the directories' real paths (one lookup a level, not one comparison a directory)
+    real_dirs = {os.path.realpath(d) for d in dirs} - {os.sep}
+    extra = [f for f in files if not _has_ancestor_in(os.path.realpath(f), real_dirs)]
     if extra:
         _merge(loaded, load_paths(extra, max_file_bytes=max_bytes))
     return [
@@ -2146,6 +2157,16 @@ def _kustomize_sources(
         for d in loaded.documents
         if isinstance(d.data, LDict) and d.kind
     ]
+
+
+def _has_ancestor_in(path: str, directories: set[str]) -> bool:
+    """Some directory above the real path ``path`` (not ``path`` itself) is in ``directories`` (real paths)."""
+    parent = os.path.dirname(path)
+    while parent and parent != path:
+        if parent in directories:
+            return True
+        path, parent = parent, os.path.dirname(parent)
+    return False
 
 
 def _kustomize_images(
@@ -2158,14 +2179,15 @@ def _kustomize_images(
     result: the first entry that explains a rendered image is the one that set it (:func:`_image_entry_loc`).
     Files are read through ``reads`` (:func:`_read_in`)."""
     out: list[LDict] = []
-    seen: set[str] = set()
-    todo = [directory]
-    while todo:
-        d = todo.pop(0)
-        real = os.path.realpath(d)
-        if real in seen:
-            continue
-        seen.add(real)
+    # breadth first, a base queued once by its real path; at most MAX_KUSTOMIZATIONS directories and
+    # MAX_KUSTOMIZATION_PATHS paths, as remote_references bounds the tree before it is built
+    todo = collections.deque([directory])
+    queued = {os.path.realpath(directory)}
+    paths = 0
+    read = 0
+    while todo and read < MAX_KUSTOMIZATIONS:
+        d = todo.popleft()
+        read += 1
         for name in KUSTOMIZATION_FILES:
             spec, _problem = _read_in(d, name, max_bytes, reads)
             if spec is None:
@@ -2176,8 +2198,15 @@ def _kustomize_images(
                 for key in ("resources", "bases", "components"):
                     val = spec.get(key)
                     for e in val if isinstance(val, list) else ():
+                        paths += 1
+                        if paths > MAX_KUSTOMIZATION_PATHS:
+                            return out
                         if isinstance(e, str) and "://" not in e and os.path.isdir(os.path.join(d, e)):
-                            todo.append(os.path.normpath(os.path.join(d, e)))
+                            full = os.path.normpath(os.path.join(d, e))
+                            base = os.path.realpath(full)
+                            if base not in queued:
+                                queued.add(base)
+                                todo.append(full)
             break
     return out
 

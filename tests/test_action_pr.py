@@ -284,7 +284,8 @@ def test_a_node_selector_change_is_annotated_where_it_was_made(tmp_path: Path) -
 
 def test_names_from_the_pull_request_stay_inside_their_code_spans_in_the_summary(tmp_path: Path) -> None:
     # a container name holding a backtick and Markdown: the capacity row shows it as text, it does not close
-    # the code span and render a link in the job summary
+    # the code span and render a link in the job summary (the fence is one backtick longer than the name's
+    # longest run of backticks, so the name is shown as written)
     text = EXAMPLE.read_text(encoding="utf-8")
     hostile = "vllm`[approve](https://attacker.example/)`"
     assert "- name: vllm\n" in text
@@ -294,7 +295,7 @@ def test_names_from_the_pull_request_stay_inside_their_code_spans_in_the_summary
     repo = _pull_request(tmp_path, {"deploy/chat.yaml": base_text}, {"deploy/chat.yaml": head_text})
     run_action(_runner_env(tmp_path, KVLINT_PATHS="deploy"), cwd=str(repo), out=io.StringIO())
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
-    row = next(ln for ln in summary.splitlines() if ln.startswith("| `Deployment/serving/chat-8b "))
+    row = next(ln for ln in summary.splitlines() if ln.startswith("| ``Deployment/serving/chat-8b "))
     workload = row.split(" | ", 1)[0][2:]
-    assert workload == "`Deployment/serving/chat-8b [vllm'[approve](https://attacker.example/)']`"
+    assert workload == "``Deployment/serving/chat-8b [vllm`[approve](https://attacker.example/)`]``"
     assert "8,192 → 16,384" in row

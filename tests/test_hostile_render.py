@@ -460,6 +460,20 @@ def test_links_out_of_the_chart_are_found_and_links_inside_are_not(tmp_path: Pat
     ]
 
 
+def test_a_chain_of_links_out_of_the_chart_is_named_to_its_end(tmp_path: Path) -> None:
+    """``hop -> first -> /outside/token``: the finding named only ``first``, a name inside the chart."""
+    from kvlint.render import chart_escapes
+
+    secret = tmp_path / "outside" / "token"
+    secret.parent.mkdir()
+    secret.write_text("t\n")
+    chart = _chart(tmp_path)
+    os.symlink(secret, chart / "first")
+    os.symlink("first", chart / "hop")
+    found = {f.loc.file: f.message for f in chart_escapes(str(chart)) if f.loc}
+    assert f"outside the chart (first -> {secret}); " in found[str(chart / "hop")]
+
+
 @pytest.mark.parametrize(
     ("ref", "refused"),
     [

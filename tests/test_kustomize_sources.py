@@ -130,3 +130,50 @@ def test_a_tree_naming_too_many_paths_is_refused(tmp_path: Path, monkeypatch: py
     (finding,) = render.remote_references(str(_linked_chain(tmp_path / "big", 10, 10)))  # 110 paths
     assert finding.rule == "KV001" and "more than 100 paths" in finding.message
     assert render.remote_references(str(_linked_chain(tmp_path / "small", 9, 10))) == []  # 99 paths
+
+
+@pytest.mark.parametrize("walk", ["sources", "images"])
+def test_the_source_and_image_walks_stop_at_the_path_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, walk: str
+) -> None:
+    """The walks after a build (the source files, the ``images`` entries) walk the tree again as spelled, and
+    had no bound on the paths they look at (each a few file-system lookups): they stop at
+    MAX_KUSTOMIZATION_PATHS paths, as remote_references does, and queue a base once by its real path."""
+    monkeypatch.setattr(render, "MAX_KUSTOMIZATION_PATHS", 100)
+    top = _linked_chain(tmp_path, 20, 100)  # 2,020 paths
+    calls: list[str] = []
+    realpath, isdir = os.path.realpath, os.path.isdir
+
+    def counting(real):  # type: ignore[no-untyped-def]
+        def call(path):  # type: ignore[no-untyped-def]
+            calls.append(os.fspath(path))
+            return real(path)
+
+        return call
+
+    monkeypatch.setattr(os.path, "realpath", counting(realpath))
+    monkeypatch.setattr(os.path, "isdir", counting(isdir))
+    reads: dict = {}
+    if walk == "sources":
+        render._kustomize_sources(str(top), 1 << 20, reads)
+    else:
+        render._kustomize_images(str(top), 1 << 20, reads)
+    # at most the bound's paths (a lookup or two each), and the lookups of the directories read (at most 21)
+    assert len(calls) <= 3 * 100 + 4 * 21, len(calls)
+    assert len(reads) <= 21 * len(render.KUSTOMIZATION_FILES)
+
+
+def test_the_image_walk_stops_at_the_tree_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``images`` walk read every directory of a chain of bases, however long (the source walk stopped at
+    MAX_KUSTOMIZATIONS): it reads at most MAX_KUSTOMIZATIONS directories now, the first ones breadth first."""
+    monkeypatch.setattr(render, "MAX_KUSTOMIZATIONS", 3)
+    for i in range(6):
+        d = tmp_path / f"d{i}"
+        d.mkdir()
+        (d / "kustomization.yaml").write_text(
+            f"resources:\n- ../d{i + 1}\nimages:\n- name: img{i}\n  newTag: v{i}\n"
+        )
+    reads: dict = {}
+    images = render._kustomize_images(str(tmp_path / "d0"), 1 << 20, reads)
+    assert [e["name"] for e in images] == ["img0", "img1", "img2"]
+    assert {os.path.dirname(p) for p in reads} == {str(tmp_path / f"d{i}") for i in range(3)}

@@ -63,3 +63,36 @@ def test_a_link_named_on_the_command_line_is_read(tmp_path: Path) -> None:
     for result in _runs([str(outside)]):
         assert [d for d in result.diagnostics if d.rule == "KV408"]  # type: ignore[attr-defined]
         assert not [d for d in result.diagnostics if d.rule == "KV001"]  # type: ignore[attr-defined]
+
+
+def test_a_chain_of_links_out_is_named_to_its_end(tmp_path: Path) -> None:
+    """``b.yaml -> a.yaml -> secret/s.yaml``: the note named only the first hop (``to a.yaml``, a file beside the
+    link, as if inside the tree); it names each hop as its link writes it, to the file outside."""
+    tree, _, _ = _tree(tmp_path)
+    (tree / "a.yaml").symlink_to(tmp_path / "secret" / "s.yaml")
+    (tree / "b.yaml").symlink_to("a.yaml")
+    (tree / "c.yaml").symlink_to(Path("dir") / "s.yaml")  # a relative hop through the linked directory
+    for result in _runs([str(tree)]):
+        notes = {d.loc.file: d.message for d in result.diagnostics if d.rule == "KV001"}  # type: ignore[attr-defined]
+        secret = tmp_path / "secret" / "s.yaml"
+        assert notes[str(tree / "a.yaml")].endswith(
+            f"), to {secret}; kvlint reads only files inside a directory it walks"
+        )
+        assert f"), to a.yaml -> {secret}; " in notes[str(tree / "b.yaml")]
+        assert f"), to {Path('dir') / 's.yaml'} ({os.path.realpath(secret)}); " in notes[str(tree / "c.yaml")]
+
+
+def test_a_long_chain_or_a_loop_of_links_is_named_bounded(tmp_path: Path) -> None:
+    from kvlint.load import MAX_LINK_HOPS, link_chain
+
+    end = tmp_path / "end.yaml"
+    end.write_text("a: 1\n")
+    (tmp_path / "l0").symlink_to(end)
+    for i in range(1, 3 * MAX_LINK_HOPS):
+        (tmp_path / f"l{i}").symlink_to(f"l{i - 1}")
+    last = tmp_path / f"l{3 * MAX_LINK_HOPS - 1}"
+    shown = link_chain(str(last))
+    assert shown.count(" -> ") == MAX_LINK_HOPS and shown.endswith(f" -> ... ({os.path.realpath(end)})")
+    (tmp_path / "x").symlink_to("y")
+    (tmp_path / "y").symlink_to("x")
+    assert link_chain(str(tmp_path / "x")) == "y -> x (a loop)"

@@ -102,7 +102,8 @@ class PlanOutput:
         """``kvlint plan --format markdown``: a heading naming engine, model and GPU, the per-GPU table and KV
         capacity of :func:`kvlint.report.markdown.plan_table_lines`, the findings (short statement, the
         arithmetic folded, the fix), the assumptions folded, and the verdict."""
-        from kvlint.report.markdown import _cell, _code, finding_cell, plan_table_lines
+        from kvlint.report.escape import markdown_code
+        from kvlint.report.markdown import _cell, finding_cell, plan_table_lines
 
         cr = self.result
         acc = cr.placement.accelerator if cr.placement else None
@@ -113,7 +114,7 @@ class PlanOutput:
         model = cr.serving.model.value if cr.serving.model else "?"
         lines = [
             f"## kvlint plan: {_cell(cr.serving.engine)} {_cell(cr.serving.version or '(version assumed)')} · "
-            f"model `{_code(model)}` · {gpus} × {_cell(acc.name if acc else 'unknown GPU')}",
+            f"model {markdown_code(model, table=False)} · {gpus} × {_cell(acc.name if acc else 'unknown GPU')}",
         ]
         if cr.plan is not None:
             lines += plan_table_lines(cr.plan)
@@ -125,7 +126,9 @@ class PlanOutput:
         if self.diagnostics:
             lines += ["", "| severity | rule | finding | fix |", "|---|---|---|---|"]
             for d in self.diagnostics:
-                lines.append(f"| {d.severity} | {d.rule} | {finding_cell(d)} | {_cell(d.fix)} |")
+                lines.append(
+                    f"| {_cell(d.severity)} | {_cell(d.rule)} | {finding_cell(d)} | {_cell(d.fix)} |"
+                )
         if cr.plan is not None and cr.plan.assumptions:
             folded = "".join(f"<li>{_cell(a)}</li>" for a in cr.plan.assumptions)
             lines += ["", f"<details><summary>assumptions</summary><ul>{folded}</ul></details>"]

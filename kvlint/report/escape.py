@@ -12,6 +12,10 @@ show it without letting it act:
   an escape sequence cannot recolour or rewrite the terminal.
 * :func:`xml_text`: the same for XML attribute and element text, so the document stays well-formed
   (XML 1.0 allows no C0 controls other than tab, LF and CR, no lone surrogates and no U+FFFE/U+FFFF).
+* :func:`markdown_text` and :func:`markdown_code`: one line of GitHub-flavoured Markdown (a table cell, a
+  heading, a paragraph of the job summary or a pull-request comment) that shows the text as written: no link
+  (``[text](url)``), no image (``![img](url)``, a tracking pixel), no raw HTML (``<img>``, ``<details>``), no
+  emphasis, no new table cell (``|``) and no new line or block.
 
 Tab is kept in both (harmless and common in messages); LF and CR are kept by :func:`xml_text`, whose
 serializer escapes them in attributes.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["printable", "xml_text"]
+__all__ = ["markdown_code", "markdown_text", "printable", "xml_text"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -58,3 +62,65 @@ def _escape_match(m: re.Match[str]) -> str:
 def xml_text(text: str) -> str:
     """``text`` with every character XML 1.0 cannot hold written as a visible escape (``\\x00``...)."""
     return _XML_BAD.sub(_escape_match, text)
+
+
+# Markdown-active ASCII punctuation backslash-escaped in text (CommonMark 0.31 section 2.4: any ASCII
+# punctuation may be escaped, and the escape shows the character as text). The backslash too, so a
+# backslash in the value cannot cancel an escape added here (one pass, each character once); brackets for
+# links and images (an image is ``!`` then a link, so no ``[`` no image); backtick for code spans; ``*``,
+# ``_``, ``~`` for emphasis and strikethrough (``_`` inside a word is left as is: it cannot open or close
+# emphasis); ``$`` for GitHub's math; ``|`` for table cells (GFM tables split a row at every unescaped
+# ``|``, inside a code span too). ``<``, ``>``, ``&`` become entities (no raw HTML, no ``<url>`` autolink,
+# no entity written by the value).
+_MD_ESCAPE = {c: "\\" + c for c in "\\`*_~[]$|"}
+_MD_ESCAPE.update({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_MD_ACTIVE = re.compile("[\\\\`*_~\\[\\]$|&<>]")
+_BACKTICKS = re.compile("`+")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines included) one space, then :func:`printable`."""
+    return printable(" ".join(str(text).split()))
+
+
+def markdown_text(text: str) -> str:
+    """``text`` (a manifest value, a file name, a finding's statement) as one line of inert GitHub-flavoured
+    Markdown, for a table cell, a heading or a paragraph: whitespace runs (newlines) one space, control and
+    bidirectional characters visible (:func:`printable`), ``&``/``<``/``>`` as entities and the other
+    Markdown-active punctuation (``\\ ` * _ ~ [ ] $ |``) backslash-escaped (``_`` not inside a word, as in
+    ``max_num_seqs``, where it is never emphasis). GitHub renders the result as
+    the characters of ``text``; no link, image, HTML, emphasis or cell boundary comes out of it.
+
+    Source: the CommonMark spec 0.31.2 (backslash escapes, section 2.4; entity references, 2.5) and the GFM
+    spec 0.29 (tables: ``\\|`` in a cell, section 4.10)."""
+    one = _one_line(text)
+
+    def escape(m: re.Match[str]) -> str:
+        c, at = m.group(0), m.start()
+        if c == "_" and 0 < at < len(one) - 1 and one[at - 1].isalnum() and one[at + 1].isalnum():
+            return c  # inside a word (max_num_seqs): never an emphasis delimiter (CommonMark 6.2, rule 2)
+        return _MD_ESCAPE[c]
+
+    return _MD_ACTIVE.sub(escape, one)
+
+
+def markdown_code(text: str, *, table: bool = True) -> str:
+    """``text`` as one inline code span (e.g. ``file.yaml:3:5`` in backticks): the fence is one backtick
+    longer than the longest run of backticks in ``text``, so no backtick in it closes the span early, and a
+    space pads each side when ``text`` starts or ends with a backtick (CommonMark 0.31.2 section 6.1: one
+    space on each side is stripped). Nothing inside a code span is Markdown: no link, image, HTML or entity.
+
+    ``table``: the span is in a table row, where GFM splits cells at ``|`` before it reads code spans; ``|``
+    is written ``\\|`` (the table drops the backslash, GFM 0.29 example 200). A ``\\`` right before a
+    ``|`` cannot be written inside a code span there (``\\\\|`` would end the cell), so such a value is
+    given as :func:`markdown_text` instead. Outside a table (a heading, a paragraph) ``|`` is left as is."""
+    one = _one_line(text)
+    if table:
+        if "\\|" in one:
+            return markdown_text(one)
+        one = one.replace("|", "\\|")
+    runs = _BACKTICKS.findall(one)
+    fence = "`" * (max((len(r) for r in runs), default=0) + 1)
+    if not one or one.startswith("`") or one.endswith("`"):
+        one = f" {one} "
+    return f"{fence}{one}{fence}"

@@ -5,8 +5,9 @@ diagnostics (severity, rule, location, the finding's short statement with its ar
 in a ``<details>`` element, fix); then one section per serving container with its
 GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at
 gpu-memory-utilization, weights, activation peak, non-torch, CUDA graphs, KV cache with its band) and
-the KV capacity (tokens, max-model-len, concurrency). ``|`` in cell text is escaped and ``<``, ``>``,
-``&`` become HTML entities.
+the KV capacity (tokens, max-model-len, concurrency). Text from the inputs goes through
+:func:`kvlint.report.escape.markdown_text` (cells, headings) or :func:`kvlint.report.escape.markdown_code`
+(file names, container names, model ids): shown as written, never a link, image, HTML or new cell.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.numbers import fraction, times
-from kvlint.report.escape import printable
+from kvlint.report.escape import markdown_code, markdown_text
 from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
 
 if TYPE_CHECKING:
@@ -25,17 +26,10 @@ _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info
 
 
 def _cell(s: str) -> str:
-    """One table cell: whitespace collapsed, ``|`` escaped, and ``&``/``<``/``>`` as entities so text from
-    manifests (a suppression reason, a model name) is shown, never rendered as HTML in the job summary."""
-    text = printable(" ".join(str(s).split()))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("|", "\\|")
-
-
-def _code(s: str) -> str:
-    """Text for a code span in a table cell (a file name): one line, inert, no backtick, ``|`` escaped
-    (entities are not decoded inside code spans, so ``<`` and ``&`` stay as they are)."""
-    return printable(" ".join(str(s).split())).replace("`", "'").replace("|", "\\|")
+    """One table cell of text that may come from a manifest (a suppression reason, a model name, a finding's
+    statement): :func:`kvlint.report.escape.markdown_text`, shown as written, never rendered as a link, an
+    image, HTML or a new cell."""
+    return markdown_text(s)
 
 
 def finding_cell(d: Diagnostic) -> str:
@@ -50,8 +44,8 @@ def finding_cell(d: Diagnostic) -> str:
 
 def finding_row(d: Diagnostic, prefix: str = "") -> str:
     """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
-    loc = f"`{_code(d.loc.file)}:{d.loc.line}:{d.loc.column}`" if d.loc else ""
-    return f"| {prefix}{_ICON.get(d.severity, d.severity)} | {d.rule} | {loc} | {finding_cell(d)} | {_cell(d.fix)} |"
+    loc = markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}") if d.loc else ""
+    return f"| {prefix}{_ICON.get(d.severity, _cell(d.severity))} | {_cell(d.rule)} | {loc} | {finding_cell(d)} | {_cell(d.fix)} |"
 
 
 def _g(b: int) -> str:
@@ -66,9 +60,9 @@ def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]
     model = c.model.id if c.model else (c.serving.model.value if c.serving.model else "?")
     lines = [
         "",
-        f"### {_cell(c.object_ref)} · container `{_code(c.container_name)}`",
+        f"### {_cell(c.object_ref)} · container {markdown_code(c.container_name, table=False)}",
         "",
-        f"{c.serving.engine} {_cell(c.serving.version or '(version unpinned)')} · model `{_code(str(model))}` · "
+        f"{_cell(c.serving.engine)} {_cell(c.serving.version or '(version unpinned)')} · model {markdown_code(str(model), table=False)} · "
         f"{gpus} × {_cell(acc)} · {n} finding{'s' if n != 1 else ''}",
     ]
     p = c.plan
@@ -106,7 +100,7 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         rows.append(("kept free (extensible KV cache margin, CUDA context)", kept))
     lines += ["", "| per GPU | GiB | % of total |", "|---|---:|---:|"]
     for name, b in rows:
-        lines.append(f"| {name} | {_g(b)} | {b / total * 100:.1f}% |")
+        lines.append(f"| {_cell(name)} | {_g(b)} | {b / total * 100:.1f}% |")
     if min(p.kv_cache_bytes_low, p.kv_cache_bytes_high) > 0:
         lines.append(f"| KV cache band | {_g(p.kv_cache_bytes_low)}–{_g(p.kv_cache_bytes_high)} | |")
     else:  # an end at or below zero: said in words, not a bare negative figure (plan_text.kv_band_text)
@@ -141,8 +135,8 @@ def render_markdown(result: CheckResult) -> str:
         lines += ["| rule | location | reason |", "|---|---|---|"]
         for s in result.suppressed_diagnostics:
             d = s.diagnostic
-            loc = f"`{_code(d.loc.file)}:{d.loc.line}`" if d.loc else ""
-            lines.append(f"| {d.rule} | {loc} | {_cell(s.reason)} |")
+            loc = markdown_code(f"{d.loc.file}:{d.loc.line}") if d.loc else ""
+            lines.append(f"| {_cell(d.rule)} | {loc} | {_cell(s.reason)} |")
         lines += ["", "</details>"]
     if result.containers:
         lines += ["", "## Workloads"]
