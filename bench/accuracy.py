@@ -81,6 +81,21 @@ LATEST_SERIES = (
     "vllm-project/vllm#26859), 3.3 - 5.2 GiB less activation than the printed 4.76 - 7.38 GiB"
 )
 
+#: gt-283 / gt-284: the same DP 8 + EP run of Qwen3-Coder-480B FP8 on H20, at two utilizations (from the cases).
+_QWEN3_CODER_DP8 = Replay(
+    "Qwen--Qwen3-Coder-480B-A35B-Instruct",
+    "h200",
+    "0.10.1",
+    quantization="fp8",
+    settings={"data_parallel_size": 8, "enable_expert_parallel": True},
+    why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
+    "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
+    "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
+    "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
+    "context",
+)
+
+
 REPLAY: dict[str, Replay] = {
     "gt-003": Replay(
         "meta-llama--Llama-3.1-8B", "rtx-3090", "0.6.4", why="V0 'Memory profiling results' (~0.6.4)"
@@ -302,30 +317,8 @@ REPLAY: dict[str, Replay] = {
         "does not fit eight 40 GB cards, our arithmetic); the command's utilization 0.925, max_num_seqs 128, "
         "max_model_len 202,752",
     ),
-    "gt-283": Replay(
-        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
-        "h200",
-        "0.10.1",
-        quantization="fp8",
-        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
-        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
-        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
-        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
-        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
-        "context",
-    ),
-    "gt-284": Replay(
-        "Qwen--Qwen3-Coder-480B-A35B-Instruct",
-        "h200",
-        "0.10.1",
-        quantization="fp8",
-        settings={"data_parallel_size": 8, "enable_expert_parallel": True},
-        why="the 0.10.1 dev build of the PR (v0.10.1.dev101) replayed at 0.10.1; Qwen3-Coder-480B-A35B-Instruct from the "
-        "catalogue with fp8 given (the FP8 checkpoint); -dp=8 --enable-expert-parallel, no TP; the H20 is the 141 GB "
-        "variant by the case's arithmetic (6.99 GiB of KV for 0.05 of utilization = ~139.8 GiB), the same HBM3e "
-        "part as the H200, whose catalogue total (139.72 GiB) stands in, our reading; the model's own 262,144-token "
-        "context",
-    ),
+    "gt-283": _QWEN3_CODER_DP8,
+    "gt-284": _QWEN3_CODER_DP8,  # the same run at --gpu-memory-utilization 0.95 (the case gives it)
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).

@@ -350,19 +350,7 @@ def spread_over_nodes(w: Workload, container: Any, nodes: int) -> tuple[Workload
     words = (f"--pipeline-parallel-size={nodes}", "--distributed-executor-backend=ray")
     spread_args = llist(args.loc, [*zip(args, args.locs, strict=True), *((word, at) for word in words)])
     spread = _copy(container, args=spread_args)
-    containers = w.pod_spec.get("containers")
-    pod = _copy(
-        w.pod_spec,
-        containers=llist(
-            containers.loc,
-            [
-                (spread if c is container else c, c_loc)
-                for c, c_loc in zip(containers, containers.locs, strict=True)
-            ],
-        )
-        if isinstance(containers, LList)
-        else containers,
-    )
+    pod = _pod_with(w.pod_spec, container, spread)
     written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
     return (
         replace(w, pod_spec=pod, group_size=nodes, kaito_sku=None, chart_args=(*w.chart_args, *written)),
@@ -395,25 +383,31 @@ def run_data_parallel(w: Workload, container: Any) -> tuple[Workload, Any]:
     if not gpus:
         return replace(w, kaito_sku=None), container
     dp = _copy(container, args=llist(args.loc, items))
-    containers = w.pod_spec.get("containers")
-    pod = _copy(
-        w.pod_spec,
-        containers=llist(
-            containers.loc,
-            [
-                (dp if c is container else c, c_loc)
-                for c, c_loc in zip(containers, containers.locs, strict=True)
-            ],
-        )
-        if isinstance(containers, LList)
-        else containers,
-    )
+    pod = _pod_with(w.pod_spec, container, dp)
     words = ("--tensor-parallel-size=1", f"--data-parallel-size={gpus}")
     kept = tuple(
         c for c in w.chart_args if not (c.words and c.words[0].startswith("--tensor-parallel-size="))
     )
     written = tuple(_kaito_arg(word, at, "resource.instanceType", w.doc.kind) for word in words)
     return replace(w, pod_spec=pod, kaito_sku=None, chart_args=(*kept, *written)), dp
+
+
+def _pod_with(pod_spec: LDict, container: Any, replacement: LDict) -> LDict:
+    """A copy of ``pod_spec`` whose ``containers`` hold ``replacement`` in place of ``container`` (by identity),
+    positions kept; ``pod_spec`` is not changed."""
+    containers = pod_spec.get("containers")
+    if not isinstance(containers, LList):
+        return _copy(pod_spec)
+    return _copy(
+        pod_spec,
+        containers=llist(
+            containers.loc,
+            [
+                (replacement if c is container else c, loc)
+                for c, loc in zip(containers, containers.locs, strict=True)
+            ],
+        ),
+    )
 
 
 def _copy(d: LDict, **changes: Any) -> LDict:
