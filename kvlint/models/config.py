@@ -436,32 +436,112 @@ _MINIMAX_LINEAR_ARCHS = frozenset(
 )
 
 
-#: MiniMax architectures vLLM removed after 0.23.0: ``_PREVIOUSLY_SUPPORTED_MODELS`` (architecture -> the last release
-#: that served it) in vllm@0.34.0:vllm/model_executor/models/registry.py. ``MiniMaxForCausalLM`` (the transformers port
-#: of MiniMax-Text-01, listed there too) is left out: vLLM tries its Transformers modelling backend before that
-#: error for an architecture transformers defines, and kvlint has not read whether that backend takes it.
+#: Architectures vLLM no longer serves, with the last release that served each: ``_PREVIOUSLY_SUPPORTED_MODELS``
+#: (vllm@0.34.0:vllm/model_executor/models/registry.py, lines 883-939 of the PyPI wheel; every entry, in its order).
+#: A release after that one stops at start-up (:func:`vllm_removed_architecture`), except where vLLM's Transformers
+#: modelling backend may take the model first (:data:`VLLM_REMOVED_TRANSFORMERS_CLASSES`).
 VLLM_REMOVED_ARCHITECTURES: dict[str, str] = {
+    "MotifForCausalLM": "0.10.2",
+    "Phi3SmallForCausalLM": "0.9.2",
+    "Phi4FlashForCausalLM": "0.10.2",
+    "Phi4MultimodalForCausalLM": "0.12.0",
+    "JAISLMHeadModel": "0.22.0",
+    "ErnieModel": "0.23.0",
+    "ErnieForSequenceClassification": "0.23.0",
+    "ErnieForTokenClassification": "0.23.0",
+    "InternLM2VEForCausalLM": "0.23.0",
+    "QWenLMHeadModel": "0.23.0",
+    "QwenVLForConditionalGeneration": "0.23.0",
+    "InternLMForCausalLM": "0.23.0",
+    "DonutForConditionalGeneration": "0.10.2",
+    "MllamaForConditionalGeneration": "0.10.2",
+    "XverseForCausalLM": "0.23.0",
+    "Dots1ForCausalLM": "0.23.0",
+    "BambaForCausalLM": "0.23.0",
+    "MiniMaxForCausalLM": "0.23.0",
     "MiniMaxText01ForCausalLM": "0.23.0",
     "MiniMaxM1ForCausalLM": "0.23.0",
     "MiniMaxVL01ForConditionalGeneration": "0.23.0",
+    "BaiChuanForCausalLM": "0.23.0",
+    "BaichuanForCausalLM": "0.23.0",
+    "AquilaModel": "0.24.0",
+    "AquilaForCausalLM": "0.24.0",
+    "Grok1ModelForCausalLM": "0.24.0",
+    "Grok1ForCausalLM": "0.24.0",
+    "TarsierForConditionalGeneration": "0.24.0",
+    "Tarsier2ForConditionalGeneration": "0.23.0",
+    "MantisForConditionalGeneration": "0.24.0",
+    "MusicFlamingoForConditionalGeneration": "0.24.0",
+    "AyaVisionForConditionalGeneration": "0.24.0",
+    "TeleChatForCausalLM": "0.25.0",
+    "PersimmonForCausalLM": "0.25.0",
+    "FuyuForCausalLM": "0.25.0",
+    "Plamo2ForCausalLM": "0.26.0",
+    "OuroForCausalLM": "0.26.0",
+    "ArcticForCausalLM": "0.28.0",
+    "ChameleonForConditionalGeneration": "0.28.0",
+    "Cheers": "0.28.0",
+    "CheersForConditionalGeneration": "0.28.0",
+    "Fairseq2LlamaForCausalLM": "0.28.0",
+    "FireRedLIDForConditionalGeneration": "0.28.0",
+    "GritLM": "0.28.0",
+    "HCXVisionForCausalLM": "0.28.0",
+    "MPTForCausalLM": "0.28.0",
+    "MptForCausalLM": "0.28.0",
+    "RWForCausalLM": "0.28.0",
+    "StableLMEpochForCausalLM": "0.28.0",
+    "PrithviGeoSpatialMAE": "0.28.0",
+    "KeyeForConditionalGeneration": "0.33.0",
+    "KeyeVL1_5ForConditionalGeneration": "0.33.0",
 }
+
+#: Entries of :data:`VLLM_REMOVED_ARCHITECTURES` that transformers defines as a model class (transformers 5.16.1, the
+#: lowest release vllm 0.34.0 accepts: ``transformers<5.23.0,>=5.16.1``). For those, vLLM's
+#: ``_ModelRegistry.inspect_model_cls`` tries ``_try_resolve_transformers`` (``getattr(transformers, arch)``, then
+#: ``is_backend_compatible()`` or ``_can_set_attn_implementation()``) before ``_raise_for_unsupported``, and kvlint has
+#: not read whether that backend takes each of them, so it does not claim the refusal (e.g. ``MiniMaxForCausalLM``,
+#: the transformers port of MiniMax-Text-01, and ``MllamaForConditionalGeneration``, Llama 3.2 Vision).
+VLLM_REMOVED_TRANSFORMERS_CLASSES = frozenset(
+    {
+        "Phi4MultimodalForCausalLM",
+        "ErnieModel",
+        "ErnieForSequenceClassification",
+        "ErnieForTokenClassification",
+        "MllamaForConditionalGeneration",
+        "Dots1ForCausalLM",
+        "BambaForCausalLM",
+        "MiniMaxForCausalLM",
+        "MusicFlamingoForConditionalGeneration",
+        "AyaVisionForConditionalGeneration",
+        "PersimmonForCausalLM",
+        "FuyuForCausalLM",
+        "ChameleonForConditionalGeneration",
+        "MptForCausalLM",
+    }
+)
 
 
 def vllm_removed_architecture(architectures: tuple[str, ...], version: str | None) -> tuple[str, str] | None:
     """``(architecture, last release)`` when vLLM ``version`` (None or unreadable: the newest read) no longer serves
-    any of ``architectures``: an entry of :data:`VLLM_REMOVED_ARCHITECTURES` whose last release is older than
-    ``version``. vLLM then stops at start-up with ``ModelRegistry._raise_for_unsupported``'s "Model architecture A was
-    supported in vLLM until vX, and is not supported anymore. Please use an older version of vLLM if you want to use
-    this model architecture." (vllm@0.34.0:vllm/model_executor/models/registry.py). Else None."""
+    ``architectures``: every one of them is in :data:`VLLM_REMOVED_ARCHITECTURES` with a last release older than
+    ``version``, and the first is not in :data:`VLLM_REMOVED_TRANSFORMERS_CLASSES`. vLLM then stops at start-up with
+    ``_ModelRegistry._raise_for_unsupported``'s "Model architecture A was supported in vLLM until vX, and is not
+    supported anymore. Please use an older version of vLLM if you want to use this model architecture." for the first
+    architecture (vllm@0.34.0:vllm/model_executor/models/registry.py: ``inspect_model_cls`` tries each architecture
+    the registry still serves, offers ``architectures[0]`` alone to its Transformers-backend fallback, then
+    ``_raise_for_unsupported`` names the first architecture of the table). Else None, also when kvlint cannot tell
+    (an architecture outside the table, or a first one the Transformers backend may take)."""
     from kvlint.memory.versions import parse_pep440, resolve_version
 
+    if not architectures or architectures[0] in VLLM_REMOVED_TRANSFORMERS_CLASSES:
+        return None
     v, _ = resolve_version(version)
     for a in architectures:
         last = VLLM_REMOVED_ARCHITECTURES.get(a)
-        lv = parse_pep440(last)
-        if last and lv is not None and v > lv:
-            return a, last
-    return None
+        lv = parse_pep440(last) if last is not None else None
+        if lv is None or not v > lv:
+            return None
+    return architectures[0], VLLM_REMOVED_ARCHITECTURES[architectures[0]]
 
 
 def _nemotron_h_ssm_hook(text: dict[str, Any], architectures: tuple[str, ...]) -> str:
