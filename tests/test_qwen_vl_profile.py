@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kvlint.memory.multimodal import encoder_profile
+from kvlint.memory.multimodal import QWEN_VL_MAX_PIXELS, encoder_profile
 from kvlint.models import resolve_model
 from kvlint.models.catalogue import DATA_DIR, processor_config
 
@@ -179,3 +179,50 @@ def test_qwen3_vl_says_why_it_is_not_modelled():
         max_num_batched_tokens=8192, max_model_len=32768, chunked_prefill=True, tp=1, dtype_bytes=2,
     )  # fmt: skip
     assert p is None and "video_preprocessor_config.json" in notes[0] and "12.5" in notes[0]
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"max_pixels": 10**15}, "max_pixels 1,000,000,000,000,000"),
+        ({"max_pixels": -5}, "max_pixels -5"),
+        ({"size": {"longest_edge": 10**15}}, "max_pixels 1,000,000,000,000,000"),
+        ({"min_pixels": 10**15}, "min_pixels 1,000,000,000,000,000"),
+        ({"min_pixels": -1}, "min_pixels -1"),
+    ],
+)
+def test_absurd_pixel_counts_are_refused(kwargs, name):
+    """A max_pixels/min_pixels outside 1 .. QWEN_VL_MAX_PIXELS is not profiled (10^15 max_pixels sized a video at
+    millions of GiB; a negative one failed in smart_resize's square root; a 10^15 min_pixels scales vLLM's dummy
+    image up): the note names the value and its source, as for Llama 4's max_patches."""
+    for version in ((0, 12, 0), (0, 13, 0)):
+        p, notes = _profile(version, 32768, mm_processor_kwargs=kwargs)
+        assert p is None, version
+        assert any(f"{name} (from --mm-processor-kwargs) is not a pixel count" in n for n in notes), notes
+    at_bound, _ = _profile((0, 12, 0), 32768, mm_processor_kwargs={"max_pixels": QWEN_VL_MAX_PIXELS})
+    assert at_bound is not None
+    assert at_bound.encoder_tokens_per_item == engine_image_patches(QWEN_VL_MAX_PIXELS, 14, 2, (0, 12, 0))
+
+
+def test_absurd_bundled_processor_pixels_are_refused(monkeypatch):
+    """The bound holds for a checkpoint's preprocessor_config.json too (here a copy of the bundled one with max_pixels
+    raised to 10^15), and the note cites the file."""
+    import kvlint.models.catalogue as catalogue
+
+    data, cite = processor_config(QWEN25)  # type: ignore[misc]
+    monkeypatch.setattr(catalogue, "processor_config", lambda ref: ({**data, "max_pixels": 10**15}, cite))
+    p, notes = _profile((0, 12, 0), 32768)
+    assert p is None
+    assert any(f"max_pixels 1,000,000,000,000,000 (from preprocessor_config.json {cite})" in n for n in notes)
+
+
+def test_qwen3_vl_refuses_absurd_max_pixels():
+    """Qwen3-VL's image profile from --mm-processor-kwargs max_pixels takes the same bound (a negative value failed
+    in the square root of the image side, 10^15 gave an absurd profile)."""
+    for bad in (10**15, -5):
+        p, notes = encoder_profile(
+            _m("Qwen/Qwen3-VL-8B-Instruct"), era="v1", version=(0, 12, 0), max_num_seqs=256,
+            max_num_batched_tokens=8192, max_model_len=32768, chunked_prefill=True, tp=1, dtype_bytes=2,
+            mm_processor_kwargs={"max_pixels": bad},
+        )  # fmt: skip
+        assert p is None and any("is not a pixel count" in n for n in notes), notes

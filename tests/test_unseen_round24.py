@@ -292,3 +292,69 @@ def test_a_container_naming_many_dra_claims_gets_a_short_finding(tmp_path: Path)
     shown = ", ".join(f"c{i} (ResourceClaimTemplate t{i})" for i in range(DRA_CLAIMS_SHOWN))
     assert f"(resources.claims: {shown}, and {n - DRA_CLAIMS_SHOWN:,} more)" in d.message
     assert len(d.message) < 2000
+
+
+def test_kaito_estimate_of_more_nodes_than_layers_is_an_error(tmp_path: Path) -> None:
+    """KAITO's estimator does not cap the nodes at the model's layers (NodeEstimator.EstimateNodeCount, kaito-project/
+    kaito v0.12.0) and vLLM's get_pp_indices does not refuse more stages than layers (it leaves stages empty, whose
+    GPUs hold no KV cache). DeepSeek-R1 on one-A10 nodes with a 131,072-token context: the estimate (restated by
+    kaito_node_count) exceeds the 61 layers, so kvlint reports an error naming both counts at the instanceType, with
+    a larger GPU as the remedy, instead of planning a pipeline with empty stages."""
+    manifest = tmp_path / "r1-a10-long.yaml"
+    config = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: r1-params}\ndata:\n  inference_config.yaml: |\n"
+        "    vllm:\n      max-model-len: 131072\n---\n"
+    )
+    manifest.write_text(
+        config
+        + KAITO_R1.read_text().replace("Standard_NC80adis_H100_v5", "Standard_NV36ads_A10_v5")
+        + '  config: "r1-params"\n'
+    )
+    res = run_check([str(manifest)], Options(allow_hub=False))
+    (cr,) = res.containers
+    layers = cr.model.num_layers
+    stages = cr.serving.get("pipeline_parallel_size")
+    assert isinstance(stages, int) and stages > layers
+    (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert d.severity == "error"
+    assert (
+        f"--pipeline-parallel-size {stages} is more pipeline stages than the model's {layers} layers"
+        in d.message
+    )
+    assert "KAITO's node estimator" in d.message
+    assert f"at most {layers} nodes" in (d.fix or "") and "larger GPUs" in (d.fix or "")
+    assert d.loc is not None and manifest.read_text().splitlines()[d.loc.line - 1].strip().startswith(
+        "instanceType:"
+    )
+    assert cr.plan is None
+    # within the layers (the file's own context), KAITO's pipeline is planned as before
+    assert _plan(KAITO_R1)["pp"] <= layers
+
+
+def test_user_pipeline_larger_than_the_layers_is_an_error(tmp_path: Path) -> None:
+    """The same refusal for a --pipeline-parallel-size the command gives: more stages than layers (Qwen2.5-0.5B's 24)
+    is an error at the flag, with a size of at most the layers as the remedy; as many stages as layers is planned."""
+
+    def manifest(pp: int) -> Path:
+        path = tmp_path / f"pp{pp}.yaml"
+        path.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: w}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: w\n        image: vllm/vllm-openai:v0.11.0\n"
+            f"        args: [--model, Qwen/Qwen2.5-0.5B-Instruct, --pipeline-parallel-size, '{pp}',"
+            " --distributed-executor-backend, ray]\n"
+            f"        resources: {{limits: {{nvidia.com/gpu: {pp}}}}}\n"
+            "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}\n"
+        )
+        return path
+
+    res = run_check([str(manifest(25))], Options(allow_hub=False))
+    (cr,) = res.containers
+    assert cr.model.num_layers == 24 and cr.plan is None
+    (d,) = [d for d in res.diagnostics if d.rule == "KV502"]
+    assert (
+        d.severity == "error"
+        and "--pipeline-parallel-size 25 is more pipeline stages than the model's 24" in d.message
+    )
+    assert "KAITO" not in d.message and "at most 24" in (d.fix or "")
+    res = run_check([str(manifest(24))], Options(allow_hub=False))
+    assert res.containers[0].plan is not None and not [d for d in res.diagnostics if d.rule == "KV502"]

@@ -120,6 +120,13 @@ def _int(x: Any, default: int = 0) -> int:
 #: processor's default is 16): beyond it, a value is taken as a mistake and the encoder profile is not modelled
 #: rather than sized at billions of GiB
 LLAMA4_MAX_TILES = 1024
+#: The most pixels kvlint profiles a Qwen-VL image as (``min_pixels``/``max_pixels`` from ``--mm-processor-kwargs``
+#: or the checkpoint's preprocessor_config.json; the Qwen2-VL / Qwen2.5-VL processors default to 12,845,056 =
+#: 16,384 merged patches of 28 x 28): 2^28 pixels (a 16,384-pixel square) is 342,392 merged 28-pixel patches, more
+#: tokens than the longest Qwen-VL context (262,144) holds for one image; beyond it, or at zero or below, a value is
+#: taken as a mistake and the encoder profile is not modelled rather than sized at billions of GiB (or left to a
+#: factor search over ~10^12 patch counts)
+QWEN_VL_MAX_PIXELS = 2**28
 
 
 def _vit_peak(tokens: int, hidden: int, inter: int, tp: int, dtype_bytes: int) -> int:
@@ -202,10 +209,11 @@ def qwen2_vl_max_image_grid(
     return h // patch, w // patch
 
 
-def _processor_pixels(model: ModelSpec, kw: dict[str, Any]) -> tuple[int, int, str]:
-    """``(min_pixels, max_pixels, where from)``: ``--mm-processor-kwargs`` first (vLLM merges them into the HF
-    processor's arguments), then the checkpoint's ``preprocessor_config.json`` bundled in the catalogue (flat
-    ``min_pixels``/``max_pixels`` or ``size.shortest_edge``/``size.longest_edge``); 0 where neither says."""
+def _processor_pixels(model: ModelSpec, kw: dict[str, Any]) -> tuple[int, int, str, str]:
+    """``(min_pixels, max_pixels, where max_pixels is from, where min_pixels is from)``: ``--mm-processor-kwargs``
+    first (vLLM merges them into the HF processor's arguments), then the checkpoint's ``preprocessor_config.json``
+    bundled in the catalogue (flat ``min_pixels``/``max_pixels`` or ``size.shortest_edge``/``size.longest_edge``); 0
+    (and an empty source) where neither says."""
     from kvlint.models.catalogue import processor_config
 
     found = processor_config(model.id) if model.id else None
@@ -224,7 +232,23 @@ def _processor_pixels(model: ModelSpec, kw: dict[str, Any]) -> tuple[int, int, s
         where = f"preprocessor_config.json {found[1]}"
     else:
         where = ""
-    return min_px, max_px, where
+    min_where = (
+        "--mm-processor-kwargs" if kw_min else (f"preprocessor_config.json {found[1]}" if found else "")
+    )
+    return min_px, max_px, where, min_where
+
+
+def _pixels_refusal(mt: str, min_px: int, max_px: int, where: str, min_where: str) -> str | None:
+    """The note refusing a Qwen-VL ``min_pixels``/``max_pixels`` outside 1 .. :data:`QWEN_VL_MAX_PIXELS` (``where``
+    and ``min_where`` name each value's source: ``--mm-processor-kwargs`` or the preprocessor_config.json citation),
+    or None when both are in range (0 means unset)."""
+    for name, px, src in (("max_pixels", max_px, where), ("min_pixels", min_px, min_where)):
+        if px and not 1 <= px <= QWEN_VL_MAX_PIXELS:
+            return (
+                f"{mt}: {name} {px:,} (from {src}) is not a pixel count from 1 to {QWEN_VL_MAX_PIXELS:,}; "
+                "encoder profiling not modelled"
+            )
+    return None
 
 
 def _qwen2_vl_profile(
@@ -258,12 +282,16 @@ def _qwen2_vl_profile(
     """
     vis = _vision(model)
     notes: list[str] = []
-    min_px, max_px, where = _processor_pixels(model, kw)
+    min_px, max_px, where, min_where = _processor_pixels(model, kw)
     if not max_px:
         notes.append(
             f"{mt}: the checkpoint's preprocessor_config.json (max_pixels) is not bundled for {model.id or 'this model'}"
             "; encoder profiling not modelled (give --mm-processor-kwargs '{\"max_pixels\": N}' to model it)"
         )
+        return None, notes
+    refused = _pixels_refusal(mt, min_px, max_px, where, min_where)
+    if refused:
+        notes.append(refused)
         return None, notes
     patch = _int(vis.get("patch_size"), 14)
     merge = _int(vis.get("spatial_merge_size"), 2)
@@ -493,6 +521,10 @@ def encoder_profile(
                 "kvlint bundles neither processor file (give --mm-processor-kwargs '{\"max_pixels\": N}' to model "
                 "an image profile)"
             )
+            return None, notes
+        refused = _pixels_refusal(str(mt), 0, max_pixels, "--mm-processor-kwargs", "")
+        if refused:
+            notes.append(refused)
             return None, notes
         merge = _int(vis.get("spatial_merge_size"), 2)
         enc_per_item = max_pixels // (patch * patch)

@@ -68,6 +68,29 @@ class PlanError(ValueError):
     """A plan is impossible (e.g. the model has no KV-holding layers and no state, or no GPU memory total)."""
 
 
+#: How a :class:`PlanError` for more pipeline stages than the model has layers begins (KV502 reports it at the
+#: pipeline-parallel size: :func:`kvlint.rules.families.resolution.model_config_unavailable`).
+PP_EXCEEDS_LAYERS = "--pipeline-parallel-size"
+
+
+def pp_exceeds_layers(num_layers: int, pp: int) -> str | None:
+    """Why vLLM cannot serve a model of ``num_layers`` decoder layers over ``pp`` pipeline stages, or None.
+
+    vLLM does not refuse the sizes up front (``get_pp_indices``, vllm@0.34.0:vllm/distributed/utils.py, checks only
+    a ``VLLM_PP_LAYER_PARTITION``; an explicit check was declined in vllm-project/vllm#6115): with ``pp >
+    num_layers`` its split (:func:`pp_layer_split`) gives ``pp - num_layers`` stages no layer at all. Such a stage
+    holds no attention layer, so no KV cache: vLLM 0.34.0's ``get_kv_cache_configs``
+    (vllm/v1/core/kv_cache_planning.py) sizes that worker's block from its empty layer list (0 bytes) and divides by
+    it [read, not run]. Either way the stage's GPUs serve nothing."""
+    if num_layers <= 0 or pp <= num_layers:
+        return None
+    return (
+        f"{PP_EXCEEDS_LAYERS} {pp} is more pipeline stages than the model's {num_layers} layers: vLLM's get_pp_indices "
+        f"gives {pp - num_layers} stage(s) no layer, whose GPUs hold no KV cache (vLLM 0.34.0's KV cache planning "
+        "divides by such a stage's zero block size [read, not run])"
+    )
+
+
 @dataclass(frozen=True)
 class VllmSettings:
     """Resolved vLLM engine settings (argparse dest names). ``None`` = the version default applies.
@@ -1284,6 +1307,9 @@ def plan_prelude(settings: VllmSettings, model: ModelSpec) -> PlanPrelude:
     layers = _pool_layers(model, settings, layer_notes, facts)
     layers = release_state_layers(layers, v, layer_notes, facts.counts if layers is model.layers else None)
     pp = max(1, settings.pipeline_parallel_size)
+    refused = pp_exceeds_layers(model.num_layers, pp)
+    if refused:
+        raise PlanError(refused)
     split = pp_layer_split(model.num_layers, pp, settings.pp_layer_partition)
     pp_notes: tuple[str, ...] = ()
     if pp > 1:

@@ -15,6 +15,7 @@ from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import path_placeholder, platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
+from kvlint.memory.vllm import PP_EXCEEDS_LAYERS
 from kvlint.models.config import (
     config_refusal,
     encoder_decoder_support,
@@ -240,7 +241,8 @@ def _sglang_short_pool(fleet: tuple[Any, ...]) -> str | None:
 def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV502: the command names a model whose config.json kvlint could not resolve (or, for a KServe
     serving-runtime template, the InferenceService supplies it: info), or the engine's memory model could
-    not size it on a known CUDA/ROCm GPU."""
+    not size it on a known CUDA/ROCm GPU (an error for a vLLM pipeline of more stages than the model has layers:
+    :func:`kvlint.memory.vllm.pp_exceeds_layers`)."""
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
@@ -378,6 +380,32 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 s.loc("mamba_full_memory_ratio"),
                 fix=f"set --mamba-full-memory-ratio to a positive number, or drop it for SGLang's default {ratio:g} "
                 f"(state : KV = {ratio:g} : 1)",
+                severity="error",
+            )
+            return
+        if s.engine == "vllm" and cr.plan_error.startswith(PP_EXCEEDS_LAYERS + " "):
+            # more pipeline stages than layers: stages without a layer, whose GPUs hold no KV cache
+            layers = cr.model.num_layers
+            kaito = any(
+                c.key == "resource.instanceType" and c.words[0].startswith(PP_EXCEEDS_LAYERS)
+                for c in ctx.workload.chart_args
+                if c.words
+            )
+            yield ctx.finding(
+                f"{cr.model.id} on vLLM: {cr.plan_error}"
+                + (
+                    "; KAITO's node estimator asked for one node a stage and does not cap the stages at the layers"
+                    if kaito
+                    else ""
+                ),
+                s.loc("pipeline_parallel_size") or s.command_loc,
+                fix=(
+                    f"choose a resource.instanceType with larger GPUs (or more GPUs a node), so that KAITO's estimate "
+                    f"needs at most {layers} nodes"
+                    if kaito
+                    else f"set --pipeline-parallel-size to at most {layers} (the model's layers) and spread the GPUs "
+                    "with --tensor-parallel-size"
+                ),
                 severity="error",
             )
             return
