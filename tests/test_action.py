@@ -548,6 +548,26 @@ def test_the_repositorys_workflows_pin_every_action_and_give_pull_requests_no_se
             assert _secrets_named(workflow) <= {"GITHUB_TOKEN"}, name
 
 
+def test_no_job_a_pull_request_runs_can_write_packages_contents_or_tokens() -> None:
+    """A job a pull request runs gets no ``packages``, ``contents`` or ``id-token`` write (a same-repository pull
+    request's GITHUB_TOKEN carries what the job asks for): webhook-image.yml's one job built pull requests with
+    ``packages: write``; publishing is now a job only a push runs. ``security-events: write`` stays allowed (the
+    SARIF upload of code scanning, GitHub's documented pattern; a fork's token is read-only anyway)."""
+    for name in sorted(os.listdir(os.path.join(ROOT, ".github", "workflows"))):
+        with open(os.path.join(ROOT, ".github", "workflows", name), encoding="utf-8") as fh:
+            workflow = yaml.safe_load(fh)
+        if "pull_request" not in _workflow_events(workflow):
+            continue
+        for job_name, job in workflow["jobs"].items():
+            condition = str(job.get("if", ""))
+            if re.search(r"github\.event_name\s*==\s*'(push|release|workflow_dispatch|schedule)'", condition):
+                continue  # a pull request does not run it
+            for perms in (workflow.get("permissions") or {}, job.get("permissions") or {}):
+                assert isinstance(perms, dict), (name, job_name, perms)  # never write-all
+                written = {scope for scope, level in perms.items() if level == "write"}
+                assert not written & {"packages", "contents", "id-token"}, (name, job_name, written)
+
+
 def test_the_documented_workflows_keep_hf_token_out_of_pull_requests() -> None:
     """docs/ci.md told users to give the kvlint job ``HF_TOKEN`` in the workflow it shows for ``on:
     pull_request``; a documented workflow a pull request triggers now reads no secret, and the one that asks
