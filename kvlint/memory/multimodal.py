@@ -151,6 +151,31 @@ def _v1_items(
     return max(1, min(enc_items, reqs * per_prompt))
 
 
+def _profile_items(
+    era: str,
+    per_item: int,
+    limit: int,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    max_model_len: int,
+    chunked_prefill: bool,
+    modality: str,
+) -> tuple[int, str]:
+    """``(items, how)``: how many dummy multimodal items of ``per_item`` language-model tokens the start-up profile
+    encodes, and the words that say why. V0: ``min(max_num_seqs, max_num_batched_tokens // (per_item x limit))``
+    dummy sequences (at least one) of ``limit`` images each (vLLM V0 ``GPUModelRunner.profile_run``); V1:
+    :func:`_v1_items` (``MultiModalBudget.get_max_items``)."""
+    if era == "v0":
+        seqs = max(1, min(max_num_seqs, max_num_batched_tokens // max(1, per_item * limit)))
+        return seqs * limit, f"V0: {seqs} dummy sequence(s) x {limit} image(s)"
+    items = _v1_items(per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill)
+    how = (
+        f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} language-model tokens per "
+        f"{modality}"
+    )
+    return items, how
+
+
 #: ``--skip-mm-profiling`` is read by ``GPUModelRunner.profile_run`` from this release (absent in the 0.10.0 wheel,
 #: present in 0.10.1's ``vllm/v1/worker/gpu_model_runner.py``).
 SKIP_MM_PROFILING_FROM = (0, 10, 1)
@@ -336,18 +361,11 @@ def _qwen2_vl_profile(
         else:
             notes.append("--limit-mm-per-prompt disables images and videos: no encoder profiling")
         return None, notes
+    items, how = _profile_items(
+        era, per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill, modality
+    )
     if era == "v0":
-        seqs = max(1, min(max_num_seqs, max_num_batched_tokens // max(1, per_item * limit)))
-        items = seqs * limit
-        how = f"V0: {seqs} dummy sequence(s) x {limit} image(s); the dummy sequences' videos are not modelled"
-    else:
-        items = _v1_items(
-            per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill
-        )
-        how = (
-            f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} language-model "
-            f"tokens per {modality}"
-        )
+        how += "; the dummy sequences' videos are not modelled"
     tok = items * enc_per_item
     # pixel_values: one row of channels x temporal_patch_size x patch^2 values per patch, float32 as the HF processor
     # returns them, held by the caller while the tower runs on its model-dtype copy (Qwen2_5_VisionTransformer.forward:
@@ -540,18 +558,9 @@ def encoder_profile(
         notes.append(f"{mt}: vision tower without a fixed image size; encoder profiling not modelled")
         return None, notes
 
-    if era == "v0":
-        seqs = max(1, min(max_num_seqs, max_num_batched_tokens // max(1, per_item * limit)))
-        items = seqs * limit
-        how = f"V0: {seqs} dummy sequence(s) x {limit} image(s)"
-    else:
-        items = _v1_items(
-            per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill
-        )
-        how = (
-            f"V1 encoder budget {max(max_num_batched_tokens, per_item)} tokens / {per_item} language-model "
-            "tokens per image"
-        )
+    items, how = _profile_items(
+        era, per_item, limit, max_num_seqs, max_num_batched_tokens, max_model_len, chunked_prefill, "image"
+    )
     tok = items * enc_per_item
     if arch != "llama4":
         pixels = size * size
