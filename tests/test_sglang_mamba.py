@@ -367,3 +367,16 @@ def test_kv502_reports_the_refused_full_memory_ratio_at_the_flag(tmp_path: Path)
     )
     assert d.loc.line == 11 and d.loc.column > manifest.read_text().splitlines()[10].index("--model-path") + 1
     assert "config.json" not in (d.fix or "") and "--mamba-full-memory-ratio" in (d.fix or "")
+
+
+def test_multimodal_reservation_reads_env_values_as_bounded_digits() -> None:
+    """SGLANG_VLM_CACHE_SIZE_MB from a manifest's env of 5,000 digits made the plan fail with Python's int-conversion
+    ValueError quoted in KV502; values that are not 1 to 19 ASCII digits (kvlint.values.digits) keep SGLang's
+    default, as an unreadable value does."""
+    from kvlint.memory.sglang import multimodal_reservation
+
+    vl = _model("Qwen/Qwen2.5-VL-7B-Instruct")
+    kw = {"enable_multimodal": False, "language_only": False, "feature_transport": None}
+    for raw in ("9" * 5000, "²", "12.5"):
+        assert multimodal_reservation(vl, (0, 5, 23), {"SGLANG_VLM_CACHE_SIZE_MB": raw}, **kw) == 100 << 20
+    assert multimodal_reservation(vl, (0, 5, 23), {"SGLANG_VLM_CACHE_SIZE_MB": " 200 "}, **kw) == 200 << 20

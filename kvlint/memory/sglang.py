@@ -28,7 +28,7 @@ from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
-from kvlint.values import as_float, as_int
+from kvlint.values import as_float, as_int, digits
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -606,8 +606,8 @@ def multimodal_reservation(
         return 0
 
     def mib(name: str, default: int) -> int:
-        raw = str(env.get(name) or "").strip()
-        return int(raw) if raw.isdigit() else default
+        value = digits(env.get(name))
+        return default if value is None else value
 
     reserved = mib("SGLANG_VLM_CACHE_SIZE_MB", 100)
     if str(feature_transport or "") in ("cuda_ipc", "cuda_vmm"):
