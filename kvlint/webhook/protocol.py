@@ -181,12 +181,14 @@ def deadline_protocol(
             self._kv_disarm_write()
             transport = getattr(self, "transport", None)
             if transport is not None and not transport.is_closing():
+                # counted before the close: closing a TLS transport writes close_notify at once, and a client
+                # (or a scrape) seeing the connection end must find it counted
+                if on_close is not None:
+                    on_close(reason)
                 if abort:
                     transport.abort()
                 else:
                     transport.close()
-                if on_close is not None:
-                    on_close(reason)
 
         def _kv_disarm_write(self) -> None:
             if self._kv_write_timer is not None:
