@@ -397,12 +397,15 @@ def activation_bytes(
     last_stage: bool = True,
     encoder_peak: int = 0,
     encoder_cache: int = 0,
+    forward_extra: int = 0,
 ) -> int:
     """Activation peak of the profile run per GPU (bytes) = max(K_ENCODER x encoder peak, encoder cache + forward,
     encoder cache + sampler); the sampler only on the last PP stage (the one computing logits). ``rows`` = sampled
-    rows R, ``tokens`` = T. [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
+    rows R, ``tokens`` = T; ``forward_extra`` bytes the forward pass holds beyond its T-token shapes (the MoE
+    layers' gathered data-parallel batch, :func:`kvlint.memory.vllm.dp_moe_gather_bytes`).
+    [shapes from source; K_SAMPLER, K_ENCODER calibrated: see :data:`OBSERVATIONS`]"""
     sampler = K_SAMPLER[path] * rows * vocab * 4 if last_stage else 0.0
-    forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes
+    forward = tokens * (3 * inter_eff / max(1, tp) + 4 * hidden) * dtype_bytes + forward_extra
     return int(max(K_ENCODER * encoder_peak, encoder_cache + forward, encoder_cache + sampler))
 
 

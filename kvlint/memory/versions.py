@@ -427,6 +427,23 @@ def refuses_max_num_seqs_over_mamba_blocks(v: Version) -> bool:
     return v >= (0, 20, 0)
 
 
+def moe_gathers_dp_batch(v: Version) -> bool:
+    """Whether an MoE layer of release ``v`` runs the tokens of every data-parallel rank, not its own (V1,
+    ``--data-parallel-size`` > 1, the default all-to-all backend).
+
+    ``FusedMoE.forward_impl`` dispatches with ``do_naive_dispatch_combine`` whenever ``dp_size > 1`` and neither
+    DeepEP high-throughput nor FlashInfer's CUTLASS MoE kernels are in use, with or without expert parallelism
+    (``vllm/model_executor/layers/fused_moe/layer.py``; ``FusedMoEParallelConfig.make`` keeps ``dp_size``). The
+    default ``VLLM_ALL2ALL_BACKEND`` is ``naive`` up to 0.10.2 (``NaiveAll2AllManager.dispatch`` multicasts every
+    rank's hidden states and router logits into one buffer of ``cu_tokens_across_dp`` rows) and
+    ``allgather_reducescatter`` in 0.11.0 (``AgRsAll2AllManager.dispatch``: ``all_gatherv`` of both), so the fused
+    MoE sees the sum of the ranks' batches (``vllm/distributed/device_communicators/all2all.py``, ``vllm/envs.py``).
+    Read in the 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels; later releases were not read, so the term is not applied
+    to them (docs/engine-memory-model.md §1.3).
+    """
+    return (0, 9, 2) <= v < (0, 11, 1)
+
+
 def hybrid_allocator_available(v: Version) -> bool:
     """The hybrid KV-cache manager (sliding-window/Mamba-aware allocation) exists from 0.9.2 (§1.5)."""
     return v >= (0, 9, 2)

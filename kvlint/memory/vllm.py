@@ -51,6 +51,7 @@ from kvlint.memory.versions import (
     has_kv_cache_memory_bytes,
     has_null_block_in_fit_check,
     hybrid_allocator_available,
+    moe_gathers_dp_batch,
     nemotron_h_ssm_cache_dtype,
     refuses_max_num_seqs_over_mamba_blocks,
     resolve_version,
@@ -696,6 +697,61 @@ def _inter_eff(model: ModelSpec) -> int:
         topk = int(c.get("num_experts_per_tok") or 2)
         return topk * model.intermediate_size
     return model.intermediate_size
+
+
+#: ``VLLM_FUSED_MOE_CHUNK_SIZE`` default, tokens (``vllm/envs.py`` of 0.9.2 - 0.11.0): the fused MoE sizes its
+#: workspaces for ``min(tokens, chunk)`` and loops over chunks (``fused_moe.py::fused_experts_impl``)
+FUSED_MOE_CHUNK_TOKENS = 32768
+
+
+def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int, fp8: bool) -> int:
+    """Bytes the Triton fused MoE allocates for a batch of ``tokens`` (``vllm/model_executor/layers/fused_moe/
+    fused_moe.py::fused_experts_impl``, 0.9.2 - 0.11.0): ``M = min(tokens, VLLM_FUSED_MOE_CHUNK_SIZE)``;
+    ``cache13`` ``M x topk x max(N, K)`` and ``intermediate_cache2`` ``M x topk x N/2`` in the activation dtype
+    (``N`` = the rank's ``w13`` rows, 2 x its intermediate size; ``K`` = hidden size); with FP8 W8A8 weights
+    ``moe_kernel_quantize_input`` adds the 1-byte copies of the chunk's input (``M x K``) and of cache2."""
+    m = min(tokens, FUSED_MOE_CHUNK_TOKENS)
+    b = m * topk * max(n, k) * act_bytes + m * topk * (n // 2) * act_bytes
+    if fp8:
+        b += m * k + m * topk * (n // 2)
+    return b
+
+
+def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
+    """Extra profile activation per GPU (bytes) when an MoE model runs with ``--data-parallel-size`` > 1 and its
+    MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.2 - 0.11.0);
+    0 otherwise.
+
+    Each DP rank profiles ``max_num_batched_tokens`` tokens (``GPUModelRunner.profile_run`` ->
+    ``_dummy_run(max_num_tokens)``, padded to the same count on every rank), so the MoE layer gets
+    ``dp x max_num_batched_tokens`` rows: the gathered hidden states and router logits (``NaiveAll2AllManager.
+    naive_multicast`` allocates them as one buffer; ``AgRsAll2AllManager`` ``all_gatherv``) and the fused-MoE
+    workspaces of that batch (:func:`_fused_moe_workspace`) instead of one rank's. The term is that gathered
+    buffer plus the workspace difference; the rest of the layer (one rank's tokens) is already in kvlint's forward
+    term. ``N`` per rank: ``2 x moe_intermediate_size`` with expert parallelism, divided by ``tp x dp`` without it
+    (``FusedMoEParallelConfig.make`` flattens TP across DP). Assumes the default all-to-all backend
+    (``VLLM_ALL2ALL_BACKEND`` ``naive``, ``allgather_reducescatter`` from 0.11.0) and the Triton fused MoE (the
+    FlashInfer CUTLASS, DeepEP and DeepGEMM paths size their buffers otherwise). [shapes from source]
+    """
+    v = cfg.version
+    if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts or not moe_gathers_dp_batch(v):
+        return 0
+    c = model.text_config or model.config or {}
+    inter = model.moe_intermediate_size or model.intermediate_size
+    topk = int(c.get("num_experts_per_tok") or c.get("moe_topk") or c.get("experts_per_token") or 2)
+    if not inter:
+        return 0
+    tp_moe = 1 if settings.enable_expert_parallel else cfg.tp * cfg.dp
+    n = 2 * inter // max(1, tp_moe)
+    k = model.hidden_size
+    act = cfg.dtype_bytes
+    fp8 = (settings.quantization or model.quant_method or "").lower() == "fp8"
+    local = cfg.max_num_batched_tokens
+    gathered = cfg.dp * local
+    buffers = gathered * (k + model.num_experts) * act
+    ws_all = _fused_moe_workspace(gathered, topk, n, k, act, fp8)
+    ws_own = _fused_moe_workspace(local, topk, n, k, act, fp8)
+    return int(buffers + max(0, ws_all - ws_own))
 
 
 @per_model
@@ -1900,6 +1956,7 @@ def stage_memory(
     path, alt_path = _sampler_paths(cfg, settings.flashinfer_sampler)
     inter = (cfg.facts or model_facts(model)).inter_eff
     enc = cfg.encoder
+    gather = dp_moe_gather_bytes(settings, model, cfg)
     act = cal.activation_bytes(
         path,
         cfg.sampled_rows,
@@ -1912,6 +1969,7 @@ def stage_memory(
         last,
         encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
         encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
+        forward_extra=gather,
     )
     nt = cal.non_torch_bytes(cfg.era, tp * cfg.pp, cfg.vendor)
     act_alt = act
@@ -1920,7 +1978,7 @@ def stage_memory(
             alt_path, cfg.sampled_rows, cfg.max_num_batched_tokens, model.vocab_size, model.hidden_size,
             inter, tp, cfg.dtype_bytes, last,
             encoder_peak=enc.peak_bytes if enc and stage == 0 else 0,
-            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0,
+            encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes)
@@ -1968,6 +2026,14 @@ def stage_memory(
         bypass=bypass,
         notes=gnotes
         + lora[1]
+        + (
+            (
+                f"MoE layers see all {cfg.dp} data-parallel ranks' {cfg.max_num_batched_tokens:,}-token profile "
+                f"batches (the default all-to-all gathers them): +{gather / GiB:.2f} GiB of activation",
+            )
+            if gather
+            else ()
+        )
         + tuple(_stage_notes(settings, cfg, act, nt, cg_deducted, bypass, path, alt_path, act_alt))
         + ext_notes
         + _large_defaults_note(settings, model, cfg, path, inter, last, act, kv, bypass),
