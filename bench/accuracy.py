@@ -319,6 +319,16 @@ REPLAY: dict[str, Replay] = {
     ),
     "gt-283": _QWEN3_CODER_DP8,
     "gt-284": _QWEN3_CODER_DP8,  # the same run at --gpu-memory-utilization 0.95 (the case gives it)
+    "gt-289": Replay(
+        "Qwen--Qwen3-0.6B",
+        "a100-80gb",
+        "0.10.2",
+        settings={"max_num_batched_tokens": 8192},
+        why="main of 2025-09-10 (the pull request's base, between 0.10.1.1 and 0.10.2) replayed at 0.10.2; the A100 is "
+        "the 80 GB one by its 69.66 GiB of KV; lm_eval's vllm backend builds the offline LLM class, whose "
+        "max_num_batched_tokens on an A100 is 8,192 (vllm@0.10.2:vllm/engine/arg_utils.py::_set_default_args, "
+        "UsageContext.LLM_CLASS; the H100-class 16,384 excludes 'a100' by name)",
+    ),
 }
 
 # GPUs the accelerator catalogue lacks: (name, CUDA total GiB as the case prints it, compute capability).
@@ -440,6 +450,15 @@ SKIP: dict[str, str] = {
     "gt-281": _NOCFG
     + " (Qwen3.8-27B FP8); its Mamba-block refusal is the check KV108 predicts (docs §1.5), tested on the bundled "
     "Qwen3.5-27B stand-in (tests/test_mamba_blocks.py)",
+    "gt-290": "GPU not named (an 80 GB-class card, 79.33 GiB) and the run's speculative settings cut from the "
+    "stored excerpt (the thread compares DFlash on and off). `kvlint verify` with the H100 standing in gives KV "
+    "+8.5 % (weights -2.7 %, activation 2.75 against 5.66 GiB at 40,000 batched tokens, CUDA graphs 0.17 against "
+    "1.34 GiB, non-torch 0.97 against 0.13; docs §5)",
+    "gt-291": "DFlash draft model (z-lab/Qwen3.6-35B-A3B-DFlash) not in the corpus or the catalogue, and the A800 is "
+    "not in the accelerator catalogue; its 6.24 GiB CUDA-graph estimate (capture sizes to 336 = 2 x 24 sequences x "
+    "7 tokens with 6 speculative ones) is far above kvlint's graph term, which does not scale the capture sizes "
+    "with speculative tokens (docs §5)",
+    "gt-296": "local AutoRound INT4 checkpoint: weight bytes unknown; DFlash draft",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "
     "94.46 GiB the PR states (-6.5 %, docs §5; 86.90 before the TP-replicated MLA/indexer projections and routers)",

@@ -103,6 +103,14 @@ OTHER_PROCESS_GIB: dict[str, float] = {"gt-257": 0.7}
 SGLANG_CASES = ("gt-005", "gt-232", "gt-250", "gt-251", "gt-252", "gt-264", "gt-265", "gt-277")
 NOT_REPLAYABLE = {
     "gt-286": "no model, GPU or flags in the report (the scheduler line only): not replayed",
+    "gt-292": "Qwen3.8-27B NVFP4 (RadixArk) with a DFlash2 drafter on 2x RTX 5090: the model's config is not in the "
+    "corpus or the catalogue and --mem-fraction-static is not in the stored excerpt: not replayed",
+    "gt-293": "TGI 3.x log whose model (Qwen2.5-VL-3B or Qwen2.5-3B, the thread runs both) and GPU are not in the "
+    "stored excerpt: not replayed",
+    "gt-294": "MiMo-V2-Flash at TP 4 on an unnamed GPU, --mem-fraction-static not in the stored excerpt (a "
+    "pull-request branch): not replayed",
+    "gt-295": "MiMo-V2-Flash at TP 4 and --mem-fraction-static 0.7 on an unnamed GPU (SGLang main before the "
+    "pull request's fix of the sliding-window cell size): not replayed",
     "gt-287": "figure quoted in prose from a pull-request branch (DeepSeek-V4-Flash with MTP on 8x L20; the L20 is "
     "not in the accelerator catalogue): not replayed",
     "gt-082": "the log's 2 shards (the README's command says --num-shard 1) on a 64 GiB AMD device (MI210 or an "

@@ -519,6 +519,10 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
     # the hybrid refusal names the pool's block count: "exceeds available Mamba cache blocks (M)"
     if rep is None and key == "mamba_blocks" and res.log.failure.get("mamba_blocks") is not None:
         rep = res.log.failure["mamba_blocks"]
+    # a log that prints only the profile's CUDA-graph estimate ("Estimated CUDA graph memory: X GiB total"): the
+    # amount the releases deducting it took off the KV budget, which is what kvlint's figure stands for
+    if rep is None and key == "cudagraph_gib":
+        rep = res.log.figures.get("cudagraph_estimated_gib")
     if rep is None:
         return
     res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, res.log.lines.get(key), note))

@@ -544,6 +544,12 @@ def _parse_vllm(log: StartupLog, lines: list[str], line: str, n: int) -> None:
     if m:
         _put(log, "cudagraph_gib", _num(m.group(1)), n)
         _put(log, "cudagraph_estimated_gib", _num(m.group(2)), n)
+    # the profile's estimate alone, printed before "Available KV cache memory" by the releases that deduct it (the
+    # 2026 gpu_model_runner.py line; gt-291, vllm-project/vllm#46462): the figure the KV budget lost
+    m = re.search(r"Estimated CUDA graph memory: " + _NUM + r" GiB total", line)
+    if m:
+        _vllm(log, "v1")
+        _put(log, "cudagraph_estimated_gib", _num(m.group(1)), n)
     m = _free_memory(line)
     if m:
         _vllm(log, "v1")
