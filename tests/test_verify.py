@@ -527,3 +527,15 @@ def test_v0_refusal_capacity_is_compared() -> None:
     tok = next(f for f in res.figures if f.key == "kv_tokens")
     assert tok.reported == 2400 and tok.predicted == res.plan.plan.capacity_tokens
     assert res.exit_code == 1  # kvlint plans a pool 8,192 tokens fit in; the engine's did not
+
+
+def test_a_log_printing_only_the_graph_estimate_is_compared_with_it() -> None:
+    """gt-291 (vLLM 0.20.2) prints "Estimated CUDA graph memory: 6.24 GiB total" and no actual pool: the estimate is
+    what the KV budget lost, so kvlint's graph term is set against it (it was not read before)."""
+    log = parse_log((ROOT / "fixtures" / "logs" / "gt-291.log").read_text(encoding="utf-8"))
+    case = CASES["gt-291"]
+    assert log.figures["cudagraph_estimated_gib"] == case["figures"]["cudagraph_estimated_gib"]
+    opts = Options(allow_hub=False, accelerator="a100-80gb", engine_version="0.20.2")
+    res = verify_log(log, opts, model="Qwen/Qwen3.6-35B-A3B-FP8", extra_args=("--max-model-len", "8192"))
+    by = {f.key: f for f in res.figures}
+    assert by["cudagraph_gib"].reported == case["figures"]["cudagraph_estimated_gib"]
