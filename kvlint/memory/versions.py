@@ -439,7 +439,7 @@ def moe_gathers_dp_batch(v: Version) -> bool:
     ``allgather_reducescatter`` in 0.11.0 (``AgRsAll2AllManager.dispatch``: ``all_gatherv`` of both), so the fused
     MoE sees the sum of the ranks' batches (``vllm/distributed/device_communicators/all2all.py``, ``vllm/envs.py``).
     Read in the 0.9.2, 0.10.1, 0.10.2 and 0.11.0 wheels; later releases were not read, so the term is not applied
-    to them (docs/engine-memory-model.md §1.3).
+    to them (docs/engine-memory-model.md §1.10).
     """
     return (0, 9, 2) <= v < (0, 11, 1)
 
