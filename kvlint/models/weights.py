@@ -65,6 +65,8 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
     vc = config.get("vision_config")
     if not isinstance(vc, dict):
         return 0
+    if config.get("model_type") == "qwen2_5_vl":
+        return _qwen2_5_vl_vision_params(vc)
     layers = _i(vc.get("num_hidden_layers") or vc.get("depth")) + _i(vc.get("num_global_layers"))
     h = _i(vc.get("hidden_size") or vc.get("embed_dim"))
     if not layers or not h:
@@ -75,6 +77,33 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
         _i(vc.get("vision_output_dim") or vc.get("projector_input_dim") or vc.get("out_hidden_size")) or h
     )
     return layers * (4 * h * h + 2 * h * inter) + 3 * patch * patch * h + proj_in * text_hidden
+
+
+def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
+    """Parameters of the Qwen2.5-VL vision tower as vLLM builds it (elements; ``vllm@0.11.0:vllm/model_executor/
+    models/qwen2_5_vl.py``, the same module list as transformers' checkpoint).
+
+    ``Qwen2_5_VisionPatchEmbed``: a bias-free ``Conv3d`` of ``in_chans x temporal_patch_size x patch_size^2 x h``.
+    ``depth`` x ``Qwen2_5_VisionBlock``: two RMSNorms (``h`` each), ``qkv`` ``h -> 3h`` and ``proj`` ``h -> h``
+    with biases, and the gated ``Qwen2_5_VisionMLP``: ``gate_up_proj`` ``h -> 2 x intermediate_size`` and
+    ``down_proj`` back, both with biases. ``Qwen2_5_VisionPatchMerger``: ``ln_q`` (``h``) and two biased linears
+    ``h m^2 -> h m^2 -> out_hidden_size`` (``m`` = ``spatial_merge_size``). The generic ViT estimate counted a
+    two-matrix MLP and a one-matrix projector: 0.17 B parameters short for Qwen2.5-VL-7B (0.32 GiB in bf16).
+    """
+    h = _i(vc.get("hidden_size"))
+    layers = _i(vc.get("depth") or vc.get("num_hidden_layers"))
+    inter = _i(vc.get("intermediate_size")) or 4 * h
+    patch = _i(vc.get("patch_size") or vc.get("spatial_patch_size"), 14)
+    temporal = _i(vc.get("temporal_patch_size"), 2)
+    chans = _i(vc.get("in_chans") or vc.get("in_channels"), 3)
+    merge = _i(vc.get("spatial_merge_size"), 2)
+    out = _i(vc.get("out_hidden_size")) or h
+    if not h or not layers:
+        return 0
+    block = (h * 3 * h + 3 * h) + (h * h + h) + (h * 2 * inter + 2 * inter) + (inter * h + h) + 2 * h
+    wide = h * merge * merge
+    merger = h + (wide * wide + wide) + (wide * out + out)
+    return chans * temporal * patch * patch * h + layers * block + merger
 
 
 _BREAKDOWN_CACHE: dict[int, tuple[ModelSpec, dict[str, int]]] = {}
