@@ -80,7 +80,7 @@ def _vision_params(config: dict[str, Any], text_hidden: int) -> int:
 
 
 def _qwen2_5_vl_vision_params(vc: dict[str, Any]) -> int:
-    """Parameters of the Qwen2.5-VL vision tower as vLLM builds it (elements; ``vllm@0.11.0:vllm/model_executor/
+    """Parameters of the Qwen2.5-VL vision tower as vLLM builds it (elements; ``vllm@0.11.0`` and ``0.23.0:vllm/model_executor/
     models/qwen2_5_vl.py``, the same module list as transformers' checkpoint).
 
     ``Qwen2_5_VisionPatchEmbed``: a bias-free ``Conv3d`` of ``in_chans x temporal_patch_size x patch_size^2 x h``.
