@@ -131,3 +131,45 @@ def test_kv_heads_fewer_than_tp_are_replicated(tp: int) -> None:
     got, what = tp_replicated_bytes(spec, dtype_bytes=2, tp=tp)
     assert abs(got - expected) <= 1, (got, expected)
     assert ("K/V heads" in what) == (K < tp)
+
+
+def test_sglang_per_rank_weights_hold_the_replicated_modules_as_vllm() -> None:
+    """SGLang builds the same modules whole on every TP rank (sglang@0.5.23 models/deepseek_v2.py: fused_qkv_a_proj_
+    with_mqa ``ReplicatedLinear``, ``MoEGate`` a plain parameter; the same in the 0.4.10 – 0.5.18 wheels): TP 8 on the
+    AWQ checkpoint's stored size holds 7/8 of them more per rank than an even split. Failed before: SGLang's plan
+    divided the whole checkpoint by TP."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import plan_sglang_detailed
+
+    cfg = _config()
+    spec = resolve_model(str(AWQ_DIR), allow_hub=False)
+    total = _index_total()
+    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    moe_layers = sum(
+        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
+    )
+    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
+    routers = moe_layers * h * cfg["n_routed_experts"] * 2
+    tp = 8
+    expected = total / tp + (qkv_a + routers) * (1 - 1 / tp)
+    argv = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "x",
+        "--tp",
+        str(tp),
+        "--quantization",
+        "awq",
+    ]
+    s = parse_command_line(argv, "0.5.23")
+    s.version = "0.5.23"
+    got = plan_sglang_detailed(s, spec, 141 * GiB, gpus=tp).plan.weights_bytes
+    assert abs(got - expected) / expected < 2e-4, (got / GiB, expected / GiB)
+    # no replication at TP 1: the whole checkpoint on the one rank
+    s1 = parse_command_line(
+        ["python", "-m", "sglang.launch_server", "--model-path", "x", "--quantization", "awq"], "0.5.23"
+    )
+    s1.version = "0.5.23"
+    assert plan_sglang_detailed(s1, spec, 900 * GiB, gpus=1).plan.weights_bytes == total

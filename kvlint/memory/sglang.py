@@ -26,7 +26,7 @@ from kvlint.memory import sglang_mamba
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import weight_bytes
+from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits
 
@@ -523,14 +523,16 @@ class SglangPrelude:
 
 
 def _stage_weights(
-    model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...]
+    model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
 ) -> tuple[int, ...]:
     """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes (by layer
     count), the input embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``,
     a ``PPMissingLayer`` elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own
     copy even when the embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/
     qwen2.py::Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split
-    over ``tp``. The embedding is ``vocab_size × hidden_size`` at the model dtype (``dbytes``)."""
+    over ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). The embedding is ``vocab_size × hidden_size`` at the model
+    dtype (``dbytes``)."""
     embed = model.vocab_size * model.hidden_size * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     body = max(0, w_all - embed - lm)
@@ -542,7 +544,7 @@ def _stage_weights(
             w += embed
         if rank == len(split) - 1:
             w += lm or embed
-        out.append(w // max(1, tp))
+        out.append(w // max(1, tp) + replicated * n // layers)
     return tuple(out)
 
 
@@ -591,6 +593,16 @@ def sglang_prelude(
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    # what SGLang keeps whole on every TP rank, as vLLM does: MLA's fused_qkv_a_proj_with_mqa / kv_a_proj_with_mqa
+    # and the DSA indexer's wq_b / wk / weights_proj (ReplicatedLinear), MoE routers (ReplicatedLinear(...,
+    # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
+    # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
+    # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
+    repl, repl_src = tp_replicated_bytes(
+        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp
+    )
+    if repl:
+        model_notes.append(f"weights {repl_src}")
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
@@ -601,7 +613,7 @@ def sglang_prelude(
                 "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
                 "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
             )
-        stage_w = _stage_weights(model, w_all, dbytes, tp, split)
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
         bounds = [sum(split[:rank]) for rank in range(pp + 1)]
         stage_c = tuple(
             cell_size(model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]))[0] for r in range(pp)
@@ -674,7 +686,7 @@ def sglang_prelude(
         dtype=dtype,
         kv_cache_dtype=kvd,
         kv_bytes_per_token=per_tok,
-        weights_bytes=w_all // (tp * pp),
+        weights_bytes=w_all // (tp * pp) + repl // pp,
         weights_source=wsrc,
         page_size=page,
         max_total_tokens=u_mtt,
