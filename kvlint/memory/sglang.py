@@ -603,6 +603,14 @@ def sglang_prelude(
     )
     if repl:
         model_notes.append(f"weights {repl_src}")
+    spec_alg = str(get("speculative_algorithm") or "").strip()
+    if spec_alg and spec_alg.upper() not in ("NONE", "NGRAM"):  # NGRAM drafts from the prompt: no draft model
+        model_notes.append(
+            f"not modelled: speculative decoding (--speculative-algorithm {spec_alg[:40]}); SGLang also holds the "
+            "draft's KV cache (from 0.5.16 in one cell with the target's layers; in 0.5.5 a pool of its own, the "
+            "target's tokens padded by a per-request headroom) and the draft model's weights, so its pool differs "
+            "from this plan (docs/engine-memory-model.md §3.3)"
+        )
     split = pp_stage_layers(model.num_layers, pp, v, serving.env)
     stage_w: tuple[int, ...] = ()
     stage_c: tuple[int, ...] = ()
