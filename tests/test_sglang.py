@@ -415,3 +415,25 @@ def test_default_fraction_ground_truth_qwen3_14b() -> None:
         s = _cmd("--model-path", "x", version=version)
         d = plan_sglang_detailed(s, m, lookup("h100-80gb").memory_bytes, gpus=1)
         assert d.mem_fraction_static == printed, version
+
+
+def test_speculative_decoding_is_said_to_be_unmodelled() -> None:
+    """SGLang's draft KV cache and draft weights are not sized (docs/engine-memory-model.md §3.3): a plan with
+    --speculative-algorithm says so, and sizes the target as without it; NGRAM (no draft model) and none stay
+    silent."""
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("h100-80gb").memory_bytes
+    base = plan_sglang_detailed(_cmd("--model-path", "x"), m, total, gpus=1)
+    eagle = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--speculative-algorithm", "EAGLE"), m, total, gpus=1
+    )
+    said = [n for n in eagle.plan.assumptions if "speculative decoding" in n]
+    assert (
+        len(said) == 1 and "--speculative-algorithm EAGLE" in said[0] and said[0].startswith("not modelled")
+    )
+    assert eagle.max_total_num_tokens == base.max_total_num_tokens
+    assert not any("speculative decoding" in n for n in base.plan.assumptions)
+    ngram = plan_sglang_detailed(
+        _cmd("--model-path", "x", "--speculative-algorithm", "NGRAM"), m, total, gpus=1
+    )
+    assert not any("speculative decoding" in n for n in ngram.plan.assumptions)

@@ -131,3 +131,79 @@ def test_kv_heads_fewer_than_tp_are_replicated(tp: int) -> None:
     got, what = tp_replicated_bytes(spec, dtype_bytes=2, tp=tp)
     assert abs(got - expected) <= 1, (got, expected)
     assert ("K/V heads" in what) == (K < tp)
+
+
+def test_sglang_per_rank_weights_hold_the_replicated_modules_as_vllm() -> None:
+    """SGLang builds the same modules whole on every TP rank (sglang@0.5.23 models/deepseek_v2.py: fused_qkv_a_proj_
+    with_mqa ``ReplicatedLinear``, ``MoEGate`` a plain parameter; the same in the 0.4.10 – 0.5.18 wheels): TP 8 on the
+    AWQ checkpoint's stored size holds 7/8 of them more per rank than an even split. Failed before: SGLang's plan
+    divided the whole checkpoint by TP."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.sglang import plan_sglang_detailed
+
+    cfg = _config()
+    spec = resolve_model(str(AWQ_DIR), allow_hub=False)
+    total = _index_total()
+    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    moe_layers = sum(
+        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
+    )
+    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
+    routers = moe_layers * h * cfg["n_routed_experts"] * 2
+    tp = 8
+    expected = total / tp + (qkv_a + routers) * (1 - 1 / tp)
+    argv = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "x",
+        "--tp",
+        str(tp),
+        "--quantization",
+        "awq",
+    ]
+    s = parse_command_line(argv, "0.5.23")
+    s.version = "0.5.23"
+    got = plan_sglang_detailed(s, spec, 141 * GiB, gpus=tp).plan.weights_bytes
+    assert abs(got - expected) / expected < 2e-4, (got / GiB, expected / GiB)
+    # no replication at TP 1: the whole checkpoint on the one rank
+    s1 = parse_command_line(
+        ["python", "-m", "sglang.launch_server", "--model-path", "x", "--quantization", "awq"], "0.5.23"
+    )
+    s1.version = "0.5.23"
+    assert plan_sglang_detailed(s1, spec, 900 * GiB, gpus=1).plan.weights_bytes == total
+
+
+def test_tgi_per_shard_weights_hold_mla_a_projections_and_routers_but_never_kv_copies() -> None:
+    """TGI loads MLA's q_a_proj / kv_a_proj_with_mqa with ``weights.get_weights`` ("without tensor parallelism") and
+    the routers with ``FastLinear.load`` (the whole tensor; v3.3.6 flash_deepseek_v3_modeling.py, flash_mixtral_
+    modeling.py; the same from v2.2.0), so each of 8 shards holds 7/8 of them more than an even split. It refuses
+    K/V heads the shards cannot split, so none are replicated. Failed before: the whole checkpoint / 8."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.tgi import plan_tgi
+
+    cfg = _config()
+    spec = resolve_model(str(AWQ_DIR), allow_hub=False)
+    total = _index_total()
+    h, L = cfg["hidden_size"], cfg["num_hidden_layers"]
+    moe_layers = sum(
+        1 for i in range(L) if i >= cfg["first_k_dense_replace"] and i % cfg["moe_layer_freq"] == 0
+    )
+    qkv_a = L * h * (cfg["q_lora_rank"] + cfg["kv_lora_rank"] + cfg["qk_rope_head_dim"]) * _awq_rate(64)
+    routers = moe_layers * h * cfg["n_routed_experts"] * 2
+    shards = 8
+    expected = total / shards + (qkv_a + routers) * (1 - 1 / shards)
+    s = parse_command_line(
+        ["text-generation-launcher", "--model-id", "x", "--num-shard", str(shards), "--quantize", "awq"],
+        "3.3.6",
+    )
+    s.version = "3.3.6"
+    got = plan_tgi(s, spec, 141 * GiB, gpus=shards).weights_bytes
+    assert abs(got - expected) / expected < 2e-4, (got / GiB, expected / GiB)
+    # Qwen3-30B-A3B (4 KV heads) over 8 shards: TGI keeps no K/V copies, only the routers whole
+    qwen: ModelSpec = resolve_model("Qwen/Qwen3-30B-A3B", allow_hub=False)
+    c = qwen.text_config or qwen.config
+    only_routers = c["num_hidden_layers"] * c["hidden_size"] * c["num_experts"] * 2 * (1 - 1 / 8)
+    got_q, what = tp_replicated_bytes(qwen, dtype_bytes=2, tp=8, replicate_kv=False)
+    assert abs(got_q - only_routers) <= 1 and "K/V" not in what

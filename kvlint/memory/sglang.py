@@ -17,7 +17,7 @@ one rank, what ``init_torch_distributed`` allocates (:func:`preload_bytes`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +26,7 @@ from kvlint.memory import sglang_mamba
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import weight_bytes
+from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int, digits
 
@@ -275,22 +275,33 @@ def derive_context_length(model: ModelSpec) -> tuple[int, str]:
     return 2048, "default 2048"
 
 
-def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 0.8) -> tuple[int, str]:
+def cell_size(
+    model: ModelSpec,
+    tp: int,
+    kv_elem_bytes: int,
+    swa_ratio: float = 0.8,
+    layer_range: tuple[int, int] | None = None,
+) -> tuple[int, str]:
     """Bytes per token of the KV pool on one TP rank (``pool_configurator.py::_compute_cell_size``).
 
     non-MLA: ``kv_heads_per_rank × (head_dim + v_head_dim) × layers × bytes`` with ``kv_heads_per_rank =
     max(1, kv_heads // tp)``; MLA: ``(kv_lora_rank + qk_rope_head_dim) × layers × bytes`` (not split by TP).
     Hybrid SWA models keep separate pools; here the SWA layers count at ``swa_full_tokens_ratio`` (0.8
     default) of the full-pool tokens **[assumed]**; Mamba layers hold per-request state, not per-token KV.
+    ``layer_range`` ``(start, stop)``: only the decoder layers one pipeline stage holds (SGLang passes the rank's
+    ``num_effective_layers = end_layer − start_layer``, ``sglang@0.5.23:sglang/srt/model_executor/
+    pool_configurator.py::DefaultPoolConfigurator.__init__``; ``sglang@0.4.10`` and ``0.5.5``
+    ``model_runner.py::ModelRunner.profile_max_num_token``); None: every layer.
     """
     c = model.text_config or model.config or {}
+    start, stop = layer_range if layer_range is not None else (0, None)
     if model.is_mla:
         lat = int(c.get("kv_lora_rank") or 512) + int(c.get("qk_rope_head_dim") or 64)
         # a hybrid linear-attention model (Kimi Linear: KDA + MLA) keeps MLA only on its full-attention layers
         # (DefaultPoolConfigurator: num_layers = len(mambaish.full_attention_layer_ids), sglang@003fca80
         # python/sglang/srt/model_executor/pool_configurator.py); the other MLA models have MLA on every layer
-        counts = layer_counts(model.layers)
-        n = model.num_layers
+        counts = layer_counts(model.layers, start, stop)
+        n = model.num_layers if layer_range is None else max(0, layer_range[1] - layer_range[0])
         if any(ly.kind == "mamba" for ly, _ in counts):
             n = sum(k for ly, k in counts if ly.kind == "mla")
         idx = max((ly.index_head_dim for ly, _ in counts if ly.kind == "mla"), default=0)
@@ -300,7 +311,7 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
             return (lat * kv_elem_bytes + dsa_indexer_bytes(idx)) * n, "MLA latent + DSA indexer keys"
         return lat * n * kv_elem_bytes, "MLA latent"
     full = swa = 0
-    for ly, count in layer_counts(model.layers):  # identical layers once, times their count
+    for ly, count in layer_counts(model.layers, start, stop):  # identical layers once, times their count
         if ly.kind in ("mamba", "none"):
             continue
         kvh = max(1, (ly.kv_heads or model.num_kv_heads) // max(1, tp))
@@ -313,6 +324,79 @@ def cell_size(model: ModelSpec, tp: int, kv_elem_bytes: int, swa_ratio: float = 
     if swa and full:
         return int(full + swa * swa_ratio), f"hybrid SWA pool (swa layers × {swa_ratio}) [assumed]"
     return full + swa, "MHA/GQA"
+
+
+#: How a :class:`PlanError` for a pipeline SGLang cannot build begins (KV502 reports it at ``--pp-size``): more stages
+#: than the model has layers, or (before 0.5.0) an MLA model over several stages
+PP_REFUSED = "--pp-size"
+#: How a :class:`PlanError` for a ``SGLANG_PP_LAYER_PARTITION`` SGLang refuses begins (KV502 reports it)
+PP_PARTITION_REFUSED = "SGLANG_PP_LAYER_PARTITION"
+#: From this release the default split gives the remainder layers one each to the last stages
+#: (``get_pp_indices`` of the 0.5.13 – 0.5.23 wheels); 0.4.10 and 0.5.5 give all of it to the last stage (0.5.6 –
+#: 0.5.12 not read)
+PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
+#: From this release the pipeline stages agree on the smallest stage's token count (``all_reduce(..., MIN)`` over
+#: the world group in ``ModelRunner.init_memory_pool`` of 0.5.5, ``KVCacheConfigurator._apply_token_constraints``
+#: in 0.5.16 – 0.5.23); 0.4.10's ``model_runner.py`` has no such step, each stage keeps its own pool and pp rank 0
+#: prints its own (0.5.0 – 0.5.4 not read, taken as 0.5.5) [assumed]
+PP_MIN_SYNC_FROM = (0, 5, 0)
+
+
+def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, str]) -> tuple[int, ...]:
+    """Decoder layers each of SGLang's ``pp`` pipeline stages builds (``sglang/srt/distributed/utils.py::
+    get_pp_indices`` and ``sglang/srt/utils/common.py::make_layers``, read in the 0.4.10, 0.5.5, 0.5.13, 0.5.16,
+    0.5.18, 0.5.22 and 0.5.23 wheels).
+
+    * ``make_layers`` asserts ``num_hidden_layers >= pp_size`` while the model is built: more stages than layers
+      stop the start-up (AssertionError) — raised here as a :class:`PlanError` starting with :data:`PP_REFUSED`.
+    * ``SGLANG_PP_LAYER_PARTITION`` (``"8,8,8,8"``), when set (even empty), gives each stage's count: entries that
+      are not integers raise ``ValueError("Invalid partition string: …")``, a count other than ``pp`` "len(partitions)=
+      N does not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L."
+      (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`). 0.5.23 ignores it with one stage.
+    * Otherwise ``num_layers // pp`` layers each; the remainder goes to the last stage up to 0.5.5 (0.4.10, 0.5.5),
+      one each to the last ``num_layers % pp`` stages from 0.5.13 (:data:`PP_SPREAD_REMAINDER_FROM`).
+
+    Returns the per-stage layer counts (summing to ``num_layers``). A negative entry, which SGLang does not refuse
+    but builds no sensible stage from, is a :class:`PlanError` too (kvlint cannot size it).
+    """
+    pp = max(1, pp)
+    if pp > 1 and num_layers < pp:
+        raise PlanError(
+            f"{PP_REFUSED} {pp} is more pipeline stages than the model's {num_layers} layers: SGLang's make_layers "
+            "asserts num_hidden_layers >= pp_size while the model is built (AssertionError), so the scheduler exits "
+            "before the KV pool is sized"
+        )
+    raw = env.get(PP_PARTITION_REFUSED)
+    if raw is not None and not (pp == 1 and v >= (0, 5, 23)):
+        try:
+            parts = [int(x) for x in str(raw).split(",")]
+        except ValueError:
+            raise PlanError(
+                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} is not a comma-separated list of layer counts: SGLang's "
+                f"get_pp_indices raises ValueError('Invalid partition string: {str(raw)[:80]}') while the model is "
+                "built"
+            ) from None
+        if len(parts) != pp:
+            raise PlanError(
+                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} has {len(parts)} entries for {pp} pipeline stage(s): SGLang's "
+                f"get_pp_indices raises ValueError('len(partitions)={len(parts)} does not match pp_size={pp}.')"
+            )
+        if sum(parts) != num_layers:
+            raise PlanError(
+                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} sums to {sum(parts)} layers, not the model's {num_layers}: "
+                f"SGLang's get_pp_indices raises ValueError('sum(partitions)={sum(parts)} does not match "
+                f"num_hidden_layers={num_layers}.')"
+            )
+        if any(n < 0 for n in parts):
+            raise PlanError(
+                f"{PP_PARTITION_REFUSED}={str(raw)[:80]!r} gives a stage a negative layer count, which SGLang does "
+                "not refuse but builds no sensible stage from; kvlint cannot size it"
+            )
+        return tuple(parts)
+    base, rem = divmod(num_layers, pp)
+    if v >= PP_SPREAD_REMAINDER_FROM:
+        return tuple(base + (1 if rank >= pp - rem else 0) for rank in range(pp))
+    return tuple(base + (rem if rank == pp - 1 else 0) for rank in range(pp))
 
 
 def check_context_length(
@@ -433,6 +517,35 @@ class SglangPrelude:
     max_mamba_cache_size: int | None = None
     disable_radix_cache: bool = False
     mm_reserve_bytes: int = 0
+    stage_layers: tuple[int, ...] = ()
+    stage_weights: tuple[int, ...] = ()
+    stage_cells: tuple[int, ...] = ()
+
+
+def _stage_weights(
+    model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
+) -> tuple[int, ...]:
+    """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes (by layer
+    count), the input embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``,
+    a ``PPMissingLayer`` elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own
+    copy even when the embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/
+    qwen2.py::Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split
+    over ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). The embedding is ``vocab_size × hidden_size`` at the model
+    dtype (``dbytes``)."""
+    embed = model.vocab_size * model.hidden_size * dbytes
+    lm = 0 if model.tie_word_embeddings else embed
+    body = max(0, w_all - embed - lm)
+    layers = max(1, sum(split))
+    out = []
+    for rank, n in enumerate(split):
+        w = body * n // layers
+        if rank == 0:
+            w += embed
+        if rank == len(split) - 1:
+            w += lm or embed
+        out.append(w // max(1, tp) + replicated * n // layers)
+    return tuple(out)
 
 
 def sglang_prelude(
@@ -480,6 +593,45 @@ def sglang_prelude(
 
     quant = get("quantization")
     w_all, wsrc = weight_bytes(model, dtype_bytes=dbytes, quantization=str(quant) if quant else None)
+    # what SGLang keeps whole on every TP rank, as vLLM does: MLA's fused_qkv_a_proj_with_mqa / kv_a_proj_with_mqa
+    # and the DSA indexer's wq_b / wk / weights_proj (ReplicatedLinear), MoE routers (ReplicatedLinear(...,
+    # quant_config=None), DeepSeek's MoEGate parameter), and K/V heads fewer than TP (QKVParallelLinear's
+    # num_kv_head_replicas): sglang@0.5.23 models/deepseek_v2.py, models/qwen3_moe.py, layers/linear.py,
+    # layers/attention/dsa/dsa_indexer.py; the same in the 0.4.10, 0.5.5, 0.5.13 and 0.5.18 wheels
+    repl, repl_src = tp_replicated_bytes(
+        model, dtype_bytes=dbytes, quantization=str(quant) if quant else None, tp=tp
+    )
+    if repl:
+        model_notes.append(f"weights {repl_src}")
+    spec_alg = str(get("speculative_algorithm") or "").strip()
+    if spec_alg and spec_alg.upper() not in ("NONE", "NGRAM"):  # NGRAM drafts from the prompt: no draft model
+        model_notes.append(
+            f"not modelled: speculative decoding (--speculative-algorithm {spec_alg[:40]}); SGLang also holds the "
+            "draft's KV cache (from 0.5.16 in one cell with the target's layers; in 0.5.5 a pool of its own, the "
+            "target's tokens padded by a per-request headroom) and the draft model's weights, so its pool differs "
+            "from this plan (docs/engine-memory-model.md §3.3)"
+        )
+    split = pp_stage_layers(model.num_layers, pp, v, serving.env)
+    stage_w: tuple[int, ...] = ()
+    stage_c: tuple[int, ...] = ()
+    if pp > 1:
+        if model.is_mla and v < PP_MIN_SYNC_FROM:
+            raise PlanError(
+                f"{PP_REFUSED} {pp} with an MLA model: SGLang {v[0]}.{v[1]}.{v[2]} asserts pp_size == 1 when it sizes "
+                "the MLA KV pool ('pipeline parallelism is not compatible with mla backend', sglang@0.4.10 "
+                "model_runner.py::ModelRunner.profile_max_num_token; gone in 0.5.5)"
+            )
+        stage_w = _stage_weights(model, w_all, dbytes, tp, split, repl)
+        bounds = [sum(split[:rank]) for rank in range(pp + 1)]
+        stage_c = tuple(
+            cell_size(model, tp, kv_elem, layer_range=(bounds[r], bounds[r + 1]))[0] for r in range(pp)
+        )
+        source = "SGLANG_PP_LAYER_PARTITION" if PP_PARTITION_REFUSED in serving.env else "get_pp_indices"
+        model_notes.append(
+            f"pipeline stages hold {list(split)} layers ({source}); each sizes its KV pool from its own weights "
+            f"({', '.join(f'{w / GiB:.2f}' for w in stage_w)} GiB per rank, embedding on the first, output head on "
+            f"the last) and layers ({', '.join(str(c) for c in stage_c)} B/token)"
+        )
     model_notes.append(_preload_note(tp * pp))
     page = max(1, as_int(get("page_size")) or 1)
     u_mtt = as_int(get("max_total_tokens"))
@@ -542,7 +694,7 @@ def sglang_prelude(
         dtype=dtype,
         kv_cache_dtype=kvd,
         kv_bytes_per_token=per_tok,
-        weights_bytes=w_all // (tp * pp),
+        weights_bytes=w_all // (tp * pp) + repl // pp,
         weights_source=wsrc,
         page_size=page,
         max_total_tokens=u_mtt,
@@ -563,6 +715,9 @@ def sglang_prelude(
         max_mamba_cache_size=as_int(get("max_mamba_cache_size")),
         disable_radix_cache=radix_off,
         mm_reserve_bytes=mm_reserve,
+        stage_layers=split,
+        stage_weights=stage_w,
+        stage_cells=stage_c,
     )
 
 
@@ -621,6 +776,42 @@ def _preload_note(world: int) -> str:
     return (
         f"[calibrated] pre-load free = total − {CUDA_CONTEXT_BYTES / GiB:.1f} GiB CUDA context{dist}; [heuristic] "
         f"{_OTHER / GiB:.1f} GiB non-weight memory inside the static fraction"
+    )
+
+
+def _binding_stage(
+    pre: SglangPrelude, free_for_stage: int, state_pool: Callable[[int], tuple[int, int]] | None
+) -> tuple[int, str]:
+    """``(stage, note)``: the pipeline stage whose KV pool the plan reports. Each stage's ``rest`` is
+    ``free_for_stage`` (mfs × pre-load free − other − multimodal reservation) less its own weights and, for a hybrid
+    model, the state pool; its tokens ``rest // cell`` with its own cell size. A stage left with no memory stops the
+    start-up (it is reported, the smallest such ``rest`` first); from 0.5.0 the stages take the smallest token
+    count (:data:`PP_MIN_SYNC_FROM`), before it pp rank 0 prints its own. A stage without a KV-holding layer (cell
+    0: only linear/Mamba layers) never limits the pool (0.5.23's ``has_kv_on_another_pp_stage``)."""
+    rests: list[tuple[int, int, int]] = []  # (stage, rest, tokens)
+    for rank, (w, cell) in enumerate(zip(pre.stage_weights, pre.stage_cells, strict=True)):
+        r = free_for_stage - w
+        if state_pool is not None and r > 0:
+            slots, used = state_pool(r)
+            r = r - used if slots > 0 else min(r, 0)
+        if cell > 0 or r <= 0:
+            rests.append((rank, r, max(0, r) // cell if cell > 0 else 0))
+    if not rests:
+        return 0, "no pipeline stage holds a KV-holding layer"
+    failing = [x for x in rests if x[1] <= 0]
+    if failing:
+        rank = min(failing, key=lambda x: x[1])[0]
+        return rank, f"pipeline stage {rank} has no memory left for its KV pool after its weights"
+    if pre.version >= PP_MIN_SYNC_FROM:
+        rank, _, tok = min(rests, key=lambda x: (x[2], x[0]))
+        return rank, (
+            f"pipeline stage {rank} has the fewest KV tokens ({tok}); SGLang takes the smallest stage's count on every "
+            "stage (all_reduce MIN)"
+        )
+    rank = rests[0][0]
+    return rank, (
+        f"pipeline stage {rank}'s own KV pool: SGLang before 0.5 sizes each stage's pool apart and pp rank 0 prints "
+        "its own (no cross-stage MIN in 0.4.10's model_runner.py)"
     )
 
 
@@ -683,27 +874,39 @@ def plan_sglang_detailed(
     pre_free = total_bytes - used
     budget = int(mfs * pre_free)
     mm = pre.mm_reserve_bytes
+
+    # the state pool comes out of rest before the KV pool is sized (sglang_mamba.pool_slots)
+    def state_pool(r: int) -> tuple[int, int]:
+        assert pre.mamba is not None
+        return sglang_mamba.pool_slots(
+            r,
+            pre.mamba.per_request,
+            v,
+            full_memory_ratio=pre.mamba_full_memory_ratio,
+            max_mamba_cache_size=pre.max_mamba_cache_size,
+            disable_radix_cache=pre.disable_radix_cache,
+            max_running_requests=pre.max_running_requests,
+            dp_attention_size=dp if pre.dp_attention else 1,
+        )
+
+    min_weights = weights
+    if pre.stage_weights:
+        try:
+            stage, why = _binding_stage(
+                pre, budget - _OTHER - mm, state_pool if pre.mamba is not None else None
+            )
+        except ValueError as exc:  # a state-pool ratio SGLang refuses (sglang_mamba.pool_slots)
+            raise PlanError(str(exc)) from None
+        weights, per_tok = pre.stage_weights[stage], pre.stage_cells[stage]
+        min_weights = max(pre.stage_weights)
+        notes.append(why)
     rest = budget - weights - _OTHER - mm
     rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs) - mm
     rest_hi = budget - weights - int(_OTHER * (1 - _BAND)) + int((used - used_lo) * mfs) - mm
-    min_mfs = (weights + _OTHER) / pre_free if pre_free > 0 else 1.0
+    min_mfs = (min_weights + _OTHER) / pre_free if pre_free > 0 else 1.0
     page = pre.page_size
     mamba_slots = mamba_bytes = 0
     if pre.mamba is not None:
-        # the state pool comes out of rest before the KV pool is sized (sglang_mamba.pool_slots)
-        def state_pool(r: int) -> tuple[int, int]:
-            assert pre.mamba is not None
-            return sglang_mamba.pool_slots(
-                r,
-                pre.mamba.per_request,
-                v,
-                full_memory_ratio=pre.mamba_full_memory_ratio,
-                max_mamba_cache_size=pre.max_mamba_cache_size,
-                disable_radix_cache=pre.disable_radix_cache,
-                max_running_requests=pre.max_running_requests,
-                dp_attention_size=dp if pre.dp_attention else 1,
-            )
-
         try:
             mamba_slots, mamba_bytes = state_pool(rest)
         except ValueError as exc:

@@ -24,7 +24,7 @@ from typing import Any
 from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.vllm import PlanError
-from kvlint.models.weights import param_breakdown, weight_bytes
+from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
 from kvlint.values import as_float, as_int
 
@@ -718,6 +718,18 @@ def plan_tgi_detailed(
         wsrc += f"; x{factor:.3f} for {quant} ({what})"
     weights = w_all // shards
     notes.append(f"weights {weights / GiB:.2f} GiB per shard ({wsrc}, / {shards} shards)")
+    # what every shard loads whole (TGI v3.3.6, the same from v2.2.0): MLA's q_a_proj / kv_a_proj_with_mqa through
+    # weights.get_weights ("without tensor parallelism", flash_deepseek_v2_modeling.py / _v3_modeling.py) and the MoE
+    # routers through FastLinear.load (flash_mixtral, flash_deepseek_v2/v3, flash_dbrx: the whole tensor, never
+    # quantized); K/V heads are not replicated: TGI refuses a head count the shards cannot split (KV401)
+    # (not added for an in-flight quantization, whose rates for them were not read)
+    if quant not in IN_FLIGHT_RATES:
+        repl, repl_src = tp_replicated_bytes(
+            model, dtype_bytes=dbytes, quantization=wq, tp=shards, replicate_kv=False
+        )
+        if repl:
+            weights += repl
+            notes.append(f"weights {repl_src}")
 
     u_in = as_int(get("max_input_tokens"))
     u_tot = as_int(get("max_total_tokens"))

@@ -1168,7 +1168,12 @@ _REPLICATED_LEAVES = ("self_attn.q_a_proj", "self_attn.kv_a_proj_with_mqa", "ind
 
 
 def tp_replicated_bytes(
-    spec: ModelSpec, *, dtype_bytes: int, quantization: str | None = None, tp: int = 1
+    spec: ModelSpec,
+    *,
+    dtype_bytes: int,
+    quantization: str | None = None,
+    tp: int = 1,
+    replicate_kv: bool = True,
 ) -> tuple[int, str]:
     """Bytes each tensor-parallel rank holds beyond an even ``1/tp`` share of the whole model's weights, summed
     over all decoder layers (a pipeline stage holds its layers' share), and what they are.
@@ -1190,13 +1195,15 @@ def tp_replicated_bytes(
     A replicated module of ``B`` bytes adds ``B x (1 - 1/tp)`` per rank; a K/V projection of ``B`` bytes over ``K``
     heads adds ``B x (1/K - 1/tp)``. Byte rates per element as :func:`weight_bytes` prices the model (the
     checkpoint's method, or ``quantization`` for an online conversion). Returns ``(0, "")`` at ``tp`` 1.
+    ``replicate_kv=False`` leaves the K/V heads out, for an engine that refuses K/V heads it cannot split evenly
+    rather than replicating them (TGI: ``num_key_value_heads must be divisible by num_shards``).
     """
-    return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp)
+    return _tp_replicated_bytes(spec, dtype_bytes, quantization, tp, replicate_kv)
 
 
 @per_model
 def _tp_replicated_bytes(
-    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int
+    spec: ModelSpec, dtype_bytes: int, quantization: str | None, tp: int, replicate_kv: bool = True
 ) -> tuple[int, str]:
     """:func:`tp_replicated_bytes` itself, with positional arguments."""
     if tp <= 1:
@@ -1228,7 +1235,7 @@ def _tp_replicated_bytes(
         b = n * (dtype_bytes if keep else rate)
         if name.endswith(_REPLICATED_LEAVES):
             whole += b
-        elif name.endswith((".k_proj", ".v_proj")):
+        elif replicate_kv and name.endswith((".k_proj", ".v_proj")):
             i = _i(name.split(".")[1], -1)
             K = kv_heads.get(i, 0)
             if 0 < K < tp:

@@ -15,6 +15,7 @@ from kvlint.accelerators.site import NO_SITE
 from kvlint.engines.images import path_placeholder, platform_evidence, unsized_whatever_model
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
+from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS
 from kvlint.models.config import (
     config_refusal,
@@ -242,7 +243,8 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
     """KV502: the command names a model whose config.json kvlint could not resolve (or, for a KServe
     serving-runtime template, the InferenceService supplies it: info), or the engine's memory model could
     not size it on a known CUDA/ROCm GPU (an error for a vLLM pipeline of more stages than the model has layers:
-    :func:`kvlint.memory.vllm.pp_exceeds_layers`)."""
+    :func:`kvlint.memory.vllm.pp_exceeds_layers`; and for an SGLang pipeline SGLang refuses to build, more stages than
+    layers or a ``SGLANG_PP_LAYER_PARTITION`` it rejects: :func:`kvlint.memory.sglang.pp_stage_layers`)."""
     cr, s = ctx.cr, ctx.serving
     if s.model is None:
         return
@@ -380,6 +382,25 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 s.loc("mamba_full_memory_ratio"),
                 fix=f"set --mamba-full-memory-ratio to a positive number, or drop it for SGLang's default {ratio:g} "
                 f"(state : KV = {ratio:g} : 1)",
+                severity="error",
+            )
+            return
+        if s.engine == "sglang" and cr.plan_error.startswith((PP_REFUSED + " ", PP_PARTITION_REFUSED + "=")):
+            # a pipeline SGLang cannot build (kvlint.memory.sglang.pp_stage_layers): it stops while loading
+            layers = cr.model.num_layers
+            partition = cr.plan_error.startswith(PP_PARTITION_REFUSED)
+            yield ctx.finding(
+                f"{cr.model.id} on SGLang: {cr.plan_error}",
+                s.loc("pp_size") or s.command_loc,
+                fix=(
+                    f"give {PP_PARTITION_REFUSED} one non-negative layer count per pipeline stage summing to the "
+                    f"model's {layers} layers, or unset it for SGLang's even split"
+                    if partition
+                    else f"set --pp-size to at most {layers} (the model's layers) and spread the GPUs with --tp-size"
+                    if "more pipeline stages" in cr.plan_error
+                    else "serve the MLA model with --pp-size 1 (spread the GPUs with --tp-size), or use SGLang 0.5.5 "
+                    "or later"
+                ),
                 severity="error",
             )
             return

@@ -1,0 +1,158 @@
+"""SGLang pipeline parallelism: which layers each stage builds (``get_pp_indices``, ``SGLANG_PP_LAYER_PARTITION``),
+the KV pool each stage sizes from its own layers and weights, the stages' MIN, and the pipelines SGLang refuses to
+build (``make_layers``' assert). Read in the SGLang wheels 0.4.10, 0.5.5, 0.5.13 – 0.5.23 (kvlint/memory/sglang.py).
+
+The expected figures come from kvlint's own model functions (cell_size over a layer range, the stage weights), on
+real configs (fixtures/plan/models, the catalogue), never from hard-coded engine numbers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.accelerators import lookup
+from kvlint.engines import parse_command_line
+from kvlint.memory.sglang import (
+    PP_PARTITION_REFUSED,
+    PP_REFUSED,
+    cell_size,
+    plan_sglang_detailed,
+    pp_stage_layers,
+    sglang_prelude,
+)
+from kvlint.memory.vllm import PlanError
+from kvlint.models import resolve_model
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures"
+MODEL_DIRS = (str(FIX / "plan" / "models"),)
+
+
+def _model(ref: str):
+    return resolve_model(ref, model_dirs=MODEL_DIRS, allow_hub=False)
+
+
+def _cmd(*args: str, version: str = "0.5.23", env: dict[str, str] | None = None):
+    s = parse_command_line(["python", "-m", "sglang.launch_server", "--model-path", "x", *args], version)
+    s.version = version
+    s.env.update(env or {})
+    return s
+
+
+def test_default_split_moves_the_remainder_from_the_last_stage_to_the_last_stages_at_0_5_13() -> None:
+    # 30 layers over 4 stages: 7 each and a remainder of 2. 0.4.10 / 0.5.5 give it all to the last stage,
+    # 0.5.13 – 0.5.23 one each to the last two stages.
+    for v in ((0, 4, 10), (0, 5, 5)):
+        old = pp_stage_layers(30, 4, v, {})
+        assert sum(old) == 30 and old[:-1] == (30 // 4,) * 3 and old[-1] == 30 // 4 + 30 % 4
+    for v in ((0, 5, 13), (0, 5, 23)):
+        new = pp_stage_layers(30, 4, v, {})
+        assert sum(new) == 30 and new[:2] == (30 // 4,) * 2 and new[2:] == (30 // 4 + 1,) * 2
+    assert pp_stage_layers(32, 1, (0, 5, 23), {}) == (32,)
+
+
+def test_partition_env_sets_the_stages_and_its_errors_quote_sglang() -> None:
+    v = (0, 5, 23)
+    assert pp_stage_layers(32, 2, v, {PP_PARTITION_REFUSED: "8,24"}) == (8, 24)
+    for raw, words in (
+        ("8;24", "Invalid partition string: 8;24"),
+        ("", "Invalid partition string: "),
+        ("8,8,16", "len(partitions)=3 does not match pp_size=2."),
+        ("8,20", "sum(partitions)=28 does not match num_hidden_layers=32."),
+    ):
+        with pytest.raises(PlanError) as err:
+            pp_stage_layers(32, 2, v, {PP_PARTITION_REFUSED: raw})
+        assert str(err.value).startswith(PP_PARTITION_REFUSED + "=") and words in str(err.value)
+    with pytest.raises(PlanError):
+        pp_stage_layers(32, 2, v, {PP_PARTITION_REFUSED: "-8,40"})
+    # one stage: 0.5.23 ignores the variable ("a singleton draft PP group ... must ignore"), 0.5.22 still checks it
+    assert pp_stage_layers(32, 1, v, {PP_PARTITION_REFUSED: "8,24"}) == (32,)
+    with pytest.raises(PlanError):
+        pp_stage_layers(32, 1, (0, 5, 22), {PP_PARTITION_REFUSED: "8,24"})
+
+
+def test_more_stages_than_layers_is_refused() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    with pytest.raises(PlanError) as err:
+        sglang_prelude(_cmd("--pp-size", str(m.num_layers + 1)), m)
+    assert str(err.value).startswith(f"{PP_REFUSED} {m.num_layers + 1} ") and "make_layers" in str(err.value)
+    sglang_prelude(_cmd("--pp-size", str(m.num_layers)), m)  # one layer a stage builds
+
+
+def test_each_stage_sizes_its_pool_from_its_own_layers() -> None:
+    # Llama-3.1-8B over 2 stages of 16 layers: each stage's cell holds 16 layers, half the whole model's; kvlint
+    # used the whole model's cell on every stage, which halved max_total_num_tokens.
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("l4").memory_bytes
+    one = plan_sglang_detailed(_cmd("--mem-fraction-static", "0.85"), m, total, gpus=1)
+    two = plan_sglang_detailed(_cmd("--mem-fraction-static", "0.85", "--pp-size", "2"), m, total, gpus=2)
+    half = m.num_layers // 2
+    assert two.plan.kv_bytes_per_token == cell_size(m, 1, 2, layer_range=(0, half))[0]
+    assert two.plan.kv_bytes_per_token * 2 == one.plan.kv_bytes_per_token
+    # each stage holds half the decoder layers plus the embedding (first) or the output head (last), not half of all
+    assert two.plan.weights_bytes < one.plan.weights_bytes
+    pre = sglang_prelude(_cmd("--mem-fraction-static", "0.85", "--pp-size", "2"), m)
+    assert two.plan.weights_bytes == max(pre.stage_weights)
+    assert two.max_total_num_tokens == (two.rest_bytes // two.plan.kv_bytes_per_token)
+
+
+def test_uneven_partition_takes_the_smallest_stage_from_0_5_and_stage_0_before() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("l4").memory_bytes
+    env = {PP_PARTITION_REFUSED: "8,24"}
+    args = ("--mem-fraction-static", "0.85", "--pp-size", "2")
+    small, big = (
+        cell_size(m, 1, 2, layer_range=(0, 8))[0],
+        cell_size(m, 1, 2, layer_range=(8, m.num_layers))[0],
+    )
+    # 0.5.x: the stages agree on the smallest count (all_reduce MIN): the 24-layer stage binds
+    new = plan_sglang_detailed(_cmd(*args, version="0.5.5", env=env), m, total, gpus=2)
+    assert new.plan.kv_bytes_per_token == big
+    # 0.4.10: no MIN; pp rank 0 (8 layers) prints its own, larger pool
+    old = plan_sglang_detailed(_cmd(*args, version="0.4.10", env=env), m, total, gpus=2)
+    assert old.plan.kv_bytes_per_token == small
+    assert old.max_total_num_tokens > new.max_total_num_tokens
+    # Llama-3.1-8B's untied embedding and head weigh the same, so the mirrored split binds the same way
+    mirrored = plan_sglang_detailed(
+        _cmd(*args, version="0.5.5", env={PP_PARTITION_REFUSED: "24,8"}), m, total, gpus=2
+    )
+    assert mirrored.max_total_num_tokens == new.max_total_num_tokens
+
+
+def test_mla_pipeline_refused_before_0_5() -> None:
+    m = _model("deepseek-ai/DeepSeek-V3")
+    assert m.is_mla
+    with pytest.raises(PlanError) as err:
+        sglang_prelude(_cmd("--pp-size", "2", "--tp-size", "8", version="0.4.10"), m)
+    assert str(err.value).startswith(PP_REFUSED + " 2 with an MLA model")
+    sglang_prelude(_cmd("--pp-size", "2", "--tp-size", "8", version="0.5.5"), m)
+
+
+def test_kv502_error_for_a_pipeline_sglang_refuses(tmp_path: Path) -> None:
+    from kvlint.pipeline import Options, run_check
+    from kvlint.rules.runner import check_container
+
+    def kv502(args: str, env: str = "") -> list:
+        manifest = tmp_path / "sg.yaml"
+        manifest.write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: sg}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+            '          command: ["python3", "-m", "sglang.launch_server"]\n'
+            f"          args: [--model-path=meta-llama/Llama-3.2-1B-Instruct, --context-length=8192, {args}]\n"
+            + (f"          env: [{{name: SGLANG_PP_LAYER_PARTITION, value: '{env}'}}]\n" if env else "")
+            + "          resources: {limits: {nvidia.com/gpu: 20}}\n",
+            encoding="utf-8",
+        )
+        opts = Options(allow_hub=False, accelerator="l4")
+        cr = next(c for c in run_check([str(manifest)], opts).containers if c.serving.engine == "sglang")
+        return [d for d in check_container(cr, opts) if d.rule == "KV502"]
+
+    found = kv502("--pp-size=20")
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "--pp-size 20 is more pipeline stages than the model's 16 layers" in found[0].message
+    found = kv502("--pp-size=2", env="1,1")
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "sum(partitions)=2 does not match num_hidden_layers=16." in found[0].message
+    assert "SGLANG_PP_LAYER_PARTITION one non-negative layer count per pipeline stage" in (found[0].fix or "")
+    assert kv502("--pp-size=2") == []
