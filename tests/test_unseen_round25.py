@@ -1,0 +1,85 @@
+"""Real public manifests kvlint had not seen (new-user pass 25, fixtures/collected: GKE samples, AI-Hypercomputer
+gpu-recipes values, NIM operator samples, LWS DisaggregatedSet and SGLang examples, vLLM on Gaudi 3 under KServe).
+What a first run on them showed to be wrong, each checked on the file itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.pipeline import Options, run_check
+from kvlint.sizing import sizing_of
+
+COLLECTED = Path(__file__).resolve().parents[1] / "fixtures" / "collected"
+TPU_RAYCLUSTER = COLLECTED / (
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__gke-ray__rayserve__llm__tpu__ray-cluster.tpu-v6e-"
+    "singlehost.yaml"
+)
+
+
+def _run(path: Path):  # type: ignore[no-untyped-def]
+    return run_check([str(path)], Options(allow_hub=False))
+
+
+def _kv503(res) -> list:  # type: ignore[no-untyped-def]
+    return [d for d in res.diagnostics if d.rule == "KV503"]
+
+
+def test_a_raycluster_container_with_no_command_runs_kuberays_ray_start() -> None:
+    """GKE's vLLM-on-TPU RayCluster: head and worker run ``$VLLM_IMAGE`` with no command, as KubeRay samples do;
+    KubeRay's operator gives the Ray container ``ulimit ...; ray start ...`` and the engine runs in the Ray job or
+    Serve application submitted later. kvlint said the image "has no known engine entrypoint" and told the user to
+    "run the engine directly (command: [vllm, serve, MODEL, ...])", which in a Ray pod would replace nothing but
+    prefix ``ray start`` (KubeRay keeps a user command before its own). The note now says KubeRay starts the
+    container and points at ``kvlint plan`` for the engine the Ray application starts."""
+    text = TPU_RAYCLUSTER.read_text()
+    assert text.count("image: $VLLM_IMAGE") == 2 and "command:" not in text and "args:" not in text
+    res = _run(TPU_RAYCLUSTER)
+    notes = _kv503(res)
+    assert len(notes) == 2
+    for d in notes:
+        assert "KubeRay starts this Ray container with the `ray start` command" in d.message
+        assert "Ray Serve application or Ray job submitted to the cluster" in d.message
+        assert "run the engine directly" not in (d.fix or "")
+        assert "kvlint plan -- vllm serve MODEL" in (d.fix or "")
+        assert d.severity == "info"
+    assert sorted(d.loc.line for d in notes) == [34, 100]  # each container's image: line
+    assert [sizing_of(cr) for cr in res.containers] == ["command unreadable"] * 2
+
+
+def test_a_raycluster_on_the_vllm_image_is_not_the_images_entrypoint(tmp_path: Path) -> None:
+    """The same RayCluster with the vLLM release image (vllm/vllm-openai, whose ENTRYPOINT is vLLM's API server):
+    kvlint read the containers as that entrypoint with no arguments and said "the vLLM command names no model:
+    vLLM would start its built-in default model", which KubeRay never runs. Both containers get the KubeRay note."""
+    manifest = tmp_path / "raycluster.yaml"
+    manifest.write_text(TPU_RAYCLUSTER.read_text().replace("$VLLM_IMAGE", "vllm/vllm-openai:v0.10.0"))
+    res = _run(manifest)
+    notes = _kv503(res)
+    assert len(notes) == 2
+    assert all("names no model" not in d.message and "KubeRay starts" in d.message for d in notes)
+    assert [sizing_of(cr) for cr in res.containers] == ["command unreadable"] * 2
+
+
+def test_kuberay_keeps_the_image_entrypoint_when_told_to_and_for_sidecars(tmp_path: Path) -> None:
+    """What KubeRay does not rewrite is read as before: with ``ray.io/overwrite-container-cmd: "true"`` on the pod
+    template the container runs its own command (here the image's ENTRYPOINT, which names no model), and a second
+    container of a Ray pod (a sidecar) is not the Ray container (KubeRay's RayContainerIndex is 0)."""
+    head = (
+        "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {name: rc}\nspec:\n  headGroupSpec:\n"
+        "    rayStartParams: {}\n    template:\n{meta}      spec:\n        containers:\n{first}"
+        "        - name: engine\n          image: vllm/vllm-openai:v0.10.0\n"
+    )
+    told = tmp_path / "told.yaml"
+    told.write_text(
+        head.replace(
+            "{meta}", '      metadata:\n        annotations: {ray.io/overwrite-container-cmd: "true"}\n'
+        ).replace("{first}", "")
+    )
+    sidecar = tmp_path / "sidecar.yaml"
+    sidecar.write_text(
+        head.replace("{meta}", "").replace(
+            "{first}", "        - name: ray-head\n          image: rayproject/ray:2.46.0\n"
+        )
+    )
+    for path in (told, sidecar):
+        (d,) = _kv503(_run(path))
+        assert "names no model" in d.message and "KubeRay" not in d.message
