@@ -83,3 +83,38 @@ def test_kuberay_keeps_the_image_entrypoint_when_told_to_and_for_sidecars(tmp_pa
     for path in (told, sidecar):
         (d,) = _kv503(_run(path))
         assert "names no model" in d.message and "KubeRay" not in d.message
+
+
+SCOUT = COLLECTED / (
+    "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-llama__vllm__vllm-llama4-scout-17b-16e.yaml"
+)
+
+
+def test_an_unquoted_mustache_placeholder_read_as_a_mapping_key_is_a_template_to_render() -> None:
+    """GKE's Llama 4 samples end with a Secret ``hf_api_token: {{HF_TOKEN}}`` that the reader replaces before
+    ``kubectl apply``. Unquoted, YAML reads ``{{HF_TOKEN}}`` as a mapping whose key is the mapping ``{HF_TOKEN}``:
+    the file parses, so there was no KV001, and kvlint's loader kept the key as text and said nothing: a clean
+    pass, while kubectl refuses the document ("invalid map key"). It is now a KV002 at the placeholder, with the
+    template remedies; the Deployment in the same file is still sized."""
+    lines = SCOUT.read_text().splitlines()
+    assert lines[95] == "  hf_api_token: {{HF_TOKEN}}"
+    res = _run(SCOUT)
+    (d,) = [d for d in res.diagnostics if d.rule in ("KV001", "KV002")]
+    assert d.rule == "KV002" and d.severity == "warning"
+    assert "{{HF_TOKEN}}" in d.message and "invalid map key" in d.message
+    assert d.loc is not None and (d.loc.line, d.loc.column) == (96, 18)
+    assert '"{{HF_TOKEN}}"' in (d.fix or "")
+    assert [sizing_of(cr) for cr in res.containers] == ["plan"]
+
+
+def test_a_mapping_or_list_as_a_key_is_refused_and_helm_templates_keep_their_own_note(tmp_path: Path) -> None:
+    """Any other key that is a mapping or a list is the KV001 kubectl's refusal is; a Helm template's
+    ``{{ .Values.x }}`` (a mapping key too, unquoted) keeps the one KV002 saying to render the chart."""
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  ? [a, b]\n  : x\n")
+    (d,) = [d for d in _run(bad).diagnostics if d.rule in ("KV001", "KV002")]
+    assert d.rule == "KV001" and "invalid map key" in d.message and d.loc is not None and d.loc.line == 5
+    helm = tmp_path / "helm.yaml"
+    helm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n")
+    found = [d for d in _run(helm).diagnostics if d.rule in ("KV001", "KV002")]
+    assert [d.rule for d in found] == ["KV002"] and "Helm/Go template" in found[0].message
