@@ -118,3 +118,32 @@ def test_a_mapping_or_list_as_a_key_is_refused_and_helm_templates_keep_their_own
     helm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name }}\n")
     found = [d for d in _run(helm).diagnostics if d.rule in ("KV001", "KV002")]
     assert [d.rule for d in found] == ["KV002"] and "Helm/Go template" in found[0].message
+
+
+def test_kvlint_plan_given_a_manifest_points_at_kvlint_check() -> None:
+    """A new user's first try, ``kvlint plan deploy.yaml`` (or a directory, or ``-``), was refused with "not an
+    engine command: deploy.yaml" and the engine forms only. The usage error (exit 2) now says kvlint plan takes an
+    engine command and names ``kvlint check`` with what was typed; an engine command is planned as before."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    gemma = (
+        COLLECTED
+        / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-3-12b-it.yaml"
+    )
+    runner = CliRunner()
+    for word, what in (
+        (str(gemma), "is a manifest file"),
+        (str(COLLECTED), "is a directory"),
+        ("-", "standard input"),
+    ):
+        res = runner.invoke(main, ["plan", "--offline", word])
+        assert res.exit_code == 2, res.output
+        text = " ".join(res.output.split())
+        assert "not an engine command" not in text and what in text
+        assert f"`kvlint check {word}`" in text and "kvlint plan -- vllm serve MODEL" in text
+    res = runner.invoke(
+        main, ["plan", "--offline", "--accelerator", "l4", "--", "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]
+    )
+    assert res.exit_code in (0, 1) and "verdict:" in res.output
