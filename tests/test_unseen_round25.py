@@ -147,3 +147,39 @@ def test_kvlint_plan_given_a_manifest_points_at_kvlint_check() -> None:
         main, ["plan", "--offline", "--accelerator", "l4", "--", "vllm", "serve", "Qwen/Qwen2.5-7B-Instruct"]
     )
     assert res.exit_code in (0, 1) and "verdict:" in res.output
+
+
+GEMMA = (
+    COLLECTED
+    / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-3-12b-it.yaml"
+)
+
+
+def test_an_option_word_with_white_space_says_so(tmp_path: Path) -> None:
+    """A list item the engine gets as one word, spaces included: ``"--max-model-len 16384"`` (an option and its
+    value in one item, a mistake seen in tutorials' args lists) or a quoted ``"--max-num-seqs "``. argparse takes a
+    word with a space in it for a positional argument, so vLLM exits; kvlint's KV205 said "unknown vLLM 0.10.0
+    option --max-model-len 16384; did you mean --max-model-len?" and "fix: use --max-model-len", and for the trailing
+    space "did you mean --max-num-seqs?" about the same-looking word. Shown on GKE's Gemma 3 sample with its args so
+    edited: the word is quoted, the reason given, and the fix splits or strips it."""
+    text = GEMMA.read_text()
+    assert "        - --max-model-len=16384\n        - --max-num-seqs=4\n" in text
+    manifest = tmp_path / "gemma.yaml"
+    manifest.write_text(
+        text.replace(
+            "        - --max-model-len=16384\n        - --max-num-seqs=4\n",
+            '        - "--max-model-len 16384"\n        - "--enforce-eager "\n',
+        )
+    )
+    found = {d.message.split(":")[0]: d for d in _run(manifest).diagnostics if d.rule == "KV205"}
+    joined = found["unknown vLLM 0.10.0 option '--max-model-len 16384'"]
+    assert "one list item holds --max-model-len and its value" in joined.message
+    assert (
+        joined.fix
+        == "split it into two list items ('--max-model-len', '16384') or write --max-model-len=16384"
+    )
+    spaced = found["unknown vLLM 0.10.0 option '--enforce-eager '"]
+    assert (
+        "white space at an end" in spaced.message and spaced.fix == "remove the white space: --enforce-eager"
+    )
+    assert all(d.severity == "error" for d in found.values()) and len(found) == 2
