@@ -809,6 +809,31 @@ def diff(
             sys.exit(1)
 
 
+def _manifest_word(command: Sequence[str]) -> str | None:
+    """What to say when ``kvlint plan`` is given a manifest instead of an engine command (``kvlint plan
+    deploy.yaml``, ``kvlint plan deploy/``, ``kvlint plan -``: what ``kvlint check`` takes), else None: the
+    command's first word is ``-``, a directory, or a name ending in .yaml, .yml or .json. Without this the error
+    was "not an engine command: deploy.yaml" with the engine forms only, and no word of ``kvlint check``."""
+    import os
+
+    if not command:
+        return None
+    word = str(command[0])
+    if word == "-":
+        what = "- is standard input"
+    elif os.path.isdir(word):
+        what = f"{word} is a directory"
+    elif word.lower().endswith((".yaml", ".yml", ".json")):
+        what = f"{word} is a manifest file"
+    else:
+        return None
+    return (
+        f"kvlint plan plans one engine command typed after `--`, not manifests ({what}): lint them with `kvlint check "
+        f"{word}`, which sizes every serving container they deploy (`--format markdown` shows each memory plan), "
+        "or plan one container's command with `kvlint plan -- vllm serve MODEL ...`"
+    )
+
+
 @main.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option(
     "--gpus",
@@ -863,6 +888,9 @@ def plan(
     """
     from kvlint.capacity.plan_command import PlanRequestError, plan_command
 
+    manifest = _manifest_word(command)
+    if manifest is not None:
+        raise click.UsageError(manifest)
     options = _with_found_catalogue(_options(**kw), [], config=True)
     if compare or sweep or accelerators:
         from kvlint.capacity.cli import run_plan_extras

@@ -780,7 +780,7 @@ class _Doc:
     asked for, the 0-based ``(start, end)`` of every scalar whose text holds ``{{`` (for template
     attribution; see the comment above)."""
 
-    __slots__ = ("value", "problem", "start", "spans", "duplicates")
+    __slots__ = ("value", "problem", "start", "spans", "duplicates", "complex_keys")
 
     def __init__(
         self,
@@ -789,6 +789,7 @@ class _Doc:
         start: tuple[int, int],
         spans: list[Any] | None,
         duplicates: list[tuple[Any, Loc | None, Loc]] | None = None,
+        complex_keys: list[Loc] | None = None,
     ):
         self.value = value
         self.problem = problem
@@ -796,6 +797,8 @@ class _Doc:
         self.spans = spans
         #: ``(key, first key's Loc, repeated key's Loc)`` for each key repeated in a mapping (KV004)
         self.duplicates = duplicates or []
+        #: where a mapping key is itself a mapping or a list (kept in the value as ``<complex key at line N>``)
+        self.complex_keys = complex_keys or []
 
 
 # Memo of scalar resolution: the typed value depends only on (tag, implicit, text), and the results are
@@ -966,6 +969,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
             root_set = False
             problem: _Problem | None = None
             duplicates: list[tuple[Any, Loc | None, Loc]] = []
+            complex_keys: list[Loc] = []
             # the open container (None at document level) and its state; `stack` keeps the enclosing ones'
             cont: Any = None
             locs: Any = None
@@ -1114,7 +1118,8 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                     if is_map:
                         if not has_key:
                             if cls is not scalar_cls and isinstance(value, (dict, list)):
-                                value = f"<complex key at line {packing.unpack(vpos).line}>"
+                                complex_keys.append(packing.unpack(vpos))
+                                value = f"<complex key at line {complex_keys[-1].line}>"
                             key, key_pos, has_key = value, vpos, True
                         else:
                             has_key = False
@@ -1154,7 +1159,7 @@ def _documents(text: str, path: str, line_offset: int, want_spans: bool) -> Iter
                 continue  # an explicit null / empty document
             if spans is not None:
                 spans.sort()
-            yield _Doc(root, problem, start, spans, duplicates)
+            yield _Doc(root, problem, start, spans, duplicates, complex_keys)
     finally:
         loader.dispose()
 
@@ -1441,7 +1446,7 @@ def _load_segment(
             if whole_file:
                 docs.append(doc)
             else:
-                _add_doc(doc, path, line_offset, result, actions, counter, None)
+                _add_doc(doc, path, line_offset, result, actions, counter, None, text)
     except yaml.YAMLError as e:
         # kept without its traceback: the traceback's frames (this one and its callers', with the texts they
         # hold) and the error would form a reference cycle that only a garbage collection frees
@@ -1453,7 +1458,7 @@ def _load_segment(
             return False
         for i, doc in enumerate(docs):
             nxt = docs[i + 1].start if i + 1 < len(docs) else None
-            _add_doc(doc, path, line_offset, result, actions, counter, nxt)
+            _add_doc(doc, path, line_offset, result, actions, counter, nxt, text)
         return True
     if error is not None:
         if actions:
@@ -1475,8 +1480,11 @@ def _add_doc(
     actions: list[tuple[int, int, str]],
     counter: list[int],
     next_start: tuple[int, int] | None,
+    text: str = "",
 ) -> None:
-    """Record one built document (or its KV001 problem) and its KV002, if any."""
+    """Record one built document (or its KV001 problem) and its KV002, if any (``text``: the segment it was
+    read from, for what a mapping key that is a mapping or list holds: :func:`_complex_key_finding`)."""
+    mine: list[tuple[int, int, str]] = []
     if actions:
         mine = [a for a in actions if next_start is None or (a[0], a[1]) < next_start]
         del actions[: len(mine)]
@@ -1504,6 +1512,38 @@ def _add_doc(
                 fix=f"keep one '{key}' key (merge the two values if both were meant)",
             )
         )
+    if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
+        for at in doc.complex_keys:
+            result.findings.append(_complex_key_finding(text, at, line_offset))
+
+
+def _complex_key_finding(text: str, at: Loc, line_offset: int) -> Finding:
+    """The finding for a mapping key that is itself a mapping or a list, at ``at`` in ``text`` (a segment that
+    starts ``line_offset`` lines into its file). kubectl reads manifests with sigs.k8s.io/yaml, whose YAML decoder
+    refuses such a key (kubernetes-sigs/yaml v1.4.0 goyaml.v2/decode.go, decoder.mapping: "invalid map key"), so
+    the document is not applied. Most often the key is an unquoted Mustache placeholder (GKE's samples write
+    ``hf_api_token: {{HF_TOKEN}}`` in a Secret, to be replaced before ``kubectl apply``): YAML reads ``{{NAME}}`` as
+    a mapping whose one key is the mapping ``{NAME}``; that is KV002, a template to render first. Else KV001."""
+    mustache = _mustache_on(text, at.line - line_offset - 1, at.column - 1)
+    if mustache is not None:
+        return Finding(
+            "KV002",
+            f"unquoted template placeholder {mustache}: YAML reads its braces as a mapping used as a key, which "
+            'kubectl refuses ("invalid map key"), so this document is a template to render before it is applied',
+            at,
+            fix=(
+                "render the template first (replace its {{NAME}} placeholders) and lint the output "
+                f'(... | kvlint check -), or quote the placeholder ("{mustache}") so the file is valid YAML before '
+                "rendering too"
+            ),
+        )
+    return Finding(
+        "KV001",
+        'a mapping key that is itself a mapping or a list: kubectl refuses the document ("invalid map key"; a '
+        "Kubernetes object is JSON, whose keys are strings)",
+        at,
+        fix="quote the key, or fix the indentation or the braces that made a mapping or a list the key",
+    )
 
 
 def _normalise_breaks(text: str) -> str:

@@ -266,6 +266,30 @@ def _refused_kwarg(f: Finding, refusal: str) -> Finding:
     )
 
 
+#: The kinds whose head and worker pods KubeRay's operator builds from a RayClusterSpec: ray.io's RayCluster,
+#: RayService (spec.rayClusterConfig) and RayJob (spec.rayClusterSpec), and AIBrix's RayClusterFleet and
+#: RayClusterReplicaSet, whose controllers create RayClusters from their template
+_KUBERAY_KINDS = frozenset({"RayCluster", "RayService", "RayJob", "RayClusterFleet", "RayClusterReplicaSet"})
+
+
+def kuberay_writes_command(w: Workload, container: LDict) -> bool:
+    """KubeRay's operator, not ``container``'s image, decides what it runs: it is the Ray container (the first
+    one, ``utils.RayContainerIndex`` 0) of a head or worker pod template (``headGroupSpec``, ``workerGroupSpecs``)
+    of a kind of :data:`_KUBERAY_KINDS`, and the ``ray.io/overwrite-container-cmd`` annotation is not "true".
+    ray-project/kuberay v1.7.0 ray-operator/controllers/ray/common/pod.go BuildPod sets that container's command to
+    ``/bin/bash -lc --`` and its args to ``ulimit -n ...; ray start ...``, after the user's command and args when
+    it has some that do not say ``ray start``."""
+    if w.kind not in _KUBERAY_KINDS:
+        return False
+    path = f".{w.path}"
+    if ".headGroupSpec." not in path and ".workerGroupSpecs[" not in path:
+        return False
+    if str((w.annotations or {}).get("ray.io/overwrite-container-cmd", "")).strip().lower() == "true":
+        return False
+    first = _containers(w.pod_spec)
+    return bool(first) and first[0] is container
+
+
 def analyse_container(
     w: Workload, container: LDict, cms: dict[tuple[str | None, str], LDict], options: Options
 ) -> ContainerResult | None:
@@ -283,6 +307,7 @@ def analyse_container(
             # a runtime template's ${TENSOR_PARALLEL_SIZE} is the using service's workerSpec size (KServe sets the
             # variable): it is not sized on its own anyway ("runtime template"), so the parser's note is an info
             runtime_template=is_runtime_template(w),
+            kuberay=kuberay_writes_command(w, container),
         )
     except ReviewTooLarge:  # the review's budget of command lines ran out: the review answers it
         raise

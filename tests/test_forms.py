@@ -782,8 +782,9 @@ def test_a_ray_container_running_an_application_of_its_own_is_told_what_kvlint_r
     """AI on EKS's RayService (fixtures/load, vllm-rayserve-gpu) serves Mistral with its own Ray Serve application
     (import_path vllm_serve:deployment), whose engine settings are Python arguments: its Ray head and worker stay
     "command unreadable", and the KV503 fix names the form kvlint does read (Ray Serve LLM's llm_configs) and
-    `kvlint plan`, not "run the engine directly" (a Ray Serve user cannot). A container of a non-Ray image with no
-    command keeps the generic fix."""
+    `kvlint plan`, not "run the engine directly" (a Ray Serve user cannot). The note says KubeRay starts them (its
+    `ray start`, new-user pass 25; it said "the container runs Ray" from the image name). A container of a non-Ray
+    image with no command keeps the generic fix; one of a Ray image outside a Ray pod the Ray Serve fix."""
     path = (
         ROOT
         / "fixtures"
@@ -795,7 +796,7 @@ def test_a_ray_container_running_an_application_of_its_own_is_told_what_kvlint_r
     unread = [d for d in by_rule(r, "KV503") if d.container in ("ray-head", "ray-worker")]
     assert len(unread) == 2
     for d in unread:
-        assert "the container runs Ray" in d.message
+        assert "KubeRay starts this Ray container" in d.message
         assert "ray.serve.llm:build_openai_app" in d.fix and "kvlint plan" in d.fix
         assert "run the engine directly" not in d.fix
     # the variant: the same image-only container without Ray in its image name

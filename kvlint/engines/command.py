@@ -1014,6 +1014,27 @@ _RAY_SERVE_FIX = (
     "of your own, check the engine it starts with `kvlint plan -- vllm serve MODEL --tensor-parallel-size N ...`"
 )
 
+#: Why a KubeRay container with no command of its own is not read (ray-project/kuberay v1.7.0,
+#: ray-operator/controllers/ray/common/pod.go BuildPod: the container at utils.RayContainerIndex, 0, gets
+#: ``/bin/bash -lc -- "ulimit -n ...; ray start ..."``, the user's command and args run before ``ray start``,
+#: unless they already say ``ray start`` or the pod template's ray.io/overwrite-container-cmd is "true")
+_KUBERAY_REASON = (
+    "KubeRay starts this Ray container with the `ray start` command its operator writes (it has no command or args "
+    "of its own, so its image's entrypoint does not run); the engine runs in the Ray Serve application or Ray job "
+    "submitted to the cluster, whose settings are not in this manifest"
+)
+#: The fix of :data:`_KUBERAY_REASON` (``{example}``: an engine command of :data:`_PLAN_EXAMPLE`)
+_KUBERAY_FIX = (
+    "check the engine the Ray application or job starts with `kvlint plan -- {example}`; a RayService that serves "
+    "it with Ray Serve LLM (import_path: ray.serve.llm:build_openai_app, its llm_configs) is read by kvlint"
+)
+#: An engine command for ``kvlint plan --``, by engine
+_PLAN_EXAMPLE = {
+    "vllm": "vllm serve MODEL --tensor-parallel-size N ...",
+    "tgi": "text-generation-launcher --model-id MODEL --num-shard N ...",
+    "sglang": "python -m sglang.launch_server --model-path MODEL --tp-size N ...",
+}
+
 
 def _kv503(
     engine: str,
@@ -1277,6 +1298,7 @@ def parse_container(
     path: str = "",
     engine_version_option: str | None = None,
     runtime_template: bool = False,
+    kuberay: bool = False,
 ) -> ServingConfig | None:
     """Read the serving engine a Kubernetes container runs.
 
@@ -1292,6 +1314,10 @@ def parse_container(
         runtime_template: the container is a serving-runtime template's (:func:`kvlint.rules.facts.is_runtime_template`):
             its parallel sizes are the using service's, so one kvlint cannot resolve gets an info note rather
             than the "not sized" warning (:attr:`kvlint.engines.options.Collector.layout_from_service`).
+        kuberay: KubeRay's operator writes the container's command (the Ray container of a head or worker pod of a
+            Ray cluster: :func:`kvlint.pipeline.kuberay_writes_command`). With no command or args of its own it runs
+            the operator's ``ray start``, never its image's ENTRYPOINT: an engine image or a placeholder naming
+            one gets KV503 saying the engine runs in the Ray application or job submitted to the cluster.
 
     Returns:
         None when the container is not a vLLM/TGI/SGLang engine (sidecars, proxies, routers, Ollama ...).
@@ -1321,6 +1347,22 @@ def parse_container(
         engine = img_engine or _command_hint(texts) or hint
         version = engine_release(image, engine, engine_version_option) if engine is not None else None
         return _too_long_to_exec(container, items, too_long, image, version, env, engine, first_loc)
+    if kuberay and not items:
+        # KubeRay gives it `ulimit ...; ray start ...` (its image's ENTRYPOINT, `vllm serve` of vllm/vllm-openai,
+        # never runs): what the engine is told is in the Ray application or job, not in this manifest
+        engine = img_engine or hint
+        if engine is None:
+            return None
+        return _kv503(
+            engine,
+            container,
+            image,
+            engine_release(image, engine, engine_version_option),
+            env,
+            "engine command cannot be read: " + _KUBERAY_REASON,
+            _unread_loc(container, items, first_loc),
+            _KUBERAY_FIX.format(example=_PLAN_EXAMPLE.get(engine, _PLAN_EXAMPLE["vllm"])),
+        )
 
     def dispatch(found: _Found) -> ServingConfig | None:
         return _dispatch(

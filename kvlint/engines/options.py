@@ -287,7 +287,11 @@ class Collector:
         self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str = ""
     ) -> None:
         """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest (for the
-        first :data:`MAX_SUGGESTIONS` unknown options of the command line)."""
+        first :data:`MAX_SUGGESTIONS` unknown options of the command line). A word with white space in it
+        (:meth:`_spaced`) says so: shown bare, ``--enforce-eager `` read "unknown option --enforce-eager; did you mean
+        --enforce-eager?"."""
+        if self._spaced(option, loc, where, known, extra):
+            return
         best = None
         if self.suggested < MAX_SUGGESTIONS:
             self.suggested += 1
@@ -303,6 +307,46 @@ class Collector:
                 option=option,
             )
         )
+
+    def _spaced(self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str) -> bool:
+        """KV205 for an option word holding white space, and True; False for any other word. A container's
+        ``command``/``args`` item reaches the engine as one word, spaces included: argparse (vLLM, SGLang) takes
+        a word with a space in it for a positional argument ("unrecognized arguments"), clap (TGI) for an
+        unexpected argument. Two cases, by what the word holds once stripped: ``--max-model-len 4096`` (an
+        option and its value in one list item: split it) and ``--enforce-eager `` (a space at an end: remove
+        it). The word is quoted so that the space shows."""
+        bare = option.strip()
+        if bare == option and not any(c.isspace() for c in option):
+            return False
+        names = set(known)
+
+        def named(word: str) -> bool:  # an option of the engine, as written or with _ for - (vLLM reads both)
+            return word in names or (word.startswith("--") and "--" + word[2:].replace("_", "-") in names)
+
+        head, value = (bare.split(None, 1) + [""])[:2]
+        value = value.strip()
+        if value and named(head):
+            why = f"one list item holds {head} and its value, and the engine gets it as one word"
+            fix = f"split it into two list items ({head!r}, {value!r}) or write {head}={value}"
+        elif not value and named(bare):
+            why = "the word has white space at an end, which the engine reads as part of it"
+            fix = f"remove the white space: {bare}"
+        else:
+            why = (
+                "a container's command and args items reach the engine as single words, white space included"
+            )
+            fix = f"remove {option!r}, or write each option and each value as its own list item"
+        self.findings.append(
+            OptionFinding(
+                rule="KV205",
+                message=f"unknown {where} option {option!r}{extra}: {why}",
+                loc=loc,
+                fix=fix,
+                severity="error",
+                option=option,
+            )
+        )
+        return True
 
     def invalid(
         self, option: str, raw: str, loc: Loc | None, why: str, fix: str = "", severity: Severity = "error"
