@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.engines.tgi import tgi_option
 from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
@@ -892,7 +893,7 @@ def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     if found is None:
         return ""
     n, nd = found
-    return f"NUM_SHARD={n} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
+    return f"{tgi_option(ctx.serving, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
 
 
 def _concurrency_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
@@ -922,7 +923,9 @@ def low_concurrency_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     if target > 1:
         nd = replanned(ctx.cr, max_total_tokens=target, max_input_tokens=min(d.max_input_tokens, target - 1))
         if isinstance(nd, TgiPlanDetail) and nd.max_batch_total_tokens >= min_c * target:
-            fixes.append(f"MAX_TOTAL_TOKENS={target} (re-planned: {nd.max_batch_total_tokens / target:.2f}x)")
+            fixes.append(
+                f"{tgi_option(ctx.serving, 'max_total_tokens', target)} (re-planned: {nd.max_batch_total_tokens / target:.2f}x)"
+            )
     yield ctx.finding(
         f"TGI's KV cache holds max_batch_total_tokens {bt:,} on {ctx.where}: only {bt / mt:.2f} requests of "
         f"max_total_tokens {mt:,} fit at once (minimum {min_c:g}); further long requests wait in the queue",
@@ -991,7 +994,7 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
             nd = replanned(ctx.cr, max_input_tokens=target)
             if robust(nd, target + 1):
                 fixes.append(
-                    f"MAX_INPUT_TOKENS={target} or less (re-planned: fits at the low end of kvlint's band)"
+                    f"{tgi_option(ctx.serving, 'max_input_tokens', target)} or less (re-planned: fits at the low end of kvlint's band)"
                 )
     else:
         bt = d.max_batch_total_tokens
@@ -1003,14 +1006,15 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
             if isinstance(nd, TgiPlanDetail) and robust(nd, target):
                 conc = nd.max_batch_total_tokens / target
                 fixes.append(
-                    f"MAX_TOTAL_TOKENS={target} and MAX_INPUT_TOKENS={max_in} (re-planned: fits at the low end of "
+                    f"{tgi_option(ctx.serving, 'max_total_tokens', target)} and "
+                    f"{tgi_option(ctx.serving, 'max_input_tokens', max_in)} (re-planned: fits at the low end of "
                     f"kvlint's band, {conc:.2f}x)" + _below_kv104(ctx, conc)
                 )
                 break
     more = _tgi_shard_remedy(ctx, d)
     if not fixes:
         fixes.append(
-            "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks)"
+            f"lower {tgi_option(ctx.serving, 'max_batch_prefill_tokens')} (the warmup batch takes memory the KV cache then lacks)"
             if not more
             else ""
         )
@@ -1187,6 +1191,8 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
     """The fraction of each GPU the engine claims and its flag: the plan's figure when planned, else the
     flag, else the engine's default (vLLM's by release; TGI 1.0; SGLang's depends on the GPU: unknown)."""
     name, flag, default = MEMORY_FRACTION[ctx.engine]
+    if ctx.engine == "tgi":  # the option or its environment variable, as the container writes its settings
+        flag = tgi_option(ctx.serving, name)
     if ctx.plan is not None:
         return ctx.plan.gpu_memory_utilization, flag
     value = as_float(ctx.serving.get(name))
@@ -1275,7 +1281,8 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     }[ctx.engine]
     fix = "request a dedicated GPU (nvidia.com/gpu) instead of a shared one"
     if most > 0:
-        fix = f"set {flag} {most:.2f} or less, or " + fix
+        value = tgi_option(s, name, f"{most:.2f}") if ctx.engine == "tgi" else f"{flag} {most:.2f}"
+        fix = f"set {value} or less, or " + fix
     yield ctx.finding(
         f"{acc} is shared ({p.how or p.resource}): up to {n} engines may land on one GPU and each claims "
         f"{flag.lstrip('-')} {util:.2f} ({arithmetic}); {outcome}",
@@ -1306,7 +1313,7 @@ def invalid_memory_fraction(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         fix = "use a fraction such as 0.90"
     else:
-        option = "--cuda-memory-fraction/CUDA_MEMORY_FRACTION" if ctx.engine == "tgi" else flag
+        option = tgi_option(s, name) if ctx.engine == "tgi" else flag
         message = (
             f"{option} {value} is outside (0, 1]: it is the fraction of each GPU's memory the engine may use"
         )
