@@ -105,3 +105,128 @@ def test_tgi_args_manifest_is_told_the_options_it_writes(tmp_path: Path) -> None
     doc = json.loads(r.stdout)
     fixes = [d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV104"]
     assert fixes and all("--max-total-tokens " in f and not TGI_ENV.search(f) for f in fixes), fixes
+
+
+# ------------------------------------------------------------------ kvlint diff: risky for what the change makes worse
+
+TGI_DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tgi-8b}
+spec:
+  selector: {matchLabels: {app: tgi-8b}}
+  template:
+    metadata: {labels: {app: tgi-8b}}
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: tgi
+          image: ghcr.io/huggingface/text-generation-inference:IMAGE_TAG
+          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-input-tokens", "4096",
+                 "--max-total-tokens", "TOTAL"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def _report(tmp_path: Path, total: int, tag: str = "latest") -> dict[str, Any]:
+    f = tmp_path / "deploy" / "tgi.yaml"
+    f.parent.mkdir(exist_ok=True)
+    f.write_text(TGI_DEPLOYMENT.replace("IMAGE_TAG", tag).replace("TOTAL", str(total)), encoding="utf-8")
+    r = _run("check", "--offline", "--fail-on", "never", "--format", "json", str(f))
+    return json.loads(r.stdout)  # type: ignore[no-any-return]
+
+
+def _warnings(report: dict[str, Any]) -> set[str]:
+    return {d["rule"] for d in report["diagnostics"] if d["severity"] == "warning"}
+
+
+def test_diff_a_warning_both_revisions_have_does_not_make_the_change_risky(tmp_path: Path) -> None:
+    """An image on `latest` (KV208) on both sides made every capacity change of the workload read `risky (KV208)`,
+    as if the change brought that risk. The warning is named unchanged, and the verdict is the change's: `fits`."""
+    from kvlint.prdiff import capacity_diff, render_capacity_markdown, render_capacity_text
+
+    base, head = _report(tmp_path, 8192), _report(tmp_path, 12288)
+    assert _warnings(base) == _warnings(head) == {"KV208"}  # the change adds no warning
+    (row,) = capacity_diff(base, head, [])
+    assert row.before_values and row.after_values
+    for side in (row.before_values, row.after_values):
+        assert (
+            side["verdict"] == "fits" and side["verdict_rules"] == [] and side["unchanged_rules"] == ["KV208"]
+        )
+    assert row.after and row.after["verdict"] == "fits (KV208 unchanged)"
+    # the headings name TGI's request length
+    assert "max-total-tokens" in render_capacity_markdown(
+        [row]
+    ) and "max-model-len" not in render_capacity_markdown([row])
+    assert "concurrency at max-total-tokens: " in render_capacity_text([row])
+
+
+def test_diff_a_capacity_warning_the_change_worsens_is_risky_and_says_so(tmp_path: Path) -> None:
+    """KV104 on both sides, with fewer requests at once after the change: the change made it worse, so the head
+    is `risky (KV104 worse)`; the same warning with more room after the change is not the change's risk."""
+    from kvlint.prdiff import capacity_diff
+
+    a, b = _report(tmp_path, 16384, "3.3.6"), _report(tmp_path, 20480, "3.3.6")
+    assert _warnings(a) == _warnings(b) == {"KV104"}
+    (worse,) = capacity_diff(a, b, [])
+    assert worse.before_values and worse.after_values
+    assert (
+        worse.after_values["concurrency_at_max_model_len"]
+        < worse.before_values["concurrency_at_max_model_len"]
+    )
+    assert worse.after_values["verdict"] == "risky" and worse.after_values["verdict_rules"] == ["KV104"]
+    assert worse.after and worse.after["verdict"] == "risky (KV104 worse)"
+    (better,) = capacity_diff(b, a, [])
+    assert better.after_values and better.after_values["verdict"] == "fits"
+    assert better.after_values["unchanged_rules"] == ["KV104"]
+    # a warning the change introduces is the change's risk, as before
+    (new,) = capacity_diff(_report(tmp_path, 8192, "3.3.6"), a, [])
+    assert new.after_values and new.after_values["verdict_rules"] == ["KV104"]
+    assert new.after_values["unchanged_rules"] == []
+
+
+# ------------------------------------------------------------------ the plan speaks the engine's setting names
+
+
+def test_tgi_and_sglang_plans_name_their_own_settings() -> None:
+    """The plan's settings line read "max_model_len 32,768 (max_total_tokens; ...), max_num_seqs 128,
+    max_num_batched_tokens 8,061" for TGI and the same vLLM names for SGLang, and the Markdown plan said
+    "max-model-len". Each now names the engine's settings, with the figures of the JSON plan."""
+    cases = [
+        (
+            [*TGI_8B, "--max-total-tokens", "8192", "--max-input-tokens", "4096"],
+            ("max_total_tokens", "max_concurrent_requests", "max_batch_prefill_tokens"),
+        ),
+        (
+            [*TGI_8B, "--max-total-tokens", "8192", "--max-input-tokens", "4096", "--max-batch-size", "16"],
+            ("max_total_tokens", "max_batch_size", "max_batch_prefill_tokens"),
+        ),
+        (
+            [*SGLANG_8B, "--context-length", "8192", "--mem-fraction-static", "0.85"],
+            ("context_length", "max_running_requests", "chunked_prefill_size"),
+        ),
+        (
+            [
+                *SGLANG_8B,
+                "--context-length",
+                "8192",
+                "--mem-fraction-static",
+                "0.85",
+                "--chunked-prefill-size",
+                "-1",
+            ],
+            ("context_length", "max_running_requests", "max_prefill_tokens"),
+        ),
+    ]
+    for argv, (length, seqs, batched) in cases:
+        doc = _plan_json("--accelerator", "l4", "--", *argv)
+        kv, sched = doc["kv"], doc["scheduler"]
+        text = _run("plan", "--offline", "--accelerator", "l4", "--", *argv).stdout
+        line = (
+            f"{length} {kv['max_model_len']:,} (user; derived {kv['derived_max_model_len']:,}), "
+            f"{seqs} {sched['max_num_seqs']:,}, {batched} {sched['max_num_batched_tokens']:,}"
+        )
+        assert line in text.splitlines(), (argv, text)
+        md = _run("plan", "--offline", "--accelerator", "l4", "--format", "markdown", "--", *argv).stdout
+        assert f"; {length.replace('_', '-')} {kv['max_model_len']:,} (user);" in md
+        for out in (text, md):
+            assert not VLLM_NAMES.search(out), (argv, VLLM_NAMES.search(out))
