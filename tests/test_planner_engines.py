@@ -230,3 +230,56 @@ def test_tgi_and_sglang_plans_name_their_own_settings() -> None:
         assert f"; {length.replace('_', '-')} {kv['max_model_len']:,} (user);" in md
         for out in (text, md):
             assert not VLLM_NAMES.search(out), (argv, VLLM_NAMES.search(out))
+
+
+# ------------------------------------------------------------------ one remedy for chunked prefill + a shorter context
+
+VLLM_8B = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+
+
+def _without(argv: list[str], flag: str) -> list[str]:
+    return [a for a in argv if a != flag]
+
+
+def _set(argv: list[str], flag: str, value: str) -> list[str]:
+    out = list(argv)
+    if flag in out:
+        out[out.index(flag) + 1] = value
+    else:
+        out += [flag, value]
+    return out
+
+
+def test_chunked_prefill_and_a_shorter_max_model_len_are_one_remedy_that_fits() -> None:
+    """vLLM 0.12 with --no-enable-chunked-prefill and a 32,768-token batch on an L4: the profiling batch leaves too
+    little KV cache. A shorter --max-model-len alone keeps the batch (its prompts must fit one), a smaller batch
+    alone is refused without chunking (KV203), and chunked prefill with a smaller batch alone still does not hold
+    one 32k request: only all three together fit, and only TP 2 was offered. The remedy now names all three, and
+    the command changed so plans `ok`."""
+    pre = ["--accelerator", "l4", "--engine-version", "0.12.0", "--"]
+    argv = [
+        *VLLM_8B,
+        "--max-model-len",
+        "32768",
+        "--max-num-batched-tokens",
+        "32768",
+        "--no-enable-chunked-prefill",
+    ]
+    doc = _plan_json(*pre, *argv)
+    assert doc["verdict"] == "fail"
+    m = None
+    for f in _fixes(doc):
+        m = m or re.search(
+            r"--max-model-len (\d+) and --max-num-batched-tokens (\d+) with chunked prefill on "
+            r"\(remove --no-enable-chunked-prefill\) fits",
+            f,
+        )
+    assert m, _fixes(doc)
+    length, batch = m.group(1), m.group(2)
+    fixed = _set(_set(_without(argv, "--no-enable-chunked-prefill"), "--max-model-len", length),
+                 "--max-num-batched-tokens", batch)  # fmt: skip
+    assert _plan_json(*pre, *fixed)["verdict"] == "ok"
+    # neither part alone: the shorter context with chunking off, or chunking with the smaller batch at 32k
+    assert _plan_json(*pre, *_set(argv, "--max-model-len", length))["verdict"] != "ok"
+    alone = _set(_without(argv, "--no-enable-chunked-prefill"), "--max-num-batched-tokens", batch)
+    assert _plan_json(*pre, *alone)["verdict"] != "ok"

@@ -452,6 +452,119 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _chunked_switch(ctx: RuleContext) -> str:
+    """How to turn vLLM's chunked prefill on for this container, in its own words: remove the
+    ``--no-enable-chunked-prefill`` it writes (V1's default is on, ``vllm@0.11.1:vllm/engine/arg_utils.py::
+    EngineArgs``, ``enable_chunked_prefill`` a ``BooleanOptionalAction``), else ``--enable-chunked-prefill``."""
+    v = ctx.serving.flags.get("enable_chunked_prefill")
+    raw = (v.raw or "") if v is not None else ""
+    if v is not None and v.source == "arg" and "no-enable" in raw:
+        return "remove --no-enable-chunked-prefill"
+    return "--enable-chunked-prefill"
+
+
+def _chunked_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """One remedy for a vLLM V1 plan whose chunked prefill is off (``--no-enable-chunked-prefill``, kept from
+    0.11.1, :func:`_chunked_prefill_on`), where ``max_num_batched_tokens`` must hold one max-model-len prompt
+    (KV203) and vLLM profiles a dummy batch of that many tokens before sizing the KV cache (:func:`_mbt_remedy`):
+    chunked prefill on with a smaller ``--max-num-batched-tokens`` (the halvings of the current value down to
+    :data:`MIN_REMEDY_BATCHED_TOKENS`, never below an explicit ``--max-num-seqs``, KV204), and, when that alone
+    does not fit, also the largest ``--max-model-len`` that does (rounded down to 1,024 tokens, searched
+    downwards from what the re-planned pool holds at its low end). Every change is named in the one remedy and
+    the whole is re-planned (:func:`replanned`) and offered only when it fits (:func:`_fits`): neither a smaller
+    max-model-len (its prompt still needs the same batch) nor a smaller batch (KV203 refuses it without chunking)
+    fits alone here. Among the batch sizes, the one that keeps the longest max-model-len (then the largest
+    batch) is offered. None with chunked prefill on, on V0, or under ``--kv-cache-memory-bytes``."""
+    plan, settings = ctx.plan, ctx.cr.settings
+    if plan is None or plan.engine != "vllm" or plan.era != "v1" or settings is None or _kv_bytes_bypass(ctx):
+        return ""
+    if _chunked_prefill_on(ctx):
+        return ""
+    floor = MIN_REMEDY_BATCHED_TOKENS
+    seqs = ctx.serving.get("max_num_seqs")
+    if isinstance(seqs, int) and not isinstance(seqs, bool):
+        floor = max(floor, seqs)
+    batches = []
+    n = plan.max_num_batched_tokens // 2
+    while n >= floor:
+        batches.append(n)
+        n //= 2
+    if not batches:
+        return ""
+    band, cr, switch = _band(ctx), ctx.cr, _chunked_switch(ctx)
+
+    def fits(d: PlanDetail) -> bool:
+        return d.plan.activation_bytes < plan.activation_bytes and _fits(d.plan, min_concurrency, band)
+
+    found = first_fitting(
+        batches,
+        lambda v: replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v),
+        fits,
+    )
+    if found is not None:
+        v, d = found
+        return (
+            f"chunked prefill on ({switch}) with --max-num-batched-tokens {v} fits: "
+            f"vLLM then profiles a batch of {v:,} tokens instead of {plan.max_num_batched_tokens:,} (activation about "
+            f"{gib(d.plan.activation_bytes)} instead of {gib(plan.activation_bytes)}), {gib(d.plan.kv_cache_bytes)} "
+            f"of KV per GPU, {times(d.plan.max_concurrency)}x at max-model-len {d.plan.max_model_len:,}"
+            + _below_kv104(ctx, d.plan.max_concurrency)
+        )
+    best: tuple[int, int, PlanDetail] | None = None
+    for v in batches:
+        base = replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v)
+        if base is None or base.plan.num_blocks_low <= 0 or base.plan.kv_bytes_per_token <= 0:
+            continue
+        p = base.plan
+        low_tokens = p.num_blocks_low * p.block_size if p.block_size else p.capacity_tokens
+        start = int(min(low_tokens, p.capacity_tokens / max(min_concurrency, 1e-9), plan.max_model_len - 1))
+        start = start // 1024 * 1024
+        if start < MIN_USEFUL_MAX_MODEL_LEN or (best is not None and start <= best[0]):
+            continue
+
+        def step_down(cand: int) -> int:
+            return (cand - max(1024, cand // 16)) // 1024 * 1024
+
+        hit = descending_fitting(
+            start,
+            step_down,
+            lambda n, v=v: (  # type: ignore[misc]
+                replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v, max_model_len=n)
+                if n >= MIN_USEFUL_MAX_MODEL_LEN
+                else None
+            ),
+            fits,
+        )
+        if hit is not None and (best is None or hit[0] > best[0]):
+            best = (hit[0], v, hit[1])
+    if best is None:
+        return ""
+    length, v, d = best
+    return (
+        f"--max-model-len {length} and --max-num-batched-tokens {v} with chunked prefill on ({switch}) fits "
+        f"({gib(d.plan.kv_cache_bytes)} of KV "
+        f"per GPU, {times(d.plan.max_concurrency)}x concurrent requests of that length, also at the low end of the "
+        f"band): with chunked prefill off a prompt of max-model-len must fit one batch, so neither a shorter "
+        f"max-model-len nor a smaller batch fits alone" + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+def _batch_remedy(ctx: RuleContext, min_concurrency: float | None = None, length: str = "") -> str:
+    """The batched-token remedy of KV102-KV105: a smaller ``--max-num-batched-tokens`` alone (:func:`_mbt_remedy`),
+    else, when neither it nor a shorter max-model-len (``length``, the rule's own :func:`_len_remedy` text) fits,
+    chunked prefill on with a smaller batch and, if need be, a shorter max-model-len, as one re-planned remedy
+    (:func:`_chunked_remedy`). ``min_concurrency`` None: aimed as :func:`_aimed` aims (KV104's minimum, else one
+    request); else at that concurrency."""
+
+    def aim(remedy: Callable[[RuleContext, float], str]) -> str:
+        return _aimed(ctx, remedy) if min_concurrency is None else remedy(ctx, min_concurrency)
+
+    alone = aim(_mbt_remedy)
+    if alone or length:
+        return alone
+    return aim(_chunked_remedy)
+
+
 def _utilization_guess(plan: MemoryPlan, min_concurrency: float, band: float) -> int | None:
     """Where :func:`_util_remedy`'s answer probably is (hundredths), for its bracketed search: the utilization at
     which the KV pool grows (one byte per byte of budget) to what :func:`_fits` asks, estimated from this plan's
@@ -700,7 +813,7 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
         "fails with 'No available memory for the cache blocks'",
         util_loc,
-        fix=_join(_aimed(ctx, _util_remedy), _aimed(ctx, _mbt_remedy), _aimed(ctx, _tp_remedy))
+        fix=_join(_aimed(ctx, _util_remedy), _batch_remedy(ctx), _aimed(ctx, _tp_remedy))
         or "use a larger GPU or a quantized model",
     )
 
@@ -720,9 +833,9 @@ def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
         "cache memory'",
         _len_loc(ctx),
         fix=_join(
-            _aimed(ctx, _len_remedy),
+            length := _aimed(ctx, _len_remedy),
             _aimed(ctx, _fp8_remedy),
-            _aimed(ctx, _mbt_remedy),
+            _batch_remedy(ctx, length=length),
             _aimed(ctx, _util_remedy),
             _aimed(ctx, _tp_remedy),
         )
@@ -747,7 +860,10 @@ def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
         _len_loc(ctx),
         fix=_join(
-            _len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _mbt_remedy(ctx, min_c), _tp_remedy(ctx, min_c)
+            length := _len_remedy(ctx, min_c),
+            _fp8_remedy(ctx, min_c),
+            _batch_remedy(ctx, min_c, length=length),
+            _tp_remedy(ctx, min_c),
         ),
     )
 
@@ -762,9 +878,9 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert plan is not None
     fix = (
         _join(
-            _aimed(ctx, _len_remedy),
+            length := _aimed(ctx, _len_remedy),
             _aimed(ctx, _fp8_remedy),
-            _aimed(ctx, _mbt_remedy),
+            _batch_remedy(ctx, length=length),
             _aimed(ctx, _util_remedy),
         )
         or _aimed(ctx, _tp_remedy)
