@@ -283,3 +283,25 @@ def test_chunked_prefill_and_a_shorter_max_model_len_are_one_remedy_that_fits() 
     assert _plan_json(*pre, *_set(argv, "--max-model-len", length))["verdict"] != "ok"
     alone = _set(_without(argv, "--no-enable-chunked-prefill"), "--max-num-batched-tokens", batch)
     assert _plan_json(*pre, *alone)["verdict"] != "ok"
+
+
+# ------------------------------------------------------------------ SGLang: a fraction and a context as one remedy
+
+
+def test_sglang_fraction_remedy_that_needs_a_shorter_context_says_both_and_fits() -> None:
+    """SGLang on an L4 at --context-length 65536: the default fraction leaves no KV pool (KV701). The remedy was
+    "set --mem-fraction-static F to start (... fewer than context_length 65536: lower --context-length too)":
+    applied, SGLang starts with every request capped (KV702). It now names the fraction and the context, and
+    the command with both applied plans `ok`; the fraction alone does not."""
+    pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
+    argv = [*SGLANG_8B, "--context-length", "65536"]
+    doc = _plan_json(*pre, *argv)
+    assert [d["rule"] for d in doc["diagnostics"] if d["severity"] == "error"] == ["KV701"]
+    fix = next(f for d in doc["diagnostics"] if d["rule"] == "KV701" for f in [d["fix"]])
+    assert "to start" not in fix and "lower --context-length too" not in fix, fix
+    m = re.search(r"--mem-fraction-static (\d\.\d+) and --context-length (\d+) \(re-planned", fix)
+    assert m, fix
+    both = [*SGLANG_8B, "--context-length", m.group(2), "--mem-fraction-static", m.group(1)]
+    assert _plan_json(*pre, *both)["verdict"] == "ok"
+    assert _plan_json(*pre, *argv, "--mem-fraction-static", m.group(1))["verdict"] != "ok"
+    assert not VLLM_NAMES.search(fix)
