@@ -305,3 +305,20 @@ def test_sglang_fraction_remedy_that_needs_a_shorter_context_says_both_and_fits(
     assert _plan_json(*pre, *both)["verdict"] == "ok"
     assert _plan_json(*pre, *argv, "--mem-fraction-static", m.group(1))["verdict"] != "ok"
     assert not VLLM_NAMES.search(fix)
+
+
+def test_sglang_larger_tp_that_needs_a_higher_fraction_is_offered_with_it() -> None:
+    """Llama-3-70B at --tp-size 2 on L4s does not load (KV101), and the fix said no TP size fits: TP 8 at SGLang's
+    own fraction for that GPU leaves the weights no pool, but TP 8 with a higher --mem-fraction-static serves.
+    The remedy names both; applied, the plan is `ok`, and TP alone is not."""
+    pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
+    model = ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Meta-Llama-3-70B-Instruct"]
+    doc = _plan_json(*pre, *model, "--tp-size", "2")
+    fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV101")
+    m = re.search(r"--tp-size (\d+) and --mem-fraction-static (\d\.\d+) with \1 GPUs", fix)
+    assert m, fix
+    assert (
+        _plan_json(*pre, *model, "--tp-size", m.group(1), "--mem-fraction-static", m.group(2))["verdict"]
+        == "ok"
+    )
+    assert _plan_json(*pre, *model, "--tp-size", m.group(1))["verdict"] != "ok"

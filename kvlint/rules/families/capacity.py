@@ -1243,10 +1243,43 @@ def _sglang_tp_remedy(ctx: RuleContext, d: SglangPlanDetail) -> str:
 
     found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), ok)
     if found is None:
-        return ""
+        return _sglang_tp_fraction_remedy(ctx, d, sizes)
     n, nd = found
     assert isinstance(nd, SglangPlanDetail)
     return f"--tp-size {n} with {n} GPUs{shm_note(ctx)} (re-planned: {nd.max_total_num_tokens:,} tokens)"
+
+
+def _sglang_tp_fraction_remedy(ctx: RuleContext, d: SglangPlanDetail, sizes: list[int]) -> str:
+    """When no larger ``--tp-size`` fits at SGLang's own ``mem_fraction_static`` (its default for that GPU and TP
+    size, or the container's): the smallest TP size (of ``sizes``) and, with it, the smallest
+    ``--mem-fraction-static`` up to 0.95 (hundredths) whose pool holds one ``context_length`` request also at
+    the low end of kvlint's band (:func:`kvlint.rules.families.sglang._holds_one_request`), both applied and
+    re-planned together; "" when none does. A 70B model on L4s at TP 2: TP 8 alone keeps the default fraction of
+    about 0.69, below the weights, while TP 8 at a higher fraction serves."""
+    from kvlint.rules.families.sglang import _holds_one_request
+
+    for n in sizes:
+        nd0 = replanned(ctx.cr, tp_size=n)
+        if not isinstance(nd0, SglangPlanDetail) or nd0.plan.weights_bytes > nd0.pre_free_bytes:
+            continue  # the weights of one rank do not even load at this size
+        lowest = int(math.floor(nd0.mem_fraction_static * 100 + 1e-9))
+        if lowest >= 95:
+            continue
+
+        def plan_at(h: int, n: int = n) -> PlanDetail | None:
+            return replanned(ctx.cr, tp_size=n, mem_fraction_static=h / 100)
+
+        found = smallest_fitting(lowest, 95, plan_at, _holds_one_request)
+        if found is not None:
+            h, nd = found[0], found[1]
+            assert isinstance(nd, SglangPlanDetail)
+            return (
+                f"--tp-size {n} and --mem-fraction-static {h / 100:.2f} with {n} GPUs{shm_note(ctx)} (re-planned: "
+                f"{nd.max_total_num_tokens:,} tokens, one context_length {nd.context_length:,} request fits also at "
+                f"the low end of kvlint's band; at SGLang's own {fraction(nd0.mem_fraction_static)} its pool holds "
+                "none)"
+            )
+    return ""
 
 
 @check("KV104", engine="sglang")
