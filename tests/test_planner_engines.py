@@ -322,3 +322,18 @@ def test_sglang_larger_tp_that_needs_a_higher_fraction_is_offered_with_it() -> N
         == "ok"
     )
     assert _plan_json(*pre, *model, "--tp-size", m.group(1))["verdict"] != "ok"
+
+
+def test_sglang_kv105_remedies_are_replanned_and_fit() -> None:
+    """SGLang's KV105 said "--context-length N or less, or more GPUs (--tp-size)": the length was the band's low
+    end, not re-planned, and the TP size unnamed. Both are now re-planned values that plan `ok` when applied."""
+    pre = ["--accelerator", "l4", "--engine-version", "0.5.23", "--"]
+    argv = [*SGLANG_8B, "--context-length", "30000", "--mem-fraction-static", "0.88"]
+    doc = _plan_json(*pre, *argv)
+    assert [d["rule"] for d in doc["diagnostics"] if d["severity"] != "info"] == ["KV105"]
+    fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV105")
+    length = re.search(r"--context-length (\d+) or less \(re-planned", fix)
+    tp = re.search(r"--tp-size (\d+) with \1 GPUs", fix)
+    assert length and tp, fix
+    assert _plan_json(*pre, *_set(argv, "--context-length", length.group(1)))["verdict"] == "ok"
+    assert _plan_json(*pre, *argv, "--tp-size", tp.group(1))["verdict"] == "ok"

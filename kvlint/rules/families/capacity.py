@@ -1326,9 +1326,37 @@ def within_band_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"({d.max_total_num_tokens:,} tokens) on {ctx.where}, but not the low end of kvlint's band (about "
         f"{low:,} tokens): on some nodes the pool may hold less than one full-length request",
         _concurrency_loc(ctx),
-        fix=f"--context-length {low // 1024 * 1024 if low >= 2048 else low} or less, or more GPUs (--tp-size)"
-        if low >= MIN_USEFUL_MAX_MODEL_LEN
-        else "more GPUs (--tp-size), a larger GPU or --kv-cache-dtype fp8_e4m3",
+        fix=_sglang_band_fix(ctx, d),
+    )
+
+
+def _sglang_band_fix(ctx: RuleContext, d: SglangPlanDetail) -> str:
+    """KV105's remedies for SGLang, each re-planned and offered only when one request then fits also at the low
+    end of kvlint's band (:func:`kvlint.rules.families.sglang._holds_one_request`): the longest shorter
+    ``--context-length`` the pool holds there (:func:`kvlint.rules.families.sglang.fitting_context_length`, at
+    least :data:`MIN_USEFUL_MAX_MODEL_LEN`), and the smallest larger ``--tp-size`` (2, 4, 8 dividing the
+    attention heads)."""
+    from kvlint.rules.families.sglang import _holds_one_request, fitting_context_length
+
+    fixes = []
+    fit = fitting_context_length(ctx, at_most=d.context_length - 1)
+    if fit is not None:
+        fixes.append(
+            f"--context-length {fit[0]} or less (re-planned: {fit[1].max_total_num_tokens:,} tokens, one request "
+            "fits, also at the low end of kvlint's band)"
+        )
+    m = ctx.model
+    sizes = [n for n in (2, 4, 8) if n > d.tp and m is not None and not m.num_attention_heads % n]
+    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), _holds_one_request)
+    if found is not None:
+        n, nd = found
+        assert isinstance(nd, SglangPlanDetail)
+        fixes.append(
+            f"--tp-size {n} with {n} GPUs{shm_note(ctx)} (re-planned: {nd.max_total_num_tokens:,} tokens)"
+        )
+    return _join(*fixes) or (
+        f"a larger GPU: no --context-length of at least {MIN_USEFUL_MAX_MODEL_LEN:,} tokens or larger --tp-size "
+        "that kvlint re-planned fits at the low end of its band"
     )
 
 
