@@ -337,3 +337,21 @@ def test_sglang_kv105_remedies_are_replanned_and_fit() -> None:
     assert length and tp, fix
     assert _plan_json(*pre, *_set(argv, "--context-length", length.group(1)))["verdict"] == "ok"
     assert _plan_json(*pre, *argv, "--tp-size", tp.group(1))["verdict"] == "ok"
+
+
+def test_tgi_kv105_prefill_remedy_has_a_replanned_value() -> None:
+    """TGI's KV105 with no shorter limit or more shards to offer said "lower MAX_BATCH_PREFILL_TOKENS (the warmup
+    batch takes memory the KV cache then lacks)": no value, not re-planned, and an environment variable to a
+    command line. It now names the option with the largest value that, re-planned, holds max_total_tokens at the
+    low end of kvlint's band, and the command with it plans `ok`."""
+    pre = ["--accelerator", "l4", "--engine-version", "3.3.6", "--"]
+    argv = [
+        "text-generation-launcher", "--model-id", "meta-llama/Meta-Llama-3-70B-Instruct", "--num-shard", "8",
+        "--cuda-memory-fraction", "0.90", "--max-total-tokens", "2048", "--max-input-tokens", "1024",
+    ]  # fmt: skip
+    doc = _plan_json(*pre, *argv)
+    assert [d["rule"] for d in doc["diagnostics"] if d["severity"] != "info"] == ["KV105"]
+    fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV105")
+    m = re.search(r"--max-batch-prefill-tokens (\d+) \(re-planned", fix)
+    assert m, fix
+    assert _plan_json(*pre, *argv, "--max-batch-prefill-tokens", m.group(1))["verdict"] == "ok"

@@ -1128,13 +1128,38 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
                 )
                 break
     more = _tgi_shard_remedy(ctx, d)
-    if not fixes:
-        fixes.append(
-            f"lower {tgi_option(ctx.serving, 'max_batch_prefill_tokens')} (the warmup batch takes memory the KV cache then lacks)"
-            if not more
-            else ""
-        )
+    if not fixes and not more:
+        fixes.append(_tgi_prefill_band_fix(ctx, d, robust))
     return _join(*fixes, more) or "use a larger GPU or more shards"
+
+
+def _tgi_prefill_band_fix(ctx: RuleContext, d: TgiPlanDetail, robust: Callable[[object, int], bool]) -> str:
+    """KV105's last TGI remedy: the largest ``max_batch_prefill_tokens`` (a multiple of 256, at least 256 and,
+    without prompt chunking, at least ``max_input_tokens``, KV602) whose smaller warmup batch leaves a KV cache
+    that holds what :func:`tgi_band_requirement` asks also at the low end of kvlint's band (``robust``),
+    re-planned; "" when none does (the text said "lower it" with no value, re-planned or not)."""
+    req = tgi_band_requirement(d)
+    if req is None:
+        return ""
+    need = req[0]
+    floor = 256 if d.has_chunking else max(256, d.max_input_tokens)
+    found = largest_fitting(
+        floor,
+        d.max_batch_prefill_tokens - 1,
+        lambda n: replanned(ctx.cr, max_batch_prefill_tokens=n),
+        lambda nd: robust(nd, need),  # a smaller warmup batch leaves more to the KV cache: monotone
+    )
+    if found is None:
+        return ""
+    best = max(floor, found[0] // 256 * 256)
+    nd = replanned(ctx.cr, max_batch_prefill_tokens=best)
+    if not robust(nd, need) or not isinstance(nd, TgiPlanDetail):
+        return ""
+    return (
+        f"{tgi_option(ctx.serving, 'max_batch_prefill_tokens', best)} (re-planned: the smaller warmup batch leaves "
+        f"max_batch_total_tokens {nd.max_batch_total_tokens:,}, which holds {need:,} also at the low end of kvlint's "
+        "band)"
+    )
 
 
 @check("KV105", engine="tgi")
