@@ -454,12 +454,14 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
 
 def _chunked_switch(ctx: RuleContext) -> str:
     """How to turn vLLM's chunked prefill on for this container, in its own words: remove the
-    ``--no-enable-chunked-prefill`` it writes (V1's default is on, ``vllm@0.11.1:vllm/engine/arg_utils.py::
+    ``--no-enable-chunked-prefill`` (or ``--enable-chunked-prefill=false``) it writes (V1's default is on, ``vllm@0.11.1:vllm/engine/arg_utils.py::
     EngineArgs``, ``enable_chunked_prefill`` a ``BooleanOptionalAction``), else ``--enable-chunked-prefill``."""
     v = ctx.serving.flags.get("enable_chunked_prefill")
     raw = (v.raw or "") if v is not None else ""
-    if v is not None and v.source == "arg" and "no-enable" in raw:
-        return "remove --no-enable-chunked-prefill"
+    if v is not None and v.source == "arg" and raw.startswith("--no-enable"):
+        return f"remove {raw}"
+    if v is not None and v.source == "arg" and v.value is False and raw and not raw.startswith("-"):
+        return f"remove --enable-chunked-prefill={raw}"  # the =value form releases before 0.10 read
     return "--enable-chunked-prefill"
 
 
