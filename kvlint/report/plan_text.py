@@ -196,7 +196,10 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     """Text breakdown of one GPU's memory: table (GiB with 2 decimals and % of total), a proportional bar of
     ``width`` characters (W weights, A activation, N non-torch, G CUDA graphs, S state pool when there is one, K KV
     cache, . unused), then the KV
-    block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the uncertainty band and the assumptions. ``color`` adds ANSI colours.
+    block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the
+    uncertainty band, the request length and scheduler limits under the engine's own setting names
+    (:attr:`~kvlint.types.MemoryPlan.setting_names`: vLLM's max_model_len, TGI's max_total_tokens, SGLang's
+    context_length...) and the assumptions. ``color`` adds ANSI colours.
     Never raises for a well-formed plan."""
     total = max(1, plan.total_bytes)
     kv = max(0, plan.kv_cache_bytes)
