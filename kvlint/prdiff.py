@@ -10,9 +10,12 @@ twice (on the base revision and on the head) with the same paths and options, re
 * **capacity** (:func:`capacity_diff`): per serving container (``Kind/namespace/name`` and container, in
   its file), the figures a reviewer needs before and after: the engine release and KV-cache dtype, GPUs
   per pod, replicas (``-`` when the manifest declares none), weights per GPU, KV-cache tokens,
-  max-model-len, concurrency at max-model-len, KV headroom per GPU (KV cache minus one max-model-len
+  max-model-len (TGI: max-total-tokens, SGLang: context-length, in the headings), concurrency at that length,
+  KV headroom per GPU (KV cache minus one max-model-len
   request; negative means one request does not fit) and the verdict (``fails`` with an error finding,
-  ``risky`` with a warning, ``fits`` otherwise, ``unknown`` without a plan). A workload is *touched* when
+  ``risky`` with a warning the change introduced or worsened, ``fits`` otherwise, ``unknown`` without a plan; a
+  warning both revisions have and the change did not worsen is named ``unchanged``, :func:`carried`). A
+  workload is *touched* when
   a figure changed, it was added or removed, or its file is among the changed files.
 
 A revision is materialised with ``git archive`` (:func:`export_tree`), which leaves the repository's work
@@ -67,6 +70,27 @@ CAPACITY_COLUMNS = (
 )
 
 
+#: The request length's option as each engine spells it (vLLM ``--max-model-len``, TGI's launcher
+#: ``--max-total-tokens``, SGLang's ``--context-length``), for the columns that name it.
+LENGTH_OPTION = {"vllm": "max-model-len", "tgi": "max-total-tokens", "sglang": "context-length"}
+
+
+def _headings(rows: Sequence[CapacityRow]) -> dict[str, str]:
+    """The capacity columns' headings for ``rows``: the request-length columns name the length as the rows'
+    engines spell it (:data:`LENGTH_OPTION`, each name once, in the rows' order, vLLM's for an engine kvlint did
+    not identify), so a table of TGI workloads reads ``max-total-tokens``."""
+    names: dict[str, None] = {}
+    for r in rows:
+        for side in (r.after_values, r.before_values):
+            if side is not None:
+                names[LENGTH_OPTION.get(str(side.get("engine") or ""), "max-model-len")] = None
+                break
+    length = " / ".join(names) or "max-model-len"
+    heads = dict(CAPACITY_COLUMNS)
+    heads.update(max_model_len=length, concurrency=f"concurrency at {length}")
+    return heads
+
+
 @dataclass
 class Comparison:
     """Findings of the head split against the base (JSON diagnostic dicts).
@@ -99,25 +123,106 @@ def workload_key(w: Mapping[str, Any]) -> str:
     return f"{obj} [{w.get('container') or ''}]"
 
 
-def _verdict(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> str:
-    word, rules = _verdict_parts(w, diags)
-    return f"{word} ({', '.join(rules)})" if rules else word
+#: The warnings about the KV capacity itself (KV104 low concurrency, KV105 inside the band, KV202 no length set,
+#: KV702 SGLang's pool below its context): one both revisions have is *worse* on the head when the capacity
+#: figures went down (:func:`_worse`).
+CAPACITY_WARNINGS = frozenset({"KV104", "KV105", "KV202", "KV702"})
 
 
-def _verdict_parts(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> tuple[str, list[str]]:
-    """``("fails", [error rule ids])``, ``("unknown", [])`` without a plan, ``("risky", [warning rule ids])``
-    or ``("fits", [])``: the verdict of :func:`capacity_figures` and the rules behind it."""
+@dataclass(frozen=True)
+class Carried:
+    """The warnings of one workload that both revisions have (matched by rule and setting, as
+    :mod:`kvlint.fingerprint` matches findings): ``unchanged`` (rule ids) do not make either side's verdict
+    ``risky``, since the change neither introduced nor worsened them; ``worse`` (rule ids) are capacity warnings
+    (:data:`CAPACITY_WARNINGS`) whose workload's KV headroom or concurrency went down: they count on both sides
+    and the head's verdict says so."""
+
+    unchanged: frozenset[str] = frozenset()
+    worse: frozenset[str] = frozenset()
+
+
+def _mine(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The findings of ``diags`` about workload entry ``w`` (its object, container and file)."""
     obj = workload_key(w).rsplit(" [", 1)[0]
     f = w.get("file")
-    mine = [
+    return [
         d
         for d in diags
         if d.get("object") == obj
         and d.get("container") == w.get("container")
         and (not f or not d.get("file") or d.get("file") == f)
     ]
+
+
+def _warning_keys(mine: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str, int], str]:
+    """``(rule, setting, occurrence) -> rule`` of the warnings in ``mine``."""
+    seen: dict[tuple[str, str], int] = {}
+    out: dict[tuple[str, str, int], str] = {}
+    for d in mine:
+        if d.get("severity") != "warning":
+            continue
+        key = (str(d.get("rule")), str(d.get("setting") or ""))
+        seen[key] = seen.get(key, 0) + 1
+        out[(key[0], key[1], seen[key])] = key[0]
+    return out
+
+
+def _worse(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether the head's capacity is worse than the base's: less KV headroom per GPU or fewer concurrent
+    max-length requests (:func:`capacity_values`); False when either side has no plan."""
+    a, b = old.get("plan") or {}, new.get("plan") or {}
+    if not a or not b:
+        return False
+
+    def figures(plan: Mapping[str, Any]) -> tuple[int, float]:
+        mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
+        headroom = int(mem.get("kv_cache_bytes", 0)) - int(kv.get("per_request_bytes", 0))
+        return headroom, float(kv.get("max_concurrency", 0.0))
+
+    (h0, c0), (h1, c1) = figures(a), figures(b)
+    return h1 < h0 or c1 < c0
+
+
+def carried(
+    old: Mapping[str, Any],
+    old_diags: Iterable[Mapping[str, Any]],
+    new: Mapping[str, Any],
+    new_diags: Iterable[Mapping[str, Any]],
+) -> Carried:
+    """The warnings workload ``new`` (head) shares with ``old`` (its base entry), split into unchanged and worse
+    (:class:`Carried`). A rule with a warning only one side has is neither: it counts as that side's."""
+    a, b = _warning_keys(_mine(old, old_diags)), _warning_keys(_mine(new, new_diags))
+    shared = {rule for key, rule in b.items() if key in a}
+    only = {rule for key, rule in b.items() if key not in a} | {
+        rule for key, rule in a.items() if key not in b
+    }
+    worse = {r for r in shared if r in CAPACITY_WARNINGS} if _worse(old, new) else set()
+    return Carried(unchanged=frozenset(shared - worse - only), worse=frozenset(worse))
+
+
+def _verdict(
+    w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]], kept: Carried | None = None, head: bool = False
+) -> str:
+    word, rules = _verdict_parts(w, diags, kept)
+    marks = [f"{r} worse" if head and kept is not None and r in kept.worse else r for r in rules]
+    same = sorted(kept.unchanged) if kept is not None and word != "fails" else []
+    inside = "; ".join(x for x in (", ".join(marks), ", ".join(same) + " unchanged" if same else "") if x)
+    return f"{word} ({inside})" if inside else word
+
+
+def _verdict_parts(
+    w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]], kept: Carried | None = None
+) -> tuple[str, list[str]]:
+    """``("fails", [error rule ids])``, ``("unknown", [])`` without a plan, ``("risky", [warning rule ids])``
+    or ``("fits", [])``: the verdict of :func:`capacity_figures` and the rules behind it. With ``kept`` (the
+    warnings both revisions have, :func:`carried`), a warning the change neither introduced nor worsened
+    (``kept.unchanged``) does not make the verdict ``risky``."""
+    mine = _mine(w, diags)
+    skip = kept.unchanged if kept is not None else frozenset()
     errors = sorted({str(d["rule"]) for d in mine if d.get("severity") == "error"})
-    warnings = sorted({str(d["rule"]) for d in mine if d.get("severity") == "warning"})
+    warnings = sorted(
+        {str(d["rule"]) for d in mine if d.get("severity") == "warning" and str(d["rule"]) not in skip}
+    )
     if errors:
         return "fails", errors
     if not w.get("plan"):
@@ -127,9 +232,13 @@ def _verdict_parts(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> 
     return "fits", []
 
 
-def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def capacity_figures(
+    w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]], kept: Carried | None = None, head: bool = False
+) -> dict[str, str]:
     """The capacity table's cells for one JSON workload entry (see the module docstring); ``-`` where
-    kvlint has no plan (model or GPU unknown)."""
+    kvlint has no plan (model or GPU unknown). ``kept``: the warnings the other revision shares
+    (:func:`carried`): the unchanged ones are named but do not make the verdict ``risky``; on the ``head`` side
+    a capacity warning whose figures went down is marked ``worse``."""
     plan = w.get("plan") or {}
     mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
     gpus = w.get("gpus")
@@ -142,7 +251,7 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
         "engine": engine,
         "gpu": f"{gpus} × {acc}" if gpus else str(acc),
         "replicas": "-" if replicas is None else f"{int(replicas):,}",
-        "verdict": _verdict(w, diags),
+        "verdict": _verdict(w, diags, kept, head),
     }
     if not plan:
         figures.update(weights="-", kv_tokens="-", max_model_len="-", concurrency="-", headroom="-")
@@ -158,18 +267,22 @@ def capacity_figures(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -
     return figures
 
 
-def capacity_values(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def capacity_values(
+    w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]], kept: Carried | None = None
+) -> dict[str, Any]:
     """The figures of :func:`capacity_figures` as numbers, for ``kvlint diff --format json``; the unit is in the
     key. ``engine``, ``engine_version``, ``kv_cache_dtype``, ``accelerator`` (catalogue id) and ``gpus`` (per pod)
     name what was planned; ``replicas`` (None when the manifest declares none); per GPU ``weights_bytes_per_gpu``,
     ``kv_headroom_bytes_per_gpu`` (KV cache minus one max-model-len request, negative when one does not fit);
     ``kv_tokens`` (the engine's KV-cache size in tokens), ``max_model_len`` (tokens),
     ``concurrency_at_max_model_len`` (requests of that length at once); ``verdict`` (``fits`` | ``risky`` |
-    ``fails`` | ``unknown``) and ``verdict_rules`` (the error rule ids of ``fails``, the warning ones of
-    ``risky``). The plan figures are None without a plan (model or GPU unknown)."""
+    ``fails`` | ``unknown``), ``verdict_rules`` (the error rule ids of ``fails``, the warning ones of ``risky``:
+    with ``kept``, those the change introduced or, :data:`CAPACITY_WARNINGS`, worsened) and
+    ``unchanged_rules`` (warnings both revisions have that the change did not worsen, :func:`carried`: they do
+    not make the verdict ``risky``). The plan figures are None without a plan (model or GPU unknown)."""
     plan = w.get("plan") or {}
     mem, kv = plan.get("memory") or {}, plan.get("kv") or {}
-    word, rules = _verdict_parts(w, diags)
+    word, rules = _verdict_parts(w, diags, kept)
     replicas = w.get("replicas")
     out: dict[str, Any] = {
         "engine": w.get("engine"),
@@ -185,6 +298,7 @@ def capacity_values(w: Mapping[str, Any], diags: Iterable[Mapping[str, Any]]) ->
         "kv_headroom_bytes_per_gpu": None,
         "verdict": word,
         "verdict_rules": rules,
+        "unchanged_rules": sorted(kept.unchanged) if kept is not None else [],
     }
     if plan:
         out.update(
@@ -231,9 +345,12 @@ def capacity_diff(
     files = {os.path.normpath(f) for f in changed_files}
     rows: list[CapacityRow] = []
     pairs, removed = _pair_workloads(base.get("workloads", []), head.get("workloads", []))
+    b_diags, h_diags = base.get("diagnostics", []), head.get("diagnostics", [])
     for w, old in pairs:
-        after = capacity_figures(w, head.get("diagnostics", []))
-        before = capacity_figures(old, base.get("diagnostics", [])) if old is not None else None
+        # a warning both revisions have is the change's only when it got worse: risky on neither side otherwise
+        kept = carried(old, b_diags, w, h_diags) if old is not None else None
+        after = capacity_figures(w, h_diags, kept, head=True)
+        before = capacity_figures(old, b_diags, kept) if old is not None else None
         f = str(w.get("file") or "")
         if before != after or os.path.normpath(f) in files:
             rows.append(
@@ -242,8 +359,8 @@ def capacity_diff(
                     f,
                     before,
                     after,
-                    capacity_values(old, base.get("diagnostics", [])) if old is not None else None,
-                    capacity_values(w, head.get("diagnostics", [])),
+                    capacity_values(old, b_diags, kept) if old is not None else None,
+                    capacity_values(w, h_diags, kept),
                 )
             )
     for w in removed:
@@ -330,7 +447,8 @@ def render_capacity_markdown(rows: Sequence[CapacityRow]) -> str:
     """The capacity diff as a Markdown table (``before → after`` in each changed cell)."""
     if not rows:
         return "No serving workload's capacity changed.\n"
-    head = "| workload | " + " | ".join(h for _, h in CAPACITY_COLUMNS) + " |"
+    heads = _headings(rows)
+    head = "| workload | " + " | ".join(heads[k] for k, _ in CAPACITY_COLUMNS) + " |"
     lines = [head, "|---|" + "---|" * len(CAPACITY_COLUMNS)]
     for r in rows:
         cells = [_change(r.before, r.after, k) for k, _ in CAPACITY_COLUMNS]
@@ -345,8 +463,10 @@ def render_capacity_text(rows: Sequence[CapacityRow]) -> str:
     out: list[str] = []
     for r in rows:
         out.append(f"{r.workload}  ({r.file})")
-        for k, h in CAPACITY_COLUMNS:
-            out.append(f"  {h + ':':<30} {_change(r.before, r.after, k)}")
+        heads = _headings([r])
+        width = max(30, *(len(h) + 1 for h in heads.values()))  # "concurrency at max-total-tokens:" is longer
+        for k, _ in CAPACITY_COLUMNS:
+            out.append(f"  {heads[k] + ':':<{width}} {_change(r.before, r.after, k)}")
     return "\n".join(out) + "\n"
 
 

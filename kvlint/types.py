@@ -616,6 +616,12 @@ class MemoryPlan:
     ``state_pool_bytes``: a pool of per-request recurrent states the engine allocates beside the KV cache, out of
     the same budget (SGLang's hybrid Mamba / linear-attention state pool; 0 elsewhere: vLLM keeps such states inside
     its KV cache).
+    ``setting_names``: the engine's own names of the settings behind ``max_model_len``, ``max_num_seqs`` and
+    ``max_num_batched_tokens``, for the text a planner reads (:func:`kvlint.report.plan_text.render_plan_text`,
+    the Markdown plan): vLLM's by default; TGI's ``max_total_tokens``, ``max_concurrent_requests`` (or
+    ``max_batch_size`` when set) and ``max_batch_prefill_tokens`` (launcher ``Args``); SGLang's
+    ``context_length``, ``max_running_requests`` and ``chunked_prefill_size`` (``max_prefill_tokens`` with
+    chunked prefill off) (``ServerArgs``). The JSON keeps the design's field names.
     """
 
     engine: str
@@ -655,6 +661,7 @@ class MemoryPlan:
     weights_source: str
     assumptions: tuple[str, ...] = ()
     state_pool_bytes: int = 0
+    setting_names: tuple[str, str, str] = ("max_model_len", "max_num_seqs", "max_num_batched_tokens")
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of DESIGN.md (``memory.*``, ``kv.*``); ``memory.state_pool_bytes`` only when there is a

@@ -286,7 +286,11 @@ def test_tp_remedy_stays_within_one_node() -> None:
     for fix in fixes:
         m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", fix)
         assert m is None or int(m.group(2)) <= 8, fix
-    assert any("more nodes" in f for f in fixes), fixes
+    # past 8 GPUs the fallback says more nodes, unless another remedy fits: here (its args turn chunked prefill
+    # off) chunked prefill on with a smaller batch does (planner25)
+    assert any(
+        "more nodes" in f or "chunked prefill on (remove --enable-chunked-prefill=false)" in f for f in fixes
+    )
     # in a pod of 4 GPUs (PP 2 x TP 2) a TP remedy, if any, stays within 8 GPUs too
     argv = ["vllm", "serve", "neuralmagic/Meta-Llama-3.1-70B-Instruct-FP8", "--max-model-len", "32768"]
     argv += ["--pipeline-parallel-size", "2", "-tp", "2", "--max-num-batched-tokens", "32768"]

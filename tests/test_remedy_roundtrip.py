@@ -163,7 +163,7 @@ def test_kv105_tgi_checks_a_set_max_input_tokens_when_max_total_tokens_is_defaul
     kv105 = _only(r, "KV105")
     assert f"max_input_tokens {mid:,} + 1" in kv105.message
     assert "`max_input_tokens` must be < `max_total_tokens`" in kv105.message
-    m = re.search(r"MAX_INPUT_TOKENS=(\d+)", kv105.fix)
+    m = re.search(r"--max-input-tokens (\d+)", kv105.fix)  # the option the container's args write
     assert m and int(m.group(1)) < low
     after = _run(tmp_path, _set_arg(text, "--max-input-tokens", m.group(1)), "fixed.yaml")
     assert not {"KV105", "KV601", "KV603"} & _rules(after)
@@ -172,7 +172,7 @@ def test_kv105_tgi_checks_a_set_max_input_tokens_when_max_total_tokens_is_defaul
 def test_kv105_tgi_remedy_for_a_set_max_total_tokens_also_clears_kv104(tmp_path: Path) -> None:
     text = _first_doc("KV105", "tgi")
     fix = _only(_run(tmp_path, text, "orig.yaml"), "KV105").fix
-    m = re.search(r"MAX_TOTAL_TOKENS=(\d+) and MAX_INPUT_TOKENS=(\d+)", fix)
+    m = re.search(r"--max-total-tokens (\d+) and --max-input-tokens (\d+)", fix)
     assert m
     fixed = _set_arg(_set_arg(text, "--max-total-tokens", m.group(1)), "--max-input-tokens", m.group(2))
     after = _rules(_run(tmp_path, fixed, "fixed.yaml"))

@@ -312,7 +312,8 @@ def test_kv604_prefill_warmup_oom_and_remedy() -> None:
     diags = check_tgi(_replanned(crs[0], opts), opts)
     d = next(x for x in diags if x.rule == "KV604")
     assert "Not enough memory to handle 60000 prefill tokens" in d.message
-    assert "MAX_BATCH_PREFILL_TOKENS" in d.fix
+    # the settings were given as options here (Value's source "arg"), so the remedy names the option
+    assert "--max-batch-prefill-tokens" in d.fix
 
 
 def test_gemma2_27b_corpus_plan() -> None:

@@ -15,7 +15,7 @@ from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import ServingConfig, Value
 
-__all__ = ["parse_tgi_argv", "TGI_OPTIONS"]
+__all__ = ["parse_tgi_argv", "tgi_option", "TGI_OPTIONS"]
 
 # dest -> kind (int | float | str | bool-switch | bool-value). SOURCE: TGI launcher/src/main.rs::Args
 # (HEAD db931fcf and v2.x/v3.x tags, as summarised in docs/engine-memory-model.md §2.1).
@@ -279,3 +279,29 @@ def parse_tgi_argv(
                 )
     model = col.flags.pop("model_id", None)
     return col.serving_config("tgi", container, image, version, model, env, locs)
+
+
+def tgi_option(serving: ServingConfig, dest: str, value: object | None = None) -> str:
+    """TGI launcher setting ``dest`` (an ``Args`` field of ``launcher/src/main.rs``: ``max_total_tokens``,
+    ``num_shard``...) as this container writes TGI's settings, for a message or a remedy; with ``value``, the
+    setting assigned that value.
+
+    Every field of the launcher's ``Args`` is ``#[clap(long, env)]`` (TGI ``launcher/src/main.rs::Args``, v1.4 to
+    v3.3.7; its ``text-generation-launcher --help`` lists ``--max-total-tokens <MAX_TOTAL_TOKENS> [env:
+    MAX_TOTAL_TOKENS=]``, ``docs/source/basic_tutorials/launcher.md``): clap's long option is the field in kebab
+    case and its environment variable the field in capitals, so both spellings set the same value. The one
+    written is the one the container uses: the environment variable (``MAX_TOTAL_TOKENS=8192``) when the
+    container sets ``dest`` there, or, with ``dest`` unset, when it sets more of its TGI settings (the model id
+    included) in its environment than on its command line; else the option (``--max-total-tokens 8192``, as a
+    ``kvlint plan -- text-generation-launcher ...`` command types it). Never raises."""
+    v = serving.flags.get(dest)
+    if v is not None:
+        env = v.source == "env"
+    else:
+        given = [*serving.flags.values(), *([serving.model] if serving.model is not None else [])]
+        env = sum(g.source == "env" for g in given) > sum(g.source != "env" for g in given)
+    if env:
+        name = dest.upper()
+        return name if value is None else f"{name}={value}"
+    name = "--" + dest.replace("_", "-")
+    return name if value is None else f"{name} {value}"

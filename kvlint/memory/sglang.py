@@ -997,6 +997,13 @@ def plan_sglang_detailed(
         weights_source=pre.weights_source,
         assumptions=tuple(notes),
         state_pool_bytes=max(0, mamba_bytes),
+        # ServerArgs' names (python/sglang/srt/server_args.py, --context-length, --max-running-requests,
+        # --chunked-prefill-size; --max-prefill-tokens bounds a prefill batch when chunking is off)
+        setting_names=(
+            "context_length",
+            "max_running_requests",
+            "chunked_prefill_size" if cps > 0 else "max_prefill_tokens",
+        ),
     )
     return SglangPlanDetail(
         plan=plan,

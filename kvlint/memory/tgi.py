@@ -898,6 +898,13 @@ def plan_tgi_detailed(
         kv_cache_dtype=kv_dtype_name,
         weights_source=wsrc,
         assumptions=tuple(x for x in notes if x),
+        # the launcher's names (launcher/src/main.rs::Args, v1.4 - v3.3.7): max_batch_size, when set, is what
+        # bounds the running batch instead of max_concurrent_requests (max_num_seqs above)
+        setting_names=(
+            "max_total_tokens",
+            "max_batch_size" if u_bs is not None else "max_concurrent_requests",
+            "max_batch_prefill_tokens",
+        ),
     )
     return TgiPlanDetail(
         plan=plan,

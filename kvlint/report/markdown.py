@@ -77,7 +77,8 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
     """A memory plan as Markdown: the per-GPU table (GiB and % of the device total; the budget row named
     with the engine's own knob: vLLM's gpu-memory-utilization, TGI's and SGLang's as
     :func:`kvlint.report.plan_text.budget_note` names them), the KV band, then the KV
-    capacity line (tokens, blocks, max-model-len, concurrency and its band, the parallel layout)."""
+    capacity line (tokens, blocks, the request length under the engine's option name: vLLM's max-model-len, TGI's
+    max-total-tokens, SGLang's context-length, concurrency and its band, the parallel layout)."""
     lines: list[str] = []
     total = max(1, p.total_bytes)
     rows = [
@@ -105,10 +106,13 @@ def plan_table_lines(p: MemoryPlan) -> list[str]:
         lines.append(f"| KV cache band | {_g(p.kv_cache_bytes_low)}–{_g(p.kv_cache_bytes_high)} | |")
     else:  # an end at or below zero: said in words, not a bare negative figure (plan_text.kv_band_text)
         lines.append(f"| KV cache band | {_cell(kv_band_text(p))} | |")
+    # the request length under the engine's own option name (max-model-len, max-total-tokens, context-length)
+    length = p.setting_names[0].replace("_", "-")
+    source = "user" if p.max_model_len_source == p.setting_names[0] else p.max_model_len_source
     lines += [
         "",
         f"KV cache: {p.capacity_tokens:,} tokens ({p.kv_bytes_per_token:,} B/token, {p.num_blocks:,} blocks of "
-        f"{p.block_size}); max-model-len {p.max_model_len:,} ({p.max_model_len_source}); maximum concurrency "
+        f"{p.block_size}); {length} {p.max_model_len:,} ({source}); maximum concurrency "
         f"{p.max_concurrency:.2f}× ({times(p.max_concurrency_low)}–{times(p.max_concurrency_high)}×); "
         f"TP {p.tensor_parallel_size}, PP {p.pipeline_parallel_size}.",
     ]

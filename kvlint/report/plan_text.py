@@ -66,6 +66,19 @@ def kept_free_bytes(plan: MemoryPlan) -> int:
     return max(0, rest) if plan.kv_cache_bytes > 0 else 0
 
 
+def length_source(plan: MemoryPlan) -> str:
+    """Where the plan's request length comes from, for the line that names it with the engine's setting
+    (:attr:`~kvlint.types.MemoryPlan.setting_names`): ``max_model_len_source`` (``user``, ``derived``,
+    ``inferred``, a config.json key), ``user`` where that is the setting's own name (TGI's ``max_total_tokens``,
+    SGLang's ``context_length`` as set), then the model's derived length when it differs."""
+    src = plan.max_model_len_source
+    if src == plan.setting_names[0]:
+        src = "user"
+    if plan.derived_max_model_len is not None and plan.derived_max_model_len != plan.max_model_len:
+        src += f"; derived {plan.derived_max_model_len:,}"
+    return src
+
+
 def _version_tuple(version: str) -> tuple[int, int] | None:
     """``(major, minor)`` parsed from an engine version string such as ``"0.11.0"`` or ``"v0.28.1"``; None when
     the string does not start with ``MAJOR.MINOR`` (e.g. ``"latest"``)."""
@@ -183,7 +196,10 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
     """Text breakdown of one GPU's memory: table (GiB with 2 decimals and % of total), a proportional bar of
     ``width`` characters (W weights, A activation, N non-torch, G CUDA graphs, S state pool when there is one, K KV
     cache, . unused), then the KV
-    block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the uncertainty band and the assumptions. ``color`` adds ANSI colours.
+    block arithmetic, the engine's capacity log line(s) as its version prints them (:func:`capacity_log_lines`), the
+    uncertainty band, the request length and scheduler limits under the engine's own setting names
+    (:attr:`~kvlint.types.MemoryPlan.setting_names`: vLLM's max_model_len, TGI's max_total_tokens, SGLang's
+    context_length...) and the assumptions. ``color`` adds ANSI colours.
     Never raises for a well-formed plan."""
     total = max(1, plan.total_bytes)
     kv = max(0, plan.kv_cache_bytes)
@@ -239,12 +255,10 @@ def render_plan_text(plan: MemoryPlan, *, width: int = 60, color: bool = False) 
         f"{plan.num_blocks_low:,} to {plan.num_blocks_high:,}, concurrency {times(plan.max_concurrency_low)} to "
         f"{times(plan.max_concurrency_high)}x"
     )
-    src = plan.max_model_len_source
-    if plan.derived_max_model_len is not None and plan.derived_max_model_len != plan.max_model_len:
-        src += f"; derived {plan.derived_max_model_len:,}"
+    length, seqs, batched = plan.setting_names
     lines.append(
-        f"max_model_len {plan.max_model_len:,} ({src}),"
-        f" max_num_seqs {plan.max_num_seqs:,}, max_num_batched_tokens {plan.max_num_batched_tokens:,}"
+        f"{length} {plan.max_model_len:,} ({length_source(plan)}),"
+        f" {seqs} {plan.max_num_seqs:,}, {batched} {plan.max_num_batched_tokens:,}"
     )
     lines.append(f"weights: {plan.weights_source}")
     if plan.assumptions:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from kvlint.engines.layout import MEMORY_FRACTION
+from kvlint.engines.tgi import tgi_option
 from kvlint.memory.calibration import BAND_REL, band_bytes
 from kvlint.memory.sglang import CUDA_CONTEXT_BYTES, SglangPlanDetail
 from kvlint.memory.stage import PlanDetail, plan_settings, utilization_planner
@@ -451,6 +452,121 @@ def _mbt_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     )
 
 
+def _chunked_switch(ctx: RuleContext) -> str:
+    """How to turn vLLM's chunked prefill on for this container, in its own words: remove the
+    ``--no-enable-chunked-prefill`` (or ``--enable-chunked-prefill=false``) it writes (V1's default is on, ``vllm@0.11.1:vllm/engine/arg_utils.py::
+    EngineArgs``, ``enable_chunked_prefill`` a ``BooleanOptionalAction``), else ``--enable-chunked-prefill``."""
+    v = ctx.serving.flags.get("enable_chunked_prefill")
+    raw = (v.raw or "") if v is not None else ""
+    if v is not None and v.source == "arg" and raw.startswith("--no-enable"):
+        return f"remove {raw}"
+    if v is not None and v.source == "arg" and v.value is False and raw and not raw.startswith("-"):
+        return f"remove --enable-chunked-prefill={raw}"  # the =value form releases before 0.10 read
+    return "--enable-chunked-prefill"
+
+
+def _chunked_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
+    """One remedy for a vLLM V1 plan whose chunked prefill is off (``--no-enable-chunked-prefill``, kept from
+    0.11.1, :func:`_chunked_prefill_on`), where ``max_num_batched_tokens`` must hold one max-model-len prompt
+    (KV203) and vLLM profiles a dummy batch of that many tokens before sizing the KV cache (:func:`_mbt_remedy`):
+    chunked prefill on with a smaller ``--max-num-batched-tokens`` (the halvings of the current value down to
+    :data:`MIN_REMEDY_BATCHED_TOKENS`, never below an explicit ``--max-num-seqs``, KV204), and, when that alone
+    does not fit, also the largest ``--max-model-len`` that does (rounded down to 1,024 tokens, searched
+    downwards from what the re-planned pool holds at its low end). Every change is named in the one remedy and
+    the whole is re-planned (:func:`replanned`) and offered only when it fits (:func:`_fits`): neither a smaller
+    max-model-len (its prompt still needs the same batch) nor a smaller batch (KV203 refuses it without chunking)
+    fits alone here. Among the batch sizes, the one that keeps the longest max-model-len (then the largest
+    batch) is offered. None with chunked prefill on, on V0, or under ``--kv-cache-memory-bytes``."""
+    plan, settings = ctx.plan, ctx.cr.settings
+    if plan is None or plan.engine != "vllm" or plan.era != "v1" or settings is None or _kv_bytes_bypass(ctx):
+        return ""
+    if _chunked_prefill_on(ctx):
+        return ""
+    floor = MIN_REMEDY_BATCHED_TOKENS
+    seqs = ctx.serving.get("max_num_seqs")
+    if isinstance(seqs, int) and not isinstance(seqs, bool):
+        floor = max(floor, seqs)
+    batches = []
+    n = plan.max_num_batched_tokens // 2
+    while n >= floor:
+        batches.append(n)
+        n //= 2
+    if not batches:
+        return ""
+    band, cr, switch = _band(ctx), ctx.cr, _chunked_switch(ctx)
+
+    def fits(d: PlanDetail) -> bool:
+        return d.plan.activation_bytes < plan.activation_bytes and _fits(d.plan, min_concurrency, band)
+
+    found = first_fitting(
+        batches,
+        lambda v: replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v),
+        fits,
+    )
+    if found is not None:
+        v, d = found
+        return (
+            f"chunked prefill on ({switch}) with --max-num-batched-tokens {v} fits: "
+            f"vLLM then profiles a batch of {v:,} tokens instead of {plan.max_num_batched_tokens:,} (activation about "
+            f"{gib(d.plan.activation_bytes)} instead of {gib(plan.activation_bytes)}), {gib(d.plan.kv_cache_bytes)} "
+            f"of KV per GPU, {times(d.plan.max_concurrency)}x at max-model-len {d.plan.max_model_len:,}"
+            + _below_kv104(ctx, d.plan.max_concurrency)
+        )
+    best: tuple[int, int, PlanDetail] | None = None
+    for v in batches:
+        base = replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v)
+        if base is None or base.plan.num_blocks_low <= 0 or base.plan.kv_bytes_per_token <= 0:
+            continue
+        p = base.plan
+        low_tokens = p.num_blocks_low * p.block_size if p.block_size else p.capacity_tokens
+        start = int(min(low_tokens, p.capacity_tokens / max(min_concurrency, 1e-9), plan.max_model_len - 1))
+        start = start // 1024 * 1024
+        if start < MIN_USEFUL_MAX_MODEL_LEN or (best is not None and start <= best[0]):
+            continue
+
+        def step_down(cand: int) -> int:
+            return (cand - max(1024, cand // 16)) // 1024 * 1024
+
+        hit = descending_fitting(
+            start,
+            step_down,
+            lambda n, v=v: (  # type: ignore[misc]
+                replanned(cr, enable_chunked_prefill=True, max_num_batched_tokens=v, max_model_len=n)
+                if n >= MIN_USEFUL_MAX_MODEL_LEN
+                else None
+            ),
+            fits,
+        )
+        if hit is not None and (best is None or hit[0] > best[0]):
+            best = (hit[0], v, hit[1])
+    if best is None:
+        return ""
+    length, v, d = best
+    return (
+        f"--max-model-len {length} and --max-num-batched-tokens {v} with chunked prefill on ({switch}) fits "
+        f"({gib(d.plan.kv_cache_bytes)} of KV "
+        f"per GPU, {times(d.plan.max_concurrency)}x concurrent requests of that length, also at the low end of the "
+        f"band): with chunked prefill off a prompt of max-model-len must fit one batch, so neither a shorter "
+        f"max-model-len nor a smaller batch fits alone" + _below_kv104(ctx, d.plan.max_concurrency)
+    )
+
+
+def _batch_remedy(ctx: RuleContext, min_concurrency: float | None = None, length: str = "") -> str:
+    """The batched-token remedy of KV102-KV105: a smaller ``--max-num-batched-tokens`` alone (:func:`_mbt_remedy`),
+    else, when neither it nor a shorter max-model-len (``length``, the rule's own :func:`_len_remedy` text) fits,
+    chunked prefill on with a smaller batch and, if need be, a shorter max-model-len, as one re-planned remedy
+    (:func:`_chunked_remedy`). ``min_concurrency`` None: aimed as :func:`_aimed` aims (KV104's minimum, else one
+    request); else at that concurrency."""
+
+    def aim(remedy: Callable[[RuleContext, float], str]) -> str:
+        return _aimed(ctx, remedy) if min_concurrency is None else remedy(ctx, min_concurrency)
+
+    alone = aim(_mbt_remedy)
+    if alone or length:
+        return alone
+    return aim(_chunked_remedy)
+
+
 def _utilization_guess(plan: MemoryPlan, min_concurrency: float, band: float) -> int | None:
     """Where :func:`_util_remedy`'s answer probably is (hundredths), for its bracketed search: the utilization at
     which the KV pool grows (one byte per byte of budget) to what :func:`_fits` asks, estimated from this plan's
@@ -699,7 +815,7 @@ def no_kv_memory(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"no memory is left for the KV cache on {ctx.where}: {_plan_summary(plan)}; vLLM {plan.engine_version} "
         "fails with 'No available memory for the cache blocks'",
         util_loc,
-        fix=_join(_aimed(ctx, _util_remedy), _aimed(ctx, _mbt_remedy), _aimed(ctx, _tp_remedy))
+        fix=_join(_aimed(ctx, _util_remedy), _batch_remedy(ctx), _aimed(ctx, _tp_remedy))
         or "use a larger GPU or a quantized model",
     )
 
@@ -719,9 +835,9 @@ def max_model_len_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
         "cache memory'",
         _len_loc(ctx),
         fix=_join(
-            _aimed(ctx, _len_remedy),
+            length := _aimed(ctx, _len_remedy),
             _aimed(ctx, _fp8_remedy),
-            _aimed(ctx, _mbt_remedy),
+            _batch_remedy(ctx, length=length),
             _aimed(ctx, _util_remedy),
             _aimed(ctx, _tp_remedy),
         )
@@ -746,7 +862,10 @@ def low_concurrency_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{min_c:g}); further long requests queue or are preempted; {_plan_summary(plan)}",
         _len_loc(ctx),
         fix=_join(
-            _len_remedy(ctx, min_c), _fp8_remedy(ctx, min_c), _mbt_remedy(ctx, min_c), _tp_remedy(ctx, min_c)
+            length := _len_remedy(ctx, min_c),
+            _fp8_remedy(ctx, min_c),
+            _batch_remedy(ctx, min_c, length=length),
+            _tp_remedy(ctx, min_c),
         ),
     )
 
@@ -761,9 +880,9 @@ def within_band_vllm(ctx: RuleContext) -> Iterator[Diagnostic]:
     assert plan is not None
     fix = (
         _join(
-            _aimed(ctx, _len_remedy),
+            length := _aimed(ctx, _len_remedy),
             _aimed(ctx, _fp8_remedy),
-            _aimed(ctx, _mbt_remedy),
+            _batch_remedy(ctx, length=length),
             _aimed(ctx, _util_remedy),
         )
         or _aimed(ctx, _tp_remedy)
@@ -892,7 +1011,7 @@ def _tgi_shard_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
     if found is None:
         return ""
     n, nd = found
-    return f"NUM_SHARD={n} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
+    return f"{tgi_option(ctx.serving, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens {nd.max_batch_total_tokens})"
 
 
 def _concurrency_loc(ctx: RuleContext):  # noqa: ANN202 - Loc | None
@@ -922,7 +1041,9 @@ def low_concurrency_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
     if target > 1:
         nd = replanned(ctx.cr, max_total_tokens=target, max_input_tokens=min(d.max_input_tokens, target - 1))
         if isinstance(nd, TgiPlanDetail) and nd.max_batch_total_tokens >= min_c * target:
-            fixes.append(f"MAX_TOTAL_TOKENS={target} (re-planned: {nd.max_batch_total_tokens / target:.2f}x)")
+            fixes.append(
+                f"{tgi_option(ctx.serving, 'max_total_tokens', target)} (re-planned: {nd.max_batch_total_tokens / target:.2f}x)"
+            )
     yield ctx.finding(
         f"TGI's KV cache holds max_batch_total_tokens {bt:,} on {ctx.where}: only {bt / mt:.2f} requests of "
         f"max_total_tokens {mt:,} fit at once (minimum {min_c:g}); further long requests wait in the queue",
@@ -991,7 +1112,7 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
             nd = replanned(ctx.cr, max_input_tokens=target)
             if robust(nd, target + 1):
                 fixes.append(
-                    f"MAX_INPUT_TOKENS={target} or less (re-planned: fits at the low end of kvlint's band)"
+                    f"{tgi_option(ctx.serving, 'max_input_tokens', target)} or less (re-planned: fits at the low end of kvlint's band)"
                 )
     else:
         bt = d.max_batch_total_tokens
@@ -1003,18 +1124,44 @@ def _tgi_band_fix(ctx: RuleContext, d: TgiPlanDetail, low: int) -> str:
             if isinstance(nd, TgiPlanDetail) and robust(nd, target):
                 conc = nd.max_batch_total_tokens / target
                 fixes.append(
-                    f"MAX_TOTAL_TOKENS={target} and MAX_INPUT_TOKENS={max_in} (re-planned: fits at the low end of "
+                    f"{tgi_option(ctx.serving, 'max_total_tokens', target)} and "
+                    f"{tgi_option(ctx.serving, 'max_input_tokens', max_in)} (re-planned: fits at the low end of "
                     f"kvlint's band, {conc:.2f}x)" + _below_kv104(ctx, conc)
                 )
                 break
     more = _tgi_shard_remedy(ctx, d)
-    if not fixes:
-        fixes.append(
-            "lower MAX_BATCH_PREFILL_TOKENS (the warmup batch takes memory the KV cache then lacks)"
-            if not more
-            else ""
-        )
+    if not fixes and not more:
+        fixes.append(_tgi_prefill_band_fix(ctx, d, robust))
     return _join(*fixes, more) or "use a larger GPU or more shards"
+
+
+def _tgi_prefill_band_fix(ctx: RuleContext, d: TgiPlanDetail, robust: Callable[[object, int], bool]) -> str:
+    """KV105's last TGI remedy: the largest ``max_batch_prefill_tokens`` (a multiple of 256, at least 256 and,
+    without prompt chunking, at least ``max_input_tokens``, KV602) whose smaller warmup batch leaves a KV cache
+    that holds what :func:`tgi_band_requirement` asks also at the low end of kvlint's band (``robust``),
+    re-planned; "" when none does (the text said "lower it" with no value, re-planned or not)."""
+    req = tgi_band_requirement(d)
+    if req is None:
+        return ""
+    need = req[0]
+    floor = 256 if d.has_chunking else max(256, d.max_input_tokens)
+    found = largest_fitting(
+        floor,
+        d.max_batch_prefill_tokens - 1,
+        lambda n: replanned(ctx.cr, max_batch_prefill_tokens=n),
+        lambda nd: robust(nd, need),  # a smaller warmup batch leaves more to the KV cache: monotone
+    )
+    if found is None:
+        return ""
+    best = max(floor, found[0] // 256 * 256)
+    nd = replanned(ctx.cr, max_batch_prefill_tokens=best)
+    if not robust(nd, need) or not isinstance(nd, TgiPlanDetail):
+        return ""
+    return (
+        f"{tgi_option(ctx.serving, 'max_batch_prefill_tokens', best)} (re-planned: the smaller warmup batch leaves "
+        f"max_batch_total_tokens {nd.max_batch_total_tokens:,}, which holds {need:,} also at the low end of kvlint's "
+        "band)"
+    )
 
 
 @check("KV105", engine="tgi")
@@ -1123,10 +1270,43 @@ def _sglang_tp_remedy(ctx: RuleContext, d: SglangPlanDetail) -> str:
 
     found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), ok)
     if found is None:
-        return ""
+        return _sglang_tp_fraction_remedy(ctx, d, sizes)
     n, nd = found
     assert isinstance(nd, SglangPlanDetail)
     return f"--tp-size {n} with {n} GPUs{shm_note(ctx)} (re-planned: {nd.max_total_num_tokens:,} tokens)"
+
+
+def _sglang_tp_fraction_remedy(ctx: RuleContext, d: SglangPlanDetail, sizes: list[int]) -> str:
+    """When no larger ``--tp-size`` fits at SGLang's own ``mem_fraction_static`` (its default for that GPU and TP
+    size, or the container's): the smallest TP size (of ``sizes``) and, with it, the smallest
+    ``--mem-fraction-static`` up to 0.95 (hundredths) whose pool holds one ``context_length`` request also at
+    the low end of kvlint's band (:func:`kvlint.rules.families.sglang._holds_one_request`), both applied and
+    re-planned together; "" when none does. A 70B model on L4s at TP 2: TP 8 alone keeps the default fraction of
+    about 0.69, below the weights, while TP 8 at a higher fraction serves."""
+    from kvlint.rules.families.sglang import _holds_one_request
+
+    for n in sizes:
+        nd0 = replanned(ctx.cr, tp_size=n)
+        if not isinstance(nd0, SglangPlanDetail) or nd0.plan.weights_bytes > nd0.pre_free_bytes:
+            continue  # the weights of one rank do not even load at this size
+        lowest = int(math.floor(nd0.mem_fraction_static * 100 + 1e-9))
+        if lowest >= 95:
+            continue
+
+        def plan_at(h: int, n: int = n) -> PlanDetail | None:
+            return replanned(ctx.cr, tp_size=n, mem_fraction_static=h / 100)
+
+        found = smallest_fitting(lowest, 95, plan_at, _holds_one_request)
+        if found is not None:
+            h, nd = found[0], found[1]
+            assert isinstance(nd, SglangPlanDetail)
+            return (
+                f"--tp-size {n} and --mem-fraction-static {h / 100:.2f} with {n} GPUs{shm_note(ctx)} (re-planned: "
+                f"{nd.max_total_num_tokens:,} tokens, one context_length {nd.context_length:,} request fits also at "
+                f"the low end of kvlint's band; at SGLang's own {fraction(nd0.mem_fraction_static)} its pool holds "
+                "none)"
+            )
+    return ""
 
 
 @check("KV104", engine="sglang")
@@ -1173,9 +1353,37 @@ def within_band_sglang(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"({d.max_total_num_tokens:,} tokens) on {ctx.where}, but not the low end of kvlint's band (about "
         f"{low:,} tokens): on some nodes the pool may hold less than one full-length request",
         _concurrency_loc(ctx),
-        fix=f"--context-length {low // 1024 * 1024 if low >= 2048 else low} or less, or more GPUs (--tp-size)"
-        if low >= MIN_USEFUL_MAX_MODEL_LEN
-        else "more GPUs (--tp-size), a larger GPU or --kv-cache-dtype fp8_e4m3",
+        fix=_sglang_band_fix(ctx, d),
+    )
+
+
+def _sglang_band_fix(ctx: RuleContext, d: SglangPlanDetail) -> str:
+    """KV105's remedies for SGLang, each re-planned and offered only when one request then fits also at the low
+    end of kvlint's band (:func:`kvlint.rules.families.sglang._holds_one_request`): the longest shorter
+    ``--context-length`` the pool holds there (:func:`kvlint.rules.families.sglang.fitting_context_length`, at
+    least :data:`MIN_USEFUL_MAX_MODEL_LEN`), and the smallest larger ``--tp-size`` (2, 4, 8 dividing the
+    attention heads)."""
+    from kvlint.rules.families.sglang import _holds_one_request, fitting_context_length
+
+    fixes = []
+    fit = fitting_context_length(ctx, at_most=d.context_length - 1)
+    if fit is not None:
+        fixes.append(
+            f"--context-length {fit[0]} or less (re-planned: {fit[1].max_total_num_tokens:,} tokens, one request "
+            "fits, also at the low end of kvlint's band)"
+        )
+    m = ctx.model
+    sizes = [n for n in (2, 4, 8) if n > d.tp and m is not None and not m.num_attention_heads % n]
+    found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), _holds_one_request)
+    if found is not None:
+        n, nd = found
+        assert isinstance(nd, SglangPlanDetail)
+        fixes.append(
+            f"--tp-size {n} with {n} GPUs{shm_note(ctx)} (re-planned: {nd.max_total_num_tokens:,} tokens)"
+        )
+    return _join(*fixes) or (
+        f"a larger GPU: no --context-length of at least {MIN_USEFUL_MAX_MODEL_LEN:,} tokens or larger --tp-size "
+        "that kvlint re-planned fits at the low end of its band"
     )
 
 
@@ -1187,6 +1395,8 @@ def _memory_fraction(ctx: RuleContext) -> tuple[float | None, str]:
     """The fraction of each GPU the engine claims and its flag: the plan's figure when planned, else the
     flag, else the engine's default (vLLM's by release; TGI 1.0; SGLang's depends on the GPU: unknown)."""
     name, flag, default = MEMORY_FRACTION[ctx.engine]
+    if ctx.engine == "tgi":  # the option or its environment variable, as the container writes its settings
+        flag = tgi_option(ctx.serving, name)
     if ctx.plan is not None:
         return ctx.plan.gpu_memory_utilization, flag
     value = as_float(ctx.serving.get(name))
@@ -1275,7 +1485,8 @@ def gpu_oversubscribed(ctx: RuleContext) -> Iterator[Diagnostic]:
     }[ctx.engine]
     fix = "request a dedicated GPU (nvidia.com/gpu) instead of a shared one"
     if most > 0:
-        fix = f"set {flag} {most:.2f} or less, or " + fix
+        value = tgi_option(s, name, f"{most:.2f}") if ctx.engine == "tgi" else f"{flag} {most:.2f}"
+        fix = f"set {value} or less, or " + fix
     yield ctx.finding(
         f"{acc} is shared ({p.how or p.resource}): up to {n} engines may land on one GPU and each claims "
         f"{flag.lstrip('-')} {util:.2f} ({arithmetic}); {outcome}",
@@ -1306,7 +1517,7 @@ def invalid_memory_fraction(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
         fix = "use a fraction such as 0.90"
     else:
-        option = "--cuda-memory-fraction/CUDA_MEMORY_FRACTION" if ctx.engine == "tgi" else flag
+        option = tgi_option(s, name) if ctx.engine == "tgi" else flag
         message = (
             f"{option} {value} is outside (0, 1]: it is the fraction of each GPU's memory the engine may use"
         )

@@ -19,6 +19,7 @@ from kvlint.accelerators.quantity import parse_quantity
 from kvlint.accelerators.sharing import HAMI_CORES, HAMI_MEMORY, HAMI_MEMORY_PERCENTAGE, SHARING_RESOURCES
 from kvlint.engines.images import envsubst_placeholders, platform_of
 from kvlint.engines.options import version_tuple
+from kvlint.engines.tgi import tgi_option
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.facts import (
     has_memory_shm,
@@ -118,7 +119,7 @@ def heads_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"shards exit with '`num_heads` must be divisible by `num_shards` (got `num_heads`: "
         f"{m.num_attention_heads} and `num_shards`: {shards}'",
         ctx.serving.loc("num_shard"),
-        fix=f"valid NUM_SHARD values (they divide the {m.num_attention_heads} heads"
+        fix=f"valid {tgi_option(ctx.serving, 'num_shard')} values (they divide the {m.num_attention_heads} heads"
         + ("" if m.is_mla or m.num_kv_heads <= 1 else f" and the {m.num_kv_heads} KV heads")
         + f"): {', '.join(map(str, valid))}",
     )
@@ -145,7 +146,7 @@ def kv_heads_tgi(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"'`num_key_value_heads` must be divisible by `num_shards` (got `num_key_value_heads`: {kvh} and "
         f"`num_shards`: {shards}'",
         ctx.serving.loc("num_shard"),
-        fix=f"valid NUM_SHARD values: {', '.join(map(str, valid))}",
+        fix=f"valid {tgi_option(ctx.serving, 'num_shard')} values: {', '.join(map(str, valid))}",
     )
 
 
@@ -203,7 +204,6 @@ _TOO_FEW = {
 }
 _LOWER = {
     "vllm": "lower the parallel sizes so their product is {have}",
-    "tgi": "set NUM_SHARD (--num-shard) to {have}",
     "sglang": "lower --tp-size/--dp-size so that tp x pp x dp is {have}",
 }
 _TP_DP_FLAGS = {
@@ -270,7 +270,9 @@ def _use_all(ctx: RuleContext, have: int) -> str | None:
         ok = _heads_allow(ctx, have)
         if ok is False:
             return None
-        return "leave NUM_SHARD unset (TGI then starts one shard per visible GPU)"
+        return (
+            f"leave {tgi_option(ctx.serving, 'num_shard')} unset (TGI then starts one shard per visible GPU)"
+        )
     tp_flag, dp_flag = _TP_DP_FLAGS[ctx.engine]
     if ctx.engine == "vllm" and lay.dp_local != lay.dp:
         dp_flag = "data-parallel-size-local"
@@ -515,7 +517,11 @@ def gpu_count(ctx: RuleContext) -> Iterator[Diagnostic]:
         shm = shm_note(ctx) if lone and per_pod > 1 else ""
         if per_pod <= 8:
             then = f"{shm}, or " if shm else " or "
-            lower = _LOWER[ctx.engine].format(have=have)
+            lower = (
+                f"set {tgi_option(s, 'num_shard')} to {have}"
+                if ctx.engine == "tgi"
+                else _LOWER[ctx.engine].format(have=have)
+            )
             if (why := _lower_fails(ctx, have)) is not None:
                 # the other remedy (fewer workers) re-planned does not start: not offered, and said why
                 fix = f"request {per_pod} GPUs per pod ({p.resource}){shm}; fewer GPUs would not start: {why}"

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterator
 
 from kvlint.memory.sglang import SglangPlanDetail, pool_starts, warns_pool_below_context
+from kvlint.memory.stage import PlanDetail
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
 from kvlint.rules.registry import check
@@ -65,6 +66,35 @@ def fitting_context_length(
         return None
     assert isinstance(nd, SglangPlanDetail)
     return target, nd
+
+
+def _fraction_and_context(
+    ctx: RuleContext, d: SglangPlanDetail, lowest: int
+) -> tuple[int, int, SglangPlanDetail] | None:
+    """KV701's remedy when no ``--mem-fraction-static`` up to 0.95 makes the pool hold one ``context_length``
+    request: a shorter ``--context-length`` with the smallest fraction that holds it, as one remedy, where a
+    fraction alone would start SGLang with every request capped below its context (KV702). The lengths tried are
+    the halvings of the current one that the pool at 0.95 holds at the low end of kvlint's band, longest first,
+    down to :data:`~kvlint.rules.remedies.MIN_USEFUL_MAX_MODEL_LEN`; for each, the fractions from ``lowest``
+    (hundredths: the engine's own "Raise --mem-fraction-static above" figure rounded up) to 0.95 are searched
+    with both changes applied and re-planned (:func:`_holds_one_request`). Returns ``(fraction in hundredths,
+    length, re-planned detail)``; None when none fits."""
+    top = replanned(ctx.cr, mem_fraction_static=0.95)
+    if not isinstance(top, SglangPlanDetail) or top.rest_bytes <= 0:
+        return None
+    most = _low_tokens(top)
+    length = d.context_length // 2
+    while length >= MIN_USEFUL_MAX_MODEL_LEN:
+        if length <= most:
+
+            def plan_at(h: int, n: int = length) -> PlanDetail | None:
+                return replanned(ctx.cr, mem_fraction_static=h / 100, context_length=n)
+
+            found = smallest_fitting(lowest - 1, 95, plan_at, _holds_one_request)
+            if found is not None and isinstance(found[1], SglangPlanDetail):
+                return found[0], length, found[1]
+        length //= 2
+    return None
 
 
 @check("KV701")
@@ -122,11 +152,13 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
                 f"context_length {d.context_length} request fits, also at the low end of kvlint's band)"
             )
         else:
-            nd = replanned(ctx.cr, mem_fraction_static=need)
-            if _pool_tokens(nd) > 0:
+            both = _fraction_and_context(ctx, d, lowest)
+            if both is not None:
+                h, length, nd2 = both
                 fixes.append(
-                    f"set --mem-fraction-static {need} to start (re-planned: {_pool_tokens(nd)} tokens, fewer than "
-                    f"context_length {d.context_length}: lower --context-length too)"
+                    f"set --mem-fraction-static {h / 100:.2f} and --context-length {length} (re-planned: "
+                    f"{_pool_tokens(nd2)} tokens, one {length}-token request fits, also at the low end of kvlint's "
+                    f"band; no --mem-fraction-static up to 0.95 holds a context_length {d.context_length} request)"
                 )
     sizes = [n for n in (2, 4, 8) if n > d.tp and not m.num_attention_heads % n]
     found = first_fitting(sizes, lambda n: replanned(ctx.cr, tp_size=n), _holds_one_request)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kvlint.engines.tgi import tgi_option
 from kvlint.memory.tgi import INFERRED_LIMITS_FROM, TgiPlanDetail, tgi_starts, tgi_version
 from kvlint.rules.context import RuleContext, gib
 from kvlint.rules.families.parallelism import shm_note
@@ -66,8 +67,8 @@ def max_input_not_below_total(ctx: RuleContext) -> Iterator[Diagnostic]:
             f"{mi} >= {mt}; the launcher exits with '{_input_text(v, mi, mt)}' "
             f"(text of TGI {'v2.0-v2.3' if v < (2, 4, 0) else 'v2.4.1 and later'})",
             s.loc("max_input_tokens"),
-            fix=f"set MAX_INPUT_TOKENS to at most {mt - 1} and keep MAX_TOTAL_TOKENS {mt}, or raise MAX_TOTAL_TOKENS "
-            f"above {mi}",
+            fix=f"set {tgi_option(s, 'max_input_tokens')} to at most {mt - 1} and keep {tgi_option(s, 'max_total_tokens')} "
+            f"{mt}, or raise {tgi_option(s, 'max_total_tokens')} above {mi}",
         )
         return
     d = ctx.detail
@@ -78,7 +79,7 @@ def max_input_not_below_total(ctx: RuleContext) -> Iterator[Diagnostic]:
         f"{d.max_input_tokens} >= max_total_tokens {d.max_total_tokens}; it exits with "
         f"'{_input_text(d.version, d.max_input_tokens, d.max_total_tokens)}'",
         s.loc("max_input_tokens") if "max_input_tokens" in s.flags else s.loc("max_total_tokens"),
-        fix=f"set MAX_INPUT_TOKENS to at most {d.max_total_tokens - 1}",
+        fix=f"set {tgi_option(s, 'max_input_tokens')} to at most {d.max_total_tokens - 1}",
     )
 
 
@@ -99,12 +100,13 @@ def prefill_below_max_input(ctx: RuleContext) -> Iterator[Diagnostic]:
         s.loc("max_batch_prefill_tokens")
         if "max_batch_prefill_tokens" in s.flags
         else s.loc("max_input_tokens"),
-        fix=f"set MAX_BATCH_PREFILL_TOKENS to at least {d.max_input_tokens} or lower MAX_INPUT_TOKENS to "
-        f"{d.max_batch_prefill_tokens}",
+        fix=f"set {tgi_option(s, 'max_batch_prefill_tokens')} to at least {d.max_input_tokens} or lower "
+        f"{tgi_option(s, 'max_input_tokens')} to {d.max_batch_prefill_tokens}",
     )
 
 
 def _total_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
+    s = ctx.serving
     fixes: list[str] = []
     low = d.plan.num_blocks_low * d.plan.block_size  # the pool at the low end of kvlint's band
     if low > 1:
@@ -117,16 +119,16 @@ def _total_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
                 nd = replanned(ctx.cr, max_total_tokens=new_total, max_input_tokens=new_total - 1)
         if tgi_starts_in_band(nd):
             fixes.append(
-                f"set MAX_TOTAL_TOKENS to {new_total} and MAX_INPUT_TOKENS to {new_total - 1} (re-planned: fits, also "
-                "at the low end of kvlint's band)"
+                f"set {tgi_option(s, 'max_total_tokens')} to {new_total} and {tgi_option(s, 'max_input_tokens')} to "
+                f"{new_total - 1} (re-planned: fits, also at the low end of kvlint's band)"
             )
     if d.cuda_memory_fraction < 1.0 and tgi_starts_in_band(replanned(ctx.cr, cuda_memory_fraction=1.0)):
-        fixes.append("raise CUDA_MEMORY_FRACTION to 1.0 (re-planned: fits)")
+        fixes.append(f"raise {tgi_option(s, 'cuda_memory_fraction')} to 1.0 (re-planned: fits)")
     more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
         n, nd2 = more
         fixes.append(
-            f"use NUM_SHARD={n} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens "
+            f"use {tgi_option(s, 'num_shard', n)} with {n} GPUs{shm_note(ctx)} (re-planned: max_batch_total_tokens "
             f"{nd2.max_batch_total_tokens})"
         )
     return (
@@ -177,6 +179,7 @@ def max_total_exceeds_kv(ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _prefill_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
+    s = ctx.serving
     fixes = []
     found = largest_fitting(
         1,
@@ -189,14 +192,16 @@ def _prefill_remedy(ctx: RuleContext, d: TgiPlanDetail) -> str:
         best = best // 256 * 256
         if tgi_starts_in_band(replanned(ctx.cr, max_batch_prefill_tokens=best)):
             fixes.append(
-                f"set MAX_BATCH_PREFILL_TOKENS to {best} (re-planned: the warmup fits and the KV cache holds "
+                f"set {tgi_option(s, 'max_batch_prefill_tokens')} to {best} (re-planned: the warmup fits and the KV cache holds "
                 f"max_total_tokens {d.max_total_tokens}, also at the low end of kvlint's band)"
             )
     more = more_shards(ctx, d, tgi_starts_in_band)
     if more is not None:
-        fixes.append(f"use NUM_SHARD={more[0]} with {more[0]} GPUs{shm_note(ctx)} (re-planned: warmup fits)")
+        fixes.append(
+            f"use {tgi_option(s, 'num_shard', more[0])} with {more[0]} GPUs{shm_note(ctx)} (re-planned: warmup fits)"
+        )
     return "; or ".join(fixes) or (
-        "no smaller MAX_BATCH_PREFILL_TOKENS leaves room for max_total_tokens (re-planned): use more shards, a "
+        f"no smaller {tgi_option(s, 'max_batch_prefill_tokens')} leaves room for max_total_tokens (re-planned): use more shards, a "
         "larger GPU or a quantized model"
     )
 
