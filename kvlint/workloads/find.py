@@ -416,7 +416,7 @@ class _Joined:
 
     def _join(self, doc: Document) -> tuple[list[Workload], set[DocKey]]:
         if doc.kind == "LLMInferenceService":
-            ws, used = llmisvc_workloads(doc, (), configs=self.configs)
+            ws, used = llmisvc_workloads(doc, (), configs=self.configs, profiles=self.runtimes.profiles)
             return ws, {self._keys[i] for i in used if i in self._keys}
         return _with_rest(doc, predictor_workloads(doc, self.runtimes)), self._used(doc)
 
@@ -477,8 +477,8 @@ PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
 #: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
 CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 #: What the services are joined with: the providers, and the OpenShift AI hardware profiles whose resources and
-#: node scheduling its webhook writes into an InferenceService (:mod:`kvlint.workloads.hardwareprofile`; not a
-#: workload: no pod of its own).
+#: node scheduling its webhook writes into an InferenceService or an LLMInferenceService
+#: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own).
 CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile"}
 
 

@@ -40,6 +40,7 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
 from kvlint.workloads.gotemplate import UNKNOWN, render
+from kvlint.workloads.hardwareprofile import HardwareProfiles, apply_llmisvc_profile
 from kvlint.workloads.merge import relocate, strategic_merge
 
 __all__ = ["PRESETS", "llmisvc_workloads", "model_from_uri", "preset_names"]
@@ -190,7 +191,12 @@ def llmisvc_consumed(doc: Document, configs: _Configs) -> set[int]:
 
 
 def llmisvc_workloads(
-    doc: Document, docs: Sequence[Document], *, standalone: bool = False, configs: _Configs | None = None
+    doc: Document,
+    docs: Sequence[Document],
+    *,
+    standalone: bool = False,
+    configs: _Configs | None = None,
+    profiles: HardwareProfiles | None = None,
 ) -> tuple[list[Workload], set[int]]:
     """The pods of one ``LLMInferenceService``, and the ids of the config documents it consumed.
 
@@ -206,6 +212,10 @@ def llmisvc_workloads(
 
     ``configs``: the config documents of ``docs`` indexed once (:func:`config_index`), when the caller reads
     many services of the same inputs (indexing them per service was quadratic in the number of documents).
+
+    ``profiles``: the OpenShift AI hardware profiles among the inputs; the one the service's annotation names
+    is applied to its ``spec`` as the admission webhook does, before the controller merges the presets under
+    it (:func:`kvlint.workloads.hardwareprofile.apply_llmisvc_profile`).
     """
     svc = doc.data
     spec = svc.get("spec") if isinstance(svc, dict) else None
@@ -216,6 +226,10 @@ def llmisvc_workloads(
     findings: list[Finding] = []
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
+    profile = profiles.named_by(doc) if profiles and not standalone else None
+    if profile is not None:
+        # OpenShift AI's webhook writes a named hardware profile into the service at admission
+        spec = apply_llmisvc_profile(spec, profile)
     refs = _refs(doc, spec, configs, standalone)
     if standalone:
         findings.append(_preset_note(doc))
