@@ -96,3 +96,86 @@ def test_a_hardware_profile_is_applied_to_an_llminferenceservice_as_the_webhook_
     # the profile not among the inputs: the missing GPU is said to possibly come from it
     res = run_check([str(svc)], Options(allow_hub=False))
     assert [d for d in res.diagnostics if d.rule == "KV405" and "hardware profile 'a100-x2'" in d.message]
+
+
+#: GKE's own vLLM sample (kubernetes-engine-samples ai-ml/llm-serving-gemma, Gemma 7B on 8 H100 80GB), which
+#: selects its nodes by the gke-accelerator label and the Autopilot Accelerator compute class.
+GKE_H100 = (
+    COLLECTED
+    / "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-gemma__vllm__vllm-7b-it-h100-80gb.yaml"
+)
+
+#: A custom ComputeClass in the shape of GKE's ComputeClass CRD reference (cloud.google.com/v1): H100 80GB
+#: nodes first, A100 80GB as the fallback. Made up for these tests.
+H100_CLASS = """apiVersion: cloud.google.com/v1
+kind: ComputeClass
+metadata:
+  name: h100-first
+spec:
+  priorities:
+  - gpu: {type: nvidia-h100-80gb, count: 8}
+  - gpu: {type: nvidia-a100-80gb, count: 8}
+  nodePoolAutoCreation: {enabled: true}
+"""
+
+
+def _affinity_sample(tmp_path: Path, terms: str) -> Path:
+    """GKE's sample with its nodeSelector replaced by required node affinity (``terms``: the YAML of the
+    nodeSelectorTerms list, indented for the pod spec)."""
+    text = GKE_H100.read_text()
+    old = (
+        "      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-h100-80gb\n"
+        "        cloud.google.com/compute-class: Accelerator\n"
+    )
+    assert text.count(old) == 1
+    new = (
+        "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "            nodeSelectorTerms:\n" + terms
+    )
+    path = tmp_path / "sample.yaml"
+    path.write_text(text.replace(old, new))
+    return path
+
+
+def test_a_compute_class_selected_through_node_affinity_names_the_gpu(tmp_path):
+    """Nodes of a GKE ComputeClass carry ``cloud.google.com/compute-class: NAME``, so a pod whose required node
+    affinity allows only NAME runs on them, as one selecting it by nodeSelector does: the class among the inputs
+    names the GPU (before, only a nodeSelector was read, and the pod was planned against the fleet, KV501).
+    Variants: two terms naming the same class; a term that leaves the class open (the pod may land anywhere)
+    and a term naming two classes name no class."""
+    cls = tmp_path / "class.yaml"
+    cls.write_text(H100_CLASS)
+
+    runs: list[str] = []
+
+    def placed(terms: str):
+        runs.append(terms)
+        d = tmp_path / f"run{len(runs)}"
+        d.mkdir()
+        res = run_check([str(_affinity_sample(d, terms)), str(cls)], Options(allow_hub=False))
+        (cr,) = res.containers
+        return cr, res
+
+    one = "            - matchExpressions:\n              - {key: cloud.google.com/compute-class, operator: In, values: [h100-first]}\n"
+    cr, res = placed(one)
+    assert cr.placement.accelerator is not None
+    assert cr.placement.accelerator.id.startswith("nvidia-h100"), cr.placement.accelerator.id
+    assert "nodeAffinity cloud.google.com/compute-class In [h100-first]" in cr.placement.how
+    assert not [d for d in res.diagnostics if d.rule == "KV501"]
+
+    two_same = one + (
+        "            - matchExpressions:\n              - {key: cloud.google.com/compute-class, operator: In,"
+        " values: [h100-first]}\n              - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+    )
+    cr, _ = placed(two_same)
+    assert "h100-first" in cr.placement.how
+
+    open_term = (
+        one
+        + "            - matchExpressions:\n              - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n"
+    )
+    cr, _ = placed(open_term)
+    assert "h100-first" not in (cr.placement.how or "")
+    two_classes = "            - matchExpressions:\n              - {key: cloud.google.com/compute-class, operator: In, values: [h100-first, other]}\n"
+    cr, _ = placed(two_classes)
+    assert "h100-first" not in (cr.placement.how or "")

@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.accelerators.placement import GPU_RESOURCES, NODE_CLASS_KINDS, node_class_accelerator
+from kvlint.accelerators.placement import (
+    GPU_RESOURCES,
+    NODE_CLASS_KINDS,
+    node_class_accelerator,
+    selected_node_class,
+)
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
@@ -370,20 +375,21 @@ class _Joined:
         self._node_accs: dict[tuple[str, str], DerivedAccelerator | None] = {}
 
     def with_node_class(self, w: Workload) -> Workload:
-        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` selects a
-        ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.placement.
-        node_class_accelerator`) that names a GPU."""
-        ns = w.pod_spec.get("nodeSelector")
-        if not isinstance(ns, dict) or w.node_class is not None:
+        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` or required
+        node affinity selects a ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.
+        placement.selected_node_class`, :func:`~kvlint.accelerators.placement.node_class_accelerator`) that
+        names a GPU."""
+        if w.node_class is not None or not self.node_classes:
             return w
         for _prefix, key in NODE_CLASS_KINDS.values():
-            name = ns.get(key)
-            if not isinstance(name, str) or (key, name) not in self.node_classes:
+            picked = selected_node_class(w.pod_spec, key)
+            if picked is None or (key, picked[0]) not in self.node_classes:
                 continue
-            if (key, name) not in self._node_accs:
+            name, how = picked
+            if (key, how) not in self._node_accs:
                 d = self.node_classes[(key, name)]
-                self._node_accs[(key, name)] = node_class_accelerator(d.kind, name, d.data)
-            acc = self._node_accs[(key, name)]
+                self._node_accs[(key, how)] = node_class_accelerator(d.kind, name, d.data, how)
+            acc = self._node_accs[(key, how)]
             if acc is not None:
                 return replace(w, node_class=acc)
         return w
