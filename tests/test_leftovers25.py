@@ -179,3 +179,39 @@ def test_a_compute_class_selected_through_node_affinity_names_the_gpu(tmp_path):
     two_classes = "            - matchExpressions:\n              - {key: cloud.google.com/compute-class, operator: In, values: [h100-first, other]}\n"
     cr, _ = placed(two_classes)
     assert "h100-first" not in (cr.placement.how or "")
+
+
+#: KubeAI's models chart rendered with its default values (fixtures/helm/kubeai): Models of every engine.
+KUBEAI_MODELS = ROOT / "fixtures" / "helm" / "kubeai" / "rendered" / "models.yaml"
+
+
+def test_a_kubeai_model_on_another_engine_is_said_not_to_be_sized():
+    """A KubeAI Model whose engine is OLlama, Infinity or FasterWhisper runs no vLLM, SGLang or TGI (substratusai/kubeai
+    internal/modelcontroller engine_ollama.go, engine_infinity.go, engine_fasterwhisper.go): kvlint said nothing
+    of it. Each now gets a KV503 info at its ``engine`` naming the server it runs, and the run counts it as not
+    read; the vLLM Models are sized as before and get no such note."""
+    import yaml
+
+    from kvlint.sizing import unread
+
+    docs = [d for d in yaml.safe_load_all(KUBEAI_MODELS.read_text()) if d]
+    engines = {d["metadata"]["name"]: d["spec"]["engine"] for d in docs}
+    assert {"OLlama", "Infinity", "FasterWhisper", "VLLM"} <= set(engines.values())
+    res = run_check([str(KUBEAI_MODELS)], Options(allow_hub=False))
+    notes = [
+        d
+        for d in res.diagnostics
+        if d.rule == "KV503" and "kvlint sizes only vLLM, SGLang and TGI" in d.message
+    ]
+    named = {d.object.split("/", 1)[1]: d for d in notes}
+    assert set(named) == {n for n, e in engines.items() if e != "VLLM"}
+    for name, d in named.items():
+        assert d.severity == "info" and f"engine: {engines[name]} runs the model on the " in d.message
+        # (located where the chart's template writes the engine: the rendered file names its template)
+        at = Path(d.loc.file).read_text().splitlines()[d.loc.line - 1]
+        assert at.strip().startswith("engine:"), at
+    assert "Infinity embedding" in named["bge-embed-text-cpu"].message
+    assert "speech-to-text" in named["faster-whisper-medium-en-cpu"].message
+    assert len([r for _, r in unread(res) if r == "operator settings not read"]) == len(named)
+    sized = {cr.workload.name for cr in res.containers}
+    assert sized == {n for n, e in engines.items() if e == "VLLM"}
