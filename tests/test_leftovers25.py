@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from kvlint.pipeline import Options, run_check
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,3 +217,84 @@ def test_a_kubeai_model_on_another_engine_is_said_not_to_be_sized():
     assert len([r for _, r in unread(res) if r == "operator settings not read"]) == len(named)
     sized = {cr.workload.name for cr in res.containers}
     assert sized == {n for n, e in engines.items() if e == "VLLM"}
+
+
+#: A Deployment whose engine reads its settings from the ConfigMap llm-files (the shapes of
+#: tests/test_configmap_problems.py: a --config file, a variable, TGI's envFrom, a wrapper script), and that
+#: ConfigMap in a file of its own whose block scalar is indented with a tab (a YAML error kubectl reports too).
+_CM_POD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: llm}
+spec:
+  selector: {matchLabels: {app: llm}}
+  template:
+    metadata: {labels: {app: llm}}
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+      - name: engine
+        image: IMAGE
+CONTAINER
+        volumeMounts: [{name: files, mountPath: /etc/llm}]
+        resources: {limits: {nvidia.com/gpu: 1}}
+      volumes: [{name: files, configMap: {name: llm-files}}]
+"""
+_CM_SHAPES = {
+    "config": ("vllm/vllm-openai:v0.11.0", '        args: ["--config", "/etc/llm/config.yaml"]'),
+    "var": (
+        "vllm/vllm-openai:v0.11.0",
+        '        args: ["--model", "$(MODEL)", "--max-model-len", "4096"]\n'
+        "        env: [{name: MODEL, valueFrom: {configMapKeyRef: {name: llm-files, key: MODEL}}}]",
+    ),
+    "tgi": (
+        "ghcr.io/huggingface/text-generation-inference:3.3.6",
+        "        envFrom: [{configMapRef: {name: llm-files}}]",
+    ),
+    "script": ("vllm/vllm-openai:v0.11.0", '        command: ["/bin/bash", "/etc/llm/start.sh"]'),
+}
+_BROKEN_CM = (
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: llm-files\n  labels: {app: llm}\ndata:\n"
+    "  MODEL: Qwen/Qwen2.5-7B-Instruct\n  MODEL_ID: Qwen/Qwen2.5-7B-Instruct\n"
+    "  start.sh: |\n    exec vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 4096\n"
+    "  config.yaml: |\n    model: Qwen/Qwen2.5-7B-Instruct\n\tmax-model-len: 4096\n"
+)
+
+
+@pytest.mark.parametrize("shape", sorted(_CM_SHAPES))
+def test_a_configmap_in_a_file_that_does_not_parse_is_said_so_not_missing(tmp_path, shape):
+    """The ConfigMap a container reads its settings from sits in a file kvlint could not parse (KV001): the
+    container's note said "ConfigMap llm-files is not among the inputs" (and to pass it with the workload,
+    which the user had done). It now says that the ConfigMap is in a file kvlint could not parse, with the
+    file and line of the error, and to fix that error; in a whole-input run and in a streaming run with two
+    jobs alike. A ConfigMap really missing is still said to be missing."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    image, container = _CM_SHAPES[shape]
+    pod, cm = tmp_path / "llm.yaml", tmp_path / "llm-files.yaml"
+    pod.write_text(_CM_POD.replace("IMAGE", image).replace("CONTAINER", container))
+    cm.write_text(_BROKEN_CM)
+    error_line = _BROKEN_CM.splitlines().index("\tmax-model-len: 4096") + 1
+    res = run_check([str(pod), str(cm)], Options(allow_hub=False))
+    (kv001,) = [d for d in res.diagnostics if d.rule == "KV001"]
+    assert kv001.loc.file == str(cm)
+    said = [d for d in res.diagnostics if d.object == "Deployment/llm" and d.rule in ("KV502", "KV503")]
+    text = " ".join(d.message for d in said)
+    where = f"is in a file kvlint could not parse ({cm}:{kv001.loc.line})"
+    assert kv001.loc.line == error_line
+    assert "ConfigMap llm-files" in text and where in text, said
+    assert "not among the inputs" not in text
+    assert any("fix the YAML error kvlint reports (KV001)" in d.fix for d in said)
+
+    r = CliRunner().invoke(main, ["check", "--offline", "--no-config", "--jobs", "2", str(pod), str(cm)])
+    # (the text report wraps, and may show the parenthesis on a line of its own)
+    shown = " ".join(r.stdout.split())
+    assert "is in a file kvlint could not parse" in shown and f"{cm}:{kv001.loc.line}" in shown
+    assert "not among the inputs" not in shown
+
+    # the variant: the ConfigMap file left out, it is missing
+    res = run_check([str(pod)], Options(allow_hub=False))
+    text = " ".join(d.message for d in res.diagnostics if d.object == "Deployment/llm")
+    assert "could not parse" not in text
