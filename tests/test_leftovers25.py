@@ -298,3 +298,36 @@ def test_a_configmap_in_a_file_that_does_not_parse_is_said_so_not_missing(tmp_pa
     res = run_check([str(pod)], Options(allow_hub=False))
     text = " ".join(d.message for d in res.diagnostics if d.object == "Deployment/llm")
     assert "could not parse" not in text
+
+
+def test_markdown_shows_kvlints_code_spans_as_code_and_manifest_text_inert(tmp_path):
+    """``--format markdown`` (the job summary) escaped every backtick, so kvlint's own code spans showed as
+    literal backticks ("render with \\`helm template\\` first"). They are now code spans; text quoted from
+    the manifest stays inert: a model name holding HTML, a link and backticks renders no tag, no link and no
+    new cell. Inputs: the KubeAI models chart's template linted as a file (KV002), and the chat example with
+    a hostile model name."""
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    template = ROOT / "fixtures" / "helm" / "kubeai" / "charts" / "models" / "templates" / "models.yaml"
+    hostile = "evil/`x` <img src=y onerror=z> [l](http://e) | a*b*"
+    chat = (ROOT / "fixtures" / "examples" / "chat-8b-l4.yaml").read_text()
+    assert chat.count("meta-llama/Llama-3.1-8B-Instruct") >= 1
+    bad = tmp_path / "chat.yaml"
+    bad.write_text(chat.replace("meta-llama/Llama-3.1-8B-Instruct", f"'{hostile}'"))
+    r = CliRunner().invoke(
+        main, ["check", "--offline", "--no-config", "--format", "markdown", str(template), str(bad)]
+    )
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("| ")]
+    kv002 = [ln for ln in rows if "| KV002 |" in ln]
+    assert kv002 and all("render with `helm template` first" in ln for ln in kv002), kv002
+    assert "\\`helm template\\`" not in r.stdout
+    mine = [ln for ln in rows if "evil/" in ln]
+    assert mine, rows
+    for ln in mine:
+        assert "<img" not in ln and "&lt;img" in ln
+        assert "[l](http" not in ln and "\\[l\\](http://e)" in ln  # the brackets escaped: no link
+        # the row keeps its five cells: no | of the value opens a new one
+        cells = [c for c in ln.replace("\\|", "").split("|")][1:-1]
+        assert len(cells) == 5, ln
