@@ -331,3 +331,31 @@ def test_markdown_shows_kvlints_code_spans_as_code_and_manifest_text_inert(tmp_p
         # the row keeps its five cells: no | of the value opens a new one
         cells = [c for c in ln.replace("\\|", "").split("|")][1:-1]
         assert len(cells) == 5, ln
+
+
+def test_a_walk_counts_an_umbrella_chart_and_its_unpacked_subchart_as_one_chart_not_rendered(tmp_path):
+    """A directory walk lints chart files as plain files (kvlint renders only a chart directory it is given):
+    the KV002 of a subchart unpacked in its parent's charts/ already named the parent as the chart to render
+    (helm renders the subchart through it), but the run counted the parent and the subchart as two "Helm chart
+    not rendered". They are one. Real charts of fixtures/collected (redhat-ai-services' vllm-kserve as the
+    umbrella, castai's vLLM chart unpacked under its charts/); variant: the same two charts side by side are
+    two charts."""
+    import shutil
+
+    from kvlint.sizing import unread
+
+    charts = COLLECTED / "charts"
+    umbrella = tmp_path / "repo" / "umbrella"
+    shutil.copytree(charts / "vllm-kserve", umbrella)
+    shutil.copytree(charts / "castai-hosted-model-vllm", umbrella / "charts" / "vllm")
+    res = run_check([str(tmp_path / "repo")], Options(allow_hub=False))
+    sub_kv002 = [d for d in res.diagnostics if d.rule == "KV002" and "/charts/vllm/" in d.loc.file]
+    assert sub_kv002 and all(f"kvlint check {umbrella}" in d.fix for d in sub_kv002)
+    why = [w for _, w in unread(res)]
+    assert why == ["Helm chart not rendered (its files linted as they are)"], why
+
+    apart = tmp_path / "apart"
+    shutil.copytree(charts / "vllm-kserve", apart / "vllm-kserve")
+    shutil.copytree(charts / "castai-hosted-model-vllm", apart / "vllm")
+    why = [w for _, w in unread(run_check([str(apart)], Options(allow_hub=False)))]
+    assert why == ["Helm chart not rendered (its files linted as they are)"] * 2, why
