@@ -91,6 +91,10 @@ def test_a_hardware_profile_is_applied_to_an_llminferenceservice_as_the_webhook_
     other = _profiled_llmisvc(tmp_path / "other", container="vllm")
     res = run_check([str(other), str(profile)], Options(allow_hub=False))
     assert res.containers and all(c.placement.gpus != 2 for c in res.containers)
+    # and it is said so, rather than that the GPUs may come from the profile
+    kv405 = [d for d in res.diagnostics if d.rule == "KV405"]
+    assert any("applies nothing of it" in d.message and d.severity == "warning" for d in kv405), kv405
+    assert not any("may come from the profile" in d.message for d in res.diagnostics)
     assert all(
         "nvidia.com/gpu.product" not in c.workload.pod_spec.get("nodeSelector", {}) for c in res.containers
     )

@@ -50,6 +50,7 @@ __all__ = [
     "profile_clause",
     "apply_profile",
     "apply_llmisvc_profile",
+    "llmisvc_profile_skipped",
     "profile_reference",
 ]
 
@@ -255,6 +256,17 @@ def apply_profile(pred: Any, profile: Document) -> LDict:
     return out
 
 
+def llmisvc_profile_skipped(spec: Any) -> bool:
+    """True when the webhook applies nothing of a profile to an LLMInferenceService with this ``spec``: its
+    ``spec.template`` has containers and none is named ``main`` (``applyHardwareProfileLLMISVC`` then emits a
+    warning event and skips the profile)."""
+    template = spec.get("template") if isinstance(spec, dict) else None
+    containers = template.get("containers") if isinstance(template, dict) else None
+    if not isinstance(containers, list) or not containers:
+        return False
+    return not any(isinstance(c, dict) and c.get("name") == MAIN_CONTAINER for c in containers)
+
+
 def apply_llmisvc_profile(spec: Any, profile: Document) -> Any:
     """An LLMInferenceService's ``spec`` as the webhook leaves it with ``profile`` applied (the module
     docstring): the identifiers on the ``main`` container of ``spec.template`` (created when the template has
@@ -266,12 +278,11 @@ def apply_llmisvc_profile(spec: Any, profile: Document) -> Any:
         return spec
     pspec = _spec(profile)
     at = loc_of(pspec, "identifiers") or profile.loc
+    if llmisvc_profile_skipped(spec):
+        return spec
     template = spec.get("template")
     containers = template.get("containers") if isinstance(template, dict) else None
     containers = containers if isinstance(containers, list) else []
-    names = [c.get("name") for c in containers if isinstance(c, dict)]
-    if containers and MAIN_CONTAINER not in names:
-        return spec
     out = _copy(spec)
     tmpl = _copy(template, loc_of(pspec, "scheduling") or at)
     identifiers = _identifiers(pspec)

@@ -40,7 +40,13 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
 from kvlint.workloads.gotemplate import UNKNOWN, render
-from kvlint.workloads.hardwareprofile import HardwareProfiles, apply_llmisvc_profile
+from kvlint.workloads.hardwareprofile import (
+    MAIN_CONTAINER,
+    PROFILE_NAME,
+    HardwareProfiles,
+    apply_llmisvc_profile,
+    llmisvc_profile_skipped,
+)
 from kvlint.workloads.merge import relocate, strategic_merge
 
 __all__ = ["PRESETS", "llmisvc_workloads", "model_from_uri", "preset_names"]
@@ -227,7 +233,11 @@ def llmisvc_workloads(
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
     profile = profiles.named_by(doc) if profiles and not standalone else None
-    if profile is not None:
+    unprofiled = False  # the profile named is among the inputs, and the webhook skips it
+    if profile is not None and llmisvc_profile_skipped(spec):
+        unprofiled = True
+        findings.append(_profile_skipped(doc, spec, profile, anchor))
+    elif profile is not None:
         # OpenShift AI's webhook writes a named hardware profile into the service at admission
         spec = apply_llmisvc_profile(spec, profile)
     refs = _refs(doc, spec, configs, standalone)
@@ -321,6 +331,8 @@ def llmisvc_workloads(
                 role=role,
                 group_size=size if isinstance(worker, LDict) else None,
             )
+            if unprofiled:  # (so the GPU rules do not say that the GPUs may come from the profile)
+                w = _with(w, annotations={k: v for k, v in w.annotations.items() if k != PROFILE_NAME})
             w = _with(
                 w,
                 findings=tuple(findings),
@@ -407,6 +419,26 @@ def _empty(doc: Document, loc: Loc | None, findings: tuple[Finding, ...], why: s
         severity="warning",
     )
     return Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(*findings, f))
+
+
+def _profile_skipped(doc: Document, spec: Any, profile: Document, anchor: Loc | None) -> Finding:
+    """KV405's note on an LLMInferenceService whose hardware profile (among the inputs) the webhook does not
+    apply: its ``spec.template`` has containers and none is named ``main``
+    (:func:`kvlint.workloads.hardwareprofile.llmisvc_profile_skipped`)."""
+    template = spec.get("template") if isinstance(spec, dict) else None
+    containers = template.get("containers") if isinstance(template, dict) else None
+    names = [str(c.get("name")) for c in containers or [] if isinstance(c, dict)]
+    return Finding(
+        "KV405",
+        f"its {PROFILE_NAME} annotation names hardware profile '{profile.name}', but OpenShift AI's webhook "
+        f"applies nothing of it: spec.template's containers ({', '.join(names)}) have none named '{MAIN_CONTAINER}', "
+        "the one the profile's resources go to (odh-model-controller applyHardwareProfileLLMISVC skips the "
+        "profile with a warning event), so the pods get neither its GPUs nor its node scheduling",
+        loc_of(template, "containers") or anchor,
+        fix=f"name the engine container '{MAIN_CONTAINER}' (the name KServe's presets give it), or request the GPUs "
+        "in its resources.limits",
+        severity="warning",
+    )
 
 
 def _preset_note(doc: Document) -> Finding:
