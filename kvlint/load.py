@@ -1473,11 +1473,11 @@ def _load_segment(
 
 
 #: A top-level ``kind: ConfigMap`` line (quoted or not, a comment after it).
-_CM_KIND = re.compile(r"""^kind:[ \t]*(["']?)ConfigMap\1[ \t]*(?:#.*)?$""", re.M)
+_CM_KIND = re.compile(r"""^kind:[ \t]*(["']?)ConfigMap\1[ \t\r]*(?:#.*)?$""", re.M)
 #: A top-level ``metadata:`` with its indented block, or its flow mapping on the same line.
-_CM_META = re.compile(r"^metadata:[ \t]*(?:#.*)?\n((?:[ \t]+.*(?:\n|$)|[ \t]*(?:\n|$))*)", re.M)
+_CM_META = re.compile(r"^metadata:[ \t\r]*(?:#.*)?\n((?:[ \t]+.*(?:\n|$)|[ \t]*(?:\n|$))*)", re.M)
 _CM_META_FLOW = re.compile(r"^metadata:[ \t]*\{([^}\n]*)\}", re.M)
-_CM_FIELD = r"""(?:^|[,{{\s]){key}:[ \t]*(["']?)([A-Za-z0-9][-A-Za-z0-9_.]*)\1[ \t]*(?:[,}}#]|$)"""
+_CM_FIELD = r"""(?:^|[,{{\s]){key}:[ \t]*(["']?)([A-Za-z0-9][-A-Za-z0-9_.]*)\1[ \t\r]*(?:[,}}#]|$)"""
 
 
 def unparsed_configmap(text: str) -> tuple[str | None, str] | None:

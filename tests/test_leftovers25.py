@@ -363,3 +363,32 @@ def test_a_walk_counts_an_umbrella_chart_and_its_unpacked_subchart_as_one_chart_
     shutil.copytree(charts / "castai-hosted-model-vllm", apart / "vllm")
     why = [w for _, w in unread(run_check([str(apart)], Options(allow_hub=False)))]
     assert why == ["Helm chart not rendered (its files linted as they are)"] * 2, why
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    name: not-me\n  name: llm-files\n",
+            (None, "llm-files"),
+        ),
+        (
+            "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: llm-files\r\n  namespace: ai\r\n",
+            ("ai", "llm-files"),
+        ),
+        (
+            "kind: 'ConfigMap' # c\nmetadata: {namespace: ai, name: \"llm-files\"}\ndata: [\n",
+            ("ai", "llm-files"),
+        ),
+        ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: llm-files\n", None),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    name: not-me\n", None),
+        ("apiVersion: v1\nkind: ConfigMapList\nmetadata:\n  name: x\n", None),
+    ],
+)
+def test_the_configmap_of_an_unparsed_document_is_read_from_its_text(text, expected):
+    """The name (and namespace) of the ConfigMap in a document that does not parse come from its top-level
+    ``kind`` and the ``name`` directly under ``metadata`` (block or flow, CRLF line ends too); a label called
+    ``name`` is not it, and another kind gives nothing."""
+    from kvlint.load import unparsed_configmap
+
+    assert unparsed_configmap(text) == expected
