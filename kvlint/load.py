@@ -690,6 +690,7 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.source_texts.update(part.source_texts)
     into.read_paths.update(part.read_paths)
     into.engine_named.update(part.engine_named)
+    into.unparsed_configmaps.extend(part.unparsed_configmaps)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1469,7 +1470,55 @@ def _load_segment(
             result.findings.append(Finding("KV001", error.message, Loc(path, error.line, error.column)))
         else:
             result.findings.append(_error_finding(error, text, path, line_offset))
+        where = result.findings[-1].loc if result.findings else None
+        named = unparsed_configmap(text) if where is not None else None
+        if named is not None and where is not None:
+            result.unparsed_configmaps.append((named[0], named[1], where))
     return True
+
+
+#: A top-level ``kind: ConfigMap`` line (quoted or not, a comment after it).
+_CM_KIND = re.compile(r"""^kind:[ \t]*(["']?)ConfigMap\1[ \t\r]*(?:#.*)?$""", re.M)
+#: A top-level ``metadata:`` with its indented block, or its flow mapping on the same line.
+_CM_META = re.compile(r"^metadata:[ \t\r]*(?:#.*)?\n((?:[ \t]+.*(?:\n|$)|[ \t]*(?:\n|$))*)", re.M)
+_CM_META_FLOW = re.compile(r"^metadata:[ \t]*\{([^}\n]*)\}", re.M)
+_CM_FIELD = r"""(?:^|[,{{\s]){key}:[ \t]*(["']?)([A-Za-z0-9][-A-Za-z0-9_.]*)\1[ \t\r]*(?:[,}}#]|$)"""
+
+
+def unparsed_configmap(text: str) -> tuple[str | None, str] | None:
+    """``(namespace or None, name)`` of the ConfigMap a document that does not parse as YAML seems to be:
+    a top-level ``kind: ConfigMap`` line and a ``name`` directly under its top-level ``metadata`` (a block
+    mapping, or a flow mapping on one line), read from the text as written. None when the text shows no
+    such ConfigMap (then nothing is guessed). Never raises."""
+    if not _CM_KIND.search(text):
+        return None
+    flow = _CM_META_FLOW.search(text)
+    if flow is not None:
+        body, indent = flow.group(1), None
+    else:
+        block = _CM_META.search(text)
+        if block is None:
+            return None
+        body = block.group(1)
+        first = next((ln for ln in body.split("\n") if ln.strip() and not ln.strip().startswith("#")), "")
+        indent = first[: len(first) - len(first.lstrip())]
+        if not indent:
+            return None
+
+    def field(key: str) -> str | None:
+        pattern = _CM_FIELD.format(key=key)
+        if indent is None:
+            m = re.search(pattern, body)
+            return m.group(2) if m else None
+        for ln in body.split("\n"):
+            if ln.startswith(indent) and not ln[len(indent) :].startswith((" ", "\t")):
+                m = re.match(pattern, ln[len(indent) :])
+                if m:
+                    return m.group(2)
+        return None
+
+    name = field("name")
+    return (field("namespace"), name) if name else None
 
 
 def _add_doc(

@@ -101,7 +101,8 @@ def run_documents(loaded: LoadResult, options: Options | None = None) -> CheckRe
         engine_named=loaded.engine_named,
     )
     diags = configure([finding_to_diagnostic(f) for f in loaded.findings], options)
-    part = analyse_documents(loaded.documents, options)
+    cms = _workloads.configmaps(loaded.documents, loaded.unparsed_configmaps)
+    part = analyse_documents(loaded.documents, options, cms=cms)
     result.workloads = part.workloads
     result.containers.extend(part.containers)
     diags.extend(part.diagnostics)

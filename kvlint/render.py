@@ -1340,6 +1340,7 @@ def _merge(into: LoadResult, part: LoadResult) -> None:
     into.source_texts.update(part.source_texts)
     into.read_paths.update(part.read_paths)
     into.engine_named.update(part.engine_named)
+    into.unparsed_configmaps.extend(part.unparsed_configmaps)
 
 
 #: Helm's rule for a release name (``helm template NAME``, pkg/chartutil ``ValidateReleaseName``, Helm 3):

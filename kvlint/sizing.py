@@ -43,7 +43,7 @@ from typing import Any
 
 from kvlint.engines.images import path_placeholder, unsized_whatever_model
 from kvlint.engines.layout import unresolved_sizes
-from kvlint.load import _mentions_engine, template_chart, values_chart
+from kvlint.load import _mentions_engine, outermost_chart, template_chart, values_chart
 from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, Loc
 
 __all__ = ["SIZED", "SizingSummary", "explained_at", "outcomes", "sizing_of", "summarise", "unread"]
@@ -325,7 +325,8 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
     (a file-level KV002 -- Helm template or values file -- whose text names vLLM, SGLang or TGI, or a values
     file whose KV002 reason is a GPU limit (:func:`_values_with_gpu`), and whose serving containers, if it
     parsed anyway, were not read; the templates and values files of one chart, linted as plain files, are one
-    ``Helm chart not rendered (its files linted as they are)``: :func:`kvlint.load.template_chart`,
+    ``Helm chart not rendered (its files linted as they are)``: :func:`kvlint.load.template_chart`, its subcharts
+    counted with the outermost chart (:func:`kvlint.load.outermost_chart`),
     :func:`kvlint.load.values_chart`), ``kustomization not built`` (KV002 on a
     kustomization file linted as a plain file, whose directory's files name one), ``Helm chart not rendered (helm template failed)``
     / ``kustomization not built`` (a KV001 at a chart's ``Chart.yaml`` or a ``kustomization.yaml`` -- the
@@ -365,8 +366,11 @@ def unread(result: CheckResult) -> list[tuple[Diagnostic, str]]:
                 seen.add(d.loc.file)
                 values = "is a Helm values file" in d.message
                 # the templates and values of one chart, linted as plain files by a directory walk: one chart
-                # not rendered, not one entry per file (a chart of five templates was five)
+                # not rendered, not one entry per file (a chart of five templates was five); a subchart unpacked
+                # in its parent's charts/ is rendered through the parent (the chart its KV002 names), so its
+                # files are that chart's too (an umbrella with one subchart was two charts not rendered)
                 chart = values_chart(d.loc.file) if values else template_chart(d.loc.file)
+                chart = outermost_chart(chart) if chart is not None else None
                 if chart is None:
                     out.append((d, "Helm values file not rendered" if values else "template not rendered"))
                 elif os.path.join(chart, "Chart.yaml") not in seen:

@@ -571,10 +571,15 @@ class _Context:
     joined: Any = None
     _ids: dict[tuple[str, str | None, str], list[Any]] = field(default_factory=dict)
 
-    def keep(self, docs: Sequence[Document]) -> None:
-        """Take the context of ``docs``."""
+    def keep(self, docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()) -> None:
+        """Take the context of ``docs``, and the ConfigMaps of documents that failed to parse (``unparsed``,
+        :attr:`kvlint.types.LoadResult.unparsed_configmaps`)."""
         from kvlint.workloads import configmaps
+        from kvlint.workloads.configmaps import add_unparsed
         from kvlint.workloads.find import CONTEXT_KINDS, CONTEXT_NODE_KINDS
+
+        if unparsed:
+            add_unparsed(self.cms, unparsed)
 
         for d in docs:
             kind = d.kind
@@ -682,7 +687,7 @@ def _plan(
                 loaded = _load_stream(stdin if stdin is not None else _sys_stdin(), limit)
                 loaded.files = 1
                 _map_loaded_sources(loaded)
-                keep(loaded.documents)
+                keep(loaded.documents, loaded.unparsed_configmaps)
                 plan.units.append(_Unit(loaded=loaded))
                 continue
             unreadable: list[OSError] = []
@@ -716,11 +721,11 @@ def _plan(
         plan.units.append(_Unit(loaded=LoadResult(findings=subchart_notes)))
     for chart in charts:
         loaded = render_helm(chart, values=options.helm_values, set_values=options.helm_set, max_bytes=limit)
-        keep(loaded.documents)
+        keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
     for kdir in kustomizations:
         loaded = render_kustomize(kdir, max_bytes=limit)
-        keep(loaded.documents)
+        keep(loaded.documents, loaded.unparsed_configmaps)
         plan.units.append(_Unit(loaded=loaded))
     for p in unreachable:
         plan.trailing.append(
@@ -786,12 +791,12 @@ def _plan_file(
                 return [_Unit(path=path, files=1)]  # no context document: read whole in its turn
             held = hold(sum(len(seg) for seg, _ in parts.values()))
             for _, part in parts.values():
-                keep(part.documents)
+                keep(part.documents, part.unparsed_configmaps)
             return [_Unit(path=path, held=parts if held else {}, files=1)]
         loaded = load_text(data, path) if whole else _load_file(path, limit)
         _map_loaded_sources(loaded)
         held = hold(len(data))
-        keep(loaded.documents)
+        keep(loaded.documents, loaded.unparsed_configmaps)
         return [_Unit(loaded=loaded, files=1)] if held else [_Unit(path=path, files=1)]
     sources: list[tuple[int, str]] = []
     info: dict[str, int] = {}
@@ -804,7 +809,7 @@ def _plan_file(
     if segs is None:
         loaded = _load_file(path, limit)
         _map_loaded_sources(loaded)
-        keep(loaded.documents)
+        keep(loaded.documents, loaded.unparsed_configmaps)
         return [_Unit(loaded=loaded, files=1)]
     units: list[_Unit] = []
     # a batch is kept as its byte span and first line, not its text: the file is never held whole
@@ -817,7 +822,7 @@ def _plan_file(
         if _segment_may_hold_context(seg):
             part = LoadResult()
             _load_segments(path, [(offset, seg)], part)
-            keep(part.documents)
+            keep(part.documents, part.unparsed_configmaps)
         nbytes = len(seg.encode("utf-8"))
         pos += nbytes
         size_now += nbytes

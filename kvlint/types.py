@@ -101,6 +101,9 @@ class LoadResult:
     was read, so a path that is there but not in ``source_texts`` is known to hold no such comment.
     ``engine_named`` says, for a file with unrendered template syntax (KV002), whether its text names a
     serving engine, as :func:`kvlint.sizing.unread` would find reading it again (see :func:`kvlint.load.load_text`).
+    ``unparsed_configmaps`` names the ConfigMaps of documents that failed to parse (KV001), as
+    ``(namespace or None, name, where the KV001 is)``, read from their text (:func:`kvlint.load.unparsed_configmap`),
+    so a workload that refers to one is told so rather than that it is not among the inputs.
     """
 
     documents: list[Document] = field(default_factory=list)
@@ -109,6 +112,7 @@ class LoadResult:
     source_texts: dict[str, str] = field(default_factory=dict)
     read_paths: set[str] = field(default_factory=set)
     engine_named: dict[str, bool] = field(default_factory=dict)
+    unparsed_configmaps: list[tuple[str | None, str, Loc]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------------

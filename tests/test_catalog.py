@@ -39,10 +39,16 @@ SHARED_DESIGN = SHARED / "DESIGN.md"
 ROW = re.compile(r"^\|\s*(KV\d{3})\s*\|\s*([a-z0-9-]+)\s*\|\s*(error|warning|info)\s*\|")
 
 
-def design_rows(text: str) -> dict[str, tuple[str, str]]:
-    """id -> (name, severity) from the markdown rows of DESIGN.md's rule table."""
+#: Where fixtures/catalog/design-rule-table.md's copy of DESIGN.md's table ends (the rules added after it follow).
+COPY_END = "<!-- END OF THE DESIGN.md COPY."
+
+
+def design_rows(text: str, *, added: bool = False) -> dict[str, tuple[str, str]]:
+    """id -> (name, severity) from the markdown rows of DESIGN.md's rule table: in the fixture, the rows of
+    the copy (before :data:`COPY_END`), or with ``added`` those of the section after it."""
     rows = {}
-    for line in text.splitlines():
+    copy, _, rest = text.partition(COPY_END)
+    for line in (rest if added else copy).splitlines():
         m = ROW.match(line)
         if m:
             rows[m.group(1)] = (m.group(2), m.group(3))
@@ -98,6 +104,20 @@ def test_every_design_id_has_a_rule_with_its_name_and_severity() -> None:
     assert not missing, f"rule files missing for {missing}"
     for rule_id, (name, severity) in rows.items():
         assert (catalog[rule_id].name, catalog[rule_id].severity) == (name, severity), rule_id
+
+
+def test_the_design_table_and_the_rules_added_after_it_list_every_rule() -> None:
+    """fixtures/catalog/design-rule-table.md lists every rule of the catalogue: DESIGN.md's table (copied as it
+    is) and, after it, the rules added since, each with the name, severity and summary of its rules/KVnnn.yaml
+    (KV108 and seven others were in neither). A new rule fails this until it is listed."""
+    text = DESIGN_TABLE.read_text()
+    copy, added = design_rows(text), design_rows(text, added=True)
+    catalog = load_catalog()
+    assert not set(copy) & set(added)
+    assert sorted({**copy, **added}) == sorted(catalog), sorted(set(catalog) - set(copy) - set(added))
+    for rule_id, (name, severity) in added.items():
+        assert (catalog[rule_id].name, catalog[rule_id].severity) == (name, severity), rule_id
+        assert f"| {catalog[rule_id].summary} |" in text, rule_id
 
 
 @pytest.mark.skipif(not SHARED_DESIGN.exists(), reason="shared DESIGN.md not available")

@@ -238,9 +238,11 @@ def test_a_hardware_profile_not_among_the_inputs_is_named_not_called_a_missing_g
 
 def test_a_hardware_profile_among_the_inputs_is_applied_as_the_webhook_does(tmp_path):
     """With the HardwareProfile among the inputs, its identifiers become the model's requests (defaultCount)
-    and limits (maxCount) where the model sets none, and its node scheduling replaces the predictor's: the
-    engine is sized on one L40S. Variants: the model's own GPU count wins over the profile's; a profile in
-    another namespace is not the one named; a Kueue profile sets no nodeSelector."""
+    and limits (the request: odh-model-controller ApplyToIsvcResources; maxCount is the dashboard's ceiling)
+    where the model sets none, and its node scheduling is merged into the predictor's (MergeNodeScheduling:
+    the predictor's own toleration stays): the engine is sized on one L40S. Variants: the model's own GPU
+    count wins over the profile's; a profile in another namespace is not the one named; a Kueue profile sets
+    no nodeSelector."""
     isvc, name, namespace = _profiled_isvc(tmp_path)
     runtime = str(PARASOL / "serving-runtime-vllm-granite-modelcar.yaml")
     profile = tmp_path / "profile.yaml"
@@ -249,7 +251,8 @@ def test_a_hardware_profile_among_the_inputs_is_applied_as_the_webhook_does(tmp_
     (cr,) = res.containers
     (c,) = cr.workload.pod_spec["containers"]
     assert c["resources"]["requests"] == {"cpu": "4", "nvidia.com/gpu": "1"}
-    assert c["resources"]["limits"] == {"cpu": "8", "nvidia.com/gpu": "1"}
+    assert c["resources"]["limits"] == {"cpu": "4", "nvidia.com/gpu": "1"}
+    assert [t["key"] for t in cr.workload.pod_spec["tolerations"]] == ["nvidia.com/gpu"]
     assert cr.placement.gpus == 1 and cr.placement.accelerator.id == "nvidia-l40s"
     assert cr.placement.gpus_loc.file == str(profile)
     assert cr.plan is not None

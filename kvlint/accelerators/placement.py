@@ -810,10 +810,42 @@ def node_class_labels(kind: str, data: Any) -> Labels:
     return out
 
 
-def node_class_accelerator(kind: str, name: str, data: Any) -> DerivedAccelerator | None:
+def selected_node_class(pod_spec: Any, key: str) -> tuple[str, str] | None:
+    """``(name, how)``: the one value a pod's required scheduling pins the node label ``key`` to (a
+    ComputeClass's :data:`COMPUTE_CLASS`, a NodePool's :data:`KARPENTER_NODEPOOL`), and how it says so; None
+    when it pins none or several.
+
+    ``nodeSelector[key]``; else its required node affinity (:func:`_affinity_terms`, the scheduler's
+    ``nodeaffinity`` plugin: terms OR'ed, a term's expressions AND'ed): every term restricts ``key`` with
+    ``In`` (a term with several ``In`` on ``key`` allows what they all list), and the terms together allow one
+    value. A term that does not restrict ``key`` lets the pod onto any node, and names no class."""
+    if not isinstance(pod_spec, Mapping):
+        return None
+    ns = pod_spec.get("nodeSelector")
+    name = ns.get(key) if isinstance(ns, Mapping) else None
+    if isinstance(name, str) and name:
+        return name, f"nodeSelector {key}={name}"
+    terms = _affinity_terms(pod_spec)
+    allowed: set[str] = set()
+    for exprs in terms:
+        mine = [e for e in exprs if e.key == key and e.op == "In"]
+        if not mine:
+            return None
+        values = set.intersection(*({v for v, _ in e.values} for e in mine))
+        allowed |= values
+    if len(allowed) != 1:
+        return None
+    (name,) = allowed
+    return name, f"nodeAffinity {key} In [{name}]"
+
+
+def node_class_accelerator(
+    kind: str, name: str, data: Any, how: str | None = None
+) -> DerivedAccelerator | None:
     """The accelerator the nodes of the ComputeClass or NodePool ``name`` carry (:func:`node_class_labels`
     decided as a pod's own labels are, :func:`_decide`; several GPUs: the smallest memory, said), for a pod
-    that selects it by :data:`COMPUTE_CLASS` / :data:`KARPENTER_NODEPOOL`; None when its labels name none."""
+    that selects it by :data:`COMPUTE_CLASS` / :data:`KARPENTER_NODEPOOL` (``how``: in words, as
+    :func:`selected_node_class` says it; the nodeSelector by default); None when its labels name none."""
     labels = node_class_labels(kind, data)
     cands = _decide(labels) if labels else None
     if not cands:
@@ -826,7 +858,8 @@ def node_class_accelerator(kind: str, name: str, data: Any) -> DerivedAccelerato
     notes = f" ({'; '.join(d.notes)})" if d.notes else ""
     return DerivedAccelerator(
         d.acc.id,
-        f"nodeSelector {selector}={name}: the {kind} {name} among the inputs gives its nodes {d.how}{notes}",
+        f"{how or f'nodeSelector {selector}={name}'}: the {kind} {name} among the inputs gives its nodes "
+        f"{d.how}{notes}",
         d.loc,
     )
 

@@ -103,7 +103,7 @@ class PlanOutput:
         capacity of :func:`kvlint.report.markdown.plan_table_lines`, the findings (short statement, the
         arithmetic folded, the fix), the assumptions folded, and the verdict."""
         from kvlint.report.escape import markdown_code
-        from kvlint.report.markdown import _cell, finding_cell, plan_table_lines
+        from kvlint.report.markdown import _cell, finding_cell, message_cell, plan_table_lines
 
         cr = self.result
         acc = cr.placement.accelerator if cr.placement else None
@@ -127,7 +127,7 @@ class PlanOutput:
             lines += ["", "| severity | rule | finding | fix |", "|---|---|---|---|"]
             for d in self.diagnostics:
                 lines.append(
-                    f"| {_cell(d.severity)} | {_cell(d.rule)} | {finding_cell(d)} | {_cell(d.fix)} |"
+                    f"| {_cell(d.severity)} | {_cell(d.rule)} | {finding_cell(d)} | {message_cell(d.fix)} |"
                 )
         if cr.plan is not None and cr.plan.assumptions:
             folded = "".join(f"<li>{_cell(a)}</li>" for a in cr.plan.assumptions)

@@ -1506,11 +1506,15 @@ def parse_container(
         return _kv503(engine, container, image, version, env, reason, first_loc, fix, "error")
     cm_fix = None
     if missing is not None:
+        from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
+
         reason += f"; {missing}"
         cm_fix = (
             "pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml) so kvlint reads "
             "the script"
             if missing.endswith("is not among the inputs")
+            else UNPARSED_FIX
+            if UNPARSED in missing
             else "make the ConfigMap hold the script as a string under the key the volume mounts (the container cannot start "
             "without the file); kvlint then reads the engine command in it"
         )

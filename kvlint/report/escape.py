@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["markdown_code", "markdown_text", "printable", "xml_text"]
+__all__ = ["markdown_code", "markdown_message", "markdown_text", "printable", "xml_text"]
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -83,6 +83,18 @@ def _one_line(text: str) -> str:
     return printable(" ".join(str(text).split()))
 
 
+def _escaped(one: str) -> str:
+    """One line (already :func:`_one_line`) with its Markdown-active punctuation escaped (:func:`markdown_text`)."""
+
+    def escape(m: re.Match[str]) -> str:
+        c, at = m.group(0), m.start()
+        if c == "_" and 0 < at < len(one) - 1 and one[at - 1].isalnum() and one[at + 1].isalnum():
+            return c  # inside a word (max_num_seqs): never an emphasis delimiter (CommonMark 6.2, rule 2)
+        return _MD_ESCAPE[c]
+
+    return _MD_ACTIVE.sub(escape, one)
+
+
 def markdown_text(text: str) -> str:
     """``text`` (a manifest value, a file name, a finding's statement) as one line of inert GitHub-flavoured
     Markdown, for a table cell, a heading or a paragraph: whitespace runs (newlines) one space, control and
@@ -93,15 +105,34 @@ def markdown_text(text: str) -> str:
 
     Source: the CommonMark spec 0.31.2 (backslash escapes, section 2.4; entity references, 2.5) and the GFM
     spec 0.29 (tables: ``\\|`` in a cell, section 4.10)."""
+    return _escaped(_one_line(text))
+
+
+#: A code span as kvlint writes one in its messages: a single backtick, not after a letter, digit or backtick,
+#: then text that neither starts nor ends with a space and holds no backtick, then a single backtick not
+#: followed by a letter, digit or backtick (`` `helm template` ``, `` `kvlint models pull ID` ``).
+_OWN_SPAN = re.compile(r"(?<![A-Za-z0-9`])`([^`\s](?:[^`]*[^`\s])?)`(?![A-Za-z0-9`])")
+
+
+def markdown_message(text: str, *, table: bool = True) -> str:
+    """A finding's message or fix as one line of GitHub-flavoured Markdown: the code spans kvlint writes in
+    its texts (``render with `helm template` first``) shown as code (:func:`markdown_code`), the rest as
+    :func:`markdown_text`. A manifest value quoted in the message stays inert either way: outside a span
+    every active character is escaped, and inside one nothing is Markdown (no link, image, HTML, entity or,
+    in a ``table``, new cell); a backtick that pairs with no other in that shape is shown as a backtick. (A
+    value holding backticks may still make part of the message show in code font: the message does not
+    record which words came from the manifest.)"""
     one = _one_line(text)
-
-    def escape(m: re.Match[str]) -> str:
-        c, at = m.group(0), m.start()
-        if c == "_" and 0 < at < len(one) - 1 and one[at - 1].isalnum() and one[at + 1].isalnum():
-            return c  # inside a word (max_num_seqs): never an emphasis delimiter (CommonMark 6.2, rule 2)
-        return _MD_ESCAPE[c]
-
-    return _MD_ACTIVE.sub(escape, one)
+    if "`" not in one:
+        return _escaped(one)
+    out: list[str] = []
+    at = 0
+    for m in _OWN_SPAN.finditer(one):
+        out.append(_escaped(one[at : m.start()]))
+        out.append(markdown_code(m.group(1), table=table))
+        at = m.end()
+    out.append(_escaped(one[at:]))
+    return "".join(out)
 
 
 def markdown_code(text: str, *, table: bool = True) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.numbers import fraction, times
-from kvlint.report.escape import markdown_code, markdown_text
+from kvlint.report.escape import markdown_code, markdown_message, markdown_text
 from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
 
 if TYPE_CHECKING:
@@ -32,12 +32,18 @@ def _cell(s: str) -> str:
     return markdown_text(s)
 
 
+def message_cell(s: str) -> str:
+    """A table cell of a finding's own text (its statement, a detail, its fix): kvlint's code spans shown as
+    code, the rest as :func:`_cell` shows text (:func:`kvlint.report.escape.markdown_message`)."""
+    return markdown_message(s)
+
+
 def finding_cell(d: Diagnostic) -> str:
     """A finding's table cell: its short statement, then the detail (per-GPU arithmetic, the engine's error
     text) folded in a ``<details>`` element below it."""
-    cell = _cell(d.statement)
+    cell = message_cell(d.statement)
     if d.details:
-        folded = "<br>".join(_cell(x) for x in d.details)
+        folded = "<br>".join(message_cell(x) for x in d.details)
         cell += f"<details><summary>arithmetic and detail</summary>{folded}</details>"
     return cell
 
@@ -45,7 +51,7 @@ def finding_cell(d: Diagnostic) -> str:
 def finding_row(d: Diagnostic, prefix: str = "") -> str:
     """One row of the findings table (``prefix``: extra leading cells, e.g. new/pre-existing)."""
     loc = markdown_code(f"{d.loc.file}:{d.loc.line}:{d.loc.column}") if d.loc else ""
-    return f"| {prefix}{_ICON.get(d.severity, _cell(d.severity))} | {_cell(d.rule)} | {loc} | {finding_cell(d)} | {_cell(d.fix)} |"
+    return f"| {prefix}{_ICON.get(d.severity, _cell(d.severity))} | {_cell(d.rule)} | {loc} | {finding_cell(d)} | {message_cell(d.fix)} |"
 
 
 def _g(b: int) -> str:

@@ -25,7 +25,18 @@ class UnreadData(LDict):
         self.why = why
 
 
-def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
+#: What :func:`configmap_problem` says of a ConfigMap whose document failed to parse (its file and line follow),
+#: and what to do about it.
+UNPARSED = "is in a file kvlint could not parse"
+UNPARSED_FIX = (
+    "fix the YAML error kvlint reports (KV001) in the ConfigMap's file: kubectl cannot apply it either, so the "
+    "pod has no such ConfigMap"
+)
+
+
+def configmaps(
+    docs: Sequence[Document], unparsed: Sequence[tuple[str | None, str, Loc]] = ()
+) -> dict[tuple[str | None, str], LDict]:
     """ConfigMap ``data`` of every ConfigMap document, keyed by ``(namespace, name)``.
 
     ``namespace`` is None when the manifest does not set one. ConfigMaps without a name or without ``data``
@@ -34,6 +45,10 @@ def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
     unless a readable one has the same key. A later ConfigMap with the same key replaces an earlier one (as
     ``kubectl apply`` of the files in order would; the API server refuses an unreadable one, which replaces
     nothing).
+
+    ``unparsed``: the ConfigMaps of documents that failed to parse (:attr:`kvlint.types.LoadResult.
+    unparsed_configmaps`), kept as :class:`UnreadData` saying so and where (:data:`UNPARSED`) unless a
+    readable or unreadable one among ``docs`` has the same key.
     """
     out: dict[tuple[str | None, str], LDict] = {}
     for doc in docs:
@@ -54,7 +69,18 @@ def configmaps(docs: Sequence[Document]) -> dict[tuple[str | None, str], LDict]:
         if not isinstance(data, LDict):
             data = LDict(data, loc=doc.loc)
         out[(doc.namespace, name)] = data
+    add_unparsed(out, unparsed)
     return out
+
+
+def add_unparsed(
+    cms: dict[tuple[str | None, str], LDict], unparsed: Sequence[tuple[str | None, str, Loc]]
+) -> None:
+    """Record in ``cms`` the ConfigMaps whose documents failed to parse (see :func:`configmaps`): each as an
+    :class:`UnreadData` saying :data:`UNPARSED` with its file and line, where ``cms`` has none of that key."""
+    for namespace, name, where in unparsed:
+        if (namespace, name) not in cms:
+            cms[(namespace, name)] = UnreadData(f"{UNPARSED} ({where.file}:{where.line})", None)
 
 
 def _scalar_word(v: Any) -> str:

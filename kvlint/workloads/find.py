@@ -13,7 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kvlint.accelerators.placement import GPU_RESOURCES, NODE_CLASS_KINDS, node_class_accelerator
+from kvlint.accelerators.placement import (
+    GPU_RESOURCES,
+    NODE_CLASS_KINDS,
+    node_class_accelerator,
+    selected_node_class,
+)
 from kvlint.chart_values import reader_of
 from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
@@ -370,20 +375,21 @@ class _Joined:
         self._node_accs: dict[tuple[str, str], DerivedAccelerator | None] = {}
 
     def with_node_class(self, w: Workload) -> Workload:
-        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` selects a
-        ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.placement.
-        node_class_accelerator`) that names a GPU."""
-        ns = w.pod_spec.get("nodeSelector")
-        if not isinstance(ns, dict) or w.node_class is not None:
+        """``w`` with :attr:`~kvlint.types.Workload.node_class` when its pod's ``nodeSelector`` or required
+        node affinity selects a ComputeClass or NodePool among the inputs by name (:func:`kvlint.accelerators.
+        placement.selected_node_class`, :func:`~kvlint.accelerators.placement.node_class_accelerator`) that
+        names a GPU."""
+        if w.node_class is not None or not self.node_classes:
             return w
         for _prefix, key in NODE_CLASS_KINDS.values():
-            name = ns.get(key)
-            if not isinstance(name, str) or (key, name) not in self.node_classes:
+            picked = selected_node_class(w.pod_spec, key)
+            if picked is None or (key, picked[0]) not in self.node_classes:
                 continue
-            if (key, name) not in self._node_accs:
+            name, how = picked
+            if (key, how) not in self._node_accs:
                 d = self.node_classes[(key, name)]
-                self._node_accs[(key, name)] = node_class_accelerator(d.kind, name, d.data)
-            acc = self._node_accs[(key, name)]
+                self._node_accs[(key, how)] = node_class_accelerator(d.kind, name, d.data, how)
+            acc = self._node_accs[(key, how)]
             if acc is not None:
                 return replace(w, node_class=acc)
         return w
@@ -416,7 +422,7 @@ class _Joined:
 
     def _join(self, doc: Document) -> tuple[list[Workload], set[DocKey]]:
         if doc.kind == "LLMInferenceService":
-            ws, used = llmisvc_workloads(doc, (), configs=self.configs)
+            ws, used = llmisvc_workloads(doc, (), configs=self.configs, profiles=self.runtimes.profiles)
             return ws, {self._keys[i] for i in used if i in self._keys}
         return _with_rest(doc, predictor_workloads(doc, self.runtimes)), self._used(doc)
 
@@ -477,8 +483,8 @@ PROVIDER_KINDS = frozenset({"LLMInferenceServiceConfig", *_RUNTIME_KINDS})
 #: providers of a run (:class:`_Joined` ``node_classes``), not workloads themselves.
 CONTEXT_NODE_KINDS = frozenset(NODE_CLASS_KINDS)
 #: What the services are joined with: the providers, and the OpenShift AI hardware profiles whose resources and
-#: node scheduling its webhook writes into an InferenceService (:mod:`kvlint.workloads.hardwareprofile`; not a
-#: workload: no pod of its own).
+#: node scheduling its webhook writes into an InferenceService or an LLMInferenceService
+#: (:mod:`kvlint.workloads.hardwareprofile`; not a workload: no pod of its own).
 CONTEXT_KINDS = PROVIDER_KINDS | {"HardwareProfile"}
 
 

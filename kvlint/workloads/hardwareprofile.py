@@ -1,20 +1,32 @@
-"""OpenShift AI (Open Data Hub) hardware profiles: what the operator's admission webhook writes into an
-InferenceService that names one.
+"""OpenShift AI (Open Data Hub) hardware profiles: what the admission webhook writes into a serving object
+that names one.
 
-Read from opendatahub-io/opendatahub-operator ``internal/webhook/hardwareprofile/mutating.go`` and
-``api/infrastructure/v1/hardwareprofile_types.go`` at commit ba932ed93525b9d54a63576f22518d3b7a4a534f. The
-webhook acts on an InferenceService (serving.kserve.io/v1beta1) with the annotation
-``opendatahub.io/hardware-profile-name``; the profile is the ``HardwareProfile``
-(``infrastructure.opendatahub.io``) of that name in the namespace of ``opendatahub.io/hardware-profile-namespace``,
-else the InferenceService's own (``performHardwareProfileInjection``). Then (``applyHardwareProfileToWorkload``):
+Read from opendatahub-io/odh-model-controller ``internal/webhook/serving/hardwareprofile/injector.go`` and
+``resolver.go``, ``internal/webhook/serving/v1beta1/inferenceservice_webhook.go`` (``applyHardwareProfile``)
+and ``internal/webhook/serving/v1alpha2/llminferenceservice_webhook.go`` (``applyHardwareProfileLLMISVC``) at
+commit 57b43aad41aea718861b6c70b38a16794fc4ac8e: OpenShift AI moved the profile webhook of InferenceServices
+and LLMInferenceServices there from opendatahub-operator (``internal/webhook/hardwareprofile/mutating.go``,
+deactivated for them by #3777; the same kinds, ``isExpectedKind``). Those are the only serving kinds it
+handles (Notebooks are the workbenches operator's; a Deployment or a StatefulSet naming a profile is not
+changed by any webhook).
 
-1. ``spec.predictor.nodeSelector`` and ``spec.predictor.tolerations`` are removed;
-2. for each ``spec.identifiers`` entry, on ``spec.predictor.model.resources`` (only when the predictor has a
-   ``model``): ``requests[identifier] = defaultCount`` and, when the profile gives a ``maxCount``,
-   ``limits[identifier] = maxCount``, each only where the model does not already set that key
-   (``applyIdentifiersToContainer``, ``applyIdentifiersToRequests``);
-3. ``spec.scheduling.kueue.localQueueName`` set: the Kueue queue label only; else ``spec.scheduling.node``'s
-   ``nodeSelector`` and ``tolerations`` replace the predictor's (``applyNodeSchedulingConfiguration``).
+The object names the profile with the annotation ``opendatahub.io/hardware-profile-name``; the profile is the
+``HardwareProfile`` (``infrastructure.opendatahub.io``) of that name in the namespace of
+``opendatahub.io/hardware-profile-namespace``, else the object's own (``ProfileRef``). On CREATE (what a
+manifest becomes) the webhook:
+
+1. for each ``spec.identifiers`` entry, on the resources of the target container, sets
+   ``requests[identifier] = defaultCount`` where requests do not hold that key, then
+   ``limits[identifier] = requests[identifier]`` where limits do not hold it (``ApplyToIsvcResources``,
+   ``ApplyToLLMIsvcResources``; ``maxCount`` is the dashboard's ceiling and is not written, opendatahub-operator
+   #3498). The target is an InferenceService's ``spec.predictor.model`` (none without a model), an
+   LLMInferenceService's ``spec.template`` container named ``main`` (created when the template has no
+   containers; a template with containers but none named ``main`` gets nothing from the profile at all);
+2. ``spec.scheduling.kueue.localQueueName`` set: the Kueue queue label only; else ``spec.scheduling.node``
+   is merged into the pod's scheduling (``MergeNodeScheduling``): its ``nodeSelector`` entries over the
+   object's, its ``tolerations`` first, then the object's that are not the same toleration (key, operator,
+   value, effect, tolerationSeconds: ``TolerationKey``). The pod is ``spec.predictor``, or an
+   LLMInferenceService's ``spec.template``.
 
 A profile that is not among the inputs is not guessed: the GPU rules say that a profile names the resources
 (:func:`profile_reference`).
@@ -22,11 +34,10 @@ A profile that is not among the inputs is not guessed: the GPU rules say that a 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
-from kvlint.source import LDict, LList, loc_of
+from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document
 from kvlint.values import as_list
 
@@ -38,26 +49,32 @@ __all__ = [
     "PROFILE_FIX",
     "profile_clause",
     "apply_profile",
+    "apply_llmisvc_profile",
+    "llmisvc_profile_skipped",
     "profile_reference",
 ]
 
 PROFILE_NAME = "opendatahub.io/hardware-profile-name"
 PROFILE_NAMESPACE = "opendatahub.io/hardware-profile-namespace"
 
-#: The API group of the HardwareProfile the operator's webhook reads (infrav1; the older
-#: dashboard.opendatahub.io profiles are the dashboard's own and are not applied by the webhook).
+#: The API group of the HardwareProfile the webhook reads (infrav1; the older dashboard.opendatahub.io
+#: profiles are the dashboard's own and are not applied by the webhook).
 _GROUP = "infrastructure.opendatahub.io/"
 
+#: The container of an LLMInferenceService's ``spec.template`` the profile's resources go to
+#: (``LLMIsvcMainContainerName``).
+MAIN_CONTAINER = "main"
 
-#: The kinds the webhook applies profiles to that kvlint lints as serving workloads (mutating.go
-#: ``isExpectedKind``; Notebooks are not serving engines).
+
+#: The kinds the webhook applies profiles to that kvlint lints as serving workloads (``isExpectedKind``;
+#: Notebooks are not serving engines).
 PROFILED_KINDS = frozenset({"InferenceService", "LLMInferenceService"})
 
 
 def profile_clause(kind: str, annotations: Any, namespace: str | None) -> str | None:
     """For KV405 and KV501 on a container that requests no GPU: the sentence saying that the object names an
-    OpenShift AI hardware profile, whose identifiers the operator's webhook writes into its resources at
-    admission (so the manifest alone does not show them); None when it names none."""
+    OpenShift AI hardware profile, whose identifiers the webhook writes into its resources at admission (so
+    the manifest alone does not show them); None when it names none."""
     ref = profile_reference(annotations, namespace) if kind in PROFILED_KINDS else None
     if ref is None:
         return None
@@ -109,10 +126,21 @@ class HardwareProfiles:
         found = exact or loose
         return found[0] if found else None
 
+    def named_by(self, doc: Document) -> Document | None:
+        """The profile the annotations of ``doc`` name, when it is among the inputs and ``doc`` is of a kind
+        the webhook handles (:data:`PROFILED_KINDS`); else None."""
+        if not self._named or doc.kind not in PROFILED_KINDS or not isinstance(doc.data, dict):
+            return None
+        meta = doc.data.get("metadata")
+        ref = profile_reference(meta.get("annotations") if isinstance(meta, dict) else None, doc.namespace)
+        return self.find(*ref) if ref is not None else None
 
-def _copy(d: Any) -> LDict:
-    """A shallow copy of a mapping that keeps its positions."""
-    out = LDict(d, loc=loc_of(d))
+
+def _copy(d: Any, loc: Loc | None = None) -> LDict:
+    """A shallow copy of a mapping that keeps its positions (an empty mapping at ``loc`` for anything else)."""
+    if not isinstance(d, dict):
+        return LDict(loc=loc)
+    out = LDict(d, loc=loc_of(d) or loc)
     if isinstance(d, LDict):
         out.locs = dict(d.locs)
         out.key_locs = dict(d.key_locs)
@@ -128,43 +156,148 @@ def _quantity(value: Any) -> str | None:
     return str(value).strip() or None
 
 
-def apply_profile(pred: Any, profile: Document) -> LDict:
-    """``spec.predictor`` as the webhook leaves it with ``profile`` applied (steps 1-3 of the module
-    docstring); what the profile adds carries the profile's positions. ``pred`` itself is not changed."""
+def _spec(profile: Document) -> dict[str, Any]:
     spec = profile.data.get("spec") if isinstance(profile.data, dict) else None
-    spec = spec if isinstance(spec, dict) else {}
-    out = _copy(pred)
-    for key in ("nodeSelector", "tolerations"):
-        out.pop(key, None)
-        out.locs.pop(key, None)
-        out.key_locs.pop(key, None)
-    identifiers = [i for i in as_list(spec.get("identifiers")) if isinstance(i, dict) and i.get("identifier")]
-    model = out.get("model")
-    if identifiers and isinstance(model, dict):
-        model = out["model"] = _copy(model)
-        resources = model["resources"] = _copy(model.get("resources") or {})
-        for section, field in (("requests", "defaultCount"), ("limits", "maxCount")):
-            block = resources[section] = _copy(resources.get(section) or {})
-            for ident in identifiers:
-                key = str(ident["identifier"])
-                value = _quantity(ident.get(field))
-                if key in block or value is None:
-                    continue
-                block[key] = value
-                where = loc_of(ident, field) or loc_of(ident)
-                if where is not None:
-                    block.locs[key] = where
-                    block.key_locs[key] = where
+    return spec if isinstance(spec, dict) else {}
+
+
+def _identifiers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    return [i for i in as_list(spec.get("identifiers")) if isinstance(i, dict) and i.get("identifier")]
+
+
+def _with_identifiers(container: Any, identifiers: list[dict[str, Any]], loc: Loc | None) -> LDict:
+    """A copy of ``container`` with the profile's identifiers in its resources (step 1 of the module
+    docstring): ``requests`` gets ``defaultCount`` where it lacks the key, ``limits`` the request where it
+    lacks the key. What the profile adds carries the profile's positions."""
+    out = _copy(container, loc)
+    resources = out["resources"] = _copy(out.get("resources"), loc)
+    requests = resources["requests"] = _copy(resources.get("requests"), loc)
+    limits = resources["limits"] = _copy(resources.get("limits"), loc)
+    for ident in identifiers:
+        key = str(ident["identifier"])
+        if key not in requests:
+            value = _quantity(ident.get("defaultCount"))
+            if value is None:
+                continue
+            requests[key] = value
+            where = loc_of(ident, "defaultCount") or loc_of(ident)
+            if where is not None:
+                requests.locs[key] = requests.key_locs[key] = where
+        if key not in limits and key in requests:
+            limits[key] = requests[key]
+            where = loc_of(requests, key)
+            if where is not None:
+                limits.locs[key] = limits.key_locs[key] = where
+    return out
+
+
+def _toleration_key(t: Any) -> str:
+    """``TolerationKey``: key, operator, value, effect and tolerationSeconds of a toleration."""
+    t = t if isinstance(t, dict) else {}
+    parts = [t.get(k) for k in ("key", "operator", "value", "effect")]
+    seconds = t.get("tolerationSeconds")
+    text = [p if isinstance(p, str) else "" for p in parts]
+    text.append(str(seconds) if isinstance(seconds, int) and not isinstance(seconds, bool) else "")
+    return ":".join(text)
+
+
+def _merge_scheduling(pod: LDict, spec: dict[str, Any], at: Loc) -> None:
+    """Step 2 of the module docstring on ``pod`` (a copy the caller owns): the profile's node scheduling
+    merged into the pod's, unless the profile queues through Kueue (``at``: the profile's position, for what
+    has none of its own)."""
     scheduling = spec.get("scheduling")
     scheduling = scheduling if isinstance(scheduling, dict) else {}
     kueue = scheduling.get("kueue")
     node = scheduling.get("node")
-    if not (isinstance(kueue, dict) and kueue.get("localQueueName")) and isinstance(node, dict):
-        for key in ("nodeSelector", "tolerations"):
-            value = node.get(key)
-            if value:
-                out[key] = copy.copy(value) if not isinstance(value, (LDict, LList)) else value
-                where = loc_of(node, key)
-                if where is not None:
-                    out.locs[key] = where
+    if (isinstance(kueue, dict) and kueue.get("localQueueName")) or not isinstance(node, dict):
+        return
+    selector = node.get("nodeSelector")
+    if isinstance(selector, dict) and selector and all(isinstance(v, str) for v in selector.values()):
+        merged = _copy(pod.get("nodeSelector"), loc_of(node, "nodeSelector"))
+        for key, value in selector.items():
+            merged[key] = value
+            where = loc_of(selector, key)
+            if where is not None:
+                merged.locs[key] = where
+        pod["nodeSelector"] = merged
+        where = loc_of(node, "nodeSelector")
+        if where is not None:
+            pod.locs["nodeSelector"] = where
+    tolerations = [t for t in as_list(node.get("tolerations")) if isinstance(t, dict)]
+    if tolerations:
+        own = pod.get("tolerations")
+        theirs = {_toleration_key(t) for t in tolerations}
+        out = LList(loc=loc_of(node, "tolerations"))
+        for i, t in enumerate(as_list(node.get("tolerations"))):
+            if isinstance(t, dict):
+                out.append(t)
+                out.locs.append(loc_of(node["tolerations"], i) or loc_of(node, "tolerations") or at)
+        for i, t in enumerate(own if isinstance(own, list) else []):
+            if _toleration_key(t) not in theirs:
+                out.append(t)
+                out.locs.append(loc_of(own, i) or loc_of(pod, "tolerations") or at)
+        pod["tolerations"] = out
+        where = loc_of(node, "tolerations")
+        if where is not None:
+            pod.locs["tolerations"] = where
+
+
+def apply_profile(pred: Any, profile: Document) -> LDict:
+    """An InferenceService's ``spec.predictor`` as the webhook leaves it with ``profile`` applied (the module
+    docstring): the identifiers on ``spec.predictor.model``, the node scheduling on the predictor. What the
+    profile adds carries the profile's positions. ``pred`` itself is not changed."""
+    spec = _spec(profile)
+    out = _copy(pred)
+    identifiers = _identifiers(spec)
+    model = out.get("model")
+    if identifiers and isinstance(model, dict):
+        out["model"] = _with_identifiers(model, identifiers, loc_of(spec, "identifiers"))
+    _merge_scheduling(out, spec, profile.loc)
+    return out
+
+
+def llmisvc_profile_skipped(spec: Any) -> bool:
+    """True when the webhook applies nothing of a profile to an LLMInferenceService with this ``spec``: its
+    ``spec.template`` has containers and none is named ``main`` (``applyHardwareProfileLLMISVC`` then emits a
+    warning event and skips the profile)."""
+    template = spec.get("template") if isinstance(spec, dict) else None
+    containers = template.get("containers") if isinstance(template, dict) else None
+    if not isinstance(containers, list) or not containers:
+        return False
+    return not any(isinstance(c, dict) and c.get("name") == MAIN_CONTAINER for c in containers)
+
+
+def apply_llmisvc_profile(spec: Any, profile: Document) -> Any:
+    """An LLMInferenceService's ``spec`` as the webhook leaves it with ``profile`` applied (the module
+    docstring): the identifiers on the ``main`` container of ``spec.template`` (created when the template has
+    no containers), the node scheduling on ``spec.template``; ``spec`` unchanged when the template has
+    containers but none named ``main`` (the webhook then applies nothing of the profile). What the profile
+    adds carries the profile's positions; the controller merges its presets under the result. ``spec`` itself
+    is not changed."""
+    if not isinstance(spec, dict):
+        return spec
+    pspec = _spec(profile)
+    at = loc_of(pspec, "identifiers") or profile.loc
+    if llmisvc_profile_skipped(spec):
+        return spec
+    template = spec.get("template")
+    containers = template.get("containers") if isinstance(template, dict) else None
+    containers = containers if isinstance(containers, list) else []
+    out = _copy(spec)
+    tmpl = _copy(template, loc_of(pspec, "scheduling") or at)
+    identifiers = _identifiers(pspec)
+    if identifiers:
+        new = LList(containers, loc=loc_of(containers) or at)
+        new.locs = [loc_of(containers, i) or at for i in range(len(containers))]
+        if not new:
+            new.append(LDict({"name": MAIN_CONTAINER}, loc=at))
+            new.locs.append(at)
+        main = next(i for i, c in enumerate(new) if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER)
+        new[main] = _with_identifiers(new[main], identifiers, at)
+        tmpl["containers"] = new
+    _merge_scheduling(tmpl, pspec, profile.loc)
+    if tmpl or isinstance(template, dict):
+        out["template"] = tmpl
+        if "template" not in out.locs and tmpl.loc is not None:
+            out.locs["template"] = tmpl.loc
     return out

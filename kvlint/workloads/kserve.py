@@ -26,7 +26,7 @@ from kvlint.workloads.base import (
     synthetic_workload,
 )
 from kvlint.workloads.gotemplate import render
-from kvlint.workloads.hardwareprofile import HardwareProfiles, apply_profile, profile_reference
+from kvlint.workloads.hardwareprofile import HardwareProfiles, apply_profile
 from kvlint.workloads.llmisvc import model_from_uri
 from kvlint.workloads.merge import strategic_merge
 
@@ -61,8 +61,7 @@ def predictor_workloads(doc: Document, runtimes: Runtimes | None = None) -> list
     chain: Chain = [(doc.data, "spec"), (spec, "predictor")]
     if runtimes is not None and runtimes.profiles:
         # OpenShift AI's webhook writes a named hardware profile into the predictor at admission
-        ref = profile_reference(get_in(doc.data, "metadata", "annotations"), doc.namespace)
-        profile = runtimes.profiles.find(*ref) if ref is not None else None
+        profile = runtimes.profiles.named_by(doc)
         if profile is not None:
             pred = apply_profile(pred, profile)
     refused = _worker_size_findings(pred)

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from kvlint.source import LDict, Loc, loc_of
-from kvlint.types import ChartArg, DerivedAccelerator, Document, Workload
+from kvlint.types import ChartArg, DerivedAccelerator, Document, Finding, Workload
 from kvlint.values import digits
 from kvlint.workloads.base import (
     env_list,
@@ -63,7 +63,7 @@ _KUBEAI_VLLM_IMAGE = "vllm/vllm-openai"
 _KUBEAI_ROCM_IMAGE = "rocm/vllm"
 
 
-def model_workloads(doc: Document) -> list[Workload]:
+def model_workloads(doc: Document, *, other_engines: bool = True) -> list[Workload]:
     """KubeAI ``Model`` (kubeai.org/v1) with ``spec.engine: VLLM`` -> the pod KubeAI's model controller
     creates.
 
@@ -75,11 +75,17 @@ def model_workloads(doc: Document) -> list[Workload]:
     ``count`` x the profile's resources (docs/concepts/resource-profiles.md: ``nvidia-gpu-l4:2`` = 2x L4).
     The profile's nodeSelector depends on the install, so the GPU is taken from the profile name
     (:data:`KUBEAI_PROFILES`) and recorded as the workload's ``derived_accelerator`` located at
-    ``spec.resourceProfile``. Other engines (OLlama, FasterWhisper, Infinity) give no workload.
+    ``spec.resourceProfile``. The other engines of the CRD (OLlama, FasterWhisper, Infinity:
+    ``api/k8s/v1/model_types.go``) give a workload with no container and a KV503 note saying the engine is not
+    one kvlint sizes (:func:`_other_engine`), or none with ``other_engines`` False (an entry of the models
+    chart's values that the chart does not render, :func:`catalog_workloads`).
     """
     spec = get_in(doc.data, "spec")
-    if not isinstance(spec, dict) or str(spec.get("engine", "")).upper() != "VLLM":
+    if not isinstance(spec, dict):
         return []
+    if str(spec.get("engine", "")).upper() != "VLLM":
+        other = _other_engine(doc, spec) if other_engines else None
+        return [other] if other is not None else []
     sloc = loc_of(spec) or doc.loc
     url = spec.get("url")
     url_s = str(url) if url is not None else ""
@@ -289,6 +295,36 @@ def catalog_entries(doc: Document) -> list[tuple[Any, dict[Any, Any], bool]]:
     ]
 
 
+#: The engines of a KubeAI Model other than vLLM (``spec.engine``, the CRD's enum) -> what the pod runs
+#: (internal/modelcontroller/engine_ollama.go, engine_infinity.go, engine_fasterwhisper.go @2f32ef4).
+_OTHER_ENGINES = {
+    "OLLAMA": "the Ollama server, built on llama.cpp",
+    "INFINITY": "the Infinity embedding and reranking server",
+    "FASTERWHISPER": "the faster-whisper speech-to-text server",
+}
+
+
+def _other_engine(doc: Document, spec: dict[Any, Any]) -> Workload | None:
+    """For a Model whose ``spec.engine`` is OLlama, Infinity or FasterWhisper: a workload with no container
+    and a KV503 info at ``spec.engine`` saying that the engine is not vLLM, SGLang or TGI, so nothing of it
+    is sized (counted as not read, :func:`kvlint.sizing.unread`); else None."""
+    engine = spec.get("engine")
+    runs = _OTHER_ENGINES.get(str(engine).upper()) if isinstance(engine, str) else None
+    if runs is None:
+        return None
+    at = loc_of(spec, "engine") or loc_of(spec) or doc.loc
+    note = Finding(
+        "KV503",
+        f"kvlint does not read this {doc.kind}'s engine settings: engine: {engine} runs the model on {runs}, "
+        "not vLLM, and kvlint sizes only vLLM, SGLang and TGI, so its memory is not checked",
+        at,
+        fix="size this engine's memory by hand; engine: VLLM serves a Hugging Face model on vLLM, which kvlint sizes",
+        severity="info",
+    )
+    ps = ldict(at, [("containers", llist(at, []), at)])
+    return replace(synthetic_workload(doc, ps, "spec", replicas=None), findings=(note,))
+
+
 def catalog_engine(entry: dict[Any, Any]) -> Any:
     """The ``spec.engine`` of the Model the chart renders from the catalogue ``entry`` (:func:`catalog_models`:
     written inside a ``with``, so absent, None here, when the entry's is empty)."""
@@ -298,12 +334,13 @@ def catalog_engine(entry: dict[Any, Any]) -> Any:
 
 def catalog_workloads(doc: Document) -> list[Workload]:
     """The workloads of the Models the KubeAI ``models`` chart renders from the values ``doc``
-    (:func:`catalog_models`), each read as :func:`model_workloads` reads a Model: entries of other engines
-    (OLlama, Infinity, FasterWhisper) give none, as such a Model does. The workload of an entry the chart does
+    (:func:`catalog_models`), each read as :func:`model_workloads` reads a Model: an entry of another engine
+    (OLlama, Infinity, FasterWhisper) gives the note such a Model gets when the chart renders it, and nothing
+    when it does not (the values' KV504 note names those engines once). The workload of an entry the chart does
     not render with these values (``enabled: false`` and ``all.enabled`` not true) is named
     ``<name> (enabled: false)``: it is checked as if enabled, and every report says it is not."""
     out: list[Workload] = []
     for model, enabled in catalog_models(doc):
-        for w in model_workloads(model):
+        for w in model_workloads(model, other_engines=enabled):
             out.append(w if enabled else replace(w, name=f"{w.name} (enabled: false)"))
     return out

@@ -40,6 +40,13 @@ from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
 from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
 from kvlint.workloads.gotemplate import UNKNOWN, render
+from kvlint.workloads.hardwareprofile import (
+    MAIN_CONTAINER,
+    PROFILE_NAME,
+    HardwareProfiles,
+    apply_llmisvc_profile,
+    llmisvc_profile_skipped,
+)
 from kvlint.workloads.merge import relocate, strategic_merge
 
 __all__ = ["PRESETS", "llmisvc_workloads", "model_from_uri", "preset_names"]
@@ -190,7 +197,12 @@ def llmisvc_consumed(doc: Document, configs: _Configs) -> set[int]:
 
 
 def llmisvc_workloads(
-    doc: Document, docs: Sequence[Document], *, standalone: bool = False, configs: _Configs | None = None
+    doc: Document,
+    docs: Sequence[Document],
+    *,
+    standalone: bool = False,
+    configs: _Configs | None = None,
+    profiles: HardwareProfiles | None = None,
 ) -> tuple[list[Workload], set[int]]:
     """The pods of one ``LLMInferenceService``, and the ids of the config documents it consumed.
 
@@ -206,6 +218,10 @@ def llmisvc_workloads(
 
     ``configs``: the config documents of ``docs`` indexed once (:func:`config_index`), when the caller reads
     many services of the same inputs (indexing them per service was quadratic in the number of documents).
+
+    ``profiles``: the OpenShift AI hardware profiles among the inputs; the one the service's annotation names
+    is applied to its ``spec`` as the admission webhook does, before the controller merges the presets under
+    it (:func:`kvlint.workloads.hardwareprofile.apply_llmisvc_profile`).
     """
     svc = doc.data
     spec = svc.get("spec") if isinstance(svc, dict) else None
@@ -216,6 +232,14 @@ def llmisvc_workloads(
     findings: list[Finding] = []
     consumed: set[int] = set()
     anchor = loc_of(spec, "template") or loc_of(svc, "spec") or doc.loc
+    profile = profiles.named_by(doc) if profiles and not standalone else None
+    unprofiled = False  # the profile named is among the inputs, and the webhook skips it
+    if profile is not None and llmisvc_profile_skipped(spec):
+        unprofiled = True
+        findings.append(_profile_skipped(doc, spec, profile, anchor))
+    elif profile is not None:
+        # OpenShift AI's webhook writes a named hardware profile into the service at admission
+        spec = apply_llmisvc_profile(spec, profile)
     refs = _refs(doc, spec, configs, standalone)
     if standalone:
         findings.append(_preset_note(doc))
@@ -307,6 +331,8 @@ def llmisvc_workloads(
                 role=role,
                 group_size=size if isinstance(worker, LDict) else None,
             )
+            if unprofiled:  # (so the GPU rules do not say that the GPUs may come from the profile)
+                w = _with(w, annotations={k: v for k, v in w.annotations.items() if k != PROFILE_NAME})
             w = _with(
                 w,
                 findings=tuple(findings),
@@ -393,6 +419,26 @@ def _empty(doc: Document, loc: Loc | None, findings: tuple[Finding, ...], why: s
         severity="warning",
     )
     return Workload(doc, doc.kind, doc.name, doc.namespace, ps, "spec", findings=(*findings, f))
+
+
+def _profile_skipped(doc: Document, spec: Any, profile: Document, anchor: Loc | None) -> Finding:
+    """KV405's note on an LLMInferenceService whose hardware profile (among the inputs) the webhook does not
+    apply: its ``spec.template`` has containers and none is named ``main``
+    (:func:`kvlint.workloads.hardwareprofile.llmisvc_profile_skipped`)."""
+    template = spec.get("template") if isinstance(spec, dict) else None
+    containers = template.get("containers") if isinstance(template, dict) else None
+    names = [str(c.get("name")) for c in containers or [] if isinstance(c, dict)]
+    return Finding(
+        "KV405",
+        f"its {PROFILE_NAME} annotation names hardware profile '{profile.name}', but OpenShift AI's webhook "
+        f"applies nothing of it: spec.template's containers ({', '.join(names)}) have none named '{MAIN_CONTAINER}', "
+        "the one the profile's resources go to (odh-model-controller applyHardwareProfileLLMISVC skips the "
+        "profile with a warning event), so the pods get neither its GPUs nor its node scheduling",
+        loc_of(template, "containers") or anchor,
+        fix=f"name the engine container '{MAIN_CONTAINER}' (the name KServe's presets give it), or request the GPUs "
+        "in its resources.limits",
+        severity="warning",
+    )
 
 
 def _preset_note(doc: Document) -> Finding:

@@ -539,11 +539,16 @@ def _configmap_fix(unread: Sequence[str]) -> str:
     """What to do about the ConfigMaps :attr:`ServingConfig.env_unread` names: pass those not among the inputs
     with the workload, fix those the API server refuses or that lack the key (the env is then missing in the
     cluster too)."""
+    from kvlint.workloads.configmaps import UNPARSED, UNPARSED_FIX
+
     missing = [w for w in unread if " is not among the inputs" in w]
-    broken = [w for w in unread if w not in missing]
+    unparsed = [w for w in unread if UNPARSED in w]
+    broken = [w for w in unread if w not in missing and w not in unparsed]
     parts = []
     if missing:
         parts.append("pass the ConfigMap with the workload (kvlint check DEPLOYMENT.yaml CONFIGMAP.yaml)")
+    if unparsed:
+        parts.append(UNPARSED_FIX)
     if broken:
         parts.append(
             "fix the ConfigMap so it holds the key as a string (without it the pod lacks the variable)"
