@@ -187,10 +187,8 @@ def test_connections_closed_at_the_header_deadline_free_their_slot_at_once(tls: 
     try:
         slow = [_connect(srv, tls) for _ in range(5)]
         for conn in slow:
-            try:
-                conn.sendall(
-                    b"GET /healthz HTTP/1.1\r\n"
-                )  # headers never finished, close_notify never answered
+            try:  # headers never finished, close_notify never answered
+                conn.sendall(b"GET /healthz HTTP/1.1\r\n")
             except OSError:
                 pass  # already closed at the header deadline (the clock starts with the connection)
         _until(lambda: _closed(app, "header_timeout") >= 5, "five closes at the header deadline")
