@@ -26,6 +26,13 @@ if _scripts and _scripts not in os.environ.get("PATH", "").split(os.pathsep):
 for _name in ("GITHUB_ACTIONS", "FORCE_COLOR", "COLUMNS"):
     os.environ.pop(_name, None)
 
+# The webhook's review workers run at niceness 10 (kvlint.webhook.worker.WORKER_NICENESS) so that on a pod's
+# few cores the event loop and probes win the CPU. On a test machine shared with other jobs at niceness 0 that
+# gave them a tenth of their share: a review of 0.2 CPU seconds ran past a 5 s budget, and one past 30 s, when
+# the cores were busy. The tests' workers keep the server's priority (the variable's documented use), set here
+# before any worker or fork server starts (each inherits it).
+os.environ.setdefault("KVLINT_WEBHOOK_WORKER_NICE", "0")
+
 
 @pytest.fixture(scope="session")
 def fixtures_and_corpus_check() -> CheckResult:

@@ -10,7 +10,8 @@ Errors are answered as huggingface.co answers them, with the ``X-Error-Code`` he
 exceptions: an unknown or private repository without a token 401 ``RepoNotFound`` (404 with a token), an
 unknown revision 404 ``RevisionNotFound``, a missing file 404 ``EntryNotFound``, a gated repository 401
 ``GatedRepo`` without a token and 403 ``GatedRepo`` with a token lacking access. Repositories whose name starts
-with ``slow`` never answer within a short client timeout.
+with ``slow`` are not answered until the server stops (at most 60 s): only the client's own timeout ends
+a request to one.
 
 The repositories, revisions and files are what each test registers; safetensors "files" are headers only
 (:func:`safetensors_header`), so nothing but a header can ever be read.
@@ -22,7 +23,6 @@ import hashlib
 import json
 import struct
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -72,6 +72,8 @@ class FakeHub:
     repos: dict[str, Repo] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     endpoint: str = ""
+    #: set when the server stops: ends the requests to ``slow*`` repositories held until then
+    stopping: threading.Event = field(default_factory=threading.Event)
 
 
 def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
@@ -111,7 +113,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             )
             parts = [unquote(p) for p in path.strip("/").split("/")]
             if len(parts) >= 2 and parts[1].startswith("slow"):
-                time.sleep(3)
+                hub.stopping.wait(60)
                 return
             if parts[:1] == ["api"] and len(parts) >= 4 and parts[1] == "models":
                 repo_id = f"{parts[2]}/{parts[3]}"
@@ -196,6 +198,7 @@ def serve(hub: FakeHub) -> Iterator[FakeHub]:
     try:
         yield hub
     finally:
+        hub.stopping.set()
         srv.shutdown()
         srv.server_close()
 

@@ -1,8 +1,9 @@
 """A webhook server in its own process for tests/test_webhook_hostile.py (so the test's own client threads
 do not share the server's GIL and skew its latency).
 
-``python tests/hostile_server.py CERT KEY`` serves ``/validate`` over TLS and the probe listener over plain
-HTTP on free loopback ports with two review workers, a 1 s review budget and 1 s header/body deadlines,
+``python tests/hostile_server.py CERT KEY BUDGET`` serves ``/validate`` over TLS and the probe listener over plain
+HTTP on free loopback ports with two review workers, a review budget of BUDGET seconds and 1 s header/body
+deadlines,
 trusting the operator account ``system:serviceaccount:operators:controller-manager`` beside the default
 controllers (as an admin trusts an installed operator; the default alone is tested with ``kvlint webhook
 serve`` itself in tests/test_webhook_trust.py);
@@ -37,9 +38,9 @@ def main() -> None:
     from kvlint.webhook.review import DEFAULT_TRUSTED_CONTROLLERS, WebhookSettings
     from kvlint.webhook.server import ServerThread, make_reloader
 
-    cert, key = sys.argv[1], sys.argv[2]
+    cert, key, budget = sys.argv[1], sys.argv[2], float(sys.argv[3])
     settings = WebhookSettings(
-        timeout_seconds=1.0,
+        timeout_seconds=budget,
         workers=2,
         header_timeout_seconds=1.0,
         body_timeout_seconds=1.0,

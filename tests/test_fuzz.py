@@ -44,7 +44,7 @@ def test_seeded_mutations_cover_every_kind_of_mutation(cases: list[tuple[str, st
 def test_fuzzed_manifests_load_and_lint_without_errors_in_bounded_time(
     cases: list[tuple[str, str, bytes | str]],
 ) -> None:
-    t = time.perf_counter()
+    t = time.thread_time()  # CPU seconds of this thread: a loaded machine's other jobs do not count
     failures = []
     for desc, label, content in cases:
         why = F.run_case(label, content, LIMIT_S)
@@ -52,4 +52,4 @@ def test_fuzzed_manifests_load_and_lint_without_errors_in_bounded_time(
             failures.append(f"{desc}\n{why}")
     assert len(cases) == CASES
     assert not failures, "\n\n".join(failures[:5])
-    assert time.perf_counter() - t < CASES * 0.25  # 300 cases take a few seconds
+    assert time.thread_time() - t < CASES * 0.25  # 300 cases take a few CPU seconds

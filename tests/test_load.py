@@ -293,9 +293,9 @@ def test_utf16_with_bom_is_read():
 @pytest.mark.parametrize("depth", [300, 5000])
 def test_deep_nesting(depth):
     text = "kind: Service\n---\na: " + "[" * depth + "]" * depth + "\n---\nkind: Pod\n"
-    t = time.monotonic()
+    t = time.process_time()  # CPU seconds: a loaded machine's other jobs do not count
     r = load_text(text, "deep.yaml")
-    assert time.monotonic() - t < 2
+    assert time.process_time() - t < 2
     assert _rules(r) == ["KV001"] and r.findings[0].loc.line == 3
     assert [d.kind for d in r.documents] == ["Service", "Pod"]
 
@@ -307,9 +307,9 @@ def test_alias_bomb(tmp_path):
         lines.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 10) + "]")
     p = tmp_path / "bomb.yaml"
     p.write_text("\n".join(lines) + "\n---\nkind: Pod\n")
-    t = time.monotonic()
+    t = time.process_time()  # CPU seconds: a loaded machine's other jobs do not count
     r = load_paths([str(p)])
-    assert time.monotonic() - t < 2
+    assert time.process_time() - t < 2
     assert _rules(r) == ["KV001"] and "alias bomb" in r.findings[0].message
     assert [d.kind for d in r.documents] == ["Pod"]
 
@@ -335,9 +335,9 @@ def test_50mb_file_is_skipped_in_bounded_time(tmp_path):
             fh.write(chunk)
     assert os.path.getsize(p) > 50_000_000
     (tmp_path / "ok.yaml").write_text("kind: Pod\n")
-    t = time.monotonic()
+    t = time.process_time()  # CPU seconds: a loaded machine's other jobs do not count
     r = load_paths([str(tmp_path)])
-    assert time.monotonic() - t < 2
+    assert time.process_time() - t < 2
     assert _rules(r) == ["KV001"] and "--max-file-bytes" in r.findings[0].message + r.findings[0].fix
     assert r.findings[0].loc.file == str(p)
     assert [d.kind for d in r.documents] == ["Pod"] and r.files == 2

@@ -803,7 +803,9 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
     nothing: ``kvlint check --jobs 2`` completes with the output and status of ``--jobs 1`` (no WorkerLost, no
     wait on the pool's locks the killed worker held). The kill is real: once the run has taken the results of
     every unit but the slow last one, it sends SIGKILL to the workers that sent them (idle by then: nothing
-    else is left to take), while the last unit's worker still sleeps."""
+    else is left to take), while the last unit's worker still waits. Ordered by files, not sleeps: the first
+    unit waits until the other worker has taken a unit (both send results), and the last one until the kill
+    is done (0.5 s and 3 s sleeps did it, which a loaded machine can outlast)."""
     import subprocess
     import sys
 
@@ -820,12 +822,19 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         "stream.PARALLEL_MIN_BYTES = 0\n"
         "real_unit, real_take, taken = stream._analyse_unit, stream._take, []\n"
         "inputs, slow, jobs = sys.argv[1:4]\n"
+        "pids, killed = slow + '.pids', slow + '.killed'\n"
+        "def wait(ready):\n"
+        "    deadline = time.monotonic() + 30\n"
+        "    while not ready() and time.monotonic() < deadline:\n"
+        "        time.sleep(0.01)\n"
         "def unit(u):\n"
-        "    if str(u.path).endswith('m0.yaml'):\n"
-        "        time.sleep(0.5)  # the other worker takes the next units meanwhile: both send results\n"
-        "    if str(u.path).endswith('m5.yaml'):\n"
+        "    os.makedirs(pids, exist_ok=True)\n"
+        "    open(os.path.join(pids, str(os.getpid())), 'w').close()\n"
+        "    if str(u.path).endswith('m0.yaml'):  # until the other worker has a unit: both send results\n"
+        "        wait(lambda: set(os.listdir(pids)) - {str(os.getpid())})\n"
+        "    if str(u.path).endswith('m5.yaml'):  # busy until the idle workers are killed\n"
         "        open(slow, 'w').write(str(os.getpid()))\n"
-        "        time.sleep(3)\n"
+        "        wait(lambda: os.path.exists(killed))\n"
         "    return real_unit(u)\n"
         "def take(part, *rest):\n"
         "    real_take(part, *rest)\n"
@@ -838,6 +847,7 @@ def test_a_worker_killed_while_idle_does_not_fail_a_run_that_has_every_result(tm
         "        assert idle, 'the last unit went to the only worker'\n"
         "        for pid in idle:\n"
         "            os.kill(pid, signal.SIGKILL)\n"
+        "        open(killed, 'w').close()\n"
         "if jobs != '1':\n"
         "    stream._analyse_unit, stream._take = unit, take\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', jobs, inputs]\n"
@@ -933,7 +943,8 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
     """Ctrl-C in a terminal sends SIGINT to the whole process group: ``kvlint check --jobs 2`` ends (exit code
     130, "kvlint: interrupted") and its workers, which ignore SIGINT, print no KeyboardInterrupt traceback. The
     signal is real: once a worker is analysing a unit (it writes its process id, then sleeps), the test sends SIGINT to the
-    run's process group."""
+    run's process group. The workers sleep 20 s per unit, so the run is still going when the signal comes
+    however late a loaded machine sends it (2 s did not promise that)."""
     import signal
     import subprocess
     import sys
@@ -954,7 +965,7 @@ def test_ctrl_c_during_a_run_with_jobs_prints_no_worker_traceback(tmp_path: Path
         "def unit(u):\n"
         "    if os.getpid() != parent:\n"
         "        open(busy, 'a').write(f'{os.getpid()}\\n')\n"
-        "        time.sleep(2)\n"
+        "        time.sleep(20)\n"
         "    return real(u)\n"
         "stream._analyse_unit = unit\n"
         "sys.argv = ['kvlint', 'check', '--offline', '--no-config', '--jobs', '2', sys.argv[1]]\n"

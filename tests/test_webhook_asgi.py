@@ -358,7 +358,9 @@ def test_bodies_held_before_decoding_are_bounded_in_bytes() -> None:
     """Bodies being read are held in the server, at most ``body_buffer_bytes`` of them (4 x slots x the
     request limit): a chunk past it gets HTTP 503 (``overloaded``) at once; the bytes are given back when a
     body is decoded, refused or times out."""
-    settings = WebhookSettings(max_inflight=1, max_request_bytes=MAX, body_timeout_seconds=0.3)
+    # the bodies must all be held at once: a deadline (3 s) no stall of the loop between their starts outlasts
+    # (0.3 s did: the first given back before the fifth came, which then found room)
+    settings = WebhookSettings(max_inflight=1, max_request_bytes=MAX, body_timeout_seconds=3.0)
     assert settings.body_buffer_bytes == 4 * MAX
     app = create_app(settings, warm_up=False)
     state = app.state.webhook
@@ -373,7 +375,7 @@ def test_bodies_held_before_decoding_are_bounded_in_bytes() -> None:
             async def receive() -> Any:
                 if queue:
                     return queue.pop(0)
-                await asyncio.sleep(5)
+                await asyncio.sleep(60)  # cancelled at the body deadline
                 return {"type": "http.disconnect"}
 
             return receive
@@ -410,7 +412,7 @@ def test_a_review_too_large_or_one_too_many_is_answered_per_the_failure_mode(fai
     settings = WebhookSettings(
         max_inflight=1,
         max_request_bytes=MAX,
-        body_timeout_seconds=1.0,
+        body_timeout_seconds=3.0,  # the four stalled bodies below are still held when the review comes
         failure_mode=failure_mode,  # type: ignore[arg-type]
     )
     assert settings.body_buffer_bytes == 4 * MAX
@@ -454,7 +456,7 @@ def test_a_review_too_large_or_one_too_many_is_answered_per_the_failure_mode(fai
             async def receive() -> Any:
                 if queue:
                     return queue.pop(0)
-                await asyncio.sleep(5)
+                await asyncio.sleep(60)  # cancelled at the body deadline
                 return {"type": "http.disconnect"}
 
             return receive

@@ -28,6 +28,9 @@ from kvlint.webhook.review import WebhookSettings  # noqa: E402
 from kvlint.webhook.server import ServerThread, make_reloader  # noqa: E402
 
 HEALTHZ = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+#: the most seconds a test waits for something the server must do (an answer, a close, a count): a deadline for
+#: a hung server, never a bound the behaviour is measured against (CI runs on a loaded 2-core machine)
+WAIT_S = 30.0
 
 
 def _serve(tls: dict[str, str], **server_options: Any) -> tuple[ServerThread, Any]:
@@ -50,13 +53,24 @@ def _connect(srv: ServerThread, tls: dict[str, str], rcvbuf: int | None = None) 
     return ctx.wrap_socket(sock, server_hostname="127.0.0.1")
 
 
-def _read_responses(conn: ssl.SSLSocket, seconds: float) -> tuple[list[bytes], bool]:
-    """The status codes' lines (``HTTP/1.1 200``) read until the server closes the connection or ``seconds`` pass; and whether it
-    closed (end of stream or reset)."""
+def _read_responses(
+    conn: ssl.SSLSocket, want: int | None = None, settle: float = 0.3, wait: float = WAIT_S
+) -> tuple[list[bytes], bool]:
+    """The status codes' lines (``HTTP/1.1 200``) read from ``conn``, and whether the server closed it (end of
+    stream or reset). Without ``want``: read until the server closes the connection. With it: read until
+    ``want`` status lines are in, then ``settle`` seconds more (to see a close or an answer too many that
+    follows them). At most ``wait`` seconds in all: a loaded machine only delays what the server sends, so the
+    test waits for the event, never for a time within which it must happen."""
     buf, closed = b"", False
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + wait
+    settled: float | None = None
     conn.settimeout(0.2)
     while time.monotonic() < deadline:
+        got = len(re.findall(rb"HTTP/1\.1 \d{3}", buf))
+        if want is not None and got >= want:
+            settled = time.monotonic() + settle if settled is None else settled
+            if time.monotonic() >= settled:
+                break
         try:
             chunk = conn.recv(65536)
         except TimeoutError:
@@ -71,6 +85,15 @@ def _read_responses(conn: ssl.SSLSocket, seconds: float) -> tuple[list[bytes], b
     return re.findall(rb"HTTP/1\.1 \d{3}", buf), closed
 
 
+def _until(cond: Any, what: str, wait: float = WAIT_S) -> None:
+    """Poll ``cond`` until it is true; fail naming ``what`` after ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not seen in {wait:g} s")
+        time.sleep(0.01)
+
+
 def test_pipelined_requests_are_capped_and_a_few_are_answered_in_order(tls: dict[str, str]) -> None:
     """Requests pipelined behind one being answered are queued by uvicorn; past DEFAULT_MAX_PIPELINED the
     connection is aborted (counted ``pipelined``) instead of queueing without bound (15,800 queued
@@ -82,7 +105,7 @@ def test_pipelined_requests_are_capped_and_a_few_are_answered_in_order(tls: dict
         few.sendall(
             HEALTHZ.replace(b"/healthz", b"/readyz") + HEALTHZ * n
         )  # one write: queued behind the first
-        got, closed = _read_responses(few, 1.0)
+        got, closed = _read_responses(few, n + 1)
         assert got == [b"HTTP/1.1 200"] * (n + 1) and not closed, (got, closed)
         few.close()
 
@@ -92,7 +115,7 @@ def test_pipelined_requests_are_capped_and_a_few_are_answered_in_order(tls: dict
         hostile = _connect(srv, tls)
         hostile.setblocking(False)
         pending, sent, buf, closed = b"", 0, b"", False
-        deadline = time.monotonic() + 10.0
+        deadline = time.monotonic() + WAIT_S
         while not closed and time.monotonic() < deadline:
             if not pending and sent < 20_000:
                 pending, sent = HEALTHZ * 100, sent + 100
@@ -135,7 +158,7 @@ def test_a_client_that_never_reads_is_aborted_at_the_write_deadline(tls: dict[st
         conn.setblocking(False)
         metrics = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"  # a few KB per answer
         t0 = time.monotonic()
-        while _closed(app, "write_timeout") == 0 and time.monotonic() - t0 < 20:
+        while _closed(app, "write_timeout") == 0 and time.monotonic() - t0 < WAIT_S:
             try:
                 conn.send(metrics * 8)
             except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
@@ -146,7 +169,7 @@ def test_a_client_that_never_reads_is_aborted_at_the_write_deadline(tls: dict[st
         assert _closed(app, "write_timeout") == 1.0, f"not aborted in {time.monotonic() - t0:.1f} s"
         other = _connect(srv, tls)
         other.sendall(HEALTHZ)
-        assert _read_responses(other, 0.5)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(other, 1)[0] == [b"HTTP/1.1 200"]
         other.close()
         conn.close()
     finally:
@@ -158,19 +181,26 @@ def test_connections_closed_at_the_header_deadline_free_their_slot_at_once(tls: 
     until it is gone; asyncio's TLS close waited up to 30 s for the client's close_notify, which a slowloris
     client never sends, so each held a slot 30 s past its deadline and fewer connections filled the
     listener (HTTP 503 for everyone). The TLS close now has the handshake's deadline."""
-    srv, app = _serve(tls, header_timeout=0.5, handshake_timeout=1.0, limit_concurrency=6)
+    # deadlines of seconds (a handshake or a header line must not miss them while the machine stalls the
+    # test), far under asyncio's 30 s wait for a close_notify
+    srv, app = _serve(tls, header_timeout=2.0, handshake_timeout=3.0, limit_concurrency=6)
     try:
         slow = [_connect(srv, tls) for _ in range(5)]
         for conn in slow:
-            conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # headers never finished, close_notify never answered
-        deadline = time.monotonic() + 0.5 + 1.0 + 1.5
-        while _closed(app, "header_timeout") < 5 and time.monotonic() < deadline:
-            time.sleep(0.05)
+            try:  # headers never finished, close_notify never answered
+                conn.sendall(b"GET /healthz HTTP/1.1\r\n")
+            except OSError:
+                pass  # already closed at the header deadline (the clock starts with the connection)
+        _until(lambda: _closed(app, "header_timeout") >= 5, "five closes at the header deadline")
         assert _closed(app, "header_timeout") == 5.0
-        time.sleep(max(0.0, deadline - time.monotonic()))
+        # closed, they leave the server (and their slots) within the TLS close's deadline (3 s): waited for up
+        # to 20 s, under the 30 s asyncio's close waited for a close_notify, so that a loaded machine's
+        # delays pass and that wait still fails
+        connections = srv.server.server_state.connections
+        _until(lambda: not connections, "the closed connections gone from the server", wait=20.0)
         fresh = _connect(srv, tls)
         fresh.sendall(HEALTHZ)
-        assert _read_responses(fresh, 0.5)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(fresh, 1)[0] == [b"HTTP/1.1 200"]
         fresh.close()
         for conn in slow:
             conn.close()
@@ -182,28 +212,50 @@ def test_header_deadline_runs_per_request_on_a_kept_alive_connection(tls: dict[s
     """The header clock starts with each request's first bytes and stops when its headers are complete: a
     request begun after an earlier one was answered has its own full deadline (the connection's header timer,
     set for the first request, finds a later deadline and waits for it), the idle time between requests is
-    not on the clock (keep-alive has its own), and headers never finished still close the connection."""
-    srv, app = _serve(tls, header_timeout=1.0, keep_alive_seconds=30)
+    not on the clock (keep-alive has its own), and headers never finished still close the connection.
+
+    Timed so that a stalled test thread cannot make it fail: each pause is measured from the moment it must
+    follow (a stall only lengthens it), and the one pause that must stay under the deadline (between a
+    request's first bytes and the rest of its headers) leaves 0.6 of it (2.4 s) to spare."""
+    deadline = 4.0
+    srv, app = _serve(tls, header_timeout=deadline, keep_alive_seconds=60)
     try:
         conn = _connect(srv, tls)
-        conn.sendall(HEALTHZ)
-        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
-        time.sleep(0.4)
-        conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # 0.7 s after the connection's first request began
-        time.sleep(0.6)  # past the first request's deadline, within this one's
-        conn.sendall(b"Host: x\r\n\r\n")
-        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
-        time.sleep(1.2)  # idle between requests longer than the header deadline
-        conn.sendall(HEALTHZ)
-        assert _read_responses(conn, 0.3) == ([b"HTTP/1.1 200"], False)
-        assert _closed(app, "header_timeout") == 0.0
-        conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
         t0 = time.monotonic()
-        assert _read_responses(conn, 3.0) == ([], True)
-        # not before its deadline (1 s from its first bytes; a loaded machine only delays the close), and by the
+        conn.sendall(HEALTHZ)
+        assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
+        time.sleep(max(0.0, t0 + 0.7 * deadline - time.monotonic()))
+        t1 = time.monotonic()
+        conn.sendall(
+            b"GET /healthz HTTP/1.1\r\n"
+        )  # 0.7 of the deadline (or more) after the first request began
+        time.sleep(max(0.0, t0 + 1.1 * deadline - time.monotonic()))  # past the first request's deadline
+        try:
+            conn.sendall(b"Host: x\r\n\r\n")  # within this one's deadline,
+        except OSError:
+            pass  # (closed: the answer below says so)
+        # unless this thread stalled past it (never seen; the check keeps a stall from failing the test)
+        if time.monotonic() - t1 < 0.9 * deadline:
+            assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
+            assert _closed(app, "header_timeout") == 0.0
+        else:
+            conn.close()
+            conn = _connect(srv, tls)
+            conn.sendall(HEALTHZ)
+            assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
+        t2 = time.monotonic()
+        time.sleep(1.2 * deadline)  # idle between requests longer than the header deadline
+        assert time.monotonic() - t2 > deadline
+        conn.sendall(HEALTHZ)
+        assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
+        closed_before = _closed(app, "header_timeout")
+        conn.sendall(b"GET /healthz HTTP/1.1\r\n")  # never finished
+        t3 = time.monotonic()
+        assert _read_responses(conn) == ([], True)
+        # not before its deadline (from its first bytes; a loaded machine only delays the close), and by the
         # header deadline (counted as such): an upper bound on the wall time added nothing but flakiness
-        assert time.monotonic() - t0 > 0.8
-        assert _closed(app, "header_timeout") == 1.0
+        assert time.monotonic() - t3 > 0.8 * deadline
+        assert _closed(app, "header_timeout") == closed_before + 1
         conn.close()
     finally:
         srv.stop()
@@ -232,11 +284,9 @@ def test_bodies_cut_off_at_the_size_limit_give_back_only_the_bytes_they_held(tls
                 b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                 b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(big) + big + b"\r\n0\r\n\r\n"
             )
-            assert _read_responses(conn, 3.0)[0] == [b"HTTP/1.1 413"]
+            assert _read_responses(conn, 1)[0] == [b"HTTP/1.1 413"]
             conn.close()
-        deadline = time.monotonic() + 2.0
-        while state.body_bytes != 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        _until(lambda: state.body_bytes <= 0, "the bodies' bytes given back")
         assert state.body_bytes == 0
         # bodies held up to the cap (4 x slots x limit), then one more: one of them is refused at once (503),
         # the others wait for the rest of their bodies (408 only at the 5 s body deadline)
@@ -245,9 +295,30 @@ def test_bodies_cut_off_at_the_size_limit_give_back_only_the_bytes_they_held(tls
             conn = _connect(srv, tls)
             conn.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % limit + part)
             held.append(conn)
-        time.sleep(0.2)
-        statuses = [s for conn in held for s in _read_responses(conn, 0.3)[0]]
-        assert statuses == [b"HTTP/1.1 503"], statuses
+        # read from them all until a 503 comes (then a moment more) or all are closed (without the cap, each
+        # at its body deadline); a stall past that deadline may add 408s, which the check allows
+        bufs, ended, seen_503 = [b""] * len(held), [False] * len(held), None
+        deadline = time.monotonic() + WAIT_S
+        while not all(ended) and time.monotonic() < deadline:
+            if seen_503 is not None and time.monotonic() > seen_503 + 0.3:
+                break
+            for i, conn in enumerate(held):
+                if ended[i]:
+                    continue
+                conn.settimeout(0.02)
+                try:
+                    chunk = conn.recv(65536)
+                except TimeoutError:
+                    continue
+                except (ssl.SSLError, OSError):
+                    chunk = b""
+                ended[i] = not chunk
+                bufs[i] += chunk
+                if seen_503 is None and b"HTTP/1.1 503" in bufs[i]:
+                    seen_503 = time.monotonic()
+        statuses = [s for buf in bufs for s in re.findall(rb"HTTP/1\.1 \d{3}", buf)]
+        assert statuses.count(b"HTTP/1.1 503") == 1, statuses
+        assert set(statuses) <= {b"HTTP/1.1 503", b"HTTP/1.1 408"}, statuses
     finally:
         for conn in held:
             conn.close()
@@ -284,10 +355,10 @@ def test_an_idle_connection_is_left_for_the_api_server_to_close(tls: dict[str, s
     try:
         conn = _connect(srv, tls)
         conn.sendall(_validate_request("first"))
-        assert _read_responses(conn, 0.5) == ([b"HTTP/1.1 200"], False)
+        assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
         time.sleep(6.0)
         conn.sendall(_validate_request("after-idle"))
-        assert _read_responses(conn, 1.0) == ([b"HTTP/1.1 200"], False)
+        assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
         conn.close()
     finally:
         srv.stop()
@@ -302,11 +373,11 @@ def test_answers_while_draining_close_their_connection(tls: dict[str, str]) -> N
     try:
         conn = _connect(srv, tls)
         conn.sendall(_validate_request("ready"))
-        assert _read_responses(conn, 0.5) == ([b"HTTP/1.1 200"], False)
+        assert _read_responses(conn, 1) == ([b"HTTP/1.1 200"], False)
         app.state.webhook.draining = True
         conn.sendall(_validate_request("draining"))
         buf = b""
-        conn.settimeout(2.0)
+        conn.settimeout(WAIT_S)
         while True:
             try:
                 chunk = conn.recv(65536)
@@ -333,20 +404,19 @@ def test_requests_past_the_connection_limit_are_counted(tls: dict[str, str]) -> 
     try:
         first = _connect(srv, tls)
         first.sendall(HEALTHZ)
-        assert _read_responses(first, 0.5)[0] == [b"HTTP/1.1 200"]
+        assert _read_responses(first, 1)[0] == [b"HTTP/1.1 200"]
         first.close()
         assert _closed(app, "max_connections") == 0.0
         for _ in range(4):  # connections that never finish their headers fill the limit
             conn = _connect(srv, tls)
             conn.sendall(b"GET /healthz HTTP/1.1\r\n")
             held.append(conn)
-        deadline = time.monotonic() + 10
-        while len(srv.server.server_state.connections) < 4 and time.monotonic() < deadline:
-            time.sleep(0.01)
+        connections = srv.server.server_state.connections
+        _until(lambda: len(connections) == 4, "four connections held")
         extra = _connect(srv, tls)
         held.append(extra)
         extra.sendall(HEALTHZ)
-        statuses, closed = _read_responses(extra, 3.0)
+        statuses, closed = _read_responses(extra)
         assert statuses == [b"HTTP/1.1 503"] and closed
         assert _closed(app, "max_connections") == 1.0
     finally:

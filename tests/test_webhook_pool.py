@@ -1,12 +1,15 @@
 """The review pool's hand-over of workers and replies, and what a timed-out or cancelled review leaves behind:
 no worker lost or leaked busy, no waiter left queued, a worker that answered kept, one still linting replaced.
-Real worker processes (the fork server) and the real pipeline; objects named ``slow-*`` take 0.4 s more."""
+Real worker processes (the fork server) and the real pipeline; objects named ``slow-*`` take 0.4 s more, or,
+when their ``data.gate`` names a file, finish only once the test creates it: a review the test must find still
+running (queued behind, timed out, cancelled while linting) is held so, not by a time a stalled loop outlasts."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,16 +24,36 @@ SLOW_S = 0.4
 
 
 def sleepy_pipeline(loaded: Any, options: Any) -> Any:
-    """run_documents, ``SLOW_S`` seconds late for objects named ``slow-*``."""
+    """run_documents, late for objects named ``slow-*``: once the file their ``data.gate`` names exists (at
+    most 30 s), else ``SLOW_S`` seconds."""
+    import os
+
     from kvlint.pipeline import run_documents
 
-    if any(d.name.startswith("slow-") for d in loaded.documents):
-        time.sleep(SLOW_S)
+    for d in loaded.documents:
+        if d.name.startswith("slow-"):
+            gate = (d.data.get("data") or {}).get("gate")
+            if gate:
+                deadline = time.monotonic() + 30
+                while not os.path.exists(gate) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+            else:
+                time.sleep(SLOW_S)
     return run_documents(loaded, options)
 
 
-def obj(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {}}
+def obj(name: str, gate: Path | None = None) -> dict[str, Any]:
+    data = {"gate": str(gate)} if gate is not None else {}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data}
+
+
+async def until(cond: Callable[[], Any], what: str, seconds: float = 30.0) -> None:
+    """Poll ``cond`` (yielding to the loop) until it is true; fail naming ``what`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not seen in {seconds:g} s")
+        await asyncio.sleep(0.005)
 
 
 def with_pool(size: int, body: Callable[[ReviewPool], Awaitable[Any]], metrics: Any = None) -> Any:
@@ -45,7 +68,7 @@ def with_pool(size: int, body: Callable[[ReviewPool], Awaitable[Any]], metrics: 
     return asyncio.run(run())
 
 
-async def settled(pool: ReviewPool, size: int, seconds: float = 10.0) -> None:
+async def settled(pool: ReviewPool, size: int, seconds: float = 30.0) -> None:
     """Wait until ``size`` workers are alive and idle (a replacement starts in the background)."""
     deadline = time.monotonic() + seconds
     while (pool.alive, pool.idle) != (size, size) and time.monotonic() < deadline:
@@ -64,14 +87,17 @@ def test_idle_worker_taken_is_the_one_used_last() -> None:
     assert with_pool(3, body) == [0, 0, 4]
 
 
-def test_queue_timeout_leaves_no_waiter_and_the_worker_goes_back() -> None:
+def test_queue_timeout_leaves_no_waiter_and_the_worker_goes_back(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+
     async def body(pool: ReviewPool) -> tuple[str, int, int, int, int]:
         options = webhook_options()
-        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
-        await asyncio.sleep(0.05)
+        a = asyncio.ensure_future(pool.lint(obj("slow-a", gate), "a.json", options, 30))
+        await until(lambda: pool.busy == 1, "A linting")
         with pytest.raises(BudgetExceeded) as exc:
             await pool.lint(obj("b"), "b.json", options, 0.05)
         waiting = pool.waiting
+        gate.touch()
         await a
         out = await pool.lint(obj("c"), "c.json", options, 30)
         return exc.value.stage, waiting, pool.idle, pool.restarts, out.suppressed
@@ -89,42 +115,48 @@ def test_no_budget_left_takes_no_worker() -> None:
     assert with_pool(1, body) == ("queue", 1, 0)
 
 
-def test_cancelled_while_waiting_for_a_worker() -> None:
+def test_cancelled_while_waiting_for_a_worker(tmp_path: Path) -> None:
     """The request went away while queued: its waiter is dropped, the busy worker is neither handed to it nor
     replaced, and comes back idle."""
+    gate = tmp_path / "gate"
 
     async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
         options = webhook_options()
-        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
-        await asyncio.sleep(0.05)
+        a = asyncio.ensure_future(pool.lint(obj("slow-a", gate), "a.json", options, 30))
+        await until(lambda: pool.busy == 1, "A linting")
         b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
-        await asyncio.sleep(0.05)
+        await until(lambda: pool.waiting == 1, "B queued")
         queued = pool.waiting
         b.cancel()
         with pytest.raises(asyncio.CancelledError):
             await b
+        gate.touch()
         await a
         return queued, pool.waiting, pool.idle, pool.restarts
 
     assert with_pool(1, body) == (1, 0, 1, 0)
 
 
-def test_cancelled_after_the_worker_was_handed_over() -> None:
+def test_cancelled_after_the_worker_was_handed_over(tmp_path: Path) -> None:
     """A's worker is handed to the waiting B, and B is cancelled before its task resumes: the worker goes
     back to the pool (not lost with B's future), and the next review gets it."""
+
+    gate = tmp_path / "gate"
 
     async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
         options = webhook_options()
         b: asyncio.Future[Any] | None = None
 
         async def first() -> None:
-            await pool.lint(obj("slow-a"), "a.json", options, 30)
+            await pool.lint(obj("slow-a", gate), "a.json", options, 30)
             assert b is not None
             b.cancel()  # A's worker was handed to B in A's finally; B has not run since
 
         a = asyncio.ensure_future(first())
-        await asyncio.sleep(0.05)
+        await until(lambda: pool.busy == 1, "A linting")
         b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
+        await until(lambda: pool.waiting == 1, "B queued")
+        gate.touch()
         await a
         with pytest.raises(asyncio.CancelledError):
             await b
@@ -136,13 +168,15 @@ def test_cancelled_after_the_worker_was_handed_over() -> None:
     assert with_pool(1, body) == (1, 0, 0, 2)  # A and C: B never reached the worker
 
 
-def test_cancelled_while_linting_replaces_the_worker() -> None:
+def test_cancelled_while_linting_replaces_the_worker(tmp_path: Path) -> None:
     metrics = WebhookMetrics()
+    gate = tmp_path / "gate"  # never created: A is still linting when cancelled
 
     async def body(pool: ReviewPool) -> tuple[int, int, int, int]:
         options = webhook_options()
-        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
-        await asyncio.sleep(0.1)
+        a = asyncio.ensure_future(pool.lint(obj("slow-a", gate), "a.json", options, 30))
+        await until(lambda: pool.busy == 1, "A linting")
+        await asyncio.sleep(0.1)  # (sent to the worker; held by the gate however long this takes)
         busy = pool.busy
         a.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -184,12 +218,13 @@ def test_cancelled_after_the_reply_was_read_keeps_the_worker() -> None:
     assert with_pool(1, body) == (1, 0, 0, 2)
 
 
-def test_lint_timeout_replaces_the_worker_and_waiters_get_the_replacement() -> None:
+def test_lint_timeout_replaces_the_worker_and_waiters_get_the_replacement(tmp_path: Path) -> None:
     """A overruns its budget (killed, replaced); B, queued behind it, gets the replacement in its turn."""
+    gate = tmp_path / "gate"  # never created: A cannot finish within any budget
 
     async def body(pool: ReviewPool) -> tuple[str, int, int, int]:
         options = webhook_options()
-        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 0.1))
+        a = asyncio.ensure_future(pool.lint(obj("slow-a", gate), "a.json", options, 0.1))
         await asyncio.sleep(0.02)
         b = asyncio.ensure_future(pool.lint(obj("b"), "b.json", options, 30))
         with pytest.raises(BudgetExceeded) as exc:
@@ -201,8 +236,9 @@ def test_lint_timeout_replaces_the_worker_and_waiters_get_the_replacement() -> N
     assert with_pool(1, body) == ("lint", 1, 0, 1)
 
 
-def test_worker_gauges_are_read_when_scraped() -> None:
+def test_worker_gauges_are_read_when_scraped(tmp_path: Path) -> None:
     metrics = WebhookMetrics()
+    gate = tmp_path / "gate"
 
     def gauges() -> tuple[str, str]:
         text = metrics.render()[0].decode().splitlines()
@@ -214,9 +250,10 @@ def test_worker_gauges_are_read_when_scraped() -> None:
     async def body(pool: ReviewPool) -> list[tuple[str, str]]:
         options = webhook_options()
         seen = [gauges()]
-        a = asyncio.ensure_future(pool.lint(obj("slow-a"), "a.json", options, 30))
-        await asyncio.sleep(0.1)
+        a = asyncio.ensure_future(pool.lint(obj("slow-a", gate), "a.json", options, 30))
+        await until(lambda: pool.busy == 1, "A linting")
         seen.append(gauges())
+        gate.touch()
         await a
         seen.append(gauges())
         return seen
@@ -364,7 +401,7 @@ def test_pipe_frames_are_read_and_written_without_waiting() -> None:
         assert frames.read(b.fileno()) is _INCOMPLETE
         sender = threading.Thread(target=a.sendall, args=(data[100_000:],))  # as the pipe takes it
         sender.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         got: list[Any] = []
         while not got and time.monotonic() < deadline:
             message = frames.read(b.fileno())
@@ -383,7 +420,7 @@ def test_pipe_frames_are_read_and_written_without_waiting() -> None:
         got.clear()
         reader = threading.Thread(target=lambda: got.append(recv_message(a.fileno())))
         reader.start()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while not frames.write(b.fileno()) and time.monotonic() < deadline:
             time.sleep(0.001)
         reader.join(10)

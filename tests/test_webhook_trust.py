@@ -54,7 +54,10 @@ def _serve(tls: dict[str, Any], *args: str) -> Iterator[tuple[str, ssl.SSLContex
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cmd = [sys.executable, "-m", "kvlint.webhook.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--probe-port", str(probe), "--tls-cert", tls["tls.crt"], "--tls-key", tls["tls.key"],
-           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning", *args]  # fmt: skip
+           "--workers", "1", "--drain-seconds", "0", "--log-level", "warning",
+           # a review budget of 10 s, not the default 2 s: the reviews here must be checked (never answered per
+           # the failure mode), however a loaded machine stretches them
+           "--timeout", "10", *args]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"https://127.0.0.1:{port}"
     ctx = ssl.create_default_context(cafile=tls["ca.crt"])

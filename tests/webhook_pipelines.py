@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-#: The review budget of tests/test_webhook.py's servers, in seconds.
-BUDGET_S = 0.5
+#: The review budget of tests/test_webhook.py's servers, in seconds. Every review those tests expect checked
+#: must finish within it in wall time: it was 0.5 s, which a stall of a loaded CI machine (a 2-core runner
+#: shared with other jobs) can outlast; 3 s leaves seconds, and ``slow-*`` objects still run past it (3x).
+BUDGET_S = 3.0
 
 
 def slow_pipeline(loaded: Any, options: Any) -> Any:
