@@ -60,6 +60,22 @@ BUDGET_S = 5.0
 #: loaded one; the review answers below are judged by what they say (checked, or killed at the budget and
 #: counted), not by their wall time, and the client's 10 s timeout is what fails a review that is never answered.
 PROBE_LIMIT_S = 1.0
+#: The kubelet acts on a probe only after this many consecutive failures (``failureThreshold`` defaults to 3;
+#: the chart sets none): one slow answer, a stall of the loaded test machine, restarts nothing.
+PROBE_FAILURE_THRESHOLD = 3
+
+
+def _kubelet_would_fail(times: list[float]) -> bool:
+    """Whether probes answered in ``times`` seconds (in order) would fail the kubelet's check: at least
+    :data:`PROBE_FAILURE_THRESHOLD` consecutive ones at or over :data:`PROBE_LIMIT_S`."""
+    run = 0
+    for t in times:
+        run = run + 1 if t >= PROBE_LIMIT_S else 0
+        if run >= PROBE_FAILURE_THRESHOLD:
+            return True
+    return False
+
+
 #: ``request.userInfo`` of a controller's write (controllers run as service accounts; the built-in ones as
 #: ``system:serviceaccount:kube-system:<name>-controller``), and of a user's.
 CONTROLLER = {"username": "system:serviceaccount:kube-system:replicaset-controller"}
@@ -197,7 +213,7 @@ def _probes_during(srv: Any, ctx: ssl.SSLContext, busy: threading.Event) -> list
     review listener (within the review budget), repeatedly while ``busy`` is set; the probe listener's
     times."""
     times: list[float] = []
-    while busy.is_set() or not times:
+    while busy.is_set() or len(times) < PROBE_FAILURE_THRESHOLD:
         times.append(_probe(srv.probe_port))
         assert _probe(srv.port, ctx) < BUDGET_S
         time.sleep(0.05)
@@ -222,7 +238,7 @@ def test_hostile_reviews_in_flight_leave_probes_and_normal_reviews_answered(serv
         results = [a.result() for a in answers]
         busy.clear()
         times = probes.result()
-    assert max(times) < PROBE_LIMIT_S, times
+    assert not _kubelet_would_fail(times), times
     assert normal["allowed"] is False  # checked within its budget (past it, failure mode open admits it)
     for rule in b01_errors():
         assert rule in normal["status"]["message"]
@@ -245,7 +261,7 @@ def test_cpu_bound_reviews_are_killed_at_the_budget(server: Any) -> None:
         results = list(ex.map(lambda b: _post(srv, ctx, b), spins))
         busy.clear()
         times = probes.result()
-    assert max(times) < PROBE_LIMIT_S, times
+    assert not _kubelet_would_fail(times), times
     for resp, _ in results:
         assert resp["allowed"] is True and "not checked" in resp["warnings"][0]  # failure mode open
         assert f"review not finished within {BUDGET_S:g} s" in resp["warnings"][0]
@@ -292,7 +308,8 @@ def test_slowloris_over_tls(server: Any) -> None:
     try:
         for _ in range(600):
             socks.append(_slow_connection(srv.port, ctx))
-        assert _probe(srv.probe_port) < PROBE_LIMIT_S
+        probes = [_probe(srv.probe_port) for _ in range(PROBE_FAILURE_THRESHOLD)]
+        assert not _kubelet_would_fail(probes), probes
         assert _probe(srv.port, ctx) < BUDGET_S
         normal, _ = _post(srv, ctx, review(workload_object(B01), uid="during-slowloris"))
         assert normal["allowed"] is False  # checked, not answered per the failure mode
@@ -1625,3 +1642,11 @@ def test_command_text_made_by_env_expansion_counts_against_the_review(
 
     run_documents(load_text(json.dumps(obj), "d.json"), Options(allow_hub=False))
     assert sum(scanned) > 40 * 100_000
+
+
+def test_kubelet_probe_judgement_counts_consecutive_failures() -> None:
+    """The probe judgement above fails only as the kubelet would: three slow answers in a row, not one stall."""
+    slow, fast = PROBE_LIMIT_S, PROBE_LIMIT_S / 10
+    assert not _kubelet_would_fail([fast, slow, fast, slow, slow, fast])
+    assert _kubelet_would_fail([fast, slow, slow, slow])
+    assert not _kubelet_would_fail([])
