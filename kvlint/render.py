@@ -300,7 +300,21 @@ filecache.register(_OVERLAYS.clear)
 
 
 def _listed(directory: str) -> list[str]:
-    """The local entries of ``resources``/``bases``/``components`` of ``directory``'s kustomization."""
+    """The local entries of ``resources``/``bases``/``components`` of ``directory``'s kustomization, read once a
+    run per directory (each base's overlay search reads its neighbours' kustomizations: once per base, a tree of
+    bases beside large kustomizations parsed each of them again for every base)."""
+    key = os.path.realpath(directory)
+    found = _LISTED.get(key)
+    if found is None:
+        found = _LISTED[key] = _read_listed(directory)
+    return found
+
+
+_LISTED: dict[str, list[str]] = {}
+filecache.register(_LISTED.clear)
+
+
+def _read_listed(directory: str) -> list[str]:
     name = next((n for n in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(directory, n))), None)
     if name is None:
         return []

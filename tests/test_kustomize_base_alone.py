@@ -140,3 +140,34 @@ def test_the_overlay_search_resolves_a_bounded_number_of_entries(
     assert calls <= 5_000, (
         calls
     )  # MAX_OVERLAY_ENTRIES (4,096) and a few per directory searched; 240,000 before
+
+
+def test_each_kustomization_beside_bases_is_read_once_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several bases side by side search the same directories for overlays: each kustomization among them is read
+    once, not once per base (a pull request's tree of bases beside large kustomizations parsed each for each)."""
+    from collections import Counter
+
+    for i in range(6):
+        d = tmp_path / f"base{i}"
+        d.mkdir()
+        (d / "deployment.yaml").write_text(_DEPLOYMENT)
+        (d / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    for i in range(6):
+        d = tmp_path / f"overlay{i}"
+        d.mkdir()
+        (d / "kustomization.yaml").write_text(f"resources:\n- ../base{i}\n")
+    reads: Counter[str] = Counter()
+    read = render._read_kustomization
+
+    def counting(path: str, max_bytes: int) -> object:
+        reads[path] += 1
+        return read(path, max_bytes)
+
+    monkeypatch.setattr(render, "_read_kustomization", counting)
+    found = _kv405([str(tmp_path / f"base{i}" / "deployment.yaml") for i in range(6)])
+    assert len(found) == 6 and all(
+        f"overlays beside it that build on it: overlay{i}" in d.fix for i, d in enumerate(found)
+    )
+    assert reads and max(reads.values()) == 1, reads
