@@ -36,6 +36,7 @@ __all__ = [
     "HardwareProfiles",
     "PROFILED_KINDS",
     "PROFILE_FIX",
+    "MAX_PROFILE_IDENTIFIERS",
     "profile_clause",
     "apply_profile",
     "profile_reference",
@@ -110,6 +111,13 @@ class HardwareProfiles:
         return found[0] if found else None
 
 
+#: The identifiers of a profile kvlint applies: the first ones, in the order written. [assumed] a profile lists a few
+#: (CPU, memory, an accelerator or two; the CRD sets no maximum). Every InferenceService that names a profile gets
+#: all its identifiers, so a profile of 4,000 identifiers named by 400 services (390 KB of YAML) made 1.6 million
+#: resource entries to apply and check (77 s of CPU); past this bound the rest are not applied.
+MAX_PROFILE_IDENTIFIERS = 64
+
+
 def _copy(d: Any) -> LDict:
     """A shallow copy of a mapping that keeps its positions."""
     out = LDict(d, loc=loc_of(d))
@@ -130,7 +138,8 @@ def _quantity(value: Any) -> str | None:
 
 def apply_profile(pred: Any, profile: Document) -> LDict:
     """``spec.predictor`` as the webhook leaves it with ``profile`` applied (steps 1-3 of the module
-    docstring); what the profile adds carries the profile's positions. ``pred`` itself is not changed."""
+    docstring; the first :data:`MAX_PROFILE_IDENTIFIERS` identifiers); what the profile adds carries the profile's
+    positions. ``pred`` itself is not changed."""
     spec = profile.data.get("spec") if isinstance(profile.data, dict) else None
     spec = spec if isinstance(spec, dict) else {}
     out = _copy(pred)
@@ -138,7 +147,8 @@ def apply_profile(pred: Any, profile: Document) -> LDict:
         out.pop(key, None)
         out.locs.pop(key, None)
         out.key_locs.pop(key, None)
-    identifiers = [i for i in as_list(spec.get("identifiers")) if isinstance(i, dict) and i.get("identifier")]
+    listed = as_list(spec.get("identifiers"))[:MAX_PROFILE_IDENTIFIERS]
+    identifiers = [i for i in listed if isinstance(i, dict) and i.get("identifier")]
     model = out.get("model")
     if identifiers and isinstance(model, dict):
         model = out["model"] = _copy(model)
