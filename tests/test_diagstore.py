@@ -264,7 +264,9 @@ def test_a_view_whose_order_jumps_between_chunks_decodes_each_chunk_once_a_windo
     assert got == [f"option {j} of workload {g}" for j in range(per_group) for g in range(groups)]
     chunks = -(-len(store) // diagstore.CHUNK)
     windows = -(-len(order) // diagstore._WINDOW)
-    assert len(decoded) <= windows * chunks, len(decoded)  # 13,120 before: about one per diagnostic read past the plain ones
+    assert len(decoded) <= windows * chunks, len(
+        decoded
+    )  # 13,120 before: about one per diagnostic read past the plain ones
     decoded.clear()
     store._cache.clear()
     assert [d.message for d in view.of_rules({"KV205"})] == got and len(decoded) <= windows * chunks
