@@ -37,6 +37,8 @@ CHUNK = 256
 PLAIN = 4096
 #: decoded chunks kept for reading (sequential reads in report order decode each chunk about once)
 _CACHED_CHUNKS = 16
+#: diagnostics a view reads at a time in its order (:meth:`DiagnosticView._read`): as many as the cache holds
+_WINDOW = CHUNK * _CACHED_CHUNKS
 
 _FIELDS = tuple(f.name for f in fields(Diagnostic))
 
@@ -129,6 +131,23 @@ class DiagnosticStore:
             self._cache.move_to_end(c)
         return chunk[k]
 
+    def chunk(self, c: int) -> list[Diagnostic]:
+        """The diagnostics of the ``c``-th chunk (the unfilled tail after the last), decoded as :meth:`get`
+        decodes them (through the same cache)."""
+        if c == len(self._chunks):
+            return self._tail
+        held = self._chunks[c]
+        if isinstance(held, list):
+            return held
+        rows = self._cache.get(c)
+        if rows is None:
+            rows = self._cache[c] = _decode(held)
+            if len(self._cache) > _CACHED_CHUNKS:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(c)
+        return rows
+
     def __iter__(self) -> Iterator[Diagnostic]:
         for c, held in enumerate(self._chunks):
             yield from held if isinstance(held, list) else self._cache.get(c) or _decode(held)
@@ -180,10 +199,28 @@ class DiagnosticView(Sequence[Diagnostic]):
         return d if self._attach is None else self._attach(d)
 
     def __iter__(self) -> Iterator[Diagnostic]:
-        stores, attach = self._stores, self._attach
-        for s, i in zip(self._which, self._index, strict=True):
-            d = stores[s].get(i)
-            yield d if attach is None else attach(d)
+        yield from self._read(range(len(self)))
+
+    def _read(self, positions: Sequence[int]) -> Iterator[Diagnostic]:
+        """The diagnostics at ``positions`` of this view, in that order, read :data:`_WINDOW` at a time: the
+        chunks a window needs are each decoded once for it, whatever order the window visits them in. Read
+        one by one (:meth:`DiagnosticStore.get`), a report whose order jumps between chunks decoded a chunk of
+        256 for nearly every diagnostic: 100 KAITO Workspaces sharing one inference ConfigMap of 1,000 unknown
+        options (100,000 KV205 located at the ConfigMap's 1,000 lines, reported line by line) took 60 s."""
+        stores, attach, which, index = self._stores, self._attach, self._which, self._index
+        for lo in range(0, len(positions), _WINDOW):
+            window = positions[lo : lo + _WINDOW]
+            by_chunk: dict[tuple[int, int], list[int]] = {}
+            for k, p in enumerate(window):
+                by_chunk.setdefault((which[p], index[p] // CHUNK), []).append(k)
+            out: list[Diagnostic | None] = [None] * len(window)
+            for (s, c), ks in by_chunk.items():
+                rows = stores[s].chunk(c)
+                for k in ks:
+                    out[k] = rows[index[window[k]] % CHUNK]
+            for d in out:
+                assert d is not None
+                yield d if attach is None else attach(d)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (list, tuple, DiagnosticView)):
@@ -210,12 +247,14 @@ class DiagnosticView(Sequence[Diagnostic]):
     def of_rules(self, rules: Container[str]) -> Iterator[Diagnostic]:
         """The diagnostics whose rule is one of ``rules``, in order, as iterating the view gives them; the
         others are not decoded (a view's function, :meth:`mapped`, never changes a rule id)."""
-        stores, attach = self._stores, self._attach
-        for s, i in zip(self._which, self._index, strict=True):
-            store = stores[s]
-            if store.rule_at(i) in rules:
-                d = store.get(i)
-                yield d if attach is None else attach(d)
+        stores = self._stores
+        yield from self._read(
+            [
+                p
+                for p, (s, i) in enumerate(zip(self._which, self._index, strict=True))
+                if stores[s].rule_at(i) in rules
+            ]
+        )
 
     def severity_counts(self) -> dict[str, int]:
         """Number of diagnostics per severity name, without decoding them."""

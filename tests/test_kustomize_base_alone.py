@@ -108,3 +108,66 @@ def test_a_file_of_no_kustomization_keeps_the_plain_fix(tmp_path: Path) -> None:
 def test_the_collected_base_names_the_gpu_overlays_of_its_tree() -> None:
     (d,) = _kv405([str(COLLECTED_BASE / "deployment.yaml")])
     assert "h100-llama-3-3-70b-instruct, l4-gemma-3-1b-it, l4-gemma-4-31b-it" in d.fix
+
+
+def test_the_overlay_search_resolves_a_bounded_number_of_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Directories beside the base whose kustomizations list thousands of entries (a pull request can add them):
+    the search for overlays resolves at most MAX_OVERLAY_ENTRIES of them to real paths, each distinct entry of a
+    directory once (every entry was resolved: 63 directories of 8,000 made 500,000 paths, 9 s, for each base). The
+    overlays listed before the budget runs out are still named."""
+    import os
+
+    root = _tree(tmp_path)
+    for i in range(40):
+        d = root / f"z{i:02d}"
+        d.mkdir()
+        entries = "".join(f"- ../x{j}\n" for j in range(3000)) + "- ../x1\n" * 3000
+        (d / "kustomization.yaml").write_text("resources:\n" + entries)
+    real = os.path.realpath
+    calls = 0
+
+    def counting(path: object, *args: object, **kwargs: object) -> str:
+        nonlocal calls
+        calls += 1
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os.path, "realpath", counting)
+    render._OVERLAYS.clear()
+    found = render.kustomize_overlays_of(str(root / "base" / "deployment.yaml"))
+    assert found is not None and found[1] == (str(root / "h100-llama"), str(root / "l4-llama"))
+    assert calls <= 5_000, (
+        calls
+    )  # MAX_OVERLAY_ENTRIES (4,096) and a few per directory searched; 240,000 before
+
+
+def test_each_kustomization_beside_bases_is_read_once_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several bases side by side search the same directories for overlays: each kustomization among them is read
+    once, not once per base (a pull request's tree of bases beside large kustomizations parsed each for each)."""
+    from collections import Counter
+
+    for i in range(6):
+        d = tmp_path / f"base{i}"
+        d.mkdir()
+        (d / "deployment.yaml").write_text(_DEPLOYMENT)
+        (d / "kustomization.yaml").write_text("resources:\n- deployment.yaml\n")
+    for i in range(6):
+        d = tmp_path / f"overlay{i}"
+        d.mkdir()
+        (d / "kustomization.yaml").write_text(f"resources:\n- ../base{i}\n")
+    reads: Counter[str] = Counter()
+    read = render._read_kustomization
+
+    def counting(path: str, max_bytes: int) -> object:
+        reads[path] += 1
+        return read(path, max_bytes)
+
+    monkeypatch.setattr(render, "_read_kustomization", counting)
+    found = _kv405([str(tmp_path / f"base{i}" / "deployment.yaml") for i in range(6)])
+    assert len(found) == 6 and all(
+        f"overlays beside it that build on it: overlay{i}" in d.fix for i, d in enumerate(found)
+    )
+    assert reads and max(reads.values()) == 1, reads

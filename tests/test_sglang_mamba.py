@@ -380,3 +380,62 @@ def test_multimodal_reservation_reads_env_values_as_bounded_digits() -> None:
     for raw in ("9" * 5000, "²", "12.5"):
         assert multimodal_reservation(vl, (0, 5, 23), {"SGLANG_VLM_CACHE_SIZE_MB": raw}, **kw) == 100 << 20
     assert multimodal_reservation(vl, (0, 5, 23), {"SGLANG_VLM_CACHE_SIZE_MB": " 200 "}, **kw) == 200 << 20
+
+
+def _findings(tmp_path: Path, *args: str) -> list:
+    """Every finding of kvlint on a one-container SGLang Deployment of Nemotron Nano with ``args``, on an H100."""
+    from kvlint.pipeline import Options, run_check
+
+    flags = ", ".join(f'"{a}"' for a in (f"--model-path={NEMOTRON_NANO}", *args))
+    manifest = tmp_path / "nano.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: nano}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: sglang\n          image: lmsysorg/sglang:v0.5.23\n"
+        '          command: ["python3", "-m", "sglang.launch_server"]\n'
+        f"          args: [{flags}]\n"
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    return list(run_check([str(manifest)], Options(allow_hub=False, accelerator="h100")).diagnostics)
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "why"),
+    [
+        ("--max-mamba-cache-size", "2.5", "an integer is required"),
+        ("--max-mamba-cache-size", "nan", "an integer is required"),
+        ("--max-mamba-cache-size", "1e9", "an integer is required"),
+        ("--max-mamba-cache-size", "9" * 24, "implausibly large"),
+        ("--mamba-full-memory-ratio", "abc", "a number is required"),
+    ],
+)
+def test_state_pool_flags_sglang_cannot_parse_are_kv206(
+    tmp_path: Path, flag: str, value: str, why: str
+) -> None:
+    """SGLang's argparse reads ``--max-mamba-cache-size`` as an int and ``--mamba-full-memory-ratio`` as a float
+    (``ServerArgs`` annotations) and refuses anything else. kvlint kept them as strings: "2.5", "nan" or "abc" were
+    silently planned as if the flag were absent (a pass), and a 24-digit slot count as 10^23 slots."""
+    found = _findings(tmp_path, f"{flag}={value}")
+    (d,) = [x for x in found if x.rule == "KV206"]
+    assert d.severity == "error" and f"'{value}' for {flag}: {why}" in d.message and d.loc.line == 11
+    # the plan goes on without the value (SGLang does not start: KV206 says so), not with it
+    assert not [x for x in found if x.rule in ("KV502", "KV503")]
+
+
+def test_kv701_names_an_explicit_state_pool_that_takes_all_the_memory(tmp_path: Path) -> None:
+    """``--max-mamba-cache-size`` slots whose states take more than the weights leave: SGLang takes the count as
+    is and finds no memory for the KV pool. KV701 said "the weights take N GiB" (less than the budget it named) and
+    "the weights do not fit: use more GPUs"; it now names the state pool at the flag, and its fix re-plans."""
+    import re
+
+    big = _plan(NEMOTRON_NANO, "--max-mamba-cache-size", "1000000")
+    assert big.max_total_num_tokens <= 0 < big.rest_bytes + big.mamba_state_bytes
+    (d,) = [x for x in _findings(tmp_path, "--max-mamba-cache-size=1000000") if x.rule == "KV701"]
+    assert (
+        d.message.startswith("--max-mamba-cache-size 1,000,000 state slots")
+        and "weights take" not in d.message
+    )
+    assert d.loc.line == 11 and "'Loaded weights leave no GPU memory for the KV cache" in d.message
+    m = re.search(r"set --max-mamba-cache-size (\d+) \(re-planned", d.fix or "")
+    assert m, d.fix
+    fixed = _plan(NEMOTRON_NANO, "--max-mamba-cache-size", m.group(1))
+    assert fixed.max_total_num_tokens >= fixed.context_length and fixed.max_running_requests > 0

@@ -406,7 +406,9 @@ def amd_vram(value: str, tolerance: float = 0.02) -> list[Accelerator]:
     """``amd.com/gpu.vram`` (``"191G"``: the labeller's KFD memory size in GiB, rounded) -> AMD catalogue
     accelerators whose memory is within ``tolerance`` (relative) of it, smallest first; empty when the value
     is not ``<N>G`` or nothing is close. Used only when no label names the model."""
-    m = re.fullmatch(r"\s*(\d+)\s*G\s*", str(value), flags=re.IGNORECASE)
+    # at most 19 digits: int() raises on over 4,300, which placement took for "no GPU requested" (a KV101 became a
+    # KV405 warning; a CRD's pod template reaches kvlint with a node selector the API server never validated)
+    m = re.fullmatch(r"\s*0*(\d{1,19})\s*G\s*", str(value), flags=re.IGNORECASE)
     if not m:
         return []
     gib = int(m.group(1))

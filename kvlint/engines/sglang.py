@@ -87,8 +87,13 @@ _INT = {
     "nnodes",
     "node_rank",
     "cuda_graph_max_bs",
+    # the hybrid state pool's slots: ServerArgs ``max_mamba_cache_size: Optional[int]`` (0.5.16+ annotated field,
+    # ``type=int`` before), argparse refuses "2.5" or "nan"; read as a string, such a value sized the pool at the
+    # ratio and a 24-digit one at 10^23 slots
+    "max_mamba_cache_size",
 }
-_FLOAT = {"mem_fraction_static"}
+#: ``mamba_full_memory_ratio: float`` (ServerArgs, 0.5.13+): "abc" was read as the 0.9 default, which SGLang refuses
+_FLOAT = {"mem_fraction_static", "mamba_full_memory_ratio"}
 # Options known to take no value (store_true) among the common ones.
 _SWITCHES = {
     "--trust-remote-code",

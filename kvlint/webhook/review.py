@@ -450,9 +450,18 @@ def parse_review(body: bytes | str) -> Review:
 #: (:data:`kvlint.workloads.kaito.KAITO_RUNTIME_ANNOTATION`; ``transformers`` runs the preset on a runtime
 #: kvlint does not size, any other value on vLLM, which it does) and KServe's managed DRA annotations on an
 #: LLMInferenceService (:data:`kvlint.workloads.llmisvc.MANAGED_DRA_CLASS`, ``MANAGED_DRA_COUNT``: they request
-#: the pod's GPUs, KV405 and KV501). An UPDATE that changes one of them is reviewed.
+#: the pod's GPUs, KV405 and KV501), and OpenShift AI's hardware profile annotations on an InferenceService
+#: (:data:`kvlint.workloads.hardwareprofile.PROFILE_NAME`, ``PROFILE_NAMESPACE``: the profile may give the GPUs,
+#: so a container requesting none is a KV405 info naming it rather than a warning). An UPDATE that changes one of
+#: them is reviewed.
 READ_ANNOTATIONS: frozenset[str] = frozenset(
-    {"kaito.sh/runtime", "serving.kserve.io/exp-dra-device-class", "serving.kserve.io/exp-dra-device-count"}
+    {
+        "kaito.sh/runtime",
+        "serving.kserve.io/exp-dra-device-class",
+        "serving.kserve.io/exp-dra-device-count",
+        "opendatahub.io/hardware-profile-name",
+        "opendatahub.io/hardware-profile-namespace",
+    }
 )
 
 

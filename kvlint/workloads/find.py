@@ -24,7 +24,7 @@ from kvlint.engines.images import image_mentions_engine
 from kvlint.render import helm_values_reason
 from kvlint.source import LDict, LList, loc_of
 from kvlint.types import DerivedAccelerator, Document, Finding, Workload
-from kvlint.values import as_list
+from kvlint.values import as_list, digits
 from kvlint.workloads.base import (
     LWS_TEMPLATE_KEYS,
     MODEL_ANNOTATION,
@@ -299,7 +299,9 @@ def _ome_named(doc: Document, kind: str, w: Workload) -> Workload | None:
         severity="info",
     )
     raw = gpus.split(": ", 1)[1].strip()
-    count = int(raw) if raw.isdigit() else None  # a quantity as written: 8 or "8"
+    # a quantity as written: 8 or "8" (digits(): bounded, a 5,000-digit string made int() raise, and the check of
+    # the whole file, or the review, fail)
+    count = digits(raw)
     env = injected_env(doc, w, count) if count else []
     pod_spec = with_injected_env(w.pod_spec, env) if env else w.pod_spec
     return replace(

@@ -47,6 +47,7 @@ __all__ = [
     "HardwareProfiles",
     "PROFILED_KINDS",
     "PROFILE_FIX",
+    "MAX_PROFILE_IDENTIFIERS",
     "profile_clause",
     "apply_profile",
     "apply_llmisvc_profile",
@@ -136,6 +137,13 @@ class HardwareProfiles:
         return self.find(*ref) if ref is not None else None
 
 
+#: The identifiers of a profile kvlint applies: the first ones, in the order written. [assumed] a profile lists a few
+#: (CPU, memory, an accelerator or two; the CRD sets no maximum). Every InferenceService that names a profile gets
+#: all its identifiers, so a profile of 4,000 identifiers named by 400 services (390 KB of YAML) made 1.6 million
+#: resource entries to apply and check (77 s of CPU); past this bound the rest are not applied.
+MAX_PROFILE_IDENTIFIERS = 64
+
+
 def _copy(d: Any, loc: Loc | None = None) -> LDict:
     """A shallow copy of a mapping that keeps its positions (an empty mapping at ``loc`` for anything else)."""
     if not isinstance(d, dict):
@@ -162,7 +170,9 @@ def _spec(profile: Document) -> dict[str, Any]:
 
 
 def _identifiers(spec: dict[str, Any]) -> list[dict[str, Any]]:
-    return [i for i in as_list(spec.get("identifiers")) if isinstance(i, dict) and i.get("identifier")]
+    """The profile's identifiers kvlint applies: the first :data:`MAX_PROFILE_IDENTIFIERS`, in the order written."""
+    listed = as_list(spec.get("identifiers"))[:MAX_PROFILE_IDENTIFIERS]
+    return [i for i in listed if isinstance(i, dict) and i.get("identifier")]
 
 
 def _with_identifiers(container: Any, identifiers: list[dict[str, Any]], loc: Loc | None) -> LDict:

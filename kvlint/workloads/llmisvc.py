@@ -38,6 +38,7 @@ from typing import Any
 
 from kvlint.source import LDict, LList, Loc, loc_of
 from kvlint.types import Document, Finding, Workload
+from kvlint.values import yaml_text
 from kvlint.workloads.base import MODEL_ANNOTATION, get_in, int_or_none, make_workload, str_map
 from kvlint.workloads.gotemplate import UNKNOWN, render
 from kvlint.workloads.hardwareprofile import (
@@ -375,13 +376,16 @@ def _managed_dra(doc: Document) -> str | None:
     if not device_class:
         return None
     raw = str(annotations.get(MANAGED_DRA_COUNT) or "").strip()
-    count = int(raw) if _GO_ATOI.fullmatch(raw) else 0
+    # beyond 19 significant digits Atoi's int64 is out of range (an error KServe refuses); Python's int() refuses
+    # strings of over 4,300 digits with a ValueError, which took the whole file's (the review's) check down
+    atoi = _GO_ATOI.fullmatch(raw) is not None and len(raw.lstrip("+-").lstrip("0")) <= 19
+    count = int(raw) if atoi else 0
     if not raw:
         count = 1
     if not 1 <= count < 2**63:
         return (
             f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}; "
-            f"{MANAGED_DRA_COUNT} '{raw}' is not a whole number from 1, which KServe refuses)"
+            f"{MANAGED_DRA_COUNT} {yaml_text(raw)} is not a whole number from 1, which KServe refuses)"
         )
     devices = "1 device" if count == 1 else f"{count} devices"
     return f"KServe's managed Dynamic Resource Allocation ({MANAGED_DRA_CLASS}: {device_class}, {devices})"

@@ -140,6 +140,15 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
         )
     else:
         text = "Not enough memory. Please try to increase --mem-fraction-static."
+    if (
+        not tiny
+        and d.mamba_family
+        and "max_mamba_cache_size" in s.flags
+        and d.mamba_state_bytes > 0
+        and d.rest_bytes + d.mamba_state_bytes > 0
+    ):
+        yield _state_pool_takes_the_rest(ctx, d, text)
+        return
     fixes = []
     if need < 0.96:
         lowest = round(need * 100)
@@ -175,6 +184,39 @@ def mem_fraction_too_low(ctx: RuleContext) -> Iterator[Diagnostic]:
         + f"; SGLang {p.engine_version} exits with '{text}'",
         s.loc("mem_fraction_static"),
         fix="; or ".join(fixes) or "the weights do not fit: use more GPUs (--tp-size) or a quantized model",
+    )
+
+
+def _state_pool_takes_the_rest(ctx: RuleContext, d: SglangPlanDetail, text: str) -> Diagnostic:
+    """KV701 for a hybrid model whose ``--max-mamba-cache-size`` state pool takes more than the memory the weights
+    leave: SGLang takes the flag's slot count as is (``_handle_max_mamba_cache``: only divided by the DP-attention
+    size, checked to be positive), subtracts ``slots x mamba_cache_per_req`` from the rest, and the KV pool sized
+    from what is left is empty, so it exits with ``text`` (the release's KV-pool message). At the flag, with the
+    slot count that leaves half the rest for the KV pool (the state : KV = 1 : 1 split) when that re-plans to hold
+    one ``context_length`` request."""
+    s = ctx.serving
+    rest = d.rest_bytes + d.mamba_state_bytes
+    slots = max(1, d.max_mamba_cache_size)  # per rank: the flag divided by the DP-attention size
+    flag = s.get("max_mamba_cache_size")
+    flag = flag if isinstance(flag, int) and flag >= slots else slots
+    per_slot = d.mamba_state_bytes // slots
+    fix = "lower --max-mamba-cache-size, or drop it to let SGLang size the pool from memory"
+    half = rest // 2 // max(1, per_slot)
+    if half >= max(1, d.mamba_ratio):
+        value = half * (flag // slots)
+        nd = replanned(ctx.cr, max_mamba_cache_size=value)
+        if _holds_one_request(nd):
+            fix = (
+                f"set --max-mamba-cache-size {value} (re-planned: {_pool_tokens(nd)} tokens, one context_length "
+                f"{d.context_length} request fits), or drop it to let SGLang size the pool from memory"
+            )
+    return ctx.finding(
+        f"--max-mamba-cache-size {flag:,} state slots ({d.mamba_family} state) take "
+        f"{gib(d.mamba_state_bytes)} per GPU, more than the {gib(rest)} that mem_fraction_static "
+        f"{d.mem_fraction_static} leaves after the weights: no KV pool remains; SGLang {d.plan.engine_version} "
+        f"exits with '{text}'",
+        s.loc("max_mamba_cache_size"),
+        fix=fix,
     )
 
 
