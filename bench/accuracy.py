@@ -456,8 +456,8 @@ SKIP: dict[str, str] = {
     "1.34 GiB, non-torch 0.97 against 0.13; docs §5)",
     "gt-291": "DFlash draft model (z-lab/Qwen3.6-35B-A3B-DFlash) not in the corpus or the catalogue, and the A800 is "
     "not in the accelerator catalogue; its 6.24 GiB CUDA-graph estimate (capture sizes to 336 = 2 x 24 sequences x "
-    "7 tokens with 6 speculative ones) is far above kvlint's graph term, which does not scale the capture sizes "
-    "with speculative tokens (docs §5)",
+    "7 tokens with 6 speculative ones, the capture kvlint now takes) is far above kvlint's graph term, calibrated "
+    "without speculation and without the drafter's graphs (docs §5)",
     "gt-296": "local AutoRound INT4 checkpoint: weight bytes unknown; DFlash draft",
     "gt-285": "gpu_memory_utilization and max_model_len of the run not in the stored excerpt (figures quoted in "
     "prose). Weights only: kvlint puts 88.30 GiB per rank for the catalogue's GLM-5.3-FP8 at TP 8 against the "

@@ -986,6 +986,62 @@ def _check_lora(p: _Parser) -> None:
         )
 
 
+#: The most speculative tokens per step kvlint plans: the drafters vLLM ships propose a few to a few dozen (suffix
+#: decoding defaults to 24, ``vllm@0.13.0:vllm/config/speculative.py``); a count beyond this is refused as absurd
+#: rather than priced (every decode step would verify more tokens than a default batch holds).
+MAX_SPECULATIVE_TOKENS = 4096
+
+
+def _speculative_count(value: Any) -> int | None:
+    """``num_speculative_tokens`` as vLLM's config reads it: an integer, a float or digit string of one (pydantic's
+    lax ``int``), else None (a fraction, a boolean, a word)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        d = digits(value.strip().lstrip("-")) if value.strip() else None
+        return None if d is None else (-d if value.strip().startswith("-") else d)
+    return None
+
+
+def _check_speculative(p: _Parser) -> None:
+    """KV206 for a ``--speculative-config`` whose ``num_speculative_tokens`` vLLM refuses: not an integer, or not above 0
+    (``vllm@0.13.0:vllm/config/speculative.py::SpeculativeConfig``, ``Field(default=None, gt=0)``, and
+    ``_verify_args`` "Expected num_speculative_tokens to be greater than zero"); above
+    :data:`MAX_SPECULATIVE_TOKENS` it is refused as absurd. The refused setting is dropped, so the plan sizes the
+    engine without speculative decoding rather than on a nonsensical count."""
+    flags = p.col.flags
+    dest = "speculative_config"
+    v = flags.get(dest)
+    if v is not None and isinstance(v.value, dict) and v.value.get("num_speculative_tokens") is not None:
+        n = _speculative_count(v.value["num_speculative_tokens"])
+        if n is not None and 0 < n <= MAX_SPECULATIVE_TOKENS:
+            return
+        if n is None:
+            why = (
+                "num_speculative_tokens must be a whole number of tokens; vLLM's SpeculativeConfig refuses it"
+            )
+        elif n <= 0:
+            why = f"num_speculative_tokens {n} is refused by vLLM, which expects it to be greater than zero"
+        else:
+            why = (
+                f"num_speculative_tokens {n:,} is absurd (kvlint plans at most {MAX_SPECULATIVE_TOKENS:,}; "
+                "drafters propose a few to a few dozen tokens per step)"
+            )
+        flags.pop(dest)
+        option = p.col.seen_option.get(dest, "--" + dest.replace("_", "-"))
+        p.col.invalid(
+            option,
+            v.raw if v.raw is not None else str(v.value),
+            v.loc,
+            why,
+            fix=f"give num_speculative_tokens a whole number from 1 (typically 1 to 16), or remove {option}",
+        )
+
+
 def _check_extensible(p: _Parser) -> None:
     """KV206 for ``--enable-extensible-kv-cache`` given with a setting under which vLLM 0.34.0 cannot use the
     extensible KV cache: ``vllm@0.34.0:vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache`` raises
@@ -1124,6 +1180,7 @@ def parse_vllm_argv(
         if kp is not None:
             p.col.flags.update(kp.col.flags)  # appended after the command line: the file wins
     _check_lora(p)
+    _check_speculative(p)
     _check_extensible(p)
     p.col.flags.pop("model", None)
     return p.col.serving_config("vllm", container, image, version, p.model, env, locs)

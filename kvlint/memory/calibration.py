@@ -419,11 +419,30 @@ def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:
     return int(gib * GiB)
 
 
+def cudagraph_capture_tokens(max_num_seqs: int, decode_query_len: int = 1) -> int:
+    """vLLM's default largest CUDA-graph capture size (tokens): ``min(2 x max_num_seqs x decode_query_len, 512)``
+    (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``; ``decode_query_len`` 1 before 0.13.0,
+    :func:`kvlint.memory.vllm.decode_query_len`)."""
+    return min(2 * max_num_seqs * max(1, decode_query_len), 512)
+
+
 def cudagraph_bytes(
-    layers: int, max_num_seqs: int, hidden: int, inter_eff: int, tp: int, dtype_bytes: int
+    layers: int,
+    max_num_seqs: int,
+    hidden: int,
+    inter_eff: int,
+    tp: int,
+    dtype_bytes: int,
+    decode_query_len: int = 1,
 ) -> int:
-    """CUDA-graph pool estimate per GPU (bytes). [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]"""
-    capture = min(2 * max_num_seqs, 512)
+    """CUDA-graph pool estimate per GPU (bytes). [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]
+
+    The largest capture size is ``min(2 x max_num_seqs x decode_query_len, 512)`` tokens: vLLM's default
+    ``max_cudagraph_capture_size`` (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``), where
+    ``decode_query_len`` is 1 + ``num_speculative_tokens`` from 0.13.0 (the tokens one speculative decode step
+    verifies per request) and 1 before (``vllm@0.11.0:vllm/config/scheduler.py``, ``min(2 x max_num_seqs, 512)``);
+    :func:`kvlint.memory.vllm.decode_query_len` settles it by release."""
+    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len)
     return int(
         CG_BASE_GIB * GiB + K_CUDAGRAPH * layers * capture * (hidden + inter_eff / max(1, tp)) * dtype_bytes
     )

@@ -387,6 +387,18 @@ def cudagraph_subtracted_by_default(v: Version) -> bool:
     return v >= (0, 20, 0)
 
 
+def cudagraph_capture_follows_speculation(v: Version) -> bool:
+    """Whether vLLM widens its default CUDA-graph capture sizes by the speculative tokens (from 0.13.0).
+
+    ``VllmConfig._set_cudagraph_sizes`` (``vllm/config/vllm.py``) sets the default ``max_cudagraph_capture_size``
+    to ``min(max_num_seqs x decode_query_len x 2, 512)`` with ``decode_query_len = 1 + num_speculative_tokens`` in
+    the 0.13.0 wheel (vLLM pull request #30330, December 2025) and in 0.22.0 and 0.34.0 (0.34.0 names it
+    ``uniform_decode_query_len`` and raises the 512 ceiling to 1,024 on data-center Blackwell, not modelled);
+    the 0.12.0 wheel still has ``min(max_num_seqs x 2, 512)`` whatever the speculative tokens.
+    """
+    return v >= (0, 13, 0)
+
+
 def printed_activation_includes_cudagraph(v: Version) -> bool:
     """Whether the "for peak activation" figure of the start-up log already contains the CUDA-graph estimate that
     was taken off the KV budget.

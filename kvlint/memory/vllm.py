@@ -42,6 +42,7 @@ from kvlint.memory.multimodal import EncoderProfile, encoder_profile, is_multimo
 from kvlint.memory.versions import (
     Version,
     capacity_is_concurrency_times_len,
+    cudagraph_capture_follows_speculation,
     cudagraph_env_exists,
     cudagraph_subtracted_by_default,
     default_gpu_memory_utilization,
@@ -325,7 +326,7 @@ def settings_from_flags(
         attention_backend=get("attention_backend"),
         attention_backend_env=env.get("VLLM_ATTENTION_BACKEND"),
         mla_disabled=bool(truthy(env.get("VLLM_MLA_DISABLE"))),
-        num_speculative_tokens=nst or 0,
+        num_speculative_tokens=max(0, nst or 0),
         speculative_model_id=str(spec_model) if spec_model else None,
         speculative_method=str(spec_method) if spec_method else None,
         pp_layer_partition=pp_part,
@@ -1209,7 +1210,9 @@ class StartupConfig:
         vendor (``nvidia``/``amd``) of the GPU; sampled_rows: the dummy sampler's rows (V1 ``min(max_num_seqs,
         max_num_batched_tokens)``, V0 the dummy sequences); encoder: the multimodal encoder profile or None;
         facts: the model's :class:`ModelFacts` (None: the later steps derive them, :func:`model_facts`);
-        release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`).
+        release: the version's :class:`ReleaseSwitches` (None: derived, :func:`release_switches`);
+        decode_query_len: tokens per request of a uniform decode step that sizes the CUDA-graph captures
+        (:func:`decode_query_len`).
     """
 
     version: Version
@@ -1245,6 +1248,7 @@ class StartupConfig:
     release: ReleaseSwitches | None = None
     extensible: bool = False
     headroom_bytes: int = 0
+    decode_query_len: int = 1
 
 
 @dataclass  # a step record of one container's plans: see StartupConfig
@@ -1568,7 +1572,7 @@ def resolve_startup(
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
         cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
-        notes=tuple(notes),
+        notes=tuple(notes + _capture_notes(settings, v, era, seqs)),
         compute_capability=cc,
         vendor=vendor,
         sampled_rows=int(rows),
@@ -1578,7 +1582,45 @@ def resolve_startup(
         extensible=pre.extensible,
         # the memory free when the worker takes its start snapshot: the device less the CUDA context (§1.2.5)
         headroom_bytes=int(total_bytes) - cal.CUDA_CONTEXT_BYTES if pre.extensible else 0,
+        decode_query_len=decode_query_len(settings, v),
     )
+
+
+def decode_query_len(settings: VllmSettings, v: Version) -> int:
+    """Tokens per request of the uniform decode step whose width sizes vLLM's default CUDA-graph captures:
+    ``1 + num_speculative_tokens`` from 0.13.0 (a speculative step verifies the drafted tokens with the next one;
+    ``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``, ``decode_query_len``; 0.34.0's
+    ``VllmConfig.uniform_decode_query_len``), else 1 (:func:`cudagraph_capture_follows_speculation`).
+    ``num_speculative_tokens`` is the ``--speculative-config`` count (or the pre-0.10 ``--num-speculative-tokens``);
+    without one (an MTP config whose count vLLM takes from the model, ``n_predict``) kvlint counts 1."""
+    k = settings.num_speculative_tokens
+    if k > 0 and cudagraph_capture_follows_speculation(v):
+        return 1 + k
+    return 1
+
+
+def _capture_notes(settings: VllmSettings, v: Version, era: str, max_num_seqs: int) -> list[str]:
+    """The note that speculative decoding widens the CUDA-graph captures (:func:`decode_query_len`), with the
+    largest capture size in tokens, or that this release does not; none without speculative tokens, graphs or V1."""
+    k = settings.num_speculative_tokens
+    if k <= 0 or era != "v1" or settings.enforce_eager:
+        return []
+    q = decode_query_len(settings, v)
+    if q == 1:
+        return [
+            f"CUDA graphs: vLLM {fmt_version(v)} captures up to min(2 x max_num_seqs, 512) tokens whatever the "
+            f"{k} speculative token(s) (the capture sizes follow them from 0.13.0)"
+        ]
+    top = cal.cudagraph_capture_tokens(max_num_seqs, q)
+    return [
+        f"CUDA graphs: {k} speculative token(s) widen each decode step to {q} tokens per request, so vLLM captures "
+        f"up to min(2 x {max_num_seqs} x {q}, 512) = {top} tokens (VllmConfig._set_cudagraph_sizes)"
+        + (
+            ""
+            if (settings.speculative_method or "").lower() in _MODEL_FREE_METHODS
+            else "; the drafter's own graphs are not counted"
+        )
+    ]
 
 
 def _budget(total_bytes: int, util: float, rel: ReleaseSwitches) -> int:
@@ -1751,7 +1793,35 @@ def _pool_layers(
             f"speculative decoding with {n_mtp} MTP layer(s) (num_speculative_tokens="
             f"{settings.num_speculative_tokens}): their KV shares the pool like the target's last layer"
         )
+    elif _names_no_drafter(settings):
+        notes.append(
+            f"speculative method '{settings.speculative_method}' drafts with a separate model that "
+            "--speculative-config does not name: the drafter's weights, KV layers and CUDA graphs are not counted "
+            "(give its 'model' to have them planned)"
+        )
     return layers
+
+
+#: ``--speculative-config`` methods that draft without a model of their own (vLLM sets ``model`` to the method,
+#: ``vllm@0.13.0:vllm/config/speculative.py::SpeculativeConfig.__post_init__``), and the MTP family, whose layers
+#: come from the target's config (:func:`_mtp_layers`)
+_MODEL_FREE_METHODS = frozenset({"ngram", "[ngram]", "suffix", "ngram_gpu"})
+
+
+def _names_no_drafter(settings: VllmSettings) -> bool:
+    """Whether speculative decoding runs with a drafter model kvlint was not given: a ``method`` other than the
+    model-free ones (:data:`_MODEL_FREE_METHODS`) and the MTP family (``mtp`` in its name), with speculative tokens
+    and neither a resolved draft nor a ``model`` id (an id that could not be read is noted where it is resolved,
+    :func:`kvlint.memory.stage._vllm_settings`)."""
+    method = (settings.speculative_method or "").lower()
+    return bool(
+        method
+        and settings.num_speculative_tokens
+        and settings.speculative_model is None
+        and not settings.speculative_model_id
+        and method not in _MODEL_FREE_METHODS
+        and "mtp" not in method
+    )
 
 
 def release_state_layers(
@@ -1981,7 +2051,9 @@ def stage_memory(
             encoder_cache=enc.cache_bytes if enc and stage == 0 else 0, forward_extra=gather,
         )  # fmt: skip
     cg = (
-        cal.cudagraph_bytes(n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes)
+        cal.cudagraph_bytes(
+            n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes, cfg.decode_query_len
+        )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0
     )

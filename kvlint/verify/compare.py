@@ -532,7 +532,7 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
     from kvlint.memory import calibration as cal
     from kvlint.memory.kv import dtype_bytes
     from kvlint.memory.versions import printed_activation_includes_cudagraph, resolve_version
-    from kvlint.memory.vllm import _inter_eff
+    from kvlint.memory.vllm import VllmSettings, _inter_eff, decode_query_len
 
     d = cr.plan_detail
     p = d.plan
@@ -571,6 +571,9 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
             _inter_eff(model),
             p.tensor_parallel_size,
             dtype_bytes(p.dtype),
+            decode_query_len(cr.settings, v)
+            if isinstance(getattr(cr, "settings", None), VllmSettings)
+            else 1,
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB

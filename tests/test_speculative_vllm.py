@@ -1,0 +1,184 @@
+"""Speculative decoding on vLLM: the CUDA-graph capture sizes widened by the speculative tokens (from 0.13.0),
+``--speculative-config`` counts vLLM refuses, and the note when a drafter model is not named.
+
+Expected figures come from kvlint's own model (a plan without speculation at the equivalent sequence count) or
+from the engine's start-up log (gt-291, ``fixtures/logs/gt-291.log``), never typed in.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kvlint.engines import parse_command_line
+from kvlint.memory import calibration as cal
+from kvlint.memory.versions import parse_version
+from kvlint.memory.vllm import (
+    VllmSettings,
+    decode_query_len,
+    plan_vllm,
+    plan_vllm_detailed,
+    settings_from_config,
+)
+from kvlint.models import resolve_model
+from kvlint.pipeline import Options, run_check
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "fixtures" / "plan" / "models"
+GiB = 1 << 30
+H100 = int(79.19 * GiB)
+KW = dict(gpu_name="NVIDIA H100", compute_capability="9.0")
+NGRAM6 = dict(num_speculative_tokens=6, speculative_method="ngram")
+
+
+def _llama():
+    return resolve_model(str(MODELS / "meta-llama--Llama-3.1-8B"), allow_hub=False)
+
+
+def test_speculative_tokens_widen_the_cuda_graph_estimate_from_0_13() -> None:
+    """vLLM 0.13.0+ captures up to min(2 x max_num_seqs x (1 + k), 512) tokens with k speculative tokens. Before,
+    kvlint priced the graphs of 24 sequences at 48 tokens whatever k; now 24 sequences with 6 speculative tokens
+    cost what 168 sequences without them cost (the same 336-token capture)."""
+    m = _llama()
+    spec = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24, **NGRAM6), m, H100, **KW)
+    plain = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24), m, H100, **KW)
+    wide = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=24 * 7), m, H100, **KW)
+    assert plain.cudagraph_bytes > 0
+    assert spec.cudagraph_bytes == wide.cudagraph_bytes > plain.cudagraph_bytes
+    assert spec.kv_cache_bytes < plain.kv_cache_bytes
+    # the 512-token ceiling holds: 64 sequences x 7 tokens x 2 is capped like 256 plain sequences
+    capped = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=64, **NGRAM6), m, H100, **KW)
+    full = plan_vllm(VllmSettings(version="0.20.0", max_num_seqs=256), m, H100, **KW)
+    assert capped.cudagraph_bytes == full.cudagraph_bytes
+    notes = "\n".join(spec.assumptions)
+    assert "widen each decode step to 7 tokens" in notes and "= 336 tokens" in notes
+    assert "drafter's own graphs" not in notes  # ngram drafts without a model
+
+
+def test_releases_before_0_13_do_not_widen_the_captures() -> None:
+    """vLLM 0.12.0's _set_cudagraph_sizes ignores the speculative tokens: the plan is the plain one, and says so."""
+    v12 = parse_version("0.12.0")
+    assert decode_query_len(VllmSettings(**NGRAM6), v12) == 1
+    assert decode_query_len(VllmSettings(**NGRAM6), parse_version("0.13.0")) == 7
+    assert decode_query_len(VllmSettings(), parse_version("0.34.0")) == 1
+    m = _llama()
+    spec = plan_vllm(VllmSettings(version="0.12.0", max_num_seqs=24, **NGRAM6), m, H100, **KW)
+    plain = plan_vllm(VllmSettings(version="0.12.0", max_num_seqs=24), m, H100, **KW)
+    assert spec.kv_cache_bytes == plain.kv_cache_bytes
+    assert any("whatever the 6 speculative token(s)" in a for a in spec.assumptions)
+    assert not any("speculative" in a for a in plain.assumptions)
+    # --enforce-eager: no graphs, no capture note
+    eager = plan_vllm(VllmSettings(version="0.20.0", enforce_eager=True, **NGRAM6), m, H100, **KW)
+    assert eager.cudagraph_bytes == 0 and not any("CUDA graphs: 6" in a for a in eager.assumptions)
+
+
+def _gt291() -> tuple[dict, str]:
+    cases = yaml.safe_load((ROOT / "bench" / "groundtruth" / "cases.yaml").read_text())
+    case = next(c for c in cases if c["id"] == "gt-291")
+    return case, (ROOT / "fixtures" / "logs" / "gt-291.log").read_text()
+
+
+def test_gt291_largest_capture_size_is_the_one_vllm_printed() -> None:
+    """gt-291 (vLLM 0.20.2, DFlash with 6 speculative tokens, max_num_seqs 24) printed 'Profiling CUDA graph
+    memory: PIECEWISE=38 (largest=336)'. kvlint's capture size for the case's own flags is that largest size
+    (48 before), and its CUDA-graph estimate for the case moves up toward the 'Estimated CUDA graph memory' printed."""
+    case, log = _gt291()
+    largest = int(re.search(r"PIECEWISE=\d+ \(largest=(\d+)\)", log).group(1))
+    printed_gib = float(re.search(r"Estimated CUDA graph memory: ([\d.]+) GiB", log).group(1))
+    argv = ["vllm", "serve", "m", "--max-num-seqs", str(case["max_num_seqs"])]
+    for flag in case["other_flags"]:
+        argv += flag.split(" ", 1)  # the option, then its value as one word (a JSON with spaces)
+    cfg = parse_command_line(argv)
+    assert not [f for f in cfg.findings if f.rule == "KV206"]
+    s = settings_from_config(cfg)
+    q = decode_query_len(s, parse_version(case["engine_version"].split()[0]))
+    assert cal.cudagraph_capture_tokens(case["max_num_seqs"], q) == largest
+    assert cal.cudagraph_capture_tokens(case["max_num_seqs"]) < largest  # the old capture
+    # the estimate on a stand-in model grows with the capture size, and stays under what vLLM printed
+    m = _llama()
+    before = cal.cudagraph_bytes(32, case["max_num_seqs"], m.hidden_size, 14336, 1, 2)
+    after = cal.cudagraph_bytes(32, case["max_num_seqs"], m.hidden_size, 14336, 1, 2, q)
+    assert before < after < printed_gib * GiB
+
+
+def test_a_drafter_that_is_not_named_is_said_to_be_unplanned() -> None:
+    """'{"method": "dflash", "num_speculative_tokens": 6}' (gt-291's config) drafts with a separate model the
+    config does not name: the plan says its weights, KV layers and graphs are not counted (it said nothing)."""
+    m = _llama()
+    d = plan_vllm_detailed(
+        VllmSettings(version="0.20.0", num_speculative_tokens=6, speculative_method="dflash"), m, H100, **KW
+    )
+    notes = "\n".join(d.plan.assumptions)
+    assert "speculative method 'dflash' drafts with a separate model" in notes
+    assert "the drafter's own graphs are not counted" in notes
+    for quiet in ("ngram", "suffix", "mtp", "deepseek_mtp"):
+        p = plan_vllm(
+            VllmSettings(version="0.20.0", num_speculative_tokens=2, speculative_method=quiet), m, H100, **KW
+        )
+        assert not any("drafts with a separate model" in a for a in p.assumptions), quiet
+
+
+@pytest.mark.parametrize(
+    ("count", "why"),
+    [
+        ("0", "greater than zero"),
+        ("-3", "greater than zero"),
+        ("2.5", "whole number"),
+        ('"six"', "whole number"),
+        ("true", "whole number"),
+        ("100000", "absurd"),
+    ],
+)
+def test_speculative_counts_vllm_refuses_are_kv206_and_not_planned(count: str, why: str) -> None:
+    """vLLM's SpeculativeConfig refuses num_speculative_tokens <= 0 or not an integer (Field(gt=0)); kvlint took
+    the count as given (a negative count planned as is). Now each is a KV206 error and the plan has no
+    speculation; an absurd count is refused the same way."""
+    sc = '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": ' + count + "}"
+    cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
+    found = [f for f in cfg.findings if f.rule == "KV206"]
+    assert [(getattr(f, "option", ""), f.severity) for f in found] == [("--speculative-config", "error")]
+    assert why in found[0].message
+    assert "speculative_config" not in cfg.flags
+    assert settings_from_config(cfg).num_speculative_tokens == 0
+
+
+def test_speculative_counts_vllm_accepts_are_not_findings() -> None:
+    for sc in (
+        '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": 6}',
+        '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": 6.0}',
+        '{"method": "mtp"}',
+    ):
+        cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
+        assert not [f for f in cfg.findings if f.rule == "KV206"], sc
+
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: spec
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.20.0
+          args:
+            - --model=meta-llama/Llama-3.1-8B
+            - --speculative-config
+            - '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": -1}'
+"""
+
+
+def test_refused_count_in_a_manifest_points_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "spec.yaml"
+    path.write_text(MANIFEST)
+    res = run_check([str(path)], Options(allow_hub=False))
+    found = [d for d in res.diagnostics if d.rule == "KV206"]
+    assert len(found) == 1 and found[0].loc is not None
+    line = next(i for i, t in enumerate(MANIFEST.splitlines(), 1) if "num_speculative_tokens" in t)
+    assert (Path(found[0].loc.file).name, found[0].loc.line) == ("spec.yaml", line)
+    assert path.read_text() == MANIFEST  # never written
