@@ -824,12 +824,11 @@ def run_action(env: Mapping[str, str] | None = None, *, cwd: str = ".", out: Any
         reason += at + where
     else:
         pre = sum(1 for s in status if s == "pre-existing")
-        reason = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}" + (
-            f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed above)"
-            if scope and pre
-            else ""
-        )
-        reason_md = reason
+        # the log lists the pre-existing findings before this line, the summary after it (a folded block)
+        passes = f"kvlint passes: no {scope}finding at or above fail-on={fail_on}"
+        aside = f" ({_plural(pre, 'pre-existing finding')} on the base not counted; they are listed {{}})"
+        reason = passes + (aside.format("above") if scope and pre else "")
+        reason_md = passes + (aside.format("below") if scope and pre else "")
     print_inert("\n".join([*log, reason]), out)
     if exit_code:
         print(f"::error title=kvlint::{escape_data(reason)}", file=out)

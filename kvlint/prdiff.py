@@ -633,6 +633,40 @@ def repository_file(path: str, cwd: str = ".") -> str:
     return os.path.relpath(full, here) if os.path.isabs(path) else path
 
 
+def _fnmatch_literal(path: str) -> str:
+    """``path`` as an ``fnmatch`` glob that matches only itself (``*``, ``?`` and ``[`` bracketed)."""
+    return "".join(f"[{ch}]" if ch in "*?[" else ch for ch in path)
+
+
+def ignored_excludes(cwd: str) -> list[str]:
+    """``--exclude`` arguments that keep ``kvlint check`` in the working tree off what git ignores.
+
+    A revision is linted from ``git archive`` (:func:`export_tree`), which holds tracked files only, so the
+    working tree's side of ``kvlint diff`` must not read what ``.gitignore`` (or ``.git/info/exclude``, the
+    global excludes file) leaves out of the repository either -- a ``build/`` directory that ``pip install .``
+    wrote, a virtual environment, generated manifests -- or every finding in them would be *new*. Git lists the
+    ignored untracked files and directories (``git ls-files --others --ignored --exclude-standard --directory``,
+    a whole ignored directory as one entry); the directories and the ``.yaml``/``.yml``/``.json`` files among
+    them are returned as absolute ``fnmatch`` globs matching exactly that path (:func:`kvlint.load._excluded`
+    also matches a glob against a base name, which an absolute path never equals). Untracked files that are not
+    ignored stay in: they are part of the change. ``cwd`` outside a git repository: no exclusion.
+    """
+    top = _git(["rev-parse", "--show-toplevel"], cwd)
+    if top.returncode != 0:
+        return []
+    root = top.stdout.decode().strip()
+    proc = _git(
+        ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--full-name"], root
+    )
+    if proc.returncode != 0:
+        return []
+    out: list[str] = []
+    for name in proc.stdout.decode("utf-8", errors="surrogateescape").split("\0"):
+        if name.endswith("/") or name.lower().endswith((".yaml", ".yml", ".json")):
+            out += ["--exclude", _fnmatch_literal(os.path.join(root, name.rstrip("/")))]
+    return out
+
+
 def diff_revisions(
     base: str,
     head: str | None,
@@ -677,6 +711,8 @@ def diff_revisions(
                 given += [option, file]
             else:
                 lacking[-1].append((option, file))
+        if rev is None:  # the working tree: what git ignores is in neither revision (ignored_excludes)
+            given += ignored_excludes(cwd)
         if paths is None:
             args = [*given, *check_args]
         else:

@@ -751,3 +751,17 @@ def test_gpu_resource_picks_the_first_of_the_lowest_rank():
         got = pl._gpu_resource(container)[0]
         assert got == reference(container), container
     assert pl._gpu_resource({})[0] is None
+
+
+def test_catalogue_build_without_the_shared_research_file_says_what_it_needs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/accelerators.md's `python -m kvlint.accelerators._build_catalogue` in a clone without ../shared used to
+    end in a FileNotFoundError traceback; it names the file it reads and writes nothing."""
+    from kvlint.accelerators._build_catalogue import main as build_main
+
+    missing, out = tmp_path / "accelerators.yaml", tmp_path / "out.json"
+    assert build_main([str(missing), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{missing}: no such file" in err and "corpus/accelerators.yaml" in err
+    assert not out.exists()

@@ -122,11 +122,16 @@ def test_docs_only_pull_request_on_a_base_with_errors_passes(tmp_path: Path) -> 
     pre = [ln for ln in log.splitlines() if ln.endswith("[pre-existing]")]
     assert len(pre) == int(outputs["findings"]) and any(" error KV103 " in ln for ln in pre)
     assert re.search(
-        r"^kvlint passes: no new finding at or above fail-on=error \(\d+ pre-existing", log, re.M
+        r"^kvlint passes: no new finding at or above fail-on=error \(\d+ pre-existing.*listed above\)$",
+        log,
+        re.M,
     )
     assert _annotations(log) == []  # nothing the pull request changed is connected to a finding
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "✅ kvlint passes" in summary and "Pre-existing findings (" in summary
+    # the summary's result line comes first and its folded block of pre-existing findings after it
+    assert "not counted; they are listed below)" in summary and "listed above" not in summary
+    assert summary.index("✅ kvlint passes") < summary.index("Pre-existing findings (")
     assert "No serving workload's capacity changed." in summary
 
 

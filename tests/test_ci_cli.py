@@ -439,6 +439,36 @@ def test_kvlint_diff_with_a_directory_only_one_revision_has(
     assert r.exit_code == 2 and "nowhere: no such file or directory" in r.output
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_kvlint_diff_leaves_out_of_the_working_tree_what_git_ignores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base is read from git archive, tracked files only; the working tree used to be linted whole, so a
+    git-ignored directory (the build/ that the README's `pip install .` writes) came out as new findings."""
+    git = _git_repo(tmp_path)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "chat.yaml").write_text(_chat(8192), encoding="utf-8")
+    (tmp_path / ".gitignore").write_text("/build/\n*.gen.yaml\n", encoding="utf-8")
+    _commit_base(git)
+    for ignored in ("build/lib/chat.yaml", "deploy/long.gen.yaml"):
+        (tmp_path / ignored).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / ignored).write_text(_chat(65536, name="chat-long"), encoding="utf-8")
+    # an untracked file git does not ignore is part of the change, and a tracked directory that shares an ignored
+    # directory's name elsewhere is not left out with it
+    (tmp_path / "deploy" / "build").mkdir()
+    (tmp_path / "deploy" / "build" / "new.yaml").write_text(_chat(65536, name="chat-new"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["diff", "HEAD", "--offline", "--format", "json"])
+    assert r.exit_code == 1, r.output
+    doc = json.loads(r.stdout)
+    assert {d["file"] for d in doc["new"]} == {"deploy/build/new.yaml"}
+    assert [row["workload"] for row in doc["capacity"] if row["before"] is None] == [
+        "Deployment/serving/chat-new [vllm]"
+    ]
+    # kvlint check itself still reads whatever it is pointed at
+    assert "build/lib/chat.yaml" in _check("build/", "--offline", "--format", "json")[1]
+
+
 def _reports(tmp_path: Path, revisions: list[dict[str, str]]) -> list[dict[str, Any]]:
     """kvlint's JSON report on each revision (file name -> text), linted from its own directory."""
     from kvlint.report.jsonout import to_json_dict

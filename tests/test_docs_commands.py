@@ -463,6 +463,54 @@ def test_readme_plan_json_fields_are_in_the_plan_report(monkeypatch: pytest.Monk
             node = node[key]
 
 
+# --- README: the flags of each command ----------------------------------------------------------------------
+
+
+def _command(words: list[str]) -> click.Command:
+    """The click command ``kvlint WORDS...`` names (a group's subcommand when the next word is one)."""
+    ctx = click.Context(main)
+    cmd: click.Command | None = main.get_command(ctx, words[0])
+    assert cmd is not None, words
+    for word in words[1:]:
+        if not isinstance(cmd, click.Group) or cmd.get_command(ctx, word) is None:
+            break
+        cmd = cmd.get_command(ctx, word)
+    assert cmd is not None
+    return cmd
+
+
+def _flags(cmd: click.Command) -> set[str]:
+    return {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)}
+
+
+def test_readme_flags_are_options_of_their_command() -> None:
+    """Each `--flag` (and `-x`) README.md's Commands table gives a command, and the flags its paragraphs say
+    `check` and `plan` share and `check` also takes, is an option of that command (`kvlint CMD --help`)."""
+    readme = _text(ROOT / "README.md")
+    table = readme[readme.index("## Commands") :].split("\n\n", 2)[1]
+    wrong: list[str] = []
+    rows = 0
+    for row in table.splitlines()[2:]:
+        for code in re.findall(r"`(kvlint [^`]+)`", row.split(" | ")[0]):
+            words = re.findall(r"(?<=\s)[a-z][a-z-]*(?=\s|$)", " " + code.split("[")[0].split(" --")[0])
+            cmd = _command(words[1:])
+            rows += 1
+            named = set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-[a-z])(?=[\s\]=|]|$)", code))
+            wrong += [f"{code}: {flag}" for flag in sorted(named - _flags(cmd))]
+    assert rows >= 12, table  # every command of the table was read
+    text = " ".join(readme.split())
+    shared = re.search(
+        r"Options shared by `check` and `plan`: (.*?)`check` also takes (.*?)`kvlint --version`", text
+    )
+    assert shared is not None
+    for name, part in (("check", shared.group(1)), ("plan", shared.group(1)), ("check", shared.group(2))):
+        named = set(re.findall(r"`(--[a-z][a-z-]*|-[a-z])(?=[\s`/=])", part))
+        named |= set(re.findall(r"`-[a-z]/(--[a-z][a-z-]*)", part))
+        assert named, part
+        wrong += [f"kvlint {name}: {flag}" for flag in sorted(named - _flags(_command([name])))]
+    assert wrong == []
+
+
 # --- versions the documentation states ---------------------------------------------------------------------
 
 
