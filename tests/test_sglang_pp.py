@@ -17,6 +17,7 @@ from kvlint.engines import parse_command_line
 from kvlint.memory.sglang import (
     PP_PARTITION_REFUSED,
     PP_REFUSED,
+    _layer_params,
     cell_size,
     plan_sglang_detailed,
     pp_stage_layers,
@@ -184,3 +185,23 @@ def test_every_stage_sizes_from_the_heaviest_stages_free_memory() -> None:
     old = plan_sglang_detailed(_cmd(*args[:3], "2", version="0.4.10", env=env), m, total, gpus=2)
     new = plan_sglang_detailed(_cmd(*args[:3], "2", version="0.5.5", env=env), m, total, gpus=2)
     assert old.rest_bytes == new.rest_bytes and old.plan.weights_bytes == new.plan.weights_bytes
+
+
+def test_stage_weights_follow_the_layers_parameters_not_their_count() -> None:
+    # DeepSeek-V3's first three layers are dense (first_k_dense_replace), a twentieth of an MoE layer's parameters:
+    # the first of two stages (layers 0-29) holds much less than 30/61 of the decoder's bytes, the last (30-60) more.
+    m = _model("deepseek-ai/DeepSeek-V3")
+    tp = 8
+    pre = sglang_prelude(_cmd("--pp-size", "2", "--tp-size", str(tp), version="0.5.23"), m)
+    assert pre.stage_layers == (30, 31)
+    per = _layer_params(m)
+    assert len(per) == m.num_layers and per[0] * 10 < per[m.num_layers - 1]
+    # the two stages still hold the whole model between them (within rounding), but not split by layer count
+    embed = m.vocab_size * m.hidden_size * 2  # bf16 embedding and (untied) head
+    first, last = pre.stage_weights
+    assert first < last
+    count_share = 30 / m.num_layers
+    param_share = sum(per[:30]) / sum(per)
+    assert param_share < count_share - 0.01
+    body = (first + last) * tp - 2 * embed  # replicated weights are small next to the difference checked
+    assert abs((first * tp - embed) / body - param_share) < abs((first * tp - embed) / body - count_share)

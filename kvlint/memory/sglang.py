@@ -527,24 +527,46 @@ class SglangPrelude:
     stage_cells: tuple[int, ...] = ()
 
 
+def _layer_params(model: ModelSpec) -> tuple[int, ...]:
+    """Parameters (elements) of each decoder layer's linear and expert weights, from the model's own shapes
+    (:func:`kvlint.models.weights._param_breakdown`'s per-module list); ``()`` when it lists none."""
+    from kvlint.models.weights import _param_breakdown
+
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(model, sink, [])
+    per = [0] * model.num_layers
+    for name, n, _part in sink:
+        head, _, rest = name.partition(".")
+        idx = rest.partition(".")[0]
+        if head == "layers" and idx.isdigit() and int(idx) < len(per):
+            per[int(idx)] += n
+    return tuple(per) if sum(per) > 0 else ()
+
+
 def _stage_weights(
     model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
 ) -> tuple[int, ...]:
-    """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes (by layer
-    count), the input embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``,
-    a ``PPMissingLayer`` elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own
-    copy even when the embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/
-    qwen2.py::Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split
-    over ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
-    (:func:`kvlint.models.weights.tp_replicated_bytes`). The embedding is ``vocab_size × hidden_size`` at the model
-    dtype (``dbytes``)."""
+    """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes, the input
+    embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``, a ``PPMissingLayer``
+    elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own copy even when the
+    embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/qwen2.py::
+    Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split over
+    ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). The share of the layers' bytes is by parameter count
+    (:func:`_layer_params`: DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B), by
+    layer count when the shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype
+    (``dbytes``)."""
     embed = model.vocab_size * model.hidden_size * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     body = max(0, w_all - embed - lm)
     layers = max(1, sum(split))
+    per = _layer_params(model) if sum(split) == model.num_layers else ()
+    total = sum(per)
     out = []
+    start = 0
     for rank, n in enumerate(split):
-        w = body * n // layers
+        w = body * sum(per[start : start + n]) // total if per else body * n // layers
+        start += n
         if rank == 0:
             w += embed
         if rank == len(split) - 1:
