@@ -100,3 +100,28 @@ def test_recipes_12_refusals_move_towards_the_printed_kv(gid: str) -> None:
     without = accuracy.plan_case(case, one_rank, accuracy.FIXTURE_MODELS).plan.kv_cache_bytes / GiB
     assert abs(with_gather - printed) < abs(without - printed)
     assert with_gather > printed  # the rest of the gap is not attributed (docs/engine-memory-model.md §5)
+
+
+def test_pplx_and_deepep_backends_with_expert_parallelism_skip_the_naive_gather() -> None:
+    """``VLLM_ALL2ALL_BACKEND`` pplx / deepep_low_latency take ``forward_impl_chunked`` and deepep_high_throughput
+    turns ``do_naive_dispatch_combine`` off, both only with expert parallelism (``use_all2all_kernels`` is
+    ``dp_size > 1 and use_ep``; 0.9.2 and 0.11.0 ``fused_moe/layer.py``, ``fused_moe/config.py``)."""
+    from kvlint.engines import parse_command_line
+    from kvlint.memory.vllm import settings_from_config
+
+    m = resolve_model(CODER, allow_hub=False)
+    assert H200 is not None
+
+    def gather(*flags: str, env: dict[str, str] | None = None) -> int:
+        serving = parse_command_line(["vllm", "serve", CODER, "--data-parallel-size", "8", *flags], "0.10.1")
+        serving.env.update(env or {})
+        s = settings_from_config(serving)
+        cfg = resolve_startup(s, m, H200.memory_bytes, gpu_name=H200.name, compute_capability="9.0")
+        return dp_moe_gather_bytes(s, m, cfg)
+
+    ep = "--enable-expert-parallel"
+    assert gather(ep) > 0 and gather(ep, env={"VLLM_ALL2ALL_BACKEND": "naive"}) == gather(ep)
+    for backend in ("pplx", "deepep_high_throughput", "deepep_low_latency"):
+        assert gather(ep, env={"VLLM_ALL2ALL_BACKEND": backend}) == 0
+        # without expert parallelism the kernels are not used and the naive dispatch gathers
+        assert gather(env={"VLLM_ALL2ALL_BACKEND": backend}) == gather()

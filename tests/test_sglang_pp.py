@@ -17,6 +17,7 @@ from kvlint.engines import parse_command_line
 from kvlint.memory.sglang import (
     PP_PARTITION_REFUSED,
     PP_REFUSED,
+    _layer_params,
     cell_size,
     plan_sglang_detailed,
     pp_stage_layers,
@@ -66,10 +67,12 @@ def test_partition_env_sets_the_stages_and_its_errors_quote_sglang() -> None:
         assert str(err.value).startswith(PP_PARTITION_REFUSED + "=") and words in str(err.value)
     with pytest.raises(PlanError):
         pp_stage_layers(32, 2, v, {PP_PARTITION_REFUSED: "-8,40"})
-    # one stage: 0.5.23 ignores the variable ("a singleton draft PP group ... must ignore"), 0.5.22 still checks it
-    assert pp_stage_layers(32, 1, v, {PP_PARTITION_REFUSED: "8,24"}) == (32,)
+    # one stage: from 0.5.19 get_pp_indices ignores the variable ("A singleton draft PP group ... must ignore"; in
+    # the 0.5.19 - 0.5.23 wheels), 0.5.18 still checks it
+    for alone in ((0, 5, 19), (0, 5, 22), v):
+        assert pp_stage_layers(32, 1, alone, {PP_PARTITION_REFUSED: "8,24"}) == (32,)
     with pytest.raises(PlanError):
-        pp_stage_layers(32, 1, (0, 5, 22), {PP_PARTITION_REFUSED: "8,24"})
+        pp_stage_layers(32, 1, (0, 5, 18), {PP_PARTITION_REFUSED: "8,24"})
 
 
 def test_more_stages_than_layers_is_refused() -> None:
@@ -156,3 +159,49 @@ def test_kv502_error_for_a_pipeline_sglang_refuses(tmp_path: Path) -> None:
     assert "sum(partitions)=2 does not match num_hidden_layers=16." in found[0].message
     assert "SGLANG_PP_LAYER_PARTITION one non-negative layer count per pipeline stage" in (found[0].fix or "")
     assert kv502("--pp-size=2") == []
+
+
+def test_every_stage_sizes_from_the_heaviest_stages_free_memory() -> None:
+    # SGLang reads the free memory after loading as a MIN over the world group (get_available_gpu_memory(...,
+    # distributed=True): 0.4.10 / 0.5.5 profile_max_num_token, 0.5.16 _profile_available_bytes), so each stage's rest
+    # is what the heaviest stage has left. "15,16,1" on Llama-3.1-8B: stage 0 (embedding + 15 layers) is the
+    # heaviest, stage 1 (16 layers, no embedding) has the largest cell; kvlint took stage 1's own, larger rest.
+    m = _model("meta-llama/Llama-3.1-8B")
+    total = lookup("l4").memory_bytes
+    args = ("--mem-fraction-static", "0.85", "--pp-size", "3")
+    env = {PP_PARTITION_REFUSED: "15,16,1"}
+    for version in ("0.4.10", "0.5.5", "0.5.23"):
+        pre = sglang_prelude(_cmd(*args, version=version, env=env), m)
+        heaviest = max(pre.stage_weights)
+        assert pre.stage_weights.index(heaviest) == 0 and max(pre.stage_cells) == pre.stage_cells[1]
+        d = plan_sglang_detailed(_cmd(*args, version=version, env=env), m, total, gpus=3)
+        assert d.plan.weights_bytes == heaviest
+        # 0.5: the largest cell (stage 1) binds; 0.4.10: pp rank 0 prints its own, over its own cell
+        cell = pre.stage_cells[0] if version == "0.4.10" else pre.stage_cells[1]
+        assert d.plan.kv_bytes_per_token == cell
+        assert d.max_total_num_tokens == d.rest_bytes // cell
+    # 0.4.10 with "8,24": stage 1 is the heaviest, so rank 0's 8-layer pool has the 24-layer stage's rest
+    env = {PP_PARTITION_REFUSED: "8,24"}
+    old = plan_sglang_detailed(_cmd(*args[:3], "2", version="0.4.10", env=env), m, total, gpus=2)
+    new = plan_sglang_detailed(_cmd(*args[:3], "2", version="0.5.5", env=env), m, total, gpus=2)
+    assert old.rest_bytes == new.rest_bytes and old.plan.weights_bytes == new.plan.weights_bytes
+
+
+def test_stage_weights_follow_the_layers_parameters_not_their_count() -> None:
+    # DeepSeek-V3's first three layers are dense (first_k_dense_replace), a twentieth of an MoE layer's parameters:
+    # the first of two stages (layers 0-29) holds much less than 30/61 of the decoder's bytes, the last (30-60) more.
+    m = _model("deepseek-ai/DeepSeek-V3")
+    tp = 8
+    pre = sglang_prelude(_cmd("--pp-size", "2", "--tp-size", str(tp), version="0.5.23"), m)
+    assert pre.stage_layers == (30, 31)
+    per = _layer_params(m)
+    assert len(per) == m.num_layers and per[0] * 10 < per[m.num_layers - 1]
+    # the two stages still hold the whole model between them (within rounding), but not split by layer count
+    embed = m.vocab_size * m.hidden_size * 2  # bf16 embedding and (untied) head
+    first, last = pre.stage_weights
+    assert first < last
+    count_share = 30 / m.num_layers
+    param_share = sum(per[:30]) / sum(per)
+    assert param_share < count_share - 0.01
+    body = (first + last) * tp - 2 * embed  # replicated weights are small next to the difference checked
+    assert abs((first * tp - embed) / body - param_share) < abs((first * tp - embed) / body - count_share)

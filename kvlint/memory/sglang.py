@@ -340,6 +340,10 @@ PP_SPREAD_REMAINDER_FROM = (0, 5, 13)
 #: in 0.5.16 – 0.5.23); 0.4.10's ``model_runner.py`` has no such step, each stage keeps its own pool and pp rank 0
 #: prints its own (0.5.0 – 0.5.4 not read, taken as 0.5.5) [assumed]
 PP_MIN_SYNC_FROM = (0, 5, 0)
+#: From this release ``get_pp_indices`` ignores ``SGLANG_PP_LAYER_PARTITION`` when ``pp_size`` is 1 ("A singleton
+#: draft PP group owns every layer and must ignore the target's process-global pipeline partition list"): present in
+#: the 0.5.19, 0.5.20, 0.5.21, 0.5.22 and 0.5.23 wheels, absent from 0.5.18's, whose one stage checks the list
+PP_PARTITION_IGNORED_ALONE_FROM = (0, 5, 19)
 
 
 def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, str]) -> tuple[int, ...]:
@@ -352,7 +356,8 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
     * ``SGLANG_PP_LAYER_PARTITION`` (``"8,8,8,8"``), when set (even empty), gives each stage's count: entries that
       are not integers raise ``ValueError("Invalid partition string: …")``, a count other than ``pp`` "len(partitions)=
       N does not match pp_size=P.", a sum other than the layers "sum(partitions)=S does not match num_hidden_layers=L."
-      (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`). 0.5.23 ignores it with one stage.
+      (a :class:`PlanError` starting with :data:`PP_PARTITION_REFUSED`). With one stage it is ignored from 0.5.19
+      (:data:`PP_PARTITION_IGNORED_ALONE_FROM`).
     * Otherwise ``num_layers // pp`` layers each; the remainder goes to the last stage up to 0.5.5 (0.4.10, 0.5.5),
       one each to the last ``num_layers % pp`` stages from 0.5.13 (:data:`PP_SPREAD_REMAINDER_FROM`).
 
@@ -367,7 +372,7 @@ def pp_stage_layers(num_layers: int, pp: int, v: SgVersion, env: Mapping[str, st
             "before the KV pool is sized"
         )
     raw = env.get(PP_PARTITION_REFUSED)
-    if raw is not None and not (pp == 1 and v >= (0, 5, 23)):
+    if raw is not None and not (pp == 1 and v >= PP_PARTITION_IGNORED_ALONE_FROM):
         try:
             parts = [int(x) for x in str(raw).split(",")]
         except ValueError:
@@ -522,24 +527,46 @@ class SglangPrelude:
     stage_cells: tuple[int, ...] = ()
 
 
+def _layer_params(model: ModelSpec) -> tuple[int, ...]:
+    """Parameters (elements) of each decoder layer's linear and expert weights, from the model's own shapes
+    (:func:`kvlint.models.weights._param_breakdown`'s per-module list); ``()`` when it lists none."""
+    from kvlint.models.weights import _param_breakdown
+
+    sink: list[tuple[str, int, str]] = []
+    _param_breakdown(model, sink, [])
+    per = [0] * model.num_layers
+    for name, n, _part in sink:
+        head, _, rest = name.partition(".")
+        idx = rest.partition(".")[0]
+        if head == "layers" and idx.isdigit() and int(idx) < len(per):
+            per[int(idx)] += n
+    return tuple(per) if sum(per) > 0 else ()
+
+
 def _stage_weights(
     model: ModelSpec, w_all: int, dbytes: int, tp: int, split: tuple[int, ...], replicated: int = 0
 ) -> tuple[int, ...]:
-    """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes (by layer
-    count), the input embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``,
-    a ``PPMissingLayer`` elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own
-    copy even when the embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/
-    qwen2.py::Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split
-    over ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
-    (:func:`kvlint.models.weights.tp_replicated_bytes`). The embedding is ``vocab_size × hidden_size`` at the model
-    dtype (``dbytes``)."""
+    """Weight bytes per TP rank of each pipeline stage: the stage's share of the decoder layers' bytes, the input
+    embedding on the first stage (``if self.pp_group.is_first_rank: self.embed_tokens = ...``, a ``PPMissingLayer``
+    elsewhere) and the output head on the last (``if self.pp_group.is_last_rank``), an own copy even when the
+    embeddings are tied, as Qwen2's does under several stages (``sglang@0.5.23:sglang/srt/models/qwen2.py::
+    Qwen2ForCausalLM.__init__``: ``world_size == 1 and tie_word_embeddings`` alone shares them), all split over
+    ``tp``, plus the stage's share (by layer count) of ``replicated``, what each TP rank holds whole
+    (:func:`kvlint.models.weights.tp_replicated_bytes`). The share of the layers' bytes is by parameter count
+    (:func:`_layer_params`: DeepSeek-V3's three dense layers hold 0.58 B parameters each, its MoE layers 11.5 B), by
+    layer count when the shapes are not known. The embedding is ``vocab_size × hidden_size`` at the model dtype
+    (``dbytes``)."""
     embed = model.vocab_size * model.hidden_size * dbytes
     lm = 0 if model.tie_word_embeddings else embed
     body = max(0, w_all - embed - lm)
     layers = max(1, sum(split))
+    per = _layer_params(model) if sum(split) == model.num_layers else ()
+    total = sum(per)
     out = []
+    start = 0
     for rank, n in enumerate(split):
-        w = body * n // layers
+        w = body * sum(per[start : start + n]) // total if per else body * n // layers
+        start += n
         if rank == 0:
             w += embed
         if rank == len(split) - 1:
@@ -782,36 +809,44 @@ def _preload_note(world: int) -> str:
 def _binding_stage(
     pre: SglangPrelude, free_for_stage: int, state_pool: Callable[[int], tuple[int, int]] | None
 ) -> tuple[int, str]:
-    """``(stage, note)``: the pipeline stage whose KV pool the plan reports. Each stage's ``rest`` is
-    ``free_for_stage`` (mfs × pre-load free − other − multimodal reservation) less its own weights and, for a hybrid
-    model, the state pool; its tokens ``rest // cell`` with its own cell size. A stage left with no memory stops the
-    start-up (it is reported, the smallest such ``rest`` first); from 0.5.0 the stages take the smallest token
-    count (:data:`PP_MIN_SYNC_FROM`), before it pp rank 0 prints its own. A stage without a KV-holding layer (cell
-    0: only linear/Mamba layers) never limits the pool (0.5.23's ``has_kv_on_another_pp_stage``)."""
-    rests: list[tuple[int, int, int]] = []  # (stage, rest, tokens)
-    for rank, (w, cell) in enumerate(zip(pre.stage_weights, pre.stage_cells, strict=True)):
-        r = free_for_stage - w
-        if state_pool is not None and r > 0:
-            slots, used = state_pool(r)
-            r = r - used if slots > 0 else min(r, 0)
-        if cell > 0 or r <= 0:
-            rests.append((rank, r, max(0, r) // cell if cell > 0 else 0))
-    if not rests:
+    """``(stage, note)``: the pipeline stage whose cell size sets the KV pool the plan reports.
+
+    Every stage sizes its pool from the same memory: SGLang reads the free GPU memory after loading with
+    ``get_available_gpu_memory(..., distributed=True)``, the MIN over the world group (every TP and PP rank), so each
+    stage's ``rest`` is ``free_for_stage`` (mfs × pre-load free − other − multimodal reservation) less the heaviest
+    stage's weights (and, for a hybrid model, the state pool), and its tokens ``rest // cell`` with its own cell
+    size (``sglang@0.4.10`` and ``0.5.5`` ``model_runner.py::ModelRunner.profile_max_num_token``, ``0.5.16``
+    ``mem_cache/kv_cache_configurator.py::_profile_available_bytes``). No memory left stops the start-up on every
+    stage (the heaviest is named). From 0.5.0 the stages then take the smallest token count
+    (:data:`PP_MIN_SYNC_FROM`: the stage with the largest cell); before it pp rank 0 prints its own. A stage without
+    a KV-holding layer (cell 0: only linear/Mamba layers) never limits the pool (0.5.23's
+    ``has_kv_on_another_pp_stage``)."""
+    heaviest = max(range(len(pre.stage_weights)), key=lambda rank: (pre.stage_weights[rank], -rank))
+    r = free_for_stage - pre.stage_weights[heaviest]
+    if state_pool is not None and r > 0:
+        slots, used = state_pool(r)
+        r = r - used if slots > 0 else min(r, 0)
+    cells = [(rank, cell) for rank, cell in enumerate(pre.stage_cells) if cell > 0]
+    if not cells:
         return 0, "no pipeline stage holds a KV-holding layer"
-    failing = [x for x in rests if x[1] <= 0]
-    if failing:
-        rank = min(failing, key=lambda x: x[1])[0]
-        return rank, f"pipeline stage {rank} has no memory left for its KV pool after its weights"
-    if pre.version >= PP_MIN_SYNC_FROM:
-        rank, _, tok = min(rests, key=lambda x: (x[2], x[0]))
+    if r <= 0:  # the stage reported is one with a KV-holding layer (its cell sizes the plan's empty pool)
+        rank = heaviest if pre.stage_cells[heaviest] > 0 else cells[0][0]
         return rank, (
-            f"pipeline stage {rank} has the fewest KV tokens ({tok}); SGLang takes the smallest stage's count on every "
-            "stage (all_reduce MIN)"
+            f"pipeline stage {heaviest} (the heaviest) has no memory left for its KV pool after its weights; SGLang "
+            "sizes every stage from the smallest free memory across the ranks"
         )
-    rank = rests[0][0]
+    if pre.version >= PP_MIN_SYNC_FROM:
+        rank, cell = max(cells, key=lambda x: (x[1], -x[0]))
+        return rank, (
+            f"pipeline stage {rank} has the fewest KV tokens ({r // cell}): every stage sizes its pool from the "
+            f"smallest free memory across the ranks (stage {heaviest}'s, after its weights) over its own layers, and "
+            "SGLang takes the smallest stage's count on every stage (all_reduce MIN)"
+        )
+    rank = cells[0][0]
     return rank, (
-        f"pipeline stage {rank}'s own KV pool: SGLang before 0.5 sizes each stage's pool apart and pp rank 0 prints "
-        "its own (no cross-stage MIN in 0.4.10's model_runner.py)"
+        f"pipeline stage {rank}'s own KV pool: every stage sizes its pool from the smallest free memory across the "
+        f"ranks (stage {heaviest}'s, after its weights); SGLang before 0.5 has no cross-stage MIN of the token "
+        "counts (0.4.10's model_runner.py) and pp rank 0 prints its own"
     )
 
 
@@ -897,8 +932,9 @@ def plan_sglang_detailed(
             )
         except ValueError as exc:  # a state-pool ratio SGLang refuses (sglang_mamba.pool_slots)
             raise PlanError(str(exc)) from None
-        weights, per_tok = pre.stage_weights[stage], pre.stage_cells[stage]
-        min_weights = max(pre.stage_weights)
+        # the memory every stage sizes from is what the heaviest stage has left (a MIN over the ranks)
+        weights, per_tok = max(pre.stage_weights), pre.stage_cells[stage]
+        min_weights = weights
         notes.append(why)
     rest = budget - weights - _OTHER - mm
     rest_lo = budget - weights - int(_OTHER * (1 + _BAND)) - int((used_hi - used) * mfs) - mm

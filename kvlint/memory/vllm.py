@@ -117,6 +117,8 @@ class VllmSettings:
     LoRA slot stacks held with the weights (:mod:`kvlint.memory.lora`). ``kv_cache_access``: how the KV connector
     of ``--kv-transfer-config`` reaches the device KV cache (:func:`kv_cache_access`, sorted); ``enable_elastic_ep``:
     ``--enable-elastic-ep``; both can turn the extensible KV cache off (:func:`extensible_kv_cache`).
+    ``all2all_backend``: ``--all2all-backend`` or the ``VLLM_ALL2ALL_BACKEND`` env (None: the release's default),
+    which decides whether the MoE layers gather every data-parallel rank's batch (:func:`dp_moe_gather_bytes`).
     """
 
     version: str = "0.34.0"
@@ -168,6 +170,7 @@ class VllmSettings:
     max_lora_rank: int | None = None
     fully_sharded_loras: bool = False
     lora_dtype: str | None = None
+    all2all_backend: str | None = None
 
     def changed(self, **changes: Any) -> VllmSettings:
         """``dataclasses.replace(self, **changes)``: the same settings with some fields changed (a remedy search
@@ -344,6 +347,8 @@ def settings_from_flags(
         max_lora_rank=as_int(get("max_lora_rank")),
         fully_sharded_loras=bool(get("fully_sharded_loras", False)),
         lora_dtype=str(get("lora_dtype")) if get("lora_dtype") else None,
+        all2all_backend=str(get("all2all_backend") or env.get("VLLM_ALL2ALL_BACKEND") or "").strip().lower()
+        or None,
     )
 
 
@@ -718,6 +723,13 @@ def _fused_moe_workspace(tokens: int, topk: int, n: int, k: int, act_bytes: int,
     return b
 
 
+#: ``VLLM_ALL2ALL_BACKEND`` values whose MoE layers skip the naive dispatch with expert parallelism (0.9.2 - 0.11.0
+#: ``FusedMoE.forward_impl``: ``use_pplx_kernels`` / ``use_deepep_ll_kernels`` take ``forward_impl_chunked``,
+#: ``use_deepep_ht_kernels`` turns ``do_naive_dispatch_combine`` off; each needs ``use_all2all_kernels``, which is
+#: ``dp_size > 1 and use_ep``, ``vllm/model_executor/layers/fused_moe/config.py``)
+_ALL2ALL_KERNEL_BACKENDS = frozenset({"pplx", "deepep_high_throughput", "deepep_low_latency"})
+
+
 def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupConfig) -> int:
     """Extra profile activation per GPU (bytes) when an MoE model runs with ``--data-parallel-size`` > 1 and its
     MoE layers see every DP rank's batch (:func:`~kvlint.memory.versions.moe_gathers_dp_batch`, V1 0.9.2 - 0.11.0);
@@ -730,13 +742,17 @@ def dp_moe_gather_bytes(settings: VllmSettings, model: ModelSpec, cfg: StartupCo
     workspaces of that batch (:func:`_fused_moe_workspace`) instead of one rank's. The term is that gathered
     buffer plus the workspace difference; the rest of the layer (one rank's tokens) is already in kvlint's forward
     term. ``N`` per rank: ``2 x moe_intermediate_size`` with expert parallelism, divided by ``tp x dp`` without it
-    (``FusedMoEParallelConfig.make`` flattens TP across DP). Assumes the default all-to-all backend
+    (``FusedMoEParallelConfig.make`` flattens TP across DP). 0 with expert parallelism and a PPLX or DeepEP
+    ``VLLM_ALL2ALL_BACKEND`` (:data:`_ALL2ALL_KERNEL_BACKENDS`: no naive dispatch; what those kernels hold is not
+    modelled). Otherwise assumes the default all-to-all backend
     (``VLLM_ALL2ALL_BACKEND`` ``naive``, ``allgather_reducescatter`` from 0.11.0) and the Triton fused MoE (the
     FlashInfer CUTLASS, DeepEP and DeepGEMM paths size their buffers otherwise). [shapes from source]
     """
     v = cfg.version
     if cfg.era != "v1" or cfg.dp <= 1 or not model.num_experts or not moe_gathers_dp_batch(v):
         return 0
+    if settings.enable_expert_parallel and settings.all2all_backend in _ALL2ALL_KERNEL_BACKENDS:
+        return 0  # PPLX / DeepEP all-to-all kernels: no naive dispatch of the gathered batch
     c = model.text_config or model.config or {}
     inter = model.moe_intermediate_size or model.intermediate_size
     topk = int(c.get("num_experts_per_tok") or c.get("moe_topk") or c.get("experts_per_token") or 2)
