@@ -1311,7 +1311,13 @@ def _template_finding(
     tail = "" if spans is not None else " (the document does not parse as YAML until rendered)"
     chart = template_chart(path)
     top = outermost_chart(chart) if chart is not None else None
-    if chart is None or top is None:
+    apart = repository_chart(path) if chart is None and values_chart(path) is None else None
+    if apart is not None:  # a values file the chart passes through tpl, kept apart from the chart
+        fix = (
+            f"lint what the chart renders from it: kvlint check {apart} --helm-values {path} (the chart of this "
+            "repository whose templates read its values)"
+        )
+    elif chart is None or top is None:
         fix = _KV002_FIX
     elif top != chart:
         fix = (
@@ -1420,6 +1426,110 @@ def values_chart(path: str) -> str | None:
         if not here or here == os.path.dirname(here):
             return None
         here = os.path.dirname(here)
+    return None
+
+
+#: How many directories above a values file kept apart from its chart :func:`repository_chart` climbs (the file's
+#: own directory first); it stops sooner at a directory holding ``.git`` (the checkout's root). [assumed]
+#: AI-Hypercomputer/gpu-recipes' ``inference/a3ultra/single-host-serving/vllm/values.yaml`` is four below the root
+#: that holds its chart, ``src/helm-charts/a3ultra/inference-templates/deployment``.
+_REPO_CLIMB = 5
+#: At most this many directories are listed in one search for charts (a large checkout is searched only so far).
+_REPO_SCAN_DIRS = 4000
+#: Directories a search for charts does not enter.
+_REPO_SKIP = frozenset({"node_modules", "vendor", "third_party", "__pycache__"})
+#: A top-level key of a YAML mapping, at the start of a line (a values file's ``workload:``, ``modelArtifacts:``).
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", re.MULTILINE)
+#: A template's read of a top-level value (``.Values.workload.image``, ``$.Values.decode``).
+_VALUES_READ = re.compile(r"\.Values\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.lru_cache(maxsize=64)
+def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The Helm charts (a ``Chart.yaml`` with ``templates/`` beside it) below ``root``, each with the top-level
+    value names its templates read (``.Values.NAME``), in a sorted walk that skips hidden directories, charts'
+    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories."""
+    found: list[tuple[str, frozenset[str]]] = []
+    listed = 0
+    for here, dirs, files in os.walk(root):
+        listed += 1
+        if listed > _REPO_SCAN_DIRS:
+            break
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _REPO_SKIP)
+        if "Chart.yaml" not in files or "templates" not in dirs:
+            continue
+        reads: set[str] = set()
+        for tdir, _sub, tfiles in os.walk(os.path.join(here, "templates")):
+            for name in tfiles:
+                if not name.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")):
+                    continue
+                try:
+                    with open(os.path.join(tdir, name), encoding="utf-8", errors="replace") as f:
+                        reads.update(_VALUES_READ.findall(f.read(1 << 20)))
+                except OSError:
+                    continue
+        found.append((here, frozenset(reads)))
+        dirs[:] = [d for d in dirs if d not in ("charts", "templates")]
+    return tuple(found)
+
+
+def _checkout_root(directory: str) -> str | None:
+    """The nearest of ``directory`` (absolute) and its parents that holds ``.git`` (a directory, or the file of a
+    worktree or submodule), within :data:`_REPO_CLIMB` + 8 levels; None when there is none."""
+    here = directory
+    for _ in range(_REPO_CLIMB + 8):
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+    return None
+
+
+def repository_chart(path: str) -> str | None:
+    """The chart of the same checkout that a values file kept apart from its chart is for, as a path to give
+    ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
+    :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`_checkout_root`; None outside a
+    checkout), the first directory below which some
+    chart's templates read at least half of the file's top-level keys (``.Values.KEY``) answers: the chart that
+    reads most of them, and among those the one whose path shares most directory names with the file's
+    (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie
+    is None (kvlint does not guess). llm-d-modelservice's ``examples/values-pd.yaml`` names
+    ``charts/llm-d-modelservice``; the KV002 fix was a generic ``helm template RELEASE CHART``."""
+    if path in ("", "-") or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            keys = set(_TOP_KEY.findall(f.read(1 << 20)))
+    except OSError:
+        return None
+    if not keys or keys & {"apiVersion", "kind"}:  # a manifest (or a template of one), not values
+        return None
+    root = _checkout_root(os.path.dirname(os.path.abspath(path)))
+    if root is None:  # not in a checkout: no repository to search (a directory of collected files)
+        return None
+    parts = set(os.path.normpath(os.path.dirname(os.path.abspath(path))).split(os.sep))
+    here = os.path.dirname(path) or "."
+    for _ in range(_REPO_CLIMB):
+        scored = []
+        for chart, reads in _charts_under(os.path.abspath(here)):
+            hit = len(keys & reads)
+            if 2 * hit >= len(keys):
+                shared = len(parts & set(os.path.normpath(os.path.abspath(chart)).split(os.sep)))
+                scored.append(((hit, shared), chart))
+        if scored:
+            scored.sort(key=lambda s: s[0], reverse=True)
+            if len(scored) > 1 and scored[0][0] == scored[1][0]:
+                return None
+            best = scored[0][1]
+            return best if os.path.isabs(path) else os.path.relpath(best)
+        if os.path.abspath(here) == root:
+            return None
+        up = os.path.dirname(os.path.abspath(here))
+        if up == os.path.abspath(here):
+            return None
+        here = os.path.relpath(up) if not os.path.isabs(path) else up
     return None
 
 

@@ -75,6 +75,7 @@ from kvlint.load import (
     load_text,
     outermost_chart,
     parent_charts,
+    repository_chart,
     values_chart,
 )
 from kvlint.source import LDict, LList, Loc
@@ -2096,11 +2097,24 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     check`` of that chart with it first."""
     chart = values_chart(path)
     top = outermost_chart(chart) if chart is not None else None
+    apart = repository_chart(path) if chart is None else None
     if chart is None and " empty, for helm install --set to fill " in reason:
         # the keys the reason lists, each given a value on the command line as the chart's users do
         keys = reason.split("it leaves ", 1)[1].split(" empty, ", 1)[0].replace(" and ", ", ").split(", ")
-        sets = " ".join(f"--set {k}=VALUE" for k in keys)
-        fix = f"helm template RELEASE CHART -f {path} {sets} | kvlint check - (CHART: the chart these values are for)"
+        if apart is not None:
+            sets = " ".join(f"--helm-set {k}=VALUE" for k in keys)
+            fix = (
+                f"lint what the chart of this repository renders from it, with a value for each: kvlint check "
+                f"{apart} --helm-values {path} {sets}"
+            )
+        else:
+            sets = " ".join(f"--set {k}=VALUE" for k in keys)
+            fix = f"helm template RELEASE CHART -f {path} {sets} | kvlint check - (CHART: the chart these values are for)"
+    elif apart is not None:
+        fix = (
+            f"lint what the chart of this repository renders from it: kvlint check {apart} --helm-values {path} "
+            "(its templates read these values)"
+        )
     elif chart is None:
         fix = _RENDER_FIX.replace("values.yaml", path)
     elif top is not None and top != chart:
