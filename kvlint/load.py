@@ -1492,8 +1492,8 @@ def repository_chart(path: str) -> str | None:
     ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
     :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`_checkout_root`; None outside a
     checkout), the first directory below which some
-    chart's templates read at least half of the file's top-level keys (``.Values.KEY``) answers: the chart that
-    reads most of them, and among those the one whose path shares most directory names with the file's
+    chart's templates read every top-level key of the file (``.Values.KEY``) answers: among such charts, the one
+    whose path shares most directory names with the file's
     (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie
     is None (kvlint does not guess). llm-d-modelservice's ``examples/values-pd.yaml`` names
     ``charts/llm-d-modelservice``; the KV002 fix was a generic ``helm template RELEASE CHART``."""
@@ -1514,10 +1514,9 @@ def repository_chart(path: str) -> str | None:
     for _ in range(_REPO_CLIMB):
         scored = []
         for chart, reads in _charts_under(os.path.abspath(here)):
-            hit = len(keys & reads)
-            if 2 * hit >= len(keys):
+            if keys <= reads:
                 shared = len(parts & set(os.path.normpath(os.path.abspath(chart)).split(os.sep)))
-                scored.append(((hit, shared), chart))
+                scored.append((shared, chart))
         if scored:
             scored.sort(key=lambda s: s[0], reverse=True)
             if len(scored) > 1 and scored[0][0] == scored[1][0]:

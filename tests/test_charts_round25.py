@@ -15,8 +15,9 @@ from kvlint.pipeline import Options, run_check
 from kvlint.sizing import unread
 
 TREES = Path(__file__).resolve().parents[1] / "fixtures" / "collected" / "trees"
-# AI-Hypercomputer/gpu-recipes: the A3 Ultra inference chart and two values files its READMEs install it with
-GPU_RECIPES = TREES / "gpu-recipes-a3ultra-inference"
+# AI-Hypercomputer/gpu-recipes: the A3 Ultra, A4 and A4X inference charts; two A3 Ultra values files its READMEs
+# install the A3 Ultra chart with
+GPU_RECIPES = TREES / "gpu-recipes-inference"
 GR_CHART = GPU_RECIPES / "src" / "helm-charts" / "a3ultra" / "inference-templates" / "deployment"
 GR_VLLM = GPU_RECIPES / "inference" / "a3ultra" / "single-host-serving" / "vllm" / "values.yaml"
 GR_SGLANG = GPU_RECIPES / "inference" / "a3ultra" / "single-host-serving" / "sglang" / "values.yaml"
@@ -32,7 +33,9 @@ def _kv(result, rule: str, path: Path | str) -> list:
     return [
         d
         for d in result.diagnostics
-        if d.rule == rule and d.loc is not None and os.path.normpath(d.loc.file) == os.path.normpath(str(path))
+        if d.rule == rule
+        and d.loc is not None
+        and os.path.normpath(d.loc.file) == os.path.normpath(str(path))
     ]
 
 
@@ -94,7 +97,9 @@ def test_the_chart_rendered_with_empty_values_is_not_a_clean_pass() -> None:
     KV002 now says the image is empty, at the template line that writes it; with an image set it goes away."""
     template = GR_CHART / "templates" / "serving-launcher.yaml"
     line = next(
-        i for i, t in enumerate(template.read_text().splitlines(), 1) if "image:" in t and "workload.image" in t
+        i
+        for i, t in enumerate(template.read_text().splitlines(), 1)
+        if "image:" in t and "workload.image" in t
     )
     result = run_check([str(GR_CHART)], Options(allow_hub=False, helm_values=(str(GR_VLLM),)))
     (d,) = [x for x in result.diagnostics if x.rule == "KV002"]
@@ -102,7 +107,9 @@ def test_the_chart_rendered_with_empty_values_is_not_a_clean_pass() -> None:
     assert d.loc is not None and (d.loc.file, d.loc.line) == (str(template), line)
     set_image = run_check(
         [str(GR_CHART)],
-        Options(allow_hub=False, helm_values=(str(GR_VLLM),), helm_set=("workload.image=vllm/vllm-openai:v0.8.5",)),
+        Options(
+            allow_hub=False, helm_values=(str(GR_VLLM),), helm_set=("workload.image=vllm/vllm-openai:v0.8.5",)
+        ),
     )
     assert not [x for x in set_image.diagnostics if "its image is empty" in x.message]
 
