@@ -1438,6 +1438,18 @@ _REPO_CLIMB = 5
 _REPO_SCAN_DIRS = 4000
 #: Directories a search for charts does not enter.
 _REPO_SKIP = frozenset({"node_modules", "vendor", "third_party", "__pycache__"})
+#: Top-level values keys most charts take (``helm create``'s values.yaml, and the pod fields and model keys serving
+#: charts repeat): a values file whose keys are all among them says nothing of which chart it is for (substratusai's
+#: vllm examples, ``model``/``replicaCount``/``resources``/``env``, matched an unrelated chart reading the same
+#: names), so :func:`repository_chart` needs one key of the chart's own (``workload``, ``modelArtifacts``).
+_COMMON_VALUES_KEYS = frozenset(
+    ("replicaCount", "image", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
+     "podAnnotations", "podLabels", "podSecurityContext", "securityContext", "service", "ingress", "resources",
+     "livenessProbe", "readinessProbe", "startupProbe", "autoscaling", "volumes", "volumeMounts", "nodeSelector",
+     "tolerations", "affinity", "env", "envFrom", "model", "modelName", "modelId", "args", "command", "extraArgs",
+     "global", "labels", "annotations", "persistence", "storage", "secrets", "config", "name", "namespace",
+     "enabled", "port", "ports", "strategy", "priorityClassName", "runtimeClassName", "topologySpreadConstraints")
+)  # fmt: skip
 #: A top-level key of a YAML mapping, at the start of a line (a values file's ``workload:``, ``modelArtifacts:``).
 _TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", re.MULTILINE)
 #: A template's read of a top-level value (``.Values.workload.image``, ``$.Values.decode``).
@@ -1491,8 +1503,9 @@ def repository_chart(path: str) -> str | None:
     """The chart of the same checkout that a values file kept apart from its chart is for, as a path to give
     ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
     :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`_checkout_root`; None outside a
-    checkout), the first directory below which some
-    chart's templates read every top-level key of the file (``.Values.KEY``) answers: among such charts, the one
+    checkout), the first directory below which there are charts answers, when one of the
+    charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
+    :data:`_COMMON_VALUES_KEYS` (else None: the nearest charts are not the file's): among such charts, the one
     whose path shares most directory names with the file's
     (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie
     is None (kvlint does not guess). llm-d-modelservice's ``examples/values-pd.yaml`` names
@@ -1506,6 +1519,8 @@ def repository_chart(path: str) -> str | None:
         return None
     if not keys or keys & {"apiVersion", "kind"}:  # a manifest (or a template of one), not values
         return None
+    if keys <= _COMMON_VALUES_KEYS:  # nothing in it of one chart's own
+        return None
     root = _checkout_root(os.path.dirname(os.path.abspath(path)))
     if root is None:  # not in a checkout: no repository to search (a directory of collected files)
         return None
@@ -1513,7 +1528,10 @@ def repository_chart(path: str) -> str | None:
     here = os.path.dirname(path) or "."
     for _ in range(_REPO_CLIMB):
         scored = []
-        for chart, reads in _charts_under(os.path.abspath(here)):
+        charts = _charts_under(os.path.abspath(here))
+        if charts and not any(keys <= reads for _, reads in charts):
+            return None  # the nearest charts are not its chart: kvlint does not search the checkout further
+        for chart, reads in charts:
             if keys <= reads:
                 shared = len(parts & set(os.path.normpath(os.path.abspath(chart)).split(os.sep)))
                 scored.append((shared, chart))

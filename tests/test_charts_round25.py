@@ -139,6 +139,11 @@ def test_repository_chart_lookup(tmp_path: Path) -> None:
     _chart(tmp_path, "twin", "{{ .Values.workload.image }} {{ .Values.service.port }}\n")
     _charts_under.cache_clear()
     assert repository_chart(str(values)) is None  # a tie: kvlint does not guess
+    generic = tmp_path / "deploy" / "values-generic.yaml"
+    generic.write_text("image: x\nservice:\n  port: 8000\n")
+    _chart(tmp_path, "plain", "{{ .Values.image }} {{ .Values.service.port }}\n")
+    _charts_under.cache_clear()
+    assert repository_chart(str(generic)) is None  # only keys every chart takes: it names no chart
     manifest = tmp_path / "deploy" / "deployment.yaml"
     manifest.write_text("apiVersion: apps/v1\nkind: Deployment\nworkload: {}\n")
     assert repository_chart(str(manifest)) is None
