@@ -1311,12 +1311,21 @@ def _template_finding(
     tail = "" if spans is not None else " (the document does not parse as YAML until rendered)"
     chart = template_chart(path)
     top = outermost_chart(chart) if chart is not None else None
-    apart = repository_chart(path) if chart is None and values_chart(path) is None else None
+    base = os.path.basename(path).lower()
+    own = values_chart(path) if chart is None and base.startswith("values") else None
+    apart = repository_chart(path) if chart is None and own is None else None
     if apart is not None:  # a values file the chart passes through tpl, kept apart from the chart
         fix = (
             f"lint what the chart renders from it: kvlint check {apart} --helm-values {path} (the chart of this "
             "repository whose templates read its values)"
         )
+    elif own is not None and outermost_chart(own) == own:
+        # a chart's own values passed through tpl (llm-d-modelservice's ``{{ .Values.modelArtifacts.name }}``):
+        # the chart is the file's, as for its values-file KV002 (kvlint.render.values_file_finding)
+        if os.path.normpath(path) == os.path.normpath(os.path.join(own, "values.yaml")):
+            fix = f"lint what the chart renders from it: kvlint check {own} (helm template reads its values.yaml)"
+        else:
+            fix = f"lint what the chart renders from it: kvlint check {own} --helm-values {path}"
     elif chart is None or top is None:
         fix = _KV002_FIX
     elif top != chart:

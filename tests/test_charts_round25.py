@@ -147,3 +147,16 @@ def test_repository_chart_lookup(tmp_path: Path) -> None:
     manifest = tmp_path / "deploy" / "deployment.yaml"
     manifest.write_text("apiVersion: apps/v1\nkind: Deployment\nworkload: {}\n")
     assert repository_chart(str(manifest)) is None
+
+
+def test_a_chart_values_file_with_template_text_names_its_chart() -> None:
+    """A walk meets llm-d-modelservice's own values.yaml, whose ``{{ .Values.modelArtifacts.name }}`` (passed
+    through ``tpl``) made its KV002 the generic ``helm template RELEASE CHART -f values.yaml``; it names the chart."""
+    values = MS_CHART / "values.yaml"
+    assert "{{ .Values.modelArtifacts.name }}" in values.read_text()
+    result = run_check([str(values)], Options(allow_hub=False))
+    (d,) = _kv(result, "KV002", values)
+    assert (
+        d.fix
+        == f"lint what the chart renders from it: kvlint check {MS_CHART} (helm template reads its values.yaml)"
+    )
