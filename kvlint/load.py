@@ -1312,7 +1312,22 @@ def _template_finding(
     tail = "" if spans is not None else " (the document does not parse as YAML until rendered)"
     chart = template_chart(path)
     top = outermost_chart(chart) if chart is not None else None
-    if chart is None or top is None:
+    base = os.path.basename(path).lower()
+    own = values_chart(path) if chart is None and base.startswith("values") else None
+    apart = repository_chart(path) if chart is None and own is None else None
+    if apart is not None:  # a values file the chart passes through tpl, kept apart from the chart
+        fix = (
+            f"lint what the chart renders from it: kvlint check {apart} --helm-values {path} (the chart of this "
+            "repository whose templates read its values)"
+        )
+    elif own is not None and outermost_chart(own) == own:
+        # a chart's own values passed through tpl (llm-d-modelservice's ``{{ .Values.modelArtifacts.name }}``):
+        # the chart is the file's, as for its values-file KV002 (kvlint.render.values_file_finding)
+        if os.path.normpath(path) == os.path.normpath(os.path.join(own, "values.yaml")):
+            fix = f"lint what the chart renders from it: kvlint check {own} (helm template reads its values.yaml)"
+        else:
+            fix = f"lint what the chart renders from it: kvlint check {own} --helm-values {path}"
+    elif chart is None or top is None:
         fix = _KV002_FIX
     elif top != chart:
         fix = (
@@ -1424,6 +1439,127 @@ def values_chart(path: str) -> str | None:
     return None
 
 
+#: How many directories above a values file kept apart from its chart :func:`repository_chart` climbs (the file's
+#: own directory first); it stops sooner at a directory holding ``.git`` (the checkout's root). [assumed]
+#: AI-Hypercomputer/gpu-recipes' ``inference/a3ultra/single-host-serving/vllm/values.yaml`` is four below the root
+#: that holds its chart, ``src/helm-charts/a3ultra/inference-templates/deployment``.
+_REPO_CLIMB = 5
+#: At most this many directories are listed in one search for charts (a large checkout is searched only so far).
+_REPO_SCAN_DIRS = 4000
+#: Directories a search for charts does not enter.
+_REPO_SKIP = frozenset({"node_modules", "vendor", "third_party", "__pycache__"})
+#: Top-level values keys most charts take (``helm create``'s values.yaml, and the pod fields and model keys serving
+#: charts repeat): a values file whose keys are all among them says nothing of which chart it is for (substratusai's
+#: vllm examples, ``model``/``replicaCount``/``resources``/``env``, matched an unrelated chart reading the same
+#: names), so :func:`repository_chart` needs one key of the chart's own (``workload``, ``modelArtifacts``).
+_COMMON_VALUES_KEYS = frozenset(
+    ("replicaCount", "image", "imagePullSecrets", "nameOverride", "fullnameOverride", "serviceAccount",
+     "podAnnotations", "podLabels", "podSecurityContext", "securityContext", "service", "ingress", "resources",
+     "livenessProbe", "readinessProbe", "startupProbe", "autoscaling", "volumes", "volumeMounts", "nodeSelector",
+     "tolerations", "affinity", "env", "envFrom", "model", "modelName", "modelId", "args", "command", "extraArgs",
+     "global", "labels", "annotations", "persistence", "storage", "secrets", "config", "name", "namespace",
+     "enabled", "port", "ports", "strategy", "priorityClassName", "runtimeClassName", "topologySpreadConstraints")
+)  # fmt: skip
+#: A top-level key of a YAML mapping, at the start of a line (a values file's ``workload:``, ``modelArtifacts:``).
+_TOP_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", re.MULTILINE)
+#: A template's read of a top-level value (``.Values.workload.image``, ``$.Values.decode``).
+_VALUES_READ = re.compile(r"\.Values\.([A-Za-z_][A-Za-z0-9_]*)")
+
+
+@functools.lru_cache(maxsize=64)
+def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The Helm charts (a ``Chart.yaml`` with ``templates/`` beside it) below ``root``, each with the top-level
+    value names its templates read (``.Values.NAME``), in a sorted walk that skips hidden directories, charts'
+    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories."""
+    found: list[tuple[str, frozenset[str]]] = []
+    listed = 0
+    for here, dirs, files in os.walk(root):
+        listed += 1
+        if listed > _REPO_SCAN_DIRS:
+            break
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _REPO_SKIP)
+        if "Chart.yaml" not in files or "templates" not in dirs:
+            continue
+        reads: set[str] = set()
+        for tdir, _sub, tfiles in os.walk(os.path.join(here, "templates")):
+            for name in tfiles:
+                if not name.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")):
+                    continue
+                try:
+                    with open(os.path.join(tdir, name), encoding="utf-8", errors="replace") as f:
+                        reads.update(_VALUES_READ.findall(f.read(1 << 20)))
+                except OSError:
+                    continue
+        found.append((here, frozenset(reads)))
+        dirs[:] = [d for d in dirs if d not in ("charts", "templates")]
+    return tuple(found)
+
+
+def _checkout_root(directory: str) -> str | None:
+    """The nearest of ``directory`` (absolute) and its parents that holds ``.git`` (a directory, or the file of a
+    worktree or submodule), within :data:`_REPO_CLIMB` + 8 levels; None when there is none."""
+    here = directory
+    for _ in range(_REPO_CLIMB + 8):
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+    return None
+
+
+def repository_chart(path: str) -> str | None:
+    """The chart of the same checkout that a values file kept apart from its chart is for, as a path to give
+    ``kvlint check`` (relative as ``path`` is), or None. Climbing from the file's directory (at most
+    :data:`_REPO_CLIMB` directories, never above the checkout's root, :func:`_checkout_root`; None outside a
+    checkout), the first directory below which there are charts answers, when one of the
+    charts' templates read every top-level key of the file (``.Values.KEY``), one of them not among
+    :data:`_COMMON_VALUES_KEYS` (else None: the nearest charts are not the file's): among such charts, the one
+    whose path shares most directory names with the file's
+    (gpu-recipes' ``inference/a3ultra/...`` values are for ``src/helm-charts/a3ultra/...``, not ``a4/``); a tie
+    is None (kvlint does not guess). llm-d-modelservice's ``examples/values-pd.yaml`` names
+    ``charts/llm-d-modelservice``; the KV002 fix was a generic ``helm template RELEASE CHART``."""
+    if path in ("", "-") or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            keys = set(_TOP_KEY.findall(f.read(1 << 20)))
+    except OSError:
+        return None
+    if not keys or keys & {"apiVersion", "kind"}:  # a manifest (or a template of one), not values
+        return None
+    if keys <= _COMMON_VALUES_KEYS:  # nothing in it of one chart's own
+        return None
+    root = _checkout_root(os.path.dirname(os.path.abspath(path)))
+    if root is None:  # not in a checkout: no repository to search (a directory of collected files)
+        return None
+    parts = set(os.path.normpath(os.path.dirname(os.path.abspath(path))).split(os.sep))
+    here = os.path.dirname(path) or "."
+    for _ in range(_REPO_CLIMB):
+        scored = []
+        charts = _charts_under(os.path.abspath(here))
+        if charts and not any(keys <= reads for _, reads in charts):
+            return None  # the nearest charts are not its chart: kvlint does not search the checkout further
+        for chart, reads in charts:
+            if keys <= reads:
+                shared = len(parts & set(os.path.normpath(os.path.abspath(chart)).split(os.sep)))
+                scored.append((shared, chart))
+        if scored:
+            scored.sort(key=lambda s: s[0], reverse=True)
+            if len(scored) > 1 and scored[0][0] == scored[1][0]:
+                return None
+            best = scored[0][1]
+            return best if os.path.isabs(path) else os.path.relpath(best)
+        if os.path.abspath(here) == root:
+            return None
+        up = os.path.dirname(os.path.abspath(here))
+        if up == os.path.abspath(here):
+            return None
+        here = os.path.relpath(up) if not os.path.isabs(path) else up
+    return None
+
+
 def _load_segment(
     text: str,
     path: str,
@@ -1442,6 +1578,7 @@ def _load_segment(
     """
     docs: list[_Doc] = []
     error: Exception | None = None
+    before = len(result.findings)
     try:
         for doc in _documents(text, path, line_offset, bool(actions)):
             if whole_file:
@@ -1466,6 +1603,12 @@ def _load_segment(
             tf = _template_finding(None, actions, path, line_offset)
             if tf is not None:
                 result.findings.append(tf)
+        elif any(f.rule == "KV002" for f in result.findings[before:]):
+            # the segment's template actions were taken by a document read before the error (a chart template
+            # opening with ``{{ $x := ... }}`` lines, each read as a flow mapping, then "did not find expected
+            # <document start>"): its KV002 says to render it first; the syntax error is the template's, and a
+            # KV001 error beside it failed a walk of a repository's charts (exit 1) on files helm renders fine
+            pass
         elif isinstance(error, _Problem):
             result.findings.append(Finding("KV001", error.message, Loc(path, error.line, error.column)))
         else:

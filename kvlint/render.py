@@ -75,6 +75,7 @@ from kvlint.load import (
     load_text,
     outermost_chart,
     parent_charts,
+    repository_chart,
     values_chart,
 )
 from kvlint.source import LDict, LList, Loc
@@ -541,7 +542,39 @@ def _engine_framework_key(data: dict) -> str | None:
             name = value.get(chooser)
             if isinstance(name, str) and _FRAMEWORK_VALUE.match(name.strip().lower()):
                 return f"it has {key}.{chooser}: {name.strip()} and {key}.image but no apiVersion/kind (chart values)"
+    for key, value in data.items():
+        if not isinstance(key, str) or not isinstance(value, dict):
+            continue
+        for chooser in ("framework", "engine"):
+            if chooser in value and _blank(value[chooser]) and "image" in value:
+                empty = install_set_keys(key, value)
+                listed = ", ".join(empty[:-1]) + " and " + empty[-1] if len(empty) > 1 else empty[0]
+                return (
+                    f"it leaves {listed} empty, for helm install --set to fill (chart values that name no engine, "
+                    "image or model yet)"
+                )
     return None
+
+
+def _blank(value: object) -> bool:
+    """A values leaf left for ``--set``: null (``framework:``) or an empty or blank string."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
+def install_set_keys(key: str, value: dict) -> list[str]:
+    """The dotted keys under the top-level mapping ``key`` of a chart's values (``value``) left empty for
+    ``helm install --set``, to two levels down (AI-Hypercomputer/gpu-recipes' ``workload: {framework:, image:,
+    model: {name:}}``, whose READMEs set ``workload.framework``, ``workload.image`` and ``workload.model.name``
+    on the command line); in the file's order."""
+    out: list[str] = []
+    for k, v in value.items():
+        if not isinstance(k, str):
+            continue
+        if _blank(v):
+            out.append(f"{key}.{k}")
+        elif isinstance(v, dict):
+            out.extend(f"{key}.{k}.{k2}" for k2, v2 in v.items() if isinstance(k2, str) and _blank(v2))
+    return out
 
 
 def _llm_d_modelservice_reason(data: dict) -> str | None:
@@ -2086,7 +2119,25 @@ def values_file_finding(path: str, reason: str, loc: Loc | None) -> Finding:
     check`` of that chart with it first."""
     chart = values_chart(path)
     top = outermost_chart(chart) if chart is not None else None
-    if chart is None:
+    apart = repository_chart(path) if chart is None else None
+    if chart is None and " empty, for helm install --set to fill " in reason:
+        # the keys the reason lists, each given a value on the command line as the chart's users do
+        keys = reason.split("it leaves ", 1)[1].split(" empty, ", 1)[0].replace(" and ", ", ").split(", ")
+        if apart is not None:
+            sets = " ".join(f"--helm-set {k}=VALUE" for k in keys)
+            fix = (
+                f"lint what the chart of this repository renders from it, with a value for each: kvlint check "
+                f"{apart} --helm-values {path} {sets}"
+            )
+        else:
+            sets = " ".join(f"--set {k}=VALUE" for k in keys)
+            fix = f"helm template RELEASE CHART -f {path} {sets} | kvlint check - (CHART: the chart these values are for)"
+    elif apart is not None:
+        fix = (
+            f"lint what the chart of this repository renders from it: kvlint check {apart} --helm-values {path} "
+            "(its templates read these values)"
+        )
+    elif chart is None:
         fix = _RENDER_FIX.replace("values.yaml", path)
     elif top is not None and top != chart:
         fix = (

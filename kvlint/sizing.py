@@ -312,7 +312,9 @@ def _values_with_gpu(message: str) -> bool:
     substratusai/helm's vllm chart's ``model`` + ``resources.limits nvidia.com/gpu``) or the model URI of the llm-d
     chart's sample application (:func:`kvlint.render.helm_values_reason`): counted as not read too."""
     return "is a Helm values file" in message and (
-        any(g in message for g in _GPU_NAMES) or ".model.modelArtifactURI " in message
+        any(g in message for g in _GPU_NAMES)
+        or ".model.modelArtifactURI " in message
+        or " empty, for helm install --set to fill " in message
     )
 
 

@@ -11,6 +11,7 @@ and reads the rest as written.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kvlint.engines.images import envsubst_placeholders, image_placeholder
@@ -33,6 +34,47 @@ def _is_shell(command: Any) -> bool:
     if not isinstance(command, list) or not command:
         return False
     return str(command[0]).rsplit("/", 1)[-1] in _SHELLS
+
+
+#: GPU resources whose request makes a container with an empty image worth a word (NVIDIA's and AMD's plugins)
+_GPUS = ("nvidia.com/gpu", "amd.com/gpu")
+#: An engine named in a container's command or args (then the engine's own KV finding says the image is missing)
+_ENGINE_IN_COMMAND = re.compile(r"vllm|sglang|text-generation-launcher", re.IGNORECASE)
+
+
+def _empty_image(c: Any, w: Workload) -> Finding | None:
+    """KV002 for a container that requests GPUs with an ``image`` left empty (``image: ""`` or null) and no engine
+    in its command: what a chart renders when its values leave the image for ``helm install --set`` to fill
+    (AI-Hypercomputer/gpu-recipes' inference charts: ``image: {{ .Values.workload.image }}`` and
+    ``workload.image:`` empty, the engine chosen by a launcher script). The API server refuses a container without
+    an image, and kvlint cannot tell which engine it runs, so nothing was sized: the run passed in silence with
+    1 workload and 0 serving containers. None otherwise (a kustomize patch's container has no ``image`` key)."""
+    if not isinstance(c, dict) or "image" not in c or str(c.get("image") or "").strip():
+        return None
+    resources = c.get("resources")
+    gpus = None
+    for section in ("limits", "requests"):
+        quantities = resources.get(section) if isinstance(resources, dict) else None
+        if isinstance(quantities, dict):
+            gpus = gpus or next(
+                (f"{g}: {quantities[g]}" for g in _GPUS if quantities.get(g) not in (None, "", 0, "0")), None
+            )
+    if gpus is None:
+        return None
+    words = " ".join(str(x) for part in ("command", "args") for x in as_list(c.get(part)))
+    if _ENGINE_IN_COMMAND.search(words):
+        return None
+    name = str(c.get("name") or "")
+    return Finding(
+        "KV002",
+        f"container {name!r} requests {gpus} but its image is empty: the API server refuses it, and kvlint cannot "
+        "tell which engine it runs, so it was not sized; a chart renders this when its values leave the image for "
+        "helm install --set to fill",
+        loc_of(c, "image") or w.loc,
+        fix="set the image (and the engine and model values the chart reads) with the values you deploy with: "
+        "kvlint check CHART --helm-values FILE --helm-set KEY=VALUE",
+        severity="warning",
+    )
 
 
 def template_findings(w: Workload) -> list[Finding]:
@@ -93,7 +135,7 @@ def template_findings(w: Workload) -> list[Finding]:
                         seen.add(placeholder)
                         names.append(placeholder)
                         first = first or loc
-    out: list[Finding] = []
+    out: list[Finding] = [f for c in as_list(ps.get("containers")) if (f := _empty_image(c, w)) is not None]
     if names:
         shown = ", ".join(names[:6]) + (" ..." if len(names) > 6 else "")
         out.append(
