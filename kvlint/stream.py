@@ -1174,6 +1174,8 @@ def _worker_init() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # forked with SIGINT blocked (see _pool): now ignored, unblocked
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _pool(n_jobs: int) -> Any:
@@ -1197,7 +1199,21 @@ def _pool(n_jobs: int) -> Any:
                 return super()._get_sentinels()  # type: ignore[misc,no-any-return]
             return [notifier._reader]
 
-    return Pool(n_jobs, initializer=_worker_init, context=multiprocessing.get_context("fork"))
+    # SIGINT is blocked in this thread while the pool is made, so that a worker is forked with it blocked: a
+    # Ctrl-C that reached a worker between its fork and _worker_init (CPython's at-fork hooks,
+    # threading._after_fork, run there) raised KeyboardInterrupt and printed its traceback. The pool's
+    # threads, started here, keep the mask, so workers they fork to replace one are forked so too; this
+    # thread's Ctrl-C, held meanwhile, is delivered when the mask is restored.
+    import signal
+
+    blocked = None
+    if hasattr(signal, "pthread_sigmask"):
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        return Pool(n_jobs, initializer=_worker_init, context=multiprocessing.get_context("fork"))
+    finally:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 #: Seconds the run waits for the workers' next result before it looks whether a worker ended (:func:`_collect`).

@@ -1086,3 +1086,40 @@ def test_text_blocks_formatted_in_the_workers(
         real_block for real_block in text_report.iter_text(one, width=60, color=True)
     )
     assert formatted[0] == 2 * len(one.diagnostics)
+
+
+def test_pool_workers_are_forked_with_sigint_blocked(tmp_path: Path) -> None:
+    """A worker is forked with SIGINT blocked (the pool is made so) and ignores it once set up: between the
+    fork and the worker's initializer CPython runs its at-fork hooks (threading._after_fork), where a Ctrl-C
+    sent to the process group raised KeyboardInterrupt and printed a traceback. Checked in the child at the
+    earliest point, an at-fork hook registered before the pool is made; the run's own mask is restored."""
+    import subprocess
+    import sys
+
+    marks = tmp_path / "marks"
+    script = (
+        "import os, signal, sys\n"
+        "from kvlint import stream\n"
+        "marks = sys.argv[1]\n"
+        "def child():\n"
+        "    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())\n"
+        "    open(marks, 'a').write(f'fork {int(blocked)}\\n')\n"
+        "os.register_at_fork(after_in_child=child)\n"
+        "pool = stream._pool(2)\n"
+        "print(sorted(pool.map(abs, [1, -2])))\n"
+        "handler = pool.apply(signal.getsignal, (signal.SIGINT,))\n"
+        "print('worker', handler == signal.SIG_IGN)\n"
+        "print('parent', signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set()))\n"
+        "pool.close(); pool.join()\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(marks)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["[1, 2]", "worker True", "parent False"], run.stdout
+    forks = marks.read_text().splitlines()
+    assert forks and set(forks) == {"fork 1"}, forks
