@@ -574,3 +574,25 @@ def test_tgi_3_kv_cache_blocks_line_is_compared() -> None:
     assert old.plan.plan.block_size != size
     assert any("not comparable" in n for n in old.notes)
     assert {f.key: f for f in old.figures}["kv_block_size"].inside is False
+
+
+def test_sglang_scheduler_limits_are_compared_and_quoted() -> None:
+    """SGLang's scheduler line goes on past max_total_num_tokens with the limits it resolved (context_len,
+    chunked_prefill_size, max_running_requests): verify sets each against the one kvlint resolved and quotes the
+    part of the line that prints it (the line is long: the quote is cut around the figure's name). The model is a
+    stand-in (gt-286's report names none)."""
+    path = ROOT / "fixtures" / "logs" / "gt-286.log"
+    log = parse_log(path.read_text(encoding="utf-8"))
+    model = str(ROOT / "fixtures" / "plan" / "models" / "Qwen--Qwen2.5-7B")
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100", engine_version="0.5.5"), model=model)
+    by_key = {f.key: f for f in res.figures}
+    d = res.plan
+    for key, pred in (
+        ("context_len", d.context_length),
+        ("chunked_prefill_size", d.chunked_prefill_size),
+        ("max_running_requests", d.max_running_requests),
+    ):
+        assert by_key[key].reported == log.figures[key] and by_key[key].predicted == pred, key
+    assert by_key["context_len"].inside is (d.context_length == log.figures["context_len"])
+    text = res.render_text()
+    assert f"context_len={log.figures['context_len']}" in text  # past the first 110 characters of the line

@@ -253,7 +253,7 @@ class VerifyResult:
                 f"{band:>25}  {ins}" + (f"   ({f.note})" if f.note else "")
             )
             if f.quote:
-                out.append(f"    line {f.line}: {_clip(f.quote)}")
+                out.append(f"    line {f.line}: {_clip(f.quote, f.label.split(' ')[0])}")
         out.append("")
         if lg.failure:
             out.append(
@@ -294,11 +294,18 @@ _LINE_HEAD = re.compile(
 )
 
 
-def _clip(text: str, width: int = 110) -> str:
+def _clip(text: str, focus: str = "", width: int = 110) -> str:
     """The engine's message on a log line (its prefix of service, time, level and source left out, see
-    :data:`_LINE_HEAD`), shortened to ``width`` characters ("…" for the rest)."""
+    :data:`_LINE_HEAD`), shortened to ``width`` characters ("…" for what is left out): from its start, or around
+    ``focus`` (the figure's name as the line prints it) when that comes later on a long line."""
     text = text[_LINE_HEAD.match(text).end() :] or text  # type: ignore[union-attr]
-    return '"' + (text if len(text) <= width else text[: width - 1] + "…") + '"'
+    if len(text) <= width:
+        return f'"{text}"'
+    at = text.find(focus) if focus else -1
+    if at + len(focus) <= width - 1:
+        return '"' + text[: width - 1] + '…"'
+    start = max(0, at - 2)
+    return '"…' + text[start : start + width - 2] + ("…" if start + width - 2 < len(text) else "") + '"'
 
 
 def _quote(a: str) -> str:
@@ -710,8 +717,8 @@ def _tgi_figures(res: VerifyResult, d: Any) -> None:
             "(compare max batch total tokens, blocks x size)"
         )
     pf = d.max_batch_prefill_tokens
-    _add(res, "max_batch_prefill_tokens_default", "Default `max_batch_prefill_tokens`", "tokens", pf, pf, pf)
-    _add(res, "max_total_tokens", "Default `max_total_tokens`", "tokens", d.max_total_tokens, d.max_total_tokens,
+    _add(res, "max_batch_prefill_tokens_default", "Default max_batch_prefill_tokens", "tokens", pf, pf, pf)
+    _add(res, "max_total_tokens", "Default max_total_tokens", "tokens", d.max_total_tokens, d.max_total_tokens,
          d.max_total_tokens)  # fmt: skip
 
 
@@ -727,3 +734,12 @@ def _sglang_figures(res: VerifyResult, d: Any) -> None:
     _add(res, "weights_gb", "mem usage (Load weight end)", "GiB", w, w * 0.98, w * 1.02)
     _add(res, "mem_fraction_static", "mem_fraction_static", "x", d.mem_fraction_static, d.mem_fraction_static,
          d.mem_fraction_static)  # fmt: skip
+    # the rest of the scheduler's start-up line ("max_total_num_tokens=N, chunked_prefill_size=C, ...,
+    # max_running_requests=R, context_len=L", sglang@0.5.23:python/sglang/srt/managers/scheduler.py): the limits
+    # SGLang resolved, set against the ones kvlint resolved; max_running_requests follows the pool's size, so it
+    # has no band of its own (its prediction moves with the pool's)
+    _add(res, "context_len", "context_len", "tokens", d.context_length, d.context_length, d.context_length)
+    _add(res, "chunked_prefill_size", "chunked_prefill_size", "tokens", d.chunked_prefill_size,
+         d.chunked_prefill_size, d.chunked_prefill_size)  # fmt: skip
+    _add(res, "max_running_requests", "max_running_requests", "requests", d.max_running_requests, note=(
+        "follows the pool's size" if d.max_running_requests else ""))  # fmt: skip
