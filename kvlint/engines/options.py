@@ -360,7 +360,9 @@ class Collector:
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
-                fix=(f"use {best}" + _COUNTERPART_CAUTION.get(best, "")) if best else f"remove {option}",
+                fix=(f"use {best}" + (_COUNTERPART_CAUTION.get(best, "") if other else ""))
+                if best
+                else f"remove {option}",
                 severity="error",
                 option=option,
             )
