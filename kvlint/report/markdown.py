@@ -89,11 +89,17 @@ def budget_setting(p: MemoryPlan, serving: ServingConfig | None = None) -> str:
     (:func:`kvlint.engines.tgi.tgi_option`; launcher ``--cuda-memory-fraction``, env ``CUDA_MEMORY_FRACTION``)."""
     value = fraction(p.gpu_memory_utilization)
     if p.engine == "tgi":
-        if serving is None:
-            return f"cuda-memory-fraction {value}"
         from kvlint.engines.tgi import tgi_option
 
-        return tgi_option(serving, "cuda_memory_fraction", value).removeprefix("--")
+        # the streaming report keeps the spelling, not the container's flags (kvlint.stream._record)
+        name = getattr(serving, "tgi_fraction_option", None)
+        if name is None:
+            name = (
+                tgi_option(serving, "cuda_memory_fraction")
+                if serving is not None
+                else "--cuda-memory-fraction"
+            )
+        return f"{name[2:]} {value}" if name.startswith("--") else f"{name}={value}"
     if p.engine == "sglang":
         return f"mem-fraction-static {value}"
     return f"gpu-memory-utilization {value}"
