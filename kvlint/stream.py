@@ -244,6 +244,8 @@ class _Ns:
 
 
 def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecord:
+    from kvlint.engines.tgi import tgi_option
+
     s = cr.serving
     model_arg = s.model
     acc = cr.placement.accelerator if cr.placement is not None else None
@@ -258,6 +260,9 @@ def _record(cr: ContainerResult, sizing: str, keep_json: bool) -> ContainerRecor
             model=_Ns(value=model_arg.value, loc=model_arg.loc) if model_arg is not None else None,
             command_loc=s.command_loc,
             joins=None,
+            # how the container spells TGI's memory fraction, for the Markdown budget row
+            # (kvlint.report.markdown.budget_setting)
+            tgi_fraction_option=tgi_option(s, "cuda_memory_fraction") if s.engine == "tgi" else None,
         ),
         placement=_Ns(accelerator=_Ns(name=acc.name) if acc is not None else None, gpus=cr.placement.gpus)
         if cr.placement is not None

@@ -384,7 +384,8 @@ def test_plan_with_data_parallel_engines_says_what_the_replica_holds() -> None:
     text = _plan_cli(*common, "--", *argv, "-tp", "2").stdout
     assert f"{dp * doc['kv']['capacity_tokens']:,} KV tokens on the replica's {dp * tp} GPUs" in text
     fix = next(d["fix"] for d in doc["diagnostics"] if d["rule"] == "KV103")
-    m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", fix)
+    # a bare command has no pod: "GPUs", not "GPUs per pod" (tests/test_plan_bare_command.py)
+    m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs,", fix)
     assert m is not None, fix
     assert int(m.group(2)) == int(m.group(1)) * dp
     single = _plan_cli(*common, "--", "vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "-tp", "2").stdout

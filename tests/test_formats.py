@@ -297,18 +297,36 @@ spec:
 
 
 def test_markdown_budget_row_names_each_engines_own_knob(tmp_path: Path) -> None:
-    """The per-GPU table's budget row said "gpu-memory-utilization" for TGI and SGLang workloads too; it names
-    the knob each engine has (kvlint.report.plan_text.budget_note)."""
+    """The per-GPU table's budget row said "gpu-memory-utilization" for TGI and SGLang workloads too, then the
+    engines' field names (``mem_fraction_static``) where vLLM's row has its option's spelling; it names the option
+    each engine has as the engine spells it: SGLang ``mem-fraction-static``, TGI ``cuda-memory-fraction`` or
+    ``CUDA_MEMORY_FRACTION=`` as the container writes its TGI settings (kvlint.engines.tgi.tgi_option)."""
+    from kvlint.engines.tgi import tgi_option
+
     (tmp_path / "sglang.yaml").write_text(_SGLANG_ON_H100, encoding="utf-8")
     root = Path(__file__).resolve().parents[1] / "fixtures"
-    for where, engine, knob in (
-        (root / "tgi", "tgi", "cuda_memory_fraction"),
-        (tmp_path, "sglang", "mem_fraction_static"),
-    ):
+    spellings: set[str] = set()
+    for where, engine in ((root / "tgi", "tgi"), (tmp_path, "sglang")):
         result = run_check([str(where)], Options(allow_hub=False))
-        plans = [c.plan for c in result.containers if c.plan is not None and c.plan.engine == engine]
-        assert plans, engine
+        conts = [c for c in result.containers if c.plan is not None and c.plan.engine == engine]
+        assert conts, engine
         md = render("markdown", result)
         rows = [ln for ln in md.splitlines() if ln.startswith("| budget (")]
-        assert len(rows) == len(plans) and all(knob in r for r in rows), rows
-        assert not any("gpu-memory-utilization" in r for r in rows)
+        assert len(rows) == len(conts), rows
+        for c in conts:
+            knob = (
+                tgi_option(c.serving, "cuda_memory_fraction").removeprefix("--")
+                if engine == "tgi"
+                else "mem-fraction-static"
+            )
+            spellings.add(knob)
+            assert any(f"| budget ({knob}" in r for r in rows), (knob, rows)
+        assert not any("gpu-memory-utilization" in r or "_fraction" in r for r in rows), rows
+    assert "CUDA_MEMORY_FRACTION" in spellings, spellings  # the TGI fixtures set their TGI settings in env
+    # a typed launcher command (kvlint plan --format markdown) writes options
+    from kvlint.capacity.plan_command import plan_command
+
+    argv = ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+    md = plan_command([*argv, "--cuda-memory-fraction", "0.9"], Options(allow_hub=False, accelerator="h100"))
+    rows = [ln for ln in md.render_markdown().splitlines() if ln.startswith("| budget (")]
+    assert len(rows) == 1 and rows[0].startswith("| budget (cuda-memory-fraction 0.9"), rows

@@ -296,7 +296,9 @@ def test_tp_remedy_stays_within_one_node() -> None:
     argv += ["--pipeline-parallel-size", "2", "-tp", "2", "--max-num-batched-tokens", "32768"]
     small = _plan_json("--accelerator", "l4", "--gpus", "4", "--", *argv)
     for d in small["diagnostics"]:
-        m = re.search(r"--tensor-parallel-size (\d+) \(and (\d+) GPUs per pod", d["fix"] or "")
+        m = re.search(
+            r"--tensor-parallel-size (\d+) \(and (\d+) GPUs[,)]", d["fix"] or ""
+        )  # a command: no pod
         assert m is None or int(m.group(2)) <= 8, d["fix"]
 
 

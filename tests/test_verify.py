@@ -539,3 +539,60 @@ def test_a_log_printing_only_the_graph_estimate_is_compared_with_it() -> None:
     res = verify_log(log, opts, model="Qwen/Qwen3.6-35B-A3B-FP8", extra_args=("--max-model-len", "8192"))
     by = {f.key: f for f in res.figures}
     assert by["cudagraph_gib"].reported == case["figures"]["cudagraph_estimated_gib"]
+
+
+def test_tgi_3_kv_cache_blocks_line_is_compared() -> None:
+    """TGI 3.x's shard prints "KV-cache blocks: N, size: S" at warmup (N the blocks allocated, S the attention
+    backend's BLOCK_SIZE; tgi@v3.0.0:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup):
+    verify reads both and sets them against kvlint's TGI model, quoting the engine's line beside each figure (before,
+    the line was ignored). The model is a stand-in: gt-293's excerpt does not name its model or GPU."""
+    path = ROOT / "fixtures" / "logs" / "gt-293.log"
+    log = parse_log(path.read_text(encoding="utf-8"))
+    printed = next(
+        line for line in path.read_text(encoding="utf-8").splitlines() if "KV-cache blocks:" in line
+    )
+    blocks, size = (int(x) for x in printed.split("KV-cache blocks: ")[1].split(", size: "))
+    assert log.engine == "tgi"
+    assert log.figures["kv_cache_blocks"] == blocks and log.figures["kv_block_size"] == size
+    model = str(ROOT / "fixtures" / "plan" / "models" / "Qwen--Qwen2.5-1.5B")
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100", engine_version="3.0.0"), model=model)
+    by_key = {f.key: f for f in res.figures}
+    p = res.plan.plan
+    assert (
+        by_key["kv_cache_blocks"].reported == blocks and by_key["kv_cache_blocks"].predicted == p.num_blocks
+    )
+    assert by_key["kv_block_size"].predicted == p.block_size
+    assert (
+        by_key["kv_cache_blocks"].quote is not None and "KV-cache blocks:" in by_key["kv_cache_blocks"].quote
+    )
+    text = res.render_text()
+    assert f'"KV-cache blocks: {blocks}, size: {size}"' in text
+    assert "KV-cache blocks" in text and "max batch total tokens" in text
+    assert res.as_dict()["figures"][0]["log_text"]
+    # a release whose attention has another BLOCK_SIZE (paged, before 2.3): the block count is not comparable
+    old = verify_log(log, Options(allow_hub=False, accelerator="h100", engine_version="2.2.0"), model=model)
+    assert old.plan.plan.block_size != size
+    assert any("not comparable" in n for n in old.notes)
+    assert {f.key: f for f in old.figures}["kv_block_size"].inside is False
+
+
+def test_sglang_scheduler_limits_are_compared_and_quoted() -> None:
+    """SGLang's scheduler line goes on past max_total_num_tokens with the limits it resolved (context_len,
+    chunked_prefill_size, max_running_requests): verify sets each against the one kvlint resolved and quotes the
+    part of the line that prints it (the line is long: the quote is cut around the figure's name). The model is a
+    stand-in (gt-286's report names none)."""
+    path = ROOT / "fixtures" / "logs" / "gt-286.log"
+    log = parse_log(path.read_text(encoding="utf-8"))
+    model = str(ROOT / "fixtures" / "plan" / "models" / "Qwen--Qwen2.5-7B")
+    res = verify_log(log, Options(allow_hub=False, accelerator="h100", engine_version="0.5.5"), model=model)
+    by_key = {f.key: f for f in res.figures}
+    d = res.plan
+    for key, pred in (
+        ("context_len", d.context_length),
+        ("chunked_prefill_size", d.chunked_prefill_size),
+        ("max_running_requests", d.max_running_requests),
+    ):
+        assert by_key[key].reported == log.figures[key] and by_key[key].predicted == pred, key
+    assert by_key["context_len"].inside is (d.context_length == log.figures["context_len"])
+    text = res.render_text()
+    assert f"context_len={log.figures['context_len']}" in text  # past the first 110 characters of the line

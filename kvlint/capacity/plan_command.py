@@ -117,7 +117,7 @@ class PlanOutput:
             f"model {markdown_code(model, table=False)} · {gpus} × {_cell(acc.name if acc else 'unknown GPU')}",
         ]
         if cr.plan is not None:
-            lines += plan_table_lines(cr.plan)
+            lines += plan_table_lines(cr.plan, cr.serving)
         else:
             lines += [
                 "",

@@ -149,6 +149,56 @@ _SUGGEST_MAX_CHARS = 120
 MAX_SUGGESTIONS = 64
 
 
+#: Options of another engine (vLLM's, TGI's, SGLang's) often carried over to a TGI or SGLang command line: the
+#: option of that engine that sets the same thing, and whose option it is, for KV205's "did you mean" (offered only when the engine knows it: the ``known`` options of the
+#: release). TGI: the launcher's ``Args`` (tgi@v3.3.7:launcher/src/main.rs; ``--cuda-graphs 0`` turns CUDA graphs
+#: off). SGLang: ``python/sglang/srt/server_args.py::ServerArgs.add_cli_args`` (sglang@v0.5.5), where
+#: ``--mem-fraction-static`` covers the weights and the KV pool only, not vLLM's whole budget.
+COUNTERPARTS: dict[str, dict[str, tuple[str, str]]] = {
+    "TGI": {
+        "--max-model-len": ("--max-total-tokens", "vLLM"),
+        "--tensor-parallel-size": ("--num-shard", "vLLM"),
+        "--tp-size": ("--num-shard", "SGLang"),
+        "--gpu-memory-utilization": ("--cuda-memory-fraction", "vLLM"),
+        "--mem-fraction-static": ("--cuda-memory-fraction", "SGLang"),
+        "--max-num-batched-tokens": ("--max-batch-prefill-tokens", "vLLM"),
+        "--quantization": ("--quantize", "vLLM"),
+        "--model": ("--model-id", "vLLM"),
+        "--model-path": ("--model-id", "SGLang"),
+        "--context-length": ("--max-total-tokens", "SGLang"),
+        "--enforce-eager": ("--cuda-graphs 0", "vLLM"),
+    },
+    "SGLang": {
+        "--max-model-len": ("--context-length", "vLLM"),
+        "--gpu-memory-utilization": ("--mem-fraction-static", "vLLM"),
+        "--cuda-memory-fraction": ("--mem-fraction-static", "TGI"),
+        "--max-num-seqs": ("--max-running-requests", "vLLM"),
+        "--max-num-batched-tokens": ("--chunked-prefill-size", "vLLM"),
+        "--num-shard": ("--tp-size", "TGI"),
+        "--model-id": ("--model-path", "TGI"),
+        "--enforce-eager": ("--disable-cuda-graph", "vLLM"),
+    },
+}
+
+
+#: What a counterpart of :data:`COUNTERPARTS` does differently from the option it stands for, said in KV205's fix.
+_COUNTERPART_CAUTION = {
+    "--mem-fraction-static": (
+        " (SGLang's share of GPU memory for the weights and the KV pool only: leave room for activations and "
+        "CUDA graphs, its default is sized per GPU)"
+    ),
+}
+
+
+def counterpart(engine: str, option: str, known: Iterable[str]) -> tuple[str, str] | None:
+    """(the option of ``engine`` (``TGI``/``SGLang``) that sets what another engine's ``option`` sets, that other
+    engine) from :data:`COUNTERPARTS`, when ``known`` (the release's options) has it; else None."""
+    got = COUNTERPARTS.get(engine, {}).get(option)
+    if got is None:
+        return None
+    return got if got[0].split()[0] in set(known) else None
+
+
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """Closest known option to ``name`` (difflib ratio >= 0.75, so short unrelated flags such as
     ``--gpus`` get no suggestion while typos like ``--quantize``/``--max-model-lenn`` do), or None (also
@@ -293,16 +343,26 @@ class Collector:
         if self._spaced(option, loc, where, known, extra):
             return
         best = None
-        if self.suggested < MAX_SUGGESTIONS:
+        known = list(known)
+        found = counterpart(self.engine, option, known)
+        other = None
+        if found is not None:
+            # another engine's option: name this engine's own (a closer spelling would be a different setting)
+            other, owner = found
+            best = other
+            extra = f"{extra} ({owner}'s option; {self.engine}'s counterpart is {other})"
+        elif self.suggested < MAX_SUGGESTIONS:
             self.suggested += 1
             best = suggest(option, known)
-        hint = f"; did you mean {best}?" if best else ""
+        hint = f"; did you mean {best}?" if best and other is None else ""
         self.findings.append(
             OptionFinding(
                 rule="KV205",
                 message=f"unknown {where} option {option}{extra}{hint}",
                 loc=loc,
-                fix=f"use {best}" if best else f"remove {option}",
+                fix=(f"use {best}" + (_COUNTERPART_CAUTION.get(best, "") if other else ""))
+                if best
+                else f"remove {option}",
                 severity="error",
                 option=option,
             )

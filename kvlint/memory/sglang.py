@@ -25,6 +25,7 @@ from kvlint.fastinit import direct_init
 from kvlint.memory import sglang_mamba
 from kvlint.memory.calibration import CUDA_CONTEXT_BYTES
 from kvlint.memory.kv import dsa_indexer_bytes, dtype_bytes, layer_counts
+from kvlint.memory.versions import version_source
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -589,7 +590,9 @@ def sglang_prelude(
     v, assumed = sglang_version(serving.version)
     version_notes: tuple[str, ...] = ()
     if assumed:
-        version_notes = (f"SGLang version unknown from the image; assumed {NEWEST_SGLANG} (newest read)",)
+        version_notes = (
+            f"SGLang version unknown {version_source(serving)}; assumed {NEWEST_SGLANG} (newest read)",
+        )
     tp = max(1, as_int(get("tp_size")) or 1)
     pp = max(1, as_int(get("pp_size")) or 1)
     dp = max(1, as_int(get("dp_size")) or 1)

@@ -23,6 +23,7 @@ from typing import Any
 
 from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
+from kvlint.memory.versions import version_source
 from kvlint.memory.vllm import PlanError
 from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import MemoryPlan, ModelSpec, ServingConfig
@@ -650,7 +651,7 @@ def plan_tgi_detailed(
     series_first = v  # the series' first release when the text names only a series (x.y -> x.y.0)
     notes: list[str] = []
     if assumed:
-        notes.append(f"TGI version unknown from the image; assumed {NEWEST_TGI} (newest read)")
+        notes.append(f"TGI version unknown {version_source(serving)}; assumed {NEWEST_TGI} (newest read)")
     newest_of_series = series_release(serving.version)
     if newest_of_series is not None:
         v = newest_of_series

@@ -485,3 +485,12 @@ def nemotron_h_ssm_cache_dtype(v: Version, hook: str) -> str | None:
     if base == "nemotron_h" and v >= (0, 13, 0):
         return "float16"
     return None
+
+
+def version_source(serving: Any) -> str:
+    """Where the engine release would have come from, for the "version unknown" assumption of a plan: "from the
+    image" for a container (its tag names none), "(a command line names none; --engine-version sets it)" for
+    ``kvlint plan``'s bare command, which has no image (``ServingConfig.image`` empty)."""
+    if getattr(serving, "image", ""):
+        return "from the image"
+    return "(a command line names none; --engine-version sets it)"

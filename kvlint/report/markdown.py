@@ -3,8 +3,9 @@
 Layout: a ``## kvlint`` heading and the summary line (errors, warnings, suppressed); a table of the
 diagnostics (severity, rule, location, the finding's short statement with its arithmetic folded below it
 in a ``<details>`` element, fix); then one section per serving container with its
-GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at
-gpu-memory-utilization, weights, activation peak, non-torch, CUDA graphs, KV cache with its band) and
+GPU, model and, when planned, its per-GPU memory breakdown in GiB (total, budget at the engine's memory fraction:
+gpu-memory-utilization, mem-fraction-static or cuda-memory-fraction; weights, activation peak, non-torch, CUDA
+graphs, KV cache with its band) and
 the KV capacity (tokens, max-model-len, concurrency). Text from the inputs goes through
 :func:`kvlint.report.escape.markdown_text` (cells, headings) or :func:`kvlint.report.escape.markdown_code`
 (file names, container names, model ids): shown as written, never a link, image, HTML or new cell.
@@ -19,7 +20,14 @@ from kvlint.report.escape import markdown_code, markdown_message, markdown_text
 from kvlint.report.plan_text import budget_note, data_parallel_line, kept_free_bytes, kv_band_text
 
 if TYPE_CHECKING:
-    from kvlint.types import CheckResult, ContainerRecord, ContainerResult, Diagnostic, MemoryPlan
+    from kvlint.types import (
+        CheckResult,
+        ContainerRecord,
+        ContainerResult,
+        Diagnostic,
+        MemoryPlan,
+        ServingConfig,
+    )
 
 GiB = 2**30
 _ICON = {"error": "❌ error", "warning": "⚠️ warning", "info": "ℹ️ info"}
@@ -76,25 +84,44 @@ def _workload_section(c: ContainerResult | ContainerRecord, n: int) -> list[str]
         why = c.plan_error or c.model_error or "model or GPU unknown"
         lines += ["", f"No memory plan: {_cell(why)}"]
         return lines
-    return lines + plan_table_lines(p)
+    return lines + plan_table_lines(p, c.serving)
 
 
-def plan_table_lines(p: MemoryPlan) -> list[str]:
+def budget_setting(p: MemoryPlan, serving: ServingConfig | None = None) -> str:
+    """The budget's fraction as the engine's own option spells it, with its value: vLLM
+    ``gpu-memory-utilization 0.9``, SGLang ``mem-fraction-static 0.88`` (``--mem-fraction-static``,
+    sglang ``python/sglang/srt/server_args.py::ServerArgs.add_cli_args``), TGI ``cuda-memory-fraction 1.0`` or
+    ``CUDA_MEMORY_FRACTION=1.0`` as the container writes its TGI settings
+    (:func:`kvlint.engines.tgi.tgi_option`; launcher ``--cuda-memory-fraction``, env ``CUDA_MEMORY_FRACTION``)."""
+    value = fraction(p.gpu_memory_utilization)
+    if p.engine == "tgi":
+        from kvlint.engines.tgi import tgi_option
+
+        # the streaming report keeps the spelling, not the container's flags (kvlint.stream._record)
+        name = getattr(serving, "tgi_fraction_option", None)
+        if name is None:
+            name = (
+                tgi_option(serving, "cuda_memory_fraction")
+                if serving is not None
+                else "--cuda-memory-fraction"
+            )
+        return f"{name[2:]} {value}" if name.startswith("--") else f"{name}={value}"
+    if p.engine == "sglang":
+        return f"mem-fraction-static {value}"
+    return f"gpu-memory-utilization {value}"
+
+
+def plan_table_lines(p: MemoryPlan, serving: ServingConfig | None = None) -> list[str]:
     """A memory plan as Markdown: the per-GPU table (GiB and % of the device total; the budget row named
-    with the engine's own knob: vLLM's gpu-memory-utilization, TGI's and SGLang's as
-    :func:`kvlint.report.plan_text.budget_note` names them), the KV band, then the KV
+    with the engine's own option, :func:`budget_setting`, for ``serving``'s spelling of TGI's; TGI's and SGLang's
+    terms as :func:`kvlint.report.plan_text.budget_note` names them), the KV band, then the KV
     capacity line (tokens, blocks, the request length under the engine's option name: vLLM's max-model-len, TGI's
     max-total-tokens, SGLang's context-length, concurrency and its band, the parallel layout)."""
     lines: list[str] = []
     total = max(1, p.total_bytes)
     rows = [
         ("GPU total", p.total_bytes),
-        (
-            f"budget (gpu-memory-utilization {fraction(p.gpu_memory_utilization)})"
-            if p.engine == "vllm"
-            else f"budget ({budget_note(p)})",
-            p.budget_bytes,
-        ),
+        (f"budget ({budget_note(p, budget_setting(p, serving))})", p.budget_bytes),
         ("weights", p.weights_bytes),
         ("activation peak", p.activation_bytes),
         ("non-torch", p.non_torch_bytes),

@@ -144,8 +144,11 @@ def _engine_label(plan: MemoryPlan) -> str:
     return f"{name} {plan.engine_version} ({era})"
 
 
-def budget_note(plan: MemoryPlan) -> str:
-    """What the budget row is made of, in the engine's own knob names (§1.2 vLLM, §2.3 TGI, §3.2 SGLang)."""
+def budget_note(plan: MemoryPlan, knob: str | None = None) -> str:
+    """What the budget row is made of, in the engine's own knob names (§1.2 vLLM, §2.3 TGI, §3.2 SGLang).
+
+    ``knob``: the fraction setting and its value as the report spells it (``--mem-fraction-static 0.8``,
+    ``CUDA_MEMORY_FRACTION=1.0``); default the engine's field name and value (``mem_fraction_static 0.8``)."""
     if plan.engine == "tgi":
         wiggle = (
             plan.budget_bytes / (plan.total_bytes * plan.gpu_memory_utilization)
@@ -161,13 +164,13 @@ def budget_note(plan: MemoryPlan) -> str:
             # hard-coded 0.95, 2.3 on by TGI_WIGGLE_ROOM): the KV row is that share of budget - weights -
             # activation - non-torch, not the remainder itself
             return (
-                f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)}; KV cache = wiggle room "
-                f"{plan.kv_cache_bytes / left:.2f} x what is left"
+                f"{knob or 'cuda_memory_fraction ' + fraction(plan.gpu_memory_utilization)}; KV cache = wiggle "
+                f"room {plan.kv_cache_bytes / left:.2f} x what is left"
             )
-        return f"cuda_memory_fraction {fraction(plan.gpu_memory_utilization)} x wiggle room {wiggle:.2f}"
+        return f"{knob or 'cuda_memory_fraction ' + fraction(plan.gpu_memory_utilization)} x wiggle room {wiggle:.2f}"
     if plan.engine == "sglang":
-        return f"mem_fraction_static {fraction(plan.gpu_memory_utilization)}"
-    return f"gpu_memory_utilization {fraction(plan.gpu_memory_utilization)}"
+        return knob or f"mem_fraction_static {fraction(plan.gpu_memory_utilization)}"
+    return knob or f"gpu_memory_utilization {fraction(plan.gpu_memory_utilization)}"
 
 
 def _bar(parts: list[tuple[str, int]], total: int, width: int, color: bool) -> str:

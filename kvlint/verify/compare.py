@@ -96,7 +96,14 @@ _SGLANG_FIELDS = (
     "dtype",
 )
 #: figures whose being outside the band makes ``kvlint verify`` exit 1
-KV_FIGURES = ("kv_cache_gib", "kv_tokens", "gpu_blocks", "max_concurrency", "max_batch_total_tokens")
+KV_FIGURES = (
+    "kv_cache_gib",
+    "kv_tokens",
+    "gpu_blocks",
+    "max_concurrency",
+    "max_batch_total_tokens",
+    "kv_cache_blocks",
+)
 
 
 class VerifyError(ValueError):
@@ -109,7 +116,7 @@ class Figure:
 
     ``key`` the ground-truth figure name; ``label`` what the log calls it; ``unit`` GiB | tokens | blocks | x;
     ``reported`` as printed; ``predicted`` kvlint's value; ``low``/``high`` its band; ``line`` where the log printed
-    it; ``note`` how the prediction was made when not obvious.
+    it; ``note`` how the prediction was made when not obvious; ``quote`` the log's own text of that line.
     """
 
     key: str
@@ -121,6 +128,7 @@ class Figure:
     high: float | None = None
     line: int | None = None
     note: str = ""
+    quote: str | None = None
 
     @property
     def error_pct(self) -> float | None:
@@ -146,6 +154,7 @@ class Figure:
             "band": [self.low, self.high] if self.low is not None else None,
             "inside_band": self.inside,
             "log_line": self.line,
+            "log_text": self.quote,
             "note": self.note or None,
         }
 
@@ -243,6 +252,8 @@ class VerifyResult:
                 f"{f.label[:32]:32} {_fmt(f.reported, f.unit):>12} {_fmt(f.predicted, f.unit):>12} {err:>8}  "
                 f"{band:>25}  {ins}" + (f"   ({f.note})" if f.note else "")
             )
+            if f.quote:
+                out.append(f"    line {f.line}: {_clip(f.quote, f.label.split(' ')[0])}")
         out.append("")
         if lg.failure:
             out.append(
@@ -269,6 +280,32 @@ def _jsonable(v: Any) -> Any:
         return v
     except TypeError:
         return str(v)
+
+
+#: What precedes an engine's message on a log line: a ``docker compose`` service prefix (``tgi-1  | ``), an RFC 3339
+#: timestamp, then vLLM's ``INFO 05-06 12:00:00 [file.py:123]``, TGI's ``INFO text_generation_router_v3:
+#: backends/v3/src/lib.rs:137:`` or SGLang's ``[2025-01-01 12:00:00 TP0]``.
+_LINE_HEAD = re.compile(
+    r"^(?:[\w.-]+\s+\|\s+)?"
+    r"(?:\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-][\d:]+)\s+)?"
+    r"(?:(?:\(\w+ pid=\d+\)\s+)?(?:INFO|WARNING|WARN|ERROR|DEBUG)\s+\d{2}-\d{2} [\d:.]+\s+\[[^\]]*\]\s+"
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG)\s+text_generation_\w+:\s+(?:[\w/.-]+\.rs:\d+:\s+)?"
+    r"|\[\d{4}-\d{2}-\d{2} [\d:.]+[^\]]*\]\s+)?"
+)
+
+
+def _clip(text: str, focus: str = "", width: int = 110) -> str:
+    """The engine's message on a log line (its prefix of service, time, level and source left out, see
+    :data:`_LINE_HEAD`), shortened to ``width`` characters ("…" for what is left out): from its start, or around
+    ``focus`` (the figure's name as the line prints it) when that comes later on a long line."""
+    text = text[_LINE_HEAD.match(text).end() :] or text  # type: ignore[union-attr]
+    if len(text) <= width:
+        return f'"{text}"'
+    at = text.find(focus) if focus else -1
+    if at + len(focus) <= width - 1:
+        return '"' + text[: width - 1] + '…"'
+    start = max(0, at - 2)
+    return '"…' + text[start : start + width - 2] + ("…" if start + width - 2 < len(text) else "") + '"'
 
 
 def _quote(a: str) -> str:
@@ -525,7 +562,9 @@ def _add(res: VerifyResult, key: str, label: str, unit: str, pred: float | None,
         rep = res.log.figures.get("cudagraph_estimated_gib")
     if rep is None:
         return
-    res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, res.log.lines.get(key), note))
+    line = res.log.lines.get(key)
+    quote = res.log.texts.get(line) if line is not None else None
+    res.figures.append(Figure(key, label, unit, float(rep), pred, low, high, line, note, quote))
 
 
 def _vllm_figures(res: VerifyResult, cr: Any) -> None:
@@ -664,10 +703,25 @@ def _tgi_figures(res: VerifyResult, d: Any) -> None:
     per_tok = max(1, p.kv_bytes_per_token)
     lo = max(0, p.kv_cache_bytes_low) // per_tok
     hi = max(0, p.kv_cache_bytes_high) // per_tok
-    _add(res, "max_batch_total_tokens", "max batch total tokens", "tokens", tok, min(lo, tok), max(hi, tok))
+    _add(res, "max_batch_total_tokens", "max batch total tokens (router)", "tokens", tok, min(lo, tok),
+         max(hi, tok))  # fmt: skip
+    # the shard's warmup line "KV-cache blocks: N, size: S": N = num_blocks, S = BLOCK_SIZE of the attention
+    # backend (tgi@v3.0.0:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup)
+    nb = p.num_blocks
+    _add(res, "kv_cache_blocks", "KV-cache blocks", "blocks", nb, min(p.num_blocks_low, nb),
+         max(p.num_blocks_high, nb))  # fmt: skip
+    bs = p.block_size
+    _add(res, "kv_block_size", "KV-cache blocks' size", "tokens", bs, bs, bs, f"attention {d.attention}")
+    rep_bs = res.log.figures.get("kv_block_size")
+    if rep_bs is not None and rep_bs != bs:
+        res.notes.append(
+            f"the log's KV-cache blocks hold {rep_bs} token(s) each, kvlint planned attention {d.attention} "
+            f"(BLOCK_SIZE {bs}): the shard ran another attention backend, so its block count is not comparable "
+            "(compare max batch total tokens, blocks x size)"
+        )
     pf = d.max_batch_prefill_tokens
-    _add(res, "max_batch_prefill_tokens_default", "default max_batch_prefill_tokens", "tokens", pf, pf, pf)
-    _add(res, "max_total_tokens", "max total tokens", "tokens", d.max_total_tokens, d.max_total_tokens,
+    _add(res, "max_batch_prefill_tokens_default", "Default max_batch_prefill_tokens", "tokens", pf, pf, pf)
+    _add(res, "max_total_tokens", "Default max_total_tokens", "tokens", d.max_total_tokens, d.max_total_tokens,
          d.max_total_tokens)  # fmt: skip
 
 
@@ -678,8 +732,17 @@ def _sglang_figures(res: VerifyResult, d: Any) -> None:
     per_tok = max(1, p.kv_bytes_per_token)
     lo = max(0, p.kv_cache_bytes_low) // per_tok
     hi = max(0, p.kv_cache_bytes_high) // per_tok
-    _add(res, "kv_tokens", "KV pool (max_total_num_tokens)", "tokens", tok, min(lo, tok), max(hi, tok))
+    _add(res, "kv_tokens", "max_total_num_tokens (#tokens)", "tokens", tok, min(lo, tok), max(hi, tok))
     w = p.weights_bytes / GiB
-    _add(res, "weights_gb", "weights (mem usage)", "GiB", w, w * 0.98, w * 1.02)
+    _add(res, "weights_gb", "mem usage (Load weight end)", "GiB", w, w * 0.98, w * 1.02)
     _add(res, "mem_fraction_static", "mem_fraction_static", "x", d.mem_fraction_static, d.mem_fraction_static,
          d.mem_fraction_static)  # fmt: skip
+    # the rest of the scheduler's start-up line ("max_total_num_tokens=N, chunked_prefill_size=C, ...,
+    # max_running_requests=R, context_len=L", sglang@0.5.23:python/sglang/srt/managers/scheduler.py): the limits
+    # SGLang resolved, set against the ones kvlint resolved; max_running_requests follows the pool's size, so it
+    # has no band of its own (its prediction moves with the pool's)
+    _add(res, "context_len", "context_len", "tokens", d.context_length, d.context_length, d.context_length)
+    _add(res, "chunked_prefill_size", "chunked_prefill_size", "tokens", d.chunked_prefill_size,
+         d.chunked_prefill_size, d.chunked_prefill_size)  # fmt: skip
+    _add(res, "max_running_requests", "max_running_requests", "requests", d.max_running_requests, note=(
+        "follows the pool's size" if d.max_running_requests else ""))  # fmt: skip

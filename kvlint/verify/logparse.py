@@ -34,8 +34,9 @@ ground-truth README ``../shared/groundtruth/README.md`` and docs/engine-memory-m
   cache: REASON." (``vllm/v1/executor/abstract.py::Executor.disable_extensible_kv_cache``) and "Extensible KV
   cache off: …" (``vllm/config/vllm.py::VllmConfig._resolve_extensible_kv_cache``) say it was off.
 * TGI: ``Args { … }``, ``Default `max_batch_prefill_tokens` to N``, ``Setting max batch total tokens to N``,
-  warmup errors; ``Sharding model on N processes`` (the shard count, every release); the router's ``no pipeline
-  tag found for model M`` and ``Serving revision S of model M`` (the model when no ``Args`` line is shown); the
+  the shard's warmup ``KV-cache blocks: N, size: S`` (blocks allocated and BLOCK_SIZE), warmup errors;
+  ``Sharding model on N processes`` (the shard count, every release); the router's ``no pipeline tag found for
+  model M`` and ``Serving revision S of model M`` (the model when no ``Args`` line is shown); the
   launcher's ``Default `max_input_tokens` to N`` / ``Default `max_total_tokens` to N`` and "Model supports up to
   N but tgi will now set its default to M", printed by the launchers of 2.0.0 - 2.4.0 only
   (tgi@v2.0.0 … v2.4.0:launcher/src/main.rs::main; v2.4.1 and 3.x leave those limits to the shard's warmup).
@@ -98,7 +99,8 @@ class StartupLog:
     ``Args`` / ``ServerArgs`` the log shows, engine field names), ``config`` (fields of vLLM's "Initializing … with
     config:" line), ``gpu_total_gib`` (device total when printed), ``ranks`` (TP ranks seen), ``figures`` (numbers
     keyed like the ground-truth ``figures`` fields), ``failure`` (kind and numbers of a start-up error), ``lines``
-    (line numbers, 1-based, where each figure was read), ``truncated`` (the log's tail past the read bound).
+    (line numbers, 1-based, where each figure was read), ``texts`` (those lines' text, at most
+    :data:`MAX_QUOTE_CHARS` characters each), ``truncated`` (the log's tail past the read bound).
     ``extensible_kv_cache``: vLLM >= 0.34.0's extensible KV
     cache, True when the log shows the pool sized after warm-up ("Memory after warmup: …", "Extended KV cache to
     …"), False when it shows the cache turned off ("Disabling the extensible KV cache: REASON. …", "Extensible KV
@@ -116,6 +118,8 @@ class StartupLog:
     figures: dict[str, Any] = field(default_factory=dict)
     failure: dict[str, Any] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)
+    #: the log's own text of each line in ``lines`` (cleaned as :func:`clean_lines` does), keyed by line number
+    texts: dict[int, str] = field(default_factory=dict)
     log_format: list[str] = field(default_factory=list)
     extensible_kv_cache: bool | None = None
     extensible_off_reason: str | None = None
@@ -128,6 +132,11 @@ class StartupLog:
     def outcome(self) -> str:
         """``fail`` when the log shows a start-up error, else ``ok``."""
         return "fail" if self.failure else "ok"
+
+
+#: Most characters of a log line kept to quote it beside the figure read there (vLLM's engine-config line runs to
+#: kilobytes; the figure lines are a few hundred characters at most).
+MAX_QUOTE_CHARS = 400
 
 
 def _num(s: str) -> float:
@@ -390,6 +399,11 @@ def parse_log(text: str) -> StartupLog:
         _parse_sglang(log, line, n)
     if log.engine is None and log.figures:
         log.engine = "vllm"
+    log.texts = {
+        n: lines[n - 1].strip()[:MAX_QUOTE_CHARS]
+        for n in sorted(set(log.lines.values()))
+        if 0 < n <= len(lines)
+    }
     _settle_extensible_kv(log)
     return log
 
@@ -737,6 +751,16 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         log.engine = "tgi"
         _put(log, "max_batch_total_tokens", int(m.group(1)), n)
         _family(log, "tgi 'Setting max batch total tokens'")
+    # the shard's warmup (flash models; TGI 3.x logs it): "KV-cache blocks: N, size: S" -- N the blocks it
+    # allocated, S its BLOCK_SIZE (1 with flashinfer, 256 flashdecoding, 16 paged); the router's budget is N x S
+    # (tgi@v3.0.0:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup returns
+    # num_blocks * BLOCK_SIZE, which backends/v3/src/lib.rs logs as "Setting max batch total tokens to N")
+    m = re.search(r"KV-cache blocks: (\d+), size: (\d+)", line)
+    if m:
+        log.engine = "tgi"
+        _put(log, "kv_cache_blocks", int(m.group(1)), n)
+        _put(log, "kv_block_size", int(m.group(2)), n)
+        _family(log, "tgi 'KV-cache blocks: N, size: S'")
     m = re.search(r"Default `max_(input_tokens|total_tokens)` to (\d+)", line)
     if m:
         log.engine = "tgi"

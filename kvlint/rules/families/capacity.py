@@ -31,7 +31,7 @@ from kvlint.models.weights import linear_bytes_per_param
 from kvlint.numbers import fraction, times
 from kvlint.rules.context import GiB, RuleContext, gib
 from kvlint.rules.families.hardware import fp8_support
-from kvlint.rules.families.parallelism import kv_heads_tp_ok, shm_note
+from kvlint.rules.families.parallelism import kv_heads_tp_ok, pod_known, shm_note
 from kvlint.rules.families.tgi import more_shards, tgi_starts, tgi_starts_in_band
 from kvlint.rules.registry import check
 from kvlint.rules.remedies import (
@@ -291,8 +291,8 @@ def _tp_remedy(ctx: RuleContext, min_concurrency: float = 1.0) -> str:
     # the pod runs every local data-parallel engine's TP x PP workers (KV403's count, kvlint.engines.layout)
     dp_local = lay.dp_local
     return (
-        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size * dp_local} GPUs per pod"
-        f"{shm_note(ctx)}) fits: "
+        f"--tensor-parallel-size {t} (and {t * plan.pipeline_parallel_size * dp_local} GPUs"
+        f"{' per pod' if pod_known(ctx) else ''}{shm_note(ctx)}) fits: "
         f"{gib(d.plan.kv_cache_bytes)} KV per GPU, {d.plan.capacity_tokens:,} tokens, {d.plan.max_concurrency:.2f}x"
         + _below_kv104(ctx, d.plan.max_concurrency)
     )

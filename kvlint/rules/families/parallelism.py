@@ -672,10 +672,29 @@ def shm_missing(ctx: RuleContext) -> bool:
     return not has_memory_shm(w.pod_spec, ctx.container)
 
 
+#: :func:`shm_note` for a bare command line (``kvlint plan``): no pod to mount a volume in, and KV404 (a pod rule)
+#: does not run, so the note says what any runtime needs: NCCL's shared-memory transport and vLLM's shared-memory
+#: broadcast between the workers live in /dev/shm, which docker sizes at 64 MiB unless ``--ipc=host`` or
+#: ``--shm-size`` (the docker invocations of vLLM's, TGI's and SGLang's quick starts).
+SHM_NOTE_COMMAND = (
+    ", plus a memory-backed /dev/shm for its GPU workers: docker --ipc=host or --shm-size, a pod's emptyDir "
+    "{medium: Memory}"
+)
+
+
+def pod_known(ctx: RuleContext) -> bool:
+    """Whether the container comes from a Kubernetes object (not ``kvlint plan``'s bare command line, whose
+    workload has no kind): remedies name pod fields only then."""
+    return bool(ctx.workload.kind)
+
+
 def shm_note(ctx: RuleContext) -> str:
     """What a remedy that moves the pod to more than one GPU worker must add so that it does not trade its
     finding for KV404: a memory-backed ``/dev/shm`` (emptyDir ``medium: Memory``), unless the pod already has one,
-    is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions)."""
+    is a Ray pod (KubeRay adds it) or is written by an operator (KV404's own exemptions). For a bare command line
+    (no pod): :data:`SHM_NOTE_COMMAND`."""
+    if not pod_known(ctx):
+        return SHM_NOTE_COMMAND
     if not shm_missing(ctx):
         return ""
     return ", plus an emptyDir {medium: Memory} mounted at /dev/shm, which KV404 requires for more than one GPU worker"
