@@ -38,7 +38,7 @@ def test_a_raycluster_container_with_no_command_runs_kuberays_ray_start() -> Non
     assert len(notes) == 2
     for d in notes:
         assert "KubeRay starts this Ray container with the `ray start` command" in d.message
-        assert "Ray Serve application or Ray job submitted to the cluster" in d.message
+        assert "Ray job submitted to the cluster, configured by its Python code" in d.message
         assert "run the engine directly" not in (d.fix or "")
         assert "kvlint plan -- vllm serve MODEL" in (d.fix or "")
         assert d.severity == "info"

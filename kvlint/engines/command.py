@@ -1033,8 +1033,8 @@ _RAY_SERVE_FIX = (
 #: unless they already say ``ray start`` or the pod template's ray.io/overwrite-container-cmd is "true")
 _KUBERAY_REASON = (
     "KubeRay starts this Ray container with the `ray start` command its operator writes (it has no command or args "
-    "of its own, so its image's entrypoint does not run); the engine runs in the Ray Serve application or Ray job "
-    "submitted to the cluster, whose settings are not in this manifest"
+    "of its own, so its image's entrypoint does not run); the engine runs in the Ray Serve application (a RayService's "
+    "serveConfigV2) or the Ray job submitted to the cluster, configured by its Python code, which kvlint does not read"
 )
 #: The fix of :data:`_KUBERAY_REASON` (``{example}``: an engine command of :data:`_PLAN_EXAMPLE`)
 _KUBERAY_FIX = (
