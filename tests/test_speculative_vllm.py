@@ -182,3 +182,27 @@ def test_refused_count_in_a_manifest_points_at_its_line(tmp_path: Path) -> None:
     line = next(i for i, t in enumerate(MANIFEST.splitlines(), 1) if "num_speculative_tokens" in t)
     assert (Path(found[0].loc.file).name, found[0].loc.line) == ("spec.yaml", line)
     assert path.read_text() == MANIFEST  # never written
+
+
+def test_capture_size_is_capped_by_max_num_batched_tokens() -> None:
+    """vLLM 0.13.0's _set_cudagraph_sizes takes ``min(max_num_batched_tokens, max_cudagraph_capture_size)``: with
+    256 sequences, 3 speculative tokens and --max-num-batched-tokens 384, the largest capture is 384 tokens, not 512
+    (0.20.0: the estimate is deducted from the KV budget).
+    The plan's graph estimate and its note follow the cap (both used 512 before)."""
+    assert cal.cudagraph_capture_tokens(256, 4) == 512
+    assert cal.cudagraph_capture_tokens(256, 4, 384) == 384
+    assert cal.cudagraph_capture_tokens(100, 1, 150) == 150  # the cap holds without speculation too
+    assert cal.cudagraph_capture_tokens(100, 1, 0) == 200  # no scheduler value: no cap
+    m = _llama()
+    spec = {"num_speculative_tokens": 3, "speculative_method": "ngram"}
+    capped = plan_vllm_detailed(
+        VllmSettings(version="0.20.0", max_num_seqs=256, max_num_batched_tokens=384, **spec), m, H100, **KW
+    )
+    assert capped.plan.max_num_batched_tokens == 384
+    wide = plan_vllm_detailed(
+        VllmSettings(version="0.20.0", max_num_seqs=256, max_num_batched_tokens=8192, **spec), m, H100, **KW
+    )
+    assert capped.plan.cudagraph_bytes < wide.plan.cudagraph_bytes
+    notes = "\n".join(capped.plan.assumptions)
+    assert "min(2 x 256 x 4, 512, 384) = 384 tokens (no more than max_num_batched_tokens)" in notes
+    assert "= 512 tokens (VllmConfig" in "\n".join(wide.plan.assumptions)
