@@ -128,7 +128,10 @@ def test_a_drafter_that_is_not_named_is_said_to_be_unplanned() -> None:
         ("-3", "greater than zero"),
         ("2.5", "whole number"),
         ('"six"', "whole number"),
-        ("true", "whole number"),
+        ("false", "greater than zero"),  # pydantic's lax int reads false as 0
+        ('"6.5"', "whole number"),
+        ('"1__0"', "whole number"),
+        ('"6e0"', "whole number"),
         ("100000", "absurd"),
     ],
 )
@@ -153,6 +156,20 @@ def test_speculative_counts_vllm_accepts_are_not_findings() -> None:
     ):
         cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
         assert not [f for f in cfg.findings if f.rule == "KV206"], sc
+
+
+@pytest.mark.parametrize(
+    ("count", "n"), [("true", 1), ('"6"', 6), ('" +6 "', 6), ('"6.000"', 6), ('"1_0"', 10), ('"06"', 6)]
+)
+def test_speculative_counts_pydantic_reads_as_integers_are_planned(count: str, n: int) -> None:
+    """SpeculativeConfig is a pydantic dataclass (vllm@0.13.0:vllm/config/speculative.py) whose lax int takes
+    true as 1 and a string spelling a whole number with a sign, blanks, single underscores or a zero fraction (what
+    pydantic 2.14's TypeAdapter(int) accepts); vLLM starts with these, so kvlint plans them. 'true' and '"+6"'
+    were KV206 errors before."""
+    sc = '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": ' + count + "}"
+    cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
+    assert not [f for f in cfg.findings if f.rule == "KV206"], count
+    assert settings_from_config(cfg).num_speculative_tokens == n
 
 
 MANIFEST = """\

@@ -41,7 +41,7 @@ from kvlint.engines.options import (
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
-from kvlint.values import digits
+from kvlint.values import digits, lax_int
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
 
@@ -993,18 +993,12 @@ MAX_SPECULATIVE_TOKENS = 4096
 
 
 def _speculative_count(value: Any) -> int | None:
-    """``num_speculative_tokens`` as vLLM's config reads it: an integer, a float or digit string of one (pydantic's
-    lax ``int``), else None (a fraction, a boolean, a word)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
-        d = digits(value.strip().lstrip("-")) if value.strip() else None
-        return None if d is None else (-d if value.strip().startswith("-") else d)
-    return None
+    """``num_speculative_tokens`` as vLLM's config reads it: ``SpeculativeConfig`` is a pydantic dataclass
+    (``vllm@0.13.0:vllm/config/speculative.py``, ``num_speculative_tokens: int = Field(default=None, gt=0)``, built
+    by ``EngineArgs.create_speculative_config`` as ``SpeculativeConfig(**speculative_config)``) whose ``int`` is
+    pydantic's lax one (:func:`kvlint.values.lax_int`: ``true`` is 1, ``"+6"`` and ``"6.0"`` are 6); None for a
+    fraction or a word."""
+    return lax_int(value)
 
 
 def _check_speculative(p: _Parser) -> None:

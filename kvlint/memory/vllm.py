@@ -61,7 +61,7 @@ from kvlint.memory.versions import (
 from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
-from kvlint.values import as_float, as_int, parse_cc, truthy
+from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
 
@@ -285,7 +285,8 @@ def settings_from_flags(
             spec_cfg = json.loads(spec_cfg)
         except ValueError:
             spec_cfg = None
-    nst = as_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
+    # pydantic's lax int, as SpeculativeConfig reads it (kvlint.engines.vllm._speculative_count)
+    nst = lax_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
     spec_model = spec_cfg.get("model") if isinstance(spec_cfg, dict) else None
     spec_method = spec_cfg.get("method") if isinstance(spec_cfg, dict) else None
     if spec_model is None and get("speculative_model"):
