@@ -488,6 +488,24 @@ class _Parser:
                     continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)
+                elif tok.strip().startswith("-") and not _is_number(tok.strip()):
+                    # " --max-model-len": argparse takes a word with a blank before its dash for a positional;
+                    # its value, when it stands alone next, is not a second finding (as for an unknown option)
+                    self.col.unknown(
+                        tok, loc, self.where, self.long_names, extra=" (unexpected positional argument)",
+                        aliases=self.known,
+                    )  # fmt: skip
+                    bare = tok.strip()
+                    res = (
+                        self.resolve(bare) if "=" not in bare and not any(c.isspace() for c in bare) else None
+                    )
+                    if (
+                        res is not None
+                        and res[2] not in ("bool", "flag")
+                        and i < n
+                        and not argv[i].startswith("-")
+                    ):
+                        i += 1
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
@@ -518,8 +536,13 @@ class _Parser:
                     extra = (
                         f" (vLLM accepts it from {other[0]} to {other[1]} among the releases kvlint knows)"
                     )
-                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra)
-                if explicit is None and i < n and not argv[i].startswith("-"):
+                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra, aliases=self.known)
+                if (
+                    explicit is None
+                    and i < n
+                    and not argv[i].strip().startswith("-")
+                    and not any(c.isspace() for c in opt)  # "-tp 1" holds its value already
+                ):
                     # the unknown option probably takes this value; do not mistake it for the model
                     if not (positional_model and self.model is None and i == 1):
                         i += 1
