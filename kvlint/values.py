@@ -8,6 +8,7 @@ instead of crashing a stage.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import yaml
@@ -46,6 +47,31 @@ def digits(text: Any) -> int | None:
     if not t or len(t) > MAX_DIGITS or not t.isascii() or not t.isdigit():
         return None
     return int(t)
+
+
+#: A string pydantic's lax ``int`` reads as a whole number: blanks around, an optional sign, ASCII digits with single
+#: underscores between them, an optional ``.`` and zeros (``" +6.000 "`` is 6; ``"6."``, ``"6e0"``, ``"1__0"`` are
+#: refused), as pydantic 2.14's ``TypeAdapter(int).validate_python`` does.
+_LAX_INT_RE = re.compile(r"([+-]?)([0-9]+(?:_[0-9]+)*)(?:\.0+)?")
+
+
+def lax_int(value: Any) -> int | None:
+    """An ``int`` field of a pydantic model in lax mode (vLLM's config dataclasses, ``pydantic.dataclasses``): an
+    integer; a boolean (``True`` is 1, ``False`` 0); a float with no fraction; a string of :data:`_LAX_INT_RE`. Else
+    None: a fraction, a word, an infinite float, or more than :data:`MAX_DIGITS` digits (never converted)."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str) and value.isascii():
+        m = _LAX_INT_RE.fullmatch(value.strip())
+        if m is None or len(m.group(2)) > MAX_DIGITS + m.group(2).count("_"):
+            return None
+        n = int(m.group(2).replace("_", ""))
+        return -n if m.group(1) == "-" else n
+    return None
 
 
 def as_float(x: Any) -> float | None:

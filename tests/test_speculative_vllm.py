@@ -128,7 +128,10 @@ def test_a_drafter_that_is_not_named_is_said_to_be_unplanned() -> None:
         ("-3", "greater than zero"),
         ("2.5", "whole number"),
         ('"six"', "whole number"),
-        ("true", "whole number"),
+        ("false", "greater than zero"),  # pydantic's lax int reads false as 0
+        ('"6.5"', "whole number"),
+        ('"1__0"', "whole number"),
+        ('"6e0"', "whole number"),
         ("100000", "absurd"),
     ],
 )
@@ -153,6 +156,20 @@ def test_speculative_counts_vllm_accepts_are_not_findings() -> None:
     ):
         cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
         assert not [f for f in cfg.findings if f.rule == "KV206"], sc
+
+
+@pytest.mark.parametrize(
+    ("count", "n"), [("true", 1), ('"6"', 6), ('" +6 "', 6), ('"6.000"', 6), ('"1_0"', 10), ('"06"', 6)]
+)
+def test_speculative_counts_pydantic_reads_as_integers_are_planned(count: str, n: int) -> None:
+    """SpeculativeConfig is a pydantic dataclass (vllm@0.13.0:vllm/config/speculative.py) whose lax int takes
+    true as 1 and a string spelling a whole number with a sign, blanks, single underscores or a zero fraction (what
+    pydantic 2.14's TypeAdapter(int) accepts); vLLM starts with these, so kvlint plans them. 'true' and '"+6"'
+    were KV206 errors before."""
+    sc = '{"method": "ngram", "prompt_lookup_max": 3, "num_speculative_tokens": ' + count + "}"
+    cfg = parse_command_line(["vllm", "serve", "m", "--speculative-config", sc])
+    assert not [f for f in cfg.findings if f.rule == "KV206"], count
+    assert settings_from_config(cfg).num_speculative_tokens == n
 
 
 MANIFEST = """\
@@ -182,3 +199,27 @@ def test_refused_count_in_a_manifest_points_at_its_line(tmp_path: Path) -> None:
     line = next(i for i, t in enumerate(MANIFEST.splitlines(), 1) if "num_speculative_tokens" in t)
     assert (Path(found[0].loc.file).name, found[0].loc.line) == ("spec.yaml", line)
     assert path.read_text() == MANIFEST  # never written
+
+
+def test_capture_size_is_capped_by_max_num_batched_tokens() -> None:
+    """vLLM 0.13.0's _set_cudagraph_sizes takes ``min(max_num_batched_tokens, max_cudagraph_capture_size)``: with
+    256 sequences, 3 speculative tokens and --max-num-batched-tokens 384, the largest capture is 384 tokens, not 512
+    (0.20.0: the estimate is deducted from the KV budget).
+    The plan's graph estimate and its note follow the cap (both used 512 before)."""
+    assert cal.cudagraph_capture_tokens(256, 4) == 512
+    assert cal.cudagraph_capture_tokens(256, 4, 384) == 384
+    assert cal.cudagraph_capture_tokens(100, 1, 150) == 150  # the cap holds without speculation too
+    assert cal.cudagraph_capture_tokens(100, 1, 0) == 200  # no scheduler value: no cap
+    m = _llama()
+    spec = {"num_speculative_tokens": 3, "speculative_method": "ngram"}
+    capped = plan_vllm_detailed(
+        VllmSettings(version="0.20.0", max_num_seqs=256, max_num_batched_tokens=384, **spec), m, H100, **KW
+    )
+    assert capped.plan.max_num_batched_tokens == 384
+    wide = plan_vllm_detailed(
+        VllmSettings(version="0.20.0", max_num_seqs=256, max_num_batched_tokens=8192, **spec), m, H100, **KW
+    )
+    assert capped.plan.cudagraph_bytes < wide.plan.cudagraph_bytes
+    notes = "\n".join(capped.plan.assumptions)
+    assert "min(2 x 256 x 4, 512, 384) = 384 tokens (no more than max_num_batched_tokens)" in notes
+    assert "= 512 tokens (VllmConfig" in "\n".join(wide.plan.assumptions)

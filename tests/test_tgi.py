@@ -638,3 +638,67 @@ def test_accuracy_engines_bench_says_which_cases_file_is_missing(tmp_path, capsy
 
     assert ae.main([str(tmp_path / "absent.yaml")]) == 2
     assert "absent.yaml" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("version", "value"),
+    [
+        ((3, 3, 0), "FlashInfer"),  # the shard compares the value as written
+        ((3, 3, 0), " paged"),
+        ((3, 3, 0), "flash"),
+        ((3, 0, 0), "flashdecoding-ipex"),  # in _expected from v3.1.0
+        ((2, 3, 0), ""),
+    ],
+)
+def test_an_attention_value_the_shards_refuse_is_a_plan_error(version, value) -> None:
+    """A set ATTENTION goes to the shards as written (launcher/src/main.rs::resolve_attention) and
+    models/globals.py asserts it is in `_expected` (v2.3.0 - v3.3.6): kvlint lower-cased and stripped it, and
+    planned any other spelling as the launcher's default, for a TGI that does not start."""
+    m = _model("meta-llama/Llama-3.1-8B")
+    with pytest.raises(PlanError, match=r"ATTENTION=.* is refused by TGI .*Attention is not valid"):
+        resolve_attention(version, m, "9.0", {"ATTENTION": value})
+
+
+def test_attention_values_the_shards_accept() -> None:
+    m = _model("meta-llama/Llama-3.1-8B")
+    assert (
+        resolve_attention((3, 1, 0), m, "9.0", {"ATTENTION": "flashdecoding-ipex"})[0] == "flashdecoding-ipex"
+    )
+    assert resolve_attention((3, 0, 0), m, "9.0", {"ATTENTION": "flashdecoding"})[0] == "flashdecoding"
+    # a value kvlint cannot resolve is not judged: the launcher's choice is planned
+    assert resolve_attention((3, 3, 0), m, "9.0", {"ATTENTION": "$(ATT)"})[0] == "flashinfer"
+
+
+_TGI_ATTENTION = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tgi}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-h100-80gb}
+      containers:
+        - name: tgi
+          image: ghcr.io/huggingface/text-generation-inference:3.0.0
+          args: ["--model-id", "meta-llama/Llama-3.1-8B"]
+          env:
+            - name: ATTENTION
+              value: flashdecoding-ipex
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_kv502_error_at_a_refused_attention_value(tmp_path: Path) -> None:
+    """TGI 3.0.0's shards refuse ATTENTION=flashdecoding-ipex (added in v3.1.0): an error at the variable's value
+    with a fix naming ATTENTION, not the generic "could not size" warning about config.json."""
+    p = tmp_path / "tgi.yaml"
+    p.write_text(_TGI_ATTENTION)
+    (cr,), opts = _container_results(p)
+    assert cr.plan is None
+    found = [d for d in run_check([str(p)], opts).diagnostics if d.rule == "KV502"]
+    assert [(f.severity, f.loc.line if f.loc else None) for f in found] == [("error", 14)]
+    assert "Attention is not valid flashdecoding-ipex" in found[0].message
+    assert "ATTENTION" in (found[0].fix or "") and "config.json" not in (found[0].fix or "")
+    p.write_text(_TGI_ATTENTION.replace(":3.0.0", ":3.1.0"))
+    (cr,), _ = _container_results(p)
+    assert cr.plan is not None and cr.plan.block_size == 64

@@ -183,3 +183,40 @@ def test_an_option_word_with_white_space_says_so(tmp_path: Path) -> None:
         "white space at an end" in spaced.message and spaced.fix == "remove the white space: --enforce-eager"
     )
     assert all(d.severity == "error" for d in found.values()) and len(found) == 2
+
+
+def test_a_leading_blank_or_a_short_alias_with_its_value_gets_the_specific_fix(tmp_path: Path) -> None:
+    """The same sample with ``" --max-model-len"`` then ``"16384"`` (a blank before the dash: argparse takes the
+    word for a positional) and ``"-tp 1"`` (vLLM's short alias of --tensor-parallel-size with its value in one
+    item). kvlint's fix was the generic "remove ' --max-model-len', or write each option and each value as its own
+    list item" for the first, "remove 16384" for the value left alone after it, and the same generic fix for -tp
+    (short aliases were not looked up), which also took the next item for its value."""
+    text = GEMMA.read_text()
+    manifest = tmp_path / "gemma.yaml"
+    manifest.write_text(
+        text.replace(
+            "        - --max-model-len=16384\n        - --max-num-seqs=4\n",
+            '        - " --max-model-len"\n        - "16384"\n        - "-tp 1"\n        - " --max-num-seqs=4"\n',
+        )
+    )
+    found = {d.message.split(":")[0]: d for d in _run(manifest).diagnostics if d.rule == "KV205"}
+    lead = found["unknown vLLM 0.10.0 option ' --max-model-len' (unexpected positional argument)"]
+    assert "white space at an end" in lead.message and lead.fix == "remove the white space: --max-model-len"
+    alias = found["unknown vLLM 0.10.0 option '-tp 1'"]
+    assert "one list item holds -tp and its value" in alias.message
+    assert alias.fix == "split it into two list items ('-tp', '1') or write -tp=1"
+    joined = found["unknown vLLM 0.10.0 option ' --max-num-seqs=4' (unexpected positional argument)"]
+    assert joined.fix == "remove the white space: --max-num-seqs=4"
+    assert len(found) == 3  # no "remove 16384": the value belongs to the blank-led option
+
+
+def test_tgi_leading_blank_option_gets_the_specific_fix() -> None:
+    from kvlint.engines.tgi import parse_tgi_argv
+
+    cfg = parse_tgi_argv(["--model-id", "m", " --max-total-tokens", "4096", " --trust-remote-code", "x"])
+    found = [f for f in cfg.findings if f.rule == "KV205"]
+    assert [f.fix for f in found] == [
+        "remove the white space: --max-total-tokens",
+        "remove the white space: --trust-remote-code",
+        "remove x",  # a switch takes no value: the word after it stays a finding
+    ]

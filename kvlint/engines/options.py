@@ -334,13 +334,21 @@ class Collector:
         self.seen_option[dest] = option
 
     def unknown(
-        self, option: str, loc: Loc | None, where: str, known: Iterable[str], extra: str = ""
+        self,
+        option: str,
+        loc: Loc | None,
+        where: str,
+        known: Iterable[str],
+        extra: str = "",
+        aliases: Iterable[str] = (),
     ) -> None:
-        """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest (for the
-        first :data:`MAX_SUGGESTIONS` unknown options of the command line). A word with white space in it
+        """KV205: ``option`` is not an option of ``where`` (e.g. ``vLLM 0.11.0``); suggest the closest of ``known``
+        (for the first :data:`MAX_SUGGESTIONS` unknown options of the command line). A word with white space in it
         (:meth:`_spaced`) says so: shown bare, ``--enforce-eager `` read "unknown option --enforce-eager; did you mean
-        --enforce-eager?"."""
-        if self._spaced(option, loc, where, known, extra):
+        --enforce-eager?". ``aliases``: the engine's other option strings (short ones such as vLLM's ``-tp``), which
+        :meth:`_spaced` recognises in a word but are never suggested."""
+        known = list(known)
+        if self._spaced(option, loc, where, [*known, *aliases], extra):
             return
         best = None
         known = list(known)
@@ -379,6 +387,7 @@ class Collector:
         if bare == option and not any(c.isspace() for c in option):
             return False
         names = set(known)
+        before_eq = bare.split("=", 1)[0]
 
         def named(word: str) -> bool:  # an option of the engine, as written or with _ for - (vLLM reads both)
             return word in names or (word.startswith("--") and "--" + word[2:].replace("_", "-") in names)
@@ -388,7 +397,8 @@ class Collector:
         if value and named(head):
             why = f"one list item holds {head} and its value, and the engine gets it as one word"
             fix = f"split it into two list items ({head!r}, {value!r}) or write {head}={value}"
-        elif not value and named(bare):
+        elif not value and (named(bare) or (before_eq != bare and named(before_eq))):
+            # " --max-model-len" or "--enforce-eager " or " --max-model-len=4096"
             why = "the word has white space at an end, which the engine reads as part of it"
             fix = f"remove the white space: {bare}"
         else:

@@ -210,13 +210,26 @@ def parse_tgi_argv(
         i += 1
         if not tok.startswith("--"):
             if tok and not UNRESOLVED_RE.search(tok):
-                col.unknown(tok, loc, where, [], extra=" (unexpected positional argument)")
+                spaced = tok.strip().startswith("--")  # " --max-total-tokens": clap takes it for a positional
+                col.unknown(
+                    tok, loc, where, known if spaced else [], extra=" (unexpected positional argument)"
+                )
+                bare = tok.strip()
+                if (
+                    spaced
+                    and "=" not in bare
+                    and not any(c.isspace() for c in bare)
+                    and TGI_OPTIONS.get(bare[2:].replace("-", "_"), "switch") != "switch"
+                    and i < n
+                    and not argv[i].startswith("-")
+                ):
+                    i += 1  # its value, alone in the next item, is not a second finding
             continue
         opt, eq, explicit = tok.partition("=")
         dest = opt[2:].replace("-", "_")
         if dest not in TGI_OPTIONS:
             col.unknown(opt, loc, where, known)
-            if not eq and i < n and not argv[i].startswith("-"):
+            if not eq and i < n and not argv[i].strip().startswith("-") and not any(c.isspace() for c in opt):
                 i += 1
             continue
         kind = TGI_OPTIONS[dest]

@@ -41,7 +41,7 @@ from kvlint.engines.options import (
 from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.source import LDict, Loc
 from kvlint.types import Finding, OptionFinding, ServingConfig, Value
-from kvlint.values import digits
+from kvlint.values import digits, lax_int
 
 __all__ = ["parse_vllm_argv", "known_options", "option_versions", "INT_DESTS", "FLOAT_DESTS"]
 
@@ -488,6 +488,24 @@ class _Parser:
                     continue
                 if positional_model and self.model is None:
                     self.set("model_tag", "model_tag", tok, tok, loc, src)
+                elif tok.strip().startswith("-") and not _is_number(tok.strip()):
+                    # " --max-model-len": argparse takes a word with a blank before its dash for a positional;
+                    # its value, when it stands alone next, is not a second finding (as for an unknown option)
+                    self.col.unknown(
+                        tok, loc, self.where, self.long_names, extra=" (unexpected positional argument)",
+                        aliases=self.known,
+                    )  # fmt: skip
+                    bare = tok.strip()
+                    res = (
+                        self.resolve(bare) if "=" not in bare and not any(c.isspace() for c in bare) else None
+                    )
+                    if (
+                        res is not None
+                        and res[2] not in ("bool", "flag")
+                        and i < n
+                        and not argv[i].startswith("-")
+                    ):
+                        i += 1
                 else:
                     self.col.unknown(tok, loc, self.where, [], extra=" (unexpected positional argument)")
                 continue
@@ -518,8 +536,13 @@ class _Parser:
                     extra = (
                         f" (vLLM accepts it from {other[0]} to {other[1]} among the releases kvlint knows)"
                     )
-                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra)
-                if explicit is None and i < n and not argv[i].startswith("-"):
+                self.col.unknown(opt, loc, self.where, self.long_names, extra=extra, aliases=self.known)
+                if (
+                    explicit is None
+                    and i < n
+                    and not argv[i].strip().startswith("-")
+                    and not any(c.isspace() for c in opt)  # "-tp 1" holds its value already
+                ):
                     # the unknown option probably takes this value; do not mistake it for the model
                     if not (positional_model and self.model is None and i == 1):
                         i += 1
@@ -993,18 +1016,12 @@ MAX_SPECULATIVE_TOKENS = 4096
 
 
 def _speculative_count(value: Any) -> int | None:
-    """``num_speculative_tokens`` as vLLM's config reads it: an integer, a float or digit string of one (pydantic's
-    lax ``int``), else None (a fraction, a boolean, a word)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
-        d = digits(value.strip().lstrip("-")) if value.strip() else None
-        return None if d is None else (-d if value.strip().startswith("-") else d)
-    return None
+    """``num_speculative_tokens`` as vLLM's config reads it: ``SpeculativeConfig`` is a pydantic dataclass
+    (``vllm@0.13.0:vllm/config/speculative.py``, ``num_speculative_tokens: int = Field(default=None, gt=0)``, built
+    by ``EngineArgs.create_speculative_config`` as ``SpeculativeConfig(**speculative_config)``) whose ``int`` is
+    pydantic's lax one (:func:`kvlint.values.lax_int`: ``true`` is 1, ``"+6"`` and ``"6.0"`` are 6); None for a
+    fraction or a word."""
+    return lax_int(value)
 
 
 def _check_speculative(p: _Parser) -> None:

@@ -28,7 +28,8 @@ Non-torch (``non_torch_bytes``) = ``NON_TORCH_GIB[era] + NON_TORCH_GIB["per_peer
 communicator buffers and the custom all-reduce IPC buffers grow with the ranks each process talks to) ``+
 NON_TORCH_GIB["rocm"]`` on AMD GPUs (HIP/RCCL runtime). CUDA graphs (``cudagraph_bytes``) = ``CG_BASE +
 K_CUDAGRAPH x layers x capture x (hidden + I_eff / tp) x dtype_bytes``, capture = ``min(2 x max_num_seqs, 512)``
-(largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``).
+(largest capture size, ``vllm@0.11.0:vllm/config/scheduler.py``; x (1 + speculative tokens) from 0.13.0, and
+never above ``max_num_batched_tokens``: :func:`cudagraph_capture_tokens`).
 
 The factors are fitted by :func:`refit` on :data:`OBSERVATIONS`, figures printed by vLLM and transcribed from the
 ground truth (``../shared/groundtruth/cases.yaml`` and ``bench/groundtruth/cases.yaml``, ids cited per row); the
@@ -419,11 +420,20 @@ def non_torch_bytes(era: str, world: int, vendor: str = "nvidia") -> int:
     return int(gib * GiB)
 
 
-def cudagraph_capture_tokens(max_num_seqs: int, decode_query_len: int = 1) -> int:
-    """vLLM's default largest CUDA-graph capture size (tokens): ``min(2 x max_num_seqs x decode_query_len, 512)``
-    (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``; ``decode_query_len`` 1 before 0.13.0,
-    :func:`kvlint.memory.vllm.decode_query_len`)."""
-    return min(2 * max_num_seqs * max(1, decode_query_len), 512)
+def cudagraph_capture_tokens(
+    max_num_seqs: int, decode_query_len: int = 1, max_num_batched_tokens: int | None = None
+) -> int:
+    """vLLM's default largest CUDA-graph capture size (tokens): ``min(2 x max_num_seqs x decode_query_len, 512)``,
+    then no more than ``max_num_batched_tokens`` (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig.
+    _set_cudagraph_sizes``: ``max_cudagraph_capture_size = min(max_num_tokens, max_cudagraph_capture_size)`` with
+    ``max_num_tokens = scheduler_config.max_num_batched_tokens``, the same in the 0.12.0 and 0.23.0 wheels; 0.10.1
+    and 0.10.2 drop the sizes above ``max_num_batched_tokens`` from ``batch_size_capture_list``). ``decode_query_len``
+    is 1 before 0.13.0 (:func:`kvlint.memory.vllm.decode_query_len`); ``max_num_batched_tokens`` None or 0: no cap.
+    The capture list's rounding (multiples of 8 below 256, of 16 above) is not modelled."""
+    top = min(2 * max_num_seqs * max(1, decode_query_len), 512)
+    if max_num_batched_tokens and max_num_batched_tokens > 0:
+        top = min(top, max_num_batched_tokens)
+    return top
 
 
 def cudagraph_bytes(
@@ -434,15 +444,17 @@ def cudagraph_bytes(
     tp: int,
     dtype_bytes: int,
     decode_query_len: int = 1,
+    max_num_batched_tokens: int | None = None,
 ) -> int:
     """CUDA-graph pool estimate per GPU (bytes). [calibrated: the V1 rows of :data:`OBSERVATIONS` with graph memory]
 
-    The largest capture size is ``min(2 x max_num_seqs x decode_query_len, 512)`` tokens: vLLM's default
-    ``max_cudagraph_capture_size`` (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``), where
-    ``decode_query_len`` is 1 + ``num_speculative_tokens`` from 0.13.0 (the tokens one speculative decode step
-    verifies per request) and 1 before (``vllm@0.11.0:vllm/config/scheduler.py``, ``min(2 x max_num_seqs, 512)``);
+    The largest capture size is :func:`cudagraph_capture_tokens`: ``min(2 x max_num_seqs x decode_query_len, 512,
+    max_num_batched_tokens)`` tokens, vLLM's default ``max_cudagraph_capture_size``
+    (``vllm@0.13.0:vllm/config/vllm.py::VllmConfig._set_cudagraph_sizes``), where ``decode_query_len`` is
+    1 + ``num_speculative_tokens`` from 0.13.0 (the tokens one speculative decode step verifies per request) and 1
+    before (``vllm@0.11.0:vllm/config/scheduler.py``, ``min(2 x max_num_seqs, 512)``);
     :func:`kvlint.memory.vllm.decode_query_len` settles it by release."""
-    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len)
+    capture = cudagraph_capture_tokens(max_num_seqs, decode_query_len, max_num_batched_tokens)
     return int(
         CG_BASE_GIB * GiB + K_CUDAGRAPH * layers * capture * (hidden + inter_eff / max(1, tp)) * dtype_bytes
     )

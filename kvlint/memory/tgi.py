@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvlint.engines.shell import UNRESOLVED_RE
 from kvlint.fastinit import direct_init
 from kvlint.memory.kv import dtype_bytes, layer_counts
 from kvlint.memory.versions import version_source
@@ -108,6 +109,10 @@ _BF16_DEFAULT_TYPES = frozenset(
 _FP16_QUANT = frozenset({"awq", "exl2", "gptq", "marlin"})
 #: Model types whose launcher default ``max_batch_prefill_tokens`` is not 4096 (HEAD launcher ``Config``).
 _MODEL_PREFILL_DEFAULT = {"qwen2_vl": 10000, "qwen2_5_vl": 10000, "gemma3": 8000}
+#: The start of the plan error for an ``ATTENTION`` value TGI's shards refuse (:func:`resolve_attention`), which
+#: KV502 reports as an error at the variable.
+ATTENTION_REFUSED = "ATTENTION="
+
 #: BLOCK_SIZE per attention backend (``models/globals.py``).
 BLOCK_SIZES = {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64, "paged": 16}
 
@@ -274,8 +279,18 @@ def resolve_attention(
                 "attention flashdecoding (FLASH_DECODING=1, BLOCK_SIZE 256; TGI 2.1.1-2.2)",
             )
         return "paged", "attention paged (BLOCK_SIZE 16): TGI before 2.3 has no other default"
-    forced = env.get("ATTENTION", "").strip().lower()
-    if forced in BLOCK_SIZES:
+    forced = env.get("ATTENTION")
+    if forced is not None and not UNRESOLVED_RE.search(forced):
+        # the launcher passes a set ATTENTION to the shards as it is (launcher/src/main.rs::resolve_attention,
+        # `std::env::var("ATTENTION")`), and models/globals.py asserts it is one of `_expected`, case and blanks
+        # included: "flashdecoding-ipex" joins the set in v3.1.0 (read at v2.3.0, v3.0.0, v3.1.0, v3.3.6)
+        expected = sorted(b for b in BLOCK_SIZES if b != "flashdecoding-ipex" or v >= (3, 1, 0))
+        if forced not in expected:
+            raise PlanError(
+                f"{ATTENTION_REFUSED}{forced!r} is refused by TGI {'.'.join(map(str, v))}'s shards: \"Attention is not "
+                f'valid {forced}, expected {{{", ".join(repr(b) for b in expected)}}}" '
+                "(server/text_generation_server/models/globals.py)"
+            )
         return forced, f"ATTENTION={forced}"
     cc_major = None
     if compute_capability:

@@ -61,7 +61,7 @@ from kvlint.memory.versions import (
 from kvlint.models.shapes import dtype_bytes_of
 from kvlint.models.weights import param_breakdown, tp_replicated_bytes, weight_bytes
 from kvlint.types import LayerSpec, MemoryPlan, ModelSpec, ServingConfig, Value
-from kvlint.values import as_float, as_int, parse_cc, truthy
+from kvlint.values import as_float, as_int, lax_int, parse_cc, truthy
 
 GiB = 1 << 30
 
@@ -285,7 +285,8 @@ def settings_from_flags(
             spec_cfg = json.loads(spec_cfg)
         except ValueError:
             spec_cfg = None
-    nst = as_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
+    # pydantic's lax int, as SpeculativeConfig reads it (kvlint.engines.vllm._speculative_count)
+    nst = lax_int((spec_cfg or {}).get("num_speculative_tokens")) if isinstance(spec_cfg, dict) else None
     spec_model = spec_cfg.get("model") if isinstance(spec_cfg, dict) else None
     spec_method = spec_cfg.get("method") if isinstance(spec_cfg, dict) else None
     if spec_model is None and get("speculative_model"):
@@ -1588,7 +1589,7 @@ def resolve_startup(
         gpu_memory_utilization=float(util),
         budget_bytes=int(budget),
         cudagraphs_deducted=_cudagraphs_deducted(v, era, settings, notes, rel, pre.extensible),
-        notes=tuple(notes + _capture_notes(settings, v, era, seqs)),
+        notes=tuple(notes + _capture_notes(settings, v, era, seqs, mbt)),
         compute_capability=cc,
         vendor=vendor,
         sampled_rows=int(rows),
@@ -1615,9 +1616,13 @@ def decode_query_len(settings: VllmSettings, v: Version) -> int:
     return 1
 
 
-def _capture_notes(settings: VllmSettings, v: Version, era: str, max_num_seqs: int) -> list[str]:
+def _capture_notes(
+    settings: VllmSettings, v: Version, era: str, max_num_seqs: int, max_num_batched_tokens: int | None = None
+) -> list[str]:
     """The note that speculative decoding widens the CUDA-graph captures (:func:`decode_query_len`), with the
-    largest capture size in tokens, or that this release does not; none without speculative tokens, graphs or V1."""
+    largest capture size in tokens (no more than ``max_num_batched_tokens``,
+    :func:`kvlint.memory.calibration.cudagraph_capture_tokens`), or that this release does not; none without
+    speculative tokens, graphs or V1."""
     k = settings.num_speculative_tokens
     if k <= 0 or era != "v1" or settings.enforce_eager:
         return []
@@ -1627,10 +1632,14 @@ def _capture_notes(settings: VllmSettings, v: Version, era: str, max_num_seqs: i
             f"CUDA graphs: vLLM {fmt_version(v)} captures up to min(2 x max_num_seqs, 512) tokens whatever the "
             f"{k} speculative token(s) (the capture sizes follow them from 0.13.0)"
         ]
-    top = cal.cudagraph_capture_tokens(max_num_seqs, q)
+    top = cal.cudagraph_capture_tokens(max_num_seqs, q, max_num_batched_tokens)
+    capped = top < min(2 * max_num_seqs * q, 512)
+    cap = f", {max_num_batched_tokens}" if capped else ""
     return [
         f"CUDA graphs: {k} speculative token(s) widen each decode step to {q} tokens per request, so vLLM captures "
-        f"up to min(2 x {max_num_seqs} x {q}, 512) = {top} tokens (VllmConfig._set_cudagraph_sizes)"
+        f"up to min(2 x {max_num_seqs} x {q}, 512{cap}) = {top} tokens"
+        + (" (no more than max_num_batched_tokens)" if capped else "")
+        + " (VllmConfig._set_cudagraph_sizes)"
         + (
             ""
             if (settings.speculative_method or "").lower() in _MODEL_FREE_METHODS
@@ -2068,7 +2077,14 @@ def stage_memory(
         )  # fmt: skip
     cg = (
         cal.cudagraph_bytes(
-            n, cfg.max_num_seqs, model.hidden_size, inter, tp, cfg.dtype_bytes, cfg.decode_query_len
+            n,
+            cfg.max_num_seqs,
+            model.hidden_size,
+            inter,
+            tp,
+            cfg.dtype_bytes,
+            cfg.decode_query_len,
+            cfg.max_num_batched_tokens,
         )
         if cfg.era == "v1" and not settings.enforce_eager
         else 0

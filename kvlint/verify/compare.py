@@ -613,6 +613,7 @@ def _vllm_figures(res: VerifyResult, cr: Any) -> None:
             decode_query_len(cr.settings, v)
             if isinstance(getattr(cr, "settings", None), VllmSettings)
             else 1,
+            p.max_num_batched_tokens,
         )
         cgh = cal.band_bytes(cg) / GiB
         cgg = cg / GiB

@@ -751,7 +751,7 @@ def _parse_tgi(log: StartupLog, lines: list[str], line: str, n: int) -> None:
         log.engine = "tgi"
         _put(log, "max_batch_total_tokens", int(m.group(1)), n)
         _family(log, "tgi 'Setting max batch total tokens'")
-    # the shard's warmup (flash models; TGI 3.x logs it): "KV-cache blocks: N, size: S" -- N the blocks it
+    # the shard's warmup (flash models; logged from TGI v2.4.0, not in v2.3.1): "KV-cache blocks: N, size: S" -- N the blocks it
     # allocated, S its BLOCK_SIZE (1 with flashinfer, 256 flashdecoding, 16 paged); the router's budget is N x S
     # (tgi@v3.0.0:server/text_generation_server/models/flash_causal_lm.py::FlashCausalLM.warmup returns
     # num_blocks * BLOCK_SIZE, which backends/v3/src/lib.rs logs as "Setting max batch total tokens to N")

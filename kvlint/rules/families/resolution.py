@@ -16,6 +16,7 @@ from kvlint.engines.images import path_placeholder, platform_evidence, unsized_w
 from kvlint.engines.layout import MEMORY_FRACTION
 from kvlint.memory import sglang_mamba
 from kvlint.memory.sglang import PP_PARTITION_REFUSED, PP_REFUSED
+from kvlint.memory.tgi import ATTENTION_REFUSED
 from kvlint.memory.vllm import PP_EXCEEDS_LAYERS
 from kvlint.models.config import (
     config_refusal,
@@ -385,6 +386,16 @@ def model_config_unavailable(ctx: RuleContext) -> Iterator[Diagnostic]:
                 severity="error",
             )
             return
+        if s.engine == "tgi" and cr.plan_error.startswith(ATTENTION_REFUSED):
+            # an ATTENTION the shards assert against (kvlint.memory.tgi.resolve_attention): TGI does not start
+            yield ctx.finding(
+                f"{cr.model.id} on TGI: {cr.plan_error}",
+                _env_value_loc(s.container, "ATTENTION") or s.command_loc,
+                fix="set ATTENTION to one of the values TGI names, spelled as it spells them, or unset it for the "
+                "launcher's choice",
+                severity="error",
+            )
+            return
         if s.engine == "sglang" and cr.plan_error.startswith((PP_REFUSED + " ", PP_PARTITION_REFUSED + "=")):
             # a pipeline SGLang cannot build (kvlint.memory.sglang.pp_stage_layers): it stops while loading
             layers = cr.model.num_layers
@@ -609,3 +620,12 @@ def model_assumed_from_name(ctx: RuleContext) -> Iterator[Diagnostic]:
         "id>, map the path in .kvlint.yaml model_paths, or run kvlint models pull where the hub is reachable",
         severity="info",
     )
+
+
+def _env_value_loc(container: Any, name: str) -> Loc | None:
+    """Where the container's ``env`` entry ``name`` sets its value (the entry, else None)."""
+    env = container.get("env") if isinstance(container, dict) else None
+    for item in env if isinstance(env, list) else ():
+        if isinstance(item, dict) and item.get("name") == name:
+            return loc_of(item, "value") or loc_of(item)
+    return None
