@@ -332,6 +332,8 @@ def analyse_container(
         )
     if serving is None:
         return None
+    # past the first unknown options of the command line, one finding names the others (before they are restated)
+    serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):
         from kvlint.workloads.configmaps import env_problems
 
