@@ -233,3 +233,43 @@ def test_the_cap_keeps_the_other_findings_in_their_order() -> None:
     assert [getattr(f, "unknown", False) for f in capped[:more]].count(True) == MAX_UNKNOWN_OPTIONS
     assert capped[more].message.startswith(f"10 {MORE}--made-up-{MAX_UNKNOWN_OPTIONS}, ")
     assert options_mod.cap_unknown_options(parsed[:5]) == parsed[:5]  # within the bound: as the parser said
+
+
+def _webhook_result(n: int):
+    pytest.importorskip("starlette")
+    from kvlint.load import load_text
+    from kvlint.webhook.request_options import webhook_options
+    from kvlint.webhook.review import lint_review, parse_review
+
+    obj = json.loads(json.dumps(load_text(_deployment(n), "d.yaml").documents[0].data))
+    request = {
+        "uid": "7c9d1f2e-0000-4000-8000-000000000027",
+        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
+        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
+        "name": "vllm",
+        "namespace": "serving",
+        "operation": "UPDATE",
+        "userInfo": {"username": "alice"},
+        "object": obj,
+        "oldObject": obj,
+    }
+    rev = parse_review(
+        json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+    )
+    return rev, lint_review(rev, webhook_options())
+
+
+@pytest.mark.parametrize(("before", "after", "allowed"), [(40, 40, True), (40, 35, True), (40, 50, False)])
+def test_an_update_adding_unknown_options_past_the_first_ones_is_denied(
+    before: int, after: int, allowed: bool
+) -> None:
+    """Under allowExistingViolations an UPDATE is denied for the errors its old object did not have, matched by
+    identity and counted. The options past the first ones are one finding: it counts as the options it stands
+    for, so an UPDATE that adds unknown options is still denied (it was, one finding per option, before the
+    bound), and one that changes nothing of them, or removes some, is admitted as before."""
+    from kvlint.webhook.review import WebhookSettings, build_response, existing_errors
+
+    _rev, old = _webhook_result(before)
+    rev, new = _webhook_result(after)
+    out, _verdict = build_response(rev, WebhookSettings(mode="enforce"), new, existing_errors(old))
+    assert out["response"]["allowed"] is allowed, out["response"].get("status")

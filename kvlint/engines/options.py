@@ -33,6 +33,7 @@ __all__ = [
     "MAX_UNKNOWN_OPTIONS",
     "USUALLY_MEANT",
     "cap_unknown_options",
+    "findings_stood_for",
     "MAX_INT_SETTING",
     "MAX_PARALLEL_SIZE",
     "PARALLEL_DESTS",
@@ -515,6 +516,13 @@ class Collector:
         self.findings.append(found)
 
 
+def _named(option: str) -> str:
+    """An unknown option word as :func:`cap_unknown_options` names it: quoted when it holds white space (as
+    :meth:`Collector._spaced` shows it), cut to 60 characters."""
+    shown = option if len(option) <= 60 else option[:57] + "..."
+    return repr(shown) if any(c.isspace() for c in shown) else shown
+
+
 def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
     """``findings`` of one command line (a container's engine parser) with its unknown options (KV205,
     :attr:`OptionFinding.unknown`) after the first :data:`MAX_UNKNOWN_OPTIONS` replaced by one KV205 in place of
@@ -544,7 +552,7 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
                 extra.append(f)
                 continue
         out.append(f)
-    named = ", ".join(f.option for f in extra[:MAX_NAMED_UNKNOWN])
+    named = ", ".join(_named(f.option) for f in extra[:MAX_NAMED_UNKNOWN])
     rest = len(extra) - MAX_NAMED_UNKNOWN
     if rest > 0:
         named += f" and {rest:,} more"
@@ -560,6 +568,23 @@ def cap_unknown_options(findings: Sequence[Finding]) -> list[Finding]:
         severity=severity,
     )
     return out
+
+
+#: The start of the message of :func:`cap_unknown_options`'s finding that stands for the unknown options past the
+#: first ones: their number (with thousands commas).
+_MORE_UNKNOWN = re.compile(r"([0-9][0-9,]*) more unknown options: ")
+
+
+def findings_stood_for(d: Any) -> int:
+    """How many unknown-option findings the finding or diagnostic ``d`` stands for: the N of the KV205 "N more
+    unknown options: ..." of :func:`cap_unknown_options`, else 1. What the admission webhook counts when it
+    matches an UPDATE's errors with its old object's (:func:`kvlint.webhook.review.existing_errors`): with the
+    options past the first ones in one finding, a count of findings would take the old object's 40 unknown
+    options and the new one's 50 for the same 33 findings, and admit the 10 new ones as pre-existing."""
+    if getattr(d, "rule", "") != "KV205":
+        return 1
+    m = _MORE_UNKNOWN.match(str(getattr(d, "message", "")))
+    return int(m.group(1).replace(",", "")) if m else 1
 
 
 def _option_word(word: str) -> str:
