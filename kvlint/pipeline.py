@@ -332,6 +332,8 @@ def analyse_container(
         )
     if serving is None:
         return None
+    # past the first unknown options of the command line, one finding names the others (before they are restated)
+    serving.findings = _options.cap_unknown_options(serving.findings)
     if isinstance(container.get("env"), list) or isinstance(container.get("envFrom"), list):
         from kvlint.workloads.configmaps import env_problems
 
@@ -452,27 +454,28 @@ def _fleet(cr: ContainerResult, options: Options) -> tuple[Any, ...]:
 
 
 def _placement(w: Workload, container: LDict, options: Options) -> Placement:
+    """The GPU ``container`` of ``w`` is placed on: from the live cluster's nodes (``options.cluster_inventory``,
+    :func:`kvlint.cluster.placement_from_cluster`) unless ``--accelerator`` names one, else from the PodSpec
+    (:func:`kvlint.accelerators.workload_placement`). Both never raise on a malformed manifest; an exception
+    from them is kvlint's own failure and is not caught here: it reaches the per-workload net of
+    :func:`_analyse_workloads` (:data:`INTERNAL_ERROR`, KV503). Caught and returned as a placement with no
+    accelerator it read as "no GPU requested" (KV405, a warning) and skipped the capacity rules, so a crash
+    there turned a KV101 error into a warning the admission webhook admits."""
     if options.cluster_inventory is not None and not options.accelerator:
         from kvlint.cluster import placement_from_cluster
 
-        try:
-            placement = placement_from_cluster(w.pod_spec, container, options.cluster_inventory)
-        except Exception as exc:
-            return Placement(accelerator=None, how=f"cluster resolution failed: {exc}")
+        placement = placement_from_cluster(w.pod_spec, container, options.cluster_inventory)
         if options.gpu_memory_bytes:
             placement = replace(placement, memory_bytes_override=options.gpu_memory_bytes)
         return placement
-    try:
-        return _accelerators.workload_placement(
-            w,
-            container,
-            override=options.accelerator,
-            gpu_memory_bytes=options.gpu_memory_bytes,
-            default=options.default_accelerator,
-            site=options.site,
-        )
-    except Exception as exc:  # defensive: resolution must never take the run down
-        return Placement(accelerator=None, how=f"resolution failed: {exc}")
+    return _accelerators.workload_placement(
+        w,
+        container,
+        override=options.accelerator,
+        gpu_memory_bytes=options.gpu_memory_bytes,
+        default=options.default_accelerator,
+        site=options.site,
+    )
 
 
 def resolve_container_model(
@@ -481,7 +484,8 @@ def resolve_container_model(
     """The models stage for one container: ``(ModelSpec, None)`` or ``(None, why not)``.
 
     The reference is the engine's model argument unless the workload names another (:func:`model_reference`);
-    the engine's ``revision`` setting is passed on. Never raises.
+    the engine's ``revision`` setting is passed on. Never raises on user input (a model it cannot resolve is
+    the second item; kvlint's own failure in the stored-model fallback is not caught, :func:`_stored_model`).
     """
     ref, revision = model_reference(serving, w)
     try:
@@ -536,16 +540,15 @@ def _stored_model(ref: str, revision: str | None, w: Workload, options: Options)
         return None
     from kvlint.models.resolve import resolve_stored_model
 
-    try:
-        # a Kthena ModelBooster's model is fetched by the downloader init container of the ModelServing it makes
-        downloader = (
-            "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
-        )
-        return resolve_stored_model(
-            location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
-        )
-    except Exception:  # defensive: the fallback must never take the run down
-        return None
+    # (a model it cannot resolve is None there; any other exception is kvlint's own failure and reaches the
+    # per-workload net, KV503, rather than pass as "model not found", which skips the capacity rules)
+    # a Kthena ModelBooster's model is fetched by the downloader init container of the ModelServing it makes
+    downloader = (
+        "Kthena's model downloader" if w.doc.kind == "ModelBooster" else "KServe's storage initializer"
+    )
+    return resolve_stored_model(
+        location, ref, revision=revision, downloader=downloader, **_model_sources(options, w.doc.path)
+    )
 
 
 def model_reference(serving: ServingConfig, w: Workload) -> tuple[str, str | None]:

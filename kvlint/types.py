@@ -262,9 +262,13 @@ class Value:
 class OptionFinding(Finding):
     """A finding of an engine parser about one option of the command line (KV205 unknown, KV206 invalid value:
     :class:`kvlint.engines.options.Collector`), with the ``option`` it is about, so a later stage can say who
-    wrote it (:class:`ChartArg`)."""
+    wrote it (:class:`ChartArg`). ``unknown``: a KV205 for an option the engine does not have
+    (:meth:`kvlint.engines.options.Collector.unknown`), of which a command line's first
+    :data:`kvlint.engines.options.MAX_UNKNOWN_OPTIONS` are reported one by one
+    (:func:`kvlint.engines.options.cap_unknown_options`)."""
 
     option: str = ""
+    unknown: bool = False
 
 
 @direct_init

@@ -155,6 +155,9 @@ def plan_command(
         serving = parse_command_line(argv, options.engine_version)
     except ValueError as exc:
         raise PlanRequestError(str(exc)) from exc
+    from kvlint.engines.options import cap_unknown_options
+
+    serving.findings = cap_unknown_options(serving.findings)  # as a container's (kvlint.pipeline)
     if env:
         serving.env.update(env)
     if serving.model is None:

@@ -815,6 +815,7 @@ def kaito_entry(f: Finding, *, workspace: bool = False) -> Finding:
         fix=fix,
         severity=f.severity,
         option=f.option,
+        unknown=f.unknown,
     )
 
 

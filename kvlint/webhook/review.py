@@ -896,20 +896,29 @@ def existing_errors(result: Any) -> list[str]:
     ``CheckResult`` or :class:`~kvlint.webhook.worker.LintOutcome`: an UPDATE's ``oldObject`` linted),
     in order, repeated as often as the finding is: what :func:`build_response` matches the new object's
     errors with when :attr:`WebhookSettings.allow_existing_violations` is on. Errors of
-    :data:`UNCHECKED_RULES` are left out: the same one in the new object still denies."""
+    :data:`UNCHECKED_RULES` are left out: the same one in the new object still denies. The KV205 that stands for
+    a command line's unknown options past the first ones is repeated as often as the options it stands for
+    (:func:`kvlint.engines.options.findings_stood_for`), as their own findings would be."""
+    from kvlint.engines.options import findings_stood_for
     from kvlint.fingerprint import identity
 
     return [
-        identity(d) for d in result.diagnostics if d.severity == "error" and d.rule not in UNCHECKED_RULES
+        identity(d)
+        for d in result.diagnostics
+        if d.severity == "error" and d.rule not in UNCHECKED_RULES
+        for _ in range(findings_stood_for(d))
     ]
 
 
 def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[Any], list[Any]]:
     """``errors`` parted into (new, pre-existing): an error is pre-existing while ``existing`` still holds
     an unmatched finding of its identity (two findings of one identity in the new object against one in the
-    old: one of them is new)."""
+    old: one of them is new). The KV205 for the unknown options past a command line's first ones matches as
+    many as it stands for (:func:`kvlint.engines.options.findings_stood_for`): more of them than the old object
+    had is new."""
     from collections import Counter
 
+    from kvlint.engines.options import findings_stood_for
     from kvlint.fingerprint import identity
 
     left = Counter(existing)
@@ -917,8 +926,9 @@ def _split_existing(errors: list[Any], existing: Iterable[str]) -> tuple[list[An
     old: list[Any] = []
     for d in errors:
         key = identity(d)
-        if left[key] > 0:
-            left[key] -= 1
+        weight = findings_stood_for(d)
+        if left[key] >= weight:
+            left[key] -= weight
             old.append(d)
         else:
             new.append(d)

@@ -29,16 +29,16 @@ from kvlint.types import Diagnostic, Severity
 
 
 def _derived_len(ctx: RuleContext) -> tuple[int | None, int | None, str]:
-    """(derived max_model_len, model_max_length key or None, why) as vLLM derives them for this release."""
+    """(derived max_model_len, model_max_length key or None, why) as vLLM derives them for this release.
+
+    An exception from the derivation is kvlint's own failure and is not caught: it reaches the per-workload net
+    (:data:`kvlint.pipeline.INTERNAL_ERROR`, KV503) rather than skip KV201, an error, in silence."""
     if ctx.model is None:
         return None, None, ""
     overrides = getattr(ctx.cr.settings, "hf_overrides", None) or None
-    try:
-        derived, _key, mml_key, why = defaults.derive_max_model_len(
-            parse_version(ctx.serving.version), ctx.model, overrides
-        )
-    except Exception:
-        return None, None, ""
+    derived, _key, mml_key, why = defaults.derive_max_model_len(
+        parse_version(ctx.serving.version), ctx.model, overrides
+    )
     return int(derived), mml_key, why
 
 
