@@ -1446,6 +1446,10 @@ def values_chart(path: str) -> str | None:
 _REPO_CLIMB = 5
 #: At most this many directories are listed in one search for charts (a large checkout is searched only so far).
 _REPO_SCAN_DIRS = 4000
+#: At most this many template files, and this many characters of them, are read in one search for charts (a checkout
+#: of thousands of charts, or a chart of thousands of megabyte templates, is read only so far).
+_REPO_SCAN_FILES = 4000
+_REPO_SCAN_CHARS = 64 << 20
 #: Directories a search for charts does not enter.
 _REPO_SKIP = frozenset({"node_modules", "vendor", "third_party", "__pycache__"})
 #: Top-level values keys most charts take (``helm create``'s values.yaml, and the pod fields and model keys serving
@@ -1467,12 +1471,23 @@ _VALUES_READ = re.compile(r"\.Values\.([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @functools.lru_cache(maxsize=64)
-def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
+def _charts_under(root: str, top: str) -> tuple[tuple[str, frozenset[str]], ...]:
     """The Helm charts (a ``Chart.yaml`` with ``templates/`` beside it) below ``root``, each with the top-level
     value names its templates read (``.Values.NAME``), in a sorted walk that skips hidden directories, charts'
-    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories."""
+    own ``charts/`` subcharts and :data:`_REPO_SKIP`, listing at most :data:`_REPO_SCAN_DIRS` directories (the
+    templates' own included) and reading at most :data:`_REPO_SCAN_FILES` template files and
+    :data:`_REPO_SCAN_CHARS` characters. Only regular files whose real path is inside ``top`` (the checkout's
+    root, :func:`_checkout_root`) are read: a ``templates`` directory or file that is a symbolic link out of the
+    checkout (to ``/``, to ``/dev/stdin``) is not followed."""
     found: list[tuple[str, frozenset[str]]] = []
-    listed = 0
+    real_top = os.path.realpath(top)
+    listed = files_read = 0
+    chars_left = _REPO_SCAN_CHARS
+
+    def inside(p: str) -> bool:
+        real = os.path.realpath(p)
+        return real == real_top or real.startswith(real_top.rstrip(os.sep) + os.sep)
+
     for here, dirs, files in os.walk(root):
         listed += 1
         if listed > _REPO_SCAN_DIRS:
@@ -1481,15 +1496,28 @@ def _charts_under(root: str) -> tuple[tuple[str, frozenset[str]], ...]:
         if "Chart.yaml" not in files or "templates" not in dirs:
             continue
         reads: set[str] = set()
-        for tdir, _sub, tfiles in os.walk(os.path.join(here, "templates")):
-            for name in tfiles:
+        templates = os.path.join(here, "templates")
+        for tdir, tsub, tfiles in os.walk(templates) if inside(templates) else ():
+            listed += 1
+            if listed > _REPO_SCAN_DIRS or files_read >= _REPO_SCAN_FILES or chars_left <= 0:
+                break
+            tsub.sort()
+            for name in sorted(tfiles):
+                full = os.path.join(tdir, name)
                 if not name.endswith((".yaml", ".yml", ".tpl", ".txt", ".json")):
                     continue
+                if files_read >= _REPO_SCAN_FILES or chars_left <= 0:
+                    break
+                if not os.path.isfile(full) or not inside(full):  # a FIFO would block; a link out is not read
+                    continue
+                files_read += 1
                 try:
-                    with open(os.path.join(tdir, name), encoding="utf-8", errors="replace") as f:
-                        reads.update(_VALUES_READ.findall(f.read(1 << 20)))
+                    with open(full, encoding="utf-8", errors="replace") as f:
+                        text = f.read(min(1 << 20, chars_left))
                 except OSError:
                     continue
+                chars_left -= len(text)
+                reads.update(_VALUES_READ.findall(text))
         found.append((here, frozenset(reads)))
         dirs[:] = [d for d in dirs if d not in ("charts", "templates")]
     return tuple(found)
@@ -1538,7 +1566,7 @@ def repository_chart(path: str) -> str | None:
     here = os.path.dirname(path) or "."
     for _ in range(_REPO_CLIMB):
         scored = []
-        charts = _charts_under(os.path.abspath(here))
+        charts = _charts_under(os.path.abspath(here), root)
         if charts and not any(keys <= reads for _, reads in charts):
             return None  # the nearest charts are not its chart: kvlint does not search the checkout further
         for chart, reads in charts:

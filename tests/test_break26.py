@@ -29,7 +29,8 @@ def _evil_log(tmp_path: Path) -> Path:
 
 def test_verify_text_shows_a_quoted_lines_control_characters_escaped(tmp_path: Path) -> None:
     log = _evil_log(tmp_path)
-    args = ["verify", "--offline", str(log), "--model", "Qwen/Qwen2-7B-Instruct", "--accelerator", "a100-80gb"]
+    args = ["verify", "--offline", str(log), "--model", "Qwen/Qwen2-7B-Instruct"]
+    args += ["--accelerator", "a100-80gb"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code in (0, 1), r.output
     quoted = [ln for ln in r.output.split("\n") if "GPU KV cache size: 93,872 tokens" in ln]
@@ -42,3 +43,92 @@ def test_verify_text_shows_a_quoted_lines_control_characters_escaped(tmp_path: P
     r = CliRunner().invoke(main, [*args, "--format", "json"])
     fig = next(f for f in json.loads(r.output)["figures"] if f["figure"] == "kv_tokens")
     assert "\x1b]0;owned\x07" in fig["log_text"]
+
+
+def _checkout(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    values = repo / "deploy" / "values.yaml"
+    values.parent.mkdir()
+    values.write_text("workload:\n  image:\n")
+    return values
+
+
+def _bare_chart(repo: Path, name: str) -> Path:
+    chart = repo / "charts" / name
+    chart.mkdir(parents=True)
+    (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n")
+    return chart
+
+
+def test_repository_chart_does_not_follow_templates_linked_out_of_the_checkout(tmp_path: Path) -> None:
+    """A ``templates`` directory, or a template, that is a symbolic link out of the checkout is not read: the
+    search walked what the link named (``templates -> /`` walked the machine's whole file system)."""
+    from kvlint.load import _charts_under, repository_chart
+
+    values = _checkout(tmp_path)
+    repo = values.parents[1]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "deployment.yaml").write_text("{{ .Values.workload.image }}\n")
+    (_bare_chart(repo, "dir-link") / "templates").symlink_to(outside, target_is_directory=True)
+    _charts_under.cache_clear()
+    assert repository_chart(str(values)) is None
+    file_link = _bare_chart(repo, "file-link") / "templates"
+    file_link.mkdir()
+    (file_link / "deployment.yaml").symlink_to(outside / "deployment.yaml")
+    _charts_under.cache_clear()
+    assert repository_chart(str(values)) is None
+    # the same template inside the checkout (a link within it too) is read
+    inner = _bare_chart(repo, "inner") / "templates"
+    inner.mkdir()
+    (repo / "shared.yaml").write_text("{{ .Values.workload.image }}\n")
+    (inner / "deployment.yaml").symlink_to(repo / "shared.yaml")
+    _charts_under.cache_clear()
+    assert repository_chart(str(values)) == str(inner.parent)
+
+
+def test_repository_chart_reads_a_bounded_number_of_templates(tmp_path: Path, monkeypatch) -> None:
+    """One search opens at most ``_REPO_SCAN_FILES`` templates (counted: it opened every file of every chart)."""
+    import builtins
+
+    import kvlint.load as load
+
+    values = _checkout(tmp_path)
+    repo = values.parents[1]
+    for c in range(6):
+        templates = _bare_chart(repo, f"c{c}") / "templates"
+        templates.mkdir()
+        for t in range(40):
+            (templates / f"t{t}.yaml").write_text("{{ .Values.unrelated }}\n")
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(file, *a, **k):  # type: ignore[no-untyped-def]
+        if "templates" in str(file):
+            opened.append(str(file))
+        return real_open(file, *a, **k)
+
+    monkeypatch.setattr(load, "_REPO_SCAN_FILES", 50, raising=False)
+    monkeypatch.setattr(builtins, "open", counting_open)
+    load._charts_under.cache_clear()
+    assert load.repository_chart(str(values)) is None
+    load._charts_under.cache_clear()
+    assert 0 < len(opened) <= 50 * load._REPO_CLIMB
+    assert len(set(opened)) <= 50
+
+
+def test_repository_chart_reads_a_bounded_number_of_characters(tmp_path: Path, monkeypatch) -> None:
+    """A read past ``_REPO_SCAN_CHARS`` characters of templates is not made (each file was read to 1 MiB)."""
+    import kvlint.load as load
+
+    values = _checkout(tmp_path)
+    templates = _bare_chart(values.parents[1], "big") / "templates"
+    templates.mkdir()
+    (templates / "deployment.yaml").write_text("#" * 5000 + "\n{{ .Values.workload.image }}\n")
+    load._charts_under.cache_clear()
+    assert load.repository_chart(str(values)) == str(templates.parent)
+    monkeypatch.setattr(load, "_REPO_SCAN_CHARS", 1000, raising=False)
+    load._charts_under.cache_clear()
+    assert load.repository_chart(str(values)) is None
+    load._charts_under.cache_clear()
