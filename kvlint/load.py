@@ -551,19 +551,38 @@ def outside_finding(link: str, target: str, walked: str) -> Finding:
 
 def _excluded(path: str, exclude: Sequence[str]) -> bool:
     """``path`` matches one of the ``exclude`` fnmatch globs: as written, normalised, absolute, or by its
-    base name; a glob's trailing ``/`` is ignored (``charts/`` excludes the directory ``charts``)."""
+    base name; a glob's trailing ``/`` is ignored (``charts/`` excludes the directory ``charts``). A glob with
+    no ``*``, ``?`` or ``[`` matches only itself, so those are looked up in a set (:func:`_exclude_patterns`):
+    ``kvlint diff`` passes every file git ignores as such a glob, and matching each file read against each of
+    thousands of them one by one was quadratic."""
     if not exclude:
         return False
+    literal, wild = _exclude_patterns(tuple(exclude), os.getcwd())
     norm = os.path.normpath(path)
-    forms = {path, norm, os.path.abspath(norm), os.path.basename(norm)}
+    forms = {os.path.normcase(f) for f in (path, norm, os.path.abspath(norm), os.path.basename(norm))}
+    if not forms.isdisjoint(literal):
+        return True
+    return any(fnmatch.fnmatch(f, gl) for f in forms for gl in wild)
+
+
+@functools.lru_cache(maxsize=16)
+def _exclude_patterns(exclude: tuple[str, ...], cwd: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The forms of the ``exclude`` globs :func:`_excluded` matches (each glob without its trailing ``/``,
+    normalised, and absolute from ``cwd`` when relative and without wildcards), split into those without a
+    wildcard character (``fnmatch`` matches them by equality, after ``os.path.normcase``) and the rest."""
+    literal: set[str] = set()
+    wild: list[str] = []
     for g in exclude:
         glob = g.rstrip("/") or g
         globs = {glob, os.path.normpath(glob)}
         if not any(ch in glob for ch in "*?[") and not os.path.isabs(glob):
-            globs.add(os.path.abspath(glob))
-        if any(fnmatch.fnmatch(f, gl) for f in forms for gl in globs):
-            return True
-    return False
+            globs.add(os.path.normpath(os.path.join(cwd, glob)))  # os.path.abspath in ``cwd``
+        for gl in sorted(globs):
+            if any(ch in gl for ch in "*?["):
+                wild.append(gl)
+            else:
+                literal.add(os.path.normcase(gl))
+    return frozenset(literal), tuple(dict.fromkeys(wild))
 
 
 def _too_big(path: str, size: int, limit: int) -> Finding:

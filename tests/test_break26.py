@@ -132,3 +132,88 @@ def test_repository_chart_reads_a_bounded_number_of_characters(tmp_path: Path, m
     load._charts_under.cache_clear()
     assert load.repository_chart(str(values)) is None
     load._charts_under.cache_clear()
+
+
+def _excluded_reference(path: str, exclude: list[str]) -> bool:
+    """``kvlint.load._excluded`` as it matched before (each form against each glob with fnmatch)."""
+    import fnmatch
+    import os
+
+    norm = os.path.normpath(path)
+    forms = {path, norm, os.path.abspath(norm), os.path.basename(norm)}
+    for g in exclude:
+        glob = g.rstrip("/") or g
+        globs = {glob, os.path.normpath(glob)}
+        if not any(ch in glob for ch in "*?[") and not os.path.isabs(glob):
+            globs.add(os.path.abspath(glob))
+        if any(fnmatch.fnmatch(f, gl) for f in forms for gl in globs):
+            return True
+    return False
+
+
+def test_excluded_matches_as_fnmatch_did(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    globs = ["charts/", "*.tmpl.yaml", "./a/b.yaml", "../x/y.json", str(tmp_path / "abs" / "c.yaml"), "d[1].yaml",
+             str(tmp_path / "e[[]1].yaml"), "gen/", "/", "values.yaml", "sub/*/v.yaml", "f?.json"]  # fmt: skip
+    paths = ["charts", "charts/x.yaml", "a/b.yaml", "./a/b.yaml", "a/c.yaml", "../x/y.json", str(tmp_path / "abs/c.yaml"),
+             "abs/c.yaml", "d1.yaml", "d[1].yaml", str(tmp_path / "e[1].yaml"), "gen", "gen/z.yaml", "/",
+             "deep/values.yaml", "sub/q/v.yaml", "f1.json", "x.tmpl.yaml", "other.yaml", "a//b.yaml"]  # fmt: skip
+    from kvlint.load import _excluded
+
+    for p in paths:
+        for k in range(len(globs)):
+            sub = globs[k:] + globs[:1]
+            assert _excluded(p, sub) == _excluded_reference(p, sub), (p, sub)
+
+
+def test_excluded_looks_literal_globs_up_without_matching_each(monkeypatch) -> None:
+    """``kvlint diff`` passes each file git ignores as an ``--exclude``: one path against 5,000 of them made
+    tens of thousands of fnmatch calls (counted), for every file read."""
+    import kvlint.load as load
+
+    calls = [0]
+    real = load.fnmatch.fnmatch
+
+    def counting(name: str, pat: str) -> bool:
+        calls[0] += 1
+        return real(name, pat)
+
+    monkeypatch.setattr(load.fnmatch, "fnmatch", counting)
+    exclude = [f"/repo/gen/out-{i}.json" for i in range(5000)]
+    assert load._excluded("/repo/gen/out-4999.json", exclude)
+    assert not load._excluded("/repo/deploy/a.yaml", exclude)
+    assert calls[0] <= 10
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_diff_refuses_more_ignored_files_than_a_command_line_holds(tmp_path: Path, monkeypatch) -> None:
+    """Past the bound, ``kvlint diff`` says what to do (a command line past ARG_MAX ended in an OSError
+    traceback: 30,000 ignored .json files in a real checkout)."""
+    import pytest
+
+    import kvlint.prdiff as prdiff
+
+    _git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("*.json\n")
+    for i in range(6):
+        (tmp_path / f"out-{i}.json").write_text("{}")
+    assert len(prdiff.ignored_excludes(str(tmp_path))) == 12
+    monkeypatch.setattr(prdiff, "MAX_IGNORED_EXCLUDES", 5, raising=False)
+    with pytest.raises(ValueError, match="git ignores more than 5 directories and manifest files"):
+        prdiff.ignored_excludes(str(tmp_path))
+
+
+def test_run_check_json_says_when_the_command_line_is_refused(tmp_path: Path) -> None:
+    import pytest
+
+    from kvlint.prdiff import run_check_json
+
+    with pytest.raises(ValueError, match="cannot run true check: Argument list too long"):
+        run_check_json(["true"], ["x" * (1 << 18)], str(tmp_path), str(tmp_path / "r.json"))
+    with pytest.raises(ValueError, match="cannot run /nonexistent/kvlint check"):
+        run_check_json(["/nonexistent/kvlint"], [], str(tmp_path), str(tmp_path / "r.json"))
