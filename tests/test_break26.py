@@ -217,3 +217,17 @@ def test_run_check_json_says_when_the_command_line_is_refused(tmp_path: Path) ->
         run_check_json(["true"], ["x" * (1 << 18)], str(tmp_path), str(tmp_path / "r.json"))
     with pytest.raises(ValueError, match="cannot run /nonexistent/kvlint check"):
         run_check_json(["/nonexistent/kvlint"], [], str(tmp_path), str(tmp_path / "r.json"))
+
+
+def test_pp_layer_partition_with_huge_entries_is_refused_as_sglang_refuses_it() -> None:
+    """Two 4,300-digit counts (each within Python's int parsing limit) sum past what Python writes as text: the
+    plan ended in "ValueError: Exceeds the limit (4300 digits)" with a fix about config.json."""
+    import pytest
+
+    from kvlint.memory.sglang import PP_PARTITION_REFUSED, PlanError, pp_stage_layers
+
+    raw = "9" * 4300 + "," + "9" * 4300
+    with pytest.raises(PlanError) as err:
+        pp_stage_layers(16, 2, (0, 5, 23), {PP_PARTITION_REFUSED: raw})
+    assert str(err.value).startswith(PP_PARTITION_REFUSED) and "over 10^18" in str(err.value)
+    assert len(str(err.value)) < 600
