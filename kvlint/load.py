@@ -1234,7 +1234,7 @@ def _error_finding(e: Exception, text: str, path: str, line_offset: int) -> Find
 _MUSTACHE = re.compile(r"\{\{\{?\s*[A-Za-z_][A-Za-z0-9_]*\s*\}\}\}?")
 
 
-def _mustache_on(text: str, line: int, column: int) -> str | None:
+def _mustache_on(text: str, line: int, column: int, lines: Sequence[str] | None = None) -> str | None:
     """The first unquoted Mustache placeholder (``{{NAME}}``, ``{{{NAME}}}``) that starts at or before 0-based
     ``column`` of 0-based ``line`` of ``text``, or None.
 
@@ -1242,16 +1242,26 @@ def _mustache_on(text: str, line: int, column: int) -> str | None:
     ``*.template.yaml``: ``{{{KARPENTER_PREFIX}}}/instance-family: g6e``, ``image: {{GHCR_IMAGE_PREFIX}}...``)
     are not YAML until rendered: a plain scalar cannot start with ``{``, so the parser reads a flow mapping and
     stops after it. A placeholder inside quotes parses and is not reported here.
+
+    ``lines``: ``text.split("\n")`` when the caller has it (one split for many lookups in one text: splitting
+    the text for each of a document's thousands of complex keys was quadratic).
     """
-    lines = text.split("\n", line + 1)
+    if lines is None:
+        lines = text.split("\n", line + 1)
     if len(lines) <= line:
         return None
     src = lines[line]
+    # the quotes before each placeholder, counted on from the previous one (the whole prefix was counted again
+    # for every placeholder on the line)
+    quotes = [0, 0]
+    at = 0
     for m in _MUSTACHE.finditer(src):
         if m.start() > column:
             return None
-        before = src[: m.start()]
-        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
+        quotes[0] += src.count('"', at, m.start())
+        quotes[1] += src.count("'", at, m.start())
+        at = m.start()
+        if quotes[0] % 2 == 0 and quotes[1] % 2 == 0:
             return m.group(0)
     return None
 
@@ -1752,18 +1762,20 @@ def _add_doc(
             )
         )
     if not mine:  # a Helm template's `{{ .Values.x }}` keys: its KV002 above says to render it
+        lines = text.split("\n") if len(doc.complex_keys) > 1 else None
         for at in doc.complex_keys:
-            result.findings.append(_complex_key_finding(text, at, line_offset))
+            result.findings.append(_complex_key_finding(text, at, line_offset, lines))
 
 
-def _complex_key_finding(text: str, at: Loc, line_offset: int) -> Finding:
+def _complex_key_finding(text: str, at: Loc, line_offset: int, lines: Sequence[str] | None = None) -> Finding:
     """The finding for a mapping key that is itself a mapping or a list, at ``at`` in ``text`` (a segment that
     starts ``line_offset`` lines into its file). kubectl reads manifests with sigs.k8s.io/yaml, whose YAML decoder
     refuses such a key (kubernetes-sigs/yaml v1.4.0 goyaml.v2/decode.go, decoder.mapping: "invalid map key"), so
     the document is not applied. Most often the key is an unquoted Mustache placeholder (GKE's samples write
     ``hf_api_token: {{HF_TOKEN}}`` in a Secret, to be replaced before ``kubectl apply``): YAML reads ``{{NAME}}`` as
-    a mapping whose one key is the mapping ``{NAME}``; that is KV002, a template to render first. Else KV001."""
-    mustache = _mustache_on(text, at.line - line_offset - 1, at.column - 1)
+    a mapping whose one key is the mapping ``{NAME}``; that is KV002, a template to render first. Else KV001.
+    ``lines``: ``text.split("\n")``, given by a caller reporting many keys of one text."""
+    mustache = _mustache_on(text, at.line - line_offset - 1, at.column - 1, lines)
     if mustache is not None:
         return Finding(
             "KV002",

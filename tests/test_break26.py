@@ -231,3 +231,46 @@ def test_pp_layer_partition_with_huge_entries_is_refused_as_sglang_refuses_it() 
         pp_stage_layers(16, 2, (0, 5, 23), {PP_PARTITION_REFUSED: raw})
     assert str(err.value).startswith(PP_PARTITION_REFUSED) and "over 10^18" in str(err.value)
     assert len(str(err.value)) < 600
+
+
+def test_complex_keys_split_their_document_once() -> None:
+    """A document of thousands of complex keys (``[k]: v``) split its whole text into lines for each one
+    (quadratic: 40,000 keys took 14 s of CPU). Counted: the splits of a string longer than 10,000 characters,
+    seen by a profile hook of C calls; the findings are unchanged."""
+    import sys
+
+    from kvlint.load import load_text
+
+    keys = 300
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n"
+    text += "".join(f"  [k{i}]: v{'x' * 40}\n" for i in range(keys)) + "  {{PLACE}}: v\n"
+    splits = [0]
+
+    def hook(frame, event, arg):  # type: ignore[no-untyped-def]
+        if event == "c_call" and getattr(arg, "__name__", "") == "split":
+            target = getattr(arg, "__self__", None)
+            if isinstance(target, str) and len(target) > 10_000:
+                splits[0] += 1
+
+    sys.setprofile(hook)
+    try:
+        result = load_text(text, "cm.yaml")
+    finally:
+        sys.setprofile(None)
+    kv001 = [f for f in result.findings if f.rule == "KV001" and "invalid map key" in f.message]
+    kv002 = [f for f in result.findings if f.rule == "KV002" and "{{PLACE}}" in f.message]
+    assert len(kv001) == keys and kv002
+    assert {f.loc.line for f in kv001} == set(range(5, 5 + keys))
+    assert splits[0] <= 3
+
+
+def test_mustache_placeholder_after_quoted_ones_on_one_line() -> None:
+    """The quotes before each placeholder are counted on from the previous one, as the whole prefix was."""
+    from kvlint.load import _mustache_on
+
+    line = "a: \"{{X}}\" '{{Y}}' {{Z}}: 1"
+    assert _mustache_on("head\n" + line, 1, len(line) - 1) == "{{Z}}"
+    assert _mustache_on("head\n" + line, 1, 3) is None  # before the first placeholder
+    odd = 'a: "{{X}} {{Y}}'
+    assert _mustache_on(odd, 0, len(odd)) is None
+    assert _mustache_on(odd, 0, len(odd), odd.split("\n")) is None
