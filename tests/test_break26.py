@@ -274,3 +274,44 @@ def test_mustache_placeholder_after_quoted_ones_on_one_line() -> None:
     odd = 'a: "{{X}} {{Y}}'
     assert _mustache_on(odd, 0, len(odd)) is None
     assert _mustache_on(odd, 0, len(odd), odd.split("\n")) is None
+
+
+def test_parse_log_reads_past_a_number_python_cannot_convert() -> None:
+    """A 5,000-digit block count (past Python's 4,300-digit int conversion limit) raised ValueError out of
+    parse_log, which never raises; the line gives no figure and the rest of the log is read."""
+    from kvlint.verify import parse_log
+
+    text = (ROOT / "fixtures" / "logs" / "gt-293.log").read_text()
+    line = "KV-cache blocks: 1069251, size: 1"
+    assert line in text
+    log = parse_log(text.replace(line, "KV-cache blocks: " + "9" * 5000 + ", size: 1"))
+    assert "kv_cache_blocks" not in log.figures
+    assert log.figures.get("max_batch_total_tokens") == parse_log(text).figures["max_batch_total_tokens"]
+
+
+def test_verify_refuses_absurd_figures_instead_of_failing_on_them(tmp_path: Path) -> None:
+    """A 4,000-digit token count and a 400-digit GiB (a float that reads as inf) are not figures: verify
+    compared them and ended in OverflowError (int too large to convert to float)."""
+    import re
+
+    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    text = re.sub(
+        r"Available KV cache memory: [\d.]+ GiB", "Available KV cache memory: " + "9" * 400 + " GiB", text
+    )
+    text = text.replace("GPU KV cache size: 93,872 tokens", "GPU KV cache size: " + "9" * 4000 + " tokens")
+    log = tmp_path / "absurd.log"
+    log.write_text(text)
+    args = [
+        "verify",
+        "--offline",
+        str(log),
+        "--model",
+        "Qwen/Qwen2-7B-Instruct",
+        "--accelerator",
+        "a100-80gb",
+    ]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    figures = {f["figure"]: f for f in json.loads(r.output)["figures"]}
+    assert "kv_tokens" not in figures and "kv_cache_gib" not in figures
+    assert figures["weights_gib"]["log_line"] == 20  # the other lines are still read

@@ -273,8 +273,17 @@ def _rust_args(text: str) -> dict[str, Any]:
     return out
 
 
+#: Largest figure a log line is read for (10^15: a petabyte in bytes, far past any token or block count an engine
+#: prints); a number past it, or not finite (a 400-digit float reads as inf), is absurd and not recorded: a
+#: 4,000-digit token count could not be compared (float() raised OverflowError).
+MAX_FIGURE = 10**15
+
+
 def _put(log: StartupLog, key: str, value: Any, line: int, *, keep_min: bool = False) -> None:
-    """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures."""
+    """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures. A number that is
+    not finite or is past :data:`MAX_FIGURE` in magnitude is not recorded."""
+    if isinstance(value, (int, float)) and not (-MAX_FIGURE <= value <= MAX_FIGURE):  # nan fails both too
+        return
     if key in log.figures and keep_min:
         if value < log.figures[key]:
             log.figures[key] = value
@@ -394,9 +403,14 @@ def parse_log(text: str) -> StartupLog:
         i += 1
         if not line.strip():
             continue
-        _parse_vllm(log, lines, line, n)
-        _parse_tgi(log, lines, line, n)
-        _parse_sglang(log, line, n)
+        try:
+            _parse_vllm(log, lines, line, n)
+            _parse_tgi(log, lines, line, n)
+            _parse_sglang(log, line, n)
+        except ValueError:
+            # int() of a run of digits the patterns matched raises only past Python's int_max_str_digits (4,300
+            # digits: "KV-cache blocks: 999…"): no engine prints such a number, the line gives no more figures
+            continue
     if log.engine is None and log.figures:
         log.engine = "vllm"
     log.texts = {
