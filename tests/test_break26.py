@@ -315,3 +315,33 @@ def test_verify_refuses_absurd_figures_instead_of_failing_on_them(tmp_path: Path
     figures = {f["figure"]: f for f in json.loads(r.output)["figures"]}
     assert "kv_tokens" not in figures and "kv_cache_gib" not in figures
     assert figures["weights_gib"]["log_line"] == 20  # the other lines are still read
+
+
+def test_verify_json_stays_json_with_an_absurd_failure_line(tmp_path: Path) -> None:
+    """A refusal line whose GiB has 400 digits read as inf, written as ``Infinity`` (not JSON) and ``.inf``."""
+    text = (ROOT / "fixtures" / "logs" / "gt-210.log").read_text()
+    text += (
+        "(EngineCore_0 pid=1812) ERROR 09-04 01:04:30 [core.py:1] ValueError: To serve at least one request with "
+        f"the models's max seq len ({'9' * 400}), ({'9' * 400} GiB KV cache is needed, which is larger than the "
+        "available KV cache memory (5.01 GiB). Based on the available memory, the estimated maximum model length "
+        f"is {'9' * 500}.\n"
+    )
+    log = tmp_path / "absurd-failure.log"
+    log.write_text(text)
+    args = [
+        "verify",
+        "--offline",
+        str(log),
+        "--model",
+        "Qwen/Qwen2-7B-Instruct",
+        "--accelerator",
+        "a100-80gb",
+    ]
+    r = CliRunner().invoke(main, [*args, "--format", "json"])
+    doc = json.loads(r.output, parse_constant=lambda c: _not_json(c))
+    assert doc["failure"]["kind"] == "kv_needed_exceeds_available"
+    assert doc["failure"]["kv_available_gib"] == 5.01 and "kv_needed_gib" not in doc["failure"]
+
+
+def _not_json(constant: str) -> None:
+    raise AssertionError(f"not JSON: {constant}")

@@ -279,10 +279,17 @@ def _rust_args(text: str) -> dict[str, Any]:
 MAX_FIGURE = 10**15
 
 
+def _absurd(value: Any) -> bool:
+    """A number (not a boolean) that is not finite or is past :data:`MAX_FIGURE` in magnitude."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not (-MAX_FIGURE <= value <= MAX_FIGURE)  # nan fails both comparisons
+
+
 def _put(log: StartupLog, key: str, value: Any, line: int, *, keep_min: bool = False) -> None:
     """Record a figure: the first value seen, or the minimum over ranks for ``keep_min`` figures. A number that is
     not finite or is past :data:`MAX_FIGURE` in magnitude is not recorded."""
-    if isinstance(value, (int, float)) and not (-MAX_FIGURE <= value <= MAX_FIGURE):  # nan fails both too
+    if _absurd(value):
         return
     if key in log.figures and keep_min:
         if value < log.figures[key]:
@@ -413,6 +420,11 @@ def parse_log(text: str) -> StartupLog:
             continue
     if log.engine is None and log.figures:
         log.engine = "vllm"
+    # the numbers of a start-up error and of the launcher's arguments are bounded as figures are (_put): a
+    # 400-digit GiB read as inf was written as JSON's invalid ``Infinity`` and as YAML's ``.inf``
+    for numbers in (log.failure, log.args):
+        for key in [k for k, v in (numbers or {}).items() if _absurd(v)]:
+            del numbers[key]
     log.texts = {
         n: lines[n - 1].strip()[:MAX_QUOTE_CHARS]
         for n in sorted(set(log.lines.values()))
