@@ -345,3 +345,22 @@ def test_verify_json_stays_json_with_an_absurd_failure_line(tmp_path: Path) -> N
 
 def _not_json(constant: str) -> None:
     raise AssertionError(f"not JSON: {constant}")
+
+
+def test_values_set_keys_fix_names_no_hostile_key_and_at_most_a_dozen(tmp_path: Path) -> None:
+    """The fix's ``--set KEY=VALUE`` words come from the file's keys: a key ``$(touch ...)`` was written into the
+    command to copy as is, a key holding " and " / ", " was split into several, and 3,000 empty keys were all
+    listed."""
+    from kvlint.pipeline import Options, run_check
+
+    values = tmp_path / "values.yaml"
+    values.write_text(
+        'workload:\n  framework:\n  image:\n  "$(touch /tmp/owned)":\n  "a and b, c":\n'
+        + "".join(f"  k{i}:\n" for i in range(3000))
+    )
+    result = run_check([str(values)], Options(allow_hub=False))
+    (d,) = [x for x in result.diagnostics if x.rule == "KV002"]
+    text = d.message + " " + (d.fix or "")
+    assert "$(" not in text and "a and b" not in text and "--set b=VALUE" not in text
+    assert "--set workload.framework=VALUE --set workload.image=VALUE" in (d.fix or "")
+    assert (d.fix or "").count("--set ") == 12 and "workload.k9=VALUE" in (d.fix or "")
