@@ -252,11 +252,12 @@ def test_complex_keys_split_their_document_once() -> None:
             if isinstance(target, str) and len(target) > 10_000:
                 splits[0] += 1
 
+    before = sys.getprofile()
     sys.setprofile(hook)
     try:
         result = load_text(text, "cm.yaml")
     finally:
-        sys.setprofile(None)
+        sys.setprofile(before)
     kv001 = [f for f in result.findings if f.rule == "KV001" and "invalid map key" in f.message]
     kv002 = [f for f in result.findings if f.rule == "KV002" and "{{PLACE}}" in f.message]
     assert len(kv001) == keys and kv002
